@@ -1,0 +1,176 @@
+// Package providers adapts LLM provider wire formats (OpenAI chat completions and its
+// compatible presets, Anthropic Messages, Google Gemini) to one [Provider] interface, and
+// prices token usage from an embedded catalogue.
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Message is one text turn of a conversation. Role is "system", "user" or "assistant".
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is a provider-neutral chat request. Model is the provider's own model name
+// (the part after "provider/").
+type Request struct {
+	Model    string
+	Messages []Message
+	// Temperature is nil for the provider's default.
+	Temperature *float64
+	// MaxTokens is 0 for the provider's default.
+	MaxTokens int
+	// Search asks for the provider's own web search; adapters without one fail with
+	// KindBadRequest before calling upstream (see SearchSupporter).
+	Search bool
+}
+
+// Usage counts tokens as the upstream reported them. PromptTokens includes cached prompt
+// tokens; CompletionTokens includes reasoning tokens.
+type Usage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	ReasoningTokens     int `json:"reasoning_tokens"`
+	CachedTokens        int `json:"cached_tokens"`         // prompt tokens read from cache
+	CacheCreationTokens int `json:"cache_creation_tokens"` // prompt tokens written to cache
+}
+
+// Response is a complete, non-streamed answer.
+type Response struct {
+	Text         string
+	Usage        Usage
+	FinishReason string
+	// Model is the model name the upstream reported, when it reports one.
+	Model string
+}
+
+// Chunk is one piece of a streamed answer. Usage is set on the chunk that carries it
+// (usually the last).
+type Chunk struct {
+	Text         string
+	Usage        *Usage
+	FinishReason string
+}
+
+// Stream yields the chunks of a streamed answer.
+type Stream interface {
+	// Recv returns the next chunk. It returns io.EOF only after the upstream ended the stream
+	// properly (its end marker was seen); a cut, stalled or malformed stream returns an *Error.
+	Recv() (Chunk, error)
+	// Close releases the connection; it is safe to call more than once.
+	Close() error
+}
+
+// Provider is one upstream LLM API.
+type Provider interface {
+	// Name is the provider prefix used in "provider/model" strings.
+	Name() string
+	// Complete returns a full response. Failures are *Error values.
+	Complete(ctx context.Context, req *Request) (*Response, error)
+	// Stream starts a streamed response. Failures are *Error values.
+	Stream(ctx context.Context, req *Request) (Stream, error)
+}
+
+// ErrorKind classifies an upstream failure so callers can decide retry vs fallback.
+type ErrorKind int
+
+// The kinds of upstream failure.
+const (
+	KindUnknown       ErrorKind = iota
+	KindRateLimited             // 429; RetryAfter may be set
+	KindOverloaded              // 5xx, 529, "overloaded"
+	KindTimeout                 // no response, or stream stalled, within the deadline
+	KindConnection              // connection refused or reset
+	KindBadRequest              // 400/404/422 that retrying will not fix
+	KindAuth                    // 401/403
+	KindContextLength           // prompt too long for the model
+	KindContentFilter           // blocked by safety or recitation filters
+	KindStreamBroken            // stream ended without its end marker or sent a malformed chunk
+)
+
+var kindNames = map[ErrorKind]string{
+	KindUnknown: "unknown", KindRateLimited: "rate_limited", KindOverloaded: "overloaded",
+	KindTimeout: "timeout", KindConnection: "connection", KindBadRequest: "bad_request",
+	KindAuth: "auth", KindContextLength: "context_length", KindContentFilter: "content_filter",
+	KindStreamBroken: "stream_broken",
+}
+
+// String returns the kind's snake_case name.
+func (k ErrorKind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Retryable reports whether the same request may succeed if tried again.
+func (k ErrorKind) Retryable() bool {
+	switch k {
+	case KindRateLimited, KindOverloaded, KindTimeout, KindConnection, KindStreamBroken, KindUnknown:
+		return true
+	}
+	return false
+}
+
+// Error is a classified upstream failure.
+type Error struct {
+	Provider   string
+	Model      string
+	Kind       ErrorKind
+	StatusCode int           // HTTP status, 0 when none was received
+	RetryAfter time.Duration // from Retry-After, 0 when absent
+	Message    string        // upstream's message, trimmed; never contains the API key
+	Err        error         // underlying cause, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%s: %s", e.Provider, e.Model, e.Kind)
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	} else if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether the failure is worth retrying on the same model.
+func (e *Error) Retryable() bool { return e.Kind.Retryable() }
+
+// KindOf returns the kind of err if it is (or wraps) an *Error, else KindUnknown.
+func KindOf(err error) ErrorKind {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Kind
+	}
+	return KindUnknown
+}
+
+// ErrUnknownProvider means a "provider/model" string names no configured provider.
+var ErrUnknownProvider = errors.New("providers: unknown provider")
+
+// ErrBadModel means a model string is not of the form "provider/model".
+var ErrBadModel = errors.New("providers: model must be provider/model")
+
+// ParseModel splits "provider/model" at the first slash. The model part may itself contain
+// slashes (e.g. "openrouter/meta-llama/llama-3-8b").
+func ParseModel(s string) (provider, model string, err error) {
+	p, m, ok := strings.Cut(s, "/")
+	if !ok || p == "" || m == "" || strings.TrimSpace(s) != s {
+		return "", "", fmt.Errorf("%w: %q", ErrBadModel, s)
+	}
+	return p, m, nil
+}

@@ -1,0 +1,203 @@
+// Package store is Switchyard's persistence seam.
+//
+// It follows gocloud.dev's shape: a small [Driver] interface that each backend implements
+// (store/memstore for tests and embedding, store/boltstore on a bbolt file for the server),
+// and a portable [*Store] that capabilities hold. Records are opaque bytes grouped into
+// named collections; capabilities own their record types and encode them (usually as JSON
+// with [PutJSON] and [GetJSON]).
+//
+// Guarantees every driver gives (checked by store/storetest):
+//   - Get of a missing key returns an error that matches [ErrNotFound];
+//   - List returns entries in ascending byte order of key, filtered by prefix, paged by
+//     After and Limit;
+//   - Update applies all of its writes or none of them;
+//   - concurrent callers are safe.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Errors returned by every driver. Compare with errors.Is.
+var (
+	// ErrNotFound means the key does not exist in the collection.
+	ErrNotFound = errors.New("store: not found")
+	// ErrClosed means the store was closed.
+	ErrClosed = errors.New("store: closed")
+	// ErrLocked means another process holds the database file.
+	ErrLocked = errors.New("store: database is locked by another process")
+	// ErrInvalid means a collection or key is empty or otherwise unusable.
+	ErrInvalid = errors.New("store: invalid collection or key")
+)
+
+// Collection names a group of records. Keys are unique within a collection.
+type Collection string
+
+// The collections Switchyard's capabilities keep.
+const (
+	RouterModels     Collection = "router_models"     // trained router metadata
+	RouterWeights    Collection = "router_weights"    // fitted embedder + classifier state
+	TrainingJobs     Collection = "training_jobs"     // custom router training jobs
+	OptimizationJobs Collection = "optimization_jobs" // agent prompt optimization jobs
+	Artifacts        Collection = "artifacts"         // files such as an optimized agent.py
+	Conversations    Collection = "conversations"     // completions conversations
+	Messages         Collection = "messages"          // conversation messages, keyed conversation/seq
+	Sessions         Collection = "sessions"          // model selection sessions
+	APIKeys          Collection = "api_keys"          // API keys, keyed by SHA-256 hash, never in clear
+	EmbeddingCache   Collection = "embedding_cache"   // embedder name/content hash -> vector
+)
+
+// Entry is one record returned by List.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// ListOptions selects and pages the records List returns.
+type ListOptions struct {
+	// Prefix keeps only keys that start with it.
+	Prefix string
+	// After starts the listing strictly after this key (the last key of the previous page).
+	After string
+	// Limit caps the number of entries; 0 means no limit.
+	Limit int
+}
+
+// Reader reads records.
+type Reader interface {
+	// Get returns the value stored under key, or an error matching ErrNotFound.
+	Get(ctx context.Context, c Collection, key string) ([]byte, error)
+	// List returns the entries of c in ascending key order, as selected by opts.
+	List(ctx context.Context, c Collection, opts ListOptions) ([]Entry, error)
+}
+
+// Writer writes records.
+type Writer interface {
+	// Put stores value under key, replacing any previous value. The driver keeps its own copy.
+	Put(ctx context.Context, c Collection, key string, value []byte) error
+	// Delete removes key. Deleting a missing key is not an error.
+	Delete(ctx context.Context, c Collection, key string) error
+}
+
+// Tx is the view of the store inside Update. Reads see the transaction's own writes.
+type Tx interface {
+	Reader
+	Writer
+}
+
+// Driver is what a storage backend implements.
+type Driver interface {
+	Reader
+	Writer
+	// Update runs fn in a transaction: if fn returns an error none of its writes are kept.
+	Update(ctx context.Context, fn func(tx Tx) error) error
+	// Close releases the backend. Later calls return ErrClosed.
+	Close() error
+}
+
+// Store is the portable type capabilities hold. It is safe for concurrent use.
+type Store struct {
+	d Driver
+}
+
+// New wraps a driver into a Store.
+func New(d Driver) *Store { return &Store{d: d} }
+
+func check(c Collection, key string) error {
+	if c == "" {
+		return fmt.Errorf("%w: empty collection", ErrInvalid)
+	}
+	if key == "" {
+		return fmt.Errorf("%w: empty key in %s", ErrInvalid, c)
+	}
+	return nil
+}
+
+// Get returns the value stored under key in c, or an error matching ErrNotFound.
+func (s *Store) Get(ctx context.Context, c Collection, key string) ([]byte, error) {
+	if err := check(c, key); err != nil {
+		return nil, err
+	}
+	return s.d.Get(ctx, c, key)
+}
+
+// Put stores value under key in c.
+func (s *Store) Put(ctx context.Context, c Collection, key string, value []byte) error {
+	if err := check(c, key); err != nil {
+		return err
+	}
+	return s.d.Put(ctx, c, key, value)
+}
+
+// Delete removes key from c; a missing key is not an error.
+func (s *Store) Delete(ctx context.Context, c Collection, key string) error {
+	if err := check(c, key); err != nil {
+		return err
+	}
+	return s.d.Delete(ctx, c, key)
+}
+
+// List returns the entries of c in ascending key order.
+func (s *Store) List(ctx context.Context, c Collection, opts ListOptions) ([]Entry, error) {
+	if c == "" {
+		return nil, fmt.Errorf("%w: empty collection", ErrInvalid)
+	}
+	return s.d.List(ctx, c, opts)
+}
+
+// Update runs fn in an all-or-nothing transaction.
+func (s *Store) Update(ctx context.Context, fn func(tx Tx) error) error {
+	return s.d.Update(ctx, func(tx Tx) error { return fn(checkedTx{tx}) })
+}
+
+// Close closes the underlying driver.
+func (s *Store) Close() error { return s.d.Close() }
+
+type checkedTx struct{ tx Tx }
+
+func (t checkedTx) Get(ctx context.Context, c Collection, key string) ([]byte, error) {
+	if err := check(c, key); err != nil {
+		return nil, err
+	}
+	return t.tx.Get(ctx, c, key)
+}
+func (t checkedTx) List(ctx context.Context, c Collection, opts ListOptions) ([]Entry, error) {
+	return t.tx.List(ctx, c, opts)
+}
+func (t checkedTx) Put(ctx context.Context, c Collection, key string, value []byte) error {
+	if err := check(c, key); err != nil {
+		return err
+	}
+	return t.tx.Put(ctx, c, key, value)
+}
+func (t checkedTx) Delete(ctx context.Context, c Collection, key string) error {
+	if err := check(c, key); err != nil {
+		return err
+	}
+	return t.tx.Delete(ctx, c, key)
+}
+
+// GetJSON reads the record under key in c and decodes it as JSON into a T.
+func GetJSON[T any](ctx context.Context, r Reader, c Collection, key string) (T, error) {
+	var v T
+	b, err := r.Get(ctx, c, key)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("store: decode %s/%s: %w", c, key, err)
+	}
+	return v, nil
+}
+
+// PutJSON encodes v as JSON and stores it under key in c.
+func PutJSON(ctx context.Context, w Writer, c Collection, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s/%s: %w", c, key, err)
+	}
+	return w.Put(ctx, c, key, b)
+}
