@@ -1,0 +1,185 @@
+// Package boltstore is the default store driver: one bbolt database file, one bucket per
+// collection. Every write is a durable bbolt transaction.
+//
+// bbolt takes an exclusive file lock; Open waits at most Options.LockTimeout for it and then
+// fails with an error matching store.ErrLocked instead of hanging.
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Options configures Open. The zero value is usable.
+type Options struct {
+	// LockTimeout bounds the wait for the file lock held by another process (default 2 s).
+	LockTimeout time.Duration
+	// NoSync skips fsync after each commit; faster, but a power cut may lose recent writes.
+	// For tests and benchmarks only.
+	NoSync bool
+}
+
+// Open opens (creating if needed) the bbolt database at path and returns a Store on it.
+func Open(path string, opts Options) (*store.Store, error) {
+	d, err := OpenDriver(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d), nil
+}
+
+// Driver is a store.Driver on a bbolt database.
+type Driver struct {
+	db *bolt.DB
+}
+
+// OpenDriver opens the database at path.
+func OpenDriver(path string, opts Options) (*Driver, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("boltstore: create directory for %s: %w", path, err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("boltstore: %s is locked by another process (waited %s): %w", path, opts.LockTimeout, store.ErrLocked)
+		}
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	return &Driver{db: db}, nil
+}
+
+func wrap(err error) error {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("boltstore: %w", store.ErrClosed)
+	}
+	return err
+}
+
+type notFoundError struct {
+	c   store.Collection
+	key string
+}
+
+func (e *notFoundError) Error() string        { return "store: " + string(e.c) + "/" + e.key + " not found" }
+func (e *notFoundError) Is(target error) bool { return target == store.ErrNotFound }
+
+// Get implements store.Driver.
+func (d *Driver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := d.db.View(func(btx *bolt.Tx) error {
+		var err error
+		out, err = (&boltTx{btx}).Get(ctx, c, key)
+		return err
+	})
+	return out, wrap(err)
+}
+
+// List implements store.Driver.
+func (d *Driver) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []store.Entry
+	err := d.db.View(func(btx *bolt.Tx) error {
+		var err error
+		out, err = (&boltTx{btx}).List(ctx, c, opts)
+		return err
+	})
+	return out, wrap(err)
+}
+
+// Put implements store.Driver.
+func (d *Driver) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
+	return d.Update(ctx, func(tx store.Tx) error { return tx.Put(ctx, c, key, value) })
+}
+
+// Delete implements store.Driver.
+func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) error {
+	return d.Update(ctx, func(tx store.Tx) error { return tx.Delete(ctx, c, key) })
+}
+
+// Update implements store.Driver with one bbolt read-write transaction.
+func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return wrap(d.db.Update(func(btx *bolt.Tx) error { return fn(&boltTx{btx}) }))
+}
+
+// Close implements store.Driver.
+func (d *Driver) Close() error { return d.db.Close() }
+
+type boltTx struct{ tx *bolt.Tx }
+
+func (t *boltTx) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	b := t.tx.Bucket([]byte(c))
+	if b == nil {
+		return nil, &notFoundError{c, key}
+	}
+	v := b.Get([]byte(key))
+	if v == nil {
+		return nil, &notFoundError{c, key}
+	}
+	return append([]byte(nil), v...), nil
+}
+
+func (t *boltTx) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
+	b := t.tx.Bucket([]byte(c))
+	if b == nil {
+		return nil, nil
+	}
+	var out []store.Entry
+	cur := b.Cursor()
+	prefix := []byte(opts.Prefix)
+	var k, v []byte
+	if opts.After != "" && opts.After >= opts.Prefix {
+		k, v = cur.Seek([]byte(opts.After))
+		if k != nil && string(k) == opts.After {
+			k, v = cur.Next()
+		}
+	} else {
+		k, v = cur.Seek(prefix)
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, store.Entry{Key: string(k), Value: append([]byte(nil), v...)})
+		if opts.Limit > 0 && len(out) >= opts.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (t *boltTx) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
+	b, err := t.tx.CreateBucketIfNotExists([]byte(c))
+	if err != nil {
+		return fmt.Errorf("boltstore: bucket %s: %w", c, err)
+	}
+	return b.Put([]byte(key), append([]byte(nil), value...))
+}
+
+func (t *boltTx) Delete(ctx context.Context, c store.Collection, key string) error {
+	b := t.tx.Bucket([]byte(c))
+	if b == nil {
+		return nil
+	}
+	return b.Delete([]byte(key))
+}
