@@ -1,0 +1,110 @@
+// Command switchyard runs the Switchyard server and talks to one.
+//
+//	switchyard serve [--addr 127.0.0.1:8080] [--data ./switchyard-data] ...
+//	switchyard version
+//
+// Every flag can also be set through an environment variable named SWITCHYARD_ plus the
+// flag name in upper case with dashes as underscores (--max-body-bytes: SWITCHYARD_MAX_BODY_BYTES).
+// A flag given on the command line wins over the environment.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the HTTP server", runServe},
+		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			fmt.Fprintln(stdout, "switchyard", version)
+			return nil
+		}},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+				if err == flag.ErrHelp {
+					return 0
+				}
+				fmt.Fprintf(stderr, "switchyard %s: %v\n", c.name, err)
+				return 1
+			}
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "switchyard: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: switchyard <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'switchyard <command> -h' for its flags.")
+}
+
+// envName is the environment variable that sets a flag.
+func envName(flagName string) string {
+	return "SWITCHYARD_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseFlags parses args, then fills every flag not given on the command line from its
+// SWITCHYARD_* environment variable.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	fs.VisitAll(func(f *flag.Flag) {
+		f.Usage = fmt.Sprintf("%s (env %s)", f.Usage, envName(f.Name))
+	})
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		if v := getenv(envName(f.Name)); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q: %v", envName(f.Name), v, err))
+			}
+		}
+	})
+	if len(errs) > 0 {
+		return fmt.Errorf("bad environment: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var addrRe = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
+var keyRe = regexp.MustCompile(`(?m)^\s+(sy-\S+)$`)
+
+// startServe runs `switchyard serve` in-process and returns its address and printed output.
+func startServe(t *testing.T, ctx context.Context, dataDir string) (addr string, stdout *syncBuffer, done chan int) {
+	t.Helper()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done = make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, stdout, stderr)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1], stdout, done
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d: %s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve did not start: %s", stderr.String())
+	return
+}
+
+func get(t *testing.T, url, key string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return resp.StatusCode, m
+}
+
+func TestServeCreatesKeyOnceAndShutsDown(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, stdout, done := startServe(t, ctx, dir)
+	m := keyRe.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no key printed on first start: %q", stdout.String())
+	}
+	key := m[1]
+	base := "http://" + addr
+	if code, _ := get(t, base+"/healthz", ""); code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	if code, body := get(t, base+"/api/v1/openapi.json", key); code != 200 || body["openapi"] != "3.1.0" {
+		t.Fatalf("openapi with key: %d %v", code, body["openapi"])
+	}
+	if code, body := get(t, base+"/api/v1/nope", ""); code != 401 || body["error"] != "Unauthorized" {
+		t.Fatalf("no key: %d %v", code, body)
+	}
+	if code, _ := get(t, base+"/api/v1/nope", key); code != 404 {
+		t.Fatalf("printed key rejected: %d", code)
+	}
+
+	// While it runs, a second server on the same data directory fails clearly.
+	var out2 bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, io.Discard, &out2)
+	if code == 0 || !strings.Contains(out2.String(), "locked by another process") {
+		t.Fatalf("second serve: code %d, %s", code, out2.String())
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exit code %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop on cancel")
+	}
+
+	// Second start: the stored key still works and no new key is printed.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	addr2, stdout2, done2 := startServe(t, ctx2, dir)
+	if keyRe.MatchString(stdout2.String()) {
+		t.Fatalf("a key was printed again: %q", stdout2.String())
+	}
+	if code, _ := get(t, "http://"+addr2+"/api/v1/nope", key); code != 404 {
+		t.Fatalf("stored key rejected after restart: %d", code)
+	}
+	cancel2()
+	<-done2
+}
+
+func TestEnvironmentKeysSkipCreation(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "k1, k2")
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, stdout, done := startServe(t, ctx, t.TempDir())
+	defer func() { cancel(); <-done }()
+	if keyRe.MatchString(stdout.String()) {
+		t.Fatal("key created although SWITCHYARD_API_KEYS is set")
+	}
+	if code, _ := get(t, "http://"+addr+"/api/v1/nope", "k2"); code != 404 {
+		t.Fatalf("env key rejected: %d", code)
+	}
+}
+
+func TestFlagsFromEnvironment(t *testing.T) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c := serveFlags(fs)
+	env := map[string]string{"SWITCHYARD_ADDR": "0.0.0.0:9999", "SWITCHYARD_DATA": "/from/env", "SWITCHYARD_MAX_BODY_BYTES": "42"}
+	if err := parseFlags(fs, []string{"--data", "/from/flag"}, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "0.0.0.0:9999" || c.DataDir != "/from/flag" || c.MaxBodyBytes != 42 {
+		t.Fatalf("got %+v", c)
+	}
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	serveFlags(fs)
+	if err := parseFlags(fs, nil, func(k string) string {
+		if k == "SWITCHYARD_MAX_BODY_BYTES" {
+			return "lots"
+		}
+		return ""
+	}); err == nil || !strings.Contains(err.Error(), "SWITCHYARD_MAX_BODY_BYTES") {
+		t.Fatalf("bad env value: %v", err)
+	}
+}
+
+func TestVersionAndUnknownCommand(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, io.Discard); code != 0 || !strings.Contains(out.String(), version) {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+	var errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bogus"}, io.Discard, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown command") {
+		t.Fatalf("bogus: %d %q", code, errOut.String())
+	}
+}

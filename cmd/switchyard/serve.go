@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
+)
+
+// serveConfig is everything `switchyard serve` reads from flags and the environment.
+type serveConfig struct {
+	Addr            string
+	DataDir         string
+	MaxBodyBytes    int64
+	AllowLocalURLs  bool
+	PublicURL       string
+	ProposerModel   string
+	ProvidersConfig string
+	PricesFile      string
+	ShutdownTimeout time.Duration
+	LogLevel        string
+	LogFormat       string
+}
+
+func serveFlags(fs *flag.FlagSet) *serveConfig {
+	c := &serveConfig{}
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&c.DataDir, "data", "./switchyard-data", "directory for the database file and artifacts")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "request body limit in bytes")
+	fs.BoolVar(&c.AllowLocalURLs, "allow-local-urls", false, "let dataset and bundle URLs point at loopback/private addresses and file://")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach this server at, for artifact links (default http://<addr>)")
+	fs.StringVar(&c.ProposerModel, "proposer-model", "openai/gpt-4o-mini", "provider/model that proposes prompts in optimization jobs")
+	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables)")
+	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	return c
+}
+
+func newLogger(c *serveConfig, w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch c.LogFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat)
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := serveFlags(fs)
+	if err := parseFlags(fs, args, os.Getenv); err != nil {
+		return err
+	}
+	log, err := newLogger(c, stderr)
+	if err != nil {
+		return err
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+
+	st, err := boltstore.Open(filepath.Join(c.DataDir, "switchyard.db"), boltstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	var keys []string
+	for _, k := range strings.Split(os.Getenv("SWITCHYARD_API_KEYS"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	wiring := &wiring{cfg: c, store: st, log: log}
+	opts, err := wiring.options(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{
+		Store:        st,
+		APIKeys:      keys,
+		MaxBodyBytes: c.MaxBodyBytes,
+		Logger:       log,
+		Version:      version,
+	}, opts...)
+	if err != nil {
+		return err
+	}
+	has, err := srv.Auth().HasKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if !has {
+		key, err := srv.Auth().CreateKey(ctx, "created on first start")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "No API key was configured, so one was created. It is shown only this once; keep it:\n\n    %s\n\n", key)
+	}
+
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	log.Info("switchyard listening", "addr", ln.Addr().String(), "data", c.DataDir, "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		srv.Close(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", c.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	// Stop accepting and let in-flight requests finish, then stop background workers; the
+	// deferred Close of the store runs last.
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := srv.Close(sctx); err != nil {
+		log.Warn("stopping workers", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}

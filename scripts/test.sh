@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs Switchyard's whole test suite. On a fresh machine it first installs what the sandbox
+# tests need when it can: bubblewrap and python3 (Debian packages, as root) and the WASI
+# CPython interpreter (from the npm registry). Without them those backends' tests skip with
+# a message saying what is missing; everything else needs only Go.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=()
+  command -v bwrap >/dev/null || missing+=(bubblewrap)
+  [ -x /usr/bin/python3 ] || missing+=(python3)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "test.sh: installing ${missing[*]}" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
+      || echo "test.sh: could not install ${missing[*]}; sandbox tests that need them will skip" >&2
+  fi
+fi
+if [ -x scripts/install-python-wasi.sh ] && command -v npm >/dev/null; then
+  scripts/install-python-wasi.sh || echo "test.sh: could not install the WASI python; wasm sandbox tests will skip" >&2
+fi
+
+exec go test -count=1 -timeout 20m ./...

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	// Owner identifies the key (a prefix of its SHA-256 hash); capabilities scope jobs,
+	// models and conversations to it.
+	Owner string
+	// Scope is set for temporary keys minted by the server (e.g. a sandboxed agent's key);
+	// capabilities interpret it. Nil for ordinary keys.
+	Scope any
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the caller of an authenticated request.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+func owner(r *http.Request) string {
+	p, _ := PrincipalFrom(r.Context())
+	return p.Owner
+}
+
+// storedKey is what the store keeps of a key: never the key itself.
+type storedKey struct {
+	Owner     string    `json:"owner"`
+	Label     string    `json:"label,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Auth checks bearer keys: keys given at start (e.g. SWITCHYARD_API_KEYS), keys kept in the
+// store (as SHA-256 hashes only) and temporary scoped keys held in memory.
+type Auth struct {
+	store     *store.Store
+	static    [][sha256.Size]byte
+	mu        sync.RWMutex
+	temporary map[[sha256.Size]byte]Principal
+}
+
+func newAuth(st *store.Store, keys []string) *Auth {
+	a := &Auth{store: st, temporary: map[[sha256.Size]byte]Principal{}}
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); k != "" {
+			a.static = append(a.static, sha256.Sum256([]byte(k)))
+		}
+	}
+	return a
+}
+
+func ownerOf(h [sha256.Size]byte) string { return "key_" + hex.EncodeToString(h[:8]) }
+
+// ErrNoKey means the request carried no usable bearer key.
+var ErrNoKey = errors.New("missing or invalid API key")
+
+// Authenticate returns the principal of a presented key.
+func (a *Auth) Authenticate(ctx context.Context, key string) (Principal, error) {
+	if key == "" {
+		return Principal{}, ErrNoKey
+	}
+	h := sha256.Sum256([]byte(key))
+	found := 0
+	for _, s := range a.static {
+		// Compare every key so the time taken does not say which one matched.
+		found |= subtle.ConstantTimeCompare(h[:], s[:])
+	}
+	if found == 1 {
+		return Principal{Owner: ownerOf(h)}, nil
+	}
+	a.mu.RLock()
+	p, ok := a.temporary[h]
+	a.mu.RUnlock()
+	if ok {
+		return p, nil
+	}
+	if a.store != nil {
+		sk, err := store.GetJSON[storedKey](ctx, a.store, store.APIKeys, hex.EncodeToString(h[:]))
+		if err == nil {
+			return Principal{Owner: sk.Owner}, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return Principal{}, fmt.Errorf("auth: reading key store: %w", err)
+		}
+	}
+	return Principal{}, ErrNoKey
+}
+
+// AddTemporaryKey makes key valid for owner with the given scope until the returned function
+// is called. The key is held only as a hash.
+func (a *Auth) AddTemporaryKey(key, owner string, scope any) (revoke func()) {
+	h := sha256.Sum256([]byte(key))
+	a.mu.Lock()
+	a.temporary[h] = Principal{Owner: owner, Scope: scope}
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		delete(a.temporary, h)
+		a.mu.Unlock()
+	}
+}
+
+// HasKeys reports whether any key is configured (static or stored).
+func (a *Auth) HasKeys(ctx context.Context) (bool, error) {
+	if len(a.static) > 0 {
+		return true, nil
+	}
+	if a.store == nil {
+		return false, nil
+	}
+	es, err := a.store.List(ctx, store.APIKeys, store.ListOptions{Limit: 1})
+	return len(es) > 0, err
+}
+
+// CreateKey mints a new random key, stores its hash and returns the key. The key itself is
+// never stored; show it to the user once.
+func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
+	if a.store == nil {
+		return "", errors.New("auth: no store to keep the key in")
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	key := "sy-" + base64.RawURLEncoding.EncodeToString(b[:])
+	h := sha256.Sum256([]byte(key))
+	rec := storedKey{Owner: ownerOf(h), Label: label, CreatedAt: time.Now().UTC()}
+	if err := store.PutJSON(ctx, a.store, store.APIKeys, hex.EncodeToString(h[:]), rec); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	scheme, key, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(key)
+}

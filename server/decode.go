@@ -1,0 +1,98 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// decodeOptions says how one endpoint decodes its body.
+type decodeOptions struct {
+	// ValidationStatus is the status for wrong types and unknown fields (default 422).
+	ValidationStatus int
+	// AllowUnknownFields tolerates fields the request type does not have (the OpenAI-compatible
+	// endpoint does, since SDKs send many optional parameters).
+	AllowUnknownFields bool
+}
+
+// decodeJSON reads the whole body (already capped by the size limit) into v.
+// Malformed JSON is a 400; a wrong type or an unknown field is a validation failure naming
+// the field; an over-limit body is a 413.
+func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
+	if opts.ValidationStatus == 0 {
+		opts.ValidationStatus = http.StatusUnprocessableEntity
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds the limit of %d bytes", mbe.Limit)
+		}
+		return Errorf(http.StatusBadRequest, KindBadRequest, "reading request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Errorf(http.StatusBadRequest, KindBadRequest, "request body is empty; expected a JSON object")
+	}
+	if !json.Valid(body) {
+		// Decode once more to get a positioned syntax error message.
+		var syn *json.SyntaxError
+		if err := json.Unmarshal(body, new(any)); errors.As(err, &syn) {
+			return Errorf(http.StatusBadRequest, KindBadRequest, "malformed JSON at byte %d: %v", syn.Offset, syn)
+		}
+		return Errorf(http.StatusBadRequest, KindBadRequest, "malformed JSON body")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if !opts.AllowUnknownFields {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err, opts.ValidationStatus)
+	}
+	if dec.More() {
+		return Errorf(http.StatusBadRequest, KindBadRequest, "malformed JSON: more than one value in the body")
+	}
+	return nil
+}
+
+func decodeError(err error, status int) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		field := ute.Field
+		if field == "" {
+			return Validation(status, "request body must be a JSON object, got %s", ute.Value)
+		}
+		return Validation(status, "field %q must be %s, got %s", field, jsonTypeName(ute.Type.Kind().String()), ute.Value)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return Validation(status, "unknown field %s", f)
+	}
+	// Custom UnmarshalJSON methods report their own field-naming messages.
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return Validation(status, "%s", strings.TrimPrefix(msg, "json: "))
+}
+
+func jsonTypeName(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr", "interface":
+		return "an object"
+	case "float32", "float64":
+		return "a number"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	}
+	return fmt.Sprintf("of type %s", goKind)
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+)
+
+// errorBody is the shape of every failure, for the OpenAPI document.
+type errorBody struct {
+	Error   string `json:"error" jsonschema:"description=kind of failure, e.g. Validation Error"`
+	Message string `json:"message" jsonschema:"description=what was wrong, naming the field and the rule"`
+}
+
+var pathParam = regexp.MustCompile(`\{([A-Za-z0-9_]+)\.{0,3}\}`)
+
+// schemaFor reflects a Go value's type into an inlined JSON Schema (2020-12, as OpenAPI 3.1
+// uses). A field is listed as required only when tagged `jsonschema:"required"`; the
+// decoders enforce presence themselves, the tag documents it.
+func schemaFor(v any) *jsonschema.Schema {
+	r := &jsonschema.Reflector{DoNotReference: true, AllowAdditionalProperties: true, RequiredFromJSONSchemaTags: true}
+	t := reflect.TypeOf(v)
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	s.ID = ""
+	return s
+}
+
+// OpenAPI returns the OpenAPI 3.1 document of every registered route, built from the
+// request and response types.
+func (s *Server) OpenAPI() []byte {
+	s.openapiOnce.Do(func() { s.openapi = s.buildOpenAPI() })
+	return s.openapi
+}
+
+func (s *Server) buildOpenAPI() []byte {
+	paths := map[string]map[string]any{}
+	errSchema := schemaFor(errorBody{})
+	for _, rt := range s.routes {
+		op := map[string]any{
+			"summary":     rt.Summary,
+			"operationId": operationID(rt),
+		}
+		if len(rt.Tags) > 0 {
+			op["tags"] = rt.Tags
+		}
+		var params []map[string]any
+		for _, m := range pathParam.FindAllStringSubmatch(rt.Path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]string{"type": "string"}})
+		}
+		for _, q := range rt.Query {
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": map[string]string{"type": "string"}})
+		}
+		if len(params) > 0 {
+			op["parameters"] = params
+		}
+		if rt.Request != nil {
+			op["requestBody"] = map[string]any{
+				"required": true,
+				"content":  map[string]any{"application/json": map[string]any{"schema": schemaFor(rt.Request)}},
+			}
+		}
+		status := rt.Status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		ok := map[string]any{"description": http.StatusText(status)}
+		content := map[string]any{}
+		if rt.Response != nil {
+			content["application/json"] = map[string]any{"schema": schemaFor(rt.Response)}
+		}
+		if rt.Stream {
+			content["text/event-stream"] = map[string]any{"schema": map[string]string{"type": "string"}}
+		}
+		if len(content) > 0 {
+			ok["content"] = content
+		}
+		responses := map[string]any{strconv.Itoa(status): ok}
+		errResp := func(desc string) map[string]any {
+			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
+		}
+		if !rt.Public {
+			responses["401"] = errResp("missing or invalid API key")
+		} else {
+			op["security"] = []any{}
+		}
+		responses["default"] = errResp("error")
+		op["responses"] = responses
+		p := pathParam.ReplaceAllString(rt.Path, "{$1}")
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		paths[p][strings.ToLower(rt.Method)] = op
+	}
+	doc := map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":   "Switchyard API",
+			"version": s.cfg.Version,
+			"description": "Model selection, custom router training and prediction, agent prompt optimization " +
+				"and chat completions. Every failure body is {\"error\": kind, \"message\": text}.",
+		},
+		"paths": paths,
+		"components": map[string]any{
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+		},
+		"security": []any{map[string]any{"bearer": []string{}}},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic("server: building OpenAPI document: " + err.Error())
+	}
+	return b
+}
+
+func operationID(rt Route) string {
+	parts := strings.FieldsFunc(rt.Path, func(r rune) bool { return r == '/' || r == '{' || r == '}' || r == '.' || r == '-' })
+	var b strings.Builder
+	b.WriteString(strings.ToLower(rt.Method))
+	for _, p := range parts {
+		if p == "api" || p == "v1" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(p[:1]) + p[1:])
+	}
+	return b.String()
+}
+
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(s.OpenAPI())
+	return nil
+}
+
+// Routes returns the registered routes sorted by path then method.
+func (s *Server) Routes() []Route {
+	out := append([]Route(nil), s.routes...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Method < out[j].Method
+	})
+	return out
+}

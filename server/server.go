@@ -1,0 +1,331 @@
+// Package server is Switchyard's HTTP wiring: authentication, decoding, error bodies,
+// access logs and the OpenAPI document. Each capability (routing, trainer, completions,
+// optimizer) plugs in through an Option that registers its routes and error mapping; the
+// capability packages themselves know nothing of HTTP.
+//
+// Every failure is answered with {"error": "<kind>", "message": "<text>"}: malformed JSON
+// 400, missing or wrong key 401 (also for unknown paths under /api/), unknown route 404, wrong
+// method 405, body over the limit 413, validation 422 (400 for model selection), internal
+// faults 500 without internals.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 10 << 20
+
+// Config configures a Server. Store is required.
+type Config struct {
+	// Store keeps API keys and whatever the capabilities persist.
+	Store *store.Store
+	// APIKeys are accepted in addition to keys kept in the store (e.g. SWITCHYARD_API_KEYS).
+	APIKeys []string
+	// MaxBodyBytes caps request bodies (default 10 MiB).
+	MaxBodyBytes int64
+	// Logger receives one access line per request and internal errors (default slog.Default()).
+	Logger *slog.Logger
+	// Version is reported by /healthz and in the OpenAPI document.
+	Version string
+}
+
+// Option plugs a capability into the server.
+type Option func(*Server) error
+
+// Server is Switchyard's HTTP handler. Create it with New.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	auth    *Auth
+	mux     *http.ServeMux
+	routes  []Route
+	public  map[string]bool // mux pattern -> no key needed
+	mappers []ErrorMapper
+	closers []func(context.Context) error
+	handler http.Handler
+
+	openapiOnce sync.Once
+	openapi     []byte
+}
+
+// New builds a server and applies the options.
+func New(cfg Config, opts ...Option) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: Config.Store is required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{
+		cfg:    cfg,
+		log:    cfg.Logger,
+		auth:   newAuth(cfg.Store, cfg.APIKeys),
+		mux:    http.NewServeMux(),
+		public: map[string]bool{},
+	}
+	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{}}, s.handleHealth)
+	s.Handle(Route{Method: "GET", Path: "/api/v1/openapi.json", Summary: "This OpenAPI 3.1 document", Public: true}, s.handleOpenAPI)
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	s.handler = s.withAccessLog(s.withRecover(http.HandlerFunc(s.dispatch)))
+	return s, nil
+}
+
+// Auth returns the server's key checker (to mint temporary keys, or create stored ones).
+func (s *Server) Auth() *Auth { return s.auth }
+
+// Store returns the server's store.
+func (s *Server) Store() *store.Store { return s.cfg.Store }
+
+// Logger returns the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// AddErrorMapper registers a capability's error mapping.
+func (s *Server) AddErrorMapper(m ErrorMapper) { s.mappers = append(s.mappers, m) }
+
+// OnClose registers work to finish at shutdown (stopping job workers, ...). Close runs them
+// in reverse order of registration.
+func (s *Server) OnClose(f func(context.Context) error) { s.closers = append(s.closers, f) }
+
+// Close stops the capabilities (waiting at most until ctx ends). It does not close the store;
+// the owner of the store does that after Close returns.
+func (s *Server) Close(ctx context.Context) error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Route describes one endpoint, for the mux and for the OpenAPI document.
+type Route struct {
+	Method  string
+	Path    string // ServeMux path pattern, e.g. "/api/v1/routers/models"
+	Summary string
+	// Request and Response are zero values of the body types (nil: none).
+	Request  any
+	Response any
+	// Status is the success status (default 200).
+	Status int
+	// Query lists query parameters.
+	Query []QueryParam
+	// Public routes need no key.
+	Public bool
+	// Tags group routes in the document.
+	Tags []string
+	// Stream marks text/event-stream responses (documented in addition to JSON).
+	Stream bool
+}
+
+// QueryParam documents one query parameter.
+type QueryParam struct {
+	Name        string
+	Required    bool
+	Description string
+}
+
+// HandlerFunc handles a request; a returned error is written as the uniform error body.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handle registers a route.
+func (s *Server) Handle(rt Route, h HandlerFunc) {
+	pattern := rt.Method + " " + rt.Path
+	s.routes = append(s.routes, rt)
+	if rt.Public {
+		s.public[pattern] = true
+	}
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}))
+}
+
+// writeError writes err as the uniform error body. Errors no mapper knows are logged and
+// answered with a 500 that carries only the request id.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if ae := s.toAPIError(err); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away; nobody reads the answer.
+		w.WriteHeader(499)
+		return
+	}
+	rid := requestID(r.Context())
+	s.log.Error("internal error", "request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
+	writeAPIError(w, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid))
+}
+
+// dispatch authenticates and routes. Unknown paths under /api/ answer 401 without a key
+// so that probing does not reveal which routes exist.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if !s.public[pattern] && needsKey(r.URL.Path, pattern) {
+		p, err := s.auth.Authenticate(r.Context(), bearer(r))
+		if err != nil {
+			if !errors.Is(err, ErrNoKey) {
+				s.writeError(w, r, err)
+				return
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
+			writeAPIError(w, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"))
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+	}
+	if pattern == "" {
+		s.notRouted(w, r, h)
+		return
+	}
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		writeAPIError(w, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, s.cfg.MaxBodyBytes))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	h.ServeHTTP(w, r)
+}
+
+func needsKey(path, pattern string) bool {
+	if pattern != "" {
+		return true
+	}
+	return strings.HasPrefix(path, "/api/") || strings.HasPrefix(path, "/v1/")
+}
+
+// notRouted turns the mux's plain-text 404/405 into the uniform JSON body.
+func (s *Server) notRouted(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Code == http.StatusMethodNotAllowed {
+		allow := rec.Header().Get("Allow")
+		w.Header().Set("Allow", allow)
+		writeAPIError(w, Errorf(http.StatusMethodNotAllowed, KindMethodNotAllow, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+		return
+	}
+	writeAPIError(w, NotFound("no route for %s %s", r.Method, r.URL.Path))
+}
+
+type requestIDKey struct{}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets streaming handlers push server-sent events through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// withAccessLog logs one line per request: method, path, status, duration, request id.
+// Never headers, query strings or bodies, so keys and message content stay out of logs.
+func (s *Server) withAccessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rid := r.Header.Get("X-Request-Id")
+		if rid == "" || len(rid) > 64 || strings.ContainsAny(rid, " \t\r\n\"") {
+			var b [8]byte
+			rand.Read(b[:])
+			rid = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", rid)
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid)))
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", status),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Int64("bytes", rec.bytes),
+			slog.String("request_id", rid),
+		)
+	})
+}
+
+// withRecover answers a panic with a 500 that does not leak internals.
+func (s *Server) withRecover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				rid := requestID(r.Context())
+				s.log.Error("panic", "request_id", rid, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				writeAPIError(w, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+type health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, health{Status: "ok", Version: s.cfg.Version})
+	return nil
+}
