@@ -1,0 +1,154 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// maxErrorBody bounds how much of an upstream error body is read.
+const maxErrorBody = 64 << 10
+
+// maxMessageLen bounds the upstream message kept in an Error.
+const maxMessageLen = 500
+
+// errIdle is the cancellation cause used when a response stalls past its idle timeout.
+var errIdle = errors.New("providers: upstream stalled past the idle timeout")
+
+// errNoResponse is the cancellation cause used when response headers do not arrive in time.
+var errNoResponse = errors.New("providers: no response within the response timeout")
+
+// parseRetryAfter reads a Retry-After header given in seconds or as an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// isContextLengthMessage reports whether an upstream message says the prompt is too long.
+func isContextLengthMessage(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range []string{
+		"context_length_exceeded", "context length", "context window", "maximum context",
+		"prompt is too long", "too many tokens", "input is too long", "exceeds the maximum number of tokens",
+		"input token count", "reduce the length", "string_above_max_length", "prompt too long",
+	} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isContentFilterMessage reports whether an upstream message says a filter blocked the request.
+func isContentFilterMessage(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "content_filter") || strings.Contains(m, "content management policy") ||
+		strings.Contains(m, "content filter")
+}
+
+// classifyStatus maps an HTTP status and the upstream's error code/message to a kind.
+func classifyStatus(status int, code, msg string) ErrorKind {
+	both := code + " " + msg
+	switch {
+	case isContentFilterMessage(both):
+		return KindContentFilter
+	case isContextLengthMessage(both):
+		return KindContextLength
+	}
+	lc := strings.ToLower(code)
+	switch {
+	case status == http.StatusTooManyRequests || lc == "rate_limit_error" || lc == "resource_exhausted":
+		return KindRateLimited
+	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		lc == "authentication_error" || lc == "permission_error" || lc == "api_key_invalid" ||
+		lc == "unauthenticated" || lc == "permission_denied":
+		return KindAuth
+	case status == 529 || status >= 500 || lc == "overloaded_error" || lc == "api_error" ||
+		lc == "unavailable" || lc == "internal" || strings.Contains(strings.ToLower(msg), "overloaded"):
+		return KindOverloaded
+	case status == http.StatusRequestTimeout:
+		return KindTimeout
+	case status >= 400:
+		return KindBadRequest
+	}
+	return KindUnknown
+}
+
+// classifyTransport maps an error from sending a request or reading its body to a kind.
+// cause is context.Cause of the request's context.
+func classifyTransport(err error, cause error) ErrorKind {
+	switch {
+	case errors.Is(cause, errIdle), errors.Is(cause, errNoResponse):
+		return KindTimeout
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(cause, context.DeadlineExceeded):
+		return KindTimeout
+	case errors.Is(err, context.Canceled):
+		return KindUnknown
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return KindConnection
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return KindTimeout
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return KindConnection
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return KindConnection
+	}
+	s := err.Error()
+	if strings.Contains(s, "connection reset") || strings.Contains(s, "connection refused") ||
+		strings.Contains(s, "server closed") || strings.Contains(s, "broken pipe") {
+		return KindConnection
+	}
+	return KindUnknown
+}
+
+// trimMessage shortens an upstream message and removes the API key if it was echoed.
+func trimMessage(msg, apiKey string) string {
+	msg = strings.TrimSpace(msg)
+	if apiKey != "" {
+		msg = strings.ReplaceAll(msg, apiKey, "[redacted]")
+	}
+	if len(msg) > maxMessageLen {
+		cut := maxMessageLen
+		for cut > 0 && !isRuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// readErrorBody reads at most maxErrorBody bytes of an error response.
+func readErrorBody(r io.Reader) []byte {
+	b, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	return b
+}

@@ -1,0 +1,243 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultIdleTimeout is how long a response body may stall before it fails with KindTimeout
+// when Config.IdleTimeout is zero.
+const DefaultIdleTimeout = 60 * time.Second
+
+// Config configures one adapter. The zero value of every field except Name means "default".
+type Config struct {
+	// Name is the provider prefix ("openai", "groq", "my-vllm", ...).
+	Name string
+	// BaseURL overrides the adapter's default endpoint (e.g. "https://api.openai.com/v1",
+	// "https://api.anthropic.com", "https://generativelanguage.googleapis.com").
+	BaseURL string
+	// APIKey is sent in the format's auth header. It is never logged or put in errors.
+	APIKey string
+	// KeyOptional lets requests go out without a key (local servers such as Ollama).
+	// Otherwise a missing key fails every call with KindAuth before anything is sent.
+	KeyOptional bool
+	// KeyEnv names the environment variable the key is conventionally read from; it only
+	// appears in the "no API key" error message.
+	KeyEnv string
+	// HTTPClient is used for all calls; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// IdleTimeout is the longest a response body may stall between reads before the call
+	// fails with KindTimeout; 0 means DefaultIdleTimeout, negative disables it.
+	IdleTimeout time.Duration
+	// ResponseTimeout bounds the wait for response headers ("no response" fails with
+	// KindTimeout); 0 leaves it to the caller's context.
+	ResponseTimeout time.Duration
+	// MaxTokensField is the OpenAI-format body field for Request.MaxTokens:
+	// "max_tokens" (default) or "max_completion_tokens". Other formats ignore it.
+	MaxTokensField string
+	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
+	Headers map[string]string
+	// Logger receives debug logs of calls (never keys or bodies); nil discards them.
+	Logger *slog.Logger
+}
+
+// endpoint is the HTTP plumbing shared by the adapters.
+type endpoint struct {
+	cfg    Config
+	client *http.Client
+	idle   time.Duration
+	log    *slog.Logger
+}
+
+func newEndpoint(cfg Config) endpoint {
+	e := endpoint{cfg: cfg, client: cfg.HTTPClient, idle: cfg.IdleTimeout, log: cfg.Logger}
+	if e.client == nil {
+		e.client = http.DefaultClient
+	}
+	if e.idle == 0 {
+		e.idle = DefaultIdleTimeout
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	return e
+}
+
+// errorf builds an *Error for this provider.
+func (e *endpoint) errorf(model string, kind ErrorKind, format string, args ...any) *Error {
+	return &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(fmt.Sprintf(format, args...), e.cfg.APIKey)}
+}
+
+// checkKey fails with KindAuth when a required key is missing.
+func (e *endpoint) checkKey(model string) error {
+	if e.cfg.APIKey != "" || e.cfg.KeyOptional {
+		return nil
+	}
+	env := e.cfg.KeyEnv
+	if env == "" {
+		env = "an API key"
+	}
+	return e.errorf(model, KindAuth, "provider %q is not configured: set %s", e.cfg.Name, env)
+}
+
+// errorParser extracts the upstream's error code and message from an error body.
+type errorParser func(body []byte) (code, msg string)
+
+// call is one in-flight HTTP response whose body reads are guarded by the idle timeout.
+type call struct {
+	ep     *endpoint
+	model  string
+	resp   *http.Response
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	body   io.Reader
+	once   sync.Once
+}
+
+// send posts body as JSON and returns the open response, or a classified *Error for
+// transport failures and non-2xx statuses.
+func (e *endpoint) send(ctx context.Context, model, url string, header http.Header, body any, parse errorParser) (*call, error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindBadRequest, Message: "encoding request", Err: err}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		cancel(nil)
+		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindBadRequest, Message: "building request: invalid base URL", Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range e.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	var headerTimer *time.Timer
+	if e.cfg.ResponseTimeout > 0 {
+		headerTimer = time.AfterFunc(e.cfg.ResponseTimeout, func() { cancel(errNoResponse) })
+	}
+	start := time.Now()
+	resp, err := e.client.Do(req)
+	if headerTimer != nil {
+		headerTimer.Stop()
+	}
+	if err != nil {
+		kind := classifyTransport(err, context.Cause(ctx))
+		cancel(nil)
+		e.log.Debug("upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String())
+		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(transportMessage(err, kind), e.cfg.APIKey), Err: err}
+	}
+	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel}
+	c.timer = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
+	c.timer.Stop()
+	c.body = &idleReader{c: c}
+	e.log.Debug("upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, "after", time.Since(start))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer c.Close()
+		raw := readErrorBody(c.body)
+		code, msg := "", ""
+		if parse != nil {
+			code, msg = parse(raw)
+		}
+		if msg == "" {
+			msg = string(bytes.TrimSpace(raw))
+			if msg == "" {
+				msg = http.StatusText(resp.StatusCode)
+			}
+		}
+		pe := &Error{
+			Provider: e.cfg.Name, Model: model, StatusCode: resp.StatusCode,
+			Kind:       classifyStatus(resp.StatusCode, code, msg),
+			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+			Message:    trimMessage(msg, e.cfg.APIKey),
+		}
+		return nil, pe
+	}
+	return c, nil
+}
+
+// transportMessage describes a transport failure without the request URL's details.
+func transportMessage(err error, kind ErrorKind) string {
+	switch kind {
+	case KindTimeout:
+		return "no response from upstream in time"
+	case KindConnection:
+		return "connection to upstream failed: " + rootCause(err).Error()
+	}
+	return rootCause(err).Error()
+}
+
+func rootCause(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}
+
+// readFailure classifies an error met while reading the body. In a stream, a connection
+// failure means the stream was cut, which is KindStreamBroken.
+func (c *call) readFailure(err error, streaming bool) *Error {
+	cause := context.Cause(c.ctx)
+	kind := classifyTransport(err, cause)
+	msg := transportMessage(err, kind)
+	if errors.Is(cause, errIdle) {
+		msg = "upstream stalled: no data within the idle timeout"
+	}
+	if streaming && (kind == KindConnection || kind == KindUnknown) && !errors.Is(err, context.Canceled) {
+		kind = KindStreamBroken
+		msg = "stream cut before its end marker: " + rootCause(err).Error()
+	}
+	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: trimMessage(msg, c.ep.cfg.APIKey), Err: err}
+}
+
+// Close releases the response; safe to call more than once.
+func (c *call) Close() error {
+	c.once.Do(func() {
+		c.timer.Stop()
+		c.resp.Body.Close()
+		c.cancel(context.Canceled)
+	})
+	return nil
+}
+
+// idleReader arms the idle timer only while a read is blocked, so a slow consumer is not
+// mistaken for a stalled upstream.
+type idleReader struct{ c *call }
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	if r.c.ep.idle > 0 {
+		r.c.timer.Reset(r.c.ep.idle)
+	}
+	n, err := r.c.resp.Body.Read(p)
+	r.c.timer.Stop()
+	return n, err
+}
+
+// readAll reads a whole (bounded) success body.
+func (c *call) readAll(limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(c.body, limit+1))
+	if err != nil {
+		return nil, c.readFailure(err, false)
+	}
+	if int64(len(b)) > limit {
+		return nil, &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: KindBadRequest, StatusCode: c.resp.StatusCode, Message: fmt.Sprintf("response body larger than %d bytes", limit)}
+	}
+	return b, nil
+}
+
+// maxResponseBody bounds a non-streamed success body.
+const maxResponseBody = 32 << 20

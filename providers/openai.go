@@ -1,0 +1,330 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// DefaultOpenAIBaseURL is the OpenAI API root used when Config.BaseURL is empty.
+const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+
+// OpenAI speaks the OpenAI chat-completions wire format (POST {base}/chat/completions,
+// Bearer auth, SSE "data:" lines ending with "data: [DONE]"). It serves OpenAI itself, the
+// OpenAI-compatible presets and any compatible server.
+type OpenAI struct {
+	ep      endpoint
+	baseURL string
+	// searchModels reports whether a model accepts web_search_options (OpenAI's
+	// *-search-preview models); nil means no model does.
+	searchModels func(model string) bool
+}
+
+// NewOpenAI returns an OpenAI-format adapter.
+func NewOpenAI(cfg Config) *OpenAI {
+	if cfg.Name == "" {
+		cfg.Name = "openai"
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultOpenAIBaseURL
+	}
+	if cfg.MaxTokensField == "" {
+		cfg.MaxTokensField = "max_tokens"
+	}
+	o := &OpenAI{ep: newEndpoint(cfg), baseURL: base}
+	if cfg.Name == "openai" {
+		o.searchModels = func(m string) bool { return strings.Contains(m, "search-preview") || strings.Contains(m, "search-api") }
+	}
+	return o
+}
+
+// Name returns the provider prefix.
+func (o *OpenAI) Name() string { return o.ep.cfg.Name }
+
+// Configured reports whether an API key is set or the provider needs none.
+func (o *OpenAI) Configured() bool { return o.ep.cfg.APIKey != "" || o.ep.cfg.KeyOptional }
+
+// BaseURL returns the endpoint root requests go to.
+func (o *OpenAI) BaseURL() string { return o.baseURL }
+
+// SupportsSearch reports whether model has a native web-search option on this provider
+// (only OpenAI's search-preview models, through web_search_options).
+func (o *OpenAI) SupportsSearch(model string) bool {
+	return o.searchModels != nil && o.searchModels(model)
+}
+
+type openAIMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type openAIStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// openAIRequest is built as a map so the max-tokens field name can vary by preset.
+func (o *OpenAI) body(req *Request, stream bool) map[string]any {
+	msgs := make([]openAIMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = openAIMessage{Role: m.Role, Content: m.Content}
+	}
+	b := map[string]any{"model": req.Model, "messages": msgs}
+	if req.Temperature != nil {
+		b["temperature"] = *req.Temperature
+	}
+	if req.MaxTokens > 0 {
+		b[o.ep.cfg.MaxTokensField] = req.MaxTokens
+	}
+	if req.Search {
+		b["web_search_options"] = map[string]any{}
+	}
+	if stream {
+		b["stream"] = true
+		b["stream_options"] = openAIStreamOptions{IncludeUsage: true}
+	}
+	return b
+}
+
+func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, error) {
+	if err := o.ep.checkKey(req.Model); err != nil {
+		return nil, err
+	}
+	if req.Search && !o.SupportsSearch(req.Model) {
+		return nil, o.ep.errorf(req.Model, KindBadRequest, "model %s/%s does not support search", o.ep.cfg.Name, req.Model)
+	}
+	h := http.Header{}
+	if o.ep.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
+	}
+	if stream {
+		h.Set("Accept", "text/event-stream")
+	}
+	return o.ep.send(ctx, req.Model, o.baseURL+"/chat/completions", h, o.body(req, stream), parseOpenAIError)
+}
+
+// openAIErrorBody is {"error": {"message", "type", "code", "param"}}; some compatible
+// servers send {"error": "text"} or {"message": "text"}.
+type openAIErrorBody struct {
+	Error   json.RawMessage `json:"error"`
+	Message string          `json:"message"`
+}
+
+type openAIErrorObject struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    any    `json:"code"`
+}
+
+func parseOpenAIError(body []byte) (code, msg string) {
+	var eb openAIErrorBody
+	if json.Unmarshal(body, &eb) != nil {
+		return "", ""
+	}
+	var obj openAIErrorObject
+	if len(eb.Error) > 0 && json.Unmarshal(eb.Error, &obj) == nil {
+		c := obj.Type
+		if s, ok := obj.Code.(string); ok && s != "" {
+			c = s
+		}
+		return c, obj.Message
+	}
+	var s string
+	if len(eb.Error) > 0 && json.Unmarshal(eb.Error, &s) == nil {
+		return "", s
+	}
+	return "", eb.Message
+}
+
+type openAIUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *openAIUsage) usage() Usage {
+	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	return out
+}
+
+type openAIResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		FinishReason string `json:"finish_reason"`
+		Message      struct {
+			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *openAIUsage    `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// Complete sends a non-streamed chat completion.
+func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) {
+	c, err := o.start(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	raw, err := c.readAll(maxResponseBody)
+	if err != nil {
+		return nil, err
+	}
+	var r openAIResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: KindStreamBroken, StatusCode: c.resp.StatusCode, Message: "malformed response body", Err: err}
+	}
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		code, msg := parseOpenAIError(raw)
+		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: bodyErrorKind(code, msg), StatusCode: c.resp.StatusCode, Message: trimMessage(msg, o.ep.cfg.APIKey)}
+	}
+	if len(r.Choices) == 0 {
+		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: KindStreamBroken, StatusCode: c.resp.StatusCode, Message: "response has no choices"}
+	}
+	ch := r.Choices[0]
+	if ch.FinishReason == "content_filter" {
+		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: KindContentFilter, StatusCode: c.resp.StatusCode, Message: "response blocked by the content filter"}
+	}
+	resp := &Response{FinishReason: ch.FinishReason, Model: r.Model}
+	if ch.Message.Content != nil {
+		resp.Text = *ch.Message.Content
+	}
+	if r.Usage != nil {
+		resp.Usage = r.Usage.usage()
+	}
+	return resp, nil
+}
+
+// bodyErrorKind classifies an error object received with HTTP 200 (inside a body or a
+// stream): rate limits and overloads keep their kind, anything unrecognised is a broken
+// response.
+func bodyErrorKind(code, msg string) ErrorKind {
+	k := classifyStatus(0, code, msg)
+	if k == KindUnknown {
+		lc := strings.ToLower(code + " " + msg)
+		switch {
+		case strings.Contains(lc, "rate") && strings.Contains(lc, "limit"):
+			return KindRateLimited
+		case strings.Contains(lc, "server_error"), strings.Contains(lc, "internal"):
+			return KindOverloaded
+		case strings.Contains(lc, "invalid_request"):
+			return KindBadRequest
+		}
+		return KindStreamBroken
+	}
+	return k
+}
+
+// Stream starts a streamed chat completion with usage in the last chunk.
+func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
+	c, err := o.start(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	return &openAIStream{c: c, sse: newSSEReader(c.body), provider: o}, nil
+}
+
+type openAIChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content *string `json:"content"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openAIUsage    `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type openAIStream struct {
+	c        *call
+	sse      *sseReader
+	provider *OpenAI
+	err      error // sticky terminal result
+}
+
+func (s *openAIStream) fail(kind ErrorKind, msg string, cause error) error {
+	s.err = &Error{Provider: s.provider.Name(), Model: s.c.model, Kind: kind, StatusCode: s.c.resp.StatusCode, Message: trimMessage(msg, s.provider.ep.cfg.APIKey), Err: cause}
+	s.c.Close()
+	return s.err
+}
+
+// Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
+func (s *openAIStream) Recv() (Chunk, error) {
+	if s.err != nil {
+		return Chunk{}, s.err
+	}
+	for {
+		ev, err := s.sse.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return Chunk{}, s.fail(KindStreamBroken, "stream ended without data: [DONE]", nil)
+			}
+			if errors.Is(err, errLineTooLong) {
+				return Chunk{}, s.fail(KindStreamBroken, err.Error(), err)
+			}
+			s.err = s.c.readFailure(err, true)
+			s.c.Close()
+			return Chunk{}, s.err
+		}
+		if ev.raw {
+			code, msg := parseOpenAIError(ev.data)
+			if msg == "" {
+				return Chunk{}, s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
+			}
+			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
+		}
+		data := bytes.TrimSpace(ev.data)
+		if string(data) == "[DONE]" {
+			s.err = io.EOF
+			s.c.Close()
+			return Chunk{}, io.EOF
+		}
+		var ck openAIChunk
+		if err := json.Unmarshal(data, &ck); err != nil {
+			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
+		}
+		if len(ck.Error) > 0 && string(ck.Error) != "null" {
+			code, msg := parseOpenAIError(data)
+			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
+		}
+		var out Chunk
+		for _, ch := range ck.Choices {
+			if ch.Delta.Content != nil {
+				out.Text += *ch.Delta.Content
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				out.FinishReason = *ch.FinishReason
+			}
+		}
+		if out.FinishReason == "content_filter" {
+			return Chunk{}, s.fail(KindContentFilter, "response blocked by the content filter", nil)
+		}
+		if ck.Usage != nil {
+			u := ck.Usage.usage()
+			out.Usage = &u
+		}
+		if out.Text == "" && out.FinishReason == "" && out.Usage == nil {
+			continue
+		}
+		return out, nil
+	}
+}
+
+// Close releases the connection.
+func (s *openAIStream) Close() error { return s.c.Close() }

@@ -1,0 +1,293 @@
+package providers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
+var ErrInvalidConfig = errors.New("providers: invalid provider configuration")
+
+// ConfigError is a bad provider configuration; Field names the offending entry.
+type ConfigError struct {
+	Field   string
+	Message string
+}
+
+func (e *ConfigError) Error() string { return "providers: config " + e.Field + ": " + e.Message }
+
+// Is reports whether target is ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+func quote(s string) string { return strconv.Quote(s) }
+
+// Options are the settings shared by every adapter a Registry builds.
+type Options struct {
+	// HTTPClient is used for all upstream calls; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// IdleTimeout and ResponseTimeout are copied into each adapter's Config.
+	IdleTimeout     time.Duration
+	ResponseTimeout time.Duration
+	// Logger receives adapters' debug logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o Options) apply(c Config) Config {
+	c.HTTPClient = o.HTTPClient
+	c.IdleTimeout = o.IdleTimeout
+	c.ResponseTimeout = o.ResponseTimeout
+	c.Logger = o.Logger
+	return c
+}
+
+// Configurable is implemented by adapters that can tell whether they have what they need
+// to call upstream (a key, unless the provider needs none).
+type Configurable interface {
+	Configured() bool
+}
+
+// Registry maps provider names to providers. The zero value is an empty registry ready to
+// use; it is safe for concurrent use.
+type Registry struct {
+	mu        sync.RWMutex
+	providers map[string]Provider
+}
+
+// NewRegistry returns a registry holding ps.
+func NewRegistry(ps ...Provider) *Registry {
+	r := &Registry{}
+	for _, p := range ps {
+		r.Register(p)
+	}
+	return r
+}
+
+// Register adds p, replacing any provider with the same name.
+func (r *Registry) Register(p Provider) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.providers == nil {
+		r.providers = map[string]Provider{}
+	}
+	r.providers[p.Name()] = p
+}
+
+// Lookup returns the provider called name, or an error matching ErrUnknownProvider.
+func (r *Registry) Lookup(name string) (Provider, error) {
+	r.mu.RLock()
+	p, ok := r.providers[name]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownProvider, name)
+	}
+	return p, nil
+}
+
+// Names returns the registered provider names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.providers))
+	for n := range r.providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Resolve splits a "provider/model" string and looks the provider up.
+func (r *Registry) Resolve(providerModel string) (Provider, string, error) {
+	pn, model, err := ParseModel(providerModel)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := r.Lookup(pn)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, model, nil
+}
+
+// FromEnv returns a registry with every preset, keys and base URLs read through getenv
+// (pass os.Getenv in production). Presets without a key are still registered; their calls
+// fail with KindAuth, so callers can tell "not configured" from "unknown provider".
+func FromEnv(getenv func(string) string, opts Options) *Registry {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	r := &Registry{}
+	for _, p := range Presets() {
+		cfg := opts.apply(Config{
+			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
+			MaxTokensField: p.MaxTokensField,
+		})
+		if p.KeyEnv != "" {
+			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
+		}
+		if v := strings.TrimSpace(getenv(p.BaseURLEnv)); v != "" {
+			cfg.BaseURL = v
+			if p.Name == "ollama" && !strings.HasSuffix(strings.TrimRight(v, "/"), "/v1") {
+				cfg.BaseURL = strings.TrimRight(v, "/") + "/v1"
+			}
+		}
+		prov, _ := New(p.Format, cfg)
+		r.Register(prov)
+	}
+	return r
+}
+
+// FileConfig is the JSON provider configuration file:
+//
+//	{"providers": [{"name": "my-vllm", "format": "openai", "base_url": "http://gpu:8000/v1",
+//	  "api_key_env": "VLLM_KEY"}]}
+//
+// An entry named like a preset overrides that preset's base URL and key.
+type FileConfig struct {
+	Providers []ProviderConfig `json:"providers"`
+}
+
+// ProviderConfig is one provider in a FileConfig.
+type ProviderConfig struct {
+	Name           string `json:"name"`
+	Format         Format `json:"format,omitempty"`
+	BaseURL        string `json:"base_url,omitempty"`
+	APIKey         string `json:"api_key,omitempty"`
+	APIKeyEnv      string `json:"api_key_env,omitempty"`
+	KeyOptional    bool   `json:"key_optional,omitempty"`
+	MaxTokensField string `json:"max_tokens_field,omitempty"`
+}
+
+var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// LoadConfig reads and validates a provider configuration file.
+func LoadConfig(path string) (*FileConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("providers: reading config: %w", err)
+	}
+	return ParseConfig(b)
+}
+
+// ParseConfig parses and validates a provider configuration document.
+func ParseConfig(b []byte) (*FileConfig, error) {
+	var fc FileConfig
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fc); err != nil {
+		return nil, &ConfigError{Field: "(file)", Message: "invalid JSON: " + err.Error()}
+	}
+	presets := map[string]Preset{}
+	for _, p := range Presets() {
+		presets[p.Name] = p
+	}
+	seen := map[string]bool{}
+	for i, pc := range fc.Providers {
+		field := fmt.Sprintf("providers[%d]", i)
+		if !providerNameRE.MatchString(pc.Name) {
+			return nil, &ConfigError{Field: field + ".name", Message: "must be 1-64 lowercase letters, digits, '-', '_' or '.' (no '/'), got " + quote(pc.Name)}
+		}
+		if seen[pc.Name] {
+			return nil, &ConfigError{Field: field + ".name", Message: "duplicate provider " + quote(pc.Name)}
+		}
+		seen[pc.Name] = true
+		switch pc.Format {
+		case "", FormatOpenAI, FormatAnthropic, FormatGemini:
+		default:
+			return nil, &ConfigError{Field: field + ".format", Message: "must be openai, anthropic or gemini, got " + quote(string(pc.Format))}
+		}
+		if preset, ok := presets[pc.Name]; ok {
+			if pc.Format != "" && pc.Format != preset.Format {
+				return nil, &ConfigError{Field: field + ".format", Message: fmt.Sprintf("%q is a built-in %s provider", pc.Name, preset.Format)}
+			}
+		} else {
+			if pc.Format == "" {
+				return nil, &ConfigError{Field: field + ".format", Message: "is required for a provider that is not built in"}
+			}
+			if pc.BaseURL == "" {
+				return nil, &ConfigError{Field: field + ".base_url", Message: "is required for a provider that is not built in"}
+			}
+		}
+		if pc.BaseURL != "" && !strings.HasPrefix(pc.BaseURL, "http://") && !strings.HasPrefix(pc.BaseURL, "https://") {
+			return nil, &ConfigError{Field: field + ".base_url", Message: "must start with http:// or https://"}
+		}
+		if pc.APIKey != "" && pc.APIKeyEnv != "" {
+			return nil, &ConfigError{Field: field + ".api_key", Message: "set api_key or api_key_env, not both"}
+		}
+		switch pc.MaxTokensField {
+		case "", "max_tokens", "max_completion_tokens":
+		default:
+			return nil, &ConfigError{Field: field + ".max_tokens_field", Message: "must be max_tokens or max_completion_tokens"}
+		}
+	}
+	return &fc, nil
+}
+
+// Configure adds or overrides providers from fc; keys named by api_key_env are read
+// through getenv.
+func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Options) error {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	presets := map[string]Preset{}
+	for _, p := range Presets() {
+		presets[p.Name] = p
+	}
+	for _, pc := range fc.Providers {
+		preset, isPreset := presets[pc.Name]
+		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField}
+		format := pc.Format
+		if isPreset {
+			format = preset.Format
+			cfg.BaseURL = preset.BaseURL
+			cfg.KeyEnv = preset.KeyEnv
+			cfg.KeyOptional = cfg.KeyOptional || preset.KeyOptional
+			if cfg.MaxTokensField == "" {
+				cfg.MaxTokensField = preset.MaxTokensField
+			}
+			cfg.APIKey = strings.TrimSpace(getenv(preset.KeyEnv))
+			if v := strings.TrimSpace(getenv(preset.BaseURLEnv)); v != "" {
+				cfg.BaseURL = v
+			}
+		}
+		if pc.BaseURL != "" {
+			cfg.BaseURL = pc.BaseURL
+		}
+		switch {
+		case pc.APIKey != "":
+			cfg.APIKey = pc.APIKey
+		case pc.APIKeyEnv != "":
+			cfg.KeyEnv = pc.APIKeyEnv
+			cfg.APIKey = strings.TrimSpace(getenv(pc.APIKeyEnv))
+		}
+		p, err := New(format, opts.apply(cfg))
+		if err != nil {
+			return err
+		}
+		r.Register(p)
+	}
+	return nil
+}
+
+// FromConfigFile returns FromEnv's registry with the providers of the config file at path
+// added or overriding presets.
+func FromConfigFile(path string, getenv func(string) string, opts Options) (*Registry, error) {
+	fc, err := LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	r := FromEnv(getenv, opts)
+	if err := r.Configure(fc, getenv, opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}

@@ -1,0 +1,105 @@
+package providers
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// maxSSELine bounds one server-sent-events line (Gemini may inline base64 images).
+const maxSSELine = 16 << 20
+
+// errLineTooLong reports an SSE line over maxSSELine.
+var errLineTooLong = errors.New("providers: server-sent event line too long")
+
+// sseEvent is one server-sent event. When raw is set the upstream stopped speaking SSE
+// (for example it wrote a bare JSON error object) and data holds the rest of the body.
+type sseEvent struct {
+	event string
+	data  []byte
+	raw   bool
+}
+
+// sseReader splits a text/event-stream body into events.
+type sseReader struct {
+	r *bufio.Reader
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 32<<10)}
+}
+
+// readLine returns one line without its line ending.
+func (s *sseReader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		line = append(line, frag...)
+		if len(line) > maxSSELine {
+			return nil, errLineTooLong
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return line, err
+		}
+		break
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return line, nil
+}
+
+// next returns the next event with data, or io.EOF at the end of the body. Other read
+// errors are returned as they are.
+func (s *sseReader) next() (sseEvent, error) {
+	var ev sseEvent
+	var data [][]byte
+	have := false
+	for {
+		line, err := s.readLine()
+		if err != nil && (err != io.EOF || len(line) == 0) {
+			if err == io.EOF && have {
+				ev.data = bytes.Join(data, []byte("\n"))
+				return ev, nil
+			}
+			return sseEvent{}, err
+		}
+		switch {
+		case len(line) == 0:
+			if have {
+				ev.data = bytes.Join(data, []byte("\n"))
+				return ev, nil
+			}
+			ev = sseEvent{}
+		case line[0] == ':':
+			// comment / keep-alive
+		default:
+			field, value, found := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			switch string(field) {
+			case "data":
+				data = append(data, append([]byte(nil), value...))
+				have = true
+			case "event":
+				ev.event = string(value)
+			case "id", "retry":
+			default:
+				if !found || len(bytes.TrimSpace(line)) > 0 {
+					rest := readErrorBody(s.r)
+					raw := append(append(append([]byte(nil), line...), '\n'), rest...)
+					return sseEvent{raw: true, data: raw}, nil
+				}
+			}
+		}
+		if err == io.EOF {
+			if have {
+				ev.data = bytes.Join(data, []byte("\n"))
+				return ev, nil
+			}
+			return sseEvent{}, io.EOF
+		}
+	}
+}
