@@ -1,0 +1,192 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Options configure a Selector. The zero value of every field but Store is usable.
+type Options struct {
+	// Store keeps the sessions (collection store.Sessions). Required.
+	Store *store.Store
+	// CustomModels runs trained routers for preference_id; nil answers every preference_id
+	// with not found.
+	CustomModels CustomModels
+	// Catalog supplies prices and tool support for candidates that do not declare them; nil
+	// means none.
+	Catalog Catalog
+	// Scorer ranks without a preference_id and ranks the candidates a custom router does not
+	// know; nil means DefaultScorer{}.
+	Scorer Router
+	// Tolerance is the cost/latency tradeoff's quality tolerance: a candidate is eligible
+	// when its score is at least (best score − Tolerance). 0 means DefaultTolerance (0.05);
+	// a negative value means no tolerance (only ties with the best are eligible).
+	Tolerance float64
+	// LastTurnWeight is the weight of the last user turn (see Conversation); 0 means 0.7.
+	LastTurnWeight float64
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives one debug line per selection (never message content); nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Selector answers model selection requests and keeps their sessions.
+type Selector struct {
+	store  *store.Store
+	custom CustomModels
+	cat    Catalog
+	scorer Router
+	tol    float64
+	w      float64
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// NewSelector returns a Selector configured by opts.
+func NewSelector(opts Options) *Selector {
+	s := &Selector{store: opts.Store, custom: opts.CustomModels, cat: opts.Catalog,
+		scorer: opts.Scorer, tol: opts.Tolerance, w: opts.LastTurnWeight, now: opts.Now, log: opts.Logger}
+	if s.scorer == nil {
+		s.scorer = DefaultScorer{}
+	}
+	switch {
+	case s.tol == 0:
+		s.tol = DefaultTolerance
+	case s.tol < 0:
+		s.tol = 0
+	}
+	if s.w <= 0 || s.w > 1 {
+		s.w = DefaultLastTurnWeight
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s
+}
+
+// Response is the answer to a model selection request.
+type Response struct {
+	// LLMLabel is the chosen candidate in the caller's shape: the name as given, or
+	// "provider/model".
+	LLMLabel string `json:"llm_label" jsonschema:"required"`
+	// Providers is the ranked list, best first, cut at max_model_depth.
+	Providers []RankedProvider `json:"providers"`
+	// SessionID identifies the stored session; pass it as previous_session to link calls.
+	SessionID string `json:"session_id"`
+}
+
+// RankedProvider is one entry of the ranked list, in the caller's shape.
+type RankedProvider struct {
+	// Name is set for candidates given as {"name": ...}.
+	Name string `json:"name,omitempty"`
+	// Provider and Model are set for candidates given as {"provider","model"} or strings.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Rank is the position, 1 = best.
+	Rank int `json:"rank"`
+	// Score is as in [Scored]: expected quality (default scorer) or router probability.
+	Score float64 `json:"score"`
+	// ScoreSource says where the score came from: attribute, benchmark, unknown or router.
+	ScoreSource string `json:"score_source"`
+}
+
+// Rank validates req and returns the ranked candidates after the tools filter and the
+// tradeoff, without storing a session.
+func (s *Selector) Rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return s.rank(ctx, owner, req)
+}
+
+func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
+	cands, field := req.Candidates()
+	if len(req.Tools) > 0 {
+		kept := make([]Candidate, 0, len(cands))
+		for _, c := range cands {
+			if supportsTools(c, s.cat) {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, invalid(field, "no candidate is known to support tool calling, which tools requires; "+
+				"declare it with attributes.supports_tools: true")
+		}
+		cands = kept
+	}
+	conv := NewConversation(req.Messages, len(req.Tools), s.w)
+	var r Router = s.scorer
+	if req.PreferenceID != "" {
+		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: req.PreferenceID, Fallback: s.scorer, LastTurnWeight: s.w}
+	}
+	ranked, err := r.Rank(ctx, conv, cands)
+	if err != nil {
+		return nil, err
+	}
+	if len(ranked) != len(cands) {
+		return nil, fmt.Errorf("routing: router ranked %d of %d candidates", len(ranked), len(cands))
+	}
+	return applyTradeoff(ranked, req.Tradeoff, s.tol, s.cat), nil
+}
+
+// Select validates req, ranks its candidates for owner, stores a session and returns the
+// choice. Errors: *ValidationError (ErrInvalid) for bad requests, *NotFoundError
+// (ErrNotFound) for an unknown preference_id or previous_session.
+func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Response, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if s.store == nil {
+		return nil, errors.New("routing: selector has no store")
+	}
+	if req.PreviousSession != "" {
+		if _, err := s.loadSession(ctx, owner, req.PreviousSession, "previous_session"); err != nil {
+			return nil, err
+		}
+	}
+	ranked, err := s.rank(ctx, owner, req)
+	if err != nil {
+		return nil, err
+	}
+	id, err := newSessionID()
+	if err != nil {
+		return nil, err
+	}
+	sess := Session{ID: id, Owner: owner, CreatedAt: s.now().UTC(), Chosen: ranked[0].Candidate.Label(),
+		Tradeoff: req.Tradeoff, PreferenceID: req.PreferenceID, PreviousSession: req.PreviousSession}
+	for _, r := range ranked {
+		sess.Ranked = append(sess.Ranked, SessionCandidate{Label: r.Candidate.Label(), Score: r.Score, Source: r.Source})
+	}
+	if req.HashContent {
+		sess.MessageHashes = hashMessages(req.Messages)
+	}
+	if err := store.PutJSON(ctx, s.store, store.Sessions, id, sess); err != nil {
+		return nil, fmt.Errorf("routing: store session: %w", err)
+	}
+	depth := len(ranked)
+	if req.MaxModelDepth != nil && *req.MaxModelDepth < depth {
+		depth = *req.MaxModelDepth
+	}
+	resp := &Response{LLMLabel: sess.Chosen, SessionID: id, Providers: make([]RankedProvider, depth)}
+	for i, r := range ranked[:depth] {
+		p := RankedProvider{Rank: i + 1, Score: r.Score, ScoreSource: r.Source}
+		if r.Candidate.Shape() == ShapeName {
+			p.Name = r.Candidate.Name
+		} else {
+			p.Provider, p.Model = r.Candidate.Provider, r.Candidate.Model
+		}
+		resp.Providers[i] = p
+	}
+	s.log.DebugContext(ctx, "model selected", "session_id", id, "chosen", sess.Chosen,
+		"candidates", len(ranked), "preference_id", req.PreferenceID, "tradeoff", req.Tradeoff)
+	return resp, nil
+}

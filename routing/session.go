@@ -1,0 +1,119 @@
+package routing
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// MaxChainLength bounds how many sessions [Selector.SessionChain] follows.
+const MaxChainLength = 1000
+
+// Session is the stored record of one model selection. Message content is never stored;
+// with hash_content it is kept as SHA-256 hashes only.
+type Session struct {
+	// ID is the session id returned to the caller.
+	ID string `json:"session_id"`
+	// Owner is the caller the session belongs to; other owners cannot read it.
+	Owner string `json:"owner"`
+	// CreatedAt is when the selection was made (UTC).
+	CreatedAt time.Time `json:"created_at"`
+	// Chosen is the label of the chosen candidate (the response's llm_label).
+	Chosen string `json:"chosen"`
+	// Ranked is the full ranked list, best first (not cut at max_model_depth).
+	Ranked []SessionCandidate `json:"ranked"`
+	// Tradeoff, PreferenceID and PreviousSession echo the request.
+	Tradeoff        string `json:"tradeoff,omitempty"`
+	PreferenceID    string `json:"preference_id,omitempty"`
+	PreviousSession string `json:"previous_session,omitempty"`
+	// MessageHashes are the SHA-256 hashes of the message contents when hash_content was
+	// true; empty otherwise.
+	MessageHashes []MessageHash `json:"message_hashes,omitempty"`
+}
+
+// SessionCandidate is one entry of a session's ranked list.
+type SessionCandidate struct {
+	// Label is the candidate in the caller's shape.
+	Label string `json:"label"`
+	// Score and Source are as in [Scored].
+	Score  float64 `json:"score"`
+	Source string  `json:"source"`
+}
+
+// MessageHash is a message's role and the hex SHA-256 of its content.
+type MessageHash struct {
+	Role   string `json:"role"`
+	SHA256 string `json:"sha256"`
+}
+
+func newSessionID() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("routing: session id: %w", err)
+	}
+	return "sess_" + hex.EncodeToString(b[:]), nil
+}
+
+func hashMessages(msgs []Message) []MessageHash {
+	out := make([]MessageHash, len(msgs))
+	for i, m := range msgs {
+		sum := sha256.Sum256([]byte(m.Content))
+		out[i] = MessageHash{Role: m.Role, SHA256: hex.EncodeToString(sum[:])}
+	}
+	return out
+}
+
+// Session returns the owner's session id. Unknown ids and sessions of other owners return
+// a *NotFoundError (matching ErrNotFound).
+func (s *Selector) Session(ctx context.Context, owner, id string) (*Session, error) {
+	return s.loadSession(ctx, owner, id, "session_id")
+}
+
+func (s *Selector) loadSession(ctx context.Context, owner, id, field string) (*Session, error) {
+	if id == "" {
+		return nil, &NotFoundError{Field: field, ID: id}
+	}
+	if s.store == nil {
+		return nil, errors.New("routing: selector has no store")
+	}
+	sess, err := store.GetJSON[Session](ctx, s.store, store.Sessions, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &NotFoundError{Field: field, ID: id, Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("routing: read session %q: %w", id, err)
+	}
+	if sess.Owner != owner {
+		return nil, &NotFoundError{Field: field, ID: id}
+	}
+	return &sess, nil
+}
+
+// SessionChain returns the session id and the sessions it links to through
+// previous_session, newest first, at most MaxChainLength of them.
+func (s *Selector) SessionChain(ctx context.Context, owner, id string) ([]Session, error) {
+	var out []Session
+	seen := map[string]bool{}
+	for next := id; next != "" && len(out) < MaxChainLength && !seen[next]; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		seen[next] = true
+		sess, err := s.loadSession(ctx, owner, next, "session_id")
+		if err != nil {
+			if len(out) > 0 && errors.Is(err, ErrNotFound) {
+				break // an earlier link was removed; the chain ends here
+			}
+			return nil, err
+		}
+		out = append(out, *sess)
+		next = sess.PreviousSession
+	}
+	return out, nil
+}
