@@ -1,0 +1,251 @@
+package providers
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strconv"
+	"sync"
+)
+
+//go:generate go run ./internal/catalogfilter -in ../../shared/data/fixtures/catalogs/litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
+
+// litellmChatPrices is the LiteLLM catalogue (MIT, see catalogdata/LICENSE.litellm)
+// reduced to chat models.
+//
+//go:embed catalogdata/litellm_chat_prices.json
+var litellmChatPrices []byte
+
+// ErrInvalidCatalog is matched by errors from parsing a price catalogue.
+var ErrInvalidCatalog = errors.New("providers: invalid price catalogue")
+
+// Price is one chat model's catalogue entry. Rates are USD per token. A rate the catalogue
+// does not give separately (cache read, cache write, reasoning) equals the plain input or
+// output rate.
+type Price struct {
+	// Key is the catalogue key the model matched (e.g. "gpt-4o", "gemini/gemini-2.5-flash").
+	Key string
+	// Provider is the catalogue's provider name (LiteLLM's litellm_provider).
+	Provider string
+	// Known is false when the entry lacks an input or output rate; Cost then reports an
+	// unknown price rather than a made-up one.
+	Known                   bool
+	InputPerToken           float64
+	OutputPerToken          float64
+	CacheReadPerToken       float64
+	CacheCreationPerToken   float64
+	ReasoningPerToken       float64
+	MaxInputTokens          int // 0 when the catalogue does not say
+	MaxOutputTokens         int
+	SupportsFunctionCalling bool
+	SupportsWebSearch       bool
+	SupportsReasoning       bool
+}
+
+// Cost is the price of one call's usage in USD.
+type Cost struct {
+	InputUSD  float64 `json:"input_tokens_cost"`
+	OutputUSD float64 `json:"output_tokens_cost"`
+	TotalUSD  float64 `json:"total_tokens_cost"`
+	// Known is false when the model has no catalogue price; the amounts are then 0.
+	Known bool `json:"price_known"`
+}
+
+// Catalog prices models. It is immutable once built and safe for concurrent use.
+type Catalog struct {
+	entries map[string]Price
+}
+
+// flexFloat accepts a JSON number or a numeric string.
+type flexFloat struct {
+	v  float64
+	ok bool
+}
+
+func (f *flexFloat) UnmarshalJSON(b []byte) error {
+	var n float64
+	if json.Unmarshal(b, &n) == nil {
+		f.v, f.ok = n, true
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		if n, err := strconv.ParseFloat(s, 64); err == nil {
+			f.v, f.ok = n, true
+		}
+	}
+	return nil // descriptive strings (LiteLLM's sample_spec) are ignored
+}
+
+type catalogEntry struct {
+	Provider          string    `json:"litellm_provider"`
+	Mode              string    `json:"mode"`
+	Input             flexFloat `json:"input_cost_per_token"`
+	Output            flexFloat `json:"output_cost_per_token"`
+	CacheRead         flexFloat `json:"cache_read_input_token_cost"`
+	CacheCreation     flexFloat `json:"cache_creation_input_token_cost"`
+	Reasoning         flexFloat `json:"output_cost_per_reasoning_token"`
+	MaxInput          flexFloat `json:"max_input_tokens"`
+	MaxOutput         flexFloat `json:"max_output_tokens"`
+	FunctionCalling   bool      `json:"supports_function_calling"`
+	WebSearch         bool      `json:"supports_web_search"`
+	SupportsReasoning bool      `json:"supports_reasoning"`
+}
+
+func (e catalogEntry) price(key string) Price {
+	p := Price{
+		Key: key, Provider: e.Provider, Known: e.Input.ok && e.Output.ok,
+		InputPerToken: e.Input.v, OutputPerToken: e.Output.v,
+		CacheReadPerToken: e.Input.v, CacheCreationPerToken: e.Input.v, ReasoningPerToken: e.Output.v,
+		MaxInputTokens: int(e.MaxInput.v), MaxOutputTokens: int(e.MaxOutput.v),
+		SupportsFunctionCalling: e.FunctionCalling, SupportsWebSearch: e.WebSearch, SupportsReasoning: e.SupportsReasoning,
+	}
+	if e.CacheRead.ok {
+		p.CacheReadPerToken = e.CacheRead.v
+	}
+	if e.CacheCreation.ok {
+		p.CacheCreationPerToken = e.CacheCreation.v
+	}
+	if e.Reasoning.ok {
+		p.ReasoningPerToken = e.Reasoning.v
+	}
+	return p
+}
+
+// ParseCatalog parses a catalogue in LiteLLM's model_prices_and_context_window.json format,
+// keeping chat models (entries whose mode is "chat" or absent).
+func ParseCatalog(data []byte) (*Catalog, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidCatalog, err)
+	}
+	c := &Catalog{entries: make(map[string]Price, len(raw))}
+	for key, msg := range raw {
+		var e catalogEntry
+		if json.Unmarshal(msg, &e) != nil {
+			continue // e.g. LiteLLM's top-level "last_updated" string
+		}
+		if e.Mode != "" && e.Mode != "chat" {
+			continue
+		}
+		c.entries[key] = e.price(key)
+	}
+	return c, nil
+}
+
+var defaultCatalog = sync.OnceValue(func() *Catalog {
+	c, err := ParseCatalog(litellmChatPrices)
+	if err != nil {
+		panic("providers: embedded catalogue is invalid: " + err.Error())
+	}
+	return c
+})
+
+// DefaultCatalog returns the embedded LiteLLM catalogue, parsed on first use.
+func DefaultCatalog() *Catalog { return defaultCatalog() }
+
+// WithOverrides returns a new catalogue with o's entries added or replacing c's.
+func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
+	n := &Catalog{entries: maps.Clone(c.entries)}
+	maps.Copy(n.entries, o.entries)
+	return n
+}
+
+// LoadCatalog returns the embedded catalogue overridden by the LiteLLM-format file at
+// path (an empty path returns DefaultCatalog).
+func LoadCatalog(path string) (*Catalog, error) {
+	if path == "" {
+		return DefaultCatalog(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("providers: reading price catalogue override: %w", err)
+	}
+	o, err := ParseCatalog(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return DefaultCatalog().WithOverrides(o), nil
+}
+
+// Len returns the number of models in the catalogue.
+func (c *Catalog) Len() int { return len(c.entries) }
+
+// catalogPrefix maps our provider names to LiteLLM key prefixes ("" = bare model name).
+func catalogPrefix(provider string) (string, bool) {
+	switch provider {
+	case "openai", "anthropic":
+		return "", true
+	case "together":
+		return "together_ai/", true
+	case "fireworks":
+		return "fireworks_ai/", true
+	case "gemini", "mistral", "groq", "deepseek", "xai", "openrouter", "ollama":
+		return provider + "/", true
+	}
+	return "", false
+}
+
+// Lookup finds a model given as "provider/model" (or a bare catalogue key). It tries the
+// provider's LiteLLM key (e.g. "openai/gpt-4o" → "gpt-4o", "together/x" → "together_ai/x"),
+// then "provider/model" verbatim, then the bare model name.
+func (c *Catalog) Lookup(model string) (Price, bool) {
+	if c == nil {
+		return Price{}, false
+	}
+	var keys []string
+	if prov, m, err := ParseModel(model); err == nil {
+		if pre, ok := catalogPrefix(prov); ok {
+			keys = append(keys, pre+m)
+		}
+		keys = append(keys, model, m)
+	} else {
+		keys = append(keys, model)
+	}
+	for _, k := range keys {
+		if p, ok := c.entries[k]; ok {
+			return p, true
+		}
+	}
+	return Price{}, false
+}
+
+// Cost prices u for model. Cached prompt tokens are priced at the cache-read rate, cache
+// writes at the cache-creation rate and reasoning tokens at the reasoning rate where the
+// catalogue has them. An unknown model costs 0 with Known false. Tiered (long-context)
+// rates are not applied.
+func (c *Catalog) Cost(model string, u Usage) Cost {
+	p, ok := c.Lookup(model)
+	if !ok || !p.Known {
+		return Cost{}
+	}
+	return p.Cost(u)
+}
+
+// Cost prices u at p's rates.
+func (p Price) Cost(u Usage) Cost {
+	if !p.Known {
+		return Cost{}
+	}
+	uncached := max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0)
+	plainOut := max(u.CompletionTokens-u.ReasoningTokens, 0)
+	in := float64(uncached)*p.InputPerToken + float64(u.CachedTokens)*p.CacheReadPerToken +
+		float64(u.CacheCreationTokens)*p.CacheCreationPerToken
+	out := float64(plainOut)*p.OutputPerToken + float64(u.ReasoningTokens)*p.ReasoningPerToken
+	return Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true}
+}
+
+// SupportsFunctionCalling reports whether the catalogue says model takes tools.
+func (c *Catalog) SupportsFunctionCalling(model string) bool {
+	p, ok := c.Lookup(model)
+	return ok && p.SupportsFunctionCalling
+}
+
+// MaxInputTokens returns the model's context limit from the catalogue, 0 when unknown.
+func (c *Catalog) MaxInputTokens(model string) int {
+	p, _ := c.Lookup(model)
+	return p.MaxInputTokens
+}

@@ -1,0 +1,76 @@
+// Command catalogfilter reduces the LiteLLM model price catalogue to the chat models and the
+// fields package providers uses, one entry per line so updates diff well.
+//
+//	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"slices"
+)
+
+// keep lists the catalogue fields package providers reads.
+var keep = []string{
+	"litellm_provider", "mode",
+	"input_cost_per_token", "output_cost_per_token",
+	"cache_read_input_token_cost", "cache_creation_input_token_cost", "output_cost_per_reasoning_token",
+	"max_input_tokens", "max_output_tokens",
+	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching",
+}
+
+func main() {
+	in := flag.String("in", "", "LiteLLM model_prices_and_context_window.json")
+	out := flag.String("out", "", "filtered output file")
+	flag.Parse()
+	if *in == "" || *out == "" {
+		log.Fatal("usage: catalogfilter -in FILE -out FILE")
+	}
+	raw, err := os.ReadFile(*in)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		log.Fatal(err)
+	}
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var buf bytes.Buffer
+	buf.WriteString("{\n")
+	count := 0
+	for _, name := range names {
+		var entry map[string]any
+		if json.Unmarshal(all[name], &entry) != nil || entry["mode"] != "chat" {
+			continue
+		}
+		small := map[string]any{}
+		for _, k := range keep {
+			if v, ok := entry[k]; ok {
+				small[k] = v
+			}
+		}
+		line, err := json.Marshal(small) // map keys are sorted
+		if err != nil {
+			log.Fatal(err)
+		}
+		key, _ := json.Marshal(name)
+		if count > 0 {
+			buf.WriteString(",\n")
+		}
+		fmt.Fprintf(&buf, "%s: %s", key, line)
+		count++
+	}
+	buf.WriteString("\n}\n")
+	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %d chat models to %s", count, *out)
+}
