@@ -1,0 +1,151 @@
+package completions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// MaxTitleLength is the longest conversationTitle, in characters.
+const MaxTitleLength = 60
+
+// Conversation is a stored conversation (store.Conversations, keyed by its id). Its
+// messages live in store.Messages under "<id>/<seq, 8 digits>".
+type Conversation struct {
+	ID           string    `json:"id"`
+	Owner        string    `json:"owner"`
+	Title        string    `json:"title"`
+	Created      time.Time `json:"created"`
+	Updated      time.Time `json:"updated"`
+	MessageCount int       `json:"message_count"`
+}
+
+// StoredMessage is one message of a stored conversation.
+type StoredMessage struct {
+	Seq     int            `json:"seq"`
+	Role    string         `json:"role"`
+	Content []ContentBlock `json:"content"`
+	// ID is the responseMessageId of an assistant message.
+	ID string `json:"id,omitempty"`
+	// Model is the "provider/model" that wrote an assistant message.
+	Model   string    `json:"model,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+func messageKey(conversationID string, seq int) string {
+	return fmt.Sprintf("%s/%08d", conversationID, seq)
+}
+
+// Conversation returns the conversation id of owner with its messages in order, or an error
+// matching ErrNotFound when it does not exist or belongs to someone else.
+func (g *Gateway) Conversation(ctx context.Context, owner, id string) (*Conversation, []StoredMessage, error) {
+	if g.opts.Store == nil || !isUUID(id) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	c, err := store.GetJSON[Conversation](ctx, g.opts.Store, store.Conversations, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && c.Owner != owner) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("completions: read conversation %s: %w", id, err)
+	}
+	entries, err := g.opts.Store.List(ctx, store.Messages, store.ListOptions{Prefix: id + "/"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("completions: read messages of %s: %w", id, err)
+	}
+	msgs := make([]StoredMessage, 0, len(entries))
+	for _, e := range entries {
+		var m StoredMessage
+		if err := json.Unmarshal(e.Value, &m); err != nil {
+			return nil, nil, fmt.Errorf("completions: decode message %s: %w", e.Key, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return &c, msgs, nil
+}
+
+// saveTurn appends the request's messages and the assistant reply to the conversation,
+// creating it when isNew, all in one transaction.
+func (g *Gateway) saveTurn(ctx context.Context, p *plan, reply *Response) error {
+	if g.opts.Store == nil || p.convID == "" {
+		return nil
+	}
+	now := g.opts.Now().UTC()
+	return g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		var c Conversation
+		if p.convNew {
+			c = Conversation{ID: p.convID, Owner: p.scope.Owner, Title: p.convTitle, Created: now}
+		} else {
+			var err error
+			c, err = store.GetJSON[Conversation](ctx, tx, store.Conversations, p.convID)
+			if err != nil {
+				return fmt.Errorf("completions: read conversation %s: %w", p.convID, err)
+			}
+			if c.Owner != p.scope.Owner {
+				return fmt.Errorf("%w: %s", ErrNotFound, p.convID)
+			}
+		}
+		seq := c.MessageCount
+		for _, m := range p.req.Messages {
+			sm := StoredMessage{Seq: seq, Role: m.Role, Content: m.Content, Created: now}
+			if err := store.PutJSON(ctx, tx, store.Messages, messageKey(c.ID, seq), sm); err != nil {
+				return err
+			}
+			seq++
+		}
+		sm := StoredMessage{Seq: seq, Role: "assistant", Content: reply.Message.Content, ID: reply.ResponseMessageID,
+			Model: reply.Provider + "/" + reply.Model, Created: now}
+		if err := store.PutJSON(ctx, tx, store.Messages, messageKey(c.ID, seq), sm); err != nil {
+			return err
+		}
+		c.MessageCount = seq + 1
+		c.Updated = now
+		return store.PutJSON(ctx, tx, store.Conversations, c.ID, c)
+	})
+}
+
+// Title makes a conversation title from a message's text: whitespace (newlines included)
+// collapsed to single spaces, control characters dropped, cut at a word boundary to at most
+// MaxTitleLength characters with an ellipsis.
+func Title(text string) string {
+	text = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, text)
+	s := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(s) <= MaxTitleLength {
+		return s
+	}
+	r := []rune(s)[:MaxTitleLength-1]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i >= MaxTitleLength/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,.;:-") + "…"
+}
+
+// titleFor picks the first user message (else the first message) of msgs.
+func titleFor(msgs []Message) string {
+	for _, m := range msgs {
+		if m.Role == "user" {
+			if t := Title(m.Text()); t != "" {
+				return t
+			}
+		}
+	}
+	for _, m := range msgs {
+		if t := Title(m.Text()); t != "" {
+			return t
+		}
+	}
+	return "New conversation"
+}

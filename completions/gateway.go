@@ -1,0 +1,230 @@
+// Package completions is Switchyard's chat-completions gateway: it validates a request,
+// orders its models (ranked primaries, then fallbacks), calls the upstream providers with
+// retries, exponential backoff and fallback, streams fragments with stream-safe failover,
+// prices the usage, keeps conversations in the store and reports spending to an optional
+// ledger. The HTTP surface (POST /api/v1/completions and the OpenAI-compatible
+// POST /v1/chat/completions) lives in package server and only translates to and from the
+// types here.
+package completions
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// ProviderLookup finds the adapter for a provider prefix; *providers.Registry implements it.
+// An unknown name returns an error (normally matching providers.ErrUnknownProvider).
+type ProviderLookup interface {
+	Lookup(name string) (providers.Provider, error)
+}
+
+// PriceCatalogue prices token usage; model is the "provider/model" string.
+type PriceCatalogue interface {
+	Cost(model string, u providers.Usage) providerCost
+}
+
+// Ranker orders candidate models for a conversation, best first (the routing package can
+// implement it). It must return a permutation of models; anything else is ignored and the
+// given order is kept.
+type Ranker interface {
+	Rank(ctx context.Context, messages []providers.Message, models []string) ([]string, error)
+}
+
+// Ledger receives the usage and cost of every answered attempt (e.g. the optimizer's
+// per-job spending account). Record must not block for long; it runs on the request path.
+type Ledger interface {
+	Record(ctx context.Context, e LedgerEntry)
+}
+
+// LedgerEntry is one answered upstream attempt.
+type LedgerEntry struct {
+	// Owner and Tag are copied from the request's Scope.
+	Owner string
+	Tag   string
+	// Model is the "provider/model" string that answered.
+	Model string
+	// Complete is false when a stream failed after it started (usage may then be partial).
+	Complete bool
+	Usage    providers.Usage
+	Cost     Costs
+	Latency  time.Duration
+	Time     time.Time
+}
+
+// Scope says who is calling and what they may spend. The zero Scope is an anonymous caller
+// without limits.
+type Scope struct {
+	// Owner identifies the caller (for example the API key's id); conversations are
+	// private to it.
+	Owner string
+	// Tag is a free-form label passed to the Ledger (for example an optimization job id).
+	Tag string
+	// Budget, when set, limits models, calls and tokens; it is shared by all requests of
+	// the same scoped key.
+	Budget *Budget
+	// Received is when the request arrived (for latency and ttft); zero means "now".
+	Received time.Time
+}
+
+// Backoff configures the wait between retries of the same model.
+type Backoff struct {
+	// Initial is the wait before the first retry; default 250ms.
+	Initial time.Duration
+	// Max caps the exponential wait; default 4s.
+	Max time.Duration
+	// Jitter is the random fraction taken off each wait (0..1); default 0.5, negative
+	// disables it.
+	Jitter float64
+	// MaxRetryAfter is the longest Retry-After the gateway honours; a longer one moves on
+	// to the next model instead of waiting. Default 30s.
+	MaxRetryAfter time.Duration
+}
+
+// Options configures a Gateway. Only Providers is required.
+type Options struct {
+	// Providers resolves the provider part of "provider/model".
+	Providers ProviderLookup
+	// Prices prices usage; nil reports every price as unknown (costs 0, price_known false).
+	Prices PriceCatalogue
+	// Store keeps conversations (store.Conversations and store.Messages); nil keeps none,
+	// and a request naming a conversationId then fails with ErrNotFound.
+	Store *store.Store
+	// Ranker orders Request.Models when there is more than one; nil keeps the given order.
+	Ranker Ranker
+	// Ledger receives the usage of answered attempts; nil reports nowhere.
+	Ledger Ledger
+	// Logger receives warnings and debug logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Sleep waits between retries; nil waits on a timer and stops when ctx is done.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Backoff configures retry waits.
+	Backoff Backoff
+	// DefaultMaxRetries is used when a request has no maxRetries; 0 means 2, negative
+	// means no retries.
+	DefaultMaxRetries int
+	// AttemptTimeout bounds one non-streamed upstream call; default 120s.
+	AttemptTimeout time.Duration
+	// FirstTokenTimeout bounds the wait for a stream's first fragment; default 60s.
+	FirstTokenTimeout time.Duration
+	// StreamIdleTimeout bounds the silence between two stream fragments; default 30s.
+	StreamIdleTimeout time.Duration
+}
+
+// Gateway serves completions. It is safe for concurrent use.
+type Gateway struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// ErrNoProviders is returned by New when Options.Providers is nil.
+var ErrNoProviders = errors.New("completions: Options.Providers is required")
+
+// New returns a Gateway configured by opts, with defaults filled in.
+func New(opts Options) (*Gateway, error) {
+	if opts.Providers == nil {
+		return nil, ErrNoProviders
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleepCtx
+	}
+	b := &opts.Backoff
+	if b.Initial <= 0 {
+		b.Initial = 250 * time.Millisecond
+	}
+	if b.Max <= 0 {
+		b.Max = 4 * time.Second
+	}
+	if b.Jitter == 0 {
+		b.Jitter = 0.5
+	}
+	if b.Jitter < 0 {
+		b.Jitter = 0
+	}
+	if b.Jitter > 1 {
+		b.Jitter = 1
+	}
+	if b.MaxRetryAfter <= 0 {
+		b.MaxRetryAfter = 30 * time.Second
+	}
+	if opts.DefaultMaxRetries == 0 {
+		opts.DefaultMaxRetries = 2
+	}
+	if opts.DefaultMaxRetries < 0 {
+		opts.DefaultMaxRetries = 0
+	}
+	if opts.AttemptTimeout <= 0 {
+		opts.AttemptTimeout = 120 * time.Second
+	}
+	if opts.FirstTokenTimeout <= 0 {
+		opts.FirstTokenTimeout = 60 * time.Second
+	}
+	if opts.StreamIdleTimeout <= 0 {
+		opts.StreamIdleTimeout = 30 * time.Second
+	}
+	return &Gateway{opts: opts, log: opts.Logger}, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// delay returns the wait before retry number retry (0-based) and whether to wait at all:
+// false means the Retry-After is longer than the gateway honours.
+func (b Backoff) delay(retry int, retryAfter time.Duration) (time.Duration, bool) {
+	if retryAfter > 0 {
+		if retryAfter > b.MaxRetryAfter {
+			return 0, false
+		}
+		return retryAfter, true
+	}
+	d := b.Initial
+	for i := 0; i < retry && d < b.Max; i++ {
+		d *= 2
+	}
+	d = min(d, b.Max)
+	if b.Jitter > 0 {
+		d -= time.Duration(rand.Float64() * b.Jitter * float64(d))
+	}
+	return d, true
+}
+
+// costs prices usage of model ("provider/model").
+func (g *Gateway) costs(model string, u providers.Usage) Costs {
+	if g.opts.Prices == nil {
+		return Costs{}
+	}
+	c := g.opts.Prices.Cost(model, u)
+	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+}
+
+func (g *Gateway) usage(model string, u providers.Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		TotalTokens:      u.PromptTokens + u.CompletionTokens,
+		ReasoningTokens:  u.ReasoningTokens,
+		CachedTokens:     u.CachedTokens,
+		Costs:            g.costs(model, u),
+	}
+}

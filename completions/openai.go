@@ -1,0 +1,324 @@
+package completions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/invopop/jsonschema"
+)
+
+// OpenAIChatRequest is the body of the OpenAI-compatible POST /v1/chat/completions. Model is
+// "provider/model". Fields of the OpenAI API not listed here are tolerated and ignored.
+// FallbackModels and MaxRetries are Switchyard extensions with the native API's meaning.
+type OpenAIChatRequest struct {
+	Model               string               `json:"model" jsonschema:"required"`
+	Messages            []OpenAIMessage      `json:"messages" jsonschema:"required,minItems=1"`
+	Temperature         *float64             `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
+	MaxTokens           *int                 `json:"max_tokens,omitempty" jsonschema:"minimum=0"`
+	MaxCompletionTokens *int                 `json:"max_completion_tokens,omitempty" jsonschema:"minimum=0"`
+	Stream              bool                 `json:"stream,omitempty"`
+	StreamOptions       *OpenAIStreamOptions `json:"stream_options,omitempty"`
+	// N must be 1 when given; the gateway generates one choice.
+	N *int `json:"n,omitempty" jsonschema:"minimum=1,maximum=1"`
+	// FallbackModels are tried in order when Model fails (Switchyard extension).
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
+	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+}
+
+// OpenAIStreamOptions is the OpenAI stream_options object.
+type OpenAIStreamOptions struct {
+	// IncludeUsage adds a last chunk with usage and no choices.
+	IncludeUsage bool `json:"include_usage,omitempty"`
+}
+
+// OpenAIMessage is an OpenAI chat message. Content is a string or an array of parts; only
+// "text" parts are accepted. Role "developer" is read as "system".
+type OpenAIMessage struct {
+	Role    string        `json:"role" jsonschema:"required"`
+	Content OpenAIContent `json:"content"`
+	Name    string        `json:"name,omitempty"`
+}
+
+// OpenAIContentPart is one part of an array content.
+type OpenAIContentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+}
+
+// OpenAIContent is a message content: a string or an array of parts.
+type OpenAIContent struct {
+	// Parts holds the content; a plain string is one "text" part.
+	Parts []OpenAIContentPart
+	// IsString records that the content was a plain string.
+	IsString bool
+}
+
+// UnmarshalJSON reads a string, an array of parts or null.
+func (c *OpenAIContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*c = OpenAIContent{}
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		c.Parts, c.IsString = []OpenAIContentPart{{Type: "text", Text: s}}, true
+		return nil
+	}
+	return json.Unmarshal(b, &c.Parts)
+}
+
+// MarshalJSON writes a string when the content was one, else the parts.
+func (c OpenAIContent) MarshalJSON() ([]byte, error) {
+	if c.IsString && len(c.Parts) == 1 {
+		return json.Marshal(c.Parts[0].Text)
+	}
+	if c.Parts == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(c.Parts)
+}
+
+// JSONSchema describes the content for invopop/jsonschema: a string, an array of parts or null.
+func (OpenAIContent) JSONSchema() *jsonschema.Schema {
+	part := &jsonschema.Schema{Type: "object", Required: []string{"type"}}
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string"},
+		{Type: "array", Items: part},
+		{Type: "null"},
+	}}
+}
+
+// ToRequest translates r to a gateway Request (stateless: no conversation is stored).
+// Errors are *ValidationError naming the OpenAI field.
+func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
+	if r.Model == "" {
+		return nil, invalid("model", "is required")
+	}
+	if r.N != nil && *r.N != 1 {
+		return nil, invalid("n", "only 1 choice is supported, got %d", *r.N)
+	}
+	req := &Request{
+		Models:         []string{r.Model},
+		FallbackModels: r.FallbackModels,
+		Stream:         r.Stream,
+		Temperature:    r.Temperature,
+		MaxRetries:     r.MaxRetries,
+		maxTemperature: 2,
+		ephemeral:      true,
+	}
+	switch {
+	case r.MaxCompletionTokens != nil:
+		if *r.MaxCompletionTokens < 0 {
+			return nil, invalid("max_completion_tokens", "must not be negative, got %d", *r.MaxCompletionTokens)
+		}
+		req.MaxTokens = *r.MaxCompletionTokens
+	case r.MaxTokens != nil:
+		if *r.MaxTokens < 0 {
+			return nil, invalid("max_tokens", "must not be negative, got %d", *r.MaxTokens)
+		}
+		req.MaxTokens = *r.MaxTokens
+	}
+	if len(r.Messages) == 0 {
+		return nil, invalid("messages", "at least one message is required")
+	}
+	req.Messages = make([]Message, len(r.Messages))
+	for i, m := range r.Messages {
+		role := m.Role
+		switch role {
+		case "developer":
+			role = "system"
+		case "system", "user", "assistant":
+		default:
+			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, developer, user or assistant, got %q", m.Role)
+		}
+		blocks := make([]ContentBlock, len(m.Content.Parts))
+		for j, p := range m.Content.Parts {
+			if p.Type != "text" {
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, got %q", p.Type)
+			}
+			blocks[j] = ContentBlock{Type: "text", Text: p.Text}
+		}
+		req.Messages[i] = Message{Role: role, Content: blocks}
+	}
+	return req, nil
+}
+
+// OpenAIChatCompletion is an OpenAI "chat.completion" object.
+type OpenAIChatCompletion struct {
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []OpenAIChoice `json:"choices"`
+	Usage   *OpenAIUsage   `json:"usage,omitempty"`
+	// Switchyard carries the gateway's costs and attempts (extension).
+	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
+}
+
+// OpenAIChoice is one choice of a chat.completion.
+type OpenAIChoice struct {
+	Index        int                   `json:"index"`
+	Message      OpenAIResponseMessage `json:"message"`
+	FinishReason string                `json:"finish_reason"`
+}
+
+// OpenAIResponseMessage is the assistant message of a choice.
+type OpenAIResponseMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// OpenAIUsage is OpenAI's usage object.
+type OpenAIUsage struct {
+	PromptTokens            int                     `json:"prompt_tokens"`
+	CompletionTokens        int                     `json:"completion_tokens"`
+	TotalTokens             int                     `json:"total_tokens"`
+	PromptTokensDetails     *OpenAIPromptDetails    `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails *OpenAICompletionDetail `json:"completion_tokens_details,omitempty"`
+}
+
+// OpenAIPromptDetails breaks prompt tokens down.
+type OpenAIPromptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// OpenAICompletionDetail breaks completion tokens down.
+type OpenAICompletionDetail struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// OpenAIExtension is the "switchyard" member of OpenAI-format responses.
+type OpenAIExtension struct {
+	Provider string    `json:"provider"`
+	Costs    Costs     `json:"costs"`
+	Latency  int64     `json:"latency"`
+	TTFT     int64     `json:"ttft"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+func openAIUsage(u Usage) *OpenAIUsage {
+	return &OpenAIUsage{
+		PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		PromptTokensDetails:     &OpenAIPromptDetails{CachedTokens: u.CachedTokens},
+		CompletionTokensDetails: &OpenAICompletionDetail{ReasoningTokens: u.ReasoningTokens},
+	}
+}
+
+func finishReason(s string) string {
+	if s == "" {
+		return "stop"
+	}
+	return s
+}
+
+// NewOpenAIChatCompletion renders r as an OpenAI chat.completion created at created.
+func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompletion {
+	return &OpenAIChatCompletion{
+		ID:      "chatcmpl-" + r.ResponseMessageID,
+		Object:  "chat.completion",
+		Created: created.Unix(),
+		Model:   r.Provider + "/" + r.Model,
+		Choices: []OpenAIChoice{{Index: 0, Message: OpenAIResponseMessage{Role: "assistant", Content: r.Text()}, FinishReason: finishReason(r.FinishReason)}},
+		Usage:   openAIUsage(r.Usage),
+		Switchyard: &OpenAIExtension{Provider: r.Provider, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
+			Attempts: r.Attempts},
+	}
+}
+
+// OpenAIChunk is an OpenAI "chat.completion.chunk" object.
+type OpenAIChunk struct {
+	ID      string              `json:"id"`
+	Object  string              `json:"object"`
+	Created int64               `json:"created"`
+	Model   string              `json:"model"`
+	Choices []OpenAIChunkChoice `json:"choices"`
+	Usage   *OpenAIUsage        `json:"usage,omitempty"`
+}
+
+// OpenAIChunkChoice is one choice delta of a chunk.
+type OpenAIChunkChoice struct {
+	Index        int         `json:"index"`
+	Delta        OpenAIDelta `json:"delta"`
+	FinishReason *string     `json:"finish_reason"`
+}
+
+// OpenAIDelta is the incremental message of a chunk.
+type OpenAIDelta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// OpenAIErrorBody is OpenAI's error envelope {"error": {...}}.
+type OpenAIErrorBody struct {
+	Error OpenAIErrorObject `json:"error"`
+}
+
+// OpenAIErrorObject describes an error the way OpenAI SDKs parse it.
+type OpenAIErrorObject struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// WriteOpenAIStream sends st to w as OpenAI chat.completion.chunk events ending with
+// "data: [DONE]" (a usage chunk first when includeUsage), and closes st. A failure after
+// the first fragment ends the stream with a data event holding an OpenAI error object and
+// no [DONE], which OpenAI SDKs raise as an error.
+func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage bool) error {
+	defer st.Close()
+	sse := NewSSEWriter(w)
+	base := OpenAIChunk{
+		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
+		Model: st.Provider() + "/" + st.Model(),
+	}
+	first := true
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			r := st.Response()
+			ck := base
+			fr := finishReason(r.FinishReason)
+			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{}, FinishReason: &fr}}
+			if first {
+				ck.Choices[0].Delta.Role = "assistant"
+			}
+			if err := sse.Event("", ck); err != nil {
+				return err
+			}
+			if includeUsage {
+				ck := base
+				ck.Choices = []OpenAIChunkChoice{}
+				ck.Usage = openAIUsage(r.Usage)
+				if err := sse.Event("", ck); err != nil {
+					return err
+				}
+			}
+			return sse.Done()
+		}
+		if err != nil {
+			code := "stream_failed"
+			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
+			return err
+		}
+		ck := base
+		ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
+		if first {
+			ck.Choices[0].Delta.Role = "assistant"
+			first = false
+		}
+		if err := sse.Event("", ck); err != nil {
+			return err
+		}
+	}
+}

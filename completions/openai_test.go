@@ -1,0 +1,180 @@
+package completions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+func TestOpenAIRequestTranslation(t *testing.T) {
+	body := `{
+		"model": "a/m",
+		"messages": [
+			{"role": "developer", "content": "Be brief."},
+			{"role": "user", "content": [{"type": "text", "text": "Hello"}, {"type": "text", "text": "world"}]},
+			{"role": "assistant", "content": "Hi"}
+		],
+		"temperature": 1.5,
+		"max_tokens": 10,
+		"max_completion_tokens": 20,
+		"stream": true,
+		"stream_options": {"include_usage": true},
+		"top_p": 0.9, "presence_penalty": 0, "user": "u1", "seed": 7,
+		"fallback_models": ["b/m"]
+	}`
+	var oreq OpenAIChatRequest
+	if err := json.Unmarshal([]byte(body), &oreq); err != nil {
+		t.Fatal(err)
+	}
+	req, err := oreq.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Models[0] != "a/m" || req.FallbackModels[0] != "b/m" || !req.Stream || req.MaxTokens != 20 || *req.Temperature != 1.5 {
+		t.Fatalf("req = %+v", req)
+	}
+	if req.Messages[0].Role != "system" || req.Messages[1].Text() != "Hello\nworld" || req.Messages[2].Text() != "Hi" {
+		t.Fatalf("messages = %+v", req.Messages)
+	}
+
+	// The gateway accepts temperature up to 2 on this surface, and keeps no conversation.
+	h := newHarness(t, nil)
+	req.Stream = false
+	resp, err := h.g.Complete(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ConversationID != "" {
+		t.Fatalf("conversation %q created for an OpenAI request", resp.ConversationID)
+	}
+	if es, _ := h.store.List(context.Background(), store.Conversations, store.ListOptions{}); len(es) != 0 {
+		t.Fatal("OpenAI request stored a conversation")
+	}
+
+	bad := []struct {
+		body, field string
+	}{
+		{`{"model":"a/m","messages":[{"role":"tool","content":"x"}]}`, "messages[0].role"},
+		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, "messages[0].content[0].type"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"n":2}`, "n"},
+		{`{"messages":[{"role":"user","content":"x"}]}`, "model"},
+		{`{"model":"a/m","messages":[]}`, "messages"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, "max_tokens"},
+	}
+	for _, b := range bad {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(b.body), &o); err != nil {
+			t.Fatal(err)
+		}
+		_, err := o.ToRequest()
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != b.field {
+			t.Errorf("%s: err = %v, want field %s", b.body, err, b.field)
+		}
+	}
+	// Temperature above 2 fails in the gateway's validation.
+	o := OpenAIChatRequest{Model: "a/m", Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
+	tt := 2.5
+	o.Temperature = &tt
+	r, _ := o.ToRequest()
+	if _, err := h.g.Complete(context.Background(), Scope{}, r); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOpenAIResponseShapes(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "Hello world", usage: providers.Usage{PromptTokens: 5, CompletionTokens: 2, ReasoningTokens: 1, CachedTokens: 3}})
+	o := OpenAIChatRequest{Model: "a/m", Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}, IsString: true}}}}
+	req, err := o.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.g.Complete(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := NewOpenAIChatCompletion(resp, time.Unix(1700000000, 0))
+	b, _ := json.Marshal(cc)
+	var got map[string]any
+	_ = json.Unmarshal(b, &got)
+	if got["object"] != "chat.completion" || got["model"] != "a/m" || got["created"] != 1700000000.0 || !strings.HasPrefix(got["id"].(string), "chatcmpl-") {
+		t.Fatalf("completion = %s", b)
+	}
+	ch := got["choices"].([]any)[0].(map[string]any)
+	if ch["finish_reason"] != "stop" || ch["message"].(map[string]any)["content"] != "Hello world" || ch["message"].(map[string]any)["role"] != "assistant" {
+		t.Fatalf("choice = %v", ch)
+	}
+	u := got["usage"].(map[string]any)
+	if u["prompt_tokens"] != 5.0 || u["completion_tokens"] != 2.0 || u["total_tokens"] != 7.0 ||
+		u["completion_tokens_details"].(map[string]any)["reasoning_tokens"] != 1.0 || u["prompt_tokens_details"].(map[string]any)["cached_tokens"] != 3.0 {
+		t.Fatalf("usage = %v", u)
+	}
+
+	// Streaming: role on the first delta, content deltas, a finish chunk, a usage chunk, [DONE].
+	st, err := h.g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteOpenAIStream(rec, st, true); err != nil {
+		t.Fatal(err)
+	}
+	evs := parseSSE(t, rec.Body.String())
+	if len(evs) != 5 || evs[4].data != "[DONE]" {
+		t.Fatalf("events = %+v", evs)
+	}
+	var chunks []OpenAIChunk
+	for _, e := range evs[:4] {
+		var c OpenAIChunk
+		if err := json.Unmarshal([]byte(e.data), &c); err != nil || c.Object != "chat.completion.chunk" || c.Model != "a/m" {
+			t.Fatalf("chunk %s: %v", e.data, err)
+		}
+		chunks = append(chunks, c)
+	}
+	if chunks[0].Choices[0].Delta.Role != "assistant" || chunks[0].Choices[0].Delta.Content+chunks[1].Choices[0].Delta.Content != "Hello world" {
+		t.Fatalf("deltas = %+v", chunks[:2])
+	}
+	if chunks[0].Choices[0].FinishReason != nil || *chunks[2].Choices[0].FinishReason != "stop" {
+		t.Fatalf("finish reasons wrong")
+	}
+	if len(chunks[3].Choices) != 0 || chunks[3].Usage == nil || chunks[3].Usage.TotalTokens != 7 {
+		t.Fatalf("usage chunk = %+v", chunks[3])
+	}
+
+	// Mid-stream failure: an OpenAI error object, no [DONE].
+	h.a.on("m", step{text: "one two", breakAt: 1, breakErr: &providers.Error{Kind: providers.KindStreamBroken, Message: "cut"}})
+	st, err = h.g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = httptest.NewRecorder()
+	if err := WriteOpenAIStream(rec, st, false); !errors.Is(err, ErrStreamFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	evs = parseSSE(t, rec.Body.String())
+	var eb OpenAIErrorBody
+	if err := json.Unmarshal([]byte(evs[len(evs)-1].data), &eb); err != nil || eb.Error.Type != "upstream_error" || strings.Contains(rec.Body.String(), "[DONE]") {
+		t.Fatalf("error event %+v %v", evs, err)
+	}
+}
+
+func TestOpenAIContentRoundTrip(t *testing.T) {
+	for _, in := range []string{`"hi"`, `[{"type":"text","text":"hi"}]`, `null`} {
+		var c OpenAIContent
+		if err := json.Unmarshal([]byte(in), &c); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(c)
+		if string(out) != in {
+			t.Errorf("%s -> %s", in, out)
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// ResponseStream is a streamed answer. Recv yields fragments, then io.EOF once the upstream
+// finished properly and the turn was saved; Response then returns the final response. A
+// failure after the first fragment is a *StreamError: the text delivered so far is
+// incomplete. A ResponseStream is used by one goroutine; Close may be called from any.
+type ResponseStream struct {
+	g *Gateway
+	p *plan
+	t target
+
+	up      providers.Stream
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	stalled *atomic.Bool
+	ctx     context.Context // the caller's
+	begin   time.Time       // start of the answering attempt
+
+	pending  string // first fragment, read while choosing the attempt
+	ended    bool   // upstream reached its end marker
+	text     strings.Builder
+	usage    *providers.Usage
+	finish   string
+	firstAt  time.Time
+	final    *Response
+	err      error
+	closeOne sync.Once
+}
+
+// attemptStream is the state of one streaming attempt before its first fragment.
+type attemptStream struct {
+	up      providers.Stream
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	stalled *atomic.Bool
+	first   string
+	ended   bool
+	usage   *providers.Usage
+	finish  string
+	firstAt time.Time
+}
+
+func (a *attemptStream) close() {
+	a.timer.Stop()
+	if a.up != nil {
+		a.up.Close()
+	}
+	a.cancel()
+}
+
+// Stream starts a streamed answer. It returns once an attempt produced its first fragment
+// (or ended properly without any); failures before that fall over silently to the next
+// attempt, so the errors are those of Complete. The stream is bound to ctx: cancelling it
+// cancels the upstream call. The caller must Close the stream.
+func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*ResponseStream, error) {
+	p, err := g.prepare(ctx, scope, req)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		won   *attemptStream
+		used  target
+		begin time.Time
+	)
+	err = g.run(ctx, p, func(ctx context.Context, t target) error {
+		begin = g.opts.Now()
+		a, err := g.openAttempt(ctx, p, t)
+		if err != nil {
+			return err
+		}
+		won, used = a, t
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ResponseStream{
+		g: g, p: p, t: used, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
+		ctx: ctx, begin: begin, pending: won.first, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
+	}, nil
+}
+
+// openAttempt starts a stream on t and reads until its first text fragment or its end.
+func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target) (*attemptStream, error) {
+	actx, cancel := context.WithCancel(ctx)
+	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
+	a.timer = time.AfterFunc(g.opts.FirstTokenTimeout, func() { a.stalled.Store(true); cancel() })
+	fail := func(err error) (*attemptStream, error) {
+		a.close()
+		if ctx.Err() == nil && a.stalled.Load() {
+			return nil, timeoutError(t, "no first token", g.opts.FirstTokenTimeout)
+		}
+		return nil, err
+	}
+	r := p.preq
+	r.Model = t.model
+	up, err := t.p.Stream(actx, &r)
+	if err != nil {
+		return fail(err)
+	}
+	a.up = up
+	for {
+		c, err := up.Recv()
+		if errors.Is(err, io.EOF) {
+			a.timer.Stop()
+			a.ended = true
+			a.firstAt = g.opts.Now()
+			return a, nil
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if c.Usage != nil {
+			u := *c.Usage
+			a.usage = &u
+		}
+		if c.FinishReason != "" {
+			a.finish = c.FinishReason
+		}
+		if c.Text != "" {
+			a.timer.Stop()
+			a.first = c.Text
+			a.firstAt = g.opts.Now()
+			return a, nil
+		}
+	}
+}
+
+// Provider returns the provider answering the stream.
+func (s *ResponseStream) Provider() string { return s.t.provider }
+
+// Model returns the model answering the stream (without the provider prefix).
+func (s *ResponseStream) Model() string { return s.t.model }
+
+// ResponseMessageID returns the id of the assistant message being streamed.
+func (s *ResponseStream) ResponseMessageID() string { return s.p.msgID }
+
+// ConversationID returns the conversation the answer belongs to.
+func (s *ResponseStream) ConversationID() string { return s.p.convID }
+
+// Created returns when the request was received.
+func (s *ResponseStream) Created() time.Time { return s.p.start }
+
+func (s *ResponseStream) chunk(frag string) *Chunk {
+	s.text.WriteString(frag)
+	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: "text", Text: frag,
+		Message: assistantText(frag)}
+}
+
+// Recv returns the next fragment; io.EOF after the last one, once the final response is
+// ready (see Response); or a *StreamError when the upstream failed mid-answer.
+func (s *ResponseStream) Recv() (*Chunk, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.final != nil {
+		return nil, io.EOF
+	}
+	if s.pending != "" {
+		frag := s.pending
+		s.pending = ""
+		return s.chunk(frag), nil
+	}
+	for !s.ended {
+		s.timer.Reset(s.g.opts.StreamIdleTimeout)
+		c, err := s.up.Recv()
+		s.timer.Stop()
+		if errors.Is(err, io.EOF) {
+			s.ended = true
+			break
+		}
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		if c.Usage != nil {
+			u := *c.Usage
+			s.usage = &u
+		}
+		if c.FinishReason != "" {
+			s.finish = c.FinishReason
+		}
+		if c.Text != "" {
+			return s.chunk(c.Text), nil
+		}
+	}
+	return nil, s.complete()
+}
+
+// fail ends the stream after the first fragment: it records the failed attempt and returns
+// the sticky *StreamError.
+func (s *ResponseStream) fail(err error) error {
+	kind := providers.KindOf(err)
+	switch {
+	case s.ctx.Err() != nil:
+		err = s.ctx.Err()
+		kind = providers.KindUnknown
+	case s.stalled.Load():
+		err = timeoutError(s.t, "no stream fragment", s.g.opts.StreamIdleTimeout)
+		kind = providers.KindTimeout
+	}
+	s.Close()
+	if n := len(s.p.attempts); n > 0 {
+		a := &s.p.attempts[n-1]
+		a.Outcome, a.Kind, a.Error = OutcomeError, kind.String(), err.Error()
+		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
+	}
+	if s.usage != nil {
+		u := *s.usage
+		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, s.g.opts.Now().Sub(s.begin))
+	}
+	s.g.log.Warn("completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
+	s.err = &StreamError{Model: s.t.name, Kind: kind.String(), Err: err}
+	return s.err
+}
+
+// complete builds the final response, accounts and saves the turn.
+func (s *ResponseStream) complete() error {
+	s.Close()
+	var u providers.Usage
+	if s.usage != nil {
+		u = *s.usage
+	}
+	now := s.g.opts.Now()
+	if n := len(s.p.attempts); n > 0 {
+		s.p.attempts[n-1].LatencyMS = now.Sub(s.begin).Milliseconds()
+	}
+	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
+	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, now.Sub(s.begin))
+	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
+		s.err = fmt.Errorf("completions: save conversation %s: %w", s.p.convID, err)
+		return s.err
+	}
+	s.final = resp
+	return io.EOF
+}
+
+// Response returns the final response once Recv returned io.EOF, else nil.
+func (s *ResponseStream) Response() *Response { return s.final }
+
+// Close stops the stream and releases the upstream connection; it is safe to call more
+// than once and from another goroutine.
+func (s *ResponseStream) Close() error {
+	s.closeOne.Do(func() {
+		s.timer.Stop()
+		s.up.Close()
+		s.cancel()
+	})
+	return nil
+}

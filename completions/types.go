@@ -1,0 +1,182 @@
+package completions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ContentBlock is one block of a message's content. Type is "text" (the only type the
+// service accepts today).
+type ContentBlock struct {
+	Type string `json:"type" jsonschema:"required,enum=text"`
+	Text string `json:"text" jsonschema:"required"`
+}
+
+// Message is one turn of a completions conversation.
+type Message struct {
+	Role    string         `json:"role" jsonschema:"required,enum=system,enum=user,enum=assistant"`
+	Content []ContentBlock `json:"content" jsonschema:"required"`
+}
+
+// UnmarshalJSON accepts the spec's array of content blocks and, for convenience, a plain
+// string (read as one text block).
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	m.Role = raw.Role
+	m.Content = nil
+	c := bytes.TrimSpace(raw.Content)
+	switch {
+	case len(c) == 0 || bytes.Equal(c, []byte("null")):
+	case c[0] == '"':
+		var s string
+		if err := json.Unmarshal(c, &s); err != nil {
+			return err
+		}
+		m.Content = []ContentBlock{{Type: "text", Text: s}}
+	default:
+		if err := json.Unmarshal(c, &m.Content); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+	}
+	return nil
+}
+
+// Text joins the message's text blocks.
+func (m *Message) Text() string {
+	if len(m.Content) == 1 {
+		return m.Content[0].Text
+	}
+	var b strings.Builder
+	for i, c := range m.Content {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// Request is the body of POST /api/v1/completions.
+type Request struct {
+	// Messages is the conversation so far (after any stored history of ConversationID).
+	Messages []Message `json:"messages" jsonschema:"required,minItems=1"`
+	// Models are "provider/model" strings; when there is more than one, the gateway's
+	// Ranker (if any) orders them, otherwise they are tried in the given order.
+	Models []string `json:"models" jsonschema:"required,minItems=1"`
+	// FallbackModels are tried, in order, after every model in Models failed.
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	// Stream asks for server-sent events.
+	Stream bool `json:"stream,omitempty"`
+	// Temperature is between 0 and 1; nil for the model's preset.
+	Temperature *float64 `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=1"`
+	// MaxTokens caps generated tokens; 0 for the model's default.
+	MaxTokens int `json:"maxTokens,omitempty" jsonschema:"minimum=0"`
+	// MaxRetries is how many times a retryable failure is retried on the same model before
+	// the next model is tried; nil for the gateway default.
+	MaxRetries *int `json:"maxRetries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// Search enables the provider's own real-time web search.
+	Search bool `json:"search,omitempty"`
+	// ConversationID links the request to an existing conversation of the same caller.
+	ConversationID string `json:"conversationId,omitempty" jsonschema:"format=uuid"`
+
+	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
+	maxTemperature float64
+	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
+	ephemeral bool
+}
+
+// AssistantMessage is the generated message: Role is always "assistant", Type always "text".
+type AssistantMessage struct {
+	Role    string         `json:"role"`
+	Type    string         `json:"type"`
+	Content []ContentBlock `json:"content"`
+}
+
+func assistantText(text string) AssistantMessage {
+	return AssistantMessage{Role: "assistant", Type: "text", Content: []ContentBlock{{Type: "text", Text: text}}}
+}
+
+// Costs are USD amounts computed from the price catalogue. PriceKnown is false when the
+// catalogue has no price for the model; the amounts are then 0, never a guess.
+type Costs struct {
+	InputTokensCost  float64 `json:"input_tokens_cost"`
+	OutputTokensCost float64 `json:"output_tokens_cost"`
+	TotalTokensCost  float64 `json:"total_tokens_cost"`
+	PriceKnown       bool    `json:"price_known"`
+}
+
+// Usage is the token usage of the answer. TotalTokens = PromptTokens + CompletionTokens.
+type Usage struct {
+	PromptTokens     int   `json:"promptTokens"`
+	CompletionTokens int   `json:"completionTokens"`
+	TotalTokens      int   `json:"totalTokens"`
+	ReasoningTokens  int   `json:"reasoningTokens"`
+	CachedTokens     int   `json:"cachedTokens"`
+	Costs            Costs `json:"costs"`
+}
+
+// Attempt reports one upstream call made for a request.
+type Attempt struct {
+	// Model is the "provider/model" string tried.
+	Model string `json:"model"`
+	// Outcome is "ok" or "error".
+	Outcome string `json:"outcome"`
+	// Kind classifies a failure (providers.ErrorKind name, e.g. "rate_limited"); empty on ok.
+	Kind string `json:"kind,omitempty"`
+	// Error is the failure message; empty on ok.
+	Error string `json:"error,omitempty"`
+	// LatencyMS is how long the attempt took, in milliseconds.
+	LatencyMS int64 `json:"latency_ms"`
+}
+
+// Outcomes of an Attempt.
+const (
+	OutcomeOK    = "ok"
+	OutcomeError = "error"
+)
+
+// Response is the answer of POST /api/v1/completions, and the final event of a stream.
+type Response struct {
+	Provider          string           `json:"provider"`
+	Model             string           `json:"model"`
+	ResponseMessageID string           `json:"responseMessageId"`
+	Message           AssistantMessage `json:"message"`
+	ConversationID    string           `json:"conversationId"`
+	ConversationTitle string           `json:"conversationTitle"`
+	Usage             Usage            `json:"usage"`
+	// Latency is milliseconds from request received to response complete.
+	Latency int64 `json:"latency"`
+	// TTFT is milliseconds from request received to the first generated token.
+	TTFT int64 `json:"ttft"`
+	// FinishReason is the upstream's reason for stopping (e.g. "stop", "length").
+	FinishReason string `json:"finishReason,omitempty"`
+	// Attempts lists every upstream call made, in order, the last being the one that answered.
+	Attempts []Attempt `json:"attempts"`
+}
+
+// Text returns the generated text.
+func (r *Response) Text() string {
+	var b strings.Builder
+	for _, c := range r.Message.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// Chunk is one streamed fragment.
+type Chunk struct {
+	Provider          string           `json:"provider"`
+	Model             string           `json:"model"`
+	ResponseMessageID string           `json:"responseMessageId"`
+	Type              string           `json:"type"`
+	Text              string           `json:"text"`
+	Message           AssistantMessage `json:"message"`
+}

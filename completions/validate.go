@@ -1,0 +1,115 @@
+package completions
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// MaxRetriesLimit is the largest maxRetries a request may ask for.
+const MaxRetriesLimit = 10
+
+// searchSupporter is implemented by adapters that have a native web-search option
+// (providers.OpenAI and the other adapters expose SupportsSearch).
+type searchSupporter interface {
+	SupportsSearch(model string) bool
+}
+
+// target is one model to try.
+type target struct {
+	name     string // "provider/model"
+	provider string
+	model    string
+	p        providers.Provider
+}
+
+// validate checks req against the spec's rules and resolves its models.
+func (g *Gateway) validate(req *Request) (primary, fallback []target, err error) {
+	if len(req.Models) == 0 {
+		return nil, nil, invalid("models", "at least one model is required")
+	}
+	primary, err = g.resolve("models", req.Models, req.Search)
+	if err != nil {
+		return nil, nil, err
+	}
+	fallback, err = g.resolve("fallback_models", req.FallbackModels, req.Search)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(req.Messages) == 0 {
+		return nil, nil, invalid("messages", "at least one message is required")
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant":
+		default:
+			return nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, user or assistant, got %q", m.Role)
+		}
+		if len(m.Content) == 0 {
+			return nil, nil, invalid(fmt.Sprintf("messages[%d].content", i), "must hold at least one content block")
+		}
+		blank := true
+		for j, c := range m.Content {
+			if c.Type != "text" {
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, got %q", c.Type)
+			}
+			if strings.TrimSpace(c.Text) != "" {
+				blank = false
+			}
+		}
+		if blank {
+			return nil, nil, invalid(fmt.Sprintf("messages[%d].content", i), "must not be empty")
+		}
+	}
+	maxT := req.maxTemperature
+	if maxT == 0 {
+		maxT = 1
+	}
+	if t := req.Temperature; t != nil && (math.IsNaN(*t) || *t < 0 || *t > maxT) {
+		return nil, nil, invalid("temperature", "must be between 0 and %g, got %g", maxT, *t)
+	}
+	if req.MaxTokens < 0 {
+		return nil, nil, invalid("maxTokens", "must not be negative, got %d", req.MaxTokens)
+	}
+	if r := req.MaxRetries; r != nil && (*r < 0 || *r > MaxRetriesLimit) {
+		return nil, nil, invalid("maxRetries", "must be between 0 and %d, got %d", MaxRetriesLimit, *r)
+	}
+	if id := req.ConversationID; id != "" && !isUUID(id) {
+		return nil, nil, invalid("conversationId", "must be a UUID, got %q", id)
+	}
+	return primary, fallback, nil
+}
+
+func (g *Gateway) resolve(field string, models []string, search bool) ([]target, error) {
+	out := make([]target, 0, len(models))
+	for i, s := range models {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		pn, m, err := providers.ParseModel(s)
+		if err != nil {
+			return nil, invalid(f, "%q is not of the form provider/model", s)
+		}
+		p, err := g.opts.Providers.Lookup(pn)
+		if err != nil || p == nil {
+			return nil, invalid(f, "unknown provider %q in %q", pn, s)
+		}
+		if search {
+			if ss, ok := p.(searchSupporter); !ok || !ss.SupportsSearch(m) {
+				return nil, invalid("search", "model %s does not support search", s)
+			}
+		}
+		out = append(out, target{name: s, provider: pn, model: m, p: p})
+	}
+	return out, nil
+}
+
+// isUUID accepts the canonical 8-4-4-4-12 hexadecimal form only.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
+}
