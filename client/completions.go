@@ -1,0 +1,347 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+)
+
+// ContentBlock is one block of a completions message; Type is "text".
+type ContentBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// ChatMessage is one turn of a completions conversation.
+type ChatMessage struct {
+	// Role is "system", "user" or "assistant".
+	Role    string         `json:"role"`
+	Content []ContentBlock `json:"content"`
+}
+
+// TextMessage returns a message with one text block.
+func TextMessage(role, text string) ChatMessage {
+	return ChatMessage{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
+}
+
+// CompletionRequest is the body of POST /api/v1/completions. Stream is set by the method
+// called (Complete or CompleteStream), not by the caller.
+type CompletionRequest struct {
+	Messages []ChatMessage `json:"messages"`
+	// Models are "provider/model" strings, at least one.
+	Models []string `json:"models"`
+	// FallbackModels are tried in order after every model in Models failed.
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	Stream         bool     `json:"stream,omitempty"`
+	// Temperature is between 0 and 1; nil for the model's preset.
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"maxTokens,omitempty"`
+	// MaxRetries is the retries of a retryable failure per model; nil for the default.
+	MaxRetries *int `json:"maxRetries,omitempty"`
+	Search     bool `json:"search,omitempty"`
+	// ConversationID continues a stored conversation.
+	ConversationID string `json:"conversationId,omitempty"`
+}
+
+// AssistantMessage is the generated message (role "assistant", type "text").
+type AssistantMessage struct {
+	Role    string         `json:"role"`
+	Type    string         `json:"type"`
+	Content []ContentBlock `json:"content"`
+}
+
+// Costs are the USD cost of a completion. PriceKnown is false when the server has no
+// price for the model (the amounts are then 0).
+type Costs struct {
+	InputTokensCost  float64 `json:"input_tokens_cost"`
+	OutputTokensCost float64 `json:"output_tokens_cost"`
+	TotalTokensCost  float64 `json:"total_tokens_cost"`
+	PriceKnown       bool    `json:"price_known"`
+}
+
+// Usage is the token usage of a completion.
+type Usage struct {
+	PromptTokens     int   `json:"promptTokens"`
+	CompletionTokens int   `json:"completionTokens"`
+	TotalTokens      int   `json:"totalTokens"`
+	ReasoningTokens  int   `json:"reasoningTokens"`
+	CachedTokens     int   `json:"cachedTokens"`
+	Costs            Costs `json:"costs"`
+}
+
+// Attempt is one upstream call the gateway made for a request.
+type Attempt struct {
+	Model     string `json:"model"`
+	Outcome   string `json:"outcome"`
+	Kind      string `json:"kind,omitempty"`
+	Error     string `json:"error,omitempty"`
+	LatencyMS int64  `json:"latency_ms"`
+}
+
+// Completion is the answer of a completion request (and the final event of a stream).
+type Completion struct {
+	Provider          string           `json:"provider"`
+	Model             string           `json:"model"`
+	ResponseMessageID string           `json:"responseMessageId"`
+	Message           AssistantMessage `json:"message"`
+	ConversationID    string           `json:"conversationId"`
+	ConversationTitle string           `json:"conversationTitle"`
+	Usage             Usage            `json:"usage"`
+	// Latency is milliseconds from request received to response complete.
+	Latency int64 `json:"latency"`
+	// TTFT is milliseconds to the first token.
+	TTFT         int64     `json:"ttft"`
+	FinishReason string    `json:"finishReason,omitempty"`
+	Attempts     []Attempt `json:"attempts,omitempty"`
+}
+
+// Text returns the generated text.
+func (c *Completion) Text() string {
+	var b strings.Builder
+	for _, blk := range c.Message.Content {
+		b.WriteString(blk.Text)
+	}
+	return b.String()
+}
+
+// Chunk is one streamed fragment.
+type Chunk struct {
+	Provider          string           `json:"provider"`
+	Model             string           `json:"model"`
+	ResponseMessageID string           `json:"responseMessageId"`
+	Type              string           `json:"type"`
+	Text              string           `json:"text"`
+	Message           AssistantMessage `json:"message"`
+}
+
+// Complete asks for a completion and waits for the whole answer.
+func (c *Client) Complete(ctx context.Context, req *CompletionRequest) (*Completion, error) {
+	r := *req
+	r.Stream = false
+	var out Completion
+	if err := c.do(ctx, http.MethodPost, "/api/v1/completions", nil, &r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StreamError is the error event that ends a stream which failed after its first
+// fragment: the answer is incomplete.
+type StreamError struct {
+	Kind     string    `json:"error"`
+	Message  string    `json:"message"`
+	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+func (e *StreamError) Error() string {
+	return fmt.Sprintf("switchyard: stream failed: %s: %s", e.Kind, e.Message)
+}
+
+// ErrStreamTruncated is returned when a stream ends without its end marker: whatever
+// arrived is not a complete answer.
+var ErrStreamTruncated = errors.New("switchyard: stream ended before [DONE]")
+
+// Stream reads a streamed completion. Call Next until it returns false, then Err; Final
+// holds the full response once the stream completed. Close releases the connection early.
+//
+//	st, err := c.CompleteStream(ctx, req)
+//	defer st.Close()
+//	for st.Next() { fmt.Print(st.Chunk().Text) }
+//	if err := st.Err(); err != nil { ... }
+//	fmt.Println(st.Final().Usage.TotalTokens)
+type Stream struct {
+	body  io.ReadCloser
+	sc    *bufio.Scanner
+	chunk Chunk
+	final *Completion
+	err   error
+	done  bool
+}
+
+// CompleteStream asks for a streamed completion. Errors before the stream starts (bad
+// request, no key, every model failing before the first token) are returned here as *Error.
+func (c *Client) CompleteStream(ctx context.Context, req *CompletionRequest) (*Stream, error) {
+	r := *req
+	r.Stream = true
+	hr, err := c.newRequest(ctx, http.MethodPost, "/api/v1/completions", nil, &r)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Accept", "text/event-stream")
+	resp, err := c.send(hr)
+	if err != nil {
+		return nil, err
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		// A server may answer a non-streamed JSON body; present it as a stream of one.
+		defer resp.Body.Close()
+		var out Completion
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			return nil, fmt.Errorf("client: decoding completion: %w", err)
+		}
+		finalEvent := struct {
+			Type string `json:"type"`
+			*Completion
+		}{"final", &out}
+		ch := Chunk{Provider: out.Provider, Model: out.Model, ResponseMessageID: out.ResponseMessageID, Type: "text", Text: out.Text(), Message: out.Message}
+		text := "data: " + mustJSON(ch) + "\n\ndata: " + mustJSON(finalEvent) + "\n\ndata: [DONE]\n\n"
+		st := &Stream{body: io.NopCloser(strings.NewReader("")), sc: bufio.NewScanner(strings.NewReader(text))}
+		return st, nil
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	return &Stream{body: resp.Body, sc: sc}, nil
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Next advances to the next fragment. It returns false at the end of the stream or on
+// failure; Err tells which.
+func (s *Stream) Next() bool {
+	if s.done {
+		return false
+	}
+	var event string
+	var data []string
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		if line == "" {
+			if len(data) == 0 {
+				event = ""
+				continue
+			}
+			if s.dispatch(event, strings.Join(data, "\n")) {
+				return true
+			}
+			if s.done {
+				return false
+			}
+			event, data = "", nil
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue // comment / keep-alive
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			event = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	if len(data) > 0 && s.dispatch(event, strings.Join(data, "\n")) {
+		return true
+	}
+	if s.done {
+		return false
+	}
+	s.done = true
+	if err := s.sc.Err(); err != nil {
+		s.err = fmt.Errorf("client: reading stream: %w", err)
+	} else {
+		s.err = ErrStreamTruncated
+	}
+	s.body.Close()
+	return false
+}
+
+// dispatch handles one event; it reports whether a chunk is ready for the caller.
+func (s *Stream) dispatch(event, data string) bool {
+	if data == "[DONE]" {
+		s.done = true
+		if s.final == nil {
+			s.err = errors.New("switchyard: stream ended without its final response")
+		}
+		s.body.Close()
+		return false
+	}
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal([]byte(data), &probe); err != nil {
+		s.fail(fmt.Errorf("client: malformed stream event %q: %w", truncate(data, 120), err))
+		return false
+	}
+	switch {
+	case event == "error" || probe.Type == "error":
+		se := &StreamError{}
+		_ = json.Unmarshal([]byte(data), se)
+		s.fail(se)
+		return false
+	case probe.Type == "final":
+		var f Completion
+		if err := json.Unmarshal([]byte(data), &f); err != nil {
+			s.fail(fmt.Errorf("client: malformed final event: %w", err))
+			return false
+		}
+		s.final = &f
+		return false
+	default:
+		var ch Chunk
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			s.fail(fmt.Errorf("client: malformed chunk: %w", err))
+			return false
+		}
+		s.chunk = ch
+		return true
+	}
+}
+
+func (s *Stream) fail(err error) {
+	s.err = err
+	s.done = true
+	s.body.Close()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Chunk returns the fragment Next advanced to.
+func (s *Stream) Chunk() Chunk { return s.chunk }
+
+// Final returns the full response (usage, costs, latency, conversation fields) once the
+// stream completed, nil before that or when it failed.
+func (s *Stream) Final() *Completion { return s.final }
+
+// Err returns the failure that ended the stream: a *StreamError sent by the server,
+// ErrStreamTruncated when the connection ended early, or a transport error. It is nil
+// after a complete stream.
+func (s *Stream) Err() error { return s.err }
+
+// Close releases the connection. It is safe to call more than once.
+func (s *Stream) Close() error {
+	s.done = true
+	return s.body.Close()
+}
+
+// Chunks ranges over the fragments; a failure is yielded last with a zero Chunk.
+//
+//	for ch, err := range st.Chunks() { if err != nil { ... }; fmt.Print(ch.Text) }
+func (s *Stream) Chunks() iter.Seq2[Chunk, error] {
+	return func(yield func(Chunk, error) bool) {
+		for s.Next() {
+			if !yield(s.chunk, nil) {
+				s.Close()
+				return
+			}
+		}
+		if s.err != nil {
+			yield(Chunk{}, s.err)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error is a failure answered by the server: its HTTP status and the "error" (kind) and
+// "message" fields of the uniform error body. Fields beyond those two (e.g. the gateway's
+// "attempts") are kept raw in Extra.
+type Error struct {
+	// Status is the HTTP status code.
+	Status int
+	// Kind is the "error" field, e.g. "Validation Error", "Not Found", "Unauthorized".
+	Kind string
+	// Message is the "message" field, naming the field and rule for validation failures.
+	Message string
+	// RetryAfter is the server's Retry-After hint (0 when absent).
+	RetryAfter time.Duration
+	// Extra holds any other fields of the error body.
+	Extra map[string]json.RawMessage
+}
+
+func (e *Error) Error() string {
+	kind := e.Kind
+	if kind == "" {
+		kind = http.StatusText(e.Status)
+	}
+	if e.Message == "" {
+		return fmt.Sprintf("switchyard: %d %s", e.Status, kind)
+	}
+	return fmt.Sprintf("switchyard: %d %s: %s", e.Status, kind, e.Message)
+}
+
+// Is lets errors.Is match an *Error against the sentinel errors of this package by status.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.Status == http.StatusNotFound
+	case ErrUnauthorized:
+		return e.Status == http.StatusUnauthorized
+	case ErrInvalid:
+		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
+	case ErrConflict:
+		return e.Status == http.StatusConflict
+	case ErrRateLimited:
+		return e.Status == http.StatusTooManyRequests
+	}
+	return false
+}
+
+// Sentinels matched by errors.Is against an *Error's status.
+var (
+	// ErrNotFound matches 404 answers.
+	ErrNotFound = errors.New("not found")
+	// ErrUnauthorized matches 401 answers (missing or wrong key).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrInvalid matches 400 and 422 answers (the request was rejected as invalid).
+	ErrInvalid = errors.New("invalid request")
+	// ErrConflict matches 409 answers (e.g. results of an optimization not finished).
+	ErrConflict = errors.New("conflict")
+	// ErrRateLimited matches 429 answers.
+	ErrRateLimited = errors.New("rate limited")
+)
+
+// readError builds an *Error from a non-2xx response.
+func readError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	e := &Error{Status: resp.StatusCode}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if n, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && n >= 0 {
+			e.RetryAfter = time.Duration(n) * time.Second
+		}
+	}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(b, &body) == nil {
+		_ = json.Unmarshal(body["error"], &e.Kind)
+		_ = json.Unmarshal(body["message"], &e.Message)
+		delete(body, "error")
+		delete(body, "message")
+		if len(body) > 0 {
+			e.Extra = body
+		}
+	} else {
+		e.Message = strings.TrimSpace(string(b))
+		if len(e.Message) > 200 {
+			e.Message = e.Message[:200] + "…"
+		}
+	}
+	if e.Kind == "" {
+		e.Kind = http.StatusText(resp.StatusCode)
+	}
+	return e
+}

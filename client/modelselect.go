@@ -1,0 +1,101 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// Message is one turn of a model selection conversation.
+type Message struct {
+	// Role is "system", "user" or "assistant".
+	Role string `json:"role"`
+	// Content is the text of the message.
+	Content string `json:"content"`
+}
+
+// Provider is a candidate LLM for model selection. Give either Name, or Provider and Model
+// (the two shapes the spec shows); the answer names the choice in the same shape.
+type Provider struct {
+	Name       string         `json:"name,omitempty"`
+	Provider   string         `json:"provider,omitempty"`
+	Model      string         `json:"model,omitempty"`
+	Price      *float64       `json:"price,omitempty"`
+	Latency    *float64       `json:"latency,omitempty"`
+	Attributes map[string]any `json:"attributes,omitempty"`
+}
+
+// Tool is a function the conversation may call.
+type Tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+}
+
+// ModelSelectRequest is the body of POST /api/v1/model-select.
+type ModelSelectRequest struct {
+	Messages     []Message  `json:"messages"`
+	LLMProviders []Provider `json:"llm_providers"`
+	Tools        []Tool     `json:"tools,omitempty"`
+	// MaxModelDepth cuts the ranked list (nil: all candidates).
+	MaxModelDepth *int `json:"max_model_depth,omitempty"`
+	// Tradeoff is "", "cost" or "latency".
+	Tradeoff string `json:"tradeoff,omitempty"`
+	// PreferenceID names a trained router model whose predictions drive the ranking.
+	PreferenceID string `json:"preference_id,omitempty"`
+	// HashContent stores SHA-256 hashes of the messages with the session.
+	HashContent bool `json:"hash_content,omitempty"`
+	// PreviousSession links this call to an earlier session id.
+	PreviousSession string `json:"previous_session,omitempty"`
+}
+
+// RankedProvider is one entry of the ranked candidate list, in the caller's shape.
+type RankedProvider struct {
+	// Name is set for candidates given as {"name": ...}.
+	Name string `json:"name,omitempty"`
+	// Provider and Model are set for candidates given as {"provider","model"} or strings.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Rank is the position, 1 = best.
+	Rank int `json:"rank"`
+	// Score is the expected quality (default scorer) or the router's probability.
+	Score float64 `json:"score"`
+	// ScoreSource says where the score came from: attribute, benchmark, unknown or router.
+	ScoreSource string `json:"score_source,omitempty"`
+}
+
+// Label is the entry's name, or "provider/model".
+func (p RankedProvider) Label() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Provider + "/" + p.Model
+}
+
+// ModelSelectResponse is the answer of model selection.
+type ModelSelectResponse struct {
+	// LLMLabel is the chosen candidate: its name, or "provider/model".
+	LLMLabel string `json:"llm_label"`
+	// Providers is the ranked candidate list, best first (beyond the spec).
+	Providers []RankedProvider `json:"providers,omitempty"`
+	// SessionID identifies this recommendation; pass it as PreviousSession to link calls.
+	SessionID string `json:"session_id,omitempty"`
+}
+
+// ModelSelect asks the server which candidate should answer the conversation.
+func (c *Client) ModelSelect(ctx context.Context, req *ModelSelectRequest) (*ModelSelectResponse, error) {
+	var out ModelSelectResponse
+	if err := c.do(ctx, http.MethodPost, "/api/v1/model-select", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ModelSelectRaw sends a request body as given (e.g. read from a file in either shape the
+// spec allows, or with "models" in place of "llm_providers") and decodes the answer.
+func (c *Client) ModelSelectRaw(ctx context.Context, body any) (*ModelSelectResponse, error) {
+	var out ModelSelectResponse
+	if err := c.do(ctx, http.MethodPost, "/api/v1/model-select", nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,224 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// DefaultOptimizePollInterval is how often AgentOptimizer.Wait polls when given 0.
+const DefaultOptimizePollInterval = 30 * time.Second
+
+// Optimization job states.
+const (
+	OptimizeQueued      = "queued"
+	OptimizeRunning     = "running"
+	OptimizeCompleted   = "completed"
+	OptimizeFailed      = "failed"
+	OptimizeInterrupted = "interrupted"
+)
+
+// OptimizeRequest is the body of POST /api/v1/optimize. Zero numbers take the server's
+// defaults (15 iterations, 3600 s overall, 300 s per LLM call, 600 s per sandbox run).
+type OptimizeRequest struct {
+	// Optimizer is "agentopt" (the default when empty).
+	Optimizer string `json:"optimizer"`
+	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json).
+	InputURL string `json:"input_url"`
+	// TargetModels are the "provider/model" strings to optimize for.
+	TargetModels []string `json:"target_models"`
+	// TargetModel is added to TargetModels when set (the spec's single-model form).
+	TargetModel           string `json:"-"`
+	NIterations           int    `json:"n_iterations,omitempty"`
+	OverallTimeoutSeconds int    `json:"overall_timeout_seconds,omitempty"`
+	LLMCallTimeoutSeconds int    `json:"llm_call_timeout_seconds,omitempty"`
+	SandboxTimeoutSeconds int    `json:"sandbox_timeout_seconds,omitempty"`
+}
+
+// OptimizationJob is the answer to a submission.
+type OptimizationJob struct {
+	JobID   string `json:"job_id"`
+	Status  string `json:"status"`
+	Version string `json:"version"`
+}
+
+// OptimizationStatus is the live state of an optimization job.
+type OptimizationStatus struct {
+	JobID string `json:"job_id,omitempty"`
+	// Status is queued, running, completed, failed or interrupted.
+	Status string `json:"status"`
+	// CurrentIteration is the latest iteration completed; 0 is the baseline.
+	CurrentIteration int `json:"current_iteration"`
+	NIterations      int `json:"n_iterations"`
+	// BestScore and BaselineScore are nil until the baseline was scored.
+	BestScore     *float64 `json:"best_score,omitempty"`
+	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	// ErrorMessage is set for failed and interrupted jobs.
+	ErrorMessage string `json:"error_message,omitempty"`
+}
+
+// Done reports whether the job reached completed, failed or interrupted.
+func (s *OptimizationStatus) Done() bool {
+	return s.Status == OptimizeCompleted || s.Status == OptimizeFailed || s.Status == OptimizeInterrupted
+}
+
+// IterationRecord is one iteration of the loop: the prompt tried, its train score and
+// whether it was kept.
+type IterationRecord struct {
+	Iteration  int     `json:"iteration"`
+	TrainScore float64 `json:"train_score"`
+	Kept       bool    `json:"kept"`
+	Prompt     string  `json:"prompt,omitempty"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// OptimizationResult is the outcome for one target model.
+type OptimizationResult struct {
+	Model           string  `json:"model"`
+	Optimizer       string  `json:"optimizer"`
+	OriginalPrompt  string  `json:"original_prompt"`
+	OptimizedPrompt string  `json:"optimized_prompt"`
+	TrainScore      float64 `json:"train_score"`
+	TestScore       float64 `json:"test_score"`
+	IterationsRun   int     `json:"iterations_run"`
+	IterationsKept  int     `json:"iterations_kept"`
+	AgentCodeURL    string  `json:"agent_code_url"`
+	// Baseline scores of the submitted agent, when the server reports them.
+	BaselineTrainScore *float64 `json:"baseline_train_score,omitempty"`
+	BaselineTestScore  *float64 `json:"baseline_test_score,omitempty"`
+	// History lists every iteration, 0 being the baseline.
+	History []IterationRecord `json:"history,omitempty"`
+}
+
+// OptimizationResults is the answer of the results operation.
+type OptimizationResults struct {
+	JobID   string               `json:"job_id"`
+	Status  string               `json:"status"`
+	Results []OptimizationResult `json:"results"`
+}
+
+// AgentOptimizer submits agent prompt optimization jobs and follows them. It remembers
+// the latest job id (from Submit), so Status, Wait, Results and Cancel need no explicit
+// id. It is safe for concurrent use.
+type AgentOptimizer struct {
+	c     *Client
+	mu    sync.Mutex
+	jobID string
+}
+
+// AgentOptimizer returns an optimizer bound to the client.
+func (c *Client) AgentOptimizer() *AgentOptimizer { return &AgentOptimizer{c: c} }
+
+// JobID returns the remembered job id ("" before Submit or UseJob).
+func (o *AgentOptimizer) JobID() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.jobID
+}
+
+// UseJob makes id the remembered job.
+func (o *AgentOptimizer) UseJob(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.jobID = id
+}
+
+func (o *AgentOptimizer) id(op string) (string, error) {
+	id := o.JobID()
+	if id == "" {
+		return "", fmt.Errorf("client: AgentOptimizer.%s: %w (call Submit or UseJob first)", op, errIDRequired)
+	}
+	return id, nil
+}
+
+// Submit starts an optimization job and remembers its id.
+func (o *AgentOptimizer) Submit(ctx context.Context, req *OptimizeRequest) (*OptimizationJob, error) {
+	r := *req
+	if r.Optimizer == "" {
+		r.Optimizer = "agentopt"
+	}
+	r.TargetModels = append([]string{}, r.TargetModels...)
+	if r.TargetModel != "" {
+		r.TargetModels = append(r.TargetModels, r.TargetModel)
+	}
+	var job OptimizationJob
+	if err := o.c.do(ctx, http.MethodPost, "/api/v1/optimize", nil, &r, &job); err != nil {
+		return nil, err
+	}
+	o.UseJob(job.JobID)
+	return &job, nil
+}
+
+// Status returns the live state of the remembered job.
+func (o *AgentOptimizer) Status(ctx context.Context) (*OptimizationStatus, error) {
+	id, err := o.id("Status")
+	if err != nil {
+		return nil, err
+	}
+	var st OptimizationStatus
+	if err := o.c.do(ctx, http.MethodGet, "/api/v1/optimize/status", url.Values{"job_id": {id}}, nil, &st); err != nil {
+		return nil, err
+	}
+	if st.JobID == "" {
+		st.JobID = id
+	}
+	return &st, nil
+}
+
+// Watch polls the remembered job every pollEvery (DefaultOptimizePollInterval when 0),
+// yielding each status, and stops after completed, failed or interrupted, on the first
+// error, or when ctx ends.
+func (o *AgentOptimizer) Watch(ctx context.Context, pollEvery time.Duration) iter.Seq2[*OptimizationStatus, error] {
+	if pollEvery <= 0 {
+		pollEvery = DefaultOptimizePollInterval
+	}
+	return poll(ctx, pollEvery, o.Status, (*OptimizationStatus).Done)
+}
+
+// Wait polls the remembered job every pollEvery (DefaultOptimizePollInterval when 0) until
+// it is completed, failed or interrupted, and returns its last status. A failed or
+// interrupted job is not an error of Wait: check Status and ErrorMessage.
+func (o *AgentOptimizer) Wait(ctx context.Context, pollEvery time.Duration) (*OptimizationStatus, error) {
+	var last *OptimizationStatus
+	for st, err := range o.Watch(ctx, pollEvery) {
+		if err != nil {
+			return last, err
+		}
+		last = st
+	}
+	return last, nil
+}
+
+// Results returns the outcome of the remembered job. A job not finished yet answers an
+// *Error with status 409 (errors.Is(err, ErrConflict)).
+func (o *AgentOptimizer) Results(ctx context.Context) (*OptimizationResults, error) {
+	id, err := o.id("Results")
+	if err != nil {
+		return nil, err
+	}
+	var res OptimizationResults
+	if err := o.c.do(ctx, http.MethodGet, "/api/v1/optimize/results", url.Values{"job_id": {id}}, nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Cancel stops the remembered job; it ends interrupted. It returns the job's status.
+func (o *AgentOptimizer) Cancel(ctx context.Context) (*OptimizationStatus, error) {
+	id, err := o.id("Cancel")
+	if err != nil {
+		return nil, err
+	}
+	var st OptimizationStatus
+	if err := o.c.do(ctx, http.MethodPost, "/api/v1/optimize/cancel", url.Values{"job_id": {id}}, nil, &st); err != nil {
+		return nil, err
+	}
+	if st.JobID == "" {
+		st.JobID = id
+	}
+	return &st, nil
+}

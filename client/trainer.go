@@ -1,0 +1,292 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// MaxPredictInputs is the server's limit of inputs per prediction request; RouterTrainer
+// splits larger sets into several requests.
+const MaxPredictInputs = 500
+
+// DefaultTrainPollInterval is how often RouterTrainer.Wait polls when given 0.
+const DefaultTrainPollInterval = 10 * time.Second
+
+// Training job states.
+const (
+	TrainQueued    = "queued"
+	TrainRunning   = "running"
+	TrainCompleted = "completed"
+	TrainFailed    = "failed"
+)
+
+// TrainingJob is the answer to starting a training job.
+type TrainingJob struct {
+	TrainingJobID string `json:"training_job_id"`
+	Status        string `json:"status"`
+	Version       string `json:"version"`
+}
+
+// Timing is how long the phases of a training job took.
+type Timing struct {
+	TrainingTimeSeconds  float64 `json:"training_time_seconds"`
+	EmbeddingTimeSeconds float64 `json:"embedding_time_seconds"`
+	TotalTimeSeconds     float64 `json:"total_time_seconds"`
+}
+
+// TrainingConfig describes how a router was trained.
+type TrainingConfig struct {
+	Timing         Timing   `json:"timing"`
+	EmbeddingModel string   `json:"embedding_model,omitempty"`
+	Rows           int      `json:"rows"`
+	SkippedRows    int      `json:"skipped_rows"`
+	TrainRows      int      `json:"train_rows,omitempty"`
+	HoldoutRows    int      `json:"holdout_rows,omitempty"`
+	Classes        []string `json:"classes,omitempty"`
+}
+
+// TrainingStatus is the state of a training job.
+type TrainingStatus struct {
+	TrainingJobID string `json:"training_job_id"`
+	// Status is queued, running, completed or failed.
+	Status string `json:"status"`
+	// ModelID is set once the job completed.
+	ModelID        string          `json:"model_id,omitempty"`
+	CreatedAt      string          `json:"created_at,omitempty"`
+	StartedAt      string          `json:"started_at,omitempty"`
+	CompletedAt    string          `json:"completed_at,omitempty"`
+	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
+	// ErrorMessage says why a failed job failed, naming the file and row.
+	ErrorMessage string `json:"error_message,omitempty"`
+	Version      string `json:"version,omitempty"`
+}
+
+// Done reports whether the job reached completed or failed.
+func (s *TrainingStatus) Done() bool { return s.Status == TrainCompleted || s.Status == TrainFailed }
+
+// Metrics are a router's scores on the held-out split, with the baseline of always
+// picking the most frequent best model.
+type Metrics struct {
+	Top1HitRate         float64 `json:"top1_hit_rate"`
+	Top3HitRate         float64 `json:"top3_hit_rate"`
+	Accuracy            float64 `json:"accuracy"`
+	BaselineModel       string  `json:"baseline_model,omitempty"`
+	BaselineTop1HitRate float64 `json:"baseline_top1_hit_rate"`
+	BaselineAccuracy    float64 `json:"baseline_accuracy"`
+	HoldoutRows         int     `json:"holdout_rows"`
+}
+
+// RouterModel is the details of a trained router.
+type RouterModel struct {
+	ModelID        string   `json:"model_id"`
+	Version        string   `json:"version"`
+	Status         string   `json:"status"`
+	EmbeddingModel string   `json:"embedding_model"`
+	NumClasses     int      `json:"num_classes"`
+	Classes        []string `json:"classes,omitempty"`
+	CreatedAt      string   `json:"created_at"`
+	LastUsedAt     string   `json:"last_used_at,omitempty"`
+	TrainingJobID  string   `json:"training_job_id,omitempty"`
+	Metrics        *Metrics `json:"metrics,omitempty"`
+}
+
+// RankedModel is one model of a prediction, rank 1 being the best.
+type RankedModel struct {
+	Model      string  `json:"model"`
+	Confidence float64 `json:"confidence"`
+	Rank       int     `json:"rank"`
+}
+
+// Prediction is the router's answer for one input.
+type Prediction struct {
+	TopModel string        `json:"top_model"`
+	TopProb  float64       `json:"top_prob"`
+	Models   []RankedModel `json:"models"`
+}
+
+// PredictResponse holds one prediction per input, in input order.
+type PredictResponse struct {
+	Predictions []Prediction `json:"predictions"`
+	Version     string       `json:"version"`
+}
+
+// RouterTrainer trains custom routers and predicts with them. It remembers the latest
+// training job id (from Train) and model id (from a completed Status), so Status, Wait,
+// Model and Predict need no explicit id. It is safe for concurrent use.
+type RouterTrainer struct {
+	c       *Client
+	mu      sync.Mutex
+	jobID   string
+	modelID string
+}
+
+// RouterTrainer returns a trainer bound to the client.
+func (c *Client) RouterTrainer() *RouterTrainer { return &RouterTrainer{c: c} }
+
+// JobID returns the remembered training job id ("" before Train or UseJob).
+func (t *RouterTrainer) JobID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.jobID
+}
+
+// ModelID returns the remembered model id ("" before a job completed or UseModel).
+func (t *RouterTrainer) ModelID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.modelID
+}
+
+// UseJob makes id the remembered training job.
+func (t *RouterTrainer) UseJob(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.jobID = id
+}
+
+// UseModel makes id the remembered router model (e.g. one trained earlier).
+func (t *RouterTrainer) UseModel(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.modelID = id
+}
+
+// Train starts a training job from dataset file URLs (JSON, JSONL or CSV) and remembers
+// its id.
+func (t *RouterTrainer) Train(ctx context.Context, dataURLs ...string) (*TrainingJob, error) {
+	if dataURLs == nil {
+		dataURLs = []string{}
+	}
+	var job TrainingJob
+	body := map[string][]string{"Data_URLs": dataURLs}
+	if err := t.c.do(ctx, http.MethodPost, "/api/v1/routers/train", nil, body, &job); err != nil {
+		return nil, err
+	}
+	t.UseJob(job.TrainingJobID)
+	return &job, nil
+}
+
+// Status returns the state of the remembered training job. When it completed, its model id
+// becomes the remembered model.
+func (t *RouterTrainer) Status(ctx context.Context) (*TrainingStatus, error) {
+	id := t.JobID()
+	if id == "" {
+		return nil, fmt.Errorf("client: RouterTrainer.Status: %w (call Train or UseJob first)", errIDRequired)
+	}
+	var st TrainingStatus
+	if err := t.c.do(ctx, http.MethodGet, "/api/v1/routers/train/status", url.Values{"task_id": {id}}, nil, &st); err != nil {
+		return nil, err
+	}
+	if st.Status == TrainCompleted && st.ModelID != "" {
+		t.mu.Lock()
+		if t.jobID == id {
+			t.modelID = st.ModelID
+		}
+		t.mu.Unlock()
+	}
+	return &st, nil
+}
+
+// Watch polls the remembered job every pollEvery (DefaultTrainPollInterval when 0),
+// yielding each status, and stops after completed or failed, on the first error, or when
+// ctx ends.
+func (t *RouterTrainer) Watch(ctx context.Context, pollEvery time.Duration) iter.Seq2[*TrainingStatus, error] {
+	if pollEvery <= 0 {
+		pollEvery = DefaultTrainPollInterval
+	}
+	return poll(ctx, pollEvery, t.Status, (*TrainingStatus).Done)
+}
+
+// Wait polls the remembered job every pollEvery (DefaultTrainPollInterval when 0) until it
+// completed or failed and returns its last status. A failed job is not an error of Wait:
+// check Status and ErrorMessage.
+func (t *RouterTrainer) Wait(ctx context.Context, pollEvery time.Duration) (*TrainingStatus, error) {
+	var last *TrainingStatus
+	for st, err := range t.Watch(ctx, pollEvery) {
+		if err != nil {
+			return last, err
+		}
+		last = st
+	}
+	return last, nil
+}
+
+// Model returns the details (with metrics) of the remembered router model.
+func (t *RouterTrainer) Model(ctx context.Context) (*RouterModel, error) {
+	id := t.ModelID()
+	if id == "" {
+		return nil, fmt.Errorf("client: RouterTrainer.Model: %w (wait for a completed job or call UseModel)", errIDRequired)
+	}
+	var m RouterModel
+	if err := t.c.do(ctx, http.MethodGet, "/api/v1/routers/models", url.Values{"model_id": {id}}, nil, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Predict ranks the models for each input with the remembered router. More than
+// MaxPredictInputs inputs are sent as several requests, one after the other, and the
+// predictions are joined in input order.
+func (t *RouterTrainer) Predict(ctx context.Context, inputs []string) (*PredictResponse, error) {
+	id := t.ModelID()
+	if id == "" {
+		return nil, fmt.Errorf("client: RouterTrainer.Predict: %w (wait for a completed job or call UseModel)", errIDRequired)
+	}
+	out := &PredictResponse{Predictions: make([]Prediction, 0, len(inputs))}
+	for start := 0; start < len(inputs) || start == 0; start += MaxPredictInputs {
+		end := min(start+MaxPredictInputs, len(inputs))
+		batch := inputs[start:end]
+		if batch == nil {
+			batch = []string{}
+		}
+		var part PredictResponse
+		body := map[string]any{"model_id": id, "inputs": batch}
+		if err := t.c.do(ctx, http.MethodPost, "/api/v1/routers/predict", nil, body, &part); err != nil {
+			if start > 0 {
+				return nil, fmt.Errorf("client: predicting inputs %d-%d: %w", start, end-1, err)
+			}
+			return nil, err
+		}
+		if len(part.Predictions) != len(batch) {
+			return nil, fmt.Errorf("client: server returned %d predictions for %d inputs", len(part.Predictions), len(batch))
+		}
+		out.Predictions = append(out.Predictions, part.Predictions...)
+		out.Version = part.Version
+		if end >= len(inputs) {
+			break
+		}
+	}
+	return out, nil
+}
+
+// poll calls get every interval, yielding each result, until done says so, get fails, the
+// consumer stops or ctx ends.
+func poll[T any](ctx context.Context, every time.Duration, get func(context.Context) (T, error), done func(T) bool) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		timer := time.NewTimer(0)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				yield(zero, ctx.Err())
+				return
+			case <-timer.C:
+			}
+			v, err := get(ctx)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			if !yield(v, nil) || done(v) {
+				return
+			}
+			timer.Reset(every)
+		}
+	}
+}
