@@ -195,13 +195,13 @@ func (r fakeRegistry) Lookup(name string) (providers.Provider, error) {
 // tokens and knows no other price.
 type fakePrices struct{}
 
-func (fakePrices) Cost(model string, u providers.Usage) providerCost {
+func (fakePrices) Cost(model string, u providers.Usage) providers.Cost {
 	if !strings.HasSuffix(model, "/priced") {
-		return providerCost{}
+		return providers.Cost{}
 	}
 	in := float64(u.PromptTokens) * 1e-6
 	out := float64(u.CompletionTokens) * 2e-6
-	return providerCost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true}
+	return providers.Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true}
 }
 
 // sleepRecorder replaces the gateway's Sleep: it records each wait and returns at once.

@@ -26,7 +26,7 @@ type ProviderLookup interface {
 
 // PriceCatalogue prices token usage; model is the "provider/model" string.
 type PriceCatalogue interface {
-	Cost(model string, u providers.Usage) providerCost
+	Cost(model string, u providers.Usage) providers.Cost
 }
 
 // Ranker orders candidate models for a conversation, best first (the routing package can

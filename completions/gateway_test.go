@@ -506,3 +506,27 @@ func TestStoreOptional(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The providers package's types plug straight into the gateway.
+var (
+	_ ProviderLookup = (*providers.Registry)(nil)
+	_ PriceCatalogue = (*providers.Catalog)(nil)
+)
+
+func TestRealCatalogueCosts(t *testing.T) {
+	openai := newFake("openai").on("gpt-4o-mini", step{text: "ok", usage: providers.Usage{PromptTokens: 1_000_000, CompletionTokens: 1_000_000}})
+	g, err := New(Options{Providers: providers.NewRegistry(openai), Prices: providers.DefaultCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.Complete(context.Background(), Scope{}, userReq("hi", "openai/gpt-4o-mini"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := resp.Usage.Costs
+	// gpt-4o-mini lists at $0.15 / 1M input and $0.60 / 1M output tokens.
+	if !c.PriceKnown || c.InputTokensCost < 0.1499 || c.InputTokensCost > 0.1501 || c.OutputTokensCost < 0.5999 || c.OutputTokensCost > 0.6001 ||
+		c.TotalTokensCost != c.InputTokensCost+c.OutputTokensCost {
+		t.Fatalf("costs = %+v", c)
+	}
+}

@@ -12,12 +12,6 @@ import (
 // MaxRetriesLimit is the largest maxRetries a request may ask for.
 const MaxRetriesLimit = 10
 
-// searchSupporter is implemented by adapters that have a native web-search option
-// (providers.OpenAI and the other adapters expose SupportsSearch).
-type searchSupporter interface {
-	SupportsSearch(model string) bool
-}
-
 // target is one model to try.
 type target struct {
 	name     string // "provider/model"
@@ -96,7 +90,7 @@ func (g *Gateway) resolve(field string, models []string, search bool) ([]target,
 			return nil, invalid(f, "unknown provider %q in %q", pn, s)
 		}
 		if search {
-			if ss, ok := p.(searchSupporter); !ok || !ss.SupportsSearch(m) {
+			if !providers.SupportsSearch(p, m) {
 				return nil, invalid("search", "model %s does not support search", s)
 			}
 		}
