@@ -43,6 +43,9 @@ type Config struct {
 	// MaxTokensField is the OpenAI-format body field for Request.MaxTokens:
 	// "max_tokens" (default) or "max_completion_tokens". Other formats ignore it.
 	MaxTokensField string
+	// OmitStreamOptions leaves stream_options out of OpenAI-format streamed requests, for
+	// servers that reject it (Mistral sends usage in its last chunk unasked).
+	OmitStreamOptions bool
 	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Headers map[string]string
 	// Logger receives debug logs of calls (never keys or bodies); nil discards them.

@@ -85,7 +85,9 @@ func (o *OpenAI) body(req *Request, stream bool) map[string]any {
 	}
 	if stream {
 		b["stream"] = true
-		b["stream_options"] = openAIStreamOptions{IncludeUsage: true}
+		if !o.ep.cfg.OmitStreamOptions {
+			b["stream_options"] = openAIStreamOptions{IncludeUsage: true}
+		}
 	}
 	return b
 }

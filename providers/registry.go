@@ -129,7 +129,7 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 	for _, p := range Presets() {
 		cfg := opts.apply(Config{
 			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
-			MaxTokensField: p.MaxTokensField,
+			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions,
 		})
 		if p.KeyEnv != "" {
 			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
@@ -165,6 +165,8 @@ type ProviderConfig struct {
 	APIKeyEnv      string `json:"api_key_env,omitempty"`
 	KeyOptional    bool   `json:"key_optional,omitempty"`
 	MaxTokensField string `json:"max_tokens_field,omitempty"`
+	// OmitStreamOptions leaves stream_options out of streamed OpenAI-format requests.
+	OmitStreamOptions bool `json:"omit_stream_options,omitempty"`
 }
 
 var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -244,13 +246,14 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 	}
 	for _, pc := range fc.Providers {
 		preset, isPreset := presets[pc.Name]
-		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField}
+		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions}
 		format := pc.Format
 		if isPreset {
 			format = preset.Format
 			cfg.BaseURL = preset.BaseURL
 			cfg.KeyEnv = preset.KeyEnv
 			cfg.KeyOptional = cfg.KeyOptional || preset.KeyOptional
+			cfg.OmitStreamOptions = cfg.OmitStreamOptions || preset.OmitStreamOptions
 			if cfg.MaxTokensField == "" {
 				cfg.MaxTokensField = preset.MaxTokensField
 			}
