@@ -129,6 +129,7 @@ type Error struct {
 	Err        error         // underlying cause, if any
 }
 
+// Error formats the failure as "provider/model: kind (HTTP status): message".
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%s: %s", e.Provider, e.Model, e.Kind)
@@ -145,6 +146,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Retryable reports whether the failure is worth retrying on the same model.

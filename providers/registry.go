@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ type ConfigError struct {
 	Message string
 }
 
+// Error names the field and the rule it breaks.
 func (e *ConfigError) Error() string { return "providers: config " + e.Field + ": " + e.Message }
 
 // Is reports whether target is ErrInvalidConfig.
@@ -183,7 +185,7 @@ func LoadConfig(path string) (*FileConfig, error) {
 // ParseConfig parses and validates a provider configuration document.
 func ParseConfig(b []byte) (*FileConfig, error) {
 	var fc FileConfig
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&fc); err != nil {
 		return nil, &ConfigError{Field: "(file)", Message: "invalid JSON: " + err.Error()}
