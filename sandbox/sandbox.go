@@ -91,7 +91,10 @@ func (r *Result) Mean() float64 {
 type Runner interface {
 	// Run executes the job. A failure of the user's code (exception, bad return values,
 	// limits exceeded, escape attempt) is an error matching ErrJob carrying a message that
-	// says what happened; a failure of the sandbox itself matches ErrUnavailable.
+	// says what happened (a *JobError); a failure of the sandbox itself matches
+	// ErrUnavailable, and a malformed job ErrInvalid. With a job error the Result is still
+	// returned (without predictions) so callers can show the output tails. Cancelling ctx
+	// stops the run and returns an error wrapping ctx.Err().
 	Run(ctx context.Context, job Job) (*Result, error)
 	// Name names the backend ("process", "wasm").
 	Name() string

@@ -1,0 +1,339 @@
+# Switchyard sandbox harness. It runs inside the sandbox (python3 under bubblewrap, or CPython
+# compiled to WASI under wazero) and is the same for every backend.
+#
+# It reads /sandbox/input.json, imports agent.py and eval.py from the job directory (/job),
+# calls run_batch(inputs, api_key) and score(expected, predicted), and writes ONE result frame
+# on stdout. Everything else the user's code prints passes through as plain output. The host
+# validates the result again: this script only turns mistakes into readable messages.
+#
+# Frame: MAGIC, one kind byte, the payload length in decimal, "\n", the payload.
+#   S  (empty) the harness started; written before any user code is loaded
+#   R  the result (JSON): predictions, scores, usage, errors
+#   H  (wasm only) one raw HTTP/1.1 request for the gateway; the host answers on stdin with
+#      "<length>\n" followed by the raw HTTP response.
+import json
+import math
+import numbers
+import os
+import sys
+import traceback
+
+MAGIC = b"\x1eSWITCHYARD\x1f"
+INPUT = "/sandbox/input.json"
+JOB_DIR = "/job"
+
+_PID = os.getpid()
+_OUT = 1
+
+
+class JobFailure(Exception):
+    """A failure to report: reason is "exception" or "invalid_result"."""
+
+    def __init__(self, reason, message):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def write_frame(kind, payload):
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    write_all(_OUT, MAGIC + kind + str(len(payload)).encode() + b"\n" + payload)
+
+
+def describe(exc):
+    name = type(exc).__name__
+    text = str(exc)
+    if len(text) > 2000:
+        text = text[:2000] + "..."
+    return name + (": " + text if text else "")
+
+
+def raised(stage, exc, limits):
+    try:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.__stderr__)
+    except Exception:
+        pass
+    message = "%s raised %s" % (stage, describe(exc))
+    if isinstance(exc, MemoryError) and limits.get("memory_bytes"):
+        message += " (memory limit %d bytes)" % limits["memory_bytes"]
+    return JobFailure("exception", message)
+
+
+def apply_limits(limits):
+    """Process backend: rlimits on CPU, address space, file size, processes, open files."""
+    import resource
+
+    cpu = max(1, int(limits["cpu_seconds"]))
+    settings = [
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_AS, limits["memory_bytes"], limits["memory_bytes"]),
+        (resource.RLIMIT_FSIZE, limits["file_bytes"], limits["file_bytes"]),
+        (resource.RLIMIT_NPROC, limits["processes"], limits["processes"]),
+        (resource.RLIMIT_NOFILE, 256, 256),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
+    for which, soft, hard in settings:
+        resource.setrlimit(which, (soft, hard))
+
+
+def start_socket_forwarder(socket_path):
+    """Process backend: forward 127.0.0.1:<port> to the gateway's Unix socket, so that any
+    HTTP client (urllib, requests, the openai SDK) reaches the gateway with a plain URL."""
+    import socket
+    import threading
+
+    threading.stack_size(512 * 1024)
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(32)
+
+    def pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                dst.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def handle(client):
+        try:
+            upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            upstream.connect(socket_path)
+        except OSError:
+            client.close()
+            return
+        back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+        back.start()
+        pump(client, upstream)
+        back.join()
+        client.close()
+        upstream.close()
+
+    def accept():
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server.getsockname()[1]
+
+
+def read_exact_stdin(n):
+    chunks = []
+    while n > 0:
+        data = os.read(0, min(n, 1 << 20))
+        if not data:
+            raise ConnectionError("gateway tunnel closed")
+        chunks.append(data)
+        n -= len(data)
+    return b"".join(chunks)
+
+
+def read_line_stdin():
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        data = os.read(0, 1)
+        if not data:
+            raise ConnectionError("gateway tunnel closed")
+        line += data
+        if len(line) > 32:
+            raise ConnectionError("gateway tunnel: malformed response header")
+    return bytes(line)
+
+
+def install_http_tunnel(gateway_host):
+    """Wasm backend: WASI has no sockets, so http.client's connection class is replaced by one
+    that sends each raw request to the host as an H frame and reads the raw response from
+    stdin. urllib.request and http.client code works unchanged."""
+    import http.client
+    import io
+
+    class TunnelSocket:
+        def __init__(self):
+            self.pending = bytearray()
+
+        def sendall(self, data):
+            self.pending += data
+
+        def send(self, data):
+            self.pending += data
+            return len(data)
+
+        def makefile(self, mode="rb", *args, **kwargs):
+            request = bytes(self.pending)
+            self.pending.clear()
+            write_frame(b"H", request)
+            header = read_line_stdin()
+            try:
+                length = int(header.strip())
+            except ValueError:
+                raise ConnectionError("gateway tunnel: malformed response header")
+            return io.BytesIO(read_exact_stdin(length))
+
+        def settimeout(self, timeout):
+            pass
+
+        def setsockopt(self, *args):
+            pass
+
+        def close(self):
+            pass
+
+    class TunnelConnection(http.client.HTTPConnection):
+        def connect(self):
+            if self.host != gateway_host:
+                raise ConnectionRefusedError(
+                    "the sandbox reaches only the gateway (%s), not %s" % (gateway_host, self.host))
+            self.sock = TunnelSocket()
+
+    http.client.HTTPConnection = TunnelConnection
+
+
+def load_module(name, path, limits):
+    import importlib.util
+
+    if not os.path.exists(path):
+        raise JobFailure("exception", "the bundle has no %s" % os.path.basename(path))
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        raise raised("import %s" % os.path.basename(path), exc, limits)
+    return module
+
+
+def type_name(value):
+    return type(value).__name__
+
+
+def as_number(value):
+    """A real number as float, or None. bools count (True is 1.0); NaN and infinities do not."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    return None
+
+
+def run(job, result):
+    limits = job.get("limits", {})
+    inputs = job["inputs"]
+    answers = job["answers"]
+
+    agent = load_module("agent", os.path.join(JOB_DIR, "agent.py"), limits)
+    run_batch = getattr(agent, "run_batch", None)
+    if not callable(run_batch):
+        raise JobFailure("invalid_result", "agent.py does not define run_batch(inputs, api_key)")
+    evaluator = load_module("eval", os.path.join(JOB_DIR, "eval.py"), limits)
+    score = getattr(evaluator, "score", None)
+    if not callable(score):
+        raise JobFailure("invalid_result", "eval.py does not define score(expected, predicted)")
+
+    try:
+        returned = run_batch(list(inputs), os.environ.get("OPENAI_API_KEY", ""))
+    except BaseException as exc:
+        raise raised("run_batch", exc, limits)
+    if not isinstance(returned, (tuple, list)) or len(returned) != 2:
+        raise JobFailure("invalid_result",
+                         "run_batch must return a pair (predictions, usage), got %s" % type_name(returned))
+    predictions, usage = returned
+    if not isinstance(predictions, (list, tuple)):
+        raise JobFailure("invalid_result", "run_batch predictions must be a list, got %s" % type_name(predictions))
+    if len(predictions) != len(inputs):
+        raise JobFailure("invalid_result",
+                         "run_batch returned %d predictions for %d inputs" % (len(predictions), len(inputs)))
+    if usage is None:
+        usage = {}
+    if not isinstance(usage, dict):
+        raise JobFailure("invalid_result", "run_batch usage must be a dict, got %s" % type_name(usage))
+    clean_usage = {}
+    for key in ("tokens", "cost"):
+        number = as_number(usage.get(key, 0))
+        if number is None or number < 0 or isinstance(usage.get(key), bool):
+            raise JobFailure("invalid_result",
+                             "run_batch usage[%r] must be a non-negative number, got %r" % (key, usage.get(key)))
+        clean_usage[key] = int(number) if key == "tokens" else number
+
+    scores = []
+    for i, (expected, predicted) in enumerate(zip(answers, predictions)):
+        try:
+            value = score(expected, predicted)
+        except BaseException as exc:
+            raise raised("score (row %d)" % i, exc, limits)
+        number = as_number(value)
+        if number is None:
+            raise JobFailure("invalid_result",
+                             "score returned %s %.100r for row %d; expected a float in [0, 1]"
+                             % (type_name(value), value, i))
+        if number < -1e-9 or number > 1 + 1e-9:
+            raise JobFailure("invalid_result",
+                             "score returned %r for row %d; expected a float in [0, 1]" % (value, i))
+        scores.append(min(1.0, max(0.0, number)))
+
+    result["predictions"] = [p if isinstance(p, str) else str(p) for p in predictions]
+    result["scores"] = scores
+    result["usage"] = clean_usage
+
+
+def main():
+    global _OUT
+    result = {"predictions": None, "scores": None, "usage": None, "errors": []}
+    try:
+        with open(INPUT, "rb") as f:
+            job = json.load(f)
+        mode = job.get("mode")
+        if mode == "process":
+            try:
+                _OUT = os.dup(1)
+            except OSError:
+                _OUT = 1
+            apply_limits(job["limits"])
+        write_frame(b"S", b"")
+        gateway = job.get("gateway") or {}
+        if gateway.get("socket"):
+            port = start_socket_forwarder(gateway["socket"])
+            os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:%d%s" % (port, gateway.get("path", ""))
+        elif gateway.get("tunnel_host"):
+            install_http_tunnel(gateway["tunnel_host"])
+            os.environ["OPENAI_BASE_URL"] = "http://%s%s" % (gateway["tunnel_host"], gateway.get("path", ""))
+        sys.path.insert(0, JOB_DIR)
+        run(job, result)
+    except JobFailure as failure:
+        result["errors"].append({"reason": failure.reason, "message": failure.message})
+    except BaseException as exc:
+        traceback.print_exc()
+        result["errors"].append({"reason": "exception", "message": "harness failed: " + describe(exc)})
+    if os.getpid() != _PID:
+        os._exit(1)  # a child forked by the user's code never reports
+    payload = json.dumps(result, ensure_ascii=True, allow_nan=False).encode()
+    write_frame(b"R", payload)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,347 @@
+// Package process is the sandbox backend that runs the harness with the host's python3 under
+// bubblewrap (Debian package "bubblewrap").
+//
+// Each run gets new user, PID, network, IPC, UTS and cgroup namespaces, an unprivileged uid
+// (65534), no capabilities, a cleared environment, read-only mounts of the system's /usr (and
+// the interpreter's prefix), the bundle (/job) and the harness (/sandbox), a private
+// size-capped /tmp, rlimits on CPU, address space, file size and processes, and a wall-clock
+// deadline that kills the whole process tree (the PID namespace dies with its first
+// process). The only way out is a Unix socket bound into the sandbox and proxied to the job's
+// gateway; the harness forwards 127.0.0.1:<port> to it so plain HTTP clients work.
+//
+// When bubblewrap cannot create the namespaces, [New] fails with an error matching
+// sandbox.ErrUnavailable: this backend never runs code without isolation.
+package process
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/sandbox/harness"
+)
+
+// Options configure a [Runner]. The zero value is usable.
+type Options struct {
+	// Bwrap is the bubblewrap binary (default: "bwrap" on PATH).
+	Bwrap string
+	// Python is the interpreter (default: /usr/bin/python3 if present, else "python3" on
+	// PATH). Its installation prefix is mounted read-only into the sandbox, so prefer a system
+	// interpreter under /usr over one in a home directory.
+	Python string
+	// WorkDir is where per-run workspaces are created (default: os.TempDir()). It must be
+	// reachable by HostUID.
+	WorkDir string
+	// CacheDir holds the virtualenvs built for DEPENDENCIES, one per dependency set
+	// (default: <os.TempDir()>/switchyard-sandbox-venvs-<uid>).
+	CacheDir string
+	// PackageIndex is the package index pip installs DEPENDENCIES from
+	// (default: https://pypi.org/simple).
+	PackageIndex string
+	// HostUID and HostGID are the host ids bubblewrap runs as when this process is root
+	// (default 65534, "nobody"), so that even the sandbox's own user namespace maps to an
+	// unprivileged host user. Ignored when not running as root.
+	HostUID, HostGID int
+	// Logger receives debug logs (default: slog.Default()).
+	Logger *slog.Logger
+}
+
+// Runner is the process backend. It is safe for concurrent use.
+type Runner struct {
+	bwrap, python string
+	pythonPrefix  string // mounted read-only when outside /usr
+	workDir       string
+	cacheDir      string
+	index         string
+	cred          *syscall.Credential
+	log           *slog.Logger
+	venvMu        sync.Mutex
+}
+
+var _ sandbox.Runner = (*Runner)(nil)
+
+// New checks that bubblewrap and python3 are present and that bubblewrap can create the
+// namespaces here (it runs a probe sandbox). Any failure matches sandbox.ErrUnavailable and
+// says what is missing.
+func New(opts Options) (*Runner, error) {
+	r := &Runner{log: opts.Logger, index: opts.PackageIndex, workDir: opts.WorkDir, cacheDir: opts.CacheDir}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.index == "" {
+		r.index = "https://pypi.org/simple"
+	}
+	if r.workDir == "" {
+		r.workDir = os.TempDir()
+	}
+	if r.cacheDir == "" {
+		r.cacheDir = filepath.Join(os.TempDir(), fmt.Sprintf("switchyard-sandbox-venvs-%d", os.Getuid()))
+	}
+	var err error
+	bw := opts.Bwrap
+	if bw == "" {
+		bw = "bwrap"
+	}
+	if r.bwrap, err = exec.LookPath(bw); err != nil {
+		return nil, fmt.Errorf("%w: process backend: bubblewrap not found (install the Debian package \"bubblewrap\"): %v", sandbox.ErrUnavailable, err)
+	}
+	py := opts.Python
+	if py == "" {
+		py = "/usr/bin/python3"
+		if _, err := os.Stat(py); err != nil {
+			py = "python3"
+		}
+	}
+	if py, err = exec.LookPath(py); err != nil {
+		return nil, fmt.Errorf("%w: process backend: python3 not found: %v", sandbox.ErrUnavailable, err)
+	}
+	if r.python, err = filepath.EvalSymlinks(py); err != nil {
+		return nil, fmt.Errorf("%w: process backend: python3: %v", sandbox.ErrUnavailable, err)
+	}
+	out, err := exec.Command(r.python, "-I", "-c", "import sys; print(sys.base_prefix)").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: process backend: %s does not run: %v", sandbox.ErrUnavailable, r.python, err)
+	}
+	if prefix := strings.TrimSpace(string(out)); prefix != "/usr" && !strings.HasPrefix(prefix, "/usr/") {
+		r.pythonPrefix = prefix
+	}
+	if os.Geteuid() == 0 {
+		uid, gid := opts.HostUID, opts.HostGID
+		if uid == 0 {
+			uid = 65534
+		}
+		if gid == 0 {
+			gid = 65534
+		}
+		r.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: false}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.probe(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Name implements sandbox.Runner.
+func (r *Runner) Name() string { return "process" }
+
+// probe runs an empty sandbox with the run's namespace flags and a workspace mount.
+func (r *Runner) probe(ctx context.Context) error {
+	dir, err := os.MkdirTemp(r.workDir, "switchyard-sandbox-probe-*")
+	if err != nil {
+		return fmt.Errorf("%w: process backend: work dir: %v", sandbox.ErrUnavailable, err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("%w: process backend: work dir: %v", sandbox.ErrUnavailable, err)
+	}
+	args := append(r.isolationArgs(sandbox.Limits{MaxFileBytes: 1 << 20}),
+		"--ro-bind", dir, harness.GuestJobDir, "--remount-ro", "/", r.python, "-I", "-c", "pass")
+	cmd := exec.CommandContext(ctx, r.bwrap, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
+	cmd.Env = []string{}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%w: process backend: bubblewrap cannot create the sandbox here (%v; the work dir %s must be reachable by the sandbox's host uid): %s",
+			sandbox.ErrUnavailable, err, r.workDir, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// isolationArgs are the bubblewrap flags every sandbox gets: namespaces, identity, system
+// mounts, /proc, /dev and a size-capped /tmp.
+func (r *Runner) isolationArgs(l sandbox.Limits) []string {
+	args := []string{
+		"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
+		"--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox", "--clearenv",
+		"--ro-bind", "/usr", "/usr",
+	}
+	for _, dir := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(dir); err == nil {
+				args = append(args, "--symlink", target, dir)
+			}
+		case fi.IsDir():
+			args = append(args, "--ro-bind", dir, dir)
+		}
+	}
+	if r.pythonPrefix != "" {
+		args = append(args, "--ro-bind", r.pythonPrefix, r.pythonPrefix)
+	}
+	return append(args,
+		"--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.FormatInt(l.MaxFileBytes, 10), "--tmpfs", "/tmp",
+		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+		"--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
+	)
+}
+
+// Run implements sandbox.Runner.
+func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, error) {
+	start := time.Now()
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	limits := job.Limits.WithDefaults()
+	deps, err := sandbox.Dependencies(job.Files["agent.py"])
+	if err != nil {
+		return nil, err
+	}
+	python, venv := r.python, ""
+	if len(deps) > 0 {
+		if venv, err = r.venv(ctx, deps); err != nil {
+			return &sandbox.Result{Duration: time.Since(start)}, err
+		}
+		python = "/venv/bin/python3"
+	}
+
+	var gw *harness.GatewayInput
+	var proxy *harness.GatewayProxy
+	if job.Gateway.BaseURL != "" {
+		if proxy, err = harness.NewGatewayProxy(job.Gateway, nil); err != nil {
+			return nil, err
+		}
+		gw = &harness.GatewayInput{Socket: "/gateway/gateway.sock", Path: proxy.BasePath()}
+	}
+	ws, err := harness.Prepare(r.workDir, job, harness.ModeProcess, gw)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Remove()
+
+	args := r.isolationArgs(limits)
+	args = append(args,
+		"--ro-bind", ws.JobDir, harness.GuestJobDir,
+		"--ro-bind", ws.SandboxDir, harness.GuestSandboxDir,
+		"--chdir", harness.GuestJobDir,
+		"--setenv", "OPENAI_API_KEY", job.Gateway.APIKey,
+		"--setenv", "SWITCHYARD_MODEL", job.Gateway.Model,
+	)
+	if venv != "" {
+		args = append(args, "--ro-bind", venv, "/venv")
+	}
+	if proxy != nil {
+		gwDir := filepath.Join(ws.Root, "gateway")
+		stop, err := r.serveGateway(gwDir, proxy)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		args = append(args, "--ro-bind", gwDir, "/gateway")
+	}
+	// The root is bubblewrap's tmpfs: make it read-only so only /tmp is writable.
+	args = append(args, "--remount-ro", "/", python, "-I", "-B", "-u", harness.GuestScript)
+
+	res, err := r.execute(ctx, args, limits, len(job.Rows))
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	return res, err
+}
+
+// serveGateway listens on gwDir/gateway.sock and proxies to the gateway until stop is called.
+func (r *Runner) serveGateway(gwDir string, proxy *harness.GatewayProxy) (stop func(), err error) {
+	if err := os.Mkdir(gwDir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
+	}
+	sock := filepath.Join(gwDir, "gateway.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
+	}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	go srv.Serve(ln)
+	return func() { srv.Close() }, nil
+}
+
+// execute runs bubblewrap with args under the job's deadline and output cap.
+func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, rows int) (*sandbox.Result, error) {
+	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	defer cancel()
+
+	cmd := exec.Command(r.bwrap, args...)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: r.cred}
+	cmd.WaitDelay = 2 * time.Second
+	var killOnce sync.Once
+	kill := func() {
+		killOnce.Do(func() {
+			if cmd.Process != nil {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+		})
+	}
+	collector := harness.NewCollector(limits.MaxOutputBytes, kill, nil)
+	cmd.Stdout, cmd.Stderr = collector.Stdout(), collector.Stderr()
+
+	// Pdeathsig is tied to the thread that started the child: keep it alive until Wait.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: process backend: start bubblewrap: %v", sandbox.ErrUnavailable, err)
+	}
+	done := make(chan struct{})
+	var deadlineHit atomic.Bool
+	watchdog := make(chan struct{})
+	go func() {
+		defer close(watchdog)
+		select {
+		case <-runCtx.Done():
+			deadlineHit.Store(ctx.Err() == nil)
+			kill()
+		case <-done:
+		}
+	}()
+	waitErr := cmd.Wait()
+	close(done)
+	<-watchdog
+	kill() // the process group is gone already unless Wait failed half-way
+	cancel()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sandbox: run cancelled: %w", err)
+	}
+
+	out := harness.Outcome{Limits: limits, DeadlineExceeded: deadlineHit.Load()}
+	var exitErr *exec.ExitError
+	if errors.As(waitErr, &exitErr) {
+		code := exitErr.ExitCode()
+		switch {
+		case code == 128+int(syscall.SIGXCPU):
+			out.CPUExceeded = true
+			out.Exit = "killed by SIGXCPU"
+		case code > 128:
+			out.Exit = fmt.Sprintf("killed by signal %d", code-128)
+		case code >= 0:
+			out.Exit = fmt.Sprintf("exit status %d", code)
+		default:
+			out.Exit = exitErr.String()
+		}
+	}
+	r.log.Debug("sandbox run finished", "backend", "process", "exit", out.Exit, "deadline", out.DeadlineExceeded)
+	return collector.Finish(rows, out)
+}
