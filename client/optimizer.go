@@ -54,11 +54,19 @@ type OptimizationStatus struct {
 	// CurrentIteration is the latest iteration completed; 0 is the baseline.
 	CurrentIteration int `json:"current_iteration"`
 	NIterations      int `json:"n_iterations"`
-	// BestScore and BaselineScore are nil until the baseline was scored.
-	BestScore     *float64 `json:"best_score,omitempty"`
-	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	// BestScore and BaselineScore are 0–1 train-split scores (0 before the baseline ran).
+	BestScore     float64 `json:"best_score"`
+	BaselineScore float64 `json:"baseline_score"`
 	// ErrorMessage is set for failed and interrupted jobs.
 	ErrorMessage string `json:"error_message,omitempty"`
+	// CurrentModel is the target model being optimized; with several target models each
+	// starts again from iteration 0. ModelsDone counts those finished.
+	CurrentModel string   `json:"current_model,omitempty"`
+	TargetModels []string `json:"target_models,omitempty"`
+	ModelsDone   int      `json:"models_done"`
+	CreatedAt    string   `json:"created_at,omitempty"`
+	StartedAt    string   `json:"started_at,omitempty"`
+	FinishedAt   string   `json:"finished_at,omitempty"`
 }
 
 // Done reports whether the job reached completed, failed or interrupted.
@@ -67,38 +75,49 @@ func (s *OptimizationStatus) Done() bool {
 }
 
 // IterationRecord is one iteration of the loop: the prompt tried, its train score and
-// whether it was kept.
+// whether it was kept. Iteration 0 is the baseline.
 type IterationRecord struct {
 	Iteration  int     `json:"iteration"`
+	Prompt     string  `json:"prompt,omitempty"`
 	TrainScore float64 `json:"train_score"`
 	Kept       bool    `json:"kept"`
-	Prompt     string  `json:"prompt,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	// Note says why a variant was not scored or was rejected.
+	Note       string  `json:"note,omitempty"`
+	DurationMS float64 `json:"duration_ms,omitempty"`
 }
 
 // OptimizationResult is the outcome for one target model.
 type OptimizationResult struct {
-	Model           string  `json:"model"`
-	Optimizer       string  `json:"optimizer"`
-	OriginalPrompt  string  `json:"original_prompt"`
-	OptimizedPrompt string  `json:"optimized_prompt"`
-	TrainScore      float64 `json:"train_score"`
-	TestScore       float64 `json:"test_score"`
-	IterationsRun   int     `json:"iterations_run"`
-	IterationsKept  int     `json:"iterations_kept"`
-	AgentCodeURL    string  `json:"agent_code_url"`
-	// Baseline scores of the submitted agent, when the server reports them.
-	BaselineTrainScore *float64 `json:"baseline_train_score,omitempty"`
-	BaselineTestScore  *float64 `json:"baseline_test_score,omitempty"`
+	Model           string `json:"model"`
+	Optimizer       string `json:"optimizer"`
+	OriginalPrompt  string `json:"original_prompt"`
+	OptimizedPrompt string `json:"optimized_prompt"`
+	// BaselineScore is the original agent's train-split score (iteration 0).
+	BaselineScore float64 `json:"baseline_score"`
+	// TrainScore is the best agent's train-split score.
+	TrainScore float64 `json:"train_score"`
+	// TestScore is the best agent's held-out score; nil when the job ended before it was
+	// scored. OriginalTestScore is the submitted agent's.
+	TestScore         *float64 `json:"test_score"`
+	OriginalTestScore *float64 `json:"original_test_score,omitempty"`
+	IterationsRun     int      `json:"iterations_run"`
+	IterationsKept    int      `json:"iterations_kept"`
+	AgentCodeURL      string   `json:"agent_code_url"`
+	// Complete is false when the job ended before this model's loop did.
+	Complete bool `json:"complete"`
+	// Tokens and CostUSD total the task-model and proposer usage.
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
 	// History lists every iteration, 0 being the baseline.
 	History []IterationRecord `json:"history,omitempty"`
 }
 
 // OptimizationResults is the answer of the results operation.
 type OptimizationResults struct {
-	JobID   string               `json:"job_id"`
-	Status  string               `json:"status"`
-	Results []OptimizationResult `json:"results"`
+	JobID        string               `json:"job_id"`
+	Status       string               `json:"status"`
+	ErrorMessage string               `json:"error_message,omitempty"`
+	Results      []OptimizationResult `json:"results"`
 }
 
 // AgentOptimizer submits agent prompt optimization jobs and follows them. It remembers

@@ -34,6 +34,10 @@ func commands() []command {
 			fmt.Fprintln(stdout, "switchyard", version)
 			return nil
 		}},
+		{"train", "train a custom router from dataset URLs and wait for it", runTrain},
+		{"predict", "rank models for texts with a trained router", runPredict},
+		{"optimize", "optimize an agent's system prompt and wait for the result", runOptimize},
+		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
 	}
 }
 

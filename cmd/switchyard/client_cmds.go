@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// runSelectStdin is `switchyard select`, reading the request from standard input unless
+// --file is given.
+func runSelectStdin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runSelect(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// clientFlags are the connection flags every client subcommand takes.
+type clientFlags struct {
+	url, key string
+	jsonOut  bool
+}
+
+func addClientFlags(fs *flag.FlagSet) *clientFlags {
+	f := &clientFlags{}
+	fs.StringVar(&f.url, "url", "", "server address (env "+client.EnvBaseURL+", default "+client.DefaultBaseURL+")")
+	fs.StringVar(&f.key, "key", "", "API key (env "+client.EnvAPIKey+")")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the server's JSON answer instead of a summary")
+	return f
+}
+
+func (f *clientFlags) client() (*client.Client, error) {
+	var opts []client.Option
+	if f.url != "" {
+		opts = append(opts, client.WithBaseURL(f.url))
+	}
+	if f.key != "" {
+		opts = append(opts, client.WithAPIKey(f.key))
+	}
+	opts = append(opts, client.WithUserAgent("switchyard-cli/"+version))
+	return client.New(opts...)
+}
+
+// parseInterleaved parses flags that may come before, between or after the positional
+// arguments ("train URL1 --poll 1s URL2") and returns the positional ones. "--" ends flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > 0 && len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: switchyard %s\n\nflags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// interruptedHint tells the user the job keeps running on the server when they stop
+// waiting.
+func interruptedHint(ctx context.Context, stderr io.Writer, cmd, id string) {
+	if ctx.Err() != nil && id != "" {
+		fmt.Fprintf(stderr, "\nstopped waiting; the job keeps running on the server. Resume with: switchyard %s --job %s\n", cmd, id)
+	}
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("train", "train [flags] URL...", stderr)
+	cf := addClientFlags(fs)
+	pollEvery := fs.Duration("poll", 2*time.Second, "how often to poll the job's status")
+	noWait := fs.Bool("no-wait", false, "start the job and print its id without waiting")
+	jobID := fs.String("job", "", "follow an existing training job instead of starting one")
+	urls, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(urls) == 0 && *jobID == "" {
+		fs.Usage()
+		return errors.New("give at least one dataset URL (JSON, JSONL or CSV) or --job")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	tr := c.RouterTrainer()
+	if *jobID != "" {
+		tr.UseJob(*jobID)
+	} else {
+		job, err := tr.Train(ctx, urls...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "training job %s %s (version %s)\n", job.TrainingJobID, job.Status, job.Version)
+		if *noWait {
+			fmt.Fprintln(stdout, job.TrainingJobID)
+			return nil
+		}
+	}
+	p := newProgress(stderr, isTerminal(stderr))
+	var last *client.TrainingStatus
+	for st, err := range tr.Watch(ctx, *pollEvery) {
+		if err != nil {
+			p.finish()
+			interruptedHint(ctx, stderr, "train", tr.JobID())
+			return err
+		}
+		last = st
+		detail := ""
+		if st.ModelID != "" {
+			detail = "model " + st.ModelID
+		}
+		frac := -1.0
+		if st.Done() {
+			frac = 1
+		}
+		p.set(st.Status, detail, frac)
+	}
+	p.finish()
+	if last.Status == client.TrainFailed {
+		return fmt.Errorf("training job %s failed: %s", last.TrainingJobID, last.ErrorMessage)
+	}
+	m, err := tr.Model(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		return printJSON(stdout, map[string]any{"job": last, "model": m})
+	}
+	writeRouterSummary(stdout, last, m)
+	return nil
+}
+
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("predict", "predict --model ID [flags] TEXT...", stderr)
+	cf := addClientFlags(fs)
+	modelID := fs.String("model", "", "router model id (from switchyard train)")
+	file := fs.String("file", "", "read inputs from this file, one per line (- for stdin)")
+	top := fs.Int("top", 3, "how many ranked models to show per input")
+	texts, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if *modelID == "" {
+		fs.Usage()
+		return errors.New("--model is required")
+	}
+	if *file != "" {
+		more, err := readLines(*file)
+		if err != nil {
+			return err
+		}
+		texts = append(texts, more...)
+	}
+	if len(texts) == 0 {
+		return errors.New("give at least one text to route (arguments or --file)")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	tr := c.RouterTrainer()
+	tr.UseModel(*modelID)
+	res, err := tr.Predict(ctx, texts)
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		return printJSON(stdout, res)
+	}
+	writePredictions(stdout, texts, res, *top)
+	return nil
+}
+
+func readLines(name string) ([]string, error) {
+	var r io.Reader = os.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out, sc.Err()
+}
+
+// modelList is a repeatable --model flag.
+type modelList []string
+
+func (m *modelList) String() string { return strings.Join(*m, ",") }
+func (m *modelList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*m = append(*m, s)
+		}
+	}
+	return nil
+}
+
+func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("optimize", "optimize --bundle URL --model provider/model [flags]", stderr)
+	cf := addClientFlags(fs)
+	bundle := fs.String("bundle", "", "public URL of the ZIP bundle (agent.py, eval.py, dataset.json)")
+	var models modelList
+	fs.Var(&models, "model", "target model as provider/model (repeat or comma-separate for several)")
+	iters := fs.Int("iterations", 0, "iterations per target model, 1-50 (server default 15)")
+	overall := fs.Int("timeout", 0, "overall job timeout in seconds, 300-7200 (server default 3600)")
+	llmTimeout := fs.Int("llm-timeout", 0, "per LLM call timeout in seconds, 30-600 (server default 300)")
+	sandboxTimeout := fs.Int("sandbox-timeout", 0, "per sandbox run timeout in seconds, 60-1800 (server default 600)")
+	pollEvery := fs.Duration("poll", 5*time.Second, "how often to poll the job's status")
+	noWait := fs.Bool("no-wait", false, "submit the job and print its id without waiting")
+	jobID := fs.String("job", "", "follow an existing optimization job instead of submitting one")
+	cancel := fs.Bool("cancel", false, "with --job: cancel that job")
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected arguments %q (the bundle is given with --bundle)", rest)
+	}
+	if *jobID == "" && (*bundle == "" || len(models) == 0) {
+		fs.Usage()
+		return errors.New("--bundle and --model are required (or --job to follow a job)")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	o := c.AgentOptimizer()
+	if *jobID != "" {
+		o.UseJob(*jobID)
+		if *cancel {
+			st, err := o.Cancel(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "job %s %s\n", o.JobID(), st.Status)
+			return nil
+		}
+	} else {
+		job, err := o.Submit(ctx, &client.OptimizeRequest{
+			InputURL: *bundle, TargetModels: models, NIterations: *iters,
+			OverallTimeoutSeconds: *overall, LLMCallTimeoutSeconds: *llmTimeout, SandboxTimeoutSeconds: *sandboxTimeout,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "optimization job %s %s (version %s)\n", job.JobID, job.Status, job.Version)
+		if *noWait {
+			fmt.Fprintln(stdout, job.JobID)
+			return nil
+		}
+	}
+	p := newProgress(stderr, isTerminal(stderr))
+	var last *client.OptimizationStatus
+	for st, err := range o.Watch(ctx, *pollEvery) {
+		if err != nil {
+			p.finish()
+			interruptedHint(ctx, stderr, "optimize", o.JobID())
+			return err
+		}
+		last = st
+		frac, detail := optimizeProgress(st)
+		p.set(st.Status, detail, frac)
+	}
+	p.finish()
+	if last.Status == client.OptimizeFailed {
+		return fmt.Errorf("optimization job %s failed: %s", last.JobID, last.ErrorMessage)
+	}
+	res, err := o.Results(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		if err := printJSON(stdout, res); err != nil {
+			return err
+		}
+	} else {
+		writeOptimizationSummary(stdout, last, res)
+	}
+	if last.Status == client.OptimizeInterrupted {
+		return fmt.Errorf("optimization job %s was interrupted: %s (the best result so far is shown above)", last.JobID, last.ErrorMessage)
+	}
+	return nil
+}
+
+// optimizeProgress turns a status into the bar's fraction and a detail line.
+func optimizeProgress(st *client.OptimizationStatus) (float64, string) {
+	if st.Done() {
+		return 1, ""
+	}
+	if st.Status != client.OptimizeRunning || st.NIterations <= 0 {
+		return -1, ""
+	}
+	models := max(len(st.TargetModels), 1)
+	frac := (float64(st.ModelsDone) + float64(st.CurrentIteration)/float64(st.NIterations)) / float64(models)
+	detail := fmt.Sprintf("iteration %d/%d  baseline %.3f  best %.3f", st.CurrentIteration, st.NIterations, st.BaselineScore, st.BestScore)
+	if st.CurrentModel != "" {
+		detail += "  " + st.CurrentModel
+		if models > 1 {
+			detail += fmt.Sprintf(" (%d/%d)", st.ModelsDone+1, models)
+		}
+	}
+	return min(frac, 1), detail
+}
+
+func runSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("select", "select [--file request.json] [flags]  (request on stdin by default)", stderr)
+	cf := addClientFlags(fs)
+	file := fs.String("file", "", "read the JSON request from this file instead of stdin")
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected arguments %q (the request is read from stdin or --file)", rest)
+	}
+	var body []byte
+	if *file != "" && *file != "-" {
+		body, err = os.ReadFile(*file)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(stdin, 32<<20))
+	}
+	if err != nil {
+		return err
+	}
+	if !json.Valid(body) {
+		return errors.New("the request is not valid JSON (see the model selection request in the README)")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	res, err := c.ModelSelectRaw(ctx, json.RawMessage(body))
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		return printJSON(stdout, res)
+	}
+	writeSelection(stdout, res)
+	return nil
+}

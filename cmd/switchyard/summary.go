@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", v*100) }
+
+// writeRouterSummary prints a trained router: identity, timing, and its held-out metrics
+// next to the most-frequent-model baseline.
+func writeRouterSummary(w io.Writer, st *client.TrainingStatus, m *client.RouterModel) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Router model\t%s\n", m.ModelID)
+	fmt.Fprintf(tw, "Status\t%s (version %s)\n", m.Status, m.Version)
+	fmt.Fprintf(tw, "Embedding\t%s\n", m.EmbeddingModel)
+	fmt.Fprintf(tw, "Models\t%d\n", m.NumClasses)
+	if tc := st.TrainingConfig; tc != nil {
+		rows := fmt.Sprintf("%d", tc.Rows)
+		if tc.SkippedRows > 0 {
+			rows += fmt.Sprintf(" (%d skipped: no correct model)", tc.SkippedRows)
+		}
+		fmt.Fprintf(tw, "Rows\t%s\n", rows)
+		fmt.Fprintf(tw, "Time\t%.1f s total (embedding %.1f s, training %.1f s)\n",
+			tc.Timing.TotalTimeSeconds, tc.Timing.EmbeddingTimeSeconds, tc.Timing.TrainingTimeSeconds)
+	}
+	tw.Flush()
+	if mt := m.Metrics; mt != nil {
+		fmt.Fprintf(w, "\nHeld-out metrics (%d rows):\n", mt.HoldoutRows)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		base := "always " + mt.BaselineModel
+		if mt.BaselineModel == "" {
+			base = "baseline"
+		}
+		fmt.Fprintf(tw, "metric\trouter\t%s\t\n", base)
+		fmt.Fprintf(tw, "top-1 hit rate\t%s\t%s\t\n", pct(mt.Top1HitRate), pct(mt.BaselineTop1HitRate))
+		fmt.Fprintf(tw, "top-3 hit rate\t%s\t%s\t\n", pct(mt.Top3HitRate), "-")
+		fmt.Fprintf(tw, "accuracy\t%s\t%s\t\n", pct(mt.Accuracy), pct(mt.BaselineAccuracy))
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nPredict with: switchyard predict --model %s \"your prompt\"\n", m.ModelID)
+}
+
+// writePredictions prints, per input, the top models with their confidence.
+func writePredictions(w io.Writer, inputs []string, res *client.PredictResponse, top int) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "#\tinput\ttop model\tconfidence\talso\n")
+	for i, p := range res.Predictions {
+		var also []string
+		for _, m := range p.Models {
+			if m.Rank > 1 && m.Rank <= top {
+				also = append(also, fmt.Sprintf("%s %.2f", m.Model, m.Confidence))
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%s\n", i+1, shorten(inputs[i], 40), p.TopModel, p.TopProb, strings.Join(also, ", "))
+	}
+	tw.Flush()
+}
+
+// writeSelection prints the chosen model and the ranked candidates.
+func writeSelection(w io.Writer, res *client.ModelSelectResponse) {
+	fmt.Fprintf(w, "llm_label: %s\n", res.LLMLabel)
+	if res.SessionID != "" {
+		fmt.Fprintf(w, "session:   %s\n", res.SessionID)
+	}
+	if len(res.Providers) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "rank\tcandidate\tscore\tsource\n")
+	for _, p := range res.Providers {
+		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", p.Rank, p.Label(), p.Score, p.ScoreSource)
+	}
+	tw.Flush()
+}
+
+// writeOptimizationSummary prints, per target model: baseline → best on train and test,
+// kept/run, the agent URL, and a text chart of the score per iteration.
+func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *client.OptimizationResults) {
+	fmt.Fprintf(w, "Optimization %s: %s\n", res.JobID, res.Status)
+	if res.ErrorMessage != "" {
+		fmt.Fprintf(w, "  %s\n", res.ErrorMessage)
+	}
+	for _, r := range res.Results {
+		fmt.Fprintf(w, "\n%s (%s)", r.Model, r.Optimizer)
+		if !r.Complete {
+			fmt.Fprint(w, " — stopped early, best so far")
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  train score\t%.3f → %.3f\t(%s)\n", r.BaselineScore, r.TrainScore, signed(r.TrainScore-r.BaselineScore))
+		switch {
+		case r.TestScore != nil && r.OriginalTestScore != nil:
+			fmt.Fprintf(tw, "  test score\t%.3f → %.3f\t(%s, held-out 30%%)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore))
+		case r.TestScore != nil:
+			fmt.Fprintf(tw, "  test score\t%.3f\t(held-out 30%%)\n", *r.TestScore)
+		default:
+			fmt.Fprintf(tw, "  test score\t-\t(not scored)\n")
+		}
+		fmt.Fprintf(tw, "  iterations\t%d kept of %d run\t\n", r.IterationsKept, r.IterationsRun)
+		if r.Tokens > 0 || r.CostUSD > 0 {
+			fmt.Fprintf(tw, "  spent\t%d tokens, $%.4f\t\n", r.Tokens, r.CostUSD)
+		}
+		if r.AgentCodeURL != "" {
+			fmt.Fprintf(tw, "  agent code\t%s\t\n", r.AgentCodeURL)
+		}
+		tw.Flush()
+		if len(r.History) > 0 {
+			fmt.Fprintln(w, "\n  score per iteration (train):")
+			writeScoreChart(w, r.History, 30)
+		}
+		if r.OptimizedPrompt != "" && r.OptimizedPrompt != r.OriginalPrompt {
+			fmt.Fprintf(w, "\n  optimized prompt:\n%s\n", indent(r.OptimizedPrompt, "    "))
+		}
+	}
+	_ = st
+}
+
+// writeScoreChart draws one bar per iteration, scaled to width for a score of 1.
+func writeScoreChart(w io.Writer, hist []client.IterationRecord, width int) {
+	best := -1.0
+	for _, h := range hist {
+		n := int(h.TrainScore*float64(width) + 0.5)
+		n = max(0, min(n, width))
+		mark := "discarded"
+		switch {
+		case h.Iteration == 0:
+			mark = "baseline"
+		case h.Kept:
+			mark = "kept"
+		}
+		if h.Note != "" && !h.Kept && h.Iteration != 0 {
+			mark += ": " + shorten(h.Note, 40)
+		}
+		if h.Kept || h.Iteration == 0 {
+			best = max(best, h.TrainScore)
+		}
+		fmt.Fprintf(w, "  %3d │%s%s %.3f %s\n", h.Iteration, strings.Repeat("█", n), strings.Repeat(" ", width-n), h.TrainScore, mark)
+	}
+}
+
+func signed(d float64) string {
+	if d >= 0 {
+		return fmt.Sprintf("+%.3f", d)
+	}
+	return fmt.Sprintf("%.3f", d)
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}
