@@ -535,3 +535,35 @@ func TestSlowConsumerIsNotAStall(t *testing.T) {
 		}
 	}
 }
+
+func TestCallerCancelMidStream(t *testing.T) {
+	for _, f := range allFormats {
+		done := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, partialStream(f))
+			flush(w)
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+		}))
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := newProvider(t, f, srv.URL, nil).Stream(ctx, hello("m-1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Recv()
+		if err != nil || c.Text != "Hel" {
+			t.Fatalf("%s: first chunk %+v, %v", f, c, err)
+		}
+		cancel()
+		_, err = s.Recv()
+		if !errors.Is(err, context.Canceled) || providers.KindOf(err) == providers.KindStreamBroken {
+			t.Errorf("%s: after cancel err = %v (kind %s), want context.Canceled, not a broken stream", f, err, providers.KindOf(err))
+		}
+		s.Close()
+		close(done)
+		srv.Close()
+	}
+}

@@ -195,6 +195,10 @@ func rootCause(err error) error {
 // failure means the stream was cut, which is KindStreamBroken.
 func (c *call) readFailure(err error, streaming bool) *Error {
 	cause := context.Cause(c.ctx)
+	if errors.Is(cause, context.Canceled) {
+		// The caller cancelled or closed the stream: not an upstream fault.
+		return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: KindUnknown, StatusCode: c.resp.StatusCode, Message: "call cancelled", Err: fmt.Errorf("%w: %w", context.Canceled, err)}
+	}
 	kind := classifyTransport(err, cause)
 	msg := transportMessage(err, kind)
 	if errors.Is(cause, errIdle) {
