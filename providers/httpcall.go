@@ -14,8 +14,9 @@ import (
 )
 
 // DefaultIdleTimeout is how long a response body may stall before it fails with KindTimeout
-// when Config.IdleTimeout is zero.
-const DefaultIdleTimeout = 60 * time.Second
+// when Config.IdleTimeout is zero. It is generous because reasoning models may send nothing
+// while they think; gateways wanting faster failover set a shorter one.
+const DefaultIdleTimeout = 120 * time.Second
 
 // Config configures one adapter. The zero value of every field except Name means "default".
 type Config struct {
