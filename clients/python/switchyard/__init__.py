@@ -1,0 +1,28 @@
+"""Python client of a Switchyard server (standard library only).
+
+The key is read from ``SERVICE_API_KEY`` and the address from ``SWITCHYARD_BASE_URL``
+(default http://127.0.0.1:8080) unless given to :class:`Client`.
+
+    from switchyard import RouterTrainer, select_model
+    tr = RouterTrainer()
+    tr.train(["https://example.com/data.json"])
+    tr.wait()
+    print(tr.model()["metrics"], tr.predict(["Prove that 2+2=4"]))
+"""
+
+from ._http import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, Client
+from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTrainer,
+                  complete, select_model)
+from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
+                     MissingIdError, NotFoundError, PayloadTooLargeError, RateLimitError,
+                     ServerError, StreamError, StreamTruncatedError, SwitchyardError,
+                     ValidationError)
+
+__all__ = [
+    "Client", "DEFAULT_BASE_URL", "ENV_API_KEY", "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
+    "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
+    "APIError", "AuthenticationError", "BadRequestError", "ConflictError", "MissingIdError",
+    "NotFoundError", "PayloadTooLargeError", "RateLimitError", "ServerError", "StreamError",
+    "StreamTruncatedError", "SwitchyardError", "ValidationError",
+]
+__version__ = "0.1.0"

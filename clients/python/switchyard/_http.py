@@ -1,0 +1,131 @@
+"""HTTP transport of the Switchyard client (standard library only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Dict, Iterator, Optional
+
+from .errors import SwitchyardError, error_for
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+ENV_BASE_URL = "SWITCHYARD_BASE_URL"
+ENV_API_KEY = "SERVICE_API_KEY"
+
+
+class Client:
+    """A connection to one Switchyard server.
+
+    Args:
+        base_url: server address; default ``SWITCHYARD_BASE_URL`` or http://127.0.0.1:8080.
+        api_key: bearer key; default the ``SERVICE_API_KEY`` environment variable.
+        timeout: seconds to wait for each response (streams: for each read).
+    """
+
+    def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None,
+                 timeout: float = 60.0):
+        base = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
+        base = base.strip().rstrip("/")
+        if base.endswith("/api/v1"):
+            base = base[: -len("/api/v1")]
+        parsed = urllib.parse.urlparse(base)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise SwitchyardError(f"base URL {base!r} must be an absolute http(s) URL")
+        self.base_url = base
+        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
+        self.api_key = key.strip()
+        self.timeout = timeout
+
+    def _open(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
+              body: Any = None, accept: str = "application/json"):
+        url = self.base_url + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = None
+        headers = {"Accept": accept, "User-Agent": "switchyard-python-client/0.1"}
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        if self.api_key:
+            headers["Authorization"] = "Bearer " + self.api_key
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            return urllib.request.urlopen(req, timeout=self.timeout)
+        except urllib.error.HTTPError as e:
+            raise _api_error(e) from None
+        except urllib.error.URLError as e:
+            raise SwitchyardError(f"{method} {url}: {e.reason}") from e
+
+    def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
+                body: Any = None) -> Any:
+        """Sends a JSON request and returns the decoded JSON answer."""
+        with self._open(method, path, query, body) as resp:
+            raw = resp.read()
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise SwitchyardError(f"{method} {path}: answer is not JSON: {raw[:200]!r}") from e
+
+    def stream_events(self, path: str, body: Any) -> Iterator[Dict[str, Any]]:
+        """Posts body and yields server-sent events as {"event": name, "data": text}.
+
+        The connection is closed when the generator is closed or exhausted.
+        """
+        resp = self._open("POST", path, None, body, accept="text/event-stream")
+        try:
+            ctype = resp.headers.get("Content-Type", "")
+            if not ctype.startswith("text/event-stream"):
+                yield {"event": "json", "data": resp.read().decode("utf-8")}
+                return
+            event, data = "", []
+            for raw in resp:
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if line == "":
+                    if data:
+                        yield {"event": event, "data": "\n".join(data)}
+                    event, data = "", []
+                    continue
+                if line.startswith(":"):
+                    continue
+                field, _, value = line.partition(":")
+                if value.startswith(" "):
+                    value = value[1:]
+                if field == "event":
+                    event = value
+                elif field == "data":
+                    data.append(value)
+            if data:
+                yield {"event": event, "data": "\n".join(data)}
+        finally:
+            resp.close()
+
+
+def _api_error(e: "urllib.error.HTTPError"):
+    raw = b""
+    try:
+        raw = e.read()
+    except Exception:  # the body may be gone; the status is still known
+        pass
+    kind, message, body = "", "", {}
+    try:
+        body = json.loads(raw)
+        if isinstance(body, dict):
+            kind = body.get("error", "") if isinstance(body.get("error"), str) else ""
+            message = body.get("message", "") or ""
+        else:
+            body = {}
+    except ValueError:
+        message = raw.decode("utf-8", "replace")[:200]
+    retry_after = None
+    ra = e.headers.get("Retry-After") if e.headers else None
+    if ra:
+        try:
+            retry_after = float(ra)
+        except ValueError:
+            pass
+    return error_for(e.code, kind or (e.reason or ""), message, body, retry_after)

@@ -1,0 +1,268 @@
+"""Model selection, completions, RouterTrainer and AgentOptimizer."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+
+from ._http import Client
+from .errors import MissingIdError, StreamError, StreamTruncatedError, SwitchyardError
+
+#: The server's limit of inputs per prediction request; RouterTrainer.predict splits more.
+MAX_PREDICT_INPUTS = 500
+
+TRAINING_DONE = ("completed", "failed")
+OPTIMIZATION_DONE = ("completed", "failed", "interrupted")
+
+
+def _drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any], *,
+                 tools=None, max_model_depth: Optional[int] = None,
+                 tradeoff: Optional[str] = None, preference_id: Optional[str] = None,
+                 hash_content: Optional[bool] = None, previous_session: Optional[str] = None,
+                 client: Optional[Client] = None) -> Dict[str, Any]:
+    """Asks which LLM should answer the conversation.
+
+    ``llm_providers`` entries are ``{"provider": ..., "model": ...}``, ``{"name": ...}`` or
+    plain ``"provider/model"`` strings. Returns ``{"llm_label", "providers", "session_id"}``.
+    """
+    c = client or Client()
+    body = _drop_none({
+        "messages": list(messages),
+        "llm_providers": [_provider(p) for p in llm_providers],
+        "tools": tools, "max_model_depth": max_model_depth, "tradeoff": tradeoff,
+        "preference_id": preference_id, "hash_content": hash_content,
+        "previous_session": previous_session,
+    })
+    return c.request("POST", "/api/v1/model-select", body=body)
+
+
+def _provider(p: Any) -> Any:
+    if isinstance(p, str) and "/" in p:
+        provider, _, model = p.partition("/")
+        return {"provider": provider, "model": model}
+    return p
+
+
+def _message(m: Dict[str, Any]) -> Dict[str, Any]:
+    content = m.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return {"role": m["role"], "content": content}
+
+
+class CompletionStream:
+    """Iterates over the chunks of a streamed completion.
+
+    After the iteration ends, ``final`` holds the full response (usage, costs, latency,
+    conversation fields). A failure after the first chunk raises StreamError; a stream cut
+    before its end marker raises StreamTruncatedError.
+    """
+
+    def __init__(self, events: Iterator[Dict[str, Any]]):
+        self._events = events
+        self.final: Optional[Dict[str, Any]] = None
+        self.text = ""
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        done = False
+        try:
+            for ev in self._events:
+                if ev["event"] == "json":  # the server did not stream; one chunk
+                    self.final = json.loads(ev["data"])
+                    self.text = "".join(b.get("text", "") for b in self.final["message"]["content"])
+                    yield {"type": "text", "text": self.text, "provider": self.final.get("provider"),
+                           "model": self.final.get("model")}
+                    done = True
+                    break
+                if ev["data"] == "[DONE]":
+                    done = True
+                    break
+                try:
+                    data = json.loads(ev["data"])
+                except ValueError as e:
+                    raise SwitchyardError(f"malformed stream event: {ev['data'][:120]!r}") from e
+                if ev["event"] == "error" or data.get("type") == "error":
+                    raise StreamError(data.get("error", ""), data.get("message", ""), data.get("attempts"))
+                if data.get("type") == "final":
+                    self.final = data
+                    continue
+                self.text += data.get("text", "")
+                yield data
+        finally:
+            close = getattr(self._events, "close", None)
+            if close:
+                close()
+        if not done:
+            raise StreamTruncatedError("stream ended before [DONE]; the answer is incomplete")
+        if self.final is None:
+            raise StreamTruncatedError("stream ended without its final response")
+
+    def close(self) -> None:
+        """Closes the connection early."""
+        close = getattr(self._events, "close", None)
+        if close:
+            close()
+
+
+def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str]], *,
+             stream: bool = False, fallback_models: Optional[Sequence[str]] = None,
+             temperature: Optional[float] = None, max_tokens: Optional[int] = None,
+             max_retries: Optional[int] = None, search: Optional[bool] = None,
+             conversation_id: Optional[str] = None,
+             client: Optional[Client] = None) -> Union[Dict[str, Any], CompletionStream]:
+    """Generates an assistant message.
+
+    ``messages`` may give ``content`` as a plain string or as the spec's list of text blocks.
+    With ``stream=False`` returns the response dict; with ``stream=True`` a CompletionStream
+    to iterate over (its ``final`` attribute holds the full response afterwards).
+    """
+    c = client or Client()
+    if isinstance(models, str):
+        models = [models]
+    body = _drop_none({
+        "messages": [_message(m) for m in messages],
+        "models": list(models),
+        "fallback_models": list(fallback_models) if fallback_models else None,
+        "stream": True if stream else None,
+        "temperature": temperature, "maxTokens": max_tokens, "maxRetries": max_retries,
+        "search": search, "conversationId": conversation_id,
+    })
+    if stream:
+        return CompletionStream(c.stream_events("/api/v1/completions", body))
+    return c.request("POST", "/api/v1/completions", body=body)
+
+
+def _poll(get: Callable[[], Dict[str, Any]], done: Sequence[str], poll_every: float,
+          timeout: Optional[float], on_status) -> Dict[str, Any]:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        st = get()
+        if on_status:
+            on_status(st)
+        if st.get("status") in done:
+            return st
+        if deadline is not None and time.monotonic() + poll_every > deadline:
+            raise TimeoutError(f"job still {st.get('status')} after {timeout} s")
+        time.sleep(poll_every)
+
+
+class RouterTrainer:
+    """Trains custom routers and predicts with them.
+
+    Remembers the latest training job id (from ``train``) and model id (from a completed
+    ``status``), so ``status``, ``wait``, ``model`` and ``predict`` need no id.
+    """
+
+    def __init__(self, client: Optional[Client] = None, *, job_id: Optional[str] = None,
+                 model_id: Optional[str] = None):
+        self.client = client or Client()
+        self.job_id = job_id
+        self.model_id = model_id
+
+    def train(self, data_urls: Union[str, Sequence[str]]) -> Dict[str, Any]:
+        """Starts a training job from dataset file URLs (JSON, JSONL or CSV)."""
+        if isinstance(data_urls, str):
+            data_urls = [data_urls]
+        job = self.client.request("POST", "/api/v1/routers/train", body={"Data_URLs": list(data_urls)})
+        self.job_id = job["training_job_id"]
+        return job
+
+    def status(self, job_id: Optional[str] = None) -> Dict[str, Any]:
+        """Returns the state of the remembered (or given) job; remembers its model when completed."""
+        jid = job_id or self.job_id
+        if not jid:
+            raise MissingIdError("no training job id: call train() first or pass job_id")
+        st = self.client.request("GET", "/api/v1/routers/train/status", {"task_id": jid})
+        if st.get("status") == "completed" and st.get("model_id"):
+            self.model_id = st["model_id"]
+        return st
+
+    def wait(self, poll_every: float = 10.0, timeout: Optional[float] = None,
+             on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+        """Polls until the job is completed or failed and returns the last status."""
+        return _poll(self.status, TRAINING_DONE, poll_every, timeout, on_status)
+
+    def model(self, model_id: Optional[str] = None) -> Dict[str, Any]:
+        """Returns the details (with metrics) of the remembered (or given) router model."""
+        mid = model_id or self.model_id
+        if not mid:
+            raise MissingIdError("no model id: wait for a completed job or pass model_id")
+        return self.client.request("GET", "/api/v1/routers/models", {"model_id": mid})
+
+    def predict(self, inputs: Union[str, Sequence[str]], model_id: Optional[str] = None) -> Dict[str, Any]:
+        """Ranks models for each input; more than 500 inputs are sent in several requests
+        and the predictions joined in input order."""
+        mid = model_id or self.model_id
+        if not mid:
+            raise MissingIdError("no model id: wait for a completed job or pass model_id")
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        inputs = list(inputs)
+        out: Dict[str, Any] = {"predictions": [], "version": ""}
+        start = 0
+        while True:
+            batch = inputs[start:start + MAX_PREDICT_INPUTS]
+            part = self.client.request("POST", "/api/v1/routers/predict",
+                                       body={"model_id": mid, "inputs": batch})
+            if len(part.get("predictions", [])) != len(batch):
+                raise SwitchyardError(f"server returned {len(part.get('predictions', []))} predictions for {len(batch)} inputs")
+            out["predictions"].extend(part["predictions"])
+            out["version"] = part.get("version", "")
+            start += MAX_PREDICT_INPUTS
+            if start >= len(inputs):
+                return out
+
+
+class AgentOptimizer:
+    """Optimizes an agent's system prompt. Remembers the latest job id (from ``submit``),
+    so ``status``, ``wait``, ``results`` and ``cancel`` need no id."""
+
+    def __init__(self, client: Optional[Client] = None, *, job_id: Optional[str] = None):
+        self.client = client or Client()
+        self.job_id = job_id
+
+    def submit(self, input_url: str, target_model: Union[str, Sequence[str]], *,
+               n_iterations: Optional[int] = None, overall_timeout_seconds: Optional[int] = None,
+               llm_call_timeout_seconds: Optional[int] = None,
+               sandbox_timeout_seconds: Optional[int] = None,
+               optimizer: str = "agentopt") -> Dict[str, Any]:
+        """Submits a bundle URL (ZIP with agent.py, eval.py, dataset.json) for one target
+        model (or a list of them)."""
+        models = [target_model] if isinstance(target_model, str) else list(target_model)
+        body = _drop_none({
+            "optimizer": optimizer, "input_url": input_url, "target_models": models,
+            "n_iterations": n_iterations, "overall_timeout_seconds": overall_timeout_seconds,
+            "llm_call_timeout_seconds": llm_call_timeout_seconds,
+            "sandbox_timeout_seconds": sandbox_timeout_seconds,
+        })
+        job = self.client.request("POST", "/api/v1/optimize", body=body)
+        self.job_id = job["job_id"]
+        return job
+
+    def _id(self, job_id: Optional[str]) -> str:
+        jid = job_id or self.job_id
+        if not jid:
+            raise MissingIdError("no optimization job id: call submit() first or pass job_id")
+        return jid
+
+    def status(self, job_id: Optional[str] = None) -> Dict[str, Any]:
+        """Returns the live state of the remembered (or given) job."""
+        return self.client.request("GET", "/api/v1/optimize/status", {"job_id": self._id(job_id)})
+
+    def wait(self, poll_every: float = 30.0, timeout: Optional[float] = None,
+             on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+        """Polls until completed, failed or interrupted and returns the last status."""
+        return _poll(self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status)
+
+    def results(self, job_id: Optional[str] = None) -> Dict[str, Any]:
+        """Returns the outcome; raises ConflictError (409) while the job is not finished."""
+        return self.client.request("GET", "/api/v1/optimize/results", {"job_id": self._id(job_id)})
+
+    def cancel(self, job_id: Optional[str] = None) -> Dict[str, Any]:
+        """Stops the job; it ends interrupted."""
+        return self.client.request("POST", "/api/v1/optimize/cancel", {"job_id": self._id(job_id)})

@@ -1,0 +1,99 @@
+"""Typed exceptions raised by the Switchyard client."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+
+class SwitchyardError(Exception):
+    """Base class of every error raised by this package."""
+
+
+class APIError(SwitchyardError):
+    """The server answered with an error body ``{"error": kind, "message": text}``.
+
+    Attributes:
+        status: HTTP status code.
+        kind: the ``error`` field, e.g. ``"Validation Error"``.
+        message: the ``message`` field, naming the field and rule.
+        body: the whole decoded error body (may carry more fields, e.g. ``attempts``).
+        retry_after: the Retry-After hint in seconds, if any.
+    """
+
+    def __init__(self, status: int, kind: str, message: str,
+                 body: Optional[Dict[str, Any]] = None, retry_after: Optional[float] = None):
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.body = body or {}
+        self.retry_after = retry_after
+        super().__init__(f"{status} {kind}: {message}" if message else f"{status} {kind}")
+
+
+class BadRequestError(APIError):
+    """400: malformed JSON, or an invalid model selection request."""
+
+
+class AuthenticationError(APIError):
+    """401: the API key is missing or wrong."""
+
+
+class NotFoundError(APIError):
+    """404: unknown id (or one that belongs to another key)."""
+
+
+class ConflictError(APIError):
+    """409: e.g. results of an optimization job that has not finished."""
+
+
+class PayloadTooLargeError(APIError):
+    """413: the request body is over the server's limit."""
+
+
+class ValidationError(APIError):
+    """422: the request was rejected by validation; ``message`` names the field."""
+
+
+class RateLimitError(APIError):
+    """429: too many requests."""
+
+
+class ServerError(APIError):
+    """5xx: internal error, or every upstream model failing (502)."""
+
+
+class StreamError(SwitchyardError):
+    """A streamed completion ended with an error event after its first chunk."""
+
+    def __init__(self, kind: str, message: str, attempts=None):
+        self.kind = kind
+        self.message = message
+        self.attempts = attempts or []
+        super().__init__(f"stream failed: {kind}: {message}")
+
+
+class StreamTruncatedError(SwitchyardError):
+    """A streamed completion stopped before its end marker: the answer is incomplete."""
+
+
+class MissingIdError(SwitchyardError):
+    """A RouterTrainer/AgentOptimizer call needs a job or model id that is not known yet."""
+
+
+_BY_STATUS = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    404: NotFoundError,
+    409: ConflictError,
+    413: PayloadTooLargeError,
+    422: ValidationError,
+    429: RateLimitError,
+}
+
+
+def error_for(status: int, kind: str, message: str, body=None, retry_after=None) -> APIError:
+    """Returns the APIError subclass instance matching the status."""
+    cls = _BY_STATUS.get(status)
+    if cls is None:
+        cls = ServerError if status >= 500 else APIError
+    return cls(status, kind, message, body, retry_after)

@@ -1,0 +1,121 @@
+"""Client-side logic (stream parsing, predict splitting, errors) against a small fake HTTP
+server in this process. The same calls run against a real server in test_server.py."""
+
+import json
+import threading
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import switchyard
+
+CHUNK = {"provider": "openai", "model": "gpt-4o", "responseMessageId": "m1", "type": "text", "text": "Hel"}
+CHUNK2 = dict(CHUNK, text="lo")
+FINAL = {"type": "final", "provider": "openai", "model": "gpt-4o", "conversationId": "c1",
+         "message": {"role": "assistant", "type": "text", "content": [{"type": "text", "text": "Hello"}]},
+         "usage": {"promptTokens": 3, "completionTokens": 2, "totalTokens": 5}}
+
+
+class FakeHandler(BaseHTTPRequestHandler):
+    """A fake Switchyard: scripted SSE bodies and an echo predict endpoint."""
+
+    sse_body = ""
+    batches = []
+
+    def log_message(self, *args):
+        pass
+
+    def _json(self, status, obj):
+        raw = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.headers.get("Authorization") != "Bearer fake-key":
+            return self._json(401, {"error": "Unauthorized", "message": "missing or invalid API key"})
+        if self.path == "/api/v1/completions":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(type(self).sse_body.encode())
+            return
+        if self.path == "/api/v1/routers/predict":
+            if len(body["inputs"]) > 500:
+                return self._json(422, {"error": "Validation Error", "message": "inputs: at most 500"})
+            type(self).batches.append(len(body["inputs"]))
+            return self._json(200, {"version": "v1", "predictions": [{"top_model": "echo/" + s} for s in body["inputs"]]})
+        self._json(404, {"error": "Not Found", "message": "no route"})
+
+
+class OfflineTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeHandler)
+        threading.Thread(target=cls.httpd.serve_forever, daemon=True).start()
+        cls.client = switchyard.Client("http://127.0.0.1:%d" % cls.httpd.server_port, "fake-key")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.httpd.shutdown()
+        cls.httpd.server_close()
+
+    def test_stream_chunks_and_final(self):
+        FakeHandler.sse_body = ": ping\n\n" + "".join("data: %s\n\n" % json.dumps(x) for x in (CHUNK, CHUNK2, FINAL)) + "data: [DONE]\n\n"
+        st = switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True, client=self.client)
+        texts = [c["text"] for c in st]
+        self.assertEqual(texts, ["Hel", "lo"])
+        self.assertEqual(st.final["usage"]["totalTokens"], 5)
+        self.assertEqual(st.text, "Hello")
+
+    def test_stream_error_event(self):
+        FakeHandler.sse_body = "data: %s\n\nevent: error\ndata: %s\n\n" % (
+            json.dumps(CHUNK), json.dumps({"type": "error", "error": "Stream Error", "message": "upstream cut"}))
+        st = switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True, client=self.client)
+        got = []
+        with self.assertRaises(switchyard.StreamError) as cm:
+            for c in st:
+                got.append(c)
+        self.assertEqual(len(got), 1)
+        self.assertEqual(cm.exception.message, "upstream cut")
+
+    def test_stream_without_done_is_truncated(self):
+        FakeHandler.sse_body = "data: %s\n\n" % json.dumps(CHUNK)
+        st = switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True, client=self.client)
+        with self.assertRaises(switchyard.StreamTruncatedError):
+            list(st)
+
+    def test_predict_splits_over_500_in_order(self):
+        FakeHandler.batches = []
+        tr = switchyard.RouterTrainer(self.client, model_id="m1")
+        inputs = [str(i) for i in range(1234)]
+        res = tr.predict(inputs)
+        self.assertEqual(FakeHandler.batches, [500, 500, 234])
+        self.assertEqual([p["top_model"] for p in res["predictions"]], ["echo/" + s for s in inputs])
+
+    def test_missing_ids_and_typed_errors(self):
+        with self.assertRaises(switchyard.MissingIdError):
+            switchyard.RouterTrainer(self.client).status()
+        with self.assertRaises(switchyard.MissingIdError):
+            switchyard.AgentOptimizer(self.client).results()
+        bad = switchyard.Client(self.client.base_url, "wrong")
+        with self.assertRaises(switchyard.AuthenticationError) as cm:
+            switchyard.RouterTrainer(bad, model_id="m1").predict(["x"])
+        self.assertEqual(cm.exception.status, 401)
+        self.assertEqual(cm.exception.kind, "Unauthorized")
+
+    def test_environment(self):
+        import os
+        from unittest import mock
+        with mock.patch.dict(os.environ, {"SWITCHYARD_BASE_URL": "https://sy.example.com/api/v1/", "SERVICE_API_KEY": "envkey"}):
+            c = switchyard.Client()
+        self.assertEqual(c.base_url, "https://sy.example.com")
+        self.assertEqual(c.api_key, "envkey")
+        with self.assertRaises(switchyard.SwitchyardError):
+            switchyard.Client("ftp://x")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,160 @@
+"""Tests against a running `switchyard serve`.
+
+Environment:
+  SWITCHYARD_BASE_URL, SERVICE_API_KEY  the server and a key it accepts (required; without
+                                        them these tests are skipped)
+  SWITCHYARD_TEST_DATA_URL              base URL serving routing_train.json and
+                                        routing_train.csv (examples/data); the server must
+                                        be allowed to fetch it (--allow-local-urls)
+  SWITCHYARD_TEST_MODEL                 a completions model the server can reach
+                                        (e.g. one backed by a scripted upstream)
+  SWITCHYARD_TEST_SKIP                  comma-separated capabilities the server does not
+                                        have: select, completions, trainer, optimizer
+
+The Go test cmd/switchyard TestPythonClient starts the server and sets all of these.
+"""
+
+import os
+import unittest
+
+import switchyard
+
+BASE = os.environ.get("SWITCHYARD_BASE_URL")
+KEY = os.environ.get("SERVICE_API_KEY")
+DATA = os.environ.get("SWITCHYARD_TEST_DATA_URL", "").rstrip("/")
+MODEL = os.environ.get("SWITCHYARD_TEST_MODEL", "")
+SKIP = {s.strip() for s in os.environ.get("SWITCHYARD_TEST_SKIP", "").split(",") if s.strip()}
+
+
+def needs(capability):
+    return unittest.skipIf(capability in SKIP, "server has no %s capability (SWITCHYARD_TEST_SKIP)" % capability)
+
+
+@unittest.skipUnless(BASE and KEY, "set SWITCHYARD_BASE_URL and SERVICE_API_KEY to test against a server")
+class ServerTest(unittest.TestCase):
+    def setUp(self):
+        self.client = switchyard.Client()  # from the environment, as users do
+
+    def test_wrong_key(self):
+        bad = switchyard.Client(api_key="not-a-key")
+        with self.assertRaises(switchyard.AuthenticationError) as cm:
+            switchyard.select_model([{"role": "user", "content": "hi"}], ["openai/gpt-4o"], client=bad)
+        self.assertEqual(cm.exception.status, 401)
+        self.assertEqual(cm.exception.kind, "Unauthorized")
+
+    @needs("select")
+    def test_select_model(self):
+        res = switchyard.select_model(
+            [{"role": "user", "content": "Prove that the square root of 2 is irrational."}],
+            [{"name": "small", "attributes": {"quality": 0.3}}, {"name": "big", "attributes": {"quality": 0.9}}],
+            client=self.client)
+        self.assertEqual(res["llm_label"], "big")
+        self.assertTrue(res["session_id"])
+        res2 = switchyard.select_model([{"role": "user", "content": "thanks"}], ["openai/gpt-4o-mini"],
+                                       previous_session=res["session_id"], client=self.client)
+        self.assertEqual(res2["llm_label"], "openai/gpt-4o-mini")
+
+    @needs("select")
+    def test_select_errors(self):
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.select_model([{"role": "robot", "content": "hi"}], ["openai/gpt-4o"], client=self.client)
+        self.assertIn("role", cm.exception.message)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.select_model([{"role": "user", "content": "hi"}], ["openai/gpt-4o"],
+                                    previous_session="no-such-session", client=self.client)
+
+    @needs("completions")
+    def test_completion_validation(self):
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.complete([{"role": "user", "content": "hi"}], [], client=self.client)
+        self.assertEqual(cm.exception.kind, "Validation Error")
+        self.assertIn("models", cm.exception.message)
+
+    @needs("completions")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_complete_plain_and_stream(self):
+        res = switchyard.complete([{"role": "user", "content": "Say hello"}], MODEL, client=self.client)
+        self.assertEqual(res["message"]["role"], "assistant")
+        text = "".join(b["text"] for b in res["message"]["content"])
+        self.assertTrue(text)
+        u = res["usage"]
+        self.assertEqual(u["totalTokens"], u["promptTokens"] + u["completionTokens"])
+
+        st = switchyard.complete([{"role": "user", "content": "Say hello"}], MODEL, stream=True, client=self.client)
+        chunks = [c["text"] for c in st]
+        self.assertGreater(len(chunks), 0)
+        self.assertEqual("".join(chunks), st.text)
+        self.assertEqual("".join(b["text"] for b in st.final["message"]["content"]), st.text)
+        self.assertIn("usage", st.final)
+
+    @needs("trainer")
+    @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to where examples/data is served")
+    def test_router_trainer_flow(self):
+        tr = switchyard.RouterTrainer(self.client)
+        job = tr.train([DATA + "/routing_train.json", DATA + "/routing_train.csv"])
+        self.assertIn(job["status"], ("queued", "running", "completed"))
+        self.assertTrue(job["version"])
+        seen = []
+        st = tr.wait(poll_every=0.2, timeout=120, on_status=lambda s: seen.append(s["status"]))
+        self.assertEqual(st["status"], "completed", st.get("error_message"))
+        self.assertEqual(seen[-1], "completed")
+        self.assertEqual(tr.model_id, st["model_id"])
+        timing = st["training_config"]["timing"]
+        self.assertGreaterEqual(timing["total_time_seconds"], timing["training_time_seconds"])
+
+        model = tr.model()
+        self.assertEqual(model["model_id"], st["model_id"])
+        self.assertEqual(model["status"], "active")
+        self.assertGreaterEqual(model["num_classes"], 2)
+        for k in ("top1_hit_rate", "top3_hit_rate", "accuracy"):
+            self.assertTrue(0 <= model["metrics"][k] <= 1, k)
+
+        inputs = ["What is 17 * 23?", "Write a haiku about rain.", "Which word is a verb: run, blue, table?"]
+        res = tr.predict(inputs)
+        self.assertEqual(len(res["predictions"]), 3)
+        for p in res["predictions"]:
+            ranks = [m["rank"] for m in p["models"]]
+            self.assertEqual(ranks, list(range(1, len(ranks) + 1)))
+            self.assertEqual(p["top_model"], p["models"][0]["model"])
+            self.assertAlmostEqual(p["top_prob"], p["models"][0]["confidence"])
+
+        # More than 500 inputs are split by the client and answered in order.
+        many = ["question %d" % i for i in range(501)]
+        self.assertEqual(len(tr.predict(many)["predictions"]), 501)
+
+    @needs("trainer")
+    def test_router_trainer_errors(self):
+        tr = switchyard.RouterTrainer(self.client)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            tr.train([])
+        self.assertIn("Data_URLs", cm.exception.message)
+        with self.assertRaises(switchyard.NotFoundError):
+            tr.model("no-such-model")
+        with self.assertRaises(switchyard.NotFoundError):
+            tr.status("no-such-job")
+
+    @needs("optimizer")
+    def test_optimizer_validation(self):
+        opt = switchyard.AgentOptimizer(self.client)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            opt.submit("", "openai/gpt-4o-mini")
+        self.assertEqual(cm.exception.message, "agentopt requires input_url")
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            opt.submit("https://example.com/b.zip", "openai/gpt-4o-mini", n_iterations=51)
+        self.assertEqual(cm.exception.message, "n_iterations must be 1-50")
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            opt.submit("https://example.com/b.zip", [])
+        self.assertEqual(cm.exception.message, "agentopt requires target_models")
+        with self.assertRaises(switchyard.NotFoundError):
+            opt.status("no-such-job")
+
+    @needs("optimizer")
+    @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to a base URL the server can fetch from")
+    def test_optimizer_failed_bundle(self):
+        opt = switchyard.AgentOptimizer(self.client)
+        job = opt.submit(DATA + "/no-such-bundle.zip", "openai/gpt-4o-mini", n_iterations=1)
+        self.assertEqual(job["status"], "queued")
+        self.assertEqual(opt.job_id, job["job_id"])
+        st = opt.wait(poll_every=0.2, timeout=60)
+        self.assertEqual(st["status"], "failed")
+        self.assertTrue(st.get("error_message"))
