@@ -1,0 +1,78 @@
+package optimizer
+
+import "math"
+
+// AcceptanceRule decides whether a variant beats the best agent so far, from the per-row
+// scores of both on the same train rows (a paired comparison, not a comparison of means).
+//
+// The variant is kept when both hold:
+//   - effect: the mean of the per-row differences (variant − best) is at least MinEffect;
+//   - significance: a one-sided exact sign test over the rows where the two differ (wins
+//     where the variant scores higher, losses where it scores lower, ties ignored) gives
+//     p = P(X ≥ wins | X ~ Binomial(wins+losses, ½)) ≤ Alpha.
+//
+// With the defaults (MinEffect 0.02, Alpha 0.1), a variant that fixes 4 rows and breaks none
+// is kept (p = 1/16), one that fixes 3 and breaks none is not (p = 1/8), and one that fixes 6
+// but breaks 1 is kept (p = 7/128).
+type AcceptanceRule struct {
+	// MinEffect is the smallest mean per-row improvement that counts (0..1).
+	MinEffect float64 `json:"min_effect"`
+	// Alpha is the largest sign-test p-value that counts as significant.
+	Alpha float64 `json:"alpha"`
+}
+
+// DefaultAcceptance is the rule a Service uses unless told otherwise.
+var DefaultAcceptance = AcceptanceRule{MinEffect: 0.02, Alpha: 0.1}
+
+// Comparison is the outcome of comparing a variant with the best agent.
+type Comparison struct {
+	Wins      int     `json:"wins"`
+	Losses    int     `json:"losses"`
+	Ties      int     `json:"ties"`
+	MeanDelta float64 `json:"mean_delta"`
+	PValue    float64 `json:"p_value"`
+	Accepted  bool    `json:"accepted"`
+}
+
+// Compare applies the rule to paired per-row scores (same rows, same order). Rows whose
+// scores differ by less than 1e-9 are ties.
+func (r AcceptanceRule) Compare(best, variant []float64) Comparison {
+	var c Comparison
+	n := min(len(best), len(variant))
+	if n == 0 {
+		c.PValue = 1
+		return c
+	}
+	var sum float64
+	for i := 0; i < n; i++ {
+		d := variant[i] - best[i]
+		sum += d
+		switch {
+		case d > 1e-9:
+			c.Wins++
+		case d < -1e-9:
+			c.Losses++
+		default:
+			c.Ties++
+		}
+	}
+	c.MeanDelta = sum / float64(n)
+	c.PValue = signTestP(c.Wins, c.Wins+c.Losses)
+	c.Accepted = c.Wins > 0 && c.MeanDelta >= r.MinEffect && c.PValue <= r.Alpha
+	return c
+}
+
+// signTestP returns P(X ≥ k) for X ~ Binomial(n, ½).
+func signTestP(k, n int) float64 {
+	if n == 0 {
+		return 1
+	}
+	var p float64
+	for i := k; i <= n; i++ {
+		lg, _ := math.Lgamma(float64(n + 1))
+		li, _ := math.Lgamma(float64(i + 1))
+		lr, _ := math.Lgamma(float64(n - i + 1))
+		p += math.Exp(lg - li - lr - float64(n)*math.Ln2)
+	}
+	return math.Min(1, p)
+}

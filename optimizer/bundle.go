@@ -1,0 +1,235 @@
+package optimizer
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/sandbox"
+)
+
+// Bundle limits (see the spec's Optimization bundle).
+const (
+	// MaxBundleFiles is the most files a bundle may hold.
+	MaxBundleFiles = 100
+	// MaxBundleUncompressed caps the bundle's total uncompressed size.
+	MaxBundleUncompressed = 50 << 20
+	// MaxCompressionRatio is the largest uncompressed/compressed ratio accepted for a bundle
+	// whose uncompressed size exceeds CompressionRatioFloor (a zip bomb signal).
+	MaxCompressionRatio = 100
+	// CompressionRatioFloor is the uncompressed size under which the ratio is not checked
+	// (small text files can compress very well without being a threat).
+	CompressionRatioFloor = 1 << 20
+	// MinDatasetRows is the fewest rows dataset.json may hold.
+	MinDatasetRows = 10
+)
+
+// Bundle is a checked optimization bundle.
+type Bundle struct {
+	// Files are the files given to the sandbox (everything except dataset.json, so the
+	// agent never sees the answers or the held-out rows).
+	Files map[string][]byte
+	// Agent is the parsed agent.py.
+	Agent *AgentSource
+	// Rows is dataset.json, in file order.
+	Rows []sandbox.Row
+}
+
+// ReadBundle checks a ZIP bundle and returns its parts. The ZIP is refused for entries that
+// would leave the extraction directory (absolute paths, "..", backslashes), symlinks, more
+// than MaxBundleFiles files, more than MaxBundleUncompressed bytes (counted while
+// decompressing, not trusted from the headers) or a compression ratio above
+// MaxCompressionRatio. agent.py must have the four marker lines, run_batch and a
+// SYSTEM_PROMPT literal; eval.py must define score; dataset.json must be an array of at least
+// MinDatasetRows objects with string input and answer. A single top-level folder (as made
+// by zipping a directory) is stripped. Errors are *BundleError values naming the file.
+func ReadBundle(zipData []byte) (*Bundle, error) {
+	zr, err := zip.NewReader(bytes.NewReader(zipData), int64(len(zipData)))
+	if err != nil {
+		return nil, bundleErr("bundle", "is not a readable ZIP archive: %v", err)
+	}
+	var entries []*zip.File
+	for _, f := range zr.File {
+		name := f.Name
+		if err := checkEntryName(name); err != nil {
+			return nil, err
+		}
+		if f.Mode()&fs.ModeSymlink != 0 {
+			return nil, bundleErr("bundle", "entry %q is a symbolic link; links are not allowed", name)
+		}
+		if f.FileInfo().IsDir() || strings.HasSuffix(name, "/") {
+			continue
+		}
+		if !f.Mode().IsRegular() {
+			return nil, bundleErr("bundle", "entry %q is not a regular file", name)
+		}
+		entries = append(entries, f)
+	}
+	if len(entries) > MaxBundleFiles {
+		return nil, bundleErr("bundle", "holds %d files; at most %d are allowed", len(entries), MaxBundleFiles)
+	}
+	var declared uint64
+	for _, f := range entries {
+		declared += f.UncompressedSize64
+	}
+	if declared > MaxBundleUncompressed {
+		return nil, bundleErr("bundle", "uncompresses to %d bytes; at most %d (50 MiB) are allowed", declared, MaxBundleUncompressed)
+	}
+	prefix := commonFolder(entries)
+	files := map[string][]byte{}
+	var total, compressed int64
+	for _, f := range entries {
+		name := strings.TrimPrefix(f.Name, prefix)
+		if skippedEntry(name) {
+			continue
+		}
+		if _, dup := files[name]; dup {
+			return nil, bundleErr("bundle", "entry %q appears twice", name)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, bundleErr("bundle", "entry %q cannot be read: %v", f.Name, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, MaxBundleUncompressed-total+1))
+		rc.Close()
+		if err != nil {
+			if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) {
+				return nil, bundleErr("bundle", "entry %q is corrupt: %v", f.Name, err)
+			}
+			return nil, bundleErr("bundle", "entry %q cannot be read: %v", f.Name, err)
+		}
+		total += int64(len(data))
+		compressed += int64(f.CompressedSize64)
+		if total > MaxBundleUncompressed {
+			return nil, bundleErr("bundle", "uncompresses to more than %d bytes (50 MiB), more than its headers declare", MaxBundleUncompressed)
+		}
+		files[name] = data
+	}
+	if total > CompressionRatioFloor && total > MaxCompressionRatio*max(compressed, 1) {
+		return nil, bundleErr("bundle", "compression ratio %d:1 exceeds %d:1 (zip bomb?)", total/max(compressed, 1), MaxCompressionRatio)
+	}
+	for _, need := range []string{"agent.py", "eval.py", "dataset.json"} {
+		if _, ok := files[need]; !ok {
+			return nil, bundleErr(need, "is missing from the bundle (it needs agent.py, eval.py and dataset.json at its top level)")
+		}
+	}
+	agent, err := ParseAgent(files["agent.py"])
+	if err != nil {
+		return nil, err
+	}
+	if _, err := sandbox.Dependencies(files["agent.py"]); err != nil {
+		return nil, bundleErr("agent.py", "%v", strings.TrimPrefix(err.Error(), sandbox.ErrInvalid.Error()+": agent.py: "))
+	}
+	if !utf8.Valid(files["eval.py"]) {
+		return nil, bundleErr("eval.py", "is not UTF-8 text")
+	}
+	if !scoreDef.Match(files["eval.py"]) {
+		return nil, bundleErr("eval.py", "does not define score(expected, predicted) at top level")
+	}
+	rows, err := parseDataset(files["dataset.json"])
+	if err != nil {
+		return nil, err
+	}
+	delete(files, "dataset.json")
+	return &Bundle{Files: files, Agent: agent, Rows: rows}, nil
+}
+
+// checkEntryName refuses names that could escape the extraction directory (zip slip).
+func checkEntryName(name string) error {
+	bad := func(rule string) error { return bundleErr("bundle", "entry %q %s", name, rule) }
+	switch {
+	case name == "":
+		return bad("has an empty name")
+	case strings.ContainsAny(name, "\\\x00"):
+		return bad("contains a backslash or NUL")
+	case strings.HasPrefix(name, "/"):
+		return bad("has an absolute path")
+	case len(name) >= 2 && name[1] == ':':
+		return bad("has a drive-letter path")
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
+		if part == ".." {
+			return bad(`contains ".." (path traversal)`)
+		}
+	}
+	return nil
+}
+
+// skippedEntry reports files that archivers add and the sandbox refuses (hidden files,
+// macOS resource forks); they are dropped.
+func skippedEntry(name string) bool {
+	for _, part := range strings.Split(name, "/") {
+		if part == "" || part == "." || strings.HasPrefix(part, ".") || part == "__MACOSX" || part == "__pycache__" {
+			return true
+		}
+	}
+	return false
+}
+
+// commonFolder returns "dir/" when agent.py is not at the top level and every entry sits
+// under one folder dir, else "".
+func commonFolder(entries []*zip.File) string {
+	var top string
+	for _, f := range entries {
+		if f.Name == "agent.py" {
+			return ""
+		}
+		if skippedEntry(f.Name) {
+			continue
+		}
+		dir, _, ok := strings.Cut(f.Name, "/")
+		if !ok || (top != "" && dir != top) {
+			return ""
+		}
+		top = dir
+	}
+	if top == "" {
+		return ""
+	}
+	return top + "/"
+}
+
+// parseDataset reads dataset.json: an array of {input, answer} strings.
+func parseDataset(data []byte) ([]sandbox.Row, error) {
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, bundleErr("dataset.json", "must be a JSON array of objects with \"input\" and \"answer\" strings")
+		}
+		return nil, bundleErr("dataset.json", "is not valid JSON: %v", err)
+	}
+	if len(raw) < MinDatasetRows {
+		return nil, bundleErr("dataset.json", "has %d rows; at least %d are required", len(raw), MinDatasetRows)
+	}
+	if len(raw) > sandbox.MaxRows {
+		return nil, bundleErr("dataset.json", "has %d rows; at most %d are allowed", len(raw), sandbox.MaxRows)
+	}
+	rows := make([]sandbox.Row, len(raw))
+	for i, obj := range raw {
+		if obj == nil {
+			return nil, bundleErr("dataset.json", "row %d (counting from 0) must be an object with \"input\" and \"answer\" strings", i)
+		}
+		for _, field := range []string{"input", "answer"} {
+			v, ok := obj[field]
+			var s string
+			if !ok {
+				return nil, bundleErr("dataset.json", "row %d has no %q", i, field)
+			}
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, bundleErr("dataset.json", "row %d: %q must be a string", i, field)
+			}
+			if field == "input" {
+				rows[i].Input = s
+			} else {
+				rows[i].Answer = s
+			}
+		}
+	}
+	return rows, nil
+}

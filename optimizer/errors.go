@@ -1,0 +1,79 @@
+package optimizer
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by the package. Compare with errors.Is.
+var (
+	// ErrInvalid means a request is malformed; the error is a *ValidationError naming the
+	// field.
+	ErrInvalid = errors.New("optimizer: invalid request")
+	// ErrNotFound means the job (or artifact) does not exist or belongs to another owner.
+	ErrNotFound = errors.New("optimizer: not found")
+	// ErrNotFinished means results were asked for a job that is still queued or running;
+	// the error is a *NotFinishedError carrying the status.
+	ErrNotFinished = errors.New("optimizer: job not finished")
+	// ErrFinished means a cancel was asked for a job that already ended.
+	ErrFinished = errors.New("optimizer: job already finished")
+	// ErrQueueFull means too many jobs are waiting; retry later.
+	ErrQueueFull = errors.New("optimizer: too many queued jobs")
+	// ErrClosed means the service was closed.
+	ErrClosed = errors.New("optimizer: service closed")
+	// ErrBundle means the bundle (ZIP, agent.py, eval.py or dataset.json) is unusable; the
+	// error is a *BundleError naming the file and the problem.
+	ErrBundle = errors.New("optimizer: invalid bundle")
+	// ErrProposal means the proposer returned nothing usable.
+	ErrProposal = errors.New("optimizer: unusable proposal")
+)
+
+// ValidationError is a request field that breaks a rule. It matches ErrInvalid. Message is
+// the whole user-facing text (for the spec's bounds, exactly the spec's message, e.g.
+// "n_iterations must be 1-50").
+type ValidationError struct {
+	Field   string
+	Message string
+}
+
+// Error implements error.
+func (e *ValidationError) Error() string { return e.Message }
+
+// Is reports whether target is ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// BundleError is a problem with one file of the bundle (File is "bundle" for the ZIP
+// itself). It matches ErrBundle.
+type BundleError struct {
+	File    string
+	Problem string
+}
+
+// Error implements error.
+func (e *BundleError) Error() string { return e.File + ": " + e.Problem }
+
+// Is reports whether target is ErrBundle.
+func (e *BundleError) Is(target error) bool { return target == ErrBundle }
+
+func bundleErr(file, format string, args ...any) error {
+	return &BundleError{File: file, Problem: fmt.Sprintf(format, args...)}
+}
+
+// NotFinishedError is returned by Results for a job that is still queued or running. It
+// matches ErrNotFinished.
+type NotFinishedError struct {
+	JobID  string
+	Status Status
+}
+
+// Error implements error.
+func (e *NotFinishedError) Error() string {
+	return fmt.Sprintf("optimization job %s is %s; results are available once it is completed, failed or interrupted", e.JobID, e.Status)
+}
+
+// Is reports whether target is ErrNotFinished.
+func (e *NotFinishedError) Is(target error) bool { return target == ErrNotFinished }

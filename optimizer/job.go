@@ -1,0 +1,263 @@
+package optimizer
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// Status is an optimization job's state.
+type Status string
+
+// The job states of the spec. queued → running → completed | failed | interrupted;
+// queued → interrupted on cancel.
+const (
+	StatusQueued      Status = "queued"
+	StatusRunning     Status = "running"
+	StatusCompleted   Status = "completed"
+	StatusInterrupted Status = "interrupted"
+	StatusFailed      Status = "failed"
+)
+
+// Terminal reports whether s is a final state.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusInterrupted || s == StatusFailed
+}
+
+// OptimizerAgentOpt is the only optimizer: iterative rewriting of the EDITABLE section's
+// system prompt by a proposer model, with paired acceptance on train rows.
+const OptimizerAgentOpt = "agentopt"
+
+// Defaults and bounds of a Request (the spec's submit body).
+const (
+	DefaultNIterations    = 15
+	MaxNIterations        = 50
+	DefaultOverallTimeout = 3600 * time.Second
+	DefaultLLMCallTimeout = 300 * time.Second
+	DefaultSandboxTimeout = 600 * time.Second
+)
+
+// Request is a job submission. Zero durations and NIterations take the defaults. The
+// library accepts any positive duration (tests use short ones); the HTTP layer enforces the
+// spec's bounds in seconds.
+type Request struct {
+	Optimizer      string
+	InputURL       string
+	TargetModels   []string
+	NIterations    int
+	OverallTimeout time.Duration
+	LLMCallTimeout time.Duration
+	SandboxTimeout time.Duration
+}
+
+// normalize fills defaults and validates, with the spec's messages.
+func (r *Request) normalize() error {
+	if r.Optimizer == "" {
+		r.Optimizer = OptimizerAgentOpt
+	}
+	if r.Optimizer != OptimizerAgentOpt {
+		return invalid("optimizer", "optimizer must be %q, got %q", OptimizerAgentOpt, r.Optimizer)
+	}
+	if r.InputURL == "" {
+		return invalid("input_url", "agentopt requires input_url")
+	}
+	if u, err := url.Parse(r.InputURL); err != nil || u.Scheme == "" {
+		return invalid("input_url", "input_url must be an absolute URL, got %q", r.InputURL)
+	}
+	if len(r.TargetModels) == 0 {
+		return invalid("target_models", "agentopt requires target_models")
+	}
+	seen := map[string]bool{}
+	for i, m := range r.TargetModels {
+		if _, _, err := providers.ParseModel(m); err != nil {
+			return invalid("target_models", "target_models[%d] must be provider/model, got %q", i, m)
+		}
+		if seen[m] {
+			return invalid("target_models", "target_models[%d] repeats %q", i, m)
+		}
+		seen[m] = true
+	}
+	if r.NIterations == 0 {
+		r.NIterations = DefaultNIterations
+	}
+	if r.NIterations < 1 || r.NIterations > MaxNIterations {
+		return invalid("n_iterations", "n_iterations must be 1-50")
+	}
+	for _, d := range []struct {
+		field string
+		v     *time.Duration
+		def   time.Duration
+	}{
+		{"overall_timeout_seconds", &r.OverallTimeout, DefaultOverallTimeout},
+		{"llm_call_timeout_seconds", &r.LLMCallTimeout, DefaultLLMCallTimeout},
+		{"sandbox_timeout_seconds", &r.SandboxTimeout, DefaultSandboxTimeout},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 0 {
+			return invalid(d.field, "%s must be positive", d.field)
+		}
+	}
+	return nil
+}
+
+// Submitted is the answer to a submission (the spec's Optimization job).
+type Submitted struct {
+	JobID   string `json:"job_id"`
+	Status  Status `json:"status"`
+	Version string `json:"version"`
+}
+
+// JobStatus is a job's progress (the spec's Optimization job status). The progress fields
+// describe the target model being optimized (CurrentModel) — with several target models,
+// each starts again from iteration 0.
+type JobStatus struct {
+	JobID            string   `json:"job_id"`
+	Status           Status   `json:"status"`
+	CurrentIteration int      `json:"current_iteration"`
+	NIterations      int      `json:"n_iterations"`
+	BestScore        float64  `json:"best_score"`
+	BaselineScore    float64  `json:"baseline_score"`
+	ErrorMessage     string   `json:"error_message,omitempty"`
+	CurrentModel     string   `json:"current_model,omitempty"`
+	TargetModels     []string `json:"target_models"`
+	// ModelsDone counts target models whose optimization has finished.
+	ModelsDone int        `json:"models_done"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// Results is a job's outcome (the spec's Optimization result).
+type Results struct {
+	JobID        string        `json:"job_id"`
+	Status       Status        `json:"status"`
+	ErrorMessage string        `json:"error_message,omitempty"`
+	Results      []ModelResult `json:"results"`
+}
+
+// ModelResult is the outcome for one target model.
+type ModelResult struct {
+	Model          string `json:"model"`
+	Optimizer      string `json:"optimizer"`
+	OriginalPrompt string `json:"original_prompt"`
+	// OptimizedPrompt is the best prompt found (the original when nothing beat it).
+	OptimizedPrompt string `json:"optimized_prompt"`
+	// BaselineScore is the original agent's mean score on the train split (iteration 0).
+	BaselineScore float64 `json:"baseline_score"`
+	// TrainScore is the best agent's mean score on the train split.
+	TrainScore float64 `json:"train_score"`
+	// TestScore is the best agent's mean score on the held-out split; null when the job was
+	// interrupted before the test split could be scored.
+	TestScore *float64 `json:"test_score"`
+	// OriginalTestScore is the original agent's mean score on the held-out split.
+	OriginalTestScore *float64 `json:"original_test_score"`
+	IterationsRun     int      `json:"iterations_run"`
+	IterationsKept    int      `json:"iterations_kept"`
+	// AgentCodeURL serves the best agent.py (public, unguessable URL).
+	AgentCodeURL string `json:"agent_code_url,omitempty"`
+	// Complete is false when the job ended (timeout, cancel) before this model's loop did.
+	Complete bool `json:"complete"`
+	// Tokens and CostUSD total the task-model and proposer usage; Usage splits them.
+	Tokens  int64       `json:"tokens"`
+	CostUSD float64     `json:"cost_usd"`
+	Usage   ResultUsage `json:"usage"`
+	// History holds iteration 0 (the baseline) and every proposed variant.
+	History []Iteration `json:"history"`
+}
+
+// ResultUsage splits a model's spending.
+type ResultUsage struct {
+	Task     Usage `json:"task_model"`
+	Proposer Usage `json:"proposer"`
+	// TaskSource says where the task-model figures come from: "gateway" (metered by
+	// Switchyard's gateway for the job's key) or "agent_reported" (the usage dicts run_batch
+	// returned, when the job's key is not metered).
+	TaskSource string `json:"task_source"`
+}
+
+// Iteration is one step of the loop: iteration 0 is the baseline.
+type Iteration struct {
+	Iteration int    `json:"iteration"`
+	Prompt    string `json:"prompt"`
+	// TrainScore is the variant's mean train score (0 when it could not be scored).
+	TrainScore float64 `json:"train_score"`
+	Kept       bool    `json:"kept"`
+	// Comparison is the paired test against the best agent at that time.
+	Comparison *Comparison `json:"comparison,omitempty"`
+	// Note says why a variant was not scored or was rejected (bad proposal, FIXED section
+	// changed, the agent failed in the sandbox, ...).
+	Note       string  `json:"note,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
+}
+
+// job is the stored record (store.OptimizationJobs, keyed by id).
+type job struct {
+	ID               string      `json:"id"`
+	Owner            string      `json:"owner"`
+	Version          string      `json:"version"`
+	Optimizer        string      `json:"optimizer"`
+	InputURL         string      `json:"input_url"`
+	TargetModels     []string    `json:"target_models"`
+	NIterations      int         `json:"n_iterations"`
+	OverallTimeout   Duration    `json:"overall_timeout"`
+	LLMCallTimeout   Duration    `json:"llm_call_timeout"`
+	SandboxTimeout   Duration    `json:"sandbox_timeout"`
+	Status           Status      `json:"status"`
+	ErrorMessage     string      `json:"error_message,omitempty"`
+	CurrentModel     string      `json:"current_model,omitempty"`
+	CurrentIteration int         `json:"current_iteration"`
+	BestScore        float64     `json:"best_score"`
+	BaselineScore    float64     `json:"baseline_score"`
+	Results          []storedRes `json:"results"`
+	Attempts         int         `json:"attempts"`
+	CreatedAt        time.Time   `json:"created_at"`
+	StartedAt        *time.Time  `json:"started_at,omitempty"`
+	FinishedAt       *time.Time  `json:"finished_at,omitempty"`
+}
+
+// storedRes is a ModelResult with its artifact token, as stored.
+type storedRes struct {
+	ModelResult
+	ArtifactToken string `json:"artifact_token,omitempty"`
+}
+
+// Duration is a time.Duration stored as a Go duration string ("1h0m0s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("%q", time.Duration(d).String())), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if _, err := fmt.Sscanf(string(b), "%q", &s); err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (j *job) status() JobStatus {
+	done := 0
+	for _, r := range j.Results {
+		if r.Complete {
+			done++
+		}
+	}
+	return JobStatus{
+		JobID: j.ID, Status: j.Status, CurrentIteration: j.CurrentIteration, NIterations: j.NIterations,
+		BestScore: j.BestScore, BaselineScore: j.BaselineScore, ErrorMessage: j.ErrorMessage,
+		CurrentModel: j.CurrentModel, TargetModels: append([]string(nil), j.TargetModels...), ModelsDone: done,
+		CreatedAt: j.CreatedAt, StartedAt: j.StartedAt, FinishedAt: j.FinishedAt,
+	}
+}

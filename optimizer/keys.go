@@ -1,0 +1,43 @@
+package optimizer
+
+import "context"
+
+// KeyMinter issues the per-job gateway key a sandboxed agent calls the target model with.
+// The server implements it with a temporary API key limited to the job's target model and
+// metered by the gateway (see server.WithOptimizer); a library user without a gateway can
+// pass StaticKey.
+type KeyMinter interface {
+	MintKey(ctx context.Context, g KeyGrant) (*JobKey, error)
+}
+
+// KeyGrant says what a key is for.
+type KeyGrant struct {
+	// Owner is the job's owner; calls made with the key are the owner's.
+	Owner string
+	// JobID tags the calls (for the ledger).
+	JobID string
+	// Model is the only model ("provider/model") the key may call.
+	Model string
+}
+
+// JobKey is a minted key.
+type JobKey struct {
+	// Key is the bearer key the agent receives as OPENAI_API_KEY.
+	Key string
+	// Revoke ends the key's validity; the optimizer calls it when the model's loop ends.
+	// Nil means nothing to revoke.
+	Revoke func()
+	// Usage returns what has been spent with the key so far, as metered by the gateway.
+	// Nil means the key is not metered; the optimizer then counts the usage run_batch
+	// reports.
+	Usage func() Usage
+}
+
+// StaticKey is a KeyMinter that hands every job the same key, without metering (for
+// library use against an OpenAI-compatible endpoint, and for tests).
+type StaticKey string
+
+// MintKey implements KeyMinter.
+func (k StaticKey) MintKey(context.Context, KeyGrant) (*JobKey, error) {
+	return &JobKey{Key: string(k)}, nil
+}

@@ -1,0 +1,444 @@
+package optimizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// jobFailure is an error whose message is shown to the user as the job's error_message.
+type jobFailure struct{ msg string }
+
+func (e *jobFailure) Error() string { return e.msg }
+
+func failf(format string, args ...any) error { return &jobFailure{fmt.Sprintf(format, args...)} }
+
+// runJob runs one queued job to its end.
+func (s *Service) runJob(base context.Context, id string) {
+	s.recMu.Lock()
+	j, err := store.GetJSON[job](base, s.store, store.OptimizationJobs, id)
+	if err != nil || j.Status != StatusQueued {
+		s.recMu.Unlock()
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.Error("optimizer: read queued job", "job", id, "err", err)
+		}
+		return
+	}
+	ctx, cancel := context.WithCancelCause(base)
+	defer cancel(nil)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.recMu.Unlock()
+		return
+	}
+	s.running[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+	}()
+	now := s.now().UTC()
+	j.Status, j.StartedAt, j.ErrorMessage = StatusRunning, &now, ""
+	j.Attempts++
+	if err := s.put(base, &j); err != nil {
+		s.recMu.Unlock()
+		s.log.Error("optimizer: start job", "job", id, "err", err)
+		return
+	}
+	s.recMu.Unlock()
+	s.log.Info("optimizer: job started", "job", id, "attempt", j.Attempts)
+
+	limit := time.Duration(j.OverallTimeout)
+	tctx, tcancel := context.WithTimeoutCause(ctx, limit, &timeoutError{limit})
+	defer tcancel()
+	err = s.execute(tctx, &j)
+
+	cause := context.Cause(tctx)
+	if tctx.Err() == nil {
+		cause = nil
+	}
+	if errors.Is(cause, errShutdown) || (cause != nil && base.Err() != nil) {
+		// Cut by shutdown: left "running" for the next Start to re-queue.
+		s.log.Info("optimizer: job cut by shutdown", "job", id)
+		return
+	}
+	end := s.now().UTC()
+	j.FinishedAt = &end
+	var te *timeoutError
+	var jf *jobFailure
+	switch {
+	case errors.As(cause, &te):
+		j.Status = StatusInterrupted
+		j.ErrorMessage = fmt.Sprintf("the job did not finish within overall_timeout_seconds=%d (%s); the best result so far is kept — retry with a larger overall_timeout_seconds",
+			int(te.limit.Seconds()), s.progressText(&j))
+	case errors.Is(cause, errCancelled):
+		j.Status = StatusInterrupted
+		j.ErrorMessage = fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j))
+	case err == nil:
+		j.Status = StatusCompleted
+	case errors.As(err, &jf):
+		j.Status, j.ErrorMessage = StatusFailed, jf.msg
+	default:
+		j.Status = StatusFailed
+		j.ErrorMessage = "internal error: " + err.Error()
+		s.log.Error("optimizer: job failed", "job", id, "err", err)
+	}
+	s.save(&j)
+	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
+}
+
+func (s *Service) progressText(j *job) string {
+	if j.CurrentModel == "" {
+		return "before the baseline finished"
+	}
+	return fmt.Sprintf("stopped at iteration %d of %d for %s", j.CurrentIteration, j.NIterations, j.CurrentModel)
+}
+
+// execute fetches the bundle and optimizes each target model in turn.
+func (s *Service) execute(ctx context.Context, j *job) error {
+	data, err := s.fetcher.Get(ctx, j.InputURL)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return failf("input_url: could not fetch the bundle: %v", err)
+	}
+	b, err := ReadBundle(data)
+	if err != nil {
+		var be *BundleError
+		if errors.As(err, &be) {
+			return failf("invalid bundle: %s", be.Error())
+		}
+		return err
+	}
+	train, test := Split(b.Rows, s.seed)
+	for _, model := range j.TargetModels {
+		if err := s.optimizeModel(ctx, j, b, train, test, model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// candidate is an agent with its train-split outcome.
+type candidate struct {
+	agent       *AgentSource
+	scores      []float64
+	predictions []string
+	mean        float64
+}
+
+// optimizeModel runs the loop for one target model, recording progress in j.
+func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, test []sandbox.Row, model string) (err error) {
+	j.Results = append(j.Results, storedRes{ModelResult: ModelResult{
+		Model: model, Optimizer: j.Optimizer, OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(),
+		History: []Iteration{},
+	}})
+	res := &j.Results[len(j.Results)-1]
+	j.CurrentModel, j.CurrentIteration, j.BestScore, j.BaselineScore = model, 0, 0, 0
+	s.save(j)
+
+	s.mu.Lock()
+	minter := s.minter
+	s.mu.Unlock()
+	if minter == nil {
+		minter = StaticKey("")
+	}
+	gw := sandbox.Gateway{Model: model}
+	var key *JobKey
+	if s.gatewayURL != "" {
+		key, err = minter.MintKey(ctx, KeyGrant{Owner: j.Owner, JobID: j.ID, Model: model})
+		if err != nil {
+			return fmt.Errorf("mint the job's gateway key: %w", err)
+		}
+		if key.Revoke != nil {
+			defer key.Revoke()
+		}
+		gw.BaseURL, gw.APIKey = s.gatewayURL, key.Key
+	}
+	var reported Usage
+	updateUsage := func() {
+		u := &res.Usage
+		if key != nil && key.Usage != nil {
+			u.Task, u.TaskSource = key.Usage(), "gateway"
+		} else {
+			u.Task, u.TaskSource = reported, "agent_reported"
+		}
+		res.Tokens = u.Task.Tokens + u.Proposer.Tokens
+		res.CostUSD = u.Task.CostUSD + u.Proposer.CostUSD
+	}
+	timeout := time.Duration(j.SandboxTimeout)
+	var best *candidate
+	// Whatever happens from here, keep the best agent found as an artifact.
+	defer func() {
+		updateUsage()
+		if best == nil {
+			return
+		}
+		tok, aerr := s.saveArtifact(context.WithoutCancel(ctx), j, model, best.agent.Source())
+		if aerr != nil {
+			s.log.Error("optimizer: saving the best agent.py", "job", j.ID, "err", aerr)
+			if err == nil {
+				err = aerr
+			}
+			return
+		}
+		res.ArtifactToken = tok
+		s.save(j)
+	}()
+
+	// Iteration 0: the baseline on the train split.
+	start := time.Now()
+	base, err := s.bench(ctx, b, b.Agent, train, gw, timeout)
+	if err != nil {
+		return s.benchFailure(ctx, err, "the original agent failed on the train split (baseline, model %s)", model)
+	}
+	reported.Tokens += base.Usage.Tokens
+	reported.CostUSD += base.Usage.Cost
+	best = &candidate{agent: b.Agent, scores: base.Scores, predictions: base.Predictions, mean: base.Mean()}
+	res.BaselineScore, res.TrainScore = best.mean, best.mean
+	res.History = append(res.History, Iteration{Iteration: 0, Prompt: b.Agent.Prompt(), TrainScore: best.mean, Kept: true,
+		Note: "baseline", DurationMS: ms(time.Since(start))})
+	j.BaselineScore, j.BestScore = best.mean, best.mean
+	updateUsage()
+	s.save(j)
+
+	var discarded []string
+	for i := 1; i <= j.NIterations; i++ {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		start := time.Now()
+		it := Iteration{Iteration: i}
+		prop, perr := s.propose(ctx, j, model, i, best, res.BaselineScore, train, discarded)
+		if prop != nil {
+			res.Usage.Proposer.add(prop.Usage)
+		}
+		var variant *AgentSource
+		switch {
+		case perr != nil && ctx.Err() != nil:
+			return ctx.Err()
+		case perr != nil && !providers.KindOf(perr).Retryable() && !errors.Is(perr, ErrProposal):
+			return failf("the proposer model failed: %v", perr)
+		case perr != nil:
+			it.Note = "no proposal: " + perr.Error()
+		default:
+			if prop.Editable != nil {
+				variant, perr = best.agent.WithEditable(prop.Editable)
+			} else {
+				variant, perr = best.agent.WithPrompt(prop.Prompt)
+			}
+			if perr != nil {
+				it.Note = "rejected: " + perr.Error()
+				if prop.Editable == nil {
+					it.Prompt = prop.Prompt
+				}
+			}
+		}
+		if variant != nil {
+			it.Prompt = variant.Prompt()
+			out, berr := s.bench(ctx, b, variant, train, gw, timeout)
+			switch {
+			case berr != nil && ctx.Err() != nil:
+				return ctx.Err()
+			case errors.Is(berr, sandbox.ErrJob):
+				it.Note = "the variant failed in the sandbox: " + berr.Error()
+			case berr != nil:
+				return berr
+			default:
+				reported.Tokens += out.Usage.Tokens
+				reported.CostUSD += out.Usage.Cost
+				it.TrainScore = out.Mean()
+				cmp := s.rule.Compare(best.scores, out.Scores)
+				it.Comparison = &cmp
+				if cmp.Accepted {
+					it.Kept = true
+					best = &candidate{agent: variant, scores: out.Scores, predictions: out.Predictions, mean: out.Mean()}
+					res.IterationsKept++
+					res.OptimizedPrompt, res.TrainScore = variant.Prompt(), best.mean
+					j.BestScore = best.mean
+					discarded = nil
+				}
+			}
+		}
+		if !it.Kept && it.Prompt != "" {
+			discarded = append(discarded, it.Prompt)
+			if len(discarded) > MaxDiscardedShown {
+				discarded = discarded[len(discarded)-MaxDiscardedShown:]
+			}
+		}
+		it.DurationMS = ms(time.Since(start))
+		res.History = append(res.History, it)
+		res.IterationsRun = i
+		j.CurrentIteration = i
+		updateUsage()
+		s.save(j)
+	}
+
+	// The held-out split, seen for the first time: the original and the best agent.
+	orig, err := s.bench(ctx, b, b.Agent, test, gw, timeout)
+	if err != nil {
+		return s.benchFailure(ctx, err, "the original agent failed on the test split (model %s)", model)
+	}
+	reported.Tokens += orig.Usage.Tokens
+	reported.CostUSD += orig.Usage.Cost
+	origMean := orig.Mean()
+	bestMean := origMean
+	if best.agent != b.Agent {
+		out, err := s.bench(ctx, b, best.agent, test, gw, timeout)
+		if err != nil {
+			return s.benchFailure(ctx, err, "the optimized agent failed on the test split (model %s)", model)
+		}
+		reported.Tokens += out.Usage.Tokens
+		reported.CostUSD += out.Usage.Cost
+		bestMean = out.Mean()
+	}
+	res.OriginalTestScore, res.TestScore = &origMean, &bestMean
+	res.Complete = true
+	return nil
+}
+
+// benchFailure turns a sandbox error into the job's outcome: the user's code failing is a
+// job failure with the sandbox's message; a cancelled context passes through; anything else
+// is internal.
+func (s *Service) benchFailure(ctx context.Context, err error, format string, args ...any) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, sandbox.ErrJob) {
+		var je *sandbox.JobError
+		msg := err.Error()
+		if errors.As(err, &je) {
+			msg = je.Message
+		}
+		return failf(format+": %s", append(args, msg)...)
+	}
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		return failf("the sandbox is not available on this server: %v", err)
+	}
+	return err
+}
+
+// propose asks the proposer for iteration i, with the per-call timeout.
+func (s *Service) propose(ctx context.Context, j *job, model string, i int, best *candidate, baseline float64, train []sandbox.Row, discarded []string) (*Proposal, error) {
+	req := ProposalRequest{
+		TargetModel: model, Iteration: i, NIterations: j.NIterations,
+		CurrentPrompt: best.agent.Prompt(), BestScore: best.mean, BaselineScore: baseline,
+		Failures: s.failures(train, best, uint64(i)), Discarded: slices.Clone(discarded),
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Duration(j.LLMCallTimeout))
+	defer cancel()
+	p, err := s.proposer.Propose(pctx, req)
+	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
+		return p, fmt.Errorf("%w: the proposer call exceeded llm_call_timeout_seconds (%s)", ErrProposal, time.Duration(j.LLMCallTimeout))
+	}
+	return p, err
+}
+
+// failures samples up to maxFailures train rows the best agent does not get fully right.
+func (s *Service) failures(train []sandbox.Row, best *candidate, salt uint64) []FailingRow {
+	var idx []int
+	for i, sc := range best.scores {
+		if sc < 1-1e-9 && i < len(train) {
+			idx = append(idx, i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(s.seed, salt))
+	rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+	if len(idx) > s.maxFailures {
+		idx = idx[:s.maxFailures]
+	}
+	slices.Sort(idx)
+	out := make([]FailingRow, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, FailingRow{Input: train[i].Input, Expected: train[i].Answer, Predicted: best.predictions[i], Score: best.scores[i]})
+	}
+	return out
+}
+
+// bench runs agent on rows in the sandbox: the rows are split into up to `concurrency`
+// contiguous chunks that run in parallel, each taking a slot of the service-wide budget
+// and each limited to timeout. The outcome has one prediction and score per row, in order.
+func (s *Service) bench(ctx context.Context, b *Bundle, agent *AgentSource, rows []sandbox.Row, gw sandbox.Gateway, timeout time.Duration) (*sandbox.Result, error) {
+	files := make(map[string][]byte, len(b.Files))
+	for k, v := range b.Files {
+		files[k] = v
+	}
+	files["agent.py"] = agent.Source()
+	n := min(s.concurrency, len(rows))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type part struct {
+		res *sandbox.Result
+		err error
+	}
+	parts := make([]part, n)
+	done := make(chan int, n)
+	for c := 0; c < n; c++ {
+		lo, hi := c*len(rows)/n, (c+1)*len(rows)/n
+		go func(c int, chunk []sandbox.Row) {
+			defer func() { done <- c }()
+			select {
+			case s.sem <- struct{}{}:
+			case <-ctx.Done():
+				parts[c].err = ctx.Err()
+				return
+			}
+			defer func() { <-s.sem }()
+			limits := s.limits
+			limits.Timeout = timeout
+			r, err := s.runner.Run(ctx, sandbox.Job{Files: files, Rows: chunk, Limits: limits, Gateway: gw})
+			if err == nil && (len(r.Scores) != len(chunk) || len(r.Predictions) != len(chunk)) {
+				err = fmt.Errorf("sandbox returned %d scores and %d predictions for %d rows", len(r.Scores), len(r.Predictions), len(chunk))
+			}
+			parts[c] = part{r, err}
+		}(c, rows[lo:hi])
+	}
+	var first error
+	for range n {
+		c := <-done
+		if err := parts[c].err; err != nil {
+			// Prefer the chunk's own failure over the cancellations it causes in others.
+			if first == nil || (errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
+				first = err
+			}
+			cancel()
+		}
+	}
+	if first != nil {
+		return nil, first
+	}
+	out := &sandbox.Result{}
+	for _, p := range parts {
+		out.Predictions = append(out.Predictions, p.res.Predictions...)
+		out.Scores = append(out.Scores, p.res.Scores...)
+		out.Usage.Tokens += p.res.Usage.Tokens
+		out.Usage.Cost += p.res.Usage.Cost
+		out.Duration = max(out.Duration, p.res.Duration)
+	}
+	return out, nil
+}
+
+// saveArtifact stores the best agent.py under a fresh 128-bit token.
+func (s *Service) saveArtifact(ctx context.Context, j *job, model string, src []byte) (string, error) {
+	tok, err := newID("")
+	if err != nil {
+		return "", err
+	}
+	a := artifact{JobID: j.ID, Owner: j.Owner, Model: model, Name: "agent.py", Content: string(src), CreatedAt: s.now().UTC()}
+	if err := store.PutJSON(ctx, s.store, store.Artifacts, artifactKey(tok), a); err != nil {
+		return "", fmt.Errorf("optimizer: save artifact: %w", err)
+	}
+	return tok, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

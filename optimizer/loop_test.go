@@ -1,0 +1,517 @@
+package optimizer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+type env struct {
+	st       *store.Store
+	up       *scriptedUpstream
+	runner   sandbox.Runner
+	svc      *Service
+	url      string
+	proposer Proposer
+}
+
+// meteredKey is a test KeyMinter that hands out a fixed key and counts revocations.
+type meteredKey struct {
+	key     string
+	minted  atomic.Int32
+	revoked atomic.Int32
+}
+
+func (m *meteredKey) MintKey(_ context.Context, g KeyGrant) (*JobKey, error) {
+	m.minted.Add(1)
+	return &JobKey{Key: m.key, Revoke: func() { m.revoked.Add(1) }}, nil
+}
+
+func newEnv(t *testing.T, runner sandbox.Runner, minter KeyMinter, opts ...Option) *env {
+	t.Helper()
+	e := &env{st: memstore.New(), up: newScriptedUpstream(t, "job-key"), runner: runner}
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "scripted", BaseURL: e.up.URL + "/v1", APIKey: "proposer-key"}))
+	p, err := NewLLMProposer(reg, "scripted/proposer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.proposer = p
+	if minter == nil {
+		minter = StaticKey("job-key")
+	}
+	base := []Option{
+		WithFetcher(&fetch.Fetcher{AllowLocal: true}),
+		WithGateway(e.up.URL+"/v1", minter),
+		WithPublicURL("https://sy.example"),
+		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	}
+	svc, err := New(e.st, runner, e.proposer, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.url = serveBytes(t, zipFiles(t, bundleFiles(t)))
+	return e
+}
+
+func (e *env) start(t *testing.T) {
+	t.Helper()
+	if err := e.svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.svc.Close(context.Background()) })
+}
+
+func request(url string, n int) Request {
+	return Request{Optimizer: "agentopt", InputURL: url, TargetModels: []string{"scripted/task"}, NIterations: n,
+		OverallTimeout: time.Minute, LLMCallTimeout: 10 * time.Second, SandboxTimeout: 20 * time.Second}
+}
+
+// waitFor polls until the job reaches a terminal state (the deadline only guards a hang).
+func waitFor(t *testing.T, svc *Service, id string) *JobStatus {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := svc.Status(context.Background(), "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status.Terminal() {
+			return st
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("job %s did not finish", id)
+	return nil
+}
+
+// waitRunning polls until the job has completed at least iteration `it`.
+func waitIteration(t *testing.T, svc *Service, id string, it int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		st, _ := svc.Status(context.Background(), "alice", id)
+		if st != nil && st.Status == StatusRunning && st.BaselineScore > 0 && st.CurrentIteration >= it {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("job %s never reached iteration %d", id, it)
+}
+
+func TestLoopImprovesKeepsAndHoldsOutTest(t *testing.T) {
+	minter := &meteredKey{key: "job-key"}
+	runner := &fakeRunner{}
+	e := newEnv(t, runner, minter)
+	e.start(t)
+	sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Status != StatusQueued || sub.Version == "" || !strings.HasPrefix(sub.JobID, "opt_") {
+		t.Fatalf("submit = %+v", sub)
+	}
+	st := waitFor(t, e.svc, sub.JobID)
+	if st.Status != StatusCompleted {
+		t.Fatalf("status = %+v", st)
+	}
+	res, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 1 {
+		t.Fatalf("results = %+v", res)
+	}
+	r := res.Results[0]
+	// The scripted proposer alternates a useless line (discarded) and a missing RULE (kept):
+	// 6 iterations keep 3, and the baseline (1 of 4 categories right) rises to all right.
+	if r.IterationsRun != 6 || r.IterationsKept != 3 {
+		t.Fatalf("run %d kept %d, want 6 and 3; history %+v", r.IterationsRun, r.IterationsKept, r.History)
+	}
+	if !(r.BaselineScore > 0.2 && r.BaselineScore < 0.3) || r.TrainScore != 1 || r.TestScore == nil || *r.TestScore != 1 {
+		t.Fatalf("scores: baseline %v train %v test %v", r.BaselineScore, r.TrainScore, r.TestScore)
+	}
+	if r.OriginalTestScore == nil || *r.OriginalTestScore >= *r.TestScore {
+		t.Fatalf("original test score %v", r.OriginalTestScore)
+	}
+	if st.BaselineScore != r.BaselineScore || st.BestScore != 1 || st.CurrentIteration != 6 || st.NIterations != 6 {
+		t.Fatalf("status fields %+v", st)
+	}
+	if len(r.History) != 7 || !r.History[0].Kept || r.History[0].Iteration != 0 {
+		t.Fatalf("history %+v", r.History)
+	}
+	kept := 0
+	for i, h := range r.History[1:] {
+		if h.Kept {
+			kept++
+		}
+		if wantKept := i%2 == 1; h.Kept != wantKept || h.Comparison == nil {
+			t.Errorf("iteration %d kept=%v (want %v) %+v", h.Iteration, h.Kept, wantKept, h)
+		}
+	}
+	if kept != r.IterationsKept {
+		t.Errorf("kept in history %d != iterations_kept %d", kept, r.IterationsKept)
+	}
+	for _, c := range []string{"reverse", "count", "double"} {
+		if !strings.Contains(r.OptimizedPrompt, "RULE "+c) {
+			t.Errorf("optimized prompt lacks RULE %s: %q", c, r.OptimizedPrompt)
+		}
+	}
+	if strings.Contains(r.OptimizedPrompt, "Be careful") {
+		t.Errorf("a discarded change leaked into the best prompt: %q", r.OptimizedPrompt)
+	}
+	// The artifact is the original agent.py with only the EDITABLE section changed.
+	if !strings.HasPrefix(r.AgentCodeURL, "https://sy.example/api/v1/artifacts/") || !strings.HasSuffix(r.AgentCodeURL, "/agent.py") {
+		t.Fatalf("agent_code_url %q", r.AgentCodeURL)
+	}
+	tok := strings.TrimSuffix(strings.TrimPrefix(r.AgentCodeURL, "https://sy.example/api/v1/artifacts/"), "/agent.py")
+	if len(tok) != 32 {
+		t.Fatalf("token %q is not 128 bits of hex", tok)
+	}
+	code, err := e.svc.Artifact(context.Background(), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := ParseAgent(bundleFiles(t)["agent.py"])
+	best, err := ParseAgent(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(best.Fixed(), orig.Fixed()) {
+		t.Error("FIXED section changed in the best agent.py")
+	}
+	if best.Prompt() != r.OptimizedPrompt {
+		t.Errorf("artifact prompt %q != optimized %q", best.Prompt(), r.OptimizedPrompt)
+	}
+	// The held-out split: the proposer never saw a test input, and the sandbox ran test
+	// rows only in the last two runs' chunks (original and best, after all iterations).
+	train, test := Split(scriptedDataset(), DefaultSeed)
+	isTest := map[string]bool{}
+	for _, row := range test {
+		isTest[row.Input] = true
+	}
+	e.up.mu.Lock()
+	seen := append([]string(nil), e.up.proposerInputs...)
+	bodies := append([]string(nil), e.up.proposerBodies...)
+	calls := e.up.proposerCalls
+	e.up.mu.Unlock()
+	if calls != 6 || len(seen) == 0 {
+		t.Fatalf("proposer calls %d, inputs seen %d", calls, len(seen))
+	}
+	for _, in := range seen {
+		if isTest[in] {
+			t.Errorf("the proposer saw test input %q", in)
+		}
+	}
+	for _, b := range bodies {
+		for in := range isTest {
+			if strings.Contains(b, in) {
+				t.Errorf("proposer message contains test input %q", in)
+			}
+		}
+	}
+	runs := runner.allRuns()
+	chunks := DefaultSandboxConcurrency
+	trainRuns := 7 * chunks // baseline + 6 variants
+	if len(runs) != trainRuns+2*chunks {
+		t.Fatalf("%d sandbox runs, want %d", len(runs), trainRuns+2*chunks)
+	}
+	for i, run := range runs {
+		for _, in := range run {
+			if isTest[in] != (i >= trainRuns) {
+				t.Fatalf("run %d has input %q (test=%v) out of phase", i, in, isTest[in])
+			}
+		}
+	}
+	var trainSeen int
+	for _, run := range runs[:chunks] {
+		trainSeen += len(run)
+	}
+	if trainSeen != len(train) {
+		t.Errorf("baseline ran %d rows, train split has %d", trainSeen, len(train))
+	}
+	// Keys: one per target model, revoked at the end; usage counted from the agent's reports
+	// (the key is not metered) plus the proposer.
+	if minter.minted.Load() != 1 || minter.revoked.Load() != 1 {
+		t.Errorf("keys minted %d revoked %d", minter.minted.Load(), minter.revoked.Load())
+	}
+	if r.Usage.TaskSource != "agent_reported" || r.Usage.Task.Tokens != int64(15*(7*len(train)+2*len(test))) || r.Usage.Proposer.Tokens != 6*15 || r.Tokens != r.Usage.Task.Tokens+r.Usage.Proposer.Tokens {
+		t.Errorf("usage %+v tokens %d", r.Usage, r.Tokens)
+	}
+	h, err := e.svc.History(context.Background(), "alice", sub.JobID)
+	if err != nil || len(h["scripted/task"]) != 7 {
+		t.Errorf("History = %v, %v", h, err)
+	}
+	// Owners are isolated.
+	if _, err := e.svc.Results(context.Background(), "bob", sub.JobID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another owner's results: %v", err)
+	}
+}
+
+func TestMeteredKeyUsage(t *testing.T) {
+	var used atomic.Int64
+	minter := minterFunc(func(g KeyGrant) (*JobKey, error) {
+		return &JobKey{Key: "job-key", Usage: func() Usage { return Usage{Tokens: used.Add(1), CostUSD: 0.5} }}, nil
+	})
+	e := newEnv(t, &fakeRunner{}, minter)
+	e.start(t)
+	sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 1))
+	waitFor(t, e.svc, sub.JobID)
+	res, _ := e.svc.Results(context.Background(), "alice", sub.JobID)
+	u := res.Results[0].Usage
+	if u.TaskSource != "gateway" || u.Task.CostUSD != 0.5 || u.Task.Tokens == 0 {
+		t.Errorf("usage %+v", u)
+	}
+}
+
+type minterFunc func(KeyGrant) (*JobKey, error)
+
+func (f minterFunc) MintKey(_ context.Context, g KeyGrant) (*JobKey, error) { return f(g) }
+
+func TestTwoTargetModels(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil)
+	e.start(t)
+	req := request(e.url, 2)
+	req.TargetModels = []string{"scripted/task-a", "scripted/task-b"}
+	sub, err := e.svc.Submit(context.Background(), "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := waitFor(t, e.svc, sub.JobID); st.Status != StatusCompleted || st.ModelsDone != 2 {
+		t.Fatalf("status %+v", st)
+	}
+	res, _ := e.svc.Results(context.Background(), "alice", sub.JobID)
+	if len(res.Results) != 2 || res.Results[0].Model != "scripted/task-a" || res.Results[1].Model != "scripted/task-b" {
+		t.Fatalf("results %+v", res.Results)
+	}
+	if res.Results[0].AgentCodeURL == res.Results[1].AgentCodeURL {
+		t.Error("two models share one artifact URL")
+	}
+}
+
+func TestOverallTimeoutInterruptsAndKeepsBest(t *testing.T) {
+	// Runs of a prompt holding "RULE count" never finish: iteration 4 (the second RULE) hangs
+	// until the overall timeout.
+	runner := &fakeRunner{block: func(j sandbox.Job) bool {
+		return bytes.Contains(j.Files["agent.py"], []byte("RULE count"))
+	}}
+	e := newEnv(t, runner, nil)
+	e.start(t)
+	req := request(e.url, 10)
+	req.OverallTimeout = 2 * time.Second
+	sub, _ := e.svc.Submit(context.Background(), "alice", req)
+	st := waitFor(t, e.svc, sub.JobID)
+	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "retry with a larger overall_timeout_seconds") {
+		t.Fatalf("status %+v", st)
+	}
+	res, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Results[0]
+	if r.Complete || r.TestScore != nil || r.IterationsKept < 1 || r.TrainScore <= r.BaselineScore || r.AgentCodeURL == "" {
+		t.Fatalf("best-so-far result %+v", r)
+	}
+	if res.Status != StatusInterrupted || res.ErrorMessage == "" {
+		t.Errorf("results status %q message %q", res.Status, res.ErrorMessage)
+	}
+}
+
+func TestCancelRunningAndQueued(t *testing.T) {
+	runner := &fakeRunner{block: func(j sandbox.Job) bool {
+		return bytes.Contains(j.Files["agent.py"], []byte("Be careful"))
+	}}
+	e := newEnv(t, runner, nil) // one worker: the second job waits in the queue
+	e.start(t)
+	first, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 5))
+	second, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 5))
+	if st, err := e.svc.Cancel(context.Background(), "alice", second.JobID); err != nil || st.Status != StatusInterrupted {
+		t.Fatalf("cancel queued: %+v %v", st, err)
+	}
+	waitIteration(t, e.svc, first.JobID, 0)
+	if _, err := e.svc.Cancel(context.Background(), "bob", first.JobID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("bob cancelled alice's job: %v", err)
+	}
+	if _, err := e.svc.Cancel(context.Background(), "alice", first.JobID); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, e.svc, first.JobID)
+	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "cancelled") {
+		t.Fatalf("status %+v", st)
+	}
+	if _, err := e.svc.Cancel(context.Background(), "alice", first.JobID); !errors.Is(err, ErrFinished) {
+		t.Errorf("cancel of a finished job: %v", err)
+	}
+	if st := waitFor(t, e.svc, second.JobID); st.Status != StatusInterrupted {
+		t.Errorf("queued job after cancel: %+v", st)
+	}
+	res, _ := e.svc.Results(context.Background(), "alice", first.JobID)
+	if len(res.Results) != 1 || res.Results[0].BaselineScore == 0 || res.Results[0].AgentCodeURL == "" {
+		t.Errorf("results after cancel %+v", res.Results)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	t.Run("baseline raises", func(t *testing.T) {
+		runner := &fakeRunner{fail: func(sandbox.Job) error {
+			return &sandbox.JobError{Reason: sandbox.ReasonException, Message: "run_batch raised ValueError: boom"}
+		}}
+		e := newEnv(t, runner, nil)
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "run_batch raised ValueError: boom") || !strings.Contains(st.ErrorMessage, "baseline") {
+			t.Fatalf("status %+v", st)
+		}
+	})
+	t.Run("sandbox unavailable", func(t *testing.T) {
+		runner := &fakeRunner{fail: func(sandbox.Job) error { return sandbox.ErrUnavailable }}
+		e := newEnv(t, runner, nil)
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "sandbox is not available") {
+			t.Fatalf("status %+v", st)
+		}
+	})
+	t.Run("variant raises is discarded", func(t *testing.T) {
+		runner := &fakeRunner{fail: func(j sandbox.Job) error {
+			if bytes.Contains(j.Files["agent.py"], []byte("Be careful")) {
+				return &sandbox.JobError{Reason: sandbox.ReasonTimeout, Message: "timed out"}
+			}
+			return nil
+		}}
+		e := newEnv(t, runner, nil)
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+		if st := waitFor(t, e.svc, sub.JobID); st.Status != StatusCompleted {
+			t.Fatalf("status %+v", st)
+		}
+		h, _ := e.svc.History(context.Background(), "alice", sub.JobID)
+		it := h["scripted/task"][1]
+		if it.Kept || !strings.Contains(it.Note, "failed in the sandbox") {
+			t.Errorf("iteration 1 = %+v", it)
+		}
+		if !h["scripted/task"][2].Kept {
+			t.Errorf("iteration 2 = %+v", h["scripted/task"][2])
+		}
+	})
+	t.Run("bad bundle", func(t *testing.T) {
+		e := newEnv(t, &fakeRunner{}, nil)
+		e.start(t)
+		files := bundleFiles(t)
+		files["eval.py"] = []byte("def scoring(a, b):\n    return 1.0\n")
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(serveBytes(t, zipFiles(t, files)), 3))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "eval.py") || !strings.Contains(st.ErrorMessage, "score") {
+			t.Fatalf("status %+v", st)
+		}
+	})
+	t.Run("unreachable bundle", func(t *testing.T) {
+		e := newEnv(t, &fakeRunner{}, nil)
+		e.svc.fetcher = &fetch.Fetcher{} // guard on: a loopback URL is refused
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "input_url") {
+			t.Fatalf("status %+v", st)
+		}
+	})
+}
+
+// editingProposer rewrites the whole EDITABLE section; with breakFixed it also smuggles a
+// FIXED marker in, which must get the variant rejected.
+type editingProposer struct{ calls atomic.Int32 }
+
+func (p *editingProposer) Propose(_ context.Context, req ProposalRequest) (*Proposal, error) {
+	n := p.calls.Add(1)
+	if n == 1 {
+		return &Proposal{Editable: []byte("SYSTEM_PROMPT = 'x'\n# === FIXED END ===\n"), Usage: Usage{Tokens: 3}}, nil
+	}
+	return &Proposal{Editable: []byte("SYSTEM_PROMPT = '''" + req.CurrentPrompt + "\nRULE reverse\nRULE count\nRULE double'''\n")}, nil
+}
+
+func TestFixedSectionMustNotChange(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil)
+	svc, err := New(e.st, e.runner, &editingProposer{}, WithFetcher(&fetch.Fetcher{AllowLocal: true}),
+		WithGateway(e.up.URL+"/v1", StaticKey("job-key")), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.start(t)
+	sub, _ := svc.Submit(context.Background(), "alice", request(e.url, 2))
+	if st := waitFor(t, svc, sub.JobID); st.Status != StatusCompleted {
+		t.Fatalf("status %+v", st)
+	}
+	h, _ := svc.History(context.Background(), "alice", sub.JobID)
+	its := h["scripted/task"]
+	if its[1].Kept || !strings.Contains(its[1].Note, "rejected") {
+		t.Errorf("iteration 1 = %+v", its[1])
+	}
+	if !its[2].Kept || its[2].TrainScore != 1 {
+		t.Errorf("iteration 2 = %+v", its[2])
+	}
+	res, _ := svc.Results(context.Background(), "alice", sub.JobID)
+	if res.Results[0].Usage.Proposer.Tokens != 3 {
+		t.Errorf("proposer usage %+v", res.Results[0].Usage)
+	}
+}
+
+func TestRestartRequeuesJobs(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil)
+	// Submitted before Start (stays queued), plus a record left "running" by a crash.
+	sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	crashed := job{ID: "opt_crashed", Owner: "alice", Version: "v1", Optimizer: "agentopt", InputURL: e.url,
+		TargetModels: []string{"scripted/task"}, NIterations: 1, OverallTimeout: Duration(time.Minute),
+		LLMCallTimeout: Duration(time.Minute), SandboxTimeout: Duration(time.Minute), Status: StatusRunning,
+		CurrentIteration: 3, Attempts: 1, CreatedAt: now, StartedAt: &now,
+		Results: []storedRes{{ModelResult: ModelResult{Model: "scripted/task"}}}}
+	gaveUp := crashed
+	gaveUp.ID, gaveUp.Attempts = "opt_gaveup", MaxAttempts
+	for _, j := range []job{crashed, gaveUp} {
+		if err := store.PutJSON(context.Background(), e.st, store.OptimizationJobs, j.ID, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start(t)
+	for _, id := range []string{sub.JobID, "opt_crashed"} {
+		if st := waitFor(t, e.svc, id); st.Status != StatusCompleted {
+			t.Errorf("%s: %+v", id, st)
+		}
+	}
+	res, _ := e.svc.Results(context.Background(), "alice", "opt_crashed")
+	if len(res.Results) != 1 || !res.Results[0].Complete {
+		t.Errorf("re-run results %+v", res.Results)
+	}
+	st, _ := e.svc.Status(context.Background(), "alice", "opt_gaveup")
+	if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "server stopped") {
+		t.Errorf("gave-up job %+v", st)
+	}
+}
+
+func TestResultsOfUnfinishedJob(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil)
+	sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 1))
+	_, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+	var nf *NotFinishedError
+	if !errors.As(err, &nf) || nf.Status != StatusQueued || !errors.Is(err, ErrNotFinished) {
+		t.Fatalf("err = %v", err)
+	}
+}

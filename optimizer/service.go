@@ -1,0 +1,535 @@
+// Package optimizer runs agent prompt optimization jobs (the spec's agentopt).
+//
+// A job fetches a bundle (agent.py, eval.py, dataset.json; see [ReadBundle]), splits the
+// dataset 70/30 with a fixed seed ([Split]) and, for each target model, runs the loop:
+//
+//  0. baseline: the original agent runs on the train split in the sandbox (iteration 0);
+//  1. propose: a [Proposer] reads the best system prompt so far, its score and a sample of
+//     train rows it fails, and proposes a new prompt; only the EDITABLE section of agent.py
+//     is rewritten and the FIXED section must stay byte for byte identical;
+//  2. benchmark: the variant runs on the train split in the sandbox, the rows split into
+//     chunks that run in parallel within the service's concurrency budget;
+//  3. accept: the variant replaces the best only if it wins the paired [AcceptanceRule] on
+//     per-row scores;
+//  4. after n_iterations, the best and the original agents are scored on the test split,
+//     which neither the proposer nor the acceptance rule ever see.
+//
+// Jobs are kept in store.OptimizationJobs and survive restarts: Start re-queues jobs that
+// were queued or running (a running job starts over; one interrupted MaxAttempts times is
+// failed with a message). The best agent.py of each target model is kept in
+// store.Artifacts under a 128-bit random token, served by [Service.Artifact].
+package optimizer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Service defaults.
+const (
+	// DefaultVersion is the version label of submissions.
+	DefaultVersion = "v1"
+	// DefaultSandboxConcurrency is how many sandbox runs may be in flight at once across
+	// all jobs (the train rows of a benchmark are split into that many chunks).
+	DefaultSandboxConcurrency = 4
+	// DefaultMaxFailures is how many failing rows the proposer is shown.
+	DefaultMaxFailures = 8
+	// MaxAttempts is how many times a job may be started before restarts fail it.
+	MaxAttempts = 3
+	// MaxDiscardedShown is how many recently discarded prompts the proposer is shown.
+	MaxDiscardedShown = 3
+)
+
+// Causes of a job's context ending.
+var (
+	errCancelled = errors.New("cancelled by the caller")
+	errShutdown  = errors.New("server shutting down")
+)
+
+// timeoutError is the cause of a job's context ending at overall_timeout.
+type timeoutError struct{ limit time.Duration }
+
+func (e *timeoutError) Error() string { return "overall timeout" }
+
+// Service runs optimization jobs. Create it with New, call Start to run workers and
+// Close to stop them. It is safe for concurrent use.
+type Service struct {
+	store       *store.Store
+	runner      sandbox.Runner
+	proposer    Proposer
+	fetcher     *fetch.Fetcher
+	gatewayURL  string
+	minter      KeyMinter
+	publicURL   string
+	workers     int
+	queueSize   int
+	concurrency int
+	rule        AcceptanceRule
+	seed        uint64
+	maxFailures int
+	limits      sandbox.Limits
+	now         func() time.Time
+	log         *slog.Logger
+	version     string
+
+	sem chan struct{} // sandbox run slots shared by every job
+
+	recMu sync.Mutex // serializes read-modify-write of job records
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	queue   chan string
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	running map[string]context.CancelCauseFunc
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithFetcher sets the fetcher of bundle URLs (default: a zero fetch.Fetcher — SSRF guard
+// on, local URLs refused, 200 MiB cap; the bundle itself is capped at 50 MiB uncompressed).
+func WithFetcher(f *fetch.Fetcher) Option { return func(s *Service) { s.fetcher = f } }
+
+// WithGateway sets the OpenAI-compatible base URL the sandboxed agent calls (Switchyard's
+// own /v1, e.g. "http://127.0.0.1:8080/v1") and the minter of per-job keys for it. Without
+// it the agent runs with no network. minter may be nil here and set later with
+// SetKeyMinter (the server does that); a nil minter at run time means StaticKey("").
+func WithGateway(baseURL string, minter KeyMinter) Option {
+	return func(s *Service) { s.gatewayURL, s.minter = strings.TrimRight(baseURL, "/"), minter }
+}
+
+// WithPublicURL sets the base of agent_code_url (the server's --public-url, e.g.
+// "https://switchyard.example.com"); default "http://localhost:8080".
+func WithPublicURL(u string) Option {
+	return func(s *Service) { s.publicURL = strings.TrimRight(u, "/") }
+}
+
+// WithWorkers sets how many jobs run at once (default 1).
+func WithWorkers(n int) Option { return func(s *Service) { s.workers = n } }
+
+// WithQueueSize sets how many jobs may wait; Submit beyond it fails with ErrQueueFull
+// (default 64).
+func WithQueueSize(n int) Option { return func(s *Service) { s.queueSize = n } }
+
+// WithSandboxConcurrency sets the concurrency budget: how many sandbox runs may be in
+// flight at once across all jobs; each benchmark splits its rows into that many chunks
+// (default DefaultSandboxConcurrency).
+func WithSandboxConcurrency(n int) Option { return func(s *Service) { s.concurrency = n } }
+
+// WithAcceptance sets the acceptance rule (default DefaultAcceptance).
+func WithAcceptance(r AcceptanceRule) Option { return func(s *Service) { s.rule = r } }
+
+// WithSeed sets the seed of the train/test split and of the failing-row samples (default
+// DefaultSeed).
+func WithSeed(seed uint64) Option { return func(s *Service) { s.seed = seed } }
+
+// WithMaxFailures sets how many failing train rows the proposer is shown (default 8).
+func WithMaxFailures(n int) Option { return func(s *Service) { s.maxFailures = n } }
+
+// WithSandboxLimits sets the sandbox limits other than the timeout (memory, processes,
+// ...); the timeout is always the job's sandbox_timeout.
+func WithSandboxLimits(l sandbox.Limits) Option { return func(s *Service) { s.limits = l } }
+
+// WithClock sets the clock (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithVersion sets the version label of submissions (default DefaultVersion).
+func WithVersion(v string) Option { return func(s *Service) { s.version = v } }
+
+// New returns a Service keeping jobs in st, running agents with runner and asking proposer
+// for new prompts. Call Start to run jobs.
+func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Option) (*Service, error) {
+	switch {
+	case st == nil:
+		return nil, errors.New("optimizer: New needs a store")
+	case runner == nil:
+		return nil, errors.New("optimizer: New needs a sandbox runner")
+	case proposer == nil:
+		return nil, errors.New("optimizer: New needs a proposer")
+	}
+	s := &Service{
+		store: st, runner: runner, proposer: proposer,
+		publicURL: "http://localhost:8080", workers: 1, queueSize: 64,
+		concurrency: DefaultSandboxConcurrency, rule: DefaultAcceptance, seed: DefaultSeed,
+		maxFailures: DefaultMaxFailures, now: time.Now, version: DefaultVersion,
+		running: map[string]context.CancelCauseFunc{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.fetcher == nil {
+		s.fetcher = &fetch.Fetcher{}
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.workers = max(s.workers, 1)
+	s.queueSize = max(s.queueSize, 1)
+	s.concurrency = max(s.concurrency, 1)
+	s.maxFailures = max(s.maxFailures, 1)
+	s.sem = make(chan struct{}, s.concurrency)
+	return s, nil
+}
+
+// SetKeyMinter sets the minter of per-job gateway keys when none was given to WithGateway.
+// Call it before Start.
+func (s *Service) SetKeyMinter(m KeyMinter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.minter == nil {
+		s.minter = m
+	}
+}
+
+// HasKeyMinter reports whether a key minter is set.
+func (s *Service) HasKeyMinter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.minter != nil
+}
+
+// Version returns the version label of submissions.
+func (s *Service) Version() string { return s.version }
+
+// Start recovers unfinished jobs from the store and starts the workers. Workers stop when
+// ctx is cancelled or Close is called.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("optimizer: already started")
+	}
+	s.started = true
+	s.mu.Unlock()
+
+	recovered, err := s.recover(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = make(chan string, s.queueSize+len(recovered))
+	for _, id := range recovered {
+		s.queue <- id
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	for i := 0; i < s.workers; i++ {
+		s.wg.Add(1)
+		go s.worker(wctx)
+	}
+	return nil
+}
+
+// recover re-queues stored jobs that were queued or running, oldest first.
+func (s *Service) recover(ctx context.Context) ([]string, error) {
+	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: list jobs: %w", err)
+	}
+	type item struct {
+		id string
+		at time.Time
+	}
+	var ids []item
+	for _, e := range entries {
+		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		if err != nil {
+			s.log.Warn("optimizer: skipping unreadable job record", "key", e.Key, "err", err)
+			continue
+		}
+		switch j.Status {
+		case StatusQueued:
+		case StatusRunning:
+			if j.Attempts >= MaxAttempts {
+				j.Status = StatusFailed
+				j.ErrorMessage = fmt.Sprintf("the server stopped %d times while this job was running; giving up", j.Attempts)
+				t := s.now().UTC()
+				j.FinishedAt = &t
+				if err := s.put(ctx, &j); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			// Start over: partial results of the cut run are dropped.
+			j.Status, j.Results, j.CurrentModel, j.CurrentIteration = StatusQueued, nil, "", 0
+			j.BestScore, j.BaselineScore, j.StartedAt = 0, 0, nil
+			if err := s.put(ctx, &j); err != nil {
+				return nil, err
+			}
+			s.log.Info("optimizer: re-queued a job cut by a restart", "job", j.ID, "attempts", j.Attempts)
+		default:
+			continue
+		}
+		ids = append(ids, item{j.ID, j.CreatedAt})
+	}
+	// Oldest first.
+	for i := 1; i < len(ids); i++ {
+		for k := i; k > 0 && ids[k].at.Before(ids[k-1].at); k-- {
+			ids[k], ids[k-1] = ids[k-1], ids[k]
+		}
+	}
+	out := make([]string, len(ids))
+	for i, it := range ids {
+		out[i] = it.id
+	}
+	return out, nil
+}
+
+// Close stops the workers, cutting running jobs (they stay "running" in the store and are
+// re-queued by the next Start), and waits for them until ctx ends.
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, c := range s.running {
+		c(errShutdown)
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Submit validates req and queues a job for owner. Validation errors are
+// *ValidationError values carrying the spec's messages; the bundle itself is fetched and
+// checked by the job (a bad bundle ends the job failed with an error_message).
+func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submitted, error) {
+	if err := req.normalize(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	closed, started, q := s.closed, s.started, s.queue
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if q != nil && len(q) >= s.queueSize {
+		return nil, ErrQueueFull
+	}
+	id, err := newID("opt_")
+	if err != nil {
+		return nil, err
+	}
+	j := &job{
+		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL,
+		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
+		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
+		SandboxTimeout: Duration(req.SandboxTimeout), Status: StatusQueued, CreatedAt: s.now().UTC(),
+	}
+	if err := s.put(ctx, j); err != nil {
+		return nil, err
+	}
+	if started && q != nil {
+		select {
+		case q <- id:
+		default:
+			_ = s.store.Delete(context.WithoutCancel(ctx), store.OptimizationJobs, id)
+			return nil, ErrQueueFull
+		}
+	}
+	s.log.Info("optimizer: job queued", "job", id, "models", len(req.TargetModels), "n_iterations", req.NIterations)
+	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
+}
+
+// Status returns a job's progress. Another owner's job answers ErrNotFound.
+func (s *Service) Status(ctx context.Context, owner, id string) (*JobStatus, error) {
+	j, err := s.get(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	st := j.status()
+	return &st, nil
+}
+
+// Results returns a finished job's results (completed, failed or interrupted — the last
+// with the best found so far). A queued or running job answers a *NotFinishedError.
+func (s *Service) Results(ctx context.Context, owner, id string) (*Results, error) {
+	j, err := s.get(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if !j.Status.Terminal() {
+		return nil, &NotFinishedError{JobID: j.ID, Status: j.Status}
+	}
+	out := &Results{JobID: j.ID, Status: j.Status, ErrorMessage: j.ErrorMessage, Results: []ModelResult{}}
+	for _, r := range j.Results {
+		out.Results = append(out.Results, s.view(r))
+	}
+	return out, nil
+}
+
+// History returns the per-iteration history of each target model started so far (also
+// while the job runs); iteration 0 is the baseline.
+func (s *Service) History(ctx context.Context, owner, id string) (map[string][]Iteration, error) {
+	j, err := s.get(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	h := map[string][]Iteration{}
+	for _, r := range j.Results {
+		h[r.Model] = append([]Iteration(nil), r.History...)
+	}
+	return h, nil
+}
+
+// Cancel stops a queued or running job; it ends "interrupted" with the best result so far
+// kept. A finished job answers ErrFinished.
+func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, error) {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	j, err := s.get(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	switch j.Status {
+	case StatusQueued:
+		j.Status = StatusInterrupted
+		j.ErrorMessage = "cancelled by the caller before it started"
+		t := s.now().UTC()
+		j.FinishedAt = &t
+		if err := s.put(ctx, j); err != nil {
+			return nil, err
+		}
+	case StatusRunning:
+		s.mu.Lock()
+		c := s.running[id]
+		s.mu.Unlock()
+		if c != nil {
+			c(errCancelled)
+		}
+	default:
+		return nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
+	}
+	st := j.status()
+	return &st, nil
+}
+
+// Artifact returns the agent.py stored under token (no owner check: the token is the
+// capability). An unknown token answers ErrNotFound.
+func (s *Service) Artifact(ctx context.Context, token string) ([]byte, error) {
+	if len(token) != 32 || strings.Trim(token, "0123456789abcdef") != "" {
+		return nil, fmt.Errorf("%w: artifact", ErrNotFound)
+	}
+	a, err := store.GetJSON[artifact](ctx, s.store, store.Artifacts, artifactKey(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: artifact", ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []byte(a.Content), nil
+}
+
+// artifact is a stored best agent.py.
+type artifact struct {
+	JobID     string    `json:"job_id"`
+	Owner     string    `json:"owner"`
+	Model     string    `json:"model"`
+	Name      string    `json:"name"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func artifactKey(token string) string { return "optimizer/" + token }
+
+// ArtifactPath returns the URL path that serves the artifact with token.
+func ArtifactPath(token string) string { return "/api/v1/artifacts/" + token + "/agent.py" }
+
+func (s *Service) view(r storedRes) ModelResult {
+	m := r.ModelResult
+	m.History = append([]Iteration(nil), r.History...)
+	if r.ArtifactToken != "" {
+		m.AgentCodeURL = s.publicURL + ArtifactPath(r.ArtifactToken)
+	}
+	return m
+}
+
+func (s *Service) get(ctx context.Context, owner, id string) (*job, error) {
+	if id == "" {
+		return nil, invalid("job_id", "job_id is required")
+	}
+	j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && j.Owner != owner) {
+		return nil, fmt.Errorf("%w: optimization job %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: read job %s: %w", id, err)
+	}
+	return &j, nil
+}
+
+func (s *Service) put(ctx context.Context, j *job) error {
+	if err := store.PutJSON(ctx, s.store, store.OptimizationJobs, j.ID, j); err != nil {
+		return fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// save persists a running job's progress (under recMu, so a concurrent Cancel sees a
+// consistent record).
+func (s *Service) save(j *job) {
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if err := s.put(context.Background(), j); err != nil {
+		s.log.Error("optimizer: saving progress", "job", j.ID, "err", err)
+	}
+}
+
+func newID(prefix string) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("optimizer: random id: %w", err)
+	}
+	return prefix + hex.EncodeToString(b[:]), nil
+}
+
+func (s *Service) worker(ctx context.Context) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-s.queue:
+			s.runJob(ctx, id)
+		}
+	}
+}
