@@ -1,0 +1,133 @@
+package optimizer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/sandbox/process"
+)
+
+// processRunner returns the real bubblewrap backend, or skips when this machine cannot run
+// it (sandbox.ErrUnavailable: no bwrap, no python3 or no user namespaces).
+func processRunner(t *testing.T) sandbox.Runner {
+	t.Helper()
+	work, err := os.MkdirTemp("", "switchyard-optimizer-e2e-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := process.New(process.Options{WorkDir: work, CacheDir: work, PackageIndex: "http://127.0.0.1:1/simple",
+		Logger: slog.New(slog.DiscardHandler)})
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		t.Skipf("process sandbox unavailable here (install the Debian package bubblewrap and allow user namespaces to run this test): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestEndToEndProcessSandbox runs the real agent.py of testdata/bundle in the bubblewrap
+// sandbox against the scripted upstream (task model and proposer), with the bundle served
+// over local HTTP.
+func TestEndToEndProcessSandbox(t *testing.T) {
+	runner := processRunner(t)
+	e := newEnv(t, runner, nil, WithSandboxConcurrency(2))
+	e.start(t)
+	sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, e.svc, sub.JobID)
+	if st.Status != StatusCompleted {
+		t.Fatalf("status %+v", st)
+	}
+	res, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Results[0]
+	// Iterations: 1 discarded (useless line), 2 kept (RULE), 3 discarded, 4 kept (RULE).
+	if r.IterationsRun != 4 || r.IterationsKept != 2 {
+		t.Fatalf("run %d kept %d; history %+v", r.IterationsRun, r.IterationsKept, r.History)
+	}
+	if !(r.TrainScore > r.BaselineScore) || r.TestScore == nil || r.OriginalTestScore == nil || !(*r.TestScore > *r.OriginalTestScore) {
+		t.Fatalf("scores baseline %v train %v test %v original test %v", r.BaselineScore, r.TrainScore, r.TestScore, r.OriginalTestScore)
+	}
+	// The agent's own usage reports came through the sandbox (15 tokens per call).
+	_, test := Split(scriptedDataset(), DefaultSeed)
+	if r.Usage.TaskSource != "agent_reported" || r.Usage.Task.Tokens != int64(15*(5*22+2*len(test))) {
+		t.Errorf("task usage %+v", r.Usage)
+	}
+	e.up.mu.Lock()
+	seen := append([]string(nil), e.up.proposerInputs...)
+	keys := e.up.taskKeys
+	e.up.mu.Unlock()
+	for _, row := range test {
+		for _, in := range seen {
+			if in == row.Input {
+				t.Errorf("the proposer saw test input %q", in)
+			}
+		}
+	}
+	if len(keys) != 1 || keys["job-key"] == 0 {
+		t.Errorf("task calls by key: %v", keys)
+	}
+	tok := r.AgentCodeURL[strings.LastIndex(r.AgentCodeURL[:len(r.AgentCodeURL)-len("/agent.py")], "/")+1 : len(r.AgentCodeURL)-len("/agent.py")]
+	code, err := e.svc.Artifact(context.Background(), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := ParseAgent(bundleFiles(t)["agent.py"])
+	best, _ := ParseAgent(code)
+	if best == nil || !bytes.Equal(best.Fixed(), orig.Fixed()) || best.Prompt() != r.OptimizedPrompt {
+		t.Errorf("artifact:\n%s", code)
+	}
+}
+
+// TestEndToEndProcessSandboxPaths checks the failed and interrupted paths with real agent
+// code: an agent that raises fails the job with the sandbox's message, and an agent that
+// hangs is cut by the overall timeout.
+func TestEndToEndProcessSandboxPaths(t *testing.T) {
+	runner := processRunner(t)
+	t.Run("raises", func(t *testing.T) {
+		e := newEnv(t, runner, nil)
+		files := bundleFiles(t)
+		files["agent.py"] = bytes.Replace(files["agent.py"], []byte("    base_url = os.environ"), []byte("    raise ValueError('broken agent')\n    base_url = os.environ"), 1)
+		e.url = serveBytes(t, zipFiles(t, files))
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "broken agent") {
+			t.Fatalf("status %+v", st)
+		}
+	})
+	t.Run("hangs", func(t *testing.T) {
+		e := newEnv(t, runner, nil)
+		files := bundleFiles(t)
+		files["agent.py"] = bytes.Replace(files["agent.py"], []byte("    base_url = os.environ"), []byte("    import time\n    if 'Be careful' in SYSTEM_PROMPT:\n        time.sleep(3600)\n    base_url = os.environ"), 1)
+		e.url = serveBytes(t, zipFiles(t, files))
+		e.start(t)
+		req := request(e.url, 3)
+		req.OverallTimeout = 4 * time.Second
+		sub, _ := e.svc.Submit(context.Background(), "alice", req)
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "overall_timeout_seconds") {
+			t.Fatalf("status %+v", st)
+		}
+		res, _ := e.svc.Results(context.Background(), "alice", sub.JobID)
+		if r := res.Results[0]; r.Complete || r.AgentCodeURL == "" || len(r.History) != 1 {
+			t.Errorf("best so far %+v", r)
+		}
+	})
+}
