@@ -18,21 +18,24 @@ import (
 
 const testKey = "client-test-key"
 
-// realServer starts the real Switchyard server package over httptest with the given
-// capability options (built from the store it returns through mk).
-func realServer(t *testing.T, mk func(st *store.Store) []server.Option) (*client.Client, *store.Store) {
+// realServer starts the real Switchyard server package over httptest with the capability
+// options mk builds from the store and the server's base URL.
+func realServer(t *testing.T, mk func(st *store.Store, baseURL string) []server.Option) (*client.Client, *store.Store) {
 	t.Helper()
 	st := memstore.New()
 	t.Cleanup(func() { st.Close() })
+	ts := httptest.NewUnstartedServer(nil)
+	ts.Start()
 	var opts []server.Option
 	if mk != nil {
-		opts = mk(st)
+		opts = mk(st, ts.URL)
 	}
 	s, err := server.New(server.Config{Store: st, APIKeys: []string{testKey}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, opts...)
 	if err != nil {
+		ts.Close()
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s)
+	ts.Config.Handler = s
 	t.Cleanup(func() {
 		ts.Close()
 		s.Close(context.Background())
@@ -44,7 +47,7 @@ func realServer(t *testing.T, mk func(st *store.Store) []server.Option) (*client
 	return c, st
 }
 
-func selectionOptions(st *store.Store) []server.Option {
+func selectionOptions(st *store.Store, _ string) []server.Option {
 	return []server.Option{server.ModelSelection(routing.NewSelector(routing.Options{Store: st}))}
 }
 

@@ -57,9 +57,9 @@ func scriptedUpstream(t *testing.T) *httptest.Server {
 	return ts
 }
 
-func completionsOptions(t *testing.T) func(st *store.Store) []server.Option {
+func completionsOptions(t *testing.T) func(st *store.Store, _ string) []server.Option {
 	up := scriptedUpstream(t)
-	return func(st *store.Store) []server.Option {
+	return func(st *store.Store, _ string) []server.Option {
 		env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.URL}
 		reg := providers.FromEnv(func(k string) string { return env[k] }, providers.Options{})
 		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
