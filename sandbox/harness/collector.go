@@ -20,6 +20,8 @@ const (
 	FrameResult = 'R'
 	// FrameHTTP carries one raw HTTP request for the gateway (wasm backend).
 	FrameHTTP = 'H'
+	// FrameSleep asks the host to sleep for the payload's seconds (wasm backend).
+	FrameSleep = 'Z'
 	// FrameStarted (empty) is written by the harness before it loads any user code; a run
 	// that ends without it failed to start, which is the sandbox's fault, not the job's.
 	FrameStarted = 'S'
@@ -49,7 +51,7 @@ type Collector struct {
 	frameErr  error
 	onAbort   func()
 	aborted   bool
-	onHTTP    func(raw []byte)
+	onRequest func(kind byte, payload []byte)
 	stdout    tail
 	stderr    tail
 	results   [][]byte
@@ -59,10 +61,10 @@ type Collector struct {
 
 // NewCollector returns a Collector that allows maxOutput bytes of plain output and calls
 // abort (once) when that cap is passed or a malformed frame arrives, so the backend can kill
-// the run. onHTTP, if not nil, receives the payload of each HTTP frame; it must not block on
-// the guest.
-func NewCollector(maxOutput int64, abort func(), onHTTP func(raw []byte)) *Collector {
-	return &Collector{maxText: maxOutput, onAbort: abort, onHTTP: onHTTP}
+// the run. onRequest, if not nil, receives each FrameHTTP and FrameSleep frame; it must not
+// block on the guest (answer from another goroutine). Without it those frames are invalid.
+func NewCollector(maxOutput int64, abort func(), onRequest func(kind byte, payload []byte)) *Collector {
+	return &Collector{maxText: maxOutput, onAbort: abort, onRequest: onRequest}
 }
 
 // Stdout returns the writer for the harness's stdout (frames and plain text).
@@ -127,10 +129,8 @@ func (c *Collector) frame(kind byte, payload []byte) {
 		c.results = append(c.results, payload)
 	case FrameStarted:
 		c.started = true
-	case FrameHTTP:
-		if c.onHTTP != nil {
-			c.onHTTP(payload)
-		}
+	case FrameHTTP, FrameSleep:
+		c.onRequest(kind, payload)
 	}
 }
 
@@ -174,7 +174,14 @@ func (f *frameParser) feed(c *Collector, p []byte) error {
 		case 2:
 			f.kind = p[0]
 			p = p[1:]
-			if f.kind != FrameResult && f.kind != FrameHTTP && f.kind != FrameStarted {
+			switch f.kind {
+			case FrameResult, FrameStarted:
+			case FrameHTTP, FrameSleep:
+				if c.onRequest == nil {
+					c.frameErr = fmt.Errorf("frame kind %q is not served by this backend", f.kind)
+					return c.frameErr
+				}
+			default:
 				c.frameErr = fmt.Errorf("unknown frame kind %q", f.kind)
 				return c.frameErr
 			}

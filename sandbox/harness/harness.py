@@ -8,15 +8,14 @@
 #
 # Frame: MAGIC, one kind byte, the payload length in decimal, "\n", the payload.
 #   S  (empty) the harness started; written before any user code is loaded
+#   Z  (wasm only) sleep for the given seconds; the host answers "0\n" on stdin
 #   R  the result (JSON): predictions, scores, usage, errors
 #   H  (wasm only) one raw HTTP/1.1 request for the gateway; the host answers on stdin with
 #      "<length>\n" followed by the raw HTTP response.
 import json
 import math
-import numbers
 import os
 import sys
-import traceback
 
 MAGIC = b"\x1eSWITCHYARD\x1f"
 INPUT = "/sandbox/input.json"
@@ -61,6 +60,8 @@ def describe(exc):
 
 def raised(stage, exc, limits):
     try:
+        import traceback
+
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.__stderr__)
     except Exception:
         pass
@@ -210,6 +211,23 @@ def install_http_tunnel(gateway_host):
     http.client.HTTPConnection = TunnelConnection
 
 
+def install_sleep():
+    """Wasm backend: WASI's clock sleeps are not available to CPython here, so time.sleep asks
+    the host to sleep (a Z frame; the host answers "0\n" on stdin, or closes stdin at the
+    deadline)."""
+    import time
+
+    def sleep(seconds):
+        seconds = float(seconds)
+        if not seconds >= 0:
+            raise ValueError("sleep length must be non-negative")
+        write_frame(b"Z", repr(seconds).encode())
+        header = read_line_stdin()
+        read_exact_stdin(int(header.strip() or 0))
+
+    time.sleep = sleep
+
+
 def load_module(name, path, limits):
     import importlib.util
 
@@ -233,10 +251,14 @@ def as_number(value):
     """A real number as float, or None. bools count (True is 1.0); NaN and infinities do not."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, numbers.Real):
+    if isinstance(value, (str, bytes, bytearray, complex)) or not hasattr(type(value), "__float__"):
+        return None
+    try:
         number = float(value)
-        if math.isfinite(number):
-            return number
+    except Exception:
+        return None
+    if math.isfinite(number):
+        return number
     return None
 
 
@@ -314,6 +336,8 @@ def main():
                 _OUT = 1
             apply_limits(job["limits"])
         write_frame(b"S", b"")
+        if mode == "wasm":
+            install_sleep()
         gateway = job.get("gateway") or {}
         if gateway.get("socket"):
             port = start_socket_forwarder(gateway["socket"])
@@ -326,7 +350,12 @@ def main():
     except JobFailure as failure:
         result["errors"].append({"reason": failure.reason, "message": failure.message})
     except BaseException as exc:
-        traceback.print_exc()
+        try:
+            import traceback
+
+            traceback.print_exc()
+        except Exception:
+            pass
         result["errors"].append({"reason": "exception", "message": "harness failed: " + describe(exc)})
     if os.getpid() != _PID:
         os._exit(1)  # a child forked by the user's code never reports
