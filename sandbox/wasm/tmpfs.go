@@ -31,7 +31,9 @@ func (q *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 }
 
 // Symlink is refused: see quotaFS.
-func (q *quotaFS) Symlink(oldPath, linkName string) experimentalsys.Errno { return experimentalsys.EPERM }
+func (q *quotaFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
+	return experimentalsys.EPERM
+}
 
 // Link is refused: see quotaFS.
 func (q *quotaFS) Link(oldPath, newPath string) experimentalsys.Errno { return experimentalsys.EPERM }
