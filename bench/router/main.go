@@ -1,0 +1,241 @@
+// Command router measures the inference package on the LLMRouter data set: 5-fold
+// cross-validated top-1 hit rate of the softmax router against always picking the most
+// frequent best model and against a random pick, the time to train on all rows, the time
+// to predict 500 inputs, and (with -onnx) the ONNX embedder's sentences per second.
+//
+//	go run ./bench/router -data ../shared/data/routing/llmrouter9_train.jsonl
+//	go run ./bench/router -onnx-only -runs 5
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/inference"
+)
+
+type record struct {
+	Problem       string             `json:"problem"`
+	CorrectModels []string           `json:"correct_models"`
+	Scores        map[string]float64 `json:"scores"`
+}
+
+func main() {
+	data := flag.String("data", "../shared/data/routing/llmrouter9_train.jsonl", "LLMRouter JSONL file")
+	folds := flag.Int("folds", 5, "cross-validation folds (0 skips cross-validation)")
+	runs := flag.Int("runs", 3, "repetitions of each timing (the median is reported)")
+	l2 := flag.String("l2", "", "comma-separated L2 grid (default: the package's)")
+	power := flag.Float64("power", 0, "FitOptions.ScorePower (0: default)")
+	ignoreScores := flag.Bool("ignore-scores", false, "train on correct_models only")
+	dims := flag.Int("dims", 0, "n-gram hash dimensions (0: default)")
+	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
+	onnxOnly := flag.Bool("onnx-only", false, "measure only the ONNX embedder")
+	flag.Parse()
+	ctx := context.Background()
+	if os.Getenv("DEBUG") != "" {
+		slog.SetLogLoggerLevel(slog.LevelDebug)
+	}
+
+	if !*onnxOnly {
+		examples, err := load(*data)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, NGram: inference.NGramConfig{Dims: *dims}}
+		if *l2 != "" {
+			for _, f := range strings.Split(*l2, ",") {
+				v, err := strconv.ParseFloat(f, 64)
+				if err != nil {
+					log.Fatalf("-l2: %v", err)
+				}
+				opts.L2 = append(opts.L2, v)
+			}
+		}
+		fmt.Printf("data: %s, %d rows\n", *data, len(examples))
+		if *folds > 1 {
+			crossValidate(ctx, examples, opts, *folds)
+		}
+		timeTraining(ctx, examples, opts, *runs)
+	}
+	if *onnx || *onnxOnly {
+		benchONNX(ctx, *runs)
+	}
+}
+
+func load(path string) ([]inference.Example, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []inference.Example
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, len(out)+1, err)
+		}
+		out = append(out, inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores})
+	}
+	return out, sc.Err()
+}
+
+func crossValidate(ctx context.Context, examples []inference.Example, opts inference.FitOptions, folds int) {
+	perm := rand.New(rand.NewPCG(42, 1)).Perm(len(examples))
+	var hits, freqHits, randHits, labelled float64
+	var l2s []float64
+	for f := 0; f < folds; f++ {
+		var train, test []inference.Example
+		for i, j := range perm {
+			if i%folds == f {
+				test = append(test, examples[j])
+			} else {
+				train = append(train, examples[j])
+			}
+		}
+		m, rep, err := inference.Fit(ctx, train, opts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		l2s = append(l2s, rep.L2)
+		// Most frequent best model on the training folds.
+		count := map[string]int{}
+		for _, ex := range train {
+			for _, l := range ex.Labels {
+				count[l]++
+			}
+		}
+		freq := ""
+		for _, c := range m.Classes() {
+			if freq == "" || count[c] > count[freq] {
+				freq = c
+			}
+		}
+		texts := make([]string, len(test))
+		for i, ex := range test {
+			texts[i] = ex.Text
+		}
+		preds, err := m.Predict(ctx, texts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for i, ex := range test {
+			if len(ex.Labels) > 0 {
+				labelled++
+			}
+			if slices.Contains(ex.Labels, preds[i][0].Model) {
+				hits++
+			}
+			if slices.Contains(ex.Labels, freq) {
+				freqHits++
+			}
+			randHits += float64(len(ex.Labels)) / float64(len(m.Classes()))
+		}
+	}
+	n := float64(len(examples))
+	fmt.Printf("%d-fold CV top-1 hit rate over all %d rows (rows with no correct model count as misses):\n", folds, len(examples))
+	fmt.Printf("  router %.4f   most-frequent %.4f   random %.4f   (chosen L2 per fold %v)\n", hits/n, freqHits/n, randHits/n, l2s)
+	fmt.Printf("  over the %d rows with a correct model: router %.4f   most-frequent %.4f   random %.4f\n",
+		int(labelled), hits/labelled, freqHits/labelled, randHits/labelled)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func timeTraining(ctx context.Context, examples []inference.Example, opts inference.FitOptions, runs int) {
+	var total, emb, train, pred []time.Duration
+	var m *inference.Model
+	var rep *inference.FitReport
+	for r := 0; r < runs; r++ {
+		start := time.Now()
+		var err error
+		m, rep, err = inference.Fit(ctx, examples, opts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		total = append(total, time.Since(start))
+		emb = append(emb, rep.EmbeddingTime)
+		train = append(train, rep.TrainingTime)
+	}
+	fmt.Printf("train on all %d rows (%d used, %d skipped, L2 %.0e): total %v (embedding %v, classifier incl. L2 selection %v), median of %d\n",
+		rep.Rows, rep.Used, rep.Skipped, rep.L2, median(total).Round(time.Millisecond), median(emb).Round(time.Millisecond),
+		median(train).Round(time.Millisecond), runs)
+	texts := make([]string, 500)
+	for i := range texts {
+		texts[i] = examples[(i*11)%len(examples)].Text
+	}
+	for r := 0; r < max(runs, 5); r++ {
+		start := time.Now()
+		if _, err := m.Predict(ctx, texts); err != nil {
+			log.Fatal(err)
+		}
+		pred = append(pred, time.Since(start))
+	}
+	blob, _ := m.MarshalBinary()
+	fmt.Printf("predict 500 inputs: %v (median of %d); serialised model %.1f MiB\n", median(pred).Round(time.Microsecond), len(pred), float64(len(blob))/(1<<20))
+}
+
+// benchONNX measures sentences/second on the committed tiny fixture and on a MiniLM-size
+// random-weight model generated into a temporary directory (needs python3-onnx).
+func benchONNX(ctx context.Context, runs int) {
+	sentences := make([]string, 64)
+	for i := range sentences {
+		sentences[i] = fmt.Sprintf("Sentence number %d asks which model should answer a question about routing, prices and latency.", i)
+	}
+	measure := func(label, dir string) {
+		e, err := inference.NewONNXEmbedder(ctx, dir, inference.ONNXOptions{})
+		if err != nil {
+			log.Fatalf("%s: %v", label, err)
+		}
+		defer e.Close()
+		var ds []time.Duration
+		for r := 0; r < runs; r++ {
+			start := time.Now()
+			if _, err := e.Embed(ctx, sentences); err != nil {
+				log.Fatal(err)
+			}
+			ds = append(ds, time.Since(start))
+		}
+		med := median(ds)
+		fmt.Printf("onnx %s (dim %d): %.1f sentences/s (%d sentences of ~20 tokens, median of %d)\n",
+			label, e.Dim(), float64(len(sentences))/med.Seconds(), len(sentences), runs)
+	}
+	measure("tiny fixture", "inference/testdata/tiny-bert")
+	tmp, err := os.MkdirTemp("", "minilm-size-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("python3", "inference/testdata/tiny-bert/make_tiny_bert.py", "--out", filepath.Join(tmp, "model.onnx"),
+		"--hidden", "384", "--layers", "6", "--heads", "12", "--intermediate", "1536")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Printf("skipping the MiniLM-size model: %v", err)
+		return
+	}
+	tok, err := os.ReadFile("inference/testdata/tiny-bert/tokenizer.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "tokenizer.json"), tok, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	measure("MiniLM-size random weights", tmp)
+}

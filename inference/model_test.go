@@ -1,0 +1,201 @@
+package inference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+// syntheticExamples builds rows whose best model follows the topic of the prompt.
+func syntheticExamples(n int) []Example {
+	topics := []struct {
+		model string
+		words []string
+	}{
+		{"acme/mathematician", []string{"integral", "equation", "solve", "derivative", "prime", "matrix", "probability"}},
+		{"acme/coder", []string{"python", "function", "compile", "golang", "bug", "stack trace", "refactor"}},
+		{"acme/poet", []string{"poem", "sonnet", "rhyme", "metaphor", "haiku", "stanza", "verse"}},
+	}
+	out := make([]Example, 0, n)
+	for i := 0; i < n; i++ {
+		t := topics[i%len(topics)]
+		w1, w2 := t.words[i%len(t.words)], t.words[(i/3+2)%len(t.words)]
+		text := fmt.Sprintf("Please help me with this %s task: %s and %s, case %d.", t.model[5:], w1, w2, i)
+		labels := []string{t.model}
+		if i%7 == 0 { // some rows have two correct models
+			labels = append(labels, topics[(i+1)%len(topics)].model)
+		}
+		out = append(out, Example{Text: text, Labels: labels})
+	}
+	return out
+}
+
+func TestFitPredictLearnsTopics(t *testing.T) {
+	ctx := context.Background()
+	train := syntheticExamples(90)
+	train = append(train, Example{Text: "nobody got this right"}, Example{Text: "nor this", Labels: []string{}})
+	m, rep, err := Fit(ctx, train, FitOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Skipped != 2 || rep.Used != 90 || rep.Rows != 92 || rep.Classes != 3 {
+		t.Fatalf("report counts = %+v", rep)
+	}
+	if len(rep.Trials) != len(defaultL2Grid) || rep.ValidationRows != 18 || !slices.Contains(defaultL2Grid, rep.L2) {
+		t.Fatalf("L2 selection not reported: %+v", rep)
+	}
+	if m.EmbedderName() != NGramName {
+		t.Fatalf("EmbedderName = %q", m.EmbedderName())
+	}
+	if got := m.Classes(); !slices.Equal(got, []string{"acme/coder", "acme/mathematician", "acme/poet"}) {
+		t.Fatalf("Classes = %v", got)
+	}
+	queries := []string{
+		"solve this integral equation for me",
+		"my golang function has a bug, here is the stack trace",
+		"write a haiku with a metaphor about autumn",
+	}
+	want := []string{"acme/mathematician", "acme/coder", "acme/poet"}
+	preds, err := m.Predict(ctx, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range preds {
+		if len(p) != 3 {
+			t.Fatalf("prediction %d has %d models", i, len(p))
+		}
+		var sum float64
+		for j, r := range p {
+			sum += r.Prob
+			if j > 0 && r.Prob > p[j-1].Prob {
+				t.Fatalf("prediction %d not sorted: %v", i, p)
+			}
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("probabilities of %d sum to %v", i, sum)
+		}
+		if p[0].Model != want[i] {
+			t.Errorf("query %q: top %v, want %s", queries[i], p, want[i])
+		}
+	}
+}
+
+func TestFitUsesScoresAsTargets(t *testing.T) {
+	ctx := context.Background()
+	// Labels say "a/x" everywhere, but scores prefer "a/y" on prompts about cats: the
+	// scores must win when present.
+	var ex []Example
+	for i := 0; i < 40; i++ {
+		if i%2 == 0 {
+			ex = append(ex, Example{Text: fmt.Sprintf("a question about cats number %d", i), Labels: []string{"a/x"},
+				Scores: map[string]float64{"a/x": 0.2, "a/y": 0.9}})
+		} else {
+			ex = append(ex, Example{Text: fmt.Sprintf("a question about rockets number %d", i), Labels: []string{"a/x"},
+				Scores: map[string]float64{"a/x": 1, "a/y": 0}})
+		}
+	}
+	m, _, err := Fit(ctx, ex, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Predict(ctx, []string{"another question about cats"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p[0][0].Model != "a/y" {
+		t.Fatalf("scores ignored: %v", p[0])
+	}
+	m2, _, err := Fit(ctx, ex, FitOptions{IgnoreScores: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ = m2.Predict(ctx, []string{"another question about cats"})
+	if p[0][0].Model != "a/x" {
+		t.Fatalf("IgnoreScores: %v", p[0])
+	}
+}
+
+func TestFitRejectsUnusableInput(t *testing.T) {
+	ctx := context.Background()
+	cases := map[string][]Example{
+		"no rows":        nil,
+		"all skipped":    {{Text: "a"}, {Text: "b"}, {Text: "c", Scores: map[string]float64{"p/m": 0}}},
+		"one class":      {{Text: "a", Labels: []string{"p/m"}}, {Text: "b", Labels: []string{"p/m"}}},
+		"score too big":  {{Text: "a", Labels: []string{"p/m"}, Scores: map[string]float64{"p/m": 2}}, {Text: "b", Labels: []string{"p/n"}}},
+		"empty label":    {{Text: "a", Labels: []string{""}}, {Text: "b", Labels: []string{"p/n"}}},
+		"one usable row": {{Text: "a", Labels: []string{"p/m", "p/n"}}, {Text: "b"}},
+	}
+	for name, ex := range cases {
+		_, _, err := Fit(ctx, ex, FitOptions{})
+		var ve *ValidationError
+		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || ve.Field == "" {
+			t.Errorf("%s: err = %v, want a ValidationError matching ErrInvalid", name, err)
+		}
+	}
+	_, _, err := Fit(ctx, syntheticExamples(12), FitOptions{Embedder: "word2vec"})
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown embedder: err = %v", err)
+	}
+}
+
+func TestFitStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := Fit(ctx, syntheticExamples(30), FitOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestModelRoundTripPredictsExactly(t *testing.T) {
+	ctx := context.Background()
+	m, _, err := Fit(ctx, syntheticExamples(60), FitOptions{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := LoadModel(blob, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"solve the prime equation", "refactor python", "a sonnet", "", "unrelated words entirely ü 日本"}
+	p1, err := m.Predict(ctx, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := m2.Predict(ctx, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p1 {
+		if !slices.Equal(p1[i], p2[i]) {
+			t.Fatalf("query %d: %v after round trip, %v before", i, p2[i], p1[i])
+		}
+	}
+	if m2.EmbedderName() != m.EmbedderName() || !slices.Equal(m2.Classes(), m.Classes()) {
+		t.Fatal("metadata lost in round trip")
+	}
+	blob2, _ := m2.MarshalBinary()
+	if string(blob2) != string(blob) {
+		t.Fatal("re-serialising a loaded model changed it")
+	}
+	for name, bad := range map[string][]byte{"empty": nil, "foreign": []byte("{}"), "truncated": blob[:len(blob)/2]} {
+		if _, err := LoadModel(bad, LoadOptions{}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s blob: err = %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestPredictTiesAreDeterministic(t *testing.T) {
+	r := []Ranked{{"b/z", 0.25}, {"a/z", 0.25}, {"c/z", 0.5}}
+	sortRanked(r)
+	if r[0].Model != "c/z" || r[1].Model != "a/z" || r[2].Model != "b/z" {
+		t.Fatalf("sorted = %v", r)
+	}
+}

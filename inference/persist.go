@@ -1,0 +1,127 @@
+package inference
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"slices"
+)
+
+// modelMagic starts every serialised Model; the digit is the format version.
+const modelMagic = "switchyard-router-model/1\n"
+
+// LoadOptions configures LoadModel.
+type LoadOptions struct {
+	// ONNXModelDir is where the ONNX embedder's model.onnx and tokenizer.json live, for
+	// models trained with it. The model file must be the one used in training (same SHA-256).
+	ONNXModelDir string
+}
+
+type savedModel struct {
+	Classes  []string
+	Embedder string
+	NGram    *savedNGram
+	ONNX     *onnxState
+	Softmax  savedSoftmax
+}
+
+type savedNGram struct {
+	Config  NGramConfig
+	Docs    int
+	DFIndex []int32
+	DF      []int32
+}
+
+type savedSoftmax struct {
+	Dim, Classes int
+	Cols         []int32
+	W, B         []float32
+}
+
+// MarshalBinary serialises the fitted embedder state (for n-grams: IDF, seed, dims; for
+// ONNX: the model's name and SHA-256, not its weights) and the classifier. LoadModel
+// restores a Model that predicts exactly the same probabilities.
+func (m *Model) MarshalBinary() ([]byte, error) {
+	s := savedModel{Classes: m.classes, Embedder: m.embedder.Name(), ONNX: m.onnx}
+	if ng, ok := m.embedder.(*NGramEmbedder); ok {
+		s.NGram = &savedNGram{Config: ng.cfg, Docs: ng.docs, DFIndex: ng.dfIndex, DF: ng.df}
+	}
+	c := m.classifier
+	s.Softmax = savedSoftmax{Dim: c.dim, Classes: c.classes, Cols: c.cols, W: c.w, B: c.b}
+	var buf bytes.Buffer
+	buf.WriteString(modelMagic)
+	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
+		return nil, fmt.Errorf("inference: encode model: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// LoadModel restores a Model written by MarshalBinary. A corrupt or foreign blob is an
+// ErrInvalid; a missing or different ONNX model is an ErrUnavailable or ErrInvalid.
+func LoadModel(data []byte, opts LoadOptions) (*Model, error) {
+	return LoadModelContext(context.Background(), data, opts)
+}
+
+// LoadModelContext is LoadModel with a context for loading an ONNX runtime.
+func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Model, error) {
+	if !bytes.HasPrefix(data, []byte(modelMagic)) {
+		return nil, invalid("model", "not a serialised router model (bad header)")
+	}
+	var s savedModel
+	if err := gob.NewDecoder(bytes.NewReader(data[len(modelMagic):])).Decode(&s); err != nil {
+		return nil, invalid("model", "corrupt serialised router model: %v", err)
+	}
+	k := len(s.Classes)
+	sm := s.Softmax
+	if k < 2 || sm.Classes != k || len(sm.B) != k || len(sm.W) != len(sm.Cols)*k || sm.Dim <= 0 {
+		return nil, invalid("model", "inconsistent classifier shape")
+	}
+	clf := &SoftmaxRegression{dim: sm.Dim, classes: k, cols: sm.Cols, w: sm.W, b: sm.B, colOf: make([]int32, sm.Dim)}
+	for i := range clf.colOf {
+		clf.colOf[i] = -1
+	}
+	for r, c := range sm.Cols {
+		if c < 0 || int(c) >= sm.Dim || clf.colOf[c] >= 0 {
+			return nil, invalid("model", "classifier columns repeated or out of range")
+		}
+		clf.colOf[c] = int32(r)
+	}
+	m := &Model{classes: slices.Clone(s.Classes), classifier: clf, onnx: s.ONNX}
+	switch {
+	case s.NGram != nil:
+		ng, err := NewNGramEmbedder(s.NGram.Config)
+		if err != nil {
+			return nil, err
+		}
+		if ng.Name() != s.Embedder || ng.cfg.Dims != sm.Dim || len(s.NGram.DF) != len(s.NGram.DFIndex) {
+			return nil, invalid("model", "inconsistent n-gram embedder state")
+		}
+		for i, ix := range s.NGram.DFIndex {
+			if ix < 0 || int(ix) >= ng.cfg.Dims || (i > 0 && ix <= s.NGram.DFIndex[i-1]) {
+				return nil, invalid("model", "n-gram document frequencies out of order or range")
+			}
+		}
+		ng.docs, ng.dfIndex, ng.df = s.NGram.Docs, s.NGram.DFIndex, s.NGram.DF
+		ng.computeIDF()
+		m.embedder = ng
+	case s.ONNX != nil:
+		if opts.ONNXModelDir == "" {
+			return nil, invalid("ONNXModelDir", "is required to load a model trained with %s", s.ONNX.Name)
+		}
+		e, err := NewONNXEmbedder(ctx, opts.ONNXModelDir, ONNXOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if e.sha != s.ONNX.SHA256 || e.dim != sm.Dim {
+			e.Close()
+			return nil, invalid("ONNXModelDir", "model.onnx in %s (sha256 %s) is not the one the router was trained with (%s)",
+				opts.ONNXModelDir, e.sha[:12], s.ONNX.SHA256[:min(12, len(s.ONNX.SHA256))])
+		}
+		e.name = s.ONNX.Name
+		m.embedder = e
+	default:
+		return nil, invalid("model", "unknown embedder %q", s.Embedder)
+	}
+	return m, nil
+}

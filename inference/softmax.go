@@ -1,0 +1,377 @@
+package inference
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// SoftmaxName is the name of the multinomial logistic regression classifier.
+const SoftmaxName = "softmax-regression-v1"
+
+// SoftmaxRegression is a multinomial logistic regression: p = softmax(W·x + b). Only the
+// input dimensions seen during training carry weights (the others would stay exactly 0
+// under L2 regularisation), so a sparse hashed input of 2^18 dimensions costs memory only
+// for the buckets the training texts touched.
+type SoftmaxRegression struct {
+	dim     int
+	classes int
+	// cols are the input dimensions that have weights, in weight-row order; colOf maps a
+	// dimension to its row in w, or -1.
+	cols  []int32
+	colOf []int32
+	// w is len(cols) x classes, row-major; b has one bias per class. float32 so that a
+	// saved model predicts exactly what the trained one did.
+	w []float32
+	b []float32
+}
+
+// Name returns SoftmaxName.
+func (m *SoftmaxRegression) Name() string { return SoftmaxName }
+
+// NumClasses returns the number of classes.
+func (m *SoftmaxRegression) NumClasses() int { return m.classes }
+
+// Probabilities implements Classifier.
+func (m *SoftmaxRegression) Probabilities(x Vector, out []float64) {
+	k := m.classes
+	for c := 0; c < k; c++ {
+		out[c] = float64(m.b[c])
+	}
+	if x.Sparse() {
+		for j, ix := range x.Indices {
+			if int(ix) >= len(m.colOf) {
+				continue
+			}
+			r := m.colOf[ix]
+			if r < 0 {
+				continue
+			}
+			xv := float64(x.Values[j])
+			row := m.w[int(r)*k : int(r)*k+k]
+			for c, wv := range row {
+				out[c] += xv * float64(wv)
+			}
+		}
+	} else {
+		for d, xv := range x.Values {
+			if d >= len(m.colOf) {
+				break
+			}
+			r := m.colOf[d]
+			if r < 0 || xv == 0 {
+				continue
+			}
+			row := m.w[int(r)*k : int(r)*k+k]
+			for c, wv := range row {
+				out[c] += float64(xv) * float64(wv)
+			}
+		}
+	}
+	softmaxInPlace(out[:k])
+}
+
+func softmaxInPlace(z []float64) {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = max(mx, v)
+	}
+	var s float64
+	for i, v := range z {
+		z[i] = math.Exp(v - mx)
+		s += z[i]
+	}
+	for i := range z {
+		z[i] /= s
+	}
+}
+
+// SoftmaxConfig tunes training.
+type SoftmaxConfig struct {
+	// L2 is the regularisation strength λ in mean-loss + λ/2·‖W‖² (biases are not
+	// regularised).
+	L2 float64
+	// MaxIterations caps L-BFGS major iterations. 0 means 300.
+	MaxIterations int
+	// Workers computes the gradient in parallel. 0 means GOMAXPROCS.
+	Workers int
+}
+
+// trainSet is the training data in compact CSR form over the used columns.
+type trainSet struct {
+	rows    int
+	cols    int // number of used columns
+	rowPtr  []int
+	colIdx  []int32
+	val     []float64
+	targets []float64 // rows x classes, each row sums to 1
+	weights []float64 // per-row weight, sums to 1
+	classes int
+}
+
+// newSoftmaxShape decides which input dimensions get weights: those non-zero in at least
+// minDF training vectors. Rows of the weight matrix are ordered by decreasing document
+// frequency so that the weights of common n-grams sit together in memory, which keeps
+// the sparse gradient passes cache-friendly.
+func newSoftmaxShape(dim, classes int, xs []Vector, minDF int) *SoftmaxRegression {
+	m := &SoftmaxRegression{dim: dim, classes: classes, colOf: make([]int32, dim)}
+	df := make([]int32, dim)
+	for _, x := range xs {
+		if x.Sparse() {
+			for _, ix := range x.Indices {
+				df[ix]++
+			}
+		} else {
+			for d, v := range x.Values {
+				if v != 0 {
+					df[d]++
+				}
+			}
+		}
+	}
+	for d := range df {
+		m.colOf[d] = -1
+		if int(df[d]) >= max(minDF, 1) {
+			m.cols = append(m.cols, int32(d))
+		}
+	}
+	slices.SortStableFunc(m.cols, func(a, b int32) int { return cmp.Compare(df[b], df[a]) })
+	for r, d := range m.cols {
+		m.colOf[d] = int32(r)
+	}
+	return m
+}
+
+// compact converts vectors and targets into a trainSet for m's columns. Coordinates in
+// columns m does not weight are dropped (they cannot change the scores).
+func (m *SoftmaxRegression) compact(xs []Vector, targets [][]float64, rowWeights []float64) *trainSet {
+	ts := &trainSet{rows: len(xs), cols: len(m.cols), classes: m.classes}
+	ts.rowPtr = make([]int, 0, len(xs)+1)
+	ts.rowPtr = append(ts.rowPtr, 0)
+	var wsum float64
+	for i, x := range xs {
+		if x.Sparse() {
+			for j, ix := range x.Indices {
+				if r := m.colOf[ix]; r >= 0 {
+					ts.colIdx = append(ts.colIdx, r)
+					ts.val = append(ts.val, float64(x.Values[j]))
+				}
+			}
+		} else {
+			for d, v := range x.Values {
+				if r := m.colOf[d]; r >= 0 && v != 0 {
+					ts.colIdx = append(ts.colIdx, r)
+					ts.val = append(ts.val, float64(v))
+				}
+			}
+		}
+		ts.rowPtr = append(ts.rowPtr, len(ts.colIdx))
+		ts.targets = append(ts.targets, targets[i]...)
+		w := 1.0
+		if rowWeights != nil {
+			w = rowWeights[i]
+		}
+		ts.weights = append(ts.weights, w)
+		wsum += w
+	}
+	for i := range ts.weights {
+		ts.weights[i] /= wsum
+	}
+	return ts
+}
+
+// objective evaluates the regularised weighted cross-entropy and its gradient at theta
+// (W then b), in parallel over row blocks.
+type objective struct {
+	ts      *trainSet
+	l2      float64
+	workers int
+	grads   [][]float64
+	losses  []float64
+}
+
+func newObjective(ts *trainSet, l2 float64, workers int) *objective {
+	n := ts.cols*ts.classes + ts.classes
+	o := &objective{ts: ts, l2: l2, workers: workers, grads: make([][]float64, workers), losses: make([]float64, workers)}
+	for i := range o.grads {
+		o.grads[i] = make([]float64, n)
+	}
+	return o
+}
+
+func (o *objective) eval(theta, grad []float64) float64 {
+	ts := o.ts
+	k := ts.classes
+	nw := ts.cols * k
+	var wg sync.WaitGroup
+	chunk := (ts.rows + o.workers - 1) / o.workers
+	for w := 0; w < o.workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, ts.rows)
+		wg.Add(1)
+		go func(w, lo, hi int) {
+			defer wg.Done()
+			g := o.grads[w]
+			clear(g)
+			z := make([]float64, k)
+			var loss float64
+			for i := lo; i < hi; i++ {
+				copy(z, theta[nw:])
+				for p := ts.rowPtr[i]; p < ts.rowPtr[i+1]; p++ {
+					r := int(ts.colIdx[p]) * k
+					xv := ts.val[p]
+					row := theta[r : r+k]
+					for c := range z {
+						z[c] += xv * row[c]
+					}
+				}
+				mx := math.Inf(-1)
+				for _, v := range z {
+					mx = max(mx, v)
+				}
+				var s float64
+				for c, v := range z {
+					z[c] = math.Exp(v - mx)
+					s += z[c]
+				}
+				lse := mx + math.Log(s)
+				t := ts.targets[i*k : i*k+k]
+				rw := ts.weights[i]
+				// Loss: Σ_c t_c (lse - z_c); z now holds exp(z_c - mx), so recover logits.
+				for c := range z {
+					if t[c] > 0 {
+						logit := math.Log(z[c]) + mx
+						loss += rw * t[c] * (lse - logit)
+					}
+					z[c] = rw * (z[c]/s - t[c]) // weighted residual p - t
+				}
+				for p := ts.rowPtr[i]; p < ts.rowPtr[i+1]; p++ {
+					r := int(ts.colIdx[p]) * k
+					xv := ts.val[p]
+					gr := g[r : r+k]
+					for c, d := range z {
+						gr[c] += xv * d
+					}
+				}
+				gb := g[nw:]
+				for c, d := range z {
+					gb[c] += d
+				}
+			}
+			o.losses[w] = loss
+		}(w, lo, hi)
+	}
+	wg.Wait()
+	var loss float64
+	for w := range o.workers {
+		loss += o.losses[w]
+	}
+	copy(grad, o.grads[0])
+	for w := 1; w < o.workers; w++ {
+		for j, v := range o.grads[w] {
+			grad[j] += v
+		}
+	}
+	var reg float64
+	for j := 0; j < nw; j++ {
+		reg += theta[j] * theta[j]
+		grad[j] += o.l2 * theta[j]
+	}
+	return loss + 0.5*o.l2*reg
+}
+
+// trainSoftmax fits W and b on ts with L-BFGS, starting from init (which may be nil) and
+// returns the parameter vector.
+func trainSoftmax(ctx context.Context, ts *trainSet, cfg SoftmaxConfig, init []float64) ([]float64, optimize.Stats, error) {
+	n := ts.cols*ts.classes + ts.classes
+	x0 := make([]float64, n)
+	if init != nil {
+		copy(x0, init)
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, ts.rows))
+	iters := cfg.MaxIterations
+	if iters <= 0 {
+		iters = 300
+	}
+	obj := newObjective(ts, cfg.L2, workers)
+	// Func and Grad are usually asked at the same point: evaluate once, remember it.
+	var lastX, lastG []float64
+	var lastF float64
+	evalAt := func(x []float64) {
+		if lastX != nil && equalFloats(lastX, x) {
+			return
+		}
+		if lastX == nil {
+			lastX, lastG = make([]float64, n), make([]float64, n)
+		}
+		copy(lastX, x)
+		lastF = obj.eval(x, lastG)
+	}
+	prob := optimize.Problem{
+		Func: func(x []float64) float64 { evalAt(x); return lastF },
+		Grad: func(g, x []float64) { evalAt(x); copy(g, lastG) },
+		Status: func() (optimize.Status, error) {
+			if err := ctx.Err(); err != nil {
+				return optimize.Failure, err
+			}
+			return optimize.NotTerminated, nil
+		},
+	}
+	settings := &optimize.Settings{
+		MajorIterations:   iters,
+		GradientThreshold: 1e-6,
+		Converger:         &optimize.FunctionConverge{Absolute: 1e-9, Relative: 1e-7, Iterations: 10},
+	}
+	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{Store: 10})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, optimize.Stats{}, cerr
+	}
+	if res == nil {
+		return nil, optimize.Stats{}, fmt.Errorf("inference: softmax training: %w", err)
+	}
+	if err != nil && !isBenignOptimizeErr(err) {
+		return nil, res.Stats, fmt.Errorf("inference: softmax training: %w", err)
+	}
+	slog.Debug("softmax fit", "rows", ts.rows, "cols", ts.cols, "nnz", len(ts.val), "l2", cfg.L2, "iters", res.Stats.MajorIterations, "evals", res.Stats.FuncEvaluations, "grads", res.Stats.GradEvaluations, "time", res.Stats.Runtime, "status", res.Status)
+	return res.X, res.Stats, nil
+}
+
+// isBenignOptimizeErr accepts line-search stalls near the optimum: the result is still
+// the best point found.
+func isBenignOptimizeErr(err error) bool {
+	var e optimize.ErrGrad
+	return errors.Is(err, optimize.ErrLinesearcherFailure) || errors.As(err, &e) || err == optimize.ErrNoProgress
+}
+
+func equalFloats(a, b []float64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setParams stores theta into m as float32.
+func (m *SoftmaxRegression) setParams(theta []float64) {
+	nw := len(m.cols) * m.classes
+	m.w = make([]float32, nw)
+	for j := range m.w {
+		m.w[j] = float32(theta[j])
+	}
+	m.b = make([]float32, m.classes)
+	for c := range m.b {
+		m.b[c] = float32(theta[nw+c])
+	}
+}
