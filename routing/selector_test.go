@@ -387,3 +387,5 @@ func TestSessions(t *testing.T) {
 		t.Errorf("invalid request stored a session")
 	}
 }
+
+func memstoreNew() *store.Store { return memstore.New() }
