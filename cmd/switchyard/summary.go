@@ -83,8 +83,11 @@ func writeSelection(w io.Writer, res *client.ModelSelectResponse) {
 // kept/run, the agent URL, and a text chart of the score per iteration.
 func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *client.OptimizationResults) {
 	fmt.Fprintf(w, "Optimization %s: %s\n", res.JobID, res.Status)
-	if res.ErrorMessage != "" {
+	switch {
+	case res.ErrorMessage != "":
 		fmt.Fprintf(w, "  %s\n", res.ErrorMessage)
+	case st != nil && st.ErrorMessage != "":
+		fmt.Fprintf(w, "  %s\n", st.ErrorMessage)
 	}
 	for _, r := range res.Results {
 		fmt.Fprintf(w, "\n%s (%s)", r.Model, r.Optimizer)
@@ -93,21 +96,21 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  train score\t%.3f → %.3f\t(%s)\n", r.BaselineScore, r.TrainScore, signed(r.TrainScore-r.BaselineScore))
+		fmt.Fprintf(tw, "  train score\t%.3f → %.3f  (%s, baseline → best)\n", r.BaselineScore, r.TrainScore, signed(r.TrainScore-r.BaselineScore))
 		switch {
 		case r.TestScore != nil && r.OriginalTestScore != nil:
-			fmt.Fprintf(tw, "  test score\t%.3f → %.3f\t(%s, held-out 30%%)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore))
+			fmt.Fprintf(tw, "  test score\t%.3f → %.3f  (%s, held-out 30%%)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore))
 		case r.TestScore != nil:
-			fmt.Fprintf(tw, "  test score\t%.3f\t(held-out 30%%)\n", *r.TestScore)
+			fmt.Fprintf(tw, "  test score\t%.3f  (held-out 30%%)\n", *r.TestScore)
 		default:
-			fmt.Fprintf(tw, "  test score\t-\t(not scored)\n")
+			fmt.Fprintf(tw, "  test score\t-  (not scored)\n")
 		}
-		fmt.Fprintf(tw, "  iterations\t%d kept of %d run\t\n", r.IterationsKept, r.IterationsRun)
+		fmt.Fprintf(tw, "  iterations\t%d kept of %d run\n", r.IterationsKept, r.IterationsRun)
 		if r.Tokens > 0 || r.CostUSD > 0 {
-			fmt.Fprintf(tw, "  spent\t%d tokens, $%.4f\t\n", r.Tokens, r.CostUSD)
+			fmt.Fprintf(tw, "  spent\t%d tokens, $%.4f\n", r.Tokens, r.CostUSD)
 		}
 		if r.AgentCodeURL != "" {
-			fmt.Fprintf(tw, "  agent code\t%s\t\n", r.AgentCodeURL)
+			fmt.Fprintf(tw, "  agent code\t%s\n", r.AgentCodeURL)
 		}
 		tw.Flush()
 		if len(r.History) > 0 {
@@ -118,12 +121,10 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 			fmt.Fprintf(w, "\n  optimized prompt:\n%s\n", indent(r.OptimizedPrompt, "    "))
 		}
 	}
-	_ = st
 }
 
 // writeScoreChart draws one bar per iteration, scaled to width for a score of 1.
 func writeScoreChart(w io.Writer, hist []client.IterationRecord, width int) {
-	best := -1.0
 	for _, h := range hist {
 		n := int(h.TrainScore*float64(width) + 0.5)
 		n = max(0, min(n, width))
@@ -136,9 +137,6 @@ func writeScoreChart(w io.Writer, hist []client.IterationRecord, width int) {
 		}
 		if h.Note != "" && !h.Kept && h.Iteration != 0 {
 			mark += ": " + shorten(h.Note, 40)
-		}
-		if h.Kept || h.Iteration == 0 {
-			best = max(best, h.TrainScore)
 		}
 		fmt.Fprintf(w, "  %3d │%s%s %.3f %s\n", h.Iteration, strings.Repeat("█", n), strings.Repeat(" ", width-n), h.TrainScore, mark)
 	}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// scriptedRunner is a fake sandbox backend: a row scores 1 when the EDITABLE section of
+// agent.py names the row's answer, so scores follow the prompts the optimizer writes.
+type scriptedRunner struct{}
+
+func (scriptedRunner) Name() string { return "scripted" }
+
+func (scriptedRunner) Run(ctx context.Context, j sandbox.Job) (*sandbox.Result, error) {
+	src := string(j.Files["agent.py"])
+	editable := strings.ToLower(src[strings.Index(src, "EDITABLE START"):strings.Index(src, "EDITABLE END")])
+	res := &sandbox.Result{}
+	for _, row := range j.Rows {
+		ok := strings.Contains(editable, row.Answer)
+		res.Predictions = append(res.Predictions, map[bool]string{true: row.Answer, false: "unknown"}[ok])
+		res.Scores = append(res.Scores, map[bool]float64{true: 1, false: 0}[ok])
+	}
+	return res, nil
+}
+
+// scriptedProposer is a fake proposer: odd iterations add a useless sentence, even ones
+// name the queues of up to two failing rows.
+type scriptedProposer struct{}
+
+func (scriptedProposer) Propose(_ context.Context, req optimizer.ProposalRequest) (*optimizer.Proposal, error) {
+	if req.Iteration%2 == 1 {
+		return &optimizer.Proposal{Prompt: req.CurrentPrompt + "\nBe concise."}, nil
+	}
+	var add []string
+	for _, f := range req.Failures {
+		if len(add) < 2 && !strings.Contains(strings.Join(add, " "), f.Expected) {
+			add = append(add, f.Expected)
+		}
+	}
+	return &optimizer.Proposal{Prompt: req.CurrentPrompt + "\nQueues include: " + strings.Join(add, ", ") + "."}, nil
+}
+
+func TestOptimizeCommand(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"agent.py", "eval.py", "dataset.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "agent-bundle", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := zw.Create(name)
+		w.Write(b)
+	}
+	zw.Close()
+	bundles := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(buf.Bytes()) }))
+	defer bundles.Close()
+
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		svc, err := optimizer.New(st, scriptedRunner{}, scriptedProposer{},
+			optimizer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
+			optimizer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Optimizer(svc)}
+	})
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	code, out, errOut := cli(t, "optimize", "--url", url, "--bundle", bundles.URL+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "4", "--poll", "20ms")
+	if code != 0 {
+		t.Fatalf("optimize: %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("stderr:\n%s\nstdout:\n%s", errOut, out)
+	// Progress on a non-terminal: plain lines with elapsed time and state, ending completed.
+	if !regexp.MustCompile(`(?m)^\[\d\d:\d\d\] completed$`).MatchString(errOut) || strings.Contains(errOut, "\r") {
+		t.Fatalf("progress lines:\n%s", errOut)
+	}
+	for _, want := range []string{
+		"openai/gpt-4o-mini (agentopt)",
+		"train score  0.000 → 1.000",
+		"2 kept of 4 run",
+		"/api/v1/artifacts/",
+		"score per iteration",
+		"0 │", "baseline", "discarded", "kept",
+		"Queues include",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	// One chart line per iteration (0 = baseline .. 4).
+	if n := len(regexp.MustCompile(`(?m)^\s+\d+ │`).FindAllString(out, -1)); n != 5 {
+		t.Fatalf("%d chart lines:\n%s", n, out)
+	}
+
+	// --no-wait prints the id; --job follows it; --json prints the results document.
+	code, out, _ = cli(t, "optimize", "--url", url, "--bundle", bundles.URL+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "1", "--no-wait")
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "opt_") && id == "" {
+		t.Fatalf("no-wait: %d %q", code, out)
+	}
+	code, out, errOut = cli(t, "optimize", "--url", url, "--job", id, "--poll", "20ms", "--json")
+	if code != 0 || !strings.Contains(out, `"job_id": "`+id+`"`) || !strings.Contains(out, `"iterations_run": 1`) {
+		t.Fatalf("follow: %d\n%s\n%s", code, out, errOut)
+	}
+
+	// A bad request shows the server's message; missing flags are explained.
+	code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles.URL+"/b.zip", "--model", "openai/gpt-4o-mini", "--iterations", "99")
+	if code != 1 || !strings.Contains(errOut, "n_iterations must be 1-50") {
+		t.Fatalf("bad iterations: %d %s", code, errOut)
+	}
+	code, _, errOut = cli(t, "optimize", "--url", url, "--model", "openai/gpt-4o-mini")
+	if code != 1 || !strings.Contains(errOut, "--bundle and --model are required") {
+		t.Fatalf("no bundle: %d %s", code, errOut)
+	}
+}
