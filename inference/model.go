@@ -340,6 +340,7 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 	}
 	nVal := int(math.Round(frac * float64(len(xs))))
 	chosen := grid[0]
+	var warm []float64
 	if len(grid) > 1 && nVal >= 1 && len(xs)-nVal >= 2 {
 		perm := rand.New(rand.NewPCG(uint64(opts.Seed), 0x7a11)).Perm(len(xs))
 		valIdx, trIdx := perm[:nVal], perm[nVal:]
@@ -357,7 +358,7 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 		// Strongest regularisation first, each fit warm-started from the previous one.
 		order := slices.Clone(grid)
 		slices.SortFunc(order, func(a, b float64) int { return cmp.Compare(b, a) })
-		var theta []float64
+		var theta, bestTheta []float64
 		best := -1
 		probs := make([]float64, k)
 		for _, l2 := range order {
@@ -389,14 +390,18 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 			if best < 0 || tr.HitRate > rep.Trials[best].HitRate ||
 				(tr.HitRate == rep.Trials[best].HitRate && tr.LogLoss < rep.Trials[best].LogLoss) {
 				best = len(rep.Trials) - 1
+				bestTheta = slices.Clone(theta)
 			}
 		}
 		chosen = rep.Trials[best].L2
 		rep.ValidationRows = nVal
+		warm = bestTheta
 	}
 	rep.L2 = chosen
 	cfg.L2 = chosen
-	theta, _, err := trainSoftmax(ctx, clf.compact(xs, targets, nil), cfg, nil)
+	// The final fit on all rows starts from the chosen validation fit: same columns, same
+	// L2, most of the way there.
+	theta, _, err := trainSoftmax(ctx, clf.compact(xs, targets, nil), cfg, warm)
 	if err != nil {
 		return nil, err
 	}
