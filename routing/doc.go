@@ -35,10 +35,11 @@
 // the [Catalog], else to the built-in table.
 //
 // With tradeoff "cost" or "latency" the ranked list is reordered by a Pareto rule: first
-// comes the cheapest (fastest) candidate whose score is within [Options.Tolerance]
-// (default 0.05) of the best score; the rule repeats on the rest. Prices come from the
+// comes the cheapest (fastest) candidate whose score is at least best·(1 − tolerance), with
+// the relative tolerance [Options.Tolerance] (default 0.05) and best the top score among
+// the candidates of the best tier; the rule repeats on the rest. Prices come from the
 // request, else the catalogue; latencies from the request; unknown is never cheaper or
-// faster than known.
+// faster than known. Without tradeoff the list is the router's order.
 //
 // # Sessions
 //

@@ -23,9 +23,10 @@ type Options struct {
 	// Scorer ranks without a preference_id and ranks the candidates a custom router does not
 	// know; nil means DefaultScorer{}.
 	Scorer Router
-	// Tolerance is the cost/latency tradeoff's quality tolerance: a candidate is eligible
-	// when its score is at least (best score − Tolerance). 0 means DefaultTolerance (0.05);
-	// a negative value means no tolerance (only ties with the best are eligible).
+	// Tolerance is the cost/latency tradeoff's relative quality tolerance: a candidate is
+	// eligible when its score is at least best·(1 − Tolerance), best being the top score.
+	// 0 means DefaultTolerance (0.05); a negative value means no tolerance (only ties with
+	// the best are eligible). Values above 1 make every candidate eligible.
 	Tolerance float64
 	// LastTurnWeight is the weight of the last user turn (see Conversation); 0 means 0.7.
 	LastTurnWeight float64

@@ -6,8 +6,9 @@ import "math"
 const DefaultTolerance = 0.05
 
 // applyTradeoff reorders ranked (best first) by the Pareto rule of [Options.Tolerance]:
-// position 1 goes to the cheapest (or fastest) candidate whose score is within tol of the
-// best score of the best tier; the rule is then applied again to the remaining candidates
+// position 1 goes to the cheapest (or fastest) candidate whose score is at least
+// best·(1 − tol), best being the highest score of the best tier (a relative tolerance, so it
+// means the same for expected qualities and for router probabilities); the rule is then applied again to the remaining candidates
 // for position 2, and so on. A candidate without a known price (latency) is never preferred
 // to one with a known price (latency); among equal costs the higher score wins; when no
 // eligible candidate has a known cost the best-scored one is taken.
@@ -40,7 +41,7 @@ func applyTradeoff(ranked []Scored, tradeoff string, tol float64, cat Catalog) [
 		}
 		pick, pickCost, pickKnown := -1, 0.0, false
 		for i, s := range rest {
-			if s.Tier != tier || s.Score < best-tol-1e-12 {
+			if s.Tier != tier || s.Score < best*(1-tol)-1e-12 {
 				continue
 			}
 			c, known := cost(s.Candidate)
