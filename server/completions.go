@@ -1,0 +1,156 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// Completions plugs the chat-completions gateway (package completions) into the server:
+//
+//   - POST /api/v1/completions — the spec's completions request; a JSON response, or with
+//     "stream": true server-sent events in the framing documented on completions.WriteStream
+//     (one data event per fragment, a "type":"final" event with the full response, then
+//     data: [DONE]; a failure after the first fragment ends with "event: error" and no [DONE]).
+//   - POST /v1/chat/completions — the OpenAI-compatible surface on the same gateway, keys and
+//     fallbacks; errors use OpenAI's {"error": {"message", "type", "code"}} envelope.
+//
+// Statuses: validation 422, conversation of another key or unknown 404, model outside a
+// scoped key's allow-list 403, scoped key's budget used up 429, every model failing 502 with
+// the attempts. A temporary key whose Principal.Scope is a *completions.Budget or a
+// completions.Scope is held to that budget.
+func Completions(g *completions.Gateway) Option {
+	return func(s *Server) error {
+		if g == nil {
+			return errors.New("server: Completions needs a *completions.Gateway")
+		}
+		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
+			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })
+		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
+			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
+		s.AddErrorMapper(completionsError)
+		return nil
+	}
+}
+
+// completionsScope builds the gateway scope of an authenticated request.
+func completionsScope(r *http.Request, received time.Time) completions.Scope {
+	p, _ := PrincipalFrom(r.Context())
+	sc := completions.Scope{Owner: p.Owner, Received: received}
+	switch v := p.Scope.(type) {
+	case *completions.Budget:
+		sc.Budget = v
+	case completions.Scope:
+		sc.Budget, sc.Tag = v.Budget, v.Tag
+	case *completions.Scope:
+		sc.Budget, sc.Tag = v.Budget, v.Tag
+	}
+	return sc
+}
+
+func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	var req completions.Request
+	if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+		return err
+	}
+	scope := completionsScope(r, received)
+	if !req.Stream {
+		resp, err := g.Complete(r.Context(), scope, &req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, resp)
+		return nil
+	}
+	st, err := g.Stream(r.Context(), scope, &req)
+	if err != nil {
+		return err // nothing sent yet: an ordinary JSON error
+	}
+	if err := completions.WriteStream(w, st); err != nil {
+		s.log.Warn("completions stream ended with an error", "request_id", requestID(r.Context()), "err", err)
+	}
+	return nil
+}
+
+func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	var oreq completions.OpenAIChatRequest
+	if err := decodeJSON(r, &oreq, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	req, err := oreq.ToRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	scope := completionsScope(r, received)
+	if !req.Stream {
+		resp, err := g.Complete(r.Context(), scope, req)
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletion(resp, received))
+		return nil
+	}
+	st, err := g.Stream(r.Context(), scope, req)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	includeUsage := oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage
+	if err := completions.WriteOpenAIStream(w, st, includeUsage); err != nil {
+		s.log.Warn("chat completions stream ended with an error", "request_id", requestID(r.Context()), "err", err)
+	}
+	return nil
+}
+
+// openAIError writes err in OpenAI's error envelope with the status the uniform mapping
+// gives it; errors nobody maps fall back to the uniform 500.
+func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) error {
+	ae := s.toAPIError(err)
+	if ae == nil {
+		return err
+	}
+	typ := map[int]string{
+		http.StatusBadRequest: "invalid_request_error", http.StatusUnprocessableEntity: "invalid_request_error",
+		http.StatusRequestEntityTooLarge: "invalid_request_error", http.StatusNotFound: "not_found_error",
+		http.StatusForbidden: "permission_error", http.StatusTooManyRequests: "rate_limit_error",
+		http.StatusBadGateway: "upstream_error",
+	}[ae.Status]
+	if typ == "" {
+		typ = "api_error"
+	}
+	body := completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{Message: ae.Message, Type: typ}}
+	var ve *completions.ValidationError
+	if errors.As(err, &ve) && ve.Field != "" {
+		body.Error.Param = &ve.Field
+	}
+	writeJSON(w, ae.Status, body)
+	return nil
+}
+
+// completionsError maps the gateway's typed errors onto statuses.
+func completionsError(err error) *APIError {
+	var ve *completions.ValidationError
+	var af *completions.AllFailedError
+	switch {
+	case errors.As(err, &ve):
+		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
+	case errors.Is(err, completions.ErrInvalid):
+		return Validation(http.StatusUnprocessableEntity, "%v", err)
+	case errors.Is(err, completions.ErrNotFound):
+		return NotFound("%v", err)
+	case errors.Is(err, completions.ErrModelNotAllowed):
+		return Errorf(http.StatusForbidden, KindForbidden, "%v", err)
+	case errors.Is(err, completions.ErrBudgetExceeded):
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%v", err)
+	case errors.As(err, &af):
+		ae := Errorf(http.StatusBadGateway, KindBadGateway, "%v", af)
+		ae.Extra = map[string]any{"attempts": af.Attempts}
+		return ae
+	}
+	return nil
+}

@@ -1,0 +1,382 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// fakeOpenAIUpstream is a scripted OpenAI-format upstream for tests: model "ok" answers
+// "Hello from <model>" (streamed word by word when asked), "down" answers 503, "cut" streams
+// two words and drops the connection.
+type fakeOpenAIUpstream struct {
+	mu       sync.Mutex
+	messages [][]map[string]string
+}
+
+func (u *fakeOpenAIUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Model    string              `json:"model"`
+		Stream   bool                `json:"stream"`
+		Messages []map[string]string `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	u.mu.Lock()
+	u.messages = append(u.messages, body.Messages)
+	u.mu.Unlock()
+	words := []string{"Hello", " from", " " + body.Model}
+	switch body.Model {
+	case "down":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+		return
+	case "cut":
+		words = words[:2]
+	}
+	if !body.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`, strings.Join(words, ""))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, wd := range words {
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", wd)
+		w.(http.Flusher).Flush()
+	}
+	if body.Model == "cut" {
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+		return
+	}
+	io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+	io.WriteString(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":3,\"total_tokens\":10}}\n\n")
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+func (u *fakeOpenAIUpstream) last() []map[string]string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.messages[len(u.messages)-1]
+}
+
+const completionsOtherKey = "other-key-456"
+
+func completionsServer(t *testing.T) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
+	t.Helper()
+	up := &fakeOpenAIUpstream{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
+	st := memstore.New()
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
+		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, s, up
+}
+
+func post(t *testing.T, url, key, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+func decodeMap(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body %s: %v", b, err)
+	}
+	return m
+}
+
+func TestCompletionsEndpoint(t *testing.T) {
+	hs, _, up := completionsServer(t)
+	url := hs.URL + "/api/v1/completions"
+
+	resp, b := post(t, url, "", `{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	if resp.StatusCode != 401 || decodeMap(t, b)["error"] != "Unauthorized" {
+		t.Fatalf("no key: %d %s", resp.StatusCode, b)
+	}
+
+	for body, want := range map[string]string{
+		`{"models":[],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:                               "models",
+		`{"models":["gpt-4o"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:                       "models[0]",
+		`{"models":["nope/x"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:                       "unknown provider",
+		`{"models":["up/ok"],"messages":[]}`:                                                                               "messages",
+		`{"models":["up/ok"],"messages":[{"role":"robot","content":[{"type":"text","text":"hi"}]}]}`:                       "messages[0].role",
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"image","text":"hi"}]}]}`:                       "messages[0].content[0].type",
+		`{"models":["up/ok"],"temperature":1.2,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:      "temperature",
+		`{"models":["up/ok"],"maxTokens":-5,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:         "maxTokens",
+		`{"models":["up/ok"],"maxRetries":-1,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:        "maxRetries",
+		`{"models":["up/ok"],"conversationId":"123","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`: "conversationId",
+		`{"models":["up/ok"],"search":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:          "does not support search",
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"bogus":1}`:              "bogus",
+		`{"models":"up/ok","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:                          "models",
+	} {
+		resp, b := post(t, url, testKey, body)
+		m := decodeMap(t, b)
+		if resp.StatusCode != 422 || m["error"] != "Validation Error" || !strings.Contains(m["message"].(string), want) {
+			t.Errorf("%s: %d %s, want 422 naming %q", body, resp.StatusCode, b, want)
+		}
+	}
+
+	resp, b = post(t, url, testKey, `{"models":["up/down","up/ok"],"maxRetries":0,"messages":[{"role":"user","content":[{"type":"text","text":"What is Go?\nExplain."}]}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("completion: %d %s", resp.StatusCode, b)
+	}
+	var cr completions.Response
+	if err := json.Unmarshal(b, &cr); err != nil {
+		t.Fatal(err)
+	}
+	if cr.Provider != "up" || cr.Model != "ok" || cr.Text() != "Hello from ok" || cr.Usage.TotalTokens != 10 ||
+		cr.ConversationTitle != "What is Go? Explain." || len(cr.Attempts) != 2 || cr.Attempts[0].Kind != "overloaded" {
+		t.Fatalf("response = %s", b)
+	}
+
+	// The conversation continues for its owner and is invisible to other keys.
+	next := fmt.Sprintf(`{"models":["up/ok"],"conversationId":%q,"messages":[{"role":"user","content":[{"type":"text","text":"More?"}]}]}`, cr.ConversationID)
+	resp, b = post(t, url, completionsOtherKey, next)
+	if resp.StatusCode != 404 || decodeMap(t, b)["error"] != "Not Found" {
+		t.Fatalf("other key: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, url, testKey, next)
+	if resp.StatusCode != 200 {
+		t.Fatalf("continue: %d %s", resp.StatusCode, b)
+	}
+	if got := up.last(); len(got) != 3 || got[0]["content"] != "What is Go?\nExplain." || got[1]["content"] != "Hello from ok" || got[2]["content"] != "More?" {
+		t.Fatalf("history sent upstream = %v", got)
+	}
+
+	// Every model failing is a 502 listing the attempts.
+	resp, b = post(t, url, testKey, `{"models":["up/down"],"maxRetries":1,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	m := decodeMap(t, b)
+	if resp.StatusCode != 502 || m["error"] != "Bad Gateway" || len(m["attempts"].([]any)) != 2 || !strings.Contains(m["message"].(string), "up/down") {
+		t.Fatalf("all failed: %d %s", resp.StatusCode, b)
+	}
+}
+
+// readSSE returns the events of a stream as (event name, data) pairs.
+func readSSE(t *testing.T, r io.Reader) [][2]string {
+	t.Helper()
+	var out [][2]string
+	var name, data string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			out = append(out, [2]string{name, data})
+			name, data = "", ""
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return out
+}
+
+func TestCompletionsStreamEndpoint(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	url := hs.URL + "/api/v1/completions"
+	resp, b := post(t, url, testKey, `{"models":["up/down"],"fallback_models":["up/ok"],"maxRetries":0,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	evs := readSSE(t, strings.NewReader(string(b)))
+	if len(evs) != 5 || evs[4][1] != "[DONE]" {
+		t.Fatalf("events = %q", evs)
+	}
+	var text strings.Builder
+	for _, e := range evs[:3] {
+		var c completions.Chunk
+		if err := json.Unmarshal([]byte(e[1]), &c); err != nil || c.Type != "text" || c.Provider != "up" || c.Model != "ok" {
+			t.Fatalf("chunk %s: %v", e[1], err)
+		}
+		text.WriteString(c.Text)
+	}
+	final := decodeMap(t, []byte(evs[3][1]))
+	if text.String() != "Hello from ok" || final["type"] != "final" || final["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"] != "Hello from ok" {
+		t.Fatalf("text %q final %v", text.String(), final)
+	}
+
+	// A stream cut after its first fragment ends with an error event and no [DONE].
+	resp, b = post(t, url, testKey, `{"models":["up/cut"],"fallback_models":["up/ok"],"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	evs = readSSE(t, strings.NewReader(string(b)))
+	last := evs[len(evs)-1]
+	if resp.StatusCode != 200 || last[0] != "error" || strings.Contains(string(b), "[DONE]") || decodeMap(t, []byte(last[1]))["error"] != "Stream Error" {
+		t.Fatalf("cut stream: %s", b)
+	}
+
+	// Failing before any fragment is an ordinary JSON error.
+	resp, b = post(t, url, testKey, `{"models":["up/down"],"maxRetries":0,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	if resp.StatusCode != 502 || decodeMap(t, b)["error"] != "Bad Gateway" {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+}
+
+func TestOpenAICompatibleEndpoint(t *testing.T) {
+	hs, _, up := completionsServer(t)
+	url := hs.URL + "/v1/chat/completions"
+	resp, b := post(t, url, testKey, `{"model":"up/ok","messages":[{"role":"system","content":"Be nice."},{"role":"user","content":"hi"}],"temperature":0.7,"top_p":1,"user":"x","max_tokens":50}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	m := decodeMap(t, b)
+	choice := m["choices"].([]any)[0].(map[string]any)
+	if m["object"] != "chat.completion" || m["model"] != "up/ok" || choice["message"].(map[string]any)["content"] != "Hello from ok" ||
+		m["usage"].(map[string]any)["total_tokens"] != 10.0 {
+		t.Fatalf("completion = %s", b)
+	}
+	if got := up.last(); len(got) != 2 || got[0]["role"] != "system" {
+		t.Fatalf("sent = %v", got)
+	}
+
+	resp, b = post(t, url, testKey, `{"model":"up/down","fallback_models":["up/ok"],"max_retries":0,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	evs := readSSE(t, strings.NewReader(string(b)))
+	if resp.StatusCode != 200 || evs[len(evs)-1][1] != "[DONE]" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, b)
+	}
+	var text strings.Builder
+	var usage *completions.OpenAIUsage
+	for _, e := range evs[:len(evs)-1] {
+		var c completions.OpenAIChunk
+		if err := json.Unmarshal([]byte(e[1]), &c); err != nil || c.Object != "chat.completion.chunk" {
+			t.Fatalf("chunk %s: %v", e[1], err)
+		}
+		for _, ch := range c.Choices {
+			text.WriteString(ch.Delta.Content)
+		}
+		if c.Usage != nil {
+			usage = c.Usage
+		}
+	}
+	if text.String() != "Hello from ok" || usage == nil || usage.TotalTokens != 10 {
+		t.Fatalf("text %q usage %+v", text.String(), usage)
+	}
+
+	resp, b = post(t, url, testKey, `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
+	var eb completions.OpenAIErrorBody
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 422 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "models[0]" {
+		t.Fatalf("invalid: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, url, testKey, `{"model":"up/down","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 502 || eb.Error.Type != "upstream_error" {
+		t.Fatalf("all failed: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := post(t, url, "", `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 401 {
+		t.Fatalf("no key: %d", resp.StatusCode)
+	}
+}
+
+func TestCompletionsScopedKeyBudget(t *testing.T) {
+	hs, s, _ := completionsServer(t)
+	budget := completions.NewBudget(completions.BudgetLimits{AllowedModels: []string{"up/ok"}, MaxCalls: 1})
+	revoke := s.Auth().AddTemporaryKey("job-key", "job-1", completions.Scope{Budget: budget, Tag: "job-1"})
+	defer revoke()
+	url := hs.URL + "/v1/chat/completions"
+	resp, b := post(t, url, "job-key", `{"model":"up/down","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 403 {
+		t.Fatalf("model outside the allow-list: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := post(t, url, "job-key", `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("allowed: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, url, "job-key", `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 429 || !strings.Contains(string(b), "rate_limit_error") {
+		t.Fatalf("over budget: %d %s", resp.StatusCode, b)
+	}
+	if u := budget.Used(); u.Calls != 1 || u.Tokens != 10 {
+		t.Fatalf("used = %+v", u)
+	}
+}
+
+func TestCompletionsClientDisconnectCancelsUpstream(t *testing.T) {
+	released := make(chan struct{}, 10)
+	stop := make(chan struct{})
+	ups := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // a consumed body lets the server notice the client leaving
+		select {
+		case <-r.Context().Done():
+			released <- struct{}{}
+		case <-stop: // the test gave up; never block its cleanup
+		}
+	}))
+	defer ups.Close()
+	defer close(stop)
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "k"}))
+	st := memstore.New()
+	g, err := completions.New(completions.Options{Providers: reg, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/api/v1/completions",
+		strings.NewReader(`{"models":["up/slow"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("request should have been cancelled")
+	}
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream call was not cancelled when the client went away")
+	}
+}
+
+func TestCompletionsInOpenAPI(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	resp, err := http.Get(hs.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	doc := string(b)
+	for _, want := range []string{`"/api/v1/completions"`, `"/v1/chat/completions"`, `"fallback_models"`, `"conversationId"`, `"maxRetries"`, `"max_completion_tokens"`, `"text/event-stream"`} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("OpenAPI document lacks %s", want)
+		}
+	}
+}
