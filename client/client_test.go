@@ -16,7 +16,11 @@ import (
 	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
-const testKey = "client-test-key"
+// testKey and otherKey are two callers the test server accepts.
+const (
+	testKey  = "client-test-key"
+	otherKey = "client-other-key"
+)
 
 // realServer starts the real Switchyard server package over httptest with the capability
 // options mk builds from the store and the server's base URL.
@@ -30,7 +34,7 @@ func realServer(t *testing.T, mk func(st *store.Store, baseURL string) []server.
 	if mk != nil {
 		opts = mk(st, ts.URL)
 	}
-	s, err := server.New(server.Config{Store: st, APIKeys: []string{testKey}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, opts...)
+	s, err := server.New(server.Config{Store: st, APIKeys: []string{testKey, otherKey}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, opts...)
 	if err != nil {
 		ts.Close()
 		t.Fatal(err)
