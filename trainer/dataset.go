@@ -1,0 +1,327 @@
+package trainer
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Record is one training row: a prompt and the models that answer it best.
+type Record struct {
+	// Problem is the prompt.
+	Problem string `json:"problem"`
+	// CorrectModels are the ideal models, each "provider/model", best first.
+	CorrectModels []string `json:"correct_models"`
+	// Scores optionally gives each model's score in [0, 1] for this prompt.
+	Scores map[string]float64 `json:"scores,omitempty"`
+	// Source locates the row ("<url>: line 7") for error messages.
+	Source string `json:"-"`
+}
+
+// Format is a dataset file format.
+type Format string
+
+// The dataset formats a training job reads.
+const (
+	FormatJSON  Format = "json"  // an array of records
+	FormatJSONL Format = "jsonl" // one record per line
+	FormatCSV   Format = "csv"   // header problem,correct_models[,scores]
+)
+
+// modelPattern is "provider/model": a provider name, a slash, and a model name that may
+// contain further slashes (e.g. "together/meta-llama/Llama-3-70b") but no spaces.
+var modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._:@+-][^\s]*$`)
+
+// ValidModelName reports whether name has the provider/model form.
+func ValidModelName(name string) bool { return modelPattern.MatchString(name) }
+
+// DetectFormat picks the format of a dataset file from its content, using the URL's
+// extension and the content type as hints: content starting with '[' is a JSON array,
+// '{' is JSONL, anything else is CSV. A file announced as JSON whose content is not JSON
+// is an error.
+func DetectFormat(rawURL, contentType string, data []byte) (Format, error) {
+	hint := formatHint(rawURL, contentType)
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(trimmed) == 0 {
+		return "", &DatasetError{URL: rawURL, Message: "file is empty"}
+	}
+	switch trimmed[0] {
+	case '[':
+		return FormatJSON, nil
+	case '{':
+		return FormatJSONL, nil
+	}
+	if hint == FormatJSON || hint == FormatJSONL {
+		return "", &DatasetError{URL: rawURL, Message: fmt.Sprintf(
+			"wrong format: expected %s (from the file name or content type) but the content does not start with '[' or '{'", strings.ToUpper(string(hint)))}
+	}
+	if !utf8.Valid(trimmed[:min(len(trimmed), 4096)]) {
+		return "", &DatasetError{URL: rawURL, Message: "wrong format: not a JSON, JSONL or CSV text file"}
+	}
+	return FormatCSV, nil
+}
+
+func formatHint(rawURL, contentType string) Format {
+	if u, err := url.Parse(rawURL); err == nil {
+		switch strings.ToLower(path.Ext(u.Path)) {
+		case ".json":
+			return FormatJSON
+		case ".jsonl", ".ndjson":
+			return FormatJSONL
+		case ".csv":
+			return FormatCSV
+		}
+	}
+	switch {
+	case strings.Contains(contentType, "ndjson"), strings.Contains(contentType, "jsonl"):
+		return FormatJSONL
+	case strings.Contains(contentType, "json"):
+		return FormatJSON
+	case strings.Contains(contentType, "csv"):
+		return FormatCSV
+	}
+	return ""
+}
+
+// ParseDataset reads the records of one dataset file. rawURL names the file in errors and
+// hints the format together with contentType. Each record is checked: the problem must be
+// non-empty, every model must be provider/model and scores must be numbers in [0, 1]. The
+// first broken rule is returned as a *DatasetError naming the file and row.
+func ParseDataset(rawURL, contentType string, data []byte) ([]Record, error) {
+	format, err := DetectFormat(rawURL, contentType, data)
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var recs []Record
+	switch format {
+	case FormatJSON:
+		recs, err = parseJSONArray(rawURL, data)
+	case FormatJSONL:
+		recs, err = parseJSONL(rawURL, data)
+	default:
+		recs, err = parseCSV(rawURL, data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, &DatasetError{URL: rawURL, Message: "file has no records"}
+	}
+	return recs, nil
+}
+
+// jsonRecord is the wire form of a record; fields are decoded loosely and checked by hand
+// so that the message can name the field.
+type jsonRecord struct {
+	Problem       json.RawMessage `json:"problem"`
+	CorrectModels json.RawMessage `json:"correct_models"`
+	Scores        json.RawMessage `json:"scores"`
+}
+
+func parseJSONArray(rawURL string, data []byte) ([]Record, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		return nil, &DatasetError{URL: rawURL, Row: jsonErrorLine(data, err), Message: "wrong format: not a valid JSON array of records: " + err.Error()}
+	}
+	recs := make([]Record, 0, len(raws))
+	for i, raw := range raws {
+		row := fmt.Sprintf("record %d", i+1)
+		r, err := decodeJSONRecord(raw)
+		if err != nil {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
+		}
+		r.Source = rawURL + ": " + row
+		if err := checkRecord(&r); err != nil {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+func parseJSONL(rawURL string, data []byte) ([]Record, error) {
+	var recs []Record
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		row := fmt.Sprintf("line %d", n+1)
+		if !json.Valid(line) {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: "wrong format: not a JSON object (JSONL expects one record per line)"}
+		}
+		r, err := decodeJSONRecord(line)
+		if err != nil {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
+		}
+		r.Source = rawURL + ": " + row
+		if err := checkRecord(&r); err != nil {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+func decodeJSONRecord(raw json.RawMessage) (Record, error) {
+	var jr jsonRecord
+	if err := json.Unmarshal(raw, &jr); err != nil {
+		return Record{}, errors.New("wrong format: a record must be a JSON object with problem and correct_models")
+	}
+	var r Record
+	if isNull(jr.Problem) {
+		return r, errors.New("problem is missing")
+	}
+	if err := json.Unmarshal(jr.Problem, &r.Problem); err != nil {
+		return r, errors.New("problem must be a string")
+	}
+	if !isNull(jr.CorrectModels) {
+		var cell string
+		if err := json.Unmarshal(jr.CorrectModels, &r.CorrectModels); err != nil {
+			if json.Unmarshal(jr.CorrectModels, &cell) != nil {
+				return r, errors.New("correct_models must be an array of strings")
+			}
+			r.CorrectModels = splitModels(cell)
+		}
+	} else if isNull(jr.Scores) {
+		return r, errors.New("correct_models is missing")
+	}
+	if !isNull(jr.Scores) {
+		if err := json.Unmarshal(jr.Scores, &r.Scores); err != nil {
+			return r, errors.New(`scores must be an object of "provider/model": number`)
+		}
+	}
+	return r, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}
+
+// jsonErrorLine turns a JSON syntax error's byte offset into "line N".
+func jsonErrorLine(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 && se.Offset <= int64(len(data)) {
+		return fmt.Sprintf("line %d", bytes.Count(data[:se.Offset], []byte("\n"))+1)
+	}
+	return ""
+}
+
+func splitModels(cell string) []string {
+	cell = strings.TrimSpace(cell)
+	if strings.HasPrefix(cell, "[") {
+		var list []string
+		if json.Unmarshal([]byte(cell), &list) == nil {
+			return list
+		}
+	}
+	var out []string
+	for _, m := range strings.Split(cell, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func parseCSV(rawURL string, data []byte) ([]Record, error) {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, &DatasetError{URL: rawURL, Row: "line 1", Message: "wrong format: cannot read the CSV header: " + err.Error()}
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.ToLower(strings.TrimSpace(h))] = i
+	}
+	pi, okP := col["problem"]
+	ci, okC := col["correct_models"]
+	si, okS := col["scores"]
+	if !okP || !okC {
+		return nil, &DatasetError{URL: rawURL, Row: "line 1", Message: fmt.Sprintf(
+			"bad header %q: want columns problem,correct_models (and optionally scores)", strings.Join(header, ","))}
+	}
+	var recs []Record
+	for {
+		fields, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		row := fmt.Sprintf("line %d", line)
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				row = fmt.Sprintf("line %d", pe.Line)
+			}
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: "wrong format: bad CSV: " + err.Error()}
+		}
+		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
+			continue
+		}
+		if len(fields) <= max(pi, ci) {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: fmt.Sprintf("has %d fields, the header has %d", len(fields), len(header))}
+		}
+		r := Record{Problem: fields[pi], CorrectModels: splitModels(fields[ci]), Source: rawURL + ": " + row}
+		if okS && si < len(fields) && strings.TrimSpace(fields[si]) != "" {
+			if err := json.Unmarshal([]byte(fields[si]), &r.Scores); err != nil {
+				return nil, &DatasetError{URL: rawURL, Row: row, Message: `scores must be a JSON object of "provider/model": number`}
+			}
+		}
+		if err := checkRecord(&r); err != nil {
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// checkRecord validates a record in place and, when correct_models is empty but scores
+// are given, derives correct_models as the models tied at the best score above 0.
+func checkRecord(r *Record) error {
+	if strings.TrimSpace(r.Problem) == "" {
+		return errors.New("problem is empty")
+	}
+	for i, m := range r.CorrectModels {
+		m = strings.TrimSpace(m)
+		if !ValidModelName(m) {
+			return fmt.Errorf("correct_models[%d] %q is not in provider/model form", i, m)
+		}
+		r.CorrectModels[i] = m
+	}
+	for m, s := range r.Scores {
+		if !ValidModelName(m) {
+			return fmt.Errorf("scores key %q is not in provider/model form", m)
+		}
+		if math.IsNaN(s) || s < 0 || s > 1 {
+			return fmt.Errorf("scores[%q] = %v is outside [0, 1]", m, s)
+		}
+	}
+	if len(r.CorrectModels) == 0 && len(r.Scores) > 0 {
+		best := 0.0
+		for _, s := range r.Scores {
+			best = math.Max(best, s)
+		}
+		if best > 0 {
+			for m, s := range r.Scores {
+				if s == best {
+					r.CorrectModels = append(r.CorrectModels, m)
+				}
+			}
+			sort.Strings(r.CorrectModels)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+func decodeJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// run executes one job: load it, mark it running, train, and record the outcome. Errors
+// about the data fail the job; a shutdown puts it back to queued.
+func (s *Service) run(ctx context.Context, id string) {
+	j, err := s.getJob(ctx, id)
+	if err != nil {
+		s.log.Error("trainer: load job", "job", id, "err", err)
+		return
+	}
+	if j.State != StateQueued {
+		return
+	}
+	j.State = StateRunning
+	j.StartedAt = s.now()
+	j.CompletedAt = time.Time{}
+	j.Attempts++
+	if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+		s.log.Error("trainer: mark job running", "job", id, "err", err)
+		return
+	}
+	s.log.Info("trainer: job started", "job", id, "attempt", j.Attempts)
+	start := time.Now()
+	res, err := s.train(ctx, &j)
+	// Outcomes are written even if ctx was cancelled meanwhile.
+	wctx := context.WithoutCancel(ctx)
+	if err != nil && ctx.Err() != nil {
+		j.State = StateQueued
+		j.StartedAt = time.Time{}
+		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
+			s.log.Error("trainer: re-queue interrupted job", "job", id, "err", perr)
+		}
+		s.log.Info("trainer: job interrupted by shutdown, re-queued", "job", id)
+		return
+	}
+	j.CompletedAt = s.now()
+	if j.TrainingConfig != nil {
+		j.TrainingConfig.Timing.TotalTimeSeconds = time.Since(start).Seconds()
+	}
+	if err != nil {
+		j.State = StateFailed
+		j.ErrorMessage = err.Error()
+		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
+			s.log.Error("trainer: record failed job", "job", id, "err", perr)
+		}
+		s.log.Info("trainer: job failed", "job", id, "err", err)
+		return
+	}
+	m := res.record
+	m.CreatedAt = j.CompletedAt
+	m.LastUsedAt = j.CompletedAt
+	j.State = StateCompleted
+	j.ModelID = m.ID
+	err = s.store.Update(wctx, func(tx store.Tx) error {
+		if err := tx.Put(wctx, store.RouterWeights, m.ID, res.weights); err != nil {
+			return err
+		}
+		if err := store.PutJSON(wctx, tx, store.RouterModels, m.ID, m); err != nil {
+			return err
+		}
+		return store.PutJSON(wctx, tx, store.TrainingJobs, j.ID, j)
+	})
+	if err != nil {
+		s.log.Error("trainer: save trained model", "job", id, "err", err)
+		j.State, j.ModelID = StateFailed, ""
+		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
+		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)
+		return
+	}
+	s.log.Info("trainer: job completed", "job", id, "model", m.ID,
+		"top1", m.Metrics.Top1HitRate, "baseline_top1", m.Metrics.BaselineTop1HitRate)
+}
+
+type trainResult struct {
+	record  modelRecord
+	weights []byte
+}
+
+// train reads the data, scores a router on a held-out split and fits the final one.
+// j.TrainingConfig is filled in as far as the job got.
+func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error) {
+	cfg := &TrainingConfig{Seed: s.seed, HoldoutFraction: HoldoutFraction}
+	j.TrainingConfig = cfg
+
+	var recs []Record
+	for _, u := range j.DataURLs {
+		resp, err := s.fetcher.Fetch(ctx, u)
+		if err != nil {
+			return nil, err // *fetch.Error names the URL
+		}
+		r, err := ParseDataset(u, resp.ContentType, resp.Body)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r...)
+	}
+	cfg.Rows = len(recs)
+
+	var usable []Record
+	classSet := map[string]bool{}
+	for _, r := range recs {
+		if len(r.CorrectModels) == 0 {
+			cfg.SkippedRows++
+			continue
+		}
+		usable = append(usable, r)
+		for _, m := range r.CorrectModels {
+			classSet[m] = true
+		}
+		for m := range r.Scores {
+			classSet[m] = true
+		}
+	}
+	if len(usable) < MinRows {
+		return nil, &DatasetError{Message: fmt.Sprintf(
+			"only %d usable rows across %d file(s) (%d rows read, %d without any correct model); at least %d are needed",
+			len(usable), len(j.DataURLs), len(recs), cfg.SkippedRows, MinRows)}
+	}
+	if len(classSet) < MinClasses {
+		var only string
+		for m := range classSet {
+			only = m
+		}
+		return nil, &DatasetError{Message: fmt.Sprintf(
+			"correct_models name only one distinct model (%s); at least %d are needed to route between", only, MinClasses)}
+	}
+	for m := range classSet {
+		cfg.Classes = append(cfg.Classes, m)
+	}
+	sort.Strings(cfg.Classes)
+
+	// Score on a held-out split.
+	trainIdx, testIdx := stratifiedSplit(usable, HoldoutFraction, s.seed)
+	cfg.TrainRows, cfg.HoldoutRows = len(trainIdx), len(testIdx)
+	evalModel, rep, err := s.fit(ctx, pick(usable, trainIdx))
+	if err != nil {
+		return nil, err
+	}
+	addTiming(cfg, rep)
+	metrics, err := evaluate(ctx, evalModel, pick(usable, trainIdx), pick(usable, testIdx))
+	_ = evalModel.Close()
+	if err != nil {
+		return nil, fmt.Errorf("score the held-out split: %w", err)
+	}
+
+	// The final router learns from every row.
+	model, rep, err := s.fit(ctx, usable)
+	if err != nil {
+		return nil, err
+	}
+	defer model.Close()
+	addTiming(cfg, rep)
+	cfg.EmbeddingModel = model.EmbedderName()
+	cfg.L2 = rep.L2
+	weights, err := model.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("internal error: encode the router: %w", err)
+	}
+	return &trainResult{
+		record: modelRecord{
+			ID:             "rm_" + newID(),
+			Owner:          j.Owner,
+			Version:        s.version,
+			State:          ModelActive,
+			EmbeddingModel: model.EmbedderName(),
+			Classes:        model.Classes(),
+			TrainingJobID:  j.ID,
+			Metrics:        metrics,
+		},
+		weights: weights,
+	}, nil
+}
+
+func addTiming(cfg *TrainingConfig, rep *inference.FitReport) {
+	if rep == nil {
+		return
+	}
+	cfg.Timing.EmbeddingTimeSeconds += rep.EmbeddingTime.Seconds()
+	cfg.Timing.TrainingTimeSeconds += rep.TrainingTime.Seconds()
+}
+
+func (s *Service) fit(ctx context.Context, recs []Record) (*inference.Model, *inference.FitReport, error) {
+	examples := make([]inference.Example, len(recs))
+	for i, r := range recs {
+		examples[i] = inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores}
+	}
+	opts := inference.FitOptions{
+		Embedder:     s.embedder,
+		ONNXModelDir: s.onnxDir,
+		Cache:        s.cache,
+		Seed:         s.seed,
+		Logger:       s.log,
+	}
+	if s.fitOpts != nil {
+		s.fitOpts(&opts)
+	}
+	m, rep, err := inference.Fit(ctx, examples, opts)
+	if err != nil {
+		if errors.Is(err, inference.ErrInvalid) {
+			return nil, nil, &DatasetError{Message: "cannot train on this data: " + err.Error()}
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, fmt.Errorf("internal error: training failed: %w", err)
+	}
+	return m, rep, nil
+}
+
+func pick(recs []Record, idx []int) []Record {
+	out := make([]Record, len(idx))
+	for i, k := range idx {
+		out[i] = recs[k]
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// CleanupReport counts what a Cleanup did.
+type CleanupReport struct {
+	// Archived models had not been used for the archive period.
+	Archived int
+	// Removed models (records and weights) had been archived for the removal delay, or
+	// were orphaned weights without a record.
+	Removed int
+}
+
+// Cleanup runs the router model lifecycle once, at the service clock's now: active models
+// unused (no prediction, counted from creation otherwise) for the archive period (1 year)
+// become archived and stop answering predictions; archived models older than the removal
+// delay (7 days, so a weekly cleanup removes what the previous one archived) lose their
+// weights and record, reclaiming storage. Weights with no model record are removed too.
+func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
+	var rep CleanupReport
+	now := s.now()
+	entries, err := s.store.List(ctx, store.RouterModels, store.ListOptions{})
+	if err != nil {
+		return rep, fmt.Errorf("trainer: list models: %w", err)
+	}
+	known := map[string]bool{}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		known[e.Key] = true
+		var m modelRecord
+		if err := decodeJSON(e.Value, &m); err != nil {
+			s.log.Warn("trainer: skipping unreadable model record", "key", e.Key, "err", err)
+			continue
+		}
+		if m.State == ModelActive && now.Sub(m.LastUsedAt) >= s.archiveAfter {
+			archived, err := s.archive(ctx, m.ID)
+			if err != nil {
+				return rep, err
+			}
+			if archived {
+				rep.Archived++
+				m.State, m.ArchivedAt = ModelArchived, now
+				s.log.Info("trainer: archived unused router model", "model", m.ID, "last_used_at", m.LastUsedAt)
+			}
+		}
+		if m.State == ModelArchived && now.Sub(m.ArchivedAt) >= s.removeAfter {
+			err := s.store.Update(ctx, func(tx store.Tx) error {
+				if err := tx.Delete(ctx, store.RouterWeights, m.ID); err != nil {
+					return err
+				}
+				return tx.Delete(ctx, store.RouterModels, m.ID)
+			})
+			if err != nil {
+				return rep, fmt.Errorf("trainer: remove model %s: %w", m.ID, err)
+			}
+			s.models.remove(m.ID)
+			rep.Removed++
+			s.log.Info("trainer: removed archived router model", "model", m.ID, "archived_at", m.ArchivedAt)
+		}
+	}
+	weights, err := s.store.List(ctx, store.RouterWeights, store.ListOptions{})
+	if err != nil {
+		return rep, fmt.Errorf("trainer: list weights: %w", err)
+	}
+	for _, w := range weights {
+		if known[w.Key] {
+			continue
+		}
+		// Re-check: the model may have been saved since the listing.
+		if _, err := s.store.Get(ctx, store.RouterModels, w.Key); !errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err := s.store.Delete(ctx, store.RouterWeights, w.Key); err != nil {
+			return rep, fmt.Errorf("trainer: remove orphaned weights %s: %w", w.Key, err)
+		}
+		s.models.remove(w.Key)
+		rep.Removed++
+	}
+	return rep, nil
+}
+
+// archive marks id archived if it is still active and unused; it reports whether it did.
+func (s *Service) archive(ctx context.Context, id string) (bool, error) {
+	now := s.now()
+	done := false
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		m, err := store.GetJSON[modelRecord](ctx, tx, store.RouterModels, id)
+		if err != nil {
+			return err
+		}
+		if m.State != ModelActive || now.Sub(m.LastUsedAt) < s.archiveAfter {
+			return nil // used meanwhile
+		}
+		m.State, m.ArchivedAt = ModelArchived, now
+		done = true
+		return store.PutJSON(ctx, tx, store.RouterModels, id, m)
+	})
+	if err != nil {
+		return false, fmt.Errorf("trainer: archive model %s: %w", id, err)
+	}
+	if done {
+		s.models.remove(id)
+	}
+	return done, nil
+}

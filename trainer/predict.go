@@ -1,0 +1,116 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// touchEvery is how stale last_used_at may get before Predict writes it again; it keeps
+// predictions from writing to the store on every call while staying far finer than the
+// one-year archiving horizon.
+const touchEvery = time.Hour
+
+// Predict ranks the candidate models for each input with owner's router modelID, one
+// prediction per input in input order. inputs must hold 1..MaxInputs non-empty strings
+// (a *ValidationError naming inputs or inputs[i] otherwise). An unknown model, or another
+// owner's, is ErrNotFound; an archived one is ErrArchived (which matches ErrNotFound).
+func (s *Service) Predict(ctx context.Context, owner, modelID string, inputs []string) (PredictResponse, error) {
+	if strings.TrimSpace(modelID) == "" {
+		return PredictResponse{}, invalid("model_id", "is required")
+	}
+	if err := checkInputs(inputs); err != nil {
+		return PredictResponse{}, err
+	}
+	rec, err := s.getModel(ctx, owner, modelID)
+	if err != nil {
+		return PredictResponse{}, err
+	}
+	if rec.State != ModelActive {
+		return PredictResponse{}, &archivedError{modelID: modelID}
+	}
+	model, release, err := s.loadModel(ctx, modelID)
+	if err != nil {
+		return PredictResponse{}, err
+	}
+	defer release()
+	ranked, err := model.Predict(ctx, inputs)
+	if err != nil {
+		if errors.Is(err, inference.ErrInvalid) {
+			return PredictResponse{}, invalid("inputs", "%v", err)
+		}
+		return PredictResponse{}, fmt.Errorf("trainer: predict with %s: %w", modelID, err)
+	}
+	out := PredictResponse{Predictions: make([]Prediction, len(ranked)), Version: rec.Version}
+	for i, rk := range ranked {
+		p := Prediction{Models: make([]RankedModel, len(rk))}
+		for k, r := range rk {
+			p.Models[k] = RankedModel{Model: r.Model, Confidence: r.Prob, Rank: k + 1}
+		}
+		if len(rk) > 0 {
+			p.TopModel, p.TopProb = rk[0].Model, rk[0].Prob
+		}
+		out.Predictions[i] = p
+	}
+	if now := s.now(); now.Sub(rec.LastUsedAt) >= touchEvery {
+		if err := s.touch(ctx, modelID, now); err != nil {
+			s.log.Warn("trainer: record model use", "model", modelID, "err", err)
+		}
+	}
+	return out, nil
+}
+
+func checkInputs(inputs []string) error {
+	if len(inputs) == 0 {
+		return invalid("inputs", "must hold at least one input")
+	}
+	if len(inputs) > MaxInputs {
+		return invalid("inputs", "must hold at most %d inputs per request, got %d; split larger sets", MaxInputs, len(inputs))
+	}
+	for i, in := range inputs {
+		if strings.TrimSpace(in) == "" {
+			return invalid(fmt.Sprintf("inputs[%d]", i), "must not be empty")
+		}
+	}
+	return nil
+}
+
+// loadModel returns the decoded router, from the cache or the store.
+func (s *Service) loadModel(ctx context.Context, id string) (*inference.Model, func(), error) {
+	if m, release, ok := s.models.acquire(id); ok {
+		return m, release, nil
+	}
+	data, err := s.store.Get(ctx, store.RouterWeights, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, notFound("router model weights", id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("trainer: read weights of %s: %w", id, err)
+	}
+	m, err := inference.LoadModel(data, inference.LoadOptions{ONNXModelDir: s.onnxDir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("trainer: decode router model %s: %w", id, err)
+	}
+	m, release := s.models.add(id, m)
+	return m, release, nil
+}
+
+// touch records that modelID was used at now.
+func (s *Service) touch(ctx context.Context, id string, now time.Time) error {
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		m, err := store.GetJSON[modelRecord](ctx, tx, store.RouterModels, id)
+		if err != nil {
+			return err
+		}
+		if m.State != ModelActive || !now.After(m.LastUsedAt) {
+			return nil
+		}
+		m.LastUsedAt = now
+		return store.PutJSON(ctx, tx, store.RouterModels, id, m)
+	})
+}

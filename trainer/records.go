@@ -1,0 +1,195 @@
+package trainer
+
+import "time"
+
+// JobState is a training job's state.
+type JobState string
+
+// Training job states: queued → running → completed | failed.
+const (
+	StateQueued    JobState = "queued"
+	StateRunning   JobState = "running"
+	StateCompleted JobState = "completed"
+	StateFailed    JobState = "failed"
+)
+
+// ModelState is a router model's lifecycle state.
+type ModelState string
+
+// Router model states: active models answer predictions; a model unused for a year is
+// archived (predictions answer ErrArchived, a 404); Cleanup later removes archived models.
+const (
+	ModelActive   ModelState = "active"
+	ModelArchived ModelState = "archived"
+)
+
+// Job is what Submit returns: the wire "Training job".
+type Job struct {
+	TrainingJobID string   `json:"training_job_id"`
+	Status        JobState `json:"status"`
+	Version       string   `json:"version"`
+}
+
+// Timing is training_config.timing, in seconds.
+type Timing struct {
+	// TrainingTimeSeconds covers the classifier fits (held-out evaluation and final).
+	TrainingTimeSeconds float64 `json:"training_time_seconds"`
+	// EmbeddingTimeSeconds covers embedding the texts (and fitting the embedder).
+	EmbeddingTimeSeconds float64 `json:"embedding_time_seconds"`
+	// TotalTimeSeconds is the whole job from start to end, fetching and parsing included.
+	TotalTimeSeconds float64 `json:"total_time_seconds"`
+}
+
+// TrainingConfig is the training_config of a job status.
+type TrainingConfig struct {
+	Timing Timing `json:"timing"`
+	// EmbeddingModel names the embedder.
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// Rows is the number of records read from all files; SkippedRows had no correct model.
+	Rows        int `json:"rows"`
+	SkippedRows int `json:"skipped_rows"`
+	// TrainRows and HoldoutRows are the sizes of the evaluation split.
+	TrainRows   int `json:"train_rows,omitempty"`
+	HoldoutRows int `json:"holdout_rows,omitempty"`
+	// Classes are the models the router chooses among.
+	Classes []string `json:"classes,omitempty"`
+	// HoldoutFraction and Seed describe the evaluation split.
+	HoldoutFraction float64 `json:"holdout_fraction,omitempty"`
+	Seed            int64   `json:"seed"`
+	// L2 is the regularisation strength chosen for the final model.
+	L2 float64 `json:"l2,omitempty"`
+}
+
+// JobStatus is the wire "Training job status".
+type JobStatus struct {
+	TrainingJobID  string          `json:"training_job_id"`
+	Status         JobState        `json:"status"`
+	ModelID        string          `json:"model_id,omitempty"`
+	CreatedAt      string          `json:"created_at,omitempty"`
+	StartedAt      string          `json:"started_at,omitempty"`
+	CompletedAt    string          `json:"completed_at,omitempty"`
+	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
+	ErrorMessage   string          `json:"error_message,omitempty"`
+	Version        string          `json:"version"`
+}
+
+// Metrics are a router's scores on the held-out split.
+type Metrics struct {
+	// Top1HitRate is the share of held-out rows whose top model is among correct_models.
+	Top1HitRate float64 `json:"top1_hit_rate"`
+	// Top3HitRate is the share where any of the top 3 models is.
+	Top3HitRate float64 `json:"top3_hit_rate"`
+	// Accuracy is the share where the top model is the row's first-listed correct model.
+	Accuracy float64 `json:"accuracy"`
+	// BaselineModel is the model most often correct in the training split; the baseline
+	// always picks it. A useful router beats BaselineTop1HitRate.
+	BaselineModel       string  `json:"baseline_model"`
+	BaselineTop1HitRate float64 `json:"baseline_top1_hit_rate"`
+	BaselineAccuracy    float64 `json:"baseline_accuracy"`
+	// HoldoutRows is the number of rows scored.
+	HoldoutRows int `json:"holdout_rows"`
+}
+
+// ModelDetails is the wire "Router model details".
+type ModelDetails struct {
+	ModelID        string     `json:"model_id"`
+	Version        string     `json:"version"`
+	Status         ModelState `json:"status"`
+	EmbeddingModel string     `json:"embedding_model"`
+	NumClasses     int        `json:"num_classes"`
+	Classes        []string   `json:"classes"`
+	CreatedAt      string     `json:"created_at"`
+	LastUsedAt     string     `json:"last_used_at,omitempty"`
+	ArchivedAt     string     `json:"archived_at,omitempty"`
+	TrainingJobID  string     `json:"training_job_id"`
+	Metrics        *Metrics   `json:"metrics,omitempty"`
+}
+
+// RankedModel is one entry of a prediction's ranked list.
+type RankedModel struct {
+	Model      string  `json:"model"`
+	Confidence float64 `json:"confidence"`
+	Rank       int     `json:"rank"`
+}
+
+// Prediction is the ranking for one input.
+type Prediction struct {
+	TopModel string        `json:"top_model"`
+	TopProb  float64       `json:"top_prob"`
+	Models   []RankedModel `json:"models"`
+}
+
+// PredictResponse is the wire "Prediction response".
+type PredictResponse struct {
+	Predictions []Prediction `json:"predictions"`
+	Version     string       `json:"version"`
+}
+
+// jobRecord is a job as kept in store.TrainingJobs, keyed by its id.
+type jobRecord struct {
+	ID             string          `json:"id"`
+	Owner          string          `json:"owner"`
+	DataURLs       []string        `json:"data_urls"`
+	State          JobState        `json:"state"`
+	ModelID        string          `json:"model_id,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      time.Time       `json:"started_at,omitzero"`
+	CompletedAt    time.Time       `json:"completed_at,omitzero"`
+	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
+	ErrorMessage   string          `json:"error_message,omitempty"`
+	// Attempts counts starts; a job interrupted by restarts too often is failed.
+	Attempts int `json:"attempts"`
+}
+
+// modelRecord is a router model's metadata in store.RouterModels, keyed by its id; its
+// weights (inference.Model bytes) are in store.RouterWeights under the same key.
+type modelRecord struct {
+	ID             string     `json:"id"`
+	Owner          string     `json:"owner"`
+	Version        string     `json:"version"`
+	State          ModelState `json:"state"`
+	EmbeddingModel string     `json:"embedding_model"`
+	Classes        []string   `json:"classes"`
+	CreatedAt      time.Time  `json:"created_at"`
+	LastUsedAt     time.Time  `json:"last_used_at"`
+	ArchivedAt     time.Time  `json:"archived_at,omitzero"`
+	TrainingJobID  string     `json:"training_job_id"`
+	Metrics        *Metrics   `json:"metrics,omitempty"`
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func (j *jobRecord) status(version string) JobStatus {
+	return JobStatus{
+		TrainingJobID:  j.ID,
+		Status:         j.State,
+		ModelID:        j.ModelID,
+		CreatedAt:      formatTime(j.CreatedAt),
+		StartedAt:      formatTime(j.StartedAt),
+		CompletedAt:    formatTime(j.CompletedAt),
+		TrainingConfig: j.TrainingConfig,
+		ErrorMessage:   j.ErrorMessage,
+		Version:        version,
+	}
+}
+
+func (m *modelRecord) details() ModelDetails {
+	return ModelDetails{
+		ModelID:        m.ID,
+		Version:        m.Version,
+		Status:         m.State,
+		EmbeddingModel: m.EmbeddingModel,
+		NumClasses:     len(m.Classes),
+		Classes:        m.Classes,
+		CreatedAt:      formatTime(m.CreatedAt),
+		LastUsedAt:     formatTime(m.LastUsedAt),
+		ArchivedAt:     formatTime(m.ArchivedAt),
+		TrainingJobID:  m.TrainingJobID,
+		Metrics:        m.Metrics,
+	}
+}

@@ -1,0 +1,459 @@
+// Package trainer runs custom router training jobs and serves their predictions.
+//
+// A [Service] takes training requests (dataset URLs), runs them on a worker pool fed by a
+// bounded queue, and keeps jobs (store.TrainingJobs), router metadata (store.RouterModels)
+// and fitted weights (store.RouterWeights, the bytes of an inference.Model) in a
+// *store.Store. Every job and model belongs to an owner (the API key id the server passes);
+// another owner's ids answer ErrNotFound.
+//
+// A job fetches each file (JSON array, JSONL or CSV), validates the rows, fits a router on
+// a stratified 80% split to score it on the other 20% (top-1/top-3 hit rate, accuracy, and
+// the always-the-most-frequent-model baseline), then fits the final router on all rows.
+//
+// Restarts: Start re-queues jobs it finds queued or running in the store (a running job was
+// interrupted by the previous process); a job interrupted MaxAttempts times is failed with
+// a message instead, so no job stays running forever.
+//
+// Lifecycle: a model unused for ArchiveAfter (1 year) is archived by [Service.Cleanup] and
+// from then on answers ErrArchived (which matches ErrNotFound: a 404 whose message says
+// the model was archived). A later Cleanup, RemoveAfter (7 days) after archiving, deletes
+// the model's weights and record.
+package trainer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Limits and defaults.
+const (
+	// MaxInputs is the most inputs one Predict call takes.
+	MaxInputs = 500
+	// MaxDataURLs is the most dataset files one job takes.
+	MaxDataURLs = 100
+	// MinRows is the fewest usable rows a job trains on.
+	MinRows = 10
+	// MinClasses is the fewest distinct models a job trains on.
+	MinClasses = 2
+	// MaxAttempts is how many times a job may be started before restarts fail it.
+	MaxAttempts = 3
+	// DefaultVersion is the version label in responses.
+	DefaultVersion = "v1"
+	// DefaultArchiveAfter is the inactivity after which Cleanup archives a model.
+	DefaultArchiveAfter = 365 * 24 * time.Hour
+	// DefaultRemoveAfter is how long an archived model is kept before Cleanup removes it.
+	DefaultRemoveAfter = 7 * 24 * time.Hour
+	// HoldoutFraction is the share of rows held out to score a router.
+	HoldoutFraction = 0.2
+)
+
+// Service runs training jobs and predictions. Create it with New, call Start to run the
+// workers and Close to stop them. It is safe for concurrent use.
+type Service struct {
+	store    *store.Store
+	fetcher  *fetch.Fetcher
+	workers  int
+	queue    chan string
+	now      func() time.Time
+	log      *slog.Logger
+	version  string
+	embedder string
+	onnxDir  string
+	seed     int64
+	cache    inference.EmbeddingCache
+	fitOpts  func(*inference.FitOptions)
+
+	archiveAfter, removeAfter, cleanupEvery time.Duration
+
+	models *modelCache
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	pending map[string]bool // ids in the queue or running, to avoid double runs
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithFetcher sets the fetcher for dataset URLs (default: a zero fetch.Fetcher — guarded,
+// no local URLs).
+func WithFetcher(f *fetch.Fetcher) Option { return func(s *Service) { s.fetcher = f } }
+
+// WithWorkers sets how many jobs run at once (default 1; training uses all cores anyway).
+func WithWorkers(n int) Option { return func(s *Service) { s.workers = n } }
+
+// WithQueueSize sets how many jobs may wait; Submit beyond it fails with ErrQueueFull
+// (default 64).
+func WithQueueSize(n int) Option { return func(s *Service) { s.queue = make(chan string, max(n, 1)) } }
+
+// WithClock sets the clock (default time.Now); tests use it to age models.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithVersion sets the version label of responses (default DefaultVersion).
+func WithVersion(v string) Option { return func(s *Service) { s.version = v } }
+
+// WithEmbedder selects the embedder by inference name ("" or "ngram" for the default
+// n-gram TF-IDF, "onnx" with WithONNXModelDir).
+func WithEmbedder(name string) Option { return func(s *Service) { s.embedder = name } }
+
+// WithONNXModelDir sets the directory of the ONNX sentence-embedding model.
+func WithONNXModelDir(dir string) Option { return func(s *Service) { s.onnxDir = dir } }
+
+// WithSeed fixes the evaluation split and fitting seed (default 42).
+func WithSeed(seed int64) Option { return func(s *Service) { s.seed = seed } }
+
+// WithEmbeddingCache sets the embedding cache (default: inference.NewStoreCache on the
+// service's store); nil turns caching off.
+func WithEmbeddingCache(c inference.EmbeddingCache) Option {
+	return func(s *Service) { s.cache = c }
+}
+
+// WithFitOptions lets the caller adjust the inference.FitOptions of every fit (for
+// example the L2 grid or iteration cap) after the service has filled them in.
+func WithFitOptions(fn func(*inference.FitOptions)) Option {
+	return func(s *Service) { s.fitOpts = fn }
+}
+
+// WithModelCacheSize sets how many decoded router models stay in memory (default 8).
+func WithModelCacheSize(n int) Option { return func(s *Service) { s.models = newModelCache(n) } }
+
+// WithLifecycle sets the inactivity before archiving and the delay before an archived
+// model is removed (defaults DefaultArchiveAfter, DefaultRemoveAfter).
+func WithLifecycle(archiveAfter, removeAfter time.Duration) Option {
+	return func(s *Service) { s.archiveAfter, s.removeAfter = archiveAfter, removeAfter }
+}
+
+// WithCleanupInterval makes Start run Cleanup periodically (e.g. weekly); 0, the
+// default, leaves it to the caller.
+func WithCleanupInterval(d time.Duration) Option { return func(s *Service) { s.cleanupEvery = d } }
+
+// New returns a Service over st. Call Start to run jobs.
+func New(st *store.Store, opts ...Option) (*Service, error) {
+	if st == nil {
+		return nil, errors.New("trainer: nil store")
+	}
+	s := &Service{
+		store:        st,
+		workers:      1,
+		now:          time.Now,
+		version:      DefaultVersion,
+		seed:         42,
+		archiveAfter: DefaultArchiveAfter,
+		removeAfter:  DefaultRemoveAfter,
+		pending:      map[string]bool{},
+		cache:        inference.NewStoreCache(st),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.fetcher == nil {
+		s.fetcher = &fetch.Fetcher{}
+	}
+	if s.queue == nil {
+		s.queue = make(chan string, 64)
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.models == nil {
+		s.models = newModelCache(8)
+	}
+	if s.workers < 1 {
+		s.workers = 1
+	}
+	return s, nil
+}
+
+// Version returns the version label the service puts in responses.
+func (s *Service) Version() string { return s.version }
+
+// Start recovers unfinished jobs from the store and starts the workers. The workers stop
+// when ctx is cancelled or Close is called.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("trainer: already started")
+	}
+	s.started = true
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.mu.Unlock()
+
+	recovered, err := s.recover(ctx)
+	if err != nil {
+		s.cancel()
+		return err
+	}
+	for range s.workers {
+		s.wg.Add(1)
+		go s.worker(ctx)
+	}
+	if len(recovered) > 0 {
+		// Feed recovered jobs without the queue bound: they were accepted before.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for _, id := range recovered {
+				select {
+				case s.queue <- id:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	if s.cleanupEvery > 0 {
+		s.wg.Add(1)
+		go s.cleanupLoop(ctx)
+	}
+	return nil
+}
+
+// Close stops the workers and waits for them. A job interrupted by Close is put back to
+// queued, so the next Start runs it again.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	s.wg.Wait()
+	s.models.clear()
+	return nil
+}
+
+// recover lists unfinished jobs: queued ones go back in the queue; running ones (the
+// previous process died or stopped mid-job) are re-queued, or failed after MaxAttempts.
+func (s *Service) recover(ctx context.Context) ([]string, error) {
+	entries, err := s.store.List(ctx, store.TrainingJobs, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("trainer: list jobs: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		var j jobRecord
+		if err := decodeJSON(e.Value, &j); err != nil {
+			s.log.Warn("trainer: skipping unreadable job record", "key", e.Key, "err", err)
+			continue
+		}
+		switch j.State {
+		case StateQueued:
+		case StateRunning:
+			if j.Attempts >= MaxAttempts {
+				j.State = StateFailed
+				j.CompletedAt = s.now()
+				j.ErrorMessage = fmt.Sprintf("job was interrupted %d times by service restarts; submit it again", j.Attempts)
+				if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+					return nil, fmt.Errorf("trainer: fail interrupted job %s: %w", j.ID, err)
+				}
+				s.log.Warn("trainer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
+				continue
+			}
+			j.State = StateQueued
+			if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+				return nil, fmt.Errorf("trainer: re-queue job %s: %w", j.ID, err)
+			}
+			s.log.Info("trainer: re-queued interrupted job", "job", j.ID, "attempts", j.Attempts)
+		default:
+			continue
+		}
+		s.mu.Lock()
+		already := s.pending[j.ID] // submitted to this process before Start
+		s.pending[j.ID] = true
+		s.mu.Unlock()
+		if !already {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids, nil
+}
+
+func (s *Service) worker(ctx context.Context) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case id := <-s.queue:
+			s.run(ctx, id)
+			s.mu.Lock()
+			delete(s.pending, id)
+			s.mu.Unlock()
+		}
+	}
+}
+
+func (s *Service) cleanupLoop(ctx context.Context) {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cleanupEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if rep, err := s.Cleanup(ctx); err != nil {
+				s.log.Error("trainer: cleanup", "err", err)
+			} else {
+				s.log.Info("trainer: cleanup", "archived", rep.Archived, "removed", rep.Removed)
+			}
+		}
+	}
+}
+
+// Submit validates dataURLs and queues a training job for owner. A request invalid on its
+// face returns a *ValidationError naming Data_URLs; a full queue returns ErrQueueFull.
+func (s *Service) Submit(ctx context.Context, owner string, dataURLs []string) (Job, error) {
+	urls, err := s.checkURLs(dataURLs)
+	if err != nil {
+		return Job{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Job{}, ErrClosed
+	}
+	if len(s.queue) >= cap(s.queue) {
+		return Job{}, ErrQueueFull
+	}
+	j := jobRecord{
+		ID:        "tj_" + newID(),
+		Owner:     owner,
+		DataURLs:  urls,
+		State:     StateQueued,
+		CreatedAt: s.now(),
+	}
+	if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+		return Job{}, fmt.Errorf("trainer: save job: %w", err)
+	}
+	// The lock is held, and only Submit adds to the queue beyond recovery, so the send
+	// cannot block for long; select guards against the recovery feeder filling it.
+	select {
+	case s.queue <- j.ID:
+		s.pending[j.ID] = true
+	default:
+		_ = s.store.Delete(context.WithoutCancel(ctx), store.TrainingJobs, j.ID)
+		return Job{}, ErrQueueFull
+	}
+	s.log.Info("trainer: job queued", "job", j.ID, "files", len(urls))
+	return Job{TrainingJobID: j.ID, Status: j.State, Version: s.version}, nil
+}
+
+func (s *Service) checkURLs(dataURLs []string) ([]string, error) {
+	if len(dataURLs) == 0 {
+		return nil, invalid("Data_URLs", "must list at least one dataset URL")
+	}
+	if len(dataURLs) > MaxDataURLs {
+		return nil, invalid("Data_URLs", "must list at most %d URLs, got %d", MaxDataURLs, len(dataURLs))
+	}
+	out := make([]string, len(dataURLs))
+	for i, raw := range dataURLs {
+		field := fmt.Sprintf("Data_URLs[%d]", i)
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			return nil, invalid(field, "must not be empty")
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, invalid(field, "is not a valid URL: %v", err)
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http", "https":
+			if u.Host == "" {
+				return nil, invalid(field, "URL %q has no host", raw)
+			}
+		case "file":
+			if !s.fetcher.AllowLocal {
+				return nil, invalid(field, "file:// URLs are not allowed (the server runs without --allow-local-urls)")
+			}
+		default:
+			return nil, invalid(field, "URL %q must start with http:// or https://", raw)
+		}
+		out[i] = raw
+	}
+	return out, nil
+}
+
+// Status returns owner's job jobID.
+func (s *Service) Status(ctx context.Context, owner, jobID string) (JobStatus, error) {
+	if strings.TrimSpace(jobID) == "" {
+		return JobStatus{}, invalid("task_id", "is required")
+	}
+	j, err := s.getJob(ctx, jobID)
+	if err != nil {
+		return JobStatus{}, err
+	}
+	if j.Owner != owner {
+		return JobStatus{}, notFound("training job", jobID)
+	}
+	return j.status(s.version), nil
+}
+
+func (s *Service) getJob(ctx context.Context, id string) (jobRecord, error) {
+	j, err := store.GetJSON[jobRecord](ctx, s.store, store.TrainingJobs, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return j, notFound("training job", id)
+	}
+	if err != nil {
+		return j, fmt.Errorf("trainer: read job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// Model returns owner's router model details. Archived models are still described (with
+// status archived); removed ones answer ErrNotFound.
+func (s *Service) Model(ctx context.Context, owner, modelID string) (ModelDetails, error) {
+	if strings.TrimSpace(modelID) == "" {
+		return ModelDetails{}, invalid("model_id", "is required")
+	}
+	m, err := s.getModel(ctx, owner, modelID)
+	if err != nil {
+		return ModelDetails{}, err
+	}
+	return m.details(), nil
+}
+
+func (s *Service) getModel(ctx context.Context, owner, id string) (modelRecord, error) {
+	m, err := store.GetJSON[modelRecord](ctx, s.store, store.RouterModels, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && m.Owner != owner) {
+		return modelRecord{}, notFound("router model", id)
+	}
+	if err != nil {
+		return m, fmt.Errorf("trainer: read model %s: %w", id, err)
+	}
+	return m, nil
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,572 @@
+package trainer
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// topics maps a model to the words of the prompts it answers best.
+var topics = []struct {
+	model string
+	words []string
+}{
+	{"openai/gpt-math", strings.Fields("integral derivative equation solve algebra matrix prime factor polynomial")},
+	{"anthropic/claude-code", strings.Fields("python function compile bug golang loop recursion array stack")},
+	{"google/gemini-poetry", strings.Fields("poem sonnet rhyme verse haiku stanza metaphor lyric ballad")},
+}
+
+// syntheticRecords returns n rows whose correct model follows the topic of the prompt;
+// one in five rows also lists a second model.
+func syntheticRecords(n int, seed uint64) []Record {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	filler := strings.Fields("please help me with this the a and of to quickly carefully today")
+	recs := make([]Record, n)
+	for i := range recs {
+		k := i % len(topics)
+		var words []string
+		for range 8 {
+			words = append(words, topics[k].words[rng.IntN(len(topics[k].words))], filler[rng.IntN(len(filler))])
+		}
+		models := []string{topics[k].model}
+		if i%5 == 0 {
+			models = append(models, topics[(k+1)%len(topics)].model)
+		}
+		recs[i] = Record{Problem: strings.Join(words, " "), CorrectModels: models}
+	}
+	return recs
+}
+
+func asJSON(recs []Record) string {
+	b, _ := json.Marshal(recs)
+	return string(b)
+}
+
+func asCSV(recs []Record) string {
+	var sb strings.Builder
+	w := csv.NewWriter(&sb)
+	w.Write([]string{"problem", "correct_models"})
+	for _, r := range recs {
+		w.Write([]string{r.Problem, strings.Join(r.CorrectModels, ",")})
+	}
+	w.Flush()
+	return sb.String()
+}
+
+// files serves path → body from an httptest server.
+func files(t *testing.T, m map[string]string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := m[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func newService(t *testing.T, st *store.Store, opts ...Option) *Service {
+	t.Helper()
+	if st == nil {
+		st = memstore.New()
+	}
+	base := []Option{WithFetcher(&fetch.Fetcher{AllowLocal: true}), WithLogger(quietLogger())}
+	s, err := New(st, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// waitDone polls a job until it is completed or failed.
+func waitDone(t *testing.T, s *Service, owner, id string) JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	for {
+		st, err := s.Status(ctx, owner, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Status == StateCompleted || st.Status == StateFailed {
+			return st
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("job %s still %s", id, st.Status)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func train(t *testing.T, s *Service, owner string, urls ...string) JobStatus {
+	t.Helper()
+	job, err := s.Submit(context.Background(), owner, urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Status != StateQueued || job.Version == "" || !strings.HasPrefix(job.TrainingJobID, "tj_") {
+		t.Fatalf("Submit = %+v", job)
+	}
+	return waitDone(t, s, owner, job.TrainingJobID)
+}
+
+func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
+	recs := syntheticRecords(150, 1)
+	srv := files(t, map[string]string{"/a.json": asJSON(recs[:75]), "/b.csv": asCSV(recs[75:])})
+	s := newService(t, nil)
+	ctx := context.Background()
+
+	st := train(t, s, "key-a", srv.URL+"/a.json", srv.URL+"/b.csv")
+	if st.Status != StateCompleted {
+		t.Fatalf("job failed: %s", st.ErrorMessage)
+	}
+	if st.ModelID == "" || st.StartedAt == "" || st.CompletedAt == "" || st.ErrorMessage != "" {
+		t.Fatalf("status = %+v", st)
+	}
+	started, err1 := time.Parse(time.RFC3339, st.StartedAt)
+	completed, err2 := time.Parse(time.RFC3339, st.CompletedAt)
+	if err1 != nil || err2 != nil || completed.Before(started) {
+		t.Fatalf("timestamps %q %q: %v %v", st.StartedAt, st.CompletedAt, err1, err2)
+	}
+	cfg := st.TrainingConfig
+	if cfg == nil || cfg.Rows != 150 || cfg.SkippedRows != 0 || len(cfg.Classes) != 3 || cfg.EmbeddingModel == "" {
+		t.Fatalf("training_config = %+v", cfg)
+	}
+	tm := cfg.Timing
+	if tm.TotalTimeSeconds <= 0 || tm.TrainingTimeSeconds <= 0 || tm.EmbeddingTimeSeconds <= 0 ||
+		tm.TotalTimeSeconds < tm.TrainingTimeSeconds || tm.TotalTimeSeconds < tm.EmbeddingTimeSeconds {
+		t.Fatalf("timing = %+v", tm)
+	}
+	if cfg.HoldoutRows+cfg.TrainRows != 150 || cfg.HoldoutRows < 25 || cfg.HoldoutRows > 35 {
+		t.Fatalf("split %d/%d, want about 20%% held out", cfg.TrainRows, cfg.HoldoutRows)
+	}
+
+	d, err := s.Model(ctx, "key-a", st.ModelID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != ModelActive || d.NumClasses != 3 || d.EmbeddingModel != cfg.EmbeddingModel || d.CreatedAt == "" || d.Version == "" {
+		t.Fatalf("details = %+v", d)
+	}
+	m := d.Metrics
+	if m == nil || m.HoldoutRows != cfg.HoldoutRows {
+		t.Fatalf("metrics = %+v", m)
+	}
+	// The topics are learnable: the router must beat always picking one model by far.
+	if m.Top1HitRate < 0.9 || m.Top1HitRate <= m.BaselineTop1HitRate || m.Top3HitRate < m.Top1HitRate || m.Accuracy > m.Top1HitRate {
+		t.Fatalf("metrics = %+v", m)
+	}
+	if m.BaselineTop1HitRate > 0.6 {
+		t.Fatalf("baseline %v is implausible for 3 balanced topics", m.BaselineTop1HitRate)
+	}
+
+	inputs := []string{
+		"solve this integral and derivative equation",
+		"fix the bug in my python function loop",
+		"write a sonnet with rhyme and verse",
+	}
+	resp, err := s.Predict(ctx, "key-a", st.ModelID, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Predictions) != 3 || resp.Version == "" {
+		t.Fatalf("response = %+v", resp)
+	}
+	for i, p := range resp.Predictions {
+		if p.TopModel != topics[i].model {
+			t.Errorf("input %d: top model %s, want %s", i, p.TopModel, topics[i].model)
+		}
+		if len(p.Models) != 3 || p.Models[0].Model != p.TopModel || p.Models[0].Confidence != p.TopProb {
+			t.Fatalf("prediction %d = %+v", i, p)
+		}
+		sum := 0.0
+		for k, rm := range p.Models {
+			sum += rm.Confidence
+			if rm.Rank != k+1 || (k > 0 && rm.Confidence > p.Models[k-1].Confidence) {
+				t.Fatalf("prediction %d not ranked: %+v", i, p.Models)
+			}
+		}
+		if math.Abs(sum-1) > 1e-6 {
+			t.Errorf("confidences sum to %v", sum)
+		}
+	}
+	if s.models.len() != 1 {
+		t.Errorf("model cache holds %d models, want 1", s.models.len())
+	}
+
+	// Another owner sees nothing.
+	if _, err := s.Status(ctx, "key-b", st.TrainingJobID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Status by another owner: %v", err)
+	}
+	if _, err := s.Model(ctx, "key-b", st.ModelID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Model by another owner: %v", err)
+	}
+	if _, err := s.Predict(ctx, "key-b", st.ModelID, inputs); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Predict by another owner: %v", err)
+	}
+	if _, err := s.Predict(ctx, "key-a", "rm_missing", inputs); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Predict unknown model: %v", err)
+	}
+}
+
+func TestPredictValidation(t *testing.T) {
+	recs := syntheticRecords(30, 2)
+	srv := files(t, map[string]string{"/a.json": asJSON(recs)})
+	s := newService(t, nil)
+	st := train(t, s, "k", srv.URL+"/a.json")
+	if st.Status != StateCompleted {
+		t.Fatal(st.ErrorMessage)
+	}
+	ctx := context.Background()
+	tooMany := make([]string, MaxInputs+1)
+	for i := range tooMany {
+		tooMany[i] = "x"
+	}
+	for _, c := range []struct {
+		model  string
+		inputs []string
+		field  string
+		text   string
+	}{
+		{st.ModelID, nil, "inputs", "at least one"},
+		{st.ModelID, tooMany, "inputs", "at most 500"},
+		{st.ModelID, []string{"a", "b", "  "}, "inputs[2]", "empty"},
+		{"", []string{"a"}, "model_id", "required"},
+	} {
+		_, err := s.Predict(ctx, "k", c.model, c.inputs)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) || ve.Field != c.field || !strings.Contains(ve.Message, c.text) {
+			t.Errorf("Predict(%d inputs) error = %v, want field %s", len(c.inputs), err, c.field)
+		}
+	}
+	// Exactly 500 inputs is fine and keeps input order.
+	ok := make([]string, MaxInputs)
+	for i := range ok {
+		ok[i] = []string{"integral equation", "python bug", "sonnet rhyme"}[i%3]
+	}
+	resp, err := s.Predict(ctx, "k", st.ModelID, ok)
+	if err != nil || len(resp.Predictions) != MaxInputs {
+		t.Fatalf("500 inputs: %d predictions, %v", len(resp.Predictions), err)
+	}
+	for i := 0; i < 3; i++ {
+		if resp.Predictions[i].TopModel != resp.Predictions[i+3].TopModel || resp.Predictions[i].TopModel != topics[i].model {
+			t.Fatalf("predictions out of order: %s %s", resp.Predictions[i].TopModel, resp.Predictions[i+3].TopModel)
+		}
+	}
+}
+
+func TestSubmitValidation(t *testing.T) {
+	s, err := New(memstore.New(), WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		urls  []string
+		field string
+	}{
+		{nil, "Data_URLs"},
+		{[]string{}, "Data_URLs"},
+		{[]string{"https://x.test/a.json", ""}, "Data_URLs[1]"},
+		{[]string{"ftp://x.test/a.csv"}, "Data_URLs[0]"},
+		{[]string{"x.test/a.csv"}, "Data_URLs[0]"},
+		{[]string{"file:///etc/passwd"}, "Data_URLs[0]"},
+		{[]string{"http://"}, "Data_URLs[0]"},
+	} {
+		_, err := s.Submit(context.Background(), "k", c.urls)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != c.field {
+			t.Errorf("Submit(%q) error = %v, want a ValidationError on %s", c.urls, err, c.field)
+		}
+	}
+	entries, _ := s.store.List(context.Background(), store.TrainingJobs, store.ListOptions{})
+	if len(entries) != 0 {
+		t.Fatalf("invalid submissions stored %d jobs", len(entries))
+	}
+}
+
+func TestQueueFull(t *testing.T) {
+	// Not started: nothing drains the queue.
+	s, err := New(memstore.New(), WithQueueSize(2), WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 2 {
+		if _, err := s.Submit(context.Background(), "k", []string{"https://x.test/a.json"}); err != nil {
+			t.Fatalf("submit %d: %v", i, err)
+		}
+	}
+	if _, err := s.Submit(context.Background(), "k", []string{"https://x.test/a.json"}); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("third submit: %v, want ErrQueueFull", err)
+	}
+}
+
+func TestJobFailuresNameFileAndRow(t *testing.T) {
+	good := syntheticRecords(30, 3)
+	oneModel := syntheticRecords(30, 3)
+	for i := range oneModel {
+		oneModel[i].CorrectModels = []string{"a/only"}
+	}
+	noCorrect := syntheticRecords(30, 3)
+	for i := range noCorrect[5:] {
+		noCorrect[5+i].CorrectModels = []string{}
+	}
+	srv := files(t, map[string]string{
+		"/good.json":      asJSON(good),
+		"/header.csv":     "prompt,models\nq,a/b\n",
+		"/noproblem.csv":  "problem,correct_models\nq1,a/b\nq2,a/b\n,a/b\n",
+		"/badmodel.json":  `[{"problem":"q","correct_models":["a/b"]},{"problem":"q","correct_models":["gpt4"]}]`,
+		"/notjson.json":   "<html>oops</html>",
+		"/few.json":       asJSON(good[:9]),
+		"/onemodel.json":  asJSON(oneModel),
+		"/nocorrect.json": asJSON(noCorrect),
+	})
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL + "/gone.json"
+	closed.Close()
+
+	s := newService(t, nil, WithWorkers(2))
+	for _, c := range []struct {
+		urls []string
+		want []string
+	}{
+		{[]string{srv.URL + "/good.json", srv.URL + "/header.csv"}, []string{srv.URL + "/header.csv", "line 1", "bad header"}},
+		{[]string{srv.URL + "/noproblem.csv"}, []string{srv.URL + "/noproblem.csv", "line 4", "problem is empty"}},
+		{[]string{srv.URL + "/badmodel.json"}, []string{srv.URL + "/badmodel.json", "record 2", `"gpt4"`, "provider/model"}},
+		{[]string{srv.URL + "/notjson.json"}, []string{srv.URL + "/notjson.json", "wrong format"}},
+		{[]string{srv.URL + "/missing.json"}, []string{srv.URL + "/missing.json", "404"}},
+		{[]string{closedURL}, []string{closedURL}},
+		{[]string{srv.URL + "/few.json"}, []string{"only 9 usable rows", "at least 10"}},
+		{[]string{srv.URL + "/onemodel.json"}, []string{"a/only", "at least 2"}},
+		{[]string{srv.URL + "/nocorrect.json"}, []string{"only 5 usable rows", "25 without any correct model"}},
+	} {
+		st := train(t, s, "k", c.urls...)
+		if st.Status != StateFailed || st.ModelID != "" || st.CompletedAt == "" {
+			t.Errorf("%v: status %+v, want failed", c.urls, st)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(st.ErrorMessage, w) {
+				t.Errorf("error_message %q does not contain %q", st.ErrorMessage, w)
+			}
+		}
+	}
+	models, _ := s.store.List(context.Background(), store.RouterModels, store.ListOptions{})
+	if len(models) != 0 {
+		t.Fatalf("failed jobs stored %d models", len(models))
+	}
+}
+
+func TestSSRFGuardFailsJob(t *testing.T) {
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 4))})
+	s, err := New(memstore.New(), WithLogger(quietLogger())) // default fetcher: local refused
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start(context.Background())
+	defer s.Close()
+	st := train(t, s, "k", srv.URL+"/a.json")
+	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "not allowed") || !strings.Contains(st.ErrorMessage, srv.URL) {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestRestartRecoversJobs(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	release := make(chan struct{})
+	var once sync.Once
+	entered := make(chan struct{}, 4)
+	body := asJSON(syntheticRecords(30, 5))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			io.WriteString(w, body)
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+
+	// First process: the job blocks in fetching; Close interrupts it and puts it back.
+	s1 := newService(t, st)
+	job, err := s1.Submit(ctx, "k", []string{srv.URL + "/a.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	if got, _ := s1.Status(ctx, "k", job.TrainingJobID); got.Status != StateRunning || got.StartedAt == "" {
+		t.Fatalf("status while fetching = %+v", got)
+	}
+	s1.Close()
+	if got, _ := s1.Status(ctx, "k", job.TrainingJobID); got.Status != StateQueued {
+		t.Fatalf("status after Close = %+v, want queued", got)
+	}
+
+	// A process that died mid-job leaves it running; simulate one such job, plus one that
+	// was interrupted too often already.
+	crashed, err := store.GetJSON[jobRecord](ctx, st, store.TrainingJobs, job.TrainingJobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.State = StateRunning
+	if err := store.PutJSON(ctx, st, store.TrainingJobs, crashed.ID, crashed); err != nil {
+		t.Fatal(err)
+	}
+	tired := crashed
+	tired.ID, tired.Attempts = "tj_tired", MaxAttempts
+	if err := store.PutJSON(ctx, st, store.TrainingJobs, tired.ID, tired); err != nil {
+		t.Fatal(err)
+	}
+
+	once.Do(func() { close(release) })
+	s2 := newService(t, st)
+	got := waitDone(t, s2, "k", job.TrainingJobID)
+	if got.Status != StateCompleted {
+		t.Fatalf("recovered job: %+v", got)
+	}
+	rec, _ := store.GetJSON[jobRecord](ctx, st, store.TrainingJobs, job.TrainingJobID)
+	if rec.Attempts != 2 {
+		t.Errorf("attempts = %d, want 2", rec.Attempts)
+	}
+	gt, _ := s2.Status(ctx, "k", "tj_tired")
+	if gt.Status != StateFailed || !strings.Contains(gt.ErrorMessage, "interrupted") {
+		t.Fatalf("over-interrupted job = %+v", gt)
+	}
+}
+
+func TestLifecycleArchiveAndCleanup(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 6))})
+	st := memstore.New()
+	s := newService(t, st, WithClock(clk.now))
+	ctx := context.Background()
+	used := train(t, s, "k", srv.URL+"/a.json").ModelID
+	idle := train(t, s, "k", srv.URL+"/a.json").ModelID
+	if used == "" || idle == "" {
+		t.Fatal("training failed")
+	}
+	in := []string{"integral"}
+
+	clk.add(200 * 24 * time.Hour)
+	if _, err := s.Predict(ctx, "k", used, in); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := s.Model(ctx, "k", used); d.LastUsedAt != clk.now().Format(time.RFC3339Nano) {
+		t.Fatalf("last_used_at = %q, want %s", d.LastUsedAt, clk.now())
+	}
+	clk.add(200 * 24 * time.Hour) // 400 days after training, 200 after the last use
+	rep, err := s.Cleanup(ctx)
+	if err != nil || rep.Archived != 1 || rep.Removed != 0 {
+		t.Fatalf("Cleanup = %+v, %v; want the idle model archived", rep, err)
+	}
+	if d, _ := s.Model(ctx, "k", idle); d.Status != ModelArchived || d.ArchivedAt == "" {
+		t.Fatalf("idle model = %+v", d)
+	}
+	if d, _ := s.Model(ctx, "k", used); d.Status != ModelActive {
+		t.Fatalf("used model = %+v", d)
+	}
+	_, err = s.Predict(ctx, "k", idle, in)
+	if !errors.Is(err, ErrArchived) || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "archived") {
+		t.Fatalf("Predict on archived model: %v", err)
+	}
+
+	clk.add(8 * 24 * time.Hour)
+	rep, err = s.Cleanup(ctx)
+	if err != nil || rep.Removed != 1 || rep.Archived != 0 {
+		t.Fatalf("second Cleanup = %+v, %v; want the archived model removed", rep, err)
+	}
+	if _, err := s.Model(ctx, "k", idle); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("removed model: %v", err)
+	}
+	if _, err := st.Get(ctx, store.RouterWeights, idle); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("weights of removed model still stored: %v", err)
+	}
+	if _, err := s.Predict(ctx, "k", used, in); err != nil {
+		t.Fatalf("active model after cleanup: %v", err)
+	}
+
+	// Orphaned weights are reclaimed too.
+	if err := st.Put(ctx, store.RouterWeights, "rm_orphan", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := s.Cleanup(ctx); err != nil || rep.Removed != 1 {
+		t.Fatalf("orphan cleanup = %+v, %v", rep, err)
+	}
+}
+
+func TestModelCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 7))})
+	s := newService(t, nil, WithModelCacheSize(1))
+	ctx := context.Background()
+	a := train(t, s, "k", srv.URL+"/a.json").ModelID
+	b := train(t, s, "k", srv.URL+"/a.json").ModelID
+	for _, id := range []string{a, b, a} {
+		if _, err := s.Predict(ctx, "k", id, []string{"python bug"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := s.models.acquire(id); !ok {
+			t.Fatalf("model %s not cached after use", id)
+		}
+		if s.models.len() != 1 {
+			t.Fatalf("cache holds %d models, capacity 1", s.models.len())
+		}
+	}
+	// Corrupt weights in the store are reported, not served, once the cache is cold.
+	s.models.clear()
+	if err := s.store.Put(ctx, store.RouterWeights, b, []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Predict(ctx, "k", b, []string{"x"}); err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("corrupt weights: %v", err)
+	}
+}
+
+func ExampleService() {
+	ctx := context.Background()
+	svc, _ := New(memstore.New(), WithLogger(slog.New(slog.DiscardHandler)))
+	_ = svc.Start(ctx)
+	defer svc.Close()
+	_, err := svc.Submit(ctx, "key-1", nil)
+	fmt.Println(err)
+	// Output: Data_URLs: must list at least one dataset URL
+}
