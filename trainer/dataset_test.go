@@ -11,7 +11,7 @@ import (
 func TestParseFormats(t *testing.T) {
 	cases := []struct {
 		name, url, ct, data string
-		want               []Record
+		want                []Record
 	}{
 		{
 			name: "json array", url: "https://x.test/a.json",

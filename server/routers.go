@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/switchyard-ai/switchyard/trainer"
+)
+
+// trainRequest is the body of POST /api/v1/routers/train.
+type trainRequest struct {
+	// DataURLs are the URLs of the dataset files (JSON array of records, JSONL, or CSV with
+	// header problem,correct_models); several files are combined.
+	DataURLs []string `json:"Data_URLs" jsonschema:"required,minItems=1,maxItems=100"`
+}
+
+// predictRequest is the body of POST /api/v1/routers/predict (the spec's Prediction request).
+type predictRequest struct {
+	// ModelID is the trained router model.
+	ModelID string `json:"model_id" jsonschema:"required"`
+	// Inputs are the texts to route, 1 to 500 non-empty strings.
+	Inputs []string `json:"inputs" jsonschema:"required,minItems=1,maxItems=500"`
+}
+
+// CustomRouters plugs custom router training and prediction (package trainer) into the
+// server:
+//
+//   - POST /api/v1/routers/train {"Data_URLs": [...]} — 202 Training job; 422 naming
+//     Data_URLs when it is missing, empty, not an array of strings or holds a non-URL;
+//     503 when the training queue is full;
+//   - GET /api/v1/routers/train/status?task_id=ID — Training job status;
+//   - GET /api/v1/routers/models?model_id=ID — Router model details;
+//   - POST /api/v1/routers/predict {"model_id", "inputs"} — Prediction response; 422 for
+//     0 or more than 500 inputs or an empty input (naming inputs[i]).
+//
+// A missing query parameter is a 422 naming it; an unknown id, or one of another key, is a
+// 404 (an archived model's 404 says it was archived). The caller starts the service
+// (svc.Start) after New; the server's Close closes it.
+func CustomRouters(svc *trainer.Service) Option {
+	return func(s *Server) error {
+		if svc == nil {
+			return errors.New("server: CustomRouters needs a *trainer.Service")
+		}
+		tags := []string{"Custom routers"}
+		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/train", Summary: "Start training a custom router from dataset URLs",
+			Request: trainRequest{}, Response: trainer.Job{}, Status: http.StatusAccepted, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				urls, err := decodeTrainRequest(r)
+				if err != nil {
+					return err
+				}
+				job, err := svc.Submit(r.Context(), owner(r), urls)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusAccepted, job)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/train/status", Summary: "Status of a router training job",
+			Query:    []QueryParam{{Name: "task_id", Required: true, Description: "training_job_id returned by POST /api/v1/routers/train"}},
+			Response: trainer.JobStatus{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				id, err := requiredQuery(r, "task_id")
+				if err != nil {
+					return err
+				}
+				st, err := svc.Status(r.Context(), owner(r), id)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, st)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/models", Summary: "Details and held-out metrics of a trained router model",
+			Query:    []QueryParam{{Name: "model_id", Required: true, Description: "model_id of a completed training job"}},
+			Response: trainer.ModelDetails{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				id, err := requiredQuery(r, "model_id")
+				if err != nil {
+					return err
+				}
+				d, err := svc.Model(r.Context(), owner(r), id)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, d)
+				return nil
+			})
+		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/predict", Summary: "Rank the models for up to 500 inputs with a trained router",
+			Request: predictRequest{}, Response: trainer.PredictResponse{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				var req predictRequest
+				if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+					return err
+				}
+				resp, err := svc.Predict(r.Context(), owner(r), req.ModelID, req.Inputs)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, resp)
+				return nil
+			})
+		s.AddErrorMapper(trainerError)
+		s.OnClose(func(context.Context) error { return svc.Close() })
+		return nil
+	}
+}
+
+// decodeTrainRequest reads {"Data_URLs": [...]} and names the field on every type problem
+// (missing, not an array, an element that is not a string).
+func decodeTrainRequest(r *http.Request) ([]string, error) {
+	var raw struct {
+		DataURLs json.RawMessage `json:"Data_URLs"`
+	}
+	if err := decodeJSON(r, &raw, decodeOptions{}); err != nil {
+		return nil, err
+	}
+	if len(raw.DataURLs) == 0 || string(raw.DataURLs) == "null" {
+		return nil, Validation(http.StatusUnprocessableEntity, "Data_URLs is required: an array of dataset file URLs")
+	}
+	var items []any
+	if err := json.Unmarshal(raw.DataURLs, &items); err != nil {
+		return nil, Validation(http.StatusUnprocessableEntity, "Data_URLs must be an array of strings (URLs of dataset files)")
+	}
+	urls := make([]string, len(items))
+	for i, it := range items {
+		u, ok := it.(string)
+		if !ok {
+			return nil, Validation(http.StatusUnprocessableEntity, "Data_URLs[%d] must be a string, got %s", i, jsonKind(it))
+		}
+		urls[i] = u
+	}
+	return urls, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// requiredQuery returns a query parameter, or a 422 naming it when it is missing or empty.
+func requiredQuery(r *http.Request, name string) (string, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return "", Validation(http.StatusUnprocessableEntity, "query parameter %s is required", name)
+	}
+	return v, nil
+}
+
+// trainerError maps trainer's typed errors: invalid → 422, not found (and archived) → 404,
+// full queue or closed service → 503 with Retry-After.
+func trainerError(err error) *APIError {
+	var ve *trainer.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
+	case errors.Is(err, trainer.ErrInvalid):
+		return Validation(http.StatusUnprocessableEntity, "%v", err)
+	case errors.Is(err, trainer.ErrArchived):
+		return NotFound("%v", err)
+	case errors.Is(err, trainer.ErrNotFound):
+		return NotFound("%v", err)
+	case errors.Is(err, trainer.ErrQueueFull), errors.Is(err, trainer.ErrClosed):
+		ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "%v", err)
+		ae.Header = http.Header{"Retry-After": {"30"}}
+		return ae
+	}
+	return nil
+}

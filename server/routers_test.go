@@ -1,0 +1,236 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/trainer"
+)
+
+const routersOtherKey = "routers-other-key-456"
+
+// routersEnv is a server with custom routers and a file server playing the public host of
+// the training data (allowed because the fetcher allows local URLs, as with
+// --allow-local-urls).
+type routersEnv struct {
+	h     http.Handler
+	files *httptest.Server
+}
+
+func routersServer(t *testing.T, opts ...trainer.Option) *routersEnv {
+	t.Helper()
+	st := memstore.New()
+	quiet := slog.New(slog.DiscardHandler)
+	base := []trainer.Option{trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), trainer.WithLogger(quiet)}
+	svc, err := trainer.New(st, append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, APIKeys: []string{testKey, routersOtherKey}, Logger: quiet}, CustomRouters(svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+
+	dir := filepath.Join("..", "examples", "data")
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/broken.csv":
+			io.WriteString(w, "question,answer\nq,a/b\n")
+			return
+		case "/train.json": // served without an extension hint in the content type
+			w.Header().Set("Content-Type", "application/octet-stream")
+			r.URL.Path = "/routing_train.json"
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(r.URL.Path)))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(files.Close)
+	return &routersEnv{h: srv, files: files}
+}
+
+func (e *routersEnv) waitJob(t *testing.T, key, id string) reply {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := do(t, e.h, "GET", "/api/v1/routers/train/status?task_id="+id, key, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("status: %d %s", r.status, r.raw)
+		}
+		if s := r.body["status"]; s == "completed" || s == "failed" {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %v", id, r.body["status"])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRoutersEndToEnd(t *testing.T) {
+	e := routersServer(t)
+	body := fmt.Sprintf(`{"Data_URLs": [%q, %q]}`, e.files.URL+"/train.json", e.files.URL+"/routing_train.csv")
+	r := do(t, e.h, "POST", "/api/v1/routers/train", testKey, body)
+	if r.status != http.StatusAccepted || r.body["status"] != "queued" || r.body["version"] == "" {
+		t.Fatalf("train: %d %s", r.status, r.raw)
+	}
+	jobID, _ := r.body["training_job_id"].(string)
+
+	st := e.waitJob(t, testKey, jobID)
+	if st.body["status"] != "completed" {
+		t.Fatalf("job: %s", st.raw)
+	}
+	modelID, _ := st.body["model_id"].(string)
+	for _, f := range []string{"started_at", "completed_at"} {
+		if _, err := time.Parse(time.RFC3339, fmt.Sprint(st.body[f])); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	cfg, _ := st.body["training_config"].(map[string]any)
+	timing, _ := cfg["timing"].(map[string]any)
+	for _, f := range []string{"training_time_seconds", "embedding_time_seconds", "total_time_seconds"} {
+		if v, ok := timing[f].(float64); !ok || v <= 0 {
+			t.Errorf("training_config.timing.%s = %v", f, timing[f])
+		}
+	}
+	if cfg["rows"] != float64(120) {
+		t.Errorf("rows = %v, want 120 (60 JSON + 60 CSV)", cfg["rows"])
+	}
+
+	d := do(t, e.h, "GET", "/api/v1/routers/models?model_id="+modelID, testKey, "")
+	if d.status != http.StatusOK || d.body["model_id"] != modelID || d.body["status"] != "active" ||
+		d.body["embedding_model"] == "" || d.body["created_at"] == "" || d.body["version"] == "" {
+		t.Fatalf("details: %s", d.raw)
+	}
+	n, _ := d.body["num_classes"].(float64)
+	if n < 2 {
+		t.Fatalf("num_classes = %v", d.body["num_classes"])
+	}
+	metrics, _ := d.body["metrics"].(map[string]any)
+	for _, f := range []string{"top1_hit_rate", "top3_hit_rate", "accuracy", "baseline_top1_hit_rate"} {
+		if v, ok := metrics[f].(float64); !ok || v < 0 || v > 1 {
+			t.Errorf("metrics.%s = %v", f, metrics[f])
+		}
+	}
+
+	p := do(t, e.h, "POST", "/api/v1/routers/predict", testKey,
+		fmt.Sprintf(`{"model_id": %q, "inputs": ["What is 17 * 23?", "Write a python function that reverses a list."]}`, modelID))
+	if p.status != http.StatusOK || p.body["version"] == "" {
+		t.Fatalf("predict: %d %s", p.status, p.raw)
+	}
+	var pr trainer.PredictResponse
+	if err := json.Unmarshal([]byte(p.raw), &pr); err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Predictions) != 2 {
+		t.Fatalf("predictions: %s", p.raw)
+	}
+	for _, pred := range pr.Predictions {
+		if len(pred.Models) != int(n) || pred.Models[0].Model != pred.TopModel || pred.Models[0].Rank != 1 || pred.TopProb <= 0 || pred.TopProb > 1 {
+			t.Fatalf("prediction: %+v", pred)
+		}
+	}
+
+	// The other key sees none of it.
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status?task_id="+jobID, routersOtherKey, ""), 404, KindNotFound, jobID)
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id="+modelID, routersOtherKey, ""), 404, KindNotFound, modelID)
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", routersOtherKey, fmt.Sprintf(`{"model_id": %q, "inputs": ["x"]}`, modelID)), 404, KindNotFound, modelID)
+	// No key at all.
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id="+modelID, "", ""), 401, KindUnauthorized, "API key")
+
+	// Prediction input limits.
+	many := make([]string, 501)
+	for i := range many {
+		many[i] = "q"
+	}
+	b, _ := json.Marshal(map[string]any{"model_id": modelID, "inputs": many})
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, string(b)), 422, KindValidation, "at most 500")
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": ["ok", ""]}`, modelID)), 422, KindValidation, "inputs[1]")
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": []}`, modelID)), 422, KindValidation, "inputs")
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": [1]}`, modelID)), 422, KindValidation, "inputs")
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, `{"inputs": ["x"]}`), 422, KindValidation, "model_id")
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, `{"model_id": "rm_nope", "inputs": ["x"]}`), 404, KindNotFound, "rm_nope")
+}
+
+func TestRoutersBadRequests(t *testing.T) {
+	e := routersServer(t)
+	for _, c := range []struct {
+		body, msg string
+		status    int
+	}{
+		{`{}`, "Data_URLs", 422},
+		{`{"Data_URLs": null}`, "Data_URLs", 422},
+		{`{"Data_URLs": []}`, "Data_URLs", 422},
+		{`{"Data_URLs": "https://x.test/a.csv"}`, "Data_URLs must be an array", 422},
+		{`{"Data_URLs": ["https://x.test/a.csv", 7]}`, "Data_URLs[1] must be a string", 422},
+		{`{"Data_URLs": [""]}`, "Data_URLs[0]", 422},
+		{`{"Data_URLs": ["not a url"]}`, "Data_URLs[0]", 422},
+		{`{"Data_URLs": ["https://x.test/a.csv"], "extra": 1}`, "extra", 422},
+		{`{"Data_URLs": [`, "malformed JSON", 400},
+	} {
+		r := do(t, e.h, "POST", "/api/v1/routers/train", testKey, c.body)
+		kind := KindValidation
+		if c.status == 400 {
+			kind = KindBadRequest
+		}
+		wantError(t, r, c.status, kind, c.msg)
+	}
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status", testKey, ""), 422, KindValidation, "task_id")
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models", testKey, ""), 422, KindValidation, "model_id")
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status?task_id=tj_nope", testKey, ""), 404, KindNotFound, "tj_nope")
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id=rm_nope", testKey, ""), 404, KindNotFound, "rm_nope")
+
+	// A file with a bad header is accepted at submit and fails the job, naming file and row.
+	bad := e.files.URL + "/broken.csv"
+	r := do(t, e.h, "POST", "/api/v1/routers/train", testKey, fmt.Sprintf(`{"Data_URLs": [%q]}`, bad))
+	if r.status != http.StatusAccepted {
+		t.Fatalf("train: %d %s", r.status, r.raw)
+	}
+	st := e.waitJob(t, testKey, r.body["training_job_id"].(string))
+	msg, _ := st.body["error_message"].(string)
+	if st.body["status"] != "failed" || !strings.Contains(msg, bad) || !strings.Contains(msg, "line 1") || st.body["model_id"] != nil {
+		t.Fatalf("job: %s", st.raw)
+	}
+}
+
+func TestRoutersQueueFull(t *testing.T) {
+	st := memstore.New()
+	quiet := slog.New(slog.DiscardHandler)
+	svc, err := trainer.New(st, trainer.WithQueueSize(1), trainer.WithLogger(quiet)) // never started
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, APIKeys: []string{testKey}, Logger: quiet}, CustomRouters(svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	body := `{"Data_URLs": ["https://x.test/a.csv"]}`
+	if r := do(t, srv, "POST", "/api/v1/routers/train", testKey, body); r.status != http.StatusAccepted {
+		t.Fatalf("first: %d %s", r.status, r.raw)
+	}
+	r := do(t, srv, "POST", "/api/v1/routers/train", testKey, body)
+	wantError(t, r, http.StatusServiceUnavailable, KindUnavailable, "queue is full")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("no Retry-After on 503")
+	}
+}
