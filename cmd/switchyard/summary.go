@@ -31,16 +31,18 @@ func writeRouterSummary(w io.Writer, st *client.TrainingStatus, m *client.Router
 	tw.Flush()
 	if mt := m.Metrics; mt != nil {
 		fmt.Fprintf(w, "\nHeld-out metrics (%d rows):\n", mt.HoldoutRows)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		base := "always " + mt.BaselineModel
 		if mt.BaselineModel == "" {
 			base = "baseline"
 		}
-		fmt.Fprintf(tw, "metric\trouter\t%s\t\n", base)
-		fmt.Fprintf(tw, "top-1 hit rate\t%s\t%s\t\n", pct(mt.Top1HitRate), pct(mt.BaselineTop1HitRate))
-		fmt.Fprintf(tw, "top-3 hit rate\t%s\t%s\t\n", pct(mt.Top3HitRate), "-")
-		fmt.Fprintf(tw, "accuracy\t%s\t%s\t\n", pct(mt.Accuracy), pct(mt.BaselineAccuracy))
+		fmt.Fprintf(tw, "  metric\t router\t%s\n", base)
+		fmt.Fprintf(tw, "  top-1 hit rate\t%7s\t%7s\n", pct(mt.Top1HitRate), pct(mt.BaselineTop1HitRate))
+		fmt.Fprintf(tw, "  top-3 hit rate\t%7s\t%7s\n", pct(mt.Top3HitRate), "-")
+		fmt.Fprintf(tw, "  accuracy\t%7s\t%7s\n", pct(mt.Accuracy), pct(mt.BaselineAccuracy))
 		tw.Flush()
+		fmt.Fprintln(w, "  (hit rate: the top model, or one of the top 3, is among the row's correct models;")
+		fmt.Fprintln(w, "   accuracy: the top model is the row's first-listed correct model)")
 	}
 	fmt.Fprintf(w, "\nPredict with: switchyard predict --model %s \"your prompt\"\n", m.ModelID)
 }

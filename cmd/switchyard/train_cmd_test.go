@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/trainer"
+)
+
+func TestTrainAndPredictCommands(t *testing.T) {
+	data := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "examples", "data"))))
+	defer data.Close()
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		svc, err := trainer.New(st,
+			trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
+			trainer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+			trainer.WithFitOptions(func(o *inference.FitOptions) { o.L2 = []float64{1e-3} }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.CustomRouters(svc)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+
+	// Flags after the URLs work too.
+	code, out, errOut := cli(t, "train", data.URL+"/routing_train.json", "--poll", "50ms", data.URL+"/routing_train.csv")
+	if code != 0 {
+		t.Fatalf("train: %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("stderr:\n%s\nstdout:\n%s", errOut, out)
+	if !regexp.MustCompile(`(?m)^\[\d\d:\d\d\] completed  model rm_\S+$`).MatchString(errOut) {
+		t.Fatalf("progress lines:\n%s", errOut)
+	}
+	m := regexp.MustCompile(`Router model\s+(rm_\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("summary:\n%s", out)
+	}
+	for _, want := range []string{"Held-out metrics", "top-1 hit rate", "top-3 hit rate", "accuracy", "always ", "switchyard predict --model " + m[1]} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Predict from arguments and a file.
+	file := filepath.Join(t.TempDir(), "inputs.txt")
+	os.WriteFile(file, []byte("Write a haiku about rain.\n\nWhat is 12 times 12?\n"), 0o644)
+	code, out, errOut = cli(t, "predict", "--model", m[1], "What is the capital of France?", "--file", file, "--top", "2")
+	if code != 0 {
+		t.Fatalf("predict: %d\n%s", code, errOut)
+	}
+	rows := regexp.MustCompile(`(?m)^[123]\s+.+\s+\S+/\S+\s+0\.\d{3}`).FindAllString(out, -1)
+	if len(rows) != 3 || !strings.Contains(out, "What is the capital of France?") || !strings.Contains(out, "What is 12 times 12?") {
+		t.Fatalf("predict table:\n%s", out)
+	}
+	code, out, _ = cli(t, "predict", "--model", m[1], "--json", "hello")
+	if code != 0 || !strings.Contains(out, `"top_model"`) {
+		t.Fatalf("predict --json: %s", out)
+	}
+
+	// A dataset that cannot train fails with the job's message.
+	code, _, errOut = cli(t, "train", "--poll", "20ms", data.URL+"/README.md")
+	if code != 1 || !strings.Contains(errOut, "failed") || !strings.Contains(errOut, "README.md") {
+		t.Fatalf("bad dataset: %d %s", code, errOut)
+	}
+	code, _, errOut = cli(t, "predict", "--model", "rm_nope", "x")
+	if code != 1 || !strings.Contains(errOut, "404") {
+		t.Fatalf("unknown model: %d %s", code, errOut)
+	}
+	code, _, errOut = cli(t, "train")
+	if code != 1 || !strings.Contains(errOut, "at least one dataset URL") {
+		t.Fatalf("no URLs: %d %s", code, errOut)
+	}
+	// --no-wait prints the job id; --job follows it.
+	code, out, _ = cli(t, "train", "--no-wait", data.URL+"/routing_train.json")
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "tj_") {
+		t.Fatalf("no-wait: %q", out)
+	}
+	code, out, errOut = cli(t, "train", "--job", id, "--poll", "50ms", "--json")
+	if code != 0 || !strings.Contains(out, `"training_job_id": "`+id+`"`) || !strings.Contains(out, `"top1_hit_rate"`) {
+		t.Fatalf("follow: %d\n%s\n%s", code, out, errOut)
+	}
+}
