@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -528,5 +529,46 @@ func TestRealCatalogueCosts(t *testing.T) {
 	if !c.PriceKnown || c.InputTokensCost < 0.1499 || c.InputTokensCost > 0.1501 || c.OutputTokensCost < 0.5999 || c.OutputTokensCost > 0.6001 ||
 		c.TotalTokensCost != c.InputTokensCost+c.OutputTokensCost {
 		t.Fatalf("costs = %+v", c)
+	}
+}
+
+// Concurrent turns on one conversation each land whole, in distinct slots, on both
+// backends' guarantee that Update is atomic.
+func TestConcurrentTurnsOnOneConversation(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	first, err := h.g.Complete(ctx, Scope{Owner: "o"}, userReq("start", "a/m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			r := userReq(fmt.Sprintf("turn %d", i), "a/m")
+			r.ConversationID = first.ConversationID
+			_, err := h.g.Complete(ctx, Scope{Owner: "o"}, r)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, msgs, err := h.g.Conversation(ctx, "o", first.ConversationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MessageCount != 2+2*n || len(msgs) != 2+2*n {
+		t.Fatalf("count %d, %d messages; want %d", c.MessageCount, len(msgs), 2+2*n)
+	}
+	for i, m := range msgs {
+		if m.Seq != i {
+			t.Fatalf("message %d has seq %d", i, m.Seq)
+		}
+		if want := []string{"user", "assistant"}[i%2]; m.Role != want {
+			t.Fatalf("message %d is %s, want %s (turns interleaved)", i, m.Role, want)
+		}
 	}
 }

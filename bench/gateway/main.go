@@ -1,0 +1,366 @@
+// Command gateway measures the latency the completions gateway adds on top of its upstream.
+//
+// Everything runs in one process on loopback TCP: a mock OpenAI-format upstream, the real
+// Switchyard HTTP server (server.New with server.Completions, the real OpenAI adapter, an
+// in-memory or bbolt store), and a load generator that calls both the mock directly and the
+// mock through Switchyard, interleaved, in the same run. The difference is what the gateway
+// adds (HTTP parsing, auth, validation, the adapter's second HTTP hop, pricing, conversation
+// persistence, SSE re-framing).
+//
+//	go run ./bench/gateway -mode latency -n 5000            # concurrency 1, p50/p99 added
+//	go run ./bench/gateway -mode rate -rate 5000 -d 10s     # open loop at a fixed rate
+//	go run ./bench/gateway -mode max -c 32 -d 10s           # closed loop, max throughput
+//
+// Add -stream for streamed answers (20 fragments), -api openai for /v1/chat/completions,
+// -store bolt for the bbolt store (fsync per answer; -nosync to skip it).
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+const apiKey = "bench-key"
+
+var (
+	mode      = flag.String("mode", "latency", "latency (concurrency 1), rate (open loop at -rate) or max (closed loop with -c workers)")
+	n         = flag.Int("n", 5000, "requests per path in latency mode")
+	rate      = flag.Float64("rate", 5000, "requests per second in rate mode")
+	conc      = flag.Int("c", 32, "workers in max mode")
+	dur       = flag.Duration("d", 10*time.Second, "duration per path in rate and max modes")
+	stream    = flag.Bool("stream", false, "stream the answers")
+	api       = flag.String("api", "native", "native (/api/v1/completions) or openai (/v1/chat/completions)")
+	storeKind = flag.String("store", "mem", "mem or bolt")
+	noSync    = flag.Bool("nosync", false, "bolt store without fsync")
+	frags     = flag.Int("frags", 20, "fragments per streamed answer")
+	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
+)
+
+// mockUpstream answers OpenAI chat completions at once with a fixed answer.
+type mockUpstream struct {
+	full   []byte
+	chunks [][]byte
+	tail   []byte
+}
+
+func newMock(nfrags int) *mockUpstream {
+	m := &mockUpstream{}
+	words := make([]string, nfrags)
+	for i := range words {
+		words[i] = fmt.Sprintf("tok%d ", i)
+	}
+	m.full = fmt.Appendf(nil, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":%d,"total_tokens":%d}}`,
+		strings.Join(words, ""), nfrags, 12+nfrags)
+	for _, w := range words {
+		m.chunks = append(m.chunks, fmt.Appendf(nil, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", w))
+	}
+	m.tail = fmt.Appendf(nil, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", nfrags, 12+nfrags)
+	return m
+}
+
+func (m *mockUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if !bytes.Contains(body, []byte(`"stream":true`)) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(m.full)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	f := w.(http.Flusher)
+	for _, c := range m.chunks {
+		w.Write(c)
+		f.Flush()
+	}
+	w.Write(m.tail)
+}
+
+func serve(h http.Handler) (string, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { hs.Close() }
+}
+
+func client(conns int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = conns * 2
+	t.MaxIdleConnsPerHost = conns * 2
+	t.DisableCompression = true
+	return &http.Client{Transport: t}
+}
+
+// target is one path to measure.
+type target struct {
+	name string
+	url  string
+	body []byte
+	auth string
+}
+
+func (t target) call(c *http.Client) error {
+	req, err := http.NewRequest("POST", t.url, bytes.NewReader(t.body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if t.auth != "" {
+		req.Header.Set("Authorization", "Bearer "+t.auth)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s: HTTP %d: %s", t.name, resp.StatusCode, b)
+	}
+	if *stream && !bytes.HasSuffix(b, []byte("data: [DONE]\n\n")) {
+		return fmt.Errorf("%s: stream without [DONE]: %s", t.name, b)
+	}
+	return nil
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(p * float64(len(s)-1))
+	return s[i]
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1000) }
+
+func main() {
+	flag.Parse()
+	mock := newMock(*frags)
+	upURL, stopUp := serve(mock)
+	defer stopUp()
+
+	var st *store.Store
+	switch *storeKind {
+	case "mem":
+		st = memstore.New()
+	case "bolt":
+		dir, err := os.MkdirTemp("", "gwbench")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		st, err = boltstore.Open(filepath.Join(dir, "bench.db"), boltstore.Options{NoSync: *noSync})
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer st.Close()
+	default:
+		log.Fatalf("-store must be mem or bolt")
+	}
+	conns := max(*conc, 256)
+	adapter := providers.NewOpenAI(providers.Config{Name: "mock", BaseURL: upURL + "/v1", APIKey: "sk-mock", HTTPClient: client(conns)})
+	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(adapter), Prices: providers.DefaultCatalog(), Store: st})
+	if err != nil {
+		log.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := server.New(server.Config{Store: st, APIKeys: []string{apiKey}, Logger: quiet}, server.Completions(g))
+	if err != nil {
+		log.Fatal(err)
+	}
+	gwURL, stopGW := serve(srv)
+	defer stopGW()
+
+	s := "false"
+	if *stream {
+		s = "true"
+	}
+	direct := target{name: "direct", url: upURL + "/v1/chat/completions", auth: "sk-mock",
+		body: []byte(`{"model":"m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)}
+	gw := target{name: "gateway", auth: apiKey}
+	switch *api {
+	case "native":
+		gw.url = gwURL + "/api/v1/completions"
+		gw.body = []byte(`{"models":["mock/m"],"messages":[{"role":"user","content":[{"type":"text","text":"What is the capital of France?"}]}],"stream":` + s + `}`)
+	case "openai":
+		gw.url = gwURL + "/v1/chat/completions"
+		gw.body = []byte(`{"model":"mock/m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)
+	default:
+		log.Fatalf("-api must be native or openai")
+	}
+
+	c := client(conns)
+	// Warm up both paths (connections, JIT-free but caches and pools).
+	for range 500 {
+		if err := direct.call(c); err != nil {
+			log.Fatal(err)
+		}
+		if err := gw.call(c); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Printf("mode=%s stream=%v api=%s store=%s nosync=%v GOMAXPROCS=%d\n", *mode, *stream, *api, *storeKind, *noSync, runtime.GOMAXPROCS(0))
+	switch *mode {
+	case "latency":
+		latency(c, direct, gw)
+	case "rate":
+		fixedRate(c, direct, gw)
+	case "max":
+		maxThroughput(c, direct, gw)
+	default:
+		log.Fatalf("-mode must be latency, rate or max")
+	}
+}
+
+// latency calls both paths alternately, one request at a time.
+func latency(c *http.Client, direct, gw target) {
+	var dl, gl []time.Duration
+	for i := range *n {
+		for j, t := range []target{direct, gw} {
+			if i%2 == 1 { // alternate which path goes first
+				t = []target{gw, direct}[j]
+			}
+			start := time.Now()
+			if err := t.call(c); err != nil {
+				log.Fatal(err)
+			}
+			d := time.Since(start)
+			if t.name == "direct" {
+				dl = append(dl, d)
+			} else {
+				gl = append(gl, d)
+			}
+		}
+	}
+	report(dl, gl, 0, 0)
+}
+
+func report(dl, gl []time.Duration, drps, grps float64) {
+	fmt.Printf("direct:  p50 %s  p99 %s", us(pct(dl, .5)), us(pct(dl, .99)))
+	if drps > 0 {
+		fmt.Printf("  %.0f req/s", drps)
+	}
+	fmt.Printf("\ngateway: p50 %s  p99 %s", us(pct(gl, .5)), us(pct(gl, .99)))
+	if grps > 0 {
+		fmt.Printf("  %.0f req/s", grps)
+	}
+	fmt.Printf("\nadded:   p50 %s  p99 %s\n", us(pct(gl, .5)-pct(dl, .5)), us(pct(gl, .99)-pct(dl, .99)))
+}
+
+// fixedRate sends requests at -rate per second for -d (open loop: latency counts from the
+// scheduled send time, so a backlog shows up as latency), first to the mock, then through
+// the gateway.
+func fixedRate(c *http.Client, direct, gw target) {
+	run := func(t target) ([]time.Duration, float64, int64) {
+		total := int(*rate * dur.Seconds())
+		jobs := make(chan time.Time, total)
+		lat := make([]time.Duration, 0, total)
+		var mu sync.Mutex
+		var errs atomic.Int64
+		var wg sync.WaitGroup
+		for range 512 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for at := range jobs {
+					if err := t.call(c); err != nil {
+						errs.Add(1)
+						continue
+					}
+					d := time.Since(at)
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+			}()
+		}
+		start := time.Now()
+		interval := time.Duration(float64(time.Second) / *rate)
+		for i := range total {
+			at := start.Add(time.Duration(i) * interval)
+			if d := time.Until(at); d > 0 {
+				time.Sleep(d)
+			}
+			jobs <- at
+		}
+		close(jobs)
+		wg.Wait()
+		return lat, float64(len(lat)) / time.Since(start).Seconds(), errs.Load()
+	}
+	dl, drps, derr := run(direct)
+	gl, grps, gerr := run(gw)
+	fmt.Printf("target %.0f req/s for %s; errors direct %d gateway %d\n", *rate, *dur, derr, gerr)
+	report(dl, gl, drps, grps)
+}
+
+// maxThroughput runs -c closed-loop workers for -d on each path.
+func maxThroughput(c *http.Client, direct, gw target) {
+	run := func(t target) ([]time.Duration, float64) {
+		ctx, cancel := context.WithTimeout(context.Background(), *dur)
+		defer cancel()
+		var mu sync.Mutex
+		var lat []time.Duration
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range *conc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []time.Duration
+				for ctx.Err() == nil {
+					s := time.Now()
+					if err := t.call(c); err != nil {
+						log.Fatal(err)
+					}
+					mine = append(mine, time.Since(s))
+				}
+				mu.Lock()
+				lat = append(lat, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		return lat, float64(len(lat)) / time.Since(start).Seconds()
+	}
+	dl, drps := run(direct)
+	gl, grps := run(gw)
+	fmt.Printf("%d workers for %s each\n", *conc, *dur)
+	report(dl, gl, drps, grps)
+}
