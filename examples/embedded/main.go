@@ -123,7 +123,7 @@ func run(ctx context.Context, dataDir string, out io.Writer) error {
 
 	// Model selection with the trained router as preference: its probabilities rank the
 	// candidates it knows; the others follow, ranked by the default scorer.
-	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: trainedRouters{svc}})
+	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})
 	req, err := routing.ParseRequest([]byte(fmt.Sprintf(`{
 		"messages": [{"role": "user", "content": %q}],
 		"llm_providers": [{"provider": "qwen", "model": "qwen2.5-7b-instruct"},
@@ -142,26 +142,6 @@ func run(ctx context.Context, dataDir string, out io.Writer) error {
 		fmt.Fprintf(out, "  %d. %s/%s  score %.3f (%s)\n", p.Rank, p.Provider, p.Model, p.Score, p.ScoreSource)
 	}
 	return nil
-}
-
-// trainedRouters lets the routing package use the trainer's models (routing.CustomModels).
-type trainedRouters struct{ svc *trainer.Service }
-
-func (t trainedRouters) Rank(ctx context.Context, owner, modelID string, texts []string) ([][]routing.ModelProb, error) {
-	res, err := t.svc.Predict(ctx, owner, modelID, texts)
-	if err != nil {
-		if errors.Is(err, trainer.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %v", routing.ErrNotFound, err)
-		}
-		return nil, err
-	}
-	out := make([][]routing.ModelProb, len(res.Predictions))
-	for i, p := range res.Predictions {
-		for _, m := range p.Models {
-			out[i] = append(out[i], routing.ModelProb{Model: m.Model, Prob: m.Confidence})
-		}
-	}
-	return out, nil
 }
 
 func shorten(s string, n int) string {
