@@ -25,11 +25,13 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/trainer"
 )
 
 func main() {
@@ -109,7 +111,8 @@ func run(ctx context.Context, cfg config, out io.Writer, ready func(addr, key st
 }
 
 // capabilities builds the server options: completions over the providers configured in the
-// environment, model selection priced from the same catalogue, and custom routers.
+// environment, custom router training and prediction, and model selection priced from the
+// same catalogue, with trained routers usable as preference_id.
 func capabilities(ctx context.Context, cfg config, st *store.Store) ([]server.Option, error) {
 	registry := providers.FromEnv(cfg.getenv, providers.Options{Logger: cfg.log})
 	catalog := providers.DefaultCatalog()
@@ -117,9 +120,22 @@ func capabilities(ctx context.Context, cfg config, st *store.Store) ([]server.Op
 	if err != nil {
 		return nil, err
 	}
-	opts := []server.Option{
-		server.Completions(gateway),
-		server.ModelSelection(routing.NewSelector(routing.Options{Store: st, Catalog: routing.ProvidersCatalog(catalog), Logger: cfg.log})),
+	routers, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: cfg.allowLocal}), trainer.WithLogger(cfg.log))
+	if err != nil {
+		return nil, err
 	}
-	return opts, nil
+	if err := routers.Start(ctx); err != nil {
+		return nil, err
+	}
+	selector := routing.NewSelector(routing.Options{
+		Store:        st,
+		Catalog:      routing.ProvidersCatalog(catalog),
+		CustomModels: routing.TrainerModels(routers),
+		Logger:       cfg.log,
+	})
+	return []server.Option{
+		server.Completions(gateway),
+		server.CustomRouters(routers), // the server's Close closes the trainer
+		server.ModelSelection(selector),
+	}, nil
 }

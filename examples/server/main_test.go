@@ -34,7 +34,7 @@ func TestServerExampleServes(t *testing.T) {
 	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, config{addr: "127.0.0.1:0", getenv: func(k string) string { return env[k] },
+		done <- run(ctx, config{addr: "127.0.0.1:0", allowLocal: true, getenv: func(k string) string { return env[k] },
 			log: slog.New(slog.NewTextHandler(io.Discard, nil))}, io.Discard, func(addr, key string) { ready <- [2]string{addr, key} })
 	}()
 	var addr, key string
@@ -61,6 +61,26 @@ func TestServerExampleServes(t *testing.T) {
 	if err != nil || !strings.Contains(res.Text(), "hi from upstream") {
 		t.Fatalf("complete: %+v %v", res, err)
 	}
+
+	// Custom routers: train from the bundled dataset and route with the trained model.
+	data := httptest.NewServer(http.FileServer(http.Dir("../data")))
+	defer data.Close()
+	tr := c.RouterTrainer()
+	if _, err := tr.Train(ctx, data.URL+"/routing_train.json"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := tr.Wait(ctx, 50*time.Millisecond); err != nil || st.Status != client.TrainCompleted {
+		t.Fatalf("training: %+v %v", st, err)
+	}
+	sel, err = c.ModelSelect(ctx, &client.ModelSelectRequest{
+		Messages:     []client.Message{{Role: "user", Content: "What is 7 times 8?"}},
+		LLMProviders: []client.Provider{{Provider: "qwen", Model: "qwen2.5-7b-instruct"}, {Provider: "openai", Model: "gpt-4o-mini"}},
+		PreferenceID: tr.ModelID(),
+	})
+	if err != nil || sel.Providers[0].ScoreSource != "router" {
+		t.Fatalf("preference_id: %+v %v", sel, err)
+	}
+
 	cancel()
 	select {
 	case err := <-done:
