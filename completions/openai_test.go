@@ -79,6 +79,13 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 			t.Errorf("%s: err = %v, want field %s", b.body, err, b.field)
 		}
 	}
+	// A model without a provider is reported under the OpenAI field name.
+	o0 := OpenAIChatRequest{Model: "gpt-4o", Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
+	r0, _ := o0.ToRequest()
+	var ve *ValidationError
+	if _, err := h.g.Complete(context.Background(), Scope{}, r0); !errors.As(err, &ve) || ve.Field != "model" {
+		t.Fatalf("err = %v, want field model", err)
+	}
 	// Temperature above 2 fails in the gateway's validation.
 	o := OpenAIChatRequest{Model: "a/m", Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
 	tt := 2.5

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -26,6 +27,9 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		return nil, nil, invalid("models", "at least one model is required")
 	}
 	primary, err = g.resolve("models", req.Models, req.Search)
+	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
+		ve.Field = "model" // the OpenAI-compatible request's name for it
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,7 +73,11 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		return nil, nil, invalid("maxTokens", "must not be negative, got %d", req.MaxTokens)
 	}
 	if r := req.MaxRetries; r != nil && (*r < 0 || *r > MaxRetriesLimit) {
-		return nil, nil, invalid("maxRetries", "must be between 0 and %d, got %d", MaxRetriesLimit, *r)
+		field := "maxRetries"
+		if req.ephemeral {
+			field = "max_retries"
+		}
+		return nil, nil, invalid(field, "must be between 0 and %d, got %d", MaxRetriesLimit, *r)
 	}
 	if id := req.ConversationID; id != "" && !isUUID(id) {
 		return nil, nil, invalid("conversationId", "must be a UUID, got %q", id)

@@ -291,7 +291,7 @@ func TestOpenAICompatibleEndpoint(t *testing.T) {
 
 	resp, b = post(t, url, testKey, `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
 	var eb completions.OpenAIErrorBody
-	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 422 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "models[0]" {
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 422 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "model" {
 		t.Fatalf("invalid: %d %s", resp.StatusCode, b)
 	}
 	resp, b = post(t, url, testKey, `{"model":"up/down","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)
