@@ -146,7 +146,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	// Score on a held-out split.
 	trainIdx, testIdx := stratifiedSplit(usable, HoldoutFraction, s.seed)
 	cfg.TrainRows, cfg.HoldoutRows = len(trainIdx), len(testIdx)
-	evalModel, rep, err := s.fit(ctx, pick(usable, trainIdx))
+	evalModel, rep, err := s.fit(ctx, pick(usable, trainIdx), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +157,13 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 		return nil, fmt.Errorf("score the held-out split: %w", err)
 	}
 
-	// The final router learns from every row.
-	model, rep, err := s.fit(ctx, usable)
+	// The final router learns from every row, with the regularisation chosen on the
+	// evaluation fit's validation split (no second search).
+	var l2 []float64
+	if rep != nil && rep.L2 > 0 {
+		l2 = []float64{rep.L2}
+	}
+	model, rep, err := s.fit(ctx, usable, l2)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +198,9 @@ func addTiming(cfg *TrainingConfig, rep *inference.FitReport) {
 	cfg.Timing.TrainingTimeSeconds += rep.TrainingTime.Seconds()
 }
 
-func (s *Service) fit(ctx context.Context, recs []Record) (*inference.Model, *inference.FitReport, error) {
+// fit trains a router on recs; l2, when not nil, fixes the regularisation strengths to
+// choose from (one value skips the validation fits).
+func (s *Service) fit(ctx context.Context, recs []Record, l2 []float64) (*inference.Model, *inference.FitReport, error) {
 	examples := make([]inference.Example, len(recs))
 	for i, r := range recs {
 		examples[i] = inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores}
@@ -204,6 +211,7 @@ func (s *Service) fit(ctx context.Context, recs []Record) (*inference.Model, *in
 		Cache:        s.cache,
 		Seed:         s.seed,
 		Logger:       s.log,
+		L2:           l2,
 	}
 	if s.fitOpts != nil {
 		s.fitOpts(&opts)
