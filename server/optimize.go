@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/optimizer"
+)
+
+// optimizeRequest is the body of POST /api/v1/optimize (the spec's submit body).
+type optimizeRequest struct {
+	// Optimizer must be "agentopt" (the default when omitted).
+	Optimizer string `json:"optimizer,omitempty" jsonschema:"enum=agentopt"`
+	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json).
+	InputURL string `json:"input_url" jsonschema:"required"`
+	// TargetModels are "provider/model" identifiers to optimize for (at least one).
+	TargetModels []string `json:"target_models" jsonschema:"required,minItems=1"`
+	// NIterations is the number of proposals per target model (default 15).
+	NIterations *int `json:"n_iterations,omitempty" jsonschema:"minimum=1,maximum=50,default=15"`
+	// OverallTimeoutSeconds bounds the whole job (default 3600).
+	OverallTimeoutSeconds *int `json:"overall_timeout_seconds,omitempty" jsonschema:"minimum=300,maximum=7200,default=3600"`
+	// LLMCallTimeoutSeconds bounds each proposer call (default 300).
+	LLMCallTimeoutSeconds *int `json:"llm_call_timeout_seconds,omitempty" jsonschema:"minimum=30,maximum=600,default=300"`
+	// SandboxTimeoutSeconds bounds each sandbox benchmark run (default 600).
+	SandboxTimeoutSeconds *int `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
+}
+
+// Optimizer plugs agent prompt optimization jobs (package optimizer) into the server:
+//
+//   - POST /api/v1/optimize — submit; 202 {job_id, status: "queued", version}; 422 with the
+//     spec's messages for a bad body;
+//   - GET /api/v1/optimize/status?job_id=ID — progress; 404 for an unknown job or another
+//     key's;
+//   - GET /api/v1/optimize/results?job_id=ID — results of a completed, failed or interrupted
+//     job; 409 {"status": ...} while it is queued or running;
+//   - POST /api/v1/optimize/cancel?job_id=ID — stop a queued or running job (it ends
+//     interrupted, best result so far kept); 409 when it already ended;
+//   - GET /api/v1/artifacts/{token}/agent.py — the best agent.py of a job, with no key (the
+//     128-bit token in the URL is the credential).
+//
+// Unless the service was given its own key minter, the option makes the server mint the
+// per-job gateway keys: a temporary API key for the job's owner whose Principal.Scope is a
+// completions.Scope tagged "optimize:<job id>" with a Budget allowing only the target
+// model; the Budget meters the tokens and USD the agent spends through
+// POST /v1/chat/completions. The caller starts the service (svc.Start) after New; the
+// server's Close closes it.
+func Optimizer(svc *optimizer.Service) Option {
+	return func(s *Server) error {
+		if svc == nil {
+			return errors.New("server: Optimizer needs an *optimizer.Service")
+		}
+		if !svc.HasKeyMinter() {
+			svc.SetKeyMinter(jobKeyMinter{auth: s.Auth()})
+		}
+		jobID := []QueryParam{{Name: "job_id", Required: true, Description: "optimization job id returned by POST /api/v1/optimize"}}
+		tags := []string{"Agent optimization"}
+		s.Handle(Route{Method: "POST", Path: "/api/v1/optimize", Summary: "Submit an agent prompt optimization job",
+			Request: optimizeRequest{}, Response: optimizer.Submitted{}, Status: http.StatusAccepted, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error { return handleOptimize(svc, w, r) })
+		s.Handle(Route{Method: "GET", Path: "/api/v1/optimize/status", Summary: "Status of an optimization job",
+			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				st, err := svc.Status(r.Context(), owner(r), r.URL.Query().Get("job_id"))
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, st)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/api/v1/optimize/results", Summary: "Results of a finished optimization job (409 while it runs)",
+			Query: jobID, Response: optimizer.Results{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				res, err := svc.Results(r.Context(), owner(r), r.URL.Query().Get("job_id"))
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, res)
+				return nil
+			})
+		s.Handle(Route{Method: "POST", Path: "/api/v1/optimize/cancel", Summary: "Cancel a queued or running optimization job (it ends interrupted)",
+			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				st, err := svc.Cancel(r.Context(), owner(r), r.URL.Query().Get("job_id"))
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, st)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/api/v1/artifacts/{token}/agent.py", Summary: "Best agent.py of an optimization job (no key: the URL is the credential)",
+			Public: true, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				// The token is cut from the path: the server's dispatch calls the mux's handler
+				// directly, so r.PathValue is not populated.
+				token := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/artifacts/"), "/agent.py")
+				code, err := svc.Artifact(r.Context(), token)
+				if err != nil {
+					return err
+				}
+				h := w.Header()
+				h.Set("Content-Type", "text/x-python; charset=utf-8")
+				h.Set("Content-Disposition", `attachment; filename="agent.py"`)
+				h.Set("X-Content-Type-Options", "nosniff")
+				h.Set("Cache-Control", "private, no-store")
+				w.WriteHeader(http.StatusOK)
+				_, _ = w.Write(code)
+				return nil
+			})
+		s.AddErrorMapper(optimizerError)
+		s.OnClose(svc.Close)
+		return nil
+	}
+}
+
+// handleOptimize checks the spec's bounds (in seconds) and submits.
+func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Request) error {
+	var body optimizeRequest
+	if err := decodeJSON(r, &body, decodeOptions{}); err != nil {
+		return err
+	}
+	if body.Optimizer != "" && body.Optimizer != optimizer.OptimizerAgentOpt {
+		return Validation(http.StatusUnprocessableEntity, "optimizer must be %q, got %q", optimizer.OptimizerAgentOpt, body.Optimizer)
+	}
+	if body.InputURL == "" {
+		return Validation(http.StatusUnprocessableEntity, "agentopt requires input_url")
+	}
+	if len(body.TargetModels) == 0 {
+		return Validation(http.StatusUnprocessableEntity, "agentopt requires target_models")
+	}
+	req := optimizer.Request{Optimizer: body.Optimizer, InputURL: body.InputURL, TargetModels: body.TargetModels}
+	if body.NIterations != nil {
+		if *body.NIterations < 1 || *body.NIterations > optimizer.MaxNIterations {
+			return Validation(http.StatusUnprocessableEntity, "n_iterations must be 1-50")
+		}
+		req.NIterations = *body.NIterations
+	}
+	for _, b := range []struct {
+		name     string
+		v        *int
+		lo, hi   int
+		into     *time.Duration
+		fallback time.Duration
+	}{
+		{"overall_timeout_seconds", body.OverallTimeoutSeconds, 300, 7200, &req.OverallTimeout, optimizer.DefaultOverallTimeout},
+		{"llm_call_timeout_seconds", body.LLMCallTimeoutSeconds, 30, 600, &req.LLMCallTimeout, optimizer.DefaultLLMCallTimeout},
+		{"sandbox_timeout_seconds", body.SandboxTimeoutSeconds, 60, 1800, &req.SandboxTimeout, optimizer.DefaultSandboxTimeout},
+	} {
+		*b.into = b.fallback
+		if b.v == nil {
+			continue
+		}
+		if *b.v < b.lo || *b.v > b.hi {
+			return Validation(http.StatusUnprocessableEntity, "%s must be %d-%d", b.name, b.lo, b.hi)
+		}
+		*b.into = time.Duration(*b.v) * time.Second
+	}
+	sub, err := svc.Submit(r.Context(), owner(r), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, sub)
+	return nil
+}
+
+// optimizerError maps the optimizer's errors onto statuses.
+func optimizerError(err error) *APIError {
+	var ve *optimizer.ValidationError
+	var nf *optimizer.NotFinishedError
+	switch {
+	case errors.As(err, &ve):
+		return Validation(http.StatusUnprocessableEntity, "%s", ve.Message)
+	case errors.As(err, &nf):
+		e := Errorf(http.StatusConflict, KindConflict, "%s", nf.Error())
+		e.Extra = map[string]any{"status": nf.Status, "job_id": nf.JobID}
+		return e
+	case errors.Is(err, optimizer.ErrNotFound):
+		return NotFound("%s", err.Error())
+	case errors.Is(err, optimizer.ErrFinished):
+		return Errorf(http.StatusConflict, KindConflict, "%s", err.Error())
+	case errors.Is(err, optimizer.ErrQueueFull):
+		e := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "too many optimization jobs are waiting; retry later")
+		e.Header = http.Header{"Retry-After": []string{"60"}}
+		return e
+	case errors.Is(err, optimizer.ErrClosed):
+		return Errorf(http.StatusServiceUnavailable, KindUnavailable, "the optimizer is shutting down")
+	}
+	return nil
+}
+
+// jobKeyMinter mints the per-job gateway keys of optimization jobs: temporary keys of the
+// job's owner, limited to the target model and metered by a completions.Budget.
+type jobKeyMinter struct{ auth *Auth }
+
+// MintKey implements optimizer.KeyMinter.
+func (m jobKeyMinter) MintKey(_ context.Context, g optimizer.KeyGrant) (*optimizer.JobKey, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("server: minting a job key: %w", err)
+	}
+	key := "sy-job-" + base64.RawURLEncoding.EncodeToString(b[:])
+	budget := completions.NewBudget(completions.BudgetLimits{AllowedModels: []string{g.Model}})
+	revoke := m.auth.AddTemporaryKey(key, g.Owner, completions.Scope{Owner: g.Owner, Tag: "optimize:" + g.JobID, Budget: budget})
+	return &optimizer.JobKey{Key: key, Revoke: revoke, Usage: func() optimizer.Usage {
+		u := budget.Used()
+		return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}
+	}}, nil
+}
