@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -35,7 +36,7 @@ func (s *Service) run(ctx context.Context, id string) {
 	}
 	s.log.Info("trainer: job started", "job", id, "attempt", j.Attempts)
 	start := time.Now()
-	res, err := s.train(ctx, &j)
+	res, err := s.trainSafely(ctx, &j)
 	// Outcomes are written even if ctx was cancelled meanwhile.
 	wctx := context.WithoutCancel(ctx)
 	if err != nil && ctx.Err() != nil {
@@ -83,6 +84,18 @@ func (s *Service) run(ctx context.Context, id string) {
 	}
 	s.log.Info("trainer: job completed", "job", id, "model", m.ID,
 		"top1", m.Metrics.Top1HitRate, "baseline_top1", m.Metrics.BaselineTop1HitRate)
+}
+
+// trainSafely runs train and turns a panic into an internal error, so one bad job cannot
+// take the process (and every other job) down.
+func (s *Service) trainSafely(ctx context.Context, j *jobRecord) (res *trainResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("trainer: panic in job", "job", j.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = nil, errors.New("internal error while training; see the server log")
+		}
+	}()
+	return s.train(ctx, j)
 }
 
 type trainResult struct {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 )
@@ -569,4 +570,27 @@ func ExampleService() {
 	_, err := svc.Submit(ctx, "key-1", nil)
 	fmt.Println(err)
 	// Output: Data_URLs: must list at least one dataset URL
+}
+
+func TestPanicInJobFailsItAndServiceGoesOn(t *testing.T) {
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 8))})
+	panicky := true
+	var mu sync.Mutex
+	s := newService(t, nil, WithFitOptions(func(o *inference.FitOptions) {
+		mu.Lock()
+		defer mu.Unlock()
+		if panicky {
+			panic("boom")
+		}
+	}))
+	st := train(t, s, "k", srv.URL+"/a.json")
+	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "internal error") || strings.Contains(st.ErrorMessage, "boom") {
+		t.Fatalf("status = %+v", st)
+	}
+	mu.Lock()
+	panicky = false
+	mu.Unlock()
+	if st := train(t, s, "k", srv.URL+"/a.json"); st.Status != StateCompleted {
+		t.Fatalf("next job: %+v", st)
+	}
 }
