@@ -22,13 +22,18 @@ import (
 )
 
 // scriptedRunner is a fake sandbox backend: a row scores 1 when the EDITABLE section of
-// agent.py names the row's answer, so scores follow the prompts the optimizer writes.
+// agent.py names the row's answer, so scores follow the prompts the optimizer writes. An
+// agent.py containing "SLOW AGENT" runs until it is cancelled.
 type scriptedRunner struct{}
 
 func (scriptedRunner) Name() string { return "scripted" }
 
 func (scriptedRunner) Run(ctx context.Context, j sandbox.Job) (*sandbox.Result, error) {
 	src := string(j.Files["agent.py"])
+	if strings.Contains(src, "SLOW AGENT") {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	editable := strings.ToLower(src[strings.Index(src, "EDITABLE START"):strings.Index(src, "EDITABLE END")])
 	res := &sandbox.Result{}
 	for _, row := range j.Rows {
@@ -56,7 +61,9 @@ func (scriptedProposer) Propose(_ context.Context, req optimizer.ProposalRequest
 	return &optimizer.Proposal{Prompt: req.CurrentPrompt + "\nQueues include: " + strings.Join(add, ", ") + "."}, nil
 }
 
-func TestOptimizeCommand(t *testing.T) {
+// bundleZip zips examples/agent-bundle; with slow, agent.py is marked "SLOW AGENT".
+func bundleZip(t *testing.T, slow bool) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, name := range []string{"agent.py", "eval.py", "dataset.json"} {
@@ -64,27 +71,53 @@ func TestOptimizeCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if slow && name == "agent.py" {
+			b = append([]byte("# SLOW AGENT\n"), b...)
+		}
 		w, _ := zw.Create(name)
 		w.Write(b)
 	}
 	zw.Close()
-	bundles := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(buf.Bytes()) }))
-	defer bundles.Close()
+	return buf.Bytes()
+}
 
-	url := cliServer(t, func(st *store.Store) []server.Option {
-		svc, err := optimizer.New(st, scriptedRunner{}, scriptedProposer{},
-			optimizer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
-			optimizer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-		if err != nil {
-			t.Fatal(err)
+// bundleServer serves the example bundle at /bundle.zip and a slow one at /slow.zip.
+func bundleServer(t *testing.T) string {
+	fast, slow := bundleZip(t, false), bundleZip(t, true)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/bundle.zip":
+			w.Write(fast)
+		case "/slow.zip":
+			w.Write(slow)
+		default:
+			http.NotFound(w, r)
 		}
-		if err := svc.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Optimizer(svc)}
-	})
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// optimizerOption is the real optimizer service with the scripted runner and proposer.
+func optimizerOption(t *testing.T, st *store.Store) server.Option {
+	svc, err := optimizer.New(st, scriptedRunner{}, scriptedProposer{},
+		optimizer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
+		optimizer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return server.Optimizer(svc)
+}
+
+func TestOptimizeCommand(t *testing.T) {
+	bundles := bundleServer(t)
+
+	url := cliServer(t, func(st *store.Store) []server.Option { return []server.Option{optimizerOption(t, st)} })
 	t.Setenv("SERVICE_API_KEY", cliKey)
-	code, out, errOut := cli(t, "optimize", "--url", url, "--bundle", bundles.URL+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "4", "--poll", "20ms")
+	code, out, errOut := cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "4", "--poll", "20ms")
 	if code != 0 {
 		t.Fatalf("optimize: %d\n%s\n%s", code, out, errOut)
 	}
@@ -112,7 +145,7 @@ func TestOptimizeCommand(t *testing.T) {
 	}
 
 	// --no-wait prints the id; --job follows it; --json prints the results document.
-	code, out, _ = cli(t, "optimize", "--url", url, "--bundle", bundles.URL+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "1", "--no-wait")
+	code, out, _ = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "1", "--no-wait")
 	id := strings.TrimSpace(out)
 	if code != 0 || !strings.HasPrefix(id, "opt_") && id == "" {
 		t.Fatalf("no-wait: %d %q", code, out)
@@ -122,8 +155,23 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Fatalf("follow: %d\n%s\n%s", code, out, errOut)
 	}
 
+	// Cancel a running job: following it then ends with status 1 and the interruption.
+	code, out, _ = cli(t, "optimize", "--url", url, "--bundle", bundles+"/slow.zip", "--model", "openai/gpt-4o-mini", "--no-wait")
+	slow := strings.TrimSpace(out)
+	if code != 0 {
+		t.Fatalf("slow submit: %d", code)
+	}
+	code, out, errOut = cli(t, "optimize", "--url", url, "--job", slow, "--cancel")
+	if code != 0 || !strings.Contains(out, slow) {
+		t.Fatalf("cancel: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "optimize", "--url", url, "--job", slow, "--poll", "20ms")
+	if code != 1 || !strings.Contains(errOut, "interrupted") || !strings.Contains(out, "Optimization "+slow+": interrupted") {
+		t.Fatalf("follow cancelled: %d\n%s\n%s", code, out, errOut)
+	}
+
 	// A bad request shows the server's message; missing flags are explained.
-	code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles.URL+"/b.zip", "--model", "openai/gpt-4o-mini", "--iterations", "99")
+	code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/b.zip", "--model", "openai/gpt-4o-mini", "--iterations", "99")
 	if code != 1 || !strings.Contains(errOut, "n_iterations must be 1-50") {
 		t.Fatalf("bad iterations: %d %s", code, errOut)
 	}

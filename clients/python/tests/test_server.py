@@ -8,10 +8,15 @@ Environment:
                                         be allowed to fetch it (--allow-local-urls)
   SWITCHYARD_TEST_MODEL                 a completions model the server can reach
                                         (e.g. one backed by a scripted upstream)
+  SWITCHYARD_TEST_BUNDLE_URL            base URL serving bundle.zip (an agent bundle the
+                                        server's optimizer can complete quickly) and
+                                        slow.zip (one whose runs last until cancelled)
   SWITCHYARD_TEST_SKIP                  comma-separated capabilities the server does not
                                         have: select, completions, trainer, optimizer
 
-The Go test cmd/switchyard TestPythonClient starts the server and sets all of these.
+The Go tests in cmd/switchyard set these: TestPythonClient against `switchyard serve`,
+TestPythonClientAllCapabilities against the server package with every capability (the
+optimizer with a scripted sandbox and proposer).
 """
 
 import os
@@ -23,6 +28,7 @@ BASE = os.environ.get("SWITCHYARD_BASE_URL")
 KEY = os.environ.get("SERVICE_API_KEY")
 DATA = os.environ.get("SWITCHYARD_TEST_DATA_URL", "").rstrip("/")
 MODEL = os.environ.get("SWITCHYARD_TEST_MODEL", "")
+BUNDLES = os.environ.get("SWITCHYARD_TEST_BUNDLE_URL", "").rstrip("/")
 SKIP = {s.strip() for s in os.environ.get("SWITCHYARD_TEST_SKIP", "").split(",") if s.strip()}
 
 
@@ -158,3 +164,31 @@ class ServerTest(unittest.TestCase):
         st = opt.wait(poll_every=0.2, timeout=60)
         self.assertEqual(st["status"], "failed")
         self.assertTrue(st.get("error_message"))
+
+    @needs("optimizer")
+    @unittest.skipUnless(BUNDLES, "set SWITCHYARD_TEST_BUNDLE_URL to where test bundles are served")
+    def test_optimizer_flow(self):
+        opt = switchyard.AgentOptimizer(self.client)
+        job = opt.submit(BUNDLES + "/bundle.zip", "openai/gpt-4o-mini", n_iterations=2)
+        seen = []
+        st = opt.wait(poll_every=0.1, timeout=60, on_status=lambda s: seen.append(s["status"]))
+        self.assertEqual(st["status"], "completed", st.get("error_message"))
+        self.assertEqual(st["n_iterations"], 2)
+        res = opt.results()
+        self.assertEqual(res["job_id"], job["job_id"])
+        r = res["results"][0]
+        self.assertEqual(r["model"], "openai/gpt-4o-mini")
+        self.assertEqual(r["iterations_run"], 2)
+        self.assertEqual(len(r["history"]), 3)  # the baseline and two variants
+        self.assertGreaterEqual(r["train_score"], r["baseline_score"])
+        self.assertTrue(r["agent_code_url"])
+
+        # A job still running: results are a 409; cancel interrupts it.
+        opt.submit(BUNDLES + "/slow.zip", "openai/gpt-4o-mini", n_iterations=1)
+        with self.assertRaises(switchyard.ConflictError):
+            opt.results()
+        opt.cancel()
+        st = opt.wait(poll_every=0.1, timeout=60)
+        self.assertEqual(st["status"], "interrupted")
+        self.assertTrue(st["error_message"])
+        self.assertEqual(opt.results()["status"], "interrupted")
