@@ -8,12 +8,19 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/trainer"
 )
 
 const otherKey = "other-key-456"
@@ -222,5 +229,94 @@ func TestModelSelectOpenAPI(t *testing.T) {
 				t.Errorf("POST %s schema lacks %q", p, want)
 			}
 		}
+	}
+}
+
+// TestModelSelectWithRouterTrainedOverHTTP trains a router through the custom-router API
+// (POST /api/v1/routers/train, polling the status) and routes with its model_id as
+// preference_id; another key's model is not found.
+func TestModelSelectWithRouterTrainedOverHTTP(t *testing.T) {
+	type record struct {
+		Problem       string   `json:"problem"`
+		CorrectModels []string `json:"correct_models"`
+	}
+	var recs []record
+	for i, topic := range []string{"reverse a list", "parse json", "sort a dict by value", "match emails with a regex",
+		"read a csv file", "implement binary search", "write a stack class", "fix an index error"} {
+		recs = append(recs, record{fmt.Sprintf("python code to %s (%d)", topic, i), []string{"acme/coder"}})
+	}
+	for i, dish := range []string{"banana bread", "tomato soup", "roast vegetables", "sourdough bread",
+		"pasta sauce", "boiled eggs", "marinated chicken", "rice pudding"} {
+		recs = append(recs, record{fmt.Sprintf("recipe and cooking time for %s (%d)", dish, i), []string{"acme/chef"}})
+	}
+	data, _ := json.Marshal(recs)
+	path := filepath.Join(t.TempDir(), "train.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := memstore.New()
+	defer st.Close()
+	quiet := slog.New(slog.DiscardHandler)
+	svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), trainer.WithLogger(quiet),
+		trainer.WithFitOptions(func(o *inference.FitOptions) { o.L2 = []float64{1e-3} }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := svc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})
+	srv, err := New(Config{Store: st, APIKeys: []string{testKey, otherKey}, Logger: quiet}, CustomRouters(svc), ModelSelection(sel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	fileURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	status, body := postSelect(t, ts, "/api/v1/routers/train", testKey, `{"Data_URLs":["`+fileURL+`"]}`)
+	if status != http.StatusAccepted {
+		t.Fatalf("train: %d %v", status, body)
+	}
+	jobID, _ := body["training_job_id"].(string)
+	var modelID string
+	for modelID == "" {
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/v1/routers/train/status?task_id="+url.QueryEscape(jobID), nil)
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st map[string]any
+		json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		switch st["status"] {
+		case "completed":
+			modelID, _ = st["model_id"].(string)
+		case "failed":
+			t.Fatalf("training failed: %v", st)
+		default:
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	cands := `"llm_providers":[{"provider":"acme","model":"chef"},{"name":"openai/gpt-4o"},{"provider":"acme","model":"coder"}]`
+	for prompt, want := range map[string]string{
+		"python code to merge two lists":   "acme/coder",
+		"recipe and cooking time for stew": "acme/chef",
+	} {
+		status, body := postSelect(t, ts, "/api/v1/model-select", testKey,
+			`{"messages":[{"role":"user","content":"`+prompt+`"}],`+cands+`,"preference_id":"`+modelID+`"}`)
+		if status != 200 || body["llm_label"] != want {
+			t.Errorf("%q: %d %v, want %s", prompt, status, body, want)
+		}
+	}
+	status, body = postSelect(t, ts, "/v1/modelSelect", otherKey,
+		`{"messages":[{"role":"user","content":"hi"}],`+cands+`,"preference_id":"`+modelID+`"}`)
+	if msg, _ := body["message"].(string); status != http.StatusNotFound || !strings.HasPrefix(msg, "preference_id") {
+		t.Errorf("other key with the model id: %d %v", status, body)
 	}
 }
