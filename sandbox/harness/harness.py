@@ -12,7 +12,7 @@
 #   R  the result (JSON): predictions, scores, usage, errors
 #   H  (wasm only) one raw HTTP/1.1 request for the gateway; the host answers on stdin with
 #      "<length>\n" followed by the raw HTTP response.
-import json
+import _json  # the C accelerator only: "import json" pulls in re, which is slow under WASI
 import math
 import os
 import sys
@@ -23,6 +23,43 @@ JOB_DIR = "/job"
 
 _PID = os.getpid()
 _OUT = 1
+
+
+class _JSONContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = None  # NaN and Infinity are not JSON; the host never writes them
+    memo = {}
+
+
+def json_loads(text):
+    value, _ = _json.make_scanner(_JSONContext())(text, 0)
+    return value
+
+
+def json_dumps(value):
+    """JSON for the result's plain types (finite floats only; the caller checks)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _json.encode_basestring_ascii(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(json_dumps(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(_json.encode_basestring_ascii(str(k)) + ": " + json_dumps(v)
+                               for k, v in value.items()) + "}"
+    raise TypeError("cannot encode %s" % type(value).__name__)
 
 
 class JobFailure(Exception):
@@ -229,15 +266,12 @@ def install_sleep():
 
 
 def load_module(name, path, limits):
-    import importlib.util
-
     if not os.path.exists(path):
         raise JobFailure("exception", "the bundle has no %s" % os.path.basename(path))
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        # The job directory is first on sys.path, so this loads path (importlib.util is
+        # avoided for the same start-up reason as json).
+        module = __import__(name)
     except BaseException as exc:
         raise raised("import %s" % os.path.basename(path), exc, limits)
     return module
@@ -317,7 +351,17 @@ def run(job, result):
                              "score returned %r for row %d; expected a float in [0, 1]" % (value, i))
         scores.append(min(1.0, max(0.0, number)))
 
-    result["predictions"] = [p if isinstance(p, str) else str(p) for p in predictions]
+    texts = []
+    for i, p in enumerate(predictions):
+        if isinstance(p, str):
+            texts.append(p)
+            continue
+        try:
+            texts.append(str(p))
+        except BaseException as exc:
+            raise JobFailure("invalid_result", "prediction %d (%s) cannot be turned into a string: %s"
+                             % (i, type_name(p), describe(exc)))
+    result["predictions"] = texts
     result["scores"] = scores
     result["usage"] = clean_usage
 
@@ -326,8 +370,8 @@ def main():
     global _OUT
     result = {"predictions": None, "scores": None, "usage": None, "errors": []}
     try:
-        with open(INPUT, "rb") as f:
-            job = json.load(f)
+        with open(INPUT, "r", encoding="utf-8") as f:
+            job = json_loads(f.read())
         mode = job.get("mode")
         if mode == "process":
             try:
@@ -359,7 +403,11 @@ def main():
         result["errors"].append({"reason": "exception", "message": "harness failed: " + describe(exc)})
     if os.getpid() != _PID:
         os._exit(1)  # a child forked by the user's code never reports
-    payload = json.dumps(result, ensure_ascii=True, allow_nan=False).encode()
+    try:
+        payload = json_dumps(result).encode()
+    except Exception as exc:
+        payload = json_dumps({"errors": [{"reason": "invalid_result",
+                                          "message": "result cannot be encoded: " + describe(exc)}]}).encode()
     write_frame(b"R", payload)
     os._exit(0)
 

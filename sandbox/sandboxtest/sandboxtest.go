@@ -276,6 +276,17 @@ def run_batch(inputs, api_key):
 				t.Errorf("the sandbox wrote %s on the host", outside)
 			}
 		}},
+		{name: "SymlinkOutOfTmp", reasons: []string{sandbox.ReasonException}, message: "contained", agent: fmt.Sprintf(`
+def link_and_read(target, name):
+    os.symlink(target, name)
+    return open(name).read()
+def run_batch(inputs, api_key):
+    return attempt(inputs, [
+        ("passwd", lambda: link_and_read("/etc/passwd", "/tmp/l1")),
+        ("host secret", lambda: link_and_read(%[1]q, "/tmp/l2")),
+        ("dotdot", lambda: link_and_read(%[2]q, "/tmp/l3")),
+    ])
+`, secret, rel)},
 		{name: "BigTmpFile", reasons: []string{sandbox.ReasonException},
 			limits: sandbox.Limits{MaxFileBytes: 4 << 20}, agent: `
 def run_batch(inputs, api_key):
