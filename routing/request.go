@@ -17,9 +17,9 @@ const MaxTools = 128
 // Message is one turn of the conversation to route.
 type Message struct {
 	// Role is "system", "user" or "assistant".
-	Role string `json:"role" jsonschema:"enum=system,enum=user,enum=assistant"`
+	Role string `json:"role" jsonschema:"required,enum=system,enum=user,enum=assistant"`
 	// Content is the text of the message; it must not be empty.
-	Content string `json:"content" jsonschema:"minLength=1"`
+	Content string `json:"content" jsonschema:"required,minLength=1"`
 }
 
 // Tool is a function the caller may let the chosen model call. Only functions are
@@ -27,7 +27,7 @@ type Message struct {
 // {"type": "function", "function": {"name": ...}} are accepted.
 type Tool struct {
 	// Name of the function; required.
-	Name string `json:"name" jsonschema:"minLength=1"`
+	Name string `json:"name" jsonschema:"required,minLength=1"`
 	// Description of the function.
 	Description string `json:"description,omitempty"`
 	// Parameters is the free-form (usually JSON Schema) description of the arguments.

@@ -80,9 +80,9 @@ type Response struct {
 	// "provider/model".
 	LLMLabel string `json:"llm_label" jsonschema:"required"`
 	// Providers is the ranked list, best first, cut at max_model_depth.
-	Providers []RankedProvider `json:"providers"`
+	Providers []RankedProvider `json:"providers" jsonschema:"required"`
 	// SessionID identifies the stored session; pass it as previous_session to link calls.
-	SessionID string `json:"session_id"`
+	SessionID string `json:"session_id" jsonschema:"required"`
 }
 
 // RankedProvider is one entry of the ranked list, in the caller's shape.
