@@ -12,7 +12,7 @@ import (
 
 // trainToyRouter fits a real n-gram + softmax router on prompts where Python questions are
 // best answered by acme/coder and cooking questions by acme/chef.
-func trainToyRouter(t *testing.T) *inference.Model {
+func trainToyRouter(t testing.TB) *inference.Model {
 	t.Helper()
 	var ex []inference.Example
 	code := []string{"write a python function to reverse a list", "fix this python bug in my loop",
