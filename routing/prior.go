@@ -64,12 +64,12 @@ var builtinBenchmarks = map[string]Benchmark{
 	"claude-3-5-haiku":           {0, srcToolsOnly, true},
 }
 
-var dateSuffix = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)$`)
+var dateSuffix = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3}|latest)$`)
 
 // normaliseModelName lower-cases a candidate's model part and drops vendor prefixes,
-// "meta-" and date or "-latest" suffixes, so "openai/gpt-4o-2024-05-13",
-// "together/meta-llama/Meta-Llama-3.1-8B-Instruct" and "anthropic/claude-3-opus-20240229"
-// find their entries.
+// "meta-" and date, version ("-002") or "-latest" suffixes, so "openai/gpt-4o-2024-05-13",
+// "together/meta-llama/Meta-Llama-3.1-8B-Instruct", "gemini/gemini-1.5-pro-002" and
+// "anthropic/claude-3-opus-20240229" find their entries.
 func normaliseModelName(model string) []string {
 	m := strings.ToLower(strings.TrimSpace(model))
 	if i := strings.LastIndexByte(m, '/'); i >= 0 {
