@@ -377,12 +377,11 @@ func TestFailures(t *testing.T) {
 		}
 	})
 	t.Run("sandbox unavailable", func(t *testing.T) {
-		runner := &fakeRunner{fail: func(sandbox.Job) error { return sandbox.ErrUnavailable }}
-		e := newEnv(t, runner, nil)
+		e := newEnv(t, UnavailableRunner{Err: errors.New("bubblewrap not found")}, nil)
 		e.start(t)
 		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
 		st := waitFor(t, e.svc, sub.JobID)
-		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "sandbox is not available") {
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "sandbox is not available") || !strings.Contains(st.ErrorMessage, "bubblewrap not found") {
 			t.Fatalf("status %+v", st)
 		}
 	})

@@ -338,6 +338,13 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 		t.Errorf("results after cancel: %d %s", r.status, r.raw)
 	}
 	wantError(t, e.call(t, "POST", "/api/v1/optimize/cancel?job_id="+id, testKey, ""), 409, KindConflict, "already finished")
+	// The routes are in the OpenAPI document.
+	doc := e.call(t, "GET", "/api/v1/openapi.json", "", "")
+	for _, p := range []string{"/api/v1/optimize", "/api/v1/optimize/status", "/api/v1/optimize/results", "/api/v1/optimize/cancel", "/api/v1/artifacts/{token}/agent.py"} {
+		if !strings.Contains(doc.raw, `"`+p+`"`) {
+			t.Errorf("OpenAPI document lacks %s", p)
+		}
+	}
 	// Artifacts need no key, and unknown tokens are 404 (not 401).
 	wantError(t, e.call(t, "GET", "/api/v1/artifacts/0123456789abcdef0123456789abcdef/agent.py", "", ""), 404, KindNotFound, "not found")
 }
