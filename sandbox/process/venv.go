@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -46,47 +47,128 @@ func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
 	if err := r.indexReachable(ctx); err != nil {
 		return fail("the package index %s is unreachable (%v)", r.index, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, venvBuildTimeout)
+	defer cancel()
+	base, err := r.baseVenv(ctx)
+	if err != nil {
+		return "", err
+	}
+	build, err := r.newBuildDir(key)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(build)
+	if err := r.copyTree(base, build); err != nil {
+		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
+	}
+	pip := append([]string{"/venv/bin/python3", "-I", "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
+		"--no-cache-dir", "--only-binary=:all:", "--retries", "1", "--timeout", "30", "--index-url", r.index, "--"}, deps...)
+	if out, err := r.buildStep(ctx, build, pip); err != nil {
+		if ctx.Err() != nil {
+			return fail("timed out after %s", venvBuildTimeout)
+		}
+		return fail("pip install failed (%v): %s", err, lastLines(out, 5))
+	}
+	return final, r.publish(build, final)
+}
+
+// baseVenv returns a cached virtualenv with pip and nothing else, built once; dependency
+// sets start from a copy of it. r.venvMu is held.
+func (r *Runner) baseVenv(ctx context.Context) (string, error) {
+	sum := sha256.Sum256([]byte(r.python))
+	key := "base-" + hex.EncodeToString(sum[:8])
+	final := filepath.Join(r.cacheDir, key)
+	if _, err := os.Stat(filepath.Join(final, ".complete")); err == nil {
+		return final, nil
+	}
+	build, err := r.newBuildDir(key)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(build)
+	if out, err := r.buildStep(ctx, build, []string{r.python, "-I", "-m", "venv", "/venv"}); err != nil {
+		return "", fmt.Errorf("%w: cannot create a virtualenv with %s -m venv (is the Debian package python3-venv installed?) (%v): %s",
+			sandbox.ErrUnavailable, r.python, err, lastLines(out, 5))
+	}
+	return final, r.publish(build, final)
+}
+
+// newBuildDir creates an empty directory in the cache that the sandbox's host uid can write.
+func (r *Runner) newBuildDir(key string) (string, error) {
 	if err := os.MkdirAll(r.cacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
 	}
 	build, err := os.MkdirTemp(r.cacheDir, key+".build-*")
+	if err == nil {
+		err = os.Chmod(build, 0o755)
+	}
+	if err == nil && r.cred != nil {
+		err = os.Chown(build, int(r.cred.Uid), int(r.cred.Gid))
+	}
 	if err != nil {
+		os.RemoveAll(build)
 		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
 	}
-	defer os.RemoveAll(build)
-	if err := os.Chmod(build, 0o755); err != nil {
-		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
-	}
-	if r.cred != nil {
-		if err := os.Chown(build, int(r.cred.Uid), int(r.cred.Gid)); err != nil {
-			return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, venvBuildTimeout)
-	defer cancel()
-	steps := []struct {
-		name string
-		argv []string
-	}{
-		{"python3 -m venv", []string{r.python, "-I", "-m", "venv", "/venv"}},
-		{"pip install", append([]string{"/venv/bin/python3", "-I", "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
-			"--no-cache-dir", "--only-binary=:all:", "--retries", "1", "--timeout", "30", "--index-url", r.index, "--"}, deps...)},
-	}
-	for _, step := range steps {
-		if out, err := r.buildStep(ctx, build, step.argv); err != nil {
-			if ctx.Err() != nil {
-				return fail("timed out after %s", venvBuildTimeout)
-			}
-			return fail("%s failed (%v): %s", step.name, err, lastLines(out, 5))
-		}
-	}
+	return build, nil
+}
+
+// publish marks build complete and moves it to final.
+func (r *Runner) publish(build, final string) error {
 	if err := os.WriteFile(filepath.Join(build, ".complete"), nil, 0o644); err != nil {
-		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
+		return fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
 	}
 	if err := os.Rename(build, final); err != nil {
-		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
+		return fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
 	}
-	return final, nil
+	return nil
+}
+
+// copyTree copies the virtualenv src into the existing directory dst (regular files,
+// directories and symlinks; ".complete" excluded), owned by the sandbox's host uid.
+func (r *Runner) copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." || rel == ".complete" {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			err = os.Symlink(link, target)
+			if err != nil {
+				return err
+			}
+		case d.IsDir():
+			if err := os.Mkdir(target, info.Mode().Perm()); err != nil {
+				return err
+			}
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(target, data, info.Mode().Perm()); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+		if r.cred != nil {
+			return os.Lchown(target, int(r.cred.Uid), int(r.cred.Gid))
+		}
+		return nil
+	})
 }
 
 // buildStep runs one install command in a sandbox that shares the host network and has the
