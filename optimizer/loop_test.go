@@ -71,7 +71,13 @@ func (e *env) start(t *testing.T) {
 	if err := e.svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.svc.Close(context.Background()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := e.svc.Close(ctx); err != nil {
+			t.Errorf("Close: %v (a job did not stop when cancelled)", err)
+		}
+	})
 }
 
 func request(url string, n int) Request {

@@ -238,7 +238,13 @@ func optimizeServer(t *testing.T, runner sandbox.Runner) *optimizeEnv {
 	if err := e.svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.s.Close(context.Background()) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := e.s.Close(ctx); err != nil {
+			t.Errorf("Close: %v (a job did not stop when cancelled)", err)
+		}
+	})
 	bundle := exampleBundle(t)
 	bs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(bundle) }))
 	t.Cleanup(bs.Close)
@@ -352,7 +358,7 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 // runOptimizeEndToEnd drives submit → status → results over HTTP and checks the outcome.
 func runOptimizeEndToEnd(t *testing.T, runner sandbox.Runner) {
 	e := optimizeServer(t, runner)
-	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+e.url+`","target_models":["scripted/task"],"n_iterations":4}`)
+	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+e.url+`","target_models":["scripted/task"],"n_iterations":4,"overall_timeout_seconds":300,"sandbox_timeout_seconds":60}`)
 	if r.status != 202 {
 		t.Fatalf("submit: %d %s", r.status, r.raw)
 	}
