@@ -335,13 +335,35 @@ func (s *Service) propose(ctx context.Context, j *job, model string, i int, best
 		CurrentPrompt: best.agent.Prompt(), BestScore: best.mean, BaselineScore: baseline,
 		Failures: s.failures(train, best, uint64(i)), Discarded: slices.Clone(discarded),
 	}
-	pctx, cancel := context.WithTimeout(ctx, time.Duration(j.LLMCallTimeout))
-	defer cancel()
-	p, err := s.proposer.Propose(pctx, req)
-	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
-		return p, fmt.Errorf("%w: the proposer call exceeded llm_call_timeout_seconds (%s)", ErrProposal, time.Duration(j.LLMCallTimeout))
+	var used Usage
+	for attempt := 1; ; attempt++ {
+		pctx, cancel := context.WithTimeout(ctx, time.Duration(j.LLMCallTimeout))
+		p, err := s.proposer.Propose(pctx, req)
+		timedOut := err != nil && pctx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if p != nil {
+			used.add(p.Usage)
+			p.Usage = used
+		}
+		if timedOut {
+			return p, fmt.Errorf("%w: the proposer call exceeded llm_call_timeout_seconds (%s)", ErrProposal, time.Duration(j.LLMCallTimeout))
+		}
+		// One more try after a short wait for a transient upstream failure (rate limit,
+		// overload, dropped connection); a second failure costs the iteration.
+		var pe *providers.Error
+		if err == nil || attempt == ProposerAttempts || !errors.As(err, &pe) || !pe.Retryable() {
+			if err != nil && p == nil && used != (Usage{}) {
+				p = &Proposal{Usage: used}
+			}
+			return p, err
+		}
+		wait := min(max(pe.RetryAfter, time.Second), 30*time.Second)
+		select {
+		case <-ctx.Done():
+			return p, err
+		case <-time.After(wait):
+		}
 	}
-	return p, err
 }
 
 // failures samples up to maxFailures train rows the best agent does not get fully right.

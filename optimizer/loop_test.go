@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -519,4 +520,40 @@ func TestResultsOfUnfinishedJob(t *testing.T) {
 	if !errors.As(err, &nf) || nf.Status != StatusQueued || !errors.Is(err, ErrNotFinished) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+func TestProposerFailures(t *testing.T) {
+	t.Run("transient failure is retried", func(t *testing.T) {
+		e := newEnv(t, &fakeRunner{}, nil)
+		e.up.failProposer, e.up.proposerStatus = 1, http.StatusServiceUnavailable
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+		if st := waitFor(t, e.svc, sub.JobID); st.Status != StatusCompleted {
+			t.Fatalf("status %+v", st)
+		}
+		h, _ := e.svc.History(context.Background(), "alice", sub.JobID)
+		for _, it := range h["scripted/task"][1:] {
+			if it.Prompt == "" || it.Note != "" {
+				t.Errorf("iteration %+v", it)
+			}
+		}
+		if !h["scripted/task"][2].Kept {
+			t.Errorf("iteration 2 not kept: %+v", h["scripted/task"][2])
+		}
+	})
+	t.Run("auth failure fails the job", func(t *testing.T) {
+		e := newEnv(t, &fakeRunner{}, nil)
+		e.up.failProposer, e.up.proposerStatus = 100, http.StatusUnauthorized
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "proposer model failed") {
+			t.Fatalf("status %+v", st)
+		}
+		// The baseline is still there.
+		res, _ := e.svc.Results(context.Background(), "alice", sub.JobID)
+		if len(res.Results) != 1 || len(res.Results[0].History) != 1 || res.Results[0].AgentCodeURL == "" {
+			t.Errorf("results %+v", res.Results)
+		}
+	})
 }

@@ -68,6 +68,9 @@ func scriptedDataset() []sandbox.Row {
 type scriptedUpstream struct {
 	*httptest.Server
 	taskKey string // the bearer key the task model requires ("" = any)
+	// failProposer makes that many proposer calls fail with HTTP proposerStatus.
+	failProposer   int
+	proposerStatus int
 
 	mu             sync.Mutex
 	proposerCalls  int
@@ -112,6 +115,13 @@ func (u *scriptedUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	var answer string
 	key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	u.mu.Lock()
+	if req.Model == "proposer" && u.failProposer > 0 {
+		u.failProposer--
+		u.mu.Unlock()
+		w.WriteHeader(u.proposerStatus)
+		w.Write([]byte(`{"error":{"message":"scripted failure","type":"server_error"}}`))
+		return
+	}
 	if req.Model == "proposer" {
 		u.proposerCalls++
 		u.proposerBodies = append(u.proposerBodies, user)

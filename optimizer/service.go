@@ -49,6 +49,10 @@ const (
 	MaxAttempts = 3
 	// MaxDiscardedShown is how many recently discarded prompts the proposer is shown.
 	MaxDiscardedShown = 3
+	// ProposerAttempts is how many times a proposal is asked for when the proposer model
+	// fails transiently (rate limit, overload, connection); each try has the full
+	// llm_call_timeout.
+	ProposerAttempts = 2
 )
 
 // Causes of a job's context ending.
