@@ -212,7 +212,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	h.ServeHTTP(w, r)
+	// Through the mux again (not h directly) so that r.PathValue is populated.
+	s.mux.ServeHTTP(w, r)
 }
 
 func needsKey(path, pattern string) bool {

@@ -28,6 +28,7 @@ type serveConfig struct {
 	ProposerModel   string
 	ProvidersConfig string
 	PricesFile      string
+	Sandbox         string
 	ShutdownTimeout time.Duration
 	LogLevel        string
 	LogFormat       string
@@ -39,10 +40,11 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.DataDir, "data", "./switchyard-data", "directory for the database file and artifacts")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "request body limit in bytes")
 	fs.BoolVar(&c.AllowLocalURLs, "allow-local-urls", false, "let dataset and bundle URLs point at loopback/private addresses and file://")
-	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach this server at, for artifact links (default http://<addr>)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach this server at, for artifact links (default http://<listen address>)")
 	fs.StringVar(&c.ProposerModel, "proposer-model", "openai/gpt-4o-mini", "provider/model that proposes prompts in optimization jobs")
 	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables)")
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
+	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -75,11 +77,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if c.PublicURL == "" {
-		c.PublicURL = "http://" + c.Addr
-	}
-	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-
 	st, err := boltstore.Open(filepath.Join(c.DataDir, "switchyard.db"), boltstore.Options{})
 	if err != nil {
 		return err
@@ -92,7 +89,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			keys = append(keys, k)
 		}
 	}
-	wiring := &wiring{cfg: c, store: st, log: log}
+	// Listen first: sandboxed agents reach this server's own gateway at the real address.
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + ln.Addr().String()
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	wiring := &wiring{cfg: c, store: st, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1"}
 	opts, err := wiring.options(ctx)
 	if err != nil {
 		return err
@@ -118,11 +125,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "No API key was configured, so one was created. It is shown only this once; keep it:\n\n    %s\n\n", key)
 	}
-
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
+	if err := wiring.start(ctx); err != nil {
+		srv.Close(context.Background())
 		return err
 	}
+
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -151,4 +158,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// loopbackAddr turns a wildcard listen address into one this host can dial.
+func loopbackAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
 }

@@ -2,26 +2,39 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/sandbox/process"
+	"github.com/switchyard-ai/switchyard/sandbox/wasm"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/trainer"
 )
 
-// wiring builds the capabilities `serve` plugs into the server.
+// wiring builds the capabilities `serve` plugs into the server and starts their workers.
 type wiring struct {
 	cfg   *serveConfig
 	store *store.Store
 	log   *slog.Logger
+	// gatewayURL is this server's own OpenAI-compatible base URL, reachable from this host
+	// (sandboxed agents call it).
+	gatewayURL string
 
-	registry *providers.Registry
-	catalog  *providers.Catalog
-	gateway  *completions.Gateway
+	registry  *providers.Registry
+	catalog   *providers.Catalog
+	gateway   *completions.Gateway
+	trainer   *trainer.Service
+	optimizer *optimizer.Service
 }
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
@@ -52,13 +65,87 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs}
+	w.trainer, err = trainer.New(w.store,
+		trainer.WithFetcher(fetcher),
+		trainer.WithLogger(w.log),
+		trainer.WithVersion(version),
+	)
+	if err != nil {
+		return nil, err
+	}
+
 	selector := routing.NewSelector(routing.Options{
-		Store:   w.store,
-		Catalog: routing.ProvidersCatalog(w.catalog),
-		Logger:  w.log,
+		Store:        w.store,
+		Catalog:      routing.ProvidersCatalog(w.catalog),
+		CustomModels: routing.TrainerModels(w.trainer),
+		Logger:       w.log,
 	})
+
+	runner := w.sandboxRunner()
+	proposer, err := optimizer.NewLLMProposer(w.registry, w.cfg.ProposerModel, w.catalog)
+	if err != nil {
+		return nil, fmt.Errorf("--proposer-model: %w", err)
+	}
+	w.optimizer, err = optimizer.New(w.store, runner, proposer,
+		optimizer.WithFetcher(fetcher),
+		optimizer.WithGateway(w.gatewayURL, nil),
+		optimizer.WithPublicURL(w.cfg.PublicURL),
+		optimizer.WithLogger(w.log),
+		optimizer.WithVersion(version),
+	)
+	if err != nil {
+		return nil, err
+	}
 	return []server.Option{
 		server.Completions(w.gateway),
 		server.ModelSelection(selector),
+		server.CustomRouters(w.trainer),
+		server.Optimizer(w.optimizer),
 	}, nil
+}
+
+// start launches the job workers; the server's Close stops them.
+func (w *wiring) start(ctx context.Context) error {
+	if err := w.trainer.Start(ctx); err != nil {
+		return fmt.Errorf("starting training workers: %w", err)
+	}
+	if err := w.optimizer.Start(ctx); err != nil {
+		return fmt.Errorf("starting optimization workers: %w", err)
+	}
+	return nil
+}
+
+// sandboxRunner picks the sandbox backend named by --sandbox. "auto" prefers the
+// bubblewrap process backend, then the WASI one; when neither works here the optimizer
+// still accepts jobs and fails each with the reason, and never runs code unisolated.
+func (w *wiring) sandboxRunner() sandbox.Runner {
+	var reasons []error
+	if w.cfg.Sandbox == "auto" || w.cfg.Sandbox == "process" {
+		r, err := process.New(process.Options{
+			WorkDir:  filepath.Join(w.cfg.DataDir, "sandbox"),
+			CacheDir: filepath.Join(w.cfg.DataDir, "sandbox-venvs"),
+			Logger:   w.log,
+		})
+		if err == nil {
+			w.log.Info("sandbox backend", "backend", r.Name())
+			return r
+		}
+		reasons = append(reasons, err)
+	}
+	if w.cfg.Sandbox == "auto" || w.cfg.Sandbox == "wasm" {
+		r, err := wasm.New(wasm.Options{CacheDir: filepath.Join(w.cfg.DataDir, "wasm-cache"), Logger: w.log})
+		if err == nil {
+			w.log.Info("sandbox backend", "backend", r.Name())
+			return r
+		}
+		reasons = append(reasons, err)
+	}
+	if len(reasons) == 0 {
+		reasons = append(reasons, fmt.Errorf("--sandbox must be auto, process or wasm, got %q", w.cfg.Sandbox))
+	}
+	err := errors.Join(reasons...)
+	w.log.Warn("no sandbox backend works here; optimization jobs will fail until one does", "err", err)
+	return optimizer.UnavailableRunner{Err: err}
 }
