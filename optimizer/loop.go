@@ -213,6 +213,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	s.save(j)
 
 	var discarded []string
+	tried := map[string]bool{string(b.Agent.Editable()): true}
 	for i := 1; i <= j.NIterations; i++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -244,7 +245,14 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 				}
 			}
 		}
+		if variant != nil && tried[string(variant.Editable())] {
+			// Same EDITABLE section as an agent already scored: its scores are known, so the
+			// sandbox run is skipped.
+			it.Prompt, it.Note = variant.Prompt(), "not run: the proposal repeats an agent already benchmarked"
+			variant = nil
+		}
 		if variant != nil {
+			tried[string(variant.Editable())] = true
 			it.Prompt = variant.Prompt()
 			out, berr := s.bench(ctx, b, variant, train, gw, timeout)
 			switch {
@@ -324,6 +332,9 @@ func (s *Service) benchFailure(ctx context.Context, err error, format string, ar
 	}
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		return failf("the sandbox is not available on this server: %v", err)
+	}
+	if errors.Is(err, sandbox.ErrInvalid) {
+		return failf("the bundle cannot be run: %v", err)
 	}
 	return err
 }

@@ -557,3 +557,36 @@ func TestProposerFailures(t *testing.T) {
 		}
 	})
 }
+
+// echoProposer proposes the current prompt unchanged.
+type echoProposer struct{}
+
+func (echoProposer) Propose(_ context.Context, req ProposalRequest) (*Proposal, error) {
+	return &Proposal{Prompt: req.CurrentPrompt}, nil
+}
+
+func TestRepeatedProposalIsNotRun(t *testing.T) {
+	runner := &fakeRunner{}
+	e := newEnv(t, runner, nil)
+	svc, err := New(e.st, runner, echoProposer{}, WithFetcher(&fetch.Fetcher{AllowLocal: true}),
+		WithGateway(e.up.URL+"/v1", StaticKey("job-key")), WithLogger(slog.New(slog.DiscardHandler)), WithSandboxConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.start(t)
+	sub, _ := svc.Submit(context.Background(), "alice", request(e.url, 3))
+	if st := waitFor(t, svc, sub.JobID); st.Status != StatusCompleted {
+		t.Fatalf("status %+v", st)
+	}
+	h, _ := svc.History(context.Background(), "alice", sub.JobID)
+	for _, it := range h["scripted/task"][1:] {
+		if it.Kept || !strings.Contains(it.Note, "repeats") {
+			t.Errorf("iteration %+v", it)
+		}
+	}
+	// Baseline and the original on the test split only (the best is the original).
+	if n := len(runner.allRuns()); n != 2 {
+		t.Errorf("%d sandbox runs, want 2", n)
+	}
+}
