@@ -31,31 +31,3 @@ func TestDependencies(t *testing.T) {
 		}
 	}
 }
-
-func TestJobErrorMatchesErrJob(t *testing.T) {
-	var err error = &JobError{Reason: ReasonTimeout, Message: "slow"}
-	if !errors.Is(err, ErrJob) || errors.Is(err, ErrUnavailable) {
-		t.Fatalf("JobError must match ErrJob only")
-	}
-	if err.Error() != "sandbox: job failed: slow" {
-		t.Fatalf("Error() = %q", err.Error())
-	}
-}
-
-func TestValidateFileNames(t *testing.T) {
-	base := func(extra string) Job {
-		return Job{Files: map[string][]byte{"agent.py": nil, "eval.py": nil, extra: nil}, Rows: []Row{{}}}
-	}
-	for _, name := range []string{"lib/util.py", "data.json"} {
-		j := base(name)
-		if err := j.Validate(); err != nil {
-			t.Errorf("%q: %v", name, err)
-		}
-	}
-	for _, name := range []string{"../x", "/abs", "a/../b", "a//b", ".hidden", "a\\b", ""} {
-		j := base(name)
-		if err := j.Validate(); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%q: err = %v, want ErrInvalid", name, err)
-		}
-	}
-}

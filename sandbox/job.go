@@ -67,6 +67,11 @@ func (j *Job) Validate() error {
 		if err := checkFileName(name); err != nil {
 			return err
 		}
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			if _, clash := j.Files[dir]; clash {
+				return fmt.Errorf("%w: files: %q is both a file and the directory of %q", ErrInvalid, dir, name)
+			}
+		}
 		total += len(data)
 	}
 	if total > MaxBundleSize {
