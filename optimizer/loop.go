@@ -214,6 +214,9 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 
 	var discarded []string
 	tried := map[string]bool{string(b.Agent.Editable()): true}
+	if same, err := b.Agent.WithPrompt(b.Agent.Prompt()); err == nil {
+		tried[string(same.Editable())] = true // the original prompt, re-quoted
+	}
 	for i := 1; i <= j.NIterations; i++ {
 		if ctx.Err() != nil {
 			return ctx.Err()
