@@ -195,24 +195,26 @@ func (f *Fetcher) httpClient() *http.Client {
 		if f.Client != nil {
 			*c = *f.Client
 		}
-		if !f.AllowLocal {
-			blocked := f.blocked
-			if blocked == nil {
-				blocked = IsBlocked
-			}
-			var t *http.Transport
-			switch base := c.Transport.(type) {
-			case nil:
-				t = http.DefaultTransport.(*http.Transport).Clone()
-			case *http.Transport:
-				t = base.Clone()
-			}
-			if t != nil {
+		var t *http.Transport
+		switch base := c.Transport.(type) {
+		case nil:
+			t = http.DefaultTransport.(*http.Transport).Clone()
+		case *http.Transport:
+			t = base.Clone()
+		}
+		if t != nil {
+			d := &net.Dialer{Resolver: f.Resolver, Timeout: 30 * time.Second}
+			if !f.AllowLocal {
+				blocked := f.blocked
+				if blocked == nil {
+					blocked = IsBlocked
+				}
+				d = dialerFor(f.Resolver, blocked)
 				t.Proxy = nil
-				t.DialContext = dialerFor(f.Resolver, blocked).DialContext
-				t.DialTLSContext = nil
-				c.Transport = t
 			}
+			t.DialContext = d.DialContext
+			t.DialTLSContext = nil
+			c.Transport = t
 		}
 		c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 			if len(via) > MaxRedirects {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 )
 
 // blockedPrefixes are the address ranges the SSRF guard refuses, beyond what netip's
@@ -70,6 +71,7 @@ func dialControl(blocked func(netip.Addr) bool) func(network, address string, c 
 func dialerFor(resolver *net.Resolver, blocked func(netip.Addr) bool) *net.Dialer {
 	return &net.Dialer{
 		Resolver: resolver,
+		Timeout:  30 * time.Second,
 		Control:  dialControl(blocked),
 	}
 }
