@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
@@ -592,5 +594,69 @@ func TestPanicInJobFailsItAndServiceGoesOn(t *testing.T) {
 	mu.Unlock()
 	if st := train(t, s, "k", srv.URL+"/a.json"); st.Status != StateCompleted {
 		t.Fatalf("next job: %+v", st)
+	}
+}
+
+func TestSmallestAcceptedDataset(t *testing.T) {
+	// Exactly MinRows usable rows and MinClasses models: the job must complete.
+	recs := syntheticRecords(MinRows, 9)
+	for i := range recs {
+		recs[i].CorrectModels = []string{topics[i%2].model}
+	}
+	srv := files(t, map[string]string{"/a.csv": asCSV(recs)})
+	s := newService(t, nil)
+	st := train(t, s, "k", srv.URL+"/a.csv")
+	if st.Status != StateCompleted {
+		t.Fatalf("job: %+v", st)
+	}
+	d, err := s.Model(context.Background(), "k", st.ModelID)
+	if err != nil || d.NumClasses != 2 || d.Metrics == nil || d.Metrics.HoldoutRows == 0 {
+		t.Fatalf("details = %+v, %v", d, err)
+	}
+}
+
+func TestJobsAndModelsSurviveReopeningTheDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchyard.db")
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 10))})
+	ctx := context.Background()
+
+	// First process: accepts a job but stops before any worker runs it.
+	st1, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := New(st1, WithFetcher(&fetch.Fetcher{AllowLocal: true}), WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := s1.Submit(ctx, "k", []string{srv.URL + "/a.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1.Close()
+	st1.Close()
+
+	// Second process: finds it queued, trains it; the model answers after a third opening.
+	st2, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := newService(t, st2)
+	done := waitDone(t, s2, "k", job.TrainingJobID)
+	if done.Status != StateCompleted {
+		t.Fatalf("job: %+v", done)
+	}
+	s2.Close()
+	st2.Close()
+
+	st3, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st3.Close()
+	s3 := newService(t, st3)
+	resp, err := s3.Predict(ctx, "k", done.ModelID, []string{"python loop bug"})
+	if err != nil || resp.Predictions[0].TopModel != topics[1].model {
+		t.Fatalf("predict after reopening: %+v, %v", resp, err)
 	}
 }
