@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -97,10 +96,7 @@ func Optimizer(svc *optimizer.Service) Option {
 		s.Handle(Route{Method: "GET", Path: "/api/v1/artifacts/{token}/agent.py", Summary: "Best agent.py of an optimization job (no key: the URL is the credential)",
 			Public: true, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {
-				// The token is cut from the path: the server's dispatch calls the mux's handler
-				// directly, so r.PathValue is not populated.
-				token := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v1/artifacts/"), "/agent.py")
-				code, err := svc.Artifact(r.Context(), token)
+				code, err := svc.Artifact(r.Context(), r.PathValue("token"))
 				if err != nil {
 					return err
 				}
