@@ -234,3 +234,36 @@ func TestRoutersQueueFull(t *testing.T) {
 		t.Error("no Retry-After on 503")
 	}
 }
+
+func TestRoutersOpenAPI(t *testing.T) {
+	e := routersServer(t)
+	r := do(t, e.h, "GET", "/api/v1/openapi.json", "", "")
+	if r.status != http.StatusOK {
+		t.Fatalf("openapi: %d", r.status)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, path string
+		want         []string
+	}{
+		{"post", "/api/v1/routers/train", []string{"Data_URLs", "training_job_id", "202"}},
+		{"get", "/api/v1/routers/train/status", []string{"task_id", "training_config", "completed_at"}},
+		{"get", "/api/v1/routers/models", []string{"model_id", "num_classes", "top1_hit_rate"}},
+		{"post", "/api/v1/routers/predict", []string{"inputs", "top_model", "confidence", "rank"}},
+	} {
+		op, ok := doc.Paths[c.path][c.method]
+		if !ok {
+			t.Fatalf("OpenAPI lacks %s %s", c.method, c.path)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(op), w) && !strings.Contains(r.raw, w) {
+				t.Errorf("%s %s: document lacks %q", c.method, c.path, w)
+			}
+		}
+	}
+}
