@@ -61,7 +61,7 @@ func dialControl(blocked func(netip.Addr) bool) func(network, address string, c 
 			return fmt.Errorf("%w: cannot parse dial address %q", ErrBlocked, address)
 		}
 		if blocked(ap.Addr()) {
-			return fmt.Errorf("%w: %s", ErrBlocked, ap.Addr())
+			return fmt.Errorf("%w: %s is a loopback, private, link-local or reserved address and local URLs are not allowed", ErrBlocked, ap.Addr())
 		}
 		return nil
 	}
