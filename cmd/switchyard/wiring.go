@@ -123,11 +123,9 @@ func (w *wiring) start(ctx context.Context) error {
 func (w *wiring) sandboxRunner() sandbox.Runner {
 	var reasons []error
 	if w.cfg.Sandbox == "auto" || w.cfg.Sandbox == "process" {
-		r, err := process.New(process.Options{
-			WorkDir:  filepath.Join(w.cfg.DataDir, "sandbox"),
-			CacheDir: filepath.Join(w.cfg.DataDir, "sandbox-venvs"),
-			Logger:   w.log,
-		})
+		// Work and venv dirs stay in the system temp dir: the sandbox runs as an unprivileged
+		// host user that cannot enter the (0700) data directory.
+		r, err := process.New(process.Options{Logger: w.log})
 		if err == nil {
 			w.log.Info("sandbox backend", "backend", r.Name())
 			return r
