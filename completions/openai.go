@@ -276,7 +276,8 @@ type OpenAIErrorObject struct {
 // the first fragment ends the stream with a data event holding an OpenAI error object and
 // no [DONE], which OpenAI SDKs raise as an error.
 func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage bool) error {
-	defer st.Close()
+	ch, stop := pump(st)
+	defer stop()
 	sse := NewSSEWriter(w)
 	base := OpenAIChunk{
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
@@ -284,23 +285,27 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	}
 	first := true
 	for {
-		c, err := st.Recv()
+		r, werr := next(ch, sse.Flush)
+		if werr != nil {
+			return werr
+		}
+		c, err := r.chunk, r.err
 		if errors.Is(err, io.EOF) {
-			r := st.Response()
+			resp := st.Response()
 			ck := base
-			fr := finishReason(r.FinishReason)
+			fr := finishReason(resp.FinishReason)
 			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{}, FinishReason: &fr}}
 			if first {
 				ck.Choices[0].Delta.Role = "assistant"
 			}
-			if err := sse.Event("", ck); err != nil {
+			if err := sse.Buffer("", ck); err != nil {
 				return err
 			}
 			if includeUsage {
 				ck := base
 				ck.Choices = []OpenAIChunkChoice{}
-				ck.Usage = openAIUsage(r.Usage)
-				if err := sse.Event("", ck); err != nil {
+				ck.Usage = openAIUsage(resp.Usage)
+				if err := sse.Buffer("", ck); err != nil {
 					return err
 				}
 			}
@@ -317,7 +322,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			ck.Choices[0].Delta.Role = "assistant"
 			first = false
 		}
-		if err := sse.Event("", ck); err != nil {
+		if err := sse.Buffer("", ck); err != nil {
 			return err
 		}
 	}

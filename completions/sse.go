@@ -54,8 +54,18 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 	return s
 }
 
-// Event writes one event: an optional "event:" name line and v encoded as one "data:" line.
+// Event writes one event, an optional "event:" name line and v encoded as one "data:" line,
+// and flushes it to the client.
 func (s *SSEWriter) Event(name string, v any) error {
+	if err := s.Buffer(name, v); err != nil {
+		return err
+	}
+	return s.Flush()
+}
+
+// Buffer writes one event like Event but does not flush it; call Flush once the events
+// that are ready have been buffered.
+func (s *SSEWriter) Buffer(name string, v any) error {
 	s.buf.Reset()
 	if name != "" {
 		s.buf.WriteString("event: ")
@@ -69,22 +79,65 @@ func (s *SSEWriter) Event(name string, v any) error {
 		return err
 	}
 	s.buf.WriteByte('\n')
-	return s.write()
+	_, err := s.w.Write(s.buf.Bytes())
+	return err
 }
 
-// Done writes the end marker "data: [DONE]".
+// Flush sends the buffered events to the client.
+func (s *SSEWriter) Flush() error {
+	s.flush()
+	return nil
+}
+
+// Done writes the end marker "data: [DONE]" and flushes.
 func (s *SSEWriter) Done() error {
-	s.buf.Reset()
-	s.buf.WriteString("data: [DONE]\n\n")
-	return s.write()
-}
-
-func (s *SSEWriter) write() error {
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	if _, err := io.WriteString(s.w, "data: [DONE]\n\n"); err != nil {
 		return err
 	}
 	s.flush()
 	return nil
+}
+
+// received is one result of ResponseStream.Recv.
+type received struct {
+	chunk *Chunk
+	err   error
+}
+
+// pump reads st on its own goroutine so that a writer can tell whether another fragment is
+// already waiting (and keep buffering) or not (and flush): fragments that arrive together
+// leave together, and none waits for the network. The returned stop closes st and waits
+// for the goroutine to end.
+func pump(st *ResponseStream) (<-chan received, func()) {
+	ch := make(chan received, 32)
+	go func() {
+		defer close(ch)
+		for {
+			c, err := st.Recv()
+			ch <- received{c, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch, func() {
+		st.Close()
+		for range ch {
+		}
+	}
+}
+
+// next returns the next received result; flush is called first when none is waiting.
+func next(ch <-chan received, flush func() error) (received, error) {
+	select {
+	case r := <-ch:
+		return r, nil
+	default:
+	}
+	if err := flush(); err != nil {
+		return received{}, err
+	}
+	return <-ch, nil
 }
 
 // finalEvent is the response with "type":"final" in front.
@@ -105,12 +158,17 @@ type StreamErrorEvent struct {
 // when the answer was delivered completely, the *StreamError (or other failure) that ended
 // the stream, or the write error when the client went away.
 func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
-	defer st.Close()
+	ch, stop := pump(st)
+	defer stop()
 	sse := NewSSEWriter(w)
 	for {
-		c, err := st.Recv()
+		r, werr := next(ch, sse.Flush)
+		if werr != nil {
+			return werr
+		}
+		c, err := r.chunk, r.err
 		if errors.Is(err, io.EOF) {
-			if err := sse.Event("", finalEvent{Type: EventFinal, Response: st.Response()}); err != nil {
+			if err := sse.Buffer("", finalEvent{Type: EventFinal, Response: st.Response()}); err != nil {
 				return err
 			}
 			return sse.Done()
@@ -123,7 +181,7 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			_ = sse.Event(EventError, ev)
 			return err
 		}
-		if err := sse.Event("", c); err != nil {
+		if err := sse.Buffer("", c); err != nil {
 			return err
 		}
 	}

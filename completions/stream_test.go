@@ -252,3 +252,43 @@ func TestWriteStreamFraming(t *testing.T) {
 		t.Fatalf("error event %+v %v", ev, err)
 	}
 }
+
+// failingWriter is a ResponseWriter whose client goes away after the first write.
+type failingWriter struct {
+	*httptest.ResponseRecorder
+	writes int
+}
+
+func (f *failingWriter) Write(b []byte) (int, error) {
+	f.writes++
+	if f.writes > 1 {
+		return 0, errors.New("client went away")
+	}
+	return f.ResponseRecorder.Write(b)
+}
+
+func TestWriteStreamStopsUpstreamWhenClientLeaves(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "one two three four five", stall: true, stallAt: 3})
+	for _, openai := range []bool{false, true} {
+		st, err := h.g.Stream(context.Background(), Scope{}, userReq("hi", "a/m"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &failingWriter{ResponseRecorder: httptest.NewRecorder()}
+		if openai {
+			err = WriteOpenAIStream(w, st, false)
+		} else {
+			err = WriteStream(w, st)
+		}
+		if err == nil || !strings.Contains(err.Error(), "client went away") {
+			t.Fatalf("openai=%v: err = %v", openai, err)
+		}
+	}
+	// Both streams stalled upstream at fragment 3 and were cancelled when the writer gave up.
+	h.a.mu.Lock()
+	defer h.a.mu.Unlock()
+	if h.a.canceled != 2 {
+		t.Fatalf("upstream cancelled %d times, want 2", h.a.canceled)
+	}
+}

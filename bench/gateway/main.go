@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -56,6 +57,7 @@ var (
 	storeKind = flag.String("store", "mem", "mem or bolt")
 	noSync    = flag.Bool("nosync", false, "bolt store without fsync")
 	frags     = flag.Int("frags", 20, "fragments per streamed answer")
+	only      = flag.String("only", "", "max mode: measure only \"gateway\" (for profiling)")
 	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
 )
 
@@ -148,6 +150,14 @@ func (t target) call(c *http.Client) error {
 		return fmt.Errorf("%s: stream without [DONE]: %s", t.name, b)
 	}
 	return nil
+}
+
+// cpuTime is the user+system CPU time the whole process (load generator, gateway and mock)
+// has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -272,6 +282,16 @@ func latency(c *http.Client, direct, gw target) {
 	report(dl, gl, 0, 0)
 }
 
+// cpuReport prints the process CPU time per request: unlike req/s it does not depend on
+// how much of the machine other processes take.
+func cpuReport(name string, cpu time.Duration, reqs int) {
+	if reqs == 0 {
+		return
+	}
+	per := cpu / time.Duration(reqs)
+	fmt.Printf("%s: %s CPU per request (whole process), i.e. %.0f req/s if it had 2 cores to itself\n", name, us(per), 2*float64(time.Second)/float64(per))
+}
+
 func report(dl, gl []time.Duration, drps, grps float64) {
 	fmt.Printf("direct:  p50 %s  p99 %s", us(pct(dl, .5)), us(pct(dl, .99)))
 	if drps > 0 {
@@ -332,9 +352,12 @@ func fixedRate(c *http.Client, direct, gw target) {
 
 // maxThroughput runs -c closed-loop workers for -d on each path.
 func maxThroughput(c *http.Client, direct, gw target) {
+	cpu := map[string]time.Duration{}
 	run := func(t target) ([]time.Duration, float64) {
 		ctx, cancel := context.WithTimeout(context.Background(), *dur)
 		defer cancel()
+		c0 := cpuTime()
+		defer func() { cpu[t.name] = cpuTime() - c0 }()
 		var mu sync.Mutex
 		var lat []time.Duration
 		var wg sync.WaitGroup
@@ -359,8 +382,14 @@ func maxThroughput(c *http.Client, direct, gw target) {
 		wg.Wait()
 		return lat, float64(len(lat)) / time.Since(start).Seconds()
 	}
-	dl, drps := run(direct)
+	var dl []time.Duration
+	var drps float64
+	if *only != "gateway" {
+		dl, drps = run(direct)
+	}
 	gl, grps := run(gw)
 	fmt.Printf("%d workers for %s each\n", *conc, *dur)
 	report(dl, gl, drps, grps)
+	cpuReport("direct ", cpu["direct"], len(dl))
+	cpuReport("gateway", cpu["gateway"], len(gl))
 }
