@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -133,6 +134,19 @@ func Prepare(parent string, job sandbox.Job, mode string, gateway *GatewayInput)
 		return fail(err)
 	}
 	if err := writeNew(filepath.Join(ws.SandboxDir, "harness.py"), script); err != nil {
+		return fail(err)
+	}
+	// Whatever the umask, the sandbox's unprivileged user must be able to read everything.
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(path, 0o755)
+		}
+		return os.Chmod(path, 0o644)
+	})
+	if err != nil {
 		return fail(err)
 	}
 	return ws, nil

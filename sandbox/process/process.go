@@ -68,6 +68,7 @@ type Runner struct {
 	workDir       string
 	cacheDir      string
 	index         string
+	pipWheel      string // pip's wheel shipped with python (ensurepip), "" if none
 	cred          *syscall.Credential
 	log           *slog.Logger
 	venvMu        sync.Mutex
@@ -113,13 +114,15 @@ func New(opts Options) (*Runner, error) {
 	if r.python, err = filepath.EvalSymlinks(py); err != nil {
 		return nil, fmt.Errorf("%w: process backend: python3: %v", sandbox.ErrUnavailable, err)
 	}
-	out, err := exec.Command(r.python, "-I", "-c", "import sys; print(sys.base_prefix)").Output()
-	if err != nil {
+	out, err := exec.Command(r.python, "-I", "-c", "import sys, sysconfig; print(sys.base_prefix); print(sysconfig.get_path('stdlib'))").Output()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 {
 		return nil, fmt.Errorf("%w: process backend: %s does not run: %v", sandbox.ErrUnavailable, r.python, err)
 	}
-	if prefix := strings.TrimSpace(string(out)); prefix != "/usr" && !strings.HasPrefix(prefix, "/usr/") {
+	if prefix := lines[0]; prefix != "/usr" && !strings.HasPrefix(prefix, "/usr/") {
 		r.pythonPrefix = prefix
 	}
+	r.pipWheel = findPipWheel(lines[1])
 	if os.Geteuid() == 0 {
 		uid, gid := opts.HostUID, opts.HostGID
 		if uid == 0 {
@@ -265,6 +268,9 @@ func (r *Runner) serveGateway(gwDir string, proxy *harness.GatewayProxy) (stop f
 	if err := os.Mkdir(gwDir, 0o755); err != nil {
 		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
 	}
+	if err := os.Chmod(gwDir, 0o755); err != nil { // whatever the umask
+		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
+	}
 	sock := filepath.Join(gwDir, "gateway.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
@@ -288,11 +294,14 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 	cmd.Env = []string{}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: r.cred}
 	cmd.WaitDelay = 2 * time.Second
+	// Killing bubblewrap kills the sandbox: its first process has PR_SET_PDEATHSIG
+	// (--die-with-parent), and the kernel kills every process of a PID namespace whose first
+	// process dies. os.Process.Kill is safe after the process was reaped.
 	var killOnce sync.Once
 	kill := func() {
 		killOnce.Do(func() {
 			if cmd.Process != nil {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Process.Kill()
 			}
 		})
 	}
@@ -320,7 +329,6 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 	waitErr := cmd.Wait()
 	close(done)
 	<-watchdog
-	kill() // the process group is gone already unless Wait failed half-way
 	cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sandbox: run cancelled: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -61,8 +62,12 @@ func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
 	if err := r.copyTree(base, build); err != nil {
 		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
 	}
-	pip := append([]string{"/venv/bin/python3", "-I", "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
-		"--no-cache-dir", "--only-binary=:all:", "--retries", "1", "--timeout", "30", "--index-url", r.index, "--"}, deps...)
+	pip := []string{"/venv/bin/python3", "-I", "-m", "pip"}
+	if r.pipWheel != "" {
+		pip = []string{"/venv/bin/python3", "-I", r.pipWheel + "/pip"} // pip runs from its wheel
+	}
+	pip = append(append(pip, "install", "--no-compile", "--no-input", "--disable-pip-version-check",
+		"--no-cache-dir", "--only-binary=:all:", "--retries", "1", "--timeout", "30", "--index-url", r.index, "--"), deps...)
 	if out, err := r.buildStep(ctx, build, pip); err != nil {
 		if ctx.Err() != nil {
 			return fail("timed out after %s", venvBuildTimeout)
@@ -72,8 +77,8 @@ func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
 	return final, r.publish(build, final)
 }
 
-// baseVenv returns a cached virtualenv with pip and nothing else, built once; dependency
-// sets start from a copy of it. r.venvMu is held.
+// baseVenv returns a cached empty virtualenv, built once; dependency sets start from a copy
+// of it. It holds pip only when python ships no pip wheel to run pip from. r.venvMu is held.
 func (r *Runner) baseVenv(ctx context.Context) (string, error) {
 	sum := sha256.Sum256([]byte(r.python))
 	key := "base-" + hex.EncodeToString(sum[:8])
@@ -86,7 +91,11 @@ func (r *Runner) baseVenv(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(build)
-	if out, err := r.buildStep(ctx, build, []string{r.python, "-I", "-m", "venv", "/venv"}); err != nil {
+	venv := []string{r.python, "-I", "-m", "venv", "/venv"}
+	if r.pipWheel != "" {
+		venv = []string{r.python, "-I", "-m", "venv", "--without-pip", "/venv"}
+	}
+	if out, err := r.buildStep(ctx, build, venv); err != nil {
 		return "", fmt.Errorf("%w: cannot create a virtualenv with %s -m venv (is the Debian package python3-venv installed?) (%v): %s",
 			sandbox.ErrUnavailable, r.python, err, lastLines(out, 5))
 	}
@@ -95,8 +104,13 @@ func (r *Runner) baseVenv(ctx context.Context) (string, error) {
 
 // newBuildDir creates an empty directory in the cache that the sandbox's host uid can write.
 func (r *Runner) newBuildDir(key string) (string, error) {
-	if err := os.MkdirAll(r.cacheDir, 0o755); err != nil {
-		return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
+	if _, err := os.Stat(r.cacheDir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(r.cacheDir, 0o755); err != nil {
+			return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
+		}
+		if err := os.Chmod(r.cacheDir, 0o755); err != nil { // whatever the umask
+			return "", fmt.Errorf("%w: venv cache: %v", sandbox.ErrUnavailable, err)
+		}
 	}
 	build, err := os.MkdirTemp(r.cacheDir, key+".build-*")
 	if err == nil {
@@ -225,4 +239,19 @@ func lastLines(out []byte, n int) string {
 		s = s[len(s)-1500:]
 	}
 	return s
+}
+
+// findPipWheel returns the pip wheel that ensurepip would install (Debian keeps it in
+// /usr/share/python-wheels, upstream in ensurepip/_bundled), or "". pip runs straight from
+// it, which saves building pip into every virtualenv.
+func findPipWheel(stdlib string) string {
+	for _, pattern := range []string{
+		"/usr/share/python-wheels/pip-*-py3-none-any.whl",
+		filepath.Join(stdlib, "ensurepip", "_bundled", "pip-*-py3-none-any.whl"),
+	} {
+		if matches, _ := filepath.Glob(pattern); len(matches) > 0 {
+			return matches[len(matches)-1]
+		}
+	}
+	return ""
 }
