@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/fetch"
@@ -71,6 +72,8 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		trainer.WithFetcher(fetcher),
 		trainer.WithLogger(w.log),
 		trainer.WithVersion(version),
+		// The spec's weekly cleanup of inactive router models (archive after a year unused).
+		trainer.WithCleanupInterval(7*24*time.Hour),
 	)
 	if err != nil {
 		return nil, err
