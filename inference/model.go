@@ -31,6 +31,20 @@ const (
 	EmbedderONNX  = "onnx"
 )
 
+// Training objectives accepted by FitOptions.Objective.
+const (
+	// ObjectiveSoftTargets minimises the cross-entropy between the predicted distribution
+	// and a soft target spread over each row's correct models (uniformly over Labels, or
+	// ∝ score^ScorePower when Scores are given).
+	ObjectiveSoftTargets = "soft-targets"
+	// ObjectiveAnyCorrect maximises the log of the probability mass the router puts on
+	// the row's correct models (with Scores: the log of the expected score^ScorePower),
+	// so it may concentrate on one model that is usually among the correct ones instead of
+	// spreading over all of them. The soft target is re-weighted by the model's own belief
+	// at every step.
+	ObjectiveAnyCorrect = "any-correct"
+)
+
 // DefaultL2Grid are the regularisation strengths tried when FitOptions.L2 is empty.
 var defaultL2Grid = []float64{3e-2, 1e-2, 3e-3}
 
@@ -56,6 +70,9 @@ type FitOptions struct {
 	// ScorePower shapes soft targets from Scores: target ∝ score^ScorePower. 0 means 4;
 	// larger values concentrate the target on the best-scoring models.
 	ScorePower float64
+	// Objective is the training loss: ObjectiveSoftTargets (the default) or
+	// ObjectiveAnyCorrect.
+	Objective string
 	// IgnoreScores trains on Labels only even when Scores are present.
 	IgnoreScores bool
 	// MinDF is how many training texts must contain a feature for the classifier to give
@@ -73,7 +90,7 @@ type FitOptions struct {
 type L2Trial struct {
 	L2         float64
 	HitRate    float64 // share of validation rows whose top model is correct
-	LogLoss    float64 // mean cross-entropy against the soft targets
+	LogLoss    float64 // mean training loss (see FitOptions.Objective) on the validation rows
 	Iterations int
 }
 
@@ -194,6 +211,11 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 		if !(l >= 0) || math.IsInf(l, 0) {
 			return nil, nil, invalid("L2", "must be finite and >= 0, got %v", l)
 		}
+	}
+	switch opts.Objective {
+	case "", ObjectiveSoftTargets, ObjectiveAnyCorrect:
+	default:
+		return nil, nil, invalid("Objective", "unknown objective %q (want %q or %q)", opts.Objective, ObjectiveSoftTargets, ObjectiveAnyCorrect)
 	}
 	if opts.ValidationFraction < 0 || opts.ValidationFraction >= 1 {
 		return nil, nil, invalid("ValidationFraction", "must be in [0,1), got %v", opts.ValidationFraction)
@@ -324,6 +346,7 @@ func buildTargets(examples []Example, opts FitOptions) ([]string, [][]float64, [
 func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 	opts FitOptions, rep *FitReport, log *slog.Logger) (*SoftmaxRegression, error) {
 	k := len(targets[0])
+	anyCorrect := opts.Objective == ObjectiveAnyCorrect
 	minDF := opts.MinDF
 	if minDF == 0 {
 		minDF = 2
@@ -355,6 +378,7 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 		}
 		trX, trT := pick(trIdx)
 		ts := clf.compact(trX, trT, nil)
+		ts.anyCorrect = anyCorrect
 		// Strongest regularisation first, each fit warm-started from the previous one.
 		order := slices.Clone(grid)
 		slices.SortFunc(order, func(a, b float64) int { return cmp.Compare(b, a) })
@@ -377,11 +401,7 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 				if targets[j][top] > 0 && isCorrect(top, targets[j]) {
 					tr.HitRate++
 				}
-				for c, t := range targets[j] {
-					if t > 0 {
-						tr.LogLoss -= t * math.Log(max(probs[c], 1e-300))
-					}
-				}
+				tr.LogLoss += rowLoss(anyCorrect, targets[j], probs)
 			}
 			tr.HitRate /= float64(len(valIdx))
 			tr.LogLoss /= float64(len(valIdx))
@@ -401,7 +421,9 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 	cfg.L2 = chosen
 	// The final fit on all rows starts from the chosen validation fit: same columns, same
 	// L2, most of the way there.
-	theta, _, err := trainSoftmax(ctx, clf.compact(xs, targets, nil), cfg, warm)
+	ts := clf.compact(xs, targets, nil)
+	ts.anyCorrect = anyCorrect
+	theta, _, err := trainSoftmax(ctx, ts, cfg, warm)
 	if err != nil {
 		return nil, err
 	}
@@ -417,6 +439,21 @@ func isCorrect(top int, target []float64) bool {
 		mx = max(mx, t)
 	}
 	return target[top] == mx
+}
+
+// rowLoss is one row's training loss (see trainSet.anyCorrect) at probabilities probs.
+func rowLoss(anyCorrect bool, target, probs []float64) float64 {
+	var loss, tp float64
+	for c, t := range target {
+		if t > 0 {
+			loss -= t * math.Log(max(probs[c], 1e-300))
+			tp += t * probs[c]
+		}
+	}
+	if anyCorrect {
+		return -math.Log(max(tp, 1e-300))
+	}
+	return loss
 }
 
 func argmax(v []float64) int {

@@ -105,16 +105,23 @@ type SoftmaxConfig struct {
 	Workers int
 }
 
-// trainSet is the training data in compact CSR form over the used columns.
+// trainSet is the training data over the used columns, stored column-major (CSC): for
+// each weighted feature, the rows where it is non-zero. Both gradient passes then walk the
+// weight and gradient matrices sequentially and scatter into the small rows x classes
+// score matrix, which stays in cache; row-major access to a weight matrix of hundreds of
+// thousands of rows would miss the cache on almost every non-zero.
 type trainSet struct {
 	rows    int
 	cols    int // number of used columns
-	rowPtr  []int
-	colIdx  []int32
+	colPtr  []int
+	rowIdx  []int32
 	val     []float64
 	targets []float64 // rows x classes, each row sums to 1
-	weights []float64 // per-row weight, sums to 1
-	classes int
+	// anyCorrect switches the loss from cross-entropy against the targets to
+	// -log Σ_c target_c·p_c (see ObjectiveAnyCorrect).
+	anyCorrect bool
+	weights    []float64 // per-row weight, sums to 1
+	classes    int
 }
 
 // newSoftmaxShape decides which input dimensions get weights: those non-zero in at least
@@ -154,26 +161,39 @@ func newSoftmaxShape(dim, classes int, xs []Vector, minDF int) *SoftmaxRegressio
 // columns m does not weight are dropped (they cannot change the scores).
 func (m *SoftmaxRegression) compact(xs []Vector, targets [][]float64, rowWeights []float64) *trainSet {
 	ts := &trainSet{rows: len(xs), cols: len(m.cols), classes: m.classes}
-	ts.rowPtr = make([]int, 0, len(xs)+1)
-	ts.rowPtr = append(ts.rowPtr, 0)
-	var wsum float64
-	for i, x := range xs {
+	each := func(x Vector, fn func(col int32, v float32)) {
 		if x.Sparse() {
 			for j, ix := range x.Indices {
 				if r := m.colOf[ix]; r >= 0 {
-					ts.colIdx = append(ts.colIdx, r)
-					ts.val = append(ts.val, float64(x.Values[j]))
+					fn(r, x.Values[j])
 				}
 			}
-		} else {
-			for d, v := range x.Values {
-				if r := m.colOf[d]; r >= 0 && v != 0 {
-					ts.colIdx = append(ts.colIdx, r)
-					ts.val = append(ts.val, float64(v))
-				}
+			return
+		}
+		for d, v := range x.Values {
+			if r := m.colOf[d]; r >= 0 && v != 0 {
+				fn(r, v)
 			}
 		}
-		ts.rowPtr = append(ts.rowPtr, len(ts.colIdx))
+	}
+	ts.colPtr = make([]int, ts.cols+1)
+	for _, x := range xs {
+		each(x, func(col int32, _ float32) { ts.colPtr[col+1]++ })
+	}
+	for c := 0; c < ts.cols; c++ {
+		ts.colPtr[c+1] += ts.colPtr[c]
+	}
+	nnz := ts.colPtr[ts.cols]
+	ts.rowIdx = make([]int32, nnz)
+	ts.val = make([]float64, nnz)
+	next := slices.Clone(ts.colPtr[:ts.cols])
+	var wsum float64
+	for i, x := range xs {
+		each(x, func(col int32, v float32) {
+			p := next[col]
+			ts.rowIdx[p], ts.val[p] = int32(i), float64(v)
+			next[col]++
+		})
 		ts.targets = append(ts.targets, targets[i]...)
 		w := 1.0
 		if rowWeights != nil {
@@ -189,100 +209,140 @@ func (m *SoftmaxRegression) compact(xs []Vector, targets [][]float64, rowWeights
 }
 
 // objective evaluates the regularised weighted cross-entropy and its gradient at theta
-// (W then b), in parallel over row blocks.
+// (W then b), in parallel over column blocks.
 type objective struct {
 	ts      *trainSet
 	l2      float64
 	workers int
-	grads   [][]float64
-	losses  []float64
+	z       [][]float64 // per-worker partial scores, rows x classes
+	resid   []float64   // weighted residuals p - t, rows x classes
+	bounds  []int       // column block of worker w: bounds[w] to bounds[w+1]
 }
 
 func newObjective(ts *trainSet, l2 float64, workers int) *objective {
-	n := ts.cols*ts.classes + ts.classes
-	o := &objective{ts: ts, l2: l2, workers: workers, grads: make([][]float64, workers), losses: make([]float64, workers)}
-	for i := range o.grads {
-		o.grads[i] = make([]float64, n)
+	o := &objective{ts: ts, l2: l2, workers: workers, z: make([][]float64, workers), resid: make([]float64, ts.rows*ts.classes)}
+	for i := range o.z {
+		o.z[i] = make([]float64, ts.rows*ts.classes)
 	}
+	o.bounds = make([]int, workers+1)
+	nnz := ts.colPtr[ts.cols]
+	c := 0
+	for w := 1; w < workers; w++ {
+		for c < ts.cols && ts.colPtr[c] < nnz*w/workers {
+			c++
+		}
+		o.bounds[w] = c
+	}
+	o.bounds[workers] = ts.cols
 	return o
+}
+
+// parallel runs fn over workers contiguous blocks of columns holding about the same
+// number of non-zeros.
+func (o *objective) parallel(fn func(w, lo, hi int)) {
+	var wg sync.WaitGroup
+	for w := 0; w < o.workers; w++ {
+		lo, hi := o.bounds[w], o.bounds[w+1]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, lo, hi)
+		}()
+	}
+	wg.Wait()
 }
 
 func (o *objective) eval(theta, grad []float64) float64 {
 	ts := o.ts
 	k := ts.classes
 	nw := ts.cols * k
-	var wg sync.WaitGroup
-	chunk := (ts.rows + o.workers - 1) / o.workers
-	for w := 0; w < o.workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, ts.rows)
-		wg.Add(1)
-		go func(w, lo, hi int) {
-			defer wg.Done()
-			g := o.grads[w]
-			clear(g)
-			z := make([]float64, k)
-			var loss float64
-			for i := lo; i < hi; i++ {
-				copy(z, theta[nw:])
-				for p := ts.rowPtr[i]; p < ts.rowPtr[i+1]; p++ {
-					r := int(ts.colIdx[p]) * k
-					xv := ts.val[p]
-					row := theta[r : r+k]
-					for c := range z {
-						z[c] += xv * row[c]
-					}
-				}
-				mx := math.Inf(-1)
-				for _, v := range z {
-					mx = max(mx, v)
-				}
-				var s float64
-				for c, v := range z {
-					z[c] = math.Exp(v - mx)
-					s += z[c]
-				}
-				lse := mx + math.Log(s)
-				t := ts.targets[i*k : i*k+k]
-				rw := ts.weights[i]
-				// Loss: Σ_c t_c (lse - z_c); z now holds exp(z_c - mx), so recover logits.
-				for c := range z {
-					if t[c] > 0 {
-						logit := math.Log(z[c]) + mx
-						loss += rw * t[c] * (lse - logit)
-					}
-					z[c] = rw * (z[c]/s - t[c]) // weighted residual p - t
-				}
-				for p := ts.rowPtr[i]; p < ts.rowPtr[i+1]; p++ {
-					r := int(ts.colIdx[p]) * k
-					xv := ts.val[p]
-					gr := g[r : r+k]
-					for c, d := range z {
-						gr[c] += xv * d
-					}
-				}
-				gb := g[nw:]
-				for c, d := range z {
-					gb[c] += d
+	// Forward: z = X W, each worker over a block of columns into its own buffer.
+	o.parallel(func(w, lo, hi int) {
+		z := o.z[w]
+		clear(z)
+		for c := lo; c < hi; c++ {
+			wr := theta[c*k : c*k+k]
+			for p := ts.colPtr[c]; p < ts.colPtr[c+1]; p++ {
+				xv := ts.val[p]
+				zr := z[int(ts.rowIdx[p])*k : int(ts.rowIdx[p])*k+k]
+				for j, wv := range wr {
+					zr[j] += xv * wv
 				}
 			}
-			o.losses[w] = loss
-		}(w, lo, hi)
-	}
-	wg.Wait()
+		}
+	})
+	// Softmax, loss and weighted residuals per row.
 	var loss float64
-	for w := range o.workers {
-		loss += o.losses[w]
+	bias := theta[nw:]
+	for i := 0; i < ts.rows; i++ {
+		zr := o.resid[i*k : i*k+k]
+		copy(zr, bias)
+		for w := range o.workers {
+			for j, v := range o.z[w][i*k : i*k+k] {
+				zr[j] += v
+			}
+		}
+		mx := math.Inf(-1)
+		for _, v := range zr {
+			mx = max(mx, v)
+		}
+		var s float64
+		for _, v := range zr {
+			s += math.Exp(v - mx)
+		}
+		lse := mx + math.Log(s)
+		t := ts.targets[i*k : i*k+k]
+		rw := ts.weights[i]
+		if !ts.anyCorrect {
+			// Cross-entropy against the soft target t: Σ t (lse - z); gradient p - t.
+			for j, v := range zr {
+				if t[j] > 0 {
+					loss += rw * t[j] * (lse - v)
+				}
+				zr[j] = rw * (math.Exp(v-lse) - t[j])
+			}
+			continue
+		}
+		// -log Σ t p, the negative log of the expected credit; gradient p - q with
+		// q ∝ t p, the target re-weighted by the model's own belief.
+		var tp float64
+		for j, v := range zr {
+			zr[j] = math.Exp(v - lse) // now p
+			tp += t[j] * zr[j]
+		}
+		loss -= rw * math.Log(max(tp, 1e-300))
+		for j, p := range zr {
+			zr[j] = rw * (p - t[j]*p/max(tp, 1e-300))
+		}
 	}
-	copy(grad, o.grads[0])
-	for w := 1; w < o.workers; w++ {
-		for j, v := range o.grads[w] {
-			grad[j] += v
+	// Backward: each worker writes the gradient rows of its own columns.
+	o.parallel(func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			gr := grad[c*k : c*k+k]
+			clear(gr)
+			for p := ts.colPtr[c]; p < ts.colPtr[c+1]; p++ {
+				xv := ts.val[p]
+				rr := o.resid[int(ts.rowIdx[p])*k : int(ts.rowIdx[p])*k+k]
+				for j, r := range rr {
+					gr[j] += xv * r
+				}
+			}
+			wr := theta[c*k : c*k+k]
+			for j, wv := range wr {
+				gr[j] += o.l2 * wv
+			}
+		}
+	})
+	gb := grad[nw:]
+	clear(gb)
+	for i := 0; i < ts.rows; i++ {
+		for j, r := range o.resid[i*k : i*k+k] {
+			gb[j] += r
 		}
 	}
 	var reg float64
-	for j := 0; j < nw; j++ {
-		reg += theta[j] * theta[j]
-		grad[j] += o.l2 * theta[j]
+	for _, v := range theta[:nw] {
+		reg += v * v
 	}
 	return loss + 0.5*o.l2*reg
 }

@@ -41,6 +41,9 @@ func main() {
 	power := flag.Float64("power", 0, "FitOptions.ScorePower (0: default)")
 	ignoreScores := flag.Bool("ignore-scores", false, "train on correct_models only")
 	dims := flag.Int("dims", 0, "n-gram hash dimensions (0: default)")
+	objective := flag.String("objective", "", "FitOptions.Objective (empty: default)")
+	minDF := flag.Int("min-df", 0, "FitOptions.MinDF (0: default)")
+	timing := flag.Bool("timing", true, "measure training and prediction time")
 	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
 	onnxOnly := flag.Bool("onnx-only", false, "measure only the ONNX embedder")
 	flag.Parse()
@@ -54,7 +57,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, NGram: inference.NGramConfig{Dims: *dims}}
+		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, MinDF: *minDF, Objective: *objective, NGram: inference.NGramConfig{Dims: *dims}}
 		if *l2 != "" {
 			for _, f := range strings.Split(*l2, ",") {
 				v, err := strconv.ParseFloat(f, 64)
@@ -68,7 +71,9 @@ func main() {
 		if *folds > 1 {
 			crossValidate(ctx, examples, opts, *folds)
 		}
-		timeTraining(ctx, examples, opts, *runs)
+		if *timing {
+			timeTraining(ctx, examples, opts, *runs)
+		}
 	}
 	if *onnx || *onnxOnly {
 		benchONNX(ctx, *runs)
@@ -223,7 +228,11 @@ func benchONNX(ctx context.Context, runs int) {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	cmd := exec.Command("python3", "inference/testdata/tiny-bert/make_tiny_bert.py", "--out", filepath.Join(tmp, "model.onnx"),
+	python := "python3"
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		python = "/usr/bin/python3" // Debian's, where python3-onnx installs
+	}
+	cmd := exec.Command(python, "inference/testdata/tiny-bert/make_tiny_bert.py", "--out", filepath.Join(tmp, "model.onnx"),
 		"--hidden", "384", "--layers", "6", "--heads", "12", "--intermediate", "1536")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
