@@ -1,8 +1,11 @@
 // Package process is the sandbox backend that runs the harness with the host's python3 under
 // bubblewrap (Debian package "bubblewrap").
 //
-// Each run gets new user, PID, network, IPC, UTS and cgroup namespaces, an unprivileged uid
-// (65534), no capabilities, a cleared environment, read-only mounts of the system's /usr (and
+// Each run gets new user, PID, network, IPC, UTS and cgroup namespaces (and may not create
+// more user namespaces), an unprivileged uid (65534, also on the host when this process is
+// root), no capabilities, a system call filter (amd64: keyrings, BPF, perf, io_uring,
+// ptrace, mount and namespace calls fail with EPERM), a cleared environment, a read-only
+// root with read-only mounts of the system's /usr (and
 // the interpreter's prefix), the bundle (/job) and the harness (/sandbox), a private
 // size-capped /tmp, rlimits on CPU, address space, file size and processes, and a wall-clock
 // deadline that kills the whole process tree (the PID namespace dies with its first
@@ -69,6 +72,7 @@ type Runner struct {
 	cacheDir      string
 	index         string
 	pipWheel      string // pip's wheel shipped with python (ensurepip), "" if none
+	seccomp       []byte // BPF program given to bubblewrap, nil when not available
 	cred          *syscall.Credential
 	log           *slog.Logger
 	venvMu        sync.Mutex
@@ -123,6 +127,7 @@ func New(opts Options) (*Runner, error) {
 		r.pythonPrefix = prefix
 	}
 	r.pipWheel = findPipWheel(lines[1])
+	r.seccomp = seccompFilter()
 	if os.Geteuid() == 0 {
 		uid, gid := opts.HostUID, opts.HostGID
 		if uid == 0 {
@@ -161,6 +166,11 @@ func (r *Runner) probe(ctx context.Context) error {
 	cmd.Env = []string{}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	closeFilter, err := r.attachSeccomp(cmd)
+	if err != nil {
+		return err
+	}
+	defer closeFilter()
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%w: process backend: bubblewrap cannot create the sandbox here (%v; the work dir %s must be reachable by the sandbox's host uid): %s",
 			sandbox.ErrUnavailable, err, r.workDir, strings.TrimSpace(stderr.String()))
@@ -191,6 +201,9 @@ func (r *Runner) isolationArgs(l sandbox.Limits) []string {
 	}
 	if r.pythonPrefix != "" {
 		args = append(args, "--ro-bind", r.pythonPrefix, r.pythonPrefix)
+	}
+	if r.seccomp != nil {
+		args = append(args, "--seccomp", "3") // see attachSeccomp
 	}
 	return append(args,
 		"--proc", "/proc", "--dev", "/dev",
@@ -263,6 +276,26 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 	return res, err
 }
 
+// attachSeccomp passes the system call filter to bubblewrap as file descriptor 3 (read by
+// --seccomp 3). The returned function closes the parent's copy.
+func (r *Runner) attachSeccomp(cmd *exec.Cmd) (func(), error) {
+	if r.seccomp == nil {
+		return func() {}, nil
+	}
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: process backend: seccomp pipe: %v", sandbox.ErrUnavailable, err)
+	}
+	_, err = wr.Write(r.seccomp) // a few hundred bytes: fits the pipe buffer
+	wr.Close()
+	if err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("%w: process backend: seccomp pipe: %v", sandbox.ErrUnavailable, err)
+	}
+	cmd.ExtraFiles = []*os.File{rd}
+	return func() { rd.Close() }, nil
+}
+
 // serveGateway listens on gwDir/gateway.sock and proxies to the gateway until stop is called.
 func (r *Runner) serveGateway(gwDir string, proxy *harness.GatewayProxy) (stop func(), err error) {
 	if err := os.Mkdir(gwDir, 0o755); err != nil {
@@ -307,6 +340,12 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 	}
 	collector := harness.NewCollector(limits.MaxOutputBytes, kill, nil)
 	cmd.Stdout, cmd.Stderr = collector.Stdout(), collector.Stderr()
+
+	closeFilter, err := r.attachSeccomp(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFilter()
 
 	// Pdeathsig is tied to the thread that started the child: keep it alive until Wait.
 	runtime.LockOSThread()

@@ -203,7 +203,12 @@ func (r *Runner) buildStep(ctx context.Context, build string, command []string) 
 	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	closeFilter, err := r.attachSeccomp(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFilter()
+	err = cmd.Run()
 	return out.Bytes(), err
 }
 

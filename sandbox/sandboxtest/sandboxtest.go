@@ -287,6 +287,30 @@ def run_batch(inputs, api_key):
         ("dotdot", lambda: link_and_read(%[2]q, "/tmp/l3")),
     ])
 `, secret, rel)},
+		// Kernel interfaces an agent never needs, reached through ctypes (absent under WASI):
+		// each succeeds in a plain user namespace, so only a system call filter stops them.
+		{name: "DangerousSyscalls", reasons: []string{sandbox.ReasonException}, message: "contained", agent: `
+def syscall(nr, *args):
+    import ctypes, platform
+    if platform.machine() != "x86_64":
+        raise OSError("x86_64 system call numbers")
+    libc = ctypes.CDLL(None, use_errno=True)
+    ret = libc.syscall(nr, *args)
+    if ret < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return ret
+def buf(n):
+    import ctypes
+    return ctypes.create_string_buffer(n)
+def run_batch(inputs, api_key):
+    return attempt(inputs, [
+        ("personality", lambda: syscall(135, 0xffffffff)),
+        ("ptrace", lambda: syscall(101, 0, 0, 0, 0)),
+        ("io_uring_setup", lambda: syscall(425, 1, buf(120))),
+        ("keyctl", lambda: syscall(250, 0, -3, 0)),
+        ("unshare user namespace", lambda: syscall(272, 0x10000000)),
+    ])
+`},
 		{name: "BigTmpFile", reasons: []string{sandbox.ReasonException},
 			limits: sandbox.Limits{MaxFileBytes: 4 << 20}, agent: `
 def run_batch(inputs, api_key):

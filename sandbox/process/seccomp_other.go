@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package process
+
+// seccompFilter returns nil: the system call filter is only written for amd64, so on other
+// architectures the sandbox relies on namespaces, the unprivileged uid, no capabilities and
+// --disable-userns alone.
+func seccompFilter() []byte { return nil }
