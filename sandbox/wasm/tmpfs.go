@@ -12,8 +12,12 @@ import (
 // (a symlink to /etc/passwd would otherwise be followed on the host).
 type quotaFS struct {
 	experimentalsys.FS
-	left *atomic.Int64 // bytes that may still be written
+	left    *atomic.Int64 // bytes that may still be written
+	entries atomic.Int64  // files and directories created so far
 }
+
+// maxTmpEntries bounds how many files and directories the guest may create in /tmp.
+const maxTmpEntries = 10000
 
 func newQuotaFS(base experimentalsys.FS, limit int64) *quotaFS {
 	left := new(atomic.Int64)
@@ -21,13 +25,25 @@ func newQuotaFS(base experimentalsys.FS, limit int64) *quotaFS {
 	return &quotaFS{FS: base, left: left}
 }
 
-// OpenFile wraps files so their writes count against the quota.
+// OpenFile wraps files so their writes count against the quota; creations count against
+// maxTmpEntries.
 func (q *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_CREAT != 0 && q.entries.Add(1) > maxTmpEntries {
+		return nil, experimentalsys.EIO
+	}
 	f, errno := q.FS.OpenFile(path, flag, perm)
 	if errno != 0 {
 		return nil, errno
 	}
 	return &quotaFile{File: f, left: q.left}, 0
+}
+
+// Mkdir counts against maxTmpEntries.
+func (q *quotaFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
+	if q.entries.Add(1) > maxTmpEntries {
+		return experimentalsys.EIO
+	}
+	return q.FS.Mkdir(path, perm)
 }
 
 // Symlink is refused: see quotaFS.
