@@ -12,23 +12,24 @@ import (
 // (a symlink to /etc/passwd would otherwise be followed on the host).
 type quotaFS struct {
 	experimentalsys.FS
-	left    *atomic.Int64 // bytes that may still be written
-	entries atomic.Int64  // files and directories created so far
+	left       *atomic.Int64 // bytes that may still be written
+	entries    atomic.Int64  // files and directories created so far
+	maxEntries int64
 }
 
 // maxTmpEntries bounds how many files and directories the guest may create in /tmp.
 const maxTmpEntries = 10000
 
-func newQuotaFS(base experimentalsys.FS, limit int64) *quotaFS {
+func newQuotaFS(base experimentalsys.FS, limit, maxEntries int64) *quotaFS {
 	left := new(atomic.Int64)
 	left.Store(limit)
-	return &quotaFS{FS: base, left: left}
+	return &quotaFS{FS: base, left: left, maxEntries: maxEntries}
 }
 
 // OpenFile wraps files so their writes count against the quota; creations count against
-// maxTmpEntries.
+// maxEntries.
 func (q *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	if flag&experimentalsys.O_CREAT != 0 && q.entries.Add(1) > maxTmpEntries {
+	if flag&experimentalsys.O_CREAT != 0 && q.entries.Add(1) > q.maxEntries {
 		return nil, experimentalsys.EIO
 	}
 	f, errno := q.FS.OpenFile(path, flag, perm)
@@ -38,9 +39,9 @@ func (q *quotaFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.File
 	return &quotaFile{File: f, left: q.left}, 0
 }
 
-// Mkdir counts against maxTmpEntries.
+// Mkdir counts against maxEntries.
 func (q *quotaFS) Mkdir(path string, perm fs.FileMode) experimentalsys.Errno {
-	if q.entries.Add(1) > maxTmpEntries {
+	if q.entries.Add(1) > q.maxEntries {
 		return experimentalsys.EIO
 	}
 	return q.FS.Mkdir(path, perm)

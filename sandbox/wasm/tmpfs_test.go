@@ -12,7 +12,8 @@ import (
 
 func TestQuotaFS(t *testing.T) {
 	dir := t.TempDir()
-	q := newQuotaFS(sysfs.DirFS(dir), 10)
+	const maxEntries = 50
+	q := newQuotaFS(sysfs.DirFS(dir), 10, maxEntries)
 	f, errno := q.OpenFile("a", experimentalsys.O_CREAT|experimentalsys.O_WRONLY, 0o600)
 	if errno != 0 {
 		t.Fatal(errno)
@@ -39,13 +40,13 @@ func TestQuotaFS(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dir, "l")); err == nil {
 		t.Fatal("symlink created on the host")
 	}
-	// "a" was the first entry; maxTmpEntries-1 directories fit, the next does not.
-	for i := range maxTmpEntries {
+	// "a" was the first entry; maxEntries-1 directories fit, the next does not.
+	for i := range maxEntries {
 		errno := q.Mkdir(fmt.Sprintf("d%d", i), 0o700)
-		if i < maxTmpEntries-1 && errno != 0 {
+		if i < maxEntries-1 && errno != 0 {
 			t.Fatalf("mkdir %d: %v", i, errno)
 		}
-		if i == maxTmpEntries-1 && errno == 0 {
+		if i == maxEntries-1 && errno == 0 {
 			t.Fatalf("entry %d created past the cap", i+1)
 		}
 	}

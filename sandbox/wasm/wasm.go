@@ -290,7 +290,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 	fsConfig := wazero.NewFSConfig().
 		WithReadOnlyDirMount(ws.JobDir, harness.GuestJobDir).
 		WithReadOnlyDirMount(ws.SandboxDir, harness.GuestSandboxDir)
-	fsConfig = fsConfig.(sysfs.FSConfig).WithSysFSMount(newQuotaFS(sysfs.DirFS(tmpDir), limits.MaxFileBytes), "/tmp")
+	fsConfig = fsConfig.(sysfs.FSConfig).WithSysFSMount(newQuotaFS(sysfs.DirFS(tmpDir), limits.MaxFileBytes, maxTmpEntries), "/tmp")
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs("python", "-I", "-S", "-B", "-u", harness.GuestScript).
