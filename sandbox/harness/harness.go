@@ -59,27 +59,46 @@ type LimitsInput struct {
 	Processes   int   `json:"processes"`
 }
 
-// Input is /sandbox/input.json.
+// Input is /sandbox/input.json. The API key travels here rather than on a command line,
+// where other host users could read it.
 type Input struct {
 	Mode    string        `json:"mode"`
 	Inputs  []string      `json:"inputs"`
 	Answers []string      `json:"answers"`
 	Limits  LimitsInput   `json:"limits"`
 	Gateway *GatewayInput `json:"gateway,omitempty"`
+	APIKey  string        `json:"api_key"`
+	Model   string        `json:"model"`
 }
 
+// Setup says how to prepare a workspace.
+type Setup struct {
+	// Mode is ModeProcess or ModeWasm.
+	Mode string
+	// Gateway, if not nil, tells the harness how to reach the gateway.
+	Gateway *GatewayInput
+	// Owner, if not nil, is the host uid and gid the sandbox runs as; the workspace is
+	// chowned to it. Either way it is private: directories 0700, files 0600.
+	Owner *Owner
+}
+
+// Owner is a host uid and gid.
+type Owner struct{ UID, GID int }
+
 // Workspace is a job's host-side directory tree: JobDir holds the bundle, SandboxDir the
-// harness and its input. Both are meant to be mounted read-only.
+// harness and its input. Both are meant to be mounted read-only. Backends may add
+// directories under Root (and should chown them with Own).
 type Workspace struct {
 	Root       string
 	JobDir     string
 	SandboxDir string
+	owner      *Owner
 }
 
 // Prepare validates the job and writes its workspace under a new directory in parent
-// ("" means os.TempDir()). Directories are 0755 and files 0644 so that an unprivileged
-// sandbox user can read them. The caller removes Root when done.
-func Prepare(parent string, job sandbox.Job, mode string, gateway *GatewayInput) (*Workspace, error) {
+// ("" means os.TempDir()): private to the setup's owner (the sandbox's host user). The
+// caller removes Root when done.
+func Prepare(parent string, job sandbox.Job, setup Setup) (*Workspace, error) {
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
@@ -88,23 +107,20 @@ func Prepare(parent string, job sandbox.Job, mode string, gateway *GatewayInput)
 	if err != nil {
 		return nil, fmt.Errorf("%w: workspace: %v", sandbox.ErrUnavailable, err)
 	}
-	ws := &Workspace{Root: root, JobDir: filepath.Join(root, "job"), SandboxDir: filepath.Join(root, "sandbox")}
+	ws := &Workspace{Root: root, JobDir: filepath.Join(root, "job"), SandboxDir: filepath.Join(root, "sandbox"), owner: setup.Owner}
 	fail := func(err error) (*Workspace, error) {
 		os.RemoveAll(root)
 		return nil, fmt.Errorf("%w: workspace: %v", sandbox.ErrUnavailable, err)
 	}
-	if err := os.Chmod(root, 0o755); err != nil {
-		return fail(err)
-	}
 	for _, dir := range []string{ws.JobDir, ws.SandboxDir} {
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := os.Mkdir(dir, 0o700); err != nil {
 			return fail(err)
 		}
 	}
 	for name, data := range job.Files {
 		// Names are validated clean relative paths, so this stays inside JobDir.
 		target := filepath.Join(ws.JobDir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return fail(err)
 		}
 		if err := writeNew(target, data); err != nil {
@@ -112,7 +128,9 @@ func Prepare(parent string, job sandbox.Job, mode string, gateway *GatewayInput)
 		}
 	}
 	in := Input{
-		Mode:    mode,
+		Mode:    setup.Mode,
+		APIKey:  job.Gateway.APIKey,
+		Model:   job.Gateway.Model,
 		Inputs:  make([]string, len(job.Rows)),
 		Answers: make([]string, len(job.Rows)),
 		Limits: LimitsInput{
@@ -121,7 +139,7 @@ func Prepare(parent string, job sandbox.Job, mode string, gateway *GatewayInput)
 			FileBytes:   limits.MaxFileBytes,
 			Processes:   limits.MaxProcesses,
 		},
-		Gateway: gateway,
+		Gateway: setup.Gateway,
 	}
 	for i, r := range job.Rows {
 		in.Inputs[i], in.Answers[i] = r.Input, r.Answer
@@ -136,27 +154,38 @@ func Prepare(parent string, job sandbox.Job, mode string, gateway *GatewayInput)
 	if err := writeNew(filepath.Join(ws.SandboxDir, "harness.py"), script); err != nil {
 		return fail(err)
 	}
-	// Whatever the umask, the sandbox's unprivileged user must be able to read everything.
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.Chmod(path, 0o755)
-		}
-		return os.Chmod(path, 0o644)
-	})
-	if err != nil {
+	if err := ws.Own(root); err != nil {
 		return fail(err)
 	}
 	return ws, nil
+}
+
+// Own makes the tree at path private to the workspace's owner, whatever the umask:
+// directories 0700, other files 0600, owned by the sandbox's host user if set.
+func (w *Workspace) Own(path string) error {
+	return filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o600)
+		if d.IsDir() {
+			mode = 0o700
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return err
+		}
+		if w.owner != nil {
+			return os.Lchown(p, w.owner.UID, w.owner.GID)
+		}
+		return nil
+	})
 }
 
 // Remove deletes the workspace.
 func (w *Workspace) Remove() error { return os.RemoveAll(w.Root) }
 
 func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}

@@ -382,6 +382,8 @@ def main():
         write_frame(b"S", b"")
         if mode == "wasm":
             install_sleep()
+        os.environ["OPENAI_API_KEY"] = job.get("api_key", "")
+        os.environ["SWITCHYARD_MODEL"] = job.get("model", "")
         gateway = job.get("gateway") or {}
         if gateway.get("socket"):
             port = start_socket_forwarder(gateway["socket"])

@@ -240,7 +240,11 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		}
 		gw = &harness.GatewayInput{Socket: "/gateway/gateway.sock", Path: proxy.BasePath()}
 	}
-	ws, err := harness.Prepare(r.workDir, job, harness.ModeProcess, gw)
+	setup := harness.Setup{Mode: harness.ModeProcess, Gateway: gw}
+	if r.cred != nil {
+		setup.Owner = &harness.Owner{UID: int(r.cred.Uid), GID: int(r.cred.Gid)}
+	}
+	ws, err := harness.Prepare(r.workDir, job, setup)
 	if err != nil {
 		return nil, err
 	}
@@ -251,15 +255,13 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		"--ro-bind", ws.JobDir, harness.GuestJobDir,
 		"--ro-bind", ws.SandboxDir, harness.GuestSandboxDir,
 		"--chdir", harness.GuestJobDir,
-		"--setenv", "OPENAI_API_KEY", job.Gateway.APIKey,
-		"--setenv", "SWITCHYARD_MODEL", job.Gateway.Model,
 	)
 	if venv != "" {
 		args = append(args, "--ro-bind", venv, "/venv")
 	}
 	if proxy != nil {
 		gwDir := filepath.Join(ws.Root, "gateway")
-		stop, err := r.serveGateway(gwDir, proxy)
+		stop, err := r.serveGateway(ws, gwDir, proxy)
 		if err != nil {
 			return nil, err
 		}
@@ -297,11 +299,8 @@ func (r *Runner) attachSeccomp(cmd *exec.Cmd) (func(), error) {
 }
 
 // serveGateway listens on gwDir/gateway.sock and proxies to the gateway until stop is called.
-func (r *Runner) serveGateway(gwDir string, proxy *harness.GatewayProxy) (stop func(), err error) {
-	if err := os.Mkdir(gwDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
-	}
-	if err := os.Chmod(gwDir, 0o755); err != nil { // whatever the umask
+func (r *Runner) serveGateway(ws *harness.Workspace, gwDir string, proxy *harness.GatewayProxy) (stop func(), err error) {
+	if err := os.Mkdir(gwDir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
 	}
 	sock := filepath.Join(gwDir, "gateway.sock")
@@ -309,7 +308,7 @@ func (r *Runner) serveGateway(gwDir string, proxy *harness.GatewayProxy) (stop f
 	if err != nil {
 		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
 	}
-	if err := os.Chmod(sock, 0o666); err != nil {
+	if err := ws.Own(gwDir); err != nil { // the socket must be writable by the sandbox's user
 		ln.Close()
 		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
 	}

@@ -238,7 +238,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		}
 		gw = &harness.GatewayInput{TunnelHost: gatewayHost, Path: proxy.BasePath()}
 	}
-	ws, err := harness.Prepare(r.workDir, job, harness.ModeWasm, gw)
+	ws, err := harness.Prepare(r.workDir, job, harness.Setup{Mode: harness.ModeWasm, Gateway: gw})
 	if err != nil {
 		return nil, err
 	}
@@ -295,8 +295,6 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		WithName("").
 		WithArgs("python", "-I", "-S", "-B", "-u", harness.GuestScript).
 		WithEnv("HOME", "/tmp").WithEnv("TMPDIR", "/tmp").WithEnv("LANG", "C.UTF-8").
-		WithEnv("OPENAI_API_KEY", job.Gateway.APIKey).
-		WithEnv("SWITCHYARD_MODEL", job.Gateway.Model).
 		WithStdin(stdinR).
 		WithStdout(collector.Stdout()).
 		WithStderr(collector.Stderr()).
