@@ -47,7 +47,7 @@ import (
 const apiKey = "bench-key"
 
 var (
-	mode      = flag.String("mode", "latency", "latency (concurrency 1), rate (open loop at -rate) or max (closed loop with -c workers)")
+	mode      = flag.String("mode", "latency", "latency (concurrency 1), rate (open loop at -rate), max (closed loop with -c workers) or library (concurrency 1, Go calls instead of the client-side HTTP hop)")
 	n         = flag.Int("n", 5000, "requests per path in latency mode")
 	rate      = flag.Float64("rate", 5000, "requests per second in rate mode")
 	conc      = flag.Int("c", 32, "workers in max mode")
@@ -254,6 +254,8 @@ func main() {
 		fixedRate(c, direct, gw)
 	case "max":
 		maxThroughput(c, direct, gw)
+	case "library":
+		library(adapter, g)
 	default:
 		log.Fatalf("-mode must be latency, rate or max")
 	}
@@ -308,7 +310,10 @@ func report(dl, gl []time.Duration, drps, grps float64) {
 // scheduled send time, so a backlog shows up as latency), first to the mock, then through
 // the gateway.
 func fixedRate(c *http.Client, direct, gw target) {
+	cpu := map[string]time.Duration{}
 	run := func(t target) ([]time.Duration, float64, int64) {
+		c0 := cpuTime()
+		defer func() { cpu[t.name] = cpuTime() - c0 }()
 		total := int(*rate * dur.Seconds())
 		jobs := make(chan time.Time, total)
 		lat := make([]time.Duration, 0, total)
@@ -348,6 +353,8 @@ func fixedRate(c *http.Client, direct, gw target) {
 	gl, grps, gerr := run(gw)
 	fmt.Printf("target %.0f req/s for %s; errors direct %d gateway %d\n", *rate, *dur, derr, gerr)
 	report(dl, gl, drps, grps)
+	cpuReport("direct ", cpu["direct"], len(dl))
+	cpuReport("gateway", cpu["gateway"], len(gl))
 }
 
 // maxThroughput runs -c closed-loop workers for -d on each path.
@@ -392,4 +399,78 @@ func maxThroughput(c *http.Client, direct, gw target) {
 	report(dl, gl, drps, grps)
 	cpuReport("direct ", cpu["direct"], len(dl))
 	cpuReport("gateway", cpu["gateway"], len(gl))
+}
+
+// library compares, one call at a time, the OpenAI adapter calling the mock (one HTTP hop)
+// with completions.Gateway calling the mock through the same adapter: the difference is the
+// gateway's own work (validation, ordering, pricing, conversation storage, chunk framing),
+// without the HTTP server in front of it.
+func library(adapter *providers.OpenAI, g *completions.Gateway) {
+	ctx := context.Background()
+	preq := &providers.Request{Model: "m", Messages: []providers.Message{{Role: "user", Content: "What is the capital of France?"}}}
+	greq := func() *completions.Request {
+		return &completions.Request{Models: []string{"mock/m"}, Messages: []completions.Message{{Role: "user",
+			Content: []completions.ContentBlock{{Type: "text", Text: "What is the capital of France?"}}}}}
+	}
+	callDirect := func() error {
+		if !*stream {
+			_, err := adapter.Complete(ctx, preq)
+			return err
+		}
+		st, err := adapter.Stream(ctx, preq)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for {
+			if _, err := st.Recv(); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	callGateway := func() error {
+		if !*stream {
+			_, err := g.Complete(ctx, completions.Scope{Owner: "bench"}, greq())
+			return err
+		}
+		st, err := g.Stream(ctx, completions.Scope{Owner: "bench"}, greq())
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for {
+			if _, err := st.Recv(); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	var dl, gl []time.Duration
+	for i := range *n {
+		order := []bool{false, true}
+		if i%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, isGW := range order {
+			start := time.Now()
+			var err error
+			if isGW {
+				err = callGateway()
+			} else {
+				err = callDirect()
+			}
+			if err != nil {
+				log.Fatal(err)
+			}
+			if isGW {
+				gl = append(gl, time.Since(start))
+			} else {
+				dl = append(dl, time.Since(start))
+			}
+		}
+	}
+	report(dl, gl, 0, 0)
 }
