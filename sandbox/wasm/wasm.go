@@ -11,7 +11,10 @@
 // the host forwards the requests to the job's gateway only.
 //
 // Only pure-stdlib bundles run here: a bundle declaring DEPENDENCIES fails with a
-// sandbox.JobError (ReasonDependencies).
+// sandbox.JobError (ReasonDependencies). Limits.CPUTime and Limits.MaxProcesses do not apply:
+// the guest is one single-threaded process bounded by the wall-clock deadline. Its linear
+// memory is allocated in this Go process, so Limits.MemoryBytes (at most 4 GiB) is host
+// memory per concurrent run.
 //
 // The module is compiled once per Runner (and memory cap) with a compilation cache and
 // debug info off; set Options.CacheDir to share compiled code between processes.
