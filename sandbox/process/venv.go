@@ -28,6 +28,9 @@ const venvBuildTimeout = 10 * time.Minute
 // that may reach the network, with wheels only so no package code runs at install time)
 // when it is not cached. Failures are *sandbox.JobError with ReasonDependencies.
 func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
+	if err := checkCacheDir(r.cacheDir); err != nil {
+		return "", err
+	}
 	sorted := append([]string(nil), deps...)
 	sort.Strings(sorted)
 	sum := sha256.Sum256([]byte(r.python + "\x00" + r.index + "\x00" + strings.Join(sorted, "\x00")))
@@ -259,4 +262,23 @@ func findPipWheel(stdlib string) string {
 		}
 	}
 	return ""
+}
+
+// checkCacheDir refuses a cache directory that another user could have planted or can
+// write (the default lives in the shared temporary directory): it must be a real directory
+// owned by this process's user and not writable by group or others.
+func checkCacheDir(dir string) error {
+	info, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: venv cache %s: %v", sandbox.ErrUnavailable, dir, err)
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !info.IsDir() || !ok || int(st.Uid) != os.Getuid() || info.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%w: venv cache %s must be a directory owned by uid %d and writable only by it",
+			sandbox.ErrUnavailable, dir, os.Getuid())
+	}
+	return nil
 }

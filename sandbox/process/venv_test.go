@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -115,4 +116,18 @@ def run_batch(inputs, api_key):
 		t.Fatalf("err = %v, want a dependencies JobError naming swymissing", err)
 	}
 	t.Log(je.Message)
+}
+
+func TestPlantedCacheDirRefused(t *testing.T) {
+	cache := workDir(t)
+	if err := os.Chmod(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, process.Options{WorkDir: workDir(t), CacheDir: cache, PackageIndex: "http://127.0.0.1:1/simple"})
+	job := sandbox.Job{Files: sandboxtest.Bundle("DEPENDENCIES = ['x==1']\n"+sandboxtest.EmptyAgent, sandboxtest.ExactEval),
+		Rows: sandboxtest.Rows(1)}
+	_, err := r.Run(context.Background(), job)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "venv cache") {
+		t.Fatalf("err = %v, want ErrUnavailable about the venv cache", err)
+	}
 }
