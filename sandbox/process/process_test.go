@@ -3,6 +3,8 @@ package process_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/sandbox"
@@ -54,6 +56,20 @@ func TestUnreachableWorkDir(t *testing.T) {
 	_, err := process.New(process.Options{WorkDir: t.TempDir()}) // 0700, not reachable by uid 65534
 	if !errors.Is(err, sandbox.ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestNoNamespacesRefuses: when bubblewrap cannot create namespaces (a stand-in that fails
+// the way bwrap does without user namespaces), New refuses instead of running unsandboxed.
+func TestNoNamespacesRefuses(t *testing.T) {
+	fake := filepath.Join(workDir(t), "bwrap") // reachable by the unprivileged host uid
+	script := "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := process.New(process.Options{Bwrap: fake, WorkDir: workDir(t)})
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "non-privileged user namespaces") {
+		t.Fatalf("err = %v, want ErrUnavailable quoting bubblewrap", err)
 	}
 }
 
