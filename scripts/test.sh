@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Switchyard's whole test suite. On a fresh machine it first installs what the sandbox
-# tests need when it can: bubblewrap and python3 (Debian packages, as root) and the WASI
+# tests need when it can: bubblewrap, python3 and python3-venv (Debian packages, as root) and the WASI
 # CPython interpreter (from the npm registry). Without them those backends' tests skip with
 # a message saying what is missing; everything else needs only Go.
 set -euo pipefail
@@ -10,6 +10,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=()
   command -v bwrap >/dev/null || missing+=(bubblewrap)
   [ -x /usr/bin/python3 ] || missing+=(python3)
+  dpkg -s python3-venv >/dev/null 2>&1 || missing+=(python3-venv)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "test.sh: installing ${missing[*]}" >&2
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/sandbox/auto"
 	"github.com/switchyard-ai/switchyard/sandbox/process"
 	"github.com/switchyard-ai/switchyard/sandbox/wasm"
 	"github.com/switchyard-ai/switchyard/server"
@@ -120,33 +120,31 @@ func (w *wiring) start(ctx context.Context) error {
 	return nil
 }
 
-// sandboxRunner picks the sandbox backend named by --sandbox. "auto" prefers the
-// bubblewrap process backend, then the WASI one; when neither works here the optimizer
-// still accepts jobs and fails each with the reason, and never runs code unisolated.
+// sandboxRunner picks the sandbox backend named by --sandbox ("auto": bubblewrap, else
+// WASI). When none works here the optimizer still accepts jobs and fails each with the
+// reason; it never runs code unisolated. Work and venv dirs stay in the system temp dir: the
+// sandbox runs as an unprivileged host user that cannot enter the (0700) data directory.
 func (w *wiring) sandboxRunner() sandbox.Runner {
-	var reasons []error
-	if w.cfg.Sandbox == "auto" || w.cfg.Sandbox == "process" {
-		// Work and venv dirs stay in the system temp dir: the sandbox runs as an unprivileged
-		// host user that cannot enter the (0700) data directory.
-		r, err := process.New(process.Options{Logger: w.log})
-		if err == nil {
-			w.log.Info("sandbox backend", "backend", r.Name())
-			return r
-		}
-		reasons = append(reasons, err)
+	popts := process.Options{Logger: w.log}
+	wopts := wasm.Options{CacheDir: filepath.Join(w.cfg.DataDir, "wasm-cache"), Logger: w.log}
+	var (
+		r   sandbox.Runner
+		err error
+	)
+	switch w.cfg.Sandbox {
+	case "auto":
+		r, err = auto.New(auto.Options{Process: popts, Wasm: wopts, Logger: w.log})
+	case "process":
+		r, err = process.New(popts)
+	case "wasm":
+		r, err = wasm.New(wopts)
+	default:
+		err = fmt.Errorf("--sandbox must be auto, process or wasm, got %q", w.cfg.Sandbox)
 	}
-	if w.cfg.Sandbox == "auto" || w.cfg.Sandbox == "wasm" {
-		r, err := wasm.New(wasm.Options{CacheDir: filepath.Join(w.cfg.DataDir, "wasm-cache"), Logger: w.log})
-		if err == nil {
-			w.log.Info("sandbox backend", "backend", r.Name())
-			return r
-		}
-		reasons = append(reasons, err)
+	if err != nil {
+		w.log.Warn("no sandbox backend works here; optimization jobs will fail until one does", "err", err)
+		return optimizer.UnavailableRunner{Err: err}
 	}
-	if len(reasons) == 0 {
-		reasons = append(reasons, fmt.Errorf("--sandbox must be auto, process or wasm, got %q", w.cfg.Sandbox))
-	}
-	err := errors.Join(reasons...)
-	w.log.Warn("no sandbox backend works here; optimization jobs will fail until one does", "err", err)
-	return optimizer.UnavailableRunner{Err: err}
+	w.log.Info("sandbox backend", "backend", r.Name())
+	return r
 }
