@@ -30,6 +30,7 @@ type ValidationError struct {
 	Message string
 }
 
+// Error returns "field: message".
 func (e *ValidationError) Error() string {
 	if e.Field == "" {
 		return e.Message
@@ -49,6 +50,7 @@ type AllFailedError struct {
 	Attempts []Attempt
 }
 
+// Error lists every attempt's model and failure.
 func (e *AllFailedError) Error() string {
 	var b strings.Builder
 	b.WriteString("all models failed: ")
@@ -77,6 +79,7 @@ type StreamError struct {
 	Err error
 }
 
+// Error names the model and the kind of failure.
 func (e *StreamError) Error() string {
 	return fmt.Sprintf("stream from %s failed after it started (%s): %v", e.Model, e.Kind, e.Err)
 }

@@ -83,6 +83,7 @@ func newMock(nfrags int) *mockUpstream {
 	return m
 }
 
+// ServeHTTP answers one chat completion, streamed when the body asks for it.
 func (m *mockUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if !bytes.Contains(body, []byte(`"stream":true`)) {
