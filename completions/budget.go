@@ -11,9 +11,12 @@ import (
 type BudgetLimits struct {
 	// AllowedModels lists the "provider/model" strings the key may call; empty allows all.
 	AllowedModels []string `json:"allowed_models,omitempty"`
-	// MaxTokens caps the total (prompt + completion) tokens of all answered requests.
+	// MaxTokens caps the total (prompt + completion) tokens of all answered requests. It is
+	// checked before each request, whose maxTokens is then capped to what is left, so the
+	// total can pass the cap by at most one request's prompt.
 	MaxTokens int64 `json:"max_tokens,omitempty"`
-	// MaxCalls caps the number of completion requests (not upstream retries).
+	// MaxCalls caps the number of completion requests (not upstream retries); a request
+	// counts once it passed validation, whether or not an upstream answered it.
 	MaxCalls int64 `json:"max_calls,omitempty"`
 }
 
