@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -40,7 +41,11 @@ type wiring struct {
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	var err error
-	popts := providers.Options{Logger: w.log}
+	// One pooled client for every upstream: the default transport keeps only 2 idle
+	// connections per host, which under load reopens connections to a provider constantly.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 128
+	popts := providers.Options{Logger: w.log, HTTPClient: &http.Client{Transport: transport}}
 	if w.cfg.ProvidersConfig != "" {
 		w.registry, err = providers.FromConfigFile(w.cfg.ProvidersConfig, os.Getenv, popts)
 		if err != nil {
@@ -57,16 +62,6 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	} else {
 		w.catalog = providers.DefaultCatalog()
 	}
-	w.gateway, err = completions.New(completions.Options{
-		Providers: w.registry,
-		Prices:    w.catalog,
-		Store:     w.store,
-		Logger:    w.log,
-	})
-	if err != nil {
-		return nil, err
-	}
-
 	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs}
 	w.trainer, err = trainer.New(w.store,
 		trainer.WithFetcher(fetcher),
@@ -85,6 +80,17 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		CustomModels: routing.TrainerModels(w.trainer),
 		Logger:       w.log,
 	})
+
+	w.gateway, err = completions.New(completions.Options{
+		Providers: w.registry,
+		Prices:    w.catalog,
+		Store:     w.store,
+		Ranker:    routing.CompletionsRanker{Selector: selector},
+		Logger:    w.log,
+	})
+	if err != nil {
+		return nil, err
+	}
 
 	runner := w.sandboxRunner()
 	proposer, err := optimizer.NewLLMProposer(w.registry, w.cfg.ProposerModel, w.catalog)
