@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -196,14 +195,14 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 	}
 	var r anthropicResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, &Error{Provider: a.Name(), Model: req.Model, Kind: KindStreamBroken, StatusCode: c.resp.StatusCode, Message: "malformed response body", Err: err}
+		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if r.Type == "error" {
 		code, msg := parseAnthropicError(raw)
-		return nil, &Error{Provider: a.Name(), Model: req.Model, Kind: bodyErrorKind(code, msg), StatusCode: c.resp.StatusCode, Message: trimMessage(msg, a.ep.cfg.APIKey)}
+		return nil, c.failure(bodyErrorKind(code, msg), msg, nil)
 	}
 	if r.StopReason == "refusal" {
-		return nil, &Error{Provider: a.Name(), Model: req.Model, Kind: KindContentFilter, StatusCode: c.resp.StatusCode, Message: "the model refused (stop_reason refusal)"}
+		return nil, c.failure(KindContentFilter, "the model refused (stop_reason refusal)", nil)
 	}
 	var text strings.Builder
 	for _, b := range r.Content {
@@ -222,7 +221,7 @@ func (a *Anthropic) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &anthropicStream{c: c, sse: newSSEReader(c.body), p: a}, nil
+	return &anthropicStream{streamState: newStreamState(c)}, nil
 }
 
 type anthropicEvent struct {
@@ -247,18 +246,9 @@ type anthropicEvent struct {
 }
 
 type anthropicStream struct {
-	c       *call
-	sse     *sseReader
-	p       *Anthropic
+	streamState
 	totals  anthropicTotals
 	started bool
-	err     error
-}
-
-func (s *anthropicStream) fail(kind ErrorKind, msg string, cause error) error {
-	s.err = &Error{Provider: s.p.Name(), Model: s.c.model, Kind: kind, StatusCode: s.c.resp.StatusCode, Message: trimMessage(msg, s.p.ep.cfg.APIKey), Err: cause}
-	s.c.Close()
-	return s.err
 }
 
 // Recv returns the next text or final usage chunk, io.EOF after message_stop, or an *Error.
@@ -267,24 +257,15 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 		return Chunk{}, s.err
 	}
 	for {
-		ev, err := s.sse.next()
+		ev, err := s.next()
+		if err == io.EOF {
+			return Chunk{}, s.fail(KindStreamBroken, "stream ended without message_stop", nil)
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return Chunk{}, s.fail(KindStreamBroken, "stream ended without message_stop", nil)
-			}
-			if errors.Is(err, errLineTooLong) {
-				return Chunk{}, s.fail(KindStreamBroken, err.Error(), err)
-			}
-			s.err = s.c.readFailure(err, true)
-			s.c.Close()
-			return Chunk{}, s.err
+			return Chunk{}, err
 		}
 		if ev.raw {
-			code, msg := parseAnthropicError(ev.data)
-			if msg == "" {
-				return Chunk{}, s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
-			}
-			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
+			return Chunk{}, s.failRaw(ev.data, parseAnthropicError)
 		}
 		var e anthropicEvent
 		if err := json.Unmarshal(bytes.TrimSpace(ev.data), &e); err != nil {
@@ -324,9 +305,7 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			if !s.started {
 				return Chunk{}, s.fail(KindStreamBroken, "message_stop without message_start", nil)
 			}
-			s.err = io.EOF
-			s.c.Close()
-			return Chunk{}, io.EOF
+			return Chunk{}, s.stop(io.EOF)
 		case "error":
 			code, msg := "", ""
 			if e.Error != nil {
@@ -338,6 +317,3 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 		}
 	}
 }
-
-// Close releases the connection.
-func (s *anthropicStream) Close() error { return s.c.Close() }

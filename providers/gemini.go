@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -248,21 +247,18 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	fail := func(kind ErrorKind, msg string, cause error) error {
-		return &Error{Provider: g.Name(), Model: req.Model, Kind: kind, StatusCode: c.resp.StatusCode, Message: trimMessage(msg, g.ep.cfg.APIKey), Err: cause}
-	}
 	if kind, msg, ok := geminiBodyError(raw); ok {
-		return nil, fail(kind, msg, nil)
+		return nil, c.failure(kind, msg, nil)
 	}
 	var r geminiResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fail(KindStreamBroken, "malformed response body", err)
+		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if msg, ok := r.blocked(); ok {
-		return nil, fail(KindContentFilter, msg, nil)
+		return nil, c.failure(KindContentFilter, msg, nil)
 	}
 	if len(r.Candidates) == 0 {
-		return nil, fail(KindStreamBroken, "response has no candidates", nil)
+		return nil, c.failure(KindStreamBroken, "response has no candidates", nil)
 	}
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion}
 	if r.UsageMetadata != nil {
@@ -278,22 +274,13 @@ func (g *Gemini) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &geminiStream{c: c, sse: newSSEReader(c.body), p: g}, nil
+	return &geminiStream{streamState: newStreamState(c)}, nil
 }
 
 type geminiStream struct {
-	c      *call
-	sse    *sseReader
-	p      *Gemini
+	streamState
 	usage  *geminiUsage
 	finish string
-	err    error
-}
-
-func (s *geminiStream) fail(kind ErrorKind, msg string, cause error) error {
-	s.err = &Error{Provider: s.p.Name(), Model: s.c.model, Kind: kind, StatusCode: s.c.resp.StatusCode, Message: trimMessage(msg, s.p.ep.cfg.APIKey), Err: cause}
-	s.c.Close()
-	return s.err
 }
 
 // Recv returns the next text chunk; when the body ends after a chunk with a finishReason
@@ -303,27 +290,21 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		return Chunk{}, s.err
 	}
 	for {
-		ev, err := s.sse.next()
+		ev, err := s.next()
+		if err == io.EOF {
+			if s.finish == "" {
+				return Chunk{}, s.fail(KindStreamBroken, "stream ended without a finishReason", nil)
+			}
+			s.stop(io.EOF)
+			out := Chunk{FinishReason: geminiFinish(s.finish)}
+			if s.usage != nil {
+				u := s.usage.usage()
+				out.Usage = &u
+			}
+			return out, nil
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if s.finish == "" {
-					return Chunk{}, s.fail(KindStreamBroken, "stream ended without a finishReason", nil)
-				}
-				s.err = io.EOF
-				s.c.Close()
-				out := Chunk{FinishReason: geminiFinish(s.finish)}
-				if s.usage != nil {
-					u := s.usage.usage()
-					out.Usage = &u
-				}
-				return out, nil
-			}
-			if errors.Is(err, errLineTooLong) {
-				return Chunk{}, s.fail(KindStreamBroken, err.Error(), err)
-			}
-			s.err = s.c.readFailure(err, true)
-			s.c.Close()
-			return Chunk{}, s.err
+			return Chunk{}, err
 		}
 		data := bytes.TrimSpace(ev.data)
 		if kind, msg, ok := geminiBodyError(data); ok {
@@ -353,6 +334,3 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 	}
 }
-
-// Close releases the connection.
-func (s *geminiStream) Close() error { return s.c.Close() }

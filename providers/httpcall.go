@@ -192,6 +192,11 @@ func rootCause(err error) error {
 	}
 }
 
+// failure builds an *Error for this call's provider, model and status.
+func (c *call) failure(kind ErrorKind, msg string, cause error) *Error {
+	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: trimMessage(msg, c.ep.cfg.APIKey), Err: cause}
+}
+
 // readFailure classifies an error met while reading the body. In a stream, a connection
 // failure means the stream was cut, which is KindStreamBroken.
 func (c *call) readFailure(err error, streaming bool) *Error {
@@ -209,7 +214,7 @@ func (c *call) readFailure(err error, streaming bool) *Error {
 		kind = KindStreamBroken
 		msg = "stream cut before its end marker: " + rootCause(err).Error()
 	}
-	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: trimMessage(msg, c.ep.cfg.APIKey), Err: err}
+	return c.failure(kind, msg, err)
 }
 
 // Close releases the response; safe to call more than once.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -190,18 +189,18 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	var r openAIResponse
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: KindStreamBroken, StatusCode: c.resp.StatusCode, Message: "malformed response body", Err: err}
+		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		code, msg := parseOpenAIError(raw)
-		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: bodyErrorKind(code, msg), StatusCode: c.resp.StatusCode, Message: trimMessage(msg, o.ep.cfg.APIKey)}
+		return nil, c.failure(bodyErrorKind(code, msg), msg, nil)
 	}
 	if len(r.Choices) == 0 {
-		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: KindStreamBroken, StatusCode: c.resp.StatusCode, Message: "response has no choices"}
+		return nil, c.failure(KindStreamBroken, "response has no choices", nil)
 	}
 	ch := r.Choices[0]
 	if ch.FinishReason == "content_filter" {
-		return nil, &Error{Provider: o.Name(), Model: req.Model, Kind: KindContentFilter, StatusCode: c.resp.StatusCode, Message: "response blocked by the content filter"}
+		return nil, c.failure(KindContentFilter, "response blocked by the content filter", nil)
 	}
 	resp := &Response{FinishReason: ch.FinishReason, Model: r.Model}
 	if ch.Message.Content != nil {
@@ -239,7 +238,7 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &openAIStream{c: c, sse: newSSEReader(c.body), provider: o}, nil
+	return &openAIStream{streamState: newStreamState(c)}, nil
 }
 
 type openAIChunk struct {
@@ -254,16 +253,7 @@ type openAIChunk struct {
 }
 
 type openAIStream struct {
-	c        *call
-	sse      *sseReader
-	provider *OpenAI
-	err      error // sticky terminal result
-}
-
-func (s *openAIStream) fail(kind ErrorKind, msg string, cause error) error {
-	s.err = &Error{Provider: s.provider.Name(), Model: s.c.model, Kind: kind, StatusCode: s.c.resp.StatusCode, Message: trimMessage(msg, s.provider.ep.cfg.APIKey), Err: cause}
-	s.c.Close()
-	return s.err
+	streamState
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -272,30 +262,19 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		return Chunk{}, s.err
 	}
 	for {
-		ev, err := s.sse.next()
+		ev, err := s.next()
+		if err == io.EOF {
+			return Chunk{}, s.fail(KindStreamBroken, "stream ended without data: [DONE]", nil)
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return Chunk{}, s.fail(KindStreamBroken, "stream ended without data: [DONE]", nil)
-			}
-			if errors.Is(err, errLineTooLong) {
-				return Chunk{}, s.fail(KindStreamBroken, err.Error(), err)
-			}
-			s.err = s.c.readFailure(err, true)
-			s.c.Close()
-			return Chunk{}, s.err
+			return Chunk{}, err
 		}
 		if ev.raw {
-			code, msg := parseOpenAIError(ev.data)
-			if msg == "" {
-				return Chunk{}, s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
-			}
-			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
+			return Chunk{}, s.failRaw(ev.data, parseOpenAIError)
 		}
 		data := bytes.TrimSpace(ev.data)
 		if string(data) == "[DONE]" {
-			s.err = io.EOF
-			s.c.Close()
-			return Chunk{}, io.EOF
+			return Chunk{}, s.stop(io.EOF)
 		}
 		var ck openAIChunk
 		if err := json.Unmarshal(data, &ck); err != nil {
@@ -327,6 +306,3 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		return out, nil
 	}
 }
-
-// Close releases the connection.
-func (s *openAIStream) Close() error { return s.c.Close() }

@@ -1,0 +1,60 @@
+package providers
+
+import (
+	"errors"
+	"io"
+)
+
+// streamState is what every adapter's Stream shares: the open call, its event reader and
+// the sticky terminal result. Adapters embed it and keep their own end marker and
+// error-body parser.
+type streamState struct {
+	c   *call
+	sse *sseReader
+	err error // sticky terminal result: io.EOF after the end marker, else an *Error
+}
+
+func newStreamState(c *call) streamState {
+	return streamState{c: c, sse: newSSEReader(c.body)}
+}
+
+// stop records err as the terminal result, releases the connection and returns err.
+func (s *streamState) stop(err error) error {
+	s.err = err
+	s.c.Close()
+	return err
+}
+
+// fail ends the stream with a classified *Error.
+func (s *streamState) fail(kind ErrorKind, msg string, cause error) error {
+	return s.stop(s.c.failure(kind, msg, cause))
+}
+
+// next returns the next event. At the end of the body it returns io.EOF without recording
+// it, so the adapter decides whether the end was expected; an over-long line or a read
+// failure ends the stream with a classified *Error.
+func (s *streamState) next() (sseEvent, error) {
+	ev, err := s.sse.next()
+	switch {
+	case err == nil:
+		return ev, nil
+	case errors.Is(err, io.EOF):
+		return sseEvent{}, io.EOF
+	case errors.Is(err, errLineTooLong):
+		return sseEvent{}, s.fail(KindStreamBroken, err.Error(), err)
+	}
+	return sseEvent{}, s.stop(s.c.readFailure(err, true))
+}
+
+// failRaw ends the stream on data that is not SSE: with the upstream's error when parse
+// finds a message in it, else as a malformed stream.
+func (s *streamState) failRaw(data []byte, parse errorParser) error {
+	code, msg := parse(data)
+	if msg == "" {
+		return s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
+	}
+	return s.fail(bodyErrorKind(code, msg), msg, nil)
+}
+
+// Close releases the connection.
+func (s *streamState) Close() error { return s.c.Close() }

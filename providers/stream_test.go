@@ -1,0 +1,84 @@
+package providers_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// streamOf serves body as an event stream and returns the opened stream's drained text
+// and terminal error, plus the result of one more Recv after the end (it must repeat).
+func streamOf(t *testing.T, f providers.Format, body string) (string, error, error) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	s, err := newProvider(t, f, srv.URL, nil).Stream(context.Background(), hello("m-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := drain(s)
+	_, again := s.Recv()
+	return text, err, again
+}
+
+func TestStreamTerminalResultsAreSticky(t *testing.T) {
+	for _, f := range allFormats {
+		t.Run(string(f), func(t *testing.T) {
+			text, err, again := streamOf(t, f, partialStream(f)+streamEnd(f))
+			if err != io.EOF || again != io.EOF || text != "Hello" {
+				t.Fatalf("clean stream: text %q, err %v, then %v", text, err, again)
+			}
+			_, err, again = streamOf(t, f, partialStream(f))
+			if providers.KindOf(err) != providers.KindStreamBroken || again != err {
+				t.Fatalf("cut stream: err %v, then %v", err, again)
+			}
+		})
+	}
+}
+
+func TestStreamNonSSEData(t *testing.T) {
+	for _, f := range allFormats {
+		t.Run(string(f), func(t *testing.T) {
+			text, err, _ := streamOf(t, f, partialStream(f)+"<html>bad gateway</html>\n")
+			var pe *providers.Error
+			if !errors.As(err, &pe) || pe.Kind != providers.KindStreamBroken || !strings.Contains(pe.Message, "non-SSE") {
+				t.Fatalf("err = %v, want KindStreamBroken naming non-SSE data", err)
+			}
+			if text != "Hel" {
+				t.Errorf("text = %q, want %q", text, "Hel")
+			}
+		})
+	}
+	// A bare error object in place of events carries the upstream's kind and message.
+	_, err, _ := streamOf(t, providers.FormatAnthropic, partialStream(providers.FormatAnthropic)+
+		"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n")
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Kind != providers.KindOverloaded || pe.Message != "Overloaded" {
+		t.Fatalf("anthropic raw error: err = %v, want KindOverloaded \"Overloaded\"", err)
+	}
+}
+
+func TestStreamLineTooLong(t *testing.T) {
+	long := "data: " + strings.Repeat("x", 17<<20) + "\n\n"
+	for _, f := range allFormats {
+		t.Run(string(f), func(t *testing.T) {
+			text, err, again := streamOf(t, f, partialStream(f)+long)
+			var pe *providers.Error
+			if !errors.As(err, &pe) || pe.Kind != providers.KindStreamBroken || !strings.Contains(pe.Message, "too long") {
+				t.Fatalf("err = %v, want KindStreamBroken for an over-long line", err)
+			}
+			if text != "Hel" || again != err {
+				t.Errorf("text = %q, then %v", text, again)
+			}
+		})
+	}
+}
