@@ -192,24 +192,14 @@ func (o *AgentOptimizer) Status(ctx context.Context) (*OptimizationStatus, error
 // yielding each status, and stops after completed, failed or interrupted, on the first
 // error, or when ctx ends.
 func (o *AgentOptimizer) Watch(ctx context.Context, pollEvery time.Duration) iter.Seq2[*OptimizationStatus, error] {
-	if pollEvery <= 0 {
-		pollEvery = DefaultOptimizePollInterval
-	}
-	return poll(ctx, pollEvery, o.Status, (*OptimizationStatus).Done)
+	return poll(ctx, pollEvery, DefaultOptimizePollInterval, o.Status, (*OptimizationStatus).Done)
 }
 
 // Wait polls the remembered job every pollEvery (DefaultOptimizePollInterval when 0) until
 // it is completed, failed or interrupted, and returns its last status. A failed or
 // interrupted job is not an error of Wait: check Status and ErrorMessage.
 func (o *AgentOptimizer) Wait(ctx context.Context, pollEvery time.Duration) (*OptimizationStatus, error) {
-	var last *OptimizationStatus
-	for st, err := range o.Watch(ctx, pollEvery) {
-		if err != nil {
-			return last, err
-		}
-		last = st
-	}
-	return last, nil
+	return waitLast(o.Watch(ctx, pollEvery))
 }
 
 // Results returns the outcome of the remembered job. A job not finished yet answers an

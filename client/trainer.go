@@ -196,24 +196,14 @@ func (t *RouterTrainer) Status(ctx context.Context) (*TrainingStatus, error) {
 // yielding each status, and stops after completed or failed, on the first error, or when
 // ctx ends.
 func (t *RouterTrainer) Watch(ctx context.Context, pollEvery time.Duration) iter.Seq2[*TrainingStatus, error] {
-	if pollEvery <= 0 {
-		pollEvery = DefaultTrainPollInterval
-	}
-	return poll(ctx, pollEvery, t.Status, (*TrainingStatus).Done)
+	return poll(ctx, pollEvery, DefaultTrainPollInterval, t.Status, (*TrainingStatus).Done)
 }
 
 // Wait polls the remembered job every pollEvery (DefaultTrainPollInterval when 0) until it
 // completed or failed and returns its last status. A failed job is not an error of Wait:
 // check Status and ErrorMessage.
 func (t *RouterTrainer) Wait(ctx context.Context, pollEvery time.Duration) (*TrainingStatus, error) {
-	var last *TrainingStatus
-	for st, err := range t.Watch(ctx, pollEvery) {
-		if err != nil {
-			return last, err
-		}
-		last = st
-	}
-	return last, nil
+	return waitLast(t.Watch(ctx, pollEvery))
 }
 
 // Model returns the details (with metrics) of the remembered router model.
@@ -262,31 +252,4 @@ func (t *RouterTrainer) Predict(ctx context.Context, inputs []string) (*PredictR
 		}
 	}
 	return out, nil
-}
-
-// poll calls get every interval, yielding each result, until done says so, get fails, the
-// consumer stops or ctx ends.
-func poll[T any](ctx context.Context, every time.Duration, get func(context.Context) (T, error), done func(T) bool) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		var zero T
-		timer := time.NewTimer(0)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				yield(zero, ctx.Err())
-				return
-			case <-timer.C:
-			}
-			v, err := get(ctx)
-			if err != nil {
-				yield(zero, err)
-				return
-			}
-			if !yield(v, nil) || done(v) {
-				return
-			}
-			timer.Reset(every)
-		}
-	}
 }
