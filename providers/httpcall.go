@@ -107,12 +107,15 @@ type call struct {
 	once   sync.Once
 }
 
-// send posts body as JSON and returns the open response, or a classified *Error for
+// send posts body as JSON (a []byte is taken as already encoded) and returns the open response, or a classified *Error for
 // transport failures and non-2xx statuses.
 func (e *endpoint) send(ctx context.Context, model, url string, header http.Header, body any, parse errorParser) (*call, error) {
-	payload, err := json.Marshal(body)
-	if err != nil {
-		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindBadRequest, Message: "encoding request", Err: err}
+	payload, ok := body.([]byte) // already encoded
+	if !ok {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindBadRequest, Message: "encoding request", Err: err}
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
@@ -242,7 +245,26 @@ func (r *idleReader) Read(p []byte) (int, error) {
 
 // readAll reads a whole (bounded) success body.
 func (c *call) readAll(limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(c.body, limit+1))
+	var b []byte
+	var err error
+	if n := c.resp.ContentLength; n > 0 && n <= limit {
+		// Declared length: one allocation (plus a spare byte to see the end).
+		buf := make([]byte, n+1)
+		var got int
+		got, err = io.ReadFull(c.body, buf)
+		switch {
+		case int64(got) < n && (err == io.EOF || err == io.ErrUnexpectedEOF):
+			err = io.ErrUnexpectedEOF // shorter than declared
+		case err == io.ErrUnexpectedEOF:
+			b, err = buf[:got], nil
+		case err == nil: // longer than declared
+			var rest []byte
+			rest, err = io.ReadAll(io.LimitReader(c.body, limit+1-int64(got)))
+			b = append(buf, rest...)
+		}
+	} else {
+		b, err = io.ReadAll(io.LimitReader(c.body, limit+1))
+	}
 	if err != nil {
 		return nil, c.readFailure(err, false)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -66,29 +67,47 @@ type openAIStreamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// openAIRequest is built as a map so the max-tokens field name can vary by preset.
-func (o *OpenAI) body(req *Request, stream bool) map[string]any {
+// openAIRequest is the chat-completions request body, except the output-token limit whose
+// field name varies by preset (see body).
+type openAIRequest struct {
+	Model            string               `json:"model"`
+	Messages         []openAIMessage      `json:"messages"`
+	Temperature      *float64             `json:"temperature,omitempty"`
+	Stream           bool                 `json:"stream,omitempty"`
+	StreamOptions    *openAIStreamOptions `json:"stream_options,omitempty"`
+	WebSearchOptions *struct{}            `json:"web_search_options,omitempty"`
+}
+
+// body encodes the request: a struct rather than a map (no reflection over map keys, no
+// sorting), with the max-tokens field, whose name depends on the preset, appended.
+func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	msgs := make([]openAIMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = openAIMessage{Role: m.Role, Content: m.Content}
 	}
-	b := map[string]any{"model": req.Model, "messages": msgs}
-	if req.Temperature != nil {
-		b["temperature"] = *req.Temperature
-	}
-	if req.MaxTokens > 0 {
-		b[o.ep.cfg.MaxTokensField] = req.MaxTokens
-	}
+	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature}
 	if req.Search {
-		b["web_search_options"] = map[string]any{}
+		b.WebSearchOptions = &struct{}{}
 	}
 	if stream {
-		b["stream"] = true
+		b.Stream = true
 		if !o.ep.cfg.OmitStreamOptions {
-			b["stream_options"] = openAIStreamOptions{IncludeUsage: true}
+			b.StreamOptions = &openAIStreamOptions{IncludeUsage: true}
 		}
 	}
-	return b
+	payload, err := json.Marshal(b)
+	if err != nil || req.MaxTokens <= 0 {
+		return payload, err
+	}
+	field, err := json.Marshal(o.ep.cfg.MaxTokensField)
+	if err != nil {
+		return nil, err
+	}
+	payload = append(payload[:len(payload)-1], ',') // drop the closing brace
+	payload = append(payload, field...)
+	payload = append(payload, ':')
+	payload = strconv.AppendInt(payload, int64(req.MaxTokens), 10)
+	return append(payload, '}'), nil
 }
 
 func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, error) {
@@ -105,7 +124,11 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	return o.ep.send(ctx, req.Model, o.baseURL+"/chat/completions", h, o.body(req, stream), parseOpenAIError)
+	payload, err := o.body(req, stream)
+	if err != nil {
+		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
+	}
+	return o.ep.send(ctx, req.Model, o.baseURL+"/chat/completions", h, payload, parseOpenAIError)
 }
 
 // openAIErrorBody is {"error": {"message", "type", "code", "param"}}; some compatible

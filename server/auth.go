@@ -31,6 +31,9 @@ type principalKey struct{}
 
 // PrincipalFrom returns the caller of an authenticated request.
 func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok && info.authenticated {
+		return info.principal, true
+	}
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
 }

@@ -26,7 +26,7 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 	if opts.ValidationStatus == 0 {
 		opts.ValidationStatus = http.StatusUnprocessableEntity
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -37,6 +37,26 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Errorf(http.StatusBadRequest, KindBadRequest, "request body is empty; expected a JSON object")
 	}
+	// The decoder scans the whole first value before it decodes anything, so a syntax
+	// error in it is reported before any type error, as a separate json.Valid pass would.
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if !opts.AllowUnknownFields {
+		dec.DisallowUnknownFields()
+	}
+	err = dec.Decode(v)
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && !onlySpace(body[dec.InputOffset():])) {
+		// Rare: find the precise complaint on the whole body.
+		return malformed(body)
+	}
+	if err != nil {
+		return decodeError(err, opts.ValidationStatus)
+	}
+	return nil
+}
+
+// malformed describes why body is not exactly one JSON value.
+func malformed(body []byte) error {
 	if !json.Valid(body) {
 		// Decode once more to get a positioned syntax error message.
 		var syn *json.SyntaxError
@@ -45,17 +65,37 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 		}
 		return Errorf(http.StatusBadRequest, KindBadRequest, "malformed JSON body")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if !opts.AllowUnknownFields {
-		dec.DisallowUnknownFields()
+	return Errorf(http.StatusBadRequest, KindBadRequest, "malformed JSON: more than one value in the body")
+}
+
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
 	}
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err, opts.ValidationStatus)
+	return true
+}
+
+// readBody reads the whole (size-capped) body, in one allocation when the client declared
+// its length.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= 1<<20 {
+		buf := make([]byte, n+1) // one spare byte to see the end without growing
+		got, err := io.ReadFull(r.Body, buf)
+		switch {
+		case int64(got) < n && (err == io.ErrUnexpectedEOF || err == io.EOF):
+			return nil, io.ErrUnexpectedEOF // the client sent less than it declared
+		case err == io.ErrUnexpectedEOF:
+			return buf[:got], nil
+		case err != nil:
+			return nil, err
+		}
+		// More than declared (the server normally stops at Content-Length): read the rest.
+		rest, err := io.ReadAll(r.Body)
+		return append(buf, rest...), err
 	}
-	if dec.More() {
-		return Errorf(http.StatusBadRequest, KindBadRequest, "malformed JSON: more than one value in the body")
-	}
-	return nil
+	return io.ReadAll(r.Body)
 }
 
 func decodeError(err error, status int) error {

@@ -53,7 +53,8 @@ type Server struct {
 	auth    *Auth
 	mux     *http.ServeMux
 	routes  []Route
-	public  map[string]bool // mux pattern -> no key needed
+	public  map[string]bool        // mux pattern -> no key needed
+	direct  map[string]directRoute // mux pattern without wildcards -> its handler
 	mappers []ErrorMapper
 	closers []func(context.Context) error
 	handler http.Handler
@@ -82,6 +83,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		auth:   newAuth(cfg.Store, cfg.APIKeys),
 		mux:    http.NewServeMux(),
 		public: map[string]bool{},
+		direct: map[string]directRoute{},
 	}
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{}}, s.handleHealth)
 	s.Handle(Route{Method: "GET", Path: "/api/v1/openapi.json", Summary: "This OpenAPI 3.1 document", Public: true}, s.handleOpenAPI)
@@ -162,11 +164,22 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	if rt.Public {
 		s.public[pattern] = true
 	}
-	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	}))
+	})
+	s.mux.Handle(pattern, hh)
+	if !strings.Contains(rt.Path, "{") {
+		s.direct[pattern] = directRoute{path: rt.Path, h: hh}
+	}
+}
+
+// directRoute is a route whose pattern has no wildcards: a request for exactly its path
+// can be handed to h without the mux matching it a second time.
+type directRoute struct {
+	path string
+	h    http.Handler
 }
 
 // writeError writes err as the uniform error body. Errors no mapper knows are logged and
@@ -201,7 +214,12 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			writeAPIError(w, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"))
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+			// Set on the request's own record instead of copying the request once more.
+			info.principal, info.authenticated = p, true
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		}
 	}
 	if pattern == "" {
 		s.notRouted(w, r, h)
@@ -212,6 +230,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	if dr, ok := s.direct[pattern]; ok && dr.path == r.URL.Path {
+		// Exactly the route's path and no wildcards, so nothing for r.PathValue: call the
+		// route's handler without matching the route a second time.
+		r.Pattern = pattern
+		dr.h.ServeHTTP(w, r)
+		return
+	}
 	// Through the mux again (not h directly) so that r.PathValue is populated.
 	s.mux.ServeHTTP(w, r)
 }
@@ -236,11 +261,23 @@ func (s *Server) notRouted(w http.ResponseWriter, r *http.Request, h http.Handle
 	writeAPIError(w, NotFound("no route for %s %s", r.Method, r.URL.Path))
 }
 
-type requestIDKey struct{}
+// requestInfo is what the server records about a request in its context: the request id
+// (set by the access log) and, once authenticated, the caller. One record per request keeps
+// it to a single context value and a single copy of the *http.Request.
+type requestInfo struct {
+	id            string
+	principal     Principal
+	authenticated bool
+}
+
+type requestInfoKey struct{}
 
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if info == nil {
+		return ""
+	}
+	return info.id
 }
 
 type statusRecorder struct {
@@ -286,9 +323,11 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 			rand.Read(b[:])
 			rid = hex.EncodeToString(b[:])
 		}
-		w.Header().Set("X-Request-Id", rid)
+		// The key is already canonical: assign instead of Header.Set.
+		w.Header()["X-Request-Id"] = []string{rid}
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid)))
+		info := &requestInfo{id: rid}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 		status := rec.status
 		if status == 0 {
 			status = http.StatusOK

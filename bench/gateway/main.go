@@ -59,6 +59,7 @@ var (
 	frags     = flag.Int("frags", 20, "fragments per streamed answer")
 	only      = flag.String("only", "", "max mode: measure only \"gateway\" (for profiling)")
 	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
+	memProf   = flag.String("memprofile", "", "write an allocation profile (every allocation of the measured phase) to this file")
 )
 
 // mockUpstream answers OpenAI chat completions at once with a fixed answer.
@@ -246,6 +247,17 @@ func main() {
 		}
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if *memProf != "" {
+		runtime.MemProfileRate = 1
+		defer func() {
+			f, err := os.Create(*memProf)
+			if err != nil {
+				log.Fatal(err)
+			}
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}()
 	}
 	fmt.Printf("mode=%s stream=%v api=%s store=%s nosync=%v GOMAXPROCS=%d\n", *mode, *stream, *api, *storeKind, *noSync, runtime.GOMAXPROCS(0))
 	switch *mode {
