@@ -99,7 +99,7 @@ type SoftmaxConfig struct {
 	// L2 is the regularisation strength λ in mean-loss + λ/2·‖W‖² (biases are not
 	// regularised).
 	L2 float64
-	// MaxIterations caps L-BFGS major iterations. 0 means 300.
+	// MaxIterations caps L-BFGS major iterations. 0 means 100.
 	MaxIterations int
 	// Workers computes the gradient in parallel. 0 means GOMAXPROCS.
 	Workers int
@@ -362,7 +362,7 @@ func trainSoftmax(ctx context.Context, ts *trainSet, cfg SoftmaxConfig, init []f
 	workers = max(1, min(workers, ts.rows))
 	iters := cfg.MaxIterations
 	if iters <= 0 {
-		iters = 300
+		iters = 100
 	}
 	obj := newObjective(ts, cfg.L2, workers)
 	// Func and Grad are usually asked at the same point: evaluate once, remember it.

@@ -42,6 +42,7 @@ func main() {
 	ignoreScores := flag.Bool("ignore-scores", false, "train on correct_models only")
 	dims := flag.Int("dims", 0, "n-gram hash dimensions (0: default)")
 	objective := flag.String("objective", "", "FitOptions.Objective (empty: default)")
+	maxIter := flag.Int("max-iter", 0, "FitOptions.MaxIterations (0: default)")
 	minDF := flag.Int("min-df", 0, "FitOptions.MinDF (0: default)")
 	timing := flag.Bool("timing", true, "measure training and prediction time")
 	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
@@ -57,7 +58,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, MinDF: *minDF, Objective: *objective, NGram: inference.NGramConfig{Dims: *dims}}
+		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, MinDF: *minDF, Objective: *objective, MaxIterations: *maxIter, NGram: inference.NGramConfig{Dims: *dims}}
 		if *l2 != "" {
 			for _, f := range strings.Split(*l2, ",") {
 				v, err := strconv.ParseFloat(f, 64)
