@@ -81,7 +81,8 @@ type FitOptions struct {
 	// MinDF is how many training texts must contain a feature for the classifier to give
 	// it a weight. 0 means 2: n-grams seen in a single text only memorise that text.
 	MinDF int
-	// MaxIterations caps L-BFGS iterations per fit. 0 means 100: on the LLMRouter data more iterations change the cross-validated hit rate by less than 0.001.
+	// MaxIterations caps L-BFGS iterations per fit. 0 means 100 (on the LLMRouter data,
+	// more iterations change the cross-validated hit rate by less than 0.001).
 	MaxIterations int
 	// Workers is the gradient parallelism. 0 means GOMAXPROCS.
 	Workers int
