@@ -115,7 +115,7 @@ type trainSet struct {
 	cols    int // number of used columns
 	colPtr  []int
 	rowIdx  []int32
-	val     []float64
+	val     []float32
 	targets []float64 // rows x classes, each row sums to 1
 	// anyCorrect switches the loss from cross-entropy against the targets to
 	// -log Σ_c target_c·p_c (see ObjectiveAnyCorrect).
@@ -185,13 +185,13 @@ func (m *SoftmaxRegression) compact(xs []Vector, targets [][]float64, rowWeights
 	}
 	nnz := ts.colPtr[ts.cols]
 	ts.rowIdx = make([]int32, nnz)
-	ts.val = make([]float64, nnz)
+	ts.val = make([]float32, nnz)
 	next := slices.Clone(ts.colPtr[:ts.cols])
 	var wsum float64
 	for i, x := range xs {
 		each(x, func(col int32, v float32) {
 			p := next[col]
-			ts.rowIdx[p], ts.val[p] = int32(i), float64(v)
+			ts.rowIdx[p], ts.val[p] = int32(i), v
 			next[col]++
 		})
 		ts.targets = append(ts.targets, targets[i]...)
@@ -262,9 +262,11 @@ func (o *objective) eval(theta, grad []float64) float64 {
 		clear(z)
 		for c := lo; c < hi; c++ {
 			wr := theta[c*k : c*k+k]
-			for p := ts.colPtr[c]; p < ts.colPtr[c+1]; p++ {
-				xv := ts.val[p]
-				zr := z[int(ts.rowIdx[p])*k : int(ts.rowIdx[p])*k+k]
+			rows, vals := ts.rowIdx[ts.colPtr[c]:ts.colPtr[c+1]], ts.val[ts.colPtr[c]:ts.colPtr[c+1]]
+			vals = vals[:len(rows)]
+			for p, i := range rows {
+				xv := float64(vals[p])
+				zr := z[int(i)*k:][:len(wr)]
 				for j, wv := range wr {
 					zr[j] += xv * wv
 				}
@@ -320,9 +322,11 @@ func (o *objective) eval(theta, grad []float64) float64 {
 		for c := lo; c < hi; c++ {
 			gr := grad[c*k : c*k+k]
 			clear(gr)
-			for p := ts.colPtr[c]; p < ts.colPtr[c+1]; p++ {
-				xv := ts.val[p]
-				rr := o.resid[int(ts.rowIdx[p])*k : int(ts.rowIdx[p])*k+k]
+			rows, vals := ts.rowIdx[ts.colPtr[c]:ts.colPtr[c+1]], ts.val[ts.colPtr[c]:ts.colPtr[c+1]]
+			vals = vals[:len(rows)]
+			for p, i := range rows {
+				xv := float64(vals[p])
+				rr := o.resid[int(i)*k:][:len(gr)]
 				for j, r := range rr {
 					gr[j] += xv * r
 				}
@@ -393,7 +397,7 @@ func trainSoftmax(ctx context.Context, ts *trainSet, cfg SoftmaxConfig, init []f
 		GradientThreshold: 1e-6,
 		Converger:         &optimize.FunctionConverge{Absolute: 1e-9, Relative: 1e-7, Iterations: 10},
 	}
-	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{Store: 10})
+	res, err := optimize.Minimize(prob, x0, settings, &optimize.LBFGS{Store: 5})
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, optimize.Stats{}, cerr
 	}
