@@ -199,3 +199,35 @@ func TestPredictTiesAreDeterministic(t *testing.T) {
 		t.Fatalf("sorted = %v", r)
 	}
 }
+
+func TestPredictConcurrently(t *testing.T) {
+	ctx := context.Background()
+	m, _, err := Fit(ctx, syntheticExamples(45), FitOptions{L2: []float64{1e-3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := []string{"solve an integral", "python stack trace", "a haiku"}
+	want, err := m.Predict(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			got, err := m.Predict(ctx, q)
+			if err == nil {
+				for i := range got {
+					if !slices.Equal(got[i], want[i]) {
+						err = fmt.Errorf("query %d: %v, want %v", i, got[i], want[i])
+					}
+				}
+			}
+			errs <- err
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
