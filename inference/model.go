@@ -360,7 +360,7 @@ func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
 	if len(grid) == 0 {
 		grid = defaultL2Grid
 	}
-	cfg := SoftmaxConfig{MaxIterations: opts.MaxIterations, Workers: opts.Workers}
+	cfg := softmaxConfig{MaxIterations: opts.MaxIterations, Workers: opts.Workers, Logger: log}
 	frac := opts.ValidationFraction
 	if frac == 0 {
 		frac = 0.2

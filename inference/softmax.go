@@ -94,8 +94,8 @@ func softmaxInPlace(z []float64) {
 	}
 }
 
-// SoftmaxConfig tunes training.
-type SoftmaxConfig struct {
+// softmaxConfig tunes training.
+type softmaxConfig struct {
 	// L2 is the regularisation strength λ in mean-loss + λ/2·‖W‖² (biases are not
 	// regularised).
 	L2 float64
@@ -103,6 +103,8 @@ type SoftmaxConfig struct {
 	MaxIterations int
 	// Workers computes the gradient in parallel. 0 means GOMAXPROCS.
 	Workers int
+	// Logger receives one debug record per fit; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // trainSet is the training data over the used columns, stored column-major (CSC): for
@@ -353,7 +355,7 @@ func (o *objective) eval(theta, grad []float64) float64 {
 
 // trainSoftmax fits W and b on ts with L-BFGS, starting from init (which may be nil) and
 // returns the parameter vector.
-func trainSoftmax(ctx context.Context, ts *trainSet, cfg SoftmaxConfig, init []float64) ([]float64, optimize.Stats, error) {
+func trainSoftmax(ctx context.Context, ts *trainSet, cfg softmaxConfig, init []float64) ([]float64, optimize.Stats, error) {
 	n := ts.cols*ts.classes + ts.classes
 	x0 := make([]float64, n)
 	if init != nil {
@@ -407,7 +409,11 @@ func trainSoftmax(ctx context.Context, ts *trainSet, cfg SoftmaxConfig, init []f
 	if err != nil && !isBenignOptimizeErr(err) {
 		return nil, res.Stats, fmt.Errorf("inference: softmax training: %w", err)
 	}
-	slog.Debug("softmax fit", "rows", ts.rows, "cols", ts.cols, "nnz", len(ts.val), "l2", cfg.L2, "iters", res.Stats.MajorIterations, "evals", res.Stats.FuncEvaluations, "grads", res.Stats.GradEvaluations, "time", res.Stats.Runtime, "status", res.Status)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Debug("inference: softmax fit", "rows", ts.rows, "cols", ts.cols, "nnz", len(ts.val), "l2", cfg.L2, "iters", res.Stats.MajorIterations, "evals", res.Stats.FuncEvaluations, "grads", res.Stats.GradEvaluations, "time", res.Stats.Runtime, "status", res.Status)
 	return res.X, res.Stats, nil
 }
 
