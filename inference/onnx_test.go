@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -172,5 +173,17 @@ func TestFitWithONNXEmbedderRoundTrip(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "model.onnx"), b, 0o644)
 	if _, err := LoadModel(blob, LoadOptions{ONNXModelDir: dir}); err == nil {
 		t.Fatal("loaded a router with a different model.onnx")
+	}
+}
+
+func TestONNXEmbedderTruncatesLongTexts(t *testing.T) {
+	e := newTinyEmbedder(t)
+	long := strings.Repeat("routing prompts to models ", 400) // ~1,600 tokens > 512 positions
+	vs, err := e.Embed(context.Background(), []string{long, "short"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(vs[0].Norm()-1) > 1e-5 {
+		t.Fatalf("norm %v", vs[0].Norm())
 	}
 }
