@@ -22,11 +22,14 @@ type ONNXOptions struct {
 
 // ONNXEmbedder runs a sentence-embedding model (for example all-MiniLM-L6-v2 exported from
 // Hugging Face) with hugot's pure-Go backend: no cgo, no build tags. The directory holds
-// model.onnx and tokenizer.json; the token embeddings of the model's first output are
-// mean-pooled over the attention mask and L2-normalised, as sentence-transformers does.
+// model.onnx and tokenizer.json (and optionally Hugging Face's config.json, whose
+// max_position_embeddings caps the tokens per text; longer texts are truncated). The token
+// embeddings of the model's first output are mean-pooled over the attention mask and
+// L2-normalised, as sentence-transformers does.
 //
 // Speed: hugot's Go backend runs 4–5× faster when the binary is built with
-// GOEXPERIMENT=simd (Go 1.26+), e.g. `GOEXPERIMENT=simd go build ./cmd/switchyard`.
+// GOEXPERIMENT=simd (Go 1.26+), e.g. `GOEXPERIMENT=simd go build ./cmd/switchyard`
+// (measured 4.5–6.6× on a MiniLM-size model; see BENCHMARKS.md).
 type ONNXEmbedder struct {
 	dir       string
 	name      string
