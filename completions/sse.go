@@ -36,6 +36,7 @@ type SSEWriter struct {
 	w     io.Writer
 	flush func()
 	buf   bytes.Buffer
+	enc   *json.Encoder // writes into buf; made once per stream
 }
 
 // NewSSEWriter sets the event-stream headers on w, sends the 200 status and returns a
@@ -47,6 +48,8 @@ func NewSSEWriter(w http.ResponseWriter) *SSEWriter {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &SSEWriter{w: w, flush: func() {}}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
 	if f, ok := w.(http.Flusher); ok {
 		s.flush = f.Flush
 	}
@@ -73,9 +76,7 @@ func (s *SSEWriter) Buffer(name string, v any) error {
 		s.buf.WriteByte('\n')
 	}
 	s.buf.WriteString("data: ")
-	enc := json.NewEncoder(&s.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // Encode appends '\n'
+	if err := s.enc.Encode(v); err != nil { // Encode appends '\n'
 		return err
 	}
 	s.buf.WriteByte('\n')

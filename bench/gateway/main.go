@@ -1,6 +1,13 @@
 // Command gateway measures the latency the completions gateway adds on top of its upstream.
 //
-// Everything runs in one process on loopback TCP: a mock OpenAI-format upstream, the real
+// With -serve-bin, three processes: this one generates load, a second one (this program
+// with -role mock) is the mock upstream, and the real `switchyard serve` binary (bbolt
+// store, the OpenAI provider pointed at the mock with OPENAI_BASE_URL) is the gateway:
+//
+//	go build -o /tmp/switchyard ./cmd/switchyard
+//	go run ./bench/gateway -serve-bin /tmp/switchyard -mode latency -n 3000 -api openai
+//
+// Without it, everything runs in one process on loopback TCP: a mock OpenAI-format upstream, the real
 // Switchyard HTTP server (server.New with server.Completions, the real OpenAI adapter, an
 // in-memory or bbolt store), and a load generator that calls both the mock directly and the
 // mock through Switchyard, interleaved, in the same run. The difference is what the gateway
@@ -59,6 +66,12 @@ var (
 	frags     = flag.Int("frags", 20, "fragments per streamed answer")
 	only      = flag.String("only", "", "max mode: measure only \"gateway\" (for profiling)")
 	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
+	serveBin  = flag.String("serve-bin", "", "measure in separate processes: this switchyard binary runs `serve` as the gateway, the mock runs as a second process (this program with -role mock), this process only generates load")
+	serveLog  = flag.String("serve-log", "warn", "with -serve-bin: --log-level of switchyard serve (its log goes to a file)")
+	serveCPUs = flag.String("serve-cpus", "", "with -serve-bin: taskset CPU list for switchyard serve")
+	mockCPUs  = flag.String("mock-cpus", "", "with -serve-bin: taskset CPU list for the mock process")
+	role      = flag.String("role", "", "\"mock\": only serve the mock upstream on -listen (used by -serve-bin)")
+	listen    = flag.String("listen", "127.0.0.1:0", "address for -role mock")
 	memProf   = flag.String("memprofile", "", "write an allocation profile (every allocation of the measured phase) to this file")
 )
 
@@ -174,8 +187,19 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d.Nanoseconds())/1000) }
 
+// children are the processes taking part besides this one (-serve-bin), for CPU accounting.
+var children []*child
+
 func main() {
 	flag.Parse()
+	if *role == "mock" {
+		runMockRole()
+		return
+	}
+	if *serveBin != "" {
+		external()
+		return
+	}
 	mock := newMock(*frags)
 	upURL, stopUp := serve(mock)
 	defer stopUp()
@@ -212,25 +236,50 @@ func main() {
 	gwURL, stopGW := serve(srv)
 	defer stopGW()
 
+	direct, gw := bodies(upURL, gwURL, "mock")
+	measure(client(conns), direct, gw, adapter, g)
+}
+
+// bodies returns the direct and gateway targets for the mock at upURL and Switchyard at
+// gwURL, where the mock is known as provider/m.
+func bodies(upURL, gwURL, provider string) (direct, gw target) {
 	s := "false"
 	if *stream {
 		s = "true"
 	}
-	direct := target{name: "direct", url: upURL + "/v1/chat/completions", auth: "sk-mock",
+	direct = target{name: "direct", url: upURL + "/v1/chat/completions", auth: "sk-mock",
 		body: []byte(`{"model":"m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)}
-	gw := target{name: "gateway", auth: apiKey}
+	gw = target{name: "gateway", auth: apiKey}
 	switch *api {
 	case "native":
 		gw.url = gwURL + "/api/v1/completions"
-		gw.body = []byte(`{"models":["mock/m"],"messages":[{"role":"user","content":[{"type":"text","text":"What is the capital of France?"}]}],"stream":` + s + `}`)
+		gw.body = []byte(`{"models":["` + provider + `/m"],"messages":[{"role":"user","content":[{"type":"text","text":"What is the capital of France?"}]}],"stream":` + s + `}`)
 	case "openai":
 		gw.url = gwURL + "/v1/chat/completions"
-		gw.body = []byte(`{"model":"mock/m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)
+		gw.body = []byte(`{"model":"` + provider + `/m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)
 	default:
 		log.Fatalf("-api must be native or openai")
 	}
+	return direct, gw
+}
 
-	c := client(conns)
+// external measures with the mock and switchyard serve in processes of their own.
+func external() {
+	if *mode == "library" {
+		log.Fatal("-mode library needs the in-process setup (no -serve-bin)")
+	}
+	mc, upURL := startMockProcess()
+	defer mc.stop()
+	sc, gwURL, stopServe := startServeProcess(upURL)
+	defer stopServe()
+	children = []*child{mc, sc}
+	direct, gw := bodies(upURL, gwURL, "openai")
+	fmt.Printf("separate processes: generator pid %d, mock pid %d (cpus %q), switchyard serve pid %d (cpus %q, --log-level %s, bbolt store)\n",
+		os.Getpid(), mc.cmd.Process.Pid, *mockCPUs, sc.cmd.Process.Pid, *serveCPUs, *serveLog)
+	measure(client(max(*conc, 256)), direct, gw, nil, nil)
+}
+
+func measure(c *http.Client, direct, gw target, adapter *providers.OpenAI, g *completions.Gateway) {
 	// Warm up both paths (connections, JIT-free but caches and pools).
 	for range 500 {
 		if err := direct.call(c); err != nil {
@@ -259,7 +308,11 @@ func main() {
 			f.Close()
 		}()
 	}
-	fmt.Printf("mode=%s stream=%v api=%s store=%s nosync=%v GOMAXPROCS=%d\n", *mode, *stream, *api, *storeKind, *noSync, runtime.GOMAXPROCS(0))
+	storeDesc := *storeKind
+	if *serveBin != "" {
+		storeDesc = "serve's bbolt"
+	}
+	fmt.Printf("mode=%s stream=%v api=%s store=%s nosync=%v GOMAXPROCS=%d\n", *mode, *stream, *api, storeDesc, *noSync, runtime.GOMAXPROCS(0))
 	switch *mode {
 	case "latency":
 		latency(c, direct, gw)
@@ -299,12 +352,32 @@ func latency(c *http.Client, direct, gw target) {
 
 // cpuReport prints the process CPU time per request: unlike req/s it does not depend on
 // how much of the machine other processes take.
-func cpuReport(name string, cpu time.Duration, reqs int) {
+func cpuReport(name string, cpu map[string]time.Duration, reqs int) {
 	if reqs == 0 {
 		return
 	}
-	per := cpu / time.Duration(reqs)
-	fmt.Printf("%s: %s CPU per request (whole process), i.e. %.0f req/s if it had 2 cores to itself\n", name, us(per), 2*float64(time.Second)/float64(per))
+	if p, ok := cpu["process"]; ok {
+		per := p / time.Duration(reqs)
+		fmt.Printf("%s: %s CPU per request (whole process), i.e. %.0f req/s if it had 2 cores to itself\n", name, us(per), 2*float64(time.Second)/float64(per))
+		return
+	}
+	fmt.Printf("%s: CPU per request:", name)
+	for _, k := range []string{"generator", "mock", "serve"} {
+		fmt.Printf(" %s %s", k, us(cpu[k]/time.Duration(reqs)))
+	}
+	if sv := cpu["serve"] / time.Duration(reqs); sv > 0 {
+		fmt.Printf(" (serve alone on 2 cores: %.0f req/s)", 2*float64(time.Second)/float64(sv))
+	}
+	fmt.Println()
+}
+
+// cpuSince is the CPU used by each process since the snapshot c0.
+func cpuSince(c0 map[string]time.Duration) map[string]time.Duration {
+	d := cpuSnapshot(children)
+	for k := range d {
+		d[k] -= c0[k]
+	}
+	return d
 }
 
 func report(dl, gl []time.Duration, drps, grps float64) {
@@ -323,10 +396,10 @@ func report(dl, gl []time.Duration, drps, grps float64) {
 // scheduled send time, so a backlog shows up as latency), first to the mock, then through
 // the gateway.
 func fixedRate(c *http.Client, direct, gw target) {
-	cpu := map[string]time.Duration{}
+	cpu := map[string]map[string]time.Duration{}
 	run := func(t target) ([]time.Duration, float64, int64) {
-		c0 := cpuTime()
-		defer func() { cpu[t.name] = cpuTime() - c0 }()
+		c0 := cpuSnapshot(children)
+		defer func() { cpu[t.name] = cpuSince(c0) }()
 		total := int(*rate * dur.Seconds())
 		jobs := make(chan time.Time, total)
 		lat := make([]time.Duration, 0, total)
@@ -372,12 +445,12 @@ func fixedRate(c *http.Client, direct, gw target) {
 
 // maxThroughput runs -c closed-loop workers for -d on each path.
 func maxThroughput(c *http.Client, direct, gw target) {
-	cpu := map[string]time.Duration{}
+	cpu := map[string]map[string]time.Duration{}
 	run := func(t target) ([]time.Duration, float64) {
 		ctx, cancel := context.WithTimeout(context.Background(), *dur)
 		defer cancel()
-		c0 := cpuTime()
-		defer func() { cpu[t.name] = cpuTime() - c0 }()
+		c0 := cpuSnapshot(children)
+		defer func() { cpu[t.name] = cpuSince(c0) }()
 		var mu sync.Mutex
 		var lat []time.Duration
 		var wg sync.WaitGroup

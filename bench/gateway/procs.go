@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Separate processes (-serve-bin): the mock upstream runs as this program with -role mock,
+// the gateway is the real `switchyard serve` binary, and this process is only the load
+// generator. Direct = generator → mock; gateway = generator → serve → mock.
+
+// child is a process this program started.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+}
+
+// cpu is the user+system CPU time the child has used so far (from /proc/<pid>/stat).
+func (c *child) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticks
+}
+
+func (c *child) stop() {
+	c.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// withCPUs prefixes argv with taskset when cpus is set.
+func withCPUs(cpus string, argv ...string) *exec.Cmd {
+	if cpus != "" {
+		argv = append([]string{"taskset", "-c", cpus}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// Do not outlive the load generator if it is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// runMockRole serves the mock upstream on -listen and prints its address.
+func runMockRole() {
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ln.Addr().String())
+	hs := &http.Server{Handler: newMock(*frags), ReadHeaderTimeout: 10 * time.Second}
+	log.Fatal(hs.Serve(ln))
+}
+
+// startMockProcess starts this program with -role mock and returns its base URL.
+func startMockProcess() (*child, string) {
+	self, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd := withCPUs(*mockCPUs, self, "-role", "mock", "-listen", "127.0.0.1:0", "-frags", strconv.Itoa(*frags))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		log.Fatalf("mock process: %v", err)
+	}
+	return &child{name: "mock", cmd: cmd}, "http://" + strings.TrimSpace(line)
+}
+
+// startServeProcess starts `switchyard serve` against the mock and waits for /healthz.
+func startServeProcess(mockURL string) (*child, string, func()) {
+	dir, err := os.MkdirTemp("", "gwbench-serve")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	logFile, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd := withCPUs(*serveCPUs, *serveBin, "serve", "--addr", addr, "--data", filepath.Join(dir, "data"), "--log-level", *serveLog)
+	cmd.Env = append(os.Environ(), "SWITCHYARD_API_KEYS="+apiKey, "OPENAI_API_KEY=sk-mock", "OPENAI_BASE_URL="+mockURL+"/v1")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	c := &child{name: "serve", cmd: cmd}
+	url := "http://" + addr
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		resp, err := http.Get(url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			c.stop()
+			b, _ := os.ReadFile(logFile.Name())
+			log.Fatalf("switchyard serve did not come up: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return c, url, func() {
+		c.stop()
+		logFile.Close()
+		if fi, err := os.Stat(logFile.Name()); err == nil {
+			fmt.Printf("serve log: %d bytes at --log-level %s\n", fi.Size(), *serveLog)
+		}
+		os.RemoveAll(dir)
+	}
+}
+
+// cpuSnapshot is the CPU time used so far by each process taking part.
+func cpuSnapshot(children []*child) map[string]time.Duration {
+	m := map[string]time.Duration{}
+	if len(children) == 0 {
+		m["process"] = cpuTime()
+		return m
+	}
+	m["generator"] = cpuTime()
+	for _, c := range children {
+		m[c.name] = c.cpu()
+	}
+	return m
+}
