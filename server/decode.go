@@ -39,13 +39,18 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 	}
 	// The decoder scans the whole first value before it decodes anything, so a syntax
 	// error in it is reported before any type error, as a separate json.Valid pass would.
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if !opts.AllowUnknownFields {
+	var rest []byte
+	if opts.AllowUnknownFields {
+		// Unmarshal works on body in place (no decoder buffer) and rejects trailing data.
+		err = json.Unmarshal(body, v)
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
+		err = dec.Decode(v)
+		rest = body[dec.InputOffset():]
 	}
-	err = dec.Decode(v)
 	var syn *json.SyntaxError
-	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && !onlySpace(body[dec.InputOffset():])) {
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && !onlySpace(rest)) {
 		// Rare: find the precise complaint on the whole body.
 		return malformed(body)
 	}
