@@ -93,6 +93,8 @@ type Driver interface {
 	Reader
 	Writer
 	// Update runs fn in a transaction: if fn returns an error none of its writes are kept.
+	// A driver may run fn more than once (e.g. to group concurrent writers into one commit),
+	// so fn must act only through tx, or idempotently.
 	Update(ctx context.Context, fn func(tx Tx) error) error
 	// Close releases the backend. Later calls return ErrClosed.
 	Close() error

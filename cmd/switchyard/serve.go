@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ type serveConfig struct {
 	ProvidersConfig string
 	PricesFile      string
 	Sandbox         string
+	GCPercent       int
 	ShutdownTimeout time.Duration
 	LogLevel        string
 	LogFormat       string
@@ -45,6 +47,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables)")
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
+	fs.IntVar(&c.GCPercent, "gc-percent", 400, "Go GC target percentage when GOGC is not set; higher trades memory for fewer pauses on the request path")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -76,6 +79,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := newLogger(c, stderr)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("GOGC") == "" && c.GCPercent != 0 {
+		// The live heap is small (price catalogue, cached router models), so Go's default of
+		// 100 collects every few thousand requests; a higher target halves the gateway's
+		// latency tail (BENCHMARKS.md) for a few more MiB of heap.
+		debug.SetGCPercent(c.GCPercent)
 	}
 	st, err := boltstore.Open(filepath.Join(c.DataDir, "switchyard.db"), boltstore.Options{})
 	if err != nil {

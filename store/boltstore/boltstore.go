@@ -27,6 +27,9 @@ type Options struct {
 	// NoSync skips fsync after each commit; faster, but a power cut may lose recent writes.
 	// For tests and benchmarks only.
 	NoSync bool
+	// NoGroupCommit makes every write commit (and fsync) alone. By default, writes that
+	// arrive while a commit is in progress share the next commit; a lone write never waits.
+	NoGroupCommit bool
 }
 
 // Open opens (creating if needed) the bbolt database at path and returns a Store on it.
@@ -40,7 +43,8 @@ func Open(path string, opts Options) (*store.Store, error) {
 
 // Driver is a store.Driver on a bbolt database.
 type Driver struct {
-	db *bolt.DB
+	db    *bolt.DB
+	group *groupCommit
 }
 
 // OpenDriver opens the database at path.
@@ -58,7 +62,11 @@ func OpenDriver(path string, opts Options) (*Driver, error) {
 		}
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	return &Driver{db: db}, nil
+	d := &Driver{db: db}
+	if !opts.NoGroupCommit {
+		d.group = &groupCommit{db: db, maxSize: 1000}
+	}
+	return d, nil
 }
 
 func wrap(err error) error {
@@ -118,6 +126,9 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if d.group != nil {
+		return wrap(d.group.update(func(btx *bolt.Tx) error { return fn(&boltTx{btx}) }))
 	}
 	return wrap(d.db.Update(func(btx *bolt.Tx) error { return fn(&boltTx{btx}) }))
 }

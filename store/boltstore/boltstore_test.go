@@ -39,6 +39,32 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestConformanceNoGroupCommit(t *testing.T) {
+	paths := map[*store.Store]string{}
+	opts := boltstore.Options{NoGroupCommit: true}
+	storetest.Run(t, storetest.Harness{
+		Open: func(t *testing.T) *store.Store {
+			path := filepath.Join(t.TempDir(), "single.db")
+			s, err := boltstore.Open(path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths[s] = path
+			return s
+		},
+		Reopen: func(t *testing.T, s *store.Store) *store.Store {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := boltstore.Open(paths[s], opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s2
+		},
+	})
+}
+
 // TestLockedByAnotherProcess opens the file in a child process and checks that this process
 // gets a clear ErrLocked instead of hanging.
 func TestLockedByAnotherProcess(t *testing.T) {
