@@ -52,6 +52,14 @@ type Request struct {
 	SandboxTimeout time.Duration
 }
 
+// Validate reports whether Submit would accept r (with the spec's messages); r is not
+// changed.
+func (r Request) Validate() error {
+	c := r
+	c.TargetModels = append([]string(nil), r.TargetModels...)
+	return c.normalize()
+}
+
 // normalize fills defaults and validates, with the spec's messages.
 func (r *Request) normalize() error {
 	if r.Optimizer == "" {

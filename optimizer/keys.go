@@ -18,6 +18,9 @@ type KeyGrant struct {
 	JobID string
 	// Model is the only model ("provider/model") the key may call.
 	Model string
+	// MaxCalls and MaxTokens bound what the key may spend over the model's whole loop
+	// (every sandbox run of every iteration); 0 means no bound.
+	MaxCalls, MaxTokens int64
 }
 
 // JobKey is a minted key.

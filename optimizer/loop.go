@@ -156,7 +156,12 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	gw := sandbox.Gateway{Model: model}
 	var key *JobKey
 	if s.gatewayURL != "" {
-		key, err = minter.MintKey(ctx, KeyGrant{Owner: j.Owner, JobID: j.ID, Model: model})
+		// The agent may make callsPerRow calls per row in each run: the baseline, one run per
+		// iteration and the two test-split runs.
+		runs := int64(j.NIterations + 1)
+		calls := s.callsPerRow * (runs*int64(len(train)) + 2*int64(len(test)))
+		key, err = minter.MintKey(ctx, KeyGrant{Owner: j.Owner, JobID: j.ID, Model: model,
+			MaxCalls: calls, MaxTokens: calls * s.tokensPerCall})
 		if err != nil {
 			return fmt.Errorf("mint the job's gateway key: %w", err)
 		}

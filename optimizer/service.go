@@ -82,10 +82,12 @@ type Service struct {
 	rule        AcceptanceRule
 	seed        uint64
 	maxFailures int
-	limits      sandbox.Limits
-	now         func() time.Time
-	log         *slog.Logger
-	version     string
+	// callsPerRow and tokensPerCall size each job key's budget (WithAgentBudget).
+	callsPerRow, tokensPerCall int64
+	limits                     sandbox.Limits
+	now                        func() time.Time
+	log                        *slog.Logger
+	version                    string
 
 	sem chan struct{} // sandbox run slots shared by every job
 
@@ -153,6 +155,13 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 
+// WithAgentBudget bounds each job key the sandboxed agent gets: at most callsPerRow gateway
+// calls per dataset row per sandbox run, and tokensPerCall tokens per allowed call, over the
+// model's whole loop (defaults 8 and 16,384). A key past its budget gets 429s.
+func WithAgentBudget(callsPerRow, tokensPerCall int64) Option {
+	return func(s *Service) { s.callsPerRow, s.tokensPerCall = callsPerRow, tokensPerCall }
+}
+
 // WithVersion sets the version label of submissions (default DefaultVersion).
 func WithVersion(v string) Option { return func(s *Service) { s.version = v } }
 
@@ -172,6 +181,7 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 		publicURL: "http://localhost:8080", workers: 1, queueSize: 64,
 		concurrency: DefaultSandboxConcurrency, rule: DefaultAcceptance, seed: DefaultSeed,
 		maxFailures: DefaultMaxFailures, now: time.Now, version: DefaultVersion,
+		callsPerRow: 8, tokensPerCall: 16384,
 		running: map[string]context.CancelCauseFunc{},
 	}
 	for _, o := range opts {

@@ -27,10 +27,10 @@ func Completions(g *completions.Gateway) Option {
 			return errors.New("server: Completions needs a *completions.Gateway")
 		}
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
-			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true},
+			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
-			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true},
+			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
 		s.AddErrorMapper(completionsError)
 		return nil

@@ -157,6 +157,14 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 		}
 		*b.into = time.Duration(*b.v) * time.Second
 	}
+	// The spec's messages for the other fields come first; a body that is otherwise valid
+	// must still name its optimizer.
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if body.Optimizer == "" {
+		return Validation(http.StatusUnprocessableEntity, "optimizer is required: %q", optimizer.OptimizerAgentOpt)
+	}
 	sub, err := svc.Submit(r.Context(), owner(r), req)
 	if err != nil {
 		return err
@@ -191,7 +199,8 @@ func optimizerError(err error) *APIError {
 }
 
 // jobKeyMinter mints the per-job gateway keys of optimization jobs: temporary keys of the
-// job's owner, limited to the target model and metered by a completions.Budget.
+// job's owner, limited to the target model and to the grant's call and token budget, and
+// metered by a completions.Budget.
 type jobKeyMinter struct{ auth *Auth }
 
 // MintKey implements optimizer.KeyMinter.
@@ -201,7 +210,7 @@ func (m jobKeyMinter) MintKey(_ context.Context, g optimizer.KeyGrant) (*optimiz
 		return nil, fmt.Errorf("server: minting a job key: %w", err)
 	}
 	key := "sy-job-" + base64.RawURLEncoding.EncodeToString(b[:])
-	budget := completions.NewBudget(completions.BudgetLimits{AllowedModels: []string{g.Model}})
+	budget := completions.NewBudget(completions.BudgetLimits{AllowedModels: []string{g.Model}, MaxCalls: g.MaxCalls, MaxTokens: g.MaxTokens})
 	revoke := m.auth.AddTemporaryKey(key, g.Owner, completions.Scope{Owner: g.Owner, Tag: "optimize:" + g.JobID, Budget: budget})
 	return &optimizer.JobKey{Key: key, Revoke: revoke, Usage: func() optimizer.Usage {
 		u := budget.Used()

@@ -54,6 +54,7 @@ type Server struct {
 	mux     *http.ServeMux
 	routes  []Route
 	public  map[string]bool        // mux pattern -> no key needed
+	scoped  map[string]bool        // mux pattern -> temporary scoped keys allowed
 	direct  map[string]directRoute // mux pattern without wildcards -> its handler
 	mappers []ErrorMapper
 	closers []func(context.Context) error
@@ -83,6 +84,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		auth:   newAuth(cfg.Store, cfg.APIKeys),
 		mux:    http.NewServeMux(),
 		public: map[string]bool{},
+		scoped: map[string]bool{},
 		direct: map[string]directRoute{},
 	}
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{}}, s.handleHealth)
@@ -141,6 +143,9 @@ type Route struct {
 	Query []QueryParam
 	// Public routes need no key.
 	Public bool
+	// ScopedKeys lets temporary scoped keys (Auth.AddTemporaryKey with a scope, e.g. a
+	// sandboxed agent's job key) call the route; every other route refuses them with 403.
+	ScopedKeys bool
 	// Tags group routes in the document.
 	Tags []string
 	// Stream marks text/event-stream responses (documented in addition to JSON).
@@ -163,6 +168,9 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	s.routes = append(s.routes, rt)
 	if rt.Public {
 		s.public[pattern] = true
+	}
+	if rt.ScopedKeys {
+		s.scoped[pattern] = true
 	}
 	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
@@ -212,6 +220,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
 			writeAPIError(w, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"))
+			return
+		}
+		if p.Scope != nil && !s.scoped[pattern] {
+			writeAPIError(w, Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call %s %s", r.Method, r.URL.Path))
 			return
 		}
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {

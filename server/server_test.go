@@ -66,10 +66,12 @@ func testServer(t *testing.T, cfg Config, logBuf *bytes.Buffer) *Server {
 		s.Handle(Route{Method: "GET", Path: "/api/v1/test/fail"}, func(w http.ResponseWriter, r *http.Request) error {
 			return errSecret
 		})
-		s.Handle(Route{Method: "GET", Path: "/api/v1/test/whoami"}, func(w http.ResponseWriter, r *http.Request) error {
+		whoami := func(w http.ResponseWriter, r *http.Request) error {
 			writeJSON(w, 200, map[string]string{"owner": owner(r)})
 			return nil
-		})
+		}
+		s.Handle(Route{Method: "GET", Path: "/api/v1/test/whoami"}, whoami)
+		s.Handle(Route{Method: "GET", Path: "/api/v1/test/scoped", ScopedKeys: true}, whoami)
 		return nil
 	}
 	s, err := New(cfg, probe)
@@ -236,11 +238,13 @@ func TestStoredKeysAndOwners(t *testing.T) {
 		t.Fatal("two keys share an owner")
 	}
 	revoke := s.Auth().AddTemporaryKey("temp-key", "key_owner", "scope")
-	if r := do(t, s, "GET", "/api/v1/test/whoami", "temp-key", ""); r.body["owner"] != "key_owner" {
+	if r := do(t, s, "GET", "/api/v1/test/scoped", "temp-key", ""); r.body["owner"] != "key_owner" {
 		t.Fatalf("temporary key: %s", r.raw)
 	}
+	// A scoped key reaches only the routes that accept scoped keys.
+	wantError(t, do(t, s, "GET", "/api/v1/test/whoami", "temp-key", ""), 403, KindForbidden, "limited in scope")
 	revoke()
-	if r := do(t, s, "GET", "/api/v1/test/whoami", "temp-key", ""); r.status != 401 {
+	if r := do(t, s, "GET", "/api/v1/test/scoped", "temp-key", ""); r.status != 401 {
 		t.Fatalf("revoked key still works: %d", r.status)
 	}
 }

@@ -1,0 +1,42 @@
+package optimizer
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// TestJobKeyBudget checks the grant a job key is minted with: only the target model, and a
+// call and token budget sized from the rows every run of the loop will process.
+func TestJobKeyBudget(t *testing.T) {
+	var mu sync.Mutex
+	var grants []KeyGrant
+	minter := minterFunc(func(g KeyGrant) (*JobKey, error) {
+		mu.Lock()
+		grants = append(grants, g)
+		mu.Unlock()
+		return &JobKey{Key: "job-key"}, nil
+	})
+	e := newEnv(t, &fakeRunner{}, minter, WithAgentBudget(3, 100))
+	e.start(t)
+	sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, e.svc, sub.JobID)
+	b, err := ReadBundle(zipFiles(t, bundleFiles(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, test := Split(b.Rows, DefaultSeed)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(grants) != 1 {
+		t.Fatalf("%d keys minted, want 1", len(grants))
+	}
+	g := grants[0]
+	wantCalls := int64(3 * ((2+1)*len(train) + 2*len(test)))
+	if g.Model != "scripted/task" || g.Owner != "alice" || g.MaxCalls != wantCalls || g.MaxTokens != wantCalls*100 {
+		t.Fatalf("grant %+v, want MaxCalls %d and MaxTokens %d", g, wantCalls, wantCalls*100)
+	}
+}
