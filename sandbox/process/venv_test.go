@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -129,5 +130,24 @@ func TestPlantedCacheDirRefused(t *testing.T) {
 	_, err := r.Run(context.Background(), job)
 	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "venv cache") {
 		t.Fatalf("err = %v, want ErrUnavailable about the venv cache", err)
+	}
+}
+
+// TestUnreachableIndex: with the package index down, a bundle declaring DEPENDENCIES fails
+// with a dependencies error that says the index is unreachable.
+func TestUnreachableIndex(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/simple"
+	ln.Close() // nothing listens there any more
+	r := newRunner(t, process.Options{WorkDir: workDir(t), CacheDir: workDir(t), PackageIndex: dead})
+	job := sandbox.Job{Files: sandboxtest.Bundle("DEPENDENCIES = ['swytestpkg==1.0']\n"+sandboxtest.EmptyAgent, sandboxtest.ExactEval),
+		Rows: sandboxtest.Rows(1)}
+	_, err = r.Run(context.Background(), job)
+	var je *sandbox.JobError
+	if !errors.As(err, &je) || je.Reason != sandbox.ReasonDependencies || !strings.Contains(je.Message, "unreachable") {
+		t.Fatalf("err = %v, want a dependencies JobError saying the index is unreachable", err)
 	}
 }
