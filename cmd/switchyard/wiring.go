@@ -86,6 +86,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Prices:    w.catalog,
 		Store:     w.store,
 		Ranker:    routing.CompletionsRanker{Selector: selector},
+		Ledger:    completions.LogLedger{Logger: w.log},
 		Logger:    w.log,
 	})
 	if err != nil {
@@ -93,7 +94,9 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	}
 
 	runner := w.sandboxRunner()
-	proposer, err := optimizer.NewLLMProposer(w.registry, w.cfg.ProposerModel, w.catalog)
+	// The proposer calls go through the gateway too: its retries, fallbacks and ledger.
+	proposer, err := optimizer.NewLLMProposer(completions.Resolver{Gateway: w.gateway,
+		Scope: completions.Scope{Owner: "switchyard", Tag: "optimize:proposer"}}, w.cfg.ProposerModel, w.catalog)
 	if err != nil {
 		return nil, fmt.Errorf("--proposer-model: %w", err)
 	}

@@ -1,0 +1,26 @@
+package completions
+
+import (
+	"context"
+	"log/slog"
+)
+
+// LogLedger is a Ledger that writes one debug-level structured log line per answered
+// attempt: owner, tag (e.g. "optimize:<job id>"), model, tokens, USD and latency — never
+// message content.
+type LogLedger struct {
+	Logger *slog.Logger
+}
+
+// Record implements Ledger.
+func (l LogLedger) Record(ctx context.Context, e LedgerEntry) {
+	lg := l.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	lg.LogAttrs(ctx, slog.LevelDebug, "usage",
+		slog.String("owner", e.Owner), slog.String("tag", e.Tag), slog.String("model", e.Model),
+		slog.Bool("complete", e.Complete),
+		slog.Int("prompt_tokens", e.Usage.PromptTokens), slog.Int("completion_tokens", e.Usage.CompletionTokens),
+		slog.Float64("cost_usd", e.Cost.TotalTokensCost), slog.Int64("latency_ms", e.Latency.Milliseconds()))
+}
