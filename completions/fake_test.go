@@ -35,6 +35,7 @@ type fakeProvider struct {
 	calls    map[string]int
 	requests []providers.Request
 	canceled int
+	streams  []*fakeStream
 }
 
 func newFake(name string) *fakeProvider {
@@ -125,7 +126,11 @@ func (f *fakeProvider) Stream(ctx context.Context, req *providers.Request) (prov
 			return nil, err
 		}
 	}
-	return &fakeStream{f: f, ctx: ctx, s: s, frags: words(s.text)}, nil
+	fs := &fakeStream{f: f, ctx: ctx, s: s, frags: words(s.text)}
+	f.mu.Lock()
+	f.streams = append(f.streams, fs)
+	f.mu.Unlock()
+	return fs, nil
 }
 
 // words splits text into fragments that concatenate back to it.

@@ -276,20 +276,17 @@ type OpenAIErrorObject struct {
 // the first fragment ends the stream with a data event holding an OpenAI error object and
 // no [DONE], which OpenAI SDKs raise as an error.
 func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage bool) error {
-	ch, stop := pump(st)
-	defer stop()
+	defer st.Close()
 	sse := NewSSEWriter(w)
+	afterFragment := relay(st, sse)
+	defer st.NotifyWait(nil)
 	base := OpenAIChunk{
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
 		Model: st.Provider() + "/" + st.Model(),
 	}
 	first := true
 	for {
-		r, werr := next(ch, sse.Flush)
-		if werr != nil {
-			return werr
-		}
-		c, err := r.chunk, r.err
+		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			resp := st.Response()
 			ck := base
@@ -323,6 +320,9 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			first = false
 		}
 		if err := sse.Buffer("", ck); err != nil {
+			return err
+		}
+		if err := afterFragment(); err != nil {
 			return err
 		}
 	}

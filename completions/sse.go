@@ -99,46 +99,15 @@ func (s *SSEWriter) Done() error {
 	return nil
 }
 
-// received is one result of ResponseStream.Recv.
-type received struct {
-	chunk *Chunk
-	err   error
-}
-
-// pump reads st on its own goroutine so that a writer can tell whether another fragment is
-// already waiting (and keep buffering) or not (and flush): fragments that arrive together
-// leave together, and none waits for the network. The returned stop closes st and waits
-// for the goroutine to end.
-func pump(st *ResponseStream) (<-chan received, func()) {
-	ch := make(chan received, 32)
-	go func() {
-		defer close(ch)
-		for {
-			c, err := st.Recv()
-			ch <- received{c, err}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return ch, func() {
-		st.Close()
-		for range ch {
-		}
+// relay prepares st for relaying to sse: fragments are buffered and flushed whenever st is
+// about to wait for its upstream, so fragments that arrived together leave together and
+// none waits for the network. It returns the function to call after buffering each
+// fragment: a no-op, or a flush when st's upstream cannot say when it waits.
+func relay(st *ResponseStream, sse *SSEWriter) (afterFragment func() error) {
+	if st.NotifyWait(func() { _ = sse.Flush() }) {
+		return func() error { return nil }
 	}
-}
-
-// next returns the next received result; flush is called first when none is waiting.
-func next(ch <-chan received, flush func() error) (received, error) {
-	select {
-	case r := <-ch:
-		return r, nil
-	default:
-	}
-	if err := flush(); err != nil {
-		return received{}, err
-	}
-	return <-ch, nil
+	return sse.Flush
 }
 
 // finalEvent is the response with "type":"final" in front.
@@ -159,15 +128,12 @@ type StreamErrorEvent struct {
 // when the answer was delivered completely, the *StreamError (or other failure) that ended
 // the stream, or the write error when the client went away.
 func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
-	ch, stop := pump(st)
-	defer stop()
+	defer st.Close()
 	sse := NewSSEWriter(w)
+	afterFragment := relay(st, sse)
+	defer st.NotifyWait(nil)
 	for {
-		r, werr := next(ch, sse.Flush)
-		if werr != nil {
-			return werr
-		}
-		c, err := r.chunk, r.err
+		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			if err := sse.Buffer("", finalEvent{Type: EventFinal, Response: st.Response()}); err != nil {
 				return err
@@ -183,6 +149,9 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			return err
 		}
 		if err := sse.Buffer("", c); err != nil {
+			return err
+		}
+		if err := afterFragment(); err != nil {
 			return err
 		}
 	}

@@ -247,6 +247,28 @@ func (s *ResponseStream) complete() error {
 	return io.EOF
 }
 
+// NotifyWait makes Recv call fn, on Recv's goroutine, whenever it is about to wait for the
+// upstream, and reports whether the upstream's stream supports it (see
+// providers.WaitNotifier); when it does not, fn is never called and a relay should flush
+// after every fragment. The time fn takes (a flush to a slow client) does not count as an
+// upstream stall.
+func (s *ResponseStream) NotifyWait(fn func()) bool {
+	wn, ok := s.up.(providers.WaitNotifier)
+	if !ok {
+		return false
+	}
+	if fn == nil {
+		wn.NotifyWait(nil)
+		return true
+	}
+	wn.NotifyWait(func() {
+		s.timer.Stop()
+		fn()
+		s.timer.Reset(s.g.opts.StreamIdleTimeout)
+	})
+	return true
+}
+
 // Response returns the final response once Recv returned io.EOF, else nil.
 func (s *ResponseStream) Response() *Response { return s.final }
 

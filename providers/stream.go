@@ -9,13 +9,41 @@ import (
 // the sticky terminal result. Adapters embed it and keep their own end marker and
 // error-body parser.
 type streamState struct {
-	c   *call
-	sse *sseReader
-	err error // sticky terminal result: io.EOF after the end marker, else an *Error
+	c    *call
+	sse  *sseReader
+	wait *waitReader
+	err  error // sticky terminal result: io.EOF after the end marker, else an *Error
 }
 
 func newStreamState(c *call) streamState {
-	return streamState{c: c, sse: newSSEReader(c.body)}
+	w := &waitReader{r: c.body}
+	return streamState{c: c, sse: newSSEReader(w), wait: w}
+}
+
+// WaitNotifier is implemented by streams that can tell their caller when Recv is about to
+// wait for the network. The streams of this package's adapters implement it.
+type WaitNotifier interface {
+	// NotifyWait makes Recv call fn, on Recv's goroutine, each time it is about to read more
+	// of the upstream's body: every fragment that Recv can return without reading has been
+	// returned by then. A relay flushes what it buffered in fn, so fragments that arrived
+	// together leave together and none waits for the network. nil removes the hook.
+	NotifyWait(fn func())
+}
+
+// NotifyWait implements WaitNotifier.
+func (s *streamState) NotifyWait(fn func()) { s.wait.before = fn }
+
+// waitReader calls before ahead of each read of the body.
+type waitReader struct {
+	r      io.Reader
+	before func()
+}
+
+func (w *waitReader) Read(p []byte) (int, error) {
+	if w.before != nil {
+		w.before()
+	}
+	return w.r.Read(p)
 }
 
 // stop records err as the terminal result, releases the connection and returns err.

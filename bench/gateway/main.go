@@ -72,6 +72,8 @@ var (
 	mockCPUs  = flag.String("mock-cpus", "", "with -serve-bin: taskset CPU list for the mock process")
 	role      = flag.String("role", "", "\"mock\": only serve the mock upstream on -listen (used by -serve-bin)")
 	listen    = flag.String("listen", "127.0.0.1:0", "address for -role mock")
+	upstream  = flag.String("upstream", "", "for -role proxy: the mock's base URL")
+	floor     = flag.Bool("floor", false, "with the separate-process setup: put a bare httputil.ReverseProxy process (-role proxy) where switchyard serve would be, to calibrate the cost of the extra hop itself")
 	memProf   = flag.String("memprofile", "", "write an allocation profile (every allocation of the measured phase) to this file")
 )
 
@@ -192,11 +194,15 @@ var children []*child
 
 func main() {
 	flag.Parse()
-	if *role == "mock" {
+	switch *role {
+	case "mock":
 		runMockRole()
 		return
+	case "proxy":
+		runProxyRole()
+		return
 	}
-	if *serveBin != "" {
+	if *serveBin != "" || *floor {
 		external()
 		return
 	}
@@ -270,8 +276,19 @@ func external() {
 	}
 	mc, upURL := startMockProcess()
 	defer mc.stop()
-	sc, gwURL, stopServe := startServeProcess(upURL)
-	defer stopServe()
+	var sc *child
+	var gwURL string
+	if *floor {
+		if *api != "openai" {
+			log.Fatal("-floor forwards only /v1/chat/completions: use -api openai")
+		}
+		sc, gwURL = startProxyProcess(upURL)
+		defer sc.stop()
+	} else {
+		var stopServe func()
+		sc, gwURL, stopServe = startServeProcess(upURL)
+		defer stopServe()
+	}
 	children = []*child{mc, sc}
 	direct, gw := bodies(upURL, gwURL, "openai")
 	fmt.Printf("separate processes: generator pid %d, mock pid %d (cpus %q), switchyard serve pid %d (cpus %q, --log-level %s, bbolt store)\n",
@@ -330,6 +347,7 @@ func measure(c *http.Client, direct, gw target, adapter *providers.OpenAI, g *co
 // latency calls both paths alternately, one request at a time.
 func latency(c *http.Client, direct, gw target) {
 	var dl, gl []time.Duration
+	c0 := cpuSnapshot(children)
 	for i := range *n {
 		for j, t := range []target{direct, gw} {
 			if i%2 == 1 { // alternate which path goes first
@@ -348,6 +366,10 @@ func latency(c *http.Client, direct, gw target) {
 		}
 	}
 	report(dl, gl, 0, 0)
+	if sv, ok := cpuSince(c0)["serve"]; ok {
+		// Only the gateway path reaches serve, so all of its CPU is the gateway's.
+		fmt.Printf("serve: %s CPU per request\n", us(sv/time.Duration(len(gl))))
+	}
 }
 
 // cpuReport prints the process CPU time per request: unlike req/s it does not depend on
