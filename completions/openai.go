@@ -284,6 +284,9 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
 		Model: st.Provider() + "/" + st.Model(),
 	}
+	sample := base
+	sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
+	tpl := newFragmentTemplate(sample, 1)
 	first := true
 	for {
 		c, err := st.Recv()
@@ -313,13 +316,18 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
 			return err
 		}
-		ck := base
-		ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
-		if first {
-			ck.Choices[0].Delta.Role = "assistant"
-			first = false
+		if first || tpl == nil {
+			ck := base
+			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
+			if first {
+				ck.Choices[0].Delta.Role = "assistant"
+				first = false
+			}
+			err = sse.Buffer("", ck)
+		} else {
+			err = sse.BufferData(tpl.event(c.Text))
 		}
-		if err := sse.Buffer("", ck); err != nil {
+		if err != nil {
 			return err
 		}
 		if err := afterFragment(); err != nil {

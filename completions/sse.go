@@ -84,6 +84,17 @@ func (s *SSEWriter) Buffer(name string, v any) error {
 	return err
 }
 
+// BufferData writes one unnamed event whose data is the already encoded JSON in data, and
+// does not flush it.
+func (s *SSEWriter) BufferData(data []byte) error {
+	s.buf.Reset()
+	s.buf.WriteString("data: ")
+	s.buf.Write(data)
+	s.buf.WriteString("\n\n")
+	_, err := s.w.Write(s.buf.Bytes())
+	return err
+}
+
 // Flush sends the buffered events to the client.
 func (s *SSEWriter) Flush() error {
 	s.flush()
@@ -132,6 +143,7 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 	sse := NewSSEWriter(w)
 	afterFragment := relay(st, sse)
 	defer st.NotifyWait(nil)
+	tpl := newFragmentTemplate(st.chunkFor(fragmentPlaceholder), 2)
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -148,7 +160,12 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			_ = sse.Event(EventError, ev)
 			return err
 		}
-		if err := sse.Buffer("", c); err != nil {
+		if tpl != nil {
+			err = sse.BufferData(tpl.event(c.Text))
+		} else {
+			err = sse.Buffer("", c)
+		}
+		if err != nil {
 			return err
 		}
 		if err := afterFragment(); err != nil {

@@ -156,7 +156,12 @@ func (s *ResponseStream) Created() time.Time { return s.p.start }
 
 func (s *ResponseStream) chunk(frag string) *Chunk {
 	s.text.WriteString(frag)
-	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: "text", Text: frag,
+	return s.chunkFor(frag)
+}
+
+// chunkFor is the event for the fragment frag.
+func (s *ResponseStream) chunkFor(frag string) *Chunk {
+	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventText, Text: frag,
 		Message: assistantText(frag)}
 }
 

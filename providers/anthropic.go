@@ -194,7 +194,7 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		return nil, err
 	}
 	var r anthropicResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := decodeUpstream(raw, &r); err != nil {
 		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if r.Type == "error" {
@@ -268,7 +268,7 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			return Chunk{}, s.failRaw(ev.data, parseAnthropicError)
 		}
 		var e anthropicEvent
-		if err := json.Unmarshal(bytes.TrimSpace(ev.data), &e); err != nil {
+		if err := decodeUpstream(bytes.TrimSpace(ev.data), &e); err != nil {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream event "+quote(ev.event), err)
 		}
 		if e.Type == "" {

@@ -251,7 +251,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 		return nil, c.failure(kind, msg, nil)
 	}
 	var r geminiResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := decodeUpstream(raw, &r); err != nil {
 		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if msg, ok := r.blocked(); ok {
@@ -314,7 +314,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
 		}
 		var r geminiResponse
-		if err := json.Unmarshal(data, &r); err != nil {
+		if err := decodeUpstream(data, &r); err != nil {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
 		}
 		if r.Candidates == nil && r.UsageMetadata == nil && r.PromptFeedback == nil {

@@ -211,7 +211,7 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 		return nil, err
 	}
 	var r openAIResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := decodeUpstream(raw, &r); err != nil {
 		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
@@ -300,7 +300,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			return Chunk{}, s.stop(io.EOF)
 		}
 		var ck openAIChunk
-		if err := json.Unmarshal(data, &ck); err != nil {
+		if err := decodeUpstream(data, &ck); err != nil {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
 		}
 		if len(ck.Error) > 0 && string(ck.Error) != "null" {

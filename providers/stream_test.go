@@ -82,3 +82,20 @@ func TestStreamLineTooLong(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamChunkDecodingIsLenient: upstream chunks are decoded as encoding/json would
+// (invalid UTF-8 replaced, the last of repeated names kept, names matched without regard
+// to case) rather than failing the stream.
+func TestStreamChunkDecodingIsLenient(t *testing.T) {
+	body := "data: {\"choices\":[{\"delta\":{\"content\":\"caf\xe9 \"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"content\":\"dropped\",\"content\":\"kept \"}}]}\n\n" +
+		"data: {\"Choices\":[{\"Delta\":{\"Content\":\"cased\"}}]}\n\n" +
+		"data: [DONE]\n\n"
+	text, err, _ := streamOf(t, providers.FormatOpenAI, body)
+	if err != io.EOF {
+		t.Fatalf("err = %v", err)
+	}
+	if want := "caf\ufffd kept cased"; text != want {
+		t.Fatalf("text = %q, want %q", text, want)
+	}
+}
