@@ -26,8 +26,13 @@ type sseReader struct {
 	r *bufio.Reader
 }
 
+// sseReadBuffer is the read buffer per stream: events are small, and a longer line is
+// assembled across reads (readLine), so a bigger buffer would only cost an allocation and
+// its zeroing per stream.
+const sseReadBuffer = 4 << 10
+
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10)}
+	return &sseReader{r: bufio.NewReaderSize(r, sseReadBuffer)}
 }
 
 // readLine returns one line without its line ending.

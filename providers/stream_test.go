@@ -99,3 +99,15 @@ func TestStreamChunkDecodingIsLenient(t *testing.T) {
 		t.Fatalf("text = %q, want %q", text, want)
 	}
 }
+
+// TestStreamLongEventAcrossReads: an event far longer than the read buffer (a large
+// fragment, or Gemini's inline data) arrives whole.
+func TestStreamLongEventAcrossReads(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 8<<10) // 128 KiB
+	body := "data: {\"choices\":[{\"delta\":{\"content\":\"" + long + "\"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"content\":\" end\"}}]}\n\ndata: [DONE]\n\n"
+	text, err, _ := streamOf(t, providers.FormatOpenAI, body)
+	if err != io.EOF || text != long+" end" {
+		t.Fatalf("err = %v, text length %d, want %d", err, len(text), len(long)+4)
+	}
+}
