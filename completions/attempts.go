@@ -62,7 +62,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 			msgs = append(msgs, providers.Message{Role: m.Role, Content: sm.Text()})
 		}
 	} else if !req.ephemeral {
-		p.convID, p.convNew, p.convTitle = uuid.NewString(), true, titleFor(req.Messages)
+		p.convID, p.convNew, p.convTitle = newConversationID(), true, titleFor(req.Messages)
 	}
 	for i := range req.Messages {
 		msgs = append(msgs, providers.Message{Role: req.Messages[i].Role, Content: req.Messages[i].Text()})

@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -39,6 +41,17 @@ type StoredMessage struct {
 	Created time.Time `json:"created"`
 }
 
+// newConversationID returns a time-ordered UUID (version 7): new conversations and their
+// messages then land at the end of the store's key order instead of at random places, so a
+// commit of many new turns rewrites a few B+tree pages rather than one per turn.
+func newConversationID() string {
+	id, err := uuid.NewV7()
+	if err != nil { // only if the system's random source fails
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
 func messageKey(conversationID string, seq int) string {
 	return fmt.Sprintf("%s/%08d", conversationID, seq)
 }
@@ -48,6 +61,11 @@ func messageKey(conversationID string, seq int) string {
 func (g *Gateway) Conversation(ctx context.Context, owner, id string) (*Conversation, []StoredMessage, error) {
 	if g.opts.Store == nil || !isUUID(id) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if g.writer != nil {
+		if err := g.writer.await(ctx, id); err != nil {
+			return nil, nil, fmt.Errorf("completions: wait for conversation %s: %w", id, err)
+		}
 	}
 	c, err := store.GetJSON[Conversation](ctx, g.opts.Store, store.Conversations, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && c.Owner != owner) {
@@ -72,13 +90,27 @@ func (g *Gateway) Conversation(ctx context.Context, owner, id string) (*Conversa
 }
 
 // saveTurn appends the request's messages and the assistant reply to the conversation,
-// creating it when isNew, all in one transaction.
+// creating it when new, all in one transaction: before it returns (WriteThrough) or queued
+// for the background writer (WriteBehind).
 func (g *Gateway) saveTurn(ctx context.Context, p *plan, reply *Response) error {
 	if g.opts.Store == nil || p.convID == "" {
 		return nil
 	}
-	now := g.opts.Now().UTC()
-	return g.opts.Store.Update(ctx, func(tx store.Tx) error {
+	apply := g.turnUpdate(p, reply, g.opts.Now().UTC())
+	if g.writer != nil {
+		err := g.writer.enqueue(ctx, turnJob{convID: p.convID, apply: apply})
+		if !errors.Is(err, errWriterClosed) {
+			return err
+		}
+		// Closed (shutting down): this late turn is written through.
+	}
+	return g.opts.Store.Update(ctx, func(tx store.Tx) error { return apply(ctx, tx) })
+}
+
+// turnUpdate returns the transaction body that saves p's turn. It acts only through tx, so
+// it may run more than once.
+func (g *Gateway) turnUpdate(p *plan, reply *Response, now time.Time) func(context.Context, store.Tx) error {
+	return func(ctx context.Context, tx store.Tx) error {
 		var c Conversation
 		if p.convNew {
 			c = Conversation{ID: p.convID, Owner: p.scope.Owner, Title: p.convTitle, Created: now}
@@ -108,7 +140,7 @@ func (g *Gateway) saveTurn(ctx context.Context, p *plan, reply *Response) error 
 		c.MessageCount = seq + 1
 		c.Updated = now
 		return store.PutJSON(ctx, tx, store.Conversations, c.ID, c)
-	})
+	}
 }
 
 // Title makes a conversation title from a message's text: whitespace (newlines included)

@@ -116,12 +116,20 @@ type Options struct {
 	FirstTokenTimeout time.Duration
 	// StreamIdleTimeout bounds the silence between two stream fragments; default 30s.
 	StreamIdleTimeout time.Duration
+	// ConversationWrites says whether a turn is committed before the answer is sent
+	// (WriteThrough, the default) or queued and committed in the background (WriteBehind;
+	// call Close to commit what is queued).
+	ConversationWrites ConversationWrites
+	// WriteBehindQueue bounds the turns queued with WriteBehind (default 4096); a request
+	// finding the queue full waits for room.
+	WriteBehindQueue int
 }
 
 // Gateway serves completions. It is safe for concurrent use.
 type Gateway struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	writer *turnWriter // WriteBehind only
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.
@@ -175,7 +183,25 @@ func New(opts Options) (*Gateway, error) {
 	if opts.StreamIdleTimeout <= 0 {
 		opts.StreamIdleTimeout = 30 * time.Second
 	}
-	return &Gateway{opts: opts, log: opts.Logger}, nil
+	if opts.WriteBehindQueue <= 0 {
+		opts.WriteBehindQueue = 4096
+	}
+	g := &Gateway{opts: opts, log: opts.Logger}
+	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
+		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
+	}
+	return g, nil
+}
+
+// Close commits the turns queued by WriteBehind and stops the background writer; turns
+// saved afterwards are written through. It returns ctx's error if ctx ends first (the
+// writer then goes on in the background). With WriteThrough it does nothing. Close the
+// Gateway before its Store.
+func (g *Gateway) Close(ctx context.Context) error {
+	if g.writer == nil {
+		return nil
+	}
+	return g.writer.close(ctx)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -26,6 +26,8 @@ func Completions(g *completions.Gateway) Option {
 		if g == nil {
 			return errors.New("server: Completions needs a *completions.Gateway")
 		}
+		// Close commits conversation turns still queued (completions.WriteBehind).
+		s.OnClose(g.Close)
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
 			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })

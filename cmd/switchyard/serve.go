@@ -32,8 +32,10 @@ type serveConfig struct {
 	Sandbox         string
 	GCPercent       int
 	ShutdownTimeout time.Duration
-	LogLevel        string
-	LogFormat       string
+	// ConversationWrites is "through" or "behind" (completions.ConversationWrites).
+	ConversationWrites string
+	LogLevel           string
+	LogFormat          string
 }
 
 func serveFlags(fs *flag.FlagSet) *serveConfig {
@@ -49,6 +51,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
 	fs.IntVar(&c.GCPercent, "gc-percent", 400, "Go GC target percentage when GOGC is not set; higher trades memory for fewer pauses on the request path")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
+	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	return c

@@ -6,14 +6,29 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
 )
 
 // TestShutdownFinishesInFlightRequests stops `serve` while a completion is waiting on a slow
-// upstream: the request still gets its full answer, then serve exits cleanly.
+// upstream: the request still gets its full answer, its conversation turn is in the
+// database (with either --conversation-writes), then serve exits cleanly.
 func TestShutdownFinishesInFlightRequests(t *testing.T) {
+	for _, writes := range []string{"through", "behind"} {
+		t.Run(writes, func(t *testing.T) {
+			t.Setenv("SWITCHYARD_CONVERSATION_WRITES", writes)
+			testShutdownFinishesInFlightRequests(t)
+		})
+	}
+}
+
+func testShutdownFinishesInFlightRequests(t *testing.T) {
 	arrived := make(chan struct{}, 1)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
@@ -28,7 +43,8 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, _, done := startServe(t, ctx, t.TempDir())
+	dataDir := t.TempDir()
+	addr, _, done := startServe(t, ctx, dataDir)
 
 	type result struct {
 		status int
@@ -75,5 +91,16 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	// Nothing listens any more.
 	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
 		t.Fatal("server still accepting after shutdown")
+	}
+	// The answered turn was committed before serve exited.
+	st, err := boltstore.Open(filepath.Join(dataDir, "switchyard.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id, _ := r.body["conversationId"].(string)
+	c, err := store.GetJSON[completions.Conversation](context.Background(), st, store.Conversations, id)
+	if err != nil || c.MessageCount != 2 {
+		t.Fatalf("conversation %q after shutdown: %+v, %v", id, c, err)
 	}
 }

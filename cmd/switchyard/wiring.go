@@ -81,13 +81,18 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Logger:       w.log,
 	})
 
+	writes, err := completions.ParseConversationWrites(w.cfg.ConversationWrites)
+	if err != nil {
+		return nil, fmt.Errorf("--conversation-writes: %w", err)
+	}
 	w.gateway, err = completions.New(completions.Options{
-		Providers: w.registry,
-		Prices:    w.catalog,
-		Store:     w.store,
-		Ranker:    routing.CompletionsRanker{Selector: selector},
-		Ledger:    completions.LogLedger{Logger: w.log},
-		Logger:    w.log,
+		ConversationWrites: writes,
+		Providers:          w.registry,
+		Prices:             w.catalog,
+		Store:              w.store,
+		Ranker:             routing.CompletionsRanker{Selector: selector},
+		Ledger:             completions.LogLedger{Logger: w.log},
+		Logger:             w.log,
 	})
 	if err != nil {
 		return nil, err
