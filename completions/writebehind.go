@@ -103,6 +103,12 @@ func (w *turnWriter) enqueue(ctx context.Context, j turnJob) error {
 	p.n++
 	w.mu.Unlock()
 	defer w.sending.Done()
+	// Room in the queue takes the turn even if ctx just ended: the answer was delivered.
+	select {
+	case w.jobs <- j:
+		return nil
+	default:
+	}
 	select {
 	case w.jobs <- j:
 		return nil
