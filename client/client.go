@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 )
 
 // DefaultBaseURL is the server address used when neither WithBaseURL nor the
@@ -41,6 +42,9 @@ type Client struct {
 	key     string
 	hc      *http.Client
 	ua      string
+	retry   RetryPolicy
+	// sleep waits between retries; tests replace it to record the waits.
+	sleep func(context.Context, time.Duration) error
 }
 
 // Option configures a Client.
@@ -52,6 +56,8 @@ type config struct {
 	hc      *http.Client
 	getenv  func(string) string
 	ua      string
+	retry   RetryPolicy
+	sleep   func(context.Context, time.Duration) error
 }
 
 // WithBaseURL sets the server address, e.g. "https://switchyard.example.com". A trailing
@@ -71,11 +77,12 @@ func WithGetenv(getenv func(string) string) Option { return func(c *config) { c.
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *config) { c.ua = ua } }
 
-// New returns a client. The base URL comes from WithBaseURL, else SWITCHYARD_BASE_URL, else
+// New returns a client. Transient failures are retried under DefaultRetryPolicy unless
+// WithRetry or WithoutRetry says otherwise. The base URL comes from WithBaseURL, else SWITCHYARD_BASE_URL, else
 // DefaultBaseURL; the key from WithAPIKey, else SERVICE_API_KEY. A client without a key is
 // allowed (the server then answers 401 with an *Error).
 func New(opts ...Option) (*Client, error) {
-	cfg := config{getenv: os.Getenv, ua: "switchyard-go-client"}
+	cfg := config{getenv: os.Getenv, ua: "switchyard-go-client", sleep: sleepContext}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -101,7 +108,7 @@ func New(opts ...Option) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	return &Client{baseURL: base, key: strings.TrimSpace(key), hc: hc, ua: cfg.ua}, nil
+	return &Client{baseURL: base, key: strings.TrimSpace(key), hc: hc, ua: cfg.ua, retry: cfg.retry.withDefaults(), sleep: cfg.sleep}, nil
 }
 
 // BaseURL returns the server address the client talks to.
@@ -136,20 +143,6 @@ func (c *Client) newRequest(ctx context.Context, method, path string, query url.
 		req.Header.Set("User-Agent", c.ua)
 	}
 	return req, nil
-}
-
-// send performs the request and returns the response when its status is 2xx; otherwise it
-// reads the error body and returns an *Error.
-func (c *Client) send(req *http.Request) (*http.Response, error) {
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("client: %s %s: %w", req.Method, req.URL.Path, err)
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	return nil, readError(resp)
 }
 
 // do sends a JSON request and decodes a JSON answer into out (when out is not nil).

@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
 
 // Error is a failure answered by the server: its HTTP status and the "error" (kind) and
 // "message" fields of the uniform error body. Fields beyond those two (e.g. the gateway's
-// "attempts") are kept raw in Extra.
+// "attempts") are kept raw in Extra. Answers of the OpenAI-compatible endpoint carry
+// OpenAI's envelope {"error": {"message", "type", "param", "code"}}: Kind is then its
+// "type" (e.g. "invalid_request_error") and Extra holds "param" and "code" when set.
 type Error struct {
 	// Status is the HTTP status code.
 	Status int
@@ -21,7 +22,8 @@ type Error struct {
 	Kind string
 	// Message is the "message" field, naming the field and rule for validation failures.
 	Message string
-	// RetryAfter is the server's Retry-After hint (0 when absent).
+	// RetryAfter is the server's Retry-After hint, given in seconds or as an HTTP date
+	// (0 when absent).
 	RetryAfter time.Duration
 	// Extra holds any other fields of the error body.
 	Extra map[string]json.RawMessage
@@ -73,17 +75,26 @@ var (
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	e := &Error{Status: resp.StatusCode}
-	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		if n, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && n >= 0 {
-			e.RetryAfter = time.Duration(n) * time.Second
-		}
-	}
+	e.RetryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	var body map[string]json.RawMessage
 	if json.Unmarshal(b, &body) == nil {
-		_ = json.Unmarshal(body["error"], &e.Kind)
+		var envelope map[string]json.RawMessage
+		if json.Unmarshal(body["error"], &envelope) == nil && envelope != nil {
+			// OpenAI's envelope (POST /v1/chat/completions): {"error": {"message", "type", ...}}.
+			body = envelope
+			_ = json.Unmarshal(body["type"], &e.Kind)
+			delete(body, "type")
+		} else {
+			_ = json.Unmarshal(body["error"], &e.Kind)
+			delete(body, "error")
+		}
 		_ = json.Unmarshal(body["message"], &e.Message)
-		delete(body, "error")
 		delete(body, "message")
+		for k, v := range body {
+			if string(v) == "null" {
+				delete(body, k)
+			}
+		}
 		if len(body) > 0 {
 			e.Extra = body
 		}
