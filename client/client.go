@@ -1,6 +1,6 @@
 // Package client is the Go client of a Switchyard server: model selection, completions
-// (plain and streamed), custom router training and prediction, and agent prompt
-// optimization.
+// (plain and streamed, native and OpenAI-compatible), custom router training and
+// prediction, and agent prompt optimization.
 //
 //	c, err := client.New() // SWITCHYARD_BASE_URL, SERVICE_API_KEY
 //	sel, err := c.ModelSelect(ctx, &client.ModelSelectRequest{...})
@@ -9,7 +9,8 @@
 // format, so the client does not pull in the server or its capability packages.
 //
 // Every failure answered by the server comes back as an *Error carrying the HTTP status,
-// the "error" kind and the "message" of the uniform error body.
+// the "error" kind and the "message" of the uniform error body. Transient failures (429,
+// 502, 503, 504, connection errors) are retried first; see RetryPolicy.
 package client
 
 import (

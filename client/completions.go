@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,12 +155,12 @@ var ErrStreamTruncated = errors.New("switchyard: stream ended before [DONE]")
 //	if err := st.Err(); err != nil { ... }
 //	fmt.Println(st.Final().Usage.TotalTokens)
 type Stream struct {
-	body  io.ReadCloser
-	sc    *bufio.Scanner
-	chunk Chunk
-	final *Completion
-	err   error
-	done  bool
+	body   io.ReadCloser
+	events *sseReader
+	chunk  Chunk
+	final  *Completion
+	err    error
+	done   bool
 }
 
 // CompleteStream asks for a streamed completion. Errors before the stream starts (bad
@@ -191,12 +190,10 @@ func (c *Client) CompleteStream(ctx context.Context, req *CompletionRequest) (*S
 		}{"final", &out}
 		ch := Chunk{Provider: out.Provider, Model: out.Model, ResponseMessageID: out.ResponseMessageID, Type: "text", Text: out.Text(), Message: out.Message}
 		text := "data: " + mustJSON(ch) + "\n\ndata: " + mustJSON(finalEvent) + "\n\ndata: [DONE]\n\n"
-		st := &Stream{body: io.NopCloser(strings.NewReader("")), sc: bufio.NewScanner(strings.NewReader(text))}
+		st := &Stream{body: io.NopCloser(strings.NewReader("")), events: newSSEReader(strings.NewReader(text))}
 		return st, nil
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	return &Stream{body: resp.Body, sc: sc}, nil
+	return &Stream{body: resp.Body, events: newSSEReader(resp.Body)}, nil
 }
 
 func mustJSON(v any) string {
@@ -207,52 +204,20 @@ func mustJSON(v any) string {
 // Next advances to the next fragment. It returns false at the end of the stream or on
 // failure; Err tells which.
 func (s *Stream) Next() bool {
-	if s.done {
-		return false
-	}
-	var event string
-	var data []string
-	for s.sc.Scan() {
-		line := s.sc.Text()
-		if line == "" {
-			if len(data) == 0 {
-				event = ""
-				continue
+	for !s.done {
+		event, data, err := s.events.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.fail(ErrStreamTruncated)
+			} else {
+				s.fail(fmt.Errorf("client: reading stream: %w", err))
 			}
-			if s.dispatch(event, strings.Join(data, "\n")) {
-				return true
-			}
-			if s.done {
-				return false
-			}
-			event, data = "", nil
-			continue
+			return false
 		}
-		if strings.HasPrefix(line, ":") {
-			continue // comment / keep-alive
-		}
-		field, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch field {
-		case "event":
-			event = value
-		case "data":
-			data = append(data, value)
+		if s.dispatch(event, data) {
+			return true
 		}
 	}
-	if len(data) > 0 && s.dispatch(event, strings.Join(data, "\n")) {
-		return true
-	}
-	if s.done {
-		return false
-	}
-	s.done = true
-	if err := s.sc.Err(); err != nil {
-		s.err = fmt.Errorf("client: reading stream: %w", err)
-	} else {
-		s.err = ErrStreamTruncated
-	}
-	s.body.Close()
 	return false
 }
 

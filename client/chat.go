@@ -1,0 +1,371 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+)
+
+// chatCompletionsPath is the OpenAI-compatible endpoint of the gateway.
+const chatCompletionsPath = "/v1/chat/completions"
+
+// ChatCompletionMessage is an OpenAI chat message with string content.
+type ChatCompletionMessage struct {
+	// Role is "system", "developer" (read as "system"), "user" or "assistant".
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	// Name is OpenAI's optional participant name.
+	Name string `json:"name,omitempty"`
+}
+
+// ChatStreamOptions is OpenAI's stream_options object.
+type ChatStreamOptions struct {
+	// IncludeUsage asks for a last chunk carrying usage and no choices.
+	IncludeUsage bool `json:"include_usage,omitempty"`
+}
+
+// ChatCompletionRequest is the body of the OpenAI-compatible POST /v1/chat/completions.
+// Stream is set by the method called (ChatCompletion or ChatCompletionStream), not by the
+// caller.
+type ChatCompletionRequest struct {
+	// Model is "provider/model", e.g. "openai/gpt-4o-mini".
+	Model    string                  `json:"model"`
+	Messages []ChatCompletionMessage `json:"messages"`
+	// Temperature is between 0 and 2; nil for the model's preset.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// MaxTokens bounds the generated tokens; nil for the model's default.
+	MaxTokens *int `json:"max_tokens,omitempty"`
+	// MaxCompletionTokens is OpenAI's newer name for MaxTokens and wins over it.
+	MaxCompletionTokens *int               `json:"max_completion_tokens,omitempty"`
+	Stream              bool               `json:"stream,omitempty"`
+	StreamOptions       *ChatStreamOptions `json:"stream_options,omitempty"`
+	// FallbackModels are tried in order when Model fails (Switchyard extension).
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
+	MaxRetries *int `json:"max_retries,omitempty"`
+}
+
+// ChatCompletionUsage is OpenAI's usage object.
+type ChatCompletionUsage struct {
+	PromptTokens            int                      `json:"prompt_tokens"`
+	CompletionTokens        int                      `json:"completion_tokens"`
+	TotalTokens             int                      `json:"total_tokens"`
+	PromptTokensDetails     *ChatPromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails *ChatCompletionDetails   `json:"completion_tokens_details,omitempty"`
+}
+
+// ChatPromptTokensDetails breaks prompt tokens down.
+type ChatPromptTokensDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// ChatCompletionDetails breaks completion tokens down.
+type ChatCompletionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// ChatCompletionResponseMessage is the assistant message of a choice.
+type ChatCompletionResponseMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// ChatCompletionChoice is one choice of a chat.completion.
+type ChatCompletionChoice struct {
+	Index   int                           `json:"index"`
+	Message ChatCompletionResponseMessage `json:"message"`
+	// FinishReason is "stop", "length", … .
+	FinishReason string `json:"finish_reason"`
+}
+
+// ChatCompletionExtension is the "switchyard" member of a chat.completion: the gateway's
+// provider, costs, latency and upstream attempts.
+type ChatCompletionExtension struct {
+	Provider string `json:"provider"`
+	Costs    Costs  `json:"costs"`
+	// Latency is milliseconds from request received to response complete.
+	Latency int64 `json:"latency"`
+	// TTFT is milliseconds to the first token.
+	TTFT     int64     `json:"ttft"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// ChatCompletionResponse is an OpenAI "chat.completion" object.
+type ChatCompletionResponse struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	// Model is "provider/model" of the model that answered.
+	Model   string                 `json:"model"`
+	Choices []ChatCompletionChoice `json:"choices"`
+	Usage   ChatCompletionUsage    `json:"usage"`
+	// Switchyard is the gateway's extension, nil when the server sent none.
+	Switchyard *ChatCompletionExtension `json:"switchyard,omitempty"`
+}
+
+// Text returns the content of the first choice ("" when there is none).
+func (r *ChatCompletionResponse) Text() string {
+	if len(r.Choices) == 0 {
+		return ""
+	}
+	return r.Choices[0].Message.Content
+}
+
+// ChatCompletionDelta is the incremental message of a chunk.
+type ChatCompletionDelta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// ChatCompletionChunkChoice is one choice delta of a chunk.
+type ChatCompletionChunkChoice struct {
+	Index int                 `json:"index"`
+	Delta ChatCompletionDelta `json:"delta"`
+	// FinishReason is nil until the choice's last chunk.
+	FinishReason *string `json:"finish_reason"`
+}
+
+// ChatCompletionChunk is an OpenAI "chat.completion.chunk" object. The usage chunk asked
+// for with StreamOptions.IncludeUsage has no choices and a non-nil Usage.
+type ChatCompletionChunk struct {
+	ID      string                      `json:"id"`
+	Object  string                      `json:"object"`
+	Created int64                       `json:"created"`
+	Model   string                      `json:"model"`
+	Choices []ChatCompletionChunkChoice `json:"choices"`
+	Usage   *ChatCompletionUsage        `json:"usage,omitempty"`
+}
+
+// Text returns the content delta of the chunk's first choice ("" when there is none).
+func (c ChatCompletionChunk) Text() string {
+	if len(c.Choices) == 0 {
+		return ""
+	}
+	return c.Choices[0].Delta.Content
+}
+
+// ChatStreamError is the OpenAI error object that ends a chat stream which failed after
+// its first chunk: the answer is incomplete.
+type ChatStreamError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    string `json:"code"`
+	Param   string `json:"param"`
+}
+
+func (e *ChatStreamError) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("switchyard: chat stream failed: %s (%s): %s", e.Type, e.Code, e.Message)
+	}
+	return fmt.Sprintf("switchyard: chat stream failed: %s: %s", e.Type, e.Message)
+}
+
+// ChatCompletion asks the OpenAI-compatible endpoint for a completion and waits for the
+// whole answer. Failures answered by the server are *Error (Kind is OpenAI's error type).
+func (c *Client) ChatCompletion(ctx context.Context, req *ChatCompletionRequest) (*ChatCompletionResponse, error) {
+	r := *req
+	r.Stream = false
+	r.StreamOptions = nil
+	var out ChatCompletionResponse
+	if err := c.do(ctx, http.MethodPost, chatCompletionsPath, nil, &r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ChatCompletionStream reads a streamed chat completion as OpenAI chat.completion.chunk
+// events. Call Next until it returns false, then Err: it is nil only when the stream ended
+// with "data: [DONE]". Close releases the connection early.
+//
+//	st, err := c.ChatCompletionStream(ctx, req)
+//	defer st.Close()
+//	for st.Next() { fmt.Print(st.Chunk().Text()) }
+//	if err := st.Err(); err != nil { ... }
+type ChatCompletionStream struct {
+	body    io.ReadCloser
+	events  *sseReader
+	pending []ChatCompletionChunk // chunks made from a non-streamed answer
+	chunk   ChatCompletionChunk
+	usage   *ChatCompletionUsage
+	err     error
+	done    bool
+}
+
+// ChatCompletionStream asks the OpenAI-compatible endpoint for a streamed completion.
+// Failures before the stream starts (bad request, no key, every model failing before the
+// first token) are returned here as *Error; they are retried under the client's
+// RetryPolicy, a started stream never is.
+func (c *Client) ChatCompletionStream(ctx context.Context, req *ChatCompletionRequest) (*ChatCompletionStream, error) {
+	r := *req
+	r.Stream = true
+	hr, err := c.newRequest(ctx, http.MethodPost, chatCompletionsPath, nil, &r)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Accept", "text/event-stream")
+	resp, err := c.send(hr)
+	if err != nil {
+		return nil, err
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		// A server may answer a non-streamed chat.completion; present it as chunks.
+		defer resp.Body.Close()
+		var out ChatCompletionResponse
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			return nil, fmt.Errorf("client: decoding chat completion: %w", err)
+		}
+		return &ChatCompletionStream{body: io.NopCloser(strings.NewReader("")), pending: chunksOf(&out, r.StreamOptions)}, nil
+	}
+	return &ChatCompletionStream{body: resp.Body, events: newSSEReader(resp.Body)}, nil
+}
+
+// chunksOf renders a whole chat.completion as the chunks a stream of it would carry.
+func chunksOf(r *ChatCompletionResponse, opts *ChatStreamOptions) []ChatCompletionChunk {
+	base := ChatCompletionChunk{ID: r.ID, Object: "chat.completion.chunk", Created: r.Created, Model: r.Model}
+	ck := base
+	for _, ch := range r.Choices {
+		fr := ch.FinishReason
+		ck.Choices = append(ck.Choices, ChatCompletionChunkChoice{Index: ch.Index,
+			Delta: ChatCompletionDelta{Role: ch.Message.Role, Content: ch.Message.Content}, FinishReason: &fr})
+	}
+	out := []ChatCompletionChunk{ck}
+	if opts != nil && opts.IncludeUsage {
+		u := r.Usage
+		ck := base
+		ck.Choices = []ChatCompletionChunkChoice{}
+		ck.Usage = &u
+		out = append(out, ck)
+	}
+	return out
+}
+
+// Next advances to the next chunk. It returns false at the end of the stream or on
+// failure; Err tells which.
+func (s *ChatCompletionStream) Next() bool {
+	if s.events == nil { // a non-streamed answer
+		if s.done || len(s.pending) == 0 {
+			s.done = true
+			return false
+		}
+		s.setChunk(s.pending[0])
+		s.pending = s.pending[1:]
+		return true
+	}
+	for !s.done {
+		event, data, err := s.events.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				s.fail(ErrStreamTruncated)
+			} else {
+				s.fail(fmt.Errorf("client: reading chat stream: %w", err))
+			}
+			return false
+		}
+		if data == "[DONE]" {
+			s.done = true
+			s.body.Close()
+			return false
+		}
+		var ev struct {
+			Error json.RawMessage `json:"error"`
+			ChatCompletionChunk
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			s.fail(fmt.Errorf("client: malformed chat stream event %q: %w", truncate(data, 120), err))
+			return false
+		}
+		if len(ev.Error) > 0 && string(ev.Error) != "null" {
+			s.fail(chatStreamError(ev.Error))
+			return false
+		}
+		if event == "error" {
+			s.fail(chatStreamError(json.RawMessage(data)))
+			return false
+		}
+		s.setChunk(ev.ChatCompletionChunk)
+		return true
+	}
+	return false
+}
+
+// chatStreamError reads an OpenAI error object; code and param may be strings, numbers or
+// null, and a bare string is taken as the message.
+func chatStreamError(raw json.RawMessage) *ChatStreamError {
+	var obj struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   json.RawMessage `json:"param"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		var msg string
+		if json.Unmarshal(raw, &msg) != nil {
+			msg = truncate(string(raw), 200)
+		}
+		return &ChatStreamError{Message: msg, Type: "error"}
+	}
+	scalar := func(r json.RawMessage) string {
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			return s
+		}
+		if string(r) == "null" {
+			return ""
+		}
+		return string(r)
+	}
+	return &ChatStreamError{Message: obj.Message, Type: obj.Type, Code: scalar(obj.Code), Param: scalar(obj.Param)}
+}
+
+func (s *ChatCompletionStream) setChunk(ck ChatCompletionChunk) {
+	s.chunk = ck
+	if ck.Usage != nil {
+		s.usage = ck.Usage
+	}
+}
+
+func (s *ChatCompletionStream) fail(err error) {
+	s.err = err
+	s.done = true
+	s.body.Close()
+}
+
+// Chunk returns the chunk Next advanced to.
+func (s *ChatCompletionStream) Chunk() ChatCompletionChunk { return s.chunk }
+
+// Usage returns the usage chunk's usage once it arrived (asked for with
+// StreamOptions.IncludeUsage), else nil.
+func (s *ChatCompletionStream) Usage() *ChatCompletionUsage { return s.usage }
+
+// Err returns the failure that ended the stream: a *ChatStreamError sent by the server,
+// ErrStreamTruncated when the stream ended without "data: [DONE]", or a transport or
+// decoding error. It is nil after a complete stream.
+func (s *ChatCompletionStream) Err() error { return s.err }
+
+// Close releases the connection. It is safe to call more than once.
+func (s *ChatCompletionStream) Close() error {
+	s.done = true
+	return s.body.Close()
+}
+
+// Chunks ranges over the chunks; a failure is yielded last with a zero chunk.
+//
+//	for ck, err := range st.Chunks() { if err != nil { ... }; fmt.Print(ck.Text()) }
+func (s *ChatCompletionStream) Chunks() iter.Seq2[ChatCompletionChunk, error] {
+	return func(yield func(ChatCompletionChunk, error) bool) {
+		for s.Next() {
+			if !yield(s.chunk, nil) {
+				s.Close()
+				return
+			}
+		}
+		if s.err != nil {
+			yield(ChatCompletionChunk{}, s.err)
+		}
+	}
+}
