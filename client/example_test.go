@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/client"
 )
@@ -67,4 +68,72 @@ func ExampleStream() {
 		fmt.Print(ch.Text)
 	}
 	fmt.Println("\n", st.Final().Usage.TotalTokens, "tokens")
+}
+
+// Ask the OpenAI-compatible endpoint for a chat completion; Model is "provider/model".
+func ExampleClient_ChatCompletion() {
+	ctx := context.Background()
+	c, err := client.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	maxTokens := 200
+	res, err := c.ChatCompletion(ctx, &client.ChatCompletionRequest{
+		Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{
+			{Role: "system", Content: "You answer in one sentence."},
+			{Role: "user", Content: "What does an LLM router do?"},
+		},
+		MaxTokens:      &maxTokens,
+		FallbackModels: []string{"anthropic/claude-3-5-haiku-latest"},
+	})
+	if err != nil {
+		log.Fatal(err) // *client.Error; Kind is OpenAI's error type, e.g. "invalid_request_error"
+	}
+	fmt.Println(res.Text())
+	fmt.Println(res.Usage.TotalTokens, "tokens,", res.Switchyard.Costs.TotalTokensCost, "USD")
+}
+
+// Stream a chat completion as OpenAI chunks, with the usage chunk at the end.
+func ExampleClient_ChatCompletionStream() {
+	ctx := context.Background()
+	c, _ := client.New()
+	st, err := c.ChatCompletionStream(ctx, &client.ChatCompletionRequest{
+		Model:         "openai/gpt-4o-mini",
+		Messages:      []client.ChatCompletionMessage{{Role: "user", Content: "Write a haiku about routers."}},
+		StreamOptions: &client.ChatStreamOptions{IncludeUsage: true},
+	})
+	if err != nil {
+		log.Fatal(err) // failures before the first chunk, after the client's retries
+	}
+	defer st.Close()
+	for ck, err := range st.Chunks() {
+		if err != nil {
+			log.Fatal(err) // *client.ChatStreamError or client.ErrStreamTruncated
+		}
+		fmt.Print(ck.Text())
+	}
+	if u := st.Usage(); u != nil {
+		fmt.Println("\n", u.TotalTokens, "tokens")
+	}
+}
+
+// Configure retries of transient failures (429, 502, 503, 504, connection errors).
+func ExampleWithRetry() {
+	// Up to 5 retries, backoff from 500ms doubling up to 10s, and a Retry-After of up to
+	// a minute honoured; zero fields keep the defaults of DefaultRetryPolicy.
+	c, err := client.New(client.WithRetry(client.RetryPolicy{
+		MaxRetries:    5,
+		Initial:       500 * time.Millisecond,
+		Max:           10 * time.Second,
+		MaxRetryAfter: time.Minute,
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = c
+
+	// Or no retries at all: every failure is returned as it happens.
+	once, _ := client.New(client.WithoutRetry())
+	_ = once
 }
