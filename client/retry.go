@@ -14,7 +14,8 @@ import (
 
 // RetryPolicy says how a Client resends a request that failed in a way that may pass on a
 // second try: an answer with status 429, 502, 503 or 504, or a connection error before
-// any response arrived. Every request of the client is safe to resend in that sense: its
+// any response arrived (except Switchyard's own 502 listing the attempts of a completion
+// whose every model failed: the server has retried those already). Every request of the client is safe to resend in that sense: its
 // body is built from Go values and kept, so each attempt sends the same bytes. Note that a
 // POST which failed with a connection error or a 502/504 may still have been carried out
 // by the server.
@@ -99,6 +100,18 @@ func retryableStatus(status int) bool {
 		return true
 	}
 	return false
+}
+
+// gatewayExhausted reports whether err is Switchyard's own 502 for a completion whose every
+// model and fallback failed: the server already retried each upstream, and its body lists
+// the attempts. Resending would repeat (and pay for) all of them, so it is not retried.
+func gatewayExhausted(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Status != http.StatusBadGateway {
+		return false
+	}
+	_, ok := e.Extra["attempts"]
+	return ok
 }
 
 // retryableTransport reports whether a transport error (no response received) may pass on
@@ -186,7 +199,7 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 			ra, hasRA := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			err = readError(resp)
 			resp.Body.Close()
-			if attempt >= p.MaxRetries || !retryableStatus(resp.StatusCode) || (req.Body != nil && req.GetBody == nil) {
+			if attempt >= p.MaxRetries || !retryableStatus(resp.StatusCode) || (req.Body != nil && req.GetBody == nil) || gatewayExhausted(err) {
 				return nil, err
 			}
 			switch {

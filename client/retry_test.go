@@ -282,3 +282,21 @@ func TestCompleteStreamRetriesOnlyBeforeTheStream(t *testing.T) {
 		t.Fatalf("chunks %d err %v calls %d waits %v", n, st.Err(), calls.Load(), rec.waits)
 	}
 }
+
+// TestGatewayExhausted502IsNotRetried: Switchyard's own 502 for a completion whose every
+// model failed lists the attempts; the server retried them already, so the client does not.
+func TestGatewayExhausted502IsNotRetried(t *testing.T) {
+	f := &fakeScripted{steps: []scriptedStep{
+		{502, "", `{"error":"Bad Gateway","message":"every model failed","attempts":[{"model":"openai/gpt-4o","outcome":"error","kind":"overloaded"}]}`},
+		{200, "", selectOK},
+	}}
+	c, rec := retryClient(t, f)
+	err := modelSelect(c)
+	var ae *client.Error
+	if !errors.As(err, &ae) || ae.Status != 502 {
+		t.Fatalf("err %v", err)
+	}
+	if f.calls.Load() != 1 || len(rec.waits) != 0 {
+		t.Fatalf("calls %d waits %v, want one call", f.calls.Load(), rec.waits)
+	}
+}
