@@ -3,6 +3,7 @@ module github.com/switchyard-ai/switchyard
 go 1.26.5
 
 require (
+	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
 	github.com/google/uuid v1.6.0
 	github.com/invopop/jsonschema v0.14.0
 	github.com/knights-analytics/hugot v0.7.7
@@ -19,7 +20,6 @@ require (
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/daulet/tokenizers v1.27.0 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/gomlx/compute v0.1.2 // indirect
