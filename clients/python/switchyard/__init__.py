@@ -8,20 +8,27 @@ The key is read from ``SERVICE_API_KEY`` and the address from ``SWITCHYARD_BASE_
     tr.train(["https://example.com/data.json"])
     tr.wait()
     print(tr.model()["metrics"], tr.predict(["Prove that 2+2=4"]))
+
+Transient failures (429, 502, 503, 504, connection errors) are retried twice with backoff
+by default; ``Client(retry=RetryPolicy(max_retries=5))`` changes that, ``Client(retry=None)``
+turns it off.
 """
 
 from ._http import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, Client
+from ._retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTrainer,
                   complete, select_model)
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
-                     MissingIdError, NotFoundError, PayloadTooLargeError, RateLimitError,
-                     ServerError, StreamError, StreamTruncatedError, SwitchyardError,
-                     ValidationError)
+                     ConnectionFailedError, MissingIdError, NotFoundError,
+                     PayloadTooLargeError, RateLimitError, ServerError, StreamError,
+                     StreamTruncatedError, SwitchyardError, ValidationError)
 
 __all__ = [
-    "Client", "DEFAULT_BASE_URL", "ENV_API_KEY", "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
+    "Client", "RetryPolicy", "DEFAULT_RETRY_POLICY", "DEFAULT_BASE_URL", "ENV_API_KEY",
+    "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
-    "APIError", "AuthenticationError", "BadRequestError", "ConflictError", "MissingIdError",
+    "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
+    "ConnectionFailedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "ServerError", "StreamError",
     "StreamTruncatedError", "SwitchyardError", "ValidationError",
 ]

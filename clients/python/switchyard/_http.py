@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
-from .errors import SwitchyardError, error_for
+from ._retry import (DEFAULT_RETRY_POLICY, RetryPolicy, gateway_exhausted, parse_retry_after,
+                     retryable_reason, retryable_status)
+from .errors import ConnectionFailedError, SwitchyardError, error_for
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 ENV_BASE_URL = "SWITCHYARD_BASE_URL"
@@ -22,11 +26,23 @@ class Client:
     Args:
         base_url: server address; default ``SWITCHYARD_BASE_URL`` or http://127.0.0.1:8080.
         api_key: bearer key; default the ``SERVICE_API_KEY`` environment variable.
-        timeout: seconds to wait for each response (streams: for each read).
+        timeout: seconds to wait for each response (streams: for each read). A timeout is
+            not retried.
+        retry: how transient failures are resent (429, 502, 503, 504 and connection errors
+            before any response); default ``RetryPolicy()``: 2 retries, backoff from 0.25 s
+            doubling up to 4 s with jitter, a Retry-After of at most 30 s honoured. ``None``
+            (or ``RetryPolicy(max_retries=0)``) disables retrying. See :class:`RetryPolicy`.
+        sleep: the function that waits the given seconds between attempts (default
+            ``time.sleep``); tests pass one that records the waits.
+
+    After the last attempt the last error is raised: an :class:`APIError` subclass for an
+    answer (e.g. RateLimitError, ServerError), :class:`ConnectionFailedError` when no answer
+    arrived.
     """
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None,
-                 timeout: float = 60.0):
+                 timeout: float = 60.0, retry: Optional[RetryPolicy] = DEFAULT_RETRY_POLICY,
+                 sleep: Callable[[float], Any] = time.sleep):
         base = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         base = base.strip().rstrip("/")
         if base.endswith("/api/v1"):
@@ -38,6 +54,10 @@ class Client:
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY, "")
         self.api_key = key.strip()
         self.timeout = timeout
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
+        self.retry = retry
+        self.sleep = sleep
 
     def _open(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
               body: Any = None, accept: str = "application/json"):
@@ -51,13 +71,37 @@ class Client:
             headers["Content-Type"] = "application/json"
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
-        req = urllib.request.Request(url, data=data, method=method, headers=headers)
-        try:
-            return urllib.request.urlopen(req, timeout=self.timeout)
-        except urllib.error.HTTPError as e:
-            raise _api_error(e) from None
-        except urllib.error.URLError as e:
-            raise SwitchyardError(f"{method} {url}: {e.reason}") from e
+        policy = self.retry or RetryPolicy(max_retries=0)
+        attempt = 0
+        while True:
+            # A new Request per attempt; data is bytes, so every attempt sends the same body.
+            req = urllib.request.Request(url, data=data, method=method, headers=headers)
+            try:
+                return urllib.request.urlopen(req, timeout=self.timeout)
+            except urllib.error.HTTPError as e:
+                err = _api_error(e)
+                if (attempt >= policy.max_retries or not retryable_status(e.code)
+                        or gateway_exhausted(e.code, err.body)):
+                    raise err from None
+                ra = err.retry_after
+                if ra is not None and ra > 0 and ra > policy.max_retry_after:
+                    raise err from None  # the server asks for a longer wait than we honour
+                wait = ra if ra is not None else policy.backoff(attempt)
+            except urllib.error.URLError as e:
+                # Raised while connecting or sending: e.reason is the OSError (or a string).
+                if not retryable_reason(e.reason):
+                    raise SwitchyardError(f"{method} {url}: {e.reason}") from e
+                if attempt >= policy.max_retries:
+                    raise ConnectionFailedError(f"{method} {url}: {e.reason}") from e
+                wait = policy.backoff(attempt)
+            except (ConnectionError, http.client.HTTPException) as e:
+                # Raised while waiting for the response's head (RemoteDisconnected, a reset,
+                # a malformed status line): no answer arrived.
+                if attempt >= policy.max_retries:
+                    raise ConnectionFailedError(f"{method} {url}: {e or type(e).__name__}") from e
+                wait = policy.backoff(attempt)
+            self.sleep(wait)
+            attempt += 1
 
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
                 body: Any = None) -> Any:
@@ -74,7 +118,9 @@ class Client:
     def stream_events(self, path: str, body: Any) -> Iterator[Dict[str, Any]]:
         """Posts body and yields server-sent events as {"event": name, "data": text}.
 
-        The connection is closed when the generator is closed or exhausted.
+        The connection is closed when the generator is closed or exhausted. Retries (see
+        RetryPolicy) apply to the initial response only: once the answer's status is 2xx
+        and its events are being read, a failure is raised, never resent.
         """
         resp = self._open("POST", path, None, body, accept="text/event-stream")
         try:
@@ -121,11 +167,9 @@ def _api_error(e: "urllib.error.HTTPError"):
             body = {}
     except ValueError:
         message = raw.decode("utf-8", "replace")[:200]
-    retry_after = None
-    ra = e.headers.get("Retry-After") if e.headers else None
-    if ra:
-        try:
-            retry_after = float(ra)
-        except ValueError:
-            pass
+    retry_after = parse_retry_after(e.headers.get("Retry-After")) if e.headers else None
+    try:
+        e.close()
+    except Exception:
+        pass
     return error_for(e.code, kind or (e.reason or ""), message, body, retry_after)

@@ -17,7 +17,8 @@ class APIError(SwitchyardError):
         kind: the ``error`` field, e.g. ``"Validation Error"``.
         message: the ``message`` field, naming the field and rule.
         body: the whole decoded error body (may carry more fields, e.g. ``attempts``).
-        retry_after: the Retry-After hint in seconds, if any.
+        retry_after: the Retry-After hint in seconds (sent as seconds or as an HTTP
+            date), if any.
     """
 
     def __init__(self, status: int, kind: str, message: str,
@@ -60,6 +61,13 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     """5xx: internal error, or every upstream model failing (502)."""
+
+
+class ConnectionFailedError(SwitchyardError, ConnectionError):
+    """No answer arrived: the connection was refused, reset or closed before a response
+    (after the client's retries, see RetryPolicy). It is also a ConnectionError, so
+    ``except ConnectionError`` keeps catching a server that hung up. ``__cause__`` holds the
+    underlying exception."""
 
 
 class StreamError(SwitchyardError):
