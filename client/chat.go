@@ -357,15 +357,5 @@ func (s *ChatCompletionStream) Close() error {
 //
 //	for ck, err := range st.Chunks() { if err != nil { ... }; fmt.Print(ck.Text()) }
 func (s *ChatCompletionStream) Chunks() iter.Seq2[ChatCompletionChunk, error] {
-	return func(yield func(ChatCompletionChunk, error) bool) {
-		for s.Next() {
-			if !yield(s.chunk, nil) {
-				s.Close()
-				return
-			}
-		}
-		if s.err != nil {
-			yield(ChatCompletionChunk{}, s.err)
-		}
-	}
+	return rangeStream(s.Next, s.Chunk, s.Err, s.Close)
 }

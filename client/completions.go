@@ -298,15 +298,23 @@ func (s *Stream) Close() error {
 //
 //	for ch, err := range st.Chunks() { if err != nil { ... }; fmt.Print(ch.Text) }
 func (s *Stream) Chunks() iter.Seq2[Chunk, error] {
-	return func(yield func(Chunk, error) bool) {
-		for s.Next() {
-			if !yield(s.chunk, nil) {
-				s.Close()
+	return rangeStream(s.Next, s.Chunk, s.Err, s.Close)
+}
+
+// rangeStream adapts a Next/current/Err/Close stream to a range-over-func sequence: each
+// item with a nil error, then the stream's failure (if any) with a zero item. Breaking out
+// of the loop closes the stream.
+func rangeStream[T any](next func() bool, current func() T, err func() error, close func() error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for next() {
+			if !yield(current(), nil) {
+				close()
 				return
 			}
 		}
-		if s.err != nil {
-			yield(Chunk{}, s.err)
+		if e := err(); e != nil {
+			var zero T
+			yield(zero, e)
 		}
 	}
 }
