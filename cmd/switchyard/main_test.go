@@ -7,6 +7,8 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -172,5 +174,19 @@ func TestVersionAndUnknownCommand(t *testing.T) {
 	var errOut bytes.Buffer
 	if code := run(context.Background(), []string{"bogus"}, io.Discard, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown command") {
 		t.Fatalf("bogus: %d %q", code, errOut.String())
+	}
+}
+
+// TestBadConversationWritesFailsBeforeTouchingData: an unknown --conversation-writes is a
+// clear error and leaves no data directory behind.
+func TestBadConversationWritesFailsBeforeTouchingData(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	var out, errOut strings.Builder
+	err := runServe(context.Background(), []string{"--data", dir, "--conversation-writes", "sideways", "--addr", "127.0.0.1:0"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--conversation-writes") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+		t.Fatalf("data directory created: %v", statErr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store/boltstore"
 )
@@ -82,6 +83,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := newLogger(c, stderr)
 	if err != nil {
 		return err
+	}
+	// Checked here too so a bad value fails before the data directory is touched.
+	if _, err := completions.ParseConversationWrites(c.ConversationWrites); err != nil {
+		return fmt.Errorf("--conversation-writes: %w", err)
 	}
 	if os.Getenv("GOGC") == "" && c.GCPercent != 0 {
 		// The live heap is small (price catalogue, cached router models), so Go's default of
