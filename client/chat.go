@@ -41,9 +41,13 @@ type ChatCompletionRequest struct {
 	// MaxTokens bounds the generated tokens; nil for the model's default.
 	MaxTokens *int `json:"max_tokens,omitempty"`
 	// MaxCompletionTokens is OpenAI's newer name for MaxTokens and wins over it.
-	MaxCompletionTokens *int               `json:"max_completion_tokens,omitempty"`
-	Stream              bool               `json:"stream,omitempty"`
-	StreamOptions       *ChatStreamOptions `json:"stream_options,omitempty"`
+	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
+	// TopP is nucleus sampling (0..1); nil for the model's default.
+	TopP *float64 `json:"top_p,omitempty"`
+	// Stop lists up to 4 sequences that end the answer.
+	Stop          []string           `json:"stop,omitempty"`
+	Stream        bool               `json:"stream,omitempty"`
+	StreamOptions *ChatStreamOptions `json:"stream_options,omitempty"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).

@@ -267,6 +267,18 @@ func TestChatCompletionAgainstServer(t *testing.T) {
 	if !errors.Is(err, client.ErrInvalid) || !errors.As(err, &ae) || !strings.Contains(ae.Message, "messages") || ae.Kind != "invalid_request_error" {
 		t.Fatalf("no messages: %#v", err)
 	}
+	// Stop and TopP reach the server (five stop sequences are one too many).
+	_, err = c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "x"}}, Stop: []string{"a", "b", "c", "d", "e"}})
+	if !errors.As(err, &ae) || !strings.HasPrefix(ae.Message, "stop:") {
+		t.Fatalf("five stop sequences: %v", err)
+	}
+	topP := 1.5
+	_, err = c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "x"}}, TopP: &topP})
+	if !errors.As(err, &ae) || !strings.HasPrefix(ae.Message, "top_p:") {
+		t.Fatalf("top_p 1.5: %v", err)
+	}
 }
 
 func TestChatCompletionStreamCutAgainstServer(t *testing.T) {

@@ -68,7 +68,8 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		msgs = append(msgs, providers.Message{Role: req.Messages[i].Role, Content: req.Messages[i].Text()})
 	}
 
-	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search}
+	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search,
+		TopP: req.topP, Stop: req.stop}
 	if b := scope.Budget; b != nil {
 		left, err := b.reserveCall()
 		if err != nil {

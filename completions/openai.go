@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"time"
 
@@ -13,8 +14,14 @@ import (
 )
 
 // OpenAIChatRequest is the body of the OpenAI-compatible POST /v1/chat/completions. Model is
-// "provider/model". Fields of the OpenAI API not listed here are tolerated and ignored.
-// FallbackModels and MaxRetries are Switchyard extensions with the native API's meaning.
+// "provider/model". FallbackModels and MaxRetries are Switchyard extensions with the native
+// API's meaning.
+//
+// OpenAI fields that would change what the answer is — tools and functions (tool calling),
+// a response_format other than text (JSON mode, structured outputs), logprobs, audio output
+// — are refused with a 422 naming the field rather than answered as if they were absent.
+// Other OpenAI fields not listed here (seed, penalties, user, metadata, store, …) are
+// tolerated and ignored.
 type OpenAIChatRequest struct {
 	Model               string               `json:"model" jsonschema:"required"`
 	Messages            []OpenAIMessage      `json:"messages" jsonschema:"required,minItems=1"`
@@ -23,8 +30,23 @@ type OpenAIChatRequest struct {
 	MaxCompletionTokens *int                 `json:"max_completion_tokens,omitempty" jsonschema:"minimum=0"`
 	Stream              bool                 `json:"stream,omitempty"`
 	StreamOptions       *OpenAIStreamOptions `json:"stream_options,omitempty"`
+	// TopP is nucleus sampling (0..1), passed to every provider.
+	TopP *float64 `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
+	// Stop is up to 4 sequences that end the answer: a string or an array of strings.
+	Stop OpenAIStop `json:"stop,omitempty"`
 	// N must be 1 when given; the gateway generates one choice.
 	N *int `json:"n,omitempty" jsonschema:"minimum=1,maximum=1"`
+
+	// Refused when they ask for something the gateway does not do (see the type's doc).
+	Tools          json.RawMessage `json:"tools,omitempty" jsonschema:"-"`
+	ToolChoice     json.RawMessage `json:"tool_choice,omitempty" jsonschema:"-"`
+	Functions      json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
+	FunctionCall   json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
+	ResponseFormat json.RawMessage `json:"response_format,omitempty" jsonschema:"-"`
+	Logprobs       json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
+	TopLogprobs    json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
+	Modalities     json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
+	Audio          json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
@@ -43,6 +65,96 @@ type OpenAIMessage struct {
 	Role    string        `json:"role" jsonschema:"required"`
 	Content OpenAIContent `json:"content"`
 	Name    string        `json:"name,omitempty"`
+	// ToolCalls and FunctionCall (an assistant's tool calls) are refused: tool calling is
+	// not supported.
+	ToolCalls    json.RawMessage `json:"tool_calls,omitempty" jsonschema:"-"`
+	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
+}
+
+// MaxStopSequences is the most stop sequences a request may give (OpenAI's limit).
+const MaxStopSequences = 4
+
+// OpenAIStop is OpenAI's stop parameter: a string, an array of strings or null.
+type OpenAIStop []string
+
+// UnmarshalJSON reads a string, an array of strings or null.
+func (s *OpenAIStop) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*s = nil
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var one string
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*s = OpenAIStop{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*s = many
+	return nil
+}
+
+// JSONSchema describes stop for invopop/jsonschema: a string or up to 4 strings.
+func (OpenAIStop) JSONSchema() *jsonschema.Schema {
+	maxItems := uint64(MaxStopSequences)
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string"},
+		{Type: "array", Items: &jsonschema.Schema{Type: "string"}, MaxItems: &maxItems},
+		{Type: "null"},
+	}}
+}
+
+// present reports whether an optional raw field was given a value other than null.
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// rawIs reports whether raw is the JSON value want (compared after trimming space).
+func rawIs(raw json.RawMessage, want string) bool {
+	return string(bytes.TrimSpace(raw)) == want
+}
+
+// checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
+func (r *OpenAIChatRequest) checkUnsupported() error {
+	const toolsMsg = "tool calling is not supported by the gateway yet; send messages without tools"
+	switch {
+	case present(r.Tools) && !rawIs(r.Tools, "[]"):
+		return invalid("tools", toolsMsg)
+	case present(r.Functions) && !rawIs(r.Functions, "[]"):
+		return invalid("functions", toolsMsg)
+	case present(r.ToolChoice) && !rawIs(r.ToolChoice, `"none"`) && !rawIs(r.ToolChoice, `"auto"`):
+		return invalid("tool_choice", toolsMsg)
+	case present(r.FunctionCall) && !rawIs(r.FunctionCall, `"none"`) && !rawIs(r.FunctionCall, `"auto"`):
+		return invalid("function_call", toolsMsg)
+	case present(r.Logprobs) && !rawIs(r.Logprobs, "false"):
+		return invalid("logprobs", "log probabilities are not supported by the gateway")
+	case present(r.TopLogprobs) && !rawIs(r.TopLogprobs, "0"):
+		return invalid("top_logprobs", "log probabilities are not supported by the gateway")
+	case present(r.Audio):
+		return invalid("audio", "audio output is not supported by the gateway")
+	}
+	if present(r.ResponseFormat) {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(r.ResponseFormat, &rf); err != nil || rf.Type != "text" {
+			return invalid("response_format", `only {"type":"text"} is supported; JSON mode and structured outputs are not supported by the gateway yet`)
+		}
+	}
+	if present(r.Modalities) {
+		var mods []string
+		if err := json.Unmarshal(r.Modalities, &mods); err != nil || len(mods) != 1 || mods[0] != "text" {
+			return invalid("modalities", `only ["text"] is supported`)
+		}
+	}
+	return nil
 }
 
 // OpenAIContentPart is one part of an array content.
@@ -107,6 +219,20 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 	if r.N != nil && *r.N != 1 {
 		return nil, invalid("n", "only 1 choice is supported, got %d", *r.N)
 	}
+	if err := r.checkUnsupported(); err != nil {
+		return nil, err
+	}
+	if t := r.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
+		return nil, invalid("top_p", "must be between 0 and 1, got %g", *t)
+	}
+	if len(r.Stop) > MaxStopSequences {
+		return nil, invalid("stop", "at most %d sequences, got %d", MaxStopSequences, len(r.Stop))
+	}
+	for i, seq := range r.Stop {
+		if seq == "" {
+			return nil, invalid(fmt.Sprintf("stop[%d]", i), "must not be empty")
+		}
+	}
 	req := &Request{
 		Models:         []string{r.Model},
 		FallbackModels: r.FallbackModels,
@@ -115,6 +241,8 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		MaxRetries:     r.MaxRetries,
 		maxTemperature: 2,
 		ephemeral:      true,
+		topP:           r.TopP,
+		stop:           r.Stop,
 	}
 	switch {
 	case r.MaxCompletionTokens != nil:
@@ -140,6 +268,12 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		case "system", "user", "assistant":
 		default:
 			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, developer, user or assistant, got %q", m.Role)
+		}
+		if present(m.ToolCalls) && !rawIs(m.ToolCalls, "[]") {
+			return nil, invalid(fmt.Sprintf("messages[%d].tool_calls", i), "tool calling is not supported by the gateway yet")
+		}
+		if present(m.FunctionCall) {
+			return nil, invalid(fmt.Sprintf("messages[%d].function_call", i), "tool calling is not supported by the gateway yet")
 		}
 		blocks := make([]ContentBlock, len(m.Content.Parts))
 		for j, p := range m.Content.Parts {

@@ -67,6 +67,21 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		{`{"messages":[{"role":"user","content":"x"}]}`, "model"},
 		{`{"model":"a/m","messages":[]}`, "messages"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, "max_tokens"},
+		// Fields whose meaning the gateway cannot honour are refused, not ignored.
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, "tools"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, "tool_choice"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, "functions"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"function_call":{"name":"f"}}`, "function_call"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, "response_format"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{}}}`, "response_format"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"logprobs":true}`, "logprobs"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_logprobs":3}`, "top_logprobs"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"]}`, "modalities"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"audio":{"voice":"alloy"}}`, "audio"},
+		{`{"model":"a/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1"}]},{"role":"user","content":"x"}]}`, "messages[0].tool_calls"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_p":1.5}`, "top_p"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}`, "stop"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"stop":["a",""]}`, "stop[1]"},
 	}
 	for _, b := range bad {
 		var o OpenAIChatRequest
@@ -77,6 +92,35 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		var ve *ValidationError
 		if !errors.As(err, &ve) || ve.Field != b.field {
 			t.Errorf("%s: err = %v, want field %s", b.body, err, b.field)
+		}
+	}
+	// Their harmless forms pass, and top_p and stop reach the provider.
+	for _, extra := range []string{`"tools":[]`, `"tool_choice":"none"`, `"tool_choice":"auto"`, `"response_format":{"type":"text"}`,
+		`"logprobs":false`, `"modalities":["text"]`, `"parallel_tool_calls":false`, `"tools":null`} {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"x"}],`+extra+`}`), &o); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.ToRequest(); err != nil {
+			t.Errorf("%s: %v", extra, err)
+		}
+	}
+	for _, stop := range []string{`"END"`, `["END","\n\n"]`} {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_p":0.25,"stop":`+stop+`}`), &o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := o.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.a.on("m", step{text: "ok"})
+		if _, err := h.g.Complete(context.Background(), Scope{}, r); err != nil {
+			t.Fatal(err)
+		}
+		sent := h.a.lastRequest()
+		if sent.TopP == nil || *sent.TopP != 0.25 || len(sent.Stop) == 0 || sent.Stop[0] != "END" {
+			t.Fatalf("stop %s: provider got top_p %v stop %q", stop, sent.TopP, sent.Stop)
 		}
 	}
 	// A model without a provider is reported under the OpenAI field name.

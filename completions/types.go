@@ -91,6 +91,9 @@ type Request struct {
 	maxTemperature float64
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
+	// topP and stop come from the OpenAI-compatible surface (top_p, stop).
+	topP *float64
+	stop []string
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".

@@ -68,12 +68,15 @@ type anthropicRequest struct {
 	System      string             `json:"system,omitempty"`
 	Messages    []anthropicMessage `json:"messages"`
 	Temperature *float64           `json:"temperature,omitempty"`
+	TopP        *float64           `json:"top_p,omitempty"`
+	Stop        []string           `json:"stop_sequences,omitempty"`
 	Stream      bool               `json:"stream,omitempty"`
 	Tools       []map[string]any   `json:"tools,omitempty"`
 }
 
 func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
-	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stream: stream}
+	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP,
+		Stop: req.Stop, Stream: stream}
 	if b.MaxTokens <= 0 {
 		b.MaxTokens = DefaultAnthropicMaxTokens
 	}

@@ -567,3 +567,49 @@ func TestCallerCancelMidStream(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestTopPAndStopMapToEachWireFormat: top_p and stop sequences reach each upstream under
+// its own field names; unset, they are left out of the body.
+func TestTopPAndStopMapToEachWireFormat(t *testing.T) {
+	var body map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body = nil
+		json.NewDecoder(r.Body).Decode(&body)
+		w.WriteHeader(400)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	topP := 0.5
+	for _, tc := range []struct {
+		f              providers.Format
+		container      string // "" for the top level
+		topP, stopName string
+	}{
+		{providers.FormatOpenAI, "", "top_p", "stop"},
+		{providers.FormatAnthropic, "", "top_p", "stop_sequences"},
+		{providers.FormatGemini, "generationConfig", "topP", "stopSequences"},
+	} {
+		p := newProvider(t, tc.f, srv.URL, nil)
+		req := hello("m-1")
+		req.TopP, req.Stop = &topP, []string{"END", "\n\n"}
+		p.Complete(context.Background(), req)
+		fields := body
+		if tc.container != "" {
+			fields, _ = body[tc.container].(map[string]any)
+		}
+		if got, _ := json.Marshal(fields[tc.topP]); string(got) != "0.5" {
+			t.Errorf("%s: %s = %s, want 0.5 (body %v)", tc.f, tc.topP, got, body)
+		}
+		if got, _ := json.Marshal(fields[tc.stopName]); string(got) != `["END","\n\n"]` {
+			t.Errorf("%s: %s = %s (body %v)", tc.f, tc.stopName, got, body)
+		}
+		// Unset: absent.
+		p.Complete(context.Background(), hello("m-1"))
+		raw, _ := json.Marshal(body)
+		for _, name := range []string{`"top_p"`, `"topP"`, `"stop"`, `"stop_sequences"`, `"stopSequences"`} {
+			if strings.Contains(string(raw), name) {
+				t.Errorf("%s: %s sent although unset: %s", tc.f, name, raw)
+			}
+		}
+	}
+}

@@ -65,7 +65,9 @@ type geminiContent struct {
 
 type geminiGenerationConfig struct {
 	Temperature     *float64 `json:"temperature,omitempty"`
+	TopP            *float64 `json:"topP,omitempty"`
 	MaxOutputTokens int      `json:"maxOutputTokens,omitempty"`
+	StopSequences   []string `json:"stopSequences,omitempty"`
 }
 
 type geminiRequest struct {
@@ -91,8 +93,9 @@ func (g *Gemini) body(req *Request) geminiRequest {
 	if len(system) > 0 {
 		b.SystemInstruction = &geminiContent{Parts: system}
 	}
-	if req.Temperature != nil || req.MaxTokens > 0 {
-		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, MaxOutputTokens: req.MaxTokens}
+	if req.Temperature != nil || req.MaxTokens > 0 || req.TopP != nil || len(req.Stop) > 0 {
+		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, TopP: req.TopP,
+			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}
 	}
 	if req.Search {
 		b.Tools = []map[string]any{{"google_search": map[string]any{}}}

@@ -73,6 +73,8 @@ type openAIRequest struct {
 	Model            string               `json:"model"`
 	Messages         []openAIMessage      `json:"messages"`
 	Temperature      *float64             `json:"temperature,omitempty"`
+	TopP             *float64             `json:"top_p,omitempty"`
+	Stop             []string             `json:"stop,omitempty"`
 	Stream           bool                 `json:"stream,omitempty"`
 	StreamOptions    *openAIStreamOptions `json:"stream_options,omitempty"`
 	WebSearchOptions *struct{}            `json:"web_search_options,omitempty"`
@@ -85,7 +87,7 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	for i, m := range req.Messages {
 		msgs[i] = openAIMessage{Role: m.Role, Content: m.Content}
 	}
-	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature}
+	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop}
 	if req.Search {
 		b.WebSearchOptions = &struct{}{}
 	}

@@ -26,6 +26,10 @@ type Request struct {
 	Temperature *float64
 	// MaxTokens is 0 for the provider's default.
 	MaxTokens int
+	// TopP is nil for the provider's default nucleus-sampling mass (0..1).
+	TopP *float64
+	// Stop lists sequences that end the answer when generated (not included in it).
+	Stop []string
 	// Search asks for the provider's own web search; adapters without one fail with
 	// KindBadRequest before calling upstream (see SearchSupporter).
 	Search bool
