@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"strings"
 	"time"
 )
 
@@ -44,25 +42,8 @@ func runProxyRole() {
 	log.Fatal(hs.Serve(ln))
 }
 
-// startProxyProcess starts this program with -role proxy in front of the mock at mockURL.
+// startProxyProcess starts this program with -role proxy in front of the mock at mockURL,
+// in serve's place (and under serve's name in the CPU report).
 func startProxyProcess(mockURL string) (*child, string) {
-	self, err := os.Executable()
-	if err != nil {
-		log.Fatal(err)
-	}
-	cmd := withCPUs(*serveCPUs, self, "-role", "proxy", "-listen", "127.0.0.1:0", "-upstream", mockURL)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	buf := make([]byte, 64)
-	n, err := out.Read(buf)
-	if err != nil {
-		log.Fatalf("proxy process: %v", err)
-	}
-	return &child{name: "serve", cmd: cmd}, "http://" + strings.TrimSpace(string(buf[:n]))
+	return startRole("serve", *serveCPUs, "-role", "proxy", "-listen", "127.0.0.1:0", "-upstream", mockURL)
 }

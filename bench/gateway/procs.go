@@ -77,11 +77,17 @@ func runMockRole() {
 
 // startMockProcess starts this program with -role mock and returns its base URL.
 func startMockProcess() (*child, string) {
+	return startRole("mock", *mockCPUs, "-role", "mock", "-listen", "127.0.0.1:0", "-frags", strconv.Itoa(*frags))
+}
+
+// startRole starts this program with args (a -role that prints its listen address on its
+// first line), as the child called name, and returns it with its base URL.
+func startRole(name, cpus string, args ...string) (*child, string) {
 	self, err := os.Executable()
 	if err != nil {
 		log.Fatal(err)
 	}
-	cmd := withCPUs(*mockCPUs, self, "-role", "mock", "-listen", "127.0.0.1:0", "-frags", strconv.Itoa(*frags))
+	cmd := withCPUs(cpus, append([]string{self}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -92,9 +98,9 @@ func startMockProcess() (*child, string) {
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		log.Fatalf("mock process: %v", err)
+		log.Fatalf("%s process: %v", name, err)
 	}
-	return &child{name: "mock", cmd: cmd}, "http://" + strings.TrimSpace(line)
+	return &child{name: name, cmd: cmd}, "http://" + strings.TrimSpace(line)
 }
 
 // startServeProcess starts `switchyard serve` against the mock and waits for /healthz.

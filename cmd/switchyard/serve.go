@@ -33,8 +33,9 @@ type serveConfig struct {
 	Sandbox         string
 	GCPercent       int
 	ShutdownTimeout time.Duration
-	// ConversationWrites is "through" or "behind" (completions.ConversationWrites).
+	// ConversationWrites is "through" or "behind"; runServe parses it into writes.
 	ConversationWrites string
+	writes             completions.ConversationWrites
 	LogLevel           string
 	LogFormat          string
 }
@@ -84,8 +85,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	// Checked here too so a bad value fails before the data directory is touched.
-	if _, err := completions.ParseConversationWrites(c.ConversationWrites); err != nil {
+	// Parsed before the data directory is touched, so a bad value leaves nothing behind.
+	if c.writes, err = completions.ParseConversationWrites(c.ConversationWrites); err != nil {
 		return fmt.Errorf("--conversation-writes: %w", err)
 	}
 	if os.Getenv("GOGC") == "" && c.GCPercent != 0 {

@@ -81,12 +81,8 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Logger:       w.log,
 	})
 
-	writes, err := completions.ParseConversationWrites(w.cfg.ConversationWrites)
-	if err != nil {
-		return nil, fmt.Errorf("--conversation-writes: %w", err)
-	}
 	w.gateway, err = completions.New(completions.Options{
-		ConversationWrites: writes,
+		ConversationWrites: w.cfg.writes,
 		Providers:          w.registry,
 		Prices:             w.catalog,
 		Store:              w.store,
