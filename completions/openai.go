@@ -413,7 +413,6 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	defer st.Close()
 	sse := NewSSEWriter(w)
 	afterFragment := relay(st, sse)
-	defer st.NotifyWait(nil)
 	base := OpenAIChunk{
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
 		Model: st.Provider() + "/" + st.Model(),

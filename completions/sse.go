@@ -142,7 +142,6 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 	defer st.Close()
 	sse := NewSSEWriter(w)
 	afterFragment := relay(st, sse)
-	defer st.NotifyWait(nil)
 	tpl := newFragmentTemplate(st.chunkFor(fragmentPlaceholder), 2)
 	for {
 		c, err := st.Recv()
