@@ -23,7 +23,23 @@ type Example struct {
 	// Scores optionally gives each model's score in [0,1] on this prompt. When it has a
 	// positive entry it is used as a soft target instead of Labels.
 	Scores map[string]float64
+	// OnlyScored says that only the models in Scores (and Labels) were measured on this
+	// prompt: the quality heads of the other models learn nothing from it. Without it, a
+	// model that appears anywhere in the examples and not in this one's Labels or Scores
+	// counts as answering it wrongly. Set it when merging data sets that measured
+	// different models.
+	OnlyScored bool
 }
+
+// Estimators accepted by FitOptions.Estimator.
+const (
+	// EstimatorAuto (the default) trains the softmax head and the per-model quality heads
+	// and ranks with whichever (or a blend) is best on the validation split.
+	EstimatorAuto = ""
+	// EstimatorQuality trains only the quality heads and ranks by them; it needs no row
+	// with a correct model on every class and suits merged data sets (OnlyScored rows).
+	EstimatorQuality = "quality"
+)
 
 // Embedder names accepted by FitOptions.Embedder.
 const (
@@ -88,6 +104,16 @@ type FitOptions struct {
 	MaxIterations int
 	// Workers is the gradient parallelism. 0 means GOMAXPROCS.
 	Workers int
+	// Estimator is EstimatorAuto or EstimatorQuality.
+	Estimator string
+	// Ranking fixes the ranking (RankSoftmax, RankQuality, RankBlend with BlendWeight)
+	// instead of choosing it on the validation split; empty means choose.
+	Ranking     string
+	BlendWeight float64
+	// QualityL2 lists the regularisation strengths of the quality heads to choose from on
+	// the validation split (by log loss). Empty means a default grid; one value skips the
+	// search.
+	QualityL2 []float64
 	// Logger receives progress at debug level. nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -116,22 +142,84 @@ type FitReport struct {
 	Trials []L2Trial
 	// ValidationRows is the size of the held-out split used to choose L2 (0 if none).
 	ValidationRows int
+	// QualityL2 is the quality heads' regularisation strength.
+	QualityL2 float64
+	// Ranking is how the model orders its classes (RankSoftmax, RankQuality, RankBlend),
+	// chosen by the mean score of the top pick on the validation split; BlendWeight is β
+	// of RankBlend.
+	Ranking     string
+	BlendWeight float64
+	// RankingTrials are the validation results behind Ranking.
+	RankingTrials []RankingTrial
+	// ValidationECE is the quality heads' expected calibration error on the validation
+	// split (see ExpectedCalibrationError).
+	ValidationECE float64
 }
 
-// Ranked is a model and its probability.
+// RankingTrial is the validation result of one ranking method.
+type RankingTrial struct {
+	Ranking     string
+	BlendWeight float64
+	// MeanScore is the mean target (score, or 1/0 for correct/not) of the top pick.
+	MeanScore float64
+	// HitRate is the share of rows whose top pick is one of the best models.
+	HitRate float64
+}
+
+// Ranked is a model with its ranking score and quality estimate.
 type Ranked struct {
 	Model string
-	Prob  float64
+	// Prob is the score the model was ranked by (see Model.Ranking): the softmax
+	// probability that it is the best model, its quality estimate, or their blend.
+	Prob float64
+	// Quality is the estimated probability that the model answers well (the quality
+	// heads). For a model trained without quality heads it equals Prob.
+	Quality float64
 }
 
-// Model is a trained router: an embedder plus a classifier over Classes. It is safe for
-// concurrent use. Call Close when done to release an ONNX runtime.
+// Model is a trained router: an embedder plus a softmax head over Classes and per-model
+// quality heads. It is safe for concurrent use. Call Close when done to release an ONNX
+// runtime.
 type Model struct {
 	classes    []string
 	embedder   stagedEmbedder
-	classifier *SoftmaxRegression
+	classifier *SoftmaxRegression // nil for EstimatorQuality
+	quality    *QualityHeads      // nil for models saved before the quality heads
+	ranking    string
+	blend      float64
 	onnx       *onnxState // set for the ONNX embedder
 }
+
+// Ranking returns how Predict orders the classes (RankSoftmax, RankQuality or RankBlend)
+// and the blend weight β.
+func (m *Model) Ranking() (string, float64) { return m.ranking, m.blend }
+
+// WithRanking returns a copy of m that orders its classes by ranking (RankSoftmax,
+// RankQuality or RankBlend with weight beta in [0,1]); the copy shares m's weights.
+// Rankings that need a head m lacks are ErrInvalid.
+func (m *Model) WithRanking(ranking string, beta float64) (*Model, error) {
+	switch ranking {
+	case RankSoftmax, RankBlend:
+		if m.classifier == nil || (ranking == RankBlend && m.quality == nil) {
+			return nil, invalid("ranking", "%q needs the softmax and quality heads", ranking)
+		}
+		if ranking == RankBlend && !(beta >= 0 && beta <= 1) {
+			return nil, invalid("beta", "must be in [0,1], got %v", beta)
+		}
+	case RankQuality:
+		if m.quality == nil {
+			return nil, invalid("ranking", "%q needs quality heads", ranking)
+		}
+	default:
+		return nil, invalid("ranking", "unknown ranking %q", ranking)
+	}
+	c := *m
+	c.ranking, c.blend = ranking, beta
+	return &c, nil
+}
+
+// Quality returns the per-model quality heads, or nil for a model trained without them.
+func (m *Model) Quality() *QualityHeads { return m.quality }
 
 // Classes returns the models the router chooses among, in class order.
 func (m *Model) Classes() []string { return slices.Clone(m.classes) }
@@ -139,8 +227,13 @@ func (m *Model) Classes() []string { return slices.Clone(m.classes) }
 // EmbedderName returns the embedder's stable name (the router's embedding_model).
 func (m *Model) EmbedderName() string { return m.embedder.Name() }
 
-// Classifier returns the trained classification head.
-func (m *Model) Classifier() Classifier { return m.classifier }
+// Classifier returns the trained softmax head, or nil for a quality-only model.
+func (m *Model) Classifier() Classifier {
+	if m.classifier == nil {
+		return nil
+	}
+	return m.classifier
+}
 
 // Close releases the embedder's resources (the ONNX runtime session, if any).
 func (m *Model) Close() error {
@@ -150,8 +243,8 @@ func (m *Model) Close() error {
 	return nil
 }
 
-// Predict ranks the classes for each text, best first; equal probabilities are ordered
-// by model name. Texts are embedded in batches.
+// Predict ranks the classes for each text, best first; equal scores are ordered by model
+// name. Texts are embedded in batches.
 func (m *Model) Predict(ctx context.Context, texts []string) ([][]Ranked, error) {
 	raw, _, err := rawCached(ctx, m.embedder, nil, texts)
 	if err != nil {
@@ -159,22 +252,53 @@ func (m *Model) Predict(ctx context.Context, texts []string) ([][]Ranked, error)
 	}
 	vecs := m.embedder.finish(raw)
 	out := make([][]Ranked, len(texts))
-	probs := make([]float64, len(m.classes))
+	k := len(m.classes)
+	probs, qual, score := make([]float64, k), make([]float64, k), make([]float64, k)
 	for i, v := range vecs {
 		if i%embedBatchSize == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		m.classifier.Probabilities(v, probs)
-		r := make([]Ranked, len(m.classes))
+		m.scores(v, probs, qual, score)
+		r := make([]Ranked, k)
 		for c, name := range m.classes {
-			r[c] = Ranked{Model: name, Prob: probs[c]}
+			r[c] = Ranked{Model: name, Prob: score[c], Quality: qual[c]}
 		}
 		sortRanked(r)
 		out[i] = r
 	}
 	return out, nil
+}
+
+// scores writes the softmax probabilities, the quality estimates and the ranking scores of
+// x (probs is left untouched without a softmax head; qual copies probs without quality
+// heads).
+func (m *Model) scores(x Vector, probs, qual, score []float64) {
+	if m.classifier != nil {
+		m.classifier.Probabilities(x, probs)
+	}
+	if m.quality == nil {
+		copy(qual, probs)
+		copy(score, probs)
+		return
+	}
+	m.quality.Estimates(x, qual)
+	rankScores(m.ranking, m.blend, probs, qual, score)
+}
+
+// rankScores combines softmax probabilities and quality estimates into ranking scores.
+func rankScores(ranking string, beta float64, probs, qual, score []float64) {
+	switch ranking {
+	case RankSoftmax:
+		copy(score, probs)
+	case RankBlend:
+		for c := range score {
+			score[c] = (1-beta)*qual[c] + beta*probs[c]
+		}
+	default:
+		copy(score, qual)
+	}
 }
 
 func sortRanked(r []Ranked) {
@@ -206,16 +330,20 @@ func newEmbedder(ctx context.Context, opts FitOptions) (stagedEmbedder, *onnxSta
 	}
 }
 
-// Fit trains a router on examples. Rows without a correct model are skipped and counted.
-// It fails with ErrInvalid when fewer than 2 usable rows or 2 classes remain.
+// Fit trains a router on examples: the softmax head on the rows with a correct model,
+// the per-model quality heads on every row, and the ranking (see FitReport.Ranking) on a
+// validation split. It fails with ErrInvalid when fewer than 2 usable rows or 2 classes
+// remain.
 func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *FitReport, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	for _, l := range opts.L2 {
-		if !(l >= 0) || math.IsInf(l, 0) {
-			return nil, nil, invalid("L2", "must be finite and >= 0, got %v", l)
+	for _, grid := range [][]float64{opts.L2, opts.QualityL2} {
+		for _, l := range grid {
+			if !(l >= 0) || math.IsInf(l, 0) {
+				return nil, nil, invalid("L2", "must be finite and >= 0, got %v", l)
+			}
 		}
 	}
 	switch opts.Objective {
@@ -223,8 +351,26 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 	default:
 		return nil, nil, invalid("Objective", "unknown objective %q (want %q or %q)", opts.Objective, ObjectiveSoftTargets, ObjectiveAnyCorrect)
 	}
+	switch opts.Estimator {
+	case EstimatorAuto, EstimatorQuality:
+	default:
+		return nil, nil, invalid("Estimator", "unknown estimator %q (want %q or %q)", opts.Estimator, EstimatorAuto, EstimatorQuality)
+	}
 	if opts.ValidationFraction < 0 || opts.ValidationFraction >= 1 {
 		return nil, nil, invalid("ValidationFraction", "must be in [0,1), got %v", opts.ValidationFraction)
+	}
+	withSoftmax := opts.Estimator != EstimatorQuality
+	switch opts.Ranking {
+	case "", RankQuality:
+	case RankSoftmax, RankBlend:
+		if !withSoftmax {
+			return nil, nil, invalid("Ranking", "%q needs the softmax head, which EstimatorQuality does not train", opts.Ranking)
+		}
+		if !(opts.BlendWeight >= 0 && opts.BlendWeight <= 1) {
+			return nil, nil, invalid("BlendWeight", "must be in [0,1], got %v", opts.BlendWeight)
+		}
+	default:
+		return nil, nil, invalid("Ranking", "unknown ranking %q", opts.Ranking)
 	}
 	rep := &FitReport{Rows: len(examples)}
 	classes, targets, used, err := buildTargets(examples, opts)
@@ -232,7 +378,10 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 		return nil, nil, err
 	}
 	rep.Used, rep.Skipped, rep.Classes = len(used), len(examples)-len(used), len(classes)
-	if len(used) < 2 {
+	if !withSoftmax {
+		rep.Used, rep.Skipped = len(examples), 0
+	}
+	if rep.Used < 2 {
 		return nil, rep, invalid("examples", "need at least 2 rows with a correct model, got %d (%d skipped)", len(used), rep.Skipped)
 	}
 	if len(classes) < 2 {
@@ -249,9 +398,9 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 		}
 	}
 	start := time.Now()
-	texts := make([]string, len(used))
-	for i, r := range used {
-		texts[i] = examples[r].Text
+	texts := make([]string, len(examples))
+	for i, ex := range examples {
+		texts[i] = ex.Text
 	}
 	raw, st, err := rawCached(ctx, emb, opts.Cache, texts)
 	if err != nil {
@@ -266,15 +415,368 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 	rep.EmbeddingTime = time.Since(start)
 
 	start = time.Now()
-	clf, err := fitSoftmax(ctx, xs, emb.Dim(), targets, opts, rep, log)
+	m := &Model{classes: classes, embedder: emb, onnx: onnx, ranking: RankQuality}
+	err = fitHeads(ctx, m, xs, emb.Dim(), targets, used, qualityTargets(examples, classes, opts.IgnoreScores), withSoftmax, opts, rep, log)
 	rep.TrainingTime = time.Since(start)
 	if err != nil {
 		closeOnErr()
 		return nil, rep, err
 	}
+	rep.Ranking, rep.BlendWeight = m.ranking, m.blend
 	log.Debug("inference: router fitted", "rows", rep.Rows, "used", rep.Used, "skipped", rep.Skipped,
-		"classes", rep.Classes, "l2", rep.L2, "embedding", rep.EmbeddingTime, "training", rep.TrainingTime)
-	return &Model{classes: classes, embedder: emb, classifier: clf, onnx: onnx}, rep, nil
+		"classes", rep.Classes, "l2", rep.L2, "quality_l2", rep.QualityL2, "ranking", rep.Ranking,
+		"ece", rep.ValidationECE, "embedding", rep.EmbeddingTime, "training", rep.TrainingTime)
+	return m, rep, nil
+}
+
+// blendGrid are the weights β of the softmax head tried for RankBlend.
+var blendGrid = []float64{0.1, 0.25, 0.5}
+
+// rankingMargin is how much higher the validation mean score of the softmax head or a
+// blend must be for it to replace the quality heads' ranking. The validation split also
+// chose the softmax head's L2 by its hit rate, which flatters the softmax there: in 5-fold
+// cross-validation on llmrouter9 the validation split preferred a blend by 0.5-1.5 points
+// in every fold while the quality heads had the best held-out mean score (0.648 against
+// 0.637 for the softmax; BENCHMARKS.md). The quality heads are also what the tradeoff reads.
+const rankingMargin = 0.02
+
+// fitHeads fits the softmax head (when withSoftmax) on the rows in used and the quality
+// heads on every row, chooses their regularisation and the ranking on one validation
+// split, then refits both on all rows.
+func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]float64, used []int,
+	qt [][]float64, withSoftmax bool, opts FitOptions, rep *FitReport, log *slog.Logger) error {
+	frac := opts.ValidationFraction
+	if frac == 0 {
+		frac = 0.2
+	}
+	nVal := int(math.Round(frac * float64(len(xs))))
+	if len(xs)-nVal < 2 {
+		nVal = 0
+	}
+	isVal := make([]bool, len(xs))
+	for _, j := range rand.New(rand.NewPCG(uint64(opts.Seed), 0x7a11)).Perm(len(xs))[:nVal] {
+		isVal[j] = true
+	}
+	split := func(idx []int) (tr, val []int) {
+		for _, j := range idx {
+			if isVal[j] {
+				val = append(val, j)
+			} else {
+				tr = append(tr, j)
+			}
+		}
+		return tr, val
+	}
+	all := make([]int, len(xs))
+	for i := range all {
+		all[i] = i
+	}
+	cfg := softmaxConfig{MaxIterations: opts.MaxIterations, Workers: opts.Workers, Logger: log}
+	k := len(m.classes)
+	// The ranking is chosen on the validation split unless the caller fixed it.
+	chooseRank := withSoftmax && opts.Ranking == ""
+	if opts.Ranking != "" {
+		m.ranking, m.blend = opts.Ranking, opts.BlendWeight
+	}
+
+	// Softmax head.
+	var valProbs map[int][]float64
+	if withSoftmax {
+		minDF := opts.MinDF
+		if minDF == 0 {
+			minDF = max(2, (len(used)+999)/1000)
+		}
+		usedX := make([]Vector, len(used))
+		for i, j := range used {
+			usedX[i] = xs[j]
+		}
+		clf := newSoftmaxShape(dim, k, usedX, minDF)
+		anyCorrect := opts.Objective != ObjectiveSoftTargets
+		grid := opts.L2
+		if len(grid) == 0 {
+			grid = defaultL2Grid
+		}
+		byRow := make(map[int][]float64, len(used))
+		for i, j := range used {
+			byRow[j] = targets[i]
+		}
+		tr, val := split(used)
+		h := linearFit{lin: clf, xs: xs, targets: byRow, anyCorrect: anyCorrect, cfg: cfg}
+		trials, chosen, warm, err := h.search(ctx, grid, tr, val, func(probs []float64, t []float64) (float64, float64) {
+			top := argmax(probs)
+			hit := 0.0
+			if t[top] > 0 && isCorrect(top, t) {
+				hit = 1
+			}
+			return hit, rowLoss(anyCorrect, t, probs)
+		}, true, chooseRank)
+		if err != nil {
+			return err
+		}
+		for _, tr := range trials {
+			rep.Trials = append(rep.Trials, L2Trial{L2: tr.l2, HitRate: tr.hit, LogLoss: tr.loss, Iterations: tr.iters})
+		}
+		rep.L2 = chosen
+		if warm != nil {
+			rep.ValidationRows = len(val)
+			clf.setParams(warm)
+			valProbs = make(map[int][]float64, len(val))
+			for _, j := range val {
+				p := make([]float64, k)
+				clf.Probabilities(xs[j], p)
+				valProbs[j] = p
+			}
+		}
+		cfg.L2 = chosen
+		theta, err := h.fit(ctx, used, warm)
+		if err != nil {
+			return err
+		}
+		clf.setParams(theta)
+		m.classifier = clf
+	}
+
+	// Quality heads, on every row.
+	minDF := opts.MinDF
+	if minDF == 0 {
+		minDF = max(2, (len(xs)+999)/1000)
+	}
+	lin := newSoftmaxShape(dim, k, xs, minDF)
+	byRow := make(map[int][]float64, len(xs))
+	for i := range xs {
+		byRow[i] = qt[i]
+	}
+	grid := opts.QualityL2
+	if len(grid) == 0 {
+		grid = defaultQualityL2Grid
+	}
+	tr, val := split(all)
+	h := linearFit{lin: lin, xs: xs, targets: byRow, perClass: true, cfg: cfg}
+	_, chosen, warm, err := h.search(ctx, grid, tr, val, func(est, t []float64) (float64, float64) {
+		var loss float64
+		for c, e := range est {
+			if !math.IsNaN(t[c]) {
+				e = min(max(e, 1e-12), 1-1e-12)
+				loss -= t[c]*math.Log(e) + (1-t[c])*math.Log(1-e)
+			}
+		}
+		return 0, loss
+	}, false, chooseRank || len(grid) > 1)
+	if err != nil {
+		return err
+	}
+	rep.QualityL2 = chosen
+	q := &QualityHeads{lin: lin}
+	if warm != nil {
+		lin.setParams(warm)
+		var ests, outs []float64
+		valQual := make(map[int][]float64, len(val))
+		for _, j := range val {
+			e := make([]float64, k)
+			q.Estimates(xs[j], e)
+			valQual[j] = e
+			ests = append(ests, e...)
+			outs = append(outs, qt[j]...)
+		}
+		rep.ValidationECE = ExpectedCalibrationError(ests, outs)
+		if chooseRank && valProbs != nil {
+			m.ranking, m.blend = chooseRanking(val, valProbs, valQual, qt, rep)
+		}
+	}
+	h.cfg.L2 = chosen
+	theta, err := h.fit(ctx, all, warm)
+	if err != nil {
+		return err
+	}
+	lin.setParams(theta)
+	m.quality = q
+	return nil
+}
+
+// defaultQualityL2Grid are the quality heads' regularisation strengths tried when
+// FitOptions.QualityL2 is empty.
+var defaultQualityL2Grid = []float64{1e-3, 3e-4}
+
+// chooseRanking picks the ranking whose top pick has the highest mean target on the
+// validation rows that have a softmax prediction (ties: the quality heads, then the
+// lighter blend).
+func chooseRanking(val []int, probs, qual map[int][]float64, qt [][]float64, rep *FitReport) (string, float64) {
+	type cand struct {
+		name string
+		beta float64
+	}
+	cands := []cand{{RankQuality, 0}}
+	for _, b := range blendGrid {
+		cands = append(cands, cand{RankBlend, b})
+	}
+	cands = append(cands, cand{RankSoftmax, 1})
+	best := -1
+	for _, c := range cands {
+		tr := RankingTrial{Ranking: c.name, BlendWeight: c.beta}
+		n := 0
+		for _, j := range val {
+			p, ok := probs[j]
+			if !ok {
+				continue
+			}
+			score := make([]float64, len(p))
+			rankScores(c.name, c.beta, p, qual[j], score)
+			top := argmax(score)
+			t := qt[j]
+			if math.IsNaN(t[top]) {
+				continue
+			}
+			n++
+			tr.MeanScore += t[top]
+			mx := 0.0
+			for _, v := range t {
+				if !math.IsNaN(v) {
+					mx = max(mx, v)
+				}
+			}
+			if mx > 0 && t[top] == mx {
+				tr.HitRate++
+			}
+		}
+		if n > 0 {
+			tr.MeanScore /= float64(n)
+			tr.HitRate /= float64(n)
+		}
+		rep.RankingTrials = append(rep.RankingTrials, tr)
+		margin := rankingMargin
+		if best < 0 || rep.RankingTrials[best].Ranking != RankQuality {
+			margin = 1e-12
+		}
+		if best < 0 || tr.MeanScore > rep.RankingTrials[best].MeanScore+margin {
+			best = len(rep.RankingTrials) - 1
+		}
+	}
+	b := rep.RankingTrials[best]
+	return b.Ranking, b.BlendWeight
+}
+
+// linearFit fits one linear head (softmax or per-class logistic) on rows of xs.
+type linearFit struct {
+	lin        *SoftmaxRegression
+	xs         []Vector
+	targets    map[int][]float64
+	anyCorrect bool
+	perClass   bool
+	cfg        softmaxConfig
+}
+
+type linearTrial struct {
+	l2         float64
+	hit, loss  float64
+	iters      int
+	thetaAfter []float64
+}
+
+func (h *linearFit) set(rows []int) *trainSet {
+	xs := make([]Vector, len(rows))
+	ts := make([][]float64, len(rows))
+	for i, j := range rows {
+		xs[i], ts[i] = h.xs[j], h.targets[j]
+	}
+	set := h.lin.compact(xs, ts, nil)
+	set.anyCorrect, set.perClass = h.anyCorrect, h.perClass
+	return set
+}
+
+// init starts the logistic heads at each class's base rate (the softmax at uniform).
+func (h *linearFit) init(set *trainSet) []float64 {
+	k := set.classes
+	theta := make([]float64, set.cols*k+k)
+	if !h.perClass {
+		return theta
+	}
+	for c := 0; c < k; c++ {
+		var sum, n float64
+		for i := 0; i < set.rows; i++ {
+			if t := set.targets[i*k+c]; !math.IsNaN(t) {
+				sum += t
+				n++
+			}
+		}
+		rate := 0.5
+		if n > 0 {
+			rate = min(max(sum/n, 1e-3), 1-1e-3)
+		}
+		theta[set.cols*k+c] = math.Log(rate / (1 - rate))
+	}
+	return theta
+}
+
+// fit trains on rows from warm (nil: the base-rate start) with h.cfg.
+func (h *linearFit) fit(ctx context.Context, rows []int, warm []float64) ([]float64, error) {
+	set := h.set(rows)
+	if warm == nil {
+		warm = h.init(set)
+	}
+	theta, _, err := trainSoftmax(ctx, set, h.cfg, warm)
+	return theta, err
+}
+
+// search fits each L2 of grid on tr (strongest first, warm-started) and scores it on val
+// with rowScore (hit, loss); the best trial has the highest hit rate (byHit) or the lowest
+// loss. Without validation rows, or with one L2 and !needVal, it returns grid[0] and no
+// warm start.
+func (h *linearFit) search(ctx context.Context, grid []float64, tr, val []int,
+	rowScore func(out, target []float64) (float64, float64), byHit, needVal bool) ([]linearTrial, float64, []float64, error) {
+	if (len(grid) < 2 && !needVal) || len(val) == 0 || len(tr) < 2 {
+		return nil, grid[0], nil, nil
+	}
+	set := h.set(tr)
+	order := slices.Clone(grid)
+	slices.SortFunc(order, func(a, b float64) int { return cmp.Compare(b, a) })
+	var trials []linearTrial
+	var theta []float64
+	best := -1
+	out := make([]float64, h.lin.classes)
+	cfg := h.cfg
+	for _, l2 := range order {
+		cfg.L2 = l2
+		if theta == nil {
+			theta = h.init(set)
+		}
+		var stats optimize.Stats
+		var err error
+		theta, stats, err = trainSoftmax(ctx, set, cfg, theta)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		h.lin.setParams(theta)
+		t := linearTrial{l2: l2, iters: stats.MajorIterations}
+		for _, j := range val {
+			if h.perClass {
+				(&QualityHeads{lin: h.lin}).Estimates(h.xs[j], out)
+			} else {
+				h.lin.Probabilities(h.xs[j], out)
+			}
+			hit, loss := rowScore(out, h.targets[j])
+			t.hit += hit
+			t.loss += loss
+		}
+		t.hit /= float64(len(val))
+		t.loss /= float64(len(val))
+		t.thetaAfter = slices.Clone(theta)
+		trials = append(trials, t)
+		h.cfg.Logger.Debug("inference: l2 trial", "per_class", h.perClass, "l2", l2, "hit_rate", t.hit, "log_loss", t.loss)
+		b := func() bool {
+			if best < 0 {
+				return true
+			}
+			bt := trials[best]
+			if byHit && t.hit != bt.hit {
+				return t.hit > bt.hit
+			}
+			return t.loss < bt.loss
+		}()
+		if b {
+			best = len(trials) - 1
+		}
+	}
+	return trials, trials[best].l2, trials[best].thetaAfter, nil
 }
 
 // buildTargets returns the sorted class list, one soft target row per usable example and
@@ -346,95 +848,6 @@ func buildTargets(examples []Example, opts FitOptions) ([]string, [][]float64, [
 		used = append(used, i)
 	}
 	return classes, targets, used, nil
-}
-
-// fitSoftmax chooses L2 on a validation split and fits the final classifier on all rows.
-func fitSoftmax(ctx context.Context, xs []Vector, dim int, targets [][]float64,
-	opts FitOptions, rep *FitReport, log *slog.Logger) (*SoftmaxRegression, error) {
-	k := len(targets[0])
-	anyCorrect := opts.Objective != ObjectiveSoftTargets
-	minDF := opts.MinDF
-	if minDF == 0 {
-		minDF = max(2, (len(xs)+999)/1000)
-	}
-	clf := newSoftmaxShape(dim, k, xs, minDF)
-	grid := opts.L2
-	if len(grid) == 0 {
-		grid = defaultL2Grid
-	}
-	cfg := softmaxConfig{MaxIterations: opts.MaxIterations, Workers: opts.Workers, Logger: log}
-	frac := opts.ValidationFraction
-	if frac == 0 {
-		frac = 0.2
-	}
-	nVal := int(math.Round(frac * float64(len(xs))))
-	chosen := grid[0]
-	var warm []float64
-	if len(grid) > 1 && nVal >= 1 && len(xs)-nVal >= 2 {
-		perm := rand.New(rand.NewPCG(uint64(opts.Seed), 0x7a11)).Perm(len(xs))
-		valIdx, trIdx := perm[:nVal], perm[nVal:]
-		slices.Sort(valIdx)
-		slices.Sort(trIdx)
-		pick := func(idx []int) ([]Vector, [][]float64) {
-			v, t := make([]Vector, len(idx)), make([][]float64, len(idx))
-			for i, j := range idx {
-				v[i], t[i] = xs[j], targets[j]
-			}
-			return v, t
-		}
-		trX, trT := pick(trIdx)
-		ts := clf.compact(trX, trT, nil)
-		ts.anyCorrect = anyCorrect
-		// Strongest regularisation first, each fit warm-started from the previous one.
-		order := slices.Clone(grid)
-		slices.SortFunc(order, func(a, b float64) int { return cmp.Compare(b, a) })
-		var theta, bestTheta []float64
-		best := -1
-		probs := make([]float64, k)
-		for _, l2 := range order {
-			cfg.L2 = l2
-			var err error
-			var stats optimize.Stats
-			theta, stats, err = trainSoftmax(ctx, ts, cfg, theta)
-			if err != nil {
-				return nil, err
-			}
-			clf.setParams(theta)
-			tr := L2Trial{L2: l2, Iterations: stats.MajorIterations}
-			for _, j := range valIdx {
-				clf.Probabilities(xs[j], probs)
-				top := argmax(probs)
-				if targets[j][top] > 0 && isCorrect(top, targets[j]) {
-					tr.HitRate++
-				}
-				tr.LogLoss += rowLoss(anyCorrect, targets[j], probs)
-			}
-			tr.HitRate /= float64(len(valIdx))
-			tr.LogLoss /= float64(len(valIdx))
-			rep.Trials = append(rep.Trials, tr)
-			log.Debug("inference: l2 trial", "l2", l2, "hit_rate", tr.HitRate, "log_loss", tr.LogLoss)
-			if best < 0 || tr.HitRate > rep.Trials[best].HitRate ||
-				(tr.HitRate == rep.Trials[best].HitRate && tr.LogLoss < rep.Trials[best].LogLoss) {
-				best = len(rep.Trials) - 1
-				bestTheta = slices.Clone(theta)
-			}
-		}
-		chosen = rep.Trials[best].L2
-		rep.ValidationRows = nVal
-		warm = bestTheta
-	}
-	rep.L2 = chosen
-	cfg.L2 = chosen
-	// The final fit on all rows starts from the chosen validation fit: same columns, same
-	// L2, most of the way there.
-	ts := clf.compact(xs, targets, nil)
-	ts.anyCorrect = anyCorrect
-	theta, _, err := trainSoftmax(ctx, ts, cfg, warm)
-	if err != nil {
-		return nil, err
-	}
-	clf.setParams(theta)
-	return clf, nil
 }
 
 // isCorrect reports whether class top is one of the row's correct models: those with the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 )
@@ -44,7 +43,7 @@ func TestFitPredictLearnsTopics(t *testing.T) {
 	if rep.Skipped != 2 || rep.Used != 90 || rep.Rows != 92 || rep.Classes != 3 {
 		t.Fatalf("report counts = %+v", rep)
 	}
-	if len(rep.Trials) != len(defaultL2Grid) || rep.ValidationRows != 18 || !slices.Contains(defaultL2Grid, rep.L2) {
+	if len(rep.Trials) != len(defaultL2Grid) || rep.ValidationRows < 15 || rep.ValidationRows > 18 || !slices.Contains(defaultL2Grid, rep.L2) {
 		t.Fatalf("L2 selection not reported: %+v", rep)
 	}
 	if m.EmbedderName() != NGramName {
@@ -67,15 +66,13 @@ func TestFitPredictLearnsTopics(t *testing.T) {
 		if len(p) != 3 {
 			t.Fatalf("prediction %d has %d models", i, len(p))
 		}
-		var sum float64
 		for j, r := range p {
-			sum += r.Prob
+			if !(r.Prob >= 0 && r.Prob <= 1) || !(r.Quality > 0 && r.Quality < 1) {
+				t.Fatalf("prediction %d: scores out of range: %v", i, p)
+			}
 			if j > 0 && r.Prob > p[j-1].Prob {
 				t.Fatalf("prediction %d not sorted: %v", i, p)
 			}
-		}
-		if math.Abs(sum-1) > 1e-9 {
-			t.Fatalf("probabilities of %d sum to %v", i, sum)
 		}
 		if p[0].Model != want[i] {
 			t.Errorf("query %q: top %v, want %s", queries[i], p, want[i])
@@ -193,7 +190,7 @@ func TestModelRoundTripPredictsExactly(t *testing.T) {
 }
 
 func TestPredictTiesAreDeterministic(t *testing.T) {
-	r := []Ranked{{"b/z", 0.25}, {"a/z", 0.25}, {"c/z", 0.5}}
+	r := []Ranked{{Model: "b/z", Prob: 0.25}, {Model: "a/z", Prob: 0.25}, {Model: "c/z", Prob: 0.5}}
 	sortRanked(r)
 	if r[0].Model != "c/z" || r[1].Model != "a/z" || r[2].Model != "b/z" {
 		t.Fatalf("sorted = %v", r)

@@ -23,7 +23,12 @@ type savedModel struct {
 	Embedder string
 	NGram    *savedNGram
 	ONNX     *onnxState
-	Softmax  savedSoftmax
+	// Softmax is empty (Classes 0) for a quality-only model.
+	Softmax savedSoftmax
+	// Quality holds the quality heads; nil in models saved before they existed.
+	Quality *savedSoftmax
+	Ranking string
+	Blend   float64
 }
 
 type savedNGram struct {
@@ -47,8 +52,14 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 	if ng, ok := m.embedder.(*NGramEmbedder); ok {
 		s.NGram = &savedNGram{Config: ng.cfg, Docs: ng.docs, DFIndex: ng.dfIndex, DF: ng.df}
 	}
-	c := m.classifier
-	s.Softmax = savedSoftmax{Dim: c.dim, Classes: c.classes, Cols: c.cols, W: c.w, B: c.b}
+	if c := m.classifier; c != nil {
+		s.Softmax = savedSoftmax{Dim: c.dim, Classes: c.classes, Cols: c.cols, W: c.w, B: c.b}
+	}
+	if m.quality != nil {
+		c := m.quality.lin
+		s.Quality = &savedSoftmax{Dim: c.dim, Classes: c.classes, Cols: c.cols, W: c.w, B: c.b}
+		s.Ranking, s.Blend = m.ranking, m.blend
+	}
 	var buf bytes.Buffer
 	buf.WriteString(modelMagic)
 	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
@@ -73,28 +84,49 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		return nil, invalid("model", "corrupt serialised router model: %v", err)
 	}
 	k := len(s.Classes)
-	sm := s.Softmax
-	if k < 2 || sm.Classes != k || len(sm.B) != k || len(sm.W) != len(sm.Cols)*k || sm.Dim <= 0 {
+	if k < 2 || (s.Softmax.Classes == 0 && s.Quality == nil) {
 		return nil, invalid("model", "inconsistent classifier shape")
 	}
-	clf := &SoftmaxRegression{dim: sm.Dim, classes: k, cols: sm.Cols, w: sm.W, b: sm.B, colOf: make([]int32, sm.Dim)}
-	for i := range clf.colOf {
-		clf.colOf[i] = -1
-	}
-	for r, c := range sm.Cols {
-		if c < 0 || int(c) >= sm.Dim || clf.colOf[c] >= 0 {
-			return nil, invalid("model", "classifier columns repeated or out of range")
+	var clf *SoftmaxRegression
+	dim := 0
+	if s.Softmax.Classes != 0 {
+		var err error
+		if clf, err = loadLinear(s.Softmax, k); err != nil {
+			return nil, err
 		}
-		clf.colOf[c] = int32(r)
+		dim = clf.dim
 	}
-	m := &Model{classes: slices.Clone(s.Classes), classifier: clf, onnx: s.ONNX}
+	var quality *QualityHeads
+	ranking := RankSoftmax
+	if s.Quality != nil {
+		lin, err := loadLinear(*s.Quality, k)
+		if err != nil {
+			return nil, err
+		}
+		if dim != 0 && lin.dim != dim {
+			return nil, invalid("model", "inconsistent classifier shape")
+		}
+		dim = lin.dim
+		quality = &QualityHeads{lin: lin}
+		switch s.Ranking {
+		case RankSoftmax, RankBlend:
+			if clf == nil {
+				return nil, invalid("model", "ranking %q needs a softmax head", s.Ranking)
+			}
+		case RankQuality:
+		default:
+			return nil, invalid("model", "unknown ranking %q", s.Ranking)
+		}
+		ranking = s.Ranking
+	}
+	m := &Model{classes: slices.Clone(s.Classes), classifier: clf, quality: quality, ranking: ranking, blend: s.Blend, onnx: s.ONNX}
 	switch {
 	case s.NGram != nil:
 		ng, err := NewNGramEmbedder(s.NGram.Config)
 		if err != nil {
 			return nil, err
 		}
-		if ng.Name() != s.Embedder || ng.cfg.Dims != sm.Dim || len(s.NGram.DF) != len(s.NGram.DFIndex) {
+		if ng.Name() != s.Embedder || ng.cfg.Dims != dim || len(s.NGram.DF) != len(s.NGram.DFIndex) {
 			return nil, invalid("model", "inconsistent n-gram embedder state")
 		}
 		for i, ix := range s.NGram.DFIndex {
@@ -113,7 +145,7 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		if err != nil {
 			return nil, err
 		}
-		if e.sha != s.ONNX.SHA256 || e.dim != sm.Dim {
+		if e.sha != s.ONNX.SHA256 || e.dim != dim {
 			e.Close()
 			return nil, invalid("ONNXModelDir", "model.onnx in %s (sha256 %s) is not the one the router was trained with (%s)",
 				opts.ONNXModelDir, e.sha[:12], s.ONNX.SHA256[:min(12, len(s.ONNX.SHA256))])
@@ -124,4 +156,22 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		return nil, invalid("model", "unknown embedder %q", s.Embedder)
 	}
 	return m, nil
+}
+
+// loadLinear restores one linear head of k classes, checking its shape.
+func loadLinear(sm savedSoftmax, k int) (*SoftmaxRegression, error) {
+	if sm.Classes != k || len(sm.B) != k || len(sm.W) != len(sm.Cols)*k || sm.Dim <= 0 {
+		return nil, invalid("model", "inconsistent classifier shape")
+	}
+	clf := &SoftmaxRegression{dim: sm.Dim, classes: k, cols: sm.Cols, w: sm.W, b: sm.B, colOf: make([]int32, sm.Dim)}
+	for i := range clf.colOf {
+		clf.colOf[i] = -1
+	}
+	for r, c := range sm.Cols {
+		if c < 0 || int(c) >= sm.Dim || clf.colOf[c] >= 0 {
+			return nil, invalid("model", "classifier columns repeated or out of range")
+		}
+		clf.colOf[c] = int32(r)
+	}
+	return clf, nil
 }

@@ -42,6 +42,12 @@ func (m *SoftmaxRegression) NumClasses() int { return m.classes }
 
 // Probabilities implements Classifier.
 func (m *SoftmaxRegression) Probabilities(x Vector, out []float64) {
+	m.linear(x, out)
+	softmaxInPlace(out[:m.classes])
+}
+
+// linear writes the scores W·x + b into out.
+func (m *SoftmaxRegression) linear(x Vector, out []float64) {
 	k := m.classes
 	for c := 0; c < k; c++ {
 		out[c] = float64(m.b[c])
@@ -76,7 +82,14 @@ func (m *SoftmaxRegression) Probabilities(x Vector, out []float64) {
 			}
 		}
 	}
-	softmaxInPlace(out[:k])
+}
+
+func sigmoid(v float64) float64 {
+	if v >= 0 {
+		return 1 / (1 + math.Exp(-v))
+	}
+	e := math.Exp(v)
+	return e / (1 + e)
 }
 
 func softmaxInPlace(z []float64) {
@@ -122,8 +135,12 @@ type trainSet struct {
 	// anyCorrect switches the loss from cross-entropy against the targets to
 	// -log Σ_c target_c·p_c (see ObjectiveAnyCorrect).
 	anyCorrect bool
-	weights    []float64 // per-row weight, sums to 1
-	classes    int
+	// perClass switches to one independent logistic loss per class (the quality heads):
+	// target_c is the probability that class c answers the row well, NaN when unmeasured
+	// (the pair then teaches nothing).
+	perClass bool
+	weights  []float64 // per-row weight, sums to 1
+	classes  int
 }
 
 // newSoftmaxShape decides which input dimensions get weights: those non-zero in at least
@@ -285,6 +302,22 @@ func (o *objective) eval(theta, grad []float64) float64 {
 			for j, v := range o.z[w][i*k : i*k+k] {
 				zr[j] += v
 			}
+		}
+		if ts.perClass {
+			// Σ_c logistic loss of sigmoid(z_c) against t_c; gradient sigmoid(z_c) - t_c.
+			t := ts.targets[i*k : i*k+k]
+			rw := ts.weights[i]
+			for j, v := range zr {
+				if math.IsNaN(t[j]) {
+					zr[j] = 0
+					continue
+				}
+				// log(1+e^v) computed without overflow.
+				sp := math.Max(v, 0) + math.Log1p(math.Exp(-math.Abs(v)))
+				loss += rw * (sp - t[j]*v)
+				zr[j] = rw * (sigmoid(v) - t[j])
+			}
+			continue
 		}
 		mx := math.Inf(-1)
 		for _, v := range zr {

@@ -75,7 +75,7 @@ func TestObjectives(t *testing.T) {
 		ObjectiveSoftTargets: {"p/d"},
 		ObjectiveAnyCorrect:  {"p/a"},
 	} {
-		m, _, err := Fit(ctx, ex, FitOptions{Objective: obj, L2: []float64{1e-4}})
+		m, _, err := Fit(ctx, ex, FitOptions{Objective: obj, L2: []float64{1e-4}, Ranking: RankSoftmax})
 		if err != nil {
 			t.Fatal(err)
 		}

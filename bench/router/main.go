@@ -103,7 +103,11 @@ func load(path string) ([]inference.Example, error) {
 func crossValidate(ctx context.Context, examples []inference.Example, opts inference.FitOptions, folds int) {
 	perm := rand.New(rand.NewPCG(42, 1)).Perm(len(examples))
 	var hits, freqHits, randHits, labelled float64
+	var score, freqScore float64
+	var ests, outs []float64
 	var l2s []float64
+	var rankings []string
+	alt := map[string][2]float64{}
 	for f := 0; f < folds; f++ {
 		var train, test []inference.Example
 		for i, j := range perm {
@@ -118,6 +122,7 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 			log.Fatal(err)
 		}
 		l2s = append(l2s, rep.L2)
+		rankings = append(rankings, fmt.Sprintf("%s/%.2f (q-l2 %.0e, val ECE %.3f)", rep.Ranking, rep.BlendWeight, rep.QualityL2, rep.ValidationECE))
 		// Most frequent best model on the training folds.
 		count := map[string]int{}
 		for _, ex := range train {
@@ -139,6 +144,28 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 		if err != nil {
 			log.Fatal(err)
 		}
+		for _, rk := range []struct {
+			name string
+			beta float64
+		}{{inference.RankSoftmax, 1}, {inference.RankQuality, 0}, {inference.RankBlend, 0.1}, {inference.RankBlend, 0.25}, {inference.RankBlend, 0.5}} {
+			mm, err := m.WithRanking(rk.name, rk.beta)
+			if err != nil {
+				log.Fatal(err)
+			}
+			pp, err := mm.Predict(ctx, texts)
+			if err != nil {
+				log.Fatal(err)
+			}
+			key := fmt.Sprintf("%s/%.2f", rk.name, rk.beta)
+			a := alt[key]
+			for i, ex := range test {
+				if slices.Contains(ex.Labels, pp[i][0].Model) {
+					a[0]++
+				}
+				a[1] += outcome(ex, pp[i][0].Model)
+			}
+			alt[key] = a
+		}
 		for i, ex := range test {
 			if len(ex.Labels) > 0 {
 				labelled++
@@ -149,12 +176,24 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 			if slices.Contains(ex.Labels, freq) {
 				freqHits++
 			}
+			score += outcome(ex, preds[i][0].Model)
+			freqScore += outcome(ex, freq)
+			for _, r := range preds[i] {
+				ests = append(ests, r.Quality)
+				outs = append(outs, outcome(ex, r.Model))
+			}
 			randHits += float64(len(ex.Labels)) / float64(len(m.Classes()))
 		}
 	}
 	n := float64(len(examples))
 	fmt.Printf("%d-fold CV top-1 hit rate over all %d rows (rows with no correct model count as misses):\n", folds, len(examples))
 	fmt.Printf("  router %.4f   most-frequent %.4f   random %.4f   (chosen L2 per fold %v)\n", hits/n, freqHits/n, randHits/n, l2s)
+	fmt.Printf("  mean score of the pick: router %.4f   most-frequent %.4f; ECE of the quality estimates on the test folds %.4f\n", score/n, freqScore/n,
+		inference.ExpectedCalibrationError(ests, outs))
+	fmt.Printf("  ranking per fold: %v\n", rankings)
+	for k, a := range alt {
+		fmt.Printf("  ranking %-14s top-1 %.4f  mean score %.4f\n", k, a[0]/n, a[1]/n)
+	}
 	fmt.Printf("  over the %d rows with a correct model: router %.4f   most-frequent %.4f   random %.4f\n",
 		int(labelled), hits/labelled, freqHits/labelled, randHits/labelled)
 }
@@ -248,4 +287,15 @@ func benchONNX(ctx context.Context, runs int) {
 		log.Fatal(err)
 	}
 	measure("MiniLM-size random weights", tmp)
+}
+
+// outcome is how well model answered ex: its score when given, else 1 for a correct model.
+func outcome(ex inference.Example, model string) float64 {
+	if s, ok := ex.Scores[model]; ok {
+		return s
+	}
+	if slices.Contains(ex.Labels, model) {
+		return 1
+	}
+	return 0
 }
