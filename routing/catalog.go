@@ -65,3 +65,11 @@ func priceOf(c Candidate, cat Catalog) (float64, bool) {
 	}
 	return 0, false
 }
+
+// CatalogPrice returns a price lookup over cat (USD per 1M tokens, as ModelInfo.Price), for
+// trainer.WithPrices.
+func CatalogPrice(cat Catalog) func(model string) (float64, bool) {
+	return func(model string) (float64, bool) {
+		return priceOf(Candidate{Name: model}, cat)
+	}
+}

@@ -9,30 +9,41 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// ModelProb is a trained router's probability that Model is the best model for a text.
+// ModelProb is a trained router's view of one model for a text.
 type ModelProb struct {
 	// Model is a "provider/model" name the router was trained on.
 	Model string
-	// Prob is in [0,1].
+	// Prob is the router's ranking score in [0,1] (its prediction confidence).
 	Prob float64
+	// Quality is the estimated probability, 0-1, that Model answers the text well.
+	Quality float64
+}
+
+// RouterEstimates is a trained router's answer for a list of texts.
+type RouterEstimates struct {
+	// Texts holds, per text, every model the router knows.
+	Texts [][]ModelProb
+	// Tolerance is the router's learned default tradeoff tolerance; 0 means it has none
+	// and the selector's default applies.
+	Tolerance float64
 }
 
 // CustomModels gives access to an owner's trained router models (the custom-router
 // capability implements it; see the server wiring).
 type CustomModels interface {
-	// Rank returns, for each text, the probabilities of the model modelID of owner over the
-	// models it was trained on. An unknown model id, or one of another owner, returns an
-	// error matching ErrNotFound (or store.ErrNotFound).
-	Rank(ctx context.Context, owner, modelID string, texts []string) ([][]ModelProb, error)
+	// Rank returns, for each text, the scores and quality estimates of the model modelID of
+	// owner for the models it was trained on. An unknown model id, or one of another
+	// owner, returns an error matching ErrNotFound (or store.ErrNotFound).
+	Rank(ctx context.Context, owner, modelID string, texts []string) (*RouterEstimates, error)
 }
 
 // CustomRouter ranks with a trained router model. The texts it asks the model about are the
 // conversation's last user turn and, when there is more than one message, the whole
-// rendered conversation; their probabilities are mixed w·p(last user) + (1−w)·p(all) with
-// w = LastTurnWeight (default 0.7). Candidates the model knows (matched by "provider/model"
-// name, case-insensitively, or by the model part for candidates named without a provider)
-// are ranked first by that probability renormalised over them (tier 0); the others follow,
-// ranked by Fallback (tier 1).
+// rendered conversation; their scores and estimates are mixed w·x(last user) + (1−w)·x(all)
+// with w = LastTurnWeight (default 0.7). Candidates the model knows (matched by
+// "provider/model" name, case-insensitively, or by the model part for candidates named
+// without a provider) are ranked first by the router's score (tier 0), with its quality
+// estimates for the tradeoff; the others follow, ranked by Fallback (tier 1).
 type CustomRouter struct {
 	// Models loads and runs the owner's trained routers.
 	Models CustomModels
@@ -42,7 +53,14 @@ type CustomRouter struct {
 	Fallback Router
 	// LastTurnWeight is w above; 0 means DefaultLastTurnWeight.
 	LastTurnWeight float64
+
+	// learned is the router's default tolerance, set by Rank.
+	learned float64
 }
+
+// LearnedTolerance returns the trained router's default tradeoff tolerance seen by the
+// last Rank (0 when it has none).
+func (r *CustomRouter) LearnedTolerance() float64 { return r.learned }
 
 // Rank implements Router.
 func (r *CustomRouter) Rank(ctx context.Context, conv *Conversation, cands []Candidate) ([]Scored, error) {
@@ -60,16 +78,17 @@ func (r *CustomRouter) Rank(ctx context.Context, conv *Conversation, cands []Can
 		}
 		return nil, fmt.Errorf("routing: custom router %q: %w", r.ModelID, err)
 	}
-	if len(res) != len(texts) {
-		return nil, fmt.Errorf("routing: custom router %q returned %d results for %d texts", r.ModelID, len(res), len(texts))
+	if res == nil || len(res.Texts) != len(texts) {
+		return nil, fmt.Errorf("routing: custom router %q returned no result for each of %d texts", r.ModelID, len(texts))
 	}
+	r.learned = res.Tolerance
 	w := r.LastTurnWeight
 	if w <= 0 || w > 1 {
 		w = DefaultLastTurnWeight
 	}
-	probs := map[string]float64{}
+	probs, quals := map[string]float64{}, map[string]float64{}
 	byModelPart := map[string][]string{}
-	for ti, list := range res {
+	for ti, list := range res.Texts {
 		weight := 1.0
 		if len(texts) > 1 {
 			weight = w
@@ -85,36 +104,25 @@ func (r *CustomRouter) Rank(ctx context.Context, conv *Conversation, cands []Can
 				}
 			}
 			probs[k] += weight * mp.Prob
+			quals[k] += weight * mp.Quality
 		}
 	}
-	var known, unknown []Candidate
-	var knownP []float64
-	total := 0.0
+	var unknown []Candidate
+	out := make([]Scored, 0, len(cands))
 	for _, c := range cands {
 		k := strings.ToLower(c.Name)
 		p, ok := probs[k]
 		if !ok && c.Provider == "" {
 			if ks := byModelPart[strings.ToLower(c.Model)]; len(ks) == 1 {
-				p, ok = probs[ks[0]]
+				k = ks[0]
+				p, ok = probs[k]
 			}
 		}
 		if ok {
-			known = append(known, c)
-			knownP = append(knownP, p)
-			total += p
+			out = append(out, Scored{Candidate: c, Score: p, Quality: quals[k], Source: SourceRouter})
 		} else {
 			unknown = append(unknown, c)
 		}
-	}
-	out := make([]Scored, 0, len(cands))
-	for i, c := range known {
-		p := knownP[i]
-		if total > 0 {
-			p /= total
-		} else {
-			p = 1 / float64(len(known))
-		}
-		out = append(out, Scored{Candidate: c, Score: p, Source: SourceRouter})
 	}
 	sortScored(out)
 	if len(unknown) > 0 {

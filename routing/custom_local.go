@@ -34,7 +34,7 @@ func (l *LocalModels) Remove(owner, modelID string) {
 }
 
 // Rank implements CustomModels; an id owner did not Add is ErrNotFound.
-func (l *LocalModels) Rank(ctx context.Context, owner, modelID string, texts []string) ([][]ModelProb, error) {
+func (l *LocalModels) Rank(ctx context.Context, owner, modelID string, texts []string) (*RouterEstimates, error) {
 	l.mu.RLock()
 	m, ok := l.models[[2]string{owner, modelID}]
 	l.mu.RUnlock()
@@ -45,12 +45,17 @@ func (l *LocalModels) Rank(ctx context.Context, owner, modelID string, texts []s
 	if err != nil {
 		return nil, err
 	}
+	return &RouterEstimates{Texts: fromRanked(res)}, nil
+}
+
+// fromRanked converts inference rankings to ModelProb lists.
+func fromRanked(res [][]inference.Ranked) [][]ModelProb {
 	out := make([][]ModelProb, len(res))
 	for i, rk := range res {
 		out[i] = make([]ModelProb, len(rk))
 		for j, r := range rk {
-			out[i][j] = ModelProb{Model: r.Model, Prob: r.Prob}
+			out[i][j] = ModelProb{Model: r.Model, Prob: r.Prob, Quality: r.Quality}
 		}
 	}
-	return out, nil
+	return out
 }

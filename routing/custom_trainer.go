@@ -15,20 +15,13 @@ func TrainerModels(svc *trainer.Service) CustomModels { return trainerModels{svc
 
 type trainerModels struct{ svc *trainer.Service }
 
-func (t trainerModels) Rank(ctx context.Context, owner, modelID string, texts []string) ([][]ModelProb, error) {
-	res, err := t.svc.Predict(ctx, owner, modelID, texts)
+func (t trainerModels) Rank(ctx context.Context, owner, modelID string, texts []string) (*RouterEstimates, error) {
+	res, err := t.svc.Estimate(ctx, owner, modelID, texts)
 	if errors.Is(err, trainer.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]ModelProb, len(res.Predictions))
-	for i, p := range res.Predictions {
-		out[i] = make([]ModelProb, len(p.Models))
-		for j, m := range p.Models {
-			out[i][j] = ModelProb{Model: m.Model, Prob: m.Confidence}
-		}
-	}
-	return out, nil
+	return &RouterEstimates{Texts: fromRanked(res.Rankings), Tolerance: res.Tolerance}, nil
 }

@@ -49,6 +49,12 @@ type Request struct {
 	MaxModelDepth *int `json:"max_model_depth,omitempty" jsonschema:"minimum=1"`
 	// Tradeoff is "", "cost" or "latency".
 	Tradeoff string `json:"tradeoff,omitempty" jsonschema:"enum=cost,enum=latency"`
+	// TradeoffTolerance (extension) is how much estimated quality, in points of
+	// probability of a good answer (0-1), the tradeoff may give up against the best
+	// candidate: the pick is the cheapest (fastest) candidate whose estimate is at least
+	// the best estimate minus this. nil means the router's learned default. Requires
+	// tradeoff.
+	TradeoffTolerance *float64 `json:"tradeoff_tolerance,omitempty" jsonschema:"minimum=0,maximum=1"`
 	// PreferenceID names a trained router model of the same owner; it replaces the default
 	// scorer for the candidates that model knows.
 	PreferenceID string `json:"preference_id,omitempty"`
@@ -136,6 +142,14 @@ func (r *Request) Validate() error {
 	default:
 		return invalid("tradeoff", "must be cost or latency (got %q)", r.Tradeoff)
 	}
+	if t := r.TradeoffTolerance; t != nil {
+		if !(*t >= 0 && *t <= 1) {
+			return invalid("tradeoff_tolerance", "must be a number from 0 to 1 (quality points the tradeoff may give up), got %v", *t)
+		}
+		if r.Tradeoff == "" {
+			return invalid("tradeoff_tolerance", "applies only with tradeoff cost or latency")
+		}
+	}
 	if r.MaxModelDepth != nil && *r.MaxModelDepth < 1 {
 		return invalid("max_model_depth", "must be at least 1 (got %d)", *r.MaxModelDepth)
 	}
@@ -150,6 +164,7 @@ type wireRequest struct {
 	Tools           json.RawMessage `json:"tools"`
 	MaxModelDepth   json.RawMessage `json:"max_model_depth"`
 	Tradeoff        json.RawMessage `json:"tradeoff"`
+	Tolerance       json.RawMessage `json:"tradeoff_tolerance"`
 	PreferenceID    json.RawMessage `json:"preference_id"`
 	HashContent     json.RawMessage `json:"hash_content"`
 	PreviousSession json.RawMessage `json:"previous_session"`
@@ -183,6 +198,13 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 			return err
 		}
 		out.MaxModelDepth = &d
+	}
+	if isSet(w.Tolerance) {
+		var t float64
+		if err := decodeField(w.Tolerance, "tradeoff_tolerance", &t); err != nil {
+			return err
+		}
+		out.TradeoffTolerance = &t
 	}
 	for _, f := range []struct {
 		raw  json.RawMessage

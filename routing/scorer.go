@@ -14,17 +14,30 @@ const (
 	SourceBenchmark = "benchmark"
 	// SourceUnknown: no prior known; DefaultScorer.UnknownQuality was used.
 	SourceUnknown = "unknown"
-	// SourceRouter: a trained custom router's probability.
+	// SourceRouter: a trained custom router's estimate.
 	SourceRouter = "router"
+	// SourceLearned: the learned default router's estimate (embedded in the binary).
+	SourceLearned = "learned"
+	// SourceLearnedRelative: the learned default router's estimate for the candidate's
+	// nearest measured relative (named in EstimatedFrom).
+	SourceLearnedRelative = "learned_relative"
 )
 
 // Scored is a candidate with its ranking score.
 type Scored struct {
 	// Candidate is the scored candidate.
 	Candidate Candidate
-	// Score is the expected quality in [0,1] (default scorer) or the router's probability
-	// renormalised over the candidates it knows (custom router). Higher is better.
+	// Score is what the candidates are ranked by, higher is better: the estimated quality
+	// (default scorer, learned default router, and custom routers that rank by their
+	// quality heads) or a custom router's ranking score (its softmax probability, or a
+	// blend, when that ranked better on its validation split).
 	Score float64
+	// Quality is the estimated probability, 0-1, that the candidate answers well; the
+	// cost/latency tradeoff compares it across candidates.
+	Quality float64
+	// EstimatedFrom names the measured model whose estimate a candidate borrowed (a
+	// nearest relative in the learned default router's data), or is empty.
+	EstimatedFrom string
 	// Source is one of SourceAttribute, SourceBenchmark, SourceUnknown, SourceRouter.
 	Source string
 	// Tier orders groups of scores that are not comparable: tier 0 (a custom router's known
@@ -99,7 +112,8 @@ func (s DefaultScorer) Rank(_ context.Context, conv *Conversation, cands []Candi
 			}
 		}
 		q = math.Max(0, math.Min(1, q))
-		out[i] = Scored{Candidate: c, Score: math.Pow(q, exp), Source: src}
+		e := math.Pow(q, exp)
+		out[i] = Scored{Candidate: c, Score: e, Quality: e, Source: src}
 	}
 	sortScored(out)
 	return out, nil

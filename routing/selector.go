@@ -23,10 +23,11 @@ type Options struct {
 	// Scorer ranks without a preference_id and ranks the candidates a custom router does not
 	// know; nil means DefaultScorer{}.
 	Scorer Router
-	// Tolerance is the cost/latency tradeoff's relative quality tolerance: a candidate is
-	// eligible when its score is at least best·(1 − Tolerance), best being the top score.
-	// 0 means DefaultTolerance (0.05); a negative value means no tolerance (only ties with
-	// the best are eligible). Values above 1 make every candidate eligible.
+	// Tolerance is the cost/latency tradeoff's quality tolerance when neither the request
+	// (tradeoff_tolerance) nor the router (a trained router's, or the learned default
+	// router's, measured default) sets one: a candidate is eligible when its estimated
+	// quality is at least the best estimate minus Tolerance. 0 means DefaultTolerance
+	// (0.05); a negative value means no tolerance (only ties with the best are eligible).
 	Tolerance float64
 	// LastTurnWeight is the weight of the last user turn (see Conversation); 0 means 0.7.
 	LastTurnWeight float64
@@ -94,10 +95,17 @@ type RankedProvider struct {
 	Model    string `json:"model,omitempty"`
 	// Rank is the position, 1 = best.
 	Rank int `json:"rank"`
-	// Score is as in [Scored]: expected quality (default scorer) or router probability.
+	// Score is as in [Scored]: what the candidate was ranked by.
 	Score float64 `json:"score"`
-	// ScoreSource says where the score came from: attribute, benchmark, unknown or router.
+	// Quality is the estimated probability, 0-1, of a good answer; the tradeoff compares it.
+	Quality float64 `json:"quality"`
+	// ScoreSource says where the score came from: learned (the default router embedded in
+	// the binary), learned_relative (its estimate for the nearest measured relative named
+	// in estimated_from), router (a trained router via preference_id), or a prior for
+	// models no router knows: attribute, benchmark or unknown.
 	ScoreSource string `json:"score_source"`
+	// EstimatedFrom names the measured model a learned_relative estimate comes from.
+	EstimatedFrom string `json:"estimated_from,omitempty"`
 }
 
 // Rank validates req and returns the ranked candidates after the tools filter and the
@@ -136,7 +144,14 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 	if len(ranked) != len(cands) {
 		return nil, fmt.Errorf("routing: router ranked %d of %d candidates", len(ranked), len(cands))
 	}
-	return applyTradeoff(ranked, req.Tradeoff, s.tol, s.cat), nil
+	tol := s.tol
+	if lt, ok := r.(interface{ LearnedTolerance() float64 }); ok && lt.LearnedTolerance() > 0 {
+		tol = lt.LearnedTolerance()
+	}
+	if req.TradeoffTolerance != nil {
+		tol = *req.TradeoffTolerance
+	}
+	return applyTradeoff(ranked, req.Tradeoff, tol, s.cat), nil
 }
 
 // Select validates req, ranks its candidates for owner, stores a session and returns the
@@ -179,7 +194,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 	}
 	resp := &Response{LLMLabel: sess.Chosen, SessionID: id, Providers: make([]RankedProvider, depth)}
 	for i, r := range ranked[:depth] {
-		p := RankedProvider{Rank: i + 1, Score: r.Score, ScoreSource: r.Source}
+		p := RankedProvider{Rank: i + 1, Score: r.Score, Quality: r.Quality, ScoreSource: r.Source, EstimatedFrom: r.EstimatedFrom}
 		if r.Candidate.Shape() == ShapeName {
 			p.Name = r.Candidate.Name
 		} else {

@@ -261,11 +261,12 @@ func TestMaxModelDepthAndShapes(t *testing.T) {
 // fakeRouters is a scripted CustomModels for tests: per owner/model id, a function of the
 // text giving probabilities.
 type fakeRouters struct {
-	models map[string]func(text string) []routing.ModelProb
-	texts  [][]string
+	models    map[string]func(text string) []routing.ModelProb
+	texts     [][]string
+	tolerance float64
 }
 
-func (f *fakeRouters) Rank(_ context.Context, owner, id string, texts []string) ([][]routing.ModelProb, error) {
+func (f *fakeRouters) Rank(_ context.Context, owner, id string, texts []string) (*routing.RouterEstimates, error) {
 	fn, ok := f.models[owner+"/"+id]
 	if !ok {
 		return nil, routing.ErrNotFound
@@ -275,28 +276,28 @@ func (f *fakeRouters) Rank(_ context.Context, owner, id string, texts []string) 
 	for i, t := range texts {
 		out[i] = fn(t)
 	}
-	return out, nil
+	return &routing.RouterEstimates{Texts: out, Tolerance: f.tolerance}, nil
 }
 
 func TestCustomRouter(t *testing.T) {
 	fake := &fakeRouters{models: map[string]func(string) []routing.ModelProb{
 		"alice/r1": func(text string) []routing.ModelProb {
 			if strings.Contains(text, "code") {
-				return []routing.ModelProb{{"acme/coder", 0.6}, {"acme/chat", 0.1}, {"acme/absent", 0.3}}
+				return []routing.ModelProb{{"acme/coder", 0.6, 0.9}, {"acme/chat", 0.1, 0.4}, {"acme/absent", 0.3, 0.5}}
 			}
-			return []routing.ModelProb{{"acme/coder", 0.2}, {"acme/chat", 0.5}, {"acme/absent", 0.3}}
+			return []routing.ModelProb{{"acme/coder", 0.2, 0.5}, {"acme/chat", 0.5, 0.8}, {"acme/absent", 0.3, 0.5}}
 		},
 	}}
 	s, _ := newSelector(t, routing.Options{CustomModels: fake})
 	cands := func() []routing.Candidate { return names("openai/gpt-4o", "acme/chat", "acme/coder", "zzz/unknown") }
 	resp := mustSelect(t, s, "alice", &routing.Request{Messages: userMsg("write code"), LLMProviders: cands(), PreferenceID: "r1"})
-	// Known candidates by router probability (renormalised over them), then the rest by the
-	// default scorer (gpt-4o's benchmark prior beats the unknown prior).
+	// Known candidates by the router's score, then the rest by the default scorer (gpt-4o's
+	// benchmark prior beats the unknown prior).
 	if got := strings.Join(labels(resp.Providers), ","); got != "acme/coder,acme/chat,openai/gpt-4o,zzz/unknown" {
 		t.Errorf("ranking %s", got)
 	}
-	if p := resp.Providers[0]; p.ScoreSource != routing.SourceRouter || p.Score < 0.857 || p.Score > 0.858 {
-		t.Errorf("top %+v, want router score 0.6/0.7", p)
+	if p := resp.Providers[0]; p.ScoreSource != routing.SourceRouter || p.Score != 0.6 || p.Quality != 0.9 {
+		t.Errorf("top %+v, want the router's score 0.6 and estimate 0.9", p)
 	}
 	// The last user turn weighs most: earlier code talk does not outweigh it.
 	resp = mustSelect(t, s, "alice", &routing.Request{Messages: []routing.Message{
@@ -389,3 +390,53 @@ func TestSessions(t *testing.T) {
 }
 
 func memstoreNew() *store.Store { return memstore.New() }
+
+// TestTradeoffToleranceSources checks the order in which the tolerance is taken: the
+// request's tradeoff_tolerance, else the trained router's learned default, else the
+// selector's, and that the rule compares the routers' quality estimates in absolute points.
+func TestTradeoffToleranceSources(t *testing.T) {
+	fake := &fakeRouters{models: map[string]func(string) []routing.ModelProb{
+		"alice/r1": func(string) []routing.ModelProb {
+			// big is ranked first; mid is 0.06 below it, small 0.25 below.
+			return []routing.ModelProb{{"acme/big", 0.7, 0.90}, {"acme/mid", 0.2, 0.84}, {"acme/small", 0.1, 0.65}}
+		},
+	}}
+	s, _ := newSelector(t, routing.Options{CustomModels: fake, Tolerance: 0.02})
+	cands := func() []routing.Candidate {
+		c := names("acme/big", "acme/mid", "acme/small")
+		c[0].Price, c[1].Price, c[2].Price = fp(10), fp(3), fp(1)
+		return c
+	}
+	pick := func(tol *float64) string {
+		t.Helper()
+		return mustSelect(t, s, "alice", &routing.Request{Messages: userMsg("hi"), LLMProviders: cands(),
+			PreferenceID: "r1", Tradeoff: "cost", TradeoffTolerance: tol}).LLMLabel
+	}
+	// Selector default 0.02: only big qualifies.
+	if got := pick(nil); got != "acme/big" {
+		t.Errorf("selector tolerance 0.02 picked %s", got)
+	}
+	// The router's learned default 0.1 replaces it: mid (0.06 below) qualifies.
+	fake.tolerance = 0.1
+	if got := pick(nil); got != "acme/mid" {
+		t.Errorf("learned tolerance 0.1 picked %s", got)
+	}
+	// The request wins over both.
+	if got := pick(fp(0.3)); got != "acme/small" {
+		t.Errorf("request tolerance 0.3 picked %s", got)
+	}
+	if got := pick(fp(0)); got != "acme/big" {
+		t.Errorf("request tolerance 0 picked %s", got)
+	}
+	// Bad values name the field.
+	for _, body := range []string{
+		`{"messages":[{"role":"user","content":"hi"}],"models":["a/b"],"tradeoff":"cost","tradeoff_tolerance":1.5}`,
+		`{"messages":[{"role":"user","content":"hi"}],"models":["a/b"],"tradeoff":"cost","tradeoff_tolerance":"x"}`,
+		`{"messages":[{"role":"user","content":"hi"}],"models":["a/b"],"tradeoff_tolerance":0.1}`,
+	} {
+		_, err := routing.ParseRequest([]byte(body))
+		if !errors.Is(err, routing.ErrInvalid) || !strings.Contains(err.Error(), "tradeoff_tolerance") {
+			t.Errorf("%s: err = %v, want a validation error naming tradeoff_tolerance", body, err)
+		}
+	}
+}

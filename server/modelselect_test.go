@@ -29,15 +29,15 @@ const otherKey = "other-key-456"
 // testKey that always prefers acme/chat.
 type scriptedRouters struct{ owner string }
 
-func (f scriptedRouters) Rank(_ context.Context, owner, id string, texts []string) ([][]routing.ModelProb, error) {
+func (f scriptedRouters) Rank(_ context.Context, owner, id string, texts []string) (*routing.RouterEstimates, error) {
 	if owner != f.owner || id != "r1" {
 		return nil, routing.ErrNotFound
 	}
 	out := make([][]routing.ModelProb, len(texts))
 	for i := range texts {
-		out[i] = []routing.ModelProb{{Model: "acme/chat", Prob: 0.8}, {Model: "openai/gpt-4o", Prob: 0.2}}
+		out[i] = []routing.ModelProb{{Model: "acme/chat", Prob: 0.8, Quality: 0.8}, {Model: "openai/gpt-4o", Prob: 0.2, Quality: 0.7}}
 	}
-	return out, nil
+	return &routing.RouterEstimates{Texts: out}, nil
 }
 
 func modelSelectServer(t *testing.T, custom routing.CustomModels) (*httptest.Server, *store.Store) {

@@ -15,6 +15,11 @@ type trainRequest struct {
 	// DataURLs are the URLs of the dataset files (JSON array of records, JSONL, or CSV with
 	// header problem,correct_models); several files are combined.
 	DataURLs []string `json:"Data_URLs" jsonschema:"required,minItems=1,maxItems=100"`
+	// ModelPrices (extension) prices the dataset's models, "provider/model" → USD per 1M
+	// tokens (mean of input and output), for the cost/quality frontier measured on the
+	// trained router (its model details' tradeoff); models not listed are priced from the
+	// price catalogue.
+	ModelPrices map[string]float64 `json:"model_prices,omitempty"`
 }
 
 // predictRequest is the body of POST /api/v1/routers/predict (the spec's Prediction request).
@@ -48,11 +53,11 @@ func CustomRouters(svc *trainer.Service) Option {
 		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/train", Summary: "Start training a custom router from dataset URLs",
 			Request: trainRequest{}, Response: trainer.Job{}, Status: http.StatusAccepted, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {
-				urls, err := decodeTrainRequest(r)
+				urls, prices, err := decodeTrainRequest(r)
 				if err != nil {
 					return err
 				}
-				job, err := svc.Submit(r.Context(), owner(r), urls)
+				job, err := svc.SubmitWithOptions(r.Context(), owner(r), urls, trainer.JobOptions{ModelPrices: prices})
 				if err != nil {
 					return err
 				}
@@ -109,31 +114,48 @@ func CustomRouters(svc *trainer.Service) Option {
 	}
 }
 
-// decodeTrainRequest reads {"Data_URLs": [...]} and names the field on every type problem
-// (missing, not an array, an element that is not a string).
-func decodeTrainRequest(r *http.Request) ([]string, error) {
+// decodeTrainRequest reads {"Data_URLs": [...], "model_prices": {...}} and names the field
+// on every type problem (missing, not an array, an element that is not a string, a price
+// that is not a number).
+func decodeTrainRequest(r *http.Request) ([]string, map[string]float64, error) {
 	var raw struct {
-		DataURLs json.RawMessage `json:"Data_URLs"`
+		DataURLs    json.RawMessage `json:"Data_URLs"`
+		ModelPrices json.RawMessage `json:"model_prices"`
 	}
 	if err := decodeJSON(r, &raw, decodeOptions{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(raw.DataURLs) == 0 || string(raw.DataURLs) == "null" {
-		return nil, Validation(http.StatusUnprocessableEntity, "Data_URLs is required: an array of dataset file URLs")
+		return nil, nil, Validation(http.StatusUnprocessableEntity, "Data_URLs is required: an array of dataset file URLs")
 	}
 	var items []any
 	if err := json.Unmarshal(raw.DataURLs, &items); err != nil {
-		return nil, Validation(http.StatusUnprocessableEntity, "Data_URLs must be an array of strings (URLs of dataset files)")
+		return nil, nil, Validation(http.StatusUnprocessableEntity, "Data_URLs must be an array of strings (URLs of dataset files)")
 	}
 	urls := make([]string, len(items))
 	for i, it := range items {
 		u, ok := it.(string)
 		if !ok {
-			return nil, Validation(http.StatusUnprocessableEntity, "Data_URLs[%d] must be a string, got %s", i, jsonKind(it))
+			return nil, nil, Validation(http.StatusUnprocessableEntity, "Data_URLs[%d] must be a string, got %s", i, jsonKind(it))
 		}
 		urls[i] = u
 	}
-	return urls, nil
+	var prices map[string]float64
+	if len(raw.ModelPrices) > 0 && string(raw.ModelPrices) != "null" {
+		var obj map[string]any
+		if err := json.Unmarshal(raw.ModelPrices, &obj); err != nil {
+			return nil, nil, Validation(http.StatusUnprocessableEntity, "model_prices must be an object mapping provider/model to a price in USD per 1M tokens")
+		}
+		prices = make(map[string]float64, len(obj))
+		for m, v := range obj {
+			p, ok := v.(float64)
+			if !ok {
+				return nil, nil, Validation(http.StatusUnprocessableEntity, "model_prices[%q] must be a number, got %s", m, jsonKind(v))
+			}
+			prices[m] = p
+		}
+	}
+	return urls, prices, nil
 }
 
 func jsonKind(v any) string {

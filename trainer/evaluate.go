@@ -17,7 +17,10 @@ func stratifiedSplit(recs []Record, fraction float64, seed int64) (train, test [
 	byClass := map[string][]int{}
 	var classes []string
 	for i, r := range recs {
-		c := r.CorrectModels[0]
+		c := ""
+		if len(r.CorrectModels) > 0 {
+			c = r.CorrectModels[0]
+		}
 		if _, ok := byClass[c]; !ok {
 			classes = append(classes, c)
 		}
@@ -41,9 +44,34 @@ func stratifiedSplit(recs []Record, fraction float64, seed int64) (train, test [
 	return train, test
 }
 
-// evaluate scores model on test and computes the most-frequent-model baseline from train.
-func evaluate(ctx context.Context, model *inference.Model, train, test []Record) (*Metrics, error) {
-	m := &Metrics{HoldoutRows: len(test)}
+// MaxQualityLoss is how much held-out mean score a router's default tradeoff tolerance
+// may give up against picking its best estimate (one point).
+const MaxQualityLoss = 0.01
+
+// FallbackTolerance is the default tolerance of a router whose models have no known price
+// (routing's global default; the frontier cannot measure one).
+const FallbackTolerance = 0.05
+
+// PriceUnit is the unit of the prices in TradeoffDetails.
+const PriceUnit = "USD per 1M tokens (mean of input and output)"
+
+// outcome is how well model answered r: its score when given, else 1 for a correct model.
+func outcome(r Record, model string) float64 {
+	if s, ok := r.Scores[model]; ok {
+		return s
+	}
+	if slices.Contains(r.CorrectModels, model) {
+		return 1
+	}
+	return 0
+}
+
+// evaluate scores model on test, computes the most-frequent-model baseline from train, and
+// measures the tradeoff frontier with prices (which may be empty).
+func evaluate(ctx context.Context, model *inference.Model, train, test []Record, prices map[string]float64) (*Metrics, *TradeoffDetails, error) {
+	m := &Metrics{}
+	ranking, _ := model.Ranking()
+	m.Ranking = ranking
 	// Baseline: the model most often among correct_models in the training split.
 	count := map[string]int{}
 	for _, r := range train {
@@ -57,7 +85,7 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record)
 		}
 	}
 	if len(test) == 0 {
-		return m, nil
+		return m, nil, nil
 	}
 	texts := make([]string, len(test))
 	for i, r := range test {
@@ -65,17 +93,48 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record)
 	}
 	ranked, err := model.Predict(ctx, texts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var top1, top3, acc, baseHit, baseAcc int
+	classes := model.Classes()
+	index := make(map[string]int, len(classes))
+	for i, c := range classes {
+		index[c] = i
+	}
+	priceVec := make([]float64, len(classes))
+	for i, c := range classes {
+		priceVec[i] = math.NaN()
+		if p, ok := prices[c]; ok {
+			priceVec[i] = p
+		}
+	}
+	var top1, top3, acc, baseHit, baseAcc, labelled int
+	var ests, outs []float64
+	estimates := make([][]float64, len(test))
+	outcomes := make([][]float64, len(test))
 	for i, r := range test {
+		rk := ranked[i]
+		est, out := make([]float64, len(classes)), make([]float64, len(classes))
+		for _, x := range rk {
+			c := index[x.Model]
+			est[c], out[c] = x.Quality, outcome(r, x.Model)
+			ests = append(ests, x.Quality)
+			outs = append(outs, out[c])
+		}
+		estimates[i], outcomes[i] = est, out
+		if len(rk) > 0 {
+			m.MeanScore += outcome(r, rk[0].Model)
+		}
+		m.BaselineMeanScore += outcome(r, m.BaselineModel)
+		if len(r.CorrectModels) == 0 {
+			continue
+		}
+		labelled++
 		if slices.Contains(r.CorrectModels, m.BaselineModel) {
 			baseHit++
 		}
 		if r.CorrectModels[0] == m.BaselineModel {
 			baseAcc++
 		}
-		rk := ranked[i]
 		if len(rk) == 0 {
 			continue
 		}
@@ -93,10 +152,25 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record)
 		}
 	}
 	n := float64(len(test))
-	m.Top1HitRate = float64(top1) / n
-	m.Top3HitRate = float64(top3) / n
-	m.Accuracy = float64(acc) / n
-	m.BaselineTop1HitRate = float64(baseHit) / n
-	m.BaselineAccuracy = float64(baseAcc) / n
-	return m, nil
+	m.MeanScore /= n
+	m.BaselineMeanScore /= n
+	m.CalibrationError = inference.ExpectedCalibrationError(ests, outs)
+	m.HoldoutRows = labelled
+	if labelled > 0 {
+		l := float64(labelled)
+		m.Top1HitRate = float64(top1) / l
+		m.Top3HitRate = float64(top3) / l
+		m.Accuracy = float64(acc) / l
+		m.BaselineTop1HitRate = float64(baseHit) / l
+		m.BaselineAccuracy = float64(baseAcc) / l
+	}
+	frontier := inference.Frontier(estimates, outcomes, priceVec, inference.DefaultTolerances)
+	td := &TradeoffDetails{
+		DefaultTolerance: inference.ChooseTolerance(frontier, MaxQualityLoss, FallbackTolerance),
+		MaxQualityLoss:   MaxQualityLoss,
+		PriceUnit:        PriceUnit,
+		Prices:           prices,
+		Frontier:         frontier,
+	}
+	return m, td, nil
 }

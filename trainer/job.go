@@ -156,15 +156,16 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	}
 	sort.Strings(cfg.Classes)
 
-	// Score on a held-out split.
-	trainIdx, testIdx := stratifiedSplit(usable, HoldoutFraction, s.seed)
+	// Score on a held-out split. Rows without a correct model stay in: the per-model
+	// quality heads learn from them that no model answers such prompts.
+	trainIdx, testIdx := stratifiedSplit(recs, HoldoutFraction, s.seed)
 	cfg.TrainRows, cfg.HoldoutRows = len(trainIdx), len(testIdx)
-	evalModel, rep, err := s.fit(ctx, pick(usable, trainIdx), nil)
+	evalModel, rep, err := s.fit(ctx, pick(recs, trainIdx), nil)
 	if err != nil {
 		return nil, err
 	}
 	addTiming(cfg, rep)
-	metrics, err := evaluate(ctx, evalModel, pick(usable, trainIdx), pick(usable, testIdx))
+	metrics, tradeoff, err := evaluate(ctx, evalModel, pick(recs, trainIdx), pick(recs, testIdx), s.pricesFor(j, cfg.Classes))
 	_ = evalModel.Close()
 	if err != nil {
 		return nil, fmt.Errorf("score the held-out split: %w", err)
@@ -172,11 +173,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 
 	// The final router learns from every row, with the regularisation chosen on the
 	// evaluation fit's validation split (no second search).
-	var l2 []float64
-	if rep != nil && rep.L2 > 0 {
-		l2 = []float64{rep.L2}
-	}
-	model, rep, err := s.fit(ctx, usable, l2)
+	model, rep, err := s.fit(ctx, recs, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +195,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 			Classes:        model.Classes(),
 			TrainingJobID:  j.ID,
 			Metrics:        metrics,
+			Tradeoff:       tradeoff,
 		},
 		weights: weights,
 	}, nil
@@ -211,9 +209,10 @@ func addTiming(cfg *TrainingConfig, rep *inference.FitReport) {
 	cfg.Timing.TrainingTimeSeconds += rep.TrainingTime.Seconds()
 }
 
-// fit trains a router on recs; l2, when not nil, fixes the regularisation strengths to
-// choose from (one value skips the validation fits).
-func (s *Service) fit(ctx context.Context, recs []Record, l2 []float64) (*inference.Model, *inference.FitReport, error) {
+// fit trains a router on recs. With prev, the report of an earlier fit on part of the
+// same data, the final fit reuses its regularisation and ranking instead of searching
+// again.
+func (s *Service) fit(ctx context.Context, recs []Record, prev *inference.FitReport) (*inference.Model, *inference.FitReport, error) {
 	examples := make([]inference.Example, len(recs))
 	for i, r := range recs {
 		examples[i] = inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores}
@@ -224,7 +223,15 @@ func (s *Service) fit(ctx context.Context, recs []Record, l2 []float64) (*infere
 		Cache:        s.cache,
 		Seed:         s.seed,
 		Logger:       s.log,
-		L2:           l2,
+	}
+	if prev != nil {
+		if prev.L2 > 0 {
+			opts.L2 = []float64{prev.L2}
+		}
+		if prev.QualityL2 > 0 {
+			opts.QualityL2 = []float64{prev.QualityL2}
+		}
+		opts.Ranking, opts.BlendWeight = prev.Ranking, prev.BlendWeight
 	}
 	if s.fitOpts != nil {
 		s.fitOpts(&opts)
@@ -240,6 +247,21 @@ func (s *Service) fit(ctx context.Context, recs []Record, l2 []float64) (*infere
 		return nil, nil, fmt.Errorf("internal error: training failed: %w", err)
 	}
 	return m, rep, nil
+}
+
+// pricesFor returns the prices of classes: the job's own, else the service's lookup.
+func (s *Service) pricesFor(j *jobRecord, classes []string) map[string]float64 {
+	out := map[string]float64{}
+	for _, c := range classes {
+		if p, ok := j.Prices[c]; ok {
+			out[c] = p
+		} else if s.prices != nil {
+			if p, ok := s.prices(c); ok {
+				out[c] = p
+			}
+		}
+	}
+	return out
 }
 
 func pick(recs []Record, idx []int) []Record {

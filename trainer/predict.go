@@ -21,33 +21,12 @@ const touchEvery = time.Hour
 // (a *ValidationError naming inputs or inputs[i] otherwise). An unknown model, or another
 // owner's, is ErrNotFound; an archived one is ErrArchived (which matches ErrNotFound).
 func (s *Service) Predict(ctx context.Context, owner, modelID string, inputs []string) (PredictResponse, error) {
-	if strings.TrimSpace(modelID) == "" {
-		return PredictResponse{}, invalid("model_id", "is required")
-	}
-	if err := checkInputs(inputs); err != nil {
-		return PredictResponse{}, err
-	}
-	rec, err := s.getModel(ctx, owner, modelID)
+	est, err := s.Estimate(ctx, owner, modelID, inputs)
 	if err != nil {
 		return PredictResponse{}, err
 	}
-	if rec.State != ModelActive {
-		return PredictResponse{}, &archivedError{modelID: modelID}
-	}
-	model, release, err := s.loadModel(ctx, modelID)
-	if err != nil {
-		return PredictResponse{}, err
-	}
-	defer release()
-	ranked, err := model.Predict(ctx, inputs)
-	if err != nil {
-		if errors.Is(err, inference.ErrInvalid) {
-			return PredictResponse{}, invalid("inputs", "%v", err)
-		}
-		return PredictResponse{}, fmt.Errorf("trainer: predict with %s: %w", modelID, err)
-	}
-	out := PredictResponse{Predictions: make([]Prediction, len(ranked)), Version: rec.Version}
-	for i, rk := range ranked {
+	out := PredictResponse{Predictions: make([]Prediction, len(est.Rankings)), Version: est.Version}
+	for i, rk := range est.Rankings {
 		p := Prediction{Models: make([]RankedModel, len(rk))}
 		for k, r := range rk {
 			p.Models[k] = RankedModel{Model: r.Model, Confidence: r.Prob, Rank: k + 1}
@@ -56,6 +35,53 @@ func (s *Service) Predict(ctx context.Context, owner, modelID string, inputs []s
 			p.TopModel, p.TopProb = rk[0].Model, rk[0].Prob
 		}
 		out.Predictions[i] = p
+	}
+	return out, nil
+}
+
+// Estimates are a router's rankings with per-model quality estimates, for model selection.
+type Estimates struct {
+	// Rankings holds one ranked list per input: Prob is the ranking score (a prediction's
+	// confidence), Quality the estimated probability that the model answers well.
+	Rankings [][]inference.Ranked
+	// Tolerance is the router's default tradeoff tolerance (TradeoffDetails); 0 for a
+	// router trained before it was measured.
+	Tolerance float64
+	// Version is the router's version label.
+	Version string
+}
+
+// Estimate is Predict with the quality estimates and the router's default tradeoff
+// tolerance; the same rules and errors apply.
+func (s *Service) Estimate(ctx context.Context, owner, modelID string, inputs []string) (Estimates, error) {
+	if strings.TrimSpace(modelID) == "" {
+		return Estimates{}, invalid("model_id", "is required")
+	}
+	if err := checkInputs(inputs); err != nil {
+		return Estimates{}, err
+	}
+	rec, err := s.getModel(ctx, owner, modelID)
+	if err != nil {
+		return Estimates{}, err
+	}
+	if rec.State != ModelActive {
+		return Estimates{}, &archivedError{modelID: modelID}
+	}
+	model, release, err := s.loadModel(ctx, modelID)
+	if err != nil {
+		return Estimates{}, err
+	}
+	defer release()
+	ranked, err := model.Predict(ctx, inputs)
+	if err != nil {
+		if errors.Is(err, inference.ErrInvalid) {
+			return Estimates{}, invalid("inputs", "%v", err)
+		}
+		return Estimates{}, fmt.Errorf("trainer: predict with %s: %w", modelID, err)
+	}
+	out := Estimates{Rankings: ranked, Version: rec.Version}
+	if rec.Tradeoff != nil {
+		out.Tolerance = rec.Tradeoff.DefaultTolerance
 	}
 	if now := s.now(); now.Sub(rec.LastUsedAt) >= touchEvery {
 		if err := s.touch(ctx, modelID, now); err != nil {

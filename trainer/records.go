@@ -1,6 +1,10 @@
 package trainer
 
-import "time"
+import (
+	"time"
+
+	"github.com/switchyard-ai/switchyard/inference"
+)
 
 // JobState is a training job's state.
 type JobState string
@@ -88,6 +92,36 @@ type Metrics struct {
 	BaselineAccuracy    float64 `json:"baseline_accuracy"`
 	// HoldoutRows is the number of rows scored.
 	HoldoutRows int `json:"holdout_rows"`
+	// MeanScore is the mean observed score of the top pick on the held-out rows (a row's
+	// score for the model, else 1 for a correct model and 0 otherwise), rows without a
+	// correct model included.
+	MeanScore float64 `json:"mean_score"`
+	// BaselineMeanScore is MeanScore of always picking BaselineModel.
+	BaselineMeanScore float64 `json:"baseline_mean_score"`
+	// CalibrationError is the expected calibration error of the per-model quality
+	// estimates on the held-out rows (10 bins; 0 is perfect).
+	CalibrationError float64 `json:"calibration_error"`
+	// Ranking is how the router orders models: "quality" (its per-model estimates),
+	// "softmax" or "blend", chosen on its validation split.
+	Ranking string `json:"ranking,omitempty"`
+}
+
+// TradeoffDetails describe what a router's cost tradeoff buys, measured on the held-out
+// rows with every model of the router as a candidate.
+type TradeoffDetails struct {
+	// DefaultTolerance is the tolerance model selection uses with this router when a
+	// request sets tradeoff without tradeoff_tolerance: the largest one whose held-out mean
+	// score stays within MaxQualityLoss of the no-tradeoff score.
+	DefaultTolerance float64 `json:"default_tolerance"`
+	// MaxQualityLoss is the quality the default tolerance may give up (0.01: one point).
+	MaxQualityLoss float64 `json:"max_quality_loss"`
+	// PriceUnit names the unit of Prices and of the frontier's mean_price.
+	PriceUnit string `json:"price_unit"`
+	// Prices are the model prices the frontier was measured with; models without a known
+	// price are absent (they are never preferred as cheaper).
+	Prices map[string]float64 `json:"prices"`
+	// Frontier lists, per tolerance, the held-out mean score and mean price of the picks.
+	Frontier []inference.FrontierPoint `json:"frontier"`
 }
 
 // ModelDetails is the wire "Router model details".
@@ -103,6 +137,8 @@ type ModelDetails struct {
 	ArchivedAt     string     `json:"archived_at,omitempty"`
 	TrainingJobID  string     `json:"training_job_id"`
 	Metrics        *Metrics   `json:"metrics,omitempty"`
+	// Tradeoff is the measured cost/quality frontier and the default tolerance.
+	Tradeoff *TradeoffDetails `json:"tradeoff,omitempty"`
 }
 
 // RankedModel is one entry of a prediction's ranked list.
@@ -127,16 +163,17 @@ type PredictResponse struct {
 
 // jobRecord is a job as kept in store.TrainingJobs, keyed by its id.
 type jobRecord struct {
-	ID             string          `json:"id"`
-	Owner          string          `json:"owner"`
-	DataURLs       []string        `json:"data_urls"`
-	State          JobState        `json:"state"`
-	ModelID        string          `json:"model_id,omitempty"`
-	CreatedAt      time.Time       `json:"created_at"`
-	StartedAt      time.Time       `json:"started_at,omitzero"`
-	CompletedAt    time.Time       `json:"completed_at,omitzero"`
-	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
-	ErrorMessage   string          `json:"error_message,omitempty"`
+	ID             string             `json:"id"`
+	Owner          string             `json:"owner"`
+	DataURLs       []string           `json:"data_urls"`
+	Prices         map[string]float64 `json:"prices,omitempty"`
+	State          JobState           `json:"state"`
+	ModelID        string             `json:"model_id,omitempty"`
+	CreatedAt      time.Time          `json:"created_at"`
+	StartedAt      time.Time          `json:"started_at,omitzero"`
+	CompletedAt    time.Time          `json:"completed_at,omitzero"`
+	TrainingConfig *TrainingConfig    `json:"training_config,omitempty"`
+	ErrorMessage   string             `json:"error_message,omitempty"`
 	// Attempts counts starts; a job interrupted by restarts too often is failed.
 	Attempts int `json:"attempts"`
 }
@@ -144,17 +181,18 @@ type jobRecord struct {
 // modelRecord is a router model's metadata in store.RouterModels, keyed by its id; its
 // weights (inference.Model bytes) are in store.RouterWeights under the same key.
 type modelRecord struct {
-	ID             string     `json:"id"`
-	Owner          string     `json:"owner"`
-	Version        string     `json:"version"`
-	State          ModelState `json:"state"`
-	EmbeddingModel string     `json:"embedding_model"`
-	Classes        []string   `json:"classes"`
-	CreatedAt      time.Time  `json:"created_at"`
-	LastUsedAt     time.Time  `json:"last_used_at"`
-	ArchivedAt     time.Time  `json:"archived_at,omitzero"`
-	TrainingJobID  string     `json:"training_job_id"`
-	Metrics        *Metrics   `json:"metrics,omitempty"`
+	ID             string           `json:"id"`
+	Owner          string           `json:"owner"`
+	Version        string           `json:"version"`
+	State          ModelState       `json:"state"`
+	EmbeddingModel string           `json:"embedding_model"`
+	Classes        []string         `json:"classes"`
+	CreatedAt      time.Time        `json:"created_at"`
+	LastUsedAt     time.Time        `json:"last_used_at"`
+	ArchivedAt     time.Time        `json:"archived_at,omitzero"`
+	TrainingJobID  string           `json:"training_job_id"`
+	Metrics        *Metrics         `json:"metrics,omitempty"`
+	Tradeoff       *TradeoffDetails `json:"tradeoff,omitempty"`
 }
 
 func formatTime(t time.Time) string {
@@ -191,5 +229,6 @@ func (m *modelRecord) details() ModelDetails {
 		ArchivedAt:     formatTime(m.ArchivedAt),
 		TrainingJobID:  m.TrainingJobID,
 		Metrics:        m.Metrics,
+		Tradeoff:       m.Tradeoff,
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
@@ -74,6 +75,7 @@ type Service struct {
 	seed     int64
 	cache    inference.EmbeddingCache
 	fitOpts  func(*inference.FitOptions)
+	prices   func(model string) (float64, bool)
 
 	archiveAfter, removeAfter, cleanupEvery time.Duration
 
@@ -130,6 +132,15 @@ func WithEmbeddingCache(c inference.EmbeddingCache) Option {
 // example the L2 grid or iteration cap) after the service has filled them in.
 func WithFitOptions(fn func(*inference.FitOptions)) Option {
 	return func(s *Service) { s.fitOpts = fn }
+}
+
+// WithPrices sets how a trained router's models are priced when its tradeoff frontier is
+// measured (see ModelDetails.Tradeoff): price returns a model's price, in USD per 1M
+// tokens (mean of input and output), and whether it is known. A job's own JobOptions
+// .ModelPrices take precedence. Without prices the frontier has no price column and the
+// router's default tolerance is routing's global default.
+func WithPrices(price func(model string) (float64, bool)) Option {
+	return func(s *Service) { s.prices = price }
 }
 
 // WithModelCacheSize sets how many decoded router models stay in memory (default 8).
@@ -329,12 +340,40 @@ func (s *Service) cleanupLoop(ctx context.Context) {
 	}
 }
 
+// JobOptions are a training job's optional settings beyond its dataset URLs.
+type JobOptions struct {
+	// ModelPrices prices the dataset's models, "provider/model" → USD per 1M tokens (mean
+	// of input and output), for the tradeoff frontier; models not listed are priced by
+	// WithPrices. Each price must be finite and >= 0.
+	ModelPrices map[string]float64
+}
+
+// MaxModelPrices is the most entries JobOptions.ModelPrices may hold.
+const MaxModelPrices = 1000
+
 // Submit validates dataURLs and queues a training job for owner. A request invalid on its
 // face returns a *ValidationError naming Data_URLs; a full queue returns ErrQueueFull.
 func (s *Service) Submit(ctx context.Context, owner string, dataURLs []string) (Job, error) {
+	return s.SubmitWithOptions(ctx, owner, dataURLs, JobOptions{})
+}
+
+// SubmitWithOptions is Submit with JobOptions; a bad option is a *ValidationError naming
+// model_prices.
+func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs []string, opts JobOptions) (Job, error) {
 	urls, err := s.checkURLs(dataURLs)
 	if err != nil {
 		return Job{}, err
+	}
+	if len(opts.ModelPrices) > MaxModelPrices {
+		return Job{}, invalid("model_prices", "must hold at most %d models, got %d", MaxModelPrices, len(opts.ModelPrices))
+	}
+	for m, p := range opts.ModelPrices {
+		if !ValidModelName(m) {
+			return Job{}, invalid("model_prices", "key %q is not a provider/model name", m)
+		}
+		if !(p >= 0) || math.IsInf(p, 0) {
+			return Job{}, invalid(fmt.Sprintf("model_prices[%q]", m), "must be a finite price >= 0, got %v", p)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -348,6 +387,7 @@ func (s *Service) Submit(ctx context.Context, owner string, dataURLs []string) (
 		ID:        "tj_" + newID(),
 		Owner:     owner,
 		DataURLs:  urls,
+		Prices:    opts.ModelPrices,
 		State:     StateQueued,
 		CreatedAt: s.now(),
 	}

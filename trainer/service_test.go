@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -200,6 +199,13 @@ func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
 	if m.BaselineTop1HitRate > 0.6 {
 		t.Fatalf("baseline %v is implausible for 3 balanced topics", m.BaselineTop1HitRate)
 	}
+	if m.MeanScore < 0.9 || m.MeanScore <= m.BaselineMeanScore || m.Ranking == "" || m.CalibrationError <= 0 || m.CalibrationError > 0.2 {
+		t.Fatalf("quality metrics = %+v", m)
+	}
+	// No prices known: a frontier without prices and the global default tolerance.
+	if td := d.Tradeoff; td == nil || len(td.Frontier) == 0 || td.Frontier[0].MeanPrice != nil || td.DefaultTolerance != FallbackTolerance {
+		t.Fatalf("tradeoff without prices = %+v", td)
+	}
 
 	inputs := []string{
 		"solve this integral and derivative equation",
@@ -220,15 +226,13 @@ func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
 		if len(p.Models) != 3 || p.Models[0].Model != p.TopModel || p.Models[0].Confidence != p.TopProb {
 			t.Fatalf("prediction %d = %+v", i, p)
 		}
-		sum := 0.0
 		for k, rm := range p.Models {
-			sum += rm.Confidence
+			if !(rm.Confidence >= 0 && rm.Confidence <= 1) {
+				t.Fatalf("prediction %d: confidence out of [0,1]: %+v", i, p.Models)
+			}
 			if rm.Rank != k+1 || (k > 0 && rm.Confidence > p.Models[k-1].Confidence) {
 				t.Fatalf("prediction %d not ranked: %+v", i, p.Models)
 			}
-		}
-		if math.Abs(sum-1) > 1e-6 {
-			t.Errorf("confidences sum to %v", sum)
 		}
 	}
 	if s.models.len() != 1 {
@@ -658,5 +662,75 @@ func TestJobsAndModelsSurviveReopeningTheDatabase(t *testing.T) {
 	resp, err := s3.Predict(ctx, "k", done.ModelID, []string{"python loop bug"})
 	if err != nil || resp.Predictions[0].TopModel != topics[1].model {
 		t.Fatalf("predict after reopening: %+v, %v", resp, err)
+	}
+}
+
+// TestTradeoffFrontierInModelDetails trains on data where an expensive model answers every
+// prompt and a cheap one only the easy half: the measured frontier must show a tolerance
+// that keeps the quality and lowers the price, and the default tolerance must be one of
+// those (within one point of the no-tradeoff quality).
+func TestTradeoffFrontierInModelDetails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	easy := strings.Fields("hello thanks greeting weather today name hi")
+	hard := strings.Fields("theorem proof lemma integral topology manifold eigenvalue")
+	var recs []Record
+	for i := 0; i < 240; i++ {
+		words, models := easy, []string{"acme/big", "acme/small"}
+		if i%2 == 1 {
+			words, models = hard, []string{"acme/big"}
+		}
+		var w []string
+		for range 6 {
+			w = append(w, words[rng.IntN(len(words))])
+		}
+		recs = append(recs, Record{Problem: strings.Join(w, " "), CorrectModels: models})
+	}
+	srv := files(t, map[string]string{"/d.json": asJSON(recs)})
+	s := newService(t, nil, WithPrices(func(m string) (float64, bool) {
+		if m == "acme/small" {
+			return 0.5, true
+		}
+		return 0, false
+	}))
+	ctx := context.Background()
+	job, err := s.SubmitWithOptions(ctx, "k", []string{srv.URL + "/d.json"}, JobOptions{ModelPrices: map[string]float64{"acme/big": 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitDone(t, s, "k", job.TrainingJobID)
+	if st.Status != StateCompleted {
+		t.Fatalf("job failed: %s", st.ErrorMessage)
+	}
+	d, err := s.Model(ctx, "k", st.ModelID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := d.Tradeoff
+	if td == nil || td.Prices["acme/big"] != 10 || td.Prices["acme/small"] != 0.5 || len(td.Frontier) != len(inference.DefaultTolerances) {
+		t.Fatalf("tradeoff = %+v", td)
+	}
+	base := td.Frontier[0]
+	if base.MeanPrice == nil || *base.MeanPrice < 9 {
+		t.Fatalf("no-tradeoff point %+v: big should be picked almost always", base)
+	}
+	var chosen *inference.FrontierPoint
+	for i := range td.Frontier {
+		if td.Frontier[i].Tolerance == td.DefaultTolerance {
+			chosen = &td.Frontier[i]
+		}
+	}
+	if chosen == nil || chosen.MeanScore < base.MeanScore-MaxQualityLoss-1e-9 {
+		t.Fatalf("default tolerance %v is not a frontier point within one point: %+v", td.DefaultTolerance, td.Frontier)
+	}
+	// Half the prompts are easy: the default tolerance must buy a real saving.
+	if *chosen.MeanPrice > 0.8**base.MeanPrice || chosen.Changed < 0.3 {
+		t.Fatalf("default tolerance %v saves too little: %+v (base %+v)", td.DefaultTolerance, *chosen, base)
+	}
+	est, err := s.Estimate(ctx, "k", st.ModelID, []string{"hello greeting"})
+	if err != nil || est.Tolerance != td.DefaultTolerance {
+		t.Fatalf("Estimate tolerance %v, %v; want %v", est.Tolerance, err, td.DefaultTolerance)
+	}
+	if _, err := s.SubmitWithOptions(ctx, "k", []string{srv.URL + "/d.json"}, JobOptions{ModelPrices: map[string]float64{"acme/big": -1}}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "model_prices") {
+		t.Errorf("negative price: %v", err)
 	}
 }

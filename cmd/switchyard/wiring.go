@@ -69,6 +69,8 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		trainer.WithVersion(version),
 		// The spec's weekly cleanup of inactive router models (archive after a year unused).
 		trainer.WithCleanupInterval(7*24*time.Hour),
+		// Prices for the tradeoff frontier measured on each trained router.
+		trainer.WithPrices(routing.CatalogPrice(routing.ProvidersCatalog(w.catalog))),
 	)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,110 @@
+package inference
+
+import "math"
+
+// TradeoffPick returns the option a cost (or latency) tradeoff picks: the cheapest option
+// whose estimated quality is at least the best estimate minus tol (quality points, 0-1).
+// cost[i] is NaN when unknown; an unknown cost is never preferred to a known one, equal
+// costs go to the higher estimate, and when no eligible option has a known cost the best
+// estimate wins. It returns -1 for no options.
+func TradeoffPick(quality, cost []float64, tol float64) int {
+	best := -1
+	for i, q := range quality {
+		if best < 0 || q > quality[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	floor := quality[best] - tol - 1e-12
+	pick := best
+	for i, q := range quality {
+		if q < floor {
+			continue
+		}
+		c, pc := cost[i], cost[pick]
+		switch {
+		case math.IsNaN(c):
+			continue
+		case math.IsNaN(pc), c < pc, c == pc && q > quality[pick]:
+			pick = i
+		}
+	}
+	return pick
+}
+
+// FrontierPoint is what one tradeoff tolerance buys on a validation set: the mean outcome
+// (score) of the picks and their mean price.
+type FrontierPoint struct {
+	// Tolerance is the quality tolerance in points of estimated probability (0-1).
+	Tolerance float64 `json:"tolerance"`
+	// MeanScore is the mean observed score of the picks on the validation rows.
+	MeanScore float64 `json:"mean_score"`
+	// MeanPrice is the mean price of the picks (the unit of the prices given), or null
+	// when no price was known.
+	MeanPrice *float64 `json:"mean_price"`
+	// Changed is the share of rows where the pick differs from the no-tradeoff pick.
+	Changed float64 `json:"changed"`
+}
+
+// DefaultTolerances are the tolerances a frontier is measured at.
+var DefaultTolerances = []float64{0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3}
+
+// Frontier measures TradeoffPick at each tolerance on validation rows: estimates[r][c] is
+// the quality estimate of option c on row r, outcomes[r][c] its observed score (NaN when
+// unmeasured: rows whose pick was not measured are left out of that point) and prices[c]
+// its price (NaN when unknown).
+func Frontier(estimates, outcomes [][]float64, prices []float64, tolerances []float64) []FrontierPoint {
+	known := false
+	for _, p := range prices {
+		known = known || !math.IsNaN(p)
+	}
+	out := make([]FrontierPoint, 0, len(tolerances))
+	for _, tol := range tolerances {
+		fp := FrontierPoint{Tolerance: tol}
+		var n, nPriced, price float64
+		for r, est := range estimates {
+			pick := TradeoffPick(est, prices, tol)
+			base := TradeoffPick(est, prices, 0)
+			if pick < 0 || math.IsNaN(outcomes[r][pick]) {
+				continue
+			}
+			n++
+			fp.MeanScore += outcomes[r][pick]
+			if pick != base {
+				fp.Changed++
+			}
+			if !math.IsNaN(prices[pick]) {
+				price += prices[pick]
+				nPriced++
+			}
+		}
+		if n > 0 {
+			fp.MeanScore /= n
+			fp.Changed /= n
+		}
+		if known && nPriced > 0 {
+			mp := price / nPriced
+			fp.MeanPrice = &mp
+		}
+		out = append(out, fp)
+	}
+	return out
+}
+
+// ChooseTolerance returns the largest tolerance of frontier whose mean score is at most
+// maxLoss below the score at tolerance 0 (the first point), or fallback when the frontier
+// has no prices (the tolerance then changes nothing that could be measured).
+func ChooseTolerance(frontier []FrontierPoint, maxLoss, fallback float64) float64 {
+	if len(frontier) == 0 || frontier[0].MeanPrice == nil {
+		return fallback
+	}
+	chosen := frontier[0].Tolerance
+	for _, fp := range frontier {
+		if fp.MeanScore >= frontier[0].MeanScore-maxLoss-1e-12 && fp.Tolerance > chosen {
+			chosen = fp.Tolerance
+		}
+	}
+	return chosen
+}
