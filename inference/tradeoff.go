@@ -46,6 +46,8 @@ type FrontierPoint struct {
 	MeanPrice *float64 `json:"mean_price"`
 	// Changed is the share of rows where the pick differs from the no-tradeoff pick.
 	Changed float64 `json:"changed"`
+	// Rows is the number of rows measured.
+	Rows int `json:"rows"`
 }
 
 // DefaultTolerances are the tolerances a frontier is measured at.
@@ -80,6 +82,7 @@ func Frontier(estimates, outcomes [][]float64, prices []float64, tolerances []fl
 				nPriced++
 			}
 		}
+		fp.Rows = int(n)
 		if n > 0 {
 			fp.MeanScore /= n
 			fp.Changed /= n

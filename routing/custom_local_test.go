@@ -48,8 +48,8 @@ func TestCustomRouterTrainedWithInference(t *testing.T) {
 		if resp.LLMLabel != want {
 			t.Errorf("%q routed to %s, want %s (%+v)", prompt, resp.LLMLabel, want, resp.Providers)
 		}
-		if resp.Providers[2].Name != "openai/gpt-4o" || resp.Providers[2].ScoreSource != routing.SourceBenchmark {
-			t.Errorf("candidate unknown to the router should come last, by the default scorer: %+v", resp.Providers)
+		if resp.Providers[2].Name != "openai/gpt-4o" || resp.Providers[2].ScoreSource != routing.SourceLearned {
+			t.Errorf("candidate unknown to the router should come last, by the learned default router: %+v", resp.Providers)
 		}
 	}
 	// Another owner cannot use alice's router.

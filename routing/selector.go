@@ -21,13 +21,15 @@ type Options struct {
 	// means none.
 	Catalog Catalog
 	// Scorer ranks without a preference_id and ranks the candidates a custom router does not
-	// know; nil means DefaultScorer{}.
+	// know; nil means the learned default router embedded in the binary ([DefaultRouter]),
+	// which falls back to DefaultScorer's priors for models it has not measured.
 	Scorer Router
-	// Tolerance is the cost/latency tradeoff's quality tolerance when neither the request
-	// (tradeoff_tolerance) nor the router (a trained router's, or the learned default
-	// router's, measured default) sets one: a candidate is eligible when its estimated
-	// quality is at least the best estimate minus Tolerance. 0 means DefaultTolerance
-	// (0.05); a negative value means no tolerance (only ties with the best are eligible).
+	// Tolerance is the cost/latency tradeoff's quality tolerance: a candidate is eligible
+	// when its estimated quality is at least the best estimate minus Tolerance. A request's
+	// tradeoff_tolerance overrides it. 0 (unset) means the router's measured default (a
+	// trained router's, or the learned default router's), else DefaultTolerance (0.05);
+	// when set, it overrides the routers' defaults. A negative value means no tolerance
+	// (only ties with the best are eligible).
 	Tolerance float64
 	// LastTurnWeight is the weight of the last user turn (see Conversation); 0 means 0.7.
 	LastTurnWeight float64
@@ -45,6 +47,7 @@ type Selector struct {
 	cat    Catalog
 	scorer Router
 	tol    float64
+	tolSet bool // Options.Tolerance was given: it overrides the routers' learned ones
 	w      float64
 	now    func() time.Time
 	log    *slog.Logger
@@ -55,8 +58,16 @@ func NewSelector(opts Options) *Selector {
 	s := &Selector{store: opts.Store, custom: opts.CustomModels, cat: opts.Catalog,
 		scorer: opts.Scorer, tol: opts.Tolerance, w: opts.LastTurnWeight, now: opts.Now, log: opts.Logger}
 	if s.scorer == nil {
-		s.scorer = DefaultScorer{}
+		if l, err := DefaultRouter(); err == nil {
+			s.scorer = l
+		} else {
+			// The embedded router is part of the binary; failing to decode it is a build
+			// defect, but selection still works on the priors.
+			slog.Default().Error("routing: learned default router unavailable, using the prior scorer", "err", err)
+			s.scorer = DefaultScorer{}
+		}
 	}
+	s.tolSet = s.tol != 0
 	switch {
 	case s.tol == 0:
 		s.tol = DefaultTolerance
@@ -145,8 +156,10 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 		return nil, fmt.Errorf("routing: router ranked %d of %d candidates", len(ranked), len(cands))
 	}
 	tol := s.tol
-	if lt, ok := r.(interface{ LearnedTolerance() float64 }); ok && lt.LearnedTolerance() > 0 {
-		tol = lt.LearnedTolerance()
+	if !s.tolSet {
+		if lt, ok := r.(interface{ LearnedTolerance() float64 }); ok && lt.LearnedTolerance() > 0 {
+			tol = lt.LearnedTolerance()
+		}
 	}
 	if req.TradeoffTolerance != nil {
 		tol = *req.TradeoffTolerance

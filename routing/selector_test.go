@@ -57,7 +57,7 @@ func mustSelect(t *testing.T, s *routing.Selector, owner string, req *routing.Re
 }
 
 func TestDefaultScorerUsesPriors(t *testing.T) {
-	s, _ := newSelector(t, routing.Options{})
+	s, _ := newSelector(t, routing.Options{Scorer: routing.DefaultScorer{}})
 	req := &routing.Request{Messages: userMsg("What is the capital of France?"),
 		LLMProviders: names("meta/llama-3.1-8b-instruct", "acme/unknown-model", "openai/gpt-4o", "openai/gpt-4o-mini")}
 	resp := mustSelect(t, s, "alice", req)
@@ -401,7 +401,7 @@ func TestTradeoffToleranceSources(t *testing.T) {
 			return []routing.ModelProb{{"acme/big", 0.7, 0.90}, {"acme/mid", 0.2, 0.84}, {"acme/small", 0.1, 0.65}}
 		},
 	}}
-	s, _ := newSelector(t, routing.Options{CustomModels: fake, Tolerance: 0.02})
+	s, _ := newSelector(t, routing.Options{CustomModels: fake})
 	cands := func() []routing.Candidate {
 		c := names("acme/big", "acme/mid", "acme/small")
 		c[0].Price, c[1].Price, c[2].Price = fp(10), fp(3), fp(1)
@@ -412,16 +412,22 @@ func TestTradeoffToleranceSources(t *testing.T) {
 		return mustSelect(t, s, "alice", &routing.Request{Messages: userMsg("hi"), LLMProviders: cands(),
 			PreferenceID: "r1", Tradeoff: "cost", TradeoffTolerance: tol}).LLMLabel
 	}
-	// Selector default 0.02: only big qualifies.
+	// Default 0.05: only big qualifies.
 	if got := pick(nil); got != "acme/big" {
-		t.Errorf("selector tolerance 0.02 picked %s", got)
+		t.Errorf("default tolerance 0.05 picked %s", got)
 	}
 	// The router's learned default 0.1 replaces it: mid (0.06 below) qualifies.
 	fake.tolerance = 0.1
 	if got := pick(nil); got != "acme/mid" {
 		t.Errorf("learned tolerance 0.1 picked %s", got)
 	}
-	// The request wins over both.
+	// An operator's Options.Tolerance overrides the router's.
+	s2, _ := newSelector(t, routing.Options{CustomModels: fake, Tolerance: 0.3})
+	if got := mustSelect(t, s2, "alice", &routing.Request{Messages: userMsg("hi"), LLMProviders: cands(),
+		PreferenceID: "r1", Tradeoff: "cost"}).LLMLabel; got != "acme/small" {
+		t.Errorf("Options.Tolerance 0.3 picked %s", got)
+	}
+	// The request wins over all.
 	if got := pick(fp(0.3)); got != "acme/small" {
 		t.Errorf("request tolerance 0.3 picked %s", got)
 	}
