@@ -104,7 +104,9 @@ func LoadLearnedRouter(modelBytes, metaJSON []byte) (*LearnedRouter, error) {
 }
 
 // Models lists the models the router has measured estimates for.
-func (l *LearnedRouter) Models() []LearnedModel { return append([]LearnedModel(nil), l.meta.Classes...) }
+func (l *LearnedRouter) Models() []LearnedModel {
+	return append([]LearnedModel(nil), l.meta.Classes...)
+}
 
 // LearnedTolerance returns the tradeoff tolerance chosen when the router was built: the
 // largest whose validation mean score stayed within one point of the no-tradeoff score.
