@@ -576,7 +576,10 @@ func (c *Candidate) normalise(field string) error {
 		if c.shape == ShapeString && (!ok || p == "" || m == "") {
 			return invalid(field, "must be a \"provider/model\" string (got %q)", c.Name)
 		}
-		if c.Provider != "" || c.Model != "" {
+		// A bare name normalises to Provider "" and Model = Name; seeing that again (a
+		// request validated twice) is not a disagreement.
+		bare := c.Provider == "" && c.Model == c.Name
+		if (c.Provider != "" || c.Model != "") && !bare {
 			if !strings.EqualFold(c.Name, c.Provider+"/"+c.Model) {
 				return invalid(field+".name", "%q disagrees with provider %q and model %q", c.Name, c.Provider, c.Model)
 			}

@@ -149,3 +149,16 @@ func TestValidateGoRequest(t *testing.T) {
 		t.Errorf("name candidate: %+v", req.LLMProviders[1])
 	}
 }
+
+// TestBareNameSurvivesRevalidation: ParseRequest validates, and Select validates again; a
+// candidate named without a provider ("my-local-llm") must pass both times.
+func TestBareNameSurvivesRevalidation(t *testing.T) {
+	req, err := routing.ParseRequest([]byte(`{"messages":[{"role":"user","content":"hi"}],
+		"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"name":"my-local-llm","price":0.1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := req.Validate(); err != nil {
+		t.Fatalf("second validation: %v", err)
+	}
+}

@@ -1,6 +1,10 @@
-// Command routing measures model selection (package routing): routing latency for a short
-// conversation with the default scorer and with a custom router, and the quality and
-// price of the picks on llmrouter9 (train 80% / evaluate 20%).
+// Command routing measures model selection (package routing) on llmrouter9 with a fixed
+// split (a row is held out when sha256("llmrouter9:"+id)[0] mod 5 = 0, the split the
+// learned default router was built with): it trains a router through trainer.Service on the
+// other rows (with the models' prices, so its default tolerance and frontier are measured),
+// then grades the picks of each policy on the held-out rows — top-1 hit rate, mean score,
+// mean price — and measures the latency of Select with the learned default router and the
+// trained router.
 //
 //	go run ./bench/routing -data ../shared/data/routing
 //
@@ -13,12 +17,12 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,9 +30,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/trainer"
 )
 
 type row struct {
@@ -50,7 +55,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the 80/20 split")
 	latencyN := flag.Int("latency-n", 2000, "selections per latency run")
 	runs := flag.Int("runs", 5, "latency runs (the median of their p50/p99 is reported)")
-	tolList := flag.String("tolerances", "0.02,0.05,0.1,0.15,0.2,0.3", "tradeoff tolerances to evaluate with the custom router")
+	tolList := flag.String("tolerances", "0.02,0.05,0.075,0.1,0.15", "tradeoff tolerances to evaluate with the trained router")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx := context.Background()
@@ -67,26 +72,63 @@ func main() {
 		cands = append(cands, routing.Candidate{Name: m.ID, Price: &p})
 	}
 
-	r := rand.New(rand.NewPCG(*seed, *seed^0x9e3779b97f4a7c15))
-	r.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-	cut := len(rows) * 8 / 10
-	train, eval := rows[:cut], rows[cut:]
-	fmt.Printf("llmrouter9: %d rows, train %d, evaluate %d, %d models, split seed %d\n", len(rows), len(train), len(eval), len(models), *seed)
-
-	examples := make([]inference.Example, len(train))
-	for i, rw := range train {
-		examples[i] = inference.Example{Text: rw.Problem, Labels: rw.CorrectModels, Scores: rw.Scores}
+	// The fixed split of the issue and of the default router's builder: a row is held out
+	// when the first byte of sha256("llmrouter9:" + id) is 0 mod 5. Neither the trained
+	// router nor the learned default router ever sees the held-out rows.
+	var train, eval []row
+	for _, rw := range rows {
+		if h := sha256.Sum256([]byte("llmrouter9:" + rw.ID)); h[0]%5 == 0 {
+			eval = append(eval, rw)
+		} else {
+			train = append(train, rw)
+		}
 	}
-	start := time.Now()
-	model, rep, err := inference.Fit(ctx, examples, inference.FitOptions{Seed: int64(*seed)})
-	check(err)
-	fmt.Printf("custom router: %s, trained on %d rows (%d skipped) in %.1fs, L2 %g\n",
-		model.EmbedderName(), rep.Used, rep.Skipped, time.Since(start).Seconds(), rep.L2)
+	fmt.Printf("llmrouter9: %d rows, train %d, held out %d (sha256 split), %d models\n", len(rows), len(train), len(eval), len(models))
 
-	local := &routing.LocalModels{}
-	local.Add("bench", "llmrouter9", model)
+	// Train through the trainer service, as POST /api/v1/routers/train does, with the
+	// models' prices so that the router's default tolerance and frontier are measured.
+	dir, err := os.MkdirTemp("", "bench-routing")
+	check(err)
+	defer os.RemoveAll(dir)
+	var buf strings.Builder
+	for _, rw := range train {
+		b, err := json.Marshal(map[string]any{"problem": rw.Problem, "correct_models": rw.CorrectModels, "scores": rw.Scores})
+		check(err)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	trainFile := filepath.Join(dir, "train.jsonl")
+	check(os.WriteFile(trainFile, []byte(buf.String()), 0o644))
+	st := memstore.New()
+	svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), trainer.WithSeed(int64(*seed)))
+	check(err)
+	check(svc.Start(ctx))
+	defer svc.Close()
+	job, err := svc.SubmitWithOptions(ctx, "bench", []string{"file://" + trainFile}, trainer.JobOptions{ModelPrices: price})
+	check(err)
+	var status trainer.JobStatus
+	for {
+		status, err = svc.Status(ctx, "bench", job.TrainingJobID)
+		check(err)
+		if status.Status == trainer.StateCompleted || status.Status == trainer.StateFailed {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if status.Status != trainer.StateCompleted {
+		log.Fatalf("training failed: %s", status.ErrorMessage)
+	}
+	details, err := svc.Model(ctx, "bench", status.ModelID)
+	check(err)
+	fmt.Printf("trained router %s: job %.1fs (classifier fits %.1fs), ranking %s, held-out (trainer's own 20%%) top-1 %.3f, mean score %.3f, calibration error %.4f, default tolerance %.3f\n",
+		status.ModelID, status.TrainingConfig.Timing.TotalTimeSeconds, status.TrainingConfig.Timing.TrainingTimeSeconds,
+		details.Metrics.Ranking, details.Metrics.Top1HitRate, details.Metrics.MeanScore, details.Metrics.CalibrationError, details.Tradeoff.DefaultTolerance)
+	fmt.Printf("frontier in the model details (trainer's validation split):\n")
+	for _, fp := range details.Tradeoff.Frontier {
+		fmt.Printf("  tolerance %.3f: mean score %.3f, mean price %.3f, changed %.2f\n", fp.Tolerance, fp.MeanScore, *fp.MeanPrice, fp.Changed)
+	}
 	newSel := func(tol float64) *routing.Selector {
-		return routing.NewSelector(routing.Options{Store: memstore.New(), CustomModels: local, Tolerance: tol})
+		return routing.NewSelector(routing.Options{Store: memstore.New(), CustomModels: routing.TrainerModels(svc), Tolerance: tol})
 	}
 
 	// Baselines.
@@ -98,19 +140,34 @@ func main() {
 	}
 	best := slices.MaxFunc(models, func(a, b modelEntry) int { return cmp.Compare(mean[a.ID], mean[b.ID]) }).ID
 	type result struct {
-		name         string
-		score, price float64
+		name              string
+		hit, score, price float64
 	}
 	var results []result
 	add := func(name string, pick func(rw row) string) {
-		var s, p float64
+		var h, s, p float64
 		for _, rw := range eval {
 			m := pick(rw)
+			if slices.Contains(rw.CorrectModels, m) {
+				h++
+			}
 			s += rw.Scores[m]
 			p += price[m]
 		}
 		n := float64(len(eval))
-		results = append(results, result{name, s / n, p / n})
+		results = append(results, result{name, h / n, s / n, p / n})
+	}
+	{
+		var h, s, p float64
+		for _, rw := range eval {
+			h += float64(len(rw.CorrectModels)) / float64(len(models))
+			for _, m := range models {
+				s += rw.Scores[m.ID] / float64(len(models))
+				p += price[m.ID] / float64(len(models))
+			}
+		}
+		n := float64(len(eval))
+		results = append(results, result{"random pick (expected)", h / n, s / n, p / n})
 	}
 	add("always the single best model on train ("+best+")", func(row) string { return best })
 	cheapest := slices.MinFunc(models, func(a, b modelEntry) int { return cmp.Compare(price[a.ID], price[b.ID]) }).ID
@@ -124,28 +181,32 @@ func main() {
 		}
 		return pick
 	})
-	selectWith := func(sel *routing.Selector, pref, tradeoff string) func(rw row) string {
+	selectWith := func(sel *routing.Selector, pref, tradeoff string, tol *float64) func(rw row) string {
 		return func(rw row) string {
 			req := &routing.Request{Messages: []routing.Message{{Role: "user", Content: rw.Problem}},
-				Models: slices.Clone(cands), PreferenceID: pref, Tradeoff: tradeoff}
+				Models: slices.Clone(cands), PreferenceID: pref, Tradeoff: tradeoff, TradeoffTolerance: tol}
 			ranked, err := sel.Rank(ctx, "bench", req)
 			check(err)
 			return ranked[0].Candidate.Name
 		}
 	}
 	def := newSel(0)
-	add("default scorer, no tradeoff", selectWith(def, "", ""))
-	add("default scorer, tradeoff cost (tolerance 0.05)", selectWith(def, "", "cost"))
-	add("custom router (preference_id), no tradeoff", selectWith(def, "llmrouter9", ""))
+	prior := routing.NewSelector(routing.Options{Store: memstore.New(), Scorer: routing.DefaultScorer{}})
+	add("prior scorer (DefaultScorer, the old default)", selectWith(prior, "", "", nil))
+	add("learned default router (no preference_id)", selectWith(def, "", "", nil))
+	add("learned default router, tradeoff cost (its default tolerance)", selectWith(def, "", "cost", nil))
+	add("trained router (preference_id)", selectWith(def, status.ModelID, "", nil))
+	add(fmt.Sprintf("trained router, tradeoff cost (its default tolerance %.3f)", details.Tradeoff.DefaultTolerance), selectWith(def, status.ModelID, "cost", nil))
 	for _, f := range strings.Split(*tolList, ",") {
 		tol, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		check(err)
-		add(fmt.Sprintf("custom router, tradeoff cost (tolerance %g)", tol), selectWith(newSel(tol), "llmrouter9", "cost"))
+		add(fmt.Sprintf("trained router, tradeoff cost, tradeoff_tolerance %g", tol), selectWith(def, status.ModelID, "cost", &tol))
 	}
-	fmt.Printf("\n| Policy | Mean score | Mean price (USD/1M tok) |\n|---|---|---|\n")
+	fmt.Printf("\n| Policy | Top-1 hit | Mean score | Mean price (USD/1M tok) |\n|---|---|---|---|\n")
 	for _, r := range results {
-		fmt.Printf("| %s | %.3f | %.3f |\n", r.name, r.score, r.price)
+		fmt.Printf("| %s | %.3f | %.3f | %.3f |\n", r.name, r.hit, r.score, r.price)
 	}
+	pref := status.ModelID
 
 	// Latency of a full Select (validation, ranking, session write to the in-memory store)
 	// for a short conversation over the nine candidates.
@@ -156,7 +217,7 @@ func main() {
 		{Role: "user", Content: "Something more unusual, please, and explain why."},
 	}
 	fmt.Printf("\nLatency of Select for a 4-message conversation, 9 candidates, %d calls per run, median of %d runs:\n\n| Router | p50 | p99 |\n|---|---|---|\n", *latencyN, *runs)
-	for _, mode := range []struct{ name, pref string }{{"default scorer", ""}, {"custom router (ngram-tfidf-v1)", "llmrouter9"}} {
+	for _, mode := range []struct{ name, pref string }{{"learned default router", ""}, {"trained router (ngram-tfidf-v1, preference_id)", pref}} {
 		var p50s, p99s []time.Duration
 		for run := 0; run < *runs; run++ {
 			sel := newSel(0)
