@@ -40,6 +40,9 @@ type ModelSelectRequest struct {
 	MaxModelDepth *int `json:"max_model_depth,omitempty"`
 	// Tradeoff is "", "cost" or "latency".
 	Tradeoff string `json:"tradeoff,omitempty"`
+	// TradeoffTolerance (Switchyard extension) is how much estimated quality, 0-1, the
+	// tradeoff may give up against the best candidate; nil means the router's default.
+	TradeoffTolerance *float64 `json:"tradeoff_tolerance,omitempty"`
 	// PreferenceID names a trained router model whose predictions drive the ranking.
 	PreferenceID string `json:"preference_id,omitempty"`
 	// HashContent stores SHA-256 hashes of the messages with the session.
@@ -57,10 +60,16 @@ type RankedProvider struct {
 	Model    string `json:"model,omitempty"`
 	// Rank is the position, 1 = best.
 	Rank int `json:"rank"`
-	// Score is the expected quality (default scorer) or the router's probability.
+	// Score is what the candidate was ranked by.
 	Score float64 `json:"score"`
-	// ScoreSource says where the score came from: attribute, benchmark, unknown or router.
+	// Quality is the estimated probability, 0-1, that the candidate answers well.
+	Quality float64 `json:"quality"`
+	// ScoreSource says where the score came from: learned (the server's built-in default
+	// router), learned_relative (its nearest measured relative, named by EstimatedFrom),
+	// router (a trained router), or a prior: attribute, benchmark, unknown.
 	ScoreSource string `json:"score_source,omitempty"`
+	// EstimatedFrom names the measured model a learned_relative estimate comes from.
+	EstimatedFrom string `json:"estimated_from,omitempty"`
 }
 
 // Label is the entry's name, or "provider/model".

@@ -79,6 +79,33 @@ type Metrics struct {
 	BaselineTop1HitRate float64 `json:"baseline_top1_hit_rate"`
 	BaselineAccuracy    float64 `json:"baseline_accuracy"`
 	HoldoutRows         int     `json:"holdout_rows"`
+	// MeanScore is the mean observed score of the top pick on the held-out rows;
+	// BaselineMeanScore that of always picking BaselineModel.
+	MeanScore         float64 `json:"mean_score"`
+	BaselineMeanScore float64 `json:"baseline_mean_score"`
+	// CalibrationError is the expected calibration error of the per-model estimates.
+	CalibrationError float64 `json:"calibration_error"`
+	// Ranking is how the router orders models: quality, softmax or blend.
+	Ranking string `json:"ranking,omitempty"`
+}
+
+// FrontierPoint is what one tradeoff tolerance keeps and costs on the held-out rows.
+type FrontierPoint struct {
+	Tolerance float64 `json:"tolerance"`
+	MeanScore float64 `json:"mean_score"`
+	// MeanPrice is nil when no model price was known.
+	MeanPrice *float64 `json:"mean_price"`
+	Changed   float64  `json:"changed"`
+	Rows      int      `json:"rows"`
+}
+
+// Tradeoff is a router's measured cost/quality frontier and its default tolerance.
+type Tradeoff struct {
+	DefaultTolerance float64            `json:"default_tolerance"`
+	MaxQualityLoss   float64            `json:"max_quality_loss"`
+	PriceUnit        string             `json:"price_unit"`
+	Prices           map[string]float64 `json:"prices"`
+	Frontier         []FrontierPoint    `json:"frontier"`
 }
 
 // RouterModel is the details of a trained router.
@@ -93,6 +120,8 @@ type RouterModel struct {
 	LastUsedAt     string   `json:"last_used_at,omitempty"`
 	TrainingJobID  string   `json:"training_job_id,omitempty"`
 	Metrics        *Metrics `json:"metrics,omitempty"`
+	// Tradeoff is the measured frontier (Switchyard extension).
+	Tradeoff *Tradeoff `json:"tradeoff,omitempty"`
 }
 
 // RankedModel is one model of a prediction, rank 1 being the best.
@@ -159,11 +188,21 @@ func (t *RouterTrainer) UseModel(id string) {
 // Train starts a training job from dataset file URLs (JSON, JSONL or CSV) and remembers
 // its id.
 func (t *RouterTrainer) Train(ctx context.Context, dataURLs ...string) (*TrainingJob, error) {
+	return t.TrainWithPrices(ctx, nil, dataURLs...)
+}
+
+// TrainWithPrices is Train with model prices ("provider/model" → USD per 1M tokens, mean of
+// input and output) for the cost/quality frontier the job measures (model_prices, a
+// Switchyard extension); models not listed are priced from the server's catalogue.
+func (t *RouterTrainer) TrainWithPrices(ctx context.Context, prices map[string]float64, dataURLs ...string) (*TrainingJob, error) {
 	if dataURLs == nil {
 		dataURLs = []string{}
 	}
 	var job TrainingJob
-	body := map[string][]string{"Data_URLs": dataURLs}
+	body := map[string]any{"Data_URLs": dataURLs}
+	if prices != nil {
+		body["model_prices"] = prices
+	}
 	if err := t.c.do(ctx, http.MethodPost, "/api/v1/routers/train", nil, body, &job); err != nil {
 		return nil, err
 	}

@@ -57,7 +57,8 @@ func TestRouterTrainerAgainstServer(t *testing.T) {
 	if _, err := tr.Status(ctx); err == nil {
 		t.Fatal("status without a job")
 	}
-	job, err := tr.Train(ctx, data+"/routing_train.json", data+"/routing_train.csv")
+	job, err := tr.TrainWithPrices(ctx, map[string]float64{"qwen/qwen2.5-7b-instruct": 0.2, "nvidia/llama-3.1-nemotron-51b-instruct": 0.9},
+		data+"/routing_train.json", data+"/routing_train.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +79,11 @@ func TestRouterTrainerAgainstServer(t *testing.T) {
 	}
 	if m.ModelID != st.ModelID || m.Status != "active" || m.NumClasses < 2 || m.Metrics == nil || m.EmbeddingModel == "" {
 		t.Fatalf("model %+v", m)
+	}
+	// The frontier was measured with the prices sent (model_prices).
+	if m.Tradeoff == nil || m.Tradeoff.Prices["qwen/qwen2.5-7b-instruct"] != 0.2 || len(m.Tradeoff.Frontier) == 0 ||
+		m.Tradeoff.Frontier[0].MeanPrice == nil || m.Metrics.Ranking == "" {
+		t.Fatalf("tradeoff %+v metrics %+v", m.Tradeoff, m.Metrics)
 	}
 
 	// 1,050 inputs: three requests, answers in input order (each input's prediction is the
@@ -114,7 +120,7 @@ func TestRouterTrainerAgainstServer(t *testing.T) {
 		LLMProviders: []client.Provider{{Provider: "qwen", Model: "qwen2.5-7b-instruct"}, {Provider: "openai", Model: "gpt-4o-mini"}},
 		PreferenceID: m.ModelID,
 	})
-	if err != nil || sel.Providers[0].ScoreSource != "router" {
+	if err != nil || sel.Providers[0].ScoreSource != "router" || !(sel.Providers[0].Quality > 0) {
 		t.Fatalf("selection with preference_id: %+v %v", sel, err)
 	}
 }

@@ -24,17 +24,21 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
                  tools=None, max_model_depth: Optional[int] = None,
                  tradeoff: Optional[str] = None, preference_id: Optional[str] = None,
                  hash_content: Optional[bool] = None, previous_session: Optional[str] = None,
+                 tradeoff_tolerance: Optional[float] = None,
                  client: Optional[Client] = None) -> Dict[str, Any]:
     """Asks which LLM should answer the conversation.
 
     ``llm_providers`` entries are ``{"provider": ..., "model": ...}``, ``{"name": ...}`` or
     plain ``"provider/model"`` strings. Returns ``{"llm_label", "providers", "session_id"}``.
+    ``tradeoff_tolerance`` (a Switchyard extension, 0-1) is how much estimated quality the
+    cost/latency tradeoff may give up; None means the router's default.
     """
     c = client or Client()
     body = _drop_none({
         "messages": list(messages),
         "llm_providers": [_provider(p) for p in llm_providers],
         "tools": tools, "max_model_depth": max_model_depth, "tradeoff": tradeoff,
+        "tradeoff_tolerance": tradeoff_tolerance,
         "preference_id": preference_id, "hash_content": hash_content,
         "previous_session": previous_session,
     })
@@ -164,11 +168,19 @@ class RouterTrainer:
         self.job_id = job_id
         self.model_id = model_id
 
-    def train(self, data_urls: Union[str, Sequence[str]]) -> Dict[str, Any]:
-        """Starts a training job from dataset file URLs (JSON, JSONL or CSV)."""
+    def train(self, data_urls: Union[str, Sequence[str]],
+              model_prices: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+        """Starts a training job from dataset file URLs (JSON, JSONL or CSV).
+
+        ``model_prices`` (a Switchyard extension) prices the models, USD per 1M tokens, for
+        the cost/quality frontier the job measures.
+        """
         if isinstance(data_urls, str):
             data_urls = [data_urls]
-        job = self.client.request("POST", "/api/v1/routers/train", body={"Data_URLs": list(data_urls)})
+        body: Dict[str, Any] = {"Data_URLs": list(data_urls)}
+        if model_prices is not None:
+            body["model_prices"] = dict(model_prices)
+        job = self.client.request("POST", "/api/v1/routers/train", body=body)
         self.job_id = job["training_job_id"]
         return job
 
