@@ -26,9 +26,12 @@ import (
 
 // Values of the "type" field of stream events.
 const (
-	EventText  = "text"
-	EventFinal = "final"
-	EventError = "error"
+	EventText = "text"
+	// EventToolCall is a tool-call fragment (ResponseStream only; the native stream never
+	// carries one, since its requests have no tools).
+	EventToolCall = "tool_call"
+	EventFinal    = "final"
+	EventError    = "error"
 )
 
 // SSEWriter writes server-sent events and flushes after each one.
