@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // OpenAIChatRequest is the body of the OpenAI-compatible POST /v1/chat/completions. Model is
@@ -434,6 +435,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	sample := base
 	sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
 	tpl := newFragmentTemplate(sample, 1)
+	var args argumentTemplates
 	first := true
 	for {
 		c, err := st.Recv()
@@ -463,7 +465,19 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
 			return err
 		}
-		if first || tpl == nil {
+		switch {
+		case c.Type == EventToolCall && !first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
+			// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
+			// from a template per call index like text fragments.
+			if at := args.template(base, c.ToolCall.Index); at != nil {
+				err = sse.BufferData(at.event(c.ToolCall.Arguments))
+			} else {
+				err = sse.Buffer("", toolCallChunk(base, c.ToolCall, false))
+			}
+		case c.Type == EventToolCall:
+			err = sse.Buffer("", toolCallChunk(base, c.ToolCall, first))
+			first = false
+		case first || tpl == nil:
 			ck := base
 			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
 			if first {
@@ -471,7 +485,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 				first = false
 			}
 			err = sse.Buffer("", ck)
-		} else {
+		default:
 			err = sse.BufferData(tpl.event(c.Text))
 		}
 		if err != nil {
@@ -481,4 +495,41 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			return err
 		}
 	}
+}
+
+// toolCallChunk is the chunk of one tool-call fragment; the stream's first chunk also says
+// the role.
+func toolCallChunk(base OpenAIChunk, d providers.ToolCallDelta, first bool) OpenAIChunk {
+	ck := base
+	ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{ToolCalls: []OpenAIToolCallDelta{openAIToolCallDelta(d)}}}}
+	if first {
+		ck.Choices[0].Delta.Role = "assistant"
+	}
+	return ck
+}
+
+// argumentTemplates holds, per tool-call index, the template of the chunks that carry a
+// piece of that call's arguments (see fragmentTemplate).
+type argumentTemplates struct {
+	byIndex []*fragmentTemplate
+}
+
+// maxArgumentTemplates bounds the templates kept per stream; calls beyond it are encoded
+// in full.
+const maxArgumentTemplates = 64
+
+// template returns the template for the call index, made on first use; nil when there is
+// none (the caller encodes in full).
+func (a *argumentTemplates) template(base OpenAIChunk, index int) *fragmentTemplate {
+	if index < 0 || index >= maxArgumentTemplates {
+		return nil
+	}
+	for len(a.byIndex) <= index {
+		a.byIndex = append(a.byIndex, nil)
+	}
+	if a.byIndex[index] == nil {
+		sample := toolCallChunk(base, providers.ToolCallDelta{Index: index, Arguments: fragmentPlaceholder}, false)
+		a.byIndex[index] = newFragmentTemplate(sample, 1)
+	}
+	return a.byIndex[index]
 }

@@ -162,6 +162,9 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			_ = sse.Event(EventError, ev)
 			return err
 		}
+		if c.Type == EventToolCall {
+			continue // only requests with tools have them, and the native API has none
+		}
 		if tpl != nil {
 			err = sse.BufferData(tpl.event(c.Text))
 		} else {

@@ -80,7 +80,8 @@ type Response struct {
 // (usually the last).
 type Chunk struct {
 	Text string
-	// ToolCalls are fragments of tool calls (see ToolCallDelta), in order.
+	// ToolCalls are fragments of tool calls (see ToolCallDelta), in order. The slice may
+	// be reused by the stream: it is valid until the next Recv.
 	ToolCalls    []ToolCallDelta
 	Usage        *Usage
 	FinishReason string
