@@ -60,7 +60,7 @@ type fixtureCase struct {
 	wantUsage                providers.Usage
 	wantFinish               string
 	wantCalls                []providers.ToolCall // tool calls (assembled from fragments when streamed); an ID "" must be a synthesized call_ id
-	wantKind                 providers.ErrorKind // non-zero: the call must fail with this kind
+	wantKind                 providers.ErrorKind  // non-zero: the call must fail with this kind
 	wantStatus               int
 	wantModel                string // Response.Model for non-streamed calls
 	wantRecordedAuthHeader   string // header name the recording used for the key
