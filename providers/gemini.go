@@ -262,18 +262,22 @@ func geminiCallID(fc *geminiFunctionCall, index int) string {
 	h := sha256.New()
 	h.Write([]byte(fc.Name))
 	h.Write([]byte{0})
-	h.Write(bytes.TrimSpace(fc.Args))
+	h.Write([]byte(geminiArguments(fc)))
 	h.Write([]byte{0, byte(index), byte(index >> 8)})
 	return "call_" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// geminiArguments is a function call's args as JSON text ("{}" when absent).
+// geminiArguments is a function call's args as compact JSON text ("{}" when absent).
 func geminiArguments(fc *geminiFunctionCall) string {
 	a := bytes.TrimSpace(fc.Args)
 	if len(a) == 0 || string(a) == "null" {
 		return "{}"
 	}
-	return string(a)
+	var b bytes.Buffer
+	if json.Compact(&b, a) != nil {
+		return string(a)
+	}
+	return b.String()
 }
 
 func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, error) {
