@@ -432,9 +432,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
 		Model: st.Provider() + "/" + st.Model(),
 	}
-	sample := base
-	sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
-	tpl := newFragmentTemplate(sample, 1)
+	var text *fragmentTemplate // made for the second text fragment: a tool-call stream has none
 	var args argumentTemplates
 	first := true
 	for {
@@ -477,16 +475,23 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		case c.Type == EventToolCall:
 			err = sse.Buffer("", toolCallChunk(base, c.ToolCall, first))
 			first = false
-		case first || tpl == nil:
+		case first:
 			ck := base
-			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
-			if first {
-				ck.Choices[0].Delta.Role = "assistant"
-				first = false
-			}
+			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Role: "assistant", Content: c.Text}}}
+			first = false
 			err = sse.Buffer("", ck)
 		default:
-			err = sse.BufferData(tpl.event(c.Text))
+			if text == nil {
+				sample := base
+				sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
+				if text = newFragmentTemplate(sample, 1); text == nil {
+					ck := base
+					ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
+					err = sse.Buffer("", ck)
+					break
+				}
+			}
+			err = sse.BufferData(text.event(c.Text))
 		}
 		if err != nil {
 			return err

@@ -2,27 +2,40 @@ package completions
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
-// functionNameRE is OpenAI's rule for function and schema names.
-var functionNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// validName reports whether s follows OpenAI's rule for function and schema names:
+// 1 to 64 letters, digits, '_' or '-'.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // validateTools checks the tool-calling and structured-output parts of req: function
 // names, parameter and output schemas (compiled as JSON Schemas), tool_choice against the
 // declared tools, and every tool call and tool result in the messages. Field names are
 // those of the OpenAI chat-completions request.
-func validateTools(req *Request) error {
+func validateTools(req *Request, known *schemaSet) error {
 	names := make(map[string]bool, len(req.Tools))
 	for i, t := range req.Tools {
-		if !functionNameRE.MatchString(t.Name) {
+		if !validName(t.Name) {
 			return invalid(fmt.Sprintf("tools[%d].function.name", i), "must be 1 to 64 letters, digits, '_' or '-', got %q", t.Name)
 		}
 		if names[t.Name] {
@@ -30,7 +43,7 @@ func validateTools(req *Request) error {
 		}
 		names[t.Name] = true
 		if t.Parameters != nil {
-			if err := checkSchema(t.Parameters, true); err != nil {
+			if err := known.check(t.Parameters, true); err != nil {
 				return invalid(fmt.Sprintf("tools[%d].function.parameters", i), "%v", err)
 			}
 		}
@@ -54,11 +67,11 @@ func validateTools(req *Request) error {
 		switch f.Type {
 		case providers.ResponseText, providers.ResponseJSONObject:
 		case providers.ResponseJSONSchema:
-			if !functionNameRE.MatchString(f.Name) {
+			if !validName(f.Name) {
 				return invalid("response_format.json_schema.name", "must be 1 to 64 letters, digits, '_' or '-', got %q", f.Name)
 			}
 			if f.Schema != nil {
-				if err := checkSchema(f.Schema, false); err != nil {
+				if err := known.check(f.Schema, false); err != nil {
 					return invalid("response_format.json_schema.schema", "%v", err)
 				}
 			}
@@ -99,15 +112,61 @@ func validateTools(req *Request) error {
 // errNotObject is the cause of a schema that is not a JSON object.
 var errNotObject = errors.New("must be a JSON Schema object")
 
-// checkSchema compiles raw as a JSON Schema (draft 2020-12 unless it names another
+// check compiles raw as a JSON Schema (draft 2020-12 unless it names another
 // draft with $schema) with santhosh-tekuri/jsonschema, which checks it against its
 // metaschema. References outside the document are refused: nothing is fetched or read.
 // A function's parameters must describe an object.
-func checkSchema(raw json.RawMessage, parameters bool) error {
+func (s *schemaSet) check(raw json.RawMessage, parameters bool) error {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return errNotObject
 	}
+	key := sha256.Sum256(append(t[:len(t):len(t)], boolByte(parameters)))
+	if s.has(key) {
+		return nil
+	}
+	if err := compileSchema(t, parameters); err != nil {
+		return err
+	}
+	s.add(key)
+	return nil
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// schemaSet remembers schemas that compiled, by digest: agents send the same tools with
+// every request, and compiling a schema costs far more than hashing it.
+type schemaSet struct {
+	mu   sync.Mutex
+	seen map[[32]byte]struct{}
+}
+
+// maxKnownSchemas bounds the set; when full it starts over.
+const maxKnownSchemas = 4096
+
+func (s *schemaSet) has(k [32]byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.seen[k]
+	return ok
+}
+
+func (s *schemaSet) add(k [32]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen == nil || len(s.seen) >= maxKnownSchemas {
+		s.seen = make(map[[32]byte]struct{})
+	}
+	s.seen[k] = struct{}{}
+}
+
+// compileSchema compiles t (see check).
+func compileSchema(t []byte, parameters bool) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t))
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotJSON, err)

@@ -67,7 +67,7 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].content", i), "must not be empty")
 		}
 	}
-	if err := validateTools(req); err != nil {
+	if err := validateTools(req, &g.schemas); err != nil {
 		return nil, nil, err
 	}
 	if err := checkProviders(req, primary, fallback); err != nil {
