@@ -31,6 +31,7 @@ require (
 	github.com/knights-analytics/ortgenai v0.3.2 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/viant/afs v1.30.0 // indirect
 	github.com/yalue/onnxruntime_go v1.32.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect

@@ -16,11 +16,15 @@ const chatCompletionsPath = "/v1/chat/completions"
 
 // ChatCompletionMessage is an OpenAI chat message with string content.
 type ChatCompletionMessage struct {
-	// Role is "system", "developer" (read as "system"), "user" or "assistant".
+	// Role is "system", "developer" (read as "system"), "user", "assistant" or "tool".
 	Role    string `json:"role"`
 	Content string `json:"content"`
 	// Name is OpenAI's optional participant name.
 	Name string `json:"name,omitempty"`
+	// ToolCalls are the calls of an assistant message (see Param).
+	ToolCalls []ChatToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call a "tool" message answers (see ToolResult).
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // ChatStreamOptions is OpenAI's stream_options object.
@@ -52,6 +56,14 @@ type ChatCompletionRequest struct {
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
 	MaxRetries *int `json:"max_retries,omitempty"`
+	// Tools are the functions the model may call (see chattools.go).
+	Tools []ChatTool `json:"tools,omitempty"`
+	// ToolChoice is nil for auto; see ForceFunction.
+	ToolChoice *ChatToolChoice `json:"tool_choice,omitempty"`
+	// ParallelToolCalls false asks for at most one tool call per answer.
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// ResponseFormat asks for JSON output; see JSONSchemaFormat.
+	ResponseFormat *ChatResponseFormat `json:"response_format,omitempty"`
 }
 
 // ChatCompletionUsage is OpenAI's usage object.
@@ -73,17 +85,22 @@ type ChatCompletionDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
-// ChatCompletionResponseMessage is the assistant message of a choice.
+// ChatCompletionResponseMessage is the assistant message of a choice. Content is "" when
+// the answer is only tool calls (the server sends null).
 type ChatCompletionResponseMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Refusal is the model's explanation when it declined to answer in the requested format.
+	Refusal string `json:"refusal"`
+	// ToolCalls are the functions the model called; FinishReason is then "tool_calls".
+	ToolCalls []ChatToolCall `json:"tool_calls,omitempty"`
 }
 
 // ChatCompletionChoice is one choice of a chat.completion.
 type ChatCompletionChoice struct {
 	Index   int                           `json:"index"`
 	Message ChatCompletionResponseMessage `json:"message"`
-	// FinishReason is "stop", "length", … .
+	// FinishReason is "stop", "length", "tool_calls", "content_filter".
 	FinishReason string `json:"finish_reason"`
 }
 
@@ -124,6 +141,8 @@ func (r *ChatCompletionResponse) Text() string {
 type ChatCompletionDelta struct {
 	Role    string `json:"role,omitempty"`
 	Content string `json:"content,omitempty"`
+	// ToolCalls are tool-call fragments (see ChatToolCallDelta).
+	ToolCalls []ChatToolCallDelta `json:"tool_calls,omitempty"`
 }
 
 // ChatCompletionChunkChoice is one choice delta of a chunk.
@@ -196,6 +215,7 @@ type ChatCompletionStream struct {
 	pending []ChatCompletionChunk // chunks made from a non-streamed answer
 	chunk   ChatCompletionChunk
 	usage   *ChatCompletionUsage
+	calls   toolCallAssembler
 	err     error
 	done    bool
 }
@@ -234,8 +254,11 @@ func chunksOf(r *ChatCompletionResponse, opts *ChatStreamOptions) []ChatCompleti
 	ck := base
 	for _, ch := range r.Choices {
 		fr := ch.FinishReason
-		ck.Choices = append(ck.Choices, ChatCompletionChunkChoice{Index: ch.Index,
-			Delta: ChatCompletionDelta{Role: ch.Message.Role, Content: ch.Message.Content}, FinishReason: &fr})
+		d := ChatCompletionDelta{Role: ch.Message.Role, Content: ch.Message.Content}
+		for i, tc := range ch.Message.ToolCalls {
+			d.ToolCalls = append(d.ToolCalls, ChatToolCallDelta{Index: i, ID: tc.ID, Type: tc.Type, Function: tc.Function})
+		}
+		ck.Choices = append(ck.Choices, ChatCompletionChunkChoice{Index: ch.Index, Delta: d, FinishReason: &fr})
 	}
 	out := []ChatCompletionChunk{ck}
 	if opts != nil && opts.IncludeUsage {
@@ -331,6 +354,16 @@ func (s *ChatCompletionStream) setChunk(ck ChatCompletionChunk) {
 	if ck.Usage != nil {
 		s.usage = ck.Usage
 	}
+	if len(ck.Choices) > 0 {
+		s.calls.add(ck.Choices[0].Delta.ToolCalls)
+	}
+}
+
+// ToolCalls returns the tool calls of the first choice assembled from the fragments read
+// so far; after a complete stream they are the answer's calls, as ChatCompletion returns
+// them.
+func (s *ChatCompletionStream) ToolCalls() []ChatToolCall {
+	return append([]ChatToolCall(nil), s.calls.calls...)
 }
 
 func (s *ChatCompletionStream) fail(err error) {

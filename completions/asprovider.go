@@ -37,9 +37,11 @@ func (g gatewayProvider) Name() string { return "switchyard" }
 
 func (g gatewayProvider) request(req *providers.Request) *Request {
 	out := &Request{Models: []string{req.Model}, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
-		Search: req.Search, maxTemperature: 2, ephemeral: true, topP: req.TopP, stop: req.Stop}
+		Search: req.Search, maxTemperature: 2, ephemeral: true, topP: req.TopP, stop: req.Stop,
+		Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat}
 	for _, m := range req.Messages {
-		out.Messages = append(out.Messages, Message{Role: m.Role, Content: []ContentBlock{{Type: "text", Text: m.Content}}})
+		out.Messages = append(out.Messages, Message{Role: m.Role, Content: []ContentBlock{{Type: "text", Text: m.Content}},
+			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}
 	return out
 }
@@ -59,6 +61,8 @@ func (g gatewayProvider) Complete(ctx context.Context, req *providers.Request) (
 	}
 	return &providers.Response{
 		Text:         resp.Text(),
+		ToolCalls:    resp.ToolCalls,
+		Refusal:      resp.Refusal,
 		FinishReason: resp.FinishReason,
 		Model:        resp.Model,
 		Usage: providers.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,

@@ -65,11 +65,13 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		p.convID, p.convNew, p.convTitle = newConversationID(), true, titleFor(req.Messages)
 	}
 	for i := range req.Messages {
-		msgs = append(msgs, providers.Message{Role: req.Messages[i].Role, Content: req.Messages[i].Text()})
+		m := &req.Messages[i]
+		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
 	}
 
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search,
-		TopP: req.topP, Stop: req.stop}
+		TopP: req.topP, Stop: req.stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
+		ResponseFormat: req.ResponseFormat}
 	if b := scope.Budget; b != nil {
 		left, err := b.reserveCall()
 		if err != nil {
@@ -241,6 +243,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	}
 	now := g.opts.Now()
 	resp := g.response(p, used, out.Text, out.Usage, out.FinishReason, now)
+	resp.ToolCalls, resp.Refusal = out.ToolCalls, out.Refusal
 	g.account(ctx, p, used, out.Usage, resp.Usage.Costs, true, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {
 		return nil, fmt.Errorf("completions: save conversation %s: %w", p.convID, err)

@@ -22,6 +22,11 @@ type step struct {
 	breakErr error // error of the break
 	stallAt  int   // stream: after this many fragments block until ctx ends (when stall)
 	stall    bool
+	// call, when set, is the answer instead of text: a tool call, streamed as a fragment
+	// with its id and name and then one fragment per piece of argPieces (whose
+	// concatenation is call.Arguments).
+	call      *providers.ToolCall
+	argPieces []string
 }
 
 // fakeProvider is a scripted in-memory Provider for tests. Each model consumes its steps in
@@ -113,6 +118,9 @@ func (f *fakeProvider) Complete(ctx context.Context, req *providers.Request) (*p
 	if err := f.wait(ctx, s.delay, s.hang); err != nil {
 		return nil, err
 	}
+	if s.call != nil {
+		return &providers.Response{ToolCalls: []providers.ToolCall{*s.call}, Usage: s.usage, FinishReason: "tool_calls", Model: req.Model}, nil
+	}
 	return &providers.Response{Text: s.text, Usage: s.usage, FinishReason: "stop", Model: req.Model}, nil
 }
 
@@ -127,6 +135,9 @@ func (f *fakeProvider) Stream(ctx context.Context, req *providers.Request) (prov
 		}
 	}
 	fs := &fakeStream{f: f, ctx: ctx, s: s, frags: words(s.text)}
+	if s.call != nil {
+		fs.frags = append([]string{""}, s.argPieces...) // the first is the call's id and name
+	}
 	f.mu.Lock()
 	f.streams = append(f.streams, fs)
 	f.mu.Unlock()
@@ -155,6 +166,7 @@ type fakeStream struct {
 	frags []string
 	i     int
 	done  bool
+	delta [1]providers.ToolCallDelta
 }
 
 func (s *fakeStream) Recv() (providers.Chunk, error) {
@@ -176,12 +188,24 @@ func (s *fakeStream) Recv() (providers.Chunk, error) {
 	}
 	if s.i < len(s.frags) {
 		c := providers.Chunk{Text: s.frags[s.i]}
+		if call := s.s.call; call != nil {
+			d := providers.ToolCallDelta{Arguments: s.frags[s.i]}
+			if s.i == 0 {
+				d.ID, d.Name = call.ID, call.Name
+			}
+			s.delta[0] = d
+			c = providers.Chunk{ToolCalls: s.delta[:]}
+		}
 		s.i++
 		return c, nil
 	}
 	s.done = true
 	u := s.s.usage
-	return providers.Chunk{Usage: &u, FinishReason: "stop"}, nil
+	finish := "stop"
+	if s.s.call != nil {
+		finish = "tool_calls"
+	}
+	return providers.Chunk{Usage: &u, FinishReason: finish}, nil
 }
 
 func (s *fakeStream) Close() error { return nil }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 func stdJSONString(t testing.TB, s string) []byte {
@@ -68,10 +70,14 @@ func TestFragmentTemplateMatchesEncodingJSON(t *testing.T) {
 		return OpenAIChunk{ID: "chatcmpl-0b6c", Object: "chat.completion.chunk", Created: 1700000000, Model: "openai/gpt-4o",
 			Choices: []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: text}}}}
 	}
+	base := OpenAIChunk{ID: "chatcmpl-0b6c", Object: "chat.completion.chunk", Created: 1700000000, Model: "openai/gpt-4o"}
+	toolArgs := func(text string) any {
+		return toolCallChunk(base, providers.ToolCallDelta{Index: 2, Arguments: text}, false)
+	}
 	for name, tc := range map[string]struct {
 		sample func(string) any
 		uses   int
-	}{"native": {native, 2}, "openai": {openai, 1}} {
+	}{"native": {native, 2}, "openai": {openai, 1}, "openai tool arguments": {toolArgs, 1}} {
 		tpl := newFragmentTemplate(tc.sample(fragmentPlaceholder), tc.uses)
 		if tpl == nil {
 			t.Fatalf("%s: no template", name)

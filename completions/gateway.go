@@ -127,9 +127,10 @@ type Options struct {
 
 // Gateway serves completions. It is safe for concurrent use.
 type Gateway struct {
-	opts   Options
-	log    *slog.Logger
-	writer *turnWriter // WriteBehind only
+	opts    Options
+	log     *slog.Logger
+	writer  *turnWriter // WriteBehind only
+	schemas schemaSet   // tool and output schemas that compiled
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

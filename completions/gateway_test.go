@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -358,7 +359,7 @@ func TestConversationContinues(t *testing.T) {
 	}
 	sent := h.a.lastRequest().Messages
 	want := []providers.Message{{Role: "user", Content: "Capital of France?"}, {Role: "assistant", Content: "Paris."}, {Role: "user", Content: "Population?"}}
-	if !slices.Equal(sent, want) {
+	if !reflect.DeepEqual(sent, want) {
 		t.Fatalf("sent %+v, want %+v", sent, want)
 	}
 	_, msgs, err := h.g.Conversation(ctx, "alice", first.ConversationID)

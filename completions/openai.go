@@ -11,17 +11,21 @@ import (
 	"time"
 
 	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // OpenAIChatRequest is the body of the OpenAI-compatible POST /v1/chat/completions. Model is
 // "provider/model". FallbackModels and MaxRetries are Switchyard extensions with the native
 // API's meaning.
 //
-// OpenAI fields that would change what the answer is — tools and functions (tool calling),
-// a response_format other than text (JSON mode, structured outputs), logprobs, audio output
-// — are refused with a 422 naming the field rather than answered as if they were absent.
-// Other OpenAI fields not listed here (seed, penalties, user, metadata, store, …) are
-// tolerated and ignored.
+// Tool calling (tools, tool_choice, parallel_tool_calls, assistant tool_calls and "tool"
+// messages) and structured output (response_format json_object and json_schema) reach every
+// provider in its own wire format (see package providers); their schemas must be valid JSON
+// Schemas. OpenAI fields that would change what the answer is but that the gateway does not
+// do — the legacy functions/function_call, logprobs, audio output — are refused with a
+// validation error naming the field rather than answered as if they were absent. Other
+// OpenAI fields not listed here (seed, penalties, user, metadata, store, …) are tolerated
+// and ignored.
 type OpenAIChatRequest struct {
 	Model               string               `json:"model" jsonschema:"required"`
 	Messages            []OpenAIMessage      `json:"messages" jsonschema:"required,minItems=1"`
@@ -37,16 +41,22 @@ type OpenAIChatRequest struct {
 	// N must be 1 when given; the gateway generates one choice.
 	N *int `json:"n,omitempty" jsonschema:"minimum=1,maximum=1"`
 
+	// Tools are the functions the model may call (at most MaxTools).
+	Tools []OpenAITool `json:"tools,omitempty"`
+	// ToolChoice is "none", "auto", "required" or a named function; default auto.
+	ToolChoice *OpenAIToolChoice `json:"tool_choice,omitempty"`
+	// ParallelToolCalls false asks for at most one tool call per answer.
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+	// ResponseFormat asks for JSON output: json_object or json_schema.
+	ResponseFormat *OpenAIResponseFormat `json:"response_format,omitempty"`
+
 	// Refused when they ask for something the gateway does not do (see the type's doc).
-	Tools          json.RawMessage `json:"tools,omitempty" jsonschema:"-"`
-	ToolChoice     json.RawMessage `json:"tool_choice,omitempty" jsonschema:"-"`
-	Functions      json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
-	FunctionCall   json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
-	ResponseFormat json.RawMessage `json:"response_format,omitempty" jsonschema:"-"`
-	Logprobs       json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
-	TopLogprobs    json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
-	Modalities     json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
-	Audio          json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
+	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
+	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
+	Logprobs     json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
+	TopLogprobs  json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
+	Modalities   json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
+	Audio        json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
@@ -60,14 +70,18 @@ type OpenAIStreamOptions struct {
 }
 
 // OpenAIMessage is an OpenAI chat message. Content is a string or an array of parts; only
-// "text" parts are accepted. Role "developer" is read as "system".
+// "text" parts are accepted. Role "developer" is read as "system". An assistant message
+// may carry ToolCalls (its content may then be null); a "tool" message is the result of the
+// call ToolCallID.
 type OpenAIMessage struct {
-	Role    string        `json:"role" jsonschema:"required"`
+	Role    string        `json:"role" jsonschema:"required,enum=system,enum=developer,enum=user,enum=assistant,enum=tool"`
 	Content OpenAIContent `json:"content"`
 	Name    string        `json:"name,omitempty"`
-	// ToolCalls and FunctionCall (an assistant's tool calls) are refused: tool calling is
-	// not supported.
-	ToolCalls    json.RawMessage `json:"tool_calls,omitempty" jsonschema:"-"`
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call a "tool" message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// FunctionCall (the legacy form of tool calls) is refused; use ToolCalls.
 	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
 }
 
@@ -123,30 +137,18 @@ func rawIs(raw json.RawMessage, want string) bool {
 
 // checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
 func (r *OpenAIChatRequest) checkUnsupported() error {
-	const toolsMsg = "tool calling is not supported by the gateway yet; send messages without tools"
+	const functionsMsg = "the legacy functions API is not supported; use tools and tool_choice"
 	switch {
-	case present(r.Tools) && !rawIs(r.Tools, "[]"):
-		return invalid("tools", toolsMsg)
 	case present(r.Functions) && !rawIs(r.Functions, "[]"):
-		return invalid("functions", toolsMsg)
-	case present(r.ToolChoice) && !rawIs(r.ToolChoice, `"none"`) && !rawIs(r.ToolChoice, `"auto"`):
-		return invalid("tool_choice", toolsMsg)
+		return invalid("functions", functionsMsg)
 	case present(r.FunctionCall) && !rawIs(r.FunctionCall, `"none"`) && !rawIs(r.FunctionCall, `"auto"`):
-		return invalid("function_call", toolsMsg)
+		return invalid("function_call", functionsMsg)
 	case present(r.Logprobs) && !rawIs(r.Logprobs, "false"):
 		return invalid("logprobs", "log probabilities are not supported by the gateway")
 	case present(r.TopLogprobs) && !rawIs(r.TopLogprobs, "0"):
 		return invalid("top_logprobs", "log probabilities are not supported by the gateway")
 	case present(r.Audio):
 		return invalid("audio", "audio output is not supported by the gateway")
-	}
-	if present(r.ResponseFormat) {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(r.ResponseFormat, &rf); err != nil || rf.Type != "text" {
-			return invalid("response_format", `only {"type":"text"} is supported; JSON mode and structured outputs are not supported by the gateway yet`)
-		}
 	}
 	if present(r.Modalities) {
 		var mods []string
@@ -260,20 +262,24 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		return nil, invalid("messages", "at least one message is required")
 	}
 	req.Messages = make([]Message, len(r.Messages))
+	if err := r.toolRequest(req); err != nil {
+		return nil, err
+	}
 	for i, m := range r.Messages {
 		role := m.Role
 		switch role {
 		case "developer":
 			role = "system"
-		case "system", "user", "assistant":
+		case "system", "user", "assistant", "tool":
 		default:
-			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, developer, user or assistant, got %q", m.Role)
-		}
-		if present(m.ToolCalls) && !rawIs(m.ToolCalls, "[]") {
-			return nil, invalid(fmt.Sprintf("messages[%d].tool_calls", i), "tool calling is not supported by the gateway yet")
+			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, developer, user, assistant or tool, got %q", m.Role)
 		}
 		if present(m.FunctionCall) {
-			return nil, invalid(fmt.Sprintf("messages[%d].function_call", i), "tool calling is not supported by the gateway yet")
+			return nil, invalid(fmt.Sprintf("messages[%d].function_call", i), "the legacy function_call is not supported; use tool_calls")
+		}
+		calls, err := messageToolCalls(i, m)
+		if err != nil {
+			return nil, err
 		}
 		blocks := make([]ContentBlock, len(m.Content.Parts))
 		for j, p := range m.Content.Parts {
@@ -282,7 +288,7 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 			}
 			blocks[j] = ContentBlock{Type: "text", Text: p.Text}
 		}
-		req.Messages[i] = Message{Role: role, Content: blocks}
+		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID}
 	}
 	return req, nil
 }
@@ -299,17 +305,23 @@ type OpenAIChatCompletion struct {
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 }
 
-// OpenAIChoice is one choice of a chat.completion.
+// OpenAIChoice is one choice of a chat.completion. Logprobs is always null (the gateway
+// returns no log probabilities) and present, as in OpenAI's API reference.
 type OpenAIChoice struct {
 	Index        int                   `json:"index"`
 	Message      OpenAIResponseMessage `json:"message"`
+	Logprobs     json.RawMessage       `json:"logprobs" jsonschema:"type=null"`
 	FinishReason string                `json:"finish_reason"`
 }
 
-// OpenAIResponseMessage is the assistant message of a choice.
+// OpenAIResponseMessage is the assistant message of a choice. Content is null when the
+// answer is only tool calls; Refusal is null unless the model declined to answer in the
+// requested format.
 type OpenAIResponseMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role      string           `json:"role"`
+	Content   *string          `json:"content"`
+	Refusal   *string          `json:"refusal"`
+	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 }
 
 // OpenAIUsage is OpenAI's usage object.
@@ -362,7 +374,7 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 		Object:  "chat.completion",
 		Created: created.Unix(),
 		Model:   r.Provider + "/" + r.Model,
-		Choices: []OpenAIChoice{{Index: 0, Message: OpenAIResponseMessage{Role: "assistant", Content: r.Text()}, FinishReason: finishReason(r.FinishReason)}},
+		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
 		Usage:   openAIUsage(r.Usage),
 		Switchyard: &OpenAIExtension{Provider: r.Provider, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
 			Attempts: r.Attempts},
@@ -379,17 +391,20 @@ type OpenAIChunk struct {
 	Usage   *OpenAIUsage        `json:"usage,omitempty"`
 }
 
-// OpenAIChunkChoice is one choice delta of a chunk.
+// OpenAIChunkChoice is one choice delta of a chunk. Logprobs is always null.
 type OpenAIChunkChoice struct {
-	Index        int         `json:"index"`
-	Delta        OpenAIDelta `json:"delta"`
-	FinishReason *string     `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Delta        OpenAIDelta     `json:"delta"`
+	Logprobs     json.RawMessage `json:"logprobs" jsonschema:"type=null"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
-// OpenAIDelta is the incremental message of a chunk.
+// OpenAIDelta is the incremental message of a chunk: a piece of text, or fragments of tool
+// calls (see OpenAIToolCallDelta).
 type OpenAIDelta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content,omitempty"`
+	Role      string                `json:"role,omitempty"`
+	Content   string                `json:"content,omitempty"`
+	ToolCalls []OpenAIToolCallDelta `json:"tool_calls,omitempty"`
 }
 
 // OpenAIErrorBody is OpenAI's error envelope {"error": {...}}.
@@ -417,9 +432,8 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
 		Model: st.Provider() + "/" + st.Model(),
 	}
-	sample := base
-	sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
-	tpl := newFragmentTemplate(sample, 1)
+	var text *fragmentTemplate // made for the second text fragment: a tool-call stream has none
+	var args argumentTemplates
 	first := true
 	for {
 		c, err := st.Recv()
@@ -449,16 +463,35 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
 			return err
 		}
-		if first || tpl == nil {
-			ck := base
-			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
-			if first {
-				ck.Choices[0].Delta.Role = "assistant"
-				first = false
+		switch {
+		case c.Type == EventToolCall && !first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
+			// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
+			// from a template per call index like text fragments.
+			if at := args.template(base, c.ToolCall.Index); at != nil {
+				err = sse.BufferData(at.event(c.ToolCall.Arguments))
+			} else {
+				err = sse.Buffer("", toolCallChunk(base, c.ToolCall, false))
 			}
+		case c.Type == EventToolCall:
+			err = sse.Buffer("", toolCallChunk(base, c.ToolCall, first))
+			first = false
+		case first:
+			ck := base
+			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Role: "assistant", Content: c.Text}}}
+			first = false
 			err = sse.Buffer("", ck)
-		} else {
-			err = sse.BufferData(tpl.event(c.Text))
+		default:
+			if text == nil {
+				sample := base
+				sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
+				if text = newFragmentTemplate(sample, 1); text == nil {
+					ck := base
+					ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
+					err = sse.Buffer("", ck)
+					break
+				}
+			}
+			err = sse.BufferData(text.event(c.Text))
 		}
 		if err != nil {
 			return err
@@ -467,4 +500,41 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			return err
 		}
 	}
+}
+
+// toolCallChunk is the chunk of one tool-call fragment; the stream's first chunk also says
+// the role.
+func toolCallChunk(base OpenAIChunk, d providers.ToolCallDelta, first bool) OpenAIChunk {
+	ck := base
+	ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{ToolCalls: []OpenAIToolCallDelta{openAIToolCallDelta(d)}}}}
+	if first {
+		ck.Choices[0].Delta.Role = "assistant"
+	}
+	return ck
+}
+
+// argumentTemplates holds, per tool-call index, the template of the chunks that carry a
+// piece of that call's arguments (see fragmentTemplate).
+type argumentTemplates struct {
+	byIndex []*fragmentTemplate
+}
+
+// maxArgumentTemplates bounds the templates kept per stream; calls beyond it are encoded
+// in full.
+const maxArgumentTemplates = 64
+
+// template returns the template for the call index, made on first use; nil when there is
+// none (the caller encodes in full).
+func (a *argumentTemplates) template(base OpenAIChunk, index int) *fragmentTemplate {
+	if index < 0 || index >= maxArgumentTemplates {
+		return nil
+	}
+	for len(a.byIndex) <= index {
+		a.byIndex = append(a.byIndex, nil)
+	}
+	if a.byIndex[index] == nil {
+		sample := toolCallChunk(base, providers.ToolCallDelta{Index: index, Arguments: fragmentPlaceholder}, false)
+		a.byIndex[index] = newFragmentTemplate(sample, 1)
+	}
+	return a.byIndex[index]
 }

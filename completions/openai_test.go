@@ -61,24 +61,26 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 	bad := []struct {
 		body, field string
 	}{
-		{`{"model":"a/m","messages":[{"role":"tool","content":"x"}]}`, "messages[0].role"},
+		{`{"model":"a/m","messages":[{"role":"function","content":"x"}]}`, "messages[0].role"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, "messages[0].content[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"n":2}`, "n"},
 		{`{"messages":[{"role":"user","content":"x"}]}`, "model"},
 		{`{"model":"a/m","messages":[]}`, "messages"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, "max_tokens"},
-		// Fields whose meaning the gateway cannot honour are refused, not ignored.
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, "tools"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, "tool_choice"},
+		// Fields whose meaning the gateway cannot honour are refused, not ignored; tools and
+		// response_format of a shape OpenAI does not have are refused by name.
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"retrieval","function":{"name":"f"}}]}`, "tools[0].type"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tool_choice":"sometimes"}`, "tool_choice"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, "functions"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"function_call":{"name":"f"}}`, "function_call"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, "response_format"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{}}}`, "response_format"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}`, "response_format.type"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema"}}`, "response_format.json_schema"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"logprobs":true}`, "logprobs"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_logprobs":3}`, "top_logprobs"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"]}`, "modalities"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"audio":{"voice":"alloy"}}`, "audio"},
-		{`{"model":"a/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1"}]},{"role":"user","content":"x"}]}`, "messages[0].tool_calls"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x","tool_calls":[{"id":"c1"}]}]}`, "messages[0].tool_calls"},
+		{`{"model":"a/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"custom"}]},{"role":"user","content":"x"}]}`, "messages[0].tool_calls[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_p":1.5}`, "top_p"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}`, "stop"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"stop":["a",""]}`, "stop[1]"},

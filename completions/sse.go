@@ -26,9 +26,12 @@ import (
 
 // Values of the "type" field of stream events.
 const (
-	EventText  = "text"
-	EventFinal = "final"
-	EventError = "error"
+	EventText = "text"
+	// EventToolCall is a tool-call fragment (ResponseStream only; the native stream never
+	// carries one, since its requests have no tools).
+	EventToolCall = "tool_call"
+	EventFinal    = "final"
+	EventError    = "error"
 )
 
 // SSEWriter writes server-sent events and flushes after each one.
@@ -158,6 +161,9 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			}
 			_ = sse.Event(EventError, ev)
 			return err
+		}
+		if c.Type == EventToolCall {
+			continue // only requests with tools have them, and the native API has none
 		}
 		if tpl != nil {
 			err = sse.BufferData(tpl.event(c.Text))

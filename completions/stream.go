@@ -29,9 +29,12 @@ type ResponseStream struct {
 	ctx     context.Context // the caller's
 	begin   time.Time       // start of the answering attempt
 
-	pending  string // first fragment, read while choosing the attempt
+	pending  string // text of a fragment read but not yet returned
 	ended    bool   // upstream reached its end marker
 	text     strings.Builder
+	deltas   []providers.ToolCallDelta // tool-call fragments read but not yet returned
+	next     int                       // the next of deltas to return
+	calls    []toolCallBuild           // the tool calls so far, by index
 	usage    *providers.Usage
 	finish   string
 	firstAt  time.Time
@@ -47,6 +50,7 @@ type attemptStream struct {
 	timer   *time.Timer
 	stalled *atomic.Bool
 	first   string
+	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
 	ended   bool
 	usage   *providers.Usage
 	finish  string
@@ -89,11 +93,12 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 	}
 	return &ResponseStream{
 		g: g, p: p, t: used, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
-		ctx: ctx, begin: begin, pending: won.first, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
+		ctx: ctx, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
 	}, nil
 }
 
-// openAttempt starts a stream on t and reads until its first text fragment or its end.
+// openAttempt starts a stream on t and reads until its first fragment (text or tool call)
+// or its end.
 func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target) (*attemptStream, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
@@ -130,9 +135,10 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target) (*attemptS
 		if c.FinishReason != "" {
 			a.finish = c.FinishReason
 		}
-		if c.Text != "" {
+		if c.Text != "" || len(c.ToolCalls) > 0 {
 			a.timer.Stop()
 			a.first = c.Text
+			a.deltas = append([]providers.ToolCallDelta(nil), c.ToolCalls...)
 			a.firstAt = g.opts.Now()
 			return a, nil
 		}
@@ -179,6 +185,10 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		s.pending = ""
 		return s.chunk(frag), nil
 	}
+	if s.next < len(s.deltas) {
+		s.next++
+		return s.toolChunk(s.deltas[s.next-1]), nil
+	}
 	for !s.ended {
 		s.timer.Reset(s.g.opts.StreamIdleTimeout)
 		c, err := s.up.Recv()
@@ -197,11 +207,61 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if c.FinishReason != "" {
 			s.finish = c.FinishReason
 		}
+		if len(c.ToolCalls) > 0 {
+			s.deltas, s.next = append(s.deltas[:0], c.ToolCalls...), 0
+		}
 		if c.Text != "" {
 			return s.chunk(c.Text), nil
 		}
+		if len(c.ToolCalls) > 0 {
+			s.next = 1
+			return s.toolChunk(s.deltas[0]), nil
+		}
 	}
 	return nil, s.complete()
+}
+
+// toolCallBuild is a tool call being assembled from its fragments.
+type toolCallBuild struct {
+	id, name string
+	args     []byte
+}
+
+// toolChunk records the tool-call fragment d and returns its event.
+func (s *ResponseStream) toolChunk(d providers.ToolCallDelta) *Chunk {
+	if d.Index >= 0 && d.Index < maxStreamToolCalls {
+		for len(s.calls) <= d.Index {
+			s.calls = append(s.calls, toolCallBuild{})
+		}
+		b := &s.calls[d.Index]
+		if d.ID != "" {
+			b.id = d.ID
+		}
+		if d.Name != "" {
+			b.name = d.Name
+		}
+		b.args = append(b.args, d.Arguments...)
+	}
+	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventToolCall, ToolCall: d}
+}
+
+// maxStreamToolCalls bounds the tool calls assembled from one stream (an upstream's index
+// beyond it is relayed but not kept).
+const maxStreamToolCalls = 1024
+
+// toolCalls returns the tool calls assembled from the stream's fragments.
+func (s *ResponseStream) toolCalls() []providers.ToolCall {
+	if len(s.calls) == 0 {
+		return nil
+	}
+	out := make([]providers.ToolCall, 0, len(s.calls))
+	for _, b := range s.calls {
+		if b.id == "" && b.name == "" && len(b.args) == 0 {
+			continue // an index the upstream skipped
+		}
+		out = append(out, providers.ToolCall{ID: b.id, Name: b.name, Arguments: string(b.args)})
+	}
+	return out
 }
 
 // fail ends the stream after the first fragment: it records the failed attempt and returns
@@ -243,6 +303,7 @@ func (s *ResponseStream) complete() error {
 		s.p.attempts[n-1].LatencyMS = now.Sub(s.begin).Milliseconds()
 	}
 	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
+	resp.ToolCalls = s.toolCalls()
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, now.Sub(s.begin))
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
 		s.err = fmt.Errorf("completions: save conversation %s: %w", s.p.convID, err)

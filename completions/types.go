@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // ContentBlock is one block of a message's content. Type is "text" (the only type the
@@ -15,9 +17,18 @@ type ContentBlock struct {
 }
 
 // Message is one turn of a completions conversation.
+//
+// ToolCalls and ToolCallID exist for the OpenAI-compatible surfaces and library callers
+// (the native API has no tool calling, so they are not part of its JSON): an assistant turn
+// with ToolCalls may have no Content, and a turn with Role "tool" answers the call
+// ToolCallID with its Content (which may be empty).
 type Message struct {
 	Role    string         `json:"role" jsonschema:"required,enum=system,enum=user,enum=assistant"`
 	Content []ContentBlock `json:"content" jsonschema:"required"`
+	// ToolCalls are the function calls an assistant turn made.
+	ToolCalls []providers.ToolCall `json:"-"`
+	// ToolCallID is the call a "tool" turn answers.
+	ToolCallID string `json:"-"`
 }
 
 // UnmarshalJSON accepts the spec's array of content blocks and, for convenience, a plain
@@ -86,6 +97,16 @@ type Request struct {
 	Search bool `json:"search,omitempty"`
 	// ConversationID links the request to an existing conversation of the same caller.
 	ConversationID string `json:"conversationId,omitempty" jsonschema:"format=uuid"`
+
+	// Tools, ToolChoice, ParallelToolCalls and ResponseFormat are tool calling and
+	// structured output, set by the OpenAI-compatible surfaces and library callers; the
+	// native API has none of them. They reach every provider in its own wire format (see
+	// package providers) and are validated with the rest of the request (schemas with a
+	// JSON Schema compiler). Requests using them keep no conversation.
+	Tools             []providers.Tool          `json:"-"`
+	ToolChoice        *providers.ToolChoice     `json:"-"`
+	ParallelToolCalls *bool                     `json:"-"`
+	ResponseFormat    *providers.ResponseFormat `json:"-"`
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
 	maxTemperature float64
@@ -159,8 +180,14 @@ type Response struct {
 	Latency int64 `json:"latency"`
 	// TTFT is milliseconds from request received to the first generated token.
 	TTFT int64 `json:"ttft"`
-	// FinishReason is the upstream's reason for stopping (e.g. "stop", "length").
+	// FinishReason is the upstream's reason for stopping (e.g. "stop", "length",
+	// "tool_calls").
 	FinishReason string `json:"finishReason,omitempty"`
+	// ToolCalls are the function calls the model made (requests with Tools only).
+	ToolCalls []providers.ToolCall `json:"toolCalls,omitempty"`
+	// Refusal is the model's explanation when it declined to answer in the requested
+	// format (OpenAI's message.refusal).
+	Refusal string `json:"refusal,omitempty"`
 	// Attempts lists every upstream call made, in order, the last being the one that answered.
 	Attempts []Attempt `json:"attempts"`
 }
@@ -174,7 +201,8 @@ func (r *Response) Text() string {
 	return b.String()
 }
 
-// Chunk is one streamed fragment.
+// Chunk is one streamed fragment: text (Type EventText) or a fragment of a tool call
+// (Type EventToolCall, ToolCall set, Text empty; requests with Tools only).
 type Chunk struct {
 	Provider          string           `json:"provider"`
 	Model             string           `json:"model"`
@@ -182,4 +210,7 @@ type Chunk struct {
 	Type              string           `json:"type"`
 	Text              string           `json:"text"`
 	Message           AssistantMessage `json:"message"`
+	// ToolCall is the tool-call fragment of an EventToolCall chunk: the first fragment of a
+	// call has its ID and Name, later ones pieces of its Arguments.
+	ToolCall providers.ToolCallDelta `json:"-"`
 }

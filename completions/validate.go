@@ -41,12 +41,17 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		return nil, nil, invalid("messages", "at least one message is required")
 	}
 	for i, m := range req.Messages {
-		switch m.Role {
-		case "system", "user", "assistant":
+		switch {
+		case m.Role == "system" || m.Role == "user" || m.Role == "assistant":
+		case m.Role == "tool" && req.ephemeral:
+		case req.ephemeral:
+			return nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, user, assistant or tool, got %q", m.Role)
 		default:
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, user or assistant, got %q", m.Role)
 		}
-		if len(m.Content) == 0 {
+		// A tool result may be empty, and an assistant turn that called tools may have no text.
+		mayBeEmpty := m.Role == "tool" || len(m.ToolCalls) > 0
+		if len(m.Content) == 0 && !mayBeEmpty {
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].content", i), "must hold at least one content block")
 		}
 		blank := true
@@ -58,9 +63,15 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 				blank = false
 			}
 		}
-		if blank {
+		if blank && !mayBeEmpty {
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].content", i), "must not be empty")
 		}
+	}
+	if err := validateTools(req, &g.schemas); err != nil {
+		return nil, nil, err
+	}
+	if err := checkProviders(req, primary, fallback); err != nil {
+		return nil, nil, err
 	}
 	maxT := req.maxTemperature
 	if maxT == 0 {

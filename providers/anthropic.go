@@ -22,7 +22,23 @@ const DefaultAnthropicMaxTokens = 4096
 // Anthropic speaks the Anthropic Messages API (POST {base}/v1/messages, x-api-key auth,
 // typed SSE events ending with message_stop). System messages go to the "system" field.
 // Finish reasons are normalised: end_turn and stop_sequence → "stop", max_tokens →
-// "length", tool_use → "tool_calls"; a "refusal" fails with KindContentFilter.
+// "length", tool_use → "tool_calls"; a "refusal" stop reason (Claude's safety classifiers
+// stopped the answer) fails with KindContentFilter, which the OpenAI-compatible surface
+// reports as finish_reason "content_filter".
+//
+// Tools map to tools with input_schema (an open object schema when a function has no
+// parameters) and tool_choice auto/any/tool/none; parallel_tool_calls false sets
+// disable_parallel_tool_use. Assistant tool calls become tool_use blocks, "tool" messages
+// tool_result blocks in a user turn (consecutive results, and a user's text after them,
+// share one turn). Streamed tool_use blocks become indexed ToolCallDeltas: the
+// content_block_start carries id and name, each input_json_delta a piece of the arguments.
+//
+// Structured output (json_schema and json_object) uses Anthropic's native means, a forced
+// tool: a tool named after the schema (json_answer for JSON mode) whose input_schema is the
+// schema (an open object for JSON mode), with tool_choice {type: tool} — or {type: any}
+// when the caller's own tools may be called instead. Its input is returned as the answer's
+// text, streamed from its input_json_delta pieces, with finish reason "stop"; it is never a
+// tool call. A schema whose root is not an object is refused (see Check).
 type Anthropic struct {
 	ep      endpoint
 	baseURL string
@@ -57,22 +73,52 @@ func (a *Anthropic) SupportsSearch(model string) bool {
 		!strings.HasPrefix(model, "claude-3-sonnet")
 }
 
+// anthropicMessage is a turn; Content is a string, or blocks when the turn carries tool
+// use or tool results.
 type anthropicMessage struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content any    `json:"content"`
+}
+
+// anthropicBlock is a content block of a request turn: text, tool_use or tool_result.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type anthropicToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
 type anthropicRequest struct {
-	Model       string             `json:"model"`
-	MaxTokens   int                `json:"max_tokens"`
-	System      string             `json:"system,omitempty"`
-	Messages    []anthropicMessage `json:"messages"`
-	Temperature *float64           `json:"temperature,omitempty"`
-	TopP        *float64           `json:"top_p,omitempty"`
-	Stop        []string           `json:"stop_sequences,omitempty"`
-	Stream      bool               `json:"stream,omitempty"`
-	Tools       []map[string]any   `json:"tools,omitempty"`
+	Model       string               `json:"model"`
+	MaxTokens   int                  `json:"max_tokens"`
+	System      string               `json:"system,omitempty"`
+	Messages    []anthropicMessage   `json:"messages"`
+	Temperature *float64             `json:"temperature,omitempty"`
+	TopP        *float64             `json:"top_p,omitempty"`
+	Stop        []string             `json:"stop_sequences,omitempty"`
+	Stream      bool                 `json:"stream,omitempty"`
+	Tools       []any                `json:"tools,omitempty"`
+	ToolChoice  *anthropicToolChoice `json:"tool_choice,omitempty"`
 }
+
+// openObjectSchema is the input schema of a function without parameters, and of the output
+// tool of JSON mode: any object.
+var openObjectSchema = json.RawMessage(`{"type":"object"}`)
 
 func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP,
@@ -81,18 +127,140 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.MaxTokens = DefaultAnthropicMaxTokens
 	}
 	var system []string
-	for _, m := range req.Messages {
-		if m.Role == "system" || m.Role == "developer" {
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		switch {
+		case m.Role == "system" || m.Role == "developer":
 			system = append(system, m.Content)
-			continue
+		case m.Role == "tool":
+			// Tool results go back in a user turn; consecutive results share one turn.
+			block := anthropicBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content}
+			if n := len(b.Messages); n > 0 && b.Messages[n-1].Role == "user" {
+				if blocks, ok := b.Messages[n-1].Content.([]anthropicBlock); ok && blocks[len(blocks)-1].Type == "tool_result" {
+					b.Messages[n-1].Content = append(blocks, block)
+					continue
+				}
+			}
+			b.Messages = append(b.Messages, anthropicMessage{Role: "user", Content: []anthropicBlock{block}})
+		case len(m.ToolCalls) > 0:
+			blocks := make([]anthropicBlock, 0, len(m.ToolCalls)+1)
+			if m.Content != "" {
+				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: argumentsObject(c.Arguments)})
+			}
+			b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: blocks})
+		default:
+			// A user's text after tool results joins their turn (after the results, as the
+			// API requires).
+			if n := len(b.Messages); n > 0 && m.Role == "user" && b.Messages[n-1].Role == "user" {
+				if blocks, ok := b.Messages[n-1].Content.([]anthropicBlock); ok {
+					b.Messages[n-1].Content = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
+					continue
+				}
+			}
+			b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: m.Content})
 		}
-		b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: m.Content})
 	}
 	b.System = strings.Join(system, "\n\n")
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = openObjectSchema
+		}
+		b.Tools = append(b.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if len(req.Tools) > 0 {
+		disable := req.ParallelToolCalls != nil && !*req.ParallelToolCalls
+		switch c := req.ToolChoice; {
+		case c == nil || c.Mode == ToolChoiceAuto || c.Mode == "":
+			if disable {
+				b.ToolChoice = &anthropicToolChoice{Type: "auto", DisableParallelToolUse: true}
+			}
+		case c.Mode == ToolChoiceNone:
+			b.ToolChoice = &anthropicToolChoice{Type: "none"}
+		case c.Mode == ToolChoiceRequired:
+			b.ToolChoice = &anthropicToolChoice{Type: "any", DisableParallelToolUse: disable}
+		case c.Mode == ToolChoiceFunction:
+			b.ToolChoice = &anthropicToolChoice{Type: "tool", Name: c.Name, DisableParallelToolUse: disable}
+		}
+	}
+	if out := anthropicOutputTool(req); out != "" {
+		f := req.ResponseFormat
+		schema := f.Schema
+		if len(schema) == 0 {
+			schema = openObjectSchema
+		}
+		desc := f.Description
+		if desc == "" {
+			desc = "Give your final answer by calling this tool: its input is the answer."
+		}
+		b.Tools = append(b.Tools, anthropicTool{Name: out, Description: desc, InputSchema: schema})
+		switch c := req.ToolChoice; {
+		case c != nil && c.Mode == ToolChoiceFunction:
+			// The caller forced one of its own functions; it is called instead.
+		case len(req.Tools) > 0 && (c == nil || c.Mode != ToolChoiceNone):
+			// Either one of the caller's functions or the answer.
+			b.ToolChoice = &anthropicToolChoice{Type: "any", DisableParallelToolUse: b.ToolChoice != nil && b.ToolChoice.DisableParallelToolUse}
+		default:
+			b.ToolChoice = &anthropicToolChoice{Type: "tool", Name: out}
+		}
+	}
 	if req.Search {
-		b.Tools = []map[string]any{{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}}
+		b.Tools = append(b.Tools, map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 5})
 	}
 	return b
+}
+
+// argumentsObject is a tool call's arguments as the input object Anthropic expects: empty
+// arguments are {}.
+func argumentsObject(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(args)
+}
+
+// anthropicOutputTool is the name of the tool that carries structured output, or "" when
+// req asks for none. Anthropic has no response format: a JSON answer is the input of a
+// tool the model is made to call, whose input schema is the requested schema (an open
+// object for JSON mode). The adapter returns that input as the answer's text, with finish
+// reason "stop", never as a tool call.
+func anthropicOutputTool(req *Request) string {
+	f := req.ResponseFormat
+	if !f.JSON() {
+		return ""
+	}
+	name := "json_answer"
+	if f.Type == ResponseJSONSchema && f.Name != "" {
+		name = f.Name
+	}
+	for taken := true; taken; {
+		taken = false
+		for _, t := range req.Tools {
+			if t.Name == name {
+				name += "_answer"
+				taken = true
+			}
+		}
+	}
+	return name
+}
+
+// Check refuses a JSON schema whose root is not an object: the output tool's input schema
+// must describe an object (see anthropicOutputTool).
+func (a *Anthropic) Check(model string, req *Request) error {
+	if f := req.ResponseFormat; f.JSON() && f.Type == ResponseJSONSchema && len(f.Schema) > 0 {
+		var root struct {
+			Type any `json:"type"`
+		}
+		if json.Unmarshal(f.Schema, &root) == nil && root.Type != nil && root.Type != "object" {
+			return &UnsupportedError{Provider: a.Name(), Field: "response_format.json_schema.schema",
+				Reason: "Anthropic structured output needs a schema whose root is an object"}
+		}
+	}
+	return nil
 }
 
 func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call, error) {
@@ -178,8 +346,11 @@ type anthropicResponse struct {
 	Type    string `json:"type"`
 	Model   string `json:"model"`
 	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
 	} `json:"content"`
 	StopReason string         `json:"stop_reason"`
 	Usage      anthropicUsage `json:"usage"`
@@ -208,14 +379,39 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		return nil, c.failure(KindContentFilter, "the model refused (stop_reason refusal)", nil)
 	}
 	var text strings.Builder
+	resp := &Response{FinishReason: anthropicFinish(r.StopReason), Model: r.Model}
+	out := anthropicOutputTool(req)
+	answered := false
 	for _, b := range r.Content {
-		if b.Type == "text" {
+		switch {
+		case b.Type == "text":
 			text.WriteString(b.Text)
+		case b.Type == "tool_use" && out != "" && b.Name == out:
+			answered = true
+			text.Reset()
+			text.Write(bytes.TrimSpace(b.Input))
+		case b.Type == "tool_use":
+			args := string(bytes.TrimSpace(b.Input))
+			if args == "" || args == "null" {
+				args = "{}"
+			}
+			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
 		}
 	}
+	if answered {
+		// Structured output: the output tool's input is the answer (see anthropicOutputTool).
+		if len(resp.ToolCalls) == 0 {
+			resp.FinishReason = "stop"
+		}
+		if r.StopReason == "max_tokens" {
+			resp.FinishReason = "length"
+		}
+	}
+	resp.Text = text.String()
 	var t anthropicTotals
 	r.Usage.merge(&t)
-	return &Response{Text: text.String(), Usage: t.usage(), FinishReason: anthropicFinish(r.StopReason), Model: r.Model}, nil
+	resp.Usage = t.usage()
+	return resp, nil
 }
 
 // Stream starts a streamed Messages request.
@@ -224,7 +420,7 @@ func (a *Anthropic) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &anthropicStream{streamState: newStreamState(c)}, nil
+	return &anthropicStream{streamState: newStreamState(c), output: anthropicOutputTool(req)}, nil
 }
 
 type anthropicEvent struct {
@@ -232,14 +428,18 @@ type anthropicEvent struct {
 	Message *struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
+	Index        int `json:"index"`
 	ContentBlock *struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
 	} `json:"content_block"`
 	Delta *struct {
-		Type       string `json:"type"`
-		Text       string `json:"text"`
-		StopReason string `json:"stop_reason"`
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthropicUsage `json:"usage"`
 	Error *struct {
@@ -252,6 +452,31 @@ type anthropicStream struct {
 	streamState
 	totals  anthropicTotals
 	started bool
+
+	output string // name of the structured-output tool, "" if none
+
+	// Tool-use blocks: the content block index of the open one, what it is, and whether
+	// any input arrived for it (a call without input gets "{}").
+	block     int
+	blockKind blockKind
+	gotInput  bool
+	calls     int // tool calls started so far; the next call's Index
+	answered  bool
+	deltas    [1]ToolCallDelta // backing array of Chunk.ToolCalls
+}
+
+type blockKind int
+
+const (
+	blockOther  blockKind = iota
+	blockCall             // a tool_use of one of the caller's functions
+	blockAnswer           // the structured-output tool's input, relayed as text
+)
+
+// toolDelta returns a chunk with one tool-call fragment of the open call.
+func (s *anthropicStream) toolDelta(d ToolCallDelta) Chunk {
+	s.deltas[0] = d
+	return Chunk{ToolCalls: s.deltas[:1:1]}
 }
 
 // Recv returns the next text or final usage chunk, io.EOF after message_stop, or an *Error.
@@ -284,12 +509,47 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 				e.Message.Usage.merge(&s.totals)
 			}
 		case "content_block_start":
-			if e.ContentBlock != nil && e.ContentBlock.Type == "text" && e.ContentBlock.Text != "" {
-				return Chunk{Text: e.ContentBlock.Text}, nil
+			cb := e.ContentBlock
+			if cb == nil {
+				continue
+			}
+			s.block, s.blockKind, s.gotInput = e.Index, blockOther, false
+			switch {
+			case cb.Type == "text" && cb.Text != "":
+				return Chunk{Text: cb.Text}, nil
+			case cb.Type == "tool_use" && s.output != "" && cb.Name == s.output:
+				s.blockKind, s.answered = blockAnswer, true
+			case cb.Type == "tool_use":
+				s.blockKind = blockCall
+				s.calls++
+				return s.toolDelta(ToolCallDelta{Index: s.calls - 1, ID: cb.ID, Name: cb.Name}), nil
 			}
 		case "content_block_delta":
-			if e.Delta != nil && e.Delta.Type == "text_delta" && e.Delta.Text != "" {
+			if e.Delta == nil {
+				continue
+			}
+			switch {
+			case e.Delta.Type == "text_delta" && e.Delta.Text != "":
 				return Chunk{Text: e.Delta.Text}, nil
+			case e.Delta.Type == "input_json_delta" && e.Delta.PartialJSON != "" && e.Index == s.block:
+				s.gotInput = true
+				switch s.blockKind {
+				case blockAnswer:
+					return Chunk{Text: e.Delta.PartialJSON}, nil
+				case blockCall:
+					return s.toolDelta(ToolCallDelta{Index: s.calls - 1, Arguments: e.Delta.PartialJSON}), nil
+				}
+			}
+		case "content_block_stop":
+			kind, empty := s.blockKind, !s.gotInput
+			s.blockKind = blockOther
+			if e.Index == s.block && empty {
+				switch kind {
+				case blockAnswer:
+					return Chunk{Text: "{}"}, nil
+				case blockCall:
+					return s.toolDelta(ToolCallDelta{Index: s.calls - 1, Arguments: "{}"}), nil
+				}
 			}
 		case "message_delta":
 			if e.Usage != nil {
@@ -303,7 +563,11 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 				return Chunk{}, s.fail(KindContentFilter, "the model refused (stop_reason refusal)", nil)
 			}
 			u := s.totals.usage()
-			return Chunk{FinishReason: anthropicFinish(stop), Usage: &u}, nil
+			finish := anthropicFinish(stop)
+			if s.answered && s.calls == 0 && stop == "tool_use" {
+				finish = "stop" // structured output (see anthropicOutputTool)
+			}
+			return Chunk{FinishReason: finish, Usage: &u}, nil
 		case "message_stop":
 			if !s.started {
 				return Chunk{}, s.fail(KindStreamBroken, "message_stop without message_start", nil)
@@ -316,7 +580,7 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			}
 			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
 		default:
-			// ping, content_block_stop and event types added later carry no text.
+			// ping and event types added later carry no text.
 		}
 	}
 }

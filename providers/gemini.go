@@ -3,7 +3,10 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -54,8 +57,22 @@ func (g *Gemini) SupportsSearch(model string) bool {
 }
 
 type geminiPart struct {
-	Text    string `json:"text,omitempty"`
-	Thought bool   `json:"thought,omitempty"`
+	Text             string                  `json:"text,omitempty"`
+	Thought          bool                    `json:"thought,omitempty"`
+	FunctionCall     *geminiFunctionCall     `json:"functionCall,omitempty"`
+	FunctionResponse *geminiFunctionResponse `json:"functionResponse,omitempty"`
+	ThoughtSignature string                  `json:"thoughtSignature,omitempty"`
+}
+
+type geminiFunctionCall struct {
+	ID   string          `json:"id,omitempty"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+type geminiFunctionResponse struct {
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
 }
 
 type geminiContent struct {
@@ -64,28 +81,90 @@ type geminiContent struct {
 }
 
 type geminiGenerationConfig struct {
-	Temperature     *float64 `json:"temperature,omitempty"`
-	TopP            *float64 `json:"topP,omitempty"`
-	MaxOutputTokens int      `json:"maxOutputTokens,omitempty"`
-	StopSequences   []string `json:"stopSequences,omitempty"`
+	Temperature      *float64       `json:"temperature,omitempty"`
+	TopP             *float64       `json:"topP,omitempty"`
+	MaxOutputTokens  int            `json:"maxOutputTokens,omitempty"`
+	StopSequences    []string       `json:"stopSequences,omitempty"`
+	ResponseMimeType string         `json:"responseMimeType,omitempty"`
+	ResponseSchema   map[string]any `json:"responseSchema,omitempty"`
+}
+
+type geminiFunctionDeclaration struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  map[string]any `json:"parameters,omitempty"`
+}
+
+type geminiTool struct {
+	FunctionDeclarations []geminiFunctionDeclaration `json:"functionDeclarations,omitempty"`
+	GoogleSearch         *struct{}                   `json:"google_search,omitempty"`
+}
+
+type geminiToolConfig struct {
+	FunctionCallingConfig struct {
+		Mode                 string   `json:"mode"`
+		AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
+	} `json:"functionCallingConfig"`
 }
 
 type geminiRequest struct {
 	Contents          []geminiContent         `json:"contents"`
 	SystemInstruction *geminiContent          `json:"systemInstruction,omitempty"`
 	GenerationConfig  *geminiGenerationConfig `json:"generationConfig,omitempty"`
-	Tools             []map[string]any        `json:"tools,omitempty"`
+	Tools             []geminiTool            `json:"tools,omitempty"`
+	ToolConfig        *geminiToolConfig       `json:"toolConfig,omitempty"`
 }
 
-func (g *Gemini) body(req *Request) geminiRequest {
+// geminiSkipSignature is the thoughtSignature Google documents for function calls whose
+// signature is not available (history written by another model, or relayed through an
+// API without signatures); Gemini 3 refuses a function call in the history without one.
+const geminiSkipSignature = "skip_thought_signature_validator"
+
+// needsSignature reports whether model validates thought signatures of past function
+// calls (Gemini 3 and later).
+func needsSignature(model string) bool {
+	m := strings.TrimPrefix(model, "models/")
+	return strings.HasPrefix(m, "gemini-") && !strings.HasPrefix(m, "gemini-1") && !strings.HasPrefix(m, "gemini-2") &&
+		!strings.HasPrefix(m, "gemini-pro") && !strings.HasPrefix(m, "gemini-exp")
+}
+
+func (g *Gemini) body(req *Request) (geminiRequest, error) {
 	var b geminiRequest
 	var system []geminiPart
-	for _, m := range req.Messages {
+	names := map[string]string{} // tool call id -> function name
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		switch m.Role {
 		case "system", "developer":
 			system = append(system, geminiPart{Text: m.Content})
 		case "assistant", "model":
-			b.Contents = append(b.Contents, geminiContent{Role: "model", Parts: []geminiPart{{Text: m.Content}}})
+			parts := make([]geminiPart, 0, 1+len(m.ToolCalls))
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				parts = append(parts, geminiPart{Text: m.Content})
+			}
+			for j, c := range m.ToolCalls {
+				names[c.ID] = c.Name
+				p := geminiPart{FunctionCall: &geminiFunctionCall{Name: c.Name, Args: argumentsObject(c.Arguments)}}
+				if j == 0 && needsSignature(req.Model) {
+					p.ThoughtSignature = geminiSkipSignature
+				}
+				parts = append(parts, p)
+			}
+			b.Contents = append(b.Contents, geminiContent{Role: "model", Parts: parts})
+		case "tool":
+			name := names[m.ToolCallID]
+			if name == "" {
+				name = m.ToolCallID
+			}
+			part := geminiPart{FunctionResponse: &geminiFunctionResponse{Name: name, Response: functionResponse(m.Content)}}
+			// The results of one turn's calls go back together, in one user turn.
+			if n := len(b.Contents); n > 0 && b.Contents[n-1].Role == "user" {
+				if last := b.Contents[n-1].Parts; len(last) > 0 && last[len(last)-1].FunctionResponse != nil {
+					b.Contents[n-1].Parts = append(last, part)
+					continue
+				}
+			}
+			b.Contents = append(b.Contents, geminiContent{Role: "user", Parts: []geminiPart{part}})
 		default:
 			b.Contents = append(b.Contents, geminiContent{Role: "user", Parts: []geminiPart{{Text: m.Content}}})
 		}
@@ -97,10 +176,108 @@ func (g *Gemini) body(req *Request) geminiRequest {
 		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, TopP: req.TopP,
 			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}
 	}
-	if req.Search {
-		b.Tools = []map[string]any{{"google_search": map[string]any{}}}
+	if f := req.ResponseFormat; f.JSON() {
+		if b.GenerationConfig == nil {
+			b.GenerationConfig = &geminiGenerationConfig{}
+		}
+		b.GenerationConfig.ResponseMimeType = "application/json"
+		if f.Type == ResponseJSONSchema && len(f.Schema) > 0 {
+			schema, err := geminiSchema(f.Schema)
+			if err != nil {
+				return b, &UnsupportedError{Provider: g.Name(), Field: "response_format.json_schema.schema", Reason: err.Error()}
+			}
+			b.GenerationConfig.ResponseSchema = schema
+		}
 	}
-	return b
+	if len(req.Tools) > 0 {
+		decls := make([]geminiFunctionDeclaration, len(req.Tools))
+		for i, t := range req.Tools {
+			decls[i] = geminiFunctionDeclaration{Name: t.Name, Description: t.Description}
+			if len(t.Parameters) > 0 {
+				schema, err := geminiSchema(t.Parameters)
+				if err != nil {
+					return b, &UnsupportedError{Provider: g.Name(), Field: fmt.Sprintf("tools[%d].function.parameters", i), Reason: err.Error()}
+				}
+				if len(schema) > 1 || schema["type"] != "OBJECT" { // {"type":"OBJECT"} alone: no parameters
+					decls[i].Parameters = schema
+				}
+			}
+		}
+		b.Tools = append(b.Tools, geminiTool{FunctionDeclarations: decls})
+		if c := req.ToolChoice; c != nil {
+			tc := &geminiToolConfig{}
+			switch c.Mode {
+			case ToolChoiceNone:
+				tc.FunctionCallingConfig.Mode = "NONE"
+			case ToolChoiceRequired:
+				tc.FunctionCallingConfig.Mode = "ANY"
+			case ToolChoiceFunction:
+				tc.FunctionCallingConfig.Mode = "ANY"
+				tc.FunctionCallingConfig.AllowedFunctionNames = []string{c.Name}
+			default:
+				tc.FunctionCallingConfig.Mode = "AUTO"
+			}
+			b.ToolConfig = tc
+		}
+	}
+	if req.Search {
+		b.Tools = append(b.Tools, geminiTool{GoogleSearch: &struct{}{}})
+	}
+	return b, nil
+}
+
+// functionResponse is a tool result as Gemini's functionResponse.response, which must be
+// an object: a JSON object result is sent as it is, anything else as {"result": value}
+// (the JSON value, or the text when it is not JSON).
+func functionResponse(content string) json.RawMessage {
+	t := strings.TrimSpace(content)
+	if strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	var v any = content
+	if t != "" && json.Valid([]byte(t)) {
+		v = json.RawMessage(t)
+	}
+	out, _ := json.Marshal(map[string]any{"result": v})
+	return out
+}
+
+// Check refuses schemas Gemini's dialect cannot express (see geminiSchema).
+func (g *Gemini) Check(model string, req *Request) error {
+	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() {
+		return nil
+	}
+	_, err := g.body(req)
+	return err
+}
+
+// geminiCallID is the id of a function call: Gemini's own when it sent one, else one
+// derived from the call (name, arguments, position), so the same answer always gets the
+// same ids, streamed or not. Tool results are mapped back to function names through the
+// assistant message that holds the call, so the id need mean nothing to Gemini.
+func geminiCallID(fc *geminiFunctionCall, index int) string {
+	if fc.ID != "" {
+		return fc.ID
+	}
+	h := sha256.New()
+	h.Write([]byte(fc.Name))
+	h.Write([]byte{0})
+	h.Write([]byte(geminiArguments(fc)))
+	h.Write([]byte{0, byte(index), byte(index >> 8)})
+	return "call_" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// geminiArguments is a function call's args as compact JSON text ("{}" when absent).
+func geminiArguments(fc *geminiFunctionCall) string {
+	a := bytes.TrimSpace(fc.Args)
+	if len(a) == 0 || string(a) == "null" {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, a) != nil {
+		return string(a)
+	}
+	return b.String()
 }
 
 func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, error) {
@@ -122,7 +299,11 @@ func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
-	return g.ep.send(ctx, req.Model, u, h, g.body(req), parseGeminiError)
+	body, err := g.body(req)
+	if err != nil {
+		return nil, g.ep.errorf(req.Model, KindBadRequest, "%v", err)
+	}
+	return g.ep.send(ctx, req.Model, u, h, body, parseGeminiError)
 }
 
 type geminiErrorBody struct {
@@ -222,6 +403,21 @@ func (r *geminiResponse) text() string {
 	return b.String()
 }
 
+// calls appends the function calls of the first candidate to out, numbering them from
+// first.
+func (r *geminiResponse) calls(out []ToolCall, first int) []ToolCall {
+	if len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
+		return out
+	}
+	for _, p := range r.Candidates[0].Content.Parts {
+		if fc := p.FunctionCall; fc != nil {
+			out = append(out, ToolCall{ID: geminiCallID(fc, first), Name: fc.Name, Arguments: geminiArguments(fc)})
+			first++
+		}
+	}
+	return out
+}
+
 func (r *geminiResponse) finish() string {
 	if len(r.Candidates) == 0 {
 		return ""
@@ -264,6 +460,10 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 		return nil, c.failure(KindStreamBroken, "response has no candidates", nil)
 	}
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion}
+	resp.ToolCalls = r.calls(nil, 0)
+	if len(resp.ToolCalls) > 0 && resp.FinishReason == "stop" {
+		resp.FinishReason = "tool_calls" // Gemini says STOP
+	}
 	if r.UsageMetadata != nil {
 		resp.Usage = r.UsageMetadata.usage()
 	}
@@ -284,6 +484,9 @@ type geminiStream struct {
 	streamState
 	usage  *geminiUsage
 	finish string
+	ncalls int // function calls relayed so far
+	calls  []ToolCall
+	deltas []ToolCallDelta
 }
 
 // Recv returns the next text chunk; when the body ends after a chunk with a finishReason
@@ -300,6 +503,9 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			}
 			s.stop(io.EOF)
 			out := Chunk{FinishReason: geminiFinish(s.finish)}
+			if s.ncalls > 0 && out.FinishReason == "stop" {
+				out.FinishReason = "tool_calls" // Gemini says STOP
+			}
 			if s.usage != nil {
 				u := s.usage.usage()
 				out.Usage = &u
@@ -332,8 +538,19 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		if f := r.finish(); f != "" {
 			s.finish = f
 		}
-		if t := r.text(); t != "" {
-			return Chunk{Text: t}, nil
+		out := Chunk{Text: r.text()}
+		// A streamed function call arrives whole: one fragment carries id, name and arguments.
+		s.calls = r.calls(s.calls[:0], s.ncalls)
+		if len(s.calls) > 0 {
+			s.deltas = s.deltas[:0]
+			for i, c := range s.calls {
+				s.deltas = append(s.deltas, ToolCallDelta{Index: s.ncalls + i, ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			}
+			s.ncalls += len(s.calls)
+			out.ToolCalls = s.deltas
+		}
+		if out.Text != "" || len(out.ToolCalls) > 0 {
+			return out, nil
 		}
 	}
 }

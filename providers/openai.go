@@ -58,9 +58,47 @@ func (o *OpenAI) SupportsSearch(model string) bool {
 	return o.searchModels != nil && o.searchModels(model)
 }
 
+// openAIMessage is a request message; content is null for an assistant turn that only
+// called tools.
 type openAIMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string           `json:"role"`
+	Content    *string          `json:"content"`
+	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string           `json:"tool_call_id,omitempty"`
+}
+
+type openAIToolCall struct {
+	Index    *int   `json:"index,omitempty"` // stream deltas only
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type openAITool struct {
+	Type     string             `json:"type"`
+	Function openAIFunctionDecl `json:"function"`
+}
+
+type openAIFunctionDecl struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type openAIResponseFormat struct {
+	Type       string            `json:"type"`
+	JSONSchema *openAIJSONSchema `json:"json_schema,omitempty"`
+}
+
+type openAIJSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
 }
 
 type openAIStreamOptions struct {
@@ -78,16 +116,34 @@ type openAIRequest struct {
 	Stream           bool                 `json:"stream,omitempty"`
 	StreamOptions    *openAIStreamOptions `json:"stream_options,omitempty"`
 	WebSearchOptions *struct{}            `json:"web_search_options,omitempty"`
+	Tools            []openAITool         `json:"tools,omitempty"`
+	// ToolChoice is "none", "auto", "required" or {"type":"function","function":{"name":…}}.
+	ToolChoice        any                   `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool                 `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat    *openAIResponseFormat `json:"response_format,omitempty"`
 }
 
 // body encodes the request: a struct rather than a map (no reflection over map keys, no
 // sorting), with the max-tokens field, whose name depends on the preset, appended.
 func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	msgs := make([]openAIMessage, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = openAIMessage{Role: m.Role, Content: m.Content}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID}
+		if len(m.ToolCalls) > 0 {
+			if m.Content == "" {
+				msgs[i].Content = nil
+			}
+			msgs[i].ToolCalls = make([]openAIToolCall, len(m.ToolCalls))
+			for j, c := range m.ToolCalls {
+				tc := &msgs[i].ToolCalls[j]
+				tc.ID, tc.Type = c.ID, "function"
+				tc.Function.Name, tc.Function.Arguments = c.Name, c.Arguments
+			}
+		}
 	}
 	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop}
+	openAITools(&b, req)
 	if req.Search {
 		b.WebSearchOptions = &struct{}{}
 	}
@@ -193,8 +249,9 @@ type openAIResponse struct {
 	Choices []struct {
 		FinishReason string `json:"finish_reason"`
 		Message      struct {
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
+			Content   *string          `json:"content"`
+			Refusal   *string          `json:"refusal"`
+			ToolCalls []openAIToolCall `json:"tool_calls"`
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *openAIUsage    `json:"usage"`
@@ -230,6 +287,12 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	resp := &Response{FinishReason: ch.FinishReason, Model: r.Model}
 	if ch.Message.Content != nil {
 		resp.Text = *ch.Message.Content
+	}
+	if ch.Message.Refusal != nil {
+		resp.Refusal = *ch.Message.Refusal
+	}
+	for _, c := range ch.Message.ToolCalls {
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 	}
 	if r.Usage != nil {
 		resp.Usage = r.Usage.usage()
@@ -269,7 +332,8 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 type openAIChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content *string `json:"content"`
+			Content   *string          `json:"content"`
+			ToolCalls []openAIToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -314,6 +378,13 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			if ch.Delta.Content != nil {
 				out.Text += *ch.Delta.Content
 			}
+			for _, c := range ch.Delta.ToolCalls {
+				d := ToolCallDelta{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+				if c.Index != nil {
+					d.Index = *c.Index
+				}
+				out.ToolCalls = append(out.ToolCalls, d)
+			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				out.FinishReason = *ch.FinishReason
 			}
@@ -325,9 +396,35 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			u := ck.Usage.usage()
 			out.Usage = &u
 		}
-		if out.Text == "" && out.FinishReason == "" && out.Usage == nil {
+		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 {
 			continue
 		}
 		return out, nil
+	}
+}
+
+// openAITools sets the tool-calling and structured-output fields of b. tool_choice and
+// parallel_tool_calls are sent only with tools, as OpenAI refuses them otherwise.
+func openAITools(b *openAIRequest, req *Request) {
+	if len(req.Tools) > 0 {
+		b.Tools = make([]openAITool, len(req.Tools))
+		for i, t := range req.Tools {
+			b.Tools[i] = openAITool{Type: "function", Function: openAIFunctionDecl{Name: t.Name, Description: t.Description,
+				Parameters: t.Parameters, Strict: t.Strict}}
+		}
+		if c := req.ToolChoice; c != nil {
+			if c.Mode == ToolChoiceFunction {
+				b.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": c.Name}}
+			} else if c.Mode != "" {
+				b.ToolChoice = c.Mode
+			}
+		}
+		b.ParallelToolCalls = req.ParallelToolCalls
+	}
+	if f := req.ResponseFormat; f.JSON() {
+		b.ResponseFormat = &openAIResponseFormat{Type: f.Type}
+		if f.Type == ResponseJSONSchema {
+			b.ResponseFormat.JSONSchema = &openAIJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}
+		}
 	}
 }

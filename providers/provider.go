@@ -11,10 +11,16 @@ import (
 	"time"
 )
 
-// Message is one text turn of a conversation. Role is "system", "user" or "assistant".
+// Message is one turn of a conversation. Role is "system", "user", "assistant" or "tool".
+// An assistant turn may carry ToolCalls (its Content may then be empty); a "tool" turn is
+// the result of the call ToolCallID, its Content the result text.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are the function calls an assistant turn made.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is the call a "tool" turn answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
 }
 
 // Request is a provider-neutral chat request. Model is the provider's own model name
@@ -33,6 +39,16 @@ type Request struct {
 	// Search asks for the provider's own web search; adapters without one fail with
 	// KindBadRequest before calling upstream (see SearchSupporter).
 	Search bool
+
+	// Tools are the functions the model may call (see tools.go for each wire format).
+	Tools []Tool
+	// ToolChoice is nil for the provider's default (auto when Tools are given).
+	ToolChoice *ToolChoice
+	// ParallelToolCalls is nil for the provider's default (allowed); false asks for at most
+	// one tool call per answer.
+	ParallelToolCalls *bool
+	// ResponseFormat asks for JSON output; nil (or type "text") for free text.
+	ResponseFormat *ResponseFormat
 }
 
 // Usage counts tokens as the upstream reported them. PromptTokens includes cached prompt
@@ -45,9 +61,15 @@ type Usage struct {
 	CacheCreationTokens int `json:"cache_creation_tokens"` // prompt tokens written to cache
 }
 
-// Response is a complete, non-streamed answer.
+// Response is a complete, non-streamed answer. With structured output Text is the JSON
+// document. FinishReason is "tool_calls" when the answer is ToolCalls.
 type Response struct {
-	Text         string
+	Text string
+	// ToolCalls are the function calls the model made, in order.
+	ToolCalls []ToolCall
+	// Refusal is the model's explanation when it declined to answer in the requested
+	// format (OpenAI's message.refusal); Text is then empty.
+	Refusal      string
 	Usage        Usage
 	FinishReason string
 	// Model is the model name the upstream reported, when it reports one.
@@ -57,7 +79,10 @@ type Response struct {
 // Chunk is one piece of a streamed answer. Usage is set on the chunk that carries it
 // (usually the last).
 type Chunk struct {
-	Text         string
+	Text string
+	// ToolCalls are fragments of tool calls (see ToolCallDelta), in order. The slice may
+	// be reused by the stream: it is valid until the next Recv.
+	ToolCalls    []ToolCallDelta
 	Usage        *Usage
 	FinishReason string
 }

@@ -1,0 +1,240 @@
+package completions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// OpenAI-compatible tool calling and structured output: the request and response types of
+// POST /v1/chat/completions that carry tools, tool calls and response_format, in OpenAI's
+// shapes. They translate to and from the provider-neutral providers.Tool, ToolChoice,
+// ToolCall, ToolCallDelta and ResponseFormat.
+
+// OpenAITool is one entry of tools: {"type": "function", "function": {...}}.
+type OpenAITool struct {
+	// Type must be "function".
+	Type     string         `json:"type" jsonschema:"required,enum=function"`
+	Function OpenAIFunction `json:"function" jsonschema:"required"`
+}
+
+// OpenAIFunction declares a function the model may call.
+type OpenAIFunction struct {
+	// Name is 1-64 letters, digits, '_' or '-'.
+	Name        string `json:"name" jsonschema:"required"`
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON Schema of the arguments object; absent means no parameters.
+	Parameters json.RawMessage `json:"parameters,omitempty" jsonschema:"type=object"`
+	// Strict asks for arguments that follow Parameters exactly (OpenAI's strict mode;
+	// other providers ignore it).
+	Strict *bool `json:"strict,omitempty"`
+}
+
+// OpenAIToolChoice is tool_choice: "none", "auto", "required", or
+// {"type": "function", "function": {"name": "..."}} to force one function. Mode holds the
+// string form, or "function" for the object form.
+type OpenAIToolChoice struct {
+	Mode string
+	Name string
+}
+
+type openAIToolChoiceObject struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// UnmarshalJSON reads the string or the object form.
+func (c *OpenAIToolChoice) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*c = OpenAIToolChoice{}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &c.Mode)
+	}
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	var o openAIToolChoiceObject
+	if err := json.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	c.Mode, c.Name = o.Type, o.Function.Name
+	if c.Mode == "" {
+		c.Mode = "function"
+	}
+	return nil
+}
+
+// MarshalJSON writes the string form, or the object form for a named function.
+func (c OpenAIToolChoice) MarshalJSON() ([]byte, error) {
+	if c.Mode != providers.ToolChoiceFunction {
+		return json.Marshal(c.Mode)
+	}
+	var o openAIToolChoiceObject
+	o.Type, o.Function.Name = c.Mode, c.Name
+	return json.Marshal(o)
+}
+
+// JSONSchema describes tool_choice for invopop/jsonschema.
+func (OpenAIToolChoice) JSONSchema() *jsonschema.Schema {
+	fn := jsonschema.NewProperties()
+	fn.Set("name", &jsonschema.Schema{Type: "string"})
+	obj := jsonschema.NewProperties()
+	obj.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"function"}})
+	obj.Set("function", &jsonschema.Schema{Type: "object", Properties: fn, Required: []string{"name"}})
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string", Enum: []any{"none", "auto", "required"}},
+		{Type: "object", Properties: obj, Required: []string{"type", "function"}},
+	}}
+}
+
+// OpenAIResponseFormat is response_format: {"type": "text"}, {"type": "json_object"} or
+// {"type": "json_schema", "json_schema": {...}}.
+type OpenAIResponseFormat struct {
+	Type       string            `json:"type" jsonschema:"required,enum=text,enum=json_object,enum=json_schema"`
+	JSONSchema *OpenAIJSONSchema `json:"json_schema,omitempty"`
+}
+
+// OpenAIJSONSchema is the json_schema member of response_format.
+type OpenAIJSONSchema struct {
+	// Name is 1-64 letters, digits, '_' or '-'.
+	Name        string          `json:"name" jsonschema:"required"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty" jsonschema:"type=object"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// OpenAIToolCall is a complete tool call: in an assistant message of the request, and in
+// message.tool_calls of a response.
+type OpenAIToolCall struct {
+	ID string `json:"id"`
+	// Type is "function".
+	Type     string             `json:"type"`
+	Function OpenAIFunctionCall `json:"function"`
+}
+
+// OpenAIFunctionCall is the function of a tool call; Arguments is JSON text.
+type OpenAIFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// OpenAIToolCallDelta is one entry of delta.tool_calls in a streamed chunk. The first
+// fragment of a call has ID, Type and Function.Name; later ones (same Index) have pieces of
+// Function.Arguments only.
+type OpenAIToolCallDelta struct {
+	Index    int                     `json:"index"`
+	ID       string                  `json:"id,omitempty"`
+	Type     string                  `json:"type,omitempty"`
+	Function OpenAIFunctionCallDelta `json:"function"`
+}
+
+// OpenAIFunctionCallDelta is the function of a tool-call fragment.
+type OpenAIFunctionCallDelta struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+func openAIToolCalls(calls []providers.ToolCall) []OpenAIToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]OpenAIToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = OpenAIToolCall{ID: c.ID, Type: "function", Function: OpenAIFunctionCall{Name: c.Name, Arguments: c.Arguments}}
+	}
+	return out
+}
+
+func openAIToolCallDelta(d providers.ToolCallDelta) OpenAIToolCallDelta {
+	out := OpenAIToolCallDelta{Index: d.Index, ID: d.ID, Function: OpenAIFunctionCallDelta{Name: d.Name, Arguments: d.Arguments}}
+	if d.ID != "" || d.Name != "" {
+		out.Type = "function"
+	}
+	return out
+}
+
+// errNotJSON is the cause of a JSON text that does not parse.
+var errNotJSON = errors.New("not valid JSON")
+
+// MaxTools is the most tools a request may declare (OpenAI's limit).
+const MaxTools = 128
+
+// toolRequest copies tools, tool_choice, parallel_tool_calls and response_format into req,
+// checking what the OpenAI API checks about their shape. Schemas are checked by the gateway
+// (see validateTools).
+func (r *OpenAIChatRequest) toolRequest(req *Request) error {
+	if len(r.Tools) > MaxTools {
+		return invalid("tools", "at most %d tools, got %d", MaxTools, len(r.Tools))
+	}
+	for i, t := range r.Tools {
+		if t.Type != "function" {
+			return invalid(fmt.Sprintf("tools[%d].type", i), `must be "function", got %q`, t.Type)
+		}
+		req.Tools = append(req.Tools, providers.Tool{Name: t.Function.Name, Description: t.Function.Description,
+			Parameters: t.Function.Parameters, Strict: t.Function.Strict != nil && *t.Function.Strict})
+	}
+	if c := r.ToolChoice; c != nil && c.Mode != "" {
+		switch c.Mode {
+		case providers.ToolChoiceNone, providers.ToolChoiceAuto, providers.ToolChoiceRequired, providers.ToolChoiceFunction:
+		default:
+			return invalid("tool_choice", `must be "none", "auto", "required" or {"type":"function","function":{"name":…}}, got %q`, c.Mode)
+		}
+		req.ToolChoice = &providers.ToolChoice{Mode: c.Mode, Name: c.Name}
+	}
+	req.ParallelToolCalls = r.ParallelToolCalls
+	if f := r.ResponseFormat; f != nil {
+		switch f.Type {
+		case providers.ResponseText:
+		case providers.ResponseJSONObject:
+			req.ResponseFormat = &providers.ResponseFormat{Type: f.Type}
+		case providers.ResponseJSONSchema:
+			s := f.JSONSchema
+			if s == nil {
+				return invalid("response_format.json_schema", `is required with type "json_schema"`)
+			}
+			req.ResponseFormat = &providers.ResponseFormat{Type: f.Type, Name: s.Name, Description: s.Description,
+				Schema: s.Schema, Strict: s.Strict != nil && *s.Strict}
+		default:
+			return invalid("response_format.type", `must be "text", "json_object" or "json_schema", got %q`, f.Type)
+		}
+	}
+	return nil
+}
+
+// messageToolCalls converts the tool calls of messages[i].
+func messageToolCalls(i int, m OpenAIMessage) ([]providers.ToolCall, error) {
+	if len(m.ToolCalls) == 0 {
+		return nil, nil
+	}
+	if m.Role != "assistant" {
+		return nil, invalid(fmt.Sprintf("messages[%d].tool_calls", i), "only assistant messages have tool calls")
+	}
+	out := make([]providers.ToolCall, len(m.ToolCalls))
+	for j, c := range m.ToolCalls {
+		if c.Type != "" && c.Type != "function" {
+			return nil, invalid(fmt.Sprintf("messages[%d].tool_calls[%d].type", i, j), `must be "function", got %q`, c.Type)
+		}
+		out[j] = providers.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+	}
+	return out, nil
+}
+
+// openAIResponseMessage is the message of r's choice: content null when the answer is only
+// tool calls, refusal null unless the model refused.
+func openAIResponseMessage(r *Response) OpenAIResponseMessage {
+	m := OpenAIResponseMessage{Role: "assistant", ToolCalls: openAIToolCalls(r.ToolCalls)}
+	if text := r.Text(); text != "" || len(r.ToolCalls) == 0 && r.Refusal == "" {
+		m.Content = &text
+	}
+	if r.Refusal != "" {
+		refusal := r.Refusal
+		m.Refusal = &refusal
+	}
+	return m
+}

@@ -1,0 +1,321 @@
+package providers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// fakeUpstream is a scripted upstream: it answers every request with body and records the
+// request bodies it received.
+type fakeUpstream struct {
+	mu     sync.Mutex
+	bodies [][]byte
+	srv    *httptest.Server
+}
+
+func newFakeUpstream(t *testing.T, contentType, body string) *fakeUpstream {
+	f := &fakeUpstream{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.bodies = append(f.bodies, b)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", contentType)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeUpstream) last(t *testing.T) map[string]any {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.bodies) == 0 {
+		t.Fatal("no request reached the upstream")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(f.bodies[len(f.bodies)-1], &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (f *fakeUpstream) provider(t *testing.T, format providers.Format) providers.Provider {
+	cfg := providers.Config{Name: string(format), BaseURL: f.srv.URL, APIKey: testKey, HTTPClient: f.srv.Client()}
+	if format == providers.FormatOpenAI {
+		cfg.BaseURL += "/v1"
+	}
+	p, err := providers.New(format, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testdata(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// OpenAI's structured-output refusal is the answer's Refusal, not text and not an error.
+func TestOpenAIRefusal(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", testdata(t, "openai/docs-refusal.json"))
+	resp, err := up.provider(t, providers.FormatOpenAI).Complete(context.Background(), &providers.Request{Model: "gpt-4o",
+		Messages:       []providers.Message{{Role: "user", Content: "x"}},
+		ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Refusal != "I'm sorry, I cannot assist with that request." || resp.Text != "" {
+		t.Fatalf("refusal %q text %q", resp.Refusal, resp.Text)
+	}
+	if got := jsonOf(up.last(t)["response_format"]); got != `{"type":"json_object"}` {
+		t.Fatalf("response_format = %s", got)
+	}
+}
+
+// OpenAI bodies: an assistant turn that only called tools has content null, a tool turn
+// has tool_call_id, a named tool_choice is the object form, and tool_choice and
+// parallel_tool_calls are left out without tools.
+func TestOpenAIToolMessages(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", testdata(t, "openai/docs-structured-output.json"))
+	p := up.provider(t, providers.FormatOpenAI)
+	req := &providers.Request{Model: "gpt-4o", Messages: []providers.Message{
+		{Role: "user", Content: "Weather?"},
+		{Role: "assistant", ToolCalls: []providers.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"location":"Paris"}`}}},
+		{Role: "tool", ToolCallID: "call_1", Content: "sunny"},
+	}, Tools: []providers.Tool{{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}},
+		ToolChoice: &providers.ToolChoice{Mode: providers.ToolChoiceFunction, Name: "get_weather"}, ParallelToolCalls: new(bool)}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	m := up.last(t)
+	want := `[{"content":"Weather?","role":"user"},{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"location\":\"Paris\"}","name":"get_weather"},"id":"call_1","type":"function"}]},{"content":"sunny","role":"tool","tool_call_id":"call_1"}]`
+	if got := jsonOf(m["messages"]); got != want {
+		t.Errorf("messages = %s\nwant %s", got, want)
+	}
+	if got := jsonOf(m["tool_choice"]); got != `{"function":{"name":"get_weather"},"type":"function"}` {
+		t.Errorf("tool_choice = %s", got)
+	}
+	if got := jsonOf(m["tools"]); got != `[{"function":{"name":"get_weather","parameters":{"type":"object"},"strict":true},"type":"function"}]` {
+		t.Errorf("tools = %s", got)
+	}
+	if m["parallel_tool_calls"] != false {
+		t.Errorf("parallel_tool_calls = %v", m["parallel_tool_calls"])
+	}
+
+	req.Tools = nil
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	m = up.last(t)
+	if _, ok := m["tool_choice"]; ok {
+		t.Errorf("tool_choice sent without tools")
+	}
+	if _, ok := m["parallel_tool_calls"]; ok {
+		t.Errorf("parallel_tool_calls sent without tools")
+	}
+}
+
+// JSON mode on Anthropic is the forced json_answer tool with an open object schema; on
+// Gemini it is responseMimeType alone.
+func TestJSONModeBodies(t *testing.T) {
+	req := func(model string) *providers.Request {
+		return &providers.Request{Model: model, Messages: []providers.Message{{Role: "user", Content: "Give me JSON."}},
+			ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}}
+	}
+	an := newFakeUpstream(t, "application/json", testdata(t, "anthropic/docs-json_tool_response.json"))
+	// The recorded answer calls record_summary, not json_answer: then it is a tool call of
+	// an unknown tool, which the adapter must not turn into the answer's text.
+	resp, err := an.provider(t, providers.FormatAnthropic).Complete(context.Background(), req("claude-sonnet-4-5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := an.last(t)
+	if got := jsonOf(m["tools"]); got != `[{"description":"Give your final answer by calling this tool: its input is the answer.","input_schema":{"type":"object"},"name":"json_answer"}]` {
+		t.Errorf("tools = %s", got)
+	}
+	if got := jsonOf(m["tool_choice"]); got != `{"name":"json_answer","type":"tool"}` {
+		t.Errorf("tool_choice = %s", got)
+	}
+	if resp.Text != "" || len(resp.ToolCalls) != 1 || resp.FinishReason != "tool_calls" {
+		t.Errorf("answer = %+v", resp)
+	}
+
+	ge := newFakeUpstream(t, "application/json", testdata(t, "gemini/docs/unary-structured-output.json"))
+	if _, err := ge.provider(t, providers.FormatGemini).Complete(context.Background(), req("gemini-2.5-flash")); err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(ge.last(t)["generationConfig"]); got != `{"responseMimeType":"application/json"}` {
+		t.Errorf("generationConfig = %s", got)
+	}
+}
+
+// A Gemini 3 model refuses past function calls without a thought signature; the adapter
+// sends Google's documented placeholder on the first call of each model turn, and only to
+// models that check it.
+func TestGeminiThoughtSignature(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", testdata(t, "gemini/docs/unary-function-call.json"))
+	p := up.provider(t, providers.FormatGemini)
+	for _, tc := range []struct {
+		model string
+		want  bool
+	}{{"gemini-3-pro-preview", true}, {"gemini-2.5-flash", false}} {
+		req := &providers.Request{Model: tc.model, Messages: []providers.Message{
+			{Role: "user", Content: "Lights"},
+			{Role: "assistant", ToolCalls: []providers.ToolCall{{ID: "c1", Name: "a", Arguments: "{}"}, {ID: "c2", Name: "b"}}},
+			{Role: "tool", ToolCallID: "c1", Content: "ok"}, {Role: "tool", ToolCallID: "c2", Content: "[1,2]"},
+		}, Tools: []providers.Tool{{Name: "a"}, {Name: "b"}}}
+		if _, err := p.Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		contents := jsonOf(up.last(t)["contents"])
+		has := strings.Contains(contents, `"thoughtSignature":"skip_thought_signature_validator"`)
+		if has != tc.want || strings.Count(contents, "thoughtSignature") > 1 {
+			t.Errorf("%s: contents = %s", tc.model, contents)
+		}
+		if !strings.Contains(contents, `{"functionCall":{"args":{},"name":"b"}`) || !strings.Contains(contents, `"response":{"result":[1,2]}`) {
+			t.Errorf("%s: contents = %s", tc.model, contents)
+		}
+	}
+}
+
+// Gemini's synthesized call ids are the same whether the answer is streamed or not, and
+// distinct for distinct calls.
+func TestGeminiStableCallIDs(t *testing.T) {
+	body := testdata(t, "gemini/docs/unary-parallel-function-calls.json")
+	up := newFakeUpstream(t, "application/json", body)
+	p := up.provider(t, providers.FormatGemini)
+	req := &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{{Role: "user", Content: "Party"}}}
+	resp, err := p.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compact, _ := json.Marshal(json.RawMessage(body))
+	st := newFakeUpstream(t, "text/event-stream", "data: "+string(compact)+"\n\n")
+	s, err := st.provider(t, providers.FormatGemini).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ids []string
+	for {
+		c, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range c.ToolCalls {
+			ids = append(ids, d.ID)
+		}
+	}
+	if len(ids) != 3 || len(resp.ToolCalls) != 3 {
+		t.Fatalf("stream ids %v, response %+v", ids, resp.ToolCalls)
+	}
+	seen := map[string]bool{}
+	for i, id := range ids {
+		if id != resp.ToolCalls[i].ID || seen[id] {
+			t.Errorf("call %d: stream id %q, response id %q", i, id, resp.ToolCalls[i].ID)
+		}
+		seen[id] = true
+	}
+}
+
+// Schemas Gemini's dialect cannot express, and JSON schemas Anthropic cannot take as a tool
+// input, are refused by Check with the field named, before any call.
+func TestCheckRefusesWhatCannotBeMapped(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", "{}")
+	gem, an, oa := up.provider(t, providers.FormatGemini), up.provider(t, providers.FormatAnthropic), up.provider(t, providers.FormatOpenAI)
+	recursive := json.RawMessage(`{"type":"object","properties":{"node":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}}`)
+	array := json.RawMessage(`{"type":"array","items":{"type":"string"}}`)
+	cases := []struct {
+		p     providers.Provider
+		req   providers.Request
+		field string // "" when it is accepted
+	}{
+		{gem, providers.Request{Tools: []providers.Tool{{Name: "ok"}, {Name: "tree", Parameters: recursive}}}, "tools[1].function.parameters"},
+		{gem, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: recursive}}, "response_format.json_schema.schema"},
+		{gem, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, ""},
+		{an, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, "response_format.json_schema.schema"},
+		{an, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: recursive}}, ""},
+		{oa, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, ""},
+	}
+	for i, tc := range cases {
+		err := providers.Check(tc.p, "m", &tc.req)
+		var ue *providers.UnsupportedError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("case %d (%s): %v", i, tc.p.Name(), err)
+		case tc.field != "" && (!errors.As(err, &ue) || ue.Field != tc.field):
+			t.Errorf("case %d (%s): err = %v, want field %s", i, tc.p.Name(), err, tc.field)
+		}
+	}
+	// Called directly, the adapter fails the same way without calling upstream.
+	up.mu.Lock()
+	before := len(up.bodies)
+	up.mu.Unlock()
+	_, err := gem.Complete(context.Background(), &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{{Role: "user", Content: "x"}},
+		Tools: []providers.Tool{{Name: "tree", Parameters: recursive}}})
+	if providers.KindOf(err) != providers.KindBadRequest {
+		t.Fatalf("err = %v", err)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if len(up.bodies) != before {
+		t.Fatal("upstream called")
+	}
+}
+
+// A streamed Anthropic tool call without input gets "{}" as its arguments.
+func TestAnthropicEmptyToolInput(t *testing.T) {
+	sse := `event: message_start
+data: {"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"now","input":{}}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+	up := newFakeUpstream(t, "text/event-stream", sse)
+	_, _, finish, _, calls, err := run(up.provider(t, providers.FormatAnthropic),
+		&providers.Request{Model: "claude-sonnet-4-5", Messages: []providers.Message{{Role: "user", Content: "time?"}}, Tools: []providers.Tool{{Name: "now"}}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if finish != "tool_calls" || len(calls) != 1 || calls[0] != (providers.ToolCall{ID: "toolu_1", Name: "now", Arguments: "{}"}) {
+		t.Fatalf("finish %q calls %+v", finish, calls)
+	}
+	if got := jsonOf(up.last(t)["tools"]); got != `[{"input_schema":{"type":"object"},"name":"now"}]` {
+		t.Errorf("tools = %s", got)
+	}
+}
