@@ -141,6 +141,8 @@ func TestModelSelectBadRequests(t *testing.T) {
 		{"tool without name", `{` + msg + `,` + cand + `,"tools":[{"description":"no name"}]}`, "tools[0].name"},
 		{"bad tradeoff", `{` + msg + `,` + cand + `,"tradeoff":"quality"}`, "tradeoff"},
 		{"max_model_depth < 1", `{` + msg + `,` + cand + `,"max_model_depth":0}`, "max_model_depth"},
+		{"tradeoff_tolerance above 1", `{` + msg + `,` + cand + `,"tradeoff":"cost","tradeoff_tolerance":2}`, "tradeoff_tolerance"},
+		{"tradeoff_tolerance without tradeoff", `{` + msg + `,` + cand + `,"tradeoff_tolerance":0.1}`, "tradeoff_tolerance"},
 		{"duplicate candidates", `{` + msg + `,"llm_providers":[{"name":"openai/gpt-4o"},{"provider":"openai","model":"gpt-4o"}]}`, "llm_providers[1]"},
 		{"wrong type", `{` + msg + `,` + cand + `,"max_model_depth":"3"}`, "max_model_depth"},
 		{"unknown field", `{` + msg + `,` + cand + `,"metric":"accuracy"}`, "metric"},
@@ -224,7 +226,7 @@ func TestModelSelectOpenAPI(t *testing.T) {
 		if !ok {
 			t.Fatalf("OpenAPI lacks POST %s", p)
 		}
-		for _, want := range []string{"llm_providers", "max_model_depth", "oneOf", "llm_label"} {
+		for _, want := range []string{"llm_providers", "max_model_depth", "oneOf", "llm_label", "tradeoff_tolerance", "quality", "estimated_from"} {
 			if !strings.Contains(string(op), want) {
 				t.Errorf("POST %s schema lacks %q", p, want)
 			}

@@ -183,6 +183,10 @@ func TestRoutersBadRequests(t *testing.T) {
 		{`{"Data_URLs": "https://x.test/a.csv"}`, "Data_URLs must be an array", 422},
 		{`{"Data_URLs": ["https://x.test/a.csv", 7]}`, "Data_URLs[1] must be a string", 422},
 		{`{"Data_URLs": [""]}`, "Data_URLs[0]", 422},
+		{`{"Data_URLs": ["https://x.test/a.csv"], "model_prices": [1]}`, "model_prices must be an object", 422},
+		{`{"Data_URLs": ["https://x.test/a.csv"], "model_prices": {"a/b": "1"}}`, `model_prices["a/b"] must be a number`, 422},
+		{`{"Data_URLs": ["https://x.test/a.csv"], "model_prices": {"a/b": -1}}`, `model_prices["a/b"]`, 422},
+		{`{"Data_URLs": ["https://x.test/a.csv"], "model_prices": {"nope": 1}}`, "model_prices", 422},
 		{`{"Data_URLs": ["not a url"]}`, "Data_URLs[0]", 422},
 		{`{"Data_URLs": ["https://x.test/a.csv"], "extra": 1}`, "extra", 422},
 		{`{"Data_URLs": [`, "malformed JSON", 400},
@@ -251,9 +255,9 @@ func TestRoutersOpenAPI(t *testing.T) {
 		method, path string
 		want         []string
 	}{
-		{"post", "/api/v1/routers/train", []string{"Data_URLs", "training_job_id", "202"}},
+		{"post", "/api/v1/routers/train", []string{"Data_URLs", "model_prices", "training_job_id", "202"}},
 		{"get", "/api/v1/routers/train/status", []string{"task_id", "training_config", "completed_at"}},
-		{"get", "/api/v1/routers/models", []string{"model_id", "num_classes", "top1_hit_rate"}},
+		{"get", "/api/v1/routers/models", []string{"model_id", "num_classes", "top1_hit_rate", "calibration_error", "default_tolerance", "frontier", "mean_price"}},
 		{"post", "/api/v1/routers/predict", []string{"inputs", "top_model", "confidence", "rank"}},
 	} {
 		op, ok := doc.Paths[c.path][c.method]
