@@ -38,6 +38,7 @@ func main() {
 	folds := flag.Int("folds", 5, "cross-validation folds (0 skips cross-validation)")
 	runs := flag.Int("runs", 3, "repetitions of each timing (the median is reported)")
 	l2 := flag.String("l2", "", "comma-separated L2 grid (default: the package's)")
+	qualityL2 := flag.String("quality-l2", "", "comma-separated L2 grid of the quality heads (default: the package's)")
 	power := flag.Float64("power", 0, "FitOptions.ScorePower (0: default)")
 	ignoreScores := flag.Bool("ignore-scores", false, "train on correct_models only")
 	dims := flag.Int("dims", 0, "n-gram hash dimensions (0: default)")
@@ -66,6 +67,15 @@ func main() {
 					log.Fatalf("-l2: %v", err)
 				}
 				opts.L2 = append(opts.L2, v)
+			}
+		}
+		if *qualityL2 != "" {
+			for _, f := range strings.Split(*qualityL2, ",") {
+				v, err := strconv.ParseFloat(f, 64)
+				if err != nil {
+					log.Fatalf("-quality-l2: %v", err)
+				}
+				opts.QualityL2 = append(opts.QualityL2, v)
 			}
 		}
 		fmt.Printf("data: %s, %d rows\n", *data, len(examples))
