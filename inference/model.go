@@ -31,6 +31,12 @@ type Example struct {
 	OnlyScored bool
 }
 
+// MaxClasses is the most distinct models Fit trains on. Training memory is about
+// (workers + 2) × rows × classes × 8 bytes for the scores and residuals, plus the
+// embeddings and the L-BFGS history (classes × weighted features × 8 bytes × 12); the
+// bound keeps a router's memory linear in its rows and capped.
+const MaxClasses = 100
+
 // Estimators accepted by FitOptions.Estimator.
 const (
 	// EstimatorAuto (the default) trains the softmax head and the per-model quality heads
@@ -386,6 +392,9 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 	}
 	if len(classes) < 2 {
 		return nil, rep, invalid("examples", "need at least 2 distinct models, got %d", len(classes))
+	}
+	if len(classes) > MaxClasses {
+		return nil, rep, invalid("examples", "name %d distinct models; at most %d are allowed", len(classes), MaxClasses)
 	}
 
 	emb, onnx, err := newEmbedder(ctx, opts)

@@ -2,6 +2,7 @@ package inference
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -101,5 +102,15 @@ func TestExpectedCalibrationError(t *testing.T) {
 	// Always 0.9 while half are right: ECE 0.4.
 	if e := ExpectedCalibrationError([]float64{0.9, 0.9}, []float64{1, 0}); math.Abs(e-0.4) > 1e-12 {
 		t.Errorf("overconfident ECE = %v, want 0.4", e)
+	}
+}
+
+func TestFitBoundsClasses(t *testing.T) {
+	var ex []Example
+	for i := 0; i <= MaxClasses; i++ {
+		ex = append(ex, Example{Text: fmt.Sprintf("prompt %d", i), Labels: []string{fmt.Sprintf("p/m%d", i)}})
+	}
+	if _, _, err := Fit(context.Background(), ex, FitOptions{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("%d classes: err = %v, want ErrInvalid", MaxClasses+1, err)
 	}
 }

@@ -14,6 +14,10 @@ import (
 // MaxTools is the most tools a model selection request may carry (spec: Limits).
 const MaxTools = 128
 
+// MaxCandidates is the most candidates a model selection request may carry: each one is
+// ranked and (up to max_model_depth) stored with the session.
+const MaxCandidates = 256
+
 // Message is one turn of the conversation to route.
 type Message struct {
 	// Role is "system", "user" or "assistant".
@@ -116,6 +120,9 @@ func (r *Request) Validate() error {
 	cands, field := r.Candidates()
 	if len(cands) == 0 {
 		return invalid("llm_providers", "at least one candidate is required (llm_providers or models)")
+	}
+	if len(cands) > MaxCandidates {
+		return invalid(field, "at most %d candidates are allowed (got %d)", MaxCandidates, len(cands))
 	}
 	seen := make(map[string]int, len(cands))
 	for i := range cands {

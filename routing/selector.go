@@ -33,6 +33,9 @@ type Options struct {
 	Tolerance float64
 	// LastTurnWeight is the weight of the last user turn (see Conversation); 0 means 0.7.
 	LastTurnWeight float64
+	// SessionRetention is how long sessions are kept: ExpireSessions deletes older ones.
+	// 0 means DefaultSessionRetention; a negative value keeps them forever.
+	SessionRetention time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives one debug line per selection (never message content); nil means
@@ -48,6 +51,7 @@ type Selector struct {
 	scorer Router
 	tol    float64
 	tolSet bool // Options.Tolerance was given: it overrides the routers' learned ones
+	keep   time.Duration
 	w      float64
 	now    func() time.Time
 	log    *slog.Logger
@@ -68,6 +72,10 @@ func NewSelector(opts Options) *Selector {
 		}
 	}
 	s.tolSet = s.tol != 0
+	s.keep = opts.SessionRetention
+	if s.keep == 0 {
+		s.keep = DefaultSessionRetention
+	}
 	switch {
 	case s.tol == 0:
 		s.tol = DefaultTolerance
@@ -190,9 +198,14 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 	if err != nil {
 		return nil, err
 	}
+	depth := len(ranked)
+	if req.MaxModelDepth != nil && *req.MaxModelDepth < depth {
+		depth = *req.MaxModelDepth
+	}
 	sess := Session{ID: id, Owner: owner, CreatedAt: s.now().UTC(), Chosen: ranked[0].Candidate.Label(),
 		Tradeoff: req.Tradeoff, PreferenceID: req.PreferenceID, PreviousSession: req.PreviousSession}
-	for _, r := range ranked {
+	// Only the list the caller sees is kept: a session is bounded by max_model_depth.
+	for _, r := range ranked[:depth] {
 		sess.Ranked = append(sess.Ranked, SessionCandidate{Label: r.Candidate.Label(), Score: r.Score, Source: r.Source})
 	}
 	if req.HashContent {
@@ -200,10 +213,6 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 	}
 	if err := store.PutJSON(ctx, s.store, store.Sessions, id, sess); err != nil {
 		return nil, fmt.Errorf("routing: store session: %w", err)
-	}
-	depth := len(ranked)
-	if req.MaxModelDepth != nil && *req.MaxModelDepth < depth {
-		depth = *req.MaxModelDepth
 	}
 	resp := &Response{LLMLabel: sess.Chosen, SessionID: id, Providers: make([]RankedProvider, depth)}
 	for i, r := range ranked[:depth] {

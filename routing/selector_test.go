@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -251,9 +252,9 @@ func TestMaxModelDepthAndShapes(t *testing.T) {
 	if wire["session_id"] == "" {
 		t.Errorf("no session id: %s", b)
 	}
-	// The stored session keeps the full list.
+	// The stored session keeps the list the caller saw (max_model_depth 2).
 	sess, err := s.Session(context.Background(), "", resp.SessionID)
-	if err != nil || len(sess.Ranked) != 3 {
+	if err != nil || len(sess.Ranked) != 2 {
 		t.Errorf("session %+v, %v", sess, err)
 	}
 }
@@ -445,4 +446,41 @@ func TestTradeoffToleranceSources(t *testing.T) {
 			t.Errorf("%s: err = %v, want a validation error naming tradeoff_tolerance", body, err)
 		}
 	}
+}
+
+// TestSessionsAreBounded reproduces the storage attack: a request with more candidates
+// than allowed is refused; a session keeps only the list up to max_model_depth; sessions
+// older than the retention are deleted.
+func TestSessionsAreBounded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s, st := newSelector(t, routing.Options{Now: clock, SessionRetention: 24 * time.Hour, Scorer: routing.DefaultScorer{}})
+	var many []string
+	for i := 0; i <= routing.MaxCandidates; i++ {
+		many = append(many, fmt.Sprintf("p/m%d", i))
+	}
+	_, err := s.Select(context.Background(), "a", &routing.Request{Messages: userMsg("hi"), LLMProviders: names(many...)})
+	if !errors.Is(err, routing.ErrInvalid) || !strings.Contains(err.Error(), "at most 256 candidates") {
+		t.Fatalf("%d candidates: %v", len(many), err)
+	}
+	depth := 2
+	old := mustSelect(t, s, "a", &routing.Request{Messages: userMsg("hi"), LLMProviders: names(many[:50]...), MaxModelDepth: &depth})
+	sess, err := s.Session(context.Background(), "a", old.SessionID)
+	if err != nil || len(sess.Ranked) != 2 {
+		t.Fatalf("session keeps %d candidates (%v), want max_model_depth 2", len(sess.Ranked), err)
+	}
+	now = now.Add(20 * time.Hour)
+	fresh := mustSelect(t, s, "a", &routing.Request{Messages: userMsg("hi"), LLMProviders: names(many[:3]...)})
+	now = now.Add(5 * time.Hour) // old is 25 h old, fresh 5 h
+	n, err := s.ExpireSessions(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("ExpireSessions = %d, %v; want 1", n, err)
+	}
+	if _, err := s.Session(context.Background(), "a", old.SessionID); !errors.Is(err, routing.ErrNotFound) {
+		t.Errorf("expired session still found: %v", err)
+	}
+	if _, err := s.Session(context.Background(), "a", fresh.SessionID); err != nil {
+		t.Errorf("fresh session lost: %v", err)
+	}
+	_ = st
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,7 +27,8 @@ type Session struct {
 	CreatedAt time.Time `json:"created_at"`
 	// Chosen is the label of the chosen candidate (the response's llm_label).
 	Chosen string `json:"chosen"`
-	// Ranked is the full ranked list, best first (not cut at max_model_depth).
+	// Ranked is the ranked list the caller saw, best first (cut at max_model_depth, so a
+	// session stays small however many candidates were sent).
 	Ranked []SessionCandidate `json:"ranked"`
 	// Tradeoff, PreferenceID and PreviousSession echo the request.
 	Tradeoff        string `json:"tradeoff,omitempty"`
@@ -116,4 +118,55 @@ func (s *Selector) SessionChain(ctx context.Context, owner, id string) ([]Sessio
 		next = sess.PreviousSession
 	}
 	return out, nil
+}
+
+// DefaultSessionRetention is how long model selection sessions are kept by default.
+const DefaultSessionRetention = 30 * 24 * time.Hour
+
+// expirePage is how many sessions ExpireSessions reads at a time.
+const expirePage = 500
+
+// ExpireSessions deletes the sessions older than the retention (Options.SessionRetention)
+// and returns how many it deleted. A previous_session naming a deleted session is then
+// not found. The server runs it at start and hourly.
+func (s *Selector) ExpireSessions(ctx context.Context) (int, error) {
+	if s.keep < 0 || s.store == nil {
+		return 0, nil
+	}
+	cutoff := s.now().Add(-s.keep)
+	deleted := 0
+	after := ""
+	for {
+		page, err := s.store.List(ctx, store.Sessions, store.ListOptions{After: after, Limit: expirePage})
+		if err != nil {
+			return deleted, fmt.Errorf("routing: list sessions: %w", err)
+		}
+		if len(page) == 0 {
+			return deleted, nil
+		}
+		var old []string
+		for _, e := range page {
+			var sess struct {
+				CreatedAt time.Time `json:"created_at"`
+			}
+			if err := json.Unmarshal(e.Value, &sess); err != nil || sess.CreatedAt.Before(cutoff) {
+				old = append(old, e.Key)
+			}
+		}
+		if len(old) > 0 {
+			err := s.store.Update(ctx, func(tx store.Tx) error {
+				for _, k := range old {
+					if err := tx.Delete(ctx, store.Sessions, k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return deleted, fmt.Errorf("routing: expire sessions: %w", err)
+			}
+			deleted += len(old)
+		}
+		after = page[len(page)-1].Key
+	}
 }

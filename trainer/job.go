@@ -120,6 +120,10 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 			return nil, err
 		}
 		recs = append(recs, r...)
+		if len(recs) > MaxRows {
+			return nil, &DatasetError{URL: u, Message: fmt.Sprintf(
+				"too many rows: the files read so far hold %d rows; at most %d rows are allowed per training job", len(recs), MaxRows)}
+		}
 	}
 	cfg.Rows = len(recs)
 
@@ -142,6 +146,10 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 		return nil, &DatasetError{Message: fmt.Sprintf(
 			"only %d usable rows across %d file(s) (%d rows read, %d without any correct model); at least %d are needed",
 			len(usable), len(j.DataURLs), len(recs), cfg.SkippedRows, MinRows)}
+	}
+	if len(classSet) > MaxClasses {
+		return nil, &DatasetError{Message: fmt.Sprintf(
+			"the data names %d distinct models; at most %d are allowed per router (training memory grows with rows × models)", len(classSet), MaxClasses)}
 	}
 	if len(classSet) < MinClasses {
 		var only string

@@ -48,6 +48,12 @@ const (
 	MinRows = 10
 	// MinClasses is the fewest distinct models a job trains on.
 	MinClasses = 2
+	// MaxClasses is the most distinct models a job trains on (inference.MaxClasses):
+	// training memory grows with rows × models, so a data set naming more fails.
+	MaxClasses = inference.MaxClasses
+	// MaxRows is the most rows a job reads across its files; with MaxClasses it caps a
+	// job's training memory (BENCHMARKS.md gives the peak for the largest allowed job).
+	MaxRows = 50_000
 	// MaxAttempts is how many times a job may be started before restarts fail it.
 	MaxAttempts = 3
 	// DefaultVersion is the version label in responses.

@@ -734,3 +734,28 @@ func TestTradeoffFrontierInModelDetails(t *testing.T) {
 		t.Errorf("negative price: %v", err)
 	}
 }
+
+// TestTrainingBoundsClassesAndRows reproduces the memory attack of a data set whose rows
+// each name a different model, and the row cap: both jobs fail fast with a message naming
+// the limit, before any fit.
+func TestTrainingBoundsClassesAndRows(t *testing.T) {
+	var many []Record
+	for i := 0; i <= MaxClasses; i++ {
+		many = append(many, Record{Problem: fmt.Sprintf("prompt %d", i), CorrectModels: []string{fmt.Sprintf("p/m%d", i)}})
+	}
+	var b strings.Builder
+	for i := 0; i <= MaxRows; i++ {
+		fmt.Fprintf(&b, "{\"problem\":\"q%d\",\"correct_models\":[\"a/b\"]}\n", i)
+	}
+	srv := files(t, map[string]string{"/classes.json": asJSON(many), "/rows.jsonl": b.String()})
+	s := newService(t, nil)
+	for path, want := range map[string]string{
+		"/classes.json": fmt.Sprintf("at most %d are allowed per router", MaxClasses),
+		"/rows.jsonl":   fmt.Sprintf("at most %d rows are allowed", MaxRows),
+	} {
+		st := train(t, s, "k", srv.URL+path)
+		if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, want) {
+			t.Errorf("%s: %s %q, want failed naming %q", path, st.Status, st.ErrorMessage, want)
+		}
+	}
+}

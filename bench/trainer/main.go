@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
@@ -34,6 +35,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per measurement")
 	predictCalls := flag.Int("predict-calls", 10, "warm predict calls per run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	maxIter := flag.Int("max-iter", 0, "cap L-BFGS iterations per fit (0: the default); memory does not depend on it, so a small cap measures the peak memory of a large data set quickly")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -60,7 +62,8 @@ func main() {
 	for r := range *runs {
 		svc, err := trainer.New(memstore.New(),
 			trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
-			trainer.WithLogger(slog.New(slog.DiscardHandler)))
+			trainer.WithLogger(slog.New(slog.DiscardHandler)),
+			trainer.WithFitOptions(func(o *inference.FitOptions) { o.MaxIterations = *maxIter }))
 		if err != nil {
 			log.Fatal(err)
 		}

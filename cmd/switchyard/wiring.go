@@ -37,6 +37,7 @@ type wiring struct {
 	gateway   *completions.Gateway
 	trainer   *trainer.Service
 	optimizer *optimizer.Service
+	selector  *routing.Selector
 }
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
@@ -77,11 +78,13 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	}
 
 	selector := routing.NewSelector(routing.Options{
-		Store:        w.store,
-		Catalog:      routing.ProvidersCatalog(w.catalog),
-		CustomModels: routing.TrainerModels(w.trainer),
-		Logger:       w.log,
+		Store:            w.store,
+		SessionRetention: w.cfg.SessionRetention,
+		Catalog:          routing.ProvidersCatalog(w.catalog),
+		CustomModels:     routing.TrainerModels(w.trainer),
+		Logger:           w.log,
 	})
+	w.selector = selector
 
 	w.gateway, err = completions.New(completions.Options{
 		ConversationWrites: w.cfg.writes,
@@ -129,7 +132,30 @@ func (w *wiring) start(ctx context.Context) error {
 	if err := w.optimizer.Start(ctx); err != nil {
 		return fmt.Errorf("starting optimization workers: %w", err)
 	}
+	if w.selector != nil && w.cfg.SessionRetention >= 0 {
+		go w.expireSessions(ctx)
+	}
 	return nil
+}
+
+// expireSessions deletes expired model selection sessions at start and hourly until ctx ends.
+func (w *wiring) expireSessions(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := w.selector.ExpireSessions(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			w.log.Warn("routing: expire sessions", "err", err)
+		case n > 0:
+			w.log.Info("routing: expired model selection sessions", "deleted", n, "retention", w.cfg.SessionRetention.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // sandboxRunner picks the sandbox backend named by --sandbox ("auto": bubblewrap, else
