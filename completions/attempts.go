@@ -155,6 +155,14 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat})
 			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
+			if kind == providers.KindContentFilter {
+				// A policy decision: asking the next model would override it.
+				msg := err.Error()
+				if pe != nil && pe.Message != "" {
+					msg = pe.Message
+				}
+				return &ContentFilterError{Model: t.name, Message: msg, Attempts: slices.Clone(p.attempts)}
+			}
 			if !kind.Retryable() || retry >= p.maxRetries {
 				break
 			}

@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // Errors of the gateway. Compare with errors.Is / errors.As. The HTTP server maps them:
 // ErrInvalid (and *ValidationError) → 422, ErrNotFound → 404, ErrModelNotAllowed → 403,
-// ErrBudgetExceeded → 429, *AllFailedError → 502.
+// ErrBudgetExceeded → 429, *AllFailedError → 502 (404 on the OpenAI-compatible surface when
+// every model was unknown), *ContentFilterError → 400 (200 with finish_reason
+// "content_filter" on the OpenAI-compatible surface).
 var (
 	// ErrInvalid means the request is malformed; errors of type *ValidationError match it.
 	ErrInvalid = errors.New("completions: invalid request")
@@ -67,6 +71,42 @@ func (e *AllFailedError) Error() string {
 
 // Is makes an *AllFailedError match ErrAllFailed.
 func (e *AllFailedError) Is(target error) bool { return target == ErrAllFailed }
+
+// ModelNotFound reports whether every attempt failed because its provider does not know
+// the model: the request named no model that exists (OpenAI's 404 model_not_found).
+func (e *AllFailedError) ModelNotFound() bool {
+	for _, a := range e.Attempts {
+		if a.Kind != providers.KindModelNotFound.String() {
+			return false
+		}
+	}
+	return len(e.Attempts) > 0
+}
+
+// ErrContentFiltered matches a *ContentFilterError.
+var ErrContentFiltered = errors.New("completions: blocked by the provider's content filter")
+
+// ContentFilterError means a provider's safety system refused the request or its answer
+// (a content-policy rejection, a safety block, a refusal stop reason). The gateway does not
+// try the remaining models: a provider's policy decision is not silently overridden by
+// asking another model. The OpenAI-compatible surface answers it as a choice with
+// finish_reason "content_filter"; the native endpoint as an explicit error.
+type ContentFilterError struct {
+	// Model is the "provider/model" whose filter blocked the request.
+	Model string
+	// Message is the provider's explanation.
+	Message string
+	// Attempts lists every upstream call made, the last being the blocked one.
+	Attempts []Attempt
+}
+
+// Error names the model and the provider's explanation.
+func (e *ContentFilterError) Error() string {
+	return fmt.Sprintf("%s: blocked by the provider's content filter: %s", e.Model, e.Message)
+}
+
+// Is makes a *ContentFilterError match ErrContentFiltered.
+func (e *ContentFilterError) Is(target error) bool { return target == ErrContentFiltered }
 
 // StreamError reports that a stream failed after fragments had been delivered; the
 // delivered text is incomplete and must not be taken as an answer.

@@ -72,10 +72,12 @@ func faultCases() []faultCase {
 			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}},
 		{name: "context length exceeded", primary: []behaviour{status(400, "context_length_exceeded", "This model's maximum context length is 8192 tokens")}, backup: true,
 			wantFrom: "up/backup", wantKinds: []string{"context_length", "ok"}},
-		{name: "content filter (400)", primary: []behaviour{status(400, "content_filter", "The response was filtered due to the prompt triggering content management policy")}, backup: true,
-			wantFrom: "up/backup", wantKinds: []string{"content_filter", "ok"}},
-		{name: "content filter (finish_reason), no fallback", primary: []behaviour{filteredStream(p, 0)},
-			wantErr: ErrAllFailed, wantKinds: []string{"content_filter"}},
+		{name: "content filter (400), fallback not asked", primary: []behaviour{status(400, "content_filter", "The response was filtered due to the prompt triggering content management policy")}, backup: true,
+			wantErr: ErrContentFiltered, wantKinds: []string{"content_filter"}},
+		{name: "content policy violation (400), fallback not asked", primary: []behaviour{status(400, "content_policy_violation", "Your request was rejected as a result of our safety system.")}, backup: true,
+			wantErr: ErrContentFiltered, wantKinds: []string{"content_filter"}},
+		{name: "content filter (finish_reason), fallback not asked", primary: []behaviour{filteredStream(p, 0)}, backup: true,
+			wantErr: ErrContentFiltered, wantKinds: []string{"content_filter"}},
 		{name: "401 from upstream", primary: []behaviour{status(401, "invalid_api_key", "Incorrect API key provided")}, backup: true,
 			wantFrom: "up/backup", wantKinds: []string{"auth", "ok"}},
 		{name: "401 from upstream, no fallback", primary: []behaviour{status(401, "invalid_api_key", "Incorrect API key provided")},
@@ -151,16 +153,22 @@ func runFault(t *testing.T, g *Gateway, c faultCase) (resp *Response, seen strin
 			attempts = resp.Attempts
 		}
 		var af *AllFailedError
+		var cf *ContentFilterError
 		if errors.As(err, &af) {
 			attempts = af.Attempts
+		} else if errors.As(err, &cf) {
+			attempts = cf.Attempts
 		}
 		return resp, "", attempts, err
 	}
 	st, err := g.Stream(ctx, Scope{Owner: "k"}, req)
 	if err != nil {
 		var af *AllFailedError
+		var cf *ContentFilterError
 		if errors.As(err, &af) {
 			attempts = af.Attempts
+		} else if errors.As(err, &cf) {
+			attempts = cf.Attempts
 		}
 		return nil, "", attempts, err
 	}
@@ -220,7 +228,9 @@ func TestFaults(t *testing.T) {
 				if seen != c.wantSeen {
 					t.Fatalf("client saw %q, want %q", seen, c.wantSeen)
 				}
-				if errors.Is(err, ErrAllFailed) {
+				if errors.Is(err, ErrContentFiltered) {
+					outcome = "content filter reported (OpenAI surface: 200, finish_reason content_filter); fallback not asked"
+				} else if errors.Is(err, ErrAllFailed) {
 					outcome = "clear error: 502 with every attempt"
 				} else {
 					outcome = fmt.Sprintf("explicit `event: error` after %d fragments, no `[DONE]`", len(words(c.wantSeen)))

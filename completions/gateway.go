@@ -12,6 +12,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -254,4 +255,47 @@ func (g *Gateway) usage(model string, u providers.Usage) Usage {
 		CachedTokens:     u.CachedTokens,
 		Costs:            g.costs(model, u),
 	}
+}
+
+// Models lists the "provider/model" names this gateway can route to with the providers it
+// has: for every provider the lookup can list (a *providers.Registry lists those with a
+// key or a configuration), the price catalogue's chat models of that provider. Providers
+// the catalogue does not cover (a custom OpenAI-compatible endpoint, ollama) pass any
+// model name through and cannot be enumerated; HasModel still knows them.
+func (g *Gateway) Models() []string {
+	lister, ok := g.opts.Providers.(interface{ Names() []string })
+	if !ok {
+		return nil
+	}
+	cat, _ := g.opts.Prices.(interface {
+		ChatModels(provider string) []string
+	})
+	if cat == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range lister.Names() {
+		out = append(out, cat.ChatModels(name)...)
+	}
+	return out
+}
+
+// HasModel reports whether model ("provider/model") can be routed to: listed by Models,
+// or served by a configured provider whose models the catalogue does not enumerate.
+func (g *Gateway) HasModel(model string) bool {
+	prov, _, err := providers.ParseModel(model)
+	if err != nil {
+		return false
+	}
+	if _, err := g.opts.Providers.Lookup(prov); err != nil {
+		return false
+	}
+	cat, _ := g.opts.Prices.(interface {
+		ChatModels(provider string) []string
+	})
+	if cat == nil {
+		return true
+	}
+	listed := cat.ChatModels(prov)
+	return len(listed) == 0 || slices.Contains(listed, model)
 }

@@ -237,7 +237,7 @@ func TestRetryAfterIsHonouredAndBounded(t *testing.T) {
 }
 
 func TestNonRetryableGoesStraightToFallback(t *testing.T) {
-	for _, kind := range []providers.ErrorKind{providers.KindAuth, providers.KindContextLength, providers.KindContentFilter, providers.KindBadRequest} {
+	for _, kind := range []providers.ErrorKind{providers.KindAuth, providers.KindContextLength, providers.KindBadRequest, providers.KindModelNotFound} {
 		t.Run(kind.String(), func(t *testing.T) {
 			h := newHarness(t, nil)
 			h.a.on("m", step{err: upstreamErr(kind, 400, 0)})
@@ -254,6 +254,32 @@ func TestNonRetryableGoesStraightToFallback(t *testing.T) {
 				t.Fatalf("attempts = %+v", resp.Attempts)
 			}
 		})
+	}
+}
+
+// TestContentFilterIsNotOverridden: a provider's content-policy rejection ends the request;
+// the fallback model is not asked (a policy decision must not be silently overridden).
+func TestContentFilterIsNotOverridden(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{err: upstreamErr(providers.KindContentFilter, 400, 0)})
+	r := userReq("hi", "a/m")
+	r.FallbackModels = []string{"b/m"}
+	_, err := h.g.Complete(context.Background(), Scope{}, r)
+	var cf *ContentFilterError
+	if !errors.As(err, &cf) || !errors.Is(err, ErrContentFiltered) || cf.Model != "a/m" || len(cf.Attempts) != 1 {
+		t.Fatalf("err = %v, want a *ContentFilterError for a/m", err)
+	}
+	if h.b.callCount("m") != 0 || h.a.callCount("m") != 1 {
+		t.Fatalf("primary calls %d, fallback calls %d: the filter was overridden", h.a.callCount("m"), h.b.callCount("m"))
+	}
+	// Every model unknown: ModelNotFound (the surface's 404).
+	h = newHarness(t, nil)
+	h.a.on("m", step{err: upstreamErr(providers.KindModelNotFound, 404, 0)})
+	h.b.on("m", step{err: upstreamErr(providers.KindModelNotFound, 404, 0)})
+	_, err = h.g.Complete(context.Background(), Scope{}, r)
+	var af *AllFailedError
+	if !errors.As(err, &af) || !af.ModelNotFound() || h.a.callCount("m") != 1 {
+		t.Fatalf("err = %v (primary calls %d), want all failed with model not found, no retry", err, h.a.callCount("m"))
 	}
 }
 

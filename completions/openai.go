@@ -538,3 +538,24 @@ func (a *argumentTemplates) template(base OpenAIChunk, index int) *fragmentTempl
 	}
 	return a.byIndex[index]
 }
+
+// WriteOpenAIFinalChunk sends a whole answer c as a one-chunk stream: a
+// chat.completion.chunk carrying the role, any content and the finish reason, then
+// "data: [DONE]". It serves answers that were decided before any token was streamed (a
+// content filter's refusal).
+func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion) error {
+	sse := NewSSEWriter(w)
+	chunk := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model}
+	for _, ch := range c.Choices {
+		fr := ch.FinishReason
+		d := OpenAIDelta{Role: "assistant"}
+		if ch.Message.Content != nil {
+			d.Content = *ch.Message.Content
+		}
+		chunk.Choices = append(chunk.Choices, OpenAIChunkChoice{Index: ch.Index, Delta: d, Logprobs: json.RawMessage("null"), FinishReason: &fr})
+	}
+	if err := sse.Event("", chunk); err != nil {
+		return err
+	}
+	return sse.Done()
+}

@@ -170,11 +170,21 @@ func newSoftmaxShape(dim, classes int, xs []Vector, minDF int) *SoftmaxRegressio
 		}
 	}
 	slices.SortStableFunc(m.cols, func(a, b int32) int { return cmp.Compare(df[b], df[a]) })
+	// Cap the weights: L-BFGS keeps about 20 vectors of cols × classes float64, so the
+	// rarest columns beyond maxParams/classes are dropped.
+	if limit := max(1, maxParams/max(classes, 1)); len(m.cols) > limit {
+		m.cols = m.cols[:limit]
+	}
 	for r, d := range m.cols {
 		m.colOf[d] = int32(r)
 	}
 	return m
 }
+
+// maxParams bounds the weights of one head (weighted columns × classes). llmrouter9 (69k
+// columns × 9 models) is far below it; a 100-model router keeps its 40,000 most frequent
+// n-grams.
+const maxParams = 4_000_000
 
 // compact converts vectors and targets into a trainSet for m's columns. Coordinates in
 // columns m does not weight are dropped (they cannot change the scores).

@@ -96,3 +96,20 @@ func TestObjectives(t *testing.T) {
 		t.Error("unknown objective accepted")
 	}
 }
+
+// TestWeightsAreCapped: a head never gets more than maxParams weights; the most frequent
+// columns are the ones kept.
+func TestWeightsAreCapped(t *testing.T) {
+	xs := []Vector{
+		{Indices: []int32{0, 1, 2, 3, 4}, Values: []float32{1, 1, 1, 1, 1}},
+		{Indices: []int32{1, 2, 3}, Values: []float32{1, 1, 1}},
+		{Indices: []int32{2, 3}, Values: []float32{1, 1}},
+	}
+	m := newSoftmaxShape(8, maxParams/2, xs, 1)
+	if len(m.cols) != 2 || m.cols[0] != 2 || m.cols[1] != 3 || m.colOf[0] != -1 || m.colOf[1] != -1 || m.colOf[4] != -1 {
+		t.Fatalf("cols %v colOf %v, want the two most frequent (2, 3)", m.cols, m.colOf)
+	}
+	if all := newSoftmaxShape(8, 3, xs, 1); len(all.cols) != 5 {
+		t.Fatalf("uncapped head kept %d columns, want 5", len(all.cols))
+	}
+}

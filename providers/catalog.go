@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -248,4 +250,31 @@ func (c *Catalog) SupportsFunctionCalling(model string) bool {
 func (c *Catalog) MaxInputTokens(model string) int {
 	p, _ := c.Lookup(model)
 	return p.MaxInputTokens
+}
+
+// ChatModels returns the catalogue's chat models served by provider, as "provider/model"
+// strings, sorted: for openai and anthropic the bare LiteLLM keys of that provider, for the
+// others the keys under the provider's LiteLLM prefix (gemini/..., together_ai/...). A
+// provider the catalogue does not cover has none.
+func (c *Catalog) ChatModels(provider string) []string {
+	if c == nil {
+		return nil
+	}
+	pre, ok := catalogPrefix(provider)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for key, p := range c.entries {
+		switch {
+		case pre == "":
+			if p.Provider == provider && !strings.Contains(key, "/") {
+				out = append(out, provider+"/"+key)
+			}
+		case strings.HasPrefix(key, pre):
+			out = append(out, provider+"/"+strings.TrimPrefix(key, pre))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -63,7 +63,7 @@ func isContextLengthMessage(msg string) bool {
 func isContentFilterMessage(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "content_filter") || strings.Contains(m, "content management policy") ||
-		strings.Contains(m, "content filter")
+		strings.Contains(m, "content filter") || strings.Contains(m, "content_policy_violation")
 }
 
 // classifyStatus maps an HTTP status and the upstream's error code/message to a kind.
@@ -88,6 +88,9 @@ func classifyStatus(status int, code, msg string) ErrorKind {
 		return KindOverloaded
 	case status == http.StatusRequestTimeout:
 		return KindTimeout
+	case status == http.StatusNotFound || lc == "model_not_found" || lc == "not_found_error" || lc == "not_found":
+		// OpenAI's model_not_found, Anthropic's not_found_error, Gemini's NOT_FOUND.
+		return KindModelNotFound
 	case status >= 400:
 		return KindBadRequest
 	}

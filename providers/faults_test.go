@@ -290,7 +290,7 @@ func TestStatusClassification(t *testing.T) {
 		{name: "529 overloaded", status: 529, body: map[providers.Format]string{
 			providers.FormatAnthropic: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, wantKind: providers.KindOverloaded},
 		{name: "400", status: 400, wantKind: providers.KindBadRequest},
-		{name: "404", status: 404, wantKind: providers.KindBadRequest},
+		{name: "404", status: 404, wantKind: providers.KindModelNotFound},
 		{name: "422", status: 422, wantKind: providers.KindBadRequest},
 		{name: "401", status: 401, wantKind: providers.KindAuth},
 		{name: "403", status: 403, wantKind: providers.KindAuth},
@@ -304,6 +304,16 @@ func TestStatusClassification(t *testing.T) {
 			providers.FormatAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by content filtering policy"}}`,
 			providers.FormatGemini:    `{"error":{"code":400,"message":"blocked by content filter","status":"INVALID_ARGUMENT"}}`,
 		}, wantKind: providers.KindContentFilter},
+		{name: "content policy 400", status: 400, body: map[providers.Format]string{
+			providers.FormatOpenAI:    `{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`,
+			providers.FormatAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"content_policy_violation: request refused"}}`,
+			providers.FormatGemini:    `{"error":{"code":400,"message":"content_policy_violation","status":"INVALID_ARGUMENT"}}`,
+		}, wantKind: providers.KindContentFilter},
+		{name: "model not found", status: 404, body: map[providers.Format]string{
+			providers.FormatOpenAI:    `{"error":{"message":"The model 'gpt-9' does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
+			providers.FormatAnthropic: `{"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}}`,
+			providers.FormatGemini:    `{"error":{"code":404,"message":"models/gemini-9 is not found","status":"NOT_FOUND"}}`,
+		}, wantKind: providers.KindModelNotFound},
 	}
 	for _, tc := range tests {
 		for _, f := range allFormats {

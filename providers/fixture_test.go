@@ -119,7 +119,7 @@ func fixtureCases() []fixtureCase {
 		{name: "openai/streaming-detailed-usage", format: oa, file: "openai/chat-streaming-detailed-usage.yaml", wantText: "",
 			wantUsage: providers.Usage{PromptTokens: 12, CompletionTokens: 100, ReasoningTokens: 100}, wantFinish: "length"},
 		{name: "openai/bad-request", format: oa, file: "openai/chat-bad-request.yaml", wantKind: providers.KindBadRequest, wantStatus: 400},
-		{name: "openai/unknown-model", format: oa, file: "openai/chat-unknown-model.yaml", wantKind: providers.KindBadRequest, wantStatus: 404},
+		{name: "openai/unknown-model", format: oa, file: "openai/chat-unknown-model.yaml", wantKind: providers.KindModelNotFound, wantStatus: 404},
 
 		// Anthropic SSE streams and cassettes.
 		with(aPy("anthropic/basic", "py-basic_response.sse"), func(c *fixtureCase) {
@@ -168,7 +168,7 @@ func fixtureCases() []fixtureCase {
 			c.status, c.wantKind, c.wantStatus = 400, providers.KindAuth, 400
 		}),
 		with(gUnary("gemini/unary-unknown-model", "googleai/unary-failure-unknown-model.json"), func(c *fixtureCase) {
-			c.status, c.wantKind, c.wantStatus = 404, providers.KindBadRequest, 404
+			c.status, c.wantKind, c.wantStatus = 404, providers.KindModelNotFound, 404
 		}),
 		with(gUnary("gemini/unary-precondition", "vertexai/unary-failure-http-error.json"), func(c *fixtureCase) {
 			c.status, c.wantKind = 400, providers.KindBadRequest
@@ -218,7 +218,7 @@ func fixtureCases() []fixtureCase {
 			c.status, c.wantKind, c.wantStatus = 400, providers.KindBadRequest, 400
 		}),
 		with(gStream("gemini/stream-unknown-model", "vertexai/streaming-failure-unknown-model.txt"), func(c *fixtureCase) {
-			c.status, c.wantKind, c.wantStatus = 404, providers.KindBadRequest, 404
+			c.status, c.wantKind, c.wantStatus = 404, providers.KindModelNotFound, 404
 		}),
 	}
 }

@@ -121,13 +121,14 @@ const (
 	KindContextLength           // prompt too long for the model
 	KindContentFilter           // blocked by safety or recitation filters
 	KindStreamBroken            // stream ended without its end marker or sent a malformed chunk
+	KindModelNotFound           // 404: the provider does not know the model
 )
 
 var kindNames = map[ErrorKind]string{
 	KindUnknown: "unknown", KindRateLimited: "rate_limited", KindOverloaded: "overloaded",
 	KindTimeout: "timeout", KindConnection: "connection", KindBadRequest: "bad_request",
 	KindAuth: "auth", KindContextLength: "context_length", KindContentFilter: "content_filter",
-	KindStreamBroken: "stream_broken",
+	KindStreamBroken: "stream_broken", KindModelNotFound: "model_not_found",
 }
 
 // String returns the kind's snake_case name.

@@ -19,7 +19,11 @@ import (
 //
 // Statuses: validation 422, conversation of another key or unknown 404, model outside a
 // scoped key's allow-list 403, scoped key's budget used up 429, every model failing 502 with
-// the attempts. A temporary key whose Principal.Scope is a *completions.Budget or a
+// the attempts, a provider's content filter refusing the request 400 with error "Content
+// Filtered" and the attempts (the fallback models are not asked: a policy decision is not
+// overridden). On /v1/chat/completions the same failures use OpenAI's envelope and
+// statuses (validation 400, every model unknown 404 model_not_found) and a content filter is
+// a 200 answer whose finish_reason is "content_filter". A temporary key whose Principal.Scope is a *completions.Budget or a
 // completions.Scope is held to that budget.
 func Completions(g *completions.Gateway) Option {
 	return func(s *Server) error {
@@ -90,8 +94,13 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		return s.openAIError(w, r, err)
 	}
 	scope := completionsScope(r, received)
+	var cf *completions.ContentFilterError
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, req)
+		if errors.As(err, &cf) {
+			writeContentFiltered(w, cf, received, false)
+			return nil
+		}
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
@@ -99,6 +108,10 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		return nil
 	}
 	st, err := g.Stream(r.Context(), scope, req)
+	if errors.As(err, &cf) {
+		writeContentFiltered(w, cf, received, true)
+		return nil
+	}
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
@@ -109,28 +122,14 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	return nil
 }
 
-// openAIError writes err in OpenAI's error envelope with the status the uniform mapping
-// gives it; errors nobody maps fall back to the uniform 500.
+// openAIError writes err in OpenAI's error envelope (see writeOpenAIError); errors nobody
+// maps fall back to the uniform 500.
 func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) error {
 	ae := s.toAPIError(err)
 	if ae == nil {
 		return err
 	}
-	typ := map[int]string{
-		http.StatusBadRequest: "invalid_request_error", http.StatusUnprocessableEntity: "invalid_request_error",
-		http.StatusRequestEntityTooLarge: "invalid_request_error", http.StatusNotFound: "not_found_error",
-		http.StatusForbidden: "permission_error", http.StatusTooManyRequests: "rate_limit_error",
-		http.StatusBadGateway: "upstream_error",
-	}[ae.Status]
-	if typ == "" {
-		typ = "api_error"
-	}
-	body := completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{Message: ae.Message, Type: typ}}
-	var ve *completions.ValidationError
-	if errors.As(err, &ve) && ve.Field != "" {
-		body.Error.Param = &ve.Field
-	}
-	writeJSON(w, ae.Status, body)
+	writeOpenAIError(w, ae, err)
 	return nil
 }
 
@@ -138,7 +137,12 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 func completionsError(err error) *APIError {
 	var ve *completions.ValidationError
 	var af *completions.AllFailedError
+	var cf *completions.ContentFilterError
 	switch {
+	case errors.As(err, &cf):
+		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
+		ae.Extra = map[string]any{"attempts": cf.Attempts}
+		return ae
 	case errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, completions.ErrInvalid):

@@ -20,7 +20,8 @@ import (
 
 // fakeOpenAIUpstream is a scripted OpenAI-format upstream for tests: model "ok" answers
 // "Hello from <model>" (streamed word by word when asked), "down" answers 503, "cut" streams
-// two words and drops the connection.
+// two words and drops the connection, "nosuch" is OpenAI's 404 model_not_found and "unsafe"
+// its 400 content_policy_violation.
 type fakeOpenAIUpstream struct {
 	mu       sync.Mutex
 	messages [][]map[string]string
@@ -45,6 +46,16 @@ func (u *fakeOpenAIUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+		return
+	case "nosuch":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":{"message":"The model 'nosuch' does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)
+		return
+	case "unsafe":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"Your request was rejected as a result of our safety system.","type":"invalid_request_error","param":null,"code":"content_policy_violation"}}`)
 		return
 	case "cut":
 		words = words[:2]
@@ -291,11 +302,11 @@ func TestOpenAICompatibleEndpoint(t *testing.T) {
 
 	resp, b = post(t, url, testKey, `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
 	var eb completions.OpenAIErrorBody
-	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 422 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "model" {
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 400 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "model" {
 		t.Fatalf("invalid: %d %s", resp.StatusCode, b)
 	}
 	resp, b = post(t, url, testKey, `{"model":"up/down","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)
-	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 502 || eb.Error.Type != "upstream_error" {
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 502 || eb.Error.Type != "api_error" || resp.Header.Get("X-Should-Retry") != "false" {
 		t.Fatalf("all failed: %d %s", resp.StatusCode, b)
 	}
 	if resp, _ := post(t, url, "", `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 401 {

@@ -20,6 +20,7 @@ const (
 	KindTooManyRequests = "Too Many Requests"
 	KindInternal        = "Internal Server Error"
 	KindBadGateway      = "Bad Gateway"
+	KindContentFiltered = "Content Filtered"
 	KindUnavailable     = "Service Unavailable"
 )
 

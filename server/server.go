@@ -6,7 +6,9 @@
 // Every failure is answered with {"error": "<kind>", "message": "<text>"}: malformed JSON
 // 400, missing or wrong key 401 (also for unknown paths under /api/), unknown route 404, wrong
 // method 405, body over the limit 413, validation 422 (400 for model selection), internal
-// faults 500 without internals.
+// faults 500 without internals. Under /v1/ (the OpenAI-compatible surface; /v1/modelSelect
+// excepted) failures use OpenAI's envelope {"error": {"message", "type", "param", "code"}}
+// instead, with 400 for invalid requests and x-should-retry: false (see writeOpenAIError).
 package server
 
 import (
@@ -194,7 +196,7 @@ type directRoute struct {
 // answered with a 500 that carries only the request id.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ae := s.toAPIError(err); ae != nil {
-		writeAPIError(w, ae)
+		s.respondError(w, r, ae, err)
 		return
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
@@ -204,7 +206,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	rid := requestID(r.Context())
 	s.log.Error("internal error", "request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
-	writeAPIError(w, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid))
+	s.respondError(w, r, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid), nil)
 }
 
 // dispatch authenticates and routes. Unknown paths under /api/ answer 401 without a key
@@ -219,11 +221,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			writeAPIError(w, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"))
+			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"), nil)
 			return
 		}
 		if p.Scope != nil && !s.scoped[pattern] {
-			writeAPIError(w, Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call %s %s", r.Method, r.URL.Path))
+			s.respondError(w, r, Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call %s %s", r.Method, r.URL.Path), nil)
 			return
 		}
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
@@ -238,7 +240,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
-		writeAPIError(w, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, s.cfg.MaxBodyBytes))
+		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, s.cfg.MaxBodyBytes), nil)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
@@ -267,10 +269,10 @@ func (s *Server) notRouted(w http.ResponseWriter, r *http.Request, h http.Handle
 	if rec.Code == http.StatusMethodNotAllowed {
 		allow := rec.Header().Get("Allow")
 		w.Header().Set("Allow", allow)
-		writeAPIError(w, Errorf(http.StatusMethodNotAllowed, KindMethodNotAllow, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+		s.respondError(w, r, Errorf(http.StatusMethodNotAllowed, KindMethodNotAllow, "method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow), nil)
 		return
 	}
-	writeAPIError(w, NotFound("no route for %s %s", r.Method, r.URL.Path))
+	s.respondError(w, r, NotFound("no route for %s %s", r.Method, r.URL.Path), nil)
 }
 
 // requestInfo is what the server records about a request in its context: the request id
@@ -365,7 +367,7 @@ func (s *Server) withRecover(next http.Handler) http.Handler {
 				}
 				rid := requestID(r.Context())
 				s.log.Error("panic", "request_id", rid, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-				writeAPIError(w, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid))
+				s.respondError(w, r, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid), nil)
 			}
 		}()
 		next.ServeHTTP(w, r)

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// openAIPath reports whether path belongs to the OpenAI-compatible surface, whose failures
+// are written in OpenAI's envelope {"error": {"message", "type", "param", "code"}} with 400
+// for invalid requests. /v1/modelSelect, the spec's alias of model selection, is not part of
+// it: it keeps Switchyard's own body and statuses, like /api/v1/model-select.
+func openAIPath(path string) bool {
+	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect"
+}
+
+// respondError writes ae in the shape of r's route family: OpenAI's envelope under /v1/
+// (see writeOpenAIError), Switchyard's uniform body elsewhere. cause, when not nil, is the
+// error ae was made from (it supplies param and the 404 of an unknown model).
+func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIError, cause error) {
+	if openAIPath(r.URL.Path) {
+		writeOpenAIError(w, ae, cause)
+		return
+	}
+	writeAPIError(w, ae)
+}
+
+// writeOpenAIError writes ae as OpenAI does: validation 422 becomes 400, every model unknown
+// becomes 404 with code model_not_found, types and codes follow the OpenAI API
+// (invalid_request_error with invalid_api_key, unknown_url, method_not_allowed,
+// request_too_large; rate_limit_error; server_error). The gateway's own final failures
+// carry x-should-retry: false — it already retried and fell back, so an SDK retrying would
+// only repeat (and pay for) every attempt; only a 500 leaves the decision to the client.
+func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
+	for k, vs := range ae.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	status, typ, code := ae.Status, "invalid_request_error", ""
+	switch ae.Status {
+	case http.StatusUnprocessableEntity:
+		status = http.StatusBadRequest
+	case http.StatusUnauthorized:
+		code = "invalid_api_key"
+	case http.StatusForbidden:
+		typ = "permission_error"
+	case http.StatusNotFound:
+		code = "not_found"
+		if strings.HasPrefix(ae.Message, "no route for") {
+			code = "unknown_url"
+		}
+	case http.StatusMethodNotAllowed:
+		code = "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		code = "request_too_large"
+	case http.StatusTooManyRequests:
+		typ, code = "rate_limit_error", "rate_limit_exceeded"
+		if errors.Is(cause, completions.ErrBudgetExceeded) {
+			code = "budget_exceeded"
+		}
+	case http.StatusBadGateway:
+		typ, code = "api_error", "upstream_error"
+	case http.StatusInternalServerError:
+		typ = "server_error"
+	}
+	var af *completions.AllFailedError
+	if errors.As(cause, &af) && af.ModelNotFound() {
+		status, typ, code = http.StatusNotFound, "invalid_request_error", "model_not_found"
+	}
+	body := completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{Message: ae.Message, Type: typ}}
+	if code != "" {
+		body.Error.Code = &code
+	}
+	var ve *completions.ValidationError
+	if errors.As(cause, &ve) && ve.Field != "" {
+		body.Error.Param = &ve.Field
+	}
+	if status != http.StatusInternalServerError {
+		w.Header().Set("X-Should-Retry", "false")
+	}
+	writeJSON(w, status, body)
+}
+
+// writeContentFiltered answers a request whose provider's safety system refused it as
+// OpenAI does: 200 with one choice whose finish_reason is "content_filter" and no content
+// (for a stream: one chunk with that finish reason, then [DONE]). The attempts are in the
+// switchyard extension.
+func writeContentFiltered(w http.ResponseWriter, cf *completions.ContentFilterError, received time.Time, stream bool) {
+	resp := &completions.Response{FinishReason: "content_filter", Attempts: cf.Attempts}
+	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
+	resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-" + received.Format("20060102150405.000000000")
+	completion := completions.NewOpenAIChatCompletion(resp, received)
+	completion.Usage = nil
+	if !stream {
+		writeJSON(w, http.StatusOK, completion)
+		return
+	}
+	completions.WriteOpenAIFinalChunk(w, completion)
+}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// openAIError decodes OpenAI's envelope and checks the headers every gateway failure carries.
+func wantOpenAIError(t *testing.T, what string, resp *http.Response, b []byte, status int, typ, code string) completions.OpenAIErrorObject {
+	t.Helper()
+	var eb struct {
+		Error *completions.OpenAIErrorObject `json:"error"`
+	}
+	if err := json.Unmarshal(b, &eb); err != nil || eb.Error == nil {
+		t.Fatalf("%s: body %s is not OpenAI's error envelope (%v)", what, b, err)
+	}
+	e := *eb.Error
+	gotCode := ""
+	if e.Code != nil {
+		gotCode = *e.Code
+	}
+	if resp.StatusCode != status || e.Type != typ || gotCode != code || e.Message == "" {
+		t.Errorf("%s: %d type %q code %q message %q; want %d %q %q", what, resp.StatusCode, e.Type, gotCode, e.Message, status, typ, code)
+	}
+	if status != 500 && resp.Header.Get("X-Should-Retry") != "false" {
+		t.Errorf("%s: x-should-retry %q, want false", what, resp.Header.Get("X-Should-Retry"))
+	}
+	if !strings.Contains(string(b), `"param":`) {
+		t.Errorf("%s: param missing (OpenAI sends it, null when unknown): %s", what, b)
+	}
+	return e
+}
+
+func do2(t *testing.T, method, url, key, body string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sb strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	for sc.Scan() {
+		sb.WriteString(sc.Text())
+		sb.WriteByte('\n')
+	}
+	return resp, []byte(sb.String())
+}
+
+// TestOpenAIFailuresUseOpenAIsEnvelope: every failure under /v1/ — auth, unknown route,
+// method, body size, validation, unknown model, the gateway's final failure — comes in
+// OpenAI's envelope with OpenAI's statuses, so the SDKs raise their typed errors and do not
+// retry what the gateway already retried.
+func TestOpenAIFailuresUseOpenAIsEnvelope(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	chat := hs.URL + "/v1/chat/completions"
+	ok := `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`
+
+	resp, b := do2(t, "POST", chat, "", ok, nil)
+	wantOpenAIError(t, "no key", resp, b, 401, "invalid_request_error", "invalid_api_key")
+	resp, b = do2(t, "POST", chat, "wrong-key", ok, nil)
+	wantOpenAIError(t, "wrong key", resp, b, 401, "invalid_request_error", "invalid_api_key")
+	resp, b = do2(t, "POST", hs.URL+"/v1/nothing/here", testKey, ok, nil)
+	wantOpenAIError(t, "unknown route", resp, b, 404, "invalid_request_error", "unknown_url")
+	resp, b = do2(t, "GET", chat, testKey, "", nil)
+	wantOpenAIError(t, "wrong method", resp, b, 405, "invalid_request_error", "method_not_allowed")
+	if resp.Header.Get("Allow") == "" {
+		t.Error("405 without Allow")
+	}
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/ok","messages":[{"role":"user","content":"`+strings.Repeat("x", 11<<20)+`"}]}`, nil)
+	wantOpenAIError(t, "body too large", resp, b, 413, "invalid_request_error", "request_too_large")
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/ok","messages":[],"temperature":9}`, nil)
+	e := wantOpenAIError(t, "validation", resp, b, 400, "invalid_request_error", "")
+	if e.Param == nil {
+		t.Errorf("validation error names no param: %s", b)
+	}
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]`, nil)
+	wantOpenAIError(t, "malformed JSON", resp, b, 400, "invalid_request_error", "")
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/nosuch","max_retries":3,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	e = wantOpenAIError(t, "unknown model", resp, b, 404, "invalid_request_error", "model_not_found")
+	if !strings.Contains(e.Message, "nosuch") {
+		t.Errorf("unknown model message %q", e.Message)
+	}
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/down","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	wantOpenAIError(t, "all failed", resp, b, 502, "api_error", "upstream_error")
+
+	// The native endpoint and model selection keep Switchyard's own body.
+	resp, b = do2(t, "POST", hs.URL+"/api/v1/completions", "", `{}`, nil)
+	if m := decodeMap(t, b); resp.StatusCode != 401 || m["error"] != KindUnauthorized {
+		t.Errorf("native 401: %d %s", resp.StatusCode, b)
+	}
+	resp, b = do2(t, "POST", hs.URL+"/v1/modelSelect", "", `{}`, nil)
+	if m := decodeMap(t, b); resp.StatusCode != 401 || m["error"] != KindUnauthorized {
+		t.Errorf("/v1/modelSelect 401: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestContentFilterAnswers: a provider's content-policy rejection is a 200 answer with
+// finish_reason content_filter on the OpenAI surface (whole and streamed), an explicit
+// 400 on the native endpoint, and the fallback model is never asked.
+func TestContentFilterAnswers(t *testing.T) {
+	hs, _, up := completionsServer(t)
+	body := `{"model":"up/unsafe","fallback_models":["up/ok"],"messages":[{"role":"user","content":"bad"}]}`
+	resp, b := do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, body, nil)
+	var c completions.OpenAIChatCompletion
+	if err := json.Unmarshal(b, &c); err != nil || resp.StatusCode != 200 || len(c.Choices) != 1 || c.Choices[0].FinishReason != "content_filter" {
+		t.Fatalf("content filter: %d %s", resp.StatusCode, b)
+	}
+	if c.Choices[0].Message.Role != "assistant" || c.Model != "up/unsafe" {
+		t.Errorf("completion %s", b)
+	}
+	stream := `{"model":"up/unsafe","fallback_models":["up/ok"],"stream":true,"messages":[{"role":"user","content":"bad"}]}`
+	resp, b = do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, stream, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"finish_reason":"content_filter"`) || !strings.HasSuffix(strings.TrimSpace(string(b)), "data: [DONE]") {
+		t.Fatalf("streamed content filter: %d %s", resp.StatusCode, b)
+	}
+	native := `{"models":["up/unsafe","up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"bad"}]}]}`
+	resp, b = do2(t, "POST", hs.URL+"/api/v1/completions", testKey, native, nil)
+	if m := decodeMap(t, b); resp.StatusCode != 400 || m["error"] != KindContentFiltered || m["attempts"] == nil {
+		t.Fatalf("native content filter: %d %s", resp.StatusCode, b)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if n := len(up.messages); n != 3 {
+		t.Errorf("upstream called %d times, want 3 (one per request, the fallback never)", n)
+	}
+}
