@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -38,9 +40,56 @@ func Completions(g *completions.Gateway) Option {
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
 			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
+		s.Handle(Route{Method: "GET", Path: "/v1/models", Summary: "OpenAI-compatible list of the models this server can route to",
+			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
+			func(w http.ResponseWriter, r *http.Request) error {
+				list := openAIModelList{Object: "list", Data: []openAIModel{}}
+				for _, m := range g.Models() {
+					list.Data = append(list.Data, newOpenAIModel(m))
+				}
+				writeJSON(w, http.StatusOK, list)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/v1/models/{id...}", Summary: "One model this server can route to (id is provider/model)",
+			Tags: []string{"Completions"}, Response: openAIModel{}, ScopedKeys: true},
+			func(w http.ResponseWriter, r *http.Request) error {
+				id := r.PathValue("id")
+				if !g.HasModel(id) {
+					code := "model_not_found"
+					writeOpenAIErrorBody(w, http.StatusNotFound, completions.OpenAIErrorObject{
+						Message: fmt.Sprintf("The model %q does not exist or no configured provider serves it.", id),
+						Type:    "invalid_request_error", Code: &code})
+					return nil
+				}
+				writeJSON(w, http.StatusOK, newOpenAIModel(id))
+				return nil
+			})
 		s.AddErrorMapper(completionsError)
 		return nil
 	}
+}
+
+// openAIModelList is OpenAI's model list.
+type openAIModelList struct {
+	Object string        `json:"object"`
+	Data   []openAIModel `json:"data"`
+}
+
+// openAIModel is OpenAI's model object; id is "provider/model", owned_by the provider.
+type openAIModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// modelsCreated is the "created" time reported for every model: the catalogue does not
+// record release dates, and OpenAI's SDKs only read the field as a number.
+var modelsCreated = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+
+func newOpenAIModel(id string) openAIModel {
+	owner, _, _ := strings.Cut(id, "/")
+	return openAIModel{ID: id, Object: "model", Created: modelsCreated, OwnedBy: owner}
 }
 
 // completionsScope builds the gateway scope of an authenticated request.

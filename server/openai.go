@@ -79,10 +79,16 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 	if errors.As(cause, &ve) && ve.Field != "" {
 		body.Error.Param = &ve.Field
 	}
+	writeOpenAIErrorBody(w, status, body.Error)
+}
+
+// writeOpenAIErrorBody writes e in OpenAI's envelope with status; every status but 500
+// carries x-should-retry: false.
+func writeOpenAIErrorBody(w http.ResponseWriter, status int, e completions.OpenAIErrorObject) {
 	if status != http.StatusInternalServerError {
 		w.Header().Set("X-Should-Retry", "false")
 	}
-	writeJSON(w, status, body)
+	writeJSON(w, status, completions.OpenAIErrorBody{Error: e})
 }
 
 // writeContentFiltered answers a request whose provider's safety system refused it as

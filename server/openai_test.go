@@ -139,3 +139,29 @@ func TestContentFilterAnswers(t *testing.T) {
 		t.Errorf("upstream called %d times, want 3 (one per request, the fallback never)", n)
 	}
 }
+
+func TestOpenAIModels(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	resp, b := do2(t, "GET", hs.URL+"/v1/models", testKey, "", nil)
+	var list struct {
+		Object string `json:"object"`
+		Data   []struct {
+			ID, Object, OwnedBy string
+			Created             int64
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil || resp.StatusCode != 200 || list.Object != "list" || list.Data == nil {
+		t.Fatalf("models: %d %s", resp.StatusCode, b)
+	}
+	// The test registry has one custom provider ("up") that the catalogue does not cover:
+	// nothing to enumerate, but its models are served.
+	resp, b = do2(t, "GET", hs.URL+"/v1/models/up/anything", testKey, "", nil)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || resp.StatusCode != 200 || m["id"] != "up/anything" || m["object"] != "model" || m["owned_by"] != "up" {
+		t.Fatalf("model: %d %s", resp.StatusCode, b)
+	}
+	resp, b = do2(t, "GET", hs.URL+"/v1/models/openai/gpt-4o", testKey, "", nil)
+	wantOpenAIError(t, "provider without a key", resp, b, 404, "invalid_request_error", "model_not_found")
+	resp, b = do2(t, "GET", hs.URL+"/v1/models", "", "", nil)
+	wantOpenAIError(t, "models without a key", resp, b, 401, "invalid_request_error", "invalid_api_key")
+}

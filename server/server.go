@@ -43,6 +43,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz and in the OpenAPI document.
 	Version string
+	// CORSOrigins are the browser origins allowed to call the API ("*": any); empty turns
+	// CORS off (see withCORS).
+	CORSOrigins []string
 }
 
 // Option plugs a capability into the server.
@@ -96,7 +99,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.handler = s.withAccessLog(s.withRecover(http.HandlerFunc(s.dispatch)))
+	s.handler = s.withAccessLog(withCORS(cfg.CORSOrigins, s.withRecover(http.HandlerFunc(s.dispatch))))
 	return s, nil
 }
 

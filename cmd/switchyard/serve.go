@@ -36,6 +36,8 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration
 	// SessionRetention is how long model selection sessions are kept (negative: forever).
 	SessionRetention time.Duration
+	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
+	CORSOrigins string
 	// ConversationWrites is "through" or "behind"; runServe parses it into writes.
 	ConversationWrites string
 	writes             completions.ConversationWrites
@@ -58,6 +60,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
+	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	return c
@@ -132,6 +135,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		MaxBodyBytes: c.MaxBodyBytes,
 		Logger:       log,
 		Version:      version,
+		CORSOrigins:  splitList(c.CORSOrigins),
 	}, opts...)
 	if err != nil {
 		return err
@@ -189,4 +193,15 @@ func loopbackAddr(a net.Addr) string {
 		return a.String()
 	}
 	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
