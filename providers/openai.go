@@ -68,7 +68,6 @@ type openAIMessage struct {
 }
 
 type openAIToolCall struct {
-	Index    *int   `json:"index,omitempty"` // stream deltas only
 	ID       string `json:"id,omitempty"`
 	Type     string `json:"type,omitempty"`
 	Function struct {
@@ -332,8 +331,8 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 type openAIChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content   *string          `json:"content"`
-			ToolCalls []openAIToolCall `json:"tool_calls"`
+			Content   *string               `json:"content"`
+			ToolCalls []openAIToolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -341,8 +340,20 @@ type openAIChunk struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// openAIToolCallDelta is a tool-call fragment of a stream chunk, decoded once per relayed
+// fragment: only what is relayed (OpenAI always sends index).
+type openAIToolCallDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 type openAIStream struct {
 	streamState
+	deltas []ToolCallDelta // backing array of Chunk.ToolCalls, reused per Recv
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -374,16 +385,16 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
 		}
 		var out Chunk
+		s.deltas = s.deltas[:0]
 		for _, ch := range ck.Choices {
 			if ch.Delta.Content != nil {
 				out.Text += *ch.Delta.Content
 			}
 			for _, c := range ch.Delta.ToolCalls {
-				d := ToolCallDelta{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
-				if c.Index != nil {
-					d.Index = *c.Index
-				}
-				out.ToolCalls = append(out.ToolCalls, d)
+				s.deltas = append(s.deltas, ToolCallDelta{Index: c.Index, ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			}
+			if len(s.deltas) > 0 {
+				out.ToolCalls = s.deltas
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				out.FinishReason = *ch.FinishReason
