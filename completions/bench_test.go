@@ -145,3 +145,79 @@ func (d *discardResponse) Write(p []byte) (int, error) {
 	d.events += bytes.Count(p, []byte("\n\n"))
 	return len(p), nil
 }
+
+// The same relay with the real OpenAI adapter decoding upstream chunks, from an in-memory
+// transport that answers with the bytes an OpenAI upstream sends (no network, no HTTP
+// server in front): the gateway's whole per-stream work but the sockets.
+func benchAdapterRelay(b *testing.B, tool bool) {
+	body := upstreamStreamBody(tool)
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(bytes.NewReader(body)), Request: r}, nil
+	})
+	adapter := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://upstream.invalid/v1", APIKey: "sk", HTTPClient: &http.Client{Transport: rt}})
+	g, err := New(Options{Providers: fakeRegistry{"openai": adapter}, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqBody := `{"model":"openai/m","messages":[{"role":"user","content":"What is the weather in Paris?"}],"stream":true,` + benchToolsBody + `}`
+	w := &discardResponse{header: http.Header{}}
+	fragments := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(reqBody), &o); err != nil {
+			b.Fatal(err)
+		}
+		req, err := o.ToRequest()
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := g.Stream(context.Background(), Scope{}, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.events = 0
+		if err := WriteOpenAIStream(w, st, true); err != nil {
+			b.Fatal(err)
+		}
+		fragments = w.events - 3
+	}
+	b.ReportMetric(float64(fragments), "fragments/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*fragments), "ns/fragment")
+}
+
+func BenchmarkRelayAdapterText20(b *testing.B)     { benchAdapterRelay(b, false) }
+func BenchmarkRelayAdapterToolCall20(b *testing.B) { benchAdapterRelay(b, true) }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// upstreamStreamBody is an OpenAI chat.completion.chunk stream of 20 text fragments, or of
+// a tool call whose arguments come in 20 fragments after the one with its id and name.
+func upstreamStreamBody(tool bool) []byte {
+	var b bytes.Buffer
+	chunk := func(delta, finish string) {
+		fmt.Fprintf(&b, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, finish)
+	}
+	if tool {
+		chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA","type":"function","function":{"name":"get_weather","arguments":""}}]}`, "null")
+	}
+	for i := range benchFragments {
+		if tool {
+			a, _ := json.Marshal(fmt.Sprintf(`"k%02d":"v%02d",`, i, i))
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":`+string(a)+`}}]}`, "null")
+		} else {
+			chunk(fmt.Sprintf(`{"content":"tok%d "}`, i), "null")
+		}
+	}
+	finish := `"stop"`
+	if tool {
+		finish = `"tool_calls"`
+	}
+	chunk(`{}`, finish)
+	b.WriteString("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":60,\"completion_tokens\":20,\"total_tokens\":80}}\n\ndata: [DONE]\n\n")
+	return b.Bytes()
+}

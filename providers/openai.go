@@ -332,6 +332,7 @@ type openAIChunk struct {
 	Choices []struct {
 		Delta struct {
 			Content   *string               `json:"content"`
+			Refusal   *string               `json:"refusal"`
 			ToolCalls []openAIToolCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
@@ -390,6 +391,9 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			if ch.Delta.Content != nil {
 				out.Text += *ch.Delta.Content
 			}
+			if ch.Delta.Refusal != nil {
+				out.Refusal += *ch.Delta.Refusal
+			}
 			for _, c := range ch.Delta.ToolCalls {
 				s.deltas = append(s.deltas, ToolCallDelta{Index: c.Index, ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 			}
@@ -407,7 +411,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			u := ck.Usage.usage()
 			out.Usage = &u
 		}
-		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 {
+		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" {
 			continue
 		}
 		return out, nil
