@@ -328,33 +328,9 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 	return &openAIStream{streamState: newStreamState(c)}, nil
 }
 
-type openAIChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content   *string               `json:"content"`
-			Refusal   *string               `json:"refusal"`
-			ToolCalls []openAIToolCallDelta `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openAIUsage    `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-// openAIToolCallDelta is a tool-call fragment of a stream chunk, decoded once per relayed
-// fragment: only what is relayed (OpenAI always sends index).
-type openAIToolCallDelta struct {
-	Index    int    `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
 type openAIStream struct {
 	streamState
-	deltas []ToolCallDelta // backing array of Chunk.ToolCalls, reused per Recv
+	chunks openAIChunkDecoder
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -377,39 +353,16 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		if string(data) == "[DONE]" {
 			return Chunk{}, s.stop(io.EOF)
 		}
-		var ck openAIChunk
-		if err := decodeUpstream(data, &ck); err != nil {
+		out, errorBody, err := s.chunks.decode(data)
+		if err != nil {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
 		}
-		if len(ck.Error) > 0 && string(ck.Error) != "null" {
+		if errorBody {
 			code, msg := parseOpenAIError(data)
 			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
 		}
-		var out Chunk
-		s.deltas = s.deltas[:0]
-		for _, ch := range ck.Choices {
-			if ch.Delta.Content != nil {
-				out.Text += *ch.Delta.Content
-			}
-			if ch.Delta.Refusal != nil {
-				out.Refusal += *ch.Delta.Refusal
-			}
-			for _, c := range ch.Delta.ToolCalls {
-				s.deltas = append(s.deltas, ToolCallDelta{Index: c.Index, ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-			}
-			if len(s.deltas) > 0 {
-				out.ToolCalls = s.deltas
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				out.FinishReason = *ch.FinishReason
-			}
-		}
 		if out.FinishReason == "content_filter" {
 			return Chunk{}, s.fail(KindContentFilter, "response blocked by the content filter", nil)
-		}
-		if ck.Usage != nil {
-			u := ck.Usage.usage()
-			out.Usage = &u
 		}
 		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" {
 			continue
