@@ -242,6 +242,9 @@ func (s *ResponseStream) toolChunk(d providers.ToolCallDelta) *Chunk {
 			s.calls = append(s.calls, toolCallBuild{})
 		}
 		b := &s.calls[d.Index]
+		if b.args == nil {
+			b.args = make([]byte, 0, 512) // most calls' arguments fit: no regrowth per fragment
+		}
 		if d.ID != "" {
 			b.id = d.ID
 		}
