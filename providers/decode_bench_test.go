@@ -13,7 +13,7 @@ import (
 // arguments (the chunks a relay decodes once per fragment).
 var (
 	benchTextChunk = []byte(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tok7 "},"finish_reason":null}]}`)
-	benchArgsChunk = []byte(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"k07\":\"v07\","}}]},"finish_reason":null}]}`)
+	benchArgsChunk = []byte(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ation"}}]},"finish_reason":null}]}`)
 )
 
 func benchChunkStream(b *testing.B, chunk []byte) {

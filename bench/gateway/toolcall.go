@@ -24,14 +24,19 @@ var benchTools = []providers.Tool{{Name: "get_weather", Description: "Current we
 // sendTools reports whether requests carry tools.
 func sendTools() bool { return *answer == "tool" || *withTools }
 
-// toolArguments splits the call's arguments into n pieces of about the same size.
+// toolArguments are the call's arguments in n fragments of about 5 bytes each, as a model
+// streams them a token or two at a time (OpenAI's documented streamed function call has
+// pieces like `{"`, `location`, `":"`): the size of the text mode's "tokN " fragments.
 func toolArguments(n int) []string {
+	full := `{"location":"Paris, France","unit":"celsius","days":3,"detail":true`
+	for i := 0; len(full) < 5*n-1; i++ {
+		full += fmt.Sprintf(`,"k%d":"v%d"`, i, i)
+	}
+	full += "}"
 	pieces := make([]string, n)
 	for i := range pieces {
-		pieces[i] = fmt.Sprintf(`"k%02d":"v%02d",`, i, i)
+		pieces[i] = full[i*len(full)/n : (i+1)*len(full)/n]
 	}
-	pieces[0] = "{" + pieces[0]
-	pieces[n-1] = strings.TrimSuffix(pieces[n-1], ",") + "}"
 	return pieces
 }
 
