@@ -12,16 +12,20 @@ import (
 )
 
 // openAIChunkDecoder decodes the chat.completion.chunk events of an OpenAI stream, once per
-// relayed fragment: the gateway's hottest loop. It reads the JSON tokens with jsontext and
+// relayed fragment: the gateway's hottest loop. jsontext checks that the event is one valid
+// JSON value (its fast scanner, without building tokens); then a walk over the checked bytes
 // keeps only what a Chunk needs — choices[].delta.content, .refusal and .tool_calls,
-// choices[].finish_reason, usage, and whether an error member is present — skipping the rest
-// without reflection or allocation, and reusing its buffers from one event to the next. It
-// accepts and rejects what decodeUpstream into the equivalent struct does (names matched
-// without regard to case, duplicate names allowed, invalid UTF-8 replaced; a value of the
-// wrong type is an error); a test checks it against that decoding.
+// choices[].finish_reason, usage, and whether an error member is present — skipping the
+// rest without reflection or allocation, and reusing its buffers from one event to the next.
+// It accepts and rejects what decodeUpstream into the equivalent struct does (names matched
+// the same way, duplicate names allowed with the last one winning, invalid UTF-8 replaced,
+// a value of the wrong type an error); a test checks it against that decoding on every
+// recorded event and a fuzz test on any valid JSON.
 type openAIChunkDecoder struct {
 	buf     bytes.Buffer
 	dec     jsontext.Decoder
+	b       []byte // the checked event
+	i       int    // read position in b
 	scratch []byte
 	deltas  []ToolCallDelta // backing array of Chunk.ToolCalls
 }
@@ -35,12 +39,17 @@ func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err
 	d.buf.Reset()
 	d.buf.Write(data)
 	d.dec.Reset(&d.buf, upstreamJSON)
+	v, err := d.dec.ReadValue()
+	if err != nil {
+		return Chunk{}, false, err
+	}
+	d.b, d.i = append(d.b[:0], v...), 0
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		return Chunk{}, false, errChunkShape // data after the value
+	}
 	d.deltas = d.deltas[:0]
-	if null, err := d.null(); err != nil || null {
-		if _, eof := d.dec.ReadToken(); err == nil && eof != io.EOF {
-			err = errChunkShape
-		}
-		return Chunk{}, false, err // null decodes to nothing
+	if null, _ := d.null(); null {
+		return Chunk{}, false, nil // null decodes to nothing
 	}
 	if err := d.open('{'); err != nil {
 		return Chunk{}, false, err
@@ -57,30 +66,23 @@ func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err
 		case nameIs(name, "choices"):
 			err = d.choices(&out)
 		case nameIs(name, "usage"):
-			var v jsontext.Value
-			if v, err = d.dec.ReadValue(); err == nil && v.Kind() != 'n' {
+			if v := d.value(); v[0] != 'n' {
 				var u openAIUsage
 				if err = decodeUpstream(v, &u); err == nil {
 					uu := u.usage()
 					out.Usage = &uu
 				}
-			} else if err == nil {
+			} else {
 				out.Usage = nil // a later null wins, as in a struct decode
 			}
 		case nameIs(name, "error"):
-			var v jsontext.Value
-			if v, err = d.dec.ReadValue(); err == nil {
-				errorBody = v.Kind() != 'n'
-			}
+			errorBody = d.value()[0] != 'n'
 		default:
-			err = d.dec.SkipValue()
+			d.value()
 		}
 		if err != nil {
 			return Chunk{}, false, err
 		}
-	}
-	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return Chunk{}, false, errChunkShape // data after the object
 	}
 	if len(d.deltas) > 0 {
 		out.ToolCalls = d.deltas
@@ -132,7 +134,7 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 			case nameIs(name, "finish_reason"):
 				ch.finish, _, err = d.str()
 			default:
-				err = d.dec.SkipValue()
+				d.value()
 			}
 			if err != nil {
 				return err
@@ -173,7 +175,7 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 			d.deltas = d.deltas[:ch.calls]
 			err = d.toolCalls()
 		default:
-			err = d.dec.SkipValue()
+			d.value()
 		}
 		if err != nil {
 			return err
@@ -226,7 +228,7 @@ func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) error {
 		case nameIs(name, "function"):
 			err = d.function(c)
 		default:
-			err = d.dec.SkipValue()
+			d.value()
 		}
 		if err != nil {
 			return err
@@ -257,7 +259,7 @@ func (d *openAIChunkDecoder) function(c *ToolCallDelta) error {
 		case nameIs(name, "arguments"):
 			c.Arguments, _, err = d.str()
 		default:
-			err = d.dec.SkipValue()
+			d.value()
 		}
 		if err != nil {
 			return err
@@ -266,74 +268,141 @@ func (d *openAIChunkDecoder) function(c *ToolCallDelta) error {
 	return nil
 }
 
-// open reads the delimiter that starts an object or array.
-func (d *openAIChunkDecoder) open(delim jsontext.Kind) error {
-	if k := d.dec.PeekKind(); k != delim {
-		if k == jsontext.KindInvalid {
-			_, err := d.dec.ReadToken()
-			return err
+// The walk below reads bytes that jsontext has checked to be one valid JSON value, so it
+// only has to find where things start and end.
+
+// ws skips whitespace.
+func (d *openAIChunkDecoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
 		}
-		return errChunkShape
 	}
-	_, err := d.dec.ReadToken()
-	return err
 }
 
-// more reports whether the object or array goes on; at its end it reads the closing delimiter.
-func (d *openAIChunkDecoder) more(end jsontext.Kind) (bool, error) {
-	switch d.dec.PeekKind() {
+// peek returns the first byte of the next value or delimiter.
+func (d *openAIChunkDecoder) peek() byte {
+	d.ws()
+	if d.i >= len(d.b) {
+		return 0
+	}
+	return d.b[d.i]
+}
+
+// open reads the delimiter that starts an object or array; another value there is the
+// wrong type.
+func (d *openAIChunkDecoder) open(delim byte) error {
+	if d.peek() != delim {
+		return errChunkShape
+	}
+	d.i++
+	return nil
+}
+
+// more reports whether the object or array goes on, reading the comma before the next
+// member; at its end it reads the closing delimiter.
+func (d *openAIChunkDecoder) more(end byte) (bool, error) {
+	switch d.peek() {
 	case end:
-		_, err := d.dec.ReadToken()
-		return false, err
-	case jsontext.KindInvalid:
-		_, err := d.dec.ReadToken()
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return false, err
+		d.i++
+		return false, nil
+	case ',':
+		d.i++
+		d.ws()
+	case 0:
+		return false, io.ErrUnexpectedEOF
 	}
 	return true, nil
 }
 
 // null reads a null and reports whether there was one.
 func (d *openAIChunkDecoder) null() (bool, error) {
-	if d.dec.PeekKind() != 'n' {
+	if d.peek() != 'n' {
 		return false, nil
 	}
-	_, err := d.dec.ReadToken()
-	return true, err
+	d.i += len("null")
+	return true, nil
 }
 
-// name reads an object member's name, unquoted; it is valid until the next read.
-func (d *openAIChunkDecoder) name() ([]byte, error) {
-	v, err := d.dec.ReadValue()
-	if err != nil {
-		return nil, err
+// stringEnd returns the index just after the string that starts at i.
+func (d *openAIChunkDecoder) stringEnd(i int) int {
+	for i++; i < len(d.b); i++ {
+		switch d.b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
 	}
+	return len(d.b)
+}
+
+// value reads the next value and returns its bytes.
+func (d *openAIChunkDecoder) value() []byte {
+	d.ws()
+	start := d.i
+	switch c := d.b[d.i]; c {
+	case '"':
+		d.i = d.stringEnd(d.i)
+	case '{', '[':
+		depth := 0
+		for d.i < len(d.b) {
+			switch d.b[d.i] {
+			case '"':
+				d.i = d.stringEnd(d.i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			d.i++
+			if depth == 0 {
+				break
+			}
+		}
+	default: // number or literal
+		for d.i < len(d.b) {
+			switch d.b[d.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return d.b[start:d.i]
+			}
+			d.i++
+		}
+	}
+	return d.b[start:d.i]
+}
+
+// name reads an object member's name, unquoted, and the colon after it; the name is valid
+// until the next call.
+func (d *openAIChunkDecoder) name() ([]byte, error) {
+	v := d.value()
+	if d.peek() != ':' {
+		return nil, errChunkShape
+	}
+	d.i++
 	if bytes.IndexByte(v, '\\') < 0 {
 		return v[1 : len(v)-1], nil
 	}
+	var err error
 	d.scratch, err = jsontext.AppendUnquote(d.scratch[:0], v)
 	return d.scratch, err
 }
 
 // str reads a string or null (ok false); anything else is an error.
 func (d *openAIChunkDecoder) str() (s string, ok bool, err error) {
-	switch d.dec.PeekKind() {
+	switch d.peek() {
 	case 'n':
-		_, err = d.dec.ReadToken()
-		return "", false, err
+		d.i += len("null")
+		return "", false, nil
 	case '"':
-	case jsontext.KindInvalid:
-		_, err = d.dec.ReadToken()
-		return "", false, err
 	default:
 		return "", false, errChunkShape
 	}
-	v, err := d.dec.ReadValue()
-	if err != nil {
-		return "", false, err
-	}
+	v := d.value()
 	body := v[1 : len(v)-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true, nil
@@ -343,28 +412,22 @@ func (d *openAIChunkDecoder) str() (s string, ok bool, err error) {
 		d.scratch = u
 		return string(u), true, nil
 	}
-	// Escapes or invalid UTF-8: exactly what the struct decoding makes of it.
+	// Invalid UTF-8: exactly what the struct decoding makes of it.
 	err = jsonv2.Unmarshal(v, &s, upstreamJSON)
 	return s, err == nil, err
 }
 
-// int reads a non-negative integer or null (0).
+// int reads an integer or null (0).
 func (d *openAIChunkDecoder) int() (int, error) {
-	switch d.dec.PeekKind() {
-	case 'n':
-		_, err := d.dec.ReadToken()
-		return 0, err
-	case '0':
-	case jsontext.KindInvalid:
-		_, err := d.dec.ReadToken()
-		return 0, err
+	switch c := d.peek(); {
+	case c == 'n':
+		d.i += len("null")
+		return 0, nil
+	case c == '-' || '0' <= c && c <= '9':
 	default:
 		return 0, errChunkShape
 	}
-	v, err := d.dec.ReadValue()
-	if err != nil {
-		return 0, err
-	}
+	v := d.value()
 	n := 0
 	for _, c := range v {
 		if c < '0' || c > '9' || n > 1<<30 {
