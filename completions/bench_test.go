@@ -60,24 +60,43 @@ func BenchmarkStream(b *testing.B) {
 }
 
 // The relay of a streamed answer through WriteOpenAIStream (what POST /v1/chat/completions
-// runs per stream), without any network: a text answer in 20 fragments beside a tool call
-// whose arguments come in 20 fragments (after the fragment with its id and name). The
+// runs per stream), without any network: a text answer in n fragments beside a tool call
+// whose arguments come in n fragments (after the fragment with its id and name), for n = 20
+// and 60 (the difference is the cost per fragment without the per-stream part). The
 // fragments/op and ns/fragment metrics divide by the chunks relayed.
-const benchFragments = 20
 
-func benchRelayGateway(b *testing.B) *Gateway {
-	var words []string
-	var args []string
-	for i := range benchFragments {
-		words = append(words, fmt.Sprintf("tok%d ", i))
-		args = append(args, fmt.Sprintf(`"k%d":"v%d",`, i, i))
+// benchWords is a text answer in n fragments.
+func benchWords(n int) []string {
+	words := make([]string, n)
+	for i := range words {
+		words[i] = fmt.Sprintf("tok%d ", i)
 	}
-	args[0] = "{" + args[0]
-	args[benchFragments-1] = strings.TrimSuffix(args[benchFragments-1], ",") + "}"
+	words[n-1] = strings.TrimSpace(words[n-1])
+	return words
+}
+
+// benchArgumentPieces are a call's arguments in n fragments of about 5 bytes each, as a
+// model streams them a token or two at a time (OpenAI's documented streamed function call
+// has pieces like `{"`, `location`, `":"`): the size of the text fragments "tokN ".
+func benchArgumentPieces(n int) []string {
+	full := `{"location":"Paris, France","unit":"celsius","days":3,"detail":true`
+	for i := 0; len(full) < 5*n-1; i++ {
+		full += fmt.Sprintf(`,"k%d":"v%d"`, i, i)
+	}
+	full += "}"
+	pieces := make([]string, n)
+	for i := range pieces {
+		pieces[i] = full[i*len(full)/n : (i+1)*len(full)/n]
+	}
+	return pieces
+}
+
+func benchRelayGateway(b *testing.B, n int) *Gateway {
+	args := benchArgumentPieces(n)
 	call := &providers.ToolCall{ID: "call_0123456789abcdefghijklmn", Name: "get_weather", Arguments: strings.Join(args, "")}
-	usage := providers.Usage{PromptTokens: 40, CompletionTokens: benchFragments}
+	usage := providers.Usage{PromptTokens: 40, CompletionTokens: n}
 	p := newFake("openai").
-		on("text", step{text: strings.TrimSpace(strings.Join(words, "")), usage: usage}).
+		on("text", step{text: strings.Join(benchWords(n), ""), usage: usage}).
 		on("tool", step{call: call, argPieces: args, usage: usage})
 	g, err := New(Options{Providers: fakeRegistry{"openai": p}, Prices: providers.DefaultCatalog()})
 	if err != nil {
@@ -91,13 +110,8 @@ func benchRelayGateway(b *testing.B) *Gateway {
 const benchToolsBody = `"tools":[{"type":"function","function":{"name":"get_weather","description":"Current weather",
 	"parameters":{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]}},"required":["location"]}}}]`
 
-func benchRelay(b *testing.B, model string, withTools bool) {
-	g := benchRelayGateway(b)
-	body := `{"model":"openai/` + model + `","messages":[{"role":"user","content":"What is the weather in Paris?"}],"stream":true`
-	if withTools {
-		body += "," + benchToolsBody
-	}
-	body += "}"
+// relayStreams runs one streamed request after another through g and WriteOpenAIStream.
+func relayStreams(b *testing.B, g *Gateway, body string) {
 	ctx := context.Background()
 	w := &discardResponse{header: http.Header{}}
 	fragments := 0
@@ -125,11 +139,21 @@ func benchRelay(b *testing.B, model string, withTools bool) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*fragments), "ns/fragment")
 }
 
+func benchRelay(b *testing.B, model string, n int, withTools bool) {
+	body := `{"model":"openai/` + model + `","messages":[{"role":"user","content":"What is the weather in Paris?"}],"stream":true`
+	if withTools {
+		body += "," + benchToolsBody
+	}
+	relayStreams(b, benchRelayGateway(b, n), body+"}")
+}
+
 // The same request (with tools) answered with text or with a tool call: only the relay
-// differs. BenchmarkRelayTextNoTools is plain text streaming of a request without tools.
-func BenchmarkRelayText20(b *testing.B)        { benchRelay(b, "text", true) }
-func BenchmarkRelayToolCall20(b *testing.B)    { benchRelay(b, "tool", true) }
-func BenchmarkRelayTextNoTools20(b *testing.B) { benchRelay(b, "text", false) }
+// differs. BenchmarkRelayTextNoTools20 is plain text streaming of a request without tools.
+func BenchmarkRelayText20(b *testing.B)        { benchRelay(b, "text", 20, true) }
+func BenchmarkRelayToolCall20(b *testing.B)    { benchRelay(b, "tool", 20, true) }
+func BenchmarkRelayText60(b *testing.B)        { benchRelay(b, "text", 60, true) }
+func BenchmarkRelayToolCall60(b *testing.B)    { benchRelay(b, "tool", 60, true) }
+func BenchmarkRelayTextNoTools20(b *testing.B) { benchRelay(b, "text", 20, false) }
 
 // discardResponse is an http.ResponseWriter and Flusher that counts SSE events and keeps
 // nothing.
@@ -144,4 +168,57 @@ func (d *discardResponse) Flush()              {}
 func (d *discardResponse) Write(p []byte) (int, error) {
 	d.events += bytes.Count(p, []byte("\n\n"))
 	return len(p), nil
+}
+
+// The same relay with the real OpenAI adapter decoding upstream chunks, from an in-memory
+// transport that answers with the bytes an OpenAI upstream sends (no network, no HTTP
+// server in front): the gateway's whole per-stream work but the sockets.
+func benchAdapterRelay(b *testing.B, tool bool, n int) {
+	body := upstreamStreamBody(tool, n)
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(bytes.NewReader(body)), Request: r}, nil
+	})
+	adapter := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://upstream.invalid/v1", APIKey: "sk", HTTPClient: &http.Client{Transport: rt}})
+	g, err := New(Options{Providers: fakeRegistry{"openai": adapter}, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	relayStreams(b, g, `{"model":"openai/m","messages":[{"role":"user","content":"What is the weather in Paris?"}],"stream":true,`+benchToolsBody+`}`)
+}
+
+func BenchmarkRelayAdapterText20(b *testing.B)     { benchAdapterRelay(b, false, 20) }
+func BenchmarkRelayAdapterToolCall20(b *testing.B) { benchAdapterRelay(b, true, 20) }
+func BenchmarkRelayAdapterText60(b *testing.B)     { benchAdapterRelay(b, false, 60) }
+func BenchmarkRelayAdapterToolCall60(b *testing.B) { benchAdapterRelay(b, true, 60) }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// upstreamStreamBody is an OpenAI chat.completion.chunk stream of n text fragments, or of a
+// tool call whose arguments come in n fragments after the one with its id and name.
+func upstreamStreamBody(tool bool, n int) []byte {
+	var b bytes.Buffer
+	chunk := func(delta, finish string) {
+		fmt.Fprintf(&b, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, finish)
+	}
+	finish := `"stop"`
+	if tool {
+		finish = `"tool_calls"`
+		chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA","type":"function","function":{"name":"get_weather","arguments":""}}]}`, "null")
+		for _, p := range benchArgumentPieces(n) {
+			a, _ := json.Marshal(p)
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":`+string(a)+`}}]}`, "null")
+		}
+	} else {
+		for _, w := range benchWords(n) {
+			a, _ := json.Marshal(w)
+			chunk(`{"content":`+string(a)+`}`, "null")
+		}
+	}
+	chunk(`{}`, finish)
+	fmt.Fprintf(&b, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":60,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", n, 60+n)
+	return b.Bytes()
 }

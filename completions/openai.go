@@ -405,6 +405,8 @@ type OpenAIDelta struct {
 	Role      string                `json:"role,omitempty"`
 	Content   string                `json:"content,omitempty"`
 	ToolCalls []OpenAIToolCallDelta `json:"tool_calls,omitempty"`
+	// Refusal is the model's refusal, sent whole in one chunk before the finish chunk.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // OpenAIErrorBody is OpenAI's error envelope {"error": {...}}.
@@ -439,6 +441,17 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			resp := st.Response()
+			if resp.Refusal != "" {
+				ck := base
+				ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Refusal: resp.Refusal}}}
+				if first {
+					ck.Choices[0].Delta.Role = "assistant"
+					first = false
+				}
+				if err := sse.Buffer("", ck); err != nil {
+					return err
+				}
+			}
 			ck := base
 			fr := finishReason(resp.FinishReason)
 			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{}, FinishReason: &fr}}

@@ -35,6 +35,7 @@ type ResponseStream struct {
 	deltas   []providers.ToolCallDelta // tool-call fragments read but not yet returned
 	next     int                       // the next of deltas to return
 	calls    []toolCallBuild           // the tool calls so far, by index
+	refusal  strings.Builder           // the model's refusal, when it refuses
 	usage    *providers.Usage
 	finish   string
 	firstAt  time.Time
@@ -51,6 +52,7 @@ type attemptStream struct {
 	stalled *atomic.Bool
 	first   string
 	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
+	refusal string                    // refusal pieces read before the first fragment
 	ended   bool
 	usage   *providers.Usage
 	finish  string
@@ -91,10 +93,12 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 	if err != nil {
 		return nil, err
 	}
-	return &ResponseStream{
+	st := &ResponseStream{
 		g: g, p: p, t: used, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
 		ctx: ctx, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
-	}, nil
+	}
+	st.refusal.WriteString(won.refusal)
+	return st, nil
 }
 
 // openAttempt starts a stream on t and reads until its first fragment (text or tool call)
@@ -135,6 +139,7 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target) (*attemptS
 		if c.FinishReason != "" {
 			a.finish = c.FinishReason
 		}
+		a.refusal += c.Refusal
 		if c.Text != "" || len(c.ToolCalls) > 0 {
 			a.timer.Stop()
 			a.first = c.Text
@@ -207,6 +212,9 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if c.FinishReason != "" {
 			s.finish = c.FinishReason
 		}
+		if c.Refusal != "" {
+			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
+		}
 		if len(c.ToolCalls) > 0 {
 			s.deltas, s.next = append(s.deltas[:0], c.ToolCalls...), 0
 		}
@@ -234,6 +242,9 @@ func (s *ResponseStream) toolChunk(d providers.ToolCallDelta) *Chunk {
 			s.calls = append(s.calls, toolCallBuild{})
 		}
 		b := &s.calls[d.Index]
+		if b.args == nil {
+			b.args = make([]byte, 0, 512) // most calls' arguments fit: no regrowth per fragment
+		}
 		if d.ID != "" {
 			b.id = d.ID
 		}
@@ -304,6 +315,7 @@ func (s *ResponseStream) complete() error {
 	}
 	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
 	resp.ToolCalls = s.toolCalls()
+	resp.Refusal = s.refusal.String()
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, now.Sub(s.begin))
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
 		s.err = fmt.Errorf("completions: save conversation %s: %w", s.p.convID, err)

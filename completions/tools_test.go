@@ -417,3 +417,62 @@ func TestToolValidation(t *testing.T) {
 		}
 	}
 }
+
+// refusalAnswer declines in OpenAI's structured-output way: message.refusal (content null),
+// or streamed delta.refusal pieces.
+func refusalAnswer() behaviour {
+	return func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
+		usage := `{"prompt_tokens":20,"completion_tokens":9,"total_tokens":29}`
+		if !body.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}],"usage":`+usage+`}`)
+			return
+		}
+		startStream(w)
+		writeEvent(w, `{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""},"finish_reason":null}]}`)
+		for _, p := range []string{"I can't", " help with", " that."} {
+			a, _ := json.Marshal(p)
+			writeEvent(w, `{"choices":[{"index":0,"delta":{"refusal":`+string(a)+`},"finish_reason":null}]}`)
+		}
+		writeEvent(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		writeEvent(w, `{"choices":[],"usage":`+usage+`}`)
+		writeEvent(w, "[DONE]")
+	}
+}
+
+// A refusal is message.refusal with content null, streamed or not.
+func TestRefusalThroughTheGateway(t *testing.T) {
+	an := newAnthropicUpstream(t, "docs-json_tool_stream.sse", "docs-json_tool_response.json")
+	g, up := toolGateway(t, an)
+	up.on("m", refusalAnswer())
+	req := func() *Request {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(`{"model":"up/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`), &o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := o.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	resp, err := g.Complete(context.Background(), Scope{}, req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(NewOpenAIChatCompletion(resp, time.Now()))
+	if !strings.Contains(string(b), `"message":{"role":"assistant","content":null,"refusal":"I can't help with that."}`) {
+		t.Fatalf("completion = %s", b)
+	}
+	st, err := g.Stream(context.Background(), Scope{}, req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteOpenAIStream(rec, st, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec.Body.String(), `"delta":{"role":"assistant","refusal":"I can't help with that."}`) || st.Response().Refusal != "I can't help with that." {
+		t.Fatalf("stream = %s", rec.Body.String())
+	}
+}

@@ -20,7 +20,25 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // :streamGenerateContent?alt=sse, key in the x-goog-api-key header). Thought parts are not
 // returned as text but their tokens are billed as completion (reasoning) tokens. Safety,
 // recitation and prompt blocks fail with KindContentFilter. Finish reasons are normalised:
-// STOP → "stop", MAX_TOKENS → "length", others lower-cased.
+// STOP → "stop" ("tool_calls" when the answer holds function calls), MAX_TOKENS →
+// "length", others lower-cased.
+//
+// Tools map to tools.functionDeclarations (parameters converted to Gemini's schema dialect,
+// see geminiSchema) and tool_choice to toolConfig.functionCallingConfig: auto → AUTO,
+// none → NONE, required → ANY, a named function → ANY with allowedFunctionNames;
+// parallel_tool_calls has no Gemini setting and is not sent. functionCall parts become tool
+// calls; Gemini has no call ids, so each call gets one derived from its name, arguments and
+// position (the same streamed or not), and a "tool" message is sent back as a
+// functionResponse named after the call it answers (found by id among the request's
+// assistant messages), consecutive results in one user turn; a result that is not a JSON
+// object is wrapped as {"result": …}. Models that validate thought signatures (Gemini 3)
+// get Google's documented placeholder on the first function call of each past model turn,
+// since the signatures do not travel through the OpenAI-shaped history. Streamed function
+// calls arrive whole, as one fragment with id, name and arguments.
+//
+// Structured output: responseMimeType application/json, with responseSchema (the JSON
+// Schema converted) for json_schema. A schema the dialect cannot express is refused
+// before any call (see Check).
 type Gemini struct {
 	ep      endpoint
 	baseURL string // includes the API version, e.g. ".../v1beta"

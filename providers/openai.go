@@ -68,7 +68,6 @@ type openAIMessage struct {
 }
 
 type openAIToolCall struct {
-	Index    *int   `json:"index,omitempty"` // stream deltas only
 	ID       string `json:"id,omitempty"`
 	Type     string `json:"type,omitempty"`
 	Function struct {
@@ -329,20 +328,9 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 	return &openAIStream{streamState: newStreamState(c)}, nil
 }
 
-type openAIChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content   *string          `json:"content"`
-			ToolCalls []openAIToolCall `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openAIUsage    `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
 type openAIStream struct {
 	streamState
+	chunks openAIChunkDecoder
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -365,38 +353,18 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		if string(data) == "[DONE]" {
 			return Chunk{}, s.stop(io.EOF)
 		}
-		var ck openAIChunk
-		if err := decodeUpstream(data, &ck); err != nil {
+		out, errorBody, err := s.chunks.decode(data)
+		if err != nil {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
 		}
-		if len(ck.Error) > 0 && string(ck.Error) != "null" {
+		if errorBody {
 			code, msg := parseOpenAIError(data)
 			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
-		}
-		var out Chunk
-		for _, ch := range ck.Choices {
-			if ch.Delta.Content != nil {
-				out.Text += *ch.Delta.Content
-			}
-			for _, c := range ch.Delta.ToolCalls {
-				d := ToolCallDelta{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
-				if c.Index != nil {
-					d.Index = *c.Index
-				}
-				out.ToolCalls = append(out.ToolCalls, d)
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				out.FinishReason = *ch.FinishReason
-			}
 		}
 		if out.FinishReason == "content_filter" {
 			return Chunk{}, s.fail(KindContentFilter, "response blocked by the content filter", nil)
 		}
-		if ck.Usage != nil {
-			u := ck.Usage.usage()
-			out.Usage = &u
-		}
-		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 {
+		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" {
 			continue
 		}
 		return out, nil

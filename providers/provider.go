@@ -82,7 +82,9 @@ type Chunk struct {
 	Text string
 	// ToolCalls are fragments of tool calls (see ToolCallDelta), in order. The slice may
 	// be reused by the stream: it is valid until the next Recv.
-	ToolCalls    []ToolCallDelta
+	ToolCalls []ToolCallDelta
+	// Refusal is a piece of the model's refusal (OpenAI's delta.refusal).
+	Refusal      string
 	Usage        *Usage
 	FinishReason string
 }

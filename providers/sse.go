@@ -35,9 +35,21 @@ func newSSEReader(r io.Reader) *sseReader {
 	return &sseReader{r: bufio.NewReaderSize(r, sseReadBuffer)}
 }
 
-// readLine returns one line without its line ending.
+// readLine returns one line without its line ending. A line that fits in the read buffer
+// is returned without copying: it is valid until the next read.
 func (s *sseReader) readLine() ([]byte, error) {
-	var line []byte
+	frag, err := s.r.ReadSlice('\n')
+	if err == nil {
+		frag = frag[:len(frag)-1]
+		return bytes.TrimSuffix(frag, []byte("\r")), nil
+	}
+	if len(frag) > maxSSELine {
+		return nil, errLineTooLong
+	}
+	line := append([]byte(nil), frag...)
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
 	for {
 		frag, err := s.r.ReadSlice('\n')
 		line = append(line, frag...)
@@ -63,11 +75,18 @@ func (s *sseReader) next() (sseEvent, error) {
 	var ev sseEvent
 	var data [][]byte
 	have := false
+	// join is the event's data: its one line as it was copied, or the lines joined.
+	join := func() []byte {
+		if len(data) == 1 {
+			return data[0]
+		}
+		return bytes.Join(data, []byte("\n"))
+	}
 	for {
 		line, err := s.readLine()
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			if err == io.EOF && have {
-				ev.data = bytes.Join(data, []byte("\n"))
+				ev.data = join()
 				return ev, nil
 			}
 			return sseEvent{}, err
@@ -75,7 +94,7 @@ func (s *sseReader) next() (sseEvent, error) {
 		switch {
 		case len(line) == 0:
 			if have {
-				ev.data = bytes.Join(data, []byte("\n"))
+				ev.data = join()
 				return ev, nil
 			}
 			ev = sseEvent{}
@@ -93,15 +112,15 @@ func (s *sseReader) next() (sseEvent, error) {
 			case "id", "retry":
 			default:
 				if !found || len(bytes.TrimSpace(line)) > 0 {
-					rest := readErrorBody(s.r)
-					raw := append(append(append([]byte(nil), line...), '\n'), rest...)
+					raw := append(append([]byte(nil), line...), '\n') // line is only valid until the next read
+					raw = append(raw, readErrorBody(s.r)...)
 					return sseEvent{raw: true, data: raw}, nil
 				}
 			}
 		}
 		if err == io.EOF {
 			if have {
-				ev.data = bytes.Join(data, []byte("\n"))
+				ev.data = join()
 				return ev, nil
 			}
 			return sseEvent{}, io.EOF

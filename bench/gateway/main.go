@@ -19,7 +19,8 @@
 //	go run ./bench/gateway -mode max -c 32 -d 10s           # closed loop, max throughput
 //
 // Add -stream for streamed answers (20 fragments), -api openai for /v1/chat/completions,
-// -store bolt for the bbolt store (fsync per answer; -nosync to skip it).
+// -store bolt for the bbolt store (fsync per answer; -nosync to skip it), -answer tool for
+// a tool call instead of text (with -api openai; its arguments streamed in 20 fragments).
 package main
 
 import (
@@ -75,6 +76,8 @@ var (
 	upstream  = flag.String("upstream", "", "for -role proxy: the mock's base URL")
 	floor     = flag.Bool("floor", false, "with the separate-process setup: put a bare httputil.ReverseProxy process (-role proxy) where switchyard serve would be, to calibrate the cost of the extra hop itself")
 	memProf   = flag.String("memprofile", "", "write an allocation profile (every allocation of the measured phase) to this file")
+	answer    = flag.String("answer", "text", "what the mock answers: text, or tool (a tool call whose arguments are streamed in -frags fragments after the one with its id and name); tool sends tools with every request")
+	withTools = flag.Bool("tools", false, "send tools (one function with a JSON Schema) with every request even when the answer is text")
 )
 
 // mockUpstream answers OpenAI chat completions at once with a fixed answer.
@@ -84,7 +87,11 @@ type mockUpstream struct {
 	tail   []byte
 }
 
-func newMock(nfrags int) *mockUpstream {
+// newMock returns the mock; answer "tool" makes it answer with a call of get_weather.
+func newMock(nfrags int, answer string) *mockUpstream {
+	if answer == "tool" {
+		return newToolMock(nfrags)
+	}
 	m := &mockUpstream{}
 	words := make([]string, nfrags)
 	for i := range words {
@@ -166,6 +173,9 @@ func (t target) call(c *http.Client) error {
 	if *stream && !bytes.HasSuffix(b, []byte("data: [DONE]\n\n")) {
 		return fmt.Errorf("%s: stream without [DONE]: %s", t.name, b)
 	}
+	if *answer == "tool" && !bytes.Contains(b, []byte(`"tool_calls":[{`)) {
+		return fmt.Errorf("%s: answer without a tool call: %s", t.name, b)
+	}
 	return nil
 }
 
@@ -206,7 +216,7 @@ func main() {
 		external()
 		return
 	}
-	mock := newMock(*frags)
+	mock := newMock(*frags, *answer)
 	upURL, stopUp := serve(mock)
 	defer stopUp()
 
@@ -253,16 +263,23 @@ func bodies(upURL, gwURL, provider string) (direct, gw target) {
 	if *stream {
 		s = "true"
 	}
+	tools := ""
+	if sendTools() {
+		tools = "," + toolsJSON
+	}
 	direct = target{name: "direct", url: upURL + "/v1/chat/completions", auth: "sk-mock",
-		body: []byte(`{"model":"m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)}
+		body: []byte(`{"model":"m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + tools + `}`)}
 	gw = target{name: "gateway", auth: apiKey}
 	switch *api {
 	case "native":
+		if sendTools() {
+			log.Fatal("-answer tool and -tools need -api openai (the native API has no tools)")
+		}
 		gw.url = gwURL + "/api/v1/completions"
 		gw.body = []byte(`{"models":["` + provider + `/m"],"messages":[{"role":"user","content":[{"type":"text","text":"What is the capital of France?"}]}],"stream":` + s + `}`)
 	case "openai":
 		gw.url = gwURL + "/v1/chat/completions"
-		gw.body = []byte(`{"model":"` + provider + `/m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + `}`)
+		gw.body = []byte(`{"model":"` + provider + `/m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + tools + `}`)
 	default:
 		log.Fatalf("-api must be native or openai")
 	}
@@ -516,9 +533,16 @@ func maxThroughput(c *http.Client, direct, gw target) {
 func library(adapter *providers.OpenAI, g *completions.Gateway) {
 	ctx := context.Background()
 	preq := &providers.Request{Model: "m", Messages: []providers.Message{{Role: "user", Content: "What is the capital of France?"}}}
+	if sendTools() {
+		preq.Tools = benchTools
+	}
 	greq := func() *completions.Request {
-		return &completions.Request{Models: []string{"mock/m"}, Messages: []completions.Message{{Role: "user",
+		r := &completions.Request{Models: []string{"mock/m"}, Messages: []completions.Message{{Role: "user",
 			Content: []completions.ContentBlock{{Type: "text", Text: "What is the capital of France?"}}}}}
+		if sendTools() {
+			r.Tools = benchTools
+		}
+		return r
 	}
 	callDirect := func() error {
 		if !*stream {

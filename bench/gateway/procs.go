@@ -71,13 +71,13 @@ func runMockRole() {
 		log.Fatal(err)
 	}
 	fmt.Println(ln.Addr().String())
-	hs := &http.Server{Handler: newMock(*frags), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: newMock(*frags, *answer), ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(hs.Serve(ln))
 }
 
 // startMockProcess starts this program with -role mock and returns its base URL.
 func startMockProcess() (*child, string) {
-	return startRole("mock", *mockCPUs, "-role", "mock", "-listen", "127.0.0.1:0", "-frags", strconv.Itoa(*frags))
+	return startRole("mock", *mockCPUs, "-role", "mock", "-listen", "127.0.0.1:0", "-frags", strconv.Itoa(*frags), "-answer", *answer)
 }
 
 // startRole starts this program with args (a -role that prints its listen address on its

@@ -1,0 +1,496 @@
+package providers
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"unicode"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// openAIChunkDecoder decodes the chat.completion.chunk events of an OpenAI stream, once per
+// relayed fragment: the gateway's hottest loop. jsontext checks that the event is one valid
+// JSON value (its fast scanner, without building tokens); then a walk over the checked bytes
+// keeps only what a Chunk needs — choices[].delta.content, .refusal and .tool_calls,
+// choices[].finish_reason, usage, and whether an error member is present — skipping the
+// rest without reflection or allocation, and reusing its buffers from one event to the next.
+// It accepts and rejects what decodeUpstream into the equivalent struct does (names matched
+// the same way, duplicate names allowed with the last one winning, invalid UTF-8 replaced,
+// a value of the wrong type an error); a test checks it against that decoding on every
+// recorded event and a fuzz test on any valid JSON.
+type openAIChunkDecoder struct {
+	buf     bytes.Buffer
+	dec     jsontext.Decoder
+	b       []byte // the checked event
+	i       int    // read position in b
+	scratch []byte
+	deltas  []ToolCallDelta // backing array of Chunk.ToolCalls
+}
+
+// errChunkShape reports JSON that does not have the chunk's shape.
+var errChunkShape = errors.New("unexpected JSON shape for a chat.completion.chunk")
+
+// decode decodes one event. errorBody reports an "error" member that is not null (the
+// caller then parses the event as an error body). out.ToolCalls is valid until the next call.
+func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err error) {
+	d.buf.Reset()
+	d.buf.Write(data)
+	d.dec.Reset(&d.buf, upstreamJSON)
+	v, err := d.dec.ReadValue()
+	if err != nil {
+		return Chunk{}, false, err
+	}
+	d.b, d.i = append(d.b[:0], v...), 0
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		return Chunk{}, false, errChunkShape // data after the value
+	}
+	d.deltas = d.deltas[:0]
+	if null, _ := d.null(); null {
+		return Chunk{}, false, nil // null decodes to nothing
+	}
+	if err := d.open('{'); err != nil {
+		return Chunk{}, false, err
+	}
+	for more, err := d.more('}'); more || err != nil; more, err = d.more('}') {
+		if err != nil {
+			return Chunk{}, false, err
+		}
+		name, err := d.name()
+		if err != nil {
+			return Chunk{}, false, err
+		}
+		switch {
+		case nameIs(name, "choices"):
+			err = d.choices(&out)
+		case nameIs(name, "usage"):
+			if v := d.value(); v[0] != 'n' {
+				var u openAIUsage
+				if err = decodeUpstream(v, &u); err == nil {
+					uu := u.usage()
+					out.Usage = &uu
+				}
+			} else {
+				out.Usage = nil // a later null wins, as in a struct decode
+			}
+		case nameIs(name, "error"):
+			errorBody = d.value()[0] != 'n'
+		default:
+			d.value()
+		}
+		if err != nil {
+			return Chunk{}, false, err
+		}
+	}
+	if len(d.deltas) > 0 {
+		out.ToolCalls = d.deltas
+	}
+	return out, errorBody, nil
+}
+
+// choice is what one element of choices contributes; a repeated or null member replaces
+// the earlier value, as it does in a struct decode.
+type choice struct {
+	content, refusal, finish string
+	calls                    int // d.deltas[calls:] are this choice's tool calls
+}
+
+func (d *openAIChunkDecoder) choices(out *Chunk) error {
+	// A repeated "choices" replaces the earlier one.
+	out.Text, out.Refusal, out.FinishReason = "", "", ""
+	d.deltas = d.deltas[:0]
+	if null, err := d.null(); null || err != nil {
+		return err
+	}
+	if err := d.open('['); err != nil {
+		return err
+	}
+	for more, err := d.more(']'); more || err != nil; more, err = d.more(']') {
+		if err != nil {
+			return err
+		}
+		if null, err := d.null(); err != nil {
+			return err
+		} else if null {
+			continue
+		}
+		if err := d.open('{'); err != nil {
+			return err
+		}
+		ch := choice{calls: len(d.deltas)}
+		for more, err := d.more('}'); more || err != nil; more, err = d.more('}') {
+			if err != nil {
+				return err
+			}
+			name, err := d.name()
+			if err != nil {
+				return err
+			}
+			switch {
+			case nameIs(name, "delta"):
+				err = d.delta(&ch)
+			case nameIs(name, "finish_reason"):
+				ch.finish, _, err = d.str()
+			default:
+				d.value()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		out.Text += ch.content
+		out.Refusal += ch.refusal
+		if ch.finish != "" {
+			out.FinishReason = ch.finish
+		}
+	}
+	return nil
+}
+
+func (d *openAIChunkDecoder) delta(ch *choice) error {
+	if null, err := d.null(); null || err != nil {
+		ch.content, ch.refusal = "", ""
+		d.deltas = d.deltas[:ch.calls]
+		return err
+	}
+	if err := d.open('{'); err != nil {
+		return err
+	}
+	for more, err := d.more('}'); more || err != nil; more, err = d.more('}') {
+		if err != nil {
+			return err
+		}
+		name, err := d.name()
+		if err != nil {
+			return err
+		}
+		switch {
+		case nameIs(name, "content"):
+			ch.content, _, err = d.str()
+		case nameIs(name, "refusal"):
+			ch.refusal, _, err = d.str()
+		case nameIs(name, "tool_calls"):
+			d.deltas = d.deltas[:ch.calls]
+			err = d.toolCalls()
+		default:
+			d.value()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *openAIChunkDecoder) toolCalls() error {
+	if null, err := d.null(); null || err != nil {
+		return err
+	}
+	if err := d.open('['); err != nil {
+		return err
+	}
+	for more, err := d.more(']'); more || err != nil; more, err = d.more(']') {
+		if err != nil {
+			return err
+		}
+		var c ToolCallDelta
+		if null, err := d.null(); err != nil {
+			return err
+		} else if !null {
+			if err := d.toolCall(&c); err != nil {
+				return err
+			}
+		}
+		d.deltas = append(d.deltas, c)
+	}
+	return nil
+}
+
+func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) error {
+	if err := d.open('{'); err != nil {
+		return err
+	}
+	for more, err := d.more('}'); more || err != nil; more, err = d.more('}') {
+		if err != nil {
+			return err
+		}
+		name, err := d.name()
+		if err != nil {
+			return err
+		}
+		switch {
+		case nameIs(name, "index"):
+			c.Index, err = d.int()
+		case nameIs(name, "id"):
+			c.ID, _, err = d.str()
+		case nameIs(name, "function"):
+			err = d.function(c)
+		default:
+			d.value()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *openAIChunkDecoder) function(c *ToolCallDelta) error {
+	if null, err := d.null(); null || err != nil {
+		c.Name, c.Arguments = "", ""
+		return err
+	}
+	if err := d.open('{'); err != nil {
+		return err
+	}
+	for more, err := d.more('}'); more || err != nil; more, err = d.more('}') {
+		if err != nil {
+			return err
+		}
+		name, err := d.name()
+		if err != nil {
+			return err
+		}
+		switch {
+		case nameIs(name, "name"):
+			c.Name, _, err = d.str()
+		case nameIs(name, "arguments"):
+			c.Arguments, _, err = d.str()
+		default:
+			d.value()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The walk below reads bytes that jsontext has checked to be one valid JSON value, so it
+// only has to find where things start and end.
+
+// ws skips whitespace.
+func (d *openAIChunkDecoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the first byte of the next value or delimiter.
+func (d *openAIChunkDecoder) peek() byte {
+	d.ws()
+	if d.i >= len(d.b) {
+		return 0
+	}
+	return d.b[d.i]
+}
+
+// open reads the delimiter that starts an object or array; another value there is the
+// wrong type.
+func (d *openAIChunkDecoder) open(delim byte) error {
+	if d.peek() != delim {
+		return errChunkShape
+	}
+	d.i++
+	return nil
+}
+
+// more reports whether the object or array goes on, reading the comma before the next
+// member; at its end it reads the closing delimiter.
+func (d *openAIChunkDecoder) more(end byte) (bool, error) {
+	switch d.peek() {
+	case end:
+		d.i++
+		return false, nil
+	case ',':
+		d.i++
+		d.ws()
+	case 0:
+		return false, io.ErrUnexpectedEOF
+	}
+	return true, nil
+}
+
+// null reads a null and reports whether there was one.
+func (d *openAIChunkDecoder) null() (bool, error) {
+	if d.peek() != 'n' {
+		return false, nil
+	}
+	d.i += len("null")
+	return true, nil
+}
+
+// stringEnd returns the index just after the string that starts at i.
+func (d *openAIChunkDecoder) stringEnd(i int) int {
+	for i++; i < len(d.b); i++ {
+		switch d.b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(d.b)
+}
+
+// value reads the next value and returns its bytes.
+func (d *openAIChunkDecoder) value() []byte {
+	d.ws()
+	start := d.i
+	switch c := d.b[d.i]; c {
+	case '"':
+		d.i = d.stringEnd(d.i)
+	case '{', '[':
+		depth := 0
+		for d.i < len(d.b) {
+			switch d.b[d.i] {
+			case '"':
+				d.i = d.stringEnd(d.i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			d.i++
+			if depth == 0 {
+				break
+			}
+		}
+	default: // number or literal
+		for d.i < len(d.b) {
+			switch d.b[d.i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return d.b[start:d.i]
+			}
+			d.i++
+		}
+	}
+	return d.b[start:d.i]
+}
+
+// name reads an object member's name, unquoted, and the colon after it; the name is valid
+// until the next call.
+func (d *openAIChunkDecoder) name() ([]byte, error) {
+	v := d.value()
+	if d.peek() != ':' {
+		return nil, errChunkShape
+	}
+	d.i++
+	if bytes.IndexByte(v, '\\') < 0 {
+		return v[1 : len(v)-1], nil
+	}
+	var err error
+	d.scratch, err = jsontext.AppendUnquote(d.scratch[:0], v)
+	return d.scratch, err
+}
+
+// str reads a string or null (ok false); anything else is an error.
+func (d *openAIChunkDecoder) str() (s string, ok bool, err error) {
+	switch d.peek() {
+	case 'n':
+		d.i += len("null")
+		return "", false, nil
+	case '"':
+	default:
+		return "", false, errChunkShape
+	}
+	v := d.value()
+	body := v[1 : len(v)-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), true, nil
+	}
+	// Tool-call arguments are JSON text, so their quotes come escaped.
+	if u, err := jsontext.AppendUnquote(d.scratch[:0], v); err == nil && utf8.Valid(u) {
+		d.scratch = u
+		return string(u), true, nil
+	}
+	// Invalid UTF-8: exactly what the struct decoding makes of it.
+	err = jsonv2.Unmarshal(v, &s, upstreamJSON)
+	return s, err == nil, err
+}
+
+// int reads an integer or null (0).
+func (d *openAIChunkDecoder) int() (int, error) {
+	switch c := d.peek(); {
+	case c == 'n':
+		d.i += len("null")
+		return 0, nil
+	case c == '-' || '0' <= c && c <= '9':
+	default:
+		return 0, errChunkShape
+	}
+	v := d.value()
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' || n > 1<<30 {
+			var i int
+			err := jsonv2.Unmarshal(v, &i, upstreamJSON)
+			return i, err
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}
+
+// nameIs reports whether a member name matches the field name want (lower-case ASCII)
+// the way the struct decoding's case-insensitive matching does: without regard to case,
+// underscores or dashes.
+func nameIs(name []byte, want string) bool {
+	if string(name) == want {
+		return true
+	}
+	if len(name) == 0 || name[0]|0x20 != want[0] && name[0] < utf8.RuneSelf {
+		return false // no folding makes the first letter match
+	}
+	j := 0
+	for i := 0; i < len(name); {
+		c := name[i]
+		var r rune
+		if c < utf8.RuneSelf {
+			i++
+			if c == '_' || c == '-' {
+				continue
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			r = rune(c)
+		} else {
+			var n int
+			r, n = utf8.DecodeRune(name[i:])
+			i += n
+			r = unicode.ToLower(foldRune(r))
+		}
+		for j < len(want) && want[j] == '_' {
+			j++
+		}
+		if j >= len(want) || rune(want[j]) != r {
+			return false
+		}
+		j++
+	}
+	for j < len(want) && want[j] == '_' {
+		j++
+	}
+	return j == len(want)
+}
+
+// foldRune returns the smallest rune of r's case-folding orbit (so the Kelvin sign folds
+// to 'K'), as the struct decoding's name folding does.
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
+}

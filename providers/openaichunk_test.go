@@ -1,0 +1,152 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// referenceChunk is the struct a chat.completion.chunk event decodes into with
+// decodeUpstream: openAIChunkDecoder must make the same Chunk of every event.
+type referenceChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *openAIUsage    `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+func referenceDecode(data []byte) (out Chunk, errorBody bool, err error) {
+	var ck referenceChunk
+	if err := decodeUpstream(data, &ck); err != nil {
+		return Chunk{}, false, err
+	}
+	for _, ch := range ck.Choices {
+		if ch.Delta.Content != nil {
+			out.Text += *ch.Delta.Content
+		}
+		if ch.Delta.Refusal != nil {
+			out.Refusal += *ch.Delta.Refusal
+		}
+		for _, c := range ch.Delta.ToolCalls {
+			out.ToolCalls = append(out.ToolCalls, ToolCallDelta{Index: c.Index, ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			out.FinishReason = *ch.FinishReason
+		}
+	}
+	if ck.Usage != nil {
+		u := ck.Usage.usage()
+		out.Usage = &u
+	}
+	return out, len(ck.Error) > 0 && string(ck.Error) != "null", nil
+}
+
+// chunkCorpus is every data line of the OpenAI streams in testdata, and events written to
+// try the decoder's corners.
+func chunkCorpus(t testing.TB) [][]byte {
+	var out [][]byte
+	for _, c := range []string{
+		`{"choices":[{"index":0,"delta":{"content":"tok7 "},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"k07\":\"v07\","}}]},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}},{"index":1,"id":"call_2","type":"function","function":{"name":"g","arguments":"{}"}}],"refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b","refusal":"no"},"finish_reason":"stop"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":2},"completion_tokens_details":{"reasoning_tokens":3}}}`,
+		`{"error":{"message":"overloaded","type":"server_error"}}`,
+		`{"error":null,"choices":[{"delta":{"content":"x"}}]}`,
+		`{"Choices":[{"Delta":{"CONTENT":"case"},"Finish-Reason":"length"}]}`,
+		`{"choices":[{"delta":{"content":"esc \" \\ \n \u00e9 \ud83d\ude00 \u2028"}}]}`,
+		"{\"choices\":[{\"delta\":{\"content\":\"bad \xff utf8\"}}]}",
+		`{"choices":[{"delta":{"content":"é 中文 🙂"}}]}`,
+		`{"choices":null}`, `{"choices":[null,{"delta":null},{"delta":{"tool_calls":null}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[null,{"index":null,"id":null,"function":null}]}}]}`,
+		`{"choices":[{"delta":{"content":1}}]}`, `{"choices":[{"delta":{"tool_calls":[{"index":"0"}]}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}`, `{"choices":[{"delta":{"tool_calls":[{"index":1e2}]}}]}`,
+		`{"choices":{}}`, `[]`, `"x"`, `{"choices":[{"delta":{"content":"x"}}]} trailing`, `{"choices":[`, `{}`, `{"unknown":{"deep":[1,2,{"a":null}]},"choices":[]}`,
+		`{"choices":[{"delta":{"content":"a"},"delta":{"refusal":"b"}}]}`, `{"choices":[{"finish_reason":"stop","finish_reason":null}]}`,
+		`{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"content":"b"}}]}`,
+		`{"ch\u006fices":[{"delta":{"c\u006fntent":"escaped names"}}]}`, `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
+	} {
+		out = append(out, []byte(c))
+	}
+	files, _ := filepath.Glob("testdata/openai/*")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n") {
+			line = strings.TrimSpace(line)
+			if d, ok := strings.CutPrefix(line, "data:"); ok && strings.TrimSpace(d) != "[DONE]" {
+				out = append(out, []byte(strings.TrimSpace(d)))
+			}
+		}
+	}
+	return out
+}
+
+// sameDecoding checks that the decoder and the struct decoding agree on data: both fail,
+// or both make the same Chunk.
+func sameDecoding(t *testing.T, d *openAIChunkDecoder, data []byte) {
+	t.Helper()
+	got, gotErrBody, gotErr := d.decode(data)
+	want, wantErrBody, wantErr := referenceDecode(data)
+	if (gotErr != nil) != (wantErr != nil) {
+		t.Fatalf("%q: error %v, struct decoding's %v", data, gotErr, wantErr)
+	}
+	if gotErr != nil {
+		return
+	}
+	if len(got.ToolCalls) == 0 {
+		got.ToolCalls = nil
+	}
+	if !reflect.DeepEqual(got, want) || gotErrBody != wantErrBody {
+		t.Fatalf("%q:\n got %+v (error body %v)\nwant %+v (error body %v)", data, got, gotErrBody, want, wantErrBody)
+	}
+}
+
+func TestOpenAIChunkDecoderMatchesStructDecoding(t *testing.T) {
+	var d openAIChunkDecoder
+	corpus := chunkCorpus(t)
+	if len(corpus) < 60 {
+		t.Fatalf("corpus has %d events", len(corpus))
+	}
+	for _, data := range corpus {
+		sameDecoding(t, &d, data)
+	}
+}
+
+func FuzzOpenAIChunkDecoder(f *testing.F) {
+	for _, data := range chunkCorpus(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d openAIChunkDecoder
+		got, _, gotErr := d.decode(data)
+		// Repeated names may merge differently in a struct decoding; compare the rest.
+		if !jsontext.Value(bytes.Clone(data)).IsValid() {
+			_ = got
+			_ = gotErr
+			return
+		}
+		sameDecoding(t, &d, data)
+	})
+}
