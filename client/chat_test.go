@@ -42,7 +42,8 @@ func fakeOpenAIChat(t *testing.T) http.HandlerFunc {
 		}
 		if !strings.Contains(req.Model, "/") {
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(422)
+			w.Header().Set("X-Should-Retry", "false")
+			w.WriteHeader(400)
 			io.WriteString(w, `{"error":{"message":"model: must be provider/model","type":"invalid_request_error","param":"model","code":null}}`)
 			return
 		}
@@ -105,11 +106,11 @@ func TestChatCompletion(t *testing.T) {
 	// OpenAI's error envelope becomes an *Error.
 	_, err = c.ChatCompletion(context.Background(), chatRequest("gpt-4o"))
 	var ae *client.Error
-	if !errors.Is(err, client.ErrInvalid) || !errors.As(err, &ae) || ae.Status != 422 || ae.Kind != "invalid_request_error" ||
-		ae.Message != "model: must be provider/model" || string(ae.Extra["param"]) != `"model"` {
+	if !errors.Is(err, client.ErrInvalid) || !errors.As(err, &ae) || ae.Status != 400 || ae.Kind != "invalid_request_error" ||
+		ae.Message != "model: must be provider/model" || ae.Param != "model" || !ae.NoRetry {
 		t.Fatalf("err %#v", err)
 	}
-	if _, err := c.ChatCompletionStream(context.Background(), chatRequest("gpt-4o")); !errors.As(err, &ae) || ae.Status != 422 {
+	if _, err := c.ChatCompletionStream(context.Background(), chatRequest("gpt-4o")); !errors.As(err, &ae) || ae.Status != 400 {
 		t.Fatalf("stream err %v", err)
 	}
 }

@@ -25,6 +25,13 @@ type Error struct {
 	// RetryAfter is the server's Retry-After hint, given in seconds or as an HTTP date
 	// (0 when absent).
 	RetryAfter time.Duration
+	// Code and Param are OpenAI's error code (e.g. "model_not_found", "invalid_api_key")
+	// and the offending field, from the OpenAI envelope the /v1/ routes answer with; empty
+	// otherwise.
+	Code, Param string
+	// NoRetry is true when the server said the request must not be resent
+	// (x-should-retry: false): it already retried and fell back, or retrying cannot help.
+	NoRetry bool
 	// Extra holds any other fields of the error body.
 	Extra map[string]json.RawMessage
 }
@@ -74,7 +81,7 @@ var (
 // readError builds an *Error from a non-2xx response.
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	e := &Error{Status: resp.StatusCode}
+	e := &Error{Status: resp.StatusCode, NoRetry: strings.EqualFold(resp.Header.Get("X-Should-Retry"), "false")}
 	e.RetryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	var body map[string]json.RawMessage
 	if json.Unmarshal(b, &body) == nil {
@@ -83,7 +90,11 @@ func readError(resp *http.Response) error {
 			// OpenAI's envelope (POST /v1/chat/completions): {"error": {"message", "type", ...}}.
 			body = envelope
 			_ = json.Unmarshal(body["type"], &e.Kind)
+			_ = json.Unmarshal(body["code"], &e.Code)
+			_ = json.Unmarshal(body["param"], &e.Param)
 			delete(body, "type")
+			delete(body, "code")
+			delete(body, "param")
 		} else {
 			_ = json.Unmarshal(body["error"], &e.Kind)
 			delete(body, "error")

@@ -103,11 +103,18 @@ func retryableStatus(status int) bool {
 }
 
 // gatewayExhausted reports whether err is Switchyard's own 502 for a completion whose every
-// model and fallback failed: the server already retried each upstream, and its body lists
-// the attempts. Resending would repeat (and pay for) all of them, so it is not retried.
+// model and fallback failed (the server already retried each upstream; its body lists the
+// attempts), or any answer carrying x-should-retry: false. Resending would repeat (and pay
+// for) all of them, so it is not retried.
 func gatewayExhausted(err error) bool {
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusBadGateway {
+	if !errors.As(err, &e) {
+		return false
+	}
+	if e.NoRetry {
+		return true // x-should-retry: false
+	}
+	if e.Status != http.StatusBadGateway {
 		return false
 	}
 	_, ok := e.Extra["attempts"]

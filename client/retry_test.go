@@ -24,6 +24,9 @@ type scriptedStep struct {
 	body       string
 }
 
+// noRetryMarker as a step's retryAfter sends x-should-retry: false instead of Retry-After.
+const noRetryMarker = "no-retry"
+
 // fakeScripted answers the n-th request with steps[n] (the last step repeats) and counts
 // the requests; it records the request bodies so tests can check resends are identical.
 type fakeScripted struct {
@@ -40,7 +43,11 @@ func (f *fakeScripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.bodies = append(f.bodies, string(b))
 	f.mu.Unlock()
 	st := f.steps[min(n, len(f.steps)-1)]
-	if st.retryAfter != "" {
+	switch st.retryAfter {
+	case "":
+	case noRetryMarker:
+		w.Header().Set("X-Should-Retry", "false")
+	default:
 		w.Header().Set("Retry-After", st.retryAfter)
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -295,6 +302,24 @@ func TestGatewayExhausted502IsNotRetried(t *testing.T) {
 	var ae *client.Error
 	if !errors.As(err, &ae) || ae.Status != 502 {
 		t.Fatalf("err %v", err)
+	}
+	if f.calls.Load() != 1 || len(rec.waits) != 0 {
+		t.Fatalf("calls %d waits %v, want one call", f.calls.Load(), rec.waits)
+	}
+}
+
+// TestShouldRetryFalseIsHonoured: an answer with x-should-retry: false is returned at once,
+// whatever its status, and the OpenAI envelope's type, code and param are read.
+func TestShouldRetryFalseIsHonoured(t *testing.T) {
+	f := &fakeScripted{steps: []scriptedStep{
+		{503, noRetryMarker, `{"error":{"message":"every model failed","type":"api_error","param":null,"code":"upstream_error"}}`},
+		{200, "", selectOK},
+	}}
+	c, rec := retryClient(t, f)
+	err := modelSelect(c)
+	var ae *client.Error
+	if !errors.As(err, &ae) || ae.Status != 503 || !ae.NoRetry || ae.Code != "upstream_error" || ae.Kind != "api_error" {
+		t.Fatalf("err %+v", err)
 	}
 	if f.calls.Load() != 1 || len(rec.waits) != 0 {
 		t.Fatalf("calls %d waits %v, want one call", f.calls.Load(), rec.waits)

@@ -81,7 +81,7 @@ class Client:
             except urllib.error.HTTPError as e:
                 err = _api_error(e)
                 if (attempt >= policy.max_retries or not retryable_status(e.code)
-                        or gateway_exhausted(e.code, err.body)):
+                        or gateway_exhausted(e.code, err.body) or not err.should_retry):
                     raise err from None
                 ra = err.retry_after
                 if ra is not None and ra > 0 and ra > policy.max_retry_after:
@@ -160,7 +160,13 @@ def _api_error(e: "urllib.error.HTTPError"):
     kind, message, body = "", "", {}
     try:
         body = json.loads(raw)
-        if isinstance(body, dict):
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            # OpenAI's envelope (the /v1/ routes): {"error": {"message", "type", "param", "code"}}.
+            env = body["error"]
+            kind = env.get("type") or ""
+            message = env.get("message") or ""
+            body = dict(env)
+        elif isinstance(body, dict):
             kind = body.get("error", "") if isinstance(body.get("error"), str) else ""
             message = body.get("message", "") or ""
         else:
@@ -172,4 +178,7 @@ def _api_error(e: "urllib.error.HTTPError"):
         e.close()
     except Exception:
         pass
-    return error_for(e.code, kind or (e.reason or ""), message, body, retry_after)
+    err = error_for(e.code, kind or (e.reason or ""), message, body, retry_after)
+    if e.headers and (e.headers.get("X-Should-Retry") or "").lower() == "false":
+        err.should_retry = False
+    return err

@@ -19,6 +19,10 @@ class APIError(SwitchyardError):
         body: the whole decoded error body (may carry more fields, e.g. ``attempts``).
         retry_after: the Retry-After hint in seconds (sent as seconds or as an HTTP
             date), if any.
+        code, param: OpenAI's error code (e.g. ``"model_not_found"``) and the offending
+            field, from the envelope the ``/v1/`` routes answer with; None otherwise.
+        should_retry: False when the server sent ``x-should-retry: false`` (it already
+            retried and fell back); the client then never resends.
     """
 
     def __init__(self, status: int, kind: str, message: str,
@@ -28,6 +32,9 @@ class APIError(SwitchyardError):
         self.message = message
         self.body = body or {}
         self.retry_after = retry_after
+        self.code = self.body.get("code")
+        self.param = self.body.get("param")
+        self.should_retry = True
         super().__init__(f"{status} {kind}: {message}" if message else f"{status} {kind}")
 
 

@@ -203,6 +203,18 @@ class RetryTest(unittest.TestCase):
         self.assertEqual(self.select(c), SELECT_OK)
         self.assertEqual(len(Scripted.calls), 2)
 
+    def test_should_retry_false_is_honoured(self):
+        # OpenAI's envelope with x-should-retry: false: raised at once, code and param read.
+        step = answer(503, {"error": {"message": "every model failed", "type": "api_error",
+                                      "param": None, "code": "upstream_error"}})
+        step["headers"]["X-Should-Retry"] = "false"
+        c = self.client(step, answer(200, SELECT_OK))
+        with self.assertRaises(switchyard.ServerError) as cm:
+            self.select(c)
+        e = cm.exception
+        self.assertEqual((e.status, e.kind, e.code, e.should_retry), (503, "api_error", "upstream_error", False))
+        self.assertEqual((len(Scripted.calls), self.waits), (1, []))
+
     def test_client_errors_are_not_retried(self):
         for status, cls in ((400, switchyard.BadRequestError), (401, switchyard.AuthenticationError),
                             (403, switchyard.APIError), (404, switchyard.NotFoundError),
