@@ -40,6 +40,9 @@ func Completions(g *completions.Gateway) Option {
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
 			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
+		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
+			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) })
 		s.Handle(Route{Method: "GET", Path: "/v1/models", Summary: "OpenAI-compatible list of the models this server can route to",
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
@@ -208,4 +211,60 @@ func completionsError(err error) *APIError {
 		return ae
 	}
 	return nil
+}
+
+// handleResponses serves POST /v1/responses: the request is translated to a chat request
+// and answered by the same gateway; the answer is a response object or its typed events.
+func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	var rreq completions.ResponsesRequest
+	if err := decodeJSON(r, &rreq, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	creq, err := rreq.ToChatRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	req, err := creq.ToRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	scope := completionsScope(r, received)
+	var cf *completions.ContentFilterError
+	if !req.Stream {
+		resp, err := g.Complete(r.Context(), scope, req)
+		if errors.As(err, &cf) {
+			resp = contentFilteredResponse(cf)
+		} else if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		o := completions.NewResponseObject(&rreq, completions.NewResponseID(resp.ResponseMessageID), received)
+		o.Complete(resp)
+		writeJSON(w, http.StatusOK, o)
+		return nil
+	}
+	st, err := g.Stream(r.Context(), scope, req)
+	if errors.As(err, &cf) {
+		resp := contentFilteredResponse(cf)
+		o := completions.NewResponseObject(&rreq, completions.NewResponseID(resp.ResponseMessageID), received)
+		o.Complete(resp)
+		return completions.WriteResponsesEvents(w, o)
+	}
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	o := completions.NewResponseObject(&rreq, completions.NewResponseID(st.ResponseMessageID()), received)
+	if err := completions.WriteResponsesStream(w, st, o); err != nil {
+		s.log.Warn("responses stream ended with an error", "request_id", requestID(r.Context()), "err", err)
+	}
+	return nil
+}
+
+// contentFilteredResponse is the answer of a request a provider's content filter refused:
+// no content, finish reason content_filter, the attempts made.
+func contentFilteredResponse(cf *completions.ContentFilterError) *completions.Response {
+	resp := &completions.Response{FinishReason: "content_filter", Attempts: cf.Attempts}
+	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
+	resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-filtered"
+	return resp
 }

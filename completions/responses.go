@@ -1,0 +1,426 @@
+package completions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// OpenAI's Responses API (POST /v1/responses), the subset SDKs use for chat: a request is
+// translated to an OpenAIChatRequest and served by the same gateway (fallbacks, retries,
+// usage, cost, ledger) as /v1/chat/completions; the answer is translated back into a
+// "response" object or its typed stream events. It is stateless: previous_response_id,
+// conversation and background are refused, store is accepted and ignored (nothing is kept).
+
+// ResponsesRequest is the body of POST /v1/responses.
+type ResponsesRequest struct {
+	Model string `json:"model" jsonschema:"required"`
+	// Input is a string (one user message) or a list of items: messages (role user,
+	// system, developer or assistant; content a string or input_text/output_text parts),
+	// function_call items (the model's earlier calls) and function_call_output items (their
+	// results).
+	Input        ResponsesInput `json:"input" jsonschema:"required"`
+	Instructions string         `json:"instructions,omitempty"`
+	// Tools are functions in the Responses API's flat shape.
+	Tools             []ResponsesTool      `json:"tools,omitempty"`
+	ToolChoice        *ResponsesToolChoice `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool                `json:"parallel_tool_calls,omitempty"`
+	// Text.Format asks for JSON output (json_object or json_schema).
+	Text            *ResponsesText `json:"text,omitempty"`
+	Temperature     *float64       `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
+	TopP            *float64       `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
+	MaxOutputTokens *int           `json:"max_output_tokens,omitempty" jsonschema:"minimum=0"`
+	Stream          bool           `json:"stream,omitempty"`
+	// Store is accepted and ignored: nothing is stored.
+	Store *bool `json:"store,omitempty"`
+	// Refused: the gateway keeps no responses to continue from.
+	PreviousResponseID string          `json:"previous_response_id,omitempty" jsonschema:"-"`
+	Conversation       json.RawMessage `json:"conversation,omitempty" jsonschema:"-"`
+	Background         *bool           `json:"background,omitempty" jsonschema:"-"`
+	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+}
+
+// ResponsesInput is input: a string or a list of items.
+type ResponsesInput struct {
+	Text  string
+	Items []ResponsesItem
+	// IsText records the string form.
+	IsText bool
+}
+
+// UnmarshalJSON reads the string or the list form.
+func (in *ResponsesInput) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*in = ResponsesInput{}
+	if len(b) > 0 && b[0] == '"' {
+		in.IsText = true
+		return json.Unmarshal(b, &in.Text)
+	}
+	return json.Unmarshal(b, &in.Items)
+}
+
+// MarshalJSON writes the form it was read in.
+func (in ResponsesInput) MarshalJSON() ([]byte, error) {
+	if in.IsText {
+		return json.Marshal(in.Text)
+	}
+	return json.Marshal(in.Items)
+}
+
+// JSONSchema describes input: a string or an array of items.
+func (ResponsesInput) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string"}, {Type: "array", Items: &jsonschema.Schema{Type: "object"}},
+	}}
+}
+
+// ResponsesItem is one input item: a message (Type "message" or empty, with Role and
+// Content), a function_call (CallID, Name, Arguments) or a function_call_output (CallID,
+// Output).
+type ResponsesItem struct {
+	Type      string           `json:"type,omitempty"`
+	Role      string           `json:"role,omitempty"`
+	Content   ResponsesContent `json:"content,omitempty"`
+	ID        string           `json:"id,omitempty"`
+	CallID    string           `json:"call_id,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Arguments string           `json:"arguments,omitempty"`
+	Output    json.RawMessage  `json:"output,omitempty"`
+	Status    string           `json:"status,omitempty"`
+}
+
+// ResponsesContent is a message content: a string or a list of parts (input_text,
+// output_text, refusal).
+type ResponsesContent struct {
+	Parts []ResponsesPart
+}
+
+// ResponsesPart is one content part.
+type ResponsesPart struct {
+	Type    string `json:"type"`
+	Text    string `json:"text,omitempty"`
+	Refusal string `json:"refusal,omitempty"`
+}
+
+// UnmarshalJSON reads a string or a list of parts.
+func (c *ResponsesContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*c = ResponsesContent{}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		c.Parts = []ResponsesPart{{Type: "input_text", Text: s}}
+		return nil
+	}
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	return json.Unmarshal(b, &c.Parts)
+}
+
+// MarshalJSON writes the parts.
+func (c ResponsesContent) MarshalJSON() ([]byte, error) { return json.Marshal(c.Parts) }
+
+// JSONSchema describes content: a string or an array of parts.
+func (ResponsesContent) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string"}, {Type: "array", Items: &jsonschema.Schema{Type: "object"}},
+	}}
+}
+
+// ResponsesTool is a function tool in the Responses API's flat shape.
+type ResponsesTool struct {
+	// Type must be "function"; built-in tools (web_search, file_search, ...) are refused.
+	Type        string          `json:"type" jsonschema:"required"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty" jsonschema:"type=object"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// ResponsesToolChoice is tool_choice: "none", "auto", "required" or
+// {"type": "function", "name": "..."}.
+type ResponsesToolChoice struct {
+	Mode, Name string
+}
+
+// UnmarshalJSON reads the string or the object form.
+func (c *ResponsesToolChoice) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*c = ResponsesToolChoice{}
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &c.Mode)
+	}
+	var o struct{ Type, Name string }
+	if err := json.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	c.Mode, c.Name = o.Type, o.Name
+	return nil
+}
+
+// MarshalJSON writes the form the API uses.
+func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
+	if c.Mode == providers.ToolChoiceFunction {
+		return json.Marshal(map[string]string{"type": "function", "name": c.Name})
+	}
+	return json.Marshal(c.Mode)
+}
+
+// JSONSchema describes tool_choice.
+func (ResponsesToolChoice) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string", Enum: []any{"none", "auto", "required"}}, {Type: "object"},
+	}}
+}
+
+// ResponsesText is the text member: its Format asks for plain text or JSON.
+type ResponsesText struct {
+	Format *ResponsesFormat `json:"format,omitempty"`
+}
+
+// ResponsesFormat is text.format: {"type": "text"}, {"type": "json_object"} or
+// {"type": "json_schema", "name", "schema", "strict", "description"} (flat, unlike chat).
+type ResponsesFormat struct {
+	Type        string          `json:"type" jsonschema:"required,enum=text,enum=json_object,enum=json_schema"`
+	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty" jsonschema:"type=object"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// ToChatRequest translates r into the equivalent chat completions request; ToRequest then
+// gives the gateway's request. Unsupported features are validation errors naming the field.
+func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
+	switch {
+	case r.PreviousResponseID != "":
+		return nil, invalid("previous_response_id", "is not supported: responses are not stored; send the whole conversation in input")
+	case present(r.Conversation):
+		return nil, invalid("conversation", "is not supported: send the whole conversation in input")
+	case r.Background != nil && *r.Background:
+		return nil, invalid("background", "is not supported")
+	}
+	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
+		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries}
+	if r.Stream {
+		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
+	}
+	if r.Instructions != "" {
+		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(r.Instructions)})
+	}
+	if r.Input.IsText {
+		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
+	}
+	for i, it := range r.Input.Items {
+		field := fmt.Sprintf("input[%d]", i)
+		switch it.Type {
+		case "", "message":
+			switch it.Role {
+			case "user", "system", "developer", "assistant":
+			default:
+				return nil, invalid(field+".role", `must be "user", "system", "developer" or "assistant", got %q`, it.Role)
+			}
+			var text bytes.Buffer
+			for j, p := range it.Content.Parts {
+				switch p.Type {
+				case "input_text", "output_text", "text":
+					text.WriteString(p.Text)
+				case "refusal":
+					text.WriteString(p.Refusal)
+				default:
+					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text parts are supported, got %q", p.Type)
+				}
+			}
+			c.Messages = append(c.Messages, OpenAIMessage{Role: it.Role, Content: textContent(text.String())})
+		case "function_call":
+			if it.CallID == "" || it.Name == "" {
+				return nil, invalid(field, "a function_call item needs call_id and name")
+			}
+			call := OpenAIToolCall{ID: it.CallID, Type: "function", Function: OpenAIFunctionCall{Name: it.Name, Arguments: it.Arguments}}
+			// Consecutive calls belong to one assistant turn.
+			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" && len(c.Messages[n-1].ToolCalls) > 0 {
+				c.Messages[n-1].ToolCalls = append(c.Messages[n-1].ToolCalls, call)
+			} else {
+				c.Messages = append(c.Messages, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
+			}
+		case "function_call_output":
+			if it.CallID == "" {
+				return nil, invalid(field+".call_id", "is required")
+			}
+			out := string(it.Output)
+			var s string
+			if json.Unmarshal(it.Output, &s) == nil {
+				out = s
+			}
+			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(out)})
+		case "reasoning":
+			// Reasoning items an SDK echoes back carry nothing the gateway can pass on.
+		default:
+			return nil, invalid(field+".type", "only message, function_call and function_call_output items are supported, got %q", it.Type)
+		}
+	}
+	if len(c.Messages) == 0 {
+		return nil, invalid("input", "must hold at least one message")
+	}
+	for i, t := range r.Tools {
+		if t.Type != "function" {
+			return nil, invalid(fmt.Sprintf("tools[%d].type", i), `only "function" tools are supported, got %q (built-in tools are not)`, t.Type)
+		}
+		c.Tools = append(c.Tools, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description,
+			Parameters: t.Parameters, Strict: t.Strict}})
+	}
+	if tc := r.ToolChoice; tc != nil && tc.Mode != "" {
+		c.ToolChoice = &OpenAIToolChoice{Mode: tc.Mode, Name: tc.Name}
+	}
+	if r.Text != nil && r.Text.Format != nil {
+		f := r.Text.Format
+		c.ResponseFormat = &OpenAIResponseFormat{Type: f.Type}
+		if f.Type == providers.ResponseJSONSchema {
+			c.ResponseFormat.JSONSchema = &OpenAIJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}
+		}
+	}
+	return c, nil
+}
+
+func textContent(s string) OpenAIContent {
+	return OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: s}}, IsString: true}
+}
+
+// ResponseObject is OpenAI's "response" object.
+type ResponseObject struct {
+	ID                string               `json:"id"`
+	Object            string               `json:"object"`
+	CreatedAt         int64                `json:"created_at"`
+	Status            string               `json:"status"`
+	Error             *ResponseError       `json:"error"`
+	IncompleteDetails *IncompleteDetails   `json:"incomplete_details"`
+	Instructions      *string              `json:"instructions"`
+	MaxOutputTokens   *int                 `json:"max_output_tokens"`
+	Model             string               `json:"model"`
+	Output            []ResponseOutputItem `json:"output"`
+	ParallelToolCalls bool                 `json:"parallel_tool_calls"`
+	Temperature       *float64             `json:"temperature"`
+	TopP              *float64             `json:"top_p"`
+	ToolChoice        any                  `json:"tool_choice"`
+	Tools             []ResponsesTool      `json:"tools"`
+	Text              ResponsesText        `json:"text"`
+	Usage             *ResponseUsage       `json:"usage"`
+	Metadata          map[string]string    `json:"metadata"`
+	// Switchyard carries the answering provider, costs and attempts (extension).
+	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
+}
+
+// ResponseError is a failed response's error.
+type ResponseError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// IncompleteDetails says why a response is incomplete: max_output_tokens or content_filter.
+type IncompleteDetails struct {
+	Reason string `json:"reason"`
+}
+
+// ResponseOutputItem is an output item: a message (with output_text or refusal content) or
+// a function_call.
+type ResponseOutputItem struct {
+	ID        string               `json:"id"`
+	Type      string               `json:"type"`
+	Status    string               `json:"status"`
+	Role      string               `json:"role,omitempty"`
+	Content   []ResponseOutputPart `json:"content,omitempty"`
+	CallID    string               `json:"call_id,omitempty"`
+	Name      string               `json:"name,omitempty"`
+	Arguments *string              `json:"arguments,omitempty"`
+}
+
+// ResponseOutputPart is a part of an output message.
+type ResponseOutputPart struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations []any  `json:"annotations"`
+	Refusal     string `json:"refusal,omitempty"`
+}
+
+// ResponseUsage is the usage of a response.
+type ResponseUsage struct {
+	InputTokens         int                 `json:"input_tokens"`
+	InputTokensDetails  ResponseInputUsage  `json:"input_tokens_details"`
+	OutputTokens        int                 `json:"output_tokens"`
+	OutputTokensDetails ResponseOutputUsage `json:"output_tokens_details"`
+	TotalTokens         int                 `json:"total_tokens"`
+}
+
+// ResponseInputUsage details input tokens.
+type ResponseInputUsage struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// ResponseOutputUsage details output tokens.
+type ResponseOutputUsage struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// NewResponseObject starts the response object of r (status in_progress, no output): the
+// echo of the request's settings that every response and stream event carries.
+func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *ResponseObject {
+	o := &ResponseObject{ID: id, Object: "response", CreatedAt: created.Unix(), Status: "in_progress", Model: r.Model,
+		Output: []ResponseOutputItem{}, ParallelToolCalls: r.ParallelToolCalls == nil || *r.ParallelToolCalls,
+		Temperature: r.Temperature, TopP: r.TopP, MaxOutputTokens: r.MaxOutputTokens, ToolChoice: "auto",
+		Tools: r.Tools, Text: ResponsesText{Format: &ResponsesFormat{Type: "text"}}, Metadata: map[string]string{}}
+	if o.Tools == nil {
+		o.Tools = []ResponsesTool{}
+	}
+	if r.Instructions != "" {
+		ins := r.Instructions
+		o.Instructions = &ins
+	}
+	if r.ToolChoice != nil && r.ToolChoice.Mode != "" {
+		o.ToolChoice = *r.ToolChoice
+	}
+	if r.Text != nil && r.Text.Format != nil {
+		o.Text = *r.Text
+	}
+	return o
+}
+
+// Complete fills o from the gateway's final response resp: model, output items (the
+// message when there is text or a refusal, then one function_call per tool call), usage,
+// status (incomplete with a reason for finish reasons length and content_filter).
+func (o *ResponseObject) Complete(resp *Response) {
+	o.Model = resp.Provider + "/" + resp.Model
+	o.Status = "completed"
+	o.Output = o.Output[:0]
+	if text := resp.Text(); text != "" || resp.Refusal != "" || len(resp.ToolCalls) == 0 {
+		item := ResponseOutputItem{ID: "msg_" + resp.ResponseMessageID, Type: "message", Status: "completed", Role: "assistant"}
+		if resp.Refusal != "" {
+			item.Content = []ResponseOutputPart{{Type: "refusal", Refusal: resp.Refusal, Annotations: []any{}}}
+		} else {
+			item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}}}
+		}
+		o.Output = append(o.Output, item)
+	}
+	for _, c := range resp.ToolCalls {
+		args := c.Arguments
+		o.Output = append(o.Output, ResponseOutputItem{ID: "fc_" + c.ID, Type: "function_call", Status: "completed",
+			CallID: c.ID, Name: c.Name, Arguments: &args})
+	}
+	switch resp.FinishReason {
+	case "length":
+		o.Status, o.IncompleteDetails = "incomplete", &IncompleteDetails{Reason: "max_output_tokens"}
+	case "content_filter":
+		o.Status, o.IncompleteDetails = "incomplete", &IncompleteDetails{Reason: "content_filter"}
+	}
+	u := resp.Usage
+	o.Usage = &ResponseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		InputTokensDetails: ResponseInputUsage{CachedTokens: u.CachedTokens}, OutputTokensDetails: ResponseOutputUsage{ReasoningTokens: u.ReasoningTokens}}
+	o.Switchyard = &OpenAIExtension{Provider: resp.Provider, Costs: u.Costs, Latency: resp.Latency, TTFT: resp.TTFT, Attempts: resp.Attempts}
+}
