@@ -1,0 +1,89 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOfficialNodeSDK drives the server with the official OpenAI Node SDK (npm "openai",
+// installed into a temporary directory): a tool call on /v1/chat/completions, a streamed
+// function call and a tool-result turn on /v1/responses, and the SDK's typed errors for an
+// invalid request (400 with param) and a wrong key (401). Skips, saying why, without node
+// and npm or when the package cannot be installed.
+func TestOfficialNodeSDK(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: -short (installs the npm package openai)")
+	}
+	node, err1 := exec.LookPath("node")
+	npm, err2 := exec.LookPath("npm")
+	if err1 != nil || err2 != nil {
+		t.Skip("skipping: node and npm are needed to install and run the official OpenAI Node SDK")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "openai@4")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("skipping: npm install openai failed (no registry?): %v\n%s", err, out)
+	}
+	script, err := os.ReadFile("testdata/openai_sdk_check.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "check.mjs")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up := newToolUpstream(t)
+	_, base := realServerURL(t, up.options(t))
+	cmd := exec.CommandContext(ctx, node, path, base, testKey)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
+	}
+	var got struct {
+		ChatFinish     string            `json:"chatFinish"`
+		ChatCall       map[string]string `json:"chatCall"`
+		ResponseEvents []string          `json:"responseEvents"`
+		ResponseOutput []map[string]any  `json:"responseOutput"`
+		OutputText     string            `json:"outputText"`
+		BadModel       map[string]any    `json:"badModel"`
+		BadKey         map[string]any    `json:"badKey"`
+		Models         *int              `json:"models"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if got.ChatFinish != "tool_calls" || got.ChatCall["name"] != "get_weather" || got.ChatCall["arguments"] != `{"city": "Paris"}` {
+		t.Errorf("chat tool call: %+v", got)
+	}
+	events := strings.Join(got.ResponseEvents, ",")
+	if !strings.HasPrefix(events, "response.created,response.in_progress,response.output_item.added,response.function_call_arguments.delta") ||
+		!strings.HasSuffix(events, "response.output_item.done,response.completed") || len(got.ResponseOutput) != 1 ||
+		got.ResponseOutput[0]["type"] != "function_call" || got.ResponseOutput[0]["call_id"] != "call_1" {
+		t.Errorf("responses stream: %s %v", events, got.ResponseOutput)
+	}
+	if got.OutputText != "It is 18°C in Paris." {
+		t.Errorf("output_text after the tool result: %q", got.OutputText)
+	}
+	if got.BadModel["name"] != "BadRequestError" || got.BadModel["status"] != float64(400) || got.BadModel["param"] != "model" {
+		t.Errorf("invalid request through the SDK: %v", got.BadModel)
+	}
+	if got.BadKey["name"] != "AuthenticationError" || got.BadKey["status"] != float64(401) || got.BadKey["code"] != "invalid_api_key" {
+		t.Errorf("wrong key through the SDK: %v", got.BadKey)
+	}
+	if got.Models == nil {
+		t.Errorf("models.list failed: %s", out)
+	}
+}
