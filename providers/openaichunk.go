@@ -22,8 +22,6 @@ import (
 // a value of the wrong type an error); a test checks it against that decoding on every
 // recorded event and a fuzz test on any valid JSON.
 type openAIChunkDecoder struct {
-	buf     bytes.Buffer
-	dec     jsontext.Decoder
 	b       []byte // the checked event
 	i       int    // read position in b
 	scratch []byte
@@ -33,20 +31,16 @@ type openAIChunkDecoder struct {
 // errChunkShape reports JSON that does not have the chunk's shape.
 var errChunkShape = errors.New("unexpected JSON shape for a chat.completion.chunk")
 
+// errNotJSON reports an event that is not one valid JSON value.
+var errNotJSON = errors.New("not a valid JSON value")
+
 // decode decodes one event. errorBody reports an "error" member that is not null (the
 // caller then parses the event as an error body). out.ToolCalls is valid until the next call.
 func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err error) {
-	d.buf.Reset()
-	d.buf.Write(data)
-	d.dec.Reset(&d.buf, upstreamJSON)
-	v, err := d.dec.ReadValue()
-	if err != nil {
-		return Chunk{}, false, err
+	if !jsontext.Value(data).IsValid(upstreamJSON) {
+		return Chunk{}, false, errNotJSON
 	}
-	d.b, d.i = append(d.b[:0], v...), 0
-	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return Chunk{}, false, errChunkShape // data after the value
-	}
+	d.b, d.i = data, 0
 	d.deltas = d.deltas[:0]
 	if null, _ := d.null(); null {
 		return Chunk{}, false, nil // null decodes to nothing
@@ -285,6 +279,9 @@ func (d *openAIChunkDecoder) ws() {
 
 // peek returns the first byte of the next value or delimiter.
 func (d *openAIChunkDecoder) peek() byte {
+	if d.i < len(d.b) && d.b[d.i] > ' ' { // upstreams send compact JSON
+		return d.b[d.i]
+	}
 	d.ws()
 	if d.i >= len(d.b) {
 		return 0
@@ -329,6 +326,10 @@ func (d *openAIChunkDecoder) null() (bool, error) {
 
 // stringEnd returns the index just after the string that starts at i.
 func (d *openAIChunkDecoder) stringEnd(i int) int {
+	rest := d.b[i+1:]
+	if q := bytes.IndexByte(rest, '"'); q >= 0 && bytes.IndexByte(rest[:q], '\\') < 0 {
+		return i + 1 + q + 1 // no escapes before the first quote: it ends the string
+	}
 	for i++; i < len(d.b); i++ {
 		switch d.b[i] {
 		case '\\':
@@ -342,7 +343,7 @@ func (d *openAIChunkDecoder) stringEnd(i int) int {
 
 // value reads the next value and returns its bytes.
 func (d *openAIChunkDecoder) value() []byte {
-	d.ws()
+	d.peek()
 	start := d.i
 	switch c := d.b[d.i]; c {
 	case '"':
