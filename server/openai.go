@@ -96,10 +96,7 @@ func writeOpenAIErrorBody(w http.ResponseWriter, status int, e completions.OpenA
 // (for a stream: one chunk with that finish reason, then [DONE]). The attempts are in the
 // switchyard extension.
 func writeContentFiltered(w http.ResponseWriter, cf *completions.ContentFilterError, received time.Time, stream bool) {
-	resp := &completions.Response{FinishReason: "content_filter", Attempts: cf.Attempts}
-	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
-	resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-" + received.Format("20060102150405.000000000")
-	completion := completions.NewOpenAIChatCompletion(resp, received)
+	completion := completions.NewOpenAIChatCompletion(contentFilteredResponse(cf), received)
 	completion.Usage = nil
 	if !stream {
 		writeJSON(w, http.StatusOK, completion)
