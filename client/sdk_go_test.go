@@ -1,0 +1,68 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/responses"
+	"github.com/openai/openai-go/shared"
+)
+
+// TestOfficialGoSDK drives the server with the official OpenAI Go SDK
+// (github.com/openai/openai-go): a tool call on /v1/chat/completions, a function call on
+// /v1/responses, and the SDK's *openai.Error for an invalid request (400, param model), a
+// wrong key (401, invalid_api_key) and an unknown route (404).
+func TestOfficialGoSDK(t *testing.T) {
+	up := newToolUpstream(t)
+	_, base := realServerURL(t, up.options(t))
+	ctx := context.Background()
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(2))
+
+	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}
+	chat, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model:    "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
+		Tools: []openai.ChatCompletionToolParam{{Function: shared.FunctionDefinitionParam{Name: "get_weather",
+			Description: openai.String("Current weather of a city"), Parameters: params}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := chat.Choices[0]; ch.FinishReason != "tool_calls" || len(ch.Message.ToolCalls) != 1 ||
+		ch.Message.ToolCalls[0].Function.Name != "get_weather" || ch.Message.ToolCalls[0].Function.Arguments != `{"city": "Paris"}` {
+		t.Fatalf("chat answer %+v", ch)
+	}
+
+	resp, err := c.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "openai/gpt-4o-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Weather in Paris?")},
+		Tools: []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{Name: "get_weather", Parameters: params, Strict: openai.Bool(false)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Output) != 1 || resp.Output[0].Type != "function_call" || resp.Output[0].CallID != "call_1" || resp.Output[0].Arguments != `{"city": "Paris"}` {
+		t.Fatalf("responses output %+v", resp.Output)
+	}
+
+	var apiErr *openai.Error
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "model" || apiErr.Type != "invalid_request_error" {
+		t.Errorf("invalid request: %v", err)
+	}
+	bad := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(2))
+	_, err = bad.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" {
+		t.Errorf("wrong key: %v", err)
+	}
+	_, err = c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "openai/text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "unknown_url" {
+		t.Errorf("unknown route: %v", err)
+	}
+}
