@@ -2,9 +2,12 @@
 // orders its models (ranked primaries, then fallbacks), calls the upstream providers with
 // retries, exponential backoff and fallback, streams fragments with stream-safe failover,
 // prices the usage, keeps conversations in the store and reports spending to an optional
-// ledger. The HTTP surface (POST /api/v1/completions and the OpenAI-compatible
-// POST /v1/chat/completions) lives in package server and only translates to and from the
-// types here.
+// ledger. Requests may carry tools and a response format (tool calling and structured
+// output: Request.Tools, ToolChoice, ParallelToolCalls, ResponseFormat; the answer's
+// Response.ToolCalls, streamed as EventToolCall fragments), which package providers maps to
+// each provider's wire format. The HTTP surface (POST /api/v1/completions and the
+// OpenAI-compatible POST /v1/chat/completions) lives in package server and only translates to
+// and from the types here.
 package completions
 
 import (

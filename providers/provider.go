@@ -1,6 +1,8 @@
 // Package providers adapts LLM provider wire formats (OpenAI chat completions and its
 // compatible presets, Anthropic Messages, Google Gemini) to one [Provider] interface, and
-// prices token usage from an embedded catalogue.
+// prices token usage from an embedded catalogue. Tool calling and structured output have
+// provider-neutral types ([Tool], [ToolChoice], [ToolCall], [ToolCallDelta],
+// [ResponseFormat]; see tools.go for each wire format's mapping).
 package providers
 
 import (
