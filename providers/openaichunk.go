@@ -26,6 +26,11 @@ type openAIChunkDecoder struct {
 	i       int    // read position in b
 	scratch []byte
 	deltas  []ToolCallDelta // backing array of Chunk.ToolCalls
+
+	tmpl      chunkTemplate // the last plain event's layout, for the next one (openaichunk_template.go)
+	shape     eventShape    // what the event being walked held, to decide whether it is plain
+	templated int           // events read through the template, for tests
+	lastStr   span          // where in b the contents of the last string str read are; zero after a null
 }
 
 // errChunkShape reports JSON that does not have the chunk's shape.
@@ -37,11 +42,15 @@ var errNotJSON = errors.New("not a valid JSON value")
 // decode decodes one event. errorBody reports an "error" member that is not null (the
 // caller then parses the event as an error body). out.ToolCalls is valid until the next call.
 func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err error) {
+	if out, ok := d.fromTemplate(data); ok {
+		return out, false, nil
+	}
 	if !jsontext.Value(data).IsValid(upstreamJSON) {
 		return Chunk{}, false, errNotJSON
 	}
 	d.b, d.i = data, 0
 	d.deltas = d.deltas[:0]
+	d.shape = eventShape{}
 	if null, _ := d.null(); null {
 		return Chunk{}, false, nil // null decodes to nothing
 	}
@@ -72,7 +81,10 @@ func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err
 		case nameIs(name, "error"):
 			errorBody = d.value()[0] != 'n'
 		default:
-			d.value()
+			start := d.i
+			if v := d.value(); string(name) == "obfuscation" && v[0] == '"' {
+				d.shape.ignored = span{start + 1, d.i - 1}
+			}
 		}
 		if err != nil {
 			return Chunk{}, false, err
@@ -80,6 +92,9 @@ func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err
 	}
 	if len(d.deltas) > 0 {
 		out.ToolCalls = d.deltas
+	}
+	if !errorBody {
+		d.remember(out)
 	}
 	return out, errorBody, nil
 }
@@ -95,7 +110,9 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 	// A repeated "choices" replaces the earlier one.
 	out.Text, out.Refusal, out.FinishReason = "", "", ""
 	d.deltas = d.deltas[:0]
+	d.shape.choices++
 	if null, err := d.null(); null || err != nil {
+		d.shape.odd = true
 		return err
 	}
 	if err := d.open('['); err != nil {
@@ -105,9 +122,11 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 		if err != nil {
 			return err
 		}
+		d.shape.elements++
 		if null, err := d.null(); err != nil {
 			return err
 		} else if null {
+			d.shape.odd = true
 			continue
 		}
 		if err := d.open('{'); err != nil {
@@ -124,6 +143,7 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 			}
 			switch {
 			case nameIs(name, "delta"):
+				d.shape.deltas++
 				err = d.delta(&ch)
 			case nameIs(name, "finish_reason"):
 				ch.finish, _, err = d.str()
@@ -147,6 +167,7 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 	if null, err := d.null(); null || err != nil {
 		ch.content, ch.refusal = "", ""
 		d.deltas = d.deltas[:ch.calls]
+		d.shape.odd = true
 		return err
 	}
 	if err := d.open('{'); err != nil {
@@ -163,10 +184,12 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 		switch {
 		case nameIs(name, "content"):
 			ch.content, _, err = d.str()
+			d.shape.payload(payloadContent, d.lastStr)
 		case nameIs(name, "refusal"):
 			ch.refusal, _, err = d.str()
 		case nameIs(name, "tool_calls"):
 			d.deltas = d.deltas[:ch.calls]
+			d.shape.toolCallLists++
 			err = d.toolCalls()
 		default:
 			d.value()
@@ -180,6 +203,7 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 
 func (d *openAIChunkDecoder) toolCalls() error {
 	if null, err := d.null(); null || err != nil {
+		d.shape.odd = true
 		return err
 	}
 	if err := d.open('['); err != nil {
@@ -190,9 +214,12 @@ func (d *openAIChunkDecoder) toolCalls() error {
 			return err
 		}
 		var c ToolCallDelta
+		d.shape.calls++
 		if null, err := d.null(); err != nil {
 			return err
-		} else if !null {
+		} else if null {
+			d.shape.odd = true
+		} else {
 			if err := d.toolCall(&c); err != nil {
 				return err
 			}
@@ -220,6 +247,7 @@ func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) error {
 		case nameIs(name, "id"):
 			c.ID, _, err = d.str()
 		case nameIs(name, "function"):
+			d.shape.funcs++
 			err = d.function(c)
 		default:
 			d.value()
@@ -234,6 +262,7 @@ func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) error {
 func (d *openAIChunkDecoder) function(c *ToolCallDelta) error {
 	if null, err := d.null(); null || err != nil {
 		c.Name, c.Arguments = "", ""
+		d.shape.odd = true
 		return err
 	}
 	if err := d.open('{'); err != nil {
@@ -252,6 +281,7 @@ func (d *openAIChunkDecoder) function(c *ToolCallDelta) error {
 			c.Name, _, err = d.str()
 		case nameIs(name, "arguments"):
 			c.Arguments, _, err = d.str()
+			d.shape.payload(payloadArguments, d.lastStr)
 		default:
 			d.value()
 		}
@@ -398,12 +428,15 @@ func (d *openAIChunkDecoder) str() (s string, ok bool, err error) {
 	switch d.peek() {
 	case 'n':
 		d.i += len("null")
+		d.lastStr = span{}
 		return "", false, nil
 	case '"':
 	default:
 		return "", false, errChunkShape
 	}
+	start := d.i
 	v := d.value()
+	d.lastStr = span{start + 1, d.i - 1}
 	body := v[1 : len(v)-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
 		return string(body), true, nil

@@ -150,3 +150,102 @@ func FuzzOpenAIChunkDecoder(f *testing.F) {
 		sameDecoding(t, &d, data)
 	})
 }
+
+// TestOpenAIChunkTemplateMatchesStructDecoding decodes every event of the corpus after
+// every other (the first one possibly becoming the template), and events made from plain
+// ones by changing their payload to strings the template path must read right or refuse.
+func TestOpenAIChunkTemplateMatchesStructDecoding(t *testing.T) {
+	corpus := chunkCorpus(t)
+	for _, prime := range corpus {
+		for _, data := range corpus {
+			var d openAIChunkDecoder
+			d.decode(prime)
+			sameDecoding(t, &d, data)
+		}
+	}
+	payloads := []string{``, `x`, `tok9 `, `\"k\":`, `\\`, `\u00e9\ud83d\ude00`, `\ud800`, `\x`, "\xff", "a\nb", `é 中文`, `"`, `\`, `a"b`}
+	plain := []string{
+		`{"id":"c","choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}],"obfuscation":"%s"}`,
+		`{"id":"c","obfuscation":"%s","choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"%s"}}]},"finish_reason":null}]}`,
+	}
+	for _, layout := range plain {
+		var d openAIChunkDecoder
+		sameDecoding(t, &d, []byte(strings.Replace(strings.Replace(layout, "%s", "first", 1), "%s", "pad", 1)))
+		before := d.templated
+		for _, p := range payloads {
+			for _, pad := range []string{"", "Zq", `\"`} {
+				data := strings.Replace(strings.Replace(layout, "%s", p, 1), "%s", pad, 1)
+				if strings.Index(layout, "obfuscation") < strings.Index(layout, "content") || !strings.Contains(layout, "content") {
+					data = strings.Replace(strings.Replace(layout, "%s", pad, 1), "%s", p, 1)
+				}
+				sameDecoding(t, &d, []byte(data))
+			}
+		}
+		if d.templated-before < 15 {
+			t.Errorf("%s: %d of %d events read through the template", layout, d.templated-before, 3*len(payloads))
+		}
+	}
+}
+
+// TestOpenAIChunkTemplateServesRecordedStreams checks that the events of recorded OpenAI
+// streams (text with obfuscation padding, tool-call arguments) take the template path.
+func TestOpenAIChunkTemplateServesRecordedStreams(t *testing.T) {
+	files, _ := filepath.Glob("testdata/openai/*stream*")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d openAIChunkDecoder
+		n := 0
+		for _, line := range strings.Split(string(raw), "\n") {
+			if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data:"); ok && strings.TrimSpace(data) != "[DONE]" {
+				sameDecoding(t, &d, []byte(strings.TrimSpace(data)))
+				n++
+			}
+		}
+		if n >= 6 && d.templated*2 < n {
+			t.Errorf("%s: %d of %d events read through the template", f, d.templated, n)
+		}
+		t.Logf("%s: %d of %d events through the template", f, d.templated, n)
+	}
+}
+
+func FuzzOpenAIChunkTemplate(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"delta":{"content":"a"}}],"obfuscation":"x"}`), []byte(`{"choices":[{"delta":{"content":"b\"c"}}],"obfuscation":"yy"}`))
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}`), []byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\u0041"}}]}}]}`))
+	f.Fuzz(func(t *testing.T, prime, data []byte) {
+		if !jsontext.Value(bytes.Clone(data)).IsValid() {
+			return // repeated names may merge differently in a struct decoding
+		}
+		var d openAIChunkDecoder
+		d.decode(prime)
+		sameDecoding(t, &d, data)
+	})
+}
+
+// FuzzOpenAIChunkTemplatePayload keeps the layout of plain events and fuzzes the bytes of
+// their changing strings, so most inputs reach the template path.
+func FuzzOpenAIChunkTemplatePayload(f *testing.F) {
+	f.Add([]byte(`tok `), []byte(`Zq`))
+	f.Add([]byte(`\"k\":\u00e9`), []byte(``))
+	f.Fuzz(func(t *testing.T, payload, pad []byte) {
+		layouts := [][3]string{
+			{`{"id":"c","choices":[{"index":0,"delta":{"content":"`, `"},"finish_reason":null}],"obfuscation":"`, `"}`},
+			{`{"id":"c","obfuscation":"`, `","choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"`, `"}}]},"finish_reason":null}]}`},
+		}
+		for i, l := range layouts {
+			first, second := payload, pad
+			if i == 1 {
+				first, second = pad, payload
+			}
+			data := []byte(l[0] + string(first) + l[1] + string(second) + l[2])
+			if !jsontext.Value(bytes.Clone(data)).IsValid() {
+				continue // repeated names may merge differently in a struct decoding
+			}
+			var d openAIChunkDecoder
+			sameDecoding(t, &d, []byte(l[0]+"a"+l[1]+"b"+l[2]))
+			sameDecoding(t, &d, data)
+		}
+	})
+}
