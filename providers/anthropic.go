@@ -66,6 +66,9 @@ func (a *Anthropic) Name() string { return a.ep.cfg.Name }
 // Configured reports whether an API key is set.
 func (a *Anthropic) Configured() bool { return a.ep.cfg.APIKey != "" || a.ep.cfg.KeyOptional }
 
+// SupportsPrefill implements Prefiller: a trailing assistant message is continued.
+func (a *Anthropic) SupportsPrefill() bool { return true }
+
 // SupportsSearch reports true: Claude models take the server-side web_search tool.
 func (a *Anthropic) SupportsSearch(model string) bool {
 	return !strings.HasPrefix(model, "claude-2") && !strings.HasPrefix(model, "claude-instant") &&
@@ -164,6 +167,9 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		}
 	}
 	b.System = strings.Join(system, "\n\n")
+	if req.AssistantPrefix != "" {
+		b.Messages = append(b.Messages, anthropicMessage{Role: "assistant", Content: prefillText(req.AssistantPrefix)})
+	}
 	for _, t := range req.Tools {
 		schema := t.Parameters
 		if len(schema) == 0 {
@@ -450,8 +456,9 @@ type anthropicEvent struct {
 
 type anthropicStream struct {
 	streamState
-	totals  anthropicTotals
-	started bool
+	totals   anthropicTotals
+	started  bool
+	finished bool // message_delta brought the stop reason: a clean end of the body completes the answer
 
 	output string // name of the structured-output tool, "" if none
 
@@ -487,6 +494,9 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 	for {
 		ev, err := s.next()
 		if err == io.EOF {
+			if s.finished {
+				return Chunk{}, s.stop(io.EOF) // the stop reason and usage came: a whole answer
+			}
 			return Chunk{}, s.fail(KindStreamBroken, "stream ended without message_stop", nil)
 		}
 		if err != nil {
@@ -564,6 +574,7 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			}
 			u := s.totals.usage()
 			finish := anthropicFinish(stop)
+			s.finished = s.started && stop != ""
 			if s.answered && s.calls == 0 && stop == "tool_use" {
 				finish = "stop" // structured output (see anthropicOutputTool)
 			}

@@ -305,6 +305,9 @@ func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if req.Search && !g.SupportsSearch(req.Model) {
 		return nil, g.ep.errorf(req.Model, KindBadRequest, "model %s/%s does not support search", g.Name(), req.Model)
 	}
+	if req.AssistantPrefix != "" {
+		return nil, g.ep.errNoPrefill(req.Model)
+	}
 	model := strings.TrimPrefix(req.Model, "models/")
 	u := g.baseURL + "/models/" + url.PathEscape(model)
 	if stream {

@@ -47,6 +47,9 @@ type Config struct {
 	// OmitStreamOptions leaves stream_options out of OpenAI-format streamed requests, for
 	// servers that reject it (Mistral sends usage in its last chunk unasked).
 	OmitStreamOptions bool
+	// Prefill is how an OpenAI-format server continues an assistant prefix
+	// (Request.AssistantPrefix); empty when it cannot. Other formats ignore it.
+	Prefill PrefillMode
 	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Headers map[string]string
 	// Logger receives debug logs of calls (never keys or bodies); nil discards them.

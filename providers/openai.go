@@ -52,6 +52,9 @@ func (o *OpenAI) Configured() bool { return o.ep.cfg.APIKey != "" || o.ep.cfg.Ke
 // BaseURL returns the endpoint root requests go to.
 func (o *OpenAI) BaseURL() string { return o.baseURL }
 
+// SupportsPrefill implements Prefiller: true when Config.Prefill names a mode.
+func (o *OpenAI) SupportsPrefill() bool { return o.ep.cfg.Prefill != PrefillNone }
+
 // SupportsSearch reports whether model has a native web-search option on this provider
 // (only OpenAI's search-preview models, through web_search_options).
 func (o *OpenAI) SupportsSearch(model string) bool {
@@ -65,6 +68,7 @@ type openAIMessage struct {
 	Content    *string          `json:"content"`
 	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string           `json:"tool_call_id,omitempty"`
+	Prefix     bool             `json:"prefix,omitempty"` // PrefillPrefix
 }
 
 type openAIToolCall struct {
@@ -120,6 +124,9 @@ type openAIRequest struct {
 	ToolChoice        any                   `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool                 `json:"parallel_tool_calls,omitempty"`
 	ResponseFormat    *openAIResponseFormat `json:"response_format,omitempty"`
+	// PrefillContinueFinal (vLLM).
+	ContinueFinalMessage bool  `json:"continue_final_message,omitempty"`
+	AddGenerationPrompt  *bool `json:"add_generation_prompt,omitempty"`
 }
 
 // body encodes the request: a struct rather than a map (no reflection over map keys, no
@@ -142,6 +149,18 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		}
 	}
 	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop}
+	if req.AssistantPrefix != "" {
+		prefix := prefillText(req.AssistantPrefix)
+		m := openAIMessage{Role: "assistant", Content: &prefix}
+		switch o.ep.cfg.Prefill {
+		case PrefillPrefix:
+			m.Prefix = true
+		case PrefillContinueFinal:
+			no := false
+			b.ContinueFinalMessage, b.AddGenerationPrompt = true, &no
+		}
+		b.Messages = append(b.Messages, m)
+	}
 	openAITools(&b, req)
 	if req.Search {
 		b.WebSearchOptions = &struct{}{}
@@ -173,6 +192,9 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 	}
 	if req.Search && !o.SupportsSearch(req.Model) {
 		return nil, o.ep.errorf(req.Model, KindBadRequest, "model %s/%s does not support search", o.ep.cfg.Name, req.Model)
+	}
+	if req.AssistantPrefix != "" && !o.SupportsPrefill() {
+		return nil, o.ep.errNoPrefill(req.Model)
 	}
 	h := http.Header{}
 	if o.ep.cfg.APIKey != "" {
@@ -330,7 +352,8 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 
 type openAIStream struct {
 	streamState
-	chunks openAIChunkDecoder
+	chunks   openAIChunkDecoder
+	finished bool // a finish reason came: a clean end of the body completes the answer
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -341,6 +364,11 @@ func (s *openAIStream) Recv() (Chunk, error) {
 	for {
 		ev, err := s.next()
 		if err == io.EOF {
+			if s.finished {
+				// Servers that end the body after the finish reason (and usage) without
+				// [DONE] sent a whole answer.
+				return Chunk{}, s.stop(io.EOF)
+			}
 			return Chunk{}, s.fail(KindStreamBroken, "stream ended without data: [DONE]", nil)
 		}
 		if err != nil {
@@ -355,7 +383,13 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		}
 		out, errorBody, err := s.chunks.decode(data)
 		if err != nil {
+			if s.skip(data) {
+				continue
+			}
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
+		}
+		if out.FinishReason != "" {
+			s.finished = true
 		}
 		if errorBody {
 			code, msg := parseOpenAIError(data)

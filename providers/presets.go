@@ -23,6 +23,9 @@ type Preset struct {
 	MaxTokensField string
 	// OmitStreamOptions: the server rejects stream_options (and reports usage unasked).
 	OmitStreamOptions bool
+	// Prefill is how the server continues a partial answer (OpenAI format; Anthropic
+	// always can, Gemini and OpenAI cannot).
+	Prefill PrefillMode
 }
 
 // Presets returns the known providers, in a fresh slice.
@@ -31,12 +34,12 @@ func Presets() []Preset {
 		{Name: "openai", Format: FormatOpenAI, BaseURL: DefaultOpenAIBaseURL, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", MaxTokensField: "max_completion_tokens"},
 		{Name: "anthropic", Format: FormatAnthropic, BaseURL: DefaultAnthropicBaseURL, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL"},
 		{Name: "gemini", Format: FormatGemini, BaseURL: DefaultGeminiBaseURL, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GEMINI_BASE_URL"},
-		{Name: "mistral", Format: FormatOpenAI, BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY", BaseURLEnv: "MISTRAL_BASE_URL", OmitStreamOptions: true},
+		{Name: "mistral", Format: FormatOpenAI, BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY", BaseURLEnv: "MISTRAL_BASE_URL", OmitStreamOptions: true, Prefill: PrefillPrefix},
 		{Name: "groq", Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", KeyEnv: "GROQ_API_KEY", BaseURLEnv: "GROQ_BASE_URL"},
 		{Name: "together", Format: FormatOpenAI, BaseURL: "https://api.together.xyz/v1", KeyEnv: "TOGETHER_API_KEY", BaseURLEnv: "TOGETHER_BASE_URL"},
 		{Name: "deepseek", Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", KeyEnv: "DEEPSEEK_API_KEY", BaseURLEnv: "DEEPSEEK_BASE_URL"},
 		{Name: "xai", Format: FormatOpenAI, BaseURL: "https://api.x.ai/v1", KeyEnv: "XAI_API_KEY", BaseURLEnv: "XAI_BASE_URL"},
-		{Name: "openrouter", Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY", BaseURLEnv: "OPENROUTER_BASE_URL"},
+		{Name: "openrouter", Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY", BaseURLEnv: "OPENROUTER_BASE_URL", Prefill: PrefillTrailing},
 		{Name: "fireworks", Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: "FIREWORKS_API_KEY", BaseURLEnv: "FIREWORKS_BASE_URL"},
 		{Name: "ollama", Format: FormatOpenAI, BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_API_KEY", BaseURLEnv: "OLLAMA_BASE_URL", KeyOptional: true},
 	}

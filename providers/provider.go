@@ -51,6 +51,18 @@ type Request struct {
 	ParallelToolCalls *bool
 	// ResponseFormat asks for JSON output; nil (or type "text") for free text.
 	ResponseFormat *ResponseFormat
+	// AssistantPrefix, when not empty, is the beginning of the answer: the model continues
+	// it (an assistant prefill), and the answer's text is what comes after it. Only for
+	// adapters whose Prefiller.SupportsPrefill is true; others fail with KindBadRequest.
+	// Trailing whitespace is dropped from it (Anthropic refuses a prefill ending in one).
+	AssistantPrefix string
+}
+
+// Prefiller is implemented by adapters that can continue a partial answer
+// (Request.AssistantPrefix): Anthropic always; OpenAI-format servers configured with a
+// Config.Prefill mode (Mistral and OpenRouter presets); not OpenAI's own API or Gemini.
+type Prefiller interface {
+	SupportsPrefill() bool
 }
 
 // Usage counts tokens as the upstream reported them. PromptTokens includes cached prompt

@@ -131,7 +131,7 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 	for _, p := range Presets() {
 		cfg := opts.apply(Config{
 			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
-			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions,
+			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions, Prefill: p.Prefill,
 		})
 		if p.KeyEnv != "" {
 			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
@@ -169,6 +169,10 @@ type ProviderConfig struct {
 	MaxTokensField string `json:"max_tokens_field,omitempty"`
 	// OmitStreamOptions leaves stream_options out of streamed OpenAI-format requests.
 	OmitStreamOptions bool `json:"omit_stream_options,omitempty"`
+	// Prefill is how an OpenAI-format server continues a partial answer ("trailing",
+	// "prefix" or "continue_final_message"; see PrefillMode); empty when it cannot. The
+	// gateway continues a broken stream only on models whose provider can.
+	Prefill PrefillMode `json:"prefill,omitempty"`
 }
 
 var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -227,6 +231,9 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		if pc.APIKey != "" && pc.APIKeyEnv != "" {
 			return nil, &ConfigError{Field: field + ".api_key", Message: "set api_key or api_key_env, not both"}
 		}
+		if !pc.Prefill.valid() {
+			return nil, &ConfigError{Field: field + ".prefill", Message: "must be trailing, prefix or continue_final_message, got " + quote(string(pc.Prefill))}
+		}
 		switch pc.MaxTokensField {
 		case "", "max_tokens", "max_completion_tokens":
 		default:
@@ -248,7 +255,7 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 	}
 	for _, pc := range fc.Providers {
 		preset, isPreset := presets[pc.Name]
-		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions}
+		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions, Prefill: pc.Prefill}
 		format := pc.Format
 		if isPreset {
 			format = preset.Format
@@ -256,6 +263,9 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 			cfg.KeyEnv = preset.KeyEnv
 			cfg.KeyOptional = cfg.KeyOptional || preset.KeyOptional
 			cfg.OmitStreamOptions = cfg.OmitStreamOptions || preset.OmitStreamOptions
+			if cfg.Prefill == PrefillNone {
+				cfg.Prefill = preset.Prefill
+			}
 			if cfg.MaxTokensField == "" {
 				cfg.MaxTokensField = preset.MaxTokensField
 			}

@@ -13,6 +13,8 @@ type streamState struct {
 	sse  *sseReader
 	wait *waitReader
 	err  error // sticky terminal result: io.EOF after the end marker, else an *Error
+
+	skipped int // undecodable events skipped (see skip)
 }
 
 func newStreamState(c *call) streamState {
