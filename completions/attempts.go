@@ -20,6 +20,10 @@ type plan struct {
 	targets    []target
 	preq       providers.Request // Model is set per attempt
 	maxRetries int
+	timing     timing
+	current    int    // index in targets of the model being tried
+	calls      int    // upstream calls made (MaxUpstreamAttempts)
+	losers     []part // hedged starts that lost, billed with the answer
 
 	convID    string
 	convNew   bool
@@ -90,6 +94,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if req.MaxRetries != nil {
 		p.maxRetries = *req.MaxRetries
 	}
+	p.timing = g.timingFor(p.start, &req.FaultPolicy)
 	p.msgID = uuid.NewString()
 	return p, nil
 }
@@ -128,25 +133,64 @@ func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []targe
 	return out
 }
 
+// errRequestDeadline is the cause of a request's context ending at its deadline
+// (FaultPolicy.Timeout, Options.RequestTimeout).
+var errRequestDeadline = errors.New("request deadline reached")
+
+// withDeadline bounds ctx by the request's deadline.
+func (p *plan) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadlineCause(ctx, p.timing.deadline, errRequestDeadline)
+}
+
+// deadlineHit reports whether ctx ended because the request's deadline passed (rather
+// than because the caller went away).
+func deadlineHit(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), errRequestDeadline)
+}
+
 // run tries the plan's targets in order, retrying retryable failures with backoff, until
-// try succeeds. It returns ctx's error when the caller went away and *AllFailedError when
-// every attempt failed.
+// try succeeds. ctx must carry the request's deadline (plan.withDeadline). It returns the
+// caller's context error when the caller went away, *ContentFilterError when a content
+// filter answered (unless the request lets it fall over), and *AllFailedError when every
+// attempt failed or the request ran out of time or of attempts (MaxUpstreamAttempts).
+//
+// Which failures are retried on the same model: retryable kinds up to maxRetries, except a
+// timeout (a silent model goes to the next one at once) and a 429 without Retry-After when
+// another model remains (no burst of retries on the operator's key); a retry is skipped
+// when its wait would leave the remaining models less than their first-token timeout each.
+// Models whose circuit breaker is open are skipped (recorded as such).
 func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context, t target) error) error {
-	for _, t := range p.targets {
+	for i, t := range p.targets {
+		p.current = i
+		if !g.admit(p, i) {
+			continue
+		}
 		for retry := 0; ; retry++ {
 			if err := ctx.Err(); err != nil {
+				if deadlineHit(ctx) {
+					return p.outOfTime(t)
+				}
 				return err
 			}
+			if p.calls >= MaxUpstreamAttempts {
+				return p.allFailed()
+			}
+			p.calls++
 			begin := g.opts.Now()
 			err := try(ctx, t)
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
+				g.breakers.record(t.name, nil, g.opts.Now())
 				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat})
 				return nil
 			}
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
+			if ctx.Err() != nil && !deadlineHit(ctx) {
+				return ctx.Err() // the caller went away: nothing to learn about the model
 			}
+			if deadlineHit(ctx) && providers.KindOf(err) != providers.KindTimeout {
+				err = timeoutError(t, "answer before the request deadline", p.timing.deadline.Sub(p.start))
+			}
+			g.breakers.record(t.name, err, g.opts.Now())
 			kind := providers.KindOf(err)
 			var retryAfter time.Duration
 			var pe *providers.Error
@@ -155,7 +199,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat})
 			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
-			if kind == providers.KindContentFilter {
+			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				// A policy decision: asking the next model would override it.
 				msg := err.Error()
 				if pe != nil && pe.Message != "" {
@@ -163,22 +207,79 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				}
 				return &ContentFilterError{Model: t.name, Message: msg, Attempts: slices.Clone(p.attempts)}
 			}
-			if !kind.Retryable() || retry >= p.maxRetries {
-				break
+			if deadlineHit(ctx) {
+				return p.allFailed()
 			}
-			d, ok := g.opts.Backoff.delay(retry, retryAfter)
-			if !ok {
-				break // Retry-After longer than we honour: the next model is a better bet
-			}
-			if dl, has := ctx.Deadline(); has && g.opts.Now().Add(d).After(dl) {
+			d, again := g.retryWait(ctx, p, i, retry, kind, retryAfter)
+			if !again {
 				break
 			}
 			if err := g.opts.Sleep(ctx, d); err != nil {
+				if deadlineHit(ctx) {
+					return p.allFailed()
+				}
 				return err
 			}
 		}
 	}
-	return &AllFailedError{Attempts: slices.Clone(p.attempts)}
+	return p.allFailed()
+}
+
+// retryWait decides whether target i is tried again after a failure of kind, and after
+// how long.
+func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind providers.ErrorKind, retryAfter time.Duration) (time.Duration, bool) {
+	last := i == len(p.targets)-1
+	switch {
+	case !kind.Retryable() || retry >= p.maxRetries:
+		return 0, false
+	case kind == providers.KindTimeout && !last:
+		return 0, false // silent or stalled: the next model is the better bet
+	case kind == providers.KindRateLimited && retryAfter == 0 && !last:
+		return 0, false // no burst of retries into the operator's rate limit
+	case g.breakers.open(p.targets[i].name, g.opts.Now()):
+		return 0, false // this model's breaker just opened
+	}
+	d, ok := g.opts.Backoff.delay(retry, retryAfter)
+	if !ok {
+		return 0, false // Retry-After longer than we honour: the next model is a better bet
+	}
+	// The retry itself and every remaining model keep at least a first-token timeout.
+	// The retry itself and every remaining model keep at least a first-token timeout; a
+	// caller's own deadline counts as well as the request's.
+	need := d + time.Duration(len(p.targets)-i)*p.timing.firstToken
+	if dl, ok := ctx.Deadline(); ok && g.opts.Now().Add(need).After(dl) {
+		return 0, false
+	}
+	return d, true
+}
+
+// admit decides whether target i is called. Its breaker may skip it (recorded as a skipped
+// attempt) while a later model's breaker is not open; when every remaining model is open
+// this one is tried anyway, as a probe.
+func (g *Gateway) admit(p *plan, i int) bool {
+	now := g.opts.Now()
+	t := p.targets[i]
+	if g.breakers.allow(t.name, now) {
+		return true
+	}
+	for _, later := range p.targets[i+1:] {
+		if !g.breakers.open(later.name, now) {
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
+				Error: "skipped: the circuit breaker is open after repeated failures of this model"})
+			return false
+		}
+	}
+	return true
+}
+
+// allFailed is the error of a plan whose attempts all failed.
+func (p *plan) allFailed() error { return &AllFailedError{Attempts: slices.Clone(p.attempts)} }
+
+// outOfTime records that the request's deadline passed before t could be tried.
+func (p *plan) outOfTime(t target) error {
+	p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindTimeout.String(),
+		Error: "skipped: the request deadline passed"})
+	return p.allFailed()
 }
 
 // timeoutError builds the error of an attempt that ran out of time.
@@ -230,7 +331,9 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		used  target
 		begin time.Time
 	)
-	err = g.run(ctx, p, func(ctx context.Context, t target) error {
+	dctx, cancelDeadline := p.withDeadline(ctx)
+	defer cancelDeadline()
+	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		begin = g.opts.Now()
 		actx, cancel := context.WithTimeout(ctx, g.opts.AttemptTimeout)
 		defer cancel()

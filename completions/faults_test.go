@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,7 +28,12 @@ type faultCase struct {
 	stream     bool
 	primary    []behaviour
 	backup     bool // add up/backup (answering properly) as the fallback model
-	maxRetries *int
+	// prefill makes the fallback pf/backup, on a provider that continues a prefill, and
+	// scripts it to continue the primary's answer (continueFrom); backupFails makes it
+	// refuse instead.
+	prefill, backupRefuses bool
+	policy                 FaultPolicy
+	maxRetries             *int
 	// Expectations.
 	wantFrom  string   // model that answered; "" when an error is expected
 	wantErr   error    // ErrAllFailed or ErrStreamFailed
@@ -35,7 +41,13 @@ type faultCase struct {
 	wantWaits []time.Duration
 	// wantSeen is what a streaming client saw before the error.
 	wantSeen string
+	// wantText is the answer when it is not the answering model's own (a continuation).
+	wantText string
+	// wantCalls are the upstream calls of the primary and the fallback, when checked.
+	wantCalls *[2]int
 }
+
+func calls(primary, backup int) *[2]int { return &[2]int{primary, backup} }
 
 // flap alternates between 503 and a proper answer on successive calls.
 func flap() behaviour {
@@ -104,8 +116,44 @@ func faultCases() []faultCase {
 			wantErr: ErrStreamFailed, wantKinds: []string{"timeout"}, wantSeen: "Paris is"},
 		{name: "stream: malformed chunk mid-answer", stream: true, primary: []behaviour{malformedAfter(p, 3)}, backup: true,
 			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken"}, wantSeen: "Paris is the"},
-		{name: "stream: missing [DONE]", stream: true, primary: []behaviour{noDone(p)}, backup: true,
-			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken"}, wantSeen: p},
+		{name: "stream: clean end after finish reason and usage, no [DONE]", stream: true, primary: []behaviour{noDone(p)}, backup: true,
+			wantFrom: "up/primary", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
+		{name: "stream: one undecodable event without text mid-answer", stream: true, primary: []behaviour{junkAfter(p, 3)}, backup: true,
+			wantFrom: "up/primary", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
+		{name: "stream: body ends mid-answer without a finish reason", stream: true, primary: []behaviour{cutNoFinish(p, 2)}, backup: true,
+			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken"}, wantSeen: "Paris is"},
+
+		// Mid-stream continuation on a fallback that takes a prefill.
+		{name: "stream: cut mid-answer, fallback continues", stream: true, primary: []behaviour{cutAfter(p, 2)}, prefill: true,
+			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"stream_broken", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: stall mid-answer, fallback continues", stream: true, primary: []behaviour{stallAfter(p, 2)}, prefill: true,
+			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: malformed chunk mid-answer, fallback continues", stream: true, primary: []behaviour{malformedAfter(p, 3)}, prefill: true,
+			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"stream_broken", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: body ends without a finish reason, fallback continues", stream: true, primary: []behaviour{cutNoFinish(p, 4)}, prefill: true,
+			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"stream_broken", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: cut mid-answer, fallback refuses the prefill", stream: true, primary: []behaviour{cutAfter(p, 2)}, prefill: true, backupRefuses: true,
+			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken", "bad_request"}, wantSeen: "Paris is", wantCalls: calls(1, 1)},
+		{name: "stream: content filter mid-answer, never continued", stream: true, primary: []behaviour{filteredStream(p, 2)}, prefill: true,
+			wantErr: ErrStreamFailed, wantKinds: []string{"content_filter"}, wantSeen: "Paris is", wantCalls: calls(1, 0)},
+
+		// Time budgets, rate limits, content filters by choice, hedging.
+		{name: "silent primary: no retry, fallback at once", primary: []behaviour{hang()}, backup: true,
+			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: silent primary: no retry, fallback at once", stream: true, primary: []behaviour{hang()}, backup: true,
+			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: first_token_timeout from the request", stream: true, primary: []behaviour{slowFirstToken()}, backup: true,
+			policy: FaultPolicy{FirstTokenTimeout: ptr(0.03)}, wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: request timeout, silent primary, no fallback", stream: true, primary: []behaviour{hang()},
+			policy: FaultPolicy{Timeout: ptr(0.05)}, wantErr: ErrAllFailed, wantKinds: []string{"timeout"}, wantCalls: calls(1, 0)},
+		{name: "429 without Retry-After, fallback: no burst on the same key", primary: []behaviour{status(429, "rate_limit_exceeded", "Rate limit reached"), answer(p)}, backup: true,
+			wantFrom: "up/backup", wantKinds: []string{"rate_limited", "ok"}, wantCalls: calls(1, 1)},
+		{name: "content filter, fallback opted in", primary: []behaviour{status(400, "content_policy_violation", "Your request was rejected as a result of our safety system.")}, backup: true,
+			policy: FaultPolicy{FallbackOnContentFilter: true}, wantFrom: "up/backup", wantKinds: []string{"content_filter", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: slow first token, hedged after 20 ms", stream: true, primary: []behaviour{slowFirstToken()}, backup: true,
+			policy: FaultPolicy{HedgeAfter: ptr(0.02)}, wantFrom: "up/backup", wantKinds: []string{"hedged", "ok"}, wantCalls: calls(1, 1)},
+		{name: "stream: hedged, primary answers first", stream: true, primary: []behaviour{answer(p)}, backup: true,
+			policy: FaultPolicy{HedgeAfter: ptr(5.0)}, wantFrom: "up/primary", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 		{name: "stream: content filter mid-answer", stream: true, primary: []behaviour{filteredStream(p, 2)}, backup: true,
 			wantErr: ErrStreamFailed, wantKinds: []string{"content_filter"}, wantSeen: "Paris is"},
 		{name: "stream: 401 from upstream", stream: true, primary: []behaviour{status(401, "invalid_api_key", "Incorrect API key provided")}, backup: true,
@@ -121,9 +169,11 @@ func faultGateway(t *testing.T) (*Gateway, *scriptedUpstream, *sleepRecorder) {
 	t.Helper()
 	up := newScriptedUpstream(t)
 	adapter := providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.srv.URL + "/v1", APIKey: "sk-test", IdleTimeout: 5 * time.Second})
+	prefiller := providers.NewOpenAI(providers.Config{Name: "pf", BaseURL: up.srv.URL + "/v1", APIKey: "sk-test", IdleTimeout: 5 * time.Second,
+		Prefill: providers.PrefillPrefix})
 	sleeps := &sleepRecorder{}
 	g, err := New(Options{
-		Providers:         fakeRegistry{"up": adapter},
+		Providers:         fakeRegistry{"up": adapter, "pf": prefiller},
 		Store:             memstore.New(),
 		Sleep:             sleeps.sleep,
 		Backoff:           Backoff{Initial: time.Millisecond, Max: 8 * time.Millisecond, Jitter: -1},
@@ -142,8 +192,12 @@ func runFault(t *testing.T, g *Gateway, c faultCase) (resp *Response, seen strin
 	t.Helper()
 	req := userReq("What is the capital of France?", "up/primary")
 	req.MaxRetries = c.maxRetries
+	req.FaultPolicy = c.policy
 	if c.backup {
 		req.FallbackModels = []string{"up/backup"}
+	}
+	if c.prefill {
+		req.FallbackModels = []string{"pf/backup"}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -194,7 +248,18 @@ func TestFaults(t *testing.T) {
 			g, up, sleeps := faultGateway(t)
 			up.on("primary", c.primary...)
 			up.on("backup", answer(backupAnswer))
+			if c.prefill {
+				up.on("backup", continueFrom(primaryAnswer))
+			}
+			if c.backupRefuses {
+				up.on("backup", status(400, "invalid_request_error", "assistant prefill is not supported"))
+			}
 			resp, seen, attempts, err := runFault(t, g, c)
+			if c.wantCalls != nil {
+				if got := [2]int{up.callCount("primary"), up.callCount("backup")}; got != *c.wantCalls {
+					t.Errorf("upstream calls (primary, fallback) = %v, want %v", got, *c.wantCalls)
+				}
+			}
 
 			if got := kindsOf(attempts); !slices.Equal(got, c.wantKinds) {
 				t.Errorf("attempt kinds = %v, want %v", got, c.wantKinds)
@@ -208,6 +273,9 @@ func TestFaults(t *testing.T) {
 					t.Fatalf("err = %v, want an answer from %s", err, c.wantFrom)
 				}
 				want := map[string]string{"up/primary": primaryAnswer, "up/backup": backupAnswer}[c.wantFrom]
+				if c.wantText != "" {
+					want = c.wantText
+				}
 				if resp.Provider+"/"+resp.Model != c.wantFrom || resp.Text() != want {
 					t.Fatalf("answer %q from %s/%s, want %q from %s", resp.Text(), resp.Provider, resp.Model, want, c.wantFrom)
 				}
@@ -237,6 +305,9 @@ func TestFaults(t *testing.T) {
 				}
 				if c.backup && up.callCount("backup") != 0 {
 					t.Errorf("fell over to the backup after the first token")
+				}
+				if c.stream && c.wantSeen != "" && errors.Is(err, ErrStreamFailed) && c.prefill && !c.backupRefuses && up.callCount("backup") != 0 {
+					t.Errorf("continued after a failure that must not be continued")
 				}
 			}
 			waits := ""
@@ -271,5 +342,169 @@ func TestFlappingPrimary(t *testing.T) {
 		if retries != 8 || up.callCount("backup") != 0 {
 			t.Fatalf("stream=%v: %d retries (want 8, one per request), backup called %d times", stream, retries, up.callCount("backup"))
 		}
+	}
+}
+
+// TestContinuationReport checks what a continued answer reports: which model continued
+// from which character after what, the attempts' usage (the broken one's estimated), and
+// a usage that adds both up.
+func TestContinuationReport(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	up.on("primary", cutAfter(primaryAnswer, 2))
+	up.on("backup", continueFrom(primaryAnswer))
+	resp, seen, attempts, err := runFault(t, g, faultCase{stream: true, prefill: true})
+	if err != nil || seen != primaryAnswer {
+		t.Fatalf("err %v, seen %q", err, seen)
+	}
+	want := Continuation{Model: "pf/backup", FromChar: len("Paris is"), After: "stream_broken"}
+	if resp.Continued == nil || *resp.Continued != want {
+		t.Fatalf("continued = %+v, want %+v", resp.Continued, want)
+	}
+	if len(attempts) != 2 || attempts[1].ContinuedFrom == nil || *attempts[1].ContinuedFrom != want.FromChar {
+		t.Fatalf("attempts %+v", attempts)
+	}
+	broken, cont := attempts[0].Usage, attempts[1].Usage
+	if broken == nil || !attempts[0].Estimated || broken.CompletionTokens != estimateTokens(len("Paris is")) || cont == nil || attempts[1].Estimated {
+		t.Fatalf("attempt usage %+v (estimated %v), %+v", broken, attempts[0].Estimated, cont)
+	}
+	if cont.PromptTokens != 19 || cont.CompletionTokens != 4 {
+		t.Fatalf("continuation usage %+v, want the upstream's 19 / 4", cont)
+	}
+	if resp.Usage.PromptTokens != broken.PromptTokens+cont.PromptTokens || resp.Usage.CompletionTokens != broken.CompletionTokens+cont.CompletionTokens {
+		t.Fatalf("usage %+v is not the sum of %+v and %+v", resp.Usage, broken, cont)
+	}
+}
+
+// TestHedgeReport: the hedged start that lost is in the attempts, cancelled, with its
+// (estimated) prompt usage added to the answer's.
+func TestHedgeReport(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	up.on("primary", slowFirstToken())
+	resp, _, attempts, err := runFault(t, g, faultCase{stream: true, backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(attempts) != 2 || attempts[0].Outcome != OutcomeCancelled || attempts[0].Usage == nil || !attempts[0].Estimated || attempts[0].Usage.PromptTokens != 11 {
+		t.Fatalf("attempts %+v", attempts)
+	}
+	if resp.Usage.PromptTokens != 22 {
+		t.Fatalf("usage %+v, want both prompts (11 + 11)", resp.Usage)
+	}
+}
+
+// TestSkippedEventCounted: the undecodable event skipped is counted in the attempt.
+func TestSkippedEventCounted(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	up.on("primary", junkAfter(primaryAnswer, 2))
+	_, seen, attempts, err := runFault(t, g, faultCase{stream: true})
+	if err != nil || seen != primaryAnswer || len(attempts) != 1 || attempts[0].SkippedEvents != 1 {
+		t.Fatalf("err %v, seen %q, attempts %+v", err, seen, attempts)
+	}
+}
+
+// TestCircuitBreaker: a model that keeps failing is skipped for the cool-down after
+// Failures consecutive failures (its calls stop growing), then probed by one request; the
+// probe's success closes the breaker.
+func TestCircuitBreaker(t *testing.T) {
+	up := newScriptedUpstream(t)
+	adapter := providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.srv.URL + "/v1", APIKey: "sk-test"})
+	var logs strings.Builder
+	g, err := New(Options{Providers: fakeRegistry{"up": adapter}, Sleep: (&sleepRecorder{}).sleep,
+		Backoff: Backoff{Initial: time.Millisecond, Jitter: -1}, Breaker: BreakerOptions{Failures: 3, Cooldown: 200 * time.Millisecond},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.on("primary", status(503, "", "Service Unavailable"))
+	up.on("backup", answer(backupAnswer))
+	ask := func() *Response {
+		req := userReq("hi", "up/primary")
+		req.FallbackModels = []string{"up/backup"}
+		req.MaxRetries = intp(0)
+		resp, err := g.Complete(context.Background(), Scope{}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for range 3 {
+		ask()
+	}
+	if up.callCount("primary") != 3 || g.BreakerStates()["up/primary"] != BreakerOpen {
+		t.Fatalf("primary calls %d, breaker %v", up.callCount("primary"), g.BreakerStates())
+	}
+	for range 5 {
+		resp := ask()
+		if resp.Attempts[0].Outcome != OutcomeSkipped || resp.Attempts[0].Kind != "circuit_open" {
+			t.Fatalf("attempts %+v", resp.Attempts)
+		}
+	}
+	if up.callCount("primary") != 3 {
+		t.Fatalf("an open breaker let %d calls through", up.callCount("primary")-3)
+	}
+	time.Sleep(260 * time.Millisecond) // the cool-down (±20%) is over
+	up.on("primary", answer(primaryAnswer))
+	if resp := ask(); resp.Provider+"/"+resp.Model != "up/primary" || up.callCount("primary") != 1 {
+		t.Fatalf("the probe went to %s/%s", resp.Provider, resp.Model)
+	}
+	if len(g.BreakerStates()) != 0 {
+		t.Fatalf("breaker not closed after a good probe: %v", g.BreakerStates())
+	}
+	for _, s := range []string{"circuit breaker open", "circuit breaker half_open", "circuit breaker closed"} {
+		if !strings.Contains(logs.String(), s) {
+			t.Errorf("no %q log line in:\n%s", s, logs.String())
+		}
+	}
+}
+
+// TestBreakerNeverBlocksTheLastModel: with every model's breaker open, a request still
+// tries one (as a probe) instead of failing without a call.
+func TestBreakerNeverBlocksTheLastModel(t *testing.T) {
+	up := newScriptedUpstream(t)
+	adapter := providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.srv.URL + "/v1", APIKey: "sk-test"})
+	g, _ := New(Options{Providers: fakeRegistry{"up": adapter}, Sleep: (&sleepRecorder{}).sleep,
+		Breaker: BreakerOptions{Failures: 1, Cooldown: time.Hour}})
+	up.on("primary", status(503, "", "down"))
+	req := userReq("hi", "up/primary")
+	req.MaxRetries = intp(0)
+	for i := range 3 {
+		g.Complete(context.Background(), Scope{}, req)
+		if up.callCount("primary") != i+1 {
+			t.Fatalf("request %d made no call", i)
+		}
+	}
+}
+
+// TestFanOutBounds: model lists are bounded, and so are the upstream calls of one request.
+func TestFanOutBounds(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	many := make([]string, MaxModels+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("up/m%d", i)
+	}
+	for _, field := range []string{"models", "fallback_models"} {
+		req := userReq("hi", "up/primary")
+		if field == "models" {
+			req.Models = many
+		} else {
+			req.FallbackModels = many
+		}
+		var ve *ValidationError
+		if _, err := g.Complete(context.Background(), Scope{}, req); !errors.As(err, &ve) || ve.Field != field {
+			t.Fatalf("%s: err %v", field, err)
+		}
+	}
+	for i := range MaxModels {
+		up.on(fmt.Sprintf("m%d", i), status(503, "", "down"))
+	}
+	req := userReq("hi", many[:MaxModels]...)
+	req.MaxRetries = intp(MaxRetriesLimit)
+	_, err := g.Complete(context.Background(), Scope{}, req)
+	total := 0
+	for i := range MaxModels {
+		total += up.callCount(fmt.Sprintf("m%d", i))
+	}
+	if !errors.Is(err, ErrAllFailed) || total != MaxUpstreamAttempts {
+		t.Fatalf("err %v, %d upstream calls (bound %d)", err, total, MaxUpstreamAttempts)
 	}
 }

@@ -78,7 +78,8 @@ type Scope struct {
 
 // Backoff configures the wait between retries of the same model.
 type Backoff struct {
-	// Initial is the wait before the first retry; default 250ms.
+	// Initial is the wait before the first retry; default 1s (with the default jitter,
+	// the first wait is between 0.5 and 1 s).
 	Initial time.Duration
 	// Max caps the exponential wait; default 4s.
 	Max time.Duration
@@ -116,10 +117,18 @@ type Options struct {
 	DefaultMaxRetries int
 	// AttemptTimeout bounds one non-streamed upstream call; default 120s.
 	AttemptTimeout time.Duration
-	// FirstTokenTimeout bounds the wait for a stream's first fragment; default 60s.
+	// FirstTokenTimeout bounds the wait for a stream's response and first fragment;
+	// default 20s, which fits interactive use (a chat user rarely waits longer for the
+	// first word, and the fallback still has time to answer). A model silent this long is
+	// left for the next one at once. Requests may set their own (FaultPolicy).
 	FirstTokenTimeout time.Duration
 	// StreamIdleTimeout bounds the silence between two stream fragments; default 30s.
 	StreamIdleTimeout time.Duration
+	// RequestTimeout is the whole request's deadline, retries and fallbacks included;
+	// default 5 minutes.
+	RequestTimeout time.Duration
+	// Breaker configures the per-model circuit breaker (on by default).
+	Breaker BreakerOptions
 	// ConversationWrites says whether a turn is committed before the answer is sent
 	// (WriteThrough, the default) or queued and committed in the background (WriteBehind;
 	// call Close to commit what is queued).
@@ -131,10 +140,11 @@ type Options struct {
 
 // Gateway serves completions. It is safe for concurrent use.
 type Gateway struct {
-	opts    Options
-	log     *slog.Logger
-	writer  *turnWriter // WriteBehind only
-	schemas schemaSet   // tool and output schemas that compiled
+	opts     Options
+	log      *slog.Logger
+	breakers *breakers
+	writer   *turnWriter // WriteBehind only
+	schemas  schemaSet   // tool and output schemas that compiled
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.
@@ -156,7 +166,7 @@ func New(opts Options) (*Gateway, error) {
 	}
 	b := &opts.Backoff
 	if b.Initial <= 0 {
-		b.Initial = 250 * time.Millisecond
+		b.Initial = time.Second
 	}
 	if b.Max <= 0 {
 		b.Max = 4 * time.Second
@@ -183,15 +193,18 @@ func New(opts Options) (*Gateway, error) {
 		opts.AttemptTimeout = 120 * time.Second
 	}
 	if opts.FirstTokenTimeout <= 0 {
-		opts.FirstTokenTimeout = 60 * time.Second
+		opts.FirstTokenTimeout = 20 * time.Second
 	}
 	if opts.StreamIdleTimeout <= 0 {
 		opts.StreamIdleTimeout = 30 * time.Second
 	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 5 * time.Minute
+	}
 	if opts.WriteBehindQueue <= 0 {
 		opts.WriteBehindQueue = 4096
 	}
-	g := &Gateway{opts: opts, log: opts.Logger}
+	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
 		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
 	}

@@ -501,6 +501,9 @@ func TestClientCancelStopsUpstream(t *testing.T) {
 	}
 }
 
+// TestAttemptTimeoutFallsOver: a model that times out is left for the fallback at once,
+// without retries (a silent model rarely answers the second time); the last model left
+// is retried.
 func TestAttemptTimeoutFallsOver(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.AttemptTimeout = 20 * time.Millisecond })
 	h.a.on("m", step{hang: true})
@@ -511,8 +514,16 @@ func TestAttemptTimeoutFallsOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Provider != "b" || len(resp.Attempts) != 3 || resp.Attempts[0].Kind != "timeout" || resp.Attempts[1].Kind != "timeout" {
+	if resp.Provider != "b" || len(resp.Attempts) != 2 || resp.Attempts[0].Kind != "timeout" || h.a.callCount("m") != 1 {
 		t.Fatalf("resp = %+v", resp.Attempts)
+	}
+
+	h = newHarness(t, func(o *Options) { o.AttemptTimeout = 20 * time.Millisecond })
+	h.a.on("m", step{hang: true}, step{text: "late"})
+	r.FallbackModels = nil
+	resp, err = h.g.Complete(context.Background(), Scope{}, r)
+	if err != nil || len(resp.Attempts) != 2 || resp.Attempts[0].Kind != "timeout" {
+		t.Fatalf("err %v, attempts %+v", err, resp)
 	}
 }
 

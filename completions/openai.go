@@ -61,6 +61,8 @@ type OpenAIChatRequest struct {
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
+	FaultPolicy
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -241,6 +243,7 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		Stream:         r.Stream,
 		Temperature:    r.Temperature,
 		MaxRetries:     r.MaxRetries,
+		FaultPolicy:    r.FaultPolicy,
 		maxTemperature: 2,
 		ephemeral:      true,
 		topP:           r.TopP,

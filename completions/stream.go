@@ -27,7 +27,17 @@ type ResponseStream struct {
 	timer   *time.Timer
 	stalled *atomic.Bool
 	ctx     context.Context // the caller's
-	begin   time.Time       // start of the answering attempt
+	dctx    context.Context // the caller's, bounded by the request's deadline
+	undl    context.CancelFunc
+	begin   time.Time // start of the answering attempt
+	idx     int       // the answering model's index in p.targets
+
+	// A continued answer (continuation.go): what the broken attempts used, and the
+	// whitespace the continuation must not repeat.
+	parts     []part
+	trimSpace bool
+	continued *Continuation
+	recorded  bool // the failed attempt is already in p.attempts
 
 	pending  string // text of a fragment read but not yet returned
 	ended    bool   // upstream reached its end marker
@@ -81,40 +91,51 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 		used  target
 		begin time.Time
 	)
-	err = g.run(ctx, p, func(ctx context.Context, t target) error {
-		begin = g.opts.Now()
-		a, err := g.openAttempt(ctx, p, t)
-		if err != nil {
-			return err
+	dctx, undl := p.withDeadline(ctx)
+	idx := 0
+	if p.timing.hedgeAfter > 0 && len(p.targets) > 1 {
+		won, idx, begin, err = g.hedged(dctx, p)
+		if err == nil {
+			used = p.targets[idx]
 		}
-		won, used = a, t
-		return nil
-	})
+	} else {
+		err = g.run(dctx, p, func(ctx context.Context, t target) error {
+			begin = g.opts.Now()
+			a, err := g.openAttempt(ctx, p, t, &p.preq)
+			if err != nil {
+				return err
+			}
+			won, used, idx = a, t, p.current
+			return nil
+		})
+	}
 	if err != nil {
+		undl()
 		return nil, err
 	}
 	st := &ResponseStream{
-		g: g, p: p, t: used, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
-		ctx: ctx, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
+		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
+		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
 	}
 	st.refusal.WriteString(won.refusal)
+	st.parts = p.losers
 	return st, nil
 }
 
-// openAttempt starts a stream on t and reads until its first fragment (text or tool call)
-// or its end.
-func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target) (*attemptStream, error) {
+// openAttempt starts a stream of preq on t and reads until its first fragment (text or
+// tool call) or its end.
+func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *providers.Request) (*attemptStream, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
-	a.timer = time.AfterFunc(g.opts.FirstTokenTimeout, func() { a.stalled.Store(true); cancel() })
+	a.timer = time.AfterFunc(p.timing.firstToken, func() { a.stalled.Store(true); cancel() })
 	fail := func(err error) (*attemptStream, error) {
 		a.close()
 		if ctx.Err() == nil && a.stalled.Load() {
-			return nil, timeoutError(t, "no first token", g.opts.FirstTokenTimeout)
+			return nil, timeoutError(t, "no first token", p.timing.firstToken)
 		}
 		return nil, err
 	}
-	r := p.preq
+	r := *preq
 	r.Model = t.model
 	up, err := t.p.Stream(actx, &r)
 	if err != nil {
@@ -188,14 +209,16 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 	if s.pending != "" {
 		frag := s.pending
 		s.pending = ""
-		return s.chunk(frag), nil
+		if frag = s.spliced(frag); frag != "" {
+			return s.chunk(frag), nil
+		}
 	}
 	if s.next < len(s.deltas) {
 		s.next++
 		return s.toolChunk(s.deltas[s.next-1]), nil
 	}
 	for !s.ended {
-		s.timer.Reset(s.g.opts.StreamIdleTimeout)
+		s.timer.Reset(s.p.timing.idle)
 		c, err := s.up.Recv()
 		s.timer.Stop()
 		if errors.Is(err, io.EOF) {
@@ -203,6 +226,9 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 			break
 		}
 		if err != nil {
+			if s.continueAfter(err) {
+				return s.Recv()
+			}
 			return nil, s.fail(err)
 		}
 		if c.Usage != nil {
@@ -218,7 +244,7 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if len(c.ToolCalls) > 0 {
 			s.deltas, s.next = append(s.deltas[:0], c.ToolCalls...), 0
 		}
-		if c.Text != "" {
+		if c.Text = s.spliced(c.Text); c.Text != "" {
 			return s.chunk(c.Text), nil
 		}
 		if len(c.ToolCalls) > 0 {
@@ -278,21 +304,14 @@ func (s *ResponseStream) toolCalls() []providers.ToolCall {
 // fail ends the stream after the first fragment: it records the failed attempt and returns
 // the sticky *StreamError.
 func (s *ResponseStream) fail(err error) error {
-	kind := providers.KindOf(err)
-	switch {
-	case s.ctx.Err() != nil:
-		err = s.ctx.Err()
-		kind = providers.KindUnknown
-	case s.stalled.Load():
-		err = timeoutError(s.t, "no stream fragment", s.g.opts.StreamIdleTimeout)
-		kind = providers.KindTimeout
-	}
+	err, kind := s.classify(err)
 	s.Close()
-	if n := len(s.p.attempts); n > 0 {
+	if n := len(s.p.attempts); n > 0 && !s.recorded {
 		a := &s.p.attempts[n-1]
 		a.Outcome, a.Kind, a.Error = OutcomeError, kind.String(), err.Error()
 		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	}
+	s.accountParts(providers.Usage{})
 	if s.usage != nil {
 		u := *s.usage
 		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, s.g.opts.Now().Sub(s.begin))
@@ -312,11 +331,20 @@ func (s *ResponseStream) complete() error {
 	now := s.g.opts.Now()
 	if n := len(s.p.attempts); n > 0 {
 		s.p.attempts[n-1].LatencyMS = now.Sub(s.begin).Milliseconds()
+		if sk, ok := s.up.(providers.EventSkipper); ok {
+			s.p.attempts[n-1].SkippedEvents = sk.SkippedEvents()
+		}
 	}
 	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
 	resp.ToolCalls = s.toolCalls()
 	resp.Refusal = s.refusal.String()
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, now.Sub(s.begin))
+	if len(s.parts) > 0 {
+		s.p.attempts[len(s.p.attempts)-1].Usage = ptr(resp.Usage)
+		resp.Usage = addUsage(resp.Usage, s.accountParts(u))
+		resp.Continued = s.continued
+		resp.Attempts = s.p.attempts
+	}
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
 		s.err = fmt.Errorf("completions: save conversation %s: %w", s.p.convID, err)
 		return s.err
@@ -342,7 +370,7 @@ func (s *ResponseStream) NotifyWait(fn func()) bool {
 	wn.NotifyWait(func() {
 		s.timer.Stop()
 		fn()
-		s.timer.Reset(s.g.opts.StreamIdleTimeout)
+		s.timer.Reset(s.p.timing.idle)
 	})
 	return true
 }
@@ -357,6 +385,7 @@ func (s *ResponseStream) Close() error {
 		s.timer.Stop()
 		s.up.Close()
 		s.cancel()
+		s.undl()
 	})
 	return nil
 }

@@ -97,6 +97,8 @@ type Request struct {
 	Search bool `json:"search,omitempty"`
 	// ConversationID links the request to an existing conversation of the same caller.
 	ConversationID string `json:"conversationId,omitempty" jsonschema:"format=uuid"`
+	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
+	FaultPolicy
 
 	// Tools, ToolChoice, ParallelToolCalls and ResponseFormat are tool calling and
 	// structured output, set by the OpenAI-compatible surfaces and library callers; the
@@ -159,12 +161,28 @@ type Attempt struct {
 	Error string `json:"error,omitempty"`
 	// LatencyMS is how long the attempt took, in milliseconds.
 	LatencyMS int64 `json:"latency_ms"`
+	// Usage is what the attempt consumed when it was billed and is not the whole answer's
+	// only attempt: the part of a continued answer, a hedged start that lost. Estimated
+	// says the upstream reported no usage and the tokens were estimated (the prompt from
+	// the answering attempt's count, output as one token per 4 characters).
+	Usage     *Usage `json:"usage,omitempty"`
+	Estimated bool   `json:"usage_estimated,omitempty"`
+	// ContinuedFrom is set on an attempt that continued a broken stream: the character
+	// (Unicode code point) offset of the answer it started from.
+	ContinuedFrom *int `json:"continued_from,omitempty"`
+	// SkippedEvents counts undecodable stream events that could not have held any of the
+	// answer and were skipped.
+	SkippedEvents int `json:"skipped_events,omitempty"`
 }
 
-// Outcomes of an Attempt.
+// Outcomes of an Attempt. "skipped" is a model passed over without a call (its circuit
+// breaker is open: Kind "circuit_open"); "cancelled" a hedged start that lost the race
+// (Kind "hedged").
 const (
-	OutcomeOK    = "ok"
-	OutcomeError = "error"
+	OutcomeOK        = "ok"
+	OutcomeError     = "error"
+	OutcomeSkipped   = "skipped"
+	OutcomeCancelled = "cancelled"
 )
 
 // Response is the answer of POST /api/v1/completions, and the final event of a stream.
@@ -190,6 +208,9 @@ type Response struct {
 	Refusal string `json:"refusal,omitempty"`
 	// Attempts lists every upstream call made, in order, the last being the one that answered.
 	Attempts []Attempt `json:"attempts"`
+	// Continued is set when a stream broke mid-answer and another model continued it: the
+	// answer is one text, and Usage adds up every attempt that was billed.
+	Continued *Continuation `json:"continued,omitempty"`
 }
 
 // Text returns the generated text.

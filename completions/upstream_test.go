@@ -22,6 +22,7 @@ type upstreamRequest struct {
 	Messages []struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
+		Prefix  bool   `json:"prefix"`
 	} `json:"messages"`
 }
 
@@ -195,6 +196,51 @@ func noDone(text string) behaviour {
 	return func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
 		streamWords(w, body, words(text))
 		writeEvent(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		writeEvent(w, fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":%d,"total_tokens":%d}}`, len(words(text)), 11+len(words(text))))
+	}
+}
+
+// cutNoFinish streams the first n words of text and ends the body cleanly, without a
+// finish reason or [DONE]: a truncated answer.
+func cutNoFinish(text string, n int) behaviour {
+	return func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
+		streamWords(w, body, words(text)[:n])
+	}
+}
+
+// junkAfter streams text with one undecodable event that carries no text after the n-th
+// word, then ends properly.
+func junkAfter(text string, n int) behaviour {
+	return func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
+		ws := words(text)
+		streamWords(w, body, ws[:n])
+		writeEvent(w, `{"id":"c","object":"chat.completion.chu`)
+		for _, f := range ws[n:] {
+			b, _ := json.Marshal(f)
+			writeEvent(w, fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":%s},"finish_reason":null}]}`, b))
+		}
+		writeEvent(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		writeEvent(w, fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":%d,"total_tokens":%d}}`, len(ws), 11+len(ws)))
+		writeEvent(w, "[DONE]")
+	}
+}
+
+// continueFrom answers a request whose last message is an assistant prefill of text
+// ("prefix": true, without trailing whitespace): it streams the rest of text, starting
+// with the whitespace the prefill dropped, as a model continuing it would. A request
+// without a prefill that is a beginning of text gets a 400.
+func continueFrom(text string) behaviour {
+	return func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
+		last := body.Messages[len(body.Messages)-1]
+		if last.Role != "assistant" || !last.Prefix || !strings.HasPrefix(text, last.Content) {
+			status(400, "invalid_request", "expected an assistant prefix")(w, r, body)
+			return
+		}
+		rest := text[len(last.Content):]
+		streamWords(w, body, words(rest))
+		writeEvent(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+		writeEvent(w, fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":19,"completion_tokens":%d,"total_tokens":%d}}`, len(words(rest)), 19+len(words(rest))))
+		writeEvent(w, "[DONE]")
 	}
 }
 

@@ -26,6 +26,15 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if len(req.Models) == 0 {
 		return nil, nil, invalid("models", "at least one model is required")
 	}
+	if len(req.Models) > MaxModels {
+		return nil, nil, invalid("models", "at most %d models, got %d", MaxModels, len(req.Models))
+	}
+	if len(req.FallbackModels) > MaxModels {
+		return nil, nil, invalid("fallback_models", "at most %d models, got %d", MaxModels, len(req.FallbackModels))
+	}
+	if err := req.FaultPolicy.validate(); err != nil {
+		return nil, nil, err
+	}
 	primary, err = g.resolve("models", req.Models, req.Search)
 	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
 		ve.Field = "model" // the OpenAI-compatible request's name for it

@@ -1,0 +1,151 @@
+package completions
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// BreakerOptions configures the per-model circuit breaker: after Failures consecutive
+// outage-like failures of a model (rate limits, 5xx, timeouts, connection failures, broken
+// streams) the gateway skips it for Cooldown (±20% jitter), then lets one request probe it;
+// the probe's success closes the breaker, its failure opens it again. A request whose
+// every remaining model is open still tries the first of them (as a probe), so the breaker
+// never turns a degraded provider into a total outage.
+type BreakerOptions struct {
+	// Failures opens the breaker; default 5, negative disables the breaker.
+	Failures int
+	// Cooldown is how long an open breaker skips the model; default 30s.
+	Cooldown time.Duration
+}
+
+// Breaker states, as logged and reported by Gateway.BreakerStates.
+const (
+	BreakerClosed   = "closed"
+	BreakerOpen     = "open"
+	BreakerHalfOpen = "half_open"
+)
+
+// breakers holds the breaker of every model that failed. Its zero value is unusable; see
+// newBreakers.
+type breakers struct {
+	opts BreakerOptions
+	log  *slog.Logger
+	mu   sync.Mutex
+	m    map[string]*breaker
+}
+
+type breaker struct {
+	state    string
+	failures int       // consecutive, while closed
+	until    time.Time // open: when a probe may go; half-open: when a lost probe may be replaced
+}
+
+func newBreakers(opts BreakerOptions, log *slog.Logger) *breakers {
+	if opts.Failures == 0 {
+		opts.Failures = 5
+	}
+	if opts.Cooldown <= 0 {
+		opts.Cooldown = 30 * time.Second
+	}
+	return &breakers{opts: opts, log: log, m: map[string]*breaker{}}
+}
+
+func (b *breakers) disabled() bool { return b.opts.Failures < 0 }
+
+// open reports whether model's breaker would skip it now (without claiming a probe).
+func (b *breakers) open(model string, now time.Time) bool {
+	if b.disabled() {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[model]
+	return br != nil && br.state != BreakerClosed && now.Before(br.until)
+}
+
+// allow reports whether a call to model may go now; when the cool-down is over it makes
+// this call the probe (half-open) and keeps others out until it reports.
+func (b *breakers) allow(model string, now time.Time) bool {
+	if b.disabled() {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[model]
+	if br == nil || br.state == BreakerClosed {
+		return true
+	}
+	if now.Before(br.until) {
+		return false
+	}
+	b.set(model, br, BreakerHalfOpen)
+	br.until = now.Add(b.opts.Cooldown) // a probe that never reports is replaced after this
+	return true
+}
+
+// record reports the outcome of a call to model: err nil for success.
+func (b *breakers) record(model string, err error, now time.Time) {
+	if b.disabled() {
+		return
+	}
+	kind := providers.KindOf(err)
+	outage := err != nil && kind.Retryable() && kind != providers.KindUnknown
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[model]
+	switch {
+	case err == nil:
+		if br != nil {
+			if br.state != BreakerClosed {
+				b.set(model, br, BreakerClosed)
+			}
+			delete(b.m, model)
+		}
+	case !outage:
+		// A bad request or a filtered answer says nothing about the model's health.
+	case br == nil || br.state == BreakerClosed:
+		if br == nil {
+			br = &breaker{state: BreakerClosed}
+			b.m[model] = br
+		}
+		br.failures++
+		if br.failures >= b.opts.Failures {
+			b.trip(model, br, now, kind)
+		}
+	default: // the probe failed
+		b.trip(model, br, now, kind)
+	}
+}
+
+func (b *breakers) trip(model string, br *breaker, now time.Time, kind providers.ErrorKind) {
+	cool := time.Duration(float64(b.opts.Cooldown) * (0.8 + 0.4*rand.Float64()))
+	br.until = now.Add(cool)
+	br.failures = 0
+	b.set(model, br, BreakerOpen, "after", kind.String(), "cooldown", cool.Round(time.Millisecond).String())
+}
+
+func (b *breakers) set(model string, br *breaker, state string, attrs ...any) {
+	b.log.Info("completions: circuit breaker "+state, append([]any{"model", model, "from", br.state}, attrs...)...)
+	br.state = state
+}
+
+// states returns the state of every model whose breaker is not closed.
+func (b *breakers) states() map[string]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]string, len(b.m))
+	for m, br := range b.m {
+		if br.state != BreakerClosed {
+			out[m] = br.state
+		}
+	}
+	return out
+}
+
+// BreakerStates returns the models whose circuit breaker is open or half-open, with their
+// state (BreakerOpen, BreakerHalfOpen); the others are closed.
+func (g *Gateway) BreakerStates() map[string]string { return g.breakers.states() }

@@ -1,0 +1,83 @@
+package completions
+
+import (
+	"math"
+	"time"
+)
+
+// FaultPolicy is what a request may ask of the gateway's fault handling: extension fields,
+// the same on the native and the OpenAI-compatible endpoints. Durations are in seconds
+// (fractions allowed), as in LiteLLM's timeout fields; each is bounded by
+// MaxRequestSeconds. Zero values keep the gateway's settings (Options).
+type FaultPolicy struct {
+	// Timeout is the whole request's deadline: retries and fallbacks all happen within
+	// it, and a retry never takes the time the remaining fallbacks need (each keeps at
+	// least its first-token timeout).
+	Timeout *float64 `json:"timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
+	// FirstTokenTimeout bounds the wait for an attempt's response and first fragment (the
+	// whole answer when not streaming is bounded by the attempt timeout instead); a model
+	// that stays silent this long is left for the next one at once, without retries.
+	FirstTokenTimeout *float64 `json:"first_token_timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
+	// StreamIdleTimeout bounds the silence between two fragments of a stream.
+	StreamIdleTimeout *float64 `json:"stream_idle_timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
+	// HedgeAfter (streams only) starts the next model when the first fragment has not come
+	// within this many seconds, takes whichever answers first and cancels the other; the
+	// attempts list and the usage show both.
+	HedgeAfter *float64 `json:"hedge_after,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
+	// FallbackOnContentFilter lets a content-filter block or a refusal fall over to the
+	// next model; by default it is reported to the caller as the answer, since asking
+	// another model would override a policy decision.
+	FallbackOnContentFilter bool `json:"fallback_on_content_filter,omitempty"`
+}
+
+// MaxRequestSeconds bounds the durations of a FaultPolicy.
+const MaxRequestSeconds = 3600
+
+// Limits on one request's fan-out (issue: one completion must not become thousands of
+// upstream calls).
+const (
+	// MaxModels bounds models and fallback_models, each.
+	MaxModels = 10
+	// MaxUpstreamAttempts bounds the upstream calls of one request: retries, fallbacks,
+	// hedged starts and continuations together.
+	MaxUpstreamAttempts = 10
+)
+
+// validate checks the policy's fields; field names are those of the JSON body.
+func (f *FaultPolicy) validate() error {
+	for _, d := range []struct {
+		name string
+		v    *float64
+	}{{"timeout", f.Timeout}, {"first_token_timeout", f.FirstTokenTimeout}, {"stream_idle_timeout", f.StreamIdleTimeout}, {"hedge_after", f.HedgeAfter}} {
+		if d.v != nil && (math.IsNaN(*d.v) || *d.v <= 0 || *d.v > MaxRequestSeconds) {
+			return invalid(d.name, "must be a number of seconds above 0 and at most %d, got %g", MaxRequestSeconds, *d.v)
+		}
+	}
+	return nil
+}
+
+// seconds converts a validated policy duration, or returns def when unset.
+func seconds(v *float64, def time.Duration) time.Duration {
+	if v == nil {
+		return def
+	}
+	return time.Duration(*v * float64(time.Second))
+}
+
+// timing is a request's effective time budget.
+type timing struct {
+	deadline   time.Time     // the whole request's
+	firstToken time.Duration // per attempt: response and first fragment
+	idle       time.Duration // between fragments
+	hedgeAfter time.Duration // 0: no hedging
+}
+
+// timingFor combines the gateway's options with the request's policy.
+func (g *Gateway) timingFor(start time.Time, f *FaultPolicy) timing {
+	return timing{
+		deadline:   start.Add(seconds(f.Timeout, g.opts.RequestTimeout)),
+		firstToken: seconds(f.FirstTokenTimeout, g.opts.FirstTokenTimeout),
+		idle:       seconds(f.StreamIdleTimeout, g.opts.StreamIdleTimeout),
+		hedgeAfter: seconds(f.HedgeAfter, 0),
+	}
+}

@@ -1,0 +1,104 @@
+package completions
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// hedged opens the plan's stream with hedging (FaultPolicy.HedgeAfter): it starts the
+// first model, starts the next one whenever no running attempt produced a first fragment
+// within hedgeAfter (or the running ones all failed), and keeps the first attempt that
+// produces one; the others are cancelled and recorded as cancelled ("hedged"), and billed
+// with the answer (their prompt, estimated). Each model is tried once: hedging replaces
+// retries. It returns the winning attempt, its index in p.targets and when it started.
+func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, time.Time, error) {
+	type result struct {
+		i   int
+		a   *attemptStream
+		err error
+	}
+	results := make(chan result, len(p.targets))
+	cancels := map[int]context.CancelFunc{}
+	begins := map[int]time.Time{}
+	next := 0
+	start := func() bool {
+		for next < len(p.targets) && p.calls < MaxUpstreamAttempts {
+			i := next
+			next++
+			p.current = i
+			if !g.admit(p, i) {
+				continue
+			}
+			p.calls++
+			actx, cancel := context.WithCancel(ctx)
+			cancels[i], begins[i] = cancel, g.opts.Now()
+			go func() {
+				a, err := g.openAttempt(actx, p, p.targets[i], &p.preq)
+				results <- result{i, a, err}
+			}()
+			return true
+		}
+		return false
+	}
+	// stopAll cancels the running attempts; their results are drained in the background.
+	stopAll := func(record bool) {
+		for i, cancel := range cancels {
+			cancel()
+			if record {
+				p.attempts = append(p.attempts, Attempt{Model: p.targets[i].name, Outcome: OutcomeCancelled, Kind: "hedged",
+					Error: "cancelled: another model answered first", LatencyMS: g.opts.Now().Sub(begins[i]).Milliseconds()})
+				p.losers = append(p.losers, part{t: p.targets[i], attempt: len(p.attempts) - 1, latency: g.opts.Now().Sub(begins[i])})
+			}
+		}
+		n := len(cancels)
+		go func() {
+			for range n {
+				if r := <-results; r.a != nil {
+					r.a.close()
+				}
+			}
+		}()
+		clear(cancels)
+	}
+	if !start() {
+		return nil, 0, time.Time{}, p.allFailed()
+	}
+	timer := time.NewTimer(p.timing.hedgeAfter)
+	defer timer.Stop()
+	for len(cancels) > 0 {
+		select {
+		case <-timer.C:
+			if start() {
+				timer.Reset(p.timing.hedgeAfter)
+			}
+		case r := <-results:
+			cancels[r.i]()
+			delete(cancels, r.i)
+			t := p.targets[r.i]
+			lat := g.opts.Now().Sub(begins[r.i]).Milliseconds()
+			g.breakers.record(t.name, r.err, g.opts.Now())
+			if r.err == nil {
+				stopAll(true)
+				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat})
+				return r.a, r.i, begins[r.i], nil
+			}
+			if ctx.Err() != nil && !deadlineHit(ctx) {
+				stopAll(false)
+				return nil, 0, time.Time{}, ctx.Err()
+			}
+			kind := providers.KindOf(r.err)
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), LatencyMS: lat})
+			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
+				stopAll(true)
+				return nil, 0, time.Time{}, &ContentFilterError{Model: t.name, Message: r.err.Error(), Attempts: slices.Clone(p.attempts)}
+			}
+			if len(cancels) == 0 && start() {
+				timer.Reset(p.timing.hedgeAfter)
+			}
+		}
+	}
+	return nil, 0, time.Time{}, p.allFailed()
+}
