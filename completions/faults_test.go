@@ -24,10 +24,10 @@ const (
 // faultCase is one row of the fault table: how the upstream misbehaves and what the
 // client must end with — the right answer or a clear error, never a silent truncation.
 type faultCase struct {
-	name       string
-	stream     bool
-	primary    []behaviour
-	backup     bool // add up/backup (answering properly) as the fallback model
+	name    string
+	stream  bool
+	primary []behaviour
+	backup  bool // add up/backup (answering properly) as the fallback model
 	// prefill makes the fallback pf/backup, on a provider that continues a prefill, and
 	// scripts it to continue the primary's answer (continueFrom); backupFails makes it
 	// refuse instead.
