@@ -392,6 +392,15 @@ type OpenAIChunk struct {
 	Model   string              `json:"model"`
 	Choices []OpenAIChunkChoice `json:"choices"`
 	Usage   *OpenAIUsage        `json:"usage,omitempty"`
+	// Switchyard is set on the finish chunk of an answer that another model continued
+	// after the stream broke: which model, from which character, and every attempt.
+	Switchyard *OpenAIStreamExtension `json:"switchyard,omitempty"`
+}
+
+// OpenAIStreamExtension is the "switchyard" member of a continued stream's finish chunk.
+type OpenAIStreamExtension struct {
+	Continued *Continuation `json:"continued"`
+	Attempts  []Attempt     `json:"attempts"`
 }
 
 // OpenAIChunkChoice is one choice delta of a chunk. Logprobs is always null.
@@ -460,6 +469,9 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{}, FinishReason: &fr}}
 			if first {
 				ck.Choices[0].Delta.Role = "assistant"
+			}
+			if resp.Continued != nil {
+				ck.Switchyard = &OpenAIStreamExtension{Continued: resp.Continued, Attempts: resp.Attempts}
 			}
 			if err := sse.Buffer("", ck); err != nil {
 				return err

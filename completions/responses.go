@@ -44,6 +44,8 @@ type ResponsesRequest struct {
 	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
+	FaultPolicy
 }
 
 // ResponsesInput is input: a string or a list of items.
@@ -209,7 +211,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("background", "is not supported")
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
-		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries}
+		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -41,8 +41,17 @@ type serveConfig struct {
 	// ConversationWrites is "through" or "behind"; runServe parses it into writes.
 	ConversationWrites string
 	writes             completions.ConversationWrites
-	LogLevel           string
-	LogFormat          string
+	// Faults are the gateway's time budgets and circuit breaker.
+	Faults    gatewayFaults
+	LogLevel  string
+	LogFormat string
+}
+
+// gatewayFaults are the serve flags of the gateway's fault handling (completions.Options).
+type gatewayFaults struct {
+	FirstToken, StreamIdle, Attempt, Request time.Duration
+	BreakerFailures                          int
+	BreakerCooldown                          time.Duration
 }
 
 func serveFlags(fs *flag.FlagSet) *serveConfig {
@@ -61,6 +70,12 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
+	fs.DurationVar(&c.Faults.FirstToken, "first-token-timeout", 20*time.Second, "how long a streamed attempt may wait for its response and first fragment before the next model is tried (requests may set first_token_timeout)")
+	fs.DurationVar(&c.Faults.StreamIdle, "stream-idle-timeout", 30*time.Second, "how long a stream may stay silent between fragments (requests may set stream_idle_timeout)")
+	fs.DurationVar(&c.Faults.Attempt, "attempt-timeout", 120*time.Second, "how long one non-streamed upstream call may take")
+	fs.DurationVar(&c.Faults.Request, "request-timeout", 5*time.Minute, "deadline of a whole completion request, retries and fallbacks included (requests may set timeout)")
+	fs.IntVar(&c.Faults.BreakerFailures, "breaker-failures", 5, "consecutive failures of a model that open its circuit breaker (negative: no breaker)")
+	fs.DurationVar(&c.Faults.BreakerCooldown, "breaker-cooldown", 30*time.Second, "how long an open circuit breaker skips its model before one request probes it (±20% jitter)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	return c

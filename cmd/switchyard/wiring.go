@@ -94,6 +94,11 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Ranker:             routing.CompletionsRanker{Selector: selector},
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,
+		FirstTokenTimeout:  w.cfg.Faults.FirstToken,
+		StreamIdleTimeout:  w.cfg.Faults.StreamIdle,
+		AttemptTimeout:     w.cfg.Faults.Attempt,
+		RequestTimeout:     w.cfg.Faults.Request,
+		Breaker:            completions.BreakerOptions{Failures: w.cfg.Faults.BreakerFailures, Cooldown: w.cfg.Faults.BreakerCooldown},
 	})
 	if err != nil {
 		return nil, err
