@@ -380,9 +380,10 @@ func TestContinuationReport(t *testing.T) {
 func TestHedgeReport(t *testing.T) {
 	g, up, _ := faultGateway(t)
 	up.on("primary", slowFirstToken())
-	resp, _, attempts, err := runFault(t, g, faultCase{stream: true, backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
-	if err != nil {
-		t.Fatal(err)
+	up.on("backup", slowAnswer(backupAnswer, 5*time.Millisecond)) // the winner keeps streaming after the race
+	resp, seen, attempts, err := runFault(t, g, faultCase{stream: true, backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
+	if err != nil || seen != backupAnswer {
+		t.Fatalf("err %v, seen %q", err, seen)
 	}
 	if len(attempts) != 2 || attempts[0].Outcome != OutcomeCancelled || attempts[0].Usage == nil || !attempts[0].Estimated || attempts[0].Usage.PromptTokens != 11 {
 		t.Fatalf("attempts %+v", attempts)

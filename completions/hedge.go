@@ -75,16 +75,20 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				timer.Reset(p.timing.hedgeAfter)
 			}
 		case r := <-results:
-			cancels[r.i]()
+			cancel := cancels[r.i]
 			delete(cancels, r.i)
 			t := p.targets[r.i]
 			lat := g.opts.Now().Sub(begins[r.i]).Milliseconds()
 			g.breakers.record(t.name, r.err, g.opts.Now())
 			if r.err == nil {
+				// The winner's context lives as long as its stream.
+				inner := r.a.cancel
+				r.a.cancel = func() { inner(); cancel() }
 				stopAll(true)
 				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat})
 				return r.a, r.i, begins[r.i], nil
 			}
+			cancel()
 			if ctx.Err() != nil && !deadlineHit(ctx) {
 				stopAll(false)
 				return nil, 0, time.Time{}, ctx.Err()

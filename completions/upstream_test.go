@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // behaviour scripts how the fake upstream answers one call.
@@ -94,6 +95,21 @@ func answer(text string) behaviour {
 		}
 		streamWords(w, body, words(text))
 		writeEvent(w, fmt.Sprintf(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`))
+		writeEvent(w, fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":%d,"total_tokens":%d}}`, len(words(text)), 11+len(words(text))))
+		writeEvent(w, "[DONE]")
+	}
+}
+
+// slowAnswer streams text with a pause before each word, then finishes properly.
+func slowAnswer(text string, pause time.Duration) behaviour {
+	return func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
+		startStream(w)
+		for _, f := range words(text) {
+			time.Sleep(pause)
+			b, _ := json.Marshal(f)
+			writeEvent(w, fmt.Sprintf(`{"choices":[{"index":0,"delta":{"content":%s},"finish_reason":null}]}`, b))
+		}
+		writeEvent(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
 		writeEvent(w, fmt.Sprintf(`{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":%d,"total_tokens":%d}}`, len(words(text)), 11+len(words(text))))
 		writeEvent(w, "[DONE]")
 	}
