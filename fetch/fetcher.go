@@ -103,6 +103,11 @@ func (f *Fetcher) maxBytes() int64 {
 func (f *Fetcher) fetch(ctx context.Context, rawURL string) (*Response, error) {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
 	if err != nil {
+		// url.Parse's message quotes the whole URL; keep only the reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}
 	switch strings.ToLower(u.Scheme) {
@@ -150,6 +155,10 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL) (*Response, error) 
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message quotes the URL
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}
 	req.Header.Set("Accept", "application/json, text/csv, application/x-ndjson, application/zip, */*;q=0.5")
@@ -157,7 +166,9 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL) (*Response, error) 
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err // the URL is named by *Error already
+			// The URL is named (redacted) by *Error already; a redirect hop's URL, which may
+			// carry its own signature, is dropped here.
+			err = ue.Err
 		}
 		return nil, err
 	}
@@ -221,7 +232,7 @@ func (f *Fetcher) httpClient() *http.Client {
 				return fmt.Errorf("%w: more than %d", ErrTooManyRedirects, MaxRedirects)
 			}
 			if s := req.URL.Scheme; s != "http" && s != "https" {
-				return fmt.Errorf("%w %q in redirect to %s", ErrUnsupportedScheme, s, req.URL.Redacted())
+				return fmt.Errorf("%w %q in redirect to %s", ErrUnsupportedScheme, s, Redact(req.URL.String()))
 			}
 			return nil
 		}

@@ -3,6 +3,8 @@ package trainer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/switchyard-ai/switchyard/fetch"
 )
 
 // Errors returned by this package. Compare with errors.Is; the HTTP server maps them to
@@ -52,6 +54,7 @@ func (e *archivedError) Is(target error) bool { return target == ErrArchived || 
 // one is to blame, and the rule broken. It ends up in the job's error_message.
 type DatasetError struct {
 	// URL is the dataset file as given in Data_URLs ("" for errors about the combined data).
+	// Error prints it through fetch.Redact, without user info or query values.
 	URL string
 	// Row locates the offending row ("line 7", "record 3"), or "" for file-level errors.
 	Row string
@@ -66,7 +69,7 @@ func (e *DatasetError) Error() string {
 		s = e.Row + ": " + s
 	}
 	if e.URL != "" {
-		s = e.URL + ": " + s
+		s = fetch.Redact(e.URL) + ": " + s
 	}
 	return s
 }

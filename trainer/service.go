@@ -429,19 +429,23 @@ func (s *Service) checkURLs(dataURLs []string) ([]string, error) {
 		}
 		u, err := url.Parse(raw)
 		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // its message quotes the URL, credentials included
+			}
 			return nil, invalid(field, "is not a valid URL: %v", err)
 		}
 		switch strings.ToLower(u.Scheme) {
 		case "http", "https":
 			if u.Host == "" {
-				return nil, invalid(field, "URL %q has no host", raw)
+				return nil, invalid(field, "URL %q has no host", fetch.Redact(raw))
 			}
 		case "file":
 			if !s.fetcher.AllowLocal {
 				return nil, invalid(field, "file:// URLs are not allowed (the server runs without --allow-local-urls)")
 			}
 		default:
-			return nil, invalid(field, "URL %q must start with http:// or https://", raw)
+			return nil, invalid(field, "URL %q must start with http:// or https://", fetch.Redact(raw))
 		}
 		out[i] = raw
 	}
