@@ -21,6 +21,9 @@ var (
 	ErrTooLarge = errors.New("body too large")
 	// ErrStatus means the server answered with a non-2xx status.
 	ErrStatus = errors.New("unexpected HTTP status")
+	// ErrStalled means the server sent nothing for the Fetcher's IdleTimeout (while
+	// connecting, before the response headers, or in the middle of the body).
+	ErrStalled = errors.New("download stalled")
 	// ErrTooManyRedirects means more than MaxRedirects redirects were followed.
 	ErrTooManyRedirects = errors.New("too many redirects")
 )
