@@ -231,6 +231,24 @@ func (t *RouterTrainer) Status(ctx context.Context) (*TrainingStatus, error) {
 	return &st, nil
 }
 
+// Cancel stops the remembered training job, queued or running. It ends failed with an
+// error_message saying it was cancelled (a running job a moment later; the returned status
+// may still say running). A job that already ended is a 409 *Error.
+func (t *RouterTrainer) Cancel(ctx context.Context) (*TrainingStatus, error) {
+	id := t.JobID()
+	if id == "" {
+		return nil, fmt.Errorf("client: RouterTrainer.Cancel: %w (call Train or UseJob first)", errIDRequired)
+	}
+	var st TrainingStatus
+	if err := t.c.do(ctx, http.MethodPost, "/api/v1/routers/train/cancel", url.Values{"task_id": {id}}, nil, &st); err != nil {
+		return nil, err
+	}
+	if st.TrainingJobID == "" {
+		st.TrainingJobID = id
+	}
+	return &st, nil
+}
+
 // Watch polls the remembered job every pollEvery (DefaultTrainPollInterval when 0),
 // yielding each status, and stops after completed or failed, on the first error, or when
 // ctx ends.

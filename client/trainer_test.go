@@ -158,3 +158,32 @@ func TestRouterTrainerErrorsAgainstServer(t *testing.T) {
 		t.Fatalf("another key's job: %v", err)
 	}
 }
+
+// TestRouterTrainerCancel cancels a queued job (the service is not started, so it stays
+// queued): it ends failed saying so, and a second cancel is a 409.
+func TestRouterTrainerCancel(t *testing.T) {
+	c, _ := realServer(t, func(st *store.Store, _ string) []server.Option {
+		svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.CustomRouters(svc)}
+	})
+	ctx := context.Background()
+	tr := c.RouterTrainer()
+	if _, err := tr.Cancel(ctx); err == nil {
+		t.Fatal("cancel without a job")
+	}
+	if _, err := tr.Train(ctx, "https://example.com/data.json"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.Cancel(ctx)
+	if err != nil || st.Status != client.TrainFailed || !strings.Contains(st.ErrorMessage, "cancelled") || st.TrainingJobID != tr.JobID() {
+		t.Fatalf("cancel: %+v, %v", st, err)
+	}
+	_, err = tr.Cancel(ctx)
+	var ae *client.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		t.Fatalf("second cancel: %v, want a 409", err)
+	}
+}

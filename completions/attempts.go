@@ -225,6 +225,17 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 	return p.allFailed()
 }
 
+// rateLimitedBefore reports whether model had a rate-limited attempt before the last one.
+func rateLimitedBefore(attempts []Attempt, model string) bool {
+	n := 0
+	for _, a := range attempts {
+		if a.Model == model && a.Kind == providers.KindRateLimited.String() {
+			n++
+		}
+	}
+	return n > 1
+}
+
 // retryWait decides whether target i is tried again after a failure of kind, and after
 // how long.
 func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind providers.ErrorKind, retryAfter time.Duration) (time.Duration, bool) {
@@ -236,6 +247,8 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 		return 0, false // silent or stalled: the next model is the better bet
 	case kind == providers.KindRateLimited && retryAfter == 0 && !last:
 		return 0, false // no burst of retries into the operator's rate limit
+	case kind == providers.KindRateLimited && rateLimitedBefore(p.attempts, p.targets[i].name):
+		return 0, false // a 429 is retried once per model at most, never as a series
 	case g.breakers.open(p.targets[i].name, g.opts.Now()):
 		return 0, false // this model's breaker just opened
 	}

@@ -21,20 +21,32 @@ var (
 	ErrTooLarge = errors.New("body too large")
 	// ErrStatus means the server answered with a non-2xx status.
 	ErrStatus = errors.New("unexpected HTTP status")
+	// ErrStalled means the server sent nothing for the Fetcher's IdleTimeout (while
+	// connecting, before the response headers, or in the middle of the body).
+	ErrStalled = errors.New("download stalled")
 	// ErrTooManyRedirects means more than MaxRedirects redirects were followed.
 	ErrTooManyRedirects = errors.New("too many redirects")
 )
 
-// Error is the error type a Fetcher returns: the URL that failed and why.
+// Error is the error type a Fetcher returns: the URL that failed and why. Its message
+// prints the URL through [Redact], and any URL the cause embeds (such as a *url.Error's)
+// too, so user info and query values (presigned signatures) never reach logs or job
+// error messages.
 type Error struct {
-	// URL is the URL as the caller gave it.
+	// URL is the URL as the caller gave it, secrets included; print it through [Redact].
 	URL string
 	// Err is the cause; it matches one of the package's sentinel errors.
 	Err error
 }
 
 // Error implements error.
-func (e *Error) Error() string { return fmt.Sprintf("fetch %s: %v", e.URL, e.Err) }
+func (e *Error) Error() string {
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = redactMessage(e.Err.Error(), e.URL, e.Err)
+	}
+	return fmt.Sprintf("fetch %s: %s", Redact(e.URL), cause)
+}
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }

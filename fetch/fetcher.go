@@ -1,5 +1,6 @@
 // Package fetch reads remote files (training data, optimization bundles) safely: http and
-// https only (file:// when explicitly allowed), with a timeout, a size cap, a redirect limit
+// https only (file:// when explicitly allowed), with an overall timeout, an idle timeout
+// (bytes must keep arriving), a size cap, a redirect limit
 // and an SSRF guard that refuses loopback, private, link-local (including cloud metadata),
 // unspecified and carrier-grade NAT addresses.
 //
@@ -31,6 +32,10 @@ const (
 	DefaultMaxBytes int64 = 200 << 20
 	// DefaultTimeout bounds a whole fetch, redirects and body included.
 	DefaultTimeout = 2 * time.Minute
+	// DefaultIdleTimeout bounds each wait for the server: connecting, the response headers,
+	// and every gap between two reads of the body. A stalled download fails after it
+	// instead of holding a worker until DefaultTimeout.
+	DefaultIdleTimeout = 15 * time.Second
 	// MaxRedirects is the number of redirects followed before giving up.
 	MaxRedirects = 5
 )
@@ -47,6 +52,10 @@ type Fetcher struct {
 	Client *http.Client
 	// Timeout bounds each fetch; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// IdleTimeout bounds the time without progress: until the response headers arrive, and
+	// then between any two reads that return bytes; 0 means DefaultIdleTimeout. A fetch
+	// that stalls fails with ErrStalled.
+	IdleTimeout time.Duration
 	// MaxBytes caps the body size; 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// AllowLocal turns the SSRF guard off and permits file:// URLs (the server's
@@ -103,6 +112,11 @@ func (f *Fetcher) maxBytes() int64 {
 func (f *Fetcher) fetch(ctx context.Context, rawURL string) (*Response, error) {
 	u, err := url.Parse(strings.TrimSpace(rawURL))
 	if err != nil {
+		// url.Parse's message quotes the whole URL; keep only the reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}
 	switch strings.ToLower(u.Scheme) {
@@ -147,9 +161,29 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL) (*Response, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	idle := f.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	ctx, stall := context.WithCancelCause(ctx)
+	defer stall(nil)
+	watchdog := time.AfterFunc(idle, func() {
+		stall(fmt.Errorf("%w: no data from the server for %s", ErrStalled, idle))
+	})
+	defer watchdog.Stop()
+	stalled := func(err error) error {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+			return cause
+		}
+		return err
+	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message quotes the URL
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalidURL, err)
 	}
 	req.Header.Set("Accept", "application/json, text/csv, application/x-ndjson, application/zip, */*;q=0.5")
@@ -157,9 +191,11 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL) (*Response, error) 
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			err = ue.Err // the URL is named by *Error already
+			// The URL is named (redacted) by *Error already; a redirect hop's URL, which may
+			// carry its own signature, is dropped here.
+			err = ue.Err
 		}
-		return nil, err
+		return nil, stalled(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -169,12 +205,27 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, u *url.URL) (*Response, error) 
 	if resp.ContentLength > max {
 		return nil, fmt.Errorf("%w: Content-Length %d exceeds the %d-byte limit", ErrTooLarge, resp.ContentLength, max)
 	}
-	body, err := readCapped(resp.Body, max)
+	watchdog.Reset(idle)
+	body, err := readCapped(&progressReader{r: resp.Body, progress: func() { watchdog.Reset(idle) }}, max)
 	if err != nil {
-		return nil, err
+		return nil, stalled(err)
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	return &Response{URL: resp.Request.URL.String(), ContentType: ct, Body: body}, nil
+}
+
+// progressReader calls progress after every read that returned bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 func readCapped(r io.Reader, max int64) ([]byte, error) {
@@ -221,7 +272,7 @@ func (f *Fetcher) httpClient() *http.Client {
 				return fmt.Errorf("%w: more than %d", ErrTooManyRedirects, MaxRedirects)
 			}
 			if s := req.URL.Scheme; s != "http" && s != "https" {
-				return fmt.Errorf("%w %q in redirect to %s", ErrUnsupportedScheme, s, req.URL.Redacted())
+				return fmt.Errorf("%w %q in redirect to %s", ErrUnsupportedScheme, s, Redact(req.URL.String()))
 			}
 			return nil
 		}

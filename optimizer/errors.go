@@ -21,6 +21,9 @@ var (
 	ErrQueueFull = errors.New("optimizer: too many queued jobs")
 	// ErrClosed means the service was closed.
 	ErrClosed = errors.New("optimizer: service closed")
+	// ErrTooManyJobs means the owner already has the per-owner number of jobs queued or
+	// running; a *JobLimitError matches it.
+	ErrTooManyJobs = errors.New("optimizer: too many optimization jobs for this key")
 	// ErrBundle means the bundle (ZIP, agent.py, eval.py or dataset.json) is unusable; the
 	// error is a *BundleError naming the file and the problem.
 	ErrBundle = errors.New("optimizer: invalid bundle")
@@ -77,3 +80,20 @@ func (e *NotFinishedError) Error() string {
 
 // Is reports whether target is ErrNotFinished.
 func (e *NotFinishedError) Is(target error) bool { return target == ErrNotFinished }
+
+// JobLimitError is Submit's answer to an owner who already has Limit jobs queued or
+// running. It matches ErrTooManyJobs.
+type JobLimitError struct {
+	// Limit is the per-owner maximum of queued plus running jobs.
+	Limit int
+	// Active is how many the owner has.
+	Active int
+}
+
+// Error implements error.
+func (e *JobLimitError) Error() string {
+	return fmt.Sprintf("this key already has %d optimization jobs queued or running; the limit is %d per key: wait for one to finish or cancel one", e.Active, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooManyJobs) true.
+func (e *JobLimitError) Is(target error) bool { return target == ErrTooManyJobs }

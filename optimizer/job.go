@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
@@ -72,7 +73,7 @@ func (r *Request) normalize() error {
 		return invalid("input_url", "agentopt requires input_url")
 	}
 	if u, err := url.Parse(r.InputURL); err != nil || u.Scheme == "" {
-		return invalid("input_url", "input_url must be an absolute URL, got %q", r.InputURL)
+		return invalid("input_url", "input_url must be an absolute URL, got %q", fetch.Redact(r.InputURL))
 	}
 	if len(r.TargetModels) == 0 {
 		return invalid("target_models", "agentopt requires target_models")

@@ -47,6 +47,10 @@ const (
 	DefaultMaxFailures = 8
 	// MaxAttempts is how many times a job may be started before restarts fail it.
 	MaxAttempts = 3
+	// DefaultJobsPerOwner is how many optimization jobs one owner (API key) may have queued
+	// or running at once (WithJobsPerOwner); one more fails with a *JobLimitError, so one
+	// key cannot fill the queue shared by every key.
+	DefaultJobsPerOwner = 4
 	// MaxDiscardedShown is how many recently discarded prompts the proposer is shown.
 	MaxDiscardedShown = 3
 	// ProposerAttempts is how many times a proposal is asked for when the proposer model
@@ -100,6 +104,9 @@ type Service struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	running map[string]context.CancelCauseFunc
+	// active maps the ids of queued and running jobs to their owners (per-owner limit).
+	active   map[string]string
+	perOwner int
 }
 
 // Option configures a Service.
@@ -129,6 +136,10 @@ func WithWorkers(n int) Option { return func(s *Service) { s.workers = n } }
 // WithQueueSize sets how many jobs may wait; Submit beyond it fails with ErrQueueFull
 // (default 64).
 func WithQueueSize(n int) Option { return func(s *Service) { s.queueSize = n } }
+
+// WithJobsPerOwner sets how many jobs one owner may have queued or running at once
+// (default DefaultJobsPerOwner); Submit beyond it fails with a *JobLimitError.
+func WithJobsPerOwner(n int) Option { return func(s *Service) { s.perOwner = n } }
 
 // WithSandboxConcurrency sets the concurrency budget: how many sandbox runs may be in
 // flight at once across all jobs; each benchmark splits its rows into that many chunks
@@ -183,6 +194,7 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 		maxFailures: DefaultMaxFailures, now: time.Now, version: DefaultVersion,
 		callsPerRow: 8, tokensPerCall: 16384,
 		running: map[string]context.CancelCauseFunc{},
+		active:  map[string]string{}, perOwner: DefaultJobsPerOwner,
 	}
 	for _, o := range opts {
 		o(s)
@@ -197,6 +209,9 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 	s.queueSize = max(s.queueSize, 1)
 	s.concurrency = max(s.concurrency, 1)
 	s.maxFailures = max(s.maxFailures, 1)
+	if s.perOwner < 1 {
+		s.perOwner = DefaultJobsPerOwner
+	}
 	s.sem = make(chan struct{}, s.concurrency)
 	return s, nil
 }
@@ -303,6 +318,9 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 			continue
 		}
 		ids = append(ids, item{j.ID, j.CreatedAt})
+		s.mu.Lock()
+		s.active[j.ID] = j.Owner
+		s.mu.Unlock()
 	}
 	// Oldest first.
 	for i := 1; i < len(ids); i++ {
@@ -345,24 +363,38 @@ func (s *Service) Close(ctx context.Context) error {
 
 // Submit validates req and queues a job for owner. Validation errors are
 // *ValidationError values carrying the spec's messages; the bundle itself is fetched and
-// checked by the job (a bad bundle ends the job failed with an error_message).
+// checked by the job (a bad bundle ends the job failed with an error_message). An owner
+// who already has the per-owner number of jobs queued or running gets a *JobLimitError.
 func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submitted, error) {
 	if err := req.normalize(); err != nil {
 		return nil, err
-	}
-	s.mu.Lock()
-	closed, started, q := s.closed, s.started, s.queue
-	s.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if q != nil && len(q) >= s.queueSize {
-		return nil, ErrQueueFull
 	}
 	id, err := newID("opt_")
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	closed, started, q := s.closed, s.started, s.queue
+	if closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if q != nil && len(q) >= s.queueSize {
+		s.mu.Unlock()
+		return nil, ErrQueueFull
+	}
+	if n := s.activeLocked(owner); n >= s.perOwner {
+		s.mu.Unlock()
+		return nil, &JobLimitError{Limit: s.perOwner, Active: n}
+	}
+	s.active[id] = owner // reserved; released below if the job is not queued
+	s.mu.Unlock()
+	queued := false
+	defer func() {
+		if !queued {
+			s.release(id)
+		}
+	}()
 	j := &job{
 		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL,
 		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
@@ -380,8 +412,27 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			return nil, ErrQueueFull
 		}
 	}
+	queued = true
 	s.log.Info("optimizer: job queued", "job", id, "models", len(req.TargetModels), "n_iterations", req.NIterations)
 	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
+}
+
+// activeLocked counts owner's queued and running jobs; s.mu is held.
+func (s *Service) activeLocked(owner string) int {
+	n := 0
+	for _, o := range s.active {
+		if o == owner {
+			n++
+		}
+	}
+	return n
+}
+
+// release stops counting job id against its owner.
+func (s *Service) release(id string) {
+	s.mu.Lock()
+	delete(s.active, id)
+	s.mu.Unlock()
 }
 
 // Status returns a job's progress. Another owner's job answers ErrNotFound.
@@ -443,6 +494,7 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, err
 		if err := s.put(ctx, j); err != nil {
 			return nil, err
 		}
+		s.release(id) // the worker skips it when it comes up
 	case StatusRunning:
 		s.mu.Lock()
 		c := s.running[id]
@@ -544,6 +596,7 @@ func (s *Service) worker(ctx context.Context) {
 			return
 		case id := <-s.queue:
 			s.runJob(ctx, id)
+			s.release(id)
 		}
 	}
 }

@@ -34,7 +34,8 @@ type optimizeRequest struct {
 // Optimizer plugs agent prompt optimization jobs (package optimizer) into the server:
 //
 //   - POST /api/v1/optimize — submit; 202 {job_id, status: "queued", version}; 422 with the
-//     spec's messages for a bad body;
+//     spec's messages for a bad body; 429 with Retry-After when the key already has its
+//     limit of jobs queued or running (optimizer.WithJobsPerOwner);
 //   - GET /api/v1/optimize/status?job_id=ID — progress; 404 for an unknown job or another
 //     key's;
 //   - GET /api/v1/optimize/results?job_id=ID — results of a completed, failed or interrupted
@@ -188,6 +189,10 @@ func optimizerError(err error) *APIError {
 		return NotFound("%s", err.Error())
 	case errors.Is(err, optimizer.ErrFinished):
 		return Errorf(http.StatusConflict, KindConflict, "%s", err.Error())
+	case errors.Is(err, optimizer.ErrTooManyJobs):
+		e := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", err.Error())
+		e.Header = http.Header{"Retry-After": []string{"60"}}
+		return e
 	case errors.Is(err, optimizer.ErrQueueFull):
 		e := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "too many optimization jobs are waiting; retry later")
 		e.Header = http.Header{"Retry-After": []string{"60"}}

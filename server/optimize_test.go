@@ -439,3 +439,12 @@ func TestOptimizeEndToEndProcessSandbox(t *testing.T) {
 	}
 	runOptimizeEndToEnd(t, r)
 }
+
+// TestOptimizeJobLimitIs429: the optimizer's per-key job limit maps to 429 with Retry-After
+// and the message naming the limit.
+func TestOptimizeJobLimitIs429(t *testing.T) {
+	ae := optimizerError(fmt.Errorf("submit: %w", &optimizer.JobLimitError{Limit: 4, Active: 4}))
+	if ae == nil || ae.Status != http.StatusTooManyRequests || ae.Header.Get("Retry-After") == "" || !strings.Contains(ae.Message, "limit is 4 per key") {
+		t.Fatalf("mapped to %+v, want 429 with Retry-After naming the limit", ae)
+	}
+}

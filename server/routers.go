@@ -35,8 +35,12 @@ type predictRequest struct {
 //
 //   - POST /api/v1/routers/train {"Data_URLs": [...]} — 202 Training job; 422 naming
 //     Data_URLs when it is missing, empty, not an array of strings or holds a non-URL;
-//     503 when the training queue is full;
+//     503 when the training queue is full; 429 with Retry-After when the key already has
+//     its limit of jobs queued or running (trainer.WithJobsPerOwner);
 //   - GET /api/v1/routers/train/status?task_id=ID — Training job status;
+//   - POST /api/v1/routers/train/cancel?task_id=ID — stop a queued or running job; it ends
+//     failed with an error_message saying it was cancelled (the spec's training states are
+//     queued, running, completed and failed); 409 when it already ended;
 //   - GET /api/v1/routers/models?model_id=ID — Router model details;
 //   - POST /api/v1/routers/predict {"model_id", "inputs"} — Prediction response; 422 for
 //     0 or more than 500 inputs or an empty input (naming inputs[i]).
@@ -73,6 +77,21 @@ func CustomRouters(svc *trainer.Service) Option {
 					return err
 				}
 				st, err := svc.Status(r.Context(), owner(r), id)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, st)
+				return nil
+			})
+		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/train/cancel", Summary: "Cancel a queued or running router training job (it ends failed)",
+			Query:    []QueryParam{{Name: "task_id", Required: true, Description: "training_job_id returned by POST /api/v1/routers/train"}},
+			Response: trainer.JobStatus{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				id, err := requiredQuery(r, "task_id")
+				if err != nil {
+					return err
+				}
+				st, err := svc.Cancel(r.Context(), owner(r), id)
 				if err != nil {
 					return err
 				}
@@ -184,7 +203,8 @@ func requiredQuery(r *http.Request, name string) (string, error) {
 }
 
 // trainerError maps trainer's typed errors: invalid → 422, not found (and archived) → 404,
-// full queue or closed service → 503 with Retry-After.
+// full queue or closed service → 503 with Retry-After, the key's job limit → 429 with
+// Retry-After, cancel of an ended job → 409.
 func trainerError(err error) *APIError {
 	var ve *trainer.ValidationError
 	switch {
@@ -196,6 +216,12 @@ func trainerError(err error) *APIError {
 		return NotFound("%v", err)
 	case errors.Is(err, trainer.ErrNotFound):
 		return NotFound("%v", err)
+	case errors.Is(err, trainer.ErrTooManyJobs):
+		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%v", err)
+		ae.Header = http.Header{"Retry-After": {"30"}}
+		return ae
+	case errors.Is(err, trainer.ErrFinished):
+		return Errorf(http.StatusConflict, KindConflict, "%v", err)
 	case errors.Is(err, trainer.ErrQueueFull), errors.Is(err, trainer.ErrClosed):
 		ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "%v", err)
 		ae.Header = http.Header{"Retry-After": {"30"}}

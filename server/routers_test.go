@@ -257,6 +257,7 @@ func TestRoutersOpenAPI(t *testing.T) {
 	}{
 		{"post", "/api/v1/routers/train", []string{"Data_URLs", "model_prices", "training_job_id", "202"}},
 		{"get", "/api/v1/routers/train/status", []string{"task_id", "training_config", "completed_at"}},
+		{"post", "/api/v1/routers/train/cancel", []string{"task_id", "error_message"}},
 		{"get", "/api/v1/routers/models", []string{"model_id", "num_classes", "top1_hit_rate", "calibration_error", "default_tolerance", "frontier", "mean_price"}},
 		{"post", "/api/v1/routers/predict", []string{"inputs", "top_model", "confidence", "rank"}},
 	} {
@@ -269,5 +270,53 @@ func TestRoutersOpenAPI(t *testing.T) {
 				t.Errorf("%s %s: document lacks %q", c.method, c.path, w)
 			}
 		}
+	}
+}
+
+// TestRoutersPerKeyLimitAndCancel: a key past its job limit gets 429 with Retry-After naming
+// the limit while another key still gets in; cancel ends a queued job failed, answers 409
+// for an ended job, 404 for another key's and 422 without task_id.
+func TestRoutersPerKeyLimitAndCancel(t *testing.T) {
+	st := memstore.New()
+	quiet := slog.New(slog.DiscardHandler)
+	svc, err := trainer.New(st, trainer.WithJobsPerOwner(2), trainer.WithLogger(quiet)) // never started: jobs stay queued
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Store: st, APIKeys: []string{testKey, routersOtherKey}, Logger: quiet}, CustomRouters(svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	body := `{"Data_URLs": ["https://x.test/a.csv"]}`
+	var ids []string
+	for range 2 {
+		r := do(t, srv, "POST", "/api/v1/routers/train", testKey, body)
+		if r.status != http.StatusAccepted {
+			t.Fatalf("submit: %d %s", r.status, r.raw)
+		}
+		ids = append(ids, r.body["training_job_id"].(string))
+	}
+	r := do(t, srv, "POST", "/api/v1/routers/train", testKey, body)
+	wantError(t, r, http.StatusTooManyRequests, KindTooManyRequests, "limit is 2 per key")
+	if r.header.Get("Retry-After") == "" {
+		t.Error("no Retry-After on 429")
+	}
+	if r := do(t, srv, "POST", "/api/v1/routers/train", routersOtherKey, body); r.status != http.StatusAccepted {
+		t.Fatalf("other key: %d %s", r.status, r.raw)
+	}
+
+	wantError(t, do(t, srv, "POST", "/api/v1/routers/train/cancel", testKey, ""), http.StatusUnprocessableEntity, KindValidation, "task_id")
+	wantError(t, do(t, srv, "POST", "/api/v1/routers/train/cancel?task_id="+ids[0], routersOtherKey, ""), http.StatusNotFound, KindNotFound, ids[0])
+	r = do(t, srv, "POST", "/api/v1/routers/train/cancel?task_id="+ids[0], testKey, "")
+	if r.status != http.StatusOK || r.body["status"] != "failed" || !strings.Contains(fmt.Sprint(r.body["error_message"]), "cancelled") {
+		t.Fatalf("cancel: %d %s", r.status, r.raw)
+	}
+	if r := do(t, srv, "GET", "/api/v1/routers/train/status?task_id="+ids[0], testKey, ""); r.body["status"] != "failed" {
+		t.Fatalf("status after cancel: %s", r.raw)
+	}
+	wantError(t, do(t, srv, "POST", "/api/v1/routers/train/cancel?task_id="+ids[0], testKey, ""), http.StatusConflict, KindConflict, "failed")
+	if r := do(t, srv, "POST", "/api/v1/routers/train", testKey, body); r.status != http.StatusAccepted {
+		t.Fatalf("after cancel the key is still at its limit: %d %s", r.status, r.raw)
 	}
 }

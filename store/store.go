@@ -31,6 +31,9 @@ var (
 	ErrLocked = errors.New("store: database is locked by another process")
 	// ErrInvalid means a collection or key is empty or otherwise unusable.
 	ErrInvalid = errors.New("store: invalid collection or key")
+	// ErrCorrupt means the database file is damaged (for example truncated) and cannot be
+	// opened safely.
+	ErrCorrupt = errors.New("store: database file is damaged")
 )
 
 // Collection names a group of records. Keys are unique within a collection.

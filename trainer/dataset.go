@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/fetch"
 )
 
 // Record is one training row: a prompt and the models that answer it best.
@@ -141,7 +143,7 @@ func parseJSONArray(rawURL string, data []byte) ([]Record, error) {
 		if err != nil {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
 		}
-		r.Source = rawURL + ": " + row
+		r.Source = fetch.Redact(rawURL) + ": " + row
 		if err := checkRecord(&r); err != nil {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
 		}
@@ -165,7 +167,7 @@ func parseJSONL(rawURL string, data []byte) ([]Record, error) {
 		if err != nil {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
 		}
-		r.Source = rawURL + ": " + row
+		r.Source = fetch.Redact(rawURL) + ": " + row
 		if err := checkRecord(&r); err != nil {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
 		}
@@ -274,7 +276,7 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 		if len(fields) <= max(pi, ci) {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: fmt.Sprintf("has %d fields, the header has %d", len(fields), len(header))}
 		}
-		r := Record{Problem: fields[pi], CorrectModels: splitModels(fields[ci]), Source: rawURL + ": " + row}
+		r := Record{Problem: fields[pi], CorrectModels: splitModels(fields[ci]), Source: fetch.Redact(rawURL) + ": " + row}
 		if okS && si < len(fields) && strings.TrimSpace(fields[si]) != "" {
 			if err := json.Unmarshal([]byte(fields[si]), &r.Scores); err != nil {
 				return nil, &DatasetError{URL: rawURL, Row: row, Message: `scores must be a JSON object of "provider/model": number`}

@@ -3,10 +3,13 @@ package trainer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/switchyard-ai/switchyard/fetch"
 )
 
 // Errors returned by this package. Compare with errors.Is; the HTTP server maps them to
-// statuses (ErrInvalid → 422, ErrNotFound → 404, ErrQueueFull → 503, ErrClosed → 503).
+// statuses (ErrInvalid → 422, ErrNotFound → 404, ErrQueueFull → 503, ErrClosed → 503,
+// ErrTooManyJobs → 429, ErrFinished → 409).
 var (
 	// ErrInvalid means a request is invalid on its face. A *ValidationError matches it.
 	ErrInvalid = errors.New("trainer: invalid request")
@@ -19,7 +22,38 @@ var (
 	ErrQueueFull = errors.New("trainer: training queue is full, retry later")
 	// ErrClosed means the service was closed.
 	ErrClosed = errors.New("trainer: service closed")
+	// ErrTooManyJobs means the owner already has the per-owner number of jobs queued or
+	// running; a *JobLimitError matches it.
+	ErrTooManyJobs = errors.New("trainer: too many training jobs for this key")
+	// ErrFinished means a cancel was asked for a job that already ended.
+	ErrFinished = errors.New("trainer: job already finished")
 )
+
+// errCancelled is the cause a running job's context ends with when the caller cancels it.
+var errCancelled = errors.New("cancelled by the caller")
+
+// Error messages of cancelled jobs.
+const (
+	cancelledBeforeStart  = "cancelled by the caller before it started"
+	cancelledWhileRunning = "cancelled by the caller while it was running; no router was saved"
+)
+
+// JobLimitError is Submit's answer to an owner who already has Limit jobs queued or
+// running. It matches ErrTooManyJobs.
+type JobLimitError struct {
+	// Limit is the per-owner maximum of queued plus running jobs.
+	Limit int
+	// Active is how many the owner has.
+	Active int
+}
+
+// Error implements error.
+func (e *JobLimitError) Error() string {
+	return fmt.Sprintf("this key already has %d training jobs queued or running; the limit is %d per key: wait for one to finish or cancel one", e.Active, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooManyJobs) true.
+func (e *JobLimitError) Is(target error) bool { return target == ErrTooManyJobs }
 
 // ValidationError names the request field that broke a rule. It matches ErrInvalid.
 type ValidationError struct {
@@ -52,6 +86,7 @@ func (e *archivedError) Is(target error) bool { return target == ErrArchived || 
 // one is to blame, and the rule broken. It ends up in the job's error_message.
 type DatasetError struct {
 	// URL is the dataset file as given in Data_URLs ("" for errors about the combined data).
+	// Error prints it through fetch.Redact, without user info or query values.
 	URL string
 	// Row locates the offending row ("line 7", "record 3"), or "" for file-level errors.
 	Row string
@@ -66,7 +101,7 @@ func (e *DatasetError) Error() string {
 		s = e.Row + ": " + s
 	}
 	if e.URL != "" {
-		s = e.URL + ": " + s
+		s = fetch.Redact(e.URL) + ": " + s
 	}
 	return s
 }

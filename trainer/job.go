@@ -18,12 +18,15 @@ func decodeJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
 // run executes one job: load it, mark it running, train, and record the outcome. Errors
 // about the data fail the job; a shutdown puts it back to queued.
 func (s *Service) run(ctx context.Context, id string) {
+	s.jobMu.Lock()
 	j, err := s.getJob(ctx, id)
 	if err != nil {
+		s.jobMu.Unlock()
 		s.log.Error("trainer: load job", "job", id, "err", err)
 		return
 	}
-	if j.State != StateQueued {
+	if j.State != StateQueued { // cancelled while queued
+		s.jobMu.Unlock()
 		return
 	}
 	j.State = StateRunning
@@ -31,12 +34,25 @@ func (s *Service) run(ctx context.Context, id string) {
 	j.CompletedAt = time.Time{}
 	j.Attempts++
 	if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+		s.jobMu.Unlock()
 		s.log.Error("trainer: mark job running", "job", id, "err", err)
 		return
 	}
+	jctx, jcancel := context.WithCancelCause(ctx)
+	s.running[id] = jcancel
+	s.jobMu.Unlock()
+	defer func() {
+		s.jobMu.Lock()
+		delete(s.running, id)
+		s.jobMu.Unlock()
+		jcancel(nil)
+	}()
 	s.log.Info("trainer: job started", "job", id, "attempt", j.Attempts)
 	start := time.Now()
-	res, err := s.trainSafely(ctx, &j)
+	res, err := s.trainSafely(jctx, &j)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jctx), errCancelled) {
+		err = errors.New(cancelledWhileRunning)
+	}
 	// Outcomes are written even if ctx was cancelled meanwhile.
 	wctx := context.WithoutCancel(ctx)
 	if err != nil && ctx.Err() != nil {

@@ -64,6 +64,10 @@ const (
 	DefaultRemoveAfter = 7 * 24 * time.Hour
 	// HoldoutFraction is the share of rows held out to score a router.
 	HoldoutFraction = 0.2
+	// DefaultJobsPerOwner is how many training jobs one owner (API key) may have queued or
+	// running at once (WithJobsPerOwner); one more fails with a *JobLimitError, so one key
+	// cannot fill the queue shared by every key.
+	DefaultJobsPerOwner = 4
 )
 
 // Service runs training jobs and predictions. Create it with New, call Start to run the
@@ -87,12 +91,19 @@ type Service struct {
 
 	models *modelCache
 
+	perOwner int
+
+	// jobMu serializes a job's queued → running and cancel transitions, so a cancel never
+	// races the worker picking the job up.
+	jobMu   sync.Mutex
+	running map[string]context.CancelCauseFunc // running job id → cancel (under jobMu)
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	pending map[string]bool // ids in the queue or running, to avoid double runs
+	pending map[string]string // ids in the queue or running → owner; avoids double runs and counts per owner
 }
 
 // Option configures a Service.
@@ -108,6 +119,10 @@ func WithWorkers(n int) Option { return func(s *Service) { s.workers = n } }
 // WithQueueSize sets how many jobs may wait; Submit beyond it fails with ErrQueueFull
 // (default 64).
 func WithQueueSize(n int) Option { return func(s *Service) { s.queue = make(chan string, max(n, 1)) } }
+
+// WithJobsPerOwner sets how many jobs one owner may have queued or running at once
+// (default DefaultJobsPerOwner); Submit beyond it fails with a *JobLimitError.
+func WithJobsPerOwner(n int) Option { return func(s *Service) { s.perOwner = n } }
 
 // WithClock sets the clock (default time.Now); tests use it to age models.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
@@ -175,7 +190,9 @@ func New(st *store.Store, opts ...Option) (*Service, error) {
 		seed:         42,
 		archiveAfter: DefaultArchiveAfter,
 		removeAfter:  DefaultRemoveAfter,
-		pending:      map[string]bool{},
+		pending:      map[string]string{},
+		running:      map[string]context.CancelCauseFunc{},
+		perOwner:     DefaultJobsPerOwner,
 		cache:        inference.NewStoreCache(st),
 	}
 	for _, o := range opts {
@@ -195,6 +212,9 @@ func New(st *store.Store, opts ...Option) (*Service, error) {
 	}
 	if s.workers < 1 {
 		s.workers = 1
+	}
+	if s.perOwner < 1 {
+		s.perOwner = DefaultJobsPerOwner
 	}
 	return s, nil
 }
@@ -303,8 +323,8 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 			continue
 		}
 		s.mu.Lock()
-		already := s.pending[j.ID] // submitted to this process before Start
-		s.pending[j.ID] = true
+		_, already := s.pending[j.ID] // submitted to this process before Start
+		s.pending[j.ID] = j.Owner
 		s.mu.Unlock()
 		if !already {
 			ids = append(ids, j.ID)
@@ -358,7 +378,9 @@ type JobOptions struct {
 const MaxModelPrices = 1000
 
 // Submit validates dataURLs and queues a training job for owner. A request invalid on its
-// face returns a *ValidationError naming Data_URLs; a full queue returns ErrQueueFull.
+// face returns a *ValidationError naming Data_URLs; a full queue returns ErrQueueFull; an
+// owner who already has the per-owner number of jobs queued or running gets a
+// *JobLimitError (matching ErrTooManyJobs).
 func (s *Service) Submit(ctx context.Context, owner string, dataURLs []string) (Job, error) {
 	return s.SubmitWithOptions(ctx, owner, dataURLs, JobOptions{})
 }
@@ -389,6 +411,9 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	if len(s.queue) >= cap(s.queue) {
 		return Job{}, ErrQueueFull
 	}
+	if n := s.activeLocked(owner); n >= s.perOwner {
+		return Job{}, &JobLimitError{Limit: s.perOwner, Active: n}
+	}
 	j := jobRecord{
 		ID:        "tj_" + newID(),
 		Owner:     owner,
@@ -404,7 +429,7 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	// cannot block for long; select guards against the recovery feeder filling it.
 	select {
 	case s.queue <- j.ID:
-		s.pending[j.ID] = true
+		s.pending[j.ID] = owner
 	default:
 		_ = s.store.Delete(context.WithoutCancel(ctx), store.TrainingJobs, j.ID)
 		return Job{}, ErrQueueFull
@@ -429,19 +454,23 @@ func (s *Service) checkURLs(dataURLs []string) ([]string, error) {
 		}
 		u, err := url.Parse(raw)
 		if err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // its message quotes the URL, credentials included
+			}
 			return nil, invalid(field, "is not a valid URL: %v", err)
 		}
 		switch strings.ToLower(u.Scheme) {
 		case "http", "https":
 			if u.Host == "" {
-				return nil, invalid(field, "URL %q has no host", raw)
+				return nil, invalid(field, "URL %q has no host", fetch.Redact(raw))
 			}
 		case "file":
 			if !s.fetcher.AllowLocal {
 				return nil, invalid(field, "file:// URLs are not allowed (the server runs without --allow-local-urls)")
 			}
 		default:
-			return nil, invalid(field, "URL %q must start with http:// or https://", raw)
+			return nil, invalid(field, "URL %q must start with http:// or https://", fetch.Redact(raw))
 		}
 		out[i] = raw
 	}
@@ -459,6 +488,60 @@ func (s *Service) Status(ctx context.Context, owner, jobID string) (JobStatus, e
 	}
 	if j.Owner != owner {
 		return JobStatus{}, notFound("training job", jobID)
+	}
+	return j.status(s.version), nil
+}
+
+// activeLocked counts owner's queued and running jobs; s.mu is held.
+func (s *Service) activeLocked(owner string) int {
+	n := 0
+	for _, o := range s.pending {
+		if o == owner {
+			n++
+		}
+	}
+	return n
+}
+
+// Cancel stops owner's queued or running job. The job ends failed (the spec's training
+// states are queued, running, completed and failed, and clients poll until completed or
+// failed) with an error_message saying it was cancelled; no router is saved. A queued job
+// ends at once; a running one stops at its next cancellation point (the download or the
+// fit) shortly after, and its status until then is still running. A job that already
+// ended answers ErrFinished; another owner's or an unknown id answers ErrNotFound.
+func (s *Service) Cancel(ctx context.Context, owner, jobID string) (JobStatus, error) {
+	if strings.TrimSpace(jobID) == "" {
+		return JobStatus{}, invalid("task_id", "is required")
+	}
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	j, err := s.getJob(ctx, jobID)
+	if err != nil {
+		return JobStatus{}, err
+	}
+	if j.Owner != owner {
+		return JobStatus{}, notFound("training job", jobID)
+	}
+	switch j.State {
+	case StateQueued:
+		j.State = StateFailed
+		j.CompletedAt = s.now()
+		j.ErrorMessage = cancelledBeforeStart
+		if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+			return JobStatus{}, fmt.Errorf("trainer: cancel job %s: %w", j.ID, err)
+		}
+		// It no longer counts against the owner; the worker skips it when it comes up.
+		s.mu.Lock()
+		delete(s.pending, j.ID)
+		s.mu.Unlock()
+		s.log.Info("trainer: queued job cancelled", "job", j.ID)
+	case StateRunning:
+		if c := s.running[j.ID]; c != nil {
+			c(errCancelled)
+		}
+		s.log.Info("trainer: running job cancelled", "job", j.ID)
+	default:
+		return JobStatus{}, fmt.Errorf("%w: training job %s is %s", ErrFinished, j.ID, j.State)
 	}
 	return j.status(s.version), nil
 }

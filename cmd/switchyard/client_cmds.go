@@ -98,9 +98,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pollEvery := fs.Duration("poll", 2*time.Second, "how often to poll the job's status")
 	noWait := fs.Bool("no-wait", false, "start the job and print its id without waiting")
 	jobID := fs.String("job", "", "follow an existing training job instead of starting one")
+	cancel := fs.Bool("cancel", false, "with --job: cancel that job (it ends failed)")
 	urls, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
+	}
+	if *cancel && *jobID == "" {
+		fs.Usage()
+		return errors.New("--cancel needs --job")
 	}
 	if len(urls) == 0 && *jobID == "" {
 		fs.Usage()
@@ -113,6 +118,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tr := c.RouterTrainer()
 	if *jobID != "" {
 		tr.UseJob(*jobID)
+		if *cancel {
+			st, err := tr.Cancel(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "job %s %s\n", tr.JobID(), st.Status)
+			return nil
+		}
 	} else {
 		job, err := tr.Train(ctx, urls...)
 		if err != nil {

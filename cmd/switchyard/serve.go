@@ -45,6 +45,7 @@ type serveConfig struct {
 	Faults    gatewayFaults
 	LogLevel  string
 	LogFormat string
+	jobLimits // per-key job limits and the download idle timeout (joblimits.go)
 }
 
 // gatewayFaults are the serve flags of the gateway's fault handling (completions.Options).
@@ -78,6 +79,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.Faults.BreakerCooldown, "breaker-cooldown", 30*time.Second, "how long an open circuit breaker skips its model before one request probes it (±20% jitter)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	c.jobLimits.register(fs)
 	return c
 }
 

@@ -97,3 +97,33 @@ func TestTrainAndPredictCommands(t *testing.T) {
 		t.Fatalf("follow: %d\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestTrainCancelCommand cancels a queued job (the service is not started, so it stays
+// queued) with `train --job ID --cancel`; a second cancel is a 409.
+func TestTrainCancelCommand(t *testing.T) {
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.CustomRouters(svc)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	code, out, errOut := cli(t, "train", "--no-wait", "https://example.com/data.json")
+	id := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(id, "tj_") {
+		t.Fatalf("no-wait: %d %q %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "train", "--job", id, "--cancel")
+	if code != 0 || strings.TrimSpace(out) != "job "+id+" failed" {
+		t.Fatalf("cancel: %d %q %s", code, out, errOut)
+	}
+	code, _, errOut = cli(t, "train", "--job", id, "--cancel")
+	if code != 1 || !strings.Contains(errOut, "409") {
+		t.Fatalf("second cancel: %d %s", code, errOut)
+	}
+	if code, _, errOut = cli(t, "train", "--cancel"); code != 1 || !strings.Contains(errOut, "--cancel needs --job") {
+		t.Fatalf("cancel without a job: %d %s", code, errOut)
+	}
+}

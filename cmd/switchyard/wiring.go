@@ -63,11 +63,12 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	} else {
 		w.catalog = providers.DefaultCatalog()
 	}
-	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs}
+	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs, IdleTimeout: w.cfg.FetchIdleTimeout}
 	w.trainer, err = trainer.New(w.store,
 		trainer.WithFetcher(fetcher),
 		trainer.WithLogger(w.log),
 		trainer.WithVersion(version),
+		trainer.WithJobsPerOwner(w.cfg.TrainJobsPerKey),
 		// The spec's weekly cleanup of inactive router models (archive after a year unused).
 		trainer.WithCleanupInterval(7*24*time.Hour),
 		// Prices for the tradeoff frontier measured on each trained router.
@@ -117,6 +118,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		optimizer.WithPublicURL(w.cfg.PublicURL),
 		optimizer.WithLogger(w.log),
 		optimizer.WithVersion(version),
+		optimizer.WithJobsPerOwner(w.cfg.OptimizeJobsPerKey),
 	)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,11 @@
 //
 // bbolt takes an exclusive file lock; Open waits at most Options.LockTimeout for it and then
 // fails with an error matching store.ErrLocked instead of hanging.
+//
+// Open checks the file before bbolt maps it (bbolt faults on a truncated file rather than
+// returning an error): a damaged file fails with an error matching store.ErrCorrupt that names
+// the file and says to restore it from a backup or move it aside. An empty file is a new
+// database.
 package boltstore
 
 import (
@@ -54,6 +59,9 @@ func OpenDriver(path string, opts Options) (*Driver, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("boltstore: create directory for %s: %w", path, err)
+	}
+	if err := checkFile(path); err != nil {
+		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
 	if err != nil {

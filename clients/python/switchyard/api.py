@@ -159,7 +159,7 @@ class RouterTrainer:
     """Trains custom routers and predicts with them.
 
     Remembers the latest training job id (from ``train``) and model id (from a completed
-    ``status``), so ``status``, ``wait``, ``model`` and ``predict`` need no id.
+    ``status``), so ``status``, ``wait``, ``cancel``, ``model`` and ``predict`` need no id.
     """
 
     def __init__(self, client: Optional[Client] = None, *, job_id: Optional[str] = None,
@@ -193,6 +193,15 @@ class RouterTrainer:
         if st.get("status") == "completed" and st.get("model_id"):
             self.model_id = st["model_id"]
         return st
+
+    def cancel(self, job_id: Optional[str] = None) -> Dict[str, Any]:
+        """Stops the remembered (or given) queued or running job; it ends ``failed`` with an
+        ``error_message`` saying it was cancelled (a running job a moment later). Raises
+        ConflictError (409) when the job already ended."""
+        jid = job_id or self.job_id
+        if not jid:
+            raise MissingIdError("no training job id: call train() first or pass job_id")
+        return self.client.request("POST", "/api/v1/routers/train/cancel", {"task_id": jid})
 
     def wait(self, poll_every: float = 10.0, timeout: Optional[float] = None,
              on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:

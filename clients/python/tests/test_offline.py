@@ -5,6 +5,7 @@ import json
 import threading
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
 import switchyard
 
@@ -33,9 +34,16 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        n = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(n)) if n else {}
         if self.headers.get("Authorization") != "Bearer fake-key":
             return self._json(401, {"error": "Unauthorized", "message": "missing or invalid API key"})
+        if self.path.startswith("/api/v1/routers/train/cancel?"):
+            job = parse_qs(urlsplit(self.path).query).get("task_id", [""])[0]
+            if job == "tj_done":
+                return self._json(409, {"error": "Conflict", "message": "trainer: job already finished: training job tj_done is completed"})
+            return self._json(200, {"training_job_id": job, "status": "failed",
+                                    "error_message": "cancelled by the caller before it started"})
         if self.path == "/api/v1/completions":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -94,6 +102,17 @@ class OfflineTest(unittest.TestCase):
         res = tr.predict(inputs)
         self.assertEqual(FakeHandler.batches, [500, 500, 234])
         self.assertEqual([p["top_model"] for p in res["predictions"]], ["echo/" + s for s in inputs])
+
+    def test_cancel_training(self):
+        tr = switchyard.RouterTrainer(self.client)
+        with self.assertRaises(switchyard.MissingIdError):
+            tr.cancel()
+        tr.job_id = "tj_1"
+        st = tr.cancel()
+        self.assertEqual((st["training_job_id"], st["status"]), ("tj_1", "failed"))
+        self.assertIn("cancelled", st["error_message"])
+        with self.assertRaises(switchyard.ConflictError):
+            tr.cancel("tj_done")
 
     def test_missing_ids_and_typed_errors(self):
         with self.assertRaises(switchyard.MissingIdError):

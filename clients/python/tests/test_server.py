@@ -138,6 +138,8 @@ class ServerTest(unittest.TestCase):
             tr.model("no-such-model")
         with self.assertRaises(switchyard.NotFoundError):
             tr.status("no-such-job")
+        with self.assertRaises(switchyard.NotFoundError):
+            tr.cancel("no-such-job")
 
     @needs("optimizer")
     def test_optimizer_validation(self):
