@@ -232,15 +232,32 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		python = "/venv/bin/python3"
 	}
 
-	var gw *harness.GatewayInput
 	var proxy *harness.GatewayProxy
 	if job.Gateway.BaseURL != "" {
 		if proxy, err = harness.NewGatewayProxy(job.Gateway, nil); err != nil {
 			return nil, err
 		}
-		gw = &harness.GatewayInput{Socket: "/gateway/gateway.sock", Path: proxy.BasePath()}
 	}
-	setup := harness.Setup{Mode: harness.ModeProcess, Gateway: gw}
+	res, err := harness.RunStages(ctx, job, func(ctx context.Context, spec harness.StageSpec) (*sandbox.Result, error) {
+		return r.runStage(ctx, job, limits, spec, python, venv, proxy)
+	})
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	return res, err
+}
+
+// runStage runs one stage of the job in a sandbox of its own. Only the agent stage reaches
+// the gateway.
+func (r *Runner) runStage(ctx context.Context, job sandbox.Job, limits sandbox.Limits, spec harness.StageSpec,
+	python, venv string, proxy *harness.GatewayProxy) (*sandbox.Result, error) {
+	setup := harness.Setup{Mode: harness.ModeProcess, Stage: spec.Stage, Predicted: spec.Predicted, Nonce: spec.Nonce}
+	if spec.Stage != harness.StageAgent {
+		proxy = nil
+	}
+	if proxy != nil {
+		setup.Gateway = &harness.GatewayInput{Socket: "/gateway/gateway.sock", Path: proxy.BasePath()}
+	}
 	if r.cred != nil {
 		setup.Owner = &harness.Owner{UID: int(r.cred.Uid), GID: int(r.cred.Gid)}
 	}
@@ -270,12 +287,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 	}
 	// The root is bubblewrap's tmpfs: make it read-only so only /tmp is writable.
 	args = append(args, "--remount-ro", "/", python, "-I", "-B", "-u", harness.GuestScript)
-
-	res, err := r.execute(ctx, args, limits, len(job.Rows))
-	if res != nil {
-		res.Duration = time.Since(start)
-	}
-	return res, err
+	return r.execute(ctx, args, limits, spec)
 }
 
 // attachSeccomp passes the system call filter to bubblewrap as file descriptor 3 (read by
@@ -317,9 +329,9 @@ func (r *Runner) serveGateway(ws *harness.Workspace, gwDir string, proxy *harnes
 	return func() { srv.Close() }, nil
 }
 
-// execute runs bubblewrap with args under the job's deadline and output cap.
-func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, rows int) (*sandbox.Result, error) {
-	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
+// execute runs bubblewrap with args under the stage's deadline and the job's output cap.
+func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, spec harness.StageSpec) (*sandbox.Result, error) {
+	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 
 	cmd := exec.Command(r.bwrap, args...)
@@ -389,5 +401,5 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 		}
 	}
 	r.log.Debug("sandbox run finished", "backend", "process", "exit", out.Exit, "deadline", out.DeadlineExceeded)
-	return collector.Finish(rows, out)
+	return collector.Finish(spec.Expect, out)
 }
