@@ -253,6 +253,9 @@ type Outcome struct {
 	DeadlineExceeded bool
 	// CPUExceeded: the CPU time limit killed the run.
 	CPUExceeded bool
+	// MemoryExceeded: the run's processes together passed the memory limit and the kernel
+	// killed one of them; the run fails even if a result came.
+	MemoryExceeded bool
 	// Exit describes the exit, e.g. "exit status 1" or "killed by signal 9".
 	Exit string
 	// Limits are the job's effective limits, for messages.
@@ -283,6 +286,9 @@ func (c *Collector) Finish(want Expect, out Outcome) (*sandbox.Result, error) {
 	switch {
 	case !c.started && !out.DeadlineExceeded:
 		return res, fmt.Errorf("%w: the sandbox did not start (%s): %s", sandbox.ErrUnavailable, out.Exit, lastLine(res.Stderr))
+	case out.MemoryExceeded:
+		return fail(sandbox.ReasonMemoryLimit, "the run's processes together used more than the memory limit of %d bytes (%d MiB) and the kernel killed one (%s)",
+			out.Limits.MemoryBytes, out.Limits.MemoryBytes>>20, out.Exit)
 	case c.exceeded:
 		return fail(sandbox.ReasonOutputLimit, "the code printed more than %d bytes of output", c.maxText)
 	case c.frameErr != nil:

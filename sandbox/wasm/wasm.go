@@ -14,7 +14,8 @@
 // sandbox.JobError (ReasonDependencies). Limits.CPUTime and Limits.MaxProcesses do not apply:
 // the guest is one single-threaded process bounded by the wall-clock deadline. Its linear
 // memory is allocated in this Go process, so Limits.MemoryBytes (at most 4 GiB) is host
-// memory per concurrent run.
+// memory per concurrent run, and per stage: a run is two module instances one after the
+// other (the agent's, then the scorer's; see harness.RunStages), never more at once.
 //
 // The module is compiled once per Runner (and memory cap) with a compilation cache and
 // debug info off; set Options.CacheDir to share compiled code between processes.
