@@ -307,7 +307,8 @@ func (g *runGroup) remove() {
 		if g.set.version == 2 {
 			_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
 		}
-		for attempt := 0; attempt < 100; attempt++ {
+		// Exited processes may take a moment to leave the group: retry for up to ~2 s.
+		for wait := time.Millisecond; wait < 2*time.Second; wait *= 2 {
 			if data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
 				for _, pid := range strings.Fields(string(data)) {
 					if n, err := strconv.Atoi(pid); err == nil {
@@ -318,7 +319,7 @@ func (g *runGroup) remove() {
 			if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(wait)
 		}
 	}
 }

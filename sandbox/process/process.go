@@ -15,7 +15,7 @@
 // ([Runner.Limiting] says which applies here):
 //   - cgroup v2 (LimitCgroupV2), where this process's cgroup (or Options.CgroupParent, a
 //     delegated directory) offers the memory and pids controllers to child groups: each run
-//     starts in a group of its own (clone3 CLONE_INTO_CGROUP) with memory.max =
+//     starts in a group of its own (clone3 CLONE_INTO_CGROUP; both stages of a run share it) with memory.max =
 //     Limits.MemoryBytes, memory.swap.max = 0 and pids.max = Limits.MaxProcesses; the group
 //     is killed and removed after the run.
 //   - cgroup v1 (LimitCgroupV1), where the memory and pids hierarchies are writable (as
@@ -294,8 +294,16 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 			return nil, err
 		}
 	}
+	// One group for the run: its two stages run one after the other within it.
+	var group *runGroup
+	if r.cgroups != nil {
+		if group, err = r.cgroups.newRunGroup(limits.MemoryBytes, limits.MaxProcesses); err != nil {
+			return nil, fmt.Errorf("%w: process backend: %v", sandbox.ErrUnavailable, err)
+		}
+		defer group.remove()
+	}
 	res, err := harness.RunStages(ctx, job, func(ctx context.Context, spec harness.StageSpec) (*sandbox.Result, error) {
-		return r.runStage(ctx, job, limits, spec, python, venv, proxy)
+		return r.runStage(ctx, job, limits, spec, python, venv, proxy, group)
 	})
 	if res != nil {
 		res.Duration = time.Since(start)
@@ -306,7 +314,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 // runStage runs one stage of the job in a sandbox of its own. Only the agent stage reaches
 // the gateway.
 func (r *Runner) runStage(ctx context.Context, job sandbox.Job, limits sandbox.Limits, spec harness.StageSpec,
-	python, venv string, proxy *harness.GatewayProxy) (*sandbox.Result, error) {
+	python, venv string, proxy *harness.GatewayProxy, group *runGroup) (*sandbox.Result, error) {
 	setup := harness.Setup{Mode: harness.ModeProcess, Stage: spec.Stage, Predicted: spec.Predicted, Nonce: spec.Nonce}
 	if spec.Stage != harness.StageAgent {
 		proxy = nil
@@ -343,7 +351,7 @@ func (r *Runner) runStage(ctx context.Context, job sandbox.Job, limits sandbox.L
 	}
 	// The root is bubblewrap's tmpfs: make it read-only so only /tmp is writable.
 	args = append(args, "--remount-ro", "/", python, "-I", "-B", "-u", harness.GuestScript)
-	return r.execute(ctx, args, limits, spec)
+	return r.execute(ctx, args, limits, spec, group)
 }
 
 // attachSeccomp passes the system call filter to bubblewrap as file descriptor 3 (read by
@@ -385,8 +393,9 @@ func (r *Runner) serveGateway(ws *harness.Workspace, gwDir string, proxy *harnes
 	return func() { srv.Close() }, nil
 }
 
-// execute runs bubblewrap with args under the stage's deadline and the job's output cap.
-func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, spec harness.StageSpec) (*sandbox.Result, error) {
+// execute runs bubblewrap with args under the stage's deadline and the job's output cap, in
+// the run's cgroup if there is one.
+func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, spec harness.StageSpec, group *runGroup) (*sandbox.Result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 
@@ -417,14 +426,6 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 		return nil, err
 	}
 	defer closeFilter()
-
-	var group *runGroup
-	if r.cgroups != nil {
-		if group, err = r.cgroups.newRunGroup(limits.MemoryBytes, limits.MaxProcesses); err != nil {
-			return nil, fmt.Errorf("%w: process backend: %v", sandbox.ErrUnavailable, err)
-		}
-		defer group.remove()
-	}
 
 	// Pdeathsig is tied to the thread that started the child: keep it alive until Wait. The
 	// thread may also have been moved into the run's cgroup to start the child there; if it
