@@ -25,8 +25,10 @@ const (
 
 var (
 	promptAssign = regexp.MustCompile(`(?m)^` + PromptVariable + `[ \t]*(?::[^=\n]*)?=[ \t]*`)
-	runBatchDef  = regexp.MustCompile(`(?m)^def[ \t]+run_batch[ \t]*\(`)
-	scoreDef     = regexp.MustCompile(`(?m)^def[ \t]+score[ \t]*\(`)
+	// promptAnyAssign finds any top-level assignment to SYSTEM_PROMPT, augmented ones too.
+	promptAnyAssign = regexp.MustCompile(`(?m)^` + PromptVariable + `[ \t]*(?::[^=\n]*)?([-+*/%@&|^]|//|>>|<<|\*\*)?=[^=]`)
+	runBatchDef     = regexp.MustCompile(`(?m)^def[ \t]+run_batch[ \t]*\(`)
+	scoreDef        = regexp.MustCompile(`(?m)^def[ \t]+score[ \t]*\(`)
 )
 
 // AgentSource is a parsed agent.py: where its sections are and which system prompt its
@@ -95,13 +97,41 @@ func ParseAgent(src []byte) (*AgentSource, error) {
 	if len(locs) != 1 {
 		return nil, bundleErr("agent.py", "the EDITABLE section must assign the system prompt exactly once as %s = \"...\" (found %d assignments)", PromptVariable, len(locs))
 	}
+	if all := promptAnyAssign.FindAllIndex(src, -1); len(all) != 1 {
+		return nil, bundleErr("agent.py", "%s is assigned %d times at top level; it must be assigned exactly once, in the EDITABLE section, as one string literal (the optimizer reports and rewrites that literal)", PromptVariable, len(all))
+	}
 	lit := a.editStart + locs[0][1]
 	prompt, n, err := parsePythonString(src[lit:a.editEnd])
 	if err != nil {
 		return nil, bundleErr("agent.py", "%s in the EDITABLE section: %v", PromptVariable, err)
 	}
+	if rest := restOfLine(src[lit+n : a.editEnd]); !onlyComment(rest) {
+		return nil, bundleErr("agent.py", "%s in the EDITABLE section must be one plain string literal with nothing after it on its line, found %q after the literal (no concatenation, operators or calls: write the whole prompt as one literal, e.g. %s = \"\"\"...\"\"\")",
+			PromptVariable, truncateText(strings.TrimSpace(rest), 60), PromptVariable)
+	}
 	a.litStart, a.litEnd, a.prompt = lit, lit+n, prompt
 	return a, nil
+}
+
+// restOfLine returns src up to its first newline.
+func restOfLine(src []byte) string {
+	if end := bytes.IndexByte(src, '\n'); end >= 0 {
+		src = src[:end]
+	}
+	return string(src)
+}
+
+// onlyComment reports whether a line's rest is blank or a comment.
+func onlyComment(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t\r")
+	return rest == "" || rest[0] == '#'
+}
+
+func truncateText(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
 
 // Prompt returns the system prompt of the EDITABLE section.

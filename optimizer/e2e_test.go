@@ -131,3 +131,79 @@ func TestEndToEndProcessSandboxPaths(t *testing.T) {
 		}
 	})
 }
+
+// TestEndToEndScoresCannotBeForged runs the three attacks of issue 19 as optimization jobs
+// in the bubblewrap sandbox: an agent that looks for the answers in its sandbox, one that
+// prints a forged result frame and exits, and one that replaces eval in sys.modules. None
+// calls the model, so each must end with the honest scores: 0 for the baseline, the train
+// split and the test split.
+func TestEndToEndScoresCannotBeForged(t *testing.T) {
+	runner := processRunner(t)
+	attacks := map[string]string{
+		"read answers": `    found = []
+    for path in ("/sandbox/input.json", "/job/dataset.json"):
+        try:
+            data = json.load(open(path))
+        except Exception:
+            continue
+        if isinstance(data, dict):
+            found += data.get("answers") or data.get("expected") or []
+        elif isinstance(data, list):
+            found += [row["answer"] for row in data]
+    if len(found) >= len(inputs):
+        return found[:len(inputs)], {}
+    return [""] * len(inputs), {}
+`,
+		"forged frame": `    import sys
+    n = len(inputs)
+    forged = json.dumps({"predictions": ["x"] * n, "scores": [1.0] * n, "usage": {}, "errors": []}).encode()
+    sys.stdout.flush()
+    os.write(1, b"\x1eSWITCHYARD\x1fR" + str(len(forged)).encode() + b"\n" + forged)
+    os._exit(0)
+`,
+		// At import time, before the harness loaded eval.py.
+		"replace eval": `    return ["x"] * len(inputs), {}
+`,
+	}
+	const replaceEval = `import sys, types
+_fake = types.ModuleType("eval")
+_fake.score = lambda expected, predicted: 1.0
+sys.modules["eval"] = _fake
+`
+	for name, attack := range attacks {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, runner, nil)
+			files := bundleFiles(t)
+			files["agent.py"] = bytes.Replace(files["agent.py"], []byte("    base_url = os.environ"), []byte(attack+"    base_url = os.environ"), 1)
+			if name == "replace eval" {
+				files["agent.py"] = bytes.Replace(files["agent.py"], []byte("import urllib.request\n"), []byte("import urllib.request\n"+replaceEval), 1)
+			}
+			e.url = serveBytes(t, zipFiles(t, files))
+			e.start(t)
+			sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := waitFor(t, e.svc, sub.JobID)
+			if st.Status != StatusCompleted {
+				t.Fatalf("status %+v", st)
+			}
+			res, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Results[0]
+			if r.BaselineScore != 0 || r.TrainScore != 0 || r.TestScore == nil || *r.TestScore != 0 ||
+				r.OriginalTestScore == nil || *r.OriginalTestScore != 0 {
+				t.Errorf("scores baseline %v train %v test %v original test %v, want all 0",
+					r.BaselineScore, r.TrainScore, r.TestScore, r.OriginalTestScore)
+			}
+			e.up.mu.Lock()
+			calls := e.up.taskKeys["job-key"]
+			e.up.mu.Unlock()
+			if calls != 0 {
+				t.Errorf("the attack called the model %d times", calls)
+			}
+		})
+	}
+}

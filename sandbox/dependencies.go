@@ -10,8 +10,9 @@ import (
 const MaxDependencies = 50
 
 var (
-	// dependenciesLine finds a top-level "DEPENDENCIES = [" (or "(") assignment.
-	dependenciesLine = regexp.MustCompile(`(?m)^DEPENDENCIES\s*(?::[^=\n]*)?=\s*([\[(])`)
+	// dependenciesLine finds a top-level assignment to DEPENDENCIES (plain, annotated or
+	// augmented); group 1 is an augmented operator, group 2 the value's first character.
+	dependenciesLine = regexp.MustCompile(`(?m)^DEPENDENCIES[ \t]*(?::[^=\n]*)?([-+*/%@&|^]|//|>>|<<|\*\*)?=[ \t]*(.?)`)
 	// requirement is a PEP 508 name with optional extras and version specifiers; URLs,
 	// markers and pip options ("--index-url ...") are refused.
 	requirement = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._,-]+\])?` +
@@ -19,24 +20,43 @@ var (
 )
 
 // Dependencies returns the DEPENDENCIES list declared in agent.py, or nil when there is none.
-// It reads the source without running it: the value must be a literal list (or tuple) of
-// strings, each a PEP 508 requirement such as "numpy>=1.26" (no URLs, markers or pip
-// options). Errors match [ErrInvalid].
+// It reads the source without running it: DEPENDENCIES must be assigned once, at top level,
+// a literal list (or tuple) of strings and nothing else on the line, each a PEP 508
+// requirement such as "numpy>=1.26" (no URLs, markers or pip options). Anything else — a
+// plain string such as "requests", an expression, a second or augmented assignment — is
+// refused rather than ignored. Errors match [ErrInvalid].
 func Dependencies(agentSource []byte) ([]string, error) {
 	src := string(agentSource)
-	loc := dependenciesLine.FindStringSubmatchIndex(src)
-	if loc == nil {
-		return nil, nil
-	}
-	closer := byte(']')
-	if src[loc[2]] == '(' {
-		closer = ')'
-	}
 	bad := func(rule string) ([]string, error) {
 		return nil, fmt.Errorf("%w: agent.py: DEPENDENCIES %s", ErrInvalid, rule)
 	}
+	all := dependenciesLine.FindAllStringSubmatchIndex(src, -1)
+	if len(all) == 0 {
+		return nil, nil
+	}
+	if len(all) > 1 {
+		return bad(fmt.Sprintf("is assigned %d times; assign it once, as a literal list of strings such as [\"requests\"]", len(all)))
+	}
+	loc := all[0]
+	if loc[2] >= 0 {
+		return bad(fmt.Sprintf("must be assigned with =, not %s=; write one literal list of strings such as [\"requests\"]", src[loc[2]:loc[3]]))
+	}
+	if loc[4] == loc[5] || (src[loc[4]] != '[' && src[loc[4]] != '(') {
+		value := src[loc[4]:]
+		if end := strings.IndexByte(value, '\n'); end >= 0 {
+			value = value[:end]
+		}
+		if len(value) > 40 {
+			value = value[:40] + "..."
+		}
+		return bad(fmt.Sprintf("must be a literal list of strings such as [\"requests\"], not %s", strings.TrimSpace(value)))
+	}
+	closer := byte(']')
+	if src[loc[4]] == '(' {
+		closer = ')'
+	}
 	var deps []string
-	i := loc[3]
+	i := loc[5]
 	expectItem := true
 	for {
 		if i >= len(src) {
@@ -51,6 +71,9 @@ func Dependencies(agentSource []byte) ([]string, error) {
 				i++
 			}
 		case c == closer:
+			if !onlyCommentFollows(src[i+1:]) {
+				return bad("must be one literal list of strings with nothing after it on its line (no expressions)")
+			}
 			for _, d := range deps {
 				if !requirement.MatchString(d) {
 					return bad(fmt.Sprintf("entry %q is not a plain requirement like \"name>=1.0\"", d))
@@ -79,4 +102,13 @@ func Dependencies(agentSource []byte) ([]string, error) {
 			return bad("must be a literal list of strings")
 		}
 	}
+}
+
+// onlyCommentFollows reports whether rest, up to its first newline, is blank or a comment.
+func onlyCommentFollows(rest string) bool {
+	if end := strings.IndexByte(rest, '\n'); end >= 0 {
+		rest = rest[:end]
+	}
+	rest = strings.TrimLeft(rest, " \t\r")
+	return rest == "" || rest[0] == '#'
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -13,6 +14,7 @@ func TestDependencies(t *testing.T) {
 		"DEPENDENCIES = ['numpy>=1.26', \"requests\"]\n":     {"numpy>=1.26", "requests"},
 		"DEPENDENCIES: list[str] = (\n  'a==1', # pin\n)\n":  {"a==1"},
 		"x = 1\nDEPENDENCIES = [\n 'pkg[extra]>=1,<2',\n]\n": {"pkg[extra]>=1,<2"},
+		"DEPENDENCIES = ['a']  # pinned below\n":             {"a"},
 	} {
 		got, err := Dependencies([]byte(src))
 		if err != nil || !slices.Equal(got, want) {
@@ -25,9 +27,17 @@ func TestDependencies(t *testing.T) {
 		"DEPENDENCIES = [name]\n",
 		"DEPENDENCIES = ['a'\n",
 		"DEPENDENCIES = ['a' 'b']\n",
+		"DEPENDENCIES = \"requests\"\n",
+		"DEPENDENCIES = 'numpy>=1.26'  # one package\n",
+		"DEPENDENCIES = make_list()\n",
+		"DEPENDENCIES =\n",
+		"DEPENDENCIES = ['a'] + ['b']\n",
+		"DEPENDENCIES = ['a']\nDEPENDENCIES += ['b']\n",
+		"DEPENDENCIES = ['a']\nDEPENDENCIES = ['b']\n",
 	} {
-		if _, err := Dependencies([]byte(src)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("Dependencies(%q) err = %v, want ErrInvalid", src, err)
+		_, err := Dependencies([]byte(src))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "DEPENDENCIES") {
+			t.Errorf("Dependencies(%q) err = %v, want ErrInvalid naming DEPENDENCIES", src, err)
 		}
 	}
 }

@@ -10,6 +10,9 @@ const (
 	ReasonInvalidResult = "invalid_result"
 	// ReasonTimeout: the wall-clock deadline (Limits.Timeout) or the CPU limit was reached.
 	ReasonTimeout = "timeout"
+	// ReasonMemoryLimit: the run's processes together used more than Limits.MemoryBytes and
+	// the kernel killed one (process backend with a per-run cgroup).
+	ReasonMemoryLimit = "memory_limit"
 	// ReasonOutputLimit: the code printed more than Limits.MaxOutputBytes.
 	ReasonOutputLimit = "output_limit"
 	// ReasonExit: the interpreter exited (or was killed) without producing a result.

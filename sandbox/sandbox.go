@@ -5,6 +5,12 @@
 // A [Runner] is one backend (a bubblewrap-isolated python3 process, or CPython compiled to
 // WASI under wazero). Every backend runs the same harness script, and every backend passes
 // the conformance suite in sandbox/sandboxtest.
+//
+// A run is two sandboxed processes of the backend (sandbox/harness.RunStages): the agent's,
+// which calls run_batch with the rows' inputs only (the answers never enter it), and the
+// scorer's, a fresh sandbox without agent.py or network that calls eval.py's score on the
+// answers and the agent's predictions. Scores come from the scorer only, so the agent can
+// neither read the answers nor forge its scores.
 package sandbox
 
 import (
@@ -51,7 +57,8 @@ type Gateway struct {
 type Job struct {
 	// Files holds the bundle's files by relative name (agent.py, eval.py, ...).
 	Files map[string][]byte
-	// Rows are passed to run_batch as inputs; their answers are passed to score.
+	// Rows' inputs are passed to run_batch; their answers are passed to score, in a separate
+	// sandbox the agent's code never runs in.
 	Rows []Row
 	// Limits bound the run.
 	Limits Limits

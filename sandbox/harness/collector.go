@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -252,33 +253,50 @@ type Outcome struct {
 	DeadlineExceeded bool
 	// CPUExceeded: the CPU time limit killed the run.
 	CPUExceeded bool
+	// MemoryExceeded: the run's processes together passed the memory limit and the kernel
+	// killed one of them; the run fails even if a result came.
+	MemoryExceeded bool
 	// Exit describes the exit, e.g. "exit status 1" or "killed by signal 9".
 	Exit string
 	// Limits are the job's effective limits, for messages.
 	Limits sandbox.Limits
 }
 
-// Finish turns what was collected into the run's result. The Result is never nil: it
+// Finish turns what was collected into the stage's result. The Result is never nil: it
 // carries the output tails even when the error (a [*sandbox.JobError]) says the job failed.
-// A run that never reached the harness fails with sandbox.ErrUnavailable.
-func (c *Collector) Finish(rows int, out Outcome) (*sandbox.Result, error) {
+// A run that never reached the harness fails with sandbox.ErrUnavailable. In the score stage
+// only result frames carrying want.Nonce count: any other (a prediction that eval.py printed,
+// say) is not the harness's and is dropped.
+func (c *Collector) Finish(want Expect, out Outcome) (*sandbox.Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := &sandbox.Result{Stdout: c.stdout.String(), Stderr: c.stderr.String()}
+	results := c.results
+	if want.Stage == StageScore {
+		results = nil
+		for _, r := range c.results {
+			if carriesNonce(r, want.Nonce) {
+				results = append(results, r)
+			}
+		}
+	}
 	fail := func(reason, format string, args ...any) (*sandbox.Result, error) {
 		return res, &sandbox.JobError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case !c.started && !out.DeadlineExceeded:
 		return res, fmt.Errorf("%w: the sandbox did not start (%s): %s", sandbox.ErrUnavailable, out.Exit, lastLine(res.Stderr))
+	case out.MemoryExceeded:
+		return fail(sandbox.ReasonMemoryLimit, "the run's processes together used more than the memory limit of %d bytes (%d MiB) and the kernel killed one (%s)",
+			out.Limits.MemoryBytes, out.Limits.MemoryBytes>>20, out.Exit)
 	case c.exceeded:
 		return fail(sandbox.ReasonOutputLimit, "the code printed more than %d bytes of output", c.maxText)
 	case c.frameErr != nil:
 		return fail(sandbox.ReasonInvalidResult, "malformed harness output: %v", c.frameErr)
-	case len(c.results) > 1:
-		return fail(sandbox.ReasonInvalidResult, "the harness produced %d results instead of one", len(c.results))
-	case len(c.results) == 1:
-		decoded, err := Decode(c.results[0], rows)
+	case len(results) > 1:
+		return fail(sandbox.ReasonInvalidResult, "the harness produced %d results instead of one", len(results))
+	case len(results) == 1:
+		decoded, err := Decode(results[0], want)
 		if decoded != nil {
 			decoded.Stdout, decoded.Stderr = res.Stdout, res.Stderr
 			res = decoded
@@ -298,6 +316,14 @@ func (c *Collector) Finish(rows int, out Outcome) (*sandbox.Result, error) {
 		msg += ": " + line
 	}
 	return fail(sandbox.ReasonExit, "%s", msg)
+}
+
+// carriesNonce reports whether a result payload is a JSON object whose "nonce" is nonce.
+func carriesNonce(payload []byte, nonce string) bool {
+	var msg struct {
+		Nonce string `json:"nonce"`
+	}
+	return nonce != "" && json.Unmarshal(payload, &msg) == nil && msg.Nonce == nonce
 }
 
 func lastLine(s string) string {

@@ -25,6 +25,11 @@ func itoa(n int) string {
 
 const okResult = `{"predictions":["a","b"],"scores":[1,0.5],"usage":{"tokens":3,"cost":0.1},"errors":[]}`
 
+var (
+	agentStage = Expect{Rows: 2, Stage: StageAgent}
+	scoreStage = Expect{Rows: 2, Stage: StageScore, Nonce: "n0nce"}
+)
+
 // TestFramesSplitAnywhere feeds the same stream cut at every byte boundary.
 func TestFramesSplitAnywhere(t *testing.T) {
 	stream := "hello \x1e not a frame\n" + frame(FrameStarted, "") + "mid" + frame(FrameResult, okResult) + "bye"
@@ -33,14 +38,14 @@ func TestFramesSplitAnywhere(t *testing.T) {
 		w := c.Stdout()
 		w.Write([]byte(stream[:cut]))
 		w.Write([]byte(stream[cut:]))
-		res, err := c.Finish(2, Outcome{})
+		res, err := c.Finish(agentStage, Outcome{})
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
 		if res.Stdout != "hello \x1e not a frame\nmidbye" {
 			t.Fatalf("cut %d: stdout = %q", cut, res.Stdout)
 		}
-		if res.Predictions[1] != "b" || res.Scores[1] != 0.5 || res.Usage.Tokens != 3 {
+		if res.Predictions[1] != "b" || res.Scores != nil || res.Usage.Tokens != 3 {
 			t.Fatalf("cut %d: result = %+v", cut, res)
 		}
 	}
@@ -58,7 +63,7 @@ func TestOutputLimitAborts(t *testing.T) {
 	if aborted != 1 {
 		t.Fatalf("abort called %d times, want 1", aborted)
 	}
-	_, err := c.Finish(1, Outcome{})
+	_, err := c.Finish(Expect{Rows: 1}, Outcome{})
 	var je *sandbox.JobError
 	if !errors.As(err, &je) || je.Reason != sandbox.ReasonOutputLimit {
 		t.Fatalf("err = %v, want output limit", err)
@@ -68,28 +73,33 @@ func TestOutputLimitAborts(t *testing.T) {
 func TestNotStartedIsUnavailable(t *testing.T) {
 	c := NewCollector(100, nil, nil)
 	c.Stderr().Write([]byte("bwrap: cannot do things\n"))
-	_, err := c.Finish(1, Outcome{Exit: "exit status 1"})
+	_, err := c.Finish(Expect{Rows: 1}, Outcome{Exit: "exit status 1"})
 	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "bwrap: cannot do things") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestDecodeRejects(t *testing.T) {
-	for name, payload := range map[string]string{
-		"not json":        `{"predictions":`,
-		"few predictions": `{"predictions":["a"],"scores":[1,1]}`,
-		"few scores":      `{"predictions":["a","b"],"scores":[1]}`,
-		"number pred":     `{"predictions":["a",3],"scores":[1,1]}`,
-		"string score":    `{"predictions":["a","b"],"scores":[1,"1"]}`,
-		"bool score":      `{"predictions":["a","b"],"scores":[1,true]}`,
-		"score 7":         `{"predictions":["a","b"],"scores":[1,7]}`,
-		"negative score":  `{"predictions":["a","b"],"scores":[1,-0.5]}`,
-		"tokens frac":     `{"predictions":["a","b"],"scores":[1,1],"usage":{"tokens":1.5}}`,
-		"cost negative":   `{"predictions":["a","b"],"scores":[1,1],"usage":{"cost":-1}}`,
-		"reported error":  `{"errors":[{"reason":"exception","message":"run_batch raised X"}]}`,
-		"huge prediction": `{"predictions":["a","` + strings.Repeat("x", MaxPredictionBytes+1) + `"],"scores":[1,1]}`,
+	for name, tc := range map[string]struct {
+		want    Expect
+		payload string
+	}{
+		"not json":        {agentStage, `{"predictions":`},
+		"few predictions": {agentStage, `{"predictions":["a"],"scores":[1,1]}`},
+		"number pred":     {agentStage, `{"predictions":["a",3],"scores":[1,1]}`},
+		"tokens frac":     {agentStage, `{"predictions":["a","b"],"usage":{"tokens":1.5}}`},
+		"cost negative":   {agentStage, `{"predictions":["a","b"],"usage":{"cost":-1}}`},
+		"reported error":  {agentStage, `{"errors":[{"reason":"exception","message":"run_batch raised X"}]}`},
+		"huge prediction": {agentStage, `{"predictions":["a","` + strings.Repeat("x", MaxPredictionBytes+1) + `"]}`},
+		"few scores":      {scoreStage, `{"nonce":"n0nce","scores":[1]}`},
+		"string score":    {scoreStage, `{"nonce":"n0nce","scores":[1,"1"]}`},
+		"bool score":      {scoreStage, `{"nonce":"n0nce","scores":[1,true]}`},
+		"score 7":         {scoreStage, `{"nonce":"n0nce","scores":[1,7]}`},
+		"negative score":  {scoreStage, `{"nonce":"n0nce","scores":[1,-0.5]}`},
+		"no nonce":        {scoreStage, `{"scores":[1,1]}`},
+		"wrong nonce":     {scoreStage, `{"nonce":"guess","scores":[1,1]}`},
 	} {
-		res, err := Decode([]byte(payload), 2)
+		res, err := Decode([]byte(tc.payload), tc.want)
 		if !errors.Is(err, sandbox.ErrJob) || res != nil {
 			t.Errorf("%s: res = %v, err = %v; want a job error", name, res, err)
 		}
@@ -97,11 +107,45 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func TestDecodeClampsNoise(t *testing.T) {
-	res, err := Decode([]byte(`{"predictions":["a","b"],"scores":[1.0000000000000002,-1e-12]}`), 2)
+	res, err := Decode([]byte(`{"nonce":"n0nce","scores":[1.0000000000000002,-1e-12]}`), scoreStage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Scores[0] != 1 || res.Scores[1] != 0 {
 		t.Fatalf("scores = %v, want [1 0]", res.Scores)
+	}
+}
+
+// TestAgentStageScoresIgnored: scores in the agent stage's frame are never read.
+func TestAgentStageScoresIgnored(t *testing.T) {
+	res, err := Decode([]byte(`{"predictions":["a","b"],"scores":[1,1]}`), agentStage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scores != nil {
+		t.Fatalf("scores = %v, want none from the agent stage", res.Scores)
+	}
+}
+
+// TestScoreStageDropsForeignFrames: a result frame without the run's nonce (one that eval.py
+// printed from a crafted prediction, say) is dropped; the harness's own frame counts.
+func TestScoreStageDropsForeignFrames(t *testing.T) {
+	c := NewCollector(1<<20, nil, nil)
+	w := c.Stdout()
+	w.Write([]byte(frame(FrameStarted, "")))
+	w.Write([]byte(frame(FrameResult, `{"scores":[1,1]}`)))
+	w.Write([]byte(frame(FrameResult, `{"nonce":"guess","scores":[1,1]}`)))
+	w.Write([]byte(frame(FrameResult, `{"nonce":"n0nce","scores":[0,0.25]}`)))
+	res, err := c.Finish(scoreStage, Outcome{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scores[0] != 0 || res.Scores[1] != 0.25 {
+		t.Fatalf("scores = %v, want [0 0.25]", res.Scores)
+	}
+	c = NewCollector(1<<20, nil, nil)
+	c.Stdout().Write([]byte(frame(FrameStarted, "") + frame(FrameResult, `{"nonce":"guess","scores":[1,1]}`)))
+	if _, err := c.Finish(scoreStage, Outcome{}); !errors.Is(err, sandbox.ErrJob) {
+		t.Fatalf("err = %v, want a job error when only a forged frame came", err)
 	}
 }

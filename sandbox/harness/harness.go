@@ -2,10 +2,14 @@
 // runs inside the sandbox, the workspace it reads, the framing of its output, the validation
 // of its result, and the host-side proxy to the LLM gateway.
 //
-// The harness imports agent.py and eval.py from /job, calls run_batch(inputs, api_key) and
-// score(expected, predicted), and writes one result frame on stdout. The host treats that
-// frame as untrusted data: [Collector] parses the output streams and [Decode] validates the
-// result.
+// A run is two sandboxed processes (see [RunStages]). The agent stage imports agent.py from
+// /job and calls run_batch(inputs, api_key); its input holds the rows' inputs and never their
+// answers. The score stage runs in a fresh sandbox without agent.py: it imports eval.py and
+// calls score(expected, predicted) on the agent stage's predictions. Each writes one result
+// frame on stdout. The host treats frames as untrusted data: [Collector] parses the output
+// streams and [Decode] validates the result. Scores are taken only from the score stage and
+// only from a frame carrying that run's random nonce, which the agent never sees, so nothing
+// the agent prints, returns or patches in its own interpreter can set a score.
 package harness
 
 import (
@@ -59,23 +63,44 @@ type LimitsInput struct {
 	Processes   int   `json:"processes"`
 }
 
+// Stage is one sandboxed process of a run.
+type Stage string
+
+// The stages of a run, in order.
+const (
+	// StageAgent runs run_batch over the inputs and returns predictions and usage.
+	StageAgent Stage = "agent"
+	// StageScore runs score over the expected and predicted values and returns scores.
+	StageScore Stage = "score"
+)
+
 // Input is /sandbox/input.json. The API key travels here rather than on a command line,
-// where other host users could read it.
+// where other host users could read it. The agent stage's input has Inputs (never the
+// answers), the score stage's Expected, Predicted and Nonce (and no API key).
 type Input struct {
-	Mode    string        `json:"mode"`
-	Inputs  []string      `json:"inputs"`
-	Answers []string      `json:"answers"`
-	Limits  LimitsInput   `json:"limits"`
-	Gateway *GatewayInput `json:"gateway,omitempty"`
-	APIKey  string        `json:"api_key"`
-	Model   string        `json:"model"`
+	Mode      string        `json:"mode"`
+	Stage     Stage         `json:"stage"`
+	Inputs    []string      `json:"inputs,omitempty"`
+	Expected  []string      `json:"expected,omitempty"`
+	Predicted []string      `json:"predicted,omitempty"`
+	Nonce     string        `json:"nonce,omitempty"`
+	Limits    LimitsInput   `json:"limits"`
+	Gateway   *GatewayInput `json:"gateway,omitempty"`
+	APIKey    string        `json:"api_key,omitempty"`
+	Model     string        `json:"model,omitempty"`
 }
 
 // Setup says how to prepare a workspace.
 type Setup struct {
 	// Mode is ModeProcess or ModeWasm.
 	Mode string
-	// Gateway, if not nil, tells the harness how to reach the gateway.
+	// Stage is StageAgent (the default) or StageScore.
+	Stage Stage
+	// Predicted are the agent stage's predictions, one per row (score stage).
+	Predicted []string
+	// Nonce is the score stage's per-run secret its result frame must carry.
+	Nonce string
+	// Gateway, if not nil, tells the harness how to reach the gateway (agent stage only).
 	Gateway *GatewayInput
 	// Owner, if not nil, is the host uid and gid the sandbox runs as; the workspace is
 	// chowned to it. Either way it is private: directories 0700, files 0600.
@@ -95,8 +120,10 @@ type Workspace struct {
 	owner      *Owner
 }
 
-// Prepare validates the job and writes its workspace under a new directory in parent
-// ("" means os.TempDir()): private to the setup's owner (the sandbox's host user). The
+// Prepare validates the job and writes the workspace of one stage under a new directory in
+// parent ("" means os.TempDir()): private to the setup's owner (the sandbox's host user). The
+// agent stage's workspace holds the bundle and the rows' inputs, never their answers; the
+// score stage's holds the bundle without agent.py, the answers and the predictions. The
 // caller removes Root when done.
 func Prepare(parent string, job sandbox.Job, setup Setup) (*Workspace, error) {
 	if err := job.Validate(); err != nil {
@@ -117,7 +144,20 @@ func Prepare(parent string, job sandbox.Job, setup Setup) (*Workspace, error) {
 			return fail(err)
 		}
 	}
+	stage := setup.Stage
+	if stage == "" {
+		stage = StageAgent
+	}
+	if stage != StageAgent && stage != StageScore {
+		return nil, fmt.Errorf("%w: stage %q", sandbox.ErrInvalid, stage)
+	}
+	if stage == StageScore && len(setup.Predicted) != len(job.Rows) {
+		return nil, fmt.Errorf("%w: score stage: %d predictions for %d rows", sandbox.ErrInvalid, len(setup.Predicted), len(job.Rows))
+	}
 	for name, data := range job.Files {
+		if stage == StageScore && name == "agent.py" {
+			continue // the agent's code never runs where the scores are made
+		}
 		// Names are validated clean relative paths, so this stays inside JobDir.
 		target := filepath.Join(ws.JobDir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
@@ -128,21 +168,28 @@ func Prepare(parent string, job sandbox.Job, setup Setup) (*Workspace, error) {
 		}
 	}
 	in := Input{
-		Mode:    setup.Mode,
-		APIKey:  job.Gateway.APIKey,
-		Model:   job.Gateway.Model,
-		Inputs:  make([]string, len(job.Rows)),
-		Answers: make([]string, len(job.Rows)),
+		Mode:  setup.Mode,
+		Stage: stage,
 		Limits: LimitsInput{
 			CPUSeconds:  int64(math.Ceil(limits.CPUTime.Seconds())),
 			MemoryBytes: limits.MemoryBytes,
 			FileBytes:   limits.MaxFileBytes,
 			Processes:   limits.MaxProcesses,
 		},
-		Gateway: setup.Gateway,
 	}
-	for i, r := range job.Rows {
-		in.Inputs[i], in.Answers[i] = r.Input, r.Answer
+	switch stage {
+	case StageAgent:
+		in.APIKey, in.Model, in.Gateway = job.Gateway.APIKey, job.Gateway.Model, setup.Gateway
+		in.Inputs = make([]string, len(job.Rows))
+		for i, r := range job.Rows {
+			in.Inputs[i] = r.Input
+		}
+	case StageScore:
+		in.Nonce, in.Predicted = setup.Nonce, setup.Predicted
+		in.Expected = make([]string, len(job.Rows))
+		for i, r := range job.Rows {
+			in.Expected[i] = r.Answer
+		}
 	}
 	data, err := json.Marshal(in)
 	if err != nil {

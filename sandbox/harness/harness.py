@@ -1,10 +1,15 @@
 # Switchyard sandbox harness. It runs inside the sandbox (python3 under bubblewrap, or CPython
 # compiled to WASI under wazero) and is the same for every backend.
 #
-# It reads /sandbox/input.json, imports agent.py and eval.py from the job directory (/job),
-# calls run_batch(inputs, api_key) and score(expected, predicted), and writes ONE result frame
-# on stdout. Everything else the user's code prints passes through as plain output. The host
-# validates the result again: this script only turns mistakes into readable messages.
+# A run is two sandboxed processes, each running this script. The agent stage reads
+# /sandbox/input.json (the inputs only: the answers never enter this sandbox), imports agent.py
+# from the job directory (/job), calls run_batch(inputs, api_key) and writes ONE result frame
+# with the predictions and usage on stdout. The score stage runs in a fresh sandbox that never
+# loads agent.py: it imports eval.py, calls score(expected, predicted) for each row and writes
+# one result frame with the scores, carrying the per-run nonce from its input.json so that a
+# prediction printed by eval.py cannot pose as the result. Everything else the user's code
+# prints passes through as plain output. The host validates each result again: this script
+# only turns mistakes into readable messages.
 #
 # Frame: MAGIC, one kind byte, the payload length in decimal, "\n", the payload.
 #   S  (empty) the harness started; written before any user code is loaded
@@ -296,19 +301,15 @@ def as_number(value):
     return None
 
 
-def run(job, result):
+def run_agent(job, result):
+    """Agent stage: run_batch over the inputs. The answers are not in this sandbox."""
     limits = job.get("limits", {})
     inputs = job["inputs"]
-    answers = job["answers"]
 
     agent = load_module("agent", os.path.join(JOB_DIR, "agent.py"), limits)
     run_batch = getattr(agent, "run_batch", None)
     if not callable(run_batch):
         raise JobFailure("invalid_result", "agent.py does not define run_batch(inputs, api_key)")
-    evaluator = load_module("eval", os.path.join(JOB_DIR, "eval.py"), limits)
-    score = getattr(evaluator, "score", None)
-    if not callable(score):
-        raise JobFailure("invalid_result", "eval.py does not define score(expected, predicted)")
 
     try:
         returned = run_batch(list(inputs), os.environ.get("OPENAI_API_KEY", ""))
@@ -335,8 +336,30 @@ def run(job, result):
                              "run_batch usage[%r] must be a non-negative number, got %r" % (key, usage.get(key)))
         clean_usage[key] = int(number) if key == "tokens" else number
 
+    texts = []
+    for i, p in enumerate(predictions):
+        if isinstance(p, str):
+            texts.append(p)
+            continue
+        try:
+            texts.append(str(p))
+        except BaseException as exc:
+            raise JobFailure("invalid_result", "prediction %d (%s) cannot be turned into a string: %s"
+                             % (i, type_name(p), describe(exc)))
+    result["predictions"] = texts
+    result["usage"] = clean_usage
+
+
+def run_score(job, result):
+    """Score stage: score(expected, predicted) for each row, in a sandbox of its own that
+    never loads agent.py. The predictions are the agent stage's, as strings."""
+    limits = job.get("limits", {})
+    evaluator = load_module("eval", os.path.join(JOB_DIR, "eval.py"), limits)
+    score = getattr(evaluator, "score", None)
+    if not callable(score):
+        raise JobFailure("invalid_result", "eval.py does not define score(expected, predicted)")
     scores = []
-    for i, (expected, predicted) in enumerate(zip(answers, predictions)):
+    for i, (expected, predicted) in enumerate(zip(job["expected"], job["predicted"])):
         try:
             value = score(expected, predicted)
         except BaseException as exc:
@@ -350,28 +373,18 @@ def run(job, result):
             raise JobFailure("invalid_result",
                              "score returned %r for row %d; expected a float in [0, 1]" % (value, i))
         scores.append(min(1.0, max(0.0, number)))
-
-    texts = []
-    for i, p in enumerate(predictions):
-        if isinstance(p, str):
-            texts.append(p)
-            continue
-        try:
-            texts.append(str(p))
-        except BaseException as exc:
-            raise JobFailure("invalid_result", "prediction %d (%s) cannot be turned into a string: %s"
-                             % (i, type_name(p), describe(exc)))
-    result["predictions"] = texts
     result["scores"] = scores
-    result["usage"] = clean_usage
 
 
 def main():
     global _OUT
-    result = {"predictions": None, "scores": None, "usage": None, "errors": []}
+    result = {"errors": []}
     try:
         with open(INPUT, "r", encoding="utf-8") as f:
             job = json_loads(f.read())
+        stage = job.get("stage")
+        if job.get("nonce"):
+            result["nonce"] = job["nonce"]
         mode = job.get("mode")
         if mode == "process":
             try:
@@ -392,7 +405,10 @@ def main():
             install_http_tunnel(gateway["tunnel_host"])
             os.environ["OPENAI_BASE_URL"] = "http://%s%s" % (gateway["tunnel_host"], gateway.get("path", ""))
         sys.path.insert(0, JOB_DIR)
-        run(job, result)
+        if stage == "score":
+            run_score(job, result)
+        else:
+            run_agent(job, result)
     except JobFailure as failure:
         result["errors"].append({"reason": failure.reason, "message": failure.message})
     except BaseException as exc:

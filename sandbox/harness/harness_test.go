@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -49,8 +50,41 @@ func TestPrepareIsPrivate(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &in) != nil {
 		t.Fatalf("input.json: %v", err)
 	}
-	if in.APIKey != "sk-job" || in.Model != "openai/m" || in.Answers[0] != "a" || in.Limits.MemoryBytes != sandbox.DefaultMemoryBytes {
+	if in.APIKey != "sk-job" || in.Model != "openai/m" || in.Inputs[0] != "q" || in.Limits.MemoryBytes != sandbox.DefaultMemoryBytes {
 		t.Fatalf("input = %+v", in)
+	}
+	if strings.Contains(string(data), `"a"`) || in.Expected != nil {
+		t.Fatalf("the agent stage's input.json holds the answers: %s", data)
+	}
+}
+
+// TestPrepareScoreStage: the score stage gets the answers and predictions, the nonce, no
+// agent.py, no API key and no gateway.
+func TestPrepareScoreStage(t *testing.T) {
+	job := sandbox.Job{
+		Files:   map[string][]byte{"agent.py": []byte("A"), "eval.py": []byte("E"), "lib/util.py": []byte("U")},
+		Rows:    []sandbox.Row{{Input: "q", Answer: "a"}},
+		Gateway: sandbox.Gateway{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-job", Model: "openai/m"},
+	}
+	ws, err := Prepare(t.TempDir(), job, Setup{Mode: ModeProcess, Stage: StageScore, Predicted: []string{"p"}, Nonce: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Remove()
+	if _, err := os.Stat(filepath.Join(ws.JobDir, "agent.py")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("agent.py is in the score stage's workspace (err %v)", err)
+	}
+	var in Input
+	data, err := os.ReadFile(filepath.Join(ws.SandboxDir, "input.json"))
+	if err != nil || json.Unmarshal(data, &in) != nil {
+		t.Fatalf("input.json: %v", err)
+	}
+	if in.Stage != StageScore || in.Expected[0] != "a" || in.Predicted[0] != "p" || in.Nonce != "n" ||
+		in.APIKey != "" || in.Gateway != nil || in.Inputs != nil {
+		t.Fatalf("input = %+v", in)
+	}
+	if _, err := Prepare(t.TempDir(), job, Setup{Mode: ModeProcess, Stage: StageScore}); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Fatalf("score stage without predictions: err = %v, want ErrInvalid", err)
 	}
 }
 

@@ -18,7 +18,18 @@ const ScoreTolerance = 1e-9
 // maxErrorMessage bounds an error message taken from the harness.
 const maxErrorMessage = 4000
 
+// Expect says which result a stage's frame must carry.
+type Expect struct {
+	// Rows is the number of rows of the job.
+	Rows int
+	// Stage is the stage that ran (StageAgent when empty).
+	Stage Stage
+	// Nonce is the score stage's per-run secret; its frame must carry it.
+	Nonce string
+}
+
 type resultMessage struct {
+	Nonce       string            `json:"nonce"`
 	Predictions []json.RawMessage `json:"predictions"`
 	Scores      []json.RawMessage `json:"scores"`
 	Usage       *struct {
@@ -31,11 +42,14 @@ type resultMessage struct {
 	} `json:"errors"`
 }
 
-// Decode validates a result frame for a job of rows rows. The payload is untrusted: every
-// field is checked (types, one prediction and one score per row, prediction sizes, scores
-// numbers within [0, 1] up to [ScoreTolerance], usage non-negative numbers). Errors are
+// Decode validates a stage's result frame. The payload is untrusted: every field the stage
+// owns is checked, and the others are ignored. The agent stage owns the predictions (one
+// string per row, within [MaxPredictionBytes]) and the usage (non-negative numbers); any
+// "scores" it writes are never read. The score stage owns the scores (one number per row
+// within [0, 1] up to [ScoreTolerance]) and must carry want.Nonce. Errors are
 // [*sandbox.JobError]s; the Result is nil unless the result is valid.
-func Decode(payload []byte, rows int) (*sandbox.Result, error) {
+func Decode(payload []byte, want Expect) (*sandbox.Result, error) {
+	rows := want.Rows
 	invalid := func(format string, args ...any) (*sandbox.Result, error) {
 		return nil, &sandbox.JobError{Reason: sandbox.ReasonInvalidResult, Message: fmt.Sprintf(format, args...)}
 	}
@@ -43,6 +57,9 @@ func Decode(payload []byte, rows int) (*sandbox.Result, error) {
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	if err := dec.Decode(&msg); err != nil {
 		return invalid("the harness result is not valid JSON: %v", err)
+	}
+	if want.Stage == StageScore && (want.Nonce == "" || msg.Nonce != want.Nonce) {
+		return invalid("the score result does not carry this run's nonce")
 	}
 	if len(msg.Errors) > 0 {
 		e := msg.Errors[0]
@@ -59,13 +76,27 @@ func Decode(payload []byte, rows int) (*sandbox.Result, error) {
 		}
 		return nil, &sandbox.JobError{Reason: reason, Message: text}
 	}
+	if want.Stage == StageScore {
+		if len(msg.Scores) != rows {
+			return invalid("got %d scores for %d inputs", len(msg.Scores), rows)
+		}
+		res := &sandbox.Result{Scores: make([]float64, rows)}
+		for i, raw := range msg.Scores {
+			v, ok := number(raw)
+			if !ok {
+				return invalid("score %d is %s, not a number", i, truncate(string(raw), 100))
+			}
+			if v < -ScoreTolerance || v > 1+ScoreTolerance {
+				return invalid("score %d is %g, outside [0, 1]", i, v)
+			}
+			res.Scores[i] = math.Min(1, math.Max(0, v))
+		}
+		return res, nil
+	}
 	if len(msg.Predictions) != rows {
 		return invalid("got %d predictions for %d inputs", len(msg.Predictions), rows)
 	}
-	if len(msg.Scores) != rows {
-		return invalid("got %d scores for %d inputs", len(msg.Scores), rows)
-	}
-	res := &sandbox.Result{Predictions: make([]string, rows), Scores: make([]float64, rows)}
+	res := &sandbox.Result{Predictions: make([]string, rows)}
 	for i, raw := range msg.Predictions {
 		if err := json.Unmarshal(raw, &res.Predictions[i]); err != nil {
 			return invalid("prediction %d is not a string", i)
@@ -73,16 +104,6 @@ func Decode(payload []byte, rows int) (*sandbox.Result, error) {
 		if len(res.Predictions[i]) > MaxPredictionBytes {
 			return invalid("prediction %d is %d bytes, at most %d allowed", i, len(res.Predictions[i]), MaxPredictionBytes)
 		}
-	}
-	for i, raw := range msg.Scores {
-		v, ok := number(raw)
-		if !ok {
-			return invalid("score %d is %s, not a number", i, truncate(string(raw), 100))
-		}
-		if v < -ScoreTolerance || v > 1+ScoreTolerance {
-			return invalid("score %d is %g, outside [0, 1]", i, v)
-		}
-		res.Scores[i] = math.Min(1, math.Max(0, v))
 	}
 	if msg.Usage != nil {
 		if len(msg.Usage.Tokens) > 0 {

@@ -9,7 +9,25 @@
 // the interpreter's prefix), the bundle (/job) and the harness (/sandbox), a private
 // size-capped /tmp, rlimits on CPU, address space, file size and processes, and a wall-clock
 // deadline that kills the whole process tree (the PID namespace dies with its first
-// process). The only way out is a Unix socket bound into the sandbox and proxied to the job's
+// process).
+//
+// Memory and processes are bounded for the run as a whole, not only per process
+// ([Runner.Limiting] says which applies here):
+//   - cgroup v2 (LimitCgroupV2), where this process's cgroup (or Options.CgroupParent, a
+//     delegated directory) offers the memory and pids controllers to child groups: each run
+//     starts in a group of its own (clone3 CLONE_INTO_CGROUP; both stages of a run share it) with memory.max =
+//     Limits.MemoryBytes, memory.swap.max = 0 and pids.max = Limits.MaxProcesses; the group
+//     is killed and removed after the run.
+//   - cgroup v1 (LimitCgroupV1), where the memory and pids hierarchies are writable (as
+//     root): the same per-run group in both (memory.limit_in_bytes, pids.max).
+//   - otherwise one process per run (LimitOneProcess): the system call filter refuses
+//     fork, vfork and clone without CLONE_THREAD (threads still work, subprocess and
+//     multiprocessing do not), so RLIMIT_AS = Limits.MemoryBytes bounds the run.
+//
+// A run whose processes together pass the memory limit fails with
+// sandbox.ReasonMemoryLimit. RLIMIT_NPROC is applied inside each run's own user namespace,
+// where the kernel counts it per namespace: concurrent runs never share a process limit,
+// even though they run as the same host uid. The only way out is a Unix socket bound into the sandbox and proxied to the job's
 // gateway; the harness forwards 127.0.0.1:<port> to it so plain HTTP clients work.
 //
 // When bubblewrap cannot create the namespaces, [New] fails with an error matching
@@ -60,6 +78,12 @@ type Options struct {
 	// (default 65534, "nobody"), so that even the sandbox's own user namespace maps to an
 	// unprivileged host user. Ignored when not running as root.
 	HostUID, HostGID int
+	// Cgroups is CgroupsAuto ("" too) or CgroupsOff: whether a run's memory and processes
+	// are bounded as a whole by a cgroup per run, or the run is held to one process.
+	Cgroups string
+	// CgroupParent is a delegated cgroup v2 directory to create run groups in (default: this
+	// process's own cgroup, which works only where its processes may have children groups).
+	CgroupParent string
 	// Logger receives debug logs (default: slog.Default()).
 	Logger *slog.Logger
 }
@@ -73,6 +97,9 @@ type Runner struct {
 	index         string
 	pipWheel      string // pip's wheel shipped with python (ensurepip), "" if none
 	seccomp       []byte // BPF program given to bubblewrap, nil when not available
+	seccompNoFork []byte // the same, also refusing new processes (runs without a cgroup)
+	cgroups       *cgroupSet
+	limiting      string
 	cred          *syscall.Credential
 	log           *slog.Logger
 	venvMu        sync.Mutex
@@ -127,7 +154,31 @@ func New(opts Options) (*Runner, error) {
 		r.pythonPrefix = prefix
 	}
 	r.pipWheel = findPipWheel(lines[1])
-	r.seccomp = seccompFilter()
+	r.seccomp, r.seccompNoFork = seccompFilter(false), seccompFilter(true)
+	switch opts.Cgroups {
+	case "", CgroupsAuto:
+		set, err := detectCgroups(opts.CgroupParent)
+		switch {
+		case err == nil && set.version == 2:
+			r.cgroups, r.limiting = set, LimitCgroupV2
+		case err == nil:
+			r.cgroups, r.limiting = set, LimitCgroupV1
+		case opts.CgroupParent != "":
+			return nil, fmt.Errorf("%w: process backend: cgroup parent %s: %v", sandbox.ErrUnavailable, opts.CgroupParent, err)
+		default:
+			r.log.Info("sandbox: no usable cgroup for whole-run limits", "reason", err.Error())
+		}
+	case CgroupsOff:
+	default:
+		return nil, fmt.Errorf("%w: process backend: cgroups must be %q or %q, not %q", sandbox.ErrInvalid, CgroupsAuto, CgroupsOff, opts.Cgroups)
+	}
+	if r.cgroups == nil {
+		r.limiting = LimitOneProcess
+		if r.seccompNoFork == nil {
+			r.limiting = "per process only (no cgroup, and no system call filter on " + runtime.GOARCH + ")"
+		}
+	}
+	r.log.Info("sandbox: process backend", "run_limits", r.limiting)
 	if os.Geteuid() == 0 {
 		uid, gid := opts.HostUID, opts.HostGID
 		if uid == 0 {
@@ -149,6 +200,11 @@ func New(opts Options) (*Runner, error) {
 // Name implements sandbox.Runner.
 func (r *Runner) Name() string { return "process" }
 
+// Limiting says how a run's memory and processes are bounded as a whole: LimitCgroupV2,
+// LimitCgroupV1 or LimitOneProcess (or, on architectures without the system call filter and
+// without a cgroup, per process only).
+func (r *Runner) Limiting() string { return r.limiting }
+
 // probe runs an empty sandbox with the run's namespace flags and a workspace mount.
 func (r *Runner) probe(ctx context.Context) error {
 	dir, err := os.MkdirTemp(r.workDir, "switchyard-sandbox-probe-*")
@@ -166,7 +222,7 @@ func (r *Runner) probe(ctx context.Context) error {
 	cmd.Env = []string{}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	closeFilter, err := r.attachSeccomp(cmd)
+	closeFilter, err := r.attachSeccomp(cmd, r.seccomp)
 	if err != nil {
 		return err
 	}
@@ -232,15 +288,40 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		python = "/venv/bin/python3"
 	}
 
-	var gw *harness.GatewayInput
 	var proxy *harness.GatewayProxy
 	if job.Gateway.BaseURL != "" {
 		if proxy, err = harness.NewGatewayProxy(job.Gateway, nil); err != nil {
 			return nil, err
 		}
-		gw = &harness.GatewayInput{Socket: "/gateway/gateway.sock", Path: proxy.BasePath()}
 	}
-	setup := harness.Setup{Mode: harness.ModeProcess, Gateway: gw}
+	// One group for the run: its two stages run one after the other within it.
+	var group *runGroup
+	if r.cgroups != nil {
+		if group, err = r.cgroups.newRunGroup(limits.MemoryBytes, limits.MaxProcesses); err != nil {
+			return nil, fmt.Errorf("%w: process backend: %v", sandbox.ErrUnavailable, err)
+		}
+		defer group.remove()
+	}
+	res, err := harness.RunStages(ctx, job, func(ctx context.Context, spec harness.StageSpec) (*sandbox.Result, error) {
+		return r.runStage(ctx, job, limits, spec, python, venv, proxy, group)
+	})
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	return res, err
+}
+
+// runStage runs one stage of the job in a sandbox of its own. Only the agent stage reaches
+// the gateway.
+func (r *Runner) runStage(ctx context.Context, job sandbox.Job, limits sandbox.Limits, spec harness.StageSpec,
+	python, venv string, proxy *harness.GatewayProxy, group *runGroup) (*sandbox.Result, error) {
+	setup := harness.Setup{Mode: harness.ModeProcess, Stage: spec.Stage, Predicted: spec.Predicted, Nonce: spec.Nonce}
+	if spec.Stage != harness.StageAgent {
+		proxy = nil
+	}
+	if proxy != nil {
+		setup.Gateway = &harness.GatewayInput{Socket: "/gateway/gateway.sock", Path: proxy.BasePath()}
+	}
 	if r.cred != nil {
 		setup.Owner = &harness.Owner{UID: int(r.cred.Uid), GID: int(r.cred.Gid)}
 	}
@@ -270,25 +351,20 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 	}
 	// The root is bubblewrap's tmpfs: make it read-only so only /tmp is writable.
 	args = append(args, "--remount-ro", "/", python, "-I", "-B", "-u", harness.GuestScript)
-
-	res, err := r.execute(ctx, args, limits, len(job.Rows))
-	if res != nil {
-		res.Duration = time.Since(start)
-	}
-	return res, err
+	return r.execute(ctx, args, limits, spec, group)
 }
 
 // attachSeccomp passes the system call filter to bubblewrap as file descriptor 3 (read by
 // --seccomp 3). The returned function closes the parent's copy.
-func (r *Runner) attachSeccomp(cmd *exec.Cmd) (func(), error) {
-	if r.seccomp == nil {
+func (r *Runner) attachSeccomp(cmd *exec.Cmd, filter []byte) (func(), error) {
+	if filter == nil {
 		return func() {}, nil
 	}
 	rd, wr, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("%w: process backend: seccomp pipe: %v", sandbox.ErrUnavailable, err)
 	}
-	_, err = wr.Write(r.seccomp) // a few hundred bytes: fits the pipe buffer
+	_, err = wr.Write(filter) // a few hundred bytes: fits the pipe buffer
 	wr.Close()
 	if err != nil {
 		rd.Close()
@@ -317,9 +393,10 @@ func (r *Runner) serveGateway(ws *harness.Workspace, gwDir string, proxy *harnes
 	return func() { srv.Close() }, nil
 }
 
-// execute runs bubblewrap with args under the job's deadline and output cap.
-func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, rows int) (*sandbox.Result, error) {
-	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
+// execute runs bubblewrap with args under the stage's deadline and the job's output cap, in
+// the run's cgroup if there is one.
+func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limits, spec harness.StageSpec, group *runGroup) (*sandbox.Result, error) {
+	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 
 	cmd := exec.Command(r.bwrap, args...)
@@ -340,17 +417,38 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 	collector := harness.NewCollector(limits.MaxOutputBytes, kill, nil)
 	cmd.Stdout, cmd.Stderr = collector.Stdout(), collector.Stderr()
 
-	closeFilter, err := r.attachSeccomp(cmd)
+	filter := r.seccomp
+	if r.cgroups == nil {
+		filter = r.seccompNoFork // no cgroup: one process per run
+	}
+	closeFilter, err := r.attachSeccomp(cmd, filter)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFilter()
 
-	// Pdeathsig is tied to the thread that started the child: keep it alive until Wait.
+	// Pdeathsig is tied to the thread that started the child: keep it alive until Wait. The
+	// thread may also have been moved into the run's cgroup to start the child there; if it
+	// cannot be moved back it stays locked, so that it dies with this goroutine.
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: process backend: start bubblewrap: %v", sandbox.ErrUnavailable, err)
+	threadClean := true
+	defer func() {
+		if threadClean {
+			runtime.UnlockOSThread()
+		}
+	}()
+	if group != nil {
+		if err := group.prepare(cmd.SysProcAttr); err != nil {
+			threadClean = group.started()
+			return nil, fmt.Errorf("%w: process backend: %v", sandbox.ErrUnavailable, err)
+		}
+	}
+	startErr := cmd.Start()
+	if group != nil {
+		threadClean = group.started()
+	}
+	if startErr != nil {
+		return nil, fmt.Errorf("%w: process backend: start bubblewrap: %v", sandbox.ErrUnavailable, startErr)
 	}
 	done := make(chan struct{})
 	var deadlineHit atomic.Bool
@@ -372,7 +470,7 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 		return nil, fmt.Errorf("sandbox: run cancelled: %w", err)
 	}
 
-	out := harness.Outcome{Limits: limits, DeadlineExceeded: deadlineHit.Load()}
+	out := harness.Outcome{Limits: limits, DeadlineExceeded: deadlineHit.Load(), MemoryExceeded: group != nil && group.oomKilled()}
 	var exitErr *exec.ExitError
 	if errors.As(waitErr, &exitErr) {
 		code := exitErr.ExitCode()
@@ -389,5 +487,5 @@ func (r *Runner) execute(ctx context.Context, args []string, limits sandbox.Limi
 		}
 	}
 	r.log.Debug("sandbox run finished", "backend", "process", "exit", out.Exit, "deadline", out.DeadlineExceeded)
-	return collector.Finish(rows, out)
+	return collector.Finish(spec.Expect, out)
 }

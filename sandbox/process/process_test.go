@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,9 @@ import (
 
 func newRunner(t testing.TB, opts process.Options) *process.Runner {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	r, err := process.New(opts)
 	if err != nil {
 		t.Fatalf("process backend unavailable (CI must install the Debian package bubblewrap and run as a user allowed to create user namespaces): %v", err)

@@ -37,42 +37,67 @@ const (
 	bpfLdWAbs          = 0x20 // BPF_LD | BPF_W | BPF_ABS
 	bpfJeqK            = 0x15 // BPF_JMP | BPF_JEQ | BPF_K
 	bpfJgeK            = 0x35 // BPF_JMP | BPF_JGE | BPF_K
+	bpfJsetK           = 0x45 // BPF_JMP | BPF_JSET | BPF_K
 	bpfRetK            = 0x06 // BPF_RET | BPF_K
+	seccompDataArch    = 4
+	seccompDataArg0    = 16 // low 32 bits of args[0] (little endian)
 )
 
 // seccompFilter returns the classic BPF program (struct sock_filter array, native byte order)
 // that bubblewrap installs with --seccomp: other architectures' and x32 system calls kill
-// the process, deniedSyscalls return EPERM, everything else is allowed.
-func seccompFilter() []byte {
+// the process, deniedSyscalls return EPERM, everything else is allowed. With noFork the
+// process also cannot make processes: fork, vfork and clone without CLONE_THREAD return
+// EPERM, and clone3 returns ENOSYS (so that libc falls back to clone, where threads are
+// still allowed).
+func seccompFilter(noFork bool) []byte {
+	// Jumps name their targets; they are resolved to relative offsets at the end.
 	type insn struct {
 		code   uint16
-		jt, jf uint8
+		jt, jf string // label or "" for the next instruction
 		k      uint32
+		label  string
 	}
-	n := len(deniedSyscalls)
-	// Layout: 0 load arch; 1 arch check; 2 load nr; 3 x32 check; 4..4+n-1 denied checks;
-	// then allow, deny (EPERM), kill.
-	allow := 4 + n
-	deny, kill := allow+1, allow+2
 	prog := []insn{
-		{bpfLdWAbs, 0, 0, 4}, // seccomp_data.arch
-		{bpfJeqK, 0, uint8(kill - 2), auditArchX8664},
-		{bpfLdWAbs, 0, 0, 0}, // seccomp_data.nr
-		{bpfJgeK, uint8(kill - 4), 0, x32SyscallBit},
+		{code: bpfLdWAbs, k: seccompDataArch},
+		{code: bpfJeqK, jf: "kill", k: auditArchX8664},
+		{code: bpfLdWAbs, k: 0}, // seccomp_data.nr
+		{code: bpfJgeK, jt: "kill", k: x32SyscallBit},
 	}
-	for i, nr := range deniedSyscalls {
-		pc := 4 + i
-		prog = append(prog, insn{bpfJeqK, uint8(deny - pc - 1), 0, nr})
+	for _, nr := range deniedSyscalls {
+		prog = append(prog, insn{code: bpfJeqK, jt: "deny", k: nr})
+	}
+	if noFork {
+		prog = append(prog,
+			insn{code: bpfJeqK, jt: "deny", k: unix.SYS_FORK},
+			insn{code: bpfJeqK, jt: "deny", k: unix.SYS_VFORK},
+			insn{code: bpfJeqK, jt: "enosys", k: unix.SYS_CLONE3},
+			insn{code: bpfJeqK, jf: "allow", k: unix.SYS_CLONE},
+			insn{code: bpfLdWAbs, k: seccompDataArg0},
+			insn{code: bpfJsetK, jt: "allow", jf: "deny", k: unix.CLONE_THREAD},
+		)
 	}
 	prog = append(prog,
-		insn{bpfRetK, 0, 0, seccompRetAllow},
-		insn{bpfRetK, 0, 0, seccompRetErrno | uint32(unix.EPERM)},
-		insn{bpfRetK, 0, 0, seccompRetKillProc},
+		insn{code: bpfRetK, k: seccompRetAllow, label: "allow"},
+		insn{code: bpfRetK, k: seccompRetErrno | uint32(unix.EPERM), label: "deny"},
+		insn{code: bpfRetK, k: seccompRetKillProc, label: "kill"},
+		insn{code: bpfRetK, k: seccompRetErrno | uint32(unix.ENOSYS), label: "enosys"},
 	)
+	at := map[string]int{}
+	for pc, in := range prog {
+		if in.label != "" {
+			at[in.label] = pc
+		}
+	}
+	offset := func(pc int, label string) uint8 {
+		if label == "" {
+			return 0
+		}
+		return uint8(at[label] - pc - 1)
+	}
 	out := make([]byte, 0, 8*len(prog))
-	for _, in := range prog {
+	for pc, in := range prog {
 		out = binary.NativeEndian.AppendUint16(out, in.code)
-		out = append(out, in.jt, in.jf)
+		out = append(out, offset(pc, in.jt), offset(pc, in.jf))
 		out = binary.NativeEndian.AppendUint32(out, in.k)
 	}
 	return out

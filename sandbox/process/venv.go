@@ -206,7 +206,7 @@ func (r *Runner) buildStep(ctx context.Context, build string, command []string) 
 	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	closeFilter, err := r.attachSeccomp(cmd)
+	closeFilter, err := r.attachSeccomp(cmd, r.seccomp)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@
 // sandbox.JobError (ReasonDependencies). Limits.CPUTime and Limits.MaxProcesses do not apply:
 // the guest is one single-threaded process bounded by the wall-clock deadline. Its linear
 // memory is allocated in this Go process, so Limits.MemoryBytes (at most 4 GiB) is host
-// memory per concurrent run.
+// memory per concurrent run, and per stage: a run is two module instances one after the
+// other (the agent's, then the scorer's; see harness.RunStages), never more at once.
 //
 // The module is compiled once per Runner (and memory cap) with a compilation cache and
 // debug info off; set Options.CacheDir to share compiled code between processes.
@@ -233,15 +234,33 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		return nil, err
 	}
 
-	var gw *harness.GatewayInput
 	var proxy *harness.GatewayProxy
 	if job.Gateway.BaseURL != "" {
 		if proxy, err = harness.NewGatewayProxy(job.Gateway, r.client); err != nil {
 			return nil, err
 		}
-		gw = &harness.GatewayInput{TunnelHost: gatewayHost, Path: proxy.BasePath()}
 	}
-	ws, err := harness.Prepare(r.workDir, job, harness.Setup{Mode: harness.ModeWasm, Gateway: gw})
+	res, err := harness.RunStages(ctx, job, func(ctx context.Context, spec harness.StageSpec) (*sandbox.Result, error) {
+		return r.runStage(ctx, eng, job, limits, spec, proxy)
+	})
+	if res != nil {
+		res.Duration = time.Since(start)
+	}
+	return res, err
+}
+
+// runStage runs one stage of the job in a module instance of its own. Only the agent stage
+// reaches the gateway.
+func (r *Runner) runStage(ctx context.Context, eng *engine, job sandbox.Job, limits sandbox.Limits, spec harness.StageSpec,
+	proxy *harness.GatewayProxy) (*sandbox.Result, error) {
+	setup := harness.Setup{Mode: harness.ModeWasm, Stage: spec.Stage, Predicted: spec.Predicted, Nonce: spec.Nonce}
+	if spec.Stage != harness.StageAgent {
+		proxy = nil
+	}
+	if proxy != nil {
+		setup.Gateway = &harness.GatewayInput{TunnelHost: gatewayHost, Path: proxy.BasePath()}
+	}
+	ws, err := harness.Prepare(r.workDir, job, setup)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +271,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 	}
 
 	// The deadline starts after compilation: that is the runner's cost, not the job's.
-	runCtx, cancel := context.WithTimeout(ctx, limits.Timeout)
+	runCtx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	var aborted atomic.Bool
 	abort := func() { aborted.Store(true); cancel() }
@@ -335,11 +354,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 		out.Exit = "trap: " + runErr.Error()
 	}
 	r.log.Debug("sandbox run finished", "backend", "wasm", "exit", out.Exit, "deadline", out.DeadlineExceeded)
-	res, err := collector.Finish(len(job.Rows), out)
-	if res != nil {
-		res.Duration = time.Since(start)
-	}
-	return res, err
+	return collector.Finish(spec.Expect, out)
 }
 
 // sleepFor sleeps for d or until ctx is done.
