@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,14 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call the API ("*": any); empty turns
 	// CORS off (see withCORS).
 	CORSOrigins []string
+	// BodyReadTimeout bounds how long a client may take to send a request body (default
+	// DefaultBodyReadTimeout; negative: no bound). Responses, streams included, are not
+	// affected.
+	BodyReadTimeout time.Duration
+	// FailedAuthPerMinute bounds failed authentications per client address (default
+	// DefaultFailedAuthPerMinute; negative: no bound); beyond it every request from that
+	// address is refused with 429 until it has waited. Successful requests cost nothing.
+	FailedAuthPerMinute int
 }
 
 // Option plugs a capability into the server.
@@ -56,6 +65,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	auth    *Auth
+	authRL  *authLimiter
 	mux     *http.ServeMux
 	routes  []Route
 	public  map[string]bool        // mux pattern -> no key needed
@@ -83,10 +93,20 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	if cfg.BodyReadTimeout == 0 {
+		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	for i, k := range cfg.APIKeys {
+		if len(k) < MinAPIKeyLength {
+			cfg.Logger.Warn("server: a weak operator API key: shorter than the recommended length; use a long random key (e.g. `openssl rand -hex 32`)",
+				"key_index", i, "length", len(k), "recommended", MinAPIKeyLength)
+		}
+	}
 	s := &Server{
 		cfg:    cfg,
 		log:    cfg.Logger,
 		auth:   newAuth(cfg.Store, cfg.APIKeys),
+		authRL: newAuthLimiter(cfg.FailedAuthPerMinute),
 		mux:    http.NewServeMux(),
 		public: map[string]bool{},
 		scoped: map[string]bool{},
@@ -217,12 +237,21 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
 	if !s.public[pattern] && needsKey(r.URL.Path, pattern) {
+		addr := clientAddr(r)
+		if blocked, wait := s.authRL.blocked(addr, time.Now()); blocked {
+			secs := int(wait/time.Second) + 1
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			s.respondError(w, r, Errorf(http.StatusTooManyRequests, KindTooManyRequests,
+				"too many failed authentications from this address (limit %d per minute); retry after %d s", s.authRL.perMinute, secs), nil)
+			return
+		}
 		p, err := s.auth.Authenticate(r.Context(), bearer(r))
 		if err != nil {
 			if !errors.Is(err, ErrNoKey) {
 				s.writeError(w, r, err)
 				return
 			}
+			s.authRL.fail(addr, time.Now())
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
 			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"), nil)
 			return
@@ -247,6 +276,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	withBodyDeadline(w, r, s.cfg.BodyReadTimeout)
 	if dr, ok := s.direct[pattern]; ok && dr.path == r.URL.Path {
 		// Exactly the route's path and no wildcards, so nothing for r.PathValue: call the
 		// route's handler without matching the route a second time.

@@ -42,10 +42,19 @@ type serveConfig struct {
 	ConversationWrites string
 	writes             completions.ConversationWrites
 	// Faults are the gateway's time budgets and circuit breaker.
-	Faults    gatewayFaults
+	Faults gatewayFaults
+	// Conns are the HTTP server's own limits.
+	Conns     connLimits
 	LogLevel  string
 	LogFormat string
 	jobLimits // per-key job limits and the download idle timeout (joblimits.go)
+}
+
+// connLimits are the serve flags that bound what one client can hold open.
+type connLimits struct {
+	IdleTimeout, BodyReadTimeout time.Duration
+	MaxConnections               int
+	FailedAuthPerMinute          int
 }
 
 // gatewayFaults are the serve flags of the gateway's fault handling (completions.Options).
@@ -77,6 +86,10 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.Faults.Request, "request-timeout", 5*time.Minute, "deadline of a whole completion request, retries and fallbacks included (requests may set timeout)")
 	fs.IntVar(&c.Faults.BreakerFailures, "breaker-failures", 5, "consecutive failures of a model that open its circuit breaker (negative: no breaker)")
 	fs.DurationVar(&c.Faults.BreakerCooldown, "breaker-cooldown", 30*time.Second, "how long an open circuit breaker skips its model before one request probes it (±20% jitter)")
+	fs.DurationVar(&c.Conns.IdleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
+	fs.DurationVar(&c.Conns.BodyReadTimeout, "body-read-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (responses and streams are not affected)")
+	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
+	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
@@ -153,6 +166,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Logger:       log,
 		Version:      version,
 		CORSOrigins:  splitList(c.CORSOrigins),
+		// Flags say 0 for "no bound"; the server's Config says negative.
+		BodyReadTimeout:     noBoundIfZero(c.Conns.BodyReadTimeout),
+		FailedAuthPerMinute: c.Conns.FailedAuthPerMinute,
 	}, opts...)
 	if err != nil {
 		return err
@@ -176,12 +192,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       c.Conns.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	log.Info("switchyard listening", "addr", ln.Addr().String(), "data", c.DataDir, "version", version)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(server.LimitListener(ln, c.Conns.MaxConnections)) }()
 	select {
 	case err := <-errc:
 		srv.Close(context.Background())
@@ -201,6 +218,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// noBoundIfZero maps a flag's 0 ("no bound") to the negative value Config uses for it.
+func noBoundIfZero(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // loopbackAddr turns a wildcard listen address into one this host can dial.

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestWeakOperatorKeyWarns: a key shorter than MinAPIKeyLength draws one warning naming its
+// index and length, never the key.
+func TestWeakOperatorKeyWarns(t *testing.T) {
+	var buf bytes.Buffer
+	testServer(t, Config{APIKeys: []string{"x", strings.Repeat("k", MinAPIKeyLength)}}, &buf)
+	out := buf.String()
+	if strings.Count(out, "weak operator API key") != 1 || !strings.Contains(out, `"key_index":0`) || strings.Contains(out, `"x"`) {
+		t.Fatalf("log: %s", out)
+	}
+}
+
+// TestFailedAuthIsRateLimited: an address that keeps sending wrong keys is refused with 429
+// and Retry-After, even with the right key, while another address is not affected.
+func TestFailedAuthIsRateLimited(t *testing.T) {
+	s := testServer(t, Config{FailedAuthPerMinute: 5}, nil)
+	req := func(addr, key string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/api/v1/test/echo", strings.NewReader(`{"name":"x"}`))
+		r.RemoteAddr = addr + ":1234"
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w
+	}
+	for i := range 5 {
+		if w := req("10.0.0.1", fmt.Sprintf("guess-%d", i)); w.Code != 401 {
+			t.Fatalf("guess %d: %d", i, w.Code)
+		}
+	}
+	w := req("10.0.0.1", "guess-6")
+	if w.Code != 429 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "failed authentications") {
+		t.Fatalf("after 5 failures: %d %s %q", w.Code, w.Body, w.Header().Get("Retry-After"))
+	}
+	if w := req("10.0.0.1", testKey); w.Code != 429 {
+		t.Fatalf("the right key from a blocked address: %d (the key must not be checked)", w.Code)
+	}
+	if w := req("10.0.0.2", testKey); w.Code != 200 {
+		t.Fatalf("another address: %d %s", w.Code, w.Body)
+	}
+	for range 20 {
+		if w := req("10.0.0.3", testKey); w.Code != 200 {
+			t.Fatalf("successful requests are throttled: %d", w.Code)
+		}
+	}
+	// /v1/ gets OpenAI's envelope.
+	r := httptest.NewRequest("GET", "/v1/models", nil)
+	r.RemoteAddr = "10.0.0.1:1"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, r)
+	if rec.Code != 429 || !strings.Contains(rec.Body.String(), `"message"`) || !strings.Contains(rec.Body.String(), `{"error":{`) {
+		t.Fatalf("/v1/: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// servedOverTCP runs s on a real listener with the given http.Server settings.
+func servedOverTCP(t *testing.T, s http.Handler, configure func(*http.Server), ln net.Listener) string {
+	t.Helper()
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: time.Second}
+	configure(hs)
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return ln.Addr().String()
+}
+
+func errorAs(err error, target *net.Error) bool {
+	ne, ok := err.(net.Error)
+	if ok {
+		*target = ne
+	}
+	return ok
+}
+
+// TestStalledBodyIsCutOff: a client that sends one byte of its body and stops gets an error
+// and its connection closed after the body-read timeout.
+func TestStalledBodyIsCutOff(t *testing.T) {
+	s := testServer(t, Config{BodyReadTimeout: 100 * time.Millisecond}, nil)
+	addr := servedOverTCP(t, s, func(*http.Server) {}, nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /api/v1/test/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", testKey)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode < 400 {
+			t.Fatalf("a stalled body got %d", resp.StatusCode)
+		}
+	}
+	var ne net.Error
+	if err != nil && errorAs(err, &ne) && ne.Timeout() {
+		t.Fatal("the server kept the stalled request open for 5 s")
+	}
+}
+
+// TestLongStreamOutlivesBodyTimeout: a response that takes longer than the body-read
+// timeout (a stream) is not cut once the body was read.
+func TestLongStreamOutlivesBodyTimeout(t *testing.T) {
+	s := testServer(t, Config{BodyReadTimeout: 50 * time.Millisecond}, nil)
+	s.Handle(Route{Method: "POST", Path: "/api/v1/test/slow"}, func(w http.ResponseWriter, r *http.Request) error {
+		io.ReadAll(r.Body)
+		for i := range 5 {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(40 * time.Millisecond)
+		}
+		return nil
+	})
+	s.handler = s.withAccessLog(withCORS(nil, s.withRecover(http.HandlerFunc(s.dispatch))))
+	addr := servedOverTCP(t, s, func(*http.Server) {}, nil)
+	req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/test/slow", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || strings.Count(string(b), "data:") != 5 {
+		t.Fatalf("stream cut: %q %v", b, err)
+	}
+}
+
+// TestIdleKeepAliveClosed: an idle keep-alive connection is closed after the idle timeout
+// serve sets.
+func TestIdleKeepAliveClosed(t *testing.T) {
+	s := testServer(t, Config{}, nil)
+	addr := servedOverTCP(t, s, func(hs *http.Server) { hs.IdleTimeout = 100 * time.Millisecond }, nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("unexpected data")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the idle connection stayed open for 5 s")
+	}
+}
+
+// TestLimitListener: at most n connections are served at once; the next waits until one
+// closes.
+func TestLimitListener(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := LimitListener(raw, 2)
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	defer ln.Close()
+	var conns []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := accepted.Load(); n != 2 {
+		t.Fatalf("accepted %d connections with a limit of 2", n)
+	}
+	conns[0].Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for accepted.Load() != 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if accepted.Load() != 3 {
+		t.Fatal("the third connection was not accepted after one closed")
+	}
+	for _, c := range conns[1:] {
+		c.Close()
+	}
+}
