@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/invopop/jsonschema"
 )
@@ -244,7 +248,29 @@ func strictDecode(data []byte, v any) error {
 	if dec.More() {
 		return errors.New("unexpected data after the JSON value")
 	}
-	return nil
+	return exactNames(data, v)
+}
+
+// exactNames refuses member names that encoding/json matched without regard to case
+// ("MAX_MODEL_DEPTH" would set max_model_depth) or that repeat: decoded again with exact
+// names, such a member is unknown.
+func exactNames(data []byte, v any) error {
+	fresh := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+	err := jsonv2.Unmarshal(data, fresh, jsonv2.RejectUnknownMembers(true))
+	var se *jsonv2.SemanticError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && errors.Is(se.Err, jsonv2.ErrUnknownName):
+		name := string(se.JSONPointer)
+		if i := strings.LastIndexByte(name, '/'); i >= 0 {
+			name = name[i+1:]
+		}
+		return fmt.Errorf("json: unknown field %q", name)
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		return errors.New("a field appears more than once")
+	}
+	return nil // anything else was judged by the decoding above
 }
 
 // decodeField decodes raw into dst (strictly), naming field in any error. Absent or null

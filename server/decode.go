@@ -39,18 +39,13 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 	}
 	// The decoder scans the whole first value before it decodes anything, so a syntax
 	// error in it is reported before any type error, as a separate json.Valid pass would.
-	var rest []byte
-	if opts.AllowUnknownFields {
-		// Unmarshal works on body in place (no decoder buffer) and rejects trailing data.
-		err = json.Unmarshal(body, v)
-	} else {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(v)
-		rest = body[dec.InputOffset():]
+	if !opts.AllowUnknownFields {
+		return decodeExact(body, v, opts.ValidationStatus)
 	}
+	// Unmarshal works on body in place (no decoder buffer) and rejects trailing data.
+	err = json.Unmarshal(body, v)
 	var syn *json.SyntaxError
-	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && !onlySpace(rest)) {
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
 		// Rare: find the precise complaint on the whole body.
 		return malformed(body)
 	}

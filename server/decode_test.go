@@ -39,6 +39,13 @@ func decodeReference(body []byte, v any, opts decodeOptions) error {
 	return nil
 }
 
+// exactDecoding is what the strict endpoints answer where it differs from encoding/json.
+var exactDecoding = map[string]string{
+	`{"items":[{"n":"1"}]}`:    `field "items[0].n" must be an integer, got string`,
+	`{"count":1.5}`:            `field "count" must be an integer, got number`,
+	`{"count": 1, "count": 2}`: `field "count" appears more than once`,
+}
+
 func TestDecodeJSONMatchesReference(t *testing.T) {
 	type item struct {
 		N int `json:"n"`
@@ -79,6 +86,15 @@ func TestDecodeJSONMatchesReference(t *testing.T) {
 				r := httptest.NewRequest("POST", "/", strings.NewReader(b))
 				gotErr := decodeJSON(r, &got, opts)
 				wantErr := decodeReference([]byte(b), &want, opts)
+				// Strict endpoints decode exactly (decode_exact.go): field paths carry the
+				// index, and a repeated name is refused instead of overriding the first.
+				if want, ok := exactDecoding[b]; ok && !allow {
+					st := status
+					if st == 0 {
+						st = http.StatusUnprocessableEntity
+					}
+					wantErr = Validation(st, "%s", want)
+				}
 				if errText(gotErr) != errText(wantErr) {
 					t.Errorf("allow=%v status=%d body %s: error %q, want %q", allow, status, b, errText(gotErr), errText(wantErr))
 				}
@@ -112,5 +128,22 @@ func TestDecodeJSONShortBody(t *testing.T) {
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, "reading request body") {
 		t.Fatalf("err = %v, want a 400 about reading the body", err)
+	}
+}
+
+// TestStrictEndpointsMatchNamesExactly: on endpoints that reject unknown fields, a field
+// name in another case is unknown (encoding/json would have let "COUNT" set count).
+func TestStrictEndpointsMatchNamesExactly(t *testing.T) {
+	type body struct {
+		ModelID string `json:"model_id"`
+		Count   int    `json:"count"`
+	}
+	for _, b := range []string{`{"MODEL_ID":"x"}`, `{"model_id":"a","Model_Id":"b"}`, `{"Count":1}`} {
+		var got body
+		err := decodeJSON(httptest.NewRequest("POST", "/", strings.NewReader(b)), &got, decodeOptions{})
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Status != 422 || !strings.Contains(ae.Message, "unknown field") {
+			t.Fatalf("%s: %v (decoded %+v)", b, err, got)
+		}
 	}
 }

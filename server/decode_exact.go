@@ -1,0 +1,104 @@
+package server
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// decodeExact decodes body into v for the endpoints that reject unknown fields: member
+// names must match the fields' JSON names exactly (encoding/json would let "MODEL_ID" set
+// model_id, and a repeated name override the first), so a wrong-case name is an unknown
+// field and a repeated one is refused. Errors name the field by its path
+// ("messages[0].role").
+func decodeExact(body []byte, v any, status int) error {
+	err := jsonv2.Unmarshal(body, v, jsonv2.RejectUnknownMembers(true))
+	if err == nil {
+		return nil
+	}
+	// Custom UnmarshalJSON methods report their own field-naming messages.
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		var se *jsontext.SyntacticError
+		if errors.As(err, &se) {
+			return Validation(status, "field %q appears more than once", pointerPath(string(se.JSONPointer)))
+		}
+		return Validation(status, "a field appears more than once")
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return malformed(body)
+	}
+	var se *jsonv2.SemanticError
+	if errors.As(err, &se) {
+		path := pointerPath(string(se.JSONPointer))
+		switch {
+		case errors.Is(se.Err, jsonv2.ErrUnknownName):
+			return Validation(status, "unknown field %q", path)
+		case se.GoType != nil && isNumberErr(se.Err):
+			return Validation(status, "field %q must be %s, got number", path, jsonTypeName(se.GoType.Kind().String()))
+		case se.Err != nil:
+			// A type's own UnmarshalJSON failed: its error names the field, as before.
+			return decodeError(se.Err, status)
+		case path == "":
+			return Validation(status, "request body must be a JSON object, got %s", kindName(se.JSONKind))
+		case se.GoType != nil:
+			return Validation(status, "field %q must be %s, got %s", path, jsonTypeName(se.GoType.Kind().String()), kindName(se.JSONKind))
+		}
+		return Validation(status, "field %q has the wrong type", path)
+	}
+	return Validation(status, "%s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// isNumberErr reports a number that does not fit its field (a fraction in an integer, out
+// of range): a type complaint, like encoding/json's.
+func isNumberErr(err error) bool {
+	var ne *strconv.NumError
+	return errors.As(err, &ne) || errors.Is(err, strconv.ErrSyntax) || errors.Is(err, strconv.ErrRange)
+}
+
+// pointerPath turns a JSON Pointer ("/messages/0/role") into the field path the error
+// messages use ("messages[0].role").
+func pointerPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, tok := range strings.Split(p[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// kindName names the JSON kind of a value as the error messages do.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "a value of another type"
+}
