@@ -240,7 +240,13 @@ func TestAcceptanceRule(t *testing.T) {
 		accept        bool
 	}{
 		{"4 wins no loss", ones(10, 0), append(ones(4, 1), ones(6, 0)...), true},
-		{"3 wins no loss", ones(10, 0), append(ones(3, 1), ones(7, 0)...), false},
+		{"3 wins no loss", ones(10, 0), append(ones(3, 1), ones(7, 0)...), true},
+		{"7 rows: 1 win no loss (a strict improvement)", ones(7, 0), append(ones(1, 1), ones(6, 0)...), true},
+		{"7 rows: 3 wins 1 loss", append(ones(6, 0), 1), append(ones(3, 1), 0, 0, 0, 0), false},
+		{"100 rows: 1 win no loss (effect 0.01)", ones(100, 0), append(ones(1, 1), ones(99, 0)...), false},
+		{"100 rows: 2 wins no loss", ones(100, 0), append(ones(2, 1), ones(98, 0)...), true},
+		{"1000 rows: 19 wins no loss", ones(1000, 0), append(ones(19, 1), ones(981, 0)...), false},
+		{"1000 rows: 60 wins 40 losses", append(ones(60, 0), append(ones(40, 1), ones(900, 0)...)...), append(ones(60, 1), ones(940, 0)...), true},
 		{"6 wins 1 loss", append(ones(6, 0), 1, 0, 0), append(ones(6, 1), 0, 0, 0), true},
 		{"same mean", []float64{1, 0, 1, 0}, []float64{0, 1, 0, 1}, false},
 		{"all ties", ones(20, 0.5), ones(20, 0.5), false},
