@@ -590,3 +590,20 @@ func TestRepeatedProposalIsNotRun(t *testing.T) {
 		t.Errorf("%d sandbox runs, want 2", n)
 	}
 }
+
+// TestSubmitRefusesUnroutableModel: with a model check, a target model the gateway cannot
+// route is a validation error at submit, naming its index; nothing is queued.
+func TestSubmitRefusesUnroutableModel(t *testing.T) {
+	e := newEnv(t, UnavailableRunner{Err: errors.New("no sandbox")}, nil,
+		WithModelCheck(func(m string) bool { return strings.HasPrefix(m, "scripted/") }))
+	req := Request{Optimizer: "agentopt", InputURL: e.url, TargetModels: []string{"scripted/target", "foo/bar"}, NIterations: 1}
+	_, err := e.svc.Submit(context.Background(), "owner", req)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "target_models" || !strings.Contains(ve.Message, "target_models[1]") || !strings.Contains(ve.Message, "foo/bar") {
+		t.Fatalf("err = %v", err)
+	}
+	req.TargetModels = []string{"scripted/target"}
+	if _, err := e.svc.Submit(context.Background(), "owner", req); err != nil {
+		t.Fatalf("a routable model: %v", err)
+	}
+}

@@ -80,6 +80,7 @@ type Service struct {
 	gatewayURL  string
 	minter      KeyMinter
 	publicURL   string
+	routable    func(model string) bool
 	workers     int
 	queueSize   int
 	concurrency int
@@ -175,6 +176,13 @@ func WithAgentBudget(callsPerRow, tokensPerCall int64) Option {
 
 // WithVersion sets the version label of submissions (default DefaultVersion).
 func WithVersion(v string) Option { return func(s *Service) { s.version = v } }
+
+// WithModelCheck makes Submit refuse a target model for which routable reports false (for
+// example an unknown provider), with a 422 at once instead of a job that fails at its
+// baseline. Without it every well-formed provider/model is accepted.
+func WithModelCheck(routable func(model string) bool) Option {
+	return func(s *Service) { s.routable = routable }
+}
 
 // New returns a Service keeping jobs in st, running agents with runner and asking proposer
 // for new prompts. Call Start to run jobs.
@@ -368,6 +376,13 @@ func (s *Service) Close(ctx context.Context) error {
 func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submitted, error) {
 	if err := req.normalize(); err != nil {
 		return nil, err
+	}
+	if s.routable != nil {
+		for i, m := range req.TargetModels {
+			if !s.routable(m) {
+				return nil, invalid("target_models", "target_models[%d]: the gateway cannot route %q (unknown provider)", i, m)
+			}
+		}
 	}
 	id, err := newID("opt_")
 	if err != nil {

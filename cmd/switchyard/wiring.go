@@ -119,6 +119,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		optimizer.WithLogger(w.log),
 		optimizer.WithVersion(version),
 		optimizer.WithJobsPerOwner(w.cfg.OptimizeJobsPerKey),
+		optimizer.WithModelCheck(w.routable),
 	)
 	if err != nil {
 		return nil, err
@@ -192,4 +193,15 @@ func (w *wiring) sandboxRunner() sandbox.Runner {
 	}
 	w.log.Info("sandbox backend", "backend", r.Name())
 	return r
+}
+
+// routable reports whether the gateway has the provider of model ("provider/model"), as
+// completions requires before calling it.
+func (w *wiring) routable(model string) bool {
+	p, _, err := providers.ParseModel(model)
+	if err != nil {
+		return false
+	}
+	_, err = w.registry.Lookup(p)
+	return err == nil
 }
