@@ -270,6 +270,74 @@ def install_sleep():
     time.sleep = sleep
 
 
+class _SerialExecutorFinder:
+    """Provides concurrent.futures.thread under WASI, whose CPython ships without it (WASI
+    has no threads): a ThreadPoolExecutor that runs each call when it is submitted, in
+    order, so pure-stdlib agents written for a thread pool run unchanged, one call at a
+    time. Installed lazily (a meta path finder), so runs that never import it pay nothing."""
+
+    NAME = "concurrent.futures.thread"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.NAME:
+            return None
+        import importlib.machinery
+
+        return importlib.machinery.ModuleSpec(name, self)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        from concurrent.futures import _base
+
+        class BrokenThreadPool(_base.BrokenExecutor):
+            pass
+
+        class ThreadPoolExecutor(_base.Executor):
+            def __init__(self, max_workers=None, thread_name_prefix="", initializer=None, initargs=()):
+                if max_workers is not None and max_workers <= 0:
+                    raise ValueError("max_workers must be greater than 0")
+                if initializer is not None and not callable(initializer):
+                    raise TypeError("initializer must be a callable")
+                self._max_workers = max_workers or 1
+                self._initializer, self._initargs = initializer, initargs
+                self._broken = None
+                self._shutdown = False
+
+            def submit(self, fn, /, *args, **kwargs):
+                if self._broken:
+                    raise BrokenThreadPool(self._broken)
+                if self._shutdown:
+                    raise RuntimeError("cannot schedule new futures after shutdown")
+                if self._initializer is not None:
+                    init, self._initializer = self._initializer, None
+                    try:
+                        init(*self._initargs)
+                    except BaseException:
+                        self._broken = "A thread initializer failed, the thread pool is not usable anymore"
+                        raise BrokenThreadPool(self._broken)
+                future = _base.Future()
+                future.set_running_or_notify_cancel()
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+                return future
+
+            def shutdown(self, wait=True, *, cancel_futures=False):
+                self._shutdown = True
+
+        module.ThreadPoolExecutor = ThreadPoolExecutor
+        module.BrokenThreadPool = BrokenThreadPool
+
+
+def install_wasi_shims():
+    sys.meta_path.append(_SerialExecutorFinder())
+
+
 def load_module(name, path, limits):
     if not os.path.exists(path):
         raise JobFailure("exception", "the bundle has no %s" % os.path.basename(path))
@@ -395,6 +463,7 @@ def main():
         write_frame(b"S", b"")
         if mode == "wasm":
             install_sleep()
+            install_wasi_shims()
         os.environ["OPENAI_API_KEY"] = job.get("api_key", "")
         os.environ["SWITCHYARD_MODEL"] = job.get("model", "")
         gateway = job.get("gateway") or {}

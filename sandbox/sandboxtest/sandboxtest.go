@@ -33,6 +33,7 @@ func Run(t *testing.T, runner sandbox.Runner) {
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, runner) })
 	t.Run("Abuse", func(t *testing.T) { testAbuse(t, runner) })
 	t.Run("Integrity", func(t *testing.T) { testIntegrity(t, runner) })
+	t.Run("Stdlib", func(t *testing.T) { testStdlib(t, runner) })
 	// After the abuse table the host must still run jobs normally.
 	t.Run("HealthyAfterAbuse", func(t *testing.T) { testHappy(t, runner) })
 }
