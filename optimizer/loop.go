@@ -218,6 +218,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	s.save(j)
 
 	var discarded []string
+	candidates, lastNote := 0, "" // usable proposals; why the last iteration had none
 	tried := map[string]bool{string(b.Agent.Editable()): true}
 	if same, err := b.Agent.WithPrompt(b.Agent.Prompt()); err == nil {
 		tried[string(same.Editable())] = true // the original prompt, re-quoted
@@ -252,6 +253,11 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 					it.Prompt = prop.Prompt
 				}
 			}
+		}
+		if variant != nil {
+			candidates++ // usable, even when it repeats an agent already scored
+		} else {
+			lastNote = it.Note
 		}
 		if variant != nil && tried[string(variant.Editable())] {
 			// Same EDITABLE section as an agent already scored: its scores are known, so the
@@ -298,6 +304,12 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		j.CurrentIteration = i
 		updateUsage()
 		s.save(j)
+	}
+
+	if j.NIterations > 0 && candidates == 0 {
+		// Nothing was tried: reporting "completed" would pass off the original as the
+		// optimizer's answer.
+		return failf("the proposer never produced a usable candidate in %d iterations (the last: %s)", j.NIterations, lastNote)
 	}
 
 	// The held-out split, seen for the first time: the original and the best agent.

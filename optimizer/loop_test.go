@@ -541,6 +541,17 @@ func TestProposerFailures(t *testing.T) {
 			t.Errorf("iteration 2 not kept: %+v", h["scripted/task"][2])
 		}
 	})
+	t.Run("no usable proposal in any iteration fails the job", func(t *testing.T) {
+		e := newEnv(t, &fakeRunner{}, nil)
+		e.up.failProposer, e.up.proposerStatus = 1000, http.StatusServiceUnavailable
+		e.start(t)
+		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+		st := waitFor(t, e.svc, sub.JobID)
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "never produced a usable candidate in 2 iterations") ||
+			!strings.Contains(st.ErrorMessage, "no proposal") {
+			t.Fatalf("status %+v", st)
+		}
+	})
 	t.Run("auth failure fails the job", func(t *testing.T) {
 		e := newEnv(t, &fakeRunner{}, nil)
 		e.up.failProposer, e.up.proposerStatus = 100, http.StatusUnauthorized
