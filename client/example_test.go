@@ -45,7 +45,9 @@ func ExampleAgentOptimizer() {
 	}
 	res, _ := o.Results(ctx)
 	for _, r := range res.Results {
-		fmt.Printf("%s: %.2f → %.2f, %s\n", r.Model, r.BaselineScore, r.TrainScore, r.AgentCodeURL)
+		if r.BaselineScore != nil && r.TrainScore != nil { // absent when the job ended before its baseline
+			fmt.Printf("%s: %.2f → %.2f, %s\n", r.Model, *r.BaselineScore, *r.TrainScore, r.AgentCodeURL)
+		}
 	}
 }
 

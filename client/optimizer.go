@@ -54,9 +54,9 @@ type OptimizationStatus struct {
 	// CurrentIteration is the latest iteration completed; 0 is the baseline.
 	CurrentIteration int `json:"current_iteration"`
 	NIterations      int `json:"n_iterations"`
-	// BestScore and BaselineScore are 0–1 train-split scores (0 before the baseline ran).
-	BestScore     float64 `json:"best_score"`
-	BaselineScore float64 `json:"baseline_score"`
+	// BestScore and BaselineScore are 0–1 train-split scores; nil before the baseline ran.
+	BestScore     *float64 `json:"best_score,omitempty"`
+	BaselineScore *float64 `json:"baseline_score,omitempty"`
 	// ErrorMessage is set for failed and interrupted jobs.
 	ErrorMessage string `json:"error_message,omitempty"`
 	// CurrentModel is the target model being optimized; with several target models each
@@ -92,10 +92,11 @@ type OptimizationResult struct {
 	Optimizer       string `json:"optimizer"`
 	OriginalPrompt  string `json:"original_prompt"`
 	OptimizedPrompt string `json:"optimized_prompt"`
-	// BaselineScore is the original agent's train-split score (iteration 0).
-	BaselineScore float64 `json:"baseline_score"`
-	// TrainScore is the best agent's train-split score.
-	TrainScore float64 `json:"train_score"`
+	// BaselineScore is the original agent's train-split score (iteration 0); nil when the
+	// job ended before it was measured.
+	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	// TrainScore is the best agent's train-split score; nil with BaselineScore.
+	TrainScore *float64 `json:"train_score,omitempty"`
 	// TestScore is the best agent's held-out score; nil when the job ended before it was
 	// scored. OriginalTestScore is the submitted agent's.
 	TestScore         *float64 `json:"test_score"`

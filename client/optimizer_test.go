@@ -142,7 +142,7 @@ func TestAgentOptimizerAgainstServer(t *testing.T) {
 	if err != nil || st.Status != "completed" || seen[len(seen)-1] != "completed" {
 		t.Fatalf("wait: %+v %v (seen %v)", st, err, seen)
 	}
-	if st.NIterations != 4 || st.BestScore <= st.BaselineScore {
+	if st.NIterations != 4 || st.BestScore == nil || st.BaselineScore == nil || *st.BestScore <= *st.BaselineScore {
 		t.Fatalf("status %+v", st)
 	}
 	res, err := o.Results(ctx)
@@ -154,7 +154,7 @@ func TestAgentOptimizerAgainstServer(t *testing.T) {
 	}
 	r := res.Results[0]
 	if r.Model != "openai/gpt-4o-mini" || r.IterationsRun != 4 || r.IterationsKept != 2 || len(r.History) != 5 ||
-		r.TrainScore <= r.BaselineScore || r.TestScore == nil || !strings.Contains(r.OptimizedPrompt, "Queues include") {
+		r.TrainScore == nil || r.BaselineScore == nil || *r.TrainScore <= *r.BaselineScore || r.TestScore == nil || !strings.Contains(r.OptimizedPrompt, "Queues include") {
 		t.Fatalf("result %+v", r)
 	}
 	if !strings.HasPrefix(r.AgentCodeURL, c.BaseURL()+"/api/v1/artifacts/") {

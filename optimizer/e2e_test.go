@@ -61,7 +61,7 @@ func TestEndToEndProcessSandbox(t *testing.T) {
 	if r.IterationsRun != 4 || r.IterationsKept != 2 {
 		t.Fatalf("run %d kept %d; history %+v", r.IterationsRun, r.IterationsKept, r.History)
 	}
-	if !(r.TrainScore > r.BaselineScore) || r.TestScore == nil || r.OriginalTestScore == nil || !(*r.TestScore > *r.OriginalTestScore) {
+	if r.TrainScore == nil || r.BaselineScore == nil || !(*r.TrainScore > *r.BaselineScore) || r.TestScore == nil || r.OriginalTestScore == nil || !(*r.TestScore > *r.OriginalTestScore) {
 		t.Fatalf("scores baseline %v train %v test %v original test %v", r.BaselineScore, r.TrainScore, r.TestScore, r.OriginalTestScore)
 	}
 	// The agent's own usage reports came through the sandbox (15 tokens per call).
@@ -193,7 +193,7 @@ sys.modules["eval"] = _fake
 				t.Fatal(err)
 			}
 			r := res.Results[0]
-			if r.BaselineScore != 0 || r.TrainScore != 0 || r.TestScore == nil || *r.TestScore != 0 ||
+			if r.BaselineScore == nil || *r.BaselineScore != 0 || r.TrainScore == nil || *r.TrainScore != 0 || r.TestScore == nil || *r.TestScore != 0 ||
 				r.OriginalTestScore == nil || *r.OriginalTestScore != 0 {
 				t.Errorf("scores baseline %v train %v test %v original test %v, want all 0",
 					r.BaselineScore, r.TrainScore, r.TestScore, r.OriginalTestScore)

@@ -124,15 +124,17 @@ type Submitted struct {
 // describe the target model being optimized (CurrentModel) — with several target models,
 // each starts again from iteration 0.
 type JobStatus struct {
-	JobID            string   `json:"job_id"`
-	Status           Status   `json:"status"`
-	CurrentIteration int      `json:"current_iteration"`
-	NIterations      int      `json:"n_iterations"`
-	BestScore        float64  `json:"best_score"`
-	BaselineScore    float64  `json:"baseline_score"`
-	ErrorMessage     string   `json:"error_message,omitempty"`
-	CurrentModel     string   `json:"current_model,omitempty"`
-	TargetModels     []string `json:"target_models"`
+	JobID            string `json:"job_id"`
+	Status           Status `json:"status"`
+	CurrentIteration int    `json:"current_iteration"`
+	NIterations      int    `json:"n_iterations"`
+	// BestScore and BaselineScore are train-split scores of the model in progress; absent
+	// until its baseline has been measured (a real 0 is not "not yet").
+	BestScore     *float64 `json:"best_score,omitempty"`
+	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	ErrorMessage  string   `json:"error_message,omitempty"`
+	CurrentModel  string   `json:"current_model,omitempty"`
+	TargetModels  []string `json:"target_models"`
 	// ModelsDone counts target models whose optimization has finished.
 	ModelsDone int        `json:"models_done"`
 	CreatedAt  time.Time  `json:"created_at"`
@@ -155,10 +157,12 @@ type ModelResult struct {
 	OriginalPrompt string `json:"original_prompt"`
 	// OptimizedPrompt is the best prompt found (the original when nothing beat it).
 	OptimizedPrompt string `json:"optimized_prompt"`
-	// BaselineScore is the original agent's mean score on the train split (iteration 0).
-	BaselineScore float64 `json:"baseline_score"`
-	// TrainScore is the best agent's mean score on the train split.
-	TrainScore float64 `json:"train_score"`
+	// BaselineScore is the original agent's mean score on the train split (iteration 0);
+	// absent when the job ended before it was measured.
+	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	// TrainScore is the best agent's mean score on the train split; absent with
+	// BaselineScore.
+	TrainScore *float64 `json:"train_score,omitempty"`
 	// TestScore is the best agent's mean score on the held-out split; null when the job was
 	// interrupted before the test split could be scored.
 	TestScore *float64 `json:"test_score"`
@@ -219,8 +223,8 @@ type job struct {
 	ErrorMessage     string      `json:"error_message,omitempty"`
 	CurrentModel     string      `json:"current_model,omitempty"`
 	CurrentIteration int         `json:"current_iteration"`
-	BestScore        float64     `json:"best_score"`
-	BaselineScore    float64     `json:"baseline_score"`
+	BestScore        *float64    `json:"best_score,omitempty"` // nil until the baseline is measured
+	BaselineScore    *float64    `json:"baseline_score,omitempty"`
 	Results          []storedRes `json:"results"`
 	Attempts         int         `json:"attempts"`
 	CreatedAt        time.Time   `json:"created_at"`

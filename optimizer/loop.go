@@ -144,7 +144,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		History: []Iteration{},
 	}})
 	res := &j.Results[len(j.Results)-1]
-	j.CurrentModel, j.CurrentIteration, j.BestScore, j.BaselineScore = model, 0, 0, 0
+	j.CurrentModel, j.CurrentIteration, j.BestScore, j.BaselineScore = model, 0, nil, nil
 	s.save(j)
 
 	s.mu.Lock()
@@ -210,10 +210,10 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	reported.Tokens += base.Usage.Tokens
 	reported.CostUSD += base.Usage.Cost
 	best = &candidate{agent: b.Agent, scores: base.Scores, predictions: base.Predictions, mean: base.Mean()}
-	res.BaselineScore, res.TrainScore = best.mean, best.mean
+	res.BaselineScore, res.TrainScore = scorePtr(best.mean), scorePtr(best.mean)
 	res.History = append(res.History, Iteration{Iteration: 0, Prompt: b.Agent.Prompt(), TrainScore: best.mean, Kept: true,
 		Note: "baseline", DurationMS: ms(time.Since(start))})
-	j.BaselineScore, j.BestScore = best.mean, best.mean
+	j.BaselineScore, j.BestScore = scorePtr(best.mean), scorePtr(best.mean)
 	updateUsage()
 	s.save(j)
 
@@ -229,7 +229,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		}
 		start := time.Now()
 		it := Iteration{Iteration: i}
-		prop, perr := s.propose(ctx, j, model, i, best, res.BaselineScore, train, discarded)
+		prop, perr := s.propose(ctx, j, model, i, best, *res.BaselineScore, train, discarded)
 		if prop != nil {
 			res.Usage.Proposer.add(prop.Usage)
 		}
@@ -286,8 +286,8 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 					it.Kept = true
 					best = &candidate{agent: variant, scores: out.Scores, predictions: out.Predictions, mean: out.Mean()}
 					res.IterationsKept++
-					res.OptimizedPrompt, res.TrainScore = variant.Prompt(), best.mean
-					j.BestScore = best.mean
+					res.OptimizedPrompt, res.TrainScore = variant.Prompt(), scorePtr(best.mean)
+					j.BestScore = scorePtr(best.mean)
 					discarded = nil
 				}
 			}
@@ -495,3 +495,6 @@ func (s *Service) saveArtifact(ctx context.Context, j *job, model string, src []
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// scorePtr is a measured score, for the fields that are absent until measured.
+func scorePtr(v float64) *float64 { return &v }

@@ -3,6 +3,7 @@ package optimizer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -110,7 +111,7 @@ func waitIteration(t *testing.T, svc *Service, id string, it int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		st, _ := svc.Status(context.Background(), "alice", id)
-		if st != nil && st.Status == StatusRunning && st.BaselineScore > 0 && st.CurrentIteration >= it {
+		if st != nil && st.Status == StatusRunning && st.BaselineScore != nil && *st.BaselineScore > 0 && st.CurrentIteration >= it {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -147,13 +148,13 @@ func TestLoopImprovesKeepsAndHoldsOutTest(t *testing.T) {
 	if r.IterationsRun != 6 || r.IterationsKept != 3 {
 		t.Fatalf("run %d kept %d, want 6 and 3; history %+v", r.IterationsRun, r.IterationsKept, r.History)
 	}
-	if !(r.BaselineScore > 0.2 && r.BaselineScore < 0.3) || r.TrainScore != 1 || r.TestScore == nil || *r.TestScore != 1 {
+	if r.BaselineScore == nil || r.TrainScore == nil || !(*r.BaselineScore > 0.2 && *r.BaselineScore < 0.3) || *r.TrainScore != 1 || r.TestScore == nil || *r.TestScore != 1 {
 		t.Fatalf("scores: baseline %v train %v test %v", r.BaselineScore, r.TrainScore, r.TestScore)
 	}
 	if r.OriginalTestScore == nil || *r.OriginalTestScore >= *r.TestScore {
 		t.Fatalf("original test score %v", r.OriginalTestScore)
 	}
-	if st.BaselineScore != r.BaselineScore || st.BestScore != 1 || st.CurrentIteration != 6 || st.NIterations != 6 {
+	if st.BaselineScore == nil || *st.BaselineScore != *r.BaselineScore || st.BestScore == nil || *st.BestScore != 1 || st.CurrentIteration != 6 || st.NIterations != 6 {
 		t.Fatalf("status fields %+v", st)
 	}
 	if len(r.History) != 7 || !r.History[0].Kept || r.History[0].Iteration != 0 {
@@ -328,7 +329,7 @@ func TestOverallTimeoutInterruptsAndKeepsBest(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Results[0]
-	if r.Complete || r.TestScore != nil || r.IterationsKept < 1 || r.TrainScore <= r.BaselineScore || r.AgentCodeURL == "" {
+	if r.Complete || r.TestScore != nil || r.IterationsKept < 1 || r.TrainScore == nil || r.BaselineScore == nil || *r.TrainScore <= *r.BaselineScore || r.AgentCodeURL == "" {
 		t.Fatalf("best-so-far result %+v", r)
 	}
 	if res.Status != StatusInterrupted || res.ErrorMessage == "" {
@@ -365,7 +366,7 @@ func TestCancelRunningAndQueued(t *testing.T) {
 		t.Errorf("queued job after cancel: %+v", st)
 	}
 	res, _ := e.svc.Results(context.Background(), "alice", first.JobID)
-	if len(res.Results) != 1 || res.Results[0].BaselineScore == 0 || res.Results[0].AgentCodeURL == "" {
+	if len(res.Results) != 1 || res.Results[0].BaselineScore == nil || *res.Results[0].BaselineScore == 0 || res.Results[0].AgentCodeURL == "" {
 		t.Errorf("results after cancel %+v", res.Results)
 	}
 }
@@ -616,5 +617,23 @@ func TestSubmitRefusesUnroutableModel(t *testing.T) {
 	req.TargetModels = []string{"scripted/target"}
 	if _, err := e.svc.Submit(context.Background(), "owner", req); err != nil {
 		t.Fatalf("a routable model: %v", err)
+	}
+}
+
+// TestScoresAbsentUntilMeasured: before the baseline runs, status has no best_score or
+// baseline_score (a real 0 would read the same as "not yet").
+func TestScoresAbsentUntilMeasured(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil) // not started: the job stays queued
+	sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.svc.Status(context.Background(), "alice", sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(st)
+	if strings.Contains(string(b), "best_score") || strings.Contains(string(b), "baseline_score") {
+		t.Fatalf("queued job's status: %s", b)
 	}
 }

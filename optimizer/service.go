@@ -317,7 +317,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 			}
 			// Start over: partial results of the cut run are dropped.
 			j.Status, j.Results, j.CurrentModel, j.CurrentIteration = StatusQueued, nil, "", 0
-			j.BestScore, j.BaselineScore, j.StartedAt = 0, 0, nil
+			j.BestScore, j.BaselineScore, j.StartedAt = nil, nil, nil
 			if err := s.put(ctx, &j); err != nil {
 				return nil, err
 			}

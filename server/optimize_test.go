@@ -376,7 +376,7 @@ func runOptimizeEndToEnd(t *testing.T, runner sandbox.Runner) {
 		t.Fatal(err)
 	}
 	m := res.Results[0]
-	if m.IterationsRun != 4 || m.IterationsKept != 2 || m.TrainScore <= m.BaselineScore || m.TestScore == nil || len(m.History) != 5 {
+	if m.IterationsRun != 4 || m.IterationsKept != 2 || m.TrainScore == nil || m.BaselineScore == nil || *m.TrainScore <= *m.BaselineScore || m.TestScore == nil || len(m.History) != 5 {
 		t.Fatalf("result: %+v", m)
 	}
 	// The task model was called through Switchyard's gateway with the job's scoped key, so

@@ -263,7 +263,7 @@ func main() {
 		}
 		fmt.Printf("run %d: baseline %.0f ms, iteration median %.0f ms (kept %.0f, discarded %.0f), %d kept of %d, train %.2f → %.2f, test %.2f → %.2f, job %.1f s\n",
 			r+1, res.History[0].DurationMS, median(its), median(k), median(d), res.IterationsKept, res.IterationsRun,
-			res.BaselineScore, res.TrainScore, *res.OriginalTestScore, *res.TestScore, total.Seconds())
+			*res.BaselineScore, *res.TrainScore, *res.OriginalTestScore, *res.TestScore, total.Seconds())
 		perIter = append(perIter, median(its))
 		baselines = append(baselines, res.History[0].DurationMS)
 		kept = append(kept, median(k))

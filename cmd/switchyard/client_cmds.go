@@ -343,7 +343,12 @@ func optimizeProgress(st *client.OptimizationStatus) (float64, string) {
 	}
 	models := max(len(st.TargetModels), 1)
 	frac := (float64(st.ModelsDone) + float64(st.CurrentIteration)/float64(st.NIterations)) / float64(models)
-	detail := fmt.Sprintf("iteration %d/%d  baseline %.3f  best %.3f", st.CurrentIteration, st.NIterations, st.BaselineScore, st.BestScore)
+	detail := fmt.Sprintf("iteration %d/%d", st.CurrentIteration, st.NIterations)
+	if st.BaselineScore != nil && st.BestScore != nil {
+		detail += fmt.Sprintf("  baseline %.3f  best %.3f", *st.BaselineScore, *st.BestScore)
+	} else {
+		detail += "  measuring the baseline"
+	}
 	if st.CurrentModel != "" {
 		detail += "  " + st.CurrentModel
 		if models > 1 {

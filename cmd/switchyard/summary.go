@@ -98,7 +98,11 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  train score\t%.3f → %.3f  (%s, baseline → best)\n", r.BaselineScore, r.TrainScore, signed(r.TrainScore-r.BaselineScore))
+		if r.BaselineScore != nil && r.TrainScore != nil {
+			fmt.Fprintf(tw, "  train score\t%.3f → %.3f  (%s, baseline → best)\n", *r.BaselineScore, *r.TrainScore, signed(*r.TrainScore-*r.BaselineScore))
+		} else {
+			fmt.Fprintf(tw, "  train score\tnot measured (the job ended before its baseline)\n")
+		}
 		switch {
 		case r.TestScore != nil && r.OriginalTestScore != nil:
 			fmt.Fprintf(tw, "  test score\t%.3f → %.3f  (%s, held-out 30%%)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore))

@@ -210,7 +210,7 @@ func TestToolUsingBundleInTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Results[0]
-	if r.BaselineScore != 1 || r.TestScore == nil || *r.TestScore != 1 {
+	if r.BaselineScore == nil || *r.BaselineScore != 1 || r.TestScore == nil || *r.TestScore != 1 {
 		t.Fatalf("baseline %v test %v: the tool loop did not get every total right", r.BaselineScore, r.TestScore)
 	}
 	model.mu.Lock()
