@@ -76,7 +76,7 @@ func (s *Service) runJob(base context.Context, id string) {
 	var te *timeoutError
 	var jf *jobFailure
 	switch {
-	case errors.As(cause, &te):
+	case errors.As(cause, &te) || errors.As(err, &te):
 		j.Status = StatusInterrupted
 		j.ErrorMessage = fmt.Sprintf("the job did not finish within overall_timeout_seconds=%d (%s); the best result so far is kept — retry with a larger overall_timeout_seconds",
 			int(te.limit.Seconds()), s.progressText(&j))
@@ -217,6 +217,21 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	updateUsage()
 	s.save(j)
 
+	// The iterations stop in time for the held-out split: an interrupted job still reports
+	// the test score of its best agent.
+	var stopAt time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		stopAt = dl.Add(-heldOutReserve(time.Since(start), len(train), len(test), time.Duration(j.OverallTimeout)))
+	}
+	ictx := ctx // the iterations' context: it ends where the held-out split's time begins
+	if !stopAt.IsZero() {
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithDeadline(ctx, stopAt)
+		defer cancel()
+	}
+	reserved := false         // the iterations stopped for the held-out split's time
+	var longest time.Duration // the longest iteration so far
+
 	var discarded []string
 	candidates, lastNote := 0, "" // usable proposals; why the last iteration had none
 	tried := map[string]bool{string(b.Agent.Editable()): true}
@@ -227,9 +242,13 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if !stopAt.IsZero() && time.Until(stopAt) < longest {
+			reserved = true // another iteration would eat into the held-out split's time
+			break
+		}
 		start := time.Now()
 		it := Iteration{Iteration: i}
-		prop, perr := s.propose(ctx, j, model, i, best, *res.BaselineScore, train, discarded)
+		prop, perr := s.propose(ictx, j, model, i, best, *res.BaselineScore, train, discarded)
 		if prop != nil {
 			res.Usage.Proposer.add(prop.Usage)
 		}
@@ -268,10 +287,12 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		if variant != nil {
 			tried[string(variant.Editable())] = true
 			it.Prompt = variant.Prompt()
-			out, berr := s.bench(ctx, b, variant, train, gw, timeout)
+			out, berr := s.bench(ictx, b, variant, train, gw, timeout)
 			switch {
 			case berr != nil && ctx.Err() != nil:
 				return ctx.Err()
+			case berr != nil && ictx.Err() != nil:
+				it.Note = "not finished: the rest of overall_timeout_seconds is kept for the held-out split"
 			case errors.Is(berr, sandbox.ErrJob):
 				it.Note = "the variant failed in the sandbox: " + berr.Error()
 			case berr != nil:
@@ -299,11 +320,16 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 			}
 		}
 		it.DurationMS = ms(time.Since(start))
+		longest = max(longest, time.Since(start))
 		res.History = append(res.History, it)
 		res.IterationsRun = i
 		j.CurrentIteration = i
 		updateUsage()
 		s.save(j)
+		if ictx.Err() != nil {
+			reserved = true
+			break
+		}
 	}
 
 	if j.NIterations > 0 && candidates == 0 {
@@ -331,8 +357,20 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		bestMean = out.Mean()
 	}
 	res.OriginalTestScore, res.TestScore = &origMean, &bestMean
+	if reserved {
+		// Scored on the held-out split, but not every iteration ran: the job is interrupted.
+		return &timeoutError{time.Duration(j.OverallTimeout)}
+	}
 	res.Complete = true
 	return nil
+}
+
+// heldOutReserve is how much of the overall timeout the iterations leave for the held-out
+// split: its two runs (the original and the best agent), each estimated from the baseline's
+// duration scaled to the split's rows, with a margin; at least a tenth of the timeout.
+func heldOutReserve(baseline time.Duration, trainRows, testRows int, limit time.Duration) time.Duration {
+	scale := max(1, float64(testRows)/float64(max(trainRows, 1)))
+	return max(time.Duration(3*scale*float64(baseline)), limit/10)
 }
 
 // benchFailure turns a sandbox error into the job's outcome: the user's code failing is a
