@@ -334,7 +334,63 @@ class _SerialExecutorFinder:
         module.BrokenThreadPool = BrokenThreadPool
 
 
+WASI_NO_SOCKETS = ("the WASI sandbox (--sandbox wasm) has no network sockets: HTTP to the model "
+                   "gateway at OPENAI_BASE_URL works through urllib/http.client; anything else needs "
+                   "the process sandbox")
+WASI_NO_THREADS = ("the WASI sandbox (--sandbox wasm) has no threads: concurrent.futures."
+                   "ThreadPoolExecutor runs calls one at a time here; real threads need the process sandbox")
+
+
+class _ClearErrorsFinder:
+    """Under WASI, socket lookups fail with AttributeError and Thread.start with a bare
+    "can't start new thread": when socket or threading is first imported, this finder loads
+    the real module and makes those calls fail with a message saying why."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in ("socket", "threading"):
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _PatchingLoader(spec.loader, name)  # the real loader is shared: wrap it
+        return spec
+
+
+class _PatchingLoader:
+    """Loads a module with the real (shared) loader, then makes its WASI failures explain
+    themselves."""
+
+    def __init__(self, real, name):
+        self.real, self.name = real, name
+
+    def create_module(self, spec):
+        create = getattr(self.real, "create_module", None)
+        return create(spec) if create else None
+
+    def exec_module(self, module):
+        self.real.exec_module(module)
+        if self.name == "socket":
+            def no_sockets(*args, **kwargs):
+                raise OSError(WASI_NO_SOCKETS)
+
+            module.getaddrinfo = no_sockets
+            module.create_connection = no_sockets
+            return
+        start = module.Thread.start
+
+        def start_or_explain(thread):
+            try:
+                start(thread)
+            except RuntimeError as exc:
+                raise RuntimeError(WASI_NO_THREADS) from exc
+
+        module.Thread.start = start_or_explain
+
+
 def install_wasi_shims():
+    sys.meta_path.insert(0, _ClearErrorsFinder())
     sys.meta_path.append(_SerialExecutorFinder())
 
 
