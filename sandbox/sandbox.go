@@ -76,10 +76,13 @@ type Usage struct {
 type Result struct {
 	Predictions []string
 	Scores      []float64 // each in [0, 1]
-	Usage       Usage
-	Stdout      string // tail
-	Stderr      string // tail
-	Duration    time.Duration
+	// Feedback is the scorer's text per row when eval.py's score returned (score, feedback)
+	// pairs ("" for rows without); nil when it returned plain numbers.
+	Feedback []string
+	Usage    Usage
+	Stdout   string // tail
+	Stderr   string // tail
+	Duration time.Duration
 }
 
 // Mean returns the mean score, 0 for no rows.

@@ -149,3 +149,27 @@ func TestScoreStageDropsForeignFrames(t *testing.T) {
 		t.Fatalf("err = %v, want a job error when only a forged frame came", err)
 	}
 }
+
+func TestDecodeFeedback(t *testing.T) {
+	want := Expect{Rows: 2, Stage: StageScore, Nonce: "n0nce"}
+	res, err := Decode([]byte(`{"nonce":"n0nce","scores":[1,0],"feedback":[null,"too long"]}`), want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Feedback) != 2 || res.Feedback[0] != "" || res.Feedback[1] != "too long" {
+		t.Errorf("feedback = %q", res.Feedback)
+	}
+	long := strings.Repeat("x", MaxFeedbackBytes+10)
+	res, err = Decode([]byte(`{"nonce":"n0nce","scores":[1,0],"feedback":["`+long+`",""]}`), want)
+	if err != nil || len(res.Feedback[0]) != MaxFeedbackBytes {
+		t.Errorf("long feedback: %v, %d bytes", err, len(res.Feedback[0]))
+	}
+	for name, payload := range map[string]string{
+		"few":    `{"nonce":"n0nce","scores":[1,0],"feedback":["a"]}`,
+		"number": `{"nonce":"n0nce","scores":[1,0],"feedback":["a",3]}`,
+	} {
+		if _, err := Decode([]byte(payload), want); err == nil {
+			t.Errorf("%s: accepted %s", name, payload)
+		}
+	}
+}

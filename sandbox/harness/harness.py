@@ -410,6 +410,10 @@ def type_name(value):
     return type(value).__name__
 
 
+# How much of one row's feedback text is kept; the optimizer shows it to the proposer model.
+MAX_FEEDBACK_CHARS = 4000
+
+
 def as_number(value):
     """A real number as float, or None. bools count (True is 1.0); NaN and infinities do not."""
     if isinstance(value, bool):
@@ -482,22 +486,36 @@ def run_score(job, result):
     score = getattr(evaluator, "score", None)
     if not callable(score):
         raise JobFailure("invalid_result", "eval.py does not define score(expected, predicted)")
-    scores = []
+    scores, feedback = [], []
     for i, (expected, predicted) in enumerate(zip(job["expected"], job["predicted"])):
         try:
             value = score(expected, predicted)
         except BaseException as exc:
             raise raised("score (row %d)" % i, exc, limits)
+        note = None
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            # (score, feedback): the feedback is shown to the proposer beside the row.
+            value, note = value
+            if note is not None:
+                try:
+                    note = note if isinstance(note, str) else str(note)
+                except BaseException as exc:
+                    raise JobFailure("invalid_result", "the feedback for row %d (%s) cannot be turned into a string: %s"
+                                     % (i, type_name(note), describe(exc)))
+                note = note[:MAX_FEEDBACK_CHARS]
+        feedback.append(note)
         number = as_number(value)
         if number is None:
             raise JobFailure("invalid_result",
-                             "score returned %s %.100r for row %d; expected a float in [0, 1]"
+                             "score returned %s %.100r for row %d; expected a float in [0, 1] or a pair (score, feedback)"
                              % (type_name(value), value, i))
         if number < -1e-9 or number > 1 + 1e-9:
             raise JobFailure("invalid_result",
                              "score returned %r for row %d; expected a float in [0, 1]" % (value, i))
         scores.append(min(1.0, max(0.0, number)))
     result["scores"] = scores
+    if any(note is not None for note in feedback):
+        result["feedback"] = feedback
 
 
 def main():

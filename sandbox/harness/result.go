@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/switchyard-ai/switchyard/sandbox"
 )
@@ -14,6 +15,10 @@ import (
 // scoring function breaking its contract: the job fails with ReasonInvalidResult rather than
 // having the score silently clamped.
 const ScoreTolerance = 1e-9
+
+// MaxFeedbackBytes is how much of one row's feedback text (the second item of a
+// (score, feedback) pair returned by eval.py) is kept.
+const MaxFeedbackBytes = 16 << 10
 
 // maxErrorMessage bounds an error message taken from the harness.
 const maxErrorMessage = 4000
@@ -32,6 +37,7 @@ type resultMessage struct {
 	Nonce       string            `json:"nonce"`
 	Predictions []json.RawMessage `json:"predictions"`
 	Scores      []json.RawMessage `json:"scores"`
+	Feedback    []json.RawMessage `json:"feedback"`
 	Usage       *struct {
 		Tokens json.RawMessage `json:"tokens"`
 		Cost   json.RawMessage `json:"cost"`
@@ -46,7 +52,8 @@ type resultMessage struct {
 // owns is checked, and the others are ignored. The agent stage owns the predictions (one
 // string per row, within [MaxPredictionBytes]) and the usage (non-negative numbers); any
 // "scores" it writes are never read. The score stage owns the scores (one number per row
-// within [0, 1] up to [ScoreTolerance]) and must carry want.Nonce. Errors are
+// within [0, 1] up to [ScoreTolerance]) and, optionally, the feedback (one string or null per
+// row, cut to [MaxFeedbackBytes]); it must carry want.Nonce. Errors are
 // [*sandbox.JobError]s; the Result is nil unless the result is valid.
 func Decode(payload []byte, want Expect) (*sandbox.Result, error) {
 	rows := want.Rows
@@ -90,6 +97,23 @@ func Decode(payload []byte, want Expect) (*sandbox.Result, error) {
 				return invalid("score %d is %g, outside [0, 1]", i, v)
 			}
 			res.Scores[i] = math.Min(1, math.Max(0, v))
+		}
+		if len(msg.Feedback) > 0 {
+			if len(msg.Feedback) != rows {
+				return invalid("got %d feedback entries for %d inputs", len(msg.Feedback), rows)
+			}
+			res.Feedback = make([]string, rows)
+			for i, raw := range msg.Feedback {
+				if string(bytes.TrimSpace(raw)) == "null" {
+					continue
+				}
+				if err := json.Unmarshal(raw, &res.Feedback[i]); err != nil {
+					return invalid("feedback %d is not a string", i)
+				}
+				if len(res.Feedback[i]) > MaxFeedbackBytes {
+					res.Feedback[i] = strings.ToValidUTF8(res.Feedback[i][:MaxFeedbackBytes], "")
+				}
+			}
 		}
 		return res, nil
 	}

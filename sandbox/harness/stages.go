@@ -69,7 +69,7 @@ func RunStages(ctx context.Context, job sandbox.Job, run StageRunner) (*sandbox.
 		}
 		return res, err
 	}
-	res.Predictions, res.Usage, res.Scores = agent.Predictions, agent.Usage, score.Scores
+	res.Predictions, res.Usage, res.Scores, res.Feedback = agent.Predictions, agent.Usage, score.Scores, score.Feedback
 	return res, nil
 }
 

@@ -91,3 +91,12 @@ def attempt(inputs, actions):
         return ["ESCAPED " + "; ".join(escaped)] * len(inputs), {}
     raise PermissionError("contained: " + "; ".join(contained))
 `
+
+// FeedbackEval scores like ExactEval and explains each miss: it returns (score, feedback)
+// pairs, with None as the feedback of a right answer.
+const FeedbackEval = `
+def score(expected, predicted):
+    if expected.strip().lower() == str(predicted).strip().lower():
+        return (1.0, None)
+    return (0.0, "expected %r, got %r" % (expected, predicted))
+`

@@ -34,6 +34,7 @@ func Run(t *testing.T, runner sandbox.Runner) {
 	t.Run("Abuse", func(t *testing.T) { testAbuse(t, runner) })
 	t.Run("Integrity", func(t *testing.T) { testIntegrity(t, runner) })
 	t.Run("Stdlib", func(t *testing.T) { testStdlib(t, runner) })
+	t.Run("Feedback", func(t *testing.T) { testFeedback(t, runner) })
 	// After the abuse table the host must still run jobs normally.
 	t.Run("HealthyAfterAbuse", func(t *testing.T) { testHappy(t, runner) })
 }
@@ -46,6 +47,31 @@ func run(t *testing.T, runner sandbox.Runner, job sandbox.Job) (*sandbox.Result,
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	return runner.Run(ctx, job)
+}
+
+// testFeedback: a scorer returning (score, feedback) pairs gives both, row by row.
+func testFeedback(t *testing.T, runner sandbox.Runner) {
+	rows := Rows(2)
+	rows[1].Answer = "other"
+	res, err := run(t, runner, sandbox.Job{Files: Bundle(EchoAgent, FeedbackEval), Rows: rows})
+	if err != nil {
+		t.Fatalf("Run: %v (stderr: %s)", err, stderrOf(res))
+	}
+	if !slices.Equal(res.Scores, []float64{1, 0}) {
+		t.Errorf("scores = %v, want [1 0]", res.Scores)
+	}
+	want := []string{"", "expected 'other', got 'QUESTION 1'"}
+	if !slices.Equal(res.Feedback, want) {
+		t.Errorf("feedback = %q, want %q", res.Feedback, want)
+	}
+	// Plain numbers: no feedback at all.
+	res, err = run(t, runner, sandbox.Job{Files: Bundle(EchoAgent, ExactEval), Rows: rows})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Feedback != nil {
+		t.Errorf("feedback = %q with a scorer returning numbers, want nil", res.Feedback)
+	}
 }
 
 func testHappy(t *testing.T, runner sandbox.Runner) {
