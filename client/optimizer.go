@@ -77,13 +77,32 @@ func (s *OptimizationStatus) Done() bool {
 // IterationRecord is one iteration of the loop: the prompt tried, its train score and
 // whether it was kept. Iteration 0 is the baseline.
 type IterationRecord struct {
-	Iteration  int     `json:"iteration"`
-	Prompt     string  `json:"prompt,omitempty"`
-	TrainScore float64 `json:"train_score"`
-	Kept       bool    `json:"kept"`
+	Iteration int    `json:"iteration"`
+	Prompt    string `json:"prompt,omitempty"`
+	// TrainScore is the confirmed candidate's mean train score; nil when no candidate ran on
+	// the whole train split (none beat the best agent on the minibatch, or none could run).
+	TrainScore *float64 `json:"train_score,omitempty"`
+	Kept       bool     `json:"kept"`
+	// MinibatchRows is how many train rows the candidates were first run on (0: the whole
+	// split); Candidates are the iteration's proposals; RowsRun counts the train rows run.
+	MinibatchRows int                `json:"minibatch_rows,omitempty"`
+	Candidates    []CandidateOutcome `json:"candidates,omitempty"`
+	RowsRun       int                `json:"rows_run,omitempty"`
 	// Note says why a variant was not scored or was rejected.
 	Note       string  `json:"note,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
+}
+
+// CandidateOutcome is one proposal of an iteration and how it did on the minibatch.
+type CandidateOutcome struct {
+	Prompt string `json:"prompt"`
+	// MinibatchScore and BestMinibatchScore are the candidate's and the best agent's means
+	// on the minibatch; nil when it did not run.
+	MinibatchScore     *float64 `json:"minibatch_score,omitempty"`
+	BestMinibatchScore *float64 `json:"best_minibatch_score,omitempty"`
+	// Confirmed marks the candidate that went on to the rest of the train split.
+	Confirmed bool   `json:"confirmed"`
+	Note      string `json:"note,omitempty"`
 }
 
 // OptimizationResult is the outcome for one target model.

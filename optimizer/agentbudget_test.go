@@ -35,7 +35,10 @@ func TestJobKeyBudget(t *testing.T) {
 		t.Fatalf("%d keys minted, want 1", len(grants))
 	}
 	g := grants[0]
-	wantCalls := int64(3 * ((2+1)*len(train) + 2*len(test)))
+	// The baseline, per iteration DefaultCandidates minibatches and one confirmation, and the
+	// held-out runs.
+	mb := min(DefaultMinibatch, (len(train)+1)/2)
+	wantCalls := int64(3 * (len(train) + 2*(len(train)+DefaultCandidates*mb) + 2*len(test)))
 	if g.Model != "scripted/task" || g.Owner != "alice" || g.MaxCalls != wantCalls || g.MaxTokens != wantCalls*100 {
 		t.Fatalf("grant %+v, want MaxCalls %d and MaxTokens %d", g, wantCalls, wantCalls*100)
 	}

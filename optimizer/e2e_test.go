@@ -66,7 +66,9 @@ func TestEndToEndProcessSandbox(t *testing.T) {
 	}
 	// The agent's own usage reports came through the sandbox (15 tokens per call).
 	_, test := Split(scriptedDataset(), DefaultSeed)
-	if r.Usage.TaskSource != "agent_reported" || r.Usage.Task.Tokens != int64(15*(5*22+2*len(test))) {
+	// Rows run: the baseline (22), 4 minibatches of 8, 2 confirmations of the other 14, and
+	// the two held-out runs.
+	if r.Usage.TaskSource != "agent_reported" || r.Usage.Task.Tokens != int64(15*(22+4*8+2*14+2*len(test))) {
 		t.Errorf("task usage %+v", r.Usage)
 	}
 	e.up.mu.Lock()

@@ -130,8 +130,8 @@ type JobStatus struct {
 	NIterations      int    `json:"n_iterations"`
 	// BestScore and BaselineScore are train-split scores of the model in progress; absent
 	// until its baseline has been measured (a real 0 is not "not yet").
-	BestScore     *float64 `json:"best_score,omitempty"`
-	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	BestScore     *float64 `json:"best_score,omitempty" jsonschema:"description=best mean train score so far of the model in progress; absent until its baseline is measured (never 0 for not measured)"`
+	BaselineScore *float64 `json:"baseline_score,omitempty" jsonschema:"description=original agent's mean train score (iteration 0) of the model in progress; absent until measured"`
 	ErrorMessage  string   `json:"error_message,omitempty"`
 	CurrentModel  string   `json:"current_model,omitempty"`
 	TargetModels  []string `json:"target_models"`
@@ -152,22 +152,25 @@ type Results struct {
 
 // ModelResult is the outcome for one target model.
 type ModelResult struct {
-	Model          string `json:"model"`
-	Optimizer      string `json:"optimizer"`
+	Model     string `json:"model"`
+	Optimizer string `json:"optimizer"`
+	// ProposerPrompt names the proposer's prompt file (ProposerPromptVersion) when the
+	// proposer reports one.
+	ProposerPrompt string `json:"proposer_prompt,omitempty"`
 	OriginalPrompt string `json:"original_prompt"`
 	// OptimizedPrompt is the best prompt found (the original when nothing beat it).
 	OptimizedPrompt string `json:"optimized_prompt"`
 	// BaselineScore is the original agent's mean score on the train split (iteration 0);
 	// absent when the job ended before it was measured.
-	BaselineScore *float64 `json:"baseline_score,omitempty"`
+	BaselineScore *float64 `json:"baseline_score,omitempty" jsonschema:"description=original agent's mean train score (iteration 0); absent when the job ended before it was measured"`
 	// TrainScore is the best agent's mean score on the train split; absent with
 	// BaselineScore.
-	TrainScore *float64 `json:"train_score,omitempty"`
+	TrainScore *float64 `json:"train_score,omitempty" jsonschema:"description=best agent's mean train score; absent when the job ended before the baseline was measured"`
 	// TestScore is the best agent's mean score on the held-out split; null when the job was
 	// interrupted before the test split could be scored.
-	TestScore *float64 `json:"test_score"`
+	TestScore *float64 `json:"test_score" jsonschema:"description=best agent's mean score on the held-out split; null when the job was cancelled or ended before the held-out runs"`
 	// OriginalTestScore is the original agent's mean score on the held-out split.
-	OriginalTestScore *float64 `json:"original_test_score"`
+	OriginalTestScore *float64 `json:"original_test_score" jsonschema:"description=original agent's mean score on the held-out split; null like test_score"`
 	IterationsRun     int      `json:"iterations_run"`
 	IterationsKept    int      `json:"iterations_kept"`
 	// AgentCodeURL serves the best agent.py (public, unguessable URL).
@@ -194,17 +197,42 @@ type ResultUsage struct {
 
 // Iteration is one step of the loop: iteration 0 is the baseline.
 type Iteration struct {
-	Iteration int    `json:"iteration"`
-	Prompt    string `json:"prompt"`
-	// TrainScore is the variant's mean train score (0 when it could not be scored).
-	TrainScore float64 `json:"train_score"`
-	Kept       bool    `json:"kept"`
-	// Comparison is the paired test against the best agent at that time.
+	Iteration int `json:"iteration"`
+	// Prompt is the candidate confirmed on the whole train split, else the first candidate.
+	Prompt string `json:"prompt"`
+	// TrainScore is that candidate's mean train score; absent when no candidate ran on the
+	// whole train split (none beat the best agent on the minibatch, or none could run).
+	TrainScore *float64 `json:"train_score,omitempty" jsonschema:"description=mean train score of the candidate confirmed on the whole train split; absent when no candidate ran on the whole split"`
+	Kept       bool     `json:"kept"`
+	// Comparison is the paired test of the confirmed candidate against the best agent at
+	// that time, on the whole train split.
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// MinibatchRows is how many train rows the candidates were first run on; absent when
+	// they ran on the whole split.
+	MinibatchRows int `json:"minibatch_rows,omitempty"`
+	// Candidates are the iteration's proposals, in the proposer's order, with their
+	// minibatch outcome.
+	Candidates []CandidateOutcome `json:"candidates,omitempty"`
+	// RowsRun counts the train rows run in the sandbox in this iteration (each candidate's
+	// minibatch plus the confirmation).
+	RowsRun int `json:"rows_run"`
 	// Note says why a variant was not scored or was rejected (bad proposal, FIXED section
 	// changed, the agent failed in the sandbox, ...).
 	Note       string  `json:"note,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
+}
+
+// CandidateOutcome is one proposal of an iteration.
+type CandidateOutcome struct {
+	Prompt string `json:"prompt"`
+	// MinibatchScore is its mean on the minibatch, BestMinibatchScore the best agent's on
+	// the same rows; both absent when it did not run.
+	MinibatchScore     *float64 `json:"minibatch_score,omitempty" jsonschema:"description=candidate's mean on the minibatch rows; absent when it did not run"`
+	BestMinibatchScore *float64 `json:"best_minibatch_score,omitempty" jsonschema:"description=best agent's mean on the same minibatch rows; absent when the candidate did not run"`
+	// Confirmed is true for the candidate that went on to the rest of the train split.
+	Confirmed bool `json:"confirmed"`
+	// Note says why it stopped (not better on the minibatch, a repeat, rejected, failed).
+	Note string `json:"note,omitempty"`
 }
 
 // job is the stored record (store.OptimizationJobs, keyed by id).

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -134,13 +134,15 @@ type candidate struct {
 	agent       *AgentSource
 	scores      []float64
 	predictions []string
+	feedback    []string // nil when eval.py gives none
 	mean        float64
 }
 
 // optimizeModel runs the loop for one target model, recording progress in j.
 func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, test []sandbox.Row, model string) (err error) {
 	j.Results = append(j.Results, storedRes{ModelResult: ModelResult{
-		Model: model, Optimizer: j.Optimizer, OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(),
+		Model: model, Optimizer: j.Optimizer, ProposerPrompt: s.proposerPromptVersion(),
+		OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(),
 		History: []Iteration{},
 	}})
 	res := &j.Results[len(j.Results)-1]
@@ -156,10 +158,12 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	gw := sandbox.Gateway{Model: model}
 	var key *JobKey
 	if s.gatewayURL != "" {
-		// The agent may make callsPerRow calls per row in each run: the baseline, one run per
-		// iteration and the two test-split runs.
-		runs := int64(j.NIterations + 1)
-		calls := s.callsPerRow * (runs*int64(len(train)) + 2*int64(len(test)))
+		// The agent may make callsPerRow calls per row in each run: the baseline, per
+		// iteration each candidate's minibatch and one confirmation (at most the split
+		// again), and the two test-split runs.
+		n := int64(len(train))
+		perIteration := n + int64(s.candidates)*int64(min(s.minibatch, (len(train)+1)/2))
+		calls := s.callsPerRow * (n + int64(j.NIterations)*perIteration + 2*int64(len(test)))
 		key, err = minter.MintKey(ctx, KeyGrant{Owner: j.Owner, JobID: j.ID, Model: model,
 			MaxCalls: calls, MaxTokens: calls * s.tokensPerCall})
 		if err != nil {
@@ -209,10 +213,10 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	}
 	reported.Tokens += base.Usage.Tokens
 	reported.CostUSD += base.Usage.Cost
-	best = &candidate{agent: b.Agent, scores: base.Scores, predictions: base.Predictions, mean: base.Mean()}
+	best = &candidate{agent: b.Agent, scores: base.Scores, predictions: base.Predictions, feedback: base.Feedback, mean: base.Mean()}
 	res.BaselineScore, res.TrainScore = scorePtr(best.mean), scorePtr(best.mean)
-	res.History = append(res.History, Iteration{Iteration: 0, Prompt: b.Agent.Prompt(), TrainScore: best.mean, Kept: true,
-		Note: "baseline", DurationMS: ms(time.Since(start))})
+	res.History = append(res.History, Iteration{Iteration: 0, Prompt: b.Agent.Prompt(), TrainScore: scorePtr(best.mean), Kept: true,
+		RowsRun: len(train), Note: "baseline", DurationMS: ms(time.Since(start))})
 	j.BaselineScore, j.BestScore = scorePtr(best.mean), scorePtr(best.mean)
 	updateUsage()
 	s.save(j)
@@ -232,11 +236,28 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	reserved := false         // the iterations stopped for the held-out split's time
 	var longest time.Duration // the longest iteration so far
 
-	var discarded []string
-	candidates, lastNote := 0, "" // usable proposals; why the last iteration had none
+	var (
+		discarded  []string
+		attempts   []Attempt
+		pool       paretoPool
+		candidates int    // usable proposals
+		lastNote   string // why the last iteration had none
+	)
 	tried := map[string]bool{string(b.Agent.Editable()): true}
 	if same, err := b.Agent.WithPrompt(b.Agent.Prompt()); err == nil {
 		tried[string(same.Editable())] = true // the original prompt, re-quoted
+	}
+	remember := func(a Attempt) {
+		attempts = append(attempts, a)
+		if len(attempts) > MaxAttemptsShown {
+			attempts = attempts[len(attempts)-MaxAttemptsShown:]
+		}
+		if a.Outcome != "kept" {
+			discarded = append(discarded, a.Prompt)
+			if len(discarded) > MaxDiscardedShown {
+				discarded = discarded[len(discarded)-MaxDiscardedShown:]
+			}
+		}
 	}
 	for i := 1; i <= j.NIterations; i++ {
 		if ctx.Err() != nil {
@@ -248,11 +269,22 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		}
 		start := time.Now()
 		it := Iteration{Iteration: i}
-		prop, perr := s.propose(ictx, j, model, i, best, *res.BaselineScore, train, discarded)
+		mb, whole := s.drawMinibatch(best, uint64(i))
+		if !whole {
+			it.MinibatchRows = len(mb)
+		}
+		req := ProposalRequest{
+			TargetModel: model, Iteration: i, NIterations: j.NIterations, Candidates: s.candidates,
+			CurrentPrompt: best.agent.Prompt(), BestScore: best.mean, BaselineScore: *res.BaselineScore,
+			Failures: failingRows(train, best, mb, s.maxFailures), Attempts: slices.Clone(attempts),
+			Alternatives: pool.alternatives(train, best), Discarded: slices.Clone(discarded),
+		}
+		prop, perr := s.propose(ictx, j, req)
 		if prop != nil {
 			res.Usage.Proposer.add(prop.Usage)
 		}
-		var variant *AgentSource
+		var variants []*AgentSource
+		var slot []int // each variant's index in it.Candidates
 		switch {
 		case perr != nil && ctx.Err() != nil:
 			return ctx.Err()
@@ -261,62 +293,145 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		case perr != nil:
 			it.Note = "no proposal: " + perr.Error()
 		default:
-			if prop.Editable != nil {
-				variant, perr = best.agent.WithEditable(prop.Editable)
-			} else {
-				variant, perr = best.agent.WithPrompt(prop.Prompt)
-			}
-			if perr != nil {
-				it.Note = "rejected: " + perr.Error()
-				if prop.Editable == nil {
-					it.Prompt = prop.Prompt
+			for _, p := range proposalCandidates(prop, s.candidates) {
+				o := CandidateOutcome{Prompt: p.prompt}
+				var v *AgentSource
+				var verr error
+				if p.editable != nil {
+					v, verr = best.agent.WithEditable(p.editable)
+				} else {
+					v, verr = best.agent.WithPrompt(p.prompt)
 				}
+				switch {
+				case verr != nil:
+					o.Note = "rejected: " + verr.Error()
+				case tried[string(v.Editable())]:
+					// Same EDITABLE section as an agent already scored: not run again.
+					o.Prompt, o.Note = v.Prompt(), "not run: the proposal repeats an agent already benchmarked"
+					candidates++
+				default:
+					tried[string(v.Editable())] = true
+					o.Prompt = v.Prompt()
+					variants = append(variants, v)
+					slot = append(slot, len(it.Candidates))
+					candidates++
+				}
+				it.Candidates = append(it.Candidates, o)
+			}
+			if len(variants) == 0 && len(it.Candidates) > 0 {
+				it.Note = it.Candidates[0].Note
 			}
 		}
-		if variant != nil {
-			candidates++ // usable, even when it repeats an agent already scored
-		} else {
+		if len(it.Candidates) > 0 {
+			it.Prompt = it.Candidates[0].Prompt
+		}
+		if len(variants) == 0 {
 			lastNote = it.Note
 		}
-		if variant != nil && tried[string(variant.Editable())] {
-			// Same EDITABLE section as an agent already scored: its scores are known, so the
-			// sandbox run is skipped.
-			it.Prompt, it.Note = variant.Prompt(), "not run: the proposal repeats an agent already benchmarked"
-			variant = nil
+
+		// Each candidate on the minibatch.
+		bestMB := mean(subset(best.scores, mb))
+		mbRows := rowsOf(train, mb)
+		var runs []*scored
+		cut := false
+		for n, v := range variants {
+			o := &it.Candidates[slot[n]] // it.Candidates is complete: the pointer stays valid
+			out, berr := s.bench(ictx, b, v, mbRows, gw, timeout)
+			switch {
+			case berr != nil && ctx.Err() != nil:
+				return ctx.Err()
+			case berr != nil && ictx.Err() != nil:
+				o.Note = "not finished: the rest of overall_timeout_seconds is kept for the held-out split"
+				cut = true
+			case errors.Is(berr, sandbox.ErrJob):
+				o.Note = "the variant failed in the sandbox: " + berr.Error()
+				remember(Attempt{Iteration: i, Prompt: v.Prompt(), Outcome: "failed in the sandbox"})
+			case berr != nil:
+				return berr
+			default:
+				it.RowsRun += len(mb)
+				reported.Tokens += out.Usage.Tokens
+				reported.CostUSD += out.Usage.Cost
+				r := &scored{agent: v, scores: out.Scores, predictions: out.Predictions, feedback: out.Feedback,
+					mean: out.Mean(), outcome: o}
+				r.gain = r.mean - bestMB
+				o.MinibatchScore, o.BestMinibatchScore = scorePtr(r.mean), scorePtr(bestMB)
+				runs = append(runs, r)
+			}
+			if cut {
+				break
+			}
 		}
-		if variant != nil {
-			tried[string(variant.Editable())] = true
-			it.Prompt = variant.Prompt()
-			out, berr := s.bench(ictx, b, variant, train, gw, timeout)
+		chosen := pick(runs)
+		for _, r := range runs {
+			if r != chosen {
+				cmp := s.rule.Compare(subset(best.scores, mb), r.scores)
+				if r.gain <= 1e-9 {
+					r.outcome.Note = "not better than the best agent on the minibatch"
+				} else {
+					r.outcome.Note = "another candidate did better on the minibatch"
+				}
+				remember(Attempt{Iteration: i, Prompt: r.agent.Prompt(), Outcome: "not better on the minibatch",
+					Wins: cmp.Wins, Losses: cmp.Losses, Rows: len(mb)})
+			}
+		}
+		switch {
+		case it.Note != "":
+		case len(runs) > 0 && chosen == nil:
+			it.Note = "no candidate beat the best agent on the minibatch"
+		case len(runs) == 0 && len(it.Candidates) > 0:
+			it.Note = it.Candidates[0].Note // every candidate failed, was cut or repeated
+		}
+
+		// The chosen one on the rest of the train split; its minibatch scores are reused.
+		if chosen != nil && !cut {
+			chosen.outcome.Confirmed = true
+			it.Prompt = chosen.agent.Prompt()
+			rest := complement(len(train), mb)
+			var out *sandbox.Result
+			var berr error
+			if len(rest) > 0 {
+				out, berr = s.bench(ictx, b, chosen.agent, rowsOf(train, rest), gw, timeout)
+			} else {
+				out = &sandbox.Result{}
+			}
 			switch {
 			case berr != nil && ctx.Err() != nil:
 				return ctx.Err()
 			case berr != nil && ictx.Err() != nil:
 				it.Note = "not finished: the rest of overall_timeout_seconds is kept for the held-out split"
+				cut = true
 			case errors.Is(berr, sandbox.ErrJob):
 				it.Note = "the variant failed in the sandbox: " + berr.Error()
+				remember(Attempt{Iteration: i, Prompt: chosen.agent.Prompt(), Outcome: "failed in the sandbox"})
 			case berr != nil:
 				return berr
 			default:
+				it.RowsRun += len(rest)
 				reported.Tokens += out.Usage.Tokens
 				reported.CostUSD += out.Usage.Cost
-				it.TrainScore = out.Mean()
-				cmp := s.rule.Compare(best.scores, out.Scores)
-				it.Comparison = &cmp
-				if cmp.Accepted {
-					it.Kept = true
-					best = &candidate{agent: variant, scores: out.Scores, predictions: out.Predictions, mean: out.Mean()}
-					res.IterationsKept++
-					res.OptimizedPrompt, res.TrainScore = variant.Prompt(), scorePtr(best.mean)
-					j.BestScore = scorePtr(best.mean)
-					discarded = nil
+				c := &candidate{agent: chosen.agent,
+					scores:      merge(len(train), mb, chosen.scores, rest, out.Scores),
+					predictions: merge(len(train), mb, chosen.predictions, rest, out.Predictions),
+					feedback:    mergeFeedback(len(train), mb, chosen.feedback, rest, out.Feedback),
 				}
-			}
-		}
-		if !it.Kept && it.Prompt != "" {
-			discarded = append(discarded, it.Prompt)
-			if len(discarded) > MaxDiscardedShown {
-				discarded = discarded[len(discarded)-MaxDiscardedShown:]
+				c.mean = mean(c.scores)
+				it.TrainScore = scorePtr(c.mean)
+				cmp := s.rule.Compare(best.scores, c.scores)
+				it.Comparison = &cmp
+				a := Attempt{Iteration: i, Prompt: c.agent.Prompt(), Outcome: "not kept", Wins: cmp.Wins, Losses: cmp.Losses, Rows: len(train)}
+				if cmp.Accepted {
+					it.Kept, a.Outcome = true, "kept"
+					best = c
+					res.IterationsKept++
+					res.OptimizedPrompt, res.TrainScore = c.agent.Prompt(), scorePtr(best.mean)
+					j.BestScore = scorePtr(best.mean)
+					pool = pool.refresh(best)
+					discarded = nil
+				} else {
+					pool = pool.add(c, best)
+				}
+				remember(a)
 			}
 		}
 		it.DurationMS = ms(time.Since(start))
@@ -326,7 +441,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		j.CurrentIteration = i
 		updateUsage()
 		s.save(j)
-		if ictx.Err() != nil {
+		if cut || ictx.Err() != nil {
 			reserved = true
 			break
 		}
@@ -397,13 +512,9 @@ func (s *Service) benchFailure(ctx context.Context, err error, format string, ar
 	return err
 }
 
-// propose asks the proposer for iteration i, with the per-call timeout.
-func (s *Service) propose(ctx context.Context, j *job, model string, i int, best *candidate, baseline float64, train []sandbox.Row, discarded []string) (*Proposal, error) {
-	req := ProposalRequest{
-		TargetModel: model, Iteration: i, NIterations: j.NIterations,
-		CurrentPrompt: best.agent.Prompt(), BestScore: best.mean, BaselineScore: baseline,
-		Failures: s.failures(train, best, uint64(i)), Discarded: slices.Clone(discarded),
-	}
+// propose asks the proposer for one iteration, with the per-call timeout and one retry of a
+// transient failure.
+func (s *Service) propose(ctx context.Context, j *job, req ProposalRequest) (*Proposal, error) {
 	var used Usage
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, time.Duration(j.LLMCallTimeout))
@@ -433,27 +544,6 @@ func (s *Service) propose(ctx context.Context, j *job, model string, i int, best
 		case <-time.After(wait):
 		}
 	}
-}
-
-// failures samples up to maxFailures train rows the best agent does not get fully right.
-func (s *Service) failures(train []sandbox.Row, best *candidate, salt uint64) []FailingRow {
-	var idx []int
-	for i, sc := range best.scores {
-		if sc < 1-1e-9 && i < len(train) {
-			idx = append(idx, i)
-		}
-	}
-	rng := rand.New(rand.NewPCG(s.seed, salt))
-	rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-	if len(idx) > s.maxFailures {
-		idx = idx[:s.maxFailures]
-	}
-	slices.Sort(idx)
-	out := make([]FailingRow, 0, len(idx))
-	for _, i := range idx {
-		out = append(out, FailingRow{Input: train[i].Input, Expected: train[i].Answer, Predicted: best.predictions[i], Score: best.scores[i]})
-	}
-	return out
 }
 
 // bench runs agent on rows in the sandbox: the rows are split into up to `concurrency`
@@ -509,7 +599,15 @@ func (s *Service) bench(ctx context.Context, b *Bundle, agent *AgentSource, rows
 		return nil, first
 	}
 	out := &sandbox.Result{}
+	withFeedback := slices.ContainsFunc(parts, func(p part) bool { return p.res.Feedback != nil })
 	for _, p := range parts {
+		if withFeedback {
+			fb := p.res.Feedback
+			if fb == nil {
+				fb = make([]string, len(p.res.Scores))
+			}
+			out.Feedback = append(out.Feedback, fb...)
+		}
 		out.Predictions = append(out.Predictions, p.res.Predictions...)
 		out.Scores = append(out.Scores, p.res.Scores...)
 		out.Usage.Tokens += p.res.Usage.Tokens
@@ -536,3 +634,47 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // scorePtr is a measured score, for the fields that are absent until measured.
 func scorePtr(v float64) *float64 { return &v }
+
+// proposed is one candidate of a proposal: a prompt, or a whole EDITABLE section.
+type proposed struct {
+	prompt   string
+	editable []byte
+}
+
+// proposalCandidates lists a proposal's candidates, at most limit: an EDITABLE section, or
+// Prompt then Prompts.
+func proposalCandidates(p *Proposal, limit int) []proposed {
+	if p.Editable != nil {
+		return []proposed{{editable: p.Editable}}
+	}
+	var out []proposed
+	for _, t := range append([]string{p.Prompt}, p.Prompts...) {
+		if strings.TrimSpace(t) == "" || len(out) >= limit {
+			continue
+		}
+		out = append(out, proposed{prompt: t})
+	}
+	return out
+}
+
+// mergeFeedback is merge for feedback, which either run may lack.
+func mergeFeedback(n int, idx []int, mb []string, rest []int, other []string) []string {
+	if mb == nil && other == nil {
+		return nil
+	}
+	if mb == nil {
+		mb = make([]string, len(idx))
+	}
+	if other == nil {
+		other = make([]string, len(rest))
+	}
+	return merge(n, idx, mb, rest, other)
+}
+
+// proposerPromptVersion is the proposer's prompt file version, when it reports one.
+func (s *Service) proposerPromptVersion() string {
+	if v, ok := s.proposer.(interface{ PromptVersion() string }); ok {
+		return v.PromptVersion()
+	}
+	return ""
+}

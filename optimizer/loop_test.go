@@ -160,13 +160,21 @@ func TestLoopImprovesKeepsAndHoldsOutTest(t *testing.T) {
 	if len(r.History) != 7 || !r.History[0].Kept || r.History[0].Iteration != 0 {
 		t.Fatalf("history %+v", r.History)
 	}
+	train, test := Split(scriptedDataset(), DefaultSeed)
 	kept := 0
 	for i, h := range r.History[1:] {
 		if h.Kept {
 			kept++
 		}
-		if wantKept := i%2 == 1; h.Kept != wantKept || h.Comparison == nil {
+		// The useless line ties on the minibatch and stops there; a RULE wins its rows, is
+		// confirmed on the rest of the split and kept.
+		wantKept := i%2 == 1
+		if h.Kept != wantKept || (h.Comparison != nil) != wantKept || (h.TrainScore != nil) != wantKept ||
+			h.MinibatchRows != 8 || len(h.Candidates) != 1 || h.Candidates[0].Confirmed != wantKept || h.Candidates[0].MinibatchScore == nil {
 			t.Errorf("iteration %d kept=%v (want %v) %+v", h.Iteration, h.Kept, wantKept, h)
+		}
+		if want := map[bool]int{true: len(train), false: 8}[wantKept]; h.RowsRun != want {
+			t.Errorf("iteration %d ran %d rows, want %d", h.Iteration, h.RowsRun, want)
 		}
 	}
 	if kept != r.IterationsKept {
@@ -205,7 +213,6 @@ func TestLoopImprovesKeepsAndHoldsOutTest(t *testing.T) {
 	}
 	// The held-out split: the proposer never saw a test input, and the sandbox ran test
 	// rows only in the last two runs' chunks (original and best, after all iterations).
-	train, test := Split(scriptedDataset(), DefaultSeed)
 	isTest := map[string]bool{}
 	for _, row := range test {
 		isTest[row.Input] = true
@@ -232,7 +239,7 @@ func TestLoopImprovesKeepsAndHoldsOutTest(t *testing.T) {
 	}
 	runs := runner.allRuns()
 	chunks := DefaultSandboxConcurrency
-	trainRuns := 7 * chunks // baseline + 6 variants
+	trainRuns := (1 + 6 + 3) * chunks // baseline, 6 minibatches, 3 confirmations
 	if len(runs) != trainRuns+2*chunks {
 		t.Fatalf("%d sandbox runs, want %d", len(runs), trainRuns+2*chunks)
 	}
@@ -255,7 +262,7 @@ func TestLoopImprovesKeepsAndHoldsOutTest(t *testing.T) {
 	if minter.minted.Load() != 1 || minter.revoked.Load() != 1 {
 		t.Errorf("keys minted %d revoked %d", minter.minted.Load(), minter.revoked.Load())
 	}
-	if r.Usage.TaskSource != "agent_reported" || r.Usage.Task.Tokens != int64(15*(7*len(train)+2*len(test))) || r.Usage.Proposer.Tokens != 6*15 || r.Tokens != r.Usage.Task.Tokens+r.Usage.Proposer.Tokens {
+	if r.Usage.TaskSource != "agent_reported" || r.Usage.Task.Tokens != int64(15*(4*len(train)+3*8+2*len(test))) || r.Usage.Proposer.Tokens != 6*15 || r.Tokens != r.Usage.Task.Tokens+r.Usage.Proposer.Tokens {
 		t.Errorf("usage %+v tokens %d", r.Usage, r.Tokens)
 	}
 	h, err := e.svc.History(context.Background(), "alice", sub.JobID)
@@ -469,7 +476,7 @@ func TestFixedSectionMustNotChange(t *testing.T) {
 	if its[1].Kept || !strings.Contains(its[1].Note, "rejected") {
 		t.Errorf("iteration 1 = %+v", its[1])
 	}
-	if !its[2].Kept || its[2].TrainScore != 1 {
+	if !its[2].Kept || its[2].TrainScore == nil || *its[2].TrainScore != 1 {
 		t.Errorf("iteration 2 = %+v", its[2])
 	}
 	res, _ := svc.Results(context.Background(), "alice", sub.JobID)
@@ -535,7 +542,7 @@ func TestProposerFailures(t *testing.T) {
 		}
 		h, _ := e.svc.History(context.Background(), "alice", sub.JobID)
 		for _, it := range h["scripted/task"][1:] {
-			if it.Prompt == "" || it.Note != "" {
+			if it.Prompt == "" || strings.HasPrefix(it.Note, "no proposal") {
 				t.Errorf("iteration %+v", it)
 			}
 		}

@@ -2,14 +2,17 @@ package optimizer
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"text/template"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
-// Proposer proposes a new system prompt from the current best one and the rows it fails.
+// Proposer proposes new system prompts from the current best one and the rows it fails.
 // It only ever sees train rows.
 type Proposer interface {
 	Propose(ctx context.Context, req ProposalRequest) (*Proposal, error)
@@ -21,13 +24,24 @@ type ProposalRequest struct {
 	TargetModel string
 	// Iteration is the iteration being proposed (1-based) of NIterations.
 	Iteration, NIterations int
+	// Candidates is how many prompts the proposer may return (Proposal.Prompt and
+	// Proposal.Prompts together); more are ignored.
+	Candidates int
 	// CurrentPrompt is the best system prompt so far.
 	CurrentPrompt string
 	// BestScore is its mean train score; BaselineScore the original agent's.
 	BestScore, BaselineScore float64
-	// Failures is a sample of train rows the best agent does not get fully right.
+	// Failures are the rows of this iteration's minibatch the best agent does not get fully
+	// right, with the scorer's feedback when eval.py gives it; the candidates are first
+	// compared on that minibatch.
 	Failures []FailingRow
-	// Discarded are recent prompts that were tried and not kept (newest last).
+	// Attempts are the recent candidates (newest last) and how they did.
+	Attempts []Attempt
+	// Alternatives are prompts that were not kept but get right train rows the best prompt
+	// gets wrong (a Pareto pool, most rows won first).
+	Alternatives []Alternative
+	// Discarded are recent prompts that were tried and not kept (newest last); Attempts
+	// tells the same with the rows won and lost.
 	Discarded []string
 }
 
@@ -37,15 +51,43 @@ type FailingRow struct {
 	Expected  string  `json:"expected"`
 	Predicted string  `json:"predicted"`
 	Score     float64 `json:"score"`
+	// Feedback is the second item of the (score, feedback) pair eval.py returned for the
+	// row; empty when it returned a number.
+	Feedback string `json:"feedback,omitempty"`
+}
+
+// Attempt is an earlier candidate as the proposer is shown it.
+type Attempt struct {
+	Iteration int
+	Prompt    string
+	// Outcome is "kept", "not kept" (confirmed on the whole train split, refused by the
+	// acceptance rule), "not better on the minibatch", or "failed in the sandbox".
+	Outcome string
+	// Wins and Losses count the rows where it scored higher and lower than the best agent
+	// of its time, of Rows rows compared.
+	Wins, Losses, Rows int
+}
+
+// Alternative is a Pareto-pool prompt as the proposer is shown it.
+type Alternative struct {
+	Prompt string
+	// Score is its mean train score; RowsWon how many train rows it gets right (scores
+	// higher on) that the best prompt does not; Examples up to two of those rows' inputs.
+	Score    float64
+	RowsWon  int
+	Examples []string
 }
 
 // Proposal is a proposer's answer.
 type Proposal struct {
 	// Prompt is the new system prompt; it replaces the SYSTEM_PROMPT literal.
 	Prompt string
-	// Editable, when not nil, replaces the whole EDITABLE section body instead (it must still
-	// assign SYSTEM_PROMPT; the FIXED section must come out unchanged or the variant is
-	// rejected).
+	// Prompts are further candidate system prompts, tried after Prompt (up to
+	// ProposalRequest.Candidates in all).
+	Prompts []string
+	// Editable, when not nil, replaces the whole EDITABLE section body instead of Prompt (it
+	// must still assign SYSTEM_PROMPT; the FIXED section must come out unchanged or the
+	// variant is rejected).
 	Editable []byte
 	// Usage is what the proposal cost.
 	Usage Usage
@@ -95,9 +137,20 @@ func NewLLMProposer(r ProviderResolver, model string, prices Pricer) (*LLMPropos
 // Model returns the proposer model ("provider/model").
 func (p *LLMProposer) Model() string { return p.model }
 
-const proposerSystem = `You improve the system prompt of an LLM agent. You are shown the agent's current system prompt, its score on a training set (0 to 1, higher is better) and examples it gets wrong, with the expected and the actual answers.
-Write an improved system prompt that keeps what works and adds clear, general instructions that fix the failures (output format, rules of the task, edge cases). Do not copy the examples' answers into the prompt as a lookup table.
-Reply with the complete new system prompt between <prompt> and </prompt>, and nothing else.`
+// ProposerPromptVersion names the prompt file (prompts/<version>.tmpl) LLMProposer uses;
+// a job's results record it.
+const ProposerPromptVersion = "proposer.v2"
+
+//go:embed prompts/proposer.v2.tmpl
+var proposerPromptFile string
+
+var proposerPrompt = template.Must(template.New(ProposerPromptVersion).Funcs(template.FuncMap{
+	"add": func(a, b int) int { return a + b },
+	"cut": func(s string) string { return s }, // replaced per render by the field limit
+}).Parse(proposerPromptFile))
+
+// PromptVersion returns ProposerPromptVersion.
+func (p *LLMProposer) PromptVersion() string { return ProposerPromptVersion }
 
 // Propose calls the model once; ctx carries the per-call timeout.
 func (p *LLMProposer) Propose(ctx context.Context, req ProposalRequest) (*Proposal, error) {
@@ -105,13 +158,17 @@ func (p *LLMProposer) Propose(ctx context.Context, req ProposalRequest) (*Propos
 	if err != nil {
 		return nil, fmt.Errorf("optimizer: proposer model %q: %w", p.model, err)
 	}
+	system, user, err := renderProposerPrompt(req, p.MaxFieldChars)
+	if err != nil {
+		return nil, err
+	}
 	temp := 0.7
 	resp, err := prov.Complete(ctx, &providers.Request{
 		Model:       model,
 		Temperature: &temp,
 		Messages: []providers.Message{
-			{Role: "system", Content: proposerSystem},
-			{Role: "user", Content: ProposerMessage(req, p.MaxFieldChars)},
+			{Role: "system", Content: system},
+			{Role: "user", Content: user},
 		},
 	})
 	if err != nil {
@@ -121,41 +178,71 @@ func (p *LLMProposer) Propose(ctx context.Context, req ProposalRequest) (*Propos
 	if p.prices != nil {
 		u.CostUSD = p.prices.Cost(p.model, resp.Usage).TotalUSD
 	}
-	prompt := ExtractPrompt(resp.Text)
-	if prompt == "" {
+	prompts := ExtractPrompts(resp.Text)
+	if len(prompts) == 0 {
 		return &Proposal{Usage: u}, fmt.Errorf("%w: the proposer model returned an empty prompt", ErrProposal)
 	}
-	return &Proposal{Prompt: prompt, Usage: u}, nil
+	return &Proposal{Prompt: prompts[0], Prompts: prompts[1:], Usage: u}, nil
 }
 
 // ProposerMessage renders the user message a proposer model is sent. Values longer than
 // maxChars are cut.
 func ProposerMessage(req ProposalRequest, maxChars int) string {
+	_, user, err := renderProposerPrompt(req, maxChars)
+	if err != nil {
+		return "" // the embedded template is tested; a field cannot make it fail
+	}
+	return user
+}
+
+// renderProposerPrompt renders the system and user messages of the prompt file.
+func renderProposerPrompt(req ProposalRequest, maxChars int) (system, user string, err error) {
 	if maxChars <= 0 {
 		maxChars = 1500
 	}
-	cut := func(s string) string {
+	req.Candidates = max(req.Candidates, 1)
+	t, err := proposerPrompt.Clone()
+	if err != nil {
+		return "", "", err
+	}
+	t.Funcs(template.FuncMap{"cut": func(s string) string {
 		if len(s) <= maxChars {
 			return s
 		}
 		return strings.ToValidUTF8(s[:maxChars], "") + " …[truncated]"
+	}})
+	var sys, usr strings.Builder
+	if err := t.ExecuteTemplate(&sys, "system", req); err != nil {
+		return "", "", fmt.Errorf("optimizer: proposer prompt: %w", err)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Target model: %s\nIteration %d of %d. Baseline score %.3f, current best score %.3f.\n\n", req.TargetModel, req.Iteration, req.NIterations, req.BaselineScore, req.BestScore)
-	fmt.Fprintf(&b, "<current_prompt>\n%s\n</current_prompt>\n\n", req.CurrentPrompt)
-	if len(req.Failures) == 0 {
-		b.WriteString("The agent gets every training example right; make the prompt more robust without changing its behaviour.\n")
+	if err := t.ExecuteTemplate(&usr, "user", req); err != nil {
+		return "", "", fmt.Errorf("optimizer: proposer prompt: %w", err)
 	}
-	for i, f := range req.Failures {
-		fmt.Fprintf(&b, "<failure n=\"%d\" score=\"%.2f\">\n<input>%s</input>\n<expected>%s</expected>\n<predicted>%s</predicted>\n</failure>\n", i+1, f.Score, cut(f.Input), cut(f.Expected), cut(f.Predicted))
-	}
-	if len(req.Discarded) > 0 {
-		b.WriteString("\nThese earlier attempts did not improve the score; try something different:\n")
-		for _, d := range req.Discarded {
-			fmt.Fprintf(&b, "<discarded>%s</discarded>\n", cut(d))
+	return sys.String(), usr.String(), nil
+}
+
+// ExtractPrompts returns the text of each <prompt>…</prompt> block of a proposer's answer,
+// in order, without empty ones; an answer without tags is one prompt (ExtractPrompt).
+func ExtractPrompts(text string) []string {
+	if !strings.Contains(text, "<prompt>") {
+		if p := ExtractPrompt(text); p != "" {
+			return []string{p}
 		}
+		return nil
 	}
-	return b.String()
+	var out []string
+	for rest := text; ; {
+		_, after, ok := strings.Cut(rest, "<prompt>")
+		if !ok {
+			break
+		}
+		inner, tail, _ := strings.Cut(after, "</prompt>")
+		if p := strings.TrimSpace(inner); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+		rest = tail
+	}
+	return out
 }
 
 // ExtractPrompt returns the text between <prompt> and </prompt> in a proposer's answer, or

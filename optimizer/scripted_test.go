@@ -42,8 +42,13 @@ func solve(input string) string {
 	return text
 }
 
+// scriptedAnswer answers like the scripted task model. "SKIP <category>" in the system prompt
+// makes it ignore that category's RULE (a variant that wins rows and loses others).
 func scriptedAnswer(system, input string) string {
 	cat, text, _ := strings.Cut(input, ": ")
+	if strings.Contains(system, "SKIP "+cat) {
+		return text
+	}
 	if strings.Contains(system, "RULE "+cat) {
 		return solve(input)
 	}
@@ -183,6 +188,8 @@ type fakeRunner struct {
 	block func(job sandbox.Job) bool
 	// fail, when it returns an error for a job, makes Run return it.
 	fail func(job sandbox.Job) error
+	// feedback makes the scores (score, feedback) pairs, as an eval.py returning them would.
+	feedback bool
 
 	mu   sync.Mutex
 	runs [][]string // inputs of each run, in order of start
@@ -227,6 +234,13 @@ func (f *fakeRunner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result,
 			sc = 1
 		}
 		res.Scores = append(res.Scores, sc)
+		if f.feedback {
+			note := ""
+			if sc < 1 {
+				note = fmt.Sprintf("wrong: %q is not %q", pred, row.Answer)
+			}
+			res.Feedback = append(res.Feedback, note)
+		}
 	}
 	return res, nil
 }

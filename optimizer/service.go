@@ -53,6 +53,16 @@ const (
 	DefaultJobsPerOwner = 4
 	// MaxDiscardedShown is how many recently discarded prompts the proposer is shown.
 	MaxDiscardedShown = 3
+	// MaxAttemptsShown is how many recent attempts (prompt, rows won and lost, outcome) the
+	// proposer is shown.
+	MaxAttemptsShown = 8
+	// MaxAlternativesShown is how many Pareto-pool prompts (not kept, but right on rows the
+	// best gets wrong) the proposer is shown.
+	MaxAlternativesShown = 3
+	// DefaultMinibatch is the most train rows a candidate is first compared on.
+	DefaultMinibatch = 8
+	// DefaultCandidates is how many candidate prompts one iteration may try.
+	DefaultCandidates = 3
 	// ProposerAttempts is how many times a proposal is asked for when the proposer model
 	// fails transiently (rate limit, overload, connection); each try has the full
 	// llm_call_timeout.
@@ -87,6 +97,9 @@ type Service struct {
 	rule        AcceptanceRule
 	seed        uint64
 	maxFailures int
+	// minibatch is the most train rows candidates are first compared on; candidates is how
+	// many proposals one iteration may try (WithSearch).
+	minibatch, candidates int
 	// callsPerRow and tokensPerCall size each job key's budget (WithAgentBudget).
 	callsPerRow, tokensPerCall int64
 	limits                     sandbox.Limits
@@ -154,6 +167,14 @@ func WithAcceptance(r AcceptanceRule) Option { return func(s *Service) { s.rule 
 // DefaultSeed).
 func WithSeed(seed uint64) Option { return func(s *Service) { s.seed = seed } }
 
+// WithSearch sets how each iteration searches: up to candidates proposals (the proposer is
+// asked for that many), each first run on a minibatch of at most minibatch train rows, the
+// best of them confirmed on the rest of the split (defaults DefaultCandidates and
+// DefaultMinibatch). Values below 1 mean 1.
+func WithSearch(candidates, minibatch int) Option {
+	return func(s *Service) { s.candidates, s.minibatch = candidates, minibatch }
+}
+
 // WithMaxFailures sets how many failing train rows the proposer is shown (default 8).
 func WithMaxFailures(n int) Option { return func(s *Service) { s.maxFailures = n } }
 
@@ -200,6 +221,7 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 		publicURL: "http://localhost:8080", workers: 1, queueSize: 64,
 		concurrency: DefaultSandboxConcurrency, rule: DefaultAcceptance, seed: DefaultSeed,
 		maxFailures: DefaultMaxFailures, now: time.Now, version: DefaultVersion,
+		minibatch: DefaultMinibatch, candidates: DefaultCandidates,
 		callsPerRow: 8, tokensPerCall: 16384,
 		running: map[string]context.CancelCauseFunc{},
 		active:  map[string]string{}, perOwner: DefaultJobsPerOwner,
@@ -217,6 +239,8 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 	s.queueSize = max(s.queueSize, 1)
 	s.concurrency = max(s.concurrency, 1)
 	s.maxFailures = max(s.maxFailures, 1)
+	s.minibatch = max(s.minibatch, 1)
+	s.candidates = max(s.candidates, 1)
 	if s.perOwner < 1 {
 		s.perOwner = DefaultJobsPerOwner
 	}

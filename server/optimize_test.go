@@ -448,3 +448,29 @@ func TestOptimizeJobLimitIs429(t *testing.T) {
 		t.Fatalf("mapped to %+v, want 429 with Retry-After naming the limit", ae)
 	}
 }
+
+// TestOptimizeOpenAPIDocumentsAbsentScores: the optional scores say when they are absent,
+// and the iteration's search fields are in the document.
+func TestOptimizeOpenAPIDocumentsAbsentScores(t *testing.T) {
+	e := optimizeServer(t, fakeAgentRunner{})
+	r := e.call(t, "GET", "/api/v1/openapi.json", "", "")
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &doc); err != nil {
+		t.Fatal(err)
+	}
+	status := string(doc.Paths["/api/v1/optimize/status"]["get"])
+	results := string(doc.Paths["/api/v1/optimize/results"]["get"])
+	for _, want := range []string{"best_score", "absent until its baseline is measured"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status schema lacks %q", want)
+		}
+	}
+	for _, want := range []string{"absent when the job ended before it was measured", "minibatch_score", "rows_run", "proposer_prompt",
+		"absent when no candidate ran on the whole split"} {
+		if !strings.Contains(results, want) {
+			t.Errorf("results schema lacks %q", want)
+		}
+	}
+}

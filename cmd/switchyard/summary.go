@@ -132,7 +132,12 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 // writeScoreChart draws one bar per iteration, scaled to width for a score of 1.
 func writeScoreChart(w io.Writer, hist []client.IterationRecord, width int) {
 	for _, h := range hist {
-		n := int(h.TrainScore*float64(width) + 0.5)
+		if h.TrainScore == nil {
+			// No candidate reached the whole train split: its minibatch said no.
+			fmt.Fprintf(w, "  %3d │%s   —   discarded: %s\n", h.Iteration, strings.Repeat(" ", width), shorten(h.Note, 40))
+			continue
+		}
+		n := int(*h.TrainScore*float64(width) + 0.5)
 		n = max(0, min(n, width))
 		mark := "discarded"
 		switch {
@@ -144,7 +149,7 @@ func writeScoreChart(w io.Writer, hist []client.IterationRecord, width int) {
 		if h.Note != "" && !h.Kept && h.Iteration != 0 {
 			mark += ": " + shorten(h.Note, 40)
 		}
-		fmt.Fprintf(w, "  %3d │%s%s %.3f %s\n", h.Iteration, strings.Repeat("█", n), strings.Repeat(" ", width-n), h.TrainScore, mark)
+		fmt.Fprintf(w, "  %3d │%s%s %.3f %s\n", h.Iteration, strings.Repeat("█", n), strings.Repeat(" ", width-n), *h.TrainScore, mark)
 	}
 }
 

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// TestScoreChartShowsUnconfirmedIterations: an iteration stopped at its minibatch has no
+// train score and is drawn as such, not as a bar of 0.
+func TestScoreChartShowsUnconfirmedIterations(t *testing.T) {
+	half, one := 0.5, 1.0
+	var b strings.Builder
+	writeScoreChart(&b, []client.IterationRecord{
+		{Iteration: 0, TrainScore: &half, Kept: true},
+		{Iteration: 1, Note: "no candidate beat the best agent on the minibatch"},
+		{Iteration: 2, TrainScore: &one, Kept: true},
+	}, 10)
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "█████     0.500 baseline") ||
+		!strings.Contains(lines[1], "—") || strings.Contains(lines[1], "0.000") || !strings.Contains(lines[1], "discarded: no candidate") ||
+		!strings.Contains(lines[2], "██████████ 1.000 kept") {
+		t.Errorf("chart:\n%s", b.String())
+	}
+}
