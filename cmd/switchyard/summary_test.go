@@ -18,7 +18,7 @@ func TestScoreChartShowsUnconfirmedIterations(t *testing.T) {
 		{Iteration: 2, TrainScore: &one, Kept: true},
 	}, 10)
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[0], "█████     0.500 baseline") ||
+	if len(lines) != 3 || !strings.Contains(lines[0], "█████      0.500 baseline") ||
 		!strings.Contains(lines[1], "—") || strings.Contains(lines[1], "0.000") || !strings.Contains(lines[1], "discarded: no candidate") ||
 		!strings.Contains(lines[2], "██████████ 1.000 kept") {
 		t.Errorf("chart:\n%s", b.String())
