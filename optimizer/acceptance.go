@@ -4,6 +4,9 @@ import "math"
 
 // AcceptanceRule decides whether a variant beats the best agent so far, from the per-row
 // scores of both on the same train rows (a paired comparison, not a comparison of means).
+// It is applied to the whole train split, after the candidate beat the best agent's mean on
+// a minibatch of it (see the package doc); the minibatch only decides which candidate is
+// worth that run, so noise on a few rows cannot get a variant kept.
 //
 // The variant must improve the mean per-row score (variant − best) by at least MinEffect,
 // and then either

@@ -4,13 +4,19 @@
 // dataset 70/30 with a fixed seed ([Split]) and, for each target model, runs the loop:
 //
 //  0. baseline: the original agent runs on the train split in the sandbox (iteration 0);
-//  1. propose: a [Proposer] reads the best system prompt so far, its score and a sample of
-//     train rows it fails, and proposes a new prompt; only the EDITABLE section of agent.py
-//     is rewritten and the FIXED section must stay byte for byte identical;
-//  2. benchmark: the variant runs on the train split in the sandbox, the rows split into
-//     chunks that run in parallel within the service's concurrency budget;
-//  3. accept: the variant replaces the best only if it wins the paired [AcceptanceRule] on
-//     per-row scores;
+//  1. propose: a [Proposer] reads the best system prompt so far, its score, the failing rows
+//     of this iteration's minibatch (with eval.py's feedback when score returns a
+//     (score, feedback) pair), the recent attempts with the rows they won and lost and a
+//     Pareto pool of prompts that win rows the best loses; it proposes up to
+//     [DefaultCandidates] prompts ([WithSearch]). Only the EDITABLE section of agent.py is
+//     rewritten and the FIXED section must stay byte for byte identical;
+//  2. benchmark: each candidate runs on the minibatch (at most [DefaultMinibatch] rows and
+//     half the split, mostly rows the best gets wrong); the one with the highest minibatch
+//     mean that beats the best there (ties: the shorter prompt) runs on the rest of the train
+//     split, so a kept candidate costs one train-split run. Rows are split into chunks that
+//     run in parallel within the service's concurrency budget;
+//  3. accept: the confirmed candidate replaces the best only if it wins the paired
+//     [AcceptanceRule] on per-row scores of the whole train split;
 //  4. after n_iterations, the best and the original agents are scored on the test split,
 //     which neither the proposer nor the acceptance rule ever see.
 //

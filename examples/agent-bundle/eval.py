@@ -8,5 +8,10 @@ def _normalize(text):
 
 
 def score(expected, predicted):
-    """Return a float in [0, 1]."""
-    return 1.0 if _normalize(expected) == _normalize(predicted) else 0.0
+    """Return a float in [0, 1], or a pair (score, feedback): the optimizer shows the
+    feedback to the proposer model beside each row the agent gets wrong."""
+    if _normalize(expected) == _normalize(predicted):
+        return 1.0
+    if " " in _normalize(predicted):
+        return 0.0, "answer with the queue name only, no other words (expected %r)" % expected
+    return 0.0, "wrong queue: %r instead of %r" % (predicted, expected)

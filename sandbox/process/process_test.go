@@ -83,3 +83,8 @@ func TestMissingBubblewrap(t *testing.T) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
 }
+
+// TestExampleBundle: the shipped example bundle runs in the process sandbox.
+func TestExampleBundle(t *testing.T) {
+	sandboxtest.RunExampleBundle(t, newRunner(t, process.Options{WorkDir: workDir(t)}), "../../examples/agent-bundle")
+}

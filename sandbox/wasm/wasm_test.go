@@ -35,6 +35,12 @@ func TestConformance(t *testing.T) {
 	sandboxtest.Run(t, r)
 }
 
+// TestExampleBundle: the shipped example bundle (a thread pool, urllib, a (score, feedback)
+// scorer) runs under WASI.
+func TestExampleBundle(t *testing.T) {
+	sandboxtest.RunExampleBundle(t, newRunner(t), "../../examples/agent-bundle")
+}
+
 func TestWrongChecksum(t *testing.T) {
 	path := t.TempDir() + "/python.wasm"
 	if err := os.WriteFile(path, []byte("\x00asm not really"), 0o644); err != nil {
