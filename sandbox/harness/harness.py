@@ -341,6 +341,41 @@ WASI_NO_THREADS = ("the WASI sandbox (--sandbox wasm) has no threads: concurrent
                    "ThreadPoolExecutor runs calls one at a time here; real threads need the process sandbox")
 
 
+WASI_NO_PROCESSES = ("the WASI sandbox (--sandbox wasm) has no processes: concurrent.futures."
+                     "ProcessPoolExecutor cannot start workers here; use ThreadPoolExecutor, or the process sandbox")
+
+
+class _NoProcessPoolFinder:
+    """Provides concurrent.futures.process under WASI, whose CPython ships without it: its
+    ProcessPoolExecutor fails at construction with a message saying why, where the import
+    would otherwise fail with a bare ModuleNotFoundError."""
+
+    NAME = "concurrent.futures.process"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.NAME:
+            return None
+        import importlib.machinery
+
+        return importlib.machinery.ModuleSpec(name, self)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        from concurrent.futures import _base
+
+        class BrokenProcessPool(_base.BrokenExecutor):
+            pass
+
+        class ProcessPoolExecutor(_base.Executor):
+            def __init__(self, *args, **kwargs):
+                raise OSError(WASI_NO_PROCESSES)
+
+        module.ProcessPoolExecutor = ProcessPoolExecutor
+        module.BrokenProcessPool = BrokenProcessPool
+
+
 class _ClearErrorsFinder:
     """Under WASI, socket lookups fail with AttributeError and Thread.start with a bare
     "can't start new thread": when socket or threading is first imported, this finder loads
@@ -392,6 +427,7 @@ class _PatchingLoader:
 def install_wasi_shims():
     sys.meta_path.insert(0, _ClearErrorsFinder())
     sys.meta_path.append(_SerialExecutorFinder())
+    sys.meta_path.append(_NoProcessPoolFinder())
 
 
 def load_module(name, path, limits):
