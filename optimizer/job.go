@@ -216,6 +216,9 @@ type Iteration struct {
 	// RowsRun counts the train rows run in the sandbox in this iteration (each candidate's
 	// minibatch plus the confirmation).
 	RowsRun int `json:"rows_run"`
+	// Rechecked counts the train rows both agents ran again because the candidate was
+	// better on the mean but lost rows (the comparison then uses the mean of two runs).
+	Rechecked int `json:"rechecked_rows,omitempty"`
 	// Note says why a variant was not scored or was rejected (bad proposal, FIXED section
 	// changed, the agent failed in the sandbox, ...).
 	Note       string  `json:"note,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -416,8 +417,28 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 					feedback:    mergeFeedback(len(train), mb, chosen.feedback, rest, out.Feedback),
 				}
 				c.mean = mean(c.scores)
-				it.TrainScore = scorePtr(c.mean)
 				cmp := s.rule.Compare(best.scores, c.scores)
+				if !cmp.Accepted && cmp.Losses > 0 && cmp.MeanDelta > 0 {
+					// Refused for losses while better on the mean: the losses may be the
+					// model's noise. Re-run both agents on the rows where they differ; only
+					// differences that repeat count.
+					n, err := s.recheck(ictx, b, train, best, c, gw, timeout)
+					switch {
+					case err != nil && ctx.Err() != nil:
+						return ctx.Err()
+					case err != nil && ictx.Err() != nil:
+						cut = true
+					case err != nil:
+						it.Note = "the re-check of the differing rows failed: " + err.Error()
+					default:
+						it.RowsRun += 2 * n
+						it.Rechecked = n
+						c.mean = mean(c.scores)
+						best.mean = mean(best.scores)
+						cmp = s.rule.Compare(best.scores, c.scores)
+					}
+				}
+				it.TrainScore = scorePtr(c.mean)
 				it.Comparison = &cmp
 				a := Attempt{Iteration: i, Prompt: c.agent.Prompt(), Outcome: "not kept", Wins: cmp.Wins, Losses: cmp.Losses, Rows: len(train)}
 				if cmp.Accepted {
@@ -677,4 +698,41 @@ func (s *Service) proposerPromptVersion() string {
 		return v.PromptVersion()
 	}
 	return ""
+}
+
+// recheck runs best and c again on the train rows where their scores differ. A difference
+// that repeats in the second run (same sign) stays, on the mean of the two runs; one that
+// does not is noise and becomes a tie. It returns how many rows each agent ran again.
+func (s *Service) recheck(ctx context.Context, b *Bundle, train []sandbox.Row, best, c *candidate, gw sandbox.Gateway, timeout time.Duration) (int, error) {
+	var idx []int
+	for i := range train {
+		if math.Abs(best.scores[i]-c.scores[i]) > 1e-9 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return 0, nil
+	}
+	rows := rowsOf(train, idx)
+	again := make([]*sandbox.Result, 2)
+	for k, agent := range []*AgentSource{best.agent, c.agent} {
+		out, err := s.bench(ctx, b, agent, rows, gw, timeout)
+		if err != nil {
+			return 0, err
+		}
+		again[k] = out
+	}
+	best.scores, c.scores = slices.Clone(best.scores), slices.Clone(c.scores)
+	for k, i := range idx {
+		b1, c1, b2, c2 := best.scores[i], c.scores[i], again[0].Scores[k], again[1].Scores[k]
+		if (c1-b1)*(c2-b2) > 0 {
+			// The difference repeated: it is the agents', on the mean of the two runs.
+			best.scores[i], c.scores[i] = (b1+b2)/2, (c1+c2)/2
+		} else {
+			// It did not: noise, a tie at the mean of the four runs.
+			best.scores[i] = (b1 + b2 + c1 + c2) / 4
+			c.scores[i] = best.scores[i]
+		}
+	}
+	return len(idx), nil
 }

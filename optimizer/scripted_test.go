@@ -190,6 +190,8 @@ type fakeRunner struct {
 	fail func(job sandbox.Job) error
 	// feedback makes the scores (score, feedback) pairs, as an eval.py returning them would.
 	feedback bool
+	// mangle, when set, may change each run's result (a flaky task model).
+	mangle func(job sandbox.Job, res *sandbox.Result)
 
 	mu   sync.Mutex
 	runs [][]string // inputs of each run, in order of start
@@ -241,6 +243,9 @@ func (f *fakeRunner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result,
 			}
 			res.Feedback = append(res.Feedback, note)
 		}
+	}
+	if f.mangle != nil {
+		f.mangle(job, res)
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/fetch"
@@ -294,5 +295,35 @@ func TestParetoPool(t *testing.T) {
 	// A new best that gets rows 2 and 3 right leaves the pool nothing to offer.
 	if left := pool.refresh(&candidate{agent: ag("new"), scores: []float64{1, 1, 1, 1}}); len(left) != 0 {
 		t.Errorf("pool after a better best: %d members", len(left))
+	}
+}
+
+func TestFlakyLossesAreRechecked(t *testing.T) {
+	// The confirmation run of the candidate loses two upper rows once (a flaky model): the
+	// sign test refuses it, the re-run of the differing rows does not repeat the losses, and
+	// the candidate is kept.
+	var runs atomic.Int32
+	runner := &fakeRunner{mangle: func(job sandbox.Job, res *sandbox.Result) {
+		a, _ := ParseAgent(job.Files["agent.py"])
+		if a == nil || !strings.Contains(a.Prompt(), "RULE reverse") {
+			return
+		}
+		if runs.Add(1) == 2 { // the first is the minibatch, the second the confirmation
+			flaked := 0
+			for k, r := range job.Rows {
+				if strings.HasPrefix(r.Input, "upper: ") && res.Scores[k] == 1 && flaked < 2 {
+					res.Scores[k], res.Predictions[k] = 0, "flaky"
+					flaked++
+				}
+			}
+		}
+	}}
+	p := &planProposer{plan: func(n int, req ProposalRequest) []string {
+		return []string{req.CurrentPrompt + "\nRULE reverse"}
+	}}
+	r := runPlan(t, runner, p, 1, WithSandboxConcurrency(1))
+	it := r.History[1]
+	if !it.Kept || it.Rechecked == 0 || it.Comparison.Losses != 0 {
+		t.Fatalf("iteration 1 = %+v, comparison %+v", it, it.Comparison)
 	}
 }
