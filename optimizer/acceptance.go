@@ -6,7 +6,10 @@ import "math"
 // scores of both on the same train rows (a paired comparison, not a comparison of means).
 // It is applied to the whole train split, after the candidate beat the best agent's mean on
 // a minibatch of it (see the package doc); the minibatch only decides which candidate is
-// worth that run, so noise on a few rows cannot get a variant kept.
+// worth that run, so noise on a few rows cannot get a variant kept. A candidate the rule
+// refuses for losses while its mean is higher has the rows where the two differ run again
+// for both agents; a difference that does not repeat becomes a tie, and the rule is applied
+// to the result (Iteration.Rechecked).
 //
 // The variant must improve the mean per-row score (variant − best) by at least MinEffect,
 // and then either
