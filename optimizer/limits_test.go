@@ -1,11 +1,16 @@
 package optimizer
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/sandbox"
 )
 
 // TestJobsPerOwnerLimit: one key's queued jobs hit the per-key limit (a JobLimitError
@@ -52,5 +57,53 @@ func TestJobsPerOwnerLimit(t *testing.T) {
 			t.Fatalf("after the key's jobs ended: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestShutdownIsNotAnError: closing the service while a job runs and another is queued logs
+// no ERROR line; the jobs stay for the next start.
+func TestShutdownIsNotAnError(t *testing.T) {
+	var logs syncBuffer
+	runner := &fakeRunner{block: func(sandbox.Job) bool { return true }}
+	e := newEnv(t, runner, nil, WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err := e.svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+	e.svc.Submit(context.Background(), "alice", request(e.url, 2))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(runner.allRuns()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("shutdown logged an error: %s", line)
+		}
+	}
+	if st, err := e.svc.Status(context.Background(), "alice", a.JobID); err != nil || st.Status.Terminal() {
+		t.Errorf("the running job after shutdown: %+v, %v", st, err)
 	}
 }

@@ -28,7 +28,7 @@ func (s *Service) runJob(base context.Context, id string) {
 	if err != nil || j.Status != StatusQueued {
 		s.recMu.Unlock()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.log.Error("optimizer: read queued job", "job", id, "err", err)
+			s.log.Log(context.Background(), failureLevel(err), "optimizer: read queued job", "job", id, "err", err)
 		}
 		return
 	}
@@ -52,7 +52,7 @@ func (s *Service) runJob(base context.Context, id string) {
 	j.Attempts++
 	if err := s.put(base, &j); err != nil {
 		s.recMu.Unlock()
-		s.log.Error("optimizer: start job", "job", id, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "optimizer: start job", "job", id, "err", err)
 		return
 	}
 	s.recMu.Unlock()
@@ -91,7 +91,7 @@ func (s *Service) runJob(base context.Context, id string) {
 	default:
 		j.Status = StatusFailed
 		j.ErrorMessage = "internal error: " + err.Error()
-		s.log.Error("optimizer: job failed", "job", id, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "optimizer: job failed", "job", id, "err", err)
 	}
 	s.save(&j)
 	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
@@ -196,7 +196,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		}
 		tok, aerr := s.saveArtifact(context.WithoutCancel(ctx), j, model, best.agent.Source())
 		if aerr != nil {
-			s.log.Error("optimizer: saving the best agent.py", "job", j.ID, "err", aerr)
+			s.log.Log(context.Background(), failureLevel(aerr), "optimizer: saving the best agent.py", "job", j.ID, "err", aerr)
 			if err == nil {
 				err = aerr
 			}

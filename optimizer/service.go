@@ -621,7 +621,7 @@ func (s *Service) save(j *job) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	if err := s.put(context.Background(), j); err != nil {
-		s.log.Error("optimizer: saving progress", "job", j.ID, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
 }
 

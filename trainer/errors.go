@@ -1,8 +1,10 @@
 package trainer
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/switchyard-ai/switchyard/fetch"
 )
@@ -114,3 +116,12 @@ func notFound(what, id string) error { return &notFoundError{what: what, id: id}
 func (e *notFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.what, e.id) }
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// failureLevel is the log level of a failure: a cancelled context (a shutdown, a cancelled
+// job) is expected and the work recovers, so it is Info, not Error.
+func failureLevel(err error) slog.Level {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return slog.LevelInfo
+	}
+	return slog.LevelError
+}

@@ -22,7 +22,7 @@ func (s *Service) run(ctx context.Context, id string) {
 	j, err := s.getJob(ctx, id)
 	if err != nil {
 		s.jobMu.Unlock()
-		s.log.Error("trainer: load job", "job", id, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "trainer: load job", "job", id, "err", err)
 		return
 	}
 	if j.State != StateQueued { // cancelled while queued
@@ -35,7 +35,7 @@ func (s *Service) run(ctx context.Context, id string) {
 	j.Attempts++
 	if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
 		s.jobMu.Unlock()
-		s.log.Error("trainer: mark job running", "job", id, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "trainer: mark job running", "job", id, "err", err)
 		return
 	}
 	jctx, jcancel := context.WithCancelCause(ctx)
@@ -59,7 +59,7 @@ func (s *Service) run(ctx context.Context, id string) {
 		j.State = StateQueued
 		j.StartedAt = time.Time{}
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
-			s.log.Error("trainer: re-queue interrupted job", "job", id, "err", perr)
+			s.log.Log(context.Background(), failureLevel(perr), "trainer: re-queue interrupted job", "job", id, "err", perr)
 		}
 		s.log.Info("trainer: job interrupted by shutdown, re-queued", "job", id)
 		return
@@ -72,7 +72,7 @@ func (s *Service) run(ctx context.Context, id string) {
 		j.State = StateFailed
 		j.ErrorMessage = err.Error()
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
-			s.log.Error("trainer: record failed job", "job", id, "err", perr)
+			s.log.Log(context.Background(), failureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
 		}
 		s.log.Info("trainer: job failed", "job", id, "err", err)
 		return
@@ -92,7 +92,7 @@ func (s *Service) run(ctx context.Context, id string) {
 		return store.PutJSON(wctx, tx, store.TrainingJobs, j.ID, j)
 	})
 	if err != nil {
-		s.log.Error("trainer: save trained model", "job", id, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "trainer: save trained model", "job", id, "err", err)
 		j.State, j.ModelID = StateFailed, ""
 		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
 		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)

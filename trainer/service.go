@@ -358,7 +358,7 @@ func (s *Service) cleanupLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			if rep, err := s.Cleanup(ctx); err != nil {
-				s.log.Error("trainer: cleanup", "err", err)
+				s.log.Log(context.Background(), failureLevel(err), "trainer: cleanup", "err", err)
 			} else {
 				s.log.Info("trainer: cleanup", "archived", rep.Archived, "removed", rep.Removed)
 			}

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -31,8 +33,9 @@ type GatewayProxy struct {
 }
 
 // NewGatewayProxy returns a proxy to gw.BaseURL. client is used for tunnelled requests
-// (nil means http.DefaultClient).
-func NewGatewayProxy(gw sandbox.Gateway, client *http.Client) (*GatewayProxy, error) {
+// (nil means http.DefaultClient); log receives the proxy's failures (nil: slog.Default()),
+// a request the sandbox abandoned (its run ended or was cancelled) at debug level only.
+func NewGatewayProxy(gw sandbox.Gateway, client *http.Client, log *slog.Logger) (*GatewayProxy, error) {
 	target, err := url.Parse(gw.BaseURL)
 	if err != nil || target.Host == "" || (target.Scheme != "http" && target.Scheme != "https") {
 		return nil, fmt.Errorf("%w: gateway.base_url: %q is not an absolute http(s) URL", sandbox.ErrInvalid, gw.BaseURL)
@@ -41,12 +44,26 @@ func NewGatewayProxy(gw sandbox.Gateway, client *http.Client) (*GatewayProxy, er
 	if client == nil {
 		client = http.DefaultClient
 	}
+	if log == nil {
+		log = slog.Default()
+	}
 	p := &GatewayProxy{target: target, client: client}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme = target.Scheme
 			r.Out.URL.Host = target.Host
 			r.Out.Host = target.Host
+		},
+		// The standard library's default writes plain text through package log; every line
+		// goes through slog, and an abandoned request is not a failure.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			level := slog.LevelWarn
+			if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+				level = slog.LevelDebug
+			}
+			log.Log(r.Context(), level, "sandbox gateway proxy: request not forwarded", "path", r.URL.Path, "err", err)
+			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
 	return p, nil

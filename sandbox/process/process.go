@@ -290,7 +290,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 
 	var proxy *harness.GatewayProxy
 	if job.Gateway.BaseURL != "" {
-		if proxy, err = harness.NewGatewayProxy(job.Gateway, nil); err != nil {
+		if proxy, err = harness.NewGatewayProxy(job.Gateway, nil, r.log); err != nil {
 			return nil, err
 		}
 	}
@@ -388,7 +388,7 @@ func (r *Runner) serveGateway(ws *harness.Workspace, gwDir string, proxy *harnes
 		ln.Close()
 		return nil, fmt.Errorf("%w: gateway socket: %v", sandbox.ErrUnavailable, err)
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(r.log.Handler(), slog.LevelWarn)}
 	go srv.Serve(ln)
 	return func() { srv.Close() }, nil
 }

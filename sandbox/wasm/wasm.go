@@ -236,7 +236,7 @@ func (r *Runner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, err
 
 	var proxy *harness.GatewayProxy
 	if job.Gateway.BaseURL != "" {
-		if proxy, err = harness.NewGatewayProxy(job.Gateway, r.client); err != nil {
+		if proxy, err = harness.NewGatewayProxy(job.Gateway, r.client, r.log); err != nil {
 			return nil, err
 		}
 	}
