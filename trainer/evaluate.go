@@ -84,6 +84,14 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record,
 			m.BaselineModel = c
 		}
 	}
+	// The accuracy baseline predicts each model right on a row when it was right on at
+	// least half of the training rows (a constant per model).
+	trainRate := map[string]float64{}
+	for _, r := range train {
+		for c := range count {
+			trainRate[c] += outcome(r, c) / float64(len(train))
+		}
+	}
 	if len(test) == 0 {
 		return m, nil, nil
 	}
@@ -107,7 +115,7 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record,
 			priceVec[i] = p
 		}
 	}
-	var top1, top3, acc, baseHit, baseAcc, labelled int
+	var top1, top3, acc, baseHit, baseAcc, labelled, pairs int
 	var ests, outs []float64
 	estimates := make([][]float64, len(test))
 	outcomes := make([][]float64, len(test))
@@ -132,17 +140,22 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record,
 		if slices.Contains(r.CorrectModels, m.BaselineModel) {
 			baseHit++
 		}
-		if r.CorrectModels[0] == m.BaselineModel {
-			baseAcc++
+		// Accuracy: per (row, model) pair, is the estimate on the right side of ½?
+		for _, x := range rk {
+			right := outcome(r, x.Model) >= 0.5
+			pairs++
+			if (x.Quality >= 0.5) == right {
+				acc++
+			}
+			if (trainRate[x.Model] >= 0.5) == right {
+				baseAcc++
+			}
 		}
 		if len(rk) == 0 {
 			continue
 		}
 		if slices.Contains(r.CorrectModels, rk[0].Model) {
 			top1++
-		}
-		if rk[0].Model == r.CorrectModels[0] {
-			acc++
 		}
 		for k := 0; k < len(rk) && k < 3; k++ {
 			if slices.Contains(r.CorrectModels, rk[k].Model) {
@@ -160,9 +173,11 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record,
 		l := float64(labelled)
 		m.Top1HitRate = float64(top1) / l
 		m.Top3HitRate = float64(top3) / l
-		m.Accuracy = float64(acc) / l
 		m.BaselineTop1HitRate = float64(baseHit) / l
-		m.BaselineAccuracy = float64(baseAcc) / l
+	}
+	if pairs > 0 {
+		m.Accuracy = float64(acc) / float64(pairs)
+		m.BaselineAccuracy = float64(baseAcc) / float64(pairs)
 	}
 	frontier := inference.Frontier(estimates, outcomes, priceVec, inference.DefaultTolerances)
 	td := &TradeoffDetails{

@@ -83,13 +83,18 @@ type Metrics struct {
 	Top1HitRate float64 `json:"top1_hit_rate"`
 	// Top3HitRate is the share where any of the top 3 models is.
 	Top3HitRate float64 `json:"top3_hit_rate"`
-	// Accuracy is the share where the top model is the row's first-listed correct model.
-	Accuracy float64 `json:"accuracy"`
+	// Accuracy is the multi-label accuracy of the per-model quality estimates: over every
+	// (held-out row, model) pair with a correct_models list, the share where the estimate is
+	// on the right side of ½ (≥ ½ for a model that answered the row correctly, < ½ for one
+	// that did not). It says how well the router knows which models can answer a prompt, not
+	// only which one to pick (that is Top1HitRate). BaselineAccuracy predicts each model
+	// correct when it was correct on at least half of the training rows.
+	Accuracy float64 `json:"accuracy" jsonschema:"description=multi-label accuracy of the per-model quality estimates: over every held-out (row; model) pair the share where the estimate is on the right side of ½ (at least ½ for a model correct on the row; below ½ otherwise). The pick itself is measured by top1_hit_rate"`
 	// BaselineModel is the model most often correct in the training split; the baseline
 	// always picks it. A useful router beats BaselineTop1HitRate.
 	BaselineModel       string  `json:"baseline_model"`
 	BaselineTop1HitRate float64 `json:"baseline_top1_hit_rate"`
-	BaselineAccuracy    float64 `json:"baseline_accuracy"`
+	BaselineAccuracy    float64 `json:"baseline_accuracy" jsonschema:"description=accuracy of predicting each model correct when it was correct on at least half of the training rows"`
 	// HoldoutRows is the number of rows scored.
 	HoldoutRows int `json:"holdout_rows"`
 	// MeanScore is the mean observed score of the top pick on the held-out rows (a row's

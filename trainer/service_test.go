@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -193,7 +194,7 @@ func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
 		t.Fatalf("metrics = %+v", m)
 	}
 	// The topics are learnable: the router must beat always picking one model by far.
-	if m.Top1HitRate < 0.9 || m.Top1HitRate <= m.BaselineTop1HitRate || m.Top3HitRate < m.Top1HitRate || m.Accuracy > m.Top1HitRate {
+	if m.Top1HitRate < 0.9 || m.Top1HitRate <= m.BaselineTop1HitRate || m.Top3HitRate < m.Top1HitRate {
 		t.Fatalf("metrics = %+v", m)
 	}
 	if m.BaselineTop1HitRate > 0.6 {
@@ -757,5 +758,31 @@ func TestTrainingBoundsClassesAndRows(t *testing.T) {
 		if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, want) {
 			t.Errorf("%s: %s %q, want failed naming %q", path, st.Status, st.ErrorMessage, want)
 		}
+	}
+}
+
+// TestAccuracyOnMultiLabelData: with two correct models per row, listed alphabetically,
+// accuracy measures whether the router knows which models can answer (high for learnable
+// topics, above the per-model-rate baseline), not whether its pick is listed first.
+func TestAccuracyOnMultiLabelData(t *testing.T) {
+	recs := syntheticRecords(150, 3)
+	for i := range recs {
+		k := i % len(topics)
+		recs[i].CorrectModels = []string{topics[k].model, topics[(k+1)%len(topics)].model}
+		slices.Sort(recs[i].CorrectModels)
+	}
+	srv := files(t, map[string]string{"/m.json": asJSON(recs)})
+	s := newService(t, nil)
+	st := train(t, s, "k", srv.URL+"/m.json")
+	if st.Status != StateCompleted {
+		t.Fatalf("job failed: %s", st.ErrorMessage)
+	}
+	d, err := s.Model(context.Background(), "k", st.ModelID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Metrics
+	if m.Top1HitRate < 0.9 || m.Accuracy < 0.85 || m.Accuracy <= m.BaselineAccuracy+0.1 {
+		t.Fatalf("top-1 %.3f accuracy %.3f baseline accuracy %.3f", m.Top1HitRate, m.Accuracy, m.BaselineAccuracy)
 	}
 }

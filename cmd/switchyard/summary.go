@@ -42,7 +42,7 @@ func writeRouterSummary(w io.Writer, st *client.TrainingStatus, m *client.Router
 		fmt.Fprintf(tw, "  accuracy\t%7s\t%7s\n", pct(mt.Accuracy), pct(mt.BaselineAccuracy))
 		tw.Flush()
 		fmt.Fprintln(w, "  (hit rate: the top model, or one of the top 3, is among the row's correct models;")
-		fmt.Fprintln(w, "   accuracy: the top model is the row's first-listed correct model)")
+		fmt.Fprintln(w, "   accuracy: per row and model, the router's estimate (≥ ½ or not) says whether the model is correct)")
 	}
 	fmt.Fprintf(w, "\nPredict with: switchyard predict --model %s \"your prompt\"\n", m.ModelID)
 }
