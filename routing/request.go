@@ -164,6 +164,10 @@ func (r *Request) Validate() error {
 	if r.MaxModelDepth != nil && *r.MaxModelDepth < 1 {
 		return invalid("max_model_depth", "must be at least 1 (got %d)", *r.MaxModelDepth)
 	}
+	if r.MaxModelDepth != nil && *r.MaxModelDepth > math.MaxInt32 {
+		// The spec's integer is 32-bit: clients in typed languages cannot send more.
+		return invalid("max_model_depth", "must be at most %d (got %d)", math.MaxInt32, *r.MaxModelDepth)
+	}
 	return nil
 }
 

@@ -109,6 +109,7 @@ func TestValidationErrors(t *testing.T) {
 		{"bad tradeoff", `{` + msg + `,` + cand + `,"tradeoff":"speed"}`, "tradeoff", "cost or latency"},
 		{"max_model_depth zero", `{` + msg + `,` + cand + `,"max_model_depth":0}`, "max_model_depth", "at least 1"},
 		{"max_model_depth negative", `{` + msg + `,` + cand + `,"max_model_depth":-3}`, "max_model_depth", "at least 1"},
+		{"max_model_depth above int32", `{` + msg + `,` + cand + `,"max_model_depth":2147483648}`, "max_model_depth", "at most 2147483647"},
 		{"max_model_depth not int", `{` + msg + `,` + cand + `,"max_model_depth":"two"}`, "max_model_depth", "integer"},
 		{"hash_content not bool", `{` + msg + `,` + cand + `,"hash_content":"yes"}`, "hash_content", "boolean"},
 		{"unknown top-level field", `{` + msg + `,` + cand + `,"temperature":1}`, "temperature", "unknown field"},

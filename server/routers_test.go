@@ -166,7 +166,7 @@ func TestRoutersEndToEnd(t *testing.T) {
 	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, string(b)), 422, KindValidation, "at most 500")
 	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": ["ok", ""]}`, modelID)), 422, KindValidation, "inputs[1]")
 	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": []}`, modelID)), 422, KindValidation, "inputs")
-	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": [1]}`, modelID)), 422, KindValidation, "inputs")
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, fmt.Sprintf(`{"model_id": %q, "inputs": [1]}`, modelID)), 422, KindValidation, `"inputs[0]" must be a string`)
 	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, `{"inputs": ["x"]}`), 422, KindValidation, "model_id")
 	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, `{"model_id": "rm_nope", "inputs": ["x"]}`), 404, KindNotFound, "rm_nope")
 }

@@ -1,7 +1,7 @@
 // Command switchyard runs the Switchyard server and talks to one.
 //
 //	switchyard serve [--addr 127.0.0.1:8080] [--data ./switchyard-data] ...
-//	switchyard version
+//	switchyard version | --version
 //
 // Every flag can also be set through an environment variable named SWITCHYARD_ plus the
 // flag name in upper case with dashes as underscores (--max-body-bytes: SWITCHYARD_MAX_BODY_BYTES).
@@ -30,10 +30,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the HTTP server", runServe},
-		{"version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			fmt.Fprintln(stdout, "switchyard", version)
-			return nil
-		}},
+		{"version", "print the version (also --version)", runVersion},
 		{"train", "train a custom router from dataset URLs and wait for it", runTrain},
 		{"predict", "rank models for texts with a trained router", runPredict},
 		{"optimize", "optimize an agent's system prompt and wait for the result", runOptimize},
@@ -54,6 +51,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "-v" {
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -188,5 +189,36 @@ func TestBadConversationWritesFailsBeforeTouchingData(t *testing.T) {
 	}
 	if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
 		t.Fatalf("data directory created: %v", statErr)
+	}
+}
+
+func TestVersionAndServeHelp(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), args, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "switchyard "+version+"\n") ||
+			!strings.Contains(out.String(), "module github.com/switchyard-ai/switchyard") {
+			t.Errorf("%v: code %d, out %q, err %q", args, code, out.String(), errb.String())
+		}
+	}
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"serve", "-h"}, &out, &errb); code != 0 {
+		t.Fatalf("serve -h: %d", code)
+	}
+	for _, want := range []string{"SWITCHYARD_API_KEYS", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHYARD_PYTHON_WASM", "GOGC", "SWITCHYARD_ADDR"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("serve -h does not name %s", want)
+		}
+	}
+}
+
+func TestPublicAddrOfWildcardListener(t *testing.T) {
+	for addr, want := range map[string]string{"[::]:8080": "localhost:8080", "0.0.0.0:9": "localhost:9", "127.0.0.1:80": "127.0.0.1:80"} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := publicAddr(a); got != want {
+			t.Errorf("publicAddr(%s) = %s, want %s", addr, got, want)
+		}
 	}
 }

@@ -114,6 +114,7 @@ func newLogger(c *serveConfig, w io.Writer) (*slog.Logger, error) {
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = serveUsage(fs)
 	c := serveFlags(fs)
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
@@ -151,7 +152,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ln.Close()
 	if c.PublicURL == "" {
-		c.PublicURL = "http://" + ln.Addr().String()
+		c.PublicURL = "http://" + publicAddr(ln.Addr())
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	wiring := &wiring{cfg: c, store: st, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1"}
@@ -229,6 +230,17 @@ func noBoundIfZero(d time.Duration) time.Duration {
 }
 
 // loopbackAddr turns a wildcard listen address into one this host can dial.
+// publicAddr is the host:port of links the server hands out (artifact URLs) when no
+// --public-url is set: "localhost" for a wildcard listen address (":8080" would give
+// "[::]:8080", which no client can open).
+func publicAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("localhost", fmt.Sprint(tcp.Port))
+}
+
 func loopbackAddr(a net.Addr) string {
 	tcp, ok := a.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsUnspecified() {

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/sandbox/wasm"
+)
+
+// runVersion prints the version, and the source revision and Go version the binary was
+// built from when the build recorded them.
+func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	fmt.Fprintf(stdout, "switchyard %s\n", version)
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev := settings["vcs.revision"]; rev != "" {
+		dirty := ""
+		if settings["vcs.modified"] == "true" {
+			dirty = " (modified)"
+		}
+		fmt.Fprintf(stdout, "revision %s%s %s\n", rev, dirty, settings["vcs.time"])
+	}
+	fmt.Fprintf(stdout, "module %s %s, %s %s/%s\n", info.Main.Path, info.Main.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// serveUsage prints serve's flags and then every other environment variable serve reads.
+func serveUsage(fs *flag.FlagSet) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: switchyard serve [flags]\n\nflags (each also settable as SWITCHYARD_<FLAG>, dashes as underscores):")
+		fs.PrintDefaults()
+		fmt.Fprintln(w, "\nenvironment:")
+		fmt.Fprintln(w, "  SWITCHYARD_API_KEYS     comma-separated API keys clients must send (Authorization: Bearer);\n                          unset on a fresh data directory: one is created and printed once")
+		for _, p := range providers.Presets() {
+			fmt.Fprintf(w, "  %-23s %s API key", p.KeyEnv, p.Name)
+			if p.BaseURLEnv != "" {
+				fmt.Fprintf(w, "; %s overrides its base URL", p.BaseURLEnv)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "  %-23s path of the WASI CPython for --sandbox wasm (default ~/.cache/switchyard/python-wasi/python.wasm)\n", wasm.EnvPythonWasm)
+		fmt.Fprintln(w, "  GOGC                    when set, wins over --gc-percent")
+		fmt.Fprintln(w, "  (a --providers file may name further key variables with api_key_env)")
+	}
+}
