@@ -8,13 +8,22 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// CleanupReport counts what a Cleanup did.
+// CleanupReport counts what a Cleanup did (or, with DryRun, would do).
 type CleanupReport struct {
 	// Archived models had not been used for the archive period.
 	Archived int
 	// Removed models (records and weights) had been archived for the removal delay, or
 	// were orphaned weights without a record.
 	Removed int
+	// ArchivedIDs and RemovedIDs name them.
+	ArchivedIDs, RemovedIDs []string
+	// DryRun is true when nothing was changed.
+	DryRun bool
+}
+
+// CleanupDryRun reports what Cleanup would archive and remove now, changing nothing.
+func (s *Service) CleanupDryRun(ctx context.Context) (CleanupReport, error) {
+	return s.cleanup(ctx, true)
 }
 
 // Cleanup runs the router model lifecycle once, at the service clock's now: active models
@@ -23,7 +32,11 @@ type CleanupReport struct {
 // delay (7 days, so a weekly cleanup removes what the previous one archived) lose their
 // weights and record, reclaiming storage. Weights with no model record are removed too.
 func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
-	var rep CleanupReport
+	return s.cleanup(ctx, false)
+}
+
+func (s *Service) cleanup(ctx context.Context, dry bool) (CleanupReport, error) {
+	rep := CleanupReport{DryRun: dry}
 	now := s.now()
 	entries, err := s.store.List(ctx, store.RouterModels, store.ListOptions{})
 	if err != nil {
@@ -41,17 +54,27 @@ func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
 			continue
 		}
 		if m.State == ModelActive && now.Sub(m.LastUsedAt) >= s.archiveAfter {
-			archived, err := s.archive(ctx, m.ID)
-			if err != nil {
-				return rep, err
+			archived := dry
+			if !dry {
+				if archived, err = s.archive(ctx, m.ID); err != nil {
+					return rep, err
+				}
 			}
 			if archived {
 				rep.Archived++
-				m.State, m.ArchivedAt = ModelArchived, now
-				s.log.Info("trainer: archived unused router model", "model", m.ID, "last_used_at", m.LastUsedAt)
+				rep.ArchivedIDs = append(rep.ArchivedIDs, m.ID)
+				if !dry {
+					m.State, m.ArchivedAt = ModelArchived, now
+					s.log.Info("trainer: archived unused router model", "model", m.ID, "last_used_at", m.LastUsedAt)
+				}
 			}
 		}
 		if m.State == ModelArchived && now.Sub(m.ArchivedAt) >= s.removeAfter {
+			rep.Removed++
+			rep.RemovedIDs = append(rep.RemovedIDs, m.ID)
+			if dry {
+				continue
+			}
 			err := s.store.Update(ctx, func(tx store.Tx) error {
 				if err := tx.Delete(ctx, store.RouterWeights, m.ID); err != nil {
 					return err
@@ -62,7 +85,6 @@ func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
 				return rep, fmt.Errorf("trainer: remove model %s: %w", m.ID, err)
 			}
 			s.models.remove(m.ID)
-			rep.Removed++
 			s.log.Info("trainer: removed archived router model", "model", m.ID, "archived_at", m.ArchivedAt)
 		}
 	}
@@ -78,11 +100,16 @@ func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
 		if _, err := s.store.Get(ctx, store.RouterModels, w.Key); !errors.Is(err, store.ErrNotFound) {
 			continue
 		}
+		rep.Removed++
+		rep.RemovedIDs = append(rep.RemovedIDs, w.Key)
+		if dry {
+			continue
+		}
 		if err := s.store.Delete(ctx, store.RouterWeights, w.Key); err != nil {
 			return rep, fmt.Errorf("trainer: remove orphaned weights %s: %w", w.Key, err)
 		}
 		s.models.remove(w.Key)
-		rep.Removed++
+		s.log.Info("trainer: removed orphaned router weights", "model", w.Key)
 	}
 	return rep, nil
 }

@@ -173,8 +173,9 @@ func WithLifecycle(archiveAfter, removeAfter time.Duration) Option {
 	return func(s *Service) { s.archiveAfter, s.removeAfter = archiveAfter, removeAfter }
 }
 
-// WithCleanupInterval makes Start run Cleanup periodically (e.g. weekly); 0, the
-// default, leaves it to the caller.
+// WithCleanupInterval makes Start run Cleanup at once (a server restarted more often than
+// the interval still runs the lifecycle) and then every d (e.g. weekly); 0, the default,
+// leaves it to the caller.
 func WithCleanupInterval(d time.Duration) Option { return func(s *Service) { s.cleanupEvery = d } }
 
 // New returns a Service over st. Call Start to run jobs.
@@ -348,20 +349,22 @@ func (s *Service) worker(ctx context.Context) {
 	}
 }
 
+// cleanupLoop runs Cleanup at start-up, so a server restarted more often than the interval
+// still runs the lifecycle, and then every cleanupEvery.
 func (s *Service) cleanupLoop(ctx context.Context) {
 	defer s.wg.Done()
 	t := time.NewTicker(s.cleanupEvery)
 	defer t.Stop()
 	for {
+		if rep, err := s.Cleanup(ctx); err != nil {
+			s.log.Log(context.Background(), failureLevel(err), "trainer: cleanup", "err", err)
+		} else {
+			s.log.Info("trainer: cleanup", "archived", rep.Archived, "removed", rep.Removed, "next_in", s.cleanupEvery.String())
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if rep, err := s.Cleanup(ctx); err != nil {
-				s.log.Log(context.Background(), failureLevel(err), "trainer: cleanup", "err", err)
-			} else {
-				s.log.Info("trainer: cleanup", "archived", rep.Archived, "removed", rep.Removed)
-			}
 		}
 	}
 }

@@ -786,3 +786,44 @@ func TestAccuracyOnMultiLabelData(t *testing.T) {
 		t.Fatalf("top-1 %.3f accuracy %.3f baseline accuracy %.3f", m.Top1HitRate, m.Accuracy, m.BaselineAccuracy)
 	}
 }
+
+// TestCleanupAtStartAndDryRun: a dry run reports what Cleanup would do and changes nothing;
+// a service started with a cleanup interval runs it at once, without waiting a period.
+func TestCleanupAtStartAndDryRun(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 6))})
+	st := memstore.New()
+	s := newService(t, st, WithClock(clk.now))
+	ctx := context.Background()
+	idle := train(t, s, "k", srv.URL+"/a.json").ModelID
+	clk.add(400 * 24 * time.Hour)
+
+	rep, err := s.CleanupDryRun(ctx)
+	if err != nil || !rep.DryRun || rep.Archived != 1 || !slices.Equal(rep.ArchivedIDs, []string{idle}) {
+		t.Fatalf("dry run = %+v, %v", rep, err)
+	}
+	if d, _ := s.Model(ctx, "k", idle); d.Status != ModelActive {
+		t.Fatalf("the dry run changed the model: %+v", d)
+	}
+
+	// A restarted service (same store) with a weekly interval archives it at start-up.
+	s2, err := New(st, WithClock(clk.now), WithLogger(quietLogger()), WithCleanupInterval(7*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d, _ := s2.Model(ctx, "k", idle)
+		if d.Status == ModelArchived {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not archived at start-up: %+v", d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -34,6 +34,7 @@ func commands() []command {
 		{"train", "train a custom router from dataset URLs and wait for it", runTrain},
 		{"predict", "rank models for texts with a trained router", runPredict},
 		{"optimize", "optimize an agent's system prompt and wait for the result", runOptimize},
+		{"cleanup", "run the router model lifecycle once on a stopped server's data (--dry-run: report only)", runCleanup},
 		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
 	}
 }

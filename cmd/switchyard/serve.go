@@ -25,6 +25,7 @@ import (
 type serveConfig struct {
 	Addr            string
 	DataDir         string
+	CleanupInterval time.Duration
 	MaxBodyBytes    int64
 	AllowLocalURLs  bool
 	PublicURL       string
@@ -68,6 +69,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c := &serveConfig{}
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&c.DataDir, "data", "./switchyard-data", "directory for the database file and artifacts")
+	fs.DurationVar(&c.CleanupInterval, "cleanup-interval", 7*24*time.Hour, "how often the router model lifecycle runs (archive after a year unused, remove 7 days later); it also runs at start-up; 0 turns it off (switchyard cleanup runs it by hand)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "request body limit in bytes")
 	fs.BoolVar(&c.AllowLocalURLs, "allow-local-urls", false, "let dataset and bundle URLs point at loopback/private addresses and file://")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach this server at, for artifact links (default http://<listen address>)")

@@ -69,8 +69,9 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		trainer.WithLogger(w.log),
 		trainer.WithVersion(version),
 		trainer.WithJobsPerOwner(w.cfg.TrainJobsPerKey),
-		// The spec's weekly cleanup of inactive router models (archive after a year unused).
-		trainer.WithCleanupInterval(7*24*time.Hour),
+		// The spec's weekly cleanup of inactive router models (archive after a year unused),
+		// at start-up and then every --cleanup-interval.
+		trainer.WithCleanupInterval(w.cfg.CleanupInterval),
 		// Prices for the tradeoff frontier measured on each trained router.
 		trainer.WithPrices(routing.CatalogPrice(routing.ProvidersCatalog(w.catalog))),
 	)

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
+	"github.com/switchyard-ai/switchyard/trainer"
+)
+
+// runCleanup runs the router model lifecycle once on a data directory: models unused for a
+// year are archived, models archived for 7 days are removed with their weights. The server
+// must not be running on that directory (it holds the database file's lock, and runs the
+// same cleanup itself at start-up and every --cleanup-interval).
+func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "./switchyard-data", "the server's data directory")
+	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing")
+	if err := parseFlags(fs, args, os.Getenv); err != nil {
+		return err
+	}
+	path := filepath.Join(*data, "switchyard.db")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("--data %s: no Switchyard database there: %w", *data, err)
+	}
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return fmt.Errorf("%s is in use by a running server, which runs this cleanup itself (at start-up and every --cleanup-interval); stop it first: %w", path, err)
+		}
+		return err
+	}
+	defer st.Close()
+	svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return err
+	}
+	var rep trainer.CleanupReport
+	if *dry {
+		rep, err = svc.CleanupDryRun(ctx)
+	} else {
+		rep, err = svc.Cleanup(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	verb := map[bool][2]string{false: {"archived", "removed"}, true: {"would archive", "would remove"}}[*dry]
+	fmt.Fprintf(stdout, "%s %d router model(s)%s\n", verb[0], rep.Archived, list(rep.ArchivedIDs))
+	fmt.Fprintf(stdout, "%s %d router model(s)%s\n", verb[1], rep.Removed, list(rep.RemovedIDs))
+	return nil
+}
+
+func list(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(ids, ", ")
+}
