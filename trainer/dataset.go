@@ -12,6 +12,7 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -110,7 +111,13 @@ func ParseDataset(rawURL, contentType string, data []byte) ([]Record, error) {
 	case FormatJSON:
 		recs, err = parseJSONArray(rawURL, data)
 	case FormatJSONL:
-		recs, err = parseJSONL(rawURL, data)
+		if inner, ok, werr := wrappedArray(rawURL, data); werr != nil {
+			return nil, werr
+		} else if ok {
+			recs, err = parseJSONArray(rawURL, inner)
+		} else {
+			recs, err = parseJSONL(rawURL, data)
+		}
 	default:
 		recs, err = parseCSV(rawURL, data)
 	}
@@ -121,6 +128,36 @@ func ParseDataset(rawURL, contentType string, data []byte) ([]Record, error) {
 		return nil, &DatasetError{URL: rawURL, Message: "file has no records"}
 	}
 	return recs, nil
+}
+
+// wrappedArray recognises a whole file that is one JSON object rather than JSONL (one record
+// per line): an object whose only array member holds the records, as exports such as
+// {"data": [...]} have, gives that array; an object that is not a record and holds no such
+// array is an error saying what shapes are read. A one-line record is JSONL, not wrapped.
+func wrappedArray(rawURL string, data []byte) ([]byte, bool, error) {
+	var obj map[string]json.RawMessage
+	if bytes.Count(bytes.TrimSpace(data), []byte("\n")) == 0 || json.Unmarshal(data, &obj) != nil {
+		return nil, false, nil // one line, or several documents: JSONL
+	}
+	if _, isRecord := obj["problem"]; isRecord {
+		return nil, false, nil // a record spread over lines: JSONL reports it
+	}
+	var arrays []string
+	for k, v := range obj {
+		if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '[' {
+			arrays = append(arrays, k)
+		}
+	}
+	if len(arrays) == 1 {
+		return obj[arrays[0]], true, nil
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return nil, false, &DatasetError{URL: rawURL, Message: fmt.Sprintf(
+		"wrong format: the file is one JSON object (keys %s), not records; expected a JSON array of records, an object with one array of records (such as {\"data\": [...]}), JSONL (one record per line) or CSV", strings.Join(keys, ", "))}
 }
 
 // jsonRecord is the wire form of a record; fields are decoded loosely and checked by hand

@@ -120,3 +120,20 @@ func TestValidModelName(t *testing.T) {
 		}
 	}
 }
+
+func TestWrappedJSONObject(t *testing.T) {
+	wrapped := "{\n \"version\": 2,\n \"data\": [\n  {\"problem\": \"p1\", \"correct_models\": [\"a/b\"]},\n  {\"problem\": \"p2\", \"correct_models\": [\"c/d\"]}\n ]\n}\n"
+	recs, err := ParseDataset("https://x/d.json", "application/json", []byte(wrapped))
+	if err != nil || len(recs) != 2 || recs[1].Problem != "p2" {
+		t.Fatalf("wrapped array: %v, %+v", err, recs)
+	}
+	_, err = ParseDataset("https://x/d.json", "", []byte("{\n \"name\": \"x\",\n \"count\": 2\n}\n"))
+	var de *DatasetError
+	if !errors.As(err, &de) || !strings.Contains(de.Message, "one JSON object (keys count, name)") || strings.Contains(de.Message, "line 1") {
+		t.Fatalf("object without records: %v", err)
+	}
+	// JSONL stays JSONL.
+	if recs, err := ParseDataset("https://x/d.jsonl", "", []byte("{\"problem\":\"p\",\"correct_models\":[\"a/b\"]}\n{\"problem\":\"q\",\"correct_models\":[\"a/b\"]}\n")); err != nil || len(recs) != 2 {
+		t.Fatalf("jsonl: %v", err)
+	}
+}
