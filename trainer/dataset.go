@@ -11,8 +11,8 @@ import (
 	"net/url"
 	"path"
 	"regexp"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
