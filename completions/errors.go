@@ -64,7 +64,8 @@ func (e *AllFailedError) Error() string {
 		}
 		b.WriteString(a.Model)
 		b.WriteString(": ")
-		b.WriteString(a.Error)
+		// Provider errors often start with the model already; say it once.
+		b.WriteString(strings.TrimPrefix(a.Error, a.Model+": "))
 	}
 	return b.String()
 }

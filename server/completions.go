@@ -198,13 +198,13 @@ func completionsError(err error) *APIError {
 	case errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, completions.ErrInvalid):
-		return Validation(http.StatusUnprocessableEntity, "%v", err)
+		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))
 	case errors.Is(err, completions.ErrNotFound):
-		return NotFound("%v", err)
+		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
-		return Errorf(http.StatusForbidden, KindForbidden, "%v", err)
+		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
 	case errors.Is(err, completions.ErrBudgetExceeded):
-		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%v", err)
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 	case errors.As(err, &af):
 		ae := Errorf(http.StatusBadGateway, KindBadGateway, "%v", af)
 		ae.Extra = map[string]any{"attempts": af.Attempts}
@@ -267,4 +267,10 @@ func contentFilteredResponse(cf *completions.ContentFilterError) *completions.Re
 	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
 	resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-filtered"
 	return resp
+}
+
+// userMessage is an error's text without the Go package prefix ("completions: "), which
+// means nothing to an API client.
+func userMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "completions: ")
 }

@@ -181,7 +181,8 @@ func TestCompletionsEndpoint(t *testing.T) {
 	// The conversation continues for its owner and is invisible to other keys.
 	next := fmt.Sprintf(`{"models":["up/ok"],"conversationId":%q,"messages":[{"role":"user","content":[{"type":"text","text":"More?"}]}]}`, cr.ConversationID)
 	resp, b = post(t, url, completionsOtherKey, next)
-	if resp.StatusCode != 404 || decodeMap(t, b)["error"] != "Not Found" {
+	if m := decodeMap(t, b); resp.StatusCode != 404 || m["error"] != "Not Found" || strings.HasPrefix(m["message"].(string), "completions:") ||
+		!strings.Contains(m["message"].(string), "conversation not found: "+cr.ConversationID) {
 		t.Fatalf("other key: %d %s", resp.StatusCode, b)
 	}
 	resp, b = post(t, url, testKey, next)
