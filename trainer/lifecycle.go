@@ -52,12 +52,7 @@ func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
 			}
 		}
 		if m.State == ModelArchived && now.Sub(m.ArchivedAt) >= s.removeAfter {
-			err := s.store.Update(ctx, func(tx store.Tx) error {
-				if err := tx.Delete(ctx, store.RouterWeights, m.ID); err != nil {
-					return err
-				}
-				return tx.Delete(ctx, store.RouterModels, m.ID)
-			})
+			err := s.store.Update(ctx, func(tx store.Tx) error { return deleteModelTx(ctx, tx, &m) })
 			if err != nil {
 				return rep, fmt.Errorf("trainer: remove model %s: %w", m.ID, err)
 			}
