@@ -12,6 +12,9 @@
 //     After and Limit;
 //   - Update applies all of its writes or none of them;
 //   - concurrent callers are safe.
+//
+// On top of any driver, the owner index ([PutOwned], [ListOwned]) lists one owner's
+// records of a kind newest first, with cursor pagination and a creation-time window.
 package store
 
 import (
@@ -51,6 +54,7 @@ const (
 	Sessions         Collection = "sessions"          // model selection sessions
 	APIKeys          Collection = "api_keys"          // API keys, keyed by SHA-256 hash, never in clear
 	EmbeddingCache   Collection = "embedding_cache"   // embedder name/content hash -> vector
+	OwnerIndex       Collection = "owner_index"       // kind/owner/newest-first time/id -> "" (see PutOwned)
 )
 
 // Entry is one record returned by List.

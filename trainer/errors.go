@@ -11,7 +11,7 @@ import (
 
 // Errors returned by this package. Compare with errors.Is; the HTTP server maps them to
 // statuses (ErrInvalid → 422, ErrNotFound → 404, ErrQueueFull → 503, ErrClosed → 503,
-// ErrTooManyJobs → 429, ErrFinished → 409).
+// ErrTooManyJobs → 429, ErrFinished → 409, ErrStillRunning → 409).
 var (
 	// ErrInvalid means a request is invalid on its face. A *ValidationError matches it.
 	ErrInvalid = errors.New("trainer: invalid request")
@@ -29,6 +29,9 @@ var (
 	ErrTooManyJobs = errors.New("trainer: too many training jobs for this key")
 	// ErrFinished means a cancel was asked for a job that already ended.
 	ErrFinished = errors.New("trainer: job already finished")
+	// ErrStillRunning means a delete cancelled a running job that has not stopped within
+	// DeleteWait; the job is not deleted yet (retry the delete).
+	ErrStillRunning = errors.New("trainer: job still stopping")
 )
 
 // errCancelled is the cause a running job's context ends with when the caller cancels it.

@@ -22,7 +22,9 @@ func (s *Service) run(ctx context.Context, id string) {
 	j, err := s.getJob(ctx, id)
 	if err != nil {
 		s.jobMu.Unlock()
-		s.log.Log(context.Background(), failureLevel(err), "trainer: load job", "job", id, "err", err)
+		if !errors.Is(err, ErrNotFound) { // not found: deleted while queued
+			s.log.Log(context.Background(), failureLevel(err), "trainer: load job", "job", id, "err", err)
+		}
 		return
 	}
 	if j.State != StateQueued { // cancelled while queued
@@ -40,10 +42,14 @@ func (s *Service) run(ctx context.Context, id string) {
 	}
 	jctx, jcancel := context.WithCancelCause(ctx)
 	s.running[id] = jcancel
+	done := make(chan struct{})
+	s.runDone[id] = done
 	s.jobMu.Unlock()
 	defer func() {
 		s.jobMu.Lock()
 		delete(s.running, id)
+		delete(s.runDone, id)
+		close(done)
 		s.jobMu.Unlock()
 		jcancel(nil)
 	}()
@@ -87,6 +93,9 @@ func (s *Service) run(ctx context.Context, id string) {
 			return err
 		}
 		if err := store.PutJSON(wctx, tx, store.RouterModels, m.ID, m); err != nil {
+			return err
+		}
+		if err := store.PutOwned(wctx, tx, m.ref()); err != nil {
 			return err
 		}
 		return store.PutJSON(wctx, tx, store.TrainingJobs, j.ID, j)

@@ -75,12 +75,7 @@ func (s *Service) cleanup(ctx context.Context, dry bool) (CleanupReport, error) 
 			if dry {
 				continue
 			}
-			err := s.store.Update(ctx, func(tx store.Tx) error {
-				if err := tx.Delete(ctx, store.RouterWeights, m.ID); err != nil {
-					return err
-				}
-				return tx.Delete(ctx, store.RouterModels, m.ID)
-			})
+			err := s.store.Update(ctx, func(tx store.Tx) error { return deleteModelTx(ctx, tx, &m) })
 			if err != nil {
 				return rep, fmt.Errorf("trainer: remove model %s: %w", m.ID, err)
 			}

@@ -97,6 +97,12 @@ type Service struct {
 	// races the worker picking the job up.
 	jobMu   sync.Mutex
 	running map[string]context.CancelCauseFunc // running job id → cancel (under jobMu)
+	// runDone holds a channel per running job, closed once its run has written its outcome
+	// (under jobMu); DeleteJob waits on it.
+	runDone map[string]chan struct{}
+
+	// jobsIndexed and modelsIndexed backfill the owner index of records stored before it.
+	jobsIndexed, modelsIndexed store.OwnedBackfill
 
 	mu      sync.Mutex
 	started bool
@@ -193,6 +199,7 @@ func New(st *store.Store, opts ...Option) (*Service, error) {
 		removeAfter:  DefaultRemoveAfter,
 		pending:      map[string]string{},
 		running:      map[string]context.CancelCauseFunc{},
+		runDone:      map[string]chan struct{}{},
 		perOwner:     DefaultJobsPerOwner,
 		cache:        inference.NewStoreCache(st),
 	}
@@ -425,7 +432,13 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 		State:     StateQueued,
 		CreatedAt: s.now(),
 	}
-	if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {
+			return err
+		}
+		return store.PutOwned(ctx, tx, j.ref())
+	})
+	if err != nil {
 		return Job{}, fmt.Errorf("trainer: save job: %w", err)
 	}
 	// The lock is held, and only Submit adds to the queue beyond recovery, so the send
@@ -434,7 +447,8 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	case s.queue <- j.ID:
 		s.pending[j.ID] = owner
 	default:
-		_ = s.store.Delete(context.WithoutCancel(ctx), store.TrainingJobs, j.ID)
+		dctx := context.WithoutCancel(ctx)
+		_ = s.store.Update(dctx, func(tx store.Tx) error { return deleteJobTx(dctx, tx, &j) })
 		return Job{}, ErrQueueFull
 	}
 	s.log.Info("trainer: job queued", "job", j.ID, "files", len(urls))

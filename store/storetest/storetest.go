@@ -32,6 +32,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, h) })
 	t.Run("JSONHelpers", func(t *testing.T) { testJSON(t, h) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, h) })
+	t.Run("OwnerIndexPaging", func(t *testing.T) { testOwnedPaging(t, h) })
+	t.Run("OwnerIndexBackfill", func(t *testing.T) { testOwnedBackfill(t, h) })
 	if h.Reopen != nil {
 		t.Run("ReopenKeepsEverything", func(t *testing.T) { testReopen(t, h) })
 	}

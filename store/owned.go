@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The owner index lists what an owner (an API key) has, newest first, without reading
+// anyone else's records. Each owned record has one entry in the OwnerIndex collection,
+// written and deleted in the same transaction as the record itself:
+//
+//	<kind>/<owner, path-escaped>/<creation time, inverted, 16 hex digits>/<id>  →  ""
+//
+// The creation time is stored as the bitwise complement of its Unix nanoseconds, so the
+// store's ascending key order is newest first, and a time window is a key range. Entries
+// never change after they are written: creation time and owner are fixed for a record's
+// life, and filters on fields that change (a job's status) are applied to the records.
+
+// Page sizes of ListOwned.
+const (
+	// DefaultPageLimit is the page size when OwnedQuery.Limit is 0.
+	DefaultPageLimit = 20
+	// MaxPageLimit is the largest page ListOwned returns.
+	MaxPageLimit = 100
+)
+
+// ErrBadCursor means a cursor was not one ListOwned returned. A *QueryError naming the
+// cursor matches it (and ErrInvalid).
+var ErrBadCursor = errors.New("store: cursor is not one this server returned")
+
+// OwnedRef locates one owned record in the owner index.
+type OwnedRef struct {
+	// Kind names the record type, e.g. "training_job"; one index per kind.
+	Kind string
+	// Owner is the record's owner.
+	Owner string
+	// Created is the record's creation time; it orders the listing.
+	Created time.Time
+	// ID is the record's key in its own collection.
+	ID string
+}
+
+func ownedPrefix(kind, owner string) string {
+	return kind + "/" + url.PathEscape(owner) + "/"
+}
+
+// ownedTime is the 16-hex-digit sort key of t: later times sort first.
+func ownedTime(t time.Time) string {
+	return fmt.Sprintf("%016x", ^uint64(t.UnixNano()))
+}
+
+func (r OwnedRef) key() string {
+	return ownedPrefix(r.Kind, r.Owner) + ownedTime(r.Created) + "/" + r.ID
+}
+
+func (r OwnedRef) check() error {
+	if r.Kind == "" || strings.ContainsAny(r.Kind, "/#") {
+		return fmt.Errorf("%w: owner index kind %q", ErrInvalid, r.Kind)
+	}
+	if r.ID == "" || strings.Contains(r.ID, "/") {
+		return fmt.Errorf("%w: owner index id %q", ErrInvalid, r.ID)
+	}
+	return nil
+}
+
+// PutOwned adds r's index entry. Call it in the transaction that creates the record, so
+// that a record is never without its entry.
+func PutOwned(ctx context.Context, w Writer, r OwnedRef) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	return w.Put(ctx, OwnerIndex, r.key(), nil)
+}
+
+// DeleteOwned removes r's index entry. Call it in the transaction that deletes the record.
+func DeleteOwned(ctx context.Context, w Writer, r OwnedRef) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	return w.Delete(ctx, OwnerIndex, r.key())
+}
+
+// OwnedQuery selects one page of an owner's records of one kind, newest first.
+type OwnedQuery struct {
+	// Kind and Owner select the index.
+	Kind, Owner string
+	// CreatedAfter keeps records created at or after it; zero: no lower bound.
+	CreatedAfter time.Time
+	// CreatedBefore keeps records created strictly before it; zero: no upper bound. With
+	// CreatedAfter the window is half-open, so consecutive windows neither overlap nor
+	// leave gaps.
+	CreatedBefore time.Time
+	// Cursor continues after the last record of the page that returned it; "" starts with
+	// the newest record.
+	Cursor string
+	// Limit is the page size, 1 to MaxPageLimit; 0 means DefaultPageLimit.
+	Limit int
+}
+
+// QueryError names the field of a listing query that breaks a rule, by its wire name
+// (limit, cursor, created_after). It matches ErrInvalid, and ErrBadCursor when the
+// cursor is at fault.
+type QueryError struct {
+	// Field is the query parameter.
+	Field string
+	// Message states the rule.
+	Message string
+}
+
+// Error implements error.
+func (e *QueryError) Error() string { return e.Field + " " + e.Message }
+
+// Is makes a *QueryError match ErrInvalid, and ErrBadCursor for the cursor.
+func (e *QueryError) Is(target error) bool {
+	return target == ErrInvalid || (target == ErrBadCursor && e.Field == "cursor")
+}
+
+// Check reports the first field of q that is out of range, as a *QueryError.
+func (q OwnedQuery) Check() error {
+	if q.Limit < 0 || q.Limit > MaxPageLimit {
+		return &QueryError{Field: "limit", Message: fmt.Sprintf("must be 1-%d, got %d", MaxPageLimit, q.Limit)}
+	}
+	if !q.CreatedAfter.IsZero() && !q.CreatedBefore.IsZero() && !q.CreatedAfter.Before(q.CreatedBefore) {
+		return &QueryError{Field: "created_after", Message: "must be before created_before"}
+	}
+	if q.Cursor != "" {
+		if _, err := decodeCursor(q.Cursor); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeCursor makes the opaque cursor of an index position (the key after the prefix).
+func encodeCursor(pos string) string { return base64.RawURLEncoding.EncodeToString([]byte(pos)) }
+
+func decodeCursor(c string) (string, error) {
+	bad := &QueryError{Field: "cursor", Message: "is not a cursor this server returned (pass next_cursor of the previous page unchanged)"}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return "", bad
+	}
+	pos := string(b)
+	t, id, ok := strings.Cut(pos, "/")
+	if !ok || len(t) != 16 || id == "" || strings.Contains(id, "/") {
+		return "", bad
+	}
+	if _, err := strconv.ParseUint(t, 16, 64); err != nil {
+		return "", bad
+	}
+	return pos, nil
+}
+
+// ListOwned returns one page of q.Owner's records of q.Kind, newest first, and the cursor
+// of the next page ("" when no record is left). load reads the record of each indexed id
+// and says whether it belongs on the page: a record that is gone (an entry whose record
+// was deleted meanwhile) or that a filter rejects answers false and is skipped. A query
+// that fails Check returns its *QueryError.
+//
+// Pages are stable under concurrent writes: records created after the first page sort
+// before every cursor and never appear on later pages, and a deleted record is simply
+// absent, so paging through neither repeats nor misses a record that exists throughout.
+func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id string) (T, bool, error)) ([]T, string, error) {
+	if err := q.Check(); err != nil {
+		return nil, "", err
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = DefaultPageLimit
+	}
+	prefix := ownedPrefix(q.Kind, q.Owner)
+	after := ""
+	if q.Cursor != "" {
+		pos, _ := decodeCursor(q.Cursor) // checked above
+		after = prefix + pos
+	}
+	if !q.CreatedBefore.IsZero() {
+		// "~" sorts after "/<id>": the entries created exactly at CreatedBefore are skipped.
+		if b := prefix + ownedTime(q.CreatedBefore) + "~"; b > after {
+			after = b
+		}
+	}
+	stop := "" // entries above it were created before CreatedAfter
+	if !q.CreatedAfter.IsZero() {
+		stop = prefix + ownedTime(q.CreatedAfter) + "~"
+	}
+	items := make([]T, 0, limit)
+	last := ""
+	batch := limit + 1
+	for {
+		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: after, Limit: batch})
+		if err != nil {
+			return nil, "", err
+		}
+		for _, e := range entries {
+			if stop != "" && e.Key > stop {
+				return items, "", nil
+			}
+			id := e.Key[len(prefix)+17:]
+			v, ok, err := load(id)
+			if err != nil {
+				return nil, "", err
+			}
+			if !ok {
+				continue
+			}
+			if len(items) == limit { // one more exists: the page is full
+				return items, encodeCursor(last[len(prefix):]), nil
+			}
+			items = append(items, v)
+			last = e.Key
+		}
+		if len(entries) < batch {
+			return items, "", nil
+		}
+		after = entries[len(entries)-1].Key
+		batch = min(batch*2, 1000)
+	}
+}
+
+// OwnedBackfill indexes, once per store, the records of one kind that were stored before
+// the owner index existed. The zero value is ready to use; it is safe for concurrent use.
+type OwnedBackfill struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// backfillBatch is how many records one backfill transaction indexes.
+const backfillBatch = 256
+
+// Ensure makes sure every record of collection c has its index entry of kind: the first
+// call on a store that has not been backfilled yet reads every record of c (ref gives its
+// index reference, ok false skips it) and writes the missing entries in batches, then
+// marks the kind done in the store so that later processes skip the scan. Records created
+// meanwhile are indexed by their own transactions; a record deleted meanwhile is not
+// indexed again (each batch re-reads its records).
+func (b *OwnedBackfill) Ensure(ctx context.Context, s *Store, kind string, c Collection, ref func(e Entry) (OwnedRef, bool)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return nil
+	}
+	marker := kind + "#indexed"
+	if _, err := s.Get(ctx, OwnerIndex, marker); err == nil {
+		b.done = true
+		return nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("store: owner index of %s: %w", kind, err)
+	}
+	after := ""
+	for {
+		entries, err := s.List(ctx, c, ListOptions{After: after, Limit: backfillBatch})
+		if err != nil {
+			return fmt.Errorf("store: owner index of %s: list %s: %w", kind, c, err)
+		}
+		var refs []OwnedRef
+		for _, e := range entries {
+			if r, ok := ref(e); ok && r.check() == nil {
+				refs = append(refs, r)
+			}
+		}
+		if len(refs) > 0 {
+			err = s.Update(ctx, func(tx Tx) error {
+				for _, r := range refs {
+					if _, err := tx.Get(ctx, c, r.ID); errors.Is(err, ErrNotFound) {
+						continue // deleted since the listing
+					} else if err != nil {
+						return err
+					}
+					if err := PutOwned(ctx, tx, r); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("store: owner index of %s: %w", kind, err)
+			}
+		}
+		if len(entries) < backfillBatch {
+			break
+		}
+		after = entries[len(entries)-1].Key
+	}
+	if err := s.Put(ctx, OwnerIndex, marker, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		return fmt.Errorf("store: owner index of %s: %w", kind, err)
+	}
+	b.done = true
+	return nil
+}
