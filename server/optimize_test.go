@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -472,5 +473,22 @@ func TestOptimizeOpenAPIDocumentsAbsentScores(t *testing.T) {
 		if !strings.Contains(results, want) {
 			t.Errorf("results schema lacks %q", want)
 		}
+	}
+}
+
+// TestOnlyThreePublicRoutes pins the routes that answer without a key, as the README states:
+// health, the OpenAPI document and artifact links (whose token is the credential).
+func TestOnlyThreePublicRoutes(t *testing.T) {
+	e := optimizeServer(t, fakeAgentRunner{})
+	var public []string
+	for _, rt := range e.s.routes {
+		if rt.Public {
+			public = append(public, rt.Method+" "+rt.Path)
+		}
+	}
+	slices.Sort(public)
+	want := []string{"GET /api/v1/artifacts/{token}/agent.py", "GET /api/v1/openapi.json", "GET /healthz"}
+	if !slices.Equal(public, want) {
+		t.Errorf("public routes %q, want %q", public, want)
 	}
 }
