@@ -35,6 +35,7 @@ func commands() []command {
 		{"predict", "rank models for texts with a trained router", runPredict},
 		{"optimize", "optimize an agent's system prompt and wait for the result", runOptimize},
 		{"cleanup", "run the router model lifecycle once on a stopped server's data (--dry-run: report only)", runCleanup},
+		{"chat", "chat with a model through a running server (streams; one-shot with a prompt, else interactive)", runChat},
 		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
 	}
 }

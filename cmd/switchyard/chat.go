@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return chat(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// chat talks to a model through a running server's gateway: one-shot with a prompt argument,
+// else a conversation read from stdin line by line. Answers stream to stdout as they arrive;
+// after each, stderr gets the model that answered, the fallbacks taken, tokens, cost and
+// latency.
+func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("chat", "chat -m provider/model [--fallback provider/model]... [--system TEXT] [PROMPT...]", stderr)
+	cf := addClientFlags(fs)
+	var models, fallbacks modelList
+	fs.Var(&models, "m", "model to ask (provider/model); repeat or comma-separate to let the server rank several")
+	fs.Var(&models, "model", "same as -m")
+	fs.Var(&fallbacks, "fallback", "model tried, in order, after every -m model failed; repeatable")
+	system := fs.String("system", "", "system prompt")
+	temperature := fs.Float64("temperature", -1, "sampling temperature 0-1 (default: the model's)")
+	words, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(models) == 0 {
+		fs.Usage()
+		return errors.New("-m provider/model is required")
+	}
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	base := client.CompletionRequest{Models: models, FallbackModels: fallbacks}
+	if *temperature >= 0 {
+		base.Temperature = temperature
+	}
+	var conversation string
+	turn := func(text string, first bool) error {
+		req := base
+		req.ConversationID = conversation
+		if first && *system != "" {
+			req.Messages = append(req.Messages, client.TextMessage("system", *system))
+		}
+		req.Messages = append(req.Messages, client.TextMessage("user", text))
+		final, err := streamAnswer(ctx, c, &req, stdout)
+		if err != nil {
+			return err
+		}
+		if cf.jsonOut {
+			return printJSON(stderr, final)
+		}
+		conversation = final.ConversationID
+		fmt.Fprintln(stderr, answerSummary(final))
+		return nil
+	}
+	if len(words) > 0 {
+		return turn(strings.Join(words, " "), true)
+	}
+	// Interactive: one user turn per line until EOF (Ctrl-D) or an interrupt.
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 64<<10), 1<<20)
+	first := true
+	for {
+		fmt.Fprint(stderr, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(stderr)
+			return in.Err()
+		}
+		text := strings.TrimSpace(in.Text())
+		if text == "" {
+			continue
+		}
+		if err := turn(text, first); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// One failed turn does not end the conversation.
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			continue
+		}
+		first = false
+	}
+}
+
+// streamAnswer prints the answer's fragments as they arrive and returns the final response.
+func streamAnswer(ctx context.Context, c *client.Client, req *client.CompletionRequest, stdout io.Writer) (*client.Completion, error) {
+	st, err := c.CompleteStream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	for st.Next() {
+		io.WriteString(stdout, st.Chunk().Text)
+		if f, ok := stdout.(interface{ Sync() error }); ok {
+			f.Sync()
+		}
+	}
+	io.WriteString(stdout, "\n")
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	return st.Final(), nil
+}
+
+// answerSummary is the line printed after an answer: who answered, after which failures,
+// what it cost and how long it took.
+func answerSummary(f *client.Completion) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s/%s", f.Provider, f.Model)
+	var failed []string
+	for _, a := range f.Attempts {
+		if a.Outcome != "ok" {
+			failed = append(failed, a.Model+" "+a.Kind)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, " after %s", strings.Join(failed, ", "))
+	}
+	u := f.Usage
+	fmt.Fprintf(&b, " · %d tokens (%d in, %d out)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	if u.Costs.PriceKnown {
+		fmt.Fprintf(&b, " · $%.6f", u.Costs.TotalTokensCost)
+	} else {
+		b.WriteString(" · cost unknown (no price for this model)")
+	}
+	fmt.Fprintf(&b, " · %s, first token %s]", ms(f.Latency), ms(f.TTFT))
+	return b.String()
+}
+
+func ms(v int64) string {
+	return (time.Duration(v) * time.Millisecond).Round(time.Millisecond).String()
+}

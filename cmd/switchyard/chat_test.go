@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// chatServer runs the real server with a gateway to the scripted upstream ("up", priced as
+// gpt-4o-mini) and a provider nothing listens for ("down").
+func chatServer(t *testing.T) string {
+	up := fakeOpenAIUpstream(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	return cliServer(t, func(st *store.Store) []server.Option {
+		reg := providers.NewRegistry(
+			providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}),
+			providers.NewOpenAI(providers.Config{Name: "down", BaseURL: dead, APIKey: "sk-down"}),
+		)
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+}
+
+func TestChatOneShotWithFallback(t *testing.T) {
+	url := chatServer(t)
+	code, out, errOut := cli(t, "chat", "--url", url, "--key", cliKey, "-m", "down/any", "--fallback", "openai/gpt-4o-mini", "Say", "hello")
+	if code != 0 {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	if out != "Hello from the fake upstream\n" {
+		t.Errorf("stdout %q", out)
+	}
+	for _, want := range []string{"[openai/gpt-4o-mini after down/any", "12 tokens (7 in, 5 out)", "· $0.0000", "first token"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("summary %q lacks %q", errOut, want)
+		}
+	}
+}
+
+func TestChatInteractiveKeepsTheConversation(t *testing.T) {
+	url := chatServer(t)
+	var out, errOut bytes.Buffer
+	in := strings.NewReader("first question\n\nsecond question\n")
+	err := chat(context.Background(), []string{"--url", url, "--key", cliKey, "-m", "openai/gpt-4o-mini", "--system", "Be brief."}, in, &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), "Hello from the fake upstream\n"); got != 2 {
+		t.Errorf("%d answers in %q", got, out.String())
+	}
+	if got := strings.Count(errOut.String(), "[openai/gpt-4o-mini ·"); got != 2 {
+		t.Errorf("%d summaries in %q", got, errOut.String())
+	}
+	if code, _, errs := cli(t, "chat", "--url", url, "--key", cliKey, "hi"); code == 0 || !strings.Contains(errs, "-m provider/model is required") {
+		t.Errorf("without -m: %d %q", code, errs)
+	}
+}
