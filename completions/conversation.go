@@ -59,20 +59,9 @@ func messageKey(conversationID string, seq int) string {
 // Conversation returns the conversation id of owner with its messages in order, or an error
 // matching ErrNotFound when it does not exist or belongs to someone else.
 func (g *Gateway) Conversation(ctx context.Context, owner, id string) (*Conversation, []StoredMessage, error) {
-	if g.opts.Store == nil || !isUUID(id) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
-	if g.writer != nil {
-		if err := g.writer.await(ctx, id); err != nil {
-			return nil, nil, fmt.Errorf("completions: wait for conversation %s: %w", id, err)
-		}
-	}
-	c, err := store.GetJSON[Conversation](ctx, g.opts.Store, store.Conversations, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && c.Owner != owner) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
+	c, err := g.conversation(ctx, owner, id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("completions: read conversation %s: %w", id, err)
+		return nil, nil, err
 	}
 	entries, err := g.opts.Store.List(ctx, store.Messages, store.ListOptions{Prefix: id + "/"})
 	if err != nil {
@@ -114,6 +103,9 @@ func (g *Gateway) turnUpdate(p *plan, reply *Response, now time.Time) func(conte
 		var c Conversation
 		if p.convNew {
 			c = Conversation{ID: p.convID, Owner: p.scope.Owner, Title: p.convTitle, Created: now}
+			if err := store.PutOwned(ctx, tx, c.ref()); err != nil {
+				return err
+			}
 		} else {
 			var err error
 			c, err = store.GetJSON[Conversation](ctx, tx, store.Conversations, p.convID)

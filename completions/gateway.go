@@ -145,6 +145,8 @@ type Gateway struct {
 	breakers *breakers
 	writer   *turnWriter // WriteBehind only
 	schemas  schemaSet   // tool and output schemas that compiled
+	// indexed backfills the owner index of conversations stored before it.
+	indexed store.OwnedBackfill
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

@@ -26,6 +26,9 @@ var (
 	// ErrTooManyJobs means the owner already has the per-owner number of jobs queued or
 	// running; a *JobLimitError matches it.
 	ErrTooManyJobs = errors.New("optimizer: too many optimization jobs for this key")
+	// ErrStillRunning means a delete cancelled a running job that has not stopped within
+	// DeleteWait; the job is not deleted yet (retry the delete).
+	ErrStillRunning = errors.New("optimizer: job still stopping")
 	// ErrBundle means the bundle (ZIP, agent.py, eval.py or dataset.json) is unusable; the
 	// error is a *BundleError naming the file and the problem.
 	ErrBundle = errors.New("optimizer: invalid bundle")

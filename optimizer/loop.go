@@ -41,11 +41,15 @@ func (s *Service) runJob(base context.Context, id string) {
 		return
 	}
 	s.running[id] = cancel
+	done := make(chan struct{})
+	s.runDone[id] = done
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.running, id)
+		delete(s.runDone, id)
 		s.mu.Unlock()
+		close(done)
 	}()
 	now := s.now().UTC()
 	j.Status, j.StartedAt, j.ErrorMessage = StatusRunning, &now, ""

@@ -124,6 +124,10 @@ type Service struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	running map[string]context.CancelCauseFunc
+	// runDone holds, per running job, a channel closed once its worker has saved its end.
+	runDone map[string]chan struct{}
+	// indexed backfills the owner index of jobs stored before it.
+	indexed store.OwnedBackfill
 	// active maps the ids of queued and running jobs to their owners (per-owner limit).
 	active   map[string]string
 	perOwner int
@@ -229,8 +233,8 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 		maxFailures: DefaultMaxFailures, now: time.Now, version: DefaultVersion,
 		minibatch: DefaultMinibatch, candidates: DefaultCandidates,
 		callsPerRow: 8, tokensPerCall: 16384,
-		running: map[string]context.CancelCauseFunc{},
-		active:  map[string]string{}, perOwner: DefaultJobsPerOwner,
+		running: map[string]context.CancelCauseFunc{}, runDone: map[string]chan struct{}{},
+		active: map[string]string{}, perOwner: DefaultJobsPerOwner,
 	}
 	for _, o := range opts {
 		o(s)
@@ -446,14 +450,26 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
 		SandboxTimeout: Duration(req.SandboxTimeout), Status: StatusQueued, CreatedAt: s.now().UTC(),
 	}
-	if err := s.put(ctx, j); err != nil {
-		return nil, err
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
+			return err
+		}
+		return store.PutOwned(ctx, tx, j.ref())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 	}
 	if started && q != nil {
 		select {
 		case q <- id:
 		default:
-			_ = s.store.Delete(context.WithoutCancel(ctx), store.OptimizationJobs, id)
+			dctx := context.WithoutCancel(ctx)
+			_ = s.store.Update(dctx, func(tx store.Tx) error {
+				if err := tx.Delete(dctx, store.OptimizationJobs, id); err != nil {
+					return err
+				}
+				return store.DeleteOwned(dctx, tx, j.ref())
+			})
 			return nil, ErrQueueFull
 		}
 	}

@@ -16,6 +16,10 @@ import (
 //     "stream": true server-sent events in the framing documented on completions.WriteStream
 //     (one data event per fragment, a "type":"final" event with the full response, then
 //     data: [DONE]; a failure after the first fragment ends with "event: error" and no [DONE]).
+//   - GET /api/v1/conversations (newest first; limit, cursor, created_after,
+//     created_before), GET and DELETE /api/v1/conversations/{conversation_id} and GET
+//     /api/v1/conversations/{conversation_id}/messages (oldest first; limit, cursor) — the
+//     key's conversations; a delete removes the messages in the same transaction.
 //   - POST /v1/chat/completions — the OpenAI-compatible surface on the same gateway, keys and
 //     fallbacks; errors use OpenAI's {"error": {"message", "type", "code"}} envelope.
 //
@@ -67,6 +71,7 @@ func Completions(g *completions.Gateway) Option {
 				writeJSON(w, http.StatusOK, newOpenAIModel(id))
 				return nil
 			})
+		s.conversationRoutes(g)
 		s.AddErrorMapper(completionsError)
 		return nil
 	}

@@ -74,6 +74,12 @@ func (s *Server) buildOpenAPI() []byte {
 		content := map[string]any{}
 		if rt.Response != nil {
 			content["application/json"] = map[string]any{"schema": schemaFor(rt.Response)}
+		} else if len(rt.OneOf) > 0 {
+			alts := make([]any, len(rt.OneOf))
+			for i, v := range rt.OneOf {
+				alts[i] = schemaFor(v)
+			}
+			content["application/json"] = map[string]any{"schema": map[string]any{"oneOf": alts}}
 		}
 		if rt.Stream {
 			content["text/event-stream"] = map[string]any{"schema": map[string]string{"type": "string"}}

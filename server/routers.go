@@ -41,7 +41,14 @@ type predictRequest struct {
 //   - POST /api/v1/routers/train/cancel?task_id=ID — stop a queued or running job; it ends
 //     failed with an error_message saying it was cancelled (the spec's training states are
 //     queued, running, completed and failed); 409 when it already ended;
-//   - GET /api/v1/routers/models?model_id=ID — Router model details;
+//   - GET /api/v1/routers/models?model_id=ID — Router model details; without model_id the
+//     key's router models, newest first (limit, cursor, created_after, created_before,
+//     status active|archived);
+//   - GET /api/v1/routers/train/jobs — the key's training jobs, newest first (the same
+//     parameters; status queued|running|completed|failed);
+//   - DELETE /api/v1/routers/train/jobs/{task_id} and /api/v1/routers/models/{model_id} —
+//     delete a job record (cancelling a queued or running job first; 409 with Retry-After
+//     when a running one has not stopped within 30 s) or a model with its weights;
 //   - POST /api/v1/routers/predict {"model_id", "inputs"} — Prediction response; 422 for
 //     0 or more than 500 inputs or an empty input (naming inputs[i]).
 //
@@ -98,13 +105,60 @@ func CustomRouters(svc *trainer.Service) Option {
 				writeJSON(w, http.StatusOK, st)
 				return nil
 			})
-		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/models", Summary: "Details and held-out metrics of a trained router model",
-			Query:    []QueryParam{{Name: "model_id", Required: true, Description: "model_id of a completed training job"}},
-			Response: trainer.ModelDetails{}, Tags: tags},
+		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/train/jobs", Summary: "List this key's training jobs, newest first",
+			Query: listParams("queued, running, completed, failed"), Response: trainer.JobList{}, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {
-				id, err := requiredQuery(r, "model_id")
+				f, err := listFilter(r)
 				if err != nil {
 					return err
+				}
+				list, err := svc.ListJobs(r.Context(), owner(r), f)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, list)
+				return nil
+			})
+		s.Handle(Route{Method: "DELETE", Path: "/api/v1/routers/train/jobs/{task_id}", Summary: "Delete a training job record (a queued or running job is cancelled first; its router model stays)",
+			Response: trainer.Deletion{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				d, err := svc.DeleteJob(r.Context(), owner(r), r.PathValue("task_id"))
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, d)
+				return nil
+			})
+		s.Handle(Route{Method: "DELETE", Path: "/api/v1/routers/models/{model_id}", Summary: "Delete a router model with its weights (it answers 404 everywhere afterwards)",
+			Response: trainer.Deletion{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				d, err := svc.DeleteModel(r.Context(), owner(r), r.PathValue("model_id"))
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, d)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/models", Summary: "Details and held-out metrics of a trained router model; without model_id the key's router models newest first",
+			Query: append([]QueryParam{{Name: "model_id", Description: "model_id of a completed training job; absent: list the key's models (then limit, cursor, created_after, created_before and status apply)"}},
+				listParams("active, archived")...),
+			OneOf: []any{trainer.ModelDetails{}, trainer.ModelList{}}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				id := r.URL.Query().Get("model_id")
+				if !r.URL.Query().Has("model_id") {
+					f, err := listFilter(r)
+					if err != nil {
+						return err
+					}
+					list, err := svc.ListModels(r.Context(), owner(r), f)
+					if err != nil {
+						return err
+					}
+					writeJSON(w, http.StatusOK, list)
+					return nil
+				}
+				if id == "" {
+					return Validation(http.StatusUnprocessableEntity, "query parameter model_id is empty: give a model_id, or leave it out to list your router models")
 				}
 				d, err := svc.Model(r.Context(), owner(r), id)
 				if err != nil {
@@ -219,6 +273,10 @@ func trainerError(err error) *APIError {
 	case errors.Is(err, trainer.ErrTooManyJobs):
 		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%v", err)
 		ae.Header = http.Header{"Retry-After": {"30"}}
+		return ae
+	case errors.Is(err, trainer.ErrStillRunning):
+		ae := Errorf(http.StatusConflict, KindConflict, "%v", err)
+		ae.Header = http.Header{"Retry-After": {"5"}}
 		return ae
 	case errors.Is(err, trainer.ErrFinished):
 		return Errorf(http.StatusConflict, KindConflict, "%v", err)

@@ -199,7 +199,7 @@ func TestRoutersBadRequests(t *testing.T) {
 		wantError(t, r, c.status, kind, c.msg)
 	}
 	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status", testKey, ""), 422, KindValidation, "task_id")
-	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models", testKey, ""), 422, KindValidation, "model_id")
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id=", testKey, ""), 422, KindValidation, "model_id")
 	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status?task_id=tj_nope", testKey, ""), 404, KindNotFound, "tj_nope")
 	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id=rm_nope", testKey, ""), 404, KindNotFound, "rm_nope")
 

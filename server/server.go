@@ -162,6 +162,8 @@ type Route struct {
 	// Request and Response are zero values of the body types (nil: none).
 	Request  any
 	Response any
+	// OneOf documents a success body that is one of these types (Response is then nil).
+	OneOf []any
 	// Status is the success status (default 200).
 	Status int
 	// Query lists query parameters.

@@ -104,6 +104,28 @@ type OwnedQuery struct {
 	Limit int
 }
 
+// ListFilter is what a caller asks of a listing of its own records, newest first: the
+// options every List method of the capability packages takes. Status values are checked
+// by the package that knows its states; the rest by OwnedQuery.Check.
+type ListFilter struct {
+	// Status keeps only records in one of these states; empty keeps all.
+	Status []string
+	// CreatedAfter keeps records created at or after it; zero: no lower bound.
+	CreatedAfter time.Time
+	// CreatedBefore keeps records created strictly before it; zero: no upper bound.
+	CreatedBefore time.Time
+	// Limit is the page size, 1 to MaxPageLimit; 0 means DefaultPageLimit.
+	Limit int
+	// Cursor is the next cursor of the previous page; "" starts with the newest record.
+	Cursor string
+}
+
+// Query is the owner-index query of f for owner's records of kind.
+func (f ListFilter) Query(kind, owner string) OwnedQuery {
+	return OwnedQuery{Kind: kind, Owner: owner, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+		Cursor: f.Cursor, Limit: f.Limit}
+}
+
 // QueryError names the field of a listing query that breaks a rule, by its wire name
 // (limit, cursor, created_after). It matches ErrInvalid, and ErrBadCursor when the
 // cursor is at fault.

@@ -20,25 +20,9 @@ const (
 // it DeleteJob answers ErrStillRunning and the job finishes stopping on its own.
 const DeleteWait = 30 * time.Second
 
-// ListOptions selects one page of a listing. Records come newest first (by creation time).
-type ListOptions struct {
-	// Status keeps only records in one of these states; empty keeps all. Jobs: queued,
-	// running, completed, failed. Models: active, archived.
-	Status []string
-	// CreatedAfter keeps records created at or after it; zero: no lower bound.
-	CreatedAfter time.Time
-	// CreatedBefore keeps records created strictly before it; zero: no upper bound.
-	CreatedBefore time.Time
-	// Limit is the page size, 1 to store.MaxPageLimit (100); 0 means 20.
-	Limit int
-	// Cursor is the NextCursor of the previous page; "" starts with the newest record.
-	Cursor string
-}
-
-func (o ListOptions) query(kind, owner string) store.OwnedQuery {
-	return store.OwnedQuery{Kind: kind, Owner: owner, CreatedAfter: o.CreatedAfter, CreatedBefore: o.CreatedBefore,
-		Cursor: o.Cursor, Limit: o.Limit}
-}
+// ListOptions selects one page of a listing, newest first by creation time. Status
+// values: jobs queued, running, completed, failed; models active, archived.
+type ListOptions = store.ListFilter
 
 // JobList is a page of training jobs, newest first.
 type JobList struct {
@@ -169,7 +153,7 @@ func (s *Service) ListJobs(ctx context.Context, owner string, opts ListOptions) 
 	}); err != nil {
 		return JobList{}, fmt.Errorf("trainer: %w", err)
 	}
-	items, next, err := store.ListOwned(ctx, s.store, opts.query(jobKind, owner), func(id string) (JobStatus, bool, error) {
+	items, next, err := store.ListOwned(ctx, s.store, opts.Query(jobKind, owner), func(id string) (JobStatus, bool, error) {
 		j, err := store.GetJSON[jobRecord](ctx, s.store, store.TrainingJobs, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return JobStatus{}, false, nil
@@ -205,7 +189,7 @@ func (s *Service) ListModels(ctx context.Context, owner string, opts ListOptions
 	}); err != nil {
 		return ModelList{}, fmt.Errorf("trainer: %w", err)
 	}
-	items, next, err := store.ListOwned(ctx, s.store, opts.query(modelKind, owner), func(id string) (ModelSummary, bool, error) {
+	items, next, err := store.ListOwned(ctx, s.store, opts.Query(modelKind, owner), func(id string) (ModelSummary, bool, error) {
 		m, err := store.GetJSON[modelRecord](ctx, s.store, store.RouterModels, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return ModelSummary{}, false, nil
