@@ -118,6 +118,7 @@ type RouterModel struct {
 	Classes        []string `json:"classes,omitempty"`
 	CreatedAt      string   `json:"created_at"`
 	LastUsedAt     string   `json:"last_used_at,omitempty"`
+	ArchivedAt     string   `json:"archived_at,omitempty"`
 	TrainingJobID  string   `json:"training_job_id,omitempty"`
 	Metrics        *Metrics `json:"metrics,omitempty"`
 	// Tradeoff is the measured frontier (Switchyard extension).
