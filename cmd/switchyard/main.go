@@ -36,6 +36,9 @@ func commands() []command {
 		{"optimize", "optimize an agent's system prompt and wait for the result", runOptimize},
 		{"cleanup", "run the router model lifecycle once on a stopped server's data (--dry-run: report only)", runCleanup},
 		{"chat", "chat with a model through a running server (streams; one-shot with a prompt, else interactive)", runChat},
+		{"jobs", "list your training and optimization jobs, or delete some (jobs delete ID...)", runJobs},
+		{"models", "list your router models, show one, or delete some", runModels},
+		{"conversations", "list your conversations, show one's messages, or delete some", runConversations},
 		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
 	}
 }
