@@ -18,6 +18,7 @@ from ._http import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, Client
 from ._retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTrainer,
                   complete, select_model)
+from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, MissingIdError, NotFoundError,
                      PayloadTooLargeError, RateLimitError, ServerError, StreamError,
@@ -27,6 +28,7 @@ __all__ = [
     "Client", "RetryPolicy", "DEFAULT_RETRY_POLICY", "DEFAULT_BASE_URL", "ENV_API_KEY",
     "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
+    "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
     "ConnectionFailedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "ServerError", "StreamError",

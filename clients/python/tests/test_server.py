@@ -93,6 +93,47 @@ class ServerTest(unittest.TestCase):
         self.assertEqual("".join(b["text"] for b in st.final["message"]["content"]), st.text)
         self.assertIn("usage", st.final)
 
+    @needs("completions")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_conversations_list_show_delete(self):
+        cid = switchyard.complete([{"role": "user", "content": "Remember me"}], MODEL,
+                                  client=self.client)["conversationId"]
+        ids = [c["id"] for c in switchyard.iterate("conversations", limit=1, client=self.client)]
+        self.assertIn(cid, ids)
+        self.assertEqual(ids[0], cid)  # newest first
+        self.assertEqual(switchyard.conversation(cid, client=self.client)["message_count"], 2)
+        msgs = list(switchyard.conversation_messages(cid, client=self.client))
+        self.assertEqual([m["role"] for m in msgs], ["user", "assistant"])
+        d = switchyard.delete("conversation", cid, client=self.client)
+        self.assertTrue(d["deleted"])
+        self.assertEqual(d["messages"], 2)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.conversation(cid, client=self.client)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.list_page("conversations", limit=0, client=self.client)
+        self.assertIn("limit", str(cm.exception))
+
+    @needs("trainer")
+    @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to where examples/data is served")
+    def test_training_jobs_and_models_list_delete(self):
+        tr = switchyard.RouterTrainer(self.client)
+        tr.train([DATA + "/routing_train.json"])
+        st = tr.wait(poll_every=0.1, timeout=120)
+        self.assertEqual(st["status"], "completed", st.get("error_message"))
+        jobs = switchyard.list_page("training_jobs", status=["completed"], client=self.client)
+        self.assertIn(st["training_job_id"], [j["training_job_id"] for j in jobs["data"]])
+        models = [m["model_id"] for m in switchyard.iterate("router_models", status="active", client=self.client)]
+        self.assertIn(st["model_id"], models)
+        self.assertEqual(switchyard.delete("router_model", st["model_id"], client=self.client)["object"], "router_model")
+        self.assertEqual(switchyard.delete("training_job", st["training_job_id"], client=self.client)["object"], "training_job")
+        with self.assertRaises(switchyard.NotFoundError):
+            tr.model()
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.delete("training_job", st["training_job_id"], client=self.client)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.list_page("training_jobs", status="sleeping", client=self.client)
+        self.assertIn("status", str(cm.exception))
+
     @needs("trainer")
     @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to where examples/data is served")
     def test_router_trainer_flow(self):
