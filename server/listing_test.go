@@ -256,3 +256,42 @@ func TestConversationsListReadAndDelete(t *testing.T) {
 		t.Fatalf("messages left: %d %v", len(entries), err)
 	}
 }
+
+func TestListingRoutesInOpenAPI(t *testing.T) {
+	check := func(h http.Handler, want map[string]string) {
+		t.Helper()
+		r := do(t, h, "GET", "/api/v1/openapi.json", "", "")
+		paths, _ := r.body["paths"].(map[string]any)
+		for p, method := range want {
+			op, _ := paths[p].(map[string]any)[method].(map[string]any)
+			if op == nil {
+				t.Errorf("openapi lacks %s %s", method, p)
+				continue
+			}
+			if method == "get" && !strings.Contains(p, "{") || strings.HasSuffix(p, "/messages") {
+				names := []string{}
+				for _, q := range op["parameters"].([]any) {
+					names = append(names, q.(map[string]any)["name"].(string))
+				}
+				if !strings.Contains(strings.Join(names, ","), "limit") || !strings.Contains(strings.Join(names, ","), "cursor") {
+					t.Errorf("%s %s parameters %v lack limit/cursor", method, p, names)
+				}
+			}
+		}
+	}
+	e := optimizeServer(t, fakeAgentRunner{})
+	check(e.s, map[string]string{
+		"/api/v1/optimize/jobs": "get", "/api/v1/optimize/jobs/{job_id}": "delete",
+		"/api/v1/conversations": "get", "/api/v1/conversations/{conversation_id}": "delete",
+		"/api/v1/conversations/{conversation_id}/messages": "get",
+	})
+	r := routersServer(t)
+	check(r.h, map[string]string{
+		"/api/v1/routers/train/jobs": "get", "/api/v1/routers/train/jobs/{task_id}": "delete",
+		"/api/v1/routers/models": "get", "/api/v1/routers/models/{model_id}": "delete",
+	})
+	doc := do(t, r.h, "GET", "/api/v1/openapi.json", "", "").raw
+	if !strings.Contains(doc, `"oneOf"`) || !strings.Contains(doc, `"next_cursor"`) {
+		t.Error("GET /api/v1/routers/models does not document both its answers (details or a page)")
+	}
+}

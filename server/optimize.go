@@ -43,7 +43,11 @@ type optimizeRequest struct {
 //   - POST /api/v1/optimize/cancel?job_id=ID — stop a queued or running job (it ends
 //     interrupted, best result so far kept); 409 when it already ended;
 //   - GET /api/v1/artifacts/{token}/agent.py — the best agent.py of a job, with no key (the
-//     128-bit token in the URL is the credential).
+//     128-bit token in the URL is the credential);
+//   - GET /api/v1/optimize/jobs — the key's jobs, newest first (limit, cursor,
+//     created_after, created_before, status); DELETE /api/v1/optimize/jobs/{job_id} —
+//     delete a job with its artifacts (a queued or running job is cancelled first; 409 with
+//     Retry-After when a running one has not stopped within 30 s).
 //
 // Unless the service was given its own key minter, the option makes the server mint the
 // per-job gateway keys: a temporary API key for the job's owner whose Principal.Scope is a
