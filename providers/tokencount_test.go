@@ -85,3 +85,18 @@ func TestEstimateUsage(t *testing.T) {
 		t.Errorf("EstimateUsage(nil, nil) = %+v", z)
 	}
 }
+
+func TestCountTokensConcurrently(t *testing.T) {
+	done := make(chan int)
+	for i := range 8 {
+		go func() {
+			model := []string{"openai/gpt-4o", "anthropic/claude-sonnet-4"}[i%2]
+			done <- CountTokens(model, strings.Repeat("hello world ", 50))
+		}()
+	}
+	for range 8 {
+		if n := <-done; n != 101 { // 50 × "hello", " world", plus the trailing space
+			t.Errorf("count %d, want 101", n)
+		}
+	}
+}
