@@ -92,6 +92,9 @@ type Completion struct {
 	ConversationID    string           `json:"conversationId"`
 	ConversationTitle string           `json:"conversationTitle"`
 	Usage             Usage            `json:"usage"`
+	// UsageEstimated says the upstream reported no usage and the gateway counted the
+	// tokens itself (Usage and its costs are then an estimate).
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
 	// Latency is milliseconds from request received to response complete.
 	Latency int64 `json:"latency"`
 	// TTFT is milliseconds to the first token.

@@ -320,14 +320,26 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 	return r
 }
 
-// account reports an answered attempt to the budget and the ledger.
-func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete bool, latency time.Duration) {
+// markEstimated flags the answer's usage, and its answering (last) attempt's, as estimated.
+func (r *Response) markEstimated(estimated bool) {
+	if !estimated {
+		return
+	}
+	r.UsageEstimated = true
+	if n := len(r.Attempts); n > 0 {
+		r.Attempts[n-1].Estimated = true
+	}
+}
+
+// account reports an answered attempt to the budget and the ledger; estimated says u is a
+// local count (the upstream reported none).
+func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
 	if b := p.scope.Budget; b != nil {
 		b.charge(int64(u.PromptTokens+u.CompletionTokens), c.TotalTokensCost)
 	}
 	if g.opts.Ledger != nil {
 		g.opts.Ledger.Record(ctx, LedgerEntry{Owner: p.scope.Owner, Tag: p.scope.Tag, Model: t.name, Complete: complete,
-			Usage: u, Cost: c, Latency: latency, Time: g.opts.Now()})
+			Usage: u, Estimated: estimated, Cost: c, Latency: latency, Time: g.opts.Now()})
 	}
 }
 
@@ -366,9 +378,13 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		return nil, err
 	}
 	now := g.opts.Now()
-	resp := g.response(p, used, out.Text, out.Usage, out.FinishReason, now)
+	sent := p.preq
+	sent.Model = used.model
+	u, estimated := measured(used.name, out.Usage, &sent, out)
+	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
 	resp.ToolCalls, resp.Refusal = out.ToolCalls, out.Refusal
-	g.account(ctx, p, used, out.Usage, resp.Usage.Costs, true, now.Sub(begin))
+	resp.markEstimated(estimated)
+	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {
 		return nil, fmt.Errorf("completions: save conversation %s: %w", p.convID, err)
 	}

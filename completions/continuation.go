@@ -114,6 +114,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.up, s.cancel, s.timer, s.stalled = at.up, at.cancel, at.timer, at.stalled
 		s.pending, s.ended, s.usage, s.finish = at.first, at.ended, at.usage, at.finish
 		s.deltas, s.next = at.deltas, 0
+		s.prefixLen = len(prefix)
 		s.trimSpace = strings.TrimRightFunc(prefix, unicode.IsSpace) != prefix
 		s.continued = &Continuation{Model: t.name, FromChar: from, After: kind.String()}
 		s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, ContinuedFrom: &from})
@@ -159,9 +160,10 @@ func (s *ResponseStream) spliced(frag string) string {
 
 // accountParts bills the parts of the answer besides the answering attempt, estimating the
 // usage a part did not report from final (the answering attempt's usage), records each
-// part's usage on its attempt, and returns their sum.
-func (s *ResponseStream) accountParts(final providers.Usage) Usage {
+// part's usage on its attempt, and returns their sum and whether any was estimated.
+func (s *ResponseStream) accountParts(final providers.Usage) (Usage, bool) {
 	var sum Usage
+	anyEstimated := false
 	for _, p := range s.parts {
 		u, estimated := providers.Usage{}, p.usage == nil
 		if p.usage != nil {
@@ -175,12 +177,13 @@ func (s *ResponseStream) accountParts(final providers.Usage) Usage {
 			}
 		}
 		us := s.g.usage(p.t.name, u)
-		s.g.account(s.ctx, s.p, p.t, u, us.Costs, false, p.latency)
+		s.g.account(s.ctx, s.p, p.t, u, us.Costs, false, estimated, p.latency)
 		s.p.attempts[p.attempt].Usage, s.p.attempts[p.attempt].Estimated = &us, estimated
 		sum = addUsage(sum, us)
+		anyEstimated = anyEstimated || estimated
 	}
 	s.parts = nil
-	return sum
+	return sum, anyEstimated
 }
 
 // estimateTokens is the usual rough count of tokens in chars characters of English.

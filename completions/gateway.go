@@ -56,9 +56,12 @@ type LedgerEntry struct {
 	// Complete is false when a stream failed after it started (usage may then be partial).
 	Complete bool
 	Usage    providers.Usage
-	Cost     Costs
-	Latency  time.Duration
-	Time     time.Time
+	// Estimated says the upstream reported no usage and Usage (and Cost) come from a local
+	// count (see Response.UsageEstimated).
+	Estimated bool
+	Cost      Costs
+	Latency   time.Duration
+	Time      time.Time
 }
 
 // Scope says who is calling and what they may spend. The zero Scope is an anonymous caller
@@ -262,6 +265,16 @@ func (g *Gateway) costs(model string, u providers.Usage) Costs {
 	}
 	c := g.opts.Prices.Cost(model, u)
 	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+}
+
+// measured returns the usage u an upstream reported for a call of model
+// ("provider/model"), or, when it reported no tokens at all, a local count of the request
+// req and the answer (providers.EstimateUsage) and true.
+func measured(model string, u providers.Usage, req *providers.Request, answer *providers.Response) (providers.Usage, bool) {
+	if u.PromptTokens != 0 || u.CompletionTokens != 0 {
+		return u, false
+	}
+	return providers.EstimateUsage(model, req, answer), true
 }
 
 func (g *Gateway) usage(model string, u providers.Usage) Usage {

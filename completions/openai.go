@@ -334,6 +334,9 @@ type OpenAIUsage struct {
 	TotalTokens             int                     `json:"total_tokens"`
 	PromptTokensDetails     *OpenAIPromptDetails    `json:"prompt_tokens_details,omitempty"`
 	CompletionTokensDetails *OpenAICompletionDetail `json:"completion_tokens_details,omitempty"`
+	// Estimated is Switchyard's extension (OpenAI SDKs ignore it): the upstream reported no
+	// usage and the tokens were counted locally (Response.UsageEstimated).
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // OpenAIPromptDetails breaks prompt tokens down.
@@ -355,11 +358,14 @@ type OpenAIExtension struct {
 	Attempts []Attempt `json:"attempts"`
 }
 
-func openAIUsage(u Usage) *OpenAIUsage {
+// openAIUsage renders r's usage as OpenAI's usage object.
+func openAIUsage(r *Response) *OpenAIUsage {
+	u := r.Usage
 	return &OpenAIUsage{
 		PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
 		PromptTokensDetails:     &OpenAIPromptDetails{CachedTokens: u.CachedTokens},
 		CompletionTokensDetails: &OpenAICompletionDetail{ReasoningTokens: u.ReasoningTokens},
+		Estimated:               r.UsageEstimated,
 	}
 }
 
@@ -378,7 +384,7 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 		Created: created.Unix(),
 		Model:   r.Provider + "/" + r.Model,
 		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
-		Usage:   openAIUsage(r.Usage),
+		Usage:   openAIUsage(r),
 		Switchyard: &OpenAIExtension{Provider: r.Provider, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
 			Attempts: r.Attempts},
 	}
@@ -479,7 +485,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			if includeUsage {
 				ck := base
 				ck.Choices = []OpenAIChunkChoice{}
-				ck.Usage = openAIUsage(resp.Usage)
+				ck.Usage = openAIUsage(resp)
 				if err := sse.Buffer("", ck); err != nil {
 					return err
 				}

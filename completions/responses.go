@@ -359,6 +359,9 @@ type ResponseUsage struct {
 	OutputTokens        int                 `json:"output_tokens"`
 	OutputTokensDetails ResponseOutputUsage `json:"output_tokens_details"`
 	TotalTokens         int                 `json:"total_tokens"`
+	// Estimated is Switchyard's extension: the upstream reported no usage and the tokens
+	// were counted locally (Response.UsageEstimated).
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // ResponseInputUsage details input tokens.
@@ -423,6 +426,7 @@ func (o *ResponseObject) Complete(resp *Response) {
 	}
 	u := resp.Usage
 	o.Usage = &ResponseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
-		InputTokensDetails: ResponseInputUsage{CachedTokens: u.CachedTokens}, OutputTokensDetails: ResponseOutputUsage{ReasoningTokens: u.ReasoningTokens}}
+		InputTokensDetails: ResponseInputUsage{CachedTokens: u.CachedTokens}, OutputTokensDetails: ResponseOutputUsage{ReasoningTokens: u.ReasoningTokens},
+		Estimated: resp.UsageEstimated}
 	o.Switchyard = &OpenAIExtension{Provider: resp.Provider, Costs: u.Costs, Latency: resp.Latency, TTFT: resp.TTFT, Attempts: resp.Attempts}
 }

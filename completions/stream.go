@@ -38,6 +38,7 @@ type ResponseStream struct {
 	trimSpace bool
 	continued *Continuation
 	recorded  bool // the failed attempt is already in p.attempts
+	prefixLen int  // bytes of text the answering attempt was given as its prefix
 
 	pending  string // text of a fragment read but not yet returned
 	ended    bool   // upstream reached its end marker
@@ -311,23 +312,39 @@ func (s *ResponseStream) fail(err error) error {
 		a.Outcome, a.Kind, a.Error = OutcomeError, kind.String(), err.Error()
 		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	}
-	s.accountParts(providers.Usage{})
-	if s.usage != nil {
-		u := *s.usage
-		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, s.g.opts.Now().Sub(s.begin))
+	u, estimated := s.attemptUsage()
+	s.accountParts(u)
+	if !s.recorded {
+		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, estimated, s.g.opts.Now().Sub(s.begin))
 	}
 	s.g.log.Warn("completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
 	s.err = &StreamError{Model: s.t.name, Kind: kind.String(), Err: err}
 	return s.err
 }
 
-// complete builds the final response, accounts and saves the turn.
-func (s *ResponseStream) complete() error {
-	s.Close()
+// attemptUsage is the usage of the answering attempt: what its upstream reported or, when
+// it reported none, a local count of its request and of what it streamed so far (true).
+func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 	var u providers.Usage
 	if s.usage != nil {
 		u = *s.usage
 	}
+	if u.PromptTokens != 0 || u.CompletionTokens != 0 {
+		return u, false
+	}
+	req := s.p.preq
+	req.Model = s.t.model
+	text := s.text.String()
+	if s.prefixLen > 0 && s.prefixLen <= len(text) {
+		req.AssistantPrefix, text = text[:s.prefixLen], text[s.prefixLen:]
+	}
+	return providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String()}), true
+}
+
+// complete builds the final response, accounts and saves the turn.
+func (s *ResponseStream) complete() error {
+	s.Close()
+	u, estimated := s.attemptUsage()
 	now := s.g.opts.Now()
 	if n := len(s.p.attempts); n > 0 {
 		s.p.attempts[n-1].LatencyMS = now.Sub(s.begin).Milliseconds()
@@ -338,10 +355,13 @@ func (s *ResponseStream) complete() error {
 	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
 	resp.ToolCalls = s.toolCalls()
 	resp.Refusal = s.refusal.String()
-	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, now.Sub(s.begin))
+	resp.markEstimated(estimated)
+	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, estimated, now.Sub(s.begin))
 	if len(s.parts) > 0 {
 		s.p.attempts[len(s.p.attempts)-1].Usage = ptr(resp.Usage)
-		resp.Usage = addUsage(resp.Usage, s.accountParts(u))
+		parts, partsEstimated := s.accountParts(u)
+		resp.Usage = addUsage(resp.Usage, parts)
+		resp.UsageEstimated = resp.UsageEstimated || partsEstimated
 		resp.Continued = s.continued
 		resp.Attempts = s.p.attempts
 	}

@@ -163,8 +163,11 @@ type Attempt struct {
 	LatencyMS int64 `json:"latency_ms"`
 	// Usage is what the attempt consumed when it was billed and is not the whole answer's
 	// only attempt: the part of a continued answer, a hedged start that lost. Estimated
-	// says the upstream reported no usage and the tokens were estimated (the prompt from
-	// the answering attempt's count, output as one token per 4 characters).
+	// says the upstream reported no usage for this attempt and its tokens were estimated:
+	// on the answering attempt counted locally with a tokenizer (see
+	// providers.EstimateUsage; the answer's usage is then Response.UsageEstimated), on the
+	// other parts the prompt from the answering attempt's count and the output as one token
+	// per 4 characters.
 	Usage     *Usage `json:"usage,omitempty"`
 	Estimated bool   `json:"usage_estimated,omitempty"`
 	// ContinuedFrom is set on an attempt that continued a broken stream: the character
@@ -194,6 +197,12 @@ type Response struct {
 	ConversationID    string           `json:"conversationId"`
 	ConversationTitle string           `json:"conversationTitle"`
 	Usage             Usage            `json:"usage"`
+	// UsageEstimated says that Usage is not (only) what the upstream reported: an upstream
+	// that reported no tokens had them counted locally (providers.EstimateUsage: OpenAI's
+	// tokenizer for OpenAI models and a cl100k_base estimate for other families) and Costs
+	// priced from that count. The attempts whose usage was estimated have
+	// Attempt.Estimated set.
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
 	// Latency is milliseconds from request received to response complete.
 	Latency int64 `json:"latency"`
 	// TTFT is milliseconds from request received to the first generated token.

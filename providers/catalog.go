@@ -59,6 +59,19 @@ type Cost struct {
 // Catalog prices models. It is immutable once built and safe for concurrent use.
 type Catalog struct {
 	entries map[string]Price
+	// canon maps CanonicalModel of every key to the keys, for ids that match no key
+	// exactly.
+	canon map[string][]string
+}
+
+// newCatalog returns the catalogue of entries with its canonical index.
+func newCatalog(entries map[string]Price) *Catalog {
+	c := &Catalog{entries: entries, canon: make(map[string][]string, len(entries))}
+	for key := range entries {
+		k := CanonicalModel(key)
+		c.canon[k] = append(c.canon[k], key)
+	}
+	return c
 }
 
 // flexFloat accepts a JSON number or a numeric string.
@@ -124,7 +137,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidCatalog, err)
 	}
-	c := &Catalog{entries: make(map[string]Price, len(raw))}
+	entries := make(map[string]Price, len(raw))
 	for key, msg := range raw {
 		var e catalogEntry
 		if json.Unmarshal(msg, &e) != nil {
@@ -133,9 +146,9 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		if e.Mode != "" && e.Mode != "chat" {
 			continue
 		}
-		c.entries[key] = e.price(key)
+		entries[key] = e.price(key)
 	}
-	return c, nil
+	return newCatalog(entries), nil
 }
 
 var defaultCatalog = sync.OnceValue(func() *Catalog {
@@ -151,9 +164,9 @@ func DefaultCatalog() *Catalog { return defaultCatalog() }
 
 // WithOverrides returns a new catalogue with o's entries added or replacing c's.
 func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
-	n := &Catalog{entries: maps.Clone(c.entries)}
-	maps.Copy(n.entries, o.entries)
-	return n
+	entries := maps.Clone(c.entries)
+	maps.Copy(entries, o.entries)
+	return newCatalog(entries)
 }
 
 // LoadCatalog returns the embedded catalogue overridden by the LiteLLM-format file at
@@ -191,15 +204,33 @@ func catalogPrefix(provider string) (string, bool) {
 	return "", false
 }
 
+// catalogProvider maps our provider names to LiteLLM's litellm_provider where they differ.
+func catalogProvider(provider string) string {
+	switch provider {
+	case "together":
+		return "together_ai"
+	case "fireworks":
+		return "fireworks_ai"
+	}
+	return provider
+}
+
 // Lookup finds a model given as "provider/model" (or a bare catalogue key). It tries the
 // provider's LiteLLM key (e.g. "openai/gpt-4o" → "gpt-4o", "together/x" → "together_ai/x"),
-// then "provider/model" verbatim, then the bare model name.
+// then "provider/model" verbatim, then the bare model name. An id that matches no key is
+// then looked up by its CanonicalModel form, so "anthropic/claude-3.5-haiku-latest",
+// "anthropic/claude-3-5-haiku-20241022" and "openrouter/anthropic/claude-3.5-haiku" all
+// find a claude-3-5-haiku entry. Among the entries of that canonical form it prefers one
+// with a price, then one of the same provider, then one of a gateway that resells at the
+// vendor's list price (OpenRouter, Vercel AI Gateway), then a cloud's (Bedrock, Vertex
+// AI, Azure), then any other; the shortest key first, then the first in lexical order.
 func (c *Catalog) Lookup(model string) (Price, bool) {
 	if c == nil {
 		return Price{}, false
 	}
 	var keys []string
-	if prov, m, err := ParseModel(model); err == nil {
+	prov, m, err := ParseModel(model)
+	if err == nil {
 		if pre, ok := catalogPrefix(prov); ok {
 			keys = append(keys, pre+m)
 		}
@@ -212,7 +243,45 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 			return p, true
 		}
 	}
-	return Price{}, false
+	return c.lookupCanonical(catalogProvider(prov), CanonicalModel(model))
+}
+
+// lookupCanonical picks the best entry of canonical form canon for provider (a LiteLLM
+// provider name; "" for none), as Lookup describes.
+func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
+	if canon == "" {
+		return Price{}, false
+	}
+	rank := func(p Price) [2]int {
+		known := 0
+		if !p.Known {
+			known = 1
+		}
+		class := 3
+		switch {
+		case provider != "" && p.Provider == provider:
+			class = 0
+		case p.Provider == "openrouter" || p.Provider == "vercel_ai_gateway":
+			class = 1
+		case strings.HasPrefix(p.Provider, "bedrock") || strings.HasPrefix(p.Provider, "vertex_ai") || strings.HasPrefix(p.Provider, "azure"):
+			class = 2
+		}
+		return [2]int{known, class}
+	}
+	var best Price
+	found := false
+	for _, k := range c.canon[canon] {
+		p := c.entries[k]
+		if !found {
+			best, found = p, true
+			continue
+		}
+		rp, rb := rank(p), rank(best)
+		if rp[0] < rb[0] || rp[0] == rb[0] && (rp[1] < rb[1] || rp[1] == rb[1] && (len(k) < len(best.Key) || len(k) == len(best.Key) && k < best.Key)) {
+			best = p
+		}
+	}
+	return best, found
 }
 
 // Cost prices u for model. Cached prompt tokens are priced at the cache-read rate, cache

@@ -3,6 +3,9 @@ package routing
 import (
 	"regexp"
 	"strings"
+	"sync"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // Benchmark is one public benchmark figure used as a quality prior.
@@ -86,13 +89,34 @@ func normaliseModelName(model string) []string {
 	return out
 }
 
+// benchmarksByCanonical is builtinBenchmarks keyed by providers.CanonicalModel; where
+// several entries share a canonical form, the undated one, else the newest, wins.
+var benchmarksByCanonical = sync.OnceValue(func() map[string]Benchmark {
+	keys := map[string]string{}
+	for k := range builtinBenchmarks {
+		c := providers.CanonicalModel(k)
+		undated := func(k string) bool { return strings.ReplaceAll(k, ".", "-") == c }
+		if old, ok := keys[c]; !ok || undated(k) && !undated(old) || undated(k) == undated(old) && k > old {
+			keys[c] = k
+		}
+	}
+	m := make(map[string]Benchmark, len(keys))
+	for c, k := range keys {
+		m[c] = builtinBenchmarks[k]
+	}
+	return m
+})
+
 // LookupBenchmark returns the built-in figure for a model name ("provider/model" or a bare
-// model name), if one is known.
+// model name), if one is known. A name that matches no entry as it is (see
+// normaliseModelName) is matched by its providers.CanonicalModel form, so
+// "openrouter/anthropic/claude-3.5-sonnet" and "gemini/gemini-1.5-pro-latest" find theirs.
 func LookupBenchmark(name string) (Benchmark, bool) {
 	for _, k := range normaliseModelName(name) {
 		if b, ok := builtinBenchmarks[k]; ok {
 			return b, true
 		}
 	}
-	return Benchmark{}, false
+	b, ok := benchmarksByCanonical()[providers.CanonicalModel(name)]
+	return b, ok
 }

@@ -12,7 +12,6 @@ func TestLookupBenchmark(t *testing.T) {
 		"openai/gpt-4o-2024-05-13":                       0.726,
 		"openai/gpt-4o-mini-2024-07-18":                  0.631,
 		"anthropic/claude-3-opus-20240229":               0.685,
-		"anthropic/claude-3-5-sonnet-20240620":           0.761,
 		"anthropic/claude-3-5-sonnet-latest":             0.780,
 		"gemini/gemini-1.5-pro-002":                      0.690,
 		"together/meta-llama/Meta-Llama-3.1-8B-Instruct": 0.483,
@@ -22,6 +21,10 @@ func TestLookupBenchmark(t *testing.T) {
 		"deepseek/deepseek-chat":                         0.759,
 		"llama-3.3-70b-instruct":                         0.689,
 		"openrouter/meta-llama/llama-3.1-405b-instruct":  0.733,
+		// Matched by providers.CanonicalModel: dots as dashes, -latest and dates dropped.
+		"openrouter/anthropic/claude-3.5-sonnet":   0.780,
+		"gemini/gemini-1-5-pro-latest":             0.690,
+		"openrouter/openai/gpt-4o-mini-2024-07-18": 0.631,
 	} {
 		b, ok := routing.LookupBenchmark(name)
 		if !ok || b.Quality != want || b.Source == "" {

@@ -129,7 +129,11 @@ func answerSummary(f *client.Completion) string {
 		fmt.Fprintf(&b, " after %s", strings.Join(failed, ", "))
 	}
 	u := f.Usage
-	fmt.Fprintf(&b, " · %d tokens (%d in, %d out)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	fmt.Fprintf(&b, " · %d tokens (%d in, %d out", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	if f.UsageEstimated {
+		b.WriteString(", estimated")
+	}
+	b.WriteString(")")
 	if u.Costs.PriceKnown {
 		fmt.Fprintf(&b, " · $%.6f", u.Costs.TotalTokensCost)
 	} else {
