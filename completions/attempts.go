@@ -77,7 +77,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		TopP: req.topP, Stop: req.stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat}
 	if b := scope.Budget; b != nil {
-		left, err := b.reserveCall()
+		left, err := b.reserveCall(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +335,9 @@ func (r *Response) markEstimated(estimated bool) {
 // local count (the upstream reported none).
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
 	if b := p.scope.Budget; b != nil {
-		b.charge(int64(u.PromptTokens+u.CompletionTokens), c.TotalTokensCost)
+		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.TotalTokensCost); err != nil {
+			g.log.Warn("completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
+		}
 	}
 	if g.opts.Ledger != nil {
 		g.opts.Ledger.Record(ctx, LedgerEntry{Owner: p.scope.Owner, Tag: p.scope.Tag, Model: t.name, Complete: complete,

@@ -456,7 +456,7 @@ func TestBudget(t *testing.T) {
 			t.Fatalf("maxTokens sent = %d, want capped to the 50 tokens left", h.a.lastRequest().MaxTokens)
 		}
 	}
-	if u := b.Used(); u.Calls != 3 || u.Tokens != 300 {
+	if u := b.Used(context.Background()); u.Calls != 3 || u.Tokens != 300 {
 		t.Fatalf("used = %+v", u)
 	}
 	if _, err := h.g.Complete(ctx, scope, r); !errors.Is(err, ErrBudgetExceeded) {

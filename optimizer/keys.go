@@ -1,6 +1,9 @@
 package optimizer
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // KeyMinter issues the per-job gateway key a sandboxed agent calls the target model with.
 // The server implements it with a temporary API key limited to the job's target model and
@@ -21,6 +24,9 @@ type KeyGrant struct {
 	// MaxCalls and MaxTokens bound what the key may spend over the model's whole loop
 	// (every sandbox run of every iteration); 0 means no bound.
 	MaxCalls, MaxTokens int64
+	// TTL is the longest the key may stay valid (the job's overall timeout); a key whose
+	// Revoke never ran (the process died) expires then. 0: the minter's choice.
+	TTL time.Duration
 }
 
 // JobKey is a minted key.

@@ -51,12 +51,14 @@ type storedKey struct {
 }
 
 // Auth checks bearer keys: keys given at start (e.g. SWITCHYARD_API_KEYS), keys kept in the
-// store (as SHA-256 hashes only) and temporary scoped keys held in memory.
+// store (as SHA-256 hashes only), temporary scoped keys held in memory, and shared scoped
+// keys that another process on the same store minted (sharedkeys.go).
 type Auth struct {
 	store     *store.Store
 	static    [][sha256.Size]byte
 	mu        sync.RWMutex
 	temporary map[[sha256.Size]byte]Principal
+	resolver  ScopeResolver // shared keys of other processes (sharedkeys.go)
 }
 
 func newAuth(st *store.Store, keys []string) *Auth {
@@ -101,6 +103,13 @@ func (a *Auth) Authenticate(ctx context.Context, key string) (Principal, error) 
 		}
 		if !errors.Is(err, store.ErrNotFound) {
 			return Principal{}, fmt.Errorf("auth: reading key store: %w", err)
+		}
+		p, ok, err := a.sharedKey(ctx, h)
+		if err != nil {
+			return Principal{}, err
+		}
+		if ok {
+			return p, nil
 		}
 	}
 	return Principal{}, ErrNoKey

@@ -38,6 +38,8 @@ func Completions(g *completions.Gateway) Option {
 		}
 		// Close commits conversation turns still queued (completions.WriteBehind).
 		s.OnClose(g.Close)
+		// Job keys minted by another process on the same store (a replica that runs the job).
+		s.Auth().SetScopeResolver(jobKeyScopes(s.cfg.Store))
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
 			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })

@@ -332,7 +332,7 @@ func TestCompletionsScopedKeyBudget(t *testing.T) {
 	if resp.StatusCode != 429 || !strings.Contains(string(b), "rate_limit_error") {
 		t.Fatalf("over budget: %d %s", resp.StatusCode, b)
 	}
-	if u := budget.Used(); u.Calls != 1 || u.Tokens != 10 {
+	if u := budget.Used(context.Background()); u.Calls != 1 || u.Tokens != 10 {
 		t.Fatalf("used = %+v", u)
 	}
 }

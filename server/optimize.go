@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // optimizeRequest is the body of POST /api/v1/optimize (the spec's submit body).
@@ -235,22 +237,71 @@ func optimizerError(err error) *APIError {
 	return nil
 }
 
-// jobKeyMinter mints the per-job gateway keys of optimization jobs: temporary keys of the
-// job's owner, limited to the target model and to the grant's call and token budget, and
-// metered by a completions.Budget.
+// jobKeyMinter mints the per-job gateway keys of optimization jobs: shared scoped keys of
+// the job's owner (valid on every replica of the store, see Auth.AddSharedKey), limited to
+// the target model and to the grant's call and token budget, and metered by a shared
+// completions.Budget kept in the store.
 type jobKeyMinter struct{ auth *Auth }
 
+// jobKeyScope is the stored scope document of a job key (see jobKeyScopes).
+type jobKeyScope struct {
+	Tag    string `json:"tag"`
+	Budget string `json:"budget"`
+}
+
 // MintKey implements optimizer.KeyMinter.
-func (m jobKeyMinter) MintKey(_ context.Context, g optimizer.KeyGrant) (*optimizer.JobKey, error) {
+func (m jobKeyMinter) MintKey(ctx context.Context, g optimizer.KeyGrant) (*optimizer.JobKey, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("server: minting a job key: %w", err)
 	}
 	key := "sy-job-" + base64.RawURLEncoding.EncodeToString(b[:])
-	budget := completions.NewBudget(completions.BudgetLimits{AllowedModels: []string{g.Model}, MaxCalls: g.MaxCalls, MaxTokens: g.MaxTokens})
-	revoke := m.auth.AddTemporaryKey(key, g.Owner, completions.Scope{Owner: g.Owner, Tag: "optimize:" + g.JobID, Budget: budget})
-	return &optimizer.JobKey{Key: key, Revoke: revoke, Usage: func() optimizer.Usage {
-		u := budget.Used()
-		return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}
-	}}, nil
+	budgetID := "job/" + base64.RawURLEncoding.EncodeToString(b[:9])
+	budget, err := completions.CreateSharedBudget(ctx, m.auth.store, budgetID,
+		completions.BudgetLimits{AllowedModels: []string{g.Model}, MaxCalls: g.MaxCalls, MaxTokens: g.MaxTokens})
+	if err != nil {
+		return nil, fmt.Errorf("server: minting a job key: %w", err)
+	}
+	ttl := g.TTL
+	if ttl <= 0 {
+		ttl = 2 * time.Hour
+	}
+	tag := "optimize:" + g.JobID
+	doc, _ := json.Marshal(jobKeyScope{Tag: tag, Budget: budgetID})
+	revoke, err := m.auth.AddSharedKey(ctx, key, g.Owner, completions.Scope{Owner: g.Owner, Tag: tag, Budget: budget}, doc, ttl+10*time.Minute)
+	if err != nil {
+		_ = completions.DeleteSharedBudget(context.WithoutCancel(ctx), m.auth.store, budgetID)
+		return nil, fmt.Errorf("server: minting a job key: %w", err)
+	}
+	var final completions.BudgetUsage
+	return &optimizer.JobKey{Key: key,
+		Revoke: func() {
+			bg := context.Background()
+			final = budget.Used(bg) // Usage is read once more after the revoke
+			_ = revoke(bg)
+			_ = completions.DeleteSharedBudget(bg, m.auth.store, budgetID)
+		},
+		Usage: func() optimizer.Usage {
+			u := final
+			if u == (completions.BudgetUsage{}) {
+				u = budget.Used(context.Background())
+			}
+			return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}
+		}}, nil
+}
+
+// jobKeyScopes returns the resolver that rebuilds a job key's completions.Scope in a
+// process that did not mint it: its tag and the shared budget in st.
+func jobKeyScopes(st *store.Store) ScopeResolver {
+	return func(ctx context.Context, owner string, doc json.RawMessage) (any, error) {
+		var s jobKeyScope
+		if err := json.Unmarshal(doc, &s); err != nil {
+			return nil, fmt.Errorf("scoped key document: %w", err)
+		}
+		b, err := completions.LoadSharedBudget(ctx, st, s.Budget)
+		if err != nil {
+			return nil, err
+		}
+		return completions.Scope{Owner: owner, Tag: s.Tag, Budget: b}, nil
+	}
 }

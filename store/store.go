@@ -55,6 +55,8 @@ const (
 	APIKeys          Collection = "api_keys"          // API keys, keyed by SHA-256 hash, never in clear
 	EmbeddingCache   Collection = "embedding_cache"   // embedder name/content hash -> vector
 	OwnerIndex       Collection = "owner_index"       // kind/owner/newest-first time/id -> "" (see PutOwned)
+	ScopedKeys       Collection = "scoped_keys"       // temporary scoped keys (job keys), keyed by SHA-256 hash
+	Budgets          Collection = "budgets"           // shared spending accounts of scoped keys
 )
 
 // Entry is one record returned by List.

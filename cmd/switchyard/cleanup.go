@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/boltstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -23,19 +22,26 @@ import (
 func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", "./switchyard-data", "the server's data directory")
+	var sf storeFlags
+	sf.register(fs)
 	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing")
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
 	}
-	path := filepath.Join(*data, "switchyard.db")
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("--data %s: no Switchyard database there: %w", *data, err)
+	if err := sf.check(); err != nil {
+		return err
 	}
-	st, err := boltstore.Open(path, boltstore.Options{})
+	if !sf.postgres() {
+		if _, err := os.Stat(filepath.Join(sf.DataDir, "switchyard.db")); err != nil {
+			return fmt.Errorf("--data %s: no Switchyard database there: %w", sf.DataDir, err)
+		}
+	}
+	// PostgreSQL is shared: the cleanup may run beside the servers (each update is one
+	// transaction). A bbolt file is held by its one server.
+	st, where, err := sf.open(ctx)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			return fmt.Errorf("%s is in use by a running server, which runs this cleanup itself (at start-up and every --cleanup-interval); stop it first: %w", path, err)
+			return fmt.Errorf("%s is in use by a running server, which runs this cleanup itself (at start-up and every --cleanup-interval); stop it first: %w", where, err)
 		}
 		return err
 	}

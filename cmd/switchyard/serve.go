@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -18,13 +17,12 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
-	"github.com/switchyard-ai/switchyard/store/boltstore"
 )
 
 // serveConfig is everything `switchyard serve` reads from flags and the environment.
 type serveConfig struct {
 	Addr            string
-	DataDir         string
+	storeFlags      // --data, --store, --store-schema (storeflag.go)
 	CleanupInterval time.Duration
 	MaxBodyBytes    int64
 	AllowLocalURLs  bool
@@ -68,7 +66,7 @@ type gatewayFaults struct {
 func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c := &serveConfig{}
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fs.StringVar(&c.DataDir, "data", "./switchyard-data", "directory for the database file and artifacts")
+	c.storeFlags.register(fs)
 	fs.DurationVar(&c.CleanupInterval, "cleanup-interval", 7*24*time.Hour, "how often the router model lifecycle runs (archive after a year unused, remove 7 days later); it also runs at start-up; 0 turns it off (switchyard cleanup runs it by hand)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "request body limit in bytes")
 	fs.BoolVar(&c.AllowLocalURLs, "allow-local-urls", false, "let dataset and bundle URLs point at loopback/private addresses and file://")
@@ -135,7 +133,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// latency tail (BENCHMARKS.md) for a few more MiB of heap.
 		debug.SetGCPercent(c.GCPercent)
 	}
-	st, err := boltstore.Open(filepath.Join(c.DataDir, "switchyard.db"), boltstore.Options{})
+	st, where, err := c.storeFlags.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -199,7 +197,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	log.Info("switchyard listening", "addr", ln.Addr().String(), "data", c.DataDir, "version", version)
+	log.Info("switchyard listening", "addr", ln.Addr().String(), "store", where, "version", version)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(server.LimitListener(ln, c.Conns.MaxConnections)) }()
 	select {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestTwoServeReplicasOnPostgres runs two `serve` replicas on one PostgreSQL database
+// (--store through SWITCHYARD_STORE): a conversation started on one continues on the other
+// with every turn, and both list it.
+func TestTwoServeReplicasOnPostgres(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
+	}
+	up := fakeOpenAIUpstream(t)
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-fake")
+	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
+	t.Setenv("SWITCHYARD_STORE", dsn)
+	t.Setenv("SWITCHYARD_STORE_SCHEMA", fmt.Sprintf("serve_replicas_%d", os.Getpid()))
+	ctx, cancel := context.WithCancel(context.Background())
+	a, _, doneA := startServe(t, ctx, t.TempDir())
+	b, _, doneB := startServe(t, ctx, t.TempDir())
+	t.Cleanup(func() { cancel(); <-doneA; <-doneB })
+
+	complete := func(addr, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", addr, resp.StatusCode, raw)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	first := complete(a, `{"models":["openai/gpt-4o-mini"],"messages":[{"role":"user","content":[{"type":"text","text":"on replica A"}]}]}`)
+	conv := first["conversationId"].(string)
+	second := complete(b, fmt.Sprintf(`{"models":["openai/gpt-4o-mini"],"conversationId":%q,"messages":[{"role":"user","content":[{"type":"text","text":"on replica B"}]}]}`, conv))
+	if second["conversationId"] != conv {
+		t.Fatalf("B answered in conversation %v, want %s", second["conversationId"], conv)
+	}
+	for _, addr := range []string{a, b} {
+		code, c := get(t, "http://"+addr+"/api/v1/conversations/"+conv, "k")
+		if code != 200 || c["message_count"] != 4.0 {
+			t.Fatalf("conversation on %s: %d %v", addr, code, c)
+		}
+	}
+	if code, list := get(t, "http://"+b+"/api/v1/conversations", "k"); code != 200 || len(list["data"].([]any)) != 1 {
+		t.Fatalf("list on B: %d %v", code, list)
+	}
+}
+
+func TestStoreFlagRejectsOtherURLs(t *testing.T) {
+	code, _, errOut := cli(t, "serve", "--store", "mysql://u:secret@h/db", "--addr", "127.0.0.1:0")
+	if code == 0 || !strings.Contains(errOut, "--store") || strings.Contains(errOut, "secret") {
+		t.Fatalf("serve --store mysql://: %d %q", code, errOut)
+	}
+	if got := redactURL("postgres://u:pw@h:5432/db?sslmode=disable"); got != "postgres://u:xxxxx@h:5432/db?sslmode=disable" {
+		t.Fatalf("redactURL = %q", got)
+	}
+}

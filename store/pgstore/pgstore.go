@@ -1,0 +1,419 @@
+// Package pgstore is the PostgreSQL store driver: one database shared by many Switchyard
+// processes (gateway replicas, job workers).
+//
+// Records live in one table keyed by (collection, key) with the key as bytea, so List
+// returns byte order as every driver must, and prefix listing and paging are ranges on the
+// primary key's index. Update runs fn in a SERIALIZABLE transaction and runs it again when
+// PostgreSQL reports a serialization failure or a deadlock, so read-modify-write updates
+// from any number of processes never lose a write (fn must act only through its Tx, as the
+// store.Driver contract says).
+//
+// Open applies the schema migrations embedded in the binary (migrations/NNNN_*.sql) in
+// order, each once, under an advisory lock so that replicas starting together do not race;
+// the applied versions are kept in switchyard_schema_migrations.
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options configure Open. The zero value is ready to use.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds Switchyard's tables, created when missing;
+	// "" uses the connection's default search_path (normally public). Several deployments
+	// (or tests) may share one database through different schemas.
+	Schema string
+	// MaxConns caps the connection pool; 0 keeps pgxpool's default (4 or the CPU count).
+	MaxConns int32
+	// MaxRetries is how many times Update runs fn again after a serialization failure or a
+	// deadlock; 0 means DefaultMaxRetries.
+	MaxRetries int
+}
+
+// DefaultMaxRetries is Update's default number of re-runs after a serialization failure.
+const DefaultMaxRetries = 20
+
+// migrationLock is the advisory lock key held while migrations run ("SWYD").
+const migrationLock = 0x53575944
+
+// Open connects to the database at dsn (a postgres:// URL or a key=value string, as
+// libpq takes), applies pending migrations and returns a Store on it.
+func Open(ctx context.Context, dsn string, opts Options) (*store.Store, error) {
+	d, err := OpenDriver(ctx, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	return store.New(d), nil
+}
+
+// Driver is the PostgreSQL store.Driver. It is safe for concurrent use.
+type Driver struct {
+	pool    *pgxpool.Pool
+	retries int
+	closed  atomic.Bool
+}
+
+// OpenDriver connects and migrates, as Open does, and returns the driver itself.
+func OpenDriver(ctx context.Context, dsn string, opts Options) (*Driver, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w: %w", store.ErrInvalid, err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	d := &Driver{pool: pool, retries: opts.MaxRetries}
+	if d.retries <= 0 {
+		d.retries = DefaultMaxRetries
+	}
+	if err := d.migrate(ctx, opts.Schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Pool returns the driver's connection pool, for components that share the database (the
+// job queue).
+func (d *Driver) Pool() *pgxpool.Pool { return d.pool }
+
+// migration is one embedded schema change.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, f := range files {
+		base := strings.TrimPrefix(f, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("pgstore: migration %s is not named NNNN_name.sql", base)
+		}
+		b, err := migrations.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// Migrations lists the embedded migrations' file names in the order they apply.
+func Migrations() []string {
+	ms, _ := loadMigrations()
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.name
+	}
+	return names
+}
+
+// migrate applies the embedded migrations not applied yet, each in its own transaction,
+// under a transaction-level advisory lock.
+func (d *Driver) migrate(ctx context.Context, schema string) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrationLock)); err != nil {
+		return fmt.Errorf("pgstore: migrate: lock: %w", err)
+	}
+	if schema != "" {
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return fmt.Errorf("pgstore: migrate: create schema %s: %w", schema, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS switchyard_schema_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := tx.Query(ctx, "SELECT version FROM switchyard_schema_migrations")
+	if err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return fmt.Errorf("pgstore: migrate: %w", err)
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("pgstore: migration %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO switchyard_schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
+			return fmt.Errorf("pgstore: migration %s: %w", m.name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrate: %w", err)
+	}
+	return nil
+}
+
+// querier is what both the pool and a transaction offer.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type notFoundError struct {
+	c   store.Collection
+	key string
+}
+
+func (e *notFoundError) Error() string        { return "store: " + string(e.c) + "/" + e.key + " not found" }
+func (e *notFoundError) Is(target error) bool { return target == store.ErrNotFound }
+
+func get(ctx context.Context, q querier, c store.Collection, key string) ([]byte, error) {
+	var v []byte
+	err := q.QueryRow(ctx, "SELECT value FROM switchyard_records WHERE collection = $1 AND key = $2", string(c), []byte(key)).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, &notFoundError{c, key}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: get %s/%s: %w", c, key, err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}
+
+// prefixEnd is the smallest byte string greater than every string with prefix p, or nil
+// when there is none (p is all 0xff bytes).
+func prefixEnd(p string) []byte {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return b[:i+1]
+		}
+	}
+	return nil
+}
+
+func list(ctx context.Context, q querier, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
+	sql := "SELECT key, value FROM switchyard_records WHERE collection = $1"
+	args := []any{string(c)}
+	lower, strict := opts.Prefix, false
+	if opts.After != "" && opts.After >= lower {
+		lower, strict = opts.After, true
+	}
+	if lower != "" {
+		args = append(args, []byte(lower))
+		op := ">="
+		if strict {
+			op = ">"
+		}
+		sql += fmt.Sprintf(" AND key %s $%d", op, len(args))
+	}
+	if opts.Prefix != "" {
+		if end := prefixEnd(opts.Prefix); end != nil {
+			args = append(args, end)
+			sql += fmt.Sprintf(" AND key < $%d", len(args))
+		}
+	}
+	sql += " ORDER BY key"
+	if opts.Limit > 0 {
+		args = append(args, opts.Limit)
+		sql += fmt.Sprintf(" LIMIT $%d", len(args))
+	}
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: list %s: %w", c, err)
+	}
+	defer rows.Close()
+	var out []store.Entry
+	for rows.Next() {
+		var k, v []byte
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("pgstore: list %s: %w", c, err)
+		}
+		if v == nil {
+			v = []byte{}
+		}
+		out = append(out, store.Entry{Key: string(k), Value: v})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgstore: list %s: %w", c, err)
+	}
+	return out, nil
+}
+
+func put(ctx context.Context, q querier, c store.Collection, key string, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	_, err := q.Exec(ctx, `INSERT INTO switchyard_records (collection, key, value) VALUES ($1, $2, $3)
+		ON CONFLICT (collection, key) DO UPDATE SET value = EXCLUDED.value`, string(c), []byte(key), value)
+	if err != nil {
+		return fmt.Errorf("pgstore: put %s/%s: %w", c, key, err)
+	}
+	return nil
+}
+
+func del(ctx context.Context, q querier, c store.Collection, key string) error {
+	if _, err := q.Exec(ctx, "DELETE FROM switchyard_records WHERE collection = $1 AND key = $2", string(c), []byte(key)); err != nil {
+		return fmt.Errorf("pgstore: delete %s/%s: %w", c, key, err)
+	}
+	return nil
+}
+
+func (d *Driver) open() error {
+	if d.closed.Load() {
+		return store.ErrClosed
+	}
+	return nil
+}
+
+// Get implements store.Reader.
+func (d *Driver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	if err := d.open(); err != nil {
+		return nil, err
+	}
+	return get(ctx, d.pool, c, key)
+}
+
+// List implements store.Reader.
+func (d *Driver) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
+	if err := d.open(); err != nil {
+		return nil, err
+	}
+	return list(ctx, d.pool, c, opts)
+}
+
+// Put implements store.Writer.
+func (d *Driver) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
+	if err := d.open(); err != nil {
+		return err
+	}
+	return put(ctx, d.pool, c, key, value)
+}
+
+// Delete implements store.Writer.
+func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) error {
+	if err := d.open(); err != nil {
+		return err
+	}
+	return del(ctx, d.pool, c, key)
+}
+
+// retryable reports a failure PostgreSQL resolves by running the transaction again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// Update implements store.Driver: fn runs in one SERIALIZABLE transaction, again (up to
+// Options.MaxRetries times, after a short randomised pause) when PostgreSQL aborts it as
+// a serialization failure or a deadlock.
+func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if err := d.open(); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		err := d.runTx(ctx, fn)
+		if err == nil || !retryable(err) || attempt >= d.retries {
+			return err
+		}
+		pause := time.Duration(1+attempt%8) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (d *Driver) runTx(ctx context.Context, fn func(tx store.Tx) error) error {
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return fmt.Errorf("pgstore: begin: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(&pgTx{tx: tx}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("pgstore: commit: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool. Later calls return store.ErrClosed.
+func (d *Driver) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	d.pool.Close()
+	return nil
+}
+
+type pgTx struct{ tx pgx.Tx }
+
+func (t *pgTx) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	return get(ctx, t.tx, c, key)
+}
+
+func (t *pgTx) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
+	return list(ctx, t.tx, c, opts)
+}
+
+func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
+	return put(ctx, t.tx, c, key, value)
+}
+
+func (t *pgTx) Delete(ctx context.Context, c store.Collection, key string) error {
+	return del(ctx, t.tx, c, key)
+}
