@@ -377,6 +377,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		return nil
 	})
 	if err != nil {
+		g.observeFailure(ctx, p, false, err, nil, 0)
 		return nil, err
 	}
 	now := g.opts.Now()
@@ -388,7 +389,10 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {
-		return nil, fmt.Errorf("completions: save conversation %s: %w", p.convID, err)
+		err = fmt.Errorf("completions: save conversation %s: %w", p.convID, err)
+		g.observeFailure(ctx, p, false, err, &used, 0)
+		return nil, err
 	}
+	g.observeResponse(ctx, p, false, resp, g.opts.Now().Sub(p.start))
 	return resp, nil
 }
