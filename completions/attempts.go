@@ -181,7 +181,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
 				g.breakers.record(t.name, nil, g.opts.Now())
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begin})
 				return nil
 			}
 			if ctx.Err() != nil && !deadlineHit(ctx) {
@@ -197,7 +197,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if errors.As(err, &pe) {
 				retryAfter = pe.RetryAfter
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat, Started: begin})
 			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				// A policy decision: asking the next model would override it.
