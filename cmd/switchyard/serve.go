@@ -46,7 +46,7 @@ type serveConfig struct {
 	Conns     connLimits
 	LogLevel  string
 	LogFormat string
-	jobLimits // per-key job limits and the download idle timeout (joblimits.go)
+	jobLimits                // per-key job limits and the download idle timeout (joblimits.go)
 	Telemetry telemetryFlags // metrics and traces (telemetry.go)
 }
 
