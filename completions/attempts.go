@@ -181,7 +181,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
 				g.breakers.record(t.name, nil, g.opts.Now())
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begin})
 				return nil
 			}
 			if ctx.Err() != nil && !deadlineHit(ctx) {
@@ -197,7 +197,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if errors.As(err, &pe) {
 				retryAfter = pe.RetryAfter
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat, Started: begin})
 			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				// A policy decision: asking the next model would override it.
@@ -377,6 +377,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		return nil
 	})
 	if err != nil {
+		g.observeFailure(ctx, p, false, err, nil, 0)
 		return nil, err
 	}
 	now := g.opts.Now()
@@ -388,7 +389,10 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {
-		return nil, fmt.Errorf("completions: save conversation %s: %w", p.convID, err)
+		err = fmt.Errorf("completions: save conversation %s: %w", p.convID, err)
+		g.observeFailure(ctx, p, false, err, &used, 0)
+		return nil, err
 	}
+	g.observeResponse(ctx, p, false, resp, g.opts.Now().Sub(p.start))
 	return resp, nil
 }

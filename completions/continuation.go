@@ -105,7 +105,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.g.breakers.record(t.name, cerr, s.g.opts.Now())
 		if cerr != nil {
 			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
-				Error: cerr.Error(), LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from})
+				Error: cerr.Error(), LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin})
 			// The model refused to continue: report the original failure, unmasked.
 			s.restoreFailure(err)
 			return false
@@ -117,7 +117,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.prefixLen = len(prefix)
 		s.trimSpace = strings.TrimRightFunc(prefix, unicode.IsSpace) != prefix
 		s.continued = &Continuation{Model: t.name, FromChar: from, After: kind.String()}
-		s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, ContinuedFrom: &from})
+		s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, ContinuedFrom: &from, Started: begin})
 		return true
 	}
 	s.restoreFailure(err)

@@ -107,6 +107,9 @@ type Options struct {
 	Ranker Ranker
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
+	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
+	// console's recent requests).
+	Observer Observer
 	// Logger receives warnings and debug logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.

@@ -85,7 +85,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				inner := r.a.cancel
 				r.a.cancel = func() { inner(); cancel() }
 				stopAll(true)
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begins[r.i]})
 				return r.a, r.i, begins[r.i], nil
 			}
 			cancel()
@@ -94,7 +94,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				return nil, 0, time.Time{}, ctx.Err()
 			}
 			kind := providers.KindOf(r.err)
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), LatencyMS: lat})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), LatencyMS: lat, Started: begins[r.i]})
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				stopAll(true)
 				return nil, 0, time.Time{}, &ContentFilterError{Model: t.name, Message: r.err.Error(), Attempts: slices.Clone(p.attempts)}

@@ -53,6 +53,9 @@ type ResponseStream struct {
 	final    *Response
 	err      error
 	closeOne sync.Once
+	// ending is set once complete or fail runs: a Close before that is the caller leaving.
+	ending   atomic.Bool
+	observed sync.Once
 }
 
 // attemptStream is the state of one streaming attempt before its first fragment.
@@ -112,6 +115,7 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 	}
 	if err != nil {
 		undl()
+		g.observeFailure(ctx, p, true, err, nil, 0)
 		return nil, err
 	}
 	st := &ResponseStream{
@@ -305,6 +309,7 @@ func (s *ResponseStream) toolCalls() []providers.ToolCall {
 // fail ends the stream after the first fragment: it records the failed attempt and returns
 // the sticky *StreamError.
 func (s *ResponseStream) fail(err error) error {
+	s.ending.Store(true)
 	err, kind := s.classify(err)
 	s.Close()
 	if n := len(s.p.attempts); n > 0 && !s.recorded {
@@ -319,7 +324,23 @@ func (s *ResponseStream) fail(err error) error {
 	}
 	s.g.log.Warn("completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
 	s.err = &StreamError{Model: s.t.name, Kind: kind.String(), Err: err}
+	s.observeEnd(s.err)
 	return s.err
+}
+
+// observeEnd reports the stream's end to the Observer, once: the final response, or err.
+func (s *ResponseStream) observeEnd(err error) {
+	s.observed.Do(func() {
+		var ttft time.Duration
+		if !s.firstAt.IsZero() {
+			ttft = s.firstAt.Sub(s.p.start)
+		}
+		if err == nil && s.final != nil {
+			s.g.observeResponse(s.ctx, s.p, true, s.final, ttft)
+			return
+		}
+		s.g.observeFailure(s.ctx, s.p, true, err, &s.t, ttft)
+	})
 }
 
 // attemptUsage is the usage of the answering attempt: what its upstream reported or, when
@@ -343,6 +364,7 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 
 // complete builds the final response, accounts and saves the turn.
 func (s *ResponseStream) complete() error {
+	s.ending.Store(true)
 	s.Close()
 	u, estimated := s.attemptUsage()
 	now := s.g.opts.Now()
@@ -367,9 +389,11 @@ func (s *ResponseStream) complete() error {
 	}
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
 		s.err = fmt.Errorf("completions: save conversation %s: %w", s.p.convID, err)
+		s.observeEnd(s.err)
 		return s.err
 	}
 	s.final = resp
+	s.observeEnd(nil)
 	return io.EOF
 }
 
@@ -401,6 +425,9 @@ func (s *ResponseStream) Response() *Response { return s.final }
 // Close stops the stream and releases the upstream connection; it is safe to call more
 // than once and from another goroutine.
 func (s *ResponseStream) Close() error {
+	if !s.ending.Load() {
+		s.observeEnd(fmt.Errorf("completions: stream closed before its end: %w", context.Canceled))
+	}
 	s.closeOne.Do(func() {
 		s.timer.Stop()
 		s.up.Close()

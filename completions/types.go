@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -173,6 +174,9 @@ type Attempt struct {
 	// ContinuedFrom is set on an attempt that continued a broken stream: the character
 	// (Unicode code point) offset of the answer it started from.
 	ContinuedFrom *int `json:"continued_from,omitempty"`
+	// Started is when the attempt began (zero for one skipped without a call); not on the
+	// wire, for traces.
+	Started time.Time `json:"-"`
 	// SkippedEvents counts undecodable stream events that could not have held any of the
 	// answer and were skipped.
 	SkippedEvents int `json:"skipped_events,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/telemetry"
 )
 
 // ModelSelection plugs model selection (package routing) into the server:
@@ -20,6 +21,9 @@ func ModelSelection(sel *routing.Selector) Option {
 			var req routing.Request
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
 				return err
+			}
+			if req.PreferenceID != "" {
+				telemetry.MarkCustomRouter(r.Context())
 			}
 			resp, err := sel.Select(r.Context(), owner(r), &req)
 			if err != nil {

@@ -55,6 +55,10 @@ type Config struct {
 	// DefaultFailedAuthPerMinute; negative: no bound); beyond it every request from that
 	// address is refused with 429 until it has waited. Successful requests cost nothing.
 	FailedAuthPerMinute int
+	// Middleware wraps every request's handling, inside the access log (so RoutePattern
+	// and RequestID work on its requests once the inner handler returned) and outside
+	// authentication: metrics and traces (package telemetry). The first is outermost.
+	Middleware []func(http.Handler) http.Handler
 }
 
 // Option plugs a capability into the server.
@@ -119,7 +123,11 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.handler = s.withAccessLog(withCORS(cfg.CORSOrigins, s.withRecover(http.HandlerFunc(s.dispatch))))
+	var inner http.Handler = withCORS(cfg.CORSOrigins, s.withRecover(http.HandlerFunc(s.dispatch)))
+	for i := len(cfg.Middleware) - 1; i >= 0; i-- {
+		inner = cfg.Middleware[i](inner)
+	}
+	s.handler = s.withAccessLog(inner)
 	return s, nil
 }
 
@@ -238,6 +246,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // so that probing does not reveal which routes exist.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.pattern = pattern
+	}
 	if !s.public[pattern] && needsKey(r.URL.Path, pattern) {
 		addr := clientAddr(r)
 		if blocked, wait := s.authRL.blocked(addr, time.Now()); blocked {
@@ -317,7 +328,22 @@ type requestInfo struct {
 	id            string
 	principal     Principal
 	authenticated bool
+	pattern       string // the matched route, set by dispatch
 }
+
+// RoutePattern returns the route r matched ("POST /api/v1/completions"), once the server
+// has dispatched it; "" before, or when no route matched. Middleware (Config.Middleware)
+// reads it after the inner handler returns.
+func RoutePattern(r *http.Request) string {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.pattern
+	}
+	return ""
+}
+
+// RequestID returns the request id (the X-Request-Id header the server answers with) of
+// the request ctx belongs to, "" outside a request.
+func RequestID(ctx context.Context) string { return requestID(ctx) }
 
 type requestInfoKey struct{}
 

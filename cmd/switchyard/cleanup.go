@@ -38,7 +38,7 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// PostgreSQL is shared: the cleanup may run beside the servers (each update is one
 	// transaction). A bbolt file is held by its one server.
-	st, where, err := sf.open(ctx)
+	st, where, err := sf.open(ctx, nil)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return fmt.Errorf("%s is in use by a running server, which runs this cleanup itself (at start-up and every --cleanup-interval); stop it first: %w", where, err)

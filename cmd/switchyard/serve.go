@@ -46,7 +46,8 @@ type serveConfig struct {
 	Conns     connLimits
 	LogLevel  string
 	LogFormat string
-	jobLimits // per-key job limits and the download idle timeout (joblimits.go)
+	jobLimits                // per-key job limits and the download idle timeout (joblimits.go)
+	Telemetry telemetryFlags // metrics and traces (telemetry.go)
 }
 
 // connLimits are the serve flags that bound what one client can hold open.
@@ -93,6 +94,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
+	c.Telemetry.register(fs)
 	return c
 }
 
@@ -133,7 +135,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// latency tail (BENCHMARKS.md) for a few more MiB of heap.
 		debug.SetGCPercent(c.GCPercent)
 	}
-	st, where, err := c.storeFlags.open(ctx)
+	obs, err := newObservability(ctx, c.Telemetry)
+	if err != nil {
+		return err
+	}
+	defer obs.tracing.Shutdown(context.WithoutCancel(ctx))
+	st, where, err := c.storeFlags.open(ctx, obs.wrapStore)
 	if err != nil {
 		return err
 	}
@@ -155,7 +162,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c.PublicURL = "http://" + publicAddr(ln.Addr())
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	wiring := &wiring{cfg: c, store: st, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1"}
+	wiring := &wiring{cfg: c, store: st, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1", obs: obs}
 	opts, err := wiring.options(ctx)
 	if err != nil {
 		return err
@@ -170,6 +177,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// Flags say 0 for "no bound"; the server's Config says negative.
 		BodyReadTimeout:     noBoundIfZero(c.Conns.BodyReadTimeout),
 		FailedAuthPerMinute: c.Conns.FailedAuthPerMinute,
+		Middleware:          obs.middleware(),
 	}, opts...)
 	if err != nil {
 		return err
@@ -184,6 +192,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		fmt.Fprintf(stdout, "No API key was configured, so one was created. It is shown only this once; keep it:\n\n    %s\n\n", key)
+	}
+	if obs.metrics != nil && c.Telemetry.MetricsAddr != "" {
+		stop, err := obs.serveMetrics(ctx, c.Telemetry, log)
+		if err != nil {
+			srv.Close(context.Background())
+			return err
+		}
+		defer stop()
 	}
 	if err := wiring.start(ctx); err != nil {
 		srv.Close(context.Background())

@@ -40,20 +40,27 @@ func (f *storeFlags) check() error {
 }
 
 // open opens the selected store; where says what it is for logs (never the password).
-func (f *storeFlags) open(ctx context.Context) (st *store.Store, where string, err error) {
+// wrap, when not nil, wraps the driver (telemetry's timing).
+func (f *storeFlags) open(ctx context.Context, wrap func(store.Driver) store.Driver) (st *store.Store, where string, err error) {
 	if err := f.check(); err != nil {
 		return nil, "", err
 	}
+	if wrap == nil {
+		wrap = func(d store.Driver) store.Driver { return d }
+	}
 	if f.postgres() {
-		st, err := pgstore.Open(ctx, f.URL, pgstore.Options{Schema: f.Schema})
+		d, err := pgstore.OpenDriver(ctx, f.URL, pgstore.Options{Schema: f.Schema})
 		if err != nil {
 			return nil, "", fmt.Errorf("--store %s: %w", redactURL(f.URL), err)
 		}
-		return st, redactURL(f.URL), nil
+		return store.New(wrap(d)), redactURL(f.URL), nil
 	}
 	path := filepath.Join(f.DataDir, "switchyard.db")
-	st, err = boltstore.Open(path, boltstore.Options{})
-	return st, path, err
+	d, err := boltstore.OpenDriver(path, boltstore.Options{})
+	if err != nil {
+		return nil, path, err
+	}
+	return store.New(wrap(d)), path, nil
 }
 
 // redactURL hides the password of a database URL.

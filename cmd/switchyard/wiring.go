@@ -38,6 +38,8 @@ type wiring struct {
 	trainer   *trainer.Service
 	optimizer *optimizer.Service
 	selector  *routing.Selector
+	// obs is the process's metrics and tracer (telemetry.go); nil fields are off.
+	obs *observability
 }
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
@@ -95,6 +97,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Store:              w.store,
 		Ranker:             routing.CompletionsRanker{Selector: selector},
 		Ledger:             completions.LogLedger{Logger: w.log},
+		Observer:           w.observer(),
 		Logger:             w.log,
 		FirstTokenTimeout:  w.cfg.Faults.FirstToken,
 		StreamIdleTimeout:  w.cfg.Faults.StreamIdle,
@@ -107,6 +110,9 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	}
 
 	runner := w.sandboxRunner()
+	if w.obs != nil && w.obs.metrics != nil {
+		runner = w.obs.metrics.Sandbox(runner)
+	}
 	// The proposer calls go through the gateway too: its retries, fallbacks and ledger.
 	proposer, err := optimizer.NewLLMProposer(completions.Resolver{Gateway: w.gateway,
 		Scope: completions.Scope{Owner: "switchyard", Tag: "optimize:proposer"}}, w.cfg.ProposerModel, w.catalog)
@@ -125,12 +131,37 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []server.Option{
+	opts := []server.Option{
 		server.Completions(w.gateway),
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
-	}, nil
+	}
+	if w.obs != nil && w.obs.metrics != nil {
+		w.obs.watchServices(w)
+		if w.cfg.Telemetry.MetricsAddr == "" {
+			opts = append(opts, server.MetricsEndpoint(w.obs.metrics.Handler(w.cfg.Telemetry.MetricsToken)))
+		}
+	}
+	return opts, nil
+}
+
+// observer is the gateway's completions.Observer: metrics and traces, whichever are on.
+func (w *wiring) observer() completions.Observer {
+	if w.obs == nil {
+		return nil
+	}
+	var os completions.Observers
+	if w.obs.metrics != nil {
+		os = append(os, w.obs.metrics)
+	}
+	if w.obs.tracing != nil {
+		os = append(os, w.obs.tracing)
+	}
+	if len(os) == 0 {
+		return nil
+	}
+	return os
 }
 
 // start launches the job workers; the server's Close stops them.

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/telemetry"
+	"github.com/switchyard-ai/switchyard/trainer"
+)
+
+// telemetryFlags are serve's observability flags.
+type telemetryFlags struct {
+	Metrics      bool
+	MetricsAddr  string
+	MetricsToken string
+	OwnerLabel   bool
+}
+
+func (f *telemetryFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.Metrics, "metrics", true, "serve Prometheus metrics at GET /metrics (outside the API keys; see --metrics-token)")
+	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of the API's listener (e.g. 127.0.0.1:9090)")
+	fs.StringVar(&f.MetricsToken, "metrics-token", "", "bearer token /metrics requires (empty: none)")
+	fs.BoolVar(&f.OwnerLabel, "metrics-owner-label", false, "label gateway request and cost metrics with the API key's id (one series per key and model)")
+}
+
+// observability is a serve process's metrics and tracer (either may be nil: off).
+type observability struct {
+	metrics *telemetry.Metrics
+	tracing *telemetry.Tracing
+}
+
+func newObservability(ctx context.Context, f telemetryFlags) (*observability, error) {
+	o := &observability{}
+	if f.Metrics {
+		o.metrics = telemetry.New(telemetry.Options{OwnerLabel: f.OwnerLabel})
+	}
+	t, err := telemetry.TracingFromEnv(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	o.tracing = t
+	return o, nil
+}
+
+// wrapStore times the store's operations when metrics are on.
+func (o *observability) wrapStore(d store.Driver) store.Driver {
+	if o.metrics == nil {
+		return d
+	}
+	return o.metrics.Store(d)
+}
+
+// middleware is the server's Config.Middleware: traces outermost, then metrics.
+func (o *observability) middleware() []func(http.Handler) http.Handler {
+	var mw []func(http.Handler) http.Handler
+	if o.tracing != nil {
+		mw = append(mw, o.tracing.Middleware(server.RoutePattern, server.RequestID))
+	}
+	if o.metrics != nil {
+		mw = append(mw, o.metrics.Middleware(server.RoutePattern))
+	}
+	return mw
+}
+
+// watchServices registers the scrape-time collectors of jobs and circuit breakers.
+func (o *observability) watchServices(w *wiring) {
+	if o.metrics == nil {
+		return
+	}
+	o.metrics.Breakers(w.gateway.BreakerStates)
+	o.metrics.Jobs("training", func(ctx context.Context) ([]telemetry.JobStat, error) {
+		js, err := w.trainer.JobStats(ctx)
+		return convertStats(js, func(j trainer.JobStat) telemetry.JobStat { return telemetry.JobStat(j) }), err
+	})
+	o.metrics.Jobs("optimization", func(ctx context.Context) ([]telemetry.JobStat, error) {
+		js, err := w.optimizer.JobStats(ctx)
+		return convertStats(js, func(j optimizer.JobStat) telemetry.JobStat { return telemetry.JobStat(j) }), err
+	})
+}
+
+func convertStats[T any](in []T, f func(T) telemetry.JobStat) []telemetry.JobStat {
+	out := make([]telemetry.JobStat, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// serveMetrics serves /metrics on its own listener until ctx ends (--metrics-addr).
+func (o *observability) serveMetrics(ctx context.Context, f telemetryFlags, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", f.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.metrics.Handler(f.MetricsToken))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics listener", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}, nil
+}

@@ -1,0 +1,123 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Observer sees every request the gateway accepted (past validation and the budget), once,
+// when it ends: answered, failed, or abandoned by the caller. Metrics, traces and the
+// console's recent-request list are Observers. ObserveRequest runs on the request's
+// goroutine after the answer is complete and must not block.
+type Observer interface {
+	ObserveRequest(ctx context.Context, r RequestRecord)
+}
+
+// Outcomes of a RequestRecord.
+const (
+	// RequestOK: an answer was delivered in full.
+	RequestOK = "ok"
+	// RequestFailed: no model answered (every attempt failed, or the request ran out of
+	// time before an answer started).
+	RequestFailed = "error"
+	// RequestStreamFailed: a stream broke after its first fragment and was not continued.
+	RequestStreamFailed = "stream_error"
+	// RequestFiltered: a provider's content filter refused the request.
+	RequestFiltered = "content_filter"
+	// RequestCancelled: the caller went away (or closed the stream) before the end.
+	RequestCancelled = "cancelled"
+)
+
+// RequestRecord is what an Observer learns about one request.
+type RequestRecord struct {
+	// Owner and Tag are the request's Scope's.
+	Owner, Tag string
+	// Stream says the answer was streamed.
+	Stream bool
+	// Outcome is one of RequestOK, RequestFailed, RequestStreamFailed, RequestFiltered,
+	// RequestCancelled.
+	Outcome string
+	// Provider and Model answered ("" when none did).
+	Provider, Model string
+	// Attempts are every upstream attempt in order (retries, fallbacks, continuations).
+	Attempts []Attempt
+	// Usage is the answer's usage with its costs (zero when nothing was answered);
+	// UsageEstimated says it was counted locally.
+	Usage          Usage
+	UsageEstimated bool
+	// Continuations counts models that continued a broken stream.
+	Continuations int
+	// Start is when the request was received; Latency how long it took to its end; TTFT
+	// how long to the first fragment (0 when none came).
+	Start   time.Time
+	Latency time.Duration
+	TTFT    time.Duration
+	// ConversationID is the conversation the turn belongs to ("" without a store).
+	ConversationID string
+	// Err is the failure, nil on RequestOK.
+	Err error
+}
+
+// observeResponse reports a delivered answer; ttft is the time to its first fragment (the
+// whole latency when not streamed).
+func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, resp *Response, ttft time.Duration) {
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestOK,
+		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
+		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
+		TTFT: ttft, ConversationID: resp.ConversationID}
+	if resp.Continued != nil {
+		r.Continuations = countContinuations(p.attempts)
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
+// observeFailure reports a request that ended without a complete answer.
+func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration) {
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestFailed,
+		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), TTFT: ttft,
+		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts)}
+	var cf *ContentFilterError
+	switch {
+	case errors.As(err, &cf):
+		r.Outcome = RequestFiltered
+	case errors.Is(err, ErrStreamFailed):
+		r.Outcome = RequestStreamFailed
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		r.Outcome = RequestCancelled
+	}
+	if answered != nil {
+		r.Provider, r.Model = answered.provider, answered.name
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
+func cloneAttempts(a []Attempt) []Attempt { return append([]Attempt(nil), a...) }
+
+func countContinuations(a []Attempt) int {
+	n := 0
+	for _, at := range a {
+		if at.ContinuedFrom != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Observers sends each request to every Observer in order (nil entries are skipped).
+type Observers []Observer
+
+// ObserveRequest implements Observer.
+func (os Observers) ObserveRequest(ctx context.Context, r RequestRecord) {
+	for _, o := range os {
+		if o != nil {
+			o.ObserveRequest(ctx, r)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package optimizer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// JobStat is one optimization job as telemetry sees it.
+type JobStat struct {
+	ID    string
+	State string
+	// Seconds is how long a finished job ran (started to finished); 0 otherwise.
+	Seconds float64
+}
+
+// JobStats lists every optimization job in the store with its status (every owner's):
+// what metrics count by state, and the run time of the finished ones. It reads the whole
+// collection; callers cache it (telemetry scrapes do).
+func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
+	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: job stats: %w", err)
+	}
+	out := make([]JobStat, 0, len(entries))
+	for _, e := range entries {
+		var j job
+		if json.Unmarshal(e.Value, &j) != nil {
+			continue
+		}
+		st := JobStat{ID: j.ID, State: string(j.Status)}
+		if j.Status.Terminal() && j.StartedAt != nil && j.FinishedAt != nil && j.FinishedAt.After(*j.StartedAt) {
+			st.Seconds = j.FinishedAt.Sub(*j.StartedAt).Seconds()
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,59 @@
+package telemetry
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// ObserveRequest implements completions.Observer: request counts, durations, time to first
+// token, tokens, cost, and per-attempt counts with retries, fallbacks and continuations.
+func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord) {
+	provider, model := r.Provider, r.Model
+	if model == "" && len(r.Attempts) > 0 {
+		model = r.Attempts[0].Model
+	}
+	if provider == "" {
+		provider, _, _ = strings.Cut(model, "/")
+	}
+	model = m.models.value(model)
+	stream := strconv.FormatBool(r.Stream)
+	gw := []string{"chat", provider, model, r.Outcome, stream}
+	cost := []string{provider, model}
+	if m.opts.OwnerLabel {
+		o := m.owners.value(r.Owner)
+		gw = append(gw, o)
+		cost = append(cost, o)
+	}
+	m.requests.WithLabelValues(gw...).Inc()
+	m.duration.WithLabelValues(gw...).Observe(r.Latency.Seconds())
+	if r.TTFT > 0 {
+		m.ttft.WithLabelValues("chat", provider, model, stream).Observe(r.TTFT.Seconds())
+	}
+	if r.Outcome == completions.RequestOK {
+		m.tokens.WithLabelValues("chat", provider, model, "input").Observe(float64(r.Usage.PromptTokens))
+		m.tokens.WithLabelValues("chat", provider, model, "output").Observe(float64(r.Usage.CompletionTokens))
+	}
+	if c := r.Usage.Costs.TotalTokensCost; c > 0 {
+		m.cost.WithLabelValues(cost...).Add(c)
+	}
+	prev := ""
+	for i, a := range r.Attempts {
+		am := m.models.value(a.Model)
+		ap, _, _ := strings.Cut(a.Model, "/")
+		m.attempts.With(prometheus.Labels{"gen_ai_provider_name": ap, "gen_ai_request_model": am, "outcome": a.Outcome, "error_type": a.Kind}).Inc()
+		switch {
+		case a.ContinuedFrom != nil:
+			m.continuations.WithLabelValues(am).Inc()
+		case i > 0 && a.Model == prev:
+			m.retries.WithLabelValues(am).Inc()
+		case i > 0:
+			m.fallbacks.WithLabelValues(am).Inc()
+		}
+		prev = a.Model
+	}
+}

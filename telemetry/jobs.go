@@ -1,0 +1,107 @@
+package telemetry
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// JobStat is one job as a JobSource reports it.
+type JobStat struct {
+	ID    string
+	State string
+	// Seconds is a finished job's run time; 0 for one not finished.
+	Seconds float64
+}
+
+// JobSource lists a kind of job (trainer.Service.JobStats and optimizer.Service.JobStats,
+// adapted).
+type JobSource func(ctx context.Context) ([]JobStat, error)
+
+// jobsRefresh bounds how often a scrape re-reads the jobs.
+const jobsRefresh = 15 * time.Second
+
+// queuedStates are the states that count as the queue's depth.
+var queuedStates = map[string]bool{"queued": true}
+
+// Jobs reports a kind of job ("training", "optimization") at scrape time:
+// switchyard_jobs{kind, state} (how many are in each state), switchyard_job_queue_depth
+// {kind} (queued ones), and each finished job's run time once in
+// switchyard_job_duration_seconds. Each source is read at most every 15 s.
+func (m *Metrics) Jobs(kind string, src JobSource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.jobs == nil {
+		m.jobs = &jobsCollector{}
+		m.reg.MustRegister(m.jobs)
+	}
+	m.jobs.mu.Lock()
+	m.jobs.kinds = append(m.jobs.kinds, &jobCollector{kind: kind, src: src, m: m, seen: map[string]bool{}})
+	m.jobs.mu.Unlock()
+}
+
+// jobsCollector collects every registered kind of job.
+type jobsCollector struct {
+	mu    sync.Mutex
+	kinds []*jobCollector
+}
+
+func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobsDesc
+	ch <- queueDesc
+}
+
+func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	kinds := append([]*jobCollector(nil), c.kinds...)
+	c.mu.Unlock()
+	for _, k := range kinds {
+		k.Collect(ch)
+	}
+}
+
+var (
+	jobsDesc  = prometheus.NewDesc("switchyard_jobs", "Jobs in the store by kind and state.", []string{"kind", "state"}, nil)
+	queueDesc = prometheus.NewDesc("switchyard_job_queue_depth", "Jobs waiting for a worker, by kind.", []string{"kind"}, nil)
+)
+
+type jobCollector struct {
+	kind string
+	src  JobSource
+	m    *Metrics
+
+	mu     sync.Mutex
+	at     time.Time
+	counts map[string]int
+	seen   map[string]bool // finished jobs whose duration was observed
+}
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil || time.Since(c.at) > jobsRefresh {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		jobs, err := c.src(ctx)
+		cancel()
+		if err == nil {
+			c.at, c.counts = time.Now(), map[string]int{}
+			for _, j := range jobs {
+				c.counts[j.State]++
+				if j.Seconds > 0 && !c.seen[j.ID] {
+					c.seen[j.ID] = true
+					c.m.jobDur.WithLabelValues(c.kind, j.State).Observe(j.Seconds)
+				}
+			}
+		}
+	}
+	queued := 0
+	for state, n := range c.counts {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), c.kind, state)
+		if queuedStates[state] {
+			queued += n
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(queued), c.kind)
+}

@@ -1,0 +1,162 @@
+package telemetry
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// MaxModelLabels bounds the distinct model label values (per metric family group); later
+// models are counted as "other", so a caller sending random model names cannot grow the
+// series without bound.
+const MaxModelLabels = 200
+
+// Options configure New. The zero value is ready to use.
+type Options struct {
+	// OwnerLabel adds an "owner" label (the API key's id) to the gateway's request and
+	// cost counters. Off by default: one series per key and model can be many.
+	OwnerLabel bool
+	// MaxOwnerLabels bounds distinct owner values when OwnerLabel is set (default 100).
+	MaxOwnerLabels int
+}
+
+// Metrics is the set of Switchyard's Prometheus metrics on a registry of its own. Create
+// it with New; it is safe for concurrent use.
+type Metrics struct {
+	opts   Options
+	reg    *prometheus.Registry
+	models *labelSet
+	owners *labelSet
+
+	// Gateway (completions.Observer).
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	ttft          *prometheus.HistogramVec
+	tokens        *prometheus.HistogramVec
+	cost          *prometheus.CounterVec
+	attempts      *prometheus.CounterVec
+	retries       *prometheus.CounterVec
+	fallbacks     *prometheus.CounterVec
+	continuations *prometheus.CounterVec
+
+	// HTTP server.
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+	selects      *prometheus.CounterVec
+	selectDur    *prometheus.HistogramVec
+
+	// Store and sandbox.
+	storeOps   *prometheus.HistogramVec
+	sandboxRun *prometheus.HistogramVec
+
+	// Jobs.
+	jobDur *prometheus.HistogramVec
+
+	mu   sync.Mutex // guards collectors added after New
+	jobs *jobsCollector
+}
+
+// New returns Metrics registered on a fresh registry with the Go runtime and process
+// collectors.
+func New(opts Options) *Metrics {
+	if opts.MaxOwnerLabels <= 0 {
+		opts.MaxOwnerLabels = 100
+	}
+	m := &Metrics{opts: opts, reg: prometheus.NewRegistry(), models: newLabelSet(MaxModelLabels), owners: newLabelSet(opts.MaxOwnerLabels)}
+	gw := []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "outcome", "stream"}
+	cost := []string{"gen_ai_provider_name", "gen_ai_request_model"}
+	if opts.OwnerLabel {
+		gw = append(gw, "owner")
+		cost = append(cost, "owner")
+	}
+	latency := []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_requests_total",
+		Help: "Completion requests the gateway accepted, by the model that answered (or the first asked when none did) and outcome (ok, error, stream_error, content_filter, cancelled)."}, gw)
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_operation_duration_seconds",
+		Help: "GenAI operation duration: a completion request from arrival to its last byte, retries and fallbacks included.", Buckets: latency}, gw)
+	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_server_time_to_first_token_seconds",
+		Help: "Time from a request's arrival to its first answer fragment (streams) or its answer.", Buckets: latency},
+		[]string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "stream"})
+	m.tokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_token_usage",
+		Help:    "Tokens per answered request, by gen_ai_token_type (input or output).",
+		Buckets: []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}},
+		[]string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"})
+	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_cost_usd_total",
+		Help: "USD cost of answered requests from the price catalogue (0 where the price is unknown)."}, cost)
+	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_attempts_total",
+		Help: "Upstream attempts (provider calls), by model, outcome (ok or error) and error.type (the failure kind)."},
+		[]string{"gen_ai_provider_name", "gen_ai_request_model", "outcome", "error_type"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_retries_total",
+		Help: "Attempts that repeated the previous attempt's model."}, []string{"gen_ai_request_model"})
+	m.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_fallbacks_total",
+		Help: "Attempts that moved to another model than the previous attempt's (by the model moved to)."}, []string{"gen_ai_request_model"})
+	m.continuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_stream_continuations_total",
+		Help: "Broken streams continued by another model (by the model that continued)."}, []string{"gen_ai_request_model"})
+	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_http_requests_total",
+		Help: "HTTP requests by route (the mux pattern; \"unrouted\" for none) and status code."}, []string{"route", "code"})
+	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_http_request_duration_seconds",
+		Help: "HTTP request duration by route.", Buckets: latency}, []string{"route"})
+	m.selects = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_model_select_requests_total",
+		Help: "Model selection requests by router (default: the embedded router; custom: a preference_id) and status code."}, []string{"router", "code"})
+	m.selectDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_model_select_duration_seconds",
+		Help:    "Model selection latency by router.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}, []string{"router"})
+	m.storeOps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_store_operation_duration_seconds",
+		Help:    "Store operation latency by operation (get, list, put, delete, update) and outcome.",
+		Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}, []string{"operation", "outcome"})
+	m.sandboxRun = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_sandbox_run_duration_seconds",
+		Help:    "Sandbox runs (an agent over a batch of rows) by backend and outcome (ok, job_error, unavailable, cancelled).",
+		Buckets: []float64{.1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800}}, []string{"backend", "outcome"})
+	m.jobDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_job_duration_seconds",
+		Help:    "Training and optimization jobs from start to end, by kind and final state.",
+		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}}, []string{"kind", "state"})
+	m.reg.MustRegister(m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
+		m.httpRequests, m.httpDuration, m.selects, m.selectDur, m.storeOps, m.sandboxRun, m.jobDur,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry, to register more collectors or to gather in tests.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format (OpenMetrics when asked). With
+// a non-empty token it answers 401 unless the request carries Authorization: Bearer token.
+func (m *Metrics) Handler(token string) http.Handler {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+	if token == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !bearerMatches(r, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "metrics: missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// labelSet admits up to max distinct values; later ones become "other".
+type labelSet struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]bool
+}
+
+func newLabelSet(max int) *labelSet { return &labelSet{max: max, seen: map[string]bool{}} }
+
+func (s *labelSet) value(v string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[v] {
+		return v
+	}
+	if len(s.seen) >= s.max {
+		return "other"
+	}
+	s.seen[v] = true
+	return v
+}

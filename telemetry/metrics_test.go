@@ -1,0 +1,107 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+func record(outcome string, attempts ...completions.Attempt) completions.RequestRecord {
+	r := completions.RequestRecord{Owner: "key_a", Outcome: outcome, Attempts: attempts, Latency: 300 * time.Millisecond, TTFT: 100 * time.Millisecond}
+	if outcome == completions.RequestOK {
+		last := attempts[len(attempts)-1].Model
+		r.Provider, r.Model = strings.Split(last, "/")[0], last
+		r.Usage = completions.Usage{PromptTokens: 12, CompletionTokens: 30, TotalTokens: 42, Costs: completions.Costs{TotalTokensCost: 0.002}}
+	}
+	return r
+}
+
+func TestGatewayMetrics(t *testing.T) {
+	m := New(Options{})
+	ctx := context.Background()
+	ok := completions.Attempt{Model: "openai/gpt-4o-mini", Outcome: completions.OutcomeOK}
+	down := completions.Attempt{Model: "anthropic/claude-3-5-haiku", Outcome: completions.OutcomeError, Kind: "overloaded"}
+	m.ObserveRequest(ctx, record(completions.RequestOK, ok))
+	m.ObserveRequest(ctx, record(completions.RequestOK, down, down, ok)) // a retry, then a fallback
+	m.ObserveRequest(ctx, record(completions.RequestFailed, down))
+
+	reqs := func(model, outcome string) float64 {
+		provider := strings.Split(model, "/")[0]
+		return testutil.ToFloat64(m.requests.WithLabelValues("chat", provider, model, outcome, "false"))
+	}
+	if reqs("openai/gpt-4o-mini", "ok") != 2 || reqs("anthropic/claude-3-5-haiku", "error") != 1 {
+		t.Fatalf("requests: ok %v, error %v", reqs("openai/gpt-4o-mini", "ok"), reqs("anthropic/claude-3-5-haiku", "error"))
+	}
+	if v := testutil.ToFloat64(m.attempts.WithLabelValues("anthropic", "anthropic/claude-3-5-haiku", "error", "overloaded")); v != 3 {
+		t.Fatalf("failed attempts = %v, want 3", v)
+	}
+	if r, f := testutil.ToFloat64(m.retries.WithLabelValues("anthropic/claude-3-5-haiku")), testutil.ToFloat64(m.fallbacks.WithLabelValues("openai/gpt-4o-mini")); r != 1 || f != 1 {
+		t.Fatalf("retries %v fallbacks %v, want 1 and 1", r, f)
+	}
+	if c := testutil.ToFloat64(m.cost.WithLabelValues("openai", "openai/gpt-4o-mini")); c < 0.0039 || c > 0.0041 {
+		t.Fatalf("cost = %v, want 0.004", c)
+	}
+	body := scrape(t, m.Handler(""), "")
+	for _, want := range []string{
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",gen_ai_token_type="output"} 60`,
+		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",stream="false"} 2`,
+		`gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",stream="false",le="0.1"} 2`,
+		"go_goroutines ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "key_a") {
+		t.Error("the owner is a label although OwnerLabel is off")
+	}
+}
+
+func TestModelLabelsAreBounded(t *testing.T) {
+	m := New(Options{OwnerLabel: true, MaxOwnerLabels: 2})
+	for i := range MaxModelLabels + 50 {
+		r := record(completions.RequestFailed, completions.Attempt{Model: fmt.Sprintf("x/m%d", i), Outcome: completions.OutcomeError, Kind: "not_found"})
+		r.Owner = fmt.Sprintf("key_%d", i%5)
+		m.ObserveRequest(context.Background(), r)
+	}
+	if n := testutil.CollectAndCount(m.requests); n > MaxModelLabels+5*2 {
+		t.Fatalf("%d request series for %d models: labels not bounded", n, MaxModelLabels+50)
+	}
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("chat", "x", "other", "error", "false", "other")); v == 0 {
+		t.Fatal("no \"other\" series for the models beyond the bound")
+	}
+}
+
+func TestMetricsToken(t *testing.T) {
+	h := New(Options{}).Handler("s3cret")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != http.StatusUnauthorized {
+		t.Fatalf("without the token: %d", rec.Code)
+	}
+	if body := scrape(t, h, "s3cret"); !strings.Contains(body, "switchyard_") && !strings.Contains(body, "go_") {
+		t.Fatalf("with the token: %s", body)
+	}
+}
+
+func scrape(t *testing.T, h http.Handler, token string) string {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("scrape: %d %s", rec.Code, rec.Body.String())
+	}
+	return rec.Body.String()
+}

@@ -1,0 +1,213 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// Tracing is the OpenTelemetry tracer of one process: spans per HTTP request and per
+// upstream attempt, exported by the SpanExporter it was made with. A nil *Tracing does
+// nothing (tracing off). No global OpenTelemetry state is set.
+type Tracing struct {
+	tp     *sdktrace.TracerProvider
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+}
+
+// TracingFromEnv returns the tracer configured by the standard OpenTelemetry environment
+// variables when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set:
+// spans are batched to that OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_HEADERS,
+// OTEL_SERVICE_NAME and the other variables apply). Unset, it returns nil: no tracing.
+func TracingFromEnv(ctx context.Context, version string) (*Tracing, error) {
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
+	}
+	return NewTracing(exp, version, false), nil
+}
+
+// NewTracing returns a tracer exporting to exp: in batches, or each span as it ends with
+// sync (for tests, with the SDK's tracetest.InMemoryExporter).
+func NewTracing(exp sdktrace.SpanExporter, version string, sync bool) *Tracing {
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
+		attribute.String("service.name", serviceName()), attribute.String("service.version", version)))
+	if err != nil {
+		res = resource.Default()
+	}
+	opt := sdktrace.WithBatcher(exp)
+	if sync {
+		opt = sdktrace.WithSyncer(exp)
+	}
+	tp := sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res))
+	return &Tracing{tp: tp, tracer: tp.Tracer("github.com/switchyard-ai/switchyard"),
+		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
+}
+
+func serviceName() string {
+	if n := os.Getenv("OTEL_SERVICE_NAME"); n != "" {
+		return n
+	}
+	return "switchyard"
+}
+
+// Shutdown flushes the spans not exported yet and stops the exporter.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.Shutdown(ctx)
+}
+
+// Middleware starts a server span per HTTP request (continuing a W3C traceparent the
+// caller sent), named by its route once dispatched, with the method, route, status code
+// and the request id (requestID reads it from the context) as attributes.
+func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if t == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+			ctx, span := t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
+				trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
+			defer span.End()
+			if id := requestID(ctx); id != "" {
+				span.SetAttributes(attribute.String("switchyard.request_id", id))
+				ctx = WithRequestID(ctx, id)
+			}
+			rec := &codeRecorder{ResponseWriter: w}
+			next.ServeHTTP(rec, r.WithContext(ctx))
+			code := rec.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			if p := route(r); p != "" {
+				span.SetName(p)
+				span.SetAttributes(attribute.String("http.route", p))
+			}
+			span.SetAttributes(attribute.Int("http.response.status_code", code))
+			if code >= 500 {
+				span.SetStatus(codes.Error, http.StatusText(code))
+			}
+		})
+	}
+}
+
+// ObserveRequest implements completions.Observer: under the request's span (from ctx) it
+// records a "chat <model>" span for the completion and one child span per upstream
+// attempt, with the GenAI attributes (gen_ai.operation.name, gen_ai.provider.name,
+// gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type).
+func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecord) {
+	if t == nil {
+		return
+	}
+	model := r.Model
+	if model == "" && len(r.Attempts) > 0 {
+		model = r.Attempts[0].Model
+	}
+	ctx, span := t.tracer.Start(ctx, "chat "+model, trace.WithTimestamp(r.Start), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(
+			attribute.String("gen_ai.operation.name", "chat"),
+			attribute.String("gen_ai.request.model", model),
+			attribute.String("switchyard.outcome", r.Outcome),
+			attribute.Bool("switchyard.stream", r.Stream),
+			attribute.Int("switchyard.attempts", len(r.Attempts)),
+		))
+	if id := RequestIDFromContext(ctx); id != "" {
+		span.SetAttributes(attribute.String("switchyard.request_id", id))
+	}
+	if r.Provider != "" {
+		span.SetAttributes(attribute.String("gen_ai.provider.name", r.Provider))
+	}
+	if r.Outcome == completions.RequestOK {
+		span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", r.Usage.PromptTokens),
+			attribute.Int("gen_ai.usage.output_tokens", r.Usage.CompletionTokens),
+			attribute.Float64("switchyard.cost_usd", r.Usage.Costs.TotalTokensCost))
+		if r.TTFT > 0 {
+			span.SetAttributes(attribute.Float64("gen_ai.server.time_to_first_token", r.TTFT.Seconds()))
+		}
+	} else {
+		span.SetStatus(codes.Error, r.Outcome)
+		if r.Err != nil {
+			span.SetAttributes(attribute.String("error.type", errorType(r)))
+		}
+	}
+	for i, a := range r.Attempts {
+		if a.Started.IsZero() {
+			continue // skipped without a call (circuit open, out of time)
+		}
+		provider, name, _ := cutModel(a.Model)
+		_, as := t.tracer.Start(ctx, "attempt "+a.Model, trace.WithTimestamp(a.Started), trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(
+				attribute.String("gen_ai.operation.name", "chat"),
+				attribute.String("gen_ai.provider.name", provider),
+				attribute.String("gen_ai.request.model", name),
+				attribute.Int("switchyard.attempt", i+1),
+				attribute.String("switchyard.outcome", a.Outcome),
+			))
+		if a.ContinuedFrom != nil {
+			as.SetAttributes(attribute.Int("switchyard.continued_from", *a.ContinuedFrom))
+		}
+		if a.Outcome != completions.OutcomeOK {
+			as.SetStatus(codes.Error, a.Kind)
+			as.SetAttributes(attribute.String("error.type", a.Kind))
+		}
+		end := a.Started.Add(time.Duration(a.LatencyMS) * time.Millisecond)
+		if a.LatencyMS == 0 && i == len(r.Attempts)-1 {
+			end = r.Start.Add(r.Latency) // a continuation's latency is the rest of the stream
+		}
+		as.End(trace.WithTimestamp(end))
+	}
+	span.End(trace.WithTimestamp(r.Start.Add(r.Latency)))
+}
+
+func errorType(r completions.RequestRecord) string {
+	var se *completions.StreamError
+	if errors.As(r.Err, &se) && se.Kind != "" {
+		return se.Kind
+	}
+	if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Kind != "" {
+		return r.Attempts[n-1].Kind
+	}
+	return r.Outcome
+}
+
+func cutModel(m string) (provider, model string, ok bool) {
+	for i := 0; i < len(m); i++ {
+		if m[i] == '/' {
+			return m[:i], m[i+1:], true
+		}
+	}
+	return "", m, false
+}
+
+// requestIDKey carries the request id for spans started outside the server's context.
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying id for RequestIDFromContext.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDFromContext returns the id WithRequestID stored, "" when none.
+func RequestIDFromContext(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}

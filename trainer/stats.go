@@ -1,0 +1,40 @@
+package trainer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// JobStat is one training job as telemetry sees it.
+type JobStat struct {
+	ID    string
+	State string
+	// Seconds is how long a finished job ran (started to completed); 0 otherwise.
+	Seconds float64
+}
+
+// JobStats lists every training job in the store with its state (every owner's): what
+// metrics count by state, and the run time of the finished ones. It reads the whole
+// collection; callers cache it (telemetry scrapes do).
+func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
+	entries, err := s.store.List(ctx, store.TrainingJobs, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("trainer: job stats: %w", err)
+	}
+	out := make([]JobStat, 0, len(entries))
+	for _, e := range entries {
+		var j jobRecord
+		if json.Unmarshal(e.Value, &j) != nil {
+			continue
+		}
+		st := JobStat{ID: j.ID, State: string(j.State)}
+		if (j.State == StateCompleted || j.State == StateFailed) && !j.StartedAt.IsZero() && j.CompletedAt.After(j.StartedAt) {
+			st.Seconds = j.CompletedAt.Sub(j.StartedAt).Seconds()
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
