@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // wiring builds the capabilities `serve` plugs into the server and starts their workers.
@@ -38,6 +39,8 @@ type wiring struct {
 	trainer   *trainer.Service
 	optimizer *optimizer.Service
 	selector  *routing.Selector
+	// usage records recent requests and per-model spend for the usage API and the console.
+	usage *usagelog.Recorder
 }
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
@@ -88,7 +91,10 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	})
 	w.selector = selector
 
+	w.usage = usagelog.New(usagelog.Options{})
 	w.gateway, err = completions.New(completions.Options{
+		// Further observers (metrics, traces) join the recorder here.
+		Observer:           completions.JoinObservers(w.usage),
 		ConversationWrites: w.cfg.writes,
 		Providers:          w.registry,
 		Prices:             w.catalog,
@@ -125,12 +131,17 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []server.Option{
+	opts := []server.Option{
 		server.Completions(w.gateway),
+		server.Usage(w.usage),
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
-	}, nil
+	}
+	if w.cfg.Console {
+		opts = append(opts, server.Console())
+	}
+	return opts, nil
 }
 
 // start launches the job workers; the server's Close stops them.
