@@ -47,6 +47,7 @@ const fmt = {
   },
   ms(v) {
     if (v === undefined || v === null) return '—';
+    if (v > 0 && v < 10) return v.toFixed(v < 1 ? 2 : 1) + ' ms';
     if (v >= 10000) return (v / 1000).toFixed(1) + ' s';
     if (v >= 1000) return (v / 1000).toFixed(2) + ' s';
     return Math.round(v) + ' ms';
@@ -283,7 +284,7 @@ function requestRows(r) {
     h('td', {}, r.conversation_id ? h('a', { href: '#/conversations/' + encodeURIComponent(r.conversation_id) }, r.conversation_id.slice(0, 8) + '…') : '—'))];
   r.attempts.forEach((a, i) => {
     rows.push(h('tr', { class: 'sub attempt' + (i === r.attempts.length - 1 ? ' last-sub' : '') },
-      h('td', { class: 'muted' }, `attempt ${i + 1}`),
+      h('td', { class: 'muted nowrap' }, `attempt ${i + 1}`),
       h('td', {}, a.model, a.continued_from !== undefined ? h('span', { class: 'muted' }, ` · continued at ${a.continued_from}`) : null),
       h('td', {}, outcomePill(a.outcome), a.kind ? h('span', { class: 'mono' }, ' ' + a.kind) : null,
         a.error ? h('div', { class: 'muted' }, a.error) : null),
@@ -392,16 +393,28 @@ async function routerModelPage(view, id, gen) {
     card.append(h('p', { class: 'empty' }, t ? 'No model of this router has a known price, so there is no frontier.' : 'This model has no tradeoff measurements.'));
   } else {
     const def = t.default_tolerance;
+    // Tolerances that pick the same models land on one point: one marker, one label.
+    const merged = [];
+    for (const p of pts) {
+      const same = merged.find((m) => m.x === p.mean_price && m.y === p.mean_score);
+      if (same) { same.tols.push(p.tolerance); continue; }
+      merged.push({ x: p.mean_price, y: p.mean_score, tols: [p.tolerance], changed: p.changed });
+    }
+    for (const m of merged) {
+      m.label = 'tol ' + m.tols.join(', ');
+      m.hollow = !m.tols.includes(def);
+      m.r = m.hollow ? 3.5 : 6;
+      m.title = `tolerance ${m.tols.join(', ')}: score ${fmt.score(m.y)}, price ${m.x.toPrecision(3)}, ${fmt.pct(m.changed)} picks changed`;
+    }
     card.append(
       h('p', { class: 'muted' }, `Held-out mean score against mean price (${t.price_unit}) of the picks at each tradeoff tolerance; `,
         `the default tolerance (${def}) keeps the score within ${t.max_quality_loss} of no tradeoff.`),
       chart({
         title: 'Cost/quality frontier',
         xLabel: 'mean price (' + t.price_unit + ')', yLabel: 'mean score',
-        series: [{ name: 'frontier', step: false, markers: true,
-          points: pts.map((p) => ({ x: p.mean_price, y: p.mean_score, label: 'tol ' + p.tolerance, r: p.tolerance === def ? 6 : 3.5,
-            hollow: p.tolerance !== def, title: `tolerance ${p.tolerance}: score ${fmt.score(p.mean_score)}, price ${p.mean_price.toPrecision(3)}, ${fmt.pct(p.changed)} picks changed` })) }],
-        height: 300,
+        // Joined in tolerance order: the path from no tradeoff to the cheapest picks.
+        series: [{ name: 'frontier', markers: true, sort: false, points: merged }],
+        width: 1180, height: 320,
       }),
       table(['Tolerance', { text: 'Mean score', class: 'num' }, { text: 'Mean price', class: 'num' }, { text: 'Picks changed', class: 'num' }, { text: 'Rows', class: 'num' }],
         t.frontier.map((p) => h('tr', { class: p.tolerance === def ? 'default' : null },
@@ -490,7 +503,7 @@ function liveChart(seen) {
   if (!seen.length) return h('p', { class: 'empty' }, 'Waiting for the baseline score…');
   const models = [...new Set(seen.map((p) => p.model))];
   return h('div', { class: 'card', id: 'live-chart' }, h('h2', {}, 'Best train score per iteration (live)'),
-    chart({ title: 'Best score per iteration', xLabel: 'iteration', yLabel: 'best train score',
+    chart({ title: 'Best score per iteration', xLabel: 'iteration', yLabel: 'best train score', xInteger: true, width: 1180,
       series: models.map((m) => ({ name: m, step: true, markers: true,
         points: seen.filter((p) => p.model === m).map((p) => ({ x: p.iteration, y: p.best })) })), height: 240 }),
     legend(models));
@@ -521,7 +534,7 @@ function modelResult(r) {
         { name: 'variants', line: false, markers: true, color: PALETTE[2],
           points: scored.map((it) => ({ x: it.iteration, y: it.train_score, hollow: !(it.kept || it.iteration === 0),
             title: `iteration ${it.iteration}: ${fmt.score(it.train_score)}${it.kept ? ' (kept)' : ''}${it.note ? ' — ' + it.note : ''}` })) },
-      ], height: 240 }),
+      ], xInteger: true, width: 1180, height: 260 }),
     h('p', { class: 'muted' }, 'Line: best score so far. Filled dots: kept variants (and the baseline); hollow: rejected.'));
   }
   // The prompt diff of each kept variant against the prompt it replaced.

@@ -61,8 +61,9 @@ export function compact(v) {
 /**
  * chart draws series on shared axes and returns the <svg>.
  *
- * opts: {series: [{name, points: [{x, y, label?, title?, hollow?}], color?, line? (default
- * true), step? (draw a step line), markers? (default: when few points), dash?}], time?
+ * opts: {series: [{name, points: [{x, y, label?, title?, hollow?, r?}], color?, line? (default
+ * true), step? (draw a step line), markers? (default: when few points), dash?, sort? (false:
+ * join the points in their order, not by x)}], time?, xInteger? (only whole x ticks)
  * (x values are ms since the epoch), xDomain?, yDomain?, yMin?, xLabel?, yLabel?, xFormat?,
  * yFormat?, gap? (break a line where consecutive x differ by more), width?, height?, title}
  */
@@ -84,7 +85,7 @@ export function chart(opts) {
     x0 = Math.min(x0, xt[0]);
     x1 = Math.max(x1, xt[xt.length - 1]);
   }
-  xt = xt.filter((v) => v >= x0 - 1e-9 && v <= x1 + 1e-9);
+  xt = xt.filter((v) => v >= x0 - 1e-9 && v <= x1 + 1e-9 && (!opts.xInteger || Number.isInteger(v)));
   const X = (x) => m.l + ((x - x0) / (x1 - x0)) * (W - m.l - m.r);
   const Y = (y) => H - m.b - ((y - y0) / (y1 - y0)) * (H - m.t - m.b);
   const fmtY = opts.yFormat || compact;
@@ -115,7 +116,8 @@ export function chart(opts) {
   opts.series.forEach((s, i) => {
     const color = s.color || PALETTE[i % PALETTE.length];
     const g = el('g', { class: 'series-group', 'data-series': s.name }, svg);
-    const ps = s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x);
+    const ps = s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
+    if (s.sort !== false) ps.sort((a, b) => a.x - b.x);
     if (s.line !== false && ps.length > 1) {
       let d = '';
       ps.forEach((p, j) => {
