@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +22,9 @@ import (
 	"github.com/switchyard-ai/switchyard/console"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/sandbox"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
@@ -68,6 +71,27 @@ func (b headless) render(t *testing.T, name, url string, tall ...bool) string {
 	}
 	t.Logf("screenshot %s: %s", name, shot)
 	return stdout.String()
+}
+
+// pacedRunner is the scripted sandbox, except that an agent marked "SLOW AGENT" runs
+// normally after a pause instead of blocking: a job that stays running for a while, with
+// scores, for the live chart.
+type pacedRunner struct{ pause time.Duration }
+
+func (pacedRunner) Name() string { return "paced" }
+
+func (p pacedRunner) Run(ctx context.Context, j sandbox.Job) (*sandbox.Result, error) {
+	if src := string(j.Files["agent.py"]); strings.Contains(src, "SLOW AGENT") {
+		files := maps.Clone(j.Files)
+		files["agent.py"] = []byte(strings.ReplaceAll(src, "SLOW AGENT", "paced agent"))
+		j.Files = files
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(p.pause):
+		}
+	}
+	return scriptedRunner{}.Run(ctx, j)
 }
 
 // failingUpstream answers 503 for the model "gpt-4-down" and hands every other request to
@@ -155,7 +179,15 @@ func TestConsoleInChromium(t *testing.T) {
 		if err := tr.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		return []server.Option{server.Completions(g), server.Usage(rec), server.CustomRouters(tr), optimizerOption(t, st), server.Console()}
+		opt, err := optimizer.New(st, pacedRunner{pause: time.Second}, scriptedProposer{},
+			optimizer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), optimizer.WithWorkers(2), optimizer.WithLogger(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g), server.Usage(rec), server.CustomRouters(tr), server.Optimizer(opt), server.Console()}
 	})
 
 	// Completions: answered, answered after a fallback, failed, streamed, and a second turn.
@@ -186,13 +218,18 @@ func TestConsoleInChromium(t *testing.T) {
 	if code := call(t, "POST", url+"/api/v1/routers/train", `{"Data_URLs":["`+data.URL+`/routing_train.json"],"model_prices":{`+strings.Join(prices, ",")+`}}`, &job); code != 202 {
 		t.Fatalf("train: %d", code)
 	}
-	// A short optimization job with the scripted sandbox and proposer.
-	var sub struct {
+	// A short optimization job with the scripted sandbox and proposer, and a paced one that
+	// is still running when its page is opened.
+	var sub, paced struct {
 		JobID string `json:"job_id"`
 	}
 	if code := call(t, "POST", url+"/api/v1/optimize", `{"optimizer":"agentopt","input_url":"`+bundles+`/bundle.zip","target_models":["openai/gpt-4o-mini"],"n_iterations":4}`, &sub); code != 202 {
 		t.Fatalf("optimize: %d", code)
 	}
+	if code := call(t, "POST", url+"/api/v1/optimize", `{"optimizer":"agentopt","input_url":"`+bundles+`/slow.zip","target_models":["openai/gpt-4o-mini"],"n_iterations":20}`, &paced); code != 202 {
+		t.Fatalf("optimize (paced): %d", code)
+	}
+	defer call(t, "POST", url+"/api/v1/optimize/cancel?job_id="+paced.JobID, "", nil)
 	var model string
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var ts trainer.JobStatus
@@ -202,7 +239,9 @@ func TestConsoleInChromium(t *testing.T) {
 		if ts.Status == trainer.StateFailed || ost.Status == "failed" {
 			t.Fatalf("a job failed: %+v %+v", ts, ost)
 		}
-		if ts.Status == trainer.StateCompleted && ost.Status == "completed" {
+		var pst optimizer.JobStatus
+		call(t, "GET", url+"/api/v1/optimize/status?job_id="+paced.JobID, "", &pst)
+		if ts.Status == trainer.StateCompleted && ost.Status == "completed" && pst.BestScore != nil {
 			model = ts.ModelID
 			break
 		}
@@ -231,8 +270,12 @@ func TestConsoleInChromium(t *testing.T) {
 		}
 	}
 
+	// The paced job first, while it runs: the live chart of its best score.
+	dom := b.render(t, "optimize-running", url+"/console/#/optimize/"+paced.JobID+"?"+key)
+	want("optimize-running", dom, `data-loaded="true"`, `<span class="pill warn">running</span>`, `id="live-chart"`, `<svg class="chart"`, `class="point"`)
+
 	// Without a key: the sign-in form, and no data call made.
-	dom := b.render(t, "login", url+"/console/")
+	dom = b.render(t, "login", url+"/console/")
 	want("login", dom, `<form id="login-form"`, `<nav id="nav" hidden`)
 
 	dom = b.render(t, "usage", url+"/console/#/usage?"+key)

@@ -465,11 +465,14 @@ async function optimizeJobPage(view, id, gen) {
     head.replaceChildren(statusCard(st));
     if (st.status === 'queued' || st.status === 'running') {
       const seen = liveScores.get(id) || [];
-      if (st.best_score !== undefined && !seen.some((p) => p.model === st.current_model && p.iteration === st.current_iteration)) {
-        seen.push({ model: st.current_model, iteration: st.current_iteration, best: st.best_score });
-        liveScores.set(id, seen);
-      }
-      body.replaceChildren(liveChart(seen));
+      const note = (iteration, best) => {
+        if (best === undefined || seen.some((p) => p.model === st.current_model && p.iteration === iteration)) return;
+        seen.push({ model: st.current_model, iteration, best });
+      };
+      note(0, st.baseline_score);
+      note(st.current_iteration, st.best_score);
+      liveScores.set(id, seen);
+      body.replaceChildren(liveChart(seen, st.n_iterations));
       return;
     }
     finished = true;
@@ -499,14 +502,21 @@ function statusCard(st) {
     st.error_message ? h('p', { class: 'error' }, st.error_message) : null);
 }
 
-function liveChart(seen) {
+function liveChart(seen, n) {
   if (!seen.length) return h('p', { class: 'empty' }, 'Waiting for the baseline score…');
   const models = [...new Set(seen.map((p) => p.model))];
   return h('div', { class: 'card', id: 'live-chart' }, h('h2', {}, 'Best train score per iteration (live)'),
     chart({ title: 'Best score per iteration', xLabel: 'iteration', yLabel: 'best train score', xInteger: true, width: 1180,
+      xDomain: [0, Math.max(n, 1)], yDomain: scoreDomain(seen.map((p) => p.best)),
       series: models.map((m) => ({ name: m, step: true, markers: true,
         points: seen.filter((p) => p.model === m).map((p) => ({ x: p.iteration, y: p.best })) })), height: 240 }),
     legend(models));
+}
+
+/** scoreDomain is [0, 1] for scores within it, else their range. */
+function scoreDomain(ys) {
+  const lo = Math.min(0, ...ys), hi = Math.max(1, ...ys);
+  return [lo, hi];
 }
 
 function modelResult(r) {
@@ -529,6 +539,7 @@ function modelResult(r) {
     r.agent_code_url ? h('p', {}, h('a', { href: r.agent_code_url, class: 'agent-link', download: 'agent.py' }, 'Download the best agent.py')) : null);
   if (scored.length) {
     card.append(chart({ title: 'Train score per iteration', xLabel: 'iteration', yLabel: 'train score',
+      xDomain: [0, Math.max(r.iterations_run, 1)], yDomain: scoreDomain(scored.map((it) => it.train_score)),
       series: [
         { name: 'best so far', points: bestLine, step: true, markers: false, color: PALETTE[0] },
         { name: 'variants', line: false, markers: true, color: PALETTE[2],
