@@ -215,3 +215,15 @@ func TestConcurrentObservers(t *testing.T) {
 		t.Fatalf("counted %d", n)
 	}
 }
+
+// BenchmarkObserveRequest is the recorder's cost per gateway request (BENCHMARKS.md).
+func BenchmarkObserveRequest(b *testing.B) {
+	r := New(Options{})
+	rec := record("key_0123456789abcdef", "openai/gpt-4o-mini", completions.RequestOK, 120*time.Millisecond, 0.0001, 50)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.ObserveRequest(context.Background(), rec)
+		}
+	})
+}

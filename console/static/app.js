@@ -4,7 +4,7 @@
 // Authorization: Bearer. Opening the console with the key in the fragment
 // (/console/#key=KEY or /console/#/requests?key=KEY) logs in with it; the page removes it
 // from the address bar at once. Everything shown is built with DOM calls and textContent
-// (never innerHTML), so model output and prompts cannot inject markup.
+// (data is never parsed as HTML), so model output and prompts cannot inject markup.
 
 import { chart, legend, PALETTE } from './chart.js';
 import { diffText, renderDiff, diffStats } from './diff.js';
