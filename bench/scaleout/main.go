@@ -136,7 +136,7 @@ func startReplica(mockURL, schema, dir string, i int) *replicaProc {
 }
 
 type result struct {
-	rps, p50, p99      float64
+	rps, p50, p99     float64
 	ok, retried, lost int64
 }
 
