@@ -146,6 +146,8 @@ const pages = {
 async function route() {
   clearInterval(timer);
   const gen = ++generation;
+  // The current route, for tests and styling (the key is never part of it).
+  document.body.dataset.route = location.hash;
   if (!sessionStorage.getItem(KEY)) { showLogin(); return; }
   document.getElementById('nav').hidden = false;
   document.getElementById('logout').hidden = false;
