@@ -277,6 +277,9 @@ func TestConsoleInChromium(t *testing.T) {
 	// Without a key: the sign-in form, and no data call made.
 	dom = b.render(t, "login", url+"/console/")
 	want("login", dom, `<form id="login-form"`, `<nav id="nav" hidden`)
+	// A wrong key: the API's 401 brings the sign-in form back, saying why.
+	dom = b.render(t, "wrong-key", url+"/console/#/requests?key=not-a-key")
+	want("wrong-key", dom, `<form id="login-form"`, `refused the key \(401\)`)
 
 	dom = b.render(t, "usage", url+"/console/#/usage?"+key)
 	// The key left the address bar: the route the page shows has no key= in it.

@@ -65,7 +65,7 @@ const fmt = {
 };
 
 function outcomePill(outcome) {
-  const cls = outcome === 'ok' || outcome === 'completed' ? 'ok'
+  const cls = outcome === 'ok' || outcome === 'completed' || outcome === 'active' ? 'ok'
     : outcome === 'cancelled' || outcome === 'skipped' || outcome === 'queued' || outcome === 'running' || outcome === 'interrupted' ? 'warn' : 'bad';
   return h('span', { class: 'pill ' + cls }, outcome);
 }
@@ -351,7 +351,7 @@ async function routersPage(view, modelID, gen) {
   if (gen !== generation) return;
   const modelRows = models.data.map((m) => h('tr', { class: 'router-model' },
     h('td', {}, h('a', { href: '#/routers/' + encodeURIComponent(m.model_id) }, m.model_id)),
-    h('td', {}, outcomePill(m.status === 'active' ? 'ok' : m.status)),
+    h('td', {}, outcomePill(m.status)),
     h('td', { class: 'num' }, m.num_classes),
     h('td', { class: 'num' }, fmt.pct(m.metrics?.top1_hit_rate)),
     h('td', { class: 'num' }, fmt.pct(m.metrics?.baseline_top1_hit_rate)),
