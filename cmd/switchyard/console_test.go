@@ -286,6 +286,10 @@ func TestConsoleInChromium(t *testing.T) {
 	want("usage", dom, `<body data-route="#/usage">`, `data-loaded="true"`, `id="spend-chart"`, `id="latency-chart"`, `<svg class="chart"`,
 		`<path class="series" d="M[^"]+L`, `<td>openai/gpt-4o-mini</td>`, `<td>openai/gpt-4-down</td>`, `<td>openai/gpt-4o</td>`)
 
+	// The 24-hour view keeps its other fragment parameters when the key is taken out.
+	dom = b.render(t, "usage-24h", url+"/console/#/usage?window=24h&"+key)
+	want("usage-24h", dom, `<body data-route="#/usage\?window=24h">`, `Spend per 15 min`, `<option value="24h" selected`, `<path class="series"`)
+
 	dom = b.render(t, "requests", url+"/console/#/requests?"+key)
 	want("requests", dom, `data-loaded="true"`, `class="request"`, `attempt 2`, `openai/gpt-4-down`,
 		`<span class="pill bad">error</span>`, `class="mono"> overloaded`, `Hello|stream`, `#/conversations/`+first.ConversationID)
