@@ -109,15 +109,3 @@ func countContinuations(a []Attempt) int {
 	}
 	return n
 }
-
-// Observers sends each request to every Observer in order (nil entries are skipped).
-type Observers []Observer
-
-// ObserveRequest implements Observer.
-func (os Observers) ObserveRequest(ctx context.Context, r RequestRecord) {
-	for _, o := range os {
-		if o != nil {
-			o.ObserveRequest(ctx, r)
-		}
-	}
-}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs Switchyard's whole test suite. On a fresh machine it first installs what the sandbox
-# and PostgreSQL tests need when it can: bubblewrap, python3, python3-venv and postgresql
-# (Debian packages, as root) and the WASI CPython interpreter (from the npm registry). It
+# Runs Switchyard's whole test suite. On a fresh machine it first installs what the sandbox,
+# PostgreSQL and browser tests need when it can: bubblewrap, python3, python3-venv,
+# postgresql and chromium (Debian packages, as root; chromium drives the web console's
+# test) and the WASI CPython interpreter (from the npm registry). It
 # starts a throwaway PostgreSQL cluster (scripts/pg-test-cluster.sh: a temporary directory,
 # a Unix socket, no TCP port) for the store, queue and replica tests and removes it at the
 # end. Without them those tests skip with a message saying what is missing; everything
@@ -18,7 +19,13 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   if [ ${#missing[@]} -gt 0 ]; then
     echo "test.sh: installing ${missing[*]}" >&2
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null) \
-      || echo "test.sh: could not install ${missing[*]}; sandbox tests that need them will skip" >&2
+      || echo "test.sh: could not install ${missing[*]}; the sandbox and PostgreSQL tests that need them will skip" >&2
+  fi
+  # Apart, so that a distribution without a chromium package still gets the others.
+  if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+    echo "test.sh: installing chromium (the web console's browser test)" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "test.sh: could not install chromium; the console's browser test will skip" >&2
   fi
 fi
 if [ -x scripts/install-python-wasi.sh ] && command -v npm >/dev/null; then

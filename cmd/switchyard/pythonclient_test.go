@@ -70,8 +70,9 @@ func fakeOpenAIUpstream(t *testing.T) *httptest.Server {
 
 // serveForClients runs `switchyard serve` in-process on a random port with the key given
 // in SWITCHYARD_API_KEYS, local URLs allowed, and the openai provider pointed at a scripted
-// upstream. It returns the base URL and the capabilities missing from its OpenAPI document.
-func serveForClients(t *testing.T, key string) (base string, missing []string) {
+// upstream (extra flags follow). It returns the base URL and the capabilities missing from
+// its OpenAPI document.
+func serveForClients(t *testing.T, key string, extra ...string) (base string, missing []string) {
 	t.Helper()
 	up := fakeOpenAIUpstream(t)
 	t.Setenv("SWITCHYARD_API_KEYS", key)
@@ -81,7 +82,7 @@ func serveForClients(t *testing.T, key string) (base string, missing []string) {
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--allow-local-urls"}, stdout, stderr)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--allow-local-urls"}, extra...), stdout, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -37,6 +37,8 @@ type serveConfig struct {
 	SessionRetention time.Duration
 	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
 	CORSOrigins string
+	// Console serves the web console at /console/.
+	Console bool
 	// ConversationWrites is "through" or "behind"; runServe parses it into writes.
 	ConversationWrites string
 	writes             completions.ConversationWrites
@@ -80,6 +82,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
+	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
 	fs.DurationVar(&c.Faults.FirstToken, "first-token-timeout", 20*time.Second, "how long a streamed attempt may wait for its response and first fragment before the next model is tried (requests may set first_token_timeout)")
 	fs.DurationVar(&c.Faults.StreamIdle, "stream-idle-timeout", 30*time.Second, "how long a stream may stay silent between fragments (requests may set stream_idle_timeout)")
@@ -214,6 +217,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	log.Info("switchyard listening", "addr", ln.Addr().String(), "store", where, "version", version)
+	if c.Console {
+		log.Info("web console", "url", c.PublicURL+"/console/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(server.LimitListener(ln, c.Conns.MaxConnections)) }()
 	select {

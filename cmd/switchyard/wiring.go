@@ -21,6 +21,7 @@ import (
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // wiring builds the capabilities `serve` plugs into the server and starts their workers.
@@ -40,6 +41,8 @@ type wiring struct {
 	selector  *routing.Selector
 	// obs is the process's metrics and tracer (telemetry.go); nil fields are off.
 	obs *observability
+	// usage records recent requests and per-model spend for the usage API and the console.
+	usage *usagelog.Recorder
 }
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
@@ -90,14 +93,16 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	})
 	w.selector = selector
 
+	w.usage = usagelog.New(usagelog.Options{})
 	w.gateway, err = completions.New(completions.Options{
+		// The console's recorder, metrics and traces see every request.
+		Observer:           w.observer(),
 		ConversationWrites: w.cfg.writes,
 		Providers:          w.registry,
 		Prices:             w.catalog,
 		Store:              w.store,
 		Ranker:             routing.CompletionsRanker{Selector: selector},
 		Ledger:             completions.LogLedger{Logger: w.log},
-		Observer:           w.observer(),
 		Logger:             w.log,
 		FirstTokenTimeout:  w.cfg.Faults.FirstToken,
 		StreamIdleTimeout:  w.cfg.Faults.StreamIdle,
@@ -133,6 +138,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	}
 	opts := []server.Option{
 		server.Completions(w.gateway),
+		server.Usage(w.usage),
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
@@ -143,25 +149,26 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 			opts = append(opts, server.MetricsEndpoint(w.obs.metrics.Handler(w.cfg.Telemetry.MetricsToken)))
 		}
 	}
+	if w.cfg.Console {
+		opts = append(opts, server.Console())
+	}
 	return opts, nil
 }
 
-// observer is the gateway's completions.Observer: metrics and traces, whichever are on.
+// observer is the gateway's completions.Observer: the usage recorder, and metrics and
+// traces when they are on.
 func (w *wiring) observer() completions.Observer {
-	if w.obs == nil {
-		return nil
+	var list []completions.Observer
+	if w.usage != nil {
+		list = append(list, w.usage)
 	}
-	var os completions.Observers
-	if w.obs.metrics != nil {
-		os = append(os, w.obs.metrics)
+	if w.obs != nil && w.obs.metrics != nil {
+		list = append(list, w.obs.metrics)
 	}
-	if w.obs.tracing != nil {
-		os = append(os, w.obs.tracing)
+	if w.obs != nil && w.obs.tracing != nil {
+		list = append(list, w.obs.tracing)
 	}
-	if len(os) == 0 {
-		return nil
-	}
-	return os
+	return completions.JoinObservers(list...)
 }
 
 // start launches the job workers; the server's Close stops them.

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// usageRequests is the answer of GET /api/v1/usage/requests.
+type usageRequests struct {
+	// Data are the key's requests, newest first.
+	Data []usagelog.Request `json:"data"`
+	// NextBefore, when present, pages back: pass it as before.
+	NextBefore int64 `json:"next_before,omitempty"`
+}
+
+// Usage plugs the gateway's recent request history and per-model spend and latency
+// (package usagelog, fed as the gateway's completions.Observer) into the server:
+//
+//   - GET /api/v1/usage/requests?limit=N&before=ID — the key's recent requests, newest
+//     first, each with its attempts (model, outcome, latency, error kind); limit 1-500
+//     (default 50); before pages back with the previous page's next_before.
+//   - GET /api/v1/usage/series?window=1h|24h&step=1m — the key's requests per model in
+//     steps of step (default 1m for windows up to 1h, else 15m): count, errors, tokens,
+//     USD cost, latency sum, mean and max.
+//
+// Both see only the calling key's requests and only what this process recorded since it
+// started (the history is in memory and bounded).
+func Usage(rec *usagelog.Recorder) Option {
+	return func(s *Server) error {
+		if rec == nil {
+			return errors.New("server: Usage needs a *usagelog.Recorder")
+		}
+		tags := []string{"Usage"}
+		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/requests", Summary: "This key's recent completion requests with their attempts, newest first",
+			Query: []QueryParam{
+				{Name: "limit", Description: "how many requests 1-500 (default 50)"},
+				{Name: "before", Description: "next_before of the previous page: only requests recorded before it"},
+			}, Response: usageRequests{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				q := r.URL.Query()
+				limit, err := intQuery(q.Get("limit"), "limit", 50, 1, 500)
+				if err != nil {
+					return err
+				}
+				before, err := intQuery(q.Get("before"), "before", 0, 1, 1<<62)
+				if err != nil {
+					return err
+				}
+				// One more than asked says whether there is a next page.
+				reqs := rec.Requests(owner(r), limit+1, int64(before))
+				out := usageRequests{Data: reqs}
+				if len(reqs) > limit {
+					out.Data = reqs[:limit]
+					out.NextBefore = reqs[limit-1].ID
+				}
+				writeJSON(w, http.StatusOK, out)
+				return nil
+			})
+		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/series", Summary: "This key's spend and latency per model over time",
+			Query: []QueryParam{
+				{Name: "window", Description: "how far back: a duration such as 1h or 24h (default 1h; at most the recorder's window)"},
+				{Name: "step", Description: "bucket width in whole minutes such as 1m or 15m (default 1m up to a 1h window, else 15m)"},
+			}, Response: usagelog.Series{}, Tags: tags},
+			func(w http.ResponseWriter, r *http.Request) error {
+				q := r.URL.Query()
+				window, err := durationQuery(q.Get("window"), "window", time.Hour, rec.Window())
+				if err != nil {
+					return err
+				}
+				defStep := time.Minute
+				if window > time.Hour {
+					defStep = 15 * time.Minute
+				}
+				step, err := durationQuery(q.Get("step"), "step", defStep, window)
+				if err != nil {
+					return err
+				}
+				if step%time.Minute != 0 {
+					return Validation(http.StatusUnprocessableEntity, "step must be whole minutes, got %q", q.Get("step"))
+				}
+				writeJSON(w, http.StatusOK, rec.Series(owner(r), window, step))
+				return nil
+			})
+		return nil
+	}
+}
+
+// intQuery parses an optional integer query parameter within [lo, hi].
+func intQuery(v, name string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, Validation(http.StatusUnprocessableEntity, "%s must be an integer %d-%d, got %q", name, lo, hi, v)
+	}
+	return n, nil
+}
+
+// durationQuery parses an optional duration query parameter of at least a minute and at
+// most hi.
+func durationQuery(v, name string, def, hi time.Duration) (time.Duration, error) {
+	if v == "" {
+		return min(def, hi), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Minute || d > hi {
+		return 0, Validation(http.StatusUnprocessableEntity, "%s must be a duration from 1m to %s (e.g. 1h or 24h), got %q", name, shortDuration(hi), v)
+	}
+	return d, nil
+}
+
+// shortDuration writes 24h0m0s as 24h.
+func shortDuration(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	}
+	if d%time.Minute == 0 {
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return d.String()
+}

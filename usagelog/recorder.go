@@ -1,0 +1,346 @@
+// Package usagelog keeps, in memory, what the gateway answered recently: the last requests
+// with their attempts, and per-minute spend and latency per model over a bounded window. A
+// Recorder is a completions.Observer; the server's usage routes and the web console read it.
+//
+// Everything is bounded: Options.Requests recent requests in a ring shared by every owner
+// (a busy key can push a quiet key's requests out), and Options.Window of per-minute
+// buckets, each minute holding at most Options.SeriesPerMinute (owner, model) series
+// (requests beyond that count under the model "(other)"). Nothing is persisted: a restart
+// starts empty, and each replica of a scaled-out deployment sees only its own requests.
+package usagelog
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// Defaults of Options.
+const (
+	DefaultRequests        = 1000
+	DefaultWindow          = 24 * time.Hour
+	DefaultSeriesPerMinute = 1000
+	// OtherModel is the model requests are counted under when a minute already holds
+	// SeriesPerMinute series.
+	OtherModel = "(other)"
+	// NoModel is the model of a request that made no attempt (it failed before any).
+	NoModel = "(none)"
+)
+
+// Options configures a Recorder; zero values take the defaults.
+type Options struct {
+	// Requests is how many recent requests are kept (default DefaultRequests).
+	Requests int
+	// Window is how long per-minute buckets are kept (default DefaultWindow), rounded up
+	// to whole minutes.
+	Window time.Duration
+	// SeriesPerMinute bounds the (owner, model) series of one minute (default
+	// DefaultSeriesPerMinute).
+	SeriesPerMinute int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Request is one recorded request, as GET /api/v1/usage/requests lists it.
+type Request struct {
+	// ID numbers the requests this process recorded, from 1.
+	ID    int64  `json:"id"`
+	Owner string `json:"-"`
+	// Tag is the scope's tag (e.g. "optimize:<job id>" for an optimization job's agent).
+	Tag    string `json:"tag,omitempty"`
+	Stream bool   `json:"stream"`
+	// Outcome is ok, error, stream_error, content_filter or cancelled.
+	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=cancelled"`
+	// Model is the "provider/model" that answered (or the last one tried when none did).
+	Model string `json:"model"`
+	// Answered says Model delivered the answer.
+	Answered bool `json:"answered"`
+	// Attempts are the upstream attempts in order: retries and fallbacks and continuations.
+	Attempts         []completions.Attempt `json:"attempts"`
+	PromptTokens     int                   `json:"prompt_tokens"`
+	CompletionTokens int                   `json:"completion_tokens"`
+	TotalTokens      int                   `json:"total_tokens"`
+	// CostUSD is the answer's total cost (0 when its price is unknown: see PriceKnown).
+	CostUSD        float64 `json:"cost_usd"`
+	PriceKnown     bool    `json:"price_known"`
+	UsageEstimated bool    `json:"usage_estimated,omitempty"`
+	Continuations  int     `json:"continuations,omitempty"`
+	// Start is when the request was received.
+	Start     time.Time `json:"start"`
+	LatencyMS float64   `json:"latency_ms"`
+	// TTFTMS is the time to the first fragment of a stream (absent when none came).
+	TTFTMS         float64 `json:"ttft_ms,omitempty"`
+	ConversationID string  `json:"conversation_id,omitempty"`
+	// Error is the failure (absent on ok).
+	Error string `json:"error,omitempty"`
+}
+
+// Bucket aggregates the requests of one model over one step of time.
+type Bucket struct {
+	Requests int `json:"requests"`
+	// Errors counts requests that did not end ok (cancelled ones excluded).
+	Errors           int     `json:"errors"`
+	Cancelled        int     `json:"cancelled,omitempty"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	LatencyMSSum     float64 `json:"latency_ms_sum"`
+	LatencyMSMax     float64 `json:"latency_ms_max"`
+}
+
+// add folds o into b.
+func (b *Bucket) add(o Bucket) {
+	b.Requests += o.Requests
+	b.Errors += o.Errors
+	b.Cancelled += o.Cancelled
+	b.PromptTokens += o.PromptTokens
+	b.CompletionTokens += o.CompletionTokens
+	b.CostUSD += o.CostUSD
+	b.LatencyMSSum += o.LatencyMSSum
+	b.LatencyMSMax = max(b.LatencyMSMax, o.LatencyMSMax)
+}
+
+// Point is a Bucket at the start of its step.
+type Point struct {
+	T time.Time `json:"t"`
+	Bucket
+	// LatencyMSMean is LatencyMSSum / Requests.
+	LatencyMSMean float64 `json:"latency_ms_mean"`
+}
+
+// ModelSeries is one model's steps with at least one request, oldest first, and its totals.
+type ModelSeries struct {
+	Model  string  `json:"model"`
+	Total  Bucket  `json:"total"`
+	Points []Point `json:"points"`
+}
+
+// Series is the answer of GET /api/v1/usage/series: per model, the owner's requests over
+// [Start, End) in steps of StepSeconds.
+type Series struct {
+	Start       time.Time     `json:"start"`
+	End         time.Time     `json:"end"`
+	StepSeconds int           `json:"step_seconds"`
+	Models      []ModelSeries `json:"models"`
+}
+
+type seriesKey struct{ owner, model string }
+
+// minute holds the buckets of one minute of the window.
+type minute struct {
+	unix    int64 // minute number since the epoch (Unix seconds / 60); 0: unused
+	buckets map[seriesKey]*Bucket
+}
+
+// Recorder keeps recent requests and per-minute buckets. It implements
+// completions.Observer; the zero value is not usable, create one with New.
+type Recorder struct {
+	opts Options
+
+	mu      sync.Mutex
+	ring    []Request // capacity opts.Requests; ring[next] is overwritten next once full
+	next    int
+	lastID  int64
+	minutes []minute // ring of opts.Window minutes indexed by minute number mod its length
+}
+
+var _ completions.Observer = (*Recorder)(nil)
+
+// New returns an empty Recorder.
+func New(opts Options) *Recorder {
+	if opts.Requests <= 0 {
+		opts.Requests = DefaultRequests
+	}
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	if opts.SeriesPerMinute <= 0 {
+		opts.SeriesPerMinute = DefaultSeriesPerMinute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	n := int((opts.Window + time.Minute - 1) / time.Minute)
+	return &Recorder{opts: opts, ring: make([]Request, 0, opts.Requests), minutes: make([]minute, n)}
+}
+
+// Window is how far back the buckets reach.
+func (r *Recorder) Window() time.Duration { return time.Duration(len(r.minutes)) * time.Minute }
+
+// ObserveRequest records one request (completions.Observer).
+func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
+	req := Request{Owner: rec.Owner, Tag: rec.Tag, Stream: rec.Stream, Outcome: rec.Outcome,
+		Model: rec.Model, Answered: rec.Outcome == completions.RequestOK && rec.Model != "",
+		Attempts:     rec.Attempts,
+		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
+		CostUSD: rec.Usage.Costs.TotalTokensCost, PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
+		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
+		ConversationID: rec.ConversationID}
+	if req.Attempts == nil {
+		req.Attempts = []completions.Attempt{}
+	}
+	if rec.Err != nil {
+		req.Error = rec.Err.Error()
+	}
+	if req.Model == "" {
+		req.Model = NoModel
+		if n := len(rec.Attempts); n > 0 {
+			req.Model = rec.Attempts[n-1].Model
+		}
+	}
+	b := Bucket{Requests: 1, PromptTokens: int64(req.PromptTokens), CompletionTokens: int64(req.CompletionTokens),
+		CostUSD: req.CostUSD, LatencyMSSum: req.LatencyMS, LatencyMSMax: req.LatencyMS}
+	switch req.Outcome {
+	case completions.RequestOK:
+	case completions.RequestCancelled:
+		b.Cancelled = 1
+	default:
+		b.Errors = 1
+	}
+	// The request counts in the minute it ended in, which is when it is observed.
+	end := r.opts.Now()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastID++
+	req.ID = r.lastID
+	if len(r.ring) < cap(r.ring) {
+		r.ring = append(r.ring, req)
+	} else {
+		r.ring[r.next] = req
+	}
+	r.next = (r.next + 1) % cap(r.ring)
+
+	m := r.minuteAt(end.Unix() / 60)
+	k := seriesKey{req.Owner, req.Model}
+	bk := m.buckets[k]
+	if bk == nil {
+		if len(m.buckets) >= r.opts.SeriesPerMinute {
+			k.model = OtherModel
+			bk = m.buckets[k]
+		}
+		if bk == nil {
+			bk = &Bucket{}
+			m.buckets[k] = bk
+		}
+	}
+	bk.add(b)
+}
+
+// minuteAt returns the slot of minute number u, emptied when it held an older minute.
+// Called with r.mu held.
+func (r *Recorder) minuteAt(u int64) *minute {
+	m := &r.minutes[int(u%int64(len(r.minutes)))]
+	if m.unix != u {
+		m.unix = u
+		m.buckets = map[seriesKey]*Bucket{}
+	}
+	return m
+}
+
+// Requests returns owner's recorded requests, newest first, at most limit (all when limit
+// ≤ 0) and only those with an id below before when before > 0 (to page back).
+func (r *Recorder) Requests(owner string, limit int, before int64) []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := []Request{}
+	n := len(r.ring)
+	for i := 1; i <= n; i++ {
+		req := &r.ring[((r.next-i)%n+n)%n]
+		if req.Owner != owner || (before > 0 && req.ID >= before) {
+			continue
+		}
+		c := *req
+		c.Attempts = append([]completions.Attempt{}, req.Attempts...)
+		out = append(out, c)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// Series returns owner's buckets of the last window (at most Window), per model, summed
+// into steps of step (at least a minute; whole minutes). Steps are aligned to multiples of
+// step since the Unix epoch; the first may reach back before the window and then holds only
+// the minutes inside it.
+func (r *Recorder) Series(owner string, window, step time.Duration) Series {
+	window = min(max(window, time.Minute), r.Window())
+	step = max(step.Truncate(time.Minute), time.Minute)
+	stepMin := int64(step / time.Minute)
+	now := r.opts.Now().Unix() / 60
+	first := now - int64(window/time.Minute) + 1 // oldest minute included
+	firstStep := floorDiv(first, stepMin) * stepMin
+	s := Series{Start: time.Unix(firstStep*60, 0).UTC(), End: time.Unix((now+1)*60, 0).UTC(),
+		StepSeconds: int(stepMin * 60), Models: []ModelSeries{}}
+
+	type acc struct {
+		total Bucket
+		steps map[int64]*Bucket
+	}
+	per := map[string]*acc{}
+	r.mu.Lock()
+	for u := first; u <= now; u++ {
+		m := &r.minutes[int(((u%int64(len(r.minutes)))+int64(len(r.minutes)))%int64(len(r.minutes)))]
+		if m.unix != u {
+			continue
+		}
+		for k, b := range m.buckets {
+			if k.owner != owner {
+				continue
+			}
+			a := per[k.model]
+			if a == nil {
+				a = &acc{steps: map[int64]*Bucket{}}
+				per[k.model] = a
+			}
+			a.total.add(*b)
+			st := floorDiv(u, stepMin) * stepMin
+			sb := a.steps[st]
+			if sb == nil {
+				sb = &Bucket{}
+				a.steps[st] = sb
+			}
+			sb.add(*b)
+		}
+	}
+	r.mu.Unlock()
+
+	for model, a := range per {
+		ms := ModelSeries{Model: model, Total: a.total, Points: make([]Point, 0, len(a.steps))}
+		for st, b := range a.steps {
+			p := Point{T: time.Unix(st*60, 0).UTC(), Bucket: *b}
+			if b.Requests > 0 {
+				p.LatencyMSMean = b.LatencyMSSum / float64(b.Requests)
+			}
+			ms.Points = append(ms.Points, p)
+		}
+		sort.Slice(ms.Points, func(i, j int) bool { return ms.Points[i].T.Before(ms.Points[j].T) })
+		s.Models = append(s.Models, ms)
+	}
+	// The costliest model first, then by name: the order of a chart's legend.
+	sort.Slice(s.Models, func(i, j int) bool {
+		a, b := s.Models[i], s.Models[j]
+		if a.Total.CostUSD != b.Total.CostUSD {
+			return a.Total.CostUSD > b.Total.CostUSD
+		}
+		if a.Total.Requests != b.Total.Requests {
+			return a.Total.Requests > b.Total.Requests
+		}
+		return a.Model < b.Model
+	})
+	return s
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
