@@ -1,0 +1,318 @@
+// Package riverqueue is the PostgreSQL [jobqueue.Queue], on River
+// (github.com/riverqueue/river): a maintained Postgres job queue with unique jobs, stuck-job
+// rescue and cancellation that reaches the worker running a job in any process.
+//
+// Every Switchyard job is one River job of kind "switchyard_job" whose args are the
+// service's kind and job id; each service kind has its own River queue
+// ("switchyard_<kind>"), worked by the number of workers the service registered. Inserts
+// are unique by args, so a job id is enqueued at most once while its River job waits, runs
+// or is kept as completed. Open runs River's own migrations (rivermigrate) at start-up,
+// under an advisory lock so processes starting together do not race.
+//
+// Detecting a dead worker. River's job rescuer (run by the elected leader among the started
+// clients, every 30 s — River's fixed interval) moves a job that has been running longer
+// than RescueStuckJobsAfter back to the queue. That alone cannot tell a dead worker from a
+// slow job, and a training or optimization job may legitimately run for an hour, so this
+// package does not rely on it alone: the services keep a heartbeat in the job's record,
+// refreshed by the running worker every jobqueue.HeartbeatInterval(StaleAfter), and the
+// handler of a rescued job re-runs it only once that heartbeat is older than StaleAfter
+// (else it asks to be run again later, and the live worker finishes the job). So River's
+// RescueStuckJobsAfter is set to StaleAfter and jobs have no River timeout (JobTimeout -1):
+// a short StaleAfter is safe for slow jobs. A job whose worker was killed is run again
+// after about StaleAfter + River's 30 s rescue interval (+ up to ~20 s more when the dead
+// process was River's leader, until another client is elected) + RetryDelay.
+package riverqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/switchyard-ai/switchyard/jobqueue"
+)
+
+// Defaults of Options.
+const (
+	// DefaultStaleAfter is how long a running job's heartbeat may stay unchanged before
+	// its worker counts as dead.
+	DefaultStaleAfter = 2 * time.Minute
+	// DefaultRetryDelay is the delay before a job whose run ended in an error (its worker
+	// stopped or died) runs again.
+	DefaultRetryDelay = time.Second
+	// riverMaxAttempts is River's own attempt cap. The services count attempts in their
+	// records (their MaxAttempts), so River's cap only has to be out of their way.
+	riverMaxAttempts = 1000
+	// jobKind is the River kind of every Switchyard job.
+	jobKind = "switchyard_job"
+	// migrationLock is the advisory lock key held while River's migrations run ("SWRQ").
+	migrationLock = 0x53575251
+)
+
+// Options configure Open. The zero value is ready to use.
+type Options struct {
+	// Schema is the PostgreSQL schema of River's tables (created when missing); "" uses
+	// the connection's search_path. Use the schema of the store (pgstore.Options.Schema).
+	Schema string
+	// StaleAfter is the dead-worker detection delay (see the package comment); 0 means
+	// DefaultStaleAfter. Tests use a second or two.
+	StaleAfter time.Duration
+	// RetryDelay is the delay before a job whose run ended in an error runs again; 0 means
+	// DefaultRetryDelay.
+	RetryDelay time.Duration
+	// PollInterval is how often workers look for jobs besides being notified of new
+	// ones; 0 keeps River's default (1 s).
+	PollInterval time.Duration
+	// Logger receives River's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Queue is the River jobqueue.Queue. Create it with Open (it can enqueue and cancel from
+// then on), Register the services' kinds (their Start does), then Start it to work jobs;
+// Stop it before closing the pool.
+type Queue struct {
+	pool *pgxpool.Pool
+	opts Options
+
+	// inserter inserts and cancels jobs; it never works any (created by Open, so the
+	// services can enqueue before Start).
+	inserter *river.Client[pgx.Tx]
+
+	mu       sync.Mutex
+	handlers map[string]jobqueue.Handler
+	workers  map[string]int
+	worker   *river.Client[pgx.Tx] // works jobs; set by Start when some kind has workers here
+	started  bool                  // Start was called
+}
+
+var _ jobqueue.Queue = (*Queue)(nil)
+
+// Open migrates River's schema on pool and returns a queue to Register kinds on.
+func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Queue, error) {
+	if pool == nil {
+		return nil, errors.New("riverqueue: nil pool")
+	}
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = DefaultStaleAfter
+	}
+	if opts.RetryDelay <= 0 {
+		opts.RetryDelay = DefaultRetryDelay
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := migrate(ctx, pool, opts); err != nil {
+		return nil, err
+	}
+	q := &Queue{pool: pool, opts: opts, handlers: map[string]jobqueue.Handler{}, workers: map[string]int{}}
+	inserter, err := river.NewClient(riverpgxv5.New(pool), q.config(nil))
+	if err != nil {
+		return nil, fmt.Errorf("riverqueue: client: %w", err)
+	}
+	q.inserter = inserter
+	return q, nil
+}
+
+// config is the River configuration of this queue's clients, working queues (none for the
+// inserter).
+func (q *Queue) config(queues map[string]river.QueueConfig) *river.Config {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, river.WorkFunc(q.work))
+	cfg := &river.Config{
+		Schema:               q.opts.Schema,
+		Workers:              workers,
+		MaxAttempts:          riverMaxAttempts,
+		JobTimeout:           -1, // jobs bound themselves; the heartbeat detects dead workers
+		RescueStuckJobsAfter: q.opts.StaleAfter,
+		RetryPolicy:          retryPolicy{q.opts.RetryDelay},
+		FetchPollInterval:    q.opts.PollInterval,
+		Logger:               q.opts.Logger,
+	}
+	if len(queues) > 0 {
+		cfg.Queues = queues
+	}
+	return cfg
+}
+
+// migrate creates the schema and applies River's migrations, one process at a time.
+func migrate(ctx context.Context, pool *pgxpool.Pool, opts Options) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("riverqueue: connect: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLock)); err != nil {
+		return fmt.Errorf("riverqueue: lock migrations: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrationLock))
+	}()
+	if opts.Schema != "" {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{opts.Schema}.Sanitize()); err != nil {
+			return fmt.Errorf("riverqueue: create schema %s: %w", opts.Schema, err)
+		}
+	}
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: opts.Schema, Logger: opts.Logger})
+	if err != nil {
+		return fmt.Errorf("riverqueue: migrator: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("riverqueue: migrate: %w", err)
+	}
+	return nil
+}
+
+// StaleAfter implements jobqueue.Queue.
+func (q *Queue) StaleAfter() time.Duration { return q.opts.StaleAfter }
+
+// Register implements jobqueue.Queue. It fails once the queue has started.
+func (q *Queue) Register(kind string, workers int, h jobqueue.Handler) error {
+	if kind == "" || h == nil {
+		return errors.New("riverqueue: Register needs a kind and a handler")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started {
+		return fmt.Errorf("riverqueue: register %s: the queue has started", kind)
+	}
+	if _, dup := q.handlers[kind]; dup {
+		return fmt.Errorf("riverqueue: kind %s registered twice", kind)
+	}
+	q.handlers[kind], q.workers[kind] = h, max(workers, 0)
+	return nil
+}
+
+// jobArgs are the River args of a Switchyard job.
+type jobArgs struct {
+	// JobKind is the service's kind ("train", "optimize"); ID its job id.
+	JobKind string `json:"kind"`
+	ID      string `json:"id"`
+}
+
+// Kind implements river.JobArgs.
+func (jobArgs) Kind() string { return jobKind }
+
+// queueName is the River queue of a kind.
+func queueName(kind string) string { return "switchyard_" + kind }
+
+// retryPolicy retries a job after a fixed delay.
+type retryPolicy struct{ delay time.Duration }
+
+// NextRetry implements river.ClientRetryPolicy.
+func (p retryPolicy) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(p.delay) }
+
+// Start starts working the registered kinds that have workers in this process (a process
+// with none only enqueues and cancels); workers stop when ctx ends or Stop is called. Call
+// it after the services' Start (which Register their kinds).
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started {
+		return errors.New("riverqueue: already started")
+	}
+	q.started = true
+	queues := map[string]river.QueueConfig{}
+	for kind, n := range q.workers {
+		if n > 0 {
+			queues[queueName(kind)] = river.QueueConfig{MaxWorkers: n, FetchPollInterval: q.opts.PollInterval}
+		}
+	}
+	if len(queues) == 0 {
+		return nil
+	}
+	client, err := river.NewClient(riverpgxv5.New(q.pool), q.config(queues))
+	if err != nil {
+		return fmt.Errorf("riverqueue: client: %w", err)
+	}
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("riverqueue: start: %w", err)
+	}
+	q.worker = client
+	return nil
+}
+
+// Stop stops working jobs: running handlers' contexts end with jobqueue.ErrShutdown at
+// once (the services put or leave such jobs for the next worker), and Stop waits for them
+// to return until ctx ends.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	client := q.worker
+	q.worker = nil
+	q.mu.Unlock()
+	if client == nil {
+		return nil
+	}
+	if err := client.StopAndCancel(ctx); err != nil {
+		return fmt.Errorf("riverqueue: stop: %w", err)
+	}
+	return nil
+}
+
+// work runs one River job through its kind's handler.
+func (q *Queue) work(ctx context.Context, job *river.Job[jobArgs]) error {
+	q.mu.Lock()
+	h := q.handlers[job.Args.JobKind]
+	q.mu.Unlock()
+	if h == nil {
+		return river.JobCancel(fmt.Errorf("riverqueue: no handler for kind %q", job.Args.JobKind))
+	}
+	// Translate River's cancellation causes into jobqueue's.
+	jctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
+			cancel(jobqueue.ErrCancelled)
+		} else {
+			cancel(fmt.Errorf("%w: %w", jobqueue.ErrShutdown, context.Cause(ctx)))
+		}
+	})
+	defer stop()
+	err := h(jctx, job.Args.ID)
+	var later *jobqueue.RetryLaterError
+	if errors.As(err, &later) {
+		return river.JobSnooze(later.After)
+	}
+	return err
+}
+
+// Enqueue implements jobqueue.Queue: a River insert unique by args (kind and id).
+func (q *Queue) Enqueue(ctx context.Context, kind, id string) error {
+	_, err := q.inserter.Insert(ctx, jobArgs{JobKind: kind, ID: id}, &river.InsertOpts{
+		Queue:      queueName(kind),
+		UniqueOpts: river.UniqueOpts{ByArgs: true},
+	})
+	if err != nil {
+		return fmt.Errorf("riverqueue: enqueue %s %s: %w", kind, id, err)
+	}
+	return nil
+}
+
+// Cancel implements jobqueue.Queue with River's JobCancel, which cancels a waiting job at
+// once and signals the process running a running one.
+func (q *Queue) Cancel(ctx context.Context, kind, id string) error {
+	client := q.inserter
+	res, err := client.JobList(ctx, river.NewJobListParams().
+		Kinds(jobKind).
+		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled).
+		Where("args->>'kind' = @kind AND args->>'id' = @id", river.NamedArgs{"kind": kind, "id": id}).
+		First(10))
+	if err != nil {
+		return fmt.Errorf("riverqueue: find %s %s: %w", kind, id, err)
+	}
+	for _, j := range res.Jobs {
+		if _, err := client.JobCancel(ctx, j.ID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("riverqueue: cancel %s %s: %w", kind, id, err)
+		}
+	}
+	return nil
+}
