@@ -136,8 +136,10 @@ func (s *Service) failDead(ctx context.Context, j *jobRecord, msg string) error 
 }
 
 // heartbeat refreshes running job id's heartbeat until the returned stop is called, when
-// the queue is shared; if the record shows another attempt (a worker took the job over
-// after presuming this one dead) or the record is gone, it ends the job with errLostJob.
+// the queue is shared. If the record shows another attempt (a worker took the job over
+// after presuming this one dead) or is gone, it ends the job with errLostJob; if it shows
+// a cancel request, it cancels the job (the queue's own signal may not arrive, see
+// package riverqueue).
 func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, id string, attempt int) (stop func()) {
 	if s.q == nil {
 		return func() {}
@@ -155,9 +157,9 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 				return
 			case <-t.C:
 			}
-			lost := false
+			lost, cancelled := false, false
 			err := s.store.Update(ctx, func(tx store.Tx) error {
-				lost = false
+				lost, cancelled = false, false
 				j, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, id)
 				if errors.Is(err, store.ErrNotFound) {
 					lost = true
@@ -170,6 +172,7 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 					lost = j.Attempts != attempt
 					return nil
 				}
+				cancelled = j.CancelRequested
 				j.HeartbeatAt = time.Now()
 				return store.PutJSON(ctx, tx, store.TrainingJobs, id, j)
 			})
@@ -179,6 +182,9 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			if lost {
 				cancel(errLostJob)
 				return
+			}
+			if cancelled { // Cancel from a process that could not reach this one through the queue
+				cancel(errCancelled)
 			}
 		}
 	}()

@@ -9,18 +9,27 @@
 // or is kept as completed. Open runs River's own migrations (rivermigrate) at start-up,
 // under an advisory lock so processes starting together do not race.
 //
-// Detecting a dead worker. River's job rescuer (run by the elected leader among the started
-// clients, every 30 s — River's fixed interval) moves a job that has been running longer
-// than RescueStuckJobsAfter back to the queue. That alone cannot tell a dead worker from a
-// slow job, and a training or optimization job may legitimately run for an hour, so this
-// package does not rely on it alone: the services keep a heartbeat in the job's record,
-// refreshed by the running worker every jobqueue.HeartbeatInterval(StaleAfter), and the
-// handler of a rescued job re-runs it only once that heartbeat is older than StaleAfter
-// (else it asks to be run again later, and the live worker finishes the job). So River's
-// RescueStuckJobsAfter is set to StaleAfter and jobs have no River timeout (JobTimeout -1):
-// a short StaleAfter is safe for slow jobs. A job whose worker was killed is run again
-// after about StaleAfter + River's 30 s rescue interval (+ up to ~20 s more when the dead
-// process was River's leader, until another client is elected) + RetryDelay.
+// Detecting a dead worker. River's job rescuer (run by the elected leader among the
+// started clients, every 30 s — River's fixed interval) moves a job that has been running
+// longer than both its timeout and RescueStuckJobsAfter back to the queue; a job without a
+// timeout is never rescued. That cannot tell a dead worker from a slow job, and a training
+// or optimization job may legitimately run for an hour, so River's timing is only a
+// suspicion here: JobTimeout and RescueStuckJobsAfter are both StaleAfter, the handler
+// ignores River's timeout (its context does not end with it; JobStuckThreshold is set far
+// out so River does not log slow jobs as stuck), and the services keep a heartbeat in the
+// job's record, refreshed by the running worker every jobqueue.HeartbeatInterval(StaleAfter).
+// The handler of a rescued job re-runs it only once that heartbeat is older than StaleAfter;
+// else it asks to be run again later, and the live worker finishes the job. So a short
+// StaleAfter is safe for slow jobs. A job whose worker was killed runs again after at most
+// about 2 × StaleAfter + River's 30 s rescue interval (+ up to ~20 s when the dead process
+// was River's leader, until another client is elected) + RetryDelay.
+//
+// Cancellation: Cancel uses River's JobCancel, which drops a waiting job and signals the
+// process running a running one, whose handler context then ends with
+// jobqueue.ErrCancelled. River delivers that signal through the job's context, which past
+// the job's River timeout (StaleAfter) has already ended without effect; the services
+// therefore also mark the record and their heartbeat picks the mark up within a heartbeat
+// interval.
 package riverqueue
 
 import (
@@ -52,6 +61,9 @@ const (
 	// riverMaxAttempts is River's own attempt cap. The services count attempts in their
 	// records (their MaxAttempts), so River's cap only has to be out of their way.
 	riverMaxAttempts = 1000
+	// maintenanceQueue is the River queue a process without workers listens on; no job is
+	// put in it.
+	maintenanceQueue = "switchyard_maintenance"
 	// jobKind is the River kind of every Switchyard job.
 	jobKind = "switchyard_job"
 	// migrationLock is the advisory lock key held while River's migrations run ("SWRQ").
@@ -90,7 +102,7 @@ type Queue struct {
 	mu       sync.Mutex
 	handlers map[string]jobqueue.Handler
 	workers  map[string]int
-	worker   *river.Client[pgx.Tx] // works jobs; set by Start when some kind has workers here
+	worker   *river.Client[pgx.Tx] // works jobs; set by Start
 	started  bool                  // Start was called
 }
 
@@ -131,8 +143,11 @@ func (q *Queue) config(queues map[string]river.QueueConfig) *river.Config {
 		Schema:               q.opts.Schema,
 		Workers:              workers,
 		MaxAttempts:          riverMaxAttempts,
-		JobTimeout:           -1, // jobs bound themselves; the heartbeat detects dead workers
+		// River rescues a running job only past its timeout: both are StaleAfter, and work
+		// ignores the timeout (see the package comment).
+		JobTimeout:           q.opts.StaleAfter,
 		RescueStuckJobsAfter: q.opts.StaleAfter,
+		JobStuckThreshold:    365 * 24 * time.Hour,
 		RetryPolicy:          retryPolicy{q.opts.RetryDelay},
 		FetchPollInterval:    q.opts.PollInterval,
 		Logger:               q.opts.Logger,
@@ -211,7 +226,8 @@ type retryPolicy struct{ delay time.Duration }
 func (p retryPolicy) NextRetry(*rivertype.JobRow) time.Time { return time.Now().Add(p.delay) }
 
 // Start starts working the registered kinds that have workers in this process (a process
-// with none only enqueues and cancels); workers stop when ctx ends or Stop is called. Call
+// with none runs no job but still takes part in River's maintenance: leader election,
+// stuck-job rescue, cleanup); workers stop when ctx ends or Stop is called. Call
 // it after the services' Start (which Register their kinds).
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()
@@ -227,7 +243,10 @@ func (q *Queue) Start(ctx context.Context) error {
 		}
 	}
 	if len(queues) == 0 {
-		return nil
+		// No workers here, but the client still runs, on a queue no job is put in, so that
+		// every process takes part in River's leader election: stuck-job rescue and
+		// cleanup go on as long as any process of the deployment runs.
+		queues[maintenanceQueue] = river.QueueConfig{MaxWorkers: 1}
 	}
 	client, err := river.NewClient(riverpgxv5.New(q.pool), q.config(queues))
 	if err != nil {
@@ -265,14 +284,17 @@ func (q *Queue) work(ctx context.Context, job *river.Job[jobArgs]) error {
 	if h == nil {
 		return river.JobCancel(fmt.Errorf("riverqueue: no handler for kind %q", job.Args.JobKind))
 	}
-	// Translate River's cancellation causes into jobqueue's.
+	// Translate River's cancellation causes into jobqueue's; River's timeout only makes
+	// the job eligible for rescue (the heartbeat decides), so it does not end the job.
 	jctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely) {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, river.ErrJobCancelledRemotely):
 			cancel(jobqueue.ErrCancelled)
-		} else {
-			cancel(fmt.Errorf("%w: %w", jobqueue.ErrShutdown, context.Cause(ctx)))
+		case errors.Is(cause, context.DeadlineExceeded):
+		default:
+			cancel(fmt.Errorf("%w: %w", jobqueue.ErrShutdown, cause))
 		}
 	})
 	defer stop()
@@ -304,7 +326,7 @@ func (q *Queue) Cancel(ctx context.Context, kind, id string) error {
 		Kinds(jobKind).
 		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 			rivertype.JobStateRunning, rivertype.JobStateScheduled).
-		Where("args->>'kind' = @kind AND args->>'id' = @id", river.NamedArgs{"kind": kind, "id": id}).
+		Where("args->>'kind' = @switchyard_kind AND args->>'id' = @switchyard_id", river.NamedArgs{"switchyard_kind": kind, "switchyard_id": id}).
 		First(10))
 	if err != nil {
 		return fmt.Errorf("riverqueue: find %s %s: %w", kind, id, err)
