@@ -140,9 +140,9 @@ func (q *Queue) config(queues map[string]river.QueueConfig) *river.Config {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(q.work))
 	cfg := &river.Config{
-		Schema:               q.opts.Schema,
-		Workers:              workers,
-		MaxAttempts:          riverMaxAttempts,
+		Schema:      q.opts.Schema,
+		Workers:     workers,
+		MaxAttempts: riverMaxAttempts,
 		// River rescues a running job only past its timeout: both are StaleAfter, and work
 		// ignores the timeout (see the package comment).
 		JobTimeout:           q.opts.StaleAfter,
