@@ -1,0 +1,134 @@
+package optimizer
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
+	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/pgstore"
+)
+
+// TestSharedQueue runs optimization jobs on River between two services that share one
+// PostgreSQL database as two processes would (each with its own pool and River client): a
+// replica without workers accepts jobs that the worker runs once each, and cancels and
+// deletes a job running on the worker. (The trainer's TestSharedQueue runs separate OS
+// processes and kills one.)
+func TestSharedQueue(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh starts a throwaway PostgreSQL cluster and prints it (needs the Debian package postgresql)")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("optimizer_queue_%d", os.Getpid())
+	var blocking atomic.Bool
+	runner := &fakeRunner{block: func(sandbox.Job) bool { return blocking.Load() }}
+	e := newEnv(t, runner, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	open := func(workers int) *Service {
+		t.Helper()
+		d, err := pgstore.OpenDriver(ctx, dsn, pgstore.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := store.New(d)
+		t.Cleanup(func() { st.Close() })
+		q, err := riverqueue.Open(ctx, d.Pool(), riverqueue.Options{Schema: schema, StaleAfter: 2 * time.Second,
+			RetryDelay: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := New(st, runner, e.proposer, WithQueue(q), WithWorkers(workers),
+			WithFetcher(&fetch.Fetcher{AllowLocal: true}), WithGateway(e.up.URL+"/v1", StaticKey("job-key")),
+			WithPublicURL("https://sy.example"), WithLogger(log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			if err := svc.Close(cctx); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			q.Stop(cctx)
+		})
+		return svc
+	}
+	worker, replica := open(1), open(0)
+
+	running := func(id string) bool {
+		st, err := replica.Status(ctx, "alice", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Status == StatusRunning && len(runner.allRuns()) > 0
+	}
+	waitRunning := func(id string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !running(id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s did not start", id)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	// Accepted by the replica, run once by the worker.
+	sub, err := replica.Submit(ctx, "alice", request(e.url, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitFor(t, replica, sub.JobID); got.Status != StatusCompleted {
+		t.Fatalf("job run by the worker: %+v", got)
+	}
+	rec, err := store.GetJSON[job](ctx, worker.store, store.OptimizationJobs, sub.JobID)
+	if err != nil || rec.Attempts != 1 {
+		t.Fatalf("record: attempts %d, %v", rec.Attempts, err)
+	}
+
+	// Cancelled from the replica while it runs on the worker: interrupted, as a local cancel.
+	blocking.Store(true)
+	sub, err = replica.Submit(ctx, "alice", request(e.url, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(sub.JobID)
+	if _, err := replica.Cancel(ctx, "alice", sub.JobID); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, replica, sub.JobID)
+	if got.Status != StatusInterrupted || !strings.Contains(got.ErrorMessage, "cancelled by the caller") {
+		t.Fatalf("cancelled job: %+v", got)
+	}
+
+	// Deleted from the replica while it runs on the worker: cancelled there, then deleted.
+	sub, err = replica.Submit(ctx, "alice", request(e.url, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(sub.JobID)
+	del, err := replica.DeleteJob(ctx, "alice", sub.JobID)
+	if err != nil || !del.Cancelled {
+		t.Fatalf("DeleteJob = %+v, %v", del, err)
+	}
+	if _, err := worker.Status(ctx, "alice", sub.JobID); err == nil {
+		t.Errorf("the deleted job still answers on the worker")
+	}
+}
