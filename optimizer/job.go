@@ -263,10 +263,10 @@ type job struct {
 	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
 	// CancelRequested is set by Cancel of a job running in another process; that worker's
 	// heartbeat picks it up, and a dead worker's job is ended as cancelled, not re-run.
-	CancelRequested bool      `json:"cancel_requested,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	StartedAt        *time.Time  `json:"started_at,omitempty"`
-	FinishedAt       *time.Time  `json:"finished_at,omitempty"`
+	CancelRequested bool       `json:"cancel_requested,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	StartedAt       *time.Time `json:"started_at,omitempty"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
 }
 
 // storedRes is a ModelResult with its artifact token, as stored.
