@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
-	"github.com/switchyard-ai/switchyard/store/boltstore"
 )
 
 // serveConfig is everything `switchyard serve` reads from flags and the environment.
@@ -49,6 +47,8 @@ type serveConfig struct {
 	LogLevel  string
 	LogFormat string
 	jobLimits // per-key job limits and the download idle timeout (joblimits.go)
+	// storeFlags choose the store (bbolt or PostgreSQL) and the job workers (storeflag.go).
+	storeFlags
 }
 
 // connLimits are the serve flags that bound what one client can hold open.
@@ -95,6 +95,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
+	c.storeFlags.register(fs)
 	return c
 }
 
@@ -114,12 +115,40 @@ func newLogger(c *serveConfig, w io.Writer) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	return serveOrWork(ctx, false, args, stdout, stderr)
+}
+
+// runWorker is `switchyard worker`: serve's store, queue and job services without the
+// HTTP API — it runs jobs others accepted. It needs a PostgreSQL --store (bbolt is one
+// process). Sandboxed agents of optimization jobs reach this process's gateway on a
+// loopback-only listener (their job keys live in this process).
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return serveOrWork(ctx, true, args, stdout, stderr)
+}
+
+func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr io.Writer) error {
+	name := "serve"
+	if worker {
+		name = "worker"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = serveUsage(fs)
+	if worker {
+		fs.Usage = workerUsage(fs)
+	}
 	c := serveFlags(fs)
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
+	}
+	if err := c.storeFlags.check(); err != nil {
+		return err
+	}
+	if worker && !c.shared() {
+		return errors.New("switchyard worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
+	}
+	if worker && c.Workers == 0 {
+		return errors.New("--workers must be at least 1 for switchyard worker")
 	}
 	log, err := newLogger(c, stderr)
 	if err != nil {
@@ -135,11 +164,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// latency tail (BENCHMARKS.md) for a few more MiB of heap.
 		debug.SetGCPercent(c.GCPercent)
 	}
-	st, err := boltstore.Open(filepath.Join(c.DataDir, "switchyard.db"), boltstore.Options{})
+	be, err := openBackend(ctx, &c.storeFlags, c.DataDir, log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer be.Close()
+	st := be.store
 
 	var keys []string
 	for _, k := range strings.Split(os.Getenv("SWITCHYARD_API_KEYS"), ",") {
@@ -148,16 +178,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	// Listen first: sandboxed agents reach this server's own gateway at the real address.
-	ln, err := net.Listen("tcp", c.Addr)
+	// A worker listens on loopback only, for its agents.
+	addr := c.Addr
+	if worker {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + publicAddr(ln.Addr())
+		if worker {
+			c.PublicURL = "http://" + c.Addr
+			log.Warn("worker: no --public-url; artifact links of optimization jobs point at the default serve address", "public_url", c.PublicURL)
+		}
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	wiring := &wiring{cfg: c, store: st, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1"}
+	wiring := &wiring{cfg: c, store: st, queue: be.queue, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1"}
 	opts, err := wiring.options(ctx)
 	if err != nil {
 		return err
@@ -180,7 +219,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if !has {
+	if !has && !worker {
 		key, err := srv.Auth().CreateKey(ctx, "created on first start")
 		if err != nil {
 			return err
@@ -199,7 +238,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	log.Info("switchyard listening", "addr", ln.Addr().String(), "data", c.DataDir, "version", version)
+	if worker {
+		log.Info("switchyard worker running", "store", be.where, "workers", c.Workers, "agents_gateway", wiring.gatewayURL, "version", version)
+	} else {
+		log.Info("switchyard listening", "addr", ln.Addr().String(), "store", be.where, "workers", c.Workers, "version", version)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(server.LimitListener(ln, c.Conns.MaxConnections)) }()
 	select {
@@ -218,6 +261,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := srv.Close(sctx); err != nil {
 		log.Warn("stopping workers", "err", err)
+	}
+	// The services have interrupted their jobs (left for the next worker); now stop
+	// taking jobs from the shared queue.
+	if be.queue != nil {
+		if err := be.queue.Stop(sctx); err != nil {
+			log.Warn("stopping the job queue", "err", err)
+		}
 	}
 	log.Info("stopped")
 	return nil

@@ -36,6 +36,18 @@ func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
 }
 
 // serveUsage prints serve's flags and then every other environment variable serve reads.
+// workerUsage prints `switchyard worker -h`: serve's flags, most of which a worker shares.
+func workerUsage(fs *flag.FlagSet) func() {
+	return func() {
+		fmt.Fprintln(fs.Output(), "usage: switchyard worker --store postgres://… [flags]\n\n"+
+			"Runs training and optimization jobs from the shared PostgreSQL store without serving the API;\n"+
+			"give it the same configuration as serve (store, providers, prices, sandbox). --addr and\n"+
+			"--public-url name the serve replicas (for artifact links); the worker itself listens on\n"+
+			"127.0.0.1 only, for its sandboxed agents.")
+		serveUsage(fs)()
+	}
+}
+
 func serveUsage(fs *flag.FlagSet) func() {
 	return func() {
 		w := fs.Output()
