@@ -82,7 +82,8 @@ type Options struct {
 	// DefaultRetryDelay.
 	RetryDelay time.Duration
 	// PollInterval is how often workers look for jobs besides being notified of new
-	// ones; 0 keeps River's default (1 s).
+	// ones; 0 keeps River's default (1 s); values below 100 ms (River's fetch cooldown)
+	// mean 100 ms.
 	PollInterval time.Duration
 	// Logger receives River's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -121,6 +122,9 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Queue, error)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.PollInterval > 0 {
+		opts.PollInterval = max(opts.PollInterval, river.FetchCooldownDefault)
 	}
 	if err := migrate(ctx, pool, opts); err != nil {
 		return nil, err
