@@ -3,6 +3,7 @@ package trainer
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -372,4 +373,48 @@ func TestSharedQueue(t *testing.T) {
 		t.Errorf("slow job's data fetched %d times, want 1", hits["/slow.json"])
 	}
 	mu.Unlock()
+}
+
+// TestSharedJobLimit: with a shared queue the per-owner limit counts the owner's
+// unfinished jobs in the store, whichever process accepted them.
+func TestSharedJobLimit(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	schema := fmt.Sprintf("trainer_limit_%d", os.Getpid())
+	replica := func() *Service {
+		st, q := openShared(t, dsn, schema, quietLogger())
+		s, err := New(st, WithQueue(q), WithWorkers(0), WithLogger(quietLogger()), WithJobsPerOwner(2),
+			WithFetcher(&fetch.Fetcher{AllowLocal: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := replica(), replica()
+	url := []string{"http://127.0.0.1:1/data.json"}
+	first, err := a.Submit(ctx, "k", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Submit(ctx, "k", url); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Submit(ctx, "k", url)
+	var limit *JobLimitError
+	if !errors.As(err, &limit) || limit.Active != 2 {
+		t.Fatalf("third job of one owner across two processes: %v", err)
+	}
+	if _, err := a.Submit(ctx, "other", url); err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+	if _, err := b.Cancel(ctx, "k", first.TrainingJobID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Submit(ctx, "k", url); err != nil {
+		t.Fatalf("after a cancel freed a slot: %v", err)
+	}
 }
