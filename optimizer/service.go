@@ -22,7 +22,9 @@
 //
 // Jobs are kept in store.OptimizationJobs and survive restarts: Start re-queues jobs that
 // were queued or running (a running job starts over; one interrupted MaxAttempts times is
-// failed with a message). The best agent.py of each target model is kept in
+// failed with a message). With [WithQueue] the jobs are shared by every process of a
+// PostgreSQL deployment: any process accepts them, one worker anywhere runs each, and a
+// dead worker's job starts over elsewhere by the same rules. The best agent.py of each target model is kept in
 // store.Artifacts under a 128-bit random token, served by [Service.Artifact].
 package optimizer
 

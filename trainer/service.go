@@ -14,6 +14,10 @@
 // interrupted by the previous process); a job interrupted MaxAttempts times is failed with
 // a message instead, so no job stays running forever.
 //
+// Several processes: with [WithQueue] (a jobqueue.Queue on the shared PostgreSQL store)
+// any process accepts jobs and exactly one worker, in whichever process, runs each; a job
+// whose worker dies runs again elsewhere, or fails after MaxAttempts, by the same rules.
+//
 // Lifecycle: a model unused for ArchiveAfter (1 year) is archived by [Service.Cleanup] and
 // from then on answers ErrArchived (which matches ErrNotFound: a 404 whose message says
 // the model was archived). A later Cleanup, RemoveAfter (7 days) after archiving, deletes
