@@ -78,6 +78,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 	cancelled := errors.Is(cause, errCancelled) || errors.Is(cause, jobqueue.ErrCancelled)
 	if !cancelled && (errors.Is(cause, errShutdown) || (cause != nil && base.Err() != nil)) {
 		// Cut by shutdown: left "running" for the next Start (or worker) to re-queue.
+		s.releaseCut(&j)
 		s.log.Info("optimizer: job cut by shutdown", "job", id)
 		return true
 	}

@@ -151,6 +151,35 @@ func (s *Service) claim(ctx context.Context, id string, resume bool) (job, bool,
 	return j, claimed, nil
 }
 
+// releasedAt is the heartbeat of a job whose worker stopped on purpose (shutdown): long
+// stale, so the next worker takes the job over at once instead of after StaleAfter.
+var releasedAt = time.Unix(1, 0).UTC()
+
+// releaseCut marks running job j, cut by a shutdown, as released by its worker, when the
+// queue is shared (without one, the next Start re-queues it anyway).
+func (s *Service) releaseCut(j *job) {
+	if s.q == nil {
+		return
+	}
+	ctx := context.Background()
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
+			return nil
+		}
+		cur.HeartbeatAt = releasedAt
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Warn("optimizer: release job cut by shutdown", "job", j.ID, "err", err)
+	}
+}
+
 // failDead ends running job j, whose worker is dead, with status and msg, unless its
 // record moved on.
 func (s *Service) failDead(ctx context.Context, j *job, status Status, msg string) error {

@@ -20,8 +20,9 @@ import (
 
 // TestSharedQueue runs optimization jobs on River between two services that share one
 // PostgreSQL database as two processes would (each with its own pool and River client): a
-// replica without workers accepts jobs that the worker runs once each, and cancels and
-// deletes a job running on the worker. (The trainer's TestSharedQueue runs separate OS
+// replica without workers accepts jobs that the worker runs once each, cancels and
+// deletes a job running on the worker, and a worker shutting down mid-job hands the job to
+// another. (The trainer's TestSharedQueue runs separate OS
 // processes and kills one.)
 func TestSharedQueue(t *testing.T) {
 	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
@@ -35,7 +36,7 @@ func TestSharedQueue(t *testing.T) {
 	e := newEnv(t, runner, nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	open := func(workers int) *Service {
+	open := func(workers int) (*Service, func()) {
 		t.Helper()
 		d, err := pgstore.OpenDriver(ctx, dsn, pgstore.Options{Schema: schema})
 		if err != nil {
@@ -60,17 +61,19 @@ func TestSharedQueue(t *testing.T) {
 		if err := q.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
+		stop := func() {
 			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
 			if err := svc.Close(cctx); err != nil {
 				t.Errorf("Close: %v", err)
 			}
 			q.Stop(cctx)
-		})
-		return svc
+		}
+		t.Cleanup(stop)
+		return svc, stop
 	}
-	worker, replica := open(1), open(0)
+	worker, stopWorker := open(1)
+	replica, _ := open(0)
 
 	running := func(id string) bool {
 		st, err := replica.Status(ctx, "alice", id)
@@ -130,5 +133,27 @@ func TestSharedQueue(t *testing.T) {
 	}
 	if _, err := worker.Status(ctx, "alice", sub.JobID); err == nil {
 		t.Errorf("the deleted job still answers on the worker")
+	}
+
+	// A worker that shuts down mid-job hands it over: another worker starts it over at
+	// once (no wait for a stale heartbeat), counting the cut run as an attempt.
+	sub, err = replica.Submit(ctx, "alice", request(e.url, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(sub.JobID)
+	open(1)
+	stopWorker()
+	blocking.Store(false)
+	start := time.Now()
+	if got := waitFor(t, replica, sub.JobID); got.Status != StatusCompleted {
+		t.Fatalf("job handed over at shutdown: %+v", got)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the hand-over took %s", took)
+	}
+	rec, err = store.GetJSON[job](ctx, replica.store, store.OptimizationJobs, sub.JobID)
+	if err != nil || rec.Attempts != 2 {
+		t.Fatalf("handed-over job: attempts %d, %v; want 2", rec.Attempts, err)
 	}
 }
