@@ -85,7 +85,8 @@ type Options struct {
 	// ones; 0 keeps River's default (1 s); values below 100 ms (River's fetch cooldown)
 	// mean 100 ms.
 	PollInterval time.Duration
-	// Logger receives River's logs (default slog.Default()).
+	// Logger receives River's warnings and errors (default slog.Default()); River's info
+	// and debug lines (client started, periodic job counts, retries) are dropped.
 	Logger *slog.Logger
 }
 
@@ -123,6 +124,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Queue, error)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	opts.Logger = slog.New(warnHandler{opts.Logger.Handler()})
 	if opts.PollInterval > 0 {
 		opts.PollInterval = max(opts.PollInterval, river.FetchCooldownDefault)
 	}
@@ -208,6 +210,24 @@ func (q *Queue) Register(kind string, workers int, h jobqueue.Handler) error {
 	}
 	q.handlers[kind], q.workers[kind] = h, max(workers, 0)
 	return nil
+}
+
+// warnHandler passes on the records of warning level and above.
+type warnHandler struct{ slog.Handler }
+
+// Enabled implements slog.Handler.
+func (h warnHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+// WithAttrs implements slog.Handler.
+func (h warnHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return warnHandler{h.Handler.WithAttrs(as)}
+}
+
+// WithGroup implements slog.Handler.
+func (h warnHandler) WithGroup(name string) slog.Handler {
+	return warnHandler{h.Handler.WithGroup(name)}
 }
 
 // jobArgs are the River args of a Switchyard job.
