@@ -11,8 +11,9 @@
 //
 // Worker death: a running job's worker refreshes a heartbeat in the job's record every
 // [HeartbeatInterval] of the queue's [Queue.StaleAfter]. When a worker dies mid-job the
-// queue (after its own detection delay) hands the job to another worker; the service's
-// handler then finds the record still "running", and
+// queue hands the job to another worker — as soon as [Kind.Dead] reports the heartbeat
+// stale, or after the queue's own (slower) detection of stuck jobs; the service's handler
+// then finds the record still "running", and
 //   - with a heartbeat younger than StaleAfter, the first worker is alive (the queue only
 //     suspected it): the handler answers [RetryLater] until the heartbeat is stale or the
 //     job has ended, so a slow job is never run twice;
@@ -35,13 +36,28 @@ import (
 // delay (the handler's record decides what the next run does).
 type Handler func(ctx context.Context, id string) error
 
+// Kind is what a service registers with a Queue for one kind of job.
+type Kind struct {
+	// Workers is how many jobs of the kind this process runs at once; 0 runs none here
+	// (the process enqueues and cancels jobs of the kind: an HTTP-only replica).
+	Workers int
+	// Run runs one job.
+	Run Handler
+	// Dead, when set, reports whether the worker of running job id is dead (the job's
+	// heartbeat is older than StaleAfter) and how many times the job has been started. The
+	// queue asks it about the jobs it sees running, and hands a dead worker's job to
+	// another worker at once (one hand-over per start count, so never twice), instead of
+	// waiting for its own slower rescue of stuck jobs.
+	Dead func(ctx context.Context, id string) (dead bool, starts int, err error)
+}
+
 // Queue is a job queue shared by every process of a deployment. Implementations are safe
 // for concurrent use.
 type Queue interface {
-	// Register declares a kind of job and the handler that runs it, on up to workers
-	// goroutines of this process (0: this process enqueues and cancels jobs of the kind
-	// but runs none — an HTTP-only replica). Register every kind before the queue starts.
-	Register(kind string, workers int, h Handler) error
+	// Register declares a kind of job: how many this process runs, the handler that runs
+	// them, and how to tell a dead worker's job. Register every kind before the queue
+	// starts.
+	Register(kind string, k Kind) error
 	// Enqueue adds job id of kind. Enqueueing an id that is already waiting, running or
 	// finished is a no-op, so a job is never queued twice.
 	Enqueue(ctx context.Context, kind, id string) error

@@ -51,7 +51,7 @@ func lastSeen(j *job) time.Time {
 // jobs in the store (a no-op for those the queue holds; it catches a job whose process
 // stopped between storing and enqueueing it).
 func (s *Service) startShared(ctx context.Context) error {
-	if err := s.q.Register(QueueKind, s.workers, s.handle); err != nil {
+	if err := s.q.Register(QueueKind, jobqueue.Kind{Workers: s.workers, Run: s.handle, Dead: s.dead}); err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
 	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
@@ -68,6 +68,22 @@ func (s *Service) startShared(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dead reports whether job id is running on a dead worker (its heartbeat is stale and no
+// worker of this process runs it), and how many times it was started.
+func (s *Service) dead(ctx context.Context, id string) (bool, int, error) {
+	j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("optimizer: read job %s: %w", id, err)
+	}
+	s.mu.Lock()
+	local := s.running[id] != nil
+	s.mu.Unlock()
+	return j.Status == StatusRunning && !local && s.stale(&j), j.Attempts, nil
 }
 
 // handle is the queue's handler of an optimization job.

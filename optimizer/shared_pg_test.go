@@ -30,7 +30,7 @@ func TestSharedQueue(t *testing.T) {
 		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh starts a throwaway PostgreSQL cluster and prints it (needs the Debian package postgresql)")
 	}
 	ctx := context.Background()
-	schema := fmt.Sprintf("optimizer_queue_%d", os.Getpid())
+	schema := fmt.Sprintf("optimizer_queue_%d_%d", os.Getpid(), time.Now().UnixNano())
 	var blocking atomic.Bool
 	runner := &fakeRunner{block: func(sandbox.Job) bool { return blocking.Load() }}
 	e := newEnv(t, runner, nil)

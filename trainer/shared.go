@@ -47,7 +47,7 @@ func (s *Service) stale(j *jobRecord) bool {
 // jobs in the store (a no-op for those the queue holds; it catches a job whose process
 // stopped between storing and enqueueing it).
 func (s *Service) startShared(ctx context.Context) error {
-	if err := s.q.Register(QueueKind, s.workers, s.handle); err != nil {
+	if err := s.q.Register(QueueKind, jobqueue.Kind{Workers: s.workers, Run: s.handle, Dead: s.dead}); err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
 	entries, err := s.store.List(ctx, store.TrainingJobs, store.ListOptions{})
@@ -64,6 +64,22 @@ func (s *Service) startShared(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dead reports whether job id is running on a dead worker (its heartbeat is stale and no
+// worker of this process runs it), and how many times it was started.
+func (s *Service) dead(ctx context.Context, id string) (bool, int, error) {
+	j, err := s.getJob(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	s.jobMu.Lock()
+	local := s.running[id] != nil
+	s.jobMu.Unlock()
+	return j.State == StateRunning && !local && s.stale(&j), j.Attempts, nil
 }
 
 // handle is the queue's handler of a training job.

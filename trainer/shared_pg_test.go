@@ -194,7 +194,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestSharedQueue(t *testing.T) {
 	dsn := pgDSN(t)
 	ctx := context.Background()
-	schema := fmt.Sprintf("trainer_queue_%d", os.Getpid())
+	schema := fmt.Sprintf("trainer_queue_%d_%d", os.Getpid(), time.Now().UnixNano())
 
 	// Dataset server: "/block*" paths hang their first request until its client goes
 	// away (a worker killed or a job cancelled), later ones answer.
@@ -311,10 +311,11 @@ func TestSharedQueue(t *testing.T) {
 	}
 	t.Logf("runs per worker: a=%d b=%d", len(a.started()), len(b.started()))
 
-	// A job slower than the detection time (it waits for the crashed job's rescue, ~30 s)
-	// is suspected by River but, its heartbeat being fresh, never run twice.
+	// A job much slower than the detection time is looked at by every sweep for dead
+	// workers but, its heartbeat being fresh, never run twice.
 	slow := submit("/slow.json")
 	waitFor(t, 20*time.Second, "a worker to start the slow job", func() bool { return status(slow).Status == StateRunning })
+	slowStarted := time.Now()
 
 	// (c) Cancel, from this process, a job running in a worker process.
 	cancelled := submit("/block-cancel.json")
@@ -339,9 +340,9 @@ func TestSharedQueue(t *testing.T) {
 	}
 
 	// (b) continued: the killed worker's job is run again by a survivor and completes,
-	// within the detection time: StaleAfter plus River's rescuer interval (30 s).
+	// within the detection time (about 1.5 × StaleAfter, see riverqueue) and a margin.
 	var took atomic.Int64
-	waitFor(t, sharedStaleTest+40*time.Second, "the crashed job to be run again", func() bool {
+	waitFor(t, time.Until(killedAt.Add(3*sharedStaleTest+5*time.Second)), "the crashed job to be run again", func() bool {
 		took.Store(int64(time.Since(killedAt)))
 		st := status(crashed).Status
 		return st == StateCompleted || st == StateFailed
@@ -356,6 +357,7 @@ func TestSharedQueue(t *testing.T) {
 	}
 	t.Logf("crashed job completed %s after its worker was killed", time.Duration(took.Load()).Round(time.Millisecond))
 
+	time.Sleep(time.Until(slowStarted.Add(4 * sharedStaleTest)))
 	releaseOnce.Do(func() { close(releaseSlow) })
 	waitFor(t, 20*time.Second, "the slow job to complete", func() bool { return status(slow).Status == StateCompleted })
 	rec, _ = store.GetJSON[jobRecord](ctx, st, store.TrainingJobs, slow)
@@ -380,7 +382,7 @@ func TestSharedQueue(t *testing.T) {
 func TestSharedJobLimit(t *testing.T) {
 	dsn := pgDSN(t)
 	ctx := context.Background()
-	schema := fmt.Sprintf("trainer_limit_%d", os.Getpid())
+	schema := fmt.Sprintf("trainer_limit_%d_%d", os.Getpid(), time.Now().UnixNano())
 	replica := func() *Service {
 		st, q := openShared(t, dsn, schema, quietLogger())
 		s, err := New(st, WithQueue(q), WithWorkers(0), WithLogger(quietLogger()), WithJobsPerOwner(2),

@@ -33,7 +33,7 @@ type storeFlags struct {
 func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Store, "store", "", "where data lives: empty for the bbolt file in --data (one process), or a postgres://user@host/db URL shared by every serve and worker process (jobs then run on a shared PostgreSQL queue)")
 	fs.IntVar(&f.Workers, "workers", 1, "training jobs and optimization jobs this process runs at once (each); with a postgres --store, 0 runs none here (an HTTP-only replica) and jobs run on the other processes")
-	fs.DurationVar(&f.JobStaleAfter, "job-stale-after", riverqueue.DefaultStaleAfter, "with a postgres --store: how long a running job's heartbeat may stay silent before its worker counts as dead; the job then runs again on another worker within about twice this plus 30s (River's rescue interval)")
+	fs.DurationVar(&f.JobStaleAfter, "job-stale-after", riverqueue.DefaultStaleAfter, "with a postgres --store: how long a running job's heartbeat may stay silent before its worker counts as dead; the job then runs again on another worker about 1.5 times this later; a slow job with a live worker is never run twice")
 }
 
 // shared reports whether --store names a PostgreSQL database.

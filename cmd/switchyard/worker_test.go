@@ -42,7 +42,7 @@ func TestServeAndWorkerShareJobs(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	schema := fmt.Sprintf("cmd_worker_%d", os.Getpid())
+	schema := fmt.Sprintf("cmd_worker_%d_%d", os.Getpid(), time.Now().UnixNano())
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -9,20 +9,23 @@
 // or is kept as completed. Open runs River's own migrations (rivermigrate) at start-up,
 // under an advisory lock so processes starting together do not race.
 //
-// Detecting a dead worker. River's job rescuer (run by the elected leader among the
-// started clients, every 30 s — River's fixed interval) moves a job that has been running
-// longer than both its timeout and RescueStuckJobsAfter back to the queue; a job without a
-// timeout is never rescued. That cannot tell a dead worker from a slow job, and a training
-// or optimization job may legitimately run for an hour, so River's timing is only a
-// suspicion here: JobTimeout and RescueStuckJobsAfter are both StaleAfter, the handler
-// ignores River's timeout (its context does not end with it; JobStuckThreshold is set far
-// out so River does not log slow jobs as stuck), and the services keep a heartbeat in the
-// job's record, refreshed by the running worker every jobqueue.HeartbeatInterval(StaleAfter).
-// The handler of a rescued job re-runs it only once that heartbeat is older than StaleAfter;
-// else it asks to be run again later, and the live worker finishes the job. So a short
-// StaleAfter is safe for slow jobs. A job whose worker was killed runs again after at most
-// about 2 × StaleAfter + River's 30 s rescue interval (+ up to ~20 s when the dead process
-// was River's leader, until another client is elected) + RetryDelay.
+// Detecting a dead worker. The services keep a heartbeat in each running job's record,
+// refreshed by its worker every jobqueue.HeartbeatInterval(StaleAfter); only a heartbeat
+// older than StaleAfter counts as a dead worker, so a short StaleAfter is safe for slow
+// jobs. Two paths hand a dead worker's job to another worker:
+//   - the sweep: every started process looks, every StaleAfter/2, at the jobs River has
+//     running and asks their kind's jobqueue.Kind.Dead about each; for a dead worker's job
+//     it inserts a new River job for the same id, unique by (kind, id, start count), so
+//     each dead start is handed over once. A job whose worker was killed runs again after
+//     about 1.5 × StaleAfter (+ RetryDelay and a poll): this is the detection time;
+//   - the backstop, River's job rescuer (run by the elected leader every 30 s, River's
+//     fixed interval), which moves a job running longer than both its timeout and
+//     RescueStuckJobsAfter back to the queue (a job without a timeout is never rescued).
+//     Both are StaleAfter here, and the handler ignores River's timeout (its context does
+//     not end with it; JobStuckThreshold is set far out so River does not log slow jobs as
+//     stuck): River's timing is only a suspicion, the handler of a rescued job re-runs it
+//     only once the heartbeat is stale, else asks to be run again later while the live
+//     worker finishes the job.
 //
 // Cancellation: Cancel uses River's JobCancel, which drops a waiting job and signals the
 // process running a running one, whose handler context then ends with
@@ -34,6 +37,7 @@ package riverqueue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -75,8 +79,10 @@ type Options struct {
 	// Schema is the PostgreSQL schema of River's tables (created when missing); "" uses
 	// the connection's search_path. Use the schema of the store (pgstore.Options.Schema).
 	Schema string
-	// StaleAfter is the dead-worker detection delay (see the package comment); 0 means
-	// DefaultStaleAfter. Tests use a second or two.
+	// StaleAfter is how long a running job's heartbeat may stay silent before its worker
+	// counts as dead; a dead worker's job runs again about 1.5 × StaleAfter after the
+	// worker's last heartbeat (see the package comment). 0 means DefaultStaleAfter. Tests
+	// use a second or two.
 	StaleAfter time.Duration
 	// RetryDelay is the delay before a job whose run ended in an error runs again; 0 means
 	// DefaultRetryDelay.
@@ -101,11 +107,13 @@ type Queue struct {
 	// services can enqueue before Start).
 	inserter *river.Client[pgx.Tx]
 
-	mu       sync.Mutex
-	handlers map[string]jobqueue.Handler
-	workers  map[string]int
-	worker   *river.Client[pgx.Tx] // works jobs; set by Start
-	started  bool                  // Start was called
+	mu      sync.Mutex
+	kinds   map[string]jobqueue.Kind
+	worker  *river.Client[pgx.Tx] // works jobs; set by Start
+	started bool                  // Start was called
+	// stopSweep ends the dead-worker sweep Start runs; sweepDone is closed when it has.
+	stopSweep func()
+	sweepDone chan struct{}
 }
 
 var _ jobqueue.Queue = (*Queue)(nil)
@@ -131,7 +139,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Queue, error)
 	if err := migrate(ctx, pool, opts); err != nil {
 		return nil, err
 	}
-	q := &Queue{pool: pool, opts: opts, handlers: map[string]jobqueue.Handler{}, workers: map[string]int{}}
+	q := &Queue{pool: pool, opts: opts, kinds: map[string]jobqueue.Kind{}}
 	inserter, err := river.NewClient(riverpgxv5.New(pool), q.config(nil))
 	if err != nil {
 		return nil, fmt.Errorf("riverqueue: client: %w", err)
@@ -196,8 +204,8 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, opts Options) error {
 func (q *Queue) StaleAfter() time.Duration { return q.opts.StaleAfter }
 
 // Register implements jobqueue.Queue. It fails once the queue has started.
-func (q *Queue) Register(kind string, workers int, h jobqueue.Handler) error {
-	if kind == "" || h == nil {
+func (q *Queue) Register(kind string, k jobqueue.Kind) error {
+	if kind == "" || k.Run == nil {
 		return errors.New("riverqueue: Register needs a kind and a handler")
 	}
 	q.mu.Lock()
@@ -205,10 +213,11 @@ func (q *Queue) Register(kind string, workers int, h jobqueue.Handler) error {
 	if q.started {
 		return fmt.Errorf("riverqueue: register %s: the queue has started", kind)
 	}
-	if _, dup := q.handlers[kind]; dup {
+	if _, dup := q.kinds[kind]; dup {
 		return fmt.Errorf("riverqueue: kind %s registered twice", kind)
 	}
-	q.handlers[kind], q.workers[kind] = h, max(workers, 0)
+	k.Workers = max(k.Workers, 0)
+	q.kinds[kind] = k
 	return nil
 }
 
@@ -235,6 +244,9 @@ type jobArgs struct {
 	// JobKind is the service's kind ("train", "optimize"); ID its job id.
 	JobKind string `json:"kind"`
 	ID      string `json:"id"`
+	// Starts is, for a job handed over from a dead worker, how many times it had been
+	// started (0 for the first insert); inserts are unique by all three fields.
+	Starts int `json:"starts,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -261,9 +273,9 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	q.started = true
 	queues := map[string]river.QueueConfig{}
-	for kind, n := range q.workers {
-		if n > 0 {
-			queues[queueName(kind)] = river.QueueConfig{MaxWorkers: n, FetchPollInterval: q.opts.PollInterval}
+	for kind, k := range q.kinds {
+		if k.Workers > 0 {
+			queues[queueName(kind)] = river.QueueConfig{MaxWorkers: k.Workers, FetchPollInterval: q.opts.PollInterval}
 		}
 	}
 	if len(queues) == 0 {
@@ -280,6 +292,68 @@ func (q *Queue) Start(ctx context.Context) error {
 		return fmt.Errorf("riverqueue: start: %w", err)
 	}
 	q.worker = client
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	q.stopSweep, q.sweepDone = func() { stop(); cancel() }, make(chan struct{})
+	go q.sweep(sctx, q.sweepDone)
+	return nil
+}
+
+// sweep hands the running jobs whose worker is dead (their kind's Dead says so) to another
+// worker, every StaleAfter/2 until ctx ends.
+func (q *Queue) sweep(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(max(q.opts.StaleAfter/2, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := q.sweepOnce(ctx); err != nil && ctx.Err() == nil {
+			q.opts.Logger.Warn("riverqueue: looking for jobs of dead workers", "err", err)
+		}
+	}
+}
+
+// sweepOnce hands over the jobs of dead workers among those River has running.
+func (q *Queue) sweepOnce(ctx context.Context) error {
+	res, err := q.inserter.JobList(ctx, river.NewJobListParams().Kinds(jobKind).
+		States(rivertype.JobStateRunning).First(10000))
+	if err != nil {
+		return fmt.Errorf("list running jobs: %w", err)
+	}
+	seen := map[jobArgs]bool{}
+	for _, row := range res.Jobs {
+		var a jobArgs
+		if err := json.Unmarshal(row.EncodedArgs, &a); err != nil {
+			continue
+		}
+		a.Starts = 0
+		q.mu.Lock()
+		dead := q.kinds[a.JobKind].Dead
+		q.mu.Unlock()
+		if seen[a] || dead == nil {
+			continue
+		}
+		seen[a] = true
+		isDead, starts, err := dead(ctx, a.ID)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", a.JobKind, a.ID, err)
+		}
+		if !isDead {
+			continue
+		}
+		a.Starts = starts
+		r, err := q.inserter.Insert(ctx, a, &river.InsertOpts{Queue: queueName(a.JobKind), UniqueOpts: river.UniqueOpts{ByArgs: true}})
+		if err != nil {
+			return fmt.Errorf("hand over %s %s: %w", a.JobKind, a.ID, err)
+		}
+		if !r.UniqueSkippedAsDuplicate {
+			q.opts.Logger.Warn("riverqueue: a job's worker is dead; handing the job to another worker", "kind", a.JobKind, "job", a.ID, "starts", starts)
+		}
+	}
 	return nil
 }
 
@@ -288,12 +362,14 @@ func (q *Queue) Start(ctx context.Context) error {
 // to return until ctx ends.
 func (q *Queue) Stop(ctx context.Context) error {
 	q.mu.Lock()
-	client := q.worker
-	q.worker = nil
+	client, stopSweep, sweepDone := q.worker, q.stopSweep, q.sweepDone
+	q.worker, q.stopSweep = nil, nil
 	q.mu.Unlock()
 	if client == nil {
 		return nil
 	}
+	stopSweep()
+	<-sweepDone
 	if err := client.StopAndCancel(ctx); err != nil {
 		return fmt.Errorf("riverqueue: stop: %w", err)
 	}
@@ -303,7 +379,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 // work runs one River job through its kind's handler.
 func (q *Queue) work(ctx context.Context, job *river.Job[jobArgs]) error {
 	q.mu.Lock()
-	h := q.handlers[job.Args.JobKind]
+	h := q.kinds[job.Args.JobKind].Run
 	q.mu.Unlock()
 	if h == nil {
 		return river.JobCancel(fmt.Errorf("riverqueue: no handler for kind %q", job.Args.JobKind))

@@ -68,7 +68,7 @@ func TestUniqueRetryLaterAndCancel(t *testing.T) {
 	runs := map[string]int{}
 	cancelled := make(chan error, 1)
 	started := make(chan struct{}, 1)
-	err := q.Register("test", 2, func(ctx context.Context, id string) error {
+	err := q.Register("test", jobqueue.Kind{Workers: 2, Run: func(ctx context.Context, id string) error {
 		mu.Lock()
 		runs[id]++
 		n := runs[id]
@@ -85,11 +85,11 @@ func TestUniqueRetryLaterAndCancel(t *testing.T) {
 			return ctx.Err()
 		}
 		return nil
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Register("test", 1, func(context.Context, string) error { return nil }); err == nil {
+	if err := q.Register("test", jobqueue.Kind{Workers: 1, Run: func(context.Context, string) error { return nil }}); err == nil {
 		t.Error("a kind registered twice")
 	}
 	for range 3 {
@@ -103,7 +103,7 @@ func TestUniqueRetryLaterAndCancel(t *testing.T) {
 	if err := q.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Register("late", 1, func(context.Context, string) error { return nil }); err == nil {
+	if err := q.Register("late", jobqueue.Kind{Workers: 1, Run: func(context.Context, string) error { return nil }}); err == nil {
 		t.Error("registered after Start")
 	}
 	count := func(id string) int { mu.Lock(); defer mu.Unlock(); return runs[id] }
