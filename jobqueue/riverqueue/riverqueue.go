@@ -263,8 +263,9 @@ func (p retryPolicy) NextRetry(*rivertype.JobRow) time.Time { return time.Now().
 
 // Start starts working the registered kinds that have workers in this process (a process
 // with none runs no job but still takes part in River's maintenance: leader election,
-// stuck-job rescue, cleanup); workers stop when ctx ends or Stop is called. Call
-// it after the services' Start (which Register their kinds).
+// stuck-job rescue, cleanup) and the sweep that hands dead workers' jobs over (see the
+// package comment); both stop when ctx ends or Stop is called. Call it after the
+// services' Start (which Register their kinds).
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -357,8 +358,8 @@ func (q *Queue) sweepOnce(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops working jobs: running handlers' contexts end with jobqueue.ErrShutdown at
-// once (the services put or leave such jobs for the next worker), and Stop waits for them
+// Stop stops the sweep and working jobs: running handlers' contexts end with
+// jobqueue.ErrShutdown at once (the services put or leave such jobs for the next worker), and Stop waits for them
 // to return until ctx ends.
 func (q *Queue) Stop(ctx context.Context) error {
 	q.mu.Lock()
