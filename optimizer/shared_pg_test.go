@@ -2,6 +2,7 @@ package optimizer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -155,5 +156,58 @@ func TestSharedQueue(t *testing.T) {
 	rec, err = store.GetJSON[job](ctx, replica.store, store.OptimizationJobs, sub.JobID)
 	if err != nil || rec.Attempts != 2 {
 		t.Fatalf("handed-over job: attempts %d, %v; want 2", rec.Attempts, err)
+	}
+}
+
+// TestSharedJobLimit: with a shared queue the per-owner limit counts the owner's
+// unfinished jobs in the store, whichever process accepted them.
+func TestSharedJobLimit(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh starts a throwaway PostgreSQL cluster and prints it (needs the Debian package postgresql)")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("optimizer_limit_%d_%d", os.Getpid(), time.Now().UnixNano())
+	e := newEnv(t, &fakeRunner{}, nil)
+	replica := func() *Service {
+		d, err := pgstore.OpenDriver(ctx, dsn, pgstore.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := store.New(d)
+		t.Cleanup(func() { st.Close() })
+		q, err := riverqueue.Open(ctx, d.Pool(), riverqueue.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := New(st, e.runner, e.proposer, WithQueue(q), WithWorkers(0), WithJobsPerOwner(2),
+			WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { svc.Close(ctx) })
+		return svc
+	}
+	a, b := replica(), replica()
+	first, err := a.Submit(ctx, "alice", request(e.url, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Submit(ctx, "alice", request(e.url, 1)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Submit(ctx, "alice", request(e.url, 1))
+	var limit *JobLimitError
+	if !errors.As(err, &limit) || limit.Active != 2 {
+		t.Fatalf("third job of one owner across two processes: %v", err)
+	}
+	if _, err := b.Cancel(ctx, "alice", first.JobID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Submit(ctx, "alice", request(e.url, 1)); err != nil {
+		t.Fatalf("after a cancel freed a slot: %v", err)
 	}
 }
