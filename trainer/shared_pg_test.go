@@ -420,3 +420,56 @@ func TestSharedJobLimit(t *testing.T) {
 		t.Fatalf("after a cancel freed a slot: %v", err)
 	}
 }
+
+// TestSharedRecovery: when every process stopped (the queue holds nothing running), the
+// first one to start finds the unfinished jobs in the store: a job left running by a dead
+// worker runs again, counting the attempt, and one interrupted MaxAttempts times fails —
+// restart recovery's rules.
+func TestSharedRecovery(t *testing.T) {
+	dsn := pgDSN(t)
+	ctx := context.Background()
+	schema := fmt.Sprintf("trainer_recovery_%d_%d", os.Getpid(), time.Now().UnixNano())
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 3))})
+	st, q := openShared(t, dsn, schema, quietLogger())
+	long := time.Now().Add(-time.Hour)
+	put := func(id string, attempts int) {
+		t.Helper()
+		j := jobRecord{ID: id, Owner: "k", DataURLs: []string{srv.URL + "/a.json"}, State: StateRunning,
+			CreatedAt: long, StartedAt: long, HeartbeatAt: long, Attempts: attempts}
+		if err := st.Update(ctx, func(tx store.Tx) error {
+			if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {
+				return err
+			}
+			return store.PutOwned(ctx, tx, j.ref())
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("tj_crashed", 1)
+	put("tj_tired", MaxAttempts)
+	s, err := New(st, WithQueue(q), WithWorkers(1), WithLogger(quietLogger()), WithFetcher(&fetch.Fetcher{AllowLocal: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		s.Close()
+		q.Stop(sctx)
+	})
+	got := waitDone(t, s, "k", "tj_crashed")
+	rec, _ := store.GetJSON[jobRecord](ctx, st, store.TrainingJobs, "tj_crashed")
+	if got.Status != StateCompleted || rec.Attempts != 2 {
+		t.Fatalf("crashed job: %+v (attempts %d)", got, rec.Attempts)
+	}
+	got = waitDone(t, s, "k", "tj_tired")
+	if got.Status != StateFailed || !strings.Contains(got.ErrorMessage, "interrupted 3 times") {
+		t.Fatalf("job interrupted MaxAttempts times: %+v", got)
+	}
+}
