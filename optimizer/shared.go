@@ -393,6 +393,9 @@ func (s *Service) cancelQueued(ctx context.Context, j *job) (claimed bool, err e
 		j.Status, j.ErrorMessage, j.FinishedAt = StatusInterrupted, "cancelled by the caller before it started", &t
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
 	})
+	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
+		return false, fmt.Errorf("%w: optimization job %q", ErrNotFound, j.ID)
+	}
 	if err != nil {
 		return false, fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
 	}

@@ -606,6 +606,9 @@ func (s *Service) Cancel(ctx context.Context, owner, jobID string) (JobStatus, e
 			j.ErrorMessage = cancelledBeforeStart
 			return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
 		})
+		if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
+			return JobStatus{}, notFound("training job", jobID)
+		}
 		if err != nil {
 			return JobStatus{}, fmt.Errorf("trainer: cancel job %s: %w", j.ID, err)
 		}
