@@ -145,7 +145,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return err
 	}
 	if worker && !c.shared() {
-		return errors.New("switchyard worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
+		return errors.New("a worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
 	}
 	if worker && c.Workers == 0 {
 		return errors.New("--workers must be at least 1 for switchyard worker")

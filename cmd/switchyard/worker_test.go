@@ -20,7 +20,7 @@ import (
 // HTTP-only serve (--workers 0) would never run any: both are refused with the reason.
 func TestWorkerNeedsPostgres(t *testing.T) {
 	code, _, errOut := cli(t, "worker", "--data", t.TempDir())
-	if code != 1 || !strings.Contains(errOut, "needs a shared PostgreSQL store") || !strings.Contains(errOut, "bbolt is one process") {
+	if code != 1 || !strings.Contains(errOut, "a worker needs a shared PostgreSQL store") || !strings.Contains(errOut, "bbolt is one process") {
 		t.Fatalf("worker with bbolt: %d %s", code, errOut)
 	}
 	code, _, errOut = cli(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--workers", "0")
