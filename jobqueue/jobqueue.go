@@ -91,11 +91,16 @@ func (e *RetryLaterError) Error() string { return fmt.Sprintf("jobqueue: run aga
 // RetryLater returns the error a Handler returns to be run again after d.
 func RetryLater(d time.Duration) error { return &RetryLaterError{After: max(d, 0)} }
 
+// MaxHeartbeatInterval bounds HeartbeatInterval: the heartbeat also carries cancel
+// requests from other processes to the worker, so it stays frequent with a long
+// StaleAfter.
+const MaxHeartbeatInterval = 5 * time.Second
+
 // HeartbeatInterval is how often a running job refreshes its heartbeat for a queue whose
 // StaleAfter is staleAfter: a quarter of it, so three beats may be lost before the job
-// counts as dead, and at least 100ms.
+// counts as dead, at least 100ms and at most MaxHeartbeatInterval.
 func HeartbeatInterval(staleAfter time.Duration) time.Duration {
-	return max(staleAfter/4, 100*time.Millisecond)
+	return min(max(staleAfter/4, 100*time.Millisecond), MaxHeartbeatInterval)
 }
 
 // Stale reports whether a running job last seen (heartbeat, else start time) at seen is

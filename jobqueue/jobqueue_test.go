@@ -18,4 +18,7 @@ func TestStale(t *testing.T) {
 	if d := jobqueue.HeartbeatInterval(2 * time.Second); d != 500*time.Millisecond {
 		t.Errorf("HeartbeatInterval = %v", d)
 	}
+	if d := jobqueue.HeartbeatInterval(time.Hour); d != jobqueue.MaxHeartbeatInterval {
+		t.Errorf("HeartbeatInterval(1h) = %v", d)
+	}
 }

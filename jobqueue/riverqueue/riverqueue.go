@@ -32,7 +32,7 @@
 // jobqueue.ErrCancelled. River delivers that signal through the job's context, which past
 // the job's River timeout (StaleAfter) has already ended without effect; the services
 // therefore also mark the record and their heartbeat picks the mark up within a heartbeat
-// interval.
+// interval (at most jobqueue.MaxHeartbeatInterval, 5 s).
 package riverqueue
 
 import (
