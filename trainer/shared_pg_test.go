@@ -375,6 +375,19 @@ func TestSharedQueue(t *testing.T) {
 		t.Errorf("slow job's data fetched %d times, want 1", hits["/slow.json"])
 	}
 	mu.Unlock()
+
+	// Cancel reaches a job running past River's own timeout for it (StaleAfter), when
+	// River's signal no longer does: through the mark the worker's heartbeat reads.
+	late := submit("/block-late.json")
+	waitFor(t, 20*time.Second, "a worker to start the job", func() bool { return status(late).Status == StateRunning })
+	time.Sleep(sharedStaleTest + 500*time.Millisecond)
+	if _, err := s.Cancel(ctx, "k", late); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the late-cancelled job to fail", func() bool { return status(late).Status == StateFailed })
+	if got := status(late); got.ErrorMessage != cancelledWhileRunning {
+		t.Errorf("late-cancelled job: %+v", got)
+	}
 }
 
 // TestSharedJobLimit: with a shared queue the per-owner limit counts the owner's
