@@ -5,8 +5,10 @@
 // Every Switchyard job is one River job of kind "switchyard_job" whose args are the
 // service's kind and job id; each service kind has its own River queue
 // ("switchyard_<kind>"), worked by the number of workers the service registered. Inserts
-// are unique by args, so a job id is enqueued at most once while its River job waits, runs
-// or is kept as completed. Open runs River's own migrations (rivermigrate) at start-up,
+// are unique by args (kind, id and, for a hand-over from a dead worker, its start count),
+// so a job id is enqueued at most once while its River job waits, runs or is kept as
+// completed; and a service claims a job in its record (a SERIALIZABLE read-modify-write on
+// PostgreSQL) before running it, so two River jobs for one id never run it twice. Open runs River's own migrations (rivermigrate) at start-up,
 // under an advisory lock so processes starting together do not race.
 //
 // Detecting a dead worker. The services keep a heartbeat in each running job's record,
