@@ -258,9 +258,15 @@ type job struct {
 	BaselineScore    *float64    `json:"baseline_score,omitempty"`
 	Results          []storedRes `json:"results"`
 	Attempts         int         `json:"attempts"`
-	CreatedAt        time.Time   `json:"created_at"`
-	StartedAt        *time.Time  `json:"started_at,omitempty"`
-	FinishedAt       *time.Time  `json:"finished_at,omitempty"`
+	// HeartbeatAt is refreshed by the worker running the job when the queue is shared
+	// (WithQueue), so another process can tell a dead worker from a slow job.
+	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
+	// CancelRequested is set by Cancel of a job running in another process; that worker's
+	// heartbeat picks it up, and a dead worker's job is ended as cancelled, not re-run.
+	CancelRequested bool       `json:"cancel_requested,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	StartedAt       *time.Time `json:"started_at,omitempty"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
 }
 
 // storedRes is a ModelResult with its artifact token, as stored.

@@ -17,6 +17,9 @@ const jobKind = "optimization_job"
 // it DeleteJob answers ErrStillRunning and the job finishes stopping on its own.
 const DeleteWait = 30 * time.Second
 
+// sharedPoll is how often DeleteJob re-reads a job that runs in another process.
+const sharedPoll = 100 * time.Millisecond
+
 // ListOptions selects one page of a listing, newest first by creation time. Status
 // values: queued, running, completed, interrupted, failed.
 type ListOptions = store.ListFilter
@@ -133,6 +136,24 @@ func (s *Service) DeleteJob(ctx context.Context, owner, id string) (Deletion, er
 			select {
 			case <-done:
 				continue // read what it saved (its artifacts too), then delete
+			case <-ctx.Done():
+				return Deletion{}, ctx.Err()
+			case <-wait.C:
+				return Deletion{}, fmt.Errorf("%w: optimization job %s was cancelled but has not stopped after %s; retry the delete", ErrStillRunning, id, DeleteWait)
+			}
+		}
+		if j.Status == StatusRunning && s.q != nil && !s.stale(j) {
+			// Running in another process: cancel it there and wait for its outcome.
+			s.recMu.Unlock()
+			if !cancelled {
+				if err := s.cancelElsewhere(ctx, j); err != nil {
+					return Deletion{}, err
+				}
+				cancelled = true
+			}
+			select {
+			case <-time.After(sharedPoll):
+				continue
 			case <-ctx.Done():
 				return Deletion{}, ctx.Err()
 			case <-wait.C:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/sandbox"
 	"github.com/switchyard-ai/switchyard/store"
@@ -21,25 +22,30 @@ func (e *jobFailure) Error() string { return e.msg }
 
 func failf(format string, args ...any) error { return &jobFailure{fmt.Sprintf(format, args...)} }
 
-// runJob runs one queued job to its end.
-func (s *Service) runJob(base context.Context, id string) {
+// runJob runs one queued job to its end; it reports cut when a shutdown cut it (the job is
+// left running, for the next Start or, with a queue, the next worker). With resume (the
+// shared queue's handler, after a dead worker) a job still "running" with a stale
+// heartbeat starts over too.
+func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool) {
 	s.recMu.Lock()
-	j, err := store.GetJSON[job](base, s.store, store.OptimizationJobs, id)
-	if err != nil || j.Status != StatusQueued {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		s.recMu.Unlock()
+		return false
+	}
+	j, claimed, err := s.claim(base, id, resume)
+	if err != nil || !claimed {
 		s.recMu.Unlock()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.log.Log(context.Background(), failureLevel(err), "optimizer: read queued job", "job", id, "err", err)
+			s.log.Log(context.Background(), failureLevel(err), "optimizer: start job", "job", id, "err", err)
 		}
-		return
+		return false
 	}
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		s.recMu.Unlock()
-		return
-	}
 	s.running[id] = cancel
 	done := make(chan struct{})
 	s.runDone[id] = done
@@ -51,30 +57,30 @@ func (s *Service) runJob(base context.Context, id string) {
 		s.mu.Unlock()
 		close(done)
 	}()
-	now := s.now().UTC()
-	j.Status, j.StartedAt, j.ErrorMessage = StatusRunning, &now, ""
-	j.Attempts++
-	if err := s.put(base, &j); err != nil {
-		s.recMu.Unlock()
-		s.log.Log(context.Background(), failureLevel(err), "optimizer: start job", "job", id, "err", err)
-		return
-	}
 	s.recMu.Unlock()
 	s.log.Info("optimizer: job started", "job", id, "attempt", j.Attempts)
+	stopBeat := s.heartbeat(ctx, cancel, id, j.Attempts)
 
 	limit := time.Duration(j.OverallTimeout)
 	tctx, tcancel := context.WithTimeoutCause(ctx, limit, &timeoutError{limit})
 	defer tcancel()
 	err = s.execute(tctx, &j)
+	stopBeat()
 
 	cause := context.Cause(tctx)
 	if tctx.Err() == nil {
 		cause = nil
 	}
-	if errors.Is(cause, errShutdown) || (cause != nil && base.Err() != nil) {
-		// Cut by shutdown: left "running" for the next Start to re-queue.
+	if errors.Is(cause, errLostJob) {
+		s.log.Warn("optimizer: job was taken over by another worker; dropping this run", "job", id)
+		return false
+	}
+	cancelled := errors.Is(cause, errCancelled) || errors.Is(cause, jobqueue.ErrCancelled)
+	if !cancelled && (errors.Is(cause, errShutdown) || (cause != nil && base.Err() != nil)) {
+		// Cut by shutdown: left "running" for the next Start (or worker) to re-queue.
+		s.releaseCut(&j)
 		s.log.Info("optimizer: job cut by shutdown", "job", id)
-		return
+		return true
 	}
 	end := s.now().UTC()
 	j.FinishedAt = &end
@@ -85,7 +91,7 @@ func (s *Service) runJob(base context.Context, id string) {
 		j.Status = StatusInterrupted
 		j.ErrorMessage = fmt.Sprintf("the job did not finish within overall_timeout_seconds=%d (%s); the best result so far is kept — retry with a larger overall_timeout_seconds",
 			int(te.limit.Seconds()), s.progressText(&j))
-	case errors.Is(cause, errCancelled):
+	case cancelled:
 		j.Status = StatusInterrupted
 		j.ErrorMessage = fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j))
 	case err == nil:
@@ -99,6 +105,7 @@ func (s *Service) runJob(base context.Context, id string) {
 	}
 	s.save(&j)
 	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
+	return false
 }
 
 func (s *Service) progressText(j *job) string {

@@ -22,7 +22,9 @@
 //
 // Jobs are kept in store.OptimizationJobs and survive restarts: Start re-queues jobs that
 // were queued or running (a running job starts over; one interrupted MaxAttempts times is
-// failed with a message). The best agent.py of each target model is kept in
+// failed with a message). With [WithQueue] the jobs are shared by every process of a
+// PostgreSQL deployment: any process accepts them, one worker anywhere runs each, and a
+// dead worker's job starts over elsewhere by the same rules. The best agent.py of each target model is kept in
 // store.Artifacts under a 128-bit random token, served by [Service.Artifact].
 package optimizer
 
@@ -38,6 +40,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/sandbox"
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -131,6 +134,9 @@ type Service struct {
 	// active maps the ids of queued and running jobs to their owners (per-owner limit).
 	active   map[string]string
 	perOwner int
+	// q, when set (WithQueue), is the queue shared by every process; nil runs jobs on the
+	// in-process pool.
+	q jobqueue.Queue
 }
 
 // Option configures a Service.
@@ -154,7 +160,9 @@ func WithPublicURL(u string) Option {
 	return func(s *Service) { s.publicURL = strings.TrimRight(u, "/") }
 }
 
-// WithWorkers sets how many jobs run at once (default 1).
+// WithWorkers sets how many jobs this process runs at once (default 1). With WithQueue, 0
+// runs none here: the process accepts and enqueues jobs for the other processes' workers.
+// Without it, values below 1 mean 1.
 func WithWorkers(n int) Option { return func(s *Service) { s.workers = n } }
 
 // WithQueueSize sets how many jobs may wait; Submit beyond it fails with ErrQueueFull
@@ -245,7 +253,9 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.workers = max(s.workers, 1)
+	if s.q == nil || s.workers < 0 {
+		s.workers = max(s.workers, 1)
+	}
 	s.queueSize = max(s.queueSize, 1)
 	s.concurrency = max(s.concurrency, 1)
 	s.maxFailures = max(s.maxFailures, 1)
@@ -293,6 +303,9 @@ func (s *Service) Start(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 
+	if s.q != nil {
+		return s.startShared(ctx)
+	}
 	recovered, err := s.recover(ctx)
 	if err != nil {
 		return err
@@ -422,6 +435,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	if err != nil {
 		return nil, err
 	}
+	if s.q != nil {
+		return s.submitShared(ctx, s.newJob(id, owner, &req))
+	}
 	s.mu.Lock()
 	closed, started, q := s.closed, s.started, s.queue
 	if closed {
@@ -444,12 +460,7 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			s.release(id)
 		}
 	}()
-	j := &job{
-		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL,
-		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
-		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
-		SandboxTimeout: Duration(req.SandboxTimeout), Status: StatusQueued, CreatedAt: s.now().UTC(),
-	}
+	j := s.newJob(id, owner, &req)
 	err = s.store.Update(ctx, func(tx store.Tx) error {
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
 			return err
@@ -476,6 +487,16 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	queued = true
 	s.log.Info("optimizer: job queued", "job", id, "models", len(req.TargetModels), "n_iterations", req.NIterations)
 	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
+}
+
+// newJob is the record of a new queued job.
+func (s *Service) newJob(id, owner string, req *Request) *job {
+	return &job{
+		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL,
+		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
+		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
+		SandboxTimeout: Duration(req.SandboxTimeout), Status: StatusQueued, CreatedAt: s.now().UTC(),
+	}
 }
 
 // activeLocked counts owner's queued and running jobs; s.mu is held.
@@ -548,12 +569,18 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, err
 	}
 	switch j.Status {
 	case StatusQueued:
-		j.Status = StatusInterrupted
-		j.ErrorMessage = "cancelled by the caller before it started"
-		t := s.now().UTC()
-		j.FinishedAt = &t
-		if err := s.put(ctx, j); err != nil {
+		claimed, err := s.cancelQueued(ctx, j)
+		if err != nil {
 			return nil, err
+		}
+		if claimed { // a worker of another process started it meanwhile
+			if j.Status != StatusRunning {
+				return nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
+			}
+			if err := s.cancelElsewhere(ctx, j); err != nil {
+				return nil, err
+			}
+			break
 		}
 		s.release(id) // the worker skips it when it comes up
 	case StatusRunning:
@@ -562,6 +589,10 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, err
 		s.mu.Unlock()
 		if c != nil {
 			c(errCancelled)
+		} else if s.q != nil {
+			if err := s.cancelElsewhere(ctx, j); err != nil {
+				return nil, err
+			}
 		}
 	default:
 		return nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
@@ -636,6 +667,10 @@ func (s *Service) put(ctx context.Context, j *job) error {
 func (s *Service) save(j *job) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
+	if s.q != nil {
+		s.saveShared(j)
+		return
+	}
 	if err := s.put(context.Background(), j); err != nil {
 		s.log.Log(context.Background(), failureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
@@ -656,7 +691,7 @@ func (s *Service) worker(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case id := <-s.queue:
-			s.runJob(ctx, id)
+			s.runJob(ctx, id, false)
 			s.release(id)
 		}
 	}

@@ -37,6 +37,9 @@ var (
 // errCancelled is the cause a running job's context ends with when the caller cancels it.
 var errCancelled = errors.New("cancelled by the caller")
 
+// errShutdown is the cause a running job's context ends with when Close stops the service.
+var errShutdown = errors.New("service shutting down")
+
 // Error messages of cancelled jobs.
 const (
 	cancelledBeforeStart  = "cancelled by the caller before it started"

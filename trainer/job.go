@@ -10,35 +10,53 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
 func decodeJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // run executes one job: load it, mark it running, train, and record the outcome. Errors
-// about the data fail the job; a shutdown puts it back to queued.
-func (s *Service) run(ctx context.Context, id string) {
+// about the data fail the job; a shutdown puts it back to queued and reports requeued.
+// With resume (the shared queue's handler, after a dead worker), a job still "running"
+// with a stale heartbeat is run again too.
+func (s *Service) run(ctx context.Context, id string, resume bool) (requeued bool) {
 	s.jobMu.Lock()
-	j, err := s.getJob(ctx, id)
+	var j jobRecord
+	claimed := false
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		claimed = false
+		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, id)
+		if err != nil {
+			return err
+		}
+		j = cur
+		// Not queued: cancelled while queued, or (unless resuming a dead worker's job)
+		// run elsewhere.
+		if j.State != StateQueued && !(resume && j.State == StateRunning && s.stale(&j)) {
+			return nil
+		}
+		j.State = StateRunning
+		j.StartedAt = s.now()
+		j.CompletedAt = time.Time{}
+		j.Attempts++
+		j.CancelRequested = false
+		if s.q != nil {
+			j.HeartbeatAt = time.Now()
+		}
+		claimed = true
+		return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
+	})
 	if err != nil {
 		s.jobMu.Unlock()
-		if !errors.Is(err, ErrNotFound) { // not found: deleted while queued
-			s.log.Log(context.Background(), failureLevel(err), "trainer: load job", "job", id, "err", err)
+		if !errors.Is(err, store.ErrNotFound) { // not found: deleted while queued
+			s.log.Log(context.Background(), failureLevel(err), "trainer: mark job running", "job", id, "err", err)
 		}
-		return
+		return false
 	}
-	if j.State != StateQueued { // cancelled while queued
+	if !claimed {
 		s.jobMu.Unlock()
-		return
-	}
-	j.State = StateRunning
-	j.StartedAt = s.now()
-	j.CompletedAt = time.Time{}
-	j.Attempts++
-	if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
-		s.jobMu.Unlock()
-		s.log.Log(context.Background(), failureLevel(err), "trainer: mark job running", "job", id, "err", err)
-		return
+		return false
 	}
 	jctx, jcancel := context.WithCancelCause(ctx)
 	s.running[id] = jcancel
@@ -53,22 +71,30 @@ func (s *Service) run(ctx context.Context, id string) {
 		s.jobMu.Unlock()
 		jcancel(nil)
 	}()
+	stopBeat := s.heartbeat(jctx, jcancel, id, j.Attempts)
 	s.log.Info("trainer: job started", "job", id, "attempt", j.Attempts)
 	start := time.Now()
 	res, err := s.trainSafely(jctx, &j)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(jctx), errCancelled) {
+	stopBeat()
+	cause := context.Cause(jctx)
+	if err != nil && errors.Is(cause, errLostJob) {
+		s.log.Warn("trainer: job was taken over by another worker; dropping this run", "job", id)
+		return false
+	}
+	cancelled := err != nil && (errors.Is(cause, errCancelled) || errors.Is(cause, jobqueue.ErrCancelled))
+	if cancelled {
 		err = errors.New(cancelledWhileRunning)
 	}
 	// Outcomes are written even if ctx was cancelled meanwhile.
 	wctx := context.WithoutCancel(ctx)
-	if err != nil && ctx.Err() != nil {
+	if err != nil && !cancelled && (ctx.Err() != nil || errors.Is(cause, errShutdown)) {
 		j.State = StateQueued
 		j.StartedAt = time.Time{}
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
 			s.log.Log(context.Background(), failureLevel(perr), "trainer: re-queue interrupted job", "job", id, "err", perr)
 		}
 		s.log.Info("trainer: job interrupted by shutdown, re-queued", "job", id)
-		return
+		return true
 	}
 	j.CompletedAt = s.now()
 	if j.TrainingConfig != nil {
@@ -81,7 +107,7 @@ func (s *Service) run(ctx context.Context, id string) {
 			s.log.Log(context.Background(), failureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
 		}
 		s.log.Info("trainer: job failed", "job", id, "err", err)
-		return
+		return false
 	}
 	m := res.record
 	m.CreatedAt = j.CompletedAt
@@ -105,10 +131,11 @@ func (s *Service) run(ctx context.Context, id string) {
 		j.State, j.ModelID = StateFailed, ""
 		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
 		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)
-		return
+		return false
 	}
 	s.log.Info("trainer: job completed", "job", id, "model", m.ID,
 		"top1", m.Metrics.Top1HitRate, "baseline_top1", m.Metrics.BaselineTop1HitRate)
+	return false
 }
 
 // trainSafely runs train and turns a panic into an internal error, so one bad job cannot

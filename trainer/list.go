@@ -20,6 +20,9 @@ const (
 // it DeleteJob answers ErrStillRunning and the job finishes stopping on its own.
 const DeleteWait = 30 * time.Second
 
+// sharedPoll is how often DeleteJob re-reads a job that runs in another process.
+const sharedPoll = 100 * time.Millisecond
+
 // ListOptions selects one page of a listing, newest first by creation time. Status
 // values: jobs queued, running, completed, failed; models active, archived.
 type ListOptions = store.ListFilter
@@ -144,14 +147,8 @@ func (s *Service) ListJobs(ctx context.Context, owner string, opts ListOptions) 
 	if err != nil {
 		return JobList{}, err
 	}
-	if err := s.jobsIndexed.Ensure(ctx, s.store, jobKind, store.TrainingJobs, func(e store.Entry) (store.OwnedRef, bool) {
-		var j jobRecord
-		if decodeJSON(e.Value, &j) != nil || j.ID != e.Key {
-			return store.OwnedRef{}, false
-		}
-		return j.ref(), true
-	}); err != nil {
-		return JobList{}, fmt.Errorf("trainer: %w", err)
+	if err := s.ensureJobsIndexed(ctx); err != nil {
+		return JobList{}, err
 	}
 	items, next, err := store.ListOwned(ctx, s.store, opts.Query(jobKind, owner), func(id string) (JobStatus, bool, error) {
 		j, err := store.GetJSON[jobRecord](ctx, s.store, store.TrainingJobs, id)
@@ -170,6 +167,21 @@ func (s *Service) ListJobs(ctx context.Context, owner string, opts ListOptions) 
 		return JobList{}, listError("training jobs", err)
 	}
 	return JobList{Data: items, NextCursor: next}, nil
+}
+
+// ensureJobsIndexed indexes, once per store, the jobs stored before the owner index.
+func (s *Service) ensureJobsIndexed(ctx context.Context) error {
+	err := s.jobsIndexed.Ensure(ctx, s.store, jobKind, store.TrainingJobs, func(e store.Entry) (store.OwnedRef, bool) {
+		var j jobRecord
+		if decodeJSON(e.Value, &j) != nil || j.ID != e.Key {
+			return store.OwnedRef{}, false
+		}
+		return j.ref(), true
+	})
+	if err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	return nil
 }
 
 // ListModels returns one page of owner's router models, newest first (by creation, which
@@ -245,8 +257,26 @@ func (s *Service) DeleteJob(ctx context.Context, owner, jobID string) (Deletion,
 				return Deletion{}, fmt.Errorf("%w: training job %s was cancelled but has not stopped after %s; retry the delete", ErrStillRunning, j.ID, DeleteWait)
 			}
 		}
-		// Queued, finished, or "running" in a record no worker of this process runs (the
-		// service is not started; Start would re-queue it).
+		if j.State == StateRunning && s.q != nil && !s.stale(&j) {
+			// Running in another process: cancel it there and wait for its outcome.
+			s.jobMu.Unlock()
+			if !cancelled {
+				if err := s.cancelElsewhere(ctx, &j); err != nil {
+					return Deletion{}, err
+				}
+				cancelled = true
+			}
+			select {
+			case <-time.After(sharedPoll):
+				continue
+			case <-ctx.Done():
+				return Deletion{}, ctx.Err()
+			case <-wait.C:
+				return Deletion{}, fmt.Errorf("%w: training job %s was cancelled but has not stopped after %s; retry the delete", ErrStillRunning, j.ID, DeleteWait)
+			}
+		}
+		// Queued, finished, or "running" in a record no live worker runs (the service is
+		// not started, and Start would re-queue it; or, with a queue, its worker is dead).
 		if j.State == StateQueued || j.State == StateRunning {
 			cancelled = true
 		}

@@ -181,6 +181,12 @@ type jobRecord struct {
 	ErrorMessage   string             `json:"error_message,omitempty"`
 	// Attempts counts starts; a job interrupted by restarts too often is failed.
 	Attempts int `json:"attempts"`
+	// HeartbeatAt is refreshed by the worker running the job when the queue is shared
+	// (WithQueue), so another process can tell a dead worker from a slow job.
+	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
+	// CancelRequested is set by Cancel of a job running in another process, so the job is
+	// failed as cancelled rather than re-run if its worker dies before it stops.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
 }
 
 // modelRecord is a router model's metadata in store.RouterModels, keyed by its id; its

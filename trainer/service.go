@@ -14,6 +14,10 @@
 // interrupted by the previous process); a job interrupted MaxAttempts times is failed with
 // a message instead, so no job stays running forever.
 //
+// Several processes: with [WithQueue] (a jobqueue.Queue on the shared PostgreSQL store)
+// any process accepts jobs and exactly one worker, in whichever process, runs each; a job
+// whose worker dies runs again elsewhere, or fails after MaxAttempts, by the same rules.
+//
 // Lifecycle: a model unused for ArchiveAfter (1 year) is archived by [Service.Cleanup] and
 // from then on answers ErrArchived (which matches ErrNotFound: a 404 whose message says
 // the model was archived). A later Cleanup, RemoveAfter (7 days) after archiving, deletes
@@ -35,6 +39,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -93,6 +98,10 @@ type Service struct {
 
 	perOwner int
 
+	// q, when set (WithQueue), is the queue shared by every process; nil runs jobs on the
+	// in-process pool.
+	q jobqueue.Queue
+
 	// jobMu serializes a job's queued → running and cancel transitions, so a cancel never
 	// races the worker picking the job up.
 	jobMu   sync.Mutex
@@ -119,7 +128,9 @@ type Option func(*Service)
 // no local URLs).
 func WithFetcher(f *fetch.Fetcher) Option { return func(s *Service) { s.fetcher = f } }
 
-// WithWorkers sets how many jobs run at once (default 1; training uses all cores anyway).
+// WithWorkers sets how many jobs this process runs at once (default 1; training uses all
+// cores anyway). With WithQueue, 0 runs none here: the process accepts and enqueues jobs
+// for the other processes' workers. Without it, values below 1 mean 1.
 func WithWorkers(n int) Option { return func(s *Service) { s.workers = n } }
 
 // WithQueueSize sets how many jobs may wait; Submit beyond it fails with ErrQueueFull
@@ -218,7 +229,7 @@ func New(st *store.Store, opts ...Option) (*Service, error) {
 	if s.models == nil {
 		s.models = newModelCache(8)
 	}
-	if s.workers < 1 {
+	if s.workers < 1 && (s.q == nil || s.workers < 0) {
 		s.workers = 1
 	}
 	if s.perOwner < 1 {
@@ -246,6 +257,17 @@ func (s *Service) Start(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	s.mu.Unlock()
 
+	if s.q != nil {
+		if err := s.startShared(ctx); err != nil {
+			s.cancel()
+			return err
+		}
+		if s.cleanupEvery > 0 {
+			s.wg.Add(1)
+			go s.cleanupLoop(ctx)
+		}
+		return nil
+	}
 	recovered, err := s.recover(ctx)
 	if err != nil {
 		s.cancel()
@@ -277,7 +299,8 @@ func (s *Service) Start(ctx context.Context) error {
 }
 
 // Close stops the workers and waits for them. A job interrupted by Close is put back to
-// queued, so the next Start runs it again.
+// queued, so the next Start runs it again (with WithQueue: the next worker, in any
+// process).
 func (s *Service) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -290,6 +313,11 @@ func (s *Service) Close() error {
 	if cancel != nil {
 		cancel()
 	}
+	s.jobMu.Lock()
+	for _, c := range s.running { // the queue's handlers do not run under the service's ctx
+		c(errShutdown)
+	}
+	s.jobMu.Unlock()
 	s.wg.Wait()
 	s.models.clear()
 	return nil
@@ -348,7 +376,7 @@ func (s *Service) worker(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case id := <-s.queue:
-			s.run(ctx, id)
+			s.run(ctx, id, false)
 			s.mu.Lock()
 			delete(s.pending, id)
 			s.mu.Unlock()
@@ -412,6 +440,12 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 		if !(p >= 0) || math.IsInf(p, 0) {
 			return Job{}, invalid(fmt.Sprintf("model_prices[%q]", m), "must be a finite price >= 0, got %v", p)
 		}
+	}
+	if s.q != nil {
+		return s.submitShared(ctx, jobRecord{
+			ID: "tj_" + newID(), Owner: owner, DataURLs: urls, Prices: opts.ModelPrices,
+			State: StateQueued, CreatedAt: s.now(),
+		})
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -509,6 +543,20 @@ func (s *Service) Status(ctx context.Context, owner, jobID string) (JobStatus, e
 	return j.status(s.version), nil
 }
 
+// cancelRunningLocked cancels running job j, in this process or (with a queue) another;
+// jobMu is held.
+func (s *Service) cancelRunningLocked(ctx context.Context, j *jobRecord) error {
+	if c := s.running[j.ID]; c != nil {
+		c(errCancelled)
+	} else if s.q != nil {
+		if err := s.cancelElsewhere(ctx, j); err != nil {
+			return err
+		}
+	}
+	s.log.Info("trainer: running job cancelled", "job", j.ID)
+	return nil
+}
+
 // activeLocked counts owner's queued and running jobs; s.mu is held.
 func (s *Service) activeLocked(owner string) int {
 	n := 0
@@ -541,11 +589,42 @@ func (s *Service) Cancel(ctx context.Context, owner, jobID string) (JobStatus, e
 	}
 	switch j.State {
 	case StateQueued:
-		j.State = StateFailed
-		j.CompletedAt = s.now()
-		j.ErrorMessage = cancelledBeforeStart
-		if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+		// Only while still queued: a worker (maybe of another process) may claim it meanwhile.
+		claimed := false
+		err := s.store.Update(ctx, func(tx store.Tx) error {
+			cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
+			if err != nil {
+				return err
+			}
+			if claimed = cur.State != StateQueued; claimed {
+				j = cur
+				return nil
+			}
+			j = cur
+			j.State = StateFailed
+			j.CompletedAt = s.now()
+			j.ErrorMessage = cancelledBeforeStart
+			return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
+		})
+		if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
+			return JobStatus{}, notFound("training job", jobID)
+		}
+		if err != nil {
 			return JobStatus{}, fmt.Errorf("trainer: cancel job %s: %w", j.ID, err)
+		}
+		if claimed {
+			if j.State != StateRunning {
+				return JobStatus{}, fmt.Errorf("%w: training job %s is %s", ErrFinished, j.ID, j.State)
+			}
+			if err := s.cancelRunningLocked(ctx, &j); err != nil {
+				return JobStatus{}, err
+			}
+			return j.status(s.version), nil
+		}
+		if s.q != nil {
+			if err := s.q.Cancel(ctx, QueueKind, j.ID); err != nil { // drop it from the queue
+				s.log.Warn("trainer: drop cancelled job from the queue", "job", j.ID, "err", err)
+			}
 		}
 		// It no longer counts against the owner; the worker skips it when it comes up.
 		s.mu.Lock()
@@ -553,10 +632,9 @@ func (s *Service) Cancel(ctx context.Context, owner, jobID string) (JobStatus, e
 		s.mu.Unlock()
 		s.log.Info("trainer: queued job cancelled", "job", j.ID)
 	case StateRunning:
-		if c := s.running[j.ID]; c != nil {
-			c(errCancelled)
+		if err := s.cancelRunningLocked(ctx, &j); err != nil {
+			return JobStatus{}, err
 		}
-		s.log.Info("trainer: running job cancelled", "job", j.ID)
 	default:
 		return JobStatus{}, fmt.Errorf("%w: training job %s is %s", ErrFinished, j.ID, j.State)
 	}

@@ -8,6 +8,7 @@
 //	go run ./bench/scaleout -serve-bin /tmp/switchyard -pg "$SWITCHYARD_TEST_POSTGRES" -mode replicas -c 32 -d 10s
 //	go run ./bench/scaleout -serve-bin /tmp/switchyard -pg "$SWITCHYARD_TEST_POSTGRES" -mode kill -c 32 -d 10s
 //	go run ./bench/scaleout -pg "$SWITCHYARD_TEST_POSTGRES" -mode store -d 5s
+//	go run ./bench/scaleout -pg "$SWITCHYARD_TEST_POSTGRES" -mode queue -jobs 2000 -workers 8
 //
 // The mock upstream (OpenAI format, answers at once) runs in this process, as does the
 // load generator: a closed loop of -c workers spreading requests round-robin over the
@@ -38,6 +39,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/boltstore"
 	"github.com/switchyard-ai/switchyard/store/pgstore"
@@ -46,7 +49,9 @@ import (
 const apiKey = "scaleout-bench-key"
 
 var (
-	mode     = flag.String("mode", "replicas", "replicas (1 then 2 replicas), kill (2 replicas, one killed half-way) or store (Put/Get/List per second)")
+	mode     = flag.String("mode", "replicas", "replicas (1 then 2 replicas), kill (2 replicas, one killed half-way), store (Put/Get/List per second) or queue (jobs per second the River queue dispatches)")
+	nJobs    = flag.Int("jobs", 2000, "queue mode: jobs to enqueue")
+	nWorkers = flag.Int("workers", 8, "queue mode: workers taking jobs")
 	serveBin = flag.String("serve-bin", "", "the switchyard binary (replicas and kill modes)")
 	pgDSN    = flag.String("pg", os.Getenv("SWITCHYARD_TEST_POSTGRES"), "PostgreSQL URL (a fresh schema is used per run)")
 	conc     = flag.Int("c", 32, "concurrent workers")
@@ -77,6 +82,10 @@ func main() {
 	case "store":
 		for r := 0; r < *runs; r++ {
 			storeOps()
+		}
+	case "queue":
+		for r := 0; r < *runs; r++ {
+			queueRate()
 		}
 	default:
 		log.Fatalf("unknown -mode %q", *mode)
@@ -309,4 +318,51 @@ func opsPerSecond(op func() error) float64 {
 	}
 	wg.Wait()
 	return float64(n.Load()) / time.Since(start).Seconds()
+}
+
+// queueRate enqueues -jobs no-op jobs on the River queue (a fresh schema) and measures how
+// many per second -workers workers take and finish: the queue's own dispatch rate, without
+// any job's work.
+func queueRate() {
+	ctx := context.Background()
+	schema := fmt.Sprintf("queuebench_%d_%d", os.Getpid(), time.Now().UnixNano())
+	d, err := pgstore.OpenDriver(ctx, *pgDSN, pgstore.Options{Schema: schema, MaxConns: int32(*nWorkers + 8)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer d.Close()
+	q, err := riverqueue.Open(ctx, d.Pool(), riverqueue.Options{Schema: schema})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var done atomic.Int64
+	all := make(chan struct{})
+	if err := q.Register("bench", jobqueue.Kind{Workers: *nWorkers, Run: func(ctx context.Context, id string) error {
+		if done.Add(1) == int64(*nJobs) {
+			close(all)
+		}
+		return nil
+	}}); err != nil {
+		log.Fatal(err)
+	}
+	t0 := time.Now()
+	for i := range *nJobs {
+		if err := q.Enqueue(ctx, "bench", fmt.Sprintf("job%06d", i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	enq := time.Since(t0)
+	t1 := time.Now()
+	if err := q.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	select {
+	case <-all:
+	case <-time.After(5 * time.Minute):
+		log.Fatalf("only %d of %d jobs ran in 5 minutes", done.Load(), *nJobs)
+	}
+	run := time.Since(t1)
+	q.Stop(ctx)
+	fmt.Printf("queue: %d jobs enqueued in %.2fs (%.0f/s); dispatched and run by %d workers in %.2fs (%.0f jobs/s)\n",
+		*nJobs, enq.Seconds(), float64(*nJobs)/enq.Seconds(), *nWorkers, run.Seconds(), float64(*nJobs)/run.Seconds())
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
@@ -22,7 +23,7 @@ import (
 func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sf storeFlags
+	sf := storeFlags{Workers: 1, JobStaleAfter: riverqueue.DefaultStaleAfter} // cleanup runs no jobs
 	sf.register(fs)
 	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing")
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
@@ -38,13 +39,14 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// PostgreSQL is shared: the cleanup may run beside the servers (each update is one
 	// transaction). A bbolt file is held by its one server.
-	st, where, err := sf.open(ctx, nil)
+	be, err := sf.open(ctx, nil, nil)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			return fmt.Errorf("%s is in use by a running server, which runs this cleanup itself (at start-up and every --cleanup-interval); stop it first: %w", where, err)
+			return fmt.Errorf("%s is in use by a running server, which runs this cleanup itself (at start-up and every --cleanup-interval); stop it first: %w", be.where, err)
 		}
 		return err
 	}
+	st := be.store
 	defer st.Close()
 	svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {

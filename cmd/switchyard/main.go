@@ -1,6 +1,7 @@
 // Command switchyard runs the Switchyard server and talks to one.
 //
-//	switchyard serve [--addr 127.0.0.1:8080] [--data ./switchyard-data] ...
+//	switchyard serve [--addr 127.0.0.1:8080] [--data ./switchyard-data] [--store postgres://…] [--workers N] ...
+//	switchyard worker --store postgres://… [--workers N] ...
 //	switchyard version | --version
 //
 // Every flag can also be set through an environment variable named SWITCHYARD_ plus the
@@ -30,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the HTTP server", runServe},
+		{"worker", "run jobs from a shared PostgreSQL store without serving the API (--store postgres://…)", runWorker},
 		{"version", "print the version (also --version)", runVersion},
 		{"train", "train a custom router from dataset URLs and wait for it", runTrain},
 		{"predict", "rank models for texts with a trained router", runPredict},

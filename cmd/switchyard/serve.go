@@ -70,6 +70,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c := &serveConfig{}
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "address to listen on")
 	c.storeFlags.register(fs)
+	c.storeFlags.registerJobs(fs)
 	fs.DurationVar(&c.CleanupInterval, "cleanup-interval", 7*24*time.Hour, "how often the router model lifecycle runs (archive after a year unused, remove 7 days later); it also runs at start-up; 0 turns it off (switchyard cleanup runs it by hand)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "request body limit in bytes")
 	fs.BoolVar(&c.AllowLocalURLs, "allow-local-urls", false, "let dataset and bundle URLs point at loopback/private addresses and file://")
@@ -117,12 +118,40 @@ func newLogger(c *serveConfig, w io.Writer) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	return serveOrWork(ctx, false, args, stdout, stderr)
+}
+
+// runWorker is `switchyard worker`: serve's store, queue and job services without the
+// HTTP API — it runs jobs others accepted. It needs a PostgreSQL --store (bbolt is one
+// process). Sandboxed agents of optimization jobs reach this process's gateway on a
+// loopback-only listener.
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return serveOrWork(ctx, true, args, stdout, stderr)
+}
+
+func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr io.Writer) error {
+	name := "serve"
+	if worker {
+		name = "worker"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = serveUsage(fs)
+	if worker {
+		fs.Usage = workerUsage(fs)
+	}
 	c := serveFlags(fs)
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
+	}
+	if err := c.storeFlags.check(); err != nil {
+		return err
+	}
+	if worker && !c.postgres() {
+		return errors.New("a worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
+	}
+	if worker && c.Workers == 0 {
+		return errors.New("--workers must be at least 1 for switchyard worker")
 	}
 	log, err := newLogger(c, stderr)
 	if err != nil {
@@ -143,11 +172,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer obs.tracing.Shutdown(context.WithoutCancel(ctx))
-	st, where, err := c.storeFlags.open(ctx, obs.wrapStore)
+	be, err := c.storeFlags.open(ctx, obs.wrapStore, log)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer be.Close()
+	st := be.store
 
 	var keys []string
 	for _, k := range strings.Split(os.Getenv("SWITCHYARD_API_KEYS"), ",") {
@@ -156,16 +186,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	// Listen first: sandboxed agents reach this server's own gateway at the real address.
-	ln, err := net.Listen("tcp", c.Addr)
+	// A worker listens on loopback only, for its agents.
+	addr := c.Addr
+	if worker {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + publicAddr(ln.Addr())
+		if worker {
+			c.PublicURL = "http://" + c.Addr
+			log.Warn("worker: no --public-url; artifact links of optimization jobs point at the default serve address", "public_url", c.PublicURL)
+		}
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	wiring := &wiring{cfg: c, store: st, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1", obs: obs}
+	wiring := &wiring{cfg: c, store: st, queue: be.queue, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1", obs: obs}
 	opts, err := wiring.options(ctx)
 	if err != nil {
 		return err
@@ -189,7 +228,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if !has {
+	if !has && !worker {
 		key, err := srv.Auth().CreateKey(ctx, "created on first start")
 		if err != nil {
 			return err
@@ -216,7 +255,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	log.Info("switchyard listening", "addr", ln.Addr().String(), "store", where, "version", version)
+	if worker {
+		log.Info("switchyard worker running", "store", be.where, "workers", c.Workers, "agents_gateway", wiring.gatewayURL, "version", version)
+	} else {
+		log.Info("switchyard listening", "addr", ln.Addr().String(), "store", be.where, "workers", c.Workers, "version", version)
+	}
 	if c.Console {
 		log.Info("web console", "url", c.PublicURL+"/console/")
 	}
@@ -238,6 +281,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := srv.Close(sctx); err != nil {
 		log.Warn("stopping workers", "err", err)
+	}
+	// The services have interrupted their jobs (left for the next worker); now stop
+	// taking jobs from the shared queue.
+	if be.queue != nil {
+		if err := be.queue.Stop(sctx); err != nil {
+			log.Warn("stopping the job queue", "err", err)
+		}
 	}
 	log.Info("stopped")
 	return nil

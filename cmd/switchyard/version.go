@@ -36,22 +36,40 @@ func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
 }
 
 // serveUsage prints serve's flags and then every other environment variable serve reads.
+// workerUsage prints `switchyard worker -h`: serve's flags, most of which a worker shares.
+func workerUsage(fs *flag.FlagSet) func() {
+	return func() {
+		fmt.Fprintln(fs.Output(), "usage: switchyard worker --store postgres://… [flags]\n\n"+
+			"Runs training and optimization jobs from the shared PostgreSQL store without serving the API;\n"+
+			"give it the same configuration as serve (store, providers, prices, sandbox). --addr and\n"+
+			"--public-url name the serve replicas (for artifact links); the worker itself listens on\n"+
+			"127.0.0.1 only, for its sandboxed agents.")
+		serveFlagsUsage(fs)
+	}
+}
+
 func serveUsage(fs *flag.FlagSet) func() {
 	return func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: switchyard serve [flags]\n\nflags (each also settable as SWITCHYARD_<FLAG>, dashes as underscores):")
-		fs.PrintDefaults()
-		fmt.Fprintln(w, "\nenvironment:")
-		fmt.Fprintln(w, "  SWITCHYARD_API_KEYS     comma-separated API keys clients must send (Authorization: Bearer);\n                          unset on a fresh data directory: one is created and printed once")
-		for _, p := range providers.Presets() {
-			fmt.Fprintf(w, "  %-23s %s API key", p.KeyEnv, p.Name)
-			if p.BaseURLEnv != "" {
-				fmt.Fprintf(w, "; %s overrides its base URL", p.BaseURLEnv)
-			}
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "  %-23s path of the WASI CPython for --sandbox wasm (default ~/.cache/switchyard/python-wasi/python.wasm)\n", wasm.EnvPythonWasm)
-		fmt.Fprintln(w, "  GOGC                    when set, wins over --gc-percent")
-		fmt.Fprintln(w, "  (a --providers file may name further key variables with api_key_env)")
+		fmt.Fprintln(fs.Output(), "usage: switchyard serve [flags]")
+		serveFlagsUsage(fs)
 	}
+}
+
+// serveFlagsUsage prints the flags and environment of serve (and worker).
+func serveFlagsUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprintln(w, "\nflags (each also settable as SWITCHYARD_<FLAG>, dashes as underscores):")
+	fs.PrintDefaults()
+	fmt.Fprintln(w, "\nenvironment:")
+	fmt.Fprintln(w, "  SWITCHYARD_API_KEYS     comma-separated API keys clients must send (Authorization: Bearer);\n                          unset on a fresh data directory: one is created and printed once")
+	for _, p := range providers.Presets() {
+		fmt.Fprintf(w, "  %-23s %s API key", p.KeyEnv, p.Name)
+		if p.BaseURLEnv != "" {
+			fmt.Fprintf(w, "; %s overrides its base URL", p.BaseURLEnv)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "  %-23s path of the WASI CPython for --sandbox wasm (default ~/.cache/switchyard/python-wasi/python.wasm)\n", wasm.EnvPythonWasm)
+	fmt.Fprintln(w, "  GOGC                    when set, wins over --gc-percent")
+	fmt.Fprintln(w, "  (a --providers file may name further key variables with api_key_env)")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
 	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
@@ -28,6 +29,8 @@ import (
 type wiring struct {
 	cfg   *serveConfig
 	store *store.Store
+	// queue is the job queue shared by every process (PostgreSQL store); nil with bbolt.
+	queue *riverqueue.Queue
 	log   *slog.Logger
 	// gatewayURL is this server's own OpenAI-compatible base URL, reachable from this host
 	// (sandboxed agents call it).
@@ -69,7 +72,13 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		w.catalog = providers.DefaultCatalog()
 	}
 	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs, IdleTimeout: w.cfg.FetchIdleTimeout}
-	w.trainer, err = trainer.New(w.store,
+	topts := []trainer.Option{trainer.WithWorkers(w.cfg.Workers)}
+	oopts := []optimizer.Option{optimizer.WithWorkers(w.cfg.Workers)}
+	if w.queue != nil {
+		topts = append(topts, trainer.WithQueue(w.queue))
+		oopts = append(oopts, optimizer.WithQueue(w.queue))
+	}
+	w.trainer, err = trainer.New(w.store, append(topts,
 		trainer.WithFetcher(fetcher),
 		trainer.WithLogger(w.log),
 		trainer.WithVersion(version),
@@ -79,7 +88,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		trainer.WithCleanupInterval(w.cfg.CleanupInterval),
 		// Prices for the tradeoff frontier measured on each trained router.
 		trainer.WithPrices(routing.CatalogPrice(routing.ProvidersCatalog(w.catalog))),
-	)
+	)...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +133,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--proposer-model: %w", err)
 	}
-	w.optimizer, err = optimizer.New(w.store, runner, proposer,
+	w.optimizer, err = optimizer.New(w.store, runner, proposer, append(oopts,
 		optimizer.WithFetcher(fetcher),
 		optimizer.WithGateway(w.gatewayURL, nil),
 		optimizer.WithPublicURL(w.cfg.PublicURL),
@@ -132,7 +141,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		optimizer.WithVersion(version),
 		optimizer.WithJobsPerOwner(w.cfg.OptimizeJobsPerKey),
 		optimizer.WithModelCheck(w.routable),
-	)
+	)...)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +187,12 @@ func (w *wiring) start(ctx context.Context) error {
 	}
 	if err := w.optimizer.Start(ctx); err != nil {
 		return fmt.Errorf("starting optimization workers: %w", err)
+	}
+	// The services registered their kinds with the shared queue; now take jobs from it.
+	if w.queue != nil {
+		if err := w.queue.Start(ctx); err != nil {
+			return fmt.Errorf("starting the job queue: %w", err)
+		}
 	}
 	if w.selector != nil && w.cfg.SessionRetention >= 0 {
 		go w.expireSessions(ctx)

@@ -1,0 +1,138 @@
+package riverqueue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
+)
+
+var schemas atomic.Int64
+
+// open returns a queue on a fresh schema of the test cluster, or skips saying how to get
+// one.
+func open(t *testing.T) *riverqueue.Queue {
+	t.Helper()
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh starts a throwaway PostgreSQL cluster and prints it (needs the Debian package postgresql)")
+	}
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	schema := fmt.Sprintf("riverqueue_%d_%d", os.Getpid(), schemas.Add(1))
+	q, err := riverqueue.Open(ctx, pool, riverqueue.Options{Schema: schema, StaleAfter: time.Second,
+		RetryDelay: 50 * time.Millisecond, PollInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		q.Stop(ctx)
+	})
+	return q
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestUniqueRetryLaterAndCancel: an id enqueued several times (before and after it ran)
+// runs once; RetryLater runs a job again; Cancel ends a running handler's context with
+// ErrCancelled.
+func TestUniqueRetryLaterAndCancel(t *testing.T) {
+	q := open(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	runs := map[string]int{}
+	cancelled := make(chan error, 1)
+	started := make(chan struct{}, 1)
+	err := q.Register("test", jobqueue.Kind{Workers: 2, Run: func(ctx context.Context, id string) error {
+		mu.Lock()
+		runs[id]++
+		n := runs[id]
+		mu.Unlock()
+		switch id {
+		case "later":
+			if n == 1 {
+				return jobqueue.RetryLater(100 * time.Millisecond)
+			}
+		case "block":
+			started <- struct{}{}
+			<-ctx.Done()
+			cancelled <- context.Cause(ctx)
+			return ctx.Err()
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Register("test", jobqueue.Kind{Workers: 1, Run: func(context.Context, string) error { return nil }}); err == nil {
+		t.Error("a kind registered twice")
+	}
+	for range 3 {
+		if err := q.Enqueue(ctx, "test", "once"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Enqueue(ctx, "test", "later"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Register("late", jobqueue.Kind{Workers: 1, Run: func(context.Context, string) error { return nil }}); err == nil {
+		t.Error("registered after Start")
+	}
+	count := func(id string) int { mu.Lock(); defer mu.Unlock(); return runs[id] }
+	waitFor(t, "once to run", func() bool { return count("once") == 1 })
+	waitFor(t, "later to run again", func() bool { return count("later") == 2 })
+	if err := q.Enqueue(ctx, "test", "once"); err != nil { // after it completed
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := count("once"); n != 1 {
+		t.Errorf("an id enqueued 4 times ran %d times", n)
+	}
+
+	if err := q.Enqueue(ctx, "test", "block"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := q.Cancel(ctx, "test", "block"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case cause := <-cancelled:
+		if !errors.Is(cause, jobqueue.ErrCancelled) {
+			t.Errorf("cause = %v, want ErrCancelled", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Cancel did not reach the running handler")
+	}
+	if err := q.Cancel(ctx, "test", "unknown"); err != nil {
+		t.Errorf("Cancel of an id the queue does not hold: %v", err)
+	}
+}

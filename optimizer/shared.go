@@ -1,0 +1,439 @@
+package optimizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// QueueKind is the kind of optimization jobs in a shared jobqueue.Queue.
+const QueueKind = "optimize"
+
+// errLostJob is the cause a running job's context ends with when its record shows that
+// another worker took the job over (this worker was presumed dead).
+var errLostJob = errors.New("job taken over by another worker")
+
+// WithQueue makes the service share its jobs with every process on q (the PostgreSQL
+// deployment): Submit stores the job and enqueues it on q; Start registers WithWorkers
+// workers (0: this process runs none) with q instead of an in-process pool, and q's
+// workers, in whichever process, run each job once. Cancel and DeleteJob reach a job
+// running in another process (through q, and through a mark in the job's record that the
+// running worker's heartbeat reads); per-owner limits count the owner's unfinished jobs
+// in the store. A job whose worker dies starts over on another worker once its heartbeat
+// is older than q.StaleAfter(), or is failed after MaxAttempts starts, as restart
+// recovery does (see package jobqueue). The queue bound (WithQueueSize) does not apply:
+// the queue lives in the database. Start the queue after the service, stop it after
+// Close. Without WithQueue the service runs its jobs in process, as before.
+func WithQueue(q jobqueue.Queue) Option { return func(s *Service) { s.q = q } }
+
+// stale reports whether running job j's worker counts as dead: its heartbeat (else its
+// start) is older than the queue's StaleAfter, in wall-clock time.
+func (s *Service) stale(j *job) bool {
+	if s.q == nil {
+		return false
+	}
+	dead, _ := jobqueue.Stale(lastSeen(j), time.Now(), s.q.StaleAfter())
+	return dead
+}
+
+func lastSeen(j *job) time.Time {
+	if !j.HeartbeatAt.IsZero() || j.StartedAt == nil {
+		return j.HeartbeatAt
+	}
+	return *j.StartedAt
+}
+
+// startShared registers the service's handler with the queue and enqueues the unfinished
+// jobs in the store (a no-op for those the queue holds; it catches a job whose process
+// stopped between storing and enqueueing it).
+func (s *Service) startShared(ctx context.Context) error {
+	if err := s.q.Register(QueueKind, jobqueue.Kind{Workers: s.workers, Run: s.handle, Dead: s.dead}); err != nil {
+		return fmt.Errorf("optimizer: %w", err)
+	}
+	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("optimizer: list jobs: %w", err)
+	}
+	for _, e := range entries {
+		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		if err != nil || (j.Status != StatusQueued && j.Status != StatusRunning) {
+			continue
+		}
+		if err := s.q.Enqueue(ctx, QueueKind, j.ID); err != nil {
+			return fmt.Errorf("optimizer: re-enqueue job %s: %w", j.ID, err)
+		}
+	}
+	return nil
+}
+
+// dead reports whether job id is running on a dead worker (its heartbeat is stale and no
+// worker of this process runs it), and how many times it was started.
+func (s *Service) dead(ctx context.Context, id string) (bool, int, error) {
+	j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, 0, nil
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("optimizer: read job %s: %w", id, err)
+	}
+	s.mu.Lock()
+	local := s.running[id] != nil
+	s.mu.Unlock()
+	return j.Status == StatusRunning && !local && s.stale(&j), j.Attempts, nil
+}
+
+// handle is the queue's handler of an optimization job.
+func (s *Service) handle(ctx context.Context, id string) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errors.New("optimizer: service closed")
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted
+	}
+	if err != nil {
+		return fmt.Errorf("optimizer: read job %s: %w", id, err)
+	}
+	switch j.Status {
+	case StatusQueued:
+	case StatusRunning:
+		s.mu.Lock()
+		local := s.running[id] != nil
+		s.mu.Unlock()
+		if dead, wait := jobqueue.Stale(lastSeen(&j), time.Now(), s.q.StaleAfter()); local || !dead {
+			// Its worker is alive (the queue only suspected it): look again later.
+			return jobqueue.RetryLater(max(wait, s.q.StaleAfter()/4) + 100*time.Millisecond)
+		}
+		switch {
+		case j.CancelRequested:
+			return s.failDead(ctx, &j, StatusInterrupted,
+				fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j)))
+		case j.Attempts >= MaxAttempts:
+			s.log.Warn("optimizer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
+			return s.failDead(ctx, &j, StatusFailed,
+				fmt.Sprintf("the job's worker stopped %d times while this job was running; giving up", j.Attempts))
+		}
+		s.log.Info("optimizer: starting over a job whose worker died", "job", j.ID, "attempts", j.Attempts)
+	default:
+		return nil
+	}
+	if s.runJob(ctx, id, true) {
+		return errors.New("optimizer: job cut by shutdown; it starts over on the next worker")
+	}
+	return nil
+}
+
+// claim marks job id running for this worker, if it is queued (or, with resume, running
+// with a stale heartbeat: it starts over, as restart recovery does); recMu is held.
+func (s *Service) claim(ctx context.Context, id string, resume bool) (job, bool, error) {
+	var j job
+	claimed := false
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		claimed = false
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, id)
+		if err != nil {
+			return err
+		}
+		j = cur
+		if j.Status != StatusQueued && !(resume && j.Status == StatusRunning && s.stale(&j)) {
+			return nil
+		}
+		if j.Status == StatusRunning { // start over: partial results of the cut run are dropped
+			j.Results, j.CurrentModel, j.CurrentIteration = nil, "", 0
+			j.BestScore, j.BaselineScore = nil, nil
+		}
+		now := s.now().UTC()
+		j.Status, j.StartedAt, j.ErrorMessage = StatusRunning, &now, ""
+		j.Attempts++
+		j.CancelRequested = false
+		if s.q != nil {
+			j.HeartbeatAt = time.Now()
+		}
+		claimed = true
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+	})
+	if err != nil {
+		return job{}, false, fmt.Errorf("optimizer: start job %s: %w", id, err)
+	}
+	return j, claimed, nil
+}
+
+// releasedAt is the heartbeat of a job whose worker stopped on purpose (shutdown): long
+// stale, so the next worker takes the job over at once instead of after StaleAfter.
+var releasedAt = time.Unix(1, 0).UTC()
+
+// releaseCut marks running job j, cut by a shutdown, as released by its worker, when the
+// queue is shared (without one, the next Start re-queues it anyway).
+func (s *Service) releaseCut(j *job) {
+	if s.q == nil {
+		return
+	}
+	ctx := context.Background()
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
+			return nil
+		}
+		cur.HeartbeatAt = releasedAt
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Warn("optimizer: release job cut by shutdown", "job", j.ID, "err", err)
+	}
+}
+
+// failDead ends running job j, whose worker is dead, with status and msg, unless its
+// record moved on.
+func (s *Service) failDead(ctx context.Context, j *job, status Status, msg string) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
+			return nil
+		}
+		t := s.now().UTC()
+		cur.Status, cur.ErrorMessage, cur.FinishedAt = status, msg, &t
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("optimizer: end job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// saveShared persists a running job's progress with a queue: only while the record is
+// still this run's (a worker that took the job over owns it then), keeping a cancel mark
+// another process set, and refreshing the heartbeat; recMu is held.
+func (s *Service) saveShared(j *job) {
+	ctx := context.Background()
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
+			return nil
+		}
+		j.CancelRequested = j.CancelRequested || cur.CancelRequested
+		if j.Status == StatusRunning {
+			j.HeartbeatAt = time.Now()
+		}
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+	})
+	if err != nil {
+		s.log.Log(ctx, failureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
+	}
+}
+
+// heartbeat refreshes running job id's heartbeat until the returned stop is called, when
+// the queue is shared. If the record shows another attempt (a worker took the job over
+// after presuming this one dead) or is gone, it ends the job with errLostJob; if it shows
+// a cancel request, it cancels the job (the queue's own signal may not arrive, see
+// package riverqueue).
+func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, id string, attempt int) (stop func()) {
+	if s.q == nil {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(jobqueue.HeartbeatInterval(s.q.StaleAfter()))
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			lost, cancelled := false, false
+			s.recMu.Lock()
+			err := s.store.Update(ctx, func(tx store.Tx) error {
+				lost, cancelled = false, false
+				j, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, id)
+				if errors.Is(err, store.ErrNotFound) {
+					lost = true
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if j.Status != StatusRunning || j.Attempts != attempt {
+					lost = j.Attempts != attempt
+					return nil
+				}
+				cancelled = j.CancelRequested
+				j.HeartbeatAt = time.Now()
+				return store.PutJSON(ctx, tx, store.OptimizationJobs, id, j)
+			})
+			s.recMu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("optimizer: heartbeat", "job", id, "err", err)
+			}
+			if lost {
+				cancel(errLostJob)
+				return
+			}
+			if cancelled {
+				cancel(errCancelled)
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// submitShared stores job j and enqueues it, counting the owner's unfinished jobs in the
+// store in the same transaction (SERIALIZABLE on PostgreSQL), so concurrent submits in
+// different processes cannot pass the per-owner limit together.
+func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if err := s.ensureIndexed(ctx); err != nil {
+		return nil, err
+	}
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		n, err := s.activeStored(ctx, tx, j.Owner)
+		if err != nil {
+			return err
+		}
+		if n >= s.perOwner {
+			return &JobLimitError{Limit: s.perOwner, Active: n}
+		}
+		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
+			return err
+		}
+		return store.PutOwned(ctx, tx, j.ref())
+	})
+	var limit *JobLimitError
+	if errors.As(err, &limit) {
+		return nil, limit
+	}
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
+	}
+	if err := s.q.Enqueue(ctx, QueueKind, j.ID); err != nil {
+		dctx := context.WithoutCancel(ctx)
+		_ = s.store.Update(dctx, func(tx store.Tx) error {
+			if err := tx.Delete(dctx, store.OptimizationJobs, j.ID); err != nil {
+				return err
+			}
+			return store.DeleteOwned(dctx, tx, j.ref())
+		})
+		return nil, fmt.Errorf("optimizer: queue job %s: %w", j.ID, err)
+	}
+	s.log.Info("optimizer: job queued", "job", j.ID, "models", len(j.TargetModels), "n_iterations", j.NIterations)
+	return &Submitted{JobID: j.ID, Status: StatusQueued, Version: s.version}, nil
+}
+
+// activeStored counts owner's queued and running jobs in the store, up to the per-owner
+// limit.
+func (s *Service) activeStored(ctx context.Context, r store.Reader, owner string) (int, error) {
+	n := 0
+	cursor := ""
+	for {
+		page, next, err := store.ListOwned(ctx, r, store.OwnedQuery{Kind: jobKind, Owner: owner, Cursor: cursor,
+			Limit: min(s.perOwner-n, store.MaxPageLimit)}, func(id string) (struct{}, bool, error) {
+			j, err := store.GetJSON[job](ctx, r, store.OptimizationJobs, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return struct{}{}, false, nil
+			}
+			if err != nil {
+				return struct{}{}, false, err
+			}
+			return struct{}{}, j.Status == StatusQueued || j.Status == StatusRunning, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		n += len(page)
+		if next == "" || n >= s.perOwner {
+			return n, nil
+		}
+		cursor = next
+	}
+}
+
+// cancelQueued ends queued job j as interrupted, unless a worker claimed it meanwhile
+// (claimed; j is then the current record); recMu is held.
+func (s *Service) cancelQueued(ctx context.Context, j *job) (claimed bool, err error) {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		*j = cur
+		if claimed = cur.Status != StatusQueued; claimed {
+			return nil
+		}
+		t := s.now().UTC()
+		j.Status, j.ErrorMessage, j.FinishedAt = StatusInterrupted, "cancelled by the caller before it started", &t
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+	})
+	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
+		return false, fmt.Errorf("%w: optimization job %q", ErrNotFound, j.ID)
+	}
+	if err != nil {
+		return false, fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
+	}
+	if !claimed && s.q != nil {
+		if err := s.q.Cancel(ctx, QueueKind, j.ID); err != nil { // drop it from the queue
+			s.log.Warn("optimizer: drop cancelled job from the queue", "job", j.ID, "err", err)
+		}
+	}
+	return claimed, nil
+}
+
+// cancelElsewhere cancels running job j that no worker of this process runs: a dead
+// worker's job ends at once; otherwise the record is marked (the running worker's
+// heartbeat reads it) and the queue signals the process that runs it.
+func (s *Service) cancelElsewhere(ctx context.Context, j *job) error {
+	if s.q == nil {
+		return nil
+	}
+	if s.stale(j) {
+		return s.failDead(ctx, j, StatusInterrupted,
+			fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(j)))
+	}
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusRunning {
+			return nil
+		}
+		cur.CancelRequested = true
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
+	}
+	if err := s.q.Cancel(ctx, QueueKind, j.ID); err != nil {
+		return fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
+	}
+	return nil
+}
