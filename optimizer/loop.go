@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"math"
 	"slices"
 	"strings"
@@ -64,7 +65,9 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 	limit := time.Duration(j.OverallTimeout)
 	tctx, tcancel := context.WithTimeoutCause(ctx, limit, &timeoutError{limit})
 	defer tcancel()
-	err = s.execute(tctx, &j)
+	sctx, endJob := s.stage(tctx, "optimization_job", attribute.String("switchyard.job_id", id), attribute.Int("switchyard.job_attempt", j.Attempts))
+	err = s.execute(sctx, &j)
+	endJob(err)
 	stopBeat()
 
 	cause := context.Cause(tctx)
@@ -117,14 +120,17 @@ func (s *Service) progressText(j *job) string {
 
 // execute fetches the bundle and optimizes each target model in turn.
 func (s *Service) execute(ctx context.Context, j *job) error {
+	_, end := s.stage(ctx, "fetch bundle")
 	data, err := s.fetcher.Get(ctx, j.InputURL)
 	if err != nil {
+		end(err)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		return failf("input_url: could not fetch the bundle: %v", err)
 	}
 	b, err := ReadBundle(data)
+	end(err)
 	if err != nil {
 		var be *BundleError
 		if errors.As(err, &be) {
@@ -134,7 +140,10 @@ func (s *Service) execute(ctx context.Context, j *job) error {
 	}
 	train, test := Split(b.Rows, s.seed)
 	for _, model := range j.TargetModels {
-		if err := s.optimizeModel(ctx, j, b, train, test, model); err != nil {
+		mctx, end := s.stage(ctx, "optimize "+model, attribute.String("gen_ai.request.model", model))
+		err := s.optimizeModel(mctx, j, b, train, test, model)
+		end(err)
+		if err != nil {
 			return err
 		}
 	}
@@ -219,7 +228,9 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 
 	// Iteration 0: the baseline on the train split.
 	start := time.Now()
-	base, err := s.bench(ctx, b, b.Agent, train, gw, timeout)
+	bctx, endBase := s.stage(ctx, "baseline", attribute.Int("switchyard.rows", len(train)))
+	base, err := s.bench(bctx, b, b.Agent, train, gw, timeout)
+	endBase(err)
 	if err != nil {
 		return s.benchFailure(ctx, err, "the original agent failed on the train split (baseline, model %s)", model)
 	}
@@ -486,7 +497,9 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	}
 
 	// The held-out split, seen for the first time: the original and the best agent.
-	orig, err := s.bench(ctx, b, b.Agent, test, gw, timeout)
+	tctx, endTest := s.stage(ctx, "test split", attribute.Int("switchyard.rows", len(test)))
+	defer func() { endTest(err) }()
+	orig, err := s.bench(tctx, b, b.Agent, test, gw, timeout)
 	if err != nil {
 		return s.benchFailure(ctx, err, "the original agent failed on the test split (model %s)", model)
 	}
@@ -495,7 +508,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	origMean := orig.Mean()
 	bestMean := origMean
 	if best.agent != b.Agent {
-		out, err := s.bench(ctx, b, best.agent, test, gw, timeout)
+		out, err := s.bench(tctx, b, best.agent, test, gw, timeout)
 		if err != nil {
 			return s.benchFailure(ctx, err, "the optimized agent failed on the test split (model %s)", model)
 		}
@@ -546,7 +559,9 @@ func (s *Service) benchFailure(ctx context.Context, err error, format string, ar
 
 // propose asks the proposer for one iteration, with the per-call timeout and one retry of a
 // transient failure.
-func (s *Service) propose(ctx context.Context, j *job, req ProposalRequest) (*Proposal, error) {
+func (s *Service) propose(ctx context.Context, j *job, req ProposalRequest) (p *Proposal, err error) {
+	ctx, end := s.stage(ctx, "propose", attribute.Int("switchyard.iteration", req.Iteration), attribute.Int("switchyard.candidates", req.Candidates))
+	defer func() { end(err) }()
 	var used Usage
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, time.Duration(j.LLMCallTimeout))
@@ -581,7 +596,9 @@ func (s *Service) propose(ctx context.Context, j *job, req ProposalRequest) (*Pr
 // bench runs agent on rows in the sandbox: the rows are split into up to `concurrency`
 // contiguous chunks that run in parallel, each taking a slot of the service-wide budget
 // and each limited to timeout. The outcome has one prediction and score per row, in order.
-func (s *Service) bench(ctx context.Context, b *Bundle, agent *AgentSource, rows []sandbox.Row, gw sandbox.Gateway, timeout time.Duration) (*sandbox.Result, error) {
+func (s *Service) bench(ctx context.Context, b *Bundle, agent *AgentSource, rows []sandbox.Row, gw sandbox.Gateway, timeout time.Duration) (res *sandbox.Result, err error) {
+	ctx, end := s.stage(ctx, "sandbox run", attribute.Int("switchyard.rows", len(rows)), attribute.String("switchyard.sandbox", s.runner.Name()))
+	defer func() { end(err) }()
 	files := make(map[string][]byte, len(b.Files))
 	for k, v := range b.Files {
 		files[k] = v

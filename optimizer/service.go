@@ -34,6 +34,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"strings"
 	"sync"
@@ -137,6 +138,8 @@ type Service struct {
 	// q, when set (WithQueue), is the queue shared by every process; nil runs jobs on the
 	// in-process pool.
 	q jobqueue.Queue
+	// tracer records job stages (WithTracer); nil: none.
+	tracer trace.Tracer
 }
 
 // Option configures a Service.

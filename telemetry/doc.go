@@ -22,5 +22,7 @@
 //
 // [Tracing] sets up the OpenTelemetry SDK with the OTLP/HTTP exporter when
 // OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing otherwise): a span per HTTP request, a child
-// span per upstream attempt with the GenAI attributes, and the request id as an attribute.
+// span per upstream attempt with the GenAI attributes, the request id as an attribute, and
+// (through [Tracing.Tracer], given to trainer.WithTracer and optimizer.WithTracer) a span
+// per job stage.
 package telemetry

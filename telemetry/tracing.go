@@ -211,3 +211,12 @@ func RequestIDFromContext(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
 }
+
+// Tracer returns the tracer for the job services' stage spans (trainer.WithTracer,
+// optimizer.WithTracer); nil when tracing is off.
+func (t *Tracing) Tracer() trace.Tracer {
+	if t == nil {
+		return nil
+	}
+	return t.tracer
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"runtime/debug"
 	"sort"
 	"time"
@@ -74,7 +75,9 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 	stopBeat := s.heartbeat(jctx, jcancel, id, j.Attempts)
 	s.log.Info("trainer: job started", "job", id, "attempt", j.Attempts)
 	start := time.Now()
-	res, err := s.trainSafely(jctx, &j)
+	tctx, endJob := s.stage(jctx, "training_job", attribute.String("switchyard.job_id", id), attribute.Int("switchyard.job_attempt", j.Attempts))
+	res, err := s.trainSafely(tctx, &j)
+	endJob(err)
 	stopBeat()
 	cause := context.Cause(jctx)
 	if err != nil && errors.Is(cause, errLostJob) {
@@ -162,12 +165,15 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	j.TrainingConfig = cfg
 
 	var recs []Record
-	for _, u := range j.DataURLs {
+	for i, u := range j.DataURLs {
+		_, end := s.stage(ctx, "fetch and parse dataset", attribute.Int("switchyard.file", i))
 		resp, err := s.fetcher.Fetch(ctx, u)
 		if err != nil {
+			end(err)
 			return nil, err // *fetch.Error names the URL
 		}
 		r, err := ParseDataset(u, resp.ContentType, resp.Body)
+		end(err)
 		if err != nil {
 			return nil, err
 		}
@@ -220,12 +226,16 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	// quality heads learn from them that no model answers such prompts.
 	trainIdx, testIdx := stratifiedSplit(recs, HoldoutFraction, s.seed)
 	cfg.TrainRows, cfg.HoldoutRows = len(trainIdx), len(testIdx)
-	evalModel, rep, err := s.fit(ctx, pick(recs, trainIdx), nil)
+	fctx, end := s.stage(ctx, "fit held-out split", attribute.Int("switchyard.rows", len(trainIdx)))
+	evalModel, rep, err := s.fit(fctx, pick(recs, trainIdx), nil)
+	end(err)
 	if err != nil {
 		return nil, err
 	}
 	addTiming(cfg, rep)
-	metrics, tradeoff, err := evaluate(ctx, evalModel, pick(recs, trainIdx), pick(recs, testIdx), s.pricesFor(j, cfg.Classes))
+	ectx, end := s.stage(ctx, "evaluate", attribute.Int("switchyard.rows", len(testIdx)))
+	metrics, tradeoff, err := evaluate(ectx, evalModel, pick(recs, trainIdx), pick(recs, testIdx), s.pricesFor(j, cfg.Classes))
+	end(err)
 	_ = evalModel.Close()
 	if err != nil {
 		return nil, fmt.Errorf("score the held-out split: %w", err)
@@ -233,7 +243,9 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 
 	// The final router learns from every row, with the regularisation chosen on the
 	// evaluation fit's validation split (no second search).
-	model, rep, err := s.fit(ctx, recs, rep)
+	fctx, end = s.stage(ctx, "fit all rows", attribute.Int("switchyard.rows", len(recs)))
+	model, rep, err := s.fit(fctx, recs, rep)
+	end(err)
 	if err != nil {
 		return nil, err
 	}

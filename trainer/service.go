@@ -30,6 +30,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"log/slog"
 	"math"
 	"net/url"
@@ -119,6 +120,8 @@ type Service struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	pending map[string]string // ids in the queue or running → owner; avoids double runs and counts per owner
+	// tracer records job stages (WithTracer); nil: none.
+	tracer trace.Tracer
 }
 
 // Option configures a Service.

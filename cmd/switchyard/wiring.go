@@ -74,6 +74,11 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs, IdleTimeout: w.cfg.FetchIdleTimeout}
 	topts := []trainer.Option{trainer.WithWorkers(w.cfg.Workers)}
 	oopts := []optimizer.Option{optimizer.WithWorkers(w.cfg.Workers)}
+	if w.obs != nil && w.obs.tracing != nil {
+		// Job stages as spans (OTEL_EXPORTER_OTLP_ENDPOINT set).
+		topts = append(topts, trainer.WithTracer(w.obs.tracing.Tracer()))
+		oopts = append(oopts, optimizer.WithTracer(w.obs.tracing.Tracer()))
+	}
 	if w.queue != nil {
 		topts = append(topts, trainer.WithQueue(w.queue))
 		oopts = append(oopts, optimizer.WithQueue(w.queue))
