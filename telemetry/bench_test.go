@@ -1,0 +1,34 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// BenchmarkObserve is the gateway Observer's cost per request.
+func BenchmarkObserve(b *testing.B) {
+	m := New(Options{})
+	r := completions.RequestRecord{Provider: "openai", Model: "openai/gpt-4o-mini", Outcome: "ok", Latency: time.Millisecond, TTFT: time.Millisecond,
+		Attempts: []completions.Attempt{{Model: "openai/gpt-4o-mini", Outcome: "ok"}}, Usage: completions.Usage{PromptTokens: 10, CompletionTokens: 5, Costs: completions.Costs{TotalTokensCost: 0.001}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.ObserveRequest(context.Background(), r)
+	}
+}
+
+// BenchmarkMiddleware is the HTTP middleware's cost per request (its handler does nothing).
+func BenchmarkMiddleware(b *testing.B) {
+	m := New(Options{})
+	h := m.Middleware(func(*http.Request) string { return "POST /api/v1/completions" })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
+	req := httptest.NewRequest("POST", "/api/v1/completions", nil)
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(w, req)
+	}
+}
