@@ -167,12 +167,18 @@ func faultCases() []faultCase {
 // with millisecond timeouts and recorded (not slept) backoff waits.
 func faultGateway(t *testing.T) (*Gateway, *scriptedUpstream, *sleepRecorder) {
 	t.Helper()
+	return faultGatewayWith(t, nil)
+}
+
+// faultGatewayWith is faultGateway with tweak applied to the gateway's options.
+func faultGatewayWith(t *testing.T, tweak func(*Options)) (*Gateway, *scriptedUpstream, *sleepRecorder) {
+	t.Helper()
 	up := newScriptedUpstream(t)
 	adapter := providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.srv.URL + "/v1", APIKey: "sk-test", IdleTimeout: 5 * time.Second})
 	prefiller := providers.NewOpenAI(providers.Config{Name: "pf", BaseURL: up.srv.URL + "/v1", APIKey: "sk-test", IdleTimeout: 5 * time.Second,
 		Prefill: providers.PrefillPrefix})
 	sleeps := &sleepRecorder{}
-	g, err := New(Options{
+	opts := Options{
 		Providers:         fakeRegistry{"up": adapter, "pf": prefiller},
 		Store:             memstore.New(),
 		Sleep:             sleeps.sleep,
@@ -180,7 +186,11 @@ func faultGateway(t *testing.T) (*Gateway, *scriptedUpstream, *sleepRecorder) {
 		AttemptTimeout:    150 * time.Millisecond,
 		FirstTokenTimeout: 150 * time.Millisecond,
 		StreamIdleTimeout: 150 * time.Millisecond,
-	})
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	g, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +388,9 @@ func TestContinuationReport(t *testing.T) {
 // TestHedgeReport: the hedged start that lost is in the attempts, cancelled, with its
 // (estimated) prompt usage added to the answer's.
 func TestHedgeReport(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	// Nothing here waits for the idle timeout: a generous one keeps a loaded machine's
+	// scheduling pauses from cutting the winner's stream.
+	g, up, _ := faultGatewayWith(t, func(o *Options) { o.StreamIdleTimeout = 2 * time.Second })
 	up.on("primary", slowFirstToken())
 	up.on("backup", slowAnswer(backupAnswer, 5*time.Millisecond)) // the winner keeps streaming after the race
 	resp, seen, attempts, err := runFault(t, g, faultCase{stream: true, backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
