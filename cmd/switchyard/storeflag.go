@@ -65,6 +65,10 @@ func (f *storeFlags) check() error {
 	return nil
 }
 
+// defaultPoolConns is the PostgreSQL connection pool of a process unless the --store URL
+// sets pool_max_conns.
+const defaultPoolConns = 16
+
 // backend is the opened store and, for PostgreSQL, the job queue shared by every process.
 type backend struct {
 	store *store.Store
@@ -96,7 +100,13 @@ func (f *storeFlags) open(ctx context.Context, wrap func(store.Driver) store.Dri
 		return &backend{store: store.New(wrap(d)), where: path}, nil
 	}
 	where := redactURL(f.URL)
-	d, err := pgstore.OpenDriver(ctx, f.URL, pgstore.Options{Schema: f.Schema})
+	opts := pgstore.Options{Schema: f.Schema}
+	if !strings.Contains(f.URL, "pool_max_conns") {
+		// pgxpool's default (the CPU count, at least 4) is sized for a client; a replica
+		// serves concurrent requests and the job queue holds connections of its own.
+		opts.MaxConns = defaultPoolConns
+	}
+	d, err := pgstore.OpenDriver(ctx, f.URL, opts)
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", where, err)
 	}
