@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // Handler runs one job of a kind: id is the service's job id. ctx ends when the job is
@@ -68,6 +70,14 @@ type Queue interface {
 	// StaleAfter is how long a running job's heartbeat may stay unchanged before its
 	// worker counts as dead (see the package comment).
 	StaleAfter() time.Duration
+}
+
+// TxEnqueuer is implemented by a Queue that can enqueue inside the store transaction that
+// creates the job's record, so that a stored job is never left without its queue entry by
+// a crash between the two. EnqueueTx reports false when tx is not a transaction of its
+// database (the caller then calls Enqueue after the commit).
+type TxEnqueuer interface {
+	EnqueueTx(ctx context.Context, tx store.Tx, kind, id string) (bool, error)
 }
 
 // Causes of a handler's context ending.

@@ -315,6 +315,7 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 	if err := s.ensureIndexed(ctx); err != nil {
 		return nil, err
 	}
+	enqueued := false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		n, err := s.activeStored(ctx, tx, j.Owner)
 		if err != nil {
@@ -326,7 +327,17 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
 			return err
 		}
-		return store.PutOwned(ctx, tx, j.ref())
+		if err := store.PutOwned(ctx, tx, j.ref()); err != nil {
+			return err
+		}
+		// On PostgreSQL the queue entry commits with the record: no crash in between can
+		// leave a stored job that no worker will ever take.
+		enqueued = false
+		if te, ok := s.q.(jobqueue.TxEnqueuer); ok {
+			enqueued, err = te.EnqueueTx(ctx, tx, QueueKind, j.ID)
+			return err
+		}
+		return nil
 	})
 	var limit *JobLimitError
 	if errors.As(err, &limit) {
@@ -335,7 +346,12 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 	if err != nil {
 		return nil, fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 	}
-	if err := s.q.Enqueue(ctx, QueueKind, j.ID); err != nil {
+	if enqueued {
+		err = nil
+	} else {
+		err = s.q.Enqueue(ctx, QueueKind, j.ID)
+	}
+	if err != nil {
 		dctx := context.WithoutCancel(ctx)
 		_ = s.store.Update(dctx, func(tx store.Tx) error {
 			if err := tx.Delete(dctx, store.OptimizationJobs, j.ID); err != nil {

@@ -169,6 +169,10 @@ func (s *Store) Close() error { return s.d.Close() }
 
 type checkedTx struct{ tx Tx }
 
+// Unwrap returns the driver's transaction, for code that reaches a driver's native
+// transaction (pgstore.PgxTx) to write to the same database in it.
+func (t checkedTx) Unwrap() Tx { return t.tx }
+
 func (t checkedTx) Get(ctx context.Context, c Collection, key string) ([]byte, error) {
 	if err := check(c, key); err != nil {
 		return nil, err

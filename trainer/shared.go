@@ -220,6 +220,7 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 	if err := s.ensureJobsIndexed(ctx); err != nil {
 		return Job{}, err
 	}
+	enqueued := false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		n, err := s.activeStored(ctx, tx, j.Owner)
 		if err != nil {
@@ -231,7 +232,17 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 		if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {
 			return err
 		}
-		return store.PutOwned(ctx, tx, j.ref())
+		if err := store.PutOwned(ctx, tx, j.ref()); err != nil {
+			return err
+		}
+		// On PostgreSQL the queue entry commits with the record: no crash in between can
+		// leave a stored job that no worker will ever take.
+		enqueued = false
+		if te, ok := s.q.(jobqueue.TxEnqueuer); ok {
+			enqueued, err = te.EnqueueTx(ctx, tx, QueueKind, j.ID)
+			return err
+		}
+		return nil
 	})
 	var limit *JobLimitError
 	if errors.As(err, &limit) {
@@ -240,7 +251,12 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("trainer: save job: %w", err)
 	}
-	if err := s.q.Enqueue(ctx, QueueKind, j.ID); err != nil {
+	if enqueued {
+		err = nil
+	} else {
+		err = s.q.Enqueue(ctx, QueueKind, j.ID)
+	}
+	if err != nil {
 		dctx := context.WithoutCancel(ctx)
 		_ = s.store.Update(dctx, func(tx store.Tx) error { return deleteJobTx(dctx, tx, &j) })
 		return Job{}, fmt.Errorf("trainer: queue job: %w", err)

@@ -54,6 +54,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/pgstore"
 )
 
 // Defaults of Options.
@@ -420,6 +422,26 @@ func (q *Queue) Enqueue(ctx context.Context, kind, id string) error {
 	}
 	return nil
 }
+
+// EnqueueTx implements jobqueue.TxEnqueuer: the same insert as Enqueue, in the store's
+// PostgreSQL transaction tx (pgstore.PgxTx), so it commits or rolls back with the job's
+// record. It reports false for a transaction of another store.
+func (q *Queue) EnqueueTx(ctx context.Context, tx store.Tx, kind, id string) (bool, error) {
+	ptx, ok := pgstore.PgxTx(tx)
+	if !ok {
+		return false, nil
+	}
+	_, err := q.inserter.InsertTx(ctx, ptx, jobArgs{JobKind: kind, ID: id}, &river.InsertOpts{
+		Queue:      queueName(kind),
+		UniqueOpts: river.UniqueOpts{ByArgs: true},
+	})
+	if err != nil {
+		return false, fmt.Errorf("riverqueue: enqueue %s %s: %w", kind, id, err)
+	}
+	return true, nil
+}
+
+var _ jobqueue.TxEnqueuer = (*Queue)(nil)
 
 // Cancel implements jobqueue.Queue with River's JobCancel, which cancels a waiting job at
 // once and signals the process running a running one.

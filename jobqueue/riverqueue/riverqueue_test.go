@@ -15,6 +15,9 @@ import (
 
 	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/store/pgstore"
 )
 
 var schemas atomic.Int64
@@ -134,5 +137,69 @@ func TestUniqueRetryLaterAndCancel(t *testing.T) {
 	}
 	if err := q.Cancel(ctx, "test", "unknown"); err != nil {
 		t.Errorf("Cancel of an id the queue does not hold: %v", err)
+	}
+}
+
+// TestEnqueueTxCommitsWithTheRecord: a job enqueued inside a store Update exists only if
+// the Update commits; a transaction of another store is refused (false) without error.
+func TestEnqueueTxCommitsWithTheRecord(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh starts a throwaway PostgreSQL cluster and prints it (needs the Debian package postgresql)")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("riverqueue_tx_%d_%d", os.Getpid(), schemas.Add(1))
+	d, err := pgstore.OpenDriver(ctx, dsn, pgstore.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(d)
+	t.Cleanup(func() { st.Close() })
+	q, err := riverqueue.Open(ctx, d.Pool(), riverqueue.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := func(id string) int {
+		var n int
+		if err := d.Pool().QueryRow(ctx, "SELECT count(*) FROM "+schema+".river_job WHERE args->>'id' = $1", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	boom := errors.New("boom")
+	err = st.Update(ctx, func(tx store.Tx) error {
+		if err := tx.Put(ctx, store.TrainingJobs, "rolled-back", []byte("{}")); err != nil {
+			return err
+		}
+		if ok, err := q.EnqueueTx(ctx, tx, "t", "rolled-back"); !ok || err != nil {
+			return fmt.Errorf("EnqueueTx = %v, %v", ok, err)
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if n := jobs("rolled-back"); n != 0 {
+		t.Fatalf("a rolled-back Update left %d queue entries", n)
+	}
+	err = st.Update(ctx, func(tx store.Tx) error {
+		if err := tx.Put(ctx, store.TrainingJobs, "kept", []byte("{}")); err != nil {
+			return err
+		}
+		_, err := q.EnqueueTx(ctx, tx, "t", "kept")
+		return err
+	})
+	if err != nil || jobs("kept") != 1 {
+		t.Fatalf("committed Update: %v, %d queue entries", err, jobs("kept"))
+	}
+	err = memstore.New().Update(ctx, func(tx store.Tx) error {
+		ok, err := q.EnqueueTx(ctx, tx, "t", "elsewhere")
+		if ok || err != nil {
+			return fmt.Errorf("EnqueueTx on a memstore transaction = %v, %v", ok, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -417,3 +417,21 @@ func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []
 func (t *pgTx) Delete(ctx context.Context, c store.Collection, key string) error {
 	return del(ctx, t.tx, c, key)
 }
+
+// PgxTx returns the PostgreSQL transaction behind tx, a store.Tx that a Store on this
+// driver passed to an Update function (wrappers with an Unwrap() store.Tx method are
+// looked through), so that other writes to the same database — a job queue's insert —
+// commit or roll back with the Update. ok is false for another driver's transaction.
+func PgxTx(tx store.Tx) (ptx pgx.Tx, ok bool) {
+	for tx != nil {
+		if t, isPg := tx.(*pgTx); isPg {
+			return t.tx, true
+		}
+		u, canUnwrap := tx.(interface{ Unwrap() store.Tx })
+		if !canUnwrap {
+			return nil, false
+		}
+		tx = u.Unwrap()
+	}
+	return nil, false
+}
