@@ -122,3 +122,12 @@ func Stale(seen, now time.Time, staleAfter time.Duration) (bool, time.Duration) 
 	}
 	return false, staleAfter - age
 }
+
+// JobStat is one job as a job service reports it to monitoring (trainer and optimizer
+// JobStats; telemetry's job metrics).
+type JobStat struct {
+	ID    string
+	State string
+	// Seconds is how long a finished job ran (started to finished); 0 for one not finished.
+	Seconds float64
+}

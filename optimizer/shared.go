@@ -253,53 +253,31 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 	if s.q == nil {
 		return func() {}
 	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(jobqueue.HeartbeatInterval(s.q.StaleAfter()))
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
+	beat := func(ctx context.Context) (lost, cancelled bool, err error) {
+		s.recMu.Lock()
+		err = s.store.Update(ctx, func(tx store.Tx) error {
+			lost, cancelled = false, false
+			j, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, id)
+			if errors.Is(err, store.ErrNotFound) {
+				lost = true
+				return nil
 			}
-			lost, cancelled := false, false
-			s.recMu.Lock()
-			err := s.store.Update(ctx, func(tx store.Tx) error {
-				lost, cancelled = false, false
-				j, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, id)
-				if errors.Is(err, store.ErrNotFound) {
-					lost = true
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if j.Status != StatusRunning || j.Attempts != attempt {
-					lost = j.Attempts != attempt
-					return nil
-				}
-				cancelled = j.CancelRequested
-				j.HeartbeatAt = time.Now()
-				return store.PutJSON(ctx, tx, store.OptimizationJobs, id, j)
-			})
-			s.recMu.Unlock()
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("optimizer: heartbeat", "job", id, "err", err)
+			if err != nil {
+				return err
 			}
-			if lost {
-				cancel(errLostJob)
-				return
+			if j.Status != StatusRunning || j.Attempts != attempt {
+				lost = j.Attempts != attempt
+				return nil
 			}
-			if cancelled {
-				cancel(errCancelled)
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
+			cancelled = j.CancelRequested
+			j.HeartbeatAt = time.Now()
+			return store.PutJSON(ctx, tx, store.OptimizationJobs, id, j)
+		})
+		s.recMu.Unlock()
+		return lost, cancelled, err
+	}
+	return jobqueue.KeepAlive(ctx, s.q.StaleAfter(), beat, cancel, errLostJob, errCancelled,
+		func(err error) { s.log.Warn("optimizer: heartbeat", "job", id, "err", err) })
 }
 
 // submitShared stores job j and enqueues it, counting the owner's unfinished jobs in the

@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// JobStat is one optimization job as telemetry sees it.
-type JobStat struct {
-	ID    string
-	State string
-	// Seconds is how long a finished job ran (started to finished); 0 otherwise.
-	Seconds float64
-}
+// JobStat is one job as telemetry sees it.
+type JobStat = jobqueue.JobStat
 
 // JobStats lists every optimization job in the store with its status (every owner's):
 // what metrics count by state, and the run time of the finished ones. It reads the whole

@@ -6,18 +6,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-ai/switchyard/jobqueue"
 )
 
 // JobStat is one job as a JobSource reports it.
-type JobStat struct {
-	ID    string
-	State string
-	// Seconds is a finished job's run time; 0 for one not finished.
-	Seconds float64
-}
+type JobStat = jobqueue.JobStat
 
-// JobSource lists a kind of job (trainer.Service.JobStats and optimizer.Service.JobStats,
-// adapted).
+// JobSource lists a kind of job (trainer.Service.JobStats, optimizer.Service.JobStats).
 type JobSource func(ctx context.Context) ([]JobStat, error)
 
 // jobsRefresh bounds how often a scrape re-reads the jobs.

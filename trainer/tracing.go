@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/switchyard-ai/switchyard/telemetry/jobspan"
 )
 
 // WithTracer makes the service record a span per job stage: the job, fetching and parsing
@@ -14,18 +14,7 @@ import (
 // telemetry provides a tracer). Default: no spans.
 func WithTracer(t trace.Tracer) Option { return func(s *Service) { s.tracer = t } }
 
-// stage starts a span; end records err (nil: ok) and ends it.
+// stage starts the span of a job stage (see WithTracer); end records err and ends it.
 func (s *Service) stage(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(err error)) {
-	t := s.tracer
-	if t == nil {
-		t = noop.NewTracerProvider().Tracer("")
-	}
-	ctx, span := t.Start(ctx, name, trace.WithAttributes(attrs...))
-	return ctx, func(err error) {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
-		span.End()
-	}
+	return jobspan.Start(ctx, s.tracer, name, attrs...)
 }

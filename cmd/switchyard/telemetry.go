@@ -10,11 +10,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/telemetry"
-	"github.com/switchyard-ai/switchyard/trainer"
 )
 
 // telemetryFlags are serve's observability flags.
@@ -77,22 +75,8 @@ func (o *observability) watchServices(w *wiring) {
 		return
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
-	o.metrics.Jobs("training", func(ctx context.Context) ([]telemetry.JobStat, error) {
-		js, err := w.trainer.JobStats(ctx)
-		return convertStats(js, func(j trainer.JobStat) telemetry.JobStat { return telemetry.JobStat(j) }), err
-	})
-	o.metrics.Jobs("optimization", func(ctx context.Context) ([]telemetry.JobStat, error) {
-		js, err := w.optimizer.JobStats(ctx)
-		return convertStats(js, func(j optimizer.JobStat) telemetry.JobStat { return telemetry.JobStat(j) }), err
-	})
-}
-
-func convertStats[T any](in []T, f func(T) telemetry.JobStat) []telemetry.JobStat {
-	out := make([]telemetry.JobStat, len(in))
-	for i, v := range in {
-		out[i] = f(v)
-	}
-	return out
+	o.metrics.Jobs("training", w.trainer.JobStats)
+	o.metrics.Jobs("optimization", w.optimizer.JobStats)
 }
 
 // serveMetrics serves /metrics on its own listener until ctx ends (--metrics-addr).
