@@ -23,6 +23,11 @@ type Example struct {
 	// Scores optionally gives each model's score in [0,1] on this prompt. When it has a
 	// positive entry it is used as a soft target instead of Labels.
 	Scores map[string]float64
+	// Task optionally names the kind of prompt (the benchmark or workload it comes from,
+	// e.g. "gsm8k"). When at least two tasks label MinTaskRows rows each, Fit also learns
+	// to recognise the task and blends each model's mean score on it into the quality
+	// estimates, with a weight chosen on the validation split (FitOptions.TaskPriorWeights).
+	Task string
 	// OnlyScored says that only the models in Scores (and Labels) were measured on this
 	// prompt: the quality heads of the other models learn nothing from it. Without it, a
 	// model that appears anywhere in the examples and not in this one's Labels or Scores
@@ -120,6 +125,14 @@ type FitOptions struct {
 	// the validation split (by log loss). Empty means a default grid; one value skips the
 	// search.
 	QualityL2 []float64
+	// TaskPriorWeights lists the weights λ of the task prior (see Example.Task) to choose
+	// from on the validation split by the mean score of the top pick; the quality estimate
+	// is (1−λ)·head + λ·prior. Empty means {0, 0.25, 0.5, 0.75}; one value fixes it, and
+	// {0} turns the prior off. Examples without tasks ignore it.
+	TaskPriorWeights []float64
+	// TaskL2 lists the task head's regularisation strengths to choose from on the
+	// validation split (by log loss); empty means the default grid.
+	TaskL2 []float64
 	// Logger receives progress at debug level. nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -158,8 +171,15 @@ type FitReport struct {
 	// RankingTrials are the validation results behind Ranking.
 	RankingTrials []RankingTrial
 	// ValidationECE is the quality heads' expected calibration error on the validation
-	// split (see ExpectedCalibrationError).
+	// split (see ExpectedCalibrationError), with the task prior when one was kept.
 	ValidationECE float64
+	// Tasks is the number of tasks the task head learned (0: no task prior was fitted);
+	// TaskL2 its regularisation; TaskPriorWeight the chosen λ (0: the heads alone) and
+	// TaskPriorTrials the validation score of every λ tried.
+	Tasks           int
+	TaskL2          float64
+	TaskPriorWeight float64
+	TaskPriorTrials []TaskPriorTrial
 }
 
 // RankingTrial is the validation result of one ranking method.
@@ -345,7 +365,12 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 	if log == nil {
 		log = slog.Default()
 	}
-	for _, grid := range [][]float64{opts.L2, opts.QualityL2} {
+	for _, w := range opts.TaskPriorWeights {
+		if !(w >= 0 && w <= 1) {
+			return nil, nil, invalid("TaskPriorWeights", "must be in [0,1], got %v", w)
+		}
+	}
+	for _, grid := range [][]float64{opts.L2, opts.QualityL2, opts.TaskL2} {
 		for _, l := range grid {
 			if !(l >= 0) || math.IsInf(l, 0) {
 				return nil, nil, invalid("L2", "must be finite and >= 0, got %v", l)
@@ -408,8 +433,9 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 	}
 	start := time.Now()
 	texts := make([]string, len(examples))
+	tasks := make([]string, len(examples))
 	for i, ex := range examples {
-		texts[i] = ex.Text
+		texts[i], tasks[i] = ex.Text, ex.Task
 	}
 	raw, st, err := rawCached(ctx, emb, opts.Cache, texts)
 	if err != nil {
@@ -425,7 +451,7 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 
 	start = time.Now()
 	m := &Model{classes: classes, embedder: emb, onnx: onnx, ranking: RankQuality}
-	err = fitHeads(ctx, m, xs, emb.Dim(), targets, used, qualityTargets(examples, classes, opts.IgnoreScores), withSoftmax, opts, rep, log)
+	err = fitHeads(ctx, m, xs, emb.Dim(), targets, used, qualityTargets(examples, classes, opts.IgnoreScores), tasks, withSoftmax, opts, rep, log)
 	rep.TrainingTime = time.Since(start)
 	if err != nil {
 		closeOnErr()
@@ -453,7 +479,7 @@ const rankingMargin = 0.02
 // heads on every row, chooses their regularisation and the ranking on one validation
 // split, then refits both on all rows.
 func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]float64, used []int,
-	qt [][]float64, withSoftmax bool, opts FitOptions, rep *FitReport, log *slog.Logger) error {
+	qt [][]float64, tasks []string, withSoftmax bool, opts FitOptions, rep *FitReport, log *slog.Logger) error {
 	frac := opts.ValidationFraction
 	if frac == 0 {
 		frac = 0.2
@@ -560,6 +586,8 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 		grid = defaultQualityL2Grid
 	}
 	tr, val := split(all)
+	names, _ := taskLabels(tasks)
+	wantPrior := names != nil && !(len(opts.TaskPriorWeights) == 1 && opts.TaskPriorWeights[0] == 0)
 	h := linearFit{lin: lin, xs: xs, targets: byRow, perClass: true, cfg: cfg}
 	_, chosen, warm, err := h.search(ctx, grid, tr, val, func(est, t []float64) (float64, float64) {
 		var loss float64
@@ -570,21 +598,34 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 			}
 		}
 		return 0, loss
-	}, false, chooseRank || len(grid) > 1)
+	}, false, chooseRank || len(grid) > 1 || wantPrior)
 	if err != nil {
 		return err
 	}
 	rep.QualityL2 = chosen
 	q := &QualityHeads{lin: lin}
+	var valQual map[int][]float64
 	if warm != nil {
 		lin.setParams(warm)
-		var ests, outs []float64
-		valQual := make(map[int][]float64, len(val))
+		valQual = make(map[int][]float64, len(val))
 		for _, j := range val {
 			e := make([]float64, k)
 			q.Estimates(xs[j], e)
 			valQual[j] = e
-			ests = append(ests, e...)
+		}
+	}
+	if wantPrior {
+		// Fitted before the ranking is chosen: the prior changes the estimates it compares.
+		prior, err := fitTaskPrior(ctx, xs, dim, minDF, tasks, qt, tr, val, valQual, opts, cfg, rep)
+		if err != nil {
+			return err
+		}
+		q.prior = prior
+	}
+	if valQual != nil {
+		var ests, outs []float64
+		for _, j := range val {
+			ests = append(ests, valQual[j]...)
 			outs = append(outs, qt[j]...)
 		}
 		rep.ValidationECE = ExpectedCalibrationError(ests, outs)

@@ -29,6 +29,15 @@ type savedModel struct {
 	Quality *savedSoftmax
 	Ranking string
 	Blend   float64
+	// TaskPrior is the quality heads' task prior; nil without one.
+	TaskPrior *savedTaskPrior
+}
+
+type savedTaskPrior struct {
+	Names  []string
+	Head   savedSoftmax
+	Means  []float32
+	Weight float64
 }
 
 type savedNGram struct {
@@ -59,6 +68,14 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		c := m.quality.lin
 		s.Quality = &savedSoftmax{Dim: c.dim, Classes: c.classes, Cols: c.cols, W: c.w, B: c.b}
 		s.Ranking, s.Blend = m.ranking, m.blend
+		if p := m.quality.prior; p != nil {
+			h := p.head
+			s.TaskPrior = &savedTaskPrior{Names: p.names, Weight: p.weight,
+				Head: savedSoftmax{Dim: h.dim, Classes: h.classes, Cols: h.cols, W: h.w, B: h.b}}
+			for _, v := range p.means {
+				s.TaskPrior.Means = append(s.TaskPrior.Means, float32(v))
+			}
+		}
 	}
 	var buf bytes.Buffer
 	buf.WriteString(modelMagic)
@@ -108,6 +125,24 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		}
 		dim = lin.dim
 		quality = &QualityHeads{lin: lin}
+		if tp := s.TaskPrior; tp != nil {
+			t := len(tp.Names)
+			if t < 2 || len(tp.Means) != t*k || !(tp.Weight > 0 && tp.Weight <= 1) {
+				return nil, invalid("model", "inconsistent task prior")
+			}
+			head, err := loadLinear(tp.Head, t)
+			if err != nil {
+				return nil, err
+			}
+			if head.dim != dim {
+				return nil, invalid("model", "inconsistent task prior")
+			}
+			p := &taskPrior{names: slices.Clone(tp.Names), head: head, weight: tp.Weight, means: make([]float64, len(tp.Means))}
+			for i, v := range tp.Means {
+				p.means[i] = float64(v)
+			}
+			quality.prior = p
+		}
 		switch s.Ranking {
 		case RankSoftmax, RankBlend:
 			if clf == nil {

@@ -2,6 +2,7 @@ package inference
 
 import (
 	"math"
+	"slices"
 )
 
 // QualityName is the name of the per-model quality heads.
@@ -16,6 +17,8 @@ const QualityName = "per-model-logistic-v1"
 type QualityHeads struct {
 	// lin holds the weights in the same sparse layout as the softmax head.
 	lin *SoftmaxRegression
+	// prior, when set, is blended into the heads' estimates (see taskPrior).
+	prior *taskPrior
 }
 
 // Name returns QualityName.
@@ -31,6 +34,19 @@ func (q *QualityHeads) Estimates(x Vector, out []float64) {
 	for c := range out[:q.lin.classes] {
 		out[c] = sigmoid(out[c])
 	}
+	if q.prior != nil {
+		q.prior.blend(x, out[:q.lin.classes])
+	}
+}
+
+// Tasks returns the task labels the estimates draw a prior from and the prior's weight λ
+// (estimate = (1−λ)·head + λ·prior), or nil and 0 when the router was trained without
+// task labels or the validation split preferred the heads alone.
+func (q *QualityHeads) Tasks() ([]string, float64) {
+	if q.prior == nil {
+		return nil, 0
+	}
+	return slices.Clone(q.prior.names), q.prior.weight
 }
 
 // Ranking methods a Model may use to order its classes (chosen at Fit time on the

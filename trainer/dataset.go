@@ -27,6 +27,11 @@ type Record struct {
 	CorrectModels []string `json:"correct_models"`
 	// Scores optionally gives each model's score in [0, 1] for this prompt.
 	Scores map[string]float64 `json:"scores,omitempty"`
+	// Task optionally names the kind of prompt (the benchmark or workload it comes from,
+	// such as "gsm8k" or "support-tickets"). With at least two tasks of
+	// inference.MinTaskRows rows each, the router also learns each model's mean score per
+	// task and blends it into its quality estimates (see inference.Example.Task).
+	Task string `json:"task,omitempty"`
 	// Source locates the row ("<url>: line 7") for error messages.
 	Source string `json:"-"`
 }
@@ -38,7 +43,7 @@ type Format string
 const (
 	FormatJSON  Format = "json"  // an array of records
 	FormatJSONL Format = "jsonl" // one record per line
-	FormatCSV   Format = "csv"   // header problem,correct_models[,scores]
+	FormatCSV   Format = "csv"   // header problem,correct_models[,scores][,task]
 )
 
 // modelPattern is "provider/model": a provider name, a slash, and a model name that may
@@ -166,6 +171,7 @@ type jsonRecord struct {
 	Problem       json.RawMessage `json:"problem"`
 	CorrectModels json.RawMessage `json:"correct_models"`
 	Scores        json.RawMessage `json:"scores"`
+	Task          json.RawMessage `json:"task"`
 }
 
 func parseJSONArray(rawURL string, data []byte) ([]Record, error) {
@@ -241,6 +247,11 @@ func decodeJSONRecord(raw json.RawMessage) (Record, error) {
 			return r, errors.New(`scores must be an object of "provider/model": number`)
 		}
 	}
+	if !isNull(jr.Task) {
+		if err := json.Unmarshal(jr.Task, &r.Task); err != nil {
+			return r, errors.New("task must be a string")
+		}
+	}
 	return r, nil
 }
 
@@ -288,9 +299,10 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 	pi, okP := col["problem"]
 	ci, okC := col["correct_models"]
 	si, okS := col["scores"]
+	ti, okT := col["task"]
 	if !okP || !okC {
 		return nil, &DatasetError{URL: rawURL, Row: "line 1", Message: fmt.Sprintf(
-			"bad header %q: want columns problem,correct_models (and optionally scores)", strings.Join(header, ","))}
+			"bad header %q: want columns problem,correct_models (and optionally scores, task)", strings.Join(header, ","))}
 	}
 	var recs []Record
 	for {
@@ -319,6 +331,9 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 				return nil, &DatasetError{URL: rawURL, Row: row, Message: `scores must be a JSON object of "provider/model": number`}
 			}
 		}
+		if okT && ti < len(fields) {
+			r.Task = fields[ti]
+		}
 		if err := checkRecord(&r); err != nil {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: err.Error()}
 		}
@@ -327,11 +342,18 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 	return recs, nil
 }
 
+// MaxTaskLength bounds a record's task label, in bytes.
+const MaxTaskLength = 200
+
 // checkRecord validates a record in place and, when correct_models is empty but scores
 // are given, derives correct_models as the models tied at the best score above 0.
 func checkRecord(r *Record) error {
 	if strings.TrimSpace(r.Problem) == "" {
 		return errors.New("problem is empty")
+	}
+	r.Task = strings.TrimSpace(r.Task)
+	if len(r.Task) > MaxTaskLength || !utf8.ValidString(r.Task) {
+		return fmt.Errorf("task must be valid UTF-8 of at most %d bytes", MaxTaskLength)
 	}
 	for i, m := range r.CorrectModels {
 		m = strings.TrimSpace(m)

@@ -31,6 +31,16 @@ func TestParseFormats(t *testing.T) {
 			want: []Record{{Problem: "Hello, world", CorrectModels: []string{"a/b", "c/d"}}, {Problem: "line1\nline2", CorrectModels: []string{"e/f"}, Scores: map[string]float64{"e/f": 1}}},
 		},
 		{
+			name: "task labels in jsonl and csv", url: "https://x.test/t.jsonl",
+			data: "{\"problem\":\"p1\",\"correct_models\":[\"a/b\"],\"task\":\" gsm8k \"}\n{\"problem\":\"p2\",\"correct_models\":[\"a/b\"]}\n",
+			want: []Record{{Problem: "p1", CorrectModels: []string{"a/b"}, Task: "gsm8k"}, {Problem: "p2", CorrectModels: []string{"a/b"}}},
+		},
+		{
+			name: "task column in csv", url: "https://x.test/t.csv",
+			data: "problem,correct_models,task\nq1,a/b,mmlu\nq2,a/b,\n",
+			want: []Record{{Problem: "q1", CorrectModels: []string{"a/b"}, Task: "mmlu"}, {Problem: "q2", CorrectModels: []string{"a/b"}}},
+		},
+		{
 			name: "models with nested slashes", url: "https://x.test/a.csv",
 			data: "correct_models,problem\ntogether/meta-llama/Llama-3-70b,hi\n",
 			want: []Record{{Problem: "hi", CorrectModels: []string{"together/meta-llama/Llama-3-70b"}}},
@@ -47,7 +57,7 @@ func TestParseFormats(t *testing.T) {
 			}
 			for i := range got {
 				g, w := got[i], c.want[i]
-				if g.Problem != w.Problem || strings.Join(g.CorrectModels, "|") != strings.Join(w.CorrectModels, "|") || len(g.Scores) != len(w.Scores) {
+				if g.Problem != w.Problem || g.Task != w.Task || strings.Join(g.CorrectModels, "|") != strings.Join(w.CorrectModels, "|") || len(g.Scores) != len(w.Scores) {
 					t.Errorf("record %d = %+v, want %+v", i, g, w)
 				}
 				if !strings.HasPrefix(g.Source, fetch.Redact(c.url)+": ") { // query values are redacted
@@ -74,6 +84,8 @@ func TestParseErrorsNameFileAndRow(t *testing.T) {
 		{"json extension with csv content", "https://x.test/d.json", "problem,correct_models\nq,a/b\n", []string{"https://x.test/d.json", "wrong format", "JSON"}},
 		{"empty file", "https://x.test/d.csv", "  \n", []string{"https://x.test/d.csv", "empty"}},
 		{"score out of range", "https://x.test/d.jsonl", `{"problem":"a","correct_models":["a/b"],"scores":{"a/b":2}}`, []string{"line 1", "outside [0, 1]"}},
+		{"task not a string", "https://x.test/d.jsonl", `{"problem":"a","correct_models":["a/b"],"task":3}`, []string{"line 1", "task must be a string"}},
+		{"task too long", "https://x.test/d.jsonl", `{"problem":"a","correct_models":["a/b"],"task":"` + strings.Repeat("t", MaxTaskLength+1) + `"}`, []string{"line 1", "task must be", "200 bytes"}},
 		{"binary", "https://x.test/blob", "\xff\xfe\x00\x01garbage", []string{"wrong format"}},
 	}
 	for _, c := range cases {

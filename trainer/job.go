@@ -287,7 +287,7 @@ func addTiming(cfg *TrainingConfig, rep *inference.FitReport) {
 func (s *Service) fit(ctx context.Context, recs []Record, prev *inference.FitReport) (*inference.Model, *inference.FitReport, error) {
 	examples := make([]inference.Example, len(recs))
 	for i, r := range recs {
-		examples[i] = inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores}
+		examples[i] = inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores, Task: r.Task}
 	}
 	opts := inference.FitOptions{
 		Embedder:     s.embedder,
@@ -304,6 +304,10 @@ func (s *Service) fit(ctx context.Context, recs []Record, prev *inference.FitRep
 			opts.QualityL2 = []float64{prev.QualityL2}
 		}
 		opts.Ranking, opts.BlendWeight = prev.Ranking, prev.BlendWeight
+		opts.TaskPriorWeights = []float64{prev.TaskPriorWeight}
+		if prev.TaskL2 > 0 {
+			opts.TaskL2 = []float64{prev.TaskL2}
+		}
 	}
 	if s.fitOpts != nil {
 		s.fitOpts(&opts)

@@ -45,6 +45,7 @@ var sources = []source{
 
 type row struct {
 	source, id, problem string
+	task                string             // source-prefixed, e.g. "zeroeval/gsm8k"
 	scores              map[string]float64 // by key
 	heldOut, validation bool
 }
@@ -174,7 +175,7 @@ func main() {
 	}
 	examples := make([]inference.Example, 0, len(train))
 	for _, r := range train {
-		ex := inference.Example{Text: r.problem, Scores: map[string]float64{}, OnlyScored: true}
+		ex := inference.Example{Text: r.problem, Task: r.task, Scores: map[string]float64{}, OnlyScored: true}
 		for k, s := range r.scores {
 			if i, ok := byKey[k]; ok {
 				ex.Scores[ids[i]] = s
@@ -191,7 +192,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("fitted in %v (quality L2 %g, validation ECE %.4f)", rep.TrainingTime.Round(time.Millisecond), rep.QualityL2, rep.ValidationECE)
+	log.Printf("fitted in %v (quality L2 %g, validation ECE %.4f, %d tasks, task prior weight %g, trials %+v)", rep.TrainingTime.Round(time.Millisecond),
+		rep.QualityL2, rep.ValidationECE, rep.Tasks, rep.TaskPriorWeight, rep.TaskPriorTrials)
 	if got := model.Classes(); !slices.Equal(got, sortedCopy(ids)) {
 		log.Fatalf("classes %v differ from %v", got, ids)
 	}
@@ -282,6 +284,7 @@ func readSource(path, name string, measuredAs map[string]map[string]bool) ([]row
 	for sc.Scan() {
 		var r struct {
 			ID      string             `json:"id"`
+			Task    string             `json:"task"`
 			Problem string             `json:"problem"`
 			Scores  map[string]float64 `json:"scores"`
 		}
@@ -304,7 +307,11 @@ func readSource(path, name string, measuredAs map[string]map[string]bool) ([]row
 			scores[k] = sum[k] / n[k] // two versions of one model on a row: their mean
 		}
 		h := sha256.Sum256([]byte(name + ":" + r.ID))
-		out = append(out, row{source: name, id: r.ID, problem: r.Problem, scores: scores,
+		task := ""
+		if r.Task != "" {
+			task = name + "/" + strings.TrimPrefix(r.Task, name+"/")
+		}
+		out = append(out, row{source: name, id: r.ID, problem: r.Problem, task: task, scores: scores,
 			heldOut: h[0]%5 == 0, validation: h[0]%5 != 0 && h[1]%10 == 0})
 	}
 	return out, sc.Err()

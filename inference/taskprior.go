@@ -1,0 +1,232 @@
+package inference
+
+import (
+	"context"
+	"math"
+	"slices"
+)
+
+// A task prior estimates a model's quality on a prompt from the kind of prompt it is: a
+// softmax head predicts the prompt's task (the benchmark or workload it belongs to, from
+// Example.Task) and the prior is the mean score of each model on the training rows of
+// each task, weighted by those probabilities. Per-model heads see every prompt alone and
+// their estimates for two models carry independent noise; a task's mean score rests on
+// hundreds of rows, so blending it in steadies what the ranking and the tradeoff compare.
+// On llmrouter9 (14 tasks) the blend raised the held-out mean score of the pick by about
+// 1.5 points and lowered the price of a cost tradeoff at the same tolerance (BENCHMARKS.md).
+
+// MinTaskRows is how many training rows must carry a task label for the task to be
+// learned; rows of rarer tasks train the quality heads only.
+const MinTaskRows = 10
+
+// defaultTaskPriorWeights are the prior weights λ tried on the validation split when
+// FitOptions.TaskPriorWeights is empty.
+var defaultTaskPriorWeights = []float64{0, 0.25, 0.5, 0.75}
+
+// taskPriorSmoothing is the pseudo-count pulling a task's mean score towards the model's
+// mean over all tasks, so a task with few rows does not swing the estimates.
+const taskPriorSmoothing = 5
+
+// taskPrior is a fitted task head with the per-task mean scores; immutable once fitted.
+type taskPrior struct {
+	names  []string
+	head   *SoftmaxRegression
+	means  []float64 // tasks × classes, row-major
+	weight float64   // λ in (1−λ)·heads + λ·prior
+}
+
+// blend mixes the prior into the quality heads' estimates q (in place).
+func (p *taskPrior) blend(x Vector, q []float64) {
+	t := len(p.names)
+	probs := make([]float64, t)
+	p.head.Probabilities(x, probs)
+	k := len(q)
+	for c := range q {
+		var prior float64
+		for i, pr := range probs {
+			prior += pr * p.means[i*k+c]
+		}
+		q[c] = (1-p.weight)*q[c] + p.weight*prior
+	}
+}
+
+// TaskPriorTrial is the validation result of one task-prior weight.
+type TaskPriorTrial struct {
+	Weight float64
+	// MeanScore is the mean target of the top pick on the validation rows.
+	MeanScore float64
+	// LogLoss is the mean per-model logistic loss of the estimates on the validation rows.
+	LogLoss float64
+}
+
+// taskLabels returns the learnable task names (at least MinTaskRows rows each, sorted)
+// and each row's index among them (-1 for none), or nil when fewer than two tasks qualify.
+func taskLabels(tasks []string) ([]string, []int) {
+	count := map[string]int{}
+	for _, t := range tasks {
+		if t != "" {
+			count[t]++
+		}
+	}
+	var names []string
+	for t, n := range count {
+		if n >= MinTaskRows {
+			names = append(names, t)
+		}
+	}
+	if len(names) < 2 {
+		return nil, nil
+	}
+	slices.Sort(names)
+	idx := make([]int, len(tasks))
+	for i, t := range tasks {
+		idx[i] = -1
+		if j, ok := slices.BinarySearch(names, t); ok && t != "" {
+			idx[i] = j
+		}
+	}
+	return names, idx
+}
+
+// taskMeans returns the smoothed mean target of every class on the rows of each task.
+func taskMeans(rows []int, taskOf []int, tasks, k int, qt [][]float64) []float64 {
+	sum := make([]float64, tasks*k)
+	n := make([]float64, tasks*k)
+	gsum, gn := make([]float64, k), make([]float64, k)
+	for _, j := range rows {
+		for c, v := range qt[j] {
+			if math.IsNaN(v) {
+				continue
+			}
+			gsum[c] += v
+			gn[c]++
+			if t := taskOf[j]; t >= 0 {
+				sum[t*k+c] += v
+				n[t*k+c]++
+			}
+		}
+	}
+	means := make([]float64, tasks*k)
+	for c := 0; c < k; c++ {
+		global := 0.5
+		if gn[c] > 0 {
+			global = gsum[c] / gn[c]
+		}
+		for t := 0; t < tasks; t++ {
+			means[t*k+c] = (sum[t*k+c] + taskPriorSmoothing*global) / (n[t*k+c] + taskPriorSmoothing)
+		}
+	}
+	return means
+}
+
+// fitTaskPrior fits the task head and chooses the prior's weight on the validation rows
+// (valQual holds the quality heads' validation estimates, blended in place with the chosen
+// weight). It returns nil when the rows carry fewer than two learnable tasks or the chosen
+// weight is 0.
+func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []string, qt [][]float64,
+	tr, val []int, valQual map[int][]float64, opts FitOptions, cfg softmaxConfig, rep *FitReport) (*taskPrior, error) {
+	weights := opts.TaskPriorWeights
+	if len(weights) == 0 {
+		weights = defaultTaskPriorWeights
+	}
+	names, taskOf := taskLabels(tasks)
+	if names == nil || (len(weights) == 1 && weights[0] == 0) {
+		return nil, nil
+	}
+	rep.Tasks = len(names)
+	k := len(qt[0])
+	labelled := func(rows []int) []int {
+		var out []int
+		for _, j := range rows {
+			if taskOf[j] >= 0 {
+				out = append(out, j)
+			}
+		}
+		return out
+	}
+	ltr, lval := labelled(tr), labelled(val)
+	all := append(slices.Clone(ltr), lval...)
+	slices.Sort(all)
+	targets := make(map[int][]float64, len(all))
+	lx := make([]Vector, 0, len(all))
+	for _, j := range all {
+		t := make([]float64, len(names))
+		t[taskOf[j]] = 1
+		targets[j] = t
+		lx = append(lx, xs[j])
+	}
+	head := newSoftmaxShape(dim, len(names), lx, minDF)
+	h := linearFit{lin: head, xs: xs, targets: targets, cfg: cfg}
+	grid := opts.TaskL2
+	if len(grid) == 0 {
+		grid = defaultL2Grid
+	}
+	_, l2, warm, err := h.search(ctx, grid, ltr, lval, func(probs, t []float64) (float64, float64) {
+		return 0, -math.Log(max(probs[argmax(t)], 1e-12))
+	}, false, len(weights) > 1)
+	if err != nil {
+		return nil, err
+	}
+	rep.TaskL2 = l2
+	weight := weights[0]
+	if warm != nil && len(valQual) > 0 {
+		head.setParams(warm)
+		p := &taskPrior{names: names, head: head, means: taskMeans(tr, taskOf, len(names), k, qt)}
+		best := -1
+		for _, w := range weights {
+			p.weight = w
+			trial := TaskPriorTrial{Weight: w}
+			n := 0
+			for _, j := range val {
+				q, ok := valQual[j]
+				if !ok {
+					continue
+				}
+				e := slices.Clone(q)
+				p.blend(xs[j], e)
+				if top := argmax(e); !math.IsNaN(qt[j][top]) {
+					trial.MeanScore += qt[j][top]
+					n++
+				}
+				for c, v := range e {
+					if t := qt[j][c]; !math.IsNaN(t) {
+						v = min(max(v, 1e-12), 1-1e-12)
+						trial.LogLoss -= t*math.Log(v) + (1-t)*math.Log(1-v)
+					}
+				}
+			}
+			if n > 0 {
+				trial.MeanScore /= float64(n)
+				trial.LogLoss /= float64(n)
+			}
+			rep.TaskPriorTrials = append(rep.TaskPriorTrials, trial)
+			if best < 0 || trial.MeanScore > rep.TaskPriorTrials[best].MeanScore+1e-12 {
+				best = len(rep.TaskPriorTrials) - 1
+			}
+		}
+		weight = rep.TaskPriorTrials[best].Weight
+		p.weight = weight
+		for j, q := range valQual {
+			p.blend(xs[j], q)
+		}
+	}
+	rep.TaskPriorWeight = weight
+	if weight == 0 {
+		return nil, nil
+	}
+	h.cfg.L2 = l2
+	theta, err := h.fit(ctx, all, warm)
+	if err != nil {
+		return nil, err
+	}
+	head.setParams(theta)
+	return &taskPrior{names: names, head: head, means: taskMeans(allRows(len(xs)), taskOf, len(names), k, qt), weight: weight}, nil
+}
+
+func allRows(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
