@@ -184,7 +184,9 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []stri
 				}
 				e := slices.Clone(q)
 				p.blend(xs[j], e)
-				if top := argmax(e); !math.IsNaN(qt[j][top]) {
+				// The pick among the models measured on the row: in merged data sets
+				// (OnlyScored) those are the row's candidates.
+				if top := argmaxMeasured(e, qt[j]); top >= 0 {
 					trial.MeanScore += qt[j][top]
 					n++
 				}
@@ -221,6 +223,18 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []stri
 	}
 	head.setParams(theta)
 	return &taskPrior{names: names, head: head, means: taskMeans(allRows(len(xs)), taskOf, len(names), k, qt), weight: weight}, nil
+}
+
+// argmaxMeasured returns the class with the highest estimate among those whose target is
+// not NaN, or -1 when none is.
+func argmaxMeasured(est, target []float64) int {
+	best := -1
+	for c, v := range est {
+		if !math.IsNaN(target[c]) && (best < 0 || v > est[best]) {
+			best = c
+		}
+	}
+	return best
 }
 
 func allRows(n int) []int {

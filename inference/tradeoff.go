@@ -50,8 +50,9 @@ type FrontierPoint struct {
 	Rows int `json:"rows"`
 }
 
-// DefaultTolerances are the tolerances a frontier is measured at.
-var DefaultTolerances = []float64{0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3}
+// DefaultTolerances are the tolerances a frontier is measured at (and the default
+// tolerance chosen from): one-point steps where frontiers usually bend, coarser beyond.
+var DefaultTolerances = []float64{0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.075, 0.1, 0.15, 0.2, 0.3}
 
 // Frontier measures TradeoffPick at each tolerance on validation rows: estimates[r][c] is
 // the quality estimate of option c on row r, outcomes[r][c] its observed score (NaN when

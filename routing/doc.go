@@ -18,14 +18,17 @@
 // features or router estimates are mixed.
 //
 // Without a preference_id, the learned default router ranks ([DefaultRouter], a
-// [LearnedRouter]). It ships inside the binary (routing/defaultrouter, 6.8 MiB, no
+// [LearnedRouter]). It ships inside the binary (routing/defaultrouter, 10.7 MiB, no
 // download) and was trained by routing/internal/buildrouter, deterministically, from public
 // per-prompt evaluation data: llmrouter9 (9 open models), ZeroEval (maths and code, 50
 // models incl. GPT-4o, o1-mini, Claude 3.5 Sonnet, Gemini 1.5) and MMLU-Pro (17 models),
 // about 17,500 prompts; 46 models measured on at least 1,500 prompts are its classes
 // ([LearnedRouter.Models]). For each model it estimates the probability that the model
-// answers the prompt well (one logistic regression per model on n-gram TF-IDF features;
-// a model not measured on a prompt teaches nothing there). Candidates are matched to its
+// answers the prompt well: one logistic regression per model on n-gram TF-IDF features
+// (a model not measured on a prompt teaches nothing there), blended with a task prior —
+// a softmax head recognises which of the sources' tasks (gsm8k, an MMLU-Pro subject, ...)
+// the prompt resembles and contributes each model's mean score on those tasks, which
+// steadies the estimates where single prompts are noisy (see inference.Example.Task). Candidates are matched to its
 // models by normalised id — provider prefixes, dates, version stamps and -latest dropped,
 // so "openai/gpt-4o-2024-08-06" is gpt-4o — and score_source says "learned"; failing
 // that, by their nearest measured relative (serving-variant suffixes such as -turbo or
@@ -37,7 +40,8 @@
 // score_source says attribute, benchmark or unknown.
 //
 // With a preference_id, [CustomRouter] asks the owner's trained router model (via
-// [CustomModels]) for its per-model estimates; the candidates it knows are ranked by them
+// [CustomModels]) for its per-model estimates (with a task prior too when its training
+// rows carried task labels); the candidates it knows are ranked by them
 // (or by its softmax head, or a blend, when that ranked better on its validation split;
 // see the inference package), and the others follow, ranked by the default router.
 //

@@ -112,6 +112,11 @@ func (l *LearnedRouter) Models() []LearnedModel {
 // largest whose validation mean score stayed within one point of the no-tradeoff score.
 func (l *LearnedRouter) LearnedTolerance() float64 { return l.meta.DefaultTolerance }
 
+// Tasks returns the task labels of the evaluation data the router recognises (such as
+// "zeroeval/gsm8k") and the weight λ of their per-model mean scores in its estimates
+// (estimate = (1−λ)·head + λ·task prior); nil and 0 for a router built without them.
+func (l *LearnedRouter) Tasks() ([]string, float64) { return l.model.Quality().Tasks() }
+
 // Match returns the measured model a candidate name is estimated from and whether it is
 // the model itself (false: its nearest relative); ok is false when none matches.
 func (l *LearnedRouter) Match(name string) (id string, exact, ok bool) {

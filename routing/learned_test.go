@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/routing"
@@ -28,6 +29,10 @@ func TestLearnedDefaultRouterIsEmbedded(t *testing.T) {
 	}
 	if tol := l.LearnedTolerance(); !(tol > 0 && tol < 0.3) {
 		t.Errorf("learned tolerance %v", tol)
+	}
+	tasks, weight := l.Tasks()
+	if !slices.Contains(tasks, "zeroeval/gsm8k") || !slices.Contains(tasks, "llmrouter9/mbpp") || !(weight > 0 && weight <= 1) {
+		t.Errorf("the default router's task prior: tasks %v, weight %v", tasks, weight)
 	}
 	for name, want := range map[string]struct {
 		id    string
@@ -162,7 +167,9 @@ func TestLearnedDefaultRouterOnHeldOutData(t *testing.T) {
 	if pick < single+0.01 {
 		t.Errorf("default pick %.3f does not beat the single best model %.3f", pick, single)
 	}
-	if cost < single || costPrice > 0.8 {
-		t.Errorf("cost tradeoff %.3f at %.3f: want at least the single best's score below 0.8 (its price 0.9)", cost, costPrice)
+	// Measured with the embedded router: 0.627 at 0.52 (BENCHMARKS.md); before the task
+	// prior and the finer tolerance grid, 0.638 at 0.63.
+	if cost < single || costPrice > 0.6 {
+		t.Errorf("cost tradeoff %.3f at %.3f: want at least the single best's score below 0.6 (its price 0.9)", cost, costPrice)
 	}
 }

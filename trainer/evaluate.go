@@ -72,11 +72,7 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record,
 	m := &Metrics{}
 	ranking, _ := model.Ranking()
 	m.Ranking = ranking
-	if q := model.Quality(); q != nil {
-		if names, w := q.Tasks(); names != nil {
-			m.Tasks, m.TaskPriorWeight = len(names), w
-		}
-	}
+
 	// Baseline: the model most often among correct_models in the training split.
 	count := map[string]int{}
 	for _, r := range train {

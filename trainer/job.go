@@ -240,6 +240,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	if err != nil {
 		return nil, fmt.Errorf("score the held-out split: %w", err)
 	}
+	metrics.Tasks, metrics.TaskPriorWeight = rep.Tasks, rep.TaskPriorWeight
 
 	// The final router learns from every row, with the regularisation chosen on the
 	// evaluation fit's validation split (no second search).

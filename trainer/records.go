@@ -109,9 +109,9 @@ type Metrics struct {
 	// Ranking is how the router orders models: "quality" (its per-model estimates),
 	// "softmax" or "blend", chosen on its validation split.
 	Ranking string `json:"ranking,omitempty"`
-	// Tasks is the number of task labels (the rows' optional task field) the router
-	// learned a prior from; TaskPriorWeight is that prior's weight in the estimates (0:
-	// the per-model heads alone).
+	// Tasks is the number of task labels (the rows' optional task field) with enough rows
+	// to learn; TaskPriorWeight is the weight the validation split chose for their per-task
+	// mean scores in the estimates (0: the per-model heads alone).
 	Tasks           int     `json:"tasks,omitempty" jsonschema:"description=number of task labels (the rows' optional task field) the router learned per-task mean scores from"`
 	TaskPriorWeight float64 `json:"task_prior_weight,omitempty" jsonschema:"description=weight of the per-task mean scores in the quality estimates (estimate = (1 - w) × per-model head + w × task prior) chosen on the validation split; 0 or absent: the heads alone"`
 }

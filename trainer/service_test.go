@@ -827,3 +827,53 @@ func TestCleanupAtStartAndDryRun(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestTaskLabelsReachTheRouter trains on rows that carry task labels: the router learns
+// the two tasks (model details report them and the prior's weight, one of the weights
+// tried), and the same rows without labels train no task prior.
+func TestTaskLabelsReachTheRouter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	easy := strings.Fields("hello thanks greeting weather today name hi")
+	hard := strings.Fields("theorem proof lemma integral topology manifold eigenvalue")
+	var recs, unlabelled []Record
+	for i := 0; i < 200; i++ {
+		words, task, models := easy, "chat", []string{"acme/big", "acme/small"}
+		if i%2 == 1 {
+			words, task, models = hard, "maths", []string{"acme/big"}
+		}
+		if rng.IntN(5) == 0 { // noisy outcomes: the per-task mean is what is stable
+			models = []string{"acme/small"}
+		}
+		var w []string
+		for range 6 {
+			w = append(w, words[rng.IntN(len(words))])
+		}
+		recs = append(recs, Record{Problem: strings.Join(w, " "), CorrectModels: models, Task: task})
+		unlabelled = append(unlabelled, Record{Problem: strings.Join(w, " "), CorrectModels: models})
+	}
+	srv := files(t, map[string]string{"/tasks.json": asJSON(recs), "/plain.json": asJSON(unlabelled)})
+	s := newService(t, nil)
+	ctx := context.Background()
+	metrics := func(file string) *Metrics {
+		job, err := s.Submit(ctx, "k", []string{srv.URL + file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := waitDone(t, s, "k", job.TrainingJobID)
+		if st.Status != StateCompleted {
+			t.Fatalf("%s: job failed: %s", file, st.ErrorMessage)
+		}
+		d, err := s.Model(ctx, "k", st.ModelID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Metrics
+	}
+	m := metrics("/tasks.json")
+	if m == nil || m.Tasks != 2 || !(m.TaskPriorWeight >= 0 && m.TaskPriorWeight <= 1) {
+		t.Fatalf("metrics with task labels: %+v", m)
+	}
+	if m := metrics("/plain.json"); m == nil || m.Tasks != 0 || m.TaskPriorWeight != 0 {
+		t.Fatalf("metrics without task labels: %+v", m)
+	}
+}

@@ -99,7 +99,12 @@ type Meta struct {
 	PriceUnit        string             `json:"price_unit"`
 	HeldOut          map[string]Figures `json:"held_out"`
 	ModelBytes       int                `json:"model_bytes"`
-	CalibrationError float64            `json:"held_out_calibration_error"`
+	// Tasks are the source-prefixed task labels the task prior recognises, and
+	// TaskPriorWeight the prior's weight in the estimates (chosen by inference.Fit on its
+	// validation split).
+	Tasks            []string `json:"tasks"`
+	TaskPriorWeight  float64  `json:"task_prior_weight"`
+	CalibrationError float64  `json:"held_out_calibration_error"`
 	// PooledValidationScore is the validation mean score per tolerance over all sources
 	// (its mean_price is not meaningful across sources and is 0).
 	PooledValidationScore []inference.FrontierPoint `json:"pooled_validation_score"`
@@ -209,6 +214,7 @@ func main() {
 	for _, s := range sources {
 		meta.Sources[s.name] = s.licence
 	}
+	meta.Tasks, meta.TaskPriorWeight = model.Quality().Tasks()
 
 	// Default tolerance: the largest whose validation score, pooled over the sources with
 	// each source's priced models as candidates, stays within 1 point of the no-tradeoff
