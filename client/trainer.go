@@ -87,6 +87,10 @@ type Metrics struct {
 	CalibrationError float64 `json:"calibration_error"`
 	// Ranking is how the router orders models: quality, softmax or blend.
 	Ranking string `json:"ranking,omitempty"`
+	// Tasks is the number of task labels (the rows' optional task field) the router
+	// learned; TaskPriorWeight the weight of their per-task mean scores in its estimates.
+	Tasks           int     `json:"tasks,omitempty"`
+	TaskPriorWeight float64 `json:"task_prior_weight,omitempty"`
 }
 
 // FrontierPoint is what one tradeoff tolerance keeps and costs on the held-out rows.

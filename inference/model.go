@@ -131,7 +131,7 @@ type FitOptions struct {
 	// {0} turns the prior off. Examples without tasks ignore it.
 	TaskPriorWeights []float64
 	// TaskL2 lists the task head's regularisation strengths to choose from on the
-	// validation split (by log loss); empty means the default grid.
+	// validation split (by log loss); empty means 1e-4.
 	TaskL2 []float64
 	// Logger receives progress at debug level. nil means slog.Default().
 	Logger *slog.Logger

@@ -31,7 +31,11 @@ type record struct {
 	Problem       string             `json:"problem"`
 	CorrectModels []string           `json:"correct_models"`
 	Scores        map[string]float64 `json:"scores"`
+	Task          string             `json:"task"`
 }
+
+// useTasks passes the rows' task labels to Fit (-tasks).
+var useTasks bool
 
 func main() {
 	data := flag.String("data", "../shared/data/routing/llmrouter9_train.jsonl", "LLMRouter JSONL file")
@@ -47,6 +51,7 @@ func main() {
 	minDF := flag.Int("min-df", 0, "FitOptions.MinDF (0: default)")
 	timing := flag.Bool("timing", true, "measure training and prediction time")
 	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
+	flag.BoolVar(&useTasks, "tasks", true, "give Fit the rows' task labels (the task prior)")
 	onnxOnly := flag.Bool("onnx-only", false, "measure only the ONNX embedder")
 	flag.Parse()
 	ctx := context.Background()
@@ -105,7 +110,11 @@ func load(path string) ([]inference.Example, error) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", path, len(out)+1, err)
 		}
-		out = append(out, inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores})
+		ex := inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores}
+		if useTasks {
+			ex.Task = r.Task
+		}
+		out = append(out, ex)
 	}
 	return out, sc.Err()
 }

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
@@ -55,7 +56,9 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the 80/20 split")
 	latencyN := flag.Int("latency-n", 2000, "selections per latency run")
 	runs := flag.Int("runs", 5, "latency runs (the median of their p50/p99 is reported)")
-	tolList := flag.String("tolerances", "0.02,0.05,0.075,0.1,0.15", "tradeoff tolerances to evaluate with the trained router")
+	boundOnly := flag.Bool("bound-only", false, "print only the task-level bound of the tradeoff")
+	withTasks := flag.Bool("tasks", true, "give the trainer the rows' task labels (the task prior)")
+	tolList := flag.String("tolerances", "0.02,0.04,0.05,0.06,0.075,0.1,0.15", "tradeoff tolerances to evaluate with the trained router")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	ctx := context.Background()
@@ -84,6 +87,10 @@ func main() {
 		}
 	}
 	fmt.Printf("llmrouter9: %d rows, train %d, held out %d (sha256 split), %d models\n", len(rows), len(train), len(eval), len(models))
+	printBound(taskBound(train, eval, price, inference.DefaultTolerances))
+	if *boundOnly {
+		return
+	}
 
 	// Train through the trainer service, as POST /api/v1/routers/train does, with the
 	// models' prices so that the router's default tolerance and frontier are measured.
@@ -92,7 +99,11 @@ func main() {
 	defer os.RemoveAll(dir)
 	var buf strings.Builder
 	for _, rw := range train {
-		b, err := json.Marshal(map[string]any{"problem": rw.Problem, "correct_models": rw.CorrectModels, "scores": rw.Scores})
+		rec := map[string]any{"problem": rw.Problem, "correct_models": rw.CorrectModels, "scores": rw.Scores}
+		if *withTasks {
+			rec["task"] = rw.Task
+		}
+		b, err := json.Marshal(rec)
 		check(err)
 		buf.Write(b)
 		buf.WriteByte('\n')
@@ -120,9 +131,10 @@ func main() {
 	}
 	details, err := svc.Model(ctx, "bench", status.ModelID)
 	check(err)
-	fmt.Printf("trained router %s: job %.1fs (classifier fits %.1fs), ranking %s, held-out (trainer's own 20%%) top-1 %.3f, mean score %.3f, calibration error %.4f, default tolerance %.3f\n",
+	fmt.Printf("trained router %s: job %.1fs (classifier fits %.1fs), ranking %s, held-out (trainer's own 20%%) top-1 %.3f, mean score %.3f, calibration error %.4f, default tolerance %.3f, tasks %d, task prior weight %.2f\n",
 		status.ModelID, status.TrainingConfig.Timing.TotalTimeSeconds, status.TrainingConfig.Timing.TrainingTimeSeconds,
-		details.Metrics.Ranking, details.Metrics.Top1HitRate, details.Metrics.MeanScore, details.Metrics.CalibrationError, details.Tradeoff.DefaultTolerance)
+		details.Metrics.Ranking, details.Metrics.Top1HitRate, details.Metrics.MeanScore, details.Metrics.CalibrationError, details.Tradeoff.DefaultTolerance,
+		details.Metrics.Tasks, details.Metrics.TaskPriorWeight)
 	fmt.Printf("frontier in the model details (trainer's validation split):\n")
 	for _, fp := range details.Tradeoff.Frontier {
 		fmt.Printf("  tolerance %.3f: mean score %.3f, mean price %.3f, changed %.2f\n", fp.Tolerance, fp.MeanScore, *fp.MeanPrice, fp.Changed)
