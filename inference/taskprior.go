@@ -49,7 +49,13 @@ func (p *taskPrior) blend(x Vector, q []float64) {
 	for c := range q {
 		var prior float64
 		for i, pr := range probs {
-			prior += pr * p.means[i*k+c]
+			m := p.means[i*k+c]
+			if math.IsNaN(m) {
+				// A task the model was never measured on says nothing about it: its
+				// share of the prior is the head's own estimate.
+				m = q[c]
+			}
+			prior += pr * m
 		}
 		q[c] = (1-p.weight)*q[c] + p.weight*prior
 	}
@@ -93,7 +99,8 @@ func taskLabels(tasks []string) ([]string, []int) {
 	return names, idx
 }
 
-// taskMeans returns the smoothed mean target of every class on the rows of each task.
+// taskMeans returns the smoothed mean target of every class on the rows of each task, NaN
+// where the class was never measured on the task.
 func taskMeans(rows []int, taskOf []int, tasks, k int, qt [][]float64) []float64 {
 	sum := make([]float64, tasks*k)
 	n := make([]float64, tasks*k)
@@ -118,6 +125,12 @@ func taskMeans(rows []int, taskOf []int, tasks, k int, qt [][]float64) []float64
 			global = gsum[c] / gn[c]
 		}
 		for t := 0; t < tasks; t++ {
+			if n[t*k+c] == 0 {
+				// Never measured on this task (merged data sets): the prior knows
+				// nothing, and blend falls back to the head there.
+				means[t*k+c] = math.NaN()
+				continue
+			}
 			means[t*k+c] = (sum[t*k+c] + taskPriorSmoothing*global) / (n[t*k+c] + taskPriorSmoothing)
 		}
 	}

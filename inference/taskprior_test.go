@@ -166,3 +166,27 @@ func TestTaskPriorOffWithoutTasks(t *testing.T) {
 		t.Errorf("weight 1.5: %v", err)
 	}
 }
+
+// TestTaskPriorIgnoresUnmeasuredTasks merges data sets that measured different models: p/c
+// was only measured on algebra. The prior must not speak for p/c on poems (its mean there
+// is unknown, not p/c's overall mean), so a prompt recognised as a poem keeps p/c's head
+// estimate, while p/a, measured on both, gets its poetry mean.
+func TestTaskPriorIgnoresUnmeasuredTasks(t *testing.T) {
+	qt := [][]float64{{1, 1}, {1, 0}, {0, math.NaN()}, {0, math.NaN()}}
+	taskOf := []int{0, 0, 1, 1} // algebra, algebra, poetry, poetry
+	means := taskMeans([]int{0, 1, 2, 3}, taskOf, 2, 2, qt)
+	if !math.IsNaN(means[1*2+1]) || math.IsNaN(means[0*2+1]) {
+		t.Fatalf("means %v: p/c must be unknown on poetry only", means)
+	}
+	// A task head that is sure every prompt is poetry (bias only).
+	head := &SoftmaxRegression{dim: 1, classes: 2, b: []float32{-50, 50}, colOf: []int32{-1}}
+	p := &taskPrior{names: []string{"algebra", "poetry"}, head: head, means: means, weight: 1}
+	q := []float64{0.7, 0.42}
+	p.blend(Vector{Values: []float32{0}}, q)
+	if math.Abs(q[1]-0.42) > 1e-9 {
+		t.Errorf("p/c on a poem: %.4f, want its head's 0.42 (the prior knows nothing of p/c there)", q[1])
+	}
+	if want := means[1*2+0]; math.Abs(q[0]-want) > 1e-9 {
+		t.Errorf("p/a on a poem: %.4f, want its poetry mean %.4f", q[0], want)
+	}
+}
