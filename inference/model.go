@@ -130,6 +130,12 @@ type FitOptions struct {
 	// is (1−λ)·head + λ·prior. Empty means {0, 0.25, 0.5, 0.75}; one value fixes it, and
 	// {0} turns the prior off. Examples without tasks ignore it.
 	TaskPriorWeights []float64
+	// SkipCalibration leaves the quality estimates as the heads (and task prior) give them
+	// instead of rescaling them on the validation split (Platt scaling).
+	SkipCalibration bool
+	// Calibration fixes the Platt scaling (a, b) instead of fitting it, e.g. to the one an
+	// earlier fit on part of the same data reported (FitReport.Calibration).
+	Calibration *[2]float64
 	// TaskL2 lists the task head's regularisation strengths to choose from on the
 	// validation split (by log loss); empty means 1e-4.
 	TaskL2 []float64
@@ -178,6 +184,9 @@ type FitReport struct {
 	// TaskPriorTrials the validation score of every λ tried.
 	Tasks           int
 	TaskL2          float64
+	// Calibration is the Platt scaling (a, b) fitted on the validation split, or (1, 0)
+	// when none was.
+	Calibration [2]float64
 	TaskPriorWeight float64
 	TaskPriorTrials []TaskPriorTrial
 }
@@ -369,6 +378,9 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 		if !(w >= 0 && w <= 1) {
 			return nil, nil, invalid("TaskPriorWeights", "must be in [0,1], got %v", w)
 		}
+	}
+	if c := opts.Calibration; c != nil && (!(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0)) {
+		return nil, nil, invalid("Calibration", "needs a finite slope > 0 and a finite intercept, got %v", *c)
 	}
 	for _, grid := range [][]float64{opts.L2, opts.QualityL2, opts.TaskL2} {
 		for _, l := range grid {
@@ -588,6 +600,8 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 	tr, val := split(all)
 	names, _ := taskLabels(tasks)
 	wantPrior := names != nil && !(len(opts.TaskPriorWeights) == 1 && opts.TaskPriorWeights[0] == 0)
+	// The prior's weight is chosen on the validation estimates unless it is fixed.
+	choosePrior := wantPrior && len(opts.TaskPriorWeights) != 1
 	h := linearFit{lin: lin, xs: xs, targets: byRow, perClass: true, cfg: cfg}
 	_, chosen, warm, err := h.search(ctx, grid, tr, val, func(est, t []float64) (float64, float64) {
 		var loss float64
@@ -598,7 +612,7 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 			}
 		}
 		return 0, loss
-	}, false, chooseRank || len(grid) > 1 || wantPrior)
+	}, false, chooseRank || len(grid) > 1 || choosePrior || (!opts.SkipCalibration && opts.Calibration == nil))
 	if err != nil {
 		return err
 	}
@@ -622,12 +636,29 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 		}
 		q.prior = prior
 	}
-	if valQual != nil {
-		var ests, outs []float64
-		for _, j := range val {
-			ests = append(ests, valQual[j]...)
+	rep.Calibration = [2]float64{1, 0}
+	var ests, outs []float64
+	for _, j := range val {
+		if e, ok := valQual[j]; ok {
+			ests = append(ests, e...)
 			outs = append(outs, qt[j]...)
 		}
+	}
+	switch {
+	case opts.SkipCalibration:
+	case opts.Calibration != nil:
+		q.cal = &platt{a: opts.Calibration[0], b: opts.Calibration[1]}
+	case valQual != nil:
+		q.cal = fitPlatt(ests, outs)
+	}
+	if q.cal != nil {
+		rep.Calibration = [2]float64{q.cal.a, q.cal.b}
+		q.cal.apply(ests)
+		for _, e := range valQual {
+			q.cal.apply(e)
+		}
+	}
+	if valQual != nil {
 		rep.ValidationECE = ExpectedCalibrationError(ests, outs)
 		if chooseRank && valProbs != nil {
 			m.ranking, m.blend = chooseRanking(val, valProbs, valQual, qt, rep)

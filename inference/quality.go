@@ -19,6 +19,8 @@ type QualityHeads struct {
 	lin *SoftmaxRegression
 	// prior, when set, is blended into the heads' estimates (see taskPrior).
 	prior *taskPrior
+	// cal, when set, rescales the (blended) estimates (see platt).
+	cal *platt
 }
 
 // Name returns QualityName.
@@ -37,6 +39,18 @@ func (q *QualityHeads) Estimates(x Vector, out []float64) {
 	if q.prior != nil {
 		q.prior.blend(x, out[:q.lin.classes])
 	}
+	if q.cal != nil {
+		q.cal.apply(out[:q.lin.classes])
+	}
+}
+
+// Calibration returns the Platt scaling applied to the estimates, q' = σ(a·logit(q) + b),
+// fitted on the validation split; ok is false for a router trained without it.
+func (q *QualityHeads) Calibration() (a, b float64, ok bool) {
+	if q.cal == nil {
+		return 1, 0, false
+	}
+	return q.cal.a, q.cal.b, true
 }
 
 // Tasks returns the task labels the estimates draw a prior from and the prior's weight λ

@@ -184,7 +184,7 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []stri
 	}
 	_, l2, warm, err := h.search(ctx, grid, ltr, lval, func(probs, t []float64) (float64, float64) {
 		return 0, -math.Log(max(probs[argmax(t)], 1e-12))
-	}, false, len(weights) > 1)
+	}, false, len(weights) > 1 || len(valQual) > 0)
 	if err != nil {
 		return nil, err
 	}

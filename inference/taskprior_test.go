@@ -55,7 +55,7 @@ func TestTaskPriorBlendsTaskMeans(t *testing.T) {
 	// Heads that memorise single rows (every n-gram weighted, little regularisation), so
 	// that on a training prompt whose outcome went against its task's odds they disagree
 	// with the task's mean.
-	opts := FitOptions{Seed: 1, Estimator: EstimatorQuality, MinDF: 1, QualityL2: []float64{1e-6}, TaskPriorWeights: []float64{1}}
+	opts := FitOptions{Seed: 1, Estimator: EstimatorQuality, MinDF: 1, QualityL2: []float64{1e-6}, TaskPriorWeights: []float64{1}, SkipCalibration: true}
 	m, rep, err := Fit(ctx, ex, opts)
 	if err != nil {
 		t.Fatal(err)
