@@ -182,13 +182,13 @@ type FitReport struct {
 	// Tasks is the number of tasks the task head learned (0: no task prior was fitted);
 	// TaskL2 its regularisation; TaskPriorWeight the chosen λ (0: the heads alone) and
 	// TaskPriorTrials the validation score of every λ tried.
-	Tasks  int
-	TaskL2 float64
-	// Calibration is the Platt scaling (a, b) fitted on the validation split, or (1, 0)
-	// when none was.
-	Calibration     [2]float64
+	Tasks           int
+	TaskL2          float64
 	TaskPriorWeight float64
 	TaskPriorTrials []TaskPriorTrial
+	// Calibration is the Platt scaling (a, b) of the quality estimates, fitted on the
+	// validation split or given in FitOptions.Calibration; (1, 0) when there is none.
+	Calibration [2]float64
 }
 
 // RankingTrial is the validation result of one ranking method.
