@@ -2,17 +2,50 @@ package inference
 
 import "math"
 
-// platt is a Platt scaling of the quality estimates, q' = σ(a·logit(q) + b), fitted on the
-// validation split after the task prior is blended in. Per-model heads trained with weak
-// regularisation and a blend of two estimators are both often too sure of themselves; one
-// shared rescaling of the log-odds corrects that without changing any model's rank on a
-// prompt, so the tolerance of a tradeoff is measured in calibrated quality points.
+// platt is a Platt scaling of one model's quality estimates, q' = σ(a·logit(q) + b).
 type platt struct{ a, b float64 }
 
-func (p *platt) apply(q []float64) {
-	for c, v := range q {
-		q[c] = sigmoid(p.a*logit(v) + p.b)
+// calibration rescales the quality estimates, one Platt map per model, fitted on the
+// validation split after the task prior is blended in. Per-model heads trained with weak
+// regularisation and a blend of two estimators are often too sure of themselves, and each
+// model's head errs in its own direction; rescaling each model's log-odds makes an estimate
+// of 0.7 come true about 70% of the time for every model, so that the tolerance of a
+// tradeoff compares like with like. A model with too few validation pairs for its own map
+// gets the map fitted on all pairs.
+type calibration []platt
+
+func (c calibration) apply(q []float64) {
+	for i, v := range q {
+		q[i] = sigmoid(c[i].a*logit(v) + c[i].b)
 	}
+}
+
+// fitCalibration fits one map per class on rows of estimates and outcomes (k classes
+// each), or returns nil when even the pooled pairs are too few.
+func fitCalibration(est, out [][]float64, k int) calibration {
+	var all, allOut []float64
+	for i := range est {
+		all = append(all, est[i]...)
+		allOut = append(allOut, out[i]...)
+	}
+	shared := fitPlatt(all, allOut)
+	if shared == nil {
+		return nil
+	}
+	cal := make(calibration, k)
+	for c := 0; c < k; c++ {
+		var e, o []float64
+		for i := range est {
+			e = append(e, est[i][c])
+			o = append(o, out[i][c])
+		}
+		if p := fitPlatt(e, o); p != nil {
+			cal[c] = *p
+		} else {
+			cal[c] = *shared
+		}
+	}
+	return cal
 }
 
 func logit(v float64) float64 {

@@ -133,9 +133,10 @@ type FitOptions struct {
 	// SkipCalibration leaves the quality estimates as the heads (and task prior) give them
 	// instead of rescaling them on the validation split (Platt scaling).
 	SkipCalibration bool
-	// Calibration fixes the Platt scaling (a, b) instead of fitting it, e.g. to the one an
-	// earlier fit on part of the same data reported (FitReport.Calibration).
-	Calibration *[2]float64
+	// Calibration fixes the Platt scaling (a, b) of the models it names instead of fitting
+	// it, e.g. to the one an earlier fit on part of the same data reported
+	// (FitReport.Calibration); models it does not name keep their estimates unscaled.
+	Calibration map[string][2]float64
 	// TaskL2 lists the task head's regularisation strengths to choose from on the
 	// validation split (by log loss); empty means 1e-4.
 	TaskL2 []float64
@@ -186,9 +187,9 @@ type FitReport struct {
 	TaskL2          float64
 	TaskPriorWeight float64
 	TaskPriorTrials []TaskPriorTrial
-	// Calibration is the Platt scaling (a, b) of the quality estimates, fitted on the
-	// validation split or given in FitOptions.Calibration; (1, 0) when there is none.
-	Calibration [2]float64
+	// Calibration is each model's Platt scaling (a, b) of the quality estimates, fitted on
+	// the validation split or given in FitOptions.Calibration; nil when there is none.
+	Calibration map[string][2]float64
 }
 
 // RankingTrial is the validation result of one ranking method.
@@ -379,8 +380,10 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 			return nil, nil, invalid("TaskPriorWeights", "must be in [0,1], got %v", w)
 		}
 	}
-	if c := opts.Calibration; c != nil && (!(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0)) {
-		return nil, nil, invalid("Calibration", "needs a finite slope > 0 and a finite intercept, got %v", *c)
+	for m, c := range opts.Calibration {
+		if !(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0) {
+			return nil, nil, invalid("Calibration", "%s needs a finite slope > 0 and a finite intercept, got %v", m, c)
+		}
 	}
 	for _, grid := range [][]float64{opts.L2, opts.QualityL2, opts.TaskL2} {
 		for _, l := range grid {
@@ -636,26 +639,39 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 		}
 		q.prior = prior
 	}
-	rep.Calibration = [2]float64{1, 0}
 	var ests, outs []float64
+	var valRows, valOut [][]float64
 	for _, j := range val {
 		if e, ok := valQual[j]; ok {
 			ests = append(ests, e...)
 			outs = append(outs, qt[j]...)
+			valRows, valOut = append(valRows, e), append(valOut, qt[j])
 		}
 	}
 	switch {
 	case opts.SkipCalibration:
 	case opts.Calibration != nil:
-		q.cal = &platt{a: opts.Calibration[0], b: opts.Calibration[1]}
+		q.cal = make(calibration, k)
+		for c, name := range m.classes {
+			q.cal[c] = platt{a: 1}
+			if ab, ok := opts.Calibration[name]; ok {
+				q.cal[c] = platt{a: ab[0], b: ab[1]}
+			}
+		}
 	case valQual != nil:
-		q.cal = fitPlatt(ests, outs)
+		q.cal = fitCalibration(valRows, valOut, k)
 	}
 	if q.cal != nil {
-		rep.Calibration = [2]float64{q.cal.a, q.cal.b}
-		q.cal.apply(ests)
-		for _, e := range valQual {
+		rep.Calibration = make(map[string][2]float64, k)
+		for c, name := range m.classes {
+			rep.Calibration[name] = [2]float64{q.cal[c].a, q.cal[c].b}
+		}
+		for _, e := range valRows {
 			q.cal.apply(e)
+		}
+		ests = ests[:0]
+		for _, e := range valRows {
+			ests = append(ests, e...)
 		}
 	}
 	if valQual != nil {

@@ -32,8 +32,8 @@ type savedModel struct {
 	Blend   float64
 	// TaskPrior is the quality heads' task prior; nil without one.
 	TaskPrior *savedTaskPrior
-	// Calibration is the quality estimates' Platt scaling (a, b); nil without one.
-	Calibration *[2]float64
+	// Calibration is the quality estimates' Platt scaling, (a, b) per class; nil without.
+	Calibration [][2]float64
 }
 
 type savedTaskPrior struct {
@@ -71,9 +71,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 		c := m.quality.lin
 		s.Quality = &savedSoftmax{Dim: c.dim, Classes: c.classes, Cols: c.cols, W: c.w, B: c.b}
 		s.Ranking, s.Blend = m.ranking, m.blend
-		if c := m.quality.cal; c != nil {
-			s.Calibration = &[2]float64{c.a, c.b}
-		}
+		s.Calibration = m.quality.Calibration()
 		if p := m.quality.prior; p != nil {
 			h := p.head
 			s.TaskPrior = &savedTaskPrior{Names: p.names, Weight: p.weight,
@@ -131,11 +129,17 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		}
 		dim = lin.dim
 		quality = &QualityHeads{lin: lin}
-		if c := s.Calibration; c != nil {
-			if !(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0) {
+		if s.Calibration != nil {
+			if len(s.Calibration) != k {
 				return nil, invalid("model", "inconsistent calibration")
 			}
-			quality.cal = &platt{a: c[0], b: c[1]}
+			quality.cal = make(calibration, k)
+			for i, c := range s.Calibration {
+				if !(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0) {
+					return nil, invalid("model", "inconsistent calibration")
+				}
+				quality.cal[i] = platt{a: c[0], b: c[1]}
+			}
 		}
 		if tp := s.TaskPrior; tp != nil {
 			t := len(tp.Names)

@@ -19,8 +19,8 @@ type QualityHeads struct {
 	lin *SoftmaxRegression
 	// prior, when set, is blended into the heads' estimates (see taskPrior).
 	prior *taskPrior
-	// cal, when set, rescales the (blended) estimates (see platt).
-	cal *platt
+	// cal, when set, rescales the (blended) estimates, one map per class.
+	cal calibration
 }
 
 // Name returns QualityName.
@@ -44,13 +44,18 @@ func (q *QualityHeads) Estimates(x Vector, out []float64) {
 	}
 }
 
-// Calibration returns the Platt scaling applied to the estimates, q' = σ(a·logit(q) + b),
-// fitted on the validation split; ok is false for a router trained without it.
-func (q *QualityHeads) Calibration() (a, b float64, ok bool) {
+// Calibration returns the Platt scaling applied to each model's estimates (class order),
+// q' = σ(a·logit(q) + b), fitted on the validation split; nil for a router trained
+// without it.
+func (q *QualityHeads) Calibration() [][2]float64 {
 	if q.cal == nil {
-		return 1, 0, false
+		return nil
 	}
-	return q.cal.a, q.cal.b, true
+	out := make([][2]float64, len(q.cal))
+	for i, p := range q.cal {
+		out[i] = [2]float64{p.a, p.b}
+	}
+	return out
 }
 
 // Tasks returns the task labels the estimates draw a prior from and the prior's weight λ

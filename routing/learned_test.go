@@ -110,7 +110,7 @@ func TestLearnedDefaultRouterPerPrompt(t *testing.T) {
 // TestLearnedDefaultRouterOnHeldOutData routes the llmrouter9 prompts the default router
 // never saw (the builder's held-out split) through the selector with the 9 models and their
 // prices as candidates: the pick must beat the single best model, and the cost tradeoff
-// must save money. Skips without the shared data set.
+// must stay within 2 points of it at under half its price. Skips without the shared data set.
 func TestLearnedDefaultRouterOnHeldOutData(t *testing.T) {
 	const data = "../../shared/data/routing/llmrouter9_train.jsonl"
 	f, err := os.Open(data)
@@ -167,9 +167,10 @@ func TestLearnedDefaultRouterOnHeldOutData(t *testing.T) {
 	if pick < single+0.01 {
 		t.Errorf("default pick %.3f does not beat the single best model %.3f", pick, single)
 	}
-	// Measured with the embedded router: 0.630 at 0.53 (BENCHMARKS.md); before the task
-	// prior and the finer tolerance grid, 0.638 at 0.63.
-	if cost < single || costPrice > 0.6 {
-		t.Errorf("cost tradeoff %.3f at %.3f: want at least the single best's score below 0.6 (its price 0.9)", cost, costPrice)
+	// The goal for the default router on each source, measured here on llmrouter9
+	// with the embedded router: with tradeoff cost (its default tolerance) within 2 points
+	// of the best single candidate at under half its price (0.629 at 0.37; BENCHMARKS.md).
+	if cost < single-0.02 || costPrice >= 0.45 {
+		t.Errorf("cost tradeoff %.3f at %.3f: want at least %.3f below 0.45 (half the single best's price 0.9)", cost, costPrice, single-0.02)
 	}
 }

@@ -306,8 +306,10 @@ func (s *Service) fit(ctx context.Context, recs []Record, prev *inference.FitRep
 		}
 		opts.Ranking, opts.BlendWeight = prev.Ranking, prev.BlendWeight
 		opts.TaskPriorWeights = []float64{prev.TaskPriorWeight}
-		cal := prev.Calibration
-		opts.Calibration = &cal
+		opts.Calibration = prev.Calibration
+		if opts.Calibration == nil {
+			opts.SkipCalibration = true
+		}
 		if prev.TaskL2 > 0 {
 			opts.TaskL2 = []float64{prev.TaskL2}
 		}
