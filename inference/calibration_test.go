@@ -103,6 +103,15 @@ func TestCalibrationIsSavedAndFixed(t *testing.T) {
 	if fc := m2.Quality().Calibration(); fc[0] != [2]float64{1, 0} || fc[1] != [2]float64{0.5, 0.1} {
 		t.Errorf("fixed calibration came out as %v", fc)
 	}
+	// As the trainer's final fit does: everything fixed, no validation split at all.
+	m4, _, err := Fit(ctx, ex, FitOptions{Seed: 1, Estimator: EstimatorQuality, QualityL2: []float64{3e-4},
+		TaskPriorWeights: []float64{0}, Calibration: map[string][2]float64{"p/a": {0.7, -0.2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc := m4.Quality().Calibration(); len(fc) != 2 || fc[0] != [2]float64{0.7, -0.2} {
+		t.Errorf("fixed calibration without a validation split came out as %v", fc)
+	}
 	m3, _, err := Fit(ctx, ex, FitOptions{Seed: 1, Estimator: EstimatorQuality, SkipCalibration: true})
 	if err != nil {
 		t.Fatal(err)

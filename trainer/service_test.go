@@ -854,6 +854,7 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 	srv := files(t, map[string]string{"/tasks.json": asJSON(recs), "/plain.json": asJSON(unlabelled)})
 	s := newService(t, nil)
 	ctx := context.Background()
+	var lastModel string
 	metrics := func(file string) *Metrics {
 		job, err := s.Submit(ctx, "k", []string{srv.URL + file})
 		if err != nil {
@@ -867,11 +868,26 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		lastModel = st.ModelID
 		return d.Metrics
 	}
 	m := metrics("/tasks.json")
 	if m == nil || m.Tasks != 2 || !(m.TaskPriorWeight >= 0 && m.TaskPriorWeight <= 1) {
 		t.Fatalf("metrics with task labels: %+v", m)
+	}
+	// The final router (fitted on every row without a validation split) keeps the held-out
+	// fit's prior weight and calibration.
+	model, release, err := s.loadModel(ctx, lastModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	names, w := model.Quality().Tasks()
+	if (m.TaskPriorWeight > 0) != (names != nil) || w != m.TaskPriorWeight {
+		t.Errorf("final router's task prior %v weight %v, metrics say %v", names, w, m.TaskPriorWeight)
+	}
+	if model.Quality().Calibration() == nil {
+		t.Error("the final router lost the calibration")
 	}
 	if m := metrics("/plain.json"); m == nil || m.Tasks != 0 || m.TaskPriorWeight != 0 {
 		t.Fatalf("metrics without task labels: %+v", m)
