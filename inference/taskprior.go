@@ -13,7 +13,7 @@ import (
 // their estimates for two models carry independent noise; a task's mean score rests on
 // hundreds of rows, so blending it in steadies what the ranking and the tradeoff compare.
 // On llmrouter9 (14 tasks) the blend raised the held-out mean score of the pick by about
-// 1.5 points and lowered the price of a cost tradeoff at the same tolerance (BENCHMARKS.md).
+// 2 points (BENCHMARKS.md, "Model selection").
 
 // MinTaskRows is how many training rows must carry a task label for the task to be
 // learned; rows of rarer tasks train the quality heads only.

@@ -29,8 +29,8 @@
 // a softmax head recognises which of the sources' tasks (gsm8k, an MMLU-Pro subject, ...)
 // the prompt resembles and contributes each model's mean score on those tasks, which
 // steadies the estimates where single prompts are noisy (see inference.Example.Task) —
-// and Platt-scaled on a validation split so that an estimate of 0.7 comes true about 70% of
-// the time (held-out calibration error in BENCHMARKS.md). Candidates are matched to its
+// and each model's estimates Platt-scaled on a validation split so that an estimate of 0.7
+// comes true about 70% of the time (held-out calibration error in BENCHMARKS.md). Candidates are matched to its
 // models by normalised id — provider prefixes, dates, version stamps and -latest dropped,
 // so "openai/gpt-4o-2024-08-06" is gpt-4o — and score_source says "learned"; failing
 // that, by their nearest measured relative (serving-variant suffixes such as -turbo or
