@@ -18,7 +18,7 @@
 // features or router estimates are mixed.
 //
 // Without a preference_id, the learned default router ranks ([DefaultRouter], a
-// [LearnedRouter]). It ships inside the binary (routing/defaultrouter, 10.0 MiB, no
+// [LearnedRouter]). It ships inside the binary (routing/defaultrouter, 5.8 MiB, no
 // download) and was trained by routing/internal/buildrouter, deterministically, from public
 // per-prompt evaluation data: llmrouter9 (9 open models), ZeroEval (maths and code, 50
 // models incl. GPT-4o, o1-mini, Claude 3.5 Sonnet, Gemini 1.5) and MMLU-Pro (17 models),

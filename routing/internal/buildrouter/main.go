@@ -199,6 +199,15 @@ func main() {
 	}
 	log.Printf("fitted in %v (quality L2 %g, validation ECE %.4f, %d tasks, task prior weight %g, trials %+v)", rep.TrainingTime.Round(time.Millisecond),
 		rep.QualityL2, rep.ValidationECE, rep.Tasks, rep.TaskPriorWeight, rep.TaskPriorTrials)
+	// The router ships with half-precision weights; every figure below is measured on the
+	// shipped form.
+	blob, err := model.MarshalBinaryHalf()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if model, err = inference.LoadModel(blob, inference.LoadOptions{}); err != nil {
+		log.Fatal(err)
+	}
 	if got := model.Classes(); !slices.Equal(got, sortedCopy(ids)) {
 		log.Fatalf("classes %v differ from %v", got, ids)
 	}
@@ -256,10 +265,7 @@ func main() {
 	}
 	meta.CalibrationError = inference.ExpectedCalibrationError(ests, outs)
 
-	blob, err := model.MarshalBinary()
-	if err != nil {
-		log.Fatal(err)
-	}
+
 	meta.ModelBytes = len(blob)
 	js, err := json.MarshalIndent(meta, "", " ")
 	if err != nil {
