@@ -13,7 +13,7 @@ func TestHalfRoundTrip(t *testing.T) {
 		want float32
 	}{
 		{0, 0}, {1, 1}, {-2.5, -2.5}, {65504, 65504}, {1e6, float32(math.Inf(1))},
-		{6.103515625e-05, 6.103515625e-05}, // smallest normal
+		{6.103515625e-05, 6.103515625e-05},             // smallest normal
 		{5.960464477539063e-08, 5.960464477539063e-08}, // smallest subnormal
 		{1e-9, 0}, {1.0009765625, 1.0009765625}, {1.00048828125, 1}, // a tie rounds to even
 	} {

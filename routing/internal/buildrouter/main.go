@@ -265,7 +265,6 @@ func main() {
 	}
 	meta.CalibrationError = inference.ExpectedCalibrationError(ests, outs)
 
-
 	meta.ModelBytes = len(blob)
 	js, err := json.MarshalIndent(meta, "", " ")
 	if err != nil {
