@@ -109,6 +109,38 @@ func subcommand(args []string, allowed ...string) (string, []string, error) {
 	return "", nil, fmt.Errorf("unknown subcommand %q (want %s)", args[0], strings.Join(allowed, ", "))
 }
 
+// ownedCommand is the parsed command line of jobs, models and conversations.
+type ownedCommand struct {
+	sub string   // list, show or delete
+	pos []string // the ids after the flags
+	cf  *clientFlags
+	lf  *listFlags
+	c   *client.Client
+}
+
+// parseOwned splits off the subcommand (one of subs), parses the client and list flags
+// (states names the -status values, "" for none; extra adds a command's own flags) and
+// builds the client.
+func parseOwned(name, usage, states string, args []string, stderr io.Writer, extra func(*flag.FlagSet), subs ...string) (*ownedCommand, error) {
+	sub, args, err := subcommand(args, subs...)
+	if err != nil {
+		return nil, err
+	}
+	fs := newFlagSet(name, usage, stderr)
+	oc := &ownedCommand{sub: sub, cf: addClientFlags(fs)}
+	if extra != nil {
+		extra(fs)
+	}
+	oc.lf = addListFlags(fs, states)
+	if oc.pos, err = parseInterleaved(fs, args); err != nil {
+		return nil, err
+	}
+	if oc.c, err = oc.cf.client(); err != nil {
+		return nil, err
+	}
+	return oc, nil
+}
+
 func shortTime(s string) string {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -157,22 +189,14 @@ func deleteEach(ctx context.Context, ids []string, jsonOut bool, stdout io.Write
 
 // runJobs is `switchyard jobs`: list training and optimization jobs, or delete some.
 func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, args, err := subcommand(args, "list", "delete")
+	var kind *string
+	oc, err := parseOwned("jobs", "jobs [list] [--type training|optimization] [filters] | jobs delete ID...",
+		"queued, running, completed, failed; optimization also interrupted", args, stderr,
+		func(fs *flag.FlagSet) { kind = fs.String("type", "all", "training, optimization or all") }, "list", "delete")
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("jobs", "jobs [list] [--type training|optimization] [filters] | jobs delete ID...", stderr)
-	cf := addClientFlags(fs)
-	kind := fs.String("type", "all", "training, optimization or all")
-	lf := addListFlags(fs, "queued, running, completed, failed; optimization also interrupted")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
+	sub, pos, cf, lf, c := oc.sub, oc.pos, oc.cf, oc.lf, oc.c
 	if sub == "delete" {
 		return deleteEach(ctx, pos, cf.jsonOut, stdout, func(ctx context.Context, id string) (*client.Deletion, error) {
 			if strings.HasPrefix(id, "opt_") {
@@ -255,21 +279,12 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // runModels is `switchyard models`: list router models, show one, or delete some.
 func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, args, err := subcommand(args, "list", "show", "delete")
+	oc, err := parseOwned("models", "models [list] [filters] | models show ID | models delete ID...",
+		"active, archived", args, stderr, nil, "list", "show", "delete")
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("models", "models [list] [filters] | models show ID | models delete ID...", stderr)
-	cf := addClientFlags(fs)
-	lf := addListFlags(fs, "active, archived")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
+	sub, pos, cf, lf, c := oc.sub, oc.pos, oc.cf, oc.lf, oc.c
 	switch sub {
 	case "delete":
 		return deleteEach(ctx, pos, cf.jsonOut, stdout, c.DeleteRouterModel)
@@ -337,21 +352,12 @@ func printModel(w io.Writer, m *client.RouterModel) {
 // runConversations is `switchyard conversations`: list them, show one's messages, or
 // delete some.
 func runConversations(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, args, err := subcommand(args, "list", "show", "delete")
+	oc, err := parseOwned("conversations", "conversations [list] [filters] | conversations show ID | conversations delete ID...",
+		"", args, stderr, nil, "list", "show", "delete")
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("conversations", "conversations [list] [filters] | conversations show ID | conversations delete ID...", stderr)
-	cf := addClientFlags(fs)
-	lf := addListFlags(fs, "")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := cf.client()
-	if err != nil {
-		return err
-	}
+	sub, pos, cf, lf, c := oc.sub, oc.pos, oc.cf, oc.lf, oc.c
 	switch sub {
 	case "delete":
 		return deleteEach(ctx, pos, cf.jsonOut, stdout, c.DeleteConversation)
