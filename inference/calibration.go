@@ -48,6 +48,12 @@ func fitCalibration(est, out [][]float64, k int) calibration {
 	return cal
 }
 
+// validPlatt says whether (a, b) is a usable map: a finite positive slope (a map must not
+// reverse or flatten the estimates) and a finite intercept.
+func validPlatt(c [2]float64) bool {
+	return c[0] > 0 && !math.IsInf(c[0], 0) && !math.IsNaN(c[1]) && !math.IsInf(c[1], 0)
+}
+
 func logit(v float64) float64 {
 	v = min(max(v, 1e-6), 1-1e-6)
 	return math.Log(v / (1 - v))

@@ -381,7 +381,7 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 		}
 	}
 	for m, c := range opts.Calibration {
-		if !(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0) {
+		if !validPlatt(c) {
 			return nil, nil, invalid("Calibration", "%s needs a finite slope > 0 and a finite intercept, got %v", m, c)
 		}
 	}
@@ -607,14 +607,7 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 	choosePrior := wantPrior && len(opts.TaskPriorWeights) != 1
 	h := linearFit{lin: lin, xs: xs, targets: byRow, perClass: true, cfg: cfg}
 	_, chosen, warm, err := h.search(ctx, grid, tr, val, func(est, t []float64) (float64, float64) {
-		var loss float64
-		for c, e := range est {
-			if !math.IsNaN(t[c]) {
-				e = min(max(e, 1e-12), 1-1e-12)
-				loss -= t[c]*math.Log(e) + (1-t[c])*math.Log(1-e)
-			}
-		}
-		return 0, loss
+		return 0, logisticLoss(est, t)
 	}, false, chooseRank || len(grid) > 1 || choosePrior || (!opts.SkipCalibration && opts.Calibration == nil))
 	if err != nil {
 		return err
@@ -633,18 +626,15 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 	}
 	if wantPrior {
 		// Fitted before the ranking is chosen: the prior changes the estimates it compares.
-		prior, err := fitTaskPrior(ctx, xs, dim, minDF, tasks, qt, tr, val, valQual, opts, cfg, rep)
+		prior, err := fitTaskPrior(ctx, xs, dim, minDF, tasks, qt, all, tr, val, valQual, opts, cfg, rep)
 		if err != nil {
 			return err
 		}
 		q.prior = prior
 	}
-	var ests, outs []float64
 	var valRows, valOut [][]float64
 	for _, j := range val {
 		if e, ok := valQual[j]; ok {
-			ests = append(ests, e...)
-			outs = append(outs, qt[j]...)
 			valRows, valOut = append(valRows, e), append(valOut, qt[j])
 		}
 	}
@@ -667,14 +657,14 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 			rep.Calibration[name] = [2]float64{q.cal[c].a, q.cal[c].b}
 		}
 		for _, e := range valRows {
-			q.cal.apply(e)
-		}
-		ests = ests[:0]
-		for _, e := range valRows {
-			ests = append(ests, e...)
+			q.cal.apply(e) // valQual shares these rows: the ranking below sees them scaled
 		}
 	}
 	if valQual != nil {
+		var ests, outs []float64
+		for i, e := range valRows {
+			ests, outs = append(ests, e...), append(outs, valOut[i]...)
+		}
 		rep.ValidationECE = ExpectedCalibrationError(ests, outs)
 		if chooseRank && valProbs != nil {
 			m.ranking, m.blend = chooseRanking(val, valProbs, valQual, qt, rep)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -155,7 +154,7 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 			}
 			quality.cal = make(calibration, k)
 			for i, c := range s.Calibration {
-				if !(c[0] > 0) || math.IsInf(c[0], 0) || math.IsNaN(c[1]) || math.IsInf(c[1], 0) {
+				if !validPlatt(c) {
 					return nil, invalid("model", "inconsistent calibration")
 				}
 				quality.cal[i] = platt{a: c[0], b: c[1]}

@@ -109,6 +109,19 @@ func qualityTargets(examples []Example, classes []string, ignoreScores bool) [][
 	return out
 }
 
+// logisticLoss is the summed per-model log loss of estimates against targets (fractional
+// scores allowed; NaN targets, unmeasured, are skipped).
+func logisticLoss(est, target []float64) float64 {
+	var loss float64
+	for c, e := range est {
+		if t := target[c]; !math.IsNaN(t) {
+			e = min(max(e, 1e-12), 1-1e-12)
+			loss -= t*math.Log(e) + (1-t)*math.Log(1-e)
+		}
+	}
+	return loss
+}
+
 // calibrationBins is the number of equal-width bins of ExpectedCalibrationError.
 const calibrationBins = 10
 

@@ -142,7 +142,7 @@ func taskMeans(rows []int, taskOf []int, tasks, k int, qt [][]float64) []float64
 // weight). It returns nil when the rows carry fewer than two learnable tasks or the chosen
 // weight is 0.
 func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []string, qt [][]float64,
-	tr, val []int, valQual map[int][]float64, opts FitOptions, cfg softmaxConfig, rep *FitReport) (*taskPrior, error) {
+	all, tr, val []int, valQual map[int][]float64, opts FitOptions, cfg softmaxConfig, rep *FitReport) (*taskPrior, error) {
 	weights := opts.TaskPriorWeights
 	if len(weights) == 0 {
 		weights = defaultTaskPriorWeights
@@ -163,11 +163,10 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []stri
 		return out
 	}
 	ltr, lval := labelled(tr), labelled(val)
-	all := append(slices.Clone(ltr), lval...)
-	slices.Sort(all)
-	targets := make(map[int][]float64, len(all))
-	lx := make([]Vector, 0, len(all))
-	for _, j := range all {
+	labelledAll := labelled(all)
+	targets := make(map[int][]float64, len(labelledAll))
+	lx := make([]Vector, 0, len(labelledAll))
+	for _, j := range labelledAll {
 		t := make([]float64, len(names))
 		t[taskOf[j]] = 1
 		targets[j] = t
@@ -211,12 +210,7 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []stri
 					trial.MeanScore += qt[j][top]
 					n++
 				}
-				for c, v := range e {
-					if t := qt[j][c]; !math.IsNaN(t) {
-						v = min(max(v, 1e-12), 1-1e-12)
-						trial.LogLoss -= t*math.Log(v) + (1-t)*math.Log(1-v)
-					}
-				}
+				trial.LogLoss += logisticLoss(e, qt[j])
 			}
 			if n > 0 {
 				trial.MeanScore /= float64(n)
@@ -238,12 +232,12 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, tasks []stri
 		return nil, nil
 	}
 	h.cfg.L2 = l2
-	theta, err := h.fit(ctx, all, warm)
+	theta, err := h.fit(ctx, labelledAll, warm)
 	if err != nil {
 		return nil, err
 	}
 	head.setParams(theta)
-	return &taskPrior{names: names, head: head, means: taskMeans(allRows(len(xs)), taskOf, len(names), k, qt), weight: weight}, nil
+	return &taskPrior{names: names, head: head, means: taskMeans(all, taskOf, len(names), k, qt), weight: weight}, nil
 }
 
 // argmaxMeasured returns the class with the highest estimate among those whose target is
@@ -256,12 +250,4 @@ func argmaxMeasured(est, target []float64) int {
 		}
 	}
 	return best
-}
-
-func allRows(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
