@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -71,23 +72,41 @@ func parseQueryTime(v string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, v)
 }
 
+// listing answers a listing route with list: the calling key's records, filtered by the
+// query's limit, cursor, created_after, created_before and status.
+func listing[T any](list func(ctx context.Context, owner string, f store.ListFilter) (T, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		f, err := listFilter(r)
+		if err != nil {
+			return err
+		}
+		out, err := list(r.Context(), owner(r), f)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+}
+
+// deletion answers a delete route with del on the id in the path wildcard param.
+func deletion[T any](param string, del func(ctx context.Context, owner, id string) (T, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		d, err := del(r.Context(), owner(r), r.PathValue(param))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, d)
+		return nil
+	}
+}
+
 // conversationRoutes adds the listing, reading and deleting of a key's conversations.
 func (s *Server) conversationRoutes(g *completions.Gateway) {
 	tags := []string{"Conversations"}
 	s.Handle(Route{Method: "GET", Path: "/api/v1/conversations", Summary: "List this key's conversations, newest first",
 		Query: listParams(""), Response: completions.ConversationList{}, Tags: tags},
-		func(w http.ResponseWriter, r *http.Request) error {
-			f, err := listFilter(r)
-			if err != nil {
-				return err
-			}
-			list, err := g.ListConversations(r.Context(), owner(r), f)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, list)
-			return nil
-		})
+		listing(g.ListConversations))
 	s.Handle(Route{Method: "GET", Path: "/api/v1/conversations/{conversation_id}", Summary: "One conversation of this key (without its messages)",
 		Response: completions.ConversationSummary{}, Tags: tags},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -114,12 +133,5 @@ func (s *Server) conversationRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/conversations/{conversation_id}", Summary: "Delete a conversation and all its messages",
 		Response: completions.Deletion{}, Tags: tags},
-		func(w http.ResponseWriter, r *http.Request) error {
-			d, err := g.DeleteConversation(r.Context(), owner(r), r.PathValue("conversation_id"))
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, d)
-			return nil
-		})
+		deletion("conversation_id", g.DeleteConversation))
 }

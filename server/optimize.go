@@ -102,28 +102,10 @@ func Optimizer(svc *optimizer.Service) Option {
 			})
 		s.Handle(Route{Method: "GET", Path: "/api/v1/optimize/jobs", Summary: "List this key's optimization jobs, newest first",
 			Query: listParams("queued, running, completed, interrupted, failed"), Response: optimizer.JobList{}, Tags: tags},
-			func(w http.ResponseWriter, r *http.Request) error {
-				f, err := listFilter(r)
-				if err != nil {
-					return err
-				}
-				list, err := svc.ListJobs(r.Context(), owner(r), f)
-				if err != nil {
-					return err
-				}
-				writeJSON(w, http.StatusOK, list)
-				return nil
-			})
+			listing(svc.ListJobs))
 		s.Handle(Route{Method: "DELETE", Path: "/api/v1/optimize/jobs/{job_id}", Summary: "Delete an optimization job and its best-agent files (a running job is cancelled first)",
 			Response: optimizer.Deletion{}, Tags: tags},
-			func(w http.ResponseWriter, r *http.Request) error {
-				d, err := svc.DeleteJob(r.Context(), owner(r), r.PathValue("job_id"))
-				if err != nil {
-					return err
-				}
-				writeJSON(w, http.StatusOK, d)
-				return nil
-			})
+			deletion("job_id", svc.DeleteJob))
 		s.Handle(Route{Method: "GET", Path: "/api/v1/artifacts/{token}/agent.py", Summary: "Best agent.py of an optimization job (no key: the URL is the credential)",
 			Public: true, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {

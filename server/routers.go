@@ -107,38 +107,13 @@ func CustomRouters(svc *trainer.Service) Option {
 			})
 		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/train/jobs", Summary: "List this key's training jobs, newest first",
 			Query: listParams("queued, running, completed, failed"), Response: trainer.JobList{}, Tags: tags},
-			func(w http.ResponseWriter, r *http.Request) error {
-				f, err := listFilter(r)
-				if err != nil {
-					return err
-				}
-				list, err := svc.ListJobs(r.Context(), owner(r), f)
-				if err != nil {
-					return err
-				}
-				writeJSON(w, http.StatusOK, list)
-				return nil
-			})
+			listing(svc.ListJobs))
 		s.Handle(Route{Method: "DELETE", Path: "/api/v1/routers/train/jobs/{task_id}", Summary: "Delete a training job record (a queued or running job is cancelled first; its router model stays)",
 			Response: trainer.Deletion{}, Tags: tags},
-			func(w http.ResponseWriter, r *http.Request) error {
-				d, err := svc.DeleteJob(r.Context(), owner(r), r.PathValue("task_id"))
-				if err != nil {
-					return err
-				}
-				writeJSON(w, http.StatusOK, d)
-				return nil
-			})
+			deletion("task_id", svc.DeleteJob))
 		s.Handle(Route{Method: "DELETE", Path: "/api/v1/routers/models/{model_id}", Summary: "Delete a router model with its weights (it answers 404 everywhere afterwards)",
 			Response: trainer.Deletion{}, Tags: tags},
-			func(w http.ResponseWriter, r *http.Request) error {
-				d, err := svc.DeleteModel(r.Context(), owner(r), r.PathValue("model_id"))
-				if err != nil {
-					return err
-				}
-				writeJSON(w, http.StatusOK, d)
-				return nil
-			})
+			deletion("model_id", svc.DeleteModel))
 		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/models", Summary: "Details and held-out metrics of a trained router model; without model_id the key's router models newest first",
 			Query: append([]QueryParam{{Name: "model_id", Description: "model_id of a completed training job; absent: list the key's models (then limit, cursor, created_after, created_before and status apply)"}},
 				listParams("active, archived")...),
@@ -146,16 +121,7 @@ func CustomRouters(svc *trainer.Service) Option {
 			func(w http.ResponseWriter, r *http.Request) error {
 				id := r.URL.Query().Get("model_id")
 				if !r.URL.Query().Has("model_id") {
-					f, err := listFilter(r)
-					if err != nil {
-						return err
-					}
-					list, err := svc.ListModels(r.Context(), owner(r), f)
-					if err != nil {
-						return err
-					}
-					writeJSON(w, http.StatusOK, list)
-					return nil
+					return listing(svc.ListModels)(w, r)
 				}
 				if id == "" {
 					return Validation(http.StatusUnprocessableEntity, "query parameter model_id is empty: give a model_id, or leave it out to list your router models")
