@@ -100,7 +100,9 @@ type FrontierPoint struct {
 	// MeanPrice is nil when no model price was known.
 	MeanPrice *float64 `json:"mean_price"`
 	Changed   float64  `json:"changed"`
-	Rows      int      `json:"rows"`
+	// LossStdErr is the standard error of the score given up against tolerance 0.
+	LossStdErr float64 `json:"loss_stderr"`
+	Rows       int     `json:"rows"`
 }
 
 // Tradeoff is a router's measured cost/quality frontier and its default tolerance.

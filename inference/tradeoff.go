@@ -46,6 +46,11 @@ type FrontierPoint struct {
 	MeanPrice *float64 `json:"mean_price"`
 	// Changed is the share of rows where the pick differs from the no-tradeoff pick.
 	Changed float64 `json:"changed"`
+	// LossStdErr is the standard error of the quality this tolerance gives up against the
+	// no-tradeoff pick, measured row by row on the same rows (0 at tolerance 0). The
+	// default tolerance compares that loss with one point; on a few hundred rows it is
+	// itself uncertain by about a point, and this says by how much.
+	LossStdErr float64 `json:"loss_stderr"`
 	// Rows is the number of rows measured.
 	Rows int `json:"rows"`
 }
@@ -67,6 +72,7 @@ func Frontier(estimates, outcomes [][]float64, prices []float64, tolerances []fl
 	for _, tol := range tolerances {
 		fp := FrontierPoint{Tolerance: tol}
 		var n, nPriced, price float64
+		var nLoss, sumLoss, sumLoss2 float64
 		for r, est := range estimates {
 			pick := TradeoffPick(est, prices, tol)
 			base := TradeoffPick(est, prices, 0)
@@ -78,6 +84,10 @@ func Frontier(estimates, outcomes [][]float64, prices []float64, tolerances []fl
 			if pick != base {
 				fp.Changed++
 			}
+			if !math.IsNaN(outcomes[r][base]) {
+				d := outcomes[r][base] - outcomes[r][pick]
+				nLoss, sumLoss, sumLoss2 = nLoss+1, sumLoss+d, sumLoss2+d*d
+			}
 			if !math.IsNaN(prices[pick]) {
 				price += prices[pick]
 				nPriced++
@@ -87,6 +97,11 @@ func Frontier(estimates, outcomes [][]float64, prices []float64, tolerances []fl
 		if n > 0 {
 			fp.MeanScore /= n
 			fp.Changed /= n
+		}
+		if nLoss > 1 {
+			mean := sumLoss / nLoss
+			variance := max(0, (sumLoss2-nLoss*mean*mean)/(nLoss-1))
+			fp.LossStdErr = math.Sqrt(variance / nLoss)
 		}
 		if known && nPriced > 0 {
 			mp := price / nPriced

@@ -130,7 +130,8 @@ type TradeoffDetails struct {
 	// Prices are the model prices the frontier was measured with; models without a known
 	// price are absent (they are never preferred as cheaper).
 	Prices map[string]float64 `json:"prices"`
-	// Frontier lists, per tolerance, the held-out mean score and mean price of the picks.
+	// Frontier lists, per tolerance, the held-out mean score and mean price of the picks,
+	// and the standard error of the score given up against no tradeoff.
 	Frontier []inference.FrontierPoint `json:"frontier"`
 }
 

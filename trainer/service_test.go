@@ -723,6 +723,11 @@ func TestTradeoffFrontierInModelDetails(t *testing.T) {
 	if chosen == nil || chosen.MeanScore < base.MeanScore-MaxQualityLoss-1e-9 {
 		t.Fatalf("default tolerance %v is not a frontier point within one point: %+v", td.DefaultTolerance, td.Frontier)
 	}
+	for _, fp := range td.Frontier {
+		if fp.LossStdErr < 0 || (fp.MeanScore < base.MeanScore-1e-9 && fp.LossStdErr == 0) || (fp.Tolerance == 0 && fp.LossStdErr != 0) {
+			t.Fatalf("frontier point %+v: loss standard error inconsistent with its loss", fp)
+		}
+	}
 	// Half the prompts are easy: the default tolerance must buy a real saving.
 	if *chosen.MeanPrice > 0.8**base.MeanPrice || chosen.Changed < 0.3 {
 		t.Fatalf("default tolerance %v saves too little: %+v (base %+v)", td.DefaultTolerance, *chosen, base)

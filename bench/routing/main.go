@@ -137,7 +137,8 @@ func main() {
 		details.Metrics.Tasks, details.Metrics.TaskPriorWeight)
 	fmt.Printf("frontier in the model details (trainer's validation split):\n")
 	for _, fp := range details.Tradeoff.Frontier {
-		fmt.Printf("  tolerance %.3f: mean score %.3f, mean price %.3f, changed %.2f\n", fp.Tolerance, fp.MeanScore, *fp.MeanPrice, fp.Changed)
+		fmt.Printf("  tolerance %.3f: mean score %.3f, mean price %.3f, changed %.2f, loss %.3f ± %.3f\n",
+			fp.Tolerance, fp.MeanScore, *fp.MeanPrice, fp.Changed, details.Tradeoff.Frontier[0].MeanScore-fp.MeanScore, fp.LossStdErr)
 	}
 	newSel := func(tol float64) *routing.Selector {
 		return routing.NewSelector(routing.Options{Store: memstore.New(), CustomModels: routing.TrainerModels(svc), Tolerance: tol})

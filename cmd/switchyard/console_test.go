@@ -308,7 +308,7 @@ func TestConsoleInChromium(t *testing.T) {
 	dom = b.render(t, "routers", url+"/console/#/routers?"+key)
 	want("routers", dom, `data-loaded="true"`, regexp.QuoteMeta(model), regexp.QuoteMeta(job.TrainingJobID), `class="router-model"`)
 	dom = b.render(t, "router-model", url+"/console/#/routers/"+model+"?"+key)
-	want("router-model", dom, `data-loaded="true"`, `id="frontier"`, `<svg class="chart"`, `tol 0[,<]`, `\(default\)`, `top-1 hit rate`)
+	want("router-model", dom, `data-loaded="true"`, `id="frontier"`, `<svg class="chart"`, `tol 0[,<]`, `\(default\)`, `top-1 hit rate`, `Points given up`)
 	if n := strings.Count(dom, `class="point"`); n < 2 {
 		t.Errorf("frontier: %d points", n)
 	}

@@ -419,10 +419,14 @@ async function routerModelPage(view, id, gen) {
         series: [{ name: 'frontier', markers: true, sort: false, points: merged }],
         width: 1180, height: 320,
       }),
-      table(['Tolerance', { text: 'Mean score', class: 'num' }, { text: 'Mean price', class: 'num' }, { text: 'Picks changed', class: 'num' }, { text: 'Rows', class: 'num' }],
+      table(['Tolerance', { text: 'Mean score', class: 'num' }, { text: 'Points given up', class: 'num' }, { text: 'Mean price', class: 'num' }, { text: 'Picks changed', class: 'num' }, { text: 'Rows', class: 'num' }],
         t.frontier.map((p) => h('tr', { class: p.tolerance === def ? 'default' : null },
           h('td', {}, String(p.tolerance), p.tolerance === def ? h('span', { class: 'muted' }, ' (default)') : null),
           h('td', { class: 'num' }, fmt.score(p.mean_score)),
+          // The loss against no tradeoff, ± its standard error: on a few hundred rows the
+          // one-point rule of the default tolerance is itself uncertain by about a point.
+          h('td', { class: 'num' }, p.tolerance === 0 ? '—'
+            : (100 * (t.frontier[0].mean_score - p.mean_score)).toFixed(1) + (p.loss_stderr ? ' ± ' + (100 * p.loss_stderr).toFixed(1) : '')),
           h('td', { class: 'num' }, p.mean_price === null ? '—' : p.mean_price.toPrecision(3)),
           h('td', { class: 'num' }, fmt.pct(p.changed)), h('td', { class: 'num' }, p.rows)))));
   }
