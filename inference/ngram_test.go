@@ -42,10 +42,16 @@ func TestNGramEmbedderFeatures(t *testing.T) {
 		t.Fatal("case/whitespace normalisation failed")
 	}
 	// Features: 3 word unigrams + 2 bigrams + char 3..5-grams of " the cat sat " (13 runes):
-	// 11+10+9 = 30, at most 35 buckets (fewer if n-grams repeat or collide).
-	tf, _ := e.termFrequencies("the cat sat", nil)
+	// 11+10+9 = 30, at most 35 buckets (fewer if n-grams repeat or collide), plus 8 shape
+	// features.
+	bare, _ := NewNGramEmbedder(NGramConfig{NoShape: true})
+	tf, _ := bare.termFrequencies("the cat sat", nil)
 	if n := len(tf.Indices); n < 30 || n > 35 {
-		t.Fatalf("%d features for %q", n, "the cat sat")
+		t.Fatalf("%d features for %q without shape features", n, "the cat sat")
+	}
+	withShape, _ := e.termFrequencies("the cat sat", nil)
+	if n := len(withShape.Indices) - len(tf.Indices); n < 6 || n > 8 {
+		t.Fatalf("%d shape features for %q, want 8 (6 or 7 when they collide)", n, "the cat sat")
 	}
 	// Repeated n-grams get sublinear weight 1+ln(count).
 	tf2, _ := e.termFrequencies("cat cat cat cat", nil)

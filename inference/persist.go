@@ -43,7 +43,10 @@ type savedTaskPrior struct {
 }
 
 type savedNGram struct {
+	// Config.NoShape is ignored: Shape says it, so that routers saved before shape
+	// features existed (no such field: false) load with them off.
 	Config  NGramConfig
+	Shape   bool
 	Docs    int
 	DFIndex []int32
 	DF      []int32
@@ -83,7 +86,7 @@ func (m *Model) MarshalBinaryHalf() ([]byte, error) { return m.marshal(true) }
 func (m *Model) marshal(half bool) ([]byte, error) {
 	s := savedModel{Classes: m.classes, Embedder: m.embedder.Name(), ONNX: m.onnx}
 	if ng, ok := m.embedder.(*NGramEmbedder); ok {
-		s.NGram = &savedNGram{Config: ng.cfg, Docs: ng.docs, DFIndex: ng.dfIndex, DF: ng.df}
+		s.NGram = &savedNGram{Config: ng.cfg, Shape: !ng.cfg.NoShape, Docs: ng.docs, DFIndex: ng.dfIndex, DF: ng.df}
 	}
 	if c := m.classifier; c != nil {
 		s.Softmax = saveLinear(c, half)
@@ -192,7 +195,9 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 	m := &Model{classes: slices.Clone(s.Classes), classifier: clf, quality: quality, ranking: ranking, blend: s.Blend, onnx: s.ONNX}
 	switch {
 	case s.NGram != nil:
-		ng, err := NewNGramEmbedder(s.NGram.Config)
+		cfg := s.NGram.Config
+		cfg.NoShape = !s.NGram.Shape
+		ng, err := NewNGramEmbedder(cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -53,6 +53,7 @@ func main() {
 	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
 	flag.BoolVar(&useTasks, "tasks", true, "give Fit the rows' task labels (the task prior)")
 	onnxOnly := flag.Bool("onnx-only", false, "measure only the ONNX embedder")
+	shape := flag.Bool("shape", true, "n-gram shape features (false: NGramConfig.NoShape)")
 	flag.Parse()
 	ctx := context.Background()
 	if os.Getenv("DEBUG") != "" {
@@ -64,7 +65,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, MinDF: *minDF, Objective: *objective, MaxIterations: *maxIter, NGram: inference.NGramConfig{Dims: *dims}}
+		opts := inference.FitOptions{ScorePower: *power, IgnoreScores: *ignoreScores, MinDF: *minDF, Objective: *objective, MaxIterations: *maxIter, NGram: inference.NGramConfig{Dims: *dims, NoShape: !*shape}}
 		if *l2 != "" {
 			for _, f := range strings.Split(*l2, ",") {
 				v, err := strconv.ParseFloat(f, 64)

@@ -320,7 +320,12 @@ func readSource(path, name string, measuredAs map[string]map[string]bool) ([]row
 		h := sha256.Sum256([]byte(name + ":" + r.ID))
 		task := ""
 		if r.Task != "" {
-			task = name + "/" + strings.TrimPrefix(r.Task, name+"/")
+			// A source's own prefix goes ("mmlu-pro/law" in mmlupro is "mmlupro/law").
+			t := r.Task
+			if own, rest, ok := strings.Cut(t, "/"); ok && strings.ReplaceAll(own, "-", "") == name {
+				t = rest
+			}
+			task = name + "/" + t
 		}
 		out = append(out, row{source: name, id: r.ID, problem: r.Problem, task: task, scores: scores,
 			heldOut: h[0]%5 == 0, validation: h[0]%5 != 0 && h[1]%10 == 0})
