@@ -93,7 +93,8 @@ type Metrics struct {
 	TaskPriorWeight float64 `json:"task_prior_weight,omitempty"`
 }
 
-// FrontierPoint is what one tradeoff tolerance keeps and costs on the held-out rows.
+// FrontierPoint is what one tradeoff tolerance keeps and costs on the rows the trainer
+// measured it on (its held-out split and its evaluation fit's validation split).
 type FrontierPoint struct {
 	Tolerance float64 `json:"tolerance"`
 	MeanScore float64 `json:"mean_score"`

@@ -190,6 +190,13 @@ type FitReport struct {
 	// Calibration is each model's Platt scaling (a, b) of the quality estimates, fitted on
 	// the validation split or given in FitOptions.Calibration; nil when there is none.
 	Calibration map[string][2]float64
+	// ValidationEstimates are the quality estimates of the validation split's rows by the
+	// heads fitted without them (calibrated, with the task prior, as the fitted model
+	// would give them before its final refit on every row), by class in Classes order;
+	// ValidationOutcomes the rows' observed scores (NaN where a row did not measure a
+	// model). Empty when no validation split was used. The trainer adds them to its
+	// held-out rows to measure the tradeoff frontier on more rows.
+	ValidationEstimates, ValidationOutcomes [][]float64
 }
 
 // RankingTrial is the validation result of one ranking method.
@@ -661,6 +668,7 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 		}
 	}
 	if valQual != nil {
+		rep.ValidationEstimates, rep.ValidationOutcomes = valRows, valOut
 		var ests, outs []float64
 		for i, e := range valRows {
 			ests, outs = append(ests, e...), append(outs, valOut[i]...)

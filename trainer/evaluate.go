@@ -67,8 +67,9 @@ func outcome(r Record, model string) float64 {
 }
 
 // evaluate scores model on test, computes the most-frequent-model baseline from train, and
-// measures the tradeoff frontier with prices (which may be empty).
-func evaluate(ctx context.Context, model *inference.Model, train, test []Record, prices map[string]float64) (*Metrics, *TradeoffDetails, error) {
+// measures the tradeoff frontier with prices (which may be empty) on test and on the
+// validation rows of rep, the report of model's fit (nil: test alone).
+func evaluate(ctx context.Context, model *inference.Model, rep *inference.FitReport, train, test []Record, prices map[string]float64) (*Metrics, *TradeoffDetails, error) {
 	m := &Metrics{}
 	ranking, _ := model.Ranking()
 	m.Ranking = ranking
@@ -179,6 +180,13 @@ func evaluate(ctx context.Context, model *inference.Model, train, test []Record,
 	if pairs > 0 {
 		m.Accuracy = float64(acc) / float64(pairs)
 		m.BaselineAccuracy = float64(baseAcc) / float64(pairs)
+	}
+	// The frontier also reads the fit's validation rows, scored by heads fitted without
+	// them: the default tolerance compares a loss with one point, and on the held-out rows
+	// alone that loss has a standard error close to a point (BENCHMARKS.md).
+	if rep != nil && len(rep.ValidationEstimates) == len(rep.ValidationOutcomes) {
+		estimates = append(estimates, rep.ValidationEstimates...)
+		outcomes = append(outcomes, rep.ValidationOutcomes...)
 	}
 	frontier := inference.Frontier(estimates, outcomes, priceVec, inference.DefaultTolerances)
 	td := &TradeoffDetails{

@@ -116,12 +116,14 @@ type Metrics struct {
 	TaskPriorWeight float64 `json:"task_prior_weight,omitempty" jsonschema:"description=weight of the per-task mean scores in the quality estimates (estimate = (1 - w) × per-model head + w × task prior) chosen on the validation split; 0 or absent: the heads alone"`
 }
 
-// TradeoffDetails describe what a router's cost tradeoff buys, measured on the held-out
-// rows with every model of the router as a candidate.
+// TradeoffDetails describe what a router's cost tradeoff buys, measured with every model of
+// the router as a candidate on the held-out rows and on the validation split of the fit that
+// scored them (rows its heads were fitted without): about 36% of the rows, so that the
+// one-point rule reads a loss measured on more than a few hundred rows.
 type TradeoffDetails struct {
 	// DefaultTolerance is the tolerance model selection uses with this router when a
-	// request sets tradeoff without tradeoff_tolerance: the largest one whose held-out mean
-	// score stays within MaxQualityLoss of the no-tradeoff score.
+	// request sets tradeoff without tradeoff_tolerance: the largest one whose mean score on
+	// the frontier's rows stays within MaxQualityLoss of the no-tradeoff score.
 	DefaultTolerance float64 `json:"default_tolerance"`
 	// MaxQualityLoss is the quality the default tolerance may give up (0.01: one point).
 	MaxQualityLoss float64 `json:"max_quality_loss"`
@@ -130,8 +132,8 @@ type TradeoffDetails struct {
 	// Prices are the model prices the frontier was measured with; models without a known
 	// price are absent (they are never preferred as cheaper).
 	Prices map[string]float64 `json:"prices"`
-	// Frontier lists, per tolerance, the held-out mean score and mean price of the picks,
-	// and the standard error of the score given up against no tradeoff.
+	// Frontier lists, per tolerance, the mean score and mean price of the picks on those
+	// rows, and the standard error of the score given up against no tradeoff.
 	Frontier []inference.FrontierPoint `json:"frontier"`
 }
 

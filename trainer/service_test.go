@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -711,6 +712,12 @@ func TestTradeoffFrontierInModelDetails(t *testing.T) {
 		t.Fatalf("tradeoff = %+v", td)
 	}
 	base := td.Frontier[0]
+	// Measured on the held-out rows and on the evaluation fit's validation split (20% of
+	// its training rows).
+	held := d.Metrics.HoldoutRows
+	if want := held + int(math.Round(0.2*float64(len(recs)-held))); base.Rows != want {
+		t.Fatalf("frontier measured on %d rows, want %d (%d held out + the fit's validation split)", base.Rows, want, held)
+	}
 	if base.MeanPrice == nil || *base.MeanPrice < 9 {
 		t.Fatalf("no-tradeoff point %+v: big should be picked almost always", base)
 	}

@@ -135,7 +135,7 @@ func main() {
 		status.ModelID, status.TrainingConfig.Timing.TotalTimeSeconds, status.TrainingConfig.Timing.TrainingTimeSeconds,
 		details.Metrics.Ranking, details.Metrics.Top1HitRate, details.Metrics.MeanScore, details.Metrics.CalibrationError, details.Tradeoff.DefaultTolerance,
 		details.Metrics.Tasks, details.Metrics.TaskPriorWeight)
-	fmt.Printf("frontier in the model details (trainer's validation split):\n")
+	fmt.Printf("frontier in the model details (trainer's held-out split + its evaluation fit's validation split):\n")
 	for _, fp := range details.Tradeoff.Frontier {
 		fmt.Printf("  tolerance %.3f: mean score %.3f, mean price %.3f, changed %.2f, loss %.3f ± %.3f\n",
 			fp.Tolerance, fp.MeanScore, *fp.MeanPrice, fp.Changed, details.Tradeoff.Frontier[0].MeanScore-fp.MeanScore, fp.LossStdErr)
