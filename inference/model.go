@@ -194,9 +194,11 @@ type FitReport struct {
 	// heads fitted without them (calibrated, with the task prior, as the fitted model
 	// would give them before its final refit on every row), by class in Classes order;
 	// ValidationOutcomes the rows' observed scores (NaN where a row did not measure a
-	// model). Empty when no validation split was used. The trainer adds them to its
-	// held-out rows to measure the tradeoff frontier on more rows.
+	// model), and ValidationIndices their indices in the examples given to Fit. Empty when no
+	// validation split was used. The trainer adds them to its held-out rows to measure the
+	// tradeoff frontier on more rows.
 	ValidationEstimates, ValidationOutcomes [][]float64
+	ValidationIndices                       []int
 }
 
 // RankingTrial is the validation result of one ranking method.
@@ -640,9 +642,11 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 		q.prior = prior
 	}
 	var valRows, valOut [][]float64
+	var valIdx []int
 	for _, j := range val {
 		if e, ok := valQual[j]; ok {
 			valRows, valOut = append(valRows, e), append(valOut, qt[j])
+			valIdx = append(valIdx, j)
 		}
 	}
 	switch {
@@ -668,7 +672,7 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 		}
 	}
 	if valQual != nil {
-		rep.ValidationEstimates, rep.ValidationOutcomes = valRows, valOut
+		rep.ValidationEstimates, rep.ValidationOutcomes, rep.ValidationIndices = valRows, valOut, valIdx
 		var ests, outs []float64
 		for i, e := range valRows {
 			ests, outs = append(ests, e...), append(outs, valOut[i]...)

@@ -94,9 +94,28 @@ func TestFitUsesScoresAsTargets(t *testing.T) {
 				Scores: map[string]float64{"a/x": 1, "a/y": 0}})
 		}
 	}
-	m, _, err := Fit(ctx, ex, FitOptions{})
+	m, rep, err := Fit(ctx, ex, FitOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The report hands back the validation rows: their estimates by the heads fitted
+	// without them, their observed scores, and which examples they were.
+	if n := len(rep.ValidationIndices); n != 8 || len(rep.ValidationEstimates) != n || len(rep.ValidationOutcomes) != n {
+		t.Fatalf("validation rows: %d indices, %d estimates, %d outcomes; want 8 (20%% of 40)",
+			len(rep.ValidationIndices), len(rep.ValidationEstimates), len(rep.ValidationOutcomes))
+	}
+	seen := map[int]bool{}
+	for k, j := range rep.ValidationIndices {
+		if j < 0 || j >= len(ex) || seen[j] {
+			t.Fatalf("validation index %d out of range or repeated", j)
+		}
+		seen[j] = true
+		if o := rep.ValidationOutcomes[k]; o[0] != ex[j].Scores["a/x"] || o[1] != ex[j].Scores["a/y"] {
+			t.Fatalf("validation row %d: outcomes %v, example scores %v", j, o, ex[j].Scores)
+		}
+		if e := rep.ValidationEstimates[k]; !(e[0] > 0 && e[0] < 1 && e[1] > 0 && e[1] < 1) {
+			t.Fatalf("validation row %d: estimates %v", j, e)
+		}
 	}
 	p, err := m.Predict(ctx, []string{"another question about cats"})
 	if err != nil {

@@ -58,14 +58,14 @@
 // tradeoff_tolerance (an extension field, 0-1), else [Options.Tolerance] when the
 // operator set it, else the router's own default, else [DefaultTolerance]. A trained
 // router's default is measured when it is trained: on its held-out split and the validation
-// split of the fit that scored it, the largest
-// tolerance whose mean score stays within one point of the no-tradeoff score; its model
-// details show the whole frontier (mean score and mean price per tolerance, and the
-// standard error of the score given up), so a user can see what a larger tolerance saves
-// and costs. On a few hundred rows that loss is itself uncertain by about a point,
-// so the default moves between neighbouring tolerances from one training run to the next;
-// a request that needs a given price sets tradeoff_tolerance. The learned default router's
-// is chosen the same way on its validation split. Prices come from the request, else the catalogue;
+// split of the fit that scored it, the largest tolerance whose mean score stays within one
+// point of the no-tradeoff score; its model details show the whole frontier (mean score and
+// mean price per tolerance, and the standard error of the score given up), so a user can
+// see what a larger tolerance saves and costs. On a few hundred rows that loss is itself
+// uncertain by about a point, so the default moves between neighbouring tolerances from one
+// training run to the next; a request that needs a given price sets tradeoff_tolerance.
+// The learned default router's is chosen the same way on its validation split and its
+// fit's validation rows. Prices come from the request, else the catalogue;
 // latencies from the request; unknown is never cheaper or faster than known.
 //
 // When tools are present only candidates that support tool calling remain: declared by an

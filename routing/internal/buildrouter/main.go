@@ -78,27 +78,31 @@ type Figures struct {
 	OraclePrice     float64  `json:"oracle_price"`
 	CheapestScore   float64  `json:"cheapest_score"`
 	CheapestPrice   float64  `json:"cheapest_price"`
-	// Frontier is measured on this source's validation rows; HeldOutFrontier on its
-	// held-out rows.
+	// Frontier is measured on this source's validation rows (the validation split and the
+	// fit's own validation rows); HeldOutFrontier on its held-out rows.
 	Frontier        []inference.FrontierPoint `json:"validation_frontier"`
 	HeldOutFrontier []inference.FrontierPoint `json:"held_out_frontier"`
 }
 
 // Meta is router.json.
 type Meta struct {
-	Format           int                `json:"format"`
-	Sources          map[string]string  `json:"sources"`
-	Split            string             `json:"split"`
-	TrainRows        int                `json:"train_rows"`
-	ValidationRows   int                `json:"validation_rows"`
-	HeldOutRows      int                `json:"held_out_rows"`
-	MinRows          int                `json:"min_rows_per_model"`
-	Classes          []Class            `json:"classes"`
-	DefaultTolerance float64            `json:"default_tolerance"`
-	MaxQualityLoss   float64            `json:"max_quality_loss"`
-	PriceUnit        string             `json:"price_unit"`
-	HeldOut          map[string]Figures `json:"held_out"`
-	ModelBytes       int                `json:"model_bytes"`
+	Format         int               `json:"format"`
+	Sources        map[string]string `json:"sources"`
+	Split          string            `json:"split"`
+	TrainRows      int               `json:"train_rows"`
+	ValidationRows int               `json:"validation_rows"`
+	// FitValidationRows are the training rows the fit held out to choose its
+	// regularisation, calibration and task-prior weight; the default tolerance is chosen
+	// on them too.
+	FitValidationRows int                `json:"fit_validation_rows"`
+	HeldOutRows       int                `json:"held_out_rows"`
+	MinRows           int                `json:"min_rows_per_model"`
+	Classes           []Class            `json:"classes"`
+	DefaultTolerance  float64            `json:"default_tolerance"`
+	MaxQualityLoss    float64            `json:"max_quality_loss"`
+	PriceUnit         string             `json:"price_unit"`
+	HeldOut           map[string]Figures `json:"held_out"`
+	ModelBytes        int                `json:"model_bytes"`
 	// Tasks are the source-prefixed task labels the task prior recognises, and
 	// TaskPriorWeight the prior's weight in the estimates (chosen by inference.Fit on its
 	// validation split).
@@ -179,6 +183,7 @@ func main() {
 		}
 	}
 	examples := make([]inference.Example, 0, len(train))
+	var exampleRows []row // exampleRows[i] is the row of examples[i]
 	for _, r := range train {
 		ex := inference.Example{Text: r.problem, Task: r.task, Scores: map[string]float64{}, OnlyScored: true}
 		for k, s := range r.scores {
@@ -188,6 +193,7 @@ func main() {
 		}
 		if len(ex.Scores) > 0 {
 			examples = append(examples, ex)
+			exampleRows = append(exampleRows, r)
 		}
 	}
 	log.Printf("%d rows (%d train, %d validation, %d held out), %d classes", len(rows), len(train), len(val), len(held), len(classes))
@@ -217,7 +223,7 @@ func main() {
 	}
 
 	meta := Meta{Format: 1, Sources: map[string]string{}, MinRows: *minRows, Classes: classes,
-		Split:     "sha256(source:id): first byte mod 5 = 0 held out (never trained on); of the rest, second byte mod 10 = 0 validation (chooses the default tolerance)",
+		Split:     "sha256(source:id): first byte mod 5 = 0 held out (never trained on); of the rest, second byte mod 10 = 0 validation (chooses the default tolerance, with the fit's own validation rows)",
 		TrainRows: len(train), ValidationRows: len(val), HeldOutRows: len(held),
 		MaxQualityLoss: 0.01, PriceUnit: "USD per 1M tokens (mean of input and output)", HeldOut: map[string]Figures{}}
 	for _, s := range sources {
@@ -227,12 +233,18 @@ func main() {
 
 	// Default tolerance: the largest whose validation score, pooled over the sources with
 	// each source's priced models as candidates, stays within 1 point of the no-tradeoff
-	// score (the rule trained routers follow, on mixed traffic).
+	// score (the rule trained routers follow, on mixed traffic). Validation rows are the
+	// validation split plus the fit's own validation rows (scored by heads fitted without
+	// them), as the trainer does: the one-point rule needs a loss measured on many rows.
 	frontiers := map[string][]inference.FrontierPoint{}
+	innerRows := 0
 	for _, s := range sources {
 		est, outc, pr := matrices(model, classes, val, s.name)
-		frontiers[s.name] = inference.Frontier(est, outc, pr, inference.DefaultTolerances)
+		ie, io := fitValidation(rep, exampleRows, classes, classOf, s.name)
+		innerRows += len(ie)
+		frontiers[s.name] = inference.Frontier(append(est, ie...), append(outc, io...), pr, inference.DefaultTolerances)
 	}
+	meta.FitValidationRows = innerRows
 	pooled := make([]inference.FrontierPoint, len(inference.DefaultTolerances))
 	for i, t := range inference.DefaultTolerances {
 		var sum, n float64
@@ -462,6 +474,32 @@ func matrices(model *inference.Model, classes []Class, rows []row, src string) (
 		outc = append(outc, o)
 	}
 	return est, outc, pr
+}
+
+// fitValidation returns the estimates and outcomes, over source src's candidates (as
+// matrices orders them), of the fit's own validation rows from src: the estimates rep
+// reports, by heads fitted without those rows.
+func fitValidation(rep *inference.FitReport, exampleRows []row, classes []Class, classOf map[string]int, src string) ([][]float64, [][]float64) {
+	cands := candidates(classes, nil, src)
+	var est, outc [][]float64
+	for k, j := range rep.ValidationIndices {
+		r := exampleRows[j]
+		if r.source != src {
+			continue
+		}
+		e, o := make([]float64, len(cands)), make([]float64, len(cands))
+		for jc, c := range cands {
+			e[jc] = rep.ValidationEstimates[k][classOf[classes[c].ID]]
+			o[jc] = math.NaN()
+			if s, ok := r.scores[classes[c].Key]; ok {
+				o[jc] = s
+			} else {
+				e[jc] = math.Inf(-1) // not measured on this row: not a candidate here
+			}
+		}
+		est, outc = append(est, e), append(outc, o)
+	}
+	return est, outc
 }
 
 // candidates are the priced classes measured on source src.
