@@ -112,53 +112,31 @@ func TestLearnedDefaultRouterPerPrompt(t *testing.T) {
 // prices as candidates: the pick must beat the single best model, and the cost tradeoff
 // must stay within 2 points of it at under half its price. Skips without the shared data set.
 func TestLearnedDefaultRouterOnHeldOutData(t *testing.T) {
-	const data = "../../shared/data/routing/llmrouter9_train.jsonl"
-	f, err := os.Open(data)
-	if os.IsNotExist(err) {
-		t.Skipf("skipping: %s is absent (the shared data set lives next to the repository)", data)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	prices := map[string]float64{"google/gemma-2-9b-it": 0.1, "nvidia/llama-3.1-nemotron-51b-instruct": 0.9,
 		"nvidia/llama-3.3-nemotron-super-49b-v1": 0.9, "nvidia/llama3-chatqa-1.5-70b": 0.9}
 	s, _ := newSelector(t, routing.Options{})
 	var n, single, pick, cost, costPrice float64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var r struct {
-			ID      string             `json:"id"`
-			Problem string             `json:"problem"`
-			Scores  map[string]float64 `json:"scores"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if h := sha256.Sum256([]byte("llmrouter9:" + r.ID)); h[0]%5 != 0 {
-			continue // trained on
-		}
+	eachHeldOutRow(t, "llmrouter9", "../../shared/data/routing/llmrouter9_train.jsonl", func(problem string, scores map[string]float64) {
 		var cands []routing.Candidate
-		for m := range r.Scores {
+		for m := range scores {
 			p, ok := prices[m]
 			if !ok {
 				p = 0.2
 			}
 			cands = append(cands, routing.Candidate{Name: m, Price: fp(p)})
 		}
-		msgs := userMsg(r.Problem)
+		msgs := userMsg(problem)
 		a := mustSelect(t, s, "", &routing.Request{Messages: msgs, LLMProviders: cands})
 		b := mustSelect(t, s, "", &routing.Request{Messages: msgs, LLMProviders: cands, Tradeoff: "cost"})
 		n++
-		single += r.Scores["nvidia/llama-3.1-nemotron-51b-instruct"]
-		pick += r.Scores[a.LLMLabel]
-		cost += r.Scores[b.LLMLabel]
+		single += scores["nvidia/llama-3.1-nemotron-51b-instruct"]
+		pick += scores[a.LLMLabel]
+		cost += scores[b.LLMLabel]
 		costPrice += prices[b.LLMLabel]
 		if _, ok := prices[b.LLMLabel]; !ok {
 			costPrice += 0.2
 		}
-	}
+	})
 	if n < 1000 {
 		t.Fatalf("only %v held-out rows", n)
 	}
@@ -205,14 +183,6 @@ func TestLearnedDefaultRouterOnMMLUProAndZeroEval(t *testing.T) {
 		{"zeroeval", "../../shared/data/routing/zeroeval/zeroeval_train.jsonl", false},
 	} {
 		t.Run(src.name, func(t *testing.T) {
-			f, err := os.Open(src.file)
-			if os.IsNotExist(err) {
-				t.Skipf("skipping: %s is absent (the shared data set lives next to the repository)", src.file)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
 			s, _ := newSelector(t, routing.Options{})
 			type cand struct {
 				id          string
@@ -227,20 +197,7 @@ func TestLearnedDefaultRouterOnMMLUProAndZeroEval(t *testing.T) {
 				}
 			}
 			var rows, pick, cost, pickPrice, costPrice float64
-			sc := bufio.NewScanner(f)
-			sc.Buffer(make([]byte, 1<<20), 64<<20)
-			for sc.Scan() {
-				var r struct {
-					ID      string             `json:"id"`
-					Problem string             `json:"problem"`
-					Scores  map[string]float64 `json:"scores"`
-				}
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-					t.Fatal(err)
-				}
-				if h := sha256.Sum256([]byte(src.name + ":" + r.ID)); h[0]%5 != 0 {
-					continue // trained on
-				}
+			eachHeldOutRow(t, src.name, src.file, func(problem string, scores map[string]float64) {
 				// A candidate's outcome on the row: the mean over the versions measured.
 				outcome := map[string]float64{}
 				price := map[string]float64{}
@@ -248,7 +205,7 @@ func TestLearnedDefaultRouterOnMMLUProAndZeroEval(t *testing.T) {
 				for _, c := range cands {
 					var sum, n float64
 					for _, m := range c.measuredAs {
-						if v, ok := r.Scores[m]; ok {
+						if v, ok := scores[m]; ok {
 							sum, n = sum+v, n+1
 						}
 					}
@@ -260,9 +217,9 @@ func TestLearnedDefaultRouterOnMMLUProAndZeroEval(t *testing.T) {
 					offered = append(offered, routing.Candidate{Name: c.id, Price: fp(c.price)})
 				}
 				if len(offered) < 2 {
-					continue
+					return
 				}
-				msgs := userMsg(r.Problem)
+				msgs := userMsg(problem)
 				a := mustSelect(t, s, "", &routing.Request{Messages: msgs, LLMProviders: offered})
 				b := mustSelect(t, s, "", &routing.Request{Messages: msgs, LLMProviders: offered, Tradeoff: "cost"})
 				if _, ok := outcome[a.LLMLabel]; !ok {
@@ -271,7 +228,7 @@ func TestLearnedDefaultRouterOnMMLUProAndZeroEval(t *testing.T) {
 				rows++
 				pick, pickPrice = pick+outcome[a.LLMLabel], pickPrice+price[a.LLMLabel]
 				cost, costPrice = cost+outcome[b.LLMLabel], costPrice+price[b.LLMLabel]
-			}
+			})
 			if rows < 400 {
 				t.Fatalf("only %v held-out rows", rows)
 			}
@@ -295,5 +252,38 @@ func TestLearnedDefaultRouterOnMMLUProAndZeroEval(t *testing.T) {
 				t.Errorf("cost tradeoff %.3f at %.2f: want at least %.3f under %.2f (half of %s's price)", cost, costPrice, single-0.02, best.price/2, best.id)
 			}
 		})
+	}
+}
+
+// eachHeldOutRow calls fn with the problem and scores of every row of the JSONL file that the
+// default router's builder held out of source (sha256(source:id), first byte mod 5 = 0). It
+// skips the test when the shared data set is absent.
+func eachHeldOutRow(t *testing.T, source, file string, fn func(problem string, scores map[string]float64)) {
+	t.Helper()
+	f, err := os.Open(file)
+	if os.IsNotExist(err) {
+		t.Skipf("skipping: %s is absent (the shared data set lives next to the repository)", file)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var r struct {
+			ID      string             `json:"id"`
+			Problem string             `json:"problem"`
+			Scores  map[string]float64 `json:"scores"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if h := sha256.Sum256([]byte(source + ":" + r.ID)); h[0]%5 == 0 {
+			fn(r.Problem, r.Scores)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
