@@ -38,21 +38,21 @@ func TradeoffPick(quality, cost []float64, tol float64) int {
 // (score) of the picks and their mean price.
 type FrontierPoint struct {
 	// Tolerance is the quality tolerance in points of estimated probability (0-1).
-	Tolerance float64 `json:"tolerance"`
+	Tolerance float64 `json:"tolerance" jsonschema:"description=quality tolerance in points of estimated probability (0-1)"`
 	// MeanScore is the mean observed score of the picks on the validation rows.
-	MeanScore float64 `json:"mean_score"`
+	MeanScore float64 `json:"mean_score" jsonschema:"description=mean observed score of the picks at this tolerance"`
 	// MeanPrice is the mean price of the picks (the unit of the prices given), or null
 	// when no price was known.
-	MeanPrice *float64 `json:"mean_price"`
+	MeanPrice *float64 `json:"mean_price" jsonschema:"description=mean price of the picks in the unit of price_unit; null when no price was known"`
 	// Changed is the share of rows where the pick differs from the no-tradeoff pick.
-	Changed float64 `json:"changed"`
+	Changed float64 `json:"changed" jsonschema:"description=share of rows whose pick differs from the no-tradeoff pick"`
 	// LossStdErr is the standard error of the quality this tolerance gives up against the
 	// no-tradeoff pick, measured row by row on the same rows (0 at tolerance 0). The
 	// default tolerance compares that loss with one point; on a few hundred rows it is
 	// itself uncertain by about a point, and this says by how much.
-	LossStdErr float64 `json:"loss_stderr"`
+	LossStdErr float64 `json:"loss_stderr" jsonschema:"description=standard error of the score given up against tolerance 0 (row-paired)"`
 	// Rows is the number of rows measured.
-	Rows int `json:"rows"`
+	Rows int `json:"rows" jsonschema:"description=rows measured"`
 }
 
 // DefaultTolerances are the tolerances a frontier is measured at (and the default

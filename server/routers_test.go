@@ -258,7 +258,7 @@ func TestRoutersOpenAPI(t *testing.T) {
 		{"post", "/api/v1/routers/train", []string{"Data_URLs", "model_prices", "training_job_id", "202"}},
 		{"get", "/api/v1/routers/train/status", []string{"task_id", "training_config", "completed_at"}},
 		{"post", "/api/v1/routers/train/cancel", []string{"task_id", "error_message"}},
-		{"get", "/api/v1/routers/models", []string{"model_id", "num_classes", "top1_hit_rate", "calibration_error", "default_tolerance", "frontier", "mean_price", "multi-label accuracy of the per-model quality estimates"}},
+		{"get", "/api/v1/routers/models", []string{"model_id", "num_classes", "top1_hit_rate", "calibration_error", "default_tolerance", "frontier", "mean_price", "loss_stderr", "standard error of the score given up", "multi-label accuracy of the per-model quality estimates"}},
 		{"post", "/api/v1/routers/predict", []string{"inputs", "top_model", "confidence", "rank"}},
 	} {
 		op, ok := doc.Paths[c.path][c.method]
