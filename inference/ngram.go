@@ -76,8 +76,8 @@ func (c NGramConfig) validate() error {
 // text is, which predicts how hard a prompt is beyond its words (on llmrouter9 they cut
 // the quality heads' cross-validated log loss by about 1%; BENCHMARKS.md).
 //
-// Create it with NewNGramEmbedder, then Fit it (or restore it with UnmarshalBinary) before
-// calling Embed. A fitted embedder is immutable and safe for concurrent use.
+// Create it with NewNGramEmbedder, then Fit it before calling Embed (a saved Model restores
+// its fitted embedder). A fitted embedder is immutable and safe for concurrent use.
 type NGramEmbedder struct {
 	cfg  NGramConfig
 	docs int
