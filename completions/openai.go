@@ -356,6 +356,9 @@ type OpenAIExtension struct {
 	Latency  int64     `json:"latency"`
 	TTFT     int64     `json:"ttft"`
 	Attempts []Attempt `json:"attempts"`
+	// Continued is set when a stream broke mid-answer and another model continued it (a
+	// streamed Responses API answer's final response object says so here).
+	Continued *Continuation `json:"continued,omitempty"`
 }
 
 // openAIUsage renders r's usage as OpenAI's usage object.
@@ -386,7 +389,7 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
 		Usage:   openAIUsage(r),
 		Switchyard: &OpenAIExtension{Provider: r.Provider, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
-			Attempts: r.Attempts},
+			Attempts: r.Attempts, Continued: r.Continued},
 	}
 }
 

@@ -261,3 +261,34 @@ func streamEnd(t *testing.T, api, body string) (text, tail string) {
 	}
 	return sb.String(), "no end"
 }
+
+// TestResponsesReportContinuation: a streamed Responses API answer that another model
+// continued after the first one broke says so in its final response object, as the chat
+// completions route says it in its finish chunk.
+func TestResponsesReportContinuation(t *testing.T) {
+	hs, up := faultServer(t)
+	body := `{"model":"up/cut","fallback_models":["pf/cont"],"input":"Capital of France?","stream":true}`
+	resp, b := post(t, hs.URL+"/v1/responses", testKey, body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	var final map[string]any
+	for _, e := range readSSE(t, strings.NewReader(string(b))) {
+		var ev map[string]any
+		if json.Unmarshal([]byte(e[1]), &ev) == nil && ev["type"] == "response.completed" {
+			final, _ = ev["response"].(map[string]any)
+		}
+	}
+	if final == nil {
+		t.Fatalf("no response.completed event:\n%s", b)
+	}
+	text := final["output"].([]any)[0].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
+	sy, _ := final["switchyard"].(map[string]any)
+	cont, _ := sy["continued"].(map[string]any)
+	if text != faultAnswer || cont == nil || cont["model"] != "pf/cont" || cont["from_char"].(float64) <= 0 {
+		t.Fatalf("final response text %q, switchyard %v", text, sy)
+	}
+	if up.count("cut") != 1 || up.count("cont") != 1 {
+		t.Errorf("upstream calls: cut %d, cont %d", up.count("cut"), up.count("cont"))
+	}
+}
