@@ -486,6 +486,11 @@ func (s *anthropicStream) toolDelta(d ToolCallDelta) Chunk {
 	return Chunk{ToolCalls: s.deltas[:1:1]}
 }
 
+// anthropicAnswerEvents are the stream's event names that carry the answer, its end or an
+// error.
+var anthropicAnswerEvents = map[string]bool{"message_start": true, "content_block_start": true,
+	"content_block_delta": true, "content_block_stop": true, "message_delta": true, "message_stop": true, "error": true}
+
 // Recv returns the next text or final usage chunk, io.EOF after message_stop, or an *Error.
 func (s *anthropicStream) Recv() (Chunk, error) {
 	if s.err != nil {
@@ -507,6 +512,10 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 		}
 		var e anthropicEvent
 		if err := decodeUpstream(bytes.TrimSpace(ev.data), &e); err != nil {
+			// An event named for a part of the answer is never skipped, whatever its data.
+			if !anthropicAnswerEvents[ev.event] && s.skip(ev.data) {
+				continue
+			}
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream event "+quote(ev.event), err)
 		}
 		if e.Type == "" {

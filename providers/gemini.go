@@ -545,6 +545,9 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 		var r geminiResponse
 		if err := decodeUpstream(data, &r); err != nil {
+			if s.skip(data) {
+				continue
+			}
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk", err)
 		}
 		if r.Candidates == nil && r.UsageMetadata == nil && r.PromptFeedback == nil {

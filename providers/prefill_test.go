@@ -182,38 +182,75 @@ func TestLenientStreamEnds(t *testing.T) {
 
 // TestUndecodableEventsSkipped: an undecodable event that cannot have held any of the
 // answer is skipped and counted; one that could have, or a fourth one, fails the stream.
+// Every adapter that streams behaves the same.
 func TestUndecodableEventsSkipped(t *testing.T) {
-	ok := "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n"
-	end := "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
-	cases := []struct {
+	type junkCase struct {
 		name, sse string
 		skipped   int
 		broken    bool
-	}{
-		{"one junk event", ok + "data: {\"id\":\"x\",\"object\n\n" + end, 1, false},
-		{"junk that may have held text", ok + "data: {\"choices\":[{\"delta\":{\"content\":\"lo\n\n" + end, 0, true},
-		{"four junk events", ok + strings.Repeat("data: {oops\n\n", 4) + end, 3, true},
 	}
-	for _, c := range cases {
-		var body map[string]any
-		srv := captureBody(t, c.sse, &body)
-		st, err := NewOpenAI(Config{BaseURL: srv.URL, APIKey: "k"}).Stream(context.Background(), &Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		broken := false
-		for {
-			_, err := st.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
+	oai := func(middle string) string {
+		return "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n" + middle +
+			"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	}
+	anthropic := func(middle string) string {
+		return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":0}}}\n\n" +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n" +
+			middle +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n" +
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	}
+	gemini := func(middle string) string {
+		return "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}],\"role\":\"model\"}}]}\n\n" + middle +
+			"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":1,\"candidatesTokenCount\":1,\"totalTokenCount\":2}}\n\n"
+	}
+	adapters := []struct {
+		name  string
+		open  func(url string) Provider
+		cases []junkCase
+	}{
+		{"openai", func(u string) Provider { return NewOpenAI(Config{BaseURL: u, APIKey: "k"}) }, []junkCase{
+			{"one junk event", oai("data: {\"id\":\"x\",\"object\n\n"), 1, false},
+			{"junk that may have held text", oai("data: {\"choices\":[{\"delta\":{\"content\":\"lo\n\n"), 0, true},
+			{"four junk events", oai(strings.Repeat("data: {oops\n\n", 4)), 3, true},
+		}},
+		{"anthropic", func(u string) Provider { return NewAnthropic(Config{BaseURL: u, APIKey: "k"}) }, []junkCase{
+			{"one junk ping", anthropic("event: ping\ndata: {\"type\":\"pi\n\n"), 1, false},
+			{"a junk delta event", anthropic("event: content_block_delta\ndata: {\"type\":\"content_block_del\n\n"), 0, true},
+			{"junk that may have held text", anthropic("event: ping\ndata: {\"delta\":{\"text\":\"lo\n\n"), 0, true},
+			{"four junk events", anthropic(strings.Repeat("event: ping\ndata: {oops\n\n", 4)), 3, true},
+		}},
+		{"gemini", func(u string) Provider { return NewGemini(Config{BaseURL: u, APIKey: "k"}) }, []junkCase{
+			{"one junk event", gemini("data: {\"modelVersion\":\"x\",\"respon\n\n"), 1, false},
+			{"junk that may have held text", gemini("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\n\n"), 0, true},
+			{"four junk events", gemini(strings.Repeat("data: {oops\n\n", 4)), 3, true},
+		}},
+	}
+	for _, a := range adapters {
+		for _, c := range a.cases {
+			var body map[string]any
+			srv := captureBody(t, c.sse, &body)
+			st, err := a.open(srv.URL).Stream(context.Background(), &Request{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}})
 			if err != nil {
-				broken = KindOf(err) == KindStreamBroken
-				break
+				t.Fatal(err)
 			}
-		}
-		if broken != c.broken || st.(EventSkipper).SkippedEvents() != c.skipped {
-			t.Fatalf("%s: broken %v skipped %d, want %v %d", c.name, broken, st.(EventSkipper).SkippedEvents(), c.broken, c.skipped)
+			broken, text := false, ""
+			for {
+				ck, err := st.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					broken = KindOf(err) == KindStreamBroken
+					break
+				}
+				text += ck.Text
+			}
+			if broken != c.broken || st.(EventSkipper).SkippedEvents() != c.skipped || (!broken && text != "Hi") {
+				t.Errorf("%s, %s: broken %v skipped %d text %q, want %v %d", a.name, c.name, broken, st.(EventSkipper).SkippedEvents(), text, c.broken, c.skipped)
+			}
 		}
 	}
 }

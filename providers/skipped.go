@@ -3,7 +3,7 @@ package providers
 import "bytes"
 
 // EventSkipper is implemented by streams that skip an undecodable event when it cannot
-// have held any part of the answer (the OpenAI adapter's streams).
+// have held any part of the answer (the OpenAI, Anthropic and Gemini adapters' streams).
 type EventSkipper interface {
 	// SkippedEvents is how many events the stream skipped so far.
 	SkippedEvents() int
@@ -12,10 +12,16 @@ type EventSkipper interface {
 // maxSkippedEvents is how many undecodable events one stream may skip; one more fails it.
 const maxSkippedEvents = 3
 
-// answerMembers are the member names an event that carries text or a tool call has; an
-// undecodable event that mentions none of them held none.
+// answerMembers are the member names (lower case) an event that carries text, a tool call,
+// an error, the finish reason or usage has in the OpenAI, Anthropic or Gemini wire format;
+// an undecodable event that mentions none of them held none.
 var answerMembers = [][]byte{[]byte(`"content"`), []byte(`"text"`), []byte(`"delta"`), []byte(`"tool_calls"`),
-	[]byte(`"arguments"`), []byte(`"refusal"`), []byte(`"error"`), []byte(`"finish_reason"`), []byte(`"usage"`)}
+	[]byte(`"arguments"`), []byte(`"refusal"`), []byte(`"error"`), []byte(`"finish_reason"`), []byte(`"usage"`),
+	// Anthropic
+	[]byte(`"content_block"`), []byte(`"stop_reason"`), []byte(`"partial_json"`), []byte(`"input"`),
+	// Gemini
+	[]byte(`"candidates"`), []byte(`"parts"`), []byte(`"finishreason"`), []byte(`"usagemetadata"`),
+	[]byte(`"promptfeedback"`), []byte(`"functioncall"`)}
 
 // skip reports whether the undecodable event data may be skipped, and counts it: only when
 // it cannot have held text, a tool call, an error, the finish reason or usage, and the
