@@ -37,7 +37,8 @@ type optimizeRequest struct {
 //
 //   - POST /api/v1/optimize — submit; 202 {job_id, status: "queued", version}; 422 with the
 //     spec's messages for a bad body; 429 with Retry-After when the key already has its
-//     limit of jobs queued or running (optimizer.WithJobsPerOwner);
+//     limit of jobs queued or running (optimizer.WithJobsPerOwner); 503 with Retry-After
+//     when the server's queue is full (optimizer.WithQueueSize), as for training jobs;
 //   - GET /api/v1/optimize/status?job_id=ID — progress; 404 for an unknown job or another
 //     key's;
 //   - GET /api/v1/optimize/results?job_id=ID — results of a completed, failed or interrupted
@@ -210,7 +211,8 @@ func optimizerError(err error) *APIError {
 		e.Header = http.Header{"Retry-After": []string{"60"}}
 		return e
 	case errors.Is(err, optimizer.ErrQueueFull):
-		e := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "too many optimization jobs are waiting; retry later")
+		// The server's queue, not this key's share of it: 503, as for a full training queue.
+		e := Errorf(http.StatusServiceUnavailable, KindUnavailable, "too many optimization jobs are waiting; retry later")
 		e.Header = http.Header{"Retry-After": []string{"60"}}
 		return e
 	case errors.Is(err, optimizer.ErrClosed):

@@ -442,11 +442,16 @@ func TestOptimizeEndToEndProcessSandbox(t *testing.T) {
 }
 
 // TestOptimizeJobLimitIs429: the optimizer's per-key job limit maps to 429 with Retry-After
-// and the message naming the limit.
+// and the message naming the limit; a full queue (the server's, not the key's) to 503 with
+// Retry-After, as a full training queue does.
 func TestOptimizeJobLimitIs429(t *testing.T) {
 	ae := optimizerError(fmt.Errorf("submit: %w", &optimizer.JobLimitError{Limit: 4, Active: 4}))
 	if ae == nil || ae.Status != http.StatusTooManyRequests || ae.Header.Get("Retry-After") == "" || !strings.Contains(ae.Message, "limit is 4 per key") {
 		t.Fatalf("mapped to %+v, want 429 with Retry-After naming the limit", ae)
+	}
+	ae = optimizerError(fmt.Errorf("submit: %w", optimizer.ErrQueueFull))
+	if ae == nil || ae.Status != http.StatusServiceUnavailable || ae.Kind != KindUnavailable || ae.Header.Get("Retry-After") == "" {
+		t.Fatalf("full queue mapped to %+v, want 503 with Retry-After", ae)
 	}
 }
 
