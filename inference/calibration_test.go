@@ -85,14 +85,7 @@ func TestCalibrationIsSavedAndFixed(t *testing.T) {
 	if len(cal) != 2 || rep.Calibration["p/a"] != cal[0] || rep.Calibration["p/b"] != cal[1] {
 		t.Fatalf("calibration %v, report %v", cal, rep.Calibration)
 	}
-	blob, err := m.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := LoadModel(blob, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := reload(t, m)
 	if lc := loaded.Quality().Calibration(); len(lc) != 2 || lc[0] != cal[0] || lc[1] != cal[1] {
 		t.Errorf("saved router's calibration %v, want %v", lc, cal)
 	}

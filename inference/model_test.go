@@ -247,3 +247,17 @@ func TestPredictConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// reload returns m saved and loaded again.
+func reload(t *testing.T, m *Model) *Model {
+	t.Helper()
+	blob, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadModel(blob, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loaded
+}

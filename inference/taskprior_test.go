@@ -99,14 +99,7 @@ func TestTaskPriorBlendsTaskMeans(t *testing.T) {
 			t.Fatalf("the heads alone estimate p/a at %.3f on a row it failed (task mean %.3f): the test needs heads that memorise", r.Quality, want)
 		}
 	}
-	blob, err := m.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := LoadModel(blob, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := reload(t, m)
 	again, err := loaded.Predict(ctx, prompts)
 	if err != nil {
 		t.Fatal(err)

@@ -460,20 +460,27 @@ func matrices(model *inference.Model, classes []Class, rows []row, src string) (
 		for _, x := range preds[i] {
 			byModel[x.Model] = x.Quality
 		}
-		e, o := make([]float64, len(cands)), make([]float64, len(cands))
-		for j, c := range cands {
-			e[j] = byModel[classes[c].ID]
-			o[j] = math.NaN()
-			if s, ok := r.scores[classes[c].Key]; ok {
-				o[j] = s
-			} else {
-				e[j] = math.Inf(-1) // not measured on this row: not a candidate here
-			}
-		}
+		e, o := candidateRow(func(id string) float64 { return byModel[id] }, r, classes, cands)
 		est = append(est, e)
 		outc = append(outc, o)
 	}
 	return est, outc, pr
+}
+
+// candidateRow returns row r's estimates (from estimate, by class id) and outcomes over
+// the candidates cands; a candidate the row did not measure gets outcome NaN and estimate
+// -Inf, so that it is never picked there.
+func candidateRow(estimate func(id string) float64, r row, classes []Class, cands []int) (e, o []float64) {
+	e, o = make([]float64, len(cands)), make([]float64, len(cands))
+	for j, c := range cands {
+		e[j], o[j] = estimate(classes[c].ID), math.NaN()
+		if s, ok := r.scores[classes[c].Key]; ok {
+			o[j] = s
+		} else {
+			e[j] = math.Inf(-1)
+		}
+	}
+	return e, o
 }
 
 // fitValidation returns the estimates and outcomes, over source src's candidates (as
@@ -487,16 +494,7 @@ func fitValidation(rep *inference.FitReport, exampleRows []row, classes []Class,
 		if r.source != src {
 			continue
 		}
-		e, o := make([]float64, len(cands)), make([]float64, len(cands))
-		for jc, c := range cands {
-			e[jc] = rep.ValidationEstimates[k][classOf[classes[c].ID]]
-			o[jc] = math.NaN()
-			if s, ok := r.scores[classes[c].Key]; ok {
-				o[jc] = s
-			} else {
-				e[jc] = math.Inf(-1) // not measured on this row: not a candidate here
-			}
-		}
+		e, o := candidateRow(func(id string) float64 { return rep.ValidationEstimates[k][classOf[id]] }, r, classes, cands)
 		est, outc = append(est, e), append(outc, o)
 	}
 	return est, outc
