@@ -91,6 +91,10 @@ type Metrics struct {
 	// learned; TaskPriorWeight the weight of their per-task mean scores in its estimates.
 	Tasks           int     `json:"tasks,omitempty"`
 	TaskPriorWeight float64 `json:"task_prior_weight,omitempty"`
+	// TaskExperts is the number of tasks with per-model heads fitted on their rows alone,
+	// and TaskExpertWeight their weight in the estimates (0: not used).
+	TaskExperts      int     `json:"task_experts,omitempty"`
+	TaskExpertWeight float64 `json:"task_expert_weight,omitempty"`
 }
 
 // FrontierPoint is what one tradeoff tolerance keeps and costs on the rows the trainer

@@ -130,6 +130,15 @@ type FitOptions struct {
 	// is (1−λ)·head + λ·prior. Empty means {0, 0.25, 0.5, 0.75}; one value fixes it, and
 	// {0} turns the prior off. Examples without tasks ignore it.
 	TaskPriorWeights []float64
+	// TaskExpertWeights lists the weights w of the task experts (per-model heads fitted on
+	// one task's rows, see MinExpertRows) to choose from on the validation split by log
+	// loss; the heads' estimate becomes (1−w)·heads + w·Σ_t P(t|prompt)·expert_t before the
+	// task prior is blended in. Empty means {0, 0.5, 0.75, 1}; one value fixes it, and {0}
+	// turns the experts off. Examples without tasks ignore it.
+	TaskExpertWeights []float64
+	// TaskExpertL2 lists the experts' regularisation strengths (one for all of them) to
+	// choose from by validation log loss; empty means 3e-3.
+	TaskExpertL2 []float64
 	// SkipCalibration leaves the quality estimates as the heads (and task prior) give them
 	// instead of rescaling them on the validation split (Platt scaling).
 	SkipCalibration bool
@@ -138,7 +147,7 @@ type FitOptions struct {
 	// (FitReport.Calibration); models it does not name keep their estimates unscaled.
 	Calibration map[string][2]float64
 	// TaskL2 lists the task head's regularisation strengths to choose from on the
-	// validation split (by log loss); empty means 1e-4.
+	// validation split (by log loss); empty means {1e-4, 1e-5, 1e-6}.
 	TaskL2 []float64
 	// Logger receives progress at debug level. nil means slog.Default().
 	Logger *slog.Logger
@@ -187,6 +196,13 @@ type FitReport struct {
 	TaskL2          float64
 	TaskPriorWeight float64
 	TaskPriorTrials []TaskPriorTrial
+	// TaskExperts is the number of task experts fitted (0: none); TaskExpertL2 their
+	// regularisation, TaskExpertWeight the chosen w (0: not used) and TaskExpertTrials the
+	// validation results of every w tried.
+	TaskExperts      int
+	TaskExpertL2     float64
+	TaskExpertWeight float64
+	TaskExpertTrials []TaskPriorTrial
 	// Calibration is each model's Platt scaling (a, b) of the quality estimates, fitted on
 	// the validation split or given in FitOptions.Calibration; nil when there is none.
 	Calibration map[string][2]float64
@@ -389,12 +405,17 @@ func Fit(ctx context.Context, examples []Example, opts FitOptions) (*Model, *Fit
 			return nil, nil, invalid("TaskPriorWeights", "must be in [0,1], got %v", w)
 		}
 	}
+	for _, w := range opts.TaskExpertWeights {
+		if !(w >= 0 && w <= 1) {
+			return nil, nil, invalid("TaskExpertWeights", "must be in [0,1], got %v", w)
+		}
+	}
 	for m, c := range opts.Calibration {
 		if !validPlatt(c) {
 			return nil, nil, invalid("Calibration", "%s needs a finite slope > 0 and a finite intercept, got %v", m, c)
 		}
 	}
-	for _, grid := range [][]float64{opts.L2, opts.QualityL2, opts.TaskL2} {
+	for _, grid := range [][]float64{opts.L2, opts.QualityL2, opts.TaskL2, opts.TaskExpertL2} {
 		for _, l := range grid {
 			if !(l >= 0) || math.IsInf(l, 0) {
 				return nil, nil, invalid("L2", "must be finite and >= 0, got %v", l)
@@ -611,9 +632,10 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 	}
 	tr, val := split(all)
 	names, _ := taskLabels(tasks)
-	wantPrior := names != nil && !(len(opts.TaskPriorWeights) == 1 && opts.TaskPriorWeights[0] == 0)
-	// The prior's weight is chosen on the validation estimates unless it is fixed.
-	choosePrior := wantPrior && len(opts.TaskPriorWeights) != 1
+	wantPrior := names != nil && !(isOff(opts.TaskPriorWeights) && isOff(opts.TaskExpertWeights))
+	// The prior's and the experts' weights are chosen on the validation estimates unless
+	// they are fixed.
+	choosePrior := wantPrior && (len(opts.TaskPriorWeights) != 1 || len(opts.TaskExpertWeights) != 1)
 	h := linearFit{lin: lin, xs: xs, targets: byRow, perClass: true, cfg: cfg}
 	_, chosen, warm, err := h.search(ctx, grid, tr, val, func(est, t []float64) (float64, float64) {
 		return 0, logisticLoss(est, t)
@@ -635,7 +657,11 @@ func fitHeads(ctx context.Context, m *Model, xs []Vector, dim int, targets [][]f
 	}
 	if wantPrior {
 		// Fitted before the ranking is chosen: the prior changes the estimates it compares.
-		prior, err := fitTaskPrior(ctx, xs, dim, minDF, tasks, qt, all, tr, val, valQual, opts, cfg, rep)
+		var idf []float32 // the task experts re-weight n-grams by their task's IDF
+		if ng, ok := m.embedder.(*NGramEmbedder); ok {
+			idf = ng.idf
+		}
+		prior, err := fitTaskPrior(ctx, xs, dim, minDF, idf, tasks, qt, all, tr, val, valQual, opts, cfg, rep)
 		if err != nil {
 			return err
 		}

@@ -40,6 +40,16 @@ type savedTaskPrior struct {
 	Head   savedSoftmax
 	Means  []float32
 	Weight float64
+	// Experts has one entry per task (Head.Classes 0: none) and ExpertWeight their weight;
+	// both empty in routers saved before task experts.
+	Experts      []savedExpert
+	ExpertWeight float64
+}
+
+type savedExpert struct {
+	Head    savedSoftmax
+	Classes []int32
+	Scale   []float32
 }
 
 type savedNGram struct {
@@ -100,6 +110,20 @@ func (m *Model) marshal(half bool) ([]byte, error) {
 			s.TaskPrior = &savedTaskPrior{Names: p.names, Weight: p.weight, Head: saveLinear(p.head, half)}
 			for _, v := range p.means {
 				s.TaskPrior.Means = append(s.TaskPrior.Means, float32(v))
+			}
+			if p.experts != nil {
+				s.TaskPrior.ExpertWeight = p.expertWeight
+				s.TaskPrior.Experts = make([]savedExpert, len(p.experts))
+				for t, e := range p.experts {
+					if e == nil {
+						continue
+					}
+					se := savedExpert{Head: saveLinear(e.lin, half), Scale: e.scale}
+					for _, c := range e.classes {
+						se.Classes = append(se.Classes, int32(c))
+					}
+					s.TaskPrior.Experts[t] = se
+				}
 			}
 		}
 	}
@@ -165,7 +189,9 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		}
 		if tp := s.TaskPrior; tp != nil {
 			t := len(tp.Names)
-			if t < 2 || len(tp.Means) != t*k || !(tp.Weight > 0 && tp.Weight <= 1) {
+			if t < 2 || len(tp.Means) != t*k || !(tp.Weight >= 0 && tp.Weight <= 1) ||
+				!(tp.ExpertWeight >= 0 && tp.ExpertWeight <= 1) || tp.Weight+tp.ExpertWeight == 0 ||
+				(len(tp.Experts) != 0 && len(tp.Experts) != t) || (tp.ExpertWeight > 0) != (len(tp.Experts) > 0) {
 				return nil, invalid("model", "inconsistent task prior")
 			}
 			head, err := loadLinear(tp.Head, t)
@@ -178,6 +204,12 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 			p := &taskPrior{names: slices.Clone(tp.Names), head: head, weight: tp.Weight, means: make([]float64, len(tp.Means))}
 			for i, v := range tp.Means {
 				p.means[i] = float64(v)
+			}
+			if len(tp.Experts) > 0 {
+				if p.experts, err = loadExperts(tp.Experts, k, dim); err != nil {
+					return nil, err
+				}
+				p.expertWeight = tp.ExpertWeight
 			}
 			quality.prior = p
 		}
@@ -231,6 +263,32 @@ func LoadModelContext(ctx context.Context, data []byte, opts LoadOptions) (*Mode
 		return nil, invalid("model", "unknown embedder %q", s.Embedder)
 	}
 	return m, nil
+}
+
+// loadExperts restores the task experts of a router with k classes over dim features.
+func loadExperts(saved []savedExpert, k, dim int) ([]*taskExpert, error) {
+	out := make([]*taskExpert, len(saved))
+	for t, se := range saved {
+		if se.Head.Classes == 0 && len(se.Classes) == 0 {
+			continue
+		}
+		lin, err := loadLinear(se.Head, len(se.Classes))
+		if err != nil {
+			return nil, err
+		}
+		if se.Scale != nil && len(se.Scale) != len(lin.cols) {
+			return nil, invalid("model", "inconsistent task expert")
+		}
+		e := &taskExpert{lin: lin, classes: make([]int, len(se.Classes)), scale: se.Scale}
+		for i, c := range se.Classes {
+			if c < 0 || int(c) >= k || (i > 0 && c <= se.Classes[i-1]) || lin.dim != dim {
+				return nil, invalid("model", "inconsistent task expert")
+			}
+			e.classes[i] = int(c)
+		}
+		out[t] = e
+	}
+	return out, nil
 }
 
 // loadLinear restores one linear head of k classes, checking its shape.

@@ -68,6 +68,21 @@ func (q *QualityHeads) Tasks() ([]string, float64) {
 	return slices.Clone(q.prior.names), q.prior.weight
 }
 
+// TaskExperts returns how many tasks have per-model heads of their own in the estimates
+// (task experts, see FitOptions.TaskExpertWeights) and their weight w, or 0 and 0 without.
+func (q *QualityHeads) TaskExperts() (int, float64) {
+	if q.prior == nil || q.prior.expertWeight == 0 {
+		return 0, 0
+	}
+	n := 0
+	for _, e := range q.prior.experts {
+		if e != nil {
+			n++
+		}
+	}
+	return n, q.prior.expertWeight
+}
+
 // Ranking methods a Model may use to order its classes (chosen at Fit time on the
 // validation split; see FitReport.Ranking).
 const (

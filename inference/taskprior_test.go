@@ -55,7 +55,7 @@ func TestTaskPriorBlendsTaskMeans(t *testing.T) {
 	// Heads that memorise single rows (every n-gram weighted, little regularisation), so
 	// that on a training prompt whose outcome went against its task's odds they disagree
 	// with the task's mean.
-	opts := FitOptions{Seed: 1, Estimator: EstimatorQuality, MinDF: 1, QualityL2: []float64{1e-6}, TaskPriorWeights: []float64{1}, SkipCalibration: true}
+	opts := FitOptions{Seed: 1, Estimator: EstimatorQuality, MinDF: 1, QualityL2: []float64{1e-6}, TaskPriorWeights: []float64{1}, TaskExpertWeights: []float64{0}, SkipCalibration: true}
 	m, rep, err := Fit(ctx, ex, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestTaskPriorOffWithoutTasks(t *testing.T) {
 	ex, _ := taskExamples(60)
 	cases := map[string]func([]Example) ([]Example, FitOptions){
 		"weight 0": func(e []Example) ([]Example, FitOptions) {
-			return e, FitOptions{TaskPriorWeights: []float64{0}}
+			return e, FitOptions{TaskPriorWeights: []float64{0}, TaskExpertWeights: []float64{0}}
 		},
 		"no tasks": func(e []Example) ([]Example, FitOptions) {
 			for i := range e {

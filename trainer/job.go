@@ -241,6 +241,10 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 		return nil, fmt.Errorf("score the held-out split: %w", err)
 	}
 	metrics.Tasks, metrics.TaskPriorWeight = rep.Tasks, rep.TaskPriorWeight
+	metrics.TaskExperts, metrics.TaskExpertWeight = rep.TaskExperts, rep.TaskExpertWeight
+	if rep.TaskExpertWeight == 0 {
+		metrics.TaskExperts = 0
+	}
 
 	// The final router learns from every row, with the regularisation chosen on the
 	// evaluation fit's validation split (no second search).
@@ -306,6 +310,10 @@ func (s *Service) fit(ctx context.Context, recs []Record, prev *inference.FitRep
 		}
 		opts.Ranking, opts.BlendWeight = prev.Ranking, prev.BlendWeight
 		opts.TaskPriorWeights = []float64{prev.TaskPriorWeight}
+		opts.TaskExpertWeights = []float64{prev.TaskExpertWeight}
+		if prev.TaskExpertL2 > 0 {
+			opts.TaskExpertL2 = []float64{prev.TaskExpertL2}
+		}
 		opts.Calibration = prev.Calibration
 		if opts.Calibration == nil {
 			opts.SkipCalibration = true

@@ -114,6 +114,11 @@ type Metrics struct {
 	// mean scores in the estimates (0: the per-model heads alone).
 	Tasks           int     `json:"tasks,omitempty" jsonschema:"description=number of task labels (the rows' optional task field) the router learned per-task mean scores from"`
 	TaskPriorWeight float64 `json:"task_prior_weight,omitempty" jsonschema:"description=weight of the per-task mean scores in the quality estimates (estimate = (1 - w) × per-model head + w × task prior) chosen on the validation split; 0 or absent: the heads alone"`
+	// TaskExperts is the number of tasks with per-model heads of their own (task experts,
+	// fitted on that task's rows alone) and TaskExpertWeight their weight in the estimates,
+	// chosen on the validation split (0: not used).
+	TaskExperts      int     `json:"task_experts,omitempty" jsonschema:"description=number of tasks with per-model heads fitted on that task's rows alone (task experts) used in the estimates"`
+	TaskExpertWeight float64 `json:"task_expert_weight,omitempty" jsonschema:"description=weight of the task experts in the estimates (head = (1 - w) × shared head + w × experts mixed by the task probabilities) chosen on the validation split by log loss; 0 or absent: not used"`
 }
 
 // TradeoffDetails describe what a router's cost tradeoff buys, measured with every model of

@@ -131,10 +131,10 @@ func main() {
 	}
 	details, err := svc.Model(ctx, "bench", status.ModelID)
 	check(err)
-	fmt.Printf("trained router %s: job %.1fs (classifier fits %.1fs), ranking %s, held-out (trainer's own 20%%) top-1 %.3f, mean score %.3f, calibration error %.4f, default tolerance %.3f, tasks %d, task prior weight %.2f\n",
+	fmt.Printf("trained router %s: job %.1fs (classifier fits %.1fs), ranking %s, held-out (trainer's own 20%%) top-1 %.3f, mean score %.3f, calibration error %.4f, default tolerance %.3f, tasks %d, task prior weight %.2f, task experts %d (weight %.2f)\n",
 		status.ModelID, status.TrainingConfig.Timing.TotalTimeSeconds, status.TrainingConfig.Timing.TrainingTimeSeconds,
 		details.Metrics.Ranking, details.Metrics.Top1HitRate, details.Metrics.MeanScore, details.Metrics.CalibrationError, details.Tradeoff.DefaultTolerance,
-		details.Metrics.Tasks, details.Metrics.TaskPriorWeight)
+		details.Metrics.Tasks, details.Metrics.TaskPriorWeight, details.Metrics.TaskExperts, details.Metrics.TaskExpertWeight)
 	fmt.Printf("frontier in the model details (trainer's held-out split + its evaluation fit's validation split):\n")
 	for _, fp := range details.Tradeoff.Frontier {
 		fmt.Printf("  tolerance %.3f: mean score %.3f, mean price %.3f, changed %.2f, loss %.3f ± %.3f\n",

@@ -1,0 +1,129 @@
+package inference
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// expertExamples builds two tasks in which one marker word means opposite things: p/a
+// answers the algebra prompts that say "alpha" and the poems that say "beta", and fails
+// the others; p/b answers every second prompt at random. One linear head per model over
+// the shared features cannot express "alpha helps in algebra and hurts in poetry" (its
+// weight for alpha is one number); an expert per task can.
+func expertExamples(n int, seed uint64) []Example {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	templates := map[string]string{"algebra": "solve the equation for x and simplify", "poetry": "write a short poem about the sea in rhyme"}
+	var ex []Example
+	for i := 0; i < n; i++ {
+		for _, task := range []string{"algebra", "poetry"} {
+			marker := []string{"alpha", "beta"}[rng.IntN(2)]
+			a := 0.0
+			if (task == "algebra") == (marker == "alpha") {
+				a = 1
+			}
+			b := float64(rng.IntN(2))
+			// The marker leads and a random word parts it from the template, so that no
+			// word pair or character n-gram spans both.
+			ex = append(ex, Example{Text: fmt.Sprintf("%s w%dy %s w%dz", marker, rng.IntN(1000), templates[task], rng.IntN(1000)),
+				Scores: map[string]float64{"p/a": a, "p/b": b}, Task: task})
+		}
+	}
+	return ex
+}
+
+// TestTaskExpertsLearnPerTaskSignal checks that the task experts learn what the shared
+// heads cannot (a word whose meaning depends on the task), that the validation split
+// chooses to use them, and that a saved router (full and half precision) predicts as the
+// fitted one did.
+func TestTaskExpertsLearnPerTaskSignal(t *testing.T) {
+	ctx := context.Background()
+	ex := expertExamples(300, 1)
+	opts := FitOptions{Seed: 1, Estimator: EstimatorQuality, TaskPriorWeights: []float64{0}, SkipCalibration: true}
+	m, rep, err := Fit(ctx, ex, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TaskExperts != 2 || rep.TaskExpertWeight == 0 || len(rep.TaskExpertTrials) != len(defaultTaskExpertWeights) {
+		t.Fatalf("experts %d weight %v trials %+v", rep.TaskExperts, rep.TaskExpertWeight, rep.TaskExpertTrials)
+	}
+	opts.TaskExpertWeights = []float64{0}
+	shared, srep, err := Fit(ctx, ex, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srep.TaskExperts != 0 || shared.Quality().prior != nil {
+		t.Fatalf("experts off: %d experts fitted", srep.TaskExperts)
+	}
+	test := expertExamples(100, 2)
+	texts := make([]string, len(test))
+	for i, e := range test {
+		texts[i] = e.Text
+	}
+	// Mean absolute error of p/a's estimate against its 0/1 outcome.
+	errOf := func(m *Model) float64 {
+		preds, err := m.Predict(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for i, p := range preds {
+			for _, r := range p {
+				if r.Model == "p/a" {
+					sum += math.Abs(r.Quality - test[i].Scores["p/a"])
+				}
+			}
+		}
+		return sum / float64(len(preds))
+	}
+	withExperts, sharedOnly := errOf(m), errOf(shared)
+	if sharedOnly < 0.4 {
+		t.Fatalf("the shared heads alone err by %.3f on p/a: the test needs a signal they cannot learn", sharedOnly)
+	}
+	if withExperts > 0.25 {
+		t.Errorf("with task experts p/a's estimates err by %.3f (shared heads alone %.3f), want ≤ 0.25", withExperts, sharedOnly)
+	}
+	full := reload(t, m)
+	blob, err := m.MarshalBinaryHalf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	half, err := LoadModel(blob, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := m.Predict(ctx, texts)
+	for name, tol := range map[*Model]float64{full: 1e-9, half: 2e-3} {
+		got, err := name.Predict(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			for j := range want[i] {
+				if got[i][j].Model != want[i][j].Model || math.Abs(got[i][j].Quality-want[i][j].Quality) > tol {
+					t.Fatalf("saved router (tolerance %g) predicts %+v, the fitted one %+v", tol, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestTaskExpertsNeedRows checks that a task with fewer than MinExpertRows training rows
+// gets no expert (its prompts keep the shared heads' estimate) and that a bad weight is
+// refused.
+func TestTaskExpertsNeedRows(t *testing.T) {
+	ctx := context.Background()
+	ex := expertExamples(MinExpertRows/2, 1)
+	_, rep, err := Fit(ctx, ex, FitOptions{Seed: 1, Estimator: EstimatorQuality})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TaskExperts != 0 || rep.TaskExpertWeight != 0 {
+		t.Errorf("%d rows per task: %d experts, weight %v", MinExpertRows/2, rep.TaskExperts, rep.TaskExpertWeight)
+	}
+	if _, _, err := Fit(ctx, ex, FitOptions{TaskExpertWeights: []float64{-0.1}}); err == nil {
+		t.Error("expert weight -0.1 accepted")
+	}
+}
