@@ -58,9 +58,10 @@ func (q *QualityHeads) Calibration() [][2]float64 {
 	return out
 }
 
-// Tasks returns the task labels the estimates draw a prior from and the prior's weight λ
-// (estimate = (1−λ)·head + λ·prior), or nil and 0 when the router was trained without
-// task labels or the validation split preferred the heads alone.
+// Tasks returns the task labels the estimates draw on (through the task prior, the task
+// experts or both) and the prior's weight λ (estimate = (1−λ)·head + λ·prior; 0 when only
+// the experts use the labels), or nil and 0 when the router was trained without task
+// labels or the validation split preferred the shared heads alone.
 func (q *QualityHeads) Tasks() ([]string, float64) {
 	if q.prior == nil {
 		return nil, 0

@@ -848,7 +848,7 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 	easy := strings.Fields("hello thanks greeting weather today name hi")
 	hard := strings.Fields("theorem proof lemma integral topology manifold eigenvalue")
 	var recs, unlabelled []Record
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 400; i++ {
 		words, task, models := easy, "chat", []string{"acme/big", "acme/small"}
 		if i%2 == 1 {
 			words, task, models = hard, "maths", []string{"acme/big"}
@@ -895,8 +895,13 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 	}
 	defer release()
 	names, w := model.Quality().Tasks()
-	if (m.TaskPriorWeight > 0) != (names != nil) || w != m.TaskPriorWeight {
+	if (m.TaskPriorWeight > 0 || m.TaskExpertWeight > 0) != (names != nil) || w != m.TaskPriorWeight {
 		t.Errorf("final router's task prior %v weight %v, metrics say %v", names, w, m.TaskPriorWeight)
+	}
+	// 160 training rows per task: each task gets an expert (its validation split uses
+	// them), which the final router keeps at the weight the held-out fit chose.
+	if n, ew := model.Quality().TaskExperts(); n != 2 || m.TaskExperts != 2 || ew == 0 || ew != m.TaskExpertWeight {
+		t.Errorf("final router has %d task experts at weight %v, metrics say %d at %v", n, ew, m.TaskExperts, m.TaskExpertWeight)
 	}
 	if model.Quality().Calibration() == nil {
 		t.Error("the final router lost the calibration")
