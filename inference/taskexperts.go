@@ -128,10 +128,8 @@ func mixExperts(experts []*taskExpert, w float64, x Vector, probs, q []float64) 
 		return
 	}
 	k := len(q)
-	mix := make([]float64, k)
-	mass := make([]float64, k) // the share of each class's mix the experts gave
-	est := make([]float64, k)
-	var buf []float64
+	scratch := make([]float64, 4*k)
+	mix, mass, est, buf := scratch[:k], scratch[k:2*k], scratch[2*k:3*k], scratch[3*k:] // mass: the share of each class's mix the experts gave
 	for t, e := range experts {
 		if e == nil || probs[t] < minExpertMix {
 			continue
