@@ -3,6 +3,7 @@ package inference
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -125,5 +126,59 @@ func TestTaskExpertsNeedRows(t *testing.T) {
 	}
 	if _, _, err := Fit(ctx, ex, FitOptions{TaskExpertWeights: []float64{-0.1}}); err == nil {
 		t.Error("expert weight -0.1 accepted")
+	}
+}
+
+// TestTaskExpertsOnDenseVectors runs the experts over dense embeddings (the ONNX
+// embedder's kind): no IDF re-weighting, every dimension a column, and the same per-task
+// signal learned as with n-grams. Dimension 0 says the task, dimension 1 the marker; p/a
+// answers when they agree.
+func TestTaskExpertsOnDenseVectors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	var xs []Vector
+	var qt [][]float64
+	var taskOf []int
+	for i := 0; i < 600; i++ {
+		task, marker := i%2, rng.IntN(2)
+		v := Vector{Values: []float32{float32(2*task - 1), float32(2*marker - 1), float32(rng.NormFloat64()), 1}}
+		v.normalize()
+		xs = append(xs, v)
+		a := 0.0
+		if task == marker {
+			a = 1
+		}
+		qt = append(qt, []float64{a, float64(rng.IntN(2))})
+		taskOf = append(taskOf, task)
+	}
+	var all, tr, val []int
+	for j := range xs {
+		all = append(all, j)
+		if j%5 == 0 {
+			val = append(val, j)
+		} else {
+			tr = append(tr, j)
+		}
+	}
+	rep := &FitReport{}
+	cfg := softmaxConfig{Workers: 1, Logger: slog.New(slog.DiscardHandler)}
+	final, valExperts, err := fitTaskExperts(context.Background(), xs, 4, nil, taskOf, 2, qt, all, tr, val, 0, []float64{1e-4}, cfg, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TaskExperts != 2 || len(valExperts) != 2 || final[0].scale != nil {
+		t.Fatalf("%d experts, %d for validation, scale %v", rep.TaskExperts, len(valExperts), final[0].scale)
+	}
+	var wrong int
+	for _, j := range val {
+		q := []float64{0.5, 0.5}
+		probs := []float64{0, 0}
+		probs[taskOf[j]] = 1
+		mixExperts(final, 1, xs[j], probs, q)
+		if (q[0] > 0.5) != (qt[j][0] == 1) {
+			wrong++
+		}
+	}
+	if wrong > len(val)/20 {
+		t.Errorf("experts on dense vectors got p/a wrong on %d of %d prompts", wrong, len(val))
 	}
 }
