@@ -286,6 +286,7 @@ func loadExperts(saved []savedExpert, k, dim int) ([]*taskExpert, error) {
 			}
 			e.classes[i] = int(c)
 		}
+		e.seal()
 		out[t] = e
 	}
 	return out, nil

@@ -54,23 +54,59 @@ type taskExpert struct {
 	// data set and heavy in the router's vectors) stop drowning what sets one prompt of
 	// the task apart from another. nil leaves the columns as they are.
 	scale []float32
+	// dims and rows, set once the expert is fitted (seal), map its weighted dimensions
+	// (sorted) to their rows in lin, replacing lin's dense column index: a router holds an
+	// expert per task, and a dense index costs 4 bytes per input dimension (1 MiB for the
+	// n-gram embedder's 2^18) where the expert weights a few thousand.
+	dims, rows []int32
 }
 
-// input returns x restricted to the expert's columns, re-weighted and normalised.
+// seal replaces the expert's dense column index with its sorted dims and rows.
+func (e *taskExpert) seal() {
+	e.dims = slices.Clone(e.lin.cols)
+	slices.Sort(e.dims)
+	e.rows = make([]int32, len(e.dims))
+	for i, d := range e.dims {
+		e.rows[i] = e.lin.colOf[d]
+	}
+	e.lin.colOf = nil
+}
+
+// row returns the row of lin that weights dimension d, or -1.
+func (e *taskExpert) row(d int) int32 {
+	if e.dims == nil {
+		if d >= len(e.lin.colOf) {
+			return -1
+		}
+		return e.lin.colOf[d]
+	}
+	if i, ok := slices.BinarySearch(e.dims, int32(d)); ok {
+		return e.rows[i]
+	}
+	return -1
+}
+
+// input returns x restricted to the expert's columns, re-weighted and normalised, indexed
+// by input dimension (before seal, for training) or by lin's row (after seal: see
+// estimates).
 func (e *taskExpert) input(x Vector) Vector {
 	var out Vector
 	add := func(d int, v float32) {
-		if d >= len(e.lin.colOf) || v == 0 {
+		if v == 0 {
 			return
 		}
-		r := e.lin.colOf[d]
+		r := e.row(d)
 		if r < 0 {
 			return
 		}
 		if e.scale != nil {
 			v *= e.scale[r]
 		}
-		out.Indices = append(out.Indices, int32(d))
+		if e.dims != nil {
+			out.Indices = append(out.Indices, r)
+		} else {
+			out.Indices = append(out.Indices, int32(d))
+		}
 		out.Values = append(out.Values, v)
 	}
 	if x.Sparse() {
@@ -92,7 +128,21 @@ func (e *taskExpert) input(x Vector) Vector {
 // estimates writes the expert's estimates into out (by model class; classes the expert
 // does not know are left alone). buf has at least len(e.classes) entries.
 func (e *taskExpert) estimates(x Vector, out, buf []float64) {
-	e.lin.linear(e.input(x), buf)
+	in := e.input(x)
+	if e.dims == nil {
+		e.lin.linear(in, buf)
+	} else {
+		k := e.lin.classes
+		for c := 0; c < k; c++ {
+			buf[c] = float64(e.lin.b[c])
+		}
+		for j, r := range in.Indices {
+			xv := float64(in.Values[j])
+			for c, wv := range e.lin.w[int(r)*k : int(r)*k+k] {
+				buf[c] += xv * float64(wv)
+			}
+		}
+	}
 	for i, c := range e.classes {
 		out[c] = sigmoid(buf[i])
 	}
@@ -313,6 +363,7 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 			return nil, nil, err
 		}
 		final[t].lin.setParams(theta)
+		final[t].seal()
 	}
 	return final, valExperts, nil
 }
