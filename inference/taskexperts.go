@@ -109,11 +109,36 @@ func (e *taskExpert) input(x Vector) Vector {
 		}
 		out.Values = append(out.Values, v)
 	}
-	if x.Sparse() {
+	switch {
+	case x.Sparse() && e.dims != nil:
+		// Both lists are sorted (an embedder's sparse vectors are): walk them together,
+		// galloping through the expert's dimensions from the last match.
+		lo := 0
+		for j, d := range x.Indices {
+			if j > 0 && d < x.Indices[j-1] {
+				lo = 0 // not sorted after all: search from the start
+			}
+			step := 1
+			for lo+step < len(e.dims) && e.dims[lo+step] < d {
+				step *= 2
+			}
+			i, ok := slices.BinarySearch(e.dims[lo:min(lo+step+1, len(e.dims))], d)
+			lo += i
+			if ok && x.Values[j] != 0 {
+				r := e.rows[lo]
+				v := x.Values[j]
+				if e.scale != nil {
+					v *= e.scale[r]
+				}
+				out.Indices = append(out.Indices, r)
+				out.Values = append(out.Values, v)
+			}
+		}
+	case x.Sparse():
 		for j, d := range x.Indices {
 			add(int(d), x.Values[j])
 		}
-	} else {
+	default:
 		for d, v := range x.Values {
 			add(d, v)
 		}
