@@ -244,27 +244,7 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, idf []float3
 		best := -1
 		for _, w := range weights {
 			p.weight = w
-			trial := TaskPriorTrial{Weight: w}
-			n := 0
-			for _, j := range val {
-				q, ok := valQual[j]
-				if !ok {
-					continue
-				}
-				e := slices.Clone(q)
-				p.blendPrior(valProbs[j], e)
-				// The pick among the models measured on the row: in merged data sets
-				// (OnlyScored) those are the row's candidates.
-				if top := argmaxMeasured(e, qt[j]); top >= 0 {
-					trial.MeanScore += qt[j][top]
-					n++
-				}
-				trial.LogLoss += logisticLoss(e, qt[j])
-			}
-			if n > 0 {
-				trial.MeanScore /= float64(n)
-				trial.LogLoss /= float64(n)
-			}
+			trial := weightTrial(w, val, valQual, qt, func(j int, e []float64) { p.blendPrior(valProbs[j], e) })
 			rep.TaskPriorTrials = append(rep.TaskPriorTrials, trial)
 			if best < 0 || trial.MeanScore > rep.TaskPriorTrials[best].MeanScore+1e-12 {
 				best = len(rep.TaskPriorTrials) - 1
@@ -302,25 +282,7 @@ func chooseExpertWeight(experts []*taskExpert, weights []float64, xs []Vector, v
 	valQual, valProbs map[int][]float64, qt [][]float64, rep *FitReport) float64 {
 	best := -1
 	for _, w := range weights {
-		trial := TaskPriorTrial{Weight: w}
-		n := 0
-		for _, j := range val {
-			q, ok := valQual[j]
-			if !ok {
-				continue
-			}
-			e := slices.Clone(q)
-			mixExperts(experts, w, xs[j], valProbs[j], e)
-			if top := argmaxMeasured(e, qt[j]); top >= 0 {
-				trial.MeanScore += qt[j][top]
-			}
-			trial.LogLoss += logisticLoss(e, qt[j])
-			n++
-		}
-		if n > 0 {
-			trial.MeanScore /= float64(n)
-			trial.LogLoss /= float64(n)
-		}
+		trial := weightTrial(w, val, valQual, qt, func(j int, e []float64) { mixExperts(experts, w, xs[j], valProbs[j], e) })
 		rep.TaskExpertTrials = append(rep.TaskExpertTrials, trial)
 		if b := rep.TaskExpertTrials; best < 0 || trial.LogLoss < b[best].LogLoss-1e-12 ||
 			(trial.LogLoss <= b[best].LogLoss+1e-12 && w < b[best].Weight) {
@@ -328,6 +290,34 @@ func chooseExpertWeight(experts []*taskExpert, weights []float64, xs []Vector, v
 		}
 	}
 	return rep.TaskExpertTrials[best].Weight
+}
+
+// weightTrial scores one weight on the validation rows: apply blends a copy of each row's
+// estimates with it, and the trial has the mean target of the top pick and the mean
+// logistic loss, over the rows with a measured model.
+func weightTrial(w float64, val []int, valQual map[int][]float64, qt [][]float64, apply func(j int, e []float64)) TaskPriorTrial {
+	trial := TaskPriorTrial{Weight: w}
+	n := 0
+	for _, j := range val {
+		q, ok := valQual[j]
+		if !ok {
+			continue
+		}
+		e := slices.Clone(q)
+		apply(j, e)
+		// The pick among the models measured on the row: in merged data sets (OnlyScored)
+		// those are the row's candidates.
+		if top := argmaxMeasured(e, qt[j]); top >= 0 {
+			trial.MeanScore += qt[j][top]
+			n++
+		}
+		trial.LogLoss += logisticLoss(e, qt[j])
+	}
+	if n > 0 {
+		trial.MeanScore /= float64(n)
+		trial.LogLoss /= float64(n)
+	}
+	return trial
 }
 
 // argmaxMeasured returns the class with the highest estimate among those whose target is
