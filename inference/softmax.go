@@ -148,6 +148,11 @@ type trainSet struct {
 // frequency so that the weights of common n-grams sit together in memory, which keeps
 // the sparse gradient passes cache-friendly.
 func newSoftmaxShape(dim, classes int, xs []Vector, minDF int) *SoftmaxRegression {
+	return newSoftmaxShapeLimit(dim, classes, xs, minDF, maxParams)
+}
+
+// newSoftmaxShapeLimit is newSoftmaxShape with at most params weights (columns × classes).
+func newSoftmaxShapeLimit(dim, classes int, xs []Vector, minDF, params int) *SoftmaxRegression {
 	m := &SoftmaxRegression{dim: dim, classes: classes, colOf: make([]int32, dim)}
 	df := make([]int32, dim)
 	for _, x := range xs {
@@ -171,8 +176,8 @@ func newSoftmaxShape(dim, classes int, xs []Vector, minDF int) *SoftmaxRegressio
 	}
 	slices.SortStableFunc(m.cols, func(a, b int32) int { return cmp.Compare(df[b], df[a]) })
 	// Cap the weights: L-BFGS keeps about 20 vectors of cols × classes float64, so the
-	// rarest columns beyond maxParams/classes are dropped.
-	if limit := max(1, maxParams/max(classes, 1)); len(m.cols) > limit {
+	// rarest columns beyond params/classes are dropped.
+	if limit := max(1, params/max(classes, 1)); len(m.cols) > limit {
 		m.cols = m.cols[:limit]
 	}
 	for r, d := range m.cols {

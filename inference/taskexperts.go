@@ -242,9 +242,10 @@ func expertRows(tr []int, taskOf []int, tasks int) []bool {
 
 // newTaskExpert shapes the expert of task t over the classes measured on its rows (a
 // class whose targets are all NaN there gets none) and the features in minDF of its
-// texts, with the task's IDF when idf (the router's n-gram IDF) is given, or returns nil
-// when fewer than two classes were measured.
-func newTaskExpert(xs []Vector, dim int, rows []int, qt [][]float64, minDF int, idf []float32) *taskExpert {
+// texts (the most common of them when more than params weights would be needed), with the
+// task's IDF when idf (the router's n-gram IDF) is given, or returns nil when fewer than
+// two classes were measured.
+func newTaskExpert(xs []Vector, dim int, rows []int, qt [][]float64, minDF, params int, idf []float32) *taskExpert {
 	k := len(qt[rows[0]])
 	var classes []int
 	for c := 0; c < k; c++ {
@@ -262,7 +263,7 @@ func newTaskExpert(xs []Vector, dim int, rows []int, qt [][]float64, minDF int, 
 	for i, j := range rows {
 		txs[i] = xs[j]
 	}
-	e := &taskExpert{lin: newSoftmaxShape(dim, len(classes), txs, minDF), classes: classes}
+	e := &taskExpert{lin: newSoftmaxShapeLimit(dim, len(classes), txs, minDF, params), classes: classes}
 	if idf != nil && txs[0].Sparse() {
 		e.scale = taskIDFScale(e.lin, xs, rows, idf)
 	}
@@ -270,19 +271,29 @@ func newTaskExpert(xs []Vector, dim int, rows []int, qt [][]float64, minDF int, 
 }
 
 // fit prepares the fit of an expert on its rows: its inputs and its rows' quality targets
-// restricted to its classes.
-func (e *taskExpert) fit(xs []Vector, rows []int, qt [][]float64, cfg softmaxConfig) *linearFit {
+// restricted to its classes, indexed by the rows' position in rows (so an expert holds
+// only its own task's inputs); local maps rows of xs to those positions.
+func (e *taskExpert) fit(xs []Vector, rows []int, qt [][]float64, cfg softmaxConfig) (h *linearFit, local func([]int) []int) {
 	targets := make(map[int][]float64, len(rows))
-	in := make([]Vector, len(xs))
-	for _, j := range rows {
-		in[j] = e.input(xs[j])
+	in := make([]Vector, len(rows))
+	pos := make(map[int]int, len(rows))
+	for i, j := range rows {
+		pos[j] = i
+		in[i] = e.input(xs[j])
 		t := make([]float64, len(e.classes))
-		for i, c := range e.classes {
-			t[i] = qt[j][c]
+		for c, mc := range e.classes {
+			t[c] = qt[j][mc]
 		}
-		targets[j] = t
+		targets[i] = t
 	}
-	return &linearFit{lin: e.lin, xs: in, targets: targets, perClass: true, cfg: cfg}
+	local = func(rs []int) []int {
+		out := make([]int, len(rs))
+		for i, j := range rs {
+			out[i] = pos[j]
+		}
+		return out
+	}
+	return &linearFit{lin: e.lin, xs: in, targets: targets, perClass: true, cfg: cfg}, local
 }
 
 // fitTaskExperts fits an expert for every task with enough rows. With validation rows it
@@ -293,7 +304,7 @@ func (e *taskExpert) fit(xs []Vector, rows []int, qt [][]float64, cfg softmaxCon
 // the grid's strongest L2. minDFShare is the shared heads' feature threshold as a share of
 // the rows, applied to each task's rows (at least minExpertDF).
 func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, taskOf []int, tasks int, qt [][]float64,
-	all, tr, val []int, minDFShare float64, grid []float64, cfg softmaxConfig, rep *FitReport) (final, valExperts []*taskExpert, err error) {
+	all, tr, val []int, minDFShare float64, params int, grid []float64, cfg softmaxConfig, rep *FitReport) (final, valExperts []*taskExpert, err error) {
 	has := expertRows(tr, taskOf, tasks)
 	if len(val) == 0 {
 		has = expertRows(all, taskOf, tasks)
@@ -308,6 +319,14 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 		return out
 	}
 	allRows, trRows, valRows := byTask(all), byTask(tr), byTask(val)
+	// The experts share one head's budget of weights, so that a data set with many tasks
+	// (or many models) keeps the router's size and training memory bounded.
+	nExperts := 0
+	for _, h := range has {
+		if h {
+			nExperts++
+		}
+	}
 	final = make([]*taskExpert, tasks)
 	fits := make([]*linearFit, tasks)
 	for t := range final {
@@ -315,9 +334,11 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 			continue
 		}
 		minDF := max(minExpertDF, int(math.Ceil(minDFShare*float64(len(allRows[t])))))
-		if e := newTaskExpert(xs, dim, allRows[t], qt, minDF, idf); e != nil {
+		if e := newTaskExpert(xs, dim, allRows[t], qt, minDF, params/nExperts, idf); e != nil {
 			final[t] = e
-			fits[t] = e.fit(xs, allRows[t], qt, cfg)
+			var local func([]int) []int
+			fits[t], local = e.fit(xs, allRows[t], qt, cfg)
+			allRows[t], trRows[t], valRows[t] = local(allRows[t]), local(trRows[t]), local(valRows[t])
 			rep.TaskExperts++
 		}
 	}
@@ -350,9 +371,9 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 				}
 				h.lin.setParams(theta[t])
 				out := make([]float64, h.lin.classes)
-				for _, j := range valRows[t] {
-					(&QualityHeads{lin: h.lin}).Estimates(final[t].input(xs[j]), out)
-					loss += logisticLoss(out, h.targets[j])
+				for _, i := range valRows[t] {
+					(&QualityHeads{lin: h.lin}).Estimates(h.xs[i], out)
+					loss += logisticLoss(out, h.targets[i])
 					n++
 				}
 			}

@@ -161,7 +161,7 @@ func TestTaskExpertsOnDenseVectors(t *testing.T) {
 	}
 	rep := &FitReport{}
 	cfg := softmaxConfig{Workers: 1, Logger: slog.New(slog.DiscardHandler)}
-	final, valExperts, err := fitTaskExperts(context.Background(), xs, 4, nil, taskOf, 2, qt, all, tr, val, 0, []float64{1e-4}, cfg, rep)
+	final, valExperts, err := fitTaskExperts(context.Background(), xs, 4, nil, taskOf, 2, qt, all, tr, val, 0, maxParams, []float64{1e-4}, cfg, rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +180,52 @@ func TestTaskExpertsOnDenseVectors(t *testing.T) {
 	}
 	if wrong > len(val)/20 {
 		t.Errorf("experts on dense vectors got p/a wrong on %d of %d prompts", wrong, len(val))
+	}
+}
+
+// TestTaskExpertsShareOneBudget checks that the experts together keep within the weight
+// budget given (one head's, in Fit), keeping each task's most common features: many tasks
+// must not multiply a router's size and training memory.
+func TestTaskExpertsShareOneBudget(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var xs []Vector
+	var qt [][]float64
+	var taskOf []int
+	for i := 0; i < 4*150; i++ {
+		var v Vector
+		for d := int32(0); d < 400; d++ {
+			if rng.IntN(10) == 0 {
+				v.Indices = append(v.Indices, d)
+				v.Values = append(v.Values, 1)
+			}
+		}
+		v.normalize()
+		xs = append(xs, v)
+		qt = append(qt, []float64{float64(rng.IntN(2)), float64(rng.IntN(2)), float64(rng.IntN(2))})
+		taskOf = append(taskOf, i%4)
+	}
+	all := make([]int, len(xs))
+	for j := range all {
+		all[j] = j
+	}
+	const budget = 600
+	rep := &FitReport{}
+	cfg := softmaxConfig{Workers: 1, MaxIterations: 5, Logger: slog.New(slog.DiscardHandler)}
+	final, _, err := fitTaskExperts(context.Background(), xs, 400, nil, taskOf, 4, qt, all, all, nil, 0, budget, []float64{1e-3}, cfg, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, e := range final {
+		if e == nil {
+			t.Fatal("a task with 150 rows got no expert")
+		}
+		total += len(e.lin.cols) * e.lin.classes
+		if len(e.lin.cols) == 0 {
+			t.Error("an expert kept no feature")
+		}
+	}
+	if rep.TaskExperts != 4 || total > budget {
+		t.Errorf("%d experts hold %d weights, budget %d", rep.TaskExperts, total, budget)
 	}
 }

@@ -218,7 +218,7 @@ func fitTaskPrior(ctx context.Context, xs []Vector, dim, minDF int, idf []float3
 			expVal = nil
 		}
 		share := float64(minDF) / float64(max(len(xs), 1))
-		if experts, valExperts, err = fitTaskExperts(ctx, xs, dim, idf, taskOf, len(names), qt, all, tr, expVal, share, grid, cfg, rep); err != nil {
+		if experts, valExperts, err = fitTaskExperts(ctx, xs, dim, idf, taskOf, len(names), qt, all, tr, expVal, share, maxParams, grid, cfg, rep); err != nil {
 			return nil, err
 		}
 	}
