@@ -320,27 +320,35 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 	}
 	allRows, trRows, valRows := byTask(all), byTask(tr), byTask(val)
 	// The experts share one head's budget of weights, so that a data set with many tasks
-	// (or many models) keeps the router's size and training memory bounded.
-	nExperts := 0
-	for _, h := range has {
-		if h {
-			nExperts++
-		}
-	}
+	// (or many models) keeps the router's size and training memory bounded: when their
+	// features would need more, each keeps its most common ones, in proportion to its need.
 	final = make([]*taskExpert, tasks)
-	fits := make([]*linearFit, tasks)
+	need := 0
 	for t := range final {
 		if !has[t] {
 			continue
 		}
 		minDF := max(minExpertDF, int(math.Ceil(minDFShare*float64(len(allRows[t])))))
-		if e := newTaskExpert(xs, dim, allRows[t], qt, minDF, params/nExperts, idf); e != nil {
+		if e := newTaskExpert(xs, dim, allRows[t], qt, minDF, params, idf); e != nil {
 			final[t] = e
-			var local func([]int) []int
-			fits[t], local = e.fit(xs, allRows[t], qt, cfg)
-			allRows[t], trRows[t], valRows[t] = local(allRows[t]), local(trRows[t]), local(valRows[t])
-			rep.TaskExperts++
+			need += len(e.lin.cols) * e.lin.classes
 		}
+	}
+	fits := make([]*linearFit, tasks)
+	for t, e := range final {
+		if e == nil {
+			continue
+		}
+		if need > params {
+			minDF := max(minExpertDF, int(math.Ceil(minDFShare*float64(len(allRows[t])))))
+			share := int(float64(params) * float64(len(e.lin.cols)*e.lin.classes) / float64(need))
+			e = newTaskExpert(xs, dim, allRows[t], qt, minDF, share, idf)
+			final[t] = e
+		}
+		var local func([]int) []int
+		fits[t], local = e.fit(xs, allRows[t], qt, cfg)
+		allRows[t], trRows[t], valRows[t] = local(allRows[t]), local(trRows[t]), local(valRows[t])
+		rep.TaskExperts++
 	}
 	if rep.TaskExperts == 0 {
 		return nil, nil, nil
