@@ -387,7 +387,8 @@ async function routerModelPage(view, id, gen) {
     stat(fmt.pct(mt?.top3_hit_rate), 'top-3 hit rate'), stat(fmt.pct(mt?.accuracy), 'accuracy'),
     stat(fmt.score(mt?.mean_score), 'mean score'), stat(fmt.score(mt?.calibration_error), 'calibration error'),
     stat(fmt.int(mt?.holdout_rows), 'held-out rows'),
-    ...(mt?.tasks ? [stat(fmt.int(mt.tasks), 'task labels'), stat(fmt.score(mt.task_prior_weight || 0), 'task prior weight')] : [])));
+    ...(mt?.tasks ? [stat(fmt.int(mt.tasks), 'task labels'), stat(fmt.score(mt.task_prior_weight || 0), 'task prior weight')] : []),
+    ...(mt?.task_experts ? [stat(fmt.int(mt.task_experts), 'task experts'), stat(fmt.score(mt.task_expert_weight || 0), 'task expert weight')] : [])));
   const t = m.tradeoff;
   const card = h('div', { class: 'card', id: 'frontier' }, h('h2', {}, 'Cost / quality frontier'));
   view.append(card);
