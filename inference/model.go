@@ -147,7 +147,7 @@ type FitOptions struct {
 	// (FitReport.Calibration); models it does not name keep their estimates unscaled.
 	Calibration map[string][2]float64
 	// TaskL2 lists the task head's regularisation strengths to choose from on the
-	// validation split (by log loss); empty means {1e-4, 1e-5, 1e-6}.
+	// validation split (by log loss); empty means 1e-6.
 	TaskL2 []float64
 	// Logger receives progress at debug level. nil means slog.Default().
 	Logger *slog.Logger

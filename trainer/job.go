@@ -248,6 +248,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 
 	// The final router learns from every row, with the regularisation chosen on the
 	// evaluation fit's validation split (no second search).
+	cfg.L2 = rep.L2
 	fctx, end = s.stage(ctx, "fit all rows", attribute.Int("switchyard.rows", len(recs)))
 	model, rep, err := s.fit(fctx, recs, rep)
 	end(err)
@@ -257,7 +258,9 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	defer model.Close()
 	addTiming(cfg, rep)
 	cfg.EmbeddingModel = model.EmbedderName()
-	cfg.L2 = rep.L2
+	if rep.L2 > 0 { // 0 when the final router has no softmax head: the evaluation fit's stays
+		cfg.L2 = rep.L2
+	}
 	weights, err := model.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("internal error: encode the router: %w", err)
@@ -309,6 +312,11 @@ func (s *Service) fit(ctx context.Context, recs []Record, prev *inference.FitRep
 			opts.QualityL2 = []float64{prev.QualityL2}
 		}
 		opts.Ranking, opts.BlendWeight = prev.Ranking, prev.BlendWeight
+		if prev.Ranking == inference.RankQuality {
+			// The softmax head would only rank, and the quality heads were chosen to: the
+			// final router does without it (a fit of every row saved).
+			opts.Estimator = inference.EstimatorQuality
+		}
 		opts.TaskPriorWeights = []float64{prev.TaskPriorWeight}
 		opts.TaskExpertWeights = []float64{prev.TaskExpertWeight}
 		if prev.TaskExpertL2 > 0 {

@@ -867,6 +867,7 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 	s := newService(t, nil)
 	ctx := context.Background()
 	var lastModel string
+	var lastL2 float64
 	metrics := func(file string) *Metrics {
 		job, err := s.Submit(ctx, "k", []string{srv.URL + file})
 		if err != nil {
@@ -881,6 +882,9 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 			t.Fatal(err)
 		}
 		lastModel = st.ModelID
+		if st.TrainingConfig != nil {
+			lastL2 = st.TrainingConfig.L2
+		}
 		return d.Metrics
 	}
 	m := metrics("/tasks.json")
@@ -905,6 +909,11 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 	}
 	if model.Quality().Calibration() == nil {
 		t.Error("the final router lost the calibration")
+	}
+	// Ranked by the quality heads, the final router needs no softmax head; the job still
+	// reports the L2 its evaluation fit chose.
+	if m.Ranking != inference.RankQuality || model.Classifier() != nil || lastL2 <= 0 {
+		t.Errorf("ranking %q, final router's softmax head %v, training_config l2 %v", m.Ranking, model.Classifier(), lastL2)
 	}
 	if m := metrics("/plain.json"); m == nil || m.Tasks != 0 || m.TaskPriorWeight != 0 {
 		t.Fatalf("metrics without task labels: %+v", m)
