@@ -42,8 +42,9 @@
 // score_source says attribute, benchmark or unknown.
 //
 // With a preference_id, [CustomRouter] asks the owner's trained router model (via
-// [CustomModels]) for its per-model estimates (with a task prior too when its training
-// rows carried task labels); the candidates it knows are ranked by them
+// [CustomModels]) for its per-model estimates (with a task prior and task experts —
+// per-model heads fitted on one task's rows — when its training rows carried task labels);
+// the candidates it knows are ranked by them
 // (or by its softmax head, or a blend, when that ranked better on its validation split;
 // see the inference package), and the others follow, ranked by the default router.
 //
