@@ -14,9 +14,9 @@ import (
 // task, over the n-grams common in that task's texts. The estimate mixes the experts by
 // the task head's probabilities, P(task | prompt), and blends the mix with the shared
 // heads: q = (1−w)·heads + w·Σ_t P(t|x)·expert_t, w chosen on the validation split by log
-// loss. On llmrouter9 (14 tasks) they cut the held-out log loss by about 5% and raised the
-// mean score of the cost tradeoff's picks at a price of 0.40 by 1.5 points (BENCHMARKS.md,
-// "Task experts").
+// loss. On llmrouter9 (14 tasks, 5-fold cross-validation) they cut the log loss of the
+// estimates by 4% and raised the mean score of the pick by about one point, with or without
+// the cost tradeoff (BENCHMARKS.md, "Task experts").
 
 // MinExpertRows is how many training rows a task needs for an expert of its own; the
 // prompts of rarer tasks get the shared heads' estimate.
@@ -224,8 +224,7 @@ func mixExperts(experts []*taskExpert, w float64, x Vector, probs, q []float64) 
 	}
 }
 
-// expertRows groups rows by task: the rows of task t that may teach its expert (those
-// with a label), for the tasks with at least MinExpertRows of them among tr.
+// expertRows says which tasks have at least MinExpertRows labelled rows among tr.
 func expertRows(tr []int, taskOf []int, tasks int) []bool {
 	n := make([]int, tasks)
 	for _, j := range tr {
