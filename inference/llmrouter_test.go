@@ -77,10 +77,7 @@ func TestRouterBeatsMostFrequentOnLLMRouter(t *testing.T) {
 			freq = c
 		}
 	}
-	texts := make([]string, len(test))
-	for i, ex := range test {
-		texts[i] = ex.Text
-	}
+	texts := textsOf(test)
 	preds, err := m.Predict(ctx, texts)
 	if err != nil {
 		t.Fatal(err)

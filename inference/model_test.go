@@ -249,6 +249,15 @@ func TestPredictConcurrently(t *testing.T) {
 }
 
 // reload returns m saved and loaded again.
+// textsOf returns the examples' texts, in order.
+func textsOf(examples []Example) []string {
+	texts := make([]string, len(examples))
+	for i, ex := range examples {
+		texts[i] = ex.Text
+	}
+	return texts
+}
+
 func reload(t *testing.T, m *Model) *Model {
 	t.Helper()
 	blob, err := m.MarshalBinary()

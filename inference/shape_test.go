@@ -111,10 +111,7 @@ func TestShapeFeaturesLearnLength(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		texts := make([]string, len(test))
-		for i, ex := range test {
-			texts[i] = ex.Text
-		}
+		texts := textsOf(test)
 		preds, err := m.Predict(ctx, texts)
 		if err != nil {
 			t.Fatal(err)

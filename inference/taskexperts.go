@@ -322,13 +322,13 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 	// (or many models) keeps the router's size and training memory bounded: when their
 	// features would need more, each keeps its most common ones, in proportion to its need.
 	final = make([]*taskExpert, tasks)
+	minDF := func(t int) int { return max(minExpertDF, int(math.Ceil(minDFShare*float64(len(allRows[t]))))) }
 	need := 0
 	for t := range final {
 		if !has[t] {
 			continue
 		}
-		minDF := max(minExpertDF, int(math.Ceil(minDFShare*float64(len(allRows[t])))))
-		if e := newTaskExpert(xs, dim, allRows[t], qt, minDF, params, idf); e != nil {
+		if e := newTaskExpert(xs, dim, allRows[t], qt, minDF(t), params, idf); e != nil {
 			final[t] = e
 			need += len(e.lin.cols) * e.lin.classes
 		}
@@ -339,9 +339,8 @@ func fitTaskExperts(ctx context.Context, xs []Vector, dim int, idf []float32, ta
 			continue
 		}
 		if need > params {
-			minDF := max(minExpertDF, int(math.Ceil(minDFShare*float64(len(allRows[t])))))
 			share := int(float64(params) * float64(len(e.lin.cols)*e.lin.classes) / float64(need))
-			e = newTaskExpert(xs, dim, allRows[t], qt, minDF, share, idf)
+			e = newTaskExpert(xs, dim, allRows[t], qt, minDF(t), share, idf)
 			final[t] = e
 		}
 		var local func([]int) []int

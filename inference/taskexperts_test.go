@@ -59,10 +59,7 @@ func TestTaskExpertsLearnPerTaskSignal(t *testing.T) {
 		t.Fatalf("experts off: %d experts fitted", srep.TaskExperts)
 	}
 	test := expertExamples(100, 2)
-	texts := make([]string, len(test))
-	for i, e := range test {
-		texts[i] = e.Text
-	}
+	texts := textsOf(test)
 	// Mean absolute error of p/a's estimate against its 0/1 outcome.
 	errOf := func(m *Model) float64 {
 		preds, err := m.Predict(ctx, texts)
