@@ -310,20 +310,30 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
-		row := fmt.Sprintf("line %d", line)
 		if err != nil {
+			// FieldPos is only valid after a successful Read: a parse error in a row's first
+			// field leaves the reader without positions.
+			row := "a row after line 1"
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				row = fmt.Sprintf("line %d", pe.Line)
 			}
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: "wrong format: bad CSV: " + err.Error()}
 		}
+		line, _ := cr.FieldPos(0)
+		row := fmt.Sprintf("line %d", line)
 		if len(fields) == 1 && strings.TrimSpace(fields[0]) == "" {
 			continue
 		}
 		if len(fields) <= max(pi, ci) {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: fmt.Sprintf("has %d fields, the header has %d", len(fields), len(header))}
+		}
+		if extra := fields[len(header):]; len(extra) > 0 && strings.TrimSpace(strings.Join(extra, "")) != "" {
+			// Most often an unquoted correct_models cell listing several models: its later
+			// models would silently be dropped.
+			return nil, &DatasetError{URL: rawURL, Row: row, Message: fmt.Sprintf(
+				`has %d fields, the header has %d (a correct_models cell that lists several models must be quoted: "a/x,b/y")`,
+				len(fields), len(header))}
 		}
 		r := Record{Problem: fields[pi], CorrectModels: splitModels(fields[ci]), Source: fetch.Redact(rawURL) + ": " + row}
 		if okS && si < len(fields) && strings.TrimSpace(fields[si]) != "" {

@@ -76,6 +76,9 @@ func TestParseErrorsNameFileAndRow(t *testing.T) {
 		{"bad header", "https://x.test/d.csv", "question,answer\nq,a/b\n", []string{"https://x.test/d.csv", "line 1", "bad header", "problem,correct_models"}},
 		{"csv row without problem", "https://x.test/d.csv", "problem,correct_models\nok,a/b\n  ,a/b\n", []string{"https://x.test/d.csv", "line 3", "problem is empty"}},
 		{"csv model not provider/model", "https://x.test/d.csv", "problem,correct_models\nq,\"a/b,gpt4\"\n", []string{"line 2", `"gpt4"`, "provider/model"}},
+		{"csv bare quote in a row's first field", "https://x.test/d.csv", "problem,correct_models\nfoo,a/b\nba\"r,a/b\n", []string{"https://x.test/d.csv", "line 3", "bad CSV"}},
+		{"csv unterminated quote in a row's first field", "https://x.test/d.csv", "problem,correct_models\nfoo,a/b\n\"open,a/b\n", []string{"https://x.test/d.csv", "line 3", "bad CSV"}},
+		{"csv unquoted list of models", "https://x.test/d.csv", "problem,correct_models\nq,a/x\nq2,a/x,b/y\n", []string{"https://x.test/d.csv", "line 3", "3 fields", "must be quoted"}},
 		{"json record without problem", "https://x.test/d.json", `[{"problem":"a","correct_models":["a/b"]},{"correct_models":["a/b"]}]`, []string{"https://x.test/d.json", "record 2", "problem is missing"}},
 		{"json problem not a string", "https://x.test/d.json", `[{"problem":3,"correct_models":["a/b"]}]`, []string{"record 1", "problem must be a string"}},
 		{"json correct_models not strings", "https://x.test/d.json", `[{"problem":"x","correct_models":[1]}]`, []string{"record 1", "correct_models must be an array of strings"}},
@@ -101,6 +104,17 @@ func TestParseErrorsNameFileAndRow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCSVAcceptsEmptyTrailingFields(t *testing.T) {
+	// Spreadsheet exports often end rows with empty cells beyond the header.
+	recs, err := ParseDataset("https://x.test/d.csv", "", []byte("problem,correct_models\nq,\"a/x,b/y\",,\nq2,a/x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || strings.Join(recs[0].CorrectModels, "|") != "a/x|b/y" {
+		t.Errorf("records = %+v", recs)
 	}
 }
 
