@@ -157,7 +157,8 @@ func deadlineHit(ctx context.Context) bool {
 // Which failures are retried on the same model: retryable kinds up to maxRetries, except a
 // timeout (a silent model goes to the next one at once) and a 429 without Retry-After when
 // another model remains (no burst of retries on the operator's key); a retry is skipped
-// when its wait would leave the remaining models less than their first-token timeout each.
+// when its wait would leave the remaining models less than their first-token timeout each,
+// or when it would take a call that an untried model needs (MaxUpstreamAttempts).
 // Models whose circuit breaker is open are skipped (recorded as such).
 func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context, t target) error) error {
 	for i, t := range p.targets {
@@ -251,12 +252,13 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 		return 0, false // a 429 is retried once per model at most, never as a series
 	case g.breakers.open(p.targets[i].name, g.opts.Now()):
 		return 0, false // this model's breaker just opened
+	case MaxUpstreamAttempts-p.calls <= len(p.targets)-1-i:
+		return 0, false // the calls left are the untried models' (fallbacks get their turn)
 	}
 	d, ok := g.opts.Backoff.delay(retry, retryAfter)
 	if !ok {
 		return 0, false // Retry-After longer than we honour: the next model is a better bet
 	}
-	// The retry itself and every remaining model keep at least a first-token timeout.
 	// The retry itself and every remaining model keep at least a first-token timeout; a
 	// caller's own deadline counts as well as the request's.
 	need := d + time.Duration(len(p.targets)-i)*p.timing.firstToken

@@ -521,3 +521,36 @@ func TestFanOutBounds(t *testing.T) {
 		t.Fatalf("err %v, %d upstream calls (bound %d)", err, total, MaxUpstreamAttempts)
 	}
 }
+
+// TestRetriesLeaveCallsForFallbacks: retries of failing models never take the calls the
+// untried models need, so a healthy fallback after many failing models still answers.
+func TestRetriesLeaveCallsForFallbacks(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	var models []string
+	for i := range 4 {
+		up.on(fmt.Sprintf("m%d", i), status(500, "", "down"))
+		models = append(models, fmt.Sprintf("up/m%d", i))
+	}
+	up.on("backup", answer("fine"))
+	req := userReq("hi", models...)
+	req.FallbackModels = []string{"up/backup"}
+	req.MaxRetries = intp(2) // 4 models × 3 calls would use every call before the fallback
+	resp, err := g.Complete(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatalf("err %v", err)
+	}
+	if resp.Model != "backup" || up.callCount("backup") != 1 {
+		t.Fatalf("answered by %s/%s, backup called %d times", resp.Provider, resp.Model, up.callCount("backup"))
+	}
+	total := up.callCount("backup")
+	for i := range 4 {
+		n := up.callCount(fmt.Sprintf("m%d", i))
+		if n < 1 {
+			t.Errorf("m%d never called", i)
+		}
+		total += n
+	}
+	if total > MaxUpstreamAttempts {
+		t.Errorf("%d upstream calls, bound %d", total, MaxUpstreamAttempts)
+	}
+}
