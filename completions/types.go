@@ -33,32 +33,109 @@ type Message struct {
 }
 
 // UnmarshalJSON accepts the spec's array of content blocks and, for convenience, a plain
-// string (read as one text block).
+// string (read as one text block). It is as strict as the request around it: member names
+// must match exactly (role, content; type, text in a block), a block's text is required,
+// and every error is a *ValidationError naming the field relative to the message
+// ("content[1].text"; "" for the message itself).
 func (m *Message) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return invalid("", "must be an object with role and content, got %s", jsonKind(b))
 	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
+	for k := range raw {
+		if k != "role" && k != "content" {
+			return invalid(k, "unknown field")
+		}
 	}
-	m.Role = raw.Role
-	m.Content = nil
-	c := bytes.TrimSpace(raw.Content)
+	m.Role, m.Content = "", nil
+	if r, ok := raw["role"]; ok && !isNull(r) {
+		if err := json.Unmarshal(r, &m.Role); err != nil {
+			return invalid("role", "must be a string, got %s", jsonKind(r))
+		}
+	}
+	c := bytes.TrimSpace(raw["content"])
 	switch {
-	case len(c) == 0 || bytes.Equal(c, []byte("null")):
+	case len(c) == 0 || isNull(c):
 	case c[0] == '"':
 		var s string
 		if err := json.Unmarshal(c, &s); err != nil {
-			return err
+			return invalid("content", "is not a valid JSON string")
 		}
 		m.Content = []ContentBlock{{Type: "text", Text: s}}
-	default:
-		if err := json.Unmarshal(c, &m.Content); err != nil {
-			return fmt.Errorf("content: %w", err)
+	case c[0] == '[':
+		var blocks []json.RawMessage
+		if err := json.Unmarshal(c, &blocks); err != nil {
+			return invalid("content", "is not a valid JSON array")
 		}
+		m.Content = make([]ContentBlock, len(blocks))
+		for i, blk := range blocks {
+			if err := m.Content[i].decode(blk); err != nil {
+				err.Field = fmt.Sprintf("content[%d]", i) + fieldSuffix(err.Field)
+				return err
+			}
+		}
+	default:
+		return invalid("content", "must be an array of content blocks or a string, got %s", jsonKind(c))
 	}
 	return nil
+}
+
+// decode reads one content block strictly; the error's Field is relative to the block.
+func (cb *ContentBlock) decode(b []byte) *ValidationError {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return invalid("", "must be an object with type and text, got %s", jsonKind(b))
+	}
+	for k := range raw {
+		if k != "type" && k != "text" {
+			return invalid(k, "unknown field")
+		}
+	}
+	if err := json.Unmarshal(raw["type"], &cb.Type); raw["type"] == nil || isNull(raw["type"]) || err != nil {
+		return invalid("type", "is required and must be a string")
+	}
+	t, ok := raw["text"]
+	if !ok || isNull(t) {
+		if cb.Type == "text" {
+			return invalid("text", "is required")
+		}
+		return nil // validate refuses the type
+	}
+	if err := json.Unmarshal(t, &cb.Text); err != nil {
+		return invalid("text", "must be a string, got %s", jsonKind(t))
+	}
+	return nil
+}
+
+// fieldSuffix is ".field", or "" for the value itself.
+func fieldSuffix(field string) string {
+	if field == "" {
+		return ""
+	}
+	return "." + field
+}
+
+func isNull(b []byte) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
+
+// jsonKind names the JSON type of a value for error messages.
+func jsonKind(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // Text joins the message's text blocks.

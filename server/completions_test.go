@@ -157,6 +157,17 @@ func TestCompletionsEndpoint(t *testing.T) {
 		`{"models":["up/ok"],"search":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:          "does not support search",
 		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"bogus":1}`:              "bogus",
 		`{"models":"up/ok","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:                          "models",
+		// Inside a message the decoding is as strict as around it, and errors carry the path.
+		`{"models":["up/ok"],"messages":[{"role":"user","content":5}]}`:                                            `messages[0].content: must be an array of content blocks or a string, got number`,
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[5]}]}`:                                          `messages[0].content[0]: must be an object with type and text, got number`,
+		`{"models":["up/ok"],"messages":[5]}`:                                                                      `messages[0]: must be an object`,
+		`{"models":["up/ok"],"messages":[{"role":1,"content":"hi"}]}`:                                              `messages[0].role: must be a string, got number`,
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text"}]}]}`: `messages[0].content[1].text: is required`,
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":null}]}]}`:                `messages[0].content[0].text: is required`,
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":5}]}]}`:                   `messages[0].content[0].text: must be a string, got number`,
+		`{"models":["up/ok"],"messages":[{"role":"user","foo":1,"content":"hi"}]}`:                                 `messages[0].foo: unknown field`,
+		`{"models":["up/ok"],"messages":[{"ROLE":"user","content":"hi"}]}`:                                         `messages[0].ROLE: unknown field`,
+		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"hi","TEXT":"x"}]}]}`:     `messages[0].content[0].TEXT: unknown field`,
 	} {
 		resp, b := post(t, url, testKey, body)
 		m := decodeMap(t, b)

@@ -7,6 +7,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // decodeExact decodes body into v for the endpoints that reject unknown fields: member
@@ -44,7 +46,16 @@ func decodeExact(body []byte, v any, status int) error {
 		case se.GoType != nil && isNumberErr(se.Err):
 			return Validation(status, "field %q must be %s, got number", path, jsonTypeName(se.GoType.Kind().String()))
 		case se.Err != nil:
-			// A type's own UnmarshalJSON failed: its error names the field, as before.
+			// A type's own UnmarshalJSON failed. A completions message names the field
+			// relative to itself: prefix the message's own path ("messages[0]").
+			var ve *completions.ValidationError
+			if errors.As(se.Err, &ve) {
+				field := path
+				if ve.Field != "" {
+					field += "." + ve.Field
+				}
+				return Validation(status, "%s", (&completions.ValidationError{Field: field, Message: ve.Message}).Error())
+			}
 			return decodeError(se.Err, status)
 		case path == "":
 			return Validation(status, "request body must be a JSON object, got %s", kindName(se.JSONKind))
