@@ -2,10 +2,12 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -382,6 +384,43 @@ func TestContinuationReport(t *testing.T) {
 	}
 	if resp.Usage.PromptTokens != broken.PromptTokens+cont.PromptTokens || resp.Usage.CompletionTokens != broken.CompletionTokens+cont.CompletionTokens {
 		t.Fatalf("usage %+v is not the sum of %+v and %+v", resp.Usage, broken, cont)
+	}
+}
+
+// TestContinuationFragmentsNameTheirModel: on the native stream, fragments written by the
+// model that continued a broken answer carry its provider and model, not the first one's.
+func TestContinuationFragmentsNameTheirModel(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	up.on("primary", cutAfter(primaryAnswer, 2))
+	up.on("backup", continueFrom(primaryAnswer))
+	req := userReq("What is the capital of France?", "up/primary")
+	req.FallbackModels = []string{"pf/backup"}
+	st, err := g.Stream(context.Background(), Scope{Owner: "k"}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteStream(rec, st); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	text := ""
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c Chunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		if c.Type == EventText {
+			labels = append(labels, c.Provider+"/"+c.Model)
+			text += c.Text
+		}
+	}
+	if text != primaryAnswer || len(labels) < 3 || labels[0] != "up/primary" || labels[len(labels)-1] != "pf/backup" {
+		t.Fatalf("text %q, fragment labels %v", text, labels)
 	}
 }
 

@@ -146,6 +146,7 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 	sse := NewSSEWriter(w)
 	afterFragment := relay(st, sse)
 	tpl := newFragmentTemplate(st.chunkFor(fragmentPlaceholder), 2)
+	tplModel := st.t.name
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -164,6 +165,10 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 		}
 		if c.Type == EventToolCall {
 			continue // only requests with tools have them, and the native API has none
+		}
+		if tpl != nil && st.t.name != tplModel {
+			// Another model continued a broken answer: its fragments carry its name.
+			tpl, tplModel = newFragmentTemplate(st.chunkFor(fragmentPlaceholder), 2), st.t.name
 		}
 		if tpl != nil {
 			err = sse.BufferData(tpl.event(c.Text))

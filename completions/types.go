@@ -209,7 +209,10 @@ func assistantText(text string) AssistantMessage {
 }
 
 // Costs are USD amounts computed from the price catalogue. PriceKnown is false when the
-// catalogue has no price for the model; the amounts are then 0, never a guess.
+// catalogue has no price for the model; the amounts are then 0, never a guess. For an
+// answer billed over several attempts (a continued answer, a hedged start that lost),
+// PriceKnown is false when any of them has no price, and the amounts add up the priced
+// ones (each attempt's own usage is in the attempts).
 type Costs struct {
 	InputTokensCost  float64 `json:"input_tokens_cost"`
 	OutputTokensCost float64 `json:"output_tokens_cost"`
