@@ -59,6 +59,7 @@ func messageKey(conversationID string, seq int) string {
 // Conversation returns the conversation id of owner with its messages in order, or an error
 // matching ErrNotFound when it does not exist or belongs to someone else.
 func (g *Gateway) Conversation(ctx context.Context, owner, id string) (*Conversation, []StoredMessage, error) {
+	id = canonicalID(id)
 	c, err := g.conversation(ctx, owner, id)
 	if err != nil {
 		return nil, nil, err

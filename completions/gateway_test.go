@@ -393,6 +393,18 @@ func TestConversationContinues(t *testing.T) {
 		t.Fatalf("msgs %+v err %v", msgs, err)
 	}
 
+	// UUIDs compare case-insensitively: the upper-case form continues the same conversation.
+	r3 := userReq("Area?", "a/m")
+	r3.ConversationID = strings.ToUpper(first.ConversationID)
+	h.a.on("m", step{text: "105 km²."})
+	third, err := h.g.Complete(ctx, Scope{Owner: "alice"}, r3)
+	if err != nil || third.ConversationID != first.ConversationID {
+		t.Fatalf("upper-case id: err %v, conversation %q", err, third.ConversationID)
+	}
+	if _, msgs, err := h.g.Conversation(ctx, "alice", strings.ToUpper(first.ConversationID)); err != nil || len(msgs) != 6 {
+		t.Fatalf("upper-case id: %d messages, err %v", len(msgs), err)
+	}
+
 	// Another owner's conversation, or one that does not exist, is not found and untouched.
 	r.ConversationID = first.ConversationID
 	if _, err := h.g.Complete(ctx, Scope{Owner: "mallory"}, r); !errors.Is(err, ErrNotFound) {
@@ -402,11 +414,11 @@ func TestConversationContinues(t *testing.T) {
 	if _, err := h.g.Complete(ctx, Scope{Owner: "alice"}, r); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing conversation: err = %v", err)
 	}
-	if _, msgs, _ := h.g.Conversation(ctx, "alice", first.ConversationID); len(msgs) != 4 {
+	if _, msgs, _ := h.g.Conversation(ctx, "alice", first.ConversationID); len(msgs) != 6 {
 		t.Fatalf("conversation changed: %d messages", len(msgs))
 	}
-	if h.a.callCount("m") != 2 {
-		t.Fatalf("upstream called %d times, want 2", h.a.callCount("m"))
+	if h.a.callCount("m") != 3 {
+		t.Fatalf("upstream called %d times, want 3", h.a.callCount("m"))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -129,6 +130,7 @@ func listError(err error) error {
 // limit 1 to store.MaxPageLimit (0 means store.DefaultPageLimit), cursor "" or the
 // NextCursor of the previous page. An unknown id, or another owner's, is ErrNotFound.
 func (g *Gateway) Messages(ctx context.Context, owner, id string, limit int, cursor string) (MessagePage, error) {
+	id = canonicalID(id)
 	if limit < 0 || limit > store.MaxPageLimit {
 		return MessagePage{}, invalid("limit", "must be 1-%d, got %d", store.MaxPageLimit, limit)
 	}
@@ -170,6 +172,10 @@ func (g *Gateway) Messages(ctx context.Context, owner, id string, limit int, cur
 }
 
 // conversation reads owner's conversation id once its queued turns are committed.
+// canonicalID is a conversation id as it is stored: UUIDs compare case-insensitively, and
+// the gateway writes them in lower case.
+func canonicalID(id string) string { return strings.ToLower(id) }
+
 func (g *Gateway) conversation(ctx context.Context, owner, id string) (Conversation, error) {
 	if g.opts.Store == nil || !isUUID(id) {
 		return Conversation{}, fmt.Errorf("%w: %s", ErrNotFound, id)
@@ -194,6 +200,7 @@ func (g *Gateway) conversation(ctx context.Context, owner, id string) (Conversat
 // still being generated for it when it is deleted is not saved (continuing a deleted
 // conversation answers 404). An unknown id, or another owner's, is ErrNotFound.
 func (g *Gateway) DeleteConversation(ctx context.Context, owner, id string) (Deletion, error) {
+	id = canonicalID(id)
 	if _, err := g.conversation(ctx, owner, id); err != nil {
 		return Deletion{}, err
 	}

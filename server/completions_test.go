@@ -157,6 +157,8 @@ func TestCompletionsEndpoint(t *testing.T) {
 		`{"models":["up/ok"],"search":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:          "does not support search",
 		`{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"bogus":1}`:              "bogus",
 		`{"models":"up/ok","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`:                          "models",
+		`{"models":["up/ok"],"temperature":1e400,"messages":[{"role":"user","content":"hi"}]}`:                             `field "temperature" is out of range`,
+		`{"models":["up/ok"],"maxTokens":1e30,"messages":[{"role":"user","content":"hi"}]}`:                                `field "maxTokens"`,
 		// Inside a message the decoding is as strict as around it, and errors carry the path.
 		`{"models":["up/ok"],"messages":[{"role":"user","content":5}]}`:                                            `messages[0].content: must be an array of content blocks or a string, got number`,
 		`{"models":["up/ok"],"messages":[{"role":"user","content":[5]}]}`:                                          `messages[0].content[0]: must be an object with type and text, got number`,

@@ -43,6 +43,8 @@ func decodeExact(body []byte, v any, status int) error {
 		switch {
 		case errors.Is(se.Err, jsonv2.ErrUnknownName):
 			return Validation(status, "unknown field %q", path)
+		case se.GoType != nil && errors.Is(se.Err, strconv.ErrRange):
+			return Validation(status, "field %q is out of range for %s", path, jsonTypeName(se.GoType.Kind().String()))
 		case se.GoType != nil && isNumberErr(se.Err):
 			return Validation(status, "field %q must be %s, got number", path, jsonTypeName(se.GoType.Kind().String()))
 		case se.Err != nil:
