@@ -105,7 +105,9 @@ func decodeError(err error, status int) error {
 		if field == "" {
 			return Validation(status, "request body must be a JSON object, got %s", ute.Value)
 		}
-		return Validation(status, "field %q must be %s, got %s", field, jsonTypeName(ute.Type.Kind().String()), ute.Value)
+		ae := Validation(status, "field %q must be %s, got %s", field, jsonTypeName(ute.Type.Kind().String()), ute.Value)
+		ae.Param = field
+		return ae
 	}
 	msg := err.Error()
 	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {

@@ -34,6 +34,9 @@ type APIError struct {
 	Extra map[string]any `json:"-"`
 	// Header values to set on the response (e.g. Retry-After).
 	Header http.Header `json:"-"`
+	// Param is the request field a decoding error is about, for the OpenAI envelope's
+	// "param" ("" when none).
+	Param string `json:"-"`
 }
 
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Kind, e.Message) }

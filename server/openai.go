@@ -78,6 +78,8 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 	var ve *completions.ValidationError
 	if errors.As(cause, &ve) && ve.Field != "" {
 		body.Error.Param = &ve.Field
+	} else if ae.Param != "" {
+		body.Error.Param = &ae.Param
 	}
 	writeOpenAIErrorBody(w, status, body.Error)
 }

@@ -88,6 +88,12 @@ func TestOpenAIFailuresUseOpenAIsEnvelope(t *testing.T) {
 	if e.Param == nil {
 		t.Errorf("validation error names no param: %s", b)
 	}
+	// A wrong type is named in param too, as OpenAI does.
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}],"temperature":"x"}`, nil)
+	e = wantOpenAIError(t, "wrong type", resp, b, 400, "invalid_request_error", "")
+	if e.Param == nil || *e.Param != "temperature" {
+		t.Errorf("type error param = %v, want temperature: %s", e.Param, b)
+	}
 	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]`, nil)
 	wantOpenAIError(t, "malformed JSON", resp, b, 400, "invalid_request_error", "")
 	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/nosuch","max_retries":3,"messages":[{"role":"user","content":"hi"}]}`, nil)
