@@ -202,11 +202,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				// A policy decision: asking the next model would override it.
-				msg := err.Error()
-				if pe != nil && pe.Message != "" {
-					msg = pe.Message
-				}
-				return &ContentFilterError{Model: t.name, Message: msg, Attempts: slices.Clone(p.attempts)}
+				return g.contentFiltered(ctx, p, t, err, time.Duration(lat)*time.Millisecond)
 			}
 			if deadlineHit(ctx) {
 				return p.allFailed()
@@ -224,6 +220,33 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 		}
 	}
 	return p.allFailed()
+}
+
+// contentFiltered ends a request that target t's content filter blocked, t's failed call
+// being the last attempt: the call is billed (the usage the upstream reported, else an
+// estimate of the prompt) to the budget and the ledger, and the error carries that usage.
+func (g *Gateway) contentFiltered(ctx context.Context, p *plan, t target, err error, latency time.Duration) *ContentFilterError {
+	msg := err.Error()
+	var u providers.Usage
+	var pe *providers.Error
+	if errors.As(err, &pe) {
+		if pe.Message != "" {
+			msg = pe.Message
+		}
+		if pe.Usage != nil {
+			u = *pe.Usage
+		}
+	}
+	sent := p.preq
+	sent.Model = t.model
+	u, estimated := measured(t.name, u, &sent, nil)
+	us := g.usage(t.name, u)
+	if n := len(p.attempts); n > 0 {
+		p.attempts[n-1].Usage, p.attempts[n-1].Estimated = &us, estimated
+	}
+	g.account(ctx, p, t, u, us.Costs, false, estimated, latency)
+	return &ContentFilterError{Model: t.name, Message: msg, Attempts: slices.Clone(p.attempts),
+		ResponseMessageID: p.msgID, Usage: us, UsageEstimated: estimated}
 }
 
 // rateLimitedBefore reports whether model had a rate-limited attempt before the last one.

@@ -99,6 +99,12 @@ type ContentFilterError struct {
 	Message string
 	// Attempts lists every upstream call made, the last being the blocked one.
 	Attempts []Attempt
+	// ResponseMessageID identifies the refused answer (unique per request).
+	ResponseMessageID string
+	// Usage is what the blocked call is billed: as the upstream reported it, else estimated
+	// from the prompt (UsageEstimated).
+	Usage          Usage
+	UsageEstimated bool
 }
 
 // Error names the model and the provider's explanation.

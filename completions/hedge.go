@@ -2,7 +2,6 @@ package completions
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -97,7 +96,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), LatencyMS: lat, Started: begins[r.i]})
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				stopAll(true)
-				return nil, 0, time.Time{}, &ContentFilterError{Model: t.name, Message: r.err.Error(), Attempts: slices.Clone(p.attempts)}
+				return nil, 0, time.Time{}, g.contentFiltered(ctx, p, t, r.err, time.Duration(lat)*time.Millisecond)
 			}
 			if len(cancels) == 0 && start() {
 				timer.Reset(p.timing.hedgeAfter)

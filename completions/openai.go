@@ -577,10 +577,10 @@ func (a *argumentTemplates) template(base OpenAIChunk, index int) *fragmentTempl
 }
 
 // WriteOpenAIFinalChunk sends a whole answer c as a one-chunk stream: a
-// chat.completion.chunk carrying the role, any content and the finish reason, then
-// "data: [DONE]". It serves answers that were decided before any token was streamed (a
+// chat.completion.chunk carrying the role, any content and the finish reason, with
+// includeUsage a chunk with the usage and no choices, then "data: [DONE]". It serves answers that were decided before any token was streamed (a
 // content filter's refusal).
-func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion) error {
+func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion, includeUsage bool) error {
 	sse := NewSSEWriter(w)
 	chunk := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model}
 	for _, ch := range c.Choices {
@@ -593,6 +593,13 @@ func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion) error
 	}
 	if err := sse.Event("", chunk); err != nil {
 		return err
+	}
+	if includeUsage && c.Usage != nil {
+		// As OpenAI sends it: a last chunk with no choices and the usage.
+		u := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model, Choices: []OpenAIChunkChoice{}, Usage: c.Usage}
+		if err := sse.Event("", u); err != nil {
+			return err
+		}
 	}
 	return sse.Done()
 }

@@ -382,7 +382,13 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		return nil, c.failure(bodyErrorKind(code, msg), msg, nil)
 	}
 	if r.StopReason == "refusal" {
-		return nil, c.failure(KindContentFilter, "the model refused (stop_reason refusal)", nil)
+		e := c.failure(KindContentFilter, "the model refused (stop_reason refusal)", nil)
+		var t anthropicTotals
+		r.Usage.merge(&t)
+		if u := t.usage(); u.PromptTokens != 0 || u.CompletionTokens != 0 {
+			e.Usage = &u
+		}
+		return nil, e
 	}
 	var text strings.Builder
 	resp := &Response{FinishReason: anthropicFinish(r.StopReason), Model: r.Model}

@@ -623,3 +623,29 @@ func TestTopPAndStopMapToEachWireFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedAnswerKeepsItsUsage: a response the upstream's content filter blocked after
+// it was generated is still billed; the failure carries the usage the upstream reported.
+func TestBlockedAnswerKeepsItsUsage(t *testing.T) {
+	bodies := map[providers.Format]string{
+		providers.FormatOpenAI:    `{"id":"c","object":"chat.completion","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}}`,
+		providers.FormatAnthropic: `{"id":"m","type":"message","role":"assistant","model":"m-1","content":[],"stop_reason":"refusal","usage":{"input_tokens":11,"output_tokens":5}}`,
+		providers.FormatGemini:    `{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"finishReason":"SAFETY"}],"usageMetadata":{"promptTokenCount":11,"candidatesTokenCount":5,"totalTokenCount":16}}`,
+	}
+	for _, f := range allFormats {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, bodies[f])
+		}))
+		p := newProvider(t, f, srv.URL, nil)
+		_, err := p.Complete(context.Background(), hello("m-1"))
+		srv.Close()
+		var pe *providers.Error
+		if !errors.As(err, &pe) || pe.Kind != providers.KindContentFilter {
+			t.Fatalf("%s: err = %v, want a content filter failure", f, err)
+		}
+		if pe.Usage == nil || pe.Usage.PromptTokens != 11 || pe.Usage.CompletionTokens != 5 {
+			t.Errorf("%s: usage = %+v, want 11 / 5", f, pe.Usage)
+		}
+	}
+}

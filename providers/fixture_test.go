@@ -163,6 +163,7 @@ func fixtureCases() []fixtureCase {
 		}),
 		with(gUnary("gemini/unary-safety", "googleai/unary-failure-finish-reason-safety.json"), func(c *fixtureCase) {
 			c.wantKind = providers.KindContentFilter
+			c.wantUsage = providers.Usage{PromptTokens: 7, CompletionTokens: 20} // billed although blocked
 		}),
 		with(gUnary("gemini/unary-api-key", "googleai/unary-failure-api-key.json"), func(c *fixtureCase) {
 			c.status, c.wantKind, c.wantStatus = 400, providers.KindAuth, 400
@@ -469,6 +470,9 @@ func TestFixtures(t *testing.T) {
 				}
 				if tc.wantText != "" && text != tc.wantText {
 					t.Errorf("text before the failure = %q, want %q", text, tc.wantText)
+				}
+				if tc.wantUsage != (providers.Usage{}) && (pe.Usage == nil || *pe.Usage != tc.wantUsage) {
+					t.Errorf("usage billed with the failure = %+v, want %+v", pe.Usage, tc.wantUsage)
 				}
 				return
 			}

@@ -475,7 +475,12 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if msg, ok := r.blocked(); ok {
-		return nil, c.failure(KindContentFilter, msg, nil)
+		e := c.failure(KindContentFilter, msg, nil)
+		if r.UsageMetadata != nil {
+			u := r.UsageMetadata.usage()
+			e.Usage = &u
+		}
+		return nil, e
 	}
 	if len(r.Candidates) == 0 {
 		return nil, c.failure(KindStreamBroken, "response has no candidates", nil)

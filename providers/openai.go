@@ -303,7 +303,12 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	ch := r.Choices[0]
 	if ch.FinishReason == "content_filter" {
-		return nil, c.failure(KindContentFilter, "response blocked by the content filter", nil)
+		e := c.failure(KindContentFilter, "response blocked by the content filter", nil)
+		if r.Usage != nil {
+			u := r.Usage.usage()
+			e.Usage = &u
+		}
+		return nil, e
 	}
 	resp := &Response{FinishReason: ch.FinishReason, Model: r.Model}
 	if ch.Message.Content != nil {

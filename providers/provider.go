@@ -173,6 +173,9 @@ type Error struct {
 	RetryAfter time.Duration // from Retry-After, 0 when absent
 	Message    string        // upstream's message, trimmed; never contains the API key
 	Err        error         // underlying cause, if any
+	// Usage is what the upstream reported with a failure it still bills (a response its
+	// content filter blocked); nil when it reported none.
+	Usage *Usage
 }
 
 // Error formats the failure as "provider/model: kind (HTTP status): message".

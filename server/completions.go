@@ -157,7 +157,7 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, req)
 		if errors.As(err, &cf) {
-			writeContentFiltered(w, cf, received, false)
+			writeContentFiltered(w, cf, received, false, false)
 			return nil
 		}
 		if err != nil {
@@ -168,7 +168,7 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	}
 	st, err := g.Stream(r.Context(), scope, req)
 	if errors.As(err, &cf) {
-		writeContentFiltered(w, cf, received, true)
+		writeContentFiltered(w, cf, received, true, oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage)
 		return nil
 	}
 	if err != nil {
@@ -268,11 +268,15 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 }
 
 // contentFilteredResponse is the answer of a request a provider's content filter refused:
-// no content, finish reason content_filter, the attempts made.
+// no content, finish reason content_filter, the attempts made and the usage the blocked
+// call is billed.
 func contentFilteredResponse(cf *completions.ContentFilterError) *completions.Response {
-	resp := &completions.Response{FinishReason: "content_filter", Attempts: cf.Attempts}
+	resp := &completions.Response{FinishReason: "content_filter", Attempts: cf.Attempts,
+		ResponseMessageID: cf.ResponseMessageID, Usage: cf.Usage, UsageEstimated: cf.UsageEstimated}
 	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
-	resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-filtered"
+	if resp.ResponseMessageID == "" { // a library-built error
+		resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-filtered"
+	}
 	return resp
 }
 

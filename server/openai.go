@@ -95,14 +95,14 @@ func writeOpenAIErrorBody(w http.ResponseWriter, status int, e completions.OpenA
 
 // writeContentFiltered answers a request whose provider's safety system refused it as
 // OpenAI does: 200 with one choice whose finish_reason is "content_filter" and no content
-// (for a stream: one chunk with that finish reason, then [DONE]). The attempts are in the
+// (for a stream: one chunk with that finish reason, the usage chunk when includeUsage,
+// then [DONE]). The usage is what the blocked call is billed; the attempts are in the
 // switchyard extension.
-func writeContentFiltered(w http.ResponseWriter, cf *completions.ContentFilterError, received time.Time, stream bool) {
+func writeContentFiltered(w http.ResponseWriter, cf *completions.ContentFilterError, received time.Time, stream, includeUsage bool) {
 	completion := completions.NewOpenAIChatCompletion(contentFilteredResponse(cf), received)
-	completion.Usage = nil
 	if !stream {
 		writeJSON(w, http.StatusOK, completion)
 		return
 	}
-	completions.WriteOpenAIFinalChunk(w, completion)
+	completions.WriteOpenAIFinalChunk(w, completion, includeUsage)
 }

@@ -140,9 +140,35 @@ func TestContentFilterAnswers(t *testing.T) {
 		t.Fatalf("native content filter: %d %s", resp.StatusCode, b)
 	}
 	up.mu.Lock()
-	defer up.mu.Unlock()
 	if n := len(up.messages); n != 3 {
 		t.Errorf("upstream called %d times, want 3 (one per request, the fallback never)", n)
+	}
+	up.mu.Unlock()
+
+	// A refusal is still billed: the usage the upstream reported with the blocked answer,
+	// else the prompt estimated; every refused answer has its own id.
+	usage := func(u *completions.OpenAIUsage) (int, int, bool) {
+		if u == nil {
+			return 0, 0, false
+		}
+		return u.PromptTokens, u.CompletionTokens, u.Estimated
+	}
+	filtered := `{"model":"up/filtered","messages":[{"role":"user","content":"bad"}]}`
+	var c1, c2 completions.OpenAIChatCompletion
+	_, b = do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, filtered, nil)
+	_ = json.Unmarshal(b, &c1)
+	_, b = do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, filtered, nil)
+	_ = json.Unmarshal(b, &c2)
+	if p, q, est := usage(c1.Usage); p != 11 || q != 5 || est || c1.ID == c2.ID {
+		t.Errorf("filtered answer: usage %d/%d estimated %v, ids %q %q: %s", p, q, est, c1.ID, c2.ID, b)
+	}
+	if p, _, est := usage(c.Usage); p == 0 || !est {
+		t.Errorf("rejected prompt: usage %+v, want an estimated prompt count", c.Usage)
+	}
+	resp, b = do2(t, "POST", hs.URL+"/v1/chat/completions", testKey,
+		`{"model":"up/filtered","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"bad"}]}`, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"choices":[],"usage":{"prompt_tokens":`) || !strings.Contains(string(b), `"estimated":true`) {
+		t.Errorf("streamed filtered answer with include_usage: %d %s", resp.StatusCode, b)
 	}
 }
 
