@@ -35,22 +35,22 @@ func (m CatalogMap) ModelInfo(name string) (ModelInfo, bool) {
 var toolAttributeKeys = []string{"supports_tools", "function_calling", "supports_function_calling"}
 
 // supportsTools decides tool-calling support: a declared attribute wins, then the
-// catalogue, then the built-in table; otherwise the candidate is not known to support tools.
-func supportsTools(c Candidate, cat Catalog) bool {
+// catalogue, then the built-in table; known is false when none of them says.
+func supportsTools(c Candidate, cat Catalog) (supported, known bool) {
 	for _, k := range toolAttributeKeys {
 		if v, ok := c.Attributes[k].(bool); ok {
-			return v
+			return v, true
 		}
 	}
 	if cat != nil {
 		if info, ok := cat.ModelInfo(c.Name); ok && info.SupportsTools != nil {
-			return *info.SupportsTools
+			return *info.SupportsTools, true
 		}
 	}
 	if b, ok := LookupBenchmark(c.Name); ok {
-		return b.Tools
+		return b.Tools, true
 	}
-	return false
+	return false, false
 }
 
 // priceOf returns the candidate's price from the request, else the catalogue.

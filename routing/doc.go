@@ -71,7 +71,9 @@
 //
 // When tools are present only candidates that support tool calling remain: declared by an
 // attribute (supports_tools, function_calling or supports_function_calling), else known to
-// the [Catalog], else to the built-in table.
+// the [Catalog], else to the built-in table. When none is known to, the candidates not known
+// to lack support remain (a model none of them lists); only when every candidate is known
+// not to support tools is the request refused.
 //
 // Without tradeoff the list is the router's order.
 //

@@ -139,17 +139,26 @@ func (s *Selector) Rank(ctx context.Context, owner string, req *Request) ([]Scor
 func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
 	cands, field := req.Candidates()
 	if len(req.Tools) > 0 {
-		kept := make([]Candidate, 0, len(cands))
+		// Those known to support tools; without any, those not known to lack support (a
+		// self-hosted or new model the catalogue does not list).
+		var yes, unknown []Candidate
 		for _, c := range cands {
-			if supportsTools(c, s.cat) {
-				kept = append(kept, c)
+			switch supported, known := supportsTools(c, s.cat); {
+			case supported:
+				yes = append(yes, c)
+			case !known:
+				unknown = append(unknown, c)
 			}
 		}
-		if len(kept) == 0 {
-			return nil, invalid(field, "no candidate is known to support tool calling, which tools requires; "+
-				"declare it with attributes.supports_tools: true")
+		switch {
+		case len(yes) > 0:
+			cands = yes
+		case len(unknown) > 0:
+			cands = unknown
+		default:
+			return nil, invalid(field, "every candidate is known not to support tool calling, which tools requires; "+
+				"add one that does (or declare it with attributes.supports_tools: true)")
 		}
-		cands = kept
 	}
 	conv := NewConversation(req.Messages, len(req.Tools), s.w)
 	var r Router = s.scorer

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,9 +164,15 @@ func TestToolsFilter(t *testing.T) {
 	if resp := mustSelect(t, s, "", req); len(resp.Providers) != 6 {
 		t.Errorf("without tools kept %d of 6", len(resp.Providers))
 	}
-	// No candidate supporting tools is a 400 naming the candidate list.
+	// With none known to support tools, the ones not known to lack it remain.
+	resp = mustSelect(t, s, "", &routing.Request{Messages: userMsg("x"),
+		Models: names("acme/unknown", "openai/gpt-4o", "acme/other"), Tools: []routing.Tool{{Name: "f"}}})
+	if got := labels(resp.Providers); len(got) != 2 || slices.Contains(got, "openai/gpt-4o") {
+		t.Errorf("none known to support tools: kept %v, want acme/unknown and acme/other", got)
+	}
+	// Every candidate known not to support tools is a 400 naming the candidate list.
 	_, err := s.Select(context.Background(), "", &routing.Request{Messages: userMsg("x"),
-		Models: names("acme/unknown"), Tools: []routing.Tool{{Name: "f"}}})
+		Models: names("openai/gpt-4o", "google/gemma-2-9b-it"), Tools: []routing.Tool{{Name: "f"}}})
 	var ve *routing.ValidationError
 	if !errors.As(err, &ve) || ve.Field != "models" {
 		t.Errorf("err = %v, want a ValidationError on models", err)
