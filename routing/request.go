@@ -54,7 +54,7 @@ type Request struct {
 	// Tools the chosen model must be able to call; at most 128.
 	Tools []Tool `json:"tools,omitempty" jsonschema:"maxItems=128"`
 	// MaxModelDepth cuts the ranked list in the response; nil means all candidates.
-	MaxModelDepth *int `json:"max_model_depth,omitempty" jsonschema:"minimum=1"`
+	MaxModelDepth *int `json:"max_model_depth,omitempty" jsonschema:"minimum=1,maximum=2147483647"`
 	// Tradeoff is "", "cost" or "latency".
 	Tradeoff string `json:"tradeoff,omitempty" jsonschema:"enum=cost,enum=latency"`
 	// TradeoffTolerance (extension) is how much estimated quality, in points of
@@ -68,7 +68,7 @@ type Request struct {
 	PreferenceID string `json:"preference_id,omitempty"`
 	// HashContent stores SHA-256 hashes of the message contents with the session; when
 	// false no content is stored at all.
-	HashContent bool `json:"hash_content,omitempty"`
+	HashContent bool `json:"hash_content,omitempty" jsonschema:"default=false"`
 	// PreviousSession links this call to an earlier session of the same owner.
 	PreviousSession string `json:"previous_session,omitempty"`
 }
@@ -563,6 +563,15 @@ func (c Candidate) MarshalJSON() ([]byte, error) {
 		w.Provider, w.Model = c.Provider, c.Model
 	}
 	return json.Marshal(w)
+}
+
+// JSONSchemaExtend makes the reflected schema require the candidates (llm_providers, or its
+// alias models) and gives max_model_depth the spec's int32 format.
+func (Request) JSONSchemaExtend(s *jsonschema.Schema) {
+	s.AnyOf = []*jsonschema.Schema{{Required: []string{"llm_providers"}}, {Required: []string{"models"}}}
+	if d, ok := s.Properties.Get("max_model_depth"); ok {
+		d.Format = "int32"
+	}
 }
 
 // JSONSchema describes the three accepted shapes for invopop/jsonschema.

@@ -41,7 +41,14 @@ func Completions(g *completions.Gateway) Option {
 		// Job keys minted by another process on the same store (a replica that runs the job).
 		s.Auth().SetScopeResolver(jobKeyScopes(s.cfg.Store))
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
-			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true},
+			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true,
+			Errors: map[int]string{
+				400: "a provider's content filter refused the request (error content_filtered; the attempts are in the body)",
+				404: "conversationId names no conversation of this key",
+				422: "validation error (error Validation Error): the message names the field",
+				429: "the key's budget is spent",
+				502: "every model failed (the attempts are in the body)",
+			}},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
 			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true},

@@ -38,7 +38,11 @@ func ModelSelection(sel *routing.Selector) Option {
 				summary += " (alias of /api/v1/model-select)"
 			}
 			s.Handle(Route{Method: "POST", Path: path, Summary: summary, Tags: []string{"Model selection"},
-				Request: routing.Request{}, Response: routing.Response{}}, h)
+				Request: routing.Request{}, Response: routing.Response{}, Errors: map[int]string{
+					400: "bad request: the message names the field",
+					404: "preference_id or previous_session names nothing this key owns",
+					500: "internal server error (the message carries a request id)",
+				}}, h)
 		}
 		s.AddErrorMapper(modelSelectionError)
 		return nil

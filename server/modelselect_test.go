@@ -231,6 +231,40 @@ func TestModelSelectOpenAPI(t *testing.T) {
 				t.Errorf("POST %s schema lacks %q", p, want)
 			}
 		}
+		// The spec's failure statuses, the candidates' requirement and its bounds.
+		var o struct {
+			RequestBody struct {
+				Content map[string]struct {
+					Schema struct {
+						AnyOf      []struct{ Required []string } `json:"anyOf"`
+						Properties map[string]struct {
+							Maximum *float64 `json:"maximum"`
+							Format  string   `json:"format"`
+							Default any      `json:"default"`
+						} `json:"properties"`
+					} `json:"schema"`
+				} `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]json.RawMessage `json:"responses"`
+		}
+		if err := json.Unmarshal(op, &o); err != nil {
+			t.Fatal(err)
+		}
+		for _, code := range []string{"200", "400", "401", "404", "500"} {
+			if o.Responses[code] == nil {
+				t.Errorf("POST %s documents no %s", p, code)
+			}
+		}
+		sch := o.RequestBody.Content["application/json"].Schema
+		if len(sch.AnyOf) != 2 || sch.AnyOf[0].Required[0] != "llm_providers" || sch.AnyOf[1].Required[0] != "models" {
+			t.Errorf("POST %s: candidates not required: anyOf %+v", p, sch.AnyOf)
+		}
+		if d := sch.Properties["max_model_depth"]; d.Maximum == nil || *d.Maximum != 2147483647 || d.Format != "int32" {
+			t.Errorf("POST %s: max_model_depth %+v", p, d)
+		}
+		if h := sch.Properties["hash_content"]; h.Default != false {
+			t.Errorf("POST %s: hash_content default %v", p, h.Default)
+		}
 	}
 }
 

@@ -91,6 +91,9 @@ func (s *Server) buildOpenAPI() []byte {
 		errResp := func(desc string) map[string]any {
 			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
 		}
+		for code, desc := range rt.Errors {
+			responses[strconv.Itoa(code)] = errResp(desc)
+		}
 		if !rt.Public {
 			responses["401"] = errResp("missing or invalid API key")
 		} else {

@@ -69,7 +69,11 @@ func Optimizer(svc *optimizer.Service) Option {
 		jobID := []QueryParam{{Name: "job_id", Required: true, Description: "optimization job id returned by POST /api/v1/optimize"}}
 		tags := []string{"Agent optimization"}
 		s.Handle(Route{Method: "POST", Path: "/api/v1/optimize", Summary: "Submit an agent prompt optimization job",
-			Request: optimizeRequest{}, Response: optimizer.Submitted{}, Status: http.StatusAccepted, Tags: tags},
+			Request: optimizeRequest{}, Response: optimizer.Submitted{}, Status: http.StatusAccepted, Tags: tags,
+			Errors: map[int]string{
+				422: "validation error: agentopt requires input_url / agentopt requires target_models / n_iterations must be 1-50 / overall_timeout_seconds must be 300-7200 / …",
+				429: "this key has its limit of optimization jobs queued or running (Retry-After)",
+			}},
 			func(w http.ResponseWriter, r *http.Request) error { return handleOptimize(svc, w, r) })
 		s.Handle(Route{Method: "GET", Path: "/api/v1/optimize/status", Summary: "Status of an optimization job",
 			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags},

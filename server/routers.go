@@ -62,7 +62,12 @@ func CustomRouters(svc *trainer.Service) Option {
 		}
 		tags := []string{"Custom routers"}
 		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/train", Summary: "Start training a custom router from dataset URLs",
-			Request: trainRequest{}, Response: trainer.Job{}, Status: http.StatusAccepted, Tags: tags},
+			Request: trainRequest{}, Response: trainer.Job{}, Status: http.StatusAccepted, Tags: tags,
+			Errors: map[int]string{
+				422: "validation error: the message names the field (Data_URLs)",
+				429: "this key has its limit of training jobs queued or running (Retry-After)",
+				503: "the training queue is full; retry later",
+			}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				urls, prices, err := decodeTrainRequest(r)
 				if err != nil {
@@ -134,7 +139,11 @@ func CustomRouters(svc *trainer.Service) Option {
 				return nil
 			})
 		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/predict", Summary: "Rank the models for up to 500 inputs with a trained router",
-			Request: predictRequest{}, Response: trainer.PredictResponse{}, Tags: tags},
+			Request: predictRequest{}, Response: trainer.PredictResponse{}, Tags: tags,
+			Errors: map[int]string{
+				404: "model_id names no active router model of this key (archived models too)",
+				422: "validation error: the message names the field (model_id, inputs: 1 to 500 non-empty strings)",
+			}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				var req predictRequest
 				if err := decodeJSON(r, &req, decodeOptions{}); err != nil {

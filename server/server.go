@@ -185,6 +185,9 @@ type Route struct {
 	Tags []string
 	// Stream marks text/event-stream responses (documented in addition to JSON).
 	Stream bool
+	// Errors documents the route's own failure statuses and when they happen (401 and
+	// the uniform error body are documented for every keyed route).
+	Errors map[int]string
 }
 
 // QueryParam documents one query parameter.
