@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -46,10 +47,16 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 	return out
 }
 
-// Complete runs req through the gateway. Failures keep their *providers.Error when one
+// Complete runs req through the gateway. A deadline on ctx is the call's whole budget: it
+// replaces the gateway's request and per-attempt limits (a caller that allows a 300 s call
+// is not cut at the gateway's 120 s). Failures keep their *providers.Error when one
 // upstream error decided the outcome.
 func (g gatewayProvider) Complete(ctx context.Context, req *providers.Request) (*providers.Response, error) {
-	resp, err := g.Gateway.Complete(ctx, g.Scope, g.request(req))
+	greq := g.request(req)
+	if dl, ok := ctx.Deadline(); ok {
+		greq.callTimeout = max(time.Until(dl), time.Millisecond)
+	}
+	resp, err := g.Gateway.Complete(ctx, g.Scope, greq)
 	if err != nil {
 		var all *AllFailedError
 		if errors.As(err, &all) && len(all.Attempts) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
@@ -47,5 +48,28 @@ func TestResolverRunsThroughTheGateway(t *testing.T) {
 	}
 	if _, _, err := r.Resolve("zzz/m"); err == nil {
 		t.Fatal("unknown provider resolved")
+	}
+}
+
+// TestResolverCallerDeadlineIsTheCallBudget: through the adapter, the caller's deadline
+// replaces the gateway's per-attempt and request limits (the optimizer's
+// llm_call_timeout_seconds may exceed the gateway's attempt timeout); without one the
+// gateway's limits hold.
+func TestResolverCallerDeadlineIsTheCallBudget(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.AttemptTimeout, o.RequestTimeout = 30*time.Millisecond, 50*time.Millisecond })
+	slow := step{delay: 200 * time.Millisecond, text: "late but fine"}
+	h.a.on("m", slow, slow)
+	p, model, err := Resolver{Gateway: h.g, Scope: Scope{Owner: "k"}}.Resolve("a/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &providers.Request{Model: model, Messages: []providers.Message{{Role: "user", Content: "x"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if resp, err := p.Complete(ctx, req); err != nil || resp.Text != "late but fine" {
+		t.Fatalf("with a 5 s caller deadline: %v %v", resp, err)
+	}
+	if _, err := p.Complete(context.Background(), req); providers.KindOf(err) != providers.KindTimeout {
+		t.Fatalf("without a caller deadline: err %v, want the gateway's timeout", err)
 	}
 }

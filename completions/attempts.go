@@ -94,7 +94,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if req.MaxRetries != nil {
 		p.maxRetries = *req.MaxRetries
 	}
-	p.timing = g.timingFor(p.start, &req.FaultPolicy)
+	p.timing = g.timingFor(p.start, req)
 	p.msgID = uuid.NewString()
 	return p, nil
 }
@@ -387,14 +387,14 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	defer cancelDeadline()
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		begin = g.opts.Now()
-		actx, cancel := context.WithTimeout(ctx, g.opts.AttemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
 		defer cancel()
 		r := p.preq
 		r.Model = t.model
 		res, err := t.p.Complete(actx, &r)
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return timeoutError(t, "no complete response", g.opts.AttemptTimeout)
+				return timeoutError(t, "no complete response", p.timing.attempt)
 			}
 			return err
 		}

@@ -67,17 +67,24 @@ func seconds(v *float64, def time.Duration) time.Duration {
 // timing is a request's effective time budget.
 type timing struct {
 	deadline   time.Time     // the whole request's
+	attempt    time.Duration // one non-streamed upstream call
 	firstToken time.Duration // per attempt: response and first fragment
 	idle       time.Duration // between fragments
 	hedgeAfter time.Duration // 0: no hedging
 }
 
 // timingFor combines the gateway's options with the request's policy.
-func (g *Gateway) timingFor(start time.Time, f *FaultPolicy) timing {
-	return timing{
+func (g *Gateway) timingFor(start time.Time, req *Request) timing {
+	f := &req.FaultPolicy
+	t := timing{
 		deadline:   start.Add(seconds(f.Timeout, g.opts.RequestTimeout)),
+		attempt:    g.opts.AttemptTimeout,
 		firstToken: seconds(f.FirstTokenTimeout, g.opts.FirstTokenTimeout),
 		idle:       seconds(f.StreamIdleTimeout, g.opts.StreamIdleTimeout),
 		hedgeAfter: seconds(f.HedgeAfter, 0),
 	}
+	if req.callTimeout > 0 {
+		t.deadline, t.attempt = start.Add(req.callTimeout), req.callTimeout
+	}
+	return t
 }

@@ -195,6 +195,10 @@ type Request struct {
 	// topP and stop come from the OpenAI-compatible surface (top_p, stop).
 	topP *float64
 	stop []string
+	// callTimeout, set by the provider adapter (asprovider.go) from its caller's deadline,
+	// replaces both the request's deadline and the per-attempt limit: the caller said how
+	// long one call may take.
+	callTimeout time.Duration
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".
