@@ -63,7 +63,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 	stopBeat := s.heartbeat(ctx, cancel, id, j.Attempts)
 
 	limit := time.Duration(j.OverallTimeout)
-	tctx, tcancel := context.WithTimeoutCause(ctx, limit, &timeoutError{limit})
+	tctx, tcancel := context.WithTimeoutCause(ctx, limit, &timeoutError{limit: limit})
 	defer tcancel()
 	sctx, endJob := s.stage(tctx, "optimization_job", attribute.String("switchyard.job_id", id), attribute.Int("switchyard.job_attempt", j.Attempts))
 	err = s.execute(sctx, &j)
@@ -94,6 +94,10 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 		j.Status = StatusInterrupted
 		j.ErrorMessage = fmt.Sprintf("the job did not finish within overall_timeout_seconds=%d (%s); the best result so far is kept — retry with a larger overall_timeout_seconds",
 			int(te.limit.Seconds()), s.progressText(&j))
+		if te.longest > 0 {
+			j.ErrorMessage = fmt.Sprintf("the job stopped its iterations before overall_timeout_seconds=%d ran out: another one (the longest took %s) would not have left the held-out split its time (%s); the best result so far is kept and scored on the held-out split — retry with a larger overall_timeout_seconds",
+				int(te.limit.Seconds()), te.longest.Round(time.Second), s.progressText(&j))
+		}
 	case cancelled:
 		j.Status = StatusInterrupted
 		j.ErrorMessage = fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j))
@@ -257,6 +261,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		defer cancel()
 	}
 	reserved := false         // the iterations stopped for the held-out split's time
+	var early time.Duration   // set when they stopped before one was cut: the longest one
 	var longest time.Duration // the longest iteration so far
 
 	var (
@@ -287,7 +292,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 			return ctx.Err()
 		}
 		if !stopAt.IsZero() && time.Until(stopAt) < longest {
-			reserved = true // another iteration would eat into the held-out split's time
+			reserved, early = true, longest // another iteration would eat into the held-out split's time
 			break
 		}
 		start := time.Now()
@@ -519,7 +524,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	res.OriginalTestScore, res.TestScore = &origMean, &bestMean
 	if reserved {
 		// Scored on the held-out split, but not every iteration ran: the job is interrupted.
-		return &timeoutError{time.Duration(j.OverallTimeout)}
+		return &timeoutError{limit: time.Duration(j.OverallTimeout), longest: early}
 	}
 	res.Complete = true
 	return nil

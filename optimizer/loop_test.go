@@ -316,6 +316,35 @@ func TestTwoTargetModels(t *testing.T) {
 	}
 }
 
+// TestIterationsStopBeforeTheTimeout: when another iteration as long as the longest so far
+// would not leave the held-out split its time, the iterations stop before the timeout, and
+// the message says so rather than that the timeout ran out.
+func TestIterationsStopBeforeTheTimeout(t *testing.T) {
+	runner := &fakeRunner{delay: func(j sandbox.Job) time.Duration {
+		if bytes.Contains(j.Files["agent.py"], []byte("RULE")) {
+			return 300 * time.Millisecond
+		}
+		return 0
+	}}
+	e := newEnv(t, runner, nil)
+	e.start(t)
+	req := request(e.url, 50)
+	req.OverallTimeout = 3 * time.Second
+	sub, _ := e.svc.Submit(context.Background(), "alice", req)
+	st := waitFor(t, e.svc, sub.JobID)
+	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "stopped its iterations before overall_timeout_seconds=3 ran out") ||
+		!strings.Contains(st.ErrorMessage, "retry with a larger overall_timeout_seconds") {
+		t.Fatalf("status %+v", st)
+	}
+	res, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Results[0]; r.Complete || r.TestScore == nil || r.IterationsRun >= 50 {
+		t.Fatalf("result %+v", r)
+	}
+}
+
 func TestOverallTimeoutInterruptsAndKeepsBest(t *testing.T) {
 	// Runs of a prompt holding "RULE count" never finish: iteration 4 (the second RULE) hangs
 	// until the time kept for the held-out split; the job is interrupted but still reports

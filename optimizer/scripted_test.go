@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/sandbox"
 )
@@ -192,6 +193,8 @@ type fakeRunner struct {
 	feedback bool
 	// mangle, when set, may change each run's result (a flaky task model).
 	mangle func(job sandbox.Job, res *sandbox.Result)
+	// delay, when set, is how long a run takes before it answers (a slow task model).
+	delay func(job sandbox.Job) time.Duration
 
 	mu   sync.Mutex
 	runs [][]string // inputs of each run, in order of start
@@ -213,6 +216,13 @@ func (f *fakeRunner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result,
 	if f.block != nil && f.block(job) {
 		<-ctx.Done()
 		return nil, ctx.Err()
+	}
+	if f.delay != nil {
+		select {
+		case <-time.After(f.delay(job)):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if f.fail != nil {
 		if err := f.fail(job); err != nil {

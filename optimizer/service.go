@@ -85,8 +85,10 @@ var (
 	errShutdown  = errors.New("server shutting down")
 )
 
-// timeoutError is the cause of a job's context ending at overall_timeout.
-type timeoutError struct{ limit time.Duration }
+// timeoutError is the cause of a job's context ending at overall_timeout, or, with longest
+// set, of its iterations stopping early because another one (the longest so far took
+// longest) would not have left the held-out split its time.
+type timeoutError struct{ limit, longest time.Duration }
 
 func (e *timeoutError) Error() string { return "overall timeout" }
 
