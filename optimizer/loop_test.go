@@ -644,11 +644,16 @@ func TestRepeatedProposalIsNotRun(t *testing.T) {
 // route is a validation error at submit, naming its index; nothing is queued.
 func TestSubmitRefusesUnroutableModel(t *testing.T) {
 	e := newEnv(t, UnavailableRunner{Err: errors.New("no sandbox")}, nil,
-		WithModelCheck(func(m string) bool { return strings.HasPrefix(m, "scripted/") }))
+		WithModelCheck(func(m string) error {
+			if !strings.HasPrefix(m, "scripted/") {
+				return errors.New("provider \"foo\" is not configured")
+			}
+			return nil
+		}))
 	req := Request{Optimizer: "agentopt", InputURL: e.url, TargetModels: []string{"scripted/target", "foo/bar"}, NIterations: 1}
 	_, err := e.svc.Submit(context.Background(), "owner", req)
 	var ve *ValidationError
-	if !errors.As(err, &ve) || ve.Field != "target_models" || !strings.Contains(ve.Message, "target_models[1]") || !strings.Contains(ve.Message, "foo/bar") {
+	if !errors.As(err, &ve) || ve.Field != "target_models" || !strings.Contains(ve.Message, "target_models[1]") || !strings.Contains(ve.Message, "foo/bar") || !strings.Contains(ve.Message, "not configured") {
 		t.Fatalf("err = %v", err)
 	}
 	req.TargetModels = []string{"scripted/target"}

@@ -102,7 +102,7 @@ type Service struct {
 	gatewayURL  string
 	minter      KeyMinter
 	publicURL   string
-	routable    func(model string) bool
+	routable    func(model string) error
 	workers     int
 	queueSize   int
 	concurrency int
@@ -221,10 +221,11 @@ func WithAgentBudget(callsPerRow, tokensPerCall int64) Option {
 // WithVersion sets the version label of submissions (default DefaultVersion).
 func WithVersion(v string) Option { return func(s *Service) { s.version = v } }
 
-// WithModelCheck makes Submit refuse a target model for which routable reports false (for
-// example an unknown provider), with a 422 at once instead of a job that fails at its
-// baseline. Without it every well-formed provider/model is accepted.
-func WithModelCheck(routable func(model string) bool) Option {
+// WithModelCheck makes Submit refuse a target model for which routable returns an error (an
+// unknown provider, or one without its API key), with a validation error naming the model
+// and that reason at once instead of a job that fails at its baseline. Without it every
+// well-formed provider/model is accepted.
+func WithModelCheck(routable func(model string) error) Option {
 	return func(s *Service) { s.routable = routable }
 }
 
@@ -431,8 +432,8 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	}
 	if s.routable != nil {
 		for i, m := range req.TargetModels {
-			if !s.routable(m) {
-				return nil, invalid("target_models", "target_models[%d]: the gateway cannot route %q (unknown provider)", i, m)
+			if err := s.routable(m); err != nil {
+				return nil, invalid("target_models", "target_models[%d]: the gateway cannot route %q: %v", i, m, err)
 			}
 		}
 	}

@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
+
+	"github.com/invopop/jsonschema"
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
@@ -17,20 +20,45 @@ import (
 
 // optimizeRequest is the body of POST /api/v1/optimize (the spec's submit body).
 type optimizeRequest struct {
-	// Optimizer must be "agentopt" (the default when omitted).
-	Optimizer string `json:"optimizer,omitempty" jsonschema:"enum=agentopt"`
+	// Optimizer must be "agentopt" (required, as in the spec's wire example).
+	Optimizer string `json:"optimizer" jsonschema:"required,enum=agentopt"`
 	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json).
 	InputURL string `json:"input_url" jsonschema:"required"`
 	// TargetModels are "provider/model" identifiers to optimize for (at least one).
 	TargetModels []string `json:"target_models" jsonschema:"required,minItems=1"`
+	// The bounded integers are decoded as numbers so that any number outside its bounds,
+	// however large, gets the spec's message ("n_iterations must be 1-50") from the range
+	// check rather than a decoder's complaint; a fraction is refused as not an integer.
+
 	// NIterations is the number of proposals per target model (default 15).
-	NIterations *int `json:"n_iterations,omitempty" jsonschema:"minimum=1,maximum=50,default=15"`
+	NIterations *float64 `json:"n_iterations,omitempty" jsonschema:"minimum=1,maximum=50,default=15"`
 	// OverallTimeoutSeconds bounds the whole job (default 3600).
-	OverallTimeoutSeconds *int `json:"overall_timeout_seconds,omitempty" jsonschema:"minimum=300,maximum=7200,default=3600"`
+	OverallTimeoutSeconds *float64 `json:"overall_timeout_seconds,omitempty" jsonschema:"minimum=300,maximum=7200,default=3600"`
 	// LLMCallTimeoutSeconds bounds each proposer call (default 300).
-	LLMCallTimeoutSeconds *int `json:"llm_call_timeout_seconds,omitempty" jsonschema:"minimum=30,maximum=600,default=300"`
+	LLMCallTimeoutSeconds *float64 `json:"llm_call_timeout_seconds,omitempty" jsonschema:"minimum=30,maximum=600,default=300"`
 	// SandboxTimeoutSeconds bounds each sandbox benchmark run (default 600).
-	SandboxTimeoutSeconds *int `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
+	SandboxTimeoutSeconds *float64 `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
+}
+
+// JSONSchemaExtend documents the bounded numbers as the integers they must be.
+func (optimizeRequest) JSONSchemaExtend(s *jsonschema.Schema) {
+	for _, name := range []string{"n_iterations", "overall_timeout_seconds", "llm_call_timeout_seconds", "sandbox_timeout_seconds"} {
+		if p, ok := s.Properties.Get(name); ok {
+			p.Type = "integer"
+		}
+	}
+}
+
+// boundedInt checks an integer field of the submit body against [lo, hi], with the spec's
+// message "<name> must be <lo>-<hi>" for any number outside, and returns it.
+func boundedInt(name string, v float64, lo, hi int) (int, error) {
+	if v < float64(lo) || v > float64(hi) {
+		return 0, Validation(http.StatusUnprocessableEntity, "%s must be %d-%d", name, lo, hi)
+	}
+	if v != math.Trunc(v) {
+		return 0, Validation(http.StatusUnprocessableEntity, "%s must be an integer, got %g", name, v)
+	}
+	return int(v), nil
 }
 
 // Optimizer plugs agent prompt optimization jobs (package optimizer) into the server:
@@ -150,14 +178,15 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 	}
 	req := optimizer.Request{Optimizer: body.Optimizer, InputURL: body.InputURL, TargetModels: body.TargetModels}
 	if body.NIterations != nil {
-		if *body.NIterations < 1 || *body.NIterations > optimizer.MaxNIterations {
-			return Validation(http.StatusUnprocessableEntity, "n_iterations must be 1-50")
+		n, err := boundedInt("n_iterations", *body.NIterations, 1, optimizer.MaxNIterations)
+		if err != nil {
+			return err
 		}
-		req.NIterations = *body.NIterations
+		req.NIterations = n
 	}
 	for _, b := range []struct {
 		name     string
-		v        *int
+		v        *float64
 		lo, hi   int
 		into     *time.Duration
 		fallback time.Duration
@@ -170,10 +199,11 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 		if b.v == nil {
 			continue
 		}
-		if *b.v < b.lo || *b.v > b.hi {
-			return Validation(http.StatusUnprocessableEntity, "%s must be %d-%d", b.name, b.lo, b.hi)
+		n, err := boundedInt(b.name, *b.v, b.lo, b.hi)
+		if err != nil {
+			return err
 		}
-		*b.into = time.Duration(*b.v) * time.Second
+		*b.into = time.Duration(n) * time.Second
 	}
 	// The spec's messages for the other fields come first; a body that is otherwise valid
 	// must still name its optimizer.

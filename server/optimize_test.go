@@ -291,6 +291,11 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"llm_call_timeout_seconds":601}`, "llm_call_timeout_seconds must be 30-600"},
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"sandbox_timeout_seconds":59}`, "sandbox_timeout_seconds must be 60-1800"},
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"sandbox_timeout_seconds":1801}`, "sandbox_timeout_seconds must be 60-1800"},
+		// However far outside, beyond any integer type, the spec's message.
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":9223372036854775808}`, "n_iterations must be 1-50"},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":-99999999999999999999}`, "n_iterations must be 1-50"},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"overall_timeout_seconds":1e30}`, "overall_timeout_seconds must be 300-7200"},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":2.5}`, "n_iterations must be an integer, got 2.5"},
 	}
 	for _, c := range cases {
 		r := e.call(t, "POST", "/api/v1/optimize", testKey, c.body)
@@ -309,9 +314,9 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 	wantError(t, e.call(t, "POST", "/api/v1/optimize", testKey, `{`), 400, KindBadRequest, "malformed")
 	wantError(t, e.call(t, "POST", "/api/v1/optimize", "", `{}`), 401, KindUnauthorized, "API key")
 
-	// Accepted with the bounds' edges.
+	// Accepted with the bounds' edges (an integral number written as 5e1 is 50).
 	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+e.url+`","target_models":["scripted/task"],
-		"n_iterations":50,"overall_timeout_seconds":300,"llm_call_timeout_seconds":600,"sandbox_timeout_seconds":60}`)
+		"n_iterations":5e1,"overall_timeout_seconds":300,"llm_call_timeout_seconds":600.0,"sandbox_timeout_seconds":60}`)
 	if r.status != 202 || r.body["status"] != "queued" || r.body["version"] == "" || r.body["job_id"] == "" {
 		t.Fatalf("submit: %d %s", r.status, r.raw)
 	}

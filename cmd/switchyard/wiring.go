@@ -254,13 +254,19 @@ func (w *wiring) sandboxRunner() sandbox.Runner {
 	return r
 }
 
-// routable reports whether the gateway has the provider of model ("provider/model"), as
-// completions requires before calling it.
-func (w *wiring) routable(model string) bool {
-	p, _, err := providers.ParseModel(model)
+// routable reports why the gateway cannot call model ("provider/model"): an unknown
+// provider, or one without its API key; nil when it can.
+func (w *wiring) routable(model string) error {
+	name, _, err := providers.ParseModel(model)
 	if err != nil {
-		return false
+		return err
 	}
-	_, err = w.registry.Lookup(p)
-	return err == nil
+	p, err := w.registry.Lookup(name)
+	if err != nil {
+		return err
+	}
+	if c, ok := p.(interface{ Configured() bool }); ok && !c.Configured() {
+		return fmt.Errorf("provider %q has no API key configured on this server", name)
+	}
+	return nil
 }
