@@ -287,8 +287,14 @@ func contentFilteredResponse(cf *completions.ContentFilterError) *completions.Re
 	return resp
 }
 
-// userMessage is an error's text without the Go package prefix ("completions: "), which
-// means nothing to an API client.
+// userMessage is an error's text without the Go package prefix ("completions: ",
+// "trainer: ", "optimizer: "), which means nothing to an API client.
 func userMessage(err error) string {
-	return strings.TrimPrefix(err.Error(), "completions: ")
+	msg := err.Error()
+	for _, pkg := range []string{"completions: ", "trainer: ", "optimizer: "} {
+		if m, ok := strings.CutPrefix(msg, pkg); ok {
+			return m
+		}
+	}
+	return msg
 }

@@ -229,19 +229,19 @@ func optimizerError(err error) *APIError {
 	case errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Message)
 	case errors.As(err, &nf):
-		e := Errorf(http.StatusConflict, KindConflict, "%s", nf.Error())
+		e := Errorf(http.StatusConflict, KindConflict, "%s", userMessage(nf))
 		e.Extra = map[string]any{"status": nf.Status, "job_id": nf.JobID}
 		return e
 	case errors.Is(err, optimizer.ErrNotFound):
-		return NotFound("%s", err.Error())
+		return NotFound("%s", userMessage(err))
 	case errors.Is(err, optimizer.ErrFinished):
-		return Errorf(http.StatusConflict, KindConflict, "%s", err.Error())
+		return Errorf(http.StatusConflict, KindConflict, "%s", userMessage(err))
 	case errors.Is(err, optimizer.ErrStillRunning):
-		e := Errorf(http.StatusConflict, KindConflict, "%s", err.Error())
+		e := Errorf(http.StatusConflict, KindConflict, "%s", userMessage(err))
 		e.Header = http.Header{"Retry-After": []string{"5"}}
 		return e
 	case errors.Is(err, optimizer.ErrTooManyJobs):
-		e := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", err.Error())
+		e := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 		e.Header = http.Header{"Retry-After": []string{"60"}}
 		return e
 	case errors.Is(err, optimizer.ErrQueueFull):

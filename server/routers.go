@@ -240,23 +240,23 @@ func trainerError(err error) *APIError {
 	case errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, trainer.ErrInvalid):
-		return Validation(http.StatusUnprocessableEntity, "%v", err)
+		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))
 	case errors.Is(err, trainer.ErrArchived):
-		return NotFound("%v", err)
+		return NotFound("%s", userMessage(err))
 	case errors.Is(err, trainer.ErrNotFound):
-		return NotFound("%v", err)
+		return NotFound("%s", userMessage(err))
 	case errors.Is(err, trainer.ErrTooManyJobs):
-		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%v", err)
+		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 		ae.Header = http.Header{"Retry-After": {"30"}}
 		return ae
 	case errors.Is(err, trainer.ErrStillRunning):
-		ae := Errorf(http.StatusConflict, KindConflict, "%v", err)
+		ae := Errorf(http.StatusConflict, KindConflict, "%s", userMessage(err))
 		ae.Header = http.Header{"Retry-After": {"5"}}
 		return ae
 	case errors.Is(err, trainer.ErrFinished):
-		return Errorf(http.StatusConflict, KindConflict, "%v", err)
+		return Errorf(http.StatusConflict, KindConflict, "%s", userMessage(err))
 	case errors.Is(err, trainer.ErrQueueFull), errors.Is(err, trainer.ErrClosed):
-		ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "%v", err)
+		ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "%s", userMessage(err))
 		ae.Header = http.Header{"Retry-After": {"30"}}
 		return ae
 	}
