@@ -73,3 +73,23 @@ func TestResolverCallerDeadlineIsTheCallBudget(t *testing.T) {
 		t.Fatalf("without a caller deadline: err %v, want the gateway's timeout", err)
 	}
 }
+
+// TestScopeCallTimeout: a scope's CallTimeout replaces the gateway's attempt and request
+// limits for its requests (an optimization job's agent calls), both ways.
+func TestScopeCallTimeout(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.AttemptTimeout = 30 * time.Millisecond })
+	slow := step{delay: 200 * time.Millisecond, text: "late but fine"}
+	h.a.on("m", slow)
+	req := userReq("x", "a/m")
+	req.MaxRetries = intp(0)
+	if resp, err := h.g.Complete(context.Background(), Scope{Owner: "k", CallTimeout: 5 * time.Second}, req); err != nil || resp.Text() != "late but fine" {
+		t.Fatalf("scope call timeout 5 s: %v %v", resp, err)
+	}
+	h2 := newHarness(t, nil) // attempt timeout 2 s
+	h2.a.on("m", slow)
+	req = userReq("x", "a/m")
+	req.MaxRetries = intp(0)
+	if _, err := h2.g.Complete(context.Background(), Scope{Owner: "k", CallTimeout: 50 * time.Millisecond}, req); !errors.Is(err, ErrAllFailed) {
+		t.Fatalf("scope call timeout 50 ms: err %v, want a timeout", err)
+	}
+}

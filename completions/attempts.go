@@ -94,7 +94,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if req.MaxRetries != nil {
 		p.maxRetries = *req.MaxRetries
 	}
-	p.timing = g.timingFor(p.start, req)
+	p.timing = g.timingFor(p.start, scope, req)
 	p.msgID = uuid.NewString()
 	return p, nil
 }

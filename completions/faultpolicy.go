@@ -73,8 +73,9 @@ type timing struct {
 	hedgeAfter time.Duration // 0: no hedging
 }
 
-// timingFor combines the gateway's options with the request's policy.
-func (g *Gateway) timingFor(start time.Time, req *Request) timing {
+// timingFor combines the gateway's options with the scope's call timeout and the request's
+// policy.
+func (g *Gateway) timingFor(start time.Time, scope Scope, req *Request) timing {
 	f := &req.FaultPolicy
 	t := timing{
 		deadline:   start.Add(seconds(f.Timeout, g.opts.RequestTimeout)),
@@ -83,8 +84,14 @@ func (g *Gateway) timingFor(start time.Time, req *Request) timing {
 		idle:       seconds(f.StreamIdleTimeout, g.opts.StreamIdleTimeout),
 		hedgeAfter: seconds(f.HedgeAfter, 0),
 	}
-	if req.callTimeout > 0 {
+	switch {
+	case req.callTimeout > 0:
 		t.deadline, t.attempt = start.Add(req.callTimeout), req.callTimeout
+	case scope.CallTimeout > 0:
+		t.attempt = scope.CallTimeout
+		if f.Timeout == nil {
+			t.deadline = start.Add(scope.CallTimeout)
+		}
 	}
 	return t
 }

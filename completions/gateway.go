@@ -77,6 +77,11 @@ type Scope struct {
 	Budget *Budget
 	// Received is when the request arrived (for latency and ttft); zero means "now".
 	Received time.Time
+	// CallTimeout, when set, is how long each request of the scope may take in all and
+	// one upstream call as long: it replaces the gateway's RequestTimeout and
+	// AttemptTimeout (an optimization job's llm_call_timeout_seconds for its agent's
+	// calls). A request's own timeout still wins for its deadline.
+	CallTimeout time.Duration
 }
 
 // Backoff configures the wait between retries of the same model.

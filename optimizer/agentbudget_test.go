@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestJobKeyBudget checks the grant a job key is minted with: only the target model, and a
@@ -41,5 +42,9 @@ func TestJobKeyBudget(t *testing.T) {
 	wantCalls := int64(3 * (len(train) + 2*(len(train)+DefaultCandidates*mb) + 2*len(test)))
 	if g.Model != "scripted/task" || g.Owner != "alice" || g.MaxCalls != wantCalls || g.MaxTokens != wantCalls*100 {
 		t.Fatalf("grant %+v, want MaxCalls %d and MaxTokens %d", g, wantCalls, wantCalls*100)
+	}
+	// The agent's calls are held to the job's llm_call_timeout_seconds.
+	if g.CallTimeout != 10*time.Second {
+		t.Errorf("grant call timeout %v, want the job's 10s", g.CallTimeout)
 	}
 }

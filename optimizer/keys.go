@@ -27,6 +27,9 @@ type KeyGrant struct {
 	// TTL is the longest the key may stay valid (the job's overall timeout); a key whose
 	// Revoke never ran (the process died) expires then. 0: the minter's choice.
 	TTL time.Duration
+	// CallTimeout is how long one LLM call made with the key may take (the job's
+	// llm_call_timeout_seconds); 0: the gateway's own limits.
+	CallTimeout time.Duration
 }
 
 // JobKey is a minted key.

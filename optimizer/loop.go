@@ -190,7 +190,8 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		perIteration := n + int64(s.candidates)*int64(min(s.minibatch, (len(train)+1)/2))
 		calls := s.callsPerRow * (n + int64(j.NIterations)*perIteration + 2*int64(len(test)))
 		key, err = minter.MintKey(ctx, KeyGrant{Owner: j.Owner, JobID: j.ID, Model: model,
-			MaxCalls: calls, MaxTokens: calls * s.tokensPerCall, TTL: time.Duration(j.OverallTimeout)})
+			MaxCalls: calls, MaxTokens: calls * s.tokensPerCall, TTL: time.Duration(j.OverallTimeout),
+			CallTimeout: time.Duration(j.LLMCallTimeout)})
 		if err != nil {
 			return fmt.Errorf("mint the job's gateway key: %w", err)
 		}

@@ -117,9 +117,9 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 	case *completions.Budget:
 		sc.Budget = v
 	case completions.Scope:
-		sc.Budget, sc.Tag = v.Budget, v.Tag
+		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
 	case *completions.Scope:
-		sc.Budget, sc.Tag = v.Budget, v.Tag
+		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
 	}
 	return sc
 }

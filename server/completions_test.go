@@ -69,6 +69,12 @@ func (u *fakeOpenAIUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "cut":
 		words = words[:2]
+	case "slow": // answers after 300 ms
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	if !body.Stream {
 		w.Header().Set("Content-Type", "application/json")

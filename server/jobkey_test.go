@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
 )
 
@@ -35,4 +39,37 @@ func TestJobKeyMinterLimits(t *testing.T) {
 		t.Fatalf("usage not metered: %+v", u)
 	}
 	wantError(t, do(t, s, "GET", "/api/v1/test/whoami", k.Key, ""), http.StatusForbidden, KindForbidden, "limited in scope")
+}
+
+// TestJobKeyCallTimeout: a job key carries the job's llm_call_timeout_seconds; the agent's
+// calls made with it are held to it (here shorter than the model takes), on this replica
+// and on one that rebuilds the key's scope from the store.
+func TestJobKeyCallTimeout(t *testing.T) {
+	hs, s, _ := completionsServer(t)
+	body := `{"model":"up/slow","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`
+	mint := func(d time.Duration) *optimizer.JobKey {
+		k, err := jobKeyMinter{auth: s.Auth()}.MintKey(context.Background(), optimizer.KeyGrant{
+			Owner: "key_job_owner", JobID: "opt_1", Model: "up/slow", MaxCalls: 10, MaxTokens: 1 << 20, CallTimeout: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(k.Revoke)
+		return k
+	}
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", mint(5*time.Second).Key, body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("within the call timeout: %d %s", resp.StatusCode, b)
+	}
+	resp, b := post(t, hs.URL+"/v1/chat/completions", mint(100*time.Millisecond).Key, body)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "timeout") {
+		t.Fatalf("past the call timeout: %d %s", resp.StatusCode, b)
+	}
+	// Another replica rebuilds the scope from the key's stored document.
+	if _, err := completions.CreateSharedBudget(context.Background(), s.cfg.Store, "job/t", completions.BudgetLimits{MaxCalls: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := jobKeyScopes(s.cfg.Store)(context.Background(), "key_job_owner",
+		json.RawMessage(`{"tag":"optimize:opt_1","budget":"job/t","call_timeout_ms":30000}`))
+	if got, ok := sc.(completions.Scope); err != nil || !ok || got.CallTimeout != 30*time.Second || got.Budget == nil {
+		t.Fatalf("rebuilt scope %+v, err %v", sc, err)
+	}
 }

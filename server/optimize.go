@@ -265,6 +265,8 @@ type jobKeyMinter struct{ auth *Auth }
 type jobKeyScope struct {
 	Tag    string `json:"tag"`
 	Budget string `json:"budget"`
+	// CallTimeoutMS is the job's llm_call_timeout_seconds, in milliseconds (0: none).
+	CallTimeoutMS int64 `json:"call_timeout_ms,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -285,8 +287,9 @@ func (m jobKeyMinter) MintKey(ctx context.Context, g optimizer.KeyGrant) (*optim
 		ttl = 2 * time.Hour
 	}
 	tag := "optimize:" + g.JobID
-	doc, _ := json.Marshal(jobKeyScope{Tag: tag, Budget: budgetID})
-	revoke, err := m.auth.AddSharedKey(ctx, key, g.Owner, completions.Scope{Owner: g.Owner, Tag: tag, Budget: budget}, doc, ttl+10*time.Minute)
+	doc, _ := json.Marshal(jobKeyScope{Tag: tag, Budget: budgetID, CallTimeoutMS: g.CallTimeout.Milliseconds()})
+	scope := completions.Scope{Owner: g.Owner, Tag: tag, Budget: budget, CallTimeout: g.CallTimeout}
+	revoke, err := m.auth.AddSharedKey(ctx, key, g.Owner, scope, doc, ttl+10*time.Minute)
 	if err != nil {
 		_ = completions.DeleteSharedBudget(context.WithoutCancel(ctx), m.auth.store, budgetID)
 		return nil, fmt.Errorf("server: minting a job key: %w", err)
@@ -320,6 +323,6 @@ func jobKeyScopes(st *store.Store) ScopeResolver {
 		if err != nil {
 			return nil, err
 		}
-		return completions.Scope{Owner: owner, Tag: s.Tag, Budget: b}, nil
+		return completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond}, nil
 	}
 }
