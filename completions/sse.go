@@ -124,15 +124,20 @@ func relay(st *ResponseStream, sse *SSEWriter) (afterFragment func() error) {
 	return sse.Flush
 }
 
-// finalEvent is the response with "type":"final" in front.
+// finalEvent is the response with "type":"final" in front. Its text is always empty: a
+// client that joins every event's text, as the spec's "every payload is a chunk" invites,
+// reads the answer unchanged.
 type finalEvent struct {
 	Type string `json:"type"`
+	Text string `json:"text"`
 	*Response
 }
 
 // StreamErrorEvent is the data of the "error" event that ends a failed stream.
 type StreamErrorEvent struct {
-	Type     string    `json:"type"`
+	Type string `json:"type"`
+	// Text is always empty (see finalEvent).
+	Text     string    `json:"text"`
 	Error    string    `json:"error"`
 	Message  string    `json:"message"`
 	Attempts []Attempt `json:"attempts,omitempty"`

@@ -231,6 +231,20 @@ func TestWriteStreamFraming(t *testing.T) {
 	if final["type"] != "final" || final["usage"].(map[string]any)["totalTokens"] != 4.0 {
 		t.Fatalf("final = %v", final)
 	}
+	// Every payload has a text (the final one empty), so joining them reads the answer.
+	joined := ""
+	for _, ev := range evs[:3] {
+		var m map[string]any
+		_ = json.Unmarshal([]byte(ev.data), &m)
+		text, ok := m["text"].(string)
+		if !ok {
+			t.Fatalf("event without text: %s", ev.data)
+		}
+		joined += text
+	}
+	if joined != "Hi there" {
+		t.Errorf("joined text %q", joined)
+	}
 
 	// A failure after the first fragment ends with an error event and no [DONE].
 	h.a.on("m", step{text: "one two three", breakAt: 1, breakErr: &providers.Error{Kind: providers.KindStreamBroken, Message: "cut"}})
@@ -248,6 +262,9 @@ func TestWriteStreamFraming(t *testing.T) {
 		t.Fatalf("events = %+v", evs)
 	}
 	var ev StreamErrorEvent
+	if !strings.Contains(last.data, `"text":""`) {
+		t.Errorf("error event without an empty text: %s", last.data)
+	}
 	if err := json.Unmarshal([]byte(last.data), &ev); err != nil || ev.Type != "error" || ev.Error != "Stream Error" || !strings.Contains(ev.Message, "stream_broken") || len(ev.Attempts) != 1 {
 		t.Fatalf("error event %+v %v", ev, err)
 	}
