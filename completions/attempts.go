@@ -24,6 +24,7 @@ type plan struct {
 	current    int    // index in targets of the model being tried
 	calls      int    // upstream calls made (MaxUpstreamAttempts)
 	losers     []part // hedged starts that lost, billed with the answer
+	collected  bool   // a stream read whole for a non-streamed request (completeHedged)
 
 	convID    string
 	convNew   bool
@@ -374,6 +375,9 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 // (ErrInvalid), ErrNotFound, ErrModelNotAllowed, ErrBudgetExceeded, *AllFailedError, or the
 // context's error when ctx ends first.
 func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Response, error) {
+	if req.FaultPolicy.HedgeAfter != nil {
+		return g.completeHedged(ctx, scope, req)
+	}
 	p, err := g.prepare(ctx, scope, req)
 	if err != nil {
 		return nil, err

@@ -20,9 +20,10 @@ type FaultPolicy struct {
 	FirstTokenTimeout *float64 `json:"first_token_timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
 	// StreamIdleTimeout bounds the silence between two fragments of a stream.
 	StreamIdleTimeout *float64 `json:"stream_idle_timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
-	// HedgeAfter (streams only) starts the next model when the first fragment has not come
-	// within this many seconds, takes whichever answers first and cancels the other; the
-	// attempts list and the usage show both.
+	// HedgeAfter starts the next model when the first fragment has not come within this
+	// many seconds, takes whichever answers first and cancels the other; the attempts list
+	// and the usage show both. A non-streamed request is streamed from the upstreams for
+	// it and answered whole.
 	HedgeAfter *float64 `json:"hedge_after,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
 	// FallbackOnContentFilter lets a content-filter block or a refusal fall over to the
 	// next model; by default it is reported to the caller as the answer, since asking

@@ -444,6 +444,24 @@ func TestHedgeReport(t *testing.T) {
 	}
 }
 
+// TestHedgeNonStreamed: a non-streamed request with hedge_after is hedged too (streamed
+// internally): the silent primary is cancelled, the backup's whole answer returned.
+func TestHedgeNonStreamed(t *testing.T) {
+	g, up, _ := faultGatewayWith(t, func(o *Options) { o.StreamIdleTimeout = 2 * time.Second })
+	up.on("primary", slowFirstToken())
+	up.on("backup", answer(backupAnswer))
+	resp, _, attempts, err := runFault(t, g, faultCase{backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
+	if err != nil || resp.Text() != backupAnswer || resp.Model != "backup" {
+		t.Fatalf("err %v, resp %+v", err, resp)
+	}
+	if len(attempts) != 2 || attempts[0].Outcome != OutcomeCancelled || attempts[0].Kind != "hedged" || attempts[1].Outcome != OutcomeOK {
+		t.Fatalf("attempts %+v", attempts)
+	}
+	if resp.Usage.PromptTokens != 22 {
+		t.Fatalf("usage %+v, want both prompts (11 + 11)", resp.Usage)
+	}
+}
+
 // TestSkippedEventCounted: the undecodable event skipped is counted in the attempt.
 func TestSkippedEventCounted(t *testing.T) {
 	g, up, _ := faultGateway(t)

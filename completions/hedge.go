@@ -2,10 +2,37 @@ package completions
 
 import (
 	"context"
+	"errors"
+	"io"
+	"slices"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
+
+// completeHedged answers a non-streamed request that asks for hedging by streaming it
+// internally and reading the stream whole: telling a live model from a silent one needs
+// its first fragment. A stream that fails after it started (and could not be continued)
+// is reported as every attempt failing, as a non-streamed answer would be.
+func (g *Gateway) completeHedged(ctx context.Context, scope Scope, req *Request) (*Response, error) {
+	st, err := g.stream(ctx, scope, req, true)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	for {
+		_, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return st.Response(), nil
+		}
+		if err != nil {
+			if errors.Is(err, ErrStreamFailed) {
+				return nil, &AllFailedError{Attempts: slices.Clone(st.p.attempts)}
+			}
+			return nil, err
+		}
+	}
+}
 
 // hedged opens the plan's stream with hedging (FaultPolicy.HedgeAfter): it starts the
 // first model, starts the next one whenever no running attempt produced a first fragment

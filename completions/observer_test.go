@@ -54,6 +54,15 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 		rec.Usage.TotalTokens != 15 || rec.Owner != "o" || rec.Tag != "t" || rec.Latency <= 0 || rec.ConversationID == "" {
 		t.Fatalf("fallback: %+v", rec)
 	}
+	// A non-streamed request with hedging is streamed inside, and observed as it was sent.
+	r = userReq("hi", "a/ok")
+	r.FaultPolicy.HedgeAfter = ptr(5.0)
+	if resp, err := h.g.Complete(ctx, Scope{}, r); err != nil || resp.Text() != "fine answer" {
+		t.Fatalf("hedged non-streamed: %v %v", resp, err)
+	}
+	if rec := obs.take(t); rec.Outcome != RequestOK || rec.Stream || rec.Model != "a/ok" {
+		t.Fatalf("hedged non-streamed: %+v", rec)
+	}
 	// Every model failed.
 	r = userReq("hi", "a/down")
 	r.MaxRetries = intp(0)

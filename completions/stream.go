@@ -86,10 +86,17 @@ func (a *attemptStream) close() {
 // attempt, so the errors are those of Complete. The stream is bound to ctx: cancelling it
 // cancels the upstream call. The caller must Close the stream.
 func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*ResponseStream, error) {
+	return g.stream(ctx, scope, req, false)
+}
+
+// stream is Stream; collected says the stream is read whole for a non-streamed request
+// (the Observer then sees a non-streamed request).
+func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collected bool) (*ResponseStream, error) {
 	p, err := g.prepare(ctx, scope, req)
 	if err != nil {
 		return nil, err
 	}
+	p.collected = collected
 	var (
 		won   *attemptStream
 		used  target
@@ -115,7 +122,7 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 	}
 	if err != nil {
 		undl()
-		g.observeFailure(ctx, p, true, err, nil, 0)
+		g.observeFailure(ctx, p, !collected, err, nil, 0)
 		return nil, err
 	}
 	st := &ResponseStream{
@@ -336,10 +343,10 @@ func (s *ResponseStream) observeEnd(err error) {
 			ttft = s.firstAt.Sub(s.p.start)
 		}
 		if err == nil && s.final != nil {
-			s.g.observeResponse(s.ctx, s.p, true, s.final, ttft)
+			s.g.observeResponse(s.ctx, s.p, !s.p.collected, s.final, ttft)
 			return
 		}
-		s.g.observeFailure(s.ctx, s.p, true, err, &s.t, ttft)
+		s.g.observeFailure(s.ctx, s.p, !s.p.collected, err, &s.t, ttft)
 	})
 }
 
