@@ -287,7 +287,7 @@ func (s *ChatCompletionStream) Next() bool {
 		event, data, err := s.events.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				s.fail(ErrStreamTruncated)
+				s.fail(fmt.Errorf("%w: the connection ended before [DONE]", ErrStreamTruncated))
 			} else {
 				s.fail(fmt.Errorf("client: reading chat stream: %w", err))
 			}

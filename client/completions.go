@@ -145,9 +145,10 @@ func (e *StreamError) Error() string {
 	return fmt.Sprintf("switchyard: stream failed: %s: %s", e.Kind, e.Message)
 }
 
-// ErrStreamTruncated is returned when a stream ends without its end marker: whatever
-// arrived is not a complete answer.
-var ErrStreamTruncated = errors.New("switchyard: stream ended before [DONE]")
+// ErrStreamTruncated is returned when a stream ends without its end marker, or (native
+// completions) with it but without the final response: whatever arrived is not a
+// confirmed, complete answer.
+var ErrStreamTruncated = errors.New("switchyard: stream truncated")
 
 // Stream reads a streamed completion. Call Next until it returns false, then Err; Final
 // holds the full response once the stream completed. Close releases the connection early.
@@ -211,7 +212,7 @@ func (s *Stream) Next() bool {
 		event, data, err := s.events.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				s.fail(ErrStreamTruncated)
+				s.fail(fmt.Errorf("%w: the connection ended before [DONE]", ErrStreamTruncated))
 			} else {
 				s.fail(fmt.Errorf("client: reading stream: %w", err))
 			}
@@ -229,7 +230,7 @@ func (s *Stream) dispatch(event, data string) bool {
 	if data == "[DONE]" {
 		s.done = true
 		if s.final == nil {
-			s.err = errors.New("switchyard: stream ended without its final response")
+			s.err = fmt.Errorf("%w: [DONE] came without the final response", ErrStreamTruncated)
 		}
 		s.body.Close()
 		return false
@@ -282,13 +283,15 @@ func truncate(s string, n int) string {
 // Chunk returns the fragment Next advanced to.
 func (s *Stream) Chunk() Chunk { return s.chunk }
 
-// Final returns the full response (usage, costs, latency, conversation fields) once the
-// stream completed, nil before that or when it failed.
+// Final returns the full response (usage, costs, latency, conversation fields) once its
+// event arrived, nil before that. It can be set on a stream whose Err is
+// ErrStreamTruncated (the connection ended between the final event and [DONE]): the
+// answer is whole then, but the server did not confirm its end.
 func (s *Stream) Final() *Completion { return s.final }
 
 // Err returns the failure that ended the stream: a *StreamError sent by the server,
-// ErrStreamTruncated when the connection ended early, or a transport error. It is nil
-// after a complete stream.
+// ErrStreamTruncated when the connection ended early or [DONE] came without the final
+// response, or a transport error. It is nil after a complete stream.
 func (s *Stream) Err() error { return s.err }
 
 // Close releases the connection. It is safe to call more than once.

@@ -95,6 +95,18 @@ func TestStreamErrorEventAndTruncation(t *testing.T) {
 	if !errors.Is(st.Err(), client.ErrStreamTruncated) {
 		t.Fatalf("truncated: %v", st.Err())
 	}
+
+	// [DONE] without the final response is a truncation too (a proxy dropped an event).
+	c = fakeServer(t, fakeSSE("data: "+chunkA+"\n\ndata: [DONE]\n\n"))
+	st, err = c.CompleteStream(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st.Next() {
+	}
+	if !errors.Is(st.Err(), client.ErrStreamTruncated) || st.Final() != nil {
+		t.Fatalf("no final event: err %v final %v", st.Err(), st.Final())
+	}
 }
 
 func TestPredictSplitsOver500InOrder(t *testing.T) {

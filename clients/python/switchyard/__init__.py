@@ -21,7 +21,8 @@ from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTr
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, MissingIdError, NotFoundError,
-                     PayloadTooLargeError, RateLimitError, ServerError, StreamError,
+                     PayloadTooLargeError, RateLimitError, RequestTimeoutError, ServerError,
+                     StreamError,
                      StreamTruncatedError, SwitchyardError, ValidationError)
 
 __all__ = [
@@ -31,7 +32,8 @@ __all__ = [
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
     "ConnectionFailedError", "MissingIdError",
-    "NotFoundError", "PayloadTooLargeError", "RateLimitError", "ServerError", "StreamError",
+    "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",
+    "ServerError", "StreamError",
     "StreamTruncatedError", "SwitchyardError", "ValidationError",
 ]
 __version__ = "0.1.0"

@@ -13,9 +13,12 @@ from typing import Any, Callable, Dict, Iterator, Optional
 
 from ._retry import (DEFAULT_RETRY_POLICY, RetryPolicy, gateway_exhausted, parse_retry_after,
                      retryable_reason, retryable_status)
-from .errors import ConnectionFailedError, SwitchyardError, error_for
+from .errors import ConnectionFailedError, RequestTimeoutError, SwitchyardError, error_for
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+# Above the server's default --request-timeout (5 minutes, retries and fallbacks included),
+# so that the client does not give up on an answer the server is still producing.
+DEFAULT_TIMEOUT = 330.0
 ENV_BASE_URL = "SWITCHYARD_BASE_URL"
 ENV_API_KEY = "SERVICE_API_KEY"
 
@@ -26,8 +29,9 @@ class Client:
     Args:
         base_url: server address; default ``SWITCHYARD_BASE_URL`` or http://127.0.0.1:8080.
         api_key: bearer key; default the ``SERVICE_API_KEY`` environment variable.
-        timeout: seconds to wait for each response (streams: for each read). A timeout is
-            not retried.
+        timeout: seconds to wait for each response (streams: for each read); default 330,
+            above the server's default request timeout of 5 minutes. A timeout raises
+            :class:`RequestTimeoutError` and is not retried.
         retry: how transient failures are resent (429, 502, 503, 504 and connection errors
             before any response); default ``RetryPolicy()``: 2 retries, backoff from 0.25 s
             doubling up to 4 s with jitter, a Retry-After of at most 30 s honoured. ``None``
@@ -41,7 +45,7 @@ class Client:
     """
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None,
-                 timeout: float = 60.0, retry: Optional[RetryPolicy] = DEFAULT_RETRY_POLICY,
+                 timeout: float = DEFAULT_TIMEOUT, retry: Optional[RetryPolicy] = DEFAULT_RETRY_POLICY,
                  sleep: Callable[[float], Any] = time.sleep):
         base = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         base = base.strip().rstrip("/")
@@ -78,6 +82,8 @@ class Client:
             req = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
                 return urllib.request.urlopen(req, timeout=self.timeout)
+            except TimeoutError as e:
+                raise RequestTimeoutError(f"{method} {url}: no answer within {self.timeout:g} s") from e
             except urllib.error.HTTPError as e:
                 err = _api_error(e)
                 if (attempt >= policy.max_retries or not retryable_status(e.code)
@@ -89,6 +95,8 @@ class Client:
                 wait = ra if ra is not None else policy.backoff(attempt)
             except urllib.error.URLError as e:
                 # Raised while connecting or sending: e.reason is the OSError (or a string).
+                if isinstance(e.reason, TimeoutError):
+                    raise RequestTimeoutError(f"{method} {url}: no connection within {self.timeout:g} s") from e
                 if not retryable_reason(e.reason):
                     raise SwitchyardError(f"{method} {url}: {e.reason}") from e
                 if attempt >= policy.max_retries:
@@ -107,7 +115,10 @@ class Client:
                 body: Any = None) -> Any:
         """Sends a JSON request and returns the decoded JSON answer."""
         with self._open(method, path, query, body) as resp:
-            raw = resp.read()
+            try:
+                raw = resp.read()
+            except TimeoutError as e:
+                raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
         if not raw:
             return None
         try:
@@ -116,20 +127,26 @@ class Client:
             raise SwitchyardError(f"{method} {path}: answer is not JSON: {raw[:200]!r}") from e
 
     def stream_events(self, path: str, body: Any) -> Iterator[Dict[str, Any]]:
-        """Posts body and yields server-sent events as {"event": name, "data": text}.
+        """Posts body and returns an iterator of its server-sent events as
+        {"event": name, "data": text}.
 
-        The connection is closed when the generator is closed or exhausted. Retries (see
-        RetryPolicy) apply to the initial response only: once the answer's status is 2xx
-        and its events are being read, a failure is raised, never resent.
+        The request is sent at once, so an error answer (401, 422, ...) is raised here,
+        not while iterating. The connection is closed when the iterator is closed or
+        exhausted. Retries (see RetryPolicy) apply to the initial response only: once the
+        answer's status is 2xx and its events are being read, a failure is raised, never
+        resent.
         """
         resp = self._open("POST", path, None, body, accept="text/event-stream")
+        return self._events(resp, path)
+
+    def _events(self, resp, path: str) -> Iterator[Dict[str, Any]]:
         try:
             ctype = resp.headers.get("Content-Type", "")
             if not ctype.startswith("text/event-stream"):
                 yield {"event": "json", "data": resp.read().decode("utf-8")}
                 return
             event, data = "", []
-            for raw in resp:
+            for raw in _lines(resp, path, self.timeout):
                 line = raw.decode("utf-8").rstrip("\r\n")
                 if line == "":
                     if data:
@@ -149,6 +166,19 @@ class Client:
                 yield {"event": event, "data": "\n".join(data)}
         finally:
             resp.close()
+
+
+def _lines(resp, path: str, timeout: float) -> Iterator[bytes]:
+    """The response's lines; a read that waits longer than timeout raises RequestTimeoutError."""
+    it = iter(resp)
+    while True:
+        try:
+            line = next(it)
+        except StopIteration:
+            return
+        except TimeoutError as e:
+            raise RequestTimeoutError(f"POST {path}: no stream event for {timeout:g} s") from e
+        yield line
 
 
 def _api_error(e: "urllib.error.HTTPError"):

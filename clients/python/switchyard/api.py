@@ -69,10 +69,14 @@ class CompletionStream:
 
     def __init__(self, events: Iterator[Dict[str, Any]]):
         self._events = events
+        self._read = False
         self.final: Optional[Dict[str, Any]] = None
         self.text = ""
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
+        if self._read:
+            raise SwitchyardError("a CompletionStream can be iterated once; its text and final hold the answer")
+        self._read = True
         done = False
         try:
             for ev in self._events:
@@ -123,7 +127,8 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
 
     ``messages`` may give ``content`` as a plain string or as the spec's list of text blocks.
     With ``stream=False`` returns the response dict; with ``stream=True`` a CompletionStream
-    to iterate over (its ``final`` attribute holds the full response afterwards).
+    to iterate over once (its ``final`` attribute holds the full response afterwards); the
+    request is sent at once either way, so an error answer (401, 422, ...) is raised here.
     """
     c = client or Client()
     if isinstance(models, str):

@@ -77,6 +77,13 @@ class ConnectionFailedError(SwitchyardError, ConnectionError):
     underlying exception."""
 
 
+class RequestTimeoutError(SwitchyardError, TimeoutError):
+    """No answer (or, in a stream, no next event) within the client's ``timeout``. It is
+    also a TimeoutError, so ``except TimeoutError`` keeps catching it. ``__cause__`` holds
+    the underlying exception. A timeout is not retried: the server may still be working
+    on the request."""
+
+
 class StreamError(SwitchyardError):
     """A streamed completion ended with an error event after its first chunk."""
 

@@ -45,6 +45,12 @@ class FakeHandler(BaseHTTPRequestHandler):
             return self._json(200, {"training_job_id": job, "status": "failed",
                                     "error_message": "cancelled by the caller before it started"})
         if self.path == "/api/v1/completions":
+            if body.get("models") == ["fake/slow"]:
+                import time
+                time.sleep(0.5)  # longer than the test client's timeout
+                return self._json(200, {})
+            if body.get("models") == ["fake/invalid"]:
+                return self._json(422, {"error": "Validation Error", "message": "models[0]: unknown provider"})
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
@@ -94,6 +100,24 @@ class OfflineTest(unittest.TestCase):
         st = switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True, client=self.client)
         with self.assertRaises(switchyard.StreamTruncatedError):
             list(st)
+
+    def test_stream_errors_at_the_call_and_read_once(self):
+        # An error answer is raised by complete() itself, not while iterating.
+        with self.assertRaises(switchyard.ValidationError):
+            switchyard.complete([{"role": "user", "content": "hi"}], "fake/invalid", stream=True, client=self.client)
+        FakeHandler.sse_body = "".join("data: %s\n\n" % json.dumps(x) for x in (CHUNK, FINAL)) + "data: [DONE]\n\n"
+        st = switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True, client=self.client)
+        self.assertEqual([c["text"] for c in st], ["Hel"])
+        with self.assertRaisesRegex(switchyard.SwitchyardError, "iterated once"):
+            list(st)
+
+    def test_timeout_is_a_package_error(self):
+        quick = switchyard.Client("http://127.0.0.1:%d" % self.httpd.server_port, "fake-key", timeout=0.1)
+        self.assertGreater(switchyard.Client("http://127.0.0.1:1", "k").timeout, 300)  # above the server's 5 min
+        with self.assertRaises(switchyard.RequestTimeoutError) as cm:
+            switchyard.complete([{"role": "user", "content": "hi"}], "fake/slow", client=quick)
+        self.assertIsInstance(cm.exception, TimeoutError)
+        self.assertIsInstance(cm.exception, switchyard.SwitchyardError)
 
     def test_predict_splits_over_500_in_order(self):
         FakeHandler.batches = []
