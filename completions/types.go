@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,14 +39,9 @@ type Message struct {
 // and every error is a *ValidationError naming the field relative to the message
 // ("content[1].text"; "" for the message itself).
 func (m *Message) UnmarshalJSON(b []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return invalid("", "must be an object with role and content, got %s", jsonKind(b))
-	}
-	for k := range raw {
-		if k != "role" && k != "content" {
-			return invalid(k, "unknown field")
-		}
+	raw, verr := strictObject(b, "role", "content")
+	if verr != nil {
+		return verr
 	}
 	m.Role, m.Content = "", nil
 	if r, ok := raw["role"]; ok && !isNull(r) {
@@ -82,14 +78,9 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 
 // decode reads one content block strictly; the error's Field is relative to the block.
 func (cb *ContentBlock) decode(b []byte) *ValidationError {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return invalid("", "must be an object with type and text, got %s", jsonKind(b))
-	}
-	for k := range raw {
-		if k != "type" && k != "text" {
-			return invalid(k, "unknown field")
-		}
+	raw, verr := strictObject(b, "type", "text")
+	if verr != nil {
+		return verr
 	}
 	if err := json.Unmarshal(raw["type"], &cb.Type); raw["type"] == nil || isNull(raw["type"]) || err != nil {
 		return invalid("type", "is required and must be a string")
@@ -105,6 +96,20 @@ func (cb *ContentBlock) decode(b []byte) *ValidationError {
 		return invalid("text", "must be a string, got %s", jsonKind(t))
 	}
 	return nil
+}
+
+// strictObject decodes b as a JSON object whose members are among names (exactly).
+func strictObject(b []byte, names ...string) (map[string]json.RawMessage, *ValidationError) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return nil, invalid("", "must be an object with %s, got %s", strings.Join(names, " and "), jsonKind(b))
+	}
+	for k := range raw {
+		if !slices.Contains(names, k) {
+			return nil, invalid(k, "unknown field")
+		}
+	}
+	return raw, nil
 }
 
 // fieldSuffix is ".field", or "" for the value itself.
