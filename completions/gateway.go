@@ -297,10 +297,10 @@ func (g *Gateway) usage(model string, u providers.Usage) Usage {
 }
 
 // Models lists the "provider/model" names this gateway can route to with the providers it
-// has: for every provider the lookup can list (a *providers.Registry lists those with a
-// key or a configuration), the price catalogue's chat models of that provider. Providers
-// the catalogue does not cover (a custom OpenAI-compatible endpoint, ollama) pass any
-// model name through and cannot be enumerated; HasModel still knows them.
+// has: for every provider the lookup can list that is configured (has its API key, or
+// needs none), the price catalogue's chat models of that provider. Providers the
+// catalogue does not cover (a custom OpenAI-compatible endpoint) pass any model name
+// through and cannot be enumerated; HasModel still knows them.
 func (g *Gateway) Models() []string {
 	lister, ok := g.opts.Providers.(interface{ Names() []string })
 	if !ok {
@@ -314,9 +314,18 @@ func (g *Gateway) Models() []string {
 	}
 	var out []string
 	for _, name := range lister.Names() {
-		out = append(out, cat.ChatModels(name)...)
+		if p, err := g.opts.Providers.Lookup(name); err == nil && configured(p) {
+			out = append(out, cat.ChatModels(name)...)
+		}
 	}
 	return out
+}
+
+// configured reports whether p can make calls: it has its API key or needs none (a
+// provider that does not say is taken as configured).
+func configured(p providers.Provider) bool {
+	c, ok := p.(interface{ Configured() bool })
+	return !ok || c.Configured()
 }
 
 // HasModel reports whether model ("provider/model") can be routed to: listed by Models,
@@ -326,7 +335,7 @@ func (g *Gateway) HasModel(model string) bool {
 	if err != nil {
 		return false
 	}
-	if _, err := g.opts.Providers.Lookup(prov); err != nil {
+	if p, err := g.opts.Providers.Lookup(prov); err != nil || !configured(p) {
 		return false
 	}
 	cat, _ := g.opts.Prices.(interface {

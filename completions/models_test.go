@@ -11,7 +11,9 @@ import (
 func TestGatewayModels(t *testing.T) {
 	reg := providers.NewRegistry(
 		providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"}),
-		providers.NewOpenAI(providers.Config{Name: "mylab", BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"}))
+		providers.NewOpenAI(providers.Config{Name: "mylab", BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"}),
+		// Registered as the environment's presets are, without its key: listed nowhere.
+		providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: "http://127.0.0.1:1"}))
 	g, err := New(Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: memstore.New()})
 	if err != nil {
 		t.Fatal(err)
