@@ -124,6 +124,12 @@ func (s *Server) conversationRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
+			for _, name := range []string{"created_after", "created_before", "status"} {
+				if r.URL.Query().Has(name) {
+					// Not silently ignored: a conversation's messages are one ordered page set.
+					return Validation(http.StatusUnprocessableEntity, "%s: the messages of a conversation take only limit and cursor", name)
+				}
+			}
 			page, err := g.Messages(r.Context(), owner(r), r.PathValue("conversation_id"), f.Limit, f.Cursor)
 			if err != nil {
 				return err

@@ -233,6 +233,9 @@ func TestConversationsListReadAndDelete(t *testing.T) {
 		t.Fatalf("messages page 2: %s", m2.raw)
 	}
 	wantError(t, do(t, s, "GET", "/api/v1/conversations/"+convs[2]+"/messages?cursor=x", testKey, ""), 422, KindValidation, "cursor")
+	for _, q := range []string{"created_after=2030-01-01T00:00:00Z", "created_before=1", "status=a"} {
+		wantError(t, do(t, s, "GET", "/api/v1/conversations/"+convs[2]+"/messages?"+q, testKey, ""), 422, KindValidation, "take only limit and cursor")
+	}
 	wantError(t, do(t, s, "GET", "/api/v1/conversations/"+convs[2]+"/messages", completionsOtherKey, ""), 404, KindNotFound, convs[2])
 	wantError(t, do(t, s, "DELETE", "/api/v1/conversations/"+convs[2], completionsOtherKey, ""), 404, KindNotFound, convs[2])
 
