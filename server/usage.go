@@ -67,7 +67,7 @@ func Usage(rec *usagelog.Recorder) Option {
 			}, Response: usagelog.Series{}, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q := r.URL.Query()
-				window, err := durationQuery(q.Get("window"), "window", time.Hour, rec.Window())
+				window, err := durationQuery(q.Get("window"), "window", time.Hour, rec.Window(), "the history kept", "1h or 24h")
 				if err != nil {
 					return err
 				}
@@ -75,12 +75,9 @@ func Usage(rec *usagelog.Recorder) Option {
 				if window > time.Hour {
 					defStep = 15 * time.Minute
 				}
-				step, err := durationQuery(q.Get("step"), "step", defStep, window)
+				step, err := durationQuery(q.Get("step"), "step", defStep, window, "the window", "5m or 15m")
 				if err != nil {
 					return err
-				}
-				if step%time.Minute != 0 {
-					return Validation(http.StatusUnprocessableEntity, "step must be whole minutes, got %q", q.Get("step"))
 				}
 				writeJSON(w, http.StatusOK, rec.Series(owner(r), window, step))
 				return nil
@@ -101,15 +98,16 @@ func intQuery(v, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// durationQuery parses an optional duration query parameter of at least a minute and at
-// most hi.
-func durationQuery(v, name string, def, hi time.Duration) (time.Duration, error) {
+// durationQuery parses an optional duration query parameter of whole minutes, at least one
+// and at most hi (bound says what hi is); example is a valid value for the message.
+func durationQuery(v, name string, def, hi time.Duration, bound, example string) (time.Duration, error) {
 	if v == "" {
 		return min(def, hi), nil
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d < time.Minute || d > hi {
-		return 0, Validation(http.StatusUnprocessableEntity, "%s must be a duration from 1m to %s (e.g. 1h or 24h), got %q", name, shortDuration(hi), v)
+	if err != nil || d < time.Minute || d > hi || d%time.Minute != 0 {
+		return 0, Validation(http.StatusUnprocessableEntity, "%s must be whole minutes from 1m to %s (%s; e.g. %s), got %q",
+			name, shortDuration(hi), bound, example, v)
 	}
 	return d, nil
 }

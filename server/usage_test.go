@@ -146,7 +146,8 @@ func TestUsageRoutesShowOnlyTheCallersRequests(t *testing.T) {
 		{"/api/v1/usage/requests?limit=0", "limit"}, {"/api/v1/usage/requests?limit=501", "limit"},
 		{"/api/v1/usage/requests?before=x", "before"}, {"/api/v1/usage/series?window=2d", "window"},
 		{"/api/v1/usage/series?window=25h", "window"}, {"/api/v1/usage/series?step=90s", "step"},
-		{"/api/v1/usage/series?window=1h&step=2h", "step"},
+		{"/api/v1/usage/series?window=1h&step=2h", "step must be whole minutes from 1m to 1h (the window; e.g. 5m or 15m)"},
+		{"/api/v1/usage/series?window=90s", "window must be whole minutes"},
 	} {
 		code, body := getJSON(t, hs.URL+c.query, testKey)
 		if msg, _ := body["message"].(string); code != 422 || !strings.Contains(msg, c.field) {
