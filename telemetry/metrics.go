@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"io"
 	"net/http"
 	"sync"
 
@@ -131,8 +132,12 @@ func (m *Metrics) Handler(token string) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !bearerMatches(r, token) {
+			// The API's uniform error body, so one client-side check reads every failure.
 			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
-			http.Error(w, "metrics: missing or wrong bearer token", http.StatusUnauthorized)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":"Unauthorized","message":"missing or wrong bearer token for /metrics (--metrics-token)"}`+"\n")
 			return
 		}
 		h.ServeHTTP(w, r)

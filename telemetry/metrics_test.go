@@ -84,8 +84,9 @@ func TestMetricsToken(t *testing.T) {
 	h := New(Options{}).Handler("s3cret")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != http.StatusUnauthorized {
-		t.Fatalf("without the token: %d", rec.Code)
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("Content-Type") != "application/json" ||
+		!strings.Contains(rec.Body.String(), `"error":"Unauthorized"`) {
+		t.Fatalf("without the token: %d %s %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
 	if body := scrape(t, h, "s3cret"); !strings.Contains(body, "switchyard_") && !strings.Contains(body, "go_") {
 		t.Fatalf("with the token: %s", body)
