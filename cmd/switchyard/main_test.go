@@ -181,14 +181,16 @@ func TestVersionAndUnknownCommand(t *testing.T) {
 // TestBadConversationWritesFailsBeforeTouchingData: an unknown --conversation-writes is a
 // clear error and leaves no data directory behind.
 func TestBadConversationWritesFailsBeforeTouchingData(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data")
-	var out, errOut strings.Builder
-	err := runServe(context.Background(), []string{"--data", dir, "--conversation-writes", "sideways", "--addr", "127.0.0.1:0"}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "--conversation-writes") {
-		t.Fatalf("err = %v", err)
-	}
-	if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
-		t.Fatalf("data directory created: %v", statErr)
+	for flag, value := range map[string]string{"--conversation-writes": "sideways", "--sandbox": "foo"} {
+		dir := filepath.Join(t.TempDir(), "data")
+		var out, errOut strings.Builder
+		err := runServe(context.Background(), []string{"--data", dir, flag, value, "--addr", "127.0.0.1:0"}, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), flag) {
+			t.Fatalf("%s %s: err = %v", flag, value, err)
+		}
+		if _, statErr := os.Stat(dir); !os.IsNotExist(statErr) {
+			t.Fatalf("%s %s: data directory created: %v", flag, value, statErr)
+		}
 	}
 }
 

@@ -161,6 +161,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if c.writes, err = completions.ParseConversationWrites(c.ConversationWrites); err != nil {
 		return fmt.Errorf("--conversation-writes: %w", err)
 	}
+	switch c.Sandbox {
+	case "auto", "process", "wasm":
+	default: // a typo; a backend that does not work here is only a warning (see sandboxRunner)
+		return fmt.Errorf("--sandbox must be auto, process or wasm, got %q", c.Sandbox)
+	}
 	if os.Getenv("GOGC") == "" && c.GCPercent != 0 {
 		// The live heap is small (price catalogue, cached router models), so Go's default of
 		// 100 collects every few thousand requests; a higher target halves the gateway's
