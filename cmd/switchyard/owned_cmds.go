@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,6 +24,9 @@ type listFlags struct {
 	cursor       string
 }
 
+// defaultListLimit is the page size of the list commands.
+const defaultListLimit = 20
+
 func addListFlags(fs *flag.FlagSet, states string) *listFlags {
 	f := &listFlags{}
 	if states != "" {
@@ -30,7 +34,7 @@ func addListFlags(fs *flag.FlagSet, states string) *listFlags {
 	}
 	fs.StringVar(&f.since, "since", "", "created at or after: a duration back from now (24h, 7d) or an RFC 3339 time")
 	fs.StringVar(&f.until, "until", "", "created before: a duration back from now or an RFC 3339 time")
-	fs.IntVar(&f.limit, "limit", 20, "page size (1-100)")
+	fs.IntVar(&f.limit, "limit", defaultListLimit, "page size (1-100)")
 	fs.BoolVar(&f.all, "all", false, "walk every page instead of the first")
 	fs.StringVar(&f.cursor, "cursor", "", "continue from a previous page's next cursor")
 	return f
@@ -149,10 +153,29 @@ func shortTime(s string) string {
 	return t.Local().Format("2006-01-02 15:04")
 }
 
-func moreHint(w io.Writer, cmd, next string) {
-	if next != "" {
-		fmt.Fprintf(w, "\nmore: switchyard %s --cursor %s   (or --all)\n", cmd, next)
+// moreHint prints the command that reads the next page: the same filters (a relative
+// --since or --until as the time it stood for, so the page boundaries hold) and the cursor.
+func moreHint(w io.Writer, cmd string, f *listFlags, next string) {
+	if next == "" {
+		return
 	}
+	args := []string{cmd}
+	if f.status != "" {
+		args = append(args, "--status", f.status)
+	}
+	now := time.Now()
+	for _, b := range []struct{ name, v string }{{"since", f.since}, {"until", f.until}} {
+		if b.v == "" {
+			continue
+		}
+		if t, err := parseSince(b.name, b.v, now); err == nil && !t.IsZero() {
+			args = append(args, "--"+b.name, t.UTC().Format(time.RFC3339))
+		}
+	}
+	if f.limit != defaultListLimit {
+		args = append(args, "--limit", strconv.Itoa(f.limit))
+	}
+	fmt.Fprintf(w, "\nmore: switchyard %s --cursor %s   (or --all)\n", strings.Join(args, " "), next)
 }
 
 // deleteEach deletes each id and prints one line per deletion.
@@ -227,8 +250,22 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return err
 	}
-	if *kind != "optimization" {
-		if train, nextTrain, err = listed(ctx, lf, c.ListTrainingJobs); absent(err, "training") != nil {
+	// Training jobs have no "interrupted" state: with --type all it filters only the
+	// optimization listing, and a status list of only that skips the training one.
+	trainLF := lf
+	if *kind == "all" && lf.status != "" {
+		var keep []string
+		for _, s := range strings.Split(lf.status, ",") {
+			if strings.TrimSpace(s) != "interrupted" {
+				keep = append(keep, s)
+			}
+		}
+		cp := *lf
+		cp.status = strings.Join(keep, ",")
+		trainLF = &cp
+	}
+	if *kind != "optimization" && (trainLF.status != "" || lf.status == "") {
+		if train, nextTrain, err = listed(ctx, trainLF, c.ListTrainingJobs); absent(err, "training") != nil {
 			return err
 		}
 	}
@@ -272,8 +309,8 @@ func runJobs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(train)+len(opt) == 0 {
 		fmt.Fprintln(stdout, "(no jobs)")
 	}
-	moreHint(stdout, "jobs --type training", nextTrain)
-	moreHint(stdout, "jobs --type optimization", nextOpt)
+	moreHint(stdout, "jobs --type training", trainLF, nextTrain)
+	moreHint(stdout, "jobs --type optimization", lf, nextOpt)
 	return nil
 }
 
@@ -333,7 +370,7 @@ func runModels(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(models) == 0 {
 		fmt.Fprintln(stdout, "(no router models)")
 	}
-	moreHint(stdout, "models", next)
+	moreHint(stdout, "models", lf, next)
 	return nil
 }
 
@@ -411,7 +448,7 @@ func runConversations(ctx context.Context, args []string, stdout, stderr io.Writ
 	if len(convs) == 0 {
 		fmt.Fprintln(stdout, "(no conversations)")
 	}
-	moreHint(stdout, "conversations", next)
+	moreHint(stdout, "conversations", lf, next)
 	return nil
 }
 

@@ -63,6 +63,11 @@ func TestJobsModelsConversationsCommands(t *testing.T) {
 	if code, out, _ := cli(t, "jobs", "--status", "failed"); code != 0 || !strings.Contains(out, "(no jobs)") {
 		t.Fatalf("jobs --status failed: %d %s", code, out)
 	}
+	// "interrupted" is an optimization state only: with --type all it does not reach the
+	// training listing (which would refuse it).
+	if code, out, errOut := cli(t, "jobs", "--status", "interrupted"); code != 0 || !strings.Contains(out, "(no jobs)") {
+		t.Fatalf("jobs --status interrupted: %d %s %s", code, out, errOut)
+	}
 	if code, _, errOut := cli(t, "jobs", "--status", "sleeping"); code == 0 || !strings.Contains(errOut, "status") {
 		t.Fatalf("bad status: %d %s", code, errOut)
 	}
@@ -99,6 +104,16 @@ func TestJobsModelsConversationsCommands(t *testing.T) {
 	if code, _, errOut := cli(t, "chat", "-m", "openai/gpt-4o-mini", "Tell", "me", "something"); code != 0 {
 		t.Fatalf("chat: %s", errOut)
 	}
+	if code, _, errOut := cli(t, "chat", "-m", "openai/gpt-4o-mini", "And", "another"); code != 0 {
+		t.Fatalf("chat: %s", errOut)
+	}
+	// The next page's command keeps the filters: the relative --since as the time it meant.
+	code, out, _ = cli(t, "conversations", "--limit", "1", "--since", "1h")
+	if hint := regexp.MustCompile(`more: switchyard conversations --since (\S+) --limit 1 --cursor (\S+)`).FindStringSubmatch(out); code != 0 || hint == nil {
+		t.Fatalf("conversations --limit 1 --since 1h:\n%s", out)
+	} else if code, more, _ := cli(t, "conversations", "--since", hint[1], "--limit", "1", "--cursor", hint[2]); code != 0 || !strings.Contains(more, "Tell me something") {
+		t.Fatalf("the hinted next page:\n%s", more)
+	}
 	code, out, _ = cli(t, "conversations")
 	conv := regexp.MustCompile(`(?m)^([0-9a-f-]{36})\s+2\s+.*Tell me something$`).FindStringSubmatch(out)
 	if code != 0 || conv == nil {
@@ -109,6 +124,12 @@ func TestJobsModelsConversationsCommands(t *testing.T) {
 	}
 	if code, out, _ := cli(t, "conversations", "delete", conv[1]); code != 0 || !strings.Contains(out, "(2 messages)") {
 		t.Fatalf("conversations delete: %d %s", code, out)
+	}
+	code, out, _ = cli(t, "conversations")
+	if other := regexp.MustCompile(`(?m)^([0-9a-f-]{36})\s+2\s+.*And another$`).FindStringSubmatch(out); code != 0 || other == nil {
+		t.Fatalf("conversations:\n%s", out)
+	} else if code, _, _ := cli(t, "conversations", "delete", other[1]); code != 0 {
+		t.Fatalf("delete %s", other[1])
 	}
 	if code, out, _ := cli(t, "conversations", "--json", "--all"); code != 0 || !strings.Contains(out, `"data": []`) {
 		t.Fatalf("conversations after delete: %d %s", code, out)
