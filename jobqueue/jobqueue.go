@@ -130,4 +130,6 @@ type JobStat struct {
 	State string
 	// Seconds is how long a finished job ran (started to finished); 0 for one not finished.
 	Seconds float64
+	// Finished is when a finished job ended (zero for one not finished).
+	Finished time.Time
 }

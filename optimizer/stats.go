@@ -28,7 +28,7 @@ func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
 		}
 		st := JobStat{ID: j.ID, State: string(j.Status)}
 		if j.Status.Terminal() && j.StartedAt != nil && j.FinishedAt != nil && j.FinishedAt.After(*j.StartedAt) {
-			st.Seconds = j.FinishedAt.Sub(*j.StartedAt).Seconds()
+			st.Seconds, st.Finished = j.FinishedAt.Sub(*j.StartedAt).Seconds(), *j.FinishedAt
 		}
 		out = append(out, st)
 	}

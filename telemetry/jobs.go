@@ -24,8 +24,9 @@ var queuedStates = map[string]bool{"queued": true}
 
 // Jobs reports a kind of job ("training", "optimization") at scrape time:
 // switchyard_jobs{kind, state} (how many are in each state), switchyard_job_queue_depth
-// {kind} (queued ones), and each finished job's run time once in
-// switchyard_job_duration_seconds. Each source is read at most every 15 s.
+// {kind} (queued ones), and once in switchyard_job_duration_seconds the run time of each
+// job that finished after this call (not those finished before a restart, which the store
+// still holds). Each source is read at most every 15 s.
 func (m *Metrics) Jobs(kind string, src JobSource) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -34,7 +35,7 @@ func (m *Metrics) Jobs(kind string, src JobSource) {
 		m.reg.MustRegister(m.jobs)
 	}
 	m.jobs.mu.Lock()
-	m.jobs.kinds = append(m.jobs.kinds, &jobCollector{kind: kind, src: src, m: m, seen: map[string]bool{}})
+	m.jobs.kinds = append(m.jobs.kinds, &jobCollector{kind: kind, src: src, m: m, seen: map[string]bool{}, since: time.Now()})
 	m.jobs.mu.Unlock()
 }
 
@@ -72,6 +73,7 @@ type jobCollector struct {
 	at     time.Time
 	counts map[string]int
 	seen   map[string]bool // finished jobs whose duration was observed
+	since  time.Time       // jobs finished before it are not observed
 }
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
@@ -85,7 +87,7 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 			c.at, c.counts = time.Now(), map[string]int{}
 			for _, j := range jobs {
 				c.counts[j.State]++
-				if j.Seconds > 0 && !c.seen[j.ID] {
+				if j.Seconds > 0 && !c.seen[j.ID] && !j.Finished.Before(c.since) {
 					c.seen[j.ID] = true
 					c.m.jobDur.WithLabelValues(c.kind, j.State).Observe(j.Seconds)
 				}

@@ -106,3 +106,43 @@ func scrape(t *testing.T, h http.Handler, token string) string {
 	}
 	return rec.Body.String()
 }
+
+// TestJobDurationsOnlyOfJobsFinishedSinceStart: the duration histogram counts each job that
+// finished after the source was registered, once; jobs the store kept from before a
+// restart are in the state gauge but not counted again.
+func TestJobDurationsOnlyOfJobsFinishedSinceStart(t *testing.T) {
+	m := New(Options{})
+	now := time.Now()
+	m.Jobs("training", func(context.Context) ([]JobStat, error) {
+		return []JobStat{
+			{ID: "old", State: "completed", Seconds: 50, Finished: now.Add(-time.Hour)},
+			{ID: "new", State: "completed", Seconds: 3, Finished: now.Add(time.Second)},
+			{ID: "queued", State: "queued"},
+		}, nil
+	})
+	for range 2 { // a second scrape must not count the job again
+		if _, err := m.Registry().Gather(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams, _ := m.Registry().Gather()
+	var count uint64
+	var sum float64
+	jobs := 0.0
+	for _, f := range fams {
+		switch f.GetName() {
+		case "switchyard_job_duration_seconds":
+			for _, mt := range f.GetMetric() {
+				count += mt.GetHistogram().GetSampleCount()
+				sum += mt.GetHistogram().GetSampleSum()
+			}
+		case "switchyard_jobs":
+			for _, mt := range f.GetMetric() {
+				jobs += mt.GetGauge().GetValue()
+			}
+		}
+	}
+	if count != 1 || sum != 3 || jobs != 3 {
+		t.Fatalf("durations counted %d (sum %v), jobs gauge %v; want 1 (3 s) and 3", count, sum, jobs)
+	}
+}

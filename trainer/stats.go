@@ -28,7 +28,7 @@ func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
 		}
 		st := JobStat{ID: j.ID, State: string(j.State)}
 		if (j.State == StateCompleted || j.State == StateFailed) && !j.StartedAt.IsZero() && j.CompletedAt.After(j.StartedAt) {
-			st.Seconds = j.CompletedAt.Sub(j.StartedAt).Seconds()
+			st.Seconds, st.Finished = j.CompletedAt.Sub(j.StartedAt).Seconds(), j.CompletedAt
 		}
 		out = append(out, st)
 	}
