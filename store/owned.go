@@ -153,23 +153,32 @@ func (q OwnedQuery) Check() error {
 		return &QueryError{Field: "created_after", Message: "must be before created_before"}
 	}
 	if q.Cursor != "" {
-		if _, err := decodeCursor(q.Cursor); err != nil {
+		if _, err := decodeCursor(q.Kind, q.Cursor); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// encodeCursor makes the opaque cursor of an index position (the key after the prefix).
-func encodeCursor(pos string) string { return base64.RawURLEncoding.EncodeToString([]byte(pos)) }
+// encodeCursor makes the opaque cursor of an index position (the key after the prefix) in
+// a listing of kind: the kind is part of it, so a cursor is refused by another listing.
+func encodeCursor(kind, pos string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + "|" + pos))
+}
 
-func decodeCursor(c string) (string, error) {
+func decodeCursor(kind, c string) (string, error) {
 	bad := &QueryError{Field: "cursor", Message: "is not a cursor this server returned (pass next_cursor of the previous page unchanged)"}
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return "", bad
 	}
-	pos := string(b)
+	k, pos, ok := strings.Cut(string(b), "|")
+	if !ok {
+		return "", bad
+	}
+	if k != kind {
+		return "", &QueryError{Field: "cursor", Message: "is the cursor of another listing (pass next_cursor of this listing's previous page)"}
+	}
 	t, id, ok := strings.Cut(pos, "/")
 	if !ok || len(t) != 16 || id == "" || strings.Contains(id, "/") {
 		return "", bad
@@ -200,7 +209,7 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 	prefix := ownedPrefix(q.Kind, q.Owner)
 	after := ""
 	if q.Cursor != "" {
-		pos, _ := decodeCursor(q.Cursor) // checked above
+		pos, _ := decodeCursor(q.Kind, q.Cursor) // checked above
 		after = prefix + pos
 	}
 	if !q.CreatedBefore.IsZero() {
@@ -234,7 +243,7 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 				continue
 			}
 			if len(items) == limit { // one more exists: the page is full
-				return items, encodeCursor(last[len(prefix):]), nil
+				return items, encodeCursor(q.Kind, last[len(prefix):]), nil
 			}
 			items = append(items, v)
 			last = e.Key

@@ -61,6 +61,9 @@ func parseSince(name, v string, now time.Time) (time.Time, error) {
 }
 
 func (f *listFlags) options(now time.Time) (*client.ListOptions, error) {
+	if f.limit < 1 || f.limit > 100 {
+		return nil, fmt.Errorf("--limit must be 1-100, got %d", f.limit)
+	}
 	o := &client.ListOptions{Limit: f.limit, Cursor: f.cursor}
 	if f.status != "" {
 		o.Status = strings.Split(f.status, ",")

@@ -71,6 +71,9 @@ func TestJobsModelsConversationsCommands(t *testing.T) {
 	if code, _, errOut := cli(t, "jobs", "--status", "sleeping"); code == 0 || !strings.Contains(errOut, "status") {
 		t.Fatalf("bad status: %d %s", code, errOut)
 	}
+	if code, _, errOut := cli(t, "jobs", "--limit", "0"); code == 0 || !strings.Contains(errOut, "--limit must be 1-100") {
+		t.Fatalf("--limit 0: %d %s", code, errOut)
+	}
 	if code, _, errOut := cli(t, "jobs", "--since", "last tuesday"); code == 0 || !strings.Contains(errOut, "--since") {
 		t.Fatalf("bad --since: %d %s", code, errOut)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,6 +210,12 @@ func testOwnedPaging(t *testing.T, h Harness) {
 		if c.field == "cursor" && !errors.Is(err, store.ErrBadCursor) {
 			t.Fatalf("bad cursor does not match ErrBadCursor: %v", err)
 		}
+	}
+	// A cursor is its listing's: another kind refuses it.
+	_, _, err = store.ListOwned(ctx, s, store.OwnedQuery{Kind: "other_job", Owner: "alice", Cursor: next},
+		func(id string) (string, bool, error) { return id, true, nil })
+	if !errors.Is(err, store.ErrBadCursor) || !strings.Contains(err.Error(), "another listing") {
+		t.Fatalf("a cursor of another listing: err = %v", err)
 	}
 }
 
