@@ -23,6 +23,7 @@ package jobqueue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -132,4 +133,23 @@ type JobStat struct {
 	Seconds float64
 	// Finished is when a finished job ended (zero for one not finished).
 	Finished time.Time
+}
+
+// Stats reads every record of collection c in st (every owner's) and turns each into a
+// JobStat with stat; a record that does not decode is skipped. It reads the whole
+// collection: callers cache the result (telemetry scrapes do).
+func Stats[T any](ctx context.Context, st *store.Store, c store.Collection, stat func(*T) JobStat) ([]JobStat, error) {
+	entries, err := st.List(ctx, c, store.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]JobStat, 0, len(entries))
+	for _, e := range entries {
+		var r T
+		if json.Unmarshal(e.Value, &r) != nil {
+			continue
+		}
+		out = append(out, stat(&r))
+	}
+	return out, nil
 }

@@ -311,6 +311,11 @@ func TestTwoTargetModels(t *testing.T) {
 	if len(res.Results) != 2 || res.Results[0].Model != "scripted/task-a" || res.Results[1].Model != "scripted/task-b" {
 		t.Fatalf("results %+v", res.Results)
 	}
+	// Telemetry's view: the finished job with its run time and end.
+	stats, err := e.svc.JobStats(context.Background())
+	if err != nil || len(stats) != 1 || stats[0].ID != sub.JobID || stats[0].State != "completed" || stats[0].Seconds <= 0 || stats[0].Finished.IsZero() {
+		t.Fatalf("job stats %+v %v", stats, err)
+	}
 	if res.Results[0].AgentCodeURL == res.Results[1].AgentCodeURL {
 		t.Error("two models share one artifact URL")
 	}

@@ -2,7 +2,6 @@ package optimizer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchyard-ai/switchyard/jobqueue"
@@ -16,21 +15,15 @@ type JobStat = jobqueue.JobStat
 // what metrics count by state, and the run time of the finished ones. It reads the whole
 // collection; callers cache it (telemetry scrapes do).
 func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
-	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("optimizer: job stats: %w", err)
-	}
-	out := make([]JobStat, 0, len(entries))
-	for _, e := range entries {
-		var j job
-		if json.Unmarshal(e.Value, &j) != nil {
-			continue
-		}
+	out, err := jobqueue.Stats(ctx, s.store, store.OptimizationJobs, func(j *job) JobStat {
 		st := JobStat{ID: j.ID, State: string(j.Status)}
 		if j.Status.Terminal() && j.StartedAt != nil && j.FinishedAt != nil && j.FinishedAt.After(*j.StartedAt) {
 			st.Seconds, st.Finished = j.FinishedAt.Sub(*j.StartedAt).Seconds(), *j.FinishedAt
 		}
-		out = append(out, st)
+		return st
+	})
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: job stats: %w", err)
 	}
 	return out, nil
 }

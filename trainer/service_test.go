@@ -182,6 +182,12 @@ func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
 	if cfg.HoldoutRows+cfg.TrainRows != 150 || cfg.HoldoutRows < 25 || cfg.HoldoutRows > 35 {
 		t.Fatalf("split %d/%d, want about 20%% held out", cfg.TrainRows, cfg.HoldoutRows)
 	}
+	// Telemetry's view: the finished job with its run time and end.
+	stats, err := s.JobStats(ctx)
+	if err != nil || len(stats) != 1 || stats[0].ID != st.TrainingJobID || stats[0].State != "completed" ||
+		stats[0].Seconds <= 0 || stats[0].Finished.IsZero() {
+		t.Fatalf("job stats %+v %v", stats, err)
+	}
 
 	d, err := s.Model(ctx, "key-a", st.ModelID)
 	if err != nil {

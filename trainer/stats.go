@@ -2,7 +2,6 @@ package trainer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/switchyard-ai/switchyard/jobqueue"
@@ -16,21 +15,15 @@ type JobStat = jobqueue.JobStat
 // metrics count by state, and the run time of the finished ones. It reads the whole
 // collection; callers cache it (telemetry scrapes do).
 func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
-	entries, err := s.store.List(ctx, store.TrainingJobs, store.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("trainer: job stats: %w", err)
-	}
-	out := make([]JobStat, 0, len(entries))
-	for _, e := range entries {
-		var j jobRecord
-		if json.Unmarshal(e.Value, &j) != nil {
-			continue
-		}
+	out, err := jobqueue.Stats(ctx, s.store, store.TrainingJobs, func(j *jobRecord) JobStat {
 		st := JobStat{ID: j.ID, State: string(j.State)}
 		if (j.State == StateCompleted || j.State == StateFailed) && !j.StartedAt.IsZero() && j.CompletedAt.After(j.StartedAt) {
 			st.Seconds, st.Finished = j.CompletedAt.Sub(j.StartedAt).Seconds(), j.CompletedAt
 		}
-		out = append(out, st)
+		return st
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trainer: job stats: %w", err)
 	}
 	return out, nil
 }
