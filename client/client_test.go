@@ -28,11 +28,12 @@ func realServer(t *testing.T, mk func(st *store.Store, baseURL string) []server.
 	t.Helper()
 	st := memstore.New()
 	t.Cleanup(func() { st.Close() })
+	// The listener exists before the server starts, so the options can know its URL and
+	// the handler is set before any request can arrive.
 	ts := httptest.NewUnstartedServer(nil)
-	ts.Start()
 	var opts []server.Option
 	if mk != nil {
-		opts = mk(st, ts.URL)
+		opts = mk(st, "http://"+ts.Listener.Addr().String())
 	}
 	s, err := server.New(server.Config{Store: st, APIKeys: []string{testKey, otherKey}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, opts...)
 	if err != nil {
@@ -40,6 +41,7 @@ func realServer(t *testing.T, mk func(st *store.Store, baseURL string) []server.
 		t.Fatal(err)
 	}
 	ts.Config.Handler = s
+	ts.Start()
 	t.Cleanup(func() {
 		ts.Close()
 		s.Close(context.Background())
