@@ -36,6 +36,11 @@ const (
 	MaxPredictionBytes = 1 << 20
 	// TailBytes is how much of stdout and stderr a Result keeps.
 	TailBytes = 16 << 10
+	// MaxResultFrames and MaxResultBytes bound the result frames a run may write (only one
+	// is valid; a scoring stage may see a few forged by user code, which the nonce
+	// rejects): the host keeps them in memory, outside the sandbox's memory limit.
+	MaxResultFrames = 8
+	MaxResultBytes  = 2 * MaxFrameBytes
 )
 
 // errOutputLimit is returned by the writers once the output cap is passed.
@@ -52,10 +57,11 @@ type Collector struct {
 	frameErr  error
 	onAbort   func()
 	aborted   bool
-	onRequest func(kind byte, payload []byte)
+	onRequest func(kind byte, payload []byte) error
 	stdout    tail
 	stderr    tail
 	results   [][]byte
+	resultsSz int
 	started   bool
 	parser    frameParser
 }
@@ -63,8 +69,10 @@ type Collector struct {
 // NewCollector returns a Collector that allows maxOutput bytes of plain output and calls
 // abort (once) when that cap is passed or a malformed frame arrives, so the backend can kill
 // the run. onRequest, if not nil, receives each FrameHTTP and FrameSleep frame; it must not
-// block on the guest (answer from another goroutine). Without it those frames are invalid.
-func NewCollector(maxOutput int64, abort func(), onRequest func(kind byte, payload []byte)) *Collector {
+// block on the guest (answer from another goroutine), and an error from it ends the run as
+// malformed output (a guest flooding the host with requests). Without it those frames are
+// invalid.
+func NewCollector(maxOutput int64, abort func(), onRequest func(kind byte, payload []byte) error) *Collector {
 	return &Collector{maxText: maxOutput, onAbort: abort, onRequest: onRequest}
 }
 
@@ -123,16 +131,22 @@ func (c *Collector) text(t *tail, p []byte) error {
 	return nil
 }
 
-// frame handles one complete frame; c.mu is held.
-func (c *Collector) frame(kind byte, payload []byte) {
+// frame handles one complete frame; c.mu is held. An error makes the run's output
+// malformed.
+func (c *Collector) frame(kind byte, payload []byte) error {
 	switch kind {
 	case FrameResult:
+		c.resultsSz += len(payload)
+		if len(c.results) >= MaxResultFrames || c.resultsSz > MaxResultBytes {
+			return fmt.Errorf("more than %d result frames or %d MiB of them", MaxResultFrames, MaxResultBytes>>20)
+		}
 		c.results = append(c.results, payload)
 	case FrameStarted:
 		c.started = true
 	case FrameHTTP, FrameSleep:
-		c.onRequest(kind, payload)
+		return c.onRequest(kind, payload)
 	}
+	return nil
 }
 
 // frameParser finds frames in the stdout byte stream.
@@ -198,8 +212,11 @@ func (f *frameParser) feed(c *Collector, p []byte) error {
 				}
 				f.want, f.payload, f.state = n, make([]byte, 0, min(n, 1<<20)), 4
 				if n == 0 {
-					c.frame(f.kind, f.payload)
 					f.state = 0
+					if err := c.frame(f.kind, f.payload); err != nil {
+						c.frameErr = err
+						return err
+					}
 				}
 				continue
 			}
@@ -213,8 +230,12 @@ func (f *frameParser) feed(c *Collector, p []byte) error {
 			f.payload = append(f.payload, p[:n]...)
 			p = p[n:]
 			if len(f.payload) == f.want {
-				c.frame(f.kind, f.payload)
+				payload := f.payload
 				f.state, f.payload = 0, nil
+				if err := c.frame(f.kind, payload); err != nil {
+					c.frameErr = err
+					return err
+				}
 			}
 		}
 	}

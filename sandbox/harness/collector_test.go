@@ -173,3 +173,48 @@ func TestDecodeFeedback(t *testing.T) {
 		}
 	}
 }
+
+// TestResultFramesBounded: the result frames a run may write are bounded in number (and
+// bytes): a flood of them, which the host would hold outside the sandbox's memory limit,
+// aborts the run as malformed output.
+func TestResultFramesBounded(t *testing.T) {
+	aborted := 0
+	c := NewCollector(1<<20, func() { aborted++ }, nil)
+	w := c.Stdout()
+	w.Write([]byte(frame(FrameStarted, "")))
+	var err error
+	for i := 0; i <= MaxResultFrames && err == nil; i++ {
+		_, err = w.Write([]byte(frame(FrameResult, okResult)))
+	}
+	if err == nil || aborted != 1 {
+		t.Fatalf("%d result frames accepted (abort called %d times)", MaxResultFrames+1, aborted)
+	}
+	_, err = c.Finish(scoreStage, Outcome{})
+	var je *sandbox.JobError
+	if !errors.As(err, &je) || je.Reason != sandbox.ReasonInvalidResult || !strings.Contains(je.Message, "result frames") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestRequestFrameErrorAborts: an error from the backend's request handler (a guest that
+// floods it) ends the run as malformed output.
+func TestRequestFrameErrorAborts(t *testing.T) {
+	aborted, n := 0, 0
+	c := NewCollector(1<<20, func() { aborted++ }, func(byte, []byte) error {
+		if n++; n > 2 {
+			return errors.New("too many pending requests")
+		}
+		return nil
+	})
+	w := c.Stdout()
+	w.Write([]byte(frame(FrameStarted, "")))
+	for range 5 {
+		w.Write([]byte(frame(FrameHTTP, "GET / HTTP/1.1\r\n\r\n")))
+	}
+	if n != 3 || aborted != 1 {
+		t.Fatalf("handler called %d times, abort %d", n, aborted)
+	}
+	if _, err := c.Finish(agentStage, Outcome{}); err == nil || !strings.Contains(err.Error(), "too many pending requests") {
+		t.Fatalf("err = %v", err)
+	}
+}

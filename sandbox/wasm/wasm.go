@@ -62,6 +62,10 @@ const gatewayHost = "gateway.switchyard.internal"
 // maxMemoryPages is wasm32's 4 GiB.
 const maxMemoryPages = 65536
 
+// maxPendingTunnel bounds the guest's tunnel requests the host holds unanswered (the
+// harness sends one and waits for its answer).
+const maxPendingTunnel = 4
+
 // DefaultPath is where scripts/install-python-wasi.sh installs python.wasm:
 // $SWITCHYARD_PYTHON_WASM if set, else <user cache dir>/switchyard/python-wasi/python.wasm
 // (on Linux ${XDG_CACHE_HOME:-$HOME/.cache}/switchyard/python-wasi/python.wasm).
@@ -278,8 +282,15 @@ func (r *Runner) runStage(ctx context.Context, eng *engine, job sandbox.Job, lim
 
 	stdinR, stdinW := io.Pipe()
 	var tunnelMu sync.Mutex // one answer at a time, in order
-	onRequest := func(kind byte, payload []byte) {
+	var pending atomic.Int32
+	onRequest := func(kind byte, payload []byte) error {
+		// The guest waits for each answer; one that keeps writing requests without reading
+		// them would pile their payloads up in this process.
+		if pending.Add(1) > maxPendingTunnel {
+			return fmt.Errorf("more than %d gateway or sleep requests without reading their answers", maxPendingTunnel)
+		}
 		go func() {
+			defer pending.Add(-1)
 			tunnelMu.Lock()
 			defer tunnelMu.Unlock()
 			switch kind {
@@ -298,6 +309,7 @@ func (r *Runner) runStage(ctx context.Context, eng *engine, job sandbox.Job, lim
 				writeTunnelResponse(stdinW, proxy.RoundTripRaw(runCtx, payload))
 			}
 		}()
+		return nil
 	}
 	collector := harness.NewCollector(limits.MaxOutputBytes, abort, onRequest)
 	// Watchdog: at the deadline, close stdin so a guest blocked reading it wakes up.
