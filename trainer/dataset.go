@@ -355,11 +355,18 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 // MaxTaskLength bounds a record's task label, in bytes.
 const MaxTaskLength = 200
 
+// MaxProblemBytes bounds a record's problem (a prompt of some 250,000 tokens): the router
+// reads n-grams of the whole text, and a job's memory and time grow with it.
+const MaxProblemBytes = 1 << 20
+
 // checkRecord validates a record in place and, when correct_models is empty but scores
 // are given, derives correct_models as the models tied at the best score above 0.
 func checkRecord(r *Record) error {
 	if strings.TrimSpace(r.Problem) == "" {
 		return errors.New("problem is empty")
+	}
+	if len(r.Problem) > MaxProblemBytes {
+		return fmt.Errorf("problem is %d bytes; at most %d (1 MiB) are allowed", len(r.Problem), MaxProblemBytes)
 	}
 	r.Task = strings.TrimSpace(r.Task)
 	if len(r.Task) > MaxTaskLength || !utf8.ValidString(r.Task) {

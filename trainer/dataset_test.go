@@ -79,6 +79,7 @@ func TestParseErrorsNameFileAndRow(t *testing.T) {
 		{"csv bare quote in a row's first field", "https://x.test/d.csv", "problem,correct_models\nfoo,a/b\nba\"r,a/b\n", []string{"https://x.test/d.csv", "line 3", "bad CSV"}},
 		{"csv unterminated quote in a row's first field", "https://x.test/d.csv", "problem,correct_models\nfoo,a/b\n\"open,a/b\n", []string{"https://x.test/d.csv", "line 3", "bad CSV"}},
 		{"csv unquoted list of models", "https://x.test/d.csv", "problem,correct_models\nq,a/x\nq2,a/x,b/y\n", []string{"https://x.test/d.csv", "line 3", "3 fields", "must be quoted"}},
+		{"problem over 1 MiB", "https://x.test/d.jsonl", `{"problem":"` + strings.Repeat("p", MaxProblemBytes+1) + `","correct_models":["a/b"]}`, []string{"line 1", "problem is 1048577 bytes"}},
 		{"json record without problem", "https://x.test/d.json", `[{"problem":"a","correct_models":["a/b"]},{"correct_models":["a/b"]}]`, []string{"https://x.test/d.json", "record 2", "problem is missing"}},
 		{"json problem not a string", "https://x.test/d.json", `[{"problem":3,"correct_models":["a/b"]}]`, []string{"record 1", "problem must be a string"}},
 		{"json correct_models not strings", "https://x.test/d.json", `[{"problem":"x","correct_models":[1]}]`, []string{"record 1", "correct_models must be an array of strings"}},

@@ -165,12 +165,18 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	j.TrainingConfig = cfg
 
 	var recs []Record
+	read := 0
 	for i, u := range j.DataURLs {
 		_, end := s.stage(ctx, "fetch and parse dataset", attribute.Int("switchyard.file", i))
 		resp, err := s.fetcher.Fetch(ctx, u)
 		if err != nil {
 			end(err)
 			return nil, err // *fetch.Error names the URL
+		}
+		if read += len(resp.Body); read > MaxDatasetBytes {
+			end(nil)
+			return nil, &DatasetError{URL: u, Message: fmt.Sprintf(
+				"too much data: the files read so far hold %d MiB; at most %d MiB are allowed per training job", read>>20, MaxDatasetBytes>>20)}
 		}
 		r, err := ParseDataset(u, resp.ContentType, resp.Body)
 		end(err)

@@ -60,6 +60,10 @@ const (
 	// MaxRows is the most rows a job reads across its files; with MaxClasses it caps a
 	// job's training memory (BENCHMARKS.md gives the peak for the largest allowed job).
 	MaxRows = 50_000
+	// MaxDatasetBytes is the most bytes a job reads across its files (after any transfer
+	// decompression): each file is also capped alone by the fetcher, but a job may name
+	// MaxDataURLs of them and holds what it parsed until it trains.
+	MaxDatasetBytes = 200 << 20
 	// MaxAttempts is how many times a job may be started before restarts fail it.
 	MaxAttempts = 3
 	// DefaultVersion is the version label in responses.

@@ -779,6 +779,20 @@ func TestTrainingBoundsClassesAndRows(t *testing.T) {
 	}
 }
 
+// TestTrainingBoundsTotalBytes: a job's files together may hold at most MaxDatasetBytes
+// (each alone passes the fetcher's cap), so a job naming many large files fails before it
+// holds them all.
+func TestTrainingBoundsTotalBytes(t *testing.T) {
+	big := `{"problem":"q","correct_models":["a/b"]}` + "\n" + strings.Repeat(" ", MaxDatasetBytes/3+1)
+	srv := files(t, map[string]string{"/big.jsonl": big})
+	s := newService(t, nil)
+	u := srv.URL + "/big.jsonl"
+	st := train(t, s, "k", u, u, u)
+	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, fmt.Sprintf("at most %d MiB are allowed per training job", MaxDatasetBytes>>20)) {
+		t.Fatalf("%s %q", st.Status, st.ErrorMessage)
+	}
+}
+
 // TestAccuracyOnMultiLabelData: with two correct models per row, listed alphabetically,
 // accuracy measures whether the router knows which models can answer (high for learnable
 // topics, above the per-model-rate baseline), not whether its pick is listed first.
