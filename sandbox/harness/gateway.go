@@ -25,9 +25,13 @@ const (
 )
 
 // GatewayProxy forwards the sandbox's HTTP requests to the job's gateway and nowhere else:
-// only paths under the gateway's base path are forwarded, to the gateway's host.
+// only paths under the gateway's base path are forwarded, to the gateway's host, and with
+// the job's key: whatever Authorization the agent sent is replaced, so code in the sandbox
+// cannot try other keys (and spend the failed-authentication allowance of the address all
+// sandboxes share).
 type GatewayProxy struct {
 	target *url.URL
+	auth   string // "Bearer <job key>"; "" leaves the agent's header
 	proxy  *httputil.ReverseProxy
 	client *http.Client
 }
@@ -48,11 +52,15 @@ func NewGatewayProxy(gw sandbox.Gateway, client *http.Client, log *slog.Logger) 
 		log = slog.Default()
 	}
 	p := &GatewayProxy{target: target, client: client}
+	if gw.APIKey != "" {
+		p.auth = "Bearer " + gw.APIKey
+	}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme = target.Scheme
 			r.Out.URL.Host = target.Host
 			r.Out.Host = target.Host
+			p.authorize(r.Out.Header)
 		},
 		// The standard library's default writes plain text through package log; every line
 		// goes through slog, and an abandoned request is not a failure.
@@ -67,6 +75,13 @@ func NewGatewayProxy(gw sandbox.Gateway, client *http.Client, log *slog.Logger) 
 		},
 	}
 	return p, nil
+}
+
+// authorize puts the job's key on a forwarded request.
+func (p *GatewayProxy) authorize(h http.Header) {
+	if p.auth != "" {
+		h.Set("Authorization", p.auth)
+	}
 }
 
 // BasePath is the path OPENAI_BASE_URL must carry inside the sandbox (e.g. "/v1").
@@ -117,6 +132,7 @@ func (p *GatewayProxy) RoundTripRaw(ctx context.Context, raw []byte) []byte {
 		}
 		out.Header[k] = vs
 	}
+	p.authorize(out.Header)
 	resp, err := p.client.Do(out)
 	if err != nil {
 		return rawResponse(http.StatusBadGateway, nil, []byte("gateway unreachable"))
