@@ -3,6 +3,7 @@ package optimizer
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -49,6 +50,11 @@ type Bundle struct {
 // MinDatasetRows objects with string input and answer. A single top-level folder (as made
 // by zipping a directory) is stripped. Errors are *BundleError values naming the file.
 func ReadBundle(zipData []byte) (*Bundle, error) {
+	// archive/zip reads the whole central directory before we can count anything; a ZIP of
+	// millions of (directory) entries within the download cap costs a GiB of memory there.
+	if n, ok := zipEntryCount(zipData); ok && n > maxBundleEntries {
+		return nil, bundleErr("bundle", "holds %d entries; at most %d (files and folders) are allowed", n, maxBundleEntries)
+	}
 	zr, err := zip.NewReader(bytes.NewReader(zipData), int64(len(zipData)))
 	if err != nil {
 		return nil, bundleErr("bundle", "is not a readable ZIP archive: %v", err)
@@ -232,4 +238,35 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// maxBundleEntries bounds a bundle's ZIP entries, folders included, before the archive is
+// read (MaxBundleFiles bounds its files).
+const maxBundleEntries = 10 * MaxBundleFiles
+
+// zipEntryCount reads the number of entries a ZIP declares in its end-of-central-directory
+// record (or its ZIP64 record), without reading the directory; ok is false when no record
+// is found (archive/zip then says what is wrong).
+func zipEntryCount(data []byte) (n uint64, ok bool) {
+	const eocdLen, zip64LocatorLen = 22, 20
+	start := max(0, len(data)-eocdLen-0xFFFF)
+	i := bytes.LastIndex(data[start:], []byte("PK\x05\x06"))
+	if i < 0 || start+i+eocdLen > len(data) {
+		return 0, false
+	}
+	eocd := start + i
+	n = uint64(binary.LittleEndian.Uint16(data[eocd+10:]))
+	if n != 0xFFFF {
+		return n, true
+	}
+	// ZIP64: the locator just before the record points at the ZIP64 end record.
+	loc := eocd - zip64LocatorLen
+	if loc < 0 || !bytes.Equal(data[loc:loc+4], []byte("PK\x06\x07")) {
+		return 0, false
+	}
+	off := binary.LittleEndian.Uint64(data[loc+8:])
+	if len(data) < 56 || off > uint64(len(data)-56) || !bytes.Equal(data[off:off+4], []byte("PK\x06\x06")) {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(data[off+32:]), true
 }

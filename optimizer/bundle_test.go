@@ -116,6 +116,14 @@ func TestReadBundleRefuses(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		many = append(many, rawEntry{name: fmt.Sprintf("f%03d.txt", i), data: []byte("x")})
 	}
+	// Folders count before the archive is read: a flood of them costs memory in archive/zip.
+	folders := func(n int) []rawEntry {
+		es := make([]rawEntry, n)
+		for i := range es {
+			es[i] = rawEntry{name: fmt.Sprintf("d%05d/", i)}
+		}
+		return es
+	}
 	agent := string(good["agent.py"])
 	rows := func(n int) []byte {
 		var rs []map[string]any
@@ -136,6 +144,8 @@ func TestReadBundleRefuses(t *testing.T) {
 		{"backslash", "bundle", "backslash", with(rawEntry{name: "..\\x.py", data: []byte("x")})},
 		{"symlink", "bundle", "symbolic link", with(rawEntry{name: "link.py", data: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777})},
 		{"too many files", "bundle", "at most 100", with(many...)},
+		{"too many folders", "bundle", "holds 1004 entries; at most 1000", with(folders(1001)...)},
+		{"too many folders, zip64", "bundle", "holds 70003 entries; at most 1000", with(folders(70000)...)},
 		{"too big", "bundle", "50 MiB", with(rawEntry{name: "big.bin", data: bytes.Repeat([]byte{'a'}, 51<<20)})},
 		{"bomb ratio", "bundle", "compression ratio", with(rawEntry{name: "pad.txt", data: bytes.Repeat([]byte{0}, 20<<20)})},
 		{"no agent", "agent.py", "missing", without("agent.py")},
