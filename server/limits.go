@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -122,11 +123,18 @@ func (l *authLimiter) fail(addr string, now time.Time) {
 	b.tokens = max(0, b.tokens-1)
 }
 
-// clientAddr is the request's remote IP (without the port), the unit of the auth limit.
+// clientAddr is the unit of the auth limit: the request's remote IPv4 address, or the /64
+// network of an IPv6 one (one host usually holds a whole /64, and counting its addresses
+// apart would let it cycle through them, and through maxAuthBuckets, to reset the limit).
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !ip.Is4In6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
 	}
 	return host
 }

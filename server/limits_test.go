@@ -214,3 +214,21 @@ func TestLimitListener(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestAuthLimitUnitIsTheIPv6Network: IPv6 clients are limited per /64 (a host that cycles
+// through its own addresses shares one allowance); IPv4 per address.
+func TestAuthLimitUnitIsTheIPv6Network(t *testing.T) {
+	for remote, want := range map[string]string{
+		"192.0.2.7:5000":             "192.0.2.7",
+		"[2001:db8:1:2:aaaa::1]:443": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:bbbb::9]:443": "2001:db8:1:2::/64",
+		"[::ffff:192.0.2.7]:80":      "::ffff:192.0.2.7",
+		"not-an-address":             "not-an-address",
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote
+		if got := clientAddr(r); got != want {
+			t.Errorf("clientAddr(%s) = %q, want %q", remote, got, want)
+		}
+	}
+}
