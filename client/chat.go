@@ -181,6 +181,7 @@ type ChatStreamError struct {
 	Param   string `json:"param"`
 }
 
+// Error names the failure's type, code and message.
 func (e *ChatStreamError) Error() string {
 	if e.Code != "" {
 		return fmt.Sprintf("switchyard: chat stream failed: %s (%s): %s", e.Type, e.Code, e.Message)

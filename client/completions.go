@@ -141,6 +141,7 @@ type StreamError struct {
 	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
+// Error names the failure's kind and message.
 func (e *StreamError) Error() string {
 	return fmt.Sprintf("switchyard: stream failed: %s: %s", e.Kind, e.Message)
 }

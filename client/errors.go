@@ -36,6 +36,7 @@ type Error struct {
 	Extra map[string]json.RawMessage
 }
 
+// Error is "switchyard: <status> <kind>: <message>".
 func (e *Error) Error() string {
 	kind := e.Kind
 	if kind == "" {

@@ -39,6 +39,7 @@ type APIError struct {
 	Param string `json:"-"`
 }
 
+// Error is "<status> <kind>: <message>".
 func (e *APIError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Kind, e.Message) }
 
 // Errorf builds an APIError.
