@@ -222,3 +222,20 @@ func upstreamStreamBody(tool bool, n int) []byte {
 	fmt.Fprintf(&b, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":60,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", n, 60+n)
 	return b.Bytes()
 }
+
+// BenchmarkDecodeRequest decodes a native request body of four messages (the strict
+// message decoding of Message.UnmarshalJSON included).
+func BenchmarkDecodeRequest(b *testing.B) {
+	body := []byte(`{"models":["openai/gpt-4o-mini"],"temperature":0.2,"messages":[` +
+		`{"role":"system","content":[{"type":"text","text":"You are brief."}]},` +
+		`{"role":"user","content":[{"type":"text","text":"What is a mutex?"}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"A lock that lets one thread in at a time."}]},` +
+		`{"role":"user","content":"And a semaphore?"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var r Request
+		if err := json.Unmarshal(body, &r); err != nil || len(r.Messages) != 4 {
+			b.Fatal(err)
+		}
+	}
+}
