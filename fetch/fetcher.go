@@ -69,6 +69,24 @@ type Fetcher struct {
 
 	once   sync.Once
 	client *http.Client
+
+	guardOnce sync.Once
+	guarded   *Fetcher
+}
+
+// Guarded returns a Fetcher with f's settings and the SSRF guard on: f itself when
+// AllowLocal is off, else one made once from f's settings. A service shared by several
+// processes fetches with it the work that a process without --allow-local-urls accepted,
+// so that one process's development setting does not open another's jobs to local URLs.
+func (f *Fetcher) Guarded() *Fetcher {
+	if !f.AllowLocal {
+		return f
+	}
+	f.guardOnce.Do(func() {
+		f.guarded = &Fetcher{Client: f.Client, Timeout: f.Timeout, IdleTimeout: f.IdleTimeout, MaxBytes: f.MaxBytes,
+			Resolver: f.Resolver, blocked: f.blocked}
+	})
+	return f.guarded
 }
 
 // Response is a fetched body with what is known about it.

@@ -240,11 +240,15 @@ type CandidateOutcome struct {
 
 // job is the stored record (store.OptimizationJobs, keyed by id).
 type job struct {
-	ID               string      `json:"id"`
-	Owner            string      `json:"owner"`
-	Version          string      `json:"version"`
-	Optimizer        string      `json:"optimizer"`
-	InputURL         string      `json:"input_url"`
+	ID        string `json:"id"`
+	Owner     string `json:"owner"`
+	Version   string `json:"version"`
+	Optimizer string `json:"optimizer"`
+	InputURL  string `json:"input_url"`
+	// GuardedURLs records that the process that accepted the job refused local URLs (no
+	// --allow-local-urls): the job's URLs are then fetched guarded wherever it runs. Records
+	// from before it follow the running process's setting.
+	GuardedURLs      bool        `json:"guarded_urls,omitempty"`
 	TargetModels     []string    `json:"target_models"`
 	NIterations      int         `json:"n_iterations"`
 	OverallTimeout   Duration    `json:"overall_timeout"`

@@ -125,7 +125,11 @@ func (s *Service) progressText(j *job) string {
 // execute fetches the bundle and optimizes each target model in turn.
 func (s *Service) execute(ctx context.Context, j *job) error {
 	_, end := s.stage(ctx, "fetch bundle")
-	data, err := s.fetcher.Get(ctx, j.InputURL)
+	f := s.fetcher
+	if j.GuardedURLs {
+		f = f.Guarded() // accepted by a process without --allow-local-urls
+	}
+	data, err := f.Get(ctx, j.InputURL)
 	if err != nil {
 		end(err)
 		if ctx.Err() != nil {

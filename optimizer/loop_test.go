@@ -684,3 +684,37 @@ func TestScoresAbsentUntilMeasured(t *testing.T) {
 		t.Fatalf("queued job's status: %s", b)
 	}
 }
+
+// TestGuardedSubmitStaysGuarded: a job accepted by a process without --allow-local-urls
+// fetches its bundle with the SSRF guard in whichever process runs it; such a process also
+// refuses file:// and other schemes at submit.
+func TestGuardedSubmitStaysGuarded(t *testing.T) {
+	strict := newEnv(t, &fakeRunner{}, nil, WithFetcher(&fetch.Fetcher{}))
+	for in, want := range map[string]string{
+		"file:///tmp/b.zip":       "file:// URLs are not allowed",
+		"ftp://example.com/b.zip": "must start with http:// or https://",
+	} {
+		req := request(in, 1)
+		var ve *ValidationError
+		if _, err := strict.svc.Submit(context.Background(), "alice", req); !errors.As(err, &ve) || !strings.Contains(ve.Message, want) {
+			t.Errorf("%s: err %v, want %q", in, err, want)
+		}
+	}
+	sub, err := strict.svc.Submit(context.Background(), "alice", request(strict.url, 1)) // accepted, never run here
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.GetJSON[job](context.Background(), strict.st, store.OptimizationJobs, sub.JobID)
+	if err != nil || !rec.GuardedURLs {
+		t.Fatalf("record %+v %v", rec, err)
+	}
+	e := newEnv(t, &fakeRunner{}, nil) // allows local URLs
+	rec.ID = "opt_guarded"
+	if err := store.PutJSON(context.Background(), e.st, store.OptimizationJobs, rec.ID, rec); err != nil {
+		t.Fatal(err)
+	}
+	e.start(t)
+	if st := waitFor(t, e.svc, rec.ID); st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "not allowed") {
+		t.Fatalf("guarded job: %+v", st)
+	}
+}

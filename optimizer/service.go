@@ -34,11 +34,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/jobqueue"
@@ -430,6 +432,15 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	if err := req.normalize(); err != nil {
 		return nil, err
 	}
+	switch u, _ := url.Parse(req.InputURL); strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "file":
+		if !s.fetcher.AllowLocal {
+			return nil, invalid("input_url", "file:// URLs are not allowed (the server runs without --allow-local-urls)")
+		}
+	default:
+		return nil, invalid("input_url", "input_url must start with http:// or https://, got %q", fetch.Redact(req.InputURL))
+	}
 	if s.routable != nil {
 		for i, m := range req.TargetModels {
 			if err := s.routable(m); err != nil {
@@ -498,7 +509,7 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 // newJob is the record of a new queued job.
 func (s *Service) newJob(id, owner string, req *Request) *job {
 	return &job{
-		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL,
+		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL, GuardedURLs: !s.fetcher.AllowLocal,
 		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
 		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
 		SandboxTimeout: Duration(req.SandboxTimeout), Status: StatusQueued, CreatedAt: s.now().UTC(),

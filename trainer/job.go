@@ -168,7 +168,11 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	read := 0
 	for i, u := range j.DataURLs {
 		_, end := s.stage(ctx, "fetch and parse dataset", attribute.Int("switchyard.file", i))
-		resp, err := s.fetcher.Fetch(ctx, u)
+		f := s.fetcher
+		if j.GuardedURLs {
+			f = f.Guarded() // accepted by a process without --allow-local-urls
+		}
+		resp, err := f.Fetch(ctx, u)
 		if err != nil {
 			end(err)
 			return nil, err // *fetch.Error names the URL

@@ -181,17 +181,21 @@ type PredictResponse struct {
 
 // jobRecord is a job as kept in store.TrainingJobs, keyed by its id.
 type jobRecord struct {
-	ID             string             `json:"id"`
-	Owner          string             `json:"owner"`
-	DataURLs       []string           `json:"data_urls"`
-	Prices         map[string]float64 `json:"prices,omitempty"`
-	State          JobState           `json:"state"`
-	ModelID        string             `json:"model_id,omitempty"`
-	CreatedAt      time.Time          `json:"created_at"`
-	StartedAt      time.Time          `json:"started_at,omitzero"`
-	CompletedAt    time.Time          `json:"completed_at,omitzero"`
-	TrainingConfig *TrainingConfig    `json:"training_config,omitempty"`
-	ErrorMessage   string             `json:"error_message,omitempty"`
+	ID       string             `json:"id"`
+	Owner    string             `json:"owner"`
+	DataURLs []string           `json:"data_urls"`
+	Prices   map[string]float64 `json:"prices,omitempty"`
+	// GuardedURLs records that the process that accepted the job refused local URLs (no
+	// --allow-local-urls): the job's URLs are then fetched guarded wherever it runs. Records
+	// from before it follow the running process's setting.
+	GuardedURLs    bool            `json:"guarded_urls,omitempty"`
+	State          JobState        `json:"state"`
+	ModelID        string          `json:"model_id,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      time.Time       `json:"started_at,omitzero"`
+	CompletedAt    time.Time       `json:"completed_at,omitzero"`
+	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
+	ErrorMessage   string          `json:"error_message,omitempty"`
 	// Attempts counts starts; a job interrupted by restarts too often is failed.
 	Attempts int `json:"attempts"`
 	// HeartbeatAt is refreshed by the worker running the job when the queue is shared

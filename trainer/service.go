@@ -451,7 +451,7 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	if s.q != nil {
 		return s.submitShared(ctx, jobRecord{
 			ID: "tj_" + newID(), Owner: owner, DataURLs: urls, Prices: opts.ModelPrices,
-			State: StateQueued, CreatedAt: s.now(),
+			GuardedURLs: !s.fetcher.AllowLocal, State: StateQueued, CreatedAt: s.now(),
 		})
 	}
 	s.mu.Lock()
@@ -466,12 +466,13 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 		return Job{}, &JobLimitError{Limit: s.perOwner, Active: n}
 	}
 	j := jobRecord{
-		ID:        "tj_" + newID(),
-		Owner:     owner,
-		DataURLs:  urls,
-		Prices:    opts.ModelPrices,
-		State:     StateQueued,
-		CreatedAt: s.now(),
+		ID:          "tj_" + newID(),
+		Owner:       owner,
+		DataURLs:    urls,
+		Prices:      opts.ModelPrices,
+		GuardedURLs: !s.fetcher.AllowLocal,
+		State:       StateQueued,
+		CreatedAt:   s.now(),
 	}
 	err = s.store.Update(ctx, func(tx store.Tx) error {
 		if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {

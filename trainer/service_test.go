@@ -939,3 +939,28 @@ func TestTaskLabelsReachTheRouter(t *testing.T) {
 		t.Fatalf("metrics without task labels: %+v", m)
 	}
 }
+
+// TestGuardedSubmitStaysGuarded: a job accepted by a process without --allow-local-urls is
+// fetched with the SSRF guard by whichever process runs it, even one that allows local URLs
+// (a replica and a worker configured differently); one accepted by that process is not.
+func TestGuardedSubmitStaysGuarded(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	srv := files(t, map[string]string{"/a.json": asJSON(syntheticRecords(30, 5))})
+	strict, err := New(st, WithLogger(quietLogger())) // the zero fetcher: local URLs refused
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := strict.Submit(ctx, "k", []string{srv.URL + "/a.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict.Close() // never started: the job stays queued for the next process
+	s := newService(t, st)
+	if got := waitDone(t, s, "k", job.TrainingJobID); got.Status != StateFailed || !strings.Contains(got.ErrorMessage, "not allowed") {
+		t.Fatalf("job accepted without local URLs: %s %q", got.Status, got.ErrorMessage)
+	}
+	if got := train(t, s, "k", srv.URL+"/a.json"); got.Status != StateCompleted {
+		t.Fatalf("job accepted with local URLs: %s %q", got.Status, got.ErrorMessage)
+	}
+}

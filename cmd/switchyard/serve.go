@@ -202,11 +202,8 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	defer ln.Close()
 	if c.PublicURL == "" {
+		// A worker serves no links: artifact URLs are built by the replica that answers.
 		c.PublicURL = "http://" + publicAddr(ln.Addr())
-		if worker {
-			c.PublicURL = "http://" + c.Addr
-			log.Warn("worker: no --public-url; artifact links of optimization jobs point at the default serve address", "public_url", c.PublicURL)
-		}
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	wiring := &wiring{cfg: c, store: st, queue: be.queue, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1", obs: obs}
@@ -265,7 +262,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	} else {
 		log.Info("switchyard listening", "addr", ln.Addr().String(), "store", be.where, "workers", c.Workers, "version", version)
 	}
-	if c.Console {
+	if c.Console && !worker {
 		log.Info("web console", "url", c.PublicURL+"/console/")
 	}
 	errc := make(chan error, 1)

@@ -42,8 +42,9 @@ func workerUsage(fs *flag.FlagSet) func() {
 		fmt.Fprintln(fs.Output(), "usage: switchyard worker --store postgres://… [flags]\n\n"+
 			"Runs training and optimization jobs from the shared PostgreSQL store without serving the API;\n"+
 			"give it the same configuration as serve (store, providers, prices, sandbox). --addr and\n"+
-			"--public-url name the serve replicas (for artifact links); the worker itself listens on\n"+
-			"127.0.0.1 only, for its sandboxed agents.")
+			"--public-url do not apply: the worker listens on 127.0.0.1 only, for its sandboxed agents,\n"+
+			"and artifact links come from the replica that answers (its --public-url). Its metrics are\n"+
+			"on a port chosen at start unless --metrics-addr names one.")
 		serveFlagsUsage(fs)
 	}
 }
