@@ -181,7 +181,7 @@ func TestSharedJobLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		svc, err := New(st, e.runner, e.proposer, WithQueue(q), WithWorkers(0), WithJobsPerOwner(2),
-			WithLogger(slog.New(slog.DiscardHandler)))
+			WithFetcher(&fetch.Fetcher{AllowLocal: true}), WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatal(err)
 		}

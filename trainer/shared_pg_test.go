@@ -237,7 +237,9 @@ func TestSharedQueue(t *testing.T) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	st, q := openShared(t, dsn, schema, log)
-	s, err := New(st, WithQueue(q), WithWorkers(0), WithLogger(log), WithJobsPerOwner(20))
+	// The replica that accepts the jobs allows the test's local URLs; the worker fetches with
+	// the accepting process's policy.
+	s, err := New(st, WithQueue(q), WithWorkers(0), WithLogger(log), WithJobsPerOwner(20), WithFetcher(&fetch.Fetcher{AllowLocal: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
