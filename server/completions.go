@@ -159,31 +159,55 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	includeUsage := oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage
+	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
+		what: "chat completions",
+		whole: func(resp *completions.Response) error {
+			writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletion(resp, received))
+			return nil
+		},
+		refused: func(cf *completions.ContentFilterError, stream bool) error {
+			writeContentFiltered(w, cf, received, stream, stream && includeUsage)
+			return nil
+		},
+		stream: func(st *completions.ResponseStream) error { return completions.WriteOpenAIStream(w, st, includeUsage) },
+	})
+}
+
+// openAIAnswer writes one answer of an OpenAI-compatible route in its own shape: a whole
+// response, a content filter's refusal (whole or as a stream), or a stream.
+type openAIAnswer struct {
+	what    string // the route, for the log line of a stream that failed
+	whole   func(resp *completions.Response) error
+	refused func(cf *completions.ContentFilterError, stream bool) error
+	stream  func(st *completions.ResponseStream) error
+}
+
+// answerOpenAI runs req through g and writes the answer with a; failures before any answer
+// are OpenAI error envelopes, a stream that fails after it started is logged (its client
+// already saw the error event).
+func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, received time.Time, a openAIAnswer) error {
 	scope := completionsScope(r, received)
 	var cf *completions.ContentFilterError
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, req)
 		if errors.As(err, &cf) {
-			writeContentFiltered(w, cf, received, false, false)
-			return nil
+			return a.refused(cf, false)
 		}
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
-		writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletion(resp, received))
-		return nil
+		return a.whole(resp)
 	}
 	st, err := g.Stream(r.Context(), scope, req)
 	if errors.As(err, &cf) {
-		writeContentFiltered(w, cf, received, true, oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage)
-		return nil
+		return a.refused(cf, true)
 	}
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	includeUsage := oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage
-	if err := completions.WriteOpenAIStream(w, st, includeUsage); err != nil {
-		s.log.Warn("chat completions stream ended with an error", "request_id", requestID(r.Context()), "err", err)
+	if err := a.stream(st); err != nil {
+		s.log.Warn(a.what+" stream ended with an error", "request_id", requestID(r.Context()), "err", err)
 	}
 	return nil
 }
@@ -243,35 +267,31 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	scope := completionsScope(r, received)
-	var cf *completions.ContentFilterError
-	if !req.Stream {
-		resp, err := g.Complete(r.Context(), scope, req)
-		if errors.As(err, &cf) {
-			resp = contentFilteredResponse(cf)
-		} else if err != nil {
-			return s.openAIError(w, r, err)
-		}
+	whole := func(resp *completions.Response) *completions.ResponseObject {
 		o := completions.NewResponseObject(&rreq, completions.NewResponseID(resp.ResponseMessageID), received)
 		o.Complete(resp)
-		writeJSON(w, http.StatusOK, o)
-		return nil
+		return o
 	}
-	st, err := g.Stream(r.Context(), scope, req)
-	if errors.As(err, &cf) {
-		resp := contentFilteredResponse(cf)
-		o := completions.NewResponseObject(&rreq, completions.NewResponseID(resp.ResponseMessageID), received)
-		o.Complete(resp)
-		return completions.WriteResponsesEvents(w, o)
-	}
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
-	o := completions.NewResponseObject(&rreq, completions.NewResponseID(st.ResponseMessageID()), received)
-	if err := completions.WriteResponsesStream(w, st, o); err != nil {
-		s.log.Warn("responses stream ended with an error", "request_id", requestID(r.Context()), "err", err)
-	}
-	return nil
+	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
+		what: "responses",
+		whole: func(resp *completions.Response) error {
+			writeJSON(w, http.StatusOK, whole(resp))
+			return nil
+		},
+		refused: func(cf *completions.ContentFilterError, stream bool) error {
+			// An incomplete response (reason content_filter), whole or as its events.
+			o := whole(contentFilteredResponse(cf))
+			if stream {
+				return completions.WriteResponsesEvents(w, o)
+			}
+			writeJSON(w, http.StatusOK, o)
+			return nil
+		},
+		stream: func(st *completions.ResponseStream) error {
+			o := completions.NewResponseObject(&rreq, completions.NewResponseID(st.ResponseMessageID()), received)
+			return completions.WriteResponsesStream(w, st, o)
+		},
+	})
 }
 
 // contentFilteredResponse is the answer of a request a provider's content filter refused:
