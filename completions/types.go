@@ -1,10 +1,6 @@
 package completions
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,116 +27,6 @@ type Message struct {
 	ToolCalls []providers.ToolCall `json:"-"`
 	// ToolCallID is the call a "tool" turn answers.
 	ToolCallID string `json:"-"`
-}
-
-// UnmarshalJSON accepts the spec's array of content blocks and, for convenience, a plain
-// string (read as one text block). It is as strict as the request around it: member names
-// must match exactly (role, content; type, text in a block), a block's text is required,
-// and every error is a *ValidationError naming the field relative to the message
-// ("content[1].text"; "" for the message itself).
-func (m *Message) UnmarshalJSON(b []byte) error {
-	raw, verr := strictObject(b, "role", "content")
-	if verr != nil {
-		return verr
-	}
-	m.Role, m.Content = "", nil
-	if r, ok := raw["role"]; ok && !isNull(r) {
-		if err := json.Unmarshal(r, &m.Role); err != nil {
-			return invalid("role", "must be a string, got %s", jsonKind(r))
-		}
-	}
-	c := bytes.TrimSpace(raw["content"])
-	switch {
-	case len(c) == 0 || isNull(c):
-	case c[0] == '"':
-		var s string
-		if err := json.Unmarshal(c, &s); err != nil {
-			return invalid("content", "is not a valid JSON string")
-		}
-		m.Content = []ContentBlock{{Type: "text", Text: s}}
-	case c[0] == '[':
-		var blocks []json.RawMessage
-		if err := json.Unmarshal(c, &blocks); err != nil {
-			return invalid("content", "is not a valid JSON array")
-		}
-		m.Content = make([]ContentBlock, len(blocks))
-		for i, blk := range blocks {
-			if err := m.Content[i].decode(blk); err != nil {
-				err.Field = fmt.Sprintf("content[%d]", i) + fieldSuffix(err.Field)
-				return err
-			}
-		}
-	default:
-		return invalid("content", "must be an array of content blocks or a string, got %s", jsonKind(c))
-	}
-	return nil
-}
-
-// decode reads one content block strictly; the error's Field is relative to the block.
-func (cb *ContentBlock) decode(b []byte) *ValidationError {
-	raw, verr := strictObject(b, "type", "text")
-	if verr != nil {
-		return verr
-	}
-	if err := json.Unmarshal(raw["type"], &cb.Type); raw["type"] == nil || isNull(raw["type"]) || err != nil {
-		return invalid("type", "is required and must be a string")
-	}
-	t, ok := raw["text"]
-	if !ok || isNull(t) {
-		if cb.Type == "text" {
-			return invalid("text", "is required")
-		}
-		return nil // validate refuses the type
-	}
-	if err := json.Unmarshal(t, &cb.Text); err != nil {
-		return invalid("text", "must be a string, got %s", jsonKind(t))
-	}
-	return nil
-}
-
-// strictObject decodes b as a JSON object whose members are among names (exactly).
-func strictObject(b []byte, names ...string) (map[string]json.RawMessage, *ValidationError) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return nil, invalid("", "must be an object with %s, got %s", strings.Join(names, " and "), jsonKind(b))
-	}
-	for k := range raw {
-		if !slices.Contains(names, k) {
-			return nil, invalid(k, "unknown field")
-		}
-	}
-	return raw, nil
-}
-
-// fieldSuffix is ".field", or "" for the value itself.
-func fieldSuffix(field string) string {
-	if field == "" {
-		return ""
-	}
-	return "." + field
-}
-
-func isNull(b []byte) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
-
-// jsonKind names the JSON type of a value for error messages.
-func jsonKind(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 {
-		return "nothing"
-	}
-	switch b[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 // Text joins the message's text blocks.
