@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -152,4 +153,13 @@ func Stats[T any](ctx context.Context, st *store.Store, c store.Collection, stat
 		out = append(out, stat(&r))
 	}
 	return out, nil
+}
+
+// FailureLevel is the log level of a job's failure: a cancelled context (a shutdown, a
+// cancelled job) is expected and the work recovers, so it is Info, not Error.
+func FailureLevel(err error) slog.Level {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return slog.LevelInfo
+	}
+	return slog.LevelError
 }

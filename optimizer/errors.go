@@ -1,10 +1,8 @@
 package optimizer
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 )
 
 // Errors returned by the package. Compare with errors.Is.
@@ -103,11 +101,3 @@ func (e *JobLimitError) Error() string {
 // Is makes errors.Is(err, ErrTooManyJobs) true.
 func (e *JobLimitError) Is(target error) bool { return target == ErrTooManyJobs }
 
-// failureLevel is the log level of a failure: a cancelled context (a shutdown, a cancelled
-// job) is expected and the work recovers, so it is Info, not Error.
-func failureLevel(err error) slog.Level {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return slog.LevelInfo
-	}
-	return slog.LevelError
-}

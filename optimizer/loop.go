@@ -40,7 +40,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 	if err != nil || !claimed {
 		s.recMu.Unlock()
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.log.Log(context.Background(), failureLevel(err), "optimizer: start job", "job", id, "err", err)
+			s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: start job", "job", id, "err", err)
 		}
 		return false
 	}
@@ -108,7 +108,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 	default:
 		j.Status = StatusFailed
 		j.ErrorMessage = "internal error: " + err.Error()
-		s.log.Log(context.Background(), failureLevel(err), "optimizer: job failed", "job", id, "err", err)
+		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: job failed", "job", id, "err", err)
 	}
 	s.save(&j)
 	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
@@ -225,7 +225,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		}
 		tok, aerr := s.saveArtifact(context.WithoutCancel(ctx), j, model, best.agent.Source())
 		if aerr != nil {
-			s.log.Log(context.Background(), failureLevel(aerr), "optimizer: saving the best agent.py", "job", j.ID, "err", aerr)
+			s.log.Log(context.Background(), jobqueue.FailureLevel(aerr), "optimizer: saving the best agent.py", "job", j.ID, "err", aerr)
 			if err == nil {
 				err = aerr
 			}

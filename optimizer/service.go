@@ -689,7 +689,7 @@ func (s *Service) save(j *job) {
 		return
 	}
 	if err := s.put(context.Background(), j); err != nil {
-		s.log.Log(context.Background(), failureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
+		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
 }
 

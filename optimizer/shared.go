@@ -240,7 +240,7 @@ func (s *Service) saveShared(j *job) {
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
 	})
 	if err != nil {
-		s.log.Log(ctx, failureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
+		s.log.Log(ctx, jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
 }
 

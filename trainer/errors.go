@@ -1,10 +1,8 @@
 package trainer
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/switchyard-ai/switchyard/fetch"
 )
@@ -123,11 +121,3 @@ func (e *notFoundError) Error() string { return fmt.Sprintf("%s %q not found", e
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// failureLevel is the log level of a failure: a cancelled context (a shutdown, a cancelled
-// job) is expected and the work recovers, so it is Info, not Error.
-func failureLevel(err error) slog.Level {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return slog.LevelInfo
-	}
-	return slog.LevelError
-}

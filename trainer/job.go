@@ -51,7 +51,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 	if err != nil {
 		s.jobMu.Unlock()
 		if !errors.Is(err, store.ErrNotFound) { // not found: deleted while queued
-			s.log.Log(context.Background(), failureLevel(err), "trainer: mark job running", "job", id, "err", err)
+			s.log.Log(context.Background(), jobqueue.FailureLevel(err), "trainer: mark job running", "job", id, "err", err)
 		}
 		return false
 	}
@@ -94,7 +94,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		j.State = StateQueued
 		j.StartedAt = time.Time{}
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
-			s.log.Log(context.Background(), failureLevel(perr), "trainer: re-queue interrupted job", "job", id, "err", perr)
+			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: re-queue interrupted job", "job", id, "err", perr)
 		}
 		s.log.Info("trainer: job interrupted by shutdown, re-queued", "job", id)
 		return true
@@ -107,7 +107,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		j.State = StateFailed
 		j.ErrorMessage = err.Error()
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
-			s.log.Log(context.Background(), failureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
+			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
 		}
 		s.log.Info("trainer: job failed", "job", id, "err", err)
 		return false
@@ -130,7 +130,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		return store.PutJSON(wctx, tx, store.TrainingJobs, j.ID, j)
 	})
 	if err != nil {
-		s.log.Log(context.Background(), failureLevel(err), "trainer: save trained model", "job", id, "err", err)
+		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "trainer: save trained model", "job", id, "err", err)
 		j.State, j.ModelID = StateFailed, ""
 		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
 		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)

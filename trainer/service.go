@@ -399,7 +399,7 @@ func (s *Service) cleanupLoop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if rep, err := s.Cleanup(ctx); err != nil {
-			s.log.Log(context.Background(), failureLevel(err), "trainer: cleanup", "err", err)
+			s.log.Log(context.Background(), jobqueue.FailureLevel(err), "trainer: cleanup", "err", err)
 		} else {
 			s.log.Info("trainer: cleanup", "archived", rep.Archived, "removed", rep.Removed, "next_in", s.cleanupEvery.String())
 		}
