@@ -100,4 +100,3 @@ func (e *JobLimitError) Error() string {
 
 // Is makes errors.Is(err, ErrTooManyJobs) true.
 func (e *JobLimitError) Is(target error) bool { return target == ErrTooManyJobs }
-

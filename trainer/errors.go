@@ -120,4 +120,3 @@ func notFound(what, id string) error { return &notFoundError{what: what, id: id}
 func (e *notFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.what, e.id) }
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
-
