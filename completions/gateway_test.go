@@ -622,3 +622,29 @@ func TestConcurrentTurnsOnOneConversation(t *testing.T) {
 		}
 	}
 }
+
+// TestLibraryTopPAndStop: a library caller sets TopP and Stop on a Request; they reach the
+// upstream, and out-of-range values are refused naming the field.
+func TestLibraryTopPAndStop(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "ok"})
+	r := userReq("hi", "a/m")
+	p := 0.5
+	r.TopP, r.Stop = &p, []string{"END"}
+	if _, err := h.g.Complete(context.Background(), Scope{}, r); err != nil {
+		t.Fatal(err)
+	}
+	if sent := h.a.lastRequest(); sent.TopP == nil || *sent.TopP != 0.5 || len(sent.Stop) != 1 || sent.Stop[0] != "END" {
+		t.Fatalf("sent top_p %v stop %v", sent.TopP, sent.Stop)
+	}
+	bad := 1.5
+	r.TopP = &bad
+	var ve *ValidationError
+	if _, err := h.g.Complete(context.Background(), Scope{}, r); !errors.As(err, &ve) || ve.Field != "top_p" {
+		t.Fatalf("top_p 1.5: %v", err)
+	}
+	r.TopP, r.Stop = nil, []string{"a", "b", "c", "d", "e"}
+	if _, err := h.g.Complete(context.Background(), Scope{}, r); !errors.As(err, &ve) || ve.Field != "stop" {
+		t.Fatalf("five stop sequences: %v", err)
+	}
+}

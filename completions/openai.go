@@ -246,8 +246,8 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		FaultPolicy:    r.FaultPolicy,
 		maxTemperature: 2,
 		ephemeral:      true,
-		topP:           r.TopP,
-		stop:           r.Stop,
+		TopP:           r.TopP,
+		Stop:           r.Stop,
 	}
 	switch {
 	case r.MaxCompletionTokens != nil:

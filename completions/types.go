@@ -78,14 +78,17 @@ type Request struct {
 	ToolChoice        *providers.ToolChoice     `json:"-"`
 	ParallelToolCalls *bool                     `json:"-"`
 	ResponseFormat    *providers.ResponseFormat `json:"-"`
+	// TopP and Stop are nucleus sampling and stop sequences (OpenAI's top_p and stop, at
+	// most 4), for the OpenAI-compatible surfaces and library callers; the native API has
+	// neither. A library caller that needs OpenAI's temperature range (0-2) builds the
+	// request with OpenAIChatRequest.ToRequest.
+	TopP *float64 `json:"-"`
+	Stop []string `json:"-"`
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
 	maxTemperature float64
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
-	// topP and stop come from the OpenAI-compatible surface (top_p, stop).
-	topP *float64
-	stop []string
 	// callTimeout, set by the provider adapter (asprovider.go) from its caller's deadline,
 	// replaces both the request's deadline and the per-attempt limit: the caller said how
 	// long one call may take.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -91,6 +92,13 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	}
 	if req.MaxTokens < 0 {
 		return nil, nil, invalid("maxTokens", "must not be negative, got %d", req.MaxTokens)
+	}
+	// TopP and Stop as a library caller sets them (the OpenAI surface checked its own).
+	if t := req.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
+		return nil, nil, invalid("top_p", "must be between 0 and 1, got %g", *t)
+	}
+	if len(req.Stop) > MaxStopSequences || slices.Contains(req.Stop, "") {
+		return nil, nil, invalid("stop", "must be at most %d non-empty sequences", MaxStopSequences)
 	}
 	if r := req.MaxRetries; r != nil && (*r < 0 || *r > MaxRetriesLimit) {
 		field := "maxRetries"

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -18,7 +19,8 @@ type Options struct {
 	// with not found.
 	CustomModels CustomModels
 	// Catalog supplies prices and tool support for candidates that do not declare them; nil
-	// means none.
+	// means the embedded price catalogue (ProvidersCatalog(providers.DefaultCatalog())), so
+	// that tradeoff: cost works for models the catalogue lists without any wiring.
 	Catalog Catalog
 	// Scorer ranks without a preference_id and ranks the candidates a custom router does not
 	// know; nil means the learned default router embedded in the binary ([DefaultRouter]),
@@ -59,6 +61,9 @@ type Selector struct {
 
 // NewSelector returns a Selector configured by opts.
 func NewSelector(opts Options) *Selector {
+	if opts.Catalog == nil {
+		opts.Catalog = ProvidersCatalog(providers.DefaultCatalog())
+	}
 	s := &Selector{store: opts.Store, custom: opts.CustomModels, cat: opts.Catalog,
 		scorer: opts.Scorer, tol: opts.Tolerance, w: opts.LastTurnWeight, now: opts.Now, log: opts.Logger}
 	if s.scorer == nil {

@@ -504,3 +504,15 @@ func TestSessionsAreBounded(t *testing.T) {
 	}
 	_ = st
 }
+
+// TestZeroCatalogPricesFromTheEmbeddedCatalogue: without Options.Catalog the embedded price
+// catalogue prices the candidates, so tradeoff: cost saves money with no wiring.
+func TestZeroCatalogPricesFromTheEmbeddedCatalogue(t *testing.T) {
+	s, _ := newSelector(t, routing.Options{})
+	tol := 0.2
+	req := &routing.Request{Messages: userMsg("What is the capital of France?"), Models: names("openai/gpt-4o", "openai/gpt-4o-mini"),
+		Tradeoff: "cost", TradeoffTolerance: &tol}
+	if resp := mustSelect(t, s, "", req); resp.LLMLabel != "openai/gpt-4o-mini" {
+		t.Fatalf("picked %s, want the cheaper openai/gpt-4o-mini", resp.LLMLabel)
+	}
+}
