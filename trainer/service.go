@@ -122,6 +122,7 @@ type Service struct {
 	started bool
 	closed  bool
 	cancel  context.CancelFunc
+	runCtx  context.Context // the workers' context (Start's); nil before Start
 	wg      sync.WaitGroup
 	pending map[string]string // ids in the queue or running → owner; avoids double runs and counts per owner
 	// tracer records job stages (WithTracer); nil: none.
@@ -248,8 +249,10 @@ func New(st *store.Store, opts ...Option) (*Service, error) {
 // Version returns the version label the service puts in responses.
 func (s *Service) Version() string { return s.version }
 
-// Start recovers unfinished jobs from the store and starts the workers. The workers stop
-// when ctx is cancelled or Close is called.
+// Start recovers unfinished jobs from the store and starts the workers. ctx bounds the
+// workers' whole lifetime, not only the start: when it is cancelled the workers stop, and
+// Submit then answers ErrClosed (the accepted jobs stay queued in the store for the next
+// Service to Start on it). Close is the usual way to stop.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -262,6 +265,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	s.started = true
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.runCtx = ctx
 	s.mu.Unlock()
 
 	if s.q != nil {
@@ -456,8 +460,8 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return Job{}, ErrClosed
+	if s.closed || (s.runCtx != nil && s.runCtx.Err() != nil) {
+		return Job{}, ErrClosed // closed, or Start's context ended: no worker would run it
 	}
 	if len(s.queue) >= cap(s.queue) {
 		return Job{}, ErrQueueFull

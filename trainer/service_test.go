@@ -964,3 +964,21 @@ func TestGuardedSubmitStaysGuarded(t *testing.T) {
 		t.Fatalf("job accepted with local URLs: %s %q", got.Status, got.ErrorMessage)
 	}
 }
+
+// TestStartContextBoundsTheWorkers: Start's context is the workers' lifetime; once it ends,
+// Submit says the service is closed instead of queueing a job no worker will run.
+func TestStartContextBoundsTheWorkers(t *testing.T) {
+	s, err := New(memstore.New(), WithLogger(quietLogger()), WithFetcher(&fetch.Fetcher{AllowLocal: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := s.Submit(context.Background(), "k", []string{"https://example.com/d.json"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Submit after Start's context ended: err %v, want ErrClosed", err)
+	}
+}
