@@ -136,14 +136,18 @@ type finalEvent struct {
 // StreamErrorEvent is the data of the "error" event that ends a failed stream.
 type StreamErrorEvent struct {
 	Type string `json:"type"`
-	// Text is always empty (see finalEvent).
+	// Text is always empty, so that every payload of a stream has a text (see WriteStream).
 	Text     string    `json:"text"`
 	Error    string    `json:"error"`
 	Message  string    `json:"message"`
 	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
-// WriteStream sends st to w in the framing described above and closes st. It returns nil
+// WriteStream sends st to w as server-sent events and closes st: one "data: {chunk}" event
+// per text fragment (provider, model, responseMessageId, type "text", text, message), then
+// "data: {"type":"final","text":"", …the whole Response}" and "data: [DONE]"; a stream that
+// fails after its first fragment ends with "event: error" and a StreamErrorEvent, and no
+// [DONE]. Fragments are flushed whenever the stream is about to wait. It returns nil
 // when the answer was delivered completely, the *StreamError (or other failure) that ended
 // the stream, or the write error when the client went away.
 func WriteStream(w http.ResponseWriter, st *ResponseStream) error {

@@ -30,7 +30,7 @@ type NGramConfig struct {
 	MinChar, MaxChar int
 	// MaxWord is the longest word n-gram. 0 means 2 (uni- and bigrams).
 	MaxWord int
-	// NoShape leaves out the shape features (see shapeBuckets): coarse, log-scale buckets
+	// NoShape leaves out the shape features: coarse, log-scale buckets
 	// of a text's length, word and line counts, share of digits, counts of '$', '(' and
 	// '?', and whether it holds a code block. Routers saved before shape features existed
 	// load with NoShape set, so they embed exactly as they did.

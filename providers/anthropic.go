@@ -254,8 +254,9 @@ func anthropicOutputTool(req *Request) string {
 	return name
 }
 
-// Check refuses a JSON schema whose root is not an object: the output tool's input schema
-// must describe an object (see anthropicOutputTool).
+// Check refuses a JSON schema whose root is not an object: structured output is asked of
+// Anthropic as a forced tool call whose input is the answer, and a tool's input schema must
+// describe an object.
 func (a *Anthropic) Check(model string, req *Request) error {
 	if f := req.ResponseFormat; f.JSON() && f.Type == ResponseJSONSchema && len(f.Schema) > 0 {
 		var root struct {

@@ -23,8 +23,8 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // STOP → "stop" ("tool_calls" when the answer holds function calls), MAX_TOKENS →
 // "length", others lower-cased.
 //
-// Tools map to tools.functionDeclarations (parameters converted to Gemini's schema dialect,
-// see geminiSchema) and tool_choice to toolConfig.functionCallingConfig: auto → AUTO,
+// Tools map to tools.functionDeclarations (parameters converted to Gemini's OpenAPI-subset
+// schema dialect; Check refuses what it cannot express) and tool_choice to toolConfig.functionCallingConfig: auto → AUTO,
 // none → NONE, required → ANY, a named function → ANY with allowedFunctionNames;
 // parallel_tool_calls has no Gemini setting and is not sent. functionCall parts become tool
 // calls; Gemini has no call ids, so each call gets one derived from its name, arguments and
@@ -260,7 +260,8 @@ func functionResponse(content string) json.RawMessage {
 	return out
 }
 
-// Check refuses schemas Gemini's dialect cannot express (see geminiSchema).
+// Check refuses tool parameter and response schemas that Gemini's OpenAPI-subset schema
+// dialect cannot express, naming the keyword.
 func (g *Gemini) Check(model string, req *Request) error {
 	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() {
 		return nil

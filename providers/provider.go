@@ -2,7 +2,7 @@
 // compatible presets, Anthropic Messages, Google Gemini) to one [Provider] interface, and
 // prices token usage from an embedded catalogue. Tool calling and structured output have
 // provider-neutral types ([Tool], [ToolChoice], [ToolCall], [ToolCallDelta],
-// [ResponseFormat]; see tools.go for each wire format's mapping).
+// [ResponseFormat]); each adapter's doc says how it maps them to its wire format.
 package providers
 
 import (
@@ -42,7 +42,7 @@ type Request struct {
 	// KindBadRequest before calling upstream (see SearchSupporter).
 	Search bool
 
-	// Tools are the functions the model may call (see tools.go for each wire format).
+	// Tools are the functions the model may call (each adapter's doc gives its mapping).
 	Tools []Tool
 	// ToolChoice is nil for the provider's default (auto when Tools are given).
 	ToolChoice *ToolChoice
