@@ -108,8 +108,8 @@ var benchmarksByCanonical = sync.OnceValue(func() map[string]Benchmark {
 })
 
 // LookupBenchmark returns the built-in figure for a model name ("provider/model" or a bare
-// model name), if one is known. A name that matches no entry as it is (see
-// normaliseModelName) is matched by its providers.CanonicalModel form, so
+// model name), if one is known. A name that matches no entry as it is (lower-cased, provider
+// prefix and date suffix set aside) is matched by its providers.CanonicalModel form, so
 // "openrouter/anthropic/claude-3.5-sonnet" and "gemini/gemini-1.5-pro-latest" find theirs.
 func LookupBenchmark(name string) (Benchmark, bool) {
 	for _, k := range normaliseModelName(name) {
