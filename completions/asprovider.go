@@ -52,11 +52,11 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 // is not cut at the gateway's 120 s). Failures keep their *providers.Error when one
 // upstream error decided the outcome.
 func (g gatewayProvider) Complete(ctx context.Context, req *providers.Request) (*providers.Response, error) {
-	greq := g.request(req)
+	scope := g.Scope
 	if dl, ok := ctx.Deadline(); ok {
-		greq.callTimeout = max(time.Until(dl), time.Millisecond)
+		scope.CallTimeout = max(time.Until(dl), time.Millisecond)
 	}
-	resp, err := g.Gateway.Complete(ctx, g.Scope, greq)
+	resp, err := g.Gateway.Complete(ctx, scope, g.request(req))
 	if err != nil {
 		var all *AllFailedError
 		if errors.As(err, &all) && len(all.Attempts) > 0 {

@@ -85,10 +85,7 @@ func (g *Gateway) timingFor(start time.Time, scope Scope, req *Request) timing {
 		idle:       seconds(f.StreamIdleTimeout, g.opts.StreamIdleTimeout),
 		hedgeAfter: seconds(f.HedgeAfter, 0),
 	}
-	switch {
-	case req.callTimeout > 0:
-		t.deadline, t.attempt = start.Add(req.callTimeout), req.callTimeout
-	case scope.CallTimeout > 0:
+	if scope.CallTimeout > 0 {
 		t.attempt = scope.CallTimeout
 		if f.Timeout == nil {
 			t.deadline = start.Add(scope.CallTimeout)

@@ -314,18 +314,11 @@ func (g *Gateway) Models() []string {
 	}
 	var out []string
 	for _, name := range lister.Names() {
-		if p, err := g.opts.Providers.Lookup(name); err == nil && configured(p) {
+		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) {
 			out = append(out, cat.ChatModels(name)...)
 		}
 	}
 	return out
-}
-
-// configured reports whether p can make calls: it has its API key or needs none (a
-// provider that does not say is taken as configured).
-func configured(p providers.Provider) bool {
-	c, ok := p.(interface{ Configured() bool })
-	return !ok || c.Configured()
 }
 
 // HasModel reports whether model ("provider/model") can be routed to: listed by Models,
@@ -335,7 +328,7 @@ func (g *Gateway) HasModel(model string) bool {
 	if err != nil {
 		return false
 	}
-	if p, err := g.opts.Providers.Lookup(prov); err != nil || !configured(p) {
+	if p, err := g.opts.Providers.Lookup(prov); err != nil || !providers.IsConfigured(p) {
 		return false
 	}
 	cat, _ := g.opts.Prices.(interface {

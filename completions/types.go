@@ -89,10 +89,6 @@ type Request struct {
 	maxTemperature float64
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
-	// callTimeout, set by the provider adapter (asprovider.go) from its caller's deadline,
-	// replaces both the request's deadline and the per-attempt limit: the caller said how
-	// long one call may take.
-	callTimeout time.Duration
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".

@@ -58,6 +58,13 @@ type Configurable interface {
 	Configured() bool
 }
 
+// IsConfigured reports whether p can call upstream: what a Configurable says; any other
+// provider is taken as configured.
+func IsConfigured(p Provider) bool {
+	c, ok := p.(Configurable)
+	return !ok || c.Configured()
+}
+
 // Registry maps provider names to providers. The zero value is an empty registry ready to
 // use; it is safe for concurrent use.
 type Registry struct {

@@ -265,7 +265,7 @@ func (w *wiring) routable(model string) error {
 	if err != nil {
 		return err
 	}
-	if c, ok := p.(interface{ Configured() bool }); ok && !c.Configured() {
+	if !providers.IsConfigured(p) {
 		return fmt.Errorf("provider %q has no API key configured on this server", name)
 	}
 	return nil
