@@ -199,7 +199,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if errors.As(err, &pe) {
 				retryAfter = pe.RetryAfter
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), LatencyMS: lat, Started: begin})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin})
 			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				// A policy decision: asking the next model would override it.
@@ -375,6 +375,9 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 // (ErrInvalid), ErrNotFound, ErrModelNotAllowed, ErrBudgetExceeded, *AllFailedError, or the
 // context's error when ctx ends first.
 func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Response, error) {
+	if req == nil {
+		return nil, errNilRequest()
+	}
 	if req.FaultPolicy.HedgeAfter != nil {
 		return g.completeHedged(ctx, scope, req)
 	}

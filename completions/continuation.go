@@ -86,7 +86,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	s.cancel()
 	n := len(s.p.attempts) - 1
 	a := &s.p.attempts[n]
-	a.Outcome, a.Kind, a.Error = OutcomeError, kind.String(), err.Error()
+	a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
 	a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	s.g.breakers.record(s.t.name, err, s.g.opts.Now())
 	s.parts = append(s.parts, part{t: s.t, attempt: n, usage: s.usage, chars: from - s.partChars(), latency: s.g.opts.Now().Sub(s.begin)})
@@ -105,7 +105,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.g.breakers.record(t.name, cerr, s.g.opts.Now())
 		if cerr != nil {
 			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
-				Error: cerr.Error(), LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin})
+				Error: cerr.Error(), Err: cerr, LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin})
 			// The model refused to continue: report the original failure, unmasked.
 			s.restoreFailure(err)
 			return false

@@ -3,6 +3,7 @@ package completions
 import (
 	"errors"
 	"fmt"
+	"github.com/switchyard-ai/switchyard/validation"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -28,25 +29,15 @@ var (
 	ErrStreamFailed = errors.New("completions: stream failed after it started")
 )
 
-// ValidationError names the offending request field and the rule it breaks.
-type ValidationError struct {
-	Field   string
-	Message string
-}
+// ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
+// this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
+type ValidationError = validation.Error
 
-// Error returns "field: message".
-func (e *ValidationError) Error() string {
-	if e.Field == "" {
-		return e.Message
-	}
-	return e.Field + ": " + e.Message
-}
-
-// Is makes a *ValidationError match ErrInvalid.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// errNilRequest answers Complete and Stream called without a request.
+func errNilRequest() error { return invalid("body", "the request is missing") }
 
 func invalid(field, format string, args ...any) *ValidationError {
-	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return validation.New(ErrInvalid, field, format, args...)
 }
 
 // AllFailedError reports that every attempt (every model, every retry) failed.
@@ -72,6 +63,19 @@ func (e *AllFailedError) Error() string {
 
 // Is makes an *AllFailedError match ErrAllFailed.
 func (e *AllFailedError) Is(target error) bool { return target == ErrAllFailed }
+
+// Unwrap returns every failed attempt's error, first attempt first, so errors.Is and
+// errors.As see the upstream failures (errors.As(err, &pe) with pe a *providers.Error finds
+// the first attempt's).
+func (e *AllFailedError) Unwrap() []error {
+	var errs []error
+	for _, a := range e.Attempts {
+		if a.Err != nil {
+			errs = append(errs, a.Err)
+		}
+	}
+	return errs
+}
 
 // ModelNotFound reports whether every attempt failed because its provider does not know
 // the model: the request named no model that exists (OpenAI's 404 model_not_found).

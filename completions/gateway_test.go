@@ -152,6 +152,9 @@ func TestValidation(t *testing.T) {
 			if ve.Field != c.field || !strings.Contains(ve.Message, c.msg) {
 				t.Fatalf("got %q / %q, want field %q containing %q", ve.Field, ve.Message, c.field, c.msg)
 			}
+			if unknown := errors.Is(err, providers.ErrUnknownProvider); unknown != (c.name == "unknown provider") {
+				t.Fatalf("errors.Is(%v, providers.ErrUnknownProvider) = %v", err, unknown)
+			}
 		})
 	}
 	if n := h.a.callCount("x"); n != 0 {
@@ -301,6 +304,11 @@ func TestAllFailedReportsEveryAttempt(t *testing.T) {
 	}
 	if want := []string{"a/m:overloaded", "a/m:overloaded", "b/m:auth"}; !slices.Equal(got, want) {
 		t.Fatalf("attempts = %v, want %v", got, want)
+	}
+	// The attempts' own errors are reachable: the first is the primary's overload.
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Kind != providers.KindOverloaded || len(af.Unwrap()) != 3 {
+		t.Fatalf("errors.As(*providers.Error) = %v, %d unwrapped: want the attempts' upstream errors", pe, len(af.Unwrap()))
 	}
 	if !strings.Contains(err.Error(), "b/m") || !strings.Contains(err.Error(), "auth") {
 		t.Fatalf("message %q should name models and reasons", err)
@@ -646,5 +654,15 @@ func TestLibraryTopPAndStop(t *testing.T) {
 	r.TopP, r.Stop = nil, []string{"a", "b", "c", "d", "e"}
 	if _, err := h.g.Complete(context.Background(), Scope{}, r); !errors.As(err, &ve) || ve.Field != "stop" {
 		t.Fatalf("five stop sequences: %v", err)
+	}
+}
+
+func TestNilRequestIsInvalid(t *testing.T) {
+	h := newHarness(t, nil)
+	if _, err := h.g.Complete(context.Background(), Scope{}, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Complete(nil) = %v, want ErrInvalid", err)
+	}
+	if _, err := h.g.Stream(context.Background(), Scope{}, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Stream(nil) = %v, want ErrInvalid", err)
 	}
 }

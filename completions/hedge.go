@@ -120,7 +120,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				return nil, 0, time.Time{}, ctx.Err()
 			}
 			kind := providers.KindOf(r.err)
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), LatencyMS: lat, Started: begins[r.i]})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), Err: r.err, LatencyMS: lat, Started: begins[r.i]})
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				stopAll(true)
 				return nil, 0, time.Time{}, g.contentFiltered(ctx, p, t, r.err, time.Duration(lat)*time.Millisecond)

@@ -89,7 +89,9 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 		r.Outcome = RequestFiltered
 	case errors.Is(err, ErrStreamFailed):
 		r.Outcome = RequestStreamFailed
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed):
+		// (An *AllFailedError unwraps to its attempts' errors: a cancelled attempt of a
+		// request that went on is not a cancelled request.)
 		r.Outcome = RequestCancelled
 	}
 	if answered != nil {

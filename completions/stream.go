@@ -92,6 +92,9 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 // stream is Stream; collected says the stream is read whole for a non-streamed request
 // (the Observer then sees a non-streamed request).
 func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collected bool) (*ResponseStream, error) {
+	if req == nil {
+		return nil, errNilRequest()
+	}
 	p, err := g.prepare(ctx, scope, req)
 	if err != nil {
 		return nil, err
@@ -321,7 +324,7 @@ func (s *ResponseStream) fail(err error) error {
 	s.Close()
 	if n := len(s.p.attempts); n > 0 && !s.recorded {
 		a := &s.p.attempts[n-1]
-		a.Outcome, a.Kind, a.Error = OutcomeError, kind.String(), err.Error()
+		a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
 		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	}
 	u, estimated := s.attemptUsage()

@@ -134,6 +134,9 @@ type Attempt struct {
 	Kind string `json:"kind,omitempty"`
 	// Error is the failure message; empty on ok.
 	Error string `json:"error,omitempty"`
+	// Err is the failure itself (a *providers.Error for an upstream failure, a context error
+	// for a cancelled call); nil on ok. Not on the wire.
+	Err error `json:"-"`
 	// LatencyMS is how long the attempt took, in milliseconds.
 	LatencyMS int64 `json:"latency_ms"`
 	// Usage is what the attempt consumed when it was billed and is not the whole answer's

@@ -123,7 +123,9 @@ func (g *Gateway) resolve(field string, models []string, search bool) ([]target,
 		}
 		p, err := g.opts.Providers.Lookup(pn)
 		if err != nil || p == nil {
-			return nil, invalid(f, "unknown provider %q in %q", pn, s)
+			ve := invalid(f, "unknown provider %q in %q", pn, s)
+			ve.Err = providers.ErrUnknownProvider
+			return nil, ve
 		}
 		if search {
 			if !providers.SupportsSearch(p, m) {

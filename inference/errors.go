@@ -2,7 +2,7 @@ package inference
 
 import (
 	"errors"
-	"fmt"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // Errors returned by this package. Compare with errors.Is.
@@ -15,22 +15,10 @@ var (
 	ErrUnavailable = errors.New("inference: backend unavailable")
 )
 
-// ValidationError describes which field broke which rule. It matches ErrInvalid.
-type ValidationError struct {
-	// Field names the offending field, e.g. "examples[3].text" or "opts.Embedder".
-	Field string
-	// Message states the rule that was broken.
-	Message string
-}
-
-// Error implements error.
-func (e *ValidationError) Error() string {
-	return fmt.Sprintf("inference: %s: %s", e.Field, e.Message)
-}
-
-// Is makes errors.Is(err, ErrInvalid) true for a *ValidationError.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
+// this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
+type ValidationError = validation.Error
 
 func invalid(field, format string, args ...any) error {
-	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return validation.New(ErrInvalid, field, format, args...)
 }

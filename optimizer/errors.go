@@ -3,6 +3,8 @@ package optimizer
 import (
 	"errors"
 	"fmt"
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // Errors returned by the package. Compare with errors.Is.
@@ -34,22 +36,12 @@ var (
 	ErrProposal = errors.New("optimizer: unusable proposal")
 )
 
-// ValidationError is a request field that breaks a rule. It matches ErrInvalid. Message is
-// the whole user-facing text (for the spec's bounds, exactly the spec's message, e.g.
-// "n_iterations must be 1-50").
-type ValidationError struct {
-	Field   string
-	Message string
-}
-
-// Error implements error.
-func (e *ValidationError) Error() string { return e.Message }
-
-// Is reports whether target is ErrInvalid.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
+// this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
+type ValidationError = validation.Error
 
 func invalid(field, format string, args ...any) error {
-	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return validation.New(ErrInvalid, field, format, args...)
 }
 
 // BundleError is a problem with one file of the bundle (File is "bundle" for the ZIP
@@ -85,18 +77,9 @@ func (e *NotFinishedError) Error() string {
 func (e *NotFinishedError) Is(target error) bool { return target == ErrNotFinished }
 
 // JobLimitError is Submit's answer to an owner who already has Limit jobs queued or
-// running. It matches ErrTooManyJobs.
-type JobLimitError struct {
-	// Limit is the per-owner maximum of queued plus running jobs.
-	Limit int
-	// Active is how many the owner has.
-	Active int
-}
+// running ([jobqueue.LimitError]). The ones this package returns match ErrTooManyJobs.
+type JobLimitError = jobqueue.LimitError
 
-// Error implements error.
-func (e *JobLimitError) Error() string {
-	return fmt.Sprintf("this key already has %d optimization jobs queued or running; the limit is %d per key: wait for one to finish or cancel one", e.Active, e.Limit)
+func jobLimit(limit, active int) *JobLimitError {
+	return &JobLimitError{Limit: limit, Active: active, Jobs: "optimization", Kind: ErrTooManyJobs}
 }
-
-// Is makes errors.Is(err, ErrTooManyJobs) true.
-func (e *JobLimitError) Is(target error) bool { return target == ErrTooManyJobs }

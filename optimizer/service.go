@@ -467,7 +467,7 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	}
 	if n := s.activeLocked(owner); n >= s.perOwner {
 		s.mu.Unlock()
-		return nil, &JobLimitError{Limit: s.perOwner, Active: n}
+		return nil, jobLimit(s.perOwner, n)
 	}
 	s.active[id] = owner // reserved; released below if the job is not queued
 	s.mu.Unlock()

@@ -300,7 +300,7 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 			return err
 		}
 		if n >= s.perOwner {
-			return &JobLimitError{Limit: s.perOwner, Active: n}
+			return jobLimit(s.perOwner, n)
 		}
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
 			return err

@@ -3,6 +3,7 @@ package routing
 import (
 	"errors"
 	"fmt"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // Errors returned by the routing package. Compare with errors.Is.
@@ -15,23 +16,15 @@ var (
 	ErrNotFound = errors.New("routing: not found")
 )
 
-// ValidationError reports one broken rule of a model selection request. It matches
-// ErrInvalid via errors.Is.
-type ValidationError struct {
-	// Field is the JSON path of the offending field, e.g. "messages[2].role" or "body".
-	Field string
-	// Message states the rule that was broken.
-	Message string
-}
+// ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
+// this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
+type ValidationError = validation.Error
 
-// Error returns "<field>: <message>".
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Message }
-
-// Is reports whether target is ErrInvalid.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// errZeroSelector answers calls on a Selector not made by NewSelector.
+var errZeroSelector = errors.New("routing: the Selector was not made by NewSelector")
 
 func invalid(field, format string, args ...any) *ValidationError {
-	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return validation.New(ErrInvalid, field, format, args...)
 }
 
 // NotFoundError reports a reference that names nothing this owner can see. It matches

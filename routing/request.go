@@ -102,8 +102,11 @@ func (r *Request) Candidates() ([]Candidate, string) {
 var validRoles = map[string]bool{"system": true, "user": true, "assistant": true}
 
 // Validate checks every rule of the spec and normalises the candidates in place. It returns
-// a *ValidationError naming the first offending field.
+// a *ValidationError naming the first offending field (field "body" for a nil request).
 func (r *Request) Validate() error {
+	if r == nil {
+		return invalid("body", "the request is missing")
+	}
 	if len(r.Messages) == 0 {
 		return invalid("messages", "at least one message is required")
 	}

@@ -2,18 +2,20 @@ package routing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
-// Options configure a Selector. The zero value of every field but Store is usable.
+// Options configure a Selector. The zero value is usable: NewSelector(Options{}) ranks with
+// the learned default router and keeps sessions in memory.
 type Options struct {
-	// Store keeps the sessions (collection store.Sessions). Required.
+	// Store keeps the sessions (collection store.Sessions); nil keeps them in memory, for
+	// this process's lifetime (ExpireSessions still applies).
 	Store *store.Store
 	// CustomModels runs trained routers for preference_id; nil answers every preference_id
 	// with not found.
@@ -45,7 +47,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Selector answers model selection requests and keeps their sessions.
+// Selector answers model selection requests and keeps their sessions. Make one with
+// NewSelector; a zero Selector answers every call with an error.
 type Selector struct {
 	store  *store.Store
 	custom CustomModels
@@ -63,6 +66,9 @@ type Selector struct {
 func NewSelector(opts Options) *Selector {
 	if opts.Catalog == nil {
 		opts.Catalog = ProvidersCatalog(providers.DefaultCatalog())
+	}
+	if opts.Store == nil {
+		opts.Store = memstore.New()
 	}
 	s := &Selector{store: opts.Store, custom: opts.CustomModels, cat: opts.Catalog,
 		scorer: opts.Scorer, tol: opts.Tolerance, w: opts.LastTurnWeight, now: opts.Now, log: opts.Logger}
@@ -142,6 +148,9 @@ func (s *Selector) Rank(ctx context.Context, owner string, req *Request) ([]Scor
 }
 
 func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
+	if s.scorer == nil {
+		return nil, errZeroSelector
+	}
 	cands, field := req.Candidates()
 	if len(req.Tools) > 0 {
 		// Those known to support tools; without any, those not known to lack support (a
@@ -197,7 +206,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 		return nil, err
 	}
 	if s.store == nil {
-		return nil, errors.New("routing: selector has no store")
+		return nil, errZeroSelector
 	}
 	if req.PreviousSession != "" {
 		if _, err := s.loadSession(ctx, owner, req.PreviousSession, "previous_session"); err != nil {

@@ -82,7 +82,7 @@ func (s *Selector) loadSession(ctx context.Context, owner, id, field string) (*S
 		return nil, &NotFoundError{Field: field, ID: id}
 	}
 	if s.store == nil {
-		return nil, errors.New("routing: selector has no store")
+		return nil, errZeroSelector
 	}
 	sess, err := store.GetJSON[Session](ctx, s.store, store.Sessions, id)
 	if errors.Is(err, store.ErrNotFound) {

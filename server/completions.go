@@ -233,7 +233,7 @@ func completionsError(err error) *APIError {
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
 		ae.Extra = map[string]any{"attempts": cf.Attempts}
 		return ae
-	case errors.As(err, &ve):
+	case errors.Is(err, completions.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, completions.ErrInvalid):
 		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))

@@ -8,7 +8,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // decodeExact decodes body into v for the endpoints that reject unknown fields: member
@@ -50,13 +50,13 @@ func decodeExact(body []byte, v any, status int) error {
 		case se.Err != nil:
 			// A type's own UnmarshalJSON failed. A completions message names the field
 			// relative to itself: prefix the message's own path ("messages[0]").
-			var ve *completions.ValidationError
+			var ve *validation.Error
 			if errors.As(se.Err, &ve) {
 				field := path
 				if ve.Field != "" {
 					field += "." + ve.Field
 				}
-				return Validation(status, "%s", (&completions.ValidationError{Field: field, Message: ve.Message}).Error())
+				return Validation(status, "%s", (&validation.Error{Field: field, Message: ve.Message}).Error())
 			}
 			return decodeError(se.Err, status)
 		case path == "":

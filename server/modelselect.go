@@ -54,7 +54,7 @@ func modelSelectionError(err error) *APIError {
 	var ve *routing.ValidationError
 	var nf *routing.NotFoundError
 	switch {
-	case errors.As(err, &ve):
+	case errors.Is(err, routing.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusBadRequest, "%s", ve.Error())
 	case errors.As(err, &nf):
 		return NotFound("%s", nf.Error())

@@ -226,7 +226,7 @@ func optimizerError(err error) *APIError {
 	var ve *optimizer.ValidationError
 	var nf *optimizer.NotFinishedError
 	switch {
-	case errors.As(err, &ve):
+	case errors.Is(err, optimizer.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Message)
 	case errors.As(err, &nf):
 		e := Errorf(http.StatusConflict, KindConflict, "%s", userMessage(nf))

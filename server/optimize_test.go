@@ -450,7 +450,7 @@ func TestOptimizeEndToEndProcessSandbox(t *testing.T) {
 // and the message naming the limit; a full queue (the server's, not the key's) to 503 with
 // Retry-After, as a full training queue does.
 func TestOptimizeJobLimitIs429(t *testing.T) {
-	ae := optimizerError(fmt.Errorf("submit: %w", &optimizer.JobLimitError{Limit: 4, Active: 4}))
+	ae := optimizerError(fmt.Errorf("submit: %w", &optimizer.JobLimitError{Limit: 4, Active: 4, Jobs: "optimization", Kind: optimizer.ErrTooManyJobs}))
 	if ae == nil || ae.Status != http.StatusTooManyRequests || ae.Header.Get("Retry-After") == "" || !strings.Contains(ae.Message, "limit is 4 per key") {
 		t.Fatalf("mapped to %+v, want 429 with Retry-After naming the limit", ae)
 	}

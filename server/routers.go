@@ -237,7 +237,7 @@ func requiredQuery(r *http.Request, name string) (string, error) {
 func trainerError(err error) *APIError {
 	var ve *trainer.ValidationError
 	switch {
-	case errors.As(err, &ve):
+	case errors.Is(err, trainer.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, trainer.ErrInvalid):
 		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))

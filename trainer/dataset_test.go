@@ -96,8 +96,8 @@ func TestParseErrorsNameFileAndRow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ParseDataset(c.url, "", []byte(c.data))
 			var de *DatasetError
-			if !errors.As(err, &de) {
-				t.Fatalf("error = %v, want *DatasetError", err)
+			if !errors.As(err, &de) || !errors.Is(err, ErrDataset) {
+				t.Fatalf("error = %v, want *DatasetError matching ErrDataset", err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {

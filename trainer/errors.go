@@ -3,6 +3,8 @@ package trainer
 import (
 	"errors"
 	"fmt"
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/validation"
 
 	"github.com/switchyard-ai/switchyard/fetch"
 )
@@ -30,6 +32,9 @@ var (
 	// ErrStillRunning means a delete cancelled a running job that has not stopped within
 	// DeleteWait; the job is not deleted yet (retry the delete).
 	ErrStillRunning = errors.New("trainer: job still stopping")
+	// ErrDataset means a job's training data is unusable (a format, a row, a limit); a
+	// *DatasetError matches it. Such a job fails; retrying it with the same data fails again.
+	ErrDataset = errors.New("trainer: unusable training data")
 )
 
 // errCancelled is the cause a running job's context ends with when the caller cancels it.
@@ -45,38 +50,19 @@ const (
 )
 
 // JobLimitError is Submit's answer to an owner who already has Limit jobs queued or
-// running. It matches ErrTooManyJobs.
-type JobLimitError struct {
-	// Limit is the per-owner maximum of queued plus running jobs.
-	Limit int
-	// Active is how many the owner has.
-	Active int
+// running ([jobqueue.LimitError]). The ones this package returns match ErrTooManyJobs.
+type JobLimitError = jobqueue.LimitError
+
+func jobLimit(limit, active int) *JobLimitError {
+	return &JobLimitError{Limit: limit, Active: active, Jobs: "training", Kind: ErrTooManyJobs}
 }
 
-// Error implements error.
-func (e *JobLimitError) Error() string {
-	return fmt.Sprintf("this key already has %d training jobs queued or running; the limit is %d per key: wait for one to finish or cancel one", e.Active, e.Limit)
-}
-
-// Is makes errors.Is(err, ErrTooManyJobs) true.
-func (e *JobLimitError) Is(target error) bool { return target == ErrTooManyJobs }
-
-// ValidationError names the request field that broke a rule. It matches ErrInvalid.
-type ValidationError struct {
-	// Field is the wire name of the offending field, e.g. "Data_URLs" or "inputs[3]".
-	Field string
-	// Message states the rule.
-	Message string
-}
-
-// Error implements error.
-func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
-
-// Is makes errors.Is(err, ErrInvalid) true.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+// ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
+// this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
+type ValidationError = validation.Error
 
 func invalid(field, format string, args ...any) error {
-	return &ValidationError{Field: field, Message: fmt.Sprintf(format, args...)}
+	return validation.New(ErrInvalid, field, format, args...)
 }
 
 // archivedError is returned for an archived model; it matches ErrArchived and ErrNotFound.
@@ -111,6 +97,9 @@ func (e *DatasetError) Error() string {
 	}
 	return s
 }
+
+// Is makes errors.Is(err, ErrDataset) true.
+func (e *DatasetError) Is(target error) bool { return target == ErrDataset }
 
 // notFoundError names what was not found; it matches ErrNotFound.
 type notFoundError struct{ what, id string }

@@ -467,7 +467,7 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 		return Job{}, ErrQueueFull
 	}
 	if n := s.activeLocked(owner); n >= s.perOwner {
-		return Job{}, &JobLimitError{Limit: s.perOwner, Active: n}
+		return Job{}, jobLimit(s.perOwner, n)
 	}
 	j := jobRecord{
 		ID:          "tj_" + newID(),

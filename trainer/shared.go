@@ -205,7 +205,7 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 			return err
 		}
 		if n >= s.perOwner {
-			return &JobLimitError{Limit: s.perOwner, Active: n}
+			return jobLimit(s.perOwner, n)
 		}
 		if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {
 			return err
