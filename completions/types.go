@@ -29,6 +29,12 @@ type Message struct {
 	ToolCallID string `json:"-"`
 }
 
+// TextMessage returns a turn of role ("system", "user" or "assistant") holding text as its
+// one content block.
+func TextMessage(role, text string) Message {
+	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
+}
+
 // Text joins the message's text blocks.
 func (m *Message) Text() string {
 	if len(m.Content) == 1 {

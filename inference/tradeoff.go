@@ -55,9 +55,12 @@ type FrontierPoint struct {
 	Rows int `json:"rows" jsonschema:"description=rows measured"`
 }
 
-// DefaultTolerances are the tolerances a frontier is measured at (and the default
-// tolerance chosen from): one-point steps where frontiers usually bend, coarser beyond.
-var DefaultTolerances = []float64{0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.075, 0.1, 0.15, 0.2, 0.3}
+// DefaultTolerances returns the tolerances a frontier is measured at (and the default
+// tolerance chosen from), ascending: one-point steps where frontiers usually bend, coarser
+// beyond. Each call returns a new slice, so a caller changing it changes no one else's.
+func DefaultTolerances() []float64 {
+	return []float64{0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.075, 0.1, 0.15, 0.2, 0.3}
+}
 
 // Frontier measures TradeoffPick at each tolerance on validation rows: estimates[r][c] is
 // the quality estimate of option c on row r, outcomes[r][c] its observed score (NaN when

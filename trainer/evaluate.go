@@ -188,7 +188,7 @@ func evaluate(ctx context.Context, model *inference.Model, rep *inference.FitRep
 		estimates = append(estimates, rep.ValidationEstimates...)
 		outcomes = append(outcomes, rep.ValidationOutcomes...)
 	}
-	frontier := inference.Frontier(estimates, outcomes, priceVec, inference.DefaultTolerances)
+	frontier := inference.Frontier(estimates, outcomes, priceVec, inference.DefaultTolerances())
 	td := &TradeoffDetails{
 		DefaultTolerance: inference.ChooseTolerance(frontier, MaxQualityLoss, FallbackTolerance),
 		MaxQualityLoss:   MaxQualityLoss,

@@ -714,7 +714,7 @@ func TestTradeoffFrontierInModelDetails(t *testing.T) {
 		t.Fatal(err)
 	}
 	td := d.Tradeoff
-	if td == nil || td.Prices["acme/big"] != 10 || td.Prices["acme/small"] != 0.5 || len(td.Frontier) != len(inference.DefaultTolerances) {
+	if td == nil || td.Prices["acme/big"] != 10 || td.Prices["acme/small"] != 0.5 || len(td.Frontier) != len(inference.DefaultTolerances()) {
 		t.Fatalf("tradeoff = %+v", td)
 	}
 	base := td.Frontier[0]

@@ -87,7 +87,7 @@ func main() {
 		}
 	}
 	fmt.Printf("llmrouter9: %d rows, train %d, held out %d (sha256 split), %d models\n", len(rows), len(train), len(eval), len(models))
-	printBound(taskBound(train, eval, price, inference.DefaultTolerances))
+	printBound(taskBound(train, eval, price, inference.DefaultTolerances()))
 	if *boundOnly {
 		return
 	}

@@ -38,6 +38,8 @@ type Options struct {
 }
 
 // Open opens (creating if needed) the bbolt database at path and returns a Store on it.
+// Missing parent directories are created (mode 0700: the file holds API keys and user
+// data); the file itself is created with mode 0600.
 func Open(path string, opts Options) (*store.Store, error) {
 	d, err := OpenDriver(path, opts)
 	if err != nil {
@@ -52,7 +54,8 @@ type Driver struct {
 	group *groupCommit
 }
 
-// OpenDriver opens the database at path.
+// OpenDriver opens the database at path, creating it and its parent directories as Open
+// does.
 func OpenDriver(path string, opts Options) (*Driver, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second

@@ -249,11 +249,11 @@ func main() {
 		est, outc, pr := matrices(model, classes, val, s.name)
 		ie, io := fitValidation(rep, exampleRows, classes, classOf, s.name)
 		innerRows += len(ie)
-		frontiers[s.name] = inference.Frontier(append(est, ie...), append(outc, io...), pr, inference.DefaultTolerances)
+		frontiers[s.name] = inference.Frontier(append(est, ie...), append(outc, io...), pr, inference.DefaultTolerances())
 	}
 	meta.FitValidationRows = innerRows
-	pooled := make([]inference.FrontierPoint, len(inference.DefaultTolerances))
-	for i, t := range inference.DefaultTolerances {
+	pooled := make([]inference.FrontierPoint, len(inference.DefaultTolerances()))
+	for i, t := range inference.DefaultTolerances() {
 		var sum, n float64
 		for _, f := range frontiers {
 			sum += f[i].MeanScore * float64(f[i].Rows)
@@ -271,7 +271,7 @@ func main() {
 		f := heldOutFigures(model, classes, classOf, train, held, s.name, tol)
 		f.Frontier = frontiers[s.name]
 		he, ho, hp := matrices(model, classes, held, s.name)
-		f.HeldOutFrontier = inference.Frontier(he, ho, hp, inference.DefaultTolerances)
+		f.HeldOutFrontier = inference.Frontier(he, ho, hp, inference.DefaultTolerances())
 		meta.HeldOut[s.name] = f
 		fmt.Printf("%-10s held-out %4d rows, %2d candidates: best single %-28s %.3f @ %.2f | default %.3f @ %.2f | cost (tol %.3f) %.3f @ %.2f | oracle %.3f @ %.2f | cheapest %.3f @ %.2f\n",
 			s.name, f.Rows, len(f.Candidates), f.BestSingle, f.BestSingleScore, f.BestSinglePrice, f.DefaultScore, f.DefaultPrice,
