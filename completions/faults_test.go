@@ -424,6 +424,44 @@ func TestContinuationFragmentsNameTheirModel(t *testing.T) {
 	}
 }
 
+// TestOpenAIContinuationChunksNameTheirModel: the same on the OpenAI-compatible stream:
+// text chunks (encoded from a template after the first) and the finish chunk written after
+// the continuation name the model that continued.
+func TestOpenAIContinuationChunksNameTheirModel(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	up.on("primary", cutAfter(primaryAnswer, 2))
+	up.on("backup", continueFrom(primaryAnswer))
+	req := userReq("What is the capital of France?", "up/primary")
+	req.FallbackModels = []string{"pf/backup"}
+	st, err := g.Stream(context.Background(), Scope{Owner: "k"}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteOpenAIStream(rec, st, true); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	text := ""
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var c OpenAIChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		labels = append(labels, c.Model)
+		if len(c.Choices) > 0 {
+			text += c.Choices[0].Delta.Content
+		}
+	}
+	if text != primaryAnswer || len(labels) < 4 || labels[0] != "up/primary" || labels[len(labels)-1] != "pf/backup" || labels[len(labels)-2] != "pf/backup" {
+		t.Fatalf("text %q, chunk models %v", text, labels)
+	}
+}
+
 // TestHedgeReport: the hedged start that lost is in the attempts, cancelled, with its
 // (estimated) prompt usage added to the answer's.
 func TestHedgeReport(t *testing.T) {

@@ -500,6 +500,11 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
 			return err
 		}
+		if m := c.Provider + "/" + c.Model; c.Model != "" && m != base.Model {
+			// Another model continued a broken stream: its chunks name it (the templates
+			// hold the old name).
+			base.Model, text, args = m, nil, argumentTemplates{}
+		}
 		switch {
 		case c.Type == EventToolCall && !first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
 			// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
