@@ -111,6 +111,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: job failed", "job", id, "err", err)
 	}
 	s.save(&j)
+	s.ended(&j)
 	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
 	return false
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -296,7 +297,8 @@ type minterFunc func(KeyGrant) (*JobKey, error)
 func (f minterFunc) MintKey(_ context.Context, g KeyGrant) (*JobKey, error) { return f(g) }
 
 func TestTwoTargetModels(t *testing.T) {
-	e := newEnv(t, &fakeRunner{}, nil)
+	ended := make(chan JobStat, 4)
+	e := newEnv(t, &fakeRunner{}, nil, WithJobEnded(func(j JobStat) { ended <- j }))
 	e.start(t)
 	req := request(e.url, 2)
 	req.TargetModels = []string{"scripted/task-a", "scripted/task-b"}
@@ -315,6 +317,14 @@ func TestTwoTargetModels(t *testing.T) {
 	stats, err := e.svc.JobStats(context.Background())
 	if err != nil || len(stats) != 1 || stats[0].ID != sub.JobID || stats[0].State != "completed" || stats[0].Seconds <= 0 || stats[0].Finished.IsZero() {
 		t.Fatalf("job stats %+v %v", stats, err)
+	}
+	select {
+	case j := <-ended:
+		if j.ID != stats[0].ID || j.State != stats[0].State || math.Abs(j.Seconds-stats[0].Seconds) > 0.01 || !j.Finished.Equal(stats[0].Finished) {
+			t.Fatalf("job ended reported %+v, stored %+v", j, stats[0])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WithJobEnded's function was not called")
 	}
 	if res.Results[0].AgentCodeURL == res.Results[1].AgentCodeURL {
 		t.Error("two models share one artifact URL")

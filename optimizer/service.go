@@ -144,6 +144,8 @@ type Service struct {
 	q jobqueue.Queue
 	// tracer records job stages (WithTracer); nil: none.
 	tracer trace.Tracer
+	// onEnd hears of each job this process ran to its end (WithJobEnded); nil: no one.
+	onEnd func(JobStat)
 }
 
 // Option configures a Service.

@@ -23,10 +23,10 @@ const jobsRefresh = 15 * time.Second
 var queuedStates = map[string]bool{"queued": true}
 
 // Jobs reports a kind of job ("training", "optimization") at scrape time:
-// switchyard_jobs{kind, state} (how many are in each state), switchyard_job_queue_depth
-// {kind} (queued ones), and once in switchyard_job_duration_seconds the run time of each
-// job that finished after this call (not those finished before a restart, which the store
-// still holds). Each source is read at most every 15 s.
+// switchyard_jobs{kind, state} (how many are in each state) and switchyard_job_queue_depth
+// {kind} (queued ones). Each source is read at most every 15 s. Both count the store's jobs,
+// so every process sharing a store reports the same figures (aggregate replicas with max,
+// not sum). Run times come from JobEnded.
 func (m *Metrics) Jobs(kind string, src JobSource) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -35,7 +35,7 @@ func (m *Metrics) Jobs(kind string, src JobSource) {
 		m.reg.MustRegister(m.jobs)
 	}
 	m.jobs.mu.Lock()
-	m.jobs.kinds = append(m.jobs.kinds, &jobCollector{kind: kind, src: src, m: m, seen: map[string]bool{}, since: time.Now()})
+	m.jobs.kinds = append(m.jobs.kinds, &jobCollector{kind: kind, src: src})
 	m.jobs.mu.Unlock()
 }
 
@@ -67,13 +67,10 @@ var (
 type jobCollector struct {
 	kind string
 	src  JobSource
-	m    *Metrics
 
 	mu     sync.Mutex
 	at     time.Time
 	counts map[string]int
-	seen   map[string]bool // finished jobs whose duration was observed
-	since  time.Time       // jobs finished before it are not observed
 }
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
@@ -87,10 +84,6 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 			c.at, c.counts = time.Now(), map[string]int{}
 			for _, j := range jobs {
 				c.counts[j.State]++
-				if j.Seconds > 0 && !c.seen[j.ID] && !j.Finished.Before(c.since) {
-					c.seen[j.ID] = true
-					c.m.jobDur.WithLabelValues(c.kind, j.State).Observe(j.Seconds)
-				}
 			}
 		}
 	}
@@ -102,4 +95,16 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(queued), c.kind)
+}
+
+// JobEnded returns the function a job service calls when a job of kind ends in this process
+// (trainer.WithJobEnded, optimizer.WithJobEnded): it observes the job's run time in
+// switchyard_job_duration_seconds{kind, state} at once. Each job is observed by the one
+// process that ran it, so the histogram sums across replicas.
+func (m *Metrics) JobEnded(kind string) func(JobStat) {
+	return func(j JobStat) {
+		if j.Seconds > 0 {
+			m.jobDur.WithLabelValues(kind, j.State).Observe(j.Seconds)
+		}
+	}
 }

@@ -107,20 +107,22 @@ func scrape(t *testing.T, h http.Handler, token string) string {
 	return rec.Body.String()
 }
 
-// TestJobDurationsOnlyOfJobsFinishedSinceStart: the duration histogram counts each job that
-// finished after the source was registered, once; jobs the store kept from before a
-// restart are in the state gauge but not counted again.
-func TestJobDurationsOnlyOfJobsFinishedSinceStart(t *testing.T) {
+// TestJobDurationsFromTheProcessThatRanThem: the duration histogram counts what JobEnded
+// reports, once per call; the jobs the scrape reads from the store (every replica reads the
+// same ones) are in the state gauge only.
+func TestJobDurationsFromTheProcessThatRanThem(t *testing.T) {
 	m := New(Options{})
 	now := time.Now()
 	m.Jobs("training", func(context.Context) ([]JobStat, error) {
 		return []JobStat{
-			{ID: "old", State: "completed", Seconds: 50, Finished: now.Add(-time.Hour)},
-			{ID: "new", State: "completed", Seconds: 3, Finished: now.Add(time.Second)},
+			{ID: "elsewhere", State: "completed", Seconds: 50, Finished: now.Add(-time.Hour)},
+			{ID: "here", State: "completed", Seconds: 3, Finished: now},
 			{ID: "queued", State: "queued"},
 		}, nil
 	})
-	for range 2 { // a second scrape must not count the job again
+	m.JobEnded("training")(JobStat{ID: "here", State: "completed", Seconds: 3, Finished: now})
+	m.JobEnded("optimization")(JobStat{ID: "never-started", State: "failed"})
+	for range 2 { // scrapes observe nothing themselves
 		if _, err := m.Registry().Gather(); err != nil {
 			t.Fatal(err)
 		}

@@ -109,6 +109,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
 			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
 		}
+		s.ended(&j)
 		s.log.Info("trainer: job failed", "job", id, "err", err)
 		return false
 	}
@@ -134,8 +135,10 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		j.State, j.ModelID = StateFailed, ""
 		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
 		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)
+		s.ended(&j)
 		return false
 	}
+	s.ended(&j)
 	s.log.Info("trainer: job completed", "job", id, "model", m.ID,
 		"top1", m.Metrics.Top1HitRate, "baseline_top1", m.Metrics.BaselineTop1HitRate)
 	return false

@@ -127,6 +127,8 @@ type Service struct {
 	pending map[string]string // ids in the queue or running → owner; avoids double runs and counts per owner
 	// tracer records job stages (WithTracer); nil: none.
 	tracer trace.Tracer
+	// onEnd hears of each job this process ran to its end (WithJobEnded); nil: no one.
+	onEnd func(JobStat)
 }
 
 // Option configures a Service.

@@ -155,7 +155,8 @@ func train(t *testing.T, s *Service, owner string, urls ...string) JobStatus {
 func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
 	recs := syntheticRecords(150, 1)
 	srv := files(t, map[string]string{"/a.json": asJSON(recs[:75]), "/b.csv": asCSV(recs[75:])})
-	s := newService(t, nil)
+	ended := make(chan JobStat, 4)
+	s := newService(t, nil, WithJobEnded(func(j JobStat) { ended <- j }))
 	ctx := context.Background()
 
 	st := train(t, s, "key-a", srv.URL+"/a.json", srv.URL+"/b.csv")
@@ -187,6 +188,15 @@ func TestTrainAndPredictFromJSONAndCSV(t *testing.T) {
 	if err != nil || len(stats) != 1 || stats[0].ID != st.TrainingJobID || stats[0].State != "completed" ||
 		stats[0].Seconds <= 0 || stats[0].Finished.IsZero() {
 		t.Fatalf("job stats %+v %v", stats, err)
+	}
+	// The process that ran it reported its end once, as stored.
+	select {
+	case j := <-ended:
+		if j.ID != stats[0].ID || j.State != stats[0].State || math.Abs(j.Seconds-stats[0].Seconds) > 0.01 || !j.Finished.Equal(stats[0].Finished) {
+			t.Fatalf("job ended reported %+v, stored %+v", j, stats[0])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WithJobEnded's function was not called")
 	}
 
 	d, err := s.Model(ctx, "key-a", st.ModelID)

@@ -15,15 +15,31 @@ type JobStat = jobqueue.JobStat
 // metrics count by state, and the run time of the finished ones. It reads the whole
 // collection; callers cache it (telemetry scrapes do).
 func (s *Service) JobStats(ctx context.Context) ([]JobStat, error) {
-	out, err := jobqueue.Stats(ctx, s.store, store.TrainingJobs, func(j *jobRecord) JobStat {
-		st := JobStat{ID: j.ID, State: string(j.State)}
-		if (j.State == StateCompleted || j.State == StateFailed) && !j.StartedAt.IsZero() && j.CompletedAt.After(j.StartedAt) {
-			st.Seconds, st.Finished = j.CompletedAt.Sub(j.StartedAt).Seconds(), j.CompletedAt
-		}
-		return st
-	})
+	out, err := jobqueue.Stats(ctx, s.store, store.TrainingJobs, (*jobRecord).stat)
 	if err != nil {
 		return nil, fmt.Errorf("trainer: job stats: %w", err)
 	}
 	return out, nil
+}
+
+// stat is the job as JobStats reports it: its state, and its run time once it ended.
+func (j *jobRecord) stat() JobStat {
+	st := JobStat{ID: j.ID, State: string(j.State)}
+	if (j.State == StateCompleted || j.State == StateFailed) && !j.StartedAt.IsZero() && j.CompletedAt.After(j.StartedAt) {
+		st.Seconds, st.Finished = j.CompletedAt.Sub(j.StartedAt).Seconds(), j.CompletedAt
+	}
+	return st
+}
+
+// WithJobEnded makes the service call fn when a job it ran ends (completed or failed) with
+// its state and run time, after the job's final state is stored: once per job, in the
+// process that ran it, not for jobs a restart or another worker found dead. Telemetry's
+// Metrics.JobEnded is such a function. fn must not block.
+func WithJobEnded(fn func(JobStat)) Option { return func(s *Service) { s.onEnd = fn } }
+
+// ended reports j's end to the WithJobEnded function.
+func (s *Service) ended(j *jobRecord) {
+	if s.onEnd != nil {
+		s.onEnd(j.stat())
+	}
 }

@@ -79,6 +79,11 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		topts = append(topts, trainer.WithTracer(w.obs.tracing.Tracer()))
 		oopts = append(oopts, optimizer.WithTracer(w.obs.tracing.Tracer()))
 	}
+	if w.obs != nil && w.obs.metrics != nil {
+		// Run times observed by the process that ran each job (sums across replicas).
+		topts = append(topts, trainer.WithJobEnded(w.obs.metrics.JobEnded("training")))
+		oopts = append(oopts, optimizer.WithJobEnded(w.obs.metrics.JobEnded("optimization")))
+	}
 	if w.queue != nil {
 		topts = append(topts, trainer.WithQueue(w.queue))
 		oopts = append(oopts, optimizer.WithQueue(w.queue))
