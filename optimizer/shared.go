@@ -30,22 +30,33 @@ var errLostJob = errors.New("job taken over by another worker")
 // Close. Without WithQueue the service runs its jobs in process, as before.
 func WithQueue(q jobqueue.Queue) Option { return func(s *Service) { s.q = q } }
 
-// stale reports whether running job j's worker counts as dead: its heartbeat (else its
-// start) is older than the queue's StaleAfter, in wall-clock time.
-func (s *Service) stale(j *job) bool {
-	if s.q == nil {
-		return false
-	}
-	dead, _ := jobqueue.Stale(lastSeen(j), time.Now(), s.q.StaleAfter())
-	return dead
-}
+// stale reports whether running job j's worker counts as dead (jobqueue.IsStale).
+func (s *Service) stale(j *job) bool { return jobqueue.IsStale(s.q, j) }
 
-func lastSeen(j *job) time.Time {
+// The jobqueue.Record methods: what the shared-queue bookkeeping reads and writes.
+
+// Unfinished reports whether the job is queued or running.
+func (j *job) Unfinished() bool { return j.Status == StatusQueued || j.Status == StatusRunning }
+
+// Running reports whether the job is running.
+func (j *job) Running() bool { return j.Status == StatusRunning }
+
+// Attempt is how many times the job was started.
+func (j *job) Attempt() int { return j.Attempts }
+
+// LastSeen is the heartbeat, else the start.
+func (j *job) LastSeen() time.Time {
 	if !j.HeartbeatAt.IsZero() || j.StartedAt == nil {
 		return j.HeartbeatAt
 	}
 	return *j.StartedAt
 }
+
+// CancelAsked reports whether a cancel was asked for the running job.
+func (j *job) CancelAsked() bool { return j.CancelRequested }
+
+// SetHeartbeat records that the job's worker was alive at t.
+func (j *job) SetHeartbeat(t time.Time) { j.HeartbeatAt = t }
 
 // startShared registers the service's handler with the queue and enqueues the unfinished
 // jobs in the store (a no-op for those the queue holds; it catches a job whose process
@@ -54,18 +65,8 @@ func (s *Service) startShared(ctx context.Context) error {
 	if err := s.q.Register(QueueKind, jobqueue.Kind{Workers: s.workers, Run: s.handle, Dead: s.dead}); err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
-	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("optimizer: list jobs: %w", err)
-	}
-	for _, e := range entries {
-		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
-		if err != nil || (j.Status != StatusQueued && j.Status != StatusRunning) {
-			continue
-		}
-		if err := s.q.Enqueue(ctx, QueueKind, j.ID); err != nil {
-			return fmt.Errorf("optimizer: re-enqueue job %s: %w", j.ID, err)
-		}
+	if err := jobqueue.EnqueueUnfinished[job](ctx, s.store, store.OptimizationJobs, s.q, QueueKind); err != nil {
+		return fmt.Errorf("optimizer: %w", err)
 	}
 	return nil
 }
@@ -109,7 +110,7 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		s.mu.Lock()
 		local := s.running[id] != nil
 		s.mu.Unlock()
-		if dead, wait := jobqueue.Stale(lastSeen(&j), time.Now(), s.q.StaleAfter()); local || !dead {
+		if dead, wait := jobqueue.Stale(j.LastSeen(), time.Now(), s.q.StaleAfter()); local || !dead {
 			// Its worker is alive (the queue only suspected it): look again later.
 			return jobqueue.RetryLater(max(wait, s.q.StaleAfter()/4) + 100*time.Millisecond)
 		}
@@ -253,28 +254,11 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 	if s.q == nil {
 		return func() {}
 	}
+	refresh := jobqueue.Heartbeat[job](s.store, store.OptimizationJobs, id, attempt)
 	beat := func(ctx context.Context) (lost, cancelled bool, err error) {
-		s.recMu.Lock()
-		err = s.store.Update(ctx, func(tx store.Tx) error {
-			lost, cancelled = false, false
-			j, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, id)
-			if errors.Is(err, store.ErrNotFound) {
-				lost = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if j.Status != StatusRunning || j.Attempts != attempt {
-				lost = j.Attempts != attempt
-				return nil
-			}
-			cancelled = j.CancelRequested
-			j.HeartbeatAt = time.Now()
-			return store.PutJSON(ctx, tx, store.OptimizationJobs, id, j)
-		})
-		s.recMu.Unlock()
-		return lost, cancelled, err
+		s.recMu.Lock() // the run's own saves go through recMu too
+		defer s.recMu.Unlock()
+		return refresh(ctx)
 	}
 	return jobqueue.KeepAlive(ctx, s.q.StaleAfter(), beat, cancel, errLostJob, errCancelled,
 		func(err error) { s.log.Warn("optimizer: heartbeat", "job", id, "err", err) })
@@ -346,29 +330,7 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 // activeStored counts owner's queued and running jobs in the store, up to the per-owner
 // limit.
 func (s *Service) activeStored(ctx context.Context, r store.Reader, owner string) (int, error) {
-	n := 0
-	cursor := ""
-	for {
-		page, next, err := store.ListOwned(ctx, r, store.OwnedQuery{Kind: jobKind, Owner: owner, Cursor: cursor,
-			Limit: min(s.perOwner-n, store.MaxPageLimit)}, func(id string) (struct{}, bool, error) {
-			j, err := store.GetJSON[job](ctx, r, store.OptimizationJobs, id)
-			if errors.Is(err, store.ErrNotFound) {
-				return struct{}{}, false, nil
-			}
-			if err != nil {
-				return struct{}{}, false, err
-			}
-			return struct{}{}, j.Status == StatusQueued || j.Status == StatusRunning, nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		n += len(page)
-		if next == "" || n >= s.perOwner {
-			return n, nil
-		}
-		cursor = next
-	}
+	return jobqueue.CountUnfinished[job](ctx, r, store.OptimizationJobs, jobKind, owner, s.perOwner)
 }
 
 // cancelQueued ends queued job j as interrupted, unless a worker claimed it meanwhile

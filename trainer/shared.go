@@ -29,19 +29,33 @@ var errLostJob = errors.New("job taken over by another worker")
 // Close. Without WithQueue the service runs its jobs in process, as before.
 func WithQueue(q jobqueue.Queue) Option { return func(s *Service) { s.q = q } }
 
-// stale reports whether running job j's worker counts as dead: its heartbeat (else its
-// start) is older than the queue's StaleAfter, in wall-clock time.
-func (s *Service) stale(j *jobRecord) bool {
-	if s.q == nil {
-		return false
+// stale reports whether running job j's worker counts as dead (jobqueue.IsStale).
+func (s *Service) stale(j *jobRecord) bool { return jobqueue.IsStale(s.q, j) }
+
+// The jobqueue.Record methods: what the shared-queue bookkeeping reads and writes.
+
+// Unfinished reports whether the job is queued or running.
+func (j *jobRecord) Unfinished() bool { return j.State == StateQueued || j.State == StateRunning }
+
+// Running reports whether the job is running.
+func (j *jobRecord) Running() bool { return j.State == StateRunning }
+
+// Attempt is how many times the job was started.
+func (j *jobRecord) Attempt() int { return j.Attempts }
+
+// LastSeen is the heartbeat, else the start.
+func (j *jobRecord) LastSeen() time.Time {
+	if j.HeartbeatAt.IsZero() {
+		return j.StartedAt
 	}
-	seen := j.HeartbeatAt
-	if seen.IsZero() {
-		seen = j.StartedAt
-	}
-	dead, _ := jobqueue.Stale(seen, time.Now(), s.q.StaleAfter())
-	return dead
+	return j.HeartbeatAt
 }
+
+// CancelAsked reports whether a cancel was asked for the running job.
+func (j *jobRecord) CancelAsked() bool { return j.CancelRequested }
+
+// SetHeartbeat records that the job's worker was alive at t.
+func (j *jobRecord) SetHeartbeat(t time.Time) { j.HeartbeatAt = t }
 
 // startShared registers the service's handler with the queue and enqueues the unfinished
 // jobs in the store (a no-op for those the queue holds; it catches a job whose process
@@ -50,18 +64,8 @@ func (s *Service) startShared(ctx context.Context) error {
 	if err := s.q.Register(QueueKind, jobqueue.Kind{Workers: s.workers, Run: s.handle, Dead: s.dead}); err != nil {
 		return fmt.Errorf("trainer: %w", err)
 	}
-	entries, err := s.store.List(ctx, store.TrainingJobs, store.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("trainer: list jobs: %w", err)
-	}
-	for _, e := range entries {
-		var j jobRecord
-		if err := decodeJSON(e.Value, &j); err != nil || (j.State != StateQueued && j.State != StateRunning) {
-			continue
-		}
-		if err := s.q.Enqueue(ctx, QueueKind, j.ID); err != nil {
-			return fmt.Errorf("trainer: re-enqueue job %s: %w", j.ID, err)
-		}
+	if err := jobqueue.EnqueueUnfinished[jobRecord](ctx, s.store, store.TrainingJobs, s.q, QueueKind); err != nil {
+		return fmt.Errorf("trainer: %w", err)
 	}
 	return nil
 }
@@ -105,11 +109,7 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		s.jobMu.Lock()
 		local := s.running[id] != nil
 		s.jobMu.Unlock()
-		seen := j.HeartbeatAt
-		if seen.IsZero() {
-			seen = j.StartedAt
-		}
-		if dead, wait := jobqueue.Stale(seen, time.Now(), s.q.StaleAfter()); local || !dead {
+		if dead, wait := jobqueue.Stale(j.LastSeen(), time.Now(), s.q.StaleAfter()); local || !dead {
 			// Its worker is alive (the queue only suspected it): look again later.
 			return jobqueue.RetryLater(max(wait, s.q.StaleAfter()/4) + 100*time.Millisecond)
 		}
@@ -160,27 +160,7 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 	if s.q == nil {
 		return func() {}
 	}
-	beat := func(ctx context.Context) (lost, cancelled bool, err error) {
-		err = s.store.Update(ctx, func(tx store.Tx) error {
-			lost, cancelled = false, false
-			j, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, id)
-			if errors.Is(err, store.ErrNotFound) {
-				lost = true
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if j.State != StateRunning || j.Attempts != attempt {
-				lost = j.Attempts != attempt
-				return nil
-			}
-			cancelled = j.CancelRequested
-			j.HeartbeatAt = time.Now()
-			return store.PutJSON(ctx, tx, store.TrainingJobs, id, j)
-		})
-		return lost, cancelled, err
-	}
+	beat := jobqueue.Heartbeat[jobRecord](s.store, store.TrainingJobs, id, attempt)
 	return jobqueue.KeepAlive(ctx, s.q.StaleAfter(), beat, cancel, errLostJob, errCancelled,
 		func(err error) { s.log.Warn("trainer: heartbeat", "job", id, "err", err) })
 }
@@ -246,29 +226,7 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 // activeStored counts owner's queued and running jobs in the store, up to the per-owner
 // limit.
 func (s *Service) activeStored(ctx context.Context, r store.Reader, owner string) (int, error) {
-	n := 0
-	cursor := ""
-	for {
-		page, next, err := store.ListOwned(ctx, r, store.OwnedQuery{Kind: jobKind, Owner: owner, Cursor: cursor,
-			Limit: min(s.perOwner-n, store.MaxPageLimit)}, func(id string) (struct{}, bool, error) {
-			j, err := store.GetJSON[jobRecord](ctx, r, store.TrainingJobs, id)
-			if errors.Is(err, store.ErrNotFound) {
-				return struct{}{}, false, nil
-			}
-			if err != nil {
-				return struct{}{}, false, err
-			}
-			return struct{}{}, j.State == StateQueued || j.State == StateRunning, nil
-		})
-		if err != nil {
-			return 0, err
-		}
-		n += len(page)
-		if next == "" || n >= s.perOwner {
-			return n, nil
-		}
-		cursor = next
-	}
+	return jobqueue.CountUnfinished[jobRecord](ctx, r, store.TrainingJobs, jobKind, owner, s.perOwner)
 }
 
 // cancelElsewhere cancels running job j that no worker of this process runs: a dead
