@@ -85,10 +85,6 @@ func (g gatewayProvider) Stream(ctx context.Context, req *providers.Request) (pr
 
 // kindNamed returns the providers.ErrorKind whose name is name (KindUnknown if none).
 func kindNamed(name string) providers.ErrorKind {
-	for k := providers.KindUnknown; k <= providers.KindStreamBroken; k++ {
-		if k.String() == name {
-			return k
-		}
-	}
-	return providers.KindUnknown
+	k, _ := providers.ParseErrorKind(name)
+	return k
 }

@@ -202,7 +202,7 @@ func checkProviders(req *Request, targets ...[]target) error {
 		return nil
 	}
 	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat}
+		ResponseFormat: req.ResponseFormat, Search: req.Search}
 	for _, ts := range targets {
 		for _, t := range ts {
 			preq.Model = t.model

@@ -51,6 +51,7 @@ func isContextLengthMessage(msg string) bool {
 		"context_length_exceeded", "context length", "context window", "maximum context",
 		"prompt is too long", "too many tokens", "input is too long", "exceeds the maximum number of tokens",
 		"input token count", "reduce the length", "string_above_max_length", "prompt too long",
+		"exceed context limit", // Anthropic: "input length and `max_tokens` exceed context limit"
 	} {
 		if strings.Contains(m, s) {
 			return true
@@ -77,6 +78,10 @@ func classifyStatus(status int, code, msg string) ErrorKind {
 	}
 	lc := strings.ToLower(code)
 	switch {
+	case lc == "insufficient_quota" || lc == "billing_hard_limit_reached" ||
+		strings.Contains(strings.ToLower(msg), "credit balance is too low"): // Anthropic's 400
+		// A 429 that waiting does not fix: the account has no credit left.
+		return KindQuotaExceeded
 	case status == http.StatusTooManyRequests || lc == "rate_limit_error" || lc == "resource_exhausted":
 		return KindRateLimited
 	case status == http.StatusUnauthorized || status == http.StatusForbidden ||

@@ -299,6 +299,16 @@ func TestStatusClassification(t *testing.T) {
 			providers.FormatAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`,
 			providers.FormatGemini:    `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`,
 		}, wantKind: providers.KindContextLength},
+		{name: "context limit with max_tokens", status: 400, body: map[providers.Format]string{
+			providers.FormatOpenAI:    `{"error":{"message":"input length and max_tokens exceed context limit: 197000 + 8192 > 200000","type":"invalid_request_error"}}`,
+			providers.FormatAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197000 + 8192 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again"}}`,
+			providers.FormatGemini:    `{"error":{"code":400,"message":"input length and max_tokens exceed context limit","status":"INVALID_ARGUMENT"}}`,
+		}, wantKind: providers.KindContextLength},
+		{name: "quota spent", status: 429, body: map[providers.Format]string{
+			providers.FormatOpenAI:    `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
+			providers.FormatAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`,
+			providers.FormatGemini:    `{"error":{"code":429,"message":"Your credit balance is too low.","status":"RESOURCE_EXHAUSTED"}}`,
+		}, wantKind: providers.KindQuotaExceeded},
 		{name: "content filter 400", status: 400, body: map[providers.Format]string{
 			providers.FormatOpenAI:    `{"error":{"message":"The response was filtered due to the prompt triggering Azure OpenAI's content management policy.","type":null,"code":"content_filter"}}`,
 			providers.FormatAnthropic: `{"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by content filtering policy"}}`,

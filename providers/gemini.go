@@ -195,6 +195,12 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}
 	}
 	if f := req.ResponseFormat; f.JSON() {
+		if len(req.Tools) > 0 || req.Search {
+			// Gemini answers 400 "Function calling with a response mime type:
+			// 'application/json' is unsupported" (search likewise).
+			return b, &UnsupportedError{Provider: g.Name(), Field: "response_format",
+				Reason: "Gemini cannot combine a JSON response format with tools or search; send one or the other"}
+		}
 		if b.GenerationConfig == nil {
 			b.GenerationConfig = &geminiGenerationConfig{}
 		}
@@ -216,7 +222,9 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 				if err != nil {
 					return b, &UnsupportedError{Provider: g.Name(), Field: fmt.Sprintf("tools[%d].function.parameters", i), Reason: err.Error()}
 				}
-				if len(schema) > 1 || schema["type"] != "OBJECT" { // {"type":"OBJECT"} alone: no parameters
+				// An OBJECT without properties (a function without arguments) is sent
+				// without parameters: Gemini refuses an OBJECT with empty properties.
+				if _, props := schema["properties"]; props || schema["type"] != "OBJECT" {
 					decls[i].Parameters = schema
 				}
 			}

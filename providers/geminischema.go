@@ -157,7 +157,9 @@ func (c *schemaConverter) convert(s map[string]any, depth int, refs []string) (m
 				}
 				conv[name] = cp
 			}
-			out[k] = conv
+			if len(conv) > 0 { // Gemini refuses an OBJECT with empty properties
+				out[k] = conv
+			}
 		case "items":
 			is, ok := v.(map[string]any)
 			if !ok {
@@ -198,6 +200,22 @@ func (c *schemaConverter) convert(s map[string]any, depth int, refs []string) (m
 			default:
 				out["anyOf"] = conv
 			}
+		}
+	}
+	if req, ok := out["required"].([]any); ok {
+		// Only properties that made it across: a true/false property schema has no
+		// Gemini form, and an OBJECT without properties takes no required list.
+		props, _ := out["properties"].(map[string]any)
+		kept := req[:0:0]
+		for _, r := range req {
+			if name, ok := r.(string); ok && props[name] != nil {
+				kept = append(kept, name)
+			}
+		}
+		if len(kept) > 0 {
+			out["required"] = kept
+		} else {
+			delete(out, "required")
 		}
 	}
 	if _, typed := out["type"]; !typed {

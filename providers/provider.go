@@ -138,13 +138,14 @@ const (
 	KindContentFilter           // blocked by safety or recitation filters
 	KindStreamBroken            // stream ended without its end marker or sent a malformed chunk
 	KindModelNotFound           // 404: the provider does not know the model
+	KindQuotaExceeded           // the account's billing quota or credit is spent (OpenAI's insufficient_quota)
 )
 
 var kindNames = map[ErrorKind]string{
 	KindUnknown: "unknown", KindRateLimited: "rate_limited", KindOverloaded: "overloaded",
 	KindTimeout: "timeout", KindConnection: "connection", KindBadRequest: "bad_request",
 	KindAuth: "auth", KindContextLength: "context_length", KindContentFilter: "content_filter",
-	KindStreamBroken: "stream_broken", KindModelNotFound: "model_not_found",
+	KindStreamBroken: "stream_broken", KindModelNotFound: "model_not_found", KindQuotaExceeded: "quota_exceeded",
 }
 
 // String returns the kind's snake_case name.
@@ -153,6 +154,17 @@ func (k ErrorKind) String() string {
 		return s
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// ParseErrorKind returns the kind whose String is name; KindUnknown and false when no kind
+// has that name.
+func ParseErrorKind(name string) (ErrorKind, bool) {
+	for k, n := range kindNames {
+		if n == name {
+			return k, true
+		}
+	}
+	return KindUnknown, false
 }
 
 // Retryable reports whether the same request may succeed if tried again.

@@ -3,6 +3,7 @@ package providers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -198,5 +199,16 @@ func TestRegistryConfigFile(t *testing.T) {
 	}
 	if _, err := providers.LoadConfig(filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("LoadConfig(missing) = %v", err)
+	}
+}
+
+func TestParseErrorKindRoundTrips(t *testing.T) {
+	for k := providers.KindUnknown; k.String() != fmt.Sprintf("kind(%d)", int(k)); k++ {
+		if got, ok := providers.ParseErrorKind(k.String()); !ok || got != k {
+			t.Errorf("ParseErrorKind(%q) = %v, %v", k.String(), got, ok)
+		}
+	}
+	if _, ok := providers.ParseErrorKind("nonsense"); ok {
+		t.Error("a nonsense name parsed")
 	}
 }

@@ -261,6 +261,10 @@ func TestCheckRefusesWhatCannotBeMapped(t *testing.T) {
 		{an, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, "response_format.json_schema.schema"},
 		{an, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: recursive}}, ""},
 		{oa, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, ""},
+		// Gemini answers 400 to function calling or search with a JSON mime type.
+		{gem, providers.Request{Tools: []providers.Tool{{Name: "ok"}}, ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}}, "response_format"},
+		{gem, providers.Request{Search: true, ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, "response_format"},
+		{an, providers.Request{Tools: []providers.Tool{{Name: "ok"}}, ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}}, ""},
 	}
 	for i, tc := range cases {
 		err := providers.Check(tc.p, "m", &tc.req)
@@ -317,5 +321,26 @@ data: {"type":"message_stop"}
 	}
 	if got := jsonOf(up.last(t)["tools"]); got != `[{"input_schema":{"type":"object"},"name":"now"}]` {
 		t.Errorf("tools = %s", got)
+	}
+}
+
+// Gemini refuses an OBJECT schema with empty properties: a function without arguments is
+// declared without parameters, and an empty nested object loses its properties (and any
+// required names that no longer exist).
+func TestGeminiEmptyObjectSchemas(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", testdata(t, "gemini/docs/unary-function-call.json"))
+	p := up.provider(t, providers.FormatGemini)
+	req := &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{{Role: "user", Content: "Lights"}},
+		Tools: []providers.Tool{
+			{Name: "now", Parameters: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)},
+			{Name: "set", Parameters: json.RawMessage(`{"type":"object","properties":{"opts":{"type":"object","properties":{}},"flag":true,"n":{"type":"integer"}},"required":["opts","flag","n"]}`)},
+		}}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := jsonOf(up.last(t)["tools"])
+	want := `[{"functionDeclarations":[{"name":"now"},{"name":"set","parameters":{"properties":{"n":{"type":"INTEGER"},"opts":{"type":"OBJECT"}},"required":["opts","n"],"type":"OBJECT"}}]}]`
+	if got != want {
+		t.Errorf("tools = %s\nwant    %s", got, want)
 	}
 }
