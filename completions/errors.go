@@ -3,6 +3,7 @@ package completions
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"github.com/switchyard-ai/switchyard/validation"
 	"strings"
 
@@ -78,14 +79,39 @@ func (e *AllFailedError) Unwrap() []error {
 }
 
 // ModelNotFound reports whether every attempt failed because its provider does not know
-// the model: the request named no model that exists (OpenAI's 404 model_not_found).
+// the model, or has no API key here: the request named no model that can be called (OpenAI's
+// 404 model_not_found).
 func (e *AllFailedError) ModelNotFound() bool {
 	for _, a := range e.Attempts {
-		if a.Kind != providers.KindModelNotFound.String() {
+		if a.Kind != providers.KindModelNotFound.String() && !errors.Is(a.Err, providers.ErrNotConfigured) {
 			return false
 		}
 	}
 	return len(e.Attempts) > 0
+}
+
+// Every reports whether every attempt failed with one of kinds (false without attempts):
+// the upstreams agree on what is wrong, for example every one found the prompt too long.
+func (e *AllFailedError) Every(kinds ...providers.ErrorKind) bool {
+	for _, a := range e.Attempts {
+		k, _ := providers.ParseErrorKind(a.Kind)
+		if a.Outcome == OutcomeOK || !slices.Contains(kinds, k) {
+			return false
+		}
+	}
+	return len(e.Attempts) > 0
+}
+
+// Last returns the last attempt's upstream error (nil when it has none).
+func (e *AllFailedError) Last() *providers.Error {
+	if len(e.Attempts) == 0 {
+		return nil
+	}
+	var pe *providers.Error
+	if errors.As(e.Attempts[len(e.Attempts)-1].Err, &pe) {
+		return pe
+	}
+	return nil
 }
 
 // ErrContentFiltered matches a *ContentFilterError.

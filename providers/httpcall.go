@@ -83,7 +83,7 @@ func (e *endpoint) errorf(model string, kind ErrorKind, format string, args ...a
 	return &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(fmt.Sprintf(format, args...), e.cfg.APIKey)}
 }
 
-// checkKey fails with KindAuth when a required key is missing.
+// checkKey fails with KindAuth, matching ErrNotConfigured, when a required key is missing.
 func (e *endpoint) checkKey(model string) error {
 	if e.cfg.APIKey != "" || e.cfg.KeyOptional {
 		return nil
@@ -92,7 +92,9 @@ func (e *endpoint) checkKey(model string) error {
 	if env == "" {
 		env = "an API key"
 	}
-	return e.errorf(model, KindAuth, "provider %q is not configured: set %s", e.cfg.Name, env)
+	pe := e.errorf(model, KindAuth, "provider %q is not configured: set %s", e.cfg.Name, env)
+	pe.Err = ErrNotConfigured
+	return pe
 }
 
 // errorParser extracts the upstream's error code and message from an error body.

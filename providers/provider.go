@@ -222,6 +222,10 @@ func KindOf(err error) ErrorKind {
 	return KindUnknown
 }
 
+// ErrNotConfigured is matched by the *Error of a call to a provider that has no API key:
+// nothing was sent.
+var ErrNotConfigured = errors.New("providers: provider not configured")
+
 // ErrUnknownProvider means a "provider/model" string names no configured provider.
 var ErrUnknownProvider = errors.New("providers: unknown provider")
 

@@ -20,8 +20,9 @@ import (
 
 // fakeOpenAIUpstream is a scripted OpenAI-format upstream for tests: model "ok" answers
 // "Hello from <model>" (streamed word by word when asked), "down" answers 503, "cut" streams
-// two words and drops the connection, "nosuch" is OpenAI's 404 model_not_found and "unsafe"
-// its 400 content_policy_violation.
+// two words and drops the connection, "nosuch" is OpenAI's 404 model_not_found, "toolong"
+// its 400 context_length_exceeded, "busy" its 429 with Retry-After 7 and "unsafe" its 400
+// content_policy_violation.
 type fakeOpenAIUpstream struct {
 	mu       sync.Mutex
 	messages [][]map[string]string
@@ -51,6 +52,17 @@ func (u *fakeOpenAIUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"error":{"message":"The model 'nosuch' does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)
+		return
+	case "toolong":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 210000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)
+		return
+	case "busy":
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
 		return
 	case "unsafe":
 		w.Header().Set("Content-Type", "application/json")
@@ -109,7 +121,8 @@ func completionsServer(t *testing.T) (*httptest.Server, *Server, *fakeOpenAIUpst
 	up := &fakeOpenAIUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}),
+		providers.NewOpenAI(providers.Config{Name: "nokey", BaseURL: ups.URL + "/v1", KeyEnv: "NOKEY_API_KEY"})) // not configured
 	st := memstore.New()
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})

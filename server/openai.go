@@ -2,11 +2,14 @@ package server
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // openAIPath reports whether path belongs to the OpenAI-compatible surface, whose failures
@@ -29,7 +32,10 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIErr
 }
 
 // writeOpenAIError writes ae as OpenAI does: validation 422 becomes 400, every model unknown
-// becomes 404 with code model_not_found, types and codes follow the OpenAI API
+// (or without a key here) becomes 404 with code model_not_found, every upstream refusing the
+// request as too long or malformed 400 (context_length_exceeded), every upstream rate
+// limited 429 with its Retry-After (and no x-should-retry: false), a spent quota 429
+// insufficient_quota, types and codes follow the OpenAI API
 // (invalid_request_error with invalid_api_key, unknown_url, method_not_allowed,
 // request_too_large; rate_limit_error; server_error). The gateway's own final failures
 // carry x-should-retry: false — it already retried and fell back, so an SDK retrying would
@@ -67,9 +73,29 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 	case http.StatusInternalServerError:
 		typ = "server_error"
 	}
+	retry := false
 	var af *completions.AllFailedError
-	if errors.As(cause, &af) && af.ModelNotFound() {
-		status, typ, code = http.StatusNotFound, "invalid_request_error", "model_not_found"
+	if errors.As(cause, &af) {
+		// When every upstream failed the same way, answer as OpenAI would have, so SDKs raise
+		// the matching exception (agents trim their context on context_length_exceeded and
+		// back off on a RateLimitError) instead of an InternalServerError for a 502.
+		switch {
+		case af.ModelNotFound():
+			status, typ, code = http.StatusNotFound, "invalid_request_error", "model_not_found"
+		case af.Every(providers.KindContextLength):
+			status, typ, code = http.StatusBadRequest, "invalid_request_error", "context_length_exceeded"
+		case af.Every(providers.KindContextLength, providers.KindBadRequest):
+			status, typ, code = http.StatusBadRequest, "invalid_request_error", ""
+		case af.Every(providers.KindQuotaExceeded):
+			status, typ, code = http.StatusTooManyRequests, "insufficient_quota", "insufficient_quota"
+		case af.Every(providers.KindRateLimited):
+			status, typ, code = http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded"
+			// The limit clears with time: the SDK may retry, after Retry-After when known.
+			retry = true
+			if pe := af.Last(); pe != nil && pe.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds()))))
+			}
+		}
 	}
 	body := completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{Message: ae.Message, Type: typ}}
 	if code != "" {
@@ -80,6 +106,10 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 		body.Error.Param = &ve.Field
 	} else if ae.Param != "" {
 		body.Error.Param = &ae.Param
+	}
+	if retry {
+		writeJSON(w, status, body)
+		return
 	}
 	writeOpenAIErrorBody(w, status, body.Error)
 }

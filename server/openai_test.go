@@ -27,7 +27,8 @@ func wantOpenAIError(t *testing.T, what string, resp *http.Response, b []byte, s
 	if resp.StatusCode != status || e.Type != typ || gotCode != code || e.Message == "" {
 		t.Errorf("%s: %d type %q code %q message %q; want %d %q %q", what, resp.StatusCode, e.Type, gotCode, e.Message, status, typ, code)
 	}
-	if status != 500 && resp.Header.Get("X-Should-Retry") != "false" {
+	// (An upstream rate limit leaves the retry to the SDK; its test checks that.)
+	if status != 500 && code != "rate_limit_exceeded" && resp.Header.Get("X-Should-Retry") != "false" {
 		t.Errorf("%s: x-should-retry %q, want false", what, resp.Header.Get("X-Should-Retry"))
 	}
 	if !strings.Contains(string(b), `"param":`) {
@@ -103,6 +104,24 @@ func TestOpenAIFailuresUseOpenAIsEnvelope(t *testing.T) {
 	}
 	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/down","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`, nil)
 	wantOpenAIError(t, "all failed", resp, b, 502, "api_error", "upstream_error")
+	// Every upstream failing the same way is answered as OpenAI would: SDKs raise
+	// BadRequestError for a prompt too long, RateLimitError (retrying after Retry-After)
+	// for a rate limit, NotFoundError for a provider without a key here.
+	for _, stream := range []string{"false", "true"} {
+		resp, b = do2(t, "POST", chat, testKey, `{"model":"up/toolong","stream":`+stream+`,"messages":[{"role":"user","content":"hi"}]}`, nil)
+		wantOpenAIError(t, "context too long", resp, b, 400, "invalid_request_error", "context_length_exceeded")
+		resp, b = do2(t, "POST", chat, testKey, `{"model":"up/busy","stream":`+stream+`,"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`, nil)
+		wantOpenAIError(t, "rate limited", resp, b, 429, "rate_limit_error", "rate_limit_exceeded")
+		if resp.Header.Get("Retry-After") != "7" || resp.Header.Get("X-Should-Retry") == "false" {
+			t.Errorf("rate limited: Retry-After %q, x-should-retry %q; want 7 and the SDK free to retry", resp.Header.Get("Retry-After"), resp.Header.Get("X-Should-Retry"))
+		}
+	}
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"nokey/gpt-4o","messages":[{"role":"user","content":"hi"}]}`, nil)
+	wantOpenAIError(t, "provider without a key", resp, b, 404, "invalid_request_error", "model_not_found")
+	resp, b = do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/toolong","input":"hi"}`, nil)
+	wantOpenAIError(t, "responses: context too long", resp, b, 400, "invalid_request_error", "context_length_exceeded")
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/toolong","fallback_models":["up/down"],"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	wantOpenAIError(t, "mixed failures", resp, b, 502, "api_error", "upstream_error")
 
 	// The native endpoint and model selection keep Switchyard's own body.
 	resp, b = do2(t, "POST", hs.URL+"/api/v1/completions", "", `{}`, nil)
