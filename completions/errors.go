@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"github.com/switchyard-ai/switchyard/validation"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // Errors of the gateway. Compare with errors.Is / errors.As. The HTTP server maps them:

@@ -92,9 +92,6 @@ func validateTools(req *Request, known *schemaSet) error {
 			if c.Name == "" {
 				return invalid(field+".function.name", "is required")
 			}
-			if a := strings.TrimSpace(c.Arguments); a != "" && !json.Valid([]byte(a)) {
-				return invalid(field+".function.arguments", "must be JSON text")
-			}
 			calls[c.ID] = true
 		}
 		if m.Role == "tool" {

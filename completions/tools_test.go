@@ -378,7 +378,6 @@ func TestToolValidation(t *testing.T) {
 		{`{"model":"up/m","messages":[` + user + `],"response_format":{"type":"json_schema","json_schema":{"name":"","schema":{}}}}`, "response_format.json_schema.name"},
 		{`{"model":"up/m","messages":[` + user + `,{"role":"tool","tool_call_id":"nope","content":"r"}]}`, "messages[1].tool_call_id"},
 		{`{"model":"up/m","messages":[` + user + `,{"role":"tool","content":"r"}]}`, "messages[1].tool_call_id"},
-		{`{"model":"up/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{oops"}}]}]}`, "messages[0].tool_calls[0].function.arguments"},
 		{`{"model":"up/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls[0].id"},
 		// A schema Anthropic cannot take as a tool input (its root is an array), for a
 		// fallback model too.

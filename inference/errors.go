@@ -2,6 +2,7 @@ package inference
 
 import (
 	"errors"
+
 	"github.com/switchyard-ai/switchyard/validation"
 )
 

@@ -3,6 +3,7 @@ package optimizer
 import (
 	"errors"
 	"fmt"
+
 	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/validation"
 )

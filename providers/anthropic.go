@@ -219,13 +219,20 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	return b
 }
 
-// argumentsObject is a tool call's arguments as the input object Anthropic expects: empty
-// arguments are {}.
+// argumentsObject is a tool call's arguments as the input object Anthropic and Gemini expect:
+// empty arguments are {}, and arguments that are not a JSON object are {"arguments": text}.
 func argumentsObject(args string) json.RawMessage {
-	if strings.TrimSpace(args) == "" {
+	t := strings.TrimSpace(args)
+	if t == "" {
 		return json.RawMessage("{}")
 	}
-	return json.RawMessage(args)
+	if strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	// A call cut off mid-arguments (finish "length") or not an object is still history the
+	// conversation carries: Anthropic and Gemini take only objects, so it goes as text.
+	b, _ := json.Marshal(map[string]string{"arguments": args})
+	return b
 }
 
 // anthropicOutputTool is the name of the tool that carries structured output, or "" when

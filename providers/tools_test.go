@@ -344,3 +344,36 @@ func TestGeminiEmptyObjectSchemas(t *testing.T) {
 		t.Errorf("tools = %s\nwant    %s", got, want)
 	}
 }
+
+// A tool call cut off mid-arguments (finish "length") stays in the history: OpenAI takes the
+// text as it is, Anthropic and Gemini, which take only objects, get it wrapped.
+func TestTruncatedToolArgumentsInHistory(t *testing.T) {
+	msgs := []providers.Message{{Role: "user", Content: "weather?"},
+		{Role: "assistant", ToolCalls: []providers.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Par`}}},
+		{Role: "tool", ToolCallID: "c1", Content: "sunny"}}
+	for _, tc := range []struct {
+		format providers.Format
+		file   string
+		want   string
+	}{
+		{providers.FormatOpenAI, "", `"arguments":"{\"city\":\"Par"`},
+		{providers.FormatAnthropic, "", `"input":{"arguments":"{\"city\":\"Par"}`},
+		{providers.FormatGemini, "gemini/docs/unary-function-call.json", `"args":{"arguments":"{\"city\":\"Par"}`},
+	} {
+		body := `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+		if tc.format == providers.FormatAnthropic {
+			body = `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`
+		}
+		if tc.file != "" {
+			body = testdata(t, tc.file)
+		}
+		up := newFakeUpstream(t, "application/json", body)
+		if _, err := up.provider(t, tc.format).Complete(context.Background(), &providers.Request{Model: "m", Messages: msgs,
+			Tools: []providers.Tool{{Name: "weather"}}}); err != nil {
+			t.Fatalf("%s: %v", tc.format, err)
+		}
+		if got := jsonOf(up.last(t)); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: body %s\nwant it to contain %s", tc.format, got, tc.want)
+		}
+	}
+}

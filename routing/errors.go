@@ -3,6 +3,7 @@ package routing
 import (
 	"errors"
 	"fmt"
+
 	"github.com/switchyard-ai/switchyard/validation"
 )
 

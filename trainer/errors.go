@@ -3,10 +3,10 @@ package trainer
 import (
 	"errors"
 	"fmt"
-	"github.com/switchyard-ai/switchyard/jobqueue"
-	"github.com/switchyard-ai/switchyard/validation"
 
 	"github.com/switchyard-ai/switchyard/fetch"
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // Errors returned by this package. Compare with errors.Is; the HTTP server maps them to
