@@ -71,12 +71,12 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
 	}
 
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search,
 		TopP: req.TopP, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat}
+		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions}
 	if b := scope.Budget; b != nil {
 		left, err := b.reserveCall(ctx)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -49,6 +50,10 @@ type OpenAIChatRequest struct {
 	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
 	// ResponseFormat asks for JSON output: json_object or json_schema.
 	ResponseFormat *OpenAIResponseFormat `json:"response_format,omitempty"`
+	// OpenAIOptions are seed, frequency_penalty and presence_penalty (-2 to 2), logit_bias
+	// (-100 to 100), user, reasoning_effort, service_tier and verbosity: passed to
+	// OpenAI-format upstreams as they are; Gemini takes seed and the penalties, Anthropic user.
+	providers.OpenAIOptions
 
 	// Refused when they ask for something the gateway does not do (see the type's doc).
 	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
@@ -237,6 +242,9 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 			return nil, invalid(fmt.Sprintf("stop[%d]", i), "must not be empty")
 		}
 	}
+	if err := checkOpenAIOptions(&r.OpenAIOptions); err != nil {
+		return nil, err
+	}
 	req := &Request{
 		Models:         []string{r.Model},
 		FallbackModels: r.FallbackModels,
@@ -248,6 +256,7 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		ephemeral:      true,
 		TopP:           r.TopP,
 		Stop:           r.Stop,
+		OpenAIOptions:  r.OpenAIOptions,
 	}
 	switch {
 	case r.MaxCompletionTokens != nil:
@@ -291,9 +300,34 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 			}
 			blocks[j] = ContentBlock{Type: "text", Text: p.Text}
 		}
-		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID}
+		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name}
 	}
 	return req, nil
+}
+
+// checkOpenAIOptions checks the ranges OpenAI documents (the values of the string options
+// are left to the upstream, whose 400 names them, so that new values need no release).
+func checkOpenAIOptions(o *providers.OpenAIOptions) error {
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"frequency_penalty", o.FrequencyPenalty}, {"presence_penalty", o.PresencePenalty}} {
+		if p.v != nil && (math.IsNaN(*p.v) || *p.v < -2 || *p.v > 2) {
+			return invalid(p.name, "must be between -2 and 2, got %g", *p.v)
+		}
+	}
+	if len(o.LogitBias) > 300 {
+		return invalid("logit_bias", "at most 300 tokens, got %d", len(o.LogitBias))
+	}
+	for tok, bias := range o.LogitBias {
+		if _, err := strconv.ParseUint(tok, 10, 32); err != nil {
+			return invalid("logit_bias", "keys must be token ids, got %q", tok)
+		}
+		if math.IsNaN(bias) || bias < -100 || bias > 100 {
+			return invalid("logit_bias", "values must be between -100 and 100, got %g for token %s", bias, tok)
+		}
+	}
+	return nil
 }
 
 // OpenAIChatCompletion is an OpenAI "chat.completion" object.

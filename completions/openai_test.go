@@ -84,6 +84,10 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_p":1.5}`, "top_p"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}`, "stop"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"stop":["a",""]}`, "stop[1]"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"presence_penalty":2.5}`, "presence_penalty"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"frequency_penalty":-3}`, "frequency_penalty"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"logit_bias":{"abc":1}}`, "logit_bias"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"logit_bias":{"42":101}}`, "logit_bias"},
 	}
 	for _, b := range bad {
 		var o OpenAIChatRequest
@@ -124,6 +128,27 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		if sent.TopP == nil || *sent.TopP != 0.25 || len(sent.Stop) == 0 || sent.Stop[0] != "END" {
 			t.Fatalf("stop %s: provider got top_p %v stop %q", stop, sent.TopP, sent.Stop)
 		}
+	}
+	// The OpenAI API's other options and message names reach the provider.
+	var oo OpenAIChatRequest
+	if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"x","name":"alice"}],"seed":7,
+		"frequency_penalty":-0.5,"presence_penalty":1,"logit_bias":{"42":-100},"user":"u1","reasoning_effort":"high",
+		"service_tier":"flex","verbosity":"low"}`), &oo); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := oo.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.a.on("m", step{text: "ok"})
+	if _, err := h.g.Complete(context.Background(), Scope{}, ro); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.a.lastRequest()
+	if o := sent.OpenAIOptions; o.Seed == nil || *o.Seed != 7 || o.FrequencyPenalty == nil || *o.FrequencyPenalty != -0.5 ||
+		o.PresencePenalty == nil || *o.PresencePenalty != 1 || o.LogitBias["42"] != -100 || o.User != "u1" ||
+		o.ReasoningEffort != "high" || o.ServiceTier != "flex" || o.Verbosity != "low" || sent.Messages[0].Name != "alice" {
+		t.Fatalf("provider got options %+v, messages %+v", sent.OpenAIOptions, sent.Messages)
 	}
 	// A model without a provider is reported under the OpenAI field name.
 	o0 := OpenAIChatRequest{Model: "gpt-4o", Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}

@@ -27,6 +27,8 @@ type Message struct {
 	ToolCalls []providers.ToolCall `json:"-"`
 	// ToolCallID is the call a "tool" turn answers.
 	ToolCallID string `json:"-"`
+	// Name is the participant's name (OpenAI's messages[].name), for OpenAI-format upstreams.
+	Name string `json:"-"`
 }
 
 // TextMessage returns a turn of role ("system", "user" or "assistant") holding text as its
@@ -90,6 +92,10 @@ type Request struct {
 	// request with OpenAIChatRequest.ToRequest.
 	TopP *float64 `json:"-"`
 	Stop []string `json:"-"`
+	// OpenAIOptions (seed, penalties, logit_bias, user, reasoning_effort, service_tier,
+	// verbosity) come from the OpenAI-compatible surfaces and library callers; see
+	// providers.OpenAIOptions for which providers take which.
+	providers.OpenAIOptions `json:"-"`
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
 	maxTemperature float64

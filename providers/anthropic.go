@@ -117,6 +117,12 @@ type anthropicRequest struct {
 	Stream      bool                 `json:"stream,omitempty"`
 	Tools       []any                `json:"tools,omitempty"`
 	ToolChoice  *anthropicToolChoice `json:"tool_choice,omitempty"`
+	// Metadata carries OpenAIOptions.User as user_id.
+	Metadata *anthropicMetadata `json:"metadata,omitempty"`
+}
+
+type anthropicMetadata struct {
+	UserID string `json:"user_id"`
 }
 
 // openObjectSchema is the input schema of a function without parameters, and of the output
@@ -128,6 +134,9 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		Stop: req.Stop, Stream: stream}
 	if b.MaxTokens <= 0 {
 		b.MaxTokens = DefaultAnthropicMaxTokens
+	}
+	if req.User != "" {
+		b.Metadata = &anthropicMetadata{UserID: req.User}
 	}
 	var system []string
 	for i := range req.Messages {

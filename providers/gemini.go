@@ -105,6 +105,9 @@ type geminiGenerationConfig struct {
 	StopSequences    []string       `json:"stopSequences,omitempty"`
 	ResponseMimeType string         `json:"responseMimeType,omitempty"`
 	ResponseSchema   map[string]any `json:"responseSchema,omitempty"`
+	Seed             *int64         `json:"seed,omitempty"`
+	PresencePenalty  *float64       `json:"presencePenalty,omitempty"`
+	FrequencyPenalty *float64       `json:"frequencyPenalty,omitempty"`
 }
 
 type geminiFunctionDeclaration struct {
@@ -190,9 +193,11 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 	if len(system) > 0 {
 		b.SystemInstruction = &geminiContent{Parts: system}
 	}
-	if req.Temperature != nil || req.MaxTokens > 0 || req.TopP != nil || len(req.Stop) > 0 {
+	if req.Temperature != nil || req.MaxTokens > 0 || req.TopP != nil || len(req.Stop) > 0 ||
+		req.Seed != nil || req.PresencePenalty != nil || req.FrequencyPenalty != nil {
 		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, TopP: req.TopP,
-			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop}
+			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop,
+			Seed: req.Seed, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
 	}
 	if f := req.ResponseFormat; f.JSON() {
 		if len(req.Tools) > 0 || req.Search {

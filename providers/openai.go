@@ -68,6 +68,7 @@ type openAIMessage struct {
 	Content    *string          `json:"content"`
 	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string           `json:"tool_call_id,omitempty"`
+	Name       string           `json:"name,omitempty"`
 	Prefix     bool             `json:"prefix,omitempty"` // PrefillPrefix
 }
 
@@ -127,6 +128,7 @@ type openAIRequest struct {
 	// PrefillContinueFinal (vLLM).
 	ContinueFinalMessage bool  `json:"continue_final_message,omitempty"`
 	AddGenerationPrompt  *bool `json:"add_generation_prompt,omitempty"`
+	OpenAIOptions
 }
 
 // body encodes the request: a struct rather than a map (no reflection over map keys, no
@@ -135,7 +137,7 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	msgs := make([]openAIMessage, len(req.Messages))
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID}
+		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
 		if len(m.ToolCalls) > 0 {
 			if m.Content == "" {
 				msgs[i].Content = nil
@@ -148,7 +150,8 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 			}
 		}
 	}
-	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop}
+	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop,
+		OpenAIOptions: req.OpenAIOptions}
 	if req.AssistantPrefix != "" {
 		prefix := prefillText(req.AssistantPrefix)
 		m := openAIMessage{Role: "assistant", Content: &prefix}

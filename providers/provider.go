@@ -23,6 +23,9 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a "tool" turn answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is the participant's name (OpenAI's messages[].name); only OpenAI-format
+	// upstreams take it.
+	Name string `json:"name,omitempty"`
 }
 
 // Request is a provider-neutral chat request. Model is the provider's own model name
@@ -51,11 +54,33 @@ type Request struct {
 	ParallelToolCalls *bool
 	// ResponseFormat asks for JSON output; nil (or type "text") for free text.
 	ResponseFormat *ResponseFormat
+	// OpenAIOptions are the OpenAI API's other request options (seed, penalties, …).
+	OpenAIOptions
+
 	// AssistantPrefix, when not empty, is the beginning of the answer: the model continues
 	// it (an assistant prefill), and the answer's text is what comes after it. Only for
 	// adapters whose Prefiller.SupportsPrefill is true; others fail with KindBadRequest.
 	// Trailing whitespace is dropped from it (Anthropic refuses a prefill ending in one).
 	AssistantPrefix string
+}
+
+// OpenAIOptions are request options the OpenAI API defines beyond the basics; the zero value
+// of each leaves the provider's default. OpenAI-format upstreams get them as they are (with
+// the OpenAI field names); Gemini takes Seed, FrequencyPenalty and PresencePenalty and
+// Anthropic User (as metadata.user_id); the others are ignored by formats without them.
+type OpenAIOptions struct {
+	Seed             *int64             `json:"seed,omitempty"`
+	FrequencyPenalty *float64           `json:"frequency_penalty,omitempty"`
+	PresencePenalty  *float64           `json:"presence_penalty,omitempty"`
+	LogitBias        map[string]float64 `json:"logit_bias,omitempty"`
+	// User identifies the end user to the provider (abuse monitoring).
+	User string `json:"user,omitempty"`
+	// ReasoningEffort is the reasoning models' effort ("minimal", "low", "medium", "high").
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// ServiceTier is OpenAI's processing tier ("auto", "default", "flex", "priority").
+	ServiceTier string `json:"service_tier,omitempty"`
+	// Verbosity is GPT-5's answer length ("low", "medium", "high").
+	Verbosity string `json:"verbosity,omitempty"`
 }
 
 // Prefiller is implemented by adapters that can continue a partial answer

@@ -377,3 +377,44 @@ func TestTruncatedToolArgumentsInHistory(t *testing.T) {
 		}
 	}
 }
+
+// The OpenAI API's other options reach each format as far as it has them.
+func TestOpenAIOptionsPerFormat(t *testing.T) {
+	seed, pen := int64(42), 0.5
+	opts := providers.OpenAIOptions{Seed: &seed, FrequencyPenalty: &pen, PresencePenalty: &pen, LogitBias: map[string]float64{"50256": -100},
+		User: "u-1", ReasoningEffort: "low", ServiceTier: "flex", Verbosity: "low"}
+	msgs := []providers.Message{{Role: "user", Content: "hi", Name: "alice"}}
+	for _, tc := range []struct {
+		format providers.Format
+		body   string
+		want   []string
+		absent []string
+	}{
+		{providers.FormatOpenAI, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`,
+			[]string{`"seed":42`, `"frequency_penalty":0.5`, `"presence_penalty":0.5`, `"logit_bias":{"50256":-100}`, `"user":"u-1"`,
+				`"reasoning_effort":"low"`, `"service_tier":"flex"`, `"verbosity":"low"`, `"name":"alice"`}, nil},
+		{providers.FormatAnthropic, `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`,
+			[]string{`"metadata":{"user_id":"u-1"}`}, []string{"seed", "penalty", "alice"}},
+		{providers.FormatGemini, "", []string{`"seed":42`, `"frequencyPenalty":0.5`, `"presencePenalty":0.5`}, []string{"u-1", "alice", "logit"}},
+	} {
+		body := tc.body
+		if body == "" {
+			body = testdata(t, "gemini/docs/unary-function-call.json")
+		}
+		up := newFakeUpstream(t, "application/json", body)
+		if _, err := up.provider(t, tc.format).Complete(context.Background(), &providers.Request{Model: "m", Messages: msgs, OpenAIOptions: opts}); err != nil {
+			t.Fatalf("%s: %v", tc.format, err)
+		}
+		got := jsonOf(up.last(t))
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: body %s lacks %s", tc.format, got, w)
+			}
+		}
+		for _, a := range tc.absent {
+			if strings.Contains(got, a) {
+				t.Errorf("%s: body %s has %s", tc.format, got, a)
+			}
+		}
+	}
+}
