@@ -334,11 +334,14 @@ type IncompleteDetails struct {
 // ResponseOutputItem is an output item: a message (with output_text or refusal content) or
 // a function_call.
 type ResponseOutputItem struct {
-	ID        string               `json:"id"`
-	Type      string               `json:"type"`
-	Status    string               `json:"status"`
-	Role      string               `json:"role,omitempty"`
-	Content   []ResponseOutputPart `json:"content,omitempty"`
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Role   string `json:"role,omitempty"`
+	// Content is a message's parts. A message always has it, as an empty array while
+	// nothing is streamed yet (OpenAI's SDKs push the parts of content_part.added into it):
+	// it is non-nil on every message item, and nil on a function_call, whose JSON has none.
+	Content   []ResponseOutputPart `json:"content,omitzero"`
 	CallID    string               `json:"call_id,omitempty"`
 	Name      string               `json:"name,omitempty"`
 	Arguments *string              `json:"arguments,omitempty"`

@@ -28,12 +28,19 @@ type responsesWriter struct {
 	sse *SSEWriter
 	seq int
 	o   *ResponseObject
-	// The item being streamed: its index in o.Output, and for a message its text so far, for
-	// a function call its arguments so far; open is false between items.
-	open     bool
-	index    int
-	text     []byte
+	// items[i] is the streaming state of o.Output[i]. Every function call stays open until
+	// the stream ends, since an upstream may interleave the argument fragments of its calls;
+	// the message is closed when a call starts.
+	items    []streamedItem
+	msg      int         // output index of the open message item, or -1
 	callByUp map[int]int // upstream tool-call index → output index
+}
+
+// streamedItem is the state of one streamed output item: open until its done events are
+// sent, and its text (message) or arguments (function call) so far.
+type streamedItem struct {
+	open bool
+	buf  []byte
 }
 
 func (w *responsesWriter) emit(e responsesEvent) error {
@@ -44,45 +51,72 @@ func (w *responsesWriter) emit(e responsesEvent) error {
 
 func idxp(i int) *int { return &i }
 
-// closeItem ends the item being streamed with its done events.
-func (w *responsesWriter) closeItem() error {
-	if !w.open {
+// addItem appends item to the output as an open item and sends its
+// response.output_item.added; it returns the item's output index.
+func (w *responsesWriter) addItem(item ResponseOutputItem) (int, error) {
+	idx := len(w.o.Output)
+	w.o.Output = append(w.o.Output, item)
+	w.items = append(w.items, streamedItem{open: true})
+	return idx, w.emit(responsesEvent{Type: "response.output_item.added", OutputIndex: idxp(idx), Item: &item})
+}
+
+// closeItem ends the open item at output index i with its done events, which carry its
+// whole text or arguments.
+func (w *responsesWriter) closeItem(i int) error {
+	st := &w.items[i]
+	if !st.open {
 		return nil
 	}
-	w.open = false
-	item := &w.o.Output[w.index]
+	st.open = false
+	if w.msg == i {
+		w.msg = -1
+	}
+	item := &w.o.Output[i]
 	item.Status = "completed"
 	if item.Type == "message" {
-		text := string(w.text)
+		text := string(st.buf)
 		item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}}}
-		if err := w.emit(responsesEvent{Type: "response.output_text.done", ItemID: item.ID, OutputIndex: idxp(w.index), ContentIndex: idxp(0), Text: &text}); err != nil {
+		if err := w.emit(responsesEvent{Type: "response.output_text.done", ItemID: item.ID, OutputIndex: idxp(i), ContentIndex: idxp(0), Text: &text}); err != nil {
 			return err
 		}
-		if err := w.emit(responsesEvent{Type: "response.content_part.done", ItemID: item.ID, OutputIndex: idxp(w.index), ContentIndex: idxp(0), Part: &item.Content[0]}); err != nil {
+		if err := w.emit(responsesEvent{Type: "response.content_part.done", ItemID: item.ID, OutputIndex: idxp(i), ContentIndex: idxp(0), Part: &item.Content[0]}); err != nil {
 			return err
 		}
 	} else {
-		args := string(w.text)
+		args := string(st.buf)
 		item.Arguments = &args
-		if err := w.emit(responsesEvent{Type: "response.function_call_arguments.done", ItemID: item.ID, OutputIndex: idxp(w.index), Arguments: &args}); err != nil {
+		if err := w.emit(responsesEvent{Type: "response.function_call_arguments.done", ItemID: item.ID, OutputIndex: idxp(i), Arguments: &args}); err != nil {
 			return err
 		}
 	}
+	st.buf = nil
 	done := *item
-	return w.emit(responsesEvent{Type: "response.output_item.done", OutputIndex: idxp(w.index), Item: &done})
+	return w.emit(responsesEvent{Type: "response.output_item.done", OutputIndex: idxp(i), Item: &done})
+}
+
+// closeAll ends the open items in output order.
+func (w *responsesWriter) closeAll() error {
+	for i := range w.items {
+		if err := w.closeItem(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteResponsesStream sends st to w as the Responses API's typed server-sent events:
-// response.created and response.in_progress; for text, response.output_item.added,
-// response.content_part.added, response.output_text.delta per fragment, then the .done
-// events; for each function call, response.output_item.added and
-// response.function_call_arguments.delta per argument fragment, then the .done events; and
+// response.created and response.in_progress; for text, response.output_item.added (a
+// message with "content": []), response.content_part.added, response.output_text.delta per
+// fragment, then the .done events; for each function call, response.output_item.added and
+// response.function_call_arguments.delta per argument fragment, against that call's item
+// (output_index, item_id) even when the upstream interleaves the fragments of several calls,
+// then, once the stream ends, the .done events with the whole arguments; and
 // response.completed with the whole response (its usage included). A failure after the
 // stream started ends it with an "error" event and response.failed, which OpenAI's SDKs
 // raise. It closes st.
 func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *ResponseObject) error {
 	defer st.Close()
-	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, callByUp: map[int]int{}}
+	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, callByUp: map[int]int{}}
 	o.Model = st.Provider() + "/" + st.Model()
 	snapshot := *o
 	if err := w.emit(responsesEvent{Type: "response.created", Response: &snapshot}); err != nil {
@@ -113,22 +147,21 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 			d := c.ToolCall
 			idx, known := w.callByUp[d.Index]
 			if !known {
-				if err := w.closeItem(); err != nil {
-					return err
+				if w.msg >= 0 {
+					// The text before the calls is complete.
+					if err := w.closeItem(w.msg); err != nil {
+						return err
+					}
 				}
 				empty := ""
-				idx = len(o.Output)
-				w.callByUp[d.Index] = idx
-				o.Output = append(o.Output, ResponseOutputItem{ID: "fc_" + d.ID, Type: "function_call", Status: "in_progress",
-					CallID: d.ID, Name: d.Name, Arguments: &empty})
-				w.open, w.index, w.text = true, idx, w.text[:0]
-				added := o.Output[idx]
-				if err := w.emit(responsesEvent{Type: "response.output_item.added", OutputIndex: idxp(idx), Item: &added}); err != nil {
+				if idx, err = w.addItem(ResponseOutputItem{ID: "fc_" + d.ID, Type: "function_call", Status: "in_progress",
+					CallID: d.ID, Name: d.Name, Arguments: &empty}); err != nil {
 					return err
 				}
+				w.callByUp[d.Index] = idx
 			}
-			if d.Arguments != "" && w.open && w.index == idx {
-				w.text = append(w.text, d.Arguments...)
+			if it := &w.items[idx]; d.Arguments != "" && it.open {
+				it.buf = append(it.buf, d.Arguments...)
 				delta := d.Arguments
 				if err := w.emit(responsesEvent{Type: "response.function_call_arguments.delta", ItemID: o.Output[idx].ID, OutputIndex: idxp(idx), Delta: &delta}); err != nil {
 					return err
@@ -138,26 +171,22 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 			if c.Text == "" {
 				continue
 			}
-			if !w.open || o.Output[w.index].Type != "message" {
-				if err := w.closeItem(); err != nil {
-					return err
-				}
-				idx := len(o.Output)
-				o.Output = append(o.Output, ResponseOutputItem{ID: "msg_" + st.ResponseMessageID(), Type: "message", Status: "in_progress",
+			if w.msg < 0 {
+				idx, err := w.addItem(ResponseOutputItem{ID: "msg_" + st.ResponseMessageID(), Type: "message", Status: "in_progress",
 					Role: "assistant", Content: []ResponseOutputPart{}})
-				w.open, w.index, w.text = true, idx, w.text[:0]
-				added := o.Output[idx]
-				if err := w.emit(responsesEvent{Type: "response.output_item.added", OutputIndex: idxp(idx), Item: &added}); err != nil {
+				if err != nil {
 					return err
 				}
+				w.msg = idx
 				part := ResponseOutputPart{Type: "output_text", Annotations: []any{}}
-				if err := w.emit(responsesEvent{Type: "response.content_part.added", ItemID: added.ID, OutputIndex: idxp(idx), ContentIndex: idxp(0), Part: &part}); err != nil {
+				if err := w.emit(responsesEvent{Type: "response.content_part.added", ItemID: o.Output[idx].ID, OutputIndex: idxp(idx), ContentIndex: idxp(0), Part: &part}); err != nil {
 					return err
 				}
 			}
-			w.text = append(w.text, c.Text...)
+			it := &w.items[w.msg]
+			it.buf = append(it.buf, c.Text...)
 			delta := c.Text
-			if err := w.emit(responsesEvent{Type: "response.output_text.delta", ItemID: o.Output[w.index].ID, OutputIndex: idxp(w.index), ContentIndex: idxp(0), Delta: &delta}); err != nil {
+			if err := w.emit(responsesEvent{Type: "response.output_text.delta", ItemID: o.Output[w.msg].ID, OutputIndex: idxp(w.msg), ContentIndex: idxp(0), Delta: &delta}); err != nil {
 				return err
 			}
 		}
@@ -165,14 +194,17 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 			return err
 		}
 	}
-	if err := w.closeItem(); err != nil {
+	if err := w.closeAll(); err != nil {
 		return err
 	}
 	if resp := st.Response(); resp != nil {
+		// Complete builds its output afresh (nil, so it shares no array with the streamed
+		// items); the streamed items, whole since closeAll, are kept: they have the ids and
+		// the order the events used.
 		streamed := o.Output
+		o.Output = nil
 		o.Complete(resp)
 		if len(streamed) > 0 {
-			// Keep the ids the events used.
 			o.Output = streamed
 		}
 	}
