@@ -23,7 +23,7 @@ func TestOfficialGoSDK(t *testing.T) {
 
 	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}, "required": []string{"city"}}
 	chat, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
-		Model:    "openai/gpt-4o-mini",
+		Model:    "gpt-4o-mini", // OpenAI's bare name: the configured openai provider serves it
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
 		Tools: []openai.ChatCompletionToolParam{{Function: shared.FunctionDefinitionParam{Name: "get_weather",
 			Description: openai.String("Current weather of a city"), Parameters: params}}},
@@ -49,7 +49,7 @@ func TestOfficialGoSDK(t *testing.T) {
 	}
 
 	var apiErr *openai.Error
-	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o",
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "no-such-model",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "model" || apiErr.Type != "invalid_request_error" {
 		t.Errorf("invalid request: %v", err)

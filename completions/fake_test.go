@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -218,6 +219,16 @@ func (r fakeRegistry) Lookup(name string) (providers.Provider, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("%w: %q", providers.ErrUnknownProvider, name)
+}
+
+// Names lists the registered providers, sorted.
+func (r fakeRegistry) Names() []string {
+	names := make([]string, 0, len(r))
+	for n := range r {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // fakePrices prices every model "<p>/priced" at 1 USD per 1M input and 2 USD per 1M output

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -158,6 +159,10 @@ type Gateway struct {
 	schemas  schemaSet   // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.
 	indexed store.OwnedBackfill
+	// bareIndex maps model names without a provider to the configured "provider/model"
+	// strings that serve them (built once, see bareModel).
+	bareOnce  sync.Once
+	bareIndex map[string][]string
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

@@ -1,7 +1,10 @@
 package completions
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -33,3 +36,62 @@ func TestGatewayModels(t *testing.T) {
 		}
 	}
 }
+
+// Models lists only what a text chat request can name: no fine-tuning price templates, no
+// audio or realtime models.
+func TestGatewayModelsAreCallable(t *testing.T) {
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"}))
+	g, err := New(Options{Providers: reg, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range g.Models() {
+		if strings.Contains(m, "ft:") || strings.Contains(m, "audio") || strings.Contains(m, "realtime") {
+			t.Errorf("Models lists %q", m)
+		}
+	}
+}
+
+// On the OpenAI-compatible surface a model name without a provider is the configured
+// provider's that serves it; ambiguous and unknown names are refused naming the field.
+func TestBareModelNames(t *testing.T) {
+	a, b := newFake("a"), newFake("b")
+	g, err := New(Options{Providers: fakeRegistry{"a": a, "b": b}, Prices: listingPrices{
+		"a": {"a/only-a", "a/both"}, "b": {"b/both", "b/vendor/nested"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openAI := func(model string) *Request {
+		o := OpenAIChatRequest{Model: model, Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
+		r, err := o.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a.on("only-a", step{text: "hello"})
+	resp, err := g.Complete(context.Background(), Scope{}, openAI("only-a"))
+	if err != nil || resp.Provider != "a" || resp.Model != "only-a" {
+		t.Fatalf("bare only-a: %+v, %v", resp, err)
+	}
+	for _, c := range []struct{ model, msg string }{
+		{"both", "several providers"},
+		{"nowhere", "provider/model"},
+		{"nested", "provider/model"},
+	} {
+		var ve *ValidationError
+		if _, err := g.Complete(context.Background(), Scope{}, openAI(c.model)); !errors.As(err, &ve) || ve.Field != "model" || !strings.Contains(ve.Message, c.msg) {
+			t.Errorf("%s: err = %v, want a validation error on model saying %q", c.model, err, c.msg)
+		}
+	}
+	// The native API keeps the spec's provider/model rule.
+	if _, err := g.Complete(context.Background(), Scope{}, userReq("x", "only-a")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("native bare model: err = %v, want ErrInvalid", err)
+	}
+}
+
+// listingPrices is a catalogue that lists given models per provider and prices none.
+type listingPrices map[string][]string
+
+func (l listingPrices) Cost(string, providers.Usage) providers.Cost { return providers.Cost{} }
+func (l listingPrices) ChatModels(provider string) []string         { return l[provider] }

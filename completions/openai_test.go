@@ -256,3 +256,24 @@ func TestOpenAIContentRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The Responses API's reasoning effort, user, service tier and text verbosity become the
+// chat request's options.
+func TestResponsesOptions(t *testing.T) {
+	var r ResponsesRequest
+	if err := json.Unmarshal([]byte(`{"model":"a/m","input":"hi","reasoning":{"effort":"low","summary":"auto"},"user":"u9",
+		"service_tier":"priority","text":{"verbosity":"high"}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ToChatRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := req.OpenAIOptions; o.ReasoningEffort != "low" || o.User != "u9" || o.ServiceTier != "priority" || o.Verbosity != "high" {
+		t.Fatalf("options %+v", o)
+	}
+}

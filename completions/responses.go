@@ -37,6 +37,11 @@ type ResponsesRequest struct {
 	Stream          bool           `json:"stream,omitempty"`
 	// Store is accepted and ignored: nothing is stored.
 	Store *bool `json:"store,omitempty"`
+	// Reasoning's effort, User and ServiceTier reach the upstream as on chat completions
+	// (reasoning_effort, user, service_tier); text.verbosity too.
+	Reasoning   *ResponsesReasoning `json:"reasoning,omitempty"`
+	User        string              `json:"user,omitempty"`
+	ServiceTier string              `json:"service_tier,omitempty"`
 	// Refused: the gateway keeps no responses to continue from.
 	PreviousResponseID string          `json:"previous_response_id,omitempty" jsonschema:"-"`
 	Conversation       json.RawMessage `json:"conversation,omitempty" jsonschema:"-"`
@@ -187,6 +192,15 @@ func (ResponsesToolChoice) JSONSchema() *jsonschema.Schema {
 // ResponsesText is the text member: its Format asks for plain text or JSON.
 type ResponsesText struct {
 	Format *ResponsesFormat `json:"format,omitempty"`
+	// Verbosity is GPT-5's answer length ("low", "medium", "high").
+	Verbosity string `json:"verbosity,omitempty"`
+}
+
+// ResponsesReasoning is the reasoning object: its effort ("minimal", "low", "medium",
+// "high"). Summary is accepted and ignored: the gateway returns no reasoning items.
+type ResponsesReasoning struct {
+	Effort  string          `json:"effort,omitempty"`
+	Summary json.RawMessage `json:"summary,omitempty" jsonschema:"-"`
 }
 
 // ResponsesFormat is text.format: {"type": "text"}, {"type": "json_object"} or
@@ -214,6 +228,13 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
+	}
+	c.User, c.ServiceTier = r.User, r.ServiceTier
+	if r.Reasoning != nil {
+		c.ReasoningEffort = r.Reasoning.Effort
+	}
+	if r.Text != nil {
+		c.Verbosity = r.Text.Verbosity
 	}
 	if r.Instructions != "" {
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(r.Instructions)})

@@ -36,14 +36,14 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
-	primary, err = g.resolve("models", req.Models, req.Search)
+	primary, err = g.resolve("models", req.Models, req.Search, req.ephemeral)
 	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
 		ve.Field = "model" // the OpenAI-compatible request's name for it
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	fallback, err = g.resolve("fallback_models", req.FallbackModels, req.Search)
+	fallback, err = g.resolve("fallback_models", req.FallbackModels, req.Search, req.ephemeral)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -113,11 +113,24 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	return primary, fallback, nil
 }
 
-func (g *Gateway) resolve(field string, models []string, search bool) ([]target, error) {
+// resolve finds each model's provider. With bare (the OpenAI-compatible surfaces, whose
+// clients send OpenAI's model names), a name without a provider is looked up among the
+// configured providers' catalogued models ("gpt-4o-mini" → "openai/gpt-4o-mini").
+func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]target, error) {
 	out := make([]target, 0, len(models))
 	for i, s := range models {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		pn, m, err := providers.ParseModel(s)
+		if err != nil && bare && !strings.Contains(s, "/") {
+			full, choices := g.bareModel(s)
+			switch {
+			case full != "":
+				s = full
+				pn, m, err = providers.ParseModel(s)
+			case len(choices) > 1:
+				return nil, invalid(f, "%q is served by several providers; name one: %s", s, strings.Join(choices, ", "))
+			}
+		}
 		if err != nil {
 			return nil, invalid(f, "%q is not of the form provider/model", s)
 		}
@@ -144,4 +157,24 @@ func isUUID(s string) bool {
 	}
 	_, err := uuid.Parse(s)
 	return err == nil
+}
+
+// bareModel returns the "provider/model" a model name without a provider stands for: the one
+// configured provider whose catalogued chat models include it. With several, full is "" and
+// choices lists them; with none, both are empty.
+func (g *Gateway) bareModel(name string) (full string, choices []string) {
+	g.bareOnce.Do(func() {
+		g.bareIndex = map[string][]string{}
+		for _, pm := range g.Models() {
+			_, m, err := providers.ParseModel(pm)
+			if err == nil && !strings.Contains(m, "/") {
+				g.bareIndex[m] = append(g.bareIndex[m], pm)
+			}
+		}
+	})
+	choices = g.bareIndex[name]
+	if len(choices) == 1 {
+		return choices[0], nil
+	}
+	return "", choices
 }

@@ -324,7 +324,9 @@ func (c *Catalog) MaxInputTokens(model string) int {
 // ChatModels returns the catalogue's chat models served by provider, as "provider/model"
 // strings, sorted: for openai and anthropic the bare LiteLLM keys of that provider, for the
 // others the keys under the provider's LiteLLM prefix (gemini/..., together_ai/...). A
-// provider the catalogue does not cover has none.
+// provider the catalogue does not cover has none. Entries no chat request can name are left
+// out: fine-tuning price templates ("ft:…") and audio and realtime models (the gateway
+// takes text only).
 func (c *Catalog) ChatModels(provider string) []string {
 	if c == nil {
 		return nil
@@ -335,6 +337,9 @@ func (c *Catalog) ChatModels(provider string) []string {
 	}
 	var out []string
 	for key, p := range c.entries {
+		if !callableChatKey(key) {
+			continue
+		}
 		switch {
 		case pre == "":
 			if p.Provider == provider && !strings.Contains(key, "/") {
@@ -346,4 +351,12 @@ func (c *Catalog) ChatModels(provider string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// callableChatKey reports whether a catalogue key names a model a text chat request can
+// call: not a fine-tuning price template ("ft:gpt-4o-2024-08-06") nor an audio or realtime
+// model.
+func callableChatKey(key string) bool {
+	name := key[strings.LastIndexByte(key, '/')+1:]
+	return !strings.HasPrefix(name, "ft:") && !strings.Contains(name, "audio") && !strings.Contains(name, "realtime")
 }

@@ -32,7 +32,7 @@ async function failure(fn) {
     return { name: e.constructor.name, status: e.status, code: e.code ?? null, param: e.param ?? null, type: e.type ?? null, message: e.message };
   }
 }
-out.badModel = await failure(() => client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }));
+out.badModel = await failure(() => client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }));
 out.badKey = await failure(() => new OpenAI({ baseURL: baseURL + "/v1", apiKey: "wrong", maxRetries: 2 }).chat.completions.create(
   { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }));
 out.models = (await client.models.list()).data.length;
