@@ -47,6 +47,10 @@ type Config struct {
 	// OmitStreamOptions leaves stream_options out of OpenAI-format streamed requests, for
 	// servers that reject it (Mistral sends usage in its last chunk unasked).
 	OmitStreamOptions bool
+	// ShortToolCallIDs: the OpenAI-format server accepts only tool-call ids of 9 letters and
+	// digits (Mistral); other ids in the history (OpenAI's call_…, Anthropic's toolu_…) are
+	// sent as a 9-character hash of themselves, the same for a call and its result.
+	ShortToolCallIDs bool
 	// Prefill is how an OpenAI-format server continues an assistant prefix
 	// (Request.AssistantPrefix); empty when it cannot. Other formats ignore it.
 	Prefill PrefillMode

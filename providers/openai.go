@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -133,11 +134,41 @@ type openAIRequest struct {
 
 // body encodes the request: a struct rather than a map (no reflection over map keys, no
 // sorting), with the max-tokens field, whose name depends on the preset, appended.
+// toolCallID is id as the server takes it: with Config.ShortToolCallIDs, 9 letters and
+// digits (an id already of that form unchanged, any other a hash of it, so a call and its
+// result keep matching).
+func (o *OpenAI) toolCallID(id string) string {
+	if !o.ep.cfg.ShortToolCallIDs || id == "" || shortToolCallID(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	out := make([]byte, 9)
+	for i := range out {
+		out[i] = digits[int(sum[i])%len(digits)]
+	}
+	return string(out)
+}
+
+// shortToolCallID reports whether id is 9 ASCII letters and digits.
+func shortToolCallID(id string) bool {
+	if len(id) != 9 {
+		return false
+	}
+	for i := range len(id) {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	msgs := make([]openAIMessage, len(req.Messages))
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: m.ToolCallID, Name: m.Name}
+		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: o.toolCallID(m.ToolCallID), Name: m.Name}
 		if len(m.ToolCalls) > 0 {
 			if m.Content == "" {
 				msgs[i].Content = nil
@@ -145,7 +176,7 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 			msgs[i].ToolCalls = make([]openAIToolCall, len(m.ToolCalls))
 			for j, c := range m.ToolCalls {
 				tc := &msgs[i].ToolCalls[j]
-				tc.ID, tc.Type = c.ID, "function"
+				tc.ID, tc.Type = o.toolCallID(c.ID), "function"
 				tc.Function.Name, tc.Function.Arguments = c.Name, c.Arguments
 			}
 		}

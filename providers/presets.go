@@ -23,6 +23,8 @@ type Preset struct {
 	MaxTokensField string
 	// OmitStreamOptions: the server rejects stream_options (and reports usage unasked).
 	OmitStreamOptions bool
+	// ShortToolCallIDs: the server takes only 9-character tool-call ids (see Config).
+	ShortToolCallIDs bool
 	// Prefill is how the server continues a partial answer (OpenAI format; Anthropic
 	// always can, Gemini and OpenAI cannot).
 	Prefill PrefillMode
@@ -34,7 +36,7 @@ func Presets() []Preset {
 		{Name: "openai", Format: FormatOpenAI, BaseURL: DefaultOpenAIBaseURL, KeyEnv: "OPENAI_API_KEY", BaseURLEnv: "OPENAI_BASE_URL", MaxTokensField: "max_completion_tokens"},
 		{Name: "anthropic", Format: FormatAnthropic, BaseURL: DefaultAnthropicBaseURL, KeyEnv: "ANTHROPIC_API_KEY", BaseURLEnv: "ANTHROPIC_BASE_URL"},
 		{Name: "gemini", Format: FormatGemini, BaseURL: DefaultGeminiBaseURL, KeyEnv: "GEMINI_API_KEY", BaseURLEnv: "GEMINI_BASE_URL"},
-		{Name: "mistral", Format: FormatOpenAI, BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY", BaseURLEnv: "MISTRAL_BASE_URL", OmitStreamOptions: true, Prefill: PrefillPrefix},
+		{Name: "mistral", Format: FormatOpenAI, BaseURL: "https://api.mistral.ai/v1", KeyEnv: "MISTRAL_API_KEY", BaseURLEnv: "MISTRAL_BASE_URL", OmitStreamOptions: true, ShortToolCallIDs: true, Prefill: PrefillPrefix},
 		{Name: "groq", Format: FormatOpenAI, BaseURL: "https://api.groq.com/openai/v1", KeyEnv: "GROQ_API_KEY", BaseURLEnv: "GROQ_BASE_URL"},
 		{Name: "together", Format: FormatOpenAI, BaseURL: "https://api.together.xyz/v1", KeyEnv: "TOGETHER_API_KEY", BaseURLEnv: "TOGETHER_BASE_URL"},
 		{Name: "deepseek", Format: FormatOpenAI, BaseURL: "https://api.deepseek.com/v1", KeyEnv: "DEEPSEEK_API_KEY", BaseURLEnv: "DEEPSEEK_BASE_URL"},

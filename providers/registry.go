@@ -139,6 +139,7 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 		cfg := opts.apply(Config{
 			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
 			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions, Prefill: p.Prefill,
+			ShortToolCallIDs: p.ShortToolCallIDs,
 		})
 		if p.KeyEnv != "" {
 			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
@@ -176,6 +177,8 @@ type ProviderConfig struct {
 	MaxTokensField string `json:"max_tokens_field,omitempty"`
 	// OmitStreamOptions leaves stream_options out of streamed OpenAI-format requests.
 	OmitStreamOptions bool `json:"omit_stream_options,omitempty"`
+	// ShortToolCallIDs sends tool-call ids as 9 letters and digits (Mistral's rule).
+	ShortToolCallIDs bool `json:"short_tool_call_ids,omitempty"`
 	// Prefill is how an OpenAI-format server continues a partial answer ("trailing",
 	// "prefix" or "continue_final_message"; see PrefillMode); empty when it cannot. The
 	// gateway continues a broken stream only on models whose provider can.
@@ -262,7 +265,8 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 	}
 	for _, pc := range fc.Providers {
 		preset, isPreset := presets[pc.Name]
-		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions, Prefill: pc.Prefill}
+		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions,
+			ShortToolCallIDs: pc.ShortToolCallIDs, Prefill: pc.Prefill}
 		format := pc.Format
 		if isPreset {
 			format = preset.Format
@@ -270,6 +274,7 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 			cfg.KeyEnv = preset.KeyEnv
 			cfg.KeyOptional = cfg.KeyOptional || preset.KeyOptional
 			cfg.OmitStreamOptions = cfg.OmitStreamOptions || preset.OmitStreamOptions
+			cfg.ShortToolCallIDs = cfg.ShortToolCallIDs || preset.ShortToolCallIDs
 			if cfg.Prefill == PrefillNone {
 				cfg.Prefill = preset.Prefill
 			}

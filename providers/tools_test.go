@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -418,3 +420,56 @@ func TestOpenAIOptionsPerFormat(t *testing.T) {
 		}
 	}
 }
+
+// Mistral takes only 9-character tool-call ids: with ShortToolCallIDs (its preset's setting)
+// other ids are hashed, the call and its result alike, and ids of the right form kept.
+func TestShortToolCallIDs(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	msgs := []providers.Message{{Role: "user", Content: "weather?"},
+		{Role: "assistant", ToolCalls: []providers.ToolCall{{ID: "call_abc123XYZ", Name: "w", Arguments: "{}"}, {ID: "D681PevKs", Name: "w", Arguments: "{}"}}},
+		{Role: "tool", ToolCallID: "call_abc123XYZ", Content: "sunny"}, {Role: "tool", ToolCallID: "D681PevKs", Content: "rain"}}
+	send := func(short bool) map[string]any {
+		p, err := providers.New(providers.FormatOpenAI, providers.Config{Name: "mistral", BaseURL: up.srv.URL + "/v1", APIKey: testKey, ShortToolCallIDs: short})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Complete(context.Background(), &providers.Request{Model: "m", Messages: msgs, Tools: []providers.Tool{{Name: "w"}}}); err != nil {
+			t.Fatal(err)
+		}
+		return up.last(t)
+	}
+	ids := func(body map[string]any) (calls, results []string) {
+		for _, m := range body["messages"].([]any) {
+			mm := m.(map[string]any)
+			for _, c := range asSlice(mm["tool_calls"]) {
+				calls = append(calls, c.(map[string]any)["id"].(string))
+			}
+			if id, ok := mm["tool_call_id"].(string); ok {
+				results = append(results, id)
+			}
+		}
+		return
+	}
+	calls, results := ids(send(true))
+	if len(calls) != 2 || len(calls[0]) != 9 || calls[0] == "call_abc1" || calls[1] != "D681PevKs" || !slices.Equal(calls, results) {
+		t.Errorf("short ids: calls %v results %v", calls, results)
+	}
+	for _, c := range calls[0] {
+		if !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			t.Errorf("id %q has %q", calls[0], c)
+		}
+	}
+	if again, _ := ids(send(true)); !slices.Equal(again, calls) {
+		t.Errorf("ids not stable: %v then %v", calls, again)
+	}
+	if calls, _ := ids(send(false)); calls[0] != "call_abc123XYZ" {
+		t.Errorf("without the setting the id changed: %v", calls)
+	}
+	for _, p := range providers.Presets() {
+		if p.ShortToolCallIDs != (p.Name == "mistral") {
+			t.Errorf("preset %s: ShortToolCallIDs %v", p.Name, p.ShortToolCallIDs)
+		}
+	}
+}
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
