@@ -252,10 +252,16 @@ func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
 	if canon == "" {
 		return Price{}, false
 	}
-	rank := func(p Price) [2]int {
+	rank := func(p Price) [3]int {
 		known := 0
 		if !p.Known {
 			known = 1
+		}
+		// Among equals, an entry whose cache reads are discounted prices cached prompts right
+		// (several gateways list Claude 3.5 Sonnet, some with cache reads at the input rate).
+		noCache := 0
+		if p.CacheReadPerToken <= 0 || p.CacheReadPerToken >= p.InputPerToken {
+			noCache = 1
 		}
 		class := 3
 		switch {
@@ -266,7 +272,7 @@ func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
 		case strings.HasPrefix(p.Provider, "bedrock") || strings.HasPrefix(p.Provider, "vertex_ai") || strings.HasPrefix(p.Provider, "azure"):
 			class = 2
 		}
-		return [2]int{known, class}
+		return [3]int{known, class, noCache}
 	}
 	var best Price
 	found := false
@@ -277,7 +283,7 @@ func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
 			continue
 		}
 		rp, rb := rank(p), rank(best)
-		if rp[0] < rb[0] || rp[0] == rb[0] && (rp[1] < rb[1] || rp[1] == rb[1] && (len(k) < len(best.Key) || len(k) == len(best.Key) && k < best.Key)) {
+		if c := slices.Compare(rp[:], rb[:]); c < 0 || c == 0 && (len(k) < len(best.Key) || len(k) == len(best.Key) && k < best.Key) {
 			best = p
 		}
 	}

@@ -80,6 +80,16 @@ func TestCatalogCost(t *testing.T) {
 		t.Errorf("claude cost = %+v, want in %g", got, wantIn)
 	}
 
+	// Claude 3.5 Sonnet, retired by Anthropic's own list and kept by gateways: priced from an
+	// entry that has its cache rates (0.30 per 1M read, 3.75 written), whichever spelling.
+	for _, id := range []string{"anthropic/claude-3-5-sonnet-20241022", "anthropic/claude-3-5-sonnet-latest", "anthropic/claude-3.5-sonnet"} {
+		got = c.Cost(id, providers.Usage{PromptTokens: 10000, CachedTokens: 8000, CompletionTokens: 500})
+		wantIn = 2000*3e-6 + 8000*3e-7
+		if !got.Known || !near(got.InputUSD, wantIn) || !near(got.OutputUSD, 500*1.5e-5) {
+			t.Errorf("%s cost = %+v, want in %g", id, got, wantIn)
+		}
+	}
+
 	// Reasoning tokens at their own rate (dashscope/qwen-turbo: 2e-7 output, 5e-7 reasoning).
 	got = c.Cost("dashscope/qwen-turbo", providers.Usage{PromptTokens: 100, CompletionTokens: 300, ReasoningTokens: 200})
 	if !near(got.OutputUSD, 100*2e-7+200*5e-7) || !near(got.InputUSD, 100*5e-8) {
