@@ -357,7 +357,7 @@ func anthropicFinish(stop string) string {
 	switch stop {
 	case "end_turn", "stop_sequence":
 		return "stop"
-	case "max_tokens":
+	case "max_tokens", "model_context_window_exceeded": // the latter: the window filled first
 		return "length"
 	case "tool_use":
 		return "tool_calls"

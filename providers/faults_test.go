@@ -284,6 +284,11 @@ func TestStatusClassification(t *testing.T) {
 		{name: "429 seconds", status: 429, header: map[string]string{"Retry-After": "7"}, wantKind: providers.KindRateLimited, wantAfter: 7 * time.Second},
 		{name: "429 http-date", status: 429, header: map[string]string{"Retry-After": httpDate}, wantKind: providers.KindRateLimited, wantAfter: 20 * time.Second, afterRange: true},
 		{name: "429 without retry-after", status: 429, wantKind: providers.KindRateLimited},
+		{name: "429 retry delay in the body", status: 429, body: map[providers.Format]string{
+			providers.FormatOpenAI:    `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
+			providers.FormatAnthropic: `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
+			providers.FormatGemini:    `{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`,
+		}, wantKind: providers.KindRateLimited, wantAfter: 37 * time.Second},
 		{name: "500", status: 500, wantKind: providers.KindOverloaded},
 		{name: "502", status: 502, wantKind: providers.KindOverloaded},
 		{name: "503 with retry-after", status: 503, header: map[string]string{"Retry-After": "2"}, wantKind: providers.KindOverloaded, wantAfter: 2 * time.Second},

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // DefaultGeminiBaseURL is the Gemini API host used when Config.BaseURL is empty.
@@ -348,8 +349,25 @@ type geminiErrorBody struct {
 		Status  string `json:"status"`
 		Details []struct {
 			Reason string `json:"reason"`
+			// RetryDelay is google.rpc.RetryInfo's, e.g. "37s" (Gemini's 429s carry it
+			// instead of a Retry-After header).
+			RetryDelay string `json:"retryDelay"`
 		} `json:"details"`
 	} `json:"error"`
+}
+
+// geminiRetryDelay returns the RetryInfo delay of a Google API error body (0 when none).
+func geminiRetryDelay(body []byte) time.Duration {
+	var e geminiErrorBody
+	if json.Unmarshal(body, &e) != nil || e.Error == nil {
+		return 0
+	}
+	for _, d := range e.Error.Details {
+		if v, err := time.ParseDuration(d.RetryDelay); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 0
 }
 
 // parseGeminiError returns the ErrorInfo reason when present (e.g. API_KEY_INVALID, which

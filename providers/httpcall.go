@@ -178,6 +178,9 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 			Message:    trimMessage(msg, e.cfg.APIKey),
 		}
+		if pe.RetryAfter == 0 && pe.Kind == KindRateLimited {
+			pe.RetryAfter = geminiRetryDelay(raw) // Google APIs say it in the body
+		}
 		return nil, pe
 	}
 	return c, nil

@@ -254,3 +254,14 @@ func TestUndecodableEventsSkipped(t *testing.T) {
 		}
 	}
 }
+
+// Anthropic's stop reasons in OpenAI's vocabulary; a context window that filled before
+// max_tokens is a length stop too.
+func TestAnthropicFinish(t *testing.T) {
+	for in, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length",
+		"model_context_window_exceeded": "length", "tool_use": "tool_calls"} {
+		if got := anthropicFinish(in); got != want {
+			t.Errorf("anthropicFinish(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
