@@ -134,12 +134,17 @@ func (b *breakers) set(model string, br *breaker, state string, attrs ...any) {
 }
 
 // states returns the state of every model whose breaker is not closed.
-func (b *breakers) states() map[string]string {
+func (b *breakers) states(now time.Time) map[string]string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make(map[string]string, len(b.m))
 	for m, br := range b.m {
-		if br.state != BreakerClosed {
+		switch {
+		case br.state == BreakerOpen && !now.Before(br.until):
+			// Cooled down: the next call is let through as the probe, whenever it comes
+			// (a model no longer called would otherwise read open for ever).
+			out[m] = BreakerHalfOpen
+		case br.state != BreakerClosed:
 			out[m] = br.state
 		}
 	}
@@ -147,5 +152,6 @@ func (b *breakers) states() map[string]string {
 }
 
 // BreakerStates returns the models whose circuit breaker is open or half-open, with their
-// state (BreakerOpen, BreakerHalfOpen); the others are closed.
-func (g *Gateway) BreakerStates() map[string]string { return g.breakers.states() }
+// state (BreakerOpen, BreakerHalfOpen); the others are closed. An open breaker whose
+// cooldown has passed is half-open: the next call to its model is the probe.
+func (g *Gateway) BreakerStates() map[string]string { return g.breakers.states(g.opts.Now()) }

@@ -551,6 +551,10 @@ func TestCircuitBreaker(t *testing.T) {
 		t.Fatalf("an open breaker let %d calls through", up.callCount("primary")-3)
 	}
 	time.Sleep(260 * time.Millisecond) // the cool-down (±20%) is over
+	// Cooled down, it reads half-open before any call: the next call is the probe.
+	if st := g.BreakerStates()["up/primary"]; st != BreakerHalfOpen {
+		t.Fatalf("after the cool-down the breaker reads %q, want half_open", st)
+	}
 	up.on("primary", answer(primaryAnswer))
 	if resp := ask(); resp.Provider+"/"+resp.Model != "up/primary" || up.callCount("primary") != 1 {
 		t.Fatalf("the probe went to %s/%s", resp.Provider, resp.Model)

@@ -15,7 +15,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,10 +159,12 @@ type Gateway struct {
 	schemas  schemaSet   // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.
 	indexed store.OwnedBackfill
-	// bareIndex maps model names without a provider to the configured "provider/model"
-	// strings that serve them (built once, see bareModel).
-	bareOnce  sync.Once
-	bareIndex map[string][]string
+	// The configured providers' catalogued models, indexed once (indexModels): listed by
+	// full name, the providers the catalogue enumerates, and by name without a provider.
+	modelsOnce sync.Once
+	listed     map[string]bool
+	catalogued map[string]bool
+	bareIndex  map[string][]string
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.
@@ -336,12 +338,28 @@ func (g *Gateway) HasModel(model string) bool {
 	if p, err := g.opts.Providers.Lookup(prov); err != nil || !providers.IsConfigured(p) {
 		return false
 	}
-	cat, _ := g.opts.Prices.(interface {
-		ChatModels(provider string) []string
-	})
-	if cat == nil {
-		return true
+	g.indexModels()
+	if !g.catalogued[prov] {
+		return true // the catalogue does not enumerate its models
 	}
-	listed := cat.ChatModels(prov)
-	return len(listed) == 0 || slices.Contains(listed, model)
+	return g.listed[model]
+}
+
+// indexModels builds, once, what HasModel and bareModel look up: the catalogued models of
+// the configured providers (Models) by full and by bare name.
+func (g *Gateway) indexModels() {
+	g.modelsOnce.Do(func() {
+		g.listed, g.catalogued, g.bareIndex = map[string]bool{}, map[string]bool{}, map[string][]string{}
+		for _, pm := range g.Models() {
+			g.listed[pm] = true
+			prov, m, err := providers.ParseModel(pm)
+			if err != nil {
+				continue
+			}
+			g.catalogued[prov] = true
+			if !strings.Contains(m, "/") {
+				g.bareIndex[m] = append(g.bareIndex[m], pm)
+			}
+		}
+	})
 }

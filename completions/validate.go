@@ -163,15 +163,7 @@ func isUUID(s string) bool {
 // configured provider whose catalogued chat models include it. With several, full is "" and
 // choices lists them; with none, both are empty.
 func (g *Gateway) bareModel(name string) (full string, choices []string) {
-	g.bareOnce.Do(func() {
-		g.bareIndex = map[string][]string{}
-		for _, pm := range g.Models() {
-			_, m, err := providers.ParseModel(pm)
-			if err == nil && !strings.Contains(m, "/") {
-				g.bareIndex[m] = append(g.bareIndex[m], pm)
-			}
-		}
-	})
+	g.indexModels()
 	choices = g.bareIndex[name]
 	if len(choices) == 1 {
 		return choices[0], nil

@@ -20,12 +20,12 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	if provider == "" {
 		provider, _, _ = strings.Cut(model, "/")
 	}
-	model = m.models.value(model)
+	model = m.modelLabel(model, r.Outcome == completions.RequestOK)
 	stream := strconv.FormatBool(r.Stream)
 	gw := []string{"chat", provider, model, r.Outcome, stream}
 	cost := []string{provider, model}
 	if m.opts.OwnerLabel {
-		o := m.owners.value(r.Owner)
+		o := m.owners.value(r.Owner, nil)
 		gw = append(gw, o)
 		cost = append(cost, o)
 	}
@@ -43,7 +43,7 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	}
 	prev := ""
 	for i, a := range r.Attempts {
-		am := m.models.value(a.Model)
+		am := m.modelLabel(a.Model, a.Outcome == completions.OutcomeOK)
 		ap, _, _ := strings.Cut(a.Model, "/")
 		m.attempts.With(prometheus.Labels{"gen_ai_provider_name": ap, "gen_ai_request_model": am, "outcome": a.Outcome, "error_type": a.Kind}).Inc()
 		switch {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,6 +32,9 @@ type Metrics struct {
 	reg    *prometheus.Registry
 	models *labelSet
 	owners *labelSet
+	// knownModel decides which model names take a label value before answering
+	// (AdmitModels); nil: all. Read on every request, hence atomic.
+	knownModel atomic.Pointer[func(string) bool]
 
 	// Gateway (completions.Observer).
 	requests      *prometheus.CounterVec
@@ -144,7 +148,8 @@ func (m *Metrics) Handler(token string) http.Handler {
 	})
 }
 
-// labelSet admits up to max distinct values; later ones become "other".
+// labelSet admits up to max distinct values; later ones, and ones not admitted, become
+// "other".
 type labelSet struct {
 	mu   sync.Mutex
 	max  int
@@ -153,15 +158,34 @@ type labelSet struct {
 
 func newLabelSet(max int) *labelSet { return &labelSet{max: max, seen: map[string]bool{}} }
 
-func (s *labelSet) value(v string) string {
+// value returns v's label: v once admitted; a new v is admitted while there is room if
+// admit (nil: always) says so.
+func (s *labelSet) value(v string, admit func() bool) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen[v] {
 		return v
 	}
-	if len(s.seen) >= s.max {
+	if len(s.seen) >= s.max || admit != nil && !admit() {
 		return "other"
 	}
 	s.seen[v] = true
 	return v
+}
+
+// AdmitModels sets which model names may take one of the MaxModelLabels label values
+// before they have answered once (every model that answers may): serve passes the
+// gateway's HasModel, so names a caller made up ("openai/typo") are reported as "other"
+// and cannot use up the values real models need. Without it every name may.
+func (m *Metrics) AdmitModels(known func(model string) bool) {
+	m.knownModel.Store(&known)
+}
+
+// modelLabel is model's label value; answered says it answered a request.
+func (m *Metrics) modelLabel(model string, answered bool) string {
+	known := m.knownModel.Load()
+	if answered || known == nil || *known == nil {
+		return m.models.value(model, nil)
+	}
+	return m.models.value(model, func() bool { return (*known)(model) })
 }

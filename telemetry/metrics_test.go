@@ -148,3 +148,66 @@ func TestJobDurationsFromTheProcessThatRanThem(t *testing.T) {
 		t.Fatalf("durations counted %d (sum %v), jobs gauge %v; want 1 (3 s) and 3", count, sum, jobs)
 	}
 }
+
+// Once the model label values are used up, several open breakers share "other": the scrape
+// must still succeed (a duplicate series fails all of it), counting them.
+func TestBreakersBeyondTheLabelBound(t *testing.T) {
+	m := New(Options{})
+	for i := range MaxModelLabels {
+		m.ObserveRequest(context.Background(), record(completions.RequestOK, completions.Attempt{Model: fmt.Sprintf("x/m%d", i), Outcome: completions.OutcomeOK}))
+	}
+	m.Breakers(func() map[string]string {
+		return map[string]string{"x/late-a": "open", "x/late-b": "open", "x/m1": "open", "x/late-c": "half_open"}
+	})
+	if _, err := m.Registry().Gather(); err != nil {
+		t.Fatalf("scrape failed: %v", err)
+	}
+	if v := breakerGauge(t, m, "other", "open"); v != 2 {
+		t.Errorf("other/open = %v, want 2", v)
+	}
+}
+
+func breakerGauge(t *testing.T, m *Metrics, model, state string) float64 {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "switchyard_gateway_circuit_breaker_state" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["gen_ai_request_model"] == model && labels["state"] == state {
+				return mt.GetGauge().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no breaker series %s/%s", model, state)
+	return 0
+}
+
+// With AdmitModels, names the gateway does not know take no label value until they answer:
+// a caller sending made-up names cannot use up the values real models need.
+func TestMadeUpModelsTakeNoLabel(t *testing.T) {
+	m := New(Options{})
+	m.AdmitModels(func(model string) bool { return strings.HasPrefix(model, "real/") })
+	for i := range MaxModelLabels + 10 {
+		m.ObserveRequest(context.Background(), record(completions.RequestFailed, completions.Attempt{Model: fmt.Sprintf("made/up%d", i), Outcome: completions.OutcomeError, Kind: "model_not_found"}))
+	}
+	m.ObserveRequest(context.Background(), record(completions.RequestFailed, completions.Attempt{Model: "real/down", Outcome: completions.OutcomeError, Kind: "overloaded"}))
+	m.ObserveRequest(context.Background(), record(completions.RequestOK, completions.Attempt{Model: "self/hosted", Outcome: completions.OutcomeOK}))
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("chat", "real", "real/down", "error", "false")); v != 1 {
+		t.Errorf("a known model that failed has no series of its own (%v)", v)
+	}
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("chat", "self", "self/hosted", "ok", "false")); v != 1 {
+		t.Errorf("a model that answered has no series of its own (%v)", v)
+	}
+	if n := testutil.CollectAndCount(m.requests); n != 3 {
+		t.Errorf("%d request series, want 3 (other, real/down, self/hosted)", n)
+	}
+}

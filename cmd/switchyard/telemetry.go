@@ -75,6 +75,8 @@ func (o *observability) watchServices(w *wiring) {
 		return
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
+	// Made-up model names take no model label value until they answer.
+	o.metrics.AdmitModels(w.gateway.HasModel)
 	o.metrics.Jobs("training", w.trainer.JobStats)
 	o.metrics.Jobs("optimization", w.optimizer.JobStats)
 }
