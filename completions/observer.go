@@ -40,6 +40,9 @@ type RequestRecord struct {
 	Outcome string
 	// Provider and Model answered ("" when none did).
 	Provider, Model string
+	// Requested is the first model the request named (after ranking), for the labels of a
+	// request that ended before any attempt was recorded.
+	Requested string
 	// Attempts are every upstream attempt in order (retries, fallbacks, continuations).
 	Attempts []Attempt
 	// Usage is the answer's usage with its costs (zero when nothing was answered);
@@ -87,15 +90,19 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	switch {
 	case errors.As(err, &cf):
 		r.Outcome = RequestFiltered
-	case errors.Is(err, ErrStreamFailed):
-		r.Outcome = RequestStreamFailed
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed):
+		// The caller went away, also in the middle of a stream: not a failure of ours.
 		// (An *AllFailedError unwraps to its attempts' errors: a cancelled attempt of a
 		// request that went on is not a cancelled request.)
 		r.Outcome = RequestCancelled
+	case errors.Is(err, ErrStreamFailed):
+		r.Outcome = RequestStreamFailed
 	}
 	if answered != nil {
 		r.Provider, r.Model = answered.provider, answered.name
+	}
+	if len(p.targets) > 0 {
+		r.Requested = p.targets[0].name
 	}
 	g.opts.Observer.ObserveRequest(ctx, r)
 }

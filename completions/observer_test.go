@@ -108,4 +108,20 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 	if rec := obs.take(t); rec.Outcome != RequestCancelled || !errors.Is(rec.Err, context.Canceled) {
 		t.Fatalf("abandoned stream: %+v", rec)
 	}
+	// A client that disconnects mid-stream (its request's context ends while the stream
+	// waits for the next fragment): cancelled, not a stream failure.
+	cctx, cancel := context.WithCancel(ctx)
+	st, err = h.g.Stream(cctx, Scope{}, userReq("hi", "a/slow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	_, _ = drain(t, st)
+	st.Close()
+	if rec := obs.take(t); rec.Outcome != RequestCancelled || rec.Requested != "a/slow" {
+		t.Fatalf("disconnected mid-stream: outcome %q requested %q (%v)", rec.Outcome, rec.Requested, rec.Err)
+	}
 }

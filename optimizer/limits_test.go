@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/sandbox"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestJobsPerOwnerLimit: one key's queued jobs hit the per-key limit (a JobLimitError
@@ -105,5 +106,9 @@ func TestShutdownIsNotAnError(t *testing.T) {
 	}
 	if st, err := e.svc.Status(context.Background(), "alice", a.JobID); err != nil || st.Status.Terminal() {
 		t.Errorf("the running job after shutdown: %+v, %v", st, err)
+	}
+	// The cut run does not count against MaxAttempts: restarts are not the job's doing.
+	if rec, err := store.GetJSON[job](context.Background(), e.st, store.OptimizationJobs, a.JobID); err != nil || rec.Attempts != 0 {
+		t.Errorf("attempts after a graceful stop = %d, %v; want 0", rec.Attempts, err)
 	}
 }

@@ -172,12 +172,11 @@ func (s *Service) claim(ctx context.Context, id string, resume bool) (job, bool,
 // stale, so the next worker takes the job over at once instead of after StaleAfter.
 var releasedAt = time.Unix(1, 0).UTC()
 
-// releaseCut marks running job j, cut by a shutdown, as released by its worker, when the
-// queue is shared (without one, the next Start re-queues it anyway).
+// releaseCut marks running job j, cut by a shutdown, as released by its worker: with a
+// shared queue the next worker takes it over at once; in every case the cut run does not
+// count against MaxAttempts (a deploy is not the job's doing; the limit is for jobs whose
+// worker keeps dying). The next Start or worker starts it over.
 func (s *Service) releaseCut(j *job) {
-	if s.q == nil {
-		return
-	}
 	ctx := context.Background()
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
@@ -190,6 +189,7 @@ func (s *Service) releaseCut(j *job) {
 			return nil
 		}
 		cur.HeartbeatAt = releasedAt
+		cur.Attempts = max(cur.Attempts-1, 0)
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

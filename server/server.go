@@ -344,6 +344,23 @@ func RoutePattern(r *http.Request) string {
 	return ""
 }
 
+// artifactsPrefix is the path of artifact downloads, whose next segment is the credential.
+const artifactsPrefix = "/api/v1/artifacts/"
+
+// LogPath is path as access logs and traces show it: the token of an artifact URL
+// (/api/v1/artifacts/{token}/agent.py), which is the download's credential, is redacted.
+func LogPath(path string) string {
+	rest, ok := strings.CutPrefix(path, artifactsPrefix)
+	if !ok || rest == "" {
+		return path
+	}
+	_, tail, found := strings.Cut(rest, "/")
+	if !found {
+		return artifactsPrefix + "[redacted]"
+	}
+	return artifactsPrefix + "[redacted]/" + tail
+}
+
 // RequestID returns the request id (the X-Request-Id header the server answers with) of
 // the request ctx belongs to, "" outside a request.
 func RequestID(ctx context.Context) string { return requestID(ctx) }
@@ -412,7 +429,7 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", LogPath(r.URL.Path)),
 			slog.Int("status", status),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.Int64("bytes", rec.bytes),
@@ -430,7 +447,7 @@ func (s *Server) withRecover(next http.Handler) http.Handler {
 					panic(v)
 				}
 				rid := requestID(r.Context())
-				s.log.Error("panic", "request_id", rid, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				s.log.Error("panic", "request_id", rid, "path", LogPath(r.URL.Path), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				s.respondError(w, r, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid), nil)
 			}
 		}()

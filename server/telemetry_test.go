@@ -46,7 +46,7 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := New(Config{Store: st, APIKeys: []string{testKey},
-		Middleware: []func(http.Handler) http.Handler{tr.Middleware(RoutePattern, RequestID), m.Middleware(RoutePattern)}},
+		Middleware: []func(http.Handler) http.Handler{tr.Middleware(RoutePattern, RequestID, LogPath), m.Middleware(RoutePattern)}},
 		Completions(g), MetricsEndpoint(m.Handler("")))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +86,17 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	}
 	if down.StartTime.After(ok.StartTime) || ok.EndTime.After(chat.EndTime.Add(time.Millisecond)) {
 		t.Error("attempt spans are not in order inside the chat span")
+	}
+
+	// An artifact URL's token (its credential) is not on the span.
+	exp.Reset()
+	if r, err := http.Get(hs.URL + "/api/v1/artifacts/0123456789abcdef0123456789abcdef/agent.py"); err == nil {
+		r.Body.Close()
+	}
+	for _, sp := range exp.GetSpans() {
+		if p := attr(sp.Attributes, "url.path"); strings.Contains(p, "0123456789abcdef") {
+			t.Errorf("span %s has url.path %s", sp.Name, p)
+		}
 	}
 
 	mresp, err := http.Get(hs.URL + "/metrics")

@@ -14,8 +14,12 @@ import (
 // token, tokens, cost, and per-attempt counts with retries, fallbacks and continuations.
 func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord) {
 	provider, model := r.Provider, r.Model
-	if model == "" && len(r.Attempts) > 0 {
+	switch {
+	case model != "":
+	case len(r.Attempts) > 0:
 		model = r.Attempts[0].Model
+	default:
+		model = r.Requested
 	}
 	if provider == "" {
 		provider, _, _ = strings.Cut(model, "/")

@@ -77,16 +77,22 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 
 // Middleware starts a server span per HTTP request (continuing a W3C traceparent the
 // caller sent), named by its route once dispatched, with the method, route, status code
-// and the request id (requestID reads it from the context) as attributes.
-func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) string) func(http.Handler) http.Handler {
+// and the request id (requestID reads it from the context) as attributes. logPath, when
+// not nil, turns the request path into the url.path attribute (server.LogPath redacts the
+// credential in artifact URLs).
+func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) string, logPath func(string) string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if t == nil {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			path := r.URL.Path
+			if logPath != nil {
+				path = logPath(path)
+			}
 			ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 			ctx, span := t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
+				trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", path)))
 			defer span.End()
 			if id := requestID(ctx); id != "" {
 				span.SetAttributes(attribute.String("switchyard.request_id", id))

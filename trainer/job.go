@@ -93,6 +93,9 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 	if err != nil && !cancelled && (ctx.Err() != nil || errors.Is(cause, errShutdown)) {
 		j.State = StateQueued
 		j.StartedAt = time.Time{}
+		// A shutdown is not the job's doing: the run does not count against MaxAttempts,
+		// which is there to give up on jobs whose worker keeps dying.
+		j.Attempts = max(j.Attempts-1, 0)
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
 			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: re-queue interrupted job", "job", id, "err", perr)
 		}

@@ -356,7 +356,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 			if j.Attempts >= MaxAttempts {
 				j.State = StateFailed
 				j.CompletedAt = s.now()
-				j.ErrorMessage = fmt.Sprintf("job was interrupted %d times by service restarts; submit it again", j.Attempts)
+				j.ErrorMessage = fmt.Sprintf("job was interrupted %d times (its server or worker died while running it); submit it again", j.Attempts)
 				if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
 					return nil, fmt.Errorf("trainer: fail interrupted job %s: %w", j.ID, err)
 				}

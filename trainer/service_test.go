@@ -473,6 +473,12 @@ func TestRestartRecoversJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The graceful stop did not count against MaxAttempts (three deploys in a row must not
+	// fail a long job).
+	if crashed.Attempts != 0 {
+		t.Errorf("attempts after a graceful stop = %d, want 0", crashed.Attempts)
+	}
+	crashed.Attempts = 1 // the crashed run's start
 	crashed.State = StateRunning
 	if err := store.PutJSON(ctx, st, store.TrainingJobs, crashed.ID, crashed); err != nil {
 		t.Fatal(err)

@@ -101,6 +101,11 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		// The flag package stops at the first argument that is not a flag: without this a
+		// stray word would silently drop every flag after it (serve on the defaults).
+		return fmt.Errorf("unexpected argument %q: %s takes flags only", fs.Arg(0), fs.Name())
+	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []string

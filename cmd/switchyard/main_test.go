@@ -165,6 +165,12 @@ func TestFlagsFromEnvironment(t *testing.T) {
 	}); err == nil || !strings.Contains(err.Error(), "SWITCHYARD_MAX_BODY_BYTES") {
 		t.Fatalf("bad env value: %v", err)
 	}
+	// A stray word would make the flag package drop every flag after it.
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	c = serveFlags(fs)
+	if err := parseFlags(fs, []string{"extra", "--addr", "127.0.0.1:1"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), `unexpected argument "extra"`) {
+		t.Fatalf("stray argument: %v (addr %s)", err, c.Addr)
+	}
 }
 
 func TestVersionAndUnknownCommand(t *testing.T) {

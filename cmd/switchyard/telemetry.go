@@ -61,7 +61,7 @@ func (o *observability) wrapStore(d store.Driver) store.Driver {
 func (o *observability) middleware() []func(http.Handler) http.Handler {
 	var mw []func(http.Handler) http.Handler
 	if o.tracing != nil {
-		mw = append(mw, o.tracing.Middleware(server.RoutePattern, server.RequestID))
+		mw = append(mw, o.tracing.Middleware(server.RoutePattern, server.RequestID, server.LogPath))
 	}
 	if o.metrics != nil {
 		mw = append(mw, o.metrics.Middleware(server.RoutePattern))
