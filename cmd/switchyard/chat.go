@@ -20,7 +20,8 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // chat talks to a model through a running server's gateway: one-shot with a prompt argument,
 // else a conversation read from stdin line by line. Answers stream to stdout as they arrive;
 // after each, stderr gets the model that answered, the fallbacks taken, tokens, cost and
-// latency.
+// latency. With --json stdout gets each turn's final answer as JSON instead, and nothing
+// else.
 func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("chat", "chat -m provider/model [--fallback provider/model]... [--system TEXT] [PROMPT...]", stderr)
 	cf := addClientFlags(fs)
@@ -29,7 +30,7 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.Var(&models, "model", "same as -m")
 	fs.Var(&fallbacks, "fallback", "model tried, in order, after every -m model failed; repeatable")
 	system := fs.String("system", "", "system prompt")
-	temperature := fs.Float64("temperature", -1, "sampling temperature 0-1 (default: the model's)")
+	temperature := fs.Float64("temperature", -1, "sampling temperature 0-1; negative (the default): the model's own")
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -54,14 +55,19 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			req.Messages = append(req.Messages, client.TextMessage("system", *system))
 		}
 		req.Messages = append(req.Messages, client.TextMessage("user", text))
-		final, err := streamAnswer(ctx, c, &req, stdout)
+		// With --json stdout holds only the JSON answers (one per turn), for scripts.
+		answerOut := stdout
+		if cf.jsonOut {
+			answerOut = io.Discard
+		}
+		final, err := streamAnswer(ctx, c, &req, answerOut)
 		if err != nil {
 			return err
 		}
-		if cf.jsonOut {
-			return printJSON(stderr, final)
-		}
 		conversation = final.ConversationID
+		if cf.jsonOut {
+			return printJSON(stdout, final)
+		}
 		fmt.Fprintln(stderr, answerSummary(final))
 		return nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"strings"
 	"testing"
@@ -68,5 +69,31 @@ func TestChatInteractiveKeepsTheConversation(t *testing.T) {
 	}
 	if code, _, errs := cli(t, "chat", "--url", url, "--key", cliKey, "hi"); code == 0 || !strings.Contains(errs, "-m provider/model is required") {
 		t.Errorf("without -m: %d %q", code, errs)
+	}
+}
+
+// With --json, stdout holds only the answers as JSON (one per turn, decodable in a row), and
+// the conversation still goes on from turn to turn.
+func TestChatJSONIsScriptable(t *testing.T) {
+	url := chatServer(t)
+	var out, errOut bytes.Buffer
+	in := strings.NewReader("first question\nsecond question\n")
+	if err := chat(context.Background(), []string{"--url", url, "--key", cliKey, "-m", "openai/gpt-4o-mini", "--json"}, in, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&out)
+	var convs []string
+	for dec.More() {
+		var a struct {
+			ConversationID string `json:"conversationId"`
+			Model          string `json:"model"`
+		}
+		if err := dec.Decode(&a); err != nil {
+			t.Fatalf("stdout is not a series of JSON answers: %v", err)
+		}
+		convs = append(convs, a.ConversationID)
+	}
+	if len(convs) != 2 || convs[0] == "" || convs[0] != convs[1] {
+		t.Errorf("conversation ids %v: want two turns of one conversation", convs)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,8 +20,7 @@ import (
 // must not be running on that directory (it holds the database file's lock, and runs the
 // same cleanup itself at start-up and every --cleanup-interval).
 func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cleanup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("cleanup", "cleanup [--data DIR | --store postgres://…] [--dry-run]", stderr)
 	sf := storeFlags{Workers: 1, JobStaleAfter: riverqueue.DefaultStaleAfter} // cleanup runs no jobs
 	sf.register(fs)
 	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing")

@@ -53,7 +53,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, asUsageError(err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -184,6 +184,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *modelID == "" {
 		fs.Usage()
 		return errors.New("--model is required")
+	}
+	if *top < 1 {
+		return fmt.Errorf("--top must be at least 1, got %d", *top)
 	}
 	if *file != "" {
 		more, err := readLines(*file)

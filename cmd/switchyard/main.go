@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,6 +69,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if err == flag.ErrHelp {
 					return 0
 				}
+				var ue *usageError
+				if errors.As(err, &ue) {
+					return 2 // the flag package printed it, with the usage
+				}
 				fmt.Fprintf(stderr, "switchyard %s: %v\n", c.name, err)
 				return 1
 			}
@@ -99,7 +104,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		f.Usage = fmt.Sprintf("%s (env %s)", f.Usage, envName(f.Name))
 	})
 	if err := fs.Parse(args); err != nil {
-		return err
+		return asUsageError(err)
 	}
 	if fs.NArg() > 0 {
 		// The flag package stops at the first argument that is not a flag: without this a
@@ -123,4 +128,19 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		return fmt.Errorf("bad environment: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// usageError is a command line the flag package refused: it has printed the error and the
+// usage already, so run only sets the exit status (2, as for an unknown command).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// asUsageError marks a flag parsing error as printed (flag.ErrHelp stays as it is).
+func asUsageError(err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &usageError{err}
 }

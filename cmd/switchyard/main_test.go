@@ -230,3 +230,15 @@ func TestPublicAddrOfWildcardListener(t *testing.T) {
 		}
 	}
 }
+
+// A bad flag is reported once (by the flag package, with the usage), with exit status 2 as
+// for an unknown command.
+func TestBadFlagReportedOnce(t *testing.T) {
+	var errOut bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--nope"}, io.Discard, &errOut); code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if n := strings.Count(errOut.String(), "flag provided but not defined"); n != 1 {
+		t.Errorf("the error is printed %d times:\n%s", n, errOut.String())
+	}
+}

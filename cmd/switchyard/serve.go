@@ -172,7 +172,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		// latency tail (BENCHMARKS.md) for a few more MiB of heap.
 		debug.SetGCPercent(c.GCPercent)
 	}
-	obs, err := newObservability(ctx, c.Telemetry)
+	obs, err := newObservability(ctx, c.Telemetry, log)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
@@ -36,7 +40,7 @@ type observability struct {
 	tracing *telemetry.Tracing
 }
 
-func newObservability(ctx context.Context, f telemetryFlags) (*observability, error) {
+func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (*observability, error) {
 	o := &observability{}
 	if f.Metrics {
 		o.metrics = telemetry.New(telemetry.Options{OwnerLabel: f.OwnerLabel})
@@ -46,7 +50,37 @@ func newObservability(ctx context.Context, f telemetryFlags) (*observability, er
 		return nil, err
 	}
 	o.tracing = t
+	if t != nil {
+		endpoint := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+		if endpoint == "" {
+			endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		}
+		log.Info("tracing on", "endpoint", endpoint)
+		// The exporter's failures (a collector down) go to the process log, structured and
+		// at most once a minute, instead of a stdlib line every export.
+		otel.SetErrorHandler(exportErrors(log, time.Minute))
+	}
 	return o, nil
+}
+
+// exportErrors logs OpenTelemetry's errors as warnings, at most one per interval (with how
+// many were dropped since the last).
+func exportErrors(log *slog.Logger, interval time.Duration) otel.ErrorHandlerFunc {
+	var (
+		mu      sync.Mutex
+		last    time.Time
+		dropped int
+	)
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); now.Sub(last) >= interval {
+			log.Warn("tracing: export failed", "err", err, "dropped_since_last", dropped)
+			last, dropped = now, 0
+			return
+		}
+		dropped++
+	}
 }
 
 // wrapStore times the store's operations when metrics are on.
