@@ -653,3 +653,23 @@ func TestRetriesLeaveCallsForFallbacks(t *testing.T) {
 		t.Errorf("%d upstream calls, bound %d", total, MaxUpstreamAttempts)
 	}
 }
+
+// A stream blocked by the provider's filter after some text is billed what the provider
+// reported for it (carried on its error), not an estimate.
+func TestStreamBlockedMidwayIsBilledAsReported(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "one two three four", breakAt: 2, breakErr: &providers.Error{Provider: "a", Model: "m",
+		Kind: providers.KindContentFilter, Message: "recitation", Usage: &providers.Usage{PromptTokens: 9, CompletionTokens: 261}}})
+	st, err := h.g.Stream(context.Background(), Scope{}, userReq("hi", "a/m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drain(t, st); !errors.Is(err, ErrStreamFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	st.Close()
+	entries := h.ledger.all()
+	if len(entries) != 1 || entries[0].Estimated || entries[0].Usage.PromptTokens != 9 || entries[0].Usage.CompletionTokens != 261 {
+		t.Fatalf("ledger %+v: want the reported 9 in / 261 out", entries)
+	}
+}

@@ -320,6 +320,9 @@ func (s *ResponseStream) toolCalls() []providers.ToolCall {
 // the sticky *StreamError.
 func (s *ResponseStream) fail(err error) error {
 	s.ending.Store(true)
+	if pe := (*providers.Error)(nil); s.usage == nil && errors.As(err, &pe) && pe.Usage != nil {
+		s.usage = pe.Usage // what the upstream billed for a blocked answer
+	}
 	err, kind := s.classify(err)
 	s.Close()
 	if n := len(s.p.attempts); n > 0 && !s.recorded {

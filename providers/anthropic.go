@@ -601,10 +601,10 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			if e.Delta != nil {
 				stop = e.Delta.StopReason
 			}
-			if stop == "refusal" {
-				return Chunk{}, s.fail(KindContentFilter, "the model refused (stop_reason refusal)", nil)
-			}
 			u := s.totals.usage()
+			if stop == "refusal" {
+				return Chunk{}, s.failBilled(KindContentFilter, "the model refused (stop_reason refusal)", &u)
+			}
 			finish := anthropicFinish(stop)
 			s.finished = s.started && stop != ""
 			if s.answered && s.calls == 0 && stop == "tool_use" {

@@ -139,7 +139,9 @@ func fixtureCases() []fixtureCase {
 			c.wantText, c.wantUsage, c.wantFinish = "I'll check the current weather in Paris for you.", providers.Usage{PromptTokens: 377, CompletionTokens: 65}, "tool_calls"
 			c.wantCalls = []providers.ToolCall{{ID: "toolu_01NRLabsLyVHZPKxbKvkfSMn", Name: "get_weather", Arguments: `{"location": "Paris"}`}}
 		}),
-		with(aPy("anthropic/refusal", "py-refusal_response.sse"), func(c *fixtureCase) { c.wantKind = providers.KindContentFilter }),
+		with(aPy("anthropic/refusal", "py-refusal_response.sse"), func(c *fixtureCase) {
+			c.wantKind, c.wantUsage = providers.KindContentFilter, providers.Usage{PromptTokens: 20} // billed, streamed too
+		}),
 		{name: "anthropic/go-next-streaming", format: providers.FormatAnthropic, file: "anthropic/go-tool_runner_next_streaming.yaml",
 			wantText:  "I'd be happy to check the weather in San Francisco for you. Let me get that information for you right away.",
 			wantUsage: providers.Usage{PromptTokens: 394, CompletionTokens: 79}, wantFinish: "tool_calls",
@@ -208,6 +210,7 @@ func fixtureCases() []fixtureCase {
 		}),
 		with(gStream("gemini/stream-recitation", "googleai/streaming-failure-recitation-no-content.txt"), func(c *fixtureCase) {
 			c.wantText, c.wantKind = "text1text2text3text4text5text6text7text8", providers.KindContentFilter
+			c.wantUsage = providers.Usage{PromptTokens: 9, CompletionTokens: 261}
 		}),
 		with(gStream("gemini/stream-error-mid-stream", "vertexai/streaming-failure-error-mid-stream.txt"), func(c *fixtureCase) {
 			c.wantText, c.wantKind = "First Second ", providers.KindStreamBroken

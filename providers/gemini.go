@@ -590,11 +590,16 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		if r.Candidates == nil && r.UsageMetadata == nil && r.PromptFeedback == nil {
 			return Chunk{}, s.fail(KindStreamBroken, "malformed stream chunk: no candidates, usage or feedback", nil)
 		}
-		if msg, ok := r.blocked(); ok {
-			return Chunk{}, s.fail(KindContentFilter, msg, nil)
-		}
 		if r.UsageMetadata != nil {
 			s.usage = r.UsageMetadata
+		}
+		if msg, ok := r.blocked(); ok {
+			var billed *Usage
+			if s.usage != nil {
+				u := s.usage.usage()
+				billed = &u
+			}
+			return Chunk{}, s.failBilled(KindContentFilter, msg, billed)
 		}
 		if f := r.finish(); f != "" {
 			s.finish = f

@@ -393,6 +393,15 @@ type openAIStream struct {
 	streamState
 	chunks   openAIChunkDecoder
 	finished bool // a finish reason came: a clean end of the body completes the answer
+	// filtered: the finish reason was content_filter; the stream reads on to the usage
+	// chunk (stream_options.include_usage) to bill the blocked answer, then fails.
+	filtered bool
+}
+
+// failFiltered ends a stream whose answer the content filter blocked, with the usage the
+// upstream reported for it (u nil when none).
+func (s *openAIStream) failFiltered(u *Usage) error {
+	return s.failBilled(KindContentFilter, "response blocked by the content filter", u)
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -402,6 +411,9 @@ func (s *openAIStream) Recv() (Chunk, error) {
 	}
 	for {
 		ev, err := s.next()
+		if s.filtered && (err != nil || ev.raw || string(bytes.TrimSpace(ev.data)) == "[DONE]") {
+			return Chunk{}, s.failFiltered(nil) // ended without a usage chunk
+		}
 		if err == io.EOF {
 			if s.finished {
 				// Servers that end the body after the finish reason (and usage) without
@@ -435,7 +447,13 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			return Chunk{}, s.fail(bodyErrorKind(code, msg), msg, nil)
 		}
 		if out.FinishReason == "content_filter" {
-			return Chunk{}, s.fail(KindContentFilter, "response blocked by the content filter", nil)
+			s.filtered = true
+		}
+		if s.filtered {
+			if out.Usage != nil {
+				return Chunk{}, s.failFiltered(out.Usage)
+			}
+			continue
 		}
 		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" {
 			continue

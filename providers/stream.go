@@ -60,6 +60,16 @@ func (s *streamState) fail(kind ErrorKind, msg string, cause error) error {
 	return s.stop(s.c.failure(kind, msg, cause))
 }
 
+// failBilled ends the stream with a classified *Error carrying what the upstream billed for
+// it (a blocked answer is still paid for), u nil when it reported nothing.
+func (s *streamState) failBilled(kind ErrorKind, msg string, u *Usage) error {
+	e := s.c.failure(kind, msg, nil)
+	if u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
+		e.Usage = u
+	}
+	return s.stop(e)
+}
+
 // next returns the next event. At the end of the body it returns io.EOF without recording
 // it, so the adapter decides whether the end was expected; an over-long line or a read
 // failure ends the stream with a classified *Error.

@@ -473,3 +473,30 @@ func TestShortToolCallIDs(t *testing.T) {
 }
 
 func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+// A streamed answer OpenAI's filter blocked is billed: the adapter reads on to the usage
+// chunk that follows the content_filter finish, and the error carries it.
+func TestOpenAIStreamContentFilterBilled(t *testing.T) {
+	sse := "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Once\"}}]}\n\n" +
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\n" +
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":5,\"total_tokens\":16}}\n\n" +
+		"data: [DONE]\n\n"
+	for _, withUsage := range []bool{true, false} {
+		body := sse
+		if !withUsage {
+			body = strings.Replace(sse, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":5,\"total_tokens\":16}}\n\n", "", 1)
+		}
+		up := newFakeUpstream(t, "text/event-stream", body)
+		_, _, _, _, _, err := run(up.provider(t, providers.FormatOpenAI), &providers.Request{Model: "m", Messages: []providers.Message{{Role: "user", Content: "story"}}}, true)
+		var pe *providers.Error
+		if !errors.As(err, &pe) || pe.Kind != providers.KindContentFilter {
+			t.Fatalf("usage chunk %v: err = %v, want content_filter", withUsage, err)
+		}
+		if withUsage && (pe.Usage == nil || pe.Usage.PromptTokens != 11 || pe.Usage.CompletionTokens != 5) {
+			t.Errorf("billed usage = %+v, want 11 in 5 out", pe.Usage)
+		}
+		if !withUsage && pe.Usage != nil {
+			t.Errorf("usage %+v without a usage chunk", pe.Usage)
+		}
+	}
+}
