@@ -104,7 +104,7 @@ func TestServeCreatesKeyOnceAndShutsDown(t *testing.T) {
 	// While it runs, a second server on the same data directory fails clearly.
 	var out2 bytes.Buffer
 	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, io.Discard, &out2)
-	if code == 0 || !strings.Contains(out2.String(), "locked by another process") {
+	if code == 0 || !strings.Contains(out2.String(), "locked by another process") || !strings.Contains(out2.String(), "already running with --data") {
 		t.Fatalf("second serve: code %d, %s", code, out2.String())
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // serveConfig is everything `switchyard serve` reads from flags and the environment.
@@ -178,6 +179,10 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	defer obs.tracing.Shutdown(context.WithoutCancel(ctx))
 	be, err := c.storeFlags.open(ctx, obs.wrapStore, log)
+	if errors.Is(err, store.ErrLocked) {
+		// One process per bbolt file: usually a server already running on this --data.
+		return fmt.Errorf("%w; is a switchyard server already running with --data %s? (processes share a store only on PostgreSQL: --store postgres://…)", err, c.DataDir)
+	}
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func OpenDriver(path string, opts Options) (*Driver, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("boltstore: %s is locked by another process (waited %s): %w", path, opts.LockTimeout, store.ErrLocked)
+			return nil, fmt.Errorf("boltstore: %s: %w (waited %s)", path, store.ErrLocked, opts.LockTimeout)
 		}
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
