@@ -180,10 +180,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.Messages = append(b.Messages, anthropicMessage{Role: "assistant", Content: prefillText(req.AssistantPrefix)})
 	}
 	for _, t := range req.Tools {
-		schema := t.Parameters
-		if len(schema) == 0 {
-			schema = openObjectSchema
-		}
+		schema, _ := anthropicInputSchema(t.Parameters)
 		b.Tools = append(b.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	if len(req.Tools) > 0 {
@@ -203,10 +200,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	}
 	if out := anthropicOutputTool(req); out != "" {
 		f := req.ResponseFormat
-		schema := f.Schema
-		if len(schema) == 0 {
-			schema = openObjectSchema
-		}
+		schema, _ := anthropicInputSchema(f.Schema)
 		desc := f.Description
 		if desc == "" {
 			desc = "Give your final answer by calling this tool: its input is the answer."
@@ -274,16 +268,52 @@ func anthropicOutputTool(req *Request) string {
 // Anthropic as a forced tool call whose input is the answer, and a tool's input schema must
 // describe an object.
 func (a *Anthropic) Check(model string, req *Request) error {
-	if f := req.ResponseFormat; f.JSON() && f.Type == ResponseJSONSchema && len(f.Schema) > 0 {
-		var root struct {
-			Type any `json:"type"`
-		}
-		if json.Unmarshal(f.Schema, &root) == nil && root.Type != nil && root.Type != "object" {
+	if f := req.ResponseFormat; f.JSON() && f.Type == ResponseJSONSchema {
+		if _, ok := anthropicInputSchema(f.Schema); !ok {
 			return &UnsupportedError{Provider: a.Name(), Field: "response_format.json_schema.schema",
-				Reason: "Anthropic structured output needs a schema whose root is an object"}
+				Reason: `Anthropic structured output needs a schema whose root is an object ("type": "object" or properties)`}
 		}
 	}
 	return nil
+}
+
+// anthropicInputSchema is schema as a tool's input_schema, which Anthropic requires to be an
+// object with "type": "object" at its root: an empty schema is any object, and a root
+// without a type but with properties gets "type": "object". ok is false for a root that is
+// not an object (another type, or an anyOf/oneOf without properties).
+func anthropicInputSchema(schema json.RawMessage) (_ json.RawMessage, ok bool) {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return openObjectSchema, true
+	}
+	var root map[string]json.RawMessage
+	if json.Unmarshal(schema, &root) != nil {
+		return schema, false
+	}
+	if t, typed := root["type"]; typed {
+		return schema, string(bytes.TrimSpace(t)) == `"object"`
+	}
+	if _, props := root["properties"]; !props && !onlyAnnotations(root) {
+		return schema, false
+	}
+	root["type"] = json.RawMessage(`"object"`)
+	out, err := json.Marshal(root)
+	if err != nil {
+		return schema, false
+	}
+	return out, true
+}
+
+// onlyAnnotations reports whether a schema has nothing but annotations (title, description,
+// $schema, …; or nothing at all): it accepts any value, taken here as any object.
+func onlyAnnotations(root map[string]json.RawMessage) bool {
+	for k := range root {
+		switch k {
+		case "title", "description", "$schema", "$id", "$comment", "examples", "default":
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call, error) {

@@ -267,6 +267,12 @@ func TestCheckRefusesWhatCannotBeMapped(t *testing.T) {
 		{gem, providers.Request{Tools: []providers.Tool{{Name: "ok"}}, ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}}, "response_format"},
 		{gem, providers.Request{Search: true, ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: array}}, "response_format"},
 		{an, providers.Request{Tools: []providers.Tool{{Name: "ok"}}, ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}}, ""},
+		// Anthropic's input_schema root must be an object: an anyOf root is refused before the
+		// call, a root with properties but no type is given "type": "object".
+		{an, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t",
+			Schema: json.RawMessage(`{"anyOf":[{"type":"object"},{"type":"string"}]}`)}}, "response_format.json_schema.schema"},
+		{an, providers.Request{ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t",
+			Schema: json.RawMessage(`{"properties":{"a":{"type":"string"}}}`)}}, ""},
 	}
 	for i, tc := range cases {
 		err := providers.Check(tc.p, "m", &tc.req)
@@ -498,5 +504,19 @@ func TestOpenAIStreamContentFilterBilled(t *testing.T) {
 		if !withUsage && pe.Usage != nil {
 			t.Errorf("usage %+v without a usage chunk", pe.Usage)
 		}
+	}
+}
+
+// Anthropic gets "type": "object" added to a root that has properties but no type.
+func TestAnthropicInputSchemaGetsObjectType(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", `{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"t","input":{"a":"x"}}],"stop_reason":"tool_use","usage":{"input_tokens":3,"output_tokens":1}}`)
+	_, err := up.provider(t, providers.FormatAnthropic).Complete(context.Background(), &providers.Request{Model: "m",
+		Messages:       []providers.Message{{Role: "user", Content: "x"}},
+		ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "t", Schema: json.RawMessage(`{"title":"T","properties":{"a":{"type":"string"}}}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(up.last(t)["tools"]); !strings.Contains(got, `"input_schema":{"properties":{"a":{"type":"string"}},"title":"T","type":"object"}`) {
+		t.Errorf("tools = %s", got)
 	}
 }
