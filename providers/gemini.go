@@ -478,6 +478,14 @@ func (r *geminiResponse) finish() string {
 	return r.Candidates[0].FinishReason
 }
 
+// geminiEmptyFailure reports whether an answer with nothing in it that ended with this
+// finish reason is a failure worth retrying rather than an empty answer: the model wrote a
+// function call Gemini could not parse (MALFORMED_FUNCTION_CALL), or stopped for an
+// unstated reason (OTHER).
+func geminiEmptyFailure(finish string) bool {
+	return finish == "MALFORMED_FUNCTION_CALL" || finish == "OTHER"
+}
+
 func geminiFinish(s string) string {
 	switch s {
 	case "STOP":
@@ -519,6 +527,9 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion}
 	resp.ToolCalls = r.calls(nil, 0)
+	if resp.Text == "" && len(resp.ToolCalls) == 0 && geminiEmptyFailure(r.finish()) {
+		return nil, c.failure(KindStreamBroken, "empty answer (finishReason "+r.finish()+")", nil)
+	}
 	if len(resp.ToolCalls) > 0 && resp.FinishReason == "stop" {
 		resp.FinishReason = "tool_calls" // Gemini says STOP
 	}
@@ -540,11 +551,12 @@ func (g *Gemini) Stream(ctx context.Context, req *Request) (Stream, error) {
 
 type geminiStream struct {
 	streamState
-	usage  *geminiUsage
-	finish string
-	ncalls int // function calls relayed so far
-	calls  []ToolCall
-	deltas []ToolCallDelta
+	usage     *geminiUsage
+	finish    string
+	ncalls    int  // function calls relayed so far
+	delivered bool // text or a call was relayed
+	calls     []ToolCall
+	deltas    []ToolCallDelta
 }
 
 // Recv returns the next text chunk; when the body ends after a chunk with a finishReason
@@ -558,6 +570,9 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		if err == io.EOF {
 			if s.finish == "" {
 				return Chunk{}, s.fail(KindStreamBroken, "stream ended without a finishReason", nil)
+			}
+			if !s.delivered && geminiEmptyFailure(s.finish) {
+				return Chunk{}, s.fail(KindStreamBroken, "empty answer (finishReason "+s.finish+")", nil)
 			}
 			s.stop(io.EOF)
 			out := Chunk{FinishReason: geminiFinish(s.finish)}
@@ -616,6 +631,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			out.ToolCalls = s.deltas
 		}
 		if out.Text != "" || len(out.ToolCalls) > 0 {
+			s.delivered = true
 			return out, nil
 		}
 	}

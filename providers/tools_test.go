@@ -520,3 +520,21 @@ func TestAnthropicInputSchemaGetsObjectType(t *testing.T) {
 		t.Errorf("tools = %s", got)
 	}
 }
+
+// Gemini's MALFORMED_FUNCTION_CALL (and OTHER) with nothing in the answer is a retryable
+// failure, not an empty answer, streamed or not.
+func TestGeminiMalformedFunctionCallIsAFailure(t *testing.T) {
+	unary := `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"MALFORMED_FUNCTION_CALL"}],"usageMetadata":{"promptTokenCount":5,"totalTokenCount":5}}`
+	for _, stream := range []bool{false, true} {
+		ct, body := "application/json", unary
+		if stream {
+			ct, body = "text/event-stream", "data: "+unary+"\n\n"
+		}
+		up := newFakeUpstream(t, ct, body)
+		_, _, _, _, _, err := run(up.provider(t, providers.FormatGemini), &providers.Request{Model: "gemini-2.5-flash",
+			Messages: []providers.Message{{Role: "user", Content: "x"}}, Tools: []providers.Tool{{Name: "f"}}}, stream)
+		if k := providers.KindOf(err); !k.Retryable() || k != providers.KindStreamBroken {
+			t.Errorf("stream %v: err = %v (kind %s), want a retryable failure", stream, err, k)
+		}
+	}
+}
