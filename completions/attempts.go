@@ -108,11 +108,11 @@ func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []targe
 	}
 	ranked, err := g.opts.Ranker.Rank(ctx, msgs, slices.Clone(names))
 	if err != nil {
-		g.log.Warn("completions: ranker failed; keeping the given order", "err", err)
+		g.log.WarnContext(ctx, "completions: ranker failed; keeping the given order", "err", err)
 		return ts
 	}
 	if len(ranked) != len(ts) {
-		g.log.Warn("completions: ranker returned a different set of models; keeping the given order")
+		g.log.WarnContext(ctx, "completions: ranker returned a different set of models; keeping the given order")
 		return ts
 	}
 	out := make([]target, 0, len(ts))
@@ -127,7 +127,7 @@ func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []targe
 			}
 		}
 		if !found {
-			g.log.Warn("completions: ranker returned a different set of models; keeping the given order")
+			g.log.WarnContext(ctx, "completions: ranker returned a different set of models; keeping the given order")
 			return ts
 		}
 	}
@@ -200,7 +200,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				retryAfter = pe.RetryAfter
 			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin})
-			g.log.Debug("completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
+			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				// A policy decision: asking the next model would override it.
 				return g.contentFiltered(ctx, p, t, err, time.Duration(lat)*time.Millisecond)
@@ -362,7 +362,7 @@ func (r *Response) markEstimated(estimated bool) {
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
 	if b := p.scope.Budget; b != nil {
 		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.TotalTokensCost); err != nil {
-			g.log.Warn("completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
+			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
 		}
 	}
 	if g.opts.Ledger != nil {

@@ -90,7 +90,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	s.g.breakers.record(s.t.name, err, s.g.opts.Now())
 	s.parts = append(s.parts, part{t: s.t, attempt: n, usage: s.usage, chars: from - s.partChars(), latency: s.g.opts.Now().Sub(s.begin)})
-	s.g.log.Warn("completions: stream broke mid-answer; continuing on the next model", "model", s.t.name, "kind", kind.String(), "from_char", from)
+	s.g.log.WarnContext(s.ctx, "completions: stream broke mid-answer; continuing on the next model", "model", s.t.name, "kind", kind.String(), "from_char", from)
 
 	req := s.p.preq
 	req.AssistantPrefix = prefix

@@ -335,7 +335,7 @@ func (s *ResponseStream) fail(err error) error {
 	if !s.recorded {
 		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, estimated, s.g.opts.Now().Sub(s.begin))
 	}
-	s.g.log.Warn("completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
+	s.g.log.WarnContext(s.ctx, "completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
 	s.err = &StreamError{Model: s.t.name, Kind: kind.String(), Err: err}
 	s.observeEnd(s.err)
 	return s.err

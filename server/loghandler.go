@@ -1,0 +1,36 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+)
+
+// RequestIDHandler wraps h so that every record logged with the context of a request the
+// server is answering (slog's *Context methods) carries that request's request_id, as the
+// access line does: the gateway's warnings about a request's attempts can be found by it.
+// Records that already have a request_id are left as they are.
+func RequestIDHandler(h slog.Handler) slog.Handler { return requestIDHandler{h} }
+
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := requestID(ctx); id != "" {
+		has := false
+		r.Attrs(func(a slog.Attr) bool {
+			has = a.Key == "request_id"
+			return !has
+		})
+		if !has {
+			r.AddAttrs(slog.String("request_id", id))
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
