@@ -71,6 +71,9 @@ type jobCollector struct {
 	mu     sync.Mutex
 	at     time.Time
 	counts map[string]int
+	// states seen since start: one that empties reads 0 instead of its series vanishing
+	// (an alert on it would otherwise never resolve).
+	states map[string]bool
 }
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
@@ -82,8 +85,15 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		cancel()
 		if err == nil {
 			c.at, c.counts = time.Now(), map[string]int{}
+			if c.states == nil {
+				c.states = map[string]bool{"queued": true, "running": true}
+			}
+			for st := range c.states {
+				c.counts[st] = 0
+			}
 			for _, j := range jobs {
 				c.counts[j.State]++
+				c.states[j.State] = true
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -209,5 +211,41 @@ func TestMadeUpModelsTakeNoLabel(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.requests); n != 3 {
 		t.Errorf("%d request series, want 3 (other, real/down, self/hosted)", n)
+	}
+}
+
+// A state whose last job left reads 0 instead of its series vanishing; queued and running
+// read 0 from the start.
+func TestJobStatesReadZeroWhenEmpty(t *testing.T) {
+	jobs := []JobStat{{ID: "a", State: "failed"}}
+	c := &jobCollector{kind: "training", src: func(context.Context) ([]JobStat, error) { return jobs, nil }}
+	collect := func() map[string]float64 {
+		ch := make(chan prometheus.Metric, 16)
+		c.Collect(ch)
+		close(ch)
+		out := map[string]float64{}
+		for m := range ch {
+			var pb dto.Metric
+			if err := m.Write(&pb); err != nil {
+				t.Fatal(err)
+			}
+			if pb.GetGauge() == nil || len(pb.GetLabel()) != 2 {
+				continue // the queue depth
+			}
+			for _, l := range pb.GetLabel() {
+				if l.GetName() == "state" {
+					out[l.GetValue()] = pb.GetGauge().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	if got := collect(); got["failed"] != 1 || got["queued"] != 0 || len(got) != 3 {
+		t.Fatalf("first scrape %v", got)
+	}
+	jobs = nil
+	c.at = time.Time{} // past the refresh interval
+	if got, ok := collect()["failed"]; !ok || got != 0 {
+		t.Fatalf("after the failed job was deleted: failed = %v (present %v)", got, ok)
 	}
 }
