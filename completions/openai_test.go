@@ -133,7 +133,7 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 	var oo OpenAIChatRequest
 	if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"x","name":"alice"}],"seed":7,
 		"frequency_penalty":-0.5,"presence_penalty":1,"logit_bias":{"42":-100},"user":"u1","reasoning_effort":"high",
-		"service_tier":"flex","verbosity":"low"}`), &oo); err != nil {
+		"service_tier":"flex","verbosity":"low","safety_identifier":"h-1","prompt_cache_key":"pk"}`), &oo); err != nil {
 		t.Fatal(err)
 	}
 	ro, err := oo.ToRequest()
@@ -147,7 +147,8 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 	sent := h.a.lastRequest()
 	if o := sent.OpenAIOptions; o.Seed == nil || *o.Seed != 7 || o.FrequencyPenalty == nil || *o.FrequencyPenalty != -0.5 ||
 		o.PresencePenalty == nil || *o.PresencePenalty != 1 || o.LogitBias["42"] != -100 || o.User != "u1" ||
-		o.ReasoningEffort != "high" || o.ServiceTier != "flex" || o.Verbosity != "low" || sent.Messages[0].Name != "alice" {
+		o.ReasoningEffort != "high" || o.ServiceTier != "flex" || o.Verbosity != "low" || sent.Messages[0].Name != "alice" ||
+		o.SafetyIdentifier != "h-1" || o.PromptCacheKey != "pk" {
 		t.Fatalf("provider got options %+v, messages %+v", sent.OpenAIOptions, sent.Messages)
 	}
 	// A model without a provider is reported under the OpenAI field name.
@@ -275,5 +276,63 @@ func TestResponsesOptions(t *testing.T) {
 	}
 	if o := req.OpenAIOptions; o.ReasoningEffort != "low" || o.User != "u9" || o.ServiceTier != "priority" || o.Verbosity != "high" {
 		t.Fatalf("options %+v", o)
+	}
+}
+
+// Agents send the gateway's own answers back: an assistant turn without content (a
+// refusal, an answer cut at max tokens) is accepted on the OpenAI-compatible surface; the
+// native API keeps the spec's rule.
+func TestEmptyAssistantTurnsFromAgents(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, asst := range []string{`{"role":"assistant","content":null,"refusal":"I can't help with that."}`, `{"role":"assistant","content":""}`, `{"role":"assistant","content":"  "}`} {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"x"},`+asst+`,{"role":"user","content":"try again"}]}`), &o); err != nil {
+			t.Fatal(err)
+		}
+		r, err := o.ToRequest()
+		if err != nil {
+			t.Fatalf("%s: %v", asst, err)
+		}
+		h.a.on("m", step{text: "ok"})
+		if _, err := h.g.Complete(context.Background(), Scope{}, r); err != nil {
+			t.Errorf("%s: %v", asst, err)
+		}
+	}
+	native := userReq("x", "a/m")
+	native.Messages = append(native.Messages, Message{Role: "assistant", Content: []ContentBlock{{Type: "text", Text: ""}}})
+	if _, err := h.g.Complete(context.Background(), Scope{}, native); !errors.Is(err, ErrInvalid) {
+		t.Errorf("native empty assistant turn: err = %v, want ErrInvalid", err)
+	}
+}
+
+// A function_call_output given as a list of parts (newer SDKs) reaches the model as its
+// text; an image part is refused naming it.
+func TestResponsesOutputParts(t *testing.T) {
+	for _, c := range []struct{ output, text, field string }{
+		{`"sunny"`, "sunny", ""},
+		{`[{"type":"input_text","text":"sun"},{"type":"input_text","text":"ny"}]`, "sunny", ""},
+		{`{"temp":21}`, `{"temp":21}`, ""},
+		{`[{"type":"input_image","image_url":"data:..."}]`, "", "input[1].output[0].type"},
+	} {
+		var r ResponsesRequest
+		body := `{"model":"a/m","input":[{"type":"function_call","call_id":"c1","name":"w","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":` + c.output + `}]}`
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		chat, err := r.ToChatRequest()
+		if c.field != "" {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || ve.Field != c.field {
+				t.Errorf("%s: err = %v, want a validation error on %s", c.output, err, c.field)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.output, err)
+		}
+		tool := chat.Messages[len(chat.Messages)-1]
+		if tool.Role != "tool" || len(tool.Content.Parts) != 1 || tool.Content.Parts[0].Text != c.text {
+			t.Errorf("%s: tool turn %+v, want text %q", c.output, tool, c.text)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -37,11 +38,13 @@ type ResponsesRequest struct {
 	Stream          bool           `json:"stream,omitempty"`
 	// Store is accepted and ignored: nothing is stored.
 	Store *bool `json:"store,omitempty"`
-	// Reasoning's effort, User and ServiceTier reach the upstream as on chat completions
-	// (reasoning_effort, user, service_tier); text.verbosity too.
-	Reasoning   *ResponsesReasoning `json:"reasoning,omitempty"`
-	User        string              `json:"user,omitempty"`
-	ServiceTier string              `json:"service_tier,omitempty"`
+	// Reasoning's effort, User, ServiceTier, SafetyIdentifier and PromptCacheKey reach the
+	// upstream as on chat completions (reasoning_effort, user, …); text.verbosity too.
+	Reasoning        *ResponsesReasoning `json:"reasoning,omitempty"`
+	User             string              `json:"user,omitempty"`
+	ServiceTier      string              `json:"service_tier,omitempty"`
+	SafetyIdentifier string              `json:"safety_identifier,omitempty"`
+	PromptCacheKey   string              `json:"prompt_cache_key,omitempty"`
 	// Refused: the gateway keeps no responses to continue from.
 	PreviousResponseID string          `json:"previous_response_id,omitempty" jsonschema:"-"`
 	Conversation       json.RawMessage `json:"conversation,omitempty" jsonschema:"-"`
@@ -229,7 +232,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}
-	c.User, c.ServiceTier = r.User, r.ServiceTier
+	c.User, c.ServiceTier, c.SafetyIdentifier, c.PromptCacheKey = r.User, r.ServiceTier, r.SafetyIdentifier, r.PromptCacheKey
 	if r.Reasoning != nil {
 		c.ReasoningEffort = r.Reasoning.Effort
 	}
@@ -278,10 +281,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			if it.CallID == "" {
 				return nil, invalid(field+".call_id", "is required")
 			}
-			out := string(it.Output)
-			var s string
-			if json.Unmarshal(it.Output, &s) == nil {
-				out = s
+			out, err := functionCallOutput(it.Output, field+".output")
+			if err != nil {
+				return nil, err
 			}
 			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(out)})
 		case "reasoning":
@@ -315,6 +317,34 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 
 func textContent(s string) OpenAIContent {
 	return OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: s}}, IsString: true}
+}
+
+// functionCallOutput is a function_call_output's output as the tool turn's text: a string
+// as it is, a list of parts (the newer SDKs' shape) as its text parts joined — other parts
+// (images, files) are refused naming field, as in message content — and any other JSON as
+// its text.
+func functionCallOutput(raw json.RawMessage, field string) (string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil || len(parts) == 0 || parts[0].Type == "" {
+		return string(raw), nil
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		switch p.Type {
+		case "input_text", "output_text", "text":
+			b.WriteString(p.Text)
+		default:
+			return "", invalid(fmt.Sprintf("%s[%d].type", field, i), "only text parts are supported, got %q", p.Type)
+		}
+	}
+	return b.String(), nil
 }
 
 // ResponseObject is OpenAI's "response" object.

@@ -60,7 +60,10 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, user or assistant, got %q", m.Role)
 		}
 		// A tool result may be empty, and an assistant turn that called tools may have no text.
-		mayBeEmpty := m.Role == "tool" || len(m.ToolCalls) > 0
+		// On the OpenAI-compatible surfaces an assistant turn may be empty too: agents send
+		// back the gateway's own answers, and a refusal or an answer cut at max tokens has no
+		// content (adapters whose API refuses empty turns leave them out).
+		mayBeEmpty := m.Role == "tool" || len(m.ToolCalls) > 0 || req.ephemeral && m.Role == "assistant"
 		if len(m.Content) == 0 && !mayBeEmpty {
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].content", i), "must hold at least one content block")
 		}

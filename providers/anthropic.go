@@ -3,9 +3,13 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -139,6 +143,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.Metadata = &anthropicMetadata{UserID: req.User}
 	}
 	var system []string
+	historyTools := map[string]bool{} // functions the history's tool calls name
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		switch {
@@ -146,7 +151,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			system = append(system, m.Content)
 		case m.Role == "tool":
 			// Tool results go back in a user turn; consecutive results share one turn.
-			block := anthropicBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content}
+			block := anthropicBlock{Type: "tool_result", ToolUseID: anthropicToolID(m.ToolCallID), Content: m.Content}
 			if n := len(b.Messages); n > 0 && b.Messages[n-1].Role == "user" {
 				if blocks, ok := b.Messages[n-1].Content.([]anthropicBlock); ok && blocks[len(blocks)-1].Type == "tool_result" {
 					b.Messages[n-1].Content = append(blocks, block)
@@ -156,13 +161,18 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			b.Messages = append(b.Messages, anthropicMessage{Role: "user", Content: []anthropicBlock{block}})
 		case len(m.ToolCalls) > 0:
 			blocks := make([]anthropicBlock, 0, len(m.ToolCalls)+1)
-			if m.Content != "" {
+			if strings.TrimSpace(m.Content) != "" { // Anthropic refuses whitespace-only text blocks
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
 			}
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: argumentsObject(c.Arguments)})
+				blocks = append(blocks, anthropicBlock{Type: "tool_use", ID: anthropicToolID(c.ID), Name: c.Name, Input: argumentsObject(c.Arguments)})
+				historyTools[c.Name] = true
 			}
 			b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: blocks})
+		case m.Role == "assistant" && strings.TrimSpace(m.Content) == "":
+			// An empty answer sent back (a refusal, a cut answer): Anthropic refuses empty
+			// turns, and says nothing is lost by leaving it out.
+			continue
 		default:
 			// A user's text after tool results joins their turn (after the results, as the
 			// API requires).
@@ -178,6 +188,16 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	b.System = strings.Join(system, "\n\n")
 	if req.AssistantPrefix != "" {
 		b.Messages = append(b.Messages, anthropicMessage{Role: "assistant", Content: prefillText(req.AssistantPrefix)})
+	}
+	if len(req.Tools) == 0 && len(historyTools) > 0 && anthropicOutputTool(req) == "" {
+		// Anthropic refuses tool_use and tool_result blocks in a request without tools (a
+		// closing "summarise" call, a fallback from OpenAI): declare the functions the
+		// history used, as open objects, and forbid calling them.
+		names := slices.Sorted(maps.Keys(historyTools))
+		for _, n := range names {
+			b.Tools = append(b.Tools, anthropicTool{Name: n, InputSchema: openObjectSchema})
+		}
+		b.ToolChoice = &anthropicToolChoice{Type: "none"}
 	}
 	for _, t := range req.Tools {
 		schema, _ := anthropicInputSchema(t.Parameters)
@@ -220,6 +240,20 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.Tools = append(b.Tools, map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 5})
 	}
 	return b
+}
+
+// anthropicToolID is a tool-call id as Anthropic takes it (letters, digits, _ and -): ids
+// other providers wrote with other characters (Ollama's "functions.get_weather:0") become a
+// stable hash of themselves, the same for the call and its result.
+func anthropicToolID(id string) string {
+	for i := range len(id) {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-') {
+			sum := sha256.Sum256([]byte(id))
+			return "toolu_" + hex.EncodeToString(sum[:12])
+		}
+	}
+	return id
 }
 
 // argumentsObject is a tool call's arguments as the input object Anthropic and Gemini expect:

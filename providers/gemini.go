@@ -160,6 +160,9 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 		case "system", "developer":
 			system = append(system, geminiPart{Text: m.Content})
 		case "assistant", "model":
+			if strings.TrimSpace(m.Content) == "" && len(m.ToolCalls) == 0 {
+				continue // an empty answer sent back: Gemini refuses a turn without parts
+			}
 			parts := make([]geminiPart, 0, 1+len(m.ToolCalls))
 			if m.Content != "" || len(m.ToolCalls) == 0 {
 				parts = append(parts, geminiPart{Text: m.Content})

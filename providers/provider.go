@@ -81,6 +81,10 @@ type OpenAIOptions struct {
 	ServiceTier string `json:"service_tier,omitempty"`
 	// Verbosity is GPT-5's answer length ("low", "medium", "high").
 	Verbosity string `json:"verbosity,omitempty"`
+	// SafetyIdentifier (User's successor for abuse monitoring) and PromptCacheKey (which
+	// requests share a prompt cache) are OpenAI's; other formats ignore them.
+	SafetyIdentifier string `json:"safety_identifier,omitempty"`
+	PromptCacheKey   string `json:"prompt_cache_key,omitempty"`
 }
 
 // Prefiller is implemented by adapters that can continue a partial answer

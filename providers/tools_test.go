@@ -538,3 +538,59 @@ func TestGeminiMalformedFunctionCallIsAFailure(t *testing.T) {
 		}
 	}
 }
+
+// What agents send back after tool calls reaches Anthropic in a shape it takes: ids with
+// characters it refuses are rewritten (call and result alike), whitespace-only text beside
+// calls and empty assistant turns are left out, and a request without tools whose history
+// has tool blocks declares those functions with tool_choice none.
+func TestAnthropicHistoryFromOtherProviders(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`)
+	msgs := []providers.Message{{Role: "user", Content: "weather?"},
+		{Role: "assistant", Content: "\n\n", ToolCalls: []providers.ToolCall{{ID: "functions.get_weather:0", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+		{Role: "tool", ToolCallID: "functions.get_weather:0", Content: "sunny"},
+		{Role: "assistant", Content: ""}, // a refusal sent back
+		{Role: "user", Content: "summarise"}}
+	if _, err := up.provider(t, providers.FormatAnthropic).Complete(context.Background(), &providers.Request{Model: "claude-sonnet-4-5", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	body := up.last(t)
+	got := jsonOf(body)
+	var ids []string
+	for _, m := range body["messages"].([]any) {
+		if blocks, ok := m.(map[string]any)["content"].([]any); ok {
+			for _, b := range blocks {
+				bm := b.(map[string]any)
+				if bm["type"] == "text" && strings.TrimSpace(bm["text"].(string)) == "" {
+					t.Errorf("whitespace-only text block sent: %s", got)
+				}
+				if id, ok := bm["id"].(string); ok {
+					ids = append(ids, id)
+				}
+				if id, ok := bm["tool_use_id"].(string); ok {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	if len(ids) != 2 || ids[0] != ids[1] || strings.ContainsAny(ids[0], ".:") {
+		t.Errorf("tool ids %v: want one rewritten id for the call and its result", ids)
+	}
+	if n := len(body["messages"].([]any)); n != 3 {
+		t.Errorf("%d messages, want 3 (user, assistant with the call, user with the result and the question): %s", n, got)
+	}
+	if !strings.Contains(got, `"tool_choice":{"type":"none"}`) || !strings.Contains(got, `"tools":[{"input_schema":{"type":"object"},"name":"get_weather"}]`) {
+		t.Errorf("history tools not declared: %s", got)
+	}
+}
+
+// Gemini refuses a model turn without parts: an empty answer sent back is left out.
+func TestGeminiDropsEmptyAssistantTurns(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", testdata(t, "gemini/docs/unary-function-call.json"))
+	msgs := []providers.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: ""}, {Role: "user", Content: "again"}}
+	if _, err := up.provider(t, providers.FormatGemini).Complete(context.Background(), &providers.Request{Model: "gemini-2.5-flash", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonOf(up.last(t)["contents"]); strings.Contains(got, `"role":"model"`) {
+		t.Errorf("empty model turn sent: %s", got)
+	}
+}
