@@ -182,7 +182,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			err := try(ctx, t)
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
-				g.breakers.record(t.name, nil, g.opts.Now())
+				g.breakers.record(t.name, nil, g.opts.Now(), p.timing.tight)
 				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begin})
 				return nil
 			}
@@ -192,7 +192,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if deadlineHit(ctx) && providers.KindOf(err) != providers.KindTimeout {
 				err = timeoutError(t, "answer before the request deadline", p.timing.deadline.Sub(p.start))
 			}
-			g.breakers.record(t.name, err, g.opts.Now())
+			g.breakers.record(t.name, err, g.opts.Now(), p.timing.tight)
 			kind := providers.KindOf(err)
 			var retryAfter time.Duration
 			var pe *providers.Error

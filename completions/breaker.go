@@ -87,13 +87,15 @@ func (b *breakers) allow(model string, now time.Time) bool {
 	return true
 }
 
-// record reports the outcome of a call to model: err nil for success.
-func (b *breakers) record(model string, err error, now time.Time) {
+// record reports the outcome of a call to model: err nil for success. With tight, the
+// caller's own limits were shorter than the gateway's: a timeout under them is no sign of an
+// outage (one caller's impatience must not open the breaker for every caller).
+func (b *breakers) record(model string, err error, now time.Time, tight bool) {
 	if b.disabled() {
 		return
 	}
 	kind := providers.KindOf(err)
-	outage := err != nil && kind.Retryable() && kind != providers.KindUnknown
+	outage := err != nil && kind.Retryable() && kind != providers.KindUnknown && !(tight && kind == providers.KindTimeout)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	br := b.m[model]

@@ -88,7 +88,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	a := &s.p.attempts[n]
 	a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
 	a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
-	s.g.breakers.record(s.t.name, err, s.g.opts.Now())
+	s.g.breakers.record(s.t.name, err, s.g.opts.Now(), s.p.timing.tight)
 	s.parts = append(s.parts, part{t: s.t, attempt: n, usage: s.usage, chars: from - s.partChars(), latency: s.g.opts.Now().Sub(s.begin)})
 	s.g.log.WarnContext(s.ctx, "completions: stream broke mid-answer; continuing on the next model", "model", s.t.name, "kind", kind.String(), "from_char", from)
 
@@ -102,7 +102,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.p.calls++
 		begin := s.g.opts.Now()
 		at, cerr := s.g.openAttempt(s.dctx, s.p, t, &req)
-		s.g.breakers.record(t.name, cerr, s.g.opts.Now())
+		s.g.breakers.record(t.name, cerr, s.g.opts.Now(), s.p.timing.tight)
 		if cerr != nil {
 			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
 				Error: cerr.Error(), Err: cerr, LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin})

@@ -12,7 +12,8 @@ import (
 type FaultPolicy struct {
 	// Timeout is the whole request's deadline: retries and fallbacks all happen within
 	// it, and a retry never takes the time the remaining fallbacks need (each keeps at
-	// least its first-token timeout).
+	// least its first-token timeout). Longer than the gateway's bound on one non-streamed
+	// call (Options.AttemptTimeout), it lifts that bound to itself.
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=3600"`
 	// FirstTokenTimeout bounds the wait for an attempt's response and first fragment (the
 	// whole answer when not streaming is bounded by the attempt timeout instead); a model
@@ -72,6 +73,9 @@ type timing struct {
 	firstToken time.Duration // per attempt: response and first fragment
 	idle       time.Duration // between fragments
 	hedgeAfter time.Duration // 0: no hedging
+	// tight: the caller's limits are shorter than the gateway's, so a timeout under them
+	// says nothing about the model's health (it does not count for the circuit breaker).
+	tight bool
 }
 
 // timingFor combines the gateway's options with the scope's call timeout and the request's
@@ -85,11 +89,18 @@ func (g *Gateway) timingFor(start time.Time, scope Scope, req *Request) timing {
 		idle:       seconds(f.StreamIdleTimeout, g.opts.StreamIdleTimeout),
 		hedgeAfter: seconds(f.HedgeAfter, 0),
 	}
+	if f.Timeout != nil && scope.CallTimeout == 0 {
+		// A request that allows itself longer than one call's bound may spend it on one call
+		// (a slow reasoning model), as LiteLLM's timeout does.
+		t.attempt = max(t.attempt, t.deadline.Sub(start))
+	}
 	if scope.CallTimeout > 0 {
 		t.attempt = scope.CallTimeout
 		if f.Timeout == nil {
 			t.deadline = start.Add(scope.CallTimeout)
 		}
 	}
+	t.tight = t.firstToken < g.opts.FirstTokenTimeout || t.idle < g.opts.StreamIdleTimeout ||
+		t.attempt < g.opts.AttemptTimeout || t.deadline.Sub(start) < g.opts.RequestTimeout
 	return t
 }

@@ -673,3 +673,40 @@ func TestStreamBlockedMidwayIsBilledAsReported(t *testing.T) {
 		t.Fatalf("ledger %+v: want the reported 9 in / 261 out", entries)
 	}
 }
+
+// A request's own timeout longer than the gateway's bound on one non-streamed call lifts
+// that bound: one slow answer may take it.
+func TestRequestTimeoutLiftsTheAttemptBound(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.AttemptTimeout = 100 * time.Millisecond })
+	h.a.on("slow", step{text: "late but right", delay: 250 * time.Millisecond})
+	r := userReq("hi", "a/slow")
+	r.MaxRetries = intp(0)
+	if _, err := h.g.Complete(context.Background(), Scope{}, r); providers.KindOf(errors.Unwrap(err)) != providers.KindTimeout && !errors.Is(err, ErrAllFailed) {
+		t.Fatalf("without a timeout: err = %v, want the attempt bound to cut it", err)
+	}
+	r.FaultPolicy.Timeout = ptr(2.0)
+	resp, err := h.g.Complete(context.Background(), Scope{}, r)
+	if err != nil || resp.Text() != "late but right" {
+		t.Fatalf("with timeout 2: %v, %v", resp, err)
+	}
+}
+
+// One caller's first-token timeout, shorter than the gateway's, does not open the breaker
+// every caller shares.
+func TestTightTimeoutsDoNotTripTheBreaker(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Breaker = BreakerOptions{Failures: 2, Cooldown: time.Minute} })
+	h.a.on("m", step{text: "slow to start", delay: 200 * time.Millisecond})
+	for range 3 {
+		r := userReq("hi", "a/m")
+		r.MaxRetries = intp(0)
+		r.FaultPolicy.FirstTokenTimeout = ptr(0.02)
+		st, err := h.g.Stream(context.Background(), Scope{}, r)
+		if err == nil {
+			drain(t, st)
+			st.Close()
+		}
+	}
+	if states := h.g.BreakerStates(); len(states) != 0 {
+		t.Fatalf("breakers %v after timeouts under the caller's own limit", states)
+	}
+}

@@ -105,7 +105,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			delete(cancels, r.i)
 			t := p.targets[r.i]
 			lat := g.opts.Now().Sub(begins[r.i]).Milliseconds()
-			g.breakers.record(t.name, r.err, g.opts.Now())
+			g.breakers.record(t.name, r.err, g.opts.Now(), p.timing.tight)
 			if r.err == nil {
 				// The winner's context lives as long as its stream.
 				inner := r.a.cancel
