@@ -84,6 +84,13 @@ func TestBareModelNames(t *testing.T) {
 			t.Errorf("%s: err = %v, want a validation error on model saying %q", c.model, err, c.msg)
 		}
 	}
+	// GET /v1/models/{id} resolves the same way.
+	for name, want := range map[string]string{"only-a": "a/only-a", "a/only-a": "a/only-a", "both": "", "nowhere": ""} {
+		got, ok := g.ResolveModel(name)
+		if ok != (want != "") || ok && got != want {
+			t.Errorf("ResolveModel(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
 	// The native API keeps the spec's provider/model rule.
 	if _, err := g.Complete(context.Background(), Scope{}, userReq("x", "only-a")); !errors.Is(err, ErrInvalid) {
 		t.Errorf("native bare model: err = %v, want ErrInvalid", err)

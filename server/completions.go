@@ -66,11 +66,11 @@ func Completions(g *completions.Gateway) Option {
 				writeJSON(w, http.StatusOK, list)
 				return nil
 			})
-		s.Handle(Route{Method: "GET", Path: "/v1/models/{id...}", Summary: "One model this server can route to (id is provider/model)",
+		s.Handle(Route{Method: "GET", Path: "/v1/models/{id...}", Summary: "One model this server can route to (id is provider/model or a bare name that one configured provider catalogues)",
 			Tags: []string{"Completions"}, Response: openAIModel{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
-				id := r.PathValue("id")
-				if !g.HasModel(id) {
+				id, ok := g.ResolveModel(r.PathValue("id")) // a bare name as chat takes it
+				if !ok {
 					code := "model_not_found"
 					writeOpenAIErrorBody(w, http.StatusNotFound, completions.OpenAIErrorObject{
 						Message: fmt.Sprintf("The model %q does not exist or no configured provider serves it.", id),
