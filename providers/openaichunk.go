@@ -31,6 +31,10 @@ type openAIChunkDecoder struct {
 	shape     eventShape    // what the event being walked held, to decide whether it is plain
 	templated int           // events read through the template, for tests
 	lastStr   span          // where in b the contents of the last string str read are; zero after a null
+	// Tool-call deltas without an "index" (some OpenAI-compatible servers leave it out): a
+	// delta with a new id starts the next call, one without an id continues the current.
+	noIndexID   string
+	noIndexCall int
 }
 
 // errChunkShape reports JSON that does not have the chunk's shape.
@@ -220,8 +224,18 @@ func (d *openAIChunkDecoder) toolCalls() error {
 		} else if null {
 			d.shape.odd = true
 		} else {
-			if err := d.toolCall(&c); err != nil {
+			indexed, err := d.toolCall(&c)
+			if err != nil {
 				return err
+			}
+			if !indexed {
+				if c.ID != "" && c.ID != d.noIndexID {
+					if d.noIndexID != "" {
+						d.noIndexCall++
+					}
+					d.noIndexID = c.ID
+				}
+				c.Index = d.noIndexCall
 			}
 		}
 		d.deltas = append(d.deltas, c)
@@ -229,21 +243,23 @@ func (d *openAIChunkDecoder) toolCalls() error {
 	return nil
 }
 
-func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) error {
+// toolCall reads one tool-call delta into c; indexed reports whether it had an "index".
+func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) (indexed bool, err error) {
 	if err := d.open('{'); err != nil {
-		return err
+		return false, err
 	}
 	for more, err := d.more('}'); more || err != nil; more, err = d.more('}') {
 		if err != nil {
-			return err
+			return indexed, err
 		}
 		name, err := d.name()
 		if err != nil {
-			return err
+			return indexed, err
 		}
 		switch {
 		case nameIs(name, "index"):
 			c.Index, err = d.int()
+			indexed = true
 		case nameIs(name, "id"):
 			c.ID, _, err = d.str()
 		case nameIs(name, "function"):
@@ -253,10 +269,10 @@ func (d *openAIChunkDecoder) toolCall(c *ToolCallDelta) error {
 			d.value()
 		}
 		if err != nil {
-			return err
+			return indexed, err
 		}
 	}
-	return nil
+	return indexed, nil
 }
 
 func (d *openAIChunkDecoder) function(c *ToolCallDelta) error {

@@ -594,3 +594,26 @@ func TestGeminiDropsEmptyAssistantTurns(t *testing.T) {
 		t.Errorf("empty model turn sent: %s", got)
 	}
 }
+
+// Servers that leave "index" out of tool-call deltas: a delta with a new id starts the next
+// call, pieces without an id continue the current one.
+func TestToolCallDeltasWithoutIndex(t *testing.T) {
+	ev := func(delta string) string {
+		return "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[" + delta + "]}}]}\n\n"
+	}
+	sse := ev(`{"id":"call_a","type":"function","function":{"name":"weather","arguments":""}}`) +
+		ev(`{"function":{"arguments":"{\"city\":"}}`) + ev(`{"function":{"arguments":"\"x\"}"}}`) +
+		ev(`{"id":"call_b","type":"function","function":{"name":"time","arguments":""}}`) +
+		ev(`{"function":{"arguments":"{\"tz\":\"x\"}"}}`) +
+		"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+	up := newFakeUpstream(t, "text/event-stream", sse)
+	_, _, finish, _, calls, err := run(up.provider(t, providers.FormatOpenAI), &providers.Request{Model: "m",
+		Messages: []providers.Message{{Role: "user", Content: "x"}}, Tools: []providers.Tool{{Name: "weather"}, {Name: "time"}}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []providers.ToolCall{{ID: "call_a", Name: "weather", Arguments: `{"city":"x"}`}, {ID: "call_b", Name: "time", Arguments: `{"tz":"x"}`}}
+	if finish != "tool_calls" || !slices.Equal(calls, want) {
+		t.Fatalf("calls %+v, want %+v", calls, want)
+	}
+}
