@@ -393,23 +393,9 @@ func TestContinuationFragmentsNameTheirModel(t *testing.T) {
 	g, up, _ := faultGateway(t)
 	up.on("primary", cutAfter(primaryAnswer, 2))
 	up.on("backup", continueFrom(primaryAnswer))
-	req := userReq("What is the capital of France?", "up/primary")
-	req.FallbackModels = []string{"pf/backup"}
-	st, err := g.Stream(context.Background(), Scope{Owner: "k"}, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := httptest.NewRecorder()
-	if err := WriteStream(rec, st); err != nil {
-		t.Fatal(err)
-	}
 	var labels []string
 	text := ""
-	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
+	for _, data := range continuedStreamEvents(t, g, WriteStream) {
 		var c Chunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			t.Fatalf("event %q: %v", data, err)
@@ -424,13 +410,11 @@ func TestContinuationFragmentsNameTheirModel(t *testing.T) {
 	}
 }
 
-// TestOpenAIContinuationChunksNameTheirModel: the same on the OpenAI-compatible stream:
-// text chunks (encoded from a template after the first) and the finish chunk written after
-// the continuation name the model that continued.
-func TestOpenAIContinuationChunksNameTheirModel(t *testing.T) {
-	g, up, _ := faultGateway(t)
-	up.on("primary", cutAfter(primaryAnswer, 2))
-	up.on("backup", continueFrom(primaryAnswer))
+// continuedStreamEvents streams a request whose primary breaks mid-answer and whose
+// fallback continues it, writes it with write, and returns the events' data ([DONE] left
+// out).
+func continuedStreamEvents(t *testing.T, g *Gateway, write func(http.ResponseWriter, *ResponseStream) error) []string {
+	t.Helper()
 	req := userReq("What is the capital of France?", "up/primary")
 	req.FallbackModels = []string{"pf/backup"}
 	st, err := g.Stream(context.Background(), Scope{Owner: "k"}, req)
@@ -438,16 +422,29 @@ func TestOpenAIContinuationChunksNameTheirModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	if err := WriteOpenAIStream(rec, st, true); err != nil {
+	if err := write(rec, st); err != nil {
 		t.Fatal(err)
 	}
+	var out []string
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok && data != "[DONE]" {
+			out = append(out, data)
+		}
+	}
+	return out
+}
+
+// TestOpenAIContinuationChunksNameTheirModel: the same on the OpenAI-compatible stream:
+// text chunks (encoded from a template after the first) and the finish chunk written after
+// the continuation name the model that continued.
+func TestOpenAIContinuationChunksNameTheirModel(t *testing.T) {
+	g, up, _ := faultGateway(t)
+	up.on("primary", cutAfter(primaryAnswer, 2))
+	up.on("backup", continueFrom(primaryAnswer))
+	openAI := func(w http.ResponseWriter, st *ResponseStream) error { return WriteOpenAIStream(w, st, true) }
 	var labels []string
 	text := ""
-	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
+	for _, data := range continuedStreamEvents(t, g, openAI) {
 		var c OpenAIChunk
 		if err := json.Unmarshal([]byte(data), &c); err != nil {
 			t.Fatalf("event %q: %v", data, err)
