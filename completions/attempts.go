@@ -375,6 +375,9 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 // (ErrInvalid), ErrNotFound, ErrModelNotAllowed, ErrBudgetExceeded, *AllFailedError, or the
 // context's error when ctx ends first.
 func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Response, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
 	if req == nil {
 		return nil, errNilRequest()
 	}

@@ -150,7 +150,8 @@ type Options struct {
 	WriteBehindQueue int
 }
 
-// Gateway serves completions. It is safe for concurrent use.
+// Gateway serves completions. It is safe for concurrent use. Make one with New; a zero
+// Gateway answers Complete and Stream with ErrZeroGateway.
 type Gateway struct {
 	opts     Options
 	log      *slog.Logger
@@ -169,6 +170,9 @@ type Gateway struct {
 
 // ErrNoProviders is returned by New when Options.Providers is nil.
 var ErrNoProviders = errors.New("completions: Options.Providers is required")
+
+// ErrZeroGateway answers calls on a Gateway not made by New.
+var ErrZeroGateway = errors.New("completions: the Gateway was not made by New")
 
 // New returns a Gateway configured by opts, with defaults filled in.
 func New(opts Options) (*Gateway, error) {
@@ -332,7 +336,7 @@ func (g *Gateway) Models() []string {
 // or served by a configured provider whose models the catalogue does not enumerate.
 func (g *Gateway) HasModel(model string) bool {
 	prov, _, err := providers.ParseModel(model)
-	if err != nil {
+	if err != nil || g.opts.Providers == nil {
 		return false
 	}
 	if p, err := g.opts.Providers.Lookup(prov); err != nil || !providers.IsConfigured(p) {

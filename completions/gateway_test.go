@@ -666,3 +666,16 @@ func TestNilRequestIsInvalid(t *testing.T) {
 		t.Errorf("Stream(nil) = %v, want ErrInvalid", err)
 	}
 }
+
+func TestZeroGatewayIsAnError(t *testing.T) {
+	var g Gateway
+	if _, err := g.Complete(context.Background(), Scope{}, userReq("hi", "a/m")); !errors.Is(err, ErrZeroGateway) {
+		t.Errorf("Complete on a zero Gateway: %v", err)
+	}
+	if _, err := g.Stream(context.Background(), Scope{}, userReq("hi", "a/m")); !errors.Is(err, ErrZeroGateway) {
+		t.Errorf("Stream on a zero Gateway: %v", err)
+	}
+	if g.HasModel("a/m") {
+		t.Error("a zero Gateway has a model")
+	}
+}

@@ -92,6 +92,9 @@ func (g *Gateway) Stream(ctx context.Context, scope Scope, req *Request) (*Respo
 // stream is Stream; collected says the stream is read whole for a non-streamed request
 // (the Observer then sees a non-streamed request).
 func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collected bool) (*ResponseStream, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
 	if req == nil {
 		return nil, errNilRequest()
 	}

@@ -34,6 +34,9 @@ var (
 	ErrLocked = errors.New("store: database is locked by another process")
 	// ErrInvalid means a collection or key is empty or otherwise unusable.
 	ErrInvalid = errors.New("store: invalid collection or key")
+	// ErrNoDriver is the answer of a Store with no driver (the zero Store, or a nil one):
+	// make Stores with New or a driver package's Open.
+	ErrNoDriver = errors.New("store: no driver (make a Store with New or a driver package's Open)")
 	// ErrCorrupt means the database file is damaged (for example truncated) and cannot be
 	// opened safely.
 	ErrCorrupt = errors.New("store: database file is damaged")
@@ -109,7 +112,8 @@ type Driver interface {
 	Close() error
 }
 
-// Store is the portable type capabilities hold. It is safe for concurrent use.
+// Store is the portable type capabilities hold. It is safe for concurrent use. Make one with
+// New or a driver package's Open; the zero Store answers every call with ErrNoDriver.
 type Store struct {
 	d Driver
 }
@@ -129,7 +133,7 @@ func check(c Collection, key string) error {
 
 // Get returns the value stored under key in c, or an error matching ErrNotFound.
 func (s *Store) Get(ctx context.Context, c Collection, key string) ([]byte, error) {
-	if err := check(c, key); err != nil {
+	if err := s.check(c, key); err != nil {
 		return nil, err
 	}
 	return s.d.Get(ctx, c, key)
@@ -137,7 +141,7 @@ func (s *Store) Get(ctx context.Context, c Collection, key string) ([]byte, erro
 
 // Put stores value under key in c.
 func (s *Store) Put(ctx context.Context, c Collection, key string, value []byte) error {
-	if err := check(c, key); err != nil {
+	if err := s.check(c, key); err != nil {
 		return err
 	}
 	return s.d.Put(ctx, c, key, value)
@@ -145,7 +149,7 @@ func (s *Store) Put(ctx context.Context, c Collection, key string, value []byte)
 
 // Delete removes key from c; a missing key is not an error.
 func (s *Store) Delete(ctx context.Context, c Collection, key string) error {
-	if err := check(c, key); err != nil {
+	if err := s.check(c, key); err != nil {
 		return err
 	}
 	return s.d.Delete(ctx, c, key)
@@ -153,6 +157,9 @@ func (s *Store) Delete(ctx context.Context, c Collection, key string) error {
 
 // List returns the entries of c in ascending key order.
 func (s *Store) List(ctx context.Context, c Collection, opts ListOptions) ([]Entry, error) {
+	if s == nil || s.d == nil {
+		return nil, ErrNoDriver
+	}
 	if c == "" {
 		return nil, fmt.Errorf("%w: empty collection", ErrInvalid)
 	}
@@ -161,11 +168,27 @@ func (s *Store) List(ctx context.Context, c Collection, opts ListOptions) ([]Ent
 
 // Update runs fn in an all-or-nothing transaction.
 func (s *Store) Update(ctx context.Context, fn func(tx Tx) error) error {
+	if s == nil || s.d == nil {
+		return ErrNoDriver
+	}
 	return s.d.Update(ctx, func(tx Tx) error { return fn(checkedTx{tx}) })
 }
 
 // Close closes the underlying driver.
-func (s *Store) Close() error { return s.d.Close() }
+func (s *Store) Close() error {
+	if s == nil || s.d == nil {
+		return ErrNoDriver
+	}
+	return s.d.Close()
+}
+
+// check is check with the driver: a Store without one answers ErrNoDriver.
+func (s *Store) check(c Collection, key string) error {
+	if s == nil || s.d == nil {
+		return ErrNoDriver
+	}
+	return check(c, key)
+}
 
 type checkedTx struct{ tx Tx }
 
