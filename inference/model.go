@@ -286,7 +286,15 @@ func (m *Model) Quality() *QualityHeads { return m.quality }
 func (m *Model) Classes() []string { return slices.Clone(m.classes) }
 
 // EmbedderName returns the embedder's stable name (the router's embedding_model).
-func (m *Model) EmbedderName() string { return m.embedder.Name() }
+func (m *Model) EmbedderName() string {
+	if m == nil || m.embedder == nil {
+		return ""
+	}
+	return m.embedder.Name()
+}
+
+// errZeroModel answers calls on a Model not made by Fit or Load.
+func errZeroModel() error { return invalid("model", "the Model was not made by Fit or Load") }
 
 // Classifier returns the trained softmax head, or nil for a quality-only model.
 func (m *Model) Classifier() Classifier {
@@ -298,6 +306,9 @@ func (m *Model) Classifier() Classifier {
 
 // Close releases the embedder's resources (the ONNX runtime session, if any).
 func (m *Model) Close() error {
+	if m == nil {
+		return nil
+	}
 	if c, ok := m.embedder.(interface{ Close() error }); ok {
 		return c.Close()
 	}
@@ -307,6 +318,9 @@ func (m *Model) Close() error {
 // Predict ranks the classes for each text, best first; equal scores are ordered by model
 // name. Texts are embedded in batches.
 func (m *Model) Predict(ctx context.Context, texts []string) ([][]Ranked, error) {
+	if m == nil || m.embedder == nil {
+		return nil, errZeroModel()
+	}
 	raw, _, err := rawCached(ctx, m.embedder, nil, texts)
 	if err != nil {
 		return nil, err

@@ -270,3 +270,17 @@ func reload(t *testing.T, m *Model) *Model {
 	}
 	return loaded
 }
+
+// A Model not made by Fit or Load answers with ErrInvalid instead of panicking.
+func TestZeroModelIsAnError(t *testing.T) {
+	var m Model
+	if _, err := m.Predict(context.Background(), []string{"x"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Predict: %v", err)
+	}
+	if _, err := m.MarshalBinary(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("MarshalBinary: %v", err)
+	}
+	if m.EmbedderName() != "" || m.Close() != nil {
+		t.Error("EmbedderName/Close of a zero Model")
+	}
+}

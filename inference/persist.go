@@ -94,6 +94,9 @@ func (m *Model) MarshalBinary() ([]byte, error) { return m.marshal(false) }
 func (m *Model) MarshalBinaryHalf() ([]byte, error) { return m.marshal(true) }
 
 func (m *Model) marshal(half bool) ([]byte, error) {
+	if m == nil || m.embedder == nil {
+		return nil, errZeroModel()
+	}
 	s := savedModel{Classes: m.classes, Embedder: m.embedder.Name(), ONNX: m.onnx}
 	if ng, ok := m.embedder.(*NGramEmbedder); ok {
 		s.NGram = &savedNGram{Config: ng.cfg, Shape: !ng.cfg.NoShape, Docs: ng.docs, DFIndex: ng.dfIndex, DF: ng.df}
