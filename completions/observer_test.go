@@ -121,7 +121,12 @@ func TestObserverSeesEveryRequestOnce(t *testing.T) {
 	cancel()
 	_, _ = drain(t, st)
 	st.Close()
-	if rec := obs.take(t); rec.Outcome != RequestCancelled || rec.Requested != "a/slow" {
+	rec = obs.take(t)
+	if rec.Outcome != RequestCancelled || rec.Requested != "a/slow" {
 		t.Fatalf("disconnected mid-stream: outcome %q requested %q (%v)", rec.Outcome, rec.Requested, rec.Err)
+	}
+	// Its attempt was cancelled by the caller, not failed by the model.
+	if a := rec.Attempts[len(rec.Attempts)-1]; a.Outcome != OutcomeCancelled || a.Kind != "client_gone" {
+		t.Fatalf("the disconnected stream's attempt: %+v", a)
 	}
 }

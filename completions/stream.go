@@ -327,10 +327,15 @@ func (s *ResponseStream) fail(err error) error {
 		s.usage = pe.Usage // what the upstream billed for a blocked answer
 	}
 	err, kind := s.classify(err)
+	// The caller went away (a client that disconnected): the attempt was cancelled, not failed.
+	gone := s.ctx.Err() != nil && errors.Is(err, context.Canceled)
 	s.Close()
 	if n := len(s.p.attempts); n > 0 && !s.recorded {
 		a := &s.p.attempts[n-1]
 		a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
+		if gone {
+			a.Outcome, a.Kind = OutcomeCancelled, "client_gone"
+		}
 		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	}
 	u, estimated := s.attemptUsage()
@@ -338,7 +343,11 @@ func (s *ResponseStream) fail(err error) error {
 	if !s.recorded {
 		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, estimated, s.g.opts.Now().Sub(s.begin))
 	}
-	s.g.log.WarnContext(s.ctx, "completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
+	if gone {
+		s.g.log.DebugContext(s.ctx, "completions: the caller went away mid-stream", "model", s.t.name)
+	} else {
+		s.g.log.WarnContext(s.ctx, "completions: stream failed after it started", "model", s.t.name, "kind", kind.String(), "err", err)
+	}
 	s.err = &StreamError{Model: s.t.name, Kind: kind.String(), Err: err}
 	s.observeEnd(s.err)
 	return s.err

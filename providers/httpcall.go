@@ -151,14 +151,14 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 	if err != nil {
 		kind := classifyTransport(err, context.Cause(ctx))
 		cancel(nil)
-		e.log.Debug("upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String())
+		e.log.DebugContext(ctx, "upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String())
 		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(transportMessage(err, kind), e.cfg.APIKey), Err: err}
 	}
 	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel}
 	c.timer = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
 	c.timer.Stop()
 	c.body = &idleReader{c: c}
-	e.log.Debug("upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, "after", time.Since(start))
+	e.log.DebugContext(ctx, "upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, "after", time.Since(start))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer c.Close()
 		raw := readErrorBody(c.body)

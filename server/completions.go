@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -144,7 +145,7 @@ func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter
 		return err // nothing sent yet: an ordinary JSON error
 	}
 	if err := completions.WriteStream(w, st); err != nil {
-		s.log.Warn("completions stream ended with an error", "request_id", requestID(r.Context()), "err", err)
+		s.logStreamEnd(r, "completions", err)
 	}
 	return nil
 }
@@ -207,9 +208,19 @@ func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *
 		return s.openAIError(w, r, err)
 	}
 	if err := a.stream(st); err != nil {
-		s.log.Warn(a.what+" stream ended with an error", "request_id", requestID(r.Context()), "err", err)
+		s.logStreamEnd(r, a.what, err)
 	}
 	return nil
+}
+
+// logStreamEnd logs a stream that ended with err after it started: a warning, unless the
+// client went away (then it is its choice, logged at debug).
+func (s *Server) logStreamEnd(r *http.Request, what string, err error) {
+	level := slog.LevelWarn
+	if r.Context().Err() != nil {
+		level = slog.LevelDebug
+	}
+	s.log.Log(r.Context(), level, what+" stream ended with an error", "request_id", requestID(r.Context()), "err", err)
 }
 
 // openAIError writes err in OpenAI's error envelope (see writeOpenAIError); errors nobody

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -31,6 +32,10 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds the limit of %d bytes", mbe.Limit)
+		}
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			// The body read deadline: say so, without the socket addresses the error holds.
+			return Errorf(http.StatusRequestTimeout, KindRequestTimeout, "the request body did not arrive in time (the server's --body-read-timeout)")
 		}
 		return Errorf(http.StatusBadRequest, KindBadRequest, "reading request body: %v", err)
 	}

@@ -16,6 +16,7 @@ const (
 	KindMethodNotAllow  = "Method Not Allowed"
 	KindConflict        = "Conflict"
 	KindTooLarge        = "Payload Too Large"
+	KindRequestTimeout  = "Request Timeout"
 	KindValidation      = "Validation Error"
 	KindTooManyRequests = "Too Many Requests"
 	KindInternal        = "Internal Server Error"
