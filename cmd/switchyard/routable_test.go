@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,6 +29,42 @@ func TestRoutableNeedsAConfiguredProvider(t *testing.T) {
 			t.Errorf("%s: %v, want routable", model, err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("%s: err %v, want one naming %q", model, err, want)
+		}
+	}
+}
+
+// serve says at start which providers can answer, and warns when none has a key and about
+// a --providers-config provider whose key is missing (the first sign was a failed request).
+func TestServeReportsProviders(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		file string
+		want []string
+	}{
+		{map[string]string{}, "", []string{"no LLM provider has an API key"}},
+		{map[string]string{"OPENAI_API_KEY": "sk"}, "", []string{"LLM providers with a key", "openai"}},
+		{map[string]string{"OPENAI_API_KEY": "sk"}, `{"providers":[{"name":"mylab","format":"openai","base_url":"http://127.0.0.1:1/v1","api_key_env":"NOPE_KEY"}]}`,
+			[]string{"provider named in --providers-config has no API key", "mylab", "NOPE_KEY"}},
+	} {
+		var logs bytes.Buffer
+		w := &wiring{cfg: &serveConfig{}, log: slog.New(slog.NewTextHandler(&logs, nil)), registry: providers.FromEnv(func(k string) string { return c.env[k] }, providers.Options{})}
+		if c.file != "" {
+			path := filepath.Join(t.TempDir(), "providers.json")
+			if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			w.cfg.ProvidersConfig = path
+			reg, err := providers.FromConfigFile(path, func(k string) string { return c.env[k] }, providers.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.registry = reg
+		}
+		w.reportProviders()
+		for _, want := range c.want {
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("env %v file %q: log lacks %q:\n%s", c.env, c.file, want, logs.String())
+			}
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -63,6 +65,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	} else {
 		w.registry = providers.FromEnv(os.Getenv, popts)
 	}
+	w.reportProviders()
 	if w.cfg.PricesFile != "" {
 		w.catalog, err = providers.LoadCatalog(w.cfg.PricesFile)
 		if err != nil {
@@ -274,4 +277,39 @@ func (w *wiring) routable(model string) error {
 		return fmt.Errorf("provider %q has no API key configured on this server", name)
 	}
 	return nil
+}
+
+// reportProviders logs which providers have a key (the others answer every call with "not
+// configured"), and warns about the providers the --providers-config file names without
+// one, and when none has a key at all: otherwise the first sign is a failed request.
+func (w *wiring) reportProviders() {
+	local := map[string]bool{} // presets that need no key (a local server such as Ollama)
+	for _, p := range providers.Presets() {
+		local[p.Name] = p.KeyOptional
+	}
+	var ready, keyed []string
+	for _, name := range w.registry.Names() {
+		if p, err := w.registry.Lookup(name); err == nil && providers.IsConfigured(p) {
+			ready = append(ready, name)
+			if !local[name] {
+				keyed = append(keyed, name)
+			}
+		}
+	}
+	if w.cfg.ProvidersConfig != "" {
+		if fc, err := providers.LoadConfig(w.cfg.ProvidersConfig); err == nil {
+			for _, pc := range fc.Providers {
+				if !slices.Contains(ready, pc.Name) {
+					w.log.Warn("provider named in --providers-config has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv)
+				} else if !slices.Contains(keyed, pc.Name) {
+					keyed = append(keyed, pc.Name) // configured on purpose, key or not
+				}
+			}
+		}
+	}
+	if len(keyed) == 0 {
+		w.log.Warn("no LLM provider has an API key: completions and optimization jobs will fail until one is set (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, … or --providers-config)")
+		return
+	}
+	w.log.Info("LLM providers with a key", "providers", strings.Join(ready, ","))
 }
