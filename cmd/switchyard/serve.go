@@ -81,7 +81,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
 	fs.IntVar(&c.GCPercent, "gc-percent", 400, "Go GC target percentage when GOGC is not set; higher trades memory for fewer pauses on the request path")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown (then they are cut); background work (jobs handed over, queued conversation writes) gets as long again")
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
 	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")
@@ -255,12 +255,16 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return err
 	}
 
+	// Requests outlive the signal (they get --shutdown-timeout to finish), not the cut at
+	// its end: their contexts end then, and with them their upstream calls.
+	reqCtx, cutRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cutRequests()
 	hs := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       c.Conns.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
 	if worker {
 		log.Info("switchyard worker running", "store", be.where, "workers", c.Workers, "agents_gateway", wiring.gatewayURL, "version", version)
@@ -283,9 +287,19 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	defer cancel()
 	// Stop accepting and let in-flight requests finish, then stop background workers; the
 	// deferred Close of the store runs last.
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	switch err := hs.Shutdown(sctx); {
+	case errors.Is(err, context.DeadlineExceeded):
+		log.Warn("in-flight requests did not finish within --shutdown-timeout: cutting them", "timeout", c.ShutdownTimeout.String())
+		cutRequests()
+		hs.Close()
+	case err != nil:
 		log.Warn("http shutdown", "err", err)
 	}
+	// The background work (jobs handed over, queued conversation writes committed) gets a
+	// budget of its own: the requests may have used all of the first.
+	wctx, wcancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer wcancel()
+	sctx = wctx
 	if err := srv.Close(sctx); err != nil {
 		log.Warn("stopping workers", "err", err)
 	}

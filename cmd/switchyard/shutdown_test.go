@@ -104,3 +104,74 @@ func testShutdownFinishesInFlightRequests(t *testing.T) {
 		t.Fatalf("conversation %q after shutdown: %+v, %v", id, c, err)
 	}
 }
+
+// TestShutdownCutsRequestsPastTheTimeout: a request still running at --shutdown-timeout is
+// cut, with a warning saying so, and serve exits about then (its background work has a
+// budget of its own instead of the expired one).
+func TestShutdownCutsRequestsPastTheTimeout(t *testing.T) {
+	arrived, upstreamCut := make(chan struct{}, 1), make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // then the server notices when the caller hangs up
+		arrived <- struct{}{}
+		select {
+		case <-time.After(20 * time.Second):
+		case <-r.Context().Done():
+			close(upstreamCut)
+		}
+	}))
+	defer upstream.Close()
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", upstream.URL+"/v1")
+	t.Setenv("SWITCHYARD_SHUTDOWN_TIMEOUT", "300ms")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, io.Discard, stderr)
+	}()
+	var addr string
+	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("serve did not start: %s", stderr.String())
+	}
+	go func() {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/completions", strings.NewReader(
+			`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"models":["openai/gpt-4o-mini"],"maxRetries":0}`))
+		req.Header.Set("Authorization", "Bearer k")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("request never reached the upstream")
+	}
+	cancel()
+	stopped := time.Now()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit code %d: %s", code, stderr.String())
+		}
+		t.Logf("serve exited %s after the signal", time.Since(stopped))
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit")
+	}
+	// The cut request's upstream call is cancelled too, not left running.
+	select {
+	case <-upstreamCut:
+	case <-time.After(5 * time.Second):
+		t.Error("the upstream call of the cut request was not cancelled")
+	}
+	if !strings.Contains(stderr.String(), "did not finish within --shutdown-timeout") {
+		t.Errorf("no warning about the cut request:\n%s", stderr.String())
+	}
+}
