@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -130,8 +131,14 @@ func (b *breakers) trip(model string, br *breaker, now time.Time, kind providers
 	b.set(model, br, BreakerOpen, "after", kind.String(), "cooldown", cool.Round(time.Millisecond).String())
 }
 
+// set moves br to state, logging real changes at info; a breaker that stays open (its model
+// tried anyway as the last resort, failing again) is logged at debug.
 func (b *breakers) set(model string, br *breaker, state string, attrs ...any) {
-	b.log.Info("completions: circuit breaker "+state, append([]any{"model", model, "from", br.state}, attrs...)...)
+	level := slog.LevelInfo
+	if br.state == state {
+		level = slog.LevelDebug
+	}
+	b.log.Log(context.Background(), level, "completions: circuit breaker "+state, append([]any{"model", model, "from", br.state}, attrs...)...)
 	br.state = state
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -706,4 +707,42 @@ func TestTightTimeoutsDoNotTripTheBreaker(t *testing.T) {
 	if states := h.g.BreakerStates(); len(states) != 0 {
 		t.Fatalf("breakers %v after timeouts under the caller's own limit", states)
 	}
+}
+
+// A model whose breaker is open but that is tried anyway as the only model, failing again,
+// keeps its breaker open without an info line per request: only real changes are logged
+// at info.
+func TestBreakerStaysOpenQuietly(t *testing.T) {
+	var logs syncLog
+	h := newHarness(t, func(o *Options) {
+		o.Breaker = BreakerOptions{Failures: 2, Cooldown: time.Minute}
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	h.a.on("m", step{err: upstreamErr(providers.KindOverloaded, 503, 0)})
+	for range 6 {
+		r := userReq("hi", "a/m")
+		r.MaxRetries = intp(0)
+		h.g.Complete(context.Background(), Scope{}, r)
+	}
+	if n := strings.Count(logs.String(), "circuit breaker open"); n != 1 {
+		t.Errorf("%d info lines about the breaker opening, want 1:\n%s", n, logs.String())
+	}
+}
+
+// syncLog is a log sink safe for concurrent writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
