@@ -97,10 +97,11 @@ func (l *authLimiter) blocked(addr string, now time.Time) (bool, time.Duration) 
 	return true, time.Duration((1 - b.tokens) / float64(l.perMinute) * float64(time.Minute))
 }
 
-// fail takes one token from addr's bucket.
-func (l *authLimiter) fail(addr string, now time.Time) {
+// fail takes one token from addr's bucket; exhausted reports that this failure used its
+// last one (addr is locked out from now on, until the bucket refills).
+func (l *authLimiter) fail(addr string, now time.Time) (exhausted bool) {
 	if l.perMinute < 0 {
-		return
+		return false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -120,7 +121,9 @@ func (l *authLimiter) fail(addr string, now time.Time) {
 		l.buckets[addr] = b
 	}
 	l.refill(b, now)
+	had := b.tokens >= 1
 	b.tokens = max(0, b.tokens-1)
+	return had && b.tokens < 1
 }
 
 // clientAddr is the unit of the auth limit: the request's remote IPv4 address, or the /64

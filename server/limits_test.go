@@ -28,7 +28,8 @@ func TestWeakOperatorKeyWarns(t *testing.T) {
 // TestFailedAuthIsRateLimited: an address that keeps sending wrong keys is refused with 429
 // and Retry-After, even with the right key, while another address is not affected.
 func TestFailedAuthIsRateLimited(t *testing.T) {
-	s := testServer(t, Config{FailedAuthPerMinute: 5}, nil)
+	var logs bytes.Buffer
+	s := testServer(t, Config{FailedAuthPerMinute: 5}, &logs)
 	req := func(addr, key string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/api/v1/test/echo", strings.NewReader(`{"name":"x"}`))
 		r.RemoteAddr = addr + ":1234"
@@ -48,6 +49,10 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 	}
 	if w := req("10.0.0.1", testKey); w.Code != 429 {
 		t.Fatalf("the right key from a blocked address: %d (the key must not be checked)", w.Code)
+	}
+	// The operator learns once which address was locked out, and access lines name it.
+	if n := strings.Count(logs.String(), "failed-auth limit reached"); n != 1 || !strings.Contains(logs.String(), `"remote":"10.0.0.1"`) {
+		t.Errorf("%d lockout warnings, remote address in the log: %v\n%s", n, strings.Contains(logs.String(), `"remote":"10.0.0.1"`), logs.String())
 	}
 	if w := req("10.0.0.2", testKey); w.Code != 200 {
 		t.Fatalf("another address: %d %s", w.Code, w.Body)

@@ -267,7 +267,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 				s.writeError(w, r, err)
 				return
 			}
-			s.authRL.fail(addr, time.Now())
+			if s.authRL.fail(addr, time.Now()) {
+				// Once per lockout: which address, so the operator can find a stale key.
+				s.log.WarnContext(r.Context(), "failed-auth limit reached: this address gets 429 until its allowance refills",
+					"remote", addr, "limit_per_minute", s.authRL.perMinute)
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
 			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"), nil)
 			return
@@ -430,6 +434,7 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", LogPath(r.URL.Path)),
+			slog.String("remote", clientAddr(r)),
 			slog.Int("status", status),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.Int64("bytes", rec.bytes),
