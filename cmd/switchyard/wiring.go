@@ -258,7 +258,9 @@ func (w *wiring) sandboxRunner() sandbox.Runner {
 		w.log.Warn("no sandbox backend works here; optimization jobs will fail until one does", "err", err)
 		return optimizer.UnavailableRunner{Err: err}
 	}
-	w.log.Info("sandbox backend", "backend", r.Name())
+	if w.cfg.Sandbox != "auto" { // auto logs its own choice, with why
+		w.log.Info("sandbox backend", "backend", r.Name())
+	}
 	return r
 }
 
