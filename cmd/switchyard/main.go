@@ -71,7 +71,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				}
 				var ue *usageError
 				if errors.As(err, &ue) {
-					return 2 // the flag package printed it, with the usage
+					if !ue.printed {
+						fmt.Fprintf(stderr, "switchyard %s: %v\n", c.name, err)
+					}
+					return 2 // a command line error, as for an unknown command
 				}
 				fmt.Fprintf(stderr, "switchyard %s: %v\n", c.name, err)
 				return 1
@@ -109,7 +112,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 	if fs.NArg() > 0 {
 		// The flag package stops at the first argument that is not a flag: without this a
 		// stray word would silently drop every flag after it (serve on the defaults).
-		return fmt.Errorf("unexpected argument %q: %s takes flags only", fs.Arg(0), fs.Name())
+		return &usageError{err: fmt.Errorf("unexpected argument %q: %s takes flags only", fs.Arg(0), fs.Name())}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -130,9 +133,12 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 	return nil
 }
 
-// usageError is a command line the flag package refused: it has printed the error and the
-// usage already, so run only sets the exit status (2, as for an unknown command).
-type usageError struct{ err error }
+// usageError is a command line refused: run exits 2, as for an unknown command, printing
+// the error unless the flag package already did (with the usage).
+type usageError struct {
+	err     error
+	printed bool
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
@@ -142,5 +148,5 @@ func asUsageError(err error) error {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
-	return &usageError{err}
+	return &usageError{err: err, printed: true}
 }

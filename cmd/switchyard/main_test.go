@@ -241,4 +241,9 @@ func TestBadFlagReportedOnce(t *testing.T) {
 	if n := strings.Count(errOut.String(), "flag provided but not defined"); n != 1 {
 		t.Errorf("the error is printed %d times:\n%s", n, errOut.String())
 	}
+	errOut.Reset()
+	if code := run(context.Background(), []string{"serve", "stray", "--addr", "127.0.0.1:1"}, io.Discard, &errOut); code != 2 ||
+		strings.Count(errOut.String(), `unexpected argument "stray"`) != 1 {
+		t.Errorf("stray argument: exit %d, %q", code, errOut.String())
+	}
 }
