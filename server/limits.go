@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
@@ -126,20 +127,60 @@ func (l *authLimiter) fail(addr string, now time.Time) (exhausted bool) {
 	return had && b.tokens < 1
 }
 
-// clientAddr is the unit of the auth limit: the request's remote IPv4 address, or the /64
-// network of an IPv6 one (one host usually holds a whole /64, and counting its addresses
-// apart would let it cycle through them, and through maxAuthBuckets, to reset the limit).
-func clientAddr(r *http.Request) string {
+// clientAddr is the unit of the auth limit: the client's IPv4 address, or the /64 network
+// of an IPv6 one (one host usually holds a whole /64, and counting its addresses apart would
+// let it cycle through them, and through maxAuthBuckets, to reset the limit). The client is
+// the connection's peer, or behind Config.TrustedProxies the last X-Forwarded-For entry
+// that is not a trusted proxy.
+func (s *Server) clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !ip.Is4In6() {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if s.trusted(ip) {
+		ip = s.forwardedClient(r, ip)
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
 		if p, err := ip.Prefix(64); err == nil {
 			return p.String()
 		}
 	}
-	return host
+	return ip.String()
+}
+
+// trusted reports whether ip is one of Config.TrustedProxies.
+func (s *Server) trusted(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardedClient walks X-Forwarded-For from the right (the entries the trusted proxies
+// appended) to the first address that is not a trusted proxy; peer when there is none.
+func (s *Server) forwardedClient(r *http.Request, peer netip.Addr) netip.Addr {
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return peer // a malformed entry: trust nothing left of it
+		}
+		if !s.trusted(ip) {
+			return ip
+		}
+	}
+	return peer
 }
 
 // LimitListener returns a listener that accepts at most n connections at once; further

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -228,13 +229,56 @@ func TestAuthLimitUnitIsTheIPv6Network(t *testing.T) {
 		"192.0.2.7:5000":             "192.0.2.7",
 		"[2001:db8:1:2:aaaa::1]:443": "2001:db8:1:2::/64",
 		"[2001:db8:1:2:bbbb::9]:443": "2001:db8:1:2::/64",
-		"[::ffff:192.0.2.7]:80":      "::ffff:192.0.2.7",
+		"[::ffff:192.0.2.7]:80":      "192.0.2.7", // the same client as over IPv4
 		"not-an-address":             "not-an-address",
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = remote
-		if got := clientAddr(r); got != want {
+		if got := (&Server{}).clientAddr(r); got != want {
 			t.Errorf("clientAddr(%s) = %q, want %q", remote, got, want)
 		}
+	}
+}
+
+// Behind a trusted reverse proxy the client is the last X-Forwarded-For entry that is not a
+// proxy; from anyone else X-Forwarded-For is ignored (it could claim any address).
+func TestClientAddrBehindTrustedProxies(t *testing.T) {
+	s := &Server{cfg: Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}}
+	for _, c := range []struct{ remote, xff, want string }{
+		{"10.0.0.2:1", "203.0.113.5", "203.0.113.5"},
+		{"10.0.0.2:1", "198.51.100.1, 203.0.113.5, 10.0.0.9", "203.0.113.5"}, // a proxy chain; the left entries are the client's claims
+		{"10.0.0.2:1", "", "10.0.0.2"},
+		{"10.0.0.2:1", "garbage, 203.0.113.5", "203.0.113.5"},
+		{"10.0.0.2:1", "203.0.113.5, garbage", "10.0.0.2"},
+		{"192.0.2.7:1", "203.0.113.5", "192.0.2.7"}, // not a trusted proxy: its header is ignored
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.remote
+		if c.xff != "" {
+			r.Header.Set("X-Forwarded-For", c.xff)
+		}
+		if got := s.clientAddr(r); got != c.want {
+			t.Errorf("remote %s, X-Forwarded-For %q: client %q, want %q", c.remote, c.xff, got, c.want)
+		}
+	}
+	// The failed-auth limit then counts clients behind the proxy apart.
+	srv := testServer(t, Config{FailedAuthPerMinute: 2, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, nil)
+	req := func(client, key string) int {
+		r := httptest.NewRequest("POST", "/api/v1/test/echo", strings.NewReader(`{"name":"x"}`))
+		r.RemoteAddr = "10.0.0.2:1234"
+		r.Header.Set("X-Forwarded-For", client)
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 3 {
+		req("203.0.113.5", "stale-key")
+	}
+	if code := req("203.0.113.5", testKey); code != 429 {
+		t.Errorf("the guessing client behind the proxy: %d, want 429", code)
+	}
+	if code := req("198.51.100.1", testKey); code != 200 {
+		t.Errorf("another client behind the same proxy: %d, want 200", code)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ type Config struct {
 	// DefaultFailedAuthPerMinute; negative: no bound); beyond it every request from that
 	// address is refused with 429 until it has waited. Successful requests cost nothing.
 	FailedAuthPerMinute int
+	// TrustedProxies are the addresses of reverse proxies in front of the server. For a
+	// request from one of them the client is the last X-Forwarded-For entry that is not
+	// itself a trusted proxy (the failed-auth limit counts it, the access log names it);
+	// without any, X-Forwarded-For is ignored (a client could claim any address).
+	TrustedProxies []netip.Prefix
 	// Middleware wraps every request's handling, inside the access log (so RoutePattern
 	// and RequestID work on its requests once the inner handler returned) and outside
 	// authentication: metrics and traces (package telemetry). The first is outermost.
@@ -253,7 +259,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		info.pattern = pattern
 	}
 	if !s.public[pattern] && needsKey(r.URL.Path, pattern) {
-		addr := clientAddr(r)
+		addr := s.clientAddr(r)
 		if blocked, wait := s.authRL.blocked(addr, time.Now()); blocked {
 			secs := int(wait/time.Second) + 1
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -434,7 +440,7 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", LogPath(r.URL.Path)),
-			slog.String("remote", clientAddr(r)),
+			slog.String("remote", s.clientAddr(r)),
 			slog.Int("status", status),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.Int64("bytes", rec.bytes),

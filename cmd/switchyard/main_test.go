@@ -247,3 +247,30 @@ func TestBadFlagReportedOnce(t *testing.T) {
 		t.Errorf("stray argument: exit %d, %q", code, errOut.String())
 	}
 }
+
+func TestParsePrefixes(t *testing.T) {
+	got, err := parsePrefixes("10.0.0.0/8, 192.0.2.7 ,::ffff:198.51.100.1, 2001:db8::/32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"10.0.0.0/8", "192.0.2.7/32", "198.51.100.1/32", "2001:db8::/32"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("prefix %d = %s, want %s", i, got[i], want[i])
+		}
+	}
+	if _, err := parsePrefixes("10.0.0.0/8,proxy.local"); err == nil || !strings.Contains(err.Error(), "proxy.local") {
+		t.Errorf("a host name: %v", err)
+	}
+	var errOut bytes.Buffer
+	dir := filepath.Join(t.TempDir(), "data")
+	if code := run(context.Background(), []string{"serve", "--data", dir, "--trusted-proxies", "nope"}, io.Discard, &errOut); code == 0 || !strings.Contains(errOut.String(), "--trusted-proxies") {
+		t.Errorf("bad --trusted-proxies: exit %d, %s", code, errOut.String())
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a bad --trusted-proxies left a data directory behind")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -58,6 +59,8 @@ type connLimits struct {
 	IdleTimeout, BodyReadTimeout time.Duration
 	MaxConnections               int
 	FailedAuthPerMinute          int
+	// TrustedProxies is --trusted-proxies: comma-separated CIDRs (or addresses).
+	TrustedProxies string
 }
 
 // gatewayFaults are the serve flags of the gateway's fault handling (completions.Options).
@@ -96,6 +99,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.Conns.BodyReadTimeout, "body-read-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (responses and streams are not affected)")
 	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
+	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For (empty: the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
@@ -162,6 +166,10 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if c.writes, err = completions.ParseConversationWrites(c.ConversationWrites); err != nil {
 		return fmt.Errorf("--conversation-writes: %w", err)
 	}
+	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	switch c.Sandbox {
 	case "auto", "process", "wasm":
 	default: // a typo; a backend that does not work here is only a warning (see sandboxRunner)
@@ -226,6 +234,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		// Flags say 0 for "no bound"; the server's Config says negative.
 		BodyReadTimeout:     noBoundIfZero(c.Conns.BodyReadTimeout),
 		FailedAuthPerMinute: c.Conns.FailedAuthPerMinute,
+		TrustedProxies:      proxies,
 		Middleware:          obs.middleware(),
 	}, opts...)
 	if err != nil {
@@ -351,4 +360,21 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// parsePrefixes reads a comma-separated list of CIDRs or single addresses.
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range splitList(list) {
+		if p, err := netip.ParsePrefix(item); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(item)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither a CIDR nor an address", item)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
