@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -72,18 +73,20 @@ type Option func(*Server) error
 
 // Server is Switchyard's HTTP handler. Create it with New.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	auth    *Auth
-	authRL  *authLimiter
-	mux     *http.ServeMux
-	routes  []Route
-	public  map[string]bool        // mux pattern -> no key needed
-	scoped  map[string]bool        // mux pattern -> temporary scoped keys allowed
-	direct  map[string]directRoute // mux pattern without wildcards -> its handler
-	mappers []ErrorMapper
-	closers []func(context.Context) error
-	handler http.Handler
+	cfg Config
+	// draining: /healthz answers 503 (Drain).
+	draining atomic.Bool
+	log      *slog.Logger
+	auth     *Auth
+	authRL   *authLimiter
+	mux      *http.ServeMux
+	routes   []Route
+	public   map[string]bool        // mux pattern -> no key needed
+	scoped   map[string]bool        // mux pattern -> temporary scoped keys allowed
+	direct   map[string]directRoute // mux pattern without wildcards -> its handler
+	mappers  []ErrorMapper
+	closers  []func(context.Context) error
+	handler  http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
@@ -122,7 +125,8 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		scoped: map[string]bool{},
 		direct: map[string]directRoute{},
 	}
-	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{}}, s.handleHealth)
+	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
+		Errors: map[int]string{503: "draining: the server is shutting down (--shutdown-delay) and still serves requests"}}, s.handleHealth)
 	s.Handle(Route{Method: "GET", Path: "/api/v1/openapi.json", Summary: "This OpenAPI 3.1 document", Public: true}, s.handleOpenAPI)
 	for _, o := range opts {
 		if err := o(s); err != nil {
@@ -472,6 +476,16 @@ type health struct {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	if s.draining.Load() {
+		// Shutting down: load balancers stop sending traffic while requests still finish.
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "draining", Version: s.cfg.Version})
+		return nil
+	}
 	writeJSON(w, http.StatusOK, health{Status: "ok", Version: s.cfg.Version})
 	return nil
 }
+
+// Drain makes /healthz answer 503 {"status": "draining"} from now on, so that load
+// balancers take the server out of rotation before it stops accepting connections (serve's
+// --shutdown-delay); requests are still served.
+func (s *Server) Drain() { s.draining.Store(true) }

@@ -35,6 +35,9 @@ type serveConfig struct {
 	Sandbox         string
 	GCPercent       int
 	ShutdownTimeout time.Duration
+	// ShutdownDelay is --shutdown-delay: how long /healthz says draining before the
+	// listener closes.
+	ShutdownDelay time.Duration
 	// SessionRetention is how long model selection sessions are kept (negative: forever).
 	SessionRetention time.Duration
 	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
@@ -84,6 +87,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
 	fs.IntVar(&c.GCPercent, "gc-percent", 400, "Go GC target percentage when GOGC is not set; higher trades memory for fewer pauses on the request path")
+	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 0, "at SIGINT/SIGTERM, answer /healthz with 503 (draining) this long while still serving, before closing the listener, so a load balancer stops sending traffic first (0: close at once)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown (then they are cut); background work (jobs handed over, queued conversation writes) gets as long again")
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
@@ -290,6 +294,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		srv.Close(context.Background())
 		return err
 	case <-ctx.Done():
+	}
+	if c.ShutdownDelay > 0 {
+		srv.Drain()
+		log.Info("draining: /healthz answers 503 before the listener closes", "delay", c.ShutdownDelay.String())
+		time.Sleep(c.ShutdownDelay)
 	}
 	log.Info("shutting down", "timeout", c.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)

@@ -175,3 +175,38 @@ func TestShutdownCutsRequestsPastTheTimeout(t *testing.T) {
 		t.Errorf("no warning about the cut request:\n%s", stderr.String())
 	}
 }
+
+// TestShutdownDelayDrains: with --shutdown-delay, /healthz answers 503 draining after the
+// signal while requests are still served, then serve stops.
+func TestShutdownDelayDrains(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("SWITCHYARD_SHUTDOWN_DELAY", "1s")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, _, done := startServe(t, ctx, t.TempDir())
+	if code, body := get(t, "http://"+addr+"/healthz", ""); code != 200 || body["status"] != "ok" {
+		t.Fatalf("healthz before: %d %v", code, body)
+	}
+	cancel()
+	var code int
+	var body map[string]any
+	for deadline := time.Now().Add(900 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if code, body = get(t, "http://"+addr+"/healthz", ""); code == 503 {
+			break
+		}
+	}
+	if code != 503 || body["status"] != "draining" {
+		t.Fatalf("healthz while draining: %d %v", code, body)
+	}
+	if code, _ := get(t, "http://"+addr+"/api/v1/nope", "k"); code != 404 {
+		t.Errorf("a request while draining: %d, want it served (404 for an unknown route)", code)
+	}
+	select {
+	case c := <-done:
+		if c != 0 {
+			t.Fatalf("exit %d", c)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop after the delay")
+	}
+}
