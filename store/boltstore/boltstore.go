@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -72,10 +71,7 @@ func OpenDriver(path string, opts Options) (*Driver, error) {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("boltstore: %s: %w (waited %s)", path, store.ErrLocked, opts.LockTimeout)
 		}
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == path {
-			return nil, fmt.Errorf("boltstore: %w", err) // it names the file already
-		}
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+		return nil, fileError("open", path, err)
 	}
 	d := &Driver{db: db}
 	if !opts.NoGroupCommit {

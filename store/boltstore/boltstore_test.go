@@ -105,3 +105,15 @@ func TestLockedByAnotherProcess(t *testing.T) {
 		t.Fatal("Open hung instead of timing out")
 	}
 }
+
+// An open error names the file once (the OS error already carries the path).
+func TestOpenErrorNamesTheFileOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchyard.db")
+	if err := os.Mkdir(path, 0o700); err != nil { // a directory where the file should be
+		t.Fatal(err)
+	}
+	_, err := boltstore.Open(path, boltstore.Options{})
+	if err == nil || strings.Count(err.Error(), path) != 1 {
+		t.Fatalf("err = %v: want the path named once", err)
+	}
+}

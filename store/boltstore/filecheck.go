@@ -2,9 +2,11 @@ package boltstore
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -74,12 +76,12 @@ func checkFile(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("boltstore: open %s: %w", path, err)
+		return fileError("open", path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("boltstore: stat %s: %w", path, err)
+		return fileError("stat", path, err)
 	}
 	size := fi.Size()
 	if size == 0 {
@@ -102,7 +104,7 @@ func checkFile(path string) error {
 	}
 	first, err := readPage(0, pageHeaderSize+metaSize)
 	if err != nil {
-		return fmt.Errorf("boltstore: read %s: %w", path, err)
+		return fileError("read", path, err)
 	}
 	meta0, err0 := parseMeta(first)
 	pageSize := int64(fallbackPageSize)
@@ -120,7 +122,7 @@ func checkFile(path string) error {
 	}
 	second, err := readPage(pageSize, pageHeaderSize+metaSize)
 	if err != nil {
-		return fmt.Errorf("boltstore: read %s: %w", path, err)
+		return fileError("read", path, err)
 	}
 	meta1, err1 := parseMeta(second)
 	if err1 == nil && int64(meta1.pageSize) != pageSize {
@@ -148,4 +150,12 @@ func checkFile(path string) error {
 		return corrupt("the meta page points past the end of the data")
 	}
 	return nil
+}
+
+// fileError is err from op on path, naming the file once: an *fs.PathError names it already.
+func fileError(op, path string, err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("boltstore: %w", err)
+	}
+	return fmt.Errorf("boltstore: %s %s: %w", op, path, err)
 }
