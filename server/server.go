@@ -126,7 +126,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		direct: map[string]directRoute{},
 	}
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
-		Errors: map[int]string{503: "draining: the server is shutting down (--shutdown-delay) and still serves requests"}}, s.handleHealth)
+		Errors: map[int]string{503: "draining (the server is shutting down: --shutdown-delay) or store unavailable"}}, s.handleHealth)
 	s.Handle(Route{Method: "GET", Path: "/api/v1/openapi.json", Summary: "This OpenAPI 3.1 document", Public: true}, s.handleOpenAPI)
 	for _, o := range opts {
 		if err := o(s); err != nil {
@@ -479,6 +479,15 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if s.draining.Load() {
 		// Shutting down: load balancers stop sending traffic while requests still finish.
 		writeJSON(w, http.StatusServiceUnavailable, health{Status: "draining", Version: s.cfg.Version})
+		return nil
+	}
+	// Every request needs the store (keys live there): a server that cannot read it is
+	// taken out of rotation. A missing key is the expected answer.
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Store.Get(ctx, store.ScopedKeys, "healthz"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.WarnContext(r.Context(), "healthz: the store does not answer", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "store unavailable", Version: s.cfg.Version})
 		return nil
 	}
 	writeJSON(w, http.StatusOK, health{Status: "ok", Version: s.cfg.Version})

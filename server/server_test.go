@@ -275,3 +275,28 @@ func TestAccessLogHasNoSecrets(t *testing.T) {
 		}
 	}
 }
+
+// /healthz answers 503 when the store does not answer (every request needs it), and while
+// the server drains.
+func TestHealthzReflectsStoreAndDraining(t *testing.T) {
+	st := memstore.New()
+	s := testServer(t, Config{Store: st}, nil)
+	check := func(want int, status string) {
+		t.Helper()
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
+		if w.Code != want || !strings.Contains(w.Body.String(), `"status":"`+status+`"`) {
+			t.Errorf("healthz: %d %s, want %d %s", w.Code, w.Body, want, status)
+		}
+	}
+	check(200, "ok")
+	st.Close()
+	check(503, "store unavailable")
+	s2 := testServer(t, Config{}, nil)
+	s2.Drain()
+	w := httptest.NewRecorder()
+	s2.ServeHTTP(w, httptest.NewRequest("GET", "/healthz", nil))
+	if w.Code != 503 || !strings.Contains(w.Body.String(), "draining") {
+		t.Errorf("draining healthz: %d %s", w.Code, w.Body)
+	}
+}
