@@ -212,3 +212,11 @@ func TestParseErrorKindRoundTrips(t *testing.T) {
 		t.Error("a nonsense name parsed")
 	}
 }
+
+// A syntax error in the providers file says where.
+func TestConfigSyntaxErrorSaysWhere(t *testing.T) {
+	_, err := providers.ParseConfig([]byte("{\n  \"providers\": [\n    {\"name\": \"a\",, \"format\": \"openai\"}\n  ]\n}"))
+	if err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("err = %v, want it to name line 3", err)
+	}
+}
