@@ -163,4 +163,9 @@ func (b *breakers) states(now time.Time) map[string]string {
 // BreakerStates returns the models whose circuit breaker is open or half-open, with their
 // state (BreakerOpen, BreakerHalfOpen); the others are closed. An open breaker whose
 // cooldown has passed is half-open: the next call to its model is the probe.
-func (g *Gateway) BreakerStates() map[string]string { return g.breakers.states(g.opts.Now()) }
+func (g *Gateway) BreakerStates() map[string]string {
+	if g.breakers == nil {
+		return map[string]string{}
+	}
+	return g.breakers.states(g.opts.Now())
+}

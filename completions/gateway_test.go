@@ -678,4 +678,29 @@ func TestZeroGatewayIsAnError(t *testing.T) {
 	if g.HasModel("a/m") {
 		t.Error("a zero Gateway has a model")
 	}
+	if len(g.BreakerStates()) != 0 {
+		t.Error("a zero Gateway has breakers")
+	}
+}
+
+// Library callers use tools like the OpenAI surface: a tool result turn goes back, and the
+// OpenAI options are checked as they set them.
+func TestLibraryToolResultsAndOptions(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "it is sunny"})
+	r := userReq("weather?", "a/m")
+	r.Tools = []providers.Tool{{Name: "weather"}}
+	r.Messages = append(r.Messages,
+		Message{Role: "assistant", ToolCalls: []providers.ToolCall{{ID: "c1", Name: "weather", Arguments: "{}"}}},
+		Message{Role: "tool", ToolCallID: "c1", Content: []ContentBlock{{Type: "text", Text: "sunny"}}})
+	if _, err := h.g.Complete(context.Background(), Scope{}, r); err != nil {
+		t.Fatalf("tool result from a library caller: %v", err)
+	}
+	bad := userReq("x", "a/m")
+	pen := 5.0
+	bad.FrequencyPenalty = &pen
+	var ve *ValidationError
+	if _, err := h.g.Complete(context.Background(), Scope{}, bad); !errors.As(err, &ve) || ve.Field != "frequency_penalty" {
+		t.Errorf("frequency_penalty 5 on a library request: %v", err)
+	}
 }

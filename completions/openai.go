@@ -24,9 +24,10 @@ import (
 // provider in its own wire format (see package providers); their schemas must be valid JSON
 // Schemas. OpenAI fields that would change what the answer is but that the gateway does not
 // do — the legacy functions/function_call, logprobs, audio output — are refused with a
-// validation error naming the field rather than answered as if they were absent. Other
-// OpenAI fields not listed here (seed, penalties, user, metadata, store, …) are tolerated
-// and ignored.
+// validation error naming the field rather than answered as if they were absent. The
+// other options OpenAI defines (seed, penalties, logit_bias, user, reasoning_effort, …: the
+// embedded providers.OpenAIOptions) are passed on; fields not listed here (metadata, store,
+// …) are tolerated and ignored.
 type OpenAIChatRequest struct {
 	Model               string               `json:"model" jsonschema:"required"`
 	Messages            []OpenAIMessage      `json:"messages" jsonschema:"required,minItems=1"`

@@ -53,7 +53,7 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	for i, m := range req.Messages {
 		switch {
 		case m.Role == "system" || m.Role == "user" || m.Role == "assistant":
-		case m.Role == "tool" && req.ephemeral:
+		case m.Role == "tool" && (req.ephemeral || m.ToolCallID != ""): // a library caller's tool result
 		case req.ephemeral:
 			return nil, nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, user, assistant or tool, got %q", m.Role)
 		default:
@@ -81,6 +81,9 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		}
 	}
 	if err := validateTools(req, &g.schemas); err != nil {
+		return nil, nil, err
+	}
+	if err := checkOpenAIOptions(&req.OpenAIOptions); err != nil { // as a library caller sets them
 		return nil, nil, err
 	}
 	if err := checkProviders(req, primary, fallback); err != nil {

@@ -79,6 +79,9 @@ func Heartbeat[T any, P recordPtr[T]](st *store.Store, c store.Collection, id st
 // the submitting transaction so concurrent submits in different processes cannot pass the
 // limit together.
 func CountUnfinished[T any, P recordPtr[T]](ctx context.Context, r store.Reader, c store.Collection, kind, owner string, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil // nothing to count up to
+	}
 	n := 0
 	cursor := ""
 	for {

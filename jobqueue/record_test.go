@@ -84,6 +84,9 @@ func TestCountUnfinishedAndEnqueueUnfinished(t *testing.T) {
 	if n, _ := jobqueue.CountUnfinished[testRecord](ctx, st, testJobs, "test_job", "o", 2); n != 2 {
 		t.Errorf("CountUnfinished up to 2 = %d", n)
 	}
+	if n, err := jobqueue.CountUnfinished[testRecord](ctx, st, testJobs, "test_job", "o", 0); n != 0 || err != nil {
+		t.Errorf("CountUnfinished up to 0 = %d, %v", n, err)
+	}
 	q := &recordingQueue{}
 	if err := jobqueue.EnqueueUnfinished[testRecord](ctx, st, testJobs, q, "k"); err != nil {
 		t.Fatal(err)

@@ -21,8 +21,8 @@ var (
 // this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
 type ValidationError = validation.Error
 
-// errZeroSelector answers calls on a Selector not made by NewSelector.
-var errZeroSelector = errors.New("routing: the Selector was not made by NewSelector")
+// ErrZeroSelector answers calls on a Selector not made by NewSelector.
+var ErrZeroSelector = errors.New("routing: the Selector was not made by NewSelector")
 
 func invalid(field, format string, args ...any) *ValidationError {
 	return validation.New(ErrInvalid, field, format, args...)

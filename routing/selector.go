@@ -149,7 +149,7 @@ func (s *Selector) Rank(ctx context.Context, owner string, req *Request) ([]Scor
 
 func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
 	if s.scorer == nil {
-		return nil, errZeroSelector
+		return nil, ErrZeroSelector
 	}
 	cands, field := req.Candidates()
 	if len(req.Tools) > 0 {
@@ -206,7 +206,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 		return nil, err
 	}
 	if s.store == nil {
-		return nil, errZeroSelector
+		return nil, ErrZeroSelector
 	}
 	if req.PreviousSession != "" {
 		if _, err := s.loadSession(ctx, owner, req.PreviousSession, "previous_session"); err != nil {

@@ -82,7 +82,7 @@ func (s *Selector) loadSession(ctx context.Context, owner, id, field string) (*S
 		return nil, &NotFoundError{Field: field, ID: id}
 	}
 	if s.store == nil {
-		return nil, errZeroSelector
+		return nil, ErrZeroSelector
 	}
 	sess, err := store.GetJSON[Session](ctx, s.store, store.Sessions, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -130,7 +130,10 @@ const expirePage = 500
 // and returns how many it deleted. A previous_session naming a deleted session is then
 // not found. The server runs it at start and hourly.
 func (s *Selector) ExpireSessions(ctx context.Context) (int, error) {
-	if s.keep < 0 || s.store == nil {
+	if s.store == nil {
+		return 0, ErrZeroSelector
+	}
+	if s.keep < 0 {
 		return 0, nil
 	}
 	cutoff := s.now().Add(-s.keep)

@@ -50,7 +50,10 @@ func TestSelectorMisuseIsAnError(t *testing.T) {
 	if _, err := zero.Rank(ctx, "owner", req); err == nil {
 		t.Error("a zero Selector ranked")
 	}
-	if _, err := zero.Session(ctx, "owner", "x"); err == nil {
-		t.Error("a zero Selector found a session")
+	if _, err := zero.Session(ctx, "owner", "x"); !errors.Is(err, routing.ErrZeroSelector) {
+		t.Errorf("a zero Selector's Session: %v", err)
+	}
+	if _, err := zero.ExpireSessions(ctx); !errors.Is(err, routing.ErrZeroSelector) {
+		t.Errorf("a zero Selector's ExpireSessions: %v", err)
 	}
 }

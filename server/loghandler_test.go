@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -44,5 +45,13 @@ func TestRequestIDHandler(t *testing.T) {
 	}
 	if found != 2 { // the handler's warning and the access line
 		t.Errorf("%d lines carry request id %q:\n%s", found, rid, buf.String())
+	}
+	// A logger that holds a request_id of its own (With) keeps it, once.
+	buf.Reset()
+	withID := slog.New(RequestIDHandler(slog.NewJSONHandler(&buf, nil))).With("request_id", "mine")
+	ctx := context.WithValue(context.Background(), requestInfoKey{}, &requestInfo{id: "from-ctx"})
+	withID.InfoContext(ctx, "x")
+	if strings.Count(buf.String(), "request_id") != 1 || !strings.Contains(buf.String(), `"request_id":"mine"`) {
+		t.Errorf("With(request_id): %s", buf.String())
 	}
 }

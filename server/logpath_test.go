@@ -15,6 +15,8 @@ func TestLogPathRedactsArtifactTokens(t *testing.T) {
 		"/api/v1/artifacts/0123456789abcdef":                          "/api/v1/artifacts/[redacted]",
 		"/api/v1/artifacts/":                                          "/api/v1/artifacts/",
 		"/api/v1/completions":                                         "/api/v1/completions",
+		"/api/v1//artifacts/0123456789abcdef/agent.py":                "/api/v1/artifacts/[redacted]/agent.py",
+		"/api/v1/./artifacts/0123456789abcdef/agent.py":               "/api/v1/artifacts/[redacted]/agent.py",
 	} {
 		if got := LogPath(in); got != want {
 			t.Errorf("LogPath(%q) = %q, want %q", in, got, want)

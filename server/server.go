@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	pathpkg "path"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -363,10 +364,15 @@ const artifactsPrefix = "/api/v1/artifacts/"
 
 // LogPath is path as access logs and traces show it: the token of an artifact URL
 // (/api/v1/artifacts/{token}/agent.py), which is the download's credential, is redacted.
-func LogPath(path string) string {
+func LogPath(p string) string {
+	// The mux would not route an unclean path, but its token is a credential all the same.
+	path := p
+	if strings.Contains(p, "//") || strings.Contains(p, "/.") {
+		path = pathpkg.Clean(p)
+	}
 	rest, ok := strings.CutPrefix(path, artifactsPrefix)
 	if !ok || rest == "" {
-		return path
+		return p
 	}
 	_, tail, found := strings.Cut(rest, "/")
 	if !found {

@@ -32,8 +32,9 @@ var (
 	// ErrStillRunning means a delete cancelled a running job that has not stopped within
 	// DeleteWait; the job is not deleted yet (retry the delete).
 	ErrStillRunning = errors.New("trainer: job still stopping")
-	// ErrDataset means a job's training data is unusable (a format, a row, a limit); a
-	// *DatasetError matches it. Such a job fails; retrying it with the same data fails again.
+	// ErrDataset means training data is unusable (a format, a row, a limit): a *DatasetError
+	// from ParseDataset or DetectFormat matches it. A job failed this way reports the same
+	// text as its ErrorMessage; retrying it with the same data fails again.
 	ErrDataset = errors.New("trainer: unusable training data")
 )
 

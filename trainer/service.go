@@ -535,6 +535,9 @@ func (s *Service) checkURLs(dataURLs []string) ([]string, error) {
 				return nil, invalid(field, "file:// URLs are not allowed (the server runs without --allow-local-urls)")
 			}
 		default:
+			if s.fetcher.AllowLocal {
+				return nil, invalid(field, "URL %q must start with http://, https:// or file://", fetch.Redact(raw))
+			}
 			return nil, invalid(field, "URL %q must start with http:// or https://", fetch.Redact(raw))
 		}
 		out[i] = raw

@@ -180,7 +180,7 @@ func TestShutdownCutsRequestsPastTheTimeout(t *testing.T) {
 // signal while requests are still served, then serve stops.
 func TestShutdownDelayDrains(t *testing.T) {
 	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("SWITCHYARD_SHUTDOWN_DELAY", "1s")
+	t.Setenv("SWITCHYARD_SHUTDOWN_DELAY", "3s") // long enough for a loaded machine to see it
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr, _, done := startServe(t, ctx, t.TempDir())
@@ -190,7 +190,7 @@ func TestShutdownDelayDrains(t *testing.T) {
 	cancel()
 	var code int
 	var body map[string]any
-	for deadline := time.Now().Add(900 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(2500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if code, body = get(t, "http://"+addr+"/healthz", ""); code == 503 {
 			break
 		}
