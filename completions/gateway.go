@@ -349,6 +349,32 @@ func (g *Gateway) HasModel(model string) bool {
 	return g.listed[model]
 }
 
+// ResolveModel returns the "provider/model" name stands for on the OpenAI-compatible
+// surfaces, and whether it can be routed to (HasModel): name itself when it names its
+// provider, else the one configured provider's catalogued model of that name.
+func (g *Gateway) ResolveModel(name string) (string, bool) {
+	if !strings.Contains(name, "/") {
+		full, _ := g.bareModel(name)
+		if full == "" {
+			return name, false
+		}
+		name = full
+	}
+	return name, g.HasModel(name)
+}
+
+// bareModel returns the "provider/model" a model name without a provider stands for: the one
+// configured provider whose catalogued chat models include it. With several, full is "" and
+// choices lists them; with none, both are empty.
+func (g *Gateway) bareModel(name string) (full string, choices []string) {
+	g.indexModels()
+	choices = g.bareIndex[name]
+	if len(choices) == 1 {
+		return choices[0], nil
+	}
+	return "", choices
+}
+
 // indexModels builds, once, what HasModel and bareModel look up: the catalogued models of
 // the configured providers (Models) by full and by bare name.
 func (g *Gateway) indexModels() {

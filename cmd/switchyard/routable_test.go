@@ -48,19 +48,21 @@ func TestServeReportsProviders(t *testing.T) {
 	} {
 		var logs bytes.Buffer
 		w := &wiring{cfg: &serveConfig{}, log: slog.New(slog.NewTextHandler(&logs, nil)), registry: providers.FromEnv(func(k string) string { return c.env[k] }, providers.Options{})}
+		var fc *providers.FileConfig
 		if c.file != "" {
 			path := filepath.Join(t.TempDir(), "providers.json")
 			if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			w.cfg.ProvidersConfig = path
-			reg, err := providers.FromConfigFile(path, func(k string) string { return c.env[k] }, providers.Options{})
-			if err != nil {
+			var err error
+			if fc, err = providers.LoadConfig(path); err != nil {
 				t.Fatal(err)
 			}
-			w.registry = reg
+			if err := w.registry.Configure(fc, func(k string) string { return c.env[k] }, providers.Options{}); err != nil {
+				t.Fatal(err)
+			}
 		}
-		w.reportProviders()
+		w.reportProviders(fc)
 		for _, want := range c.want {
 			if !strings.Contains(logs.String(), want) {
 				t.Errorf("env %v file %q: log lacks %q:\n%s", c.env, c.file, want, logs.String())

@@ -57,15 +57,18 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 128
 	popts := providers.Options{Logger: w.log, HTTPClient: &http.Client{Transport: transport}}
+	// The file is read once: for the registry, and for naming its providers without a key.
+	var fc *providers.FileConfig
+	w.registry = providers.FromEnv(os.Getenv, popts)
 	if w.cfg.ProvidersConfig != "" {
-		w.registry, err = providers.FromConfigFile(w.cfg.ProvidersConfig, os.Getenv, popts)
+		if fc, err = providers.LoadConfig(w.cfg.ProvidersConfig); err == nil {
+			err = w.registry.Configure(fc, os.Getenv, popts)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--providers-config: %w", err)
 		}
-	} else {
-		w.registry = providers.FromEnv(os.Getenv, popts)
 	}
-	w.reportProviders()
+	w.reportProviders(fc)
 	if w.cfg.PricesFile != "" {
 		w.catalog, err = providers.LoadCatalog(w.cfg.PricesFile)
 		if err != nil {
@@ -284,7 +287,7 @@ func (w *wiring) routable(model string) error {
 // reportProviders logs which providers have a key (the others answer every call with "not
 // configured"), and warns about the providers the --providers-config file names without
 // one, and when none has a key at all: otherwise the first sign is a failed request.
-func (w *wiring) reportProviders() {
+func (w *wiring) reportProviders(fc *providers.FileConfig) {
 	local := map[string]bool{} // presets that need no key (a local server such as Ollama)
 	for _, p := range providers.Presets() {
 		local[p.Name] = p.KeyOptional
@@ -298,14 +301,12 @@ func (w *wiring) reportProviders() {
 			}
 		}
 	}
-	if w.cfg.ProvidersConfig != "" {
-		if fc, err := providers.LoadConfig(w.cfg.ProvidersConfig); err == nil {
-			for _, pc := range fc.Providers {
-				if !slices.Contains(ready, pc.Name) {
-					w.log.Warn("provider named in --providers-config has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv)
-				} else if !slices.Contains(keyed, pc.Name) {
-					keyed = append(keyed, pc.Name) // configured on purpose, key or not
-				}
+	if fc != nil {
+		for _, pc := range fc.Providers {
+			if !slices.Contains(ready, pc.Name) {
+				w.log.Warn("provider named in --providers-config has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv)
+			} else if !slices.Contains(keyed, pc.Name) {
+				keyed = append(keyed, pc.Name) // configured on purpose, key or not
 			}
 		}
 	}
