@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go"
@@ -64,5 +66,67 @@ func TestOfficialGoSDK(t *testing.T) {
 		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")}})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "unknown_url" {
 		t.Errorf("unknown route: %v", err)
+	}
+}
+
+// TestOfficialGoSDKImages: images the official Go SDK sends — image_url parts on
+// /v1/chat/completions, input_image parts on /v1/responses — reach an OpenAI upstream as
+// image_url parts, in order with the text; an image in a malformed data URL is a 400
+// naming the part.
+func TestOfficialGoSDKImages(t *testing.T) {
+	up := newToolUpstream(t)
+	_, base := realServerURL(t, up.options(t))
+	ctx := context.Background()
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	const dataURL = "data:image/png;base64,iVBORw0KGgo="
+	want := `[{"text":"Which is larger?","type":"text"},{"image_url":{"detail":"low","url":"https://example.com/a.png"},"type":"image_url"},` +
+		`{"image_url":{"url":"` + dataURL + `"},"type":"image_url"}]`
+	sentParts := func() string {
+		msgs := up.last()["messages"].([]any)
+		b, _ := json.Marshal(msgs[len(msgs)-1].(map[string]any)["content"])
+		return string(b)
+	}
+
+	_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+		Model: "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("Which is larger?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "https://example.com/a.png", Detail: "low"}),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: dataURL}),
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sentParts(); got != want {
+		t.Errorf("chat: upstream got content\n%s\nwant\n%s", got, want)
+	}
+
+	_, err = c.Responses.New(ctx, responses.ResponseNewParams{
+		Model: "openai/gpt-4o-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{{OfMessage: &responses.EasyInputMessageParam{
+			Role: responses.EasyInputMessageRoleUser,
+			Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: responses.ResponseInputMessageContentListParam{
+				{OfInputText: &responses.ResponseInputTextParam{Text: "Which is larger?"}},
+				{OfInputImage: &responses.ResponseInputImageParam{ImageURL: openai.String("https://example.com/a.png"), Detail: responses.ResponseInputImageDetailLow}},
+				{OfInputImage: &responses.ResponseInputImageParam{ImageURL: openai.String(dataURL), Detail: responses.ResponseInputImageDetailAuto}},
+			}},
+		}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := sentParts(), strings.Replace(want, `{"url":"`+dataURL+`"}`, `{"detail":"auto","url":"`+dataURL+`"}`, 1); got != w {
+		t.Errorf("responses: upstream got content\n%s\nwant\n%s", got, w)
+	}
+
+	var apiErr *openai.Error
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("What is it?"),
+			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64,not base64"}),
+		})}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "messages[0].content[1].image_url" || !strings.Contains(apiErr.Message, "not base64") {
+		t.Errorf("malformed data URL: %v", err)
 	}
 }

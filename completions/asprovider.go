@@ -41,8 +41,18 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 		Search: req.Search, maxTemperature: 2, ephemeral: true, TopP: req.TopP, Stop: req.Stop,
 		Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat}
 	for _, m := range req.Messages {
-		out.Messages = append(out.Messages, Message{Role: m.Role, Content: []ContentBlock{{Type: "text", Text: m.Content}},
-			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+		content := []ContentBlock{{Type: "text", Text: m.Content}}
+		if len(m.Parts) > 0 {
+			content = make([]ContentBlock, len(m.Parts))
+			for i, p := range m.Parts {
+				content[i] = ContentBlock{Type: "text", Text: p.Text}
+				if p.Image != nil {
+					content[i] = ContentBlock{Type: "image", Image: p.Image}
+				}
+			}
+		}
+		out.Messages = append(out.Messages, Message{Role: m.Role, Content: content,
+			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
 	}
 	return out
 }

@@ -71,7 +71,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
+		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
 	}
 
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search,

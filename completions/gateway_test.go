@@ -129,7 +129,11 @@ func TestValidation(t *testing.T) {
 		{"bad fallback", func(r *Request) { r.FallbackModels = []string{"nope"} }, "fallback_models[0]", "provider/model"},
 		{"no messages", func(r *Request) { r.Messages = nil }, "messages", "at least one"},
 		{"bad role", func(r *Request) { r.Messages[0].Role = "tool" }, "messages[0].role", "system, user or assistant"},
-		{"image block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "image", Text: "x"}} }, "messages[0].content[0].type", "must be text"},
+		{"image block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "image", Text: "x"}} }, "messages[0].content[0].type", "OpenAI-compatible surfaces only"},
+		{"image in a stored conversation", func(r *Request) {
+			r.Messages[0].Content = []ContentBlock{imageBlock("https://example.com/a.png", "")}
+		}, "messages[0].content[0].type", "OpenAI-compatible surfaces only"},
+		{"file block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "file", Text: "x"}} }, "messages[0].content[0].type", "must be text"},
 		{"no blocks", func(r *Request) { r.Messages[0].Content = nil }, "messages[0].content", "at least one"},
 		{"blank content", func(r *Request) { r.Messages[0].Content[0].Text = "  \n" }, "messages[0].content", "empty"},
 		{"temperature high", func(r *Request) { r.Temperature = f(1.5) }, "temperature", "between 0 and 1"},

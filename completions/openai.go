@@ -77,8 +77,9 @@ type OpenAIStreamOptions struct {
 	IncludeUsage bool `json:"include_usage,omitempty"`
 }
 
-// OpenAIMessage is an OpenAI chat message. Content is a string or an array of parts; only
-// "text" parts are accepted. Role "developer" is read as "system". An assistant message
+// OpenAIMessage is an OpenAI chat message. Content is a string or an array of parts:
+// "text" parts, and "image_url" parts in user messages (passed on to the upstream, which
+// fetches URLs itself; see providers.Image). Role "developer" is read as "system". An assistant message
 // may carry ToolCalls (its content may then be null); a "tool" message is the result of the
 // call ToolCallID.
 type OpenAIMessage struct {
@@ -167,10 +168,19 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 	return nil
 }
 
-// OpenAIContentPart is one part of an array content.
+// OpenAIContentPart is one part of an array content: "text" (Text) or "image_url"
+// (ImageURL).
 type OpenAIContentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text,omitempty"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	ImageURL *OpenAIImageURL `json:"image_url,omitempty"`
+}
+
+// OpenAIImageURL is an image_url part's image: an http(s) URL or a base64 data URL, and
+// OpenAI's detail hint (auto, low or high).
+type OpenAIImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // OpenAIContent is a message content: a string or an array of parts.
@@ -210,9 +220,17 @@ func (c OpenAIContent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(c.Parts)
 }
 
-// JSONSchema describes the content for invopop/jsonschema: a string, an array of parts or null.
+// JSONSchema describes the content for invopop/jsonschema: a string, an array of parts
+// (text or image_url) or null.
 func (OpenAIContent) JSONSchema() *jsonschema.Schema {
-	part := &jsonschema.Schema{Type: "object", Required: []string{"type"}}
+	props := jsonschema.NewProperties()
+	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"text", "image_url"}})
+	props.Set("text", &jsonschema.Schema{Type: "string"})
+	image := jsonschema.NewProperties()
+	image.Set("url", &jsonschema.Schema{Type: "string", Description: "An http(s) URL or a base64 data URL of a PNG, JPEG, GIF or WebP image"})
+	image.Set("detail", &jsonschema.Schema{Type: "string", Enum: []any{"auto", "low", "high"}})
+	props.Set("image_url", &jsonschema.Schema{Type: "object", Properties: image, Required: []string{"url"}})
+	part := &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"type"}}
 	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
 		{Type: "string"},
 		{Type: "array", Items: part},
@@ -296,10 +314,16 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		}
 		blocks := make([]ContentBlock, len(m.Content.Parts))
 		for j, p := range m.Content.Parts {
-			if p.Type != "text" {
-				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, got %q", p.Type)
+			switch {
+			case p.Type == "text":
+				blocks[j] = ContentBlock{Type: "text", Text: p.Text}
+			case p.Type == "image_url" && p.ImageURL != nil:
+				blocks[j] = imageBlock(p.ImageURL.URL, p.ImageURL.Detail)
+			case p.Type == "image_url":
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), "is required")
+			default:
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text or image_url, got %q", p.Type)
 			}
-			blocks[j] = ContentBlock{Type: "text", Text: p.Text}
 		}
 		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name}
 	}

@@ -111,11 +111,16 @@ type ResponsesContent struct {
 	Parts []ResponsesPart
 }
 
-// ResponsesPart is one content part.
+// ResponsesPart is one content part: input_text, output_text or refusal, or input_image
+// (ImageURL, an http(s) URL or a base64 data URL, and Detail; FileID is refused: the
+// gateway stores no files).
 type ResponsesPart struct {
-	Type    string `json:"type"`
-	Text    string `json:"text,omitempty"`
-	Refusal string `json:"refusal,omitempty"`
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Refusal  string `json:"refusal,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
 }
 
 // UnmarshalJSON reads a string or a list of parts.
@@ -255,15 +260,41 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				return nil, invalid(field+".role", `must be "user", "system", "developer" or "assistant", got %q`, it.Role)
 			}
 			var text bytes.Buffer
+			var parts []OpenAIContentPart // with images: the text and images in order
 			for j, p := range it.Content.Parts {
 				switch p.Type {
 				case "input_text", "output_text", "text":
 					text.WriteString(p.Text)
 				case "refusal":
 					text.WriteString(p.Refusal)
+				case "input_image":
+					pf := fmt.Sprintf("%s.content[%d]", field, j)
+					switch {
+					case it.Role != "user":
+						return nil, invalid(pf+".type", "images are accepted in user messages only, got one in a %s message", it.Role)
+					case p.FileID != "":
+						return nil, invalid(pf+".file_id", "is not supported: the gateway stores no files; send image_url (an http(s) URL or a base64 data URL)")
+					case p.ImageURL == "":
+						return nil, invalid(pf+".image_url", "is required")
+					}
+					if err := providers.CheckImage(providers.Image{URL: p.ImageURL, Detail: p.Detail}); err != nil {
+						return nil, invalid(pf+".image_url", "%s", strings.TrimPrefix(err.Error(), providers.ErrImage.Error()+": "))
+					}
+					if text.Len() > 0 {
+						parts = append(parts, OpenAIContentPart{Type: "text", Text: text.String()})
+						text.Reset()
+					}
+					parts = append(parts, OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: p.ImageURL, Detail: p.Detail}})
 				default:
-					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text parts are supported, got %q", p.Type)
+					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text and input_image parts are supported, got %q", p.Type)
 				}
+			}
+			if parts != nil {
+				if text.Len() > 0 {
+					parts = append(parts, OpenAIContentPart{Type: "text", Text: text.String()})
+				}
+				c.Messages = append(c.Messages, OpenAIMessage{Role: it.Role, Content: OpenAIContent{Parts: parts}})
+				continue
 			}
 			c.Messages = append(c.Messages, OpenAIMessage{Role: it.Role, Content: textContent(text.String())})
 		case "function_call":

@@ -191,15 +191,24 @@ func schemaErrorText(err error) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// checkProviders asks each model's adapter whether it can map the request's tools and
-// response format (see providers.RequestChecker); a refusal is a validation error naming
+// checkProviders asks each model's adapter whether it can map the request's tools,
+// response format and images (see providers.RequestChecker); a refusal is a validation error naming
 // the field, before any upstream call.
 func checkProviders(req *Request, targets ...[]target) error {
-	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil {
+	var images []providers.Message // the turns' images, for adapters that check them
+	for i := range req.Messages {
+		if parts := req.Messages[i].parts(); parts != nil {
+			if images == nil {
+				images = make([]providers.Message, len(req.Messages))
+			}
+			images[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
+		}
+	}
+	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && images == nil {
 		return nil
 	}
 	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat, Search: req.Search}
+		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: images}
 	for _, ts := range targets {
 		for _, t := range ts {
 			preq.Model = t.model

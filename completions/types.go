@@ -7,11 +7,19 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
-// ContentBlock is one block of a message's content. Type is "text" (the only type the
-// service accepts today).
+// ContentBlock is one block of a message's content. Type is "text", or "image" (Image set)
+// in a user turn of a stateless request (the OpenAI-compatible surfaces and
+// OpenAIChatRequest.ToRequest): the native API and stored conversations hold text only.
 type ContentBlock struct {
 	Type string `json:"type" jsonschema:"required,enum=text"`
 	Text string `json:"text" jsonschema:"required"`
+	// Image is the block's image when Type is "image".
+	Image *providers.Image `json:"-"`
+}
+
+// imageBlock is the block of the image at url (an http(s) URL or a base64 data URL).
+func imageBlock(url, detail string) ContentBlock {
+	return ContentBlock{Type: "image", Image: &providers.Image{URL: url, Detail: detail}}
 }
 
 // Message is one turn of a completions conversation.
@@ -37,19 +45,40 @@ func TextMessage(role, text string) Message {
 	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
 }
 
-// Text joins the message's text blocks.
+// Text joins the message's text blocks (images are left out).
 func (m *Message) Text() string {
 	if len(m.Content) == 1 {
 		return m.Content[0].Text
 	}
 	var b strings.Builder
-	for i, c := range m.Content {
-		if i > 0 {
+	n := 0
+	for _, c := range m.Content {
+		if c.Image != nil {
+			continue
+		}
+		if n > 0 {
 			b.WriteString("\n")
 		}
 		b.WriteString(c.Text)
+		n++
 	}
 	return b.String()
+}
+
+// parts is the message's content for providers.Message.Parts: nil without images.
+func (m *Message) parts() []providers.Part {
+	has := false
+	for _, c := range m.Content {
+		has = has || c.Image != nil
+	}
+	if !has {
+		return nil
+	}
+	out := make([]providers.Part, len(m.Content))
+	for i, c := range m.Content {
+		out[i] = providers.Part{Text: c.Text, Image: c.Image}
+	}
+	return out
 }
 
 // Request is the body of POST /api/v1/completions.

@@ -69,7 +69,19 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		}
 		blank := true
 		for j, c := range m.Content {
-			if c.Type != "text" {
+			switch {
+			case c.Type == "text" && c.Image == nil:
+			case c.Type == "image" && c.Image != nil && req.ephemeral && m.Role == "user":
+				if err := providers.CheckImage(*c.Image); err != nil {
+					return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), "%s", strings.TrimPrefix(err.Error(), providers.ErrImage.Error()+": "))
+				}
+				blank = false
+				continue
+			case c.Type == "image" && req.ephemeral:
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted in user messages only, got one in a %s message", m.Role)
+			case c.Type == "image":
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted by the OpenAI-compatible surfaces only (stored conversations hold text)")
+			default:
 				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, got %q", c.Type)
 			}
 			if strings.TrimSpace(c.Text) != "" {

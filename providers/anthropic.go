@@ -87,15 +87,43 @@ type anthropicMessage struct {
 	Content any    `json:"content"`
 }
 
-// anthropicBlock is a content block of a request turn: text, tool_use or tool_result.
+// anthropicBlock is a content block of a request turn: text, image, tool_use or tool_result.
 type anthropicBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
+	Type      string                `json:"type"`
+	Text      string                `json:"text,omitempty"`
+	Source    *anthropicImageSource `json:"source,omitempty"`
+	ID        string                `json:"id,omitempty"`
+	Name      string                `json:"name,omitempty"`
+	Input     json.RawMessage       `json:"input,omitempty"`
+	ToolUseID string                `json:"tool_use_id,omitempty"`
+	Content   string                `json:"content,omitempty"`
+}
+
+// anthropicImageSource is an image block's source: base64 data or a URL.
+type anthropicImageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+// anthropicParts is a user turn's text and images as blocks; whitespace-only text parts
+// are left out (Anthropic refuses them).
+func anthropicParts(parts []Part) []anthropicBlock {
+	out := make([]anthropicBlock, 0, len(parts))
+	for _, p := range parts {
+		switch {
+		case p.Image != nil:
+			src := &anthropicImageSource{Type: "url", URL: p.Image.URL}
+			if _, data, ok := ParseDataURL(p.Image.URL); ok {
+				src = &anthropicImageSource{Type: "base64", MediaType: ImageMediaType(p.Image.URL), Data: data}
+			}
+			out = append(out, anthropicBlock{Type: "image", Source: src})
+		case strings.TrimSpace(p.Text) != "":
+			out = append(out, anthropicBlock{Type: "text", Text: p.Text})
+		}
+	}
+	return out
 }
 
 type anthropicTool struct {
@@ -178,9 +206,17 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			// API requires).
 			if n := len(b.Messages); n > 0 && m.Role == "user" && b.Messages[n-1].Role == "user" {
 				if blocks, ok := b.Messages[n-1].Content.([]anthropicBlock); ok {
-					b.Messages[n-1].Content = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
+					if len(m.Parts) > 0 {
+						b.Messages[n-1].Content = append(blocks, anthropicParts(m.Parts)...)
+					} else {
+						b.Messages[n-1].Content = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
+					}
 					continue
 				}
+			}
+			if len(m.Parts) > 0 {
+				b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: anthropicParts(m.Parts)})
+				continue
 			}
 			b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: m.Content})
 		}

@@ -77,10 +77,50 @@ func (g *Gemini) SupportsSearch(model string) bool {
 
 type geminiPart struct {
 	Text             string                  `json:"text,omitempty"`
+	InlineData       *geminiBlob             `json:"inlineData,omitempty"`
+	FileData         *geminiFileData         `json:"fileData,omitempty"`
 	Thought          bool                    `json:"thought,omitempty"`
 	FunctionCall     *geminiFunctionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *geminiFunctionResponse `json:"functionResponse,omitempty"`
 	ThoughtSignature string                  `json:"thoughtSignature,omitempty"`
+}
+
+// geminiBlob is an inline image: base64 data and its type.
+type geminiBlob struct {
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+}
+
+// geminiFileData is an image Gemini fetches from a URL.
+type geminiFileData struct {
+	MimeType string `json:"mimeType"`
+	FileURI  string `json:"fileUri"`
+}
+
+// geminiParts is a user turn's text and images as parts. An image URL whose type neither
+// its extension nor anything else tells is refused: Gemini's fileData needs the type.
+func (g *Gemini) geminiParts(i int, parts []Part) ([]geminiPart, error) {
+	out := make([]geminiPart, 0, len(parts))
+	for j, p := range parts {
+		img := p.Image
+		if img == nil {
+			if p.Text != "" {
+				out = append(out, geminiPart{Text: p.Text})
+			}
+			continue
+		}
+		mt := ImageMediaType(img.URL)
+		if _, data, ok := ParseDataURL(img.URL); ok {
+			out = append(out, geminiPart{InlineData: &geminiBlob{MimeType: mt, Data: data}})
+			continue
+		}
+		if mt == "" {
+			return nil, &UnsupportedError{Provider: g.Name(), Field: fmt.Sprintf("messages[%d].content[%d].image_url", i, j),
+				Reason: "Gemini must be told an image URL's type: use a URL ending in .png, .jpg, .jpeg, .gif or .webp, or send the image as a base64 data URL"}
+		}
+		out = append(out, geminiPart{FileData: &geminiFileData{MimeType: mt, FileURI: img.URL}})
+	}
+	return out, nil
 }
 
 type geminiFunctionCall struct {
@@ -191,6 +231,14 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 			}
 			b.Contents = append(b.Contents, geminiContent{Role: "user", Parts: []geminiPart{part}})
 		default:
+			if len(m.Parts) > 0 {
+				parts, err := g.geminiParts(i, m.Parts)
+				if err != nil {
+					return b, err
+				}
+				b.Contents = append(b.Contents, geminiContent{Role: "user", Parts: parts})
+				continue
+			}
 			b.Contents = append(b.Contents, geminiContent{Role: "user", Parts: []geminiPart{{Text: m.Content}}})
 		}
 	}
@@ -278,9 +326,9 @@ func functionResponse(content string) json.RawMessage {
 }
 
 // Check refuses tool parameter and response schemas that Gemini's OpenAPI-subset schema
-// dialect cannot express, naming the keyword.
+// dialect cannot express, naming the keyword, and image URLs whose type it cannot tell.
 func (g *Gemini) Check(model string, req *Request) error {
-	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() {
+	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() && !hasImages(req.Messages) {
 		return nil
 	}
 	_, err := g.body(req)

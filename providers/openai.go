@@ -63,14 +63,38 @@ func (o *OpenAI) SupportsSearch(model string) bool {
 }
 
 // openAIMessage is a request message; content is null for an assistant turn that only
-// called tools.
+// called tools, and a list of parts for a turn with images.
 type openAIMessage struct {
 	Role       string           `json:"role"`
-	Content    *string          `json:"content"`
+	Content    any              `json:"content"` // *string, nil or []openAIPart
 	ToolCalls  []openAIToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string           `json:"tool_call_id,omitempty"`
 	Name       string           `json:"name,omitempty"`
 	Prefix     bool             `json:"prefix,omitempty"` // PrefillPrefix
+}
+
+// openAIPart is a content part: text or image_url.
+type openAIPart struct {
+	Type     string          `json:"type"`
+	Text     *string         `json:"text,omitempty"`
+	ImageURL *openAIImageURL `json:"image_url,omitempty"`
+}
+
+type openAIImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func openAIParts(parts []Part) []openAIPart {
+	out := make([]openAIPart, len(parts))
+	for i := range parts {
+		if img := parts[i].Image; img != nil {
+			out[i] = openAIPart{Type: "image_url", ImageURL: &openAIImageURL{URL: img.URL, Detail: img.Detail}}
+		} else {
+			out[i] = openAIPart{Type: "text", Text: &parts[i].Text}
+		}
+	}
+	return out
 }
 
 type openAIToolCall struct {
@@ -169,6 +193,9 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: o.toolCallID(m.ToolCallID), Name: m.Name}
+		if len(m.Parts) > 0 {
+			msgs[i].Content = openAIParts(m.Parts)
+		}
 		if len(m.ToolCalls) > 0 {
 			if m.Content == "" {
 				msgs[i].Content = nil

@@ -16,9 +16,15 @@ import (
 // Message is one turn of a conversation. Role is "system", "user", "assistant" or "tool".
 // An assistant turn may carry ToolCalls (its Content may then be empty); a "tool" turn is
 // the result of the call ToolCallID, its Content the result text.
+//
+// A user turn with images has Parts: its text and images in order. Content is then its
+// text parts joined (what adapters and counts that take no images see); every adapter
+// sends Parts when the turn has them.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Parts is the turn's content with its images, when it has any (user turns only).
+	Parts []Part `json:"parts,omitempty"`
 	// ToolCalls are the function calls an assistant turn made.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a "tool" turn answers.

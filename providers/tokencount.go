@@ -114,7 +114,7 @@ func countTokens(c tokenizer.Codec, text string) int {
 
 // EstimateUsage counts the usage of a call of model locally, for an upstream that reported
 // none: the prompt over req's messages (role, text, tool calls and the call id a tool
-// result answers), tool definitions (name, description, parameter schema) and assistant
+// result answers; an image as OpenAI counts one of 1024×1024 pixels), tool definitions (name, description, parameter schema) and assistant
 // prefix, with OpenAI's documented chat overhead (3 tokens per message, 3 for the reply);
 // the completion over the answer's text, refusal and tool calls (names and arguments).
 // req or resp may be nil. The counts are exact tokenizer counts for OpenAI models and a
@@ -129,6 +129,11 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 		for _, m := range req.Messages {
 			n += tokensPerMessage + countTokens(c, m.Role) + countTokens(c, m.Content) + countTokens(c, m.ToolCallID)
 			n += countCalls(c, m.ToolCalls)
+			for _, p := range m.Parts {
+				if p.Image != nil {
+					n += imageTokens(p.Image)
+				}
+			}
 		}
 		for _, t := range req.Tools {
 			n += tokensPerMessage + countTokens(c, t.Name) + countTokens(c, t.Description) + countTokens(c, string(t.Parameters))

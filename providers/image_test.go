@@ -1,0 +1,159 @@
+package providers_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// pngHeader is the start of a PNG file: its signature and the IHDR chunk of a 1×1 image.
+var pngHeader = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
+
+func TestCheckImage(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString(pngHeader)
+	for _, c := range []struct {
+		img  providers.Image
+		want string // "" for valid, else a part of the message
+	}{
+		{providers.Image{URL: "https://example.com/cat.png"}, ""},
+		{providers.Image{URL: "http://example.com/x?id=1", Detail: "low"}, ""},
+		{providers.Image{URL: "data:image/png;base64," + png, Detail: "high"}, ""},
+		{providers.Image{URL: "DATA:image/jpeg;base64," + png}, "http or https URL"}, // the scheme is case-sensitive here
+		{providers.Image{URL: "data:image/jpeg;charset=x;base64," + png, Detail: "auto"}, ""},
+		{providers.Image{URL: "ftp://example.com/cat.png"}, "http or https URL"},
+		{providers.Image{URL: "https:///cat.png"}, "http or https URL"},
+		{providers.Image{URL: "cat.png"}, "http or https URL"},
+		{providers.Image{URL: ""}, "http or https URL"},
+		{providers.Image{URL: "https://example.com/cat.png", Detail: "max"}, "detail must be auto, low or high"},
+		{providers.Image{URL: "data:image/png," + png}, "data URL must be"},
+		{providers.Image{URL: "data:image/bmp;base64," + png}, `type "image/bmp"`},
+		{providers.Image{URL: "data:application/pdf;base64," + png}, "is not one of image/png"},
+		{providers.Image{URL: "data:image/png;base64,abc"}, "not base64"},
+		{providers.Image{URL: "data:image/png;base64,ab!d"}, "not base64"},
+		{providers.Image{URL: "data:image/png;base64,a==="}, "not base64"},
+		{providers.Image{URL: "data:image/png;base64,"}, "not base64"},
+	} {
+		err := providers.CheckImage(c.img)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%.60q: %v, want valid", c.img.URL, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%.60q: %v, want an error containing %q", c.img.URL, err, c.want)
+		case err != nil && !errors.Is(err, providers.ErrImage):
+			t.Errorf("%.60q: %v does not wrap ErrImage", c.img.URL, err)
+		}
+	}
+}
+
+func TestImageMediaType(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString(pngHeader)
+	for url, want := range map[string]string{
+		"data:image/png;base64," + png:                  "image/png",
+		"data:image/jpeg;base64," + png:                 "image/png", // the bytes say PNG: Anthropic refuses a wrong type
+		"data:image/webp;base64,AAAAAAAA":               "image/webp",
+		"https://example.com/a/cat.JPG":                 "image/jpeg",
+		"https://example.com/cat.jpeg?size=2":           "image/jpeg",
+		"https://example.com/anim.gif":                  "image/gif",
+		"https://example.com/x.webp#frag":               "image/webp",
+		"https://example.com/render?format=png":         "",
+		"https://example.com/cat.png.html":              "",
+		"https://example.com/" + strings.Repeat("a", 9): "",
+	} {
+		if got := providers.ImageMediaType(url); got != want {
+			t.Errorf("ImageMediaType(%.50q) = %q, want %q", url, got, want)
+		}
+	}
+}
+
+// TestImagesMapToEachWireFormat: a user turn's text and images reach every upstream in
+// order, in its own shape: OpenAI image_url parts (with detail), Anthropic url and base64
+// image sources (the type corrected from the bytes), Gemini fileData and inlineData.
+func TestImagesMapToEachWireFormat(t *testing.T) {
+	png := base64.StdEncoding.EncodeToString(pngHeader)
+	dataURL := "data:image/jpeg;base64," + png // declared JPEG, is PNG
+	req := func() *providers.Request {
+		return &providers.Request{Model: "m-1", Messages: []providers.Message{
+			{Role: "system", Content: "Be brief."},
+			{Role: "user", Content: "Compare\nthem.", Parts: []providers.Part{
+				{Text: "Compare"},
+				{Image: &providers.Image{URL: "https://example.com/cat.png", Detail: "low"}},
+				{Image: &providers.Image{URL: dataURL}},
+				{Text: "them."},
+			}},
+		}}
+	}
+	want := map[providers.Format]string{
+		providers.FormatOpenAI: `[{"content":"Be brief.","role":"system"},{"content":[{"text":"Compare","type":"text"},` +
+			`{"image_url":{"detail":"low","url":"https://example.com/cat.png"},"type":"image_url"},` +
+			`{"image_url":{"url":"` + dataURL + `"},"type":"image_url"},{"text":"them.","type":"text"}],"role":"user"}]`,
+		providers.FormatAnthropic: `[{"content":[{"text":"Compare","type":"text"},` +
+			`{"source":{"type":"url","url":"https://example.com/cat.png"},"type":"image"},` +
+			`{"source":{"data":"` + png + `","media_type":"image/png","type":"base64"},"type":"image"},{"text":"them.","type":"text"}],"role":"user"}]`,
+		providers.FormatGemini: `[{"parts":[{"text":"Compare"},{"fileData":{"fileUri":"https://example.com/cat.png","mimeType":"image/png"}},` +
+			`{"inlineData":{"data":"` + png + `","mimeType":"image/png"}},{"text":"them."}],"role":"user"}]`,
+	}
+	field := map[providers.Format]string{providers.FormatOpenAI: "messages", providers.FormatAnthropic: "messages", providers.FormatGemini: "contents"}
+	var body map[string]json.RawMessage
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body = nil
+		json.NewDecoder(r.Body).Decode(&body)
+		w.WriteHeader(400)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	for _, f := range allFormats {
+		p := newProvider(t, f, srv.URL, nil)
+		p.Complete(context.Background(), req())
+		var v any
+		json.Unmarshal(body[field[f]], &v)
+		got, _ := json.Marshal(v) // keys sorted
+		if string(got) != want[f] {
+			t.Errorf("%s: %s =\n%s\nwant\n%s", f, field[f], got, want[f])
+		}
+	}
+}
+
+// TestGeminiRefusesUntypedImageURL: Gemini's fileData needs the image's type; a URL that
+// does not say it is refused before the call, naming the part.
+func TestGeminiRefusesUntypedImageURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the upstream was called")
+	}))
+	defer srv.Close()
+	p := newProvider(t, providers.FormatGemini, srv.URL, nil)
+	req := &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{
+		{Role: "user", Content: "What is it?", Parts: []providers.Part{{Text: "What is it?"}, {Image: &providers.Image{URL: "https://example.com/render?id=7"}}}},
+	}}
+	err := providers.Check(p, req.Model, req)
+	var ue *providers.UnsupportedError
+	if !errors.As(err, &ue) || ue.Field != "messages[0].content[1].image_url" || !strings.Contains(ue.Reason, "data URL") {
+		t.Fatalf("Check = %v, want an UnsupportedError naming messages[0].content[1].image_url", err)
+	}
+	if _, err := p.Complete(context.Background(), req); providers.KindOf(err) != providers.KindBadRequest {
+		t.Errorf("Complete = %v, want a bad request", err)
+	}
+	req.Messages[0].Parts[1].Image.URL = "https://example.com/render.webp?id=7"
+	if err := providers.Check(p, req.Model, req); err != nil {
+		t.Errorf("a typed URL: Check = %v", err)
+	}
+}
+
+func TestEstimateUsageCountsImages(t *testing.T) {
+	text := &providers.Request{Messages: []providers.Message{{Role: "user", Content: "What is it?"}}}
+	withImages := &providers.Request{Messages: []providers.Message{{Role: "user", Content: "What is it?", Parts: []providers.Part{
+		{Text: "What is it?"}, {Image: &providers.Image{URL: "https://example.com/a.png"}}, {Image: &providers.Image{URL: "https://example.com/b.png", Detail: "low"}},
+	}}}}
+	a := providers.EstimateUsage("gpt-4o", text, nil).PromptTokens
+	b := providers.EstimateUsage("gpt-4o", withImages, nil).PromptTokens
+	if b-a != 765+85 {
+		t.Errorf("images added %d prompt tokens, want %d (a high-detail and a low-detail image)", b-a, 765+85)
+	}
+}
