@@ -424,9 +424,9 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {
-		err = fmt.Errorf("completions: save conversation %s: %w", p.convID, err)
-		g.observeFailure(ctx, p, false, err, &used, 0)
-		return nil, err
+		// The answer exists and is paid for: losing it to a storage failure would make the
+		// caller pay again for a retry.
+		g.notSaved(ctx, p, resp, err)
 	}
 	g.observeResponse(ctx, p, false, resp, g.opts.Now().Sub(p.start))
 	return resp, nil

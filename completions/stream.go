@@ -413,9 +413,7 @@ func (s *ResponseStream) complete() error {
 		resp.Attempts = s.p.attempts
 	}
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
-		s.err = fmt.Errorf("completions: save conversation %s: %w", s.p.convID, err)
-		s.observeEnd(s.err)
-		return s.err
+		s.g.notSaved(s.ctx, s.p, resp, err) // the client has the answer already
 	}
 	s.final = resp
 	s.observeEnd(nil)

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -242,6 +243,23 @@ type Response struct {
 	// Continued is set when a stream broke mid-answer and another model continued it: the
 	// answer is one text, and Usage adds up every attempt that was billed.
 	Continued *Continuation `json:"continued,omitempty"`
+	// ConversationNotSaved is set when the answer was generated (and billed) but the store
+	// could not save the turn (a full disk, a database down): the answer is still returned,
+	// and this says the turn is not part of the conversation. ConversationID is then the
+	// conversation the request named, or empty for a new one (it was never created); the
+	// cause is logged, not returned.
+	ConversationNotSaved string `json:"conversationNotSaved,omitempty"`
+}
+
+// notSaved marks resp as an answer whose turn the store could not save (see
+// Response.ConversationNotSaved) and logs why.
+func (g *Gateway) notSaved(ctx context.Context, p *plan, resp *Response, err error) {
+	g.log.ErrorContext(ctx, "completions: the answer is returned but its conversation turn was not saved",
+		"conversation", p.convID, "new", p.convNew, "err", err)
+	resp.ConversationNotSaved = "the store could not save this turn; the answer is not part of the conversation"
+	if p.convNew {
+		resp.ConversationID, resp.ConversationTitle = "", ""
+	}
 }
 
 // Text returns the generated text.
