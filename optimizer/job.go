@@ -148,6 +148,30 @@ type Results struct {
 	Status       Status        `json:"status"`
 	ErrorMessage string        `json:"error_message,omitempty"`
 	Results      []ModelResult `json:"results"`
+	// CutRuns is what runs of the job cut short spent (extension): a worker that died, a
+	// restart or a shutdown made the job start over, dropping their partial results.
+	// Absent when every run finished. Not included in Results' figures.
+	CutRuns *CutRunsUsage `json:"cut_runs,omitempty"`
+}
+
+// CutRunsUsage is what a job's runs cut short spent: the task model's usage as the
+// gateway metered their keys (read when a later run reclaimed them) or as last recorded,
+// and the proposer's as last recorded.
+type CutRunsUsage struct {
+	// Runs counts the runs cut short.
+	Runs     int     `json:"runs"`
+	Tokens   int64   `json:"tokens"`
+	CostUSD  float64 `json:"cost_usd"`
+	Task     Usage   `json:"task_model"`
+	Proposer Usage   `json:"proposer"`
+}
+
+// add folds a cut run's model result usage into c.
+func (c *CutRunsUsage) add(task, proposer Usage) {
+	c.Task.add(task)
+	c.Proposer.add(proposer)
+	c.Tokens = c.Task.Tokens + c.Proposer.Tokens
+	c.CostUSD = c.Task.CostUSD + c.Proposer.CostUSD
 }
 
 // ModelResult is the outcome for one target model.
@@ -267,10 +291,48 @@ type job struct {
 	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
 	// CancelRequested is set by Cancel of a job running in another process; that worker's
 	// heartbeat picks it up, and a dead worker's job is ended as cancelled, not re-run.
-	CancelRequested bool       `json:"cancel_requested,omitempty"`
+	CancelRequested bool `json:"cancel_requested,omitempty"`
+	// OpenKeys are the gateway keys runs minted and have not revoked yet (KeyReclaimer).
+	OpenKeys []openKey `json:"open_keys,omitempty"`
+	// CutRuns is what runs cut short spent (see Results.CutRuns).
+	CutRuns *CutRunsUsage `json:"cut_runs,omitempty"`
 	CreatedAt       time.Time  `json:"created_at"`
 	StartedAt       *time.Time `json:"started_at,omitempty"`
 	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+}
+
+// openKey is a gateway key a run minted for a model and has not revoked.
+type openKey struct {
+	Ref   string `json:"ref"`
+	Model string `json:"model"`
+	// Recorded is the task-model usage the run last recorded for the model, kept when the
+	// run's results are dropped: what is counted if the key can no longer be read.
+	Recorded *Usage `json:"recorded,omitempty"`
+}
+
+// dropCutRun starts j over after a run cut short: its partial results are dropped and what
+// they spent goes to j.CutRuns — all but the task-model usage of models whose key is still
+// open, which the key itself will tell (reclaimKeys; the recorded figure is kept with the
+// key as the fallback).
+func (j *job) dropCutRun() {
+	if j.CutRuns == nil {
+		j.CutRuns = &CutRunsUsage{}
+	}
+	j.CutRuns.Runs++
+	for _, r := range j.Results {
+		task := r.Usage.Task
+		// The model's newest open key is this run's (older ones have their figure already).
+		for i := len(j.OpenKeys) - 1; i >= 0; i-- {
+			if k := &j.OpenKeys[i]; k.Model == r.Model && k.Recorded == nil {
+				recorded := task
+				k.Recorded, task = &recorded, Usage{}
+				break
+			}
+		}
+		j.CutRuns.add(task, r.Usage.Proposer)
+	}
+	j.Results, j.CurrentModel, j.CurrentIteration = nil, "", 0
+	j.BestScore, j.BaselineScore = nil, nil
 }
 
 // storedRes is a ModelResult with its artifact token, as stored.

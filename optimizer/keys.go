@@ -2,6 +2,7 @@ package optimizer
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -43,7 +44,24 @@ type JobKey struct {
 	// Nil means the key is not metered; the optimizer then counts the usage run_batch
 	// reports.
 	Usage func() Usage
+	// Ref names the key for KeyReclaimer.ReclaimKey in any process on the same store; it
+	// is kept in the job's record while the key is valid, so it must not be the key
+	// itself. Empty when the minter cannot reclaim keys.
+	Ref string
 }
+
+// KeyReclaimer is implemented by minters whose keys can be ended from another process: a
+// worker that takes over (or a restart that re-queues) a job whose run was cut short
+// reclaims the keys that run left valid, so they stop working at once instead of at their
+// TTL, and their spend is carried into the job's results (Results.CutRuns).
+type KeyReclaimer interface {
+	// ReclaimKey revokes the key ref names and returns what was spent with it. A key
+	// already revoked or expired returns an error wrapping ErrKeyGone.
+	ReclaimKey(ctx context.Context, ref string) (Usage, error)
+}
+
+// ErrKeyGone is wrapped by ReclaimKey's error for a key that no longer exists.
+var ErrKeyGone = errors.New("optimizer: the job key was already revoked or expired")
 
 // StaticKey is a KeyMinter that hands every job the same key, without metering (for
 // library use against an OpenAI-compatible endpoint, and for tests).

@@ -60,6 +60,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 	}()
 	s.recMu.Unlock()
 	s.log.Info("optimizer: job started", "job", id, "attempt", j.Attempts)
+	s.reclaimKeys(ctx, &j)
 	stopBeat := s.heartbeat(ctx, cancel, id, j.Attempts)
 
 	limit := time.Duration(j.OverallTimeout)
@@ -200,9 +201,16 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		if err != nil {
 			return fmt.Errorf("mint the job's gateway key: %w", err)
 		}
-		if key.Revoke != nil {
-			defer key.Revoke()
+		if key.Ref != "" {
+			j.keyOpened(key, model)
+			s.save(j) // before the key is used: a run cut short leaves it for the next to reclaim
 		}
+		defer func() {
+			if key.Revoke != nil {
+				key.Revoke()
+			}
+			j.keyClosed(key) // saved with the next progress
+		}()
 		gw.BaseURL, gw.APIKey = s.gatewayURL, key.Key
 	}
 	var reported Usage

@@ -363,6 +363,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 		case StatusQueued:
 		case StatusRunning:
 			if j.Attempts >= MaxAttempts {
+				s.reclaimForEnd(ctx, &j)(&j)
 				j.Status = StatusFailed
 				j.ErrorMessage = fmt.Sprintf("the server stopped %d times while this job was running; giving up", j.Attempts)
 				t := s.now().UTC()
@@ -373,8 +374,8 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 				continue
 			}
 			// Start over: partial results of the cut run are dropped.
-			j.Status, j.Results, j.CurrentModel, j.CurrentIteration = StatusQueued, nil, "", 0
-			j.BestScore, j.BaselineScore, j.StartedAt = nil, nil, nil
+			j.dropCutRun()
+			j.Status, j.StartedAt = StatusQueued, nil
 			if err := s.put(ctx, &j); err != nil {
 				return nil, err
 			}
@@ -556,7 +557,7 @@ func (s *Service) Results(ctx context.Context, owner, id string) (*Results, erro
 	if !j.Status.Terminal() {
 		return nil, &NotFinishedError{JobID: j.ID, Status: j.Status}
 	}
-	out := &Results{JobID: j.ID, Status: j.Status, ErrorMessage: j.ErrorMessage, Results: []ModelResult{}}
+	out := &Results{JobID: j.ID, Status: j.Status, ErrorMessage: j.ErrorMessage, Results: []ModelResult{}, CutRuns: j.CutRuns}
 	for _, r := range j.Results {
 		out.Results = append(out.Results, s.view(r))
 	}

@@ -149,8 +149,7 @@ func (s *Service) claim(ctx context.Context, id string, resume bool) (job, bool,
 			return nil
 		}
 		if j.Status == StatusRunning { // start over: partial results of the cut run are dropped
-			j.Results, j.CurrentModel, j.CurrentIteration = nil, "", 0
-			j.BestScore, j.BaselineScore = nil, nil
+			j.dropCutRun()
 		}
 		now := s.now().UTC()
 		j.Status, j.StartedAt, j.ErrorMessage = StatusRunning, &now, ""
@@ -200,6 +199,7 @@ func (s *Service) releaseCut(j *job) {
 // failDead ends running job j, whose worker is dead, with status and msg, unless its
 // record moved on.
 func (s *Service) failDead(ctx context.Context, j *job, status Status, msg string) error {
+	apply := s.reclaimForEnd(ctx, j)
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
 		if err != nil {
@@ -208,6 +208,7 @@ func (s *Service) failDead(ctx context.Context, j *job, status Status, msg strin
 		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
 			return nil
 		}
+		apply(&cur)
 		t := s.now().UTC()
 		cur.Status, cur.ErrorMessage, cur.FinishedAt = status, msg, &t
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)

@@ -3,13 +3,16 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestJobKeyMinterLimits mints an optimization job key the way the optimizer does and checks
@@ -71,5 +74,48 @@ func TestJobKeyCallTimeout(t *testing.T) {
 		json.RawMessage(`{"tag":"optimize:opt_1","budget":"job/t","call_timeout_ms":30000}`))
 	if got, ok := sc.(completions.Scope); err != nil || !ok || got.CallTimeout != 30*time.Second || got.Budget == nil {
 		t.Fatalf("rebuilt scope %+v, err %v", sc, err)
+	}
+}
+
+// TestJobKeyReclaimedByAnotherReplica: a replica taking over a job whose worker died
+// reclaims the dead run's key by its reference: no replica accepts the key after that, what
+// it spent is returned, and reclaiming it again says the key is gone.
+func TestJobKeyReclaimedByAnotherReplica(t *testing.T) {
+	st := memstore.New()
+	up := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(up.Close)
+	hsA, a := replica(t, st, up)
+	hsB, b := replica(t, st, up)
+	k, err := jobKeyMinter{auth: a.Auth()}.MintKey(context.Background(), optimizer.KeyGrant{
+		Owner: "key_job_owner", JobID: "opt_1", Model: "up/ok", MaxCalls: 10, MaxTokens: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Ref == "" || strings.Contains(k.Ref, k.Key) {
+		t.Fatalf("ref %q: empty, or it holds the key", k.Ref)
+	}
+	body := `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`
+	for _, hs := range []*httptest.Server{hsA, hsB} {
+		if resp, out := post(t, hs.URL+"/v1/chat/completions", k.Key, body); resp.StatusCode != http.StatusOK {
+			t.Fatalf("before the reclaim: %d %s", resp.StatusCode, out)
+		}
+	}
+	spent := k.Usage()
+	u, err := jobKeyMinter{auth: b.Auth()}.ReclaimKey(context.Background(), k.Ref)
+	if err != nil || u.Tokens != spent.Tokens || u.Tokens == 0 || u.CostUSD != spent.CostUSD {
+		t.Fatalf("ReclaimKey = %+v, %v; the key spent %+v", u, err, spent)
+	}
+	if resp, out := post(t, hsB.URL+"/v1/chat/completions", k.Key, body); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("another replica after the reclaim: %d %s", resp.StatusCode, out)
+	}
+	// The minting replica still holds the key in memory; its budget is gone, so it spends nothing.
+	if resp, out := post(t, hsA.URL+"/v1/chat/completions", k.Key, body); resp.StatusCode == http.StatusOK {
+		t.Errorf("the minting replica after the reclaim: %d %s", resp.StatusCode, out)
+	}
+	if _, err := (jobKeyMinter{auth: b.Auth()}).ReclaimKey(context.Background(), k.Ref); !errors.Is(err, optimizer.ErrKeyGone) {
+		t.Errorf("second reclaim: %v, want ErrKeyGone", err)
+	}
+	if _, err := (jobKeyMinter{auth: b.Auth()}).ReclaimKey(context.Background(), "nonsense"); err == nil || errors.Is(err, optimizer.ErrKeyGone) {
+		t.Errorf("malformed ref: %v", err)
 	}
 }

@@ -3,12 +3,15 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -295,7 +298,8 @@ func (m jobKeyMinter) MintKey(ctx context.Context, g optimizer.KeyGrant) (*optim
 		return nil, fmt.Errorf("server: minting a job key: %w", err)
 	}
 	var final completions.BudgetUsage
-	return &optimizer.JobKey{Key: key,
+	h := sha256.Sum256([]byte(key))
+	return &optimizer.JobKey{Key: key, Ref: hex.EncodeToString(h[:]) + " " + budgetID,
 		Revoke: func() {
 			bg := context.Background()
 			final = budget.Used(bg) // Usage is read once more after the revoke
@@ -309,6 +313,31 @@ func (m jobKeyMinter) MintKey(ctx context.Context, g optimizer.KeyGrant) (*optim
 			}
 			return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}
 		}}, nil
+}
+
+// ReclaimKey implements optimizer.KeyReclaimer: it removes the shared key record (no
+// replica accepts the key after this) and the key's budget, and returns what the budget
+// metered. ref is "<hex SHA-256 of the key> <budget id>", as MintKey made it.
+func (m jobKeyMinter) ReclaimKey(ctx context.Context, ref string) (optimizer.Usage, error) {
+	hash, budgetID, ok := strings.Cut(ref, " ")
+	if !ok || len(hash) != 2*sha256.Size || !strings.HasPrefix(budgetID, "job/") {
+		return optimizer.Usage{}, fmt.Errorf("server: malformed job key reference %q", ref)
+	}
+	if err := m.auth.store.Delete(ctx, store.ScopedKeys, hash); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return optimizer.Usage{}, fmt.Errorf("server: reclaiming a job key: %w", err)
+	}
+	budget, err := completions.LoadSharedBudget(ctx, m.auth.store, budgetID)
+	if errors.Is(err, store.ErrNotFound) {
+		return optimizer.Usage{}, fmt.Errorf("%w: budget %s", optimizer.ErrKeyGone, budgetID)
+	}
+	if err != nil {
+		return optimizer.Usage{}, fmt.Errorf("server: reclaiming a job key: %w", err)
+	}
+	u := budget.Used(ctx)
+	if err := completions.DeleteSharedBudget(ctx, m.auth.store, budgetID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return optimizer.Usage{}, fmt.Errorf("server: reclaiming a job key: %w", err)
+	}
+	return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}, nil
 }
 
 // jobKeyScopes returns the resolver that rebuilds a job key's completions.Scope in a
