@@ -295,10 +295,10 @@ type job struct {
 	// OpenKeys are the gateway keys runs minted and have not revoked yet (KeyReclaimer).
 	OpenKeys []openKey `json:"open_keys,omitempty"`
 	// CutRuns is what runs cut short spent (see Results.CutRuns).
-	CutRuns *CutRunsUsage `json:"cut_runs,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	StartedAt       *time.Time `json:"started_at,omitempty"`
-	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+	CutRuns    *CutRunsUsage `json:"cut_runs,omitempty"`
+	CreatedAt  time.Time     `json:"created_at"`
+	StartedAt  *time.Time    `json:"started_at,omitempty"`
+	FinishedAt *time.Time    `json:"finished_at,omitempty"`
 }
 
 // openKey is a gateway key a run minted for a model and has not revoked.
