@@ -1,13 +1,18 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // Defaults of the server's own limits (Config).
@@ -184,37 +189,224 @@ func (s *Server) forwardedClient(r *http.Request, peer netip.Addr) netip.Addr {
 }
 
 // LimitListener returns a listener that accepts at most n connections at once; further
-// ones wait in the kernel's backlog until one closes. n <= 0 returns l unchanged.
+// ones wait in the kernel's backlog until one closes. n <= 0 returns l unchanged. It is
+// LimitListenerWith(l, LimitListenerConfig{Max: n}).
 func LimitListener(l net.Listener, n int) net.Listener {
-	if n <= 0 {
+	return LimitListenerWith(l, LimitListenerConfig{Max: n})
+}
+
+// LimitListenerConfig are the bounds of a listener from LimitListenerWith.
+type LimitListenerConfig struct {
+	// Max is how many connections are served at once; further ones wait in the kernel's
+	// backlog until one closes (<= 0: no bound).
+	Max int
+	// PerClient is how many of them one client may hold at once (<= 0: no bound). A client
+	// is an IPv4 address, or the /64 network of an IPv6 one (one host usually holds a whole
+	// /64; counting its addresses apart would let it take PerClient connections from each).
+	// A connection beyond it is not served: it gets a minimal HTTP/1.1 429 in OpenAI's
+	// error envelope naming --max-connections-per-client, and is closed. It never holds a
+	// slot of Max, and Accept goes on to the next connection meanwhile.
+	PerClient int
+	// Exempt, when set, reports whether the peer address (IPv4-mapped addresses unmapped,
+	// IPv6 zones dropped) is exempt from PerClient: a trusted reverse proxy's connections
+	// carry many clients. Exempt connections count towards Max only.
+	Exempt func(netip.Addr) bool
+	// Logger, when set, gets one warning per refusal burst of a client: at its first
+	// refused connection since it last held none.
+	Logger *slog.Logger
+}
+
+// Refusals of connections over the per-client bound.
+const (
+	// refusalTimeout bounds writing the 429 and waiting for the client to read it.
+	refusalTimeout = 2 * time.Second
+	// maxRefusing bounds the refusals being written at once; beyond it a connection over
+	// its bound is closed without an answer, so a flood of them holds no more than this many
+	// goroutines and descriptors.
+	maxRefusing = 64
+	// refusalDrain is how much of a refused client's request is read and discarded before
+	// the close, so the kernel sends FIN rather than RST (which could destroy the 429
+	// before the client has read it).
+	refusalDrain = 64 << 10
+)
+
+// LimitListenerWith returns a listener that serves at most cfg.Max connections at once,
+// at most cfg.PerClient of them from one client (see LimitListenerConfig). Every accepted
+// connection releases its slots exactly once, at its first Close; a client's count is
+// forgotten when it reaches zero, so the listener tracks no more clients than it serves.
+// With neither bound it returns l unchanged.
+func LimitListenerWith(l net.Listener, cfg LimitListenerConfig) net.Listener {
+	if cfg.Max <= 0 && cfg.PerClient <= 0 {
 		return l
 	}
-	return &limitListener{Listener: l, sem: make(chan struct{}, n)}
+	ll := &limitListener{Listener: l, cfg: cfg}
+	if cfg.Max > 0 {
+		ll.sem = make(chan struct{}, cfg.Max)
+	}
+	if cfg.PerClient > 0 {
+		ll.clients = map[netip.Prefix]*clientConns{}
+		ll.refusing = make(chan struct{}, maxRefusing)
+		ll.refusal = refusalResponse(cfg.PerClient)
+	}
+	return ll
 }
 
 type limitListener struct {
 	net.Listener
-	sem chan struct{}
+	cfg      LimitListenerConfig
+	sem      chan struct{} // nil: no global bound
+	refusing chan struct{} // refusals being written
+	refusal  []byte        // the 429, whole
+
+	mu      sync.Mutex
+	clients map[netip.Prefix]*clientConns // nil: no per-client bound
+}
+
+// clientConns is one client's count of open connections.
+type clientConns struct {
+	n int
+	// warned: this client's refusals were logged (until its count is back to zero).
+	warned bool
+}
+
+// refusalResponse is the whole 429 a connection over the per-client bound gets.
+func refusalResponse(perClient int) []byte {
+	code := "rate_limit_exceeded"
+	body, _ := json.Marshal(completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{
+		Message: fmt.Sprintf("too many connections from this address: the server serves at most %d at once per client (--max-connections-per-client); close one or retry later", perClient),
+		Type:    "rate_limit_error",
+		Code:    &code,
+	}})
+	return fmt.Appendf(nil, "HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\nRetry-After: 1\r\n\r\n%s", len(body), body)
+}
+
+// clientKey is the unit of the per-client bound for the peer a (see PerClient), and the
+// address Exempt is asked about; ok is false for a peer that is not an IP address.
+func clientKey(a net.Addr) (ip netip.Addr, key netip.Prefix, ok bool) {
+	var ap netip.AddrPort
+	if ta, isTCP := a.(*net.TCPAddr); isTCP {
+		ap = ta.AddrPort()
+	} else if p, err := netip.ParseAddrPort(a.String()); err == nil {
+		ap = p
+	} else {
+		return netip.Addr{}, netip.Prefix{}, false
+	}
+	ip = ap.Addr().Unmap().WithZone("")
+	if !ip.IsValid() {
+		return netip.Addr{}, netip.Prefix{}, false
+	}
+	bits := 32
+	if ip.Is6() {
+		bits = 64
+	}
+	key, err := ip.Prefix(bits)
+	return ip, key, err == nil
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	l.sem <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
+	for {
+		if l.sem != nil {
+			l.sem <- struct{}{}
+		}
+		c, err := l.Listener.Accept()
+		if err != nil {
+			l.releaseSlot()
+			return nil, err
+		}
+		key, counted, ok := l.admit(c)
+		if !ok {
+			l.releaseSlot()
+			l.refuse(c)
+			continue
+		}
+		return &limitConn{Conn: c, l: l, key: key, counted: counted}, nil
 	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+// admit counts c towards its client's bound; ok is false when the client already holds
+// PerClient connections (c is then not counted). counted says whether c was.
+func (l *limitListener) admit(c net.Conn) (key netip.Prefix, counted, ok bool) {
+	if l.clients == nil {
+		return key, false, true
+	}
+	ip, key, valid := clientKey(c.RemoteAddr())
+	if !valid || (l.cfg.Exempt != nil && l.cfg.Exempt(ip)) {
+		return key, false, true
+	}
+	l.mu.Lock()
+	cc := l.clients[key]
+	if cc == nil {
+		cc = &clientConns{}
+		l.clients[key] = cc
+	}
+	if cc.n < l.cfg.PerClient {
+		cc.n++
+		l.mu.Unlock()
+		return key, true, true
+	}
+	warn := !cc.warned
+	cc.warned = true
+	l.mu.Unlock()
+	if warn && l.cfg.Logger != nil {
+		l.cfg.Logger.Warn("per-client connection limit reached: further connections from this client get 429 until it has closed all of them",
+			"client", key.String(), "limit", l.cfg.PerClient, "flag", "--max-connections-per-client")
+	}
+	return key, false, false
+}
+
+// refuse answers c with the 429 and closes it, in the background (bounded by maxRefusing;
+// beyond it c is closed at once).
+func (l *limitListener) refuse(c net.Conn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(refusalTimeout))
+		if _, err := c.Write(l.refusal); err != nil {
+			return
+		}
+		if cw, ok := c.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			io.CopyN(io.Discard, c, refusalDrain) // until the client closes, or the deadline
+		}
+	}()
+}
+
+func (l *limitListener) releaseSlot() {
+	if l.sem != nil {
+		<-l.sem
+	}
+}
+
+// release gives back what an admitted connection held: its client's count (forgotten at
+// zero) and its slot.
+func (l *limitListener) release(key netip.Prefix, counted bool) {
+	if counted {
+		l.mu.Lock()
+		if cc := l.clients[key]; cc != nil {
+			if cc.n--; cc.n <= 0 {
+				delete(l.clients, key)
+			}
+		}
+		l.mu.Unlock()
+	}
+	l.releaseSlot()
 }
 
 type limitConn struct {
 	net.Conn
+	l       *limitListener
+	key     netip.Prefix
+	counted bool
 	once    sync.Once
-	release func()
 }
 
 func (c *limitConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.once.Do(func() { c.l.release(c.key, c.counted) })
 	return err
 }

@@ -61,7 +61,10 @@ type serveConfig struct {
 type connLimits struct {
 	IdleTimeout, BodyReadTimeout time.Duration
 	MaxConnections               int
-	FailedAuthPerMinute          int
+	// MaxConnectionsPerClient is --max-connections-per-client: how many of them one client
+	// address (IPv6: /64) may hold; --trusted-proxies are exempt.
+	MaxConnectionsPerClient int
+	FailedAuthPerMinute     int
 	// TrustedProxies is --trusted-proxies: comma-separated CIDRs (or addresses).
 	TrustedProxies string
 }
@@ -102,8 +105,9 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.Conns.IdleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.Conns.BodyReadTimeout, "body-read-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (responses and streams are not affected)")
 	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
+	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
-	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For (empty: the header is ignored)")
+	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
@@ -287,8 +291,19 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if c.Console && !worker {
 		log.Info("web console", "url", c.PublicURL+"/console/")
 	}
+	limits := server.LimitListenerConfig{
+		Max:       c.Conns.MaxConnections,
+		PerClient: c.Conns.MaxConnectionsPerClient,
+		Exempt:    func(a netip.Addr) bool { return inPrefixes(proxies, a) },
+		Logger:    log,
+	}
+	if worker {
+		// A worker's loopback listener serves only its own agents, all from one address: a
+		// per-client bound would only be a lower global one that refuses instead of queueing.
+		limits.PerClient = 0
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(server.LimitListener(ln, c.Conns.MaxConnections)) }()
+	go func() { errc <- hs.Serve(server.LimitListenerWith(ln, limits)) }()
 	select {
 	case err := <-errc:
 		srv.Close(context.Background())
@@ -369,6 +384,17 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// inPrefixes reports whether a is in one of ps.
+func inPrefixes(ps []netip.Prefix, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // parsePrefixes reads a comma-separated list of CIDRs or single addresses.
