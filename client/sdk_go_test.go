@@ -126,7 +126,7 @@ func TestOfficialGoSDKImages(t *testing.T) {
 			openai.TextContentPart("What is it?"),
 			openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: "data:image/png;base64,not base64"}),
 		})}})
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "messages[0].content[1].image_url" || !strings.Contains(apiErr.Message, "not base64") {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "messages[0].content[1].image_url.url" || !strings.Contains(apiErr.Message, "not base64") {
 		t.Errorf("malformed data URL: %v", err)
 	}
 }

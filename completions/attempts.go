@@ -292,12 +292,18 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 	return d, true
 }
 
-// admit decides whether target i is called. Its breaker may skip it (recorded as a skipped
-// attempt) while a later model's breaker is not open; when every remaining model is open
-// this one is tried anyway, as a probe.
+// admit decides whether target i is called. A model that cannot take the request's images
+// is skipped (recorded as a skipped attempt). Its breaker may skip it (likewise) while a
+// later model's breaker is not open; when every remaining model is open this one is tried
+// anyway, as a probe.
 func (g *Gateway) admit(p *plan, i int) bool {
 	now := g.opts.Now()
 	t := p.targets[i]
+	if t.unfit != "" {
+		p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
+			Error: "skipped: " + t.unfit})
+		return false
+	}
 	if g.breakers.allow(t.name, now) {
 		return true
 	}

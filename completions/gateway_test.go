@@ -131,7 +131,7 @@ func TestValidation(t *testing.T) {
 		{"bad role", func(r *Request) { r.Messages[0].Role = "tool" }, "messages[0].role", "system, user or assistant"},
 		{"image block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "image", Text: "x"}} }, "messages[0].content[0].type", "OpenAI-compatible surfaces only"},
 		{"image in a stored conversation", func(r *Request) {
-			r.Messages[0].Content = []ContentBlock{imageBlock("https://example.com/a.png", "")}
+			r.Messages[0].Content = []ContentBlock{imageBlock(providers.Image{URL: "https://example.com/a.png"})}
 		}, "messages[0].content[0].type", "OpenAI-compatible surfaces only"},
 		{"file block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "file", Text: "x"}} }, "messages[0].content[0].type", "must be text"},
 		{"no blocks", func(r *Request) { r.Messages[0].Content = nil }, "messages[0].content", "at least one"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -63,13 +64,17 @@ func TestImageValidation(t *testing.T) {
 		body, field, msg string
 	}{
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"ftp://x/a.png"}}]}]}`,
-			"messages[0].content[0].image_url", "http or https URL"},
+			"messages[0].content[0].image_url.url", "http or https URL"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"data:image/tiff;base64,AAAA"}}]}]}`,
-			"messages[0].content[1].image_url", `type "image/tiff"`},
-		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"ultra"}}]}]}`,
-			"messages[0].content[0].image_url", "detail must be"},
+			"messages[0].content[1].image_url.url", `type "image/tiff"`},
+		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"Ultra!"}}]}]}`,
+			"messages[0].content[0].image_url.detail", "must be a word"},
+		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a","format":"image/svg+xml"}}]}]}`,
+			"messages[0].content[0].image_url.format", `type "image/svg+xml"`},
+		{`{"model":"a/m","messages":[{"role":"developer","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}}]},{"role":"user","content":"x"}]}`,
+			"messages[0].content[0].type", `got one in a "developer" message`},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}}]}]}`,
-			"messages[1].content[0].type", "user messages only"},
+			"messages[1].content[0].type", `user messages only, got one in a "assistant" message`},
 		{`{"model":"a/m","messages":[{"role":"system","content":[{"type":"image_url","image_url":{"url":"https://x/a.png"}}]},{"role":"user","content":"x"}]}`,
 			"messages[0].content[0].type", "user messages only"},
 	} {
@@ -126,7 +131,8 @@ func TestResponsesInputImages(t *testing.T) {
 	if _, err := h.g.Complete(context.Background(), Scope{}, req); err != nil {
 		t.Fatal(err)
 	}
-	want := []providers.Part{{Text: "Which is larger?"}, {Image: &providers.Image{URL: "https://example.com/a.png", Detail: "high"}},
+	// Every input part stays a part: neighbouring texts are not glued together.
+	want := []providers.Part{{Text: "Which"}, {Text: " is larger?"}, {Image: &providers.Image{URL: "https://example.com/a.png", Detail: "high"}},
 		{Image: &providers.Image{URL: pngDataURL}}, {Text: "One word."}}
 	if got, w := jsonText(h.a.lastRequest().Messages[0].Parts), jsonText(want); got != w {
 		t.Errorf("parts = %s, want %s", got, w)
@@ -136,6 +142,7 @@ func TestResponsesInputImages(t *testing.T) {
 		{`[{"role":"user","content":[{"type":"input_image","file_id":"file-1"}]}]`, "input[0].content[0].file_id", "stores no files"},
 		{`[{"role":"user","content":[{"type":"input_image","detail":"auto"}]}]`, "input[0].content[0].image_url", "is required"},
 		{`[{"role":"user","content":[{"type":"input_image","image_url":"file:///etc/passwd"}]}]`, "input[0].content[0].image_url", "http or https URL"},
+		{`[{"role":"user","content":[{"type":"input_image","image_url":"https://x/a.png","detail":"HIGH"}]}]`, "input[0].content[0].detail", "must be a word"},
 		{`[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"input_image","image_url":"https://x/a.png"}]}]`, "input[1].content[0].type", "user messages only"},
 		{`[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]`, "input[0].content[0].type", "text and input_image"},
 	} {
@@ -151,33 +158,104 @@ func TestResponsesInputImages(t *testing.T) {
 	}
 }
 
-// TestGeminiUntypedImageURLRefusedBeforeCalling: a Gemini model, primary or fallback, that
-// could not be told an image URL's type makes the request a 400 naming the part, before
-// any upstream is called.
-func TestGeminiUntypedImageURLRefusedBeforeCalling(t *testing.T) {
+// geminiHarness is a harness with a real Gemini adapter ("google") beside the fake "a",
+// whose upstream answers "a cat" and records the bodies it got.
+func geminiHarness(t *testing.T) (*harness, *[]string) {
+	var bodies []string
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t.Error("the Gemini upstream was called")
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"candidates":[{"content":{"parts":[{"text":"a cat"}],"role":"model"},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2,"totalTokenCount":7}}`)
 	}))
-	defer up.Close()
+	t.Cleanup(up.Close)
 	gem, err := providers.New(providers.FormatGemini, providers.Config{Name: "google", BaseURL: up.URL, APIKey: "k", HTTPClient: up.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, func(o *Options) { o.Providers = fakeRegistry{"a": o.Providers.(fakeRegistry)["a"], "google": gem} })
-	var o OpenAIChatRequest
-	json.Unmarshal([]byte(`{"model":"a/m","fallback_models":["google/gemini-2.5-flash"],"messages":[{"role":"user","content":[
-		{"type":"text","text":"What is it?"},{"type":"image_url","image_url":{"url":"https://example.com/render?id=7"}}]}]}`), &o)
-	req, err := o.ToRequest()
+	return h, &bodies
+}
+
+// TestImageURLGeminiCannotTake: Gemini must be told an image URL's type. A URL that does
+// not say it makes a Gemini model skipped (recorded in the attempts) when another model
+// can take the request, and the request a 400 naming the part, before any call, when none
+// can; LiteLLM's image_url.format tells the type.
+func TestImageURLGeminiCannotTake(t *testing.T) {
+	untyped := `[{"role":"user","content":[{"type":"text","text":"What is it?"},{"type":"image_url","image_url":{"url":"https://example.com/render?id=7"}}]}]`
+	chat := func(models, messages string) *Request {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(`{`+models+`,"messages":`+messages+`}`), &o); err != nil {
+			t.Fatal(err)
+		}
+		req, err := o.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return req
+	}
+
+	h, bodies := geminiHarness(t)
+	_, err := h.g.Complete(context.Background(), Scope{}, chat(`"model":"google/gemini-2.5-flash"`, untyped))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "messages[0].content[1].image_url" || !strings.Contains(ve.Message, "google/gemini-2.5-flash") {
+		t.Fatalf("Gemini alone: err = %v, want a validation error naming messages[0].content[1].image_url and the model", err)
+	}
+
+	h.a.on("m", step{text: "a dog"})
+	resp, err := h.g.Complete(context.Background(), Scope{}, chat(`"model":"google/gemini-2.5-flash","fallback_models":["a/m"]`, untyped))
+	if err != nil {
+		t.Fatalf("Gemini then a model that can take it: %v", err)
+	}
+	if resp.Model != "m" || len(resp.Attempts) != 2 || resp.Attempts[0].Outcome != OutcomeSkipped ||
+		resp.Attempts[0].Model != "google/gemini-2.5-flash" || !strings.Contains(resp.Attempts[0].Error, "told an image URL's type") {
+		t.Errorf("answered by %s, attempts %+v: want Gemini skipped, then a/m", resp.Model, resp.Attempts)
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("the Gemini upstream was called: %q", *bodies)
+	}
+
+	typed := strings.Replace(untyped, `"url":"https://example.com/render?id=7"`, `"url":"https://example.com/render?id=7","format":"image/jpeg"`, 1)
+	if _, err := h.g.Complete(context.Background(), Scope{}, chat(`"model":"google/gemini-2.5-flash"`, typed)); err != nil {
+		t.Fatalf("with image_url.format: %v", err)
+	}
+	if n := len(*bodies); n != 1 || !strings.Contains((*bodies)[0], `"fileData":{"mimeType":"image/jpeg","fileUri":"https://example.com/render?id=7"}`) {
+		t.Errorf("Gemini got %q", *bodies)
+	}
+}
+
+// TestResponsesImageErrorsNameTheInput: a refusal found by the gateway's checks names the
+// /v1/responses field, not the chat request's it was translated to.
+func TestResponsesImageErrorsNameTheInput(t *testing.T) {
+	h, _ := geminiHarness(t)
+	var r ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"google/gemini-2.5-flash","instructions":"Be brief.","input":[
+		{"type":"function_call","call_id":"c1","name":"look","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"done"},
+		{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_text","text":"b"},{"type":"input_image","image_url":"https://ex.com/img?id=3"}]}]}`), &r)
+	c, err := r.ToChatRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = h.g.Complete(context.Background(), Scope{}, req)
 	var ve *ValidationError
-	if !errors.As(err, &ve) || ve.Field != "messages[0].content[1].image_url" || !strings.Contains(ve.Message, "google/gemini-2.5-flash") {
-		t.Fatalf("err = %v, want a validation error naming messages[0].content[1].image_url and the model", err)
+	if !errors.As(err, &ve) || ve.Field != "input[2].content[2].image_url" {
+		t.Fatalf("err = %v, want a validation error naming input[2].content[2].image_url", err)
 	}
-	if n := h.a.callCount("m"); n != 0 {
-		t.Errorf("the primary was called %d times", n)
+	for f, want := range map[string]string{
+		"messages[0]":                             "instructions",
+		"messages[0].content":                     "instructions",
+		"messages[3].content[2].image_url.url":    "input[2].content[2].image_url",
+		"messages[3].content[1].image_url.detail": "input[2].content[1].detail",
+		"messages[9].content":                     "messages[9].content",
+		"model":                                   "model",
+	} {
+		if got := c.fieldName(f); got != want {
+			t.Errorf("%s -> %s, want %s", f, got, want)
+		}
 	}
 }
 

@@ -69,6 +69,9 @@ type OpenAIChatRequest struct {
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
+
+	// fieldName renames validation errors' fields (see Request.fieldName).
+	fieldName func(string) string
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -176,11 +179,13 @@ type OpenAIContentPart struct {
 	ImageURL *OpenAIImageURL `json:"image_url,omitempty"`
 }
 
-// OpenAIImageURL is an image_url part's image: an http(s) URL or a base64 data URL, and
-// OpenAI's detail hint (auto, low or high).
+// OpenAIImageURL is an image_url part's image: an http(s) URL or a base64 data URL,
+// OpenAI's detail hint (auto, low, high, …) and LiteLLM's format, the image's type when the
+// URL does not tell it (Gemini must be told; it is not sent to OpenAI-format upstreams).
 type OpenAIImageURL struct {
 	URL    string `json:"url"`
 	Detail string `json:"detail,omitempty"`
+	Format string `json:"format,omitempty"`
 }
 
 // OpenAIContent is a message content: a string or an array of parts.
@@ -228,7 +233,8 @@ func (OpenAIContent) JSONSchema() *jsonschema.Schema {
 	props.Set("text", &jsonschema.Schema{Type: "string"})
 	image := jsonschema.NewProperties()
 	image.Set("url", &jsonschema.Schema{Type: "string", Description: "An http(s) URL or a base64 data URL of a PNG, JPEG, GIF or WebP image"})
-	image.Set("detail", &jsonschema.Schema{Type: "string", Enum: []any{"auto", "low", "high"}})
+	image.Set("detail", &jsonschema.Schema{Type: "string", Description: "OpenAI's fidelity hint (auto or low or high or original); passed to OpenAI-format upstreams as it is"})
+	image.Set("format", &jsonschema.Schema{Type: "string", Description: "The image's media type when the URL does not tell it (LiteLLM's field; Gemini must be told)"})
 	props.Set("image_url", &jsonschema.Schema{Type: "object", Properties: image, Required: []string{"url"}})
 	part := &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"type"}}
 	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
@@ -265,6 +271,7 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 		return nil, err
 	}
 	req := &Request{
+		fieldName:      r.fieldName,
 		Models:         []string{r.Model},
 		FallbackModels: r.FallbackModels,
 		Stream:         r.Stream,
@@ -317,8 +324,10 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 			switch {
 			case p.Type == "text":
 				blocks[j] = ContentBlock{Type: "text", Text: p.Text}
+			case p.Type == "image_url" && p.ImageURL != nil && m.Role != "user":
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted in user messages only, got one in a %q message", m.Role)
 			case p.Type == "image_url" && p.ImageURL != nil:
-				blocks[j] = imageBlock(p.ImageURL.URL, p.ImageURL.Detail)
+				blocks[j] = imageBlock(providers.Image{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail, MediaType: p.ImageURL.Format})
 			case p.Type == "image_url":
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), "is required")
 			default:

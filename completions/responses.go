@@ -3,7 +3,9 @@ package completions
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 type ResponsesRequest struct {
 	Model string `json:"model" jsonschema:"required"`
 	// Input is a string (one user message) or a list of items: messages (role user,
-	// system, developer or assistant; content a string or input_text/output_text parts),
+	// system, developer or assistant; content a string or input_text/output_text/refusal
+	// parts, and input_image parts in user messages),
 	// function_call items (the model's earlier calls) and function_call_output items (their
 	// results).
 	Input        ResponsesInput `json:"input" jsonschema:"required"`
@@ -106,7 +109,7 @@ type ResponsesItem struct {
 }
 
 // ResponsesContent is a message content: a string or a list of parts (input_text,
-// output_text, refusal).
+// output_text, refusal, input_image).
 type ResponsesContent struct {
 	Parts []ResponsesPart
 }
@@ -146,8 +149,15 @@ func (c ResponsesContent) MarshalJSON() ([]byte, error) { return json.Marshal(c.
 
 // JSONSchema describes content: a string or an array of parts.
 func (ResponsesContent) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"input_text", "output_text", "refusal", "input_image"}})
+	props.Set("text", &jsonschema.Schema{Type: "string"})
+	props.Set("refusal", &jsonschema.Schema{Type: "string"})
+	props.Set("image_url", &jsonschema.Schema{Type: "string", Description: "input_image: an http(s) URL or a base64 data URL of a PNG or JPEG or GIF or WebP image"})
+	props.Set("detail", &jsonschema.Schema{Type: "string", Description: "input_image: OpenAI's fidelity hint; passed to OpenAI-format upstreams as it is"})
+	part := &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"type"}}
 	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
-		{Type: "string"}, {Type: "array", Items: &jsonschema.Schema{Type: "object"}},
+		{Type: "string"}, {Type: "array", Items: part},
 	}}
 }
 
@@ -244,12 +254,16 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if r.Text != nil {
 		c.Verbosity = r.Text.Verbosity
 	}
+	fields := map[int]string{} // chat message index -> the input it came from
 	if r.Instructions != "" {
+		fields[len(c.Messages)] = "instructions"
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(r.Instructions)})
 	}
 	if r.Input.IsText {
+		fields[len(c.Messages)] = "input"
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
+	c.fieldName = func(f string) string { return responsesField(fields, f) }
 	for i, it := range r.Input.Items {
 		field := fmt.Sprintf("input[%d]", i)
 		switch it.Type {
@@ -260,42 +274,40 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				return nil, invalid(field+".role", `must be "user", "system", "developer" or "assistant", got %q`, it.Role)
 			}
 			var text bytes.Buffer
-			var parts []OpenAIContentPart // with images: the text and images in order
+			parts := make([]OpenAIContentPart, len(it.Content.Parts)) // one per input part, for the images
+			images := false
 			for j, p := range it.Content.Parts {
 				switch p.Type {
 				case "input_text", "output_text", "text":
 					text.WriteString(p.Text)
+					parts[j] = OpenAIContentPart{Type: "text", Text: p.Text}
 				case "refusal":
 					text.WriteString(p.Refusal)
+					parts[j] = OpenAIContentPart{Type: "text", Text: p.Refusal}
 				case "input_image":
 					pf := fmt.Sprintf("%s.content[%d]", field, j)
 					switch {
 					case it.Role != "user":
-						return nil, invalid(pf+".type", "images are accepted in user messages only, got one in a %s message", it.Role)
+						return nil, invalid(pf+".type", "images are accepted in user messages only, got one in a %q message", it.Role)
 					case p.FileID != "":
 						return nil, invalid(pf+".file_id", "is not supported: the gateway stores no files; send image_url (an http(s) URL or a base64 data URL)")
 					case p.ImageURL == "":
 						return nil, invalid(pf+".image_url", "is required")
 					}
 					if err := providers.CheckImage(providers.Image{URL: p.ImageURL, Detail: p.Detail}); err != nil {
-						return nil, invalid(pf+".image_url", "%s", strings.TrimPrefix(err.Error(), providers.ErrImage.Error()+": "))
+						return nil, responsesImageError(pf, imageFieldError(pf+".image_url", err))
 					}
-					if text.Len() > 0 {
-						parts = append(parts, OpenAIContentPart{Type: "text", Text: text.String()})
-						text.Reset()
-					}
-					parts = append(parts, OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: p.ImageURL, Detail: p.Detail}})
+					parts[j], images = OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: p.ImageURL, Detail: p.Detail}}, true
 				default:
 					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text and input_image parts are supported, got %q", p.Type)
 				}
 			}
-			if parts != nil {
-				if text.Len() > 0 {
-					parts = append(parts, OpenAIContentPart{Type: "text", Text: text.String()})
-				}
+			if images { // text parts stay apart from each other and the images, as on the chat surface
+				fields[len(c.Messages)] = field
 				c.Messages = append(c.Messages, OpenAIMessage{Role: it.Role, Content: OpenAIContent{Parts: parts}})
 				continue
 			}
+			fields[len(c.Messages)] = field
 			c.Messages = append(c.Messages, OpenAIMessage{Role: it.Role, Content: textContent(text.String())})
 		case "function_call":
 			if it.CallID == "" || it.Name == "" {
@@ -306,6 +318,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" && len(c.Messages[n-1].ToolCalls) > 0 {
 				c.Messages[n-1].ToolCalls = append(c.Messages[n-1].ToolCalls, call)
 			} else {
+				fields[len(c.Messages)] = field
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
 			}
 		case "function_call_output":
@@ -316,6 +329,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			if err != nil {
 				return nil, err
 			}
+			fields[len(c.Messages)] = field
 			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(out)})
 		case "reasoning":
 			// Reasoning items an SDK echoes back carry nothing the gateway can pass on.
@@ -344,6 +358,45 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 	}
 	return c, nil
+}
+
+// responsesField is the /v1/responses name of a field the chat request's validation named:
+// messages[i] becomes the input item (or instructions) message i came from, and an
+// image_url object's url and detail become an input_image part's image_url and detail.
+func responsesField(fields map[int]string, f string) string {
+	rest, ok := strings.CutPrefix(f, "messages[")
+	if !ok {
+		return f
+	}
+	end := strings.IndexByte(rest, ']')
+	i, err := strconv.Atoi(rest[:max(end, 0)])
+	base, known := fields[i]
+	if end < 0 || err != nil || !known {
+		return f
+	}
+	if base == "instructions" || base == "input" {
+		return base
+	}
+	return responsesPartField(base + rest[end+1:])
+}
+
+// responsesPartField renames an image_url object's fields to an input_image part's.
+func responsesPartField(f string) string {
+	for chat, resp := range map[string]string{".image_url.url": ".image_url", ".image_url.detail": ".detail"} {
+		if s, ok := strings.CutSuffix(f, chat); ok {
+			return s + resp
+		}
+	}
+	return f
+}
+
+// responsesImageError renames the field of an image's validation error (see
+// responsesPartField).
+func responsesImageError(part string, err error) error {
+	if ve := (*ValidationError)(nil); errors.As(err, &ve) {
+		ve.Field = responsesPartField(ve.Field)
+	}
+	return err
 }
 
 func textContent(s string) OpenAIContent {

@@ -191,10 +191,23 @@ func schemaErrorText(err error) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// checkProviders asks each model's adapter whether it can map the request's tools,
-// response format and images (see providers.RequestChecker); a refusal is a validation error naming
-// the field, before any upstream call.
+// checkProviders asks each model's adapter whether it can map the request's tools and
+// response format (see providers.RequestChecker): a refusal is a validation error naming
+// the field, before any upstream call. A model that cannot take the request's images is
+// marked unfit (skipped when tried) while another can; when none can, it is a refusal too.
 func checkProviders(req *Request, targets ...[]target) error {
+	if len(req.Tools) > 0 || req.ResponseFormat != nil || req.ToolChoice != nil {
+		preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
+			ResponseFormat: req.ResponseFormat, Search: req.Search}
+		for _, ts := range targets {
+			for _, t := range ts {
+				preq.Model = t.model
+				if err := checkTarget(t, preq); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	var images []providers.Message // the turns' images, for adapters that check them
 	for i := range req.Messages {
 		if parts := req.Messages[i].parts(); parts != nil {
@@ -204,23 +217,41 @@ func checkProviders(req *Request, targets ...[]target) error {
 			images[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
 		}
 	}
-	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && images == nil {
+	if images == nil {
 		return nil
 	}
-	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: images}
+	preq := &providers.Request{Messages: images}
+	var refusal error
+	fit := 0
 	for _, ts := range targets {
-		for _, t := range ts {
-			preq.Model = t.model
-			err := providers.Check(t.p, t.model, preq)
-			var ue *providers.UnsupportedError
-			if errors.As(err, &ue) {
-				return invalid(ue.Field, "model %s cannot take it: %s", t.name, ue.Reason)
+		for i := range ts {
+			preq.Model = ts[i].model
+			err := checkTarget(ts[i], preq)
+			if err == nil {
+				fit++
+				continue
 			}
-			if err != nil {
-				return invalid("model", "model %s cannot take this request: %v", t.name, err)
+			if refusal == nil {
+				refusal = err
 			}
+			ts[i].unfit = err.(*ValidationError).Message
 		}
+	}
+	if fit == 0 {
+		return refusal
+	}
+	return nil
+}
+
+// checkTarget is t's adapter's objection to preq as a validation error, or nil.
+func checkTarget(t target, preq *providers.Request) error {
+	err := providers.Check(t.p, t.model, preq)
+	var ue *providers.UnsupportedError
+	if errors.As(err, &ue) {
+		return invalid(ue.Field, "model %s cannot take it: %s", t.name, ue.Reason)
+	}
+	if err != nil {
+		return invalid("model", "model %s cannot take this request: %v", t.name, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -18,9 +19,20 @@ type ContentBlock struct {
 	Image *providers.Image `json:"-"`
 }
 
-// imageBlock is the block of the image at url (an http(s) URL or a base64 data URL).
-func imageBlock(url, detail string) ContentBlock {
-	return ContentBlock{Type: "image", Image: &providers.Image{URL: url, Detail: detail}}
+// imageBlock is the block of img.
+func imageBlock(img providers.Image) ContentBlock {
+	return ContentBlock{Type: "image", Image: &img}
+}
+
+// imageFieldError is a validation error naming the part of the image at field (an
+// image_url object: url, detail, format) that err (from providers.CheckImage) is about.
+func imageFieldError(field string, err error) error {
+	var ie *providers.ImageError
+	if !errors.As(err, &ie) {
+		return invalid(field, "%v", err)
+	}
+	sub := map[string]string{"url": "url", "detail": "detail", "media_type": "format"}[ie.Field]
+	return invalid(field+"."+sub, "%s", ie.Reason)
 }
 
 // Message is one turn of a completions conversation.
@@ -131,6 +143,9 @@ type Request struct {
 	maxTemperature float64
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
+	// fieldName, when set, renames the fields of validation errors to the caller's request
+	// (a /v1/responses request's input[…] for the chat request's messages[…]).
+	fieldName func(string) string
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".

@@ -20,10 +20,20 @@ type target struct {
 	provider string
 	model    string
 	p        providers.Provider
+	// unfit says why the model cannot take the request's images (its adapter's
+	// objection): it is skipped, as long as another model can take them.
+	unfit string
 }
 
 // validate checks req against the spec's rules and resolves its models.
 func (g *Gateway) validate(req *Request) (primary, fallback []target, err error) {
+	if req.fieldName != nil {
+		defer func() {
+			if ve := (*ValidationError)(nil); errors.As(err, &ve) {
+				ve.Field = req.fieldName(ve.Field)
+			}
+		}()
+	}
 	if len(req.Models) == 0 {
 		return nil, nil, invalid("models", "at least one model is required")
 	}
@@ -73,12 +83,12 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 			case c.Type == "text" && c.Image == nil:
 			case c.Type == "image" && c.Image != nil && req.ephemeral && m.Role == "user":
 				if err := providers.CheckImage(*c.Image); err != nil {
-					return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), "%s", strings.TrimPrefix(err.Error(), providers.ErrImage.Error()+": "))
+					return nil, nil, imageFieldError(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), err)
 				}
 				blank = false
 				continue
 			case c.Type == "image" && req.ephemeral:
-				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted in user messages only, got one in a %s message", m.Role)
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted in user messages only, got one in a %q message", m.Role)
 			case c.Type == "image":
 				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted by the OpenAI-compatible surfaces only (stored conversations hold text)")
 			default:

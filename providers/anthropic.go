@@ -116,7 +116,7 @@ func anthropicParts(parts []Part) []anthropicBlock {
 		case p.Image != nil:
 			src := &anthropicImageSource{Type: "url", URL: p.Image.URL}
 			if _, data, ok := ParseDataURL(p.Image.URL); ok {
-				src = &anthropicImageSource{Type: "base64", MediaType: ImageMediaType(p.Image.URL), Data: data}
+				src = &anthropicImageSource{Type: "base64", MediaType: ImageMediaType(*p.Image), Data: data}
 			}
 			out = append(out, anthropicBlock{Type: "image", Source: src})
 		case strings.TrimSpace(p.Text) != "":

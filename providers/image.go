@@ -18,9 +18,12 @@ import (
 type Image struct {
 	// URL is the image's http(s) URL or its data URL.
 	URL string `json:"url"`
-	// Detail is OpenAI's fidelity hint: "auto", "low", "high" or empty for the provider's
-	// default. Only OpenAI-format upstreams take it.
+	// Detail is OpenAI's fidelity hint ("auto", "low", "high", "original", …; empty for the
+	// provider's default). Only OpenAI-format upstreams take it, as it is.
 	Detail string `json:"detail,omitempty"`
+	// MediaType is the image's type when its URL does not tell it (LiteLLM's
+	// image_url.format), for upstreams that must be told it (Gemini's fileData).
+	MediaType string `json:"media_type,omitempty"`
 }
 
 // Part is one part of a turn's content, in order: text or an image (Image non-nil).
@@ -33,41 +36,65 @@ type Part struct {
 // OpenAI's, Anthropic's and Gemini's lists).
 var ImageMediaTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
-// ErrImage is wrapped by CheckImage's errors.
+// ErrImage matches CheckImage's errors.
 var ErrImage = errors.New("invalid image")
 
+// ImageError says what is wrong with an image: Field is "url", "detail" or "media_type".
+type ImageError struct {
+	Field, Reason string
+}
+
+// Error formats the error.
+func (e *ImageError) Error() string { return "invalid image: " + e.Field + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrImage) true.
+func (e *ImageError) Is(target error) bool { return target == ErrImage }
+
 // CheckImage reports whether img can be passed on: an http or https URL with a host, or a
-// base64 data URL of one of ImageMediaTypes whose data is well-formed base64, and a Detail
-// of "", "auto", "low" or "high". Its errors wrap ErrImage and say what is wrong, without
-// naming a field (the caller knows which).
+// base64 data URL of one of ImageMediaTypes (or image/jpg, read as image/jpeg) whose data
+// is well-formed base64; a Detail of lower-case letters (OpenAI's values are left to it,
+// so that new ones need no release); a MediaType, when set, of ImageMediaTypes. Its errors
+// are *ImageError.
 func CheckImage(img Image) error {
-	switch img.Detail {
-	case "", "auto", "low", "high":
-	default:
-		return fmt.Errorf("%w: detail must be auto, low or high, got %q", ErrImage, img.Detail)
+	for _, c := range img.Detail {
+		if c < 'a' || c > 'z' {
+			return &ImageError{"detail", fmt.Sprintf("must be a word such as auto, low or high, got %q", clip(img.Detail, 32))}
+		}
+	}
+	if img.MediaType != "" && !imageType(normalType(img.MediaType)) {
+		return &ImageError{"media_type", fmt.Sprintf("type %q is not one of %s", clip(img.MediaType, 32), strings.Join(ImageMediaTypes, ", "))}
 	}
 	if strings.HasPrefix(img.URL, "data:") {
 		mt, data, ok := ParseDataURL(img.URL)
 		if !ok {
-			return fmt.Errorf(`%w: a data URL must be "data:<image type>;base64,<data>"`, ErrImage)
+			return &ImageError{"url", `a data URL must be "data:<image type>;base64,<data>"`}
 		}
 		if !imageType(mt) {
-			return fmt.Errorf("%w: type %q is not one of %s", ErrImage, mt, strings.Join(ImageMediaTypes, ", "))
+			return &ImageError{"url", fmt.Sprintf("type %q is not one of %s", clip(mt, 32), strings.Join(ImageMediaTypes, ", "))}
 		}
 		if !wellFormedBase64(data) {
-			return fmt.Errorf("%w: the data URL's data is not base64", ErrImage)
+			return &ImageError{"url", "the data URL's data is not base64"}
 		}
 		return nil
 	}
 	u, err := url.Parse(img.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: url must be an http or https URL or a base64 data URL, got %q", ErrImage, clip(img.URL, 64))
+		return &ImageError{"url", fmt.Sprintf("must be an http or https URL or a base64 data URL, got %q", clip(img.URL, 64))}
 	}
 	return nil
 }
 
+// normalType is a media type as ImageMediaTypes spell it (image/jpg is image/jpeg).
+func normalType(mt string) string {
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	if mt == "image/jpg" {
+		return "image/jpeg"
+	}
+	return mt
+}
+
 // ParseDataURL splits a base64 data URL into its media type (lower-case, parameters
-// dropped) and its base64 data; ok is false for anything else.
+// dropped, image/jpg read as image/jpeg) and its base64 data; ok is false for anything else.
 func ParseDataURL(s string) (mediaType, data string, ok bool) {
 	rest, found := strings.CutPrefix(s, "data:")
 	if !found {
@@ -78,20 +105,28 @@ func ParseDataURL(s string) (mediaType, data string, ok bool) {
 		return "", "", false
 	}
 	mediaType, _, _ = strings.Cut(header, ";")
-	return strings.ToLower(strings.TrimSpace(mediaType)), data, true
+	return normalType(mediaType), data, true
 }
 
-// ImageMediaType is the type of the image a URL names, for upstreams that must be told it
-// (Gemini's fileData): a data URL's type (corrected by the data's first bytes when they are
-// another of ImageMediaTypes: Anthropic refuses a type that does not match), else the type
-// the URL path's extension names; "" when neither says.
-func ImageMediaType(rawURL string) string {
-	if mt, data, ok := ParseDataURL(rawURL); ok {
+// ImageMediaType is the type of img, for upstreams that must be told it (Anthropic's
+// base64 source, Gemini): a data URL's type (corrected by the data's first bytes when they
+// are another of ImageMediaTypes: Anthropic refuses a type that does not match); else the
+// type the URL path's extension names, else img.MediaType; "" when nothing says.
+func ImageMediaType(img Image) string {
+	if mt, data, ok := ParseDataURL(img.URL); ok {
 		if sniffed := sniffImage(data); sniffed != "" {
 			return sniffed
 		}
 		return mt
 	}
+	if mt := extensionType(img.URL); mt != "" {
+		return mt
+	}
+	return normalType(img.MediaType)
+}
+
+// extensionType is the image type the extension of rawURL's path names.
+func extensionType(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return ""

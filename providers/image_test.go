@@ -32,7 +32,11 @@ func TestCheckImage(t *testing.T) {
 		{providers.Image{URL: "https:///cat.png"}, "http or https URL"},
 		{providers.Image{URL: "cat.png"}, "http or https URL"},
 		{providers.Image{URL: ""}, "http or https URL"},
-		{providers.Image{URL: "https://example.com/cat.png", Detail: "max"}, "detail must be auto, low or high"},
+		{providers.Image{URL: "https://example.com/cat.png", Detail: "original"}, ""}, // OpenAI's newer values pass on
+		{providers.Image{URL: "https://example.com/cat.png", Detail: "High!"}, "must be a word"},
+		{providers.Image{URL: "data:image/jpg;base64," + png}, ""}, // a common misspelling of image/jpeg
+		{providers.Image{URL: "https://example.com/render?id=1", MediaType: "image/jpg"}, ""},
+		{providers.Image{URL: "https://example.com/render?id=1", MediaType: "image/bmp"}, `type "image/bmp"`},
 		{providers.Image{URL: "data:image/png," + png}, "data URL must be"},
 		{providers.Image{URL: "data:image/bmp;base64," + png}, `type "image/bmp"`},
 		{providers.Image{URL: "data:application/pdf;base64," + png}, "is not one of image/png"},
@@ -51,6 +55,13 @@ func TestCheckImage(t *testing.T) {
 			t.Errorf("%.60q: %v does not wrap ErrImage", c.img.URL, err)
 		}
 	}
+	var ie *providers.ImageError
+	if err := providers.CheckImage(providers.Image{URL: "x", Detail: "Low"}); !errors.As(err, &ie) || ie.Field != "detail" {
+		t.Errorf("a bad detail: %v, want an ImageError about detail", err)
+	}
+	if err := providers.CheckImage(providers.Image{URL: "x"}); !errors.As(err, &ie) || ie.Field != "url" {
+		t.Errorf("a bad url: %v, want an ImageError about url", err)
+	}
 }
 
 func TestImageMediaType(t *testing.T) {
@@ -66,10 +77,18 @@ func TestImageMediaType(t *testing.T) {
 		"https://example.com/render?format=png":         "",
 		"https://example.com/cat.png.html":              "",
 		"https://example.com/" + strings.Repeat("a", 9): "",
+		"data:image/jpg;base64,AAAAAAAA":                "image/jpeg",
 	} {
-		if got := providers.ImageMediaType(url); got != want {
+		if got := providers.ImageMediaType(providers.Image{URL: url}); got != want {
 			t.Errorf("ImageMediaType(%.50q) = %q, want %q", url, got, want)
 		}
+	}
+	// A type given with the image (LiteLLM's format) counts when the URL says none.
+	if got := providers.ImageMediaType(providers.Image{URL: "https://example.com/render?id=1", MediaType: "image/jpg"}); got != "image/jpeg" {
+		t.Errorf("with a media type: %q", got)
+	}
+	if got := providers.ImageMediaType(providers.Image{URL: "https://example.com/a.gif", MediaType: "image/png"}); got != "image/gif" {
+		t.Errorf("the extension and a media type: %q, want the extension's", got)
 	}
 }
 
@@ -140,7 +159,11 @@ func TestGeminiRefusesUntypedImageURL(t *testing.T) {
 	if _, err := p.Complete(context.Background(), req); providers.KindOf(err) != providers.KindBadRequest {
 		t.Errorf("Complete = %v, want a bad request", err)
 	}
-	req.Messages[0].Parts[1].Image.URL = "https://example.com/render.webp?id=7"
+	req.Messages[0].Parts[1].Image.MediaType = "image/png" // told the type
+	if err := providers.Check(p, req.Model, req); err != nil {
+		t.Errorf("a URL with its type: Check = %v", err)
+	}
+	req.Messages[0].Parts[1].Image = &providers.Image{URL: "https://example.com/render.webp?id=7"}
 	if err := providers.Check(p, req.Model, req); err != nil {
 		t.Errorf("a typed URL: Check = %v", err)
 	}

@@ -31,7 +31,7 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds the limit of %d bytes", mbe.Limit)
+			return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds the limit of %d bytes (serve --max-body-bytes)", mbe.Limit)
 		}
 		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 			// The body read deadline: say so, without the socket addresses the error holds.

@@ -79,7 +79,7 @@ func (s *Server) toAPIError(err error) *APIError {
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds the limit of %d bytes", mbe.Limit)
+		return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds the limit of %d bytes (serve --max-body-bytes)", mbe.Limit)
 	}
 	return nil
 }

@@ -303,7 +303,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > s.cfg.MaxBodyBytes {
-		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, s.cfg.MaxBodyBytes), nil)
+		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes (serve --max-body-bytes)", r.ContentLength, s.cfg.MaxBodyBytes), nil)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
