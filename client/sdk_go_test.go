@@ -130,3 +130,45 @@ func TestOfficialGoSDKImages(t *testing.T) {
 		t.Errorf("malformed data URL: %v", err)
 	}
 }
+
+// TestOfficialGoSDKFiles: PDFs the official Go SDK sends — file parts on
+// /v1/chat/completions, input_file parts on /v1/responses — reach an OpenAI upstream as
+// file parts with file_data and filename.
+func TestOfficialGoSDKFiles(t *testing.T) {
+	up := newToolUpstream(t)
+	_, base := realServerURL(t, up.options(t))
+	ctx := context.Background()
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	const pdf = "data:application/pdf;base64,JVBERi0xLjQK"
+	want := `[{"text":"Summarise","type":"text"},{"file":{"file_data":"` + pdf + `","filename":"q3.pdf"},"type":"file"}]`
+	sent := func() string {
+		msgs := up.last()["messages"].([]any)
+		b, _ := json.Marshal(msgs[len(msgs)-1].(map[string]any)["content"])
+		return string(b)
+	}
+	_, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("Summarise"),
+			openai.FileContentPart(openai.ChatCompletionContentPartFileFileParam{FileData: openai.String(pdf), Filename: openai.String("q3.pdf")}),
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sent(); got != want {
+		t.Errorf("chat: upstream got\n%s\nwant\n%s", got, want)
+	}
+	_, err = c.Responses.New(ctx, responses.ResponseNewParams{Model: "openai/gpt-4o-mini",
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{{OfMessage: &responses.EasyInputMessageParam{
+			Role: responses.EasyInputMessageRoleUser,
+			Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: responses.ResponseInputMessageContentListParam{
+				{OfInputText: &responses.ResponseInputTextParam{Text: "Summarise"}},
+				{OfInputFile: &responses.ResponseInputFileParam{FileData: openai.String(pdf), Filename: openai.String("q3.pdf")}},
+			}},
+		}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sent(); got != want {
+		t.Errorf("responses: upstream got\n%s\nwant\n%s", got, want)
+	}
+}

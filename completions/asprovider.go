@@ -49,6 +49,9 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 				if p.Image != nil {
 					content[i] = ContentBlock{Type: "image", Image: p.Image}
 				}
+				if p.File != nil {
+					content[i] = ContentBlock{Type: "file", File: p.File}
+				}
 			}
 		}
 		out.Messages = append(out.Messages, Message{Role: m.Role, Content: content,

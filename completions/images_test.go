@@ -144,7 +144,12 @@ func TestResponsesInputImages(t *testing.T) {
 		{`[{"role":"user","content":[{"type":"input_image","image_url":"file:///etc/passwd"}]}]`, "input[0].content[0].image_url", "http or https URL"},
 		{`[{"role":"user","content":[{"type":"input_image","image_url":"https://x/a.png","detail":"HIGH"}]}]`, "input[0].content[0].detail", "must be a word"},
 		{`[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"input_image","image_url":"https://x/a.png"}]}]`, "input[1].content[0].type", "user messages only"},
-		{`[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]`, "input[0].content[0].type", "text and input_image"},
+		{`[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]`, "input[0].content[0].file_id", "stores no files"},
+		{`[{"role":"user","content":[{"type":"input_file","filename":"a.pdf"}]}]`, "input[0].content[0].file_data", "file_data or file_url is required"},
+		{`[{"role":"user","content":[{"type":"input_file","file_data":"data:text/plain;base64,AAAA"}]}]`, "input[0].content[0].file_data", "is not application/pdf"},
+		{`[{"role":"user","content":[{"type":"input_file","file_url":"ftp://x/a.pdf"}]}]`, "input[0].content[0].file_url", "http or https URL"},
+		{`[{"role":"system","content":[{"type":"input_file","file_url":"https://x/a.pdf"}]}]`, "input[0].content[0].type", "user messages only"},
+		{`[{"role":"user","content":[{"type":"input_audio"}]}]`, "input[0].content[0].type", "input_image and input_file"},
 	} {
 		var r ResponsesRequest
 		if err := json.Unmarshal([]byte(`{"model":"a/m","input":`+c.input+`}`), &r); err != nil {
@@ -275,5 +280,95 @@ func TestGatewayAsProviderKeepsImages(t *testing.T) {
 	}
 	if got := jsonText(h.a.lastRequest().Messages[0].Parts); got != jsonText(parts) {
 		t.Errorf("parts = %s, want %s", got, jsonText(parts))
+	}
+}
+
+const pdfDataURL = "data:application/pdf;base64,JVBERi0xLjQK"
+
+// TestFilesReachTheProvider: PDF file parts — chat's file.file_data, Responses' input_file
+// file_data or file_url — reach the provider as file parts in order; file ids, other types
+// and files outside user turns are refused naming the part.
+func TestFilesReachTheProvider(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "a report"})
+	var o OpenAIChatRequest
+	json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":[{"type":"text","text":"Summarise"},
+		{"type":"file","file":{"file_data":"`+pdfDataURL+`","filename":"q3.pdf"}}]}]}`), &o)
+	req, err := o.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.g.Complete(context.Background(), Scope{}, req); err != nil {
+		t.Fatal(err)
+	}
+	want := []providers.Part{{Text: "Summarise"}, {File: &providers.File{URL: pdfDataURL, Filename: "q3.pdf"}}}
+	if got := jsonText(h.a.lastRequest().Messages[0].Parts); got != jsonText(want) {
+		t.Errorf("chat: parts = %s, want %s", got, jsonText(want))
+	}
+
+	var r ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"a/m","input":[{"role":"user","content":[{"type":"input_file","file_url":"https://example.com/q3.pdf"},
+		{"type":"input_file","file_data":"`+pdfDataURL+`","filename":"q4.pdf"},{"type":"input_text","text":"Compare"}]}]}`), &r)
+	c, err := r.ToChatRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req, err = c.ToRequest(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.g.Complete(context.Background(), Scope{}, req); err != nil {
+		t.Fatal(err)
+	}
+	want = []providers.Part{{File: &providers.File{URL: "https://example.com/q3.pdf"}}, {File: &providers.File{URL: pdfDataURL, Filename: "q4.pdf"}}, {Text: "Compare"}}
+	if got := jsonText(h.a.lastRequest().Messages[0].Parts); got != jsonText(want) {
+		t.Errorf("responses: parts = %s, want %s", got, jsonText(want))
+	}
+
+	for _, c := range []struct{ body, field, msg string }{
+		{`{"type":"file","file":{"file_id":"file-abc"}}`, "messages[0].content[0].file.file_id", "stores no files"},
+		{`{"type":"file","file":{"filename":"a.pdf"}}`, "messages[0].content[0].file.file_data", "is required"},
+		{`{"type":"file"}`, "messages[0].content[0].file.file_data", "is required"},
+		{`{"type":"file","file":{"file_data":"data:image/png;base64,AAAA"}}`, "messages[0].content[0].file.file_data", "is not application/pdf"},
+		{`{"type":"file","file":{"file_data":"` + pdfDataURL + `","filename":"a\nb.pdf"}}`, "messages[0].content[0].file.filename", "control characters"},
+	} {
+		var o OpenAIChatRequest
+		if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":[`+c.body+`]}]}`), &o); err != nil {
+			t.Fatal(err)
+		}
+		req, err := o.ToRequest()
+		if err == nil {
+			_, err = h.g.Complete(context.Background(), Scope{}, req)
+		}
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != c.field || !strings.Contains(ve.Message, c.msg) {
+			t.Errorf("%s:\n  err = %v, want field %s with %q", c.body, err, c.field, c.msg)
+		}
+	}
+	json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"file","file":{"file_data":"`+pdfDataURL+`"}}]}]}`), &o)
+	if _, err := o.ToRequest(); err == nil || !strings.Contains(err.Error(), `files are accepted in user messages only, got one in a "assistant" message`) {
+		t.Errorf("a file in an assistant turn: %v", err)
+	}
+}
+
+// TestFileURLSkipsOpenAIFormatModels: OpenAI-format APIs take a PDF as data only; a PDF
+// given by URL skips such a model (recorded) for one that fetches it.
+func TestFileURLSkipsOpenAIFormatModels(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the OpenAI-format upstream was called")
+	}))
+	defer up.Close()
+	oai := providers.NewOpenAI(providers.Config{Name: "oai", BaseURL: up.URL + "/v1", APIKey: "k", HTTPClient: up.Client()})
+	h := newHarness(t, func(o *Options) { o.Providers = fakeRegistry{"a": o.Providers.(fakeRegistry)["a"], "oai": oai} })
+	h.a.on("m", step{text: "a report"})
+	var o OpenAIChatRequest
+	json.Unmarshal([]byte(`{"model":"oai/gpt-4o","fallback_models":["a/m"],"messages":[{"role":"user","content":[
+		{"type":"file","file":{"file_data":"https://example.com/q3.pdf"}}]}]}`), &o)
+	req, err := o.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.g.Complete(context.Background(), Scope{}, req)
+	if err != nil || resp.Model != "m" || resp.Attempts[0].Outcome != OutcomeSkipped || !strings.Contains(resp.Attempts[0].Error, "not a URL") {
+		t.Fatalf("resp %+v, err %v: want oai/gpt-4o skipped, a/m answering", resp, err)
 	}
 }

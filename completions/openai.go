@@ -171,12 +171,22 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 	return nil
 }
 
-// OpenAIContentPart is one part of an array content: "text" (Text) or "image_url"
-// (ImageURL).
+// OpenAIContentPart is one part of an array content: "text" (Text), "image_url"
+// (ImageURL) or "file" (File).
 type OpenAIContentPart struct {
 	Type     string          `json:"type"`
 	Text     string          `json:"text,omitempty"`
 	ImageURL *OpenAIImageURL `json:"image_url,omitempty"`
+	File     *OpenAIFile     `json:"file,omitempty"`
+}
+
+// OpenAIFile is a file part's document: a PDF as a base64 data URL in FileData (or, as an
+// extension, an http(s) URL for providers that fetch one: Anthropic, Gemini) and its
+// Filename. FileID is refused: the gateway stores no files.
+type OpenAIFile struct {
+	FileData string `json:"file_data,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	FileID   string `json:"file_id,omitempty"`
 }
 
 // OpenAIImageURL is an image_url part's image: an http(s) URL or a base64 data URL,
@@ -229,13 +239,17 @@ func (c OpenAIContent) MarshalJSON() ([]byte, error) {
 // (text or image_url) or null.
 func (OpenAIContent) JSONSchema() *jsonschema.Schema {
 	props := jsonschema.NewProperties()
-	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"text", "image_url"}})
+	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"text", "image_url", "file"}})
 	props.Set("text", &jsonschema.Schema{Type: "string"})
 	image := jsonschema.NewProperties()
 	image.Set("url", &jsonschema.Schema{Type: "string", Description: "An http(s) URL or a base64 data URL of a PNG, JPEG, GIF or WebP image"})
 	image.Set("detail", &jsonschema.Schema{Type: "string", Description: "OpenAI's fidelity hint (auto or low or high or original); passed to OpenAI-format upstreams as it is"})
 	image.Set("format", &jsonschema.Schema{Type: "string", Description: "The image's media type when the URL does not tell it (LiteLLM's field; Gemini must be told)"})
 	props.Set("image_url", &jsonschema.Schema{Type: "object", Properties: image, Required: []string{"url"}})
+	file := jsonschema.NewProperties()
+	file.Set("file_data", &jsonschema.Schema{Type: "string", Description: "A base64 data URL of a PDF (or an http(s) URL for Anthropic and Gemini models)"})
+	file.Set("filename", &jsonschema.Schema{Type: "string"})
+	props.Set("file", &jsonschema.Schema{Type: "object", Properties: file, Required: []string{"file_data"}})
 	part := &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"type"}}
 	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
 		{Type: "string"},
@@ -330,8 +344,16 @@ func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
 				blocks[j] = imageBlock(providers.Image{URL: p.ImageURL.URL, Detail: p.ImageURL.Detail, MediaType: p.ImageURL.Format})
 			case p.Type == "image_url":
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), "is required")
+			case p.Type == "file" && m.Role != "user":
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "files are accepted in user messages only, got one in a %q message", m.Role)
+			case p.Type == "file" && p.File != nil && p.File.FileID != "":
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].file.file_id", i, j), "is not supported: the gateway stores no files; send file_data (a base64 data URL of a PDF)")
+			case p.Type == "file" && (p.File == nil || p.File.FileData == ""):
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].file.file_data", i, j), "is required")
+			case p.Type == "file":
+				blocks[j] = fileBlock(providers.File{URL: p.File.FileData, Filename: p.File.Filename})
 			default:
-				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text or image_url, got %q", p.Type)
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, image_url or file, got %q", p.Type)
 			}
 		}
 		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name}

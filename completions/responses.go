@@ -24,7 +24,7 @@ type ResponsesRequest struct {
 	Model string `json:"model" jsonschema:"required"`
 	// Input is a string (one user message) or a list of items: messages (role user,
 	// system, developer or assistant; content a string or input_text/output_text/refusal
-	// parts, and input_image parts in user messages),
+	// parts, and input_image and input_file parts in user messages),
 	// function_call items (the model's earlier calls) and function_call_output items (their
 	// results).
 	Input        ResponsesInput `json:"input" jsonschema:"required"`
@@ -109,14 +109,14 @@ type ResponsesItem struct {
 }
 
 // ResponsesContent is a message content: a string or a list of parts (input_text,
-// output_text, refusal, input_image).
+// output_text, refusal, input_image, input_file).
 type ResponsesContent struct {
 	Parts []ResponsesPart
 }
 
-// ResponsesPart is one content part: input_text, output_text or refusal, or input_image
-// (ImageURL, an http(s) URL or a base64 data URL, and Detail; FileID is refused: the
-// gateway stores no files).
+// ResponsesPart is one content part: input_text, output_text or refusal, input_image
+// (ImageURL, an http(s) URL or a base64 data URL, and Detail) or input_file (a PDF; see
+// FileData). FileID is refused: the gateway stores no files.
 type ResponsesPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
@@ -124,6 +124,11 @@ type ResponsesPart struct {
 	ImageURL string `json:"image_url,omitempty"`
 	Detail   string `json:"detail,omitempty"`
 	FileID   string `json:"file_id,omitempty"`
+	// FileData, FileURL and Filename are an input_file part's PDF: a base64 data URL, or
+	// an http(s) URL (for providers that fetch one), and its name.
+	FileData string `json:"file_data,omitempty"`
+	FileURL  string `json:"file_url,omitempty"`
+	Filename string `json:"filename,omitempty"`
 }
 
 // UnmarshalJSON reads a string or a list of parts.
@@ -150,7 +155,10 @@ func (c ResponsesContent) MarshalJSON() ([]byte, error) { return json.Marshal(c.
 // JSONSchema describes content: a string or an array of parts.
 func (ResponsesContent) JSONSchema() *jsonschema.Schema {
 	props := jsonschema.NewProperties()
-	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"input_text", "output_text", "refusal", "input_image"}})
+	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"input_text", "output_text", "refusal", "input_image", "input_file"}})
+	props.Set("file_data", &jsonschema.Schema{Type: "string", Description: "input_file: a base64 data URL of a PDF"})
+	props.Set("file_url", &jsonschema.Schema{Type: "string", Description: "input_file: an http(s) URL of a PDF (Anthropic and Gemini models)"})
+	props.Set("filename", &jsonschema.Schema{Type: "string"})
 	props.Set("text", &jsonschema.Schema{Type: "string"})
 	props.Set("refusal", &jsonschema.Schema{Type: "string"})
 	props.Set("image_url", &jsonschema.Schema{Type: "string", Description: "input_image: an http(s) URL or a base64 data URL of a PNG or JPEG or GIF or WebP image"})
@@ -298,8 +306,30 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 						return nil, responsesImageError(pf, imageFieldError(pf+".image_url", err))
 					}
 					parts[j], images = OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: p.ImageURL, Detail: p.Detail}}, true
+				case "input_file":
+					pf := fmt.Sprintf("%s.content[%d]", field, j)
+					src, srcField := p.FileData, ".file_data"
+					if src == "" {
+						src, srcField = p.FileURL, ".file_url"
+					}
+					switch {
+					case it.Role != "user":
+						return nil, invalid(pf+".type", "files are accepted in user messages only, got one in a %q message", it.Role)
+					case p.FileID != "":
+						return nil, invalid(pf+".file_id", "is not supported: the gateway stores no files; send file_data (a base64 data URL of a PDF) or file_url")
+					case src == "":
+						return nil, invalid(pf+".file_data", "file_data or file_url is required")
+					}
+					if err := providers.CheckFile(providers.File{URL: src, Filename: p.Filename}); err != nil {
+						var ie *providers.ImageError
+						if errors.As(err, &ie) && ie.Field == "filename" {
+							return nil, invalid(pf+".filename", "%s", ie.Reason)
+						}
+						return nil, invalid(pf+srcField, "%s", ie.Reason)
+					}
+					parts[j], images = OpenAIContentPart{Type: "file", File: &OpenAIFile{FileData: src, Filename: p.Filename}}, true
 				default:
-					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text and input_image parts are supported, got %q", p.Type)
+					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text, input_image and input_file parts are supported, got %q", p.Type)
 				}
 			}
 			if images { // text parts stay apart from each other and the images, as on the chat surface
@@ -382,7 +412,8 @@ func responsesField(fields map[int]string, f string) string {
 
 // responsesPartField renames an image_url object's fields to an input_image part's.
 func responsesPartField(f string) string {
-	for chat, resp := range map[string]string{".image_url.url": ".image_url", ".image_url.detail": ".detail"} {
+	for chat, resp := range map[string]string{".image_url.url": ".image_url", ".image_url.detail": ".detail",
+		".file.file_data": ".file_data", ".file.filename": ".filename"} {
 		if s, ok := strings.CutSuffix(f, chat); ok {
 			return s + resp
 		}

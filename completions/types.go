@@ -10,13 +10,15 @@ import (
 )
 
 // ContentBlock is one block of a message's content. Type is "text", or "image" (Image set)
-// in a user turn of a stateless request (the OpenAI-compatible surfaces and
+// or "file" (File set) in a user turn of a stateless request (the OpenAI-compatible surfaces and
 // OpenAIChatRequest.ToRequest): the native API and stored conversations hold text only.
 type ContentBlock struct {
 	Type string `json:"type" jsonschema:"required,enum=text"`
 	Text string `json:"text" jsonschema:"required"`
 	// Image is the block's image when Type is "image".
 	Image *providers.Image `json:"-"`
+	// File is the block's document (a PDF) when Type is "file".
+	File *providers.File `json:"-"`
 }
 
 // imageBlock is the block of img.
@@ -24,14 +26,23 @@ func imageBlock(img providers.Image) ContentBlock {
 	return ContentBlock{Type: "image", Image: &img}
 }
 
-// imageFieldError is a validation error naming the part of the image at field (an
-// image_url object: url, detail, format) that err (from providers.CheckImage) is about.
+// fileBlock is the block of f.
+func fileBlock(f providers.File) ContentBlock {
+	return ContentBlock{Type: "file", File: &f}
+}
+
+// imageFieldError is a validation error naming the part of the image or file at field (an
+// image_url object: url, detail, format; a file object: file_data, filename) that err (from
+// providers.CheckImage or CheckFile) is about.
 func imageFieldError(field string, err error) error {
 	var ie *providers.ImageError
 	if !errors.As(err, &ie) {
 		return invalid(field, "%v", err)
 	}
-	sub := map[string]string{"url": "url", "detail": "detail", "media_type": "format"}[ie.Field]
+	sub := map[string]string{"url": "url", "detail": "detail", "media_type": "format", "filename": "filename"}[ie.Field]
+	if strings.HasSuffix(field, ".file") && sub == "url" {
+		sub = "file_data"
+	}
 	return invalid(field+"."+sub, "%s", ie.Reason)
 }
 
@@ -58,7 +69,7 @@ func TextMessage(role, text string) Message {
 	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
 }
 
-// Text joins the message's text blocks (images are left out).
+// Text joins the message's text blocks (images and files are left out).
 func (m *Message) Text() string {
 	if len(m.Content) == 1 {
 		return m.Content[0].Text
@@ -66,7 +77,7 @@ func (m *Message) Text() string {
 	var b strings.Builder
 	n := 0
 	for _, c := range m.Content {
-		if c.Image != nil {
+		if c.Image != nil || c.File != nil {
 			continue
 		}
 		if n > 0 {
@@ -78,18 +89,18 @@ func (m *Message) Text() string {
 	return b.String()
 }
 
-// parts is the message's content for providers.Message.Parts: nil without images.
+// parts is the message's content for providers.Message.Parts: nil without images or files.
 func (m *Message) parts() []providers.Part {
 	has := false
 	for _, c := range m.Content {
-		has = has || c.Image != nil
+		has = has || c.Image != nil || c.File != nil
 	}
 	if !has {
 		return nil
 	}
 	out := make([]providers.Part, len(m.Content))
 	for i, c := range m.Content {
-		out[i] = providers.Part{Text: c.Text, Image: c.Image}
+		out[i] = providers.Part{Text: c.Text, Image: c.Image, File: c.File}
 	}
 	return out
 }

@@ -79,18 +79,25 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		}
 		blank := true
 		for j, c := range m.Content {
+			media := c.Type == "image" || c.Type == "file"
 			switch {
-			case c.Type == "text" && c.Image == nil:
+			case c.Type == "text" && c.Image == nil && c.File == nil:
 			case c.Type == "image" && c.Image != nil && req.ephemeral && m.Role == "user":
 				if err := providers.CheckImage(*c.Image); err != nil {
 					return nil, nil, imageFieldError(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), err)
 				}
 				blank = false
 				continue
-			case c.Type == "image" && req.ephemeral:
-				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted in user messages only, got one in a %q message", m.Role)
-			case c.Type == "image":
-				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted by the OpenAI-compatible surfaces only (stored conversations hold text)")
+			case c.Type == "file" && c.File != nil && req.ephemeral && m.Role == "user":
+				if err := providers.CheckFile(*c.File); err != nil {
+					return nil, nil, imageFieldError(fmt.Sprintf("messages[%d].content[%d].file", i, j), err)
+				}
+				blank = false
+				continue
+			case media && req.ephemeral:
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images and files are accepted in user messages only, got one in a %q message", m.Role)
+			case media:
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images and files are accepted by the OpenAI-compatible surfaces only (stored conversations hold text)")
 			default:
 				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, got %q", c.Type)
 			}

@@ -87,11 +87,13 @@ type anthropicMessage struct {
 	Content any    `json:"content"`
 }
 
-// anthropicBlock is a content block of a request turn: text, image, tool_use or tool_result.
+// anthropicBlock is a content block of a request turn: text, image, document, tool_use or
+// tool_result.
 type anthropicBlock struct {
 	Type      string                `json:"type"`
 	Text      string                `json:"text,omitempty"`
 	Source    *anthropicImageSource `json:"source,omitempty"`
+	Title     string                `json:"title,omitempty"` // a document's
 	ID        string                `json:"id,omitempty"`
 	Name      string                `json:"name,omitempty"`
 	Input     json.RawMessage       `json:"input,omitempty"`
@@ -99,7 +101,7 @@ type anthropicBlock struct {
 	Content   string                `json:"content,omitempty"`
 }
 
-// anthropicImageSource is an image block's source: base64 data or a URL.
+// anthropicImageSource is an image or document block's source: base64 data or a URL.
 type anthropicImageSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"media_type,omitempty"`
@@ -107,8 +109,8 @@ type anthropicImageSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
-// anthropicParts is a user turn's text and images as blocks; whitespace-only text parts
-// are left out (Anthropic refuses them).
+// anthropicParts is a user turn's text, images and documents as blocks; whitespace-only
+// text parts are left out (Anthropic refuses them).
 func anthropicParts(parts []Part) []anthropicBlock {
 	out := make([]anthropicBlock, 0, len(parts))
 	for _, p := range parts {
@@ -119,6 +121,12 @@ func anthropicParts(parts []Part) []anthropicBlock {
 				src = &anthropicImageSource{Type: "base64", MediaType: ImageMediaType(*p.Image), Data: data}
 			}
 			out = append(out, anthropicBlock{Type: "image", Source: src})
+		case p.File != nil:
+			src := &anthropicImageSource{Type: "url", URL: p.File.URL}
+			if _, data, ok := ParseDataURL(p.File.URL); ok {
+				src = &anthropicImageSource{Type: "base64", MediaType: FileMediaType, Data: data}
+			}
+			out = append(out, anthropicBlock{Type: "document", Source: src, Title: p.File.Filename})
 		case strings.TrimSpace(p.Text) != "":
 			out = append(out, anthropicBlock{Type: "text", Text: p.Text})
 		}

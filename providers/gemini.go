@@ -97,11 +97,19 @@ type geminiFileData struct {
 	FileURI  string `json:"fileUri"`
 }
 
-// geminiParts is a user turn's text and images as parts. An image URL whose type neither
+// geminiParts is a user turn's text, images and documents as parts. An image URL whose type neither
 // its extension nor anything else tells is refused: Gemini's fileData needs the type.
 func (g *Gemini) geminiParts(i int, parts []Part) ([]geminiPart, error) {
 	out := make([]geminiPart, 0, len(parts))
 	for j, p := range parts {
+		if f := p.File; f != nil {
+			if _, data, ok := ParseDataURL(f.URL); ok {
+				out = append(out, geminiPart{InlineData: &geminiBlob{MimeType: FileMediaType, Data: data}})
+			} else {
+				out = append(out, geminiPart{FileData: &geminiFileData{MimeType: FileMediaType, FileURI: f.URL}})
+			}
+			continue
+		}
 		img := p.Image
 		if img == nil {
 			if p.Text != "" {

@@ -26,10 +26,12 @@ type Image struct {
 	MediaType string `json:"media_type,omitempty"`
 }
 
-// Part is one part of a turn's content, in order: text or an image (Image non-nil).
+// Part is one part of a turn's content, in order: text, an image (Image non-nil) or a
+// document (File non-nil).
 type Part struct {
 	Text  string `json:"text,omitempty"`
 	Image *Image `json:"image,omitempty"`
+	File  *File  `json:"file,omitempty"`
 }
 
 // ImageMediaTypes are the image types every adapter's upstream takes (the intersection of
@@ -39,7 +41,8 @@ var ImageMediaTypes = []string{"image/png", "image/jpeg", "image/gif", "image/we
 // ErrImage matches CheckImage's errors.
 var ErrImage = errors.New("invalid image")
 
-// ImageError says what is wrong with an image: Field is "url", "detail" or "media_type".
+// ImageError says what is wrong with an image or a file: Field is "url", "detail",
+// "media_type" or "filename".
 type ImageError struct {
 	Field, Reason string
 }
@@ -187,11 +190,11 @@ func wellFormedBase64(s string) bool {
 	return true
 }
 
-// hasImages reports whether any turn of msgs has an image.
+// hasImages reports whether any turn of msgs has an image or a file.
 func hasImages(msgs []Message) bool {
 	for i := range msgs {
 		for _, p := range msgs[i].Parts {
-			if p.Image != nil {
+			if p.Image != nil || p.File != nil {
 				return true
 			}
 		}

@@ -180,3 +180,86 @@ func TestEstimateUsageCountsImages(t *testing.T) {
 		t.Errorf("images added %d prompt tokens, want %d (a high-detail and a low-detail image)", b-a, 765+85)
 	}
 }
+
+// TestFilesMapToEachWireFormat: a PDF in a user turn reaches every upstream in its own
+// shape — OpenAI a file part (with a filename, which it requires), Anthropic a document
+// block (base64 or url source, the filename as title), Gemini inlineData or fileData — and
+// an OpenAI-format model refuses a PDF given by URL before calling.
+func TestFilesMapToEachWireFormat(t *testing.T) {
+	const pdf = "JVBERi0xLjQK"
+	req := func(url string) *providers.Request {
+		return &providers.Request{Model: "m-1", Messages: []providers.Message{{Role: "user", Content: "Summarise", Parts: []providers.Part{
+			{Text: "Summarise"}, {File: &providers.File{URL: url, Filename: "q3.pdf"}}, {File: &providers.File{URL: "data:application/pdf;base64," + pdf}},
+		}}}}
+	}
+	want := map[providers.Format]string{
+		providers.FormatOpenAI: `[{"content":[{"text":"Summarise","type":"text"},{"file":{"file_data":"data:application/pdf;base64,` + pdf + `","filename":"q3.pdf"},"type":"file"},` +
+			`{"file":{"file_data":"data:application/pdf;base64,` + pdf + `","filename":"document.pdf"},"type":"file"}],"role":"user"}]`,
+		providers.FormatAnthropic: `[{"content":[{"text":"Summarise","type":"text"},{"source":{"type":"url","url":"https://example.com/q3.pdf"},"title":"q3.pdf","type":"document"},` +
+			`{"source":{"data":"` + pdf + `","media_type":"application/pdf","type":"base64"},"type":"document"}],"role":"user"}]`,
+		providers.FormatGemini: `[{"parts":[{"text":"Summarise"},{"fileData":{"fileUri":"https://example.com/q3.pdf","mimeType":"application/pdf"}},` +
+			`{"inlineData":{"data":"` + pdf + `","mimeType":"application/pdf"}}],"role":"user"}]`,
+	}
+	field := map[providers.Format]string{providers.FormatOpenAI: "messages", providers.FormatAnthropic: "messages", providers.FormatGemini: "contents"}
+	var body map[string]json.RawMessage
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		body = nil
+		json.NewDecoder(r.Body).Decode(&body)
+		w.WriteHeader(400)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	for _, f := range allFormats {
+		p := newProvider(t, f, srv.URL, nil)
+		url := "https://example.com/q3.pdf"
+		if f == providers.FormatOpenAI {
+			url = "data:application/pdf;base64," + pdf
+		}
+		p.Complete(context.Background(), req(url))
+		var v any
+		json.Unmarshal(body[field[f]], &v)
+		got, _ := json.Marshal(v)
+		if string(got) != want[f] {
+			t.Errorf("%s: %s =\n%s\nwant\n%s", f, field[f], got, want[f])
+		}
+	}
+	p := newProvider(t, providers.FormatOpenAI, srv.URL, nil)
+	before := calls
+	r := req("https://example.com/q3.pdf")
+	var ue *providers.UnsupportedError
+	if err := providers.Check(p, r.Model, r); !errors.As(err, &ue) || ue.Field != "messages[0].content[1].file.file_data" {
+		t.Errorf("OpenAI, a PDF URL: Check = %v", err)
+	}
+	if _, err := p.Complete(context.Background(), r); providers.KindOf(err) != providers.KindBadRequest || calls != before {
+		t.Errorf("OpenAI, a PDF URL: Complete = %v after %d calls", err, calls-before)
+	}
+}
+
+func TestCheckFile(t *testing.T) {
+	for _, c := range []struct {
+		f    providers.File
+		want string
+	}{
+		{providers.File{URL: "data:application/pdf;base64,JVBERi0xLjQK", Filename: "a.pdf"}, ""},
+		{providers.File{URL: "https://example.com/a"}, ""},
+		{providers.File{URL: "data:text/plain;base64,AAAA"}, "is not application/pdf"},
+		{providers.File{URL: "data:application/pdf;base64,%%%%"}, "not base64"},
+		{providers.File{URL: "file:///etc/passwd"}, "http or https URL"},
+		{providers.File{URL: "https://example.com/a", Filename: strings.Repeat("x", 256)}, "at most 255"},
+		{providers.File{URL: "https://example.com/a", Filename: "a\x00b"}, "control characters"},
+	} {
+		err := providers.CheckFile(c.f)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, providers.ErrImage)) {
+			t.Errorf("%.40q %q: %v, want %q", c.f.URL, c.f.Filename, err, c.want)
+		}
+	}
+	// Usage estimates count a PDF by its size.
+	small := &providers.Request{Messages: []providers.Message{{Role: "user", Parts: []providers.Part{{File: &providers.File{URL: "data:application/pdf;base64,JVBERi0xLjQK"}}}}}}
+	big := &providers.Request{Messages: []providers.Message{{Role: "user", Parts: []providers.Part{{File: &providers.File{URL: "data:application/pdf;base64," + strings.Repeat("AAAA", 100000)}}}}}}
+	s, b := providers.EstimateUsage("gpt-4o", small, nil).PromptTokens, providers.EstimateUsage("gpt-4o", big, nil).PromptTokens
+	if s < 1000 || b != s-1000+300000/12 {
+		t.Errorf("estimated prompt tokens: small PDF %d, 300 kB PDF %d", s, b)
+	}
+}

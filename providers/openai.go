@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -73,11 +74,17 @@ type openAIMessage struct {
 	Prefix     bool             `json:"prefix,omitempty"` // PrefillPrefix
 }
 
-// openAIPart is a content part: text or image_url.
+// openAIPart is a content part: text, image_url or file.
 type openAIPart struct {
 	Type     string          `json:"type"`
 	Text     *string         `json:"text,omitempty"`
 	ImageURL *openAIImageURL `json:"image_url,omitempty"`
+	File     *openAIFile     `json:"file,omitempty"`
+}
+
+type openAIFile struct {
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
 }
 
 type openAIImageURL struct {
@@ -90,6 +97,12 @@ func openAIParts(parts []Part) []openAIPart {
 	for i := range parts {
 		if img := parts[i].Image; img != nil {
 			out[i] = openAIPart{Type: "image_url", ImageURL: &openAIImageURL{URL: img.URL, Detail: img.Detail}}
+		} else if f := parts[i].File; f != nil {
+			name := f.Filename
+			if name == "" {
+				name = "document.pdf" // OpenAI requires one with file_data
+			}
+			out[i] = openAIPart{Type: "file", File: &openAIFile{FileData: f.URL, Filename: name}}
 		} else {
 			out[i] = openAIPart{Type: "text", Text: &parts[i].Text}
 		}
@@ -264,11 +277,31 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
+	if err := o.Check(req.Model, req); err != nil {
+		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: err.Error(), Err: err}
+	}
 	payload, err := o.body(req, stream)
 	if err != nil {
 		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
 	}
 	return o.ep.send(ctx, req.Model, o.baseURL+"/chat/completions", h, payload, parseOpenAIError)
+}
+
+// Check implements RequestChecker: OpenAI's chat completions take a file as data only, so
+// a file given by URL is refused, naming the part.
+func (o *OpenAI) Check(model string, req *Request) error {
+	if !hasFileURL(req.Messages) {
+		return nil
+	}
+	for i := range req.Messages {
+		for j, p := range req.Messages[i].Parts {
+			if p.File != nil && !strings.HasPrefix(p.File.URL, "data:") {
+				return &UnsupportedError{Provider: o.Name(), Field: fmt.Sprintf("messages[%d].content[%d].file.file_data", i, j),
+					Reason: "OpenAI-format APIs take a file as a base64 data URL, not a URL"}
+			}
+		}
+	}
+	return nil
 }
 
 // openAIErrorBody is {"error": {"message", "type", "code", "param"}}; some compatible

@@ -114,7 +114,7 @@ func countTokens(c tokenizer.Codec, text string) int {
 
 // EstimateUsage counts the usage of a call of model locally, for an upstream that reported
 // none: the prompt over req's messages (role, text, tool calls and the call id a tool
-// result answers; an image as OpenAI counts one of 1024×1024 pixels), tool definitions (name, description, parameter schema) and assistant
+// result answers; an image as OpenAI counts one of 1024×1024 pixels, a PDF by its size), tool definitions (name, description, parameter schema) and assistant
 // prefix, with OpenAI's documented chat overhead (3 tokens per message, 3 for the reply);
 // the completion over the answer's text, refusal and tool calls (names and arguments).
 // req or resp may be nil. The counts are exact tokenizer counts for OpenAI models and a
@@ -132,6 +132,9 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 			for _, p := range m.Parts {
 				if p.Image != nil {
 					n += imageTokens(p.Image)
+				}
+				if p.File != nil {
+					n += fileTokens(p.File)
 				}
 			}
 		}
