@@ -259,8 +259,17 @@ func (OpenAIContent) JSONSchema() *jsonschema.Schema {
 }
 
 // ToRequest translates r to a gateway Request (stateless: no conversation is stored).
-// Errors are *ValidationError naming the OpenAI field.
+// Errors are *ValidationError naming the OpenAI field (or the field of the request r was
+// translated from: /v1/responses, /v1/messages).
 func (r *OpenAIChatRequest) ToRequest() (*Request, error) {
+	req, err := r.toRequest()
+	if ve := (*ValidationError)(nil); err != nil && r.fieldName != nil && errors.As(err, &ve) {
+		ve.Field = r.fieldName(ve.Field)
+	}
+	return req, err
+}
+
+func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if r.Model == "" {
 		return nil, invalid("model", "is required")
 	}

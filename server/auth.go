@@ -160,11 +160,13 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 	return key, nil
 }
 
+// bearer is the request's API key: Authorization: Bearer <key>, or x-api-key (how
+// Anthropic's SDKs send it).
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
+		return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 	}
 	return strings.TrimSpace(key)
 }

@@ -57,6 +57,12 @@ func Completions(g *completions.Gateway) Option {
 		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) })
+		s.Handle(Route{Method: "POST", Path: "/v1/messages", Summary: "Anthropic Messages API over the same gateway (Anthropic's SDKs and Claude Code reach any configured model; key in x-api-key or Authorization)",
+			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: completions.AnthropicResponse{}, Stream: true, ScopedKeys: true},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) })
+		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
+			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleCountTokens(g, w, r) })
 		s.Handle(Route{Method: "GET", Path: "/v1/models", Summary: "OpenAI-compatible list of the models this server can route to",
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
@@ -229,6 +235,10 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 	ae := s.toAPIError(err)
 	if ae == nil {
 		return err
+	}
+	if anthropicPath(r.URL.Path) {
+		writeAnthropicError(w, ae, err)
+		return nil
 	}
 	writeOpenAIError(w, ae, err)
 	return nil

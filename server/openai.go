@@ -20,10 +20,15 @@ func openAIPath(path string) bool {
 	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect"
 }
 
-// respondError writes ae in the shape of r's route family: OpenAI's envelope under /v1/
-// (see writeOpenAIError), Switchyard's uniform body elsewhere. cause, when not nil, is the
+// respondError writes ae in the shape of r's route family: Anthropic's envelope on
+// /v1/messages (see writeAnthropicError), OpenAI's elsewhere under /v1/ (see
+// writeOpenAIError), Switchyard's uniform body elsewhere. cause, when not nil, is the
 // error ae was made from (it supplies param and the 404 of an unknown model).
 func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIError, cause error) {
+	if anthropicPath(r.URL.Path) {
+		writeAnthropicError(w, ae, cause)
+		return
+	}
 	if openAIPath(r.URL.Path) {
 		writeOpenAIError(w, ae, cause)
 		return
@@ -41,12 +46,34 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIErr
 // carry x-should-retry: false — it already retried and fell back, so an SDK retrying would
 // only repeat (and pay for) every attempt; only a 500 leaves the decision to the client.
 func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
+	status, typ, code, retry := openAIStatus(w.Header(), ae, cause)
+	body := completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{Message: ae.Message, Type: typ}}
+	if code != "" {
+		body.Error.Code = &code
+	}
+	var ve *completions.ValidationError
+	if errors.As(cause, &ve) && ve.Field != "" {
+		body.Error.Param = &ve.Field
+	} else if ae.Param != "" {
+		body.Error.Param = &ae.Param
+	}
+	if retry {
+		writeJSON(w, status, body)
+		return
+	}
+	writeOpenAIErrorBody(w, status, body.Error)
+}
+
+// openAIStatus is the status, OpenAI error type and code ae is answered with on the
+// OpenAI-compatible surfaces, and whether the client may retry (see writeOpenAIError); it
+// adds ae's headers to h, and Retry-After when every upstream was rate limited.
+func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, code string, retry bool) {
 	for k, vs := range ae.Header {
 		for _, v := range vs {
-			w.Header().Add(k, v)
+			h.Add(k, v)
 		}
 	}
-	status, typ, code := ae.Status, "invalid_request_error", ""
+	status, typ, code = ae.Status, "invalid_request_error", ""
 	switch ae.Status {
 	case http.StatusUnprocessableEntity:
 		status = http.StatusBadRequest
@@ -73,7 +100,7 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 	case http.StatusInternalServerError:
 		typ = "server_error"
 	}
-	retry := false
+	retry = false
 	var af *completions.AllFailedError
 	if errors.As(cause, &af) {
 		// When every upstream failed the same way, answer as OpenAI would have, so SDKs raise
@@ -93,25 +120,11 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 			// The limit clears with time: the SDK may retry, after Retry-After when known.
 			retry = true
 			if pe := af.Last(); pe != nil && pe.RetryAfter > 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds()))))
+				h.Set("Retry-After", strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds()))))
 			}
 		}
 	}
-	body := completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{Message: ae.Message, Type: typ}}
-	if code != "" {
-		body.Error.Code = &code
-	}
-	var ve *completions.ValidationError
-	if errors.As(cause, &ve) && ve.Field != "" {
-		body.Error.Param = &ve.Field
-	} else if ae.Param != "" {
-		body.Error.Param = &ae.Param
-	}
-	if retry {
-		writeJSON(w, status, body)
-		return
-	}
-	writeOpenAIErrorBody(w, status, body.Error)
+	return status, typ, code, retry
 }
 
 // writeOpenAIErrorBody writes e in OpenAI's envelope with status; every status but 500

@@ -284,7 +284,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 					"remote", addr, "limit_per_minute", s.authRL.perMinute)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key>"), nil)
+			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key> (or x-api-key: <key>)"), nil)
 			return
 		}
 		if p.Scope != nil && !s.scoped[pattern] {

@@ -1,0 +1,483 @@
+package completions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// The Anthropic Messages API surface (POST /v1/messages): Anthropic's SDKs and tools built
+// on them (Claude Code, agents written against the Anthropic SDK) send their requests to
+// the gateway unchanged and reach any configured model — Claude through the Anthropic
+// adapter, or GPT, Gemini and the rest with their fallbacks, budgets and ledger. A request
+// is translated to a chat request (AnthropicMessagesRequest.ToChatRequest) and answered by
+// the same gateway; the answer is a "message" object or its typed stream events.
+
+// AnthropicMessagesRequest is the body of POST /v1/messages.
+type AnthropicMessagesRequest struct {
+	Model string `json:"model" jsonschema:"required"`
+	// MaxTokens bounds the answer (required, as in Anthropic's API).
+	MaxTokens *int `json:"max_tokens" jsonschema:"required,minimum=1"`
+	// Messages alternate user and assistant turns: content a string or blocks (text,
+	// image, document, tool_use in assistant turns, tool_result in user turns; thinking
+	// blocks are dropped).
+	Messages []AnthropicMessage `json:"messages" jsonschema:"required,minItems=1"`
+	// System is a string or text blocks.
+	System        AnthropicContent `json:"system,omitempty"`
+	Temperature   *float64         `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=1"`
+	TopP          *float64         `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
+	StopSequences []string         `json:"stop_sequences,omitempty"`
+	Stream        bool             `json:"stream,omitempty"`
+	// Tools are client tools (name, description, input_schema); Anthropic's server tools
+	// (web search, code execution, …) are refused.
+	Tools      []AnthropicTool      `json:"tools,omitempty"`
+	ToolChoice *AnthropicToolChoice `json:"tool_choice,omitempty"`
+	Metadata   *struct {
+		UserID string `json:"user_id,omitempty"`
+	} `json:"metadata,omitempty"`
+	// TopK, Thinking and ServiceTier are accepted and not passed on (no other provider
+	// has them; a thinking budget is the upstream's choice here).
+	TopK        *int            `json:"top_k,omitempty"`
+	Thinking    json.RawMessage `json:"thinking,omitempty" jsonschema:"type=object"`
+	ServiceTier string          `json:"service_tier,omitempty"`
+	// FallbackModels are tried in order when Model fails (Switchyard extension).
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
+	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
+	FaultPolicy
+}
+
+// AnthropicMessage is one turn of a Messages request.
+type AnthropicMessage struct {
+	Role    string           `json:"role" jsonschema:"required,enum=user,enum=assistant"`
+	Content AnthropicContent `json:"content" jsonschema:"required"`
+}
+
+// AnthropicContent is a string or a list of content blocks.
+type AnthropicContent struct {
+	Blocks []AnthropicBlock
+	// IsString records a plain string (one text block).
+	IsString bool
+}
+
+// UnmarshalJSON reads a string, a list of blocks or null.
+func (c *AnthropicContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*c = AnthropicContent{}
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		c.Blocks, c.IsString = []AnthropicBlock{{Type: "text", Text: s}}, true
+		return nil
+	}
+	return json.Unmarshal(b, &c.Blocks)
+}
+
+// MarshalJSON writes a string when the content was one, else the blocks.
+func (c AnthropicContent) MarshalJSON() ([]byte, error) {
+	if c.IsString && len(c.Blocks) == 1 {
+		return json.Marshal(c.Blocks[0].Text)
+	}
+	return json.Marshal(c.Blocks)
+}
+
+// JSONSchema describes content: a string or an array of blocks.
+func (AnthropicContent) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"}})
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string"}, {Type: "array", Items: &jsonschema.Schema{Type: "object", Properties: props, Required: []string{"type"}}},
+	}}
+}
+
+// AnthropicBlock is one content block of a request: text (Text), image or document
+// (Source), tool_use (ID, Name, Input), tool_result (ToolUseID, Content, IsError), or
+// thinking (dropped).
+type AnthropicBlock struct {
+	Type      string           `json:"type"`
+	Text      string           `json:"text,omitempty"`
+	Source    *AnthropicSource `json:"source,omitempty"`
+	Title     string           `json:"title,omitempty"`
+	ID        string           `json:"id,omitempty"`
+	Name      string           `json:"name,omitempty"`
+	Input     json.RawMessage  `json:"input,omitempty"`
+	ToolUseID string           `json:"tool_use_id,omitempty"`
+	// Content of a tool_result: a string or text (and image) blocks.
+	Content *AnthropicContent `json:"content,omitempty"`
+	IsError bool              `json:"is_error,omitempty"`
+}
+
+// AnthropicSource is an image's or document's source: base64 (MediaType, Data), url
+// (URL) or, for a document, text (Data holds the text).
+type AnthropicSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+// AnthropicTool is a client tool: a function with its input's JSON Schema.
+type AnthropicTool struct {
+	// Type is empty or "custom" for a client tool; anything else is a server tool.
+	Type        string          `json:"type,omitempty"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty" jsonschema:"type=object"`
+}
+
+// AnthropicToolChoice is tool_choice: auto, any, tool (Name) or none.
+type AnthropicToolChoice struct {
+	Type                   string `json:"type" jsonschema:"required,enum=auto,enum=any,enum=tool,enum=none"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+// ToChatRequest translates r to the chat request the gateway answers: system text and
+// turns in order, a user turn's tool_result blocks as tool messages before its other
+// blocks, images and PDFs as image and file parts, tool_use blocks as tool calls. Errors
+// are *ValidationError naming the Messages API field (messages[i].content[j]…).
+func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
+	if r.MaxTokens == nil {
+		return nil, invalid("max_tokens", "is required")
+	}
+	if *r.MaxTokens < 1 {
+		return nil, invalid("max_tokens", "must be at least 1, got %d", *r.MaxTokens)
+	}
+	if t := r.Temperature; t != nil && (*t < 0 || *t > 1) {
+		return nil, invalid("temperature", "must be between 0 and 1, got %g", *t)
+	}
+	if len(r.Messages) == 0 {
+		return nil, invalid("messages", "at least one message is required")
+	}
+	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
+		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy}
+	if r.Stream {
+		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
+	}
+	if r.Metadata != nil {
+		c.User = r.Metadata.UserID
+	}
+	fields := map[int]string{} // chat message index -> the Messages API field it came from
+	if len(r.System.Blocks) > 0 {
+		var sys []string
+		for i, b := range r.System.Blocks {
+			if b.Type != "text" {
+				return nil, invalid(fmt.Sprintf("system[%d].type", i), `must be "text", got %q`, b.Type)
+			}
+			sys = append(sys, b.Text)
+		}
+		fields[len(c.Messages)] = "system"
+		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(strings.Join(sys, "\n"))})
+	}
+	for i, m := range r.Messages {
+		field := fmt.Sprintf("messages[%d]", i)
+		switch m.Role {
+		case "user", "assistant":
+		default:
+			return nil, invalid(field+".role", `must be "user" or "assistant", got %q`, m.Role)
+		}
+		var parts []OpenAIContentPart
+		var calls []OpenAIToolCall
+		results := false
+		for j, b := range m.Content.Blocks {
+			bf := fmt.Sprintf("%s.content[%d]", field, j)
+			switch b.Type {
+			case "text":
+				parts = append(parts, OpenAIContentPart{Type: "text", Text: b.Text})
+			case "image", "document":
+				if m.Role != "user" {
+					return nil, invalid(bf+".type", "images and documents are accepted in user turns only")
+				}
+				p, err := anthropicMedia(bf, b)
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, p)
+			case "tool_use":
+				if m.Role != "assistant" {
+					return nil, invalid(bf+".type", "tool_use blocks belong in assistant turns")
+				}
+				if b.ID == "" || b.Name == "" {
+					return nil, invalid(bf, "a tool_use block needs id and name")
+				}
+				args := strings.TrimSpace(string(b.Input))
+				if args == "" || args == "null" {
+					args = "{}"
+				}
+				calls = append(calls, OpenAIToolCall{ID: b.ID, Type: "function", Function: OpenAIFunctionCall{Name: b.Name, Arguments: args}})
+			case "tool_result":
+				if m.Role != "user" {
+					return nil, invalid(bf+".type", "tool_result blocks belong in user turns")
+				}
+				if b.ToolUseID == "" {
+					return nil, invalid(bf+".tool_use_id", "is required")
+				}
+				text, err := anthropicToolResult(bf, b)
+				if err != nil {
+					return nil, err
+				}
+				// Results go first, each its own tool message, as every provider wants them.
+				results = true
+				fields[len(c.Messages)] = bf
+				c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: textContent(text)})
+			case "thinking", "redacted_thinking":
+				// Earlier reasoning an SDK sends back: no other provider can take it.
+			default:
+				return nil, invalid(bf+".type", "must be text, image, document, tool_use or tool_result, got %q", b.Type)
+			}
+		}
+		if len(parts) == 0 && len(calls) == 0 {
+			if !results { // an empty turn: the gateway's validation says what it makes of it
+				fields[len(c.Messages)] = field
+				c.Messages = append(c.Messages, OpenAIMessage{Role: m.Role, Content: textContent("")})
+			}
+			continue
+		}
+		msg := OpenAIMessage{Role: m.Role, ToolCalls: calls}
+		switch {
+		case len(parts) == 1 && parts[0].Type == "text":
+			msg.Content = textContent(parts[0].Text)
+		case len(parts) > 0:
+			msg.Content = OpenAIContent{Parts: parts}
+		}
+		fields[len(c.Messages)] = field
+		c.Messages = append(c.Messages, msg)
+	}
+	for i, t := range r.Tools {
+		if t.Type != "" && t.Type != "custom" {
+			return nil, invalid(fmt.Sprintf("tools[%d].type", i), "only client tools (name and input_schema) are supported, got the server tool %q", t.Type)
+		}
+		c.Tools = append(c.Tools, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+	}
+	if tc := r.ToolChoice; tc != nil {
+		switch tc.Type {
+		case "auto":
+			c.ToolChoice = &OpenAIToolChoice{Mode: providers.ToolChoiceAuto}
+		case "any":
+			c.ToolChoice = &OpenAIToolChoice{Mode: providers.ToolChoiceRequired}
+		case "tool":
+			if tc.Name == "" {
+				return nil, invalid("tool_choice.name", "is required with type tool")
+			}
+			c.ToolChoice = &OpenAIToolChoice{Mode: providers.ToolChoiceFunction, Name: tc.Name}
+		case "none":
+			c.ToolChoice = &OpenAIToolChoice{Mode: providers.ToolChoiceNone}
+		default:
+			return nil, invalid("tool_choice.type", "must be auto, any, tool or none, got %q", tc.Type)
+		}
+		if tc.DisableParallelToolUse {
+			no := false
+			c.ParallelToolCalls = &no
+		}
+	}
+	c.fieldName = func(f string) string { return anthropicField(fields, f) }
+	return c, nil
+}
+
+// anthropicMedia is an image or document block as a chat part.
+func anthropicMedia(field string, b AnthropicBlock) (OpenAIContentPart, error) {
+	s := b.Source
+	if s == nil {
+		return OpenAIContentPart{}, invalid(field+".source", "is required")
+	}
+	var url string
+	switch s.Type {
+	case "base64":
+		url = "data:" + s.MediaType + ";base64," + s.Data
+	case "url":
+		url = s.URL
+	case "text":
+		if b.Type == "document" { // a plain-text document is text
+			return OpenAIContentPart{Type: "text", Text: s.Data}, nil
+		}
+		fallthrough
+	default:
+		return OpenAIContentPart{}, invalid(field+".source.type", "must be base64 or url, got %q", s.Type)
+	}
+	if b.Type == "image" {
+		if err := providers.CheckImage(providers.Image{URL: url}); err != nil {
+			return OpenAIContentPart{}, anthropicSourceError(field, err)
+		}
+		return OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: url}}, nil
+	}
+	if err := providers.CheckFile(providers.File{URL: url, Filename: b.Title}); err != nil {
+		return OpenAIContentPart{}, anthropicSourceError(field, err)
+	}
+	return OpenAIContentPart{Type: "file", File: &OpenAIFile{FileData: url, Filename: b.Title}}, nil
+}
+
+// anthropicSourceError names the source field an image or file check is about.
+func anthropicSourceError(field string, err error) error {
+	ie, _ := err.(*providers.ImageError)
+	if ie == nil {
+		return invalid(field+".source", "%v", err)
+	}
+	if ie.Field == "filename" {
+		return invalid(field+".title", "%s", ie.Reason)
+	}
+	return invalid(field+".source", "%s", ie.Reason)
+}
+
+// anthropicToolResult is a tool_result's content as the tool message's text; an error
+// result says so. Images in results are refused: no other provider takes them there.
+func anthropicToolResult(field string, b AnthropicBlock) (string, error) {
+	var text strings.Builder
+	if b.IsError {
+		text.WriteString("Error: ")
+	}
+	if b.Content != nil {
+		for k, rb := range b.Content.Blocks {
+			if rb.Type != "text" {
+				return "", invalid(fmt.Sprintf("%s.content[%d].type", field, k), "only text is supported in tool results, got %q", rb.Type)
+			}
+			if k > 0 {
+				text.WriteString("\n")
+			}
+			text.WriteString(rb.Text)
+		}
+	}
+	return text.String(), nil
+}
+
+// anthropicField is the Messages API name of a field the chat request's validation named:
+// messages[i] becomes the turn (or system, or tool_result block) message i came from.
+func anthropicField(fields map[int]string, f string) string {
+	rest, ok := strings.CutPrefix(f, "messages[")
+	if !ok {
+		if strings.HasPrefix(f, "max_completion_tokens") {
+			return "max_tokens"
+		}
+		if strings.HasPrefix(f, "stop") {
+			return "stop_sequences" + strings.TrimPrefix(f, "stop")
+		}
+		return f
+	}
+	end := strings.IndexByte(rest, ']')
+	if end < 0 {
+		return f
+	}
+	var i int
+	if _, err := fmt.Sscanf(rest[:end], "%d", &i); err != nil {
+		return f
+	}
+	base, known := fields[i]
+	if !known {
+		return f
+	}
+	if base == "system" || strings.Contains(base, ".content[") {
+		return base // the system text, a tool_result block: the whole of it
+	}
+	sub := rest[end+1:]
+	for chat, api := range map[string]string{".image_url.url": ".source", ".image_url.detail": ".source", ".file.file_data": ".source", ".file.filename": ".title", ".image_url": ".source", ".file": ".source"} {
+		if s, ok := strings.CutSuffix(sub, chat); ok {
+			sub = s + api
+			break
+		}
+	}
+	return base + sub
+}
+
+// AnthropicResponse is the Messages API's "message" object.
+type AnthropicResponse struct {
+	ID           string                   `json:"id"`
+	Type         string                   `json:"type"`
+	Role         string                   `json:"role"`
+	Model        string                   `json:"model"`
+	Content      []AnthropicResponseBlock `json:"content"`
+	StopReason   *string                  `json:"stop_reason"`
+	StopSequence *string                  `json:"stop_sequence"`
+	Usage        AnthropicUsage           `json:"usage"`
+	// Switchyard carries the answering provider, costs and attempts (extension).
+	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
+}
+
+// AnthropicResponseBlock is an answer's block: text, or tool_use (ID, Name, Input).
+type AnthropicResponseBlock struct {
+	Type  string          `json:"type"`
+	Text  *string         `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// AnthropicUsage is the Messages API's usage: input tokens not read from a cache, cache
+// reads apart, output tokens.
+type AnthropicUsage struct {
+	InputTokens          int `json:"input_tokens"`
+	OutputTokens         int `json:"output_tokens"`
+	CacheReadInputTokens int `json:"cache_read_input_tokens"`
+	// CacheCreationInputTokens is always 0: no provider's cache writes are reported apart.
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+// NewAnthropicResponse renders resp as a "message" object; model is the model as the
+// request named it.
+func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
+	out := &AnthropicResponse{ID: "msg_" + resp.ResponseMessageID, Type: "message", Role: "assistant", Model: model,
+		Content: []AnthropicResponseBlock{}, Usage: anthropicUsage(resp.Usage),
+		Switchyard: &OpenAIExtension{Provider: resp.Provider, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
+			Attempts: resp.Attempts, Continued: resp.Continued}}
+	if text := resp.Text(); text != "" || resp.Refusal != "" {
+		if text == "" {
+			text = resp.Refusal
+		}
+		out.Content = append(out.Content, AnthropicResponseBlock{Type: "text", Text: &text})
+	}
+	for _, c := range resp.ToolCalls {
+		out.Content = append(out.Content, AnthropicResponseBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: anthropicInput(c.Arguments)})
+	}
+	reason := anthropicStopReason(resp.FinishReason, len(resp.ToolCalls) > 0)
+	out.StopReason = &reason
+	return out
+}
+
+// anthropicInput is a tool call's arguments as tool_use input: the JSON object, or {} for
+// arguments that are not one (a cut answer).
+func anthropicInput(args string) json.RawMessage {
+	raw := json.RawMessage(strings.TrimSpace(args))
+	if len(raw) > 0 && raw[0] == '{' && json.Valid(raw) {
+		return raw
+	}
+	return json.RawMessage("{}")
+}
+
+// anthropicStopReason maps a finish reason onto the Messages API's stop reasons.
+func anthropicStopReason(finish string, calls bool) string {
+	switch {
+	case calls || finish == "tool_calls":
+		return "tool_use"
+	case finish == "length":
+		return "max_tokens"
+	case finish == "content_filter":
+		return "refusal"
+	}
+	return "end_turn"
+}
+
+func anthropicUsage(u Usage) AnthropicUsage {
+	return AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens, 0), OutputTokens: u.CompletionTokens, CacheReadInputTokens: u.CachedTokens}
+}
+
+// AnthropicErrorBody is the Messages API's error envelope.
+type AnthropicErrorBody struct {
+	Type  string               `json:"type"`
+	Error AnthropicErrorObject `json:"error"`
+}
+
+// AnthropicErrorObject is an error's type (invalid_request_error, authentication_error,
+// permission_error, not_found_error, request_too_large, rate_limit_error, api_error,
+// overloaded_error) and message.
+type AnthropicErrorObject struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}

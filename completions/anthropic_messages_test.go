@@ -1,0 +1,213 @@
+package completions
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+func messagesRequest(t *testing.T, body string) (*AnthropicMessagesRequest, *OpenAIChatRequest, error) {
+	t.Helper()
+	var r AnthropicMessagesRequest
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ToChatRequest()
+	return &r, c, err
+}
+
+// TestAnthropicMessagesTranslation: a Messages request becomes the chat request the
+// gateway answers — system blocks, turns in order, tool_use blocks as calls, tool_result
+// blocks as tool messages before the turn's other blocks, images and PDFs as parts,
+// thinking dropped, tool_choice and its parallel flag, metadata.user_id as user.
+func TestAnthropicMessagesTranslation(t *testing.T) {
+	_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":100,"temperature":0.5,"stop_sequences":["END"],
+		"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"Use tools.","cache_control":{"type":"ephemeral"}}],
+		"metadata":{"user_id":"u-1"},"thinking":{"type":"enabled","budget_tokens":1024},"top_k":5,
+		"tools":[{"name":"look","description":"Look","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}}],
+		"tool_choice":{"type":"any","disable_parallel_tool_use":true},
+		"messages":[
+			{"role":"user","content":"Find cats."},
+			{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"text","text":"Looking."},
+				{"type":"tool_use","id":"toolu_1","name":"look","input":{"q":"cats"}},{"type":"tool_use","id":"toolu_2","name":"look","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"a cat"},{"type":"text","text":"a lion"}]},
+				{"type":"tool_result","tool_use_id":"toolu_2","content":"nothing","is_error":true},
+				{"type":"text","text":"And this?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
+				{"type":"image","source":{"type":"url","url":"https://example.com/a.jpg"}},
+				{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"},"title":"q3.pdf"},
+				{"type":"document","source":{"type":"text","media_type":"text/plain","data":"plain notes"}}]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(c.Messages)
+	want := `[{"role":"system","content":"Be brief.\nUse tools."},{"role":"user","content":"Find cats."},` +
+		`{"role":"assistant","content":"Looking.","tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"look","arguments":"{\"q\":\"cats\"}"}},` +
+		`{"id":"toolu_2","type":"function","function":{"name":"look","arguments":"{}"}}]},` +
+		`{"role":"tool","content":"a cat\na lion","tool_call_id":"toolu_1"},{"role":"tool","content":"Error: nothing","tool_call_id":"toolu_2"},` +
+		`{"role":"user","content":[{"type":"text","text":"And this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},` +
+		`{"type":"image_url","image_url":{"url":"https://example.com/a.jpg"}},{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"q3.pdf"}},` +
+		`{"type":"text","text":"plain notes"}]}]`
+	if string(got) != want {
+		t.Errorf("messages =\n%s\nwant\n%s", got, want)
+	}
+	if *c.MaxCompletionTokens != 100 || *c.Temperature != 0.5 || c.Stop[0] != "END" || c.User != "u-1" ||
+		c.ToolChoice.Mode != providers.ToolChoiceRequired || *c.ParallelToolCalls || len(c.Tools) != 1 || c.Tools[0].Function.Name != "look" {
+		t.Errorf("request %+v", c)
+	}
+	if _, err := c.ToRequest(); err != nil {
+		t.Errorf("ToRequest: %v", err)
+	}
+	for tc, want := range map[string]OpenAIToolChoice{`{"type":"auto"}`: {Mode: "auto"}, `{"type":"none"}`: {Mode: "none"},
+		`{"type":"tool","name":"look"}`: {Mode: "function", Name: "look"}} {
+		_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":1,"messages":[{"role":"user","content":"x"}],"tool_choice":`+tc+`}`)
+		if err != nil || *c.ToolChoice != want || c.ParallelToolCalls != nil {
+			t.Errorf("tool_choice %s: %+v, %v", tc, c, err)
+		}
+	}
+}
+
+func TestAnthropicMessagesRefusals(t *testing.T) {
+	for _, c := range []struct{ body, field, msg string }{
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}]}`, "max_tokens", "is required"},
+		{`{"model":"a/m","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`, "max_tokens", "at least 1"},
+		{`{"model":"a/m","max_tokens":5,"temperature":1.5,"messages":[{"role":"user","content":"x"}]}`, "temperature", "between 0 and 1"},
+		{`{"model":"a/m","max_tokens":5,"messages":[]}`, "messages", "at least one"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, "messages[0].role", `"user" or "assistant"`},
+		{`{"model":"a/m","max_tokens":5,"system":[{"type":"image"}],"messages":[{"role":"user","content":"x"}]}`, "system[0].type", `must be "text"`},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"n","input":{}}]}]}`, "messages[0].content[0].type", "assistant turns"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_result","tool_use_id":"t"}]}]}`, "messages[0].content[0].type", "user turns"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result"}]}]}`, "messages[0].content[0].tool_use_id", "is required"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://x/a.png"}}]}]}]}`,
+			"messages[0].content[0].content[0].type", "only text"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/bmp","data":"AAAA"}}]}]}`,
+			"messages[0].content[0].source", `type "image/bmp"`},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image"}]}]}`, "messages[0].content[0].source", "is required"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f"}}]}]}`, "messages[0].content[0].source.type", "base64 or url"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"search_result"}]}]}`, "messages[0].content[0].type", "must be text"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, "tools[0].type", "server tool"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"tool"}}`, "tool_choice.name", "is required"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"some"}}`, "tool_choice.type", "auto, any, tool or none"},
+	} {
+		_, _, err := messagesRequest(t, c.body)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != c.field || !strings.Contains(ve.Message, c.msg) {
+			t.Errorf("%s:\n  err = %v, want field %s with %q", c.body, err, c.field, c.msg)
+		}
+	}
+	// The gateway's own checks name the Messages API's fields.
+	h := newHarness(t, nil)
+	for body, field := range map[string]string{
+		`{"model":"a/m","max_tokens":5,"system":"Be brief.","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"  "}]}`: "messages[2].content",
+		`{"model":"a/m","max_tokens":5,"stop_sequences":["a","b","c","d","e"],"messages":[{"role":"user","content":"x"}]}`:                                                 "stop_sequences",
+		`{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`:                                                                                       "model",
+	} {
+		_, c, err := messagesRequest(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := c.ToRequest()
+		if err == nil {
+			_, err = h.g.Complete(context.Background(), Scope{}, req)
+		}
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("%s:\n  err = %v, want field %s", body, err, field)
+		}
+	}
+}
+
+func TestAnthropicResponse(t *testing.T) {
+	resp := &Response{ResponseMessageID: "r1", Provider: "a", Model: "m", FinishReason: "tool_calls",
+		Message:   AssistantMessage{Role: "assistant", Type: "text", Content: []ContentBlock{{Type: "text", Text: "Looking."}}},
+		ToolCalls: []providers.ToolCall{{ID: "call_1", Name: "look", Arguments: `{"q": "cats"}`}, {ID: "call_2", Name: "look", Arguments: `{"q": "ca`}},
+		Usage:     Usage{PromptTokens: 100, CachedTokens: 60, CompletionTokens: 7, TotalTokens: 107}}
+	got, _ := json.Marshal(NewAnthropicResponse(resp, "claude-x"))
+	for _, want := range []string{`"id":"msg_r1"`, `"type":"message"`, `"model":"claude-x"`, `"stop_reason":"tool_use"`, `"stop_sequence":null`,
+		`"content":[{"type":"text","text":"Looking."},{"type":"tool_use","id":"call_1","name":"look","input":{"q":"cats"}},{"type":"tool_use","id":"call_2","name":"look","input":{}}]`,
+		`"usage":{"input_tokens":40,"output_tokens":7,"cache_read_input_tokens":60,"cache_creation_input_tokens":0}`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("message %s\nlacks %s", got, want)
+		}
+	}
+	for finish, want := range map[string]string{"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal", "": "end_turn"} {
+		r := &Response{FinishReason: finish}
+		if got := *NewAnthropicResponse(r, "m").StopReason; got != want {
+			t.Errorf("finish %q: stop_reason %q, want %q", finish, got, want)
+		}
+	}
+	if m := NewAnthropicResponse(&Response{}, "m"); m.Content == nil || len(m.Content) != 0 {
+		t.Errorf("an empty answer's content %#v, want []", m.Content)
+	}
+}
+
+// TestAnthropicStream: text streams as one text block of text_deltas; tool calls — here
+// interleaved by the upstream — arrive as whole tool_use blocks after it; message_delta
+// has the stop reason and the usage.
+func TestAnthropicStream(t *testing.T) {
+	g, up := responsesGateway(t)
+	up.on("m", interleavedCalls("Let me check."))
+	_, c, err := messagesRequest(t, `{"model":"up/m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"Weather and time?"}],
+		"tools":[{"name":"get_weather","input_schema":{"type":"object"}},{"name":"get_time","input_schema":{"type":"object"}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := g.Stream(ctx, Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteAnthropicStream(rec, st, "up/m"); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var datas []map[string]any
+	sc := bufio.NewScanner(rec.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, "event: "); ok {
+			names = append(names, name)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m map[string]any
+			json.Unmarshal([]byte(data), &m)
+			if m["type"] != names[len(names)-1] {
+				t.Errorf("event %s carries type %v", names[len(names)-1], m["type"])
+			}
+			datas = append(datas, m)
+		}
+	}
+	wantNames := "message_start ping content_block_start content_block_delta content_block_stop " +
+		"content_block_start content_block_delta content_block_stop content_block_start content_block_delta content_block_stop message_delta message_stop"
+	if got := strings.Join(names, " "); got != wantNames {
+		t.Fatalf("events\n%s\nwant\n%s\n%s", got, wantNames, rec.Body)
+	}
+	if d := datas[3]["delta"].(map[string]any); d["type"] != "text_delta" || d["text"] != "Let me check." {
+		t.Errorf("text delta %v", d)
+	}
+	for i, want := range map[int][3]string{5: {"call_a", "get_weather", `{"location": "Paris"}`}, 8: {"call_b", "get_time", `{"tz": "Europe/Paris"}`}} {
+		cb := datas[i]["content_block"].(map[string]any)
+		delta := datas[i+1]["delta"].(map[string]any)
+		if cb["type"] != "tool_use" || cb["id"] != want[0] || cb["name"] != want[1] || datas[i]["index"] != float64((i-2)/3) ||
+			delta["type"] != "input_json_delta" || delta["partial_json"] != want[2] {
+			t.Errorf("tool block %d: %v %v, want %v", i, cb, delta, want)
+		}
+	}
+	md := datas[11]
+	if md["delta"].(map[string]any)["stop_reason"] != "tool_use" || md["usage"].(map[string]any)["output_tokens"] != float64(12) ||
+		md["usage"].(map[string]any)["input_tokens"] != float64(40) {
+		t.Errorf("message_delta %v", md)
+	}
+}

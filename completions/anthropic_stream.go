@@ -1,0 +1,185 @@
+package completions
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sort"
+)
+
+// anthropicEvent is one event of a Messages stream; unused members are omitted.
+type anthropicEvent struct {
+	Type         string                  `json:"type"`
+	Message      *AnthropicResponse      `json:"message,omitempty"`
+	Index        *int                    `json:"index,omitempty"`
+	ContentBlock *AnthropicResponseBlock `json:"content_block,omitempty"`
+	Delta        any                     `json:"delta,omitempty"`
+	Usage        *AnthropicUsage         `json:"usage,omitempty"`
+	Error        *AnthropicErrorObject   `json:"error,omitempty"`
+}
+
+type anthropicTextDelta struct {
+	Type string `json:"type"` // text_delta
+	Text string `json:"text"`
+}
+
+type anthropicJSONDelta struct {
+	Type        string `json:"type"` // input_json_delta
+	PartialJSON string `json:"partial_json"`
+}
+
+type anthropicMessageDelta struct {
+	StopReason   string  `json:"stop_reason"`
+	StopSequence *string `json:"stop_sequence"`
+}
+
+// anthropicCall is a streamed tool call gathered until the stream ends.
+type anthropicCall struct {
+	id, name string
+	args     []byte
+}
+
+// WriteAnthropicStream sends st to rw as the Messages API's server-sent events:
+// message_start; the text as one text block (content_block_start, a text_delta per
+// fragment, content_block_stop); each tool call as a tool_use block whose input comes in
+// one input_json_delta once the stream has ended (upstreams may interleave the fragments of
+// several calls, which a sequence of blocks cannot); message_delta with the stop reason and
+// the usage; message_stop. A failure after the stream started ends it with an "error"
+// event, which Anthropic's SDKs raise. model is the model as the request named it. It
+// closes st.
+func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model string) error {
+	defer st.Close()
+	sse := NewSSEWriter(rw)
+	start := &AnthropicResponse{ID: "msg_" + st.ResponseMessageID(), Type: "message", Role: "assistant", Model: model,
+		Content: []AnthropicResponseBlock{}}
+	if err := sse.Buffer("message_start", anthropicEvent{Type: "message_start", Message: start}); err != nil {
+		return err
+	}
+	if err := sse.Buffer("ping", anthropicEvent{Type: "ping"}); err != nil {
+		return err
+	}
+	if err := sse.Flush(); err != nil {
+		return err
+	}
+	next := 0  // index of the next block
+	text := -1 // index of the open text block
+	calls := map[int]*anthropicCall{}
+	var order []int // upstream call indexes, first seen first
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			_ = sse.Buffer("error", anthropicEvent{Type: "error", Error: &AnthropicErrorObject{Type: "api_error", Message: err.Error()}})
+			_ = sse.Flush()
+			return err
+		}
+		if c.Type == EventToolCall {
+			d := c.ToolCall
+			call := calls[d.Index]
+			if call == nil {
+				call = &anthropicCall{}
+				calls[d.Index] = call
+				order = append(order, d.Index)
+			}
+			if d.ID != "" {
+				call.id = d.ID
+			}
+			if d.Name != "" {
+				call.name = d.Name
+			}
+			call.args = append(call.args, d.Arguments...)
+			continue
+		}
+		if c.Text == "" {
+			continue
+		}
+		if text < 0 {
+			text, next = next, next+1
+			empty := ""
+			if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(text),
+				ContentBlock: &AnthropicResponseBlock{Type: "text", Text: &empty}}); err != nil {
+				return err
+			}
+		}
+		if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(text),
+			Delta: anthropicTextDelta{Type: "text_delta", Text: c.Text}}); err != nil {
+			return err
+		}
+		if err := sse.Flush(); err != nil {
+			return err
+		}
+	}
+	if text >= 0 {
+		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(text)}); err != nil {
+			return err
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return order[a] < order[b] })
+	for _, k := range order {
+		call := calls[k]
+		i := next
+		next++
+		block := &AnthropicResponseBlock{Type: "tool_use", ID: call.id, Name: call.name, Input: json.RawMessage("{}")}
+		if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i), ContentBlock: block}); err != nil {
+			return err
+		}
+		if args := anthropicInput(string(call.args)); string(args) != "{}" {
+			if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(i),
+				Delta: anthropicJSONDelta{Type: "input_json_delta", PartialJSON: string(args)}}); err != nil {
+				return err
+			}
+		}
+		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)}); err != nil {
+			return err
+		}
+	}
+	reason := anthropicStopReason("", len(order) > 0)
+	var usage AnthropicUsage
+	if resp := st.Response(); resp != nil {
+		reason = anthropicStopReason(resp.FinishReason, len(order) > 0)
+		usage = anthropicUsage(resp.Usage)
+	}
+	if err := sse.Buffer("message_delta", anthropicEvent{Type: "message_delta", Delta: anthropicMessageDelta{StopReason: reason}, Usage: &usage}); err != nil {
+		return err
+	}
+	if err := sse.Buffer("message_stop", anthropicEvent{Type: "message_stop"}); err != nil {
+		return err
+	}
+	return sse.Flush()
+}
+
+// WriteAnthropicEvents sends a message decided before anything was streamed (a content
+// filter's refusal) as the events of a stream: message_start, its blocks, message_delta
+// and message_stop.
+func WriteAnthropicEvents(rw http.ResponseWriter, m *AnthropicResponse) error {
+	sse := NewSSEWriter(rw)
+	start := *m
+	start.Content, start.StopReason, start.Usage = []AnthropicResponseBlock{}, nil, AnthropicUsage{}
+	if err := sse.Buffer("message_start", anthropicEvent{Type: "message_start", Message: &start}); err != nil {
+		return err
+	}
+	for i := range m.Content {
+		b := m.Content[i]
+		if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i), ContentBlock: &b}); err != nil {
+			return err
+		}
+		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)}); err != nil {
+			return err
+		}
+	}
+	reason := "end_turn"
+	if m.StopReason != nil {
+		reason = *m.StopReason
+	}
+	usage := m.Usage
+	if err := sse.Buffer("message_delta", anthropicEvent{Type: "message_delta", Delta: anthropicMessageDelta{StopReason: reason}, Usage: &usage}); err != nil {
+		return err
+	}
+	if err := sse.Buffer("message_stop", anthropicEvent{Type: "message_stop"}); err != nil {
+		return err
+	}
+	return sse.Flush()
+}

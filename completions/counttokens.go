@@ -1,0 +1,42 @@
+package completions
+
+import (
+	"context"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// CountTokens estimates the prompt tokens req would cost on its first model, without
+// calling anyone: the messages (with the stored history of req.ConversationID), tool
+// definitions, images and files, counted as providers.EstimateUsage does (OpenAI's
+// tokenizer for OpenAI models, an estimate for other families). req is validated as
+// Complete validates it.
+func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (int, error) {
+	if g.breakers == nil {
+		return 0, ErrZeroGateway
+	}
+	if req == nil {
+		return 0, errNilRequest()
+	}
+	primary, _, err := g.validate(req)
+	if err != nil {
+		return 0, err
+	}
+	var msgs []providers.Message
+	if req.ConversationID != "" {
+		_, history, err := g.Conversation(ctx, scope.Owner, req.ConversationID)
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range history {
+			sm := Message{Role: m.Role, Content: m.Content}
+			msgs = append(msgs, providers.Message{Role: m.Role, Content: sm.Text()})
+		}
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
+	}
+	preq := providers.Request{Messages: msgs, Tools: req.Tools}
+	return providers.EstimateUsage(primary[0].model, &preq, nil).PromptTokens, nil
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestAnthropicSurfaceErrors: failures on /v1/messages routes are Anthropic's envelope with
+// its error types; x-api-key is a key on every route.
+func TestAnthropicSurfaceErrors(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	for _, c := range []struct {
+		path, key, body string
+		status          int
+		typ, msg        string
+	}{
+		{"/v1/messages", "", `{}`, http.StatusUnauthorized, "authentication_error", "x-api-key"},
+		{"/v1/messages", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, "invalid_request_error", "max_tokens"},
+		{"/v1/messages", testKey, `{"model":"up/ok","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"bash_20250124","name":"bash"}]}`,
+			http.StatusBadRequest, "invalid_request_error", "tools[0].type"},
+		{"/v1/messages", testKey, `{"model":"nope/x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, "invalid_request_error", "model"},
+		{"/v1/messages/batches", testKey, `{}`, http.StatusNotFound, "not_found_error", "no route"},
+		{"/v1/messages", testKey, `{"model":`, http.StatusBadRequest, "invalid_request_error", ""},
+	} {
+		req, _ := http.NewRequest("POST", hs.URL+c.path, strings.NewReader(c.body))
+		if c.key != "" {
+			req.Header.Set("x-api-key", c.key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Type  string `json:"type"`
+			Error struct{ Type, Message string }
+		}
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || body.Type != "error" || body.Error.Type != c.typ || !strings.Contains(body.Error.Message, c.msg) {
+			t.Errorf("%s %s: %d %+v, want %d %s containing %q", c.path, c.body, resp.StatusCode, body, c.status, c.typ, c.msg)
+		}
+	}
+	// x-api-key works on the other routes too.
+	req, _ := http.NewRequest("GET", hs.URL+"/v1/models", nil)
+	req.Header.Set("x-api-key", testKey)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /v1/models with x-api-key: %v %v", resp.StatusCode, err)
+	}
+}
