@@ -63,7 +63,11 @@ type TrainingStatus struct {
 	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
 	// ErrorMessage says why a failed job failed, naming the file and row.
 	ErrorMessage string `json:"error_message,omitempty"`
-	Version      string `json:"version,omitempty"`
+	// ErrorKind classifies a failed job's error: "invalid_data" (the same data fails
+	// again), "fetch_failed" (its URL could not be read), "cancelled", "interrupted" or
+	// "internal" (a retry may work).
+	ErrorKind string `json:"error_kind,omitempty"`
+	Version   string `json:"version,omitempty"`
 }
 
 // Done reports whether the job reached completed or failed.

@@ -110,3 +110,31 @@ func notFound(what, id string) error { return &notFoundError{what: what, id: id}
 func (e *notFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.what, e.id) }
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Kinds of a failed job's error (JobStatus.ErrorKind), so a caller can tell data that will
+// fail again from a failure worth a retry without parsing ErrorMessage.
+const (
+	// ErrorKindInvalidData: the training data is unusable (its format, a row, a limit;
+	// ErrDataset). Submitting the same data again fails again.
+	ErrorKindInvalidData = "invalid_data"
+	// ErrorKindFetch: the data's URL could not be fetched (refused, unreachable, an HTTP
+	// error, too large, stalled). It may answer later.
+	ErrorKindFetch = "fetch_failed"
+	// ErrorKindCancelled: the caller cancelled the job.
+	ErrorKindCancelled = "cancelled"
+	// ErrorKindInterrupted: the job's worker stopped or died while running it too often.
+	ErrorKindInterrupted = "interrupted"
+	// ErrorKindInternal: the server failed (storage, a bug); submitting again may work.
+	ErrorKindInternal = "internal"
+)
+
+// errorKind classifies a job's failure.
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, ErrDataset):
+		return ErrorKindInvalidData
+	case errors.Is(err, fetch.ErrFetch):
+		return ErrorKindFetch
+	}
+	return ErrorKindInternal
+}

@@ -85,8 +85,11 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		return false
 	}
 	cancelled := err != nil && (errors.Is(cause, errCancelled) || errors.Is(cause, jobqueue.ErrCancelled))
+	kind := ErrorKindCancelled
 	if cancelled {
 		err = errors.New(cancelledWhileRunning)
+	} else if err != nil {
+		kind = errorKind(err)
 	}
 	// Outcomes are written even if ctx was cancelled meanwhile.
 	wctx := context.WithoutCancel(ctx)
@@ -108,7 +111,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 	}
 	if err != nil {
 		j.State = StateFailed
-		j.ErrorMessage = err.Error()
+		j.ErrorMessage, j.ErrorKind = err.Error(), kind
 		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
 			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
 		}
@@ -137,6 +140,7 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "trainer: save trained model", "job", id, "err", err)
 		j.State, j.ModelID = StateFailed, ""
 		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
+		j.ErrorKind = ErrorKindInternal
 		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)
 		s.ended(&j)
 		return false

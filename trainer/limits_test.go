@@ -40,7 +40,7 @@ func TestJobsPerOwnerLimit(t *testing.T) {
 		t.Fatalf("another key was starved: %v", err)
 	}
 	st, err := s.Cancel(ctx, "greedy", ids[0])
-	if err != nil || st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "cancelled") {
+	if err != nil || st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "cancelled") || st.ErrorKind != ErrorKindCancelled {
 		t.Fatalf("cancel queued job: %+v, %v", st, err)
 	}
 	if _, err := s.Submit(ctx, "greedy", []string{"https://example.com/a.json"}); err != nil {
@@ -86,7 +86,7 @@ func TestCancelTrainingJob(t *testing.T) {
 	}
 	for _, id := range []string{running.TrainingJobID, queued.TrainingJobID} {
 		st := waitDone(t, s, "k", id)
-		if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "cancelled by the caller") || st.ModelID != "" {
+		if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "cancelled by the caller") || st.ModelID != "" || st.ErrorKind != ErrorKindCancelled {
 			t.Fatalf("job %s: %+v, want failed as cancelled", id, st)
 		}
 	}

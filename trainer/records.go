@@ -74,7 +74,10 @@ type JobStatus struct {
 	CompletedAt    string          `json:"completed_at,omitempty"`
 	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
 	ErrorMessage   string          `json:"error_message,omitempty"`
-	Version        string          `json:"version"`
+	// ErrorKind classifies a failed job's error (extension): invalid_data, fetch_failed,
+	// cancelled, interrupted or internal (the ErrorKind constants); empty unless failed.
+	ErrorKind string `json:"error_kind,omitempty" jsonschema:"enum=invalid_data,enum=fetch_failed,enum=cancelled,enum=interrupted,enum=internal"`
+	Version   string `json:"version"`
 }
 
 // Metrics are a router's scores on the held-out split.
@@ -196,6 +199,9 @@ type jobRecord struct {
 	CompletedAt    time.Time       `json:"completed_at,omitzero"`
 	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
 	ErrorMessage   string          `json:"error_message,omitempty"`
+	// ErrorKind classifies ErrorMessage (JobStatus.ErrorKind); records from before it have
+	// none, and a failed one reads as internal.
+	ErrorKind string `json:"error_kind,omitempty"`
 	// Attempts counts starts; a job interrupted by restarts too often is failed.
 	Attempts int `json:"attempts"`
 	// HeartbeatAt is refreshed by the worker running the job when the queue is shared
@@ -240,8 +246,20 @@ func (j *jobRecord) status(version string) JobStatus {
 		CompletedAt:    formatTime(j.CompletedAt),
 		TrainingConfig: j.TrainingConfig,
 		ErrorMessage:   j.ErrorMessage,
+		ErrorKind:      j.errorKind(),
 		Version:        version,
 	}
+}
+
+// errorKind is the record's ErrorKind; a failed record from before it is internal.
+func (j *jobRecord) errorKind() string {
+	if j.State != StateFailed {
+		return ""
+	}
+	if j.ErrorKind == "" {
+		return ErrorKindInternal
+	}
+	return j.ErrorKind
 }
 
 func (m *modelRecord) details() ModelDetails {

@@ -357,6 +357,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 				j.State = StateFailed
 				j.CompletedAt = s.now()
 				j.ErrorMessage = fmt.Sprintf("job was interrupted %d times (its server or worker died while running it); submit it again", j.Attempts)
+				j.ErrorKind = ErrorKindInterrupted
 				if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
 					return nil, fmt.Errorf("trainer: fail interrupted job %s: %w", j.ID, err)
 				}
@@ -620,7 +621,7 @@ func (s *Service) Cancel(ctx context.Context, owner, jobID string) (JobStatus, e
 			j = cur
 			j.State = StateFailed
 			j.CompletedAt = s.now()
-			j.ErrorMessage = cancelledBeforeStart
+			j.ErrorMessage, j.ErrorKind = cancelledBeforeStart, ErrorKindCancelled
 			return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
 		})
 		if errors.Is(err, store.ErrNotFound) { // deleted meanwhile

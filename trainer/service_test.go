@@ -405,8 +405,12 @@ func TestJobFailuresNameFileAndRow(t *testing.T) {
 		{[]string{srv.URL + "/nocorrect.json"}, []string{"only 5 usable rows", "25 without any correct model"}},
 	} {
 		st := train(t, s, "k", c.urls...)
-		if st.Status != StateFailed || st.ModelID != "" || st.CompletedAt == "" {
-			t.Errorf("%v: status %+v, want failed", c.urls, st)
+		kind := ErrorKindInvalidData
+		if strings.Contains(c.urls[0], "missing") || c.urls[0] == closedURL {
+			kind = ErrorKindFetch
+		}
+		if st.Status != StateFailed || st.ModelID != "" || st.CompletedAt == "" || st.ErrorKind != kind {
+			t.Errorf("%v: status %+v, want failed with %s", c.urls, st, kind)
 			continue
 		}
 		for _, w := range c.want {
@@ -430,7 +434,7 @@ func TestSSRFGuardFailsJob(t *testing.T) {
 	s.Start(context.Background())
 	defer s.Close()
 	st := train(t, s, "k", srv.URL+"/a.json")
-	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "not allowed") || !strings.Contains(st.ErrorMessage, srv.URL) {
+	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "not allowed") || !strings.Contains(st.ErrorMessage, srv.URL) || st.ErrorKind != ErrorKindFetch {
 		t.Fatalf("status = %+v", st)
 	}
 }
@@ -500,7 +504,7 @@ func TestRestartRecoversJobs(t *testing.T) {
 		t.Errorf("attempts = %d, want 2", rec.Attempts)
 	}
 	gt, _ := s2.Status(ctx, "k", "tj_tired")
-	if gt.Status != StateFailed || !strings.Contains(gt.ErrorMessage, "interrupted") {
+	if gt.Status != StateFailed || !strings.Contains(gt.ErrorMessage, "interrupted") || gt.ErrorKind != ErrorKindInterrupted {
 		t.Fatalf("over-interrupted job = %+v", gt)
 	}
 }
@@ -614,7 +618,7 @@ func TestPanicInJobFailsItAndServiceGoesOn(t *testing.T) {
 		}
 	}))
 	st := train(t, s, "k", srv.URL+"/a.json")
-	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "internal error") || strings.Contains(st.ErrorMessage, "boom") {
+	if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, "internal error") || strings.Contains(st.ErrorMessage, "boom") || st.ErrorKind != ErrorKindInternal {
 		t.Fatalf("status = %+v", st)
 	}
 	mu.Lock()
@@ -789,8 +793,8 @@ func TestTrainingBoundsClassesAndRows(t *testing.T) {
 		"/rows.jsonl":   fmt.Sprintf("at most %d rows are allowed", MaxRows),
 	} {
 		st := train(t, s, "k", srv.URL+path)
-		if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, want) {
-			t.Errorf("%s: %s %q, want failed naming %q", path, st.Status, st.ErrorMessage, want)
+		if st.Status != StateFailed || !strings.Contains(st.ErrorMessage, want) || st.ErrorKind != ErrorKindInvalidData {
+			t.Errorf("%s: %s %q (%s), want failed naming %q with invalid_data", path, st.Status, st.ErrorMessage, st.ErrorKind, want)
 		}
 	}
 }

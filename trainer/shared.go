@@ -115,10 +115,10 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		}
 		switch {
 		case j.CancelRequested:
-			return s.failDead(ctx, &j, cancelledWhileRunning)
+			return s.failDead(ctx, &j, cancelledWhileRunning, ErrorKindCancelled)
 		case j.Attempts >= MaxAttempts:
 			s.log.Warn("trainer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
-			return s.failDead(ctx, &j, fmt.Sprintf("job was interrupted %d times (its worker stopped or died); submit it again", j.Attempts))
+			return s.failDead(ctx, &j, fmt.Sprintf("job was interrupted %d times (its worker stopped or died); submit it again", j.Attempts), ErrorKindInterrupted)
 		}
 		s.log.Info("trainer: running again a job whose worker died", "job", j.ID, "attempts", j.Attempts)
 	default:
@@ -130,8 +130,9 @@ func (s *Service) handle(ctx context.Context, id string) error {
 	return nil
 }
 
-// failDead fails running job j, whose worker is dead, with msg, unless its record moved on.
-func (s *Service) failDead(ctx context.Context, j *jobRecord, msg string) error {
+// failDead fails running job j, whose worker is dead, with msg of kind, unless its record
+// moved on.
+func (s *Service) failDead(ctx context.Context, j *jobRecord, msg, kind string) error {
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
 		if err != nil {
@@ -142,7 +143,7 @@ func (s *Service) failDead(ctx context.Context, j *jobRecord, msg string) error 
 		}
 		cur.State = StateFailed
 		cur.CompletedAt = s.now()
-		cur.ErrorMessage = msg
+		cur.ErrorMessage, cur.ErrorKind = msg, kind
 		return store.PutJSON(ctx, tx, store.TrainingJobs, cur.ID, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -234,7 +235,7 @@ func (s *Service) activeStored(ctx context.Context, r store.Reader, owner string
 // the process that runs it.
 func (s *Service) cancelElsewhere(ctx context.Context, j *jobRecord) error {
 	if s.stale(j) {
-		return s.failDead(ctx, j, cancelledWhileRunning)
+		return s.failDead(ctx, j, cancelledWhileRunning, ErrorKindCancelled)
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
