@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -344,19 +345,31 @@ func (g *Gemini) Check(model string, req *Request) error {
 }
 
 // geminiCallID is the id of a function call: Gemini's own when it sent one, else one
-// derived from the call (name, arguments, position), so the same answer always gets the
-// same ids, streamed or not. Tool results are mapped back to function names through the
-// assistant message that holds the call, so the id need mean nothing to Gemini.
-func geminiCallID(fc *geminiFunctionCall, index int) string {
+// derived from the answer (Gemini's responseId, else a nonce drawn for the call: salt) and
+// the call (name, arguments, position). The same call in a later answer — an agent running
+// `git status` again — gets another id, as clients that track calls by id (Claude Code
+// refuses to run a call whose id it has seen) need. Tool results are mapped back to function
+// names through the assistant message that holds the call, so the id need mean nothing to
+// Gemini.
+func geminiCallID(fc *geminiFunctionCall, index int, salt string) string {
 	if fc.ID != "" {
 		return fc.ID
 	}
 	h := sha256.New()
+	h.Write([]byte(salt))
+	h.Write([]byte{0})
 	h.Write([]byte(fc.Name))
 	h.Write([]byte{0})
 	h.Write([]byte(geminiArguments(fc)))
 	h.Write([]byte{0, byte(index), byte(index >> 8)})
 	return "call_" + hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// callNonce is a random salt for the call ids of one answer.
+func callNonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // geminiArguments is a function call's args as compact JSON text ("{}" when absent).
@@ -487,6 +500,7 @@ type geminiResponse struct {
 	} `json:"promptFeedback"`
 	UsageMetadata *geminiUsage `json:"usageMetadata"`
 	ModelVersion  string       `json:"modelVersion"`
+	ResponseID    string       `json:"responseId"`
 }
 
 // blocked reports a content-filter outcome of a response or chunk.
@@ -516,14 +530,18 @@ func (r *geminiResponse) text() string {
 }
 
 // calls appends the function calls of the first candidate to out, numbering them from
-// first.
-func (r *geminiResponse) calls(out []ToolCall, first int) []ToolCall {
+// first; nonce salts their ids when the response has no responseId.
+func (r *geminiResponse) calls(out []ToolCall, first int, nonce string) []ToolCall {
 	if len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
 		return out
 	}
+	salt := r.ResponseID
+	if salt == "" {
+		salt = nonce
+	}
 	for _, p := range r.Candidates[0].Content.Parts {
 		if fc := p.FunctionCall; fc != nil {
-			out = append(out, ToolCall{ID: geminiCallID(fc, first), Name: fc.Name, Arguments: geminiArguments(fc)})
+			out = append(out, ToolCall{ID: geminiCallID(fc, first, salt), Name: fc.Name, Arguments: geminiArguments(fc)})
 			first++
 		}
 	}
@@ -585,7 +603,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 		return nil, c.failure(KindStreamBroken, "response has no candidates", nil)
 	}
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion}
-	resp.ToolCalls = r.calls(nil, 0)
+	resp.ToolCalls = r.calls(nil, 0, callNonce())
 	if resp.Text == "" && len(resp.ToolCalls) == 0 && geminiEmptyFailure(r.finish()) {
 		return nil, c.failure(KindStreamBroken, "empty answer (finishReason "+r.finish()+")", nil)
 	}
@@ -605,11 +623,12 @@ func (g *Gemini) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &geminiStream{streamState: newStreamState(c)}, nil
+	return &geminiStream{streamState: newStreamState(c), nonce: callNonce()}, nil
 }
 
 type geminiStream struct {
 	streamState
+	nonce     string // salts call ids when chunks carry no responseId
 	usage     *geminiUsage
 	finish    string
 	ncalls    int  // function calls relayed so far
@@ -680,7 +699,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 		out := Chunk{Text: r.text()}
 		// A streamed function call arrives whole: one fragment carries id, name and arguments.
-		s.calls = r.calls(s.calls[:0], s.ncalls)
+		s.calls = r.calls(s.calls[:0], s.ncalls, s.nonce)
 		if len(s.calls) > 0 {
 			s.deltas = s.deltas[:0]
 			for i, c := range s.calls {

@@ -204,17 +204,21 @@ func TestGeminiThoughtSignature(t *testing.T) {
 
 // Gemini's synthesized call ids are the same whether the answer is streamed or not, and
 // distinct for distinct calls.
-func TestGeminiStableCallIDs(t *testing.T) {
-	body := testdata(t, "gemini/docs/unary-parallel-function-calls.json")
-	up := newFakeUpstream(t, "application/json", body)
+func TestGeminiCallIDs(t *testing.T) {
+	plain := testdata(t, "gemini/docs/unary-parallel-function-calls.json")
+	// With Gemini's responseId the ids come from the answer: the same streamed or not.
+	var withID map[string]any
+	json.Unmarshal([]byte(plain), &withID)
+	withID["responseId"] = "resp-1"
+	body, _ := json.Marshal(withID)
+	up := newFakeUpstream(t, "application/json", string(body))
 	p := up.provider(t, providers.FormatGemini)
 	req := &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{{Role: "user", Content: "Party"}}}
 	resp, err := p.Complete(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	compact, _ := json.Marshal(json.RawMessage(body))
-	st := newFakeUpstream(t, "text/event-stream", "data: "+string(compact)+"\n\n")
+	st := newFakeUpstream(t, "text/event-stream", "data: "+string(body)+"\n\n")
 	s, err := st.provider(t, providers.FormatGemini).Stream(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +246,22 @@ func TestGeminiStableCallIDs(t *testing.T) {
 			t.Errorf("call %d: stream id %q, response id %q", i, id, resp.ToolCalls[i].ID)
 		}
 		seen[id] = true
+	}
+	// The same calls in another answer get other ids (an agent repeating "git status"
+	// must not see an id it has already answered), with or without a responseId.
+	withID["responseId"] = "resp-2"
+	body2, _ := json.Marshal(withID)
+	for _, b := range []string{string(body2), plain, plain} {
+		r, err := newFakeUpstream(t, "application/json", b).provider(t, providers.FormatGemini).Complete(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.ToolCalls {
+			if seen[c.ID] {
+				t.Errorf("id %s of an earlier answer again", c.ID)
+			}
+			seen[c.ID] = true
+		}
 	}
 }
 
