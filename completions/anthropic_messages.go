@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -39,6 +40,13 @@ type AnthropicMessagesRequest struct {
 	Metadata   *struct {
 		UserID string `json:"user_id,omitempty"`
 	} `json:"metadata,omitempty"`
+	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
+	OutputConfig *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema,omitempty"`
+		} `json:"format,omitempty"`
+	} `json:"output_config,omitempty"`
 	// TopK, Thinking and ServiceTier are accepted and not passed on (no other provider
 	// has them; a thinking budget is the upstream's choice here).
 	TopK        *int            `json:"top_k,omitempty"`
@@ -52,9 +60,10 @@ type AnthropicMessagesRequest struct {
 	FaultPolicy
 }
 
-// AnthropicMessage is one turn of a Messages request.
+// AnthropicMessage is one turn of a Messages request. Role is user or assistant, or
+// system for instructions in the middle of the conversation (text only).
 type AnthropicMessage struct {
-	Role    string           `json:"role" jsonschema:"required,enum=user,enum=assistant"`
+	Role    string           `json:"role" jsonschema:"required,enum=user,enum=assistant,enum=system"`
 	Content AnthropicContent `json:"content" jsonschema:"required"`
 }
 
@@ -115,6 +124,9 @@ type AnthropicBlock struct {
 	// Content of a tool_result: a string or text (and image) blocks.
 	Content *AnthropicContent `json:"content,omitempty"`
 	IsError bool              `json:"is_error,omitempty"`
+	// CacheControl marks a cache breakpoint; any in a request asks for prompt caching
+	// (see ToChatRequest).
+	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
 }
 
 // AnthropicSource is an image's or document's source: base64 (MediaType, Data), url
@@ -129,10 +141,11 @@ type AnthropicSource struct {
 // AnthropicTool is a client tool: a function with its input's JSON Schema.
 type AnthropicTool struct {
 	// Type is empty or "custom" for a client tool; anything else is a server tool.
-	Type        string          `json:"type,omitempty"`
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty" jsonschema:"type=object"`
+	Type         string          `json:"type,omitempty"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty" jsonschema:"type=object"`
+	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
 }
 
 // AnthropicToolChoice is tool_choice: auto, any, tool (Name) or none.
@@ -169,24 +182,29 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	fields := map[int]string{} // chat message index -> the Messages API field it came from
 	if len(r.System.Blocks) > 0 {
-		var sys []string
-		for i, b := range r.System.Blocks {
-			if b.Type != "text" {
-				return nil, invalid(fmt.Sprintf("system[%d].type", i), `must be "text", got %q`, b.Type)
-			}
-			sys = append(sys, b.Text)
+		text, err := anthropicSystem("system", r.System.Blocks)
+		if err != nil {
+			return nil, err
 		}
 		fields[len(c.Messages)] = "system"
-		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(strings.Join(sys, "\n"))})
+		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(text)})
 	}
 	for i, m := range r.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
 		switch m.Role {
 		case "user", "assistant":
+		case "system": // instructions mid-conversation (Claude Code sends them)
+			text, err := anthropicSystem(field+".content", m.Content.Blocks)
+			if err != nil {
+				return nil, err
+			}
+			fields[len(c.Messages)] = field
+			c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(text)})
+			continue
 		default:
-			return nil, invalid(field+".role", `must be "user" or "assistant", got %q`, m.Role)
+			return nil, invalid(field+".role", `must be "user", "assistant" or "system", got %q`, m.Role)
 		}
-		var parts []OpenAIContentPart
+		var parts, resultImages []OpenAIContentPart
 		var calls []OpenAIToolCall
 		results := false
 		for j, b := range m.Content.Blocks {
@@ -222,10 +240,13 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				if b.ToolUseID == "" {
 					return nil, invalid(bf+".tool_use_id", "is required")
 				}
-				text, err := anthropicToolResult(bf, b)
+				text, images, err := anthropicToolResult(bf, b)
 				if err != nil {
 					return nil, err
 				}
+				// No provider but Anthropic takes images in a tool's result: they go into the
+				// user turn that follows the results.
+				resultImages = append(resultImages, images...)
 				// Results go first, each its own tool message, as every provider wants them.
 				results = true
 				fields[len(c.Messages)] = bf
@@ -235,6 +256,9 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			default:
 				return nil, invalid(bf+".type", "must be text, image, document, tool_use or tool_result, got %q", b.Type)
 			}
+		}
+		if len(resultImages) > 0 {
+			parts = append(resultImages, parts...)
 		}
 		if len(parts) == 0 && len(calls) == 0 {
 			if !results { // an empty turn: the gateway's validation says what it makes of it
@@ -280,8 +304,38 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			c.ParallelToolCalls = &no
 		}
 	}
+	if oc := r.OutputConfig; oc != nil && oc.Format != nil {
+		switch oc.Format.Type {
+		case "json_schema":
+			strict := true
+			c.ResponseFormat = &OpenAIResponseFormat{Type: providers.ResponseJSONSchema,
+				JSONSchema: &OpenAIJSONSchema{Name: "output", Schema: oc.Format.Schema, Strict: &strict}}
+		default:
+			return nil, invalid("output_config.format.type", `must be "json_schema", got %q`, oc.Format.Type)
+		}
+	}
+	c.fitMaxTokens = true
+	c.promptCache = r.cacheMarked()
 	c.fieldName = func(f string) string { return anthropicField(fields, f) }
 	return c, nil
+}
+
+// cacheMarked reports whether r marks any cache_control breakpoint: the caller caches its
+// prompt (Claude Code does), so the gateway asks for it where a provider must be told
+// (Anthropic: the system prompt, the tools and the conversation so far are marked).
+func (r *AnthropicMessagesRequest) cacheMarked() bool {
+	marked := func(bs []AnthropicBlock) bool {
+		for _, b := range bs {
+			if len(b.CacheControl) > 0 || b.Content != nil && slices.ContainsFunc(b.Content.Blocks, func(c AnthropicBlock) bool { return len(c.CacheControl) > 0 }) {
+				return true
+			}
+		}
+		return false
+	}
+	if marked(r.System.Blocks) || slices.ContainsFunc(r.Tools, func(t AnthropicTool) bool { return len(t.CacheControl) > 0 }) {
+		return true
+	}
+	return slices.ContainsFunc(r.Messages, func(m AnthropicMessage) bool { return marked(m.Content.Blocks) })
 }
 
 // anthropicMedia is an image or document block as a chat part.
@@ -328,25 +382,57 @@ func anthropicSourceError(field string, err error) error {
 	return invalid(field+".source", "%s", ie.Reason)
 }
 
-// anthropicToolResult is a tool_result's content as the tool message's text; an error
-// result says so. Images in results are refused: no other provider takes them there.
-func anthropicToolResult(field string, b AnthropicBlock) (string, error) {
+// anthropicToolResult is a tool_result's content: its text for the tool message (an
+// error result says so) and its images and documents as parts (a file a tool read, a
+// screenshot), which no provider but Anthropic takes inside a result.
+func anthropicToolResult(field string, b AnthropicBlock) (string, []OpenAIContentPart, error) {
 	var text strings.Builder
+	var media []OpenAIContentPart
 	if b.IsError {
 		text.WriteString("Error: ")
 	}
 	if b.Content != nil {
+		n := 0
 		for k, rb := range b.Content.Blocks {
-			if rb.Type != "text" {
-				return "", invalid(fmt.Sprintf("%s.content[%d].type", field, k), "only text is supported in tool results, got %q", rb.Type)
+			switch rb.Type {
+			case "text":
+				if n > 0 {
+					text.WriteString("\n")
+				}
+				text.WriteString(rb.Text)
+				n++
+			case "image", "document":
+				p, err := anthropicMedia(fmt.Sprintf("%s.content[%d]", field, k), rb)
+				if err != nil {
+					return "", nil, err
+				}
+				media = append(media, p)
+			default:
+				return "", nil, invalid(fmt.Sprintf("%s.content[%d].type", field, k), "must be text, image or document, got %q", rb.Type)
 			}
-			if k > 0 {
-				text.WriteString("\n")
-			}
-			text.WriteString(rb.Text)
+		}
+		if n == 0 && len(media) > 0 {
+			text.WriteString("(the result is the image or document that follows)")
 		}
 	}
-	return text.String(), nil
+	return text.String(), media, nil
+}
+
+// anthropicSystem joins system text blocks, leaving out Claude Code's billing header
+// (a block Anthropic strips, which would otherwise reach every model and change each
+// request's prefix, defeating providers' prompt caches).
+func anthropicSystem(field string, blocks []AnthropicBlock) (string, error) {
+	var sys []string
+	for i, b := range blocks {
+		if b.Type != "text" {
+			return "", invalid(fmt.Sprintf("%s[%d].type", field, i), `must be "text", got %q`, b.Type)
+		}
+		if strings.HasPrefix(b.Text, "x-anthropic-billing-header:") {
+			continue
+		}
+		sys = append(sys, b.Text)
+	}
+	return strings.Join(sys, "\n"), nil
 }
 
 // anthropicField is the Messages API name of a field the chat request's validation named:
@@ -354,11 +440,18 @@ func anthropicToolResult(field string, b AnthropicBlock) (string, error) {
 func anthropicField(fields map[int]string, f string) string {
 	rest, ok := strings.CutPrefix(f, "messages[")
 	if !ok {
-		if strings.HasPrefix(f, "max_completion_tokens") {
+		switch {
+		case strings.HasPrefix(f, "max_completion_tokens"):
 			return "max_tokens"
-		}
-		if strings.HasPrefix(f, "stop") {
+		case strings.HasPrefix(f, "stop"):
 			return "stop_sequences" + strings.TrimPrefix(f, "stop")
+		case strings.HasPrefix(f, "response_format"):
+			return "output_config.format"
+		case strings.HasPrefix(f, "tools["):
+			f = strings.Replace(f, ".function.name", ".name", 1)
+			return strings.Replace(f, ".function.parameters", ".input_schema", 1)
+		case strings.HasPrefix(f, "parallel_tool_calls"):
+			return "tool_choice.disable_parallel_tool_use"
 		}
 		return f
 	}
@@ -416,7 +509,7 @@ type AnthropicUsage struct {
 	InputTokens          int `json:"input_tokens"`
 	OutputTokens         int `json:"output_tokens"`
 	CacheReadInputTokens int `json:"cache_read_input_tokens"`
-	// CacheCreationInputTokens is always 0: no provider's cache writes are reported apart.
+	// CacheCreationInputTokens are tokens written to the cache (Anthropic reports them).
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 }
 
@@ -465,7 +558,8 @@ func anthropicStopReason(finish string, calls bool) string {
 }
 
 func anthropicUsage(u Usage) AnthropicUsage {
-	return AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens, 0), OutputTokens: u.CompletionTokens, CacheReadInputTokens: u.CachedTokens}
+	return AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0), OutputTokens: u.CompletionTokens,
+		CacheReadInputTokens: u.CachedTokens, CacheCreationInputTokens: u.CacheCreationTokens}
 }
 
 // AnthropicErrorBody is the Messages API's error envelope.

@@ -79,13 +79,16 @@ func TestAnthropicMessagesRefusals(t *testing.T) {
 		{`{"model":"a/m","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`, "max_tokens", "at least 1"},
 		{`{"model":"a/m","max_tokens":5,"temperature":1.5,"messages":[{"role":"user","content":"x"}]}`, "temperature", "between 0 and 1"},
 		{`{"model":"a/m","max_tokens":5,"messages":[]}`, "messages", "at least one"},
-		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"system","content":"x"}]}`, "messages[0].role", `"user" or "assistant"`},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"tool","content":"x"}]}`, "messages[0].role", `"user", "assistant" or "system"`},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"output_config":{"format":{"type":"regex"}}}`, "output_config.format.type", "json_schema"},
 		{`{"model":"a/m","max_tokens":5,"system":[{"type":"image"}],"messages":[{"role":"user","content":"x"}]}`, "system[0].type", `must be "text"`},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"n","input":{}}]}]}`, "messages[0].content[0].type", "assistant turns"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_result","tool_use_id":"t"}]}]}`, "messages[0].content[0].type", "user turns"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result"}]}]}`, "messages[0].content[0].tool_use_id", "is required"},
-		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"url","url":"https://x/a.png"}}]}]}]}`,
-			"messages[0].content[0].content[0].type", "only text"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"search_result"}]}]}]}`,
+			"messages[0].content[0].content[0].type", "text, image or document"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"base64","media_type":"image/bmp","data":"AAAA"}}]}]}]}`,
+			"messages[0].content[0].content[0].source", `type "image/bmp"`},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/bmp","data":"AAAA"}}]}]}`,
 			"messages[0].content[0].source", `type "image/bmp"`},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image"}]}]}`, "messages[0].content[0].source", "is required"},
@@ -151,6 +154,52 @@ func TestAnthropicResponse(t *testing.T) {
 // interleaved by the upstream — arrive as whole tool_use blocks after it; message_delta
 // has the stop reason and the usage.
 func TestAnthropicStream(t *testing.T) {
+	names, datas := anthropicStreamEvents(t)
+	wantNames := "message_start ping content_block_start content_block_delta content_block_stop " +
+		"content_block_start content_block_delta content_block_stop content_block_start content_block_delta content_block_stop message_delta message_stop"
+	if got := strings.Join(names, " "); got != wantNames {
+		t.Fatalf("events\n%s\nwant\n%s", got, wantNames)
+	}
+	if d := datas[3]["delta"].(map[string]any); d["type"] != "text_delta" || d["text"] != "Let me check." {
+		t.Errorf("text delta %v", d)
+	}
+	for i, want := range map[int][3]string{5: {"call_a", "get_weather", `{"location": "Paris"}`}, 8: {"call_b", "get_time", `{"tz": "Europe/Paris"}`}} {
+		cb := datas[i]["content_block"].(map[string]any)
+		delta := datas[i+1]["delta"].(map[string]any)
+		if cb["type"] != "tool_use" || cb["id"] != want[0] || cb["name"] != want[1] || datas[i]["index"] != float64((i-2)/3) ||
+			delta["type"] != "input_json_delta" || delta["partial_json"] != want[2] {
+			t.Errorf("tool block %d: %v %v, want %v", i, cb, delta, want)
+		}
+	}
+	md := datas[11]
+	if md["delta"].(map[string]any)["stop_reason"] != "tool_use" || md["usage"].(map[string]any)["output_tokens"] != float64(12) ||
+		md["usage"].(map[string]any)["input_tokens"] != float64(40) {
+		t.Errorf("message_delta %v", md)
+	}
+
+	// While tool calls are held, pings keep the connection visibly alive (here after every
+	// fragment), and the blocks are the same.
+	defer func(d time.Duration) { anthropicKeepalive = d }(anthropicKeepalive)
+	anthropicKeepalive = 0
+	names, _ = anthropicStreamEvents(t)
+	if n := strings.Count(strings.Join(names, " "), "ping"); n < 4 {
+		t.Errorf("%d pings while the calls were held: %v", n, names)
+	}
+	var blocks []string
+	for _, n := range names {
+		if n != "ping" {
+			blocks = append(blocks, n)
+		}
+	}
+	if got := strings.Join(blocks, " "); got != strings.Replace(wantNames, "message_start ping ", "message_start ", 1) {
+		t.Errorf("events without pings\n%s", got)
+	}
+}
+
+// anthropicStreamEvents streams interleaved tool calls after some text through
+// WriteAnthropicStream and returns the events' names and data.
+func anthropicStreamEvents(t *testing.T) ([]string, []map[string]any) {
+	t.Helper()
 	g, up := responsesGateway(t)
 	up.on("m", interleavedCalls("Let me check."))
 	_, c, err := messagesRequest(t, `{"model":"up/m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"Weather and time?"}],
@@ -189,25 +238,102 @@ func TestAnthropicStream(t *testing.T) {
 			datas = append(datas, m)
 		}
 	}
-	wantNames := "message_start ping content_block_start content_block_delta content_block_stop " +
-		"content_block_start content_block_delta content_block_stop content_block_start content_block_delta content_block_stop message_delta message_stop"
-	if got := strings.Join(names, " "); got != wantNames {
-		t.Fatalf("events\n%s\nwant\n%s\n%s", got, wantNames, rec.Body)
+	return names, datas
+}
+
+// TestAnthropicMessagesClaudeCodeShapes: what Claude Code sends beyond the basics — system
+// turns in the conversation, its billing header among the system blocks, images in tool
+// results (moved to the user turn after the results, where every provider takes them),
+// structured output through output_config — and its max_tokens, fitted to each model.
+func TestAnthropicMessagesClaudeCodeShapes(t *testing.T) {
+	_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":100,
+		"system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2.1.197; cch=abc;"},{"type":"text","text":"You are Claude Code."}],
+		"output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"ok":{"type":"boolean"}}}}},
+		"messages":[{"role":"user","content":"Look at the screenshot."},
+			{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"a.png"}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
+				{"type":"text","text":"What is it?"}]},
+			{"role":"system","content":"The user is on a slow network."}]}`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := datas[3]["delta"].(map[string]any); d["type"] != "text_delta" || d["text"] != "Let me check." {
-		t.Errorf("text delta %v", d)
+	got, _ := json.Marshal(c.Messages)
+	want := `[{"role":"system","content":"You are Claude Code."},{"role":"user","content":"Look at the screenshot."},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"Read","arguments":"{\"file_path\":\"a.png\"}"}}]},` +
+		`{"role":"tool","content":"(the result is the image or document that follows)","tool_call_id":"toolu_1"},` +
+		`{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},{"type":"text","text":"What is it?"}]},` +
+		`{"role":"system","content":"The user is on a slow network."}]`
+	if string(got) != want {
+		t.Errorf("messages =\n%s\nwant\n%s", got, want)
 	}
-	for i, want := range map[int][3]string{5: {"call_a", "get_weather", `{"location": "Paris"}`}, 8: {"call_b", "get_time", `{"tz": "Europe/Paris"}`}} {
-		cb := datas[i]["content_block"].(map[string]any)
-		delta := datas[i+1]["delta"].(map[string]any)
-		if cb["type"] != "tool_use" || cb["id"] != want[0] || cb["name"] != want[1] || datas[i]["index"] != float64((i-2)/3) ||
-			delta["type"] != "input_json_delta" || delta["partial_json"] != want[2] {
-			t.Errorf("tool block %d: %v %v, want %v", i, cb, delta, want)
+	if f := c.ResponseFormat; f == nil || f.Type != providers.ResponseJSONSchema || f.JSONSchema == nil || string(f.JSONSchema.Schema) != `{"type":"object","properties":{"ok":{"type":"boolean"}}}` {
+		t.Errorf("response format %+v", c.ResponseFormat)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// max_tokens is fitted to each model's catalogued output limit on this surface only.
+	fake := newFake("openai")
+	fake.on("gpt-4o-mini", step{text: "{\"ok\":true}"})
+	h := newHarness(t, func(o *Options) { o.Providers = fakeRegistry{"openai": fake}; o.Prices = providers.DefaultCatalog() })
+	limit, _ := providers.DefaultCatalog().Lookup("openai/gpt-4o-mini")
+	if limit.MaxOutputTokens == 0 || limit.MaxOutputTokens >= 32000 {
+		t.Fatalf("catalogue limit %d", limit.MaxOutputTokens)
+	}
+	_, c, _ = messagesRequest(t, `{"model":"openai/gpt-4o-mini","max_tokens":32000,"messages":[{"role":"user","content":"hi"}]}`)
+	if req, err = c.ToRequest(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.g.Complete(context.Background(), Scope{}, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.lastRequest().MaxTokens; got != limit.MaxOutputTokens {
+		t.Errorf("the upstream got max_tokens %d, want the model's limit %d", got, limit.MaxOutputTokens)
+	}
+	var o OpenAIChatRequest
+	json.Unmarshal([]byte(`{"model":"openai/gpt-4o-mini","max_tokens":32000,"messages":[{"role":"user","content":"hi"}]}`), &o)
+	oreq, _ := o.ToRequest()
+	if _, err := h.g.Complete(context.Background(), Scope{}, oreq); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.lastRequest().MaxTokens; got != 32000 {
+		t.Errorf("on /v1/chat/completions the upstream got max_tokens %d, want the caller's 32000", got)
+	}
+}
+
+// TestAnthropicPromptCache: a Messages request that marks cache_control anywhere asks the
+// providers for prompt caching; one that marks none does not; the answer reports cache
+// reads and writes apart from the other input tokens.
+func TestAnthropicPromptCache(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "ok", usage: providers.Usage{PromptTokens: 2000, CompletionTokens: 5, CachedTokens: 1500, CacheCreationTokens: 400}})
+	for body, want := range map[string]bool{
+		`{"model":"a/m","max_tokens":5,"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"x"}]}`:                                                                                                                                                           true,
+		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}`:                                                                                                                                                                        true,
+		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r","cache_control":{"type":"ephemeral"}}]}]}]}`: true,
+		`{"model":"a/m","max_tokens":5,"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"x"}]}`:                                                                                                                                         true,
+		`{"model":"a/m","max_tokens":5,"system":"S","messages":[{"role":"user","content":"x"}]}`:                                                                                                                                                                                                                         false,
+	} {
+		_, c, err := messagesRequest(t, body)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	md := datas[11]
-	if md["delta"].(map[string]any)["stop_reason"] != "tool_use" || md["usage"].(map[string]any)["output_tokens"] != float64(12) ||
-		md["usage"].(map[string]any)["input_tokens"] != float64(40) {
-		t.Errorf("message_delta %v", md)
+		req, err := c.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := h.g.Complete(context.Background(), Scope{}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.a.lastRequest().PromptCache; got != want {
+			t.Errorf("%s: PromptCache %v, want %v", body, got, want)
+		}
+		u := NewAnthropicResponse(resp, "a/m").Usage
+		if u.InputTokens != 100 || u.CacheReadInputTokens != 1500 || u.CacheCreationInputTokens != 400 || u.OutputTokens != 5 {
+			t.Errorf("usage %+v, want 100 input, 1,500 read, 400 written", u)
+		}
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // anthropicEvent is one event of a Messages stream; unused members are omitted.
@@ -34,6 +37,10 @@ type anthropicMessageDelta struct {
 	StopSequence *string `json:"stop_sequence"`
 }
 
+// anthropicKeepalive is how long a Messages stream may hold tool-call fragments without
+// sending anything before it sends a ping.
+var anthropicKeepalive = 5 * time.Second
+
 // anthropicCall is a streamed tool call gathered until the stream ends.
 type anthropicCall struct {
 	id, name string
@@ -44,7 +51,8 @@ type anthropicCall struct {
 // message_start; the text as one text block (content_block_start, a text_delta per
 // fragment, content_block_stop); each tool call as a tool_use block whose input comes in
 // one input_json_delta once the stream has ended (upstreams may interleave the fragments of
-// several calls, which a sequence of blocks cannot); message_delta with the stop reason and
+// several calls, which a sequence of blocks cannot; meanwhile a ping every
+// anthropicKeepalive keeps the connection visibly alive); message_delta with the stop reason and
 // the usage; message_stop. A failure after the stream started ends it with an "error"
 // event, which Anthropic's SDKs raise. model is the model as the request named it. It
 // closes st.
@@ -66,13 +74,21 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	text := -1 // index of the open text block
 	calls := map[int]*anthropicCall{}
 	var order []int // upstream call indexes, first seen first
+	sent := time.Now()
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			_ = sse.Buffer("error", anthropicEvent{Type: "error", Error: &AnthropicErrorObject{Type: "api_error", Message: err.Error()}})
+			typ := "api_error"
+			switch providers.KindOf(err) {
+			case providers.KindOverloaded:
+				typ = "overloaded_error"
+			case providers.KindRateLimited:
+				typ = "rate_limit_error"
+			}
+			_ = sse.Buffer("error", anthropicEvent{Type: "error", Error: &AnthropicErrorObject{Type: typ, Message: err.Error()}})
 			_ = sse.Flush()
 			return err
 		}
@@ -91,6 +107,17 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 				call.name = d.Name
 			}
 			call.args = append(call.args, d.Arguments...)
+			// Calls are held until the upstream ends; a long one (a file being written) must
+			// not look like a dead connection to proxies and clients meanwhile.
+			if time.Since(sent) >= anthropicKeepalive {
+				if err := sse.Buffer("ping", anthropicEvent{Type: "ping"}); err != nil {
+					return err
+				}
+				if err := sse.Flush(); err != nil {
+					return err
+				}
+				sent = time.Now()
+			}
 			continue
 		}
 		if c.Text == "" {
@@ -111,6 +138,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		if err := sse.Flush(); err != nil {
 			return err
 		}
+		sent = time.Now()
 	}
 	if text >= 0 {
 		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(text)}); err != nil {

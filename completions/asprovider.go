@@ -86,7 +86,7 @@ func (g gatewayProvider) Complete(ctx context.Context, req *providers.Request) (
 		FinishReason: resp.FinishReason,
 		Model:        resp.Model,
 		Usage: providers.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-			ReasoningTokens: resp.Usage.ReasoningTokens, CachedTokens: resp.Usage.CachedTokens},
+			ReasoningTokens: resp.Usage.ReasoningTokens, CachedTokens: resp.Usage.CachedTokens, CacheCreationTokens: resp.Usage.CacheCreationTokens},
 	}, nil
 }
 

@@ -76,7 +76,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search,
 		TopP: req.TopP, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions}
+		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache}
 	if b := scope.Budget; b != nil {
 		left, err := b.reserveCall(ctx)
 		if err != nil {
@@ -407,6 +407,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		defer cancel()
 		r := p.preq
 		r.Model = t.model
+		r.MaxTokens = g.maxTokensFor(p.req, r.MaxTokens, t)
 		res, err := t.p.Complete(actx, &r)
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {

@@ -196,7 +196,7 @@ func addUsage(a, b Usage) Usage {
 	return Usage{
 		PromptTokens: a.PromptTokens + b.PromptTokens, CompletionTokens: a.CompletionTokens + b.CompletionTokens,
 		TotalTokens: a.TotalTokens + b.TotalTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
-		CachedTokens: a.CachedTokens + b.CachedTokens,
+		CachedTokens: a.CachedTokens + b.CachedTokens, CacheCreationTokens: a.CacheCreationTokens + b.CacheCreationTokens,
 		Costs: Costs{InputTokensCost: a.Costs.InputTokensCost + b.Costs.InputTokensCost, OutputTokensCost: a.Costs.OutputTokensCost + b.Costs.OutputTokensCost,
 			TotalTokensCost: a.Costs.TotalTokensCost + b.Costs.TotalTokensCost, PriceKnown: known},
 	}

@@ -34,6 +34,25 @@ type PriceCatalogue interface {
 	Cost(model string, u providers.Usage) providers.Cost
 }
 
+// ModelCatalogue is implemented by price catalogues that know models' limits
+// (*providers.Catalog): the gateway then fits a Messages request's max_tokens to each model.
+type ModelCatalogue interface {
+	Lookup(model string) (providers.Price, bool)
+}
+
+// maxTokensFor is the output bound n of req for target t, lowered to t's catalogued output
+// limit when req asks for that (Request.fitMaxTokens).
+func (g *Gateway) maxTokensFor(req *Request, n int, t target) int {
+	mc, ok := g.opts.Prices.(ModelCatalogue)
+	if !req.fitMaxTokens || !ok || n <= 0 {
+		return n
+	}
+	if p, found := mc.Lookup(t.name); found && p.MaxOutputTokens > 0 && n > p.MaxOutputTokens {
+		return p.MaxOutputTokens
+	}
+	return n
+}
+
 // Ranker orders candidate models for a conversation, best first (the routing package can
 // implement it). It must return a permutation of models; anything else is ignored and the
 // given order is kept.
@@ -298,12 +317,13 @@ func measured(model string, u providers.Usage, req *providers.Request, answer *p
 
 func (g *Gateway) usage(model string, u providers.Usage) Usage {
 	return Usage{
-		PromptTokens:     u.PromptTokens,
-		CompletionTokens: u.CompletionTokens,
-		TotalTokens:      u.PromptTokens + u.CompletionTokens,
-		ReasoningTokens:  u.ReasoningTokens,
-		CachedTokens:     u.CachedTokens,
-		Costs:            g.costs(model, u),
+		PromptTokens:        u.PromptTokens,
+		CompletionTokens:    u.CompletionTokens,
+		TotalTokens:         u.PromptTokens + u.CompletionTokens,
+		ReasoningTokens:     u.ReasoningTokens,
+		CachedTokens:        u.CachedTokens,
+		CacheCreationTokens: u.CacheCreationTokens,
+		Costs:               g.costs(model, u),
 	}
 }
 
@@ -364,15 +384,42 @@ func (g *Gateway) ResolveModel(name string) (string, bool) {
 }
 
 // bareModel returns the "provider/model" a model name without a provider stands for: the one
-// configured provider whose catalogued chat models include it. With several, full is "" and
-// choices lists them; with none, both are empty.
+// configured provider whose catalogued chat models include it, else the configured maker
+// of its family (vendorModel). With several, full is "" and choices lists them; with none,
+// both are empty.
 func (g *Gateway) bareModel(name string) (full string, choices []string) {
 	g.indexModels()
 	choices = g.bareIndex[name]
 	if len(choices) == 1 {
 		return choices[0], nil
 	}
+	if len(choices) == 0 {
+		return g.vendorModel(name), nil
+	}
 	return "", choices
+}
+
+// vendorFamilies maps model-name prefixes to the provider that makes the family.
+var vendorFamilies = []struct{ prefix, provider string }{
+	{"claude-", "anthropic"}, {"gpt-", "openai"}, {"chatgpt-", "openai"}, {"o1", "openai"}, {"o3", "openai"},
+	{"o4", "openai"}, {"gemini-", "gemini"},
+}
+
+// vendorModel is "provider/name" for a name the catalogue does not list (a model newer than
+// it, a dated id it lacks) whose family's maker is a configured provider — Claude Code's
+// claude-* names reach anthropic, which answers 404 for a name it does not have — or "".
+func (g *Gateway) vendorModel(name string) string {
+	lower := strings.ToLower(name)
+	for _, f := range vendorFamilies {
+		if !strings.HasPrefix(lower, f.prefix) {
+			continue
+		}
+		if p, err := g.opts.Providers.Lookup(f.provider); err == nil && p != nil && providers.IsConfigured(p) {
+			return f.provider + "/" + name
+		}
+		return ""
+	}
+	return ""
 }
 
 // indexModels builds, once, what HasModel and bareModel look up: the catalogued models of

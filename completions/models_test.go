@@ -102,3 +102,36 @@ type listingPrices map[string][]string
 
 func (l listingPrices) Cost(string, providers.Usage) providers.Cost { return providers.Cost{} }
 func (l listingPrices) ChatModels(provider string) []string         { return l[provider] }
+
+// A bare name the catalogue does not list (a model newer than it; Claude Code's names) goes
+// to the configured maker of its family, which answers for it; a family whose maker is not
+// configured, or no family, stays refused.
+func TestBareNamesReachTheirMaker(t *testing.T) {
+	anthropic, openai := newFake("anthropic"), newFake("openai")
+	g, err := New(Options{Providers: fakeRegistry{"anthropic": anthropic, "openai": openai}, Prices: listingPrices{"anthropic": {"anthropic/claude-3-haiku"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openAI := func(model string) *Request {
+		o := OpenAIChatRequest{Model: model, Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
+		r, err := o.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	anthropic.on("claude-opus-4-8", step{text: "hi"})
+	openai.on("gpt-9-mini", step{text: "hi"})
+	for name, want := range map[string]string{"claude-opus-4-8": "anthropic", "gpt-9-mini": "openai"} {
+		resp, err := g.Complete(context.Background(), Scope{}, openAI(name))
+		if err != nil || resp.Provider != want || resp.Model != name {
+			t.Errorf("%s: %+v, %v; want %s to answer", name, resp, err, want)
+		}
+	}
+	for _, name := range []string{"gemini-9-pro", "llama-9"} { // gemini is not configured here; llama has no maker
+		var ve *ValidationError
+		if _, err := g.Complete(context.Background(), Scope{}, openAI(name)); !errors.As(err, &ve) || ve.Field != "model" {
+			t.Errorf("%s: err = %v, want a validation error on model", name, err)
+		}
+	}
+}

@@ -72,6 +72,8 @@ type OpenAIChatRequest struct {
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
+	// fitMaxTokens and promptCache: see Request's.
+	fitMaxTokens, promptCache bool
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -295,6 +297,8 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	}
 	req := &Request{
 		fieldName:      r.fieldName,
+		fitMaxTokens:   r.fitMaxTokens,
+		promptCache:    r.promptCache,
 		Models:         []string{r.Model},
 		FallbackModels: r.FallbackModels,
 		Stream:         r.Stream,

@@ -155,6 +155,7 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 	}
 	r := *preq
 	r.Model = t.model
+	r.MaxTokens = g.maxTokensFor(p.req, r.MaxTokens, t)
 	up, err := t.p.Stream(actx, &r)
 	if err != nil {
 		return fail(err)

@@ -157,6 +157,14 @@ type Request struct {
 	// fieldName, when set, renames the fields of validation errors to the caller's request
 	// (a /v1/responses request's input[…] for the chat request's messages[…]).
 	fieldName func(string) string
+	// fitMaxTokens lowers MaxTokens to each model's catalogued output limit (the Messages
+	// surface: Anthropic's clients send a max_tokens of their own models, 32,000 from
+	// Claude Code, which other models refuse).
+	fitMaxTokens bool
+	// promptCache asks for the prompt's prefix to be cached where a provider must be told
+	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
+	// cache_control.
+	promptCache bool
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".
@@ -184,12 +192,15 @@ type Costs struct {
 
 // Usage is the token usage of the answer. TotalTokens = PromptTokens + CompletionTokens.
 type Usage struct {
-	PromptTokens     int   `json:"promptTokens"`
-	CompletionTokens int   `json:"completionTokens"`
-	TotalTokens      int   `json:"totalTokens"`
-	ReasoningTokens  int   `json:"reasoningTokens"`
-	CachedTokens     int   `json:"cachedTokens"`
-	Costs            Costs `json:"costs"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+	TotalTokens      int `json:"totalTokens"`
+	ReasoningTokens  int `json:"reasoningTokens"`
+	CachedTokens     int `json:"cachedTokens"`
+	// CacheCreationTokens are prompt tokens written to a provider's cache (Anthropic's
+	// cache_creation_input_tokens; part of PromptTokens, priced at the write rate).
+	CacheCreationTokens int   `json:"cacheCreationTokens,omitempty"`
+	Costs               Costs `json:"costs"`
 }
 
 // Attempt reports one upstream call made for a request.

@@ -90,15 +90,17 @@ type anthropicMessage struct {
 // anthropicBlock is a content block of a request turn: text, image, document, tool_use or
 // tool_result.
 type anthropicBlock struct {
-	Type      string                `json:"type"`
-	Text      string                `json:"text,omitempty"`
-	Source    *anthropicImageSource `json:"source,omitempty"`
-	Title     string                `json:"title,omitempty"` // a document's
-	ID        string                `json:"id,omitempty"`
-	Name      string                `json:"name,omitempty"`
-	Input     json.RawMessage       `json:"input,omitempty"`
-	ToolUseID string                `json:"tool_use_id,omitempty"`
-	Content   string                `json:"content,omitempty"`
+	Type   string                `json:"type"`
+	Text   string                `json:"text,omitempty"`
+	Source *anthropicImageSource `json:"source,omitempty"`
+	Title  string                `json:"title,omitempty"` // a document's
+	// CacheControl marks the end of the prompt prefix Anthropic caches (PromptCache).
+	CacheControl *anthropicCache `json:"cache_control,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Content      string          `json:"content,omitempty"`
 }
 
 // anthropicImageSource is an image or document block's source: base64 data or a URL.
@@ -135,9 +137,45 @@ func anthropicParts(parts []Part) []anthropicBlock {
 }
 
 type anthropicTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *anthropicCache `json:"cache_control,omitempty"`
+}
+
+// anthropicCache is a cache_control breakpoint.
+type anthropicCache struct {
+	Type string `json:"type"` // ephemeral
+}
+
+// markCachePrefix puts cache_control breakpoints where a caller that asked for prompt
+// caching (Request.PromptCache) reuses its prompt: at the end of the system prompt, of the
+// tools and of the conversation so far — three of the four Anthropic allows. A prompt
+// shorter than the model's minimum (about 1,024 tokens) is simply not cached.
+func markCachePrefix(b *anthropicRequest) {
+	mark := &anthropicCache{Type: "ephemeral"}
+	if sys, ok := b.System.(string); ok && sys != "" {
+		b.System = []anthropicBlock{{Type: "text", Text: sys, CacheControl: mark}}
+	}
+	if n := len(b.Tools); n > 0 {
+		if t, ok := b.Tools[n-1].(anthropicTool); ok {
+			t.CacheControl = mark
+			b.Tools[n-1] = t
+		}
+	}
+	if n := len(b.Messages); n > 0 {
+		m := &b.Messages[n-1]
+		switch c := m.Content.(type) {
+		case string:
+			if strings.TrimSpace(c) != "" {
+				m.Content = []anthropicBlock{{Type: "text", Text: c, CacheControl: mark}}
+			}
+		case []anthropicBlock:
+			if len(c) > 0 {
+				c[len(c)-1].CacheControl = mark
+			}
+		}
+	}
 }
 
 type anthropicToolChoice struct {
@@ -149,7 +187,7 @@ type anthropicToolChoice struct {
 type anthropicRequest struct {
 	Model       string               `json:"model"`
 	MaxTokens   int                  `json:"max_tokens"`
-	System      string               `json:"system,omitempty"`
+	System      any                  `json:"system,omitempty"` // a string; text blocks with PromptCache
 	Messages    []anthropicMessage   `json:"messages"`
 	Temperature *float64             `json:"temperature,omitempty"`
 	TopP        *float64             `json:"top_p,omitempty"`
@@ -229,7 +267,9 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: m.Content})
 		}
 	}
-	b.System = strings.Join(system, "\n\n")
+	if len(system) > 0 {
+		b.System = strings.Join(system, "\n\n")
+	}
 	if req.AssistantPrefix != "" {
 		b.Messages = append(b.Messages, anthropicMessage{Role: "assistant", Content: prefillText(req.AssistantPrefix)})
 	}
@@ -282,6 +322,9 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	}
 	if req.Search {
 		b.Tools = append(b.Tools, map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 5})
+	}
+	if req.PromptCache {
+		markCachePrefix(&b)
 	}
 	return b
 }

@@ -263,3 +263,39 @@ func TestCheckFile(t *testing.T) {
 		t.Errorf("estimated prompt tokens: small PDF %d, 300 kB PDF %d", s, b)
 	}
 }
+
+// TestAnthropicPromptCacheMarks: with PromptCache the Anthropic body marks the system
+// prompt, the last tool and the last message as cache breakpoints; without it, none.
+func TestAnthropicPromptCacheMarks(t *testing.T) {
+	var body map[string]json.RawMessage
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body = nil
+		json.NewDecoder(r.Body).Decode(&body)
+		w.WriteHeader(400)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	p := newProvider(t, providers.FormatAnthropic, srv.URL, nil)
+	req := &providers.Request{Model: "claude-sonnet-4-5", Messages: []providers.Message{
+		{Role: "system", Content: "You are a coding agent."},
+		{Role: "user", Content: "Fix it."},
+		{Role: "assistant", ToolCalls: []providers.ToolCall{{ID: "t1", Name: "read", Arguments: `{}`}}},
+		{Role: "tool", ToolCallID: "t1", Content: "package main"},
+	}, Tools: []providers.Tool{{Name: "read", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "write", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	p.Complete(context.Background(), req)
+	if strings.Contains(string(body["system"])+string(body["tools"])+string(body["messages"]), "cache_control") {
+		t.Fatalf("cache marks without PromptCache: %s", body["messages"])
+	}
+	req.PromptCache = true
+	p.Complete(context.Background(), req)
+	mark := `"cache_control":{"type":"ephemeral"}`
+	if got := string(body["system"]); got != `[{"type":"text","text":"You are a coding agent.",`+mark+`}]` {
+		t.Errorf("system %s", got)
+	}
+	if got := string(body["tools"]); strings.Count(got, mark) != 1 || !strings.HasSuffix(got, mark+`}]`) {
+		t.Errorf("tools %s: want the last one marked", got)
+	}
+	if got := string(body["messages"]); strings.Count(got, mark) != 1 || !strings.HasSuffix(got, `"tool_result",`+mark+`,"tool_use_id":"t1","content":"package main"}]}]`) {
+		t.Errorf("messages %s: want the last block marked", got)
+	}
+}

@@ -63,6 +63,12 @@ type Request struct {
 	// OpenAIOptions are the OpenAI API's other request options (seed, penalties, …).
 	OpenAIOptions
 
+	// PromptCache asks adapters whose provider caches a prompt's prefix only where told
+	// (Anthropic's cache_control) to mark the stable prefix: the system prompt, the tools
+	// and the conversation so far. Providers that cache on their own (OpenAI, Gemini)
+	// ignore it.
+	PromptCache bool
+
 	// AssistantPrefix, when not empty, is the beginning of the answer: the model continues
 	// it (an assistant prefill), and the answer's text is what comes after it. Only for
 	// adapters whose Prefiller.SupportsPrefill is true; others fail with KindBadRequest.

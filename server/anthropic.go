@@ -1,11 +1,13 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // anthropicPath reports whether path belongs to the Anthropic Messages surface, whose
@@ -17,11 +19,17 @@ func anthropicPath(path string) bool {
 
 // writeAnthropicError writes ae as Anthropic's API does: the status the OpenAI surfaces
 // would answer (see openAIStatus: every upstream rate limited is a 429 with Retry-After, a
-// prompt too long for all of them a 400, …) with Anthropic's error types, and
+// prompt too long for all of them a 400, …; every upstream overloaded Anthropic's 529) with
+// Anthropic's error types, and
 // x-should-retry: false on the gateway's own final failures, which Anthropic's SDKs honour
 // as OpenAI's do.
 func writeAnthropicError(w http.ResponseWriter, ae *APIError, cause error) {
 	status, _, _, retry := openAIStatus(w.Header(), ae, cause)
+	var af *completions.AllFailedError
+	if errors.As(cause, &af) && af.Every(providers.KindOverloaded) {
+		// Every upstream was overloaded: Anthropic's own 529, which its SDKs know.
+		status = 529
+	}
 	typ := "api_error"
 	switch status {
 	case http.StatusBadRequest:
@@ -36,7 +44,7 @@ func writeAnthropicError(w http.ResponseWriter, ae *APIError, cause error) {
 		typ = "request_too_large"
 	case http.StatusTooManyRequests:
 		typ = "rate_limit_error"
-	case http.StatusServiceUnavailable:
+	case http.StatusServiceUnavailable, 529:
 		typ = "overloaded_error"
 	}
 	if !retry && status != http.StatusInternalServerError {

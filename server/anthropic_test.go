@@ -23,6 +23,9 @@ func TestAnthropicSurfaceErrors(t *testing.T) {
 		{"/v1/messages", testKey, `{"model":"nope/x","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, "invalid_request_error", "model"},
 		{"/v1/messages/batches", testKey, `{}`, http.StatusNotFound, "not_found_error", "no route"},
 		{"/v1/messages", testKey, `{"model":`, http.StatusBadRequest, "invalid_request_error", ""},
+		{"/v1/messages", testKey, `{"model":"up/down","max_retries":0,"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 529, "overloaded_error", "overloaded"},
+		{"/v1/messages", testKey, `{"model":"up/busy","max_retries":0,"max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, http.StatusTooManyRequests, "rate_limit_error", "Rate limit"},
+		{"/v1/messages", testKey, `{"model":"up/toolong","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, "invalid_request_error", "context length"},
 	} {
 		req, _ := http.NewRequest("POST", hs.URL+c.path, strings.NewReader(c.body))
 		if c.key != "" {
