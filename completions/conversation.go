@@ -174,3 +174,14 @@ func titleFor(msgs []Message) string {
 	}
 	return "New conversation"
 }
+
+// notSaved marks resp as an answer whose turn the store could not save (see
+// Response.ConversationNotSaved) and logs why.
+func (g *Gateway) notSaved(ctx context.Context, p *plan, resp *Response, err error) {
+	g.log.ErrorContext(ctx, "completions: the answer is returned but its conversation turn was not saved",
+		"conversation", p.convID, "new", p.convNew, "err", err)
+	resp.ConversationNotSaved = "the store could not save this turn; the answer is not part of the conversation"
+	if p.convNew {
+		resp.ConversationID, resp.ConversationTitle = "", ""
+	}
+}

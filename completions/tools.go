@@ -193,8 +193,9 @@ func schemaErrorText(err error) string {
 
 // checkProviders asks each model's adapter whether it can map the request's tools and
 // response format (see providers.RequestChecker): a refusal is a validation error naming
-// the field, before any upstream call. A model that cannot take the request's images is
-// marked unfit (skipped when tried) while another can; when none can, it is a refusal too.
+// the field, before any upstream call. A model that cannot take the request's images or
+// files is marked unfit (skipped when tried) while another can; when none can, it is a
+// refusal too.
 func checkProviders(req *Request, targets ...[]target) error {
 	if len(req.Tools) > 0 || req.ResponseFormat != nil || req.ToolChoice != nil {
 		preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,

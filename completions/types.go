@@ -1,8 +1,6 @@
 package completions
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -19,31 +17,6 @@ type ContentBlock struct {
 	Image *providers.Image `json:"-"`
 	// File is the block's document (a PDF) when Type is "file".
 	File *providers.File `json:"-"`
-}
-
-// imageBlock is the block of img.
-func imageBlock(img providers.Image) ContentBlock {
-	return ContentBlock{Type: "image", Image: &img}
-}
-
-// fileBlock is the block of f.
-func fileBlock(f providers.File) ContentBlock {
-	return ContentBlock{Type: "file", File: &f}
-}
-
-// imageFieldError is a validation error naming the part of the image or file at field (an
-// image_url object: url, detail, format; a file object: file_data, filename) that err (from
-// providers.CheckImage or CheckFile) is about.
-func imageFieldError(field string, err error) error {
-	var ie *providers.ImageError
-	if !errors.As(err, &ie) {
-		return invalid(field, "%v", err)
-	}
-	sub := map[string]string{"url": "url", "detail": "detail", "media_type": "format", "filename": "filename"}[ie.Field]
-	if strings.HasSuffix(field, ".file") && sub == "url" {
-		sub = "file_data"
-	}
-	return invalid(field+"."+sub, "%s", ie.Reason)
 }
 
 // Message is one turn of a completions conversation.
@@ -87,22 +60,6 @@ func (m *Message) Text() string {
 		n++
 	}
 	return b.String()
-}
-
-// parts is the message's content for providers.Message.Parts: nil without images or files.
-func (m *Message) parts() []providers.Part {
-	has := false
-	for _, c := range m.Content {
-		has = has || c.Image != nil || c.File != nil
-	}
-	if !has {
-		return nil
-	}
-	out := make([]providers.Part, len(m.Content))
-	for i, c := range m.Content {
-		out[i] = providers.Part{Text: c.Text, Image: c.Image, File: c.File}
-	}
-	return out
 }
 
 // Request is the body of POST /api/v1/completions.
@@ -286,17 +243,6 @@ type Response struct {
 	// conversation the request named, or empty for a new one (it was never created); the
 	// cause is logged, not returned.
 	ConversationNotSaved string `json:"conversationNotSaved,omitempty"`
-}
-
-// notSaved marks resp as an answer whose turn the store could not save (see
-// Response.ConversationNotSaved) and logs why.
-func (g *Gateway) notSaved(ctx context.Context, p *plan, resp *Response, err error) {
-	g.log.ErrorContext(ctx, "completions: the answer is returned but its conversation turn was not saved",
-		"conversation", p.convID, "new", p.convNew, "err", err)
-	resp.ConversationNotSaved = "the store could not save this turn; the answer is not part of the conversation"
-	if p.convNew {
-		resp.ConversationID, resp.ConversationTitle = "", ""
-	}
 }
 
 // Text returns the generated text.
