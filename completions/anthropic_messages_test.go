@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -154,7 +155,7 @@ func TestAnthropicResponse(t *testing.T) {
 // interleaved by the upstream — arrive as whole tool_use blocks after it; message_delta
 // has the stop reason and the usage.
 func TestAnthropicStream(t *testing.T) {
-	names, datas := anthropicStreamEvents(t)
+	names, datas := anthropicStreamEvents(t, interleavedCalls("Let me check."))
 	wantNames := "message_start ping content_block_start content_block_delta content_block_stop " +
 		"content_block_start content_block_delta content_block_stop content_block_start content_block_delta content_block_stop message_delta message_stop"
 	if got := strings.Join(names, " "); got != wantNames {
@@ -177,13 +178,19 @@ func TestAnthropicStream(t *testing.T) {
 		t.Errorf("message_delta %v", md)
 	}
 
-	// While tool calls are held, pings keep the connection visibly alive (here after every
-	// fragment), and the blocks are the same.
+	// While the upstream is silent — a model thinking, a long tool call held — pings keep
+	// the connection visibly alive, and the blocks are the same.
 	defer func(d time.Duration) { anthropicKeepalive = d }(anthropicKeepalive)
-	anthropicKeepalive = 0
-	names, _ = anthropicStreamEvents(t)
-	if n := strings.Count(strings.Join(names, " "), "ping"); n < 4 {
-		t.Errorf("%d pings while the calls were held: %v", n, names)
+	anthropicKeepalive = 5 * time.Millisecond
+	names, _ = anthropicStreamEvents(t, func(w http.ResponseWriter, r *http.Request, body upstreamRequest) {
+		startStream(w)
+		writeEvent(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}`)
+		time.Sleep(200 * time.Millisecond) // 40 keepalive periods
+		writeEvent(w, `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`)
+		writeEvent(w, "[DONE]")
+	})
+	if n := strings.Count(strings.Join(names, " "), "ping"); n < 2 {
+		t.Errorf("%d pings while the upstream was silent: %v", n, names)
 	}
 	var blocks []string
 	for _, n := range names {
@@ -191,17 +198,17 @@ func TestAnthropicStream(t *testing.T) {
 			blocks = append(blocks, n)
 		}
 	}
-	if got := strings.Join(blocks, " "); got != strings.Replace(wantNames, "message_start ping ", "message_start ", 1) {
-		t.Errorf("events without pings\n%s", got)
+	if got := strings.Join(blocks, " "); got != "message_start content_block_start content_block_stop message_delta message_stop" {
+		t.Errorf("events without pings: %s", got)
 	}
 }
 
-// anthropicStreamEvents streams interleaved tool calls after some text through
+// anthropicStreamEvents streams what the upstream behaviour answers through
 // WriteAnthropicStream and returns the events' names and data.
-func anthropicStreamEvents(t *testing.T) ([]string, []map[string]any) {
+func anthropicStreamEvents(t *testing.T, answer behaviour) ([]string, []map[string]any) {
 	t.Helper()
 	g, up := responsesGateway(t)
-	up.on("m", interleavedCalls("Let me check."))
+	up.on("m", answer)
 	_, c, err := messagesRequest(t, `{"model":"up/m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"Weather and time?"}],
 		"tools":[{"name":"get_weather","input_schema":{"type":"object"}},{"name":"get_time","input_schema":{"type":"object"}}]}`)
 	if err != nil {

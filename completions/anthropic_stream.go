@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -41,6 +42,60 @@ type anthropicMessageDelta struct {
 // sending anything before it sends a ping.
 var anthropicKeepalive = 5 * time.Second
 
+// anthropicWriter writes a Messages stream's events from the relay and from its keepalive
+// goroutine, one at a time.
+type anthropicWriter struct {
+	mu   sync.Mutex
+	sse  *SSEWriter
+	sent time.Time // when events were last flushed
+}
+
+// Buffer writes one event.
+func (w *anthropicWriter) Buffer(name string, v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sse.Buffer(name, v)
+}
+
+// Flush sends the written events.
+func (w *anthropicWriter) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sent = time.Now()
+	return w.sse.Flush()
+}
+
+// keepalive sends a ping whenever nothing was flushed for every; the returned function
+// stops it and returns once it can write no more.
+func (w *anthropicWriter) keepalive(every time.Duration) (stop func()) {
+	w.mu.Lock()
+	w.sent = time.Now()
+	w.mu.Unlock()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(max(every/2, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				w.mu.Lock()
+				if time.Since(w.sent) >= every && w.sse.Buffer("ping", anthropicEvent{Type: "ping"}) == nil {
+					_ = w.sse.Flush()
+					w.sent = time.Now()
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
 // anthropicCall is a streamed tool call gathered until the stream ends.
 type anthropicCall struct {
 	id, name string
@@ -51,14 +106,14 @@ type anthropicCall struct {
 // message_start; the text as one text block (content_block_start, a text_delta per
 // fragment, content_block_stop); each tool call as a tool_use block whose input comes in
 // one input_json_delta once the stream has ended (upstreams may interleave the fragments of
-// several calls, which a sequence of blocks cannot; meanwhile a ping every
-// anthropicKeepalive keeps the connection visibly alive); message_delta with the stop reason and
-// the usage; message_stop. A failure after the stream started ends it with an "error"
+// several calls, which a sequence of blocks cannot); a ping whenever nothing was sent for
+// anthropicKeepalive; message_delta with the stop reason and the usage; message_stop. A failure after the stream started ends it with an "error"
 // event, which Anthropic's SDKs raise. model is the model as the request named it. It
 // closes st.
 func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model string) error {
 	defer st.Close()
-	sse := NewSSEWriter(rw)
+	w := &anthropicWriter{sse: NewSSEWriter(rw)}
+	sse := w
 	start := &AnthropicResponse{ID: "msg_" + st.ResponseMessageID(), Type: "message", Role: "assistant", Model: model,
 		Content: []AnthropicResponseBlock{}}
 	if err := sse.Buffer("message_start", anthropicEvent{Type: "message_start", Message: start}); err != nil {
@@ -74,7 +129,10 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	text := -1 // index of the open text block
 	calls := map[int]*anthropicCall{}
 	var order []int // upstream call indexes, first seen first
-	sent := time.Now()
+	// Calls are held until the upstream ends, and a model may think long before its first
+	// token: a ping whenever nothing was sent for anthropicKeepalive keeps the connection
+	// visibly alive for proxies and clients meanwhile.
+	defer w.keepalive(anthropicKeepalive)()
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -107,17 +165,6 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 				call.name = d.Name
 			}
 			call.args = append(call.args, d.Arguments...)
-			// Calls are held until the upstream ends; a long one (a file being written) must
-			// not look like a dead connection to proxies and clients meanwhile.
-			if time.Since(sent) >= anthropicKeepalive {
-				if err := sse.Buffer("ping", anthropicEvent{Type: "ping"}); err != nil {
-					return err
-				}
-				if err := sse.Flush(); err != nil {
-					return err
-				}
-				sent = time.Now()
-			}
 			continue
 		}
 		if c.Text == "" {
@@ -138,7 +185,6 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		if err := sse.Flush(); err != nil {
 			return err
 		}
-		sent = time.Now()
 	}
 	if text >= 0 {
 		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(text)}); err != nil {
