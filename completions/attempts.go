@@ -87,8 +87,12 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 	}
 
-	if g.opts.Ranker != nil && len(primary) > 1 {
-		primary = g.rank(ctx, msgs, primary)
+	if g.opts.Ranker != nil && len(primary) > 1 && (req.group == nil || req.group.Route) {
+		tradeoff := ""
+		if req.group != nil {
+			tradeoff = req.group.Tradeoff
+		}
+		primary = g.rank(ctx, msgs, primary, tradeoff)
 	}
 	p.targets = append(primary, fallback...)
 	p.maxRetries = g.opts.DefaultMaxRetries
@@ -101,12 +105,18 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 }
 
 // rank asks the Ranker to order ts; a failing or inconsistent ranking keeps the given order.
-func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []target) []target {
+func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []target, tradeoff string) []target {
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.name
 	}
-	ranked, err := g.opts.Ranker.Rank(ctx, msgs, slices.Clone(names))
+	var ranked []string
+	var err error
+	if tr, ok := g.opts.Ranker.(TradeoffRanker); ok && tradeoff != "" {
+		ranked, err = tr.RankTradeoff(ctx, msgs, slices.Clone(names), tradeoff)
+	} else {
+		ranked, err = g.opts.Ranker.Rank(ctx, msgs, slices.Clone(names))
+	}
 	if err != nil {
 		g.log.WarnContext(ctx, "completions: ranker failed; keeping the given order", "err", err)
 		return ts

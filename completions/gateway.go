@@ -130,6 +130,9 @@ type Options struct {
 	Store *store.Store
 	// Ranker orders Request.Models when there is more than one; nil keeps the given order.
 	Ranker Ranker
+	// ModelGroups are model names that stand for several models on the OpenAI-compatible
+	// and Messages surfaces (see ModelGroup); New checks them.
+	ModelGroups map[string]ModelGroup
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
@@ -246,6 +249,9 @@ func New(opts Options) (*Gateway, error) {
 	}
 	if opts.WriteBehindQueue <= 0 {
 		opts.WriteBehindQueue = 4096
+	}
+	if err := checkModelGroups(opts.ModelGroups); err != nil {
+		return nil, err
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
@@ -371,8 +377,12 @@ func (g *Gateway) HasModel(model string) bool {
 
 // ResolveModel returns the "provider/model" name stands for on the OpenAI-compatible
 // surfaces, and whether it can be routed to (HasModel): name itself when it names its
-// provider, else the one configured provider's catalogued model of that name.
+// provider or a model group, else the one configured provider's catalogued model of that
+// name.
 func (g *Gateway) ResolveModel(name string) (string, bool) {
+	if _, ok := g.opts.ModelGroups[name]; ok {
+		return name, true // a model group answers for itself
+	}
 	if !strings.Contains(name, "/") {
 		full, _ := g.bareModel(name)
 		if full == "" {

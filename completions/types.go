@@ -118,6 +118,9 @@ type Request struct {
 	// surface: Anthropic's clients send a max_tokens of their own models, 32,000 from
 	// Claude Code, which other models refuse).
 	fitMaxTokens bool
+	// group is the model group Models named, when they named one alone (set by the
+	// gateway's validation: its routing preferences apply).
+	group *ModelGroup
 	// promptCache asks for the prompt's prefix to be cached where a provider must be told
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.

@@ -46,14 +46,20 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
-	primary, err = g.resolve("models", req.Models, req.Search, req.ephemeral)
+	models, group := g.expandGroups(req.Models, req.ephemeral)
+	fallbacks, _ := g.expandGroups(req.FallbackModels, req.ephemeral)
+	req.group = group
+	if len(models) > MaxModels || len(fallbacks) > MaxModels {
+		return nil, nil, invalid("models", "at most %d models, got %d and %d fallbacks once model groups are expanded", MaxModels, len(models), len(fallbacks))
+	}
+	primary, err = g.resolve("models", models, req.Search, req.ephemeral)
 	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
 		ve.Field = "model" // the OpenAI-compatible request's name for it
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	fallback, err = g.resolve("fallback_models", req.FallbackModels, req.Search, req.ephemeral)
+	fallback, err = g.resolve("fallback_models", fallbacks, req.Search, req.ephemeral)
 	if err != nil {
 		return nil, nil, err
 	}

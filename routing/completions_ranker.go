@@ -16,7 +16,17 @@ type CompletionsRanker struct {
 
 // Rank returns models ("provider/model") best first for the conversation msgs.
 func (r CompletionsRanker) Rank(ctx context.Context, msgs []providers.Message, models []string) ([]string, error) {
-	req := &Request{}
+	return r.RankTradeoff(ctx, msgs, models, "")
+}
+
+// RankTradeoff is Rank with a tradeoff ("cost" or "latency", as in model selection): the
+// cheapest (fastest) model whose estimated quality is within the router's tolerance of the
+// best comes first (completions.TradeoffRanker, for model groups).
+func (r CompletionsRanker) RankTradeoff(ctx context.Context, msgs []providers.Message, models []string, tradeoff string) ([]string, error) {
+	if tradeoff != "" && tradeoff != "cost" && tradeoff != "latency" {
+		return nil, invalid("tradeoff", `must be "cost" or "latency", got %q`, tradeoff)
+	}
+	req := &Request{Tradeoff: tradeoff}
 	for _, m := range msgs {
 		if strings.TrimSpace(m.Content) != "" {
 			req.Messages = append(req.Messages, Message{Role: m.Role, Content: m.Content})

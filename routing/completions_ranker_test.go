@@ -41,3 +41,27 @@ func TestCompletionsRankerOrdersByQuality(t *testing.T) {
 		t.Fatalf("known strong model not first: %v", got)
 	}
 }
+
+// RankTradeoff puts the cheapest model within the router's tolerance of the best first (a
+// model group's tradeoff): on this question the learned router puts Claude 3.5 Sonnet
+// (0.82) above Mistral Large (0.80), which is within its tolerance at under half the price.
+func TestCompletionsRankerTradeoff(t *testing.T) {
+	sel := NewSelector(Options{Store: memstore.New(), Catalog: ProvidersCatalog(providers.DefaultCatalog())})
+	r := CompletionsRanker{Selector: sel}
+	msgs := []providers.Message{{Role: "user", Content: "Solve: 12 * 13 = ?"}}
+	models := []string{"mistral/mistral-large-latest", "anthropic/claude-3-5-sonnet-20241022"}
+	got, err := r.Rank(context.Background(), msgs, append([]string(nil), models...))
+	if err != nil || fmt.Sprint(got) != "[anthropic/claude-3-5-sonnet-20241022 mistral/mistral-large-latest]" {
+		t.Fatalf("by quality: %v, %v", got, err)
+	}
+	got, err = r.RankTradeoff(context.Background(), msgs, append([]string(nil), models...), "cost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[mistral/mistral-large-latest anthropic/claude-3-5-sonnet-20241022]" {
+		t.Fatalf("cost tradeoff ranked %v, want the cheaper model first", got)
+	}
+	if _, err := r.RankTradeoff(context.Background(), msgs, models, "size"); err == nil {
+		t.Error("an unknown tradeoff ranked without error")
+	}
+}

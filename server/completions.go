@@ -67,6 +67,9 @@ func Completions(g *completions.Gateway) Option {
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
 				list := openAIModelList{Object: "list", Data: []openAIModel{}}
+				for _, m := range g.ModelGroups() {
+					list.Data = append(list.Data, newOpenAIModel(m))
+				}
 				for _, m := range g.Models() {
 					list.Data = append(list.Data, newOpenAIModel(m))
 				}
@@ -112,7 +115,10 @@ type openAIModel struct {
 var modelsCreated = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 
 func newOpenAIModel(id string) openAIModel {
-	owner, _, _ := strings.Cut(id, "/")
+	owner, _, found := strings.Cut(id, "/")
+	if !found { // a model group
+		owner = "switchyard"
+	}
 	return openAIModel{ID: id, Object: "model", Created: modelsCreated, OwnedBy: owner}
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -69,4 +71,30 @@ func TestServeReportsProviders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// serve refuses a --model-groups file it cannot use, saying where, and serves the groups of
+// a good one on /v1/models.
+func TestServeModelGroupsFlag(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"smart": {"models": ["gpt-4o"]}}`), 0o600)
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "d1"), "--model-groups", bad}, io.Discard, &out)
+	if code == 0 || !strings.Contains(out.String(), "--model-groups") || !strings.Contains(out.String(), `"smart"`) {
+		t.Fatalf("bad groups: exit %d, %s", code, out.String())
+	}
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"smart": {"models": ["openai/gpt-4o", "openai/gpt-4o-mini"], "route": true, "tradeoff": "cost"}}`), 0o600)
+	t.Setenv("SWITCHYARD_MODEL_GROUPS", good)
+	t.Setenv("SWITCHYARD_API_KEYS", "sy-test-groups-key")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, _, done := startServe(t, ctx, filepath.Join(dir, "d2"))
+	code2, body := get(t, "http://"+addr+"/v1/models/smart", "sy-test-groups-key")
+	if code2 != 200 || body["id"] != "smart" || body["owned_by"] != "switchyard" {
+		t.Errorf("/v1/models/smart: %d %v", code2, body)
+	}
+	cancel()
+	<-done
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -119,6 +120,13 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	w.selector = selector
 
 	w.usage = usagelog.New(usagelog.Options{})
+	var groups map[string]completions.ModelGroup
+	if w.cfg.ModelGroups != "" {
+		if groups, err = completions.LoadModelGroups(w.cfg.ModelGroups); err != nil {
+			return nil, fmt.Errorf("--model-groups: %w", err)
+		}
+		w.log.Info("model groups", "names", strings.Join(slices.Sorted(maps.Keys(groups)), ","))
+	}
 	w.gateway, err = completions.New(completions.Options{
 		// The console's recorder, metrics and traces see every request.
 		Observer:           w.observer(),
@@ -127,6 +135,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Prices:             w.catalog,
 		Store:              w.store,
 		Ranker:             routing.CompletionsRanker{Selector: selector},
+		ModelGroups:        groups,
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,
 		FirstTokenTimeout:  w.cfg.Faults.FirstToken,

@@ -1,0 +1,116 @@
+package completions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// reversingRanker is a test Ranker: it puts the models in reverse order and records the
+// tradeoff it was asked for.
+type reversingRanker struct {
+	mu        sync.Mutex
+	calls     int
+	tradeoffs []string
+}
+
+func (r *reversingRanker) Rank(ctx context.Context, msgs []providers.Message, models []string) ([]string, error) {
+	return r.RankTradeoff(ctx, msgs, models, "")
+}
+
+func (r *reversingRanker) RankTradeoff(_ context.Context, _ []providers.Message, models []string, tradeoff string) ([]string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	r.tradeoffs = append(r.tradeoffs, tradeoff)
+	slices.Reverse(models)
+	return models, nil
+}
+
+func chatRequest(t *testing.T, body string) *Request {
+	t.Helper()
+	var o OpenAIChatRequest
+	if err := json.Unmarshal([]byte(body), &o); err != nil {
+		t.Fatal(err)
+	}
+	r, err := o.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestModelGroups: a group's name answers with its models — in order, or routed by the
+// ranker (with its tradeoff) — falling back through the rest; in fallback_models too; only
+// on the stateless surfaces.
+func TestModelGroups(t *testing.T) {
+	ranker := &reversingRanker{}
+	h := newHarness(t, func(o *Options) {
+		o.Ranker = ranker
+		o.ModelGroups = map[string]ModelGroup{
+			"ordered": {Models: []string{"a/m1", "b/m2"}},
+			"routed":  {Models: []string{"a/m1", "b/m2"}, Route: true},
+			"cheap":   {Models: []string{"a/m1", "b/m2"}, Route: true, Tradeoff: "cost"},
+		}
+	})
+	h.a.on("m1", step{err: &providers.Error{Kind: providers.KindOverloaded, Message: "busy"}})
+	h.b.on("m2", step{text: "from b"})
+	h.a.on("m3", step{text: "from a/m3"})
+	ctx := context.Background()
+
+	resp, err := h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"ordered","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 2 || resp.Attempts[0].Model != "a/m1" || ranker.calls != 0 {
+		t.Fatalf("ordered: %+v, %v, ranker calls %d: want a/m1 then b/m2, unranked", resp, err, ranker.calls)
+	}
+	resp, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"routed","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 1 || ranker.calls != 1 || ranker.tradeoffs[0] != "" {
+		t.Fatalf("routed: %+v, %v, ranker %+v: want b/m2 first (the ranker's order)", resp, err, ranker)
+	}
+	if _, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"cheap","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)); err != nil || ranker.tradeoffs[1] != "cost" {
+		t.Fatalf("cheap: %v, tradeoffs %v", err, ranker.tradeoffs)
+	}
+	resp, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"a/m1","fallback_models":["ordered"],"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 3 {
+		t.Fatalf("a group among fallbacks: %+v, %v", resp, err)
+	}
+	// The native API keeps the spec's provider/model rule.
+	if _, err := h.g.Complete(ctx, Scope{}, userReq("hi", "ordered")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a group on the native API: %v, want ErrInvalid", err)
+	}
+	if got, ok := h.g.ResolveModel("routed"); !ok || got != "routed" {
+		t.Errorf("ResolveModel(routed) = %q, %v", got, ok)
+	}
+	if got := h.g.ModelGroups(); !slices.Equal(got, []string{"cheap", "ordered", "routed"}) {
+		t.Errorf("ModelGroups() = %v", got)
+	}
+}
+
+func TestModelGroupsChecked(t *testing.T) {
+	for groups, want := range map[string]string{
+		`{"a/b":{"models":["x/y"]}}`:                              "no '/'",
+		`{"g":{"models":[]}}`:                                     "1 to 10 models",
+		`{"g":{"models":["gpt-4o"]}}`:                             "provider/model",
+		`{"g":{"models":["x/y"],"tradeoff":"cost"}}`:              "needs route",
+		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`: "cost or latency",
+		`{"g":{"models":["x/y"],"rout":true}}`:                    "unknown field",
+		"{\n  \"g\": {\"models\": [\"x/y\"],}\n}":                 "line 2",
+	} {
+		_, err := ParseModelGroups([]byte(groups))
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", groups, err, want)
+		}
+	}
+	g, err := ParseModelGroups([]byte(`{"smart":{"models":["openai/gpt-4o","anthropic/claude-sonnet-4-5"],"route":true,"tradeoff":"cost"}}`))
+	if err != nil || !g["smart"].Route || len(g["smart"].Models) != 2 {
+		t.Fatalf("%+v, %v", g, err)
+	}
+	if _, err := New(Options{Providers: fakeRegistry{}, ModelGroups: map[string]ModelGroup{"g": {}}}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("New with an empty group: %v", err)
+	}
+}
