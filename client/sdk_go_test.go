@@ -15,8 +15,9 @@ import (
 
 // TestOfficialGoSDK drives the server with the official OpenAI Go SDK
 // (github.com/openai/openai-go): a tool call on /v1/chat/completions, a function call on
-// /v1/responses, and the SDK's *openai.Error for an invalid request (400, param model), a
-// wrong key (401, invalid_api_key) and an unknown route (404).
+// /v1/responses, and the SDK's *openai.Error for an unknown model (404, model_not_found), an
+// invalid request (400, param temperature), a wrong key (401, invalid_api_key) and an
+// unknown route (404).
 func TestOfficialGoSDK(t *testing.T) {
 	up := newToolUpstream(t)
 	_, base := realServerURL(t, up.options(t))
@@ -53,7 +54,12 @@ func TestOfficialGoSDK(t *testing.T) {
 	var apiErr *openai.Error
 	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "no-such-model",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "model" || apiErr.Type != "invalid_request_error" {
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Param != "model" || apiErr.Code != "model_not_found" {
+		t.Errorf("unknown model: %v", err)
+	}
+	_, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "openai/gpt-4o-mini", Temperature: openai.Float(5),
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "temperature" || apiErr.Type != "invalid_request_error" {
 		t.Errorf("invalid request: %v", err)
 	}
 	bad := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("wrong"), option.WithMaxRetries(2))

@@ -14,7 +14,7 @@ import (
 // TestOfficialNodeSDK drives the server with the official OpenAI Node SDK (npm "openai",
 // installed into a temporary directory): a tool call on /v1/chat/completions, a streamed
 // function call and a tool-result turn on /v1/responses, and the SDK's typed errors for an
-// invalid request (400 with param) and a wrong key (401). Skips, saying why, without node
+// unknown model (404 model_not_found with param) and a wrong key (401). Skips, saying why, without node
 // and npm or when the package cannot be installed.
 func TestOfficialNodeSDK(t *testing.T) {
 	if testing.Short() {
@@ -77,8 +77,8 @@ func TestOfficialNodeSDK(t *testing.T) {
 	if got.OutputText != "It is 18°C in Paris." {
 		t.Errorf("output_text after the tool result: %q", got.OutputText)
 	}
-	if got.BadModel["name"] != "BadRequestError" || got.BadModel["status"] != float64(400) || got.BadModel["param"] != "model" {
-		t.Errorf("invalid request through the SDK: %v", got.BadModel)
+	if got.BadModel["name"] != "NotFoundError" || got.BadModel["status"] != float64(404) || got.BadModel["param"] != "model" || got.BadModel["code"] != "model_not_found" {
+		t.Errorf("unknown model through the SDK: %v", got.BadModel)
 	}
 	if got.BadKey["name"] != "AuthenticationError" || got.BadKey["status"] != float64(401) || got.BadKey["code"] != "invalid_api_key" {
 		t.Errorf("wrong key through the SDK: %v", got.BadKey)

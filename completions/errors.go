@@ -28,6 +28,10 @@ var (
 	ErrAllFailed = errors.New("completions: all models failed")
 	// ErrStreamFailed is matched by *StreamError.
 	ErrStreamFailed = errors.New("completions: stream failed after it started")
+	// ErrUnknownModel is the cause of the validation error for a model name without a
+	// provider that nothing here serves (the OpenAI-compatible and Messages surfaces answer
+	// it 404, as OpenAI and Anthropic do for a model they do not have).
+	ErrUnknownModel = errors.New("completions: unknown model")
 )
 
 // ValidationError is the field and rule a bad input broke ([validation.Error]); the ones

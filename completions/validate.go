@@ -172,6 +172,11 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 				return nil, invalid(f, "%q is served by several providers; name one: %s", s, strings.Join(choices, ", "))
 			}
 		}
+		if err != nil && bare && !strings.Contains(s, "/") {
+			ve := invalid(f, "the model %q does not exist or no configured provider serves it; name it as provider/model", s)
+			ve.Err = ErrUnknownModel
+			return nil, ve
+		}
 		if err != nil {
 			return nil, invalid(f, "%q is not of the form provider/model", s)
 		}

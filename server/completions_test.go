@@ -343,9 +343,15 @@ func TestOpenAICompatibleEndpoint(t *testing.T) {
 		t.Fatalf("text %q usage %+v", text.String(), usage)
 	}
 
+	// A bare name nothing here serves: 404 model_not_found, as OpenAI answers a model it
+	// does not have; a malformed request: 400 naming the field.
 	resp, b = post(t, url, testKey, `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`)
 	var eb completions.OpenAIErrorBody
-	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 400 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "model" {
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 404 || eb.Error.Code == nil || *eb.Error.Code != "model_not_found" || eb.Error.Param == nil || *eb.Error.Param != "model" {
+		t.Fatalf("unknown model: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, url, testKey, `{"model":"up/ok","temperature":5,"messages":[{"role":"user","content":"hi"}]}`)
+	if err := json.Unmarshal(b, &eb); err != nil || resp.StatusCode != 400 || eb.Error.Type != "invalid_request_error" || eb.Error.Param == nil || *eb.Error.Param != "temperature" {
 		t.Fatalf("invalid: %d %s", resp.StatusCode, b)
 	}
 	resp, b = post(t, url, testKey, `{"model":"up/down","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)

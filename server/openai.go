@@ -101,6 +101,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		typ = "server_error"
 	}
 	retry = false
+	if errors.Is(cause, completions.ErrUnknownModel) {
+		status, typ, code = http.StatusNotFound, "invalid_request_error", "model_not_found"
+	}
 	var af *completions.AllFailedError
 	if errors.As(cause, &af) {
 		// When every upstream failed the same way, answer as OpenAI would have, so SDKs raise
