@@ -14,8 +14,8 @@ import (
 // TestOfficialNodeSDK drives the server with the official OpenAI Node SDK (npm "openai",
 // installed into a temporary directory): a tool call on /v1/chat/completions, a streamed
 // function call and a tool-result turn on /v1/responses, and the SDK's typed errors for an
-// unknown model (404 model_not_found with param) and a wrong key (401). Skips, saying why, without node
-// and npm or when the package cannot be installed.
+// unknown model (404 model_not_found with param) and a wrong key (401). Skips, saying why,
+// without node and npm or when the package cannot be installed.
 func TestOfficialNodeSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: -short (installs the npm package openai)")
