@@ -47,11 +47,14 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		return nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if err := b.checkModels(req.Models); err != nil {
-			return nil, err
-		}
-		if err := b.checkModels(req.FallbackModels); err != nil {
-			return nil, err
+		// The models that may be called, as resolved: a bare name's provider/model, a model
+		// group's members.
+		for _, ts := range [][]target{primary, fallback} {
+			for _, t := range ts {
+				if !b.allows(t.name) {
+					return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
+				}
+			}
 		}
 	}
 
@@ -93,6 +96,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 			tradeoff = req.group.Tradeoff
 		}
 		primary = g.rank(ctx, msgs, primary, tradeoff)
+	}
+	if req.group != nil {
+		g.log.DebugContext(ctx, "completions: model group", "group", req.groupName, "route", req.group.Route, "order", targetNames(primary))
 	}
 	p.targets = append(primary, fallback...)
 	p.maxRetries = g.opts.DefaultMaxRetries
@@ -302,8 +308,16 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 	return d, true
 }
 
-// admit decides whether target i is called. A model that cannot take the request's images
-// is skipped (recorded as a skipped attempt). Its breaker may skip it (likewise) while a
+func targetNames(ts []target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.name
+	}
+	return out
+}
+
+// admit decides whether target i is called. A model that cannot take the request (its
+// tools, format, images or files) is skipped (recorded as a skipped attempt). Its breaker may skip it (likewise) while a
 // later model's breaker is not open; when every remaining model is open this one is tried
 // anyway, as a probe.
 func (g *Gateway) admit(p *plan, i int) bool {

@@ -125,15 +125,6 @@ func (b *Budget) allows(model string) bool {
 	return len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model)
 }
 
-// checkModels fails with ErrModelNotAllowed when any model is outside the allow-list.
-func (b *Budget) checkModels(models []string) error {
-	for _, m := range models {
-		if !b.allows(m) {
-			return fmt.Errorf("%w: %s", ErrModelNotAllowed, m)
-		}
-	}
-	return nil
-}
 
 // reserveCall takes one call from the budget, or fails with ErrBudgetExceeded when the
 // calls or tokens are used up. It returns the tokens still available (0 = unlimited).

@@ -257,6 +257,9 @@ func New(opts Options) (*Gateway, error) {
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
 		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
 	}
+	if err := g.checkGroupMembers(); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 

@@ -27,8 +27,9 @@ type ModelGroup struct {
 	// Route orders Models per request with the gateway's Ranker; without it they are tried
 	// in the given order.
 	Route bool `json:"route,omitempty"`
-	// Tradeoff, with Route, is "cost" or "latency": the cheapest (fastest) model whose
-	// estimated quality is within the router's tolerance of the best comes first.
+	// Tradeoff, with Route, is "cost": the cheapest model whose estimated quality is within
+	// the router's tolerance of the best comes first. ("latency" is not offered: the
+	// gateway has no per-model latency figures to rank by.)
 	Tradeoff string `json:"tradeoff,omitempty"`
 }
 
@@ -56,8 +57,8 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 			}
 		}
 		switch {
-		case g.Tradeoff != "" && g.Tradeoff != "cost" && g.Tradeoff != "latency":
-			return fmt.Errorf("%w: model group %q: tradeoff must be cost or latency, got %q", ErrInvalid, name, g.Tradeoff)
+		case g.Tradeoff != "" && g.Tradeoff != "cost":
+			return fmt.Errorf("%w: model group %q: tradeoff must be cost, got %q (latency needs per-model latency figures the gateway does not have)", ErrInvalid, name, g.Tradeoff)
 		case g.Tradeoff != "" && !g.Route:
 			return fmt.Errorf("%w: model group %q: tradeoff needs route: true", ErrInvalid, name)
 		}
@@ -72,7 +73,11 @@ func ParseModelGroups(b []byte) (map[string]ModelGroup, error) {
 	var groups map[string]ModelGroup
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&groups); err != nil {
+	err := dec.Decode(&groups)
+	if err == nil && dec.More() {
+		err = fmt.Errorf("data after the object (%s)", lineCol(b, dec.InputOffset()))
+	}
+	if err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
@@ -117,24 +122,63 @@ func (g *Gateway) ModelGroups() []string {
 }
 
 // expandGroups returns models with each model group's name (on the OpenAI-compatible and
-// Messages surfaces) replaced by its models, and the group of a request whose models are
-// one group (its routing preferences apply), else nil.
-func (g *Gateway) expandGroups(models []string, bare bool) ([]string, *ModelGroup) {
-	if !bare || len(g.opts.ModelGroups) == 0 || !slices.ContainsFunc(models, func(m string) bool { _, ok := g.opts.ModelGroups[m]; return ok }) {
-		return models, nil
+// Messages surfaces) replaced by its models, leaving out the models of seen (and repeats:
+// each model is tried once), and the group of a request whose models are one group (its
+// routing preferences apply) with its name, else nil.
+func (g *Gateway) expandGroups(models []string, bare bool, seen map[string]bool) ([]string, *ModelGroup, string) {
+	group := func(m string) (ModelGroup, bool) {
+		grp, ok := g.opts.ModelGroups[strings.TrimSpace(m)]
+		return grp, ok && bare
+	}
+	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok }) {
+		for _, m := range models {
+			seen[m] = true // a group later is not to repeat them
+		}
+		return models, nil, ""
 	}
 	var out []string
-	var only *ModelGroup
-	for _, m := range models {
-		grp, ok := g.opts.ModelGroups[strings.TrimSpace(m)]
-		if !ok {
+	add := func(m string) {
+		if !seen[m] {
+			seen[m] = true
 			out = append(out, m)
-			continue
-		}
-		out = append(out, grp.Models...)
-		if len(models) == 1 {
-			only = &grp
 		}
 	}
-	return out, only
+	var only *ModelGroup
+	var name string
+	for _, m := range models {
+		grp, ok := group(m)
+		if !ok {
+			add(m)
+			continue
+		}
+		for _, gm := range grp.Models {
+			add(gm)
+		}
+		if len(models) == 1 {
+			only, name = &grp, strings.TrimSpace(m)
+		}
+	}
+	return out, only, name
+}
+
+// checkGroupMembers reports what New can tell about the groups' members: a provider it does
+// not know is an error (every request would fail on it); one without a key, and a group
+// name that hides a catalogued model of that name, are logged as warnings.
+func (g *Gateway) checkGroupMembers() error {
+	for _, name := range g.ModelGroups() {
+		for _, m := range g.opts.ModelGroups[name].Models {
+			prov, _, _ := providers.ParseModel(m)
+			p, err := g.opts.Providers.Lookup(prov)
+			switch {
+			case err != nil || p == nil:
+				return fmt.Errorf("%w: model group %q: unknown provider %q in %q", ErrInvalid, name, prov, m)
+			case !providers.IsConfigured(p):
+				g.log.Warn("completions: a model group names a provider without an API key; its calls will fail and fall back", "group", name, "model", m)
+			}
+		}
+		if full, choices := g.bareModel(name); full != "" || len(choices) > 0 {
+			g.log.Warn("completions: a model group's name is also a model's name; requests naming it get the group", "group", name)
+		}
+	}
+	return nil
 }

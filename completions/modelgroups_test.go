@@ -75,13 +75,23 @@ func TestModelGroups(t *testing.T) {
 	if _, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"cheap","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)); err != nil || ranker.tradeoffs[1] != "cost" {
 		t.Fatalf("cheap: %v, tradeoffs %v", err, ranker.tradeoffs)
 	}
+	// Among fallbacks a group adds its models, each model tried once.
 	resp, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"a/m1","fallback_models":["ordered"],"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`))
-	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 3 {
+	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 2 || resp.Attempts[0].Model != "a/m1" {
 		t.Fatalf("a group among fallbacks: %+v, %v", resp, err)
 	}
-	// The native API keeps the spec's provider/model rule.
-	if _, err := h.g.Complete(ctx, Scope{}, userReq("hi", "ordered")); !errors.Is(err, ErrInvalid) {
-		t.Errorf("a group on the native API: %v, want ErrInvalid", err)
+	// A scoped key is held to the models a group may call, not to its name.
+	members := &Budget{limits: BudgetLimits{AllowedModels: []string{"a/m1", "b/m2"}}}
+	if _, err := h.g.Complete(ctx, Scope{Budget: members}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
+		t.Errorf("a key allowed every member: %v", err)
+	}
+	nameOnly := &Budget{limits: BudgetLimits{AllowedModels: []string{"ordered"}}}
+	if _, err := h.g.Complete(ctx, Scope{Budget: nameOnly}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); !errors.Is(err, ErrModelNotAllowed) {
+		t.Errorf("a key allowed the group's name only: %v, want ErrModelNotAllowed", err)
+	}
+	// The native API keeps the spec's provider/model rule, and says why.
+	if _, err := h.g.Complete(ctx, Scope{}, userReq("hi", "ordered")); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "model group") {
+		t.Errorf("a group on the native API: %v, want ErrInvalid naming model groups", err)
 	}
 	if got, ok := h.g.ResolveModel("routed"); !ok || got != "routed" {
 		t.Errorf("ResolveModel(routed) = %q, %v", got, ok)
@@ -93,13 +103,15 @@ func TestModelGroups(t *testing.T) {
 
 func TestModelGroupsChecked(t *testing.T) {
 	for groups, want := range map[string]string{
-		`{"a/b":{"models":["x/y"]}}`:                              "no '/'",
-		`{"g":{"models":[]}}`:                                     "1 to 10 models",
-		`{"g":{"models":["gpt-4o"]}}`:                             "provider/model",
-		`{"g":{"models":["x/y"],"tradeoff":"cost"}}`:              "needs route",
-		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`: "cost or latency",
-		`{"g":{"models":["x/y"],"rout":true}}`:                    "unknown field",
-		"{\n  \"g\": {\"models\": [\"x/y\"],}\n}":                 "line 2",
+		`{"a/b":{"models":["x/y"]}}`:                                 "no '/'",
+		`{"g":{"models":[]}}`:                                        "1 to 10 models",
+		`{"g":{"models":["gpt-4o"]}}`:                                "provider/model",
+		`{"g":{"models":["x/y"],"tradeoff":"cost"}}`:                 "needs route",
+		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`:    "must be cost",
+		`{"g":{"models":["x/y"],"route":true,"tradeoff":"latency"}}`: "latency figures",
+		`{"g":{"models":["x/y"]}} {"h":{"models":["x/y"]}}`:          "data after the object",
+		`{"g":{"models":["x/y"],"rout":true}}`:                       "unknown field",
+		"{\n  \"g\": {\"models\": [\"x/y\"],}\n}":                    "line 2",
 	} {
 		_, err := ParseModelGroups([]byte(groups))
 		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
@@ -112,5 +124,10 @@ func TestModelGroupsChecked(t *testing.T) {
 	}
 	if _, err := New(Options{Providers: fakeRegistry{}, ModelGroups: map[string]ModelGroup{"g": {}}}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("New with an empty group: %v", err)
+	}
+	// A member's provider must exist: a typo would fail every request.
+	_, err = New(Options{Providers: fakeRegistry{"openai": newFake("openai")}, ModelGroups: map[string]ModelGroup{"g": {Models: []string{"opneai/gpt-4o", "openai/gpt-4o"}}}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `unknown provider "opneai"`) {
+		t.Errorf("New with a misspelled provider: %v", err)
 	}
 }

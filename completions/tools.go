@@ -191,37 +191,25 @@ func schemaErrorText(err error) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// checkProviders asks each model's adapter whether it can map the request's tools and
-// response format (see providers.RequestChecker): a refusal is a validation error naming
-// the field, before any upstream call. A model that cannot take the request's images or
-// files is marked unfit (skipped when tried) while another can; when none can, it is a
-// refusal too.
+// checkProviders asks each model's adapter whether it can map the request's tools,
+// response format, images and files (see providers.RequestChecker). A model that cannot is
+// marked unfit — skipped when its turn comes, recorded in the attempts — while another can
+// (a model group's member, a fallback); when none can, the first objection is the answer:
+// a validation error naming the field, before any upstream call.
 func checkProviders(req *Request, targets ...[]target) error {
-	if len(req.Tools) > 0 || req.ResponseFormat != nil || req.ToolChoice != nil {
-		preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-			ResponseFormat: req.ResponseFormat, Search: req.Search}
-		for _, ts := range targets {
-			for _, t := range ts {
-				preq.Model = t.model
-				if err := checkTarget(t, preq); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	var images []providers.Message // the turns' images, for adapters that check them
+	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
+		ResponseFormat: req.ResponseFormat, Search: req.Search}
 	for i := range req.Messages {
 		if parts := req.Messages[i].parts(); parts != nil {
-			if images == nil {
-				images = make([]providers.Message, len(req.Messages))
+			if preq.Messages == nil {
+				preq.Messages = make([]providers.Message, len(req.Messages))
 			}
-			images[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
+			preq.Messages[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
 		}
 	}
-	if images == nil {
+	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && preq.Messages == nil {
 		return nil
 	}
-	preq := &providers.Request{Messages: images}
 	var refusal error
 	fit := 0
 	for _, ts := range targets {

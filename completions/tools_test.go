@@ -379,9 +379,9 @@ func TestToolValidation(t *testing.T) {
 		{`{"model":"up/m","messages":[` + user + `,{"role":"tool","tool_call_id":"nope","content":"r"}]}`, "messages[1].tool_call_id"},
 		{`{"model":"up/m","messages":[` + user + `,{"role":"tool","content":"r"}]}`, "messages[1].tool_call_id"},
 		{`{"model":"up/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, "messages[0].tool_calls[0].id"},
-		// A schema Anthropic cannot take as a tool input (its root is an array), for a
-		// fallback model too.
-		{`{"model":"up/m","fallback_models":["claude/c"],"messages":[` + user + `],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"array"}}}}`, "response_format.json_schema.schema"},
+		// A schema Anthropic cannot take as a tool input (its root is an array), when no
+		// other model could take it either.
+		{`{"model":"claude/c","messages":[` + user + `],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"array"}}}}`, "response_format.json_schema.schema"},
 	}
 	for _, c := range cases {
 		var o OpenAIChatRequest
@@ -399,6 +399,18 @@ func TestToolValidation(t *testing.T) {
 	}
 	if n := up.callCount("m"); n != 0 {
 		t.Fatalf("%d upstream calls for invalid requests", n)
+	}
+	// With a model that can take it, the one that cannot is skipped, and says why.
+	var o OpenAIChatRequest
+	json.Unmarshal([]byte(`{"model":"claude/c","fallback_models":["up/m"],"messages":[`+user+`],"response_format":{"type":"json_schema","json_schema":{"name":"s","schema":{"type":"array"}}}}`), &o)
+	req, err := o.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.on("m", answer(`[1]`))
+	resp, err := g.Complete(context.Background(), Scope{}, req)
+	if err != nil || resp.Model != "m" || resp.Attempts[0].Outcome != OutcomeSkipped || !strings.Contains(resp.Attempts[0].Error, "response_format") && !strings.Contains(resp.Attempts[0].Error, "object") {
+		t.Fatalf("claude/c then up/m: %+v, %v", resp, err)
 	}
 	// The same schema is fine for OpenAI, and an empty-schema json_schema too.
 	up.on("m", answer(`[1]`))

@@ -120,7 +120,8 @@ type Request struct {
 	fitMaxTokens bool
 	// group is the model group Models named, when they named one alone (set by the
 	// gateway's validation: its routing preferences apply).
-	group *ModelGroup
+	group     *ModelGroup
+	groupName string
 	// promptCache asks for the prompt's prefix to be cached where a provider must be told
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.

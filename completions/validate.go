@@ -20,8 +20,8 @@ type target struct {
 	provider string
 	model    string
 	p        providers.Provider
-	// unfit says why the model cannot take the request's images (its adapter's
-	// objection): it is skipped, as long as another model can take them.
+	// unfit says why the model cannot take the request (its adapter's objection to its
+	// tools, format, images or files): it is skipped, as long as another model can take it.
 	unfit string
 }
 
@@ -46,11 +46,15 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
-	models, group := g.expandGroups(req.Models, req.ephemeral)
-	fallbacks, _ := g.expandGroups(req.FallbackModels, req.ephemeral)
-	req.group = group
-	if len(models) > MaxModels || len(fallbacks) > MaxModels {
-		return nil, nil, invalid("models", "at most %d models, got %d and %d fallbacks once model groups are expanded", MaxModels, len(models), len(fallbacks))
+	seen := map[string]bool{}
+	models, group, groupName := g.expandGroups(req.Models, req.ephemeral, seen)
+	fallbacks, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, seen)
+	req.group, req.groupName = group, groupName
+	if len(models) > MaxModels {
+		return nil, nil, invalid("models", "at most %d models once model groups are expanded, got %d", MaxModels, len(models))
+	}
+	if len(fallbacks) > MaxModels {
+		return nil, nil, invalid("fallback_models", "at most %d models once model groups are expanded, got %d", MaxModels, len(fallbacks))
 	}
 	primary, err = g.resolve("models", models, req.Search, req.ephemeral)
 	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
@@ -176,6 +180,9 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 			ve := invalid(f, "the model %q does not exist or no configured provider serves it; name it as provider/model", s)
 			ve.Err = ErrUnknownModel
 			return nil, ve
+		}
+		if _, isGroup := g.opts.ModelGroups[strings.TrimSpace(s)]; err != nil && isGroup {
+			return nil, invalid(f, "%q is a model group, which the OpenAI-compatible and Messages surfaces take; name provider/model models here", s)
 		}
 		if err != nil {
 			return nil, invalid(f, "%q is not of the form provider/model", s)

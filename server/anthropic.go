@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,10 +84,18 @@ func (s *Server) handleMessages(g *completions.Gateway, w http.ResponseWriter, r
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	// The answer names the model as the request did — unless it named a model group, whose
+	// answering model the caller would not see otherwise.
+	model := func(provider, name string) string {
+		if slices.Contains(g.ModelGroups(), mreq.Model) {
+			return provider + "/" + name
+		}
+		return mreq.Model
+	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "messages",
 		whole: func(resp *completions.Response) error {
-			writeJSON(w, http.StatusOK, completions.NewAnthropicResponse(resp, mreq.Model))
+			writeJSON(w, http.StatusOK, completions.NewAnthropicResponse(resp, model(resp.Provider, resp.Model)))
 			return nil
 		},
 		refused: func(cf *completions.ContentFilterError, stream bool) error {
@@ -98,7 +107,7 @@ func (s *Server) handleMessages(g *completions.Gateway, w http.ResponseWriter, r
 			return nil
 		},
 		stream: func(st *completions.ResponseStream) error {
-			return completions.WriteAnthropicStream(w, st, mreq.Model)
+			return completions.WriteAnthropicStream(w, st, model(st.Provider(), st.Model()))
 		},
 	})
 }
