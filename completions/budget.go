@@ -125,7 +125,6 @@ func (b *Budget) allows(model string) bool {
 	return len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model)
 }
 
-
 // reserveCall takes one call from the budget, or fails with ErrBudgetExceeded when the
 // calls or tokens are used up. It returns the tokens still available (0 = unlimited).
 func (b *Budget) reserveCall(ctx context.Context) (tokensLeft int64, err error) {
