@@ -26,12 +26,7 @@ func (r CompletionsRanker) RankTradeoff(ctx context.Context, msgs []providers.Me
 	if tradeoff != "" && tradeoff != "cost" && tradeoff != "latency" {
 		return nil, invalid("tradeoff", `must be "cost" or "latency", got %q`, tradeoff)
 	}
-	req := &Request{Tradeoff: tradeoff}
-	for _, m := range msgs {
-		if strings.TrimSpace(m.Content) != "" {
-			req.Messages = append(req.Messages, Message{Role: m.Role, Content: m.Content})
-		}
-	}
+	req := &Request{Tradeoff: tradeoff, Messages: rankedView(msgs)}
 	if len(req.Messages) == 0 || len(models) < 2 {
 		return models, nil
 	}
@@ -48,4 +43,57 @@ func (r CompletionsRanker) RankTradeoff(ctx context.Context, msgs []providers.Me
 		out = append(out, s.Candidate.Provider+"/"+s.Candidate.Model)
 	}
 	return out, nil
+}
+
+// What the ranker reads of a conversation: the router was trained on tasks as users state
+// them, so an agent's system prompt (tens of kilobytes, the same on every request) and the
+// bulk of long tool results would only drown the task and cost milliseconds per request.
+const (
+	rankedTurns     = 8    // the last turns read, besides the first user turn
+	rankedTurnBytes = 1024 // of each of them, its beginning
+	rankedTaskBytes = 4096 // of the first user turn (the task), its beginning
+)
+
+// rankedView is the part of msgs the ranker reads: the turns with text other than system
+// ones (those too when nothing else has text), the first user turn cut to rankedTaskBytes
+// and the last rankedTurns cut to rankedTurnBytes.
+func rankedView(msgs []providers.Message) []Message {
+	var turns []providers.Message
+	first := -1
+	for _, m := range msgs {
+		if strings.TrimSpace(m.Content) == "" || m.Role == "system" || m.Role == "developer" {
+			continue
+		}
+		if first < 0 && m.Role == "user" {
+			first = len(turns)
+		}
+		turns = append(turns, m)
+	}
+	if len(turns) == 0 {
+		for _, m := range msgs {
+			if strings.TrimSpace(m.Content) != "" {
+				turns = append(turns, m)
+			}
+		}
+	}
+	from := max(len(turns)-rankedTurns, 0)
+	var out []Message
+	cut := func(m providers.Message, n int) Message {
+		c := m.Content
+		if len(c) > n {
+			c = strings.ToValidUTF8(c[:n], "")
+		}
+		return Message{Role: m.Role, Content: c}
+	}
+	if first >= 0 && first < from {
+		out = append(out, cut(turns[first], rankedTaskBytes))
+	}
+	for i := from; i < len(turns); i++ {
+		n := rankedTurnBytes
+		if i == first {
+			n = rankedTaskBytes
+		}
+		out = append(out, cut(turns[i], n))
+	}
+	return out
 }

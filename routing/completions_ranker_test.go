@@ -3,7 +3,10 @@ package routing
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store/memstore"
@@ -63,5 +66,51 @@ func TestCompletionsRankerTradeoff(t *testing.T) {
 	}
 	if _, err := r.RankTradeoff(context.Background(), msgs, models, "size"); err == nil {
 		t.Error("an unknown tradeoff ranked without error")
+	}
+}
+
+// BenchmarkCompletionsRankerAgentPrompt ranks 5 models for a coding agent's request as a
+// routed model group does: a 26 kB system prompt, 10 rounds of tool calls and 4 kB results.
+func BenchmarkCompletionsRankerAgentPrompt(b *testing.B) {
+	sel := NewSelector(Options{Store: memstore.New(), Catalog: ProvidersCatalog(providers.DefaultCatalog())})
+	r := CompletionsRanker{Selector: sel}
+	msgs := []providers.Message{{Role: "system", Content: strings.Repeat("You are an interactive CLI tool that helps users with software engineering tasks. ", 320)},
+		{Role: "user", Content: "The tests in pkg/foo fail; find out why and fix them."}}
+	for i := range 10 {
+		msgs = append(msgs, providers.Message{Role: "assistant", Content: fmt.Sprintf("Reading file %d.", i)},
+			providers.Message{Role: "tool", Content: strings.Repeat("func TestFoo(t *testing.T) { if got := Foo(); got != 42 { t.Fatal(got) } }\n", 55)})
+	}
+	models := []string{"openai/gpt-4o", "openai/gpt-4o-mini", "anthropic/claude-3-5-sonnet-20241022", "mistral/mistral-large-latest", "gemini/gemini-1.5-pro"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Rank(context.Background(), msgs, slices.Clone(models)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The ranker reads the task, not an agent's system prompt: system turns are left out, the
+// first user turn and the last turns are kept, each cut to its beginning.
+func TestRankedView(t *testing.T) {
+	msgs := []providers.Message{{Role: "system", Content: strings.Repeat("s", 50000)}, {Role: "user", Content: strings.Repeat("task ", 2000)}}
+	for i := range 20 {
+		msgs = append(msgs, providers.Message{Role: "assistant", Content: fmt.Sprintf("step %d", i)}, providers.Message{Role: "tool", Content: strings.Repeat("r", 5000)})
+	}
+	v := rankedView(msgs)
+	if len(v) != 1+rankedTurns || v[0].Role != "user" || len(v[0].Content) != rankedTaskBytes || v[1].Content != "step 16" {
+		t.Fatalf("view of %d turns: first %q… (%d bytes), second %q", len(v), v[0].Content[:10], len(v[0].Content), v[1].Content)
+	}
+	for _, m := range v[1:] {
+		if m.Role == "system" || len(m.Content) > rankedTurnBytes {
+			t.Errorf("turn %s of %d bytes", m.Role, len(m.Content))
+		}
+	}
+	// A conversation of system text only is read as it is.
+	if v := rankedView([]providers.Message{{Role: "system", Content: "classify this"}}); len(v) != 1 || v[0].Content != "classify this" {
+		t.Errorf("system-only view %+v", v)
+	}
+	// Cuts keep UTF-8 whole.
+	if v := rankedView([]providers.Message{{Role: "user", Content: strings.Repeat("é", 3000)}}); !utf8.ValidString(v[0].Content) {
+		t.Error("a cut split a character")
 	}
 }
