@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -74,8 +74,10 @@ func ParseModelGroups(b []byte) (map[string]ModelGroup, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&groups)
-	if err == nil && dec.More() {
-		err = fmt.Errorf("data after the object (%s)", lineCol(b, dec.InputOffset()))
+	if err == nil {
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			err = fmt.Errorf("data after the object (%s)", lineCol(b, dec.InputOffset()))
+		}
 	}
 	if err != nil {
 		var syn *json.SyntaxError
@@ -122,43 +124,50 @@ func (g *Gateway) ModelGroups() []string {
 }
 
 // expandGroups returns models with each model group's name (on the OpenAI-compatible and
-// Messages surfaces) replaced by its models, leaving out the models of seen (and repeats:
-// each model is tried once), and the group of a request whose models are one group (its
-// routing preferences apply) with its name, else nil.
-func (g *Gateway) expandGroups(models []string, bare bool, seen map[string]bool) ([]string, *ModelGroup, string) {
+// Messages surfaces) replaced by its models, and the group of a request whose models are
+// one group (its routing preferences apply) with its name, else nil. Repeats are removed
+// once the names are resolved (dedupeTargets).
+func (g *Gateway) expandGroups(models []string, bare bool) ([]string, *ModelGroup, string) {
 	group := func(m string) (ModelGroup, bool) {
-		grp, ok := g.opts.ModelGroups[strings.TrimSpace(m)]
+		grp, ok := g.opts.ModelGroups[m]
 		return grp, ok && bare
 	}
 	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok }) {
-		for _, m := range models {
-			seen[m] = true // a group later is not to repeat them
-		}
 		return models, nil, ""
 	}
 	var out []string
-	add := func(m string) {
-		if !seen[m] {
-			seen[m] = true
-			out = append(out, m)
-		}
-	}
 	var only *ModelGroup
 	var name string
 	for _, m := range models {
 		grp, ok := group(m)
 		if !ok {
-			add(m)
+			out = append(out, m)
 			continue
 		}
-		for _, gm := range grp.Models {
-			add(gm)
-		}
+		out = append(out, grp.Models...)
 		if len(models) == 1 {
-			only, name = &grp, strings.TrimSpace(m)
+			only, name = &grp, m
 		}
 	}
 	return out, only, name
+}
+
+// dedupeTargets leaves out of primary and fallback every model a target before it names
+// (however the request spelled it: a bare name, a group's member): each model is tried
+// once, its retries being max_retries' business.
+func dedupeTargets(primary, fallback []target) ([]target, []target) {
+	seen := map[string]bool{}
+	keep := func(ts []target) []target {
+		out := ts[:0:0]
+		for _, t := range ts {
+			if !seen[t.name] {
+				seen[t.name] = true
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return keep(primary), keep(fallback)
 }
 
 // checkGroupMembers reports what New can tell about the groups' members: a provider it does

@@ -80,6 +80,22 @@ func TestModelGroups(t *testing.T) {
 	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 2 || resp.Attempts[0].Model != "a/m1" {
 		t.Fatalf("a group among fallbacks: %+v, %v", resp, err)
 	}
+	// Each model once however the lists name it: a group and an explicit name, twice the
+	// same name.
+	for _, body := range []string{
+		`{"model":"ordered","fallback_models":["a/m1"],"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"a/m1","fallback_models":["a/m1","ordered"],"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`,
+	} {
+		resp, err := h.g.Complete(ctx, Scope{}, chatRequest(t, body))
+		if err != nil || len(resp.Attempts) != 2 || resp.Attempts[0].Model != "a/m1" || resp.Attempts[1].Model != "b/m2" {
+			t.Errorf("%s: %+v, %v: want a/m1 once, then b/m2", body, resp, err)
+		}
+	}
+	// A group's name is matched as written.
+	var ve *ValidationError
+	if _, err := h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":" ordered","messages":[{"role":"user","content":"hi"}]}`)); !errors.As(err, &ve) {
+		t.Errorf("a padded group name: %v, want a validation error", err)
+	}
 	// A scoped key is held to the models a group may call, not to its name.
 	members := &Budget{limits: BudgetLimits{AllowedModels: []string{"a/m1", "b/m2"}}}
 	if _, err := h.g.Complete(ctx, Scope{Budget: members}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
@@ -110,6 +126,7 @@ func TestModelGroupsChecked(t *testing.T) {
 		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`:    "must be cost",
 		`{"g":{"models":["x/y"],"route":true,"tradeoff":"latency"}}`: "latency figures",
 		`{"g":{"models":["x/y"]}} {"h":{"models":["x/y"]}}`:          "data after the object",
+		`{"g":{"models":["x/y"]}}}{"h":{"models":["x/y"]}}`:          "data after the object",
 		`{"g":{"models":["x/y"],"rout":true}}`:                       "unknown field",
 		"{\n  \"g\": {\"models\": [\"x/y\"],}\n}":                    "line 2",
 	} {

@@ -46,9 +46,8 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
-	seen := map[string]bool{}
-	models, group, groupName := g.expandGroups(req.Models, req.ephemeral, seen)
-	fallbacks, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, seen)
+	models, group, groupName := g.expandGroups(req.Models, req.ephemeral)
+	fallbacks, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral)
 	req.group, req.groupName = group, groupName
 	if len(models) > MaxModels {
 		return nil, nil, invalid("models", "at most %d models once model groups are expanded, got %d", MaxModels, len(models))
@@ -67,6 +66,7 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err != nil {
 		return nil, nil, err
 	}
+	primary, fallback = dedupeTargets(primary, fallback)
 	if len(req.Messages) == 0 {
 		return nil, nil, invalid("messages", "at least one message is required")
 	}
@@ -181,7 +181,7 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 			ve.Err = ErrUnknownModel
 			return nil, ve
 		}
-		if _, isGroup := g.opts.ModelGroups[strings.TrimSpace(s)]; err != nil && isGroup {
+		if _, isGroup := g.opts.ModelGroups[s]; err != nil && isGroup {
 			return nil, invalid(f, "%q is a model group, which the OpenAI-compatible and Messages surfaces take; name provider/model models here", s)
 		}
 		if err != nil {
