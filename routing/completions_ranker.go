@@ -7,9 +7,13 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
-// CompletionsRanker orders the models of a completions request (completions.Ranker) with
-// the selector's scorer: no preference, no tradeoff, no session stored. Models keep their
-// given order where the scorer ties.
+// CompletionsRanker orders the models of a completions request (completions.Ranker) and of
+// a routed model group (completions.TradeoffRanker) with the selector's scorer: no
+// preference, no session stored, a tradeoff only when asked. It reads the task as the user
+// states it — the first user turn and the last turns, each cut to its beginning, without
+// system turns (rankedView) — so an agent's long system prompt and tool results neither
+// drown the task nor cost milliseconds. Models keep their given order where the scorer
+// ties.
 type CompletionsRanker struct {
 	Selector *Selector
 }
@@ -20,8 +24,9 @@ func (r CompletionsRanker) Rank(ctx context.Context, msgs []providers.Message, m
 }
 
 // RankTradeoff is Rank with a tradeoff ("cost" or "latency", as in model selection): the
-// cheapest (fastest) model whose estimated quality is within the router's tolerance of the
-// best comes first (completions.TradeoffRanker, for model groups).
+// cheapest (fastest; candidates here carry no latency, so latency keeps the quality order)
+// model whose estimated quality is within the router's tolerance of the best comes first
+// (completions.TradeoffRanker, for model groups).
 func (r CompletionsRanker) RankTradeoff(ctx context.Context, msgs []providers.Message, models []string, tradeoff string) ([]string, error) {
 	if tradeoff != "" && tradeoff != "cost" && tradeoff != "latency" {
 		return nil, invalid("tradeoff", `must be "cost" or "latency", got %q`, tradeoff)
