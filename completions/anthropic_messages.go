@@ -1,7 +1,6 @@
 package completions
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -75,21 +74,10 @@ type AnthropicContent struct {
 }
 
 // UnmarshalJSON reads a string, a list of blocks or null.
-func (c *AnthropicContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+func (c *AnthropicContent) UnmarshalJSON(b []byte) (err error) {
 	*c = AnthropicContent{}
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		c.Blocks, c.IsString = []AnthropicBlock{{Type: "text", Text: s}}, true
-		return nil
-	}
-	return json.Unmarshal(b, &c.Blocks)
+	c.Blocks, c.IsString, err = decodeStringOrList(b, func(s string) AnthropicBlock { return AnthropicBlock{Type: "text", Text: s} })
+	return err
 }
 
 // MarshalJSON writes a string when the content was one, else the blocks.

@@ -209,21 +209,10 @@ type OpenAIContent struct {
 }
 
 // UnmarshalJSON reads a string, an array of parts or null.
-func (c *OpenAIContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+func (c *OpenAIContent) UnmarshalJSON(b []byte) (err error) {
 	*c = OpenAIContent{}
-	switch {
-	case bytes.Equal(b, []byte("null")):
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		c.Parts, c.IsString = []OpenAIContentPart{{Type: "text", Text: s}}, true
-		return nil
-	}
-	return json.Unmarshal(b, &c.Parts)
+	c.Parts, c.IsString, err = decodeStringOrList(b, func(s string) OpenAIContentPart { return OpenAIContentPart{Type: "text", Text: s} })
+	return err
 }
 
 // MarshalJSON writes a string when the content was one, else the parts.

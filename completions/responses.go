@@ -132,21 +132,10 @@ type ResponsesPart struct {
 }
 
 // UnmarshalJSON reads a string or a list of parts.
-func (c *ResponsesContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+func (c *ResponsesContent) UnmarshalJSON(b []byte) (err error) {
 	*c = ResponsesContent{}
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		c.Parts = []ResponsesPart{{Type: "input_text", Text: s}}
-		return nil
-	}
-	if bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	return json.Unmarshal(b, &c.Parts)
+	c.Parts, _, err = decodeStringOrList(b, func(s string) ResponsesPart { return ResponsesPart{Type: "input_text", Text: s} })
+	return err
 }
 
 // MarshalJSON writes the parts.
