@@ -5,9 +5,14 @@
 // ledger. Requests may carry tools and a response format (tool calling and structured
 // output: Request.Tools, ToolChoice, ParallelToolCalls, ResponseFormat; the answer's
 // Response.ToolCalls, streamed as EventToolCall fragments), which package providers maps to
-// each provider's wire format. The HTTP surface (POST /api/v1/completions and the
-// OpenAI-compatible POST /v1/chat/completions) lives in package server and only translates to
-// and from the types here.
+// each provider's wire format. Stateless requests may carry images and PDFs in user turns
+// (ContentBlock.Image, File); a model that cannot take a request's tools, format, images or
+// files is skipped while another can. The request and answer types of the three
+// client-facing surfaces live here too — OpenAI's chat completions (OpenAIChatRequest) and
+// Responses API (ResponsesRequest), Anthropic's Messages API (AnthropicMessagesRequest) —
+// each translated to a Request; a model group (Options.ModelGroups) lets a client that
+// names one model reach several, in order or routed by the Ranker. The HTTP routes live in
+// package server and only translate to and from the types here.
 package completions
 
 import (
