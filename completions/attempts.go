@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -97,8 +98,12 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		primary = g.rank(ctx, msgs, primary, tradeoff)
 	}
+	if req.group != nil && req.group.Shuffle {
+		rand.Shuffle(len(primary), func(i, j int) { primary[i], primary[j] = primary[j], primary[i] })
+	}
 	if req.group != nil {
-		g.log.DebugContext(ctx, "completions: model group", "group", req.groupName, "route", req.group.Route, "order", targetNames(primary))
+		g.log.DebugContext(ctx, "completions: model group", "group", req.groupName, "route", req.group.Route, "shuffle", req.group.Shuffle,
+			"order", targetNames(primary))
 	}
 	p.targets = append(primary, fallback...)
 	p.maxRetries = g.opts.DefaultMaxRetries

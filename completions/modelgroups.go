@@ -24,9 +24,13 @@ import (
 type ModelGroup struct {
 	// Models are "provider/model" names, at least one.
 	Models []string `json:"models"`
-	// Route orders Models per request with the gateway's Ranker; without it they are tried
-	// in the given order.
+	// Route orders Models per request with the gateway's Ranker; without it (and without
+	// Shuffle) they are tried in the given order.
 	Route bool `json:"route,omitempty"`
+	// Shuffle tries Models in a random order drawn for each request, spreading the load
+	// over deployments of the same model (two keys, two providers of one model; LiteLLM's
+	// simple-shuffle); the rest stay fallbacks. Not with Route.
+	Shuffle bool `json:"shuffle,omitempty"`
 	// Tradeoff, with Route, is "cost": the cheapest model whose estimated quality is within
 	// the router's tolerance of the best comes first. ("latency" is not offered: the
 	// gateway has no per-model latency figures to rank by.)
@@ -61,6 +65,8 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 			return fmt.Errorf("%w: model group %q: tradeoff must be cost, got %q (latency needs per-model latency figures the gateway does not have)", ErrInvalid, name, g.Tradeoff)
 		case g.Tradeoff != "" && !g.Route:
 			return fmt.Errorf("%w: model group %q: tradeoff needs route: true", ErrInvalid, name)
+		case g.Shuffle && g.Route:
+			return fmt.Errorf("%w: model group %q: shuffle and route are two orders; give one", ErrInvalid, name)
 		}
 	}
 	return nil

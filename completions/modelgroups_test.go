@@ -57,6 +57,7 @@ func TestModelGroups(t *testing.T) {
 			"ordered": {Models: []string{"a/m1", "b/m2"}},
 			"routed":  {Models: []string{"a/m1", "b/m2"}, Route: true},
 			"cheap":   {Models: []string{"a/m1", "b/m2"}, Route: true, Tradeoff: "cost"},
+			"spread":  {Models: []string{"a/m3", "b/m4"}, Shuffle: true},
 		}
 	})
 	h.a.on("m1", step{err: &providers.Error{Kind: providers.KindOverloaded, Message: "busy"}})
@@ -105,6 +106,21 @@ func TestModelGroups(t *testing.T) {
 	if _, err := h.g.Complete(ctx, Scope{Budget: nameOnly}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); !errors.Is(err, ErrModelNotAllowed) {
 		t.Errorf("a key allowed the group's name only: %v, want ErrModelNotAllowed", err)
 	}
+	// A shuffled group spreads requests over its members: over 60 requests each is first
+	// at least once (the chance that one never is: 2⁻⁵⁹), and the ranker is not asked.
+	h.b.on("m4", step{text: "from b/m4"})
+	calls := ranker.calls
+	first := map[string]int{}
+	for range 60 {
+		resp, err := h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"spread","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[resp.Provider+"/"+resp.Model]++
+	}
+	if first["a/m3"] == 0 || first["b/m4"] == 0 || ranker.calls != calls {
+		t.Errorf("first answers %v, ranker calls %d: want both members first sometimes, no ranking", first, ranker.calls-calls)
+	}
 	// The native API keeps the spec's provider/model rule, and says why.
 	if _, err := h.g.Complete(ctx, Scope{}, userReq("hi", "ordered")); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "model group") {
 		t.Errorf("a group on the native API: %v, want ErrInvalid naming model groups", err)
@@ -112,7 +128,7 @@ func TestModelGroups(t *testing.T) {
 	if got, ok := h.g.ResolveModel("routed"); !ok || got != "routed" {
 		t.Errorf("ResolveModel(routed) = %q, %v", got, ok)
 	}
-	if got := h.g.ModelGroups(); !slices.Equal(got, []string{"cheap", "ordered", "routed"}) {
+	if got := h.g.ModelGroups(); !slices.Equal(got, []string{"cheap", "ordered", "routed", "spread"}) {
 		t.Errorf("ModelGroups() = %v", got)
 	}
 }
@@ -125,6 +141,7 @@ func TestModelGroupsChecked(t *testing.T) {
 		`{"g":{"models":["x/y"],"tradeoff":"cost"}}`:                 "needs route",
 		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`:    "must be cost",
 		`{"g":{"models":["x/y"],"route":true,"tradeoff":"latency"}}`: "latency figures",
+		`{"g":{"models":["x/y"],"route":true,"shuffle":true}}`:       "give one",
 		`{"g":{"models":["x/y"]}} {"h":{"models":["x/y"]}}`:          "data after the object",
 		`{"g":{"models":["x/y"]}}}{"h":{"models":["x/y"]}}`:          "data after the object",
 		`{"g":{"models":["x/y"],"rout":true}}`:                       "unknown field",
