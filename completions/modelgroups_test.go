@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -163,5 +164,29 @@ func TestModelGroupsChecked(t *testing.T) {
 	_, err = New(Options{Providers: fakeRegistry{"openai": newFake("openai")}, ModelGroups: map[string]ModelGroup{"g": {Models: []string{"opneai/gpt-4o", "openai/gpt-4o"}}}})
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `unknown provider "opneai"`) {
 		t.Errorf("New with a misspelled provider: %v", err)
+	}
+}
+
+// The README's model groups example is a file serve accepts.
+func TestREADMEModelGroupsExample(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "**Model groups.**")
+	j := strings.Index(s[max(i, 0):], "```json\n")
+	if i < 0 || j < 0 {
+		t.Fatal("README has no model groups example")
+	}
+	doc := s[i+j+len("```json\n"):]
+	doc = doc[:strings.Index(doc, "```")]
+	groups, err := ParseModelGroups([]byte(doc))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
+	if _, err := New(Options{Providers: reg, ModelGroups: groups}); err != nil {
+		t.Fatal(err)
 	}
 }
