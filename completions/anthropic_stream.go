@@ -74,7 +74,7 @@ func (w *anthropicWriter) keepalive(every time.Duration) (stop func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
-		t := time.NewTicker(max(every/2, time.Millisecond))
+		t := time.NewTicker(max(every/5, time.Millisecond)) // a gap of at most 1.2 × every
 		defer t.Stop()
 		for {
 			select {

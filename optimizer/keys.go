@@ -50,10 +50,12 @@ type JobKey struct {
 	Ref string
 }
 
-// KeyReclaimer is implemented by minters whose keys can be ended from another process: a
-// worker that takes over (or a restart that re-queues) a job whose run was cut short
-// reclaims the keys that run left valid, so they stop working at once instead of at their
-// TTL, and their spend is carried into the job's results (Results.CutRuns).
+// KeyReclaimer is implemented by minters whose keys can be ended from another process: the
+// keys a run cut short left valid are reclaimed by the job's next run (on the worker that
+// takes it over, or when it starts again after a restart), by a cancel or delete of it
+// before then, or by the worker that fails it — so they stop working then instead of at
+// their TTL — and their spend is carried into the job's results (Results.CutRuns; the
+// results of a failed job's last run, when it ends with them).
 type KeyReclaimer interface {
 	// ReclaimKey revokes the key ref names and returns what was spent with it. A key
 	// already revoked or expired returns an error wrapping ErrKeyGone.

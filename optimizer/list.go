@@ -183,6 +183,9 @@ func (s *Service) DeleteJob(ctx context.Context, owner, id string) (Deletion, er
 		if err != nil {
 			return Deletion{}, fmt.Errorf("optimizer: delete job %s: %w", id, err)
 		}
+		for _, k := range j.OpenKeys { // keys a cut run left valid: the job is gone, so are they
+			s.reclaimKey(ctx, id, k)
+		}
 		s.release(id) // a queued job no longer counts; the worker finds no record and skips it
 		s.log.Info("optimizer: job deleted", "job", id, "status", j.Status, "artifacts", artifacts)
 		return Deletion{ID: id, Object: jobKind, Deleted: true, Cancelled: cancelled, Artifacts: artifacts}, nil

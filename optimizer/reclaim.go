@@ -3,6 +3,8 @@ package optimizer
 import (
 	"context"
 	"errors"
+
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // A run cut short (its worker died, the server restarted or shut down) may leave gateway
@@ -52,6 +54,37 @@ func (s *Service) reclaimKey(ctx context.Context, jobID string, k openKey) Usage
 		return recorded
 	}
 	return u
+}
+
+// reclaimEnded reclaims the keys of a job that ended without running again (cancelled while
+// re-queued after a run cut short) and records their spend in its CutRuns.
+func (s *Service) reclaimEnded(ctx context.Context, j *job) {
+	keys := j.OpenKeys
+	usage := make([]Usage, len(keys))
+	for i, k := range keys {
+		usage[i] = s.reclaimKey(ctx, j.ID, k)
+	}
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		if len(cur.OpenKeys) == 0 {
+			return nil
+		}
+		if cur.CutRuns == nil {
+			cur.CutRuns = &CutRunsUsage{}
+		}
+		for _, u := range usage {
+			cur.CutRuns.add(u, Usage{})
+		}
+		cur.OpenKeys = nil
+		*j = cur
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+	})
+	if err != nil {
+		s.log.Warn("optimizer: record a cancelled job's reclaimed keys", "job", j.ID, "err", err)
+	}
 }
 
 // reclaimForEnd reclaims the keys of j's dead run before the job is ended with its partial

@@ -136,3 +136,39 @@ func TestDeadRunKeysReclaimedWhenTheJobEnds(t *testing.T) {
 		t.Errorf("open keys %+v, reclaimed %v", stored.OpenKeys, m.reclaimed)
 	}
 }
+
+// TestReclaimedWhenCancelledOrDeletedBeforeRestart: a job re-queued after a run cut short
+// and cancelled (or deleted) before it runs again has the cut run's key reclaimed there, and
+// a cancelled job reports its spend as cut_runs.
+func TestReclaimedWhenCancelledOrDeletedBeforeRestart(t *testing.T) {
+	m := &reclaimingMinter{spent: map[string]Usage{"old-1": {Tokens: 900, CostUSD: 0.9}, "old-2": {Tokens: 10, CostUSD: 0.01}}}
+	e := newEnv(t, &fakeRunner{}, m)
+	now := time.Now().UTC()
+	queued := job{ID: "opt_requeued", Owner: "alice", Version: "v1", Optimizer: "agentopt", InputURL: e.url,
+		TargetModels: []string{"scripted/task"}, NIterations: 1, OverallTimeout: Duration(time.Minute),
+		LLMCallTimeout: Duration(time.Minute), SandboxTimeout: Duration(time.Minute), Status: StatusQueued,
+		Attempts: 1, CreatedAt: now, CutRuns: &CutRunsUsage{Runs: 1, Proposer: Usage{Tokens: 20}, Tokens: 20},
+		OpenKeys: []openKey{{Ref: "old-1", Model: "scripted/task", Recorded: &Usage{Tokens: 500}}}}
+	deleted := queued
+	deleted.ID, deleted.OpenKeys = "opt_deleted", []openKey{{Ref: "old-2", Model: "scripted/task"}}
+	for _, j := range []job{queued, deleted} {
+		if err := store.PutJSON(context.Background(), e.st, store.OptimizationJobs, j.ID, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.svc.Cancel(context.Background(), "alice", queued.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.svc.Results(context.Background(), "alice", queued.ID)
+	if err != nil || res.CutRuns == nil || res.CutRuns.Task.Tokens != 900 || res.CutRuns.Tokens != 920 {
+		t.Fatalf("cancelled job: %+v, %v: want the key's 900 task tokens in cut_runs", res, err)
+	}
+	if _, err := e.svc.DeleteJob(context.Background(), "alice", deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if got := strings.Join(m.reclaimed, ","); got != "old-1,old-2" {
+		t.Errorf("reclaimed %q, want old-1 then old-2", got)
+	}
+}

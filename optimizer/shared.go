@@ -361,6 +361,9 @@ func (s *Service) cancelQueued(ctx context.Context, j *job) (claimed bool, err e
 			s.log.Warn("optimizer: drop cancelled job from the queue", "job", j.ID, "err", err)
 		}
 	}
+	if !claimed && len(j.OpenKeys) > 0 {
+		s.reclaimEnded(ctx, j) // a run cut short before the job was re-queued left its keys
+	}
 	return claimed, nil
 }
 

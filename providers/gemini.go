@@ -125,7 +125,7 @@ func (g *Gemini) geminiParts(i int, parts []Part) ([]geminiPart, error) {
 		}
 		if mt == "" {
 			return nil, &UnsupportedError{Provider: g.Name(), Field: fmt.Sprintf("messages[%d].content[%d].image_url", i, j),
-				Reason: "Gemini must be told an image URL's type: use a URL ending in .png, .jpg, .jpeg, .gif or .webp, give the type (image_url.format), or send the image as a base64 data URL"}
+				Reason: "Gemini must be told an image URL's type: use a URL ending in .png, .jpg, .jpeg, .gif or .webp, give the type (chat's image_url.format), or send the image as a base64 data URL"}
 		}
 		out = append(out, geminiPart{FileData: &geminiFileData{MimeType: mt, FileURI: img.URL}})
 	}
