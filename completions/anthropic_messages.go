@@ -46,9 +46,10 @@ type AnthropicMessagesRequest struct {
 			Schema json.RawMessage `json:"schema,omitempty"`
 		} `json:"format,omitempty"`
 	} `json:"output_config,omitempty"`
-	// TopK, Thinking and ServiceTier are accepted and not passed on (no other provider
-	// has them; a thinking budget is the upstream's choice here).
-	TopK        *int            `json:"top_k,omitempty"`
+	// TopK goes to the models that take it (Claude, Gemini). Thinking and ServiceTier are
+	// accepted and not passed on: extended thinking needs its signed thinking blocks carried
+	// through the history, which this surface does not do.
+	TopK        *int            `json:"top_k,omitempty" jsonschema:"minimum=1"`
 	Thinking    json.RawMessage `json:"thinking,omitempty" jsonschema:"type=object"`
 	ServiceTier string          `json:"service_tier,omitempty"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
@@ -302,6 +303,10 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			return nil, invalid("output_config.format.type", `must be "json_schema", got %q`, oc.Format.Type)
 		}
 	}
+	if r.TopK != nil && *r.TopK < 1 {
+		return nil, invalid("top_k", "must be at least 1, got %d", *r.TopK)
+	}
+	c.topK = r.TopK
 	c.fitMaxTokens = true
 	c.promptCache = r.cacheMarked()
 	c.fieldName = func(f string) string { return anthropicField(fields, f) }

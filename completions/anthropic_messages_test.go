@@ -58,6 +58,9 @@ func TestAnthropicMessagesTranslation(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("messages =\n%s\nwant\n%s", got, want)
 	}
+	if c.topK == nil || *c.topK != 5 {
+		t.Errorf("top_k %v, want 5", c.topK)
+	}
 	if *c.MaxCompletionTokens != 100 || *c.Temperature != 0.5 || c.Stop[0] != "END" || c.User != "u-1" ||
 		c.ToolChoice.Mode != providers.ToolChoiceRequired || *c.ParallelToolCalls || len(c.Tools) != 1 || c.Tools[0].Function.Name != "look" {
 		t.Errorf("request %+v", c)
@@ -79,6 +82,7 @@ func TestAnthropicMessagesRefusals(t *testing.T) {
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}]}`, "max_tokens", "is required"},
 		{`{"model":"a/m","max_tokens":0,"messages":[{"role":"user","content":"x"}]}`, "max_tokens", "at least 1"},
 		{`{"model":"a/m","max_tokens":5,"temperature":1.5,"messages":[{"role":"user","content":"x"}]}`, "temperature", "between 0 and 1"},
+		{`{"model":"a/m","max_tokens":5,"top_k":0,"messages":[{"role":"user","content":"x"}]}`, "top_k", "at least 1"},
 		{`{"model":"a/m","max_tokens":5,"messages":[]}`, "messages", "at least one"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"tool","content":"x"}]}`, "messages[0].role", `"user", "assistant" or "system"`},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"output_config":{"format":{"type":"regex"}}}`, "output_config.format.type", "json_schema"},

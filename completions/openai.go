@@ -74,6 +74,8 @@ type OpenAIChatRequest struct {
 	fieldName func(string) string
 	// fitMaxTokens and promptCache: see Request's.
 	fitMaxTokens, promptCache bool
+	// topK: see Request.TopK (the Messages surface's).
+	topK *int
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -288,6 +290,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		fieldName:      r.fieldName,
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
+		TopK:           r.topK,
 		Models:         []string{r.Model},
 		FallbackModels: r.FallbackModels,
 		Stream:         r.Stream,

@@ -102,6 +102,9 @@ type Request struct {
 	// request with OpenAIChatRequest.ToRequest.
 	TopP *float64 `json:"-"`
 	Stop []string `json:"-"`
+	// TopK samples from the K likeliest tokens (the Messages surface's top_k; Anthropic and
+	// Gemini take it, OpenAI-format upstreams have none).
+	TopK *int `json:"-"`
 	// OpenAIOptions (seed, penalties, logit_bias, user, reasoning_effort, service_tier,
 	// verbosity) come from the OpenAI-compatible surfaces and library callers; see
 	// providers.OpenAIOptions for which providers take which.

@@ -191,6 +191,7 @@ type anthropicRequest struct {
 	Messages    []anthropicMessage   `json:"messages"`
 	Temperature *float64             `json:"temperature,omitempty"`
 	TopP        *float64             `json:"top_p,omitempty"`
+	TopK        *int                 `json:"top_k,omitempty"`
 	Stop        []string             `json:"stop_sequences,omitempty"`
 	Stream      bool                 `json:"stream,omitempty"`
 	Tools       []any                `json:"tools,omitempty"`
@@ -208,7 +209,7 @@ type anthropicMetadata struct {
 var openObjectSchema = json.RawMessage(`{"type":"object"}`)
 
 func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
-	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP,
+	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 		Stop: req.Stop, Stream: stream}
 	if b.MaxTokens <= 0 {
 		b.MaxTokens = DefaultAnthropicMaxTokens

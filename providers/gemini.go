@@ -151,6 +151,7 @@ type geminiContent struct {
 type geminiGenerationConfig struct {
 	Temperature      *float64       `json:"temperature,omitempty"`
 	TopP             *float64       `json:"topP,omitempty"`
+	TopK             *int           `json:"topK,omitempty"`
 	MaxOutputTokens  int            `json:"maxOutputTokens,omitempty"`
 	StopSequences    []string       `json:"stopSequences,omitempty"`
 	ResponseMimeType string         `json:"responseMimeType,omitempty"`
@@ -254,9 +255,9 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 	if len(system) > 0 {
 		b.SystemInstruction = &geminiContent{Parts: system}
 	}
-	if req.Temperature != nil || req.MaxTokens > 0 || req.TopP != nil || len(req.Stop) > 0 ||
+	if req.Temperature != nil || req.MaxTokens > 0 || req.TopP != nil || req.TopK != nil || len(req.Stop) > 0 ||
 		req.Seed != nil || req.PresencePenalty != nil || req.FrequencyPenalty != nil {
-		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, TopP: req.TopP,
+		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop,
 			Seed: req.Seed, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
 	}

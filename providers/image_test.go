@@ -299,3 +299,25 @@ func TestAnthropicPromptCacheMarks(t *testing.T) {
 		t.Errorf("messages %s: want the last block marked", got)
 	}
 }
+
+// TestTopKMapsWhereTaken: top_k reaches Anthropic (top_k) and Gemini (generationConfig.topK);
+// OpenAI-format upstreams, which have no such option, do not get it.
+func TestTopKMapsWhereTaken(t *testing.T) {
+	var raw []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ = io.ReadAll(r.Body)
+		w.WriteHeader(400)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	k := 40
+	for f, want := range map[providers.Format]string{providers.FormatAnthropic: `"top_k":40`, providers.FormatGemini: `"topK":40`, providers.FormatOpenAI: ""} {
+		req := hello("m-1")
+		req.TopK = &k
+		newProvider(t, f, srv.URL, nil).Complete(context.Background(), req)
+		got := string(raw)
+		if want != "" && !strings.Contains(got, want) || want == "" && strings.Contains(strings.ToLower(got), "top_k") {
+			t.Errorf("%s: body %s, want %q", f, got, want)
+		}
+	}
+}

@@ -45,6 +45,9 @@ type Request struct {
 	MaxTokens int
 	// TopP is nil for the provider's default nucleus-sampling mass (0..1).
 	TopP *float64
+	// TopK is nil for the provider's default: sample only from the K likeliest tokens.
+	// Anthropic and Gemini take it; OpenAI-format upstreams have no such option.
+	TopK *int
 	// Stop lists sequences that end the answer when generated (not included in it).
 	Stop []string
 	// Search asks for the provider's own web search; adapters without one fail with
