@@ -325,7 +325,7 @@ func TestAnthropicPromptCache(t *testing.T) {
 		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}`:                                                                                                                                                                        true,
 		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r","cache_control":{"type":"ephemeral"}}]}]}]}`: true,
 		`{"model":"a/m","max_tokens":5,"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"x"}]}`:                                                                                                                                         true,
-		`{"model":"a/m","max_tokens":5,"system":"S","messages":[{"role":"user","content":"x"}]}`:                                                                                                                                                                                                                         false,
+		`{"model":"a/m","max_tokens":5,"system":"S","top_k":7,"messages":[{"role":"user","content":"x"}]}`:                                                                                                                                                                                                               false,
 	} {
 		_, c, err := messagesRequest(t, body)
 		if err != nil {
@@ -341,6 +341,9 @@ func TestAnthropicPromptCache(t *testing.T) {
 		}
 		if got := h.a.lastRequest().PromptCache; got != want {
 			t.Errorf("%s: PromptCache %v, want %v", body, got, want)
+		}
+		if k := h.a.lastRequest().TopK; strings.Contains(body, "top_k") != (k != nil && *k == 7) {
+			t.Errorf("%s: top_k reached the provider as %v", body, k)
 		}
 		u := NewAnthropicResponse(resp, "a/m").Usage
 		if u.InputTokens != 100 || u.CacheReadInputTokens != 1500 || u.CacheCreationInputTokens != 400 || u.OutputTokens != 5 {
