@@ -74,7 +74,8 @@ func (b headless) render(t *testing.T, name, url string, tall ...bool) string {
 }
 
 // pacedRunner is the scripted sandbox, except that an agent marked "SLOW AGENT" runs
-// normally after a pause instead of blocking: a job that stays running for a while, with
+// normally after a pause instead of blocking: a job that stays running for a while (a
+// minute and more, so the page of a running job is one on a loaded machine too), with
 // scores, for the live chart.
 type pacedRunner struct{ pause time.Duration }
 
@@ -179,7 +180,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if err := tr.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		opt, err := optimizer.New(st, pacedRunner{pause: time.Second}, scriptedProposer{},
+		opt, err := optimizer.New(st, pacedRunner{pause: 3 * time.Second}, scriptedProposer{},
 			optimizer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), optimizer.WithWorkers(2), optimizer.WithLogger(quiet))
 		if err != nil {
 			t.Fatal(err)
