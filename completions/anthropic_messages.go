@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -169,7 +170,8 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if r.Metadata != nil {
 		c.User = r.Metadata.UserID
 	}
-	fields := map[int]string{} // chat message index -> the Messages API field it came from
+	fields := map[int]string{}       // chat message index -> the Messages API field it came from
+	partFields := map[int][]string{} // chat message index -> the field of each of its parts
 	if len(r.System.Blocks) > 0 {
 		text, err := anthropicSystem("system", r.System.Blocks)
 		if err != nil {
@@ -194,13 +196,14 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			return nil, invalid(field+".role", `must be "user", "assistant" or "system", got %q`, m.Role)
 		}
 		var parts, resultImages []OpenAIContentPart
+		var partFrom, resultFrom []string // the Messages field each part came from
 		var calls []OpenAIToolCall
 		results := false
 		for j, b := range m.Content.Blocks {
 			bf := fmt.Sprintf("%s.content[%d]", field, j)
 			switch b.Type {
 			case "text":
-				parts = append(parts, OpenAIContentPart{Type: "text", Text: b.Text})
+				parts, partFrom = append(parts, OpenAIContentPart{Type: "text", Text: b.Text}), append(partFrom, bf)
 			case "image", "document":
 				if m.Role != "user" {
 					return nil, invalid(bf+".type", "images and documents are accepted in user turns only")
@@ -209,7 +212,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				if err != nil {
 					return nil, err
 				}
-				parts = append(parts, p)
+				parts, partFrom = append(parts, p), append(partFrom, bf)
 			case "tool_use":
 				if m.Role != "assistant" {
 					return nil, invalid(bf+".type", "tool_use blocks belong in assistant turns")
@@ -229,13 +232,13 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				if b.ToolUseID == "" {
 					return nil, invalid(bf+".tool_use_id", "is required")
 				}
-				text, images, err := anthropicToolResult(bf, b)
+				text, images, imagesFrom, err := anthropicToolResult(bf, b)
 				if err != nil {
 					return nil, err
 				}
 				// No provider but Anthropic takes images in a tool's result: they go into the
 				// user turn that follows the results.
-				resultImages = append(resultImages, images...)
+				resultImages, resultFrom = append(resultImages, images...), append(resultFrom, imagesFrom...)
 				// Results go first, each its own tool message, as every provider wants them.
 				results = true
 				fields[len(c.Messages)] = bf
@@ -247,7 +250,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			}
 		}
 		if len(resultImages) > 0 {
-			parts = append(resultImages, parts...)
+			parts, partFrom = append(resultImages, parts...), append(resultFrom, partFrom...)
 		}
 		if len(parts) == 0 && len(calls) == 0 {
 			if !results { // an empty turn: the gateway's validation says what it makes of it
@@ -264,6 +267,9 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			msg.Content = OpenAIContent{Parts: parts}
 		}
 		fields[len(c.Messages)] = field
+		if len(msg.Content.Parts) > 1 || msg.Content.Parts != nil && !msg.Content.IsString {
+			partFields[len(c.Messages)] = partFrom
+		}
 		c.Messages = append(c.Messages, msg)
 	}
 	for i, t := range r.Tools {
@@ -309,7 +315,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	c.topK = r.TopK
 	c.fitMaxTokens = true
 	c.promptCache = r.cacheMarked()
-	c.fieldName = func(f string) string { return anthropicField(fields, f) }
+	c.fieldName = func(f string) string { return anthropicField(fields, partFields, f) }
 	return c, nil
 }
 
@@ -378,9 +384,10 @@ func anthropicSourceError(field string, err error) error {
 // anthropicToolResult is a tool_result's content: its text for the tool message (an
 // error result says so) and its images and documents as parts (a file a tool read, a
 // screenshot), which no provider but Anthropic takes inside a result.
-func anthropicToolResult(field string, b AnthropicBlock) (string, []OpenAIContentPart, error) {
+func anthropicToolResult(field string, b AnthropicBlock) (string, []OpenAIContentPart, []string, error) {
 	var text strings.Builder
 	var media []OpenAIContentPart
+	var mediaFrom []string
 	if b.IsError {
 		text.WriteString("Error: ")
 	}
@@ -395,20 +402,21 @@ func anthropicToolResult(field string, b AnthropicBlock) (string, []OpenAIConten
 				text.WriteString(rb.Text)
 				n++
 			case "image", "document":
-				p, err := anthropicMedia(fmt.Sprintf("%s.content[%d]", field, k), rb)
+				mf := fmt.Sprintf("%s.content[%d]", field, k)
+				p, err := anthropicMedia(mf, rb)
 				if err != nil {
-					return "", nil, err
+					return "", nil, nil, err
 				}
-				media = append(media, p)
+				media, mediaFrom = append(media, p), append(mediaFrom, mf)
 			default:
-				return "", nil, invalid(fmt.Sprintf("%s.content[%d].type", field, k), "must be text, image or document, got %q", rb.Type)
+				return "", nil, nil, invalid(fmt.Sprintf("%s.content[%d].type", field, k), "must be text, image or document, got %q", rb.Type)
 			}
 		}
 		if n == 0 && len(media) > 0 {
 			text.WriteString("(the result is the image or document that follows)")
 		}
 	}
-	return text.String(), media, nil
+	return text.String(), media, mediaFrom, nil
 }
 
 // anthropicSystem joins system text blocks, leaving out Claude Code's billing header
@@ -430,7 +438,7 @@ func anthropicSystem(field string, blocks []AnthropicBlock) (string, error) {
 
 // anthropicField is the Messages API name of a field the chat request's validation named:
 // messages[i] becomes the turn (or system, or tool_result block) message i came from.
-func anthropicField(fields map[int]string, f string) string {
+func anthropicField(fields map[int]string, partFields map[int][]string, f string) string {
 	rest, ok := strings.CutPrefix(f, "messages[")
 	if !ok {
 		switch {
@@ -445,6 +453,8 @@ func anthropicField(fields map[int]string, f string) string {
 			return strings.Replace(f, ".function.parameters", ".input_schema", 1)
 		case strings.HasPrefix(f, "parallel_tool_calls"):
 			return "tool_choice.disable_parallel_tool_use"
+		case strings.HasPrefix(f, "tool_choice.function.name"):
+			return "tool_choice.name"
 		}
 		return f
 	}
@@ -464,6 +474,14 @@ func anthropicField(fields map[int]string, f string) string {
 		return base // the system text, a tool_result block: the whole of it
 	}
 	sub := rest[end+1:]
+	// A part of the turn: the block (or the tool result's block) it came from.
+	if pr, ok := strings.CutPrefix(sub, ".content["); ok && partFields[i] != nil {
+		if pe := strings.IndexByte(pr, ']'); pe > 0 {
+			if j, err := strconv.Atoi(pr[:pe]); err == nil && j < len(partFields[i]) {
+				base, sub = partFields[i][j], pr[pe+1:]
+			}
+		}
+	}
 	for chat, api := range map[string]string{".image_url.url": ".source", ".image_url.detail": ".source", ".file.file_data": ".source", ".file.filename": ".title", ".image_url": ".source", ".file": ".source"} {
 		if s, ok := strings.CutSuffix(sub, chat); ok {
 			sub = s + api

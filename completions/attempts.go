@@ -105,7 +105,16 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		g.log.DebugContext(ctx, "completions: model group", "group", req.groupName, "route", req.group.Route, "shuffle", req.group.Shuffle,
 			"order", targetNames(primary))
 	}
-	p.targets = append(primary, fallback...)
+	// Models that cannot take the request (checkProviders) are recorded as skipped now and
+	// left out, so that retries and breaker probes see only the models that can be called.
+	for _, t := range append(primary, fallback...) {
+		if t.unfit != "" {
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
+				Error: "skipped: " + t.unfit})
+			continue
+		}
+		p.targets = append(p.targets, t)
+	}
 	p.maxRetries = g.opts.DefaultMaxRetries
 	if req.MaxRetries != nil {
 		p.maxRetries = *req.MaxRetries
@@ -321,18 +330,12 @@ func targetNames(ts []target) []string {
 	return out
 }
 
-// admit decides whether target i is called. A model that cannot take the request (its
-// tools, format, images or files) is skipped (recorded as a skipped attempt). Its breaker may skip it (likewise) while a
-// later model's breaker is not open; when every remaining model is open this one is tried
-// anyway, as a probe.
+// admit decides whether target i is called. Its breaker may skip it (recorded as a skipped
+// attempt) while a later model's breaker is not open; when every remaining model is open
+// this one is tried anyway, as a probe.
 func (g *Gateway) admit(p *plan, i int) bool {
 	now := g.opts.Now()
 	t := p.targets[i]
-	if t.unfit != "" {
-		p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
-			Error: "skipped: " + t.unfit})
-		return false
-	}
 	if g.breakers.allow(t.name, now) {
 		return true
 	}

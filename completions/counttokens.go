@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -21,6 +22,9 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	primary, _, err := g.validate(req)
 	if err != nil {
 		return 0, err
+	}
+	if b := scope.Budget; b != nil && !b.allows(primary[0].name) { // as Complete would refuse it
+		return 0, fmt.Errorf("%w: %s", ErrModelNotAllowed, primary[0].name)
 	}
 	var msgs []providers.Message
 	if req.ConversationID != "" {

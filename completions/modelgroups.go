@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -130,32 +132,47 @@ func (g *Gateway) ModelGroups() []string {
 }
 
 // expandGroups returns models with each model group's name (on the OpenAI-compatible and
-// Messages surfaces) replaced by its models, and the group of a request whose models are
-// one group (its routing preferences apply) with its name, else nil. Repeats are removed
-// once the names are resolved (dedupeTargets).
-func (g *Gateway) expandGroups(models []string, bare bool) ([]string, *ModelGroup, string) {
+// Messages surfaces) replaced by its models, where each returned model came from in models
+// (nil when nothing was replaced), and the group of a request whose models are one group
+// (its routing preferences apply) with its name, else nil. Repeats are removed once the
+// names are resolved (dedupeTargets).
+func (g *Gateway) expandGroups(models []string, bare bool) (out []string, origin []int, only *ModelGroup, name string) {
 	group := func(m string) (ModelGroup, bool) {
 		grp, ok := g.opts.ModelGroups[m]
 		return grp, ok && bare
 	}
 	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok }) {
-		return models, nil, ""
+		return models, nil, nil, ""
 	}
-	var out []string
-	var only *ModelGroup
-	var name string
-	for _, m := range models {
+	for i, m := range models {
 		grp, ok := group(m)
 		if !ok {
-			out = append(out, m)
+			out, origin = append(out, m), append(origin, i)
 			continue
 		}
-		out = append(out, grp.Models...)
+		for _, gm := range grp.Models {
+			out, origin = append(out, gm), append(origin, i)
+		}
 		if len(models) == 1 {
 			only, name = &grp, m
 		}
 	}
-	return out, only, name
+	return out, origin, only, name
+}
+
+// originField renames field (models[i] of the expanded list) to the entry of the request's
+// list it came from.
+func originField(err error, field string, origin []int) error {
+	ve := (*ValidationError)(nil)
+	if origin == nil || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, field+"[") {
+		return err
+	}
+	rest := ve.Field[len(field)+1:]
+	end := strings.IndexByte(rest, ']')
+	if i, convErr := strconv.Atoi(rest[:max(end, 0)]); end > 0 && convErr == nil && i < len(origin) {
+		ve.Field = fmt.Sprintf("%s[%d]%s", field, origin[i], rest[end+1:])
+	}
+	return err
 }
 
 // dedupeTargets leaves out of primary and fallback every model a target before it names

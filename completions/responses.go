@@ -251,7 +251,8 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if r.Text != nil {
 		c.Verbosity = r.Text.Verbosity
 	}
-	fields := map[int]string{} // chat message index -> the input it came from
+	fields := map[int]string{}    // chat message index -> the input it came from
+	fileURLs := map[string]bool{} // input_file parts given by file_url
 	if r.Instructions != "" {
 		fields[len(c.Messages)] = "instructions"
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(r.Instructions)})
@@ -260,7 +261,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		fields[len(c.Messages)] = "input"
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
-	c.fieldName = func(f string) string { return responsesField(fields, f) }
+	c.fieldName = func(f string) string { return responsesField(fields, fileURLs, f) }
 	for i, it := range r.Input.Items {
 		field := fmt.Sprintf("input[%d]", i)
 		switch it.Type {
@@ -300,6 +301,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 					src, srcField := p.FileData, ".file_data"
 					if src == "" {
 						src, srcField = p.FileURL, ".file_url"
+						fileURLs[pf] = true
 					}
 					switch {
 					case it.Role != "user":
@@ -382,7 +384,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 // responsesField is the /v1/responses name of a field the chat request's validation named:
 // messages[i] becomes the input item (or instructions) message i came from, and an
 // image_url object's url and detail become an input_image part's image_url and detail.
-func responsesField(fields map[int]string, f string) string {
+func responsesField(fields map[int]string, fileURLs map[string]bool, f string) string {
 	rest, ok := strings.CutPrefix(f, "messages[")
 	if !ok {
 		return f
@@ -395,6 +397,9 @@ func responsesField(fields map[int]string, f string) string {
 	}
 	if base == "instructions" || base == "input" {
 		return base
+	}
+	if part, ok := strings.CutSuffix(base+rest[end+1:], ".file.file_data"); ok && fileURLs[part] {
+		return part + ".file_url" // the caller gave the file as file_url
 	}
 	return responsesPartField(base + rest[end+1:])
 }

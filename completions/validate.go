@@ -46,8 +46,8 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
-	models, group, groupName := g.expandGroups(req.Models, req.ephemeral)
-	fallbacks, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral)
+	models, modelsFrom, group, groupName := g.expandGroups(req.Models, req.ephemeral)
+	fallbacks, fallbacksFrom, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral)
 	req.group, req.groupName = group, groupName
 	if len(models) > MaxModels {
 		return nil, nil, invalid("models", "at most %d models once model groups are expanded, got %d", MaxModels, len(models))
@@ -56,6 +56,7 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		return nil, nil, invalid("fallback_models", "at most %d models once model groups are expanded, got %d", MaxModels, len(fallbacks))
 	}
 	primary, err = g.resolve("models", models, req.Search, req.ephemeral)
+	err = originField(err, "models", modelsFrom)
 	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
 		ve.Field = "model" // the OpenAI-compatible request's name for it
 	}
@@ -63,6 +64,7 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 		return nil, nil, err
 	}
 	fallback, err = g.resolve("fallback_models", fallbacks, req.Search, req.ephemeral)
+	err = originField(err, "fallback_models", fallbacksFrom)
 	if err != nil {
 		return nil, nil, err
 	}
