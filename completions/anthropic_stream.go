@@ -66,7 +66,7 @@ func (w *anthropicWriter) Flush() error {
 }
 
 // keepalive sends a ping whenever nothing was flushed for every; the returned function
-// stops it and returns once it can write no more.
+// (which may be called more than once) stops it and returns once it can write no more.
 func (w *anthropicWriter) keepalive(every time.Duration) (stop func()) {
 	w.mu.Lock()
 	w.sent = time.Now()
@@ -90,9 +90,12 @@ func (w *anthropicWriter) keepalive(every time.Duration) (stop func()) {
 			}
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(done)
-		<-exited
+		once.Do(func() {
+			close(done)
+			<-exited
+		})
 	}
 }
 
@@ -132,7 +135,8 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	// Calls are held until the upstream ends, and a model may think long before its first
 	// token: a ping whenever nothing was sent for anthropicKeepalive keeps the connection
 	// visibly alive for proxies and clients meanwhile.
-	defer w.keepalive(anthropicKeepalive)()
+	stopKeepalive := w.keepalive(anthropicKeepalive)
+	defer stopKeepalive()
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -186,6 +190,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			return err
 		}
 	}
+	stopKeepalive() // the closing events follow one another: no ping among them
 	if text >= 0 {
 		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(text)}); err != nil {
 			return err
