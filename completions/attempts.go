@@ -107,13 +107,20 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	}
 	// Models that cannot take the request (checkProviders) are recorded as skipped now and
 	// left out, so that retries and breaker probes see only the models that can be called.
-	for _, t := range append(primary, fallback...) {
-		if t.unfit != "" {
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
-				Error: "skipped: " + t.unfit})
-			continue
+	unfit := func(t target) bool { return t.unfit != "" }
+	if !slices.ContainsFunc(primary, unfit) && !slices.ContainsFunc(fallback, unfit) {
+		p.targets = append(primary, fallback...) // the usual case, without a copy
+	} else {
+		for _, ts := range [2][]target{primary, fallback} {
+			for _, t := range ts {
+				if unfit(t) {
+					p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
+						Error: "skipped: " + t.unfit})
+					continue
+				}
+				p.targets = append(p.targets, t)
+			}
 		}
-		p.targets = append(p.targets, t)
 	}
 	p.maxRetries = g.opts.DefaultMaxRetries
 	if req.MaxRetries != nil {

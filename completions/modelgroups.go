@@ -163,8 +163,11 @@ func (g *Gateway) expandGroups(models []string, bare bool) (out []string, origin
 // originField renames field (models[i] of the expanded list) to the entry of the request's
 // list it came from.
 func originField(err error, field string, origin []int) error {
+	if err == nil || origin == nil {
+		return err
+	}
 	ve := (*ValidationError)(nil)
-	if origin == nil || !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, field+"[") {
+	if !errors.As(err, &ve) || !strings.HasPrefix(ve.Field, field+"[") {
 		return err
 	}
 	rest := ve.Field[len(field)+1:]
@@ -177,20 +180,47 @@ func originField(err error, field string, origin []int) error {
 
 // dedupeTargets leaves out of primary and fallback every model a target before it names
 // (however the request spelled it: a bare name, a group's member): each model is tried
-// once, its retries being max_retries' business.
+// once, its retries being max_retries' business. Lists without repeats (the usual case)
+// come back as they are, without allocating.
 func dedupeTargets(primary, fallback []target) ([]target, []target) {
-	seen := map[string]bool{}
-	keep := func(ts []target) []target {
-		out := ts[:0:0]
-		for _, t := range ts {
-			if !seen[t.name] {
-				seen[t.name] = true
-				out = append(out, t)
+	seenBefore := func(name string, i int) bool { // target i of primary+fallback repeats an earlier one
+		for k := range i {
+			var t target
+			if k < len(primary) {
+				t = primary[k]
+			} else {
+				t = fallback[k-len(primary)]
+			}
+			if t.name == name {
+				return true
 			}
 		}
-		return out
+		return false
 	}
-	return keep(primary), keep(fallback)
+	all := len(primary) + len(fallback)
+	repeats := false
+	for i := 1; i < all && !repeats; i++ {
+		t := primary
+		j := i
+		if i >= len(primary) {
+			t, j = fallback, i-len(primary)
+		}
+		repeats = seenBefore(t[j].name, i)
+	}
+	if !repeats {
+		return primary, fallback
+	}
+	var p, f []target
+	for i := range all {
+		if i < len(primary) {
+			if !seenBefore(primary[i].name, i) {
+				p = append(p, primary[i])
+			}
+		} else if t := fallback[i-len(primary)]; !seenBefore(t.name, i) {
+			f = append(f, t)
+		}
+	}
+	return p, f
 }
 
 // checkGroupMembers reports what New can tell about the groups' members: a provider it does

@@ -197,19 +197,20 @@ func schemaErrorText(err error) string {
 // (a model group's member, a fallback); when none can, the first objection is the answer:
 // a validation error naming the field, before any upstream call.
 func checkProviders(req *Request, targets ...[]target) error {
-	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat, Search: req.Search}
+	var media []providers.Message // the turns' images and files, for adapters that check them
 	for i := range req.Messages {
 		if parts := req.Messages[i].parts(); parts != nil {
-			if preq.Messages == nil {
-				preq.Messages = make([]providers.Message, len(req.Messages))
+			if media == nil {
+				media = make([]providers.Message, len(req.Messages))
 			}
-			preq.Messages[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
+			media[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
 		}
 	}
-	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && preq.Messages == nil {
+	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil {
 		return nil
 	}
+	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
+		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: media}
 	var refusal error
 	fit := 0
 	for _, ts := range targets {
