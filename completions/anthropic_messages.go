@@ -529,7 +529,7 @@ type AnthropicUsage struct {
 func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 	out := &AnthropicResponse{ID: "msg_" + resp.ResponseMessageID, Type: "message", Role: "assistant", Model: model,
 		Content: []AnthropicResponseBlock{}, Usage: anthropicUsage(resp.Usage),
-		Switchyard: &OpenAIExtension{Provider: resp.Provider, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
+		Switchyard: &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
 			Attempts: resp.Attempts, Continued: resp.Continued}}
 	if text := resp.Text(); text != "" || resp.Refusal != "" {
 		if text == "" {

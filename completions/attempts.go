@@ -386,6 +386,7 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 		Latency:           now.Sub(p.start).Milliseconds(),
 		TTFT:              firstToken.Sub(p.start).Milliseconds(),
 		FinishReason:      finish,
+		ModelGroup:        p.req.groupName,
 		Attempts:          p.attempts,
 	}
 	return r

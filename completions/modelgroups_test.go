@@ -71,7 +71,7 @@ func TestModelGroups(t *testing.T) {
 		t.Fatalf("ordered: %+v, %v, ranker calls %d: want a/m1 then b/m2, unranked", resp, err, ranker.calls)
 	}
 	resp, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"routed","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`))
-	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 1 || ranker.calls != 1 || ranker.tradeoffs[0] != "" {
+	if err != nil || resp.Provider != "b" || len(resp.Attempts) != 1 || ranker.calls != 1 || ranker.tradeoffs[0] != "" || resp.ModelGroup != "routed" {
 		t.Fatalf("routed: %+v, %v, ranker %+v: want b/m2 first (the ranker's order)", resp, err, ranker)
 	}
 	if _, err = h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":"cheap","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)); err != nil || ranker.tradeoffs[1] != "cost" {

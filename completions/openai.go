@@ -446,11 +446,13 @@ type OpenAICompletionDetail struct {
 
 // OpenAIExtension is the "switchyard" member of OpenAI-format responses.
 type OpenAIExtension struct {
-	Provider string    `json:"provider"`
-	Costs    Costs     `json:"costs"`
-	Latency  int64     `json:"latency"`
-	TTFT     int64     `json:"ttft"`
-	Attempts []Attempt `json:"attempts"`
+	Provider string `json:"provider"`
+	// ModelGroup is the model group the request named, when it named one.
+	ModelGroup string    `json:"model_group,omitempty"`
+	Costs      Costs     `json:"costs"`
+	Latency    int64     `json:"latency"`
+	TTFT       int64     `json:"ttft"`
+	Attempts   []Attempt `json:"attempts"`
 	// Continued is set when a stream broke mid-answer and another model continued it (a
 	// streamed Responses API answer's final response object says so here).
 	Continued *Continuation `json:"continued,omitempty"`
@@ -483,7 +485,7 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 		Model:   r.Provider + "/" + r.Model,
 		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
 		Usage:   openAIUsage(r),
-		Switchyard: &OpenAIExtension{Provider: r.Provider, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
+		Switchyard: &OpenAIExtension{Provider: r.Provider, ModelGroup: r.ModelGroup, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
 			Attempts: r.Attempts, Continued: r.Continued},
 	}
 }

@@ -591,6 +591,6 @@ func (o *ResponseObject) Complete(resp *Response) {
 	o.Usage = &ResponseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
 		InputTokensDetails: ResponseInputUsage{CachedTokens: u.CachedTokens}, OutputTokensDetails: ResponseOutputUsage{ReasoningTokens: u.ReasoningTokens},
 		Estimated: resp.UsageEstimated}
-	o.Switchyard = &OpenAIExtension{Provider: resp.Provider, Costs: u.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
+	o.Switchyard = &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: u.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
 		Attempts: resp.Attempts, Continued: resp.Continued}
 }

@@ -244,6 +244,9 @@ type Response struct {
 	// Continued is set when a stream broke mid-answer and another model continued it: the
 	// answer is one text, and Usage adds up every attempt that was billed.
 	Continued *Continuation `json:"continued,omitempty"`
+	// ModelGroup is the model group the request named (Options.ModelGroups), when it named
+	// one; Provider and Model say which of its models answered.
+	ModelGroup string `json:"modelGroup,omitempty"`
 	// ConversationNotSaved is set when the answer was generated (and billed) but the store
 	// could not save the turn (a full disk, a database down): the answer is still returned,
 	// and this says the turn is not part of the conversation. ConversationID is then the

@@ -65,6 +65,9 @@ func TestModelGroupsOnTheSurfaces(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "Hello from ok") || !strings.Contains(string(out), `"up/down"`) {
 			t.Errorf("%s: %d %s, want up/ok's answer after up/down failed", path, resp.StatusCode, out)
 		}
+		if !strings.Contains(string(out), `"model_group":"steady"`) {
+			t.Errorf("%s: the switchyard extension does not name the group: %s", path, out)
+		}
 		if got := resp.Header.Get("X-Switchyard-Model-Group"); got != "steady" {
 			t.Errorf("%s: X-Switchyard-Model-Group %q, want steady", path, got)
 		}
