@@ -541,6 +541,11 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 		out.Content = append(out.Content, AnthropicResponseBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: anthropicInput(c.Arguments)})
 	}
 	reason := anthropicStopReason(resp.FinishReason, len(resp.ToolCalls) > 0)
+	if resp.StopSequence != "" && reason == "end_turn" {
+		reason = "stop_sequence"
+		seq := resp.StopSequence
+		out.StopSequence = &seq
+	}
 	out.StopReason = &reason
 	return out
 }

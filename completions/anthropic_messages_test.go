@@ -150,6 +150,9 @@ func TestAnthropicResponse(t *testing.T) {
 			t.Errorf("finish %q: stop_reason %q, want %q", finish, got, want)
 		}
 	}
+	if m := NewAnthropicResponse(&Response{FinishReason: "stop", StopSequence: "END"}, "m"); *m.StopReason != "stop_sequence" || m.StopSequence == nil || *m.StopSequence != "END" {
+		t.Errorf("a stop sequence's answer: stop_reason %v, stop_sequence %v", *m.StopReason, m.StopSequence)
+	}
 	if m := NewAnthropicResponse(&Response{}, "m"); m.Content == nil || len(m.Content) != 0 {
 		t.Errorf("an empty answer's content %#v, want []", m.Content)
 	}
@@ -349,5 +352,59 @@ func TestAnthropicPromptCache(t *testing.T) {
 		if u.InputTokens != 100 || u.CacheReadInputTokens != 1500 || u.CacheCreationInputTokens != 400 || u.OutputTokens != 5 {
 			t.Errorf("usage %+v, want 100 input, 1,500 read, 400 written", u)
 		}
+	}
+}
+
+// TestStopSequenceThroughTheGateway: the stop sequence Claude reports reaches the answer,
+// whole and streamed, and the Messages surface says stop_sequence.
+func TestStopSequenceThroughTheGateway(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Stream bool }
+		json.NewDecoder(r.Body).Decode(&body)
+		if !body.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"id":"m","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"one two"}],"stop_reason":"stop_sequence","stop_sequence":"END","usage":{"input_tokens":5,"output_tokens":2}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range []string{
+			`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":5,"output_tokens":0}}}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"one two"}}`,
+			`{"type":"content_block_stop","index":0}`,
+			`{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"END"},"usage":{"output_tokens":2}}`,
+			`{"type":"message_stop"}`,
+		} {
+			var ev struct{ Type string }
+			json.Unmarshal([]byte(e), &ev)
+			w.Write([]byte("event: " + ev.Type + "\ndata: " + e + "\n\n"))
+		}
+	}))
+	defer up.Close()
+	claude := providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: up.URL, APIKey: "k", HTTPClient: up.Client()})
+	h := newHarness(t, func(o *Options) { o.Providers = fakeRegistry{"anthropic": claude} })
+	_, c, err := messagesRequest(t, `{"model":"anthropic/claude-x","max_tokens":50,"stop_sequences":["END"],"messages":[{"role":"user","content":"count"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.g.Complete(context.Background(), Scope{}, req)
+	if err != nil || resp.StopSequence != "END" || *NewAnthropicResponse(resp, "anthropic/claude-x").StopReason != "stop_sequence" {
+		t.Fatalf("whole: %+v, %v", resp, err)
+	}
+	req.Stream = true
+	st, err := h.g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteAnthropicStream(rec, st, "anthropic/claude-x"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec.Body.String(), `"delta":{"stop_reason":"stop_sequence","stop_sequence":"END"}`) {
+		t.Errorf("streamed: %s", rec.Body.String())
 	}
 }

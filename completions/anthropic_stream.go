@@ -217,11 +217,15 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	}
 	reason := anthropicStopReason("", len(order) > 0)
 	var usage AnthropicUsage
+	var seq *string
 	if resp := st.Response(); resp != nil {
 		reason = anthropicStopReason(resp.FinishReason, len(order) > 0)
 		usage = anthropicUsage(resp.Usage)
+		if resp.StopSequence != "" && reason == "end_turn" {
+			reason, seq = "stop_sequence", &resp.StopSequence
+		}
 	}
-	if err := sse.Buffer("message_delta", anthropicEvent{Type: "message_delta", Delta: anthropicMessageDelta{StopReason: reason}, Usage: &usage}); err != nil {
+	if err := sse.Buffer("message_delta", anthropicEvent{Type: "message_delta", Delta: anthropicMessageDelta{StopReason: reason, StopSequence: seq}, Usage: &usage}); err != nil {
 		return err
 	}
 	if err := sse.Buffer("message_stop", anthropicEvent{Type: "message_stop"}); err != nil {

@@ -467,7 +467,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	sent.Model = used.model
 	u, estimated := measured(used.name, out.Usage, &sent, out)
 	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
-	resp.ToolCalls, resp.Refusal = out.ToolCalls, out.Refusal
+	resp.ToolCalls, resp.Refusal, resp.StopSequence = out.ToolCalls, out.Refusal, out.StopSequence
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {

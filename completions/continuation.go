@@ -112,7 +112,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		}
 		s.t, s.idx, s.begin = t, i, begin
 		s.up, s.cancel, s.timer, s.stalled = at.up, at.cancel, at.timer, at.stalled
-		s.pending, s.ended, s.usage, s.finish = at.first, at.ended, at.usage, at.finish
+		s.pending, s.ended, s.usage, s.finish, s.stopSeq = at.first, at.ended, at.usage, at.finish, at.stopSeq
 		s.deltas, s.next = at.deltas, 0
 		s.prefixLen = len(prefix)
 		s.trimSpace = strings.TrimRightFunc(prefix, unicode.IsSpace) != prefix

@@ -49,6 +49,7 @@ type ResponseStream struct {
 	refusal  strings.Builder           // the model's refusal, when it refuses
 	usage    *providers.Usage
 	finish   string
+	stopSeq  string // the stop sequence that ended the answer (see providers.Chunk)
 	firstAt  time.Time
 	final    *Response
 	err      error
@@ -70,6 +71,7 @@ type attemptStream struct {
 	ended   bool
 	usage   *providers.Usage
 	finish  string
+	stopSeq string
 	firstAt time.Time
 }
 
@@ -133,7 +135,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	}
 	st := &ResponseStream{
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
-		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, firstAt: won.firstAt,
+		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
@@ -177,7 +179,7 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.usage = &u
 		}
 		if c.FinishReason != "" {
-			a.finish = c.FinishReason
+			a.finish, a.stopSeq = c.FinishReason, c.StopSequence
 		}
 		a.refusal += c.Refusal
 		if c.Text != "" || len(c.ToolCalls) > 0 {
@@ -255,7 +257,7 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 			s.usage = &u
 		}
 		if c.FinishReason != "" {
-			s.finish = c.FinishReason
+			s.finish, s.stopSeq = c.FinishReason, c.StopSequence
 		}
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
@@ -401,6 +403,7 @@ func (s *ResponseStream) complete() error {
 		}
 	}
 	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
+	resp.StopSequence = s.stopSeq
 	resp.ToolCalls = s.toolCalls()
 	resp.Refusal = s.refusal.String()
 	resp.markEstimated(estimated)

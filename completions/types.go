@@ -244,6 +244,9 @@ type Response struct {
 	// Continued is set when a stream broke mid-answer and another model continued it: the
 	// answer is one text, and Usage adds up every attempt that was billed.
 	Continued *Continuation `json:"continued,omitempty"`
+	// StopSequence is the stop sequence that ended the answer, when the provider says which
+	// (Anthropic).
+	StopSequence string `json:"stopSequence,omitempty"`
 	// ModelGroup is the model group the request named (Options.ModelGroups), when it named
 	// one; Provider and Model say which of its models answered.
 	ModelGroup string `json:"modelGroup,omitempty"`

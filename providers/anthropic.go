@@ -527,8 +527,9 @@ type anthropicResponse struct {
 		Name  string          `json:"name"`
 		Input json.RawMessage `json:"input"`
 	} `json:"content"`
-	StopReason string         `json:"stop_reason"`
-	Usage      anthropicUsage `json:"usage"`
+	StopReason   string         `json:"stop_reason"`
+	StopSequence string         `json:"stop_sequence"`
+	Usage        anthropicUsage `json:"usage"`
 }
 
 // Complete sends a non-streamed Messages request.
@@ -561,6 +562,9 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 	}
 	var text strings.Builder
 	resp := &Response{FinishReason: anthropicFinish(r.StopReason), Model: r.Model}
+	if r.StopReason == "stop_sequence" {
+		resp.StopSequence = r.StopSequence
+	}
 	out := anthropicOutputTool(req)
 	answered := false
 	for _, b := range r.Content {
@@ -617,10 +621,11 @@ type anthropicEvent struct {
 		Name string `json:"name"`
 	} `json:"content_block"`
 	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		StopReason  string `json:"stop_reason"`
+		Type         string `json:"type"`
+		Text         string `json:"text"`
+		PartialJSON  string `json:"partial_json"`
+		StopReason   string `json:"stop_reason"`
+		StopSequence string `json:"stop_sequence"`
 	} `json:"delta"`
 	Usage *anthropicUsage `json:"usage"`
 	Error *struct {
@@ -762,7 +767,11 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			if s.answered && s.calls == 0 && stop == "tool_use" {
 				finish = "stop" // structured output (see anthropicOutputTool)
 			}
-			return Chunk{FinishReason: finish, Usage: &u}, nil
+			out := Chunk{FinishReason: finish, Usage: &u}
+			if stop == "stop_sequence" {
+				out.StopSequence = e.Delta.StopSequence
+			}
+			return out, nil
 		case "message_stop":
 			if !s.started {
 				return Chunk{}, s.fail(KindStreamBroken, "message_stop without message_start", nil)

@@ -321,3 +321,40 @@ func TestTopKMapsWhereTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicStopSequence: the stop sequence that ended an Anthropic answer is reported,
+// whole and streamed.
+func TestAnthropicStopSequence(t *testing.T) {
+	whole := newFakeUpstream(t, "application/json", `{"id":"m","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"one two"}],"stop_reason":"stop_sequence","stop_sequence":"END","usage":{"input_tokens":5,"output_tokens":2}}`)
+	resp, err := whole.provider(t, providers.FormatAnthropic).Complete(context.Background(), hello("claude-x"))
+	if err != nil || resp.StopSequence != "END" || resp.FinishReason != "stop" {
+		t.Fatalf("whole: %+v, %v", resp, err)
+	}
+	events := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":0}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"one two\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"stop_sequence\",\"stop_sequence\":\"END\"},\"usage\":{\"output_tokens\":2}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	st, err := newFakeUpstream(t, "text/event-stream", events).provider(t, providers.FormatAnthropic).Stream(context.Background(), hello("claude-x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seq := ""
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.StopSequence != "" {
+			seq = c.StopSequence
+		}
+	}
+	if seq != "END" {
+		t.Errorf("streamed: stop sequence %q, want END", seq)
+	}
+}

@@ -130,6 +130,9 @@ type Response struct {
 	Refusal      string
 	Usage        Usage
 	FinishReason string
+	// StopSequence is the stop sequence that ended the answer, when the provider says which
+	// (Anthropic); FinishReason is then "stop".
+	StopSequence string
 	// Model is the model name the upstream reported, when it reports one.
 	Model string
 }
@@ -145,6 +148,9 @@ type Chunk struct {
 	Refusal      string
 	Usage        *Usage
 	FinishReason string
+	// StopSequence is set with FinishReason when a stop sequence ended the answer and the
+	// provider says which (Anthropic).
+	StopSequence string
 }
 
 // Stream yields the chunks of a streamed answer.
