@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // ModelGroup is a model name that stands for several models (Options.ModelGroups), as
@@ -84,19 +85,11 @@ func ParseModelGroups(b []byte) (map[string]ModelGroup, error) {
 	err := dec.Decode(&groups)
 	if err == nil {
 		if _, tokErr := dec.Token(); tokErr != io.EOF {
-			err = fmt.Errorf("data after the object (%s)", lineCol(b, dec.InputOffset()))
+			err = fmt.Errorf("data after the object (%s)", validation.LineCol(b, dec.InputOffset()))
 		}
 	}
 	if err != nil {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syn):
-			return nil, fmt.Errorf("%w: invalid JSON: %v (%s)", ErrInvalid, err, lineCol(b, syn.Offset))
-		case errors.As(err, &typ):
-			return nil, fmt.Errorf("%w: invalid JSON: %v (%s)", ErrInvalid, err, lineCol(b, typ.Offset))
-		}
-		return nil, fmt.Errorf("%w: invalid JSON: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: invalid JSON: %s", ErrInvalid, validation.DescribeJSONError(b, err))
 	}
 	if err := checkModelGroups(groups); err != nil {
 		return nil, err
@@ -111,14 +104,6 @@ func LoadModelGroups(path string) (map[string]ModelGroup, error) {
 		return nil, fmt.Errorf("completions: reading model groups: %w", err)
 	}
 	return ParseModelGroups(b)
-}
-
-// lineCol is "line L, column C" of byte offset off in b (1-based).
-func lineCol(b []byte, off int64) string {
-	off = min(max(off, 0), int64(len(b)))
-	line := 1 + bytes.Count(b[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
-	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 // ModelGroups lists the gateway's model group names, sorted.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
@@ -202,16 +204,7 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&fc); err != nil {
-		msg := "invalid JSON: " + err.Error()
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syn):
-			msg += " (" + lineCol(b, syn.Offset) + ")"
-		case errors.As(err, &typ):
-			msg += " (" + lineCol(b, typ.Offset) + ")"
-		}
-		return nil, &ConfigError{Field: "(file)", Message: msg}
+		return nil, &ConfigError{Field: "(file)", Message: "invalid JSON: " + validation.DescribeJSONError(b, err)}
 	}
 	presets := map[string]Preset{}
 	for _, p := range Presets() {
@@ -326,12 +319,4 @@ func FromConfigFile(path string, getenv func(string) string, opts Options) (*Reg
 		return nil, err
 	}
 	return r, nil
-}
-
-// lineCol is "line L, column C" of byte offset off in b (1-based), for editors.
-func lineCol(b []byte, off int64) string {
-	off = min(max(off, 0), int64(len(b)))
-	line := 1 + bytes.Count(b[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
-	return fmt.Sprintf("line %d, column %d", line, col)
 }
