@@ -388,7 +388,7 @@ func (g *Gateway) HasModel(model string) bool {
 // provider or a model group, else the one configured provider's catalogued model of that
 // name.
 func (g *Gateway) ResolveModel(name string) (string, bool) {
-	if _, ok := g.opts.ModelGroups[name]; ok {
+	if g.IsModelGroup(name) {
 		return name, true // a model group answers for itself
 	}
 	if !strings.Contains(name, "/") {

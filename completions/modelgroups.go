@@ -106,6 +106,12 @@ func LoadModelGroups(path string) (map[string]ModelGroup, error) {
 	return ParseModelGroups(b)
 }
 
+// IsModelGroup reports whether name is one of the gateway's model groups.
+func (g *Gateway) IsModelGroup(name string) bool {
+	_, ok := g.opts.ModelGroups[name]
+	return ok
+}
+
 // ModelGroups lists the gateway's model group names, sorted.
 func (g *Gateway) ModelGroups() []string {
 	names := make([]string, 0, len(g.opts.ModelGroups))

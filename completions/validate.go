@@ -183,7 +183,7 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 			ve.Err = ErrUnknownModel
 			return nil, ve
 		}
-		if _, isGroup := g.opts.ModelGroups[s]; err != nil && isGroup {
+		if err != nil && g.IsModelGroup(s) {
 			return nil, invalid(f, "%q is a model group, which the OpenAI-compatible and Messages surfaces take; name provider/model models here", s)
 		}
 		if err != nil {

@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +86,7 @@ func (s *Server) handleMessages(g *completions.Gateway, w http.ResponseWriter, r
 	// The answer names the model as the request did — unless it named a model group, whose
 	// answering model the caller would not see otherwise.
 	model := func(provider, name string) string {
-		if slices.Contains(g.ModelGroups(), mreq.Model) {
+		if g.IsModelGroup(mreq.Model) {
 			return provider + "/" + name
 		}
 		return mreq.Model

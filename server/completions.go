@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -202,7 +201,7 @@ type openAIAnswer struct {
 // already saw the error event).
 func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, received time.Time, a openAIAnswer) error {
 	scope := completionsScope(r, received)
-	if len(req.Models) == 1 && slices.Contains(g.ModelGroups(), req.Models[0]) {
+	if len(req.Models) == 1 && g.IsModelGroup(req.Models[0]) {
 		// The answer names the model that answered; this names the group the caller asked
 		// for (as LiteLLM's x-litellm-model-group does).
 		w.Header().Set("X-Switchyard-Model-Group", req.Models[0])
