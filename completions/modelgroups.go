@@ -174,44 +174,44 @@ func originField(err error, field string, origin []int) error {
 // once, its retries being max_retries' business. Lists without repeats (the usual case)
 // come back as they are, without allocating.
 func dedupeTargets(primary, fallback []target) ([]target, []target) {
-	seenBefore := func(name string, i int) bool { // target i of primary+fallback repeats an earlier one
-		for k := range i {
-			var t target
-			if k < len(primary) {
-				t = primary[k]
-			} else {
-				t = fallback[k-len(primary)]
+	if !hasRepeats(primary, fallback) {
+		return primary, fallback
+	}
+	seen := map[string]bool{}
+	keep := func(ts []target) (out []target) {
+		for _, t := range ts {
+			if !seen[t.name] {
+				seen[t.name] = true
+				out = append(out, t)
 			}
-			if t.name == name {
+		}
+		return out
+	}
+	return keep(primary), keep(fallback)
+}
+
+// hasRepeats reports whether a model is named twice across primary and fallback (at most
+// 10 each: comparing every pair is cheaper than a map).
+func hasRepeats(primary, fallback []target) bool {
+	named := func(ts []target, name string) bool {
+		for _, u := range ts {
+			if u.name == name {
 				return true
 			}
 		}
 		return false
 	}
-	all := len(primary) + len(fallback)
-	repeats := false
-	for i := 1; i < all && !repeats; i++ {
-		t := primary
-		j := i
-		if i >= len(primary) {
-			t, j = fallback, i-len(primary)
-		}
-		repeats = seenBefore(t[j].name, i)
-	}
-	if !repeats {
-		return primary, fallback
-	}
-	var p, f []target
-	for i := range all {
-		if i < len(primary) {
-			if !seenBefore(primary[i].name, i) {
-				p = append(p, primary[i])
-			}
-		} else if t := fallback[i-len(primary)]; !seenBefore(t.name, i) {
-			f = append(f, t)
+	for i, t := range primary {
+		if named(primary[i+1:], t.name) || named(fallback, t.name) {
+			return true
 		}
 	}
-	return p, f
+	for i, t := range fallback {
+		if named(fallback[i+1:], t.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkGroupMembers reports what New can tell about the groups' members: a provider it does
