@@ -111,6 +111,15 @@ type anthropicImageSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
+// anthropicSource is the source of an image or document at url: its base64 data (of
+// mediaType) for a data URL, else the URL, which Anthropic fetches.
+func anthropicSource(url, mediaType string) *anthropicImageSource {
+	if _, data, ok := ParseDataURL(url); ok {
+		return &anthropicImageSource{Type: "base64", MediaType: mediaType, Data: data}
+	}
+	return &anthropicImageSource{Type: "url", URL: url}
+}
+
 // anthropicParts is a user turn's text, images and documents as blocks; whitespace-only
 // text parts are left out (Anthropic refuses them).
 func anthropicParts(parts []Part) []anthropicBlock {
@@ -118,17 +127,9 @@ func anthropicParts(parts []Part) []anthropicBlock {
 	for _, p := range parts {
 		switch {
 		case p.Image != nil:
-			src := &anthropicImageSource{Type: "url", URL: p.Image.URL}
-			if _, data, ok := ParseDataURL(p.Image.URL); ok {
-				src = &anthropicImageSource{Type: "base64", MediaType: ImageMediaType(*p.Image), Data: data}
-			}
-			out = append(out, anthropicBlock{Type: "image", Source: src})
+			out = append(out, anthropicBlock{Type: "image", Source: anthropicSource(p.Image.URL, ImageMediaType(*p.Image))})
 		case p.File != nil:
-			src := &anthropicImageSource{Type: "url", URL: p.File.URL}
-			if _, data, ok := ParseDataURL(p.File.URL); ok {
-				src = &anthropicImageSource{Type: "base64", MediaType: FileMediaType, Data: data}
-			}
-			out = append(out, anthropicBlock{Type: "document", Source: src, Title: p.File.Filename})
+			out = append(out, anthropicBlock{Type: "document", Source: anthropicSource(p.File.URL, FileMediaType), Title: p.File.Filename})
 		case strings.TrimSpace(p.Text) != "":
 			out = append(out, anthropicBlock{Type: "text", Text: p.Text})
 		}

@@ -104,11 +104,7 @@ func (g *Gemini) geminiParts(i int, parts []Part) ([]geminiPart, error) {
 	out := make([]geminiPart, 0, len(parts))
 	for j, p := range parts {
 		if f := p.File; f != nil {
-			if _, data, ok := ParseDataURL(f.URL); ok {
-				out = append(out, geminiPart{InlineData: &geminiBlob{MimeType: FileMediaType, Data: data}})
-			} else {
-				out = append(out, geminiPart{FileData: &geminiFileData{MimeType: FileMediaType, FileURI: f.URL}})
-			}
+			out = append(out, geminiMedia(f.URL, FileMediaType))
 			continue
 		}
 		img := p.Image
@@ -119,17 +115,22 @@ func (g *Gemini) geminiParts(i int, parts []Part) ([]geminiPart, error) {
 			continue
 		}
 		mt := ImageMediaType(*img)
-		if _, data, ok := ParseDataURL(img.URL); ok {
-			out = append(out, geminiPart{InlineData: &geminiBlob{MimeType: mt, Data: data}})
-			continue
-		}
-		if mt == "" {
+		if _, _, ok := ParseDataURL(img.URL); !ok && mt == "" {
 			return nil, &UnsupportedError{Provider: g.Name(), Field: fmt.Sprintf("messages[%d].content[%d].image_url", i, j),
 				Reason: "Gemini must be told an image URL's type: use a URL ending in .png, .jpg, .jpeg, .gif or .webp, give the type (chat's image_url.format), or send the image as a base64 data URL"}
 		}
-		out = append(out, geminiPart{FileData: &geminiFileData{MimeType: mt, FileURI: img.URL}})
+		out = append(out, geminiMedia(img.URL, mt))
 	}
 	return out, nil
+}
+
+// geminiMedia is the part of an image or document at url: inline data (of mediaType) for
+// a data URL, else file data Gemini fetches.
+func geminiMedia(url, mediaType string) geminiPart {
+	if _, data, ok := ParseDataURL(url); ok {
+		return geminiPart{InlineData: &geminiBlob{MimeType: mediaType, Data: data}}
+	}
+	return geminiPart{FileData: &geminiFileData{MimeType: mediaType, FileURI: url}}
 }
 
 type geminiFunctionCall struct {
