@@ -61,14 +61,7 @@ func TestBareModelNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	openAI := func(model string) *Request {
-		o := OpenAIChatRequest{Model: model, Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
-		r, err := o.ToRequest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	openAI := func(model string) *Request { return openAIRequestFor(t, model) }
 	a.on("only-a", step{text: "hello"})
 	resp, err := g.Complete(context.Background(), Scope{}, openAI("only-a"))
 	if err != nil || resp.Provider != "a" || resp.Model != "only-a" {
@@ -112,14 +105,7 @@ func TestBareNamesReachTheirMaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	openAI := func(model string) *Request {
-		o := OpenAIChatRequest{Model: model, Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
-		r, err := o.ToRequest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	openAI := func(model string) *Request { return openAIRequestFor(t, model) }
 	anthropic.on("claude-opus-4-8", step{text: "hi"})
 	openai.on("gpt-9-mini", step{text: "hi"})
 	for name, want := range map[string]string{"claude-opus-4-8": "anthropic", "gpt-9-mini": "openai"} {
@@ -134,4 +120,15 @@ func TestBareNamesReachTheirMaker(t *testing.T) {
 			t.Errorf("%s: err = %v, want a validation error on model", name, err)
 		}
 	}
+}
+
+// openAIRequestFor is an OpenAI-compatible request for model of one user message.
+func openAIRequestFor(t *testing.T, model string) *Request {
+	t.Helper()
+	o := OpenAIChatRequest{Model: model, Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "x"}}}}}}
+	r, err := o.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
