@@ -24,8 +24,8 @@ type AnthropicMessagesRequest struct {
 	// MaxTokens bounds the answer (required, as in Anthropic's API).
 	MaxTokens *int `json:"max_tokens" jsonschema:"required,minimum=1"`
 	// Messages alternate user and assistant turns: content a string or blocks (text,
-	// image, document, tool_use in assistant turns, tool_result in user turns; thinking
-	// blocks are dropped).
+	// image, document, tool_use and thinking in assistant turns, tool_result in user
+	// turns).
 	Messages []AnthropicMessage `json:"messages" jsonschema:"required,minItems=1"`
 	// System is a string or text blocks.
 	System        AnthropicContent `json:"system,omitempty"`
@@ -41,17 +41,24 @@ type AnthropicMessagesRequest struct {
 		UserID string `json:"user_id,omitempty"`
 	} `json:"metadata,omitempty"`
 	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
+	// OutputConfig.Effort is how hard an adaptive thinking model thinks (low, medium, high
+	// or max); read with Thinking only.
 	OutputConfig *struct {
 		Format *struct {
 			Type   string          `json:"type"`
 			Schema json.RawMessage `json:"schema,omitempty"`
 		} `json:"format,omitempty"`
+		Effort string `json:"effort,omitempty"`
 	} `json:"output_config,omitempty"`
-	// TopK goes to the models that take it (Claude, Gemini). Thinking and ServiceTier are
-	// accepted and not passed on: extended thinking needs its signed thinking blocks carried
-	// through the history, which this surface does not do.
-	TopK        *int            `json:"top_k,omitempty" jsonschema:"minimum=1"`
-	Thinking    json.RawMessage `json:"thinking,omitempty" jsonschema:"type=object"`
+	// TopK goes to the models that take it (Claude, Gemini). ServiceTier is accepted and
+	// not passed on.
+	TopK *int `json:"top_k,omitempty" jsonschema:"minimum=1"`
+	// Thinking asks for extended thinking: enabled with a budget_tokens, adaptive (at
+	// output_config.effort) or disabled. Claude gets it as it is (see providers.Thinking
+	// for when it is left out), Gemini and OpenAI's reasoning models as their own
+	// thinking settings; the answer's thinking blocks carry Claude's signatures, and the
+	// ones a client sends back in assistant turns reach Claude again.
+	Thinking    *OpenAIThinking `json:"thinking,omitempty"`
 	ServiceTier string          `json:"service_tier,omitempty"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
@@ -100,8 +107,8 @@ func (AnthropicContent) JSONSchema() *jsonschema.Schema {
 }
 
 // AnthropicBlock is one content block of a request: text (Text), image or document
-// (Source), tool_use (ID, Name, Input), tool_result (ToolUseID, Content, IsError), or
-// thinking (dropped).
+// (Source), tool_use (ID, Name, Input), tool_result (ToolUseID, Content, IsError),
+// thinking (Thinking, Signature) or redacted_thinking (Data).
 type AnthropicBlock struct {
 	Type      string           `json:"type"`
 	Text      string           `json:"text,omitempty"`
@@ -114,6 +121,10 @@ type AnthropicBlock struct {
 	// Content of a tool_result: a string or text (and image) blocks.
 	Content *AnthropicContent `json:"content,omitempty"`
 	IsError bool              `json:"is_error,omitempty"`
+	// Thinking and Signature are a thinking block's, Data a redacted_thinking block's.
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
 	// CacheControl marks a cache breakpoint; any in a request asks for prompt caching
 	// (see ToChatRequest).
 	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
@@ -198,6 +209,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		var parts, resultImages []OpenAIContentPart
 		var partFrom, resultFrom []string // the Messages field each part came from
 		var calls []OpenAIToolCall
+		var thoughts []OpenAIThinkingBlock
 		results := false
 		for j, b := range m.Content.Blocks {
 			bf := fmt.Sprintf("%s.content[%d]", field, j)
@@ -244,7 +256,11 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				fields[len(c.Messages)] = bf
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: textContent(text)})
 			case "thinking", "redacted_thinking":
-				// Earlier reasoning an SDK sends back: no other provider can take it.
+				// Earlier reasoning sent back: Claude takes its own signed blocks again (and
+				// needs them after tool use); in a user turn it means nothing.
+				if m.Role == "assistant" {
+					thoughts = append(thoughts, OpenAIThinkingBlock{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
+				}
 			default:
 				return nil, invalid(bf+".type", "must be text, image, document, tool_use or tool_result, got %q", b.Type)
 			}
@@ -259,7 +275,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			}
 			continue
 		}
-		msg := OpenAIMessage{Role: m.Role, ToolCalls: calls}
+		msg := OpenAIMessage{Role: m.Role, ToolCalls: calls, ThinkingBlocks: thoughts}
 		switch {
 		case len(parts) == 1 && parts[0].Type == "text":
 			msg.Content = textContent(parts[0].Text)
@@ -313,6 +329,14 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("top_k", "must be at least 1, got %d", *r.TopK)
 	}
 	c.topK = r.TopK
+	if r.Thinking != nil {
+		c.Thinking = r.Thinking
+		if oc := r.OutputConfig; oc != nil {
+			// Not reasoning_effort: that goes to OpenAI-format upstreams as it is, and models
+			// that do not reason refuse it; the thinking effort reaches only those that do.
+			c.thinkingEffort = oc.Effort
+		}
+	}
 	c.fitMaxTokens = true
 	c.promptCache = r.cacheMarked()
 	c.fieldName = func(f string) string { return anthropicField(fields, partFields, f) }
@@ -505,13 +529,18 @@ type AnthropicResponse struct {
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 }
 
-// AnthropicResponseBlock is an answer's block: text, or tool_use (ID, Name, Input).
+// AnthropicResponseBlock is an answer's block: text, tool_use (ID, Name, Input), thinking
+// (Thinking, Signature: empty for the reasoning of a model other than Claude, which Claude
+// will not take back) or redacted_thinking (Data).
 type AnthropicResponseBlock struct {
-	Type  string          `json:"type"`
-	Text  *string         `json:"text,omitempty"`
-	ID    string          `json:"id,omitempty"`
-	Name  string          `json:"name,omitempty"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Type      string          `json:"type"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
+	Text      *string         `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
 }
 
 // AnthropicUsage is the Messages API's usage: input tokens not read from a cache, cache
@@ -531,6 +560,9 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 		Content: []AnthropicResponseBlock{}, Usage: anthropicUsage(resp.Usage),
 		Switchyard: &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
 			Attempts: resp.Attempts, Continued: resp.Continued}}
+	for _, r := range resp.Reasoning {
+		out.Content = append(out.Content, anthropicThinkingBlock(r.Text, r.Signature, r.Redacted))
+	}
 	if text := resp.Text(); text != "" || resp.Refusal != "" {
 		if text == "" {
 			text = resp.Refusal
@@ -548,6 +580,14 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 	}
 	out.StopReason = &reason
 	return out
+}
+
+// anthropicThinkingBlock is a reasoning block as the Messages API writes it.
+func anthropicThinkingBlock(text, signature, redacted string) AnthropicResponseBlock {
+	if redacted != "" {
+		return AnthropicResponseBlock{Type: "redacted_thinking", Data: redacted}
+	}
+	return AnthropicResponseBlock{Type: "thinking", Thinking: &text, Signature: &signature}
 }
 
 // anthropicInput is a tool call's arguments as tool_use input: the JSON object, or {} for

@@ -27,7 +27,7 @@ func messagesRequest(t *testing.T, body string) (*AnthropicMessagesRequest, *Ope
 // TestAnthropicMessagesTranslation: a Messages request becomes the chat request the
 // gateway answers — system blocks, turns in order, tool_use blocks as calls, tool_result
 // blocks as tool messages before the turn's other blocks, images and PDFs as parts,
-// thinking dropped, tool_choice and its parallel flag, metadata.user_id as user.
+// thinking blocks kept with their assistant turn, tool_choice and its parallel flag, metadata.user_id as user.
 func TestAnthropicMessagesTranslation(t *testing.T) {
 	_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":100,"temperature":0.5,"stop_sequences":["END"],
 		"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"Use tools.","cache_control":{"type":"ephemeral"}}],
@@ -50,7 +50,7 @@ func TestAnthropicMessagesTranslation(t *testing.T) {
 	got, _ := json.Marshal(c.Messages)
 	want := `[{"role":"system","content":"Be brief.\nUse tools."},{"role":"user","content":"Find cats."},` +
 		`{"role":"assistant","content":"Looking.","tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"look","arguments":"{\"q\":\"cats\"}"}},` +
-		`{"id":"toolu_2","type":"function","function":{"name":"look","arguments":"{}"}}]},` +
+		`{"id":"toolu_2","type":"function","function":{"name":"look","arguments":"{}"}}],"thinking_blocks":[{"type":"thinking","thinking":"hmm","signature":"s"}]},` +
 		`{"role":"tool","content":"a cat\na lion","tool_call_id":"toolu_1"},{"role":"tool","content":"Error: nothing","tool_call_id":"toolu_2"},` +
 		`{"role":"user","content":[{"type":"text","text":"And this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},` +
 		`{"type":"image_url","image_url":{"url":"https://example.com/a.jpg"}},{"type":"file","file":{"file_data":"data:application/pdf;base64,JVBERi0xLjQK","filename":"q3.pdf"}},` +

@@ -28,6 +28,16 @@ type anthropicTextDelta struct {
 	Text string `json:"text"`
 }
 
+type anthropicThinkingDelta struct {
+	Type     string `json:"type"` // thinking_delta
+	Thinking string `json:"thinking"`
+}
+
+type anthropicSignatureDelta struct {
+	Type      string `json:"type"` // signature_delta
+	Signature string `json:"signature"`
+}
+
 type anthropicJSONDelta struct {
 	Type        string `json:"type"` // input_json_delta
 	PartialJSON string `json:"partial_json"`
@@ -106,8 +116,10 @@ type anthropicCall struct {
 }
 
 // WriteAnthropicStream sends st to rw as the Messages API's server-sent events:
-// message_start; the text as one text block (content_block_start, a text_delta per
-// fragment, content_block_stop); each tool call as a tool_use block whose input comes in
+// message_start; the model's reasoning as thinking blocks (a thinking_delta per fragment,
+// Claude's signature in a signature_delta) or redacted_thinking blocks; the text as a
+// text block (content_block_start, a text_delta per fragment, content_block_stop; another
+// after the model thought again); each tool call as a tool_use block whose input comes in
 // one input_json_delta once the stream has ended (upstreams may interleave the fragments of
 // several calls, which a sequence of blocks cannot); a ping whenever nothing was sent for
 // anthropicKeepalive; message_delta with the stop reason and the usage; message_stop. A failure after the stream started ends it with an "error"
@@ -128,8 +140,19 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	if err := sse.Flush(); err != nil {
 		return err
 	}
-	next := 0  // index of the next block
-	text := -1 // index of the open text block
+	next := 0       // index of the next block
+	text := -1      // index of the open text block
+	thought := -1   // index of the open thinking block
+	thoughtOf := -1 // the reasoning block (ReasoningDelta.Index) it holds
+	// closeBlock ends the open block at *open, if any.
+	closeBlock := func(open *int) error {
+		if *open < 0 {
+			return nil
+		}
+		i := *open
+		*open = -1
+		return sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)})
+	}
 	calls := map[int]*anthropicCall{}
 	var order []int // upstream call indexes, first seen first
 	// Calls are held until the upstream ends, and a model may think long before its first
@@ -154,6 +177,17 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			_ = sse.Flush()
 			return err
 		}
+		if c.Type == EventReasoning {
+			// Thinking comes in blocks of its own, before the text it leads to (and between
+			// a text and the next when the model thinks again).
+			if err := reasoningEvents(sse, c.Reasoning, &next, &text, &thought, &thoughtOf, closeBlock); err != nil {
+				return err
+			}
+			if err := sse.Flush(); err != nil {
+				return err
+			}
+			continue
+		}
 		if c.Type == EventToolCall {
 			d := c.ToolCall
 			call := calls[d.Index]
@@ -174,6 +208,9 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		if c.Text == "" {
 			continue
 		}
+		if err := closeBlock(&thought); err != nil {
+			return err
+		}
 		if text < 0 {
 			text, next = next, next+1
 			empty := ""
@@ -191,10 +228,11 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		}
 	}
 	stopKeepalive() // the closing events follow one another: no ping among them
-	if text >= 0 {
-		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(text)}); err != nil {
-			return err
-		}
+	if err := closeBlock(&thought); err != nil {
+		return err
+	}
+	if err := closeBlock(&text); err != nil {
+		return err
 	}
 	sort.SliceStable(order, func(a, b int) bool { return order[a] < order[b] })
 	for _, k := range order {
@@ -232,6 +270,48 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		return err
 	}
 	return sse.Flush()
+}
+
+// reasoningEvents writes the events of the reasoning fragment d: a new thinking block (or a
+// whole redacted_thinking block) when d starts one — closing an open text or thinking
+// block first — then its thinking_delta or signature_delta.
+func reasoningEvents(sse *anthropicWriter, d providers.ReasoningDelta, next, text, thought, thoughtOf *int, closeBlock func(*int) error) error {
+	if *thought >= 0 && *thoughtOf != d.Index {
+		if err := closeBlock(thought); err != nil {
+			return err
+		}
+	}
+	if err := closeBlock(text); err != nil {
+		return err
+	}
+	if d.Redacted != "" {
+		i := *next
+		*next++
+		if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i),
+			ContentBlock: &AnthropicResponseBlock{Type: "redacted_thinking", Data: d.Redacted}}); err != nil {
+			return err
+		}
+		return sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)})
+	}
+	if *thought < 0 {
+		*thought, *thoughtOf = *next, d.Index
+		*next++
+		block := anthropicThinkingBlock("", "", "")
+		if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(*thought), ContentBlock: &block}); err != nil {
+			return err
+		}
+	}
+	if d.Text != "" {
+		if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(*thought),
+			Delta: anthropicThinkingDelta{Type: "thinking_delta", Thinking: d.Text}}); err != nil {
+			return err
+		}
+	}
+	if d.Signature != "" {
+		return sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(*thought),
+			Delta: anthropicSignatureDelta{Type: "signature_delta", Signature: d.Signature}})
+	}
+	return nil
 }
 
 // WriteAnthropicEvents sends a message decided before anything was streamed (a content

@@ -39,7 +39,8 @@ func (g gatewayProvider) Name() string { return "switchyard" }
 func (g gatewayProvider) request(req *providers.Request) *Request {
 	out := &Request{Models: []string{req.Model}, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
 		Search: req.Search, maxTemperature: 2, ephemeral: true, TopP: req.TopP, Stop: req.Stop,
-		Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat}
+		Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat,
+		Thinking: req.Thinking}
 	for _, m := range req.Messages {
 		content := []ContentBlock{{Type: "text", Text: m.Content}}
 		if len(m.Parts) > 0 {
@@ -55,7 +56,7 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 			}
 		}
 		out.Messages = append(out.Messages, Message{Role: m.Role, Content: content,
-			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
+			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning})
 	}
 	return out
 }
@@ -83,6 +84,7 @@ func (g gatewayProvider) Complete(ctx context.Context, req *providers.Request) (
 		Text:         resp.Text(),
 		ToolCalls:    resp.ToolCalls,
 		Refusal:      resp.Refusal,
+		Reasoning:    resp.Reasoning,
 		FinishReason: resp.FinishReason,
 		Model:        resp.Model,
 		Usage: providers.Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,

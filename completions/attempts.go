@@ -75,10 +75,11 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
+		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name,
+			Reasoning: m.Reasoning})
 	}
 
-	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search,
+	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, Thinking: req.Thinking,
 		TopP: req.TopP, TopK: req.TopK, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache}
 	if b := scope.Budget; b != nil {
@@ -467,7 +468,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	sent.Model = used.model
 	u, estimated := measured(used.name, out.Usage, &sent, out)
 	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
-	resp.ToolCalls, resp.Refusal, resp.StopSequence = out.ToolCalls, out.Refusal, out.StopSequence
+	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Reasoning = out.ToolCalls, out.Refusal, out.StopSequence, out.Reasoning
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	if err := g.saveTurn(ctx, p, resp); err != nil {

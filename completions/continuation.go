@@ -114,6 +114,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.up, s.cancel, s.timer, s.stalled = at.up, at.cancel, at.timer, at.stalled
 		s.pending, s.ended, s.usage, s.finish, s.stopSeq = at.first, at.ended, at.usage, at.finish, at.stopSeq
 		s.deltas, s.next = at.deltas, 0
+		s.pendingThought, s.thoughtBase = at.thought, len(s.thoughts)
 		s.prefixLen = len(prefix)
 		s.trimSpace = strings.TrimRightFunc(prefix, unicode.IsSpace) != prefix
 		s.continued = &Continuation{Model: t.name, FromChar: from, After: kind.String()}

@@ -28,6 +28,9 @@ type step struct {
 	// concatenation is call.Arguments).
 	call      *providers.ToolCall
 	argPieces []string
+	// reasoning comes before the answer: whole on Complete; streamed as each block's words,
+	// then its signature or redacted data, before the first fragment of the answer.
+	reasoning []providers.ReasoningBlock
 }
 
 // fakeProvider is a scripted in-memory Provider for tests. Each model consumes its steps in
@@ -120,9 +123,9 @@ func (f *fakeProvider) Complete(ctx context.Context, req *providers.Request) (*p
 		return nil, err
 	}
 	if s.call != nil {
-		return &providers.Response{ToolCalls: []providers.ToolCall{*s.call}, Usage: s.usage, FinishReason: "tool_calls", Model: req.Model}, nil
+		return &providers.Response{ToolCalls: []providers.ToolCall{*s.call}, Usage: s.usage, FinishReason: "tool_calls", Model: req.Model, Reasoning: s.reasoning}, nil
 	}
-	return &providers.Response{Text: s.text, Usage: s.usage, FinishReason: "stop", Model: req.Model}, nil
+	return &providers.Response{Text: s.text, Usage: s.usage, FinishReason: "stop", Model: req.Model, Reasoning: s.reasoning}, nil
 }
 
 func (f *fakeProvider) Stream(ctx context.Context, req *providers.Request) (providers.Stream, error) {
@@ -136,6 +139,14 @@ func (f *fakeProvider) Stream(ctx context.Context, req *providers.Request) (prov
 		}
 	}
 	fs := &fakeStream{f: f, ctx: ctx, s: s, frags: words(s.text)}
+	for k, r := range s.reasoning {
+		for _, w := range words(r.Text) {
+			fs.thoughts = append(fs.thoughts, providers.ReasoningDelta{Index: k, Text: w})
+		}
+		if r.Signature != "" || r.Redacted != "" {
+			fs.thoughts = append(fs.thoughts, providers.ReasoningDelta{Index: k, Signature: r.Signature, Redacted: r.Redacted})
+		}
+	}
 	if s.call != nil {
 		fs.frags = append([]string{""}, s.argPieces...) // the first is the call's id and name
 	}
@@ -167,7 +178,9 @@ type fakeStream struct {
 	frags []string
 	i     int
 	done  bool
-	delta [1]providers.ToolCallDelta
+	// thoughts are the reasoning fragments sent before frags.
+	thoughts []providers.ReasoningDelta
+	delta    [1]providers.ToolCallDelta
 }
 
 func (s *fakeStream) Recv() (providers.Chunk, error) {
@@ -186,6 +199,11 @@ func (s *fakeStream) Recv() (providers.Chunk, error) {
 		if err := s.f.wait(s.ctx, s.s.delay, false); err != nil {
 			return providers.Chunk{}, &providers.Error{Provider: s.f.name, Kind: providers.KindConnection, Err: err}
 		}
+	}
+	if len(s.thoughts) > 0 {
+		d := s.thoughts[0]
+		s.thoughts = s.thoughts[1:]
+		return providers.Chunk{Reasoning: &d}, nil
 	}
 	if s.i < len(s.frags) {
 		c := providers.Chunk{Text: s.frags[s.i]}

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,14 @@ type OpenAIChatRequest struct {
 	// (-100 to 100), user, reasoning_effort, service_tier and verbosity: passed to
 	// OpenAI-format upstreams as they are; Gemini takes seed and the penalties, Anthropic user.
 	providers.OpenAIOptions
+	// Thinking asks for reasoning with a token budget, adaptive or disabled (LiteLLM's
+	// extension; see OpenAIThinking). Without it reasoning_effort alone asks models that
+	// can reason to do so at that effort: passed to OpenAI's reasoning models as it is,
+	// read as a thinking budget by Claude and Gemini. Answers carry the reasoning the
+	// provider shows in message.reasoning_content and, for Claude, the signed blocks to
+	// send back in message.thinking_blocks (streamed in delta.reasoning_content and
+	// delta.thinking_blocks).
+	Thinking *OpenAIThinking `json:"thinking,omitempty"`
 
 	// Refused when they ask for something the gateway does not do (see the type's doc).
 	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
@@ -76,6 +85,9 @@ type OpenAIChatRequest struct {
 	fitMaxTokens, promptCache bool
 	// topK: see Request.TopK (the Messages surface's).
 	topK *int
+	// thinkingEffort is the Messages surface's output_config.effort: the effort of its
+	// thinking, which unlike reasoning_effort is not sent to OpenAI-format upstreams as it is.
+	thinkingEffort string
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -99,6 +111,13 @@ type OpenAIMessage struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// FunctionCall (the legacy form of tool calls) is refused; use ToolCalls.
 	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
+	// ThinkingBlocks are the reasoning blocks an assistant message was answered with, sent
+	// back as the gateway returned them (LiteLLM's field): Claude takes its own signed
+	// blocks back and needs them after it called tools with thinking on. ReasoningContent
+	// is the reasoning as text (DeepSeek's and LiteLLM's field): accepted, and sent to no
+	// provider, as none takes unsigned reasoning back.
+	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
+	ReasoningContent string                `json:"reasoning_content,omitempty"`
 }
 
 // MaxStopSequences is the most stop sequences a request may give (OpenAI's limit).
@@ -286,7 +305,12 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err := checkOpenAIOptions(&r.OpenAIOptions); err != nil {
 		return nil, err
 	}
+	thinking, err := thinkingFor("thinking", r.Thinking, cmp.Or(r.ReasoningEffort, r.thinkingEffort))
+	if err != nil {
+		return nil, err
+	}
 	req := &Request{
+		Thinking:       thinking,
 		fieldName:      r.fieldName,
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
@@ -338,6 +362,16 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		if err != nil {
 			return nil, err
 		}
+		if (len(m.ThinkingBlocks) > 0 || m.ReasoningContent != "") && m.Role != "assistant" {
+			return nil, invalid(fmt.Sprintf("messages[%d].thinking_blocks", i), "reasoning is accepted in assistant messages only, got it in a %q message", m.Role)
+		}
+		reasoning, err := reasoningFromBlocks(fmt.Sprintf("messages[%d].thinking_blocks", i), m.ThinkingBlocks)
+		if err != nil {
+			return nil, err
+		}
+		if reasoning == nil && m.ReasoningContent != "" {
+			reasoning = []providers.ReasoningBlock{{Text: m.ReasoningContent}}
+		}
 		blocks := make([]ContentBlock, len(m.Content.Parts))
 		for j, p := range m.Content.Parts {
 			switch {
@@ -361,7 +395,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, image_url or file, got %q", p.Type)
 			}
 		}
-		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name}
+		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: reasoning}
 	}
 	return req, nil
 }
@@ -420,6 +454,11 @@ type OpenAIResponseMessage struct {
 	Content   *string          `json:"content"`
 	Refusal   *string          `json:"refusal"`
 	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
+	// ReasoningContent is the reasoning the model showed, as text, and ThinkingBlocks
+	// Claude's signed blocks to send back with this message (LiteLLM's fields); both
+	// absent when the model showed none.
+	ReasoningContent string                `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
 }
 
 // OpenAIUsage is OpenAI's usage object.
@@ -525,6 +564,10 @@ type OpenAIDelta struct {
 	ToolCalls []OpenAIToolCallDelta `json:"tool_calls,omitempty"`
 	// Refusal is the model's refusal, sent whole in one chunk before the finish chunk.
 	Refusal string `json:"refusal,omitempty"`
+	// ReasoningContent is a piece of the model's reasoning; ThinkingBlocks carries the
+	// same piece, or a block's signature or redacted data, as LiteLLM streams them.
+	ReasoningContent string                `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
 }
 
 // OpenAIErrorBody is OpenAI's error envelope {"error": {...}}.
@@ -603,6 +646,16 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			base.Model, text, args = m, nil, argumentTemplates{}
 		}
 		switch {
+		case c.Type == EventReasoning:
+			d := c.Reasoning
+			ck := base
+			delta := OpenAIDelta{ReasoningContent: d.Text, ThinkingBlocks: []OpenAIThinkingBlock{openAIThinkingBlock(d.Text, d.Signature, d.Redacted)}}
+			if first {
+				delta.Role = "assistant"
+				first = false
+			}
+			ck.Choices = []OpenAIChunkChoice{{Delta: delta}}
+			err = sse.Buffer("", ck)
 		case c.Type == EventToolCall && !first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
 			// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
 			// from a template per call index like text fragments.

@@ -236,5 +236,6 @@ func openAIResponseMessage(r *Response) OpenAIResponseMessage {
 		refusal := r.Refusal
 		m.Refusal = &refusal
 	}
+	m.ReasoningContent, m.ThinkingBlocks = reasoningText(r.Reasoning), openAIThinkingBlocks(r.Reasoning)
 	return m
 }

@@ -106,6 +106,10 @@ type ResponsesItem struct {
 	Arguments string           `json:"arguments,omitempty"`
 	Output    json.RawMessage  `json:"output,omitempty"`
 	Status    string           `json:"status,omitempty"`
+	// Summary and EncryptedContent are a reasoning item's, as the gateway returned it:
+	// Claude's reasoning goes back to Claude with the assistant turn that follows it.
+	Summary          []ResponseSummaryPart `json:"summary,omitempty"`
+	EncryptedContent string                `json:"encrypted_content,omitempty"`
 }
 
 // ResponsesContent is a message content: a string or a list of parts (input_text,
@@ -212,7 +216,8 @@ type ResponsesText struct {
 }
 
 // ResponsesReasoning is the reasoning object: its effort ("minimal", "low", "medium",
-// "high"). Summary is accepted and ignored: the gateway returns no reasoning items.
+// "high"), which asks every model that can reason to (see OpenAIChatRequest.Thinking).
+// Summary is accepted and ignored: the reasoning items carry what the provider shows.
 type ResponsesReasoning struct {
 	Effort  string          `json:"effort,omitempty"`
 	Summary json.RawMessage `json:"summary,omitempty" jsonschema:"-"`
@@ -262,7 +267,21 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
 	c.fieldName = func(f string) string { return responsesField(fields, fileURLs, f) }
+	// Reasoning items wait for the turn made after them: an assistant turn (a message or
+	// function calls) takes them; any other turn means they led nowhere.
+	var pendingReasoning []OpenAIThinkingBlock
+	pendingAt := 0
+	placeReasoning := func() {
+		if len(pendingReasoning) == 0 || len(c.Messages) <= pendingAt {
+			return
+		}
+		if m := &c.Messages[pendingAt]; m.Role == "assistant" {
+			m.ThinkingBlocks = append(pendingReasoning, m.ThinkingBlocks...)
+		}
+		pendingReasoning = nil
+	}
 	for i, it := range r.Input.Items {
+		placeReasoning()
 		field := fmt.Sprintf("input[%d]", i)
 		switch it.Type {
 		case "", "message":
@@ -353,11 +372,20 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			fields[len(c.Messages)] = field
 			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(out)})
 		case "reasoning":
-			// Reasoning items an SDK echoes back carry nothing the gateway can pass on.
+			// Reasoning the gateway returned: it belongs to the assistant turn that follows
+			// (a message or function calls), where Claude takes its own back.
+			if b, ok := reasoningFromItem(it); ok {
+				if len(pendingReasoning) == 0 {
+					pendingAt = len(c.Messages)
+				}
+				pendingReasoning = append(pendingReasoning, b)
+			}
+			continue
 		default:
 			return nil, invalid(field+".type", "only message, function_call and function_call_output items are supported, got %q", it.Type)
 		}
 	}
+	placeReasoning()
 	if len(c.Messages) == 0 {
 		return nil, invalid("input", "must hold at least one message")
 	}
@@ -491,8 +519,10 @@ type IncompleteDetails struct {
 	Reason string `json:"reason"`
 }
 
-// ResponseOutputItem is an output item: a message (with output_text or refusal content) or
-// a function_call.
+// ResponseOutputItem is an output item: a message (with output_text or refusal content), a
+// function_call, or reasoning (Summary: the model's reasoning as one summary_text part;
+// EncryptedContent: what Claude needs to take it back, which a client returns with the
+// item in its next request's input).
 type ResponseOutputItem struct {
 	ID     string `json:"id"`
 	Type   string `json:"type"`
@@ -505,6 +535,16 @@ type ResponseOutputItem struct {
 	CallID    string               `json:"call_id,omitempty"`
 	Name      string               `json:"name,omitempty"`
 	Arguments *string              `json:"arguments,omitempty"`
+	// Summary is non-nil on every reasoning item (empty for redacted reasoning) and nil on
+	// the others.
+	Summary          []ResponseSummaryPart `json:"summary,omitzero"`
+	EncryptedContent string                `json:"encrypted_content,omitempty"`
+}
+
+// ResponseSummaryPart is a part of a reasoning item's summary: summary_text.
+type ResponseSummaryPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }
 
 // ResponseOutputPart is a part of an output message.
@@ -567,6 +607,9 @@ func (o *ResponseObject) Complete(resp *Response) {
 	o.Model = resp.Provider + "/" + resp.Model
 	o.Status = "completed"
 	o.Output = o.Output[:0]
+	for k, r := range resp.Reasoning {
+		o.Output = append(o.Output, reasoningItem(resp.ResponseMessageID, k, r.Text, r.Signature, r.Redacted))
+	}
 	if text := resp.Text(); text != "" || resp.Refusal != "" || len(resp.ToolCalls) == 0 {
 		item := ResponseOutputItem{ID: "msg_" + resp.ResponseMessageID, Type: "message", Status: "completed", Role: "assistant"}
 		if resp.Refusal != "" {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // responsesEvent is one typed event of a Responses stream; unused members are omitted.
@@ -13,14 +16,16 @@ type responsesEvent struct {
 	Response       *ResponseObject     `json:"response,omitempty"`
 	OutputIndex    *int                `json:"output_index,omitempty"`
 	ContentIndex   *int                `json:"content_index,omitempty"`
+	SummaryIndex   *int                `json:"summary_index,omitempty"`
 	ItemID         string              `json:"item_id,omitempty"`
 	Item           *ResponseOutputItem `json:"item,omitempty"`
-	Part           *ResponseOutputPart `json:"part,omitempty"`
-	Delta          *string             `json:"delta,omitempty"`
-	Text           *string             `json:"text,omitempty"`
-	Arguments      *string             `json:"arguments,omitempty"`
-	Code           string              `json:"code,omitempty"`
-	Message        string              `json:"message,omitempty"`
+	// Part is a *ResponseOutputPart, or a *ResponseSummaryPart in reasoning summary events.
+	Part      any     `json:"part,omitempty"`
+	Delta     *string `json:"delta,omitempty"`
+	Text      *string `json:"text,omitempty"`
+	Arguments *string `json:"arguments,omitempty"`
+	Code      string  `json:"code,omitempty"`
+	Message   string  `json:"message,omitempty"`
 }
 
 // responsesWriter emits the events of one Responses stream with increasing sequence numbers.
@@ -31,9 +36,12 @@ type responsesWriter struct {
 	// items[i] is the streaming state of o.Output[i]. Every function call stays open until
 	// the stream ends, since an upstream may interleave the argument fragments of its calls;
 	// the message is closed when a call starts.
-	items    []streamedItem
-	msg      int         // output index of the open message item, or -1
-	callByUp map[int]int // upstream tool-call index → output index
+	items     []streamedItem
+	msg       int         // output index of the open message item, or -1
+	callByUp  map[int]int // upstream tool-call index → output index
+	thought   int         // output index of the open reasoning item, or -1
+	thoughtOf int         // the reasoning block (ReasoningDelta.Index) it holds
+	messages  int         // message items added so far
 }
 
 // streamedItem is the state of one streamed output item: open until its done events are
@@ -41,6 +49,9 @@ type responsesWriter struct {
 type streamedItem struct {
 	open bool
 	buf  []byte
+	// A reasoning item's: whether its summary part was added, and its encrypted content.
+	summary   bool
+	encrypted string
 }
 
 func (w *responsesWriter) emit(e responsesEvent) error {
@@ -71,9 +82,25 @@ func (w *responsesWriter) closeItem(i int) error {
 	if w.msg == i {
 		w.msg = -1
 	}
+	if w.thought == i {
+		w.thought = -1
+	}
 	item := &w.o.Output[i]
 	item.Status = "completed"
-	if item.Type == "message" {
+	if item.Type == "reasoning" {
+		item.EncryptedContent = st.encrypted
+		if st.summary {
+			text := string(st.buf)
+			item.Summary = []ResponseSummaryPart{{Type: "summary_text", Text: text}}
+			if err := w.emit(responsesEvent{Type: "response.reasoning_summary_text.done", ItemID: item.ID, OutputIndex: idxp(i), SummaryIndex: idxp(0), Text: &text}); err != nil {
+				return err
+			}
+			part := item.Summary[0]
+			if err := w.emit(responsesEvent{Type: "response.reasoning_summary_part.done", ItemID: item.ID, OutputIndex: idxp(i), SummaryIndex: idxp(0), Part: &part}); err != nil {
+				return err
+			}
+		}
+	} else if item.Type == "message" {
 		text := string(st.buf)
 		item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}}}
 		if err := w.emit(responsesEvent{Type: "response.output_text.done", ItemID: item.ID, OutputIndex: idxp(i), ContentIndex: idxp(0), Text: &text}); err != nil {
@@ -104,19 +131,70 @@ func (w *responsesWriter) closeAll() error {
 	return nil
 }
 
+// reasoning writes the events of the reasoning fragment d: its reasoning item opens (the
+// message before it, and another reasoning item, close: the model thinks again) with a
+// summary part when it has text; the text comes as reasoning_summary_text deltas; a
+// signature or redacted data is kept for the item's encrypted_content.
+func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) error {
+	if w.thought >= 0 && w.thoughtOf != d.Index {
+		if err := w.closeItem(w.thought); err != nil {
+			return err
+		}
+	}
+	if w.msg >= 0 {
+		if err := w.closeItem(w.msg); err != nil {
+			return err
+		}
+	}
+	if w.thought < 0 {
+		item := reasoningItem(msgID, d.Index, "", "", "")
+		item.Status = "in_progress"
+		idx, err := w.addItem(item)
+		if err != nil {
+			return err
+		}
+		w.thought, w.thoughtOf = idx, d.Index
+	}
+	i := w.thought
+	st := &w.items[i]
+	switch {
+	case d.Redacted != "":
+		st.encrypted = encryptedRedacted + d.Redacted
+	case d.Signature != "":
+		st.encrypted = encryptedThinking + d.Signature
+	}
+	if d.Text == "" {
+		return nil
+	}
+	id := w.o.Output[i].ID
+	if !st.summary {
+		st.summary = true
+		part := ResponseSummaryPart{Type: "summary_text"}
+		if err := w.emit(responsesEvent{Type: "response.reasoning_summary_part.added", ItemID: id, OutputIndex: idxp(i), SummaryIndex: idxp(0), Part: &part}); err != nil {
+			return err
+		}
+	}
+	st.buf = append(st.buf, d.Text...)
+	delta := d.Text
+	return w.emit(responsesEvent{Type: "response.reasoning_summary_text.delta", ItemID: id, OutputIndex: idxp(i), SummaryIndex: idxp(0), Delta: &delta})
+}
+
 // WriteResponsesStream sends st to w as the Responses API's typed server-sent events:
 // response.created and response.in_progress; for text, response.output_item.added (a
 // message with "content": []), response.content_part.added, response.output_text.delta per
 // fragment, then the .done events; for each function call, response.output_item.added and
 // response.function_call_arguments.delta per argument fragment, against that call's item
 // (output_index, item_id) even when the upstream interleaves the fragments of several calls,
-// then, once the stream ends, the .done events with the whole arguments; and
+// then, once the stream ends, the .done events with the whole arguments; for the model's
+// reasoning, a reasoning item per block (response.reasoning_summary_part.added,
+// response.reasoning_summary_text.delta per fragment, the .done events, its
+// encrypted_content on output_item.done); and
 // response.completed with the whole response (its usage included). A failure after the
 // stream started ends it with an "error" event and response.failed, which OpenAI's SDKs
 // raise. It closes st.
 func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *ResponseObject) error {
 	defer st.Close()
-	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, callByUp: map[int]int{}}
+	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, callByUp: map[int]int{}}
 	o.Model = st.Provider() + "/" + st.Model()
 	snapshot := *o
 	if err := w.emit(responsesEvent{Type: "response.created", Response: &snapshot}); err != nil {
@@ -143,10 +221,19 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 			return err
 		}
 		switch c.Type {
+		case EventReasoning:
+			if err := w.reasoning(st.ResponseMessageID(), c.Reasoning); err != nil {
+				return err
+			}
 		case EventToolCall:
 			d := c.ToolCall
 			idx, known := w.callByUp[d.Index]
 			if !known {
+				if w.thought >= 0 { // the reasoning that led to the call is complete
+					if err := w.closeItem(w.thought); err != nil {
+						return err
+					}
+				}
 				if w.msg >= 0 {
 					// The text before the calls is complete.
 					if err := w.closeItem(w.msg); err != nil {
@@ -171,8 +258,18 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 			if c.Text == "" {
 				continue
 			}
+			if w.thought >= 0 { // the reasoning before the text is complete
+				if err := w.closeItem(w.thought); err != nil {
+					return err
+				}
+			}
 			if w.msg < 0 {
-				idx, err := w.addItem(ResponseOutputItem{ID: "msg_" + st.ResponseMessageID(), Type: "message", Status: "in_progress",
+				id := "msg_" + st.ResponseMessageID()
+				if w.messages > 0 { // the model thought again after some text: a message of its own
+					id += "_" + strconv.Itoa(w.messages)
+				}
+				w.messages++
+				idx, err := w.addItem(ResponseOutputItem{ID: id, Type: "message", Status: "in_progress",
 					Role: "assistant", Content: []ResponseOutputPart{}})
 				if err != nil {
 					return err

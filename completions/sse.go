@@ -30,8 +30,11 @@ const (
 	// EventToolCall is a tool-call fragment (ResponseStream only; the native stream never
 	// carries one, since its requests have no tools).
 	EventToolCall = "tool_call"
-	EventFinal    = "final"
-	EventError    = "error"
+	// EventReasoning is a fragment of the model's reasoning (ResponseStream only; the
+	// native stream never sends it).
+	EventReasoning = "reasoning"
+	EventFinal     = "final"
+	EventError     = "error"
 )
 
 // SSEWriter writes server-sent events and flushes after each one.
@@ -172,8 +175,8 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			_ = sse.Event(EventError, ev)
 			return err
 		}
-		if c.Type == EventToolCall {
-			continue // only requests with tools have them, and the native API has none
+		if c.Type == EventToolCall || c.Type == EventReasoning {
+			continue // the native API has no tools and shows no reasoning
 		}
 		if tpl != nil && st.t.name != tplModel {
 			// Another model continued a broken answer: its fragments carry its name.

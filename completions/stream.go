@@ -40,20 +40,25 @@ type ResponseStream struct {
 	recorded  bool // the failed attempt is already in p.attempts
 	prefixLen int  // bytes of text the answering attempt was given as its prefix
 
-	pending  string // text of a fragment read but not yet returned
-	ended    bool   // upstream reached its end marker
-	text     strings.Builder
-	deltas   []providers.ToolCallDelta // tool-call fragments read but not yet returned
-	next     int                       // the next of deltas to return
-	calls    []toolCallBuild           // the tool calls so far, by index
-	refusal  strings.Builder           // the model's refusal, when it refuses
-	usage    *providers.Usage
-	finish   string
-	stopSeq  string // the stop sequence that ended the answer (see providers.Chunk)
-	firstAt  time.Time
-	final    *Response
-	err      error
-	closeOne sync.Once
+	pending string // text of a fragment read but not yet returned
+	// pendingThought is the answering attempt's first fragment when it was reasoning, not
+	// yet returned; thoughtBase is added to the reasoning indexes of a continuing attempt.
+	pendingThought *providers.ReasoningDelta
+	thoughtBase    int
+	thoughts       []reasoningBuild // the reasoning so far, by block index
+	ended          bool             // upstream reached its end marker
+	text           strings.Builder
+	deltas         []providers.ToolCallDelta // tool-call fragments read but not yet returned
+	next           int                       // the next of deltas to return
+	calls          []toolCallBuild           // the tool calls so far, by index
+	refusal        strings.Builder           // the model's refusal, when it refuses
+	usage          *providers.Usage
+	finish         string
+	stopSeq        string // the stop sequence that ended the answer (see providers.Chunk)
+	firstAt        time.Time
+	final          *Response
+	err            error
+	closeOne       sync.Once
 	// ending is set once complete or fail runs: a Close before that is the caller leaving.
 	ending   atomic.Bool
 	observed sync.Once
@@ -66,6 +71,7 @@ type attemptStream struct {
 	timer   *time.Timer
 	stalled *atomic.Bool
 	first   string
+	thought *providers.ReasoningDelta // the first fragment, when it was reasoning
 	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
 	refusal string                    // refusal pieces read before the first fragment
 	ended   bool
@@ -136,14 +142,16 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	st := &ResponseStream{
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
+		pendingThought: won.thought,
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
 	return st, nil
 }
 
-// openAttempt starts a stream of preq on t and reads until its first fragment (text or
-// tool call) or its end.
+// openAttempt starts a stream of preq on t and reads until its first fragment (text,
+// reasoning or tool call) or its end. Reasoning counts: a model may think for minutes
+// before its first word, and a client is shown its thinking meanwhile.
 func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *providers.Request) (*attemptStream, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
@@ -182,6 +190,13 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.finish, a.stopSeq = c.FinishReason, c.StopSequence
 		}
 		a.refusal += c.Refusal
+		if c.Reasoning != nil {
+			a.timer.Stop()
+			d := *c.Reasoning
+			a.thought = &d
+			a.firstAt = g.opts.Now()
+			return a, nil
+		}
 		if c.Text != "" || len(c.ToolCalls) > 0 {
 			a.timer.Stop()
 			a.first = c.Text
@@ -227,6 +242,10 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 	if s.final != nil {
 		return nil, io.EOF
 	}
+	if d := s.pendingThought; d != nil {
+		s.pendingThought = nil
+		return s.thoughtChunk(*d), nil
+	}
 	if s.pending != "" {
 		frag := s.pending
 		s.pending = ""
@@ -262,6 +281,9 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
 		}
+		if c.Reasoning != nil {
+			return s.thoughtChunk(*c.Reasoning), nil
+		}
 		if len(c.ToolCalls) > 0 {
 			s.deltas, s.next = append(s.deltas[:0], c.ToolCalls...), 0
 		}
@@ -274,6 +296,52 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		}
 	}
 	return nil, s.complete()
+}
+
+// reasoningBuild is a reasoning block being assembled from its fragments.
+type reasoningBuild struct {
+	text                strings.Builder
+	signature, redacted string
+}
+
+// maxStreamReasoningBlocks bounds the reasoning blocks assembled from one stream (an
+// upstream's index beyond it is relayed but not kept).
+const maxStreamReasoningBlocks = 1024
+
+// thoughtChunk records the reasoning fragment d and returns its event; d's index is made
+// the answer's own (after the reasoning of attempts it continues).
+func (s *ResponseStream) thoughtChunk(d providers.ReasoningDelta) *Chunk {
+	d.Index += s.thoughtBase
+	if d.Index >= 0 && d.Index < maxStreamReasoningBlocks {
+		for len(s.thoughts) <= d.Index {
+			s.thoughts = append(s.thoughts, reasoningBuild{})
+		}
+		b := &s.thoughts[d.Index]
+		b.text.WriteString(d.Text)
+		if d.Signature != "" {
+			b.signature = d.Signature
+		}
+		if d.Redacted != "" {
+			b.redacted = d.Redacted
+		}
+	}
+	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventReasoning, Reasoning: d}
+}
+
+// reasoning returns the reasoning blocks assembled from the stream's fragments.
+func (s *ResponseStream) reasoning() []providers.ReasoningBlock {
+	if len(s.thoughts) == 0 {
+		return nil
+	}
+	out := make([]providers.ReasoningBlock, 0, len(s.thoughts))
+	for i := range s.thoughts {
+		b := &s.thoughts[i]
+		if b.text.Len() == 0 && b.signature == "" && b.redacted == "" {
+			continue // an index the upstream skipped
+		}
+		out = append(out, providers.ReasoningBlock{Text: b.text.String(), Signature: b.signature, Redacted: b.redacted})
+	}
+	return out
 }
 
 // toolCallBuild is a tool call being assembled from its fragments.
@@ -405,6 +473,7 @@ func (s *ResponseStream) complete() error {
 	resp := s.g.response(s.p, s.t, s.text.String(), u, s.finish, s.firstAt)
 	resp.StopSequence = s.stopSeq
 	resp.ToolCalls = s.toolCalls()
+	resp.Reasoning = s.reasoning()
 	resp.Refusal = s.refusal.String()
 	resp.markEstimated(estimated)
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, estimated, now.Sub(s.begin))

@@ -34,6 +34,10 @@ type Message struct {
 	ToolCallID string `json:"-"`
 	// Name is the participant's name (OpenAI's messages[].name), for OpenAI-format upstreams.
 	Name string `json:"-"`
+	// Reasoning is the reasoning an assistant turn was answered with, as a client sends it
+	// back (the thinking blocks of /v1/messages, thinking_blocks on chat completions,
+	// Responses reasoning items); only Claude takes it, and only its own signed blocks.
+	Reasoning []providers.ReasoningBlock `json:"-"`
 }
 
 // TextMessage returns a turn of role ("system", "user" or "assistant") holding text as its
@@ -109,6 +113,12 @@ type Request struct {
 	// verbosity) come from the OpenAI-compatible surfaces and library callers; see
 	// providers.OpenAIOptions for which providers take which.
 	providers.OpenAIOptions `json:"-"`
+	// Thinking asks the models that can reason before answering to do so, and to return
+	// their reasoning where the provider shows it (Response.Reasoning); nil for each
+	// model's default. The OpenAI-compatible surfaces set it from reasoning_effort or a
+	// thinking object, /v1/messages from thinking and output_config.effort; see
+	// providers.Thinking for how each provider takes it.
+	Thinking *providers.Thinking `json:"-"`
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
 	maxTemperature float64
@@ -247,6 +257,10 @@ type Response struct {
 	// StopSequence is the stop sequence that ended the answer, when the provider says which
 	// (Anthropic).
 	StopSequence string `json:"stopSequence,omitempty"`
+	// Reasoning is the reasoning the model showed before its answer (see
+	// providers.ReasoningBlock), for the OpenAI-compatible and Messages surfaces; the native
+	// API does not return it.
+	Reasoning []providers.ReasoningBlock `json:"-"`
 	// ModelGroup is the model group the request named (Options.ModelGroups), when it named
 	// one; Provider and Model say which of its models answered.
 	ModelGroup string `json:"modelGroup,omitempty"`
@@ -267,8 +281,9 @@ func (r *Response) Text() string {
 	return b.String()
 }
 
-// Chunk is one streamed fragment: text (Type EventText) or a fragment of a tool call
-// (Type EventToolCall, ToolCall set, Text empty; requests with Tools only).
+// Chunk is one streamed fragment: text (Type EventText), a fragment of a tool call
+// (Type EventToolCall, ToolCall set, Text empty; requests with Tools only) or of the
+// model's reasoning (Type EventReasoning, Reasoning set, Text empty).
 type Chunk struct {
 	Provider          string           `json:"provider"`
 	Model             string           `json:"model"`
@@ -279,4 +294,6 @@ type Chunk struct {
 	// ToolCall is the tool-call fragment of an EventToolCall chunk: the first fragment of a
 	// call has its ID and Name, later ones pieces of its Arguments.
 	ToolCall providers.ToolCallDelta `json:"-"`
+	// Reasoning is the reasoning fragment of an EventReasoning chunk.
+	Reasoning providers.ReasoningDelta `json:"-"`
 }

@@ -43,6 +43,22 @@ const DefaultAnthropicMaxTokens = 4096
 // when the caller's own tools may be called instead. Its input is returned as the answer's
 // text, streamed from its input_json_delta pieces, with finish reason "stop"; it is never a
 // tool call. A schema whose root is not an object is refused (see Check).
+//
+// Request.Thinking turns on extended thinking for the models that have it (Claude 3.7 and
+// Claude 4 or later, see anthropicThinks): thinking {type: enabled, budget_tokens}, with
+// the budget below max_tokens (max_tokens is raised by the budget when the request gives
+// none, and a budget that would not fit 1,024 tokens below the caller's max_tokens sends
+// no thinking), or {type: adaptive} with output_config.effort on the models that take it
+// (see anthropicAdaptive) when no budget is given. Claude thinks only at temperature 1,
+// without top_k and with top_p of at least 0.95, so other values are left out of a thinking
+// request. A request Claude would refuse with thinking is sent without it: one that forces
+// a tool (tool_choice required or a function, or structured output), one with an
+// AssistantPrefix, and one whose last assistant turn called tools without the signed
+// reasoning Claude needs back (a turn another provider answered). The thinking and
+// redacted_thinking blocks of an answer are its Reasoning (streamed as ReasoningDeltas,
+// indexed by reasoning block); those of the history's assistant turns go back first in
+// their turn when thinking is on, and only when signed (Signature) or redacted: reasoning
+// from other providers is dropped, as Claude would refuse it.
 type Anthropic struct {
 	ep      endpoint
 	baseURL string
@@ -87,8 +103,8 @@ type anthropicMessage struct {
 	Content any    `json:"content"`
 }
 
-// anthropicBlock is a content block of a request turn: text, image, document, tool_use or
-// tool_result.
+// anthropicBlock is a content block of a request turn: text, image, document, tool_use,
+// tool_result, thinking or redacted_thinking.
 type anthropicBlock struct {
 	Type   string                `json:"type"`
 	Text   string                `json:"text,omitempty"`
@@ -101,6 +117,37 @@ type anthropicBlock struct {
 	Input        json.RawMessage `json:"input,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
 	Content      string          `json:"content,omitempty"`
+	// Thinking is a thinking block's text; a pointer because Claude requires the member
+	// even when the text is empty (reasoning it returned with its text omitted).
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"` // a thinking block's
+	Data      string  `json:"data,omitempty"`      // a redacted_thinking block's
+}
+
+// appendReasoning appends the reasoning blocks of an assistant turn that Claude takes back:
+// thinking blocks with their signature and redacted_thinking blocks. Blocks with neither
+// came from another provider and are dropped: Claude refuses reasoning it cannot verify.
+func appendReasoning(blocks []anthropicBlock, rs []ReasoningBlock) []anthropicBlock {
+	for i := range rs {
+		switch r := &rs[i]; {
+		case r.Signature != "":
+			blocks = append(blocks, anthropicBlock{Type: "thinking", Thinking: &r.Text, Signature: r.Signature})
+		case r.Redacted != "":
+			blocks = append(blocks, anthropicBlock{Type: "redacted_thinking", Data: r.Redacted})
+		}
+	}
+	return blocks
+}
+
+// hasSignedReasoning reports whether rs holds a block Claude takes back (see
+// appendReasoning).
+func hasSignedReasoning(rs []ReasoningBlock) bool {
+	for _, r := range rs {
+		if r.Signature != "" || r.Redacted != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // anthropicImageSource is an image or document block's source: base64 data or a URL.
@@ -172,8 +219,12 @@ func markCachePrefix(b *anthropicRequest) {
 				m.Content = []anthropicBlock{{Type: "text", Text: c, CacheControl: mark}}
 			}
 		case []anthropicBlock:
-			if len(c) > 0 {
-				c[len(c)-1].CacheControl = mark
+			// Anthropic refuses cache_control on a thinking block: the last other block.
+			for i := len(c) - 1; i >= 0; i-- {
+				if c[i].Type != "thinking" && c[i].Type != "redacted_thinking" {
+					c[i].CacheControl = mark
+					break
+				}
 			}
 		}
 	}
@@ -199,6 +250,177 @@ type anthropicRequest struct {
 	ToolChoice  *anthropicToolChoice `json:"tool_choice,omitempty"`
 	// Metadata carries OpenAIOptions.User as user_id.
 	Metadata *anthropicMetadata `json:"metadata,omitempty"`
+	// Thinking and OutputConfig carry Request.Thinking (see anthropicThinkingFor); both are
+	// absent from a request without thinking.
+	Thinking     *anthropicThinking     `json:"thinking,omitempty"`
+	OutputConfig *anthropicOutputConfig `json:"output_config,omitempty"`
+}
+
+// anthropicThinking is the thinking member: {type: enabled, budget_tokens} or
+// {type: adaptive} (the model decides how much to think, guided by output_config.effort).
+type anthropicThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+// anthropicOutputConfig is the output_config member; only its effort (low, medium, high,
+// max) is sent, with adaptive thinking.
+type anthropicOutputConfig struct {
+	Effort string `json:"effort,omitempty"`
+}
+
+// anthropicMinBudget is the smallest budget_tokens Anthropic takes.
+const anthropicMinBudget = 1024
+
+// anthropicThinkingFor is the thinking and output_config members of req and its max_tokens.
+// Thinking is nil (and max_tokens the caller's, or the default) when req asks for none, the
+// model cannot think, or Claude would refuse the request with it (see
+// anthropicThinkingRefused); likewise when the caller's max_tokens leaves no room for the
+// minimum budget below it, as budget_tokens must be less than max_tokens. Without a
+// max_tokens of the caller's, the default one is raised by the budget so that thinking does
+// not eat the answer's tokens (with adaptive thinking, by the budget of its effort, as its
+// thinking counts against max_tokens too).
+func anthropicThinkingFor(req *Request) (*anthropicThinking, *anthropicOutputConfig, int) {
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = DefaultAnthropicMaxTokens
+	}
+	t := req.Thinking
+	if t == nil || !anthropicThinks(req.Model) || anthropicThinkingRefused(req) {
+		return nil, nil, maxTokens
+	}
+	budget := t.Budget(anthropicMinBudget, 0)
+	if req.MaxTokens <= 0 {
+		maxTokens = budget + DefaultAnthropicMaxTokens
+	}
+	if t.BudgetTokens <= 0 && anthropicAdaptive(req.Model) {
+		return &anthropicThinking{Type: "adaptive"}, &anthropicOutputConfig{Effort: anthropicEffort(t.effort())}, maxTokens
+	}
+	if req.MaxTokens > 0 && budget >= req.MaxTokens {
+		budget = req.MaxTokens - 1
+		if budget < anthropicMinBudget {
+			return nil, nil, maxTokens
+		}
+	}
+	return &anthropicThinking{Type: "enabled", BudgetTokens: budget}, nil, maxTokens
+}
+
+// anthropicThinkingRefused reports whether Claude would refuse req with thinking on: it
+// forces a tool (tool_choice any or tool, which structured output is too), continues an
+// assistant prefill, or its last assistant turn called tools without a signed or redacted
+// reasoning block, which Claude requires that turn to start with when thinking is on (the
+// turn was answered by another provider, or by Claude without thinking).
+func anthropicThinkingRefused(req *Request) bool {
+	if anthropicOutputTool(req) != "" || req.AssistantPrefix != "" {
+		return true
+	}
+	if c := req.ToolChoice; len(req.Tools) > 0 && c != nil && (c.Mode == ToolChoiceRequired || c.Mode == ToolChoiceFunction) {
+		return true
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := &req.Messages[i]
+		if m.Role != "assistant" {
+			continue
+		}
+		if len(m.ToolCalls) > 0 {
+			return !hasSignedReasoning(m.Reasoning)
+		}
+		if strings.TrimSpace(m.Content) != "" { // empty turns are left out of the body
+			return false
+		}
+	}
+	return false
+}
+
+// anthropicEffort is an effort as output_config.effort takes it: low, medium, high or max.
+func anthropicEffort(effort string) string {
+	switch effort {
+	case "minimal", "none", "low":
+		return "low"
+	case "high":
+		return "high"
+	case "max", "xhigh":
+		return "max"
+	}
+	return "medium"
+}
+
+// claudeVersion parses a Claude model name ("claude-3-7-sonnet-20250219",
+// "claude-opus-4-1-20250805", "claude-sonnet-4-6", also behind a prefix such as Bedrock's
+// "anthropic."): its major and minor version (major -1 when the name has none) and its
+// family (opus, sonnet, haiku, instant). ok is false for a name that is not Claude's.
+func claudeVersion(model string) (major, minor int, family string, ok bool) {
+	model = strings.ToLower(model)
+	i := strings.Index(model, "claude-")
+	if i < 0 {
+		return -1, 0, "", false
+	}
+	rest := model[i+len("claude-"):]
+	if j := strings.IndexAny(rest, "@:"); j >= 0 { // Vertex's "@date", Bedrock's ":0"
+		rest = rest[:j]
+	}
+	major = -1
+	fields := strings.FieldsFunc(rest, func(r rune) bool { return r == '-' || r == '.' })
+	for k, f := range fields {
+		n, isNum := claudeNumber(f)
+		switch {
+		case isNum && major < 0:
+			major = n
+			if k+1 < len(fields) {
+				if m, ok := claudeNumber(fields[k+1]); ok {
+					minor = m
+				}
+			}
+		case !isNum && family == "":
+			family = f
+		}
+	}
+	return major, minor, family, true
+}
+
+// claudeNumber is s as a version number: one or two digits (a longer number is a date).
+func claudeNumber(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 2 {
+		return 0, false
+	}
+	n := 0
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// anthropicThinks reports whether model has extended thinking: Claude 3.7 and every
+// Claude 4 or later, including Claude names not known yet; not Claude 1, 2, Instant or the
+// other Claude 3 models, which refuse the thinking member.
+func anthropicThinks(model string) bool {
+	major, minor, family, ok := claudeVersion(model)
+	switch {
+	case !ok || family == "instant":
+		return false
+	case major < 0:
+		return true
+	case major == 3:
+		return minor == 7
+	}
+	return major >= 4
+}
+
+// anthropicAdaptive reports whether model takes adaptive thinking (thinking {type:
+// adaptive} with output_config.effort), which Anthropic recommends over a fixed budget
+// where it exists: Opus and Sonnet 4.6 and later 4.x, and every Claude 5 or later.
+func anthropicAdaptive(model string) bool {
+	major, minor, family, ok := claudeVersion(model)
+	switch {
+	case !ok:
+		return false
+	case major >= 5:
+		return true
+	}
+	return major == 4 && minor >= 6 && (family == "opus" || family == "sonnet")
 }
 
 type anthropicMetadata struct {
@@ -212,8 +434,17 @@ var openObjectSchema = json.RawMessage(`{"type":"object"}`)
 func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 		Stop: req.Stop, Stream: stream}
-	if b.MaxTokens <= 0 {
-		b.MaxTokens = DefaultAnthropicMaxTokens
+	b.Thinking, b.OutputConfig, b.MaxTokens = anthropicThinkingFor(req)
+	thinking := b.Thinking != nil
+	if thinking {
+		// Claude thinks only at temperature 1, without top_k, and with top_p of 0.95 or more.
+		if t := b.Temperature; t != nil && *t != 1 {
+			b.Temperature = nil
+		}
+		b.TopK = nil
+		if p := b.TopP; p != nil && *p < 0.95 {
+			b.TopP = nil
+		}
 	}
 	if req.User != "" {
 		b.Metadata = &anthropicMetadata{UserID: req.User}
@@ -236,7 +467,13 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			}
 			b.Messages = append(b.Messages, anthropicMessage{Role: "user", Content: []anthropicBlock{block}})
 		case len(m.ToolCalls) > 0:
-			blocks := make([]anthropicBlock, 0, len(m.ToolCalls)+1)
+			var blocks []anthropicBlock
+			if thinking && len(m.Reasoning) > 0 {
+				// The turn's reasoning goes first, as Claude requires.
+				blocks = appendReasoning(make([]anthropicBlock, 0, len(m.Reasoning)+len(m.ToolCalls)+1), m.Reasoning)
+			} else {
+				blocks = make([]anthropicBlock, 0, len(m.ToolCalls)+1)
+			}
 			if strings.TrimSpace(m.Content) != "" { // Anthropic refuses whitespace-only text blocks
 				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
 			}
@@ -249,6 +486,15 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			// An empty answer sent back (a refusal, a cut answer): Anthropic refuses empty
 			// turns, and says nothing is lost by leaving it out.
 			continue
+		case thinking && m.Role == "assistant" && hasSignedReasoning(m.Reasoning):
+			// An answer with its reasoning: blocks, the reasoning first.
+			blocks := appendReasoning(make([]anthropicBlock, 0, len(m.Reasoning)+max(len(m.Parts), 1)), m.Reasoning)
+			if len(m.Parts) > 0 {
+				blocks = append(blocks, anthropicParts(m.Parts)...)
+			} else {
+				blocks = append(blocks, anthropicBlock{Type: "text", Text: m.Content})
+			}
+			b.Messages = append(b.Messages, anthropicMessage{Role: m.Role, Content: blocks})
 		default:
 			// A user's text after tool results joins their turn (after the results, as the
 			// API requires).
@@ -527,6 +773,10 @@ type anthropicResponse struct {
 		ID    string          `json:"id"`
 		Name  string          `json:"name"`
 		Input json.RawMessage `json:"input"`
+		// A thinking block's text and signature; a redacted_thinking block's data.
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"`
 	} `json:"content"`
 	StopReason   string         `json:"stop_reason"`
 	StopSequence string         `json:"stop_sequence"`
@@ -572,6 +822,10 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		switch {
 		case b.Type == "text":
 			text.WriteString(b.Text)
+		case b.Type == "thinking":
+			resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Text: b.Thinking, Signature: b.Signature})
+		case b.Type == "redacted_thinking":
+			resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Redacted: b.Data})
 		case b.Type == "tool_use" && out != "" && b.Name == out:
 			answered = true
 			text.Reset()
@@ -616,15 +870,22 @@ type anthropicEvent struct {
 	} `json:"message"`
 	Index        int `json:"index"`
 	ContentBlock *struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+		Data      string `json:"data"` // a redacted_thinking block's
 	} `json:"content_block"`
-	Delta *struct {
+	// Delta is held by value, not by pointer: one allocation less per streamed fragment
+	// (an absent delta decodes as the zero value).
+	Delta struct {
 		Type         string `json:"type"`
 		Text         string `json:"text"`
 		PartialJSON  string `json:"partial_json"`
+		Thinking     string `json:"thinking"`
+		Signature    string `json:"signature"`
 		StopReason   string `json:"stop_reason"`
 		StopSequence string `json:"stop_sequence"`
 	} `json:"delta"`
@@ -651,6 +912,12 @@ type anthropicStream struct {
 	calls     int // tool calls started so far; the next call's Index
 	answered  bool
 	deltas    [1]ToolCallDelta // backing array of Chunk.ToolCalls
+
+	// Reasoning blocks (thinking and redacted_thinking) started so far: the open one's
+	// ReasoningDelta.Index is thoughts-1. signature is one that came in a thinking block's
+	// content_block_start beside its text, returned by the next Recv.
+	thoughts  int
+	signature string
 }
 
 type blockKind int
@@ -660,6 +927,16 @@ const (
 	blockCall             // a tool_use of one of the caller's functions
 	blockAnswer           // the structured-output tool's input, relayed as text
 )
+
+// reasoning returns a chunk with one fragment of the open reasoning block (the first one
+// when a delta came without its content_block_start).
+func (s *anthropicStream) reasoning(d ReasoningDelta) Chunk {
+	if s.thoughts == 0 {
+		s.thoughts = 1
+	}
+	d.Index = s.thoughts - 1
+	return Chunk{Reasoning: &d}
+}
 
 // toolDelta returns a chunk with one tool-call fragment of the open call.
 func (s *anthropicStream) toolDelta(d ToolCallDelta) Chunk {
@@ -672,10 +949,16 @@ func (s *anthropicStream) toolDelta(d ToolCallDelta) Chunk {
 var anthropicAnswerEvents = map[string]bool{"message_start": true, "content_block_start": true,
 	"content_block_delta": true, "content_block_stop": true, "message_delta": true, "message_stop": true, "error": true}
 
-// Recv returns the next text or final usage chunk, io.EOF after message_stop, or an *Error.
+// Recv returns the next text, tool-call, reasoning or final usage chunk, io.EOF after
+// message_stop, or an *Error.
 func (s *anthropicStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err
+	}
+	if s.signature != "" {
+		sig := s.signature
+		s.signature = ""
+		return s.reasoning(ReasoningDelta{Signature: sig}), nil
 	}
 	for {
 		ev, err := s.next()
@@ -723,14 +1006,29 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 				s.blockKind = blockCall
 				s.calls++
 				return s.toolDelta(ToolCallDelta{Index: s.calls - 1, ID: cb.ID, Name: cb.Name}), nil
+			case cb.Type == "thinking":
+				s.thoughts++
+				switch {
+				case cb.Thinking != "":
+					s.signature = cb.Signature
+					return s.reasoning(ReasoningDelta{Text: cb.Thinking}), nil
+				case cb.Signature != "":
+					return s.reasoning(ReasoningDelta{Signature: cb.Signature}), nil
+				}
+			case cb.Type == "redacted_thinking":
+				s.thoughts++
+				if cb.Data != "" {
+					return s.reasoning(ReasoningDelta{Redacted: cb.Data}), nil
+				}
 			}
 		case "content_block_delta":
-			if e.Delta == nil {
-				continue
-			}
 			switch {
 			case e.Delta.Type == "text_delta" && e.Delta.Text != "":
 				return Chunk{Text: e.Delta.Text}, nil
+			case e.Delta.Type == "thinking_delta" && e.Delta.Thinking != "":
+				return s.reasoning(ReasoningDelta{Text: e.Delta.Thinking}), nil
+			case e.Delta.Type == "signature_delta" && e.Delta.Signature != "":
+				return s.reasoning(ReasoningDelta{Signature: e.Delta.Signature}), nil
 			case e.Delta.Type == "input_json_delta" && e.Delta.PartialJSON != "" && e.Index == s.block:
 				s.gotInput = true
 				switch s.blockKind {
@@ -755,10 +1053,7 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			if e.Usage != nil {
 				e.Usage.merge(&s.totals)
 			}
-			stop := ""
-			if e.Delta != nil {
-				stop = e.Delta.StopReason
-			}
+			stop := e.Delta.StopReason
 			u := s.totals.usage()
 			if stop == "refusal" {
 				return Chunk{}, s.failBilled(KindContentFilter, "the model refused (stop_reason refusal)", &u)

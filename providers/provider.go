@@ -32,6 +32,9 @@ type Message struct {
 	// Name is the participant's name (OpenAI's messages[].name); only OpenAI-format
 	// upstreams take it.
 	Name string `json:"name,omitempty"`
+	// Reasoning is the reasoning an assistant turn was answered with, as the client sends
+	// it back; only Anthropic takes it (its signed blocks, see ReasoningBlock).
+	Reasoning []ReasoningBlock `json:"reasoning,omitempty"`
 }
 
 // Request is a provider-neutral chat request. Model is the provider's own model name
@@ -65,6 +68,11 @@ type Request struct {
 	ResponseFormat *ResponseFormat
 	// OpenAIOptions are the OpenAI API's other request options (seed, penalties, …).
 	OpenAIOptions
+
+	// Thinking asks the model to reason before it answers and to return its reasoning
+	// where the provider shows it (Response.Reasoning); nil for the provider's default.
+	// See Thinking for how each adapter maps it.
+	Thinking *Thinking
 
 	// PromptCache asks adapters whose provider caches a prompt's prefix only where told
 	// (Anthropic's cache_control) to mark the stable prefix: the system prompt, the tools
@@ -135,6 +143,10 @@ type Response struct {
 	StopSequence string
 	// Model is the model name the upstream reported, when it reports one.
 	Model string
+	// Reasoning is the reasoning the model showed before its answer, in order (Claude's
+	// thinking blocks, Gemini's thought summaries, the reasoning_content of
+	// OpenAI-compatible servers that return one).
+	Reasoning []ReasoningBlock
 }
 
 // Chunk is one piece of a streamed answer. Usage is set on the chunk that carries it
@@ -151,6 +163,9 @@ type Chunk struct {
 	// StopSequence is set with FinishReason when a stop sequence ended the answer and the
 	// provider says which (Anthropic).
 	StopSequence string
+	// Reasoning is a fragment of the model's reasoning; a chunk that has one has no Text,
+	// ToolCalls or Refusal.
+	Reasoning *ReasoningDelta
 }
 
 // Stream yields the chunks of a streamed answer.

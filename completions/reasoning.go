@@ -1,0 +1,166 @@
+package completions
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// OpenAIThinking is the thinking object a chat completions request may carry (LiteLLM's
+// extension, in Anthropic's shape): {"type": "enabled", "budget_tokens": N} asks for
+// reasoning with a budget, {"type": "adaptive"} for reasoning at the request's
+// reasoning_effort (medium when it gives none), {"type": "disabled"} for none.
+type OpenAIThinking struct {
+	Type         string `json:"type" jsonschema:"required,enum=enabled,enum=adaptive,enum=disabled"`
+	BudgetTokens int    `json:"budget_tokens,omitempty" jsonschema:"minimum=1"`
+}
+
+// OpenAIThinkingBlock is a reasoning block of an assistant message as LiteLLM writes it:
+// {"type": "thinking", "thinking": text, "signature": sig} or
+// {"type": "redacted_thinking", "data": encrypted}. Clients send the blocks of earlier
+// answers back with them so that Claude can continue its own reasoning.
+type OpenAIThinkingBlock struct {
+	Type      string `json:"type" jsonschema:"required,enum=thinking,enum=redacted_thinking"`
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// thinkingFor is the providers.Thinking of a request's thinking object and reasoning
+// effort: nil when neither asks for reasoning. field names the thinking object in errors.
+func thinkingFor(field string, t *OpenAIThinking, effort string) (*providers.Thinking, error) {
+	effort = strings.ToLower(strings.TrimSpace(effort))
+	if t == nil {
+		if effort == "" || effort == "none" {
+			return nil, nil
+		}
+		return &providers.Thinking{Effort: effort}, nil
+	}
+	switch t.Type {
+	case "disabled":
+		if t.BudgetTokens != 0 {
+			return nil, invalid(field+".budget_tokens", "must be absent when thinking is disabled")
+		}
+		return nil, nil
+	case "enabled":
+		if t.BudgetTokens <= 0 {
+			return nil, invalid(field+".budget_tokens", "is required when thinking is enabled (a number of tokens, at least 1024 for Claude)")
+		}
+		return &providers.Thinking{BudgetTokens: t.BudgetTokens, Effort: effort}, nil
+	case "adaptive":
+		if t.BudgetTokens != 0 {
+			return nil, invalid(field+".budget_tokens", "must be absent when thinking is adaptive (the effort sets how much it thinks)")
+		}
+		if effort == "none" {
+			effort = ""
+		}
+		return &providers.Thinking{Effort: effort}, nil
+	case "":
+		return nil, invalid(field+".type", "is required: enabled, adaptive or disabled")
+	}
+	return nil, invalid(field+".type", "must be enabled, adaptive or disabled, got %q", t.Type)
+}
+
+// reasoningFromBlocks reads the thinking blocks of message i (field names them in errors).
+func reasoningFromBlocks(field string, blocks []OpenAIThinkingBlock) ([]providers.ReasoningBlock, error) {
+	if len(blocks) == 0 {
+		return nil, nil
+	}
+	out := make([]providers.ReasoningBlock, 0, len(blocks))
+	for j, b := range blocks {
+		switch b.Type {
+		case "thinking":
+			out = append(out, providers.ReasoningBlock{Text: b.Thinking, Signature: b.Signature})
+		case "redacted_thinking":
+			if b.Data == "" {
+				return nil, invalid(fmt.Sprintf("%s[%d].data", field, j), "is required in a redacted_thinking block")
+			}
+			out = append(out, providers.ReasoningBlock{Redacted: b.Data})
+		default:
+			return nil, invalid(fmt.Sprintf("%s[%d].type", field, j), "must be thinking or redacted_thinking, got %q", b.Type)
+		}
+	}
+	return out, nil
+}
+
+// reasoningText joins the text of blocks (blank line between blocks).
+func reasoningText(blocks []providers.ReasoningBlock) string {
+	var b strings.Builder
+	for _, r := range blocks {
+		if r.Text == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(r.Text)
+	}
+	return b.String()
+}
+
+// openAIThinkingBlocks renders blocks as LiteLLM's thinking_blocks; nil when none carries
+// what a client must send back (a signature or redacted data: reasoning without them is
+// only to be read, and reasoning_content has it).
+func openAIThinkingBlocks(blocks []providers.ReasoningBlock) []OpenAIThinkingBlock {
+	keep := false
+	for _, r := range blocks {
+		keep = keep || r.Signature != "" || r.Redacted != ""
+	}
+	if !keep {
+		return nil
+	}
+	out := make([]OpenAIThinkingBlock, 0, len(blocks))
+	for _, r := range blocks {
+		out = append(out, openAIThinkingBlock(r.Text, r.Signature, r.Redacted))
+	}
+	return out
+}
+
+func openAIThinkingBlock(text, signature, redacted string) OpenAIThinkingBlock {
+	if redacted != "" {
+		return OpenAIThinkingBlock{Type: "redacted_thinking", Data: redacted}
+	}
+	return OpenAIThinkingBlock{Type: "thinking", Thinking: text, Signature: signature}
+}
+
+// Prefixes of a Responses reasoning item's encrypted_content: the gateway's own wrapping of
+// Claude's signature or redacted data, so that only what it returned goes back to Claude
+// (encrypted reasoning from OpenAI's own API would be refused there).
+const (
+	encryptedThinking = "claude-thinking:"
+	encryptedRedacted = "claude-redacted:"
+)
+
+// reasoningItem is reasoning block k of the answer msgID as a Responses reasoning item.
+func reasoningItem(msgID string, k int, text, signature, redacted string) ResponseOutputItem {
+	item := ResponseOutputItem{ID: fmt.Sprintf("rs_%s_%d", msgID, k), Type: "reasoning", Status: "completed", Summary: []ResponseSummaryPart{}}
+	switch {
+	case redacted != "":
+		item.EncryptedContent = encryptedRedacted + redacted
+	case signature != "":
+		item.EncryptedContent = encryptedThinking + signature
+	}
+	if text != "" {
+		item.Summary = []ResponseSummaryPart{{Type: "summary_text", Text: text}}
+	}
+	return item
+}
+
+// reasoningFromItem reads back a reasoning item of a request's input: the block the
+// gateway returned as it, or false for reasoning it cannot pass on (another API's
+// encrypted reasoning; a summary alone, which no provider takes back).
+func reasoningFromItem(it ResponsesItem) (OpenAIThinkingBlock, bool) {
+	if data, ok := strings.CutPrefix(it.EncryptedContent, encryptedRedacted); ok && data != "" {
+		return OpenAIThinkingBlock{Type: "redacted_thinking", Data: data}, true
+	}
+	sig, ok := strings.CutPrefix(it.EncryptedContent, encryptedThinking)
+	if !ok || sig == "" {
+		return OpenAIThinkingBlock{}, false
+	}
+	var text strings.Builder
+	for _, p := range it.Summary {
+		text.WriteString(p.Text)
+	}
+	return OpenAIThinkingBlock{Type: "thinking", Thinking: text.String(), Signature: sig}, true
+}

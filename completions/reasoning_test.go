@@ -1,0 +1,407 @@
+package completions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// claudeThought is a signed thinking block followed by a redacted one, as Claude answers.
+var claudeThought = []providers.ReasoningBlock{{Text: "The user wants the weather.", Signature: "sig-1"}, {Redacted: "ENCRYPTED"}}
+
+func chatBody(t *testing.T, body string) (*Request, error) {
+	t.Helper()
+	var o OpenAIChatRequest
+	if err := json.Unmarshal([]byte(body), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o.ToRequest()
+}
+
+// TestChatThinkingRequest: reasoning_effort and LiteLLM's thinking object become the
+// request's Thinking; thinking_blocks (or reasoning_content) of assistant messages its
+// history's reasoning; bad values name their field.
+func TestChatThinkingRequest(t *testing.T) {
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	for body, want := range map[string]*providers.Thinking{
+		`{"model":"a/m",` + msgs + `}`:                                                                              nil,
+		`{"model":"a/m","reasoning_effort":"high",` + msgs + `}`:                                                    {Effort: "high"},
+		`{"model":"a/m","reasoning_effort":"none",` + msgs + `}`:                                                    nil,
+		`{"model":"a/m","thinking":{"type":"enabled","budget_tokens":2048},` + msgs + `}`:                           {BudgetTokens: 2048},
+		`{"model":"a/m","thinking":{"type":"adaptive"},"reasoning_effort":"low",` + msgs + `}`:                      {Effort: "low"},
+		`{"model":"a/m","thinking":{"type":"disabled"},"reasoning_effort":"high",` + msgs + `}`:                     nil,
+		`{"model":"a/m","thinking":{"type":"enabled","budget_tokens":5000},"reasoning_effort":"high",` + msgs + `}`: {BudgetTokens: 5000, Effort: "high"},
+	} {
+		req, err := chatBody(t, body)
+		if err != nil {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if !reflect.DeepEqual(req.Thinking, want) {
+			t.Errorf("%s: thinking %+v, want %+v", body, req.Thinking, want)
+		}
+	}
+	// reasoning_effort still reaches OpenAI-format upstreams as it is.
+	if req, _ := chatBody(t, `{"model":"a/m","reasoning_effort":"high",`+msgs+`}`); req.ReasoningEffort != "high" {
+		t.Errorf("reasoning_effort %q", req.ReasoningEffort)
+	}
+	for body, field := range map[string]string{
+		`{"model":"a/m","thinking":{"type":"enabled"},` + msgs + `}`:                                                                                       "thinking.budget_tokens",
+		`{"model":"a/m","thinking":{"type":"sometimes"},` + msgs + `}`:                                                                                     "thinking.type",
+		`{"model":"a/m","thinking":{},` + msgs + `}`:                                                                                                       "thinking.type",
+		`{"model":"a/m","thinking":{"type":"disabled","budget_tokens":10},` + msgs + `}`:                                                                   "thinking.budget_tokens",
+		`{"model":"a/m","messages":[{"role":"user","content":"hi","reasoning_content":"x"}]}`:                                                              "messages[0].thinking_blocks",
+		`{"model":"a/m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","thinking_blocks":[{"type":"redacted_thinking"}]}]}`: "messages[1].thinking_blocks[0].data",
+		`{"model":"a/m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo","thinking_blocks":[{"type":"idea"}]}]}`:              "messages[1].thinking_blocks[0].type",
+	} {
+		_, err := chatBody(t, body)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("%s: error %v, want one naming %s", body, err, field)
+		}
+	}
+
+	req, err := chatBody(t, `{"model":"a/m","messages":[{"role":"user","content":"Weather?"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"w","arguments":"{}"}}],
+		 "thinking_blocks":[{"type":"thinking","thinking":"The user wants the weather.","signature":"sig-1"},{"type":"redacted_thinking","data":"ENCRYPTED"}]},
+		{"role":"tool","tool_call_id":"c1","content":"sunny"},
+		{"role":"assistant","content":"Sunny.","reasoning_content":"Easy."},{"role":"user","content":"Thanks"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Messages[1].Reasoning; !reflect.DeepEqual(got, claudeThought) {
+		t.Errorf("thinking_blocks read as %+v", got)
+	}
+	if got := req.Messages[3].Reasoning; !reflect.DeepEqual(got, []providers.ReasoningBlock{{Text: "Easy."}}) {
+		t.Errorf("reasoning_content read as %+v", got)
+	}
+}
+
+// TestThinkingThroughTheGateway: the request's Thinking and its history's reasoning reach
+// the provider; the provider's reasoning comes back whole (Complete) and streamed as
+// reasoning fragments before the text, assembled again in the final response.
+func TestThinkingThroughTheGateway(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "It is sunny today", reasoning: claudeThought, usage: providers.Usage{PromptTokens: 5, CompletionTokens: 9}})
+	req := userReq("Weather?", "a/m")
+	req.Thinking = &providers.Thinking{BudgetTokens: 3000}
+	req.Messages = append([]Message{TextMessage("user", "Hi"), {Role: "assistant", Content: []ContentBlock{{Type: "text", Text: "Hello"}},
+		Reasoning: []providers.ReasoningBlock{{Text: "greet", Signature: "s0"}}}}, req.Messages...)
+	resp, err := h.g.Complete(context.Background(), Scope{Owner: "o"}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := h.a.lastRequest()
+	if sent.Thinking == nil || sent.Thinking.BudgetTokens != 3000 || !reflect.DeepEqual(sent.Messages[1].Reasoning, []providers.ReasoningBlock{{Text: "greet", Signature: "s0"}}) {
+		t.Errorf("sent thinking %+v, history %+v", sent.Thinking, sent.Messages)
+	}
+	if !reflect.DeepEqual(resp.Reasoning, claudeThought) || resp.Text() != "It is sunny today" {
+		t.Errorf("complete: reasoning %+v, text %q", resp.Reasoning, resp.Text())
+	}
+
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var kinds []string
+	var thinking strings.Builder
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, c.Type)
+		if c.Type == EventReasoning {
+			thinking.WriteString(c.Reasoning.Text)
+		}
+	}
+	// 5 words and the signature of block 0, the redacted block 1, then 4 words of text.
+	want := "reasoning reasoning reasoning reasoning reasoning reasoning reasoning text text text text"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("stream events %s\nwant %s", got, want)
+	}
+	if thinking.String() != "The user wants the weather." {
+		t.Errorf("streamed thinking %q", thinking.String())
+	}
+	if r := st.Response(); !reflect.DeepEqual(r.Reasoning, claudeThought) || r.Text() != "It is sunny today" {
+		t.Errorf("stream's final response: reasoning %+v, text %q", r.Reasoning, r.Text())
+	}
+}
+
+// TestStreamReasoningIsTheFirstFragment: a model that thinks longer than the first-token
+// timeout before its first word is not cut off: its reasoning is its first fragment.
+func TestStreamReasoningIsTheFirstFragment(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "Done", reasoning: []providers.ReasoningBlock{{Text: "think"}}})
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, userReq("Q", "a/m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Recv()
+	if err != nil || c.Type != EventReasoning || c.Reasoning.Text != "think" || c.Text != "" {
+		t.Fatalf("first chunk %+v, %v", c, err)
+	}
+	if !strings.Contains(st.p.attempts[0].Outcome, OutcomeOK) {
+		t.Errorf("attempt %+v", st.p.attempts[0])
+	}
+}
+
+// TestChatReasoningResponse: a chat completion carries the reasoning as reasoning_content
+// and Claude's signed blocks as thinking_blocks; an answer without reasoning has neither;
+// reasoning without signatures has reasoning_content only.
+func TestChatReasoningResponse(t *testing.T) {
+	resp := &Response{ResponseMessageID: "r", Provider: "a", Model: "m", Message: assistantText("Sunny."), Reasoning: claudeThought}
+	got, _ := json.Marshal(NewOpenAIChatCompletion(resp, time.Unix(0, 0)).Choices[0].Message)
+	want := `{"role":"assistant","content":"Sunny.","refusal":null,"reasoning_content":"The user wants the weather.",` +
+		`"thinking_blocks":[{"type":"thinking","thinking":"The user wants the weather.","signature":"sig-1"},{"type":"redacted_thinking","data":"ENCRYPTED"}]}`
+	if string(got) != want {
+		t.Errorf("message\n%s\nwant\n%s", got, want)
+	}
+	resp.Reasoning = []providers.ReasoningBlock{{Text: "Gemini thought"}}
+	got, _ = json.Marshal(NewOpenAIChatCompletion(resp, time.Unix(0, 0)).Choices[0].Message)
+	if want := `{"role":"assistant","content":"Sunny.","refusal":null,"reasoning_content":"Gemini thought"}`; string(got) != want {
+		t.Errorf("unsigned reasoning: %s", got)
+	}
+	resp.Reasoning = nil
+	got, _ = json.Marshal(NewOpenAIChatCompletion(resp, time.Unix(0, 0)).Choices[0].Message)
+	if strings.Contains(string(got), "reasoning") || strings.Contains(string(got), "thinking") {
+		t.Errorf("no reasoning: %s", got)
+	}
+}
+
+// TestChatReasoningStream: reasoning streams as delta.reasoning_content (with LiteLLM's
+// thinking_blocks), the first such chunk carrying the role; the signature comes in a
+// thinking_blocks delta; then the text.
+func TestChatReasoningStream(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "Sunny now", reasoning: []providers.ReasoningBlock{{Text: "Check it", Signature: "sig"}}})
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, userReq("Q", "a/m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteOpenAIStream(rec, st, false); err != nil {
+		t.Fatal(err)
+	}
+	var deltas []string
+	for _, ev := range parseSSE(t, rec.Body.String()) {
+		if ev.data == "[DONE]" {
+			continue
+		}
+		var ck OpenAIChunk
+		if err := json.Unmarshal([]byte(ev.data), &ck); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := json.Marshal(ck.Choices[0].Delta)
+		deltas = append(deltas, string(d))
+	}
+	want := []string{
+		`{"role":"assistant","reasoning_content":"Check","thinking_blocks":[{"type":"thinking","thinking":"Check"}]}`,
+		`{"reasoning_content":" it","thinking_blocks":[{"type":"thinking","thinking":" it"}]}`,
+		`{"thinking_blocks":[{"type":"thinking","signature":"sig"}]}`,
+		`{"content":"Sunny"}`, `{"content":" now"}`, `{}`,
+	}
+	if !reflect.DeepEqual(deltas, want) {
+		t.Errorf("deltas\n%s\nwant\n%s", strings.Join(deltas, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMessagesThinkingRequest: /v1/messages' thinking and output_config.effort become the
+// request's Thinking (the effort never as reasoning_effort, which non-reasoning models
+// refuse); thinking blocks of assistant turns its history's reasoning.
+func TestMessagesThinkingRequest(t *testing.T) {
+	for body, want := range map[string]*providers.Thinking{
+		`"thinking":{"type":"enabled","budget_tokens":31999}`:              {BudgetTokens: 31999},
+		`"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}`: {Effort: "high"},
+		`"thinking":{"type":"adaptive"}`:                                   {},
+		`"thinking":{"type":"disabled"}`:                                   nil,
+		`"output_config":{"effort":"high"}`:                                nil,
+	} {
+		_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":32000,`+body+`,"messages":[{"role":"user","content":"hi"}]}`)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		req, err := c.ToRequest()
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if !reflect.DeepEqual(req.Thinking, want) || req.ReasoningEffort != "" {
+			t.Errorf("%s: thinking %+v (reasoning_effort %q), want %+v", body, req.Thinking, req.ReasoningEffort, want)
+		}
+	}
+	_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":100,"thinking":{"type":"enabled"},"messages":[{"role":"user","content":"hi"}]}`)
+	if err == nil {
+		_, err = c.ToRequest()
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "thinking.budget_tokens" {
+		t.Errorf("thinking without a budget: %v", err)
+	}
+
+	_, c, err = messagesRequest(t, `{"model":"a/m","max_tokens":100,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[
+		{"role":"user","content":[{"type":"thinking","thinking":"ignored","signature":"x"},{"type":"text","text":"Weather?"}]},
+		{"role":"assistant","content":[{"type":"thinking","thinking":"The user wants the weather.","signature":"sig-1"},{"type":"redacted_thinking","data":"ENCRYPTED"},
+			{"type":"tool_use","id":"toolu_1","name":"w","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny"}]}],
+		"tools":[{"name":"w","input_schema":{"type":"object"}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Messages[0].Reasoning != nil || !reflect.DeepEqual(req.Messages[1].Reasoning, claudeThought) {
+		t.Errorf("history reasoning: user %+v, assistant %+v", req.Messages[0].Reasoning, req.Messages[1].Reasoning)
+	}
+}
+
+// TestMessagesThinkingResponse: the answer's reasoning comes first as thinking blocks
+// (with Claude's signature, empty for other models' reasoning) and redacted_thinking
+// blocks; streamed, each is a block of its own before the text block.
+func TestMessagesThinkingResponse(t *testing.T) {
+	resp := &Response{ResponseMessageID: "r", Message: assistantText("Sunny."), FinishReason: "stop",
+		Reasoning: append([]providers.ReasoningBlock{{Text: "gemini"}}, claudeThought...)}
+	got, _ := json.Marshal(NewAnthropicResponse(resp, "m").Content)
+	want := `[{"type":"thinking","thinking":"gemini","signature":""},{"type":"thinking","thinking":"The user wants the weather.","signature":"sig-1"},` +
+		`{"type":"redacted_thinking","data":"ENCRYPTED"},{"type":"text","text":"Sunny."}]`
+	if string(got) != want {
+		t.Errorf("content\n%s\nwant\n%s", got, want)
+	}
+
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "Sunny now", reasoning: claudeThought})
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, userReq("Q", "a/m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteAnthropicStream(rec, st, "a/m"); err != nil {
+		t.Fatal(err)
+	}
+	var evs []string
+	for _, ev := range parseSSE(t, rec.Body.String()) {
+		var m map[string]any
+		json.Unmarshal([]byte(ev.data), &m)
+		s := ev.name
+		if i, ok := m["index"]; ok {
+			s += " " + mustJSON(i)
+		}
+		if cb, ok := m["content_block"]; ok {
+			s += " " + mustJSON(cb)
+		}
+		if d, ok := m["delta"]; ok && ev.name == "content_block_delta" {
+			s += " " + mustJSON(d)
+		}
+		evs = append(evs, s)
+	}
+	wantEvs := []string{
+		"message_start", "ping",
+		`content_block_start 0 {"signature":"","thinking":"","type":"thinking"}`,
+		`content_block_delta 0 {"thinking":"The","type":"thinking_delta"}`,
+		`content_block_delta 0 {"thinking":" user","type":"thinking_delta"}`,
+		`content_block_delta 0 {"thinking":" wants","type":"thinking_delta"}`,
+		`content_block_delta 0 {"thinking":" the","type":"thinking_delta"}`,
+		`content_block_delta 0 {"thinking":" weather.","type":"thinking_delta"}`,
+		`content_block_delta 0 {"signature":"sig-1","type":"signature_delta"}`,
+		`content_block_stop 0`,
+		`content_block_start 1 {"data":"ENCRYPTED","type":"redacted_thinking"}`,
+		`content_block_stop 1`,
+		`content_block_start 2 {"text":"","type":"text"}`,
+		`content_block_delta 2 {"text":"Sunny","type":"text_delta"}`,
+		`content_block_delta 2 {"text":" now","type":"text_delta"}`,
+		`content_block_stop 2`, "message_delta", "message_stop",
+	}
+	if !reflect.DeepEqual(evs, wantEvs) {
+		t.Errorf("events\n%s\nwant\n%s", strings.Join(evs, "\n"), strings.Join(wantEvs, "\n"))
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestResponsesReasoningItems: the answer's reasoning comes first as reasoning items (the
+// text as a summary_text part, Claude's signature or redacted data wrapped in
+// encrypted_content); sent back in the next request's input, they reach the assistant turn
+// that follows them, while encrypted reasoning the gateway did not return is left out.
+func TestResponsesReasoningItems(t *testing.T) {
+	o := &ResponseObject{}
+	o.Complete(&Response{ResponseMessageID: "m1", Provider: "a", Model: "m", FinishReason: "tool_calls", Reasoning: claudeThought,
+		ToolCalls: []providers.ToolCall{{ID: "c1", Name: "w", Arguments: "{}"}}})
+	out, _ := json.Marshal(o.Output)
+	want := `[{"id":"rs_m1_0","type":"reasoning","status":"completed","summary":[{"type":"summary_text","text":"The user wants the weather."}],"encrypted_content":"claude-thinking:sig-1"},` +
+		`{"id":"rs_m1_1","type":"reasoning","status":"completed","summary":[],"encrypted_content":"claude-redacted:ENCRYPTED"},` +
+		`{"id":"fc_c1","type":"function_call","status":"completed","call_id":"c1","name":"w","arguments":"{}"}]`
+	if string(out) != want {
+		t.Fatalf("output\n%s\nwant\n%s", out, want)
+	}
+	body := `{"model":"a/m","input":[{"role":"user","content":"Weather?"},` + strings.Trim(string(out), "[]") +
+		`,{"type":"function_call_output","call_id":"c1","output":"sunny"},` +
+		`{"type":"reasoning","id":"rs_x","summary":[{"type":"summary_text","text":"OpenAI's"}],"encrypted_content":"gAAAA-openai"},` +
+		`{"role":"assistant","content":[{"type":"output_text","text":"Sunny."}]},{"role":"user","content":"Thanks"}]}`
+	var r ResponsesRequest
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ToChatRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Messages) != 5 || !reflect.DeepEqual(req.Messages[1].Reasoning, claudeThought) || len(req.Messages[1].ToolCalls) != 1 {
+		t.Fatalf("the calls' turn %+v", req.Messages)
+	}
+	if req.Messages[3].Reasoning != nil {
+		t.Errorf("foreign encrypted reasoning kept: %+v", req.Messages[3].Reasoning)
+	}
+}
+
+// TestResponsesReasoningStream: streamed reasoning is a reasoning item per block, with its
+// summary part and text deltas, closed before the message; the completed response holds
+// the same items with their encrypted_content.
+func TestResponsesReasoningStream(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "Sunny now", reasoning: claudeThought})
+	evs := streamResponses(t, h.g, `{"model":"a/m","stream":true,"input":"Weather?"}`)
+	var names []string
+	for _, ev := range evs {
+		names = append(names, ev["type"].(string))
+	}
+	want := "response.created response.in_progress " +
+		"response.output_item.added response.reasoning_summary_part.added " + strings.Repeat("response.reasoning_summary_text.delta ", 5) +
+		"response.reasoning_summary_text.done response.reasoning_summary_part.done response.output_item.done " +
+		"response.output_item.added response.output_item.done " +
+		"response.output_item.added response.content_part.added response.output_text.delta response.output_text.delta " +
+		"response.output_text.done response.content_part.done response.output_item.done response.completed"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("events\n%s\nwant\n%s", got, want)
+	}
+	if d := evs[9]["text"]; d != "The user wants the weather." {
+		t.Errorf("summary text done: %v", d)
+	}
+	final, _ := json.Marshal(evs[len(evs)-1]["response"].(map[string]any)["output"])
+	for _, w := range []string{`"encrypted_content":"claude-thinking:sig-1"`, `"summary":[{"text":"The user wants the weather.","type":"summary_text"}]`,
+		`"encrypted_content":"claude-redacted:ENCRYPTED"`, `"summary":[]`, `"text":"Sunny now"`} {
+		if !strings.Contains(string(final), w) {
+			t.Errorf("final output %s\nlacks %s", final, w)
+		}
+	}
+}
