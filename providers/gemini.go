@@ -19,9 +19,8 @@ import (
 const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 
 // Gemini speaks the Google Gemini API (models/{model}:generateContent and
-// :streamGenerateContent?alt=sse, key in the x-goog-api-key header). Thought parts are not
-// returned as text but their tokens are billed as completion (reasoning) tokens. Safety,
-// recitation and prompt blocks fail with KindContentFilter. Finish reasons are normalised:
+// :streamGenerateContent?alt=sse, key in the x-goog-api-key header). Safety, recitation and
+// prompt blocks fail with KindContentFilter. Finish reasons are normalised:
 // STOP → "stop" ("tool_calls" when the answer holds function calls), MAX_TOKENS →
 // "length", others lower-cased.
 //
@@ -41,6 +40,17 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // Structured output: responseMimeType application/json, with responseSchema (the JSON
 // Schema converted) for json_schema. A schema the dialect cannot express is refused
 // before any call (see Check).
+//
+// Thinking: Request.Thinking becomes generationConfig.thinkingConfig with includeThoughts
+// (see geminiThinking): a thinkingBudget for Gemini 2.5 (Budget clamped to the model's
+// range), a thinkingLevel for Gemini 3 and later; older models get none. Thought parts (the
+// thought summaries includeThoughts asks for) are returned as reasoning, never as text: a
+// whole answer's consecutive thought parts as one ReasoningBlock of Response.Reasoning, a
+// stream's as Chunk.Reasoning fragments of block 0, each before the text or calls that came
+// in the same event. Their tokens are billed as completion (reasoning) tokens. Thought
+// signatures are not reasoning signatures (ReasoningBlock.Signature is Anthropic's) and are
+// not returned; Message.Reasoning of the history is never sent, as Gemini takes no
+// reasoning back.
 type Gemini struct {
 	ep      endpoint
 	baseURL string // includes the API version, e.g. ".../v1beta"
@@ -160,6 +170,57 @@ type geminiGenerationConfig struct {
 	Seed             *int64         `json:"seed,omitempty"`
 	PresencePenalty  *float64       `json:"presencePenalty,omitempty"`
 	FrequencyPenalty *float64       `json:"frequencyPenalty,omitempty"`
+	// ThinkingConfig is set only for models that think (see geminiThinking).
+	ThinkingConfig *geminiThinkingConfig `json:"thinkingConfig,omitempty"`
+}
+
+// geminiThinkingConfig asks a thinking model for its thought summaries (includeThoughts)
+// and says how much to think: a token budget (Gemini 2.5) or a level (Gemini 3).
+type geminiThinkingConfig struct {
+	IncludeThoughts bool   `json:"includeThoughts"`
+	ThinkingBudget  int    `json:"thinkingBudget,omitempty"`
+	ThinkingLevel   string `json:"thinkingLevel,omitempty"`
+}
+
+// geminiThinking is the thinkingConfig that carries t to model, nil when t is nil or the
+// model does not think (Gemini 1.5 and 2.0, Gemma), so those requests go out as before.
+// Gemini 2.5 takes a budget, clamped to a range each model takes (Pro 128–32,768, Flash
+// and Flash-Lite 512–24,576), so a large effort cannot be refused as out of range; Gemini 3
+// and later take a level, "low" or "high", instead.
+func geminiThinking(model string, t *Thinking) *geminiThinkingConfig {
+	if t == nil {
+		return nil
+	}
+	m := strings.TrimPrefix(model, "models/")
+	if strings.HasPrefix(m, "gemini-2.5") {
+		lo, hi := 512, 24576
+		if strings.Contains(m, "pro") {
+			lo, hi = 128, 32768
+		}
+		return &geminiThinkingConfig{IncludeThoughts: true, ThinkingBudget: t.Budget(lo, hi)}
+	}
+	if geminiMajor(m) >= 3 {
+		level := "high"
+		if e := t.effort(); e == "minimal" || e == "low" {
+			level = "low"
+		}
+		return &geminiThinkingConfig{IncludeThoughts: true, ThinkingLevel: level}
+	}
+	return nil
+}
+
+// geminiMajor is the major version of a "gemini-N…" model name, 0 for names without one
+// (gemini-pro, gemini-exp-…, gemma-…), so newer generations are recognised unlisted.
+func geminiMajor(m string) int {
+	rest, ok := strings.CutPrefix(m, "gemini-")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for i := 0; i < len(rest) && '0' <= rest[i] && rest[i] <= '9' && n < 1000; i++ {
+		n = n*10 + int(rest[i]-'0')
+	}
+	return n
 }
 
 type geminiFunctionDeclaration struct {
@@ -261,6 +322,12 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 		b.GenerationConfig = &geminiGenerationConfig{Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop,
 			Seed: req.Seed, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
+	}
+	if tc := geminiThinking(req.Model, req.Thinking); tc != nil {
+		if b.GenerationConfig == nil {
+			b.GenerationConfig = &geminiGenerationConfig{}
+		}
+		b.GenerationConfig.ThinkingConfig = tc
 	}
 	if f := req.ResponseFormat; f.JSON() {
 		if len(req.Tools) > 0 || req.Search {
@@ -531,6 +598,31 @@ func (r *geminiResponse) text() string {
 	return b.String()
 }
 
+// reasoning is the first candidate's thought summaries: each run of consecutive thought
+// parts joined into one block (a whole answer normally has one run); nil when it has none.
+func (r *geminiResponse) reasoning() []ReasoningBlock {
+	if len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
+		return nil
+	}
+	var out []ReasoningBlock
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, ReasoningBlock{Text: b.String()})
+			b.Reset()
+		}
+	}
+	for _, p := range r.Candidates[0].Content.Parts {
+		if !p.Thought {
+			flush()
+			continue
+		}
+		b.WriteString(p.Text)
+	}
+	flush()
+	return out
+}
+
 // calls appends the function calls of the first candidate to out, numbering them from
 // first; nonce salts their ids when the response has no responseId.
 func (r *geminiResponse) calls(out []ToolCall, first int, nonce string) []ToolCall {
@@ -604,7 +696,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if len(r.Candidates) == 0 {
 		return nil, c.failure(KindStreamBroken, "response has no candidates", nil)
 	}
-	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion}
+	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion, Reasoning: r.reasoning()}
 	resp.ToolCalls = r.calls(nil, 0, callNonce())
 	if resp.Text == "" && len(resp.ToolCalls) == 0 && geminiEmptyFailure(r.finish()) {
 		return nil, c.failure(KindStreamBroken, "empty answer (finishReason "+r.finish()+")", nil)
@@ -637,13 +729,46 @@ type geminiStream struct {
 	delivered bool // text or a call was relayed
 	calls     []ToolCall
 	deltas    []ToolCallDelta
+	// queue holds chunks of the last event not yet returned: its thought summaries, then its
+	// text and calls; queue[head:] are still to come. Plain text events never use it.
+	queue []Chunk
+	head  int
 }
 
-// Recv returns the next text chunk; when the body ends after a chunk with a finishReason
-// it returns a final chunk with usage and then io.EOF.
+// queueThoughts queues a reasoning chunk for each thought part of the event's first
+// candidate that has text.
+func (s *geminiStream) queueThoughts(r *geminiResponse) {
+	if len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
+		return
+	}
+	for _, p := range r.Candidates[0].Content.Parts {
+		if p.Thought && p.Text != "" {
+			s.queue = append(s.queue, Chunk{Reasoning: &ReasoningDelta{Text: p.Text}})
+		}
+	}
+}
+
+// dequeue returns the next queued chunk, emptying the queue (keeping its array) after the
+// last one.
+func (s *geminiStream) dequeue() Chunk {
+	out := s.queue[s.head]
+	s.head++
+	if s.head == len(s.queue) {
+		clear(s.queue) // drop the references to the returned chunks' deltas
+		s.queue, s.head = s.queue[:0], 0
+	}
+	return out
+}
+
+// Recv returns the next chunk: thought summaries as reasoning, then text and function calls;
+// when the body ends after a chunk with a finishReason it returns a final chunk with usage
+// and then io.EOF.
 func (s *geminiStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err
+	}
+	if s.head < len(s.queue) {
+		return s.dequeue(), nil
 	}
 	for {
 		ev, err := s.next()
@@ -699,6 +824,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		if f := r.finish(); f != "" {
 			s.finish = f
 		}
+		s.queueThoughts(&r)
 		out := Chunk{Text: r.text()}
 		// A streamed function call arrives whole: one fragment carries id, name and arguments.
 		s.calls = r.calls(s.calls[:0], s.ncalls, s.nonce)
@@ -712,7 +838,13 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 		if out.Text != "" || len(out.ToolCalls) > 0 {
 			s.delivered = true
-			return out, nil
+			if len(s.queue) == 0 {
+				return out, nil
+			}
+			s.queue = append(s.queue, out) // after the event's reasoning
+		}
+		if len(s.queue) > 0 {
+			return s.dequeue(), nil
 		}
 	}
 }

@@ -18,9 +18,25 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // OpenAI speaks the OpenAI chat-completions wire format (POST {base}/chat/completions,
 // Bearer auth, SSE "data:" lines ending with "data: [DONE]"). It serves OpenAI itself, the
 // OpenAI-compatible presets and any compatible server.
+//
+// Thinking: on OpenAI's own API (see ownAPI) Request.Thinking becomes reasoning_effort for
+// its reasoning models (o1, o3, o4, gpt-5; not o1-mini, o1-preview or the -chat models)
+// when the request gives no ReasoningEffort of its own (see openAIReasoningEffort); other
+// upstreams and models get nothing from it, since their reasoning options differ. OpenAI
+// does not return its reasoning in chat completions, but compatible servers do, as a string
+// beside the content: reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter, Groq,
+// Ollama, newer vLLM); it becomes Response.Reasoning (one block, reasoning_content
+// preferred when both are there) or, streamed, Chunk.Reasoning fragments of block 0, each
+// relayed before the text of the same event. Message.Reasoning is never sent: the format
+// has no field for it and DeepSeek refuses reasoning_content in its input.
 type OpenAI struct {
 	ep      endpoint
 	baseURL string
+	// ownAPI: the upstream is OpenAI's own API, the only one reasoning_effort is derived
+	// for from Request.Thinking. It is told by the provider's name, "openai" (the preset,
+	// also behind a proxy that overrides its base URL, as searchModels is), or by the
+	// default base URL (a provider of another name configured without one).
+	ownAPI bool
 	// searchModels reports whether a model accepts web_search_options (OpenAI's
 	// *-search-preview models); nil means no model does.
 	searchModels func(model string) bool
@@ -38,7 +54,7 @@ func NewOpenAI(cfg Config) *OpenAI {
 	if cfg.MaxTokensField == "" {
 		cfg.MaxTokensField = "max_tokens"
 	}
-	o := &OpenAI{ep: newEndpoint(cfg), baseURL: base}
+	o := &OpenAI{ep: newEndpoint(cfg), baseURL: base, ownAPI: cfg.Name == "openai" || base == DefaultOpenAIBaseURL}
 	if cfg.Name == "openai" {
 		o.searchModels = func(m string) bool { return strings.Contains(m, "search-preview") || strings.Contains(m, "search-api") }
 	}
@@ -223,6 +239,9 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	}
 	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop,
 		OpenAIOptions: req.OpenAIOptions}
+	if req.Thinking != nil && b.ReasoningEffort == "" && o.ownAPI {
+		b.ReasoningEffort = openAIReasoningEffort(req.Model, req.Thinking) // b's copy: req is left as it was
+	}
 	if req.AssistantPrefix != "" {
 		prefix := prefillText(req.AssistantPrefix)
 		m := openAIMessage{Role: "assistant", Content: &prefix}
@@ -258,6 +277,29 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	payload = append(payload, ':')
 	payload = strconv.AppendInt(payload, int64(req.MaxTokens), 10)
 	return append(payload, '}'), nil
+}
+
+// openAIReasoningEffort is the reasoning_effort that carries t to an OpenAI model, "" for
+// models that take none (non-reasoning models, and o1-mini, o1-preview and the -chat
+// models, which refuse the field). OpenAI's efforts stop at "high", so "max" and "xhigh"
+// ask for that; "minimal" is gpt-5's own, the o-series' least is "low".
+func openAIReasoningEffort(model string, t *Thinking) string {
+	gpt5 := strings.HasPrefix(model, "gpt-5")
+	oSeries := strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4")
+	if !gpt5 && !oSeries || strings.HasPrefix(model, "o1-mini") || strings.HasPrefix(model, "o1-preview") || strings.Contains(model, "-chat") {
+		return ""
+	}
+	switch e := t.effort(); e {
+	case "max", "xhigh":
+		return "high"
+	case "minimal", "none": // "none" asks as little as BudgetForEffort gives it
+		if gpt5 {
+			return "minimal"
+		}
+		return "low"
+	default:
+		return e
+	}
 }
 
 func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, error) {
@@ -367,10 +409,27 @@ type openAIResponse struct {
 			Content   *string          `json:"content"`
 			Refusal   *string          `json:"refusal"`
 			ToolCalls []openAIToolCall `json:"tool_calls"`
+			// ReasoningContent and Reasoning are compatible servers' reasoning (see
+			// openAIReasoning); raw, so that a value other than a string (a server's own
+			// structure) is ignored rather than failing the answer.
+			ReasoningContent json.RawMessage `json:"reasoning_content"`
+			Reasoning        json.RawMessage `json:"reasoning"`
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *openAIUsage    `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// openAIReasoning is the reasoning of a whole answer: reasoning_content when it is a
+// non-empty string, else reasoning when that is one; nil when neither is.
+func openAIReasoning(reasoningContent, reasoning json.RawMessage) []ReasoningBlock {
+	for _, raw := range []json.RawMessage{reasoningContent, reasoning} {
+		var s string
+		if len(raw) > 0 && raw[0] == '"' && decodeUpstream(raw, &s) == nil && s != "" {
+			return []ReasoningBlock{{Text: s}}
+		}
+	}
+	return nil
 }
 
 // Complete sends a non-streamed chat completion.
@@ -414,6 +473,7 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	for _, c := range ch.Message.ToolCalls {
 		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 	}
+	resp.Reasoning = openAIReasoning(ch.Message.ReasoningContent, ch.Message.Reasoning)
 	if r.Usage != nil {
 		resp.Usage = r.Usage.usage()
 	}
@@ -456,6 +516,10 @@ type openAIStream struct {
 	// filtered: the finish reason was content_filter; the stream reads on to the usage
 	// chunk (stream_options.include_usage) to bill the blocked answer, then fails.
 	filtered bool
+	// pending is the rest of an event whose reasoning was just returned (its text, calls,
+	// finish or usage), returned by the next Recv when hasPending.
+	pending    Chunk
+	hasPending bool
 }
 
 // failFiltered ends a stream whose answer the content filter blocked, with the usage the
@@ -468,6 +532,10 @@ func (s *openAIStream) failFiltered(u *Usage) error {
 func (s *openAIStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err
+	}
+	if s.hasPending {
+		s.hasPending = false
+		return s.pending, nil
 	}
 	for {
 		ev, err := s.next()
@@ -515,7 +583,15 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			}
 			continue
 		}
-		if out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" {
+		empty := out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == ""
+		if r := s.chunks.reasoning; r != "" {
+			// A chunk with reasoning carries nothing else: the rest of the event follows.
+			if !empty {
+				s.pending, s.hasPending = out, true
+			}
+			return Chunk{Reasoning: &ReasoningDelta{Text: r}}, nil
+		}
+		if empty {
 			continue
 		}
 		return out, nil

@@ -17,6 +17,9 @@ import (
 // keeps only what a Chunk needs — choices[].delta.content, .refusal and .tool_calls,
 // choices[].finish_reason, usage, and whether an error member is present — skipping the
 // rest without reflection or allocation, and reusing its buffers from one event to the next.
+// The reasoning of compatible servers (delta.reasoning_content, else delta.reasoning) is
+// kept beside the Chunk, in reasoning, for the stream to relay as a chunk of its own; an
+// event with reasoning is never a template, so text and arguments events keep their path.
 // It accepts and rejects what decodeUpstream into the equivalent struct does (names matched
 // the same way, duplicate names allowed with the last one winning, invalid UTF-8 replaced,
 // a value of the wrong type an error); a test checks it against that decoding on every
@@ -35,6 +38,10 @@ type openAIChunkDecoder struct {
 	// delta with a new id starts the next call, one without an id continues the current.
 	noIndexID   string
 	noIndexCall int
+	// reasoning is the reasoning text of the last event decoded, "" when it had none: each
+	// choice's delta.reasoning_content, else its delta.reasoning (a non-string value of
+	// either is ignored). It is not in decode's Chunk, which holds the answer only.
+	reasoning string
 }
 
 // errChunkShape reports JSON that does not have the chunk's shape.
@@ -46,6 +53,7 @@ var errNotJSON = errors.New("not a valid JSON value")
 // decode decodes one event. errorBody reports an "error" member that is not null (the
 // caller then parses the event as an error body). out.ToolCalls is valid until the next call.
 func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err error) {
+	d.reasoning = ""
 	if out, ok := d.fromTemplate(data); ok {
 		return out, false, nil
 	}
@@ -108,11 +116,14 @@ func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err
 type choice struct {
 	content, refusal, finish string
 	calls                    int // d.deltas[calls:] are this choice's tool calls
+	// reasoningContent and reasoning are delta.reasoning_content and delta.reasoning.
+	reasoningContent, reasoning string
 }
 
 func (d *openAIChunkDecoder) choices(out *Chunk) error {
 	// A repeated "choices" replaces the earlier one.
 	out.Text, out.Refusal, out.FinishReason = "", "", ""
+	d.reasoning = ""
 	d.deltas = d.deltas[:0]
 	d.shape.choices++
 	if null, err := d.null(); null || err != nil {
@@ -160,6 +171,11 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 		}
 		out.Text += ch.content
 		out.Refusal += ch.refusal
+		if ch.reasoningContent != "" {
+			d.reasoning += ch.reasoningContent
+		} else {
+			d.reasoning += ch.reasoning
+		}
 		if ch.finish != "" {
 			out.FinishReason = ch.finish
 		}
@@ -169,7 +185,7 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 
 func (d *openAIChunkDecoder) delta(ch *choice) error {
 	if null, err := d.null(); null || err != nil {
-		ch.content, ch.refusal = "", ""
+		ch.content, ch.refusal, ch.reasoningContent, ch.reasoning = "", "", "", ""
 		d.deltas = d.deltas[:ch.calls]
 		d.shape.odd = true
 		return err
@@ -195,6 +211,10 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 			d.deltas = d.deltas[:ch.calls]
 			d.shape.toolCallLists++
 			err = d.toolCalls()
+		case nameIs(name, "reasoning_content"):
+			ch.reasoningContent, err = d.reasoningText()
+		case nameIs(name, "reasoning"):
+			ch.reasoning, err = d.reasoningText()
 		default:
 			d.value()
 		}
@@ -203,6 +223,23 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 		}
 	}
 	return nil
+}
+
+// reasoningText reads a reasoning member: its string, or "" for null or a value of another
+// type (a server's own structure, ignored rather than failing the event). A non-empty
+// string keeps the event from becoming a template: its text must come from a full walk.
+// Null and "" — what the text events of reasoning servers carry — are skipped without str,
+// which costs an allocation per call, so those events cost what they did before.
+func (d *openAIChunkDecoder) reasoningText() (string, error) {
+	if c := d.peek(); c != '"' || d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
+		d.value() // null, "", or not a string
+		return "", nil
+	}
+	s, _, err := d.str()
+	if s != "" {
+		d.shape.reasoning = true
+	}
+	return s, err
 }
 
 func (d *openAIChunkDecoder) toolCalls() error {

@@ -41,6 +41,7 @@ type eventShape struct {
 	at                          span // the last payload string
 	ignored                     span // a top-level "obfuscation" string
 	odd                         bool // a null where an object, array or payload was
+	reasoning                   bool // a reasoning string, which the template has no slot for
 }
 
 // payload records a string read for content or arguments (at is zero for null).
@@ -54,7 +55,7 @@ func (s *eventShape) payload(k payloadKind, at span) {
 
 // plain reports whether the walked event can serve as a template.
 func (s *eventShape) plain(out Chunk) bool {
-	if s.odd || s.payloads != 1 || s.choices != 1 || s.elements != 1 || s.deltas != 1 || out.Usage != nil {
+	if s.odd || s.reasoning || s.payloads != 1 || s.choices != 1 || s.elements != 1 || s.deltas != 1 || out.Usage != nil {
 		return false
 	}
 	switch s.kind {
