@@ -180,7 +180,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		if c.Type == EventReasoning {
 			// Thinking comes in blocks of its own, before the text it leads to (and between
 			// a text and the next when the model thinks again).
-			if err := reasoningEvents(sse, c.Reasoning, &next, &text, &thought, &thoughtOf, closeBlock); err != nil {
+			if err := reasoningEvents(sse, *c.Reasoning, &next, &text, &thought, &thoughtOf, closeBlock); err != nil {
 				return err
 			}
 			if err := sse.Flush(); err != nil {

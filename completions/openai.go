@@ -365,9 +365,11 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		if (len(m.ThinkingBlocks) > 0 || m.ReasoningContent != "") && m.Role != "assistant" {
 			return nil, invalid(fmt.Sprintf("messages[%d].thinking_blocks", i), "reasoning is accepted in assistant messages only, got it in a %q message", m.Role)
 		}
-		reasoning, err := reasoningFromBlocks(fmt.Sprintf("messages[%d].thinking_blocks", i), m.ThinkingBlocks)
-		if err != nil {
-			return nil, err
+		var reasoning []providers.ReasoningBlock
+		if len(m.ThinkingBlocks) > 0 {
+			if reasoning, err = reasoningFromBlocks(fmt.Sprintf("messages[%d].thinking_blocks", i), m.ThinkingBlocks); err != nil {
+				return nil, err
+			}
 		}
 		if reasoning == nil && m.ReasoningContent != "" {
 			reasoning = []providers.ReasoningBlock{{Text: m.ReasoningContent}}
@@ -647,7 +649,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		}
 		switch {
 		case c.Type == EventReasoning:
-			d := c.Reasoning
+			d := *c.Reasoning
 			ck := base
 			delta := OpenAIDelta{ReasoningContent: d.Text, ThinkingBlocks: []OpenAIThinkingBlock{openAIThinkingBlock(d.Text, d.Signature, d.Redacted)}}
 			if first {

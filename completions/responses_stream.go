@@ -222,7 +222,7 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 		}
 		switch c.Type {
 		case EventReasoning:
-			if err := w.reasoning(st.ResponseMessageID(), c.Reasoning); err != nil {
+			if err := w.reasoning(st.ResponseMessageID(), *c.Reasoning); err != nil {
 				return err
 			}
 		case EventToolCall:

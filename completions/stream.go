@@ -325,7 +325,7 @@ func (s *ResponseStream) thoughtChunk(d providers.ReasoningDelta) *Chunk {
 			b.redacted = d.Redacted
 		}
 	}
-	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventReasoning, Reasoning: d}
+	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventReasoning, Reasoning: &d}
 }
 
 // reasoning returns the reasoning blocks assembled from the stream's fragments.

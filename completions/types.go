@@ -294,6 +294,7 @@ type Chunk struct {
 	// ToolCall is the tool-call fragment of an EventToolCall chunk: the first fragment of a
 	// call has its ID and Name, later ones pieces of its Arguments.
 	ToolCall providers.ToolCallDelta `json:"-"`
-	// Reasoning is the reasoning fragment of an EventReasoning chunk.
-	Reasoning providers.ReasoningDelta `json:"-"`
+	// Reasoning is the reasoning fragment of an EventReasoning chunk (nil on the others: a
+	// pointer keeps the text chunks, the hot path, as small as they were).
+	Reasoning *providers.ReasoningDelta `json:"-"`
 }
