@@ -97,13 +97,16 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		if req.group != nil {
 			tradeoff = req.group.Tradeoff
 		}
-		primary = g.rank(ctx, msgs, primary, tradeoff)
+		primary = g.rank(ctx, msgs, primary, tradeoff, req.Stream)
 	}
 	if req.group != nil && req.group.Shuffle {
 		rand.Shuffle(len(primary), func(i, j int) { primary[i], primary[j] = primary[j], primary[i] })
 	}
+	if req.group != nil && req.group.Fastest {
+		primary = g.latency.fastestFirst(primary, req.Stream)
+	}
 	if req.group != nil {
-		g.log.DebugContext(ctx, "completions: model group", "group", req.groupName, "route", req.group.Route, "shuffle", req.group.Shuffle,
+		g.log.DebugContext(ctx, "completions: model group", "group", req.groupName, "route", req.group.Route, "shuffle", req.group.Shuffle, "fastest", req.group.Fastest,
 			"order", targetNames(primary))
 	}
 	// Models that cannot take the request (checkProviders) are recorded as skipped now and
@@ -133,14 +136,16 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 }
 
 // rank asks the Ranker to order ts; a failing or inconsistent ranking keeps the given order.
-func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []target, tradeoff string) []target {
+func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []target, tradeoff string, stream bool) []target {
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.name
 	}
 	var ranked []string
 	var err error
-	if tr, ok := g.opts.Ranker.(TradeoffRanker); ok && tradeoff != "" {
+	if lr, ok := g.opts.Ranker.(LatencyRanker); ok && tradeoff == "latency" {
+		ranked, err = lr.RankFastest(ctx, msgs, slices.Clone(names), g.latency.latencies(names, stream))
+	} else if tr, ok := g.opts.Ranker.(TradeoffRanker); ok && tradeoff != "" {
 		ranked, err = tr.RankTradeoff(ctx, msgs, slices.Clone(names), tradeoff)
 	} else {
 		ranked, err = g.opts.Ranker.Rank(ctx, msgs, slices.Clone(names))
@@ -232,6 +237,11 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			g.breakers.record(t.name, err, g.opts.Now(), p.timing.tight)
 			kind := providers.KindOf(err)
+			if kind == providers.KindTimeout {
+				// Slow is what latency routing avoids: as slow as the wait, at least as the
+				// first-token timeout (an upstream's own timeout may come back at once).
+				g.latency.timedOut(t.name, max(g.opts.Now().Sub(begin), p.timing.firstToken))
+			}
 			var retryAfter time.Duration
 			var pe *providers.Error
 			if errors.As(err, &pe) {
@@ -471,6 +481,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Reasoning = out.ToolCalls, out.Refusal, out.StopSequence, out.Reasoning
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
+	g.latency.answered(used.name, 0, now.Sub(begin), u.CompletionTokens)
 	if err := g.saveTurn(ctx, p, resp); err != nil {
 		// The answer exists and is paid for: losing it to a storage failure would make the
 		// caller pay again for a retry.

@@ -183,8 +183,9 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	breakers *breakers
-	writer   *turnWriter // WriteBehind only
-	schemas  schemaSet   // tool and output schemas that compiled
+	latency  latencyStats // how fast each model answered lately (latency routing)
+	writer   *turnWriter  // WriteBehind only
+	schemas  schemaSet    // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.
 	indexed store.OwnedBackfill
 	// The configured providers' catalogued models, indexed once (indexModels): listed by

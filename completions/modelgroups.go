@@ -34,10 +34,23 @@ type ModelGroup struct {
 	// over deployments of the same model (two keys, two providers of one model; LiteLLM's
 	// simple-shuffle); the rest stay fallbacks. Not with Route.
 	Shuffle bool `json:"shuffle,omitempty"`
-	// Tradeoff, with Route, is "cost": the cheapest model whose estimated quality is within
-	// the router's tolerance of the best comes first. ("latency" is not offered: the
-	// gateway has no per-model latency figures to rank by.)
+	// Fastest tries Models fastest first by how they answered this process's recent
+	// requests (LiteLLM's latency-based routing): a streamed request by their time to first
+	// token, a whole one by their time per output token (moving averages of about the last
+	// ten answers; a timeout counts as that slow). Models not measured yet go first, so
+	// each gets measured. Not with Route or Shuffle.
+	Fastest bool `json:"fastest,omitempty"`
+	// Tradeoff, with Route, is "cost" or "latency": the cheapest model, or the fastest by
+	// the same measurements as Fastest (an unmeasured one counting as fastest), whose
+	// estimated quality is within the router's tolerance of the best comes first.
 	Tradeoff string `json:"tradeoff,omitempty"`
+}
+
+// LatencyRanker is a Ranker that can put the fastest model within its tolerance of the best
+// first, given each model's measured latency (routing.CompletionsRanker); a routed group
+// with tradeoff "latency" uses it.
+type LatencyRanker interface {
+	RankFastest(ctx context.Context, messages []providers.Message, models []string, latencies map[string]float64) ([]string, error)
 }
 
 // TradeoffRanker is a Ranker that can put the cheapest or fastest model within its
@@ -64,12 +77,12 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 			}
 		}
 		switch {
-		case g.Tradeoff != "" && g.Tradeoff != "cost":
-			return fmt.Errorf("%w: model group %q: tradeoff must be cost, got %q (latency needs per-model latency figures the gateway does not have)", ErrInvalid, name, g.Tradeoff)
+		case g.Tradeoff != "" && g.Tradeoff != "cost" && g.Tradeoff != "latency":
+			return fmt.Errorf("%w: model group %q: tradeoff must be cost or latency, got %q", ErrInvalid, name, g.Tradeoff)
 		case g.Tradeoff != "" && !g.Route:
 			return fmt.Errorf("%w: model group %q: tradeoff needs route: true", ErrInvalid, name)
-		case g.Shuffle && g.Route:
-			return fmt.Errorf("%w: model group %q: shuffle and route are two orders; give one", ErrInvalid, name)
+		case g.Shuffle && g.Route, g.Fastest && g.Route, g.Fastest && g.Shuffle:
+			return fmt.Errorf("%w: model group %q: route, shuffle and fastest are three orders; give one", ErrInvalid, name)
 		}
 	}
 	return nil

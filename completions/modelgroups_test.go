@@ -136,17 +136,19 @@ func TestModelGroups(t *testing.T) {
 
 func TestModelGroupsChecked(t *testing.T) {
 	for groups, want := range map[string]string{
-		`{"a/b":{"models":["x/y"]}}`:                                 "no '/'",
-		`{"g":{"models":[]}}`:                                        "1 to 10 models",
-		`{"g":{"models":["gpt-4o"]}}`:                                "provider/model",
-		`{"g":{"models":["x/y"],"tradeoff":"cost"}}`:                 "needs route",
-		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`:    "must be cost",
-		`{"g":{"models":["x/y"],"route":true,"tradeoff":"latency"}}`: "latency figures",
-		`{"g":{"models":["x/y"],"route":true,"shuffle":true}}`:       "give one",
-		`{"g":{"models":["x/y"]}} {"h":{"models":["x/y"]}}`:          "data after the object",
-		`{"g":{"models":["x/y"]}}}{"h":{"models":["x/y"]}}`:          "data after the object",
-		`{"g":{"models":["x/y"],"rout":true}}`:                       "unknown field",
-		"{\n  \"g\": {\"models\": [\"x/y\"],}\n}":                    "line 2",
+		`{"a/b":{"models":["x/y"]}}`:                                   "no '/'",
+		`{"g":{"models":[]}}`:                                          "1 to 10 models",
+		`{"g":{"models":["gpt-4o"]}}`:                                  "provider/model",
+		`{"g":{"models":["x/y"],"tradeoff":"cost"}}`:                   "needs route",
+		`{"g":{"models":["x/y"],"route":true,"tradeoff":"size"}}`:      "must be cost or latency",
+		`{"g":{"models":["x/y"],"fastest":true,"tradeoff":"latency"}}`: "needs route",
+		`{"g":{"models":["x/y"],"route":true,"shuffle":true}}`:         "give one",
+		`{"g":{"models":["x/y"],"route":true,"fastest":true}}`:         "give one",
+		`{"g":{"models":["x/y"],"shuffle":true,"fastest":true}}`:       "give one",
+		`{"g":{"models":["x/y"]}} {"h":{"models":["x/y"]}}`:            "data after the object",
+		`{"g":{"models":["x/y"]}}}{"h":{"models":["x/y"]}}`:            "data after the object",
+		`{"g":{"models":["x/y"],"rout":true}}`:                         "unknown field",
+		"{\n  \"g\": {\"models\": [\"x/y\"],}\n}":                      "line 2",
 	} {
 		_, err := ParseModelGroups([]byte(groups))
 		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {

@@ -477,6 +477,9 @@ func (s *ResponseStream) complete() error {
 	resp.Refusal = s.refusal.String()
 	resp.markEstimated(estimated)
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, estimated, now.Sub(s.begin))
+	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) {
+		s.g.latency.answered(s.t.name, s.firstAt.Sub(s.begin), now.Sub(s.begin), u.CompletionTokens)
+	}
 	if len(s.parts) > 0 {
 		s.p.attempts[len(s.p.attempts)-1].Usage = ptr(resp.Usage)
 		parts, partsEstimated := s.accountParts(u)

@@ -24,10 +24,22 @@ func (r CompletionsRanker) Rank(ctx context.Context, msgs []providers.Message, m
 }
 
 // RankTradeoff is Rank with a tradeoff ("cost" or "latency", as in model selection): the
-// cheapest (fastest; candidates here carry no latency, so latency keeps the quality order)
-// model whose estimated quality is within the router's tolerance of the best comes first
-// (completions.TradeoffRanker, for model groups).
+// cheapest (fastest; candidates here carry no latency, so latency keeps the quality order —
+// RankFastest gives them one) model whose estimated quality is within the router's
+// tolerance of the best comes first (completions.TradeoffRanker, for model groups).
 func (r CompletionsRanker) RankTradeoff(ctx context.Context, msgs []providers.Message, models []string, tradeoff string) ([]string, error) {
+	return r.rank(ctx, msgs, models, tradeoff, nil)
+}
+
+// RankFastest is RankTradeoff "latency" with each model's latency as the gateway measured
+// it (completions.LatencyRanker; any unit, lower is faster): the fastest model whose
+// estimated quality is within the router's tolerance of the best comes first. A model
+// missing from latencies has none, and is never preferred to one that has.
+func (r CompletionsRanker) RankFastest(ctx context.Context, msgs []providers.Message, models []string, latencies map[string]float64) ([]string, error) {
+	return r.rank(ctx, msgs, models, "latency", latencies)
+}
+
+func (r CompletionsRanker) rank(ctx context.Context, msgs []providers.Message, models []string, tradeoff string, latencies map[string]float64) ([]string, error) {
 	if tradeoff != "" && tradeoff != "cost" && tradeoff != "latency" {
 		return nil, invalid("tradeoff", `must be "cost" or "latency", got %q`, tradeoff)
 	}
@@ -37,7 +49,11 @@ func (r CompletionsRanker) RankTradeoff(ctx context.Context, msgs []providers.Me
 	}
 	for _, m := range models {
 		p, name, _ := strings.Cut(m, "/")
-		req.Models = append(req.Models, Candidate{Provider: p, Model: name, Name: m})
+		c := Candidate{Provider: p, Model: name, Name: m}
+		if l, ok := latencies[m]; ok {
+			c.Latency = &l
+		}
+		req.Models = append(req.Models, c)
 	}
 	ranked, err := r.Selector.rank(ctx, "", req)
 	if err != nil {

@@ -67,6 +67,22 @@ func TestCompletionsRankerTradeoff(t *testing.T) {
 	if _, err := r.RankTradeoff(context.Background(), msgs, models, "size"); err == nil {
 		t.Error("an unknown tradeoff ranked without error")
 	}
+	// RankFastest: by the gateway's measured latencies, the faster model within the
+	// tolerance goes first; the slower one keeps second place; without figures the quality
+	// order holds.
+	for _, c := range []struct {
+		lat  map[string]float64
+		want string
+	}{
+		{map[string]float64{"mistral/mistral-large-latest": 0.9, "anthropic/claude-3-5-sonnet-20241022": 0.3}, "[anthropic/claude-3-5-sonnet-20241022 mistral/mistral-large-latest]"},
+		{map[string]float64{"mistral/mistral-large-latest": 0.2, "anthropic/claude-3-5-sonnet-20241022": 0.3}, "[mistral/mistral-large-latest anthropic/claude-3-5-sonnet-20241022]"},
+		{nil, "[anthropic/claude-3-5-sonnet-20241022 mistral/mistral-large-latest]"},
+	} {
+		got, err := r.RankFastest(context.Background(), msgs, append([]string(nil), models...), c.lat)
+		if err != nil || fmt.Sprint(got) != c.want {
+			t.Errorf("latencies %v: ranked %v (%v), want %s", c.lat, got, err, c.want)
+		}
+	}
 }
 
 // BenchmarkCompletionsRankerAgentPrompt ranks 5 models for a coding agent's request as a
