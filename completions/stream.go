@@ -455,7 +455,7 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 	if s.prefixLen > 0 && s.prefixLen <= len(text) {
 		req.AssistantPrefix, text = text[:s.prefixLen], text[s.prefixLen:]
 	}
-	return providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String()}), true
+	return providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoning()}), true
 }
 
 // complete builds the final response, accounts and saves the turn.

@@ -145,7 +145,10 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 		u.PromptTokens = n
 	}
 	if resp != nil {
-		u.CompletionTokens = countTokens(c, resp.Text) + countTokens(c, resp.Refusal) + countCalls(c, resp.ToolCalls)
+		for _, r := range resp.Reasoning {
+			u.ReasoningTokens += countTokens(c, r.Text) // shown reasoning; redacted is not counted
+		}
+		u.CompletionTokens = countTokens(c, resp.Text) + countTokens(c, resp.Refusal) + countCalls(c, resp.ToolCalls) + u.ReasoningTokens
 	}
 	return u
 }

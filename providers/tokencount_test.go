@@ -81,6 +81,11 @@ func TestEstimateUsage(t *testing.T) {
 	if withTools.CompletionTokens < 8 {
 		t.Errorf("tool call should count name and arguments: %d", withTools.CompletionTokens)
 	}
+	// Reasoning the model showed is output it was billed for; redacted reasoning is not counted.
+	r := EstimateUsage("openai/gpt-4o", req, &Response{Text: "hello world", Reasoning: []ReasoningBlock{{Text: "hello world"}, {Redacted: "xyz"}}})
+	if r.ReasoningTokens != 2 || r.CompletionTokens != 4 {
+		t.Errorf("with reasoning: %+v, want reasoning 2 of completion 4", r)
+	}
 	if z := EstimateUsage("openai/gpt-4o", nil, nil); z != (Usage{}) {
 		t.Errorf("EstimateUsage(nil, nil) = %+v", z)
 	}
