@@ -257,10 +257,11 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: textContent(text)})
 			case "thinking", "redacted_thinking":
 				// Earlier reasoning sent back: Claude takes its own signed blocks again (and
-				// needs them after tool use); in a user turn it means nothing.
-				if m.Role == "assistant" {
-					thoughts = append(thoughts, OpenAIThinkingBlock{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
+				// needs them after tool use).
+				if m.Role != "assistant" {
+					return nil, invalid(bf+".type", "thinking blocks belong in assistant turns")
 				}
+				thoughts = append(thoughts, OpenAIThinkingBlock{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
 			default:
 				return nil, invalid(bf+".type", "must be text, image, document, tool_use or tool_result, got %q", b.Type)
 			}
@@ -329,7 +330,15 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("top_k", "must be at least 1, got %d", *r.TopK)
 	}
 	c.topK = r.TopK
+	if oc := r.OutputConfig; oc != nil {
+		if err := checkEffort("output_config.effort", oc.Effort); err != nil {
+			return nil, err
+		}
+	}
 	if r.Thinking != nil {
+		if t := r.Thinking; t.Type == "enabled" && t.BudgetTokens > 0 && t.BudgetTokens < 1024 {
+			return nil, invalid("thinking.budget_tokens", "must be at least 1024, got %d", t.BudgetTokens)
+		}
 		c.Thinking = r.Thinking
 		if oc := r.OutputConfig; oc != nil {
 			// Not reasoning_effort: that goes to OpenAI-format upstreams as it is, and models

@@ -305,6 +305,9 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err := checkOpenAIOptions(&r.OpenAIOptions); err != nil {
 		return nil, err
 	}
+	if err := checkEffort("reasoning_effort", r.ReasoningEffort); err != nil {
+		return nil, err
+	}
 	thinking, err := thinkingFor("thinking", r.Thinking, cmp.Or(r.ReasoningEffort, r.thinkingEffort))
 	if err != nil {
 		return nil, err
@@ -566,8 +569,9 @@ type OpenAIDelta struct {
 	ToolCalls []OpenAIToolCallDelta `json:"tool_calls,omitempty"`
 	// Refusal is the model's refusal, sent whole in one chunk before the finish chunk.
 	Refusal string `json:"refusal,omitempty"`
-	// ReasoningContent is a piece of the model's reasoning; ThinkingBlocks carries the
-	// same piece, or a block's signature or redacted data, as LiteLLM streams them.
+	// ReasoningContent is a piece of the model's reasoning; ThinkingBlocks carries a
+	// block of Claude's whole once it is complete — its text with its signature, or its
+	// redacted data — to be sent back with the message.
 	ReasoningContent string                `json:"reasoning_content,omitempty"`
 	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
 }
@@ -599,6 +603,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	}
 	var text *fragmentTemplate // made for the second text fragment: a tool-call stream has none
 	var args argumentTemplates
+	var thoughts reasoningTexts
 	first := true
 	for {
 		c, err := st.Recv()
@@ -651,7 +656,14 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 		case c.Type == EventReasoning:
 			d := *c.Reasoning
 			ck := base
-			delta := OpenAIDelta{ReasoningContent: d.Text, ThinkingBlocks: []OpenAIThinkingBlock{openAIThinkingBlock(d.Text, d.Signature, d.Redacted)}}
+			delta := OpenAIDelta{ReasoningContent: d.Text}
+			thoughts.add(d)
+			if d.Signature != "" || d.Redacted != "" {
+				// The block is complete: it comes whole, as the client must send it back
+				// (accumulators that keep only a field's last value, as the OpenAI SDKs'
+				// stream helpers do, still end up with the block).
+				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(thoughts.text(d.Index), d.Signature, d.Redacted)}
+			}
 			if first {
 				delta.Role = "assistant"
 				first = false

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -25,6 +26,19 @@ type OpenAIThinkingBlock struct {
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Data      string `json:"data,omitempty"`
+}
+
+// efforts are the reasoning efforts a request may name: OpenAI's (none to xhigh) and
+// Anthropic's max.
+var efforts = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+
+// checkEffort refuses an effort no provider knows (a typo would otherwise ask for the
+// default silently), naming field.
+func checkEffort(field, effort string) error {
+	if effort == "" || slices.Contains(efforts, strings.ToLower(strings.TrimSpace(effort))) {
+		return nil
+	}
+	return invalid(field, "must be one of %s, got %q", strings.Join(efforts, ", "), effort)
 }
 
 // thinkingFor is the providers.Thinking of a request's thinking object and reasoning
@@ -82,6 +96,31 @@ func reasoningFromBlocks(field string, blocks []OpenAIThinkingBlock) ([]provider
 		}
 	}
 	return out, nil
+}
+
+// reasoningTexts gathers the text of a stream's reasoning blocks, by index, for the
+// writers that send a block whole once it is complete.
+type reasoningTexts struct {
+	blocks []strings.Builder
+}
+
+// add records the fragment d (an index beyond maxStreamReasoningBlocks is not kept).
+func (r *reasoningTexts) add(d providers.ReasoningDelta) {
+	if d.Index < 0 || d.Index >= maxStreamReasoningBlocks {
+		return
+	}
+	for len(r.blocks) <= d.Index {
+		r.blocks = append(r.blocks, strings.Builder{})
+	}
+	r.blocks[d.Index].WriteString(d.Text)
+}
+
+// text is block i's text so far.
+func (r *reasoningTexts) text(i int) string {
+	if i < 0 || i >= len(r.blocks) {
+		return ""
+	}
+	return r.blocks[i].String()
 }
 
 // reasoningText joins the text of blocks (blank line between blocks).

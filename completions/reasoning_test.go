@@ -55,6 +55,7 @@ func TestChatThinkingRequest(t *testing.T) {
 	}
 	for body, field := range map[string]string{
 		`{"model":"a/m","thinking":{"type":"enabled"},` + msgs + `}`:                                                                                       "thinking.budget_tokens",
+		`{"model":"a/m","reasoning_effort":"extreme",` + msgs + `}`:                                                                                        "reasoning_effort",
 		`{"model":"a/m","thinking":{"type":"sometimes"},` + msgs + `}`:                                                                                     "thinking.type",
 		`{"model":"a/m","thinking":{},` + msgs + `}`:                                                                                                       "thinking.type",
 		`{"model":"a/m","thinking":{"type":"disabled","budget_tokens":10},` + msgs + `}`:                                                                   "thinking.budget_tokens",
@@ -182,9 +183,10 @@ func TestChatReasoningResponse(t *testing.T) {
 	}
 }
 
-// TestChatReasoningStream: reasoning streams as delta.reasoning_content (with LiteLLM's
-// thinking_blocks), the first such chunk carrying the role; the signature comes in a
-// thinking_blocks delta; then the text.
+// TestChatReasoningStream: reasoning streams as delta.reasoning_content, the first such
+// chunk carrying the role; a signed block comes whole in a thinking_blocks delta once its
+// signature arrives (an accumulator that keeps a field's last value still has it whole);
+// then the text.
 func TestChatReasoningStream(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "Sunny now", reasoning: []providers.ReasoningBlock{{Text: "Check it", Signature: "sig"}}})
@@ -209,9 +211,9 @@ func TestChatReasoningStream(t *testing.T) {
 		deltas = append(deltas, string(d))
 	}
 	want := []string{
-		`{"role":"assistant","reasoning_content":"Check","thinking_blocks":[{"type":"thinking","thinking":"Check"}]}`,
-		`{"reasoning_content":" it","thinking_blocks":[{"type":"thinking","thinking":" it"}]}`,
-		`{"thinking_blocks":[{"type":"thinking","signature":"sig"}]}`,
+		`{"role":"assistant","reasoning_content":"Check"}`,
+		`{"reasoning_content":" it"}`,
+		`{"thinking_blocks":[{"type":"thinking","thinking":"Check it","signature":"sig"}]}`,
 		`{"content":"Sunny"}`, `{"content":" now"}`, `{}`,
 	}
 	if !reflect.DeepEqual(deltas, want) {
@@ -252,7 +254,7 @@ func TestMessagesThinkingRequest(t *testing.T) {
 	}
 
 	_, c, err = messagesRequest(t, `{"model":"a/m","max_tokens":100,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[
-		{"role":"user","content":[{"type":"thinking","thinking":"ignored","signature":"x"},{"type":"text","text":"Weather?"}]},
+		{"role":"user","content":[{"type":"text","text":"Weather?"}]},
 		{"role":"assistant","content":[{"type":"thinking","thinking":"The user wants the weather.","signature":"sig-1"},{"type":"redacted_thinking","data":"ENCRYPTED"},
 			{"type":"tool_use","id":"toolu_1","name":"w","input":{}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny"}]}],
@@ -266,6 +268,22 @@ func TestMessagesThinkingRequest(t *testing.T) {
 	}
 	if req.Messages[0].Reasoning != nil || !reflect.DeepEqual(req.Messages[1].Reasoning, claudeThought) {
 		t.Errorf("history reasoning: user %+v, assistant %+v", req.Messages[0].Reasoning, req.Messages[1].Reasoning)
+	}
+	// As Anthropic's API answers: a budget under 1,024 tokens, an effort it does not know,
+	// thinking in a user turn.
+	for body, field := range map[string]string{
+		`"thinking":{"type":"enabled","budget_tokens":500},"messages":[{"role":"user","content":"hi"}]`:                           "thinking.budget_tokens",
+		`"thinking":{"type":"adaptive"},"output_config":{"effort":"extreme"},"messages":[{"role":"user","content":"hi"}]`:         "output_config.effort",
+		`"messages":[{"role":"user","content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"text","text":"hi"}]}]`: "messages[0].content[0].type",
+	} {
+		_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":2000,`+body+`}`)
+		if err == nil {
+			_, err = c.ToRequest()
+		}
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("%s: %v, want an error naming %s", body, err, field)
+		}
 	}
 }
 
@@ -340,6 +358,11 @@ func mustJSON(v any) string {
 // encrypted_content); sent back in the next request's input, they reach the assistant turn
 // that follows them, while encrypted reasoning the gateway did not return is left out.
 func TestResponsesReasoningItems(t *testing.T) {
+	var bad ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"a/m","reasoning":{"effort":"extreme"},"input":"hi"}`), &bad)
+	if _, err := bad.ToChatRequest(); err == nil || !strings.Contains(err.Error(), "reasoning.effort") {
+		t.Errorf("an unknown effort: %v", err)
+	}
 	o := &ResponseObject{}
 	o.Complete(&Response{ResponseMessageID: "m1", Provider: "a", Model: "m", FinishReason: "tool_calls", Reasoning: claudeThought,
 		ToolCalls: []providers.ToolCall{{ID: "c1", Name: "w", Arguments: "{}"}}})
@@ -371,6 +394,28 @@ func TestResponsesReasoningItems(t *testing.T) {
 	}
 	if req.Messages[3].Reasoning != nil {
 		t.Errorf("foreign encrypted reasoning kept: %+v", req.Messages[3].Reasoning)
+	}
+
+	// The usual shape: the model says what it is about to do, then calls. The text and the
+	// call are one answer, one assistant turn, and the reasoning leads it.
+	o.Complete(&Response{ResponseMessageID: "m2", Provider: "a", Model: "m", FinishReason: "tool_calls", Reasoning: claudeThought[:1],
+		Message: assistantText("Let me check."), ToolCalls: []providers.ToolCall{{ID: "c1", Name: "w", Arguments: "{}"}}})
+	out, _ = json.Marshal(o.Output)
+	body = `{"model":"a/m","input":[{"role":"user","content":"Weather?"},` + strings.Trim(string(out), "[]") +
+		`,{"type":"function_call_output","call_id":"c1","output":"sunny"}]}`
+	r = ResponsesRequest{}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = r.ToChatRequest(); err == nil {
+		req, err = c.ToRequest()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Messages) != 3 || req.Messages[1].Text() != "Let me check." || len(req.Messages[1].ToolCalls) != 1 ||
+		!reflect.DeepEqual(req.Messages[1].Reasoning, claudeThought[:1]) {
+		t.Errorf("text, call and reasoning of one answer: %+v", req.Messages)
 	}
 }
 

@@ -251,6 +251,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c.User, c.ServiceTier, c.SafetyIdentifier, c.PromptCacheKey = r.User, r.ServiceTier, r.SafetyIdentifier, r.PromptCacheKey
 	if r.Reasoning != nil {
+		if err := checkEffort("reasoning.effort", r.Reasoning.Effort); err != nil {
+			return nil, err
+		}
 		c.ReasoningEffort = r.Reasoning.Effort
 	}
 	if r.Text != nil {
@@ -354,8 +357,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				return nil, invalid(field, "a function_call item needs call_id and name")
 			}
 			call := OpenAIToolCall{ID: it.CallID, Type: "function", Function: OpenAIFunctionCall{Name: it.Name, Arguments: it.Arguments}}
-			// Consecutive calls belong to one assistant turn.
-			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" && len(c.Messages[n-1].ToolCalls) > 0 {
+			// Calls belong to the assistant turn they follow: consecutive calls, and the text
+			// the model wrote before them ("Let me check…"), which is one answer's output.
+			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" {
 				c.Messages[n-1].ToolCalls = append(c.Messages[n-1].ToolCalls, call)
 			} else {
 				fields[len(c.Messages)] = field

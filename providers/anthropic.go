@@ -307,9 +307,11 @@ func anthropicThinkingFor(req *Request) (*anthropicThinking, *anthropicOutputCon
 
 // anthropicThinkingRefused reports whether Claude would refuse req with thinking on: it
 // forces a tool (tool_choice any or tool, which structured output is too), continues an
-// assistant prefill, or its last assistant turn called tools without a signed or redacted
-// reasoning block, which Claude requires that turn to start with when thinking is on (the
-// turn was answered by another provider, or by Claude without thinking).
+// assistant prefill, or the assistant turn in progress — a tool loop, one turn to Claude,
+// from the last user message that is not a tool's result — called tools and its first
+// answer does not start with a signed or redacted reasoning block, which Claude requires
+// when thinking is on (the turn was begun by another provider, or by Claude without
+// thinking). Later answers of the loop carry none: Claude thinks at a turn's start.
 func anthropicThinkingRefused(req *Request) bool {
 	if anthropicOutputTool(req) != "" || req.AssistantPrefix != "" {
 		return true
@@ -317,19 +319,29 @@ func anthropicThinkingRefused(req *Request) bool {
 	if c := req.ToolChoice; len(req.Tools) > 0 && c != nil && (c.Mode == ToolChoiceRequired || c.Mode == ToolChoiceFunction) {
 		return true
 	}
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		m := &req.Messages[i]
-		if m.Role != "assistant" {
-			continue
-		}
-		if len(m.ToolCalls) > 0 {
-			return !hasSignedReasoning(m.Reasoning)
-		}
-		if strings.TrimSpace(m.Content) != "" { // empty turns are left out of the body
-			return false
+	msgs := req.Messages
+	start := 0 // the current turn's user message
+	for i := len(msgs) - 1; i >= 0; i-- {
+		// A user message right after tool results is part of them (text sent with the
+		// results), not a new turn.
+		if msgs[i].Role == "user" && (i == 0 || msgs[i-1].Role != "tool") {
+			start = i
+			break
 		}
 	}
-	return false
+	var first *Message // the turn's first answer that reaches Claude
+	calls := false
+	for i := start; i < len(msgs); i++ {
+		m := &msgs[i]
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) == "" {
+			continue // empty answers are left out of the body
+		}
+		if first == nil {
+			first = m
+		}
+		calls = calls || len(m.ToolCalls) > 0
+	}
+	return calls && !hasSignedReasoning(first.Reasoning)
 }
 
 // anthropicEffort is an effort as output_config.effort takes it: low, medium, high or max.

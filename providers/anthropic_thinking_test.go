@@ -347,6 +347,11 @@ func TestAnthropicThinkingLeftOutWhenRefused(t *testing.T) {
 		{"assistant prefix", prefill},
 		{"last tool turn without reasoning (answered by GPT)", history()},
 		{"last tool turn with unsigned reasoning only", history(ReasoningBlock{Text: "the user wants weather"})},
+		{"a loop begun without reasoning, signed later", func() *Request {
+			msgs := append(thkToolTurn(), Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "toolu_02", Name: "get_weather", Arguments: `{}`}},
+				Reasoning: []ReasoningBlock{{Text: "again", Signature: "sig"}}}, Message{Role: "tool", ToolCallID: "toolu_02", Content: "rain"})
+			return &Request{Model: "claude-sonnet-4-5", Messages: msgs, Tools: []Tool{thkWeatherTool}}
+		}},
 	}
 	for _, c := range refused {
 		want := thkSentRaw(t, c.req())
@@ -365,6 +370,13 @@ func TestAnthropicThinkingLeftOutWhenRefused(t *testing.T) {
 		{"tool_choice none", func() *Request { return withTools(ToolChoiceNone, "") }},
 		{"last tool turn with a signed block", history(ReasoningBlock{Text: "weather: call the tool", Signature: "sig"})},
 		{"last tool turn with a redacted block", history(ReasoningBlock{Redacted: "EmwKAhgB"})},
+		{"a loop's later calls without reasoning (Claude thinks at the turn's start)", func() *Request {
+			msgs := append(thkToolTurn(ReasoningBlock{Text: "weather: call the tool", Signature: "sig"}),
+				Message{Role: "assistant", Content: "Checking Rome too.", ToolCalls: []ToolCall{{ID: "toolu_02", Name: "get_weather", Arguments: `{}`}}},
+				Message{Role: "tool", ToolCallID: "toolu_02", Content: "rain"},
+				Message{Role: "user", Content: "<system-reminder>sent with the results</system-reminder>"})
+			return &Request{Model: "claude-sonnet-4-5", Messages: msgs, Tools: []Tool{thkWeatherTool}}
+		}},
 		{"unsigned tool turn followed by a text answer", func() *Request {
 			msgs := append(thkToolTurn(), Message{Role: "assistant", Content: "It is sunny."}, Message{Role: "user", Content: "And Rome?"})
 			return &Request{Model: "claude-sonnet-4-5", Messages: msgs, Tools: []Tool{thkWeatherTool}}

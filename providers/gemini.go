@@ -733,6 +733,9 @@ type geminiStream struct {
 	// text and calls; queue[head:] are still to come. Plain text events never use it.
 	queue []Chunk
 	head  int
+	// thoughts tells the answer's reasoning blocks apart: block is the index of the
+	// current one, and a thought after text or calls that followed it starts the next.
+	thoughts reasoningBlocks
 }
 
 // queueThoughts queues a reasoning chunk for each thought part of the event's first
@@ -743,7 +746,7 @@ func (s *geminiStream) queueThoughts(r *geminiResponse) {
 	}
 	for _, p := range r.Candidates[0].Content.Parts {
 		if p.Thought && p.Text != "" {
-			s.queue = append(s.queue, Chunk{Reasoning: &ReasoningDelta{Text: p.Text}})
+			s.queue = append(s.queue, Chunk{Reasoning: &ReasoningDelta{Index: s.thoughts.next(), Text: p.Text}})
 		}
 	}
 }
@@ -838,6 +841,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 		if out.Text != "" || len(out.ToolCalls) > 0 {
 			s.delivered = true
+			s.thoughts.answer()
 			if len(s.queue) == 0 {
 				return out, nil
 			}

@@ -242,6 +242,11 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	if req.Thinking != nil && b.ReasoningEffort == "" && o.ownAPI {
 		b.ReasoningEffort = openAIReasoningEffort(req.Model, req.Thinking) // b's copy: req is left as it was
 	}
+	if b.ReasoningEffort != "" && o.ownAPI && openAIRefusesReasoningEffort(req.Model) {
+		// A request for effort that falls back to (or routes to) a model without reasoning:
+		// OpenAI refuses the field there, and the answer needs no effort (drop_params).
+		b.ReasoningEffort = ""
+	}
 	if req.AssistantPrefix != "" {
 		prefix := prefillText(req.AssistantPrefix)
 		m := openAIMessage{Role: "assistant", Content: &prefix}
@@ -300,6 +305,18 @@ func openAIReasoningEffort(model string, t *Thinking) string {
 	default:
 		return e
 	}
+}
+
+// openAIRefusesReasoningEffort reports whether model is one of OpenAI's models known to
+// refuse reasoning_effort (GPT-3.5, GPT-4 and 4o, ChatGPT, o1-mini and o1-preview, the
+// -chat models); a model not known to refuse it gets it.
+func openAIRefusesReasoningEffort(model string) bool {
+	for _, p := range []string{"gpt-3.5", "gpt-4", "chatgpt-", "o1-mini", "o1-preview", "davinci", "babbage"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return strings.Contains(model, "-chat")
 }
 
 func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, error) {
@@ -520,6 +537,8 @@ type openAIStream struct {
 	// finish or usage), returned by the next Recv when hasPending.
 	pending    Chunk
 	hasPending bool
+	// thoughts numbers the reasoning blocks (see reasoningBlocks).
+	thoughts reasoningBlocks
 }
 
 // failFiltered ends a stream whose answer the content filter blocked, with the usage the
@@ -535,6 +554,9 @@ func (s *openAIStream) Recv() (Chunk, error) {
 	}
 	if s.hasPending {
 		s.hasPending = false
+		if s.pending.Text != "" || len(s.pending.ToolCalls) > 0 {
+			s.thoughts.answer()
+		}
 		return s.pending, nil
 	}
 	for {
@@ -589,10 +611,13 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			if !empty {
 				s.pending, s.hasPending = out, true
 			}
-			return Chunk{Reasoning: &ReasoningDelta{Text: r}}, nil
+			return Chunk{Reasoning: &ReasoningDelta{Index: s.thoughts.next(), Text: r}}, nil
 		}
 		if empty {
 			continue
+		}
+		if out.Text != "" || len(out.ToolCalls) > 0 {
+			s.thoughts.answer()
 		}
 		return out, nil
 	}

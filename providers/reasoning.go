@@ -107,3 +107,24 @@ type ReasoningDelta struct {
 	Signature string
 	Redacted  string
 }
+
+// reasoningBlocks numbers the reasoning blocks of a streamed answer whose provider sends
+// no block index (Gemini, OpenAI-compatible servers): reasoning that comes back after the
+// answer's text or calls is a block of its own, as a whole answer has it.
+type reasoningBlocks struct {
+	block    int
+	seen     bool // some reasoning was relayed
+	answered bool // text or calls came after it
+}
+
+// next is the block index of a reasoning fragment.
+func (b *reasoningBlocks) next() int {
+	if b.answered {
+		b.block, b.answered = b.block+1, false
+	}
+	b.seen = true
+	return b.block
+}
+
+// answer records that text or calls were relayed.
+func (b *reasoningBlocks) answer() { b.answered = b.seen }

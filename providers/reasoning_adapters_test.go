@@ -97,8 +97,8 @@ func streamed(t *testing.T, chunks []providers.Chunk) (reasoning, text string, o
 			if c.Text != "" || len(c.ToolCalls) > 0 || c.Refusal != "" || c.FinishReason != "" || c.Usage != nil {
 				t.Errorf("a reasoning chunk carries more: %+v", c)
 			}
-			if r.Index != 0 || r.Signature != "" || r.Redacted != "" {
-				t.Errorf("reasoning delta %+v, want block 0's text only", *r)
+			if r.Signature != "" || r.Redacted != "" {
+				t.Errorf("reasoning delta %+v, want text only", *r)
 			}
 			reasoning += r.Text
 			order = append(order, "R:"+r.Text)
@@ -281,6 +281,16 @@ func TestGeminiStreamReasoning(t *testing.T) {
 	if reasoning != "Think 1. Think 2. Think 3. Think 4." || text != "Answer more" {
 		t.Errorf("reasoning %q text %q", reasoning, text)
 	}
+	// Reasoning after the answer's text is a block of its own, as a whole answer has it.
+	var blocks []int
+	for _, c := range chunks {
+		if c.Reasoning != nil {
+			blocks = append(blocks, c.Reasoning.Index)
+		}
+	}
+	if !slices.Equal(blocks, []int{0, 0, 0, 1}) {
+		t.Errorf("reasoning block indexes %v, want [0 0 0 1]", blocks)
+	}
 	for _, c := range chunks {
 		for _, d := range c.ToolCalls {
 			if !strings.HasPrefix(d.ID, "call_") || d.Arguments != "{}" {
@@ -456,8 +466,13 @@ func TestOpenAIThinkingReasoningEffort(t *testing.T) {
 		// A request's own reasoning_effort wins, and is sent as today with or without Thinking.
 		{"o3", &providers.Thinking{Effort: "high"}, "low", "low"},
 		{"gpt-5", &providers.Thinking{Effort: "minimal"}, "medium", "medium"},
-		{"gpt-4o", &providers.Thinking{Effort: "high"}, "medium", "medium"},
 		{"gpt-5", nil, "high", "high"},
+		{"gpt-6-preview", nil, "high", "high"}, // a model not known to refuse it gets it
+		// ... except on OpenAI's models known to refuse it (a fallback from a reasoning
+		// model): the field would fail the call, as OpenAI answers gpt-4o-mini.
+		{"gpt-4o", &providers.Thinking{Effort: "high"}, "medium", "-"},
+		{"gpt-4o-mini", nil, "high", "-"},
+		{"gpt-5-chat-latest", nil, "low", "-"},
 		// Models that take no reasoning_effort.
 		{"gpt-4o", &providers.Thinking{Effort: "high"}, "", "-"},
 		{"gpt-4.1-mini", &providers.Thinking{Effort: "high"}, "", "-"},
@@ -656,6 +671,17 @@ func TestOpenAIStreamReasoning(t *testing.T) {
 			if _, _, order := streamed(t, chunks); !slices.Equal(order, tc.want) {
 				t.Errorf("chunks %q\nwant %q", order, tc.want)
 			}
+			if tc.name == "alternating" { // reasoning after text starts a new block each time
+				var blocks []int
+				for _, c := range chunks {
+					if c.Reasoning != nil {
+						blocks = append(blocks, c.Reasoning.Index)
+					}
+				}
+				if !slices.Equal(blocks, []int{0, 1, 2}) {
+					t.Errorf("reasoning block indexes %v, want [0 1 2]", blocks)
+				}
+			}
 			if last := chunks[len(chunks)-1]; last.Usage == nil || last.Usage.CompletionTokens != 9 {
 				t.Errorf("last chunk %+v, want the usage", last)
 			}
@@ -756,3 +782,4 @@ func TestOpenAIReasoningNullsCostNothing(t *testing.T) {
 		t.Logf("%s: %.0f allocations with reasoning nulls, %.0f without", tc.name, with, plain)
 	}
 }
+
