@@ -782,4 +782,3 @@ func TestOpenAIReasoningNullsCostNothing(t *testing.T) {
 		t.Logf("%s: %.0f allocations with reasoning nulls, %.0f without", tc.name, with, plain)
 	}
 }
-
