@@ -7,11 +7,16 @@
 // Response.ToolCalls, streamed as EventToolCall fragments), which package providers maps to
 // each provider's wire format. Stateless requests may carry images and PDFs in user turns
 // (ContentBlock.Image, File); a model that cannot take a request's tools, format, images or
-// files is skipped while another can. The request and answer types of the three
+// files is skipped while another can. Request.Thinking asks the models that can reason to
+// do so; their reasoning comes back in Response.Reasoning (streamed as EventReasoning
+// fragments, which count as the first token), and the reasoning a client sends back with an
+// assistant turn (Message.Reasoning) reaches Claude, which needs its signed blocks in a tool
+// loop. The request and answer types of the three
 // client-facing surfaces live here too — OpenAI's chat completions (OpenAIChatRequest) and
 // Responses API (ResponsesRequest), Anthropic's Messages API (AnthropicMessagesRequest) —
 // each translated to a Request; a model group (Options.ModelGroups) lets a client that
-// names one model reach several, in order or routed by the Ranker. The HTTP routes live in
+// names one model reach several, in order, shuffled, fastest first by the latency the
+// gateway measures, or routed by the Ranker. The HTTP routes live in
 // package server and only translate to and from the types here.
 package completions
 

@@ -2,7 +2,10 @@
 // compatible presets, Anthropic Messages, Google Gemini) to one [Provider] interface, and
 // prices token usage from an embedded catalogue. Tool calling and structured output have
 // provider-neutral types ([Tool], [ToolChoice], [ToolCall], [ToolCallDelta],
-// [ResponseFormat]); each adapter's doc says how it maps them to its wire format.
+// [ResponseFormat]); each adapter's doc says how it maps them to its wire format. So does
+// reasoning: [Thinking] asks a model to reason, in each provider's own terms, and its
+// reasoning comes back as [ReasoningBlock] values (streamed as [ReasoningDelta]), Claude's
+// with the signatures it needs to take them back.
 package providers
 
 import (
