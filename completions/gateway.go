@@ -51,16 +51,25 @@ type ModelCatalogue interface {
 }
 
 // maxTokensFor is the output bound n of req for target t, lowered to t's catalogued output
-// limit when req asks for that (Request.fitMaxTokens).
+// limit when req asks for that (Request.fitMaxTokens). A thinking request without a bound
+// gets t's limit when the room an adapter would give it by itself (its budget and an
+// answer's default) is more than t can write: Claude refuses a max_tokens above its limit.
 func (g *Gateway) maxTokensFor(req *Request, n int, t target) int {
 	mc, ok := g.opts.Prices.(ModelCatalogue)
-	if !req.fitMaxTokens || !ok || n <= 0 {
+	if !ok || n < 0 || n > 0 && !req.fitMaxTokens || n == 0 && req.Thinking == nil {
 		return n
 	}
-	if p, found := mc.Lookup(t.name); found && p.MaxOutputTokens > 0 && n > p.MaxOutputTokens {
-		return p.MaxOutputTokens
+	p, found := mc.Lookup(t.name)
+	if !found || p.MaxOutputTokens <= 0 {
+		return n
 	}
-	return n
+	if n == 0 {
+		if req.Thinking.Budget(0, 0)+providers.DefaultAnthropicMaxTokens > p.MaxOutputTokens {
+			return p.MaxOutputTokens
+		}
+		return 0
+	}
+	return min(n, p.MaxOutputTokens)
 }
 
 // Ranker orders candidate models for a conversation, best first (the routing package can

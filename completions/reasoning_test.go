@@ -450,3 +450,36 @@ func TestResponsesReasoningStream(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingMaxTokensWithinTheModelsLimit: a thinking request without max_tokens is
+// bounded by the model's catalogued output limit when an adapter's own room (budget plus a
+// default answer) would exceed it; otherwise it is left to the adapter, and a request's
+// own bound is kept.
+func TestThinkingMaxTokensWithinTheModelsLimit(t *testing.T) {
+	claude := newFake("anthropic")
+	g, err := New(Options{Providers: fakeRegistry{"anthropic": claude}, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		model    string
+		thinking *providers.Thinking
+		max      int
+		want     int
+	}{
+		{"anthropic/claude-opus-4-1", &providers.Thinking{Effort: "max"}, 0, 32000},         // 32,000 + 4,096 > 32,000
+		{"anthropic/claude-sonnet-4-5", &providers.Thinking{Effort: "max"}, 0, 0},           // fits in 64,000
+		{"anthropic/claude-opus-4-1", &providers.Thinking{Effort: "low"}, 0, 0},             // fits
+		{"anthropic/claude-opus-4-1", nil, 0, 0},                                            // no thinking
+		{"anthropic/claude-opus-4-1", &providers.Thinking{BudgetTokens: 30000}, 5000, 5000}, // the request's own
+	} {
+		req := userReq("hi", c.model)
+		req.Thinking, req.MaxTokens = c.thinking, c.max
+		if _, err := g.Complete(context.Background(), Scope{}, req); err != nil {
+			t.Fatal(err)
+		}
+		if got := claude.lastRequest().MaxTokens; got != c.want {
+			t.Errorf("%s %+v max %d: sent max_tokens %d, want %d", c.model, c.thinking, c.max, got, c.want)
+		}
+	}
+}
