@@ -135,6 +135,12 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	return p, nil
 }
 
+// hidesReasoning reports whether the request's stream leaves reasoning out: a request of
+// the native API (stored, without Thinking), whose clients are shown no reasoning — so
+// reasoning a model sends unasked (DeepSeek's, vLLM's) is no fragment of its answer, and a
+// failure before its text still falls over silently.
+func (p *plan) hidesReasoning() bool { return !p.req.ephemeral && p.req.Thinking == nil }
+
 // rank asks the Ranker to order ts; a failing or inconsistent ranking keeps the given order.
 func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []target, tradeoff string, stream bool) []target {
 	names := make([]string, len(ts))
@@ -237,9 +243,11 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			g.breakers.record(t.name, err, g.opts.Now(), p.timing.tight)
 			kind := providers.KindOf(err)
-			if kind == providers.KindTimeout {
+			if kind == providers.KindTimeout && !deadlineHit(ctx) && !p.timing.tight {
 				// Slow is what latency routing avoids: as slow as the wait, at least as the
-				// first-token timeout (an upstream's own timeout may come back at once).
+				// first-token timeout (an upstream's own timeout may come back at once). Not
+				// when the request's own deadline or tighter limits cut it: that says
+				// nothing of the model, as for the circuit breaker.
 				g.latency.timedOut(t.name, max(g.opts.Now().Sub(begin), p.timing.firstToken))
 			}
 			var retryAfter time.Duration

@@ -38,6 +38,7 @@ type part struct {
 	attempt int              // index in plan.attempts
 	usage   *providers.Usage // as reported; nil: estimated at the end
 	chars   int              // characters of the answer it produced (for the estimate)
+	thought int              // characters of the reasoning it showed (for the estimate)
 	latency time.Duration
 }
 
@@ -55,10 +56,18 @@ func (s *ResponseStream) classify(err error) (error, providers.ErrorKind) {
 	return err, kind
 }
 
-// canContinue reports whether a stream that failed with kind may be continued.
+// canContinue reports whether a stream that failed with kind may be continued: after
+// text (not of a tool call or a JSON answer), on a model that continues it; or after
+// reasoning alone, on any later model, which answers afresh (its reasoning follows the
+// first model's; the client has seen no answer yet).
 func (s *ResponseStream) canContinue(kind providers.ErrorKind) bool {
-	return kind != providers.KindContentFilter && kind != providers.KindUnknown && s.ctx.Err() == nil &&
-		!deadlineHit(s.dctx) && len(s.calls) == 0 && !s.p.preq.ResponseFormat.JSON() && s.text.Len() > 0
+	if kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 {
+		return false
+	}
+	if s.text.Len() == 0 {
+		return len(s.thoughts) > 0
+	}
+	return !s.p.preq.ResponseFormat.JSON()
 }
 
 // continueAfter tries to continue the answer on the next models that can take a prefill,
@@ -73,7 +82,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	from := utf8.RuneCountInString(prefix)
 	var next []int
 	for i := s.idx + 1; i < len(s.p.targets); i++ {
-		if pf, ok := s.p.targets[i].p.(providers.Prefiller); ok && pf.SupportsPrefill() {
+		if pf, ok := s.p.targets[i].p.(providers.Prefiller); prefix == "" || ok && pf.SupportsPrefill() {
 			next = append(next, i)
 		}
 	}
@@ -89,7 +98,11 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
 	a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	s.g.breakers.record(s.t.name, err, s.g.opts.Now(), s.p.timing.tight)
-	s.parts = append(s.parts, part{t: s.t, attempt: n, usage: s.usage, chars: from - s.partChars(), latency: s.g.opts.Now().Sub(s.begin)})
+	thought := 0
+	for _, b := range s.reasoningFrom(s.thoughtBase) {
+		thought += utf8.RuneCountInString(b.Text)
+	}
+	s.parts = append(s.parts, part{t: s.t, attempt: n, usage: s.usage, chars: from - s.partChars(), thought: thought, latency: s.g.opts.Now().Sub(s.begin)})
 	s.g.log.WarnContext(s.ctx, "completions: stream broke mid-answer; continuing on the next model", "model", s.t.name, "kind", kind.String(), "from_char", from)
 
 	req := s.p.preq
@@ -173,8 +186,12 @@ func (s *ResponseStream) accountParts(final providers.Usage) (Usage, bool) {
 			// The prompt is the answering attempt's, without the prefix it was given.
 			u.PromptTokens = max(0, final.PromptTokens-estimateTokens(s.partChars()))
 			u.CompletionTokens = estimateTokens(p.chars)
-			if p.chars == 0 { // a hedged start that lost: the same prompt
+			if p.chars == 0 { // a hedged start that lost, or reasoning only: the same prompt
 				u.PromptTokens = final.PromptTokens
+			}
+			if p.thought > 0 { // the reasoning it showed is output it was billed for
+				u.ReasoningTokens = estimateTokens(p.thought)
+				u.CompletionTokens += u.ReasoningTokens
 			}
 		}
 		us := s.g.usage(p.t.name, u)

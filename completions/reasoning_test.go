@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +148,7 @@ func TestThinkingThroughTheGateway(t *testing.T) {
 func TestStreamReasoningIsTheFirstFragment(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "Done", reasoning: []providers.ReasoningBlock{{Text: "think"}}})
-	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, userReq("Q", "a/m"))
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, thinkingReq("Q", "a/m"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +192,7 @@ func TestChatReasoningResponse(t *testing.T) {
 func TestChatReasoningStream(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "Sunny now", reasoning: []providers.ReasoningBlock{{Text: "Check it", Signature: "sig"}}})
-	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, userReq("Q", "a/m"))
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, thinkingReq("Q", "a/m"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +304,7 @@ func TestMessagesThinkingResponse(t *testing.T) {
 
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "Sunny now", reasoning: claudeThought})
-	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, userReq("Q", "a/m"))
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, thinkingReq("Q", "a/m"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,6 +348,13 @@ func TestMessagesThinkingResponse(t *testing.T) {
 	if !reflect.DeepEqual(evs, wantEvs) {
 		t.Errorf("events\n%s\nwant\n%s", strings.Join(evs, "\n"), strings.Join(wantEvs, "\n"))
 	}
+}
+
+// thinkingReq is a request that asks for reasoning (so its stream shows it).
+func thinkingReq(text, model string) *Request {
+	r := userReq(text, model)
+	r.Thinking = &providers.Thinking{}
+	return r
 }
 
 func mustJSON(v any) string {
@@ -481,5 +490,49 @@ func TestThinkingMaxTokensWithinTheModelsLimit(t *testing.T) {
 		if got := claude.lastRequest().MaxTokens; got != c.want {
 			t.Errorf("%s %+v max %d: sent max_tokens %d, want %d", c.model, c.thinking, c.max, got, c.want)
 		}
+	}
+}
+
+// TestStreamRestartsAfterReasoningOnly: a model that breaks while it is still reasoning
+// (the client saw its thinking, no answer) is followed by the next model of the request —
+// any model, which answers afresh: the stream goes on with its reasoning and text, and the
+// answer says it was continued from character 0.
+func TestStreamRestartsAfterReasoningOnly(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Providers.(fakeRegistry)["c"] = s8ThinkThenBreak{} })
+	h.b.on("m", step{text: "Fine answer", reasoning: []providers.ReasoningBlock{{Text: "Second thoughts"}}})
+	req := thinkingReq("hi", "c/thinker")
+	req.FallbackModels = []string{"b/m"}
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var got []string
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		if c.Type == EventReasoning {
+			got = append(got, fmt.Sprintf("R%d:%s", c.Reasoning.Index, c.Reasoning.Text))
+		} else {
+			got = append(got, "T:"+c.Text)
+		}
+	}
+	want := []string{"R0:Let me think about that.", "R1:Second", "R1: thoughts", "T:Fine", "T: answer"}
+	if !slices.Equal(got, want) {
+		t.Errorf("stream %q, want %q", got, want)
+	}
+	r := st.Response()
+	if r.Continued == nil || r.Continued.Model != "b/m" || r.Continued.FromChar != 0 || r.Text() != "Fine answer" ||
+		len(r.Reasoning) != 2 || r.Attempts[0].Outcome != OutcomeError {
+		t.Errorf("final %+v", r)
+	}
+	// The broken attempt is billed for the reasoning it showed.
+	if u := r.Attempts[0].Usage; u == nil || u.ReasoningTokens == 0 {
+		t.Errorf("broken attempt's usage %+v", u)
 	}
 }

@@ -294,6 +294,19 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 	if err := w.closeAll(); err != nil {
 		return err
 	}
+	if resp := st.Response(); resp != nil && resp.Refusal != "" && w.messages == 0 {
+		// A refusal is whole only at the end (it is not streamed); after streamed reasoning
+		// it is the answer's message item, which must not be lost to the streamed items.
+		item := ResponseOutputItem{ID: "msg_" + st.ResponseMessageID(), Type: "message", Status: "completed", Role: "assistant",
+			Content: []ResponseOutputPart{{Type: "refusal", Refusal: resp.Refusal, Annotations: []any{}}}}
+		if _, err := w.addItem(item); err != nil {
+			return err
+		}
+		w.items[len(w.items)-1].open = false
+		if err := w.emit(responsesEvent{Type: "response.output_item.done", OutputIndex: idxp(len(o.Output) - 1), Item: &item}); err != nil {
+			return err
+		}
+	}
 	if resp := st.Response(); resp != nil {
 		// Complete builds its output afresh (nil, so it shares no array with the streamed
 		// items); the streamed items, whole since closeAll, are kept: they have the ids and

@@ -190,6 +190,9 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.finish, a.stopSeq = c.FinishReason, c.StopSequence
 		}
 		a.refusal += c.Refusal
+		if c.Reasoning != nil && p.hidesReasoning() {
+			continue // not a fragment of this answer: the caller shows no reasoning
+		}
 		if c.Reasoning != nil {
 			a.timer.Stop()
 			d := *c.Reasoning
@@ -281,7 +284,7 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
 		}
-		if c.Reasoning != nil {
+		if c.Reasoning != nil && !s.p.hidesReasoning() {
 			return s.thoughtChunk(*c.Reasoning), nil
 		}
 		if len(c.ToolCalls) > 0 {
@@ -329,12 +332,16 @@ func (s *ResponseStream) thoughtChunk(d providers.ReasoningDelta) *Chunk {
 }
 
 // reasoning returns the reasoning blocks assembled from the stream's fragments.
-func (s *ResponseStream) reasoning() []providers.ReasoningBlock {
-	if len(s.thoughts) == 0 {
+func (s *ResponseStream) reasoning() []providers.ReasoningBlock { return s.reasoningFrom(0) }
+
+// reasoningFrom returns the reasoning blocks from index from on (an attempt's own, after
+// the ones of the attempts it continued).
+func (s *ResponseStream) reasoningFrom(from int) []providers.ReasoningBlock {
+	if len(s.thoughts) <= from {
 		return nil
 	}
-	out := make([]providers.ReasoningBlock, 0, len(s.thoughts))
-	for i := range s.thoughts {
+	out := make([]providers.ReasoningBlock, 0, len(s.thoughts)-from)
+	for i := from; i < len(s.thoughts); i++ {
 		b := &s.thoughts[i]
 		if b.text.Len() == 0 && b.signature == "" && b.redacted == "" {
 			continue // an index the upstream skipped
@@ -455,7 +462,7 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 	if s.prefixLen > 0 && s.prefixLen <= len(text) {
 		req.AssistantPrefix, text = text[:s.prefixLen], text[s.prefixLen:]
 	}
-	return providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoning()}), true
+	return providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoningFrom(s.thoughtBase)}), true
 }
 
 // complete builds the final response, accounts and saves the turn.

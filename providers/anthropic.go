@@ -296,6 +296,11 @@ func anthropicThinkingFor(req *Request) (*anthropicThinking, *anthropicOutputCon
 	if t.BudgetTokens <= 0 && anthropicAdaptive(req.Model) {
 		return &anthropicThinking{Type: "adaptive"}, &anthropicOutputConfig{Effort: anthropicEffort(t.effort())}, maxTokens
 	}
+	if req.MaxTokens > 0 && t.BudgetTokens <= 0 {
+		// A budget of the adapter's choosing leaves room for the answer: a quarter of
+		// max_tokens, up to an answer's default.
+		budget = max(min(budget, req.MaxTokens-min(DefaultAnthropicMaxTokens, req.MaxTokens/4)), anthropicMinBudget)
+	}
 	if req.MaxTokens > 0 && budget >= req.MaxTokens {
 		budget = req.MaxTokens - 1
 		if budget < anthropicMinBudget {

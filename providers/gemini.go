@@ -46,8 +46,9 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // range), a thinkingLevel for Gemini 3 and later; older models get none. Thought parts (the
 // thought summaries includeThoughts asks for) are returned as reasoning, never as text: a
 // whole answer's consecutive thought parts as one ReasoningBlock of Response.Reasoning, a
-// stream's as Chunk.Reasoning fragments of block 0, each before the text or calls that came
-// in the same event. Their tokens are billed as completion (reasoning) tokens. Thought
+// stream's as Chunk.Reasoning fragments (of block 0, or a later block once thoughts come
+// back after text: reasoningBlocks), each before the text or calls that came in the same
+// event. Their tokens are billed as completion (reasoning) tokens. Thought
 // signatures are not reasoning signatures (ReasoningBlock.Signature is Anthropic's) and are
 // not returned; Message.Reasoning of the history is never sent, as Gemini takes no
 // reasoning back.
@@ -186,8 +187,10 @@ type geminiThinkingConfig struct {
 // model does not think (Gemini 1.5 and 2.0, Gemma), so those requests go out as before.
 // Gemini 2.5 takes a budget, clamped to a range each model takes (Pro 128–32,768, Flash
 // and Flash-Lite 512–24,576), so a large effort cannot be refused as out of range; Gemini 3
-// and later take a level, "low" or "high", instead.
-func geminiThinking(model string, t *Thinking) *geminiThinkingConfig {
+// and later take a level, "low" or "high", instead. Thoughts count against
+// maxOutputTokens, so with a maxTokens the budget is at most half of it (the model's
+// minimum at least): a budget beyond it would end in MAX_TOKENS with no answer.
+func geminiThinking(model string, t *Thinking, maxTokens int) *geminiThinkingConfig {
 	if t == nil {
 		return nil
 	}
@@ -196,6 +199,9 @@ func geminiThinking(model string, t *Thinking) *geminiThinkingConfig {
 		lo, hi := 512, 24576
 		if strings.Contains(m, "pro") {
 			lo, hi = 128, 32768
+		}
+		if maxTokens > 0 {
+			hi = max(min(hi, maxTokens/2), lo)
 		}
 		return &geminiThinkingConfig{IncludeThoughts: true, ThinkingBudget: t.Budget(lo, hi)}
 	}
@@ -323,7 +329,7 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop,
 			Seed: req.Seed, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
 	}
-	if tc := geminiThinking(req.Model, req.Thinking); tc != nil {
+	if tc := geminiThinking(req.Model, req.Thinking, req.MaxTokens); tc != nil {
 		if b.GenerationConfig == nil {
 			b.GenerationConfig = &geminiGenerationConfig{}
 		}

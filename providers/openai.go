@@ -26,8 +26,9 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // does not return its reasoning in chat completions, but compatible servers do, as a string
 // beside the content: reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter, Groq,
 // Ollama, newer vLLM); it becomes Response.Reasoning (one block, reasoning_content
-// preferred when both are there) or, streamed, Chunk.Reasoning fragments of block 0, each
-// relayed before the text of the same event. Message.Reasoning is never sent: the format
+// preferred when both are there) or, streamed, Chunk.Reasoning fragments (of block 0, or a
+// later block once reasoning comes back after text: reasoningBlocks), each relayed before
+// the text of the same event. Message.Reasoning is never sent: the format
 // has no field for it and DeepSeek refuses reasoning_content in its input.
 type OpenAI struct {
 	ep      endpoint
@@ -242,10 +243,15 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	if req.Thinking != nil && b.ReasoningEffort == "" && o.ownAPI {
 		b.ReasoningEffort = openAIReasoningEffort(req.Model, req.Thinking) // b's copy: req is left as it was
 	}
-	if b.ReasoningEffort != "" && o.ownAPI && openAIRefusesReasoningEffort(req.Model) {
-		// A request for effort that falls back to (or routes to) a model without reasoning:
-		// OpenAI refuses the field there, and the answer needs no effort (drop_params).
-		b.ReasoningEffort = ""
+	if b.ReasoningEffort != "" && o.ownAPI {
+		if openAIRefusesReasoningEffort(req.Model) {
+			// A request for effort that falls back to (or routes to) a model without
+			// reasoning: OpenAI refuses the field there, and the answer needs no effort
+			// (drop_params).
+			b.ReasoningEffort = ""
+		} else {
+			b.ReasoningEffort = openAIEffort(req.Model, b.ReasoningEffort)
+		}
 	}
 	if req.AssistantPrefix != "" {
 		prefix := prefillText(req.AssistantPrefix)
@@ -305,6 +311,21 @@ func openAIReasoningEffort(model string, t *Thinking) string {
 	default:
 		return e
 	}
+}
+
+// openAIEffort is an effort the gateway accepts (any case; Anthropic's max) as OpenAI's
+// model takes it: max is high; xhigh, minimal and none are GPT-5's, high, low and low for
+// the o-series.
+func openAIEffort(model, effort string) string {
+	e := strings.ToLower(effort)
+	gpt5 := strings.HasPrefix(model, "gpt-5")
+	switch {
+	case e == "max", e == "xhigh" && !gpt5:
+		return "high"
+	case (e == "minimal" || e == "none") && !gpt5:
+		return "low"
+	}
+	return e
 }
 
 // openAIRefusesReasoningEffort reports whether model is one of OpenAI's models known to
