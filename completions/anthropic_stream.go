@@ -144,6 +144,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	text := -1      // index of the open text block
 	thought := -1   // index of the open thinking block
 	thoughtOf := -1 // the reasoning block (ReasoningDelta.Index) it holds
+	wroteText := false
 	// closeBlock ends the open block at *open, if any.
 	closeBlock := func(open *int) error {
 		if *open < 0 {
@@ -212,6 +213,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			return err
 		}
 		if text < 0 {
+			wroteText = true
 			text, next = next, next+1
 			empty := ""
 			if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(text),
@@ -233,6 +235,24 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	}
 	if err := closeBlock(&text); err != nil {
 		return err
+	}
+	if resp := st.Response(); resp != nil && resp.Refusal != "" && !wroteText {
+		// A refusal is whole only at the end (it is not streamed): the answer's text, as in
+		// a whole message (NewAnthropicResponse).
+		i := next
+		next++
+		empty := ""
+		if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i),
+			ContentBlock: &AnthropicResponseBlock{Type: "text", Text: &empty}}); err != nil {
+			return err
+		}
+		if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(i),
+			Delta: anthropicTextDelta{Type: "text_delta", Text: resp.Refusal}}); err != nil {
+			return err
+		}
+		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)}); err != nil {
+			return err
+		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return order[a] < order[b] })
 	for _, k := range order {

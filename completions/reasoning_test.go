@@ -536,3 +536,26 @@ func TestStreamRestartsAfterReasoningOnly(t *testing.T) {
 		t.Errorf("broken attempt's usage %+v", u)
 	}
 }
+
+// TestMessagesStreamRefusal: a refusal (whole only at the end of a stream) is the streamed
+// message's text, as in the whole message — after reasoning too.
+func TestMessagesStreamRefusal(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.Providers.(fakeRegistry)["c"] = s8Scripted{chunks: []providers.Chunk{
+			{Reasoning: &providers.ReasoningDelta{Text: "Must decline."}},
+			{Refusal: "I can't help with that."},
+			{FinishReason: "stop", Usage: &providers.Usage{PromptTokens: 5, CompletionTokens: 12}},
+		}}
+	})
+	st, err := h.g.Stream(context.Background(), Scope{}, thinkingReq("Do it", "c/m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteAnthropicStream(rec, st, "c/m"); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); !strings.Contains(body, `"text":"I can't help with that."`) || !strings.Contains(body, `"thinking":"Must decline."`) {
+		t.Errorf("stream lacks the refusal or the thinking:\n%s", body)
+	}
+}
