@@ -28,6 +28,7 @@ type fakeClaude struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	requests []map[string]any
+	betas    []string // each request's anthropic-beta header
 }
 
 const claudeSignature = "EqQBCkYIBxgCKkD-signature-of-the-thinking"
@@ -46,6 +47,9 @@ func newFakeClaude(t *testing.T) *fakeClaude {
 		if blocks, ok := last["content"].([]any); ok {
 			answered = blocks[0].(map[string]any)["type"] == "tool_result"
 		}
+		u.mu.Lock()
+		u.betas = append(u.betas, r.Header.Get("Anthropic-Beta"))
+		u.mu.Unlock()
 		if answered && req["thinking"] != nil {
 			prev := msgs[len(msgs)-2].(map[string]any)["content"].([]any)[0].(map[string]any)
 			if prev["type"] != "thinking" || prev["signature"] != claudeSignature {
@@ -115,7 +119,8 @@ func TestExtendedThinkingWithTheAnthropicSDK(t *testing.T) {
 	up := newFakeClaude(t)
 	_, base := realServerURL(t, up.options(t))
 	ctx := context.Background()
-	c := anthropic.NewClient(anthropicopt.WithBaseURL(base), anthropicopt.WithAPIKey(testKey), anthropicopt.WithMaxRetries(0))
+	c := anthropic.NewClient(anthropicopt.WithBaseURL(base), anthropicopt.WithAPIKey(testKey), anthropicopt.WithMaxRetries(0),
+		anthropicopt.WithHeader("anthropic-beta", "claude-code-20250219,interleaved-thinking-2025-05-14"))
 	weather := anthropic.ToolUnionParam{OfTool: &anthropic.ToolParam{Name: "get_weather",
 		InputSchema: anthropic.ToolInputSchemaParam{Properties: map[string]any{"city": map[string]any{"type": "string"}}}}}
 	params := anthropic.MessageNewParams{
@@ -153,6 +158,11 @@ func TestExtendedThinkingWithTheAnthropicSDK(t *testing.T) {
 	if len(msg.Content) != 1 || msg.Content[0].Text != "Sunny in Paris." {
 		t.Fatalf("answer %+v", msg.Content)
 	}
+	up.mu.Lock()
+	if len(up.betas) != 2 || up.betas[0] != "interleaved-thinking-2025-05-14" || up.betas[1] != up.betas[0] {
+		t.Errorf("anthropic-beta sent to Claude: %q, want the interleaved-thinking beta alone", up.betas)
+	}
+	up.mu.Unlock()
 	turn := up.last()["messages"].([]any)[1].(map[string]any)["content"].([]any)
 	if b := turn[0].(map[string]any); b["type"] != "thinking" || b["thinking"] != "The user wants the weather." || b["signature"] != claudeSignature {
 		t.Errorf("the assistant turn reached Claude as %v", turn)

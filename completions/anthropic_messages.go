@@ -66,6 +66,12 @@ type AnthropicMessagesRequest struct {
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
+
+	// Betas are the request's anthropic-beta header values (set by the HTTP surface, not
+	// read from the body): interleaved-thinking-2025-05-14 reaches Claude with thinking
+	// (providers.Thinking.Interleaved); the others concern features the gateway does not
+	// pass on and are ignored.
+	Betas []string `json:"-"`
 }
 
 // AnthropicMessage is one turn of a Messages request. Role is user or assistant, or
@@ -339,7 +345,9 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		if t := r.Thinking; t.Type == "enabled" && t.BudgetTokens > 0 && t.BudgetTokens < 1024 {
 			return nil, invalid("thinking.budget_tokens", "must be at least 1024, got %d", t.BudgetTokens)
 		}
-		c.Thinking = r.Thinking
+		th := *r.Thinking
+		th.interleaved = slices.Contains(r.Betas, providers.AnthropicInterleavedThinkingBeta)
+		c.Thinking = &th
 		if oc := r.OutputConfig; oc != nil {
 			// Not reasoning_effort: that goes to OpenAI-format upstreams as it is, and models
 			// that do not reason refuse it; the thinking effort reaches only those that do.

@@ -15,6 +15,9 @@ import (
 type OpenAIThinking struct {
 	Type         string `json:"type" jsonschema:"required,enum=enabled,enum=adaptive,enum=disabled"`
 	BudgetTokens int    `json:"budget_tokens,omitempty" jsonschema:"minimum=1"`
+	// interleaved: the Messages request asked for interleaved thinking (its anthropic-beta
+	// header; see providers.Thinking.Interleaved).
+	interleaved bool
 }
 
 // OpenAIThinkingBlock is a reasoning block of an assistant message as LiteLLM writes it:
@@ -61,7 +64,7 @@ func thinkingFor(field string, t *OpenAIThinking, effort string) (*providers.Thi
 		if t.BudgetTokens <= 0 {
 			return nil, invalid(field+".budget_tokens", "is required when thinking is enabled (a number of tokens, at least 1024 for Claude)")
 		}
-		return &providers.Thinking{BudgetTokens: t.BudgetTokens, Effort: effort}, nil
+		return &providers.Thinking{BudgetTokens: t.BudgetTokens, Effort: effort, Interleaved: t.interleaved}, nil
 	case "adaptive":
 		if t.BudgetTokens != 0 {
 			return nil, invalid(field+".budget_tokens", "must be absent when thinking is adaptive (the effort sets how much it thinks)")
@@ -69,7 +72,7 @@ func thinkingFor(field string, t *OpenAIThinking, effort string) (*providers.Thi
 		if effort == "none" {
 			effort = ""
 		}
-		return &providers.Thinking{Effort: effort}, nil
+		return &providers.Thinking{Effort: effort, Interleaved: t.interleaved}, nil
 	case "":
 		return nil, invalid(field+".type", "is required: enabled, adaptive or disabled")
 	}

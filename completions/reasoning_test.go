@@ -246,6 +246,23 @@ func TestMessagesThinkingRequest(t *testing.T) {
 			t.Errorf("%s: thinking %+v (reasoning_effort %q), want %+v", body, req.Thinking, req.ReasoningEffort, want)
 		}
 	}
+	// Claude Code's anthropic-beta asks for interleaved thinking; without it, none.
+	for betas, want := range map[string]bool{"": false, "claude-code-20250219,interleaved-thinking-2025-05-14": true, "context-management-2025-06-27": false} {
+		var r AnthropicMessagesRequest
+		json.Unmarshal([]byte(`{"model":"a/m","max_tokens":32000,"thinking":{"type":"enabled","budget_tokens":31999},"messages":[{"role":"user","content":"hi"}]}`), &r)
+		if betas != "" {
+			r.Betas = strings.Split(betas, ",")
+		}
+		c, err := r.ToChatRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := c.ToRequest()
+		if err != nil || req.Thinking == nil || req.Thinking.Interleaved != want {
+			t.Errorf("betas %q: thinking %+v (%v), want interleaved %v", betas, req.Thinking, err, want)
+		}
+	}
+
 	_, c, err := messagesRequest(t, `{"model":"a/m","max_tokens":100,"thinking":{"type":"enabled"},"messages":[{"role":"user","content":"hi"}]}`)
 	if err == nil {
 		_, err = c.ToRequest()

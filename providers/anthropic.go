@@ -19,6 +19,10 @@ const DefaultAnthropicBaseURL = "https://api.anthropic.com"
 // AnthropicVersion is the anthropic-version header sent with every request.
 const AnthropicVersion = "2023-06-01"
 
+// AnthropicInterleavedThinkingBeta is the anthropic-beta value that lets Claude 4 think
+// between tool calls (Thinking.Interleaved); adaptive thinking does so without it.
+const AnthropicInterleavedThinkingBeta = "interleaved-thinking-2025-05-14"
+
 // DefaultAnthropicMaxTokens is sent as max_tokens (which the Messages API requires) when
 // Request.MaxTokens is 0.
 const DefaultAnthropicMaxTokens = 4096
@@ -714,6 +718,13 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 	h.Set("Anthropic-Version", AnthropicVersion)
 	if stream {
 		h.Set("Accept", "text/event-stream")
+	}
+	if req.Thinking != nil && req.Thinking.Interleaved {
+		if th, _, _ := anthropicThinkingFor(req); th != nil && th.Type == "enabled" {
+			if major, _, _, _ := claudeVersion(req.Model); major >= 4 { // Claude 3.7 has no interleaved thinking
+				h.Set("Anthropic-Beta", AnthropicInterleavedThinkingBeta)
+			}
+		}
 	}
 	return a.ep.send(ctx, req.Model, a.baseURL+"/v1/messages", h, a.body(req, stream), parseAnthropicError)
 }

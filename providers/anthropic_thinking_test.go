@@ -706,3 +706,49 @@ func TestAnthropicStreamRedactedThinking(t *testing.T) {
 		t.Errorf("chunks\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAnthropicInterleavedThinkingBeta: a thinking request that asks for interleaved
+// thinking carries Anthropic's beta header to Claude 4 models with a budget; not to Claude
+// 3.7 (which has none), not to adaptive models (which interleave by themselves), not when
+// thinking is left out, and not unasked.
+func TestAnthropicInterleavedThinkingBeta(t *testing.T) {
+	var mu sync.Mutex
+	var beta []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		beta = r.Header.Values("Anthropic-Beta")
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, thkAnswer)
+	}))
+	t.Cleanup(srv.Close)
+	a := NewAnthropic(Config{BaseURL: srv.URL, APIKey: "k", HTTPClient: srv.Client()})
+	for _, c := range []struct {
+		model string
+		th    *Thinking
+		tools string
+		want  bool
+	}{
+		{"claude-sonnet-4-5", &Thinking{BudgetTokens: 4096, Interleaved: true}, "", true},
+		{"claude-opus-4-1-20250805", &Thinking{Effort: "high", Interleaved: true}, "", true},
+		{"claude-sonnet-4-5", &Thinking{BudgetTokens: 4096}, "", false},
+		{"claude-3-7-sonnet-20250219", &Thinking{BudgetTokens: 4096, Interleaved: true}, "", false},
+		{"claude-opus-4-6", &Thinking{Effort: "high", Interleaved: true}, "", false},
+		{"claude-sonnet-4-5", &Thinking{BudgetTokens: 4096, Interleaved: true}, ToolChoiceRequired, false},
+		{"claude-sonnet-4-5", nil, "", false},
+	} {
+		req := thkReq(c.model, c.th)
+		if c.tools != "" {
+			req.Tools, req.ToolChoice = []Tool{thkWeatherTool}, &ToolChoice{Mode: c.tools}
+		}
+		if _, err := a.Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := slices.Contains(beta, AnthropicInterleavedThinkingBeta)
+		mu.Unlock()
+		if got != c.want {
+			t.Errorf("%s %+v tool_choice %q: beta %v, want interleaved %v", c.model, c.th, c.tools, beta, c.want)
+		}
+	}
+}

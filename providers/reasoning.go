@@ -26,6 +26,10 @@ type Thinking struct {
 	// BudgetTokens caps the tokens spent reasoning; 0 derives it from Effort
 	// (see BudgetForEffort).
 	BudgetTokens int `json:"budget_tokens,omitempty"`
+	// Interleaved asks Claude 4 models to think between tool calls too, not only at the
+	// start of a turn (Anthropic's interleaved-thinking beta, which Claude Code asks for);
+	// others ignore it.
+	Interleaved bool `json:"interleaved,omitempty"`
 }
 
 // Budget returns the thinking budget in tokens: BudgetTokens when set, else the budget of

@@ -60,6 +60,13 @@ func decodeMessages(r *http.Request, forCount bool) (*completions.AnthropicMessa
 	if err := decodeJSON(r, &mreq, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, nil, err
 	}
+	for _, v := range r.Header.Values("Anthropic-Beta") {
+		for b := range strings.SplitSeq(v, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				mreq.Betas = append(mreq.Betas, b)
+			}
+		}
+	}
 	if forCount {
 		if mreq.MaxTokens == nil {
 			one := 1
