@@ -141,6 +141,11 @@ func (l *latencyStats) fastestFirst(ts []target, stream bool) []target {
 	return out
 }
 
+// Latency returns model's ("provider/model") seconds per output token as the gateway
+// measured its recent answers (a moving average; see ModelGroup.Fastest), and whether it
+// has any: for a model selector's latency tradeoff (routing.Options.Latency).
+func (g *Gateway) Latency(model string) (float64, bool) { return g.latency.figure(model, false) }
+
 // latencies is the measured latency (see figure) of each of names that has one, for a
 // LatencyRanker; unmeasured models are given 0 — the fastest — so that they get tried
 // and measured.

@@ -130,3 +130,30 @@ func TestRankedView(t *testing.T) {
 		t.Error("a cut split a character")
 	}
 }
+
+// A latency tradeoff whose candidates declare no latency ranks by the measured figures the
+// selector is given (Options.Latency: the gateway's); declared latencies are used alone.
+func TestSelectorMeasuredLatency(t *testing.T) {
+	measured := map[string]float64{"mistral/mistral-large-latest": 0.02, "anthropic/claude-3-5-sonnet-20241022": 0.05}
+	sel := NewSelector(Options{Store: memstore.New(), Latency: func(m string) (float64, bool) {
+		l, ok := measured[m]
+		return l, ok
+	}})
+	r := CompletionsRanker{Selector: sel}
+	msgs := []providers.Message{{Role: "user", Content: "Solve: 12 * 13 = ?"}}
+	models := []string{"anthropic/claude-3-5-sonnet-20241022", "mistral/mistral-large-latest"}
+	got, err := r.RankTradeoff(context.Background(), msgs, slices.Clone(models), "latency")
+	if err != nil || fmt.Sprint(got) != "[mistral/mistral-large-latest anthropic/claude-3-5-sonnet-20241022]" {
+		t.Errorf("measured: the faster model within the tolerance should lead: %v, %v", got, err)
+	}
+	measured["mistral/mistral-large-latest"] = 0.09
+	if got, _ := r.RankTradeoff(context.Background(), msgs, slices.Clone(models), "latency"); got[0] != "anthropic/claude-3-5-sonnet-20241022" {
+		t.Errorf("measured, Claude faster: %v", got)
+	}
+	// Declared latencies (RankFastest's) are not mixed with measured ones.
+	// (Mixed, Mistral's measured 0.09 would beat Claude's declared 0.5.)
+	got, _ = r.RankFastest(context.Background(), msgs, slices.Clone(models), map[string]float64{"anthropic/claude-3-5-sonnet-20241022": 0.5})
+	if got[0] != "anthropic/claude-3-5-sonnet-20241022" {
+		t.Errorf("declared: %v", got)
+	}
+}

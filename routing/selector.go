@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -37,6 +38,12 @@ type Options struct {
 	Tolerance float64
 	// LastTurnWeight is the weight of the last user turn (see Conversation); 0 means 0.7.
 	LastTurnWeight float64
+	// Latency gives a model's ("provider/model") measured latency — any unit, lower is
+	// faster; the completions gateway's seconds per output token (Gateway.Latency) — for a
+	// latency tradeoff whose candidates declare none, so that tradeoff: latency picks the
+	// fastest of the eligible models this server has seen answer. nil, or a model it has
+	// not measured: no latency (the quality order decides).
+	Latency func(model string) (float64, bool)
 	// SessionRetention is how long sessions are kept: ExpireSessions deletes older ones.
 	// 0 means DefaultSessionRetention; a negative value keeps them forever.
 	SessionRetention time.Duration
@@ -60,6 +67,8 @@ type Selector struct {
 	w      float64
 	now    func() time.Time
 	log    *slog.Logger
+	// latency: Options.Latency.
+	latency func(model string) (float64, bool)
 }
 
 // NewSelector returns a Selector configured by opts.
@@ -71,7 +80,7 @@ func NewSelector(opts Options) *Selector {
 		opts.Store = memstore.New()
 	}
 	s := &Selector{store: opts.Store, custom: opts.CustomModels, cat: opts.Catalog,
-		scorer: opts.Scorer, tol: opts.Tolerance, w: opts.LastTurnWeight, now: opts.Now, log: opts.Logger}
+		scorer: opts.Scorer, tol: opts.Tolerance, w: opts.LastTurnWeight, now: opts.Now, log: opts.Logger, latency: opts.Latency}
 	if s.scorer == nil {
 		if l, err := DefaultRouter(); err == nil {
 			s.scorer = l
@@ -194,6 +203,15 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 	}
 	if req.TradeoffTolerance != nil {
 		tol = *req.TradeoffTolerance
+	}
+	if req.Tradeoff == "latency" && s.latency != nil && !slices.ContainsFunc(ranked, func(x Scored) bool { return x.Candidate.Latency != nil }) {
+		// Figures of one kind only: the measured ones when the request gives none.
+		for i := range ranked {
+			c := &ranked[i].Candidate
+			if l, ok := s.latency(c.Provider + "/" + c.Model); ok {
+				c.Latency = &l
+			}
+		}
 	}
 	return applyTradeoff(ranked, req.Tradeoff, tol, s.cat), nil
 }

@@ -116,6 +116,14 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		Catalog:          routing.ProvidersCatalog(w.catalog),
 		CustomModels:     routing.TrainerModels(w.trainer),
 		Logger:           w.log,
+		// tradeoff: latency ranks by how fast the models answered this server's requests
+		// (the gateway is made below, before anything is served).
+		Latency: func(model string) (float64, bool) {
+			if w.gateway == nil {
+				return 0, false
+			}
+			return w.gateway.Latency(model)
+		},
 	})
 	w.selector = selector
 
