@@ -55,7 +55,10 @@
 // easy prompt every capable model gets a high one. With tradeoff "cost" or "latency" the
 // pick is therefore a real Pareto choice: the cheapest (fastest) candidate whose estimate
 // is at least the best estimate minus a tolerance, in quality points; the rule repeats on
-// the rest for the following positions. The tolerance is the request's
+// the rest for the following positions. Prices come from the candidates or the catalogue;
+// latencies from the candidates or, when none declares one, from [Options.Latency] (the
+// completions gateway's measurements of how fast each model answered lately). The
+// tolerance is the request's
 // tradeoff_tolerance (an extension field, 0-1), else [Options.Tolerance] when the
 // operator set it, else the router's own default, else [DefaultTolerance]. A trained
 // router's default is measured when it is trained: on its held-out split and the validation
