@@ -25,6 +25,27 @@ type ChatCompletionMessage struct {
 	ToolCalls []ChatToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a "tool" message answers (see ToolResult).
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ThinkingBlocks are the signed reasoning blocks of an assistant message, sent back as
+	// the answer carried them (see ChatCompletionResponseMessage.Param): Claude continues
+	// its reasoning with them, and needs them in a tool loop with thinking on.
+	ThinkingBlocks []ThinkingBlock `json:"thinking_blocks,omitempty"`
+}
+
+// ThinkingBlock is a block of Claude's reasoning: {"type": "thinking", "thinking",
+// "signature"} or {"type": "redacted_thinking", "data"} (LiteLLM's thinking_blocks).
+type ThinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// Thinking asks for reasoning with a token budget ({"type": "enabled", "budget_tokens"}),
+// adaptive at the request's ReasoningEffort ({"type": "adaptive"}) or none
+// ({"type": "disabled"}).
+type Thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
 }
 
 // ChatStreamOptions is OpenAI's stream_options object.
@@ -64,6 +85,11 @@ type ChatCompletionRequest struct {
 	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
 	// ResponseFormat asks for JSON output; see JSONSchemaFormat.
 	ResponseFormat *ChatResponseFormat `json:"response_format,omitempty"`
+	// ReasoningEffort ("none", "minimal", "low", "medium", "high", "xhigh", "max") asks
+	// every model that can reason to do so: OpenAI's reasoning models as reasoning_effort,
+	// Claude and Gemini as a thinking budget. Thinking gives a budget instead.
+	ReasoningEffort string    `json:"reasoning_effort,omitempty"`
+	Thinking        *Thinking `json:"thinking,omitempty"`
 }
 
 // ChatCompletionUsage is OpenAI's usage object.
@@ -94,6 +120,11 @@ type ChatCompletionResponseMessage struct {
 	Refusal string `json:"refusal"`
 	// ToolCalls are the functions the model called; FinishReason is then "tool_calls".
 	ToolCalls []ChatToolCall `json:"tool_calls,omitempty"`
+	// ReasoningContent is the reasoning the model showed (Claude's thinking, Gemini's
+	// thought summaries, DeepSeek's reasoning); ThinkingBlocks Claude's signed blocks, which
+	// Param carries back.
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []ThinkingBlock `json:"thinking_blocks,omitempty"`
 }
 
 // ChatCompletionChoice is one choice of a chat.completion.
@@ -143,6 +174,10 @@ type ChatCompletionDelta struct {
 	Content string `json:"content,omitempty"`
 	// ToolCalls are tool-call fragments (see ChatToolCallDelta).
 	ToolCalls []ChatToolCallDelta `json:"tool_calls,omitempty"`
+	// ReasoningContent is a piece of the model's reasoning; ThinkingBlocks a signed block,
+	// whole, once it is complete (ChatCompletionStream.ThinkingBlocks gathers them).
+	ReasoningContent string          `json:"reasoning_content,omitempty"`
+	ThinkingBlocks   []ThinkingBlock `json:"thinking_blocks,omitempty"`
 }
 
 // ChatCompletionChunkChoice is one choice delta of a chunk.
@@ -217,8 +252,10 @@ type ChatCompletionStream struct {
 	chunk   ChatCompletionChunk
 	usage   *ChatCompletionUsage
 	calls   toolCallAssembler
-	err     error
-	done    bool
+	// thinking gathers the first choice's signed reasoning blocks.
+	thinking []ThinkingBlock
+	err      error
+	done     bool
 }
 
 // ChatCompletionStream asks the OpenAI-compatible endpoint for a streamed completion.
@@ -255,7 +292,8 @@ func chunksOf(r *ChatCompletionResponse, opts *ChatStreamOptions) []ChatCompleti
 	ck := base
 	for _, ch := range r.Choices {
 		fr := ch.FinishReason
-		d := ChatCompletionDelta{Role: ch.Message.Role, Content: ch.Message.Content}
+		d := ChatCompletionDelta{Role: ch.Message.Role, Content: ch.Message.Content,
+			ReasoningContent: ch.Message.ReasoningContent, ThinkingBlocks: ch.Message.ThinkingBlocks}
 		for i, tc := range ch.Message.ToolCalls {
 			d.ToolCalls = append(d.ToolCalls, ChatToolCallDelta{Index: i, ID: tc.ID, Type: tc.Type, Function: tc.Function})
 		}
@@ -357,7 +395,15 @@ func (s *ChatCompletionStream) setChunk(ck ChatCompletionChunk) {
 	}
 	if len(ck.Choices) > 0 {
 		s.calls.add(ck.Choices[0].Delta.ToolCalls)
+		s.thinking = append(s.thinking, ck.Choices[0].Delta.ThinkingBlocks...)
 	}
+}
+
+// ThinkingBlocks returns the first choice's signed reasoning blocks read so far (each comes
+// whole once complete); after a complete stream they are the answer's, to send back with
+// its assistant message (ChatCompletionMessage.ThinkingBlocks).
+func (s *ChatCompletionStream) ThinkingBlocks() []ThinkingBlock {
+	return append([]ThinkingBlock(nil), s.thinking...)
 }
 
 // ToolCalls returns the tool calls of the first choice assembled from the fragments read

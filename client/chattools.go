@@ -153,9 +153,9 @@ func ToolResult(callID, content string) ChatCompletionMessage {
 }
 
 // Param returns the answer as the assistant message to send back in the next request of
-// a tool loop (its content and tool calls).
+// a tool loop (its content, tool calls and signed reasoning blocks).
 func (m ChatCompletionResponseMessage) Param() ChatCompletionMessage {
-	return ChatCompletionMessage{Role: "assistant", Content: m.Content, ToolCalls: m.ToolCalls}
+	return ChatCompletionMessage{Role: "assistant", Content: m.Content, ToolCalls: m.ToolCalls, ThinkingBlocks: m.ThinkingBlocks}
 }
 
 // toolCallAssembler assembles streamed tool-call fragments.

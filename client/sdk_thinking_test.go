@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 
+	"github.com/switchyard-ai/switchyard/client"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/server"
@@ -229,5 +230,52 @@ func TestClaudeThinkingWithoutItsBlocks(t *testing.T) {
 	}
 	if resp.Choices[0].Message.Content != "Sunny in Paris." || up.last()["thinking"] != nil {
 		t.Errorf("answer %q; thinking sent %v", resp.Choices[0].Message.Content, up.last()["thinking"])
+	}
+}
+
+// TestClaudeThinkingWithTheGoClient: the project's own client asks Claude to think with
+// ReasoningEffort, reads the reasoning whole and streamed (ThinkingBlocks gathers the signed
+// block), and Param carries the block back in the tool loop, as Claude requires.
+func TestClaudeThinkingWithTheGoClient(t *testing.T) {
+	up := newFakeClaude(t)
+	c, _ := realServer(t, up.options(t))
+	ctx := context.Background()
+	req := &client.ChatCompletionRequest{Model: "anthropic/claude-sonnet-4-5", ReasoningEffort: "high",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}},
+		Tools:    []client.ChatTool{client.FunctionTool("get_weather", "Current weather of a city", nil)}}
+	resp, err := c.ChatCompletion(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resp.Choices[0].Message
+	if m.ReasoningContent != "The user wants the weather." || len(m.ThinkingBlocks) != 1 || m.ThinkingBlocks[0].Signature != claudeSignature {
+		t.Fatalf("message %+v", m)
+	}
+
+	st, err := c.ChatCompletionStream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasoning string
+	for st.Next() {
+		if ck := st.Chunk(); len(ck.Choices) > 0 {
+			reasoning += ck.Choices[0].Delta.ReasoningContent
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	blocks := st.ThinkingBlocks()
+	if reasoning != "The user wants the weather." || len(blocks) != 1 || blocks[0].Thinking != reasoning || blocks[0].Signature != claudeSignature {
+		t.Fatalf("streamed reasoning %q, blocks %+v", reasoning, blocks)
+	}
+
+	req.Messages = append(req.Messages, m.Param(), client.ToolResult(m.ToolCalls[0].ID, "sunny"))
+	resp, err = c.ChatCompletion(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text() != "Sunny in Paris." || up.last()["thinking"] == nil {
+		t.Errorf("answer %q, thinking sent %v", resp.Text(), up.last()["thinking"])
 	}
 }
