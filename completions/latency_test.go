@@ -134,3 +134,24 @@ func TestRoutedLatencyGroup(t *testing.T) {
 		t.Errorf("ranker saw %v; answered by %s", ranker.seen, st.Model())
 	}
 }
+
+// TestHedgedTimeoutIsMeasured: a hedged start that gives no first token in time counts as
+// slow for latency routing, as an unhedged one does.
+func TestHedgedTimeoutIsMeasured(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.FirstTokenTimeout = 30 * time.Millisecond })
+	h.a.on("silent", step{hang: true})
+	req := userReq("hi", "a/silent", "b/ok")
+	req.Stream = true
+	req.HedgeAfter = ptr(5.0) // the silent model times out long before a hedge would start
+	st, err := h.g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if st.Model() != "ok" || len(st.p.attempts) < 1 || st.p.attempts[0].Kind != "timeout" {
+		t.Fatalf("answered by %s; attempts %+v", st.Model(), st.p.attempts)
+	}
+	if f, ok := h.g.latency.figure("a/silent", true); !ok || f < 0.03 {
+		t.Errorf("the hedged timeout was not measured: %v %v", f, ok)
+	}
+}
