@@ -69,7 +69,10 @@ func outcome(r Record, model string) float64 {
 // evaluate scores model on test, computes the most-frequent-model baseline from train, and
 // measures the tradeoff frontier with prices (which may be empty) on test and on the
 // validation rows of rep, the report of model's fit (nil: test alone).
-func evaluate(ctx context.Context, model *inference.Model, rep *inference.FitReport, train, test []Record, prices map[string]float64) (*Metrics, *TradeoffDetails, error) {
+func evaluate(ctx context.Context, model *inference.Model, rep *inference.FitReport, train, test []Record, prices map[string]float64, maxLoss float64) (*Metrics, *TradeoffDetails, error) {
+	if maxLoss <= 0 {
+		maxLoss = MaxQualityLoss
+	}
 	m := &Metrics{}
 	ranking, _ := model.Ranking()
 	m.Ranking = ranking
@@ -190,8 +193,8 @@ func evaluate(ctx context.Context, model *inference.Model, rep *inference.FitRep
 	}
 	frontier := inference.Frontier(estimates, outcomes, priceVec, inference.DefaultTolerances())
 	td := &TradeoffDetails{
-		DefaultTolerance: inference.ChooseTolerance(frontier, MaxQualityLoss, FallbackTolerance),
-		MaxQualityLoss:   MaxQualityLoss,
+		DefaultTolerance: inference.ChooseTolerance(frontier, maxLoss, FallbackTolerance),
+		MaxQualityLoss:   maxLoss,
 		PriceUnit:        PriceUnit,
 		Prices:           prices,
 		Frontier:         frontier,

@@ -254,7 +254,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	}
 	addTiming(cfg, rep)
 	ectx, end := s.stage(ctx, "evaluate", attribute.Int("switchyard.rows", len(testIdx)))
-	metrics, tradeoff, err := evaluate(ectx, evalModel, rep, pick(recs, trainIdx), pick(recs, testIdx), s.pricesFor(j, cfg.Classes))
+	metrics, tradeoff, err := evaluate(ectx, evalModel, rep, pick(recs, trainIdx), pick(recs, testIdx), s.pricesFor(j, cfg.Classes), s.maxLoss)
 	end(err)
 	_ = evalModel.Close()
 	if err != nil {

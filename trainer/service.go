@@ -96,6 +96,9 @@ type Service struct {
 	cache    inference.EmbeddingCache
 	fitOpts  func(*inference.FitOptions)
 	prices   func(model string) (float64, bool)
+	// maxLoss is the quality a router's default tradeoff tolerance may give up
+	// (WithMaxQualityLoss; MaxQualityLoss when 0).
+	maxLoss float64
 
 	archiveAfter, removeAfter, cleanupEvery time.Duration
 
@@ -204,6 +207,19 @@ func WithLifecycle(archiveAfter, removeAfter time.Duration) Option {
 // the interval still runs the lifecycle) and then every d (e.g. weekly); 0, the default,
 // leaves it to the caller.
 func WithCleanupInterval(d time.Duration) Option { return func(s *Service) { s.cleanupEvery = d } }
+
+// WithMaxQualityLoss sets how much validation mean score (0-1; 0.01 is one point) a trained
+// router's default tradeoff tolerance may give up against the no-tradeoff pick; the
+// default is MaxQualityLoss. A larger loss buys a cheaper default pick (the frontier in the
+// router's model details shows what each tolerance costs and saves); a value outside
+// (0, 1) keeps the default.
+func WithMaxQualityLoss(loss float64) Option {
+	return func(s *Service) {
+		if loss > 0 && loss < 1 {
+			s.maxLoss = loss
+		}
+	}
+}
 
 // New returns a Service over st. Call Start to run jobs.
 func New(st *store.Store, opts ...Option) (*Service, error) {

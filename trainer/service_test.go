@@ -1002,3 +1002,39 @@ func TestStartContextBoundsTheWorkers(t *testing.T) {
 		t.Fatalf("Submit after Start's context ended: err %v, want ErrClosed", err)
 	}
 }
+
+// TestMaxQualityLossOption: an operator's WithMaxQualityLoss is the rule the default
+// tolerance is chosen by (and what the model details report).
+func TestMaxQualityLossOption(t *testing.T) {
+	var recs []Record
+	for i := 0; i < 120; i++ {
+		models := []string{"acme/big", "acme/small"}
+		text := fmt.Sprintf("hello greeting number %d", i)
+		if i%2 == 1 {
+			models, text = []string{"acme/big"}, fmt.Sprintf("prove the theorem number %d", i)
+		}
+		recs = append(recs, Record{Problem: text, CorrectModels: models})
+	}
+	srv := files(t, map[string]string{"/d.json": asJSON(recs)})
+	s := newService(t, nil, WithMaxQualityLoss(0.5))
+	ctx := context.Background()
+	job, err := s.SubmitWithOptions(ctx, "k", []string{srv.URL + "/d.json"}, JobOptions{ModelPrices: map[string]float64{"acme/big": 10, "acme/small": 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitDone(t, s, "k", job.TrainingJobID)
+	if st.Status != StateCompleted {
+		t.Fatalf("job failed: %s", st.ErrorMessage)
+	}
+	d, err := s.Model(ctx, "k", st.ModelID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := d.Tradeoff
+	if td == nil || td.MaxQualityLoss != 0.5 {
+		t.Fatalf("tradeoff %+v, want max_quality_loss 0.5", td)
+	}
+	if want := inference.ChooseTolerance(td.Frontier, 0.5, FallbackTolerance); td.DefaultTolerance != want {
+		t.Errorf("default tolerance %v, want %v by the 0.5 rule (frontier %+v)", td.DefaultTolerance, want, td.Frontier)
+	}
+}

@@ -273,4 +273,10 @@ func TestParsePrefixes(t *testing.T) {
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("a bad --trusted-proxies left a data directory behind")
 	}
+	for _, v := range []string{"0", "1.5", "-0.01"} {
+		errOut.Reset()
+		if code := run(context.Background(), []string{"serve", "--data", dir, "--tradeoff-max-loss", v}, io.Discard, &errOut); code == 0 || !strings.Contains(errOut.String(), "--tradeoff-max-loss") {
+			t.Errorf("--tradeoff-max-loss %s: exit %d, %s", v, code, errOut.String())
+		}
+	}
 }

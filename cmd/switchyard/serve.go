@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/trainer"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -43,6 +44,9 @@ type serveConfig struct {
 	ShutdownDelay time.Duration
 	// SessionRetention is how long model selection sessions are kept (negative: forever).
 	SessionRetention time.Duration
+	// TradeoffMaxLoss is --tradeoff-max-loss: the quality a trained router's default
+	// tradeoff tolerance may give up (trainer.WithMaxQualityLoss).
+	TradeoffMaxLoss float64
 	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
 	CORSOrigins string
 	// Console serves the web console at /console/.
@@ -98,6 +102,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish at shutdown (then they are cut); background work (jobs handed over, queued conversation writes) gets as long again")
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
+	fs.Float64Var(&c.TradeoffMaxLoss, "tradeoff-max-loss", trainer.MaxQualityLoss, "validation mean score (0-1; 0.01 is one point) a trained router's default tradeoff tolerance may give up against its no-tradeoff pick; larger buys cheaper default picks (see a router's frontier)")
 	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
 	fs.DurationVar(&c.Faults.FirstToken, "first-token-timeout", 20*time.Second, "how long a streamed attempt may wait for its response and first fragment before the next model is tried (requests may set first_token_timeout)")
@@ -181,6 +186,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
 	if err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	if !(c.TradeoffMaxLoss > 0 && c.TradeoffMaxLoss < 1) {
+		return fmt.Errorf("--tradeoff-max-loss must be between 0 and 1 (0.01 is one point of score), got %g", c.TradeoffMaxLoss)
 	}
 	switch c.Sandbox {
 	case "auto", "process", "wasm":

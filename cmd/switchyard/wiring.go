@@ -103,6 +103,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		// The spec's weekly cleanup of inactive router models (archive after a year unused),
 		// at start-up and then every --cleanup-interval.
 		trainer.WithCleanupInterval(w.cfg.CleanupInterval),
+		trainer.WithMaxQualityLoss(w.cfg.TradeoffMaxLoss),
 		// Prices for the tradeoff frontier measured on each trained router.
 		trainer.WithPrices(routing.CatalogPrice(routing.ProvidersCatalog(w.catalog))),
 	)...)
