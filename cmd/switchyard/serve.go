@@ -17,9 +17,9 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/routing"
-	"github.com/switchyard-ai/switchyard/trainer"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/trainer"
 )
 
 // serveConfig is everything `switchyard serve` reads from flags and the environment.
