@@ -21,8 +21,10 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 //
 // Thinking: on OpenAI's own API (see ownAPI) Request.Thinking becomes reasoning_effort for
 // its reasoning models (o1, o3, o4, gpt-5; not o1-mini, o1-preview or the -chat models)
-// when the request gives no ReasoningEffort of its own (see openAIReasoningEffort); other
-// upstreams and models get nothing from it, since their reasoning options differ. OpenAI
+// when the request gives no ReasoningEffort of its own (see openAIReasoningEffort);
+// OpenRouter gets it as its reasoning object (an effort, or a budget as max_tokens), which
+// it maps to each model's own; other upstreams and models get nothing from it, since their
+// reasoning options differ. OpenAI
 // does not return its reasoning in chat completions, but compatible servers do, as a string
 // beside the content: reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter, Groq,
 // Ollama, newer vLLM); it becomes Response.Reasoning (one block, reasoning_content
@@ -38,6 +40,9 @@ type OpenAI struct {
 	// also behind a proxy that overrides its base URL, as searchModels is), or by the
 	// default base URL (a provider of another name configured without one).
 	ownAPI bool
+	// openRouter: the upstream is OpenRouter (the preset's name or its host), which takes
+	// Request.Thinking as its reasoning object.
+	openRouter bool
 	// searchModels reports whether a model accepts web_search_options (OpenAI's
 	// *-search-preview models); nil means no model does.
 	searchModels func(model string) bool
@@ -55,7 +60,8 @@ func NewOpenAI(cfg Config) *OpenAI {
 	if cfg.MaxTokensField == "" {
 		cfg.MaxTokensField = "max_tokens"
 	}
-	o := &OpenAI{ep: newEndpoint(cfg), baseURL: base, ownAPI: cfg.Name == "openai" || base == DefaultOpenAIBaseURL}
+	o := &OpenAI{ep: newEndpoint(cfg), baseURL: base, ownAPI: cfg.Name == "openai" || base == DefaultOpenAIBaseURL,
+		openRouter: cfg.Name == "openrouter" || strings.Contains(base, "openrouter.ai")}
 	if cfg.Name == "openai" {
 		o.searchModels = func(m string) bool { return strings.Contains(m, "search-preview") || strings.Contains(m, "search-api") }
 	}
@@ -183,7 +189,16 @@ type openAIRequest struct {
 	// PrefillContinueFinal (vLLM).
 	ContinueFinalMessage bool  `json:"continue_final_message,omitempty"`
 	AddGenerationPrompt  *bool `json:"add_generation_prompt,omitempty"`
+	// Reasoning is OpenRouter's reasoning object (Request.Thinking there).
+	Reasoning *openRouterReasoning `json:"reasoning,omitempty"`
 	OpenAIOptions
+}
+
+// openRouterReasoning is OpenRouter's reasoning request: an effort or a token budget, which
+// it maps to each model's own (Claude's thinking, Gemini's budget, OpenAI's effort).
+type openRouterReasoning struct {
+	Effort    string `json:"effort,omitempty"`
+	MaxTokens int    `json:"max_tokens,omitempty"`
 }
 
 // body encodes the request: a struct rather than a map (no reflection over map keys, no
@@ -242,6 +257,13 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		OpenAIOptions: req.OpenAIOptions}
 	if req.Thinking != nil && b.ReasoningEffort == "" && o.ownAPI {
 		b.ReasoningEffort = openAIReasoningEffort(req.Model, req.Thinking) // b's copy: req is left as it was
+	}
+	if t := req.Thinking; t != nil && b.ReasoningEffort == "" && o.openRouter {
+		if t.BudgetTokens > 0 {
+			b.Reasoning = &openRouterReasoning{MaxTokens: t.BudgetTokens}
+		} else {
+			b.Reasoning = &openRouterReasoning{Effort: openRouterEffort(t.effort())}
+		}
 	}
 	if b.ReasoningEffort != "" && o.ownAPI {
 		if openAIRefusesReasoningEffort(req.Model) {
@@ -324,6 +346,17 @@ func openAIEffort(model, effort string) string {
 		return "high"
 	case (e == "minimal" || e == "none") && !gpt5:
 		return "low"
+	}
+	return e
+}
+
+// openRouterEffort is an effort as OpenRouter's reasoning.effort takes it (minimal to high).
+func openRouterEffort(e string) string {
+	switch e {
+	case "max", "xhigh":
+		return "high"
+	case "none":
+		return "minimal"
 	}
 	return e
 }

@@ -18,7 +18,8 @@ import "strings"
 //     (thinkingBudget) and Gemini 3 (thinkingLevel).
 //   - OpenAI: reasoning_effort for its reasoning models (o1, o3, o4, gpt-5) when the
 //     request gives no ReasoningEffort of its own; a budget is read as an effort
-//     (see EffortForBudget).
+//     (see EffortForBudget). OpenRouter: its reasoning object (effort, or max_tokens for a
+//     budget). Other OpenAI-compatible servers: nothing.
 type Thinking struct {
 	// Effort is how hard to think: "minimal", "low", "medium", "high" or "max"; "" leaves
 	// it to BudgetTokens (or "medium" when that is 0 too).
