@@ -51,14 +51,17 @@ const DefaultAnthropicMaxTokens = 4096
 // Request.Thinking turns on extended thinking for the models that have it (Claude 3.7 and
 // Claude 4 or later, see anthropicThinks): thinking {type: enabled, budget_tokens}, with
 // the budget below max_tokens (max_tokens is raised by the budget when the request gives
-// none, and a budget that would not fit 1,024 tokens below the caller's max_tokens sends
-// no thinking), or {type: adaptive} with output_config.effort on the models that take it
-// (see anthropicAdaptive) when no budget is given. Claude thinks only at temperature 1,
+// none; a budget derived from an effort leaves a quarter of the caller's max_tokens, up to
+// 4,096, for the answer; one that would not fit 1,024 tokens below it sends no thinking),
+// or {type: adaptive} with output_config.effort on the models that take it (see
+// anthropicAdaptive) when no budget is given; Thinking.Interleaved adds the
+// interleaved-thinking beta header for Claude 4. Claude thinks only at temperature 1,
 // without top_k and with top_p of at least 0.95, so other values are left out of a thinking
 // request. A request Claude would refuse with thinking is sent without it: one that forces
 // a tool (tool_choice required or a function, or structured output), one with an
-// AssistantPrefix, and one whose last assistant turn called tools without the signed
-// reasoning Claude needs back (a turn another provider answered). The thinking and
+// AssistantPrefix, and one whose tool loop in progress began with an answer that has none
+// of the signed reasoning Claude needs back (a turn another provider began; see
+// anthropicThinkingRefused). The thinking and
 // redacted_thinking blocks of an answer are its Reasoning (streamed as ReasoningDeltas,
 // indexed by reasoning block); those of the history's assistant turns go back first in
 // their turn when thinking is on, and only when signed (Signature) or redacted: reasoning
