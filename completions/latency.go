@@ -24,18 +24,20 @@ const maxLatencyModels = 4096
 //     length does not make its model look slow).
 //
 // A timed-out attempt counts as one that took its time (at least the first-token timeout)
-// for both figures. The zero value is
-// ready to use; it is safe for concurrent use.
+// for both figures. The zero value is ready to use; it is safe for concurrent use.
 type latencyStats struct {
 	mu     sync.Mutex
 	models map[string]*modelLatency
 }
 
+// modelLatency is one model's figures (seconds) and how many measurements each averages.
 type modelLatency struct {
 	firstToken, perToken float64
-	streams, answers     int // measurements of each
+	streams, answers     int
 }
 
+// ewma is the moving average avg of n measurements with sample added (sample alone when
+// n is 0).
 func ewma(avg float64, n int, sample float64) float64 {
 	if n == 0 {
 		return sample
