@@ -336,6 +336,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("top_k", "must be at least 1, got %d", *r.TopK)
 	}
 	c.topK = r.TopK
+	c.hideUnaskedReasoning = true // thinking blocks only when thinking is asked for, as from Anthropic
 	if oc := r.OutputConfig; oc != nil {
 		if err := checkEffort("output_config.effort", oc.Effort); err != nil {
 			return nil, err

@@ -135,11 +135,18 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	return p, nil
 }
 
-// hidesReasoning reports whether the request's stream leaves reasoning out: a request of
-// the native API (stored, without Thinking), whose clients are shown no reasoning — so
-// reasoning a model sends unasked (DeepSeek's, vLLM's) is no fragment of its answer, and a
-// failure before its text still falls over silently.
-func (p *plan) hidesReasoning() bool { return !p.req.ephemeral && p.req.Thinking == nil }
+// unavailable reports whether a failure of kind means the model could not serve the
+// request now (timeout, rate limit, overload, quota, a broken connection or stream), as
+// latency routing counts it, rather than that the request was wrong for it.
+func unavailable(kind providers.ErrorKind) bool {
+	return kind.Retryable() || kind == providers.KindQuotaExceeded
+}
+
+// hidesReasoning reports whether the request's answer leaves reasoning out: a request that
+// asked for none (no Thinking), unless its surface shows reasoning unasked
+// (Request.unaskedReasoning) — so reasoning a model sends unasked (DeepSeek's, vLLM's) is
+// then no fragment of its answer, and a failure before its text still falls over silently.
+func (p *plan) hidesReasoning() bool { return p.req.Thinking == nil && !p.req.unaskedReasoning }
 
 // rank asks the Ranker to order ts; a failing or inconsistent ranking keeps the given order.
 func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []target, tradeoff string, stream bool) []target {
@@ -243,11 +250,11 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			g.breakers.record(t.name, err, g.opts.Now(), p.timing.tight)
 			kind := providers.KindOf(err)
-			if kind == providers.KindTimeout && !deadlineHit(ctx) && !p.timing.tight {
-				// Slow is what latency routing avoids: as slow as the wait, at least as the
-				// first-token timeout (an upstream's own timeout may come back at once). Not
-				// when the request's own deadline or tighter limits cut it: that says
-				// nothing of the model, as for the circuit breaker.
+			if unavailable(kind) && !deadlineHit(ctx) && !p.timing.tight {
+				// Slow or unavailable is what latency routing avoids: as slow as the wait, at
+				// least as the first-token timeout (an upstream's own timeout, a 429, comes
+				// back at once). Not when the request's own deadline or tighter limits cut it:
+				// that says nothing of the model, as for the circuit breaker.
 				g.latency.timedOut(t.name, max(g.opts.Now().Sub(begin), p.timing.firstToken))
 			}
 			var retryAfter time.Duration
@@ -486,7 +493,10 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	sent.Model = used.model
 	u, estimated := measured(used.name, out.Usage, &sent, out)
 	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
-	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Reasoning = out.ToolCalls, out.Refusal, out.StopSequence, out.Reasoning
+	resp.ToolCalls, resp.Refusal, resp.StopSequence = out.ToolCalls, out.Refusal, out.StopSequence
+	if !p.hidesReasoning() {
+		resp.Reasoning = out.Reasoning
+	}
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	g.latency.answered(used.name, 0, now.Sub(begin), u.CompletionTokens)

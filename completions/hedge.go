@@ -120,7 +120,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				return nil, 0, time.Time{}, ctx.Err()
 			}
 			kind := providers.KindOf(r.err)
-			if kind == providers.KindTimeout && !deadlineHit(ctx) && !p.timing.tight {
+			if unavailable(kind) && !deadlineHit(ctx) && !p.timing.tight {
 				g.latency.timedOut(t.name, max(g.opts.Now().Sub(begins[r.i]), p.timing.firstToken)) // as run does
 			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), Err: r.err, LatencyMS: lat, Started: begins[r.i]})

@@ -23,8 +23,9 @@ const maxLatencyModels = 4096
 //   - perToken: seconds of a whole attempt per output token (streamed or not; an answer's
 //     length does not make its model look slow).
 //
-// A timed-out attempt counts as one that took its time (at least the first-token timeout)
-// for both figures. The zero value is ready to use; it is safe for concurrent use.
+// An attempt that timed out or found the model unavailable (a 429, a 5xx, a broken
+// connection) counts as one that took its time, at least the first-token timeout, for both
+// figures: a failing model sinks below the ones that answer. The zero value is ready to use; it is safe for concurrent use.
 type latencyStats struct {
 	mu     sync.Mutex
 	models map[string]*modelLatency
@@ -76,8 +77,8 @@ func (l *latencyStats) answered(model string, firstToken, total time.Duration, t
 	m.answers++
 }
 
-// timedOut records an attempt of model that gave nothing in took: as slow as that, on both
-// figures.
+// timedOut records an attempt of model that gave nothing in took (it timed out or was
+// unavailable): as slow as that, on both figures.
 func (l *latencyStats) timedOut(model string, took time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

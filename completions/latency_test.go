@@ -155,3 +155,23 @@ func TestHedgedTimeoutIsMeasured(t *testing.T) {
 		t.Errorf("the hedged timeout was not measured: %v %v", f, ok)
 	}
 }
+
+// TestFastestGroupSinksAFailingMember: a member that fails (429, 5xx) is measured as slow,
+// so a fastest group stops trying it first, instead of keeping it first as unmeasured.
+func TestFastestGroupSinksAFailingMember(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"quick": {Models: []string{"a/flaky", "b/ok"}, Fastest: true}}
+		o.DefaultMaxRetries = -1
+	})
+	h.a.on("flaky", step{err: upstreamErr(providers.KindRateLimited, 429, 0)})
+	for i := range 2 {
+		resp, err := h.g.Complete(context.Background(), Scope{}, chatRequest(t, `{"model":"quick","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := resp.Attempts[0].Model
+		if want := []string{"a/flaky", "b/ok"}[i]; first != want {
+			t.Errorf("request %d tried %s first, want %s (attempts %+v)", i, first, want, resp.Attempts)
+		}
+	}
+}

@@ -37,8 +37,8 @@ type ModelGroup struct {
 	// Fastest tries Models fastest first by how they answered this process's recent
 	// requests (LiteLLM's latency-based routing): a streamed request by their time to first
 	// token, a whole one by their time per output token (moving averages of about the last
-	// ten answers; a timeout counts as that slow). Models not measured yet go first, so
-	// each gets measured. Not with Route or Shuffle.
+	// ten answers; a timeout, a 429 or a 5xx counts as at least the first-token timeout).
+	// Models not measured yet go first, so each gets measured. Not with Route or Shuffle.
 	Fastest bool `json:"fastest,omitempty"`
 	// Tradeoff, with Route, is "cost" or "latency": the cheapest model, or the fastest by
 	// the same measurements as Fastest (an unmeasured one counting as fastest), whose

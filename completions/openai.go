@@ -88,6 +88,9 @@ type OpenAIChatRequest struct {
 	// thinkingEffort is the Messages surface's output_config.effort: the effort of its
 	// thinking, which unlike reasoning_effort is not sent to OpenAI-format upstreams as it is.
 	thinkingEffort string
+	// hideUnaskedReasoning: the Messages and Responses surfaces (see
+	// Request.unaskedReasoning).
+	hideUnaskedReasoning bool
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -326,9 +329,12 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		FaultPolicy:    r.FaultPolicy,
 		maxTemperature: 2,
 		ephemeral:      true,
-		TopP:           r.TopP,
-		Stop:           r.Stop,
-		OpenAIOptions:  r.OpenAIOptions,
+		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces
+		// translated to this one (Messages, Responses).
+		unaskedReasoning: !r.hideUnaskedReasoning,
+		TopP:             r.TopP,
+		Stop:             r.Stop,
+		OpenAIOptions:    r.OpenAIOptions,
 	}
 	switch {
 	case r.MaxCompletionTokens != nil:

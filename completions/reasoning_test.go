@@ -451,7 +451,7 @@ func TestResponsesReasoningItems(t *testing.T) {
 func TestResponsesReasoningStream(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "Sunny now", reasoning: claudeThought})
-	evs := streamResponses(t, h.g, `{"model":"a/m","stream":true,"input":"Weather?"}`)
+	evs := streamResponses(t, h.g, `{"model":"a/m","stream":true,"input":"Weather?","reasoning":{"effort":"low"}}`)
 	var names []string
 	for _, ev := range evs {
 		names = append(names, ev["type"].(string))
@@ -574,5 +574,58 @@ func TestMessagesStreamRefusal(t *testing.T) {
 	}
 	if body := rec.Body.String(); !strings.Contains(body, `"text":"I can't help with that."`) || !strings.Contains(body, `"thinking":"Must decline."`) {
 		t.Errorf("stream lacks the refusal or the thinking:\n%s", body)
+	}
+}
+
+// TestUnaskedReasoning: reasoning a model sends though the request asked for none (DeepSeek's
+// reasoning_content) is shown on chat completions, as DeepSeek and LiteLLM return it, and
+// left out of /v1/messages and /v1/responses answers — whose clients get thinking blocks
+// and reasoning items only when they ask, as from Anthropic and OpenAI — whole and streamed.
+func TestUnaskedReasoning(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "Hi there", reasoning: []providers.ReasoningBlock{{Text: "unasked thoughts"}}})
+	chat, err := chatBody(t, `{"model":"a/m","messages":[{"role":"user","content":"hi"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mc, _ := messagesRequest(t, `{"model":"a/m","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`)
+	msgs, err := mc.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rr ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"a/m","input":"hi"}`), &rr)
+	rc, _ := rr.ToChatRequest()
+	resps, err := rc.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		req  *Request
+		want bool
+	}{"chat": {chat, true}, "messages": {msgs, false}, "responses": {resps, false}, "native": {userReq("hi", "a/m"), false}} {
+		resp, err := h.g.Complete(context.Background(), Scope{Owner: "o"}, c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(resp.Reasoning) > 0; got != c.want {
+			t.Errorf("%s, whole: reasoning shown %v, want %v", name, got, c.want)
+		}
+		st, err := h.g.Stream(context.Background(), Scope{Owner: "o"}, c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := false
+		for {
+			ck, err := st.Recv()
+			if err != nil {
+				break
+			}
+			shown = shown || ck.Type == EventReasoning
+		}
+		st.Close()
+		if shown != c.want {
+			t.Errorf("%s, streamed: reasoning shown %v, want %v", name, shown, c.want)
+		}
 	}
 }

@@ -270,6 +270,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
 	c.fieldName = func(f string) string { return responsesField(fields, fileURLs, f) }
+	c.hideUnaskedReasoning = true // reasoning items only when reasoning is asked for
 	// Reasoning items wait for the turn made after them: an assistant turn (a message or
 	// function calls) takes them; any other turn means they led nowhere.
 	var pendingReasoning []OpenAIThinkingBlock

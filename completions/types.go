@@ -124,6 +124,12 @@ type Request struct {
 	maxTemperature float64
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
+	// unaskedReasoning shows reasoning a model sends though the request asked for none
+	// (DeepSeek's, vLLM's): the chat surface's reasoning_content, as those servers and
+	// LiteLLM return it. The Messages and Responses surfaces, whose clients get thinking
+	// blocks or reasoning items only when they ask (as from Anthropic and OpenAI), and the
+	// native API leave it out.
+	unaskedReasoning bool
 	// fieldName, when set, renames the fields of validation errors to the caller's request
 	// (a /v1/responses request's input[…] for the chat request's messages[…]).
 	fieldName func(string) string
