@@ -408,3 +408,60 @@ func TestStopSequenceThroughTheGateway(t *testing.T) {
 		t.Errorf("streamed: %s", rec.Body.String())
 	}
 }
+
+// TestAnthropicStreamMessageStartUsage: a Messages stream's message_start reports the
+// prompt's tokens as Anthropic's does (clients such as LangChain's read the input tokens
+// there): Claude's own count when it gave one at its start, else a local count.
+func TestAnthropicStreamMessageStartUsage(t *testing.T) {
+	claude := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":42,"cache_read_input_tokens":100,"output_tokens":1}}}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`,
+			`{"type":"content_block_stop","index":0}`,
+			`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`,
+			`{"type":"message_stop"}`,
+		} {
+			var typ struct{ Type string }
+			json.Unmarshal([]byte(ev), &typ)
+			w.Write([]byte("event: " + typ.Type + "\ndata: " + ev + "\n\n"))
+		}
+	}))
+	defer claude.Close()
+	reg := fakeRegistry{"anthropic": providers.NewAnthropic(providers.Config{BaseURL: claude.URL, APIKey: "k", HTTPClient: claude.Client()}), "b": newFake("b")}
+	g, err := New(Options{Providers: reg, Prices: fakePrices{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for model, want := range map[string]func(float64) bool{
+		"anthropic/claude-sonnet-4-5": func(n float64) bool { return n == 42 },
+		"b/m":                         func(n float64) bool { return n > 0 }, // counted locally
+	} {
+		_, c, _ := messagesRequest(t, `{"model":"`+model+`","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"Say hi to everyone in the room"}]}`)
+		req, err := c.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := g.Stream(context.Background(), Scope{}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		if err := WriteAnthropicStream(rec, st, model); err != nil {
+			t.Fatal(err)
+		}
+		_, data, _ := strings.Cut(rec.Body.String(), "data: ")
+		line, _, _ := strings.Cut(data, "\n")
+		var start struct {
+			Message struct {
+				Usage map[string]float64 `json:"usage"`
+			} `json:"message"`
+		}
+		json.Unmarshal([]byte(line), &start)
+		if u := start.Message.Usage; !want(u["input_tokens"]) || u["output_tokens"] != 1 ||
+			model == "anthropic/claude-sonnet-4-5" && u["cache_read_input_tokens"] != 100 {
+			t.Errorf("%s: message_start usage %v", model, u)
+		}
+	}
+}

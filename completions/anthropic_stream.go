@@ -130,7 +130,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	w := &anthropicWriter{sse: NewSSEWriter(rw)}
 	sse := w
 	start := &AnthropicResponse{ID: "msg_" + st.ResponseMessageID(), Type: "message", Role: "assistant", Model: model,
-		Content: []AnthropicResponseBlock{}}
+		Content: []AnthropicResponseBlock{}, Usage: st.promptUsage()}
 	if err := sse.Buffer("message_start", anthropicEvent{Type: "message_start", Message: start}); err != nil {
 		return err
 	}
@@ -290,6 +290,22 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		return err
 	}
 	return sse.Flush()
+}
+
+// promptUsage is the usage a Messages stream's message_start reports, as Anthropic's does:
+// the prompt's tokens as the upstream counted them when it said so at its start (Claude),
+// else a local count (clients such as LangChain's take the input tokens from here), and
+// one output token. message_delta has the whole usage.
+func (s *ResponseStream) promptUsage() AnthropicUsage {
+	if r, ok := s.up.(providers.PromptUsageReporter); ok {
+		if u, ok := r.PromptUsage(); ok {
+			return AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0), OutputTokens: 1,
+				CacheReadInputTokens: u.CachedTokens, CacheCreationInputTokens: u.CacheCreationTokens}
+		}
+	}
+	req := s.p.preq
+	req.Model = s.t.model
+	return AnthropicUsage{InputTokens: providers.EstimateUsage(s.t.name, &req, nil).PromptTokens, OutputTokens: 1}
 }
 
 // reasoningEvents writes the events of the reasoning fragment d: a new thinking block (or a

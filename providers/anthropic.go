@@ -982,6 +982,13 @@ var anthropicAnswerEvents = map[string]bool{"message_start": true, "content_bloc
 
 // Recv returns the next text, tool-call, reasoning or final usage chunk, io.EOF after
 // message_stop, or an *Error.
+// PromptUsage implements PromptUsageReporter: the prompt's tokens as Claude counted them
+// in message_start.
+func (s *anthropicStream) PromptUsage() (Usage, bool) {
+	u := s.totals.usage()
+	return u, s.started && u.PromptTokens > 0
+}
+
 func (s *anthropicStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err

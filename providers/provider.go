@@ -180,6 +180,13 @@ type Stream interface {
 	Close() error
 }
 
+// PromptUsageReporter is implemented by streams whose provider counts the prompt's tokens
+// at the stream's start (Anthropic's message_start), before the answer's usage comes with
+// its end: PromptUsage returns that usage (prompt and cache counts) once it is known.
+type PromptUsageReporter interface {
+	PromptUsage() (Usage, bool)
+}
+
 // Provider is one upstream LLM API.
 type Provider interface {
 	// Name is the provider prefix used in "provider/model" strings.
