@@ -629,3 +629,27 @@ func TestUnaskedReasoning(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesReasoningBetweenTextAndCall: a reasoning item between an answer's message
+// and its function_call belongs to that answer's turn (it was dropped).
+func TestResponsesReasoningBetweenTextAndCall(t *testing.T) {
+	var r ResponsesRequest
+	if err := json.Unmarshal([]byte(`{"model":"a/m","input":[{"role":"user","content":"Weather?"},
+		{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me check."}]},
+		{"type":"reasoning","summary":[{"type":"summary_text","text":"call it"}],"encrypted_content":"claude-thinking:sig-2"},
+		{"type":"function_call","call_id":"c1","name":"w","arguments":"{}"},
+		{"type":"function_call_output","call_id":"c1","output":"sunny"}]}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ToChatRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Messages) != 3 || !reflect.DeepEqual(req.Messages[1].Reasoning, []providers.ReasoningBlock{{Text: "call it", Signature: "sig-2"}}) {
+		t.Errorf("messages %+v", req.Messages)
+	}
+}

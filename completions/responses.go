@@ -361,7 +361,14 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			// Calls belong to the assistant turn they follow: consecutive calls, and the text
 			// the model wrote before them ("Let me check…"), which is one answer's output.
 			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" {
-				c.Messages[n-1].ToolCalls = append(c.Messages[n-1].ToolCalls, call)
+				m := &c.Messages[n-1]
+				m.ToolCalls = append(m.ToolCalls, call)
+				if len(pendingReasoning) > 0 && pendingAt == n {
+					// Reasoning between the text and the call (Claude thinking again before
+					// it calls): the same answer's.
+					m.ThinkingBlocks = append(m.ThinkingBlocks, pendingReasoning...)
+					pendingReasoning = nil
+				}
 			} else {
 				fields[len(c.Messages)] = field
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
