@@ -279,3 +279,35 @@ func TestClaudeThinkingWithTheGoClient(t *testing.T) {
 		t.Errorf("answer %q, thinking sent %v", resp.Text(), up.last()["thinking"])
 	}
 }
+
+// TestClaudeThinkingToolLoopWithPlainOpenAISDK: an agent on the official openai-go that sends
+// the assistant message back as the SDK builds it (ToParam drops thinking_blocks) keeps
+// Claude thinking through its tool loop: the gateway kept the signed block it answered with.
+func TestClaudeThinkingToolLoopWithPlainOpenAISDK(t *testing.T) {
+	up := newFakeClaude(t)
+	_, base := realServerURL(t, up.options(t))
+	ctx := context.Background()
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{
+		Model: "anthropic/claude-sonnet-4-5", ReasoningEffort: "high",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")},
+		Tools: []openai.ChatCompletionToolParam{{Function: openai.FunctionDefinitionParam{Name: "get_weather",
+			Parameters: openai.FunctionParameters{"type": "object"}}}},
+	}
+	resp, err := c.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resp.Choices[0].Message
+	params.Messages = append(params.Messages, m.ToParam(), openai.ToolMessage("sunny", m.ToolCalls[0].ID))
+	resp, err = c.Chat.Completions.New(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := up.last()
+	turn := sent["messages"].([]any)[1].(map[string]any)["content"].([]any)
+	if resp.Choices[0].Message.Content != "Sunny in Paris." || sent["thinking"] == nil ||
+		turn[0].(map[string]any)["signature"] != claudeSignature {
+		t.Errorf("answer %q; thinking %v; the turn reached Claude as %v", resp.Choices[0].Message.Content, sent["thinking"], turn)
+	}
+}

@@ -75,8 +75,14 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
+		reasoning := m.Reasoning
+		if reasoning == nil && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			// The client dropped the reasoning it was answered with (thinking_blocks are not
+			// in the OpenAI SDKs' types): the gateway kept it.
+			reasoning = g.reasoned.get(scope.Owner, m.ToolCalls[0].ID, g.opts.Now())
+		}
 		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name,
-			Reasoning: m.Reasoning})
+			Reasoning: reasoning})
 	}
 
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, Thinking: req.Thinking,
@@ -133,6 +139,14 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	p.timing = g.timingFor(p.start, scope, req)
 	p.msgID = uuid.NewString()
 	return p, nil
+}
+
+// keepReasoning keeps the signed reasoning of a stateless answer with tool calls for the
+// tool loop's next request (see reasoningCache).
+func (g *Gateway) keepReasoning(p *plan, resp *Response) {
+	if p.req.ephemeral && len(resp.ToolCalls) > 0 && len(resp.Reasoning) > 0 {
+		g.reasoned.put(p.scope.Owner, resp.ToolCalls[0].ID, resp.Reasoning, g.opts.Now())
+	}
 }
 
 // unavailable reports whether a failure of kind means the model could not serve the
@@ -500,6 +514,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	g.latency.answered(used.name, 0, now.Sub(begin), u.CompletionTokens)
+	g.keepReasoning(p, resp)
 	if err := g.saveTurn(ctx, p, resp); err != nil {
 		// The answer exists and is paid for: losing it to a storage failure would make the
 		// caller pay again for a retry.

@@ -198,6 +198,9 @@ type Gateway struct {
 	log      *slog.Logger
 	breakers *breakers
 	latency  latencyStats // how fast each model answered lately (latency routing)
+	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
+	// send the turn back without it (see reasoningCache).
+	reasoned reasoningCache
 	writer   *turnWriter  // WriteBehind only
 	schemas  schemaSet    // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.

@@ -487,6 +487,7 @@ func (s *ResponseStream) complete() error {
 	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) {
 		s.g.latency.answered(s.t.name, s.firstAt.Sub(s.begin), now.Sub(s.begin), u.CompletionTokens)
 	}
+	s.g.keepReasoning(s.p, resp)
 	if len(s.parts) > 0 {
 		s.p.attempts[len(s.p.attempts)-1].Usage = ptr(resp.Usage)
 		parts, partsEstimated := s.accountParts(u)
