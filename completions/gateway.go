@@ -201,8 +201,8 @@ type Gateway struct {
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache
-	writer   *turnWriter  // WriteBehind only
-	schemas  schemaSet    // tool and output schemas that compiled
+	writer   *turnWriter // WriteBehind only
+	schemas  schemaSet   // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.
 	indexed store.OwnedBackfill
 	// The configured providers' catalogued models, indexed once (indexModels): listed by
