@@ -149,6 +149,26 @@ func (l *latencyStats) fastestFirst(ts []target, stream bool) []target {
 // has any: for a model selector's latency tradeoff (routing.Options.Latency).
 func (g *Gateway) Latency(model string) (float64, bool) { return g.latency.figure(model, false) }
 
+// Latencies returns every measured model's figures, in seconds: "first_token" (streams)
+// and "per_output_token" (every answer), each present once measured — for metrics
+// (telemetry.Metrics.Latencies).
+func (g *Gateway) Latencies() map[string]map[string]float64 {
+	g.latency.mu.Lock()
+	defer g.latency.mu.Unlock()
+	out := make(map[string]map[string]float64, len(g.latency.models))
+	for name, m := range g.latency.models {
+		kinds := map[string]float64{}
+		if m.streams > 0 {
+			kinds["first_token"] = m.firstToken
+		}
+		if m.answers > 0 {
+			kinds["per_output_token"] = m.perToken
+		}
+		out[name] = kinds
+	}
+	return out
+}
+
 // latencies is the measured latency (see figure) of each of names that has one, for a
 // LatencyRanker; unmeasured models are given 0 — the fastest — so that they get tried
 // and measured.

@@ -249,3 +249,45 @@ func TestJobStatesReadZeroWhenEmpty(t *testing.T) {
 		t.Fatalf("after the failed job was deleted: failed = %v (present %v)", got, ok)
 	}
 }
+
+// TestLatencyGauges: the gateway's latency figures are gauges per model and kind; models
+// sharing "other" beyond the label bound are averaged into one series, so the scrape works.
+func TestLatencyGauges(t *testing.T) {
+	m := New(Options{})
+	for i := range MaxModelLabels {
+		m.ObserveRequest(context.Background(), record(completions.RequestOK, completions.Attempt{Model: fmt.Sprintf("x/m%d", i), Outcome: completions.OutcomeOK}))
+	}
+	m.Latencies(func() map[string]map[string]float64 {
+		return map[string]map[string]float64{
+			"x/m1":     {"first_token": 0.5, "per_output_token": 0.02},
+			"x/late-a": {"per_output_token": 0.01},
+			"x/late-b": {"per_output_token": 0.03},
+		}
+	})
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("scrape failed: %v", err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		if f.GetName() != "switchyard_gateway_model_latency_seconds" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			got[labels["gen_ai_request_model"]+" "+labels["kind"]] = mt.GetGauge().GetValue()
+		}
+	}
+	want := map[string]float64{"x/m1 first_token": 0.5, "x/m1 per_output_token": 0.02, "other per_output_token": 0.02}
+	if len(got) != len(want) {
+		t.Fatalf("series %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if d := got[k] - v; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}

@@ -109,6 +109,7 @@ func (o *observability) watchServices(w *wiring) {
 		return
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
+	o.metrics.Latencies(w.gateway.Latencies)
 	// Made-up model names take no model label value until they answer.
 	o.metrics.AdmitModels(w.gateway.HasModel)
 	o.metrics.Jobs("training", w.trainer.JobStats)
