@@ -117,7 +117,9 @@ type Request struct {
 	// their reasoning where the provider shows it (Response.Reasoning); nil for each
 	// model's default. The OpenAI-compatible surfaces set it from reasoning_effort or a
 	// thinking object, /v1/messages from thinking and output_config.effort; see
-	// providers.Thinking for how each provider takes it.
+	// providers.Thinking for how each provider takes it. Without it, reasoning a model sends
+	// unasked (DeepSeek's) is left out of the answer, except on the chat completions surface
+	// (reasoning_content, as DeepSeek and LiteLLM return it).
 	Thinking *providers.Thinking `json:"-"`
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
