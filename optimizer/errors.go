@@ -35,6 +35,8 @@ var (
 	ErrBundle = errors.New("optimizer: invalid bundle")
 	// ErrProposal means the proposer returned nothing usable.
 	ErrProposal = errors.New("optimizer: unusable proposal")
+	// ErrStarted means Start was called on a service already started.
+	ErrStarted = errors.New("optimizer: already started")
 )
 
 // ValidationError is the field and rule a bad input broke ([validation.Error]); the ones

@@ -728,3 +728,12 @@ func TestGuardedSubmitStaysGuarded(t *testing.T) {
 		t.Fatalf("guarded job: %+v", st)
 	}
 }
+
+// TestSecondStart: a second Start is ErrStarted, which callers can tell apart.
+func TestSecondStart(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil)
+	e.start(t)
+	if err := e.svc.Start(context.Background()); !errors.Is(err, ErrStarted) {
+		t.Errorf("second Start: %v", err)
+	}
+}

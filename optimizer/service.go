@@ -308,7 +308,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	if s.started {
 		s.mu.Unlock()
-		return errors.New("optimizer: already started")
+		return ErrStarted
 	}
 	s.started = true
 	s.mu.Unlock()

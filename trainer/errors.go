@@ -36,6 +36,10 @@ var (
 	// from ParseDataset or DetectFormat matches it. A job failed this way reports the same
 	// text as its ErrorMessage; retrying it with the same data fails again.
 	ErrDataset = errors.New("trainer: unusable training data")
+	// ErrNoStore means New was given no store.
+	ErrNoStore = errors.New("trainer: nil store")
+	// ErrStarted means Start was called on a service already started.
+	ErrStarted = errors.New("trainer: already started")
 )
 
 // errCancelled is the cause a running job's context ends with when the caller cancels it.

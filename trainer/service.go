@@ -224,7 +224,7 @@ func WithMaxQualityLoss(loss float64) Option {
 // New returns a Service over st. Call Start to run jobs.
 func New(st *store.Store, opts ...Option) (*Service, error) {
 	if st == nil {
-		return nil, errors.New("trainer: nil store")
+		return nil, ErrNoStore
 	}
 	s := &Service{
 		store:        st,
@@ -279,7 +279,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	if s.started {
 		s.mu.Unlock()
-		return errors.New("trainer: already started")
+		return ErrStarted
 	}
 	s.started = true
 	ctx, s.cancel = context.WithCancel(ctx)

@@ -1038,3 +1038,15 @@ func TestMaxQualityLossOption(t *testing.T) {
 		t.Errorf("default tolerance %v, want %v by the 0.5 rule (frontier %+v)", td.DefaultTolerance, want, td.Frontier)
 	}
 }
+
+// TestServiceMisuseSentinels: a nil store and a second Start are errors callers can tell
+// apart with errors.Is.
+func TestServiceMisuseSentinels(t *testing.T) {
+	if _, err := New(nil); !errors.Is(err, ErrNoStore) {
+		t.Errorf("New(nil): %v", err)
+	}
+	s := newService(t, nil)
+	if err := s.Start(context.Background()); !errors.Is(err, ErrStarted) {
+		t.Errorf("second Start: %v", err)
+	}
+}
