@@ -87,3 +87,74 @@ func TestOfficialNodeSDK(t *testing.T) {
 		t.Errorf("models.list failed: %s", out)
 	}
 }
+
+// TestOfficialNodeSDKReasoning drives Claude's extended thinking with the official OpenAI
+// Node SDK's stream helpers (testdata/openai_reasoning_check.mjs) against a scripted Claude
+// that, as the real one, refuses a tool loop whose turn lost its signed thinking: the chat
+// helper's assembled message and the Responses output sent back as they are must keep the
+// loop thinking. Skips, saying why, without node and npm or the package.
+func TestOfficialNodeSDKReasoning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: -short (installs the npm package openai)")
+	}
+	node, err1 := exec.LookPath("node")
+	npm, err2 := exec.LookPath("npm")
+	if err1 != nil || err2 != nil {
+		t.Skip("skipping: node and npm are needed to install and run the official OpenAI Node SDK")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "openai@4")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("skipping: npm install openai failed (no registry?): %v\n%s", err, out)
+	}
+	script, err := os.ReadFile("testdata/openai_reasoning_check.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "check.mjs")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up := newFakeClaude(t)
+	_, base := realServerURL(t, up.options(t))
+	cmd := exec.CommandContext(ctx, node, path, base, testKey)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
+	}
+	var got struct {
+		ChatReasoning  string           `json:"chatReasoning"`
+		ChatBlocks     []map[string]any `json:"chatBlocks"`
+		ChatAnswer     string           `json:"chatAnswer"`
+		ResponseOutput []map[string]any `json:"responseOutput"`
+		ResponseAnswer string           `json:"responseAnswer"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if got.ChatReasoning != "The user wants the weather." || len(got.ChatBlocks) != 1 || got.ChatBlocks[0]["signature"] != claudeSignature ||
+		got.ChatBlocks[0]["thinking"] != got.ChatReasoning || got.ChatAnswer != "Sunny in Paris." {
+		t.Errorf("chat: %+v", got)
+	}
+	if len(got.ResponseOutput) != 2 || got.ResponseOutput[0]["type"] != "reasoning" || got.ResponseOutput[0]["summary"] != "The user wants the weather." ||
+		got.ResponseOutput[0]["encrypted"] != "claude-thinking:"+claudeSignature || got.ResponseOutput[1]["type"] != "function_call" ||
+		got.ResponseAnswer != "Sunny in Paris." {
+		t.Errorf("responses: %+v", got)
+	}
+	// Both loops reached Claude with the signed block first in the turn.
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	for _, i := range []int{1, 3} {
+		turn := up.requests[i]["messages"].([]any)[1].(map[string]any)["content"].([]any)[0].(map[string]any)
+		if turn["type"] != "thinking" || turn["signature"] != claudeSignature {
+			t.Errorf("request %d: the turn began with %v", i, turn)
+		}
+	}
+}
