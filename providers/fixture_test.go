@@ -899,7 +899,11 @@ func checkRequest(t *testing.T, tc fixtureCase, p providers.Provider, req *provi
 	if !reflect.DeepEqual(sent.Messages, want.Messages) {
 		t.Errorf("messages = %+v\nwant %+v", sent.Messages, want.Messages)
 	}
-	if want.Temperature != nil && (sent.Temperature == nil || *sent.Temperature != *want.Temperature) {
+	// OpenAI's reasoning models (the recorded bad request is gpt-5-nano's) get no
+	// temperature from the adapter: they refuse any but the default
+	// (TestOpenAIReasoningModelSampling).
+	reasoningModel := tc.format == providers.FormatOpenAI && (strings.HasPrefix(want.Model, "gpt-5") || strings.HasPrefix(want.Model, "o"))
+	if want.Temperature != nil && !reasoningModel && (sent.Temperature == nil || *sent.Temperature != *want.Temperature) {
 		t.Errorf("temperature = %v, want %v", sent.Temperature, *want.Temperature)
 	}
 	if want.MaxTokens > 0 && (sent.MaxTokensKey != want.MaxTokensKey || sent.MaxTokens != want.MaxTokens) {

@@ -22,7 +22,9 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // Thinking: on OpenAI's own API (see ownAPI) Request.Thinking becomes reasoning_effort for
 // its reasoning models (o1, o3, o4, gpt-5; not o1-mini, o1-preview or the -chat models)
 // when the request gives no ReasoningEffort of its own (see openAIReasoningEffort);
-// OpenRouter gets it as its reasoning object (an effort, or a budget as max_tokens), which
+// OpenAI's reasoning models get no temperature, top_p, penalties or logit_bias but their
+// defaults, the only ones they take (openAIReasoningModel). OpenRouter gets Thinking as its
+// reasoning object (an effort, or a budget as max_tokens), which
 // it maps to each model's own; other upstreams and models get nothing from it, since their
 // reasoning options differ. OpenAI
 // does not return its reasoning in chat completions, but compatible servers do, as a string
@@ -255,6 +257,18 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	}
 	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop,
 		OpenAIOptions: req.OpenAIOptions}
+	if o.ownAPI && openAIReasoningModel(req.Model) {
+		// OpenAI's reasoning models refuse sampling settings other than their defaults (a
+		// request that falls back to one from GPT-4o, or is routed there): left out, as
+		// LiteLLM's drop_params does.
+		if t := b.Temperature; t != nil && *t != 1 {
+			b.Temperature = nil
+		}
+		if p := b.TopP; p != nil && *p != 1 {
+			b.TopP = nil
+		}
+		b.PresencePenalty, b.FrequencyPenalty, b.LogitBias = nil, nil, nil
+	}
 	if req.Thinking != nil && b.ReasoningEffort == "" && o.ownAPI {
 		b.ReasoningEffort = openAIReasoningEffort(req.Model, req.Thinking) // b's copy: req is left as it was
 	}
@@ -317,11 +331,10 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 // models, which refuse the field). OpenAI's efforts stop at "high", so "max" and "xhigh"
 // ask for that; "minimal" is gpt-5's own, the o-series' least is "low".
 func openAIReasoningEffort(model string, t *Thinking) string {
-	gpt5 := strings.HasPrefix(model, "gpt-5")
-	oSeries := strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4")
-	if !gpt5 && !oSeries || strings.HasPrefix(model, "o1-mini") || strings.HasPrefix(model, "o1-preview") || strings.Contains(model, "-chat") {
+	if !openAIReasoningModel(model) || strings.HasPrefix(model, "o1-mini") || strings.HasPrefix(model, "o1-preview") {
 		return ""
 	}
+	gpt5 := strings.HasPrefix(model, "gpt-5")
 	switch e := t.effort(); e {
 	case "max", "xhigh":
 		return "high"
@@ -333,6 +346,13 @@ func openAIReasoningEffort(model string, t *Thinking) string {
 	default:
 		return e
 	}
+}
+
+// openAIReasoningModel reports whether model is one of OpenAI's reasoning models: the o1, o3
+// and o4 families and GPT-5 (not its -chat models).
+func openAIReasoningModel(model string) bool {
+	oSeries := strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4")
+	return oSeries || strings.HasPrefix(model, "gpt-5") && !strings.Contains(model, "-chat")
 }
 
 // openAIEffort is an effort the gateway accepts (any case; Anthropic's max) as OpenAI's

@@ -782,3 +782,35 @@ func TestOpenAIReasoningNullsCostNothing(t *testing.T) {
 		t.Logf("%s: %.0f allocations with reasoning nulls, %.0f without", tc.name, with, plain)
 	}
 }
+
+// TestOpenAIReasoningModelSampling: OpenAI's reasoning models get no sampling settings but
+// their defaults (they refuse others: a fallback from GPT-4o with temperature 0.2 used to
+// fail there); other models, and compatible servers, get them as sent.
+func TestOpenAIReasoningModelSampling(t *testing.T) {
+	up := newFakeUpstream(t, "application/json", openAIAnswer(`"content":"ok"`))
+	temp, topP, pen := 0.2, 0.5, 0.3
+	for _, c := range []struct {
+		name, model string
+		dropped     bool
+	}{
+		{"openai", "o3", true}, {"openai", "gpt-5-mini", true}, {"openai", "o1-mini", true},
+		{"openai", "gpt-4o", false}, {"openai", "gpt-5-chat-latest", false}, {"deepseek", "o3", false},
+	} {
+		p, err := providers.New(providers.FormatOpenAI, providers.Config{Name: c.name, BaseURL: up.srv.URL + "/v1", APIKey: testKey, HTTPClient: up.srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := thinkingUser(c.model, nil)
+		req.Temperature, req.TopP, req.PresencePenalty = &temp, &topP, &pen
+		if _, err := p.Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		sent := up.last(t)
+		_, hasT := sent["temperature"]
+		_, hasP := sent["top_p"]
+		_, hasPen := sent["presence_penalty"]
+		if hasT == c.dropped || hasP == c.dropped || hasPen == c.dropped {
+			t.Errorf("%s %s: temperature %v top_p %v presence_penalty %v, want dropped %v", c.name, c.model, hasT, hasP, hasPen, c.dropped)
+		}
+	}
+}
