@@ -21,19 +21,18 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 //
 // Thinking: on OpenAI's own API (see ownAPI) Request.Thinking becomes reasoning_effort for
 // its reasoning models (o1, o3, o4, gpt-5; not o1-mini, o1-preview or the -chat models)
-// when the request gives no ReasoningEffort of its own (see openAIReasoningEffort);
-// OpenAI's reasoning models get no temperature, top_p, penalties or logit_bias but their
-// defaults, the only ones they take (openAIReasoningModel). OpenRouter gets Thinking as its
-// reasoning object (an effort, or a budget as max_tokens), which
-// it maps to each model's own; other upstreams and models get nothing from it, since their
-// reasoning options differ. OpenAI
-// does not return its reasoning in chat completions, but compatible servers do, as a string
-// beside the content: reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter, Groq,
-// Ollama, newer vLLM); it becomes Response.Reasoning (one block, reasoning_content
-// preferred when both are there) or, streamed, Chunk.Reasoning fragments (of block 0, or a
-// later block once reasoning comes back after text: reasoningBlocks), each relayed before
-// the text of the same event. Message.Reasoning is never sent: the format
-// has no field for it and DeepSeek refuses reasoning_content in its input.
+// when the request gives no ReasoningEffort of its own (see openAIReasoningEffort), and
+// those models get no temperature, top_p, penalties or logit_bias but their defaults, the
+// only ones they take (openAIReasoningModel). OpenRouter gets Thinking as its reasoning
+// object (an effort, or a budget as max_tokens), which it maps to each model's own; other
+// upstreams get nothing from it, since their reasoning options differ. OpenAI does not
+// return its reasoning in chat completions, but compatible servers do, as a string beside
+// the content: reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter, Groq, Ollama,
+// newer vLLM); it becomes Response.Reasoning (one block, reasoning_content preferred when
+// both are there) or, streamed, Chunk.Reasoning fragments (of block 0, or a later block
+// once reasoning comes back after text: reasoningBlocks), each relayed before the text of
+// the same event. Message.Reasoning is never sent: the format has no field for it and
+// DeepSeek refuses reasoning_content in its input.
 type OpenAI struct {
 	ep      endpoint
 	baseURL string
