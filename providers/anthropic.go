@@ -459,6 +459,12 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
 		Stop: req.Stop, Stream: stream}
 	b.Thinking, b.OutputConfig, b.MaxTokens = anthropicThinkingFor(req)
+	if t := b.Temperature; t != nil && *t > 1 {
+		// Claude's range is 0-1 and OpenAI's 0-2: a request written for the one, falling
+		// back to Claude, gets Claude's most random setting rather than a refusal.
+		one := 1.0
+		b.Temperature = &one
+	}
 	thinking := b.Thinking != nil
 	if thinking {
 		// Claude thinks only at temperature 1, without top_k, and with top_p of 0.95 or more.

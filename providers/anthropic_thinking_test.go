@@ -752,3 +752,16 @@ func TestAnthropicInterleavedThinkingBeta(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicTemperatureAboveOne: an OpenAI-range temperature above Claude's 1 is sent as
+// 1 (a request falling back from GPT is answered, not refused); others as they are.
+func TestAnthropicTemperatureAboveOne(t *testing.T) {
+	for in, want := range map[float64]float64{1.5: 1, 2: 1, 0.7: 0.7, 1: 1} {
+		v := in
+		req := thkReq("claude-3-5-haiku-20241022", nil)
+		req.Temperature = &v
+		if got := thkSent(t, req)["temperature"]; got != want {
+			t.Errorf("temperature %v sent as %v, want %v", in, got, want)
+		}
+	}
+}
