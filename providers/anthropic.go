@@ -986,8 +986,6 @@ func (s *anthropicStream) toolDelta(d ToolCallDelta) Chunk {
 var anthropicAnswerEvents = map[string]bool{"message_start": true, "content_block_start": true,
 	"content_block_delta": true, "content_block_stop": true, "message_delta": true, "message_stop": true, "error": true}
 
-// Recv returns the next text, tool-call, reasoning or final usage chunk, io.EOF after
-// message_stop, or an *Error.
 // PromptUsage implements PromptUsageReporter: the prompt's tokens as Claude counted them
 // in message_start.
 func (s *anthropicStream) PromptUsage() (Usage, bool) {
@@ -995,6 +993,8 @@ func (s *anthropicStream) PromptUsage() (Usage, bool) {
 	return u, s.started && u.PromptTokens > 0
 }
 
+// Recv returns the next text, tool-call, reasoning or final usage chunk, io.EOF after
+// message_stop, or an *Error.
 func (s *anthropicStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err

@@ -19,8 +19,10 @@ type latencyCollector struct {
 	m       *Metrics
 }
 
+// Describe implements prometheus.Collector.
 func (c *latencyCollector) Describe(ch chan<- *prometheus.Desc) { ch <- latencyDesc }
 
+// Collect implements prometheus.Collector: one gauge per model label and kind.
 func (c *latencyCollector) Collect(ch chan<- prometheus.Metric) {
 	// Models sharing a label ("other") are averaged: one series per (label, kind).
 	type series struct{ model, kind string }
