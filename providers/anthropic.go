@@ -433,6 +433,13 @@ func anthropicThinks(model string) bool {
 	return major >= 4
 }
 
+// anthropicOneSampler reports whether model takes temperature or top_p but not both: Claude
+// 4.1 and later (Opus 4.1, Sonnet and Haiku 4.5, …).
+func anthropicOneSampler(model string) bool {
+	major, minor, _, ok := claudeVersion(model)
+	return ok && (major > 4 || major == 4 && minor >= 1)
+}
+
 // anthropicAdaptive reports whether model takes adaptive thinking (thinking {type:
 // adaptive} with output_config.effort), which Anthropic recommends over a fixed budget
 // where it exists: Opus and Sonnet 4.6 and later 4.x, and every Claude 5 or later.
@@ -475,6 +482,11 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		if p := b.TopP; p != nil && *p < 0.95 {
 			b.TopP = nil
 		}
+	}
+	if b.Temperature != nil && b.TopP != nil && anthropicOneSampler(req.Model) {
+		// Claude 4.1 and later refuse temperature and top_p together (OpenAI clients often
+		// send both): the temperature is kept.
+		b.TopP = nil
 	}
 	if req.User != "" {
 		b.Metadata = &anthropicMetadata{UserID: req.User}

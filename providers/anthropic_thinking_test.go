@@ -284,7 +284,8 @@ func TestAnthropicThinkingSampling(t *testing.T) {
 		wantK           any
 	}{
 		{"temperature 0.7 and top_p 0.9 dropped", "claude-sonnet-4-5", f(0.7), f(0.9), nil, nil, nil},
-		{"temperature 1 and top_p 0.95 kept", "claude-sonnet-4-5", f(1), f(0.95), 1.0, 0.95, nil},
+		{"temperature 1 and top_p 0.95 kept (Claude 4.1+: the temperature alone)", "claude-sonnet-4-5", f(1), f(0.95), 1.0, nil, nil},
+		{"temperature 1 and top_p 0.95 kept", "claude-sonnet-4-20250514", f(1), f(0.95), 1.0, 0.95, nil},
 		{"temperature 0 dropped, top_p 1 kept", "claude-opus-4-6", f(0), f(1), nil, 1.0, nil},
 		{"no thinking: all kept", "claude-3-5-sonnet-20241022", f(0.7), f(0.9), 0.7, 0.9, 40.0},
 	}
@@ -762,6 +763,25 @@ func TestAnthropicTemperatureAboveOne(t *testing.T) {
 		req.Temperature = &v
 		if got := thkSent(t, req)["temperature"]; got != want {
 			t.Errorf("temperature %v sent as %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestAnthropicTemperatureAndTopP: Claude 4.1 and later refuse temperature and top_p
+// together: top_p is left out when both are given; older models get both.
+func TestAnthropicTemperatureAndTopP(t *testing.T) {
+	temp, topP := 0.3, 0.9
+	for model, both := range map[string]bool{"claude-sonnet-4-5": false, "claude-opus-4-1-20250805": false, "claude-haiku-4-5": false,
+		"claude-sonnet-4-20250514": true, "claude-3-5-haiku-20241022": true} {
+		req := thkReq(model, nil)
+		req.Temperature, req.TopP = &temp, &topP
+		sent := thkSent(t, req)
+		if _, hasP := sent["top_p"]; hasP != both || sent["temperature"] != temp {
+			t.Errorf("%s: temperature %v top_p %v, want both %v", model, sent["temperature"], sent["top_p"], both)
+		}
+		req.Temperature = nil // top_p alone is kept
+		if sent := thkSent(t, req); sent["top_p"] != topP {
+			t.Errorf("%s: top_p alone sent as %v", model, sent["top_p"])
 		}
 	}
 }
