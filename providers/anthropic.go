@@ -433,6 +433,26 @@ func anthropicThinks(model string) bool {
 	return major >= 4
 }
 
+// anthropicStops is stop as Claude takes it: without whitespace-only sequences ("\n", an
+// OpenAI client's usual one), which it refuses; nil when none is left.
+func anthropicStops(stop []string) []string {
+	for i, s := range stop {
+		if strings.TrimSpace(s) == "" {
+			out := slices.Clone(stop[:i])
+			for _, s := range stop[i+1:] {
+				if strings.TrimSpace(s) != "" {
+					out = append(out, s)
+				}
+			}
+			if len(out) == 0 {
+				return nil
+			}
+			return out
+		}
+	}
+	return stop
+}
+
 // anthropicOneSampler reports whether model takes temperature or top_p but not both: Claude
 // 4.1 and later (Opus 4.1, Sonnet and Haiku 4.5, …).
 func anthropicOneSampler(model string) bool {
@@ -464,7 +484,7 @@ var openObjectSchema = json.RawMessage(`{"type":"object"}`)
 
 func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	b := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK,
-		Stop: req.Stop, Stream: stream}
+		Stop: anthropicStops(req.Stop), Stream: stream}
 	b.Thinking, b.OutputConfig, b.MaxTokens = anthropicThinkingFor(req)
 	if t := b.Temperature; t != nil && *t > 1 {
 		// Claude's range is 0-1 and OpenAI's 0-2: a request written for the one, falling

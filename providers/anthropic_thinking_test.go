@@ -785,3 +785,19 @@ func TestAnthropicTemperatureAndTopP(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicWhitespaceStops: Claude refuses whitespace-only stop sequences ("\n", common
+// from OpenAI clients): they are left out, the others kept in order.
+func TestAnthropicWhitespaceStops(t *testing.T) {
+	for in, want := range map[string]string{
+		`["\n","END"," ","STOP"]`: `["END","STOP"]`, `["\n"]`: ``, `["END"]`: `["END"]`,
+	} {
+		var stop []string
+		json.Unmarshal([]byte(in), &stop)
+		req := thkReq("claude-sonnet-4-5", nil)
+		req.Stop = stop
+		if got := thkJSON(thkSent(t, req)["stop_sequences"]); got != want {
+			t.Errorf("stop %s sent as %s, want %s", in, got, want)
+		}
+	}
+}
