@@ -38,7 +38,7 @@ func (g gatewayProvider) Name() string { return "switchyard" }
 
 func (g gatewayProvider) request(req *providers.Request) *Request {
 	out := &Request{Models: []string{req.Model}, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
-		Search: req.Search, maxTemperature: 2, ephemeral: true, TopP: req.TopP, Stop: req.Stop,
+		Search: req.Search, maxTemperature: 2, ephemeral: true, unaskedReasoning: true, TopP: req.TopP, Stop: req.Stop,
 		Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat,
 		Thinking: req.Thinking}
 	for _, m := range req.Messages {

@@ -76,10 +76,12 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		reasoning := m.Reasoning
-		if reasoning == nil && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
+		if !signedReasoning(reasoning) && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
 			// The client dropped the reasoning it was answered with (thinking_blocks are not
 			// in the OpenAI SDKs' types): the gateway kept it.
-			reasoning = g.reasoned.get(scope.Owner, m.ToolCalls[0].ID, g.opts.Now())
+			if kept := g.reasoned.get(scope.Owner, m.ToolCalls[0].ID, g.opts.Now()); kept != nil {
+				reasoning = kept
+			}
 		}
 		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name,
 			Reasoning: reasoning})
@@ -141,6 +143,16 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	return p, nil
 }
 
+// signedReasoning reports whether rs has a block Claude takes back (signed or redacted).
+func signedReasoning(rs []providers.ReasoningBlock) bool {
+	for _, r := range rs {
+		if r.Signature != "" || r.Redacted != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // keepReasoning keeps the signed reasoning of a stateless answer with tool calls for the
 // tool loop's next request (see reasoningCache).
 func (g *Gateway) keepReasoning(p *plan, resp *Response) {
@@ -151,9 +163,10 @@ func (g *Gateway) keepReasoning(p *plan, resp *Response) {
 
 // unavailable reports whether a failure of kind means the model could not serve the
 // request now (timeout, rate limit, overload, quota, a broken connection or stream), as
-// latency routing counts it, rather than that the request was wrong for it.
+// latency routing counts it, rather than that the request was wrong for it; an
+// unclassified failure is not counted (as the circuit breaker does not).
 func unavailable(kind providers.ErrorKind) bool {
-	return kind.Retryable() || kind == providers.KindQuotaExceeded
+	return kind != providers.KindUnknown && kind.Retryable() || kind == providers.KindQuotaExceeded
 }
 
 // hidesReasoning reports whether the request's answer leaves reasoning out: a request that

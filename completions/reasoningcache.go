@@ -2,6 +2,7 @@ package completions
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +58,13 @@ func (c *reasoningCache) put(owner, callID string, blocks []providers.ReasoningB
 	if c.byKey == nil {
 		c.order, c.byKey = list.New(), map[string]*list.Element{}
 	}
+	// Copies: a streamed answer's text shares a builder's spare capacity, which would be
+	// kept beyond what is counted.
+	kept := make([]providers.ReasoningBlock, len(blocks))
+	for i, b := range blocks {
+		kept[i] = providers.ReasoningBlock{Text: strings.Clone(b.Text), Signature: strings.Clone(b.Signature), Redacted: strings.Clone(b.Redacted)}
+	}
+	blocks = kept
 	key := reasoningKey(owner, callID)
 	if el, ok := c.byKey[key]; ok {
 		c.remove(el)

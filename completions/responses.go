@@ -270,7 +270,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
 	c.fieldName = func(f string) string { return responsesField(fields, fileURLs, f) }
-	c.hideUnaskedReasoning = true // reasoning items only when reasoning is asked for
+	// Reasoning items only when reasoning is asked for: an effort (which also asks models to
+	// think) or a summary.
+	c.hideUnaskedReasoning = r.Reasoning == nil || r.Reasoning.Effort == "" && !present(r.Reasoning.Summary)
 	// Reasoning items wait for the turn made after them: an assistant turn (a message or
 	// function calls) takes them; any other turn means they led nowhere.
 	var pendingReasoning []OpenAIThinkingBlock

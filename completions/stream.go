@@ -150,8 +150,10 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 }
 
 // openAttempt starts a stream of preq on t and reads until its first fragment (text,
-// reasoning or tool call) or its end. Reasoning counts: a model may think for minutes
-// before its first word, and a client is shown its thinking meanwhile.
+// reasoning or tool call) or its end. Reasoning counts where the caller shows it: a model
+// may think for minutes before its first word, and a client is shown its thinking
+// meanwhile; where it is hidden, each piece of it holds the model to the idle timeout
+// instead of the first-token one (a model reasoning unasked is not silent).
 func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *providers.Request) (*attemptStream, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
@@ -191,7 +193,10 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 		}
 		a.refusal += c.Refusal
 		if c.Reasoning != nil && p.hidesReasoning() {
-			continue // not a fragment of this answer: the caller shows no reasoning
+			// Not a fragment of this answer (the caller shows no reasoning), but the model is
+			// at work: it is held to the stream's idle timeout, not cut as silent.
+			a.timer.Reset(p.timing.idle)
+			continue
 		}
 		if c.Reasoning != nil {
 			a.timer.Stop()

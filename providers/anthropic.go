@@ -763,7 +763,13 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 	if req.Thinking != nil && req.Thinking.Interleaved {
 		if th, _, _ := anthropicThinkingFor(req); th != nil && th.Type == "enabled" {
 			if major, _, _, _ := claudeVersion(req.Model); major >= 4 { // Claude 3.7 has no interleaved thinking
-				h.Set("Anthropic-Beta", AnthropicInterleavedThinkingBeta)
+				beta := AnthropicInterleavedThinkingBeta
+				for k, v := range a.ep.cfg.Headers { // an operator's own betas stay (the call's headers win over them)
+					if http.CanonicalHeaderKey(k) == "Anthropic-Beta" && v != "" {
+						beta = v + "," + beta
+					}
+				}
+				h.Set("Anthropic-Beta", beta)
 			}
 		}
 	}
