@@ -11,7 +11,8 @@
 // do so; their reasoning comes back in Response.Reasoning (streamed as EventReasoning
 // fragments, which count as the first token), and the reasoning a client sends back with an
 // assistant turn (Message.Reasoning) reaches Claude, which needs its signed blocks in a tool
-// loop. The request and answer types of the three
+// loop (the gateway keeps them for clients that send the turn back without them). The
+// request and answer types of the three
 // client-facing surfaces live here too — OpenAI's chat completions (OpenAIChatRequest) and
 // Responses API (ResponsesRequest), Anthropic's Messages API (AnthropicMessagesRequest) —
 // each translated to a Request; a model group (Options.ModelGroups) lets a client that
