@@ -76,7 +76,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		reasoning := m.Reasoning
-		if !signedReasoning(reasoning) && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
+		if !providers.HasSigned(reasoning) && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
 			// The client dropped the reasoning it was answered with (thinking_blocks are not
 			// in the OpenAI SDKs' types): the gateway kept it.
 			if kept := g.reasoned.get(scope.Owner, m.ToolCalls[0].ID, g.opts.Now()); kept != nil {
@@ -141,16 +141,6 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	p.timing = g.timingFor(p.start, scope, req)
 	p.msgID = uuid.NewString()
 	return p, nil
-}
-
-// signedReasoning reports whether rs has a block Claude takes back (signed or redacted).
-func signedReasoning(rs []providers.ReasoningBlock) bool {
-	for _, r := range rs {
-		if r.Signature != "" || r.Redacted != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // keepReasoning keeps the signed reasoning of a stateless answer with tool calls for the

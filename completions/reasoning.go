@@ -145,11 +145,7 @@ func reasoningText(blocks []providers.ReasoningBlock) string {
 // what a client must send back (a signature or redacted data: reasoning without them is
 // only to be read, and reasoning_content has it).
 func openAIThinkingBlocks(blocks []providers.ReasoningBlock) []OpenAIThinkingBlock {
-	keep := false
-	for _, r := range blocks {
-		keep = keep || r.Signature != "" || r.Redacted != ""
-	}
-	if !keep {
+	if !providers.HasSigned(blocks) {
 		return nil
 	}
 	out := make([]OpenAIThinkingBlock, 0, len(blocks))

@@ -45,12 +45,10 @@ func reasoningKey(owner, callID string) string { return owner + "\x00" + callID 
 // put keeps the signed blocks of an answer whose first tool call is callID.
 func (c *reasoningCache) put(owner, callID string, blocks []providers.ReasoningBlock, now time.Time) {
 	size := 0
-	signed := false
 	for _, b := range blocks {
 		size += len(b.Text) + len(b.Signature) + len(b.Redacted)
-		signed = signed || b.Signature != "" || b.Redacted != ""
 	}
-	if callID == "" || !signed || size > reasoningCacheBytes/16 {
+	if callID == "" || !providers.HasSigned(blocks) || size > reasoningCacheBytes/16 {
 		return
 	}
 	c.mu.Lock()

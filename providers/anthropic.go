@@ -146,17 +146,6 @@ func appendReasoning(blocks []anthropicBlock, rs []ReasoningBlock) []anthropicBl
 	return blocks
 }
 
-// hasSignedReasoning reports whether rs holds a block Claude takes back (see
-// appendReasoning).
-func hasSignedReasoning(rs []ReasoningBlock) bool {
-	for _, r := range rs {
-		if r.Signature != "" || r.Redacted != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // anthropicImageSource is an image or document block's source: base64 data or a URL.
 type anthropicImageSource struct {
 	Type      string `json:"type"`
@@ -353,7 +342,7 @@ func anthropicThinkingRefused(req *Request) bool {
 		}
 		calls = calls || len(m.ToolCalls) > 0
 	}
-	return calls && !hasSignedReasoning(first.Reasoning)
+	return calls && !HasSigned(first.Reasoning)
 }
 
 // anthropicEffort is an effort as output_config.effort takes it: low, medium, high or max.
@@ -548,7 +537,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 			// An empty answer sent back (a refusal, a cut answer): Anthropic refuses empty
 			// turns, and says nothing is lost by leaving it out.
 			continue
-		case thinking && m.Role == "assistant" && hasSignedReasoning(m.Reasoning):
+		case thinking && m.Role == "assistant" && HasSigned(m.Reasoning):
 			// An answer with its reasoning: blocks, the reasoning first.
 			blocks := appendReasoning(make([]anthropicBlock, 0, len(m.Reasoning)+max(len(m.Parts), 1)), m.Reasoning)
 			if len(m.Parts) > 0 {

@@ -1,6 +1,9 @@
 package providers
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Thinking asks a model that can reason before it answers to do so (Request.Thinking).
 // Each adapter maps it to its provider's own means and leaves it out for models that
@@ -102,6 +105,13 @@ type ReasoningBlock struct {
 	Signature string `json:"signature,omitempty"`
 	Redacted  string `json:"redacted,omitempty"`
 }
+
+// Signed reports whether Claude takes b back: it carries Claude's signature or is redacted
+// reasoning.
+func (b ReasoningBlock) Signed() bool { return b.Signature != "" || b.Redacted != "" }
+
+// HasSigned reports whether any of rs is Signed.
+func HasSigned(rs []ReasoningBlock) bool { return slices.ContainsFunc(rs, ReasoningBlock.Signed) }
 
 // ReasoningDelta is a fragment of a streamed ReasoningBlock (Chunk.Reasoning). Index says
 // which block of the answer it belongs to (0 for the first); Text is a piece of the block's
