@@ -609,7 +609,6 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	}
 	var text *fragmentTemplate // made for the second text fragment: a tool-call stream has none
 	var args argumentTemplates
-	var thoughts reasoningTexts
 	first := true
 	for {
 		c, err := st.Recv()
@@ -663,12 +662,11 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			d := *c.Reasoning
 			ck := base
 			delta := OpenAIDelta{ReasoningContent: d.Text}
-			thoughts.add(d)
 			if d.Signature != "" || d.Redacted != "" {
 				// The block is complete: it comes whole, as the client must send it back
 				// (accumulators that keep only a field's last value, as the OpenAI SDKs'
 				// stream helpers do, still end up with the block).
-				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(thoughts.text(d.Index), d.Signature, d.Redacted)}
+				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(st.thoughtText(d.Index), d.Signature, d.Redacted)}
 			}
 			if first {
 				delta.Role = "assistant"

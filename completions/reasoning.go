@@ -101,31 +101,6 @@ func reasoningFromBlocks(field string, blocks []OpenAIThinkingBlock) ([]provider
 	return out, nil
 }
 
-// reasoningTexts gathers the text of a stream's reasoning blocks, by index, for the
-// writers that send a block whole once it is complete.
-type reasoningTexts struct {
-	blocks []strings.Builder
-}
-
-// add records the fragment d (an index beyond maxStreamReasoningBlocks is not kept).
-func (r *reasoningTexts) add(d providers.ReasoningDelta) {
-	if d.Index < 0 || d.Index >= maxStreamReasoningBlocks {
-		return
-	}
-	for len(r.blocks) <= d.Index {
-		r.blocks = append(r.blocks, strings.Builder{})
-	}
-	r.blocks[d.Index].WriteString(d.Text)
-}
-
-// text is block i's text so far.
-func (r *reasoningTexts) text(i int) string {
-	if i < 0 || i >= len(r.blocks) {
-		return ""
-	}
-	return r.blocks[i].String()
-}
-
 // reasoningText joins the text of blocks (blank line between blocks).
 func reasoningText(blocks []providers.ReasoningBlock) string {
 	var b strings.Builder

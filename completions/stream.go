@@ -336,6 +336,15 @@ func (s *ResponseStream) thoughtChunk(d providers.ReasoningDelta) *Chunk {
 	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventReasoning, Reasoning: &d}
 }
 
+// thoughtText is the text of reasoning block i (the answer's index, as Chunk.Reasoning has
+// it) assembled so far, for writers that send a block whole once it is complete.
+func (s *ResponseStream) thoughtText(i int) string {
+	if i < 0 || i >= len(s.thoughts) {
+		return ""
+	}
+	return s.thoughts[i].text.String()
+}
+
 // reasoning returns the reasoning blocks assembled from the stream's fragments.
 func (s *ResponseStream) reasoning() []providers.ReasoningBlock { return s.reasoningFrom(0) }
 
