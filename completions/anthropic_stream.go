@@ -75,6 +75,19 @@ func (w *anthropicWriter) Flush() error {
 	return w.sse.Flush()
 }
 
+// startText opens text block i.
+func (w *anthropicWriter) startText(i int) error {
+	empty := ""
+	return w.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i),
+		ContentBlock: &AnthropicResponseBlock{Type: "text", Text: &empty}})
+}
+
+// textDelta writes a piece of text block i.
+func (w *anthropicWriter) textDelta(i int, text string) error {
+	return w.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(i),
+		Delta: anthropicTextDelta{Type: "text_delta", Text: text}})
+}
+
 // keepalive sends a ping whenever nothing was flushed for every; the returned function
 // (which may be called more than once) stops it and returns once it can write no more.
 func (w *anthropicWriter) keepalive(every time.Duration) (stop func()) {
@@ -215,14 +228,11 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		if text < 0 {
 			wroteText = true
 			text, next = next, next+1
-			empty := ""
-			if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(text),
-				ContentBlock: &AnthropicResponseBlock{Type: "text", Text: &empty}}); err != nil {
+			if err := sse.startText(text); err != nil {
 				return err
 			}
 		}
-		if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(text),
-			Delta: anthropicTextDelta{Type: "text_delta", Text: c.Text}}); err != nil {
+		if err := sse.textDelta(text, c.Text); err != nil {
 			return err
 		}
 		if err := sse.Flush(); err != nil {
@@ -241,13 +251,10 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		// a whole message (NewAnthropicResponse).
 		i := next
 		next++
-		empty := ""
-		if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i),
-			ContentBlock: &AnthropicResponseBlock{Type: "text", Text: &empty}}); err != nil {
+		if err := sse.startText(i); err != nil {
 			return err
 		}
-		if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(i),
-			Delta: anthropicTextDelta{Type: "text_delta", Text: resp.Refusal}}); err != nil {
+		if err := sse.textDelta(i, resp.Refusal); err != nil {
 			return err
 		}
 		if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)}); err != nil {
