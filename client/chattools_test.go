@@ -69,8 +69,13 @@ func (u *toolUpstream) last() map[string]any {
 }
 
 func (u *toolUpstream) options(t *testing.T) func(st *store.Store, _ string) []server.Option {
+	return envGateway(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": u.srv.URL})
+}
+
+// envGateway is a server's options with a gateway over the providers env configures (a
+// scripted upstream's base URL and a key).
+func envGateway(t *testing.T, env map[string]string) func(st *store.Store, _ string) []server.Option {
 	return func(st *store.Store, _ string) []server.Option {
-		env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": u.srv.URL}
 		reg := providers.FromEnv(func(k string) string { return env[k] }, providers.Options{})
 		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
 		if err != nil {

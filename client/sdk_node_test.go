@@ -17,41 +17,10 @@ import (
 // unknown model (404 model_not_found with param) and a wrong key (401). Skips, saying why,
 // without node and npm or when the package cannot be installed.
 func TestOfficialNodeSDK(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping: -short (installs the npm package openai)")
-	}
-	node, err1 := exec.LookPath("node")
-	npm, err2 := exec.LookPath("npm")
-	if err1 != nil || err2 != nil {
-		t.Skip("skipping: node and npm are needed to install and run the official OpenAI Node SDK")
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "openai@4")
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("skipping: npm install openai failed (no registry?): %v\n%s", err, out)
-	}
-	script, err := os.ReadFile("testdata/openai_sdk_check.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "check.mjs")
-	if err := os.WriteFile(path, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	run := nodeSDK(t)
 	up := newToolUpstream(t)
 	_, base := realServerURL(t, up.options(t))
-	cmd := exec.CommandContext(ctx, node, path, base, testKey)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
-	}
+	out := run("testdata/openai_sdk_check.mjs", base)
 	var got struct {
 		ChatFinish     string            `json:"chatFinish"`
 		ChatCall       map[string]string `json:"chatCall"`
@@ -94,41 +63,10 @@ func TestOfficialNodeSDK(t *testing.T) {
 // helper's assembled message and the Responses output sent back as they are must keep the
 // loop thinking. Skips, saying why, without node and npm or the package.
 func TestOfficialNodeSDKReasoning(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping: -short (installs the npm package openai)")
-	}
-	node, err1 := exec.LookPath("node")
-	npm, err2 := exec.LookPath("npm")
-	if err1 != nil || err2 != nil {
-		t.Skip("skipping: node and npm are needed to install and run the official OpenAI Node SDK")
-	}
-	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "openai@4")
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("skipping: npm install openai failed (no registry?): %v\n%s", err, out)
-	}
-	script, err := os.ReadFile("testdata/openai_reasoning_check.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "check.mjs")
-	if err := os.WriteFile(path, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	run := nodeSDK(t)
 	up := newFakeClaude(t)
 	_, base := realServerURL(t, up.options(t))
-	cmd := exec.CommandContext(ctx, node, path, base, testKey)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
-	}
+	out := run("testdata/openai_reasoning_check.mjs", base)
 	var got struct {
 		ChatReasoning  string           `json:"chatReasoning"`
 		ChatBlocks     []map[string]any `json:"chatBlocks"`
@@ -156,5 +94,50 @@ func TestOfficialNodeSDKReasoning(t *testing.T) {
 		if turn["type"] != "thinking" || turn["signature"] != claudeSignature {
 			t.Errorf("request %d: the turn began with %v", i, turn)
 		}
+	}
+}
+
+// nodeSDK installs the official OpenAI Node SDK (npm "openai") into a temporary directory
+// and returns a runner of a check script against a server: its standard output, the test
+// failing when node fails. It skips the test, saying why, under -short, without node and
+// npm, or when the package cannot be installed.
+func nodeSDK(t *testing.T) (run func(script, base string) []byte) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping: -short (installs the npm package openai)")
+	}
+	node, err1 := exec.LookPath("node")
+	npm, err2 := exec.LookPath("npm")
+	if err1 != nil || err2 != nil {
+		t.Skip("skipping: node and npm are needed to install and run the official OpenAI Node SDK")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "openai@4")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("skipping: npm install openai failed (no registry?): %v\n%s", err, out)
+	}
+	return func(script, base string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "check.mjs")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(ctx, node, path, base, testKey)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
+		}
+		return out
 	}
 }

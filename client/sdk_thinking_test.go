@@ -15,7 +15,6 @@ import (
 	"github.com/openai/openai-go/option"
 
 	"github.com/switchyard-ai/switchyard/client"
-	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
@@ -101,15 +100,7 @@ func (u *fakeClaude) last() map[string]any {
 }
 
 func (u *fakeClaude) options(t *testing.T) func(st *store.Store, _ string) []server.Option {
-	return func(st *store.Store, _ string) []server.Option {
-		env := map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": u.srv.URL}
-		reg := providers.FromEnv(func(k string) string { return env[k] }, providers.Options{})
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Completions(g)}
-	}
+	return envGateway(t, map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": u.srv.URL})
 }
 
 // TestExtendedThinkingWithTheAnthropicSDK: Claude Code's tool loop with extended thinking,
