@@ -28,17 +28,8 @@ func (t replayTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(t.body)), Request: r}, nil
 }
 
-// benchGeminiStream relays a Gemini stream of 1000 events like event (then a finish) and
-// reports allocations: the cost of the reasoning split on a plain text stream.
-func benchGeminiStream(b *testing.B, event string) {
-	var body strings.Builder
-	const n = 1000
-	for range n {
-		body.WriteString("data: " + event + "\n\n")
-	}
-	body.WriteString(`data: {"candidates":[{"content":{"parts":[{"text":"."}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1001}}` + "\n\n")
-	p := providers.NewGemini(providers.Config{APIKey: testKey, HTTPClient: &http.Client{Transport: replayTransport{[]byte(body.String())}}})
-	req := &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{{Role: "user", Content: "Hi"}}}
+// benchRelay reads p's stream for req to its end, b.N times, reporting allocations.
+func benchRelay(b *testing.B, p providers.Provider, req *providers.Request) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s, err := p.Stream(context.Background(), req)
@@ -55,6 +46,20 @@ func benchGeminiStream(b *testing.B, event string) {
 		}
 		s.Close()
 	}
+}
+
+// benchGeminiStream relays a Gemini stream of 1000 events like event (then a finish) and
+// reports allocations: the cost of the reasoning split on a plain text stream.
+func benchGeminiStream(b *testing.B, event string) {
+	var body strings.Builder
+	const n = 1000
+	for range n {
+		body.WriteString("data: " + event + "\n\n")
+	}
+	body.WriteString(`data: {"candidates":[{"content":{"parts":[{"text":"."}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1001}}` + "\n\n")
+	p := providers.NewGemini(providers.Config{APIKey: testKey, HTTPClient: &http.Client{Transport: replayTransport{[]byte(body.String())}}})
+	req := &providers.Request{Model: "gemini-2.5-flash", Messages: []providers.Message{{Role: "user", Content: "Hi"}}}
+	benchRelay(b, p, req)
 }
 
 // BenchmarkGeminiTextStream: plain text events, whose allocations the reasoning split must
@@ -705,22 +710,7 @@ func benchOpenAIStream(b *testing.B, events ...string) {
 	body.WriteString("data: [DONE]\n\n")
 	p := providers.NewOpenAI(providers.Config{Name: "deepseek", APIKey: testKey, HTTPClient: &http.Client{Transport: replayTransport{[]byte(body.String())}}})
 	req := &providers.Request{Model: "deepseek-reasoner", Messages: []providers.Message{{Role: "user", Content: "Hi"}}}
-	b.ReportAllocs()
-	for b.Loop() {
-		s, err := p.Stream(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for {
-			if _, err := s.Recv(); err != nil {
-				if err != io.EOF {
-					b.Fatal(err)
-				}
-				break
-			}
-		}
-		s.Close()
-	}
+	benchRelay(b, p, req)
 }
 
 // BenchmarkOpenAITextStreamFullWalk: plain text events of two layouts in turn, so none is
