@@ -425,21 +425,17 @@ func anthropicThinks(model string) bool {
 // anthropicStops is stop as Claude takes it: without whitespace-only sequences ("\n", an
 // OpenAI client's usual one), which it refuses; nil when none is left.
 func anthropicStops(stop []string) []string {
-	for i, s := range stop {
-		if strings.TrimSpace(s) == "" {
-			out := slices.Clone(stop[:i])
-			for _, s := range stop[i+1:] {
-				if strings.TrimSpace(s) != "" {
-					out = append(out, s)
-				}
-			}
-			if len(out) == 0 {
-				return nil
-			}
-			return out
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	if !slices.ContainsFunc(stop, blank) {
+		return stop // the usual case, without a copy
+	}
+	var out []string
+	for _, s := range stop {
+		if !blank(s) {
+			out = append(out, s)
 		}
 	}
-	return stop
+	return out
 }
 
 // anthropicOneSampler reports whether model takes temperature or top_p but not both: Claude
