@@ -350,9 +350,9 @@ func reasoningEvents(sse *anthropicWriter, d providers.ReasoningDelta, next, tex
 			return err
 		}
 	}
-	if d.Signature != "" {
+	if sig := surfaceSignature(d.Signature, d.Encrypted); sig != "" {
 		return sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(*thought),
-			Delta: anthropicSignatureDelta{Type: "signature_delta", Signature: d.Signature}})
+			Delta: anthropicSignatureDelta{Type: "signature_delta", Signature: sig}})
 	}
 	return nil
 }

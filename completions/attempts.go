@@ -76,7 +76,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		reasoning := m.Reasoning
-		if !providers.HasSigned(reasoning) && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
+		if !providers.HasOpaque(reasoning) && req.ephemeral && m.Role == "assistant" && len(m.ToolCalls) > 0 {
 			// The client dropped the reasoning it was answered with (thinking_blocks are not
 			// in the OpenAI SDKs' types): the gateway kept it.
 			if kept := g.reasoned.get(scope.Owner, m.ToolCalls[0].ID, g.opts.Now()); kept != nil {

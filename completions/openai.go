@@ -662,11 +662,11 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 			d := *c.Reasoning
 			ck := base
 			delta := OpenAIDelta{ReasoningContent: d.Text}
-			if d.Signature != "" || d.Redacted != "" {
+			if d.Signature != "" || d.Redacted != "" || d.Encrypted != "" {
 				// The block is complete: it comes whole, as the client must send it back
 				// (accumulators that keep only a field's last value, as the OpenAI SDKs'
 				// stream helpers do, still end up with the block).
-				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(st.thoughtText(d.Index), d.Signature, d.Redacted)}
+				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(st.thoughtText(d.Index), surfaceSignature(d.Signature, d.Encrypted), d.Redacted)}
 			}
 			if first {
 				delta.Role = "assistant"

@@ -88,7 +88,7 @@ func reasoningFromBlocks(field string, blocks []OpenAIThinkingBlock) ([]provider
 	for j, b := range blocks {
 		switch b.Type {
 		case "thinking":
-			out = append(out, providers.ReasoningBlock{Text: b.Thinking, Signature: b.Signature})
+			out = append(out, blockFromSignature(b.Thinking, b.Signature))
 		case "redacted_thinking":
 			if b.Data == "" {
 				return nil, invalid(fmt.Sprintf("%s[%d].data", field, j), "is required in a redacted_thinking block")
@@ -120,14 +120,38 @@ func reasoningText(blocks []providers.ReasoningBlock) string {
 // what a client must send back (a signature or redacted data: reasoning without them is
 // only to be read, and reasoning_content has it).
 func openAIThinkingBlocks(blocks []providers.ReasoningBlock) []OpenAIThinkingBlock {
-	if !providers.HasSigned(blocks) {
+	if !providers.HasOpaque(blocks) {
 		return nil
 	}
 	out := make([]OpenAIThinkingBlock, 0, len(blocks))
 	for _, r := range blocks {
-		out = append(out, openAIThinkingBlock(r.Text, r.Signature, r.Redacted))
+		out = append(out, openAIThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted), r.Redacted))
 	}
 	return out
+}
+
+// encryptedSignature marks OpenAI's encrypted reasoning (providers.ReasoningBlock.Encrypted)
+// where a surface carries reasoning back only in a thinking block's signature (chat
+// completions' thinking_blocks, /v1/messages): Claude's signatures are base64, so no
+// signature of Claude's starts with it, and such a block is never sent to Claude.
+const encryptedSignature = "openai-encrypted:"
+
+// surfaceSignature is the signature a thinking block shows for a block with Claude's
+// signature or OpenAI's encrypted reasoning.
+func surfaceSignature(signature, encrypted string) string {
+	if encrypted != "" {
+		return encryptedSignature + encrypted
+	}
+	return signature
+}
+
+// blockFromSignature reads a thinking block sent back: OpenAI's encrypted reasoning when its
+// signature is marked so, else Claude's.
+func blockFromSignature(text, signature string) providers.ReasoningBlock {
+	if enc, ok := strings.CutPrefix(signature, encryptedSignature); ok && enc != "" {
+		return providers.ReasoningBlock{Text: text, Encrypted: enc}
+	}
+	return providers.ReasoningBlock{Text: text, Signature: signature}
 }
 
 func openAIThinkingBlock(text, signature, redacted string) OpenAIThinkingBlock {
@@ -139,36 +163,47 @@ func openAIThinkingBlock(text, signature, redacted string) OpenAIThinkingBlock {
 
 // Prefixes of a Responses reasoning item's encrypted_content: the gateway's own wrapping of
 // Claude's signature or redacted data, so that only what it returned goes back to Claude
-// (encrypted reasoning from OpenAI's own API would be refused there).
+// (encrypted reasoning from OpenAI's own API would be refused there). OpenAI's encrypted
+// reasoning is shown as it is, as OpenAI's API shows it.
 const (
 	encryptedThinking = "claude-thinking:"
 	encryptedRedacted = "claude-redacted:"
 )
 
 // reasoningItem is reasoning block k of the answer msgID as a Responses reasoning item.
-func reasoningItem(msgID string, k int, text, signature, redacted string) ResponseOutputItem {
+func reasoningItem(msgID string, k int, r providers.ReasoningBlock) ResponseOutputItem {
 	item := ResponseOutputItem{ID: fmt.Sprintf("rs_%s_%d", msgID, k), Type: "reasoning", Status: "completed", Summary: []ResponseSummaryPart{}}
-	switch {
-	case redacted != "":
-		item.EncryptedContent = encryptedRedacted + redacted
-	case signature != "":
-		item.EncryptedContent = encryptedThinking + signature
-	}
-	if text != "" {
-		item.Summary = []ResponseSummaryPart{{Type: "summary_text", Text: text}}
+	item.EncryptedContent = encryptedContent(r.Signature, r.Redacted, r.Encrypted)
+	if r.Text != "" {
+		item.Summary = []ResponseSummaryPart{{Type: "summary_text", Text: r.Text}}
 	}
 	return item
 }
 
+// encryptedContent is a reasoning item's encrypted_content for a block with Claude's
+// signature or redacted data (prefixed) or OpenAI's encrypted reasoning (as it is).
+func encryptedContent(signature, redacted, encrypted string) string {
+	switch {
+	case redacted != "":
+		return encryptedRedacted + redacted
+	case signature != "":
+		return encryptedThinking + signature
+	}
+	return encrypted
+}
+
 // reasoningFromItem reads back a reasoning item of a request's input: the block the
-// gateway returned as it, or false for reasoning it cannot pass on (another API's
-// encrypted reasoning; a summary alone, which no provider takes back).
+// gateway returned as it (Claude's, prefixed; OpenAI's encrypted reasoning, as it is), or
+// false for reasoning it cannot pass on (a summary alone, which no provider takes back).
 func reasoningFromItem(it ResponsesItem) (OpenAIThinkingBlock, bool) {
 	if data, ok := strings.CutPrefix(it.EncryptedContent, encryptedRedacted); ok && data != "" {
 		return OpenAIThinkingBlock{Type: "redacted_thinking", Data: data}, true
 	}
 	sig, ok := strings.CutPrefix(it.EncryptedContent, encryptedThinking)
-	if !ok || sig == "" {
+	if !ok {
+		sig = surfaceSignature("", it.EncryptedContent) // OpenAI's own, for its Responses API
+	}
+	if sig == "" {
 		return OpenAIThinkingBlock{}, false
 	}
 	var text strings.Builder

@@ -418,8 +418,11 @@ func TestResponsesReasoningItems(t *testing.T) {
 	if len(req.Messages) != 5 || !reflect.DeepEqual(req.Messages[1].Reasoning, claudeThought) || len(req.Messages[1].ToolCalls) != 1 {
 		t.Fatalf("the calls' turn %+v", req.Messages)
 	}
-	if req.Messages[3].Reasoning != nil {
-		t.Errorf("foreign encrypted reasoning kept: %+v", req.Messages[3].Reasoning)
+	// OpenAI's own encrypted reasoning goes back to OpenAI's Responses API (and only there:
+	// it is not Signed, so never sent to Claude).
+	if want := []providers.ReasoningBlock{{Text: "OpenAI's", Encrypted: "gAAAA-openai"}}; !reflect.DeepEqual(req.Messages[3].Reasoning, want) ||
+		providers.HasSigned(req.Messages[3].Reasoning) {
+		t.Errorf("OpenAI's encrypted reasoning read back as %+v, want %+v", req.Messages[3].Reasoning, want)
 	}
 
 	// The usual shape: the model says what it is about to do, then calls. The text and the

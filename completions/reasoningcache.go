@@ -46,9 +46,9 @@ func reasoningKey(owner, callID string) string { return owner + "\x00" + callID 
 func (c *reasoningCache) put(owner, callID string, blocks []providers.ReasoningBlock, now time.Time) {
 	size := 0
 	for _, b := range blocks {
-		size += len(b.Text) + len(b.Signature) + len(b.Redacted)
+		size += len(b.Text) + len(b.Signature) + len(b.Redacted) + len(b.Encrypted)
 	}
-	if callID == "" || !providers.HasSigned(blocks) || size > reasoningCacheBytes/16 {
+	if callID == "" || !providers.HasOpaque(blocks) || size > reasoningCacheBytes/16 {
 		return
 	}
 	c.mu.Lock()
@@ -60,7 +60,8 @@ func (c *reasoningCache) put(owner, callID string, blocks []providers.ReasoningB
 	// kept beyond what is counted.
 	kept := make([]providers.ReasoningBlock, len(blocks))
 	for i, b := range blocks {
-		kept[i] = providers.ReasoningBlock{Text: strings.Clone(b.Text), Signature: strings.Clone(b.Signature), Redacted: strings.Clone(b.Redacted)}
+		kept[i] = providers.ReasoningBlock{Text: strings.Clone(b.Text), Signature: strings.Clone(b.Signature), Redacted: strings.Clone(b.Redacted),
+			Encrypted: strings.Clone(b.Encrypted)}
 	}
 	blocks = kept
 	key := reasoningKey(owner, callID)

@@ -622,7 +622,7 @@ func (o *ResponseObject) Complete(resp *Response) {
 	o.Status = "completed"
 	o.Output = o.Output[:0]
 	for k, r := range resp.Reasoning {
-		o.Output = append(o.Output, reasoningItem(resp.ResponseMessageID, k, r.Text, r.Signature, r.Redacted))
+		o.Output = append(o.Output, reasoningItem(resp.ResponseMessageID, k, r))
 	}
 	if text := resp.Text(); text != "" || resp.Refusal != "" || len(resp.ToolCalls) == 0 {
 		item := ResponseOutputItem{ID: "msg_" + resp.ResponseMessageID, Type: "message", Status: "completed", Role: "assistant"}

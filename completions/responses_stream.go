@@ -147,7 +147,7 @@ func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) er
 		}
 	}
 	if w.thought < 0 {
-		item := reasoningItem(msgID, d.Index, "", "", "")
+		item := reasoningItem(msgID, d.Index, providers.ReasoningBlock{})
 		item.Status = "in_progress"
 		idx, err := w.addItem(item)
 		if err != nil {
@@ -157,11 +157,8 @@ func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) er
 	}
 	i := w.thought
 	st := &w.items[i]
-	switch {
-	case d.Redacted != "":
-		st.encrypted = encryptedRedacted + d.Redacted
-	case d.Signature != "":
-		st.encrypted = encryptedThinking + d.Signature
+	if enc := encryptedContent(d.Signature, d.Redacted, d.Encrypted); enc != "" {
+		st.encrypted = enc
 	}
 	if d.Text == "" {
 		return nil

@@ -308,8 +308,8 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 
 // reasoningBuild is a reasoning block being assembled from its fragments.
 type reasoningBuild struct {
-	text                strings.Builder
-	signature, redacted string
+	text                           strings.Builder
+	signature, redacted, encrypted string
 }
 
 // maxStreamReasoningBlocks bounds the reasoning blocks assembled from one stream (an
@@ -331,6 +331,9 @@ func (s *ResponseStream) thoughtChunk(d providers.ReasoningDelta) *Chunk {
 		}
 		if d.Redacted != "" {
 			b.redacted = d.Redacted
+		}
+		if d.Encrypted != "" {
+			b.encrypted = d.Encrypted
 		}
 	}
 	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventReasoning, Reasoning: &d}
@@ -357,10 +360,10 @@ func (s *ResponseStream) reasoningFrom(from int) []providers.ReasoningBlock {
 	out := make([]providers.ReasoningBlock, 0, len(s.thoughts)-from)
 	for i := from; i < len(s.thoughts); i++ {
 		b := &s.thoughts[i]
-		if b.text.Len() == 0 && b.signature == "" && b.redacted == "" {
+		if b.text.Len() == 0 && b.signature == "" && b.redacted == "" && b.encrypted == "" {
 			continue // an index the upstream skipped
 		}
-		out = append(out, providers.ReasoningBlock{Text: b.text.String(), Signature: b.signature, Redacted: b.redacted})
+		out = append(out, providers.ReasoningBlock{Text: b.text.String(), Signature: b.signature, Redacted: b.redacted, Encrypted: b.encrypted})
 	}
 	return out
 }

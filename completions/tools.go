@@ -191,7 +191,7 @@ func schemaErrorText(err error) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// checkProviders asks each model's adapter whether it can map the request's tools,
+// checkProviders asks each model's adapter whether it can map the request's tools, stop sequences,
 // response format, images and files (see providers.RequestChecker). A model that cannot is
 // marked unfit — skipped when its turn comes, recorded in the attempts — while another can
 // (a model group's member, a fallback); when none can, the first objection is the answer:
@@ -206,11 +206,11 @@ func checkProviders(req *Request, targets ...[]target) error {
 			media[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
 		}
 	}
-	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil {
+	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil && len(req.Stop) == 0 {
 		return nil
 	}
 	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
-		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: media}
+		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: media, Stop: req.Stop, Thinking: req.Thinking}
 	var refusal error
 	fit := 0
 	for _, ts := range targets {

@@ -54,6 +54,9 @@ type Config struct {
 	// Prefill is how an OpenAI-format server continues an assistant prefix
 	// (Request.AssistantPrefix); empty when it cannot. Other formats ignore it.
 	Prefill PrefillMode
+	// ResponsesAPI says when an OpenAI-format adapter calls OpenAI's Responses API instead
+	// of chat completions (see ResponsesMode); other formats ignore it.
+	ResponsesAPI ResponsesMode
 	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Headers map[string]string
 	// Logger receives debug logs of calls (never keys or bodies); nil discards them.
@@ -114,6 +117,9 @@ type call struct {
 	timer  *time.Timer
 	body   io.Reader
 	once   sync.Once
+	// responses: the call went to OpenAI's Responses API (OpenAI.useResponses), whose
+	// answer is read as one.
+	responses bool
 }
 
 // send posts body as JSON (a []byte is taken as already encoded) and returns the open response, or a classified *Error for

@@ -412,6 +412,13 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if err := o.Check(req.Model, req); err != nil {
 		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: err.Error(), Err: err}
 	}
+	if o.useResponses(req) {
+		c, err := o.startResponses(ctx, req, h, stream)
+		if c != nil {
+			c.responses = true
+		}
+		return c, err
+	}
 	payload, err := o.body(req, stream)
 	if err != nil {
 		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
@@ -420,8 +427,14 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 }
 
 // Check implements RequestChecker: OpenAI's chat completions take a file as data only, so
-// a file given by URL is refused, naming the part.
+// a file given by URL is refused, naming the part; a request that goes to the Responses API
+// (see ResponsesMode) may not have stop sequences.
 func (o *OpenAI) Check(model string, req *Request) error {
+	if o.useResponses(req) {
+		if err := o.checkResponses(req); err != nil {
+			return err
+		}
+	}
 	if !hasFileURL(req.Messages) {
 		return nil
 	}
@@ -529,6 +542,9 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 		return nil, err
 	}
 	defer c.Close()
+	if c.responses {
+		return completeResponses(c)
+	}
 	raw, err := c.readAll(maxResponseBody)
 	if err != nil {
 		return nil, err
@@ -595,6 +611,9 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 	c, err := o.start(ctx, req, true)
 	if err != nil {
 		return nil, err
+	}
+	if c.responses {
+		return newResponsesStream(c), nil
 	}
 	return &openAIStream{streamState: newStreamState(c)}, nil
 }

@@ -98,29 +98,40 @@ func (t *Thinking) effort() string {
 // proof that Text is its model's own: Claude takes earlier reasoning back only with it (and
 // needs it back when it called tools with thinking on), so blocks without one are never sent
 // to Claude. Redacted is reasoning Anthropic returned encrypted (a redacted_thinking block's
-// data); Text is then empty. Other providers take no reasoning back: it is left out of what
-// they are sent.
+// data); Text is then empty. Encrypted is the reasoning of OpenAI's reasoning models as the
+// Responses API returns it (a reasoning item's encrypted_content; Text is its summary):
+// only that API takes it back, so it carries a tool loop's reasoning from one call to the
+// next. Other providers take no reasoning back: it is left out of what they are sent.
 type ReasoningBlock struct {
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Redacted  string `json:"redacted,omitempty"`
+	Encrypted string `json:"encrypted,omitempty"`
 }
 
 // Signed reports whether Claude takes b back: it carries Claude's signature or is redacted
 // reasoning.
 func (b ReasoningBlock) Signed() bool { return b.Signature != "" || b.Redacted != "" }
 
+// Opaque reports whether b carries reasoning its provider needs back as it was: Claude's
+// signed or redacted blocks, OpenAI's encrypted reasoning.
+func (b ReasoningBlock) Opaque() bool { return b.Signed() || b.Encrypted != "" }
+
 // HasSigned reports whether any of rs is Signed.
 func HasSigned(rs []ReasoningBlock) bool { return slices.ContainsFunc(rs, ReasoningBlock.Signed) }
 
+// HasOpaque reports whether any of rs is Opaque.
+func HasOpaque(rs []ReasoningBlock) bool { return slices.ContainsFunc(rs, ReasoningBlock.Opaque) }
+
 // ReasoningDelta is a fragment of a streamed ReasoningBlock (Chunk.Reasoning). Index says
 // which block of the answer it belongs to (0 for the first); Text is a piece of the block's
-// text, while Signature and Redacted arrive whole, each in a fragment of its own.
+// text, while Signature, Redacted and Encrypted arrive whole, each in a fragment of its own.
 type ReasoningDelta struct {
 	Index     int
 	Text      string
 	Signature string
 	Redacted  string
+	Encrypted string
 }
 
 // reasoningBlocks numbers the reasoning blocks of a streamed answer whose provider sends

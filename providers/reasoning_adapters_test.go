@@ -431,10 +431,16 @@ func openAIAnswer(message string) string {
 	return `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",` + message + `},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":9}}`
 }
 
-// sentReasoningEffort is the reasoning_effort of the last body, "-" when it has none.
+// sentReasoningEffort is the reasoning_effort of the last body (reasoning.effort of a
+// Responses API body, where a request asking a reasoning model for its reasoning goes), "-"
+// when it has none.
 func sentReasoningEffort(t *testing.T, m map[string]any) string {
 	t.Helper()
 	v, ok := m["reasoning_effort"]
+	if _, responses := m["input"]; responses {
+		r, _ := m["reasoning"].(map[string]any)
+		v, ok = r["effort"]
+	}
 	if !ok {
 		return "-"
 	}
@@ -442,8 +448,9 @@ func sentReasoningEffort(t *testing.T, m map[string]any) string {
 	return s
 }
 
-// TestOpenAIThinkingReasoningEffort: on OpenAI's own API, Thinking becomes reasoning_effort
-// for its reasoning models only ("max"/"xhigh" high, "minimal" kept for gpt-5 and low for
+// TestOpenAIThinkingReasoningEffort: on OpenAI's own API, Thinking becomes the reasoning
+// effort (reasoning.effort: Thinking takes a reasoning model to the Responses API) for its
+// reasoning models only ("max"/"xhigh" high, "minimal" kept for gpt-5 and low for
 // the o-series, a budget read as an effort); a request's own ReasoningEffort is sent as it
 // is; compatible upstreams get nothing from Thinking.
 func TestOpenAIThinkingReasoningEffort(t *testing.T) {

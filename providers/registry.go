@@ -185,6 +185,10 @@ type ProviderConfig struct {
 	// "prefix" or "continue_final_message"; see PrefillMode); empty when it cannot. The
 	// gateway continues a broken stream only on models whose provider can.
 	Prefill PrefillMode `json:"prefill,omitempty"`
+	// ResponsesAPI says when an OpenAI-format provider is called through OpenAI's Responses
+	// API: "auto" (the default: OpenAI's own API, for the models only it serves and for
+	// reasoning asked of reasoning models), "always" or "never" (see ResponsesMode).
+	ResponsesAPI ResponsesMode `json:"responses_api,omitempty"`
 }
 
 var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -246,6 +250,9 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		if !pc.Prefill.valid() {
 			return nil, &ConfigError{Field: field + ".prefill", Message: "must be trailing, prefix or continue_final_message, got " + quote(string(pc.Prefill))}
 		}
+		if !pc.ResponsesAPI.valid() {
+			return nil, &ConfigError{Field: field + ".responses_api", Message: "must be auto, always or never, got " + quote(string(pc.ResponsesAPI))}
+		}
 		switch pc.MaxTokensField {
 		case "", "max_tokens", "max_completion_tokens":
 		default:
@@ -268,7 +275,10 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 	for _, pc := range fc.Providers {
 		preset, isPreset := presets[pc.Name]
 		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions,
-			ShortToolCallIDs: pc.ShortToolCallIDs, Prefill: pc.Prefill}
+			ShortToolCallIDs: pc.ShortToolCallIDs, Prefill: pc.Prefill, ResponsesAPI: pc.ResponsesAPI}
+		if cfg.ResponsesAPI == "auto" {
+			cfg.ResponsesAPI = ResponsesAuto
+		}
 		format := pc.Format
 		if isPreset {
 			format = preset.Format
