@@ -131,7 +131,9 @@ func (e catalogEntry) price(key string) Price {
 }
 
 // ParseCatalog parses a catalogue in LiteLLM's model_prices_and_context_window.json format,
-// keeping chat models (entries whose mode is "chat" or absent).
+// keeping chat models (entries whose mode is "chat" or absent, and OpenAI's of mode
+// "responses": the models only its Responses API serves, which the OpenAI adapter calls
+// there).
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -143,7 +145,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		if json.Unmarshal(msg, &e) != nil {
 			continue // e.g. LiteLLM's top-level "last_updated" string
 		}
-		if e.Mode != "" && e.Mode != "chat" {
+		if e.Mode != "" && e.Mode != "chat" && (e.Mode != "responses" || e.Provider != "openai") {
 			continue
 		}
 		entries[key] = e.price(key)

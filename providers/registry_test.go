@@ -189,6 +189,7 @@ func TestRegistryConfigFile(t *testing.T) {
 		{`{"providers":[{"name":"openai","format":"gemini"}]}`, "providers[0].format"},
 		{`{"providers":[{"name":"x","format":"openai","base_url":"http://h","api_key":"a","api_key_env":"B"}]}`, "providers[0].api_key"},
 		{`{"providers":[{"name":"x","format":"openai","base_url":"http://h","typo":1}]}`, "(file)"},
+		{`{"providers":[{"name":"x","format":"openai","base_url":"http://h","responses_api":"sometimes"}]}`, "providers[0].responses_api"},
 	}
 	for _, b := range bad {
 		_, err := providers.ParseConfig([]byte(b.doc))

@@ -1,4 +1,6 @@
-// Command catalogfilter reduces the LiteLLM model price catalogue to the chat models and the
+// Command catalogfilter reduces the LiteLLM model price catalogue to the chat models (mode
+// "chat", and OpenAI's of mode "responses": the models only its Responses API serves,
+// which the OpenAI adapter calls there) and the
 // fields package providers uses, one entry per line so updates diff well.
 //
 //	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
@@ -48,7 +50,7 @@ func main() {
 	count := 0
 	for _, name := range names {
 		var entry map[string]any
-		if json.Unmarshal(all[name], &entry) != nil || entry["mode"] != "chat" {
+		if json.Unmarshal(all[name], &entry) != nil || !chatEntry(entry) {
 			continue
 		}
 		small := map[string]any{}
@@ -73,4 +75,11 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("wrote %d chat models to %s", count, *out)
+}
+
+// chatEntry reports whether a catalogue entry is a chat model the gateway can call: mode
+// "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
+// served through APIs the gateway does not speak).
+func chatEntry(entry map[string]any) bool {
+	return entry["mode"] == "chat" || entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
 }

@@ -1,0 +1,421 @@
+package providers_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// fakeOpenAIAPI is a scripted OpenAI upstream serving both chat completions and the
+// Responses API: it records which path each request went to and its body, and answers the
+// Responses API with the body (or event stream) the test gives it.
+type fakeOpenAIAPI struct {
+	srv       *httptest.Server
+	mu        sync.Mutex
+	paths     []string
+	bodies    []map[string]any
+	responses string // the Responses API's answer: a JSON body, or SSE when it starts with "event:"
+}
+
+func newFakeOpenAIAPI(t *testing.T, responses string) *fakeOpenAIAPI {
+	f := &fakeOpenAIAPI{responses: responses}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		f.mu.Lock()
+		f.paths, f.bodies = append(f.paths, r.URL.Path), append(f.bodies, body)
+		f.mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/responses":
+			if strings.HasPrefix(f.responses, "event:") {
+				w.Header().Set("Content-Type", "text/event-stream")
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			io.WriteString(w, f.responses)
+		case "/v1/chat/completions":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, openAIAnswer(`"content":"chat"`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// provider is an OpenAI-format adapter named name on the fake, with mode mode.
+func (f *fakeOpenAIAPI) provider(t *testing.T, name string, mode providers.ResponsesMode) providers.Provider {
+	t.Helper()
+	p, err := providers.New(providers.FormatOpenAI, providers.Config{Name: name, BaseURL: f.srv.URL + "/v1", APIKey: testKey,
+		HTTPClient: f.srv.Client(), ResponsesAPI: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// lastCall is the path and body of the last request.
+func (f *fakeOpenAIAPI) lastCall(t *testing.T) (string, map[string]any) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.paths) == 0 {
+		t.Fatal("no request reached the upstream")
+	}
+	return f.paths[len(f.paths)-1], f.bodies[len(f.bodies)-1]
+}
+
+// responsesAnswer is a completed response: reasoning with two summary parts and its
+// encrypted content, a message, and a function call, as OpenAI's Responses API returns them.
+const responsesAnswer = `{"id":"resp_1","object":"response","created_at":1741476777,"status":"completed","error":null,
+"incomplete_details":null,"model":"o3-2025-04-16","output":[
+{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"**Weather** first."},{"type":"summary_text","text":"Then answer."}],"encrypted_content":"gAAAAenc1"},
+{"id":"msg_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Let me check.","annotations":[]}]},
+{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_A","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}],
+"usage":{"input_tokens":50,"input_tokens_details":{"cached_tokens":10},"output_tokens":120,"output_tokens_details":{"reasoning_tokens":64},"total_tokens":170}}`
+
+// TestOpenAIResponsesRouting: which requests go to the Responses API. On OpenAI's own API:
+// the models only it serves, and reasoning models asked for reasoning or given their
+// encrypted reasoning back; everything else, and every other upstream, stays on chat
+// completions unless the configuration says always (or never).
+func TestOpenAIResponsesRouting(t *testing.T) {
+	f := newFakeOpenAIAPI(t, responsesAnswer)
+	encrypted := []providers.Message{{Role: "user", Content: "Hi"},
+		{Role: "assistant", Content: "Hello.", Reasoning: []providers.ReasoningBlock{{Text: "greet", Encrypted: "gAAAAenc0"}}},
+		{Role: "user", Content: "Again?"}}
+	signed := []providers.Message{{Role: "user", Content: "Hi"},
+		{Role: "assistant", Content: "Hello.", Reasoning: []providers.ReasoningBlock{{Text: "greet", Signature: "c2ln"}}},
+		{Role: "user", Content: "Again?"}}
+	for _, tc := range []struct {
+		name     string
+		mode     providers.ResponsesMode
+		model    string
+		thinking bool
+		history  []providers.Message
+		want     string
+	}{
+		{"openai", "", "gpt-5-codex", false, nil, "/v1/responses"},
+		{"openai", "", "codex-mini-latest", false, nil, "/v1/responses"},
+		{"openai", "", "o3-pro", false, nil, "/v1/responses"},
+		{"openai", "", "o3-pro-2025-06-10", false, nil, "/v1/responses"},
+		{"openai", "", "gpt-5.4-pro", false, nil, "/v1/responses"},
+		{"openai", "", "o4-mini-deep-research", false, nil, "/v1/responses"},
+		{"openai", "", "o3", true, nil, "/v1/responses"},
+		{"openai", "", "gpt-5", true, nil, "/v1/responses"},
+		{"openai", "", "o3", false, encrypted, "/v1/responses"},
+		{"openai", "", "o3", false, nil, "/v1/chat/completions"},
+		{"openai", "", "o3", false, signed, "/v1/chat/completions"}, // Claude's reasoning: nothing for OpenAI
+		{"openai", "", "gpt-4o", true, nil, "/v1/chat/completions"},
+		{"openai", "", "gpt-5-chat-latest", true, nil, "/v1/chat/completions"},
+		{"openai", "", "gpt-4o", false, encrypted, "/v1/chat/completions"},
+		{"openai", providers.ResponsesNever, "o3", true, nil, "/v1/chat/completions"},
+		{"openai", providers.ResponsesAlways, "gpt-4o", false, nil, "/v1/responses"},
+		{"groq", "", "o3", true, nil, "/v1/chat/completions"},
+		{"my-vllm", "", "gpt-5-codex", false, nil, "/v1/chat/completions"},
+		{"azure", providers.ResponsesAlways, "gpt-5-codex", false, nil, "/v1/responses"},
+	} {
+		req := thinkingUser(tc.model, nil)
+		if tc.thinking {
+			req.Thinking = &providers.Thinking{Effort: "low"}
+		}
+		if tc.history != nil {
+			req.Messages = tc.history
+		}
+		if _, err := f.provider(t, tc.name, tc.mode).Complete(context.Background(), req); err != nil {
+			t.Fatalf("%s/%s: %v", tc.name, tc.model, err)
+		}
+		if path, _ := f.lastCall(t); path != tc.want {
+			t.Errorf("%s (%q) %s thinking %v: called %s, want %s", tc.name, tc.mode, tc.model, tc.thinking, path, tc.want)
+		}
+	}
+}
+
+// TestOpenAIResponsesBody: the request as the Responses API takes it.
+func TestOpenAIResponsesBody(t *testing.T) {
+	f := newFakeOpenAIAPI(t, responsesAnswer)
+	temp, topP, no := 0.2, 0.9, false
+	req := &providers.Request{Model: "o3", Temperature: &temp, TopP: &topP, MaxTokens: 8, Thinking: &providers.Thinking{Effort: "max"},
+		Messages: []providers.Message{
+			{Role: "system", Content: "Be brief."},
+			{Role: "system", Content: "Use tools."},
+			{Role: "user", Parts: []providers.Part{{Text: "What is this?"}, {Image: &providers.Image{URL: "https://x/cat.png"}}}, Content: "What is this?"},
+			{Role: "assistant", Content: "Let me check.", Reasoning: []providers.ReasoningBlock{
+				{Text: "claude's", Signature: "c2ln"}, {Text: "look it up", Encrypted: "gAAAAenc1"}, {Encrypted: "gAAAAenc2"}},
+				ToolCalls: []providers.ToolCall{{ID: "call_A", Name: "lookup", Arguments: `{"q":"cat"}`}, {ID: "call_B", Name: "now"}}},
+			{Role: "tool", ToolCallID: "call_A", Content: "a cat"},
+			{Role: "tool", ToolCallID: "call_B", Content: ""},
+			{Role: "system", Content: "Answer in French."},
+		},
+		Tools: []providers.Tool{{Name: "lookup", Description: "Look up", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
+			{Name: "now", Strict: true}},
+		ToolChoice: &providers.ToolChoice{Mode: providers.ToolChoiceFunction, Name: "lookup"}, ParallelToolCalls: &no,
+		ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Name: "out", Schema: json.RawMessage(`{"type":"object"}`)},
+		OpenAIOptions:  providers.OpenAIOptions{User: "u1", PromptCacheKey: "k", Verbosity: "low", Seed: new(int64), FrequencyPenalty: &temp},
+	}
+	if _, err := f.provider(t, "openai", "").Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	_, body := f.lastCall(t)
+	want := `{"include":["reasoning.encrypted_content"],"input":[` +
+		`{"content":[{"text":"What is this?","type":"input_text"},{"detail":"auto","image_url":"https://x/cat.png","type":"input_image"}],"role":"user","type":"message"},` +
+		`{"encrypted_content":"gAAAAenc1","summary":[{"text":"look it up","type":"summary_text"}],"type":"reasoning"},` +
+		`{"encrypted_content":"gAAAAenc2","summary":[],"type":"reasoning"},` +
+		`{"content":"Let me check.","role":"assistant","type":"message"},` +
+		`{"arguments":"{\"q\":\"cat\"}","call_id":"call_A","name":"lookup","type":"function_call"},` +
+		`{"arguments":"{}","call_id":"call_B","name":"now","type":"function_call"},` +
+		`{"call_id":"call_A","output":"a cat","type":"function_call_output"},` +
+		`{"call_id":"call_B","output":"","type":"function_call_output"},` +
+		`{"content":"Answer in French.","role":"developer","type":"message"}],` +
+		`"instructions":"Be brief.\n\nUse tools.","max_output_tokens":16,"model":"o3","parallel_tool_calls":false,"prompt_cache_key":"k",` +
+		`"reasoning":{"effort":"high","summary":"auto"},"store":false,` +
+		`"text":{"format":{"name":"out","schema":{"type":"object"},"strict":false,"type":"json_schema"},"verbosity":"low"},` +
+		`"tool_choice":{"name":"lookup","type":"function"},` +
+		`"tools":[{"description":"Look up","name":"lookup","parameters":{"properties":{"q":{"type":"string"}},"type":"object"},"strict":false,"type":"function"},` +
+		`{"name":"now","parameters":{"properties":{},"type":"object"},"strict":true,"type":"function"}],"user":"u1"}`
+	if got := jsonOf(body); got != want {
+		t.Errorf("body\n%s\nwant\n%s", got, want)
+	}
+
+	// A model only the Responses API serves, asked for nothing: no reasoning object, no
+	// summary; its own effort is passed on; a non-reasoning model keeps its sampling.
+	req = &providers.Request{Model: "gpt-5-codex", Messages: []providers.Message{{Role: "user", Content: "Fix it"}},
+		OpenAIOptions: providers.OpenAIOptions{ReasoningEffort: "xhigh"}}
+	if _, err := f.provider(t, "openai", "").Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := f.lastCall(t); jsonOf(body["reasoning"]) != `{"effort":"xhigh"}` || jsonOf(body["input"]) != `[{"content":"Fix it","role":"user","type":"message"}]` {
+		t.Errorf("codex body %s", jsonOf(body))
+	}
+	req = &providers.Request{Model: "gpt-4o", Temperature: &temp, Messages: []providers.Message{{Role: "user", Content: "Hi"}}, Thinking: &providers.Thinking{}}
+	if _, err := f.provider(t, "openai", providers.ResponsesAlways).Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := f.lastCall(t); body["temperature"] != 0.2 || body["reasoning"] != nil || body["include"] != nil {
+		t.Errorf("gpt-4o body %s", jsonOf(body))
+	}
+}
+
+// TestOpenAIResponsesComplete: a whole answer read back — reasoning blocks (summary parts
+// as paragraphs, the encrypted content), text, calls, usage — and the statuses that end it.
+func TestOpenAIResponsesComplete(t *testing.T) {
+	f := newFakeOpenAIAPI(t, responsesAnswer)
+	p := f.provider(t, "openai", "")
+	resp, err := p.Complete(context.Background(), thinkingUser("o3", &providers.Thinking{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &providers.Response{Text: "Let me check.", FinishReason: "tool_calls", Model: "o3-2025-04-16",
+		ToolCalls: []providers.ToolCall{{ID: "call_A", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
+		Reasoning: []providers.ReasoningBlock{{Text: "**Weather** first.\n\nThen answer.", Encrypted: "gAAAAenc1"}},
+		Usage:     providers.Usage{PromptTokens: 50, CompletionTokens: 120, ReasoningTokens: 64, CachedTokens: 10}}
+	if !reflect.DeepEqual(resp, want) {
+		t.Errorf("response\n%+v\nwant\n%+v", resp, want)
+	}
+
+	for _, tc := range []struct {
+		body   string
+		finish string
+		kind   providers.ErrorKind
+	}{
+		{`{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","content":[{"type":"output_text","text":"Par"}]}],"usage":{"input_tokens":5,"output_tokens":16}}`, "length", 0},
+		{`{"status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"No."}]}]}`, "stop", 0},
+		{`{"status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[],"usage":{"input_tokens":5,"output_tokens":3}}`, "", providers.KindContentFilter},
+		{`{"status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached"},"output":[]}`, "", providers.KindRateLimited},
+		{`{"status":"failed","error":{"code":"server_error","message":"The server had an error"},"output":[]}`, "", providers.KindOverloaded},
+		{`{"status":"completed","output":[`, "", providers.KindStreamBroken},
+	} {
+		f.responses = tc.body
+		resp, err := p.Complete(context.Background(), thinkingUser("gpt-5-codex", nil))
+		if tc.kind != 0 {
+			if providers.KindOf(err) != tc.kind {
+				t.Errorf("%s: err %v, want kind %s", tc.body, err, tc.kind)
+			}
+			var pe *providers.Error
+			if tc.kind == providers.KindContentFilter && (!errors.As(err, &pe) || pe.Usage == nil || pe.Usage.CompletionTokens != 3) {
+				t.Errorf("content filter: billed usage missing: %v", err)
+			}
+			continue
+		}
+		if err != nil || resp.FinishReason != tc.finish {
+			t.Errorf("%s: %+v %v, want finish %s", tc.body, resp, err, tc.finish)
+		} else if strings.Contains(tc.body, "refusal") && resp.Refusal != "No." {
+			t.Errorf("refusal %q", resp.Refusal)
+		}
+	}
+}
+
+// responsesEvents is a Responses API event stream as OpenAI sends it: reasoning with two
+// summary parts, a message, a call whose arguments stream, one whose arguments come only
+// whole with its done event, then the completed response.
+const responsesEvents = `event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"o3","output":[]}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}
+
+event: response.reasoning_summary_part.added
+data: {"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}
+
+event: response.reasoning_summary_text.delta
+data: {"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Weather** first."}
+
+event: response.reasoning_summary_text.delta
+data: {"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":1,"delta":"Then answer."}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"**Weather** first."},{"type":"summary_text","text":"Then answer."}],"encrypted_content":"gAAAAenc1"}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}}
+
+event: response.content_part.added
+data: {"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Let me check."}
+
+event: response.output_text.done
+data: {"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Let me check."}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":2,"item":{"id":"fc_1","type":"function_call","status":"in_progress","call_id":"call_A","name":"get_weather","arguments":""}}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":2,"delta":"{\"city\":"}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":2,"delta":"\"Paris\"}"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","output_index":2,"item":{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_A","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":3,"item":{"id":"fc_2","type":"function_call","status":"in_progress","call_id":"call_B","name":"get_time","arguments":""}}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","output_index":3,"item":{"id":"fc_2","type":"function_call","status":"completed","call_id":"call_B","name":"get_time","arguments":"{}"}}
+
+event: response.completed
+data: {"type":"response.completed","response":{"id":"resp_1","status":"completed","model":"o3","output":[],"usage":{"input_tokens":50,"input_tokens_details":{"cached_tokens":10},"output_tokens":120,"output_tokens_details":{"reasoning_tokens":64},"total_tokens":170}}}
+
+`
+
+// TestOpenAIResponsesStream: the events become the adapter's chunks, in order, and the
+// stream ends cleanly only after response.completed.
+func TestOpenAIResponsesStream(t *testing.T) {
+	f := newFakeOpenAIAPI(t, responsesEvents)
+	p := f.provider(t, "openai", "")
+	s, err := p.Stream(context.Background(), thinkingUser("o3", &providers.Thinking{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, s)
+	r := func(d providers.ReasoningDelta) providers.Chunk { return providers.Chunk{Reasoning: &d} }
+	call := func(d providers.ToolCallDelta) providers.Chunk {
+		return providers.Chunk{ToolCalls: []providers.ToolCallDelta{d}}
+	}
+	want := []providers.Chunk{
+		r(providers.ReasoningDelta{Text: "**Weather** first."}),
+		r(providers.ReasoningDelta{Text: "\n\nThen answer."}),
+		r(providers.ReasoningDelta{Encrypted: "gAAAAenc1"}),
+		{Text: "Let me check."},
+		call(providers.ToolCallDelta{Index: 0, ID: "call_A", Name: "get_weather"}),
+		call(providers.ToolCallDelta{Index: 0, Arguments: `{"city":`}),
+		call(providers.ToolCallDelta{Index: 0, Arguments: `"Paris"}`}),
+		call(providers.ToolCallDelta{Index: 1, ID: "call_B", Name: "get_time"}),
+		call(providers.ToolCallDelta{Index: 1, Arguments: `{}`}),
+		{FinishReason: "tool_calls", Usage: &providers.Usage{PromptTokens: 50, CompletionTokens: 120, ReasoningTokens: 64, CachedTokens: 10}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("chunks\n%s\nwant\n%s", jsonOf(got), jsonOf(want))
+	}
+	if path, body := f.lastCall(t); path != "/v1/responses" || body["stream"] != true {
+		t.Errorf("streamed to %s with %s", path, jsonOf(body))
+	}
+
+	for _, tc := range []struct {
+		name, events string
+		kind         providers.ErrorKind
+	}{
+		{"cut before completed", responsesEvents[:strings.Index(responsesEvents, "event: response.completed")], providers.KindStreamBroken},
+		{"error event", "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit reached\"}\n\n", providers.KindRateLimited},
+		{"failed", "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n", providers.KindOverloaded},
+		{"content filter", "event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"content_filter\"},\"usage\":{\"input_tokens\":4,\"output_tokens\":2}}}\n\n", providers.KindContentFilter},
+	} {
+		f.responses = tc.events
+		s, err := p.Stream(context.Background(), thinkingUser("gpt-5-codex", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			_, err = s.Recv()
+		}
+		s.Close()
+		if providers.KindOf(err) != tc.kind {
+			t.Errorf("%s: %v, want kind %s", tc.name, err, tc.kind)
+		}
+	}
+	f.responses = "event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}}\n\n"
+	s, err = p.Stream(context.Background(), thinkingUser("gpt-5-codex", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, s); len(got) != 1 || got[0].FinishReason != "length" {
+		t.Errorf("incomplete: %s", jsonOf(got))
+	}
+}
+
+// TestOpenAIResponsesStop: the Responses API has no stop sequences: a request with them is
+// refused before anything is sent (Check names the field, so a gateway can pick another
+// model), while chat completions still take them.
+func TestOpenAIResponsesStop(t *testing.T) {
+	f := newFakeOpenAIAPI(t, responsesAnswer)
+	p := f.provider(t, "openai", "")
+	req := thinkingUser("gpt-5-codex", nil)
+	req.Stop = []string{"END"}
+	var ue *providers.UnsupportedError
+	if err := providers.Check(p, req.Model, req); !errors.As(err, &ue) || ue.Field != "stop" {
+		t.Errorf("Check = %v, want an UnsupportedError on stop", err)
+	}
+	if _, err := p.Complete(context.Background(), req); providers.KindOf(err) != providers.KindBadRequest {
+		t.Errorf("Complete = %v, want bad request", err)
+	}
+	if len(f.paths) != 0 {
+		t.Errorf("sent %v", f.paths)
+	}
+	req.Model = "gpt-4o"
+	if err := providers.Check(p, req.Model, req); err != nil {
+		t.Errorf("gpt-4o with stop: %v", err)
+	}
+}
+
+// TestCatalogPricesResponsesOnlyModels: OpenAI's models only the Responses API serves are
+// in the catalogue (priced, listed), other providers' responses-mode entries are not.
+func TestCatalogPricesResponsesOnlyModels(t *testing.T) {
+	c := providers.DefaultCatalog()
+	for _, m := range []string{"openai/gpt-5-codex", "openai/o3-pro", "openai/codex-mini-latest"} {
+		if p, ok := c.Lookup(m); !ok || !p.Known || p.InputPerToken <= 0 {
+			t.Errorf("%s: %+v %v, want a known price", m, p, ok)
+		}
+		if !slices.Contains(c.ChatModels("openai"), m) {
+			t.Errorf("%s not listed among openai's chat models", m)
+		}
+	}
+	if _, ok := c.Lookup("perplexity/preset/deep-research"); ok {
+		t.Error("perplexity's responses-mode preset is in the catalogue")
+	}
+}
