@@ -88,6 +88,9 @@ type OpenAIChatRequest struct {
 	// thinkingEffort is the Messages surface's output_config.effort: the effort of its
 	// thinking, which unlike reasoning_effort is not sent to OpenAI-format upstreams as it is.
 	thinkingEffort string
+	// showReasoning is the Responses surface's reasoning.summary: the caller asks to see
+	// the reasoning (providers.Thinking.Summary).
+	showReasoning bool
 	// hideUnaskedReasoning: the Messages and Responses surfaces (see
 	// Request.unaskedReasoning).
 	hideUnaskedReasoning bool
@@ -314,6 +317,11 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	thinking, err := thinkingFor("thinking", r.Thinking, cmp.Or(r.ReasoningEffort, r.thinkingEffort))
 	if err != nil {
 		return nil, err
+	}
+	if thinking != nil && (r.Thinking != nil || r.showReasoning) {
+		// A thinking object (chat, Messages) or a Responses summary asks to see the
+		// reasoning, not only for an effort.
+		thinking.Summary = true
 	}
 	req := &Request{
 		Thinking:       thinking,

@@ -29,7 +29,8 @@ func chatBody(t *testing.T, body string) (*Request, error) {
 }
 
 // TestChatThinkingRequest: reasoning_effort and LiteLLM's thinking object become the
-// request's Thinking; thinking_blocks (or reasoning_content) of assistant messages its
+// request's Thinking (the object asks to see the reasoning too: Summary; an effort alone
+// does not); thinking_blocks (or reasoning_content) of assistant messages its
 // history's reasoning; bad values name their field.
 func TestChatThinkingRequest(t *testing.T) {
 	const msgs = `"messages":[{"role":"user","content":"hi"}]`
@@ -37,10 +38,10 @@ func TestChatThinkingRequest(t *testing.T) {
 		`{"model":"a/m",` + msgs + `}`:                                                                              nil,
 		`{"model":"a/m","reasoning_effort":"high",` + msgs + `}`:                                                    {Effort: "high"},
 		`{"model":"a/m","reasoning_effort":"none",` + msgs + `}`:                                                    nil,
-		`{"model":"a/m","thinking":{"type":"enabled","budget_tokens":2048},` + msgs + `}`:                           {BudgetTokens: 2048},
-		`{"model":"a/m","thinking":{"type":"adaptive"},"reasoning_effort":"low",` + msgs + `}`:                      {Effort: "low"},
+		`{"model":"a/m","thinking":{"type":"enabled","budget_tokens":2048},` + msgs + `}`:                           {BudgetTokens: 2048, Summary: true},
+		`{"model":"a/m","thinking":{"type":"adaptive"},"reasoning_effort":"low",` + msgs + `}`:                      {Effort: "low", Summary: true},
 		`{"model":"a/m","thinking":{"type":"disabled"},"reasoning_effort":"high",` + msgs + `}`:                     nil,
-		`{"model":"a/m","thinking":{"type":"enabled","budget_tokens":5000},"reasoning_effort":"high",` + msgs + `}`: {BudgetTokens: 5000, Effort: "high"},
+		`{"model":"a/m","thinking":{"type":"enabled","budget_tokens":5000},"reasoning_effort":"high",` + msgs + `}`: {BudgetTokens: 5000, Effort: "high", Summary: true},
 	} {
 		req, err := chatBody(t, body)
 		if err != nil {
@@ -228,9 +229,9 @@ func TestChatReasoningStream(t *testing.T) {
 // refuse); thinking blocks of assistant turns its history's reasoning.
 func TestMessagesThinkingRequest(t *testing.T) {
 	for body, want := range map[string]*providers.Thinking{
-		`"thinking":{"type":"enabled","budget_tokens":31999}`:              {BudgetTokens: 31999},
-		`"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}`: {Effort: "high"},
-		`"thinking":{"type":"adaptive"}`:                                   {},
+		`"thinking":{"type":"enabled","budget_tokens":31999}`:              {BudgetTokens: 31999, Summary: true},
+		`"thinking":{"type":"adaptive"},"output_config":{"effort":"high"}`: {Effort: "high", Summary: true},
+		`"thinking":{"type":"adaptive"}`:                                   {Summary: true},
 		`"thinking":{"type":"disabled"}`:                                   nil,
 		`"output_config":{"effort":"high"}`:                                nil,
 	} {

@@ -273,6 +273,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	// Reasoning items only when reasoning is asked for: an effort (which also asks models to
 	// think) or a summary.
 	c.hideUnaskedReasoning = r.Reasoning == nil || r.Reasoning.Effort == "" && !present(r.Reasoning.Summary)
+	c.showReasoning = r.Reasoning != nil && present(r.Reasoning.Summary)
 	// Reasoning items wait for the turn made after them: an assistant turn (a message or
 	// function calls) takes them; any other turn means they led nowhere.
 	var pendingReasoning []OpenAIThinkingBlock

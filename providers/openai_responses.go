@@ -16,10 +16,10 @@ type ResponsesMode string
 const (
 	// ResponsesAuto (the default) uses the Responses API on OpenAI's own API only, for the
 	// models it alone serves (codex, the -pro models, deep research: OpenAIResponsesOnly)
-	// and for reasoning models when the request asks for reasoning (Request.Thinking) or
-	// gives back reasoning they returned encrypted (ReasoningBlock.Encrypted): chat
-	// completions return neither reasoning summaries nor the encrypted reasoning a tool
-	// loop needs back.
+	// and for reasoning models when the request asks to see their reasoning
+	// (Thinking.Summary) or gives back reasoning they returned encrypted
+	// (ReasoningBlock.Encrypted): chat completions return neither reasoning summaries nor
+	// the encrypted reasoning a tool loop needs back.
 	ResponsesAuto ResponsesMode = ""
 	// ResponsesAlways sends every request to the Responses API (a proxy of OpenAI's, Azure's
 	// v1 API).
@@ -66,7 +66,7 @@ func (o *OpenAI) useResponses(req *Request) bool {
 	if OpenAIResponsesOnly(req.Model) {
 		return true
 	}
-	return openAIReasoningModel(req.Model) && (req.Thinking != nil || hasEncryptedReasoning(req.Messages))
+	return openAIReasoningModel(req.Model) && (req.Thinking != nil && req.Thinking.Summary || hasEncryptedReasoning(req.Messages))
 }
 
 // hasEncryptedReasoning reports whether an assistant turn of msgs carries reasoning OpenAI
@@ -189,8 +189,8 @@ const minResponsesOutputTokens = 16
 // function_call_output. Reasoning models get the sampling settings chat completions give
 // them (none but their defaults). The API has no stop sequences (Check refuses them), nor
 // seed, penalties or logit_bias, which are left out. Reasoning models are asked for their
-// encrypted reasoning (store is off), and for a summary of it when the request asks for
-// reasoning.
+// encrypted reasoning (store is off), and for a summary of it when the request asks to see
+// it (Thinking.Summary).
 func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 	b := responsesRequest{Model: req.Model, Temperature: req.Temperature, TopP: req.TopP, Stream: stream,
 		User: req.User, SafetyIdentifier: req.SafetyIdentifier, PromptCacheKey: req.PromptCacheKey, ServiceTier: req.ServiceTier}
@@ -253,7 +253,7 @@ func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 		}
 		if effort != "" || req.Thinking != nil {
 			b.Reasoning = &responsesReasoning{Effort: effort}
-			if req.Thinking != nil {
+			if req.Thinking != nil && req.Thinking.Summary {
 				b.Reasoning.Summary = "auto"
 			}
 		}

@@ -89,8 +89,8 @@ const responsesAnswer = `{"id":"resp_1","object":"response","created_at":1741476
 "usage":{"input_tokens":50,"input_tokens_details":{"cached_tokens":10},"output_tokens":120,"output_tokens_details":{"reasoning_tokens":64},"total_tokens":170}}`
 
 // TestOpenAIResponsesRouting: which requests go to the Responses API. On OpenAI's own API:
-// the models only it serves, and reasoning models asked for reasoning or given their
-// encrypted reasoning back; everything else, and every other upstream, stays on chat
+// the models only it serves, and reasoning models asked to show their reasoning
+// (Thinking.Summary) or given their encrypted reasoning back; everything else, and every other upstream, stays on chat
 // completions unless the configuration says always (or never).
 func TestOpenAIResponsesRouting(t *testing.T) {
 	f := newFakeOpenAIAPI(t, responsesAnswer)
@@ -118,6 +118,7 @@ func TestOpenAIResponsesRouting(t *testing.T) {
 		{"openai", "", "gpt-5", true, nil, "/v1/responses"},
 		{"openai", "", "o3", false, encrypted, "/v1/responses"},
 		{"openai", "", "o3", false, nil, "/v1/chat/completions"},
+		{"openai", "", "effort-only:o3", false, nil, "/v1/chat/completions"}, // an effort alone: how hard, not shown
 		{"openai", "", "o3", false, signed, "/v1/chat/completions"}, // Claude's reasoning: nothing for OpenAI
 		{"openai", "", "gpt-4o", true, nil, "/v1/chat/completions"},
 		{"openai", "", "gpt-5-chat-latest", true, nil, "/v1/chat/completions"},
@@ -129,8 +130,11 @@ func TestOpenAIResponsesRouting(t *testing.T) {
 		{"azure", providers.ResponsesAlways, "gpt-5-codex", false, nil, "/v1/responses"},
 	} {
 		req := thinkingUser(tc.model, nil)
+		if m, ok := strings.CutPrefix(tc.model, "effort-only:"); ok {
+			req.Model, req.Thinking = m, &providers.Thinking{Effort: "high"}
+		}
 		if tc.thinking {
-			req.Thinking = &providers.Thinking{Effort: "low"}
+			req.Thinking = &providers.Thinking{Effort: "low", Summary: true}
 		}
 		if tc.history != nil {
 			req.Messages = tc.history
@@ -148,7 +152,7 @@ func TestOpenAIResponsesRouting(t *testing.T) {
 func TestOpenAIResponsesBody(t *testing.T) {
 	f := newFakeOpenAIAPI(t, responsesAnswer)
 	temp, topP, no := 0.2, 0.9, false
-	req := &providers.Request{Model: "o3", Temperature: &temp, TopP: &topP, MaxTokens: 8, Thinking: &providers.Thinking{Effort: "max"},
+	req := &providers.Request{Model: "o3", Temperature: &temp, TopP: &topP, MaxTokens: 8, Thinking: &providers.Thinking{Effort: "max", Summary: true},
 		Messages: []providers.Message{
 			{Role: "system", Content: "Be brief."},
 			{Role: "system", Content: "Use tools."},
@@ -214,7 +218,7 @@ func TestOpenAIResponsesBody(t *testing.T) {
 func TestOpenAIResponsesComplete(t *testing.T) {
 	f := newFakeOpenAIAPI(t, responsesAnswer)
 	p := f.provider(t, "openai", "")
-	resp, err := p.Complete(context.Background(), thinkingUser("o3", &providers.Thinking{}))
+	resp, err := p.Complete(context.Background(), thinkingUser("o3", &providers.Thinking{Summary: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +323,7 @@ data: {"type":"response.completed","response":{"id":"resp_1","status":"completed
 func TestOpenAIResponsesStream(t *testing.T) {
 	f := newFakeOpenAIAPI(t, responsesEvents)
 	p := f.provider(t, "openai", "")
-	s, err := p.Stream(context.Background(), thinkingUser("o3", &providers.Thinking{}))
+	s, err := p.Stream(context.Background(), thinkingUser("o3", &providers.Thinking{Summary: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,8 @@ import (
 //     (thinkingBudget) and Gemini 3 (thinkingLevel).
 //   - OpenAI: reasoning_effort for its reasoning models (o1, o3, o4, gpt-5) when the
 //     request gives no ReasoningEffort of its own; a budget is read as an effort
-//     (see EffortForBudget). OpenRouter: its reasoning object (effort, or max_tokens for a
+//     (see EffortForBudget). With Summary, OpenAI's own API is called through its
+//     Responses API instead, for a summary of the reasoning (see ResponsesMode). OpenRouter: its reasoning object (effort, or max_tokens for a
 //     budget). Other OpenAI-compatible servers: nothing.
 type Thinking struct {
 	// Effort is how hard to think: "minimal", "low", "medium", "high" or "max"; "" leaves
@@ -34,6 +35,12 @@ type Thinking struct {
 	// start of a turn (Anthropic's interleaved-thinking beta, which Claude Code asks for);
 	// others ignore it.
 	Interleaved bool `json:"interleaved,omitempty"`
+	// Summary asks to see the reasoning where a provider shows it only on request: OpenAI's
+	// reasoning models then answer through its Responses API with a summary of their
+	// reasoning (which OpenAI gives to verified organisations only). A request that names
+	// only an effort (chat completions' reasoning_effort) asks how hard to think, not to see
+	// it, and stays where it was.
+	Summary bool `json:"summary,omitempty"`
 }
 
 // Budget returns the thinking budget in tokens: BudgetTokens when set, else the budget of
