@@ -17,7 +17,9 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 
 // OpenAI speaks the OpenAI chat-completions wire format (POST {base}/chat/completions,
 // Bearer auth, SSE "data:" lines ending with "data: [DONE]"). It serves OpenAI itself, the
-// OpenAI-compatible presets and any compatible server.
+// OpenAI-compatible presets and any compatible server. On OpenAI's own API it calls the
+// Responses API (POST {base}/responses) instead for the models only that API serves and for
+// reasoning asked to be shown (see ResponsesMode and responsesBody).
 //
 // Thinking: on OpenAI's own API (see ownAPI) Request.Thinking becomes reasoning_effort for
 // its reasoning models (o1, o3, o4, gpt-5; not o1-mini, o1-preview or the -chat models)
