@@ -423,3 +423,30 @@ func TestCatalogPricesResponsesOnlyModels(t *testing.T) {
 		t.Error("perplexity's responses-mode preset is in the catalogue")
 	}
 }
+
+// benchResponsesStream relays a Responses API stream of 1000 events like event (then the
+// completed response), for comparison with the chat-completions stream benchmarks.
+func benchResponsesStream(b *testing.B, added, event string) {
+	var body strings.Builder
+	body.WriteString("event: response.output_item.added\ndata: " + added + "\n\n")
+	for range 1000 {
+		body.WriteString("event: x\ndata: " + event + "\n\n")
+	}
+	body.WriteString("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1000}}}\n\n")
+	p := providers.NewOpenAI(providers.Config{APIKey: testKey, ResponsesAPI: providers.ResponsesAlways,
+		HTTPClient: &http.Client{Transport: replayTransport{[]byte(body.String())}}})
+	benchRelay(b, p, thinkingUser("gpt-5-codex", nil))
+}
+
+// BenchmarkOpenAIResponsesTextStream: output_text deltas (BenchmarkOpenAITextStreamFullWalk
+// is the chat-completions stream's).
+func BenchmarkOpenAIResponsesTextStream(b *testing.B) {
+	benchResponsesStream(b, `{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}`,
+		`{"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"tok7 ","logprobs":[]}`)
+}
+
+// BenchmarkOpenAIResponsesArgumentsStream: a function call's argument deltas.
+func BenchmarkOpenAIResponsesArgumentsStream(b *testing.B) {
+	benchResponsesStream(b, `{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"call_A","name":"f","arguments":""}}`,
+		`{"type":"response.function_call_arguments.delta","sequence_number":7,"item_id":"fc_1","output_index":0,"delta":"ation"}`)
+}
