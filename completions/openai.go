@@ -318,6 +318,11 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.showReasoning && thinking == nil && (r.Thinking == nil || r.Thinking.Type != "disabled") {
+		// A Responses summary without an effort asks for reasoning at the default effort,
+		// as OpenAI's API gives it.
+		thinking = &providers.Thinking{}
+	}
 	if thinking != nil && (r.Thinking != nil || r.showReasoning) {
 		// A thinking object (chat, Messages) or a Responses summary asks to see the
 		// reasoning, not only for an effort.

@@ -224,6 +224,35 @@ func TestChatReasoningStream(t *testing.T) {
 	}
 }
 
+// TestResponsesThinkingRequest: /v1/responses' reasoning becomes the request's Thinking: a
+// summary asks to see the reasoning (Summary; at the default effort when none is given), an
+// effort alone asks only how hard to think.
+func TestResponsesThinkingRequest(t *testing.T) {
+	for reasoning, want := range map[string]*providers.Thinking{
+		`{"effort":"low","summary":"auto"}`: {Effort: "low", Summary: true},
+		`{"summary":"detailed"}`:            {Summary: true},
+		`{"effort":"high"}`:                 {Effort: "high"},
+		`{"summary":null}`:                  nil,
+		`{}`:                                nil,
+	} {
+		var r ResponsesRequest
+		if err := json.Unmarshal([]byte(`{"model":"a/m","input":"hi","reasoning":`+reasoning+`}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.ToChatRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := c.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(req.Thinking, want) {
+			t.Errorf("reasoning %s: thinking %+v, want %+v", reasoning, req.Thinking, want)
+		}
+	}
+}
+
 // TestMessagesThinkingRequest: /v1/messages' thinking and output_config.effort become the
 // request's Thinking (the effort never as reasoning_effort, which non-reasoning models
 // refuse); thinking blocks of assistant turns its history's reasoning.

@@ -350,9 +350,10 @@ func openAIReasoningEffort(model string, t *Thinking) string {
 }
 
 // openAIReasoningModel reports whether model is one of OpenAI's reasoning models: the o1, o3
-// and o4 families and GPT-5 (not its -chat models).
+// and o4 families, codex-mini (an o4-mini) and GPT-5 (not its -chat models).
 func openAIReasoningModel(model string) bool {
-	oSeries := strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4")
+	oSeries := strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4") ||
+		strings.HasPrefix(model, "codex-mini")
 	return oSeries || strings.HasPrefix(model, "gpt-5") && !strings.Contains(model, "-chat")
 }
 

@@ -119,7 +119,7 @@ func TestOpenAIResponsesRouting(t *testing.T) {
 		{"openai", "", "o3", false, encrypted, "/v1/responses"},
 		{"openai", "", "o3", false, nil, "/v1/chat/completions"},
 		{"openai", "", "effort-only:o3", false, nil, "/v1/chat/completions"}, // an effort alone: how hard, not shown
-		{"openai", "", "o3", false, signed, "/v1/chat/completions"}, // Claude's reasoning: nothing for OpenAI
+		{"openai", "", "o3", false, signed, "/v1/chat/completions"},          // Claude's reasoning: nothing for OpenAI
 		{"openai", "", "gpt-4o", true, nil, "/v1/chat/completions"},
 		{"openai", "", "gpt-5-chat-latest", true, nil, "/v1/chat/completions"},
 		{"openai", "", "gpt-4o", false, encrypted, "/v1/chat/completions"},
@@ -203,6 +203,15 @@ func TestOpenAIResponsesBody(t *testing.T) {
 	}
 	if _, body := f.lastCall(t); jsonOf(body["reasoning"]) != `{"effort":"xhigh"}` || jsonOf(body["input"]) != `[{"content":"Fix it","role":"user","type":"message"}]` {
 		t.Errorf("codex body %s", jsonOf(body))
+	}
+	// codex-mini is a reasoning model (an o4-mini): no sampling settings, its reasoning asked.
+	req = &providers.Request{Model: "codex-mini-latest", Temperature: &temp, Messages: []providers.Message{{Role: "user", Content: "Fix it"}},
+		Thinking: &providers.Thinking{Effort: "low", Summary: true}}
+	if _, err := f.provider(t, "openai", "").Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := f.lastCall(t); body["temperature"] != nil || jsonOf(body["reasoning"]) != `{"effort":"low","summary":"auto"}` || body["include"] == nil {
+		t.Errorf("codex-mini body %s", jsonOf(body))
 	}
 	req = &providers.Request{Model: "gpt-4o", Temperature: &temp, Messages: []providers.Message{{Role: "user", Content: "Hi"}}, Thinking: &providers.Thinking{}}
 	if _, err := f.provider(t, "openai", providers.ResponsesAlways).Complete(context.Background(), req); err != nil {
