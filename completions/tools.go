@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -197,13 +198,21 @@ func schemaErrorText(err error) string {
 // (a model group's member, a fallback); when none can, the first objection is the answer:
 // a validation error naming the field, before any upstream call.
 func checkProviders(req *Request, targets ...[]target) error {
-	var media []providers.Message // the turns' images and files, for adapters that check them
+	// The turns' images and files, and the encrypted reasoning that takes an OpenAI model to
+	// its Responses API, for adapters that check them.
+	var media []providers.Message
 	for i := range req.Messages {
-		if parts := req.Messages[i].parts(); parts != nil {
+		m := &req.Messages[i]
+		parts := m.parts()
+		encrypted := m.Role == "assistant" && slices.ContainsFunc(m.Reasoning, func(b providers.ReasoningBlock) bool { return b.Encrypted != "" })
+		if parts != nil || encrypted {
 			if media == nil {
 				media = make([]providers.Message, len(req.Messages))
 			}
-			media[i] = providers.Message{Role: req.Messages[i].Role, Parts: parts}
+			media[i] = providers.Message{Role: m.Role, Parts: parts}
+			if encrypted {
+				media[i].Reasoning = m.Reasoning
+			}
 		}
 	}
 	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil && len(req.Stop) == 0 {
