@@ -104,8 +104,12 @@ type ResponsesItem struct {
 	CallID    string           `json:"call_id,omitempty"`
 	Name      string           `json:"name,omitempty"`
 	Arguments string           `json:"arguments,omitempty"`
-	Output    json.RawMessage  `json:"output,omitempty"`
-	Status    string           `json:"status,omitempty"`
+	// Namespace is a function_call's namespace (a function of a namespace tool); Input a
+	// custom_tool_call's input.
+	Namespace string          `json:"namespace,omitempty"`
+	Input     string          `json:"input,omitempty"`
+	Output    json.RawMessage `json:"output,omitempty"`
+	Status    string          `json:"status,omitempty"`
 	// Summary and EncryptedContent are a reasoning item's, as the gateway returned it:
 	// Claude's reasoning goes back to Claude with the assistant turn that follows it.
 	Summary          []ResponseSummaryPart `json:"summary,omitempty"`
@@ -162,11 +166,27 @@ func (ResponsesContent) JSONSchema() *jsonschema.Schema {
 	}}
 }
 
-// ResponsesTool is a function tool in the Responses API's flat shape.
+// ResponsesTool is a tool in the Responses API's flat shape: a function, a custom
+// (freeform) tool, or a namespace of functions (see responsesTools for how each reaches
+// the model). web_search and tool_search are accepted and left out; other built-in tools
+// (file_search, code_interpreter, …) are refused.
 type ResponsesTool struct {
-	// Type must be "function"; built-in tools (web_search, file_search, ...) are refused.
 	Type        string          `json:"type" jsonschema:"required"`
 	Name        string          `json:"name,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty" jsonschema:"type=object"`
+	Strict      *bool           `json:"strict,omitempty"`
+	// Tools are a namespace's functions.
+	Tools []ResponsesFunctionTool `json:"tools,omitempty"`
+	// Format is a custom tool's input format: {"type": "text"} or {"type": "grammar",
+	// "syntax": "lark", "definition": …}.
+	Format json.RawMessage `json:"format,omitempty" jsonschema:"type=object"`
+}
+
+// ResponsesFunctionTool is a function of a namespace tool (Type "function").
+type ResponsesFunctionTool struct {
+	Type        string          `json:"type" jsonschema:"required"`
+	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty" jsonschema:"type=object"`
 	Strict      *bool           `json:"strict,omitempty"`
@@ -287,6 +307,11 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 		pendingReasoning = nil
 	}
+	chatTools, toolSet, err := responsesTools(r.Tools)
+	if err != nil {
+		return nil, err
+	}
+	c.Tools = chatTools
 	for i, it := range r.Input.Items {
 		placeReasoning()
 		field := fmt.Sprintf("input[%d]", i)
@@ -356,11 +381,15 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			}
 			fields[len(c.Messages)] = field
 			c.Messages = append(c.Messages, OpenAIMessage{Role: it.Role, Content: textContent(text.String())})
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			if it.CallID == "" || it.Name == "" {
-				return nil, invalid(field, "a function_call item needs call_id and name")
+				return nil, invalid(field, "a %s item needs call_id and name", it.Type)
 			}
-			call := OpenAIToolCall{ID: it.CallID, Type: "function", Function: OpenAIFunctionCall{Name: it.Name, Arguments: it.Arguments}}
+			call := OpenAIToolCall{ID: it.CallID, Type: "function", Function: OpenAIFunctionCall{Name: toolSet.modelName(it.Namespace, it.Name, false),
+				Arguments: it.Arguments}}
+			if it.Type == "custom_tool_call" {
+				call.Function = OpenAIFunctionCall{Name: toolSet.modelName("", it.Name, true), Arguments: customToolArguments(it.Input)}
+			}
 			// Calls belong to the assistant turn they follow: consecutive calls, and the text
 			// the model wrote before them ("Let me check…"), which is one answer's output.
 			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" {
@@ -376,7 +405,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				fields[len(c.Messages)] = field
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
 			}
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			if it.CallID == "" {
 				return nil, invalid(field+".call_id", "is required")
 			}
@@ -397,19 +426,12 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			}
 			continue
 		default:
-			return nil, invalid(field+".type", "only message, function_call and function_call_output items are supported, got %q", it.Type)
+			return nil, invalid(field+".type", "only message, reasoning, function_call, function_call_output, custom_tool_call and custom_tool_call_output items are supported, got %q", it.Type)
 		}
 	}
 	placeReasoning()
 	if len(c.Messages) == 0 {
 		return nil, invalid("input", "must hold at least one message")
-	}
-	for i, t := range r.Tools {
-		if t.Type != "function" {
-			return nil, invalid(fmt.Sprintf("tools[%d].type", i), `only "function" tools are supported, got %q (built-in tools are not)`, t.Type)
-		}
-		c.Tools = append(c.Tools, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description,
-			Parameters: t.Parameters, Strict: t.Strict}})
 	}
 	if tc := r.ToolChoice; tc != nil && tc.Mode != "" {
 		c.ToolChoice = &OpenAIToolChoice{Mode: tc.Mode, Name: tc.Name}
@@ -521,6 +543,10 @@ type ResponseObject struct {
 	Metadata          map[string]string    `json:"metadata"`
 	// Switchyard carries the answering provider, costs and attempts (extension).
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
+
+	// tools maps the names the model was offered back to the request's namespaces and
+	// custom tools, for the output items of its calls.
+	tools responsesToolSet
 }
 
 // ResponseError is a failed response's error.
@@ -550,6 +576,10 @@ type ResponseOutputItem struct {
 	CallID    string               `json:"call_id,omitempty"`
 	Name      string               `json:"name,omitempty"`
 	Arguments *string              `json:"arguments,omitempty"`
+	// Namespace names the namespace tool of a function_call's function; Input is a
+	// custom_tool_call's input.
+	Namespace string  `json:"namespace,omitempty"`
+	Input     *string `json:"input,omitempty"`
 	// Summary is non-nil on every reasoning item (empty for redacted reasoning) and nil on
 	// the others.
 	Summary          []ResponseSummaryPart `json:"summary,omitzero"`
@@ -602,6 +632,7 @@ func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *Respo
 	if o.Tools == nil {
 		o.Tools = []ResponsesTool{}
 	}
+	_, o.tools, _ = responsesTools(r.Tools) // validated by ToChatRequest
 	if r.Instructions != "" {
 		ins := r.Instructions
 		o.Instructions = &ins
@@ -635,9 +666,7 @@ func (o *ResponseObject) Complete(resp *Response) {
 		o.Output = append(o.Output, item)
 	}
 	for _, c := range resp.ToolCalls {
-		args := c.Arguments
-		o.Output = append(o.Output, ResponseOutputItem{ID: "fc_" + c.ID, Type: "function_call", Status: "completed",
-			CallID: c.ID, Name: c.Name, Arguments: &args})
+		o.Output = append(o.Output, o.tools.callItem(c.ID, c.ID, c.Name, c.Arguments, "completed"))
 	}
 	switch resp.FinishReason {
 	case "length":

@@ -24,6 +24,7 @@ type responsesEvent struct {
 	Delta     *string `json:"delta,omitempty"`
 	Text      *string `json:"text,omitempty"`
 	Arguments *string `json:"arguments,omitempty"`
+	Input     *string `json:"input,omitempty"` // a custom tool call's
 	Code      string  `json:"code,omitempty"`
 	Message   string  `json:"message,omitempty"`
 }
@@ -107,6 +108,16 @@ func (w *responsesWriter) closeItem(i int) error {
 			return err
 		}
 		if err := w.emit(responsesEvent{Type: "response.content_part.done", ItemID: item.ID, OutputIndex: idxp(i), ContentIndex: idxp(0), Part: &item.Content[0]}); err != nil {
+			return err
+		}
+	} else if item.Type == "custom_tool_call" {
+		// Its input is a string inside the arguments the model wrote, whole only now.
+		input := customToolInput(string(st.buf))
+		item.Input = &input
+		if err := w.emit(responsesEvent{Type: "response.custom_tool_call_input.delta", ItemID: item.ID, OutputIndex: idxp(i), Delta: &input}); err != nil {
+			return err
+		}
+		if err := w.emit(responsesEvent{Type: "response.custom_tool_call_input.done", ItemID: item.ID, OutputIndex: idxp(i), Input: &input}); err != nil {
 			return err
 		}
 	} else {
@@ -237,15 +248,16 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 						return err
 					}
 				}
-				empty := ""
-				if idx, err = w.addItem(ResponseOutputItem{ID: "fc_" + d.ID, Type: "function_call", Status: "in_progress",
-					CallID: d.ID, Name: d.Name, Arguments: &empty}); err != nil {
+				if idx, err = w.addItem(o.tools.callItem(d.ID, d.ID, d.Name, "", "in_progress")); err != nil {
 					return err
 				}
 				w.callByUp[d.Index] = idx
 			}
 			if it := &w.items[idx]; d.Arguments != "" && it.open {
 				it.buf = append(it.buf, d.Arguments...)
+				if o.Output[idx].Type == "custom_tool_call" {
+					continue // its input is sent whole when it is complete (closeItem)
+				}
 				delta := d.Arguments
 				if err := w.emit(responsesEvent{Type: "response.function_call_arguments.delta", ItemID: o.Output[idx].ID, OutputIndex: idxp(idx), Delta: &delta}); err != nil {
 					return err

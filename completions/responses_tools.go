@@ -1,0 +1,196 @@
+package completions
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The /v1/responses surface takes, besides function tools, the tool kinds coding agents
+// (Codex CLI) send with every request, and gives every model what it can use of them:
+//
+//   - namespace tools (a named group of function tools): each function is declared to the
+//     model on its own, named as in its namespace when no other tool has that name, else
+//     "<namespace>__<name>"; its calls come back as function_call items naming the function
+//     and its namespace, as OpenAI's API returns them, and are read back so.
+//   - custom tools (freeform input, optionally in a grammar): declared as a function with
+//     one string parameter, "input", whose description carries the grammar; a call comes
+//     back as a custom_tool_call item whose input is that string, and custom_tool_call and
+//     custom_tool_call_output items of the input are read back as the call and its result.
+//   - web_search and tool_search: hosted tools the model may use but need not, which no
+//     provider runs for a gateway's client: left out of what the model is offered (it
+//     answers without searching), rather than failing the agent's every request.
+//
+// Other built-in tools (file_search, code_interpreter, mcp, computer use, …) are refused
+// with a 400 naming the tool: the answer depends on what they would do.
+
+// toolOrigin is where a tool the model is offered came from in a Responses request: a
+// function inside a namespace, or a custom tool (name is then the custom tool's).
+type toolOrigin struct {
+	namespace, name string
+	custom          bool
+}
+
+// responsesToolSet maps the names the model is offered to the tools of the request they
+// stand for, both ways; the zero value maps nothing (every name is a plain function).
+type responsesToolSet struct {
+	byModelName map[string]toolOrigin
+	byOrigin    map[toolOrigin]string
+}
+
+// optionalHostedTools are the built-in tools left out of what the model is offered.
+var optionalHostedTools = map[string]bool{"web_search": true, "web_search_preview": true, "web_search_2025_08_26": true,
+	"web_search_preview_2025_03_11": true, "tool_search": true}
+
+// customToolParameters is the schema of a custom tool declared as a function.
+var customToolParameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"The tool's raw input text (not JSON-encoded data)."}},"required":["input"],"additionalProperties":false}`)
+
+// responsesTools turns a Responses request's tools into chat tools and the map of their
+// names.
+func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, error) {
+	var set responsesToolSet
+	// The model-facing names: plain functions and custom tools keep theirs; a namespace's
+	// function keeps its own unless another tool has it.
+	taken := map[string]int{}
+	for _, t := range tools {
+		switch t.Type {
+		case "function", "custom":
+			taken[t.Name]++
+		case "namespace":
+			for _, f := range t.Tools {
+				taken[f.Name]++
+			}
+		}
+	}
+	var out []OpenAITool
+	for i, t := range tools {
+		field := fmt.Sprintf("tools[%d]", i)
+		switch {
+		case t.Type == "function":
+			out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description,
+				Parameters: t.Parameters, Strict: t.Strict}})
+		case t.Type == "custom":
+			if t.Name == "" {
+				return nil, set, invalid(field+".name", "is required")
+			}
+			set.add(t.Name, toolOrigin{name: t.Name, custom: true})
+			out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name,
+				Description: customToolDescription(t.Description, t.Format), Parameters: customToolParameters}})
+		case t.Type == "namespace":
+			if t.Name == "" {
+				return nil, set, invalid(field+".name", "is required")
+			}
+			if len(t.Tools) == 0 {
+				return nil, set, invalid(field+".tools", "must hold at least one function")
+			}
+			for j, f := range t.Tools {
+				if f.Type != "function" {
+					return nil, set, invalid(fmt.Sprintf("%s.tools[%d].type", field, j), `must be "function" in a namespace, got %q`, f.Type)
+				}
+				name := f.Name
+				if taken[name] > 1 {
+					name = t.Name + "__" + f.Name
+				}
+				if _, dup := set.byModelName[name]; dup {
+					return nil, set, invalid(fmt.Sprintf("%s.tools[%d].name", field, j), "%q is declared twice in namespace %q", f.Name, t.Name)
+				}
+				set.add(name, toolOrigin{namespace: t.Name, name: f.Name})
+				desc := f.Description
+				if t.Description != "" {
+					desc = strings.TrimSpace(t.Name + ": " + t.Description + "\n" + desc)
+				}
+				out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: name, Description: desc,
+					Parameters: f.Parameters, Strict: f.Strict}})
+			}
+		case optionalHostedTools[t.Type]:
+			continue
+		default:
+			return nil, set, invalid(field+".type", `only function, custom and namespace tools are supported, got %q (built-in tools other than web_search and tool_search are not; those two are left out)`, t.Type)
+		}
+	}
+	return out, set, nil
+}
+
+// add records that the model is offered name for o.
+func (s *responsesToolSet) add(name string, o toolOrigin) {
+	if s.byModelName == nil {
+		s.byModelName, s.byOrigin = map[string]toolOrigin{}, map[toolOrigin]string{}
+	}
+	s.byModelName[name] = o
+	s.byOrigin[o] = name
+}
+
+// origin is what the model's call of name stands for; false for a plain function.
+func (s responsesToolSet) origin(name string) (toolOrigin, bool) {
+	o, ok := s.byModelName[name]
+	return o, ok
+}
+
+// modelName is the name the model was offered for the function name of namespace (or the
+// custom tool name); name itself for a plain function or a tool the request no longer has.
+func (s responsesToolSet) modelName(namespace, name string, custom bool) string {
+	if n, ok := s.byOrigin[toolOrigin{namespace: namespace, name: name, custom: custom}]; ok {
+		return n
+	}
+	if namespace != "" {
+		if n, ok := s.byOrigin[toolOrigin{name: name}]; ok { // not expected: a function of no namespace
+			return n
+		}
+		return namespace + "__" + name
+	}
+	return name
+}
+
+// customToolDescription is a custom tool's description for the model, with the grammar its
+// input must follow.
+func customToolDescription(desc string, format json.RawMessage) string {
+	var f struct {
+		Type       string `json:"type"`
+		Syntax     string `json:"syntax"`
+		Definition string `json:"definition"`
+	}
+	if len(format) == 0 || json.Unmarshal(format, &f) != nil || f.Type != "grammar" || f.Definition == "" {
+		return desc
+	}
+	syntax := f.Syntax
+	if syntax == "" {
+		syntax = "lark"
+	}
+	return strings.TrimSpace(desc + "\n\nThe input must follow this " + syntax + " grammar:\n" + f.Definition)
+}
+
+// customToolArguments is the arguments of a custom tool's call as the function the model
+// was offered takes them.
+func customToolArguments(input string) string {
+	b, _ := json.Marshal(map[string]string{"input": input})
+	return string(b)
+}
+
+// customToolInput is the input of a custom tool's call from the arguments the model wrote:
+// the "input" string, or the arguments as they are when they are not such an object.
+func customToolInput(arguments string) string {
+	var a struct {
+		Input *string `json:"input"`
+	}
+	if json.Unmarshal([]byte(arguments), &a) == nil && a.Input != nil {
+		return *a.Input
+	}
+	return arguments
+}
+
+// callItem is the output item of the model's call c of a tool named name: a function_call
+// (naming its namespace), or a custom_tool_call.
+func (s responsesToolSet) callItem(id, callID, name, arguments, status string) ResponseOutputItem {
+	item := ResponseOutputItem{ID: "fc_" + id, Type: "function_call", Status: status, CallID: callID, Name: name}
+	o, ok := s.origin(name)
+	switch {
+	case ok && o.custom:
+		input := customToolInput(arguments)
+		item.ID, item.Type, item.Input = "ctc_"+id, "custom_tool_call", &input
+	case ok:
+		item.Name, item.Namespace, item.Arguments = o.name, o.namespace, &arguments
+	default:
+		item.Arguments = &arguments
+	}
+	return item
+}
