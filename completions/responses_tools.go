@@ -1,6 +1,8 @@
 package completions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,7 +13,7 @@ import (
 //
 //   - namespace tools (a named group of function tools): each function is declared to the
 //     model on its own, named as in its namespace when no other tool has that name, else
-//     "<namespace>__<name>"; its calls come back as function_call items naming the function
+//     "<namespace>__<name>" (cut to 64 characters with a hash when longer); its calls come back as function_call items naming the function
 //     and its namespace, as OpenAI's API returns them, and are read back so.
 //   - custom tools (freeform input, optionally in a grammar): declared as a function with
 //     one string parameter, "input", whose description carries the grammar; a call comes
@@ -89,7 +91,7 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 				}
 				name := f.Name
 				if taken[name] > 1 {
-					name = t.Name + "__" + f.Name
+					name = namespacedName(t.Name, f.Name)
 				}
 				if _, dup := set.byModelName[name]; dup {
 					return nil, set, invalid(fmt.Sprintf("%s.tools[%d].name", field, j), "%q is declared twice in namespace %q", f.Name, t.Name)
@@ -136,9 +138,25 @@ func (s responsesToolSet) modelName(namespace, name string, custom bool) string 
 		if n, ok := s.byOrigin[toolOrigin{name: name}]; ok { // not expected: a function of no namespace
 			return n
 		}
-		return namespace + "__" + name
+		return namespacedName(namespace, name)
 	}
 	return name
+}
+
+// maxToolName is the longest function name every provider takes (OpenAI's and Anthropic's 64).
+const maxToolName = 64
+
+// namespacedName is the name a namespace's function is offered under when another tool has
+// its name: "<namespace>__<name>", or, when that is too long for providers (MCP servers'
+// namespaces can be), the name cut short with a hash of both, which stays unique.
+func namespacedName(namespace, name string) string {
+	full := namespace + "__" + name
+	if len(full) <= maxToolName {
+		return full
+	}
+	sum := sha256.Sum256([]byte(full))
+	tag := "_" + hex.EncodeToString(sum[:4])
+	return full[:maxToolName-len(tag)] + tag
 }
 
 // customToolDescription is a custom tool's description for the model, with the grammar its

@@ -142,3 +142,24 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestResponsesNamespacedNamesFit: a namespace's function that another tool's name forces
+// to be prefixed stays within the 64 characters providers take, and distinct, however long
+// its namespace (an MCP server's); its calls map back to it.
+func TestResponsesNamespacedNamesFit(t *testing.T) {
+	long := strings.Repeat("mcp_server_with_a_long_name_", 4)
+	tools := []ResponsesTool{{Type: "function", Name: "search"},
+		{Type: "namespace", Name: long + "a", Tools: []ResponsesFunctionTool{{Type: "function", Name: "search"}}},
+		{Type: "namespace", Name: long + "b", Tools: []ResponsesFunctionTool{{Type: "function", Name: "search"}}}}
+	chat, set, err := responsesTools(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := chat[1].Function.Name, chat[2].Function.Name
+	if len(a) > maxToolName || len(b) > maxToolName || a == b || !validName(a) || !validName(b) {
+		t.Errorf("names %q and %q", a, b)
+	}
+	if o, ok := set.origin(b); !ok || o.namespace != long+"b" || o.name != "search" || set.modelName(long+"b", "search", false) != b {
+		t.Errorf("%q maps to %+v", b, o)
+	}
+}
