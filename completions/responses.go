@@ -237,7 +237,10 @@ type ResponsesText struct {
 
 // ResponsesReasoning is the reasoning object: its effort ("minimal", "low", "medium",
 // "high"), which asks every model that can reason to (see OpenAIChatRequest.Thinking).
-// Summary is accepted and ignored: the reasoning items carry what the provider shows.
+// Summary ("auto", "concise", "detailed") asks to see the reasoning: models that reason
+// only when asked do so (at the default effort when none is given), and OpenAI's reasoning
+// models answer through its Responses API, the one that returns a summary; the reasoning
+// items carry what the provider shows, whichever value was asked.
 type ResponsesReasoning struct {
 	Effort  string          `json:"effort,omitempty"`
 	Summary json.RawMessage `json:"summary,omitempty" jsonschema:"-"`
