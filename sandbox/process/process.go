@@ -71,6 +71,10 @@ type Options struct {
 	// CacheDir holds the virtualenvs built for DEPENDENCIES, one per dependency set
 	// (default: <os.TempDir()>/switchyard-sandbox-venvs-<uid>).
 	CacheDir string
+	// MaxCachedVenvs bounds the dependency-set virtualenvs CacheDir keeps (default 64;
+	// negative: no bound). Beyond it, building another removes the least recently used ones
+	// that no run can still be using (unused for longer than a run may last).
+	MaxCachedVenvs int
 	// PackageIndex is the package index pip installs DEPENDENCIES from
 	// (default: https://pypi.org/simple).
 	PackageIndex string
@@ -94,6 +98,7 @@ type Runner struct {
 	pythonPrefix  string // mounted read-only when outside /usr
 	workDir       string
 	cacheDir      string
+	maxVenvs      int
 	index         string
 	pipWheel      string // pip's wheel shipped with python (ensurepip), "" if none
 	seccomp       []byte // BPF program given to bubblewrap, nil when not available
@@ -111,7 +116,10 @@ var _ sandbox.Runner = (*Runner)(nil)
 // namespaces here (it runs a probe sandbox). Any failure matches sandbox.ErrUnavailable and
 // says what is missing.
 func New(opts Options) (*Runner, error) {
-	r := &Runner{log: opts.Logger, index: opts.PackageIndex, workDir: opts.WorkDir, cacheDir: opts.CacheDir}
+	r := &Runner{log: opts.Logger, index: opts.PackageIndex, workDir: opts.WorkDir, cacheDir: opts.CacheDir, maxVenvs: opts.MaxCachedVenvs}
+	if r.maxVenvs == 0 {
+		r.maxVenvs = DefaultMaxCachedVenvs
+	}
 	if r.log == nil {
 		r.log = slog.Default()
 	}

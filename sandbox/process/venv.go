@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,13 @@ import (
 
 // venvBuildTimeout bounds building one virtualenv.
 const venvBuildTimeout = 10 * time.Minute
+
+// DefaultMaxCachedVenvs is Options.MaxCachedVenvs's default.
+const DefaultMaxCachedVenvs = 64
+
+// venvIdle is how long a cached virtualenv must have gone unused before it may be removed:
+// longer than any run that started with it may last.
+const venvIdle = sandbox.MaxTimeout + time.Hour
 
 // venv returns the host path of a virtualenv holding deps, building it (inside a sandbox
 // that may reach the network, with wheels only so no package code runs at install time)
@@ -36,12 +44,12 @@ func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
 	sum := sha256.Sum256([]byte(r.python + "\x00" + r.index + "\x00" + strings.Join(sorted, "\x00")))
 	key := hex.EncodeToString(sum[:8])
 	final := filepath.Join(r.cacheDir, key)
-	if _, err := os.Stat(filepath.Join(final, ".complete")); err == nil {
+	if cachedVenv(final, time.Now()) {
 		return final, nil
 	}
 	r.venvMu.Lock()
 	defer r.venvMu.Unlock()
-	if _, err := os.Stat(filepath.Join(final, ".complete")); err == nil {
+	if cachedVenv(final, time.Now()) {
 		return final, nil
 	}
 	fail := func(format string, args ...any) (string, error) {
@@ -77,7 +85,66 @@ func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
 		}
 		return fail("pip install failed (%v): %s", err, lastLines(out, 5))
 	}
-	return final, r.publish(build, final)
+	if err := r.publish(build, final); err != nil {
+		return "", err
+	}
+	r.evictVenvs(time.Now())
+	return final, nil
+}
+
+// cachedVenv reports whether the virtualenv at dir is built, and marks it used at now
+// (its .complete file's time, which evictVenvs reads, in this process or another).
+func cachedVenv(dir string, now time.Time) bool {
+	marker := filepath.Join(dir, ".complete")
+	if _, err := os.Stat(marker); err != nil {
+		return false
+	}
+	_ = os.Chtimes(marker, now, now)
+	return true
+}
+
+// evictVenvs removes the least recently used dependency-set virtualenvs beyond r.maxVenvs,
+// only those unused for venvIdle: a run still using one keeps it, even over the bound. The
+// base virtualenvs and builds in progress are never removed. r.venvMu is held.
+func (r *Runner) evictVenvs(now time.Time) {
+	if r.maxVenvs < 0 {
+		return
+	}
+	entries, err := os.ReadDir(r.cacheDir)
+	if err != nil {
+		return
+	}
+	type cached struct {
+		name string
+		used time.Time
+	}
+	var venvs []cached
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".evicted-") {
+			os.RemoveAll(filepath.Join(r.cacheDir, e.Name())) // left by a removal cut short
+			continue
+		}
+		if !e.IsDir() || strings.HasPrefix(e.Name(), "base-") || strings.Contains(e.Name(), ".") {
+			continue // a base, or a build in progress
+		}
+		if info, err := os.Stat(filepath.Join(r.cacheDir, e.Name(), ".complete")); err == nil {
+			venvs = append(venvs, cached{e.Name(), info.ModTime()})
+		}
+	}
+	sort.Slice(venvs, func(i, j int) bool { return venvs[i].used.Before(venvs[j].used) })
+	for i := 0; len(venvs)-i > r.maxVenvs && now.Sub(venvs[i].used) >= venvIdle; i++ {
+		// Renamed first, so that no one finds it complete while it is being removed.
+		dir := filepath.Join(r.cacheDir, venvs[i].name)
+		gone := dir + ".evicted-" + strconv.FormatInt(now.UnixNano(), 36)
+		if err := os.Rename(dir, gone); err != nil {
+			r.log.Warn("sandbox: removing a cached virtualenv", "dir", dir, "err", err)
+			continue
+		}
+		if err := os.RemoveAll(gone); err != nil {
+			r.log.Warn("sandbox: removing a cached virtualenv", "dir", gone, "err", err)
+		}
+		r.log.Info("sandbox: removed a cached virtualenv unused since "+venvs[i].used.Format(time.RFC3339), "dir", dir, "kept", r.maxVenvs)
+	}
 }
 
 // baseVenv returns a cached empty virtualenv, built once; dependency sets start from a copy
