@@ -307,13 +307,15 @@ func TestEmptyAssistantTurnsFromAgents(t *testing.T) {
 }
 
 // A function_call_output given as a list of parts (newer SDKs) reaches the model as its
-// text; an image part is refused naming it.
+// text; a malformed image part, or a part of another type, is refused naming it
+// (well-formed images: TestResponsesToolOutputImages).
 func TestResponsesOutputParts(t *testing.T) {
 	for _, c := range []struct{ output, text, field string }{
 		{`"sunny"`, "sunny", ""},
 		{`[{"type":"input_text","text":"sun"},{"type":"input_text","text":"ny"}]`, "sunny", ""},
 		{`{"temp":21}`, `{"temp":21}`, ""},
-		{`[{"type":"input_image","image_url":"data:..."}]`, "", "input[1].output[0].type"},
+		{`[{"type":"input_image","image_url":"data:..."}]`, "", "input[1].output[0].image_url"},
+		{`[{"type":"input_text","text":"a"},{"type":"output_audio","data":"x"}]`, "", "input[1].output[1].type"},
 	} {
 		var r ResponsesRequest
 		body := `{"model":"a/m","input":[{"type":"function_call","call_id":"c1","name":"w","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":` + c.output + `}]}`

@@ -315,6 +315,8 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, err
 	}
 	c.Tools = chatTools
+	var resultMedia []OpenAIContentPart // images and files of consecutive tool results
+	mediaFrom := ""                      // the field of the first of them
 	for i, it := range r.Input.Items {
 		placeReasoning()
 		field := fmt.Sprintf("input[%d]", i)
@@ -336,43 +338,16 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				case "refusal":
 					text.WriteString(p.Refusal)
 					parts[j] = OpenAIContentPart{Type: "text", Text: p.Refusal}
-				case "input_image":
+				case "input_image", "input_file":
 					pf := fmt.Sprintf("%s.content[%d]", field, j)
-					switch {
-					case it.Role != "user":
-						return nil, invalid(pf+".type", "images are accepted in user messages only, got one in a %q message", it.Role)
-					case p.FileID != "":
-						return nil, invalid(pf+".file_id", "is not supported: the gateway stores no files; send image_url (an http(s) URL or a base64 data URL)")
-					case p.ImageURL == "":
-						return nil, invalid(pf+".image_url", "is required")
+					if it.Role != "user" {
+						return nil, invalid(pf+".type", "images and files are accepted in user messages only, got one in a %q message", it.Role)
 					}
-					if err := providers.CheckImage(providers.Image{URL: p.ImageURL, Detail: p.Detail}); err != nil {
-						return nil, responsesImageError(pf, imageFieldError(pf+".image_url", err))
+					part, err := mediaPart(p, pf, fileURLs)
+					if err != nil {
+						return nil, err
 					}
-					parts[j], images = OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: p.ImageURL, Detail: p.Detail}}, true
-				case "input_file":
-					pf := fmt.Sprintf("%s.content[%d]", field, j)
-					src, srcField := p.FileData, ".file_data"
-					if src == "" {
-						src, srcField = p.FileURL, ".file_url"
-						fileURLs[pf] = true
-					}
-					switch {
-					case it.Role != "user":
-						return nil, invalid(pf+".type", "files are accepted in user messages only, got one in a %q message", it.Role)
-					case p.FileID != "":
-						return nil, invalid(pf+".file_id", "is not supported: the gateway stores no files; send file_data (a base64 data URL of a PDF) or file_url")
-					case src == "":
-						return nil, invalid(pf+".file_data", "file_data or file_url is required")
-					}
-					if err := providers.CheckFile(providers.File{URL: src, Filename: p.Filename}); err != nil {
-						var ie *providers.ImageError
-						if errors.As(err, &ie) && ie.Field == "filename" {
-							return nil, invalid(pf+".filename", "%s", ie.Reason)
-						}
-						return nil, invalid(pf+srcField, "%s", ie.Reason)
-					}
-					parts[j], images = OpenAIContentPart{Type: "file", File: &OpenAIFile{FileData: src, Filename: p.Filename}}, true
+					parts[j], images = part, true
 				default:
 					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text, input_image and input_file parts are supported, got %q", p.Type)
 				}
@@ -412,12 +387,25 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			if it.CallID == "" {
 				return nil, invalid(field+".call_id", "is required")
 			}
-			out, err := functionCallOutput(it.Output, field+".output")
+			out, media, err := functionCallOutput(it.Output, field+".output", fileURLs)
 			if err != nil {
 				return nil, err
 			}
 			fields[len(c.Messages)] = field
 			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.CallID, Content: textContent(out)})
+			if len(media) > 0 {
+				// Tool results carry text only on most providers: the images and files go in a
+				// user turn of their own after the results, as on /v1/messages.
+				if len(resultMedia) == 0 {
+					mediaFrom = field + ".output"
+				}
+				resultMedia = append(resultMedia, media...)
+			}
+			if next := i + 1; len(resultMedia) > 0 && (next == len(r.Input.Items) || !isCallOutput(r.Input.Items[next].Type)) {
+				fields[len(c.Messages)] = mediaFrom
+				c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: OpenAIContent{Parts: resultMedia}})
+				resultMedia = nil
+			}
 		case "reasoning":
 			// Reasoning the gateway returned: it belongs to the assistant turn that follows
 			// (a message or function calls), where Claude takes its own back.
@@ -496,32 +484,78 @@ func textContent(s string) OpenAIContent {
 	return OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: s}}, IsString: true}
 }
 
-// functionCallOutput is a function_call_output's output as the tool turn's text: a string
-// as it is, a list of parts (the newer SDKs' shape) as its text parts joined — other parts
-// (images, files) are refused naming field, as in message content — and any other JSON as
-// its text.
-func functionCallOutput(raw json.RawMessage, field string) (string, error) {
+// isCallOutput reports whether an input item of type typ is a tool call's output.
+func isCallOutput(typ string) bool {
+	return typ == "function_call_output" || typ == "custom_tool_call_output"
+}
+
+// functionCallOutput is a function_call_output's output: the tool turn's text and its
+// images and files. A string is the text as it is; a list of parts (the newer SDKs' shape:
+// an Agents SDK tool that returns an image) its text parts joined, and its input_image and
+// input_file parts, checked as in message content (fileURLs records a file given by URL);
+// any other JSON is the text as it is.
+func functionCallOutput(raw json.RawMessage, field string, fileURLs map[string]bool) (string, []OpenAIContentPart, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+		return s, nil, nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []ResponsesPart
 	if json.Unmarshal(raw, &parts) != nil || len(parts) == 0 || parts[0].Type == "" {
-		return string(raw), nil
+		return string(raw), nil, nil
 	}
 	var b strings.Builder
+	var media []OpenAIContentPart
 	for i, p := range parts {
 		switch p.Type {
 		case "input_text", "output_text", "text":
 			b.WriteString(p.Text)
+		case "input_image", "input_file":
+			part, err := mediaPart(p, fmt.Sprintf("%s[%d]", field, i), fileURLs)
+			if err != nil {
+				return "", nil, err
+			}
+			media = append(media, part)
 		default:
-			return "", invalid(fmt.Sprintf("%s[%d].type", field, i), "only text parts are supported, got %q", p.Type)
+			return "", nil, invalid(fmt.Sprintf("%s[%d].type", field, i), "only input_text, input_image and input_file parts are supported, got %q", p.Type)
 		}
 	}
-	return b.String(), nil
+	return b.String(), media, nil
+}
+
+// mediaPart is an input_image or input_file part (at field pf) as a chat content part,
+// checked as the providers take it; fileURLs records a file given by URL.
+func mediaPart(p ResponsesPart, pf string, fileURLs map[string]bool) (OpenAIContentPart, error) {
+	if p.Type == "input_image" {
+		switch {
+		case p.FileID != "":
+			return OpenAIContentPart{}, invalid(pf+".file_id", "is not supported: the gateway stores no files; send image_url (an http(s) URL or a base64 data URL)")
+		case p.ImageURL == "":
+			return OpenAIContentPart{}, invalid(pf+".image_url", "is required")
+		}
+		if err := providers.CheckImage(providers.Image{URL: p.ImageURL, Detail: p.Detail}); err != nil {
+			return OpenAIContentPart{}, responsesImageError(pf, imageFieldError(pf+".image_url", err))
+		}
+		return OpenAIContentPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: p.ImageURL, Detail: p.Detail}}, nil
+	}
+	src, srcField := p.FileData, ".file_data"
+	if src == "" {
+		src, srcField = p.FileURL, ".file_url"
+		fileURLs[pf] = true
+	}
+	switch {
+	case p.FileID != "":
+		return OpenAIContentPart{}, invalid(pf+".file_id", "is not supported: the gateway stores no files; send file_data (a base64 data URL of a PDF) or file_url")
+	case src == "":
+		return OpenAIContentPart{}, invalid(pf+".file_data", "file_data or file_url is required")
+	}
+	if err := providers.CheckFile(providers.File{URL: src, Filename: p.Filename}); err != nil {
+		var ie *providers.ImageError
+		if errors.As(err, &ie) && ie.Field == "filename" {
+			return OpenAIContentPart{}, invalid(pf+".filename", "%s", ie.Reason)
+		}
+		return OpenAIContentPart{}, invalid(pf+srcField, "%s", ie.Reason)
+	}
+	return OpenAIContentPart{Type: "file", File: &OpenAIFile{FileData: src, Filename: p.Filename}}, nil
 }
 
 // ResponseObject is OpenAI's "response" object.

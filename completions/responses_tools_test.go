@@ -163,3 +163,55 @@ func TestResponsesNamespacedNamesFit(t *testing.T) {
 		t.Errorf("%q maps to %+v", b, o)
 	}
 }
+
+// TestResponsesToolOutputImages: images and files a tool returned (an Agents SDK tool
+// returning an image) reach the model in a user turn of their own after the results of
+// that step, in order, whatever comes next.
+func TestResponsesToolOutputImages(t *testing.T) {
+	const png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+	calls := `{"type":"function_call","call_id":"c1","name":"shot","arguments":"{}"},{"type":"function_call","call_id":"c2","name":"shot","arguments":"{}"},`
+	for name, tc := range map[string]struct {
+		rest string
+		want []string
+	}{
+		"at the end": {``, []string{"user", "assistant", "tool", "tool", "user:image_url,image_url"}},
+		"then a user message": {`,{"role":"user","content":"And now?"}`,
+			[]string{"user", "assistant", "tool", "tool", "user:image_url,image_url", "user"}},
+	} {
+		body := `{"model":"a/m","input":[{"role":"user","content":"Look"},` + calls +
+			`{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"first"},{"type":"input_image","image_url":"` + png + `"}]},` +
+			`{"type":"function_call_output","call_id":"c2","output":[{"type":"input_image","image_url":"https://example.com/b.png","detail":"low"}]}` + tc.rest + `]}`
+		var r ResponsesRequest
+		if err := json.Unmarshal([]byte(body), &r); err != nil {
+			t.Fatal(err)
+		}
+		chat, err := r.ToChatRequest()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var got []string
+		for _, m := range chat.Messages {
+			s := m.Role
+			if m.Role == "user" && !m.Content.IsString {
+				var types []string
+				for _, p := range m.Content.Parts {
+					types = append(types, p.Type)
+				}
+				s += ":" + strings.Join(types, ",")
+			}
+			got = append(got, s)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: messages %v, want %v", name, got, tc.want)
+		}
+		if tool := chat.Messages[2]; tool.Content.Parts[0].Text != "first" {
+			t.Errorf("%s: tool text %+v", name, tool.Content)
+		}
+		if img := chat.Messages[4].Content.Parts[1].ImageURL; img == nil || img.URL != "https://example.com/b.png" || img.Detail != "low" {
+			t.Errorf("%s: second image %+v", name, img)
+		}
+		if _, err := chat.ToRequest(); err != nil {
+			t.Errorf("%s: the chat request is refused: %v", name, err)
+		}
+	}
+}
