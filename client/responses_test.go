@@ -160,3 +160,53 @@ func realServerURL(t *testing.T, mk func(st *store.Store, baseURL string) []serv
 	})
 	return c, url
 }
+
+// TestResponsesItemReferencesAgainstServer: clients of OpenAI's stored responses (the Vercel
+// AI SDK's default provider) send earlier output back as item_reference items; the gateway
+// resolves those of its own recent answers — streamed or whole — to the items themselves,
+// and refuses one it does not know, naming it.
+func TestResponsesItemReferencesAgainstServer(t *testing.T) {
+	up := newToolUpstream(t)
+	_, base := realServerURL(t, up.options(t))
+	tools := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}]`
+	user := `{"role":"user","content":"Weather in Paris?"}`
+
+	// Streamed: the call's item is kept when the stream completes.
+	resp, b := responsesCall(t, base, testKey, `{"model":"openai/gpt-4o-mini","stream":true,"input":[`+user+`],`+tools+`}`)
+	var callID string
+	for _, e := range parseEvents(t, b) {
+		if it, _ := e.data["item"].(map[string]any); e.name == "response.output_item.done" && it["type"] == "function_call" {
+			callID = it["id"].(string)
+		}
+	}
+	if resp.StatusCode != 200 || callID == "" {
+		t.Fatalf("first: %d %s", resp.StatusCode, b)
+	}
+	resp, b = responsesCall(t, base, testKey, `{"model":"openai/gpt-4o-mini","input":[`+user+`,{"type":"item_reference","id":"`+callID+`"},`+
+		`{"type":"function_call_output","call_id":"call_1","output":"18°C"}],`+tools+`}`)
+	var o map[string]any
+	if err := json.Unmarshal(b, &o); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("second: %d %s", resp.StatusCode, b)
+	}
+	msgs, _ := json.Marshal(up.last()["messages"])
+	if !strings.Contains(string(msgs), `"tool_calls":[{"function":{"arguments":"{\"city\": \"Paris\"}","name":"get_weather"},"id":"call_1","type":"function"}]`) {
+		t.Fatalf("the reference reached the upstream as %s", msgs)
+	}
+
+	// Whole: the answer's message is kept too, and referenced in the next turn.
+	msg := o["output"].([]any)[0].(map[string]any)
+	resp, b = responsesCall(t, base, testKey, `{"model":"openai/gpt-4o-mini","input":[`+user+`,{"type":"item_reference","id":"`+msg["id"].(string)+`"},`+
+		`{"role":"user","content":"And tomorrow?"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("third: %d %s", resp.StatusCode, b)
+	}
+	msgs, _ = json.Marshal(up.last()["messages"])
+	if !strings.Contains(string(msgs), `{"content":"It is 18°C in Paris.","role":"assistant"}`) {
+		t.Fatalf("the message reference reached the upstream as %s", msgs)
+	}
+
+	resp, b = responsesCall(t, base, testKey, `{"model":"openai/gpt-4o-mini","input":[`+user+`,{"type":"item_reference","id":"msg_unknown"}]}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"input[1].id"`) || !strings.Contains(string(b), "msg_unknown") {
+		t.Errorf("unknown reference: %d %s", resp.StatusCode, b)
+	}
+}

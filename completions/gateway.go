@@ -202,6 +202,9 @@ type Gateway struct {
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache
+	// answered keeps the output items of /v1/responses answers, for item_reference items
+	// (see KeepResponseItems).
+	answered recentCache[ResponsesItem]
 	writer   *turnWriter // WriteBehind only
 	schemas  schemaSet   // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.

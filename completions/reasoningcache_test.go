@@ -25,21 +25,21 @@ func TestReasoningCache(t *testing.T) {
 	if c.get("bob", "toolu_1", now) != nil || c.get("alice", "toolu_2", now) != nil {
 		t.Error("another caller's, or unsigned, reasoning returned")
 	}
-	if c.get("alice", "toolu_1", now.Add(reasoningCacheTTL+time.Second)) != nil {
+	if c.get("alice", "toolu_1", now.Add(recentTTL+time.Second)) != nil {
 		t.Error("an expired entry returned")
 	}
-	for i := range reasoningCacheEntries + 5 {
+	for i := range recentEntries + 5 {
 		c.put("alice", fmt.Sprint("toolu_", i), signed, now)
 	}
-	if c.order.Len() != reasoningCacheEntries || c.get("alice", "toolu_0", now) != nil || c.get("alice", fmt.Sprint("toolu_", reasoningCacheEntries+4), now) == nil {
-		t.Errorf("entries %d after the bound; oldest kept or newest lost", c.order.Len())
+	if c.recent.order.Len() != recentEntries || c.get("alice", "toolu_0", now) != nil || c.get("alice", fmt.Sprint("toolu_", recentEntries+4), now) == nil {
+		t.Errorf("entries %d after the bound; oldest kept or newest lost", c.recent.order.Len())
 	}
-	big := []providers.ReasoningBlock{{Text: strings.Repeat("x", reasoningCacheBytes/20), Signature: "s"}}
+	big := []providers.ReasoningBlock{{Text: strings.Repeat("x", recentBytes/20), Signature: "s"}}
 	for i := range 40 {
 		c.put("alice", fmt.Sprint("big_", i), big, now)
 	}
-	if c.bytes > reasoningCacheBytes {
-		t.Errorf("%d bytes kept, bound %d", c.bytes, reasoningCacheBytes)
+	if c.recent.bytes > recentBytes {
+		t.Errorf("%d bytes kept, bound %d", c.recent.bytes, recentBytes)
 	}
 }
 

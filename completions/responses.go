@@ -316,7 +316,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c.Tools = chatTools
 	var resultMedia []OpenAIContentPart // images and files of consecutive tool results
-	mediaFrom := ""                      // the field of the first of them
+	mediaFrom := ""                     // the field of the first of them
 	for i, it := range r.Input.Items {
 		placeReasoning()
 		field := fmt.Sprintf("input[%d]", i)

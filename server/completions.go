@@ -285,10 +285,15 @@ func completionsError(err error) *APIError {
 
 // handleResponses serves POST /v1/responses: the request is translated to a chat request
 // and answered by the same gateway; the answer is a response object or its typed events.
+// Its output items are kept for the caller's item_reference items (Gateway.KeepResponseItems).
 func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
 	var rreq completions.ResponsesRequest
 	if err := decodeJSON(r, &rreq, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	owner := completionsScope(r, received).Owner
+	if err := g.ResolveItemReferences(owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
 	}
 	creq, err := rreq.ToChatRequest()
@@ -302,6 +307,7 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	whole := func(resp *completions.Response) *completions.ResponseObject {
 		o := completions.NewResponseObject(&rreq, completions.NewResponseID(resp.ResponseMessageID), received)
 		o.Complete(resp)
+		g.KeepResponseItems(owner, o) // for the item_reference items of the caller's next requests
 		return o
 	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
@@ -321,7 +327,11 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		},
 		stream: func(st *completions.ResponseStream) error {
 			o := completions.NewResponseObject(&rreq, completions.NewResponseID(st.ResponseMessageID()), received)
-			return completions.WriteResponsesStream(w, st, o)
+			err := completions.WriteResponsesStream(w, st, o)
+			if err == nil {
+				g.KeepResponseItems(owner, o)
+			}
+			return err
 		},
 	})
 }
