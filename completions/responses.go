@@ -26,7 +26,8 @@ type ResponsesRequest struct {
 	// system, developer or assistant; content a string or input_text/output_text/refusal
 	// parts, and input_image and input_file parts in user messages),
 	// function_call items (the model's earlier calls) and function_call_output items (their
-	// results).
+	// results), custom_tool_call and custom_tool_call_output items, reasoning items, and
+	// item_reference items naming an item of one of the caller's recent answers.
 	Input        ResponsesInput `json:"input" jsonschema:"required"`
 	Instructions string         `json:"instructions,omitempty"`
 	// Tools are functions in the Responses API's flat shape.
