@@ -488,9 +488,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		begin = g.opts.Now()
 		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
 		defer cancel()
-		r := p.preq
-		r.Model = t.model
-		r.MaxTokens = g.maxTokensFor(p.req, r.MaxTokens, t)
+		r := g.attemptRequest(p.req, &p.preq, t)
 		res, err := t.p.Complete(actx, &r)
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {

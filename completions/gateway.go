@@ -51,6 +51,19 @@ type ModelCatalogue interface {
 	Lookup(model string) (providers.Price, bool)
 }
 
+// attemptRequest is base as target t is sent it: its model, its output bound
+// (maxTokensFor), and the provider's web search when req offers it to the models that have
+// one (Request.searchIfAvailable).
+func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target) providers.Request {
+	r := *base
+	r.Model = t.model
+	r.MaxTokens = g.maxTokensFor(req, r.MaxTokens, t)
+	if req.searchIfAvailable && !r.Search {
+		r.Search = providers.SupportsSearch(t.p, t.model)
+	}
+	return r
+}
+
 // maxTokensFor is the output bound n of req for target t, lowered to t's catalogued output
 // limit when req asks for that (Request.fitMaxTokens). A thinking request without a bound
 // gets t's limit when the room an adapter would give it by itself (its budget and an

@@ -94,6 +94,9 @@ type OpenAIChatRequest struct {
 	// hideUnaskedReasoning: the Messages and Responses surfaces (see
 	// Request.unaskedReasoning).
 	hideUnaskedReasoning bool
+	// searchIfAvailable: the Responses surface's web_search tool (see
+	// Request.searchIfAvailable).
+	searchIfAvailable bool
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -344,10 +347,11 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		ephemeral:      true,
 		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces
 		// translated to this one (Messages, Responses).
-		unaskedReasoning: !r.hideUnaskedReasoning,
-		TopP:             r.TopP,
-		Stop:             r.Stop,
-		OpenAIOptions:    r.OpenAIOptions,
+		unaskedReasoning:  !r.hideUnaskedReasoning,
+		searchIfAvailable: r.searchIfAvailable,
+		TopP:              r.TopP,
+		Stop:              r.Stop,
+		OpenAIOptions:     r.OpenAIOptions,
 	}
 	switch {
 	case r.MaxCompletionTokens != nil:

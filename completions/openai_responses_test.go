@@ -161,6 +161,9 @@ func refuseResponsesBody(b map[string]any) string {
 	tools, _ := b["tools"].([]any)
 	for i, t := range tools {
 		tool, _ := t.(map[string]any)
+		if tool["type"] == "web_search" && len(tool) == 1 {
+			continue // the hosted web search
+		}
 		_, params := tool["parameters"].(map[string]any)
 		_, strict := tool["strict"].(bool) // left out, the API's default (true) enforces a strict schema
 		if tool["type"] != "function" || tool["name"] == nil || !params || !strict {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -316,6 +317,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, err
 	}
 	c.Tools = chatTools
+	c.searchIfAvailable = slices.ContainsFunc(r.Tools, func(t ResponsesTool) bool { return webSearchTools[t.Type] })
 	var resultMedia []OpenAIContentPart // images and files of consecutive tool results
 	mediaFrom := ""                     // the field of the first of them
 	for i, it := range r.Input.Items {

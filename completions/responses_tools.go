@@ -19,9 +19,11 @@ import (
 //     one string parameter, "input", whose description carries the grammar; a call comes
 //     back as a custom_tool_call item whose input is that string, and custom_tool_call and
 //     custom_tool_call_output items of the input are read back as the call and its result.
-//   - web_search and tool_search: hosted tools the model may use but need not, which no
-//     provider runs for a gateway's client: left out of what the model is offered (it
-//     answers without searching), rather than failing the agent's every request.
+//   - web_search: the provider's own web search, for the models that have one (OpenAI's
+//     through its Responses API, Claude's web_search tool, Gemini's Google Search); the
+//     others answer without searching, rather than failing the agent's every request.
+//   - tool_search (a client-run search over deferred tools): left out; the model works with
+//     the tools it is offered.
 //
 // Other built-in tools (file_search, code_interpreter, mcp, computer use, …) are refused
 // with a 400 naming the tool: the answer depends on what they would do.
@@ -40,7 +42,13 @@ type responsesToolSet struct {
 	byOrigin    map[toolOrigin]string
 }
 
-// optionalHostedTools are the built-in tools left out of what the model is offered.
+// webSearchTools are the Responses API's web search tools: the provider's own web search
+// where the model has one (Request.searchIfAvailable), else nothing.
+var webSearchTools = map[string]bool{"web_search": true, "web_search_preview": true, "web_search_2025_08_26": true,
+	"web_search_preview_2025_03_11": true}
+
+// optionalHostedTools are the built-in tools that are not offered to the model as tools:
+// web search (the provider's own search instead, where it has one) and tool_search.
 var optionalHostedTools = map[string]bool{"web_search": true, "web_search_preview": true, "web_search_2025_08_26": true,
 	"web_search_preview_2025_03_11": true, "tool_search": true}
 

@@ -14,6 +14,7 @@ import (
 // codexTools is the tool list Codex CLI sends with every request (trimmed): functions, a
 // namespace of sub-agent functions, a custom tool with a Lark grammar, and the hosted
 // web_search and tool_search. A top-level close_agent makes the namespace's one ambiguous.
+// (The test's model, gpt-5-codex, searches through OpenAI's own web_search.)
 const codexTools = `"tools":[
  {"type":"function","name":"exec_command","description":"Runs a command.","strict":false,"parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}},
  {"type":"namespace","name":"multi_agent_v1","description":"Tools for sub-agents.","tools":[
@@ -24,8 +25,8 @@ const codexTools = `"tools":[
  {"type":"web_search","external_web_access":true},
  {"type":"tool_search","execution":"client","description":"Search deferred tools.","parameters":{"type":"object","properties":{"query":{"type":"string"}}}}]`
 
-// TestResponsesCodexTools: Codex CLI's tools reach any model as functions (web_search and
-// tool_search left out); the model's calls of a namespace's function and of the custom tool
+// TestResponsesCodexTools: Codex CLI's tools reach any model as functions (tool_search left
+// out, web_search as the provider's own search: TestResponsesWebSearchWhereAvailable); the model's calls of a namespace's function and of the custom tool
 // come back as Codex reads them (a function_call naming its namespace, a custom_tool_call
 // with its raw input, whole and streamed), and go back to the model as its own calls when
 // Codex sends them in the input with their outputs.
@@ -46,12 +47,16 @@ func TestResponsesCodexTools(t *testing.T) {
 	var apply map[string]any
 	for _, tool := range f.last()["tools"].([]any) {
 		tm := tool.(map[string]any)
+		if tm["type"] == "web_search" { // OpenAI's own search: gpt-5-codex has it
+			names = append(names, "(web_search)")
+			continue
+		}
 		names = append(names, tm["name"].(string))
 		if tm["name"] == "apply_patch" {
 			apply = tm
 		}
 	}
-	if want := []string{"exec_command", "multi_agent_v1__close_agent", "spawn_agent", "close_agent", "apply_patch"}; !slices.Equal(names, want) {
+	if want := []string{"(web_search)", "exec_command", "multi_agent_v1__close_agent", "spawn_agent", "close_agent", "apply_patch"}; !slices.Equal(names, want) {
 		t.Errorf("tools offered %v, want %v", names, want)
 	}
 	if d, _ := apply["description"].(string); !strings.Contains(d, "Edit files.") || !strings.Contains(d, "start: begin_patch hunk+ end_patch") ||
@@ -213,5 +218,29 @@ func TestResponsesToolOutputImages(t *testing.T) {
 		if _, err := chat.ToRequest(); err != nil {
 			t.Errorf("%s: the chat request is refused: %v", name, err)
 		}
+	}
+}
+
+// TestResponsesWebSearchWhereAvailable: a /v1/responses web_search tool (Codex sends one
+// with every request) gives each model its provider's own web search when it has one —
+// Claude's web_search tool, OpenAI's through its Responses API — and the others answer
+// without searching instead of failing.
+func TestResponsesWebSearchWhereAvailable(t *testing.T) {
+	g, f, an := openAIGateway(t)
+	f.on("gpt-4o", fakeTurn{text: "Searched."})
+	const search = `,"tools":[{"type":"web_search","external_web_access":true}]}`
+	responsesVia(t, g, "", `{"model":"anthropic/claude-sonnet-4-5","input":"News?"`+search)
+	if tools := jsonOf(an.last()["tools"]); !strings.Contains(tools, `"type":"web_search_20250305"`) {
+		t.Errorf("Claude got tools %s, want its web_search", tools)
+	}
+	responsesVia(t, g, "", `{"model":"openai/gpt-4o","input":"News?"`+search)
+	if n, chats, _ := f.counts(); n != 1 || chats != 0 || jsonOf(f.last()["tools"]) != `[{"type":"web_search"}]` {
+		t.Errorf("gpt-4o: %d Responses calls, %d chat calls, tools %s", n, chats, jsonOf(f.last()["tools"]))
+	}
+	responsesVia(t, g, "", `{"model":"openai/gpt-4.1-nano","input":"News?"`+search) // no search: answers as it is
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.chats) != 1 || f.chats[0]["web_search_options"] != nil || f.chats[0]["tools"] != nil {
+		t.Errorf("gpt-4.1-nano: chat calls %v", f.chats)
 	}
 }

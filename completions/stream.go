@@ -165,9 +165,7 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 		}
 		return nil, err
 	}
-	r := *preq
-	r.Model = t.model
-	r.MaxTokens = g.maxTokensFor(p.req, r.MaxTokens, t)
+	r := g.attemptRequest(p.req, preq, t)
 	up, err := t.p.Stream(actx, &r)
 	if err != nil {
 		return fail(err)

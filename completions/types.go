@@ -147,6 +147,10 @@ type Request struct {
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.
 	promptCache bool
+	// searchIfAvailable offers the provider's own web search to the models that have one
+	// and not to the others (a /v1/responses web_search tool, which the model may use but
+	// need not), where Search requires it of every model.
+	searchIfAvailable bool
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".

@@ -83,10 +83,22 @@ func (o *OpenAI) BaseURL() string { return o.baseURL }
 // SupportsPrefill implements Prefiller: true when Config.Prefill names a mode.
 func (o *OpenAI) SupportsPrefill() bool { return o.ep.cfg.Prefill != PrefillNone }
 
-// SupportsSearch reports whether model has a native web-search option on this provider
-// (only OpenAI's search-preview models, through web_search_options).
+// SupportsSearch reports whether model has a native web search on this provider: OpenAI's
+// search-preview models through chat completions' web_search_options, and on OpenAI's own
+// API the models its Responses API gives the web_search tool (see openAIResponsesSearch),
+// which a request with Search is then sent through.
 func (o *OpenAI) SupportsSearch(model string) bool {
-	return o.searchModels != nil && o.searchModels(model)
+	return o.searchModels != nil && o.searchModels(model) || o.responsesSearch(model)
+}
+
+// responsesSearch reports whether model searches through the Responses API's web_search
+// tool here: on OpenAI's own API (or one configured to speak the Responses API), not for a
+// search-preview model, which searches through chat completions.
+func (o *OpenAI) responsesSearch(model string) bool {
+	if o.ep.cfg.ResponsesAPI == ResponsesNever || !o.ownAPI && o.ep.cfg.ResponsesAPI != ResponsesAlways {
+		return false
+	}
+	return (o.searchModels == nil || !o.searchModels(model)) && openAIResponsesSearch(model)
 }
 
 // openAIMessage is a request message; content is null for an assistant turn that only

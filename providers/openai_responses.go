@@ -52,6 +52,23 @@ func OpenAIResponsesOnly(model string) bool {
 	return strings.HasSuffix(name, "-pro")
 }
 
+// openAIResponsesSearch reports whether model takes the Responses API's web_search tool:
+// GPT-4o and GPT-4o mini, GPT-4.1 and 4.1 mini, the GPT-5 family and its codex models, o3
+// and o4-mini (OpenAI's list; not the nano, audio, realtime or -chat models).
+func openAIResponsesSearch(model string) bool {
+	for _, no := range []string{"nano", "audio", "realtime", "-chat", "search-preview", "o3-mini", "deep-research"} {
+		if strings.Contains(model, no) {
+			return false
+		}
+	}
+	for _, p := range []string{"gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4-mini"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // useResponses reports whether req goes to the Responses API (see ResponsesMode).
 func (o *OpenAI) useResponses(req *Request) bool {
 	switch o.ep.cfg.ResponsesAPI {
@@ -63,7 +80,7 @@ func (o *OpenAI) useResponses(req *Request) bool {
 	if !o.ownAPI {
 		return false
 	}
-	if OpenAIResponsesOnly(req.Model) {
+	if OpenAIResponsesOnly(req.Model) || req.Search && o.responsesSearch(req.Model) {
 		return true
 	}
 	return openAIReasoningModel(req.Model) && (req.Thinking != nil && req.Thinking.Summary || hasEncryptedReasoning(req.Messages))
@@ -89,7 +106,7 @@ type responsesRequest struct {
 	Model             string              `json:"model"`
 	Instructions      string              `json:"instructions,omitempty"`
 	Input             []any               `json:"input"`
-	Tools             []responsesTool     `json:"tools,omitempty"`
+	Tools             []any               `json:"tools,omitempty"` // responsesTool, or {"type": "web_search"}
 	ToolChoice        any                 `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool               `json:"parallel_tool_calls,omitempty"`
 	Text              *responsesText      `json:"text,omitempty"`
@@ -173,6 +190,9 @@ type responsesReasoning struct {
 	Effort  string `json:"effort,omitempty"`
 	Summary string `json:"summary,omitempty"`
 }
+
+// webSearchTool is the Responses API's hosted web search, for a request with Search.
+var webSearchTool = map[string]string{"type": "web_search"}
 
 // emptyParameters is the schema of a function declared without one (the Responses API
 // requires parameters).
@@ -258,14 +278,19 @@ func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 			}
 		}
 	}
+	if req.Search {
+		b.Tools = append(b.Tools, webSearchTool)
+		if b.Reasoning != nil && b.Reasoning.Effort == "minimal" {
+			b.Reasoning.Effort = "low" // GPT-5 does not search at minimal effort
+		}
+	}
 	if len(req.Tools) > 0 {
-		b.Tools = make([]responsesTool, len(req.Tools))
-		for i, t := range req.Tools {
+		for _, t := range req.Tools {
 			params := t.Parameters
 			if len(params) == 0 || string(params) == "null" {
 				params = emptyParameters
 			}
-			b.Tools[i] = responsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict}
+			b.Tools = append(b.Tools, responsesTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
 		}
 		if c := req.ToolChoice; c != nil {
 			if c.Mode == ToolChoiceFunction {

@@ -459,3 +459,50 @@ func BenchmarkOpenAIResponsesArgumentsStream(b *testing.B) {
 	benchResponsesStream(b, `{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"call_A","name":"f","arguments":""}}`,
 		`{"type":"response.function_call_arguments.delta","sequence_number":7,"item_id":"fc_1","output_index":0,"delta":"ation"}`)
 }
+
+// TestOpenAIResponsesSearch: on OpenAI's own API, a request with Search goes to the
+// Responses API with its web_search tool for the models that have it, the search-preview
+// models stay on chat completions' web_search_options, and models and upstreams without
+// either have no search (SupportsSearch false, the request refused before it is sent).
+func TestOpenAIResponsesSearch(t *testing.T) {
+	f := newFakeOpenAIAPI(t, responsesAnswer)
+	p := f.provider(t, "openai", "")
+	for model, want := range map[string]bool{"gpt-4o": true, "gpt-4o-mini": true, "gpt-4.1": true, "gpt-4.1-nano": false, "gpt-5": true,
+		"gpt-5-codex": true, "o3": true, "o3-mini": false, "o4-mini": true, "gpt-4o-search-preview": true, "gpt-3.5-turbo": false, "gpt-5-chat-latest": false} {
+		if got := providers.SupportsSearch(p, model); got != want {
+			t.Errorf("SupportsSearch(%s) = %v, want %v", model, got, want)
+		}
+	}
+	for _, tc := range []struct{ model, path, sent string }{
+		{"gpt-4o", "/v1/responses", `[{"type":"web_search"}]`},
+		{"gpt-4o-search-preview", "/v1/chat/completions", `{}`},
+	} {
+		req := thinkingUser(tc.model, nil)
+		req.Search = true
+		if _, err := p.Complete(context.Background(), req); err != nil {
+			t.Fatalf("%s: %v", tc.model, err)
+		}
+		path, body := f.lastCall(t)
+		sent := body["tools"]
+		if path == "/v1/chat/completions" {
+			sent = body["web_search_options"]
+		}
+		if path != tc.path || jsonOf(sent) != tc.sent {
+			t.Errorf("%s: %s with %s, want %s with %s", tc.model, path, jsonOf(sent), tc.path, tc.sent)
+		}
+	}
+	// GPT-5 searches from low effort up.
+	req := &providers.Request{Model: "gpt-5", Search: true, Messages: []providers.Message{{Role: "user", Content: "News?"}},
+		OpenAIOptions: providers.OpenAIOptions{ReasoningEffort: "minimal"}}
+	if _, err := p.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := f.lastCall(t); jsonOf(body["reasoning"]) != `{"effort":"low"}` {
+		t.Errorf("gpt-5 minimal with search: reasoning %s", jsonOf(body["reasoning"]))
+	}
+	for _, cp := range []providers.Provider{f.provider(t, "groq", ""), f.provider(t, "openai", providers.ResponsesNever)} {
+		if providers.SupportsSearch(cp, "gpt-4o") {
+			t.Errorf("%s: gpt-4o searches", cp.Name())
+		}
+	}
+}
