@@ -72,6 +72,9 @@ type timing struct {
 	attempt    time.Duration // one non-streamed upstream call
 	firstToken time.Duration // per attempt: response and first fragment
 	idle       time.Duration // between fragments
+	// reasoning is the silence allowed while the model reasons (after a reasoning fragment,
+	// before its answer's first text or call): reasoning models show nothing for long.
+	reasoning  time.Duration
 	hedgeAfter time.Duration // 0: no hedging
 	// tight: the caller's limits are shorter than the gateway's, so a timeout under them
 	// says nothing about the model's health (it does not count for the circuit breaker).
@@ -88,6 +91,12 @@ func (g *Gateway) timingFor(start time.Time, scope Scope, req *Request) timing {
 		firstToken: seconds(f.FirstTokenTimeout, g.opts.FirstTokenTimeout),
 		idle:       seconds(f.StreamIdleTimeout, g.opts.StreamIdleTimeout),
 		hedgeAfter: seconds(f.HedgeAfter, 0),
+	}
+	// A model that says it reasons may be silent as long as a non-streamed call may last,
+	// unless the caller set its own limits on silence, which then hold.
+	t.reasoning = max(t.idle, t.attempt)
+	if f.FirstTokenTimeout != nil || f.StreamIdleTimeout != nil {
+		t.reasoning = t.idle
 	}
 	if f.Timeout != nil && scope.CallTimeout == 0 {
 		// A request that allows itself longer than one call's bound may spend it on one call

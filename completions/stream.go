@@ -45,20 +45,23 @@ type ResponseStream struct {
 	// yet returned; thoughtBase is added to the reasoning indexes of a continuing attempt.
 	pendingThought *providers.ReasoningDelta
 	thoughtBase    int
-	thoughts       []reasoningBuild // the reasoning so far, by block index
-	ended          bool             // upstream reached its end marker
-	text           strings.Builder
-	deltas         []providers.ToolCallDelta // tool-call fragments read but not yet returned
-	next           int                       // the next of deltas to return
-	calls          []toolCallBuild           // the tool calls so far, by index
-	refusal        strings.Builder           // the model's refusal, when it refuses
-	usage          *providers.Usage
-	finish         string
-	stopSeq        string // the stop sequence that ended the answer (see providers.Chunk)
-	firstAt        time.Time
-	final          *Response
-	err            error
-	closeOne       sync.Once
+	// thinking: the last fragment read was reasoning, no text or call yet after it: the
+	// model may be silent for as long as reasoning allows (silence).
+	thinking bool
+	thoughts []reasoningBuild // the reasoning so far, by block index
+	ended    bool             // upstream reached its end marker
+	text     strings.Builder
+	deltas   []providers.ToolCallDelta // tool-call fragments read but not yet returned
+	next     int                       // the next of deltas to return
+	calls    []toolCallBuild           // the tool calls so far, by index
+	refusal  strings.Builder           // the model's refusal, when it refuses
+	usage    *providers.Usage
+	finish   string
+	stopSeq  string // the stop sequence that ended the answer (see providers.Chunk)
+	firstAt  time.Time
+	final    *Response
+	err      error
+	closeOne sync.Once
 	// ending is set once complete or fail runs: a Close before that is the caller leaving.
 	ending   atomic.Bool
 	observed sync.Once
@@ -142,7 +145,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	st := &ResponseStream{
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
-		pendingThought: won.thought,
+		pendingThought: won.thought, thinking: won.thought != nil,
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
@@ -190,10 +193,11 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.finish, a.stopSeq = c.FinishReason, c.StopSequence
 		}
 		a.refusal += c.Refusal
-		if c.Reasoning != nil && p.hidesReasoning() {
-			// Not a fragment of this answer (the caller shows no reasoning), but the model is
-			// at work: it is held to the stream's idle timeout, not cut as silent.
-			a.timer.Reset(p.timing.idle)
+		if c.Reasoning != nil && (p.hidesReasoning() || c.Reasoning.Started()) {
+			// Not a fragment of this answer (the caller shows no reasoning, or the model only
+			// says it reasons), but the model is at work: it is held to the silence allowed
+			// while reasoning, not cut as silent.
+			a.timer.Reset(p.timing.reasoning)
 			continue
 		}
 		if c.Reasoning != nil {
@@ -264,7 +268,7 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		return s.toolChunk(s.deltas[s.next-1]), nil
 	}
 	for !s.ended {
-		s.timer.Reset(s.p.timing.idle)
+		s.timer.Reset(s.silence())
 		c, err := s.up.Recv()
 		s.timer.Stop()
 		if errors.Is(err, io.EOF) {
@@ -287,8 +291,14 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
 		}
-		if c.Reasoning != nil && !s.p.hidesReasoning() {
-			return s.thoughtChunk(*c.Reasoning), nil
+		if c.Reasoning != nil {
+			s.thinking = true
+			if !s.p.hidesReasoning() && !c.Reasoning.Started() {
+				return s.thoughtChunk(*c.Reasoning), nil
+			}
+		}
+		if c.Text != "" || len(c.ToolCalls) > 0 {
+			s.thinking = false
 		}
 		if len(c.ToolCalls) > 0 {
 			s.deltas, s.next = append(s.deltas[:0], c.ToolCalls...), 0
@@ -302,6 +312,15 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		}
 	}
 	return nil, s.complete()
+}
+
+// silence is how long the upstream may now be silent: the stream's idle timeout, or the
+// longer allowance of a model reasoning.
+func (s *ResponseStream) silence() time.Duration {
+	if s.thinking {
+		return s.p.timing.reasoning
+	}
+	return s.p.timing.idle
 }
 
 // reasoningBuild is a reasoning block being assembled from its fragments.
@@ -536,7 +555,7 @@ func (s *ResponseStream) NotifyWait(fn func()) bool {
 	wn.NotifyWait(func() {
 		s.timer.Stop()
 		fn()
-		s.timer.Reset(s.p.timing.idle)
+		s.timer.Reset(s.silence())
 	})
 	return true
 }

@@ -630,7 +630,9 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if c.responses {
 		return newResponsesStream(c), nil
 	}
-	return &openAIStream{streamState: newStreamState(c)}, nil
+	// OpenAI's reasoning models reason before their first fragment and show nothing of it on
+	// chat completions: the stream says so first (ReasoningDelta.Started).
+	return &openAIStream{streamState: newStreamState(c), reasons: o.ownAPI && openAIReasoningModel(req.Model)}, nil
 }
 
 type openAIStream struct {
@@ -646,6 +648,8 @@ type openAIStream struct {
 	hasPending bool
 	// thoughts numbers the reasoning blocks (see reasoningBlocks).
 	thoughts reasoningBlocks
+	// reasons: the model reasons silently first; the first Recv says so.
+	reasons bool
 }
 
 // failFiltered ends a stream whose answer the content filter blocked, with the usage the
@@ -658,6 +662,10 @@ func (s *openAIStream) failFiltered(u *Usage) error {
 func (s *openAIStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err
+	}
+	if s.reasons {
+		s.reasons = false
+		return Chunk{Reasoning: &ReasoningDelta{}}, nil
 	}
 	if s.hasPending {
 		s.hasPending = false

@@ -610,6 +610,10 @@ func (s *responsesStream) chunk(e *responsesEvent) (out Chunk, ok bool, err erro
 		s.summaries[k] = e.SummaryIndex
 		return Chunk{Reasoning: &ReasoningDelta{Index: k, Text: text}}, true, nil
 	case "response.output_item.added":
+		if e.Item.Type == "reasoning" {
+			// The model reasons, silently unless a summary was asked (ReasoningDelta.Started).
+			return Chunk{Reasoning: &ReasoningDelta{Index: s.thought(e.OutputIndex)}}, true, nil
+		}
 		if e.Item.Type != "function_call" {
 			return Chunk{}, false, nil
 		}

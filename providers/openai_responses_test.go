@@ -342,6 +342,7 @@ func TestOpenAIResponsesStream(t *testing.T) {
 		return providers.Chunk{ToolCalls: []providers.ToolCallDelta{d}}
 	}
 	want := []providers.Chunk{
+		r(providers.ReasoningDelta{}), // the reasoning item added: the model reasons (Started)
 		r(providers.ReasoningDelta{Text: "**Weather** first."}),
 		r(providers.ReasoningDelta{Text: "\n\nThen answer."}),
 		r(providers.ReasoningDelta{Encrypted: "gAAAAenc1"}),
@@ -503,6 +504,32 @@ func TestOpenAIResponsesSearch(t *testing.T) {
 	for _, cp := range []providers.Provider{f.provider(t, "groq", ""), f.provider(t, "openai", providers.ResponsesNever)} {
 		if providers.SupportsSearch(cp, "gpt-4o") {
 			t.Errorf("%s: gpt-4o searches", cp.Name())
+		}
+	}
+}
+
+// TestOpenAIReasoningModelStreamsSayTheyReason: OpenAI's reasoning models show nothing of
+// their reasoning on chat completions, so their streams on OpenAI's own API begin by saying
+// they reason (ReasoningDelta.Started), which a relay reads as work, not silence; other
+// models and other upstreams do not.
+func TestOpenAIReasoningModelStreamsSayTheyReason(t *testing.T) {
+	up := newFakeUpstream(t, "text/event-stream", "data: "+`{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	for _, tc := range []struct {
+		name, model string
+		want        bool
+	}{{"openai", "o3", true}, {"openai", "gpt-5-mini", true}, {"openai", "gpt-4o", false}, {"groq", "o3", false}} {
+		p, err := providers.New(providers.FormatOpenAI, providers.Config{Name: tc.name, BaseURL: up.srv.URL + "/v1", APIKey: testKey, HTTPClient: up.srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := p.Stream(context.Background(), thinkingUser(tc.model, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := collect(t, s)
+		said := len(got) > 0 && got[0].Reasoning != nil && got[0].Reasoning.Started()
+		if said != tc.want || got[len(got)-1].Text != "Hi" && got[len(got)-1].FinishReason == "" {
+			t.Errorf("%s/%s: chunks %s, want a first Started reasoning delta: %v", tc.name, tc.model, jsonOf(got), tc.want)
 		}
 	}
 }

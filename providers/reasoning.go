@@ -133,12 +133,21 @@ func HasOpaque(rs []ReasoningBlock) bool { return slices.ContainsFunc(rs, Reason
 // ReasoningDelta is a fragment of a streamed ReasoningBlock (Chunk.Reasoning). Index says
 // which block of the answer it belongs to (0 for the first); Text is a piece of the block's
 // text, while Signature, Redacted and Encrypted arrive whole, each in a fragment of its own.
+// A delta that carries none of them (Started) says the model is reasoning: OpenAI's
+// reasoning models show nothing while they do, for seconds or minutes, and a caller
+// waiting for its first fragment should not take that silence for a dead upstream.
 type ReasoningDelta struct {
 	Index     int
 	Text      string
 	Signature string
 	Redacted  string
 	Encrypted string
+}
+
+// Started reports whether d only says the model is reasoning: it carries no text,
+// signature, redacted or encrypted reasoning.
+func (d *ReasoningDelta) Started() bool {
+	return d.Text == "" && d.Signature == "" && d.Redacted == "" && d.Encrypted == ""
 }
 
 // reasoningBlocks numbers the reasoning blocks of a streamed answer whose provider sends
