@@ -877,11 +877,17 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		resp.StopSequence = r.StopSequence
 	}
 	out := anthropicOutputTool(req)
-	answered := false
+	answered, paragraph := false, false
 	for _, b := range r.Content {
 		switch {
 		case b.Type == "text":
+			if paragraph && b.Text != "" {
+				text.WriteString("\n\n") // the text after a web search starts a paragraph
+				paragraph = false
+			}
 			text.WriteString(b.Text)
+		case searchBlocks[b.Type]:
+			paragraph = text.Len() > 0
 		case b.Type == "thinking":
 			resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Text: b.Thinking, Signature: b.Signature})
 		case b.Type == "redacted_thinking":
@@ -978,6 +984,25 @@ type anthropicStream struct {
 	// content_block_start beside its text, returned by the next Recv.
 	thoughts  int
 	signature string
+
+	// wrote: some text was relayed; paragraph: a web search (server_tool_use, its result)
+	// came after it, so the next text starts a paragraph rather than run on from it.
+	wrote, paragraph bool
+}
+
+// searchBlocks are the content blocks of Claude's own web search, between the text it wrote
+// before searching and the text after.
+var searchBlocks = map[string]bool{"server_tool_use": true, "web_search_tool_result": true}
+
+// text is a piece of the answer's text, after a paragraph break when a web search came
+// between it and the text before.
+func (s *anthropicStream) text(t string) Chunk {
+	if s.paragraph {
+		s.paragraph = false
+		t = "\n\n" + t
+	}
+	s.wrote = true
+	return Chunk{Text: t}
 }
 
 type blockKind int
@@ -1066,7 +1091,9 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			s.block, s.blockKind, s.gotInput = e.Index, blockOther, false
 			switch {
 			case cb.Type == "text" && cb.Text != "":
-				return Chunk{Text: cb.Text}, nil
+				return s.text(cb.Text), nil
+			case searchBlocks[cb.Type]:
+				s.paragraph = s.wrote
 			case cb.Type == "tool_use" && s.output != "" && cb.Name == s.output:
 				s.blockKind, s.answered = blockAnswer, true
 			case cb.Type == "tool_use":
@@ -1091,7 +1118,7 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 		case "content_block_delta":
 			switch {
 			case e.Delta.Type == "text_delta" && e.Delta.Text != "":
-				return Chunk{Text: e.Delta.Text}, nil
+				return s.text(e.Delta.Text), nil
 			case e.Delta.Type == "thinking_delta" && e.Delta.Thinking != "":
 				return s.reasoning(ReasoningDelta{Text: e.Delta.Thinking}), nil
 			case e.Delta.Type == "signature_delta" && e.Delta.Signature != "":

@@ -1,0 +1,68 @@
+package providers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// TestAnthropicWebSearchParagraphs: the text Claude writes after its own web search starts
+// a paragraph of its own instead of running on from the text before (its cited pieces
+// still join as written), whole and streamed.
+func TestAnthropicWebSearchParagraphs(t *testing.T) {
+	const want = "I'll search for that.\n\nSwallows fly at 11 m/s, says the source."
+	whole := `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[` +
+		`{"type":"text","text":"I'll search for that."},` +
+		`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"swallow airspeed"}},` +
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"Swallows","encrypted_content":"Eq"}]},` +
+		`{"type":"text","text":"Swallows fly at 11 m/s","citations":[{"type":"web_search_result_location","url":"https://example.com","title":"Swallows","cited_text":"11 m/s","encrypted_index":"Eo"}]},` +
+		`{"type":"text","text":", says the source."}],"usage":{"input_tokens":10,"output_tokens":20,"server_tool_use":{"web_search_requests":1}}}`
+	up := newFakeUpstream(t, "application/json", whole)
+	req := &providers.Request{Model: "claude-sonnet-4-5", Search: true, Messages: []providers.Message{{Role: "user", Content: "Swallow speed?"}}}
+	resp, err := up.provider(t, providers.FormatAnthropic).Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != want {
+		t.Errorf("text %q, want %q", resp.Text, want)
+	}
+
+	events := []string{
+		`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"I'll search for that."}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"swallow airspeed\"}"}}`,
+		`{"type":"content_block_stop","index":1}`,
+		`{"type":"content_block_start","index":2,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"Swallows","encrypted_content":"Eq"}]}}`,
+		`{"type":"content_block_stop","index":2}`,
+		`{"type":"content_block_start","index":3,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":3,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://example.com","title":"Swallows","cited_text":"11 m/s","encrypted_index":"Eo"}}}`,
+		`{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"Swallows fly at 11 m/s"}}`,
+		`{"type":"content_block_stop","index":3}`,
+		`{"type":"content_block_start","index":4,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":4,"delta":{"type":"text_delta","text":", says the source."}}`,
+		`{"type":"content_block_stop","index":4}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":20}}`,
+		`{"type":"message_stop"}`,
+	}
+	var sse strings.Builder
+	for _, ev := range events {
+		sse.WriteString("data: " + ev + "\n\n")
+	}
+	up = newFakeUpstream(t, "text/event-stream", sse.String())
+	s, err := up.provider(t, providers.FormatAnthropic).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, c := range collect(t, s) {
+		text.WriteString(c.Text)
+	}
+	if text.String() != want {
+		t.Errorf("streamed text %q, want %q", text.String(), want)
+	}
+}
