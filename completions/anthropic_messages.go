@@ -579,7 +579,7 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 		Switchyard: &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
 			Attempts: resp.Attempts, Continued: resp.Continued}}
 	for _, r := range resp.Reasoning {
-		out.Content = append(out.Content, anthropicThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted), r.Redacted))
+		out.Content = append(out.Content, anthropicThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted, r.EncryptedBy), r.Redacted))
 	}
 	if text := resp.Text(); text != "" || resp.Refusal != "" {
 		if text == "" {

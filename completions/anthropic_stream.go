@@ -350,7 +350,7 @@ func reasoningEvents(sse *anthropicWriter, d providers.ReasoningDelta, next, tex
 			return err
 		}
 	}
-	if sig := surfaceSignature(d.Signature, d.Encrypted); sig != "" {
+	if sig := surfaceSignature(d.Signature, d.Encrypted, d.EncryptedBy); sig != "" {
 		return sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(*thought),
 			Delta: anthropicSignatureDelta{Type: "signature_delta", Signature: sig}})
 	}

@@ -53,13 +53,17 @@ type ModelCatalogue interface {
 
 // attemptRequest is base as target t is sent it: its model, its output bound
 // (maxTokensFor), and the provider's web search when req offers it to the models that have
-// one (Request.searchIfAvailable).
+// one (Request.searchIfAvailable) and t can search with the rest of the request (Gemini
+// cannot beside function tools or a JSON format; OpenAI's Responses API has no stop).
 func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target) providers.Request {
 	r := *base
 	r.Model = t.model
 	r.MaxTokens = g.maxTokensFor(req, r.MaxTokens, t)
-	if req.searchIfAvailable && !r.Search {
-		r.Search = providers.SupportsSearch(t.p, t.model)
+	if req.searchIfAvailable && !r.Search && providers.SupportsSearch(t.p, t.model) {
+		r.Search = true
+		if providers.Check(t.p, t.model, &r) != nil {
+			r.Search = false
+		}
 	}
 	return r
 }

@@ -683,7 +683,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 				// The block is complete: it comes whole, as the client must send it back
 				// (accumulators that keep only a field's last value, as the OpenAI SDKs'
 				// stream helpers do, still end up with the block).
-				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(st.thoughtText(d.Index), surfaceSignature(d.Signature, d.Encrypted), d.Redacted)}
+				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(st.thoughtText(d.Index), surfaceSignature(d.Signature, d.Encrypted, d.EncryptedBy), d.Redacted)}
 			}
 			if first {
 				delta.Role = "assistant"

@@ -125,7 +125,7 @@ func openAIThinkingBlocks(blocks []providers.ReasoningBlock) []OpenAIThinkingBlo
 	}
 	out := make([]OpenAIThinkingBlock, 0, len(blocks))
 	for _, r := range blocks {
-		out = append(out, openAIThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted), r.Redacted))
+		out = append(out, openAIThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted, r.EncryptedBy), r.Redacted))
 	}
 	return out
 }
@@ -136,20 +136,33 @@ func openAIThinkingBlocks(blocks []providers.ReasoningBlock) []OpenAIThinkingBlo
 // signature of Claude's starts with it, and such a block is never sent to Claude.
 const encryptedSignature = "openai-encrypted:"
 
+// encryptedBySignature marks the encrypted reasoning of an OpenAI-format provider other
+// than "openai" ("openai-encrypted@azure:<data>"): it goes back only to that provider,
+// whose key alone decrypts it. Provider names have no ':'.
+const encryptedBySignature = "openai-encrypted@"
+
 // surfaceSignature is the signature a thinking block shows for a block with Claude's
-// signature or OpenAI's encrypted reasoning.
-func surfaceSignature(signature, encrypted string) string {
-	if encrypted != "" {
+// signature or encrypted reasoning (by the provider that returned it).
+func surfaceSignature(signature, encrypted, by string) string {
+	switch {
+	case encrypted == "":
+		return signature
+	case by == "" || by == "openai":
 		return encryptedSignature + encrypted
 	}
-	return signature
+	return encryptedBySignature + by + ":" + encrypted
 }
 
-// blockFromSignature reads a thinking block sent back: OpenAI's encrypted reasoning when its
-// signature is marked so, else Claude's.
+// blockFromSignature reads a thinking block sent back: encrypted reasoning (and its
+// provider) when its signature is marked so, else Claude's.
 func blockFromSignature(text, signature string) providers.ReasoningBlock {
 	if enc, ok := strings.CutPrefix(signature, encryptedSignature); ok && enc != "" {
 		return providers.ReasoningBlock{Text: text, Encrypted: enc}
+	}
+	if rest, ok := strings.CutPrefix(signature, encryptedBySignature); ok {
+		if by, enc, ok := strings.Cut(rest, ":"); ok && by != "" && enc != "" {
+			return providers.ReasoningBlock{Text: text, Encrypted: enc, EncryptedBy: by}
+		}
 	}
 	return providers.ReasoningBlock{Text: text, Signature: signature}
 }
@@ -173,7 +186,7 @@ const (
 // reasoningItem is reasoning block k of the answer msgID as a Responses reasoning item.
 func reasoningItem(msgID string, k int, r providers.ReasoningBlock) ResponseOutputItem {
 	item := ResponseOutputItem{ID: fmt.Sprintf("rs_%s_%d", msgID, k), Type: "reasoning", Status: "completed", Summary: []ResponseSummaryPart{}}
-	item.EncryptedContent = encryptedContent(r.Signature, r.Redacted, r.Encrypted)
+	item.EncryptedContent = encryptedContent(r.Signature, r.Redacted, r.Encrypted, r.EncryptedBy)
 	if r.Text != "" {
 		item.Summary = []ResponseSummaryPart{{Type: "summary_text", Text: r.Text}}
 	}
@@ -181,15 +194,18 @@ func reasoningItem(msgID string, k int, r providers.ReasoningBlock) ResponseOutp
 }
 
 // encryptedContent is a reasoning item's encrypted_content for a block with Claude's
-// signature or redacted data (prefixed) or OpenAI's encrypted reasoning (as it is).
-func encryptedContent(signature, redacted, encrypted string) string {
+// signature or redacted data (prefixed), OpenAI's encrypted reasoning (as it is), or
+// another OpenAI-format provider's (marked with its name, see encryptedBySignature).
+func encryptedContent(signature, redacted, encrypted, by string) string {
 	switch {
 	case redacted != "":
 		return encryptedRedacted + redacted
 	case signature != "":
 		return encryptedThinking + signature
+	case encrypted == "" || by == "" || by == "openai":
+		return encrypted
 	}
-	return encrypted
+	return encryptedBySignature + by + ":" + encrypted
 }
 
 // reasoningFromItem reads back a reasoning item of a request's input: the block the
@@ -200,8 +216,12 @@ func reasoningFromItem(it ResponsesItem) (OpenAIThinkingBlock, bool) {
 		return OpenAIThinkingBlock{Type: "redacted_thinking", Data: data}, true
 	}
 	sig, ok := strings.CutPrefix(it.EncryptedContent, encryptedThinking)
-	if !ok {
-		sig = surfaceSignature("", it.EncryptedContent) // OpenAI's own, for its Responses API
+	switch {
+	case ok:
+	case strings.HasPrefix(it.EncryptedContent, encryptedBySignature):
+		sig = it.EncryptedContent // another OpenAI-format provider's, marked so already
+	default:
+		sig = surfaceSignature("", it.EncryptedContent, "") // OpenAI's own, for its Responses API
 	}
 	if sig == "" {
 		return OpenAIThinkingBlock{}, false

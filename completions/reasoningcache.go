@@ -35,7 +35,7 @@ func (c *reasoningCache) put(owner, callID string, blocks []providers.ReasoningB
 	for i, b := range blocks {
 		size += len(b.Text) + len(b.Signature) + len(b.Redacted) + len(b.Encrypted)
 		kept[i] = providers.ReasoningBlock{Text: strings.Clone(b.Text), Signature: strings.Clone(b.Signature), Redacted: strings.Clone(b.Redacted),
-			Encrypted: strings.Clone(b.Encrypted)}
+			Encrypted: strings.Clone(b.Encrypted), EncryptedBy: strings.Clone(b.EncryptedBy)}
 	}
 	c.recent.put(reasoningKey(owner, callID), kept, size, now)
 }

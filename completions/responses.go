@@ -294,7 +294,8 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		fields[len(c.Messages)] = "input"
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
-	c.fieldName = func(f string) string { return responsesField(fields, fileURLs, f) }
+	var toolSet responsesToolSet // set below; errors are named only after
+	c.fieldName = func(f string) string { return toolSet.field(responsesField(fields, fileURLs, f)) }
 	// Reasoning items only when reasoning is asked for: an effort (which also asks models to
 	// think) or a summary.
 	c.hideUnaskedReasoning = r.Reasoning == nil || r.Reasoning.Effort == "" && !present(r.Reasoning.Summary)

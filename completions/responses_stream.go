@@ -168,7 +168,7 @@ func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) er
 	}
 	i := w.thought
 	st := &w.items[i]
-	if enc := encryptedContent(d.Signature, d.Redacted, d.Encrypted); enc != "" {
+	if enc := encryptedContent(d.Signature, d.Redacted, d.Encrypted, d.EncryptedBy); enc != "" {
 		st.encrypted = enc
 	}
 	if d.Text == "" {

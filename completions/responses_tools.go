@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -40,6 +41,7 @@ type toolOrigin struct {
 type responsesToolSet struct {
 	byModelName map[string]toolOrigin
 	byOrigin    map[toolOrigin]string
+	fields      []string // the request's field of each chat tool
 }
 
 // webSearchTools are the Responses API's web search tools: the provider's own web search
@@ -56,7 +58,8 @@ var optionalHostedTools = map[string]bool{"web_search": true, "web_search_previe
 var customToolParameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"The tool's raw input text (not JSON-encoded data)."}},"required":["input"],"additionalProperties":false}`)
 
 // responsesTools turns a Responses request's tools into chat tools and the map of their
-// names.
+// names; set.fields[i] is the request's field of chat tool i ("tools[1]",
+// "tools[2].tools[0]"), for its validation errors.
 func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, error) {
 	var set responsesToolSet
 	// The model-facing names: plain functions and custom tools keep theirs; a namespace's
@@ -77,6 +80,7 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 		field := fmt.Sprintf("tools[%d]", i)
 		switch {
 		case t.Type == "function":
+			set.fields = append(set.fields, field)
 			out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description,
 				Parameters: t.Parameters, Strict: t.Strict}})
 		case t.Type == "custom":
@@ -84,6 +88,7 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 				return nil, set, invalid(field+".name", "is required")
 			}
 			set.add(t.Name, toolOrigin{name: t.Name, custom: true})
+			set.fields = append(set.fields, field)
 			out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name,
 				Description: customToolDescription(t.Description, t.Format), Parameters: customToolParameters}})
 		case t.Type == "namespace":
@@ -105,6 +110,7 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 					return nil, set, invalid(fmt.Sprintf("%s.tools[%d].name", field, j), "%q is declared twice in namespace %q", f.Name, t.Name)
 				}
 				set.add(name, toolOrigin{namespace: t.Name, name: f.Name})
+				set.fields = append(set.fields, fmt.Sprintf("%s.tools[%d]", field, j))
 				desc := f.Description
 				if t.Description != "" {
 					desc = strings.TrimSpace(t.Name + ": " + t.Description + "\n" + desc)
@@ -219,4 +225,20 @@ func (s responsesToolSet) callItem(id, callID, name, arguments, status string) R
 		item.Arguments = &arguments
 	}
 	return item
+}
+
+// field is the request's name of chat tool field f ("tools[2].function.name" of the chat
+// request): the tool's own field in the Responses API's flat shape ("tools[3].name",
+// "tools[1].tools[0].parameters"); f as it is when it names no chat tool.
+func (s responsesToolSet) field(f string) string {
+	rest, ok := strings.CutPrefix(f, "tools[")
+	end := strings.IndexByte(rest, ']')
+	if !ok || end < 0 {
+		return f
+	}
+	i, err := strconv.Atoi(rest[:end])
+	if err != nil || i < 0 || i >= len(s.fields) {
+		return f
+	}
+	return s.fields[i] + strings.TrimPrefix(rest[end+1:], ".function")
 }

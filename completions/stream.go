@@ -325,8 +325,8 @@ func (s *ResponseStream) silence() time.Duration {
 
 // reasoningBuild is a reasoning block being assembled from its fragments.
 type reasoningBuild struct {
-	text                           strings.Builder
-	signature, redacted, encrypted string
+	text                                        strings.Builder
+	signature, redacted, encrypted, encryptedBy string
 }
 
 // maxStreamReasoningBlocks bounds the reasoning blocks assembled from one stream (an
@@ -350,7 +350,7 @@ func (s *ResponseStream) thoughtChunk(d providers.ReasoningDelta) *Chunk {
 			b.redacted = d.Redacted
 		}
 		if d.Encrypted != "" {
-			b.encrypted = d.Encrypted
+			b.encrypted, b.encryptedBy = d.Encrypted, d.EncryptedBy
 		}
 	}
 	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventReasoning, Reasoning: &d}
@@ -380,7 +380,8 @@ func (s *ResponseStream) reasoningFrom(from int) []providers.ReasoningBlock {
 		if b.text.Len() == 0 && b.signature == "" && b.redacted == "" && b.encrypted == "" {
 			continue // an index the upstream skipped
 		}
-		out = append(out, providers.ReasoningBlock{Text: b.text.String(), Signature: b.signature, Redacted: b.redacted, Encrypted: b.encrypted})
+		out = append(out, providers.ReasoningBlock{Text: b.text.String(), Signature: b.signature, Redacted: b.redacted, Encrypted: b.encrypted,
+			EncryptedBy: b.encryptedBy})
 	}
 	return out
 }

@@ -388,6 +388,11 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 		}
 	}
 	if req.Search {
+		if len(req.Tools) > 0 {
+			// Gemini answers 400 "Tool use with function calling is unsupported by the model".
+			return b, &UnsupportedError{Provider: g.Name(), Field: "search",
+				Reason: "Gemini cannot combine its Google Search with function tools; send one or the other"}
+		}
 		b.Tools = append(b.Tools, geminiTool{GoogleSearch: &struct{}{}})
 	}
 	return b, nil
@@ -412,7 +417,7 @@ func functionResponse(content string) json.RawMessage {
 // Check refuses tool parameter and response schemas that Gemini's OpenAPI-subset schema
 // dialect cannot express, naming the keyword, and image URLs whose type it cannot tell.
 func (g *Gemini) Check(model string, req *Request) error {
-	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() && !hasImages(req.Messages) {
+	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() && !hasImages(req.Messages) && !req.Search {
 		return nil
 	}
 	_, err := g.body(req)

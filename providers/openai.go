@@ -18,8 +18,9 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // OpenAI speaks the OpenAI chat-completions wire format (POST {base}/chat/completions,
 // Bearer auth, SSE "data:" lines ending with "data: [DONE]"). It serves OpenAI itself, the
 // OpenAI-compatible presets and any compatible server. On OpenAI's own API it calls the
-// Responses API (POST {base}/responses) instead for the models only that API serves and for
-// reasoning asked to be shown (see ResponsesMode and responsesBody).
+// Responses API (POST {base}/responses) instead for the models only that API serves, for
+// web search, for reasoning asked to be shown and for encrypted reasoning given back (see
+// ResponsesMode and responsesBody).
 //
 // Thinking: on OpenAI's own API (see ownAPI) Request.Thinking becomes reasoning_effort for
 // its reasoning models (o1, o3, o4, gpt-5; not o1-mini, o1-preview or the -chat models)
@@ -80,8 +81,11 @@ func (o *OpenAI) Configured() bool { return o.ep.cfg.APIKey != "" || o.ep.cfg.Ke
 // BaseURL returns the endpoint root requests go to.
 func (o *OpenAI) BaseURL() string { return o.baseURL }
 
-// SupportsPrefill implements Prefiller: true when Config.Prefill names a mode.
-func (o *OpenAI) SupportsPrefill() bool { return o.ep.cfg.Prefill != PrefillNone }
+// SupportsPrefill implements Prefiller: true when Config.Prefill names a mode (and the
+// adapter does not speak the Responses API to every model, which cannot continue one).
+func (o *OpenAI) SupportsPrefill() bool {
+	return o.ep.cfg.Prefill != PrefillNone && o.ep.cfg.ResponsesAPI != ResponsesAlways
+}
 
 // SupportsSearch reports whether model has a native web search on this provider: OpenAI's
 // search-preview models through chat completions' web_search_options, and on OpenAI's own

@@ -15,8 +15,9 @@ type ResponsesMode string
 
 const (
 	// ResponsesAuto (the default) uses the Responses API on OpenAI's own API only, for the
-	// models it alone serves (codex, the -pro models, deep research: OpenAIResponsesOnly)
-	// and for reasoning models when the request asks to see their reasoning
+	// models it alone serves (codex, the -pro models, deep research: OpenAIResponsesOnly),
+	// for a request with Search to a model that searches there (not a search-preview
+	// model), and for reasoning models when the request asks to see their reasoning
 	// (Thinking.Summary) or gives back reasoning they returned encrypted
 	// (ReasoningBlock.Encrypted): chat completions return neither reasoning summaries nor
 	// the encrypted reasoning a tool loop needs back.
@@ -52,11 +53,15 @@ func OpenAIResponsesOnly(model string) bool {
 	return strings.HasSuffix(name, "-pro")
 }
 
-// openAIResponsesSearch reports whether model takes the Responses API's web_search tool:
-// GPT-4o and GPT-4o mini, GPT-4.1 and 4.1 mini, the GPT-5 family and its codex models, o3
-// and o4-mini (OpenAI's list; not the nano, audio, realtime or -chat models).
+// openAIResponsesSearch reports whether model takes the Responses API's web search:
+// GPT-4o and GPT-4o mini, GPT-4.1 and 4.1 mini, the GPT-5 family and its codex models, o3,
+// o4-mini and deep research, which always searches (OpenAI's list; not gpt-4.1-nano, nor
+// the audio, realtime or -chat models).
 func openAIResponsesSearch(model string) bool {
-	for _, no := range []string{"nano", "audio", "realtime", "-chat", "search-preview", "o3-mini", "deep-research"} {
+	if strings.Contains(model, "deep-research") {
+		return true
+	}
+	for _, no := range []string{"gpt-4.1-nano", "audio", "realtime", "-chat", "search-preview", "o3-mini"} {
 		if strings.Contains(model, no) {
 			return false
 		}
@@ -83,15 +88,15 @@ func (o *OpenAI) useResponses(req *Request) bool {
 	if OpenAIResponsesOnly(req.Model) || req.Search && o.responsesSearch(req.Model) {
 		return true
 	}
-	return openAIReasoningModel(req.Model) && (req.Thinking != nil && req.Thinking.Summary || hasEncryptedReasoning(req.Messages))
+	return openAIReasoningModel(req.Model) && (req.Thinking != nil && req.Thinking.Summary || o.hasEncryptedReasoning(req.Messages))
 }
 
-// hasEncryptedReasoning reports whether an assistant turn of msgs carries reasoning OpenAI
-// returned encrypted.
-func hasEncryptedReasoning(msgs []Message) bool {
+// hasEncryptedReasoning reports whether an assistant turn of msgs carries reasoning this
+// provider returned encrypted.
+func (o *OpenAI) hasEncryptedReasoning(msgs []Message) bool {
 	for i := range msgs {
 		for _, r := range msgs[i].Reasoning {
-			if r.Encrypted != "" {
+			if r.EncryptedFor(o.Name()) {
 				return true
 			}
 		}
@@ -191,8 +196,12 @@ type responsesReasoning struct {
 	Summary string `json:"summary,omitempty"`
 }
 
-// webSearchTool is the Responses API's hosted web search, for a request with Search.
-var webSearchTool = map[string]string{"type": "web_search"}
+// webSearchTool is the Responses API's hosted web search, for a request with Search;
+// webSearchPreviewTool the one deep research takes, which it cannot do without.
+var (
+	webSearchTool        = map[string]string{"type": "web_search"}
+	webSearchPreviewTool = map[string]string{"type": "web_search_preview"}
+)
 
 // emptyParameters is the schema of a function declared without one (the Responses API
 // requires parameters).
@@ -222,6 +231,7 @@ func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 	}
 	b.Instructions = strings.Join(instructions, "\n\n")
 	b.Input = make([]any, 0, len(msgs))
+	reasons := openAIReasoningModel(req.Model) || strings.HasPrefix(req.Model, "computer-use")
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
@@ -231,7 +241,9 @@ func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 			b.Input = append(b.Input, responsesCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Content})
 		case "assistant":
 			for _, r := range m.Reasoning {
-				if r.Encrypted == "" {
+				if !r.EncryptedFor(o.Name()) || !reasons {
+					// Another provider's (its key cannot decrypt it), or for a model that does
+					// not reason (OpenAI refuses reasoning items there).
 					continue
 				}
 				item := responsesReasoningItem{Type: "reasoning", Summary: []responsesSummary{}, EncryptedContent: r.Encrypted}
@@ -278,7 +290,11 @@ func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 			}
 		}
 	}
-	if req.Search {
+	switch {
+	case strings.Contains(req.Model, "deep-research"):
+		// Deep research needs a source to research: OpenAI refuses it without one.
+		b.Tools = append(b.Tools, webSearchPreviewTool)
+	case req.Search:
 		b.Tools = append(b.Tools, webSearchTool)
 		if b.Reasoning != nil && b.Reasoning.Effort == "minimal" {
 			b.Reasoning.Effort = "low" // GPT-5 does not search at minimal effort
@@ -344,11 +360,16 @@ func responsesParts(parts []Part) []responsesPart {
 	return out
 }
 
-// checkResponses refuses what the Responses API cannot take: stop sequences.
+// checkResponses refuses what the Responses API cannot take: stop sequences and an
+// assistant prefix to continue.
 func (o *OpenAI) checkResponses(req *Request) error {
 	if len(req.Stop) > 0 {
 		return &UnsupportedError{Provider: o.Name(), Field: "stop",
 			Reason: "model " + req.Model + " is served by OpenAI's Responses API, which has no stop sequences"}
+	}
+	if req.AssistantPrefix != "" {
+		return &UnsupportedError{Provider: o.Name(), Field: "messages",
+			Reason: "model " + req.Model + " is served by OpenAI's Responses API, which cannot continue a partial answer"}
 	}
 	return nil
 }
@@ -471,6 +492,14 @@ func (r *responsesResponse) outcome(c *call, calls bool) (string, *Error) {
 	return "stop", nil
 }
 
+// by is the provider of call c, which returned encrypted (ReasoningBlock.EncryptedBy).
+func by(c *call, encrypted string) string {
+	if encrypted == "" {
+		return ""
+	}
+	return c.ep.cfg.Name
+}
+
 // completeResponses reads a non-streamed Responses API answer.
 func completeResponses(c *call) (*Response, error) {
 	raw, err := c.readAll(maxResponseBody)
@@ -494,7 +523,7 @@ func completeResponses(c *call) (*Response, error) {
 			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "reasoning":
 			if s := it.summary(); s != "" || it.EncryptedContent != "" {
-				resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Text: s, Encrypted: it.EncryptedContent})
+				resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Text: s, Encrypted: it.EncryptedContent, EncryptedBy: by(c, it.EncryptedContent)})
 			}
 		}
 	}
@@ -633,7 +662,8 @@ func (s *responsesStream) chunk(e *responsesEvent) (out Chunk, ok bool, err erro
 			if e.Item.EncryptedContent == "" {
 				return Chunk{}, false, nil
 			}
-			return Chunk{Reasoning: &ReasoningDelta{Index: s.thought(e.OutputIndex), Encrypted: e.Item.EncryptedContent}}, true, nil
+			return Chunk{Reasoning: &ReasoningDelta{Index: s.thought(e.OutputIndex), Encrypted: e.Item.EncryptedContent,
+				EncryptedBy: by(s.c, e.Item.EncryptedContent)}}, true, nil
 		case "function_call":
 			n, known := s.calls[e.OutputIndex]
 			if !known || s.args[e.OutputIndex] > 0 || e.Item.Arguments == "" {

@@ -233,7 +233,7 @@ func TestOpenAIResponsesComplete(t *testing.T) {
 	}
 	want := &providers.Response{Text: "Let me check.", FinishReason: "tool_calls", Model: "o3-2025-04-16",
 		ToolCalls: []providers.ToolCall{{ID: "call_A", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
-		Reasoning: []providers.ReasoningBlock{{Text: "**Weather** first.\n\nThen answer.", Encrypted: "gAAAAenc1"}},
+		Reasoning: []providers.ReasoningBlock{{Text: "**Weather** first.\n\nThen answer.", Encrypted: "gAAAAenc1", EncryptedBy: "openai"}},
 		Usage:     providers.Usage{PromptTokens: 50, CompletionTokens: 120, ReasoningTokens: 64, CachedTokens: 10}}
 	if !reflect.DeepEqual(resp, want) {
 		t.Errorf("response\n%+v\nwant\n%+v", resp, want)
@@ -345,7 +345,7 @@ func TestOpenAIResponsesStream(t *testing.T) {
 		r(providers.ReasoningDelta{}), // the reasoning item added: the model reasons (Started)
 		r(providers.ReasoningDelta{Text: "**Weather** first."}),
 		r(providers.ReasoningDelta{Text: "\n\nThen answer."}),
-		r(providers.ReasoningDelta{Encrypted: "gAAAAenc1"}),
+		r(providers.ReasoningDelta{Encrypted: "gAAAAenc1", EncryptedBy: "openai"}),
 		{Text: "Let me check."},
 		call(providers.ToolCallDelta{Index: 0, ID: "call_A", Name: "get_weather"}),
 		call(providers.ToolCallDelta{Index: 0, Arguments: `{"city":`}),

@@ -107,13 +107,22 @@ func (t *Thinking) effort() string {
 // to Claude. Redacted is reasoning Anthropic returned encrypted (a redacted_thinking block's
 // data); Text is then empty. Encrypted is the reasoning of OpenAI's reasoning models as the
 // Responses API returns it (a reasoning item's encrypted_content; Text is its summary):
-// only that API takes it back, so it carries a tool loop's reasoning from one call to the
-// next. Other providers take no reasoning back: it is left out of what they are sent.
+// only that API, of the provider that returned it (EncryptedBy), takes it back, so it
+// carries a tool loop's reasoning from one call to the next. Other providers take no
+// reasoning back: it is left out of what they are sent.
 type ReasoningBlock struct {
 	Text      string `json:"text,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Redacted  string `json:"redacted,omitempty"`
 	Encrypted string `json:"encrypted,omitempty"`
+	// EncryptedBy names the provider (as registered: "openai", "azure", …) whose API
+	// returned Encrypted; "" is "openai". Another organisation's key cannot decrypt it.
+	EncryptedBy string `json:"encrypted_by,omitempty"`
+}
+
+// EncryptedFor reports whether b carries encrypted reasoning that provider returned.
+func (b ReasoningBlock) EncryptedFor(provider string) bool {
+	return b.Encrypted != "" && (b.EncryptedBy == provider || b.EncryptedBy == "" && provider == "openai")
 }
 
 // Signed reports whether Claude takes b back: it carries Claude's signature or is redacted
@@ -142,6 +151,8 @@ type ReasoningDelta struct {
 	Signature string
 	Redacted  string
 	Encrypted string
+	// EncryptedBy is the provider that returned Encrypted (ReasoningBlock.EncryptedBy).
+	EncryptedBy string
 }
 
 // Started reports whether d only says the model is reasoning: it carries no text,

@@ -132,14 +132,16 @@ func (r *Runner) evictVenvs(now time.Time) {
 		}
 	}
 	sort.Slice(venvs, func(i, j int) bool { return venvs[i].used.Before(venvs[j].used) })
-	for i := 0; len(venvs)-i > r.maxVenvs && now.Sub(venvs[i].used) >= venvIdle; i++ {
+	left := len(venvs)
+	for i := 0; i < len(venvs) && left > r.maxVenvs && now.Sub(venvs[i].used) >= venvIdle; i++ {
 		// Renamed first, so that no one finds it complete while it is being removed.
 		dir := filepath.Join(r.cacheDir, venvs[i].name)
 		gone := dir + ".evicted-" + strconv.FormatInt(now.UnixNano(), 36)
 		if err := os.Rename(dir, gone); err != nil {
 			r.log.Warn("sandbox: removing a cached virtualenv", "dir", dir, "err", err)
-			continue
+			continue // still there: it still counts
 		}
+		left--
 		if err := os.RemoveAll(gone); err != nil {
 			r.log.Warn("sandbox: removing a cached virtualenv", "dir", gone, "err", err)
 		}
