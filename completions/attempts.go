@@ -450,7 +450,7 @@ func (r *Response) markEstimated(estimated bool) {
 // local count (the upstream reported none).
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
 	if b := p.scope.Budget; b != nil {
-		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.TotalTokensCost); err != nil {
+		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.Spent()); err != nil {
 			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
 		}
 	}

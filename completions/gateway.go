@@ -355,7 +355,7 @@ func (g *Gateway) costs(model string, u providers.Usage) Costs {
 		return Costs{}
 	}
 	c := g.opts.Prices.Cost(model, u)
-	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known, SearchCost: c.SearchUSD}
 }
 
 // measured returns the usage u an upstream reported for a call of model
@@ -376,6 +376,7 @@ func (g *Gateway) usage(model string, u providers.Usage) Usage {
 		ReasoningTokens:     u.ReasoningTokens,
 		CachedTokens:        u.CachedTokens,
 		CacheCreationTokens: u.CacheCreationTokens,
+		WebSearches:         u.WebSearches,
 		Costs:               g.costs(model, u),
 	}
 }

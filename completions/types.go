@@ -174,7 +174,14 @@ type Costs struct {
 	OutputTokensCost float64 `json:"output_tokens_cost"`
 	TotalTokensCost  float64 `json:"total_tokens_cost"`
 	PriceKnown       bool    `json:"price_known"`
+	// SearchCost is the provider's fee for its own web searches (an extension; see
+	// Usage.WebSearches), apart from the tokens' total.
+	SearchCost float64 `json:"search_cost,omitempty"`
 }
+
+// Spent is what the answer cost in all: its tokens and its web searches. Budgets, the
+// usage log and the cost metric count it.
+func (c Costs) Spent() float64 { return c.TotalTokensCost + c.SearchCost }
 
 // Usage is the token usage of the answer. TotalTokens = PromptTokens + CompletionTokens.
 type Usage struct {
@@ -185,8 +192,11 @@ type Usage struct {
 	CachedTokens     int `json:"cachedTokens"`
 	// CacheCreationTokens are prompt tokens written to a provider's cache (Anthropic's
 	// cache_creation_input_tokens; part of PromptTokens, priced at the write rate).
-	CacheCreationTokens int   `json:"cacheCreationTokens,omitempty"`
-	Costs               Costs `json:"costs"`
+	CacheCreationTokens int `json:"cacheCreationTokens,omitempty"`
+	// WebSearches counts the provider's own web searches for the answer (an extension),
+	// billed per search (Costs.SearchCost).
+	WebSearches int   `json:"webSearches,omitempty"`
+	Costs       Costs `json:"costs"`
 }
 
 // Attempt reports one upstream call made for a request.

@@ -782,6 +782,9 @@ type anthropicUsage struct {
 	OutputTokens             *int `json:"output_tokens"`
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	ServerToolUse            *struct {
+		WebSearchRequests int `json:"web_search_requests"`
+	} `json:"server_tool_use"`
 }
 
 // merge copies the counts present in u (message_delta repeats them cumulatively).
@@ -798,9 +801,12 @@ func (u anthropicUsage) merge(into *anthropicTotals) {
 	if u.CacheReadInputTokens != nil {
 		into.cacheRead = *u.CacheReadInputTokens
 	}
+	if u.ServerToolUse != nil {
+		into.searches = u.ServerToolUse.WebSearchRequests
+	}
 }
 
-type anthropicTotals struct{ input, output, cacheCreation, cacheRead int }
+type anthropicTotals struct{ input, output, cacheCreation, cacheRead, searches int }
 
 // usage converts to Usage: Anthropic's input_tokens excludes cache reads and writes.
 func (t anthropicTotals) usage() Usage {
@@ -809,6 +815,7 @@ func (t anthropicTotals) usage() Usage {
 		CompletionTokens:    t.output,
 		CachedTokens:        t.cacheRead,
 		CacheCreationTokens: t.cacheCreation,
+		WebSearches:         t.searches,
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 
 // TestAnthropicWebSearchParagraphs: the text Claude writes after its own web search starts
 // a paragraph of its own instead of running on from the text before (its cited pieces
-// still join as written), whole and streamed.
+// still join as written), whole and streamed; the searches it made are counted (billed
+// apart from tokens).
 func TestAnthropicWebSearchParagraphs(t *testing.T) {
 	const want = "I'll search for that.\n\nSwallows fly at 11 m/s, says the source."
 	whole := `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[` +
@@ -25,8 +26,8 @@ func TestAnthropicWebSearchParagraphs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text != want {
-		t.Errorf("text %q, want %q", resp.Text, want)
+	if resp.Text != want || resp.Usage.WebSearches != 1 {
+		t.Errorf("text %q (want %q), web searches %d (want 1)", resp.Text, want, resp.Usage.WebSearches)
 	}
 
 	events := []string{
@@ -46,7 +47,7 @@ func TestAnthropicWebSearchParagraphs(t *testing.T) {
 		`{"type":"content_block_start","index":4,"content_block":{"type":"text","text":""}}`,
 		`{"type":"content_block_delta","index":4,"delta":{"type":"text_delta","text":", says the source."}}`,
 		`{"type":"content_block_stop","index":4}`,
-		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":20}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":20,"server_tool_use":{"web_search_requests":1}}}`,
 		`{"type":"message_stop"}`,
 	}
 	var sse strings.Builder
@@ -59,10 +60,14 @@ func TestAnthropicWebSearchParagraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text strings.Builder
+	searches := 0
 	for _, c := range collect(t, s) {
 		text.WriteString(c.Text)
+		if c.Usage != nil {
+			searches = c.Usage.WebSearches
+		}
 	}
-	if text.String() != want {
-		t.Errorf("streamed text %q, want %q", text.String(), want)
+	if text.String() != want || searches != 1 {
+		t.Errorf("streamed text %q (want %q), web searches %d (want 1)", text.String(), want, searches)
 	}
 }

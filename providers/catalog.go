@@ -45,6 +45,10 @@ type Price struct {
 	SupportsFunctionCalling bool
 	SupportsWebSearch       bool
 	SupportsReasoning       bool
+	// SearchPerQuery is the fee of one search of the provider's own web search (LiteLLM's
+	// search_context_cost_per_query at medium context; for OpenAI's models, which the
+	// catalogue gives none, the price of its Responses API web_search call), in USD.
+	SearchPerQuery float64
 }
 
 // Cost is the price of one call's usage in USD.
@@ -54,6 +58,9 @@ type Cost struct {
 	TotalUSD  float64 `json:"total_tokens_cost"`
 	// Known is false when the model has no catalogue price; the amounts are then 0.
 	Known bool `json:"price_known"`
+	// SearchUSD is the fee of the provider's own web searches (Usage.WebSearches), apart
+	// from TotalUSD, which is the tokens' cost.
+	SearchUSD float64 `json:"search_cost,omitempty"`
 }
 
 // Catalog prices models. It is immutable once built and safe for concurrent use.
@@ -108,6 +115,11 @@ type catalogEntry struct {
 	FunctionCalling   bool      `json:"supports_function_calling"`
 	WebSearch         bool      `json:"supports_web_search"`
 	SupportsReasoning bool      `json:"supports_reasoning"`
+	SearchCost        *struct {
+		Low    flexFloat `json:"search_context_size_low"`
+		Medium flexFloat `json:"search_context_size_medium"`
+		High   flexFloat `json:"search_context_size_high"`
+	} `json:"search_context_cost_per_query"`
 }
 
 func (e catalogEntry) price(key string) Price {
@@ -127,7 +139,32 @@ func (e catalogEntry) price(key string) Price {
 	if e.Reasoning.ok {
 		p.ReasoningPerToken = e.Reasoning.v
 	}
+	if sc := e.SearchCost; sc != nil {
+		for _, f := range []flexFloat{sc.Medium, sc.Low, sc.High} {
+			if f.ok {
+				p.SearchPerQuery = f.v
+				break
+			}
+		}
+	}
+	if p.SearchPerQuery == 0 && e.Provider == "openai" {
+		p.SearchPerQuery = openAISearchCall(key)
+	}
 	return p
+}
+
+// openAISearchCall is the price of one web_search call of OpenAI's Responses API for model
+// (OpenAI's pricing page, 2025: $10 per 1,000 calls for its reasoning models and GPT-5,
+// $25 per 1,000 for GPT-4o and GPT-4.1, whose search content tokens are free); 0 for
+// models that do not search there.
+func openAISearchCall(model string) float64 {
+	switch {
+	case !openAIResponsesSearch(model):
+		return 0
+	case strings.HasPrefix(model, "gpt-4o"), strings.HasPrefix(model, "gpt-4.1"):
+		return 0.025
+	}
+	return 0.010
 }
 
 // ParseCatalog parses a catalogue in LiteLLM's model_prices_and_context_window.json format,
@@ -314,7 +351,7 @@ func (p Price) Cost(u Usage) Cost {
 	in := float64(uncached)*p.InputPerToken + float64(u.CachedTokens)*p.CacheReadPerToken +
 		float64(u.CacheCreationTokens)*p.CacheCreationPerToken
 	out := float64(plainOut)*p.OutputPerToken + float64(u.ReasoningTokens)*p.ReasoningPerToken
-	return Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true}
+	return Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true, SearchUSD: float64(u.WebSearches) * p.SearchPerQuery}
 }
 
 // SupportsFunctionCalling reports whether the catalogue says model takes tools.

@@ -511,6 +511,7 @@ func completeResponses(c *call) (*Response, error) {
 		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	resp := &Response{Model: r.Model}
+	searches := 0 // web_search_call items: OpenAI bills each
 	for i := range r.Output {
 		it := &r.Output[i]
 		switch it.Type {
@@ -525,6 +526,8 @@ func completeResponses(c *call) (*Response, error) {
 			if s := it.summary(); s != "" || it.EncryptedContent != "" {
 				resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Text: s, Encrypted: it.EncryptedContent, EncryptedBy: by(c, it.EncryptedContent)})
 			}
+		case "web_search_call":
+			searches++
 		}
 	}
 	finish, failure := r.outcome(c, len(resp.ToolCalls) > 0)
@@ -535,6 +538,7 @@ func completeResponses(c *call) (*Response, error) {
 	if r.Usage != nil {
 		resp.Usage = r.Usage.usage()
 	}
+	resp.Usage.WebSearches = searches
 	return resp, nil
 }
 
@@ -565,6 +569,7 @@ type responsesStream struct {
 	// summary part of each block that had text (a new part starts a paragraph).
 	thoughts  map[int]int
 	summaries map[int]int
+	searches  int // web_search_call items done, in the final usage
 }
 
 func newResponsesStream(c *call) *responsesStream {
@@ -658,6 +663,9 @@ func (s *responsesStream) chunk(e *responsesEvent) (out Chunk, ok bool, err erro
 		return Chunk{ToolCalls: []ToolCallDelta{{Index: n, Arguments: e.Delta}}}, true, nil
 	case "response.output_item.done":
 		switch e.Item.Type {
+		case "web_search_call":
+			s.searches++
+			return Chunk{}, false, nil
 		case "reasoning":
 			if e.Item.EncryptedContent == "" {
 				return Chunk{}, false, nil
@@ -679,8 +687,12 @@ func (s *responsesStream) chunk(e *responsesEvent) (out Chunk, ok bool, err erro
 		}
 		s.done = true
 		out := Chunk{FinishReason: finish}
-		if e.Response.Usage != nil {
-			u := e.Response.Usage.usage()
+		if e.Response.Usage != nil || s.searches > 0 {
+			var u Usage
+			if e.Response.Usage != nil {
+				u = e.Response.Usage.usage()
+			}
+			u.WebSearches = s.searches
 			out.Usage = &u
 		}
 		return out, true, nil

@@ -533,3 +533,42 @@ func TestOpenAIReasoningModelStreamsSayTheyReason(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIResponsesSearchCalls: the web_search_call items of an answer (OpenAI bills each)
+// are counted in its usage, whole and streamed, and priced from the catalogue: Claude's and
+// Gemini's per-query fees as LiteLLM lists them, OpenAI's web_search call at its list price.
+func TestOpenAIResponsesSearchCalls(t *testing.T) {
+	const answer = `{"status":"completed","model":"gpt-5","output":[{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}},` +
+		`{"type":"web_search_call","id":"ws_2","status":"completed"},{"type":"message","content":[{"type":"output_text","text":"Found.","annotations":[]}]}],` +
+		`"usage":{"input_tokens":10,"output_tokens":5}}`
+	f := newFakeOpenAIAPI(t, answer)
+	p := f.provider(t, "openai", "")
+	req := thinkingUser("gpt-5", nil)
+	req.Search = true
+	resp, err := p.Complete(context.Background(), req)
+	if err != nil || resp.Usage.WebSearches != 2 || resp.Text != "Found." {
+		t.Fatalf("%+v %v", resp, err)
+	}
+	f.responses = "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"web_search_call\",\"id\":\"ws_1\",\"status\":\"completed\"}}\n\n" +
+		"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":1,\"delta\":\"Found.\"}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":10,\"output_tokens\":5}}}\n\n"
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, s)
+	if last := got[len(got)-1]; last.Usage == nil || last.Usage.WebSearches != 1 {
+		t.Errorf("streamed usage %s", jsonOf(last))
+	}
+
+	c := providers.DefaultCatalog()
+	for model, want := range map[string]float64{"openai/gpt-5": 0.01, "openai/o3": 0.01, "openai/gpt-4o": 0.025, "openai/gpt-3.5-turbo": 0,
+		"anthropic/claude-sonnet-4-5": 0.01, "gemini/gemini-2.5-flash": 0.035} {
+		if p, ok := c.Lookup(model); !ok || p.SearchPerQuery != want {
+			t.Errorf("%s: search fee %v (%v), want %v", model, p.SearchPerQuery, ok, want)
+		}
+	}
+	if cost := c.Cost("openai/gpt-5", providers.Usage{PromptTokens: 10, WebSearches: 3}); cost.SearchUSD != 0.03 || cost.TotalUSD >= 0.001 {
+		t.Errorf("cost %+v", cost)
+	}
+}

@@ -128,6 +128,10 @@ type Usage struct {
 	ReasoningTokens     int `json:"reasoning_tokens"`
 	CachedTokens        int `json:"cached_tokens"`         // prompt tokens read from cache
 	CacheCreationTokens int `json:"cache_creation_tokens"` // prompt tokens written to cache
+	// WebSearches counts the searches the provider's own web search made for the answer,
+	// which it bills apart from tokens (Claude's web_search requests, OpenAI's web_search
+	// calls).
+	WebSearches int `json:"web_searches,omitempty"`
 }
 
 // Response is a complete, non-streamed answer. With structured output Text is the JSON

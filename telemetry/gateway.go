@@ -42,7 +42,7 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 		m.tokens.WithLabelValues("chat", provider, model, "input").Observe(float64(r.Usage.PromptTokens))
 		m.tokens.WithLabelValues("chat", provider, model, "output").Observe(float64(r.Usage.CompletionTokens))
 	}
-	if c := r.Usage.Costs.TotalTokensCost; c > 0 {
+	if c := r.Usage.Costs.Spent(); c > 0 {
 		m.cost.WithLabelValues(cost...).Add(c)
 	}
 	prev := ""

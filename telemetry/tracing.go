@@ -145,7 +145,7 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 	if r.Outcome == completions.RequestOK {
 		span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", r.Usage.PromptTokens),
 			attribute.Int("gen_ai.usage.output_tokens", r.Usage.CompletionTokens),
-			attribute.Float64("switchyard.cost_usd", r.Usage.Costs.TotalTokensCost))
+			attribute.Float64("switchyard.cost_usd", r.Usage.Costs.Spent()))
 		if r.TTFT > 0 {
 			span.SetAttributes(attribute.Float64("gen_ai.server.time_to_first_token", r.TTFT.Seconds()))
 		}

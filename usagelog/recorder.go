@@ -176,7 +176,7 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 		Model: rec.Model, Answered: rec.Outcome == completions.RequestOK && rec.Model != "",
 		Attempts:     rec.Attempts,
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
-		CostUSD: rec.Usage.Costs.TotalTokensCost, PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
+		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
 		ConversationID: rec.ConversationID}
 	if req.Attempts == nil {

@@ -23,6 +23,7 @@ var keep = []string{
 	"cache_read_input_token_cost", "cache_creation_input_token_cost", "output_cost_per_reasoning_token",
 	"max_input_tokens", "max_output_tokens",
 	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching",
+	"search_context_cost_per_query",
 }
 
 func main() {
