@@ -71,3 +71,28 @@ func TestAnthropicWebSearchParagraphs(t *testing.T) {
 		t.Errorf("streamed text %q (want %q), web searches %d (want 1)", text.String(), want, searches)
 	}
 }
+
+// TestGeminiGroundedSearchesCounted: an answer Gemini grounded on Google Search counts its
+// billed searches — one per grounded answer on Gemini 2.x, one per query on Gemini 3 —
+// whole and streamed.
+func TestGeminiGroundedSearchesCounted(t *testing.T) {
+	const grounded = `{"candidates":[{"content":{"parts":[{"text":"Swallows fly at 11 m/s."}],"role":"model"},"finishReason":"STOP",` +
+		`"groundingMetadata":{"webSearchQueries":["swallow airspeed","unladen swallow"]}}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7}}`
+	for model, want := range map[string]int{"gemini-2.5-flash": 1, "gemini-3-pro-preview": 2} {
+		up := newFakeUpstream(t, "application/json", grounded)
+		req := &providers.Request{Model: model, Search: true, Messages: []providers.Message{{Role: "user", Content: "Swallow speed?"}}}
+		resp, err := up.provider(t, providers.FormatGemini).Complete(context.Background(), req)
+		if err != nil || resp.Usage.WebSearches != want {
+			t.Errorf("%s: %+v %v, want %d web searches", model, resp, err, want)
+		}
+		up = newFakeUpstream(t, "text/event-stream", "data: "+grounded+"\n\n")
+		s, err := up.provider(t, providers.FormatGemini).Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := collect(t, s)
+		if last := got[len(got)-1]; last.Usage == nil || last.Usage.WebSearches != want {
+			t.Errorf("%s streamed: %s, want %d web searches", model, jsonOf(last), want)
+		}
+	}
+}

@@ -574,6 +574,10 @@ type geminiResponse struct {
 	Candidates []struct {
 		Content      *geminiContent `json:"content"`
 		FinishReason string         `json:"finishReason"`
+		// GroundingMetadata says what Google Search the answer was grounded on.
+		GroundingMetadata *struct {
+			WebSearchQueries []string `json:"webSearchQueries"`
+		} `json:"groundingMetadata"`
 	} `json:"candidates"`
 	PromptFeedback *struct {
 		BlockReason string `json:"blockReason"`
@@ -581,6 +585,26 @@ type geminiResponse struct {
 	UsageMetadata *geminiUsage `json:"usageMetadata"`
 	ModelVersion  string       `json:"modelVersion"`
 	ResponseID    string       `json:"responseId"`
+}
+
+// searchQueries is how many Google Search queries the response (or chunk) was grounded on.
+func (r *geminiResponse) searchQueries() int {
+	n := 0
+	for _, c := range r.Candidates {
+		if c.GroundingMetadata != nil {
+			n += len(c.GroundingMetadata.WebSearchQueries)
+		}
+	}
+	return n
+}
+
+// geminiSearches is the billed searches of an answer of model grounded on queries Google
+// Search queries: Gemini 3 bills each query, earlier models each grounded answer.
+func geminiSearches(model string, queries int) int {
+	if queries == 0 || strings.HasPrefix(strings.TrimPrefix(model, "models/"), "gemini-3") {
+		return queries
+	}
+	return 1
 }
 
 // blocked reports a content-filter outcome of a response or chunk.
@@ -718,6 +742,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if r.UsageMetadata != nil {
 		resp.Usage = r.UsageMetadata.usage()
 	}
+	resp.Usage.WebSearches = geminiSearches(req.Model, r.searchQueries())
 	return resp, nil
 }
 
@@ -728,12 +753,14 @@ func (g *Gemini) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &geminiStream{streamState: newStreamState(c), nonce: callNonce()}, nil
+	return &geminiStream{streamState: newStreamState(c), nonce: callNonce(), model: req.Model}, nil
 }
 
 type geminiStream struct {
 	streamState
 	nonce     string // salts call ids when chunks carry no responseId
+	model     string
+	queries   int // Google Search queries the answer was grounded on (the most a chunk gave)
 	usage     *geminiUsage
 	finish    string
 	ncalls    int  // function calls relayed so far
@@ -798,8 +825,12 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			if s.ncalls > 0 && out.FinishReason == "stop" {
 				out.FinishReason = "tool_calls" // Gemini says STOP
 			}
-			if s.usage != nil {
-				u := s.usage.usage()
+			if s.usage != nil || s.queries > 0 {
+				var u Usage
+				if s.usage != nil {
+					u = s.usage.usage()
+				}
+				u.WebSearches = geminiSearches(s.model, s.queries)
 				out.Usage = &u
 			}
 			return out, nil
@@ -827,6 +858,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		if r.UsageMetadata != nil {
 			s.usage = r.UsageMetadata
 		}
+		s.queries = max(s.queries, r.searchQueries())
 		if msg, ok := r.blocked(); ok {
 			var billed *Usage
 			if s.usage != nil {
