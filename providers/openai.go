@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // DefaultOpenAIBaseURL is the OpenAI API root used when Config.BaseURL is empty.
@@ -50,6 +51,9 @@ type OpenAI struct {
 	// searchModels reports whether a model accepts web_search_options (OpenAI's
 	// *-search-preview models); nil means no model does.
 	searchModels func(model string) bool
+	// noSummaries: OpenAI refused this organisation a reasoning summary (it gives them to
+	// verified organisations only); none is asked any more (see startResponses).
+	noSummaries atomic.Bool
 }
 
 // NewOpenAI returns an OpenAI-format adapter.

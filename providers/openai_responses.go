@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -218,9 +219,9 @@ const minResponsesOutputTokens = 16
 // function_call_output. Reasoning models get the sampling settings chat completions give
 // them (none but their defaults). The API has no stop sequences (Check refuses them), nor
 // seed, penalties or logit_bias, which are left out. Reasoning models are asked for their
-// encrypted reasoning (store is off), and for a summary of it when the request asks to see
-// it (Thinking.Summary).
-func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
+// encrypted reasoning (store is off), and for a summary of it when summary is set (the
+// request asks to see it, Thinking.Summary, and OpenAI gives this organisation summaries).
+func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, error) {
 	b := responsesRequest{Model: req.Model, Temperature: req.Temperature, TopP: req.TopP, Stream: stream,
 		User: req.User, SafetyIdentifier: req.SafetyIdentifier, PromptCacheKey: req.PromptCacheKey, ServiceTier: req.ServiceTier}
 	msgs := req.Messages
@@ -285,7 +286,7 @@ func (o *OpenAI) responsesBody(req *Request, stream bool) ([]byte, error) {
 		}
 		if effort != "" || req.Thinking != nil {
 			b.Reasoning = &responsesReasoning{Effort: effort}
-			if req.Thinking != nil && req.Thinking.Summary {
+			if summary {
 				b.Reasoning.Summary = "auto"
 			}
 		}
@@ -375,15 +376,42 @@ func (o *OpenAI) checkResponses(req *Request) error {
 }
 
 // startResponses sends req to the Responses API.
+//
+// OpenAI gives reasoning summaries to verified organisations only, and refuses the request
+// of any other that asks for one: then the call is made again at once without it, and the
+// adapter asks no more summaries (the reasoning still goes on, encrypted, across a tool
+// loop; it is just not shown).
 func (o *OpenAI) startResponses(ctx context.Context, req *Request, h http.Header, stream bool) (*call, error) {
 	if err := o.checkResponses(req); err != nil {
 		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: err.Error(), Err: err}
 	}
-	payload, err := o.responsesBody(req, stream)
-	if err != nil {
-		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
+	summary := req.Thinking != nil && req.Thinking.Summary && !o.noSummaries.Load()
+	for {
+		payload, err := o.responsesBody(req, stream, summary)
+		if err != nil {
+			return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
+		}
+		c, err := o.ep.send(ctx, req.Model, o.baseURL+"/responses", h, payload, parseOpenAIError)
+		if summary && summariesRefused(err) {
+			o.noSummaries.Store(true)
+			o.ep.log.Warn("providers: OpenAI refuses reasoning summaries to this organisation (not verified); asking for none",
+				"provider", o.ep.cfg.Name, "model", req.Model)
+			summary = false
+			continue
+		}
+		return c, err
 	}
-	return o.ep.send(ctx, req.Model, o.baseURL+"/responses", h, payload, parseOpenAIError)
+}
+
+// summariesRefused reports whether err is OpenAI refusing a reasoning summary to an
+// organisation that is not verified.
+func summariesRefused(err error) bool {
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Kind != KindBadRequest {
+		return false
+	}
+	m := strings.ToLower(pe.Message)
+	return strings.Contains(m, "verified") && strings.Contains(m, "summar")
 }
 
 // responsesUsage is the Responses API's usage object.

@@ -572,3 +572,39 @@ func TestOpenAIResponsesSearchCalls(t *testing.T) {
 		t.Errorf("cost %+v", cost)
 	}
 }
+
+// TestOpenAIResponsesUnverifiedOrganisation: OpenAI refuses reasoning summaries to an
+// organisation that is not verified; the call is made again at once without the summary
+// (the answer and its encrypted reasoning still come), and no summary is asked afterwards.
+func TestOpenAIResponsesUnverifiedOrganisation(t *testing.T) {
+	var mu sync.Mutex
+	var summaries []any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		reasoning, _ := body["reasoning"].(map[string]any)
+		mu.Lock()
+		summaries = append(summaries, reasoning["summary"])
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if reasoning["summary"] != nil {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":{"message":"Your organization must be verified to generate reasoning summaries. Please go to: https://platform.openai.com/settings/organization/general and click on Verify Organization.","type":"invalid_request_error","param":"reasoning.summary","code":"unsupported_value"}}`)
+			return
+		}
+		io.WriteString(w, responsesAnswer)
+	}))
+	t.Cleanup(srv.Close)
+	p := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: srv.URL + "/v1", APIKey: testKey, HTTPClient: srv.Client()})
+	for i := range 2 {
+		resp, err := p.Complete(context.Background(), thinkingUser("o3", &providers.Thinking{Effort: "low", Summary: true}))
+		if err != nil || resp.Text != "Let me check." || len(resp.Reasoning) != 1 || resp.Reasoning[0].Encrypted == "" {
+			t.Fatalf("request %d: %+v %v", i, resp, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(summaries) != 3 || summaries[0] != "auto" || summaries[1] != nil || summaries[2] != nil {
+		t.Errorf("summaries asked, call by call: %v; want auto once, then none", summaries)
+	}
+}
