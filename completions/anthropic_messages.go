@@ -295,13 +295,26 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 		c.Messages = append(c.Messages, msg)
 	}
+	searchTool, searchField := "", "" // the web_search server tool's name and field
 	for i, t := range r.Tools {
+		if strings.HasPrefix(t.Type, "web_search_") {
+			// Anthropic's web search (Claude Code's WebSearch asks for it): the model's
+			// provider's own search, which the model must have.
+			c.search, searchTool, searchField = true, t.Name, fmt.Sprintf("tools[%d]", i)
+			continue
+		}
 		if t.Type != "" && t.Type != "custom" {
-			return nil, invalid(fmt.Sprintf("tools[%d].type", i), "only client tools (name and input_schema) are supported, got the server tool %q", t.Type)
+			return nil, invalid(fmt.Sprintf("tools[%d].type", i), "only client tools (name and input_schema) and web_search are supported, got the server tool %q", t.Type)
 		}
 		c.Tools = append(c.Tools, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
 	}
-	if tc := r.ToolChoice; tc != nil {
+	toolChoice := r.ToolChoice
+	if tc := toolChoice; tc != nil && c.search && (len(c.Tools) == 0 || tc.Type == "tool" && tc.Name == searchTool) {
+		// A choice of the web search itself (Claude Code forces it): searching is what the
+		// request asks already.
+		toolChoice = nil
+	}
+	if tc := toolChoice; tc != nil {
 		switch tc.Type {
 		case "auto":
 			c.ToolChoice = &OpenAIToolChoice{Mode: providers.ToolChoiceAuto}
@@ -357,7 +370,12 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c.fitMaxTokens = true
 	c.promptCache = r.cacheMarked()
-	c.fieldName = func(f string) string { return anthropicField(fields, partFields, f) }
+	c.fieldName = func(f string) string {
+		if f == "search" && searchField != "" {
+			return searchField // the model cannot search: the web_search tool is the field
+		}
+		return anthropicField(fields, partFields, f)
+	}
 	return c, nil
 }
 

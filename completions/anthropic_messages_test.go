@@ -99,7 +99,7 @@ func TestAnthropicMessagesRefusals(t *testing.T) {
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image"}]}]}`, "messages[0].content[0].source", "is required"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"f"}}]}]}`, "messages[0].content[0].source.type", "base64 or url"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"search_result"}]}]}`, "messages[0].content[0].type", "must be text"},
-		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, "tools[0].type", "server tool"},
+		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"code_execution_20250522","name":"code_execution"}]}`, "tools[0].type", "server tool"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"tool"}}`, "tool_choice.name", "is required"},
 		{`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tool_choice":{"type":"some"}}`, "tool_choice.type", "auto, any, tool or none"},
 	} {
@@ -115,6 +115,8 @@ func TestAnthropicMessagesRefusals(t *testing.T) {
 		`{"model":"a/m","max_tokens":5,"system":"Be brief.","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"  "}]}`: "messages[2].content",
 		`{"model":"a/m","max_tokens":5,"stop_sequences":["a","b","c","d","e"],"messages":[{"role":"user","content":"x"}]}`:                                                 "stop_sequences",
 		`{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`:                                                                                       "model",
+		// a/m has no web search: the web_search tool that asks for it is the field.
+		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":8}]}`: "tools[0]",
 	} {
 		_, c, err := messagesRequest(t, body)
 		if err != nil {

@@ -97,6 +97,9 @@ type OpenAIChatRequest struct {
 	// searchIfAvailable: the Responses surface's web_search tool (see
 	// Request.searchIfAvailable).
 	searchIfAvailable bool
+	// search: the Messages surface's web_search server tool (Request.Search: the model
+	// must search, as Claude Code's WebSearch asks).
+	search bool
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -349,6 +352,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		// translated to this one (Messages, Responses).
 		unaskedReasoning:  !r.hideUnaskedReasoning,
 		searchIfAvailable: r.searchIfAvailable,
+		Search:            r.search,
 		TopP:              r.TopP,
 		Stop:              r.Stop,
 		OpenAIOptions:     r.OpenAIOptions,

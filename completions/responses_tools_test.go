@@ -244,3 +244,22 @@ func TestResponsesWebSearchWhereAvailable(t *testing.T) {
 		t.Errorf("gpt-4.1-nano: chat calls %v", f.chats)
 	}
 }
+
+// TestMessagesWebSearchTool: Claude Code's WebSearch sub-request (the web_search server
+// tool, forced by tool_choice) asks the model's provider to search: Claude gets its
+// web_search tool (and no tool_choice naming a function that is not there), and the answer
+// is its text.
+func TestMessagesWebSearchTool(t *testing.T) {
+	g, _, an := openAIGateway(t)
+	out := messagesVia(t, g, `{"model":"anthropic/claude-sonnet-4-5","max_tokens":32000,"thinking":{"type":"disabled"},"temperature":1,
+		"system":[{"type":"text","text":"You are an assistant for performing a web search tool use"}],
+		"messages":[{"role":"user","content":[{"type":"text","text":"Perform a web search for the query: airspeed of an unladen swallow"}]}],
+		"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":8}],"tool_choice":{"type":"tool","name":"web_search"}}`)
+	sent := an.last()
+	if tools := jsonOf(sent["tools"]); !strings.Contains(tools, `"type":"web_search_20250305"`) || sent["tool_choice"] != nil {
+		t.Errorf("Claude got tools %s, tool_choice %v", tools, sent["tool_choice"])
+	}
+	if content := jsonOf(out["content"]); !strings.Contains(content, `"type":"text"`) {
+		t.Errorf("answer %s", content)
+	}
+}
