@@ -170,8 +170,9 @@ func (ResponsesContent) JSONSchema() *jsonschema.Schema {
 
 // ResponsesTool is a tool in the Responses API's flat shape: a function, a custom
 // (freeform) tool, or a namespace of functions (see responsesTools for how each reaches
-// the model). web_search and tool_search are accepted and left out; other built-in tools
-// (file_search, code_interpreter, …) are refused.
+// the model). web_search gives the model its provider's own search where it has one, and
+// tool_search is left out; other built-in tools (file_search, code_interpreter, …) are
+// refused.
 type ResponsesTool struct {
 	Type        string          `json:"type" jsonschema:"required"`
 	Name        string          `json:"name,omitempty"`

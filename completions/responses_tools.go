@@ -121,7 +121,7 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 		case optionalHostedTools[t.Type]:
 			continue
 		default:
-			return nil, set, invalid(field+".type", `only function, custom and namespace tools are supported, got %q (built-in tools other than web_search and tool_search are not; those two are left out)`, t.Type)
+			return nil, set, invalid(field+".type", `only function, custom and namespace tools and web_search are supported, got %q (tool_search is accepted and left out; other built-in tools are not supported)`, t.Type)
 		}
 	}
 	return out, set, nil
