@@ -308,6 +308,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 		c.Tools = append(c.Tools, OpenAITool{Type: "function", Function: OpenAIFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
 	}
+	c.showSources = true // web_search_tool_result blocks, as Claude's web search answers
 	toolChoice := r.ToolChoice
 	if tc := toolChoice; tc != nil && c.search && (len(c.Tools) == 0 || tc.Type == "tool" && tc.Name == searchTool) {
 		// A choice of the web search itself (Claude Code forces it): searching is what the
@@ -577,6 +578,32 @@ type AnthropicResponseBlock struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
+	// ToolUseID and Content are a web_search_tool_result's: the server_tool_use it answers
+	// and its web_search_result items.
+	ToolUseID string                     `json:"tool_use_id,omitempty"`
+	Content   []AnthropicWebSearchResult `json:"content,omitempty"`
+}
+
+// AnthropicWebSearchResult is a page of a web_search_tool_result block.
+type AnthropicWebSearchResult struct {
+	Type  string `json:"type"` // "web_search_result"
+	URL   string `json:"url"`
+	Title string `json:"title"`
+}
+
+// anthropicSearchBlocks are the blocks that show web pages the provider's search found,
+// as Claude's web search shows them: a server_tool_use of web_search and its
+// web_search_tool_result (Claude Code lists their pages as the search's links). id tells
+// the pair apart from others of the answer.
+func anthropicSearchBlocks(id string, sources []providers.Source) [2]AnthropicResponseBlock {
+	results := make([]AnthropicWebSearchResult, len(sources))
+	for i, s := range sources {
+		results[i] = AnthropicWebSearchResult{Type: "web_search_result", URL: s.URL, Title: s.Title}
+	}
+	return [2]AnthropicResponseBlock{
+		{Type: "server_tool_use", ID: id, Name: "web_search", Input: json.RawMessage("{}")},
+		{Type: "web_search_tool_result", ToolUseID: id, Content: results},
+	}
 }
 
 // AnthropicUsage is the Messages API's usage: input tokens not read from a cache, cache
@@ -598,6 +625,10 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 			Attempts: resp.Attempts, Continued: resp.Continued}}
 	for _, r := range resp.Reasoning {
 		out.Content = append(out.Content, anthropicThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted, r.EncryptedBy), r.Redacted))
+	}
+	if len(resp.Sources) > 0 {
+		blocks := anthropicSearchBlocks("srvtoolu_"+resp.ResponseMessageID, resp.Sources)
+		out.Content = append(out.Content, blocks[:]...)
 	}
 	if text := resp.Text(); text != "" || resp.Refusal != "" {
 		if text == "" {

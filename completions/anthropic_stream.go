@@ -3,6 +3,7 @@ package completions
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -158,6 +159,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 	thought := -1   // index of the open thinking block
 	thoughtOf := -1 // the reasoning block (ReasoningDelta.Index) it holds
 	wroteText := false
+	searches := 0 // web searches shown so far (their blocks' ids)
 	// closeBlock ends the open block at *open, if any.
 	closeBlock := func(open *int) error {
 		if *open < 0 {
@@ -190,6 +192,29 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			_ = sse.Buffer("error", anthropicEvent{Type: "error", Error: &AnthropicErrorObject{Type: typ, Message: err.Error()}})
 			_ = sse.Flush()
 			return err
+		}
+		if c.Type == EventSources {
+			// The pages the search found, between the text before it and the text after.
+			if err := closeBlock(&text); err != nil {
+				return err
+			}
+			if err := closeBlock(&thought); err != nil {
+				return err
+			}
+			searches++
+			for _, b := range anthropicSearchBlocks(fmt.Sprintf("srvtoolu_%s_%d", st.ResponseMessageID(), searches), c.Search.Sources) {
+				if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(next), ContentBlock: &b}); err != nil {
+					return err
+				}
+				if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(next)}); err != nil {
+					return err
+				}
+				next++
+			}
+			if err := sse.Flush(); err != nil {
+				return err
+			}
+			continue
 		}
 		if c.Type == EventReasoning {
 			// Thinking comes in blocks of its own, before the text it leads to (and between

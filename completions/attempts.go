@@ -508,7 +508,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	sent.Model = used.model
 	u, estimated := measured(used.name, out.Usage, &sent, out)
 	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
-	resp.ToolCalls, resp.Refusal, resp.StopSequence = out.ToolCalls, out.Refusal, out.StopSequence
+	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}

@@ -60,10 +60,10 @@ func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target
 	r.Model = t.model
 	r.MaxTokens = g.maxTokensFor(req, r.MaxTokens, t)
 	if req.searchIfAvailable && !r.Search && providers.SupportsSearch(t.p, t.model) {
-		r.Search = true
-		if providers.Check(t.p, t.model, &r) != nil {
-			r.Search = false
-		}
+		// A copy, so that only requests offering search pay for the one Check takes.
+		searching := r
+		searching.Search = true
+		r.Search = providers.Check(t.p, t.model, &searching) == nil
 	}
 	return r
 }

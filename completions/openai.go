@@ -100,6 +100,8 @@ type OpenAIChatRequest struct {
 	// search: the Messages surface's web_search server tool (Request.Search: the model
 	// must search, as Claude Code's WebSearch asks).
 	search bool
+	// showSources: the Messages surface (Request.showSources).
+	showSources bool
 }
 
 // OpenAIStreamOptions is the OpenAI stream_options object.
@@ -353,6 +355,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		unaskedReasoning:  !r.hideUnaskedReasoning,
 		searchIfAvailable: r.searchIfAvailable,
 		Search:            r.search,
+		showSources:       r.showSources,
 		TopP:              r.TopP,
 		Stop:              r.Stop,
 		OpenAIOptions:     r.OpenAIOptions,

@@ -33,8 +33,11 @@ const (
 	// EventReasoning is a fragment of the model's reasoning (ResponseStream only; the
 	// native stream never sends it).
 	EventReasoning = "reasoning"
-	EventFinal     = "final"
-	EventError     = "error"
+	// EventSources carries web pages the provider's own search found (ResponseStream only,
+	// for requests that show them: the Messages surface).
+	EventSources = "sources"
+	EventFinal   = "final"
+	EventError   = "error"
 )
 
 // SSEWriter writes server-sent events and flushes after each one.
@@ -175,7 +178,7 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			_ = sse.Event(EventError, ev)
 			return err
 		}
-		if c.Type == EventToolCall || c.Type == EventReasoning {
+		if c.Type == EventToolCall || c.Type == EventReasoning || c.Type == EventSources {
 			continue // the native API has no tools and shows no reasoning
 		}
 		if tpl != nil && st.t.name != tplModel {

@@ -48,20 +48,24 @@ type ResponseStream struct {
 	// thinking: the last fragment read was reasoning, no text or call yet after it: the
 	// model may be silent for as long as reasoning allows (silence).
 	thinking bool
-	thoughts []reasoningBuild // the reasoning so far, by block index
-	ended    bool             // upstream reached its end marker
-	text     strings.Builder
-	deltas   []providers.ToolCallDelta // tool-call fragments read but not yet returned
-	next     int                       // the next of deltas to return
-	calls    []toolCallBuild           // the tool calls so far, by index
-	refusal  strings.Builder           // the model's refusal, when it refuses
-	usage    *providers.Usage
-	finish   string
-	stopSeq  string // the stop sequence that ended the answer (see providers.Chunk)
-	firstAt  time.Time
-	final    *Response
-	err      error
-	closeOne sync.Once
+	// sources are the web pages the provider's search found so far; the first
+	// pendingSources of them, read before the first fragment, are not yet returned.
+	sources        []providers.Source
+	pendingSources int
+	thoughts       []reasoningBuild // the reasoning so far, by block index
+	ended          bool             // upstream reached its end marker
+	text           strings.Builder
+	deltas         []providers.ToolCallDelta // tool-call fragments read but not yet returned
+	next           int                       // the next of deltas to return
+	calls          []toolCallBuild           // the tool calls so far, by index
+	refusal        strings.Builder           // the model's refusal, when it refuses
+	usage          *providers.Usage
+	finish         string
+	stopSeq        string // the stop sequence that ended the answer (see providers.Chunk)
+	firstAt        time.Time
+	final          *Response
+	err            error
+	closeOne       sync.Once
 	// ending is set once complete or fail runs: a Close before that is the caller leaving.
 	ending   atomic.Bool
 	observed sync.Once
@@ -77,6 +81,7 @@ type attemptStream struct {
 	thought *providers.ReasoningDelta // the first fragment, when it was reasoning
 	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
 	refusal string                    // refusal pieces read before the first fragment
+	sources []providers.Source        // web pages found before the first fragment
 	ended   bool
 	usage   *providers.Usage
 	finish  string
@@ -145,7 +150,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	st := &ResponseStream{
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
-		pendingThought: won.thought, thinking: won.thought != nil,
+		pendingThought: won.thought, thinking: won.thought != nil, sources: won.sources, pendingSources: len(won.sources),
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
@@ -193,6 +198,7 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.finish, a.stopSeq = c.FinishReason, c.StopSequence
 		}
 		a.refusal += c.Refusal
+		a.sources = append(a.sources, c.Sources...) // the search before the answer
 		if c.Reasoning != nil && (p.hidesReasoning() || c.Reasoning.Started()) {
 			// Not a fragment of this answer (the caller shows no reasoning, or the model only
 			// says it reasons), but the model is at work: it is held to the silence allowed
@@ -252,6 +258,12 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 	if s.final != nil {
 		return nil, io.EOF
 	}
+	if n := s.pendingSources; n > 0 {
+		s.pendingSources = 0
+		if s.p.req.showSources {
+			return s.sourcesChunk(s.sources[:n]), nil
+		}
+	}
 	if d := s.pendingThought; d != nil {
 		s.pendingThought = nil
 		return s.thoughtChunk(*d), nil
@@ -291,6 +303,12 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
 		}
+		if len(c.Sources) > 0 {
+			s.sources = append(s.sources, c.Sources...)
+			if s.p.req.showSources && c.Text == "" && len(c.ToolCalls) == 0 && c.Reasoning == nil {
+				return s.sourcesChunk(c.Sources), nil
+			}
+		}
 		if c.Reasoning != nil {
 			s.thinking = true
 			if !s.p.hidesReasoning() && !c.Reasoning.Started() {
@@ -312,6 +330,11 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		}
 	}
 	return nil, s.complete()
+}
+
+// sourcesChunk is the event of web pages the provider's search found.
+func (s *ResponseStream) sourcesChunk(sources []providers.Source) *Chunk {
+	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventSources, Search: &SearchResults{Sources: sources}}
 }
 
 // silence is how long the upstream may now be silent: the stream's idle timeout, or the
@@ -516,6 +539,7 @@ func (s *ResponseStream) complete() error {
 	resp.StopSequence = s.stopSeq
 	resp.ToolCalls = s.toolCalls()
 	resp.Reasoning = s.reasoning()
+	resp.Sources = s.sources
 	resp.Refusal = s.refusal.String()
 	resp.markEstimated(estimated)
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, estimated, now.Sub(s.begin))

@@ -147,6 +147,9 @@ type Request struct {
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.
 	promptCache bool
+	// showSources streams the web pages a provider's own search found (EventSources): the
+	// Messages surface, which returns them as web_search_tool_result blocks.
+	showSources bool
 	// searchIfAvailable offers the provider's own web search to the models that have one
 	// and not to the others (a /v1/responses web_search tool, which the model may use but
 	// need not), where Search requires it of every model.
@@ -283,6 +286,9 @@ type Response struct {
 	// providers.ReasoningBlock), for the OpenAI-compatible and Messages surfaces; the native
 	// API does not return it.
 	Reasoning []providers.ReasoningBlock `json:"-"`
+	// Sources are the web pages the provider's own search found for the answer (the
+	// Messages surface returns them as web_search_tool_result blocks).
+	Sources []providers.Source `json:"-"`
 	// ModelGroup is the model group the request named (Options.ModelGroups), when it named
 	// one; Provider and Model say which of its models answered.
 	ModelGroup string `json:"modelGroup,omitempty"`
@@ -319,4 +325,11 @@ type Chunk struct {
 	// Reasoning is the reasoning fragment of an EventReasoning chunk (nil on the others: a
 	// pointer keeps the text chunks, the hot path, as small as they were).
 	Reasoning *providers.ReasoningDelta `json:"-"`
+	// Search is the web pages of an EventSources chunk (nil on the others, as Reasoning).
+	Search *SearchResults `json:"-"`
+}
+
+// SearchResults are web pages a provider's own search found (an EventSources chunk).
+type SearchResults struct {
+	Sources []providers.Source
 }

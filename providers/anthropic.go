@@ -844,6 +844,8 @@ type anthropicResponse struct {
 		Thinking  string `json:"thinking"`
 		Signature string `json:"signature"`
 		Data      string `json:"data"`
+		// A web_search_tool_result's results (or error object).
+		Content json.RawMessage `json:"content"`
 	} `json:"content"`
 	StopReason   string         `json:"stop_reason"`
 	StopSequence string         `json:"stop_sequence"`
@@ -895,6 +897,9 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 			text.WriteString(b.Text)
 		case searchBlocks[b.Type]:
 			paragraph = text.Len() > 0
+			if b.Type == "web_search_tool_result" {
+				resp.Sources = append(resp.Sources, searchResults(b.Content)...)
+			}
 		case b.Type == "thinking":
 			resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Text: b.Thinking, Signature: b.Signature})
 		case b.Type == "redacted_thinking":
@@ -943,13 +948,14 @@ type anthropicEvent struct {
 	} `json:"message"`
 	Index        int `json:"index"`
 	ContentBlock *struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Thinking  string `json:"thinking"`
-		Signature string `json:"signature"`
-		Data      string `json:"data"` // a redacted_thinking block's
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"`    // a redacted_thinking block's
+		Content   json.RawMessage `json:"content"` // a web_search_tool_result's
 	} `json:"content_block"`
 	// Delta is held by value, not by pointer: one allocation less per streamed fragment
 	// (an absent delta decodes as the zero value).
@@ -1101,6 +1107,9 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 				return s.text(cb.Text), nil
 			case searchBlocks[cb.Type]:
 				s.paragraph = s.wrote
+				if sources := searchResults(cb.Content); len(sources) > 0 {
+					return Chunk{Sources: sources}, nil
+				}
 			case cb.Type == "tool_use" && s.output != "" && cb.Name == s.output:
 				s.blockKind, s.answered = blockAnswer, true
 			case cb.Type == "tool_use":

@@ -26,8 +26,8 @@ func TestAnthropicWebSearchParagraphs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text != want || resp.Usage.WebSearches != 1 {
-		t.Errorf("text %q (want %q), web searches %d (want 1)", resp.Text, want, resp.Usage.WebSearches)
+	if resp.Text != want || resp.Usage.WebSearches != 1 || len(resp.Sources) != 1 || resp.Sources[0] != (providers.Source{URL: "https://example.com", Title: "Swallows"}) {
+		t.Errorf("text %q (want %q), web searches %d (want 1), sources %+v", resp.Text, want, resp.Usage.WebSearches, resp.Sources)
 	}
 
 	events := []string{
@@ -61,14 +61,16 @@ func TestAnthropicWebSearchParagraphs(t *testing.T) {
 	}
 	var text strings.Builder
 	searches := 0
+	var sources []providers.Source
 	for _, c := range collect(t, s) {
 		text.WriteString(c.Text)
+		sources = append(sources, c.Sources...)
 		if c.Usage != nil {
 			searches = c.Usage.WebSearches
 		}
 	}
-	if text.String() != want || searches != 1 {
-		t.Errorf("streamed text %q (want %q), web searches %d (want 1)", text.String(), want, searches)
+	if text.String() != want || searches != 1 || len(sources) != 1 || sources[0].URL != "https://example.com" {
+		t.Errorf("streamed text %q (want %q), web searches %d (want 1), sources %+v", text.String(), want, searches, sources)
 	}
 }
 

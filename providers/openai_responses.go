@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -442,9 +443,14 @@ func (u *responsesUsage) usage() Usage {
 type responsesOutputItem struct {
 	Type    string `json:"type"`
 	Content []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Refusal string `json:"refusal"`
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		Refusal     string `json:"refusal"`
+		Annotations []struct {
+			Type  string `json:"type"`
+			URL   string `json:"url"`
+			Title string `json:"title"`
+		} `json:"annotations"`
 	} `json:"content"`
 	Summary []struct {
 		Text string `json:"text"`
@@ -453,6 +459,20 @@ type responsesOutputItem struct {
 	CallID           string `json:"call_id"`
 	Name             string `json:"name"`
 	Arguments        string `json:"arguments"`
+}
+
+// sources is the pages a message item's text cites (its url_citation annotations), each
+// once, in order.
+func (it *responsesOutputItem) sources() []Source {
+	var out []Source
+	for _, p := range it.Content {
+		for _, a := range p.Annotations {
+			if a.Type == "url_citation" && a.URL != "" && !slices.ContainsFunc(out, func(s Source) bool { return s.URL == a.URL }) {
+				out = append(out, Source{URL: a.URL, Title: a.Title})
+			}
+		}
+	}
+	return out
 }
 
 // summary is a reasoning item's summary parts joined as paragraphs.
@@ -548,6 +568,7 @@ func completeResponses(c *call) (*Response, error) {
 				resp.Text += p.Text
 				resp.Refusal += p.Refusal
 			}
+			resp.Sources = append(resp.Sources, it.sources()...)
 		case "function_call":
 			resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
 		case "reasoning":
@@ -694,6 +715,9 @@ func (s *responsesStream) chunk(e *responsesEvent) (out Chunk, ok bool, err erro
 		case "web_search_call":
 			s.searches++
 			return Chunk{}, false, nil
+		case "message":
+			sources := e.Item.sources()
+			return Chunk{Sources: sources}, len(sources) > 0, nil
 		case "reasoning":
 			if e.Item.EncryptedContent == "" {
 				return Chunk{}, false, nil

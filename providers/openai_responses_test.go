@@ -539,14 +539,15 @@ func TestOpenAIReasoningModelStreamsSayTheyReason(t *testing.T) {
 // Gemini's per-query fees as LiteLLM lists them, OpenAI's web_search call at its list price.
 func TestOpenAIResponsesSearchCalls(t *testing.T) {
 	const answer = `{"status":"completed","model":"gpt-5","output":[{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}},` +
-		`{"type":"web_search_call","id":"ws_2","status":"completed"},{"type":"message","content":[{"type":"output_text","text":"Found.","annotations":[]}]}],` +
+		`{"type":"web_search_call","id":"ws_2","status":"completed"},{"type":"message","content":[{"type":"output_text","text":"Found.","annotations":[` +
+		`{"type":"url_citation","start_index":0,"end_index":6,"url":"https://example.com/a","title":"A"},{"type":"url_citation","start_index":0,"end_index":6,"url":"https://example.com/a","title":"A"}]}]}],` +
 		`"usage":{"input_tokens":10,"output_tokens":5}}`
 	f := newFakeOpenAIAPI(t, answer)
 	p := f.provider(t, "openai", "")
 	req := thinkingUser("gpt-5", nil)
 	req.Search = true
 	resp, err := p.Complete(context.Background(), req)
-	if err != nil || resp.Usage.WebSearches != 2 || resp.Text != "Found." {
+	if err != nil || resp.Usage.WebSearches != 2 || resp.Text != "Found." || len(resp.Sources) != 1 || resp.Sources[0].URL != "https://example.com/a" {
 		t.Fatalf("%+v %v", resp, err)
 	}
 	f.responses = "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"web_search_call\",\"id\":\"ws_1\",\"status\":\"completed\"}}\n\n" +

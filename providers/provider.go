@@ -11,6 +11,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -151,6 +152,9 @@ type Response struct {
 	StopSequence string
 	// Model is the model name the upstream reported, when it reports one.
 	Model string
+	// Sources are the web pages the provider's own web search found for the answer
+	// (Claude's web_search_tool_result, OpenAI's url_citation annotations), in order.
+	Sources []Source
 	// Reasoning is the reasoning the model showed before its answer, in order (Claude's
 	// thinking blocks, Gemini's thought summaries, the reasoning_content of
 	// OpenAI-compatible servers that return one).
@@ -174,6 +178,34 @@ type Chunk struct {
 	// Reasoning is a fragment of the model's reasoning; a chunk that has one has no Text,
 	// ToolCalls or Refusal.
 	Reasoning *ReasoningDelta
+	// Sources are web pages the provider's own search found (Response.Sources), as they come.
+	Sources []Source
+}
+
+// Source is a web page a provider's own web search found for an answer.
+type Source struct {
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+}
+
+// searchResults is the sources of a web_search_tool_result block's content: its
+// web_search_result items (an error object has none).
+func searchResults(content json.RawMessage) []Source {
+	var items []struct {
+		Type  string `json:"type"`
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	}
+	if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &items) != nil {
+		return nil
+	}
+	var out []Source
+	for _, it := range items {
+		if it.URL != "" {
+			out = append(out, Source{URL: it.URL, Title: it.Title})
+		}
+	}
+	return out
 }
 
 // Stream yields the chunks of a streamed answer.

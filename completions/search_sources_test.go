@@ -1,0 +1,138 @@
+package completions
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// claudeSearchEvents is Claude answering after its own web search: text, the search's
+// server_tool_use and web_search_tool_result, then the cited text.
+var claudeSearchEvents = []string{
+	`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}`,
+	`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"I'll search for that."}}`,
+	`{"type":"content_block_stop","index":0}`,
+	`{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}`,
+	`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"swallow airspeed\"}"}}`,
+	`{"type":"content_block_stop","index":1}`,
+	`{"type":"content_block_start","index":2,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com/swallow","title":"Swallows","encrypted_content":"Eq"}]}}`,
+	`{"type":"content_block_stop","index":2}`,
+	`{"type":"content_block_start","index":3,"content_block":{"type":"text","text":""}}`,
+	`{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"About 11 m/s."}}`,
+	`{"type":"content_block_stop","index":3}`,
+	`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":20,"server_tool_use":{"web_search_requests":1}}}`,
+	`{"type":"message_stop"}`,
+}
+
+// TestMessagesReturnSearchSources: on /v1/messages, the pages a provider's own search found
+// come back as Claude's web search shows them — a server_tool_use of web_search and its
+// web_search_tool_result, between the text before the search and the text after — whole
+// and streamed (Claude Code lists them as the search's links); the other surfaces' answers
+// are unchanged.
+func TestMessagesReturnSearchSources(t *testing.T) {
+	claude := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		if body["stream"] == true {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, ev := range claudeSearchEvents {
+				io.WriteString(w, "data: "+ev+"\n\n")
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[`+
+			`{"type":"text","text":"I'll search for that."},{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},`+
+			`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com/swallow","title":"Swallows","encrypted_content":"Eq"}]},`+
+			`{"type":"text","text":"About 11 m/s."}],"usage":{"input_tokens":10,"output_tokens":20,"server_tool_use":{"web_search_requests":1}}}`)
+	}))
+	t.Cleanup(claude.Close)
+	g, err := New(Options{Providers: fakeRegistry{"anthropic": providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: claude.URL, APIKey: "k"})},
+		Prices: fakePrices{}, DefaultMaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const body = `{"model":"anthropic/claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":"Perform a web search for the query: swallow"}],` +
+		`"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":8}],"tool_choice":{"type":"tool","name":"web_search"}}`
+	_, c, err := messagesRequest(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.Complete(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, b := range NewAnthropicResponse(resp, "anthropic/claude-sonnet-4-5").Content {
+		types = append(types, b.Type)
+		if b.Type == "web_search_tool_result" && (len(b.Content) != 1 || b.Content[0].URL != "https://example.com/swallow" || b.Content[0].Title != "Swallows") {
+			t.Errorf("results %+v", b.Content)
+		}
+	}
+	if got := strings.Join(types, ","); got != "server_tool_use,web_search_tool_result,text" {
+		t.Errorf("whole: blocks %s", got)
+	}
+
+	req.Stream = true
+	st, err := g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteAnthropicStream(rec, st, "anthropic/claude-sonnet-4-5"); err != nil {
+		t.Fatal(err)
+	}
+	var started []string
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type         string                  `json:"type"`
+			Index        int                     `json:"index"`
+			ContentBlock *AnthropicResponseBlock `json:"content_block"`
+		}
+		json.Unmarshal([]byte(data), &ev)
+		if ev.Type == "content_block_start" {
+			started = append(started, ev.ContentBlock.Type)
+			if ev.ContentBlock.Type == "web_search_tool_result" && (len(ev.ContentBlock.Content) != 1 || ev.ContentBlock.Content[0].URL != "https://example.com/swallow") {
+				t.Errorf("streamed results %+v", ev.ContentBlock.Content)
+			}
+		}
+	}
+	if got := strings.Join(started, ","); got != "text,server_tool_use,web_search_tool_result,text" {
+		t.Errorf("streamed: blocks %s\n%s", got, rec.Body.String())
+	}
+
+	// Chat completions: the same answer, no sources event in its stream.
+	creq, err := chatBody(t, `{"model":"anthropic/claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"Swallow speed?"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := g.Stream(context.Background(), Scope{}, creq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for {
+		ck, err := cs.Recv()
+		if err != nil {
+			break
+		}
+		if ck.Type == EventSources {
+			t.Errorf("a chat stream got a sources event")
+		}
+	}
+}
