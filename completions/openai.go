@@ -494,6 +494,24 @@ type OpenAIResponseMessage struct {
 	// absent when the model showed none.
 	ReasoningContent string                `json:"reasoning_content,omitempty"`
 	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
+	// Annotations cite the web pages the provider's own search found (url_citation, as
+	// OpenAI's search models give them; each spans the whole answer).
+	Annotations []OpenAIAnnotation `json:"annotations,omitempty"`
+}
+
+// OpenAIAnnotation is a url_citation annotation of a chat answer.
+type OpenAIAnnotation struct {
+	Type        string            `json:"type"`
+	URLCitation OpenAIURLCitation `json:"url_citation"`
+}
+
+// OpenAIURLCitation is the page an annotation cites and the span of the answer it backs
+// (character offsets).
+type OpenAIURLCitation struct {
+	StartIndex int    `json:"start_index"`
+	EndIndex   int    `json:"end_index"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
 }
 
 // OpenAIUsage is OpenAI's usage object.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/invopop/jsonschema"
 	"github.com/switchyard-ai/switchyard/providers"
@@ -237,5 +238,12 @@ func openAIResponseMessage(r *Response) OpenAIResponseMessage {
 		m.Refusal = &refusal
 	}
 	m.ReasoningContent, m.ThinkingBlocks = reasoningText(r.Reasoning), openAIThinkingBlocks(r.Reasoning)
+	if m.Content != nil {
+		end := utf8.RuneCountInString(*m.Content)
+		for _, s := range r.Sources {
+			m.Annotations = append(m.Annotations, OpenAIAnnotation{Type: "url_citation",
+				URLCitation: OpenAIURLCitation{StartIndex: 0, EndIndex: end, URL: s.URL, Title: s.Title}})
+		}
+	}
 	return m
 }

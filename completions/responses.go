@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/invopop/jsonschema"
 	"github.com/switchyard-ai/switchyard/providers"
@@ -642,6 +643,17 @@ type ResponseOutputPart struct {
 	Refusal     string `json:"refusal,omitempty"`
 }
 
+// urlCitations are the url_citation annotations of an answer's text for the web pages the
+// provider's search found (each spans the whole text); an empty list when there are none.
+func urlCitations(text string, sources []providers.Source) []any {
+	out := make([]any, 0, len(sources))
+	end := utf8.RuneCountInString(text)
+	for _, s := range sources {
+		out = append(out, map[string]any{"type": "url_citation", "start_index": 0, "end_index": end, "url": s.URL, "title": s.Title})
+	}
+	return out
+}
+
 // ResponseUsage is the usage of a response.
 type ResponseUsage struct {
 	InputTokens         int                 `json:"input_tokens"`
@@ -703,7 +715,7 @@ func (o *ResponseObject) Complete(resp *Response) {
 		if resp.Refusal != "" {
 			item.Content = []ResponseOutputPart{{Type: "refusal", Refusal: resp.Refusal, Annotations: []any{}}}
 		} else {
-			item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}}}
+			item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: urlCitations(text, resp.Sources)}}
 		}
 		o.Output = append(o.Output, item)
 	}

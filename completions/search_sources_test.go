@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -34,8 +35,9 @@ var claudeSearchEvents = []string{
 // TestMessagesReturnSearchSources: on /v1/messages, the pages a provider's own search found
 // come back as Claude's web search shows them — a server_tool_use of web_search and its
 // web_search_tool_result, between the text before the search and the text after — whole
-// and streamed (Claude Code lists them as the search's links); the other surfaces' answers
-// are unchanged.
+// and streamed (Claude Code lists them as the search's links); chat completions and
+// /v1/responses show them as url_citation annotations on whole answers, and their streams
+// carry no sources event.
 func TestMessagesReturnSearchSources(t *testing.T) {
 	claude := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body map[string]any
@@ -114,6 +116,28 @@ func TestMessagesReturnSearchSources(t *testing.T) {
 	}
 	if got := strings.Join(started, ","); got != "text,server_tool_use,web_search_tool_result,text" {
 		t.Errorf("streamed: blocks %s\n%s", got, rec.Body.String())
+	}
+
+	// Chat completions and /v1/responses, whole: the pages as url_citation annotations.
+	whole, err := chatBody(t, `{"model":"anthropic/claude-sonnet-4-5","messages":[{"role":"user","content":"Swallow speed?"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wresp, err := g.Complete(context.Background(), Scope{}, whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := NewOpenAIChatCompletion(wresp, time.Now()).Choices[0].Message.Annotations
+	if len(ann) != 1 || ann[0].Type != "url_citation" || ann[0].URLCitation.URL != "https://example.com/swallow" ||
+		ann[0].URLCitation.EndIndex != len([]rune(wresp.Text())) {
+		t.Errorf("chat annotations %+v", ann)
+	}
+	var rreq ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"anthropic/claude-sonnet-4-5","input":"Swallow speed?"}`), &rreq)
+	o := NewResponseObject(&rreq, "resp_1", time.Now())
+	o.Complete(wresp)
+	if got := jsonOf(o.Output[len(o.Output)-1].Content[0].Annotations); !strings.Contains(got, `"type":"url_citation"`) || !strings.Contains(got, `"url":"https://example.com/swallow"`) {
+		t.Errorf("responses annotations %s", got)
 	}
 
 	// Chat completions: the same answer, no sources event in its stream.
