@@ -205,7 +205,7 @@ func encryptedContent(signature, redacted, encrypted, by string) string {
 	case encrypted == "" || by == "" || by == "openai":
 		return encrypted
 	}
-	return encryptedBySignature + by + ":" + encrypted
+	return surfaceSignature("", encrypted, by)
 }
 
 // reasoningFromItem reads back a reasoning item of a request's input: the block the

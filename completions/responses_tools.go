@@ -49,11 +49,6 @@ type responsesToolSet struct {
 var webSearchTools = map[string]bool{"web_search": true, "web_search_preview": true, "web_search_2025_08_26": true,
 	"web_search_preview_2025_03_11": true}
 
-// optionalHostedTools are the built-in tools that are not offered to the model as tools:
-// web search (the provider's own search instead, where it has one) and tool_search.
-var optionalHostedTools = map[string]bool{"web_search": true, "web_search_preview": true, "web_search_2025_08_26": true,
-	"web_search_preview_2025_03_11": true, "tool_search": true}
-
 // customToolParameters is the schema of a custom tool declared as a function.
 var customToolParameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"The tool's raw input text (not JSON-encoded data)."}},"required":["input"],"additionalProperties":false}`)
 
@@ -118,8 +113,8 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 				out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: name, Description: desc,
 					Parameters: f.Parameters, Strict: f.Strict}})
 			}
-		case optionalHostedTools[t.Type]:
-			continue
+		case webSearchTools[t.Type] || t.Type == "tool_search":
+			continue // not offered as a tool: the provider's own search instead; tool_search left out
 		default:
 			return nil, set, invalid(field+".type", `only function, custom and namespace tools and web_search are supported, got %q (tool_search is accepted and left out; other built-in tools are not supported)`, t.Type)
 		}

@@ -1003,6 +1003,26 @@ type anthropicStream struct {
 	wrote, paragraph bool
 }
 
+// searchResults is the sources of a web_search_tool_result block's content: its
+// web_search_result items (an error object has none).
+func searchResults(content json.RawMessage) []Source {
+	var items []struct {
+		Type  string `json:"type"`
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	}
+	if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &items) != nil {
+		return nil
+	}
+	var out []Source
+	for _, it := range items {
+		if it.URL != "" {
+			out = append(out, Source{URL: it.URL, Title: it.Title})
+		}
+	}
+	return out
+}
+
 // searchBlocks are the content blocks of Claude's own web search, between the text it wrote
 // before searching and the text after.
 var searchBlocks = map[string]bool{"server_tool_use": true, "web_search_tool_result": true}

@@ -11,7 +11,6 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -186,26 +185,6 @@ type Chunk struct {
 type Source struct {
 	URL   string `json:"url"`
 	Title string `json:"title,omitempty"`
-}
-
-// searchResults is the sources of a web_search_tool_result block's content: its
-// web_search_result items (an error object has none).
-func searchResults(content json.RawMessage) []Source {
-	var items []struct {
-		Type  string `json:"type"`
-		URL   string `json:"url"`
-		Title string `json:"title"`
-	}
-	if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &items) != nil {
-		return nil
-	}
-	var out []Source
-	for _, it := range items {
-		if it.URL != "" {
-			out = append(out, Source{URL: it.URL, Title: it.Title})
-		}
-	}
-	return out
 }
 
 // Stream yields the chunks of a streamed answer.
