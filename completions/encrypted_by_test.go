@@ -47,17 +47,8 @@ func TestEncryptedReasoningOfAnotherProvider(t *testing.T) {
 	if rs["encrypted_content"] != "openai-encrypted@azure:"+enc {
 		t.Errorf("reasoning item %v", rs)
 	}
-	var r ResponsesRequest
-	json.Unmarshal([]byte(`{"model":"azure/o3","input":[{"type":"reasoning","summary":[],"encrypted_content":"openai-encrypted@azure:`+enc+`"},`+
-		`{"type":"function_call","call_id":"call_z1","name":"get_weather","arguments":"{}"}]}`), &r)
-	c, err := r.ToChatRequest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := c.ToRequest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := responsesToRequest(t, `{"model":"azure/o3","input":[{"type":"reasoning","summary":[],"encrypted_content":"openai-encrypted@azure:`+enc+`"},`+
+		`{"type":"function_call","call_id":"call_z1","name":"get_weather","arguments":"{}"}]}`)
 	if got := req.Messages[0].Reasoning; len(got) != 1 || got[0].Encrypted != enc || got[0].EncryptedBy != "azure" {
 		t.Errorf("read back as %+v", got)
 	}

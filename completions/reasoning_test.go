@@ -224,6 +224,25 @@ func TestChatReasoningStream(t *testing.T) {
 	}
 }
 
+// responsesToRequest is the gateway request a /v1/responses body becomes, failing the test
+// when it is refused.
+func responsesToRequest(t *testing.T, body string) *Request {
+	t.Helper()
+	var r ResponsesRequest
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ToChatRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
 // TestResponsesThinkingRequest: /v1/responses' reasoning becomes the request's Thinking: a
 // summary asks to see the reasoning (Summary; at the default effort when none is given), an
 // effort alone asks only how hard to think.
@@ -235,18 +254,7 @@ func TestResponsesThinkingRequest(t *testing.T) {
 		`{"summary":null}`:                  nil,
 		`{}`:                                nil,
 	} {
-		var r ResponsesRequest
-		if err := json.Unmarshal([]byte(`{"model":"a/m","input":"hi","reasoning":`+reasoning+`}`), &r); err != nil {
-			t.Fatal(err)
-		}
-		c, err := r.ToChatRequest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, err := c.ToRequest()
-		if err != nil {
-			t.Fatal(err)
-		}
+		req := responsesToRequest(t, `{"model":"a/m","input":"hi","reasoning":`+reasoning+`}`)
 		if !reflect.DeepEqual(req.Thinking, want) {
 			t.Errorf("reasoning %s: thinking %+v, want %+v", reasoning, req.Thinking, want)
 		}
