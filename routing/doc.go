@@ -36,8 +36,10 @@
 // that, by their nearest measured relative (serving-variant suffixes such as -turbo or
 // -instruct dropped or added), "learned_relative" with estimated_from naming it. The other
 // candidates are scored by the prior of [DefaultScorer] — the candidate's "quality"
-// attribute, else a built-in table of published MMLU-Pro figures ([LookupBenchmark]),
-// else 0.5, raised to a power set by the conversation's difficulty — rescaled to the
+// attribute, else a built-in table of published figures ([LookupBenchmark]: MMLU-Pro, or
+// for models whose vendor published only GPQA Diamond — GPT-5, Claude 4.x, Gemini 2.5, ... —
+// an MMLU-Pro estimated from it by [GPQAToMMLUPro]), else 0.5, raised to a power set by
+// the conversation's difficulty — rescaled to the
 // prompt by the learned estimates of candidates that also have a table figure; their
 // score_source says attribute, benchmark or unknown.
 //

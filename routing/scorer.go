@@ -60,8 +60,8 @@ const DefaultUnknownQuality = 0.5
 //
 // For each candidate it takes a quality prior q in [0,1]:
 //  1. the candidate's "quality" attribute (0-1, or 0-100 read as percent), else
-//  2. the built-in MMLU-Pro figure for the model (see [LookupBenchmark]; sources are named
-//     in the table), else
+//  2. the built-in MMLU-Pro figure for the model, published or estimated from its GPQA
+//     Diamond figure (see [LookupBenchmark]; sources are named in the table), else
 //  3. UnknownQuality (default 0.5), marked SourceUnknown.
 //
 // Domain attributes shift the prior towards the conversation's domain:
