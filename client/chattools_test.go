@@ -29,7 +29,12 @@ type toolUpstream struct {
 
 func newToolUpstream(t *testing.T) *toolUpstream {
 	u := &toolUpstream{}
+	embeddings := newEmbeddingsUpstream(t)
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/embeddings") {
+			embeddings.Config.Handler.ServeHTTP(w, r)
+			return
+		}
 		var req map[string]any
 		json.NewDecoder(r.Body).Decode(&req)
 		u.mu.Lock()

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,8 @@ import (
 
 // TestOfficialNodeSDK drives the server with the official OpenAI Node SDK (npm "openai",
 // installed into a temporary directory): a tool call on /v1/chat/completions, a streamed
-// function call and a tool-result turn on /v1/responses, and the SDK's typed errors for an
+// function call and a tool-result turn on /v1/responses, embeddings (base64, the SDK's
+// default, decoded by it), and the SDK's typed errors for an
 // unknown model (404 model_not_found with param) and a wrong key (401). Skips, saying why,
 // without node and npm or when the package cannot be installed.
 func TestOfficialNodeSDK(t *testing.T) {
@@ -30,6 +32,9 @@ func TestOfficialNodeSDK(t *testing.T) {
 		BadModel       map[string]any    `json:"badModel"`
 		BadKey         map[string]any    `json:"badKey"`
 		Models         *int              `json:"models"`
+		Embeddings     [][]float64       `json:"embeddings"`
+		EmbedModel     string            `json:"embeddingsModel"`
+		EmbedTokens    int               `json:"embeddingsTokens"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%s: %v", out, err)
@@ -54,6 +59,9 @@ func TestOfficialNodeSDK(t *testing.T) {
 	}
 	if got.Models == nil {
 		t.Errorf("models.list failed: %s", out)
+	}
+	if fmt.Sprint(got.Embeddings) != "[[11 0 0.5] [4 1 0.5]]" || got.EmbedModel != "openai/text-embedding-3-small" || got.EmbedTokens != 4 {
+		t.Errorf("embeddings (base64, as the SDK asks by default): %v %q %d", got.Embeddings, got.EmbedModel, got.EmbedTokens)
 	}
 }
 

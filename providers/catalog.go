@@ -69,6 +69,8 @@ type Catalog struct {
 	// canon maps CanonicalModel of every key to the keys, for ids that match no key
 	// exactly.
 	canon map[string][]string
+	// embed is the catalogue of embedding models (mode "embedding"); nil in itself.
+	embed *Catalog
 }
 
 // newCatalog returns the catalogue of entries with its canonical index.
@@ -177,17 +179,26 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidCatalog, err)
 	}
 	entries := make(map[string]Price, len(raw))
+	embed := map[string]Price{}
 	for key, msg := range raw {
 		var e catalogEntry
 		if json.Unmarshal(msg, &e) != nil {
 			continue // e.g. LiteLLM's top-level "last_updated" string
+		}
+		if e.Mode == "embedding" {
+			p := e.price(key)
+			p.Known = e.Input.ok // embeddings have no output tokens
+			embed[key] = p
+			continue
 		}
 		if e.Mode != "" && e.Mode != "chat" && (e.Mode != "responses" || e.Provider != "openai") {
 			continue
 		}
 		entries[key] = e.price(key)
 	}
-	return newCatalog(entries), nil
+	c := newCatalog(entries)
+	c.embed = newCatalog(embed)
+	return c, nil
 }
 
 var defaultCatalog = sync.OnceValue(func() *Catalog {
@@ -205,7 +216,34 @@ func DefaultCatalog() *Catalog { return defaultCatalog() }
 func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 	entries := maps.Clone(c.entries)
 	maps.Copy(entries, o.entries)
-	return newCatalog(entries)
+	out := newCatalog(entries)
+	embed := map[string]Price{}
+	for _, x := range []*Catalog{c.embed, o.embed} {
+		if x != nil {
+			maps.Copy(embed, x.entries)
+		}
+	}
+	out.embed = newCatalog(embed)
+	return out
+}
+
+// Embeddings returns the catalogue of embedding models (LiteLLM's mode "embedding"), whose
+// Lookup, Cost and ChatModels work as this catalogue's do for chat models. It is never nil.
+func (c *Catalog) Embeddings() *Catalog {
+	if c == nil || c.embed == nil {
+		return newCatalog(nil)
+	}
+	return c.embed
+}
+
+// EmbeddingCost prices the usage of an embeddings call of model ("provider/model"): its
+// prompt tokens at the embedding model's input rate.
+func (c *Catalog) EmbeddingCost(model string, u Usage) Cost { return c.Embeddings().Cost(model, u) }
+
+// EmbeddingModels lists a provider's embedding models as "provider/model" strings, as
+// ChatModels lists its chat models.
+func (c *Catalog) EmbeddingModels(provider string) []string {
+	return c.Embeddings().ChatModels(provider)
 }
 
 // LoadCatalog returns the embedded catalogue overridden by the LiteLLM-format file at

@@ -90,6 +90,7 @@ func Completions(g *completions.Gateway) Option {
 				writeJSON(w, http.StatusOK, newOpenAIModel(id))
 				return nil
 			})
+		s.embeddingRoutes(g)
 		s.conversationRoutes(g)
 		s.AddErrorMapper(completionsError)
 		return nil

@@ -26,7 +26,8 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	}
 	model = m.modelLabel(model, r.Outcome == completions.RequestOK)
 	stream := strconv.FormatBool(r.Stream)
-	gw := []string{"chat", provider, model, r.Outcome, stream}
+	op := operationName(r)
+	gw := []string{op, provider, model, r.Outcome, stream}
 	cost := []string{provider, model}
 	if m.opts.OwnerLabel {
 		o := m.owners.value(r.Owner, nil)
@@ -36,11 +37,13 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	m.requests.WithLabelValues(gw...).Inc()
 	m.duration.WithLabelValues(gw...).Observe(r.Latency.Seconds())
 	if r.TTFT > 0 {
-		m.ttft.WithLabelValues("chat", provider, model, stream).Observe(r.TTFT.Seconds())
+		m.ttft.WithLabelValues(op, provider, model, stream).Observe(r.TTFT.Seconds())
 	}
 	if r.Outcome == completions.RequestOK {
-		m.tokens.WithLabelValues("chat", provider, model, "input").Observe(float64(r.Usage.PromptTokens))
-		m.tokens.WithLabelValues("chat", provider, model, "output").Observe(float64(r.Usage.CompletionTokens))
+		m.tokens.WithLabelValues(op, provider, model, "input").Observe(float64(r.Usage.PromptTokens))
+		if op == "chat" {
+			m.tokens.WithLabelValues(op, provider, model, "output").Observe(float64(r.Usage.CompletionTokens))
+		}
 	}
 	if c := r.Usage.Costs.Spent(); c > 0 {
 		m.cost.WithLabelValues(cost...).Add(c)
@@ -60,4 +63,13 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 		}
 		prev = a.Model
 	}
+}
+
+// operationName is the GenAI operation of a request: "chat" for every chat surface,
+// "embeddings" for /v1/embeddings.
+func operationName(r completions.RequestRecord) string {
+	if r.Operation != "" {
+		return r.Operation
+	}
+	return "chat"
 }

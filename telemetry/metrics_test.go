@@ -291,3 +291,33 @@ func TestLatencyGauges(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddingsMetrics: an embeddings request counts under gen_ai_operation_name
+// "embeddings", with its input tokens and cost and no output-token or TTFT samples.
+func TestEmbeddingsMetrics(t *testing.T) {
+	m := New(Options{})
+	r := completions.RequestRecord{Owner: "key_a", Operation: completions.OperationEmbeddings, Outcome: completions.RequestOK,
+		Provider: "openai", Model: "openai/text-embedding-3-small", Latency: 50 * time.Millisecond,
+		Attempts: []completions.Attempt{{Model: "openai/text-embedding-3-small", Outcome: completions.OutcomeOK}},
+		Usage:    completions.Usage{PromptTokens: 40, TotalTokens: 40, Costs: completions.Costs{TotalTokensCost: 0.0000008}}}
+	m.ObserveRequest(context.Background(), r)
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("embeddings", "openai", "openai/text-embedding-3-small", "ok", "false")); v != 1 {
+		t.Fatalf("embeddings requests = %v", v)
+	}
+	body := scrape(t, m.Handler(""), "")
+	if !strings.Contains(body, `gen_ai_client_token_usage_sum{gen_ai_operation_name="embeddings",gen_ai_provider_name="openai",gen_ai_request_model="openai/text-embedding-3-small",gen_ai_token_type="input"} 40`) ||
+		strings.Contains(body, `gen_ai_operation_name="embeddings",gen_ai_provider_name="openai",gen_ai_request_model="openai/text-embedding-3-small",gen_ai_token_type="output"`) ||
+		strings.Contains(body, `gen_ai_server_time_to_first_token_seconds_count{gen_ai_operation_name="embeddings"`) {
+		t.Errorf("scrape:\n%s", grepLines(body, "embeddings"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

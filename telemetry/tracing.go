@@ -117,7 +117,7 @@ func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) st
 }
 
 // ObserveRequest implements completions.Observer: under the request's span (from ctx) it
-// records a "chat <model>" span for the completion and one child span per upstream
+// records a "chat <model>" (or "embeddings <model>") span for the completion and one child span per upstream
 // attempt, with the GenAI attributes (gen_ai.operation.name, gen_ai.provider.name,
 // gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type).
 func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecord) {
@@ -128,9 +128,10 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 	if model == "" && len(r.Attempts) > 0 {
 		model = r.Attempts[0].Model
 	}
-	ctx, span := t.tracer.Start(ctx, "chat "+model, trace.WithTimestamp(r.Start), trace.WithSpanKind(trace.SpanKindInternal),
+	op := operationName(r)
+	ctx, span := t.tracer.Start(ctx, op+" "+model, trace.WithTimestamp(r.Start), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
-			attribute.String("gen_ai.operation.name", "chat"),
+			attribute.String("gen_ai.operation.name", op),
 			attribute.String("gen_ai.request.model", model),
 			attribute.String("switchyard.outcome", r.Outcome),
 			attribute.Bool("switchyard.stream", r.Stream),
@@ -162,7 +163,7 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		provider, name, _ := cutModel(a.Model)
 		_, as := t.tracer.Start(ctx, "attempt "+a.Model, trace.WithTimestamp(a.Started), trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(
-				attribute.String("gen_ai.operation.name", "chat"),
+				attribute.String("gen_ai.operation.name", op),
 				attribute.String("gen_ai.provider.name", provider),
 				attribute.String("gen_ai.request.model", name),
 				attribute.Int("switchyard.attempt", i+1),

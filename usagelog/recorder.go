@@ -50,8 +50,10 @@ type Request struct {
 	ID    int64  `json:"id"`
 	Owner string `json:"-"`
 	// Tag is the scope's tag (e.g. "optimize:<job id>" for an optimization job's agent).
-	Tag    string `json:"tag,omitempty"`
-	Stream bool   `json:"stream"`
+	Tag string `json:"tag,omitempty"`
+	// Operation is "embeddings" for an embeddings request, absent for chat.
+	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings"`
+	Stream    bool   `json:"stream"`
 	// Outcome is ok, error, stream_error, content_filter or cancelled.
 	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=cancelled"`
 	// Model is the "provider/model" that answered (or the last one tried when none did).
@@ -172,7 +174,7 @@ func (r *Recorder) Window() time.Duration { return time.Duration(len(r.minutes))
 
 // ObserveRequest records one request (completions.Observer).
 func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
-	req := Request{Owner: rec.Owner, Tag: rec.Tag, Stream: rec.Stream, Outcome: rec.Outcome,
+	req := Request{Owner: rec.Owner, Tag: rec.Tag, Operation: rec.Operation, Stream: rec.Stream, Outcome: rec.Outcome,
 		Model: rec.Model, Answered: rec.Outcome == completions.RequestOK && rec.Model != "",
 		Attempts:     rec.Attempts,
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,

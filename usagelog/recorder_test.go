@@ -227,3 +227,15 @@ func BenchmarkObserveRequest(b *testing.B) {
 		}
 	})
 }
+
+// TestEmbeddingsRequestsAreMarked: an embeddings request is listed with its operation.
+func TestEmbeddingsRequestsAreMarked(t *testing.T) {
+	r := New(Options{})
+	r.ObserveRequest(context.Background(), completions.RequestRecord{Owner: "a", Operation: completions.OperationEmbeddings, Outcome: completions.RequestOK,
+		Model: "openai/text-embedding-3-small", Usage: completions.Usage{PromptTokens: 9, TotalTokens: 9}})
+	r.ObserveRequest(context.Background(), completions.RequestRecord{Owner: "a", Outcome: completions.RequestOK, Model: "openai/gpt-4o"})
+	got := r.Requests("a", 10, 0)
+	if len(got) != 2 || got[1].Operation != "embeddings" || got[1].PromptTokens != 9 || got[0].Operation != "" {
+		t.Fatalf("requests %+v", got)
+	}
+}

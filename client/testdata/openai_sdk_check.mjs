@@ -27,6 +27,12 @@ const second = await client.responses.create({ model: "openai/gpt-4o-mini", inpu
   { type: "function_call_output", call_id: "call_1", output: "18°C" }] });
 out.outputText = second.output_text;
 
+// The Node SDK asks base64 vectors by default and decodes them to numbers.
+const emb = await client.embeddings.create({ model: "text-embedding-3-small", input: ["the cat sat", "dogs"] });
+out.embeddings = emb.data.map((d) => Array.from(d.embedding));
+out.embeddingsModel = emb.model;
+out.embeddingsTokens = emb.usage.prompt_tokens;
+
 async function failure(fn) {
   try { await fn(); return { ok: true }; } catch (e) {
     return { name: e.constructor.name, status: e.status, code: e.code ?? null, param: e.param ?? null, type: e.type ?? null, message: e.message };

@@ -1,6 +1,7 @@
 // Command catalogfilter reduces the LiteLLM model price catalogue to the chat models (mode
 // "chat", and OpenAI's of mode "responses": the models only its Responses API serves,
-// which the OpenAI adapter calls there) and the
+// which the OpenAI adapter calls there), the embedding models (mode "embedding", which
+// the gateway's /v1/embeddings serves) and the
 // fields package providers uses, one entry per line so updates diff well.
 //
 //	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
@@ -23,7 +24,7 @@ var keep = []string{
 	"cache_read_input_token_cost", "cache_creation_input_token_cost", "output_cost_per_reasoning_token",
 	"max_input_tokens", "max_output_tokens",
 	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching",
-	"search_context_cost_per_query",
+	"search_context_cost_per_query", "output_vector_size",
 }
 
 func main() {
@@ -75,12 +76,13 @@ func main() {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("wrote %d chat models to %s", count, *out)
+	log.Printf("wrote %d chat and embedding models to %s", count, *out)
 }
 
-// chatEntry reports whether a catalogue entry is a chat model the gateway can call: mode
+// chatEntry reports whether a catalogue entry is a model the gateway can call: mode
 // "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
-// served through APIs the gateway does not speak).
+// served through APIs the gateway does not speak), or "embedding".
 func chatEntry(entry map[string]any) bool {
-	return entry["mode"] == "chat" || entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
+	return entry["mode"] == "chat" || entry["mode"] == "embedding" ||
+		entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
 }

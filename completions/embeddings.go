@@ -1,0 +1,432 @@
+package completions
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// MaxEmbeddingInputs is how many inputs one embeddings request may carry (OpenAI's bound).
+const MaxEmbeddingInputs = 2048
+
+// OperationEmbeddings is RequestRecord.Operation for an embeddings request (chat requests
+// leave it empty).
+const OperationEmbeddings = "embeddings"
+
+// EmbeddingsRequest is OpenAI's POST /v1/embeddings body. The model is "provider/model",
+// a bare name one configured provider catalogues ("text-embedding-3-small"), or a model
+// group, whose members are tried in order: they should be deployments of one embedding
+// model, since vectors of different models cannot be compared.
+type EmbeddingsRequest struct {
+	// Model names the embedding model.
+	Model string `json:"model" jsonschema:"required,minLength=1"`
+	// Input is a string, an array of strings, an array of token ids or an array of arrays
+	// of token ids (OpenAI's forms; token ids only for OpenAI-format providers).
+	Input EmbeddingInput `json:"input" jsonschema:"required"`
+	// EncodingFormat is "float" (default) or "base64" (little-endian float32s, which
+	// OpenAI's Node SDK asks for by default).
+	EncodingFormat string `json:"encoding_format,omitempty" jsonschema:"enum=float,enum=base64"`
+	// Dimensions shortens the vectors where the model allows it.
+	Dimensions *int `json:"dimensions,omitempty" jsonschema:"minimum=1"`
+	// User is passed to OpenAI-format providers.
+	User string `json:"user,omitempty"`
+}
+
+// EmbeddingInput is the input of an embeddings request: texts, or token-id arrays.
+type EmbeddingInput struct {
+	Texts  []string
+	Tokens [][]int
+}
+
+// UnmarshalJSON takes OpenAI's four forms: "text", ["a", "b"], [1, 2, 3], [[1, 2], [3]].
+func (in *EmbeddingInput) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*in = EmbeddingInput{}
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		in.Texts = []string{s}
+		return nil
+	case len(b) == 0 || b[0] != '[':
+		return errors.New("input must be a string or an array")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(b, &items); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		in.Texts = []string{}
+		return nil
+	}
+	switch first := bytes.TrimSpace(items[0]); {
+	case len(first) > 0 && first[0] == '"':
+		return json.Unmarshal(b, &in.Texts)
+	case len(first) > 0 && first[0] == '[':
+		return json.Unmarshal(b, &in.Tokens)
+	}
+	var one []int
+	if err := json.Unmarshal(b, &one); err != nil {
+		return errors.New("input must be a string, an array of strings, an array of token ids or an array of arrays of token ids")
+	}
+	in.Tokens = [][]int{one}
+	return nil
+}
+
+// MarshalJSON writes the input back in the array form.
+func (in EmbeddingInput) MarshalJSON() ([]byte, error) {
+	if in.Tokens != nil {
+		return json.Marshal(in.Tokens)
+	}
+	return json.Marshal(in.Texts)
+}
+
+// JSONSchema describes input for invopop/jsonschema.
+func (EmbeddingInput) JSONSchema() *jsonschema.Schema {
+	maxItems := uint64(MaxEmbeddingInputs)
+	ids := &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "integer", Minimum: json.Number("0")}, MinItems: ptrUint(1)}
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "string", MinLength: ptrUint(1)},
+		{Type: "array", Items: &jsonschema.Schema{Type: "string", MinLength: ptrUint(1)}, MinItems: ptrUint(1), MaxItems: &maxItems},
+		ids,
+		{Type: "array", Items: ids, MinItems: ptrUint(1), MaxItems: &maxItems},
+	}}
+}
+
+func ptrUint(n uint64) *uint64 { return &n }
+
+// EmbeddingsResponse is OpenAI's embeddings answer.
+type EmbeddingsResponse struct {
+	Object string      `json:"object" jsonschema:"enum=list"`
+	Data   []Embedding `json:"data"`
+	// Model is the "provider/model" that answered.
+	Model string          `json:"model"`
+	Usage EmbeddingsUsage `json:"usage"`
+}
+
+// Embedding is one input's vector.
+type Embedding struct {
+	Object    string          `json:"object" jsonschema:"enum=embedding"`
+	Index     int             `json:"index"`
+	Embedding EmbeddingVector `json:"embedding"`
+}
+
+// EmbeddingVector is a vector written as an array of numbers, or as a base64 string of
+// little-endian float32s when the request asked for encoding_format "base64".
+type EmbeddingVector struct {
+	Values []float32
+	Base64 bool
+}
+
+// MarshalJSON writes the vector in its encoding.
+func (v EmbeddingVector) MarshalJSON() ([]byte, error) {
+	if v.Base64 {
+		raw := make([]byte, 4*len(v.Values))
+		for i, f := range v.Values {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(f))
+		}
+		out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+		out = append(out, '"')
+		out = base64.StdEncoding.AppendEncode(out, raw)
+		return append(out, '"'), nil
+	}
+	out := make([]byte, 0, 12*len(v.Values)+2)
+	out = append(out, '[')
+	for i, f := range v.Values {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendFloat(out, float64(f), 'g', -1, 32)
+	}
+	return append(out, ']'), nil
+}
+
+// UnmarshalJSON reads either encoding (for clients of this package).
+func (v *EmbeddingVector) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(raw)%4 != 0 {
+			return errors.New("embedding: not base64 of float32s")
+		}
+		v.Base64, v.Values = true, make([]float32, len(raw)/4)
+		for i := range v.Values {
+			v.Values[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		return nil
+	}
+	v.Base64 = false
+	return json.Unmarshal(b, &v.Values)
+}
+
+// JSONSchema describes the vector for invopop/jsonschema.
+func (EmbeddingVector) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		{Type: "array", Items: &jsonschema.Schema{Type: "number"}},
+		{Type: "string", Description: "base64 of little-endian float32s (encoding_format base64)"},
+	}}
+}
+
+// EmbeddingsUsage is OpenAI's usage of an embeddings call, with Switchyard's extensions.
+type EmbeddingsUsage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+	// Estimated: the provider reported no token count and the inputs were counted locally.
+	Estimated bool `json:"estimated,omitempty"`
+	// Costs prices the call from the catalogue (an extension; OpenAI SDKs ignore it).
+	Costs *Costs `json:"costs,omitempty"`
+}
+
+// validate checks r and returns the provider request it stands for (model left empty).
+func (r *EmbeddingsRequest) validate() (*providers.EmbeddingRequest, error) {
+	if strings.TrimSpace(r.Model) == "" {
+		return nil, invalid("model", "is required")
+	}
+	switch r.EncodingFormat {
+	case "", "float", "base64":
+	default:
+		return nil, invalid("encoding_format", "must be float or base64, got %q", r.EncodingFormat)
+	}
+	pr := &providers.EmbeddingRequest{User: r.User}
+	if r.Dimensions != nil {
+		if *r.Dimensions < 1 {
+			return nil, invalid("dimensions", "must be at least 1, got %d", *r.Dimensions)
+		}
+		pr.Dimensions = *r.Dimensions
+	}
+	n := len(r.Input.Texts) + len(r.Input.Tokens)
+	switch {
+	case r.Input.Texts == nil && r.Input.Tokens == nil:
+		return nil, invalid("input", "is required")
+	case n == 0:
+		return nil, invalid("input", "must not be empty")
+	case n > MaxEmbeddingInputs:
+		return nil, invalid("input", "at most %d inputs, got %d", MaxEmbeddingInputs, n)
+	}
+	for i, t := range r.Input.Texts {
+		if t == "" {
+			return nil, invalid(fmt.Sprintf("input[%d]", i), "must not be empty")
+		}
+	}
+	for i, ids := range r.Input.Tokens {
+		if len(ids) == 0 {
+			return nil, invalid(fmt.Sprintf("input[%d]", i), "must not be empty")
+		}
+		if slices.ContainsFunc(ids, func(id int) bool { return id < 0 }) {
+			return nil, invalid(fmt.Sprintf("input[%d]", i), "token ids must not be negative")
+		}
+	}
+	pr.Input, pr.Tokens = r.Input.Texts, r.Input.Tokens
+	return pr, nil
+}
+
+// embeddingVendors maps embedding model-name prefixes to the provider that makes them,
+// for bare names the catalogue does not list.
+var embeddingVendors = []struct{ prefix, provider string }{
+	{"text-embedding-3", "openai"}, {"text-embedding-ada", "openai"}, {"gemini-embedding", "gemini"},
+	{"mistral-embed", "mistral"}, {"codestral-embed", "mistral"},
+}
+
+// embeddingModel returns the "provider/model" a bare embedding model name stands for: the
+// one configured provider whose catalogued embedding models include it, else the
+// configured maker of its family.
+func (g *Gateway) embeddingModel(field, name string) (string, error) {
+	lister, _ := g.opts.Providers.(interface{ Names() []string })
+	cat, _ := g.opts.Prices.(interface {
+		EmbeddingModels(provider string) []string
+	})
+	var choices []string
+	if lister != nil && cat != nil {
+		for _, pn := range lister.Names() {
+			p, err := g.opts.Providers.Lookup(pn)
+			if err != nil || !providers.IsConfigured(p) {
+				continue
+			}
+			if slices.Contains(cat.EmbeddingModels(pn), pn+"/"+name) {
+				choices = append(choices, pn+"/"+name)
+			}
+		}
+	}
+	switch {
+	case len(choices) == 1:
+		return choices[0], nil
+	case len(choices) > 1:
+		return "", invalid(field, "%q is served by several providers; name one: %s", name, strings.Join(choices, ", "))
+	}
+	for _, v := range embeddingVendors {
+		if strings.HasPrefix(strings.ToLower(name), v.prefix) {
+			if p, err := g.opts.Providers.Lookup(v.provider); err == nil && p != nil && providers.IsConfigured(p) {
+				return v.provider + "/" + name, nil
+			}
+		}
+	}
+	ve := invalid(field, "the model %q does not exist or no configured provider serves it; name it as provider/model", name)
+	ve.Err = ErrUnknownModel
+	return "", ve
+}
+
+// embeddingTargets resolves an embeddings request's model: a model group's members in
+// order, else the model itself.
+func (g *Gateway) embeddingTargets(name string) ([]target, error) {
+	models := []string{name}
+	if grp, ok := g.opts.ModelGroups[name]; ok {
+		models = grp.Models
+	}
+	out := make([]target, 0, len(models))
+	for i, s := range models {
+		field := "model"
+		if len(models) > 1 || s != name {
+			field = fmt.Sprintf("model (member %d of group %q)", i, name)
+		}
+		if !strings.Contains(s, "/") {
+			full, err := g.embeddingModel(field, s)
+			if err != nil {
+				return nil, err
+			}
+			s = full
+		}
+		pn, m, err := providers.ParseModel(s)
+		if err != nil {
+			return nil, invalid(field, "%q is not of the form provider/model", s)
+		}
+		p, err := g.opts.Providers.Lookup(pn)
+		if err != nil || p == nil {
+			ve := invalid(field, "unknown provider %q in %q", pn, s)
+			ve.Err = providers.ErrUnknownProvider
+			return nil, ve
+		}
+		if _, ok := p.(providers.Embedder); !ok {
+			return nil, invalid(field, "provider %q of %q has no embeddings API", pn, s)
+		}
+		out = append(out, target{name: s, provider: pn, model: m, p: p})
+	}
+	return out, nil
+}
+
+// embeddingCost prices an embeddings call of model ("provider/model").
+func (g *Gateway) embeddingCost(model string, u providers.Usage) Costs {
+	cat, ok := g.opts.Prices.(interface {
+		EmbeddingCost(model string, u providers.Usage) providers.Cost
+	})
+	if !ok {
+		return Costs{}
+	}
+	c := cat.EmbeddingCost(model, u)
+	return Costs{InputTokensCost: c.InputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+}
+
+// Embed answers an embeddings request: it validates req, checks the caller's budget and
+// calls the model, retrying it (and, for a model group, its other members in order) as
+// chat completions are retried, with the same circuit breakers; it never falls back to
+// another model on its own, whose vectors would not be comparable. The call is billed to
+// the scope's budget and recorded in the ledger and by the observer (operation
+// "embeddings"). Errors: *ValidationError (ErrInvalid), ErrModelNotAllowed,
+// ErrBudgetExceeded, *AllFailedError, or the context's error.
+func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest) (*EmbeddingsResponse, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	preq, err := req.validate()
+	if err != nil {
+		return nil, err
+	}
+	targets, err := g.embeddingTargets(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{scope: scope, req: &Request{ephemeral: true}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	if p.start.IsZero() {
+		p.start = g.opts.Now()
+	}
+	if b := scope.Budget; b != nil {
+		for _, t := range targets {
+			if !b.allows(t.name) {
+				return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
+			}
+		}
+		if _, err := b.reserveCall(ctx); err != nil {
+			return nil, err
+		}
+	}
+	p.timing = g.timingFor(p.start, scope, p.req)
+	var (
+		out   *providers.EmbeddingResponse
+		used  target
+		begin time.Time
+	)
+	dctx, cancel := p.withDeadline(ctx)
+	defer cancel()
+	err = g.run(dctx, p, func(ctx context.Context, t target) error {
+		begin = g.opts.Now()
+		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
+		defer cancel()
+		r := *preq
+		r.Model = t.model
+		res, err := t.p.(providers.Embedder).Embed(actx, &r)
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+				return timeoutError(t, "no embeddings", p.timing.attempt)
+			}
+			return err
+		}
+		out, used = res, t
+		return nil
+	})
+	if err != nil {
+		g.observeEmbedFailure(ctx, p, err)
+		return nil, err
+	}
+	now := g.opts.Now()
+	costs := g.embeddingCost(used.name, out.Usage)
+	g.account(ctx, p, used, out.Usage, costs, true, out.UsageEstimated, now.Sub(begin))
+	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(out.Vectors)),
+		Usage: EmbeddingsUsage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Estimated: out.UsageEstimated, Costs: &costs}}
+	for i, v := range out.Vectors {
+		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
+	}
+	if g.opts.Observer != nil {
+		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
+			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
+			Usage: Usage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Costs: costs}, UsageEstimated: out.UsageEstimated,
+			Start: p.start, Latency: now.Sub(p.start)})
+	}
+	return resp, nil
+}
+
+// observeEmbedFailure reports an embeddings request that got no answer.
+func (g *Gateway) observeEmbedFailure(ctx context.Context, p *plan, err error) {
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestFailed,
+		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
+		r.Outcome = RequestCancelled
+	}
+	if len(p.targets) > 0 {
+		r.Requested = p.targets[0].name
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+}

@@ -1,0 +1,194 @@
+package providers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Embedder is implemented by adapters whose provider computes embeddings: the OpenAI
+// format (OpenAI and every OpenAI-compatible server: Azure, Mistral, Together, Fireworks,
+// vLLM, Ollama, ...) and Gemini. Anthropic has no embeddings API.
+type Embedder interface {
+	// Embed returns one vector per input, in the inputs' order. Failures are *Error values.
+	Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error)
+}
+
+// EmbeddingRequest asks for the embeddings of Input (texts) or Tokens (token ids, which
+// only the OpenAI format takes); exactly one is set.
+type EmbeddingRequest struct {
+	// Model is the provider's model name ("text-embedding-3-small").
+	Model string
+	// Input are the texts to embed.
+	Input []string
+	// Tokens are pre-tokenised inputs (OpenAI's array-of-token-arrays form).
+	Tokens [][]int
+	// Dimensions shortens the vectors where the model allows it (OpenAI's text-embedding-3
+	// models, Gemini's outputDimensionality); 0 keeps the model's size.
+	Dimensions int
+	// User is OpenAI's end-user identifier, passed through; others ignore it.
+	User string
+}
+
+// EmbeddingResponse is the vectors of an EmbeddingRequest's inputs, in order.
+type EmbeddingResponse struct {
+	Vectors [][]float32
+	// Model is the model that answered, as the provider names it (may be empty).
+	Model string
+	// Usage counts the input tokens (PromptTokens); UsageEstimated says the provider
+	// reported none and they were counted locally (Gemini).
+	Usage          Usage
+	UsageEstimated bool
+}
+
+// inputCount is how many inputs r carries.
+func (r *EmbeddingRequest) inputCount() int { return len(r.Input) + len(r.Tokens) }
+
+// maxEmbeddingBody bounds an embeddings answer: 2,048 vectors of 3,072 numbers are about
+// 120 MiB of JSON.
+const maxEmbeddingBody = 160 << 20
+
+type openAIEmbeddingRequest struct {
+	Model      string `json:"model"`
+	Input      any    `json:"input"`
+	Dimensions int    `json:"dimensions,omitempty"`
+	User       string `json:"user,omitempty"`
+}
+
+type openAIEmbeddingResponse struct {
+	Data []struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	} `json:"data"`
+	Model string       `json:"model"`
+	Usage *openAIUsage `json:"usage"`
+}
+
+// Embed implements Embedder with POST {base}/embeddings, floats asked for (every
+// OpenAI-compatible server speaks them; base64 is not universal).
+func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error) {
+	if err := o.ep.checkKey(req.Model); err != nil {
+		return nil, err
+	}
+	body := openAIEmbeddingRequest{Model: req.Model, Dimensions: req.Dimensions, User: req.User, Input: req.Input}
+	if req.Tokens != nil {
+		body.Input = req.Tokens
+	}
+	h := http.Header{}
+	if o.ep.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
+	}
+	c, err := o.ep.send(ctx, req.Model, o.baseURL+"/embeddings", h, body, parseOpenAIError)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	raw, err := c.readAll(maxEmbeddingBody)
+	if err != nil {
+		return nil, err
+	}
+	var r openAIEmbeddingResponse
+	if err := decodeUpstream(raw, &r); err != nil {
+		return nil, c.failure(KindStreamBroken, "malformed embeddings response", err)
+	}
+	n := req.inputCount()
+	if len(r.Data) != n {
+		return nil, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Data))+" vectors for "+strconv.Itoa(n)+" inputs", nil)
+	}
+	out := &EmbeddingResponse{Vectors: make([][]float32, n), Model: r.Model}
+	for _, d := range r.Data {
+		if d.Index < 0 || d.Index >= n || out.Vectors[d.Index] != nil || len(d.Embedding) == 0 {
+			return nil, c.failure(KindStreamBroken, "embeddings response has a missing, repeated or empty vector", nil)
+		}
+		out.Vectors[d.Index] = d.Embedding
+	}
+	if r.Usage != nil {
+		out.Usage = r.Usage.usage()
+	}
+	if out.Usage.PromptTokens == 0 && req.Tokens == nil {
+		out.Usage.PromptTokens, out.UsageEstimated = countInputs(req.Model, req.Input), true
+	}
+	return out, nil
+}
+
+type geminiEmbedContent struct {
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiEmbedRequest struct {
+	Model                string             `json:"model"`
+	Content              geminiEmbedContent `json:"content"`
+	OutputDimensionality int                `json:"outputDimensionality,omitempty"`
+}
+
+type geminiEmbedResponse struct {
+	Embeddings []struct {
+		Values []float32 `json:"values"`
+	} `json:"embeddings"`
+	// UsageMetadata is sent by newer versions of the API only.
+	UsageMetadata *struct {
+		PromptTokenCount int `json:"promptTokenCount"`
+	} `json:"usageMetadata"`
+}
+
+// Embed implements Embedder with Gemini's models/{model}:batchEmbedContents. Where the
+// answer has no token count (usageMetadata is recent) the inputs are counted locally
+// (UsageEstimated).
+// Token-id inputs are refused (KindBadRequest).
+func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error) {
+	if err := g.ep.checkKey(req.Model); err != nil {
+		return nil, err
+	}
+	if req.Tokens != nil {
+		return nil, g.ep.errorf(req.Model, KindBadRequest, "model %s/%s takes text inputs, not token ids", g.Name(), req.Model)
+	}
+	model := strings.TrimPrefix(req.Model, "models/")
+	reqs := make([]geminiEmbedRequest, len(req.Input))
+	for i, text := range req.Input {
+		reqs[i] = geminiEmbedRequest{Model: "models/" + model, Content: geminiEmbedContent{Parts: []geminiPart{{Text: text}}},
+			OutputDimensionality: req.Dimensions}
+	}
+	h := http.Header{}
+	h.Set("X-Goog-Api-Key", g.ep.cfg.APIKey)
+	u := g.baseURL + "/models/" + url.PathEscape(model) + ":batchEmbedContents"
+	c, err := g.ep.send(ctx, req.Model, u, h, map[string]any{"requests": reqs}, parseGeminiError)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	raw, err := c.readAll(maxEmbeddingBody)
+	if err != nil {
+		return nil, err
+	}
+	var r geminiEmbedResponse
+	if err := decodeUpstream(raw, &r); err != nil {
+		return nil, c.failure(KindStreamBroken, "malformed embeddings response", err)
+	}
+	if len(r.Embeddings) != len(req.Input) {
+		return nil, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Embeddings))+" vectors for "+strconv.Itoa(len(req.Input))+" inputs", nil)
+	}
+	out := &EmbeddingResponse{Vectors: make([][]float32, len(req.Input)), Model: model, UsageEstimated: true}
+	for i, e := range r.Embeddings {
+		if len(e.Values) == 0 {
+			return nil, c.failure(KindStreamBroken, "embeddings response has an empty vector", nil)
+		}
+		out.Vectors[i] = e.Values
+	}
+	if r.UsageMetadata != nil && r.UsageMetadata.PromptTokenCount > 0 {
+		out.Usage.PromptTokens, out.UsageEstimated = r.UsageMetadata.PromptTokenCount, false
+	} else {
+		out.Usage.PromptTokens = countInputs(req.Model, req.Input)
+	}
+	return out, nil
+}
+
+// countInputs counts the tokens of texts with the model's tokenizer (or the fallback).
+func countInputs(model string, texts []string) int {
+	n := 0
+	for _, t := range texts {
+		n += CountTokens(model, t)
+	}
+	return n
+}
