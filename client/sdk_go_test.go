@@ -68,8 +68,7 @@ func TestOfficialGoSDK(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" {
 		t.Errorf("wrong key: %v", err)
 	}
-	_, err = c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "openai/text-embedding-3-small",
-		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("hi")}})
+	_, err = c.Moderations.New(ctx, openai.ModerationNewParams{Input: openai.ModerationNewParamsInputUnion{OfString: openai.String("hi")}})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "unknown_url" {
 		t.Errorf("unknown route: %v", err)
 	}

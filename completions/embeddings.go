@@ -119,6 +119,43 @@ type EmbeddingsResponse struct {
 	Usage EmbeddingsUsage `json:"usage"`
 }
 
+// AppendJSON appends r's JSON to b, as json.Marshal writes it but without re-reading
+// every number of the vectors (which doubles the cost of a large answer).
+func (r *EmbeddingsResponse) AppendJSON(b []byte) ([]byte, error) {
+	model, err := json.Marshal(r.Model)
+	if err != nil {
+		return nil, err
+	}
+	usage, err := json.Marshal(r.Usage)
+	if err != nil {
+		return nil, err
+	}
+	object, _ := json.Marshal(r.Object)
+	n := 0
+	for _, d := range r.Data {
+		n += len(d.Embedding.Values)
+	}
+	b = slices.Grow(b, 12*n+64*len(r.Data)+len(usage)+len(model)+64)
+	b = append(b, `{"object":`...)
+	b = append(b, object...)
+	b = append(b, `,"data":[`...)
+	for i, d := range r.Data {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"object":"embedding","index":`...)
+		b = strconv.AppendInt(b, int64(d.Index), 10)
+		b = append(b, `,"embedding":`...)
+		b = d.Embedding.appendJSON(b)
+		b = append(b, '}')
+	}
+	b = append(b, `],"model":`...)
+	b = append(b, model...)
+	b = append(b, `,"usage":`...)
+	b = append(b, usage...)
+	return append(b, '}', '\n'), nil
+}
+
 // Embedding is one input's vector.
 type Embedding struct {
 	Object    string          `json:"object" jsonschema:"enum=embedding"`
@@ -134,18 +171,21 @@ type EmbeddingVector struct {
 }
 
 // MarshalJSON writes the vector in its encoding.
-func (v EmbeddingVector) MarshalJSON() ([]byte, error) {
+func (v EmbeddingVector) MarshalJSON() ([]byte, error) { return v.appendJSON(nil), nil }
+
+// appendJSON appends the vector's JSON to out.
+func (v EmbeddingVector) appendJSON(out []byte) []byte {
 	if v.Base64 {
 		raw := make([]byte, 4*len(v.Values))
 		for i, f := range v.Values {
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(f))
 		}
-		out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(raw))+2)
+		out = slices.Grow(out, base64.StdEncoding.EncodedLen(len(raw))+2)
 		out = append(out, '"')
 		out = base64.StdEncoding.AppendEncode(out, raw)
-		return append(out, '"'), nil
+		return append(out, '"')
 	}
-	out := make([]byte, 0, 12*len(v.Values)+2)
+	out = slices.Grow(out, 12*len(v.Values)+2)
 	out = append(out, '[')
 	for i, f := range v.Values {
 		if i > 0 {
@@ -153,7 +193,7 @@ func (v EmbeddingVector) MarshalJSON() ([]byte, error) {
 		}
 		out = strconv.AppendFloat(out, float64(f), 'g', -1, 32)
 	}
-	return append(out, ']'), nil
+	return append(out, ']')
 }
 
 // UnmarshalJSON reads either encoding (for clients of this package).

@@ -238,4 +238,24 @@ func TestEmbeddingWireForms(t *testing.T) {
 	if b, _ := json.Marshal(v); string(b) != "[0.25,-1.5,3e-07]" {
 		t.Errorf("floats %s", b)
 	}
+	// The server writes an answer with AppendJSON: the same document json.Marshal writes.
+	costs := Costs{InputTokensCost: 1e-7, TotalTokensCost: 1e-7, PriceKnown: true}
+	for _, b64 := range []bool{false, true} {
+		resp := &EmbeddingsResponse{Object: "list", Model: "openai/text-embedding-3-small",
+			Data:  []Embedding{{Object: "embedding", Index: 0, Embedding: EmbeddingVector{Values: []float32{0.5, -2}, Base64: b64}}, {Object: "embedding", Index: 1, Embedding: EmbeddingVector{Values: []float32{1e-9}, Base64: b64}}},
+			Usage: EmbeddingsUsage{PromptTokens: 5, TotalTokens: 5, Estimated: true, Costs: &costs}}
+		a, err := resp.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := json.Marshal(resp)
+		var x, y any
+		if err := json.Unmarshal(a, &x); err != nil {
+			t.Fatalf("AppendJSON wrote invalid JSON %s: %v", a, err)
+		}
+		json.Unmarshal(m, &y)
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			t.Errorf("AppendJSON %s\njson.Marshal %s", a, m)
+		}
+	}
 }

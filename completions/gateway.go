@@ -17,7 +17,9 @@
 // Responses API (ResponsesRequest), Anthropic's Messages API (AnthropicMessagesRequest) —
 // each translated to a Request; a model group (Options.ModelGroups) lets a client that
 // names one model reach several, in order, shuffled, fastest first by the latency the
-// gateway measures, or routed by the Ranker. The HTTP routes live in
+// gateway measures, or routed by the Ranker. Gateway.Embed serves OpenAI's embeddings API
+// (EmbeddingsRequest) over the providers that have one (providers.Embedder), with the same
+// keys, budgets, retries and records. The HTTP routes live in
 // package server and only translate to and from the types here.
 package completions
 

@@ -6,7 +6,9 @@
 // [ResponseFormat]); each adapter's doc says how it maps them to its wire format. So does
 // reasoning: [Thinking] asks a model to reason, in each provider's own terms, and its
 // reasoning comes back as [ReasoningBlock] values (streamed as [ReasoningDelta]), Claude's
-// with the signatures it needs to take them back.
+// with the signatures it needs to take them back. Adapters whose provider computes
+// embeddings (the OpenAI format and Gemini) also implement [Embedder]; the catalogue prices
+// embedding models apart ([Catalog.EmbeddingCost]).
 package providers
 
 import (

@@ -23,7 +23,13 @@ func (s *Server) embeddingRoutes(g *completions.Gateway) {
 			if err != nil {
 				return s.openAIError(w, r, err)
 			}
-			writeJSON(w, http.StatusOK, resp)
-			return nil
+			b, err := resp.AppendJSON(nil)
+			if err != nil {
+				return err
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, err = w.Write(b)
+			return err
 		})
 }
