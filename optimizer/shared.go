@@ -197,24 +197,48 @@ func (s *Service) releaseCut(j *job) {
 }
 
 // failDead ends running job j, whose worker is dead, with status and msg, unless its
-// record moved on.
+// record moved on or shows the worker alive after all (its heartbeat, re-read in the
+// transaction, is fresh again: the worker was slow, not dead). Its run's open keys are
+// reclaimed only once the job has ended, so a live worker never loses its keys.
 func (s *Service) failDead(ctx context.Context, j *job, status Status, msg string) error {
-	apply := s.reclaimForEnd(ctx, j)
+	ended := false
 	err := s.store.Update(ctx, func(tx store.Tx) error {
+		ended = false
 		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
 		if err != nil {
 			return err
 		}
-		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
+		if cur.Status != StatusRunning || cur.Attempts != j.Attempts || !s.stale(&cur) {
 			return nil
 		}
-		apply(&cur)
 		t := s.now().UTC()
 		cur.Status, cur.ErrorMessage, cur.FinishedAt = status, msg, &t
-		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur); err != nil {
+			return err
+		}
+		*j, ended = cur, true
+		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("optimizer: end job %s: %w", j.ID, err)
+	}
+	if !ended || len(j.OpenKeys) == 0 {
+		return nil
+	}
+	apply := s.reclaimForEnd(ctx, j)
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Status != status || cur.Attempts != j.Attempts || len(cur.OpenKeys) == 0 {
+			return nil
+		}
+		apply(&cur)
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("optimizer: record job %s's reclaimed keys: %w", j.ID, err)
 	}
 	return nil
 }

@@ -131,14 +131,15 @@ func (s *Service) handle(ctx context.Context, id string) error {
 }
 
 // failDead fails running job j, whose worker is dead, with msg of kind, unless its record
-// moved on.
+// moved on or shows the worker alive after all (its heartbeat, re-read in the transaction,
+// is fresh again: the worker was slow, not dead).
 func (s *Service) failDead(ctx context.Context, j *jobRecord, msg, kind string) error {
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
 		if err != nil {
 			return err
 		}
-		if cur.State != StateRunning || cur.Attempts != j.Attempts {
+		if cur.State != StateRunning || cur.Attempts != j.Attempts || !s.stale(&cur) {
 			return nil
 		}
 		cur.State = StateFailed
