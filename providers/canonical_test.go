@@ -91,7 +91,11 @@ func TestREADMEModelsArePriced(t *testing.T) {
 	}
 	c := providers.DefaultCatalog()
 	for id := range ids {
-		if p, ok := c.Lookup(id); !ok || !p.Known {
+		p, ok := c.Lookup(id)
+		if !ok {
+			p, ok = c.Embeddings().Lookup(id) // the embeddings examples' models
+		}
+		if !ok || !p.Known {
 			t.Errorf("README model %q has no price in the embedded catalogue", id)
 		}
 	}

@@ -1,12 +1,14 @@
 package providers
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +51,84 @@ type Price struct {
 	// search_context_cost_per_query at medium context; for OpenAI's models, which the
 	// catalogue gives none, the price of its Responses API web_search call), in USD.
 	SearchPerQuery float64
+	// Tiers are the rates of long prompts, shortest threshold first (LiteLLM's
+	// *_above_<N>k_tokens: Gemini 2.5 Pro and Claude Sonnet 4.x above 200,000 prompt tokens,
+	// GPT-5.4 above 272,000, Gemini 1.5 above 128,000): a call whose prompt is longer than a
+	// tier's threshold is priced, input and output, at that tier's rates.
+	Tiers []PriceTier
+}
+
+// PriceTier is a model's rates for prompts longer than Above tokens. A rate the catalogue
+// does not give for the tier is the base rate scaled as the tier's input rate is.
+type PriceTier struct {
+	Above                 int
+	InputPerToken         float64
+	OutputPerToken        float64
+	CacheReadPerToken     float64
+	CacheCreationPerToken float64
+}
+
+// at returns p with the rates of the longest tier whose threshold a prompt of n tokens
+// passes (p itself when none).
+func (p Price) at(n int) Price {
+	for i := len(p.Tiers) - 1; i >= 0; i-- {
+		if t := p.Tiers[i]; n > t.Above {
+			q := p
+			q.InputPerToken, q.OutputPerToken, q.CacheReadPerToken, q.CacheCreationPerToken =
+				t.InputPerToken, t.OutputPerToken, t.CacheReadPerToken, t.CacheCreationPerToken
+			if p.OutputPerToken > 0 {
+				q.ReasoningPerToken = p.ReasoningPerToken * t.OutputPerToken / p.OutputPerToken
+			}
+			return q
+		}
+	}
+	return p
+}
+
+// tierKey matches LiteLLM's long-prompt rates ("input_cost_per_token_above_200k_tokens");
+// variants for other service tiers ("…_priority") do not match.
+var tierKey = regexp.MustCompile(`^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost|cache_creation_input_token_cost)_above_(\d+)k_tokens$`)
+
+// tiers reads the long-prompt tiers of a catalogue entry's raw fields.
+func tiers(raw map[string]json.RawMessage, base Price) []PriceTier {
+	byAbove := map[int]map[string]float64{}
+	for k, v := range raw {
+		m := tierKey.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		var f flexFloat
+		if json.Unmarshal(v, &f) != nil || !f.ok {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		if byAbove[n*1000] == nil {
+			byAbove[n*1000] = map[string]float64{}
+		}
+		byAbove[n*1000][m[1]] = f.v
+	}
+	var out []PriceTier
+	for above, r := range byAbove {
+		in, ok := r["input_cost_per_token"]
+		if !ok || base.InputPerToken <= 0 {
+			continue // a tier without its input rate cannot be scaled from
+		}
+		scale := in / base.InputPerToken
+		t := PriceTier{Above: above, InputPerToken: in, OutputPerToken: base.OutputPerToken * scale,
+			CacheReadPerToken: base.CacheReadPerToken * scale, CacheCreationPerToken: base.CacheCreationPerToken * scale}
+		if v, ok := r["output_cost_per_token"]; ok {
+			t.OutputPerToken = v
+		}
+		if v, ok := r["cache_read_input_token_cost"]; ok {
+			t.CacheReadPerToken = v
+		}
+		if v, ok := r["cache_creation_input_token_cost"]; ok {
+			t.CacheCreationPerToken = v
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b PriceTier) int { return a.Above - b.Above })
+	return out
 }
 
 // Cost is the price of one call's usage in USD.
@@ -194,7 +274,14 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		if e.Mode != "" && e.Mode != "chat" && (e.Mode != "responses" || e.Provider != "openai") {
 			continue
 		}
-		entries[key] = e.price(key)
+		p := e.price(key)
+		if bytes.Contains(msg, []byte("k_tokens")) {
+			var raw map[string]json.RawMessage
+			if json.Unmarshal(msg, &raw) == nil {
+				p.Tiers = tiers(raw, p)
+			}
+		}
+		entries[key] = p
 	}
 	c := newCatalog(entries)
 	c.embed = newCatalog(embed)
@@ -384,6 +471,7 @@ func (p Price) Cost(u Usage) Cost {
 	if !p.Known {
 		return Cost{}
 	}
+	p = p.at(u.PromptTokens)
 	uncached := max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0)
 	plainOut := max(u.CompletionTokens-u.ReasoningTokens, 0)
 	in := float64(uncached)*p.InputPerToken + float64(u.CachedTokens)*p.CacheReadPerToken +

@@ -157,3 +157,35 @@ func TestCatalogOverride(t *testing.T) {
 		t.Errorf("missing override: err = %v", err)
 	}
 }
+
+// TestLongPromptTiers: a prompt longer than a model's long-context threshold is priced,
+// input and output, at that tier's rates (Gemini 2.5 Pro and Claude Sonnet 4.5 above
+// 200,000 tokens, GPT-5.4 above 272,000); a shorter one, or a model without tiers, at the
+// base rates.
+func TestLongPromptTiers(t *testing.T) {
+	cat := providers.DefaultCatalog()
+	for _, c := range []struct {
+		model string
+		u     providers.Usage
+		in    float64
+		out   float64
+	}{
+		{"gemini/gemini-2.5-pro", providers.Usage{PromptTokens: 100_000, CompletionTokens: 1000}, 100_000 * 1.25e-6, 1000 * 1e-5},
+		{"gemini/gemini-2.5-pro", providers.Usage{PromptTokens: 200_000, CompletionTokens: 1000}, 200_000 * 1.25e-6, 1000 * 1e-5},
+		{"gemini/gemini-2.5-pro", providers.Usage{PromptTokens: 300_000, CompletionTokens: 1000}, 300_000 * 2.5e-6, 1000 * 1.5e-5},
+		{"anthropic/claude-sonnet-4-5", providers.Usage{PromptTokens: 250_000, CachedTokens: 100_000, CacheCreationTokens: 50_000, CompletionTokens: 1000},
+			100_000*6e-6 + 100_000*6e-7 + 50_000*7.5e-6, 1000 * 2.25e-5},
+		{"openai/gpt-5.4", providers.Usage{PromptTokens: 272_001, CompletionTokens: 10}, 272_001 * 5e-6, 10 * 2.25e-5},
+		{"openai/gpt-5.4", providers.Usage{PromptTokens: 272_000, CompletionTokens: 10}, 272_000 * 2.5e-6, 10 * 1.5e-5},
+		{"openai/gpt-4o", providers.Usage{PromptTokens: 300_000, CompletionTokens: 10}, 300_000 * 2.5e-6, 10 * 1e-5},
+	} {
+		got := cat.Cost(c.model, c.u)
+		if !got.Known || !near(got.InputUSD, c.in) || !near(got.OutputUSD, c.out) || !near(got.TotalUSD, c.in+c.out) {
+			t.Errorf("%s %+v: %+v, want input %.6f output %.6f", c.model, c.u, got, c.in, c.out)
+		}
+	}
+	p, _ := cat.Lookup("gemini/gemini-2.5-pro")
+	if len(p.Tiers) != 1 || p.Tiers[0].Above != 200_000 {
+		t.Errorf("tiers %+v", p.Tiers)
+	}
+}

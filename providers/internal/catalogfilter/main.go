@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"regexp"
 	"slices"
 )
 
@@ -61,6 +62,11 @@ func main() {
 				small[k] = v
 			}
 		}
+		for k, v := range entry {
+			if tierKey.MatchString(k) {
+				small[k] = v // long-prompt rates
+			}
+		}
 		line, err := json.Marshal(small) // map keys are sorted
 		if err != nil {
 			log.Fatal(err)
@@ -78,6 +84,9 @@ func main() {
 	}
 	log.Printf("wrote %d chat and embedding models to %s", count, *out)
 }
+
+// tierKey matches the long-prompt rates package providers reads (Price.Tiers).
+var tierKey = regexp.MustCompile(`^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost|cache_creation_input_token_cost)_above_\d+k_tokens$`)
 
 // chatEntry reports whether a catalogue entry is a model the gateway can call: mode
 // "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
