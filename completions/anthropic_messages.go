@@ -371,6 +371,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c.fitMaxTokens = true
 	c.promptCache = r.cacheMarked()
+	c.promptCacheTTL, c.promptCacheTailTTL = r.cacheTTLs()
 	c.fieldName = func(f string) string {
 		if f == "search" && searchField != "" {
 			return searchField // the model cannot search: the web_search tool is the field
@@ -378,6 +379,36 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return anthropicField(fields, partFields, f)
 	}
 	return c, nil
+}
+
+// cacheTTLs are the longest lifetimes ("1h" or "") r's cache_control breakpoints ask for:
+// on its system prompt and tools (the prefix), and on its messages (the conversation).
+func (r *AnthropicMessagesRequest) cacheTTLs() (prefix, tail string) {
+	longest := func(ttl *string, raw json.RawMessage) {
+		var cc struct {
+			TTL string `json:"ttl"`
+		}
+		if len(raw) > 0 && json.Unmarshal(raw, &cc) == nil && cc.TTL == "1h" {
+			*ttl = "1h"
+		}
+	}
+	var in func(ttl *string, bs []AnthropicBlock)
+	in = func(ttl *string, bs []AnthropicBlock) {
+		for _, b := range bs {
+			longest(ttl, b.CacheControl)
+			if b.Content != nil {
+				in(ttl, b.Content.Blocks)
+			}
+		}
+	}
+	in(&prefix, r.System.Blocks)
+	for _, t := range r.Tools {
+		longest(&prefix, t.CacheControl)
+	}
+	for _, m := range r.Messages {
+		in(&tail, m.Content.Blocks)
+	}
+	return prefix, tail
 }
 
 // cacheMarked reports whether r marks any cache_control breakpoint: the caller caches its
@@ -614,6 +645,15 @@ type AnthropicUsage struct {
 	CacheReadInputTokens int `json:"cache_read_input_tokens"`
 	// CacheCreationInputTokens are tokens written to the cache (Anthropic reports them).
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	// CacheCreation splits them by lifetime, as Anthropic does, when some went to the
+	// one-hour cache.
+	CacheCreation *AnthropicCacheCreation `json:"cache_creation,omitempty"`
+}
+
+// AnthropicCacheCreation is Anthropic's usage.cache_creation.
+type AnthropicCacheCreation struct {
+	Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
 }
 
 // NewAnthropicResponse renders resp as a "message" object; model is the model as the
@@ -681,8 +721,12 @@ func anthropicStopReason(finish string, calls bool) string {
 }
 
 func anthropicUsage(u Usage) AnthropicUsage {
-	return AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0), OutputTokens: u.CompletionTokens,
+	a := AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0), OutputTokens: u.CompletionTokens,
 		CacheReadInputTokens: u.CachedTokens, CacheCreationInputTokens: u.CacheCreationTokens}
+	if h := min(u.CacheCreation1hTokens, u.CacheCreationTokens); h > 0 {
+		a.CacheCreation = &AnthropicCacheCreation{Ephemeral5m: u.CacheCreationTokens - h, Ephemeral1h: h}
+	}
+	return a
 }
 
 // AnthropicErrorBody is the Messages API's error envelope.

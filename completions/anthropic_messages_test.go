@@ -467,3 +467,37 @@ func TestAnthropicStreamMessageStartUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicPromptCacheTTL: a cache_control ttl of "1h" on the caller's system prompt or
+// tools asks the provider to keep the prefix an hour, on its messages the conversation;
+// the answer's one-hour writes are reported as Anthropic splits them.
+func TestAnthropicPromptCacheTTL(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "ok", usage: providers.Usage{PromptTokens: 2000, CompletionTokens: 5, CacheCreationTokens: 1500, CacheCreation1hTokens: 1000}})
+	for body, want := range map[string][2]string{
+		`{"model":"a/m","max_tokens":5,"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}`: {"1h", ""},
+		`{"model":"a/m","max_tokens":5,"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":"x"}]}`:                                             {"1h", ""},
+		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`:                                                                            {"", "1h"},
+		`{"model":"a/m","max_tokens":5,"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"5m"}}],"messages":[{"role":"user","content":"x"}]}`:                                                               {"", ""},
+	} {
+		_, c, err := messagesRequest(t, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := c.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := h.g.Complete(context.Background(), Scope{}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.a.lastRequest(); !got.PromptCache || got.PromptCacheTTL != want[0] || got.PromptCacheTailTTL != want[1] {
+			t.Errorf("%s: cache %v ttl %q tail %q, want %q %q", body, got.PromptCache, got.PromptCacheTTL, got.PromptCacheTailTTL, want[0], want[1])
+		}
+		u := NewAnthropicResponse(resp, "a/m").Usage
+		if u.CacheCreationInputTokens != 1500 || u.CacheCreation == nil || u.CacheCreation.Ephemeral1h != 1000 || u.CacheCreation.Ephemeral5m != 500 {
+			t.Errorf("usage %+v %+v", u, u.CacheCreation)
+		}
+	}
+}

@@ -372,14 +372,15 @@ func measured(model string, u providers.Usage, req *providers.Request, answer *p
 
 func (g *Gateway) usage(model string, u providers.Usage) Usage {
 	return Usage{
-		PromptTokens:        u.PromptTokens,
-		CompletionTokens:    u.CompletionTokens,
-		TotalTokens:         u.PromptTokens + u.CompletionTokens,
-		ReasoningTokens:     u.ReasoningTokens,
-		CachedTokens:        u.CachedTokens,
-		CacheCreationTokens: u.CacheCreationTokens,
-		WebSearches:         u.WebSearches,
-		Costs:               g.costs(model, u),
+		PromptTokens:          u.PromptTokens,
+		CompletionTokens:      u.CompletionTokens,
+		TotalTokens:           u.PromptTokens + u.CompletionTokens,
+		ReasoningTokens:       u.ReasoningTokens,
+		CachedTokens:          u.CachedTokens,
+		CacheCreationTokens:   u.CacheCreationTokens,
+		CacheCreation1hTokens: u.CacheCreation1hTokens,
+		WebSearches:           u.WebSearches,
+		Costs:                 g.costs(model, u),
 	}
 }
 

@@ -81,8 +81,9 @@ type OpenAIChatRequest struct {
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
-	// fitMaxTokens and promptCache: see Request's.
-	fitMaxTokens, promptCache bool
+	// fitMaxTokens, promptCache and its TTLs: see Request's.
+	fitMaxTokens, promptCache          bool
+	promptCacheTTL, promptCacheTailTTL string
 	// topK: see Request.TopK (the Messages surface's).
 	topK *int
 	// thinkingEffort is the Messages surface's output_config.effort: the effort of its
@@ -341,6 +342,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		fieldName:      r.fieldName,
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
+		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
 		TopK:           r.topK,
 		Models:         []string{r.Model},
 		FallbackModels: r.FallbackModels,

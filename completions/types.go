@@ -147,6 +147,9 @@ type Request struct {
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.
 	promptCache bool
+	// promptCacheTTL and promptCacheTailTTL are the caller's cache lifetimes ("1h" or "")
+	// for the prefix (system, tools) and the conversation (providers.Request's).
+	promptCacheTTL, promptCacheTailTTL string
 	// showSources streams the web pages a provider's own search found (EventSources): the
 	// Messages surface, which returns them as web_search_tool_result blocks.
 	showSources bool
@@ -196,6 +199,9 @@ type Usage struct {
 	// CacheCreationTokens are prompt tokens written to a provider's cache (Anthropic's
 	// cache_creation_input_tokens; part of PromptTokens, priced at the write rate).
 	CacheCreationTokens int `json:"cacheCreationTokens,omitempty"`
+	// CacheCreation1hTokens are the part of CacheCreationTokens written to Anthropic's
+	// one-hour cache (a cache_control ttl of "1h"), priced at its own rate.
+	CacheCreation1hTokens int `json:"cacheCreation1hTokens,omitempty"`
 	// WebSearches counts the provider's own web searches for the answer (an extension),
 	// billed per search (Costs.SearchCost).
 	WebSearches int   `json:"webSearches,omitempty"`

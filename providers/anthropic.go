@@ -189,15 +189,39 @@ type anthropicTool struct {
 
 // anthropicCache is a cache_control breakpoint.
 type anthropicCache struct {
-	Type string `json:"type"` // ephemeral
+	Type string `json:"type"`          // ephemeral
+	TTL  string `json:"ttl,omitempty"` // "1h"; the default is 5 minutes
+}
+
+// AnthropicExtendedCacheTTLBeta is the anthropic-beta value sent with one-hour cache
+// breakpoints (Request.PromptCacheTTL).
+const AnthropicExtendedCacheTTLBeta = "extended-cache-ttl-2025-04-11"
+
+// cacheTTLs are the TTLs of the prefix and tail breakpoints of req: "1h" or "" (5 minutes),
+// the prefix's at least the tail's.
+func cacheTTLs(req *Request) (prefix, tail string) {
+	prefix, tail = oneHour(req.PromptCacheTTL), oneHour(req.PromptCacheTailTTL)
+	if tail != "" {
+		prefix = tail
+	}
+	return prefix, tail
+}
+
+func oneHour(ttl string) string {
+	if ttl == "1h" {
+		return ttl
+	}
+	return ""
 }
 
 // markCachePrefix puts cache_control breakpoints where a caller that asked for prompt
 // caching (Request.PromptCache) reuses its prompt: at the end of the system prompt, of the
-// tools and of the conversation so far — three of the four Anthropic allows. A prompt
-// shorter than the model's minimum (about 1,024 tokens) is simply not cached.
-func markCachePrefix(b *anthropicRequest) {
-	mark := &anthropicCache{Type: "ephemeral"}
+// tools and of the conversation so far — three of the four Anthropic allows — with the
+// request's TTLs. A prompt shorter than the model's minimum (about 1,024 tokens) is simply
+// not cached.
+func markCachePrefix(b *anthropicRequest, prefixTTL, tailTTL string) {
+	mark := &anthropicCache{Type: "ephemeral", TTL: prefixTTL}
+	tail := &anthropicCache{Type: "ephemeral", TTL: tailTTL}
 	if sys, ok := b.System.(string); ok && sys != "" {
 		b.System = []anthropicBlock{{Type: "text", Text: sys, CacheControl: mark}}
 	}
@@ -212,13 +236,13 @@ func markCachePrefix(b *anthropicRequest) {
 		switch c := m.Content.(type) {
 		case string:
 			if strings.TrimSpace(c) != "" {
-				m.Content = []anthropicBlock{{Type: "text", Text: c, CacheControl: mark}}
+				m.Content = []anthropicBlock{{Type: "text", Text: c, CacheControl: tail}}
 			}
 		case []anthropicBlock:
 			// Anthropic refuses cache_control on a thinking block: the last other block.
 			for i := len(c) - 1; i >= 0; i-- {
 				if c[i].Type != "thinking" && c[i].Type != "redacted_thinking" {
-					c[i].CacheControl = mark
+					c[i].CacheControl = tail
 					break
 				}
 			}
@@ -619,7 +643,8 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.Tools = append(b.Tools, map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 5})
 	}
 	if req.PromptCache {
-		markCachePrefix(&b)
+		prefix, tail := cacheTTLs(req)
+		markCachePrefix(&b, prefix, tail)
 	}
 	return b
 }
@@ -745,18 +770,24 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
+	var betas []string
 	if req.Thinking != nil && req.Thinking.Interleaved {
 		if th, _, _ := anthropicThinkingFor(req); th != nil && th.Type == "enabled" {
 			if major, _, _, _ := claudeVersion(req.Model); major >= 4 { // Claude 3.7 has no interleaved thinking
-				beta := AnthropicInterleavedThinkingBeta
-				for k, v := range a.ep.cfg.Headers { // an operator's own betas stay (the call's headers win over them)
-					if http.CanonicalHeaderKey(k) == "Anthropic-Beta" && v != "" {
-						beta = v + "," + beta
-					}
-				}
-				h.Set("Anthropic-Beta", beta)
+				betas = append(betas, AnthropicInterleavedThinkingBeta)
 			}
 		}
+	}
+	if prefix, _ := cacheTTLs(req); req.PromptCache && prefix != "" {
+		betas = append(betas, AnthropicExtendedCacheTTLBeta)
+	}
+	if len(betas) > 0 {
+		for k, v := range a.ep.cfg.Headers { // an operator's own betas stay (the call's headers win over them)
+			if http.CanonicalHeaderKey(k) == "Anthropic-Beta" && v != "" {
+				betas = append([]string{v}, betas...)
+			}
+		}
+		h.Set("Anthropic-Beta", strings.Join(betas, ","))
 	}
 	return a.ep.send(ctx, req.Model, a.baseURL+"/v1/messages", h, a.body(req, stream), parseAnthropicError)
 }
@@ -782,7 +813,11 @@ type anthropicUsage struct {
 	OutputTokens             *int `json:"output_tokens"`
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
-	ServerToolUse            *struct {
+	// CacheCreation splits the cache writes by TTL.
+	CacheCreation *struct {
+		OneHour int `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+	ServerToolUse *struct {
 		WebSearchRequests int `json:"web_search_requests"`
 	} `json:"server_tool_use"`
 }
@@ -801,21 +836,25 @@ func (u anthropicUsage) merge(into *anthropicTotals) {
 	if u.CacheReadInputTokens != nil {
 		into.cacheRead = *u.CacheReadInputTokens
 	}
+	if u.CacheCreation != nil {
+		into.cacheCreation1h = u.CacheCreation.OneHour
+	}
 	if u.ServerToolUse != nil {
 		into.searches = u.ServerToolUse.WebSearchRequests
 	}
 }
 
-type anthropicTotals struct{ input, output, cacheCreation, cacheRead, searches int }
+type anthropicTotals struct{ input, output, cacheCreation, cacheCreation1h, cacheRead, searches int }
 
 // usage converts to Usage: Anthropic's input_tokens excludes cache reads and writes.
 func (t anthropicTotals) usage() Usage {
 	return Usage{
-		PromptTokens:        t.input + t.cacheRead + t.cacheCreation,
-		CompletionTokens:    t.output,
-		CachedTokens:        t.cacheRead,
-		CacheCreationTokens: t.cacheCreation,
-		WebSearches:         t.searches,
+		PromptTokens:          t.input + t.cacheRead + t.cacheCreation,
+		CompletionTokens:      t.output,
+		CachedTokens:          t.cacheRead,
+		CacheCreationTokens:   t.cacheCreation,
+		CacheCreation1hTokens: min(t.cacheCreation1h, t.cacheCreation),
+		WebSearches:           t.searches,
 	}
 }
 

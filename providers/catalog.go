@@ -41,6 +41,9 @@ type Price struct {
 	OutputPerToken          float64
 	CacheReadPerToken       float64
 	CacheCreationPerToken   float64
+	// CacheCreation1hPerToken prices writes to Anthropic's one-hour cache
+	// (Usage.CacheCreation1hTokens): the catalogue's rate, else twice the input rate.
+	CacheCreation1hPerToken float64
 	ReasoningPerToken       float64
 	MaxInputTokens          int // 0 when the catalogue does not say
 	MaxOutputTokens         int
@@ -78,6 +81,9 @@ func (p Price) at(n int) Price {
 				t.InputPerToken, t.OutputPerToken, t.CacheReadPerToken, t.CacheCreationPerToken
 			if p.OutputPerToken > 0 {
 				q.ReasoningPerToken = p.ReasoningPerToken * t.OutputPerToken / p.OutputPerToken
+			}
+			if p.InputPerToken > 0 {
+				q.CacheCreation1hPerToken = p.CacheCreation1hPerToken * t.InputPerToken / p.InputPerToken
 			}
 			return q
 		}
@@ -191,6 +197,7 @@ type catalogEntry struct {
 	Output            flexFloat `json:"output_cost_per_token"`
 	CacheRead         flexFloat `json:"cache_read_input_token_cost"`
 	CacheCreation     flexFloat `json:"cache_creation_input_token_cost"`
+	CacheCreation1h   flexFloat `json:"cache_creation_input_token_cost_above_1hr"`
 	Reasoning         flexFloat `json:"output_cost_per_reasoning_token"`
 	MaxInput          flexFloat `json:"max_input_tokens"`
 	MaxOutput         flexFloat `json:"max_output_tokens"`
@@ -217,6 +224,10 @@ func (e catalogEntry) price(key string) Price {
 	}
 	if e.CacheCreation.ok {
 		p.CacheCreationPerToken = e.CacheCreation.v
+	}
+	p.CacheCreation1hPerToken = 2 * e.Input.v
+	if e.CacheCreation1h.ok {
+		p.CacheCreation1hPerToken = e.CacheCreation1h.v
 	}
 	if e.Reasoning.ok {
 		p.ReasoningPerToken = e.Reasoning.v
@@ -474,8 +485,9 @@ func (p Price) Cost(u Usage) Cost {
 	p = p.at(u.PromptTokens)
 	uncached := max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0)
 	plainOut := max(u.CompletionTokens-u.ReasoningTokens, 0)
+	oneHour := min(u.CacheCreation1hTokens, u.CacheCreationTokens)
 	in := float64(uncached)*p.InputPerToken + float64(u.CachedTokens)*p.CacheReadPerToken +
-		float64(u.CacheCreationTokens)*p.CacheCreationPerToken
+		float64(u.CacheCreationTokens-oneHour)*p.CacheCreationPerToken + float64(oneHour)*p.CacheCreation1hPerToken
 	out := float64(plainOut)*p.OutputPerToken + float64(u.ReasoningTokens)*p.ReasoningPerToken
 	return Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true, SearchUSD: float64(u.WebSearches) * p.SearchPerQuery}
 }

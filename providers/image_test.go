@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -356,5 +357,56 @@ func TestAnthropicStopSequence(t *testing.T) {
 	}
 	if seq != "END" {
 		t.Errorf("streamed: stop sequence %q, want END", seq)
+	}
+}
+
+// TestAnthropicOneHourCache: a one-hour TTL reaches the breakpoints it was asked for (the
+// prefix's; the conversation's only when asked for it, and then the prefix's too, since
+// Anthropic refuses a longer-lived breakpoint after a shorter-lived one), with the beta
+// header; the answer's one-hour cache writes are counted apart and priced at their rate.
+func TestAnthropicOneHourCache(t *testing.T) {
+	var body map[string]json.RawMessage
+	var beta string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, beta = nil, r.Header.Get("Anthropic-Beta")
+		json.NewDecoder(r.Body).Decode(&body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn",`+
+			`"usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":0,"cache_creation_input_tokens":3000,"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":2000}}}`)
+	}))
+	defer srv.Close()
+	p := newProvider(t, providers.FormatAnthropic, srv.URL, nil)
+	req := &providers.Request{Model: "claude-sonnet-4-5", PromptCache: true, Messages: []providers.Message{
+		{Role: "system", Content: "You are a coding agent."}, {Role: "user", Content: "Fix it."}},
+		Tools: []providers.Tool{{Name: "read", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	one, five := `"cache_control":{"type":"ephemeral","ttl":"1h"}`, `"cache_control":{"type":"ephemeral"}`
+	for _, c := range []struct {
+		prefix, tail         string
+		sys, tools, messages string
+		beta                 bool
+	}{
+		{"", "", five, five, five, false},
+		{"1h", "", one, one, five, true},
+		{"", "1h", one, one, one, true},
+		{"30m", "", five, five, five, false}, // only what Anthropic takes
+	} {
+		req.PromptCacheTTL, req.PromptCacheTailTTL = c.prefix, c.tail
+		resp, err := p.Complete(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body["system"]), c.sys) || !strings.Contains(string(body["tools"]), c.tools) || !strings.Contains(string(body["messages"]), c.messages) {
+			t.Errorf("%q/%q: system %s tools %s messages %s", c.prefix, c.tail, body["system"], body["tools"], body["messages"])
+		}
+		if strings.Contains(beta, providers.AnthropicExtendedCacheTTLBeta) != c.beta {
+			t.Errorf("%q/%q: anthropic-beta %q", c.prefix, c.tail, beta)
+		}
+		if u := resp.Usage; u.CacheCreationTokens != 3000 || u.CacheCreation1hTokens != 2000 {
+			t.Fatalf("usage %+v", u)
+		}
+	}
+	cost := providers.DefaultCatalog().Cost("anthropic/claude-sonnet-4-5", providers.Usage{PromptTokens: 3000, CacheCreationTokens: 3000, CacheCreation1hTokens: 2000})
+	if want := 1000*3.75e-6 + 2000*6e-6; math.Abs(cost.InputUSD-want) > 1e-12 {
+		t.Errorf("cache writes cost %v, want %v (5-minute writes at 1.25x, one-hour at 2x)", cost.InputUSD, want)
 	}
 }

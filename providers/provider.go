@@ -85,6 +85,12 @@ type Request struct {
 	// and the conversation so far. Providers that cache on their own (OpenAI, Gemini)
 	// ignore it.
 	PromptCache bool
+	// PromptCacheTTL is how long Anthropic keeps the cached prefix (the system prompt and
+	// the tools), and PromptCacheTailTTL the conversation so far: "" for the provider's
+	// default (5 minutes), or "1h" (cache writes then cost twice the input rate instead of
+	// 1.25 times). A tail kept an hour keeps the prefix an hour too (Anthropic refuses a
+	// longer-lived breakpoint after a shorter-lived one).
+	PromptCacheTTL, PromptCacheTailTTL string
 
 	// AssistantPrefix, when not empty, is the beginning of the answer: the model continues
 	// it (an assistant prefill), and the answer's text is what comes after it. Only for
@@ -131,6 +137,9 @@ type Usage struct {
 	ReasoningTokens     int `json:"reasoning_tokens"`
 	CachedTokens        int `json:"cached_tokens"`         // prompt tokens read from cache
 	CacheCreationTokens int `json:"cache_creation_tokens"` // prompt tokens written to cache
+	// CacheCreation1hTokens are the part of CacheCreationTokens written to Anthropic's
+	// one-hour cache (Request.PromptCacheTTL), priced at its own rate.
+	CacheCreation1hTokens int `json:"cache_creation_1h_tokens,omitempty"`
 	// WebSearches counts the searches the provider's own web search made for the answer,
 	// which it bills apart from tokens (Claude's web_search requests, OpenAI's web_search
 	// calls).

@@ -22,7 +22,7 @@ import (
 var keep = []string{
 	"litellm_provider", "mode",
 	"input_cost_per_token", "output_cost_per_token",
-	"cache_read_input_token_cost", "cache_creation_input_token_cost", "output_cost_per_reasoning_token",
+	"cache_read_input_token_cost", "cache_creation_input_token_cost", "cache_creation_input_token_cost_above_1hr", "output_cost_per_reasoning_token",
 	"max_input_tokens", "max_output_tokens",
 	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching",
 	"search_context_cost_per_query", "output_vector_size",
