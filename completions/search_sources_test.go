@@ -160,3 +160,41 @@ func TestMessagesReturnSearchSources(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesReturnGeminiGroundingSources: Claude Code's WebSearch on a Gemini model gets
+// the pages Google Search grounded the answer on as a web_search_tool_result, streamed.
+func TestMessagesReturnGeminiGroundingSources(t *testing.T) {
+	gemini := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates":[{"content":{"parts":[{"text":"About 11 m/s."}],"role":"model"},"finishReason":"STOP",`+
+			`"groundingMetadata":{"webSearchQueries":["swallow airspeed"],"groundingChunks":[{"web":{"uri":"https://vertexaisearch.cloud.google.com/grounding-api-redirect/AAA","title":"birds.example"}}]}}],`+
+			`"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7}}`+"\n\n")
+	}))
+	t.Cleanup(gemini.Close)
+	g, err := New(Options{Providers: fakeRegistry{"gemini": providers.NewGemini(providers.Config{BaseURL: gemini.URL, APIKey: "k"})},
+		Prices: fakePrices{}, DefaultMaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const body = `{"model":"gemini/gemini-2.5-flash","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Perform a web search for the query: swallow"}],` +
+		`"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":8}],"tool_choice":{"type":"tool","name":"web_search"}}`
+	_, c, err := messagesRequest(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteAnthropicStream(rec, st, "gemini/gemini-2.5-flash"); err != nil {
+		t.Fatal(err)
+	}
+	if out := rec.Body.String(); !strings.Contains(out, `"type":"web_search_tool_result"`) || !strings.Contains(out, `grounding-api-redirect/AAA`) || !strings.Contains(out, `"title":"birds.example"`) {
+		t.Errorf("stream:\n%s", out)
+	}
+}

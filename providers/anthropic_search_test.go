@@ -98,3 +98,45 @@ func TestGeminiGroundedSearchesCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiGroundingSources: the pages Gemini grounded an answer on (groundingChunks)
+// come back as the answer's sources, each once — whole, and streamed as their own chunk
+// after the text of the chunk that carried them, a page repeated by a later chunk not
+// sent twice.
+func TestGeminiGroundingSources(t *testing.T) {
+	chunk := func(text, uris string) string {
+		return `{"candidates":[{"content":{"parts":[{"text":"` + text + `"}],"role":"model"},` +
+			`"groundingMetadata":{"webSearchQueries":["swallow airspeed"],"groundingChunks":[` + uris + `]}}]}`
+	}
+	a := `{"web":{"uri":"https://vertexaisearch.cloud.google.com/grounding-api-redirect/AAA","title":"birds.example"}}`
+	b := `{"web":{"uri":"https://vertexaisearch.cloud.google.com/grounding-api-redirect/BBB","title":"wiki.example"}}`
+	last := `{"candidates":[{"content":{"parts":[{"text":"."}],"role":"model"},"finishReason":"STOP","groundingMetadata":{"groundingChunks":[` + a + `,` + b + `]}}],` +
+		`"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7}}`
+	req := &providers.Request{Model: "gemini-2.5-flash", Search: true, Messages: []providers.Message{{Role: "user", Content: "Swallow speed?"}}}
+
+	whole := strings.Replace(last, `{"text":"."}`, `{"text":"11 m/s."}`, 1)
+	resp, err := newFakeUpstream(t, "application/json", whole).provider(t, providers.FormatGemini).Complete(context.Background(), req)
+	if err != nil || len(resp.Sources) != 2 || resp.Sources[0].URL != "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AAA" || resp.Sources[1].Title != "wiki.example" {
+		t.Fatalf("whole: %+v %v", resp, err)
+	}
+
+	sse := "data: " + chunk("11 m/s", a) + "\n\ndata: " + last + "\n\n"
+	s, err := newFakeUpstream(t, "text/event-stream", sse).provider(t, providers.FormatGemini).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range collect(t, s) {
+		switch {
+		case c.Text != "":
+			order = append(order, "text:"+c.Text)
+		case len(c.Sources) > 0:
+			for _, src := range c.Sources {
+				order = append(order, "source:"+src.Title)
+			}
+		}
+	}
+	if got := strings.Join(order, ","); got != "text:11 m/s,source:birds.example,text:.,source:wiki.example" {
+		t.Errorf("streamed %s", got)
+	}
+}

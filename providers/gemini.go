@@ -577,6 +577,14 @@ type geminiResponse struct {
 		// GroundingMetadata says what Google Search the answer was grounded on.
 		GroundingMetadata *struct {
 			WebSearchQueries []string `json:"webSearchQueries"`
+			// GroundingChunks are the pages the answer was grounded on (uri is a Google
+			// redirect to the page, title its site).
+			GroundingChunks []struct {
+				Web *struct {
+					URI   string `json:"uri"`
+					Title string `json:"title"`
+				} `json:"web"`
+			} `json:"groundingChunks"`
 		} `json:"groundingMetadata"`
 	} `json:"candidates"`
 	PromptFeedback *struct {
@@ -596,6 +604,26 @@ func (r *geminiResponse) searchQueries() int {
 		}
 	}
 	return n
+}
+
+// sources are the web pages the first candidate was grounded on, each once, leaving out
+// those in seen (which it then holds too; nil keeps none).
+func (r *geminiResponse) sources(seen map[string]bool) []Source {
+	if len(r.Candidates) == 0 || r.Candidates[0].GroundingMetadata == nil {
+		return nil
+	}
+	if seen == nil {
+		seen = map[string]bool{}
+	}
+	var out []Source
+	for _, c := range r.Candidates[0].GroundingMetadata.GroundingChunks {
+		if c.Web == nil || c.Web.URI == "" || seen[c.Web.URI] {
+			continue
+		}
+		seen[c.Web.URI] = true
+		out = append(out, Source{URL: c.Web.URI, Title: c.Web.Title})
+	}
+	return out
 }
 
 // geminiSearches is the billed searches of an answer of model grounded on queries Google
@@ -731,7 +759,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if len(r.Candidates) == 0 {
 		return nil, c.failure(KindStreamBroken, "response has no candidates", nil)
 	}
-	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion, Reasoning: r.reasoning()}
+	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion, Reasoning: r.reasoning(), Sources: r.sources(nil)}
 	resp.ToolCalls = r.calls(nil, 0, callNonce())
 	if resp.Text == "" && len(resp.ToolCalls) == 0 && geminiEmptyFailure(r.finish()) {
 		return nil, c.failure(KindStreamBroken, "empty answer (finishReason "+r.finish()+")", nil)
@@ -760,7 +788,8 @@ type geminiStream struct {
 	streamState
 	nonce     string // salts call ids when chunks carry no responseId
 	model     string
-	queries   int // Google Search queries the answer was grounded on (the most a chunk gave)
+	queries   int             // Google Search queries the answer was grounded on (the most a chunk gave)
+	sourced   map[string]bool // the grounding pages already delivered
 	usage     *geminiUsage
 	finish    string
 	ncalls    int  // function calls relayed so far
@@ -882,13 +911,20 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			s.ncalls += len(s.calls)
 			out.ToolCalls = s.deltas
 		}
+		if s.sourced == nil {
+			s.sourced = map[string]bool{}
+		}
+		fresh := r.sources(s.sourced)
 		if out.Text != "" || len(out.ToolCalls) > 0 {
 			s.delivered = true
 			s.thoughts.answer()
-			if len(s.queue) == 0 {
+			if len(s.queue) == 0 && len(fresh) == 0 {
 				return out, nil
 			}
 			s.queue = append(s.queue, out) // after the event's reasoning
+		}
+		if len(fresh) > 0 {
+			s.queue = append(s.queue, Chunk{Sources: fresh}) // the pages it was grounded on
 		}
 		if len(s.queue) > 0 {
 			return s.dequeue(), nil
