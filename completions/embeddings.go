@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -119,23 +120,22 @@ type EmbeddingsResponse struct {
 	Usage EmbeddingsUsage `json:"usage"`
 }
 
-// AppendJSON appends r's JSON to b, as json.Marshal writes it but without re-reading
-// every number of the vectors (which doubles the cost of a large answer).
-func (r *EmbeddingsResponse) AppendJSON(b []byte) ([]byte, error) {
+// WriteJSON writes r's JSON to w, as json.Marshal would write it, a vector at a time: an
+// answer of 2,048 vectors of 3,072 numbers is about 75 MiB of JSON, which is never held
+// whole, and encoding/json would re-read every number a custom marshaller returns (which
+// doubles the cost of a large answer).
+func (r *EmbeddingsResponse) WriteJSON(w io.Writer) error {
 	model, err := json.Marshal(r.Model)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	usage, err := json.Marshal(r.Usage)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	object, _ := json.Marshal(r.Object)
-	n := 0
-	for _, d := range r.Data {
-		n += len(d.Embedding.Values)
-	}
-	b = slices.Grow(b, 12*n+64*len(r.Data)+len(usage)+len(model)+64)
+	const flushAt = 32 << 10
+	b := make([]byte, 0, 64<<10)
 	b = append(b, `{"object":`...)
 	b = append(b, object...)
 	b = append(b, `,"data":[`...)
@@ -148,12 +148,20 @@ func (r *EmbeddingsResponse) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"embedding":`...)
 		b = d.Embedding.appendJSON(b)
 		b = append(b, '}')
+		if len(b) >= flushAt {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
 	}
 	b = append(b, `],"model":`...)
 	b = append(b, model...)
 	b = append(b, `,"usage":`...)
 	b = append(b, usage...)
-	return append(b, '}', '\n'), nil
+	b = append(b, '}', '\n')
+	_, err = w.Write(b)
+	return err
 }
 
 // Embedding is one input's vector.

@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,7 +69,7 @@ func BenchmarkEmbedGateway(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := resp.AppendJSON(nil); err != nil {
+				if err := resp.WriteJSON(io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -238,24 +238,36 @@ func TestEmbeddingWireForms(t *testing.T) {
 	if b, _ := json.Marshal(v); string(b) != "[0.25,-1.5,3e-07]" {
 		t.Errorf("floats %s", b)
 	}
-	// The server writes an answer with AppendJSON: the same document json.Marshal writes.
+	// The server writes an answer with WriteJSON: the same document json.Marshal writes.
 	costs := Costs{InputTokensCost: 1e-7, TotalTokensCost: 1e-7, PriceKnown: true}
-	for _, b64 := range []bool{false, true} {
+	big := make([]Embedding, 6) // past the writer's 32 KiB flushes
+	for i := range big {
+		v := make([]float32, 3072)
+		for j := range v {
+			v[j] = float32(i*3072+j%977) / 977
+		}
+		big[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v}}
+	}
+	for _, b64 := range []bool{false, true, false} {
 		resp := &EmbeddingsResponse{Object: "list", Model: "openai/text-embedding-3-small",
 			Data:  []Embedding{{Object: "embedding", Index: 0, Embedding: EmbeddingVector{Values: []float32{0.5, -2}, Base64: b64}}, {Object: "embedding", Index: 1, Embedding: EmbeddingVector{Values: []float32{1e-9}, Base64: b64}}},
 			Usage: EmbeddingsUsage{PromptTokens: 5, TotalTokens: 5, Estimated: true, Costs: &costs}}
-		a, err := resp.AppendJSON(nil)
-		if err != nil {
+		if !b64 && big != nil {
+			resp.Data, big = big, nil
+		}
+		var buf strings.Builder
+		if err := resp.WriteJSON(&buf); err != nil {
 			t.Fatal(err)
 		}
+		a := []byte(buf.String())
 		m, _ := json.Marshal(resp)
 		var x, y any
 		if err := json.Unmarshal(a, &x); err != nil {
-			t.Fatalf("AppendJSON wrote invalid JSON %s: %v", a, err)
+			t.Fatalf("WriteJSON wrote invalid JSON %s: %v", a, err)
 		}
 		json.Unmarshal(m, &y)
 		if fmt.Sprint(x) != fmt.Sprint(y) {
-			t.Errorf("AppendJSON %s\njson.Marshal %s", a, m)
+			t.Errorf("WriteJSON %s\njson.Marshal %s", a, m)
 		}
 	}
 }

@@ -47,7 +47,7 @@ type EmbeddingResponse struct {
 func (r *EmbeddingRequest) inputCount() int { return len(r.Input) + len(r.Tokens) }
 
 // maxEmbeddingBody bounds an embeddings answer: 2,048 vectors of 3,072 numbers are about
-// 120 MiB of JSON.
+// 120 MiB of JSON, decoded as it is read (into about 25 MiB of float32s).
 const maxEmbeddingBody = 160 << 20
 
 type openAIEmbeddingRequest struct {
@@ -85,13 +85,9 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		return nil, err
 	}
 	defer c.Close()
-	raw, err := c.readAll(maxEmbeddingBody)
-	if err != nil {
-		return nil, err
-	}
 	var r openAIEmbeddingResponse
-	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed embeddings response", err)
+	if err := c.decodeAll(maxEmbeddingBody, &r, "embeddings response"); err != nil {
+		return nil, err
 	}
 	n := req.inputCount()
 	if len(r.Data) != n {
@@ -158,13 +154,9 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		return nil, err
 	}
 	defer c.Close()
-	raw, err := c.readAll(maxEmbeddingBody)
-	if err != nil {
-		return nil, err
-	}
 	var r geminiEmbedResponse
-	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed embeddings response", err)
+	if err := c.decodeAll(maxEmbeddingBody, &r, "embeddings response"); err != nil {
+		return nil, err
 	}
 	if len(r.Embeddings) != len(req.Input) {
 		return nil, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Embeddings))+" vectors for "+strconv.Itoa(len(req.Input))+" inputs", nil)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -290,6 +291,52 @@ func (c *call) readAll(limit int64) ([]byte, error) {
 		return nil, &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: KindBadRequest, StatusCode: c.resp.StatusCode, Message: fmt.Sprintf("response body larger than %d bytes", limit)}
 	}
 	return b, nil
+}
+
+// decodeAll decodes a whole (bounded) success body into v as it is read, never holding the
+// body itself: for answers, such as a large batch of embeddings, whose JSON is several
+// times the size of what it decodes to. A body that is not JSON is KindStreamBroken.
+func (c *call) decodeAll(limit int64, v any, what string) error {
+	r := &cappedReader{r: c.body, left: limit}
+	err := jsonv2.UnmarshalRead(r, v, upstreamJSON)
+	switch {
+	case r.over:
+		return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: KindBadRequest, StatusCode: c.resp.StatusCode, Message: fmt.Sprintf("response body larger than %d bytes", limit)}
+	case r.err != nil:
+		return c.readFailure(r.err, false)
+	case err != nil:
+		return c.failure(KindStreamBroken, "malformed "+what, err)
+	}
+	return nil
+}
+
+// cappedReader reads at most left bytes of r, recording a read failure and whether the
+// body went past the bound.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+	err  error
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, _ := c.r.Read(one[:]); n > 0 {
+			c.over = true
+			return 0, errors.New("response body too large")
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
+	return n, err
 }
 
 // maxResponseBody bounds a non-streamed success body.

@@ -23,13 +23,8 @@ func (s *Server) embeddingRoutes(g *completions.Gateway) {
 			if err != nil {
 				return s.openAIError(w, r, err)
 			}
-			b, err := resp.AppendJSON(nil)
-			if err != nil {
-				return err
-			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
-			_, err = w.Write(b)
-			return err
+			return resp.WriteJSON(w)
 		})
 }
