@@ -67,6 +67,18 @@ func TestEmbeddingsWithTheGoSDK(t *testing.T) {
 		res.Model != "openai/text-embedding-3-small" || res.Usage.PromptTokens != 4 || res.Usage.TotalTokens != 4 {
 		t.Fatalf("response %+v", res)
 	}
+	// The model list names the embedding models too, and one resolves by its bare name.
+	m, err := c.Models.Get(ctx, "text-embedding-3-small")
+	if err != nil || m.ID != "openai/text-embedding-3-small" {
+		t.Errorf("models.get: %+v %v", m, err)
+	}
+	listed := false
+	for page := c.Models.ListAutoPaging(ctx); page.Next(); {
+		listed = listed || page.Current().ID == "openai/text-embedding-3-large"
+	}
+	if !listed {
+		t.Error("models.list does not name openai/text-embedding-3-large")
+	}
 	var apiErr *openai.Error
 	_, err = c.Embeddings.New(ctx, openai.EmbeddingNewParams{Model: "acme-embed", Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("x")}})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "model_not_found" {

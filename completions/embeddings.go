@@ -332,6 +332,41 @@ func (g *Gateway) embeddingModel(field, name string) (string, error) {
 	return "", ve
 }
 
+// EmbeddingModels lists the "provider/model" embedding models of the configured providers
+// the price catalogue enumerates, as Models lists chat models.
+func (g *Gateway) EmbeddingModels() []string {
+	lister, ok := g.opts.Providers.(interface{ Names() []string })
+	cat, _ := g.opts.Prices.(interface {
+		EmbeddingModels(provider string) []string
+	})
+	if !ok || cat == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range lister.Names() {
+		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) {
+			if _, ok := p.(providers.Embedder); ok {
+				out = append(out, cat.EmbeddingModels(name)...)
+			}
+		}
+	}
+	return out
+}
+
+// ResolveEmbeddingModel returns the "provider/model" an embeddings request's model name
+// stands for, and whether a configured provider with an embeddings API serves it.
+func (g *Gateway) ResolveEmbeddingModel(name string) (string, bool) {
+	ts, err := g.embeddingTargets(name)
+	if err != nil || len(ts) != 1 {
+		return name, false
+	}
+	p := ts[0].p
+	if !providers.IsConfigured(p) {
+		return ts[0].name, false
+	}
+	return ts[0].name, true
+}
+
 // embeddingTargets resolves an embeddings request's model: a model group's members in
 // order, else the model itself.
 func (g *Gateway) embeddingTargets(name string) ([]target, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,9 @@ func Completions(g *completions.Gateway) Option {
 				for _, m := range g.Models() {
 					list.Data = append(list.Data, newOpenAIModel(m))
 				}
+				for _, m := range g.EmbeddingModels() {
+					list.Data = append(list.Data, newOpenAIModel(m))
+				}
 				writeJSON(w, http.StatusOK, list)
 				return nil
 			})
@@ -80,6 +84,11 @@ func Completions(g *completions.Gateway) Option {
 			Tags: []string{"Completions"}, Response: openAIModel{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
 				id, ok := g.ResolveModel(r.PathValue("id")) // a bare name as chat takes it
+				if !ok {
+					if eid, eok := g.ResolveEmbeddingModel(r.PathValue("id")); eok && slices.Contains(g.EmbeddingModels(), eid) {
+						id, ok = eid, true
+					}
+				}
 				if !ok {
 					code := "model_not_found"
 					writeOpenAIErrorBody(w, http.StatusNotFound, completions.OpenAIErrorObject{
