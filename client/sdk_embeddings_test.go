@@ -88,6 +88,25 @@ func TestEmbeddingsWithTheGoSDK(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "input[1]" {
 		t.Errorf("empty input: %v", err)
 	}
+	// An input that is neither a string nor an array is a 400 naming it.
+	for _, input := range []string{"null", "5", `{"a":1}`, `[true]`} {
+		req, _ := http.NewRequest("POST", base+"/v1/embeddings", strings.NewReader(`{"model":"text-embedding-3-small","input":`+input+`}`))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct {
+				Param *string `json:"param"`
+			} `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || body.Error.Param == nil || *body.Error.Param != "input" {
+			t.Errorf("input %s: %d, param %v", input, resp.StatusCode, body.Error.Param)
+		}
+	}
 }
 
 // TestEmbeddingsWithTheClient: the Go client's Embeddings against the server.

@@ -331,8 +331,10 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 func (s *ResponseStream) promptUsage() AnthropicUsage {
 	if r, ok := s.up.(providers.PromptUsageReporter); ok {
 		if u, ok := r.PromptUsage(); ok {
-			return AnthropicUsage{InputTokens: max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0), OutputTokens: 1,
-				CacheReadInputTokens: u.CachedTokens, CacheCreationInputTokens: u.CacheCreationTokens}
+			a := anthropicUsage(Usage{PromptTokens: u.PromptTokens, CachedTokens: u.CachedTokens, CacheCreationTokens: u.CacheCreationTokens,
+				CacheCreation1hTokens: u.CacheCreation1hTokens})
+			a.OutputTokens = 1
+			return a
 		}
 	}
 	req := s.p.preq

@@ -215,7 +215,8 @@ func addUsage(a, b Usage) Usage {
 		PromptTokens: a.PromptTokens + b.PromptTokens, CompletionTokens: a.CompletionTokens + b.CompletionTokens,
 		TotalTokens: a.TotalTokens + b.TotalTokens, ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
 		CachedTokens: a.CachedTokens + b.CachedTokens, CacheCreationTokens: a.CacheCreationTokens + b.CacheCreationTokens,
-		WebSearches: a.WebSearches + b.WebSearches,
+		CacheCreation1hTokens: a.CacheCreation1hTokens + b.CacheCreation1hTokens,
+		WebSearches:           a.WebSearches + b.WebSearches,
 		Costs: Costs{InputTokensCost: a.Costs.InputTokensCost + b.Costs.InputTokensCost, OutputTokensCost: a.Costs.OutputTokensCost + b.Costs.OutputTokensCost,
 			TotalTokensCost: a.Costs.TotalTokensCost + b.Costs.TotalTokensCost, PriceKnown: known, SearchCost: a.Costs.SearchCost + b.Costs.SearchCost},
 	}

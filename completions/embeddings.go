@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +58,8 @@ func (in *EmbeddingInput) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	*in = EmbeddingInput{}
 	switch {
+	case bytes.Equal(b, []byte("null")):
+		return nil // absent: "input is required"
 	case len(b) > 0 && b[0] == '"':
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -65,7 +68,7 @@ func (in *EmbeddingInput) UnmarshalJSON(b []byte) error {
 		in.Texts = []string{s}
 		return nil
 	case len(b) == 0 || b[0] != '[':
-		return errors.New("input must be a string or an array")
+		return &json.UnmarshalTypeError{Value: "a value other than a string or an array", Type: reflect.TypeFor[EmbeddingInput]()}
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(b, &items); err != nil {
@@ -83,7 +86,8 @@ func (in *EmbeddingInput) UnmarshalJSON(b []byte) error {
 	}
 	var one []int
 	if err := json.Unmarshal(b, &one); err != nil {
-		return errors.New("input must be a string, an array of strings, an array of token ids or an array of arrays of token ids")
+		// Named by the decoder: "input".
+		return &json.UnmarshalTypeError{Value: "an array of neither strings, token ids nor arrays of token ids", Type: reflect.TypeFor[EmbeddingInput]()}
 	}
 	in.Tokens = [][]int{one}
 	return nil
@@ -327,6 +331,9 @@ func (g *Gateway) embeddingModel(field, name string) (string, error) {
 			}
 		}
 	}
+	if full, _ := g.bareModel(name); full != "" {
+		return full, nil // a chat model: refused by name if its provider has no embeddings API
+	}
 	ve := invalid(field, "the model %q does not exist or no configured provider serves it; name it as provider/model", name)
 	ve.Err = ErrUnknownModel
 	return "", ve
@@ -351,6 +358,17 @@ func (g *Gateway) EmbeddingModels() []string {
 		}
 	}
 	return out
+}
+
+// HasEmbeddingModel reports whether model ("provider/model") is one of EmbeddingModels.
+func (g *Gateway) HasEmbeddingModel(model string) bool {
+	g.embedOnce.Do(func() {
+		g.embedListed = map[string]bool{}
+		for _, m := range g.EmbeddingModels() {
+			g.embedListed[m] = true
+		}
+	})
+	return g.embedListed[model]
 }
 
 // ResolveEmbeddingModel returns the "provider/model" an embeddings request's model name

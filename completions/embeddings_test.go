@@ -176,6 +176,7 @@ func TestEmbedRefusesBadRequests(t *testing.T) {
 		{EmbeddingsRequest{Model: "openai/text-embedding-3-small", Input: texts("a"), EncodingFormat: "int8"}, "encoding_format", "float or base64"},
 		{EmbeddingsRequest{Model: "openai/text-embedding-3-small", Input: texts("a"), Dimensions: intp(0)}, "dimensions", "at least 1"},
 		{EmbeddingsRequest{Model: "anthropic/claude-sonnet-4-5", Input: texts("a")}, "model", "no embeddings API"},
+		{EmbeddingsRequest{Model: "claude-sonnet-4-5", Input: texts("a")}, "model", "no embeddings API"},
 		{EmbeddingsRequest{Model: "acme-embed-v9", Input: texts("a")}, "model", "does not exist"},
 		{EmbeddingsRequest{Model: "nope/x", Input: texts("a")}, "model", "unknown provider"},
 	} {
@@ -269,5 +270,17 @@ func TestEmbeddingWireForms(t *testing.T) {
 		if fmt.Sprint(x) != fmt.Sprint(y) {
 			t.Errorf("WriteJSON %s\njson.Marshal %s", a, m)
 		}
+	}
+}
+
+// TestEmbeddingModelsAreKnown: the configured providers' catalogued embedding models are
+// listed and known (the metrics give known models their own label), chat models are not.
+func TestEmbeddingModelsAreKnown(t *testing.T) {
+	h := newEmbedHarness(t)
+	if !h.g.HasEmbeddingModel("openai/text-embedding-3-small") || !h.g.HasEmbeddingModel("mistral/mistral-embed") || h.g.HasEmbeddingModel("openai/gpt-4o") {
+		t.Errorf("embedding models %v", h.g.EmbeddingModels())
+	}
+	if id, ok := h.g.ResolveEmbeddingModel("text-embedding-3-large"); !ok || id != "openai/text-embedding-3-large" {
+		t.Errorf("resolve: %q %v", id, ok)
 	}
 }

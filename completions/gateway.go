@@ -234,6 +234,9 @@ type Gateway struct {
 	listed     map[string]bool
 	catalogued map[string]bool
 	bareIndex  map[string][]string
+	// The embedding models of EmbeddingModels, indexed once (HasEmbeddingModel).
+	embedOnce   sync.Once
+	embedListed map[string]bool
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

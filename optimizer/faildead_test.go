@@ -35,7 +35,7 @@ func TestFailDeadLeavesALiveWorkersJob(t *testing.T) {
 	}
 	seen := j
 	seen.HeartbeatAt = now.Add(-2 * time.Minute) // what a replica read a moment ago
-	if err := e.svc.failDead(ctx, &seen, StatusInterrupted, "cancelled"); err != nil {
+	if _, err := e.svc.failDead(ctx, &seen, StatusInterrupted, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
 	cur, _ := store.GetJSON[job](ctx, e.st, store.OptimizationJobs, j.ID)
@@ -48,11 +48,43 @@ func TestFailDeadLeavesALiveWorkersJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen = j
-	if err := e.svc.failDead(ctx, &seen, StatusInterrupted, "cancelled"); err != nil {
+	if _, err := e.svc.failDead(ctx, &seen, StatusInterrupted, "cancelled"); err != nil {
 		t.Fatal(err)
 	}
 	cur, _ = store.GetJSON[job](ctx, e.st, store.OptimizationJobs, j.ID)
 	if cur.Status != StatusInterrupted || len(cur.OpenKeys) != 0 || len(m.reclaimed) != 1 || cur.Results[0].Usage.Task.Tokens != 300 {
 		t.Fatalf("a dead worker's job: status %s, open keys %v, reclaimed %v, result %+v", cur.Status, cur.OpenKeys, m.reclaimed, cur.Results[0])
+	}
+}
+
+// TestKeysLeftOpenOnEndedJobsAreReclaimedAtStart: a crash between ending a dead worker's
+// job and reclaiming its keys leaves them open on an ended job; a process that starts on
+// the shared queue reclaims them and records their spend in the job's results.
+func TestKeysLeftOpenOnEndedJobsAreReclaimedAtStart(t *testing.T) {
+	m := &reclaimingMinter{spent: map[string]Usage{"left-1": {Tokens: 250, CostUSD: 0.25}}}
+	e := newEnv(t, &fakeRunner{}, m, WithQueue(minuteQueue{}))
+	ctx := context.Background()
+	now := time.Now().UTC()
+	j := job{ID: "opt_crashed", Owner: "alice", Version: "v1", Optimizer: "agentopt", InputURL: e.url,
+		TargetModels: []string{"scripted/task"}, NIterations: 1, Status: StatusInterrupted, Attempts: 1, CreatedAt: now, StartedAt: &now, FinishedAt: &now,
+		Results:  []storedRes{{ModelResult: ModelResult{Model: "scripted/task"}}},
+		OpenKeys: []openKey{{Ref: "left-1", Model: "scripted/task"}}}
+	if err := store.PutJSON(ctx, e.st, store.OptimizationJobs, j.ID, j); err != nil {
+		t.Fatal(err)
+	}
+	e.start(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cur, _ := store.GetJSON[job](ctx, e.st, store.OptimizationJobs, j.ID)
+		if len(cur.OpenKeys) == 0 {
+			if cur.Results[0].Usage.Task.Tokens != 250 || cur.Status != StatusInterrupted {
+				t.Fatalf("reclaimed job %+v", cur)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("keys still open: %+v", cur.OpenKeys)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

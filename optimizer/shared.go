@@ -68,7 +68,44 @@ func (s *Service) startShared(ctx context.Context) error {
 	if err := jobqueue.EnqueueUnfinished[job](ctx, s.store, store.OptimizationJobs, s.q, QueueKind); err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.reclaimEndedJobs(context.WithoutCancel(ctx))
+	}()
 	return nil
+}
+
+// reclaimEndedJobs reclaims the keys a crash left open on ended jobs (failDead ends a dead
+// worker's job before it reclaims the run's keys): their spend goes into the jobs' results
+// as failDead's would have.
+func (s *Service) reclaimEndedJobs(ctx context.Context) {
+	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
+	if err != nil {
+		s.log.Warn("optimizer: list jobs to reclaim keys", "err", err)
+		return
+	}
+	for _, e := range entries {
+		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		if err != nil || j.Unfinished() || len(j.OpenKeys) == 0 {
+			continue
+		}
+		apply := s.reclaimForEnd(ctx, &j)
+		err = s.store.Update(ctx, func(tx store.Tx) error {
+			cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+			if err != nil {
+				return err
+			}
+			if cur.Unfinished() || len(cur.OpenKeys) == 0 {
+				return nil
+			}
+			apply(&cur)
+			return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
+		})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.Warn("optimizer: record an ended job's reclaimed keys", "job", j.ID, "err", err)
+		}
+	}
 }
 
 // dead reports whether job id is running on a dead worker (its heartbeat is stale and no
@@ -114,14 +151,19 @@ func (s *Service) handle(ctx context.Context, id string) error {
 			// Its worker is alive (the queue only suspected it): look again later.
 			return jobqueue.RetryLater(max(wait, s.q.StaleAfter()/4) + 100*time.Millisecond)
 		}
+		end := func(status Status, msg string) error {
+			ended, err := s.failDead(ctx, &j, status, msg)
+			if err == nil && !ended { // its worker beat again: look again later
+				return jobqueue.RetryLater(s.q.StaleAfter()/4 + 100*time.Millisecond)
+			}
+			return err
+		}
 		switch {
 		case j.CancelRequested:
-			return s.failDead(ctx, &j, StatusInterrupted,
-				fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j)))
+			return end(StatusInterrupted, fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j)))
 		case j.Attempts >= MaxAttempts:
 			s.log.Warn("optimizer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
-			return s.failDead(ctx, &j, StatusFailed,
-				fmt.Sprintf("the job's worker stopped %d times while this job was running; giving up", j.Attempts))
+			return end(StatusFailed, fmt.Sprintf("the job's worker stopped %d times while this job was running; giving up", j.Attempts))
 		}
 		s.log.Info("optimizer: starting over a job whose worker died", "job", j.ID, "attempts", j.Attempts)
 	default:
@@ -198,11 +240,13 @@ func (s *Service) releaseCut(j *job) {
 
 // failDead ends running job j, whose worker is dead, with status and msg, unless its
 // record moved on or shows the worker alive after all (its heartbeat, re-read in the
-// transaction, is fresh again: the worker was slow, not dead). Its run's open keys are
-// reclaimed only once the job has ended, so a live worker never loses its keys.
-func (s *Service) failDead(ctx context.Context, j *job, status Status, msg string) error {
-	ended := false
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+// transaction, is fresh again: the worker was slow, not dead); ended says it ended the job
+// (j then holds the record as ended). Its run's open keys are reclaimed only once the job
+// has ended, so a live worker never loses its keys; keys a crash leaves open on an ended
+// job are reclaimed when a process starts (reclaimEndedJobs).
+func (s *Service) failDead(ctx context.Context, j *job, status Status, msg string) (ended bool, err error) {
+	var final job
+	err = s.store.Update(ctx, func(tx store.Tx) error {
 		ended = false
 		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
 		if err != nil {
@@ -216,14 +260,18 @@ func (s *Service) failDead(ctx context.Context, j *job, status Status, msg strin
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur); err != nil {
 			return err
 		}
-		*j, ended = cur, true
+		final, ended = cur, true
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("optimizer: end job %s: %w", j.ID, err)
+		return false, fmt.Errorf("optimizer: end job %s: %w", j.ID, err)
 	}
-	if !ended || len(j.OpenKeys) == 0 {
-		return nil
+	if !ended {
+		return false, nil
+	}
+	*j = final
+	if len(j.OpenKeys) == 0 {
+		return true, nil
 	}
 	apply := s.reclaimForEnd(ctx, j)
 	err = s.store.Update(ctx, func(tx store.Tx) error {
@@ -238,9 +286,9 @@ func (s *Service) failDead(ctx context.Context, j *job, status Status, msg strin
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("optimizer: record job %s's reclaimed keys: %w", j.ID, err)
+		return true, fmt.Errorf("optimizer: record job %s's reclaimed keys: %w", j.ID, err)
 	}
-	return nil
+	return true, nil
 }
 
 // saveShared persists a running job's progress with a queue: only while the record is
@@ -399,8 +447,12 @@ func (s *Service) cancelElsewhere(ctx context.Context, j *job) error {
 		return nil
 	}
 	if s.stale(j) {
-		return s.failDead(ctx, j, StatusInterrupted,
+		ended, err := s.failDead(ctx, j, StatusInterrupted,
 			fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(j)))
+		if err != nil || ended {
+			return err
+		}
+		// Its worker beat again: marked and signalled as a live worker's job is.
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)

@@ -62,7 +62,7 @@ type Price struct {
 }
 
 // PriceTier is a model's rates for prompts longer than Above tokens. A rate the catalogue
-// does not give for the tier is the base rate scaled as the tier's input rate is.
+// does not give for the tier is the base rate (as LiteLLM prices it).
 type PriceTier struct {
 	Above                 int
 	InputPerToken         float64
@@ -116,12 +116,11 @@ func tiers(raw map[string]json.RawMessage, base Price) []PriceTier {
 	var out []PriceTier
 	for above, r := range byAbove {
 		in, ok := r["input_cost_per_token"]
-		if !ok || base.InputPerToken <= 0 {
-			continue // a tier without its input rate cannot be scaled from
+		if !ok {
+			in = base.InputPerToken
 		}
-		scale := in / base.InputPerToken
-		t := PriceTier{Above: above, InputPerToken: in, OutputPerToken: base.OutputPerToken * scale,
-			CacheReadPerToken: base.CacheReadPerToken * scale, CacheCreationPerToken: base.CacheCreationPerToken * scale}
+		t := PriceTier{Above: above, InputPerToken: in, OutputPerToken: base.OutputPerToken,
+			CacheReadPerToken: base.CacheReadPerToken, CacheCreationPerToken: base.CacheCreationPerToken}
 		if v, ok := r["output_cost_per_token"]; ok {
 			t.OutputPerToken = v
 		}

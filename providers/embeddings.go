@@ -103,7 +103,13 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 	if r.Usage != nil {
 		out.Usage = r.Usage.usage()
 	}
-	if out.Usage.PromptTokens == 0 && req.Tokens == nil {
+	switch {
+	case out.Usage.PromptTokens > 0:
+	case req.Tokens != nil: // the ids are the tokens: an exact count
+		for _, ids := range req.Tokens {
+			out.Usage.PromptTokens += len(ids)
+		}
+	default:
 		out.Usage.PromptTokens, out.UsageEstimated = countInputs(req.Model, req.Input), true
 	}
 	return out, nil
@@ -129,9 +135,9 @@ type geminiEmbedResponse struct {
 	} `json:"usageMetadata"`
 }
 
-// Embed implements Embedder with Gemini's models/{model}:batchEmbedContents. Where the
-// answer has no token count (usageMetadata is recent) the inputs are counted locally
-// (UsageEstimated).
+// Embed implements Embedder with Gemini's models/{model}:batchEmbedContents, in batches of
+// 100 inputs (Gemini's limit), one after the other. Where an answer has no token count
+// (usageMetadata is recent) the inputs are counted locally (UsageEstimated).
 // Token-id inputs are refused (KindBadRequest).
 func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error) {
 	if err := g.ep.checkKey(req.Model); err != nil {
@@ -141,8 +147,29 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		return nil, g.ep.errorf(req.Model, KindBadRequest, "model %s/%s takes text inputs, not token ids", g.Name(), req.Model)
 	}
 	model := strings.TrimPrefix(req.Model, "models/")
-	reqs := make([]geminiEmbedRequest, len(req.Input))
-	for i, text := range req.Input {
+	out := &EmbeddingResponse{Vectors: make([][]float32, 0, len(req.Input)), Model: model}
+	for start := 0; start < len(req.Input); start += geminiEmbedBatch {
+		batch := req.Input[start:min(start+geminiEmbedBatch, len(req.Input))]
+		tokens, counted, err := g.embedBatch(ctx, req, model, batch, &out.Vectors)
+		if err != nil {
+			return nil, err
+		}
+		out.Usage.PromptTokens += tokens
+		out.UsageEstimated = out.UsageEstimated || !counted
+	}
+	return out, nil
+}
+
+// geminiEmbedBatch is the most inputs one batchEmbedContents call takes (Gemini refuses
+// more: "at most 100 requests can be in one batch").
+const geminiEmbedBatch = 100
+
+// embedBatch embeds one batch of at most geminiEmbedBatch texts, appending their vectors
+// to vectors; it returns the batch's prompt tokens and whether Gemini counted them (else
+// they were counted locally).
+func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors *[][]float32) (int, bool, error) {
+	reqs := make([]geminiEmbedRequest, len(batch))
+	for i, text := range batch {
 		reqs[i] = geminiEmbedRequest{Model: "models/" + model, Content: geminiEmbedContent{Parts: []geminiPart{{Text: text}}},
 			OutputDimensionality: req.Dimensions}
 	}
@@ -151,29 +178,26 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 	u := g.baseURL + "/models/" + url.PathEscape(model) + ":batchEmbedContents"
 	c, err := g.ep.send(ctx, req.Model, u, h, map[string]any{"requests": reqs}, parseGeminiError)
 	if err != nil {
-		return nil, err
+		return 0, false, err
 	}
 	defer c.Close()
 	var r geminiEmbedResponse
 	if err := c.decodeAll(maxEmbeddingBody, &r, "embeddings response"); err != nil {
-		return nil, err
+		return 0, false, err
 	}
-	if len(r.Embeddings) != len(req.Input) {
-		return nil, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Embeddings))+" vectors for "+strconv.Itoa(len(req.Input))+" inputs", nil)
+	if len(r.Embeddings) != len(batch) {
+		return 0, false, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Embeddings))+" vectors for "+strconv.Itoa(len(batch))+" inputs", nil)
 	}
-	out := &EmbeddingResponse{Vectors: make([][]float32, len(req.Input)), Model: model, UsageEstimated: true}
-	for i, e := range r.Embeddings {
+	for _, e := range r.Embeddings {
 		if len(e.Values) == 0 {
-			return nil, c.failure(KindStreamBroken, "embeddings response has an empty vector", nil)
+			return 0, false, c.failure(KindStreamBroken, "embeddings response has an empty vector", nil)
 		}
-		out.Vectors[i] = e.Values
+		*vectors = append(*vectors, e.Values)
 	}
 	if r.UsageMetadata != nil && r.UsageMetadata.PromptTokenCount > 0 {
-		out.Usage.PromptTokens, out.UsageEstimated = r.UsageMetadata.PromptTokenCount, false
-	} else {
-		out.Usage.PromptTokens = countInputs(req.Model, req.Input)
+		return r.UsageMetadata.PromptTokenCount, true, nil
 	}
-	return out, nil
+	return countInputs(req.Model, batch), false, nil
 }
 
 // countInputs counts the tokens of texts with the model's tokenizer (or the fallback).

@@ -63,6 +63,7 @@ const (
 	srcGrok           = "xAI, Grok 4 and Grok 4 Fast announcements, 2025: GPQA Diamond" + viaLLMStats
 	srcLlama4         = "Meta, The Llama 4 herd (ai.meta.com/blog/llama-4-multimodal-intelligence), April 2025: MMLU-Pro and GPQA Diamond" + viaLLMStats
 	srcQwen3          = "Qwen3-2507 and Qwen3-Next model cards and posts (huggingface.co/Qwen, qwenlm.github.io), 2025: MMLU-Pro and GPQA" + viaLLMStats
+	srcDeepSeekAPI    = "DeepSeek's API names (deepseek-chat, deepseek-reasoner) serve V3.1 and, since September 2025, V3.2 without and with thinking: the figures of V3.1 (non-thinking) and V3.2-Exp (reasoning) from their model cards" + viaLLMStats
 	srcDeepSeek2025   = "DeepSeek-V3-0324, V3.1, V3.2-Exp and R1-0528 release notes and model cards, 2025: MMLU-Pro and GPQA Diamond" + viaLLMStats
 	srcKimiK2         = "Moonshot AI, Kimi K2 (moonshotai.github.io/Kimi-K2), July 2025: MMLU-Pro and GPQA Diamond" + viaLLMStats
 	srcGLM45          = "Z.ai, GLM-4.5 and GLM-4.6 posts (z.ai/blog), 2025: MMLU-Pro and GPQA" + viaLLMStats
@@ -98,9 +99,9 @@ var builtinBenchmarks = map[string]Benchmark{
 	"qwen2.5-7b-instruct":        {Quality: 0.563, GPQA: 0.364, Source: srcQwen25Blog + "; " + srcPaired2024, Tools: true},
 	"gemma-2-9b-it":              {Quality: 0.521, Source: srcQwen25Blog},
 	"deepseek-v3":                {Quality: 0.759, GPQA: 0.591, Source: srcDeepSeekV3 + "; " + srcPaired2024, Tools: true},
-	"deepseek-chat":              {Quality: 0.759, GPQA: 0.591, Source: srcDeepSeekV3 + "; " + srcPaired2024, Tools: true},
+	"deepseek-chat":              {Quality: 0.837, GPQA: 0.749, Source: srcDeepSeekAPI, Tools: true},
 	"deepseek-r1":                {Quality: 0.840, GPQA: 0.715, Source: srcDeepSeekR1 + "; " + srcPaired2024},
-	"deepseek-reasoner":          {Quality: 0.840, GPQA: 0.715, Source: srcDeepSeekR1 + "; " + srcPaired2024},
+	"deepseek-reasoner":          {Quality: 0.850, GPQA: 0.799, Source: srcDeepSeekAPI, Tools: true},
 	"o1-mini":                    {Quality: 0.803, GPQA: 0.600, Source: srcDeepSeekR1 + "; " + srcPaired2024},
 	"mistral-7b-instruct-v0.3":   {Source: srcToolsOnly, Tools: true},
 

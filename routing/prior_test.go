@@ -20,7 +20,7 @@ func TestLookupBenchmark(t *testing.T) {
 		"meta/llama-3.1-8b-instruct":                     0.483,
 		"qwen/qwen2.5-7b-instruct":                       0.563,
 		"google/gemma-2-9b-it":                           0.521,
-		"deepseek/deepseek-chat":                         0.759,
+		"deepseek/deepseek-chat":                         0.837,
 		"llama-3.3-70b-instruct":                         0.689,
 		"openrouter/meta-llama/llama-3.1-405b-instruct":  0.733,
 		// Matched by providers.CanonicalModel: dots as dashes, -latest and dates dropped.

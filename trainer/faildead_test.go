@@ -23,7 +23,7 @@ func TestFailDeadLeavesALiveWorkersJob(t *testing.T) {
 	}
 	seen := j
 	seen.HeartbeatAt = now.Add(-2 * time.Minute) // txOnlyQueue's StaleAfter is a minute
-	if err := s.failDead(ctx, &seen, "cancelled", ErrorKindCancelled); err != nil {
+	if _, err := s.failDead(ctx, &seen, "cancelled", ErrorKindCancelled); err != nil {
 		t.Fatal(err)
 	}
 	if cur, _ := store.GetJSON[jobRecord](ctx, st, store.TrainingJobs, j.ID); cur.State != StateRunning {
@@ -33,7 +33,7 @@ func TestFailDeadLeavesALiveWorkersJob(t *testing.T) {
 	if err := store.PutJSON(ctx, st, store.TrainingJobs, j.ID, j); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.failDead(ctx, &seen, "cancelled", ErrorKindCancelled); err != nil {
+	if _, err := s.failDead(ctx, &seen, "cancelled", ErrorKindCancelled); err != nil {
 		t.Fatal(err)
 	}
 	if cur, _ := store.GetJSON[jobRecord](ctx, st, store.TrainingJobs, j.ID); cur.State != StateFailed || cur.ErrorKind != ErrorKindCancelled {

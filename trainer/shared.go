@@ -113,12 +113,19 @@ func (s *Service) handle(ctx context.Context, id string) error {
 			// Its worker is alive (the queue only suspected it): look again later.
 			return jobqueue.RetryLater(max(wait, s.q.StaleAfter()/4) + 100*time.Millisecond)
 		}
+		end := func(msg, kind string) error {
+			ended, err := s.failDead(ctx, &j, msg, kind)
+			if err == nil && !ended { // its worker beat again: look again later
+				return jobqueue.RetryLater(s.q.StaleAfter()/4 + 100*time.Millisecond)
+			}
+			return err
+		}
 		switch {
 		case j.CancelRequested:
-			return s.failDead(ctx, &j, cancelledWhileRunning, ErrorKindCancelled)
+			return end(cancelledWhileRunning, ErrorKindCancelled)
 		case j.Attempts >= MaxAttempts:
 			s.log.Warn("trainer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
-			return s.failDead(ctx, &j, fmt.Sprintf("job was interrupted %d times (its worker stopped or died); submit it again", j.Attempts), ErrorKindInterrupted)
+			return end(fmt.Sprintf("job was interrupted %d times (its worker stopped or died); submit it again", j.Attempts), ErrorKindInterrupted)
 		}
 		s.log.Info("trainer: running again a job whose worker died", "job", j.ID, "attempts", j.Attempts)
 	default:
@@ -132,9 +139,10 @@ func (s *Service) handle(ctx context.Context, id string) error {
 
 // failDead fails running job j, whose worker is dead, with msg of kind, unless its record
 // moved on or shows the worker alive after all (its heartbeat, re-read in the transaction,
-// is fresh again: the worker was slow, not dead).
-func (s *Service) failDead(ctx context.Context, j *jobRecord, msg, kind string) error {
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+// is fresh again: the worker was slow, not dead); ended says it failed the job.
+func (s *Service) failDead(ctx context.Context, j *jobRecord, msg, kind string) (ended bool, err error) {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		ended = false
 		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
 		if err != nil {
 			return err
@@ -145,12 +153,13 @@ func (s *Service) failDead(ctx context.Context, j *jobRecord, msg, kind string) 
 		cur.State = StateFailed
 		cur.CompletedAt = s.now()
 		cur.ErrorMessage, cur.ErrorKind = msg, kind
+		ended = true
 		return store.PutJSON(ctx, tx, store.TrainingJobs, cur.ID, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("trainer: fail job %s: %w", j.ID, err)
+		return false, fmt.Errorf("trainer: fail job %s: %w", j.ID, err)
 	}
-	return nil
+	return ended, nil
 }
 
 // heartbeat refreshes running job id's heartbeat until the returned stop is called, when
@@ -236,7 +245,11 @@ func (s *Service) activeStored(ctx context.Context, r store.Reader, owner string
 // the process that runs it.
 func (s *Service) cancelElsewhere(ctx context.Context, j *jobRecord) error {
 	if s.stale(j) {
-		return s.failDead(ctx, j, cancelledWhileRunning, ErrorKindCancelled)
+		ended, err := s.failDead(ctx, j, cancelledWhileRunning, ErrorKindCancelled)
+		if err != nil || ended {
+			return err
+		}
+		// Its worker beat again: marked and signalled as a live worker's job is.
 	}
 	err := s.store.Update(ctx, func(tx store.Tx) error {
 		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
