@@ -36,11 +36,11 @@ type Price struct {
 	Provider string
 	// Known is false when the entry lacks an input or output rate; Cost then reports an
 	// unknown price rather than a made-up one.
-	Known                   bool
-	InputPerToken           float64
-	OutputPerToken          float64
-	CacheReadPerToken       float64
-	CacheCreationPerToken   float64
+	Known                 bool
+	InputPerToken         float64
+	OutputPerToken        float64
+	CacheReadPerToken     float64
+	CacheCreationPerToken float64
 	// CacheCreation1hPerToken prices writes to Anthropic's one-hour cache
 	// (Usage.CacheCreation1hTokens): the catalogue's rate, else twice the input rate.
 	CacheCreation1hPerToken float64
