@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Embedder is implemented by adapters whose provider computes embeddings: the OpenAI
@@ -136,7 +137,7 @@ type geminiEmbedResponse struct {
 }
 
 // Embed implements Embedder with Gemini's models/{model}:batchEmbedContents, in batches of
-// 100 inputs (Gemini's limit), one after the other. Where an answer has no token count
+// 100 inputs (Gemini's limit), four at a time; one batch failing fails the request. Where an answer has no token count
 // (usageMetadata is recent) the inputs are counted locally (UsageEstimated).
 // Token-id inputs are refused (KindBadRequest).
 func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error) {
@@ -147,27 +148,68 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		return nil, g.ep.errorf(req.Model, KindBadRequest, "model %s/%s takes text inputs, not token ids", g.Name(), req.Model)
 	}
 	model := strings.TrimPrefix(req.Model, "models/")
-	out := &EmbeddingResponse{Vectors: make([][]float32, 0, len(req.Input)), Model: model}
-	for start := 0; start < len(req.Input); start += geminiEmbedBatch {
+	out := &EmbeddingResponse{Vectors: make([][]float32, len(req.Input)), Model: model}
+	n := (len(req.Input) + geminiEmbedBatch - 1) / geminiEmbedBatch
+	type result struct {
+		tokens  int
+		counted bool
+	}
+	results := make([]result, n)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		failure  error // the first batch's failure, not the cancellations it caused
+	)
+	sem := make(chan struct{}, geminiEmbedConcurrency)
+	for b := range n {
+		start := b * geminiEmbedBatch
 		batch := req.Input[start:min(start+geminiEmbedBatch, len(req.Input))]
-		tokens, counted, err := g.embedBatch(ctx, req, model, batch, &out.Vectors)
-		if err != nil {
-			return nil, err
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
 		}
-		out.Usage.PromptTokens += tokens
-		out.UsageEstimated = out.UsageEstimated || !counted
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			tokens, counted, err := g.embedBatch(ctx, req, model, batch, out.Vectors[start:start+len(batch)])
+			if err != nil {
+				failOnce.Do(func() { failure = err })
+				cancel() // the whole request fails: stop the other batches
+				return
+			}
+			results[b] = result{tokens, counted}
+		}()
+	}
+	wg.Wait()
+	if failure == nil && ctx.Err() != nil {
+		failure = ctx.Err()
+	}
+	if failure != nil {
+		return nil, failure
+	}
+	for _, r := range results {
+		out.Usage.PromptTokens += r.tokens
+		out.UsageEstimated = out.UsageEstimated || !r.counted
 	}
 	return out, nil
 }
+
+// geminiEmbedConcurrency is how many batches of one request are in flight at once.
+const geminiEmbedConcurrency = 4
 
 // geminiEmbedBatch is the most inputs one batchEmbedContents call takes (Gemini refuses
 // more: "at most 100 requests can be in one batch").
 const geminiEmbedBatch = 100
 
-// embedBatch embeds one batch of at most geminiEmbedBatch texts, appending their vectors
-// to vectors; it returns the batch's prompt tokens and whether Gemini counted them (else
-// they were counted locally).
-func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors *[][]float32) (int, bool, error) {
+// embedBatch embeds one batch of at most geminiEmbedBatch texts into vectors (one slot per
+// text); it returns the batch's prompt tokens and whether Gemini counted them (else they
+// were counted locally).
+func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors [][]float32) (int, bool, error) {
 	reqs := make([]geminiEmbedRequest, len(batch))
 	for i, text := range batch {
 		reqs[i] = geminiEmbedRequest{Model: "models/" + model, Content: geminiEmbedContent{Parts: []geminiPart{{Text: text}}},
@@ -188,11 +230,11 @@ func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model st
 	if len(r.Embeddings) != len(batch) {
 		return 0, false, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Embeddings))+" vectors for "+strconv.Itoa(len(batch))+" inputs", nil)
 	}
-	for _, e := range r.Embeddings {
+	for i, e := range r.Embeddings {
 		if len(e.Values) == 0 {
 			return 0, false, c.failure(KindStreamBroken, "embeddings response has an empty vector", nil)
 		}
-		*vectors = append(*vectors, e.Values)
+		vectors[i] = e.Values
 	}
 	if r.UsageMetadata != nil && r.UsageMetadata.PromptTokenCount > 0 {
 		return r.UsageMetadata.PromptTokenCount, true, nil

@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -175,5 +178,71 @@ func TestCatalogEmbeddingModels(t *testing.T) {
 	}
 	if _, ok := cat.Lookup("openai/text-embedding-3-small"); ok {
 		t.Error("an embedding model is priced as a chat model")
+	}
+}
+
+// TestGeminiEmbedBatchesInOrder: more than 100 inputs go to Gemini in batches of 100, some
+// at once; the vectors come back in the inputs' order however the batches finish, and one
+// batch failing fails the request with that batch's error.
+func TestGeminiEmbedBatchesInOrder(t *testing.T) {
+	var mu sync.Mutex
+	calls, inFlight, most := 0, 0, 0
+	failSecond := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Requests []struct {
+				Content struct {
+					Parts []struct{ Text string } `json:"parts"`
+				} `json:"content"`
+			} `json:"requests"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		calls++
+		inFlight++
+		most = max(most, inFlight)
+		fail := failSecond && body.Requests[0].Content.Parts[0].Text == "t100"
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		if len(body.Requests) > 100 {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":{"code":400,"message":"at most 100 requests can be in one batch","status":"INVALID_ARGUMENT"}}`)
+			return
+		}
+		if fail {
+			w.WriteHeader(429)
+			io.WriteString(w, `{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}`)
+			return
+		}
+		first, _ := strconv.Atoi(strings.TrimPrefix(body.Requests[0].Content.Parts[0].Text, "t"))
+		time.Sleep(time.Duration(300-first) * time.Millisecond / 10) // later batches answer first
+		var vs []string
+		for _, q := range body.Requests {
+			n, _ := strconv.Atoi(strings.TrimPrefix(q.Content.Parts[0].Text, "t"))
+			vs = append(vs, fmt.Sprintf(`{"values":[%d]}`, n))
+		}
+		fmt.Fprintf(w, `{"embeddings":[%s]}`, strings.Join(vs, ","))
+	}))
+	defer srv.Close()
+	g := providers.NewGemini(providers.Config{BaseURL: srv.URL, APIKey: "k"})
+	in := make([]string, 250)
+	for i := range in {
+		in[i] = fmt.Sprintf("t%d", i)
+	}
+	res, err := g.Embed(context.Background(), &providers.EmbeddingRequest{Model: "gemini-embedding-001", Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range res.Vectors {
+		if len(v) != 1 || v[0] != float32(i) {
+			t.Fatalf("vector %d is %v", i, v)
+		}
+	}
+	if calls != 3 || most < 2 {
+		t.Errorf("%d calls, at most %d at once: want 3 batches, some at once", calls, most)
+	}
+	failSecond = true
+	if _, err := g.Embed(context.Background(), &providers.EmbeddingRequest{Model: "gemini-embedding-001", Input: in}); providers.KindOf(err) != providers.KindRateLimited {
+		t.Errorf("a batch rate limited: %v", err)
 	}
 }
