@@ -126,3 +126,21 @@ func TestEmbeddingsWithTheClient(t *testing.T) {
 		t.Errorf("a model without embeddings: %v", err)
 	}
 }
+
+// TestUpstreamParamReachesTheSDK: an upstream's 400 naming a field (OpenAI's error.param)
+// reaches the SDK with that param.
+func TestUpstreamParamReachesTheSDK(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		io.WriteString(w, `{"error":{"message":"This model does not support specifying dimensions.","type":"invalid_request_error","param":"dimensions","code":null}}`)
+	}))
+	t.Cleanup(up.Close)
+	_, base := realServerURL(t, envGateway(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.URL + "/v1"}))
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	_, err := c.Embeddings.New(context.Background(), openai.EmbeddingNewParams{Model: "openai/text-embedding-ada-002", Dimensions: openai.Int(8),
+		Input: openai.EmbeddingNewParamsInputUnion{OfString: openai.String("a")}})
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != "dimensions" || !strings.Contains(apiErr.Message, "does not support specifying dimensions") {
+		t.Errorf("%v", err)
+	}
+}

@@ -106,6 +106,23 @@ func (e *AllFailedError) Every(kinds ...providers.ErrorKind) bool {
 	return len(e.Attempts) > 0
 }
 
+// Param is the request field every failed attempt's upstream named as wrong (OpenAI's
+// error.param), "" when they named none or different ones.
+func (e *AllFailedError) Param() string {
+	param := ""
+	for _, a := range e.Attempts {
+		if a.Err == nil {
+			continue
+		}
+		var pe *providers.Error
+		if !errors.As(a.Err, &pe) || pe.Param == "" || param != "" && pe.Param != param {
+			return ""
+		}
+		param = pe.Param
+	}
+	return param
+}
+
 // Last returns the last attempt's upstream error (nil when it has none).
 func (e *AllFailedError) Last() *providers.Error {
 	if len(e.Attempts) == 0 {

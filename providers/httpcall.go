@@ -184,6 +184,7 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 			Kind:       classifyStatus(resp.StatusCode, code, msg),
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 			Message:    trimMessage(msg, e.cfg.APIKey),
+			Param:      errorParam(raw),
 		}
 		if pe.RetryAfter == 0 && pe.Kind == KindRateLimited {
 			pe.RetryAfter = geminiRetryDelay(raw) // Google APIs say it in the body
@@ -191,6 +192,19 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 		return nil, pe
 	}
 	return c, nil
+}
+
+// errorParam is the field an error body names (OpenAI's error.param), "" when none.
+func errorParam(raw []byte) string {
+	var b struct {
+		Error struct {
+			Param string `json:"param"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &b) != nil || len(b.Error.Param) > 200 {
+		return ""
+	}
+	return b.Error.Param
 }
 
 // transportMessage describes a transport failure without the request URL's details.

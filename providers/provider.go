@@ -286,7 +286,10 @@ type Error struct {
 	StatusCode int           // HTTP status, 0 when none was received
 	RetryAfter time.Duration // from Retry-After, 0 when absent
 	Message    string        // upstream's message, trimmed; never contains the API key
-	Err        error         // underlying cause, if any
+	// Param is the request field the upstream named as wrong (OpenAI's error.param), when
+	// it named one.
+	Param string
+	Err   error // underlying cause, if any
 	// Usage is what the upstream reported with a failure it still bills (a response its
 	// content filter blocked); nil when it reported none.
 	Usage *Usage

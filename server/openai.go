@@ -52,10 +52,16 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 		body.Error.Code = &code
 	}
 	var ve *completions.ValidationError
-	if errors.As(cause, &ve) && ve.Field != "" {
+	var af *completions.AllFailedError
+	switch {
+	case errors.As(cause, &ve) && ve.Field != "":
 		body.Error.Param = &ve.Field
-	} else if ae.Param != "" {
+	case ae.Param != "":
 		body.Error.Param = &ae.Param
+	case errors.As(cause, &af) && status == http.StatusBadRequest:
+		if p := af.Param(); p != "" { // every upstream named the same field
+			body.Error.Param = &p
+		}
 	}
 	if retry {
 		writeJSON(w, status, body)
