@@ -37,7 +37,11 @@ type AnthropicMessagesRequest struct {
 	// (web search, code execution, …) are refused.
 	Tools      []AnthropicTool      `json:"tools,omitempty"`
 	ToolChoice *AnthropicToolChoice `json:"tool_choice,omitempty"`
-	Metadata   *struct {
+	// CacheControl is Anthropic's automatic caching: one breakpoint on the conversation so
+	// far, moving forward as it grows (the gateway marks the prefix too, as for any
+	// cache_control).
+	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
+	Metadata     *struct {
 		UserID string `json:"user_id,omitempty"`
 	} `json:"metadata,omitempty"`
 	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
@@ -408,6 +412,7 @@ func (r *AnthropicMessagesRequest) cacheTTLs() (prefix, tail string) {
 	for _, m := range r.Messages {
 		in(&tail, m.Content.Blocks)
 	}
+	longest(&tail, r.CacheControl)
 	return prefix, tail
 }
 
@@ -423,7 +428,8 @@ func (r *AnthropicMessagesRequest) cacheMarked() bool {
 		}
 		return false
 	}
-	if marked(r.System.Blocks) || slices.ContainsFunc(r.Tools, func(t AnthropicTool) bool { return len(t.CacheControl) > 0 }) {
+	if len(r.CacheControl) > 0 && string(r.CacheControl) != "null" ||
+		marked(r.System.Blocks) || slices.ContainsFunc(r.Tools, func(t AnthropicTool) bool { return len(t.CacheControl) > 0 }) {
 		return true
 	}
 	return slices.ContainsFunc(r.Messages, func(m AnthropicMessage) bool { return marked(m.Content.Blocks) })

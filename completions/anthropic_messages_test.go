@@ -479,6 +479,9 @@ func TestAnthropicPromptCacheTTL(t *testing.T) {
 		`{"model":"a/m","max_tokens":5,"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":"x"}]}`:                                             {"1h", ""},
 		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`:                                                                            {"", "1h"},
 		`{"model":"a/m","max_tokens":5,"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"5m"}}],"messages":[{"role":"user","content":"x"}]}`:                                                               {"", ""},
+		// Automatic caching: one top-level cache_control.
+		`{"model":"a/m","max_tokens":5,"cache_control":{"type":"ephemeral"},"messages":[{"role":"user","content":"x"}]}`:            {"", ""},
+		`{"model":"a/m","max_tokens":5,"cache_control":{"type":"ephemeral","ttl":"1h"},"messages":[{"role":"user","content":"x"}]}`: {"", "1h"},
 	} {
 		_, c, err := messagesRequest(t, body)
 		if err != nil {
