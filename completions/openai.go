@@ -624,6 +624,9 @@ type OpenAIDelta struct {
 	// redacted data — to be sent back with the message.
 	ReasoningContent string                `json:"reasoning_content,omitempty"`
 	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
+	// Annotations cite the web pages the provider's own search found, in one chunk before
+	// the finish chunk (as OpenAI's search models stream them; each spans the whole answer).
+	Annotations []OpenAIAnnotation `json:"annotations,omitempty"`
 }
 
 // OpenAIErrorBody is OpenAI's error envelope {"error": {...}}.
@@ -665,6 +668,13 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 					ck.Choices[0].Delta.Role = "assistant"
 					first = false
 				}
+				if err := sse.Buffer("", ck); err != nil {
+					return err
+				}
+			}
+			if text := resp.Text(); text != "" && len(resp.Sources) > 0 {
+				ck := base
+				ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Annotations: openAIAnnotations(text, resp.Sources)}}}
 				if err := sse.Buffer("", ck); err != nil {
 					return err
 				}

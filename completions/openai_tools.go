@@ -239,11 +239,18 @@ func openAIResponseMessage(r *Response) OpenAIResponseMessage {
 	}
 	m.ReasoningContent, m.ThinkingBlocks = reasoningText(r.Reasoning), openAIThinkingBlocks(r.Reasoning)
 	if m.Content != nil {
-		end := utf8.RuneCountInString(*m.Content)
-		for _, s := range r.Sources {
-			m.Annotations = append(m.Annotations, OpenAIAnnotation{Type: "url_citation",
-				URLCitation: OpenAIURLCitation{StartIndex: 0, EndIndex: end, URL: s.URL, Title: s.Title}})
-		}
+		m.Annotations = openAIAnnotations(*m.Content, r.Sources)
 	}
 	return m
+}
+
+// openAIAnnotations are the url_citation annotations of an answer's text for the web pages
+// the provider's search found, each spanning the whole text; nil when there are none.
+func openAIAnnotations(text string, sources []providers.Source) []OpenAIAnnotation {
+	var out []OpenAIAnnotation
+	end := utf8.RuneCountInString(text)
+	for _, s := range sources {
+		out = append(out, OpenAIAnnotation{Type: "url_citation", URLCitation: OpenAIURLCitation{StartIndex: 0, EndIndex: end, URL: s.URL, Title: s.Title}})
+	}
+	return out
 }

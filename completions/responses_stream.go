@@ -25,8 +25,11 @@ type responsesEvent struct {
 	Text      *string `json:"text,omitempty"`
 	Arguments *string `json:"arguments,omitempty"`
 	Input     *string `json:"input,omitempty"` // a custom tool call's
-	Code      string  `json:"code,omitempty"`
-	Message   string  `json:"message,omitempty"`
+	// AnnotationIndex and Annotation: response.output_text.annotation.added's.
+	AnnotationIndex *int   `json:"annotation_index,omitempty"`
+	Annotation      any    `json:"annotation,omitempty"`
+	Code            string `json:"code,omitempty"`
+	Message         string `json:"message,omitempty"`
 }
 
 // responsesWriter emits the events of one Responses stream with increasing sequence numbers.
@@ -43,6 +46,9 @@ type responsesWriter struct {
 	thought   int         // output index of the open reasoning item, or -1
 	thoughtOf int         // the reasoning block (ReasoningDelta.Index) it holds
 	messages  int         // message items added so far
+	// sources are the web pages the provider's search found so far (cited when a message
+	// item closes).
+	sources func() []providers.Source
 }
 
 // streamedItem is the state of one streamed output item: open until its done events are
@@ -104,6 +110,15 @@ func (w *responsesWriter) closeItem(i int) error {
 	} else if item.Type == "message" {
 		text := string(st.buf)
 		item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}}}
+		if w.sources != nil && text != "" {
+			item.Content[0].Annotations = urlCitations(text, w.sources())
+			for k, a := range item.Content[0].Annotations {
+				if err := w.emit(responsesEvent{Type: "response.output_text.annotation.added", ItemID: item.ID, OutputIndex: idxp(i), ContentIndex: idxp(0),
+					AnnotationIndex: idxp(k), Annotation: a}); err != nil {
+					return err
+				}
+			}
+		}
 		if err := w.emit(responsesEvent{Type: "response.output_text.done", ItemID: item.ID, OutputIndex: idxp(i), ContentIndex: idxp(0), Text: &text}); err != nil {
 			return err
 		}
@@ -202,7 +217,7 @@ func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) er
 // raise. It closes st.
 func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *ResponseObject) error {
 	defer st.Close()
-	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, callByUp: map[int]int{}}
+	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, callByUp: map[int]int{}, sources: st.searchSources}
 	o.Model = st.Provider() + "/" + st.Model()
 	snapshot := *o
 	if err := w.emit(responsesEvent{Type: "response.created", Response: &snapshot}); err != nil {

@@ -198,3 +198,94 @@ func TestMessagesReturnGeminiGroundingSources(t *testing.T) {
 		t.Errorf("stream:\n%s", out)
 	}
 }
+
+// TestStreamsCiteSearchSources: streamed chat completions and /v1/responses cite the pages
+// the provider's search found as their whole answers do — a chunk with url_citation
+// annotations before the finish chunk; response.output_text.annotation.added events
+// before output_text.done, and the annotations on the finished text part — which is how
+// the Vercel AI SDK and OpenAI's SDKs read a search model's sources.
+func TestStreamsCiteSearchSources(t *testing.T) {
+	gemini := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates":[{"content":{"parts":[{"text":"About 11 m/s."}],"role":"model"},"finishReason":"STOP",`+
+			`"groundingMetadata":{"webSearchQueries":["swallow airspeed"],"groundingChunks":[{"web":{"uri":"https://example.com/a","title":"a.example"}},{"web":{"uri":"https://example.com/b","title":"b.example"}}]}}],`+
+			`"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7}}`+"\n\n")
+	}))
+	t.Cleanup(gemini.Close)
+	g, err := New(Options{Providers: fakeRegistry{"gemini": providers.NewGemini(providers.Config{BaseURL: gemini.URL, APIKey: "k"})},
+		Prices: fakePrices{}, DefaultMaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creq, err := chatBody(t, `{"model":"gemini/gemini-2.5-flash","stream":true,"web_search_options":{},"messages":[{"role":"user","content":"Swallow speed?"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := g.Stream(context.Background(), Scope{}, creq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	if err := WriteOpenAIStream(rec, st, false); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var ck OpenAIChunk
+		json.Unmarshal([]byte(data), &ck)
+		switch d := ck.Choices[0]; {
+		case len(d.Delta.Annotations) > 0:
+			a := d.Delta.Annotations
+			if len(a) != 2 || a[1].URLCitation.URL != "https://example.com/b" || a[1].URLCitation.EndIndex != len("About 11 m/s.") {
+				t.Errorf("annotations %+v", a)
+			}
+			kinds = append(kinds, "annotations")
+		case d.FinishReason != nil:
+			kinds = append(kinds, "finish")
+		case d.Delta.Content != "":
+			kinds = append(kinds, "text")
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "text,annotations,finish" {
+		t.Errorf("chat stream: %s\n%s", got, rec.Body.String())
+	}
+
+	var rreq ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"gemini/gemini-2.5-flash","input":"Swallow speed?","stream":true,"tools":[{"type":"web_search"}]}`), &rreq)
+	req := responsesToRequest(t, `{"model":"gemini/gemini-2.5-flash","input":"Swallow speed?","stream":true,"tools":[{"type":"web_search"}]}`)
+	st, err = g.Stream(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = httptest.NewRecorder()
+	if err := WriteResponsesStream(rec, st, NewResponseObject(&rreq, "resp_1", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	var final map[string]any
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev map[string]any
+		json.Unmarshal([]byte(data), &ev)
+		typ, _ := ev["type"].(string)
+		if strings.HasPrefix(typ, "response.output_text.") {
+			events = append(events, strings.TrimPrefix(typ, "response.output_text."))
+		}
+		if typ == "response.completed" {
+			final = ev
+		}
+	}
+	if got := strings.Join(events, ","); got != "delta,annotation.added,annotation.added,done" {
+		t.Errorf("responses stream: %s", got)
+	}
+	if got := jsonOf(final); !strings.Contains(got, `"annotations":[{"end_index":13,"start_index":0,"title":"a.example","type":"url_citation","url":"https://example.com/a"}`) {
+		t.Errorf("completed response %s", got)
+	}
+}

@@ -332,6 +332,9 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 	return nil, s.complete()
 }
 
+// searchSources are the web pages the provider's search found so far.
+func (s *ResponseStream) searchSources() []providers.Source { return s.sources }
+
 // sourcesChunk is the event of web pages the provider's search found.
 func (s *ResponseStream) sourcesChunk(sources []providers.Source) *Chunk {
 	return &Chunk{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, Type: EventSources, Search: &SearchResults{Sources: sources}}
