@@ -374,6 +374,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 	}
 	c.fitMaxTokens = true
+	c.maxStop = MaxAnyStopSequences // Anthropic takes more than OpenAI's 4
 	c.promptCache = r.cacheMarked()
 	c.promptCacheTTL, c.promptCacheTailTTL = r.cacheTTLs()
 	c.fieldName = func(f string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -113,7 +114,7 @@ func TestAnthropicMessagesRefusals(t *testing.T) {
 	h := newHarness(t, nil)
 	for body, field := range map[string]string{
 		`{"model":"a/m","max_tokens":5,"system":"Be brief.","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"  "}]}`: "messages[2].content",
-		`{"model":"a/m","max_tokens":5,"stop_sequences":["a","b","c","d","e"],"messages":[{"role":"user","content":"x"}]}`:                                                 "stop_sequences",
+		`{"model":"a/m","max_tokens":5,"stop_sequences":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"],"messages":[{"role":"user","content":"x"}]}`: "stop_sequences",
 		`{"model":"nope","max_tokens":5,"messages":[{"role":"user","content":"x"}]}`:                                                                                       "model",
 		// a/m has no web search: the web_search tool that asks for it is the field.
 		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":"x"}],"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":8}]}`: "tools[0]",
@@ -502,5 +503,54 @@ func TestAnthropicPromptCacheTTL(t *testing.T) {
 		if u.CacheCreationInputTokens != 1500 || u.CacheCreation == nil || u.CacheCreation.Ephemeral1h != 1000 || u.CacheCreation.Ephemeral5m != 500 {
 			t.Errorf("usage %+v %+v", u, u.CacheCreation)
 		}
+	}
+}
+
+// TestMessagesStopSequencesBeyondOpenAIs: the Messages surface takes more stop sequences
+// than OpenAI's 4 (Anthropic does): a model whose API takes fewer (OpenAI's own 4,
+// Gemini's 5) is skipped for such a request while another can take it, and refused naming
+// the field when none can; the chat surface keeps OpenAI's 4.
+func TestMessagesStopSequencesBeyondOpenAIs(t *testing.T) {
+	claude := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			StopSequences []string `json:"stop_sequences"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"m","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"%d stops"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":2}}`, len(body.StopSequences))
+	}))
+	t.Cleanup(claude.Close)
+	g, err := New(Options{Providers: fakeRegistry{
+		"anthropic": providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: claude.URL, APIKey: "k"}),
+		"openai":    providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: claude.URL, APIKey: "k"}),
+		"gemini":    providers.NewGemini(providers.Config{BaseURL: claude.URL, APIKey: "k"}),
+	}, Prices: fakePrices{}, DefaultMaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stops := `"stop_sequences":["a","b","c","d","e","f"]`
+	_, c, err := messagesRequest(t, `{"model":"openai/gpt-4o","max_tokens":5,`+stops+`,"fallback_models":["gemini/gemini-2.5-flash","anthropic/claude-x"],"messages":[{"role":"user","content":"x"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := c.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.Complete(context.Background(), Scope{}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Provider != "anthropic" || resp.Text() != "6 stops" || len(resp.Attempts) != 3 || resp.Attempts[0].Outcome != OutcomeSkipped || resp.Attempts[1].Outcome != OutcomeSkipped {
+		t.Errorf("answer %s from %s, attempts %+v", resp.Text(), resp.Provider, resp.Attempts)
+	}
+	_, c, _ = messagesRequest(t, `{"model":"openai/gpt-4o","max_tokens":5,`+stops+`,"messages":[{"role":"user","content":"x"}]}`)
+	req, _ = c.ToRequest()
+	var ve *ValidationError
+	if _, err := g.Complete(context.Background(), Scope{}, req); !errors.As(err, &ve) || !strings.Contains(ve.Field, "stop") {
+		t.Errorf("no model can take it: %v", err)
+	}
+	if _, err := chatBody(t, `{"model":"anthropic/claude-x","stop":["a","b","c","d","e"],"messages":[{"role":"user","content":"x"}]}`); err == nil {
+		t.Error("the chat surface took 5 stop sequences")
 	}
 }

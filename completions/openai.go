@@ -86,6 +86,8 @@ type OpenAIChatRequest struct {
 	promptCacheTTL, promptCacheTailTTL string
 	// topK: see Request.TopK (the Messages surface's).
 	topK *int
+	// maxStop raises MaxStopSequences (the Messages surface's stop_sequences).
+	maxStop int
 	// thinkingEffort is the Messages surface's output_config.effort: the effort of its
 	// thinking, which unlike reasoning_effort is not sent to OpenAI-format upstreams as it is.
 	thinkingEffort string
@@ -135,8 +137,14 @@ type OpenAIMessage struct {
 	ReasoningContent string                `json:"reasoning_content,omitempty"`
 }
 
-// MaxStopSequences is the most stop sequences a request may give (OpenAI's limit).
+// MaxStopSequences is the most stop sequences a chat completions request may give (OpenAI's
+// limit).
 const MaxStopSequences = 4
+
+// MaxAnyStopSequences is the most stop sequences any request may give (the Messages API's
+// stop_sequences, a library caller's Request.Stop): models whose API takes fewer (OpenAI's
+// 4, Gemini's 5) are skipped for a request that has more.
+const MaxAnyStopSequences = 16
 
 // OpenAIStop is OpenAI's stop parameter: a string, an array of strings or null.
 type OpenAIStop []string
@@ -309,8 +317,8 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if t := r.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
 		return nil, invalid("top_p", "must be between 0 and 1, got %g", *t)
 	}
-	if len(r.Stop) > MaxStopSequences {
-		return nil, invalid("stop", "at most %d sequences, got %d", MaxStopSequences, len(r.Stop))
+	if most := max(MaxStopSequences, r.maxStop); len(r.Stop) > most {
+		return nil, invalid("stop", "at most %d sequences, got %d", most, len(r.Stop))
 	}
 	for i, seq := range r.Stop {
 		if seq == "" {

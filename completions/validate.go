@@ -144,8 +144,8 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if t := req.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
 		return nil, nil, invalid("top_p", "must be between 0 and 1, got %g", *t)
 	}
-	if len(req.Stop) > MaxStopSequences || slices.Contains(req.Stop, "") {
-		return nil, nil, invalid("stop", "must be at most %d non-empty sequences", MaxStopSequences)
+	if len(req.Stop) > MaxAnyStopSequences || slices.Contains(req.Stop, "") {
+		return nil, nil, invalid("stop", "must be at most %d non-empty sequences", MaxAnyStopSequences)
 	}
 	if r := req.MaxRetries; r != nil && (*r < 0 || *r > MaxRetriesLimit) {
 		field := "maxRetries"

@@ -417,12 +417,18 @@ func functionResponse(content string) json.RawMessage {
 // Check refuses tool parameter and response schemas that Gemini's OpenAPI-subset schema
 // dialect cannot express, naming the keyword, and image URLs whose type it cannot tell.
 func (g *Gemini) Check(model string, req *Request) error {
+	if len(req.Stop) > geminiMaxStop {
+		return &UnsupportedError{Provider: g.Name(), Field: "stop", Reason: fmt.Sprintf("Gemini takes at most %d stop sequences", geminiMaxStop)}
+	}
 	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() && !hasImages(req.Messages) && !req.Search {
 		return nil
 	}
 	_, err := g.body(req)
 	return err
 }
+
+// geminiMaxStop is the most stop sequences Gemini's generationConfig.stopSequences takes.
+const geminiMaxStop = 5
 
 // geminiCallID is the id of a function call: Gemini's own when it sent one, else one
 // derived from the answer (Gemini's responseId, else a nonce drawn for the call: salt) and

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 )
 
+// openAIMaxStop is the most stop sequences OpenAI's own API takes.
+const openAIMaxStop = 4
+
 // DefaultOpenAIBaseURL is the OpenAI API root used when Config.BaseURL is empty.
 const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 
@@ -453,6 +456,9 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 // a file given by URL is refused, naming the part; a request that goes to the Responses API
 // (see ResponsesMode) may not have stop sequences.
 func (o *OpenAI) Check(model string, req *Request) error {
+	if o.ownAPI && len(req.Stop) > openAIMaxStop {
+		return &UnsupportedError{Provider: o.Name(), Field: "stop", Reason: fmt.Sprintf("OpenAI takes at most %d stop sequences", openAIMaxStop)}
+	}
 	if o.useResponses(req) {
 		if err := o.checkResponses(req); err != nil {
 			return err
