@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -459,6 +460,48 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 		g.opts.Ledger.Record(ctx, LedgerEntry{Owner: p.scope.Owner, Tag: p.scope.Tag, Model: t.name, Complete: complete,
 			Usage: u, Estimated: estimated, Cost: c, Latency: latency, Time: g.opts.Now()})
 	}
+}
+
+// CompleteN answers req n times at once — n whole answers, each with req's models,
+// retries and fallbacks, billed and recorded as n requests — for a client that asks for n
+// choices (OpenAI's n), which no provider but OpenAI's own gives, and then only from one
+// model. It fails as soon as one of them fails (the others are cancelled), with that one's
+// error: the answers are all or none.
+func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n int) ([]*Response, error) {
+	if n <= 1 {
+		r, err := g.Complete(ctx, scope, req)
+		if err != nil {
+			return nil, err
+		}
+		return []*Response{r}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([]*Response, n)
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		failure  error
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := *req // validation writes its resolution into the request: one each
+			resp, err := g.Complete(ctx, scope, &r)
+			if err != nil {
+				failOnce.Do(func() { failure = err })
+				cancel()
+				return
+			}
+			out[i] = resp
+		}()
+	}
+	wg.Wait()
+	if failure != nil {
+		return nil, failure
+	}
+	return out, nil
 }
 
 // Complete answers req without streaming (req.Stream is ignored). Errors: *ValidationError

@@ -41,8 +41,10 @@ type OpenAIChatRequest struct {
 	TopP *float64 `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
 	// Stop is up to 4 sequences that end the answer: a string or an array of strings.
 	Stop OpenAIStop `json:"stop,omitempty"`
-	// N must be 1 when given; the gateway generates one choice.
-	N *int `json:"n,omitempty" jsonschema:"minimum=1,maximum=1"`
+	// N is how many choices to generate (1 to MaxChoices; not streamed above 1): the gateway
+	// answers N requests at once, each with the request's models and fallbacks, so every
+	// provider gives several choices (see Gateway.CompleteN).
+	N *int `json:"n,omitempty" jsonschema:"minimum=1,maximum=16"`
 
 	// Tools are the functions the model may call (at most MaxTools).
 	Tools []OpenAITool `json:"tools,omitempty"`
@@ -64,6 +66,11 @@ type OpenAIChatRequest struct {
 	// send back in message.thinking_blocks (streamed in delta.reasoning_content and
 	// delta.thinking_blocks).
 	Thinking *OpenAIThinking `json:"thinking,omitempty"`
+	// WebSearchOptions asks the model to search the web first (OpenAI's search models'
+	// option): every model must have its provider's own search (OpenAI's search models and
+	// GPT-4o/4.1/5 and o3/o4-mini, Claude, Gemini; else a 400 naming this field); the
+	// pages found come back as url_citation annotations. Its options are not passed on.
+	WebSearchOptions json.RawMessage `json:"web_search_options,omitempty" jsonschema:"type=object"`
 
 	// Refused when they ask for something the gateway does not do (see the type's doc).
 	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
@@ -136,6 +143,9 @@ type OpenAIMessage struct {
 	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
 	ReasoningContent string                `json:"reasoning_content,omitempty"`
 }
+
+// MaxChoices is the most choices (n) a chat completions request may ask for.
+const MaxChoices = 16
 
 // MaxStopSequences is the most stop sequences a chat completions request may give (OpenAI's
 // limit).
@@ -308,8 +318,11 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if r.Model == "" {
 		return nil, invalid("model", "is required")
 	}
-	if r.N != nil && *r.N != 1 {
-		return nil, invalid("n", "only 1 choice is supported, got %d", *r.N)
+	if r.N != nil && (*r.N < 1 || *r.N > MaxChoices) {
+		return nil, invalid("n", "must be between 1 and %d, got %d", MaxChoices, *r.N)
+	}
+	if r.N != nil && *r.N > 1 && r.Stream {
+		return nil, invalid("n", "more than one choice is not streamed; ask for a whole answer or n 1")
 	}
 	if err := r.checkUnsupported(); err != nil {
 		return nil, err
@@ -345,9 +358,18 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		// reasoning, not only for an effort.
 		thinking.Summary = true
 	}
+	fieldName := r.fieldName
+	if present(r.WebSearchOptions) && fieldName == nil {
+		fieldName = func(f string) string {
+			if f == "search" {
+				return "web_search_options" // the model cannot search: this field asked it to
+			}
+			return f
+		}
+	}
 	req := &Request{
 		Thinking:       thinking,
-		fieldName:      r.fieldName,
+		fieldName:      fieldName,
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
 		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
@@ -364,7 +386,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		// translated to this one (Messages, Responses).
 		unaskedReasoning:  !r.hideUnaskedReasoning,
 		searchIfAvailable: r.searchIfAvailable,
-		Search:            r.search,
+		Search:            r.search || present(r.WebSearchOptions),
 		showSources:       r.showSources,
 		TopP:              r.TopP,
 		Stop:              r.Stop,
@@ -576,6 +598,32 @@ func finishReason(s string) string {
 		return "stop"
 	}
 	return s
+}
+
+// Choices is the number of choices r asks for (n, 1 when absent).
+func (r *OpenAIChatRequest) Choices() int {
+	if r.N == nil {
+		return 1
+	}
+	return *r.N
+}
+
+// NewOpenAIChatCompletionN renders the answers of CompleteN as one chat.completion with a
+// choice per answer, in order: its usage and costs are their sums, its attempts all of
+// theirs, its model and provider the first answer's.
+func NewOpenAIChatCompletionN(rs []*Response, created time.Time) *OpenAIChatCompletion {
+	out := NewOpenAIChatCompletion(rs[0], created)
+	sum := *rs[0]
+	for i, r := range rs[1:] {
+		out.Choices = append(out.Choices, OpenAIChoice{Index: i + 1, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)})
+		sum.Usage = addUsage(sum.Usage, r.Usage)
+		sum.UsageEstimated = sum.UsageEstimated || r.UsageEstimated
+		sum.Latency = max(sum.Latency, r.Latency)
+		out.Switchyard.Attempts = append(out.Switchyard.Attempts, r.Attempts...)
+	}
+	out.Usage = openAIUsage(&sum)
+	out.Switchyard.Costs, out.Switchyard.Latency = sum.Usage.Costs, sum.Latency
+	return out
 }
 
 // NewOpenAIChatCompletion renders r as an OpenAI chat.completion created at created.

@@ -64,7 +64,7 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		{`{"model":"a/m","messages":[{"role":"function","content":"x"}]}`, "messages[0].role"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}]}]}`, "messages[0].content[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, "messages[0].content[0].image_url"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"n":2}`, "n"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"n":17}`, "n"},
 		{`{"messages":[{"role":"user","content":"x"}]}`, "model"},
 		{`{"model":"a/m","messages":[]}`, "messages"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"max_tokens":-1}`, "max_tokens"},

@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -206,6 +207,12 @@ func TestMessagesReturnGeminiGroundingSources(t *testing.T) {
 // the Vercel AI SDK and OpenAI's SDKs read a search model's sources.
 func TestStreamsCiteSearchSources(t *testing.T) {
 	gemini := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(raw), "google_search") && !strings.Contains(string(raw), "googleSearch") {
+			w.WriteHeader(400) // as a model not asked to search would not ground: fail loudly
+			io.WriteString(w, `{"error":{"code":400,"message":"the test expects a search request","status":"INVALID_ARGUMENT"}}`)
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"candidates":[{"content":{"parts":[{"text":"About 11 m/s."}],"role":"model"},"finishReason":"STOP",`+
 			`"groundingMetadata":{"webSearchQueries":["swallow airspeed"],"groundingChunks":[{"web":{"uri":"https://example.com/a","title":"a.example"}},{"web":{"uri":"https://example.com/b","title":"b.example"}}]}}],`+
@@ -287,5 +294,23 @@ func TestStreamsCiteSearchSources(t *testing.T) {
 	}
 	if got := jsonOf(final); !strings.Contains(got, `"annotations":[{"end_index":13,"start_index":0,"title":"a.example","type":"url_citation","url":"https://example.com/a"}`) {
 		t.Errorf("completed response %s", got)
+	}
+}
+
+// TestChatWebSearchOptions: web_search_options on chat completions asks for the
+// provider's own search; a model without one is a 400 naming the field.
+func TestChatWebSearchOptions(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "ok"})
+	req, err := chatBody(t, `{"model":"a/m","web_search_options":{},"messages":[{"role":"user","content":"x"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ve *ValidationError
+	if _, err := h.g.Complete(context.Background(), Scope{}, req); !errors.As(err, &ve) || ve.Field != "web_search_options" {
+		t.Errorf("a model without search: %v", err)
+	}
+	if req.Search != true {
+		t.Error("web_search_options did not ask for search")
 	}
 }

@@ -140,3 +140,34 @@ func TestGeminiGroundingSources(t *testing.T) {
 		t.Errorf("streamed %s", got)
 	}
 }
+
+// TestOpenAIChatAnnotationsAreSources: a search model's url_citation annotations on chat
+// completions (message.annotations whole; delta.annotations streamed) are the answer's
+// sources, each once.
+func TestOpenAIChatAnnotationsAreSources(t *testing.T) {
+	ann := `[{"type":"url_citation","url_citation":{"start_index":0,"end_index":9,"url":"https://a.example/x","title":"A"}},` +
+		`{"type":"url_citation","url_citation":{"start_index":10,"end_index":20,"url":"https://b.example/y","title":"B"}},` +
+		`{"type":"url_citation","url_citation":{"start_index":21,"end_index":25,"url":"https://a.example/x","title":"A"}}]`
+	whole := `{"id":"c","object":"chat.completion","model":"gpt-4o-search-preview","choices":[{"index":0,"message":{"role":"assistant","content":"Swallows cruise at 11 m/s.","annotations":` + ann + `},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`
+	req := &providers.Request{Model: "gpt-4o-search-preview", Search: true, Messages: []providers.Message{{Role: "user", Content: "Swallow speed?"}}}
+	resp, err := newFakeUpstream(t, "application/json", whole).provider(t, providers.FormatOpenAI).Complete(context.Background(), req)
+	if err != nil || len(resp.Sources) != 2 || resp.Sources[0].URL != "https://a.example/x" || resp.Sources[1].Title != "B" {
+		t.Fatalf("whole: %+v %v", resp, err)
+	}
+	sse := `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Swallows cruise at 11 m/s."},"finish_reason":null}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{"annotations":` + ann + `},"finish_reason":null}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + "data: [DONE]\n\n"
+	s, err := newFakeUpstream(t, "text/event-stream", sse).provider(t, providers.FormatOpenAI).Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []providers.Source
+	var text strings.Builder
+	for _, c := range collect(t, s) {
+		sources = append(sources, c.Sources...)
+		text.WriteString(c.Text)
+	}
+	if len(sources) != 2 || sources[1].URL != "https://b.example/y" || text.String() != "Swallows cruise at 11 m/s." {
+		t.Errorf("streamed: %q, sources %+v", text.String(), sources)
+	}
+}

@@ -546,6 +546,8 @@ type openAIResponse struct {
 			// structure) is ignored rather than failing the answer.
 			ReasoningContent json.RawMessage `json:"reasoning_content"`
 			Reasoning        json.RawMessage `json:"reasoning"`
+			// Annotations are a search model's citations (url_citation).
+			Annotations json.RawMessage `json:"annotations"`
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *openAIUsage    `json:"usage"`
@@ -609,6 +611,7 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 	}
 	resp.Reasoning = openAIReasoning(ch.Message.ReasoningContent, ch.Message.Reasoning)
+	resp.Sources = openAIChatSources(ch.Message.Annotations, nil)
 	if r.Usage != nil {
 		resp.Usage = r.Usage.usage()
 	}
@@ -734,7 +737,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			}
 			continue
 		}
-		empty := out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == ""
+		empty := out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" && len(out.Sources) == 0
 		if r := s.chunks.reasoning; r != "" {
 			// A chunk with reasoning carries nothing else: the rest of the event follows.
 			if !empty {
@@ -776,4 +779,34 @@ func openAITools(b *openAIRequest, req *Request) {
 			b.ResponseFormat.JSONSchema = &openAIJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}
 		}
 	}
+}
+
+// openAIChatSources are the pages a chat completion's annotations cite (url_citation, as
+// OpenAI's search models give them), each once, leaving out those in seen (which it then
+// holds too; nil keeps none); nil for anything else.
+func openAIChatSources(raw json.RawMessage, seen map[string]bool) []Source {
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil
+	}
+	var anns []struct {
+		Type        string `json:"type"`
+		URLCitation struct {
+			URL   string `json:"url"`
+			Title string `json:"title"`
+		} `json:"url_citation"`
+	}
+	if decodeUpstream(raw, &anns) != nil {
+		return nil
+	}
+	if seen == nil {
+		seen = map[string]bool{}
+	}
+	var out []Source
+	for _, a := range anns {
+		if u := a.URLCitation.URL; a.Type == "url_citation" && u != "" && !seen[u] {
+			seen[u] = true
+			out = append(out, Source{URL: u, Title: a.URLCitation.Title})
+		}
+	}
+	return out
 }

@@ -42,6 +42,10 @@ type openAIChunkDecoder struct {
 	// choice's delta.reasoning_content, else its delta.reasoning (a non-string value of
 	// either is ignored). It is not in decode's Chunk, which holds the answer only.
 	reasoning string
+	// sources are the pages the last event's annotations cited that no earlier event of
+	// the stream did (sourced holds those), as Chunk.Sources.
+	sources []Source
+	sourced map[string]bool
 }
 
 // errChunkShape reports JSON that does not have the chunk's shape.
@@ -53,7 +57,7 @@ var errNotJSON = errors.New("not a valid JSON value")
 // decode decodes one event. errorBody reports an "error" member that is not null (the
 // caller then parses the event as an error body). out.ToolCalls is valid until the next call.
 func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err error) {
-	d.reasoning = ""
+	d.reasoning, d.sources = "", nil
 	if out, ok := d.fromTemplate(data); ok {
 		return out, false, nil
 	}
@@ -171,6 +175,7 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 		}
 		out.Text += ch.content
 		out.Refusal += ch.refusal
+		out.Sources = d.sources
 		if ch.reasoningContent != "" {
 			d.reasoning += ch.reasoningContent
 		} else {
@@ -215,6 +220,13 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 			ch.reasoningContent, err = d.reasoningText()
 		case nameIs(name, "reasoning"):
 			ch.reasoning, err = d.reasoningText()
+		case nameIs(name, "annotations"):
+			// A search model's citations: rare, decoded whole, never a template.
+			if d.sourced == nil {
+				d.sourced = map[string]bool{}
+			}
+			d.sources = append(d.sources, openAIChatSources(d.value(), d.sourced)...)
+			d.shape.odd = true
 		default:
 			d.value()
 		}

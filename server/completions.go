@@ -182,6 +182,19 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	if n := oreq.Choices(); n > 1 {
+		resps, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
+		var cf *completions.ContentFilterError
+		if errors.As(err, &cf) {
+			writeContentFiltered(w, cf, received, false, false)
+			return nil
+		}
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletionN(resps, received))
+		return nil
+	}
 	includeUsage := oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "chat completions",
