@@ -728,11 +728,13 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 					return err
 				}
 			}
-			if text := resp.Text(); text != "" && len(resp.Sources) > 0 {
-				ck := base
-				ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Annotations: openAIAnnotations(text, resp.Sources)}}}
-				if err := sse.Buffer("", ck); err != nil {
-					return err
+			if len(resp.Sources) > 0 {
+				if text := resp.Text(); text != "" {
+					ck := base
+					ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Annotations: openAIAnnotations(text, resp.Sources)}}}
+					if err := sse.Buffer("", ck); err != nil {
+						return err
+					}
 				}
 			}
 			ck := base
