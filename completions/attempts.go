@@ -462,46 +462,51 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	}
 }
 
-// CompleteN answers req n times at once — n whole answers, each with req's models,
-// retries and fallbacks, billed and recorded as n requests — for a client that asks for n
-// choices (OpenAI's n), which no provider but OpenAI's own gives, and then only from one
-// model. It fails as soon as one of them fails (the others are cancelled), with that one's
-// error: the answers are all or none.
-func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n int) ([]*Response, error) {
+// CompleteN answers req n times at once — n whole answers, each with req's models, retries
+// and fallbacks, billed and recorded as n requests — for a client that asks for n choices
+// (OpenAI's n), which no provider but OpenAI's own gives, and then only from one model. It
+// returns the answers that came, in order, and the failures of the others: an answer paid
+// for is never thrown away because a sibling failed after its own retries and fallbacks;
+// err is the first failure when none answered. Only stateless requests take n above 1 (a
+// stored conversation has one next turn), and not with a budget (a scoped key's calls and
+// tokens are reserved one request at a time): both are a *ValidationError naming n.
+func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n int) (answers []*Response, failed []error, err error) {
 	if n <= 1 {
 		r, err := g.Complete(ctx, scope, req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []*Response{r}, nil
+		return []*Response{r}, nil, nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	switch {
+	case !req.ephemeral:
+		return nil, nil, invalid("n", "several choices keep no conversation: ask for them without one (the OpenAI-compatible surface)")
+	case scope.Budget != nil:
+		return nil, nil, invalid("n", "a key with a budget gets one choice per request")
+	}
 	out := make([]*Response, n)
-	var (
-		wg       sync.WaitGroup
-		failOnce sync.Once
-		failure  error
-	)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r := *req // validation writes its resolution into the request: one each
-			resp, err := g.Complete(ctx, scope, &r)
-			if err != nil {
-				failOnce.Do(func() { failure = err })
-				cancel()
-				return
-			}
-			out[i] = resp
+			out[i], errs[i] = g.Complete(ctx, scope, &r)
 		}()
 	}
 	wg.Wait()
-	if failure != nil {
-		return nil, failure
+	for i := range n {
+		if errs[i] != nil {
+			failed = append(failed, errs[i])
+			continue
+		}
+		answers = append(answers, out[i])
 	}
-	return out, nil
+	if len(answers) == 0 {
+		return nil, failed, failed[0]
+	}
+	return answers, failed, nil
 }
 
 // Complete answers req without streaming (req.Stream is ignored). Errors: *ValidationError

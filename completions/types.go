@@ -100,9 +100,9 @@ type Request struct {
 	ToolChoice        *providers.ToolChoice     `json:"-"`
 	ParallelToolCalls *bool                     `json:"-"`
 	ResponseFormat    *providers.ResponseFormat `json:"-"`
-	// TopP and Stop are nucleus sampling and stop sequences (OpenAI's top_p and stop, at
-	// most 4), for the OpenAI-compatible surfaces and library callers; the native API has
-	// neither. A library caller that needs OpenAI's temperature range (0-2) builds the
+	// TopP and Stop are nucleus sampling and stop sequences (OpenAI's top_p and stop; at
+	// most MaxAnyStopSequences, models whose API takes fewer skipped), for the
+	// OpenAI-compatible surfaces and library callers; the native API has neither. A library caller that needs OpenAI's temperature range (0-2) builds the
 	// request with OpenAIChatRequest.ToRequest.
 	TopP *float64 `json:"-"`
 	Stop []string `json:"-"`

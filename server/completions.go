@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -183,7 +184,10 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		return s.openAIError(w, r, err)
 	}
 	if n := oreq.Choices(); n > 1 {
-		resps, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
+		if len(req.Models) == 1 && g.IsModelGroup(req.Models[0]) {
+			w.Header().Set("X-Switchyard-Model-Group", req.Models[0])
+		}
+		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
 		var cf *completions.ContentFilterError
 		if errors.As(err, &cf) {
 			writeContentFiltered(w, cf, received, false, false)
@@ -191,6 +195,11 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		}
 		if err != nil {
 			return s.openAIError(w, r, err)
+		}
+		if len(failed) > 0 {
+			// The answers that came are paid for: they are the choices, fewer than asked.
+			w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
+			s.log.WarnContext(r.Context(), "completions: some choices failed", "asked", n, "failed", len(failed), "err", failed[0])
 		}
 		writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletionN(resps, received))
 		return nil
