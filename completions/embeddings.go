@@ -487,6 +487,11 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		r.Model = t.model
 		res, err := t.p.(providers.Embedder).Embed(actx, &r)
 		if err != nil {
+			var pe *providers.Error
+			if errors.As(err, &pe) && pe.Usage != nil {
+				// Part of the call was answered (and billed) before it failed.
+				g.account(ctx, p, t, *pe.Usage, g.embeddingCost(t.name, *pe.Usage), false, false, g.opts.Now().Sub(begin))
+			}
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 				return timeoutError(t, "no embeddings", p.timing.attempt)
 			}

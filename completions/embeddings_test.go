@@ -284,3 +284,47 @@ func TestEmbeddingModelsAreKnown(t *testing.T) {
 		t.Errorf("resolve: %q %v", id, ok)
 	}
 }
+
+// TestEmbedRecordsBilledPartsOfAFailure: a Gemini request whose later batch failed after
+// others were answered records those (billed) tokens in the ledger, as an incomplete call.
+func TestEmbedRecordsBilledPartsOfAFailure(t *testing.T) {
+	gemini := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Requests []struct {
+				Content struct {
+					Parts []struct{ Text string } `json:"parts"`
+				} `json:"content"`
+			} `json:"requests"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if body.Requests[0].Content.Parts[0].Text == "w100" {
+			time.Sleep(50 * time.Millisecond)
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`)
+			return
+		}
+		var vs []string
+		for range body.Requests {
+			vs = append(vs, `{"values":[1]}`)
+		}
+		fmt.Fprintf(w, `{"embeddings":[%s],"usageMetadata":{"promptTokenCount":%d}}`, strings.Join(vs, ","), 3*len(body.Requests))
+	}))
+	t.Cleanup(gemini.Close)
+	ledger := &recordingLedger{}
+	g, err := New(Options{Providers: fakeRegistry{"gemini": providers.NewGemini(providers.Config{BaseURL: gemini.URL, APIKey: "k"})},
+		Prices: providers.DefaultCatalog(), Ledger: ledger, DefaultMaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]string, 150)
+	for i := range in {
+		in[i] = fmt.Sprintf("w%d", i)
+	}
+	if _, err := g.Embed(context.Background(), Scope{}, &EmbeddingsRequest{Model: "gemini/gemini-embedding-001", Input: EmbeddingInput{Texts: in}}); err == nil {
+		t.Fatal("want the failure")
+	}
+	e := ledger.all()
+	if len(e) != 1 || e[0].Complete || e[0].Usage.PromptTokens != 300 || !e[0].Cost.PriceKnown {
+		t.Errorf("ledger %+v", e)
+	}
+}

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -190,6 +191,18 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		failure = ctx.Err()
 	}
 	if failure != nil {
+		// The batches answered before it are billed by Google all the same: the failure
+		// carries their tokens (Error.Usage), for the caller to record.
+		billed := 0
+		for _, r := range results {
+			billed += r.tokens
+		}
+		var pe *Error
+		if billed > 0 && errors.As(failure, &pe) {
+			cp := *pe
+			cp.Usage = &Usage{PromptTokens: billed}
+			return nil, &cp
+		}
 		return nil, failure
 	}
 	for _, r := range results {

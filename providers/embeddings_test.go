@@ -242,7 +242,49 @@ func TestGeminiEmbedBatchesInOrder(t *testing.T) {
 		t.Errorf("%d calls, at most %d at once: want 3 batches, some at once", calls, most)
 	}
 	failSecond = true
-	if _, err := g.Embed(context.Background(), &providers.EmbeddingRequest{Model: "gemini-embedding-001", Input: in}); providers.KindOf(err) != providers.KindRateLimited {
-		t.Errorf("a batch rate limited: %v", err)
+	_, err = g.Embed(context.Background(), &providers.EmbeddingRequest{Model: "gemini-embedding-001", Input: in})
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Kind != providers.KindRateLimited {
+		t.Fatalf("a batch rate limited: %v", err)
+	}
+	// The batches answered before the failure (billed by Google) are carried with it.
+	if pe.Usage != nil && pe.Usage.PromptTokens <= 0 {
+		t.Errorf("usage of the answered batches %+v", pe.Usage)
+	}
+}
+
+// TestGeminiEmbedFailureCarriesBilledBatches: batches Gemini answered before another
+// failed are billed by Google: the failure carries their tokens for the gateway to record.
+func TestGeminiEmbedFailureCarriesBilledBatches(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Requests []struct {
+				Content struct {
+					Parts []struct{ Text string } `json:"parts"`
+				} `json:"content"`
+			} `json:"requests"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		if body.Requests[0].Content.Parts[0].Text == "w200" {
+			time.Sleep(100 * time.Millisecond) // the others have answered
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`)
+			return
+		}
+		var vs []string
+		for range body.Requests {
+			vs = append(vs, `{"values":[1]}`)
+		}
+		fmt.Fprintf(w, `{"embeddings":[%s],"usageMetadata":{"promptTokenCount":%d}}`, strings.Join(vs, ","), 2*len(body.Requests))
+	}))
+	defer srv.Close()
+	in := make([]string, 250)
+	for i := range in {
+		in[i] = fmt.Sprintf("w%d", i)
+	}
+	_, err := providers.NewGemini(providers.Config{BaseURL: srv.URL, APIKey: "k"}).Embed(context.Background(), &providers.EmbeddingRequest{Model: "gemini-embedding-001", Input: in})
+	var pe *providers.Error
+	if !errors.As(err, &pe) || pe.Kind != providers.KindOverloaded || pe.Usage == nil || pe.Usage.PromptTokens != 400 {
+		t.Fatalf("%v (usage %+v): want the overload with the 2 answered batches' 400 tokens", err, pe)
 	}
 }
