@@ -136,6 +136,9 @@ func (r *Runner) evictVenvs(now time.Time) {
 	for i := 0; i < len(venvs) && left > r.maxVenvs && now.Sub(venvs[i].used) >= venvIdle; i++ {
 		// Renamed first, so that no one finds it complete while it is being removed.
 		dir := filepath.Join(r.cacheDir, venvs[i].name)
+		if info, err := os.Stat(filepath.Join(dir, ".complete")); err == nil && now.Sub(info.ModTime()) < venvIdle {
+			continue // a run took it up since it was listed (cachedVenv needs no lock): it stays
+		}
 		gone := dir + ".evicted-" + strconv.FormatInt(now.UnixNano(), 36)
 		if err := os.Rename(dir, gone); err != nil {
 			r.log.Warn("sandbox: removing a cached virtualenv", "dir", dir, "err", err)
