@@ -295,7 +295,7 @@ func (r *EmbeddingsRequest) validate() (*providers.EmbeddingRequest, error) {
 // for bare names the catalogue does not list.
 var embeddingVendors = []struct{ prefix, provider string }{
 	{"text-embedding-3", "openai"}, {"text-embedding-ada", "openai"}, {"gemini-embedding", "gemini"},
-	{"mistral-embed", "mistral"}, {"codestral-embed", "mistral"},
+	{"mistral-embed", "mistral"}, {"codestral-embed", "mistral"}, {"voyage-", "voyage"},
 }
 
 // embeddingModel returns the "provider/model" a bare embedding model name stands for: the

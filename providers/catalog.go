@@ -372,7 +372,7 @@ func catalogPrefix(provider string) (string, bool) {
 		return "together_ai/", true
 	case "fireworks":
 		return "fireworks_ai/", true
-	case "gemini", "mistral", "groq", "deepseek", "xai", "openrouter", "ollama":
+	case "gemini", "mistral", "groq", "deepseek", "xai", "openrouter", "ollama", "voyage":
 		return provider + "/", true
 	}
 	return "", false

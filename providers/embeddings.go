@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -12,7 +13,8 @@ import (
 
 // Embedder is implemented by adapters whose provider computes embeddings: the OpenAI
 // format (OpenAI and every OpenAI-compatible server: Azure, Mistral, Together, Fireworks,
-// vLLM, Ollama, ...) and Gemini. Anthropic has no embeddings API.
+// Voyage AI, vLLM, Ollama, ...) and Gemini. Anthropic has no embeddings API (it recommends
+// Voyage AI's).
 type Embedder interface {
 	// Embed returns one vector per input, in the inputs' order. Failures are *Error values.
 	Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error)
@@ -64,8 +66,12 @@ type openAIEmbeddingResponse struct {
 		Index     int       `json:"index"`
 		Embedding []float32 `json:"embedding"`
 	} `json:"data"`
-	Model string       `json:"model"`
-	Usage *openAIUsage `json:"usage"`
+	Model string `json:"model"`
+	// Usage is OpenAI's (prompt_tokens), or Voyage's (total_tokens only).
+	Usage *struct {
+		PromptTokens int `json:"prompt_tokens"`
+		TotalTokens  int `json:"total_tokens"`
+	} `json:"usage"`
 }
 
 // Embed implements Embedder with POST {base}/embeddings, floats asked for (every
@@ -103,7 +109,7 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		out.Vectors[d.Index] = d.Embedding
 	}
 	if r.Usage != nil {
-		out.Usage = r.Usage.usage()
+		out.Usage.PromptTokens = cmp.Or(r.Usage.PromptTokens, r.Usage.TotalTokens)
 	}
 	switch {
 	case out.Usage.PromptTokens > 0:

@@ -288,3 +288,31 @@ func TestGeminiEmbedFailureCarriesBilledBatches(t *testing.T) {
 		t.Fatalf("%v (usage %+v): want the overload with the 2 answered batches' 400 tokens", err, pe)
 	}
 }
+
+// TestVoyageEmbed: Voyage AI (a preset: VOYAGE_API_KEY) answers OpenAI's embeddings shape
+// with usage.total_tokens only, which is the prompt's count; its models are priced from the
+// catalogue's voyage/ entries.
+func TestVoyageEmbed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/embeddings" || r.Header.Get("Authorization") != "Bearer pa-test" {
+			w.WriteHeader(401)
+			return
+		}
+		io.WriteString(w, `{"object":"list","data":[{"object":"embedding","embedding":[0.25,0.5],"index":0}],"model":"voyage-3.5","usage":{"total_tokens":6}}`)
+	}))
+	defer srv.Close()
+	reg := providers.FromEnv(func(k string) string {
+		return map[string]string{"VOYAGE_API_KEY": "pa-test", "VOYAGE_BASE_URL": srv.URL + "/v1"}[k]
+	}, providers.Options{})
+	p, err := reg.Lookup("voyage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.(providers.Embedder).Embed(context.Background(), &providers.EmbeddingRequest{Model: "voyage-3.5", Input: []string{"a cat sat"}})
+	if err != nil || res.Usage.PromptTokens != 6 || res.UsageEstimated || len(res.Vectors) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if c := providers.DefaultCatalog().EmbeddingCost("voyage/voyage-3.5", providers.Usage{PromptTokens: 1_000_000}); !c.Known || c.TotalUSD != 0.06 {
+		t.Errorf("voyage-3.5 priced %+v", c)
+	}
+}

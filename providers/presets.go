@@ -44,6 +44,8 @@ func Presets() []Preset {
 		{Name: "openrouter", Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY", BaseURLEnv: "OPENROUTER_BASE_URL", Prefill: PrefillTrailing},
 		{Name: "fireworks", Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: "FIREWORKS_API_KEY", BaseURLEnv: "FIREWORKS_BASE_URL"},
 		{Name: "ollama", Format: FormatOpenAI, BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_API_KEY", BaseURLEnv: "OLLAMA_BASE_URL", KeyOptional: true},
+		// Voyage AI serves embeddings only (POST /v1/embeddings, OpenAI's shape).
+		{Name: "voyage", Format: FormatOpenAI, BaseURL: "https://api.voyageai.com/v1", KeyEnv: "VOYAGE_API_KEY", BaseURLEnv: "VOYAGE_BASE_URL"},
 	}
 }
 
