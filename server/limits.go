@@ -79,6 +79,15 @@ func newAuthLimiter(perMinute int) *authLimiter {
 	return &authLimiter{perMinute: perMinute, buckets: map[string]*bucket{}}
 }
 
+// newKeyLimiter returns the per-key request limiter of Config.RequestsPerMinutePerKey (a
+// token bucket per key, as authLimiter's per address), nil for no bound.
+func newKeyLimiter(perMinute int) *authLimiter {
+	if perMinute <= 0 {
+		return nil
+	}
+	return &authLimiter{perMinute: perMinute, buckets: map[string]*bucket{}}
+}
+
 // refill brings b up to date; callers hold mu.
 func (l *authLimiter) refill(b *bucket, now time.Time) {
 	b.tokens = min(float64(l.perMinute), b.tokens+now.Sub(b.last).Minutes()*float64(l.perMinute))

@@ -282,3 +282,37 @@ func TestClientAddrBehindTrustedProxies(t *testing.T) {
 		t.Errorf("another client behind the same proxy: %d, want 200", code)
 	}
 }
+
+// TestRequestsPerMinutePerKey: a key over its POST requests per minute gets 429 with
+// Retry-After (OpenAI's rate_limit_exceeded on /v1/, without x-should-retry: false, so the
+// SDKs retry after the wait); its GETs and another key are not affected.
+func TestRequestsPerMinutePerKey(t *testing.T) {
+	other := strings.Repeat("o", MinAPIKeyLength)
+	s := testServer(t, Config{RequestsPerMinutePerKey: 3, APIKeys: []string{testKey, other}}, nil)
+	do := func(method, path, key string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(method, path, strings.NewReader(`{"name":"x"}`))
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		return w
+	}
+	for i := range 3 {
+		if w := do("POST", "/api/v1/test/echo", testKey); w.Code != 200 {
+			t.Fatalf("request %d: %d %s", i, w.Code, w.Body)
+		}
+	}
+	w := do("POST", "/api/v1/test/echo", testKey)
+	if w.Code != 429 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), "requests-per-minute-per-key") {
+		t.Fatalf("fourth request: %d %s %q", w.Code, w.Body, w.Header().Get("Retry-After"))
+	}
+	if w := do("GET", "/api/v1/test/items", testKey); w.Code == 429 {
+		t.Errorf("a GET was limited")
+	}
+	if w := do("POST", "/api/v1/test/echo", other); w.Code != 200 {
+		t.Errorf("another key: %d", w.Code)
+	}
+	w = do("POST", "/v1/chat/completions", testKey)
+	if w.Code != 429 || !strings.Contains(w.Body.String(), `"code":"rate_limit_exceeded"`) || w.Header().Get("X-Should-Retry") == "false" {
+		t.Errorf("/v1/: %d %s, x-should-retry %q", w.Code, w.Body, w.Header().Get("X-Should-Retry"))
+	}
+}

@@ -100,13 +100,14 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		typ, code = "rate_limit_error", "rate_limit_exceeded"
 		if errors.Is(cause, completions.ErrBudgetExceeded) {
 			code = "budget_exceeded"
+		} else if h.Get("Retry-After") != "" {
+			retry = true // a limit that clears with time (the key's requests per minute)
 		}
 	case http.StatusBadGateway:
 		typ, code = "api_error", "upstream_error"
 	case http.StatusInternalServerError:
 		typ = "server_error"
 	}
-	retry = false
 	if errors.Is(cause, completions.ErrUnknownModel) {
 		status, typ, code = http.StatusNotFound, "invalid_request_error", "model_not_found"
 	}

@@ -58,6 +58,11 @@ type Config struct {
 	// DefaultFailedAuthPerMinute; negative: no bound); beyond it every request from that
 	// address is refused with 429 until it has waited. Successful requests cost nothing.
 	FailedAuthPerMinute int
+	// RequestsPerMinutePerKey bounds the POST requests (completions, embeddings, model
+	// selection, jobs) one API key may make per minute, in this process, bursts included;
+	// beyond it they get 429 with Retry-After. Temporary scoped keys (a sandboxed agent's)
+	// are bounded by their budgets instead. 0: no bound.
+	RequestsPerMinutePerKey int
 	// TrustedProxies are the addresses of reverse proxies in front of the server. For a
 	// request from one of them the client is the last X-Forwarded-For entry that is not
 	// itself a trusted proxy (the failed-auth limit counts it, the access log names it);
@@ -80,6 +85,7 @@ type Server struct {
 	log      *slog.Logger
 	auth     *Auth
 	authRL   *authLimiter
+	keyRL    *authLimiter // RequestsPerMinutePerKey's buckets, per key; nil without a bound
 	mux      *http.ServeMux
 	routes   []Route
 	public   map[string]bool        // mux pattern -> no key needed
@@ -121,6 +127,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		log:    cfg.Logger,
 		auth:   newAuth(cfg.Store, cfg.APIKeys),
 		authRL: newAuthLimiter(cfg.FailedAuthPerMinute),
+		keyRL:  newKeyLimiter(cfg.RequestsPerMinutePerKey),
 		mux:    http.NewServeMux(),
 		public: map[string]bool{},
 		scoped: map[string]bool{},
@@ -290,6 +297,17 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		if p.Scope != nil && !s.scoped[pattern] {
 			s.respondError(w, r, Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call %s %s", r.Method, r.URL.Path), nil)
 			return
+		}
+		if s.keyRL != nil && p.Scope == nil && r.Method == http.MethodPost {
+			now := time.Now()
+			if blocked, wait := s.keyRL.blocked(p.Owner, now); blocked {
+				secs := int(wait/time.Second) + 1
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				s.respondError(w, r, Errorf(http.StatusTooManyRequests, KindTooManyRequests,
+					"this key's request limit (%d per minute, serve --requests-per-minute-per-key) is reached; retry after %d s", s.keyRL.perMinute, secs), nil)
+				return
+			}
+			s.keyRL.fail(p.Owner, now) // takes one of the key's requests
 		}
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			// Set on the request's own record instead of copying the request once more.

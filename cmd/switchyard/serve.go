@@ -72,6 +72,7 @@ type connLimits struct {
 	// address (IPv6: /64) may hold; --trusted-proxies are exempt.
 	MaxConnectionsPerClient int
 	FailedAuthPerMinute     int
+	RequestsPerMinutePerKey int
 	// TrustedProxies is --trusted-proxies: comma-separated CIDRs (or addresses).
 	TrustedProxies string
 }
@@ -116,6 +117,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
 	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
+	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute in this process before it gets 429 with Retry-After (0: no bound)")
 	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -252,10 +254,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		Version:      version,
 		CORSOrigins:  splitList(c.CORSOrigins),
 		// Flags say 0 for "no bound"; the server's Config says negative.
-		BodyReadTimeout:     noBoundIfZero(c.Conns.BodyReadTimeout),
-		FailedAuthPerMinute: c.Conns.FailedAuthPerMinute,
-		TrustedProxies:      proxies,
-		Middleware:          obs.middleware(),
+		BodyReadTimeout:         noBoundIfZero(c.Conns.BodyReadTimeout),
+		FailedAuthPerMinute:     c.Conns.FailedAuthPerMinute,
+		RequestsPerMinutePerKey: c.Conns.RequestsPerMinutePerKey,
+		TrustedProxies:          proxies,
+		Middleware:              obs.middleware(),
 	}, opts...)
 	if err != nil {
 		return err
