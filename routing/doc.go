@@ -38,10 +38,12 @@
 // candidates are scored by the prior of [DefaultScorer] — the candidate's "quality"
 // attribute, else a built-in table of published figures ([LookupBenchmark]: MMLU-Pro, or
 // for models whose vendor published only GPQA Diamond — GPT-5, Claude 4.x, Gemini 2.5, ... —
-// an MMLU-Pro estimated from it by [GPQAToMMLUPro]), else 0.5, raised to a power set by
-// the conversation's difficulty — rescaled to the
+// an MMLU-Pro estimated from it by [GPQAToMMLUPro]; for a model newer than the table, its
+// newest older sibling's, [LookupBenchmarkRelative]: claude-opus-4-6 gets claude-opus-4-1's),
+// else 0.5, raised to a power set by the conversation's difficulty — rescaled to the
 // prompt by the learned estimates of candidates that also have a table figure; their
-// score_source says attribute, benchmark or unknown.
+// score_source says attribute, benchmark, benchmark_relative (estimated_from naming the
+// sibling) or unknown.
 //
 // With a preference_id, [CustomRouter] asks the owner's trained router model (via
 // [CustomModels]) for its per-model estimates (with a task prior and task experts —

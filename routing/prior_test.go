@@ -132,3 +132,36 @@ func TestDefaultRouterRanksCurrentModelsByTheirFigures(t *testing.T) {
 		t.Errorf("cost tradeoff picked %s, want gpt-5-mini (within the tolerance of gpt-5, a fifth of its price)", resp.LLMLabel)
 	}
 }
+
+// TestLookupBenchmarkRelative: a model newer than the table gets its newest older
+// sibling's figure (same line, lower version), and a model selection says so.
+func TestLookupBenchmarkRelative(t *testing.T) {
+	for name, want := range map[string]string{
+		"anthropic/claude-opus-4-6":            "claude-opus-4-1",
+		"anthropic/claude-sonnet-4-6":          "claude-sonnet-4-5",
+		"openai/gpt-5.1":                       "gpt-5",
+		"openai/gpt-5.1-mini":                  "gpt-5-mini",
+		"gemini/gemini-3-pro-preview":          "gemini-2.5-pro",
+		"anthropic/claude-3-7-sonnet-20250219": "claude-3-5-sonnet-20241022",
+		"openai/gpt-5":                         "", // in the table itself
+		"openai/gpt-4o-mini":                   "", // no version to compare
+		"openai/o5-mini":                       "", // "o5" is not a version number
+		"acme/brand-new-model":                 "",
+	} {
+		rel, b, ok := routing.LookupBenchmarkRelative(name)
+		if rel != want || ok != (want != "") || ok && b.Quality <= 0 {
+			t.Errorf("%s: %q %+v %v, want %q", name, rel, b, ok, want)
+		}
+	}
+	s, _ := newSelector(t, routing.Options{})
+	resp := mustSelect(t, s, "", &routing.Request{Messages: userMsg("Prove that there are infinitely many primes."),
+		LLMProviders: names("anthropic/claude-3-haiku", "anthropic/claude-opus-4-6")})
+	if resp.LLMLabel != "anthropic/claude-opus-4-6" {
+		t.Errorf("picked %s", resp.LLMLabel)
+	}
+	for _, p := range resp.Providers {
+		if p.Name == "anthropic/claude-opus-4-6" && (p.ScoreSource != routing.SourceBenchmarkRelative || p.EstimatedFrom != "claude-opus-4-1") {
+			t.Errorf("%+v", p)
+		}
+	}
+}

@@ -62,7 +62,10 @@ const DefaultUnknownQuality = 0.5
 //  1. the candidate's "quality" attribute (0-1, or 0-100 read as percent), else
 //  2. the built-in MMLU-Pro figure for the model, published or estimated from its GPQA
 //     Diamond figure (see [LookupBenchmark]; sources are named in the table), else
-//  3. UnknownQuality (default 0.5), marked SourceUnknown.
+//  3. the figure of its newest older sibling in the table ([LookupBenchmarkRelative]:
+//     claude-opus-4-6 gets claude-opus-4-1's), marked SourceBenchmarkRelative with
+//     EstimatedFrom naming it, else
+//  4. UnknownQuality (default 0.5), marked SourceUnknown.
 //
 // Domain attributes shift the prior towards the conversation's domain:
 // q' = q + Code·(quality_code − q) + Math·(quality_math − q) for the attributes that are
@@ -92,13 +95,15 @@ func (s DefaultScorer) Rank(_ context.Context, conv *Conversation, cands []Candi
 	exp := 0.5 + 1.5*f.Difficulty()
 	out := make([]Scored, len(cands))
 	for i, c := range cands {
-		q, src := unknown, SourceUnknown
+		q, src, from := unknown, SourceUnknown, ""
 		if v, ok := c.Attributes["quality"]; ok {
 			if qv, err := qualityValue(v); err == nil {
 				q, src = qv, SourceAttribute
 			}
 		} else if b, ok := LookupBenchmark(c.Name); ok && b.Quality > 0 {
 			q, src = b.Quality, SourceBenchmark
+		} else if rel, b, ok := LookupBenchmarkRelative(c.Name); ok {
+			q, src, from = b.Quality, SourceBenchmarkRelative, rel
 		}
 		base := q
 		if v, ok := c.Attributes["quality_code"]; ok {
@@ -113,7 +118,7 @@ func (s DefaultScorer) Rank(_ context.Context, conv *Conversation, cands []Candi
 		}
 		q = math.Max(0, math.Min(1, q))
 		e := math.Pow(q, exp)
-		out[i] = Scored{Candidate: c, Score: e, Quality: e, Source: src}
+		out[i] = Scored{Candidate: c, Score: e, Quality: e, Source: src, EstimatedFrom: from}
 	}
 	sortScored(out)
 	return out, nil

@@ -141,9 +141,11 @@ type RankedProvider struct {
 	// ScoreSource says where the score came from: learned (the default router embedded in
 	// the binary), learned_relative (its estimate for the nearest measured relative named
 	// in estimated_from), router (a trained router via preference_id), or a prior for
-	// models no router knows: attribute, benchmark or unknown.
+	// models no router knows: attribute, benchmark, benchmark_relative (the published
+	// figure of its newest older sibling, named in estimated_from) or unknown.
 	ScoreSource string `json:"score_source"`
-	// EstimatedFrom names the measured model a learned_relative estimate comes from.
+	// EstimatedFrom names the model a learned_relative or benchmark_relative estimate
+	// comes from.
 	EstimatedFrom string `json:"estimated_from,omitempty"`
 }
 
