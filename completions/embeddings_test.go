@@ -298,7 +298,6 @@ func TestEmbedRecordsBilledPartsOfAFailure(t *testing.T) {
 		}
 		json.NewDecoder(r.Body).Decode(&body)
 		if body.Requests[0].Content.Parts[0].Text == "w100" {
-			time.Sleep(50 * time.Millisecond)
 			w.WriteHeader(400)
 			io.WriteString(w, `{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`)
 			return

@@ -144,7 +144,8 @@ type geminiEmbedResponse struct {
 }
 
 // Embed implements Embedder with Gemini's models/{model}:batchEmbedContents, in batches of
-// 100 inputs (Gemini's limit), four at a time; one batch failing fails the request. Where an answer has no token count
+// 100 inputs (Gemini's limit), four at a time; one batch failing fails the request (no
+// further batch is sent; those in flight finish, and their tokens come with the failure). Where an answer has no token count
 // (usageMetadata is recent) the inputs are counted locally (UsageEstimated).
 // Token-id inputs are refused (KindBadRequest).
 func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingResponse, error) {
@@ -162,13 +163,12 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		counted bool
 	}
 	results := make([]result, n)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
-		wg       sync.WaitGroup
-		failOnce sync.Once
-		failure  error // the first batch's failure, not the cancellations it caused
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		failure error // the first batch's failure
 	)
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return failure != nil }
 	sem := make(chan struct{}, geminiEmbedConcurrency)
 	for b := range n {
 		start := b * geminiEmbedBatch
@@ -177,16 +177,21 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 		}
-		if ctx.Err() != nil {
-			break
+		if ctx.Err() != nil || failed() {
+			break // no more batches once one failed: the request fails
 		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			// A failure does not cut the batches in flight: Google bills them anyway, and
+			// their tokens are recorded with the failure.
 			tokens, counted, err := g.embedBatch(ctx, req, model, batch, out.Vectors[start:start+len(batch)])
 			if err != nil {
-				failOnce.Do(func() { failure = err })
-				cancel() // the whole request fails: stop the other batches
+				mu.Lock()
+				if failure == nil {
+					failure = err
+				}
+				mu.Unlock()
 				return
 			}
 			results[b] = result{tokens, counted}

@@ -204,6 +204,16 @@ func TestGeminiEmbedBatchesInOrder(t *testing.T) {
 		fail := failSecond && body.Requests[0].Content.Parts[0].Text == "t100"
 		mu.Unlock()
 		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		// Each batch waits (up to a second) for another to be in flight: batches sent one
+		// after the other never meet, batches sent together always do.
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			met := most >= 2
+			mu.Unlock()
+			if met {
+				break
+			}
+		}
 		if len(body.Requests) > 100 {
 			w.WriteHeader(400)
 			io.WriteString(w, `{"error":{"code":400,"message":"at most 100 requests can be in one batch","status":"INVALID_ARGUMENT"}}`)
@@ -215,7 +225,9 @@ func TestGeminiEmbedBatchesInOrder(t *testing.T) {
 			return
 		}
 		first, _ := strconv.Atoi(strings.TrimPrefix(body.Requests[0].Content.Parts[0].Text, "t"))
-		time.Sleep(time.Duration(300-first) * time.Millisecond / 10) // later batches answer first
+		if first == 0 {
+			time.Sleep(20 * time.Millisecond) // the first batch answers late (order is by position, not time)
+		}
 		var vs []string
 		for _, q := range body.Requests {
 			n, _ := strconv.Atoi(strings.TrimPrefix(q.Content.Parts[0].Text, "t"))
@@ -266,7 +278,6 @@ func TestGeminiEmbedFailureCarriesBilledBatches(t *testing.T) {
 		}
 		json.NewDecoder(r.Body).Decode(&body)
 		if body.Requests[0].Content.Parts[0].Text == "w200" {
-			time.Sleep(100 * time.Millisecond) // the others have answered
 			w.WriteHeader(503)
 			io.WriteString(w, `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`)
 			return
