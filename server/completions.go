@@ -24,7 +24,10 @@ import (
 //     /api/v1/conversations/{conversation_id}/messages (oldest first; limit, cursor) — the
 //     key's conversations; a delete removes the messages in the same transaction.
 //   - POST /v1/chat/completions — the OpenAI-compatible surface on the same gateway, keys and
-//     fallbacks; errors use OpenAI's {"error": {"message", "type", "code"}} envelope.
+//     fallbacks; errors use OpenAI's {"error": {"message", "type", "code"}} envelope. With n
+//     above 1, n answers at once (Gateway.CompleteN), a choice each.
+//   - POST /v1/embeddings — OpenAI's embeddings API over the providers that have one
+//     (Gateway.Embed), same keys and envelope.
 //
 // Statuses: validation 422, conversation of another key or unknown 404, model outside a
 // scoped key's allow-list 403, scoped key's budget used up 429, every model failing 502 with
