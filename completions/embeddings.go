@@ -488,9 +488,10 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		res, err := t.p.(providers.Embedder).Embed(actx, &r)
 		if err != nil {
 			var pe *providers.Error
-			if errors.As(err, &pe) && pe.Usage != nil {
-				// Part of the call was answered (and billed) before it failed.
-				g.account(ctx, p, t, *pe.Usage, g.embeddingCost(t.name, *pe.Usage), false, false, g.opts.Now().Sub(begin))
+			if errors.As(err, &pe) && pe.Usage != nil && pe.Kind != providers.KindContentFilter {
+				// Part of the call was answered (and billed) before it failed. (A content
+				// filter's billed usage is accounted by run, as for chat.)
+				g.account(ctx, p, t, *pe.Usage, g.embeddingCost(t.name, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
 			}
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 				return timeoutError(t, "no embeddings", p.timing.attempt)

@@ -405,7 +405,7 @@ func (g *Gateway) Models() []string {
 	}
 	var out []string
 	for _, name := range lister.Names() {
-		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) {
+		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) && providers.ServesChat(p) {
 			out = append(out, cat.ChatModels(name)...)
 		}
 	}
@@ -419,7 +419,7 @@ func (g *Gateway) HasModel(model string) bool {
 	if err != nil || g.opts.Providers == nil {
 		return false
 	}
-	if p, err := g.opts.Providers.Lookup(prov); err != nil || !providers.IsConfigured(p) {
+	if p, err := g.opts.Providers.Lookup(prov); err != nil || !providers.IsConfigured(p) || !providers.ServesChat(p) {
 		return false
 	}
 	g.indexModels()

@@ -195,6 +195,9 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 			ve.Err = providers.ErrUnknownProvider
 			return nil, ve
 		}
+		if !providers.ServesChat(p) {
+			return nil, invalid(f, "provider %q serves embeddings only (POST /v1/embeddings), not %q", pn, s)
+		}
 		if search {
 			if !providers.SupportsSearch(p, m) {
 				return nil, invalid("search", "model %s does not support search", s)

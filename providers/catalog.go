@@ -337,10 +337,13 @@ func (c *Catalog) Embeddings() *Catalog {
 // prompt tokens at the embedding model's input rate.
 func (c *Catalog) EmbeddingCost(model string, u Usage) Cost { return c.Embeddings().Cost(model, u) }
 
-// EmbeddingModels lists a provider's embedding models as "provider/model" strings, as
-// ChatModels lists its chat models.
+// EmbeddingModels lists a provider's text embedding models as "provider/model" strings,
+// as ChatModels lists its chat models.
 func (c *Catalog) EmbeddingModels(provider string) []string {
-	return c.Embeddings().ChatModels(provider)
+	// Text models only: multimodal and contextualized ones have endpoints of their own.
+	return slices.DeleteFunc(c.Embeddings().ChatModels(provider), func(m string) bool {
+		return strings.Contains(m, "multimodal") || strings.Contains(m, "-context-")
+	})
 }
 
 // LoadCatalog returns the embedded catalogue overridden by the LiteLLM-format file at

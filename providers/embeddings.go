@@ -55,10 +55,11 @@ func (r *EmbeddingRequest) inputCount() int { return len(r.Input) + len(r.Tokens
 const maxEmbeddingBody = 160 << 20
 
 type openAIEmbeddingRequest struct {
-	Model      string `json:"model"`
-	Input      any    `json:"input"`
-	Dimensions int    `json:"dimensions,omitempty"`
-	User       string `json:"user,omitempty"`
+	Model           string `json:"model"`
+	Input           any    `json:"input"`
+	Dimensions      int    `json:"dimensions,omitempty"`
+	OutputDimension int    `json:"output_dimension,omitempty"` // Voyage AI's name for it
+	User            string `json:"user,omitempty"`
 }
 
 type openAIEmbeddingResponse struct {
@@ -81,6 +82,9 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		return nil, err
 	}
 	body := openAIEmbeddingRequest{Model: req.Model, Dimensions: req.Dimensions, User: req.User, Input: req.Input}
+	if o.ep.cfg.EmbeddingDimensionsField == "output_dimension" {
+		body.Dimensions, body.OutputDimension = 0, req.Dimensions
+	}
 	if req.Tokens != nil {
 		body.Input = req.Tokens
 	}
@@ -204,14 +208,15 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 	if failure != nil {
 		// The batches answered before it are billed by Google all the same: the failure
 		// carries their tokens (Error.Usage), for the caller to record.
-		billed := 0
+		billed, estimated := 0, false
 		for _, r := range results {
 			billed += r.tokens
+			estimated = estimated || r.tokens > 0 && !r.counted
 		}
 		var pe *Error
 		if billed > 0 && errors.As(failure, &pe) {
 			cp := *pe
-			cp.Usage = &Usage{PromptTokens: billed}
+			cp.Usage, cp.UsageEstimated = &Usage{PromptTokens: billed}, estimated
 			return nil, &cp
 		}
 		return nil, failure
@@ -274,3 +279,7 @@ func countInputs(model string, texts []string) int {
 	}
 	return n
 }
+
+// EmbeddingsOnly reports whether the provider serves embeddings and no chat
+// (Config.EmbeddingsOnly).
+func (o *OpenAI) EmbeddingsOnly() bool { return o.ep.cfg.EmbeddingsOnly }

@@ -58,6 +58,12 @@ type Config struct {
 	// ResponsesAPI says when an OpenAI-format adapter calls OpenAI's Responses API instead
 	// of chat completions (see ResponsesMode); other formats ignore it.
 	ResponsesAPI ResponsesMode
+	// EmbeddingsOnly marks an OpenAI-format provider that serves embeddings and no chat
+	// (Voyage AI): the gateway routes no chat request to it.
+	EmbeddingsOnly bool
+	// EmbeddingDimensionsField is the embeddings body's field for the vectors' size:
+	// "dimensions" (OpenAI's; the default) or "output_dimension" (Voyage AI's).
+	EmbeddingDimensionsField string
 	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Headers map[string]string
 	// Logger receives debug logs of calls (never keys or bodies); nil discards them.

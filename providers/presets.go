@@ -28,6 +28,11 @@ type Preset struct {
 	// Prefill is how the server continues a partial answer (OpenAI format; Anthropic
 	// always can, Gemini and OpenAI cannot).
 	Prefill PrefillMode
+	// EmbeddingsOnly: the provider serves embeddings and no chat (Voyage AI); see
+	// Config.EmbeddingsOnly.
+	EmbeddingsOnly bool
+	// EmbeddingDimensionsField: see Config.
+	EmbeddingDimensionsField string
 }
 
 // Presets returns the known providers, in a fresh slice.
@@ -45,7 +50,8 @@ func Presets() []Preset {
 		{Name: "fireworks", Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: "FIREWORKS_API_KEY", BaseURLEnv: "FIREWORKS_BASE_URL"},
 		{Name: "ollama", Format: FormatOpenAI, BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_API_KEY", BaseURLEnv: "OLLAMA_BASE_URL", KeyOptional: true},
 		// Voyage AI serves embeddings only (POST /v1/embeddings, OpenAI's shape).
-		{Name: "voyage", Format: FormatOpenAI, BaseURL: "https://api.voyageai.com/v1", KeyEnv: "VOYAGE_API_KEY", BaseURLEnv: "VOYAGE_BASE_URL"},
+		{Name: "voyage", Format: FormatOpenAI, BaseURL: "https://api.voyageai.com/v1", KeyEnv: "VOYAGE_API_KEY", BaseURLEnv: "VOYAGE_BASE_URL",
+			EmbeddingsOnly: true, EmbeddingDimensionsField: "output_dimension"},
 	}
 }
 

@@ -291,8 +291,10 @@ type Error struct {
 	Param string
 	Err   error // underlying cause, if any
 	// Usage is what the upstream reported with a failure it still bills (a response its
-	// content filter blocked); nil when it reported none.
-	Usage *Usage
+	// content filter blocked; the batches of an embeddings request answered before one
+	// failed); nil when it reported none. UsageEstimated says it was counted locally.
+	Usage          *Usage
+	UsageEstimated bool
 }
 
 // Error formats the failure as "provider/model: kind (HTTP status): message".

@@ -60,6 +60,13 @@ type Configurable interface {
 	Configured() bool
 }
 
+// ServesChat reports whether p answers chat requests (false for an embeddings-only
+// provider such as Voyage AI).
+func ServesChat(p Provider) bool {
+	e, ok := p.(interface{ EmbeddingsOnly() bool })
+	return !ok || !e.EmbeddingsOnly()
+}
+
 // IsConfigured reports whether p can call upstream: what a Configurable says; any other
 // provider is taken as configured.
 func IsConfigured(p Provider) bool {
@@ -141,7 +148,7 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 		cfg := opts.apply(Config{
 			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
 			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions, Prefill: p.Prefill,
-			ShortToolCallIDs: p.ShortToolCallIDs,
+			ShortToolCallIDs: p.ShortToolCallIDs, EmbeddingsOnly: p.EmbeddingsOnly, EmbeddingDimensionsField: p.EmbeddingDimensionsField,
 		})
 		if p.KeyEnv != "" {
 			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
@@ -293,6 +300,7 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 			if cfg.MaxTokensField == "" {
 				cfg.MaxTokensField = preset.MaxTokensField
 			}
+			cfg.EmbeddingsOnly, cfg.EmbeddingDimensionsField = preset.EmbeddingsOnly, preset.EmbeddingDimensionsField
 			cfg.APIKey = strings.TrimSpace(getenv(preset.KeyEnv))
 			if v := strings.TrimSpace(getenv(preset.BaseURLEnv)); v != "" {
 				cfg.BaseURL = v

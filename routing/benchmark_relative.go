@@ -99,7 +99,9 @@ func LookupBenchmarkRelative(name string) (relative string, b Benchmark, ok bool
 	}
 	es := benchmarkLines()[line]
 	for i := len(es) - 1; i >= 0; i-- {
-		if slices.Compare(es[i].version, v) < 0 {
+		// The same version under another name (-exp, -preview, a size or date the table
+		// spells otherwise) first, else the newest older one.
+		if slices.Compare(es[i].version, v) <= 0 {
 			return es[i].key, benchmarks()[es[i].key], true
 		}
 	}

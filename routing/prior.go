@@ -164,6 +164,9 @@ var builtinBenchmarks = map[string]Benchmark{
 	"nova-micro":            {GPQA: 0.400, Source: srcNova, Tools: true},
 }
 
+// claudeReordered matches a Claude 4+ name in the Claude 3 order: version, then family.
+var claudeReordered = regexp.MustCompile(`^claude-([4-9](?:[.-]\d)?)-(opus|sonnet|haiku)`)
+
 var dateSuffix = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3}|latest)$`)
 
 // normaliseModelName lower-cases a candidate's model part and drops vendor prefixes,
@@ -179,6 +182,13 @@ func normaliseModelName(model string) []string {
 	m = strings.ReplaceAll(m, "llama3", "llama-3")
 	m = strings.ReplaceAll(m, "llama-3-1", "llama-3.1")
 	m = strings.ReplaceAll(m, "llama-3-3", "llama-3.3")
+	m = strings.Replace(m, "gpt-35-", "gpt-3.5-", 1) // Azure's spelling
+	// Claude 4 and later put the family first (claude-opus-4-1); some hosts keep the
+	// Claude 3 order (claude-4-opus, claude-4.5-sonnet).
+	m = claudeReordered.ReplaceAllStringFunc(m, func(s string) string {
+		p := claudeReordered.FindStringSubmatch(s)
+		return "claude-" + p[2] + "-" + strings.ReplaceAll(p[1], ".", "-")
+	})
 	out := []string{m}
 	if s := dateSuffix.ReplaceAllString(m, ""); s != m {
 		out = append(out, s)

@@ -38,6 +38,9 @@ type APIError struct {
 	// Param is the request field a decoding error is about, for the OpenAI envelope's
 	// "param" ("" when none).
 	Param string `json:"-"`
+	// Retryable: the OpenAI envelope leaves out x-should-retry: false (a limit that clears
+	// with time, which the SDKs may wait out).
+	Retryable bool `json:"-"`
 }
 
 // Error is "<status> <kind>: <message>".

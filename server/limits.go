@@ -88,6 +88,31 @@ func newKeyLimiter(perMinute int) *authLimiter {
 	return &authLimiter{perMinute: perMinute, buckets: map[string]*bucket{}}
 }
 
+// take takes one token from key's bucket, under one lock: ok is false (and wait how long
+// until one is back) when it has none. The per-key limiter's step.
+func (l *authLimiter) take(key string, now time.Time) (ok bool, wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		if len(l.buckets) >= maxAuthBuckets {
+			for k, ob := range l.buckets {
+				if l.refill(ob, now); ob.tokens >= float64(l.perMinute) {
+					delete(l.buckets, k)
+				}
+			}
+		}
+		b = &bucket{tokens: float64(l.perMinute), last: now}
+		l.buckets[key] = b
+	}
+	l.refill(b, now)
+	if b.tokens < 1 {
+		return false, time.Duration((1 - b.tokens) / float64(l.perMinute) * float64(time.Minute))
+	}
+	b.tokens--
+	return true, 0
+}
+
 // refill brings b up to date; callers hold mu.
 func (l *authLimiter) refill(b *bucket, now time.Time) {
 	b.tokens = min(float64(l.perMinute), b.tokens+now.Sub(b.last).Minutes()*float64(l.perMinute))

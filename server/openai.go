@@ -100,7 +100,7 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		typ, code = "rate_limit_error", "rate_limit_exceeded"
 		if errors.Is(cause, completions.ErrBudgetExceeded) {
 			code = "budget_exceeded"
-		} else if h.Get("Retry-After") != "" {
+		} else if ae.Retryable {
 			retry = true // a limit that clears with time (the key's requests per minute)
 		}
 	case http.StatusBadGateway:

@@ -299,15 +299,15 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if s.keyRL != nil && p.Scope == nil && r.Method == http.MethodPost {
-			now := time.Now()
-			if blocked, wait := s.keyRL.blocked(p.Owner, now); blocked {
+			if ok, wait := s.keyRL.take(p.Owner, time.Now()); !ok {
 				secs := int(wait/time.Second) + 1
 				w.Header().Set("Retry-After", strconv.Itoa(secs))
-				s.respondError(w, r, Errorf(http.StatusTooManyRequests, KindTooManyRequests,
-					"this key's request limit (%d per minute, serve --requests-per-minute-per-key) is reached; retry after %d s", s.keyRL.perMinute, secs), nil)
+				ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests,
+					"this key's request limit (%d per minute, serve --requests-per-minute-per-key) is reached; retry after %d s", s.keyRL.perMinute, secs)
+				ae.Retryable = true
+				s.respondError(w, r, ae, nil)
 				return
 			}
-			s.keyRL.fail(p.Owner, now) // takes one of the key's requests
 		}
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			// Set on the request's own record instead of copying the request once more.

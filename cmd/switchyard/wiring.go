@@ -312,7 +312,7 @@ func (w *wiring) reportProviders(fc *providers.FileConfig) {
 	}
 	var ready, keyed []string
 	for _, name := range w.registry.Names() {
-		if p, err := w.registry.Lookup(name); err == nil && providers.IsConfigured(p) {
+		if p, err := w.registry.Lookup(name); err == nil && providers.IsConfigured(p) && providers.ServesChat(p) {
 			ready = append(ready, name)
 			if !local[name] {
 				keyed = append(keyed, name)
