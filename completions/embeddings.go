@@ -302,34 +302,16 @@ var embeddingVendors = []struct{ prefix, provider string }{
 // one configured provider whose catalogued embedding models include it, else the
 // configured maker of its family.
 func (g *Gateway) embeddingModel(field, name string) (string, error) {
-	lister, _ := g.opts.Providers.(interface{ Names() []string })
-	cat, _ := g.opts.Prices.(interface {
-		EmbeddingModels(provider string) []string
-	})
-	var choices []string
-	if lister != nil && cat != nil {
-		for _, pn := range lister.Names() {
-			p, err := g.opts.Providers.Lookup(pn)
-			if err != nil || !providers.IsConfigured(p) {
-				continue
-			}
-			if slices.Contains(cat.EmbeddingModels(pn), pn+"/"+name) {
-				choices = append(choices, pn+"/"+name)
-			}
-		}
-	}
+	g.embeddingIndex()
+	choices := g.embedBare[name]
 	switch {
 	case len(choices) == 1:
 		return choices[0], nil
 	case len(choices) > 1:
 		return "", invalid(field, "%q is served by several providers; name one: %s", name, strings.Join(choices, ", "))
 	}
-	for _, v := range embeddingVendors {
-		if strings.HasPrefix(strings.ToLower(name), v.prefix) {
-			if p, err := g.opts.Providers.Lookup(v.provider); err == nil && p != nil && providers.IsConfigured(p) {
-				return v.provider + "/" + name, nil
-			}
-		}
+	if full := g.familyModel(name, embeddingVendors); full != "" {
+		return full, nil
 	}
 	if full, _ := g.bareModel(name); full != "" {
 		return full, nil // a chat model: refused by name if its provider has no embeddings API
@@ -342,33 +324,37 @@ func (g *Gateway) embeddingModel(field, name string) (string, error) {
 // EmbeddingModels lists the "provider/model" embedding models of the configured providers
 // the price catalogue enumerates, as Models lists chat models.
 func (g *Gateway) EmbeddingModels() []string {
-	lister, ok := g.opts.Providers.(interface{ Names() []string })
 	cat, _ := g.opts.Prices.(interface {
 		EmbeddingModels(provider string) []string
 	})
-	if !ok || cat == nil {
+	if cat == nil {
 		return nil
 	}
 	var out []string
-	for _, name := range lister.Names() {
-		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) {
-			if _, ok := p.(providers.Embedder); ok {
-				out = append(out, cat.EmbeddingModels(name)...)
-			}
-		}
+	for _, name := range g.configuredProviders(func(p providers.Provider) bool { _, ok := p.(providers.Embedder); return ok }) {
+		out = append(out, cat.EmbeddingModels(name)...)
 	}
 	return out
 }
 
 // HasEmbeddingModel reports whether model ("provider/model") is one of EmbeddingModels.
 func (g *Gateway) HasEmbeddingModel(model string) bool {
+	g.embeddingIndex()
+	return g.embedListed[model]
+}
+
+// embeddingIndex builds, once, what HasEmbeddingModel and embeddingModel look up, as
+// indexModels does for chat models.
+func (g *Gateway) embeddingIndex() {
 	g.embedOnce.Do(func() {
-		g.embedListed = map[string]bool{}
-		for _, m := range g.EmbeddingModels() {
-			g.embedListed[m] = true
+		g.embedListed, g.embedBare = map[string]bool{}, map[string][]string{}
+		for _, pm := range g.EmbeddingModels() {
+			g.embedListed[pm] = true
+			if _, m, err := providers.ParseModel(pm); err == nil && !strings.Contains(m, "/") {
+				g.embedBare[m] = append(g.embedBare[m], pm)
+			}
 		}
 	})
-	return g.embedListed[model]
 }
 
 // ResolveEmbeddingModel returns the "provider/model" an embeddings request's model name

@@ -288,6 +288,22 @@ func TestEmbeddingModelsAreKnown(t *testing.T) {
 // TestEmbedRecordsBilledPartsOfAFailure: a Gemini request whose later batch failed after
 // others were answered records those (billed) tokens in the ledger, as an incomplete call.
 func TestEmbedRecordsBilledPartsOfAFailure(t *testing.T) {
+	g, ledger, in := geminiBatchGateway(t, "bad", true)
+	if _, err := g.Embed(context.Background(), Scope{}, &EmbeddingsRequest{Model: "gemini/gemini-embedding-001", Input: EmbeddingInput{Texts: in}}); err == nil {
+		t.Fatal("want the failure")
+	}
+	e := ledger.all()
+	if len(e) != 1 || e[0].Complete || e[0].Usage.PromptTokens != 300 || !e[0].Cost.PriceKnown {
+		t.Errorf("ledger %+v", e)
+	}
+}
+
+// geminiBatchGateway is a gateway (no retries, a recording ledger) whose gemini provider is
+// a scripted batchEmbedContents: the batch starting with input "w100" fails with a 400
+// carrying message, the others answer — with usageMetadata, 3 tokens an input, when
+// reported. It returns the gateway, its ledger and 150 inputs w0…w149 (two batches).
+func geminiBatchGateway(t *testing.T, message string, reported bool) (*Gateway, *recordingLedger, []string) {
+	t.Helper()
 	gemini := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Requests []struct {
@@ -299,14 +315,18 @@ func TestEmbedRecordsBilledPartsOfAFailure(t *testing.T) {
 		json.NewDecoder(r.Body).Decode(&body)
 		if body.Requests[0].Content.Parts[0].Text == "w100" {
 			w.WriteHeader(400)
-			io.WriteString(w, `{"error":{"code":400,"message":"bad","status":"INVALID_ARGUMENT"}}`)
+			fmt.Fprintf(w, `{"error":{"code":400,"message":%q,"status":"INVALID_ARGUMENT"}}`, message)
 			return
 		}
 		var vs []string
 		for range body.Requests {
 			vs = append(vs, `{"values":[1]}`)
 		}
-		fmt.Fprintf(w, `{"embeddings":[%s],"usageMetadata":{"promptTokenCount":%d}}`, strings.Join(vs, ","), 3*len(body.Requests))
+		usage := ""
+		if reported {
+			usage = fmt.Sprintf(`,"usageMetadata":{"promptTokenCount":%d}`, 3*len(body.Requests))
+		}
+		fmt.Fprintf(w, `{"embeddings":[%s]%s}`, strings.Join(vs, ","), usage)
 	}))
 	t.Cleanup(gemini.Close)
 	ledger := &recordingLedger{}
@@ -319,11 +339,5 @@ func TestEmbedRecordsBilledPartsOfAFailure(t *testing.T) {
 	for i := range in {
 		in[i] = fmt.Sprintf("w%d", i)
 	}
-	if _, err := g.Embed(context.Background(), Scope{}, &EmbeddingsRequest{Model: "gemini/gemini-embedding-001", Input: EmbeddingInput{Texts: in}}); err == nil {
-		t.Fatal("want the failure")
-	}
-	e := ledger.all()
-	if len(e) != 1 || e[0].Complete || e[0].Usage.PromptTokens != 300 || !e[0].Cost.PriceKnown {
-		t.Errorf("ledger %+v", e)
-	}
+	return g, ledger, in
 }

@@ -234,9 +234,11 @@ type Gateway struct {
 	listed     map[string]bool
 	catalogued map[string]bool
 	bareIndex  map[string][]string
-	// The embedding models of EmbeddingModels, indexed once (HasEmbeddingModel).
+	// The embedding models of EmbeddingModels, indexed once (embeddingIndex): by full name
+	// and by name without a provider.
 	embedOnce   sync.Once
 	embedListed map[string]bool
+	embedBare   map[string][]string
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.
@@ -393,10 +395,6 @@ func (g *Gateway) usage(model string, u providers.Usage) Usage {
 // catalogue does not cover (a custom OpenAI-compatible endpoint) pass any model name
 // through and cannot be enumerated; HasModel still knows them.
 func (g *Gateway) Models() []string {
-	lister, ok := g.opts.Providers.(interface{ Names() []string })
-	if !ok {
-		return nil
-	}
 	cat, _ := g.opts.Prices.(interface {
 		ChatModels(provider string) []string
 	})
@@ -404,9 +402,23 @@ func (g *Gateway) Models() []string {
 		return nil
 	}
 	var out []string
+	for _, name := range g.configuredProviders(providers.ServesChat) {
+		out = append(out, cat.ChatModels(name)...)
+	}
+	return out
+}
+
+// configuredProviders lists, in the lookup's order, the providers it can list that are
+// configured (have their API key, or need none) and that keep accepts.
+func (g *Gateway) configuredProviders(keep func(providers.Provider) bool) []string {
+	lister, ok := g.opts.Providers.(interface{ Names() []string })
+	if !ok {
+		return nil
+	}
+	var out []string
 	for _, name := range lister.Names() {
-		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) && providers.ServesChat(p) {
-			out = append(out, cat.ChatModels(name)...)
+		if p, err := g.opts.Providers.Lookup(name); err == nil && providers.IsConfigured(p) && keep(p) {
+			out = append(out, name)
 		}
 	}
 	return out
@@ -472,9 +484,13 @@ var vendorFamilies = []struct{ prefix, provider string }{
 // vendorModel is "provider/name" for a name the catalogue does not list (a model newer than
 // it, a dated id it lacks) whose family's maker is a configured provider — Claude Code's
 // claude-* names reach anthropic, which answers 404 for a name it does not have — or "".
-func (g *Gateway) vendorModel(name string) string {
+func (g *Gateway) vendorModel(name string) string { return g.familyModel(name, vendorFamilies) }
+
+// familyModel is "provider/name" for the first of families whose prefix name has, when
+// that provider is configured, else "".
+func (g *Gateway) familyModel(name string, families []struct{ prefix, provider string }) string {
 	lower := strings.ToLower(name)
-	for _, f := range vendorFamilies {
+	for _, f := range families {
 		if !strings.HasPrefix(lower, f.prefix) {
 			continue
 		}

@@ -614,20 +614,18 @@ func (r *geminiResponse) searchQueries() int {
 
 // sources are the web pages the first candidate was grounded on, each once, leaving out
 // those in seen (which it then holds too; nil keeps none).
-func (r *geminiResponse) sources(seen map[string]bool) []Source {
+func (r *geminiResponse) sources(seen sourceSet) []Source {
 	if len(r.Candidates) == 0 || r.Candidates[0].GroundingMetadata == nil {
 		return nil
 	}
 	if seen == nil {
-		seen = map[string]bool{}
+		seen = sourceSet{}
 	}
 	var out []Source
 	for _, c := range r.Candidates[0].GroundingMetadata.GroundingChunks {
-		if c.Web == nil || c.Web.URI == "" || seen[c.Web.URI] {
-			continue
+		if c.Web != nil {
+			out = seen.add(out, c.Web.URI, c.Web.Title)
 		}
-		seen[c.Web.URI] = true
-		out = append(out, Source{URL: c.Web.URI, Title: c.Web.Title})
 	}
 	return out
 }
@@ -794,8 +792,8 @@ type geminiStream struct {
 	streamState
 	nonce     string // salts call ids when chunks carry no responseId
 	model     string
-	queries   int             // Google Search queries the answer was grounded on (the most a chunk gave)
-	sourced   map[string]bool // the grounding pages already delivered
+	queries   int       // Google Search queries the answer was grounded on (the most a chunk gave)
+	sourced   sourceSet // the grounding pages already delivered
 	usage     *geminiUsage
 	finish    string
 	ncalls    int  // function calls relayed so far
@@ -918,7 +916,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			out.ToolCalls = s.deltas
 		}
 		if s.sourced == nil {
-			s.sourced = map[string]bool{}
+			s.sourced = sourceSet{}
 		}
 		fresh := r.sources(s.sourced)
 		if out.Text != "" || len(out.ToolCalls) > 0 {

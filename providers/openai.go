@@ -784,7 +784,7 @@ func openAITools(b *openAIRequest, req *Request) {
 // openAIChatSources are the pages a chat completion's annotations cite (url_citation, as
 // OpenAI's search models give them), each once, leaving out those in seen (which it then
 // holds too; nil keeps none); nil for anything else.
-func openAIChatSources(raw json.RawMessage, seen map[string]bool) []Source {
+func openAIChatSources(raw json.RawMessage, seen sourceSet) []Source {
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil
 	}
@@ -799,13 +799,12 @@ func openAIChatSources(raw json.RawMessage, seen map[string]bool) []Source {
 		return nil
 	}
 	if seen == nil {
-		seen = map[string]bool{}
+		seen = sourceSet{}
 	}
 	var out []Source
 	for _, a := range anns {
-		if u := a.URLCitation.URL; a.Type == "url_citation" && u != "" && !seen[u] {
-			seen[u] = true
-			out = append(out, Source{URL: u, Title: a.URLCitation.Title})
+		if a.Type == "url_citation" {
+			out = seen.add(out, a.URLCitation.URL, a.URLCitation.Title)
 		}
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 )
 
@@ -465,10 +464,11 @@ type responsesOutputItem struct {
 // once, in order.
 func (it *responsesOutputItem) sources() []Source {
 	var out []Source
+	seen := sourceSet{}
 	for _, p := range it.Content {
 		for _, a := range p.Annotations {
-			if a.Type == "url_citation" && a.URL != "" && !slices.ContainsFunc(out, func(s Source) bool { return s.URL == a.URL }) {
-				out = append(out, Source{URL: a.URL, Title: a.Title})
+			if a.Type == "url_citation" {
+				out = seen.add(out, a.URL, a.Title)
 			}
 		}
 	}

@@ -45,7 +45,7 @@ type openAIChunkDecoder struct {
 	// sources are the pages the last event's annotations cited that no earlier event of
 	// the stream did (sourced holds those), as Chunk.Sources.
 	sources []Source
-	sourced map[string]bool
+	sourced sourceSet
 }
 
 // errChunkShape reports JSON that does not have the chunk's shape.
@@ -223,7 +223,7 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 		case nameIs(name, "annotations"):
 			// A search model's citations: rare, decoded whole, never a template.
 			if d.sourced == nil {
-				d.sourced = map[string]bool{}
+				d.sourced = sourceSet{}
 			}
 			d.sources = append(d.sources, openAIChatSources(d.value(), d.sourced)...)
 			d.shape.odd = true

@@ -14,6 +14,21 @@ func SupportsSearch(p Provider, model string) bool {
 	return ok && s.SupportsSearch(model)
 }
 
+// sourceSet is the pages an answer has cited so far, by URL.
+type sourceSet map[string]bool
+
+// add appends the page at url to out unless it is empty or already cited (a nil set keeps
+// none).
+func (seen sourceSet) add(out []Source, url, title string) []Source {
+	if url == "" || seen[url] {
+		return out
+	}
+	if seen != nil {
+		seen[url] = true
+	}
+	return append(out, Source{URL: url, Title: title})
+}
+
 var (
 	_ SearchSupporter = (*OpenAI)(nil)
 	_ SearchSupporter = (*Anthropic)(nil)

@@ -187,9 +187,7 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		return s.openAIError(w, r, err)
 	}
 	if n := oreq.Choices(); n > 1 {
-		if len(req.Models) == 1 && g.IsModelGroup(req.Models[0]) {
-			w.Header().Set("X-Switchyard-Model-Group", req.Models[0])
-		}
+		nameModelGroup(w, g, req)
 		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
 		var cf *completions.ContentFilterError
 		if errors.As(err, &cf) {
@@ -222,6 +220,15 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	})
 }
 
+// nameModelGroup sets X-Switchyard-Model-Group when req names a model group alone: the
+// answer names the model that answered; this names the group the caller asked for (as
+// LiteLLM's x-litellm-model-group does).
+func nameModelGroup(w http.ResponseWriter, g *completions.Gateway, req *completions.Request) {
+	if len(req.Models) == 1 && g.IsModelGroup(req.Models[0]) {
+		w.Header().Set("X-Switchyard-Model-Group", req.Models[0])
+	}
+}
+
 // openAIAnswer writes one answer of an OpenAI-compatible route in its own shape: a whole
 // response, a content filter's refusal (whole or as a stream), or a stream.
 type openAIAnswer struct {
@@ -236,11 +243,7 @@ type openAIAnswer struct {
 // already saw the error event).
 func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, received time.Time, a openAIAnswer) error {
 	scope := completionsScope(r, received)
-	if len(req.Models) == 1 && g.IsModelGroup(req.Models[0]) {
-		// The answer names the model that answered; this names the group the caller asked
-		// for (as LiteLLM's x-litellm-model-group does).
-		w.Header().Set("X-Switchyard-Model-Group", req.Models[0])
-	}
+	nameModelGroup(w, g, req)
 	var cf *completions.ContentFilterError
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, req)

@@ -93,6 +93,18 @@ func newKeyLimiter(perMinute int) *authLimiter {
 func (l *authLimiter) take(key string, now time.Time) (ok bool, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	b := l.bucketFor(key, now)
+	if b.tokens < 1 {
+		return false, time.Duration((1 - b.tokens) / float64(l.perMinute) * float64(time.Minute))
+	}
+	b.tokens--
+	return true, 0
+}
+
+// bucketFor returns key's bucket brought up to date, making a full one for a key not seen
+// (dropping full buckets first when maxAuthBuckets are kept, and all of them when none
+// is); callers hold mu.
+func (l *authLimiter) bucketFor(key string, now time.Time) *bucket {
 	b := l.buckets[key]
 	if b == nil {
 		if len(l.buckets) >= maxAuthBuckets {
@@ -101,16 +113,15 @@ func (l *authLimiter) take(key string, now time.Time) (ok bool, wait time.Durati
 					delete(l.buckets, k)
 				}
 			}
+			if len(l.buckets) >= maxAuthBuckets {
+				clear(l.buckets) // under a flood of keys or addresses: start over rather than grow
+			}
 		}
 		b = &bucket{tokens: float64(l.perMinute), last: now}
 		l.buckets[key] = b
 	}
 	l.refill(b, now)
-	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) / float64(l.perMinute) * float64(time.Minute))
-	}
-	b.tokens--
-	return true, 0
+	return b
 }
 
 // refill brings b up to date; callers hold mu.
@@ -145,22 +156,7 @@ func (l *authLimiter) fail(addr string, now time.Time) (exhausted bool) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.buckets[addr]
-	if b == nil {
-		if len(l.buckets) >= maxAuthBuckets {
-			for a, ob := range l.buckets {
-				if l.refill(ob, now); ob.tokens >= float64(l.perMinute) {
-					delete(l.buckets, a)
-				}
-			}
-			if len(l.buckets) >= maxAuthBuckets {
-				clear(l.buckets) // under a flood of addresses: start over rather than grow
-			}
-		}
-		b = &bucket{tokens: float64(l.perMinute), last: now}
-		l.buckets[addr] = b
-	}
-	l.refill(b, now)
+	b := l.bucketFor(addr, now)
 	had := b.tokens >= 1
 	b.tokens = max(0, b.tokens-1)
 	return had && b.tokens < 1
