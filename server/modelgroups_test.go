@@ -17,22 +17,7 @@ import (
 // /v1/models/{id}, and answers chat and Messages requests that name it, falling back
 // through its models.
 func TestModelGroupsOnTheSurfaces(t *testing.T) {
-	ups := httptest.NewServer(&fakeOpenAIUpstream{})
-	t.Cleanup(ups.Close)
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	st := memstore.New()
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-		Backoff:     completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
-		ModelGroups: map[string]completions.ModelGroup{"steady": {Models: []string{"up/down", "up/ok"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
-	if err := Completions(g)(s); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs := steadyGroupServer(t)
 
 	req, _ := http.NewRequest("GET", hs.URL+"/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer "+testKey)
@@ -76,4 +61,27 @@ func TestModelGroupsOnTheSurfaces(t *testing.T) {
 			t.Errorf("%s: the answer does not name the answering model: %s", path, out)
 		}
 	}
+}
+
+// steadyGroupServer is a server whose gateway has the model group "steady": up/down (which
+// fails) then up/ok, over a scripted OpenAI upstream.
+func steadyGroupServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	ups := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(ups.Close)
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
+	st := memstore.New()
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
+		Backoff:     completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
+		ModelGroups: map[string]completions.ModelGroup{"steady": {Models: []string{"up/down", "up/ok"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs
 }
