@@ -53,7 +53,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		// group's members.
 		for _, ts := range [][]target{primary, fallback} {
 			for _, t := range ts {
-				if !b.allows(t.name) {
+				if !b.allows(t.name, g.allowedAs) {
 					return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
 				}
 			}

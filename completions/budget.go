@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// BudgetLimits bound what a scoped key (for example one issued to an optimization job) may
-// spend through the gateway. Zero values mean "no limit".
+// BudgetLimits bound what a scoped key (an optimization job's key, a virtual key an
+// operator issued) may spend through the gateway. Zero values mean "no limit".
 type BudgetLimits struct {
-	// AllowedModels lists the "provider/model" strings the key may call; empty allows all.
+	// AllowedModels lists the models the key may call: "provider/model" names, bare names
+	// (allowing the model they resolve to) and model group names (allowing the group's
+	// models); empty allows all.
 	AllowedModels []string `json:"allowed_models,omitempty"`
 	// MaxTokens caps the total (prompt + completion) tokens of all answered requests. It is
 	// checked before each request, whose maxTokens is then capped to what is left, so the
@@ -21,13 +25,23 @@ type BudgetLimits struct {
 	// MaxCalls caps the number of completion requests (not upstream retries); a request
 	// counts once it passed validation, whether or not an upstream answered it.
 	MaxCalls int64 `json:"max_calls,omitempty"`
+	// MaxCostUSD caps the USD cost of all answered requests, as the gateway prices them. It
+	// is checked before each request, so the total can pass it by one request's cost.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// ResetEvery, when positive, starts the account afresh (nothing used) every ResetEvery
+	// from its first use: a monthly budget is 30 days. Zero: the limits are for all time.
+	ResetEvery time.Duration `json:"reset_every,omitempty"`
 }
 
-// BudgetUsage is what a Budget has consumed so far.
+// BudgetUsage is what a Budget has consumed so far (in its current period, with
+// BudgetLimits.ResetEvery).
 type BudgetUsage struct {
 	Calls   int64   `json:"calls"`
 	Tokens  int64   `json:"tokens"`
 	CostUSD float64 `json:"cost_usd"`
+	// PeriodStart is when the current period began (zero until the first use, and always
+	// without ResetEvery).
+	PeriodStart time.Time `json:"period_start,omitzero"`
 }
 
 // Budget is a concurrency-safe spending account attached to a request through Scope. One
@@ -44,6 +58,8 @@ type Budget struct {
 	// st and id locate the shared account (nil st: in memory).
 	st *store.Store
 	id string
+
+	now func() time.Time // the clock of ResetEvery; nil: time.Now
 }
 
 // sharedBudget is a shared Budget's record in store.Budgets.
@@ -56,11 +72,21 @@ type sharedBudget struct {
 // the Budget on it. Each reserved call and each charge is then one store transaction, so
 // processes sharing the store never both take the last call.
 func CreateSharedBudget(ctx context.Context, st *store.Store, id string, l BudgetLimits) (*Budget, error) {
-	l.AllowedModels = slices.Clone(l.AllowedModels)
-	if err := store.PutJSON(ctx, st, store.Budgets, id, sharedBudget{Limits: l}); err != nil {
-		return nil, fmt.Errorf("completions: create budget %s: %w", id, err)
+	if err := PutSharedBudget(ctx, st, id, l); err != nil {
+		return nil, err
 	}
 	return &Budget{limits: l, st: st, id: id}, nil
+}
+
+// PutSharedBudget stores a new account id with limits l and nothing used through w (a
+// store.Tx, to create it together with the records that refer to it); LoadSharedBudget
+// then returns a Budget on it.
+func PutSharedBudget(ctx context.Context, w store.Writer, id string, l BudgetLimits) error {
+	l.AllowedModels = slices.Clone(l.AllowedModels)
+	if err := store.PutJSON(ctx, w, store.Budgets, id, sharedBudget{Limits: l}); err != nil {
+		return fmt.Errorf("completions: create budget %s: %w", id, err)
+	}
+	return nil
 }
 
 // LoadSharedBudget returns the Budget on the stored account id (from CreateSharedBudget in
@@ -117,36 +143,78 @@ func (b *Budget) Used(ctx context.Context) BudgetUsage {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.used
+	u := b.used
+	b.limits.roll(&u, b.clock())
+	return u
 }
 
-// allows reports whether model may be called.
-func (b *Budget) allows(model string) bool {
-	return len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model)
+func (b *Budget) clock() time.Time {
+	if b.now != nil {
+		return b.now()
+	}
+	return time.Now()
+}
+
+// allows reports whether model ("provider/model", as resolved) may be called, where
+// expand names the models an allowed name that is not one stands for (a bare name's
+// provider/model, a model group's models); expand may be nil.
+func (b *Budget) allows(model string, expand func(allowed string) []string) bool {
+	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
+		return true
+	}
+	if expand == nil {
+		return false
+	}
+	for _, a := range b.limits.AllowedModels {
+		if slices.Contains(expand(a), model) {
+			return true
+		}
+	}
+	return false
 }
 
 // reserveCall takes one call from the budget, or fails with ErrBudgetExceeded when the
 // calls or tokens are used up. It returns the tokens still available (0 = unlimited).
 func (b *Budget) reserveCall(ctx context.Context) (tokensLeft int64, err error) {
+	now := b.clock()
 	if b.st != nil {
 		err := b.update(ctx, func(u *BudgetUsage) error {
-			tokensLeft, err = b.limits.take(u)
+			tokensLeft, err = b.limits.take(u, now)
 			return err
 		})
 		return tokensLeft, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.limits.take(&b.used)
+	return b.limits.take(&b.used, now)
 }
 
-// take counts one call against u, or fails when the calls or tokens are used up.
-func (l BudgetLimits) take(u *BudgetUsage) (int64, error) {
+// roll starts a new period in u when ResetEvery has passed since its start (a whole number
+// of periods later, so a budget used now and then keeps its calendar).
+func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {
+	if l.ResetEvery <= 0 {
+		return
+	}
+	if u.PeriodStart.IsZero() {
+		u.PeriodStart = now.UTC()
+		return
+	}
+	if elapsed := now.Sub(u.PeriodStart); elapsed >= l.ResetEvery {
+		*u = BudgetUsage{PeriodStart: u.PeriodStart.Add(elapsed / l.ResetEvery * l.ResetEvery)}
+	}
+}
+
+// take counts one call against u, or fails when the calls, tokens or cost are used up.
+func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
+	l.roll(u, now)
 	if l.MaxCalls > 0 && u.Calls >= l.MaxCalls {
 		return 0, fmt.Errorf("%w: %d of %d calls used", ErrBudgetExceeded, u.Calls, l.MaxCalls)
 	}
 	if l.MaxTokens > 0 && u.Tokens >= l.MaxTokens {
 		return 0, fmt.Errorf("%w: %d of %d tokens used", ErrBudgetExceeded, u.Tokens, l.MaxTokens)
+	}
+	if l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD {
+		return 0, fmt.Errorf("%w: $%.4f of $%.4f spent", ErrBudgetExceeded, u.CostUSD, l.MaxCostUSD)
 	}
 	u.Calls++
 	if l.MaxTokens > 0 {
@@ -159,8 +227,10 @@ func (l BudgetLimits) take(u *BudgetUsage) (int64, error) {
 // shared Budget's charge is written even when ctx was cancelled after the answer (the
 // tokens were spent).
 func (b *Budget) charge(ctx context.Context, tokens int64, cost float64) error {
+	now := b.clock()
 	if b.st != nil {
 		return b.update(context.WithoutCancel(ctx), func(u *BudgetUsage) error {
+			b.limits.roll(u, now)
 			u.Tokens += tokens
 			u.CostUSD += cost
 			return nil
@@ -168,7 +238,49 @@ func (b *Budget) charge(ctx context.Context, tokens int64, cost float64) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.limits.roll(&b.used, now)
 	b.used.Tokens += tokens
 	b.used.CostUSD += cost
 	return nil
+}
+
+// allowedAs returns the models an allowed name of a Budget stands for besides itself: a
+// model group's models, a bare name's "provider/model" (chat or embedding model). The
+// names are resolved at each request, so a key keeps meaning what it named when the
+// gateway's groups or providers change.
+func (g *Gateway) allowedAs(name string) []string {
+	if grp, ok := g.opts.ModelGroups[name]; ok {
+		return grp.Models
+	}
+	if strings.Contains(name, "/") {
+		return nil
+	}
+	if full, _ := g.bareModel(name); full != "" {
+		return []string{full}
+	}
+	if full, _ := g.ResolveEmbeddingModel(name); full != name {
+		return []string{full}
+	}
+	return nil
+}
+
+// Allows reports whether scope may call model (a name as a request would give it: a
+// "provider/model", a bare name or a model group): always without a Budget; with one, when
+// its AllowedModels name the model or every model the name stands for. GET /v1/models
+// uses it to list only what a key may call.
+func (g *Gateway) Allows(scope Scope, model string) bool {
+	b := scope.Budget
+	if b == nil || len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
+		return true
+	}
+	resolved := g.allowedAs(model)
+	if len(resolved) == 0 {
+		return b.allows(model, g.allowedAs)
+	}
+	for _, m := range resolved {
+		if !b.allows(m, g.allowedAs) {
+			return false
+		}
+	}
+	return true
 }

@@ -23,7 +23,7 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	if err != nil {
 		return 0, err
 	}
-	if b := scope.Budget; b != nil && !b.allows(primary[0].name) { // as Complete would refuse it
+	if b := scope.Budget; b != nil && !b.allows(primary[0].name, g.allowedAs) { // as Complete would refuse it
 		return 0, fmt.Errorf("%w: %s", ErrModelNotAllowed, primary[0].name)
 	}
 	var msgs []providers.Message

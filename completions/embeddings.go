@@ -449,7 +449,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	}
 	if b := scope.Budget; b != nil {
 		for _, t := range targets {
-			if !b.allows(t.name) {
+			if !b.allows(t.name, g.allowedAs) {
 				return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
 			}
 		}

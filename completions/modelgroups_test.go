@@ -98,14 +98,22 @@ func TestModelGroups(t *testing.T) {
 	if _, err := h.g.Complete(ctx, Scope{}, chatRequest(t, `{"model":" ordered","messages":[{"role":"user","content":"hi"}]}`)); !errors.As(err, &ve) {
 		t.Errorf("a padded group name: %v, want a validation error", err)
 	}
-	// A scoped key is held to the models a group may call, not to its name.
+	// A scoped key is held to the models a group may call: every member named, or the
+	// group's name (its members as configured when the request comes).
 	members := &Budget{limits: BudgetLimits{AllowedModels: []string{"a/m1", "b/m2"}}}
 	if _, err := h.g.Complete(ctx, Scope{Budget: members}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
 		t.Errorf("a key allowed every member: %v", err)
 	}
+	oneMember := &Budget{limits: BudgetLimits{AllowedModels: []string{"a/m1"}}}
+	if _, err := h.g.Complete(ctx, Scope{Budget: oneMember}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); !errors.Is(err, ErrModelNotAllowed) {
+		t.Errorf("a key allowed one member of two: %v, want ErrModelNotAllowed", err)
+	}
 	nameOnly := &Budget{limits: BudgetLimits{AllowedModels: []string{"ordered"}}}
-	if _, err := h.g.Complete(ctx, Scope{Budget: nameOnly}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); !errors.Is(err, ErrModelNotAllowed) {
-		t.Errorf("a key allowed the group's name only: %v, want ErrModelNotAllowed", err)
+	if _, err := h.g.Complete(ctx, Scope{Budget: nameOnly}, chatRequest(t, `{"model":"ordered","messages":[{"role":"user","content":"hi"}]}`)); err != nil {
+		t.Errorf("a key allowed the group's name: %v", err)
+	}
+	if _, err := h.g.Complete(ctx, Scope{Budget: nameOnly}, chatRequest(t, `{"model":"a/m3","messages":[{"role":"user","content":"hi"}]}`)); !errors.Is(err, ErrModelNotAllowed) {
+		t.Errorf("a key allowed the group's name, another model: %v, want ErrModelNotAllowed", err)
 	}
 	// A shuffled group spreads requests over its members: over 60 requests each is first
 	// at least once (the chance that one never is: 2⁻⁵⁹), and the ranker is not asked.

@@ -44,8 +44,9 @@ func Completions(g *completions.Gateway) Option {
 		}
 		// Close commits conversation turns still queued (completions.WriteBehind).
 		s.OnClose(g.Close)
-		// Job keys minted by another process on the same store (a replica that runs the job).
-		s.Auth().SetScopeResolver(jobKeyScopes(s.cfg.Store))
+		// Job keys minted by another process on the same store (a replica that runs the job),
+		// and virtual keys (issued by any process).
+		s.Auth().SetScopeResolver(keyScopes(s.cfg.Store))
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
 			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true,
 			Errors: map[int]string{
@@ -72,14 +73,13 @@ func Completions(g *completions.Gateway) Option {
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
 				list := openAIModelList{Object: "list", Data: []openAIModel{}}
-				for _, m := range g.ModelGroups() {
-					list.Data = append(list.Data, newOpenAIModel(m))
-				}
-				for _, m := range g.Models() {
-					list.Data = append(list.Data, newOpenAIModel(m))
-				}
-				for _, m := range g.EmbeddingModels() {
-					list.Data = append(list.Data, newOpenAIModel(m))
+				scope := completionsScope(r, time.Time{}) // a scoped key sees what it may call
+				for _, ms := range [][]string{g.ModelGroups(), g.Models(), g.EmbeddingModels()} {
+					for _, m := range ms {
+						if g.Allows(scope, m) {
+							list.Data = append(list.Data, newOpenAIModel(m))
+						}
+					}
 				}
 				writeJSON(w, http.StatusOK, list)
 				return nil
@@ -105,6 +105,7 @@ func Completions(g *completions.Gateway) Option {
 			})
 		s.embeddingRoutes(g)
 		s.conversationRoutes(g)
+		s.keyRoutes(g)
 		s.AddErrorMapper(completionsError)
 		return nil
 	}
@@ -147,6 +148,8 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
 	case *completions.Scope:
 		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
+	case virtualKeyScope:
+		sc.Budget, sc.Tag = v.Budget, v.Tag
 	}
 	return sc
 }

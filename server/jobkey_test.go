@@ -70,7 +70,7 @@ func TestJobKeyCallTimeout(t *testing.T) {
 	if _, err := completions.CreateSharedBudget(context.Background(), s.cfg.Store, "job/t", completions.BudgetLimits{MaxCalls: 1}); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := jobKeyScopes(s.cfg.Store)(context.Background(), "key_job_owner",
+	sc, err := keyScopes(s.cfg.Store)(context.Background(), "key_job_owner",
 		json.RawMessage(`{"tag":"optimize:opt_1","budget":"job/t","call_timeout_ms":30000}`))
 	if got, ok := sc.(completions.Scope); err != nil || !ok || got.CallTimeout != 30*time.Second || got.Budget == nil {
 		t.Fatalf("rebuilt scope %+v, err %v", sc, err)

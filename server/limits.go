@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,7 @@ type authLimiter struct {
 type bucket struct {
 	tokens float64
 	last   time.Time
+	rate   int // per minute, as last asked
 }
 
 // maxAuthBuckets bounds the addresses tracked; beyond it the full buckets are dropped.
@@ -91,11 +93,17 @@ func newKeyLimiter(perMinute int) *authLimiter {
 // take takes one token from key's bucket, under one lock: ok is false (and wait how long
 // until one is back) when it has none. The per-key limiter's step.
 func (l *authLimiter) take(key string, now time.Time) (ok bool, wait time.Duration) {
+	return l.takeAt(key, l.perMinute, now)
+}
+
+// takeAt is take for a bucket of its own rate: perMinute per minute, as much as a burst
+// (virtual keys' own bounds, one limiter for all of them).
+func (l *authLimiter) takeAt(key string, perMinute int, now time.Time) (ok bool, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucketFor(key, now)
+	b := l.bucketAt(key, perMinute, now)
 	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) / float64(l.perMinute) * float64(time.Minute))
+		return false, time.Duration((1 - b.tokens) / float64(perMinute) * float64(time.Minute))
 	}
 	b.tokens--
 	return true, 0
@@ -105,11 +113,17 @@ func (l *authLimiter) take(key string, now time.Time) (ok bool, wait time.Durati
 // (dropping full buckets first when maxAuthBuckets are kept, and all of them when none
 // is); callers hold mu.
 func (l *authLimiter) bucketFor(key string, now time.Time) *bucket {
+	return l.bucketAt(key, l.perMinute, now)
+}
+
+// bucketAt is bucketFor for a bucket refilled at perMinute (a bucket's rate is the one it
+// is asked with: a virtual key's rate may change between its requests).
+func (l *authLimiter) bucketAt(key string, perMinute int, now time.Time) *bucket {
 	b := l.buckets[key]
 	if b == nil {
 		if len(l.buckets) >= maxAuthBuckets {
 			for k, ob := range l.buckets {
-				if l.refill(ob, now); ob.tokens >= float64(l.perMinute) {
+				if refill(ob, ob.rate, now); ob.tokens >= float64(ob.rate) {
 					delete(l.buckets, k)
 				}
 			}
@@ -117,16 +131,17 @@ func (l *authLimiter) bucketFor(key string, now time.Time) *bucket {
 				clear(l.buckets) // under a flood of keys or addresses: start over rather than grow
 			}
 		}
-		b = &bucket{tokens: float64(l.perMinute), last: now}
+		b = &bucket{tokens: float64(perMinute), last: now}
 		l.buckets[key] = b
 	}
-	l.refill(b, now)
+	b.rate = perMinute
+	refill(b, perMinute, now)
 	return b
 }
 
-// refill brings b up to date; callers hold mu.
-func (l *authLimiter) refill(b *bucket, now time.Time) {
-	b.tokens = min(float64(l.perMinute), b.tokens+now.Sub(b.last).Minutes()*float64(l.perMinute))
+// refill brings b, refilled at perMinute, up to date; callers hold mu.
+func refill(b *bucket, perMinute int, now time.Time) {
+	b.tokens = min(float64(perMinute), b.tokens+now.Sub(b.last).Minutes()*float64(perMinute))
 	b.last = now
 }
 
@@ -141,7 +156,7 @@ func (l *authLimiter) blocked(addr string, now time.Time) (bool, time.Duration) 
 	if b == nil {
 		return false, 0
 	}
-	l.refill(b, now)
+	refill(b, l.perMinute, now)
 	if b.tokens >= 1 {
 		return false, 0
 	}
@@ -439,4 +454,39 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() { c.l.release(c.key, c.counted) })
 	return err
+}
+
+// withinRate applies the per-key request bounds to a POST request of p: a virtual key's own
+// requests_per_minute, else the server's RequestsPerMinutePerKey (a virtual key counted
+// apart from the key that issued it); job keys have their budgets instead. Over the bound it
+// answers 429 with Retry-After and returns false.
+func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal, vk virtualKeyScope, virtual bool) bool {
+	var (
+		ok   = true
+		wait time.Duration
+		rate int
+		how  string
+	)
+	switch {
+	case virtual && vk.RequestsPerMinute > 0:
+		rate, how = vk.RequestsPerMinute, "the virtual key's requests_per_minute"
+		ok, wait = s.vkRL.takeAt(vk.KeyID, rate, time.Now())
+	case s.keyRL == nil:
+	case virtual:
+		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
+		ok, wait = s.keyRL.take(vk.KeyID, time.Now())
+	case p.Scope == nil:
+		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
+		ok, wait = s.keyRL.take(p.Owner, time.Now())
+	}
+	if ok {
+		return true
+	}
+	secs := int(wait/time.Second) + 1
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests,
+		"this key's request limit (%d per minute, %s) is reached; retry after %d s", rate, how, secs)
+	ae.Retryable = true
+	s.respondError(w, r, ae, nil)
+	return false
 }

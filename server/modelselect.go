@@ -37,7 +37,7 @@ func ModelSelection(sel *routing.Selector) Option {
 			if path == "/v1/modelSelect" {
 				summary += " (alias of /api/v1/model-select)"
 			}
-			s.Handle(Route{Method: "POST", Path: path, Summary: summary, Tags: []string{"Model selection"},
+			s.Handle(Route{Method: "POST", Path: path, Summary: summary, Tags: []string{"Model selection"}, VirtualKeys: true,
 				Request: routing.Request{}, Response: routing.Response{}, Errors: map[int]string{
 					400: "bad request: the message names the field",
 					404: "preference_id or previous_session names nothing this key owns",

@@ -264,12 +264,17 @@ func optimizerError(err error) *APIError {
 // completions.Budget kept in the store.
 type jobKeyMinter struct{ auth *Auth }
 
-// jobKeyScope is the stored scope document of a job key (see jobKeyScopes).
-type jobKeyScope struct {
+// keyScopeDoc is the stored scope document of a shared scoped key: a job key or a virtual
+// key (see keyScopes).
+type keyScopeDoc struct {
 	Tag    string `json:"tag"`
 	Budget string `json:"budget"`
 	// CallTimeoutMS is the job's llm_call_timeout_seconds, in milliseconds (0: none).
 	CallTimeoutMS int64 `json:"call_timeout_ms,omitempty"`
+	// KeyID marks a virtual key (keys.go): its id.
+	KeyID string `json:"key_id,omitempty"`
+	// RequestsPerMinute is a virtual key's own rate bound (0: the server's).
+	RequestsPerMinute int `json:"rpm,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -290,7 +295,7 @@ func (m jobKeyMinter) MintKey(ctx context.Context, g optimizer.KeyGrant) (*optim
 		ttl = 2 * time.Hour
 	}
 	tag := "optimize:" + g.JobID
-	doc, _ := json.Marshal(jobKeyScope{Tag: tag, Budget: budgetID, CallTimeoutMS: g.CallTimeout.Milliseconds()})
+	doc, _ := json.Marshal(keyScopeDoc{Tag: tag, Budget: budgetID, CallTimeoutMS: g.CallTimeout.Milliseconds()})
 	scope := completions.Scope{Owner: g.Owner, Tag: tag, Budget: budget, CallTimeout: g.CallTimeout}
 	revoke, err := m.auth.AddSharedKey(ctx, key, g.Owner, scope, doc, ttl+10*time.Minute)
 	if err != nil {
@@ -340,11 +345,12 @@ func (m jobKeyMinter) ReclaimKey(ctx context.Context, ref string) (optimizer.Usa
 	return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}, nil
 }
 
-// jobKeyScopes returns the resolver that rebuilds a job key's completions.Scope in a
-// process that did not mint it: its tag and the shared budget in st.
-func jobKeyScopes(st *store.Store) ScopeResolver {
+// keyScopes returns the resolver that rebuilds a shared key's scope in a process that did
+// not mint it: a job key's completions.Scope (its tag, the shared budget in st, its call
+// timeout), a virtual key's virtualKeyScope.
+func keyScopes(st *store.Store) ScopeResolver {
 	return func(ctx context.Context, owner string, doc json.RawMessage) (any, error) {
-		var s jobKeyScope
+		var s keyScopeDoc
 		if err := json.Unmarshal(doc, &s); err != nil {
 			return nil, fmt.Errorf("scoped key document: %w", err)
 		}
@@ -352,6 +358,10 @@ func jobKeyScopes(st *store.Store) ScopeResolver {
 		if err != nil {
 			return nil, err
 		}
-		return completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond}, nil
+		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond}
+		if s.KeyID != "" {
+			return virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute}, nil
+		}
+		return scope, nil
 	}
 }

@@ -90,6 +90,8 @@ type Server struct {
 	routes   []Route
 	public   map[string]bool        // mux pattern -> no key needed
 	scoped   map[string]bool        // mux pattern -> temporary scoped keys allowed
+	virtual  map[string]bool        // mux pattern -> virtual keys allowed (besides scoped)
+	vkRL     *authLimiter           // virtual keys' own request rates, per key id
 	direct   map[string]directRoute // mux pattern without wildcards -> its handler
 	mappers  []ErrorMapper
 	closers  []func(context.Context) error
@@ -123,15 +125,17 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		auth:   newAuth(cfg.Store, cfg.APIKeys),
-		authRL: newAuthLimiter(cfg.FailedAuthPerMinute),
-		keyRL:  newKeyLimiter(cfg.RequestsPerMinutePerKey),
-		mux:    http.NewServeMux(),
-		public: map[string]bool{},
-		scoped: map[string]bool{},
-		direct: map[string]directRoute{},
+		cfg:     cfg,
+		log:     cfg.Logger,
+		auth:    newAuth(cfg.Store, cfg.APIKeys),
+		authRL:  newAuthLimiter(cfg.FailedAuthPerMinute),
+		keyRL:   newKeyLimiter(cfg.RequestsPerMinutePerKey),
+		mux:     http.NewServeMux(),
+		public:  map[string]bool{},
+		scoped:  map[string]bool{},
+		virtual: map[string]bool{},
+		vkRL:    &authLimiter{buckets: map[string]*bucket{}},
+		direct:  map[string]directRoute{},
 	}
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
 		Errors: map[int]string{503: "draining (the server is shutting down: --shutdown-delay) or store unavailable"}}, s.handleHealth)
@@ -199,6 +203,9 @@ type Route struct {
 	// ScopedKeys lets temporary scoped keys (Auth.AddTemporaryKey with a scope, e.g. a
 	// sandboxed agent's job key) call the route; every other route refuses them with 403.
 	ScopedKeys bool
+	// VirtualKeys lets virtual keys (POST /api/v1/keys) call the route besides the
+	// ScopedKeys routes (model selection: it spends nothing).
+	VirtualKeys bool
 	// Tags group routes in the document.
 	Tags []string
 	// Stream marks text/event-stream responses (documented in addition to JSON).
@@ -227,6 +234,9 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	}
 	if rt.ScopedKeys {
 		s.scoped[pattern] = true
+	}
+	if rt.VirtualKeys {
+		s.virtual[pattern] = true
 	}
 	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
@@ -294,20 +304,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key> (or x-api-key: <key>)"), nil)
 			return
 		}
-		if p.Scope != nil && !s.scoped[pattern] {
+		vk, virtual := p.Scope.(virtualKeyScope)
+		if p.Scope != nil && !s.scoped[pattern] && !(virtual && s.virtual[pattern]) {
 			s.respondError(w, r, Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call %s %s", r.Method, r.URL.Path), nil)
 			return
 		}
-		if s.keyRL != nil && p.Scope == nil && r.Method == http.MethodPost {
-			if ok, wait := s.keyRL.take(p.Owner, time.Now()); !ok {
-				secs := int(wait/time.Second) + 1
-				w.Header().Set("Retry-After", strconv.Itoa(secs))
-				ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests,
-					"this key's request limit (%d per minute, serve --requests-per-minute-per-key) is reached; retry after %d s", s.keyRL.perMinute, secs)
-				ae.Retryable = true
-				s.respondError(w, r, ae, nil)
-				return
-			}
+		if r.Method == http.MethodPost && !s.withinRate(w, r, p, vk, virtual) {
+			return
 		}
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			// Set on the request's own record instead of copying the request once more.

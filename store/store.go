@@ -60,6 +60,7 @@ const (
 	OwnerIndex       Collection = "owner_index"       // kind/owner/newest-first time/id -> "" (see PutOwned)
 	ScopedKeys       Collection = "scoped_keys"       // temporary scoped keys (job keys), keyed by SHA-256 hash
 	Budgets          Collection = "budgets"           // shared spending accounts of scoped keys
+	VirtualKeys      Collection = "virtual_keys"      // issued virtual keys' descriptions, keyed owner/id
 )
 
 // Entry is one record returned by List.

@@ -1,0 +1,101 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// KeyRequest asks the server to issue a virtual key (POST /api/v1/keys): an API key for an
+// application or a person that acts for the calling key on the gateway and model selection
+// only, within the limits given. Zero fields mean no limit.
+type KeyRequest struct {
+	// Name labels the key (at most 256 characters).
+	Name string `json:"name,omitempty"`
+	// Models the key may call: "provider/model" names, bare names, model groups.
+	Models []string `json:"models,omitempty"`
+	// MaxBudgetUSD is what the key may spend, per BudgetDuration when set.
+	MaxBudgetUSD float64 `json:"max_budget_usd,omitempty"`
+	// BudgetDuration restarts the key's spend from zero every period: "30d", "12h", "90m".
+	BudgetDuration string `json:"budget_duration,omitempty"`
+	// MaxTokens and MaxRequests bound its tokens and requests, per BudgetDuration when set.
+	MaxTokens   int64 `json:"max_tokens,omitempty"`
+	MaxRequests int64 `json:"max_requests,omitempty"`
+	// RequestsPerMinute bounds its POST requests per server process.
+	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	// ExpiresAt is when the key stops working; nil for never.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
+// keeps a hash and cannot show it again.
+type VirtualKey struct {
+	ID                string     `json:"id"`
+	Key               string     `json:"key,omitempty"`
+	Name              string     `json:"name,omitempty"`
+	Models            []string   `json:"models,omitempty"`
+	MaxBudgetUSD      float64    `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string     `json:"budget_duration,omitempty"`
+	MaxTokens         int64      `json:"max_tokens,omitempty"`
+	MaxRequests       int64      `json:"max_requests,omitempty"`
+	RequestsPerMinute int        `json:"requests_per_minute,omitempty"`
+	CreatedAt         time.Time  `json:"created_at"`
+	ExpiresAt         *time.Time `json:"expires_at,omitempty"`
+	// Expired: the key is past ExpiresAt and refused.
+	Expired bool `json:"expired,omitempty"`
+	// Spend is what the key used (in the current period with BudgetDuration).
+	Spend KeySpend `json:"spend"`
+}
+
+// KeySpend is what a virtual key used.
+type KeySpend struct {
+	Requests int64   `json:"requests"`
+	Tokens   int64   `json:"tokens"`
+	CostUSD  float64 `json:"cost_usd"`
+	// PeriodStart is when the current budget period began (with BudgetDuration).
+	PeriodStart *time.Time `json:"period_start,omitempty"`
+}
+
+// IssueKey issues a virtual key; its Key is shown once, here.
+func (c *Client) IssueKey(ctx context.Context, req *KeyRequest) (*VirtualKey, error) {
+	if req == nil {
+		req = &KeyRequest{}
+	}
+	var out VirtualKey
+	if err := c.do(ctx, http.MethodPost, "/api/v1/keys", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListKeys returns the virtual keys the calling key issued, newest first, with their spend.
+func (c *Client) ListKeys(ctx context.Context) ([]VirtualKey, error) {
+	var out struct {
+		Data []VirtualKey `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/api/v1/keys", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// Key returns one virtual key the calling key issued; id "self" is the calling virtual
+// key itself (its limits and spend).
+func (c *Client) Key(ctx context.Context, id string) (*VirtualKey, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /api/v1/keys/: %w", errIDRequired)
+	}
+	var out VirtualKey
+	if err := c.do(ctx, http.MethodGet, "/api/v1/keys/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RevokeKey revokes a virtual key the calling key issued, at once on every replica.
+func (c *Client) RevokeKey(ctx context.Context, id string) error {
+	_, err := c.remove(ctx, "/api/v1/keys/", id)
+	return err
+}

@@ -1,0 +1,52 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// TestVirtualKeysAgainstServer: an operator issues a key limited to one model and two
+// requests; the key calls the model, is refused another, reads its own spend, and stops
+// working once revoked.
+func TestVirtualKeysAgainstServer(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "app", Models: []string{"openai/gpt-4o-mini"}, MaxRequests: 2, BudgetDuration: "30d"})
+	if err != nil || !strings.HasPrefix(vk.Key, "sy-vk-") || vk.BudgetDuration != "30d" {
+		t.Fatalf("issue %+v %v", vk, err)
+	}
+	app, err := client.New(client.WithBaseURL(c.BaseURL()), client.WithAPIKey(vk.Key), client.WithoutRetry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(model string) error {
+		_, err := app.Complete(ctx, &client.CompletionRequest{Messages: []client.ChatMessage{client.TextMessage("user", "hi")}, Models: []string{model}})
+		return err
+	}
+	if err := req("openai/gpt-4o-mini"); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *client.Error
+	if err := req("openai/gpt-4o"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden {
+		t.Fatalf("another model: %v", err)
+	}
+	self, err := app.Key(ctx, "self")
+	if err != nil || self.ID != vk.ID || self.Spend.Requests != 1 || self.Spend.Tokens == 0 || self.Spend.CostUSD <= 0 || self.Spend.PeriodStart == nil {
+		t.Fatalf("self %+v %v", self, err)
+	}
+	keys, err := c.ListKeys(ctx)
+	if err != nil || len(keys) != 1 || keys[0].ID != vk.ID || keys[0].Key != "" {
+		t.Fatalf("list %+v %v", keys, err)
+	}
+	if err := c.RevokeKey(ctx, vk.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := req("openai/gpt-4o-mini"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized {
+		t.Fatalf("revoked: %v", err)
+	}
+}

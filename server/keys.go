@@ -1,0 +1,373 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Virtual keys are API keys an operator issues to an application or a person from a key of
+// their own (LiteLLM's and Bifrost's virtual keys): each may be limited to some models, to
+// a USD budget (for all time or per period), to tokens and requests, to a request rate and
+// to a lifetime, and its spend is metered. A virtual key acts for the key that issued it
+// (the same conversations, routers and usage history), on the gateway's surfaces and model
+// selection only: it cannot train routers, run optimization jobs or issue keys.
+//
+// Records: the key's description in store.VirtualKeys under "<owner>/<id>", its
+// hash in store.ScopedKeys (the shared-key path of every replica resolves it, so a
+// revocation on one replica holds on all of them at once) and its account in store.Budgets
+// under "key/<id>". The three are written and deleted together.
+
+// Bounds of a virtual key's request.
+const (
+	// MaxVirtualKeysPerOwner bounds the virtual keys one key may have issued.
+	MaxVirtualKeysPerOwner = 1000
+	// maxKeyNameLength bounds a virtual key's name.
+	maxKeyNameLength = 256
+	// maxKeyModels bounds a virtual key's model list.
+	maxKeyModels = 100
+)
+
+// keyRequest is the body of POST /api/v1/keys.
+type keyRequest struct {
+	Name              string     `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
+	Models            []string   `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
+	MaxBudgetUSD      float64    `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
+	BudgetDuration    string     `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d (30d for monthly); empty for all time"`
+	MaxTokens         int64      `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
+	MaxRequests       int64      `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
+	RequestsPerMinute int        `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make in each server process; 0 for the server's per-key bound"`
+	ExpiresAt         *time.Time `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
+}
+
+// virtualKey describes an issued key; Key is present only in the answer that issued it.
+type virtualKey struct {
+	ID                string     `json:"id" jsonschema:"description=The key's id (vk_ and 16 hex digits): not the key itself"`
+	Object            string     `json:"object" jsonschema:"description=Always api_key"`
+	Key               string     `json:"key,omitempty" jsonschema:"description=The key itself: shown once when it is issued and never again"`
+	Name              string     `json:"name,omitempty"`
+	Models            []string   `json:"models,omitempty"`
+	MaxBudgetUSD      float64    `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string     `json:"budget_duration,omitempty"`
+	MaxTokens         int64      `json:"max_tokens,omitempty"`
+	MaxRequests       int64      `json:"max_requests,omitempty"`
+	RequestsPerMinute int        `json:"requests_per_minute,omitempty"`
+	CreatedAt         time.Time  `json:"created_at"`
+	ExpiresAt         *time.Time `json:"expires_at,omitempty"`
+	Expired           bool       `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
+	Spend             keySpend   `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
+}
+
+// keySpend is what a virtual key used.
+type keySpend struct {
+	Requests    int64      `json:"requests"`
+	Tokens      int64      `json:"tokens"`
+	CostUSD     float64    `json:"cost_usd"`
+	PeriodStart *time.Time `json:"period_start,omitempty" jsonschema:"description=When the current budget period began (with budget_duration; absent before the first use)"`
+}
+
+// storedVirtualKey is a virtual key's record in store.VirtualKeys.
+type storedVirtualKey struct {
+	virtualKey
+	Owner string `json:"owner"`
+	Hash  string `json:"hash"` // hex SHA-256 of the key: its store.ScopedKeys record
+}
+
+// keyList is the answer of GET /api/v1/keys.
+type keyList struct {
+	Object string       `json:"object" jsonschema:"description=Always list"`
+	Data   []virtualKey `json:"data" jsonschema:"description=The keys this key issued newest first"`
+}
+
+// keyDeletion is the answer of DELETE /api/v1/keys/{key_id}.
+type keyDeletion struct {
+	ID      string `json:"id"`
+	Object  string `json:"object" jsonschema:"description=Always api_key"`
+	Deleted bool   `json:"deleted" jsonschema:"description=Always true (a failed delete is an error)"`
+}
+
+// virtualKeyScope is the Principal.Scope of a virtual key.
+type virtualKeyScope struct {
+	completions.Scope
+	// KeyID is the key's id: the unit of its request rate.
+	KeyID string
+	// RequestsPerMinute is the key's own rate bound (0: the server's per-key bound).
+	RequestsPerMinute int
+}
+
+// neverExpires stands for "no expiry" in a shared key record, which always has one.
+var neverExpires = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// keyRoutes registers the virtual key endpoints; g checks the models a key names.
+func (s *Server) keyRoutes(g *completions.Gateway) {
+	tags := []string{"Keys"}
+	s.Handle(Route{Method: "POST", Path: "/api/v1/keys", Summary: "Issue a virtual key limited to some models, a budget, a rate and a lifetime (the key is shown once)",
+		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Status: http.StatusCreated,
+		Errors: map[int]string{
+			403: "the calling key is itself limited in scope (a virtual or job key)",
+			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
+			422: "validation error: the message names the field",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req keyRequest
+			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+				return err
+			}
+			vk, err := s.issueKey(r.Context(), g, owner(r), req)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusCreated, vk)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/keys", Summary: "The virtual keys this key issued, newest first, with their spend",
+		Tags: tags, Response: keyList{}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			keys, err := s.listKeys(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, keyList{Object: "list", Data: keys})
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/self", Summary: "The calling virtual key: its limits and spend",
+		Tags: tags, Response: virtualKey{}, ScopedKeys: true,
+		Errors: map[int]string{404: "the calling key is not a virtual key"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			p, _ := PrincipalFrom(r.Context())
+			ks, ok := p.Scope.(virtualKeyScope)
+			if !ok {
+				return NotFound("the calling key is not a virtual key (GET /api/v1/keys lists the keys it issued)")
+			}
+			vk, err := s.keyInfo(r.Context(), p.Owner, ks.KeyID)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, vk)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/{key_id}", Summary: "One virtual key this key issued, with its spend",
+		Tags: tags, Response: virtualKey{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			vk, err := s.keyInfo(r.Context(), owner(r), r.PathValue("key_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, vk)
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/keys/{key_id}", Summary: "Revoke a virtual key at once on every replica (its spend record goes with it)",
+		Tags: tags, Response: keyDeletion{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.PathValue("key_id")
+			if err := s.revokeKey(r.Context(), owner(r), id); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, keyDeletion{ID: id, Object: "api_key", Deleted: true})
+			return nil
+		})
+}
+
+// parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m").
+func parseBudgetDuration(v string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil || n <= 0 || n > 3660 {
+			return 0, errors.New("must be a number of days between 0 and 3660 followed by d")
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("must be a number followed by s, m, h or d (for example 30d)")
+	}
+	return d, nil
+}
+
+// checkKeyRequest validates req and returns its budget limits.
+func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time) (completions.BudgetLimits, error) {
+	invalid := func(format string, args ...any) error {
+		return Validation(http.StatusUnprocessableEntity, format, args...)
+	}
+	var l completions.BudgetLimits
+	if len(req.Name) > maxKeyNameLength {
+		return l, invalid("name: at most %d characters, got %d", maxKeyNameLength, len(req.Name))
+	}
+	if len(req.Models) > maxKeyModels {
+		return l, invalid("models: at most %d models, got %d", maxKeyModels, len(req.Models))
+	}
+	for i, m := range req.Models {
+		if strings.TrimSpace(m) == "" {
+			return l, invalid("models[%d]: must not be empty", i)
+		}
+		if slices.Index(req.Models, m) < i {
+			return l, invalid("models[%d]: %q is listed twice", i, m)
+		}
+		if _, ok := g.ResolveModel(m); ok {
+			continue
+		}
+		if eid, ok := g.ResolveEmbeddingModel(m); ok && slices.Contains(g.EmbeddingModels(), eid) {
+			continue
+		}
+		return l, invalid("models[%d]: %q is not a model or model group this server routes to (GET /v1/models lists them)", i, m)
+	}
+	if math.IsNaN(req.MaxBudgetUSD) || math.IsInf(req.MaxBudgetUSD, 0) || req.MaxBudgetUSD < 0 {
+		return l, invalid("max_budget_usd: must be a number of at least 0, got %v", req.MaxBudgetUSD)
+	}
+	if req.MaxTokens < 0 {
+		return l, invalid("max_tokens: must be at least 0, got %d", req.MaxTokens)
+	}
+	if req.MaxRequests < 0 {
+		return l, invalid("max_requests: must be at least 0, got %d", req.MaxRequests)
+	}
+	if req.RequestsPerMinute < 0 || req.RequestsPerMinute > 1_000_000 {
+		return l, invalid("requests_per_minute: must be between 0 and 1000000, got %d", req.RequestsPerMinute)
+	}
+	if req.BudgetDuration != "" {
+		d, err := parseBudgetDuration(req.BudgetDuration)
+		if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
+			err = errors.New("must be between 1s and 3660d")
+		}
+		if err != nil {
+			return l, invalid("budget_duration: %s, got %q", err, req.BudgetDuration)
+		}
+		l.ResetEvery = d
+	}
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
+		return l, invalid("expires_at: must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
+	}
+	l.AllowedModels = slices.Clone(req.Models)
+	l.MaxCostUSD, l.MaxTokens, l.MaxCalls = req.MaxBudgetUSD, req.MaxTokens, req.MaxRequests
+	return l, nil
+}
+
+// issueKey validates req, mints a key and stores its three records in one transaction.
+func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner string, req keyRequest) (*virtualKey, error) {
+	now := time.Now().UTC()
+	limits, err := checkKeyRequest(g, req, now)
+	if err != nil {
+		return nil, err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("server: minting a key: %w", err)
+	}
+	key := "sy-vk-" + base64.RawURLEncoding.EncodeToString(b[:])
+	h := sha256.Sum256([]byte(key))
+	hash := hex.EncodeToString(h[:])
+	id := "vk_" + hash[:16]
+	vk := virtualKey{ID: id, Object: "api_key", Name: req.Name, Models: limits.AllowedModels, MaxBudgetUSD: req.MaxBudgetUSD,
+		BudgetDuration: req.BudgetDuration, MaxTokens: req.MaxTokens, MaxRequests: req.MaxRequests,
+		RequestsPerMinute: req.RequestsPerMinute, CreatedAt: now}
+	expires := neverExpires
+	if req.ExpiresAt != nil {
+		e := req.ExpiresAt.UTC()
+		vk.ExpiresAt, expires = &e, e
+	}
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		issued, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/", Limit: MaxVirtualKeysPerOwner})
+		if err != nil {
+			return err
+		}
+		if len(issued) >= MaxVirtualKeysPerOwner {
+			return Errorf(http.StatusConflict, KindConflict, "this key has issued %d virtual keys, the most it may have: delete some first (DELETE /api/v1/keys/{key_id})", len(issued))
+		}
+		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
+			return err
+		}
+		if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+id, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: hash})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: issuing a key: %w", err)
+	}
+	s.log.InfoContext(ctx, "virtual key issued", "owner", owner, "key_id", id, "name", req.Name)
+	vk.Key = key
+	return &vk, nil
+}
+
+// listKeys returns owner's virtual keys, newest first, with their spend.
+func (s *Server) listKeys(ctx context.Context, owner string) ([]virtualKey, error) {
+	es, err := s.cfg.Store.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("server: listing keys: %w", err)
+	}
+	out := make([]virtualKey, 0, len(es))
+	for _, e := range es {
+		var rec storedVirtualKey
+		if err := json.Unmarshal(e.Value, &rec); err != nil {
+			return nil, fmt.Errorf("server: key record %s: %w", e.Key, err)
+		}
+		out = append(out, s.withSpend(ctx, rec.virtualKey))
+	}
+	slices.SortStableFunc(out, func(a, b virtualKey) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out, nil
+}
+
+// keyInfo returns owner's virtual key id with its spend, or a 404.
+func (s *Server) keyInfo(ctx context.Context, owner, id string) (*virtualKey, error) {
+	rec, err := store.GetJSON[storedVirtualKey](ctx, s.cfg.Store, store.VirtualKeys, owner+"/"+id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return nil, NotFound("no virtual key %q issued by this key", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: reading key %s: %w", id, err)
+	}
+	vk := s.withSpend(ctx, rec.virtualKey)
+	return &vk, nil
+}
+
+// withSpend fills in vk's spend from its account and whether it expired.
+func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
+	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, "key/"+vk.ID); err == nil {
+		u := b.Used(ctx)
+		vk.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD}
+		if !u.PeriodStart.IsZero() {
+			vk.Spend.PeriodStart = &u.PeriodStart
+		}
+	}
+	vk.Expired = vk.ExpiresAt != nil && !time.Now().Before(*vk.ExpiresAt)
+	return vk
+}
+
+// revokeKey deletes owner's virtual key id and its records, or answers 404.
+func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := store.GetJSON[storedVirtualKey](ctx, tx, store.VirtualKeys, owner+"/"+id)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+			return NotFound("no virtual key %q issued by this key", id)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
+			return err
+		}
+		if err := tx.Delete(ctx, store.Budgets, "key/"+id); err != nil {
+			return err
+		}
+		return tx.Delete(ctx, store.VirtualKeys, owner+"/"+id)
+	})
+	if err != nil {
+		return fmt.Errorf("server: revoking key %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "virtual key revoked", "owner", owner, "key_id", id)
+	return nil
+}

@@ -1,0 +1,355 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// keysServer is a server with the gateway over the scripted OpenAI upstream as provider
+// "openai", whose catalogue lists three models (ok, ok2, other), priced ($0.001 per prompt token, $0.002 per completion token: an answer of the fake
+// upstream, 7 + 3 tokens, costs $0.013), a model group "pair" of openai/ok and openai/ok2, and
+// cfg's per-key bound; st is shared when given (replicas).
+func keysServer(t *testing.T, st *store.Store, perKey int) (*httptest.Server, *Server) {
+	t.Helper()
+	up := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(up.Close)
+	prices, err := providers.ParseCatalog([]byte(`{
+		"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"},
+		"ok2": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"},
+		"other": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st == nil {
+		st = memstore.New()
+	}
+	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"})),
+		Prices: prices, Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
+		ModelGroups: map[string]completions.ModelGroup{"pair": {Models: []string{"openai/ok", "openai/ok2"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}, RequestsPerMinutePerKey: perKey}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := ModelSelection(routing.NewSelector(routing.Options{Store: st}))(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, s
+}
+
+// issue creates a virtual key with body and returns its answer.
+func issue(t *testing.T, s *Server, body string) virtualKey {
+	t.Helper()
+	r := do(t, s, "POST", "/api/v1/keys", testKey, body)
+	if r.status != http.StatusCreated {
+		t.Fatalf("POST /api/v1/keys %s: %d %s", body, r.status, r.raw)
+	}
+	var vk virtualKey
+	if err := json.Unmarshal([]byte(r.raw), &vk); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(vk.Key, "sy-vk-") || !strings.HasPrefix(vk.ID, "vk_") || len(vk.ID) != 19 || vk.Object != "api_key" {
+		t.Fatalf("issued %+v", vk)
+	}
+	return vk
+}
+
+func chatWith(t *testing.T, hs *httptest.Server, key, model string) (*http.Response, []byte) {
+	t.Helper()
+	return post(t, hs.URL+"/v1/chat/completions", key, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)
+}
+
+func keyInfoOf(t *testing.T, s *Server, key, path string) virtualKey {
+	t.Helper()
+	r := do(t, s, "GET", path, key, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, r.status, r.raw)
+	}
+	var vk virtualKey
+	if err := json.Unmarshal([]byte(r.raw), &vk); err != nil {
+		t.Fatal(err)
+	}
+	if vk.Key != "" || strings.Contains(r.raw, `"key"`) {
+		t.Fatalf("the key itself is shown again: %s", r.raw)
+	}
+	return vk
+}
+
+// TestVirtualKeyLifecycle: an operator issues a key limited to one model and a USD budget;
+// the key calls that model and no other, its spend is metered in USD, the budget stops it,
+// it cannot manage keys or reach the operator's other endpoints, /v1/models shows it only
+// what it may call, another key cannot see it, and a revoked key is refused at once.
+func TestVirtualKeyLifecycle(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	vk := issue(t, s, `{"name":"ci bot","models":["openai/ok"],"max_budget_usd":0.02}`)
+	if vk.MaxBudgetUSD != 0.02 || vk.Name != "ci bot" || len(vk.Models) != 1 || vk.Spend.Requests != 0 {
+		t.Fatalf("issued %+v", vk)
+	}
+	for i := range 2 { // $0.013 each: the second starts at 0.013 < 0.02
+		if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a model the key may not call: %d %s", resp.StatusCode, b)
+	}
+	resp, b := chatWith(t, hs, vk.Key, "openai/ok")
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "budget") || !strings.Contains(string(b), "$0.0260 of $0.0200") {
+		t.Fatalf("over the USD budget: %d %s", resp.StatusCode, b)
+	}
+	info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID)
+	if info.Spend.Requests != 2 || info.Spend.Tokens != 20 || math.Abs(info.Spend.CostUSD-0.026) > 1e-9 {
+		t.Fatalf("spend %+v", info.Spend)
+	}
+	if self := keyInfoOf(t, s, vk.Key, "/api/v1/keys/self"); self.ID != vk.ID || self.Spend != info.Spend {
+		t.Fatalf("self %+v, want %+v", self, info)
+	}
+	wantError(t, do(t, s, "GET", "/api/v1/keys/self", testKey, ""), http.StatusNotFound, KindNotFound, "not a virtual key")
+
+	// A virtual key issues no keys and reaches only the gateway and model selection.
+	wantError(t, do(t, s, "POST", "/api/v1/keys", vk.Key, `{}`), http.StatusForbidden, KindForbidden, "limited in scope")
+	wantError(t, do(t, s, "GET", "/api/v1/keys", vk.Key, ""), http.StatusForbidden, KindForbidden, "limited in scope")
+	wantError(t, do(t, s, "GET", "/api/v1/test/whoami", vk.Key, ""), http.StatusForbidden, KindForbidden, "limited in scope")
+
+	models := do(t, s, "GET", "/v1/models", vk.Key, "")
+	if models.status != http.StatusOK || !strings.Contains(models.raw, `"openai/ok"`) || strings.Contains(models.raw, "openai/other") || strings.Contains(models.raw, `"pair"`) {
+		t.Fatalf("models for the key: %s", models.raw)
+	}
+	if all := do(t, s, "GET", "/v1/models", testKey, ""); !strings.Contains(all.raw, "openai/other") {
+		t.Fatalf("models for the operator: %s", all.raw)
+	}
+
+	list := do(t, s, "GET", "/api/v1/keys", testKey, "")
+	if list.status != http.StatusOK || !strings.Contains(list.raw, vk.ID) || strings.Contains(list.raw, vk.Key) || strings.Contains(list.raw, `"key"`) {
+		t.Fatalf("list: %s", list.raw)
+	}
+	if other := do(t, s, "GET", "/api/v1/keys", completionsOtherKey, ""); strings.Contains(other.raw, vk.ID) {
+		t.Fatalf("another key lists it: %s", other.raw)
+	}
+	wantError(t, do(t, s, "GET", "/api/v1/keys/"+vk.ID, completionsOtherKey, ""), http.StatusNotFound, KindNotFound, vk.ID)
+	wantError(t, do(t, s, "DELETE", "/api/v1/keys/"+vk.ID, completionsOtherKey, ""), http.StatusNotFound, KindNotFound, vk.ID)
+
+	del := do(t, s, "DELETE", "/api/v1/keys/"+vk.ID, testKey, "")
+	if del.status != http.StatusOK || del.body["deleted"] != true || del.body["id"] != vk.ID {
+		t.Fatalf("delete: %d %s", del.status, del.raw)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a revoked key: %d %s", resp.StatusCode, b)
+	}
+	wantError(t, do(t, s, "GET", "/api/v1/keys/"+vk.ID, testKey, ""), http.StatusNotFound, KindNotFound, vk.ID)
+	for _, c := range []store.Collection{store.VirtualKeys, store.ScopedKeys, store.Budgets} {
+		if es, err := s.cfg.Store.List(context.Background(), c, store.ListOptions{}); err != nil || len(es) != 0 {
+			t.Fatalf("%s after the revocation: %d records, %v", c, len(es), err)
+		}
+	}
+}
+
+// TestVirtualKeyModelNames: a key may name a model group (then its models are allowed,
+// called through the group or by name) and a bare name (the model it resolves to).
+func TestVirtualKeyModelNames(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	grp := issue(t, s, `{"models":["pair"]}`)
+	for _, m := range []string{"pair", "openai/ok", "openai/ok2"} {
+		if resp, b := chatWith(t, hs, grp.Key, m); resp.StatusCode != http.StatusOK {
+			t.Fatalf("group key, %s: %d %s", m, resp.StatusCode, b)
+		}
+	}
+	if resp, b := chatWith(t, hs, grp.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("group key, openai/other: %d %s", resp.StatusCode, b)
+	}
+	models := do(t, s, "GET", "/v1/models", grp.Key, "")
+	for _, want := range []string{`"pair"`, `"openai/ok"`, `"openai/ok2"`} {
+		if !strings.Contains(models.raw, want) {
+			t.Fatalf("group key's models lack %s: %s", want, models.raw)
+		}
+	}
+	bare := issue(t, s, `{"models":["ok2"]}`)
+	if resp, b := chatWith(t, hs, bare.Key, "openai/ok2"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("bare-name key, openai/ok2: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := chatWith(t, hs, bare.Key, "ok2"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("bare-name key, ok2: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := chatWith(t, hs, bare.Key, "pair"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("bare-name key, the group (openai/ok in it): %d %s", resp.StatusCode, b)
+	}
+	// Model selection spends nothing: a virtual key may ask.
+	r := do(t, s, "POST", "/api/v1/model-select", bare.Key, `{"messages":[{"role":"user","content":"hi"}],"models":["openai/ok","openai/ok2"]}`)
+	if r.status != http.StatusOK || r.body["providers"] == nil {
+		t.Fatalf("model selection with a virtual key: %d %s", r.status, r.raw)
+	}
+	// Listing conversations, training and optimization are the operator's.
+	wantError(t, do(t, s, "GET", "/api/v1/conversations", bare.Key, ""), http.StatusForbidden, KindForbidden, "limited in scope")
+}
+
+// TestVirtualKeyValidation: every bad field is a 422 naming it, and nothing is stored.
+func TestVirtualKeyValidation(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	for body, field := range map[string]string{
+		`{"models":["openai/nosuchmodel-x"]}`:                         "models[0]",
+		`{"models":["openai/ok",""]}`:                                 "models[1]",
+		`{"models":["openai/ok","openai/ok"]}`:                        "models[1]",
+		`{"max_budget_usd":-1}`:                                       "max_budget_usd",
+		`{"max_tokens":-5}`:                                           "max_tokens",
+		`{"max_requests":-5}`:                                         "max_requests",
+		`{"requests_per_minute":-1}`:                                  "requests_per_minute",
+		`{"budget_duration":"monthly"}`:                               "budget_duration",
+		`{"budget_duration":"0d"}`:                                    "budget_duration",
+		`{"budget_duration":"500ms"}`:                                 "budget_duration",
+		`{"expires_at":"2001-01-01T00:00:00Z"}`:                       "expires_at",
+		`{"name":"` + strings.Repeat("x", 257) + `"}`:                 "name",
+		`{"models":"openai/ok"}`:                                      "models",
+		`{"max_budget_usd":"10"}`:                                     "max_budget_usd",
+		`{"budget":10}`:                                               "budget",
+		`{"models":[` + strings.Repeat(`"openai/ok",`, 100) + `"x"]}`: "models",
+	} {
+		r := do(t, s, "POST", "/api/v1/keys", testKey, body)
+		msg, _ := r.body["message"].(string)
+		if r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, field) {
+			t.Errorf("%.60s: %d %s, want 422 naming %s", body, r.status, r.raw, field)
+		}
+	}
+	for _, c := range []store.Collection{store.VirtualKeys, store.ScopedKeys, store.Budgets} {
+		if es, _ := s.cfg.Store.List(context.Background(), c, store.ListOptions{}); len(es) != 0 {
+			t.Fatalf("%s holds %d records after refused requests", c, len(es))
+		}
+	}
+}
+
+// TestVirtualKeyRate: a key's requests_per_minute bounds its POST requests apart from the
+// key that issued it; without one, the server's per-key bound counts it as a key of its own.
+func TestVirtualKeyRate(t *testing.T) {
+	hs, s := keysServer(t, nil, 3)
+	own := issue(t, s, `{"requests_per_minute":2}`)
+	for i := range 2 {
+		if resp, b := chatWith(t, hs, own.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+	resp, b := chatWith(t, hs, own.Key, "openai/ok")
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "requests_per_minute") {
+		t.Fatalf("third call within the minute: %d %s", resp.StatusCode, b)
+	}
+	if resp.Header.Get("x-should-retry") == "false" {
+		t.Fatalf("a rate bound clears with time: the SDKs should retry it")
+	}
+	// The issuing key has its own three (the POST that issued own took one).
+	if resp, b := chatWith(t, hs, testKey, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the issuing key: %d %s", resp.StatusCode, b)
+	}
+	plain := issue(t, s, `{}`)
+	for i := range 3 {
+		if resp, b := chatWith(t, hs, plain.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("server bound, call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+	if resp, b := chatWith(t, hs, plain.Key, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "requests-per-minute-per-key") {
+		t.Fatalf("server bound, fourth call: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestVirtualKeyAcrossReplicas: a key issued on one replica works on another on the same
+// store (after a restart too), its spend is one account, and a revocation on either is
+// seen by both at once.
+func TestVirtualKeyAcrossReplicas(t *testing.T) {
+	st := memstore.New()
+	hsA, a := keysServer(t, st, 0)
+	hsB, b := keysServer(t, st, 0)
+	vk := issue(t, a, `{"max_requests":3}`)
+	for i, hs := range []*httptest.Server{hsA, hsB, hsB} {
+		if resp, body := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	if resp, body := chatWith(t, hsA, vk.Key, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("fourth call, one account on both: %d %s", resp.StatusCode, body)
+	}
+	if info := keyInfoOf(t, b, testKey, "/api/v1/keys/"+vk.ID); info.Spend.Requests != 3 {
+		t.Fatalf("spend seen on B: %+v", info.Spend)
+	}
+	if r := do(t, b, "DELETE", "/api/v1/keys/"+vk.ID, testKey, ""); r.status != http.StatusOK {
+		t.Fatalf("revoke on B: %d %s", r.status, r.raw)
+	}
+	if resp, _ := chatWith(t, hsA, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("A after the revocation on B: %d", resp.StatusCode)
+	}
+}
+
+// TestVirtualKeyExpiry: a key past expires_at is refused and listed as expired.
+func TestVirtualKeyExpiry(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	exp := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	vk := issue(t, s, `{"expires_at":"`+exp+`"}`)
+	if vk.ExpiresAt == nil || vk.ExpiresAt.Format(time.RFC3339) != exp {
+		t.Fatalf("expires_at %v, want %s", vk.ExpiresAt, exp)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("before expiry: %d %s", resp.StatusCode, b)
+	}
+	// Move the expiry into the past in both records, as time would.
+	ctx := context.Background()
+	past := time.Now().Add(-time.Minute).UTC()
+	rec, err := store.GetJSON[storedVirtualKey](ctx, s.cfg.Store, store.VirtualKeys, "key_"+hashPrefix(testKey)+"/"+vk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ExpiresAt = &past
+	sk, err := store.GetJSON[storedScopedKey](ctx, s.cfg.Store, store.ScopedKeys, rec.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk.ExpiresAt = past
+	if err := store.PutJSON(ctx, s.cfg.Store, store.VirtualKeys, rec.Owner+"/"+vk.ID, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutJSON(ctx, s.cfg.Store, store.ScopedKeys, rec.Hash, sk); err != nil {
+		t.Fatal(err)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("after expiry: %d %s", resp.StatusCode, b)
+	}
+	if info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); !info.Expired {
+		t.Fatalf("not listed as expired: %+v", info)
+	}
+}
+
+func hashPrefix(key string) string {
+	p, err := newAuth(nil, []string{key}).Authenticate(context.Background(), key)
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimPrefix(p.Owner, "key_")
+}
+
+// TestVirtualKeyCap: one key issues at most MaxVirtualKeysPerOwner keys (409 beyond).
+func TestVirtualKeyCap(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	owner := "key_" + hashPrefix(testKey)
+	for i := range MaxVirtualKeysPerOwner {
+		id := fmt.Sprintf("vk_%016x", i)
+		if err := store.PutJSON(context.Background(), s.cfg.Store, store.VirtualKeys, owner+"/"+id, storedVirtualKey{virtualKey: virtualKey{ID: id}, Owner: owner}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantError(t, do(t, s, "POST", "/api/v1/keys", testKey, `{}`), http.StatusConflict, KindConflict, "delete some")
+	if r := do(t, s, "POST", "/api/v1/keys", completionsOtherKey, `{}`); r.status != http.StatusCreated {
+		t.Fatalf("another key's first: %d %s", r.status, r.raw)
+	}
+}
