@@ -47,8 +47,8 @@ func IsStale(q Queue, r Record) bool {
 
 // Heartbeat returns the beat KeepAlive calls for run attempt of job id, stored in c: it
 // refreshes the heartbeat while the record is still that run's; lost reports that the
-// record is gone or shows another attempt (a worker took the job over), cancelled that a
-// cancel was asked.
+// record is gone, shows another attempt (a worker took the job over) or is no longer
+// running (another process ended it), cancelled that a cancel was asked.
 func Heartbeat[T any, P recordPtr[T]](st *store.Store, c store.Collection, id string, attempt int) func(ctx context.Context) (lost, cancelled bool, err error) {
 	return func(ctx context.Context) (lost, cancelled bool, err error) {
 		err = st.Update(ctx, func(tx store.Tx) error {
@@ -63,7 +63,10 @@ func Heartbeat[T any, P recordPtr[T]](st *store.Store, c store.Collection, id st
 			}
 			p := P(&j)
 			if !p.Running() || p.Attempt() != attempt {
-				lost = p.Attempt() != attempt
+				// Another worker took the job over, or another process ended it (a cancel
+				// or delete of a job whose worker it read as dead): this run is not the
+				// job's any more, and whatever it would write is stale.
+				lost = true
 				return nil
 			}
 			cancelled = p.CancelAsked()

@@ -1,12 +1,14 @@
 package optimizer
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // Status is an optimization job's state.
@@ -313,8 +315,9 @@ type openKey struct {
 // dropCutRun starts j over after a run cut short: its partial results are dropped and what
 // they spent goes to j.CutRuns — all but the task-model usage of models whose key is still
 // open, which the key itself will tell (reclaimKeys; the recorded figure is kept with the
-// key as the fallback).
-func (j *job) dropCutRun() {
+// key as the fallback). It returns the tokens of the artifacts the cut run saved: nothing
+// refers to them once its results are gone, so the caller deletes them with the record.
+func (j *job) dropCutRun() (artifacts []string) {
 	if j.CutRuns == nil {
 		j.CutRuns = &CutRunsUsage{}
 	}
@@ -330,9 +333,23 @@ func (j *job) dropCutRun() {
 			}
 		}
 		j.CutRuns.add(task, r.Usage.Proposer)
+		if r.ArtifactToken != "" {
+			artifacts = append(artifacts, r.ArtifactToken)
+		}
 	}
 	j.Results, j.CurrentModel, j.CurrentIteration = nil, "", 0
 	j.BestScore, j.BaselineScore = nil, nil
+	return artifacts
+}
+
+// deleteArtifacts deletes the artifacts of tokens through tx.
+func deleteArtifacts(ctx context.Context, tx store.Writer, tokens []string) error {
+	for _, tok := range tokens {
+		if err := tx.Delete(ctx, store.Artifacts, artifactKey(tok)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // storedRes is a ModelResult with its artifact token, as stored.

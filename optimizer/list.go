@@ -165,6 +165,7 @@ func (s *Service) DeleteJob(ctx context.Context, owner, id string) (Deletion, er
 		}
 		artifacts := 0
 		err = s.store.Update(ctx, func(tx store.Tx) error {
+			artifacts = 0 // a driver may run this more than once
 			for _, r := range j.Results {
 				if r.ArtifactToken == "" {
 					continue

@@ -240,6 +240,9 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 			}
 			return
 		}
+		if tok == "" {
+			return
+		}
 		res.ArtifactToken = tok
 		s.save(j)
 	}()
@@ -685,15 +688,37 @@ func (s *Service) bench(ctx context.Context, b *Bundle, agent *AgentSource, rows
 	return out, nil
 }
 
-// saveArtifact stores the best agent.py under a fresh 128-bit token.
+// saveArtifact stores the best agent.py under a fresh 128-bit token, if the job's record is
+// still this run's: a job deleted, ended or taken over by another process meanwhile (its
+// worker read as dead) gets no artifact nothing would ever delete (token "").
 func (s *Service) saveArtifact(ctx context.Context, j *job, model string, src []byte) (string, error) {
 	tok, err := newID("")
 	if err != nil {
 		return "", err
 	}
 	a := artifact{JobID: j.ID, Owner: j.Owner, Model: model, Name: "agent.py", Content: string(src), CreatedAt: s.now().UTC()}
-	if err := store.PutJSON(ctx, s.store, store.Artifacts, artifactKey(tok), a); err != nil {
+	saved := false
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		saved = false
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
+			return nil
+		}
+		saved = true
+		return store.PutJSON(ctx, tx, store.Artifacts, artifactKey(tok), a)
+	})
+	if err != nil {
 		return "", fmt.Errorf("optimizer: save artifact: %w", err)
+	}
+	if !saved {
+		s.log.Warn("optimizer: the job was ended or deleted elsewhere; its best agent.py is not kept", "job", j.ID)
+		return "", nil
 	}
 	return tok, nil
 }

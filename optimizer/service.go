@@ -373,11 +373,17 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 				}
 				continue
 			}
-			// Start over: partial results of the cut run are dropped.
-			j.dropCutRun()
+			// Start over: partial results of the cut run are dropped, with its artifacts.
+			cut := j.dropCutRun()
 			j.Status, j.StartedAt = StatusQueued, nil
-			if err := s.put(ctx, &j); err != nil {
-				return nil, err
+			err := s.store.Update(ctx, func(tx store.Tx) error {
+				if err := deleteArtifacts(ctx, tx, cut); err != nil {
+					return err
+				}
+				return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+			})
+			if err != nil {
+				return nil, fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 			}
 			s.log.Info("optimizer: re-queued a job cut by a restart", "job", j.ID, "attempts", j.Attempts)
 		default:

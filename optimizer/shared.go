@@ -191,7 +191,9 @@ func (s *Service) claim(ctx context.Context, id string, resume bool) (job, bool,
 			return nil
 		}
 		if j.Status == StatusRunning { // start over: partial results of the cut run are dropped
-			j.dropCutRun()
+			if err := deleteArtifacts(ctx, tx, j.dropCutRun()); err != nil {
+				return err
+			}
 		}
 		now := s.now().UTC()
 		j.Status, j.StartedAt, j.ErrorMessage = StatusRunning, &now, ""

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -51,8 +52,15 @@ func ownedPrefix(kind, owner string) string {
 	return kind + "/" + url.PathEscape(owner) + "/"
 }
 
-// ownedTime is the 16-hex-digit sort key of t: later times sort first.
+// ownedTime is the 16-hex-digit sort key of t: later times sort first. t is held to
+// 1970-2262, where UnixNano is defined and not negative: no record is created outside it,
+// and a query window's bound beyond it (created_after=-1) then means what it says.
 func ownedTime(t time.Time) string {
+	if first := time.Unix(0, 0); t.Before(first) {
+		t = first
+	} else if last := time.Unix(0, math.MaxInt64); t.After(last) {
+		t = last
+	}
 	return fmt.Sprintf("%016x", ^uint64(t.UnixNano()))
 }
 

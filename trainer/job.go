@@ -98,9 +98,14 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 		j.StartedAt = time.Time{}
 		// A shutdown is not the job's doing: the run does not count against MaxAttempts,
 		// which is there to give up on jobs whose worker keeps dying.
+		attempt := j.Attempts
 		j.Attempts = max(j.Attempts-1, 0)
-		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
+		wrote, perr := s.endRun(wctx, &j, attempt, nil)
+		if perr != nil {
 			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: re-queue interrupted job", "job", id, "err", perr)
+		}
+		if !wrote && perr == nil {
+			return false // ended or taken over elsewhere meanwhile: nothing to run again
 		}
 		s.log.Info("trainer: job interrupted by shutdown, re-queued", "job", id)
 		return true
@@ -112,10 +117,13 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 	if err != nil {
 		j.State = StateFailed
 		j.ErrorMessage, j.ErrorKind = err.Error(), kind
-		if perr := store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j); perr != nil {
+		wrote, perr := s.endRun(wctx, &j, j.Attempts, nil)
+		if perr != nil {
 			s.log.Log(context.Background(), jobqueue.FailureLevel(perr), "trainer: record failed job", "job", id, "err", perr)
 		}
-		s.ended(&j)
+		if wrote {
+			s.ended(&j)
+		}
 		s.log.Info("trainer: job failed", "job", id, "err", err)
 		return false
 	}
@@ -124,31 +132,62 @@ func (s *Service) run(ctx context.Context, id string, resume bool) (requeued boo
 	m.LastUsedAt = j.CompletedAt
 	j.State = StateCompleted
 	j.ModelID = m.ID
-	err = s.store.Update(wctx, func(tx store.Tx) error {
+	wrote, err := s.endRun(wctx, &j, j.Attempts, func(tx store.Tx) error {
 		if err := tx.Put(wctx, store.RouterWeights, m.ID, res.weights); err != nil {
 			return err
 		}
 		if err := store.PutJSON(wctx, tx, store.RouterModels, m.ID, m); err != nil {
 			return err
 		}
-		if err := store.PutOwned(wctx, tx, m.ref()); err != nil {
-			return err
-		}
-		return store.PutJSON(wctx, tx, store.TrainingJobs, j.ID, j)
+		return store.PutOwned(wctx, tx, m.ref())
 	})
 	if err != nil {
 		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "trainer: save trained model", "job", id, "err", err)
 		j.State, j.ModelID = StateFailed, ""
 		j.ErrorMessage = "internal error: could not save the trained router: " + err.Error()
 		j.ErrorKind = ErrorKindInternal
-		_ = store.PutJSON(wctx, s.store, store.TrainingJobs, j.ID, j)
-		s.ended(&j)
+		if wrote, _ := s.endRun(wctx, &j, j.Attempts, nil); wrote {
+			s.ended(&j)
+		}
+		return false
+	}
+	if !wrote {
+		s.log.Warn("trainer: job was ended by another process meanwhile; its router is not kept", "job", id)
 		return false
 	}
 	s.ended(&j)
 	s.log.Info("trainer: job completed", "job", id, "model", m.ID,
 		"top1", m.Metrics.Top1HitRate, "baseline_top1", m.Metrics.BaselineTop1HitRate)
 	return false
+}
+
+// endRun writes run attempt's outcome j, with extra's writes in the same transaction,
+// unless the record moved on meanwhile: deleted, ended by another process that read this
+// worker as dead (a cancel or a delete), or taken over by another attempt. Without that
+// check a slow worker's last write would end a job a second time or bring a deleted one
+// back. wrote reports whether it wrote.
+func (s *Service) endRun(ctx context.Context, j *jobRecord, attempt int, extra func(tx store.Tx) error) (wrote bool, err error) {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		wrote = false
+		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, j.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur.State != StateRunning || cur.Attempts != attempt {
+			return nil
+		}
+		if extra != nil {
+			if err := extra(tx); err != nil {
+				return err
+			}
+		}
+		wrote = true
+		return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
+	})
+	return wrote, err
 }
 
 // trainSafely runs train and turns a panic into an internal error, so one bad job cannot

@@ -107,7 +107,9 @@ type Runner struct {
 	limiting      string
 	cred          *syscall.Credential
 	log           *slog.Logger
-	venvMu        sync.Mutex
+	// venvLock is held (a token in it) while a virtualenv is built or the cache pruned:
+	// a channel, so a run whose context ends stops waiting for another run's build.
+	venvLock chan struct{}
 }
 
 var _ sandbox.Runner = (*Runner)(nil)
@@ -116,7 +118,8 @@ var _ sandbox.Runner = (*Runner)(nil)
 // namespaces here (it runs a probe sandbox). Any failure matches sandbox.ErrUnavailable and
 // says what is missing.
 func New(opts Options) (*Runner, error) {
-	r := &Runner{log: opts.Logger, index: opts.PackageIndex, workDir: opts.WorkDir, cacheDir: opts.CacheDir, maxVenvs: opts.MaxCachedVenvs}
+	r := &Runner{log: opts.Logger, index: opts.PackageIndex, workDir: opts.WorkDir, cacheDir: opts.CacheDir, maxVenvs: opts.MaxCachedVenvs,
+		venvLock: make(chan struct{}, 1)}
 	if r.maxVenvs == 0 {
 		r.maxVenvs = DefaultMaxCachedVenvs
 	}

@@ -47,8 +47,12 @@ func (r *Runner) venv(ctx context.Context, deps []string) (string, error) {
 	if cachedVenv(final, time.Now()) {
 		return final, nil
 	}
-	r.venvMu.Lock()
-	defer r.venvMu.Unlock()
+	select {
+	case r.venvLock <- struct{}{}:
+	case <-ctx.Done():
+		return "", fmt.Errorf("waiting for another run's DEPENDENCIES install: %w", context.Cause(ctx))
+	}
+	defer func() { <-r.venvLock }()
 	if cachedVenv(final, time.Now()) {
 		return final, nil
 	}
@@ -105,7 +109,7 @@ func cachedVenv(dir string, now time.Time) bool {
 
 // evictVenvs removes the least recently used dependency-set virtualenvs beyond r.maxVenvs,
 // only those unused for venvIdle: a run still using one keeps it, even over the bound. The
-// base virtualenvs and builds in progress are never removed. r.venvMu is held.
+// base virtualenvs and builds in progress are never removed. r.venvLock is held.
 func (r *Runner) evictVenvs(now time.Time) {
 	if r.maxVenvs < 0 {
 		return
@@ -153,7 +157,7 @@ func (r *Runner) evictVenvs(now time.Time) {
 }
 
 // baseVenv returns a cached empty virtualenv, built once; dependency sets start from a copy
-// of it. It holds pip only when python ships no pip wheel to run pip from. r.venvMu is held.
+// of it. It holds pip only when python ships no pip wheel to run pip from. r.venvLock is held.
 func (r *Runner) baseVenv(ctx context.Context) (string, error) {
 	sum := sha256.Sum256([]byte(r.python))
 	key := "base-" + hex.EncodeToString(sum[:8])
