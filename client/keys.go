@@ -95,7 +95,50 @@ func (c *Client) Key(ctx context.Context, id string) (*VirtualKey, error) {
 }
 
 // RevokeKey revokes a virtual key the calling key issued, at once on every replica.
-func (c *Client) RevokeKey(ctx context.Context, id string) error {
-	_, err := c.remove(ctx, "/api/v1/keys/", id)
-	return err
+func (c *Client) RevokeKey(ctx context.Context, id string) (*Deletion, error) {
+	return c.remove(ctx, "/api/v1/keys/", id)
+}
+
+// KeyUpdate changes a virtual key (PATCH /api/v1/keys/{id}): the fields set replace the
+// key's; the others stay. ClearExpiry removes its expiry.
+type KeyUpdate struct {
+	Name              *string
+	Models            []string // nil: unchanged; empty non-nil: every model
+	MaxBudgetUSD      *float64
+	BudgetDuration    *string
+	MaxTokens         *int64
+	MaxRequests       *int64
+	RequestsPerMinute *int
+	ExpiresAt         *time.Time
+	ClearExpiry       bool
+}
+
+// UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
+// its spend is kept.
+func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*VirtualKey, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: PATCH /api/v1/keys/: %w", errIDRequired)
+	}
+	body := map[string]any{}
+	if u != nil {
+		set := func(name string, v any, ok bool) {
+			if ok {
+				body[name] = v
+			}
+		}
+		set("name", u.Name, u.Name != nil)
+		set("models", u.Models, u.Models != nil)
+		set("max_budget_usd", u.MaxBudgetUSD, u.MaxBudgetUSD != nil)
+		set("budget_duration", u.BudgetDuration, u.BudgetDuration != nil)
+		set("max_tokens", u.MaxTokens, u.MaxTokens != nil)
+		set("max_requests", u.MaxRequests, u.MaxRequests != nil)
+		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
+		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
+		set("expires_at", nil, u.ClearExpiry)
+	}
+	var out VirtualKey
+	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -43,8 +43,18 @@ func TestVirtualKeysAgainstServer(t *testing.T) {
 	if err != nil || len(keys) != 1 || keys[0].ID != vk.ID || keys[0].Key != "" {
 		t.Fatalf("list %+v %v", keys, err)
 	}
-	if err := c.RevokeKey(ctx, vk.ID); err != nil {
-		t.Fatal(err)
+	if _, err := app.Key(ctx, vk.ID); !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden {
+		t.Fatalf("a virtual key reading another key's record: %v", err)
+	}
+	more := int64(5)
+	if up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{MaxRequests: &more, Models: []string{}}); err != nil || up.MaxRequests != 5 || len(up.Models) != 0 || up.Spend.Requests != 1 {
+		t.Fatalf("update %+v %v", up, err)
+	}
+	if err := req("openai/gpt-4o"); err != nil {
+		t.Fatalf("every model allowed after the update: %v", err)
+	}
+	if d, err := c.RevokeKey(ctx, vk.ID); err != nil || !d.Deleted || d.ID != vk.ID {
+		t.Fatalf("revoke %+v %v", d, err)
 	}
 	if err := req("openai/gpt-4o-mini"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized {
 		t.Fatalf("revoked: %v", err)

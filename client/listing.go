@@ -90,7 +90,7 @@ func All[T any](ctx context.Context, opts *ListOptions, list func(context.Contex
 // Deletion is the server's answer to a delete.
 type Deletion struct {
 	ID string `json:"id"`
-	// Object is training_job, router_model, optimization_job or conversation.
+	// Object is training_job, router_model, optimization_job, conversation or api_key.
 	Object  string `json:"object"`
 	Deleted bool   `json:"deleted"`
 	// Cancelled is true when a queued or running job was cancelled before the delete.

@@ -284,3 +284,16 @@ func (g *Gateway) Allows(scope Scope, model string) bool {
 	}
 	return true
 }
+
+// SetSharedBudgetLimits replaces the limits of the stored account id through tx (a
+// store.Tx, to change them together with the records that refer to it), keeping what it
+// used: every Budget loaded on it afterwards (LoadSharedBudget) holds to the new limits.
+func SetSharedBudgetLimits(ctx context.Context, tx store.Tx, id string, l BudgetLimits) error {
+	rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, id)
+	if err != nil {
+		return fmt.Errorf("completions: budget %s: %w", id, err)
+	}
+	rec.Limits = l
+	rec.Limits.AllowedModels = slices.Clone(l.AllowedModels)
+	return store.PutJSON(ctx, tx, store.Budgets, id, rec)
+}

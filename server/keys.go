@@ -170,6 +170,19 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, vk)
 			return nil
 		})
+	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept",
+		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Errors: map[int]string{
+			404: "no virtual key of this key has this id",
+			422: "validation error: the message names the field",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			vk, err := s.updateKey(r, g, owner(r), r.PathValue("key_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, vk)
+			return nil
+		})
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/keys/{key_id}", Summary: "Revoke a virtual key at once on every replica (its spend record goes with it)",
 		Tags: tags, Response: keyDeletion{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -370,4 +383,72 @@ func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 	}
 	s.log.InfoContext(ctx, "virtual key revoked", "owner", owner, "key_id", id)
 	return nil
+}
+
+// updateKey applies a PATCH body to owner's virtual key id: the fields it gives replace the
+// key's (checked as on issue; expires_at only when given, so an expired key may be renamed
+// or given a new expiry), in one transaction over its three records.
+func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id string) (*virtualKey, error) {
+	ctx := r.Context()
+	rec, err := store.GetJSON[storedVirtualKey](ctx, s.cfg.Store, store.VirtualKeys, owner+"/"+id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return nil, NotFound("no virtual key %q issued by this key", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: reading key %s: %w", id, err)
+	}
+	var body json.RawMessage
+	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return nil, err // empty, malformed, too large or too slow
+	}
+	req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
+		MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, ExpiresAt: rec.ExpiresAt}
+	var given map[string]json.RawMessage
+	if json.Unmarshal(body, &given) != nil || given == nil {
+		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
+	}
+	if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	check := req
+	if _, ok := given["expires_at"]; !ok {
+		check.ExpiresAt = nil // kept as it is, past or not
+	}
+	limits, err := checkKeyRequest(g, check, now)
+	if err != nil {
+		return nil, err
+	}
+	vk := rec.virtualKey
+	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
+	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute
+	vk.ExpiresAt = nil
+	expires := neverExpires
+	if req.ExpiresAt != nil {
+		e := req.ExpiresAt.UTC()
+		vk.ExpiresAt, expires = &e, e
+	}
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Get(ctx, store.VirtualKeys, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
+			return NotFound("no virtual key %q issued by this key", id) // revoked meanwhile
+		} else if err != nil {
+			return err
+		}
+		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
+			return err
+		}
+		// Rewritten whole: an expired key's record may be gone (the first use after its
+		// expiry deletes it), and a new expiry brings it back.
+		if err := store.PutJSON(ctx, tx, store.ScopedKeys, rec.Hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+id, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: rec.Hash})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: updating key %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id)
+	out := s.withSpend(ctx, vk)
+	return &out, nil
 }

@@ -353,3 +353,72 @@ func TestVirtualKeyCap(t *testing.T) {
 		t.Fatalf("another key's first: %d %s", r.status, r.raw)
 	}
 }
+
+// TestVirtualKeyUpdate: PATCH changes the fields it gives and keeps the spend; a raised
+// budget lets a stopped key call again at once, a narrowed model list refuses at once,
+// expires_at null removes an expiry (an expired key comes back), bad fields are 422 and
+// leave the key as it was.
+func TestVirtualKeyUpdate(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	vk := issue(t, s, `{"name":"a","models":["openai/ok","openai/ok2"],"max_requests":1}`)
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok2"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first call: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := chatWith(t, hs, vk.Key, "openai/ok2"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("over max_requests: %d", resp.StatusCode)
+	}
+	r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"max_requests":3,"models":["openai/ok"]}`)
+	if r.status != http.StatusOK || r.body["name"] != "a" || r.body["max_requests"] != 3.0 {
+		t.Fatalf("patch: %d %s", r.status, r.raw)
+	}
+	if spend := r.body["spend"].(map[string]any); spend["requests"] != 1.0 {
+		t.Fatalf("spend not kept: %s", r.raw)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after raising the bound: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := chatWith(t, hs, vk.Key, "openai/ok2"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a model taken off the list: %d", resp.StatusCode)
+	}
+	for body, field := range map[string]string{`{"max_requests":-1}`: "max_requests", `{"models":["openai/nope"]}`: "models[0]",
+		`{"expires_at":"2001-01-01T00:00:00Z"}`: "expires_at", `{"colour":"red"}`: "colour", `[1]`: "JSON object"} {
+		r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, body)
+		if msg, _ := r.body["message"].(string); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, field) {
+			t.Errorf("patch %s: %d %s, want 422 naming %s", body, r.status, r.raw, field)
+		}
+	}
+	if info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); info.MaxRequests != 3 || len(info.Models) != 1 {
+		t.Fatalf("a refused patch changed the key: %+v", info)
+	}
+	wantError(t, do(t, s, "PATCH", "/api/v1/keys/vk_0000000000000000", testKey, `{"name":"x"}`), http.StatusNotFound, KindNotFound, "vk_0000000000000000")
+	wantError(t, do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, completionsOtherKey, `{"name":"x"}`), http.StatusNotFound, KindNotFound, vk.ID)
+	wantError(t, do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, vk.Key, `{"max_requests":100}`), http.StatusForbidden, KindForbidden, "limited in scope")
+
+	// An expired key (its shared record deleted by the first use after the expiry) comes
+	// back when its expiry is removed.
+	ctx := context.Background()
+	rec, err := store.GetJSON[storedVirtualKey](ctx, s.cfg.Store, store.VirtualKeys, "key_"+hashPrefix(testKey)+"/"+vk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	rec.ExpiresAt = &past
+	if err := store.PutJSON(ctx, s.cfg.Store, store.VirtualKeys, rec.Owner+"/"+vk.ID, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cfg.Store.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("expired: %d", resp.StatusCode)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"name":"renamed"}`); r.status != http.StatusOK || r.body["expired"] != true {
+		t.Fatalf("renaming an expired key: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"expires_at":null}`); r.status != http.StatusOK || r.body["expires_at"] != nil || r.body["expired"] != nil {
+		t.Fatalf("removing the expiry: %d %s", r.status, r.raw)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after removing the expiry: %d %s", resp.StatusCode, b)
+	}
+}

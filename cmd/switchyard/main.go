@@ -42,6 +42,7 @@ func commands() []command {
 		{"jobs", "list your training and optimization jobs, or delete some (jobs delete ID...)", runJobs},
 		{"models", "list your router models, show one, or delete some", runModels},
 		{"conversations", "list your conversations, show one's messages, or delete some", runConversations},
+		{"keys", "issue virtual keys with budgets and model lists, list them with their spend, update or revoke them", runKeys},
 		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
 	}
 }

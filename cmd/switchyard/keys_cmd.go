@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// keyFlags are the limits `keys issue` and `keys update` take; set records which were
+// given on the command line (update changes only those).
+type keyFlags struct {
+	name, models, budgetDuration, expires string
+	maxBudget                             float64
+	maxTokens, maxRequests                int64
+	rpm                                   int
+	noExpiry                              bool
+	set                                   map[string]bool
+}
+
+func addKeyFlags(fs *flag.FlagSet) *keyFlags {
+	f := &keyFlags{}
+	fs.StringVar(&f.name, "name", "", "a label for the key")
+	fs.StringVar(&f.models, "models", "", "comma-separated models the key may call (provider/model, bare names, model groups); empty: every model")
+	fs.Float64Var(&f.maxBudget, "max-budget-usd", 0, "USD the key may spend (per --budget-duration when set); 0: no bound")
+	fs.StringVar(&f.budgetDuration, "budget-duration", "", "period after which the spend starts again from zero: 30d, 12h, 90m")
+	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "tokens the key may use (per period); 0: no bound")
+	fs.Int64Var(&f.maxRequests, "max-requests", 0, "completion and embedding requests the key may make (per period); 0: no bound")
+	fs.IntVar(&f.rpm, "rpm", 0, "POST requests per minute per server process; 0: the server's per-key bound")
+	fs.StringVar(&f.expires, "expires", "", "when the key stops working: RFC 3339, or a duration from now (90d, 12h)")
+	fs.BoolVar(&f.noExpiry, "no-expiry", false, "update: remove the key's expiry")
+	return f
+}
+
+// expiry reads --expires: an RFC 3339 time or a duration from now.
+func (f *keyFlags) expiry(now time.Time) (*time.Time, error) {
+	if f.expires == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, f.expires); err == nil {
+		return &t, nil
+	}
+	d, err := parseDays(f.expires)
+	if err != nil {
+		return nil, fmt.Errorf("--expires %q: want an RFC 3339 time or a duration such as 90d or 12h", f.expires)
+	}
+	t := now.Add(d)
+	return &t, nil
+}
+
+// parseDays is time.ParseDuration with a d (days) suffix too.
+func parseDays(v string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n float64
+		if _, err := fmt.Sscanf(days, "%g", &n); err != nil || n <= 0 {
+			return 0, errors.New("bad number of days")
+		}
+		return time.Duration(n * float64(24*time.Hour)), nil
+	}
+	return time.ParseDuration(v)
+}
+
+func splitModels(v string) []string {
+	out := []string{}
+	for _, m := range strings.Split(v, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	sub, args, err := subcommand(args, "list", "issue", "show", "update", "revoke")
+	if err != nil {
+		return err
+	}
+	fs := newFlagSet("keys", "keys [list] | keys issue [limits] | keys show ID|self | keys update ID [limits] | keys revoke ID...", stderr)
+	cf := addClientFlags(fs)
+	kf := addKeyFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	kf.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { kf.set[f.Name] = true })
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "expires", "no-expiry"}
+	if sub != "issue" && sub != "update" {
+		for _, n := range limitFlags {
+			if kf.set[n] {
+				return fmt.Errorf("--%s is for keys issue and keys update", n)
+			}
+		}
+	}
+	show := func(vk *client.VirtualKey) error {
+		if cf.jsonOut {
+			return printJSON(stdout, vk)
+		}
+		printKey(stdout, vk)
+		return nil
+	}
+	switch sub {
+	case "issue":
+		if len(pos) > 0 {
+			return fmt.Errorf("unexpected argument %q (limits are flags: switchyard keys issue --name NAME --models a,b)", pos[0])
+		}
+		if kf.noExpiry {
+			return errors.New("--no-expiry is for keys update (a new key has no expiry unless --expires is given)")
+		}
+		exp, err := kf.expiry(time.Now())
+		if err != nil {
+			return err
+		}
+		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
+			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm, ExpiresAt: exp})
+		if err != nil {
+			return err
+		}
+		if err := show(vk); err != nil {
+			return err
+		}
+		if !cf.jsonOut {
+			fmt.Fprintf(stdout, "\nkey (shown once; the server keeps only its hash):\n%s\n", vk.Key)
+		}
+		return nil
+	case "update":
+		if len(pos) != 1 {
+			return errors.New("give one key id: switchyard keys update ID --max-budget-usd 50")
+		}
+		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry}
+		if kf.set["name"] {
+			u.Name = &kf.name
+		}
+		if kf.set["models"] {
+			u.Models = splitModels(kf.models)
+		}
+		if kf.set["max-budget-usd"] {
+			u.MaxBudgetUSD = &kf.maxBudget
+		}
+		if kf.set["budget-duration"] {
+			u.BudgetDuration = &kf.budgetDuration
+		}
+		if kf.set["max-tokens"] {
+			u.MaxTokens = &kf.maxTokens
+		}
+		if kf.set["max-requests"] {
+			u.MaxRequests = &kf.maxRequests
+		}
+		if kf.set["rpm"] {
+			u.RequestsPerMinute = &kf.rpm
+		}
+		if kf.set["expires"] {
+			if kf.noExpiry {
+				return errors.New("--expires and --no-expiry together")
+			}
+			if u.ExpiresAt, err = kf.expiry(time.Now()); err != nil {
+				return err
+			}
+		}
+		vk, err := c.UpdateKey(ctx, pos[0], u)
+		if err != nil {
+			return err
+		}
+		return show(vk)
+	case "show":
+		if len(pos) != 1 {
+			return errors.New("give one key id (or self)")
+		}
+		vk, err := c.Key(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		return show(vk)
+	case "revoke":
+		return deleteEach(ctx, pos, cf.jsonOut, stdout, c.RevokeKey)
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q (switchyard keys show ID, or keys revoke ID)", pos[0])
+	}
+	keys, err := c.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		return printJSON(stdout, orEmpty(keys))
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tMODELS\tSPENT\tBUDGET\tREQUESTS\tEXPIRES")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t$%.4f\t%s\t%d\t%s\n", k.ID, k.Name, modelsOf(k), k.Spend.CostUSD, budgetOf(k), k.Spend.Requests, expiresOf(k))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(keys) == 0 {
+		fmt.Fprintln(stdout, "(no virtual keys: switchyard keys issue --name NAME --max-budget-usd 10)")
+	}
+	return nil
+}
+
+func modelsOf(k client.VirtualKey) string {
+	if len(k.Models) == 0 {
+		return "all"
+	}
+	return strings.Join(k.Models, ",")
+}
+
+func budgetOf(k client.VirtualKey) string {
+	if k.MaxBudgetUSD == 0 {
+		return "-"
+	}
+	b := fmt.Sprintf("$%g", k.MaxBudgetUSD)
+	if k.BudgetDuration != "" {
+		b += "/" + k.BudgetDuration
+	}
+	return b
+}
+
+func expiresOf(k client.VirtualKey) string {
+	switch {
+	case k.ExpiresAt == nil:
+		return "never"
+	case k.Expired:
+		return "expired " + k.ExpiresAt.Local().Format("2006-01-02 15:04")
+	}
+	return k.ExpiresAt.Local().Format("2006-01-02 15:04")
+}
+
+func printKey(w io.Writer, k *client.VirtualKey) {
+	fmt.Fprintf(w, "id:        %s\n", k.ID)
+	if k.Name != "" {
+		fmt.Fprintf(w, "name:      %s\n", k.Name)
+	}
+	fmt.Fprintf(w, "models:    %s\n", modelsOf(*k))
+	fmt.Fprintf(w, "budget:    %s\n", budgetOf(*k))
+	if k.MaxTokens > 0 || k.MaxRequests > 0 {
+		fmt.Fprintf(w, "bounds:    %d tokens, %d requests (0: none)\n", k.MaxTokens, k.MaxRequests)
+	}
+	if k.RequestsPerMinute > 0 {
+		fmt.Fprintf(w, "rate:      %d requests per minute\n", k.RequestsPerMinute)
+	}
+	fmt.Fprintf(w, "expires:   %s\n", expiresOf(*k))
+	fmt.Fprintf(w, "spent:     $%.4f, %d tokens, %d requests", k.Spend.CostUSD, k.Spend.Tokens, k.Spend.Requests)
+	if k.Spend.PeriodStart != nil {
+		fmt.Fprintf(w, " since %s", k.Spend.PeriodStart.Local().Format("2006-01-02 15:04"))
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// TestKeysCommand: issue a key with limits, see it listed with its spend, change it, show
+// it as itself, revoke it.
+func TestKeysCommand(t *testing.T) {
+	up := fakeOpenAIUpstream(t)
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+
+	if code, out, errOut := cli(t, "keys"); code != 0 || !strings.Contains(out, "no virtual keys") {
+		t.Fatalf("empty: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut := cli(t, "keys", "issue", "--name", "bot", "--models", "openai/gpt-4o-mini, openai/gpt-4o", "--max-budget-usd", "5", "--budget-duration", "30d", "--expires", "90d")
+	m := regexp.MustCompile(`(?m)^id:\s+(vk_[0-9a-f]{16})$[\s\S]*shown once[^\n]*\n(sy-vk-\S+)`).FindStringSubmatch(out)
+	if code != 0 || m == nil || !strings.Contains(out, "$5/30d") {
+		t.Fatalf("issue: %d %s %s", code, out, errOut)
+	}
+	id, key := m[1], m[2]
+	if code, out, errOut := cli(t, "keys"); code != 0 || !regexp.MustCompile(id+`\s+bot\s+openai/gpt-4o-mini,openai/gpt-4o\s+\$0\.0000\s+\$5/30d\s+0\s+20`).MatchString(out) {
+		t.Fatalf("list: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--max-budget-usd", "50", "--no-expiry"); code != 0 || !strings.Contains(out, "$50/30d") || !strings.Contains(out, "expires:   never") || !strings.Contains(out, "name:      bot") {
+		t.Fatalf("update: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "show", "self", "--key", key); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("show self: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "show", id, "--max-tokens", "5"); code == 0 || !strings.Contains(errOut, "--max-tokens is for keys issue and keys update") {
+		t.Fatalf("a limit flag on show: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "revoke", id); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("revoke: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "show", "self", "--key", key); code == 0 || !strings.Contains(errOut, "401") {
+		t.Fatalf("revoked key: %d %s", code, errOut)
+	}
+}
