@@ -22,7 +22,7 @@ import (
 // "openai", whose catalogue lists three models (ok, ok2, other), priced ($0.001 per prompt token, $0.002 per completion token: an answer of the fake
 // upstream, 7 + 3 tokens, costs $0.013), a model group "pair" of openai/ok and openai/ok2, and
 // cfg's per-key bound; st is shared when given (replicas).
-func keysServer(t *testing.T, st *store.Store, perKey int) (*httptest.Server, *Server) {
+func keysServer(t testing.TB, st *store.Store, perKey int) (*httptest.Server, *Server) {
 	t.Helper()
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(up.Close)

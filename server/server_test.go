@@ -27,7 +27,7 @@ type echoRequest struct {
 var errSecret = errors.New("db password is hunter2")
 
 // testServer registers probe routes on top of the spine.
-func testServer(t *testing.T, cfg Config, logBuf *bytes.Buffer) *Server {
+func testServer(t testing.TB, cfg Config, logBuf *bytes.Buffer) *Server {
 	t.Helper()
 	if cfg.Store == nil {
 		cfg.Store = memstore.New()

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// BenchmarkVirtualKeyChat measures what a virtual key adds to a chat completion through
+// the server (scripted upstream on loopback): the operator's key against a virtual key with
+// no limits and one with a USD budget, on the in-memory store and on a bbolt file (each
+// budgeted request reads the key and its account and writes the account twice).
+//
+//	go test ./server -run '^$' -bench BenchmarkVirtualKeyChat -benchtime 2000x -count 5
+func BenchmarkVirtualKeyChat(b *testing.B) {
+	for _, backend := range []string{"memory", "bbolt"} {
+		var st *store.Store
+		if backend == "memory" {
+			st = memstore.New()
+		} else {
+			var err error
+			if st, err = boltstore.Open(filepath.Join(b.TempDir(), "sy.db"), boltstore.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, s := keysServer(b, st, 0)
+		keys := map[string]string{"operator": testKey}
+		for name, body := range map[string]string{"virtual": `{}`, "virtual_budget": `{"max_budget_usd":1000000,"models":["openai/ok"]}`} {
+			req := httptest.NewRequest("POST", "/api/v1/keys", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+testKey)
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			var vk virtualKey
+			if rec.Code != http.StatusCreated || json.Unmarshal(rec.Body.Bytes(), &vk) != nil {
+				b.Fatalf("issue: %d %s", rec.Code, rec.Body)
+			}
+			keys[name] = vk.Key
+		}
+		for _, who := range []string{"operator", "virtual", "virtual_budget"} {
+			b.Run(backend+"/"+who, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`))
+					req.Header.Set("Authorization", "Bearer "+keys[who])
+					rec := httptest.NewRecorder()
+					s.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%d %s", rec.Code, rec.Body)
+					}
+				}
+			})
+		}
+	}
+}
