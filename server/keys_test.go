@@ -16,9 +16,10 @@ import (
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
-// keysServer is a server with the gateway over the scripted OpenAI upstream as provider
+// keysServer is a server with the gateway (its usage recorded) over the scripted OpenAI upstream as provider
 // "openai", whose catalogue lists three models (ok, ok2, other), priced ($0.001 per prompt token, $0.002 per completion token: an answer of the fake
 // upstream, 7 + 3 tokens, costs $0.013), a model group "pair" of openai/ok and openai/ok2, and
 // cfg's per-key bound; st is shared when given (replicas).
@@ -36,8 +37,9 @@ func keysServer(t testing.TB, st *store.Store, perKey int) (*httptest.Server, *S
 	if st == nil {
 		st = memstore.New()
 	}
+	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"})),
-		Prices: prices, Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
+		Prices: prices, Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}, Observer: rec,
 		ModelGroups: map[string]completions.ModelGroup{"pair": {Models: []string{"openai/ok", "openai/ok2"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +49,9 @@ func keysServer(t testing.TB, st *store.Store, perKey int) (*httptest.Server, *S
 		t.Fatal(err)
 	}
 	if err := ModelSelection(routing.NewSelector(routing.Options{Store: st}))(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := Usage(rec)(s); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(s)
@@ -421,4 +426,32 @@ func TestVirtualKeyUpdate(t *testing.T) {
 	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after removing the expiry: %d %s", resp.StatusCode, b)
 	}
+}
+
+// TestVirtualKeyUsage: a virtual key reads its own requests in the usage log and no one
+// else's; its issuer sees every request and can pick one key's out by its tag.
+func TestVirtualKeyUsage(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	a, b := issue(t, s, `{"name":"a"}`), issue(t, s, `{"name":"b"}`)
+	for _, k := range []string{a.Key, a.Key, b.Key, testKey} {
+		if resp, body := chatWith(t, hs, k, "openai/ok"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("chat: %d %s", resp.StatusCode, body)
+		}
+	}
+	count := func(key, query string) (int, reply) {
+		r := do(t, s, "GET", "/api/v1/usage/requests"+query, key, "")
+		data, _ := r.body["data"].([]any)
+		return len(data), r
+	}
+	if n, r := count(a.Key, ""); n != 2 || !strings.Contains(r.raw, `"tag":"key:`+a.ID+`"`) || strings.Contains(r.raw, b.ID) {
+		t.Fatalf("key a's own requests: %d %s", n, r.raw)
+	}
+	if n, r := count(testKey, ""); n != 4 {
+		t.Fatalf("the issuer's: %d %s", n, r.raw)
+	}
+	if n, r := count(testKey, "?tag=key:"+b.ID); n != 1 {
+		t.Fatalf("the issuer's, key b's tag: %d %s", n, r.raw)
+	}
+	wantError(t, do(t, s, "GET", "/api/v1/usage/requests?tag=key:"+b.ID, a.Key, ""), http.StatusForbidden, KindForbidden, "only its own")
+	wantError(t, do(t, s, "GET", "/api/v1/usage/series", a.Key, ""), http.StatusForbidden, KindForbidden, "limited in scope")
 }

@@ -35,11 +35,12 @@ func Usage(rec *usagelog.Recorder) Option {
 			return errors.New("server: Usage needs a *usagelog.Recorder")
 		}
 		tags := []string{"Usage"}
-		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/requests", Summary: "This key's recent completion requests with their attempts, newest first",
+		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/requests", Summary: "This key's recent completion requests with their attempts, newest first (a virtual key sees its own)",
 			Query: []QueryParam{
 				{Name: "limit", Description: "how many requests 1-500 (default 50)"},
 				{Name: "before", Description: "next_before of the previous page: only requests recorded before it"},
-			}, Response: usageRequests{}, Tags: tags},
+				{Name: "tag", Description: "only the requests of one scope: key:<virtual key id> or optimize:<job id>"},
+			}, Response: usageRequests{}, Tags: tags, VirtualKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q := r.URL.Query()
 				limit, err := intQuery(q.Get("limit"), "limit", 50, 1, 500)
@@ -50,8 +51,16 @@ func Usage(rec *usagelog.Recorder) Option {
 				if err != nil {
 					return err
 				}
+				tag := q.Get("tag")
+				if p, _ := PrincipalFrom(r.Context()); p.Scope != nil {
+					vk, _ := p.Scope.(virtualKeyScope) // the only scoped keys the route lets in
+					if tag != "" && tag != vk.Tag {
+						return Errorf(http.StatusForbidden, KindForbidden, "tag: a virtual key sees only its own requests (%s)", vk.Tag)
+					}
+					tag = vk.Tag
+				}
 				// One more than asked says whether there is a next page.
-				reqs := rec.Requests(owner(r), limit+1, int64(before))
+				reqs := rec.RequestsTagged(owner(r), tag, limit+1, int64(before))
 				out := usageRequests{Data: reqs}
 				if len(reqs) > limit {
 					out.Data = reqs[:limit]

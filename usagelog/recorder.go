@@ -246,13 +246,19 @@ func (r *Recorder) minuteAt(u int64) *minute {
 // Requests returns owner's recorded requests, newest first, at most limit (all when limit
 // ≤ 0) and only those with an id below before when before > 0 (to page back).
 func (r *Recorder) Requests(owner string, limit int, before int64) []Request {
+	return r.RequestsTagged(owner, "", limit, before)
+}
+
+// RequestsTagged is Requests keeping only the requests whose scope had tag (all when tag
+// is ""): a virtual key's ("key:<id>") or an optimization job's ("optimize:<id>").
+func (r *Recorder) RequestsTagged(owner, tag string, limit int, before int64) []Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := []Request{}
 	n := len(r.ring)
 	for i := 1; i <= n; i++ {
 		req := &r.ring[((r.next-i)%n+n)%n]
-		if req.Owner != owner || (before > 0 && req.ID >= before) {
+		if req.Owner != owner || (before > 0 && req.ID >= before) || (tag != "" && req.Tag != tag) {
 			continue
 		}
 		c := *req
