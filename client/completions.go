@@ -237,19 +237,21 @@ func (s *Stream) dispatch(event, data string) bool {
 		return false
 	}
 	var probe struct {
-		Type string `json:"type"`
+		Type  string `json:"type"`
+		Final bool   `json:"final"`
+		Error string `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(data), &probe); err != nil {
 		s.fail(fmt.Errorf("client: malformed stream event %q: %w", truncate(data, 120), err))
 		return false
 	}
 	switch {
-	case event == "error" || probe.Type == "error":
+	case event == "error" || probe.Type == "error" || probe.Error != "":
 		se := &StreamError{}
 		_ = json.Unmarshal([]byte(data), se)
 		s.fail(se)
 		return false
-	case probe.Type == "final":
+	case probe.Final || probe.Type == "final": // "final" was its type before it became a text chunk
 		var f Completion
 		if err := json.Unmarshal([]byte(data), &f); err != nil {
 			s.fail(fmt.Errorf("client: malformed final event: %w", err))

@@ -47,7 +47,7 @@ func fakeSSE(body string) http.HandlerFunc {
 
 const chunkA = `{"provider":"openai","model":"gpt-4o","responseMessageId":"m1","type":"text","text":"Hel","message":{"role":"assistant","type":"text","content":[{"type":"text","text":"Hel"}]}}`
 const chunkB = `{"provider":"openai","model":"gpt-4o","responseMessageId":"m1","type":"text","text":"lo","message":{"role":"assistant","type":"text","content":[{"type":"text","text":"lo"}]}}`
-const finalEv = `{"type":"final","provider":"openai","model":"gpt-4o","responseMessageId":"m1","message":{"role":"assistant","type":"text","content":[{"type":"text","text":"Hello"}]},"conversationId":"c1","conversationTitle":"Hi","usage":{"promptTokens":3,"completionTokens":2,"totalTokens":5,"costs":{"total_tokens_cost":0.001}},"latency":12,"ttft":4}`
+const finalEv = `{"type":"text","text":"","final":true,"provider":"openai","model":"gpt-4o","responseMessageId":"m1","message":{"role":"assistant","type":"text","content":[{"type":"text","text":"Hello"}]},"conversationId":"c1","conversationTitle":"Hi","usage":{"promptTokens":3,"completionTokens":2,"totalTokens":5,"costs":{"total_tokens_cost":0.001}},"latency":12,"ttft":4}`
 
 func TestStreamParsesChunksAndFinal(t *testing.T) {
 	c := fakeServer(t, fakeSSE(": keep-alive\n\ndata: "+chunkA+"\n\ndata: "+chunkB+"\n\ndata: "+finalEv+"\n\ndata: [DONE]\n\n"))

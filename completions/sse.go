@@ -12,17 +12,20 @@ import (
 //
 //	data: {"provider":…,"model":…,"responseMessageId":…,"type":"text","text":"Hel","message":{…}}
 //
-//	data: {"type":"final","provider":…,"usage":{…},"latency":…,"ttft":…,"attempts":[…],…}
+//	data: {"type":"text","text":"","final":true,"provider":…,"usage":{…},"latency":…,"ttft":…,"attempts":[…],…}
 //
 //	data: [DONE]
 //
-// One "data:" event per fragment, then the full response with "type":"final", then the end
+// One "data:" event per fragment, then the full response marked "final": true, then the end
 // marker "data: [DONE]". When the upstream fails after the first fragment the stream ends with
 //
 //	event: error
-//	data: {"type":"error","error":"Stream Error","message":"…","attempts":[…]}
+//	data: {"type":"text","text":"","error":"Stream Error","message":"…","attempts":[…]}
 //
-// and no [DONE]: a stream without [DONE] is never a complete answer.
+// and no [DONE]: a stream without [DONE] is never a complete answer. Every payload is a
+// chunk of type "text", as the spec's events are ("each carries a chunk with type text and
+// a text fragment"): the last two add an empty fragment, so a client that joins every
+// event's text reads the answer unchanged.
 
 // Values of the "type" field of stream events.
 const (
@@ -36,8 +39,11 @@ const (
 	// EventSources carries web pages the provider's own search found (ResponseStream only,
 	// for requests that show them: the Messages surface).
 	EventSources = "sources"
-	EventFinal   = "final"
-	EventError   = "error"
+	// EventFinal was the final event's type before it became a "text" chunk marked
+	// "final": true; clients still accept it.
+	EventFinal = "final"
+	// EventError is the SSE event name (not the type) of the event that ends a failed stream.
+	EventError = "error"
 )
 
 // SSEWriter writes server-sent events and flushes after each one.
@@ -130,17 +136,20 @@ func relay(st *ResponseStream, sse *SSEWriter) (afterFragment func() error) {
 	return sse.Flush
 }
 
-// finalEvent is the response with "type":"final" in front. Its text is always empty: a
+// finalEvent is the response as a "text" chunk with an empty fragment, marked final: a
 // client that joins every event's text, as the spec's "every payload is a chunk" invites,
 // reads the answer unchanged.
 type finalEvent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type  string `json:"type"`
+	Text  string `json:"text"`
+	Final bool   `json:"final"`
 	*Response
 }
 
-// StreamErrorEvent is the data of the "error" event that ends a failed stream.
+// StreamErrorEvent is the data of the "error" event that ends a failed stream: a "text"
+// chunk with an empty fragment and the error.
 type StreamErrorEvent struct {
+	// Type is "text", as every payload of the stream.
 	Type string `json:"type"`
 	// Text is always empty, so that every payload of a stream has a text (see WriteStream).
 	Text     string    `json:"text"`
@@ -151,7 +160,7 @@ type StreamErrorEvent struct {
 
 // WriteStream sends st to w as server-sent events and closes st: one "data: {chunk}" event
 // per text fragment (provider, model, responseMessageId, type "text", text, message), then
-// "data: {"type":"final","text":"", …the whole Response}" and "data: [DONE]"; a stream that
+// "data: {"type":"text","text":"","final":true, …the whole Response}" and "data: [DONE]"; a stream that
 // fails after its first fragment ends with "event: error" and a StreamErrorEvent, and no
 // [DONE]. Fragments are flushed whenever the stream is about to wait. It returns nil
 // when the answer was delivered completely, the *StreamError (or other failure) that ended
@@ -165,13 +174,13 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
-			if err := sse.Buffer("", finalEvent{Type: EventFinal, Response: st.Response()}); err != nil {
+			if err := sse.Buffer("", finalEvent{Type: EventText, Final: true, Response: st.Response()}); err != nil {
 				return err
 			}
 			return sse.Done()
 		}
 		if err != nil {
-			ev := StreamErrorEvent{Type: EventError, Error: "Stream Error", Message: err.Error(), Attempts: st.p.attempts}
+			ev := StreamErrorEvent{Type: EventText, Error: "Stream Error", Message: err.Error(), Attempts: st.p.attempts}
 			if !errors.Is(err, ErrStreamFailed) {
 				ev.Error = "Internal Server Error"
 			}

@@ -228,7 +228,7 @@ func TestWriteStreamFraming(t *testing.T) {
 			t.Errorf("final event lacks %q", k)
 		}
 	}
-	if final["type"] != "final" || final["usage"].(map[string]any)["totalTokens"] != 4.0 {
+	if final["type"] != "text" || final["final"] != true || final["usage"].(map[string]any)["totalTokens"] != 4.0 {
 		t.Fatalf("final = %v", final)
 	}
 	// Every payload has a text (the final one empty), so joining them reads the answer.
@@ -265,7 +265,7 @@ func TestWriteStreamFraming(t *testing.T) {
 	if !strings.Contains(last.data, `"text":""`) {
 		t.Errorf("error event without an empty text: %s", last.data)
 	}
-	if err := json.Unmarshal([]byte(last.data), &ev); err != nil || ev.Type != "error" || ev.Error != "Stream Error" || !strings.Contains(ev.Message, "stream_broken") || len(ev.Attempts) != 1 {
+	if err := json.Unmarshal([]byte(last.data), &ev); err != nil || ev.Type != "text" || ev.Text != "" || ev.Error != "Stream Error" || !strings.Contains(ev.Message, "stream_broken") || len(ev.Attempts) != 1 {
 		t.Fatalf("error event %+v %v", ev, err)
 	}
 }

@@ -284,7 +284,7 @@ func TestCompletionsStreamEndpoint(t *testing.T) {
 		text.WriteString(c.Text)
 	}
 	final := decodeMap(t, []byte(evs[3][1]))
-	if text.String() != "Hello from ok" || final["type"] != "final" || final["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"] != "Hello from ok" {
+	if text.String() != "Hello from ok" || final["type"] != "text" || final["text"] != "" || final["final"] != true || final["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"] != "Hello from ok" {
 		t.Fatalf("text %q final %v", text.String(), final)
 	}
 

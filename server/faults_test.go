@@ -242,9 +242,9 @@ func streamEnd(t *testing.T, api, body string) (text, tail string) {
 					sb.WriteString(c)
 				}
 			}
-		} else if m["type"] == "text" {
+		} else if m["type"] == "text" && m["final"] != true {
 			sb.WriteString(m["text"].(string))
-		} else if m["type"] == "final" {
+		} else if m["final"] == true {
 			if final := m["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; final != sb.String() {
 				t.Fatalf("final event text %q, streamed %q", final, sb.String())
 			}

@@ -94,9 +94,9 @@ class CompletionStream:
                     data = json.loads(ev["data"])
                 except ValueError as e:
                     raise SwitchyardError(f"malformed stream event: {ev['data'][:120]!r}") from e
-                if ev["event"] == "error" or data.get("type") == "error":
+                if ev["event"] == "error" or data.get("type") == "error" or data.get("error"):
                     raise StreamError(data.get("error", ""), data.get("message", ""), data.get("attempts"))
-                if data.get("type") == "final":
+                if data.get("final") is True or data.get("type") == "final":
                     self.final = data
                     continue
                 self.text += data.get("text", "")

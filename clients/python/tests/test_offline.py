@@ -11,7 +11,7 @@ import switchyard
 
 CHUNK = {"provider": "openai", "model": "gpt-4o", "responseMessageId": "m1", "type": "text", "text": "Hel"}
 CHUNK2 = dict(CHUNK, text="lo")
-FINAL = {"type": "final", "provider": "openai", "model": "gpt-4o", "conversationId": "c1",
+FINAL = {"type": "text", "text": "", "final": True, "provider": "openai", "model": "gpt-4o", "conversationId": "c1",
          "message": {"role": "assistant", "type": "text", "content": [{"type": "text", "text": "Hello"}]},
          "usage": {"promptTokens": 3, "completionTokens": 2, "totalTokens": 5}}
 
