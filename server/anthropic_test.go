@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -45,10 +46,26 @@ func TestAnthropicSurfaceErrors(t *testing.T) {
 			t.Errorf("%s %s: %d %+v, want %d %s containing %q", c.path, c.body, resp.StatusCode, body, c.status, c.typ, c.msg)
 		}
 	}
-	// x-api-key works on the other routes too.
+	// x-api-key works on the other /v1/ compatibility routes too, but not on the service's
+	// own /api/v1/ operations, which the spec has take the Authorization header.
 	req, _ := http.NewRequest("GET", hs.URL+"/v1/models", nil)
 	req.Header.Set("x-api-key", testKey)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /v1/models with x-api-key: %v %v", resp.StatusCode, err)
+	}
+	req, _ = http.NewRequest("GET", hs.URL+"/api/v1/conversations", nil)
+	req.Header.Set("x-api-key", testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), "Authorization: Bearer") || strings.Contains(string(b), "x-api-key") {
+		t.Errorf("GET /api/v1/conversations with x-api-key only: %d %s", resp.StatusCode, b)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/v1/conversations with Authorization: %v %v", resp.StatusCode, err)
 	}
 }

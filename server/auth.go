@@ -160,13 +160,17 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 	return key, nil
 }
 
-// bearer is the request's API key: Authorization: Bearer <key>, or x-api-key (how
-// Anthropic's SDKs send it).
+// bearer is the request's API key: Authorization: Bearer <key>, or on the /v1/
+// compatibility surfaces x-api-key (how Anthropic's SDKs and Claude Code send it). The
+// service's own /api/v1/ operations take the Authorization header only, as the spec says.
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+		}
+		return ""
 	}
 	return strings.TrimSpace(key)
 }

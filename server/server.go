@@ -301,7 +301,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 					"remote", addr, "limit_per_minute", s.authRL.perMinute)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: send the header Authorization: Bearer <key> (or x-api-key: <key>)"), nil)
+			how := "send the header Authorization: Bearer <key>"
+			if strings.HasPrefix(r.URL.Path, "/v1/") {
+				how += " (or x-api-key: <key>)"
+			}
+			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: %s", how), nil)
 			return
 		}
 		vk, virtual := p.Scope.(virtualKeyScope)
