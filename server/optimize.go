@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // optimizeRequest is the body of POST /api/v1/optimize (the spec's submit body).
@@ -30,17 +32,51 @@ type optimizeRequest struct {
 	// TargetModels are "provider/model" identifiers to optimize for (at least one).
 	TargetModels []string `json:"target_models" jsonschema:"required,minItems=1"`
 	// The bounded integers are decoded as numbers so that any number outside its bounds,
-	// however large, gets the spec's message ("n_iterations must be 1-50") from the range
-	// check rather than a decoder's complaint; a fraction is refused as not an integer.
+	// however large (1e400 too), gets the spec's message ("n_iterations must be 1-50") from
+	// the range check rather than a decoder's complaint; a fraction is refused as not an
+	// integer.
 
 	// NIterations is the number of proposals per target model (default 15).
-	NIterations *float64 `json:"n_iterations,omitempty" jsonschema:"minimum=1,maximum=50,default=15"`
+	NIterations *specNumber `json:"n_iterations,omitempty" jsonschema:"minimum=1,maximum=50,default=15"`
 	// OverallTimeoutSeconds bounds the whole job (default 3600).
-	OverallTimeoutSeconds *float64 `json:"overall_timeout_seconds,omitempty" jsonschema:"minimum=300,maximum=7200,default=3600"`
+	OverallTimeoutSeconds *specNumber `json:"overall_timeout_seconds,omitempty" jsonschema:"minimum=300,maximum=7200,default=3600"`
 	// LLMCallTimeoutSeconds bounds each proposer call (default 300).
-	LLMCallTimeoutSeconds *float64 `json:"llm_call_timeout_seconds,omitempty" jsonschema:"minimum=30,maximum=600,default=300"`
+	LLMCallTimeoutSeconds *specNumber `json:"llm_call_timeout_seconds,omitempty" jsonschema:"minimum=30,maximum=600,default=300"`
 	// SandboxTimeoutSeconds bounds each sandbox benchmark run (default 600).
-	SandboxTimeoutSeconds *float64 `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
+	SandboxTimeoutSeconds *specNumber `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
+}
+
+// specNumber is a JSON number of any size: one beyond float64 decodes as ±Inf (or 0), for
+// the range check to refuse with the spec's message.
+type specNumber float64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *specNumber) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return &validation.Error{Message: "must be a number, got " + jsonKindOf(b)}
+	}
+	*n = specNumber(f)
+	return nil
+}
+
+// jsonKindOf names the kind of a JSON value from its first byte.
+func jsonKindOf(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "nothing"
+	case b[0] == '"':
+		return "string"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '[':
+		return "array"
+	case b[0] == 't' || b[0] == 'f':
+		return "boolean"
+	case b[0] == 'n':
+		return "null"
+	}
+	return "a value"
 }
 
 // JSONSchemaExtend documents the bounded numbers as the integers they must be.
@@ -181,7 +217,7 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 	}
 	req := optimizer.Request{Optimizer: body.Optimizer, InputURL: body.InputURL, TargetModels: body.TargetModels}
 	if body.NIterations != nil {
-		n, err := boundedInt("n_iterations", *body.NIterations, 1, optimizer.MaxNIterations)
+		n, err := boundedInt("n_iterations", float64(*body.NIterations), 1, optimizer.MaxNIterations)
 		if err != nil {
 			return err
 		}
@@ -189,7 +225,7 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 	}
 	for _, b := range []struct {
 		name     string
-		v        *float64
+		v        *specNumber
 		lo, hi   int
 		into     *time.Duration
 		fallback time.Duration
@@ -202,7 +238,7 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 		if b.v == nil {
 			continue
 		}
-		n, err := boundedInt(b.name, *b.v, b.lo, b.hi)
+		n, err := boundedInt(b.name, float64(*b.v), b.lo, b.hi)
 		if err != nil {
 			return err
 		}

@@ -296,6 +296,12 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":-99999999999999999999}`, "n_iterations must be 1-50"},
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"overall_timeout_seconds":1e30}`, "overall_timeout_seconds must be 300-7200"},
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":2.5}`, "n_iterations must be an integer, got 2.5"},
+		// Beyond float64 too (a spec audit found the decoder's complaint here).
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":1e400}`, "n_iterations must be 1-50"},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"sandbox_timeout_seconds":-1e400}`, "sandbox_timeout_seconds must be 60-1800"},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"llm_call_timeout_seconds":1e-400}`, "llm_call_timeout_seconds must be 30-600"},
+		{`{"target_models":["a/b"],"n_iterations":1e400}`, "agentopt requires input_url"},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":"10"}`, "n_iterations: must be a number, got string"},
 	}
 	for _, c := range cases {
 		r := e.call(t, "POST", "/api/v1/optimize", testKey, c.body)
