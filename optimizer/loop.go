@@ -502,11 +502,16 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		it.DurationMS = ms(time.Since(start))
 		longest = max(longest, time.Since(start))
 		res.History = append(res.History, it)
-		res.IterationsRun = i
-		j.CurrentIteration = i
+		// An iteration cut short is in the history (what it tried) but was not completed:
+		// current_iteration is the latest iteration completed, iterations_run counts them.
+		incomplete := cut || ictx.Err() != nil
+		if !incomplete {
+			res.IterationsRun = i
+			j.CurrentIteration = i
+		}
 		updateUsage()
 		s.save(j)
-		if cut || ictx.Err() != nil {
+		if incomplete {
 			reserved = true
 			break
 		}

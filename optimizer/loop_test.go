@@ -387,6 +387,20 @@ func TestOverallTimeoutInterruptsAndKeepsBest(t *testing.T) {
 	if res.Status != StatusInterrupted || res.ErrorMessage == "" {
 		t.Errorf("results status %q message %q", res.Status, res.ErrorMessage)
 	}
+	// The iteration cut short is in the history but not counted as completed: the spec's
+	// current_iteration is "latest iteration completed", iterations_run "executed".
+	last := r.History[len(r.History)-1]
+	if !strings.Contains(last.Note+candidateNotes(last), "not finished") || r.IterationsRun != last.Iteration-1 || st.CurrentIteration != last.Iteration-1 {
+		t.Errorf("cut iteration %d (%q): iterations_run %d, current_iteration %d, want %d", last.Iteration, last.Note+candidateNotes(last), r.IterationsRun, st.CurrentIteration, last.Iteration-1)
+	}
+}
+
+func candidateNotes(it Iteration) string {
+	var b strings.Builder
+	for _, c := range it.Candidates {
+		b.WriteString(" " + c.Note)
+	}
+	return b.String()
 }
 
 func TestCancelRunningAndQueued(t *testing.T) {

@@ -660,7 +660,7 @@ func ArtifactPath(token string) string { return "/api/v1/artifacts/" + token + "
 
 func (s *Service) view(r storedRes) ModelResult {
 	m := r.ModelResult
-	m.History = append([]Iteration(nil), r.History...)
+	m.History = append([]Iteration{}, r.History...) // [] rather than null before the baseline
 	if r.ArtifactToken != "" {
 		m.AgentCodeURL = s.publicURL + ArtifactPath(r.ArtifactToken)
 	}
