@@ -207,6 +207,18 @@ func TestConsoleInChromium(t *testing.T) {
 	} {
 		call(t, "POST", url+"/api/v1/completions", body, nil)
 	}
+	// A virtual key and one request made with it.
+	var vk struct{ ID, Key string }
+	if code := call(t, "POST", url+"/api/v1/keys", `{"name":"console bot","max_budget_usd":5,"budget_duration":"30d"}`, &vk); code != 201 {
+		t.Fatalf("issue a key: %d", code)
+	}
+	vreq, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"From the bot"}]}`))
+	vreq.Header.Set("Authorization", "Bearer "+vk.Key)
+	if resp, err := http.DefaultClient.Do(vreq); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a request with the virtual key: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
 	// A router trained on the example data, priced so it has a cost/quality frontier.
 	var prices []string
@@ -294,8 +306,16 @@ func TestConsoleInChromium(t *testing.T) {
 	dom = b.render(t, "requests", url+"/console/#/requests?"+key)
 	want("requests", dom, `data-loaded="true"`, `class="request"`, `attempt 2`, `openai/gpt-4-down`,
 		`<span class="pill bad">error</span>`, `class="mono"> overloaded`, `Hello|stream`, `#/conversations/`+first.ConversationID)
-	if n := strings.Count(dom, `class="request"`); n != 5 {
-		t.Errorf("requests: %d rows, want 5", n)
+	if n := strings.Count(dom, `class="request"`); n != 6 {
+		t.Errorf("requests: %d rows, want 6", n)
+	}
+
+	dom = b.render(t, "keys", url+"/console/#/keys?"+key)
+	want("keys", dom, `data-loaded="true"`, `class="virtual-key"`, regexp.QuoteMeta(vk.ID), `console bot`, `\$5\.00 / 30d`, `<td>all</td>`, `<td>never</td>`)
+	dom = b.render(t, "key-requests", url+"/console/#/requests?tag=key:"+vk.ID+"&"+key)
+	want("key-requests", dom, `data-loaded="true"`, regexp.QuoteMeta("key:"+vk.ID))
+	if n := strings.Count(dom, `class="request"`); n != 1 {
+		t.Errorf("one key's requests: %d rows, want 1", n)
 	}
 
 	dom = b.render(t, "conversations", url+"/console/#/conversations?"+key)

@@ -140,6 +140,7 @@ const pages = {
   conversations: conversationsPage,
   routers: routersPage,
   optimize: optimizePage,
+  keys: keysPage,
 };
 
 /** route renders the page named by the fragment (#/page/arg). */
@@ -254,7 +255,8 @@ async function requestsPage(view, _arg, gen) {
   const body = h('tbody', {});
   const more = h('button', { type: 'button', hidden: true }, 'Older requests');
   let before = 0;
-  view.append(h('h1', {}, 'Recent requests'),
+  const tag = new URLSearchParams(location.hash.split('?')[1] || '').get('tag') || '';
+  view.append(h('h1', {}, 'Recent requests', tag ? h('span', { class: 'muted' }, ' of ', h('span', { class: 'mono' }, tag)) : null),
     h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => load(true) }, 'Refresh'),
       h('span', { class: 'muted' }, 'Newest first; each with its upstream attempts (retries, fallbacks, continuations).')),
     h('div', { class: 'card' }, h('table', { id: 'requests' },
@@ -263,7 +265,7 @@ async function requestsPage(view, _arg, gen) {
       body), more));
   more.addEventListener('click', () => load(false));
   async function load(fresh) {
-    const page = await api('/api/v1/usage/requests' + q({ limit: 50, before: fresh ? '' : before }));
+    const page = await api('/api/v1/usage/requests' + q({ limit: 50, before: fresh ? '' : before, tag }));
     if (gen !== generation) return;
     if (fresh) body.replaceChildren();
     if (fresh && !page.data.length) body.append(h('tr', {}, h('td', { colspan: 8, class: 'empty' }, 'No requests yet.')));
@@ -294,6 +296,27 @@ function requestRows(r) {
   });
   if (!r.attempts.length) rows[0].classList.add('no-attempts');
   return rows;
+}
+
+// ---------- virtual keys ----------
+
+async function keysPage(view, _arg, gen) {
+  const keys = await api('/api/v1/keys');
+  if (gen !== generation) return;
+  const limit = (k) => [k.max_budget_usd ? fmt.usd(k.max_budget_usd) + (k.budget_duration ? ' / ' + k.budget_duration : '') : null,
+    k.max_requests ? fmt.int(k.max_requests) + ' requests' : null, k.max_tokens ? fmt.int(k.max_tokens) + ' tokens' : null,
+    k.requests_per_minute ? k.requests_per_minute + '/min' : null].filter(Boolean).join(', ') || 'none';
+  view.append(h('h1', {}, 'Virtual keys'), h('div', { class: 'card' }, keys.data.length
+    ? table(['Key', 'Name', 'Models', 'Limits', { text: 'Spent', class: 'num' }, { text: 'Requests', class: 'num' }, { text: 'Tokens', class: 'num' }, 'Expires', 'Created'],
+      keys.data.map((k) => h('tr', { class: 'virtual-key' },
+        h('td', {}, h('a', { href: '#/requests?tag=' + encodeURIComponent('key:' + k.id), class: 'mono' }, k.id)),
+        h('td', {}, k.name || '—'), h('td', {}, (k.models || []).join(', ') || 'all'), h('td', {}, limit(k)),
+        h('td', { class: 'num' }, fmt.usd(k.spend.cost_usd)), h('td', { class: 'num' }, fmt.int(k.spend.requests)),
+        h('td', { class: 'num' }, fmt.int(k.spend.tokens)),
+        h('td', {}, k.expired ? outcomePill('expired') : k.expires_at ? fmt.time(k.expires_at) : 'never'),
+        h('td', {}, fmt.time(k.created_at)))))
+    : h('p', { class: 'empty' }, 'No virtual keys yet: issue one with switchyard keys issue or POST /api/v1/keys.')),
+  h('p', { class: 'muted' }, 'Spend is in the current budget period for keys with a budget duration. A key\'s id opens its requests.'));
 }
 
 // ---------- page 3: conversations ----------
