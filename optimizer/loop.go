@@ -704,18 +704,10 @@ func (s *Service) saveArtifact(ctx context.Context, j *job, model string, src []
 	a := artifact{JobID: j.ID, Owner: j.Owner, Model: model, Name: "agent.py", Content: string(src), CreatedAt: s.now().UTC()}
 	saved := false
 	err = s.store.Update(ctx, func(tx store.Tx) error {
-		saved = false
-		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
+		_, ours, err := thisRun(ctx, tx, j)
+		if saved = ours; err != nil || !ours {
 			return err
 		}
-		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
-			return nil
-		}
-		saved = true
 		return store.PutJSON(ctx, tx, store.Artifacts, artifactKey(tok), a)
 	})
 	if err != nil {

@@ -293,21 +293,28 @@ func (s *Service) failDead(ctx context.Context, j *job, status Status, msg strin
 	return true, nil
 }
 
+// thisRun reads j's record in tx and reports whether it is still the run j is: not
+// deleted, ended by another process or taken over by another attempt meanwhile.
+func thisRun(ctx context.Context, tx store.Reader, j *job) (cur job, ours bool, err error) {
+	cur, err = store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return cur, false, nil
+	}
+	if err != nil {
+		return cur, false, err
+	}
+	return cur, cur.Status == StatusRunning && cur.Attempts == j.Attempts, nil
+}
+
 // saveShared persists a running job's progress with a queue: only while the record is
 // still this run's (a worker that took the job over owns it then), keeping a cancel mark
 // another process set, and refreshing the heartbeat; recMu is held.
 func (s *Service) saveShared(j *job) {
 	ctx := context.Background()
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
+		cur, ours, err := thisRun(ctx, tx, j)
+		if err != nil || !ours {
 			return err
-		}
-		if cur.Status != StatusRunning || cur.Attempts != j.Attempts {
-			return nil
 		}
 		j.CancelRequested = j.CancelRequested || cur.CancelRequested
 		if j.Status == StatusRunning {

@@ -147,29 +147,16 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/self", Summary: "The calling virtual key: its limits and spend",
 		Tags: tags, Response: virtualKey{}, ScopedKeys: true,
 		Errors: map[int]string{404: "the calling key is not a virtual key"}},
-		func(w http.ResponseWriter, r *http.Request) error {
+		s.keyInfoHandler(func(r *http.Request) (string, error) {
 			p, _ := PrincipalFrom(r.Context())
-			ks, ok := p.Scope.(virtualKeyScope)
-			if !ok {
-				return NotFound("the calling key is not a virtual key (GET /api/v1/keys lists the keys it issued)")
+			if ks, ok := p.Scope.(virtualKeyScope); ok {
+				return ks.KeyID, nil
 			}
-			vk, err := s.keyInfo(r.Context(), p.Owner, ks.KeyID)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, vk)
-			return nil
-		})
+			return "", NotFound("the calling key is not a virtual key (GET /api/v1/keys lists the keys it issued)")
+		}))
 	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/{key_id}", Summary: "One virtual key this key issued, with its spend",
 		Tags: tags, Response: virtualKey{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
-		func(w http.ResponseWriter, r *http.Request) error {
-			vk, err := s.keyInfo(r.Context(), owner(r), r.PathValue("key_id"))
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, vk)
-			return nil
-		})
+		s.keyInfoHandler(func(r *http.Request) (string, error) { return r.PathValue("key_id"), nil }))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept",
 		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Errors: map[int]string{
 			404: "no virtual key of this key has this id",
@@ -193,6 +180,34 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, keyDeletion{ID: id, Object: "api_key", Deleted: true})
 			return nil
 		})
+}
+
+// keyInfoHandler answers with the calling key's virtual key that idOf names.
+func (s *Server) keyInfoHandler(idOf func(r *http.Request) (string, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := idOf(r)
+		if err != nil {
+			return err
+		}
+		vk, err := s.keyInfo(r.Context(), owner(r), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, vk)
+		return nil
+	}
+}
+
+// storedKeyOf reads owner's virtual key id through rd, or answers 404.
+func storedKeyOf(ctx context.Context, rd store.Reader, owner, id string) (storedVirtualKey, error) {
+	rec, err := store.GetJSON[storedVirtualKey](ctx, rd, store.VirtualKeys, owner+"/"+id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return rec, NotFound("no virtual key %q issued by this key", id)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("server: reading key %s: %w", id, err)
+	}
+	return rec, nil
 }
 
 // parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m").
@@ -336,12 +351,9 @@ func (s *Server) listKeys(ctx context.Context, owner string) ([]virtualKey, erro
 
 // keyInfo returns owner's virtual key id with its spend, or a 404.
 func (s *Server) keyInfo(ctx context.Context, owner, id string) (*virtualKey, error) {
-	rec, err := store.GetJSON[storedVirtualKey](ctx, s.cfg.Store, store.VirtualKeys, owner+"/"+id)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-		return nil, NotFound("no virtual key %q issued by this key", id)
-	}
+	rec, err := storedKeyOf(ctx, s.cfg.Store, owner, id)
 	if err != nil {
-		return nil, fmt.Errorf("server: reading key %s: %w", id, err)
+		return nil, err
 	}
 	vk := s.withSpend(ctx, rec.virtualKey)
 	return &vk, nil
@@ -363,10 +375,7 @@ func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
 // revokeKey deletes owner's virtual key id and its records, or answers 404.
 func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		rec, err := store.GetJSON[storedVirtualKey](ctx, tx, store.VirtualKeys, owner+"/"+id)
-		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-			return NotFound("no virtual key %q issued by this key", id)
-		}
+		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
 		}
@@ -390,12 +399,9 @@ func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 // or given a new expiry), in one transaction over its three records.
 func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id string) (*virtualKey, error) {
 	ctx := r.Context()
-	rec, err := store.GetJSON[storedVirtualKey](ctx, s.cfg.Store, store.VirtualKeys, owner+"/"+id)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-		return nil, NotFound("no virtual key %q issued by this key", id)
-	}
+	rec, err := storedKeyOf(ctx, s.cfg.Store, owner, id)
 	if err != nil {
-		return nil, fmt.Errorf("server: reading key %s: %w", id, err)
+		return nil, err
 	}
 	var body json.RawMessage
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
@@ -430,10 +436,8 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	}
 	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		if _, err := tx.Get(ctx, store.VirtualKeys, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
-			return NotFound("no virtual key %q issued by this key", id) // revoked meanwhile
-		} else if err != nil {
-			return err
+		if _, err := storedKeyOf(ctx, tx, owner, id); err != nil {
+			return err // revoked meanwhile: 404
 		}
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
 			return err
