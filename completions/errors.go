@@ -109,18 +109,30 @@ func (e *AllFailedError) Every(kinds ...providers.ErrorKind) bool {
 // Param is the request field every failed attempt's upstream named as wrong (OpenAI's
 // error.param), "" when they named none or different ones.
 func (e *AllFailedError) Param() string {
-	param := ""
+	return e.sameFromEvery(func(pe *providers.Error) string { return pe.Param })
+}
+
+// Code is the error code every failed attempt's upstream gave (OpenAI's error.code), ""
+// when they gave none or different ones.
+func (e *AllFailedError) Code() string {
+	return e.sameFromEvery(func(pe *providers.Error) string { return pe.Code })
+}
+
+// sameFromEvery is what field reads from every failed attempt's *providers.Error when it
+// is the same non-empty value for all of them, else "".
+func (e *AllFailedError) sameFromEvery(field func(*providers.Error) string) string {
+	v := ""
 	for _, a := range e.Attempts {
 		if a.Err == nil {
 			continue
 		}
 		var pe *providers.Error
-		if !errors.As(a.Err, &pe) || pe.Param == "" || param != "" && pe.Param != param {
+		if !errors.As(a.Err, &pe) || field(pe) == "" || v != "" && field(pe) != v {
 			return ""
 		}
-		param = pe.Param
+		v = field(pe)
 	}
-	return param
+	return v
 }
 
 // Last returns the last attempt's upstream error (nil when it has none).

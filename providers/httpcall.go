@@ -190,8 +190,8 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 			Kind:       classifyStatus(resp.StatusCode, code, msg),
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
 			Message:    trimMessage(msg, e.cfg.APIKey),
-			Param:      errorParam(raw),
 		}
+		pe.Param, pe.Code = errorParamAndCode(raw)
 		if pe.RetryAfter == 0 && pe.Kind == KindRateLimited {
 			pe.RetryAfter = geminiRetryDelay(raw) // Google APIs say it in the body
 		}
@@ -200,17 +200,25 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 	return c, nil
 }
 
-// errorParam is the field an error body names (OpenAI's error.param), "" when none.
-func errorParam(raw []byte) string {
+// errorParamAndCode are the field an error body names (OpenAI's error.param) and its
+// error code (error.code, when a string), "" when none.
+func errorParamAndCode(raw []byte) (param, code string) {
 	var b struct {
 		Error struct {
-			Param string `json:"param"`
+			Param string          `json:"param"`
+			Code  json.RawMessage `json:"code"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(raw, &b) != nil || len(b.Error.Param) > 200 {
-		return ""
+	if json.Unmarshal(raw, &b) != nil {
+		return "", ""
 	}
-	return b.Error.Param
+	if len(b.Error.Param) <= 200 {
+		param = b.Error.Param
+	}
+	if json.Unmarshal(b.Error.Code, &code) != nil || len(code) > 100 {
+		code = ""
+	}
+	return param, code
 }
 
 // transportMessage describes a transport failure without the request URL's details.

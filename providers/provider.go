@@ -289,6 +289,9 @@ type Error struct {
 	// Param is the request field the upstream named as wrong (OpenAI's error.param), when
 	// it named one.
 	Param string
+	// Code is the upstream's own error code (OpenAI's error.code, such as
+	// "invalid_value"), when it gave one as a string.
+	Code string
 	Err   error // underlying cause, if any
 	// Usage is what the upstream reported with a failure it still bills (a response its
 	// content filter blocked; the batches of an embeddings request answered before one

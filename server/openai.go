@@ -63,6 +63,11 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 			body.Error.Param = &p
 		}
 	}
+	if status == http.StatusBadRequest && body.Error.Code == nil && errors.As(cause, &af) {
+		if c := af.Code(); c != "" { // every upstream gave the same code (invalid_value, …)
+			body.Error.Code = &c
+		}
+	}
 	if retry {
 		writeJSON(w, status, body)
 		return

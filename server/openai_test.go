@@ -116,6 +116,11 @@ func TestOpenAIFailuresUseOpenAIsEnvelope(t *testing.T) {
 			t.Errorf("rate limited: Retry-After %q, x-should-retry %q; want 7 and the SDK free to retry", resp.Header.Get("Retry-After"), resp.Header.Get("X-Should-Retry"))
 		}
 	}
+	// An upstream's 400 reaches the SDK with its param and its own code.
+	resp, b = do2(t, "POST", chat, testKey, `{"model":"up/badvalue","messages":[{"role":"user","content":"hi"}]}`, nil)
+	if e := wantOpenAIError(t, "upstream 400 with a code", resp, b, 400, "invalid_request_error", "invalid_value"); e.Param == nil || *e.Param != "temperature" {
+		t.Errorf("upstream 400: param %v, want temperature", e.Param)
+	}
 	resp, b = do2(t, "POST", chat, testKey, `{"model":"nokey/gpt-4o","messages":[{"role":"user","content":"hi"}]}`, nil)
 	wantOpenAIError(t, "provider without a key", resp, b, 404, "invalid_request_error", "model_not_found")
 	resp, b = do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/toolong","input":"hi"}`, nil)
