@@ -157,6 +157,10 @@ type AnthropicTool struct {
 	Description  string          `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty" jsonschema:"type=object"`
 	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
+	// MaxUses, AllowedDomains and UserLocation are the web_search server tool's options.
+	MaxUses        int                       `json:"max_uses,omitempty"`
+	AllowedDomains []string                  `json:"allowed_domains,omitempty"`
+	UserLocation   *providers.SearchLocation `json:"user_location,omitempty"`
 }
 
 // AnthropicToolChoice is tool_choice: auto, any, tool (Name) or none.
@@ -305,6 +309,11 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			// Anthropic's web search (Claude Code's WebSearch asks for it): the model's
 			// provider's own search, which the model must have.
 			c.search, searchTool, searchField = true, t.Name, fmt.Sprintf("tools[%d]", i)
+			o, err := searchOptions(searchField, "", t.UserLocation, t.MaxUses, t.AllowedDomains)
+			if err != nil {
+				return nil, err
+			}
+			c.searchOptions = o
 			continue
 		}
 		if t.Type != "" && t.Type != "custom" {

@@ -88,7 +88,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 			Reasoning: reasoning})
 	}
 
-	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, Thinking: req.Thinking,
+	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, SearchOptions: req.searchOptions, Thinking: req.Thinking,
 		TopP: req.TopP, TopK: req.TopK, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}

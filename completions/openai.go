@@ -110,6 +110,9 @@ type OpenAIChatRequest struct {
 	// search: the Messages surface's web_search server tool (Request.Search: the model
 	// must search, as Claude Code's WebSearch asks).
 	search bool
+	// searchOptions: the Responses and Messages surfaces' web_search tool's options (the
+	// chat surface's are in WebSearchOptions).
+	searchOptions *providers.SearchOptions
 	// showSources: the Messages surface (Request.showSources).
 	showSources bool
 }
@@ -367,7 +370,16 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 			return f
 		}
 	}
+	searchOptions := r.searchOptions
+	if present(r.WebSearchOptions) {
+		o, err := chatSearchOptions(r.WebSearchOptions)
+		if err != nil {
+			return nil, err
+		}
+		searchOptions = o
+	}
 	req := &Request{
+		searchOptions:  searchOptions,
 		Thinking:       thinking,
 		fieldName:      fieldName,
 		fitMaxTokens:   r.fitMaxTokens,
@@ -887,4 +899,43 @@ func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion, inclu
 		}
 	}
 	return sse.Done()
+}
+
+// chatSearchOptions reads chat completions' web_search_options: search_context_size and
+// user_location ({"type": "approximate", "approximate": {city, region, country, timezone}}).
+func chatSearchOptions(raw json.RawMessage) (*providers.SearchOptions, error) {
+	var w struct {
+		SearchContextSize string `json:"search_context_size"`
+		UserLocation      *struct {
+			Approximate *providers.SearchLocation `json:"approximate"`
+		} `json:"user_location"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return nil, invalid("web_search_options", "must be an object with search_context_size and user_location: %v", err)
+	}
+	var loc *providers.SearchLocation
+	if w.UserLocation != nil {
+		loc = w.UserLocation.Approximate
+	}
+	return searchOptions("web_search_options", w.SearchContextSize, loc, 0, nil)
+}
+
+// searchOptions checks and gathers a web search's options (field names the caller's
+// field); nil when none is set.
+func searchOptions(field, contextSize string, loc *providers.SearchLocation, maxUses int, domains []string) (*providers.SearchOptions, error) {
+	switch contextSize {
+	case "", "low", "medium", "high":
+	default:
+		return nil, invalid(field+".search_context_size", `must be "low", "medium" or "high", got %q`, contextSize)
+	}
+	if maxUses < 0 {
+		return nil, invalid(field+".max_uses", "must be at least 1, got %d", maxUses)
+	}
+	if loc != nil && *loc == (providers.SearchLocation{}) {
+		loc = nil
+	}
+	if contextSize == "" && loc == nil && maxUses == 0 && len(domains) == 0 {
+		return nil, nil
+	}
+	return &providers.SearchOptions{ContextSize: contextSize, Location: loc, MaxUses: maxUses, AllowedDomains: domains}, nil
 }

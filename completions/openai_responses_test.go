@@ -161,8 +161,15 @@ func refuseResponsesBody(b map[string]any) string {
 	tools, _ := b["tools"].([]any)
 	for i, t := range tools {
 		tool, _ := t.(map[string]any)
-		if tool["type"] == "web_search" && len(tool) == 1 {
-			continue // the hosted web search
+		if tool["type"] == "web_search" {
+			for k := range tool { // the hosted web search, with the options OpenAI documents
+				switch k {
+				case "type", "search_context_size", "user_location", "filters":
+				default:
+					return fmt.Sprintf("Invalid tools[%d]: unknown web_search parameter %q", i, k)
+				}
+			}
+			continue
 		}
 		_, params := tool["parameters"].(map[string]any)
 		_, strict := tool["strict"].(bool) // left out, the API's default (true) enforces a strict schema

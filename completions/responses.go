@@ -185,6 +185,14 @@ type ResponsesTool struct {
 	// Format is a custom tool's input format: {"type": "text"} or {"type": "grammar",
 	// "syntax": "lark", "definition": …}.
 	Format json.RawMessage `json:"format,omitempty" jsonschema:"type=object"`
+	// SearchContextSize, UserLocation and Filters are a web_search tool's options: low,
+	// medium or high; {"type": "approximate", "city", "region", "country", "timezone"};
+	// {"allowed_domains": […]}.
+	SearchContextSize string                    `json:"search_context_size,omitempty" jsonschema:"enum=low,enum=medium,enum=high"`
+	UserLocation      *providers.SearchLocation `json:"user_location,omitempty"`
+	Filters           *struct {
+		AllowedDomains []string `json:"allowed_domains,omitempty"`
+	} `json:"filters,omitempty"`
 }
 
 // ResponsesFunctionTool is a function of a namespace tool (Type "function").
@@ -320,7 +328,18 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, err
 	}
 	c.Tools = chatTools
-	c.searchIfAvailable = slices.ContainsFunc(r.Tools, func(t ResponsesTool) bool { return webSearchTools[t.Type] })
+	if i := slices.IndexFunc(r.Tools, func(t ResponsesTool) bool { return webSearchTools[t.Type] }); i >= 0 {
+		t := r.Tools[i]
+		var domains []string
+		if t.Filters != nil {
+			domains = t.Filters.AllowedDomains
+		}
+		o, err := searchOptions(fmt.Sprintf("tools[%d]", i), t.SearchContextSize, t.UserLocation, 0, domains)
+		if err != nil {
+			return nil, err
+		}
+		c.searchIfAvailable, c.searchOptions = true, o
+	}
 	var resultMedia []OpenAIContentPart // images and files of consecutive tool results
 	mediaFrom := ""                     // the field of the first of them
 	for i, it := range r.Input.Items {

@@ -157,6 +157,8 @@ type Request struct {
 	// and not to the others (a /v1/responses web_search tool, which the model may use but
 	// need not), where Search requires it of every model.
 	searchIfAvailable bool
+	// searchOptions refine the search (the OpenAI-compatible and Messages surfaces' options).
+	searchOptions *providers.SearchOptions
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".

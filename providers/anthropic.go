@@ -640,7 +640,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		}
 	}
 	if req.Search {
-		b.Tools = append(b.Tools, map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 5})
+		b.Tools = append(b.Tools, anthropicSearchTool(req.SearchOptions))
 	}
 	if req.PromptCache {
 		prefix, tail := cacheTTLs(req)
@@ -1252,4 +1252,23 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			// ping and event types added later carry no text.
 		}
 	}
+}
+
+// anthropicSearchTool is Claude's web_search server tool with o's options (5 searches an
+// answer unless o says otherwise).
+func anthropicSearchTool(o *SearchOptions) map[string]any {
+	t := map[string]any{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+	if o == nil {
+		return t
+	}
+	if o.MaxUses > 0 {
+		t["max_uses"] = o.MaxUses
+	}
+	if len(o.AllowedDomains) > 0 {
+		t["allowed_domains"] = o.AllowedDomains
+	}
+	if o.Location != nil {
+		t["user_location"] = o.Location.approximate()
+	}
+	return t
 }

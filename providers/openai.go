@@ -197,17 +197,29 @@ type openAIStreamOptions struct {
 }
 
 // openAIRequest is the chat-completions request body, except the output-token limit whose
+// openAIWebSearchOptions is chat completions' web_search_options (search models).
+type openAIWebSearchOptions struct {
+	SearchContextSize string              `json:"search_context_size,omitempty"`
+	UserLocation      *openAIUserLocation `json:"user_location,omitempty"`
+}
+
+// openAIUserLocation is web_search_options' user_location.
+type openAIUserLocation struct {
+	Type        string         `json:"type"` // "approximate"
+	Approximate SearchLocation `json:"approximate"`
+}
+
 // field name varies by preset (see body).
 type openAIRequest struct {
-	Model            string               `json:"model"`
-	Messages         []openAIMessage      `json:"messages"`
-	Temperature      *float64             `json:"temperature,omitempty"`
-	TopP             *float64             `json:"top_p,omitempty"`
-	Stop             []string             `json:"stop,omitempty"`
-	Stream           bool                 `json:"stream,omitempty"`
-	StreamOptions    *openAIStreamOptions `json:"stream_options,omitempty"`
-	WebSearchOptions *struct{}            `json:"web_search_options,omitempty"`
-	Tools            []openAITool         `json:"tools,omitempty"`
+	Model            string                  `json:"model"`
+	Messages         []openAIMessage         `json:"messages"`
+	Temperature      *float64                `json:"temperature,omitempty"`
+	TopP             *float64                `json:"top_p,omitempty"`
+	Stop             []string                `json:"stop,omitempty"`
+	Stream           bool                    `json:"stream,omitempty"`
+	StreamOptions    *openAIStreamOptions    `json:"stream_options,omitempty"`
+	WebSearchOptions *openAIWebSearchOptions `json:"web_search_options,omitempty"`
+	Tools            []openAITool            `json:"tools,omitempty"`
 	// ToolChoice is "none", "auto", "required" or {"type":"function","function":{"name":…}}.
 	ToolChoice        any                   `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool                 `json:"parallel_tool_calls,omitempty"`
@@ -327,7 +339,13 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	}
 	openAITools(&b, req)
 	if req.Search {
-		b.WebSearchOptions = &struct{}{}
+		b.WebSearchOptions = &openAIWebSearchOptions{}
+		if o := req.SearchOptions; o != nil {
+			b.WebSearchOptions.SearchContextSize = o.ContextSize
+			if o.Location != nil {
+				b.WebSearchOptions.UserLocation = &openAIUserLocation{Type: "approximate", Approximate: *o.Location}
+			}
+		}
 	}
 	if stream {
 		b.Stream = true

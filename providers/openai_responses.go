@@ -197,6 +197,24 @@ type responsesReasoning struct {
 	Summary string `json:"summary,omitempty"`
 }
 
+// responsesSearchTool is the Responses API's hosted web search with o's options.
+func responsesSearchTool(o *SearchOptions) any {
+	if o == nil || o.ContextSize == "" && o.Location == nil && len(o.AllowedDomains) == 0 {
+		return webSearchTool
+	}
+	t := map[string]any{"type": "web_search"}
+	if o.ContextSize != "" {
+		t["search_context_size"] = o.ContextSize
+	}
+	if o.Location != nil {
+		t["user_location"] = o.Location.approximate()
+	}
+	if len(o.AllowedDomains) > 0 {
+		t["filters"] = map[string]any{"allowed_domains": o.AllowedDomains}
+	}
+	return t
+}
+
 // webSearchTool is the Responses API's hosted web search, for a request with Search;
 // webSearchPreviewTool the one deep research takes, which it cannot do without.
 var (
@@ -296,7 +314,7 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 		// Deep research needs a source to research: OpenAI refuses it without one.
 		b.Tools = append(b.Tools, webSearchPreviewTool)
 	case req.Search:
-		b.Tools = append(b.Tools, webSearchTool)
+		b.Tools = append(b.Tools, responsesSearchTool(req.SearchOptions))
 		if b.Reasoning != nil && b.Reasoning.Effort == "minimal" {
 			b.Reasoning.Effort = "low" // GPT-5 does not search at minimal effort
 		}

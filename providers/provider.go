@@ -62,6 +62,8 @@ type Request struct {
 	// Search asks for the provider's own web search; adapters without one fail with
 	// KindBadRequest before calling upstream (see SearchSupporter).
 	Search bool
+	// SearchOptions refine Search; nil for the provider's defaults.
+	SearchOptions *SearchOptions
 
 	// Tools are the functions the model may call (each adapter's doc gives its mapping).
 	Tools []Tool
@@ -292,7 +294,7 @@ type Error struct {
 	// Code is the upstream's own error code (OpenAI's error.code, such as
 	// "invalid_value"), when it gave one as a string.
 	Code string
-	Err   error // underlying cause, if any
+	Err  error // underlying cause, if any
 	// Usage is what the upstream reported with a failure it still bills (a response its
 	// content filter blocked; the batches of an embeddings request answered before one
 	// failed); nil when it reported none. UsageEstimated says it was counted locally.
@@ -350,4 +352,42 @@ func ParseModel(s string) (provider, model string, err error) {
 		return "", "", fmt.Errorf("%w: %q", ErrBadModel, s)
 	}
 	return p, m, nil
+}
+
+// SearchOptions refine a provider's own web search (Request.Search). Each adapter passes
+// what its API takes and leaves the rest: OpenAI the context size, the location and (on its
+// Responses API) the domains; Anthropic the location, the number of searches and the
+// domains; Gemini's Google Search takes none.
+type SearchOptions struct {
+	// ContextSize is how much of the pages found the model reads: "low", "medium" or
+	// "high" (OpenAI's search_context_size); "" for the provider's default.
+	ContextSize string
+	// Location is where the user is, to localise results; nil for none.
+	Location *SearchLocation
+	// MaxUses caps the searches of one answer (Anthropic's max_uses); 0 for the
+	// adapter's default.
+	MaxUses int
+	// AllowedDomains keeps the search to these sites; empty for all.
+	AllowedDomains []string
+}
+
+// SearchLocation is a user's approximate location for a web search: any field may be
+// empty. Country is a two-letter ISO code, Timezone an IANA name.
+type SearchLocation struct {
+	City     string `json:"city,omitempty"`
+	Region   string `json:"region,omitempty"`
+	Country  string `json:"country,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
+// approximate is l as OpenAI's Responses API and Anthropic take it: {"type":
+// "approximate", "city": …} without the empty fields.
+func (l *SearchLocation) approximate() map[string]string {
+	loc := map[string]string{"type": "approximate"}
+	for k, v := range map[string]string{"city": l.City, "region": l.Region, "country": l.Country, "timezone": l.Timezone} {
+		if v != "" {
+			loc[k] = v
+		}
+	}
+	return loc
 }
