@@ -16,6 +16,10 @@ import (
 
 // plan is one validated request on its way through the attempts.
 type plan struct {
+	// release counts the request out of its budget's spend gate when it ends (nil: not
+	// gated); observe* call it.
+	release func()
+
 	scope      Scope
 	req        *Request
 	start      time.Time
@@ -93,10 +97,16 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}
 	if b := scope.Budget; b != nil {
-		left, err := b.reserveCall(ctx)
+		release, err := g.spend.admit(ctx, b)
 		if err != nil {
 			return nil, err
 		}
+		left, err := b.reserveCall(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		p.release = release
 		if left > 0 && (p.preq.MaxTokens == 0 || int64(p.preq.MaxTokens) > left) {
 			p.preq.MaxTokens = int(min(left, math.MaxInt32))
 		}

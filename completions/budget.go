@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,7 +27,9 @@ type BudgetLimits struct {
 	// counts once it passed validation, whether or not an upstream answered it.
 	MaxCalls int64 `json:"max_calls,omitempty"`
 	// MaxCostUSD caps the USD cost of all answered requests, as the gateway prices them. It
-	// is checked before each request, so the total can pass it by one request's cost.
+	// is checked before each request, so the total can pass it by one request's cost; of
+	// requests sent at once, the gateway admits only as many as the budget's mean cost per
+	// answer says it can pay for (per process: replicas each admit their share).
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 	// ResetEvery, when positive, starts the account afresh (nothing used) every ResetEvery
 	// from its first use: a monthly budget is 30 days. Zero: the limits are for all time.
@@ -42,6 +45,9 @@ type BudgetUsage struct {
 	// PeriodStart is when the current period began (zero until the first use, and always
 	// without ResetEvery).
 	PeriodStart time.Time `json:"period_start,omitzero"`
+	// Charged counts the answers (whole or partial) charged: a request's mean cost is
+	// CostUSD / Charged.
+	Charged int64 `json:"charged,omitempty"`
 }
 
 // Budget is a concurrency-safe spending account attached to a request through Scope. One
@@ -108,6 +114,9 @@ func DeleteSharedBudget(ctx context.Context, st *store.Store, id string) error {
 func (b *Budget) update(ctx context.Context, fn func(u *BudgetUsage) error) error {
 	return b.st.Update(ctx, func(tx store.Tx) error {
 		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: budget %s", ErrBudgetGone, b.id)
+		}
 		if err != nil {
 			return fmt.Errorf("completions: budget %s: %w", b.id, err)
 		}
@@ -144,7 +153,9 @@ func (b *Budget) Used(ctx context.Context) BudgetUsage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	u := b.used
-	b.limits.roll(&u, b.clock())
+	if !u.PeriodStart.IsZero() { // a read starts no period: the first use does
+		b.limits.roll(&u, b.clock())
+	}
 	return u
 }
 
@@ -233,12 +244,14 @@ func (b *Budget) charge(ctx context.Context, tokens int64, cost float64) error {
 			b.limits.roll(u, now)
 			u.Tokens += tokens
 			u.CostUSD += cost
+			u.Charged++
 			return nil
 		})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.limits.roll(&b.used, now)
+	b.used.Charged++
 	b.used.Tokens += tokens
 	b.used.CostUSD += cost
 	return nil

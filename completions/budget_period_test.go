@@ -78,3 +78,63 @@ func TestBudgetAllowsNames(t *testing.T) {
 		t.Error("no list allows every model")
 	}
 }
+
+// TestSpendGateAdmitsWhatTheBudgetCanPay: of requests in flight together, a budget with a
+// USD bound admits one at a time until it has an answer to take a request's mean cost
+// from, then as many as that mean says it can still pay for; released requests make room.
+func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
+	ctx := context.Background()
+	var sg spendGate
+	b := NewBudget(BudgetLimits{MaxCostUSD: 0.05})
+	first, err := sg.admit(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		rel, err := sg.admit(ctx, b) // no answer yet: waits for the first to end
+		if err == nil {
+			rel()
+		}
+		waiting <- err
+	}()
+	select {
+	case err := <-waiting:
+		t.Fatalf("a second request was admitted before the first answer: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := b.charge(ctx, 10, 0.02); err != nil { // the first answer: $0.02
+		t.Fatal(err)
+	}
+	first()
+	if err := <-waiting; err != nil {
+		t.Fatalf("after the first answer: %v", err)
+	}
+	// Spent $0.02, about $0.02 a request: one in flight projects $0.04, two $0.06.
+	r1, err := sg.admit(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := sg.admit(ctx, b)
+	if err != nil {
+		t.Fatalf("second in flight ($0.04 projected): %v", err)
+	}
+	if _, err := sg.admit(ctx, b); !errors.Is(err, ErrBudgetExceeded) {
+		t.Fatalf("third in flight ($0.06 projected of $0.05): %v", err)
+	}
+	r2()
+	r3, err := sg.admit(ctx, b)
+	if err != nil {
+		t.Fatalf("after one ended: %v", err)
+	}
+	r1()
+	r3()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	unbounded := NewBudget(BudgetLimits{MaxCalls: 5})
+	if rel, err := sg.admit(cctx, unbounded); err != nil {
+		t.Fatalf("a budget without USD or token bound is not gated: %v", err)
+	} else {
+		rel()
+	}
+}

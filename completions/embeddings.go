@@ -453,9 +453,16 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 				return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
 			}
 		}
-		if _, err := b.reserveCall(ctx); err != nil {
+		release, err := g.spend.admit(ctx, b)
+		if err != nil {
 			return nil, err
 		}
+		if _, err := b.reserveCall(ctx); err != nil {
+			release()
+			return nil, err
+		}
+		p.release = release
+		defer release() // every way out of Embed ends the request
 	}
 	p.timing = g.timingFor(p.start, scope, p.req)
 	var (

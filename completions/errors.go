@@ -24,6 +24,9 @@ var (
 	ErrBudgetExceeded = errors.New("completions: budget exceeded")
 	// ErrModelNotAllowed means the caller's Budget does not allow a requested model.
 	ErrModelNotAllowed = errors.New("completions: model not allowed for this key")
+	// ErrBudgetGone means the caller's shared Budget was deleted while the request was
+	// on its way: its key was revoked (the server answers 401, as for a revoked key).
+	ErrBudgetGone = errors.New("completions: the key's budget is gone (the key was revoked)")
 	// ErrAllFailed is matched by *AllFailedError.
 	ErrAllFailed = errors.New("completions: all models failed")
 	// ErrStreamFailed is matched by *StreamError.

@@ -217,6 +217,7 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	breakers *breakers
+	spend    spendGate    // budgets' requests in flight (USD and token bounds)
 	latency  latencyStats // how fast each model answered lately (latency routing)
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).

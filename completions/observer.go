@@ -68,6 +68,7 @@ type RequestRecord struct {
 // observeResponse reports a delivered answer; ttft is the time to its first fragment (the
 // whole latency when not streamed).
 func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, resp *Response, ttft time.Duration) {
+	p.ended()
 	if g.opts.Observer == nil {
 		return
 	}
@@ -83,6 +84,7 @@ func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, res
 
 // observeFailure reports a request that ended without a complete answer.
 func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration) {
+	p.ended()
 	if g.opts.Observer == nil {
 		return
 	}
@@ -120,4 +122,11 @@ func countContinuations(a []Attempt) int {
 		}
 	}
 	return n
+}
+
+// ended counts a finished request out of its budget's spend gate.
+func (p *plan) ended() {
+	if p.release != nil {
+		p.release()
+	}
 }

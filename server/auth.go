@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,19 +57,55 @@ type storedKey struct {
 type Auth struct {
 	store     *store.Store
 	static    [][sha256.Size]byte
+	owners    map[string]bool // the static keys' owners
 	mu        sync.RWMutex
 	temporary map[[sha256.Size]byte]Principal
 	resolver  ScopeResolver // shared keys of other processes (sharedkeys.go)
+	// stored caches, for a minute, owners seen to have a stored key (ownerLive).
+	stored map[string]time.Time
 }
 
 func newAuth(st *store.Store, keys []string) *Auth {
-	a := &Auth{store: st, temporary: map[[sha256.Size]byte]Principal{}}
+	a := &Auth{store: st, temporary: map[[sha256.Size]byte]Principal{}, owners: map[string]bool{}, stored: map[string]time.Time{}}
 	for _, k := range keys {
 		if k = strings.TrimSpace(k); k != "" {
-			a.static = append(a.static, sha256.Sum256([]byte(k)))
+			h := sha256.Sum256([]byte(k))
+			a.static = append(a.static, h)
+			a.owners[ownerOf(h)] = true
 		}
 	}
 	return a
+}
+
+// ownerLive reports whether owner is still a key of this server: one given at start or
+// one kept in the store. A virtual key acts for its issuer and stops with it.
+func (a *Auth) ownerLive(ctx context.Context, owner string) (bool, error) {
+	if a.owners[owner] {
+		return true, nil
+	}
+	a.mu.RLock()
+	seen, ok := a.stored[owner]
+	a.mu.RUnlock()
+	if ok && time.Since(seen) < time.Minute {
+		return true, nil
+	}
+	if a.store == nil {
+		return false, nil
+	}
+	es, err := a.store.List(ctx, store.APIKeys, store.ListOptions{})
+	if err != nil {
+		return false, fmt.Errorf("auth: reading key store: %w", err)
+	}
+	for _, e := range es {
+		var sk storedKey
+		if json.Unmarshal(e.Value, &sk) == nil && sk.Owner == owner {
+			a.mu.Lock()
+			a.stored[owner] = time.Now()
+			a.mu.Unlock()
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func ownerOf(h [sha256.Size]byte) string { return "key_" + hex.EncodeToString(h[:8]) }

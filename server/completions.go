@@ -314,6 +314,8 @@ func completionsError(err error) *APIError {
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
+	case errors.Is(err, completions.ErrBudgetGone):
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked")
 	case errors.Is(err, completions.ErrBudgetExceeded):
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 	case errors.As(err, &af):

@@ -226,8 +226,9 @@ func parseBudgetDuration(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// checkKeyRequest validates req and returns its budget limits.
-func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time) (completions.BudgetLimits, error) {
+// checkKeyRequest validates req and returns its budget limits; with checkModels false the
+// models are taken as they are (a PATCH that does not change them).
+func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, checkModels bool) (completions.BudgetLimits, error) {
 	invalid := func(format string, args ...any) error {
 		return Validation(http.StatusUnprocessableEntity, format, args...)
 	}
@@ -239,6 +240,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time) (com
 		return l, invalid("models: at most %d models, got %d", maxKeyModels, len(req.Models))
 	}
 	for i, m := range req.Models {
+		if !checkModels {
+			break
+		}
 		if strings.TrimSpace(m) == "" {
 			return l, invalid("models[%d]: must not be empty", i)
 		}
@@ -286,7 +290,7 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time) (com
 // issueKey validates req, mints a key and stores its three records in one transaction.
 func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner string, req keyRequest) (*virtualKey, error) {
 	now := time.Now().UTC()
-	limits, err := checkKeyRequest(g, req, now)
+	limits, err := checkKeyRequest(g, req, now, true)
 	if err != nil {
 		return nil, err
 	}
@@ -395,55 +399,59 @@ func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 }
 
 // updateKey applies a PATCH body to owner's virtual key id: the fields it gives replace the
-// key's (checked as on issue; expires_at only when given, so an expired key may be renamed
-// or given a new expiry), in one transaction over its three records.
+// key's (checked as on issue; models and expires_at only when given, so a key naming a
+// model no longer served, or an expired one, can still be renamed, bounded or given a new
+// expiry). The record is read, merged and written in one transaction over its three
+// records, so two PATCHes at once do not undo each other.
 func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id string) (*virtualKey, error) {
 	ctx := r.Context()
-	rec, err := storedKeyOf(ctx, s.cfg.Store, owner, id)
-	if err != nil {
-		return nil, err
+	if _, err := storedKeyOf(ctx, s.cfg.Store, owner, id); err != nil {
+		return nil, err // 404 before reading a body for nothing
 	}
 	var body json.RawMessage
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
-	req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
-		MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, ExpiresAt: rec.ExpiresAt}
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
 	}
-	if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	check := req
-	if _, ok := given["expires_at"]; !ok {
-		check.ExpiresAt = nil // kept as it is, past or not
-	}
-	limits, err := checkKeyRequest(g, check, now)
-	if err != nil {
-		return nil, err
-	}
-	vk := rec.virtualKey
-	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
-	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute
-	vk.ExpiresAt = nil
-	expires := neverExpires
-	if req.ExpiresAt != nil {
-		e := req.ExpiresAt.UTC()
-		vk.ExpiresAt, expires = &e, e
-	}
-	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		if _, err := storedKeyOf(ctx, tx, owner, id); err != nil {
+	_, modelsGiven := given["models"]
+	_, expiryGiven := given["expires_at"]
+	var vk virtualKey
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := storedKeyOf(ctx, tx, owner, id)
+		if err != nil {
 			return err // revoked meanwhile: 404
+		}
+		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
+			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, ExpiresAt: rec.ExpiresAt}
+		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
+			return err
+		}
+		check := req
+		if !expiryGiven {
+			check.ExpiresAt = nil // kept as it is, past or not
+		}
+		limits, err := checkKeyRequest(g, check, time.Now().UTC(), modelsGiven)
+		if err != nil {
+			return err
+		}
+		vk = rec.virtualKey
+		vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
+		vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute
+		vk.ExpiresAt = nil
+		expires := neverExpires
+		if req.ExpiresAt != nil {
+			e := req.ExpiresAt.UTC()
+			vk.ExpiresAt, expires = &e, e
 		}
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
 		// Rewritten whole: an expired key's record may be gone (the first use after its
 		// expiry deletes it), and a new expiry brings it back.
+		doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
 		if err := store.PutJSON(ctx, tx, store.ScopedKeys, rec.Hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 			return err
 		}

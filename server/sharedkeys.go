@@ -69,7 +69,14 @@ func (a *Auth) sharedKey(ctx context.Context, h [sha256.Size]byte) (Principal, b
 		return Principal{}, false, fmt.Errorf("auth: reading scoped keys: %w", err)
 	}
 	if time.Now().After(rec.ExpiresAt) {
-		_ = a.store.Delete(ctx, store.ScopedKeys, id)
+		// Deleted only if still expired when deleted: a PATCH may have just extended it.
+		_ = a.store.Update(ctx, func(tx store.Tx) error {
+			cur, err := store.GetJSON[storedScopedKey](ctx, tx, store.ScopedKeys, id)
+			if err != nil || !time.Now().After(cur.ExpiresAt) {
+				return nil
+			}
+			return tx.Delete(ctx, store.ScopedKeys, id)
+		})
 		return Principal{}, false, nil
 	}
 	a.mu.RLock()
@@ -84,6 +91,12 @@ func (a *Auth) sharedKey(ctx context.Context, h [sha256.Size]byte) (Principal, b
 	}
 	if err != nil {
 		return Principal{}, false, fmt.Errorf("auth: scoped key: %w", err)
+	}
+	if _, virtual := scope.(virtualKeyScope); virtual {
+		// A virtual key acts for the key that issued it: not once that key is retired.
+		if live, err := a.ownerLive(ctx, rec.Owner); err != nil || !live {
+			return Principal{}, false, err
+		}
 	}
 	return Principal{Owner: rec.Owner, Scope: scope}, true, nil
 }

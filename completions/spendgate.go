@@ -1,0 +1,96 @@
+package completions
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// spendGate keeps a budget's USD and token bounds when its key sends requests at once:
+// the bound is checked before a request and its cost is only known after it, so requests in
+// flight together would each pass the check and all be paid for. Per budget (in this
+// process) it counts the requests in flight and admits one more only while what was spent
+// plus the in-flight requests at the budget's mean cost per answer stays under the bound;
+// until the budget has a first answer to take the mean from, its requests go one at a time.
+// Its zero value is ready to use.
+type spendGate struct {
+	mu sync.Mutex
+	m  map[any]*gateState
+}
+
+type gateState struct {
+	inflight int
+	idle     chan struct{} // closed when inflight drops to 0
+}
+
+// admit waits (within ctx) until b may take one more request and counts it in flight; the
+// returned release, called once when the request ends, counts it out. A budget without a
+// USD or token bound is not gated.
+func (sg *spendGate) admit(ctx context.Context, b *Budget) (release func(), err error) {
+	l := b.limits
+	if l.MaxCostUSD <= 0 && l.MaxTokens <= 0 {
+		return func() {}, nil
+	}
+	key := any(b)
+	if b.st != nil {
+		key = b.id // every Budget loaded on one shared account
+	}
+	for {
+		u := b.Used(ctx)
+		sg.mu.Lock()
+		if sg.m == nil {
+			sg.m = map[any]*gateState{}
+		}
+		st := sg.m[key]
+		if st == nil {
+			st = &gateState{idle: make(chan struct{})}
+			sg.m[key] = st
+		}
+		if u.Charged == 0 && st.inflight > 0 {
+			// No answer yet to estimate a request's cost from: one at a time.
+			idle := st.idle
+			sg.mu.Unlock()
+			select {
+			case <-idle:
+				continue
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		if over := l.projected(u, st.inflight); over != "" {
+			sg.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s", ErrBudgetExceeded, over)
+		}
+		st.inflight++
+		sg.mu.Unlock()
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				sg.mu.Lock()
+				defer sg.mu.Unlock()
+				if st.inflight--; st.inflight == 0 {
+					close(st.idle)
+					if sg.m[key] == st {
+						delete(sg.m, key)
+					}
+				}
+			})
+		}, nil
+	}
+}
+
+// projected says which bound what u spent plus inflight requests at u's mean per answer
+// would reach, "" when neither.
+func (l BudgetLimits) projected(u BudgetUsage, inflight int) string {
+	if inflight == 0 || u.Charged == 0 {
+		return ""
+	}
+	n := float64(inflight)
+	if mean := u.CostUSD / float64(u.Charged); l.MaxCostUSD > 0 && u.CostUSD+n*mean >= l.MaxCostUSD {
+		return fmt.Sprintf("$%.4f of $%.4f spent and %d requests in flight (about $%.4f each)", u.CostUSD, l.MaxCostUSD, inflight, mean)
+	}
+	if mean := float64(u.Tokens) / float64(u.Charged); l.MaxTokens > 0 && float64(u.Tokens)+n*mean >= float64(l.MaxTokens) {
+		return fmt.Sprintf("%d of %d tokens used and %d requests in flight (about %.0f tokens each)", u.Tokens, l.MaxTokens, inflight, mean)
+	}
+	return ""
+}
