@@ -19,9 +19,10 @@ from ._retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTrainer,
                   complete, select_model)
 from .owned import conversation, conversation_messages, delete, iterate, list_page
+from .keys import issue_key, key_info, list_keys, revoke_key, update_key
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, MissingIdError, NotFoundError,
-                     PayloadTooLargeError, RateLimitError, RequestTimeoutError, ServerError,
+                     PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
                      StreamError,
                      StreamTruncatedError, SwitchyardError, ValidationError)
 
@@ -30,6 +31,7 @@ __all__ = [
     "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
+    "issue_key", "list_keys", "key_info", "update_key", "revoke_key", "PermissionDeniedError",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
     "ConnectionFailedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",

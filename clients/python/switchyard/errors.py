@@ -46,6 +46,10 @@ class AuthenticationError(APIError):
     """401: the API key is missing or wrong."""
 
 
+class PermissionDeniedError(APIError):
+    """403: the key may not do this (a virtual key outside its models or routes)."""
+
+
 class NotFoundError(APIError):
     """404: unknown id (or one that belongs to another key)."""
 
@@ -105,6 +109,7 @@ class MissingIdError(SwitchyardError):
 _BY_STATUS = {
     400: BadRequestError,
     401: AuthenticationError,
+    403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
     413: PayloadTooLargeError,

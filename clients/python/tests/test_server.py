@@ -113,6 +113,32 @@ class ServerTest(unittest.TestCase):
             switchyard.list_page("conversations", limit=0, client=self.client)
         self.assertIn("limit", str(cm.exception))
 
+    @needs("completions")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_virtual_keys(self):
+        vk = switchyard.issue_key(name="py", models=[MODEL], max_requests=1, budget_duration="30d",
+                                  client=self.client)
+        self.assertTrue(vk["key"].startswith("sy-vk-"))
+        app = switchyard.Client(base_url=BASE, api_key=vk["key"], retry=None)
+        switchyard.complete([{"role": "user", "content": "hi"}], MODEL, client=app)
+        with self.assertRaises(switchyard.RateLimitError) as cm:  # max_requests 1
+            switchyard.complete([{"role": "user", "content": "hi"}], MODEL, client=app)
+        self.assertIn("budget", str(cm.exception))
+        with self.assertRaises(switchyard.PermissionDeniedError):
+            switchyard.list_keys(client=app)  # a virtual key issues and lists none
+        self.assertEqual(switchyard.key_info(client=app)["spend"]["requests"], 1)
+        self.assertIn(vk["id"], [k["id"] for k in switchyard.list_keys(client=self.client)])
+        up = switchyard.update_key(vk["id"], max_requests=5, client=self.client)
+        self.assertEqual(up["max_requests"], 5)
+        self.assertEqual(up["name"], "py")
+        switchyard.complete([{"role": "user", "content": "hi"}], MODEL, client=app)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.update_key(vk["id"], max_budget_usd=-1, client=self.client)
+        self.assertIn("max_budget_usd", str(cm.exception))
+        self.assertTrue(switchyard.revoke_key(vk["id"], client=self.client)["deleted"])
+        with self.assertRaises(switchyard.AuthenticationError):
+            switchyard.key_info(client=app)
+
     @needs("trainer")
     @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to where examples/data is served")
     def test_training_jobs_and_models_list_delete(self):
