@@ -157,9 +157,11 @@ type AnthropicTool struct {
 	Description  string          `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema,omitempty" jsonschema:"type=object"`
 	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
-	// MaxUses, AllowedDomains and UserLocation are the web_search server tool's options.
+	// MaxUses, AllowedDomains, BlockedDomains and UserLocation are the web_search server
+	// tool's options.
 	MaxUses        int                       `json:"max_uses,omitempty"`
 	AllowedDomains []string                  `json:"allowed_domains,omitempty"`
+	BlockedDomains []string                  `json:"blocked_domains,omitempty"`
 	UserLocation   *providers.SearchLocation `json:"user_location,omitempty"`
 }
 
@@ -312,6 +314,15 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			o, err := searchOptions(searchField, "", t.UserLocation, t.MaxUses, t.AllowedDomains)
 			if err != nil {
 				return nil, err
+			}
+			if len(t.BlockedDomains) > 0 {
+				if len(t.AllowedDomains) > 0 {
+					return nil, invalid(searchField+".blocked_domains", "cannot be set with allowed_domains")
+				}
+				if o == nil {
+					o = &providers.SearchOptions{}
+				}
+				o.BlockedDomains = t.BlockedDomains
 			}
 			c.searchOptions = o
 			continue

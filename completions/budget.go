@@ -29,7 +29,7 @@ type BudgetLimits struct {
 	// MaxCostUSD caps the USD cost of all answered requests, as the gateway prices them. It
 	// is checked before each request, so the total can pass it by one request's cost; of
 	// requests sent at once, the gateway admits only as many as the budget's mean cost per
-	// answer says it can pay for (per process: replicas each admit their share).
+	// finished request says it can pay for (per process: replicas each admit their share).
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 	// ResetEvery, when positive, starts the account afresh (nothing used) every ResetEvery
 	// from its first use: a monthly budget is 30 days. Zero: the limits are for all time.
@@ -45,9 +45,6 @@ type BudgetUsage struct {
 	// PeriodStart is when the current period began (zero until the first use, and always
 	// without ResetEvery).
 	PeriodStart time.Time `json:"period_start,omitzero"`
-	// Charged counts the answers (whole or partial) charged: a request's mean cost is
-	// CostUSD / Charged.
-	Charged int64 `json:"charged,omitempty"`
 }
 
 // Budget is a concurrency-safe spending account attached to a request through Scope. One
@@ -244,14 +241,12 @@ func (b *Budget) charge(ctx context.Context, tokens int64, cost float64) error {
 			b.limits.roll(u, now)
 			u.Tokens += tokens
 			u.CostUSD += cost
-			u.Charged++
 			return nil
 		})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.limits.roll(&b.used, now)
-	b.used.Charged++
 	b.used.Tokens += tokens
 	b.used.CostUSD += cost
 	return nil

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -51,5 +52,31 @@ func TestSearchOptionsReachEachAPI(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Field != field {
 			t.Errorf("%s: %v, want a validation error naming %s", body, err, field)
 		}
+	}
+}
+
+// TestSearchBlockedDomainsSkipOpenAI: Claude's web_search tool may exclude sites; OpenAI's
+// search cannot, so an OpenAI model is skipped for such a request (a 400 naming the field
+// when it is the only model) rather than searching the excluded sites.
+func TestSearchBlockedDomainsSkipOpenAI(t *testing.T) {
+	g, _, an := openAIGateway(t)
+	const tools = `"tools":[{"type":"web_search_20250305","name":"web_search","blocked_domains":["spam.example"]}]`
+	messagesVia(t, g, `{"model":"anthropic/claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"News?"}],`+tools+`}`)
+	if got := jsonOf(an.last()["tools"]); !strings.Contains(got, `"blocked_domains":["spam.example"]`) {
+		t.Errorf("Claude: tools %s", got)
+	}
+	var mreq AnthropicMessagesRequest
+	if err := json.Unmarshal([]byte(`{"model":"openai/gpt-4o","max_tokens":100,"messages":[{"role":"user","content":"News?"}],`+tools+`}`), &mreq); err != nil {
+		t.Fatal(err)
+	}
+	_, err := viaGateway(g, "o")(mreq.ToChatRequest())
+	if err == nil || !strings.Contains(err.Error(), "blocked_domains") {
+		t.Errorf("an OpenAI model asked to exclude domains: %v", err)
+	}
+	mreq.Tools[0].AllowedDomains = []string{"ok.example"}
+	_, err = viaGateway(g, "o")(mreq.ToChatRequest())
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "tools[0].blocked_domains" {
+		t.Errorf("allowed and blocked domains together: %v", err)
 	}
 }

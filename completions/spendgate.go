@@ -10,8 +10,9 @@ import (
 // the bound is checked before a request and its cost is only known after it, so requests in
 // flight together would each pass the check and all be paid for. Per budget (in this
 // process) it counts the requests in flight and admits one more only while what was spent
-// plus the in-flight requests at the budget's mean cost per answer stays under the bound;
-// until the budget has a first answer to take the mean from, its requests go one at a time.
+// plus the in-flight requests at the budget's mean cost per finished request stays under
+// the bound; until the budget has spent anything to take the mean from, its requests go
+// one at a time.
 // Its zero value is ready to use.
 type spendGate struct {
 	mu sync.Mutex
@@ -46,8 +47,8 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget) (release func(), err 
 			st = &gateState{idle: make(chan struct{})}
 			sg.m[key] = st
 		}
-		if u.Charged == 0 && st.inflight > 0 {
-			// No answer yet to estimate a request's cost from: one at a time.
+		if u.CostUSD == 0 && u.Tokens == 0 && st.inflight > 0 {
+			// Nothing spent yet to estimate a request's cost from: one at a time.
 			idle := st.idle
 			sg.mu.Unlock()
 			select {
@@ -79,17 +80,19 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget) (release func(), err 
 	}
 }
 
-// projected says which bound what u spent plus inflight requests at u's mean per answer
-// would reach, "" when neither.
+// projected says which bound what u spent plus inflight requests at u's mean per finished
+// request would reach, "" when neither. u.Calls counts every request that took a call,
+// those in flight here included (a record from before the gate counts its past requests
+// the same way).
 func (l BudgetLimits) projected(u BudgetUsage, inflight int) string {
-	if inflight == 0 || u.Charged == 0 {
+	if inflight == 0 {
 		return ""
 	}
-	n := float64(inflight)
-	if mean := u.CostUSD / float64(u.Charged); l.MaxCostUSD > 0 && u.CostUSD+n*mean >= l.MaxCostUSD {
+	n, finished := float64(inflight), float64(max(u.Calls-int64(inflight), 1))
+	if mean := u.CostUSD / finished; l.MaxCostUSD > 0 && u.CostUSD+n*mean >= l.MaxCostUSD {
 		return fmt.Sprintf("$%.4f of $%.4f spent and %d requests in flight (about $%.4f each)", u.CostUSD, l.MaxCostUSD, inflight, mean)
 	}
-	if mean := float64(u.Tokens) / float64(u.Charged); l.MaxTokens > 0 && float64(u.Tokens)+n*mean >= float64(l.MaxTokens) {
+	if mean := float64(u.Tokens) / finished; l.MaxTokens > 0 && float64(u.Tokens)+n*mean >= float64(l.MaxTokens) {
 		return fmt.Sprintf("%d of %d tokens used and %d requests in flight (about %.0f tokens each)", u.Tokens, l.MaxTokens, inflight, mean)
 	}
 	return ""

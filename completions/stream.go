@@ -69,6 +69,11 @@ type ResponseStream struct {
 	// ending is set once complete or fail runs: a Close before that is the caller leaving.
 	ending   atomic.Bool
 	observed sync.Once
+	// recvMu is held by Recv: a Close from another goroutine waits for a running Recv (which
+	// then ends the stream itself) before it charges what the stream used; accounted says
+	// complete or fail charged it.
+	recvMu    sync.Mutex
+	accounted bool
 }
 
 // attemptStream is the state of one streaming attempt before its first fragment.
@@ -252,6 +257,13 @@ func (s *ResponseStream) chunkFor(frag string) *Chunk {
 // Recv returns the next fragment; io.EOF after the last one, once the final response is
 // ready (see Response); or a *StreamError when the upstream failed mid-answer.
 func (s *ResponseStream) Recv() (*Chunk, error) {
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	return s.recv()
+}
+
+// recv is Recv; recvMu is held.
+func (s *ResponseStream) recv() (*Chunk, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -289,7 +301,7 @@ func (s *ResponseStream) Recv() (*Chunk, error) {
 		}
 		if err != nil {
 			if s.continueAfter(err) {
-				return s.Recv()
+				return s.recv()
 			}
 			return nil, s.fail(err)
 		}
@@ -477,11 +489,7 @@ func (s *ResponseStream) fail(err error) error {
 		}
 		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	}
-	u, estimated := s.attemptUsage()
-	s.accountParts(u)
-	if !s.recorded {
-		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, estimated, s.g.opts.Now().Sub(s.begin))
-	}
+	s.chargeUnfinished()
 	if gone {
 		s.g.log.DebugContext(s.ctx, "completions: the caller went away mid-stream", "model", s.t.name)
 	} else {
@@ -490,6 +498,17 @@ func (s *ResponseStream) fail(err error) error {
 	s.err = &StreamError{Model: s.t.name, Kind: kind.String(), Err: err}
 	s.observeEnd(s.err)
 	return s.err
+}
+
+// chargeUnfinished charges what a stream that did not complete used: its earlier parts and
+// the answering attempt so far (the upstream bills them).
+func (s *ResponseStream) chargeUnfinished() {
+	s.accounted = true
+	u, estimated := s.attemptUsage()
+	s.accountParts(u)
+	if !s.recorded {
+		s.g.account(s.ctx, s.p, s.t, u, s.g.costs(s.t.name, u), false, estimated, s.g.opts.Now().Sub(s.begin))
+	}
 }
 
 // observeEnd reports the stream's end to the Observer, once: the final response, or err.
@@ -529,6 +548,7 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 // complete builds the final response, accounts and saves the turn.
 func (s *ResponseStream) complete() error {
 	s.ending.Store(true)
+	s.accounted = true
 	s.Close()
 	u, estimated := s.attemptUsage()
 	now := s.g.opts.Now()
@@ -594,14 +614,29 @@ func (s *ResponseStream) Response() *Response { return s.final }
 // Close stops the stream and releases the upstream connection; it is safe to call more
 // than once and from another goroutine.
 func (s *ResponseStream) Close() error {
-	if !s.ending.Load() {
-		s.observeEnd(fmt.Errorf("completions: stream closed before its end: %w", context.Canceled))
-	}
+	early := s.ending.CompareAndSwap(false, true)
 	s.closeOne.Do(func() {
 		s.timer.Stop()
 		s.up.Close()
 		s.cancel()
 		s.undl()
 	})
+	if early {
+		// The caller left before the end: what the upstream streamed so far is billed, so
+		// it is charged (budget, ledger) — after a Recv running in another goroutine, which
+		// the closed upstream ends, has had its say.
+		err := fmt.Errorf("completions: stream closed before its end: %w", context.Canceled)
+		s.recvMu.Lock()
+		if !s.accounted {
+			if n := len(s.p.attempts); n > 0 && !s.recorded {
+				a := &s.p.attempts[n-1]
+				a.Outcome, a.Kind, a.Error, a.Err = OutcomeCancelled, "closed_early", err.Error(), err
+				a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
+			}
+			s.chargeUnfinished()
+		}
+		s.recvMu.Unlock()
+		s.observeEnd(err)
+	}
 	return nil
 }

@@ -1267,6 +1267,9 @@ func anthropicSearchTool(o *SearchOptions) map[string]any {
 	if len(o.AllowedDomains) > 0 {
 		t["allowed_domains"] = o.AllowedDomains
 	}
+	if len(o.BlockedDomains) > 0 {
+		t["blocked_domains"] = o.BlockedDomains
+	}
 	if o.Location != nil {
 		t["user_location"] = o.Location.approximate()
 	}

@@ -472,10 +472,14 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 
 // Check implements RequestChecker: OpenAI's chat completions take a file as data only, so
 // a file given by URL is refused, naming the part; a request that goes to the Responses API
-// (see ResponsesMode) may not have stop sequences.
+// (see ResponsesMode) may not have stop sequences; a search may not exclude domains.
 func (o *OpenAI) Check(model string, req *Request) error {
 	if o.ownAPI && len(req.Stop) > openAIMaxStop {
 		return &UnsupportedError{Provider: o.Name(), Field: "stop", Reason: fmt.Sprintf("OpenAI takes at most %d stop sequences", openAIMaxStop)}
+	}
+	if req.Search && req.SearchOptions != nil && len(req.SearchOptions.BlockedDomains) > 0 {
+		// Searching the sites the caller ruled out would not be what was asked.
+		return &UnsupportedError{Provider: o.Name(), Field: "blocked_domains", Reason: "OpenAI's web search cannot exclude domains"}
 	}
 	if o.useResponses(req) {
 		if err := o.checkResponses(req); err != nil {

@@ -356,8 +356,8 @@ func ParseModel(s string) (provider, model string, err error) {
 
 // SearchOptions refine a provider's own web search (Request.Search). Each adapter passes
 // what its API takes and leaves the rest: OpenAI the context size, the location and (on its
-// Responses API) the domains; Anthropic the location, the number of searches and the
-// domains; Gemini's Google Search takes none.
+// Responses API) the allowed domains; Anthropic the location, the number of searches and
+// the allowed or blocked domains; Gemini's Google Search takes none.
 type SearchOptions struct {
 	// ContextSize is how much of the pages found the model reads: "low", "medium" or
 	// "high" (OpenAI's search_context_size); "" for the provider's default.
@@ -369,6 +369,9 @@ type SearchOptions struct {
 	MaxUses int
 	// AllowedDomains keeps the search to these sites; empty for all.
 	AllowedDomains []string
+	// BlockedDomains keeps the search off these sites (Anthropic's blocked_domains; OpenAI
+	// has no such option, so an OpenAI model refuses a request that sets it).
+	BlockedDomains []string
 }
 
 // SearchLocation is a user's approximate location for a web search: any field may be

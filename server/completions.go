@@ -17,7 +17,7 @@ import (
 //
 //   - POST /api/v1/completions — the spec's completions request; a JSON response, or with
 //     "stream": true server-sent events in the framing documented on completions.WriteStream
-//     (one data event per fragment, a "type":"final" event with the full response, then
+//     (one data event per fragment, a "final": true text event with the full response, then
 //     data: [DONE]; a failure after the first fragment ends with "event: error" and no [DONE]).
 //   - GET /api/v1/conversations (newest first; limit, cursor, created_after,
 //     created_before), GET and DELETE /api/v1/conversations/{conversation_id} and GET
