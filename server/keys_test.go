@@ -19,14 +19,21 @@ import (
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
-// keysServer is a server with the gateway (its usage recorded) over the scripted OpenAI upstream as provider
-// "openai", whose catalogue lists three models (ok, ok2, other), priced ($0.001 per prompt token, $0.002 per completion token: an answer of the fake
-// upstream, 7 + 3 tokens, costs $0.013), a model group "pair" of openai/ok and openai/ok2, and
-// cfg's per-key bound; st is shared when given (replicas).
+// keysServer is a server with the gateway (its usage recorded) over the scripted OpenAI
+// upstream as provider "openai", whose catalogue lists three models (ok, ok2, other), priced
+// ($0.001 per prompt token, $0.002 per completion token: an answer of the fake upstream,
+// 7 + 3 tokens, costs $0.013), a model group "pair" of openai/ok and openai/ok2, model
+// selection, the usage routes and perKey as the server's per-key bound; st is shared when
+// given (replicas).
 func keysServer(t testing.TB, st *store.Store, perKey int) (*httptest.Server, *Server) {
+	return keysServerWith(t, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey, completionsOtherKey}, RequestsPerMinutePerKey: perKey})
+}
+
+// keysServerWith is keysServer with upstream up and cfg (its store is st, or a new one).
+func keysServerWith(t testing.TB, st *store.Store, up http.Handler, cfg Config) (*httptest.Server, *Server) {
 	t.Helper()
-	up := httptest.NewServer(&fakeOpenAIUpstream{})
-	t.Cleanup(up.Close)
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
 	prices, err := providers.ParseCatalog([]byte(`{
 		"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"},
 		"ok2": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"},
@@ -38,21 +45,18 @@ func keysServer(t testing.TB, st *store.Store, perKey int) (*httptest.Server, *S
 		st = memstore.New()
 	}
 	rec := usagelog.New(usagelog.Options{})
-	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"})),
+	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
 		Prices: prices, Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}, Observer: rec,
 		ModelGroups: map[string]completions.ModelGroup{"pair": {Models: []string{"openai/ok", "openai/ok2"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}, RequestsPerMinutePerKey: perKey}, nil)
-	if err := Completions(g)(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := ModelSelection(routing.NewSelector(routing.Options{Store: st}))(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := Usage(rec)(s); err != nil {
-		t.Fatal(err)
+	cfg.Store = st
+	s := testServer(t, cfg, nil)
+	for _, o := range []Option{Completions(g), ModelSelection(routing.NewSelector(routing.Options{Store: st})), Usage(rec)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)

@@ -10,42 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
-	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // r11bServer is keysServer with a given upstream handler and static API keys.
 func r11bServer(t *testing.T, st *store.Store, up http.Handler, keys []string) (*httptest.Server, *Server) {
-	t.Helper()
-	ups := httptest.NewServer(up)
-	t.Cleanup(ups.Close)
-	prices, err := providers.ParseCatalog([]byte(`{
-		"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"},
-		"ok2": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"},
-		"other": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st == nil {
-		st = memstore.New()
-	}
-	rec := usagelog.New(usagelog.Options{})
-	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
-		Prices: prices, Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}, Observer: rec,
-		ModelGroups: map[string]completions.ModelGroup{"pair": {Models: []string{"openai/ok", "openai/ok2"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: keys}, nil)
-	if err := Completions(g)(s); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	return hs, s
+	return keysServerWith(t, st, up, Config{APIKeys: keys})
 }
 
 // barrierUpstream holds every upstream call until n have arrived (or 3 s passed), then
