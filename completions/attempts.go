@@ -478,8 +478,10 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 // returns the answers that came, in order, and the failures of the others: an answer paid
 // for is never thrown away because a sibling failed after its own retries and fallbacks;
 // err is the first failure when none answered. Only stateless requests take n above 1 (a
-// stored conversation has one next turn), and not with a budget (a scoped key's calls and
-// tokens are reserved one request at a time): both are a *ValidationError naming n.
+// stored conversation has one next turn): else a *ValidationError naming n. With a budget
+// each answer is a request of its own: it takes a call, and the budget's spend gate admits
+// only the answers its USD or token bound can pay for (the others fail with
+// ErrBudgetExceeded, the answers paid for are kept).
 func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n int) (answers []*Response, failed []error, err error) {
 	if n <= 1 {
 		r, err := g.Complete(ctx, scope, req)
@@ -488,11 +490,8 @@ func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n in
 		}
 		return []*Response{r}, nil, nil
 	}
-	switch {
-	case !req.ephemeral:
+	if !req.ephemeral {
 		return nil, nil, invalid("n", "several choices keep no conversation: ask for them without one (the OpenAI-compatible surface)")
-	case scope.Budget != nil:
-		return nil, nil, invalid("n", "a key with a budget gets one choice per request")
 	}
 	out := make([]*Response, n)
 	errs := make([]error, n)

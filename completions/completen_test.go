@@ -61,8 +61,12 @@ func TestCompleteNKeepsPaidAnswers(t *testing.T) {
 }
 
 // TestCompleteNRefusals: several choices are not taken for a stored conversation (it has
-// one next turn) nor with a budget (reserved one request at a time); neither calls
-// upstream nor spends the budget (review 10b found n requests overspending a token cap).
+// one next turn). With a budget each choice is a request of its own, admitted by the
+// budget's spend gate: review 10b found n requests at once overspending a token cap (each
+// capped to what was left), so n was refused for budgets; now the first choice goes alone
+// (nothing spent yet to estimate from), its 110 tokens spend the cap of 100 (over by one
+// request's prompt, as MaxTokens allows), and the other choices fail with the budget spent
+// without calling upstream.
 func TestCompleteNRefusals(t *testing.T) {
 	p := &scriptedN{fn: func(_ context.Context, _ int, req *providers.Request) (*providers.Response, error) {
 		return &providers.Response{Text: "x", Model: req.Model, Usage: providers.Usage{PromptTokens: 10, CompletionTokens: req.MaxTokens}}, nil
@@ -75,10 +79,16 @@ func TestCompleteNRefusals(t *testing.T) {
 	b := NewBudget(BudgetLimits{MaxTokens: 100, MaxCalls: 2})
 	r := userReq("hi", "a/m")
 	r.ephemeral = true
-	if _, _, err := h.g.CompleteN(context.Background(), Scope{Budget: b}, r, 4); !errors.As(err, &ve) || ve.Field != "n" {
-		t.Errorf("with a budget: %v", err)
+	answers, failed, err := h.g.CompleteN(context.Background(), Scope{Budget: b}, r, 4)
+	if err != nil || len(answers) != 1 || len(failed) != 3 {
+		t.Fatalf("with a budget: %d answers, %d failed, %v", len(answers), len(failed), err)
 	}
-	if used := b.Used(context.Background()); used.Calls != 0 || used.Tokens != 0 || p.calls.Load() != 0 {
-		t.Errorf("refused requests used %+v, %d upstream calls", used, p.calls.Load())
+	for _, f := range failed {
+		if !errors.Is(f, ErrBudgetExceeded) {
+			t.Errorf("a choice beyond the budget: %v", f)
+		}
+	}
+	if used := b.Used(context.Background()); used.Calls != 1 || used.Tokens != 110 || p.calls.Load() != 1 {
+		t.Errorf("used %+v, %d upstream calls; want one call of 110 tokens", used, p.calls.Load())
 	}
 }

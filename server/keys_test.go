@@ -459,3 +459,18 @@ func TestVirtualKeyUsage(t *testing.T) {
 	wantError(t, do(t, s, "GET", "/api/v1/usage/requests?tag=key:"+b.ID, a.Key, ""), http.StatusForbidden, KindForbidden, "only its own")
 	wantError(t, do(t, s, "GET", "/api/v1/usage/series", a.Key, ""), http.StatusForbidden, KindForbidden, "limited in scope")
 }
+
+// TestVirtualKeyChoices: n choices with a budgeted key are n requests: those the budget can
+// pay for are answered (a request bound of 2 gives 2 of 3), the header counts the rest.
+func TestVirtualKeyChoices(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	vk := issue(t, s, `{"max_requests":2}`)
+	resp, b := post(t, hs.URL+"/v1/chat/completions", vk.Key, `{"model":"openai/ok","n":3,"messages":[{"role":"user","content":"hi"}]}`)
+	m := decodeMap(t, b)
+	if choices, _ := m["choices"].([]any); resp.StatusCode != http.StatusOK || len(choices) != 2 || resp.Header.Get("X-Switchyard-Choices-Failed") != "1" {
+		t.Fatalf("n 3 with 2 requests left: %d, header %q, %s", resp.StatusCode, resp.Header.Get("X-Switchyard-Choices-Failed"), b)
+	}
+	if info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); info.Spend.Requests != 2 {
+		t.Fatalf("spend %+v", info.Spend)
+	}
+}
