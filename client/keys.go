@@ -32,17 +32,22 @@ type KeyRequest struct {
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
 // keeps a hash and cannot show it again.
 type VirtualKey struct {
-	ID                string     `json:"id"`
-	Key               string     `json:"key,omitempty"`
-	Name              string     `json:"name,omitempty"`
-	Models            []string   `json:"models,omitempty"`
-	MaxBudgetUSD      float64    `json:"max_budget_usd,omitempty"`
-	BudgetDuration    string     `json:"budget_duration,omitempty"`
-	MaxTokens         int64      `json:"max_tokens,omitempty"`
-	MaxRequests       int64      `json:"max_requests,omitempty"`
-	RequestsPerMinute int        `json:"requests_per_minute,omitempty"`
-	CreatedAt         time.Time  `json:"created_at"`
-	ExpiresAt         *time.Time `json:"expires_at,omitempty"`
+	// ID names the key in the keys API (vk_ and 16 hex digits); it is not the key.
+	ID string `json:"id"`
+	// Key is the key itself (sy-vk-…), in IssueKey's answer only.
+	Key string `json:"key,omitempty"`
+	// Name, Models, MaxBudgetUSD, BudgetDuration, MaxTokens, MaxRequests and
+	// RequestsPerMinute are the key's limits, as KeyRequest describes them.
+	Name              string    `json:"name,omitempty"`
+	Models            []string  `json:"models,omitempty"`
+	MaxBudgetUSD      float64   `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string    `json:"budget_duration,omitempty"`
+	MaxTokens         int64     `json:"max_tokens,omitempty"`
+	MaxRequests       int64     `json:"max_requests,omitempty"`
+	RequestsPerMinute int       `json:"requests_per_minute,omitempty"`
+	CreatedAt         time.Time `json:"created_at"`
+	// ExpiresAt is when the key stops working; nil for never.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Expired: the key is past ExpiresAt and refused.
 	Expired bool `json:"expired,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
@@ -51,9 +56,11 @@ type VirtualKey struct {
 
 // KeySpend is what a virtual key used.
 type KeySpend struct {
-	Requests int64   `json:"requests"`
-	Tokens   int64   `json:"tokens"`
-	CostUSD  float64 `json:"cost_usd"`
+	// Requests counts the completion and embedding requests that took a call.
+	Requests int64 `json:"requests"`
+	// Tokens and CostUSD are what the answers used, as the gateway priced them.
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
 	// PeriodStart is when the current budget period began (with BudgetDuration).
 	PeriodStart *time.Time `json:"period_start,omitempty"`
 }
@@ -102,15 +109,19 @@ func (c *Client) RevokeKey(ctx context.Context, id string) (*Deletion, error) {
 // KeyUpdate changes a virtual key (PATCH /api/v1/keys/{id}): the fields set replace the
 // key's; the others stay. ClearExpiry removes its expiry.
 type KeyUpdate struct {
+	// Name, MaxBudgetUSD, BudgetDuration, MaxTokens, MaxRequests, RequestsPerMinute and
+	// ExpiresAt replace the key's when not nil.
 	Name              *string
-	Models            []string // nil: unchanged; empty non-nil: every model
 	MaxBudgetUSD      *float64
 	BudgetDuration    *string
 	MaxTokens         *int64
 	MaxRequests       *int64
 	RequestsPerMinute *int
 	ExpiresAt         *time.Time
-	ClearExpiry       bool
+	// Models replaces the key's list when not nil; empty (non-nil) allows every model.
+	Models []string
+	// ClearExpiry removes the key's expiry.
+	ClearExpiry bool
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
