@@ -97,7 +97,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}
 	if b := scope.Budget; b != nil {
-		release, err := g.spend.admit(ctx, b)
+		release, err := g.spend.admit(ctx, b, req.choices > 1)
 		if err != nil {
 			return nil, err
 		}
@@ -107,6 +107,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 			return nil, err
 		}
 		p.release = release
+		if left > 0 && req.choices > 1 {
+			left = max(left/int64(req.choices), 1) // the choices share what is left
+		}
 		if left > 0 && (p.preq.MaxTokens == 0 || int64(p.preq.MaxTokens) > left) {
 			p.preq.MaxTokens = int(min(left, math.MaxInt32))
 		}
@@ -462,7 +465,7 @@ func (r *Response) markEstimated(estimated bool) {
 // local count (the upstream reported none).
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
 	if b := p.scope.Budget; b != nil {
-		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.Spent()); err != nil {
+		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.Spent(), complete); err != nil {
 			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
 		}
 	}
@@ -479,9 +482,9 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 // for is never thrown away because a sibling failed after its own retries and fallbacks;
 // err is the first failure when none answered. Only stateless requests take n above 1 (a
 // stored conversation has one next turn): else a *ValidationError naming n. With a budget
-// each answer is a request of its own: it takes a call, and the budget's spend gate admits
-// only the answers its USD or token bound can pay for (the others fail with
-// ErrBudgetExceeded, the answers paid for are kept).
+// each answer is a request of its own: it takes a call, the answers share the tokens the
+// budget has left, and its spend gate admits them together, as far as its USD or token
+// bound can pay (the others fail with ErrBudgetExceeded; the answers paid for are kept).
 func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n int) (answers []*Response, failed []error, err error) {
 	if n <= 1 {
 		r, err := g.Complete(ctx, scope, req)
@@ -501,6 +504,7 @@ func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n in
 		go func() {
 			defer wg.Done()
 			r := *req // validation writes its resolution into the request: one each
+			r.choices = n
 			out[i], errs[i] = g.Complete(ctx, scope, &r)
 		}()
 	}

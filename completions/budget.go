@@ -29,7 +29,7 @@ type BudgetLimits struct {
 	// MaxCostUSD caps the USD cost of all answered requests, as the gateway prices them. It
 	// is checked before each request, so the total can pass it by one request's cost; of
 	// requests sent at once, the gateway admits only as many as the budget's mean cost per
-	// finished request says it can pay for (per process: replicas each admit their share).
+	// answered request says it can pay for (per process: replicas each admit their share).
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 	// ResetEvery, when positive, starts the account afresh (nothing used) every ResetEvery
 	// from its first use: a monthly budget is 30 days. Zero: the limits are for all time.
@@ -45,6 +45,9 @@ type BudgetUsage struct {
 	// PeriodStart is when the current period began (zero until the first use, and always
 	// without ResetEvery).
 	PeriodStart time.Time `json:"period_start,omitzero"`
+	// Answered counts the requests that were answered (one each, however many attempts a
+	// hedge or a continuation charged): the spend gate's mean cost is per answered request.
+	Answered int64 `json:"answered,omitempty"`
 }
 
 // Budget is a concurrency-safe spending account attached to a request through Scope. One
@@ -234,21 +237,30 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 // charge records the tokens and cost of an answered (or partly answered) attempt. A
 // shared Budget's charge is written even when ctx was cancelled after the answer (the
 // tokens were spent).
-func (b *Budget) charge(ctx context.Context, tokens int64, cost float64) error {
+func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) error {
 	now := b.clock()
+	add := func(u *BudgetUsage) {
+		b.limits.roll(u, now)
+		if answered {
+			if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {
+				// A record from before Answered was kept: its past requests count as
+				// answered (this one, in flight, is the last of Calls).
+				u.Answered = u.Calls - 1
+			}
+			u.Answered++
+		}
+		u.Tokens += tokens
+		u.CostUSD += cost
+	}
 	if b.st != nil {
 		return b.update(context.WithoutCancel(ctx), func(u *BudgetUsage) error {
-			b.limits.roll(u, now)
-			u.Tokens += tokens
-			u.CostUSD += cost
+			add(u)
 			return nil
 		})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.limits.roll(&b.used, now)
-	b.used.Tokens += tokens
-	b.used.CostUSD += cost
+	add(&b.used)
 	return nil
 }
 

@@ -27,7 +27,7 @@ func TestBudgetCostAndPeriod(t *testing.T) {
 			if _, err := b.reserveCall(ctx); err != nil {
 				t.Fatalf("%s: call %d: %v", name, i+1, err)
 			}
-			if err := b.charge(ctx, 100, 0.03); err != nil {
+			if err := b.charge(ctx, 100, 0.03, true); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -86,13 +86,13 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 	ctx := context.Background()
 	var sg spendGate
 	b := NewBudget(BudgetLimits{MaxCostUSD: 0.05})
-	first, err := sg.admit(ctx, b)
+	first, err := sg.admit(ctx, b, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan error, 1)
 	go func() {
-		rel, err := sg.admit(ctx, b) // no answer yet: waits for the first to end
+		rel, err := sg.admit(ctx, b, false) // no answer yet: waits for the first to end
 		if err == nil {
 			rel()
 		}
@@ -103,7 +103,7 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 		t.Fatalf("a second request was admitted before the first answer: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if err := b.charge(ctx, 10, 0.02); err != nil { // the first answer: $0.02
+	if err := b.charge(ctx, 10, 0.02, true); err != nil { // the first answer: $0.02
 		t.Fatal(err)
 	}
 	first()
@@ -111,19 +111,19 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 		t.Fatalf("after the first answer: %v", err)
 	}
 	// Spent $0.02, about $0.02 a request: one in flight projects $0.04, two $0.06.
-	r1, err := sg.admit(ctx, b)
+	r1, err := sg.admit(ctx, b, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := sg.admit(ctx, b)
+	r2, err := sg.admit(ctx, b, false)
 	if err != nil {
 		t.Fatalf("second in flight ($0.04 projected): %v", err)
 	}
-	if _, err := sg.admit(ctx, b); !errors.Is(err, ErrBudgetExceeded) {
+	if _, err := sg.admit(ctx, b, false); !errors.Is(err, ErrBudgetExceeded) {
 		t.Fatalf("third in flight ($0.06 projected of $0.05): %v", err)
 	}
 	r2()
-	r3, err := sg.admit(ctx, b)
+	r3, err := sg.admit(ctx, b, false)
 	if err != nil {
 		t.Fatalf("after one ended: %v", err)
 	}
@@ -132,7 +132,7 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	unbounded := NewBudget(BudgetLimits{MaxCalls: 5})
-	if rel, err := sg.admit(cctx, unbounded); err != nil {
+	if rel, err := sg.admit(cctx, unbounded, false); err != nil {
 		t.Fatalf("a budget without USD or token bound is not gated: %v", err)
 	} else {
 		rel()

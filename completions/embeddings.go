@@ -453,7 +453,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 				return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
 			}
 		}
-		release, err := g.spend.admit(ctx, b)
+		release, err := g.spend.admit(ctx, b, false)
 		if err != nil {
 			return nil, err
 		}

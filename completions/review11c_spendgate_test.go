@@ -42,7 +42,7 @@ func TestReview11cHedgedRequestCountsOneAnswer(t *testing.T) {
 	}
 	var rels []func()
 	for range 50 {
-		rel, err := h.g.spend.admit(ctx, b)
+		rel, err := h.g.spend.admit(ctx, b, false)
 		if errors.Is(err, ErrBudgetExceeded) {
 			break
 		}
@@ -108,12 +108,12 @@ func TestReview11cPreexistingSpendDoesNotStarveTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("usage: %+v", b.Used(ctx))
-	r1, err := h.g.spend.admit(ctx, b)
+	r1, err := h.g.spend.admit(ctx, b, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r1()
-	r2, err := h.g.spend.admit(ctx, b)
+	r2, err := h.g.spend.admit(ctx, b, false)
 	if err != nil {
 		t.Fatalf("second request in flight refused with 4950 of 10000 tokens left at ~50 a request: %v", err)
 	}

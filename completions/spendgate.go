@@ -10,7 +10,7 @@ import (
 // the bound is checked before a request and its cost is only known after it, so requests in
 // flight together would each pass the check and all be paid for. Per budget (in this
 // process) it counts the requests in flight and admits one more only while what was spent
-// plus the in-flight requests at the budget's mean cost per finished request stays under
+// plus the in-flight requests at the budget's mean cost per answered request stays under
 // the bound; until the budget has spent anything to take the mean from, its requests go
 // one at a time.
 // Its zero value is ready to use.
@@ -26,8 +26,10 @@ type gateState struct {
 
 // admit waits (within ctx) until b may take one more request and counts it in flight; the
 // returned release, called once when the request ends, counts it out. A budget without a
-// USD or token bound is not gated.
-func (sg *spendGate) admit(ctx context.Context, b *Budget) (release func(), err error) {
+// USD or token bound is not gated. A choice of an n-choice request (choice) does not wait
+// for its siblings: they are one request, and their tokens share what the budget has left
+// (prepare), so only the projection holds them back.
+func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
 	l := b.limits
 	if l.MaxCostUSD <= 0 && l.MaxTokens <= 0 {
 		return func() {}, nil
@@ -47,7 +49,7 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget) (release func(), err 
 			st = &gateState{idle: make(chan struct{})}
 			sg.m[key] = st
 		}
-		if u.CostUSD == 0 && u.Tokens == 0 && st.inflight > 0 {
+		if u.CostUSD == 0 && u.Tokens == 0 && st.inflight > 0 && !choice {
 			// Nothing spent yet to estimate a request's cost from: one at a time.
 			idle := st.idle
 			sg.mu.Unlock()
@@ -80,19 +82,22 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget) (release func(), err 
 	}
 }
 
-// projected says which bound what u spent plus inflight requests at u's mean per finished
-// request would reach, "" when neither. u.Calls counts every request that took a call,
-// those in flight here included (a record from before the gate counts its past requests
-// the same way).
+// projected says which bound what u spent plus inflight requests at u's mean per answered
+// request would reach, "" when neither. Before any answer (or for a record from before
+// Answered was kept) the mean is over u.Calls less those in flight here.
 func (l BudgetLimits) projected(u BudgetUsage, inflight int) string {
 	if inflight == 0 {
 		return ""
 	}
-	n, finished := float64(inflight), float64(max(u.Calls-int64(inflight), 1))
-	if mean := u.CostUSD / finished; l.MaxCostUSD > 0 && u.CostUSD+n*mean >= l.MaxCostUSD {
+	finished := u.Answered
+	if finished == 0 { // nothing answered yet (partial charges only) or a record from before Answered
+		finished = max(u.Calls-int64(inflight), 1)
+	}
+	n := float64(inflight)
+	if mean := u.CostUSD / float64(finished); l.MaxCostUSD > 0 && u.CostUSD+n*mean >= l.MaxCostUSD {
 		return fmt.Sprintf("$%.4f of $%.4f spent and %d requests in flight (about $%.4f each)", u.CostUSD, l.MaxCostUSD, inflight, mean)
 	}
-	if mean := float64(u.Tokens) / finished; l.MaxTokens > 0 && float64(u.Tokens)+n*mean >= float64(l.MaxTokens) {
+	if mean := float64(u.Tokens) / float64(finished); l.MaxTokens > 0 && float64(u.Tokens)+n*mean >= float64(l.MaxTokens) {
 		return fmt.Sprintf("%d of %d tokens used and %d requests in flight (about %.0f tokens each)", u.Tokens, l.MaxTokens, inflight, mean)
 	}
 	return ""

@@ -74,6 +74,9 @@ type ResponseStream struct {
 	// complete or fail charged it.
 	recvMu    sync.Mutex
 	accounted bool
+	// closedEarly: the caller closed the stream before its end (a Recv the closed upstream
+	// then ends records the attempt as cancelled, not as the model's failure).
+	closedEarly atomic.Bool
 }
 
 // attemptStream is the state of one streaming attempt before its first fragment.
@@ -478,13 +481,18 @@ func (s *ResponseStream) fail(err error) error {
 		s.usage = pe.Usage // what the upstream billed for a blocked answer
 	}
 	err, kind := s.classify(err)
-	// The caller went away (a client that disconnected): the attempt was cancelled, not failed.
-	gone := s.ctx.Err() != nil && errors.Is(err, context.Canceled)
+	// The caller went away (a client that disconnected, or closed the stream while this
+	// Recv waited): the attempt was cancelled, not failed.
+	closed := s.closedEarly.Load()
+	gone := closed || s.ctx.Err() != nil && errors.Is(err, context.Canceled)
 	s.Close()
 	if n := len(s.p.attempts); n > 0 && !s.recorded {
 		a := &s.p.attempts[n-1]
 		a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
-		if gone {
+		switch {
+		case closed:
+			a.Outcome, a.Kind = OutcomeCancelled, "closed_early"
+		case gone:
 			a.Outcome, a.Kind = OutcomeCancelled, "client_gone"
 		}
 		a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
@@ -615,6 +623,9 @@ func (s *ResponseStream) Response() *Response { return s.final }
 // than once and from another goroutine.
 func (s *ResponseStream) Close() error {
 	early := s.ending.CompareAndSwap(false, true)
+	if early {
+		s.closedEarly.Store(true)
+	}
 	s.closeOne.Do(func() {
 		s.timer.Stop()
 		s.up.Close()
@@ -634,6 +645,11 @@ func (s *ResponseStream) Close() error {
 				a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 			}
 			s.chargeUnfinished()
+		}
+		if s.err == nil && s.final == nil {
+			// A later Recv answers this instead of reading the closed upstream (which would
+			// end, and charge, the stream a second time).
+			s.err = &StreamError{Model: s.t.name, Kind: "closed_early", Err: err}
 		}
 		s.recvMu.Unlock()
 		s.observeEnd(err)

@@ -159,6 +159,9 @@ type Request struct {
 	searchIfAvailable bool
 	// searchOptions refine the search (the OpenAI-compatible and Messages surfaces' options).
 	searchOptions *providers.SearchOptions
+	// choices is n for each answer of an n-choice request (CompleteN): with a budget they
+	// are admitted together and share the tokens it has left.
+	choices int
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".
@@ -247,7 +250,8 @@ type Attempt struct {
 
 // Outcomes of an Attempt. "skipped" is a model passed over without a call (its circuit
 // breaker is open: Kind "circuit_open"); "cancelled" a hedged start that lost the race
-// (Kind "hedged").
+// (Kind "hedged"), or a stream its caller left: a client that disconnected (Kind
+// "client_gone") or closed the stream before its end (Kind "closed_early").
 const (
 	OutcomeOK        = "ok"
 	OutcomeError     = "error"
