@@ -8,7 +8,6 @@ package completions
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -38,24 +37,7 @@ func TestReview11dFailedRequestsDiluteTheGatesMean(t *testing.T) {
 	for n := int64(0); u.Tokens+n*100 < max; n++ {
 		want++
 	}
-	var rels []func()
-	for range 200 {
-		rel, err := h.g.spend.admit(ctx, b, false)
-		if errors.Is(err, ErrBudgetExceeded) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rels = append(rels, rel)
-		if _, err := b.reserveCall(ctx); err != nil { // as prepare does once admitted
-			t.Fatal(err)
-		}
-	}
-	for _, rel := range rels {
-		rel()
-	}
-	if len(rels) > want {
-		t.Errorf("%d requests admitted at once at ~100 tokens each with %d of %d tokens left (room for %d): the mean counts the 9 failed requests", len(rels), max-u.Tokens, max, want)
+	if n := admitAtOnce(t, h.g, b, 200, true); n > want {
+		t.Errorf("%d requests admitted at once at ~100 tokens each with %d of %d tokens left (room for %d): the mean counts the 9 failed requests", n, max-u.Tokens, max, want)
 	}
 }
