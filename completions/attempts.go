@@ -96,8 +96,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		TopP: req.TopP, TopK: req.TopK, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}
+	p.timing = g.timingFor(p.start, scope, req)
 	if b := scope.Budget; b != nil {
-		release, err := g.spend.admit(ctx, b, req.choices > 1)
+		release, err := g.admitSpend(ctx, p, b, req.choices > 1)
 		if err != nil {
 			return nil, err
 		}
@@ -153,9 +154,21 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if req.MaxRetries != nil {
 		p.maxRetries = *req.MaxRetries
 	}
-	p.timing = g.timingFor(p.start, scope, req)
 	p.msgID = uuid.NewString()
 	return p, nil
+}
+
+// admitSpend admits p's request into its budget's spend gate, waiting at most until the
+// request's deadline: a request that could not start before it is refused without taking a
+// call (429), rather than started with no time left.
+func (g *Gateway) admitSpend(ctx context.Context, p *plan, b *Budget, choice bool) (release func(), err error) {
+	actx, cancel := p.withDeadline(ctx)
+	defer cancel()
+	release, err = g.spend.admit(actx, b, choice)
+	if err != nil && ctx.Err() == nil && deadlineHit(actx) {
+		return nil, fmt.Errorf("%w: the key's earlier requests were still running at this request's deadline (its cost is estimated from the answers they give): retry", ErrBudgetExceeded)
+	}
+	return release, err
 }
 
 // keepReasoning keeps the signed reasoning of a stateless answer with tool calls for the

@@ -3,9 +3,11 @@ package completions
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
@@ -137,4 +139,47 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 	} else {
 		rel()
 	}
+}
+
+// TestSpendGateWaitEndsAtTheDeadline: a request of a fresh budgeted key that waits behind
+// the key's first (whose cost is not known yet) is refused at its own deadline, without
+// taking a call, rather than started with no time left (review 11d).
+func TestSpendGateWaitEndsAtTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	p := &scriptedN{fn: func(ctx context.Context, _ int, req *providers.Request) (*providers.Response, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &providers.Response{Text: "x", Model: req.Model, Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 10}}, nil
+	}}
+	h := newHarness(t, func(o *Options) {
+		o.Providers = fakeRegistry{"a": p}
+		o.RequestTimeout = 300 * time.Millisecond
+	})
+	b := NewBudget(BudgetLimits{MaxTokens: 1000, MaxCalls: 10})
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() {
+		r := userReq("hi", "a/m")
+		r.ephemeral = true
+		r.FaultPolicy.Timeout = ptr(5.0) // the first outlasts the second's deadline
+		_, err := h.g.Complete(ctx, Scope{Budget: b, Received: time.Now()}, r)
+		first <- err
+	}()
+	for p.calls.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := userReq("hi", "a/m")
+	r.ephemeral = true
+	_, err := h.g.Complete(ctx, Scope{Budget: b, Received: time.Now()}, r)
+	if !errors.Is(err, ErrBudgetExceeded) || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("the second request: %v", err)
+	}
+	if u := b.Used(ctx); u.Calls != 1 {
+		t.Errorf("the refused request took a call: %+v", u)
+	}
+	close(release)
+	<-first
 }

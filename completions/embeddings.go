@@ -447,13 +447,14 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}
+	p.timing = g.timingFor(p.start, scope, p.req)
 	if b := scope.Budget; b != nil {
 		for _, t := range targets {
 			if !b.allows(t.name, g.allowedAs) {
 				return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
 			}
 		}
-		release, err := g.spend.admit(ctx, b, false)
+		release, err := g.admitSpend(ctx, p, b, false)
 		if err != nil {
 			return nil, err
 		}
@@ -464,7 +465,6 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		p.release = release
 		defer release() // every way out of Embed ends the request
 	}
-	p.timing = g.timingFor(p.start, scope, p.req)
 	var (
 		out   *providers.EmbeddingResponse
 		used  target
