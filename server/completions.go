@@ -28,6 +28,9 @@ import (
 //     above 1, n answers at once (Gateway.CompleteN), a choice each.
 //   - POST /v1/embeddings — OpenAI's embeddings API over the providers that have one
 //     (Gateway.Embed), same keys and envelope.
+//   - POST/GET /api/v1/keys, GET/PATCH/DELETE /api/v1/keys/{key_id}, GET /api/v1/keys/self
+//     — virtual keys (keys.go): keys the caller issues, held to models and a budget kept in
+//     the store, which act for it on these routes and model selection only.
 //
 // Statuses: validation 422, conversation of another key or unknown 404, model outside a
 // scoped key's allow-list 403, scoped key's budget used up 429, every model failing 502 with
