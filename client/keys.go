@@ -25,6 +25,8 @@ type KeyRequest struct {
 	MaxRequests int64 `json:"max_requests,omitempty"`
 	// RequestsPerMinute bounds its POST requests per server process.
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	// TokensPerMinute bounds the tokens its answers use per minute, per server process.
+	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
@@ -45,6 +47,7 @@ type VirtualKey struct {
 	MaxTokens         int64     `json:"max_tokens,omitempty"`
 	MaxRequests       int64     `json:"max_requests,omitempty"`
 	RequestsPerMinute int       `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64     `json:"tokens_per_minute,omitempty"`
 	CreatedAt         time.Time `json:"created_at"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
@@ -109,14 +112,15 @@ func (c *Client) RevokeKey(ctx context.Context, id string) (*Deletion, error) {
 // KeyUpdate changes a virtual key (PATCH /api/v1/keys/{id}): the fields set replace the
 // key's; the others stay. ClearExpiry removes its expiry.
 type KeyUpdate struct {
-	// Name, MaxBudgetUSD, BudgetDuration, MaxTokens, MaxRequests, RequestsPerMinute and
-	// ExpiresAt replace the key's when not nil.
+	// Name, MaxBudgetUSD, BudgetDuration, MaxTokens, MaxRequests, RequestsPerMinute,
+	// TokensPerMinute and ExpiresAt replace the key's when not nil.
 	Name              *string
 	MaxBudgetUSD      *float64
 	BudgetDuration    *string
 	MaxTokens         *int64
 	MaxRequests       *int64
 	RequestsPerMinute *int
+	TokensPerMinute   *int64
 	ExpiresAt         *time.Time
 	// Models replaces the key's list when not nil; empty (non-nil) allows every model.
 	Models []string
@@ -144,6 +148,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("max_tokens", u.MaxTokens, u.MaxTokens != nil)
 		set("max_requests", u.MaxRequests, u.MaxRequests != nil)
 		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
+		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
 		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
 		set("expires_at", nil, u.ClearExpiry)
 	}

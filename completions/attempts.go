@@ -478,9 +478,11 @@ func (r *Response) markEstimated(estimated bool) {
 // local count (the upstream reported none).
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
 	if b := p.scope.Budget; b != nil {
-		if err := b.charge(ctx, int64(u.PromptTokens+u.CompletionTokens), c.Spent(), complete); err != nil {
+		tokens := int64(u.PromptTokens + u.CompletionTokens)
+		if err := b.charge(ctx, tokens, c.Spent(), complete); err != nil {
 			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
 		}
+		g.spend.used(b, tokens, time.Now())
 	}
 	if g.opts.Ledger != nil {
 		g.opts.Ledger.Record(ctx, LedgerEntry{Owner: p.scope.Owner, Tag: p.scope.Tag, Model: t.name, Complete: complete,

@@ -34,6 +34,9 @@ type BudgetLimits struct {
 	// ResetEvery, when positive, starts the account afresh (nothing used) every ResetEvery
 	// from its first use: a monthly budget is 30 days. Zero: the limits are for all time.
 	ResetEvery time.Duration `json:"reset_every,omitempty"`
+	// TokensPerMinute caps the tokens the answers of the last minute used, counted per
+	// process (LiteLLM's tpm_limit); a request over it fails with a *TokenRateError.
+	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
 }
 
 // BudgetUsage is what a Budget has consumed so far (in its current period, with

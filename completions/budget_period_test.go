@@ -183,3 +183,29 @@ func TestSpendGateWaitEndsAtTheDeadline(t *testing.T) {
 	close(release)
 	<-first
 }
+
+// TestTokenWindow: a budget's tokens per minute are those its answers used in the minute
+// before now; a request over it is refused with when to retry: when the earliest of them
+// leaves the minute.
+func TestTokenWindow(t *testing.T) {
+	var sg spendGate
+	b := NewBudget(BudgetLimits{TokensPerMinute: 100})
+	t0 := time.Unix(1_800_000_000, 0)
+	sg.used(b, 60, t0)
+	sg.used(b, 30, t0.Add(20*time.Second))
+	if err := sg.rate(b, t0.Add(30*time.Second)); err != nil {
+		t.Fatalf("90 of 100: %v", err)
+	}
+	sg.used(b, 20, t0.Add(40*time.Second))
+	err := sg.rate(b, t0.Add(45*time.Second))
+	var te *TokenRateError
+	if !errors.As(err, &te) || !errors.Is(err, ErrTokenRate) || te.Used != 110 || te.RetryAfter != 15*time.Second {
+		t.Fatalf("110 of 100: %v", err)
+	}
+	if err := sg.rate(b, t0.Add(61*time.Second)); err != nil { // the 60 left the minute
+		t.Fatalf("after the first answer left the minute: %v", err)
+	}
+	if err := sg.rate(NewBudget(BudgetLimits{}), t0); err != nil {
+		t.Fatalf("no bound: %v", err)
+	}
+}

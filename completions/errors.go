@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/validation"
@@ -24,6 +25,9 @@ var (
 	ErrBudgetExceeded = errors.New("completions: budget exceeded")
 	// ErrModelNotAllowed means the caller's Budget does not allow a requested model.
 	ErrModelNotAllowed = errors.New("completions: model not allowed for this key")
+	// ErrTokenRate means the caller's Budget used its TokensPerMinute in the last minute
+	// (in this process); *TokenRateError says when to retry.
+	ErrTokenRate = errors.New("completions: tokens per minute used up")
 	// ErrBudgetGone means the caller's shared Budget was deleted while the request was
 	// on its way: its key was revoked (the server answers 401, as for a revoked key).
 	ErrBudgetGone = errors.New("completions: the key's budget is gone (the key was revoked)")
@@ -202,3 +206,17 @@ func (e *StreamError) Unwrap() error { return e.Err }
 
 // Is makes a *StreamError match ErrStreamFailed.
 func (e *StreamError) Is(target error) bool { return target == ErrStreamFailed }
+
+// TokenRateError refuses a request of a Budget whose TokensPerMinute the last minute used
+// up; it matches ErrTokenRate. RetryAfter is when enough of them leave the window.
+type TokenRateError struct {
+	Used, Limit int64
+	RetryAfter  time.Duration
+}
+
+func (e *TokenRateError) Error() string {
+	return fmt.Sprintf("completions: %d of %d tokens per minute used; retry after %s", e.Used, e.Limit, e.RetryAfter.Round(time.Second))
+}
+
+// Is matches ErrTokenRate.
+func (e *TokenRateError) Is(target error) bool { return target == ErrTokenRate }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // spendGate keeps a budget's USD and token bounds when its key sends requests at once:
@@ -15,8 +16,98 @@ import (
 // one at a time.
 // Its zero value is ready to use.
 type spendGate struct {
-	mu sync.Mutex
-	m  map[any]*gateState
+	mu  sync.Mutex
+	m   map[any]*gateState
+	tpm map[any]*tokenWindow // budgets with TokensPerMinute: their last minute's tokens
+}
+
+// tokenWindow is the tokens a budget's answers used in each second of the last minute.
+type tokenWindow struct {
+	sec    [60]int64
+	at     [60]int64 // the Unix second each slot holds
+	latest int64
+}
+
+// sum is the tokens of the minute before now; oldest when the earliest of them leaves it.
+func (w *tokenWindow) sum(now time.Time) (total int64, oldest time.Time) {
+	n := now.Unix()
+	first := int64(0)
+	for i, t := range w.at {
+		if t > n-60 && t <= n && w.sec[i] > 0 {
+			total += w.sec[i]
+			if first == 0 || t < first {
+				first = t
+			}
+		}
+	}
+	if first == 0 {
+		return total, now
+	}
+	return total, time.Unix(first, 0)
+}
+
+// add counts tokens at now.
+func (w *tokenWindow) add(now time.Time, tokens int64) {
+	n := now.Unix()
+	i := int(n % 60)
+	if w.at[i] != n {
+		w.at[i], w.sec[i] = n, 0
+	}
+	w.sec[i] += tokens
+	w.latest = n
+}
+
+// gateKey is the spend gate's key of b: its account in the store, else b itself.
+func gateKey(b *Budget) any {
+	if b.st != nil {
+		return b.id // every Budget loaded on one shared account
+	}
+	return b
+}
+
+// used counts tokens answered for b at now (for TokensPerMinute).
+func (sg *spendGate) used(b *Budget, tokens int64, now time.Time) {
+	if b.limits.TokensPerMinute <= 0 || tokens <= 0 {
+		return
+	}
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.tpm == nil {
+		sg.tpm = map[any]*tokenWindow{}
+	}
+	key := gateKey(b)
+	w := sg.tpm[key]
+	if w == nil {
+		if len(sg.tpm) >= 65536 { // bound the windows kept: drop those a minute old
+			for k, ow := range sg.tpm {
+				if ow.latest < now.Unix()-60 {
+					delete(sg.tpm, k)
+				}
+			}
+		}
+		w = &tokenWindow{}
+		sg.tpm[key] = w
+	}
+	w.add(now, tokens)
+}
+
+// rate refuses a request of b when its last minute used TokensPerMinute.
+func (sg *spendGate) rate(b *Budget, now time.Time) error {
+	limit := b.limits.TokensPerMinute
+	if limit <= 0 {
+		return nil
+	}
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	w := sg.tpm[gateKey(b)]
+	if w == nil {
+		return nil
+	}
+	total, oldest := w.sum(now)
+	if total < limit {
+		return nil
+	}
+	return &TokenRateError{Used: total, Limit: limit, RetryAfter: max(oldest.Add(time.Minute).Sub(now), time.Second)}
 }
 
 type gateState struct {
@@ -30,14 +121,14 @@ type gateState struct {
 // for its siblings: they are one request, and their tokens share what the budget has left
 // (prepare), so only the projection holds them back.
 func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
+	if err := sg.rate(b, time.Now()); err != nil {
+		return nil, err
+	}
 	l := b.limits
 	if l.MaxCostUSD <= 0 && l.MaxTokens <= 0 {
 		return func() {}, nil
 	}
-	key := any(b)
-	if b.st != nil {
-		key = b.id // every Budget loaded on one shared account
-	}
+	key := gateKey(b)
 	for {
 		u := b.Used(ctx)
 		sg.mu.Lock()

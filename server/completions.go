@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -319,6 +320,15 @@ func completionsError(err error) *APIError {
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
 	case errors.Is(err, completions.ErrBudgetGone):
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked")
+	case errors.Is(err, completions.ErrTokenRate):
+		// A rate, not a spent budget: it clears with time, so the SDKs may wait and retry.
+		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
+		ae.Retryable = true
+		var te *completions.TokenRateError
+		if errors.As(err, &te) {
+			ae.Header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds())))}}
+		}
+		return ae
 	case errors.Is(err, completions.ErrBudgetExceeded):
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 	case errors.As(err, &af):

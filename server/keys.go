@@ -51,6 +51,7 @@ type keyRequest struct {
 	MaxTokens         int64      `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
 	MaxRequests       int64      `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
 	RequestsPerMinute int        `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make in each server process; 0 for the server's per-key bound"`
+	TokensPerMinute   int64      `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute in each server process (a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
 	ExpiresAt         *time.Time `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
 }
 
@@ -66,6 +67,7 @@ type virtualKey struct {
 	MaxTokens         int64      `json:"max_tokens,omitempty"`
 	MaxRequests       int64      `json:"max_requests,omitempty"`
 	RequestsPerMinute int        `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64      `json:"tokens_per_minute,omitempty"`
 	CreatedAt         time.Time  `json:"created_at"`
 	ExpiresAt         *time.Time `json:"expires_at,omitempty"`
 	Expired           bool       `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
@@ -269,6 +271,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	if req.RequestsPerMinute < 0 || req.RequestsPerMinute > 1_000_000 {
 		return l, invalid("requests_per_minute: must be between 0 and 1000000, got %d", req.RequestsPerMinute)
 	}
+	if req.TokensPerMinute < 0 {
+		return l, invalid("tokens_per_minute: must be at least 0, got %d", req.TokensPerMinute)
+	}
 	if req.BudgetDuration != "" {
 		d, err := parseBudgetDuration(req.BudgetDuration)
 		if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
@@ -283,7 +288,7 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		return l, invalid("expires_at: must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
 	}
 	l.AllowedModels = slices.Clone(req.Models)
-	l.MaxCostUSD, l.MaxTokens, l.MaxCalls = req.MaxBudgetUSD, req.MaxTokens, req.MaxRequests
+	l.MaxCostUSD, l.MaxTokens, l.MaxCalls, l.TokensPerMinute = req.MaxBudgetUSD, req.MaxTokens, req.MaxRequests, req.TokensPerMinute
 	return l, nil
 }
 
@@ -304,7 +309,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	id := "vk_" + hash[:16]
 	vk := virtualKey{ID: id, Object: "api_key", Name: req.Name, Models: limits.AllowedModels, MaxBudgetUSD: req.MaxBudgetUSD,
 		BudgetDuration: req.BudgetDuration, MaxTokens: req.MaxTokens, MaxRequests: req.MaxRequests,
-		RequestsPerMinute: req.RequestsPerMinute, CreatedAt: now}
+		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, CreatedAt: now}
 	expires := neverExpires
 	if req.ExpiresAt != nil {
 		e := req.ExpiresAt.UTC()
@@ -425,7 +430,8 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 			return err // revoked meanwhile: 404
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
-			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, ExpiresAt: rec.ExpiresAt}
+			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
+			ExpiresAt: rec.ExpiresAt}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
 		}
@@ -439,7 +445,7 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 		}
 		vk = rec.virtualKey
 		vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
-		vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute
+		vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
 		vk.ExpiresAt = nil
 		expires := neverExpires
 		if req.ExpiresAt != nil {

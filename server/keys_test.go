@@ -474,3 +474,36 @@ func TestVirtualKeyChoices(t *testing.T) {
 		t.Fatalf("spend %+v", info.Spend)
 	}
 }
+
+// TestVirtualKeyTokensPerMinute: a key's tokens_per_minute stops its requests once the
+// minute's answers used it (a 429 the SDKs retry after Retry-After), apart from its
+// issuer; a PATCH lifts it at once.
+func TestVirtualKeyTokensPerMinute(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	vk := issue(t, s, `{"tokens_per_minute":15}`) // an answer of the fake upstream is 10 tokens
+	if vk.TokensPerMinute != 15 {
+		t.Fatalf("issued %+v", vk)
+	}
+	for i := range 2 { // 0 then 10 of 15 used
+		if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+	resp, b := chatWith(t, hs, vk.Key, "openai/ok")
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Should-Retry") == "false" ||
+		!strings.Contains(string(b), "20 of 15 tokens per minute") || !strings.Contains(string(b), "rate_limit_exceeded") {
+		t.Fatalf("over the minute's tokens: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	if resp, b := chatWith(t, hs, testKey, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the issuer: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"tokens_per_minute":0}`); r.status != http.StatusOK {
+		t.Fatalf("patch: %d %s", r.status, r.raw)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after lifting the bound: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"tokens_per_minute":-1}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "tokens_per_minute") {
+		t.Fatalf("negative: %d %s", r.status, r.raw)
+	}
+}

@@ -18,7 +18,7 @@ import (
 type keyFlags struct {
 	name, models, budgetDuration, expires string
 	maxBudget                             float64
-	maxTokens, maxRequests                int64
+	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
 	noExpiry                              bool
 	set                                   map[string]bool
@@ -33,6 +33,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "tokens the key may use (per period); 0: no bound")
 	fs.Int64Var(&f.maxRequests, "max-requests", 0, "completion and embedding requests the key may make (per period); 0: no bound")
 	fs.IntVar(&f.rpm, "rpm", 0, "POST requests per minute per server process; 0: the server's per-key bound")
+	fs.Int64Var(&f.tpm, "tpm", 0, "tokens the key's answers may use per minute per server process; 0: no bound")
 	fs.StringVar(&f.expires, "expires", "", "when the key stops working: RFC 3339, or a duration from now (90d, 12h)")
 	fs.BoolVar(&f.noExpiry, "no-expiry", false, "update: remove the key's expiry")
 	return f
@@ -94,7 +95,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "expires", "no-expiry"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry"}
 	if sub != "issue" && sub != "update" {
 		for _, n := range limitFlags {
 			if kf.set[n] {
@@ -122,7 +123,8 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
-			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm, ExpiresAt: exp})
+			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
+			TokensPerMinute: kf.tpm, ExpiresAt: exp})
 		if err != nil {
 			return err
 		}
@@ -158,6 +160,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if kf.set["rpm"] {
 			u.RequestsPerMinute = &kf.rpm
+		}
+		if kf.set["tpm"] {
+			u.TokensPerMinute = &kf.tpm
 		}
 		if kf.set["expires"] {
 			if kf.noExpiry {
@@ -246,8 +251,8 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	if k.MaxTokens > 0 || k.MaxRequests > 0 {
 		fmt.Fprintf(w, "bounds:    %d tokens, %d requests (0: none)\n", k.MaxTokens, k.MaxRequests)
 	}
-	if k.RequestsPerMinute > 0 {
-		fmt.Fprintf(w, "rate:      %d requests per minute\n", k.RequestsPerMinute)
+	if k.RequestsPerMinute > 0 || k.TokensPerMinute > 0 {
+		fmt.Fprintf(w, "rate:      %d requests, %d tokens per minute (0: none)\n", k.RequestsPerMinute, k.TokensPerMinute)
 	}
 	fmt.Fprintf(w, "expires:   %s\n", expiresOf(*k))
 	fmt.Fprintf(w, "spent:     $%.4f, %d tokens, %d requests", k.Spend.CostUSD, k.Spend.Tokens, k.Spend.Requests)

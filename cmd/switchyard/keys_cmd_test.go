@@ -29,9 +29,9 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys"); code != 0 || !strings.Contains(out, "no virtual keys") {
 		t.Fatalf("empty: %d %s %s", code, out, errOut)
 	}
-	code, out, errOut := cli(t, "keys", "issue", "--name", "bot", "--models", "openai/gpt-4o-mini, openai/gpt-4o", "--max-budget-usd", "5", "--budget-duration", "30d", "--expires", "90d")
+	code, out, errOut := cli(t, "keys", "issue", "--name", "bot", "--models", "openai/gpt-4o-mini, openai/gpt-4o", "--max-budget-usd", "5", "--budget-duration", "30d", "--expires", "90d", "--tpm", "5000")
 	m := regexp.MustCompile(`(?m)^id:\s+(vk_[0-9a-f]{16})$[\s\S]*shown once[^\n]*\n(sy-vk-\S+)`).FindStringSubmatch(out)
-	if code != 0 || m == nil || !strings.Contains(out, "$5/30d") {
+	if code != 0 || m == nil || !strings.Contains(out, "$5/30d") || !strings.Contains(out, "0 requests, 5000 tokens per minute") {
 		t.Fatalf("issue: %d %s %s", code, out, errOut)
 	}
 	id, key := m[1], m[2]

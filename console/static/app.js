@@ -305,7 +305,8 @@ async function keysPage(view, _arg, gen) {
   if (gen !== generation) return;
   const limit = (k) => [k.max_budget_usd ? fmt.usd(k.max_budget_usd) + (k.budget_duration ? ' / ' + k.budget_duration : '') : null,
     k.max_requests ? fmt.int(k.max_requests) + ' requests' : null, k.max_tokens ? fmt.int(k.max_tokens) + ' tokens' : null,
-    k.requests_per_minute ? k.requests_per_minute + '/min' : null].filter(Boolean).join(', ') || 'none';
+    k.requests_per_minute ? k.requests_per_minute + '/min' : null,
+    k.tokens_per_minute ? fmt.int(k.tokens_per_minute) + ' tokens/min' : null].filter(Boolean).join(', ') || 'none';
   view.append(h('h1', {}, 'Virtual keys'), h('div', { class: 'card' }, keys.data.length
     ? table(['Key', 'Name', 'Models', 'Limits', { text: 'Spent', class: 'num' }, { text: 'Requests', class: 'num' }, { text: 'Tokens', class: 'num' }, 'Expires', 'Created'],
       keys.data.map((k) => h('tr', { class: 'virtual-key' },

@@ -14,7 +14,8 @@ from .errors import MissingIdError
 def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = None,
               max_budget_usd: Optional[float] = None, budget_duration: Optional[str] = None,
               max_tokens: Optional[int] = None, max_requests: Optional[int] = None,
-              requests_per_minute: Optional[int] = None, expires_at: Optional[str] = None,
+              requests_per_minute: Optional[int] = None, tokens_per_minute: Optional[int] = None,
+              expires_at: Optional[str] = None,
               client: Optional[Client] = None) -> Dict[str, Any]:
     """Issues a virtual key and returns it; its ``key`` is shown this once. ``models`` are
     provider/model names, bare names or model groups; ``budget_duration`` is e.g. ``"30d"``;
@@ -22,7 +23,8 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     body = {k: v for k, v in {
         "name": name, "models": list(models) if models is not None else None, "max_budget_usd": max_budget_usd,
         "budget_duration": budget_duration, "max_tokens": max_tokens, "max_requests": max_requests,
-        "requests_per_minute": requests_per_minute, "expires_at": expires_at}.items() if v is not None}
+        "requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute,
+        "expires_at": expires_at}.items() if v is not None}
     return (client or Client()).request("POST", "/api/v1/keys", body=body)
 
 
@@ -42,7 +44,7 @@ def key_info(key_id: str = "self", *, client: Optional[Client] = None) -> Dict[s
 def update_key(key_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:
     """Changes the fields given (``name``, ``models``, ``max_budget_usd``,
     ``budget_duration``, ``max_tokens``, ``max_requests``, ``requests_per_minute``,
-    ``expires_at``; ``expires_at=None`` removes the expiry) and returns the key; its spend is
+    ``tokens_per_minute``, ``expires_at``; ``expires_at=None`` removes the expiry) and returns the key; its spend is
     kept."""
     if not key_id:
         raise MissingIdError("no key id")
