@@ -160,13 +160,13 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 
 // admitSpend admits p's request into its budget's spend gate, waiting at most until the
 // request's deadline: a request that could not start before it is refused without taking a
-// call (429), rather than started with no time left.
+// call (ErrBudgetBusy, a 429 the SDKs retry), rather than started with no time left.
 func (g *Gateway) admitSpend(ctx context.Context, p *plan, b *Budget, choice bool) (release func(), err error) {
 	actx, cancel := p.withDeadline(ctx)
 	defer cancel()
 	release, err = g.spend.admit(actx, b, choice)
 	if err != nil && ctx.Err() == nil && deadlineHit(actx) {
-		return nil, fmt.Errorf("%w: the key's earlier requests were still running at this request's deadline (its cost is estimated from the answers they give): retry", ErrBudgetExceeded)
+		return nil, fmt.Errorf("%w at this request's deadline (the budget's bound is kept by the cost of their answers): retry", ErrBudgetBusy)
 	}
 	return release, err
 }

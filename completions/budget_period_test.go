@@ -174,7 +174,7 @@ func TestSpendGateWaitEndsAtTheDeadline(t *testing.T) {
 	r := userReq("hi", "a/m")
 	r.ephemeral = true
 	_, err := h.g.Complete(ctx, Scope{Budget: b, Received: time.Now()}, r)
-	if !errors.Is(err, ErrBudgetExceeded) || !strings.Contains(err.Error(), "deadline") {
+	if !errors.Is(err, ErrBudgetBusy) || !strings.Contains(err.Error(), "deadline") {
 		t.Errorf("the second request: %v", err)
 	}
 	if u := b.Used(ctx); u.Calls != 1 {

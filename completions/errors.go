@@ -28,6 +28,9 @@ var (
 	// ErrTokenRate means the caller's Budget used its TokensPerMinute in the last minute
 	// (in this process); *TokenRateError says when to retry.
 	ErrTokenRate = errors.New("completions: tokens per minute used up")
+	// ErrBudgetBusy means the request waited for its key's first requests (whose cost its
+	// Budget's bound needs to know) until its deadline: it may be retried at once.
+	ErrBudgetBusy = errors.New("completions: the key's earlier requests are still running")
 	// ErrBudgetGone means the caller's shared Budget was deleted while the request was
 	// on its way: its key was revoked (the server answers 401, as for a revoked key).
 	ErrBudgetGone = errors.New("completions: the key's budget is gone (the key was revoked)")

@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -28,22 +29,29 @@ type tokenWindow struct {
 	latest int64
 }
 
-// sum is the tokens of the minute before now; oldest when the earliest of them leaves it.
-func (w *tokenWindow) sum(now time.Time) (total int64, oldest time.Time) {
+// sum is the tokens of the minute before now, and when enough of them leave it for the
+// total to drop below limit (now when it is below already).
+func (w *tokenWindow) sum(now time.Time, limit int64) (total int64, below time.Time) {
 	n := now.Unix()
-	first := int64(0)
+	var secs []int64 // the seconds of the minute that used tokens, oldest first
 	for i, t := range w.at {
 		if t > n-60 && t <= n && w.sec[i] > 0 {
 			total += w.sec[i]
-			if first == 0 || t < first {
-				first = t
-			}
+			secs = append(secs, t)
 		}
 	}
-	if first == 0 {
+	if total < limit {
 		return total, now
 	}
-	return total, time.Unix(first, 0)
+	slices.Sort(secs)
+	left := total
+	for _, t := range secs {
+		left -= w.sec[t%60]
+		if left < limit {
+			return total, time.Unix(t+60, 0)
+		}
+	}
+	return total, now.Add(time.Minute)
 }
 
 // add counts tokens at now.
@@ -78,7 +86,7 @@ func (sg *spendGate) used(b *Budget, tokens int64, now time.Time) {
 	key := gateKey(b)
 	w := sg.tpm[key]
 	if w == nil {
-		if len(sg.tpm) >= 65536 { // bound the windows kept: drop those a minute old
+		if len(sg.tpm) >= 4096 { // bound the windows kept: drop those a minute old
 			for k, ow := range sg.tpm {
 				if ow.latest < now.Unix()-60 {
 					delete(sg.tpm, k)
@@ -103,11 +111,11 @@ func (sg *spendGate) rate(b *Budget, now time.Time) error {
 	if w == nil {
 		return nil
 	}
-	total, oldest := w.sum(now)
+	total, below := w.sum(now, limit)
 	if total < limit {
 		return nil
 	}
-	return &TokenRateError{Used: total, Limit: limit, RetryAfter: max(oldest.Add(time.Minute).Sub(now), time.Second)}
+	return &TokenRateError{Used: total, Limit: limit, RetryAfter: max(below.Sub(now), time.Second)}
 }
 
 type gateState struct {
@@ -121,15 +129,19 @@ type gateState struct {
 // for its siblings: they are one request, and their tokens share what the budget has left
 // (prepare), so only the projection holds them back.
 func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
-	if err := sg.rate(b, time.Now()); err != nil {
-		return nil, err
-	}
 	l := b.limits
 	if l.MaxCostUSD <= 0 && l.MaxTokens <= 0 {
+		if err := sg.rate(b, time.Now()); err != nil {
+			return nil, err
+		}
 		return func() {}, nil
 	}
 	key := gateKey(b)
 	for {
+		// Checked again after each wait: the answer waited for may have used the minute.
+		if err := sg.rate(b, time.Now()); err != nil {
+			return nil, err
+		}
 		u := b.Used(ctx)
 		sg.mu.Lock()
 		if sg.m == nil {

@@ -320,6 +320,11 @@ func completionsError(err error) *APIError {
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
 	case errors.Is(err, completions.ErrBudgetGone):
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked")
+	case errors.Is(err, completions.ErrBudgetBusy):
+		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
+		ae.Retryable = true
+		ae.Header = http.Header{"Retry-After": {"1"}}
+		return ae
 	case errors.Is(err, completions.ErrTokenRate):
 		// A rate, not a spent budget: it clears with time, so the SDKs may wait and retry.
 		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))

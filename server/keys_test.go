@@ -507,3 +507,16 @@ func TestVirtualKeyTokensPerMinute(t *testing.T) {
 		t.Fatalf("negative: %d %s", r.status, r.raw)
 	}
 }
+
+// TestBudgetBusyIsRetryable: a request refused because its key's first requests were still
+// running at its deadline is a 429 the SDKs retry (Retry-After, no x-should-retry: false),
+// not a spent budget.
+func TestBudgetBusyIsRetryable(t *testing.T) {
+	ae := completionsError(fmt.Errorf("%w at this request's deadline", completions.ErrBudgetBusy))
+	if ae == nil || ae.Status != http.StatusTooManyRequests || !ae.Retryable || ae.Header.Get("Retry-After") != "1" {
+		t.Fatalf("mapped to %+v", ae)
+	}
+	if ae := completionsError(fmt.Errorf("%w: $1 of $1 spent", completions.ErrBudgetExceeded)); ae == nil || ae.Retryable {
+		t.Fatalf("a spent budget mapped to %+v", ae)
+	}
+}
