@@ -145,15 +145,7 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 // the key's first (whose cost is not known yet) is refused at its own deadline, without
 // taking a call, rather than started with no time left (review 11d).
 func TestSpendGateWaitEndsAtTheDeadline(t *testing.T) {
-	release := make(chan struct{})
-	p := &scriptedN{fn: func(ctx context.Context, _ int, req *providers.Request) (*providers.Response, error) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return &providers.Response{Text: "x", Model: req.Model, Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 10}}, nil
-	}}
+	p, release := heldProvider()
 	h := newHarness(t, func(o *Options) {
 		o.Providers = fakeRegistry{"a": p}
 		o.RequestTimeout = 300 * time.Millisecond
@@ -208,4 +200,18 @@ func TestTokenWindow(t *testing.T) {
 	if err := sg.rate(NewBudget(BudgetLimits{}), t0); err != nil {
 		t.Fatalf("no bound: %v", err)
 	}
+}
+
+// heldProvider is a scripted provider whose calls wait until release is closed (or their
+// context ends), then answer with 20 tokens.
+func heldProvider() (*scriptedN, chan struct{}) {
+	release := make(chan struct{})
+	return &scriptedN{fn: func(ctx context.Context, _ int, req *providers.Request) (*providers.Response, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &providers.Response{Text: "x", Model: req.Model, Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 10}}, nil
+	}}, release
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // Review 11e (1): RetryAfter is documented as "when enough of them leave the window", but it
@@ -33,15 +31,7 @@ func TestReview11eRetryAfterWhenEnoughLeave(t *testing.T) {
 // request that waited behind the key's first starts after that first answer used up the
 // minute's tokens, without being checked again, and calls the upstream.
 func TestReview11eWaiterRechecksTokenRate(t *testing.T) {
-	release := make(chan struct{})
-	p := &scriptedN{fn: func(ctx context.Context, _ int, req *providers.Request) (*providers.Response, error) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return &providers.Response{Text: "x", Model: req.Model, Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 10}}, nil
-	}}
+	p, release := heldProvider()
 	h := newHarness(t, func(o *Options) {
 		o.Providers = fakeRegistry{"a": p}
 		o.RequestTimeout = 5 * time.Second
