@@ -97,6 +97,9 @@ func Completions(g *completions.Gateway) Option {
 						id, ok = eid, true
 					}
 				}
+				if ok && !g.Allows(completionsScope(r, time.Time{}), id) {
+					ok = false // a scoped key sees only what it may call, as in the list
+				}
 				if !ok {
 					code := "model_not_found"
 					writeOpenAIErrorBody(w, http.StatusNotFound, completions.OpenAIErrorObject{
