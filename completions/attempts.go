@@ -53,14 +53,8 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		return nil, err
 	}
 	if b := scope.Budget; b != nil {
-		// The models that may be called, as resolved: a bare name's provider/model, a model
-		// group's members.
-		for _, ts := range [][]target{primary, fallback} {
-			for _, t := range ts {
-				if !b.allows(t.name, g.allowedAs) {
-					return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
-				}
-			}
+		if err := g.budgetAllows(b, primary, fallback); err != nil {
+			return nil, err
 		}
 	}
 
@@ -98,16 +92,10 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}
 	p.timing = g.timingFor(p.start, scope, req)
 	if b := scope.Budget; b != nil {
-		release, err := g.admitSpend(ctx, p, b, req.choices > 1)
+		left, err := g.enterBudget(ctx, p, b, req.choices > 1)
 		if err != nil {
 			return nil, err
 		}
-		left, err := b.reserveCall(ctx)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		p.release = release
 		if left > 0 && req.choices > 1 {
 			left = max(left/int64(req.choices), 1) // the choices share what is left
 		}
@@ -156,6 +144,35 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	}
 	p.msgID = uuid.NewString()
 	return p, nil
+}
+
+// budgetAllows refuses (ErrModelNotAllowed) the first model of lists that b does not
+// allow: the models as resolved, a bare name's provider/model, a model group's members.
+func (g *Gateway) budgetAllows(b *Budget, lists ...[]target) error {
+	for _, ts := range lists {
+		for _, t := range ts {
+			if !b.allows(t.name, g.allowedAs) {
+				return fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
+			}
+		}
+	}
+	return nil
+}
+
+// enterBudget admits p's request into b's spend gate (admitSpend) and takes its call;
+// p.release then counts it out of the gate when it ends. left is the tokens b has left
+// (0: no token bound).
+func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bool) (left int64, err error) {
+	release, err := g.admitSpend(ctx, p, b, choice)
+	if err != nil {
+		return 0, err
+	}
+	if left, err = b.reserveCall(ctx); err != nil {
+		release()
+		return 0, err
+	}
+	p.release = release
+	return left, nil
 }
 
 // admitSpend admits p's request into its budget's spend gate, waiting at most until the

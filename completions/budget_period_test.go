@@ -152,17 +152,7 @@ func TestSpendGateWaitEndsAtTheDeadline(t *testing.T) {
 	})
 	b := NewBudget(BudgetLimits{MaxTokens: 1000, MaxCalls: 10})
 	ctx := context.Background()
-	first := make(chan error, 1)
-	go func() {
-		r := userReq("hi", "a/m")
-		r.ephemeral = true
-		r.FaultPolicy.Timeout = ptr(5.0) // the first outlasts the second's deadline
-		_, err := h.g.Complete(ctx, Scope{Budget: b, Received: time.Now()}, r)
-		first <- err
-	}()
-	for p.calls.Load() == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	first := startHeld(h.g, p, b, ptr(5.0)) // the first outlasts the second's deadline
 	r := userReq("hi", "a/m")
 	r.ephemeral = true
 	_, err := h.g.Complete(ctx, Scope{Budget: b, Received: time.Now()}, r)
@@ -214,4 +204,21 @@ func heldProvider() (*scriptedN, chan struct{}) {
 		}
 		return &providers.Response{Text: "x", Model: req.Model, Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 10}}, nil
 	}}, release
+}
+
+// startHeld starts a request of b's on g (its own timeout when given) and returns once its
+// call reached p, a heldProvider; the request's error comes on the channel.
+func startHeld(g *Gateway, p *scriptedN, b *Budget, timeout *float64) chan error {
+	done := make(chan error, 1)
+	go func() {
+		r := userReq("hi", "a/m")
+		r.ephemeral = true
+		r.FaultPolicy.Timeout = timeout
+		_, err := g.Complete(context.Background(), Scope{Budget: b, Received: time.Now()}, r)
+		done <- err
+	}()
+	for p.calls.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return done
 }

@@ -2,7 +2,6 @@ package completions
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -23,8 +22,10 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	if err != nil {
 		return 0, err
 	}
-	if b := scope.Budget; b != nil && !b.allows(primary[0].name, g.allowedAs) { // as Complete would refuse it
-		return 0, fmt.Errorf("%w: %s", ErrModelNotAllowed, primary[0].name)
+	if b := scope.Budget; b != nil { // as Complete would refuse it
+		if err := g.budgetAllows(b, primary[:1]); err != nil {
+			return 0, err
+		}
 	}
 	var msgs []providers.Message
 	if req.ConversationID != "" {

@@ -449,21 +449,13 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	}
 	p.timing = g.timingFor(p.start, scope, p.req)
 	if b := scope.Budget; b != nil {
-		for _, t := range targets {
-			if !b.allows(t.name, g.allowedAs) {
-				return nil, fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
-			}
-		}
-		release, err := g.admitSpend(ctx, p, b, false)
-		if err != nil {
+		if err := g.budgetAllows(b, targets); err != nil {
 			return nil, err
 		}
-		if _, err := b.reserveCall(ctx); err != nil {
-			release()
+		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
 			return nil, err
 		}
-		p.release = release
-		defer release() // every way out of Embed ends the request
+		defer p.ended() // every way out of Embed ends the request
 	}
 	var (
 		out   *providers.EmbeddingResponse

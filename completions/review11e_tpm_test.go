@@ -38,16 +38,7 @@ func TestReview11eWaiterRechecksTokenRate(t *testing.T) {
 	})
 	b := NewBudget(BudgetLimits{MaxTokens: 1000, TokensPerMinute: 15})
 	ctx := context.Background()
-	first := make(chan error, 1)
-	go func() {
-		r := userReq("hi", "a/m")
-		r.ephemeral = true
-		_, err := h.g.Complete(ctx, Scope{Budget: b, Received: time.Now()}, r)
-		first <- err
-	}()
-	for p.calls.Load() == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	first := startHeld(h.g, p, b, nil)
 	second := make(chan error, 1)
 	go func() {
 		r := userReq("hi", "a/m")

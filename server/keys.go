@@ -307,15 +307,8 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	h := sha256.Sum256([]byte(key))
 	hash := hex.EncodeToString(h[:])
 	id := "vk_" + hash[:16]
-	vk := virtualKey{ID: id, Object: "api_key", Name: req.Name, Models: limits.AllowedModels, MaxBudgetUSD: req.MaxBudgetUSD,
-		BudgetDuration: req.BudgetDuration, MaxTokens: req.MaxTokens, MaxRequests: req.MaxRequests,
-		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, CreatedAt: now}
-	expires := neverExpires
-	if req.ExpiresAt != nil {
-		e := req.ExpiresAt.UTC()
-		vk.ExpiresAt, expires = &e, e
-	}
-	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
+	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now}
+	req.applyTo(&vk, limits)
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		issued, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/", Limit: MaxVirtualKeysPerOwner})
 		if err != nil {
@@ -327,10 +320,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
-		if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
-			return err
-		}
-		return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+id, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: hash})
+		return putKeyRecords(ctx, tx, owner, hash, vk)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: issuing a key: %w", err)
@@ -338,6 +328,31 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	s.log.InfoContext(ctx, "virtual key issued", "owner", owner, "key_id", id, "name", req.Name)
 	vk.Key = key
 	return &vk, nil
+}
+
+// applyTo sets vk's name and limits to req's (limits is req checked: its models).
+func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
+	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
+	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
+	vk.ExpiresAt = nil
+	if req.ExpiresAt != nil {
+		e := req.ExpiresAt.UTC()
+		vk.ExpiresAt = &e
+	}
+}
+
+// putKeyRecords writes virtual key vk's shared-key record (under hash, the key's own
+// record every replica resolves) and its description, through tx.
+func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virtualKey) error {
+	expires := neverExpires
+	if vk.ExpiresAt != nil {
+		expires = *vk.ExpiresAt
+	}
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute})
+	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
+		return err
+	}
+	return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+vk.ID, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: hash})
 }
 
 // listKeys returns owner's virtual keys, newest first, with their spend.
@@ -444,24 +459,13 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 			return err
 		}
 		vk = rec.virtualKey
-		vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
-		vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
-		vk.ExpiresAt = nil
-		expires := neverExpires
-		if req.ExpiresAt != nil {
-			e := req.ExpiresAt.UTC()
-			vk.ExpiresAt, expires = &e, e
-		}
+		req.applyTo(&vk, limits)
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
 		// Rewritten whole: an expired key's record may be gone (the first use after its
 		// expiry deletes it), and a new expiry brings it back.
-		doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + id, Budget: "key/" + id, KeyID: id, RequestsPerMinute: req.RequestsPerMinute})
-		if err := store.PutJSON(ctx, tx, store.ScopedKeys, rec.Hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
-			return err
-		}
-		return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+id, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: rec.Hash})
+		return putKeyRecords(ctx, tx, owner, rec.Hash, vk)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: updating key %s: %w", id, err)
