@@ -38,6 +38,8 @@ type plan struct {
 	msgID     string
 
 	attempts []Attempt
+
+	cache cachePlan // the response cache's part (responsecache.go)
 }
 
 // prepare validates req, checks the caller's budget, loads the conversation and orders the
@@ -91,6 +93,23 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}
 	p.timing = g.timingFor(p.start, scope, req)
+	if p.cache.key = g.cacheKey(p, primary, fallback); p.cache.key != "" {
+		if req.Cache != nil {
+			p.cache.ctl, p.cache.bypass = *req.Cache, req.Cache.NoCache
+		}
+		g.lookupCache(ctx, p)
+		if p.cache.hit != nil {
+			// No model is called: the budget's bounds are checked, nothing is taken from it.
+			if b := scope.Budget; b != nil {
+				if err := b.usable(ctx); err != nil {
+					return nil, err
+				}
+			}
+			p.targets = []target{p.cache.hit.target()}
+			p.msgID = uuid.NewString()
+			return p, nil
+		}
+	}
 	if b := scope.Budget; b != nil {
 		left, err := g.enterBudget(ctx, p, b, req.choices > 1)
 		if err != nil {
@@ -476,6 +495,13 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 		FinishReason:      finish,
 		ModelGroup:        p.req.groupName,
 		Attempts:          p.attempts,
+		Cache:             p.cache.status(now),
+	}
+	if p.cache.hit != nil {
+		r.Usage.Costs = Costs{PriceKnown: true} // no model was called: it cost nothing
+		if r.Attempts == nil {
+			r.Attempts = []Attempt{}
+		}
 	}
 	return r
 }
@@ -494,6 +520,9 @@ func (r *Response) markEstimated(estimated bool) {
 // account reports an answered attempt to the budget and the ledger; estimated says u is a
 // local count (the upstream reported none).
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
+	if p.cache.hit != nil {
+		return // no model was called
+	}
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
 		if err := b.charge(ctx, tokens, c.Spent(), complete); err != nil {
@@ -571,6 +600,9 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	if err != nil {
 		return nil, err
 	}
+	if p.cache.hit != nil {
+		return g.answerFromCache(ctx, p), nil
+	}
 	var (
 		out   *providers.Response
 		used  target
@@ -609,6 +641,28 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	g.latency.answered(used.name, 0, now.Sub(begin), u.CompletionTokens)
+	g.storeAnswer(p, resp, estimated)
+	g.finish(ctx, p, resp)
+	return resp, nil
+}
+
+// answerFromCache answers p from its cache hit: no model is called, nothing is charged.
+func (g *Gateway) answerFromCache(ctx context.Context, p *plan) *Response {
+	t := p.targets[0]
+	out, _ := t.p.Complete(ctx, &p.preq)
+	resp := g.response(p, t, out.Text, out.Usage, out.FinishReason, g.opts.Now())
+	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
+	if !p.hidesReasoning() {
+		resp.Reasoning = out.Reasoning
+	}
+	resp.UsageEstimated = p.cache.hit.answer.Estimated
+	g.finish(ctx, p, resp)
+	return resp
+}
+
+// finish ends a non-streamed answer: it keeps its reasoning for the tool loop, saves the
+// turn and reports the request.
+func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 	g.keepReasoning(p, resp)
 	if err := g.saveTurn(ctx, p, resp); err != nil {
 		// The answer exists and is paid for: losing it to a storage failure would make the
@@ -616,5 +670,4 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		g.notSaved(ctx, p, resp, err)
 	}
 	g.observeResponse(ctx, p, false, resp, g.opts.Now().Sub(p.start))
-	return resp, nil
 }

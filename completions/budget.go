@@ -203,6 +203,14 @@ func (b *Budget) reserveCall(ctx context.Context) (tokensLeft int64, err error) 
 	return b.limits.take(&b.used, now)
 }
 
+// usable fails with ErrBudgetExceeded when b has no call, token or dollar left, taking
+// nothing (an answer from the response cache calls no model, but a spent key gets none).
+func (b *Budget) usable(ctx context.Context) error {
+	u := b.Used(ctx)
+	_, err := b.limits.take(&u, b.clock())
+	return err
+}
+
 // roll starts a new period in u when ResetEvery has passed since its start (a whole number
 // of periods later, so a budget used now and then keeps its calendar).
 func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {

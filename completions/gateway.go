@@ -209,6 +209,8 @@ type Options struct {
 	// WriteBehindQueue bounds the turns queued with WriteBehind (default 4096); a request
 	// finding the queue full waits for room.
 	WriteBehindQueue int
+	// Cache is the response cache (off when its Driver is nil): see CacheOptions.
+	Cache CacheOptions
 }
 
 // Gateway serves completions. It is safe for concurrent use. Make one with New; a zero
@@ -226,7 +228,9 @@ type Gateway struct {
 	// (see KeepResponseItems).
 	answered recentCache[ResponsesItem]
 	writer   *turnWriter // WriteBehind only
-	schemas  schemaSet   // tool and output schemas that compiled
+	// cacheWrites are the response cache's writes under way (Close waits for them).
+	cacheWrites cacheWriters
+	schemas     schemaSet // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.
 	indexed store.OwnedBackfill
 	// The configured providers' catalogued models, indexed once (indexModels): listed by
@@ -302,6 +306,12 @@ func New(opts Options) (*Gateway, error) {
 	if opts.WriteBehindQueue <= 0 {
 		opts.WriteBehindQueue = 4096
 	}
+	if opts.Cache.TTL <= 0 {
+		opts.Cache.TTL = time.Hour
+	}
+	if opts.Cache.MaxEntryBytes <= 0 {
+		opts.Cache.MaxEntryBytes = 1 << 20
+	}
 	if err := checkModelGroups(opts.ModelGroups); err != nil {
 		return nil, err
 	}
@@ -316,14 +326,15 @@ func New(opts Options) (*Gateway, error) {
 }
 
 // Close commits the turns queued by WriteBehind and stops the background writer; turns
-// saved afterwards are written through. It returns ctx's error if ctx ends first (the
-// writer then goes on in the background). With WriteThrough it does nothing. Close the
-// Gateway before its Store.
+// saved afterwards are written through. It also waits for the response cache's writes
+// under way (answers made afterwards are not cached). It returns ctx's error if ctx ends
+// first (the writers then go on in the background). Close the Gateway before its Store.
 func (g *Gateway) Close(ctx context.Context) error {
+	cerr := g.cacheWrites.close(ctx)
 	if g.writer == nil {
-		return nil
+		return cerr
 	}
-	return g.writer.close(ctx)
+	return errors.Join(g.writer.close(ctx), cerr)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -134,7 +134,12 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	)
 	dctx, undl := p.withDeadline(ctx)
 	idx := 0
-	if p.timing.hedgeAfter > 0 && len(p.targets) > 1 {
+	if p.cache.hit != nil {
+		// The cached answer is replayed through the stream machinery, so that every
+		// surface writes it as a model's; no model is called, so no retry, breaker or hedge.
+		begin, used = g.opts.Now(), p.targets[0]
+		won, err = g.openAttempt(dctx, p, used, &p.preq)
+	} else if p.timing.hedgeAfter > 0 && len(p.targets) > 1 {
 		won, idx, begin, err = g.hedged(dctx, p)
 		if err == nil {
 			used = p.targets[idx]
@@ -573,8 +578,11 @@ func (s *ResponseStream) complete() error {
 	resp.Sources = s.sources
 	resp.Refusal = s.refusal.String()
 	resp.markEstimated(estimated)
+	if h := s.p.cache.hit; h != nil {
+		resp.UsageEstimated = h.answer.Estimated
+	}
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, estimated, now.Sub(s.begin))
-	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) {
+	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) && s.p.cache.hit == nil {
 		s.g.latency.answered(s.t.name, s.firstAt.Sub(s.begin), now.Sub(s.begin), u.CompletionTokens)
 	}
 	s.g.keepReasoning(s.p, resp)
@@ -586,6 +594,7 @@ func (s *ResponseStream) complete() error {
 		resp.Continued = s.continued
 		resp.Attempts = s.p.attempts
 	}
+	s.g.storeAnswer(s.p, resp, resp.UsageEstimated)
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
 		s.g.notSaved(s.ctx, s.p, resp, err) // the client has the answer already
 	}
@@ -615,6 +624,10 @@ func (s *ResponseStream) NotifyWait(fn func()) bool {
 	})
 	return true
 }
+
+// Cache says how the response cache took part in the answer (nil when it did not): a
+// relay sets its headers from it before the first fragment.
+func (s *ResponseStream) Cache() *CacheStatus { return s.p.cache.status(s.g.opts.Now()) }
 
 // Response returns the final response once Recv returned io.EOF, else nil.
 func (s *ResponseStream) Response() *Response { return s.final }

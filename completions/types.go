@@ -90,6 +90,10 @@ type Request struct {
 	ConversationID string `json:"conversationId,omitempty" jsonschema:"format=uuid"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
+	// Cache is the request's say over the gateway's response cache (an extension, in
+	// LiteLLM's words; see CacheOptions): no-cache, no-store, ttl, s-maxage, namespace,
+	// use-cache. nil leaves it to the server.
+	Cache *CacheControl `json:"cache,omitempty"`
 
 	// Tools, ToolChoice, ParallelToolCalls and ResponseFormat are tool calling and
 	// structured output, set by the OpenAI-compatible surfaces and library callers; the
@@ -310,6 +314,10 @@ type Response struct {
 	// conversation the request named, or empty for a new one (it was never created); the
 	// cause is logged, not returned.
 	ConversationNotSaved string `json:"conversationNotSaved,omitempty"`
+	// Cache says how the response cache took part (an extension; absent without a cache or
+	// for a request that cannot be cached): a hit was answered from it with no model
+	// called, its Usage the answer's tokens with costs of 0.
+	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
 // Text returns the generated text.

@@ -43,6 +43,9 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if len(req.FallbackModels) > MaxModels {
 		return nil, nil, invalid("fallback_models", "at most %d models, got %d", MaxModels, len(req.FallbackModels))
 	}
+	if err := req.Cache.check("cache"); err != nil {
+		return nil, nil, err
+	}
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}

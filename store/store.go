@@ -61,6 +61,7 @@ const (
 	ScopedKeys       Collection = "scoped_keys"       // temporary scoped keys (job keys), keyed by SHA-256 hash
 	Budgets          Collection = "budgets"           // shared spending accounts of scoped keys
 	VirtualKeys      Collection = "virtual_keys"      // issued virtual keys' descriptions, keyed owner/id
+	ResponseCache    Collection = "response_cache"    // the gateway's cached answers, keyed by request hash
 )
 
 // Entry is one record returned by List.

@@ -1,0 +1,104 @@
+// Package cachetest is the conformance suite of completions.CacheDriver: every driver (the
+// in-memory one, the store-backed one, a user's own) must pass RunConformance.
+package cachetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// RunConformance runs the suite against drivers made by newDriver (a fresh, empty one per
+// call).
+func RunConformance(t *testing.T, newDriver func(t *testing.T) completions.CacheDriver) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	miss := func(t *testing.T, d completions.CacheDriver, key string, now time.Time) {
+		t.Helper()
+		if v, _, err := d.Get(ctx, key, now); !errors.Is(err, completions.ErrCacheMiss) {
+			t.Fatalf("Get(%q) = %q, %v; want ErrCacheMiss", key, v, err)
+		}
+	}
+	hit := func(t *testing.T, d completions.CacheDriver, key string, now time.Time, want []byte, stored time.Time) {
+		t.Helper()
+		v, s, err := d.Get(ctx, key, now)
+		if err != nil {
+			t.Fatalf("Get(%q): %v", key, err)
+		}
+		if !bytes.Equal(v, want) || !s.Equal(stored) {
+			t.Fatalf("Get(%q) = %q stored %v; want %q stored %v", key, v, s, want, stored)
+		}
+	}
+
+	t.Run("MissWhenEmpty", func(t *testing.T) {
+		miss(t, newDriver(t), "k", t0)
+	})
+	t.Run("PutThenGet", func(t *testing.T) {
+		d := newDriver(t)
+		if err := d.Put(ctx, "a", []byte(`{"text":"A"}`), t0, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		hit(t, d, "a", t0.Add(time.Minute), []byte(`{"text":"A"}`), t0)
+		miss(t, d, "b", t0.Add(time.Minute))
+	})
+	t.Run("PutReplaces", func(t *testing.T) {
+		d := newDriver(t)
+		_ = d.Put(ctx, "a", []byte("one"), t0, t0.Add(time.Hour))
+		if err := d.Put(ctx, "a", []byte("two"), t0.Add(time.Second), t0.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		hit(t, d, "a", t0.Add(90*time.Minute), []byte("two"), t0.Add(time.Second))
+	})
+	t.Run("ExpiredIsAMiss", func(t *testing.T) {
+		d := newDriver(t)
+		_ = d.Put(ctx, "a", []byte("v"), t0, t0.Add(time.Minute))
+		hit(t, d, "a", t0.Add(time.Minute-time.Nanosecond), []byte("v"), t0)
+		miss(t, d, "a", t0.Add(time.Minute))
+		miss(t, d, "a", t0) // an expired entry read once may be gone for good
+	})
+	t.Run("KeepsItsOwnCopy", func(t *testing.T) {
+		d := newDriver(t)
+		v := []byte("value")
+		_ = d.Put(ctx, "a", v, t0, t0.Add(time.Hour))
+		copy(v, "XXXXX")
+		got, _, err := d.Get(ctx, "a", t0)
+		if err != nil || string(got) != "value" {
+			t.Fatalf("Get after the caller changed its slice = %q, %v", got, err)
+		}
+		copy(got, "YYYYY")
+		hit(t, d, "a", t0, []byte("value"), t0)
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		d := newDriver(t)
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 20 {
+					key := fmt.Sprintf("k%d-%d", i, j)
+					if err := d.Put(ctx, key, []byte(key), t0, t0.Add(time.Hour)); err != nil {
+						errs <- err
+						return
+					}
+					if v, _, err := d.Get(ctx, key, t0); err != nil || string(v) != key {
+						errs <- fmt.Errorf("Get(%s) = %q, %v", key, v, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}

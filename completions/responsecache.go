@@ -1,0 +1,413 @@
+package completions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// CacheDriver keeps cached answers: opaque values under opaque keys until they expire.
+// MemoryCache (per process) and StoreCache (a store.Store, shared by replicas) implement
+// it; package completions/cachetest is the conformance suite a driver must pass.
+// Implementations are safe for concurrent use.
+type CacheDriver interface {
+	// Get returns the value stored under key and when it was stored, or an error matching
+	// ErrCacheMiss when there is none or it expired by now.
+	Get(ctx context.Context, key string, now time.Time) (value []byte, stored time.Time, err error)
+	// Put stores value under key, replacing what was there, until expires. The driver keeps
+	// its own copy. A driver may drop the value (a bound on its size): a later Get misses.
+	Put(ctx context.Context, key string, value []byte, stored, expires time.Time) error
+}
+
+// ErrCacheMiss is a CacheDriver's answer for a key it does not hold.
+var ErrCacheMiss = errors.New("completions: not in the response cache")
+
+// CacheOptions turn on the response cache: a request answered once is answered again from
+// the cache, without an upstream call, when the same caller sends it again.
+type CacheOptions struct {
+	// Driver keeps the answers; nil turns the cache off.
+	Driver CacheDriver
+	// TTL is how long an answer is kept when the request does not say (CacheControl.TTL);
+	// default one hour.
+	TTL time.Duration
+	// OptIn caches only the requests that ask for it (CacheControl.Use, LiteLLM's
+	// "default_off" mode); by default every request that can be cached is.
+	OptIn bool
+	// MaxEntryBytes bounds one cached answer (default 1 MiB); a larger one is not kept.
+	MaxEntryBytes int
+}
+
+// CacheControl is a request's say over the response cache, in LiteLLM's words (its
+// "cache" object: the OpenAI SDKs send it in extra_body); the HTTP surfaces also read a
+// Cache-Control header (no-cache, no-store, max-age=N).
+type CacheControl struct {
+	// NoCache answers the request upstream even when the cache has it (the new answer is
+	// still kept, unless NoStore).
+	NoCache bool `json:"no-cache,omitempty"`
+	// NoStore keeps the answer out of the cache.
+	NoStore bool `json:"no-store,omitempty"`
+	// TTL is how many seconds to keep this answer (the server's default when 0).
+	TTL float64 `json:"ttl,omitempty" jsonschema:"minimum=0,maximum=31536000"`
+	// MaxAge accepts a cached answer only when it is at most this many seconds old (any
+	// age when 0; LiteLLM's s-maxage).
+	MaxAge float64 `json:"s-maxage,omitempty" jsonschema:"minimum=0,maximum=31536000"`
+	// Namespace keeps this request's answers apart from the caller's others (for example
+	// one per evaluation run).
+	Namespace string `json:"namespace,omitempty" jsonschema:"maxLength=256"`
+	// Use asks for the cache when the server caches only on request (CacheOptions.OptIn).
+	Use bool `json:"use-cache,omitempty"`
+}
+
+// maxCacheSeconds bounds CacheControl's TTL and MaxAge (a year).
+const maxCacheSeconds = 365 * 24 * 3600
+
+// check validates c; field is the name of the request's cache object.
+func (c *CacheControl) check(field string) error {
+	if c == nil {
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"ttl", c.TTL}, {"s-maxage", c.MaxAge}} {
+		if !(f.v >= 0 && f.v <= maxCacheSeconds) {
+			return invalid(field+"."+f.name, "must be between 0 and %d seconds, got %v", maxCacheSeconds, f.v)
+		}
+	}
+	if len(c.Namespace) > 256 {
+		return invalid(field+".namespace", "at most 256 characters, got %d", len(c.Namespace))
+	}
+	return nil
+}
+
+// Cache results of CacheStatus.
+const (
+	// CacheHit: the answer came from the cache; no model was called.
+	CacheHit = "hit"
+	// CacheMiss: the cache did not have it; the answer is kept for the next time (unless the
+	// request said no-store or the answer could not be kept).
+	CacheMiss = "miss"
+	// CacheBypass: the request was cacheable but said no-cache; its answer is kept unless
+	// it also said no-store.
+	CacheBypass = "bypass"
+)
+
+// CacheStatus says how the response cache took part in an answer (Response.Cache); nil
+// when it did not (no cache, or a request that cannot be cached).
+type CacheStatus struct {
+	// Result is CacheHit, CacheMiss or CacheBypass.
+	Result string `json:"result"`
+	// Key identifies the cached answer (a hash of the caller, the namespace, the models and
+	// everything in the request that shapes the answer).
+	Key string `json:"key"`
+	// AgeSeconds is how long ago a hit's answer was made.
+	AgeSeconds int64 `json:"age_seconds,omitempty"`
+	// SavedUSD is what the answer cost when it was made (a hit's saving; its own costs are 0).
+	SavedUSD float64 `json:"saved_usd,omitempty"`
+}
+
+// cachedAnswer is what the cache keeps of an answer: enough to give it again in any of the
+// gateway's shapes, whole or streamed.
+type cachedAnswer struct {
+	Model        string                     `json:"model"` // provider/model that answered
+	Text         string                     `json:"text,omitempty"`
+	ToolCalls    []providers.ToolCall       `json:"tool_calls,omitempty"`
+	Refusal      string                     `json:"refusal,omitempty"`
+	FinishReason string                     `json:"finish_reason,omitempty"`
+	StopSequence string                     `json:"stop_sequence,omitempty"`
+	Reasoning    []providers.ReasoningBlock `json:"reasoning,omitempty"`
+	Sources      []providers.Source         `json:"sources,omitempty"`
+	Usage        providers.Usage            `json:"usage"`
+	Estimated    bool                       `json:"estimated,omitempty"`
+	CostUSD      float64                    `json:"cost_usd,omitempty"`
+}
+
+// cacheHit is a plan's answer found in the cache.
+type cacheHit struct {
+	answer cachedAnswer
+	stored time.Time
+}
+
+// cachePlan is what a plan knows of the cache: its key, the request's say, and the hit.
+type cachePlan struct {
+	key    string
+	ctl    CacheControl
+	bypass bool // no-cache: not looked up
+	hit    *cacheHit
+}
+
+// cacheKey returns the key of p's request, or "" when it cannot be cached: no cache, an
+// opt-in cache the request did not ask, several choices (each would be the same answer),
+// or a web search (its point is a fresh answer). The key covers the caller (Owner: a
+// virtual key shares its issuer's answers), the namespace, the models as resolved (before
+// ranking: the same request finds its answer whichever model ranked first) and the request
+// the models are sent, with any stored history.
+func (g *Gateway) cacheKey(p *plan, primary, fallback []target) string {
+	req := p.req
+	if g.opts.Cache.Driver == nil || req.choices > 1 || req.Search || req.searchIfAvailable {
+		return ""
+	}
+	if g.opts.Cache.OptIn && (req.Cache == nil || !req.Cache.Use) {
+		return ""
+	}
+	if req.Cache != nil && req.Cache.NoCache && req.Cache.NoStore {
+		return ""
+	}
+	type keyed struct {
+		V         int               `json:"v"`
+		Owner     string            `json:"owner"`
+		Namespace string            `json:"ns,omitempty"`
+		Models    []string          `json:"models"`
+		Fallback  []string          `json:"fallback,omitempty"`
+		Group     string            `json:"group,omitempty"`
+		Request   providers.Request `json:"request"`
+	}
+	k := keyed{V: 1, Owner: p.scope.Owner, Models: targetNames(primary), Fallback: targetNames(fallback), Group: req.groupName, Request: p.preq}
+	if req.Cache != nil {
+		k.Namespace = req.Cache.Namespace
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		g.log.Warn("completions: a request's cache key", "err", err)
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// lookupCache finds p's answer in the cache (cacheKey set p.cache.key). A driver failure is
+// a miss (logged): the cache never stands between a caller and an answer.
+func (g *Gateway) lookupCache(ctx context.Context, p *plan) {
+	c := &p.cache
+	if c.key == "" || c.bypass {
+		return
+	}
+	now := g.opts.Now()
+	v, stored, err := g.opts.Cache.Driver.Get(ctx, c.key, now)
+	if err != nil {
+		if !errors.Is(err, ErrCacheMiss) {
+			g.log.WarnContext(ctx, "completions: reading the response cache", "err", err)
+		}
+		return
+	}
+	if c.ctl.MaxAge > 0 && now.Sub(stored) > time.Duration(c.ctl.MaxAge*float64(time.Second)) {
+		return
+	}
+	var a cachedAnswer
+	if err := json.Unmarshal(v, &a); err != nil || !strings.Contains(a.Model, "/") {
+		g.log.WarnContext(ctx, "completions: a response cache entry that does not decode", "err", err)
+		return
+	}
+	c.hit = &cacheHit{answer: a, stored: stored}
+}
+
+// hitTarget is the target that "answers" a cache hit: the model that made the answer, with
+// a provider that replays it.
+func (h *cacheHit) target() target {
+	provider, model, _ := strings.Cut(h.answer.Model, "/")
+	return target{name: h.answer.Model, provider: provider, model: model, p: replayProvider{a: &h.answer}}
+}
+
+// status is the CacheStatus of p's answer (nil when the cache took no part).
+func (c *cachePlan) status(now time.Time) *CacheStatus {
+	switch {
+	case c.hit != nil:
+		return &CacheStatus{Result: CacheHit, Key: c.key, AgeSeconds: int64(now.Sub(c.hit.stored) / time.Second), SavedUSD: c.hit.answer.CostUSD}
+	case c.key == "":
+		return nil
+	case c.bypass:
+		return &CacheStatus{Result: CacheBypass, Key: c.key}
+	}
+	return &CacheStatus{Result: CacheMiss, Key: c.key}
+}
+
+// storeAnswer keeps resp, the answer of p, in the cache, in the background (the caller has
+// its answer already); Gateway.Close waits for the writes under way.
+func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
+	c := &p.cache
+	if c.key == "" || c.hit != nil || c.ctl.NoStore || resp.FinishReason == "content_filter" {
+		return
+	}
+	a := cachedAnswer{Model: resp.Provider + "/" + resp.Model, Text: resp.Text(), ToolCalls: resp.ToolCalls, Refusal: resp.Refusal,
+		FinishReason: resp.FinishReason, StopSequence: resp.StopSequence, Reasoning: resp.Reasoning, Sources: resp.Sources,
+		Usage: resp.Usage.providerUsage(), Estimated: estimated, CostUSD: resp.Usage.Costs.Spent()}
+	v, err := json.Marshal(a)
+	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
+		return
+	}
+	ttl := g.opts.Cache.TTL
+	if c.ctl.TTL > 0 {
+		ttl = time.Duration(c.ctl.TTL * float64(time.Second))
+	}
+	now := g.opts.Now()
+	key := c.key
+	if !g.cacheWrites.start() {
+		return // closed
+	}
+	go func() {
+		defer g.cacheWrites.done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := g.opts.Cache.Driver.Put(ctx, key, v, now, now.Add(ttl)); err != nil {
+			g.log.Warn("completions: writing the response cache", "err", err)
+		}
+	}()
+}
+
+// cacheWriters counts the cache writes under way; after close none starts.
+type cacheWriters struct {
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	closed bool
+}
+
+func (w *cacheWriters) start() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.wg.Add(1)
+	return true
+}
+
+func (w *cacheWriters) done() { w.wg.Done() }
+
+// close stops new writes and waits for those under way, at most until ctx ends.
+func (w *cacheWriters) close(ctx context.Context) error {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	done := make(chan struct{})
+	go func() { w.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// providerUsage is u's token counts in the providers' terms.
+func (u Usage) providerUsage() providers.Usage {
+	return providers.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, ReasoningTokens: u.ReasoningTokens,
+		CachedTokens: u.CachedTokens, CacheCreationTokens: u.CacheCreationTokens, CacheCreation1hTokens: u.CacheCreation1hTokens,
+		WebSearches: u.WebSearches}
+}
+
+// replayProvider gives a cached answer as a provider would: whole, or as a stream of
+// fragments (the sources, the reasoning, the text in pieces, the refusal, the tool calls,
+// then the usage and finish reason), so that every surface writes it as it writes a
+// model's answer.
+type replayProvider struct{ a *cachedAnswer }
+
+func (r replayProvider) Name() string { return "cache" }
+
+func (r replayProvider) Complete(ctx context.Context, _ *providers.Request) (*providers.Response, error) {
+	a := r.a
+	return &providers.Response{Text: a.Text, ToolCalls: a.ToolCalls, Refusal: a.Refusal, Usage: a.Usage, FinishReason: a.FinishReason,
+		StopSequence: a.StopSequence, Sources: a.Sources, Reasoning: a.Reasoning}, nil
+}
+
+func (r replayProvider) Stream(ctx context.Context, _ *providers.Request) (providers.Stream, error) {
+	return &replayStream{chunks: r.a.chunks()}, nil
+}
+
+// replayPiece is the most text one replayed fragment carries: a client shows a cached
+// answer as it shows a streamed one, in pieces, but without waiting between them.
+const replayPiece = 64
+
+// chunks are the stream fragments of a.
+func (a *cachedAnswer) chunks() []providers.Chunk {
+	var out []providers.Chunk
+	if len(a.Sources) > 0 {
+		out = append(out, providers.Chunk{Sources: a.Sources})
+	}
+	for i, b := range a.Reasoning {
+		if b.Text != "" {
+			out = append(out, providers.Chunk{Reasoning: &providers.ReasoningDelta{Index: i, Text: b.Text}})
+		}
+		if b.Signature != "" {
+			out = append(out, providers.Chunk{Reasoning: &providers.ReasoningDelta{Index: i, Signature: b.Signature}})
+		}
+		if b.Redacted != "" {
+			out = append(out, providers.Chunk{Reasoning: &providers.ReasoningDelta{Index: i, Redacted: b.Redacted}})
+		}
+		if b.Encrypted != "" {
+			out = append(out, providers.Chunk{Reasoning: &providers.ReasoningDelta{Index: i, Encrypted: b.Encrypted, EncryptedBy: b.EncryptedBy}})
+		}
+	}
+	for text := a.Text; text != ""; {
+		n := textPiece(text, replayPiece)
+		out = append(out, providers.Chunk{Text: text[:n]})
+		text = text[n:]
+	}
+	if a.Refusal != "" {
+		out = append(out, providers.Chunk{Refusal: a.Refusal})
+	}
+	for i, c := range a.ToolCalls {
+		out = append(out, providers.Chunk{ToolCalls: []providers.ToolCallDelta{{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}}})
+	}
+	u := a.Usage
+	return append(out, providers.Chunk{Usage: &u, FinishReason: a.FinishReason, StopSequence: a.StopSequence})
+}
+
+// textPiece is the length of the first piece of s: up to max bytes, ending after a space
+// when there is one in its second half, never inside a UTF-8 sequence.
+func textPiece(s string, max int) int {
+	if len(s) <= max {
+		return len(s)
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if n == 0 { // a rune longer than max (not in valid UTF-8)
+		return max
+	}
+	if sp := strings.LastIndexByte(s[:n], ' '); sp >= n/2 {
+		return sp + 1
+	}
+	return n
+}
+
+// replayStream yields a cached answer's fragments.
+type replayStream struct {
+	chunks []providers.Chunk
+	next   int
+}
+
+func (s *replayStream) Recv() (providers.Chunk, error) {
+	if s.next >= len(s.chunks) {
+		return providers.Chunk{}, io.EOF
+	}
+	s.next++
+	return s.chunks[s.next-1], nil
+}
+
+func (s *replayStream) Close() error {
+	s.next = len(s.chunks)
+	return nil
+}
+
+// String describes s for logs: "hit <key>, 12s old".
+func (s *CacheStatus) String() string {
+	if s == nil {
+		return ""
+	}
+	out := s.Result + " " + s.Key
+	if s.Result == CacheHit {
+		out += ", " + strconv.FormatInt(s.AgeSeconds, 10) + "s old"
+	}
+	return out
+}
