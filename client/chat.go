@@ -90,6 +90,9 @@ type ChatCompletionRequest struct {
 	// Claude and Gemini as a thinking budget. Thinking gives a budget instead.
 	ReasoningEffort string    `json:"reasoning_effort,omitempty"`
 	Thinking        *Thinking `json:"thinking,omitempty"`
+	// Cache is the request's say over the server's response cache (Switchyard extension,
+	// LiteLLM's cache object).
+	Cache *CacheControl `json:"cache,omitempty"`
 }
 
 // ChatCompletionUsage is OpenAI's usage object.
@@ -145,6 +148,8 @@ type ChatCompletionExtension struct {
 	// TTFT is milliseconds to the first token.
 	TTFT     int64     `json:"ttft"`
 	Attempts []Attempt `json:"attempts"`
+	// Cache says how the response cache took part (nil: it did not).
+	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
 // ChatCompletionResponse is an OpenAI "chat.completion" object.

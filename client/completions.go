@@ -46,6 +46,38 @@ type CompletionRequest struct {
 	Search     bool `json:"search,omitempty"`
 	// ConversationID continues a stored conversation.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Cache is the request's say over the server's response cache (nil: the server's
+	// defaults).
+	Cache *CacheControl `json:"cache,omitempty"`
+}
+
+// CacheControl is a request's say over the server's response cache (serve --cache), in
+// LiteLLM's words.
+type CacheControl struct {
+	// NoCache asks the model even when the cache has the answer (the new answer is kept).
+	NoCache bool `json:"no-cache,omitempty"`
+	// NoStore keeps the answer out of the cache.
+	NoStore bool `json:"no-store,omitempty"`
+	// TTL is how many seconds to keep the answer (0: the server's default).
+	TTL float64 `json:"ttl,omitempty"`
+	// MaxAge accepts a cached answer only when at most this many seconds old (0: any age).
+	MaxAge float64 `json:"s-maxage,omitempty"`
+	// Namespace keeps these answers apart from the key's others.
+	Namespace string `json:"namespace,omitempty"`
+	// Use asks for the cache when the server caches only on request (--cache-opt-in).
+	Use bool `json:"use-cache,omitempty"`
+}
+
+// CacheStatus says how the server's response cache took part in an answer.
+type CacheStatus struct {
+	// Result is "hit" (no model was called; the costs are 0), "miss" or "bypass".
+	Result string `json:"result"`
+	// Key identifies the cached answer.
+	Key string `json:"key"`
+	// AgeSeconds is how old a hit's answer is.
+	AgeSeconds int64 `json:"age_seconds,omitempty"`
+	// SavedUSD is what a hit's answer cost when it was made.
+	SavedUSD float64 `json:"saved_usd,omitempty"`
 }
 
 // AssistantMessage is the generated message (role "assistant", type "text").
@@ -101,6 +133,8 @@ type Completion struct {
 	TTFT         int64     `json:"ttft"`
 	FinishReason string    `json:"finishReason,omitempty"`
 	Attempts     []Attempt `json:"attempts,omitempty"`
+	// Cache says how the response cache took part (nil: it did not).
+	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
 // Text returns the generated text.

@@ -70,6 +70,9 @@ type AnthropicMessagesRequest struct {
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
+	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
+	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
+	Cache *CacheControl `json:"cache,omitempty"`
 
 	// Betas are the request's anthropic-beta header values (set by the HTTP surface, not
 	// read from the body): interleaved-thinking-2025-05-14 reaches Claude with thinking
@@ -190,7 +193,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("messages", "at least one message is required")
 	}
 	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
-		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy}
+		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}
@@ -689,7 +692,7 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 	out := &AnthropicResponse{ID: "msg_" + resp.ResponseMessageID, Type: "message", Role: "assistant", Model: model,
 		Content: []AnthropicResponseBlock{}, Usage: anthropicUsage(resp.Usage),
 		Switchyard: &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
-			Attempts: resp.Attempts, Continued: resp.Continued}}
+			Attempts: resp.Attempts, Continued: resp.Continued, Cache: resp.Cache}}
 	for _, r := range resp.Reasoning {
 		out.Content = append(out.Content, anthropicThinkingBlock(r.Text, surfaceSignature(r.Signature, r.Encrypted, r.EncryptedBy), r.Redacted))
 	}

@@ -40,7 +40,10 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 	out := &Request{Models: []string{req.Model}, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
 		Search: req.Search, maxTemperature: 2, ephemeral: true, unaskedReasoning: true, TopP: req.TopP, Stop: req.Stop,
 		Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls, ResponseFormat: req.ResponseFormat,
-		Thinking: req.Thinking}
+		Thinking: req.Thinking,
+		// A library caller (the optimizer's proposer) asks again to get another answer: the
+		// response cache would give it the same one.
+		Cache: &CacheControl{NoCache: true, NoStore: true}}
 	for _, m := range req.Messages {
 		content := []ContentBlock{{Type: "text", Text: m.Content}}
 		if len(m.Parts) > 0 {

@@ -61,6 +61,11 @@ type RequestRecord struct {
 	TTFT    time.Duration
 	// ConversationID is the conversation the turn belongs to ("" without a store).
 	ConversationID string
+	// Cache is how the response cache took part (CacheHit, CacheMiss, CacheBypass; "" when
+	// it did not). A hit made no attempt: Usage has the answer's tokens and no cost, and
+	// SavedUSD what it cost when it was made.
+	Cache    string
+	SavedUSD float64
 	// Err is the failure, nil on RequestOK.
 	Err error
 }
@@ -76,6 +81,9 @@ func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, res
 		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
 		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
 		TTFT: ttft, ConversationID: resp.ConversationID}
+	if resp.Cache != nil {
+		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
+	}
 	if resp.Continued != nil {
 		r.Continuations = countContinuations(p.attempts)
 	}

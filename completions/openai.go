@@ -85,6 +85,9 @@ type OpenAIChatRequest struct {
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
+	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
+	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
+	Cache *CacheControl `json:"cache,omitempty"`
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
@@ -392,6 +395,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		Temperature:    r.Temperature,
 		MaxRetries:     r.MaxRetries,
 		FaultPolicy:    r.FaultPolicy,
+		Cache:          r.Cache,
 		maxTemperature: 2,
 		ephemeral:      true,
 		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces
@@ -592,6 +596,9 @@ type OpenAIExtension struct {
 	// Continued is set when a stream broke mid-answer and another model continued it (a
 	// streamed Responses API answer's final response object says so here).
 	Continued *Continuation `json:"continued,omitempty"`
+	// Cache says how the response cache took part (see Response.Cache); the
+	// X-Switchyard-Cache headers say it too, also for streams.
+	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
 // openAIUsage renders r's usage as OpenAI's usage object.
@@ -648,7 +655,7 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
 		Usage:   openAIUsage(r),
 		Switchyard: &OpenAIExtension{Provider: r.Provider, ModelGroup: r.ModelGroup, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
-			Attempts: r.Attempts, Continued: r.Continued},
+			Attempts: r.Attempts, Continued: r.Continued, Cache: r.Cache},
 	}
 }
 

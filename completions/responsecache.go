@@ -146,6 +146,14 @@ type cachePlan struct {
 	hit    *cacheHit
 }
 
+// CacheDriver returns the driver of the gateway's response cache (nil when it is off).
+func (g *Gateway) CacheDriver() CacheDriver {
+	if g == nil {
+		return nil
+	}
+	return g.opts.Cache.Driver
+}
+
 // cacheKey returns the key of p's request, or "" when it cannot be cached: no cache, an
 // opt-in cache the request did not ask, several choices (each would be the same answer),
 // or a web search (its point is a fresh answer). The key covers the caller (Owner: a

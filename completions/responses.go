@@ -60,6 +60,9 @@ type ResponsesRequest struct {
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
+	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
+	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
+	Cache *CacheControl `json:"cache,omitempty"`
 }
 
 // ResponsesInput is input: a string or a list of items.
@@ -280,7 +283,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("background", "is not supported")
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
-		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy}
+		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}
@@ -752,5 +755,5 @@ func (o *ResponseObject) Complete(resp *Response) {
 		InputTokensDetails: ResponseInputUsage{CachedTokens: u.CachedTokens}, OutputTokensDetails: ResponseOutputUsage{ReasoningTokens: u.ReasoningTokens},
 		Estimated: resp.UsageEstimated}
 	o.Switchyard = &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: u.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
-		Attempts: resp.Attempts, Continued: resp.Continued}
+		Attempts: resp.Attempts, Continued: resp.Continued, Cache: resp.Cache}
 }

@@ -167,12 +167,16 @@ func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter
 	if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
 		return err
 	}
+	if err := applyCacheHeader(r, &req); err != nil {
+		return err
+	}
 	scope := completionsScope(r, received)
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, &req)
 		if err != nil {
 			return err
 		}
+		setCacheHeaders(w, resp.Cache)
 		writeJSON(w, http.StatusOK, resp)
 		return nil
 	}
@@ -180,6 +184,7 @@ func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter
 	if err != nil {
 		return err // nothing sent yet: an ordinary JSON error
 	}
+	setCacheHeaders(w, st.Cache())
 	if err := completions.WriteStream(w, st); err != nil {
 		s.logStreamEnd(r, "completions", err)
 	}
@@ -254,6 +259,9 @@ type openAIAnswer struct {
 func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, received time.Time, a openAIAnswer) error {
 	scope := completionsScope(r, received)
 	nameModelGroup(w, g, req)
+	if err := applyCacheHeader(r, req); err != nil {
+		return s.openAIError(w, r, err)
+	}
 	var cf *completions.ContentFilterError
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, req)
@@ -263,6 +271,7 @@ func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
+		setCacheHeaders(w, resp.Cache)
 		return a.whole(resp)
 	}
 	st, err := g.Stream(r.Context(), scope, req)
@@ -272,6 +281,7 @@ func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	setCacheHeaders(w, st.Cache())
 	if err := a.stream(st); err != nil {
 		s.logStreamEnd(r, a.what, err)
 	}

@@ -39,7 +39,11 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	if r.TTFT > 0 {
 		m.ttft.WithLabelValues(op, provider, model, stream).Observe(r.TTFT.Seconds())
 	}
-	if r.Outcome == completions.RequestOK {
+	if r.Cache != "" {
+		m.cacheLookups.WithLabelValues(r.Cache).Inc()
+		m.cacheSaved.Add(r.SavedUSD)
+	}
+	if r.Outcome == completions.RequestOK && r.Cache != completions.CacheHit { // a hit used no model tokens
 		m.tokens.WithLabelValues(op, provider, model, "input").Observe(float64(r.Usage.PromptTokens))
 		if op == "chat" {
 			m.tokens.WithLabelValues(op, provider, model, "output").Observe(float64(r.Usage.CompletionTokens))

@@ -46,6 +46,8 @@ type Metrics struct {
 	retries       *prometheus.CounterVec
 	fallbacks     *prometheus.CounterVec
 	continuations *prometheus.CounterVec
+	cacheLookups  *prometheus.CounterVec
+	cacheSaved    prometheus.Counter
 
 	// HTTP server.
 	httpRequests *prometheus.CounterVec
@@ -100,6 +102,10 @@ func New(opts Options) *Metrics {
 		Help: "Attempts that moved to another model than the previous attempt's (by the model moved to)."}, []string{"gen_ai_request_model"})
 	m.continuations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_stream_continuations_total",
 		Help: "Broken streams continued by another model (by the model that continued)."}, []string{"gen_ai_request_model"})
+	m.cacheLookups = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_cache_requests_total",
+		Help: "Answered completion requests the response cache took part in, by result (hit: no model called; miss; bypass: the request said no-cache)."}, []string{"result"})
+	m.cacheSaved = prometheus.NewCounter(prometheus.CounterOpts{Name: "switchyard_gateway_cache_saved_usd_total",
+		Help: "USD the response cache's hits saved: what their answers cost when they were made."})
 	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_http_requests_total",
 		Help: "HTTP requests by route (the mux pattern; \"unrouted\" for none) and status code."}, []string{"route", "code"})
 	m.httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_http_request_duration_seconds",
@@ -119,7 +125,7 @@ func New(opts Options) *Metrics {
 		Help:    "Training and optimization jobs from start to end, by kind and final state.",
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}}, []string{"kind", "state"})
 	m.reg.MustRegister(m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
-		m.httpRequests, m.httpDuration, m.selects, m.selectDur, m.storeOps, m.sandboxRun, m.jobDur,
+		m.cacheLookups, m.cacheSaved, m.httpRequests, m.httpDuration, m.selects, m.selectDur, m.storeOps, m.sandboxRun, m.jobDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -76,6 +76,11 @@ type Request struct {
 	// TTFTMS is the time to the first fragment of a stream (absent when none came).
 	TTFTMS         float64 `json:"ttft_ms,omitempty"`
 	ConversationID string  `json:"conversation_id,omitempty"`
+	// Cache is how the response cache took part: hit (answered from it with no attempt and
+	// no cost), miss or bypass; absent when it did not.
+	Cache string `json:"cache,omitempty" jsonschema:"enum=hit,enum=miss,enum=bypass"`
+	// SavedUSD is what a hit's answer cost when it was made.
+	SavedUSD float64 `json:"saved_usd,omitempty"`
 	// Error is the failure (absent on ok).
 	Error string `json:"error,omitempty"`
 }
@@ -180,7 +185,7 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
 		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
-		ConversationID: rec.ConversationID}
+		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD}
 	if req.Attempts == nil {
 		req.Attempts = []completions.Attempt{}
 	}

@@ -56,6 +56,8 @@ type serveConfig struct {
 	writes             completions.ConversationWrites
 	// Faults are the gateway's time budgets and circuit breaker.
 	Faults gatewayFaults
+	// Cache is the gateway's response cache (--cache and its companions).
+	Cache cacheFlags
 	// Conns are the HTTP server's own limits.
 	Conns     connLimits
 	LogLevel  string
@@ -123,6 +125,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
 	c.Telemetry.register(fs)
+	c.Cache.register(fs)
 	return c
 }
 
@@ -184,6 +187,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	// Parsed before the data directory is touched, so a bad value leaves nothing behind.
 	if c.writes, err = completions.ParseConversationWrites(c.ConversationWrites); err != nil {
 		return fmt.Errorf("--conversation-writes: %w", err)
+	}
+	if err := c.Cache.check(); err != nil {
+		return err
 	}
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
 	if err != nil {

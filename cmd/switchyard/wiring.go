@@ -152,6 +152,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		AttemptTimeout:     w.cfg.Faults.Attempt,
 		RequestTimeout:     w.cfg.Faults.Request,
 		Breaker:            completions.BreakerOptions{Failures: w.cfg.Faults.BreakerFailures, Cooldown: w.cfg.Faults.BreakerCooldown},
+		Cache:              w.cfg.Cache.options(w.store),
 	})
 	if err != nil {
 		return nil, err
@@ -230,6 +231,9 @@ func (w *wiring) start(ctx context.Context) error {
 	}
 	if w.selector != nil && w.cfg.SessionRetention >= 0 {
 		go w.expireSessions(ctx)
+	}
+	if sc, ok := w.gateway.CacheDriver().(*completions.StoreCache); ok {
+		go sweepCache(ctx, sc, time.Hour, w.log)
 	}
 	return nil
 }

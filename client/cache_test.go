@@ -1,0 +1,91 @@
+package client_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
+	"github.com/switchyard-ai/switchyard/client"
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// TestResponseCacheThroughTheClients: the official OpenAI Go SDK sends the cache object as
+// an extra body field (as LiteLLM's users do) and reads X-Switchyard-Cache; the Go client
+// sees the cache status in the answer. A hit reaches no upstream and costs nothing.
+func TestResponseCacheThroughTheClients(t *testing.T) {
+	up := newToolUpstream(t)
+	mc := &completions.MemoryCache{}
+	c, base := realServerURL(t, func(st *store.Store, _ string) []server.Option {
+		reg := providers.FromEnv(func(k string) string {
+			return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}[k]
+		}, providers.Options{})
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
+			Cache: completions.CacheOptions{Driver: mc}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	upstreamCalls := func() int {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return len(up.requests)
+	}
+	kept := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); mc.Len() != n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d cached answers, want %d", mc.Len(), n)
+			}
+		}
+	}
+	ctx := context.Background()
+	sdk := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")}}
+	var hr *http.Response
+	first, err := sdk.Chat.Completions.New(ctx, params, option.WithJSONSet("cache", map[string]any{"namespace": "eval-1", "ttl": 600}), option.WithResponseInto(&hr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.Header.Get("X-Switchyard-Cache") != "miss" || upstreamCalls() != 1 {
+		t.Fatalf("first: cache %q after %d upstream calls", hr.Header.Get("X-Switchyard-Cache"), upstreamCalls())
+	}
+	kept(1)
+	second, err := sdk.Chat.Completions.New(ctx, params, option.WithJSONSet("cache", map[string]any{"namespace": "eval-1"}), option.WithResponseInto(&hr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.Header.Get("X-Switchyard-Cache") != "hit" || hr.Header.Get("Age") == "" || upstreamCalls() != 1 {
+		t.Fatalf("second: cache %q age %q after %d upstream calls, want a hit", hr.Header.Get("X-Switchyard-Cache"), hr.Header.Get("Age"), upstreamCalls())
+	}
+	if second.Choices[0].Message.ToolCalls[0].Function.Arguments != first.Choices[0].Message.ToolCalls[0].Function.Arguments ||
+		second.Usage.TotalTokens != first.Usage.TotalTokens {
+		t.Fatalf("the hit %+v differs from the first answer %+v", second.Choices[0].Message, first.Choices[0].Message)
+	}
+	// Without the namespace it is another request.
+	if _, err := sdk.Chat.Completions.New(ctx, params, option.WithResponseInto(&hr)); err != nil || hr.Header.Get("X-Switchyard-Cache") != "miss" {
+		t.Fatalf("no namespace: %v, cache %q", err, hr.Header.Get("X-Switchyard-Cache"))
+	}
+	kept(2)
+
+	req := &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini", Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}}}
+	res, err := c.ChatCompletion(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Switchyard == nil || res.Switchyard.Cache == nil || res.Switchyard.Cache.Result != "hit" || res.Switchyard.Costs.TotalTokensCost != 0 ||
+		res.Switchyard.Cache.SavedUSD <= 0 {
+		t.Fatalf("the Go client's view of a hit: %+v", res.Switchyard)
+	}
+	req.Cache = &client.CacheControl{NoCache: true}
+	if res, err := c.ChatCompletion(ctx, req); err != nil || res.Switchyard.Cache.Result != "bypass" || upstreamCalls() != 3 {
+		t.Fatalf("no-cache: %v %+v after %d calls", err, res, upstreamCalls())
+	}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// cacheFlags are serve's response cache flags (completions.CacheOptions).
+type cacheFlags struct {
+	// Backend is --cache: off, memory or store.
+	Backend  string
+	TTL      time.Duration
+	MemoryMB int
+	OptIn    bool
+}
+
+func (f *cacheFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Backend, "cache", "off", "response cache of the gateway: off; memory (this process, lost at restart); store (the --store database: shared by replicas on PostgreSQL, kept across restarts). A request answered once is answered again from it, with no model called, when the same key sends it again (requests may say no-cache, no-store, ttl, s-maxage, namespace)")
+	fs.DurationVar(&f.TTL, "cache-ttl", time.Hour, "how long a cached answer is kept when the request does not say (its cache.ttl)")
+	fs.IntVar(&f.MemoryMB, "cache-memory-mb", completions.DefaultMemoryCacheBytes>>20, "bound of --cache memory in MiB (least recently used answers go first)")
+	fs.BoolVar(&f.OptIn, "cache-opt-in", false, `cache only the requests that ask ("cache": {"use-cache": true}), as LiteLLM's default_off mode`)
+}
+
+func (f *cacheFlags) check() error {
+	switch f.Backend {
+	case "off", "memory", "store":
+	default:
+		return fmt.Errorf("--cache must be off, memory or store, got %q", f.Backend)
+	}
+	if f.TTL <= 0 {
+		return fmt.Errorf("--cache-ttl must be positive, got %s", f.TTL)
+	}
+	if f.MemoryMB <= 0 {
+		return fmt.Errorf("--cache-memory-mb must be positive, got %d", f.MemoryMB)
+	}
+	return nil
+}
+
+// options are the gateway's CacheOptions for st (the server's store).
+func (f *cacheFlags) options(st *store.Store) completions.CacheOptions {
+	o := completions.CacheOptions{TTL: f.TTL, OptIn: f.OptIn}
+	switch f.Backend {
+	case "memory":
+		o.Driver = &completions.MemoryCache{MaxBytes: int64(f.MemoryMB) << 20}
+	case "store":
+		o.Driver = completions.NewStoreCache(st)
+	}
+	return o
+}
+
+// sweepCache deletes the store cache's expired answers at start and every interval until
+// ctx ends (a read deletes the ones it finds expired; this the others).
+func sweepCache(ctx context.Context, c *completions.StoreCache, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := c.Sweep(ctx, time.Now())
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Warn("completions: sweeping the response cache", "err", err)
+		case n > 0:
+			log.Info("completions: swept expired cached answers", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

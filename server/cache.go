@@ -1,0 +1,61 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// applyCacheHeader adds a request's Cache-Control header to its say over the response
+// cache (the body's cache object wins where both speak): no-cache, no-store, and max-age=N
+// (accept a cached answer at most N seconds old; 0 is no-cache). Other directives are
+// ignored, as HTTP caches ignore the ones they do not know.
+func applyCacheHeader(r *http.Request, req *completions.Request) error {
+	values := r.Header.Values("Cache-Control")
+	if len(values) == 0 {
+		return nil
+	}
+	var c completions.CacheControl
+	if req.Cache != nil {
+		c = *req.Cache
+	}
+	for _, v := range values {
+		for d := range strings.SplitSeq(v, ",") {
+			name, arg, _ := strings.Cut(strings.TrimSpace(d), "=")
+			switch strings.ToLower(name) {
+			case "no-cache":
+				c.NoCache = true
+			case "no-store":
+				c.NoStore = true
+			case "max-age":
+				n, err := strconv.ParseUint(strings.Trim(arg, `"`), 10, 31)
+				if err != nil {
+					return Validation(http.StatusBadRequest, "Cache-Control: max-age must be a whole number of seconds, got %q", arg)
+				}
+				if n == 0 {
+					c.NoCache = true
+				} else if c.MaxAge == 0 {
+					c.MaxAge = float64(n)
+				}
+			}
+		}
+	}
+	req.Cache = &c
+	return nil
+}
+
+// setCacheHeaders tells the client how the response cache took part in its answer:
+// X-Switchyard-Cache (hit, miss or bypass), X-Switchyard-Cache-Key and, for a hit, Age.
+func setCacheHeaders(w http.ResponseWriter, c *completions.CacheStatus) {
+	if c == nil {
+		return
+	}
+	h := w.Header()
+	h.Set("X-Switchyard-Cache", c.Result)
+	h.Set("X-Switchyard-Cache-Key", c.Key)
+	if c.Result == completions.CacheHit {
+		h.Set("Age", strconv.FormatInt(c.AgeSeconds, 10))
+	}
+}
