@@ -189,7 +189,8 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := map[string]string{"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": up.URL + "/v1"}
-		gw, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Store: st})
+		gw, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Store: st,
+			Cache: completions.CacheOptions{Driver: &completions.MemoryCache{}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,7 +121,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
              stream: bool = False, fallback_models: Optional[Sequence[str]] = None,
              temperature: Optional[float] = None, max_tokens: Optional[int] = None,
              max_retries: Optional[int] = None, search: Optional[bool] = None,
-             conversation_id: Optional[str] = None,
+             conversation_id: Optional[str] = None, cache: Optional[Dict[str, Any]] = None,
              client: Optional[Client] = None) -> Union[Dict[str, Any], CompletionStream]:
     """Generates an assistant message.
 
@@ -129,6 +129,9 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
     With ``stream=False`` returns the response dict; with ``stream=True`` a CompletionStream
     to iterate over once (its ``final`` attribute holds the full response afterwards); the
     request is sent at once either way, so an error answer (401, 422, ...) is raised here.
+    ``cache`` is the request's say over the server's response cache, in LiteLLM's words
+    (``{"no-cache": True}``, ``{"ttl": 600, "namespace": "eval-1"}``, ...); a response
+    answered from it has ``response["cache"]["result"] == "hit"``.
     """
     c = client or Client()
     if isinstance(models, str):
@@ -139,7 +142,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
         "fallback_models": list(fallback_models) if fallback_models else None,
         "stream": True if stream else None,
         "temperature": temperature, "maxTokens": max_tokens, "maxRetries": max_retries,
-        "search": search, "conversationId": conversation_id,
+        "search": search, "conversationId": conversation_id, "cache": cache,
     })
     if stream:
         return CompletionStream(c.stream_events("/api/v1/completions", body))

@@ -20,6 +20,7 @@ optimizer with a scripted sandbox and proposer).
 """
 
 import os
+import time
 import unittest
 
 import switchyard
@@ -92,6 +93,28 @@ class ServerTest(unittest.TestCase):
         self.assertEqual("".join(chunks), st.text)
         self.assertEqual("".join(b["text"] for b in st.final["message"]["content"]), st.text)
         self.assertIn("usage", st.final)
+
+    @needs("completions")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_complete_cache(self):
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.complete([{"role": "user", "content": "x"}], MODEL, cache={"ttl": -1}, client=self.client)
+        self.assertIn("cache.ttl", cm.exception.message)
+        ns = "py-%d" % time.time_ns()
+        msgs = [{"role": "user", "content": "Cache this answer"}]
+        first = switchyard.complete(msgs, MODEL, cache={"namespace": ns}, client=self.client)
+        if "cache" not in first:
+            self.skipTest("the server has no response cache (switchyard serve --cache memory)")
+        self.assertEqual(first["cache"]["result"], "miss")
+        for _ in range(200):  # the answer is kept in the background
+            again = switchyard.complete(msgs, MODEL, cache={"namespace": ns, "no-store": True}, client=self.client)
+            if again["cache"]["result"] == "hit":
+                break
+            time.sleep(0.01)
+        self.assertEqual(again["cache"]["result"], "hit")
+        self.assertEqual(again["message"], first["message"])
+        self.assertEqual(again["usage"]["costs"]["total_tokens_cost"], 0)
+        self.assertEqual(again["attempts"], [])
 
     @needs("completions")
     @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")

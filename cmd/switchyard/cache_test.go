@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestServeCacheStoreKeepsAnswersAcrossRestarts runs serve with --cache store twice on one
+// data directory: the second process answers the first one's request from the bbolt
+// file, with no upstream call; the usage log shows the hit and what it saved.
+func TestServeCacheStoreKeepsAnswersAcrossRestarts(t *testing.T) {
+	up := fakeOpenAIUpstream(t)
+	var upstreamCalls atomic.Int32
+	counting := up.Config.Handler
+	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upstreamCalls.Add(1)
+		counting.ServeHTTP(w, r)
+	})
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-fake")
+	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
+	data := t.TempDir()
+	serve := func() (addr string, stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		stderr := &syncBuffer{}
+		done := make(chan int, 1)
+		go func() {
+			done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--cache", "store", "--cache-ttl", "1h"}, &syncBuffer{}, stderr)
+		}()
+		re := regexp.MustCompile(`switchyard listening.*addr=(127\.0\.0\.1:\d+)`)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if m := re.FindStringSubmatch(stderr.String()); m != nil {
+				return m[1], func() { cancel(); <-done }
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("serve did not start: %s", stderr.String())
+			}
+		}
+	}
+	chat := func(addr string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions",
+			strings.NewReader(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"cache me"}]}`))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("chat: %d", resp.StatusCode)
+		}
+		return resp.Header.Get("X-Switchyard-Cache")
+	}
+
+	addr, stop := serve()
+	if got := chat(addr); got != "miss" || upstreamCalls.Load() != 1 {
+		t.Fatalf("first: %q after %d upstream calls", got, upstreamCalls.Load())
+	}
+	stop() // closing the gateway waits for the cache write
+	addr, stop = serve()
+	defer stop()
+	if got := chat(addr); got != "hit" || upstreamCalls.Load() != 1 {
+		t.Fatalf("after a restart: %q after %d upstream calls, want a hit from the store", got, upstreamCalls.Load())
+	}
+	code, m := get(t, "http://"+addr+"/api/v1/usage/requests", "k")
+	data2, _ := json.Marshal(m)
+	if code != 200 || !strings.Contains(string(data2), `"cache":"hit"`) || !strings.Contains(string(data2), `"saved_usd":`) {
+		t.Fatalf("usage log: %d %s", code, data2)
+	}
+}
+
+func TestServeRefusesBadCacheFlags(t *testing.T) {
+	for _, args := range [][]string{{"--cache", "redis"}, {"--cache", "memory", "--cache-ttl", "0s"}, {"--cache", "memory", "--cache-memory-mb", "0"}} {
+		stderr := &syncBuffer{}
+		code := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, args...), &syncBuffer{}, stderr)
+		if code == 0 || !strings.Contains(stderr.String(), args[len(args)-2]) {
+			t.Errorf("%v: exit %d, %s", args, code, stderr.String())
+		}
+	}
+}
