@@ -69,6 +69,7 @@ var (
 	cpuProf   = flag.String("cpuprofile", "", "write a CPU profile of the measured phase to this file")
 	serveBin  = flag.String("serve-bin", "", "measure in separate processes: this switchyard binary runs `serve` as the gateway, the mock runs as a second process (this program with -role mock), this process only generates load")
 	serveLog  = flag.String("serve-log", "warn", "with -serve-bin: --log-level of switchyard serve (its log goes to a file)")
+	serveArgs = flag.String("serve-args", "", "with -serve-bin: more flags for switchyard serve, space-separated (e.g. \"--cache memory\": every request after the first is then a cache hit)")
 	serveCPUs = flag.String("serve-cpus", "", "with -serve-bin: taskset CPU list for switchyard serve")
 	mockCPUs  = flag.String("mock-cpus", "", "with -serve-bin: taskset CPU list for the mock process")
 	role      = flag.String("role", "", "\"mock\": only serve the mock upstream on -listen (used by -serve-bin)")

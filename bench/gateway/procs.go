@@ -119,7 +119,8 @@ func startServeProcess(mockURL string) (*child, string, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cmd := withCPUs(*serveCPUs, *serveBin, "serve", "--addr", addr, "--data", filepath.Join(dir, "data"), "--log-level", *serveLog)
+	args := append([]string{*serveBin, "serve", "--addr", addr, "--data", filepath.Join(dir, "data"), "--log-level", *serveLog}, strings.Fields(*serveArgs)...)
+	cmd := withCPUs(*serveCPUs, args...)
 	cmd.Env = append(os.Environ(), "SWITCHYARD_API_KEYS="+apiKey, "OPENAI_API_KEY=sk-mock", "OPENAI_BASE_URL="+mockURL+"/v1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
