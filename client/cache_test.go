@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -87,5 +88,24 @@ func TestResponseCacheThroughTheClients(t *testing.T) {
 	req.Cache = &client.CacheControl{NoCache: true}
 	if res, err := c.ChatCompletion(ctx, req); err != nil || res.Switchyard.Cache.Result != "bypass" || upstreamCalls() != 3 {
 		t.Fatalf("no-cache: %v %+v after %d calls", err, res, upstreamCalls())
+	}
+	kept(2)
+
+	// Embeddings: each input is cached on its own.
+	emb := openai.EmbeddingNewParams{Model: "openai/text-embedding-3-small",
+		Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"alpha", "beta"}}}
+	e1, err := sdk.Embeddings.New(ctx, emb, option.WithResponseInto(&hr))
+	if err != nil || hr.Header.Get("X-Switchyard-Cache") != "miss" {
+		t.Fatalf("embeddings: %v, cache %q", err, hr.Header.Get("X-Switchyard-Cache"))
+	}
+	kept(4)
+	e2, err := sdk.Embeddings.New(ctx, emb, option.WithResponseInto(&hr))
+	if err != nil || hr.Header.Get("X-Switchyard-Cache") != "hit" || len(e2.Data) != 2 || e2.Usage.PromptTokens != 0 {
+		t.Fatalf("embeddings again: %v, cache %q, %+v", err, hr.Header.Get("X-Switchyard-Cache"), e2.Usage)
+	}
+	for i := range e1.Data {
+		if fmt.Sprint(e1.Data[i].Embedding) != fmt.Sprint(e2.Data[i].Embedding) {
+			t.Fatalf("vector %d: %v from the cache, %v from the model", i, e2.Data[i].Embedding, e1.Data[i].Embedding)
+		}
 	}
 }

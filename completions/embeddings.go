@@ -45,6 +45,9 @@ type EmbeddingsRequest struct {
 	Dimensions *int `json:"dimensions,omitempty" jsonschema:"minimum=1"`
 	// User is passed to OpenAI-format providers.
 	User string `json:"user,omitempty"`
+	// Cache is the request's say over the gateway's response cache (an extension, as on
+	// chat requests); each input is cached on its own.
+	Cache *CacheControl `json:"cache,omitempty"`
 }
 
 // EmbeddingInput is the input of an embeddings request: texts, or token-id arrays.
@@ -122,6 +125,9 @@ type EmbeddingsResponse struct {
 	// Model is the "provider/model" that answered.
 	Model string          `json:"model"`
 	Usage EmbeddingsUsage `json:"usage"`
+	// Cache says how the response cache took part (an extension; absent when it did not):
+	// hit (every input from it; usage 0), partial (Hits of them), miss or bypass.
+	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
 // WriteJSON writes r's JSON to w, as json.Marshal would write it, a vector at a time: an
@@ -163,6 +169,14 @@ func (r *EmbeddingsResponse) WriteJSON(w io.Writer) error {
 	b = append(b, model...)
 	b = append(b, `,"usage":`...)
 	b = append(b, usage...)
+	if r.Cache != nil {
+		c, err := json.Marshal(r.Cache)
+		if err != nil {
+			return err
+		}
+		b = append(b, `,"cache":`...)
+		b = append(b, c...)
+	}
 	b = append(b, '}', '\n')
 	_, err = w.Write(b)
 	return err
@@ -257,6 +271,9 @@ func (r *EmbeddingsRequest) validate() (*providers.EmbeddingRequest, error) {
 	case "", "float", "base64":
 	default:
 		return nil, invalid("encoding_format", "must be float or base64, got %q", r.EncodingFormat)
+	}
+	if err := r.Cache.check("cache"); err != nil {
+		return nil, err
 	}
 	pr := &providers.EmbeddingRequest{User: r.User}
 	if r.Dimensions != nil {
@@ -452,11 +469,22 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		if err := g.budgetAllows(b, targets); err != nil {
 			return nil, err
 		}
+	}
+	ec := embedCache{keys: g.embedCacheKeys(scope, req, targets)}
+	if ec.keys != nil && req.Cache != nil {
+		ec.ctl, ec.bypass = *req.Cache, req.Cache.NoCache
+	}
+	g.lookupEmbeddings(ctx, &ec)
+	if ec.keys != nil && ec.hits == len(ec.keys) {
+		return g.embeddingsFromCache(ctx, p, req, &ec)
+	}
+	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
 			return nil, err
 		}
 		defer p.ended() // every way out of Embed ends the request
 	}
+	sent, idx := ec.misses(preq)
 	var (
 		out   *providers.EmbeddingResponse
 		used  target
@@ -468,7 +496,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		begin = g.opts.Now()
 		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
 		defer cancel()
-		r := *preq
+		r := *sent
 		r.Model = t.model
 		res, err := t.p.(providers.Embedder).Embed(actx, &r)
 		if err != nil {
@@ -493,16 +521,55 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	now := g.opts.Now()
 	costs := g.embeddingCost(used.name, out.Usage)
 	g.account(ctx, p, used, out.Usage, costs, true, out.UsageEstimated, now.Sub(begin))
-	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(out.Vectors)),
-		Usage: EmbeddingsUsage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Estimated: out.UsageEstimated, Costs: &costs}}
-	for i, v := range out.Vectors {
+	if len(out.Vectors) != len(idx) {
+		return nil, fmt.Errorf("completions: %s answered %d vectors for %d inputs", used.name, len(out.Vectors), len(idx))
+	}
+	g.storeEmbeddings(&ec, preq, idx, out.Vectors, costs.Spent())
+	vectors := out.Vectors
+	if ec.hits > 0 {
+		vectors = ec.vectors
+		for j, i := range idx {
+			vectors[i] = out.Vectors[j]
+		}
+	}
+	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(vectors)),
+		Usage: EmbeddingsUsage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Estimated: out.UsageEstimated, Costs: &costs},
+		Cache: ec.status()}
+	for i, v := range vectors {
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
 	}
 	if g.opts.Observer != nil {
-		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
+		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
 			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
 			Usage: Usage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Costs: costs}, UsageEstimated: out.UsageEstimated,
-			Start: p.start, Latency: now.Sub(p.start)})
+			Start: p.start, Latency: now.Sub(p.start)}
+		if resp.Cache != nil {
+			rec.Cache, rec.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
+		}
+		g.opts.Observer.ObserveRequest(ctx, rec)
+	}
+	return resp, nil
+}
+
+// embeddingsFromCache answers an embeddings request every input of which the cache had:
+// no model is called and nothing is charged (a spent budget is still refused).
+func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *EmbeddingsRequest, ec *embedCache) (*EmbeddingsResponse, error) {
+	if b := p.scope.Budget; b != nil {
+		if err := b.usable(ctx); err != nil {
+			return nil, err
+		}
+	}
+	used := p.targets[0]
+	costs := Costs{PriceKnown: true}
+	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(ec.vectors)),
+		Usage: EmbeddingsUsage{Costs: &costs}, Cache: ec.status()}
+	for i, v := range ec.vectors {
+		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
+	}
+	if g.opts.Observer != nil {
+		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
+			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{Costs: costs}, Start: p.start,
+			Latency: g.opts.Now().Sub(p.start), Cache: CacheHit, SavedUSD: ec.saved})
 	}
 	return resp, nil
 }

@@ -105,11 +105,14 @@ const (
 // CacheStatus says how the response cache took part in an answer (Response.Cache); nil
 // when it did not (no cache, or a request that cannot be cached).
 type CacheStatus struct {
-	// Result is CacheHit, CacheMiss or CacheBypass.
 	Result string `json:"result"`
+	// Result is CacheHit, CacheMiss or CacheBypass (and CachePartial for embeddings).
 	// Key identifies the cached answer (a hash of the caller, the namespace, the models and
-	// everything in the request that shapes the answer).
-	Key string `json:"key"`
+	// everything in the request that shapes the answer); absent for embeddings, whose
+	// inputs are cached one by one.
+	Key string `json:"key,omitempty"`
+	// Hits is how many of an embeddings request's inputs came from the cache.
+	Hits int `json:"hits,omitempty"`
 	// AgeSeconds is how long ago a hit's answer was made.
 	AgeSeconds int64 `json:"age_seconds,omitempty"`
 	// SavedUSD is what the answer cost when it was made (a hit's saving; its own costs are 0).

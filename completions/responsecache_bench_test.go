@@ -50,9 +50,11 @@ func benchUnique(b *testing.B, g *Gateway) {
 	g.cacheWrites.wg.Wait()
 }
 
-func BenchmarkCompleteUncached(b *testing.B)        { benchUnique(b, cacheBenchGateway(b, nil)) }
-func BenchmarkCompleteCacheMissMemory(b *testing.B) { benchUnique(b, cacheBenchGateway(b, &MemoryCache{})) }
-func BenchmarkCompleteCacheMissBolt(b *testing.B)   { benchUnique(b, cacheBenchGateway(b, boltCache(b))) }
+func BenchmarkCompleteUncached(b *testing.B) { benchUnique(b, cacheBenchGateway(b, nil)) }
+func BenchmarkCompleteCacheMissMemory(b *testing.B) {
+	benchUnique(b, cacheBenchGateway(b, &MemoryCache{}))
+}
+func BenchmarkCompleteCacheMissBolt(b *testing.B) { benchUnique(b, cacheBenchGateway(b, boltCache(b))) }
 
 // benchHit asks the same question again and again (every request after the first a hit).
 func benchHit(b *testing.B, g *Gateway, stream bool) {
@@ -90,6 +92,12 @@ func benchHit(b *testing.B, g *Gateway, stream bool) {
 	}
 }
 
-func BenchmarkCompleteCacheHitMemory(b *testing.B) { benchHit(b, cacheBenchGateway(b, &MemoryCache{}), false) }
-func BenchmarkCompleteCacheHitBolt(b *testing.B)   { benchHit(b, cacheBenchGateway(b, boltCache(b)), false) }
-func BenchmarkStreamCacheHitMemory(b *testing.B)   { benchHit(b, cacheBenchGateway(b, &MemoryCache{}), true) }
+func BenchmarkCompleteCacheHitMemory(b *testing.B) {
+	benchHit(b, cacheBenchGateway(b, &MemoryCache{}), false)
+}
+func BenchmarkCompleteCacheHitBolt(b *testing.B) {
+	benchHit(b, cacheBenchGateway(b, boltCache(b)), false)
+}
+func BenchmarkStreamCacheHitMemory(b *testing.B) {
+	benchHit(b, cacheBenchGateway(b, &MemoryCache{}), true)
+}

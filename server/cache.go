@@ -54,7 +54,9 @@ func setCacheHeaders(w http.ResponseWriter, c *completions.CacheStatus) {
 	}
 	h := w.Header()
 	h.Set("X-Switchyard-Cache", c.Result)
-	h.Set("X-Switchyard-Cache-Key", c.Key)
+	if c.Key != "" {
+		h.Set("X-Switchyard-Cache-Key", c.Key)
+	}
 	if c.Result == completions.CacheHit {
 		h.Set("Age", strconv.FormatInt(c.AgeSeconds, 10))
 	}

@@ -19,10 +19,18 @@ func (s *Server) embeddingRoutes(g *completions.Gateway) {
 			if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
 				return s.openAIError(w, r, err)
 			}
+			// The Cache-Control header speaks as on chat requests (applyCacheHeader).
+			var cr completions.Request
+			cr.Cache = req.Cache
+			if err := applyCacheHeader(r, &cr); err != nil {
+				return s.openAIError(w, r, err)
+			}
+			req.Cache = cr.Cache
 			resp, err := g.Embed(r.Context(), completionsScope(r, received), &req)
 			if err != nil {
 				return s.openAIError(w, r, err)
 			}
+			setCacheHeaders(w, resp.Cache)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			return resp.WriteJSON(w)

@@ -1,0 +1,225 @@
+package completions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// CachePartial is the CacheStatus result of an embeddings request some of whose inputs
+// came from the cache (the others were sent to the model).
+const CachePartial = "partial"
+
+// embedCache is an embeddings request's part in the response cache: each input is cached
+// on its own, so a batch that repeats some earlier inputs sends only the new ones.
+type embedCache struct {
+	keys   []string // per input; nil when the request cannot be cached
+	ctl    CacheControl
+	bypass bool
+	// vectors and models are the cached vectors (nil where missed) and the model that made
+	// each; saved is what the hits cost when they were made.
+	vectors [][]float32
+	hits    int
+	saved   float64
+}
+
+// embedCacheKeys returns the key of each input of req, or nil when the request cannot be
+// cached (no cache, opt-in not asked, or no-cache with no-store). The key covers the
+// caller, the namespace, the models as resolved, the dimensions and the user, and the input.
+func (g *Gateway) embedCacheKeys(scope Scope, req *EmbeddingsRequest, targets []target) []string {
+	if g.opts.Cache.Driver == nil {
+		return nil
+	}
+	c := req.Cache
+	if g.opts.Cache.OptIn && (c == nil || !c.Use) || c != nil && c.NoCache && c.NoStore {
+		return nil
+	}
+	type keyed struct {
+		V          int      `json:"v"`
+		Op         string   `json:"op"`
+		Owner      string   `json:"owner"`
+		Namespace  string   `json:"ns,omitempty"`
+		Models     []string `json:"models"`
+		Dimensions *int     `json:"dimensions,omitempty"`
+		User       string   `json:"user,omitempty"`
+		Text       *string  `json:"text,omitempty"`
+		Tokens     []int    `json:"tokens,omitempty"`
+	}
+	k := keyed{V: 1, Op: OperationEmbeddings, Owner: scope.Owner, Models: targetNames(targets), Dimensions: req.Dimensions, User: req.User}
+	if c != nil {
+		k.Namespace = c.Namespace
+	}
+	n := len(req.Input.Texts) + len(req.Input.Tokens)
+	keys := make([]string, 0, n)
+	for i := range n {
+		k.Text, k.Tokens = nil, nil
+		if i < len(req.Input.Texts) {
+			k.Text = &req.Input.Texts[i]
+		} else {
+			k.Tokens = req.Input.Tokens[i-len(req.Input.Texts)]
+		}
+		b, err := json.Marshal(k)
+		if err != nil {
+			return nil
+		}
+		sum := sha256.Sum256(b)
+		keys = append(keys, hex.EncodeToString(sum[:]))
+	}
+	return keys
+}
+
+// lookupEmbeddings fills ec with the cached vectors of its inputs (a driver failure is a
+// miss, logged).
+func (g *Gateway) lookupEmbeddings(ctx context.Context, ec *embedCache) {
+	if ec.keys == nil || ec.bypass {
+		return
+	}
+	now := g.opts.Now()
+	ec.vectors = make([][]float32, len(ec.keys))
+	for i, k := range ec.keys {
+		v, stored, err := g.opts.Cache.Driver.Get(ctx, k, now)
+		if err != nil {
+			if !errors.Is(err, ErrCacheMiss) {
+				g.log.WarnContext(ctx, "completions: reading the response cache", "err", err)
+				return
+			}
+			continue
+		}
+		if ec.ctl.MaxAge > 0 && now.Sub(stored) > time.Duration(ec.ctl.MaxAge*float64(time.Second)) {
+			continue
+		}
+		vec, cost, ok := decodeCachedVector(v)
+		if !ok {
+			continue
+		}
+		ec.vectors[i] = vec
+		ec.hits++
+		ec.saved += cost
+	}
+}
+
+// status is the CacheStatus of an embeddings answer (nil when the cache took no part).
+func (ec *embedCache) status() *CacheStatus {
+	switch {
+	case ec.keys == nil:
+		return nil
+	case ec.bypass:
+		return &CacheStatus{Result: CacheBypass}
+	case ec.hits == len(ec.keys):
+		return &CacheStatus{Result: CacheHit, Hits: ec.hits, SavedUSD: ec.saved}
+	case ec.hits > 0:
+		return &CacheStatus{Result: CachePartial, Hits: ec.hits, SavedUSD: ec.saved}
+	}
+	return &CacheStatus{Result: CacheMiss}
+}
+
+// misses returns the request for the inputs the cache did not have, and their indexes.
+func (ec *embedCache) misses(preq *providers.EmbeddingRequest) (*providers.EmbeddingRequest, []int) {
+	if ec.hits == 0 {
+		idx := make([]int, len(preq.Input)+len(preq.Tokens))
+		for i := range idx {
+			idx[i] = i
+		}
+		return preq, idx
+	}
+	r := *preq
+	r.Input, r.Tokens = nil, nil
+	var idx []int
+	for i, v := range ec.vectors {
+		if v != nil {
+			continue
+		}
+		idx = append(idx, i)
+		if i < len(preq.Input) {
+			r.Input = append(r.Input, preq.Input[i])
+		} else {
+			r.Tokens = append(r.Tokens, preq.Tokens[i-len(preq.Input)])
+		}
+	}
+	return &r, idx
+}
+
+// storeEmbeddings keeps the vectors the model made for the inputs at idx, in the
+// background; the call's cost is shared among them by their length.
+func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingRequest, idx []int, vectors [][]float32, cost float64) {
+	if ec.keys == nil || ec.ctl.NoStore || len(vectors) != len(idx) {
+		return
+	}
+	size := func(i int) int {
+		if i < len(preq.Input) {
+			return len(preq.Input[i])
+		}
+		return len(preq.Tokens[i-len(preq.Input)]) * 4
+	}
+	total := 0
+	for _, i := range idx {
+		total += size(i)
+	}
+	ttl := g.opts.Cache.TTL
+	if ec.ctl.TTL > 0 {
+		ttl = time.Duration(ec.ctl.TTL * float64(time.Second))
+	}
+	now := g.opts.Now()
+	type entry struct {
+		key string
+		v   []byte
+	}
+	entries := make([]entry, 0, len(idx))
+	for j, i := range idx {
+		share := 0.0
+		if total > 0 {
+			share = cost * float64(size(i)) / float64(total)
+		}
+		v := encodeCachedVector(vectors[j], share)
+		if len(v) <= g.opts.Cache.MaxEntryBytes {
+			entries = append(entries, entry{ec.keys[i], v})
+		}
+	}
+	if len(entries) == 0 || !g.cacheWrites.start() {
+		return
+	}
+	go func() {
+		defer g.cacheWrites.done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, e := range entries {
+			if err := g.opts.Cache.Driver.Put(ctx, e.key, e.v, now, now.Add(ttl)); err != nil {
+				g.log.Warn("completions: writing the response cache", "err", err)
+				return
+			}
+		}
+	}()
+}
+
+// A cached vector: a version byte, the USD its share of the call cost (float64), then the
+// vector's float32s, all little-endian.
+const cachedVectorVersion = 1
+
+func encodeCachedVector(vec []float32, cost float64) []byte {
+	b := make([]byte, 9, 9+4*len(vec))
+	b[0] = cachedVectorVersion
+	binary.LittleEndian.PutUint64(b[1:], math.Float64bits(cost))
+	for _, f := range vec {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+func decodeCachedVector(b []byte) ([]float32, float64, bool) {
+	if len(b) < 9 || b[0] != cachedVectorVersion || (len(b)-9)%4 != 0 {
+		return nil, 0, false
+	}
+	cost := math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
+	vec := make([]float32, (len(b)-9)/4)
+	for i := range vec {
+		vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[9+4*i:]))
+	}
+	return vec, cost, true
+}
