@@ -162,12 +162,15 @@ func TestConsoleInChromium(t *testing.T) {
 	bundles := bundleServer(t)
 	quiet := slog.New(slog.DiscardHandler)
 
+	cache := &completions.MemoryCache{}
 	url := cliServer(t, func(st *store.Store) []server.Option {
 		rec := usagelog.New(usagelog.Options{})
 		g, err := completions.New(completions.Options{
 			Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-fake"})),
 			Prices:    providers.DefaultCatalog(), Store: st, Observer: completions.JoinObservers(rec), Logger: quiet,
 			Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
+			// Only requests that ask are cached: the one asked twice below.
+			Cache: completions.CacheOptions{Driver: cache, OptIn: true},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -206,6 +209,18 @@ func TestConsoleInChromium(t *testing.T) {
 		`{"models":["openai/gpt-4o-mini"],"stream":true,` + msg("Stream it") + `}`,
 	} {
 		call(t, "POST", url+"/api/v1/completions", body, nil)
+	}
+	// One asked twice with the cache: the second is a hit.
+	cached := `{"models":["openai/gpt-4o-mini"],"cache":{"use-cache":true},` + msg("Cache this") + `}`
+	call(t, "POST", url+"/api/v1/completions", cached, nil)
+	for deadline := time.Now().Add(5 * time.Second); cache.Len() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the answer was not cached")
+		}
+	}
+	var hit completions.Response
+	if call(t, "POST", url+"/api/v1/completions", cached, &hit); hit.Cache == nil || hit.Cache.Result != completions.CacheHit {
+		t.Fatalf("the second request: cache %+v, want a hit", hit.Cache)
 	}
 	// A virtual key and one request made with it.
 	var vk struct{ ID, Key string }
@@ -305,9 +320,13 @@ func TestConsoleInChromium(t *testing.T) {
 
 	dom = b.render(t, "requests", url+"/console/#/requests?"+key)
 	want("requests", dom, `data-loaded="true"`, `class="request"`, `attempt 2`, `openai/gpt-4-down`,
-		`<span class="pill bad">error</span>`, `class="mono"> overloaded`, `Hello|stream`, `#/conversations/`+first.ConversationID)
-	if n := strings.Count(dom, `class="request"`); n != 6 {
-		t.Errorf("requests: %d rows, want 6", n)
+		`<span class="pill bad">error</span>`, `class="mono"> overloaded`, `Hello|stream`, `#/conversations/`+first.ConversationID,
+		`class="muted cache-hit"[^>]*> · cache hit`, `saved \$`)
+	if n := strings.Count(dom, `class="request"`) + strings.Count(dom, `class="request no-attempts"`); n != 8 {
+		t.Errorf("requests: %d rows, want 8", n)
+	}
+	if n := strings.Count(dom, `class="request no-attempts"`); n != 1 {
+		t.Errorf("requests: %d rows without attempts, want 1 (the cache hit)", n)
 	}
 
 	dom = b.render(t, "keys", url+"/console/#/keys?"+key)

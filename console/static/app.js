@@ -279,12 +279,15 @@ async function requestsPage(view, _arg, gen) {
 function requestRows(r) {
   const rows = [h('tr', { class: 'request', 'data-id': r.id },
     h('td', {}, fmt.time(r.start)),
-    h('td', {}, r.model, r.stream ? h('span', { class: 'muted' }, ' · stream') : null, r.tag ? h('div', { class: 'muted' }, r.tag) : null),
+    h('td', {}, r.model, r.stream ? h('span', { class: 'muted' }, ' · stream') : null,
+      r.cache === 'hit' || r.cache === 'partial' ? h('span', { class: 'muted cache-hit', title: 'answered from the response cache' }, ' · cache ' + r.cache) : null,
+      r.tag ? h('div', { class: 'muted' }, r.tag) : null),
     h('td', {}, outcomePill(r.outcome), r.error ? h('div', { class: 'muted' }, r.error) : null),
     h('td', { class: 'num' }, fmt.ms(r.latency_ms)),
     h('td', { class: 'num' }, r.ttft_ms ? fmt.ms(r.ttft_ms) : '—'),
     h('td', { class: 'num' }, fmt.int(r.total_tokens), r.usage_estimated ? h('span', { class: 'muted', title: 'counted locally' }, ' est.') : null),
-    h('td', { class: 'num' }, r.price_known ? fmt.usd(r.cost_usd) : h('span', { class: 'muted', title: 'no price in the catalogue' }, 'unknown')),
+    h('td', { class: 'num' }, r.price_known ? fmt.usd(r.cost_usd) : h('span', { class: 'muted', title: 'no price in the catalogue' }, 'unknown'),
+      r.saved_usd ? h('div', { class: 'muted', title: 'what the cached answer cost when it was made' }, 'saved ' + fmt.usd(r.saved_usd)) : null),
     h('td', {}, r.conversation_id ? h('a', { href: '#/conversations/' + encodeURIComponent(r.conversation_id) }, r.conversation_id.slice(0, 8) + '…') : '—'))];
   r.attempts.forEach((a, i) => {
     rows.push(h('tr', { class: 'sub attempt' + (i === r.attempts.length - 1 ? ' last-sub' : '') },
