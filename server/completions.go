@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -64,6 +65,9 @@ func Completions(g *completions.Gateway) Option {
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
 			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
+		s.Handle(Route{Method: "POST", Path: "/v1/completions", Summary: "OpenAI's legacy text completions (autocomplete tools): the prompt is one user message of a chat request over the same gateway",
+			Tags: []string{"Completions"}, Request: completions.OpenAITextCompletionRequest{}, Response: completions.OpenAITextCompletion{}, Stream: true, ScopedKeys: true},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) })
@@ -433,4 +437,62 @@ func userMessage(err error) string {
 		}
 	}
 	return msg
+}
+
+// handleTextCompletions serves POST /v1/completions, OpenAI's legacy text completions: each
+// prompt is a chat request of its own (ToChatRequests), answered n times; several prompts
+// are answered at once, their choices in prompt order.
+func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	var treq completions.OpenAITextCompletionRequest
+	if err := decodeJSON(r, &treq, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	creqs, err := treq.ToChatRequests()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	reqs := make([]*completions.Request, len(creqs))
+	for i, c := range creqs {
+		if reqs[i], err = c.ToRequest(); err != nil {
+			return s.openAIError(w, r, err)
+		}
+		if err := applyCacheHeader(r, reqs[i]); err != nil {
+			return s.openAIError(w, r, err)
+		}
+	}
+	scope := completionsScope(r, received)
+	nameModelGroup(w, g, reqs[0])
+	if treq.Stream {
+		st, err := g.Stream(r.Context(), scope, reqs[0])
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		setCacheHeaders(w, st.Cache())
+		if err := completions.WriteOpenAITextStream(w, st, &treq); err != nil {
+			s.logStreamEnd(r, "text completions", err)
+		}
+		return nil
+	}
+	answers := make([][]*completions.Response, len(reqs))
+	errs := make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i], _, errs[i] = g.CompleteN(r.Context(), scope, req, creqs[i].Choices())
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+	}
+	if len(answers) == 1 && len(answers[0]) == 1 {
+		setCacheHeaders(w, answers[0][0].Cache)
+	}
+	writeJSON(w, http.StatusOK, completions.NewOpenAITextCompletion(&treq, answers, received))
+	return nil
 }

@@ -1,0 +1,228 @@
+package completions
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// OpenAITextCompletionRequest is OpenAI's legacy POST /v1/completions body, which
+// autocomplete tools and older libraries still send. As LiteLLM does for chat models, the
+// prompt becomes one user message of a chat request (ToChatRequest): every model the
+// gateway serves answers it, with the chat surface's fallbacks, retries, budgets and
+// cache. Log probabilities, best_of above 1 and suffix (fill-in-the-middle) are refused
+// with a 400 naming the field.
+type OpenAITextCompletionRequest struct {
+	Model string `json:"model" jsonschema:"required"`
+	// Prompt is a string, or an array of strings answered one by one (choices in prompt
+	// order; not streamed). Token-id prompts are refused.
+	Prompt OpenAIPrompt `json:"prompt" jsonschema:"required"`
+	// Suffix is refused unless empty: chat models do not fill in the middle.
+	Suffix      *string              `json:"suffix,omitempty"`
+	MaxTokens   *int                 `json:"max_tokens,omitempty" jsonschema:"minimum=0"`
+	Temperature *float64             `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
+	TopP        *float64             `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
+	N           *int                 `json:"n,omitempty" jsonschema:"minimum=1,maximum=16"`
+	Stream      bool                 `json:"stream,omitempty"`
+	StreamOpts  *OpenAIStreamOptions `json:"stream_options,omitempty"`
+	Stop        OpenAIStop           `json:"stop,omitempty"`
+	// Echo puts the prompt before the answer in each choice's text.
+	Echo bool `json:"echo,omitempty"`
+	// Logprobs and BestOf are refused when they ask for anything (the gateway returns no log
+	// probabilities and makes one answer per choice).
+	Logprobs json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
+	BestOf   *int            `json:"best_of,omitempty" jsonschema:"-"`
+	// OpenAIOptions are seed, frequency_penalty, presence_penalty, logit_bias and user, as on
+	// chat completions.
+	providers.OpenAIOptions
+	FallbackModels []string `json:"fallback_models,omitempty"`
+	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	FaultPolicy
+	Cache *CacheControl `json:"cache,omitempty"`
+}
+
+// OpenAIPrompt is a legacy completion's prompt: a string or an array of strings.
+type OpenAIPrompt []string
+
+// UnmarshalJSON reads a string or an array of strings; token ids are refused by name.
+func (p *OpenAIPrompt) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*p = OpenAIPrompt{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err == nil {
+		*p = many
+		return nil
+	}
+	// Named by the decoder: "prompt".
+	return &json.UnmarshalTypeError{Value: "neither a string nor an array of strings (token-id prompts are not supported)", Type: reflect.TypeFor[OpenAIPrompt]()}
+}
+
+// JSONSchema describes prompt for invopop/jsonschema.
+func (OpenAIPrompt) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Type: "string"}, {Type: "array", Items: &jsonschema.Schema{Type: "string"}}}}
+}
+
+// MaxPrompts bounds the prompts of one legacy completion request.
+const MaxPrompts = 16
+
+// ToChatRequests returns the chat request of each prompt, in order.
+func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, error) {
+	switch {
+	case r.Model == "":
+		return nil, invalid("model", "is required")
+	case len(r.Prompt) == 0:
+		return nil, invalid("prompt", "is required")
+	case len(r.Prompt) > MaxPrompts:
+		return nil, invalid("prompt", "at most %d prompts, got %d", MaxPrompts, len(r.Prompt))
+	case len(r.Prompt) > 1 && r.Stream:
+		return nil, invalid("prompt", "several prompts are not streamed; send them one by one or without stream")
+	case r.Suffix != nil && *r.Suffix != "":
+		return nil, invalid("suffix", "is not supported: chat models do not fill in the middle")
+	case present(r.Logprobs):
+		return nil, invalid("logprobs", "is not supported: the gateway returns no log probabilities")
+	case r.BestOf != nil && *r.BestOf > 1:
+		return nil, invalid("best_of", "is not supported above 1; ask for n choices instead")
+	}
+	out := make([]*OpenAIChatRequest, len(r.Prompt))
+	for i, p := range r.Prompt {
+		if strings.TrimSpace(p) == "" {
+			field := "prompt"
+			if len(r.Prompt) > 1 {
+				field = "prompt[" + strconv.Itoa(i) + "]"
+			}
+			return nil, invalid(field, "must not be empty")
+		}
+		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
+			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
+			FaultPolicy: r.FaultPolicy, Cache: r.Cache,
+			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
+		c.OpenAIOptions = r.OpenAIOptions
+		out[i] = c
+	}
+	return out, nil
+}
+
+// OpenAITextCompletion is OpenAI's "text_completion" object.
+type OpenAITextCompletion struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []OpenAITextChoice `json:"choices"`
+	Usage   *OpenAIUsage       `json:"usage,omitempty"`
+	// Switchyard carries the gateway's costs and attempts (extension; those of the first
+	// prompt's answer, with every answer's attempts).
+	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
+}
+
+// OpenAITextChoice is one choice of a text_completion; Logprobs is always null.
+type OpenAITextChoice struct {
+	Text         string          `json:"text"`
+	Index        int             `json:"index"`
+	Logprobs     json.RawMessage `json:"logprobs" jsonschema:"type=null"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+// NewOpenAITextCompletion renders the answers of a legacy completion request: answers[i]
+// are prompt i's choices. With echo each choice's text starts with its prompt.
+func NewOpenAITextCompletion(req *OpenAITextCompletionRequest, answers [][]*Response, created time.Time) *OpenAITextCompletion {
+	var all []*Response
+	for _, a := range answers {
+		all = append(all, a...)
+	}
+	chat := NewOpenAIChatCompletionN(all, created)
+	out := &OpenAITextCompletion{ID: "cmpl-" + strings.TrimPrefix(chat.ID, "chatcmpl-"), Object: "text_completion", Created: chat.Created,
+		Model: chat.Model, Usage: chat.Usage, Switchyard: chat.Switchyard}
+	i := 0
+	for p, a := range answers {
+		for _, r := range a {
+			text := r.Text()
+			if req.Echo {
+				text = req.Prompt[p] + text
+			}
+			out.Choices = append(out.Choices, OpenAITextChoice{Text: text, Index: i, Logprobs: json.RawMessage("null"), FinishReason: finishReason(r.FinishReason)})
+			i++
+		}
+	}
+	return out
+}
+
+// openAITextChunk is a streamed text_completion chunk.
+type openAITextChunk struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []openAITextChoice `json:"choices"`
+	Usage   *OpenAIUsage       `json:"usage,omitempty"`
+}
+
+type openAITextChoice struct {
+	Text         string          `json:"text"`
+	Index        int             `json:"index"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+}
+
+// WriteOpenAITextStream relays st as OpenAI's streamed text_completion chunks (the text
+// only: a legacy completion has no tool calls or reasoning), then the finish chunk, the
+// usage chunk when asked, and "data: [DONE]". A failure after the stream started is an
+// error event, as on chat completions.
+func WriteOpenAITextStream(w http.ResponseWriter, st *ResponseStream, req *OpenAITextCompletionRequest) error {
+	defer st.Close()
+	sse := NewSSEWriter(w)
+	afterFragment := relay(st, sse)
+	null := json.RawMessage("null")
+	chunk := func(text string, finish *string) openAITextChunk {
+		return openAITextChunk{ID: "cmpl-" + st.ResponseMessageID(), Object: "text_completion", Created: st.Created().Unix(),
+			Model: st.Provider() + "/" + st.Model(), Choices: []openAITextChoice{{Text: text, Logprobs: null, FinishReason: finish}}}
+	}
+	if req.Echo {
+		if err := sse.Buffer("", chunk(req.Prompt[0], nil)); err != nil {
+			return err
+		}
+	}
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			resp := st.Response()
+			fr := finishReason(resp.FinishReason)
+			if err := sse.Buffer("", chunk("", &fr)); err != nil {
+				return err
+			}
+			if req.StreamOpts != nil && req.StreamOpts.IncludeUsage {
+				ck := chunk("", nil)
+				ck.Choices, ck.Usage = []openAITextChoice{}, openAIUsage(resp)
+				if err := sse.Buffer("", ck); err != nil {
+					return err
+				}
+			}
+			return sse.Done()
+		}
+		if err != nil {
+			code := "stream_failed"
+			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
+			return err
+		}
+		if c.Type != EventText || c.Text == "" {
+			continue
+		}
+		if err := sse.Buffer("", chunk(c.Text, nil)); err != nil {
+			return err
+		}
+		if err := afterFragment(); err != nil {
+			return err
+		}
+	}
+}
