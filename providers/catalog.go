@@ -141,7 +141,8 @@ type Cost struct {
 	InputUSD  float64 `json:"input_tokens_cost"`
 	OutputUSD float64 `json:"output_tokens_cost"`
 	TotalUSD  float64 `json:"total_tokens_cost"`
-	// Known is false when the model has no catalogue price; the amounts are then 0.
+	// Known is false when the model has no catalogue price; the amounts are then 0 (or,
+	// for an audio call priced only in part, the part that could be: Catalog.AudioCost).
 	Known bool `json:"price_known"`
 	// SearchUSD is the fee of the provider's own web searches (Usage.WebSearches), apart
 	// from TotalUSD, which is the tokens' cost.
@@ -156,6 +157,11 @@ type Catalog struct {
 	canon map[string][]string
 	// embed is the catalogue of embedding models (mode "embedding"); nil in itself.
 	embed *Catalog
+	// audio is the catalogue of audio models (modes "audio_transcription" and
+	// "audio_speech"), for Lookup; audioRates their rates by catalogue key. Nil in
+	// themselves.
+	audio      *Catalog
+	audioRates map[string]AudioPrice
 }
 
 // newCatalog returns the catalogue of entries with its canonical index.
@@ -203,7 +209,13 @@ type catalogEntry struct {
 	FunctionCalling   bool      `json:"supports_function_calling"`
 	WebSearch         bool      `json:"supports_web_search"`
 	SupportsReasoning bool      `json:"supports_reasoning"`
-	SearchCost        *struct {
+	// The rates of audio models (AudioPrice).
+	InputPerSecond      flexFloat `json:"input_cost_per_second"`
+	OutputPerSecond     flexFloat `json:"output_cost_per_second"`
+	InputPerCharacter   flexFloat `json:"input_cost_per_character"`
+	InputPerAudioToken  flexFloat `json:"input_cost_per_audio_token"`
+	OutputPerAudioToken flexFloat `json:"output_cost_per_audio_token"`
+	SearchCost          *struct {
 		Low    flexFloat `json:"search_context_size_low"`
 		Medium flexFloat `json:"search_context_size_medium"`
 		High   flexFloat `json:"search_context_size_high"`
@@ -262,7 +274,7 @@ func openAISearchCall(model string) float64 {
 // ParseCatalog parses a catalogue in LiteLLM's model_prices_and_context_window.json format,
 // keeping chat models (entries whose mode is "chat" or absent, and OpenAI's of mode
 // "responses": the models only its Responses API serves, which the OpenAI adapter calls
-// there).
+// there), embedding models (Embeddings) and audio models (AudioPrice), each apart.
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -270,10 +282,16 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	}
 	entries := make(map[string]Price, len(raw))
 	embed := map[string]Price{}
+	audio, rates := map[string]Price{}, map[string]AudioPrice{}
 	for key, msg := range raw {
 		var e catalogEntry
 		if json.Unmarshal(msg, &e) != nil {
 			continue // e.g. LiteLLM's top-level "last_updated" string
+		}
+		if e.Mode == AudioTranscription || e.Mode == AudioSpeech {
+			// Kept apart: chat model lists and prices never see them.
+			audio[key], rates[key] = Price{Key: key, Provider: e.Provider}, e.audioPrice(key)
+			continue
 		}
 		if e.Mode == "embedding" {
 			p := e.price(key)
@@ -295,6 +313,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	}
 	c := newCatalog(entries)
 	c.embed = newCatalog(embed)
+	c.audio, c.audioRates = newCatalog(audio), rates
 	return c, nil
 }
 
@@ -321,6 +340,14 @@ func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 		}
 	}
 	out.embed = newCatalog(embed)
+	audio, rates := map[string]Price{}, map[string]AudioPrice{}
+	for _, x := range []*Catalog{c, o} {
+		if x.audio != nil {
+			maps.Copy(audio, x.audio.entries)
+			maps.Copy(rates, x.audioRates)
+		}
+	}
+	out.audio, out.audioRates = newCatalog(audio), rates
 	return out
 }
 

@@ -1,7 +1,8 @@
 // Command catalogfilter reduces the LiteLLM model price catalogue to the chat models (mode
 // "chat", and OpenAI's of mode "responses": the models only its Responses API serves,
 // which the OpenAI adapter calls there), the embedding models (mode "embedding", which
-// the gateway's /v1/embeddings serves) and the
+// the gateway's /v1/embeddings serves), the audio models (modes "audio_transcription" and
+// "audio_speech", which /v1/audio serves) and the
 // fields package providers uses, one entry per line so updates diff well.
 //
 //	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
@@ -26,6 +27,13 @@ var keep = []string{
 	"max_input_tokens", "max_output_tokens",
 	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching",
 	"search_context_cost_per_query", "output_vector_size",
+}
+
+// audioKeep lists the fields package providers reads of audio models besides keep's: they
+// are priced by the second of audio, the character of text or the audio token.
+var audioKeep = []string{
+	"input_cost_per_second", "output_cost_per_second", "input_cost_per_character",
+	"input_cost_per_audio_token", "output_cost_per_audio_token",
 }
 
 func main() {
@@ -62,6 +70,13 @@ func main() {
 				small[k] = v
 			}
 		}
+		if audioEntry(entry) {
+			for _, k := range audioKeep {
+				if v, ok := entry[k]; ok {
+					small[k] = v
+				}
+			}
+		}
 		for k, v := range entry {
 			if tierKey.MatchString(k) {
 				small[k] = v // long-prompt rates
@@ -82,7 +97,7 @@ func main() {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("wrote %d chat and embedding models to %s", count, *out)
+	log.Printf("wrote %d chat, embedding and audio models to %s", count, *out)
 }
 
 // tierKey matches the long-prompt rates package providers reads (Price.Tiers).
@@ -90,8 +105,13 @@ var tierKey = regexp.MustCompile(`^(input_cost_per_token|output_cost_per_token|c
 
 // chatEntry reports whether a catalogue entry is a model the gateway can call: mode
 // "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
-// served through APIs the gateway does not speak), or "embedding".
+// served through APIs the gateway does not speak), "embedding", or an audio model.
 func chatEntry(entry map[string]any) bool {
-	return entry["mode"] == "chat" || entry["mode"] == "embedding" ||
+	return entry["mode"] == "chat" || entry["mode"] == "embedding" || audioEntry(entry) ||
 		entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
+}
+
+// audioEntry reports whether a catalogue entry is a speech-to-text or text-to-speech model.
+func audioEntry(entry map[string]any) bool {
+	return entry["mode"] == "audio_transcription" || entry["mode"] == "audio_speech"
 }
