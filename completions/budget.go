@@ -292,6 +292,9 @@ func (g *Gateway) allowedAs(name string) []string {
 	if full, _ := g.ResolveEmbeddingModel(name); full != name {
 		return []string{full}
 	}
+	if full, err := g.audioModel("model", name); err == nil {
+		return []string{full}
+	}
 	return nil
 }
 

@@ -244,6 +244,12 @@ type Gateway struct {
 	embedOnce   sync.Once
 	embedListed map[string]bool
 	embedBare   map[string][]string
+	// The configured audio providers' catalogued audio models, indexed once (audioIndex):
+	// by full name, by name without a provider, and the providers the catalogue lists.
+	audioOnce       sync.Once
+	audioListed     map[string]bool
+	audioBare       map[string][]string
+	audioCatalogued map[string]bool
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

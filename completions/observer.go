@@ -33,8 +33,9 @@ const (
 type RequestRecord struct {
 	// Owner and Tag are the request's Scope's.
 	Owner, Tag string
-	// Operation is OperationEmbeddings for an embeddings request, "" for a chat request (any
-	// surface).
+	// Operation is OperationEmbeddings for an embeddings request, OperationTranscription,
+	// OperationTranslation or OperationSpeech for an audio request, "" for a chat request
+	// (any surface).
 	Operation string
 	// Stream says the answer was streamed.
 	Stream bool

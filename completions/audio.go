@@ -1,0 +1,577 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// The RequestRecord.Operation of audio requests.
+const (
+	// OperationTranscription is a /v1/audio/transcriptions request's.
+	OperationTranscription = "transcription"
+	// OperationTranslation is a /v1/audio/translations request's.
+	OperationTranslation = "translation"
+	// OperationSpeech is a /v1/audio/speech request's.
+	OperationSpeech = "speech"
+)
+
+// MaxAudioFileBytes is the largest audio file a transcription takes (OpenAI's limit).
+const MaxAudioFileBytes = 25 << 20
+
+// MaxSpeechInput is the most characters a speech request's input may have (OpenAI's).
+const MaxSpeechInput = 4096
+
+// TranscriptionFormats are the response formats a transcription may ask for.
+var TranscriptionFormats = []string{"json", "text", "srt", "verbose_json", "vtt"}
+
+// SpeechFormats are the audio formats a speech request may ask for.
+var SpeechFormats = []string{"mp3", "opus", "aac", "flac", "wav", "pcm"}
+
+// TranscriptionRequest is OpenAI's transcription (or translation) request, decoded from its
+// multipart form. The model is "provider/model", a bare name (whisper-1,
+// gpt-4o-transcribe, whisper-large-v3, …) or a model group, whose members are tried in
+// order.
+type TranscriptionRequest struct {
+	// Model names the speech-to-text model.
+	Model string
+	// Translate asks for an English translation (/v1/audio/translations).
+	Translate bool
+	// File is the audio; Filename its name and FileType its media type, as the client
+	// sent them.
+	File     []byte
+	Filename string
+	FileType string
+	// Language, Prompt, ResponseFormat, Temperature and TimestampGranularities are
+	// OpenAI's fields, passed on.
+	Language               string
+	Prompt                 string
+	ResponseFormat         string
+	Temperature            *float64
+	TimestampGranularities []string
+	// Stream is OpenAI's stream field, which the gateway refuses.
+	Stream bool
+}
+
+// TranscriptionResult is a transcription as the model answered it: the body and its
+// Content-Type are the upstream's, passed on unchanged (JSON, text, SRT or WebVTT).
+type TranscriptionResult struct {
+	Body        []byte
+	ContentType string
+	// Model is the "provider/model" that answered.
+	Model string
+	// Usage is what the answer reported; Costs prices it (PriceKnown false when it cannot
+	// be priced: a text format says nothing of the audio's length).
+	Usage    providers.AudioUsage
+	Costs    Costs
+	Attempts []Attempt
+}
+
+// SpeechRequest is OpenAI's POST /v1/audio/speech body.
+type SpeechRequest struct {
+	// Model names the text-to-speech model ("tts-1", "openai/gpt-4o-mini-tts", a group).
+	Model string `json:"model" jsonschema:"required,minLength=1"`
+	// Input is the text to speak.
+	Input string `json:"input" jsonschema:"required,minLength=1,maxLength=4096"`
+	// Voice names the voice (alloy, ash, coral, echo, fable, nova, onyx, sage, shimmer, …).
+	Voice string `json:"voice" jsonschema:"required,minLength=1"`
+	// ResponseFormat is the audio's format (default mp3).
+	ResponseFormat string `json:"response_format,omitempty" jsonschema:"enum=mp3,enum=opus,enum=aac,enum=flac,enum=wav,enum=pcm"`
+	// Speed is the speech's speed.
+	Speed *float64 `json:"speed,omitempty" jsonschema:"minimum=0.25,maximum=4"`
+	// Instructions steer the voice (gpt-4o-mini-tts).
+	Instructions string `json:"instructions,omitempty"`
+	// StreamFormat is "audio" (the audio's bytes as they come); "sse" is not supported.
+	StreamFormat string `json:"stream_format,omitempty" jsonschema:"enum=audio"`
+}
+
+// validate checks r and returns the provider request it stands for (model left empty).
+func (r *TranscriptionRequest) validate() (*providers.TranscriptionRequest, error) {
+	if r.Stream {
+		return nil, invalid("stream", "streamed transcriptions are not supported by this gateway; leave stream unset")
+	}
+	if strings.TrimSpace(r.Model) == "" {
+		return nil, invalid("model", "is required")
+	}
+	switch {
+	case r.File == nil:
+		return nil, invalid("file", "is required")
+	case len(r.File) == 0:
+		return nil, invalid("file", "must not be empty")
+	case len(r.File) > MaxAudioFileBytes:
+		return nil, invalid("file", "at most %d bytes, got %d", MaxAudioFileBytes, len(r.File))
+	}
+	if r.ResponseFormat != "" && !slices.Contains(TranscriptionFormats, r.ResponseFormat) {
+		return nil, invalid("response_format", "must be one of %s, got %q", strings.Join(TranscriptionFormats, ", "), r.ResponseFormat)
+	}
+	if t := r.Temperature; t != nil && !(*t >= 0 && *t <= 1) {
+		return nil, invalid("temperature", "must be between 0 and 1, got %v", *t)
+	}
+	for i, g := range r.TimestampGranularities {
+		if g != "word" && g != "segment" {
+			return nil, invalid(fmt.Sprintf("timestamp_granularities[%d]", i), "must be word or segment, got %q", g)
+		}
+	}
+	return &providers.TranscriptionRequest{Translate: r.Translate, File: r.File, Filename: r.Filename, FileType: r.FileType,
+		Language: r.Language, Prompt: r.Prompt, ResponseFormat: r.ResponseFormat, Temperature: r.Temperature,
+		TimestampGranularities: r.TimestampGranularities}, nil
+}
+
+// validate checks r and returns the provider request it stands for (model left empty).
+func (r *SpeechRequest) validate() (*providers.SpeechRequest, error) {
+	if strings.TrimSpace(r.Model) == "" {
+		return nil, invalid("model", "is required")
+	}
+	switch n := utf8.RuneCountInString(r.Input); {
+	case n == 0:
+		return nil, invalid("input", "is required")
+	case n > MaxSpeechInput:
+		return nil, invalid("input", "at most %d characters, got %d", MaxSpeechInput, n)
+	}
+	if strings.TrimSpace(r.Voice) == "" {
+		return nil, invalid("voice", "is required")
+	}
+	if r.ResponseFormat != "" && !slices.Contains(SpeechFormats, r.ResponseFormat) {
+		return nil, invalid("response_format", "must be one of %s, got %q", strings.Join(SpeechFormats, ", "), r.ResponseFormat)
+	}
+	if s := r.Speed; s != nil && !(*s >= 0.25 && *s <= 4) {
+		return nil, invalid("speed", "must be between 0.25 and 4, got %v", *s)
+	}
+	if r.StreamFormat != "" && r.StreamFormat != "audio" {
+		return nil, invalid("stream_format", "only audio is supported by this gateway, got %q", r.StreamFormat)
+	}
+	return &providers.SpeechRequest{Input: r.Input, Voice: r.Voice, ResponseFormat: r.ResponseFormat, Speed: r.Speed,
+		Instructions: r.Instructions}, nil
+}
+
+// audioVendors maps audio model-name prefixes to the provider that serves the family, for
+// bare names the catalogue does not list.
+var audioVendors = []struct{ prefix, provider string }{
+	{"whisper-1", "openai"}, {"gpt-4o-transcribe", "openai"}, {"gpt-4o-mini-transcribe", "openai"},
+	{"tts-1", "openai"}, {"gpt-4o-mini-tts", "openai"},
+	{"whisper-large-v3", "groq"}, {"distil-whisper", "groq"},
+}
+
+// hasAudio reports whether p serves audio requests of the kind (speech or transcription).
+func hasAudio(p providers.Provider, speech bool) bool {
+	if !providers.ServesChat(p) {
+		return false // an embeddings-only provider (Voyage AI)
+	}
+	if speech {
+		_, ok := p.(providers.Speaker)
+		return ok
+	}
+	_, ok := p.(providers.Transcriber)
+	return ok
+}
+
+// audioIndex builds, once, the catalogued audio models of the configured providers with an
+// audio API: by full name, by name without a provider, and the providers listed.
+func (g *Gateway) audioIndex() {
+	g.audioOnce.Do(func() {
+		g.audioListed, g.audioBare, g.audioCatalogued = map[string]bool{}, map[string][]string{}, map[string]bool{}
+		cat, _ := g.opts.Prices.(interface {
+			AudioModels(provider, mode string) []string
+		})
+		if cat == nil {
+			return
+		}
+		audio := func(p providers.Provider) bool { return hasAudio(p, false) || hasAudio(p, true) }
+		for _, name := range g.configuredProviders(audio) {
+			for _, pm := range cat.AudioModels(name, "") {
+				g.audioListed[pm], g.audioCatalogued[name] = true, true
+				if _, m, err := providers.ParseModel(pm); err == nil && !strings.Contains(m, "/") {
+					g.audioBare[m] = append(g.audioBare[m], pm)
+				}
+			}
+		}
+	})
+}
+
+// audioModel returns the "provider/model" a bare audio model name stands for: the one
+// configured provider whose catalogued audio models include it, else the configured
+// maker of its family.
+func (g *Gateway) audioModel(field, name string) (string, error) {
+	g.audioIndex()
+	choices := g.audioBare[name]
+	switch {
+	case len(choices) == 1:
+		return choices[0], nil
+	case len(choices) > 1:
+		return "", invalid(field, "%q is served by several providers; name one: %s", name, strings.Join(choices, ", "))
+	}
+	if full := g.familyModel(name, audioVendors); full != "" {
+		return full, nil
+	}
+	if full, _ := g.bareModel(name); full != "" {
+		return full, nil // a chat model: refused by name, its provider having no audio API
+	}
+	ve := invalid(field, "the model %q does not exist or no configured provider serves it; name it as provider/model", name)
+	ve.Err = ErrUnknownModel
+	return "", ve
+}
+
+// audioTargets resolves an audio request's model: a model group's members in order, else
+// the model itself.
+func (g *Gateway) audioTargets(name string, speech bool) ([]target, error) {
+	models := []string{name}
+	if grp, ok := g.opts.ModelGroups[name]; ok {
+		models = grp.Models
+	}
+	out := make([]target, 0, len(models))
+	for i, s := range models {
+		field := "model"
+		if len(models) > 1 || s != name {
+			field = fmt.Sprintf("model (member %d of group %q)", i, name)
+		}
+		if !strings.Contains(s, "/") {
+			full, err := g.audioModel(field, s)
+			if err != nil {
+				return nil, err
+			}
+			s = full
+		}
+		pn, m, err := providers.ParseModel(s)
+		if err != nil {
+			return nil, invalid(field, "%q is not of the form provider/model", s)
+		}
+		p, err := g.opts.Providers.Lookup(pn)
+		if err != nil || p == nil {
+			ve := invalid(field, "unknown provider %q in %q", pn, s)
+			ve.Err = providers.ErrUnknownProvider
+			return nil, ve
+		}
+		if !hasAudio(p, speech) {
+			what := "transcription"
+			if speech {
+				what = "speech"
+			}
+			return nil, invalid(field, "model %q has no audio API here (provider %q has no %s endpoint)", s, pn, what)
+		}
+		out = append(out, target{name: s, provider: pn, model: m, p: p})
+	}
+	return out, nil
+}
+
+// ResolveAudioModel returns the "provider/model" an audio request's model name stands
+// for, and whether a configured provider with an audio API serves it: a catalogued audio
+// model, or any model of a provider whose audio models the catalogue does not list (a
+// custom OpenAI-compatible endpoint).
+func (g *Gateway) ResolveAudioModel(name string) (string, bool) {
+	for _, speech := range []bool{false, true} {
+		ts, err := g.audioTargets(name, speech)
+		if err != nil || len(ts) != 1 || !providers.IsConfigured(ts[0].p) {
+			continue
+		}
+		g.audioIndex()
+		if g.audioListed[ts[0].name] || !g.audioCatalogued[ts[0].provider] {
+			return ts[0].name, true
+		}
+	}
+	return name, false
+}
+
+// audioCost prices an audio call of model ("provider/model").
+func (g *Gateway) audioCost(model string, u providers.AudioUsage) Costs {
+	cat, ok := g.opts.Prices.(interface {
+		AudioCost(model string, u providers.AudioUsage) providers.Cost
+	})
+	if !ok {
+		return Costs{}
+	}
+	c := cat.AudioCost(model, u)
+	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+}
+
+// audioPlan validates what Transcribe and Speak share: the targets, the budget's model
+// restrictions, the plan with its timing.
+func (g *Gateway) audioPlan(scope Scope, model string, speech bool) (*plan, error) {
+	targets, err := g.audioTargets(model, speech)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{scope: scope, req: &Request{ephemeral: true}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	if p.start.IsZero() {
+		p.start = g.opts.Now()
+	}
+	p.timing = g.timingFor(p.start, scope, p.req)
+	if b := scope.Budget; b != nil {
+		if err := g.budgetAllows(b, targets); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Transcribe answers a transcription (or, with req.Translate, a translation) request: it
+// validates req, checks the caller's budget and calls the model, retrying it (and, for a
+// model group, its other members in order) as chat completions are retried, with the same
+// circuit breakers; it never falls back to another model on its own. The answer is the
+// upstream's body and Content-Type, unchanged; its usage, priced from the catalogue, is
+// billed to the scope's budget and recorded in the ledger and by the observer (operation
+// "transcription" or "translation"). Errors: *ValidationError (ErrInvalid),
+// ErrModelNotAllowed, ErrBudgetExceeded, *AllFailedError, or the context's error.
+func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *TranscriptionRequest) (*TranscriptionResult, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	preq, err := req.validate()
+	if err != nil {
+		return nil, err
+	}
+	op := OperationTranscription
+	if req.Translate {
+		op = OperationTranslation
+	}
+	p, err := g.audioPlan(scope, req.Model, false)
+	if err != nil {
+		return nil, err
+	}
+	if b := scope.Budget; b != nil {
+		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+			return nil, err
+		}
+		defer p.ended()
+	}
+	var (
+		out   *providers.TranscriptionResponse
+		used  target
+		begin time.Time
+	)
+	dctx, cancel := p.withDeadline(ctx)
+	defer cancel()
+	err = g.run(dctx, p, func(ctx context.Context, t target) error {
+		begin = g.opts.Now()
+		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
+		defer cancel()
+		r := *preq
+		r.Model = t.model
+		res, err := t.p.(providers.Transcriber).Transcribe(actx, &r)
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+				return timeoutError(t, "no transcription", p.timing.attempt)
+			}
+			return err
+		}
+		out, used = res, t
+		return nil
+	})
+	if err != nil {
+		g.observeAudioFailure(ctx, p, op, false, err)
+		return nil, err
+	}
+	now := g.opts.Now()
+	costs := g.audioCost(used.name, out.Usage)
+	u := providers.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens}
+	g.account(ctx, p, used, u, costs, true, false, now.Sub(begin))
+	res := &TranscriptionResult{Body: out.Body, ContentType: out.ContentType, Model: used.name, Usage: out.Usage, Costs: costs,
+		Attempts: cloneAttempts(p.attempts)}
+	if g.opts.Observer != nil {
+		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: op, Outcome: RequestOK,
+			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
+			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
+			Start: p.start, Latency: now.Sub(p.start)})
+	}
+	return res, nil
+}
+
+// observeAudioFailure reports an audio request that got no answer.
+func (g *Gateway) observeAudioFailure(ctx context.Context, p *plan, op string, stream bool, err error) {
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed,
+		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
+		r.Outcome = RequestCancelled
+	}
+	if len(p.targets) > 0 {
+		r.Requested = p.targets[0].name
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
+// errNoAudio is the cause of a speech attempt's context ending because no audio came in
+// time.
+var errNoAudio = errors.New("no audio in time")
+
+// Speak answers a speech request with its audio as it arrives: it validates req, checks
+// the caller's budget and calls the model, retrying it (and a model group's other members
+// in order) under the same rules and circuit breakers as chat — but only until the first
+// audio byte: once audio has come, a failure ends the answer (Read returns it). The
+// returned Speech must be read and closed; Close bills the call (the input's characters or
+// tokens, priced from the catalogue) to the scope's budget and records it in the ledger and
+// by the observer (operation "speech"). Errors: *ValidationError (ErrInvalid),
+// ErrModelNotAllowed, ErrBudgetExceeded, *AllFailedError, or the context's error.
+func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*Speech, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	preq, err := req.validate()
+	if err != nil {
+		return nil, err
+	}
+	p, err := g.audioPlan(scope, req.Model, true)
+	if err != nil {
+		return nil, err
+	}
+	if b := scope.Budget; b != nil {
+		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+			return nil, err
+		}
+	}
+	s := &Speech{g: g, p: p, ctx: ctx}
+	dctx, cancel := p.withDeadline(ctx)
+	err = g.run(dctx, p, func(ctx context.Context, t target) error {
+		s.begin = g.opts.Now()
+		actx, cancel := context.WithCancelCause(ctx)
+		timer := time.AfterFunc(p.timing.attempt, func() { cancel(errNoAudio) })
+		r := *preq
+		r.Model = t.model
+		res, err := t.p.(providers.Speaker).Speak(actx, &r)
+		var first []byte
+		if err == nil {
+			if first, err = firstAudio(t, res.Body); err != nil {
+				res.Body.Close()
+			}
+		}
+		timer.Stop()
+		if err != nil {
+			cancel(nil)
+			if ctx.Err() == nil && errors.Is(context.Cause(actx), errNoAudio) {
+				return timeoutError(t, "no audio", p.timing.attempt)
+			}
+			return err
+		}
+		s.res, s.first, s.used, s.cancelAttempt = res, first, t, func() { cancel(nil) }
+		s.firstAt = g.opts.Now()
+		return nil
+	})
+	if err != nil {
+		cancel()
+		g.observeAudioFailure(ctx, p, OperationSpeech, true, err)
+		p.ended()
+		return nil, err
+	}
+	s.cancel = cancel
+	chars := utf8.RuneCountInString(req.Input)
+	s.usage = providers.AudioUsage{Characters: chars, InputTokens: providers.CountTokens(s.used.model, req.Input), TokensEstimated: true}
+	s.ContentType, s.Model = s.res.ContentType, s.used.name
+	if s.ContentType == "" {
+		s.ContentType = "application/octet-stream"
+	}
+	s.Costs = g.audioCost(s.used.name, s.usage)
+	s.Attempts = cloneAttempts(p.attempts)
+	return s, nil
+}
+
+// firstAudio reads the first bytes of an answer's audio: an answer that ends before any
+// is a failure.
+func firstAudio(t target, r io.Reader) ([]byte, error) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			return buf[:n], nil
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, &providers.Error{Provider: t.provider, Model: t.model, Kind: providers.KindStreamBroken, Message: "the speech answer has no audio"}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Speech is the audio of a speech request, read as the model sends it. Read it to its end
+// and Close it: Close ends the request (billing and records).
+type Speech struct {
+	// ContentType is the upstream's ("audio/mpeg", …).
+	ContentType string
+	// Model is the "provider/model" that answers.
+	Model string
+	// Costs prices the call (PriceKnown false when part of it cannot be priced: the audio
+	// out of a model priced by audio tokens, which the answer does not report).
+	Costs    Costs
+	Attempts []Attempt
+
+	g             *Gateway
+	p             *plan
+	ctx           context.Context
+	res           *providers.SpeechResponse
+	first         []byte
+	used          target
+	usage         providers.AudioUsage
+	begin         time.Time
+	firstAt       time.Time
+	cancel        context.CancelFunc
+	cancelAttempt func()
+	eof           bool
+	err           error
+	once          sync.Once
+}
+
+// Read reads the audio; a failure after the first bytes is returned as it is (the gateway
+// does not retry then).
+func (s *Speech) Read(b []byte) (int, error) {
+	if len(s.first) > 0 {
+		n := copy(b, s.first)
+		s.first = s.first[n:]
+		return n, nil
+	}
+	n, err := s.res.Body.Read(b)
+	switch {
+	case errors.Is(err, io.EOF):
+		s.eof = true
+	case err != nil && s.err == nil:
+		s.err = err
+	}
+	return n, err
+}
+
+// Close ends the request: the upstream call is released, the call billed to the scope's
+// budget and recorded in the ledger, and the observer told how it ended (ok when the audio
+// was read to its end). It is safe to call more than once.
+func (s *Speech) Close() error {
+	s.once.Do(func() {
+		s.res.Body.Close()
+		s.cancelAttempt()
+		s.cancel()
+		g, p := s.g, s.p
+		now := g.opts.Now()
+		u := providers.Usage{PromptTokens: s.usage.InputTokens}
+		// The input was spoken (and is billed) however much of the audio was read.
+		g.account(s.ctx, p, s.used, u, s.Costs, s.eof, s.usage.TokensEstimated, now.Sub(s.begin))
+		p.ended()
+		if g.opts.Observer == nil {
+			return
+		}
+		r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationSpeech, Stream: true, Outcome: RequestOK,
+			Provider: s.used.provider, Model: s.used.name, Attempts: cloneAttempts(p.attempts),
+			Usage: Usage{PromptTokens: u.PromptTokens, TotalTokens: u.PromptTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
+			Start: p.start, Latency: now.Sub(p.start), TTFT: s.firstAt.Sub(p.start)}
+		switch {
+		case s.eof:
+		case s.ctx.Err() != nil || s.err == nil || errors.Is(s.err, context.Canceled):
+			r.Outcome, r.Err = RequestCancelled, context.Canceled // the caller stopped reading
+		default:
+			r.Outcome, r.Err = RequestStreamFailed, s.err
+		}
+		g.opts.Observer.ObserveRequest(s.ctx, r)
+	})
+	return nil
+}
