@@ -30,6 +30,9 @@ import (
 //     above 1, n answers at once (Gateway.CompleteN), a choice each.
 //   - POST /v1/embeddings — OpenAI's embeddings API over the providers that have one
 //     (Gateway.Embed), same keys and envelope.
+//   - POST /v1/audio/transcriptions, /v1/audio/translations and /v1/audio/speech —
+//     OpenAI's audio API over the OpenAI-format providers (Gateway.Transcribe and
+//     Gateway.Speak), same keys and envelope (audio.go).
 //   - POST/GET /api/v1/keys, GET/PATCH/DELETE /api/v1/keys/{key_id}, GET /api/v1/keys/self
 //     — virtual keys (keys.go): keys the caller issues, held to models and a budget kept in
 //     the store, which act for it on these routes and model selection only.
@@ -115,6 +118,7 @@ func Completions(g *completions.Gateway) Option {
 				return nil
 			})
 		s.embeddingRoutes(g)
+		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
 		s.AddErrorMapper(completionsError)

@@ -257,6 +257,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		if eid, ok := g.ResolveEmbeddingModel(m); ok && slices.Contains(g.EmbeddingModels(), eid) {
 			continue
 		}
+		if _, ok := g.ResolveAudioModel(m); ok {
+			continue
+		}
 		return l, invalid("models[%d]: %q is not a model or model group this server routes to (GET /v1/models lists them)", i, m)
 	}
 	if math.IsNaN(req.MaxBudgetUSD) || math.IsInf(req.MaxBudgetUSD, 0) || req.MaxBudgetUSD < 0 {

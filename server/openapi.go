@@ -61,9 +61,13 @@ func (s *Server) buildOpenAPI() []byte {
 			op["parameters"] = params
 		}
 		if rt.Request != nil {
+			ctype := rt.RequestContentType
+			if ctype == "" {
+				ctype = "application/json"
+			}
 			op["requestBody"] = map[string]any{
 				"required": true,
-				"content":  map[string]any{"application/json": map[string]any{"schema": schemaFor(rt.Request)}},
+				"content":  map[string]any{ctype: map[string]any{"schema": schemaFor(rt.Request)}},
 			}
 		}
 		status := rt.Status
@@ -83,6 +87,9 @@ func (s *Server) buildOpenAPI() []byte {
 		}
 		if rt.Stream {
 			content["text/event-stream"] = map[string]any{"schema": map[string]string{"type": "string"}}
+		}
+		for _, ct := range rt.ResponseContentTypes {
+			content[ct] = map[string]any{"schema": map[string]string{"type": "string", "format": "binary"}}
 		}
 		if len(content) > 0 {
 			ok["content"] = content

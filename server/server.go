@@ -91,6 +91,7 @@ type Server struct {
 	public   map[string]bool        // mux pattern -> no key needed
 	scoped   map[string]bool        // mux pattern -> temporary scoped keys allowed
 	virtual  map[string]bool        // mux pattern -> virtual keys allowed (besides scoped)
+	limits   map[string]int64       // mux pattern -> its own body limit (Route.MaxBodyBytes)
 	vkRL     *authLimiter           // virtual keys' own request rates, per key id
 	direct   map[string]directRoute // mux pattern without wildcards -> its handler
 	mappers  []ErrorMapper
@@ -134,6 +135,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		public:  map[string]bool{},
 		scoped:  map[string]bool{},
 		virtual: map[string]bool{},
+		limits:  map[string]int64{},
 		vkRL:    &authLimiter{buckets: map[string]*bucket{}},
 		direct:  map[string]directRoute{},
 	}
@@ -213,6 +215,15 @@ type Route struct {
 	// Errors documents the route's own failure statuses and when they happen (401 and
 	// the uniform error body are documented for every keyed route).
 	Errors map[int]string
+	// MaxBodyBytes is the route's own request body limit, in place of the server's
+	// Config.MaxBodyBytes (0: the server's): audio uploads are larger than any JSON body.
+	MaxBodyBytes int64
+	// RequestContentType is the request body's media type in the document (default
+	// application/json; multipart/form-data for a file upload).
+	RequestContentType string
+	// ResponseContentTypes document a success body that is not JSON (audio/mpeg, …),
+	// with a binary schema, besides Response's JSON when it is set.
+	ResponseContentTypes []string
 }
 
 // QueryParam documents one query parameter.
@@ -237,6 +248,9 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	}
 	if rt.VirtualKeys {
 		s.virtual[pattern] = true
+	}
+	if rt.MaxBodyBytes > 0 {
+		s.limits[pattern] = rt.MaxBodyBytes
 	}
 	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
@@ -327,11 +341,15 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.notRouted(w, r, h)
 		return
 	}
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes (serve --max-body-bytes)", r.ContentLength, s.cfg.MaxBodyBytes), nil)
+	limit, how := s.cfg.MaxBodyBytes, " (serve --max-body-bytes)"
+	if l, ok := s.limits[pattern]; ok {
+		limit, how = l, " (this route's own)"
+	}
+	if r.ContentLength > limit {
+		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes%s", r.ContentLength, limit, how), nil)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	withBodyDeadline(w, r, s.cfg.BodyReadTimeout)
 	if dr, ok := s.direct[pattern]; ok && dr.path == r.URL.Path {
 		// Exactly the route's path and no wildcards, so nothing for r.PathValue: call the

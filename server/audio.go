@@ -1,0 +1,229 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// maxAudioFormBytes is the body limit of the transcription routes: OpenAI's 25 MB audio
+// file and room for the form's other fields.
+const maxAudioFormBytes = completions.MaxAudioFileBytes + 1<<20
+
+// maxAudioFormField bounds one text field of the form (a prompt is at most a few hundred
+// tokens).
+const maxAudioFormField = 64 << 10
+
+// transcriptionForm documents the multipart form of POST /v1/audio/transcriptions and
+// /v1/audio/translations (OpenAPI only; the handler reads the parts as they come).
+type transcriptionForm struct {
+	File                   string   `json:"file" jsonschema:"required,format=binary,description=the audio file (flac mp3 mp4 mpeg mpga m4a ogg wav or webm) of at most 25 MiB"`
+	Model                  string   `json:"model" jsonschema:"required,description=provider/model or a bare name (whisper-1 or gpt-4o-transcribe or whisper-large-v3) or a model group"`
+	Language               string   `json:"language,omitempty" jsonschema:"description=the audio's language (ISO-639-1) for transcriptions"`
+	Prompt                 string   `json:"prompt,omitempty" jsonschema:"description=text to guide the model's style or continue a previous segment"`
+	ResponseFormat         string   `json:"response_format,omitempty" jsonschema:"enum=json,enum=text,enum=srt,enum=verbose_json,enum=vtt"`
+	Temperature            float64  `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=1"`
+	TimestampGranularities []string `json:"timestamp_granularities[],omitempty" jsonschema:"description=word and/or segment (with verbose_json)"`
+	Stream                 bool     `json:"stream,omitempty" jsonschema:"description=not supported: true is refused with a 400 naming stream"`
+}
+
+// audioRoutes registers OpenAI's audio API over the gateway's OpenAI-format providers:
+// POST /v1/audio/transcriptions and /v1/audio/translations (a multipart form; the
+// upstream's answer passed back as it came) and POST /v1/audio/speech (the audio streamed
+// back as it arrives), with the gateway's keys, budgets, retries, usage log and metrics;
+// errors in OpenAI's envelope.
+func (s *Server) audioRoutes(g *completions.Gateway) {
+	errs := map[int]string{
+		400: "validation error naming the field (param), or a model without an audio API here",
+		403: "the key may not call the model",
+		413: "the body is over the route's limit (a 25 MiB file)",
+		429: "the key's budget is spent",
+		502: "every model failed",
+	}
+	for _, tr := range []struct {
+		path, summary string
+		translate     bool
+	}{
+		{"/v1/audio/transcriptions", "OpenAI-compatible speech to text (multipart form; the upstream's answer is passed back in its response_format)", false},
+		{"/v1/audio/translations", "OpenAI-compatible speech to English text (multipart form; the upstream's answer is passed back in its response_format)", true},
+	} {
+		s.Handle(Route{Method: "POST", Path: tr.path, Summary: tr.summary, Tags: []string{"Completions"},
+			Request: transcriptionForm{}, RequestContentType: "multipart/form-data", MaxBodyBytes: maxAudioFormBytes,
+			ResponseContentTypes: []string{"application/json", "text/plain"}, ScopedKeys: true, Errors: errs},
+			func(w http.ResponseWriter, r *http.Request) error {
+				received := time.Now()
+				req, err := readTranscriptionForm(r)
+				if err != nil {
+					return s.openAIError(w, r, err)
+				}
+				req.Translate = tr.translate
+				res, err := g.Transcribe(r.Context(), completionsScope(r, received), req)
+				if err != nil {
+					return s.openAIError(w, r, err)
+				}
+				ctype := res.ContentType
+				if ctype == "" {
+					ctype = "application/json"
+				}
+				w.Header().Set("Content-Type", ctype)
+				w.Header().Set("X-Switchyard-Model", res.Model)
+				w.WriteHeader(http.StatusOK)
+				w.Write(res.Body) // a client gone away gets nothing more
+				return nil
+			})
+	}
+	s.Handle(Route{Method: "POST", Path: "/v1/audio/speech", Summary: "OpenAI-compatible text to speech: the audio is streamed back as the model sends it, with its Content-Type",
+		Tags: []string{"Completions"}, Request: completions.SpeechRequest{}, ScopedKeys: true, Errors: errs,
+		ResponseContentTypes: []string{"audio/mpeg", "audio/opus", "audio/aac", "audio/flac", "audio/wav", "audio/pcm"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			received := time.Now()
+			var req completions.SpeechRequest
+			if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
+				return s.openAIError(w, r, err)
+			}
+			sp, err := g.Speak(r.Context(), completionsScope(r, received), &req)
+			if err != nil {
+				return s.openAIError(w, r, err)
+			}
+			defer sp.Close()
+			w.Header().Set("Content-Type", sp.ContentType)
+			w.Header().Set("X-Switchyard-Model", sp.Model)
+			w.WriteHeader(http.StatusOK)
+			return copyFlushing(w, sp)
+		})
+}
+
+// copyFlushing writes src to w as it is read, flushing each piece so that the client
+// hears the audio as it comes. A failure of src after the status was sent can only cut
+// the answer short: the connection is aborted (the gateway's observer records it).
+func copyFlushing(w http.ResponseWriter, src io.Reader) error {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return nil // the client went away
+			}
+			if rc.Flush() != nil {
+				return nil
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				// Cut the connection so the client cannot take a truncated file for a whole
+				// one (the status is sent; only the missing end of the chunked body tells).
+				panic(http.ErrAbortHandler)
+			}
+			return nil
+		}
+	}
+}
+
+// readTranscriptionForm reads a transcription request's multipart form as it arrives: the
+// file (at most completions.MaxAudioFileBytes) and OpenAI's text fields; others are read
+// and ignored. Failures name the field (OpenAI's param).
+func readTranscriptionForm(r *http.Request) (*completions.TranscriptionRequest, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" {
+		ae := Errorf(http.StatusBadRequest, KindBadRequest, "the body must be a multipart/form-data form with the fields file and model (got Content-Type %q)", r.Header.Get("Content-Type"))
+		ae.Param = "file"
+		return nil, ae
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, formError("", err)
+	}
+	req := &completions.TranscriptionRequest{}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, formError("", err)
+		}
+		name := part.FormName()
+		if name == "file" {
+			b, err := io.ReadAll(io.LimitReader(part, completions.MaxAudioFileBytes+1))
+			if err != nil {
+				return nil, formError(name, err)
+			}
+			if len(b) > completions.MaxAudioFileBytes {
+				ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "file: the audio file is over the limit of %d bytes (25 MiB, OpenAI's)", completions.MaxAudioFileBytes)
+				ae.Param = "file"
+				return nil, ae
+			}
+			req.File, req.Filename, req.FileType = b, part.FileName(), part.Header.Get("Content-Type")
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(part, maxAudioFormField+1))
+		if err != nil {
+			return nil, formError(name, err)
+		}
+		if len(b) > maxAudioFormField {
+			ae := Validation(http.StatusBadRequest, "%s: at most %d bytes", name, maxAudioFormField)
+			ae.Param = name
+			return nil, ae
+		}
+		v := string(b)
+		switch name {
+		case "model":
+			req.Model = v
+		case "language":
+			req.Language = v
+		case "prompt":
+			req.Prompt = v
+		case "response_format":
+			req.ResponseFormat = v
+		case "temperature":
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				ae := Validation(http.StatusBadRequest, "field \"temperature\" must be a number, got %q", v)
+				ae.Param = name
+				return nil, ae
+			}
+			req.Temperature = &f
+		case "timestamp_granularities[]", "timestamp_granularities":
+			req.TimestampGranularities = append(req.TimestampGranularities, v)
+		case "stream":
+			on, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				ae := Validation(http.StatusBadRequest, "field \"stream\" must be true or false, got %q", v)
+				ae.Param = name
+				return nil, ae
+			}
+			req.Stream = on
+		}
+	}
+	return req, nil
+}
+
+// formError is the failure of reading the form (in field, when known): over the body
+// limit 413, too slow 408, else malformed 400.
+func formError(field string, err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds this route's limit of %d bytes (a 25 MiB audio file and its fields)", mbe.Limit)
+		ae.Param = field
+		return ae
+	}
+	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+		return Errorf(http.StatusRequestTimeout, KindRequestTimeout, "the request body did not arrive in time (the server's --body-read-timeout)")
+	}
+	where := "the multipart form"
+	if field != "" {
+		where = fmt.Sprintf("the form field %q", field)
+	}
+	ae := Errorf(http.StatusBadRequest, KindBadRequest, "reading %s: %v", where, err)
+	ae.Param = field
+	return ae
+}
