@@ -263,8 +263,8 @@ func (g *Gateway) audioTargets(name string, speech bool) ([]target, error) {
 
 // ResolveAudioModel returns the "provider/model" an audio request's model name stands
 // for, and whether a configured provider with an audio API serves it: a catalogued audio
-// model, or any model of a provider whose audio models the catalogue does not list (a
-// custom OpenAI-compatible endpoint).
+// model, or any model of a provider whose models the catalogue does not list (a custom
+// OpenAI-compatible endpoint), as HasModel takes chat models.
 func (g *Gateway) ResolveAudioModel(name string) (string, bool) {
 	for _, speech := range []bool{false, true} {
 		ts, err := g.audioTargets(name, speech)
@@ -272,7 +272,8 @@ func (g *Gateway) ResolveAudioModel(name string) (string, bool) {
 			continue
 		}
 		g.audioIndex()
-		if g.audioListed[ts[0].name] || !g.audioCatalogued[ts[0].provider] {
+		g.indexModels()
+		if g.audioListed[ts[0].name] || !g.audioCatalogued[ts[0].provider] && !g.catalogued[ts[0].provider] {
 			return ts[0].name, true
 		}
 	}
