@@ -15,6 +15,7 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // fakeAudioUpstream is a scripted OpenAI audio API. Transcriptions answer in the
@@ -80,13 +81,16 @@ func audioServer(t *testing.T) (*httptest.Server, *Server, *fakeAudioUpstream) {
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk"}),
 		providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: ups.URL, APIKey: "ak"}))
 	st := memstore.New()
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+	rec := usagelog.New(usagelog.Options{})
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := testServer(t, Config{Store: st}, nil)
-	if err := Completions(g)(s); err != nil {
-		t.Fatal(err)
+	for _, o := range []Option{Completions(g), Usage(rec)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
@@ -318,7 +322,25 @@ func TestAudioWithVirtualKeys(t *testing.T) {
 	if d := info.Spend.CostUSD - want; d > 1e-12 || d < -1e-12 || info.Spend.Requests != 2 {
 		t.Errorf("spend %+v, want %v in 2 requests", info.Spend, want)
 	}
-	r := do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"typo","models":["openai/whisper-9"]}`)
+	// The usage log names the operations and their costs.
+	r := do(t, s, "GET", "/api/v1/usage/requests", vk.Key, "")
+	var usage struct {
+		Data []usagelog.Request `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil || r.status != 200 {
+		t.Fatalf("usage: %d %s", r.status, r.raw)
+	}
+	ops := map[string]string{}
+	for _, q := range usage.Data {
+		ops[q.Operation] = q.Model + " " + q.Outcome
+		if q.Outcome == "ok" && (!q.PriceKnown || q.CostUSD <= 0) {
+			t.Errorf("usage of %s: %+v", q.Operation, q)
+		}
+	}
+	if ops["transcription"] != "openai/whisper-1 ok" || ops["speech"] != "openai/tts-1 ok" {
+		t.Errorf("usage log operations %v (%s)", ops, r.raw)
+	}
+	r = do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"typo","models":["openai/whisper-9"]}`)
 	if r.status != http.StatusUnprocessableEntity {
 		t.Errorf("a key for an audio model the catalogue does not list: %d %s", r.status, r.raw)
 	}
