@@ -25,7 +25,7 @@ type AudioPrice struct {
 	HasInputPerCharacter bool
 	// InputPerToken and OutputPerToken price text tokens in and out; InputPerAudioToken
 	// audio tokens in (gpt-4o-transcribe).
-	InputPerToken, OutputPerToken, InputPerAudioToken    float64
+	InputPerToken, OutputPerToken, InputPerAudioToken     float64
 	HasInputPerToken, HasOutputPerToken, HasInputPerAudio bool
 	// OutputPerAudioToken and OutputPerSecond price speech's audio out
 	// (gpt-4o-mini-tts), which a speech answer does not report.
