@@ -321,3 +321,27 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestAudioMetrics: audio requests count under their own gen_ai_operation_name, speech's
+// time to its first audio byte as its TTFT.
+func TestAudioMetrics(t *testing.T) {
+	m := New(Options{})
+	for _, r := range []completions.RequestRecord{
+		{Operation: completions.OperationTranscription, Outcome: completions.RequestOK, Provider: "groq", Model: "groq/whisper-large-v3",
+			Latency: time.Second, Usage: completions.Usage{Costs: completions.Costs{TotalTokensCost: 0.001, PriceKnown: true}}},
+		{Operation: completions.OperationSpeech, Stream: true, Outcome: completions.RequestOK, Provider: "openai", Model: "openai/tts-1",
+			Latency: time.Second, TTFT: 200 * time.Millisecond, Usage: completions.Usage{Costs: completions.Costs{TotalTokensCost: 0.0003, PriceKnown: true}}},
+	} {
+		m.ObserveRequest(context.Background(), r)
+	}
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("transcription", "groq", "groq/whisper-large-v3", "ok", "false")); v != 1 {
+		t.Errorf("transcription requests = %v", v)
+	}
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("speech", "openai", "openai/tts-1", "ok", "true")); v != 1 {
+		t.Errorf("speech requests = %v", v)
+	}
+	body := scrape(t, m.Handler(""), "")
+	if !strings.Contains(body, `gen_ai_server_time_to_first_token_seconds_count{gen_ai_operation_name="speech"`) {
+		t.Errorf("scrape:\n%s", grepLines(body, "speech"))
+	}
+}
