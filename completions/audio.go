@@ -222,43 +222,14 @@ func (g *Gateway) audioModel(field, name string) (string, error) {
 // audioTargets resolves an audio request's model: a model group's members in order, else
 // the model itself.
 func (g *Gateway) audioTargets(name string, speech bool) ([]target, error) {
-	models := []string{name}
-	if grp, ok := g.opts.ModelGroups[name]; ok {
-		models = grp.Models
+	what := "transcription"
+	if speech {
+		what = "speech"
 	}
-	out := make([]target, 0, len(models))
-	for i, s := range models {
-		field := "model"
-		if len(models) > 1 || s != name {
-			field = fmt.Sprintf("model (member %d of group %q)", i, name)
-		}
-		if !strings.Contains(s, "/") {
-			full, err := g.audioModel(field, s)
-			if err != nil {
-				return nil, err
-			}
-			s = full
-		}
-		pn, m, err := providers.ParseModel(s)
-		if err != nil {
-			return nil, invalid(field, "%q is not of the form provider/model", s)
-		}
-		p, err := g.opts.Providers.Lookup(pn)
-		if err != nil || p == nil {
-			ve := invalid(field, "unknown provider %q in %q", pn, s)
-			ve.Err = providers.ErrUnknownProvider
-			return nil, ve
-		}
-		if !hasAudio(p, speech) {
-			what := "transcription"
-			if speech {
-				what = "speech"
-			}
-			return nil, invalid(field, "model %q has no audio API here (provider %q has no %s endpoint)", s, pn, what)
-		}
-		out = append(out, target{name: s, provider: pn, model: m, p: p})
-	}
-	return out, nil
+	return g.groupTargets(name, g.audioModel, func(p providers.Provider) bool { return hasAudio(p, speech) },
+		func(field, provider, model string) error {
+			return invalid(field, "model %q has no audio API here (provider %q has no %s endpoint)", model, provider, what)
+		})
 }
 
 // ResolveAudioModel returns the "provider/model" an audio request's model name stands

@@ -391,6 +391,17 @@ func (g *Gateway) ResolveEmbeddingModel(name string) (string, bool) {
 // embeddingTargets resolves an embeddings request's model: a model group's members in
 // order, else the model itself.
 func (g *Gateway) embeddingTargets(name string) ([]target, error) {
+	return g.groupTargets(name, g.embeddingModel, func(p providers.Provider) bool { _, ok := p.(providers.Embedder); return ok },
+		func(field, provider, model string) error {
+			return invalid(field, "provider %q of %q has no embeddings API", provider, model)
+		})
+}
+
+// groupTargets resolves the model of a request other than chat: a model group's members
+// in order, else the model itself; bare names by bare, each model's provider checked by
+// serves (else the error lacks makes).
+func (g *Gateway) groupTargets(name string, bare func(field, name string) (string, error), serves func(providers.Provider) bool,
+	lacks func(field, provider, model string) error) ([]target, error) {
 	models := []string{name}
 	if grp, ok := g.opts.ModelGroups[name]; ok {
 		models = grp.Models
@@ -402,7 +413,7 @@ func (g *Gateway) embeddingTargets(name string) ([]target, error) {
 			field = fmt.Sprintf("model (member %d of group %q)", i, name)
 		}
 		if !strings.Contains(s, "/") {
-			full, err := g.embeddingModel(field, s)
+			full, err := bare(field, s)
 			if err != nil {
 				return nil, err
 			}
@@ -418,8 +429,8 @@ func (g *Gateway) embeddingTargets(name string) ([]target, error) {
 			ve.Err = providers.ErrUnknownProvider
 			return nil, ve
 		}
-		if _, ok := p.(providers.Embedder); !ok {
-			return nil, invalid(field, "provider %q of %q has no embeddings API", pn, s)
+		if !serves(p) {
+			return nil, lacks(field, pn, s)
 		}
 		out = append(out, target{name: s, provider: pn, model: m, p: p})
 	}
