@@ -35,6 +35,13 @@ type transcriptionForm struct {
 	Stream                 bool     `json:"stream,omitempty" jsonschema:"description=not supported: true is refused with a 400 naming stream"`
 }
 
+// transcriptionAnswer documents a transcription's JSON answer (OpenAPI only; the
+// upstream's answer is passed back as it came, verbose_json with segments and words too).
+type transcriptionAnswer struct {
+	Text  string         `json:"text" jsonschema:"required"`
+	Usage map[string]any `json:"usage,omitempty" jsonschema:"description=the upstream's usage: type duration with seconds or type tokens with input_tokens and output_tokens"`
+}
+
 // audioRoutes registers OpenAI's audio API over the gateway's OpenAI-format providers:
 // POST /v1/audio/transcriptions and /v1/audio/translations (a multipart form; the
 // upstream's answer passed back as it came) and POST /v1/audio/speech (the audio streamed
@@ -57,7 +64,7 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 	} {
 		s.Handle(Route{Method: "POST", Path: tr.path, Summary: tr.summary, Tags: []string{"Completions"},
 			Request: transcriptionForm{}, RequestContentType: "multipart/form-data", MaxBodyBytes: maxAudioFormBytes,
-			ResponseContentTypes: []string{"application/json", "text/plain"}, ScopedKeys: true, Errors: errs},
+			Response: transcriptionAnswer{}, ResponseContentTypes: []string{"text/plain", "text/vtt"}, ScopedKeys: true, Errors: errs},
 			func(w http.ResponseWriter, r *http.Request) error {
 				received := time.Now()
 				req, err := readTranscriptionForm(r)
