@@ -99,9 +99,13 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		g.lookupCache(ctx, p)
 		if p.cache.hit != nil {
-			// No model is called: the budget's bounds are checked, nothing is taken from it.
+			// No model is called: the budget's bounds and its tokens per minute are checked
+			// (as LiteLLM checks a key's limits before its cache), nothing is taken from it.
 			if b := scope.Budget; b != nil {
 				if err := b.usable(ctx); err != nil {
+					return nil, err
+				}
+				if err := g.spend.rate(b, time.Now()); err != nil {
 					return nil, err
 				}
 			}
@@ -120,6 +124,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		if left > 0 && (p.preq.MaxTokens == 0 || int64(p.preq.MaxTokens) > left) {
 			p.preq.MaxTokens = int(min(left, math.MaxInt32))
+			p.cache.capped = true // the answer may be cut short: not the request's answer
 		}
 	}
 

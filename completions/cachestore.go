@@ -35,7 +35,7 @@ func (c *StoreCache) Get(ctx context.Context, key string, now time.Time) ([]byte
 	}
 	stored, expires, ok := storeCacheTimes(b)
 	if !ok || !now.Before(expires) {
-		if err := c.st.Delete(ctx, store.ResponseCache, key); err != nil {
+		if err := c.deleteExpired(ctx, key, now); err != nil {
 			return nil, time.Time{}, fmt.Errorf("completions: response cache: deleting an expired entry: %w", err)
 		}
 		return nil, time.Time{}, ErrCacheMiss
@@ -78,22 +78,13 @@ func (c *StoreCache) Sweep(ctx context.Context, now time.Time) (int, error) {
 			err := c.st.Update(ctx, func(tx store.Tx) error {
 				deleted = 0 // the store may run this more than once
 				for _, k := range expired {
-					// Read again inside the transaction: another process may have put a
-					// fresh answer there since the listing.
-					b, err := tx.Get(ctx, store.ResponseCache, k)
-					if errors.Is(err, store.ErrNotFound) {
-						continue
-					}
+					gone, err := deleteIfExpired(ctx, tx, k, now)
 					if err != nil {
 						return err
 					}
-					if _, expires, ok := storeCacheTimes(b); ok && now.Before(expires) {
-						continue
+					if gone {
+						deleted++
 					}
-					if err := tx.Delete(ctx, store.ResponseCache, k); err != nil {
-						return err
-					}
-					deleted++
 				}
 				return nil
 			})
@@ -107,6 +98,30 @@ func (c *StoreCache) Sweep(ctx context.Context, now time.Time) (int, error) {
 		}
 		after = page[len(page)-1].Key
 	}
+}
+
+// deleteExpired deletes key's entry if it is (still) expired by now.
+func (c *StoreCache) deleteExpired(ctx context.Context, key string, now time.Time) error {
+	return c.st.Update(ctx, func(tx store.Tx) error {
+		_, err := deleteIfExpired(ctx, tx, key, now)
+		return err
+	})
+}
+
+// deleteIfExpired deletes key's entry when it is expired by now, read inside tx: another
+// process may have put a fresh answer there since it was read outside.
+func deleteIfExpired(ctx context.Context, tx store.Tx, key string, now time.Time) (bool, error) {
+	b, err := tx.Get(ctx, store.ResponseCache, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, expires, ok := storeCacheTimes(b); ok && now.Before(expires) {
+		return false, nil
+	}
+	return true, tx.Delete(ctx, store.ResponseCache, key)
 }
 
 // storeCacheTimes reads the header of a stored entry.

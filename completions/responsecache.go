@@ -68,8 +68,8 @@ type CacheControl struct {
 	Use bool `json:"use-cache,omitempty"`
 }
 
-// maxCacheSeconds bounds CacheControl's TTL and MaxAge (a year).
-const maxCacheSeconds = 365 * 24 * 3600
+// MaxCacheSeconds bounds CacheControl's TTL and MaxAge (a year).
+const MaxCacheSeconds = 365 * 24 * 3600
 
 // check validates c; field is the name of the request's cache object.
 func (c *CacheControl) check(field string) error {
@@ -80,8 +80,8 @@ func (c *CacheControl) check(field string) error {
 		name string
 		v    float64
 	}{{"ttl", c.TTL}, {"s-maxage", c.MaxAge}} {
-		if !(f.v >= 0 && f.v <= maxCacheSeconds) {
-			return invalid(field+"."+f.name, "must be between 0 and %d seconds, got %v", maxCacheSeconds, f.v)
+		if !(f.v >= 0 && f.v <= MaxCacheSeconds) {
+			return invalid(field+"."+f.name, "must be between 0 and %d seconds, got %v", MaxCacheSeconds, f.v)
 		}
 	}
 	if len(c.Namespace) > 256 {
@@ -147,6 +147,9 @@ type cachePlan struct {
 	ctl    CacheControl
 	bypass bool // no-cache: not looked up
 	hit    *cacheHit
+	// capped: the budget lowered the request's max tokens to what it has left, so the
+	// answer (perhaps cut short) is not kept under the request's key.
+	capped bool
 }
 
 // CacheDriver returns the driver of the gateway's response cache (nil when it is off).
@@ -175,15 +178,22 @@ func (g *Gateway) cacheKey(p *plan, primary, fallback []target) string {
 		return ""
 	}
 	type keyed struct {
-		V         int               `json:"v"`
-		Owner     string            `json:"owner"`
-		Namespace string            `json:"ns,omitempty"`
-		Models    []string          `json:"models"`
-		Fallback  []string          `json:"fallback,omitempty"`
-		Group     string            `json:"group,omitempty"`
-		Request   providers.Request `json:"request"`
+		V         int      `json:"v"`
+		Owner     string   `json:"owner"`
+		Namespace string   `json:"ns,omitempty"`
+		Models    []string `json:"models"`
+		Fallback  []string `json:"fallback,omitempty"`
+		Group     string   `json:"group,omitempty"`
+		// ContentFilterFallback: whether a content filter's refusal stands or the next
+		// model answers changes the answer.
+		ContentFilterFallback bool `json:"cf_fallback,omitempty"`
+		// ShowsReasoning: whether reasoning a model sends unasked is kept (the chat
+		// surface) or left out (the others) changes what the answer holds.
+		ShowsReasoning bool              `json:"shows_reasoning,omitempty"`
+		Request        providers.Request `json:"request"`
 	}
-	k := keyed{V: 1, Owner: p.scope.Owner, Models: targetNames(primary), Fallback: targetNames(fallback), Group: req.groupName, Request: p.preq}
+	k := keyed{V: 1, Owner: p.scope.Owner, Models: targetNames(primary), Fallback: targetNames(fallback), Group: req.groupName,
+		ContentFilterFallback: req.FallbackOnContentFilter, ShowsReasoning: req.Thinking == nil && req.unaskedReasoning, Request: p.preq}
 	if req.Cache != nil {
 		k.Namespace = req.Cache.Namespace
 	}
@@ -246,7 +256,7 @@ func (c *cachePlan) status(now time.Time) *CacheStatus {
 // its answer already); Gateway.Close waits for the writes under way.
 func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	c := &p.cache
-	if c.key == "" || c.hit != nil || c.ctl.NoStore || resp.FinishReason == "content_filter" {
+	if c.key == "" || c.hit != nil || c.ctl.NoStore || c.capped || resp.FinishReason == "content_filter" {
 		return
 	}
 	a := cachedAnswer{Model: resp.Provider + "/" + resp.Model, Text: resp.Text(), ToolCalls: resp.ToolCalls, Refusal: resp.Refusal,
@@ -331,7 +341,7 @@ func (r replayProvider) Complete(ctx context.Context, _ *providers.Request) (*pr
 }
 
 func (r replayProvider) Stream(ctx context.Context, _ *providers.Request) (providers.Stream, error) {
-	return &replayStream{chunks: r.a.chunks()}, nil
+	return &replayStream{chunks: r.a.chunks(), usage: r.a.Usage}, nil
 }
 
 // replayPiece is the most text one replayed fragment carries: a client shows a cached
@@ -396,6 +406,15 @@ func textPiece(s string, max int) int {
 type replayStream struct {
 	chunks []providers.Chunk
 	next   int
+	usage  providers.Usage
+}
+
+// PromptUsage implements providers.PromptUsageReporter: the cached answer's prompt tokens
+// are known at its start, as a live Claude stream's are (the Messages surface's
+// message_start carries them).
+func (s *replayStream) PromptUsage() (providers.Usage, bool) {
+	return providers.Usage{PromptTokens: s.usage.PromptTokens, CachedTokens: s.usage.CachedTokens,
+		CacheCreationTokens: s.usage.CacheCreationTokens, CacheCreation1hTokens: s.usage.CacheCreation1hTokens}, true
 }
 
 func (s *replayStream) Recv() (providers.Chunk, error) {

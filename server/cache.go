@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,14 +31,17 @@ func applyCacheHeader(r *http.Request, req *completions.Request) error {
 			case "no-store":
 				c.NoStore = true
 			case "max-age":
-				n, err := strconv.ParseUint(strings.Trim(arg, `"`), 10, 31)
-				if err != nil {
+				n, err := strconv.ParseUint(strings.Trim(arg, `"`), 10, 64)
+				if err != nil && !errors.Is(err, strconv.ErrRange) {
 					return Validation(http.StatusBadRequest, "Cache-Control: max-age must be a whole number of seconds, got %q", arg)
 				}
-				if n == 0 {
+				switch {
+				case n == 0 && err == nil:
 					c.NoCache = true
-				} else if c.MaxAge == 0 {
-					c.MaxAge = float64(n)
+				case c.MaxAge == 0:
+					// Larger than the cache keeps anything is any age (RFC 9111 caps a
+					// too-large delta-seconds rather than refusing it).
+					c.MaxAge = float64(min(n, completions.MaxCacheSeconds))
 				}
 			}
 		}

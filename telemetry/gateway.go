@@ -34,16 +34,19 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 		gw = append(gw, o)
 		cost = append(cost, o)
 	}
+	if r.Cache != "" {
+		m.cacheLookups.WithLabelValues(r.Cache).Inc()
+		m.cacheSaved.Add(r.SavedUSD)
+	}
+	if r.Cache == completions.CacheHit {
+		return // no model was called: its requests, latency and tokens are the model's own
+	}
 	m.requests.WithLabelValues(gw...).Inc()
 	m.duration.WithLabelValues(gw...).Observe(r.Latency.Seconds())
 	if r.TTFT > 0 {
 		m.ttft.WithLabelValues(op, provider, model, stream).Observe(r.TTFT.Seconds())
 	}
-	if r.Cache != "" {
-		m.cacheLookups.WithLabelValues(r.Cache).Inc()
-		m.cacheSaved.Add(r.SavedUSD)
-	}
-	if r.Outcome == completions.RequestOK && r.Cache != completions.CacheHit { // a hit used no model tokens
+	if r.Outcome == completions.RequestOK {
 		m.tokens.WithLabelValues(op, provider, model, "input").Observe(float64(r.Usage.PromptTokens))
 		if op == "chat" {
 			m.tokens.WithLabelValues(op, provider, model, "output").Observe(float64(r.Usage.CompletionTokens))

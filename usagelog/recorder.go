@@ -97,6 +97,11 @@ type Bucket struct {
 	CostUSD          float64 `json:"cost_usd"`
 	LatencyMSSum     float64 `json:"latency_ms_sum"`
 	LatencyMSMax     float64 `json:"latency_ms_max"`
+	// CacheHits counts the requests the response cache answered for the model's answers;
+	// they called no model, so they are not in Requests, the tokens, cost or latency.
+	// SavedUSD is what their answers cost when they were made.
+	CacheHits int     `json:"cache_hits,omitempty"`
+	SavedUSD  float64 `json:"saved_usd,omitempty"`
 }
 
 // add folds o into b.
@@ -109,6 +114,8 @@ func (b *Bucket) add(o Bucket) {
 	b.CostUSD += o.CostUSD
 	b.LatencyMSSum += o.LatencyMSSum
 	b.LatencyMSMax = max(b.LatencyMSMax, o.LatencyMSMax)
+	b.CacheHits += o.CacheHits
+	b.SavedUSD += o.SavedUSD
 }
 
 // Point is a Bucket at the start of its step.
@@ -201,6 +208,9 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 	}
 	b := Bucket{Requests: 1, PromptTokens: int64(req.PromptTokens), CompletionTokens: int64(req.CompletionTokens),
 		CostUSD: req.CostUSD, LatencyMSSum: req.LatencyMS, LatencyMSMax: req.LatencyMS}
+	if req.Cache == completions.CacheHit {
+		b = Bucket{CacheHits: 1, SavedUSD: req.SavedUSD}
+	}
 	switch req.Outcome {
 	case completions.RequestOK:
 	case completions.RequestCancelled:
