@@ -55,8 +55,9 @@ func (c *StoreCache) Put(ctx context.Context, key string, value []byte, stored, 
 	return nil
 }
 
-// sweepPage is how many entries Sweep reads (and at most deletes) per transaction.
-const sweepPage = 512
+// sweepPage is how many entries Sweep reads (and at most deletes) per transaction: with
+// entries of up to CacheOptions.MaxEntryBytes (1 MiB by default), at most 64 MiB a page.
+const sweepPage = 64
 
 // Sweep deletes the entries expired by now, a page at a time, and returns how many it
 // deleted. Serve runs it periodically; it stops when ctx ends.

@@ -285,24 +285,35 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	}()
 }
 
+// maxCacheWrites bounds the cache writes under way: beyond it (a store slower than the
+// answers coming in) an answer is not kept rather than a goroutine more held for it.
+const maxCacheWrites = 256
+
 // cacheWriters counts the cache writes under way; after close none starts.
 type cacheWriters struct {
-	mu     sync.Mutex
-	wg     sync.WaitGroup
-	closed bool
+	mu       sync.Mutex
+	wg       sync.WaitGroup
+	closed   bool
+	inflight int
 }
 
 func (w *cacheWriters) start() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
+	if w.closed || w.inflight >= maxCacheWrites {
 		return false
 	}
+	w.inflight++
 	w.wg.Add(1)
 	return true
 }
 
-func (w *cacheWriters) done() { w.wg.Done() }
+func (w *cacheWriters) done() {
+	w.mu.Lock()
+	w.inflight--
+	w.mu.Unlock()
+	w.wg.Done()
+}
 
 // close stops new writes and waits for those under way, at most until ctx ends.
 func (w *cacheWriters) close(ctx context.Context) error {

@@ -62,7 +62,7 @@ func TestStoreCacheSweepDeletesOnlyExpiredEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := c.Sweep(ctx, t0.Add(30*time.Minute))
+	n, err := c.Sweep(ctx, t0.Add(30*time.Minute)) // several pages of sweepPage
 	if err != nil || n != 400 {
 		t.Fatalf("Sweep = %d, %v; want the 400 expired entries", n, err)
 	}
@@ -448,4 +448,26 @@ type slowCache struct {
 func (s *slowCache) Put(ctx context.Context, key string, value []byte, stored, expires time.Time) error {
 	<-s.release
 	return s.MemoryCache.Put(ctx, key, value, stored, expires)
+}
+
+func TestCacheWritesAreBounded(t *testing.T) {
+	slow := &slowCache{MemoryCache: &MemoryCache{}, release: make(chan struct{})}
+	h := newCacheHarness(t, func(o *Options) { o.Cache.Driver = slow })
+	ctx := context.Background()
+	for i := range maxCacheWrites + 10 {
+		if _, err := h.g.Complete(ctx, Scope{}, chat(fmt.Sprint("q", i), "a/m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.g.cacheWrites.mu.Lock()
+	n := h.g.cacheWrites.inflight
+	h.g.cacheWrites.mu.Unlock()
+	if n != maxCacheWrites {
+		t.Fatalf("%d cache writes under way, want the bound %d", n, maxCacheWrites)
+	}
+	close(slow.release)
+	h.settle()
+	if slow.Len() != maxCacheWrites {
+		t.Fatalf("%d answers kept, want %d (the others were dropped, not queued)", slow.Len(), maxCacheWrites)
+	}
 }
