@@ -76,3 +76,40 @@ func BenchmarkEmbedGateway(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEmbedGatewayCached is BenchmarkEmbedGateway's float call with the response cache
+// in memory: "miss" sends new inputs each time (the keys' hashes and the vectors kept in
+// the background on top of the call), "hit" the same 16 again (no upstream call).
+func BenchmarkEmbedGatewayCached(b *testing.B) {
+	for _, mode := range []string{"miss", "hit"} {
+		b.Run(mode, func(b *testing.B) {
+			srv := embedBenchUpstream(b)
+			env := map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": srv.URL}
+			g, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
+				Prices: providers.DefaultCatalog(), Ledger: &recordingLedger{}, Cache: CacheOptions{Driver: &MemoryCache{}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inputs := embedBenchInputs()
+			n := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				if mode == "miss" {
+					n++
+					for i := range inputs {
+						inputs[i] = fmt.Sprintf("document %d/%d: the quick brown fox jumps over the lazy dog", n, i)
+					}
+				}
+				req := &EmbeddingsRequest{Model: "openai/text-embedding-3-small", Input: EmbeddingInput{Texts: inputs}}
+				resp, err := g.Embed(context.Background(), Scope{}, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := resp.WriteJSON(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+				g.cacheWrites.wg.Wait()
+			}
+		})
+	}
+}
