@@ -23,11 +23,15 @@ type embedCache struct {
 	keys   []string // per input; nil when the request cannot be cached
 	ctl    CacheControl
 	bypass bool
-	// vectors and models are the cached vectors (nil where missed) and the model that made
-	// each; saved is what the hits cost when they were made.
+	// vectors are the cached vectors (nil where missed); model is the model that made them
+	// (one: see lookupEmbeddings); saved is what the hits cost when they were made, oldest
+	// when the oldest of them was.
 	vectors [][]float32
+	model   string
 	hits    int
 	saved   float64
+	oldest  time.Time
+	age     time.Duration
 }
 
 // embedCacheKeys returns the key of each input of req, or nil when the request cannot be
@@ -76,8 +80,11 @@ func (g *Gateway) embedCacheKeys(scope Scope, req *EmbeddingsRequest, targets []
 }
 
 // lookupEmbeddings fills ec with the cached vectors of its inputs (a driver failure is a
-// miss, logged).
-func (g *Gateway) lookupEmbeddings(ctx context.Context, ec *embedCache) {
+// miss, logged). Vectors of different models are never mixed in one answer: with a model
+// group of several members (whichever answers, its vectors are kept under the group's
+// keys) the cache answers only when every input is cached by one member, and otherwise
+// every input goes to the model.
+func (g *Gateway) lookupEmbeddings(ctx context.Context, ec *embedCache, targets []target) {
 	if ec.keys == nil || ec.bypass {
 		return
 	}
@@ -88,20 +95,30 @@ func (g *Gateway) lookupEmbeddings(ctx context.Context, ec *embedCache) {
 		if err != nil {
 			if !errors.Is(err, ErrCacheMiss) {
 				g.log.WarnContext(ctx, "completions: reading the response cache", "err", err)
-				return
+				break
 			}
 			continue
 		}
 		if ec.ctl.MaxAge > 0 && now.Sub(stored) > time.Duration(ec.ctl.MaxAge*float64(time.Second)) {
 			continue
 		}
-		vec, cost, ok := decodeCachedVector(v)
-		if !ok {
+		vec, model, cost, ok := decodeCachedVector(v)
+		if !ok || ec.model != "" && model != ec.model {
 			continue
 		}
-		ec.vectors[i] = vec
+		ec.vectors[i], ec.model = vec, model
 		ec.hits++
 		ec.saved += cost
+		if ec.oldest.IsZero() || stored.Before(ec.oldest) {
+			ec.oldest = stored
+		}
+	}
+	single := len(targets) == 1 && ec.model == targets[0].name
+	if ec.hits > 0 && !single && ec.hits < len(ec.keys) {
+		*ec = embedCache{keys: ec.keys, ctl: ec.ctl} // a group's partial hit: every input to the model
+	}
+	if ec.hits > 0 {
+		ec.age = now.Sub(ec.oldest)
 	}
 }
 
@@ -113,9 +130,9 @@ func (ec *embedCache) status() *CacheStatus {
 	case ec.bypass:
 		return &CacheStatus{Result: CacheBypass}
 	case ec.hits == len(ec.keys):
-		return &CacheStatus{Result: CacheHit, Hits: ec.hits, SavedUSD: ec.saved}
+		return &CacheStatus{Result: CacheHit, Hits: ec.hits, SavedUSD: ec.saved, AgeSeconds: int64(ec.age / time.Second)}
 	case ec.hits > 0:
-		return &CacheStatus{Result: CachePartial, Hits: ec.hits, SavedUSD: ec.saved}
+		return &CacheStatus{Result: CachePartial, Hits: ec.hits, SavedUSD: ec.saved, AgeSeconds: int64(ec.age / time.Second)}
 	}
 	return &CacheStatus{Result: CacheMiss}
 }
@@ -146,9 +163,9 @@ func (ec *embedCache) misses(preq *providers.EmbeddingRequest) (*providers.Embed
 	return &r, idx
 }
 
-// storeEmbeddings keeps the vectors the model made for the inputs at idx, in the
-// background; the call's cost is shared among them by their length.
-func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingRequest, idx []int, vectors [][]float32, cost float64) {
+// storeEmbeddings keeps the vectors model made for the inputs at idx, in the background;
+// the call's cost is shared among them by their length.
+func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingRequest, idx []int, model string, vectors [][]float32, cost float64) {
 	if ec.keys == nil || ec.ctl.NoStore || len(vectors) != len(idx) {
 		return
 	}
@@ -177,7 +194,7 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 		if total > 0 {
 			share = cost * float64(size(i)) / float64(total)
 		}
-		v := encodeCachedVector(vectors[j], share)
+		v := encodeCachedVector(model, vectors[j], share)
 		if len(v) <= g.opts.Cache.MaxEntryBytes {
 			entries = append(entries, entry{ec.keys[i], v})
 		}
@@ -198,28 +215,36 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 	}()
 }
 
-// A cached vector: a version byte, the USD its share of the call cost (float64), then the
-// vector's float32s, all little-endian.
-const cachedVectorVersion = 1
+// A cached vector: a version byte, the USD of its share of the call's cost (float64), the
+// length of the name of the model that made it (uint16) and the name, then the vector's
+// float32s, all little-endian.
+const cachedVectorVersion = 2
 
-func encodeCachedVector(vec []float32, cost float64) []byte {
-	b := make([]byte, 9, 9+4*len(vec))
+func encodeCachedVector(model string, vec []float32, cost float64) []byte {
+	b := make([]byte, 11, 11+len(model)+4*len(vec))
 	b[0] = cachedVectorVersion
 	binary.LittleEndian.PutUint64(b[1:], math.Float64bits(cost))
+	binary.LittleEndian.PutUint16(b[9:], uint16(min(len(model), math.MaxUint16)))
+	b = append(b, model[:min(len(model), math.MaxUint16)]...)
 	for _, f := range vec {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
 	return b
 }
 
-func decodeCachedVector(b []byte) ([]float32, float64, bool) {
-	if len(b) < 9 || b[0] != cachedVectorVersion || (len(b)-9)%4 != 0 {
-		return nil, 0, false
+func decodeCachedVector(b []byte) (vec []float32, model string, cost float64, ok bool) {
+	if len(b) < 11 || b[0] != cachedVectorVersion {
+		return nil, "", 0, false
 	}
-	cost := math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
-	vec := make([]float32, (len(b)-9)/4)
+	cost = math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
+	n := int(binary.LittleEndian.Uint16(b[9:]))
+	if len(b) < 11+n || (len(b)-11-n)%4 != 0 {
+		return nil, "", 0, false
+	}
+	model, b = string(b[11:11+n]), b[11+n:]
+	vec = make([]float32, len(b)/4)
 	for i := range vec {
-		vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[9+4*i:]))
+		vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return vec, cost, true
+	return vec, model, cost, true
 }

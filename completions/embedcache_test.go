@@ -96,12 +96,12 @@ func TestEmbeddingsCacheSendsOnlyNewInputs(t *testing.T) {
 
 func TestCachedVectorRoundTrip(t *testing.T) {
 	v := []float32{1.5, -2.25, 0, 3e-8}
-	got, cost, ok := decodeCachedVector(encodeCachedVector(v, 1.25e-7))
-	if !ok || cost != 1.25e-7 || fmt.Sprint(got) != fmt.Sprint(v) {
-		t.Fatalf("round trip: %v %v %v", got, cost, ok)
+	got, model, cost, ok := decodeCachedVector(encodeCachedVector("openai/text-embedding-3-small", v, 1.25e-7))
+	if !ok || cost != 1.25e-7 || model != "openai/text-embedding-3-small" || fmt.Sprint(got) != fmt.Sprint(v) {
+		t.Fatalf("round trip: %v %q %v %v", got, model, cost, ok)
 	}
-	for _, bad := range [][]byte{nil, {2, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
-		if _, _, ok := decodeCachedVector(bad); ok {
+	for _, bad := range [][]byte{nil, {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {2, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 'a'}, {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
+		if _, _, _, ok := decodeCachedVector(bad); ok {
 			t.Errorf("%v decoded", bad)
 		}
 	}

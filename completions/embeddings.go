@@ -485,7 +485,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if ec.keys != nil && req.Cache != nil {
 		ec.ctl, ec.bypass = *req.Cache, req.Cache.NoCache
 	}
-	g.lookupEmbeddings(ctx, &ec)
+	g.lookupEmbeddings(ctx, &ec, targets)
 	if ec.keys != nil && ec.hits == len(ec.keys) {
 		return g.embeddingsFromCache(ctx, p, req, &ec)
 	}
@@ -535,7 +535,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if len(out.Vectors) != len(idx) {
 		return nil, fmt.Errorf("completions: %s answered %d vectors for %d inputs", used.name, len(out.Vectors), len(idx))
 	}
-	g.storeEmbeddings(&ec, preq, idx, out.Vectors, costs.Spent())
+	g.storeEmbeddings(&ec, preq, idx, used.name, out.Vectors, costs.Spent())
 	vectors := out.Vectors
 	if ec.hits > 0 {
 		vectors = ec.vectors
@@ -569,8 +569,16 @@ func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *Embeddi
 		if err := b.usable(ctx); err != nil {
 			return nil, err
 		}
+		if err := g.spend.rate(b, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	used := p.targets[0]
+	for _, t := range p.targets {
+		if t.name == ec.model {
+			used = t // the member that made the vectors
+		}
+	}
 	costs := Costs{PriceKnown: true}
 	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(ec.vectors)),
 		Usage: EmbeddingsUsage{Costs: &costs}, Cache: ec.status()}

@@ -135,27 +135,59 @@ type OpenAITextChoice struct {
 }
 
 // NewOpenAITextCompletion renders the answers of a legacy completion request: answers[i]
-// are prompt i's choices. With echo each choice's text starts with its prompt.
+// are prompt i's choices (fewer than n when some failed), at least one in all. A choice's
+// index is OpenAI's, prompt × n + its place among the prompt's choices, so that a client
+// pairs it with its prompt even when a choice before it failed. With echo each choice's
+// text starts with its prompt.
 func NewOpenAITextCompletion(req *OpenAITextCompletionRequest, answers [][]*Response, created time.Time) *OpenAITextCompletion {
 	var all []*Response
 	for _, a := range answers {
 		all = append(all, a...)
 	}
+	n := 1
+	if req.N != nil {
+		n = max(*req.N, 1)
+	}
 	chat := NewOpenAIChatCompletionN(all, created)
 	out := &OpenAITextCompletion{ID: "cmpl-" + strings.TrimPrefix(chat.ID, "chatcmpl-"), Object: "text_completion", Created: chat.Created,
 		Model: chat.Model, Usage: chat.Usage, Switchyard: chat.Switchyard}
-	i := 0
 	for p, a := range answers {
-		for _, r := range a {
+		for j, r := range a {
 			text := r.Text()
 			if req.Echo {
 				text = req.Prompt[p] + text
 			}
-			out.Choices = append(out.Choices, OpenAITextChoice{Text: text, Index: i, Logprobs: json.RawMessage("null"), FinishReason: finishReason(r.FinishReason)})
-			i++
+			out.Choices = append(out.Choices, OpenAITextChoice{Text: text, Index: p*n + j, Logprobs: json.RawMessage("null"), FinishReason: finishReason(r.FinishReason)})
 		}
 	}
 	return out
+}
+
+// WriteOpenAITextFiltered writes resp, a content filter's refusal (no text, finish reason
+// content_filter), as a text_completion: whole, or as a one-chunk stream (with its usage
+// when asked, then [DONE]), as the chat surface answers one.
+func WriteOpenAITextFiltered(w http.ResponseWriter, req *OpenAITextCompletionRequest, resp *Response, created time.Time, stream bool) {
+	tc := NewOpenAITextCompletion(&OpenAITextCompletionRequest{Prompt: req.Prompt}, [][]*Response{{resp}}, created)
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_ = json.NewEncoder(w).Encode(tc)
+		return
+	}
+	sse := NewSSEWriter(w)
+	fr := tc.Choices[0].FinishReason
+	ck := openAITextChunk{ID: tc.ID, Object: tc.Object, Created: tc.Created, Model: tc.Model,
+		Choices: []openAITextChoice{{Logprobs: json.RawMessage("null"), FinishReason: &fr}}}
+	if err := sse.Buffer("", ck); err != nil {
+		return
+	}
+	if req.StreamOpts != nil && req.StreamOpts.IncludeUsage {
+		ck.Choices, ck.Usage = []openAITextChoice{}, tc.Usage
+		if err := sse.Buffer("", ck); err != nil {
+			return
+		}
+	}
+	_ = sse.Done()
 }
 
 // openAITextChunk is a streamed text_completion chunk.

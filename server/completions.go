@@ -467,8 +467,14 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 	}
 	scope := completionsScope(r, received)
 	nameModelGroup(w, g, reqs[0])
+	var cf *completions.ContentFilterError
 	if treq.Stream {
 		st, err := g.Stream(r.Context(), scope, reqs[0])
+		if errors.As(err, &cf) {
+			// A content filter's refusal is an answer, as on chat: a one-chunk stream.
+			completions.WriteOpenAITextFiltered(w, &treq, contentFilteredResponse(cf), received, true)
+			return nil
+		}
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
@@ -479,20 +485,40 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 		return nil
 	}
 	answers := make([][]*completions.Response, len(reqs))
-	errs := make([]error, len(reqs))
+	failed := make([][]error, len(reqs))
 	var wg sync.WaitGroup
 	for i, req := range reqs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i], _, errs[i] = g.CompleteN(r.Context(), scope, req, creqs[i].Choices())
+			var cf *completions.ContentFilterError // one per prompt: they run at once
+			var err error
+			answers[i], failed[i], err = g.CompleteN(r.Context(), scope, req, creqs[i].Choices())
+			if errors.As(err, &cf) {
+				answers[i], failed[i] = []*completions.Response{contentFilteredResponse(cf)}, nil // an answer, as on chat
+			} else if err != nil && len(failed[i]) == 0 {
+				failed[i] = []error{err}
+			}
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return s.openAIError(w, r, err)
+	// The answers that came are paid for: they are the choices, fewer than asked (as
+	// CompleteN keeps the choices that came); the request fails only when none came.
+	var firstErr error
+	nFailed, nAnswered := 0, 0
+	for i := range reqs {
+		nFailed += len(failed[i])
+		nAnswered += len(answers[i])
+		if firstErr == nil && len(failed[i]) > 0 {
+			firstErr = failed[i][0]
 		}
+	}
+	if nAnswered == 0 {
+		return s.openAIError(w, r, firstErr)
+	}
+	if nFailed > 0 {
+		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(nFailed))
+		s.log.WarnContext(r.Context(), "completions: some text completion choices failed", "failed", nFailed, "err", firstErr)
 	}
 	if len(answers) == 1 && len(answers[0]) == 1 {
 		setCacheHeaders(w, answers[0][0].Cache)

@@ -78,8 +78,9 @@ type Request struct {
 	TTFTMS         float64 `json:"ttft_ms,omitempty"`
 	ConversationID string  `json:"conversation_id,omitempty"`
 	// Cache is how the response cache took part: hit (answered from it with no attempt and
-	// no cost), miss or bypass; absent when it did not.
-	Cache string `json:"cache,omitempty" jsonschema:"enum=hit,enum=miss,enum=bypass"`
+	// no cost), partial (embeddings: some inputs from it), miss or bypass; absent when it
+	// did not.
+	Cache string `json:"cache,omitempty" jsonschema:"enum=hit,enum=partial,enum=miss,enum=bypass"`
 	// SavedUSD is what a hit's answer cost when it was made.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
 	// Error is the failure (absent on ok).
@@ -208,8 +209,11 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 	}
 	b := Bucket{Requests: 1, PromptTokens: int64(req.PromptTokens), CompletionTokens: int64(req.CompletionTokens),
 		CostUSD: req.CostUSD, LatencyMSSum: req.LatencyMS, LatencyMSMax: req.LatencyMS}
-	if req.Cache == completions.CacheHit {
+	switch req.Cache {
+	case completions.CacheHit:
 		b = Bucket{CacheHits: 1, SavedUSD: req.SavedUSD}
+	case completions.CachePartial: // the model answered part of it (embeddings)
+		b.SavedUSD = req.SavedUSD
 	}
 	switch req.Outcome {
 	case completions.RequestOK:
