@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -85,11 +86,28 @@ func TestResponseCacheThroughTheClients(t *testing.T) {
 		res.Switchyard.Cache.SavedUSD <= 0 {
 		t.Fatalf("the Go client's view of a hit: %+v", res.Switchyard)
 	}
+	// Purged, the next identical request asks the model again.
+	var ce *client.Error
+	if err := c.DeleteCached(ctx, res.Switchyard.Cache.Key); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteCached(ctx, res.Switchyard.Cache.Key); !errors.As(err, &ce) || ce.Status != 404 {
+		t.Fatalf("deleting it again: %v, want a 404", err)
+	}
+	ns := "eval-1"
+	if n, err := c.PurgeCache(ctx, &ns); err != nil || n != 1 {
+		t.Fatalf("purging eval-1: %d, %v", n, err)
+	}
+	kept(0)
+	if res, err := c.ChatCompletion(ctx, req); err != nil || res.Switchyard.Cache.Result != "miss" || upstreamCalls() != 3 {
+		t.Fatalf("after the purge: %v %+v after %d calls", err, res, upstreamCalls())
+	}
+	kept(1)
 	req.Cache = &client.CacheControl{NoCache: true}
-	if res, err := c.ChatCompletion(ctx, req); err != nil || res.Switchyard.Cache.Result != "bypass" || upstreamCalls() != 3 {
+	if res, err := c.ChatCompletion(ctx, req); err != nil || res.Switchyard.Cache.Result != "bypass" || upstreamCalls() != 4 {
 		t.Fatalf("no-cache: %v %+v after %d calls", err, res, upstreamCalls())
 	}
-	kept(2)
+	kept(1)
 
 	// Embeddings: each input is cached on its own.
 	emb := openai.EmbeddingNewParams{Model: "openai/text-embedding-3-small",
@@ -98,7 +116,7 @@ func TestResponseCacheThroughTheClients(t *testing.T) {
 	if err != nil || hr.Header.Get("X-Switchyard-Cache") != "miss" {
 		t.Fatalf("embeddings: %v, cache %q", err, hr.Header.Get("X-Switchyard-Cache"))
 	}
-	kept(4)
+	kept(3)
 	e2, err := sdk.Embeddings.New(ctx, emb, option.WithResponseInto(&hr))
 	if err != nil || hr.Header.Get("X-Switchyard-Cache") != "hit" || len(e2.Data) != 2 || e2.Usage.PromptTokens != 0 {
 		t.Fatalf("embeddings again: %v, cache %q, %+v", err, hr.Header.Get("X-Switchyard-Cache"), e2.Usage)

@@ -3,6 +3,7 @@ package completions
 import (
 	"container/list"
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
@@ -79,6 +80,20 @@ func (m *MemoryCache) Put(_ context.Context, key string, value []byte, stored, e
 		m.remove(m.order.Back())
 	}
 	return nil
+}
+
+// DeletePrefix implements CacheDriver.
+func (m *MemoryCache) DeletePrefix(_ context.Context, prefix string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, el := range m.byKey {
+		if strings.HasPrefix(k, prefix) {
+			m.remove(el)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Len is the number of entries kept (expired ones included until they are read or pushed

@@ -55,6 +55,35 @@ func (c *StoreCache) Put(ctx context.Context, key string, value []byte, stored, 
 	return nil
 }
 
+// DeletePrefix implements CacheDriver, a page of entries per transaction.
+func (c *StoreCache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	removed := 0
+	for {
+		page, err := c.st.List(ctx, store.ResponseCache, store.ListOptions{Prefix: prefix, Limit: sweepPage})
+		if err != nil {
+			return removed, fmt.Errorf("completions: response cache: %w", err)
+		}
+		if len(page) == 0 {
+			return removed, nil
+		}
+		err = c.st.Update(ctx, func(tx store.Tx) error {
+			for _, e := range page {
+				if err := tx.Delete(ctx, store.ResponseCache, e.Key); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return removed, fmt.Errorf("completions: response cache: %w", err)
+		}
+		removed += len(page)
+		if len(page) < sweepPage {
+			return removed, nil
+		}
+	}
+}
+
 // sweepPage is how many entries Sweep reads (and at most deletes) per transaction: with
 // entries of up to CacheOptions.MaxEntryBytes (1 MiB by default), at most 64 MiB a page.
 const sweepPage = 64

@@ -74,7 +74,7 @@ func (g *Gateway) embedCacheKeys(scope Scope, req *EmbeddingsRequest, targets []
 			return nil
 		}
 		sum := sha256.Sum256(b)
-		keys = append(keys, hex.EncodeToString(sum[:]))
+		keys = append(keys, cacheKeyPrefix(scope.Owner, k.Namespace)+hex.EncodeToString(sum[:]))
 	}
 	return keys
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ type CacheDriver interface {
 	// Put stores value under key, replacing what was there, until expires. The driver keeps
 	// its own copy. A driver may drop the value (a bound on its size): a later Get misses.
 	Put(ctx context.Context, key string, value []byte, stored, expires time.Time) error
+	// DeletePrefix deletes every entry whose key starts with prefix (a whole key: that
+	// entry) and returns how many it deleted, expired ones included.
+	DeletePrefix(ctx context.Context, prefix string) (int, error)
 }
 
 // ErrCacheMiss is a CacheDriver's answer for a key it does not hold.
@@ -152,6 +156,47 @@ type cachePlan struct {
 	capped bool
 }
 
+// PurgeCache deletes the cached answers of owner (a Scope's Owner): those of namespace
+// when it is not nil ("" is the answers asked for without one), else all of them. It
+// returns how many it deleted; with no cache, 0.
+func (g *Gateway) PurgeCache(ctx context.Context, owner string, namespace *string) (int, error) {
+	d := g.CacheDriver()
+	if d == nil {
+		return 0, nil
+	}
+	prefix := cacheOwnerPrefix(owner)
+	if namespace != nil {
+		prefix = cacheKeyPrefix(owner, *namespace)
+	}
+	n, err := d.DeletePrefix(ctx, prefix)
+	if err != nil {
+		return n, fmt.Errorf("completions: purging the response cache: %w", err)
+	}
+	return n, nil
+}
+
+// DeleteCached deletes the cached answer (or embeddings input) under key, the
+// X-Switchyard-Cache-Key an answer of owner's reported. A key that is not one of owner's,
+// or not cached (any more), is ErrNotFound.
+func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
+	d := g.CacheDriver()
+	if d == nil || !strings.HasPrefix(key, cacheOwnerPrefix(owner)) || strings.Count(key, ".") != 2 || len(key) != cacheKeyLen {
+		return fmt.Errorf("%w: no cached answer of this key under %q", ErrNotFound, key)
+	}
+	n, err := d.DeletePrefix(ctx, key)
+	if err != nil {
+		return fmt.Errorf("completions: deleting a cached answer: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: no cached answer of this key under %q", ErrNotFound, key)
+	}
+	return nil
+}
+
+// cacheKeyLen is the length of every cache key: 16 + 1 + 8 + 1 + 64 hexadecimal digits
+// and dots.
+const cacheKeyLen = 90
+
 // CacheDriver returns the driver of the gateway's response cache (nil when it is off).
 func (g *Gateway) CacheDriver() CacheDriver {
 	if g == nil {
@@ -203,7 +248,23 @@ func (g *Gateway) cacheKey(p *plan, primary, fallback []target) string {
 		return ""
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return cacheKeyPrefix(p.scope.Owner, k.Namespace) + hex.EncodeToString(sum[:])
+}
+
+// Cache keys are "<owner>.<namespace>.<request>": hashes of the owner (8 bytes), of the
+// namespace (4 bytes) and of everything that shapes the answer, so that PurgeCache finds
+// an owner's answers, or one namespace's, by prefix, and a key says nothing of who made it.
+
+// cacheOwnerPrefix is what the keys of owner's answers start with.
+func cacheOwnerPrefix(owner string) string {
+	o := sha256.Sum256([]byte("owner\x00" + owner))
+	return hex.EncodeToString(o[:8]) + "."
+}
+
+// cacheKeyPrefix is what the keys of owner's answers in namespace start with.
+func cacheKeyPrefix(owner, namespace string) string {
+	n := sha256.Sum256([]byte("namespace\x00" + namespace))
+	return cacheOwnerPrefix(owner) + hex.EncodeToString(n[:4]) + "."
 }
 
 // lookupCache finds p's answer in the cache (cacheKey set p.cache.key). A driver failure is

@@ -471,3 +471,51 @@ func TestCacheWritesAreBounded(t *testing.T) {
 		t.Fatalf("%d answers kept, want %d (the others were dropped, not queued)", slow.Len(), maxCacheWrites)
 	}
 }
+
+func TestPurgeCacheByOwnerNamespaceAndKey(t *testing.T) {
+	h := newCacheHarness(t, nil)
+	ctx := context.Background()
+	ask := func(owner, ns, text string) *Response {
+		t.Helper()
+		req := chat(text, "a/m")
+		if ns != "" {
+			req.Cache = &CacheControl{Namespace: ns}
+		}
+		r, err := h.g.Complete(ctx, Scope{Owner: owner}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.settle()
+		return r
+	}
+	one := ask("alice", "", "one")
+	ask("alice", "", "two")
+	ask("alice", "run-1", "one")
+	ask("bob", "", "one")
+	if len(one.Cache.Key) != cacheKeyLen || !strings.HasPrefix(one.Cache.Key, cacheKeyPrefix("alice", "")) {
+		t.Fatalf("key %q: not of alice's empty namespace or not %d long", one.Cache.Key, cacheKeyLen)
+	}
+	// One answer by its key; another owner's key is not found.
+	if err := h.g.DeleteCached(ctx, "bob", one.Cache.Key); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("bob deleting alice's answer: %v, want ErrNotFound", err)
+	}
+	if err := h.g.DeleteCached(ctx, "alice", one.Cache.Key); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.g.DeleteCached(ctx, "alice", one.Cache.Key); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleting it again: %v, want ErrNotFound", err)
+	}
+	if r := ask("alice", "", "one"); r.Cache.Result != CacheMiss {
+		t.Fatalf("after its deletion: %+v", r.Cache)
+	}
+	ns := "run-1"
+	if n, err := h.g.PurgeCache(ctx, "alice", &ns); err != nil || n != 1 {
+		t.Fatalf("purging run-1 = %d, %v; want 1", n, err)
+	}
+	if n, err := h.g.PurgeCache(ctx, "alice", nil); err != nil || n != 2 {
+		t.Fatalf("purging alice's = %d, %v; want 2", n, err)
+	}
+	if r := ask("bob", "", "one"); r.Cache.Result != CacheHit {
+		t.Fatalf("bob's answer after alice's purge: %+v, want a hit", r.Cache)
+	}
+}

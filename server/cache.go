@@ -65,3 +65,48 @@ func setCacheHeaders(w http.ResponseWriter, c *completions.CacheStatus) {
 		h.Set("Age", strconv.FormatInt(c.AgeSeconds, 10))
 	}
 }
+
+// cachePurge is the answer of DELETE /api/v1/cache.
+type cachePurge struct {
+	// Deleted is how many cached answers (and embeddings inputs) were deleted.
+	Deleted int `json:"deleted"`
+}
+
+// cacheDeletion is the answer of DELETE /api/v1/cache/{key}.
+type cacheDeletion struct {
+	Key     string `json:"key"`
+	Deleted bool   `json:"deleted"`
+}
+
+// cacheRoutes registers the response cache's management: a key purges its own cached
+// answers (all, or one namespace's) or one of them by the X-Switchyard-Cache-Key it was
+// answered with. Scoped keys (virtual, job) are refused: they share their issuer's answers.
+func (s *Server) cacheRoutes(g *completions.Gateway) {
+	tags := []string{"Completions"}
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/cache", Summary: "Delete this key's cached answers (serve --cache): all or one namespace's",
+		Tags: tags, Response: cachePurge{},
+		Query: []QueryParam{{Name: "namespace", Description: "only the answers asked for with this cache namespace (empty: those asked without one)"}}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var ns *string
+			if q := r.URL.Query(); q.Has("namespace") {
+				v := q.Get("namespace")
+				ns = &v
+			}
+			n, err := g.PurgeCache(r.Context(), owner(r), ns)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, cachePurge{Deleted: n})
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/cache/{key}", Summary: "Delete one cached answer of this key by the X-Switchyard-Cache-Key it was answered with",
+		Tags: tags, Response: cacheDeletion{}, Errors: map[int]string{404: "this key has no cached answer under that key"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			key := r.PathValue("key")
+			if err := g.DeleteCached(r.Context(), owner(r), key); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, cacheDeletion{Key: key, Deleted: true})
+			return nil
+		})
+}

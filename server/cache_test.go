@@ -164,3 +164,43 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("condition not met in 5 s")
 }
+
+func TestCachePurgeRoutes(t *testing.T) {
+	base, calls, kept := cachingServer(t)
+	ask := func(key, body string) string {
+		t.Helper()
+		resp, b := do2(t, "POST", base+"/v1/chat/completions", key, body, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		return resp.Header.Get("X-Switchyard-Cache-Key")
+	}
+	q1 := `{"model":"up/ok","messages":[{"role":"user","content":"one"}]}`
+	q2 := `{"model":"up/ok","cache":{"namespace":"eval"},"messages":[{"role":"user","content":"two"}]}`
+	k1 := ask(testKey, q1)
+	ask(testKey, q2)
+	ask(completionsOtherKey, q1)
+	kept(3)
+	if resp, b := do2(t, "DELETE", base+"/api/v1/cache/"+k1, completionsOtherKey, "", nil); resp.StatusCode != 404 {
+		t.Fatalf("another key deleting this key's answer: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do2(t, "DELETE", base+"/api/v1/cache/"+k1, testKey, "", nil); resp.StatusCode != 200 || !strings.Contains(string(b), `"deleted":true`) {
+		t.Fatalf("delete one: %d %s", resp.StatusCode, b)
+	}
+	kept(2)
+	if resp, b := do2(t, "DELETE", base+"/api/v1/cache?namespace=eval", testKey, "", nil); resp.StatusCode != 200 || !strings.Contains(string(b), `"deleted":1`) {
+		t.Fatalf("purge a namespace: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do2(t, "DELETE", base+"/api/v1/cache", testKey, "", nil); resp.StatusCode != 200 || !strings.Contains(string(b), `"deleted":0`) {
+		t.Fatalf("purge the rest (none left): %d %s", resp.StatusCode, b)
+	}
+	kept(1) // the other key's answer stays
+	before := calls()
+	ask(completionsOtherKey, q1)
+	if calls() != before {
+		t.Fatal("the other key's answer was purged with this key's")
+	}
+	if resp, _ := do2(t, "DELETE", base+"/api/v1/cache", "", "", nil); resp.StatusCode != 401 {
+		t.Fatalf("purge without a key: %d", resp.StatusCode)
+	}
+}

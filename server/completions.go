@@ -121,6 +121,7 @@ func Completions(g *completions.Gateway) Option {
 		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
+		s.cacheRoutes(g)
 		s.AddErrorMapper(completionsError)
 		return nil
 	}

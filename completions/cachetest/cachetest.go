@@ -74,6 +74,30 @@ func RunConformance(t *testing.T, newDriver func(t *testing.T) completions.Cache
 		copy(got, "YYYYY")
 		hit(t, d, "a", t0, []byte("value"), t0)
 	})
+	t.Run("DeletePrefix", func(t *testing.T) {
+		d := newDriver(t)
+		for _, k := range []string{"a.1.x", "a.1.y", "a.2.z", "b.1.x"} {
+			if err := d.Put(ctx, k, []byte(k), t0, t0.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = d.Put(ctx, "a.3.old", []byte("v"), t0, t0.Add(time.Minute)) // expired by t0+1h: deleted too
+		if n, err := d.DeletePrefix(ctx, "a.1."); err != nil || n != 2 {
+			t.Fatalf("DeletePrefix(a.1.) = %d, %v; want 2", n, err)
+		}
+		miss(t, d, "a.1.x", t0)
+		hit(t, d, "a.2.z", t0, []byte("a.2.z"), t0)
+		if n, err := d.DeletePrefix(ctx, "a."); err != nil || n != 2 {
+			t.Fatalf("DeletePrefix(a.) = %d, %v; want 2 (a.2.z and the expired a.3.old)", n, err)
+		}
+		hit(t, d, "b.1.x", t0, []byte("b.1.x"), t0)
+		if n, err := d.DeletePrefix(ctx, "b.1.x"); err != nil || n != 1 {
+			t.Fatalf("DeletePrefix of a whole key = %d, %v; want 1", n, err)
+		}
+		if n, err := d.DeletePrefix(ctx, "zzz"); err != nil || n != 0 {
+			t.Fatalf("DeletePrefix of nothing = %d, %v", n, err)
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		d := newDriver(t)
 		var wg sync.WaitGroup
