@@ -12,9 +12,6 @@ import (
 	"github.com/openai/openai-go/option"
 	"github.com/switchyard-ai/switchyard/client"
 	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/server"
-	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestResponseCacheThroughTheClients: the official OpenAI Go SDK sends the cache object as
@@ -23,17 +20,8 @@ import (
 func TestResponseCacheThroughTheClients(t *testing.T) {
 	up := newToolUpstream(t)
 	mc := &completions.MemoryCache{}
-	c, base := realServerURL(t, func(st *store.Store, _ string) []server.Option {
-		reg := providers.FromEnv(func(k string) string {
-			return map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}[k]
-		}, providers.Options{})
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-			Cache: completions.CacheOptions{Driver: mc}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Completions(g)}
-	})
+	c, base := realServerURL(t, envGatewayWith(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL},
+		func(o *completions.Options) { o.Cache = completions.CacheOptions{Driver: mc} }))
 	upstreamCalls := func() int {
 		up.mu.Lock()
 		defer up.mu.Unlock()

@@ -80,9 +80,18 @@ func (u *toolUpstream) options(t *testing.T) func(st *store.Store, _ string) []s
 // envGateway is a server's options with a gateway over the providers env configures (a
 // scripted upstream's base URL and a key).
 func envGateway(t *testing.T, env map[string]string) func(st *store.Store, _ string) []server.Option {
+	return envGatewayWith(t, env, nil)
+}
+
+// envGatewayWith is envGateway with tweak applied to the gateway's options (nil: none).
+func envGatewayWith(t *testing.T, env map[string]string, tweak func(*completions.Options)) func(st *store.Store, _ string) []server.Option {
 	return func(st *store.Store, _ string) []server.Option {
 		reg := providers.FromEnv(func(k string) string { return env[k] }, providers.Options{})
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+		o := completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st}
+		if tweak != nil {
+			tweak(&o)
+		}
+		g, err := completions.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}

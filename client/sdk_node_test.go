@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // TestOfficialNodeSDK drives the server with the official OpenAI Node SDK (npm "openai",
@@ -21,7 +23,11 @@ import (
 func TestOfficialNodeSDK(t *testing.T) {
 	run := nodeSDK(t)
 	up := newToolUpstream(t)
-	_, base := realServerURL(t, up.options(t))
+	// A response cache that keeps only the requests that ask (the last checks do).
+	_, base := realServerURL(t, envGatewayWith(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL},
+		func(o *completions.Options) {
+			o.Cache = completions.CacheOptions{Driver: &completions.MemoryCache{}, OptIn: true}
+		}))
 	out := run("testdata/openai_sdk_check.mjs", base)
 	var got struct {
 		ChatFinish     string            `json:"chatFinish"`
@@ -35,6 +41,11 @@ func TestOfficialNodeSDK(t *testing.T) {
 		Embeddings     [][]float64       `json:"embeddings"`
 		EmbedModel     string            `json:"embeddingsModel"`
 		EmbedTokens    int               `json:"embeddingsTokens"`
+		Cache          []string          `json:"cache"`
+		CachedCall     map[string]string `json:"cachedCall"`
+		CacheStream    string            `json:"cacheStream"`
+		CacheArgs      string            `json:"cacheStreamArgs"`
+		Legacy         map[string]any    `json:"legacy"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%s: %v", out, err)
@@ -62,6 +73,12 @@ func TestOfficialNodeSDK(t *testing.T) {
 	}
 	if fmt.Sprint(got.Embeddings) != "[[11 0 0.5] [4 1 0.5]]" || got.EmbedModel != "openai/text-embedding-3-small" || got.EmbedTokens != 4 {
 		t.Errorf("embeddings (base64, as the SDK asks by default): %v %q %d", got.Embeddings, got.EmbedModel, got.EmbedTokens)
+	}
+	if fmt.Sprint(got.Cache) != "[miss hit]" || got.CachedCall["arguments"] != `{"city": "Paris"}` || got.CacheStream != "hit" || got.CacheArgs != `{"city": "Paris"}` {
+		t.Errorf("response cache through the SDK: %v %v, stream %q %q", got.Cache, got.CachedCall, got.CacheStream, got.CacheArgs)
+	}
+	if got.Legacy["object"] != "text_completion" || got.Legacy["choices"] != float64(1) || got.Legacy["finish"] == nil {
+		t.Errorf("legacy completions through the SDK: %v", got.Legacy)
 	}
 }
 

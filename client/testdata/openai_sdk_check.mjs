@@ -42,4 +42,22 @@ out.badModel = await failure(() => client.chat.completions.create({ model: "no-s
 out.badKey = await failure(() => new OpenAI({ baseURL: baseURL + "/v1", apiKey: "wrong", maxRetries: 2 }).chat.completions.create(
   { model: "openai/gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }));
 out.models = (await client.models.list()).data.length;
+
+// The response cache (the server caches only requests that ask): the cache object goes in
+// the body as LiteLLM's users send it; the second answer comes from the cache.
+const cached = { model: "openai/gpt-4o-mini", tools, cache: { "use-cache": true, namespace: "node" },
+  messages: [{ role: "user", content: "Weather in Lyon?" }] };
+const c1 = await client.chat.completions.create(cached).withResponse();
+await new Promise((r) => setTimeout(r, 200)); // the answer is kept in the background
+const c2 = await client.chat.completions.create(cached).withResponse();
+out.cache = [c1.response.headers.get("x-switchyard-cache"), c2.response.headers.get("x-switchyard-cache")];
+out.cachedCall = c2.data.choices[0].message.tool_calls?.[0]?.function;
+const s3 = await client.chat.completions.create({ ...cached, stream: true }).withResponse();
+out.cacheStream = s3.response.headers.get("x-switchyard-cache");
+out.cacheStreamArgs = "";
+for await (const ch of s3.data) out.cacheStreamArgs += ch.choices[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? "";
+
+// Legacy completions (autocomplete tools).
+const legacy = await client.completions.create({ model: "openai/gpt-4o-mini", prompt: "def add(a, b):", max_tokens: 16 });
+out.legacy = { object: legacy.object, choices: legacy.choices.length, finish: legacy.choices[0].finish_reason };
 console.log(JSON.stringify(out));
