@@ -32,6 +32,9 @@ type embedCache struct {
 	saved   float64
 	oldest  time.Time
 	age     time.Duration
+	// tokens are the hits' input tokens: each its share of the call that made it, by
+	// length (an estimate where that call had several inputs).
+	tokens int
 }
 
 // embedCacheKeys returns the key of each input of req, or nil when the request cannot be
@@ -102,13 +105,14 @@ func (g *Gateway) lookupEmbeddings(ctx context.Context, ec *embedCache, targets 
 		if ec.ctl.MaxAge > 0 && now.Sub(stored) > time.Duration(ec.ctl.MaxAge*float64(time.Second)) {
 			continue
 		}
-		vec, model, cost, ok := decodeCachedVector(v)
-		if !ok || ec.model != "" && model != ec.model {
+		cv, ok := decodeCachedVector(v)
+		if !ok || ec.model != "" && cv.model != ec.model {
 			continue
 		}
-		ec.vectors[i], ec.model = vec, model
+		ec.vectors[i], ec.model = cv.vec, cv.model
 		ec.hits++
-		ec.saved += cost
+		ec.saved += cv.cost
+		ec.tokens += cv.tokens
 		if ec.oldest.IsZero() || stored.Before(ec.oldest) {
 			ec.oldest = stored
 		}
@@ -164,8 +168,8 @@ func (ec *embedCache) misses(preq *providers.EmbeddingRequest) (*providers.Embed
 }
 
 // storeEmbeddings keeps the vectors model made for the inputs at idx, in the background;
-// the call's cost is shared among them by their length.
-func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingRequest, idx []int, model string, vectors [][]float32, cost float64) {
+// the call's cost and tokens are shared among them by their length.
+func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingRequest, idx []int, model string, vectors [][]float32, cost float64, tokens int) {
 	if ec.keys == nil || ec.ctl.NoStore || len(vectors) != len(idx) {
 		return
 	}
@@ -190,11 +194,12 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 	}
 	entries := make([]entry, 0, len(idx))
 	for j, i := range idx {
-		share := 0.0
+		cv := cachedVector{vec: vectors[j], model: model}
 		if total > 0 {
-			share = cost * float64(size(i)) / float64(total)
+			part := float64(size(i)) / float64(total)
+			cv.cost, cv.tokens = cost*part, int(math.Round(float64(tokens)*part))
 		}
-		v := encodeCachedVector(model, vectors[j], share)
+		v := encodeCachedVector(cv)
 		if len(v) <= g.opts.Cache.MaxEntryBytes {
 			entries = append(entries, entry{ec.keys[i], v})
 		}
@@ -215,36 +220,50 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 	}()
 }
 
-// A cached vector: a version byte, the USD of its share of the call's cost (float64), the
-// length of the name of the model that made it (uint16) and the name, then the vector's
-// float32s, all little-endian.
-const cachedVectorVersion = 2
+// cachedVector is what the cache keeps of one input's embedding: the vector, the model
+// that made it, and its share of that call's cost and tokens.
+type cachedVector struct {
+	vec    []float32
+	model  string
+	cost   float64
+	tokens int
+}
 
-func encodeCachedVector(model string, vec []float32, cost float64) []byte {
-	b := make([]byte, 11, 11+len(model)+4*len(vec))
+// A cached vector is stored as a version byte, the cost (float64), the tokens (uint32),
+// the length of the model's name (uint16) and the name, then the vector's float32s, all
+// little-endian.
+const (
+	cachedVectorVersion = 2
+	cachedVectorHeader  = 15
+)
+
+func encodeCachedVector(cv cachedVector) []byte {
+	name := cv.model[:min(len(cv.model), math.MaxUint16)]
+	b := make([]byte, cachedVectorHeader, cachedVectorHeader+len(name)+4*len(cv.vec))
 	b[0] = cachedVectorVersion
-	binary.LittleEndian.PutUint64(b[1:], math.Float64bits(cost))
-	binary.LittleEndian.PutUint16(b[9:], uint16(min(len(model), math.MaxUint16)))
-	b = append(b, model[:min(len(model), math.MaxUint16)]...)
-	for _, f := range vec {
+	binary.LittleEndian.PutUint64(b[1:], math.Float64bits(cv.cost))
+	binary.LittleEndian.PutUint32(b[9:], uint32(min(max(cv.tokens, 0), math.MaxUint32)))
+	binary.LittleEndian.PutUint16(b[13:], uint16(len(name)))
+	b = append(b, name...)
+	for _, f := range cv.vec {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
 	return b
 }
 
-func decodeCachedVector(b []byte) (vec []float32, model string, cost float64, ok bool) {
-	if len(b) < 11 || b[0] != cachedVectorVersion {
-		return nil, "", 0, false
+func decodeCachedVector(b []byte) (cachedVector, bool) {
+	if len(b) < cachedVectorHeader || b[0] != cachedVectorVersion {
+		return cachedVector{}, false
 	}
-	cost = math.Float64frombits(binary.LittleEndian.Uint64(b[1:]))
-	n := int(binary.LittleEndian.Uint16(b[9:]))
-	if len(b) < 11+n || (len(b)-11-n)%4 != 0 {
-		return nil, "", 0, false
+	cv := cachedVector{cost: math.Float64frombits(binary.LittleEndian.Uint64(b[1:])), tokens: int(binary.LittleEndian.Uint32(b[9:]))}
+	n := int(binary.LittleEndian.Uint16(b[13:]))
+	if len(b) < cachedVectorHeader+n || (len(b)-cachedVectorHeader-n)%4 != 0 {
+		return cachedVector{}, false
 	}
-	model, b = string(b[11:11+n]), b[11+n:]
-	vec = make([]float32, len(b)/4)
-	for i := range vec {
-		vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	cv.model, b = string(b[cachedVectorHeader:cachedVectorHeader+n]), b[cachedVectorHeader+n:]
+	cv.vec = make([]float32, len(b)/4)
+	for i := range cv.vec {
+		cv.vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return vec, model, cost, true
+	return cv, true
 }

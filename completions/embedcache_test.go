@@ -52,12 +52,14 @@ func TestEmbeddingsCacheSendsOnlyNewInputs(t *testing.T) {
 	if vectorsOf(second) != "[[5 1 0.5] [13 0 0.5] [7 0 0.5]]" {
 		t.Fatalf("second batch's vectors %s", vectorsOf(second))
 	}
-	if c := second.Cache; c.Result != CachePartial || c.Hits != 2 || c.SavedUSD <= 0 || second.Usage.PromptTokens != 3 {
+	// The usage counts every input (the sent one's 3 tokens, the hits' shares of the first
+	// call's 3: "one two" 2, "three" 1), the costs only the call's.
+	if c := second.Cache; c.Result != CachePartial || c.Hits != 2 || c.SavedUSD <= 0 || second.Usage.PromptTokens != 6 || !second.Usage.Estimated {
 		t.Fatalf("second batch: cache %+v usage %+v", c, second.Usage)
 	}
 	h.openai.script()
 	third := embed(alice, nil, "one two", "four five six")
-	if h.openai.calls != 0 || third.Cache.Result != CacheHit || third.Usage.PromptTokens != 0 || third.Usage.Costs.Spent() != 0 ||
+	if h.openai.calls != 0 || third.Cache.Result != CacheHit || third.Usage.PromptTokens != 5 || third.Usage.Costs.Spent() != 0 ||
 		vectorsOf(third) != "[[7 0 0.5] [13 0 0.5]]" {
 		t.Fatalf("all cached: %d calls, cache %+v usage %+v, %s", h.openai.calls, third.Cache, third.Usage, vectorsOf(third))
 	}
@@ -95,13 +97,13 @@ func TestEmbeddingsCacheSendsOnlyNewInputs(t *testing.T) {
 }
 
 func TestCachedVectorRoundTrip(t *testing.T) {
-	v := []float32{1.5, -2.25, 0, 3e-8}
-	got, model, cost, ok := decodeCachedVector(encodeCachedVector("openai/text-embedding-3-small", v, 1.25e-7))
-	if !ok || cost != 1.25e-7 || model != "openai/text-embedding-3-small" || fmt.Sprint(got) != fmt.Sprint(v) {
-		t.Fatalf("round trip: %v %q %v %v", got, model, cost, ok)
+	in := cachedVector{vec: []float32{1.5, -2.25, 0, 3e-8}, model: "openai/text-embedding-3-small", cost: 1.25e-7, tokens: 42}
+	got, ok := decodeCachedVector(encodeCachedVector(in))
+	if !ok || got.cost != in.cost || got.tokens != 42 || got.model != in.model || fmt.Sprint(got.vec) != fmt.Sprint(in.vec) {
+		t.Fatalf("round trip: %+v %v", got, ok)
 	}
-	for _, bad := range [][]byte{nil, {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {2, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 'a'}, {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
-		if _, _, _, ok := decodeCachedVector(bad); ok {
+	for _, bad := range [][]byte{nil, make([]byte, 15), append([]byte{2}, make([]byte, 12)...), {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 'a'}, {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}} {
+		if _, ok := decodeCachedVector(bad); ok {
 			t.Errorf("%v decoded", bad)
 		}
 	}

@@ -535,7 +535,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if len(out.Vectors) != len(idx) {
 		return nil, fmt.Errorf("completions: %s answered %d vectors for %d inputs", used.name, len(out.Vectors), len(idx))
 	}
-	g.storeEmbeddings(&ec, preq, idx, used.name, out.Vectors, costs.Spent())
+	g.storeEmbeddings(&ec, preq, idx, used.name, out.Vectors, costs.Spent(), out.Usage.PromptTokens)
 	vectors := out.Vectors
 	if ec.hits > 0 {
 		vectors = ec.vectors
@@ -543,8 +543,11 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 			vectors[i] = out.Vectors[j]
 		}
 	}
+	// The usage counts every input, as a chat hit reports its answer's tokens; the costs
+	// are the call's alone.
+	tokens := out.Usage.PromptTokens + ec.tokens
 	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(vectors)),
-		Usage: EmbeddingsUsage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Estimated: out.UsageEstimated, Costs: &costs},
+		Usage: EmbeddingsUsage{PromptTokens: tokens, TotalTokens: tokens, Estimated: out.UsageEstimated || ec.hits > 0, Costs: &costs},
 		Cache: ec.status()}
 	for i, v := range vectors {
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
@@ -581,13 +584,14 @@ func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *Embeddi
 	}
 	costs := Costs{PriceKnown: true}
 	resp := &EmbeddingsResponse{Object: "list", Model: used.name, Data: make([]Embedding, len(ec.vectors)),
-		Usage: EmbeddingsUsage{Costs: &costs}, Cache: ec.status()}
+		Usage: EmbeddingsUsage{PromptTokens: ec.tokens, TotalTokens: ec.tokens, Estimated: true, Costs: &costs}, Cache: ec.status()}
 	for i, v := range ec.vectors {
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
 	}
 	if g.opts.Observer != nil {
 		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
-			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{Costs: costs}, Start: p.start,
+			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{PromptTokens: ec.tokens, TotalTokens: ec.tokens, Costs: costs},
+			UsageEstimated: true, Start: p.start,
 			Latency: g.opts.Now().Sub(p.start), Cache: CacheHit, SavedUSD: ec.saved})
 	}
 	return resp, nil
