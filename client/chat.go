@@ -93,6 +93,9 @@ type ChatCompletionRequest struct {
 	// Cache is the request's say over the server's response cache (Switchyard extension,
 	// LiteLLM's cache object).
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Metadata is OpenAI's; its "tags" (LiteLLM's: a []string) label the request for cost
+	// attribution.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // ChatCompletionUsage is OpenAI's usage object.

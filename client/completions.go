@@ -49,6 +49,9 @@ type CompletionRequest struct {
 	// Cache is the request's say over the server's response cache (nil: the server's
 	// defaults).
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Tags label the request for cost attribution (the usage log's per-tag totals); at
+	// most 16, each 1-64 letters, digits or . _ : / -.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // CacheControl is a request's say over the server's response cache (serve --cache), in

@@ -43,6 +43,8 @@ type AnthropicMessagesRequest struct {
 	CacheControl json.RawMessage `json:"cache_control,omitempty" jsonschema:"type=object"`
 	Metadata     *struct {
 		UserID string `json:"user_id,omitempty"`
+		// Tags (LiteLLM's, not Anthropic's) become the request's tags.
+		Tags json.RawMessage `json:"tags,omitempty"`
 	} `json:"metadata,omitempty"`
 	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
 	// OutputConfig.Effort is how hard an adaptive thinking model thinks (low, medium, high
@@ -199,6 +201,9 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	if r.Metadata != nil {
 		c.User = r.Metadata.UserID
+		if len(r.Metadata.Tags) > 0 {
+			c.Metadata, _ = json.Marshal(map[string]json.RawMessage{"tags": r.Metadata.Tags})
+		}
 	}
 	fields := map[int]string{}       // chat message index -> the Messages API field it came from
 	partFields := map[int][]string{} // chat message index -> the field of each of its parts

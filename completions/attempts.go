@@ -537,7 +537,7 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	}
 	if g.opts.Ledger != nil {
 		g.opts.Ledger.Record(ctx, LedgerEntry{Owner: p.scope.Owner, Tag: p.scope.Tag, Model: t.name, Complete: complete,
-			Usage: u, Estimated: estimated, Cost: c, Latency: latency, Time: g.opts.Now()})
+			Usage: u, Estimated: estimated, Cost: c, Latency: latency, Time: g.opts.Now(), Tags: p.req.Tags})
 	}
 }
 

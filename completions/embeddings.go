@@ -48,6 +48,8 @@ type EmbeddingsRequest struct {
 	// Cache is the request's say over the gateway's response cache (an extension, as on
 	// chat requests); each input is cached on its own.
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Tags label the request for cost attribution, as on chat requests (Request.Tags).
+	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 }
 
 // EmbeddingInput is the input of an embeddings request: texts, or token-id arrays.
@@ -275,6 +277,9 @@ func (r *EmbeddingsRequest) validate() (*providers.EmbeddingRequest, error) {
 	if err := r.Cache.check("cache"); err != nil {
 		return nil, err
 	}
+	if err := CheckTags("tags", r.Tags); err != nil {
+		return nil, err
+	}
 	pr := &providers.EmbeddingRequest{User: r.User}
 	if r.Dimensions != nil {
 		if *r.Dimensions < 1 {
@@ -471,7 +476,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: req.Tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}
@@ -553,7 +558,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
 	}
 	if g.opts.Observer != nil {
-		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
+		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK, Tags: req.Tags,
 			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
 			Usage: Usage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Costs: costs}, UsageEstimated: out.UsageEstimated,
 			Start: p.start, Latency: now.Sub(p.start)}
@@ -589,7 +594,7 @@ func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *Embeddi
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
 	}
 	if g.opts.Observer != nil {
-		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK,
+		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK, Tags: req.Tags,
 			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{PromptTokens: ec.tokens, TotalTokens: ec.tokens, Costs: costs},
 			UsageEstimated: true, Start: p.start,
 			Latency: g.opts.Now().Sub(p.start), Cache: CacheHit, SavedUSD: ec.saved})
@@ -602,7 +607,7 @@ func (g *Gateway) observeEmbedFailure(ctx context.Context, p *plan, err error) {
 	if g.opts.Observer == nil {
 		return
 	}
-	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestFailed,
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestFailed, Tags: p.req.Tags,
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
 		r.Outcome = RequestCancelled

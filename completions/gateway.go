@@ -121,6 +121,8 @@ type LedgerEntry struct {
 	Cost      Costs
 	Latency   time.Duration
 	Time      time.Time
+	// Tags are the request's tags (Request.Tags).
+	Tags []string
 }
 
 // Scope says who is calling and what they may spend. The zero Scope is an anonymous caller

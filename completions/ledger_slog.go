@@ -23,5 +23,6 @@ func (l LogLedger) Record(ctx context.Context, e LedgerEntry) {
 		slog.String("owner", e.Owner), slog.String("tag", e.Tag), slog.String("model", e.Model),
 		slog.Bool("complete", e.Complete),
 		slog.Int("prompt_tokens", e.Usage.PromptTokens), slog.Int("completion_tokens", e.Usage.CompletionTokens),
-		slog.Bool("usage_estimated", e.Estimated), slog.Float64("cost_usd", e.Cost.Spent()), slog.Int64("latency_ms", e.Latency.Milliseconds()))
+		slog.Bool("usage_estimated", e.Estimated), slog.Float64("cost_usd", e.Cost.Spent()), slog.Int64("latency_ms", e.Latency.Milliseconds()),
+		slog.Any("tags", e.Tags))
 }

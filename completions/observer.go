@@ -67,6 +67,8 @@ type RequestRecord struct {
 	// SavedUSD what it cost when it was made.
 	Cache    string
 	SavedUSD float64
+	// Tags are the request's tags (Request.Tags).
+	Tags []string
 	// Err is the failure, nil on RequestOK.
 	Err error
 }
@@ -81,7 +83,7 @@ func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, res
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestOK,
 		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
 		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
-		TTFT: ttft, ConversationID: resp.ConversationID}
+		TTFT: ttft, ConversationID: resp.ConversationID, Tags: p.req.Tags}
 	if resp.Cache != nil {
 		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
 	}
@@ -99,7 +101,7 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	}
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestFailed,
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), TTFT: ttft,
-		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts)}
+		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts), Tags: p.req.Tags}
 	var cf *ContentFilterError
 	switch {
 	case errors.As(err, &cf):

@@ -88,6 +88,10 @@ type OpenAIChatRequest struct {
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
 	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Metadata is OpenAI's (key-value pairs, otherwise ignored) or LiteLLM's: its "tags", an
+	// array of strings or a comma-separated string, become the request's tags
+	// (Request.Tags).
+	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
@@ -381,6 +385,10 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		}
 		searchOptions = o
 	}
+	tags, err := metadataTags(r.Metadata)
+	if err != nil {
+		return nil, err
+	}
 	req := &Request{
 		searchOptions:  searchOptions,
 		Thinking:       thinking,
@@ -396,6 +404,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		MaxRetries:     r.MaxRetries,
 		FaultPolicy:    r.FaultPolicy,
 		Cache:          r.Cache,
+		Tags:           tags,
 		maxTemperature: 2,
 		ephemeral:      true,
 		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces

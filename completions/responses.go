@@ -58,6 +58,9 @@ type ResponsesRequest struct {
 	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// Metadata is OpenAI's key-value pairs (not stored); LiteLLM's "tags" in it become the
+	// request's tags, as on chat completions.
+	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
@@ -283,7 +286,8 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("background", "is not supported")
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
-		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache}
+		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
+		Metadata: r.Metadata}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -47,6 +47,8 @@ type OpenAITextCompletionRequest struct {
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	FaultPolicy
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Metadata's "tags" become the request's tags, as on chat completions.
+	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 }
 
 // OpenAIPrompt is a legacy completion's prompt: a string or an array of strings.
@@ -105,7 +107,7 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		}
 		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
-			FaultPolicy: r.FaultPolicy, Cache: r.Cache,
+			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata,
 			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
 		c.OpenAIOptions = r.OpenAIOptions
 		out[i] = c

@@ -94,6 +94,10 @@ type Request struct {
 	// LiteLLM's words; see CacheOptions): no-cache, no-store, ttl, s-maxage, namespace,
 	// use-cache. nil leaves it to the server.
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Tags label the request for cost attribution (an extension, LiteLLM's request tags):
+	// the usage log keeps them with the request and totals spend per tag. At most MaxTags,
+	// each 1-64 characters of letters, digits and . _ : / -.
+	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 
 	// Tools, ToolChoice, ParallelToolCalls and ResponseFormat are tool calling and
 	// structured output, set by the OpenAI-compatible surfaces and library callers; the

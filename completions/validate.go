@@ -46,6 +46,9 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.Cache.check("cache"); err != nil {
 		return nil, nil, err
 	}
+	if err := CheckTags("tags", req.Tags); err != nil {
+		return nil, nil, err
+	}
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,29 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 )
 
+// applyRequestHeaders adds what a request's headers say to it: Cache-Control (see
+// applyCacheHeader) and tags, from X-Switchyard-Tags or LiteLLM's x-litellm-tags
+// (comma-separated; added to the body's).
+func applyRequestHeaders(r *http.Request, req *completions.Request) error {
+	if err := applyCacheHeader(r, req); err != nil {
+		return err
+	}
+	var fromHeader []string
+	for _, h := range []string{"X-Switchyard-Tags", "X-Litellm-Tags"} {
+		for _, v := range r.Header.Values(h) {
+			fromHeader = append(fromHeader, completions.SplitTags(v)...)
+		}
+	}
+	if len(fromHeader) == 0 {
+		return nil // the body's are checked with the rest of the body
+	}
+	req.Tags = completions.AddTags(req.Tags, fromHeader...)
+	if err := completions.CheckTags("X-Switchyard-Tags", req.Tags); err != nil {
+		return Validation(http.StatusBadRequest, "%s (the header's and the body's together)", userMessage(err))
+	}
+	return nil
+}
+
 // applyCacheHeader adds a request's Cache-Control header to its say over the response
 // cache (the body's cache object wins where both speak): no-cache, no-store, and max-age=N
 // (accept a cached answer at most N seconds old; 0 is no-cache). Other directives are

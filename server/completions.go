@@ -176,7 +176,7 @@ func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter
 	if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
 		return err
 	}
-	if err := applyCacheHeader(r, &req); err != nil {
+	if err := applyRequestHeaders(r, &req); err != nil {
 		return err
 	}
 	scope := completionsScope(r, received)
@@ -268,7 +268,7 @@ type openAIAnswer struct {
 func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, received time.Time, a openAIAnswer) error {
 	scope := completionsScope(r, received)
 	nameModelGroup(w, g, req)
-	if err := applyCacheHeader(r, req); err != nil {
+	if err := applyRequestHeaders(r, req); err != nil {
 		return s.openAIError(w, r, err)
 	}
 	var cf *completions.ContentFilterError
@@ -462,7 +462,7 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 		if reqs[i], err = c.ToRequest(); err != nil {
 			return s.openAIError(w, r, err)
 		}
-		if err := applyCacheHeader(r, reqs[i]); err != nil {
+		if err := applyRequestHeaders(r, reqs[i]); err != nil {
 			return s.openAIError(w, r, err)
 		}
 	}

@@ -19,13 +19,12 @@ func (s *Server) embeddingRoutes(g *completions.Gateway) {
 			if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
 				return s.openAIError(w, r, err)
 			}
-			// The Cache-Control header speaks as on chat requests (applyCacheHeader).
-			var cr completions.Request
-			cr.Cache = req.Cache
-			if err := applyCacheHeader(r, &cr); err != nil {
+			// The Cache-Control and tags headers speak as on chat requests (applyRequestHeaders).
+			cr := completions.Request{Cache: req.Cache, Tags: req.Tags}
+			if err := applyRequestHeaders(r, &cr); err != nil {
 				return s.openAIError(w, r, err)
 			}
-			req.Cache = cr.Cache
+			req.Cache, req.Tags = cr.Cache, cr.Tags
 			resp, err := g.Embed(r.Context(), completionsScope(r, received), &req)
 			if err != nil {
 				return s.openAIError(w, r, err)

@@ -40,6 +40,7 @@ func Usage(rec *usagelog.Recorder) Option {
 				{Name: "limit", Description: "how many requests 1-500 (default 50)"},
 				{Name: "before", Description: "next_before of the previous page: only requests recorded before it"},
 				{Name: "tag", Description: "only the requests of one scope: key:<virtual key id> or optimize:<job id>"},
+				{Name: "request_tag", Description: "only the requests that carried this tag (their tags or metadata.tags or X-Switchyard-Tags)"},
 			}, Response: usageRequests{}, Tags: tags, VirtualKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q := r.URL.Query()
@@ -60,7 +61,7 @@ func Usage(rec *usagelog.Recorder) Option {
 					tag = vk.Tag
 				}
 				// One more than asked says whether there is a next page.
-				reqs := rec.RequestsTagged(owner(r), tag, limit+1, int64(before))
+				reqs := rec.RequestsWith(owner(r), tag, q.Get("request_tag"), limit+1, int64(before))
 				out := usageRequests{Data: reqs}
 				if len(reqs) > limit {
 					out.Data = reqs[:limit]
@@ -69,10 +70,11 @@ func Usage(rec *usagelog.Recorder) Option {
 				writeJSON(w, http.StatusOK, out)
 				return nil
 			})
-		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/series", Summary: "This key's spend and latency per model over time",
+		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/series", Summary: "This key's spend and latency per model (or per request tag) over time",
 			Query: []QueryParam{
 				{Name: "window", Description: "how far back: a duration such as 1h or 24h (default 1h; at most the recorder's window)"},
 				{Name: "step", Description: "bucket width in whole minutes such as 1m or 15m (default 1m up to a 1h window, else 15m)"},
+				{Name: "by", Description: "model (default) or tag: one series per request tag instead (spend per feature or team)"},
 			}, Response: usagelog.Series{}, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q := r.URL.Query()
@@ -88,7 +90,14 @@ func Usage(rec *usagelog.Recorder) Option {
 				if err != nil {
 					return err
 				}
-				writeJSON(w, http.StatusOK, rec.Series(owner(r), window, step))
+				switch q.Get("by") {
+				case "", "model":
+					writeJSON(w, http.StatusOK, rec.Series(owner(r), window, step))
+				case "tag":
+					writeJSON(w, http.StatusOK, rec.TagSeries(owner(r), window, step))
+				default:
+					return Validation(http.StatusUnprocessableEntity, "by must be model or tag, got %q", q.Get("by"))
+				}
 				return nil
 			})
 		return nil

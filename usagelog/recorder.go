@@ -11,6 +11,7 @@ package usagelog
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -83,6 +84,8 @@ type Request struct {
 	Cache string `json:"cache,omitempty" jsonschema:"enum=hit,enum=partial,enum=miss,enum=bypass"`
 	// SavedUSD is what a hit's answer cost when it was made.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
+	// Tags are the request's tags (its body's tags or metadata.tags, X-Switchyard-Tags).
+	Tags []string `json:"tags,omitempty"`
 	// Error is the failure (absent on ok).
 	Error string `json:"error,omitempty"`
 }
@@ -129,7 +132,9 @@ type Point struct {
 
 // ModelSeries is one model's steps with at least one request, oldest first, and its totals.
 type ModelSeries struct {
-	Model  string  `json:"model"`
+	// Model is the series' model, or Tag its request tag (TagSeries).
+	Model  string  `json:"model,omitempty"`
+	Tag    string  `json:"tag,omitempty"`
 	Total  Bucket  `json:"total"`
 	Points []Point `json:"points"`
 }
@@ -149,6 +154,7 @@ type seriesKey struct{ owner, model string }
 type minute struct {
 	unix    int64 // minute number since the epoch (Unix seconds / 60); 0: unused
 	buckets map[seriesKey]*Bucket
+	tagged  map[seriesKey]*Bucket // per request tag (seriesKey.model holds the tag)
 }
 
 // Recorder keeps recent requests and per-minute buckets. It implements
@@ -194,7 +200,7 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
 		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
-		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD}
+		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: rec.Tags}
 	if req.Attempts == nil {
 		req.Attempts = []completions.Attempt{}
 	}
@@ -237,19 +243,27 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 	r.next = (r.next + 1) % cap(r.ring)
 
 	m := r.minuteAt(end.Unix() / 60)
-	k := seriesKey{req.Owner, req.Model}
-	bk := m.buckets[k]
+	r.bucket(m.buckets, seriesKey{req.Owner, req.Model}).add(b)
+	for _, t := range req.Tags {
+		r.bucket(m.tagged, seriesKey{req.Owner, t}).add(b)
+	}
+}
+
+// bucket returns the bucket of k in buckets, made when missing; beyond SeriesPerMinute
+// series in a minute, new ones count under OtherModel. Called with r.mu held.
+func (r *Recorder) bucket(buckets map[seriesKey]*Bucket, k seriesKey) *Bucket {
+	bk := buckets[k]
 	if bk == nil {
-		if len(m.buckets) >= r.opts.SeriesPerMinute {
+		if len(buckets) >= r.opts.SeriesPerMinute {
 			k.model = OtherModel
-			bk = m.buckets[k]
+			bk = buckets[k]
 		}
 		if bk == nil {
 			bk = &Bucket{}
-			m.buckets[k] = bk
+			buckets[k] = bk
 		}
 	}
-	bk.add(b)
+	return bk
 }
 
 // minuteAt returns the slot of minute number u, emptied when it held an older minute.
@@ -258,7 +272,7 @@ func (r *Recorder) minuteAt(u int64) *minute {
 	m := &r.minutes[int(u%int64(len(r.minutes)))]
 	if m.unix != u {
 		m.unix = u
-		m.buckets = map[seriesKey]*Bucket{}
+		m.buckets, m.tagged = map[seriesKey]*Bucket{}, map[seriesKey]*Bucket{}
 	}
 	return m
 }
@@ -272,13 +286,20 @@ func (r *Recorder) Requests(owner string, limit int, before int64) []Request {
 // RequestsTagged is Requests keeping only the requests whose scope had tag (all when tag
 // is ""): a virtual key's ("key:<id>") or an optimization job's ("optimize:<id>").
 func (r *Recorder) RequestsTagged(owner, tag string, limit int, before int64) []Request {
+	return r.RequestsWith(owner, tag, "", limit, before)
+}
+
+// RequestsWith is RequestsTagged also keeping only the requests that carried requestTag
+// among their tags (all when it is "").
+func (r *Recorder) RequestsWith(owner, tag, requestTag string, limit int, before int64) []Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := []Request{}
 	n := len(r.ring)
 	for i := 1; i <= n; i++ {
 		req := &r.ring[((r.next-i)%n+n)%n]
-		if req.Owner != owner || (before > 0 && req.ID >= before) || (tag != "" && req.Tag != tag) {
+		if req.Owner != owner || (before > 0 && req.ID >= before) || (tag != "" && req.Tag != tag) ||
+			(requestTag != "" && !slices.Contains(req.Tags, requestTag)) {
 			continue
 		}
 		c := *req
@@ -296,6 +317,16 @@ func (r *Recorder) RequestsTagged(owner, tag string, limit int, before int64) []
 // step since the Unix epoch; the first may reach back before the window and then holds only
 // the minutes inside it.
 func (r *Recorder) Series(owner string, window, step time.Duration) Series {
+	return r.series(owner, window, step, false)
+}
+
+// TagSeries is Series per request tag instead of per model (ModelSeries.Tag set, Model
+// empty): a request with several tags counts under each, one without any under none.
+func (r *Recorder) TagSeries(owner string, window, step time.Duration) Series {
+	return r.series(owner, window, step, true)
+}
+
+func (r *Recorder) series(owner string, window, step time.Duration, byTag bool) Series {
 	window = min(max(window, time.Minute), r.Window())
 	step = max(step.Truncate(time.Minute), time.Minute)
 	stepMin := int64(step / time.Minute)
@@ -316,7 +347,11 @@ func (r *Recorder) Series(owner string, window, step time.Duration) Series {
 		if m.unix != u {
 			continue
 		}
-		for k, b := range m.buckets {
+		buckets := m.buckets
+		if byTag {
+			buckets = m.tagged
+		}
+		for k, b := range buckets {
 			if k.owner != owner {
 				continue
 			}
@@ -339,6 +374,9 @@ func (r *Recorder) Series(owner string, window, step time.Duration) Series {
 
 	for model, a := range per {
 		ms := ModelSeries{Model: model, Total: a.total, Points: make([]Point, 0, len(a.steps))}
+		if byTag {
+			ms.Model, ms.Tag = "", model
+		}
 		for st, b := range a.steps {
 			p := Point{T: time.Unix(st*60, 0).UTC(), Bucket: *b}
 			if b.Requests > 0 {
@@ -358,7 +396,7 @@ func (r *Recorder) Series(owner string, window, step time.Duration) Series {
 		if a.Total.Requests != b.Total.Requests {
 			return a.Total.Requests > b.Total.Requests
 		}
-		return a.Model < b.Model
+		return a.Model+a.Tag < b.Model+b.Tag
 	})
 	return s
 }

@@ -122,6 +122,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
              temperature: Optional[float] = None, max_tokens: Optional[int] = None,
              max_retries: Optional[int] = None, search: Optional[bool] = None,
              conversation_id: Optional[str] = None, cache: Optional[Dict[str, Any]] = None,
+             tags: Optional[Sequence[str]] = None,
              client: Optional[Client] = None) -> Union[Dict[str, Any], CompletionStream]:
     """Generates an assistant message.
 
@@ -131,7 +132,8 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
     request is sent at once either way, so an error answer (401, 422, ...) is raised here.
     ``cache`` is the request's say over the server's response cache, in LiteLLM's words
     (``{"no-cache": True}``, ``{"ttl": 600, "namespace": "eval-1"}``, ...); a response
-    answered from it has ``response["cache"]["result"] == "hit"``.
+    answered from it has ``response["cache"]["result"] == "hit"``. ``tags`` label the request
+    for cost attribution (the usage log's per-tag totals).
     """
     c = client or Client()
     if isinstance(models, str):
@@ -143,6 +145,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
         "stream": True if stream else None,
         "temperature": temperature, "maxTokens": max_tokens, "maxRetries": max_retries,
         "search": search, "conversationId": conversation_id, "cache": cache,
+        "tags": list(tags) if tags else None,
     })
     if stream:
         return CompletionStream(c.stream_events("/api/v1/completions", body))

@@ -1,0 +1,82 @@
+package completions
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// MaxTags bounds a request's tags.
+const MaxTags = 16
+
+// CheckTags validates request tags (field names them in the error): at most MaxTags, each
+// 1-64 characters of letters, digits and . _ : / - (they become keys of the usage log's
+// totals, and a header carries them comma-separated).
+func CheckTags(field string, tags []string) error {
+	if len(tags) > MaxTags {
+		return invalid(field, "at most %d tags, got %d", MaxTags, len(tags))
+	}
+	for i, t := range tags {
+		if t == "" || len(t) > 64 || strings.IndexFunc(t, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/-", r))
+		}) >= 0 {
+			return invalid(field, "tag %d %q must be 1-64 letters, digits or . _ : / -", i, t)
+		}
+	}
+	return nil
+}
+
+// AddTags returns tags with more appended, each once, in order.
+func AddTags(tags []string, more ...string) []string {
+	for _, t := range more {
+		seen := false
+		for _, have := range tags {
+			seen = seen || have == t
+		}
+		if !seen {
+			tags = append(tags, t)
+		}
+	}
+	return tags
+}
+
+// metadataTags reads the tags of a request's metadata object (LiteLLM's "tags": an array
+// of strings, or one comma-separated string); other members are OpenAI's key-value pairs,
+// ignored. A metadata that is not an object, or tags of another type, is an error naming
+// the field.
+func metadataTags(raw json.RawMessage) ([]string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, invalid("metadata", "must be an object")
+	}
+	t, ok := m["tags"]
+	if !ok || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+		return nil, nil
+	}
+	var tags []string
+	if err := json.Unmarshal(t, &tags); err != nil {
+		var one string
+		if json.Unmarshal(t, &one) != nil {
+			return nil, invalid("metadata.tags", "must be an array of strings or a comma-separated string")
+		}
+		tags = SplitTags(one)
+	}
+	if err := CheckTags("metadata.tags", tags); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
+// SplitTags splits a comma-separated list of tags (a header's), dropping empty items.
+func SplitTags(s string) []string {
+	var out []string
+	for t := range strings.SplitSeq(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
