@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,12 @@ type TranscriptionRequest struct {
 	TimestampGranularities []string
 	// Stream is OpenAI's stream field, which the gateway refuses.
 	Stream bool
+	// Extra are OpenAI's other form fields the gateway passes as they came (include[],
+	// chunking_strategy), in order.
+	Extra [][2]string
+	// Tags label the request for cost attribution (Request.Tags; the X-Switchyard-Tags
+	// header over HTTP).
+	Tags []string
 }
 
 // TranscriptionResult is a transcription as the model answered it: the body and its
@@ -91,6 +98,8 @@ type SpeechRequest struct {
 	Instructions string `json:"instructions,omitempty"`
 	// StreamFormat is "audio" (the audio's bytes as they come); "sse" is not supported.
 	StreamFormat string `json:"stream_format,omitempty" jsonschema:"enum=audio"`
+	// Tags label the request for cost attribution, as on chat requests (Request.Tags).
+	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 }
 
 // validate checks r and returns the provider request it stands for (model left empty).
@@ -120,7 +129,7 @@ func (r *TranscriptionRequest) validate() (*providers.TranscriptionRequest, erro
 			return nil, invalid(fmt.Sprintf("timestamp_granularities[%d]", i), "must be word or segment, got %q", g)
 		}
 	}
-	return &providers.TranscriptionRequest{Translate: r.Translate, File: r.File, Filename: r.Filename, FileType: r.FileType,
+	return &providers.TranscriptionRequest{Translate: r.Translate, File: r.File, Filename: r.Filename, FileType: r.FileType, Extra: r.Extra,
 		Language: r.Language, Prompt: r.Prompt, ResponseFormat: r.ResponseFormat, Temperature: r.Temperature,
 		TimestampGranularities: r.TimestampGranularities}, nil
 }
@@ -265,12 +274,15 @@ func (g *Gateway) audioCost(model string, u providers.AudioUsage) Costs {
 
 // audioPlan validates what Transcribe and Speak share: the targets, the budget's model
 // restrictions, the plan with its timing.
-func (g *Gateway) audioPlan(scope Scope, model string, speech bool) (*plan, error) {
+func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []string) (*plan, error) {
 	targets, err := g.audioTargets(model, speech)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	if err := CheckTags("tags", tags); err != nil {
+		return nil, err
+	}
+	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}
@@ -306,9 +318,19 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	if req.Translate {
 		op = OperationTranslation
 	}
-	p, err := g.audioPlan(scope, req.Model, false)
+	p, err := g.audioPlan(scope, req.Model, false, req.Tags)
 	if err != nil {
 		return nil, err
+	}
+	// A key with a USD bound is charged by the audio's length, which only the JSON answers
+	// report: text, srt and vtt are refused for it, and a JSON answer is asked of the
+	// providers other than OpenAI (whose plain json reports no length) as verbose_json.
+	usdBound := scope.Budget != nil && scope.Budget.limits.MaxCostUSD > 0
+	if usdBound {
+		switch preq.ResponseFormat {
+		case "text", "srt", "vtt":
+			return nil, invalid("response_format", "%s answers do not say how long the audio was, so a key with a USD budget cannot be charged for them: ask json or verbose_json", preq.ResponseFormat)
+		}
 	}
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
@@ -329,12 +351,19 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		defer cancel()
 		r := *preq
 		r.Model = t.model
+		plain := usdBound && (r.ResponseFormat == "" || r.ResponseFormat == "json") && t.provider != "openai"
+		if plain {
+			r.ResponseFormat = "verbose_json"
+		}
 		res, err := t.p.(providers.Transcriber).Transcribe(actx, &r)
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 				return timeoutError(t, "no transcription", p.timing.attempt)
 			}
 			return err
+		}
+		if plain {
+			res.Body = plainTranscription(res.Body)
 		}
 		out, used = res, t
 		return nil
@@ -350,7 +379,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	res := &TranscriptionResult{Body: out.Body, ContentType: out.ContentType, Model: used.name, Usage: out.Usage, Costs: costs,
 		Attempts: cloneAttempts(p.attempts)}
 	if g.opts.Observer != nil {
-		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: op, Outcome: RequestOK,
+		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: op, Outcome: RequestOK, Tags: p.req.Tags,
 			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
 			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
 			Start: p.start, Latency: now.Sub(p.start)})
@@ -363,7 +392,7 @@ func (g *Gateway) observeAudioFailure(ctx context.Context, p *plan, op string, s
 	if g.opts.Observer == nil {
 		return
 	}
-	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed,
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed, Tags: p.req.Tags,
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
 		r.Outcome = RequestCancelled
@@ -397,7 +426,7 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	p, err := g.audioPlan(scope, req.Model, true)
+	p, err := g.audioPlan(scope, req.Model, true, req.Tags)
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +561,7 @@ func (s *Speech) Close() error {
 		if g.opts.Observer == nil {
 			return
 		}
-		r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationSpeech, Stream: true, Outcome: RequestOK,
+		r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationSpeech, Stream: true, Outcome: RequestOK, Tags: p.req.Tags,
 			Provider: s.used.provider, Model: s.used.name, Attempts: cloneAttempts(p.attempts),
 			Usage: Usage{PromptTokens: u.PromptTokens, TotalTokens: u.PromptTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
 			Start: p.start, Latency: now.Sub(p.start), TTFT: s.firstAt.Sub(p.start)}
@@ -546,4 +575,20 @@ func (s *Speech) Close() error {
 		g.opts.Observer.ObserveRequest(s.ctx, r)
 	})
 	return nil
+}
+
+// plainTranscription is a verbose_json transcription as the json format answers it:
+// {"text": …} (the body unchanged when it is not JSON with a text).
+func plainTranscription(body []byte) []byte {
+	var v struct {
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.Text == nil {
+		return body
+	}
+	b, err := json.Marshal(map[string]string{"text": *v.Text})
+	if err != nil {
+		return body
+	}
+	return b
 }

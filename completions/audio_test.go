@@ -29,6 +29,7 @@ type fakeAudioAPI struct {
 	calls         int
 	paths         []string
 	models        []string
+	formats       []string // the response_format of each transcription
 }
 
 func newFakeAudioAPI(t *testing.T) *fakeAudioAPI {
@@ -57,9 +58,15 @@ func newFakeAudioAPI(t *testing.T) *fakeAudioAPI {
 			}
 			u.mu.Lock()
 			u.models = append(u.models, r.FormValue("model"))
+			u.formats = append(u.formats, r.FormValue("response_format"))
 			u.mu.Unlock()
 			f, _, _ := r.FormFile("file")
 			b, _ := io.ReadAll(f)
+			if r.FormValue("response_format") == "verbose_json" { // Groq's way to say the length
+				w.Header().Set("Content-Type", "application/json")
+				json.NewEncoder(w).Encode(map[string]any{"task": "transcribe", "duration": 60, "text": "heard " + string(b), "segments": []any{}})
+				return
+			}
 			if r.FormValue("response_format") == "text" {
 				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 				io.WriteString(w, "heard "+string(b)+"\n")
@@ -416,5 +423,49 @@ func TestSpeakRetriesOnlyBeforeTheFirstByte(t *testing.T) {
 	}
 	if r := h.observed.take(t); r.Outcome != RequestFailed || r.Operation != OperationSpeech {
 		t.Errorf("observed %+v", r)
+	}
+}
+
+// A key with a USD bound is charged by the audio's length: text, srt and vtt (which do not
+// say it) are refused for it, and a json answer is asked of Groq as verbose_json and
+// answered as json, its minute charged.
+func TestUSDBoundKeysTranscribeOnlyWhatTheyCanBeChargedFor(t *testing.T) {
+	h := newAudioHarness(t)
+	ctx := context.Background()
+	budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+	scope := Scope{Owner: "k1", Budget: budget}
+	for _, f := range []string{"text", "srt", "vtt"} {
+		var ve *ValidationError
+		if _, err := h.g.Transcribe(ctx, scope, &TranscriptionRequest{Model: "whisper-1", File: []byte("x"), ResponseFormat: f}); !errors.As(err, &ve) || ve.Field != "response_format" {
+			t.Errorf("%s for a USD-bound key: %v, want a validation error naming response_format", f, err)
+		}
+	}
+	if _, err := h.g.Transcribe(ctx, Scope{Owner: "k1"}, &TranscriptionRequest{Model: "whisper-1", File: []byte("x"), ResponseFormat: "text"}); err != nil {
+		t.Fatalf("text for a key without a USD bound: %v", err)
+	}
+	res, err := h.g.Transcribe(ctx, scope, &TranscriptionRequest{Model: "groq/whisper-large-v3", File: []byte("hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Body) != `{"text":"heard hi"}` || h.groq.formats[len(h.groq.formats)-1] != "verbose_json" {
+		t.Fatalf("answered %s after asking Groq %v", res.Body, h.groq.formats)
+	}
+	if used := budget.Used(ctx); used.CostUSD <= 0 || !res.Costs.PriceKnown {
+		t.Fatalf("Groq's minute charged $%v (price known %v)", used.CostUSD, res.Costs.PriceKnown)
+	}
+}
+
+func TestAudioRequestsCarryTags(t *testing.T) {
+	h := newAudioHarness(t)
+	ctx := context.Background()
+	if _, err := h.g.Transcribe(ctx, Scope{Owner: "k"}, &TranscriptionRequest{Model: "whisper-1", File: []byte("x"), Tags: []string{"feature:notes"}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.observed.take(t); len(r.Tags) != 1 || r.Tags[0] != "feature:notes" {
+		t.Fatalf("observed tags %v", r.Tags)
+	}
+	var ve *ValidationError
+	if _, err := h.g.Transcribe(ctx, Scope{}, &TranscriptionRequest{Model: "whisper-1", File: []byte("x"), Tags: []string{"no spaces please"}}); !errors.As(err, &ve) || ve.Field != "tags" {
+		t.Fatalf("a bad tag: %v", err)
 	}
 }

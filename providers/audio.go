@@ -2,7 +2,6 @@ package providers
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"strconv"
+	"strings"
 )
 
 // Transcriber is implemented by adapters whose provider turns speech into text: the
@@ -53,6 +53,9 @@ type TranscriptionRequest struct {
 	ResponseFormat         string
 	Temperature            *float64
 	TimestampGranularities []string
+	// Extra are more form fields, sent as they are after the others (OpenAI's include[],
+	// chunking_strategy).
+	Extra [][2]string
 }
 
 // TranscriptionResponse is the provider's answer, passed on as it came: its formats
@@ -144,6 +147,10 @@ func (o *OpenAI) Transcribe(ctx context.Context, req *TranscriptionRequest) (*Tr
 	return out, nil
 }
 
+// formQuote escapes a form-data name or file name (quotes and backslashes escaped, line
+// breaks dropped), as mime/multipart does.
+var formQuote = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "", "\n", "")
+
 // transcriptionForm encodes req as OpenAI's multipart form.
 func transcriptionForm(req *TranscriptionRequest) ([]byte, string, error) {
 	var buf bytes.Buffer
@@ -163,8 +170,17 @@ func transcriptionForm(req *TranscriptionRequest) ([]byte, string, error) {
 	if name == "" {
 		name = "audio"
 	}
-	h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": "file", "filename": name}))
-	h.Set("Content-Type", cmp.Or(req.FileType, "application/octet-stream"))
+	// The name as form-data carries it (RFC 7578: filename in UTF-8, quoted; no filename*),
+	// as multipart.Writer.CreateFormFile writes it; the type re-formatted from its parse,
+	// so that no control character of a library caller's reaches the part's headers.
+	h.Set("Content-Disposition", `form-data; name="file"; filename="`+formQuote.Replace(name)+`"`)
+	fileType := "application/octet-stream"
+	if mt, params, err := mime.ParseMediaType(req.FileType); err == nil {
+		if f := mime.FormatMediaType(mt, params); f != "" {
+			fileType = f
+		}
+	}
+	h.Set("Content-Type", fileType)
 	part, err := w.CreatePart(h)
 	if err != nil {
 		return nil, "", err
@@ -183,6 +199,11 @@ func transcriptionForm(req *TranscriptionRequest) ([]byte, string, error) {
 	}
 	for _, g := range req.TimestampGranularities {
 		if err := field("timestamp_granularities[]", g); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, f := range req.Extra {
+		if err := field(formQuote.Replace(f[0]), f[1]); err != nil {
 			return nil, "", err
 		}
 	}

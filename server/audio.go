@@ -72,6 +72,9 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 					return s.openAIError(w, r, err)
 				}
 				req.Translate = tr.translate
+				if req.Tags, err = headerTags(r, nil); err != nil {
+					return s.openAIError(w, r, err)
+				}
 				res, err := g.Transcribe(r.Context(), completionsScope(r, received), req)
 				if err != nil {
 					return s.openAIError(w, r, err)
@@ -94,6 +97,10 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 			received := time.Now()
 			var req completions.SpeechRequest
 			if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
+				return s.openAIError(w, r, err)
+			}
+			var err error
+			if req.Tags, err = headerTags(r, req.Tags); err != nil {
 				return s.openAIError(w, r, err)
 			}
 			sp, err := g.Speak(r.Context(), completionsScope(r, received), &req)
@@ -120,9 +127,10 @@ func copyFlushing(w http.ResponseWriter, src io.Reader) error {
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return nil // the client went away
 			}
-			if rc.Flush() != nil {
-				return nil
+			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				return nil // the client went away
 			}
+			// A writer that cannot flush (a middleware's) still gets every byte, at its pace.
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -209,7 +217,18 @@ func readTranscriptionForm(r *http.Request) (*completions.TranscriptionRequest, 
 				return nil, ae
 			}
 			req.Stream = on
+		default:
+			// OpenAI's newer options (logprobs, server-side chunking) pass as they came.
+			if name == "include[]" || name == "chunking_strategy" || strings.HasPrefix(name, "chunking_strategy[") {
+				req.Extra = append(req.Extra, [2]string{name, v})
+			}
 		}
+	}
+	// Read the body to its end (the closing boundary may leave an epilogue or the end of a
+	// chunked body): until it is, the server does not watch the connection, and a client
+	// that hung up would not cancel the upstream call.
+	if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		return nil, formError("", err)
 	}
 	return req, nil
 }

@@ -16,6 +16,15 @@ func applyRequestHeaders(r *http.Request, req *completions.Request) error {
 	if err := applyCacheHeader(r, req); err != nil {
 		return err
 	}
+	tags, err := headerTags(r, req.Tags)
+	req.Tags = tags
+	return err
+}
+
+// headerTags adds the tags of X-Switchyard-Tags and LiteLLM's x-litellm-tags
+// (comma-separated) to tags, the body's; the body's alone are checked with the rest of the
+// body.
+func headerTags(r *http.Request, tags []string) ([]string, error) {
 	var fromHeader []string
 	for _, h := range []string{"X-Switchyard-Tags", "X-Litellm-Tags"} {
 		for _, v := range r.Header.Values(h) {
@@ -23,13 +32,13 @@ func applyRequestHeaders(r *http.Request, req *completions.Request) error {
 		}
 	}
 	if len(fromHeader) == 0 {
-		return nil // the body's are checked with the rest of the body
+		return tags, nil
 	}
-	req.Tags = completions.AddTags(req.Tags, fromHeader...)
-	if err := completions.CheckTags("X-Switchyard-Tags", req.Tags); err != nil {
-		return Validation(http.StatusBadRequest, "%s (the header's and the body's together)", userMessage(err))
+	tags = completions.AddTags(tags, fromHeader...)
+	if err := completions.CheckTags("X-Switchyard-Tags", tags); err != nil {
+		return tags, Validation(http.StatusBadRequest, "%s (the header's and the body's together)", userMessage(err))
 	}
-	return nil
+	return tags, nil
 }
 
 // applyCacheHeader adds a request's Cache-Control header to its say over the response
