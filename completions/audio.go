@@ -205,27 +205,11 @@ func (g *Gateway) audioIndex() {
 	})
 }
 
-// audioModel returns the "provider/model" a bare audio model name stands for: the one
-// configured provider whose catalogued audio models include it, else the configured
-// maker of its family.
+// audioModel returns the "provider/model" a bare audio model name stands for (kindModel
+// over the catalogued audio models and their makers).
 func (g *Gateway) audioModel(field, name string) (string, error) {
 	g.audioIndex()
-	choices := g.audioBare[name]
-	switch {
-	case len(choices) == 1:
-		return choices[0], nil
-	case len(choices) > 1:
-		return "", invalid(field, "%q is served by several providers; name one: %s", name, strings.Join(choices, ", "))
-	}
-	if full := g.familyModel(name, audioVendors); full != "" {
-		return full, nil
-	}
-	if full, _ := g.bareModel(name); full != "" {
-		return full, nil // a chat model: refused by name, its provider having no audio API
-	}
-	ve := invalid(field, "the model %q does not exist or no configured provider serves it; name it as provider/model", name)
-	ve.Err = ErrUnknownModel
-	return "", ve
+	return g.kindModel(field, name, g.audioBare, audioVendors)
 }
 
 // audioTargets resolves an audio request's model: a model group's members in order, else

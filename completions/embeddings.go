@@ -320,23 +320,31 @@ var embeddingVendors = []struct{ prefix, provider string }{
 	{"mistral-embed", "mistral"}, {"codestral-embed", "mistral"}, {"voyage-", "voyage"},
 }
 
-// embeddingModel returns the "provider/model" a bare embedding model name stands for: the
-// one configured provider whose catalogued embedding models include it, else the
-// configured maker of its family.
+// embeddingModel returns the "provider/model" a bare embedding model name stands for
+// (kindModel over the catalogued embedding models and their makers).
 func (g *Gateway) embeddingModel(field, name string) (string, error) {
 	g.embeddingIndex()
-	choices := g.embedBare[name]
+	return g.kindModel(field, name, g.embedBare, embeddingVendors)
+}
+
+// kindModel returns the "provider/model" a bare model name of a kind other than chat
+// (embeddings, audio) stands for: the one configured provider whose catalogued models of
+// the kind (bare: bare name to provider/model) include it, else the configured maker of
+// its family (vendors), else the chat model it names, which the caller refuses by name when
+// its provider lacks the kind's API.
+func (g *Gateway) kindModel(field, name string, bare map[string][]string, vendors []struct{ prefix, provider string }) (string, error) {
+	choices := bare[name]
 	switch {
 	case len(choices) == 1:
 		return choices[0], nil
 	case len(choices) > 1:
 		return "", invalid(field, "%q is served by several providers; name one: %s", name, strings.Join(choices, ", "))
 	}
-	if full := g.familyModel(name, embeddingVendors); full != "" {
+	if full := g.familyModel(name, vendors); full != "" {
 		return full, nil
 	}
 	if full, _ := g.bareModel(name); full != "" {
-		return full, nil // a chat model: refused by name if its provider has no embeddings API
+		return full, nil
 	}
 	ve := invalid(field, "the model %q does not exist or no configured provider serves it; name it as provider/model", name)
 	ve.Err = ErrUnknownModel
