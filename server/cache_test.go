@@ -2,37 +2,19 @@ package server
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // cachingServer is completionsServer's gateway with a response cache in memory; calls
 // counts the upstream's requests.
 func cachingServer(t *testing.T) (url string, calls func() int, kept func(n int)) {
 	t.Helper()
-	up := &fakeOpenAIUpstream{}
-	ups := httptest.NewServer(up)
-	t.Cleanup(ups.Close)
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	st := memstore.New()
 	mc := &completions.MemoryCache{}
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-		Cache: completions.CacheOptions{Driver: mc}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
-	if err := Completions(g)(s); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs, _, up := completionsServerWith(t, func(o *completions.Options) { o.Cache = completions.CacheOptions{Driver: mc} })
 	return hs.URL, func() int {
 		up.mu.Lock()
 		defer up.mu.Unlock()

@@ -122,6 +122,12 @@ func (u *fakeOpenAIUpstream) last() []map[string]string {
 const completionsOtherKey = "other-key-456"
 
 func completionsServer(t *testing.T) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
+	return completionsServerWith(t, nil)
+}
+
+// completionsServerWith is completionsServer with tweak applied to the gateway's options
+// (nil: none).
+func completionsServerWith(t *testing.T, tweak func(*completions.Options)) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
 	t.Helper()
 	up := &fakeOpenAIUpstream{}
 	ups := httptest.NewServer(up)
@@ -129,8 +135,12 @@ func completionsServer(t *testing.T) (*httptest.Server, *Server, *fakeOpenAIUpst
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}),
 		providers.NewOpenAI(providers.Config{Name: "nokey", BaseURL: ups.URL + "/v1", KeyEnv: "NOKEY_API_KEY"})) // not configured
 	st := memstore.New()
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+	o := completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
+		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}}
+	if tweak != nil {
+		tweak(&o)
+	}
+	g, err := completions.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
