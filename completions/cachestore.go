@@ -66,18 +66,27 @@ func (c *StoreCache) DeletePrefix(ctx context.Context, prefix string) (int, erro
 		if len(page) == 0 {
 			return removed, nil
 		}
+		deleted := 0
 		err = c.st.Update(ctx, func(tx store.Tx) error {
+			deleted = 0 // the store may run this more than once
 			for _, e := range page {
+				// Counted only if still there: another purge may have deleted it since.
+				if _, err := tx.Get(ctx, store.ResponseCache, e.Key); errors.Is(err, store.ErrNotFound) {
+					continue
+				} else if err != nil {
+					return err
+				}
 				if err := tx.Delete(ctx, store.ResponseCache, e.Key); err != nil {
 					return err
 				}
+				deleted++
 			}
 			return nil
 		})
 		if err != nil {
 			return removed, fmt.Errorf("completions: response cache: %w", err)
 		}
-		removed += len(page)
+		removed += deleted
 		if len(page) < sweepPage {
 			return removed, nil
 		}

@@ -212,7 +212,7 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		for _, e := range entries {
-			if err := g.opts.Cache.Driver.Put(ctx, e.key, e.v, now, now.Add(ttl)); err != nil {
+			if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, e.key, e.v, now, now.Add(ttl)); err != nil {
 				g.log.Warn("completions: writing the response cache", "err", err)
 				return
 			}

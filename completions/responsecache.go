@@ -168,6 +168,7 @@ func (g *Gateway) PurgeCache(ctx context.Context, owner string, namespace *strin
 	if namespace != nil {
 		prefix = cacheKeyPrefix(owner, *namespace)
 	}
+	g.cacheWrites.purged(prefix, g.opts.Now())
 	n, err := d.DeletePrefix(ctx, prefix)
 	if err != nil {
 		return n, fmt.Errorf("completions: purging the response cache: %w", err)
@@ -183,6 +184,7 @@ func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
 	if d == nil || !strings.HasPrefix(key, cacheOwnerPrefix(owner)) || strings.Count(key, ".") != 2 || len(key) != cacheKeyLen {
 		return fmt.Errorf("%w: no cached answer of this key under %q", ErrNotFound, key)
 	}
+	g.cacheWrites.purged(key, g.opts.Now())
 	n, err := d.DeletePrefix(ctx, key)
 	if err != nil {
 		return fmt.Errorf("completions: deleting a cached answer: %w", err)
@@ -193,9 +195,9 @@ func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
 	return nil
 }
 
-// cacheKeyLen is the length of every cache key: 16 + 1 + 8 + 1 + 64 hexadecimal digits
+// cacheKeyLen is the length of every cache key: 16 + 1 + 16 + 1 + 64 hexadecimal digits
 // and dots.
-const cacheKeyLen = 90
+const cacheKeyLen = 98
 
 // CacheDriver returns the driver of the gateway's response cache (nil when it is off).
 func (g *Gateway) CacheDriver() CacheDriver {
@@ -252,7 +254,7 @@ func (g *Gateway) cacheKey(p *plan, primary, fallback []target) string {
 }
 
 // Cache keys are "<owner>.<namespace>.<request>": hashes of the owner (8 bytes), of the
-// namespace (4 bytes) and of everything that shapes the answer, so that PurgeCache finds
+// namespace (8 bytes) and of everything that shapes the answer, so that PurgeCache finds
 // an owner's answers, or one namespace's, by prefix, and a key says nothing of who made it.
 
 // cacheOwnerPrefix is what the keys of owner's answers start with.
@@ -264,7 +266,7 @@ func cacheOwnerPrefix(owner string) string {
 // cacheKeyPrefix is what the keys of owner's answers in namespace start with.
 func cacheKeyPrefix(owner, namespace string) string {
 	n := sha256.Sum256([]byte("namespace\x00" + namespace))
-	return cacheOwnerPrefix(owner) + hex.EncodeToString(n[:4]) + "."
+	return cacheOwnerPrefix(owner) + hex.EncodeToString(n[:8]) + "."
 }
 
 // lookupCache finds p's answer in the cache (cacheKey set p.cache.key). A driver failure is
@@ -340,7 +342,7 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 		defer g.cacheWrites.done()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := g.opts.Cache.Driver.Put(ctx, key, v, now, now.Add(ttl)); err != nil {
+		if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, key, v, now, now.Add(ttl)); err != nil {
 			g.log.Warn("completions: writing the response cache", "err", err)
 		}
 	}()
@@ -350,12 +352,50 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 // answers coming in) an answer is not kept rather than a goroutine more held for it.
 const maxCacheWrites = 256
 
-// cacheWriters counts the cache writes under way; after close none starts.
+// cacheWriters counts the cache writes under way; after close none starts. It also keeps
+// the purges of the last minutes, so that an answer made before a purge but written after
+// it is not kept.
 type cacheWriters struct {
 	mu       sync.Mutex
 	wg       sync.WaitGroup
 	closed   bool
 	inflight int
+
+	// purge is held by a write from its check of purges to the end of its Put, and by a
+	// purge while it records itself: a purge's deletion comes after every write that
+	// checked before it, and every write after it sees it.
+	purge    sync.RWMutex
+	purgedAt map[string]time.Time // key prefix -> when it was last purged (a minute kept)
+}
+
+// purgeMemory is how long a purge is remembered: longer than a write can wait (30 s).
+const purgeMemory = time.Minute
+
+// purged records a purge of the keys starting with prefix, at now.
+func (w *cacheWriters) purged(prefix string, now time.Time) {
+	w.purge.Lock()
+	defer w.purge.Unlock()
+	if w.purgedAt == nil {
+		w.purgedAt = map[string]time.Time{}
+	}
+	for p, at := range w.purgedAt {
+		if now.Sub(at) > purgeMemory {
+			delete(w.purgedAt, p)
+		}
+	}
+	w.purgedAt[prefix] = now
+}
+
+// put writes an entry made at stored unless a purge of its key came after it.
+func (w *cacheWriters) put(ctx context.Context, d CacheDriver, key string, value []byte, stored, expires time.Time) error {
+	w.purge.RLock()
+	defer w.purge.RUnlock()
+	for p, at := range w.purgedAt {
+		if !at.Before(stored) && strings.HasPrefix(key, p) {
+			return nil // purged since it was made
+		}
+	}
+	return d.Put(ctx, key, value, stored, expires)
 }
 
 func (w *cacheWriters) start() bool {

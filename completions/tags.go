@@ -62,12 +62,18 @@ func metadataTags(raw json.RawMessage) ([]string, error) {
 		if json.Unmarshal(t, &one) != nil {
 			return nil, invalid("metadata.tags", "must be an array of strings or a comma-separated string")
 		}
-		tags = SplitTags(one)
+		// OpenAI's metadata values are free strings (up to 512 characters): one that is not
+		// a list of tags is an OpenAI value, not a mistake, and is ignored as the others.
+		tags = AddTags(nil, SplitTags(one)...)
+		if CheckTags("metadata.tags", tags) != nil {
+			return nil, nil
+		}
+		return tags, nil
 	}
 	if err := CheckTags("metadata.tags", tags); err != nil {
 		return nil, err
 	}
-	return tags, nil
+	return AddTags(nil, tags...), nil
 }
 
 // SplitTags splits a comma-separated list of tags (a header's), dropping empty items.

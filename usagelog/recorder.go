@@ -155,6 +155,8 @@ type minute struct {
 	unix    int64 // minute number since the epoch (Unix seconds / 60); 0: unused
 	buckets map[seriesKey]*Bucket
 	tagged  map[seriesKey]*Bucket // per request tag (seriesKey.model holds the tag)
+	// tagCount is how many tag series each owner has this minute.
+	tagCount map[string]int
 }
 
 // Recorder keeps recent requests and per-minute buckets. It implements
@@ -200,7 +202,7 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
 		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
-		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: rec.Tags}
+		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...)}
 	if req.Attempts == nil {
 		req.Attempts = []completions.Attempt{}
 	}
@@ -245,8 +247,29 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 	m := r.minuteAt(end.Unix() / 60)
 	r.bucket(m.buckets, seriesKey{req.Owner, req.Model}).add(b)
 	for _, t := range req.Tags {
-		r.bucket(m.tagged, seriesKey{req.Owner, t}).add(b)
+		r.tagBucket(m, req.Owner, t).add(b)
 	}
+}
+
+// tagBucket is bucket for a request tag: tags are the caller's to choose, so the bound
+// of SeriesPerMinute holds per owner (one key's many tags cannot push another's into
+// OtherModel). Called with r.mu held.
+func (r *Recorder) tagBucket(m *minute, owner, tag string) *Bucket {
+	k := seriesKey{owner, tag}
+	bk := m.tagged[k]
+	if bk != nil {
+		return bk
+	}
+	if m.tagCount[owner] >= r.opts.SeriesPerMinute {
+		k.model = OtherModel
+		if bk = m.tagged[k]; bk != nil {
+			return bk
+		}
+	}
+	bk = &Bucket{}
+	m.tagged[k] = bk
+	m.tagCount[owner]++
+	return bk
 }
 
 // bucket returns the bucket of k in buckets, made when missing; beyond SeriesPerMinute
@@ -272,7 +295,7 @@ func (r *Recorder) minuteAt(u int64) *minute {
 	m := &r.minutes[int(u%int64(len(r.minutes)))]
 	if m.unix != u {
 		m.unix = u
-		m.buckets, m.tagged = map[seriesKey]*Bucket{}, map[seriesKey]*Bucket{}
+		m.buckets, m.tagged, m.tagCount = map[seriesKey]*Bucket{}, map[seriesKey]*Bucket{}, map[string]int{}
 	}
 	return m
 }
@@ -304,6 +327,7 @@ func (r *Recorder) RequestsWith(owner, tag, requestTag string, limit int, before
 		}
 		c := *req
 		c.Attempts = append([]completions.Attempt{}, req.Attempts...)
+		c.Tags = slices.Clone(req.Tags)
 		out = append(out, c)
 		if limit > 0 && len(out) == limit {
 			break
