@@ -10,6 +10,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestServeCacheStoreKeepsAnswersAcrossRestarts runs serve with --cache store twice on one
@@ -85,5 +90,60 @@ func TestServeRefusesBadCacheFlags(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr.String(), args[len(args)-2]) {
 			t.Errorf("%v: exit %d, %s", args, code, stderr.String())
 		}
+	}
+}
+
+// TestCacheCommand: switchyard cache purge and delete take the calling key's answers out of
+// the server's response cache.
+func TestCacheCommand(t *testing.T) {
+	up := fakeOpenAIUpstream(t)
+	mc := &completions.MemoryCache{}
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Cache: completions.CacheOptions{Driver: mc}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	ask := func(body string) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+cliKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header.Get("X-Switchyard-Cache-Key")
+	}
+	k1 := ask(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"one"}]}`)
+	ask(`{"model":"openai/gpt-4o-mini","cache":{"namespace":"eval"},"messages":[{"role":"user","content":"two"}]}`)
+	ask(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"three"}]}`)
+	for deadline := time.Now().Add(5 * time.Second); mc.Len() < 3; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("answers not cached")
+		}
+	}
+	if code, out, errOut := cli(t, "cache", "delete", k1); code != 0 || !strings.Contains(out, "deleted "+k1) {
+		t.Fatalf("delete: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "cache", "delete", k1); code == 0 || !strings.Contains(errOut, "404") && !strings.Contains(errOut, "no cached answer") {
+		t.Fatalf("delete again: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "cache", "purge", "--namespace", "eval"); code != 0 || !strings.Contains(out, "deleted 1 cached answers") {
+		t.Fatalf("purge eval: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "cache", "purge", "--json"); code != 0 || !strings.Contains(out, `"deleted": 1`) && !strings.Contains(out, `"deleted":1`) {
+		t.Fatalf("purge: %d %s %s", code, out, errOut)
+	}
+	if mc.Len() != 0 {
+		t.Fatalf("%d answers left", mc.Len())
+	}
+	if code, _, errOut := cli(t, "cache"); code == 0 || !strings.Contains(errOut, "purge") {
+		t.Fatalf("no subcommand: %d %s", code, errOut)
 	}
 }

@@ -20,6 +20,7 @@ from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTr
                   complete, select_model)
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .keys import issue_key, key_info, list_keys, revoke_key, update_key
+from .cache import delete_cached, purge_cache
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, MissingIdError, NotFoundError,
                      PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
@@ -32,6 +33,7 @@ __all__ = [
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "issue_key", "list_keys", "key_info", "update_key", "revoke_key", "PermissionDeniedError",
+    "purge_cache", "delete_cached",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
     "ConnectionFailedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",

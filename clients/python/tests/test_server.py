@@ -115,6 +115,10 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(again["message"], first["message"])
         self.assertEqual(again["usage"]["costs"]["total_tokens_cost"], 0)
         self.assertEqual(again["attempts"], [])
+        switchyard.delete_cached(again["cache"]["key"], client=self.client)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.delete_cached(again["cache"]["key"], client=self.client)
+        self.assertEqual(switchyard.purge_cache(namespace=ns, client=self.client), 0)
 
     @needs("completions")
     @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
