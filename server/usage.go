@@ -140,3 +140,71 @@ func shortDuration(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// spendAnswer is the answer of GET /api/v1/usage/spend.
+type spendAnswer struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	By   string `json:"by"`
+	// Data are the days' totals, by day then costliest first.
+	Data []usagelog.SpendRow `json:"data"`
+}
+
+// Spend plugs the durable daily spend (usagelog.Rollup, fed as a completions.Observer) into
+// the server: GET /api/v1/usage/spend?from=YYYY-MM-DD&to=YYYY-MM-DD&by=tag|model answers the
+// calling key's totals per day and request tag (or model), from the store, so they outlive
+// restarts and add up every replica's; the rollup is written once more at Close.
+func Spend(r *usagelog.Rollup) Option {
+	return func(s *Server) error {
+		if r == nil {
+			return errors.New("server: Spend needs a *usagelog.Rollup")
+		}
+		s.OnClose(r.Close)
+		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/spend", Summary: "This key's spend per day and request tag (or model), kept in the store",
+			Query: []QueryParam{
+				{Name: "from", Description: "first day YYYY-MM-DD in UTC (default 30 days before to)"},
+				{Name: "to", Description: "last day YYYY-MM-DD in UTC (default today); at most 366 days after from"},
+				{Name: "by", Description: "tag (default) or model"},
+			}, Response: spendAnswer{}, Tags: []string{"Usage"}},
+			func(w http.ResponseWriter, req *http.Request) error {
+				q := req.URL.Query()
+				to, err := dayQuery(q.Get("to"), "to", time.Now().UTC())
+				if err != nil {
+					return err
+				}
+				from, err := dayQuery(q.Get("from"), "from", to.AddDate(0, 0, -29))
+				if err != nil {
+					return err
+				}
+				if from.After(to) || to.Sub(from) >= usagelog.MaxSpendDays*24*time.Hour {
+					return Validation(http.StatusUnprocessableEntity, "from must be on or before to and at most %d days before it", usagelog.MaxSpendDays-1)
+				}
+				by := q.Get("by")
+				if by == "" {
+					by = usagelog.SpendByTag
+				}
+				if by != usagelog.SpendByTag && by != usagelog.SpendByModel {
+					return Validation(http.StatusUnprocessableEntity, "by must be tag or model, got %q", by)
+				}
+				rows, err := r.Spend(req.Context(), owner(req), from, to, by)
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, spendAnswer{From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), By: by, Data: rows})
+				return nil
+			})
+		return nil
+	}
+}
+
+// dayQuery parses an optional YYYY-MM-DD query parameter (UTC).
+func dayQuery(v, name string, def time.Time) (time.Time, error) {
+	if v == "" {
+		return def.Truncate(24 * time.Hour), nil
+	}
+	d, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return time.Time{}, Validation(http.StatusUnprocessableEntity, "%s must be a day YYYY-MM-DD, got %q", name, v)
+	}
+	return d, nil
+}

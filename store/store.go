@@ -62,6 +62,7 @@ const (
 	Budgets          Collection = "budgets"           // shared spending accounts of scoped keys
 	VirtualKeys      Collection = "virtual_keys"      // issued virtual keys' descriptions, keyed owner/id
 	ResponseCache    Collection = "response_cache"    // the gateway's cached answers, keyed by request hash
+	SpendRollups     Collection = "spend_rollups"     // daily spend per key and tag or model, keyed owner/day/kind/name
 )
 
 // Entry is one record returned by List.

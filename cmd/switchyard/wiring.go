@@ -49,6 +49,8 @@ type wiring struct {
 	obs *observability
 	// usage records recent requests and per-model spend for the usage API and the console.
 	usage *usagelog.Recorder
+	// spend keeps each key's daily spend per tag and model in the store.
+	spend *usagelog.Rollup
 }
 
 func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
@@ -129,6 +131,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	w.selector = selector
 
 	w.usage = usagelog.New(usagelog.Options{})
+	w.spend = usagelog.NewRollup(w.store, usagelog.RollupOptions{Logger: w.log})
 	var groups map[string]completions.ModelGroup
 	if w.cfg.ModelGroups != "" {
 		if groups, err = completions.LoadModelGroups(w.cfg.ModelGroups); err != nil {
@@ -183,6 +186,7 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 	opts := []server.Option{
 		server.Completions(w.gateway),
 		server.Usage(w.usage),
+		server.Spend(w.spend),
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
@@ -205,6 +209,9 @@ func (w *wiring) observer() completions.Observer {
 	var list []completions.Observer
 	if w.usage != nil {
 		list = append(list, w.usage)
+	}
+	if w.spend != nil {
+		list = append(list, w.spend)
 	}
 	if w.obs != nil && w.obs.metrics != nil {
 		list = append(list, w.obs.metrics)
