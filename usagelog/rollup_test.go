@@ -20,7 +20,7 @@ type fixedClock struct {
 	t  time.Time
 }
 
-func (c *fixedClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fixedClock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *fixedClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // Two replicas on one store add to the same daily totals, per tag and per model; hits are
