@@ -163,11 +163,14 @@ func TestConsoleInChromium(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 
 	cache := &completions.MemoryCache{}
+	var spendOption server.Option
 	url := cliServer(t, func(st *store.Store) []server.Option {
 		rec := usagelog.New(usagelog.Options{})
+		roll := usagelog.NewRollup(st, usagelog.RollupOptions{})
+		spendOption = server.Spend(roll)
 		g, err := completions.New(completions.Options{
 			Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-fake"})),
-			Prices:    providers.DefaultCatalog(), Store: st, Observer: completions.JoinObservers(rec), Logger: quiet,
+			Prices:    providers.DefaultCatalog(), Store: st, Observer: completions.JoinObservers(rec, roll), Logger: quiet,
 			Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
 			// Only requests that ask are cached: the one asked twice below.
 			Cache: completions.CacheOptions{Driver: cache, OptIn: true},
@@ -191,7 +194,7 @@ func TestConsoleInChromium(t *testing.T) {
 		if err := opt.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		return []server.Option{server.Completions(g), server.Usage(rec), server.CustomRouters(tr), server.Optimizer(opt), server.Console()}
+		return []server.Option{server.Completions(g), server.Usage(rec), spendOption, server.CustomRouters(tr), server.Optimizer(opt), server.Console()}
 	})
 
 	// Completions: answered, answered after a fallback, failed, streamed, and a second turn.
@@ -211,7 +214,7 @@ func TestConsoleInChromium(t *testing.T) {
 		call(t, "POST", url+"/api/v1/completions", body, nil)
 	}
 	// One asked twice with the cache: the second is a hit.
-	cached := `{"models":["openai/gpt-4o-mini"],"cache":{"use-cache":true},` + msg("Cache this") + `}`
+	cached := `{"models":["openai/gpt-4o-mini"],"cache":{"use-cache":true},"tags":["feature:console"],` + msg("Cache this") + `}`
 	call(t, "POST", url+"/api/v1/completions", cached, nil)
 	for deadline := time.Now().Add(5 * time.Second); cache.Len() == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -312,6 +315,7 @@ func TestConsoleInChromium(t *testing.T) {
 	dom = b.render(t, "usage", url+"/console/#/usage?"+key)
 	// The key left the address bar: the route the page shows has no key= in it.
 	want("usage", dom, `<body data-route="#/usage">`, `data-loaded="true"`, `id="spend-chart"`, `id="latency-chart"`, `<svg class="chart"`,
+		`id="tag-spend"`, `class="tag-spend"><td class="mono">feature:console</td><td class="num">1</td>`,
 		`<path class="series" d="M[^"]+L`, `<td>openai/gpt-4o-mini</td>`, `<td>openai/gpt-4-down</td>`, `<td>openai/gpt-4o</td>`)
 
 	// The 24-hour view keeps its other fragment parameters when the key is taken out.
@@ -321,7 +325,7 @@ func TestConsoleInChromium(t *testing.T) {
 	dom = b.render(t, "requests", url+"/console/#/requests?"+key)
 	want("requests", dom, `data-loaded="true"`, `class="request"`, `attempt 2`, `openai/gpt-4-down`,
 		`<span class="pill bad">error</span>`, `class="mono"> overloaded`, `Hello|stream`, `#/conversations/`+first.ConversationID,
-		`class="muted cache-hit"[^>]*> · cache hit`, `saved \$`)
+		`class="muted cache-hit"[^>]*> · cache hit`, `saved \$`, `class="muted tags">feature:console</div>`)
 	if n := strings.Count(dom, `class="request"`) + strings.Count(dom, `class="request no-attempts"`); n != 8 {
 		t.Errorf("requests: %d rows, want 8", n)
 	}

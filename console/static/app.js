@@ -184,14 +184,18 @@ async function usagePage(view, _arg, gen) {
     h('option', { value: '1h', selected: win === '1h' }, 'last hour'),
     h('option', { value: '24h', selected: win === '24h' }, 'last 24 hours'));
   const body = h('div', {});
+  const tags = h('div', {});
   view.append(h('h1', {}, 'Spend and latency per model'),
     h('div', { class: 'toolbar' }, sel, h('button', { type: 'button', onclick: () => draw() }, 'Refresh'),
       h('span', { class: 'muted' }, 'This key\'s completions since this server started (kept in memory).')),
-    body);
+    body, tags);
   async function draw() {
     const s = await api('/api/v1/usage/series' + q({ window: win }));
+    // The daily spend per request tag, kept in the store (absent on a server without it).
+    const spend = await api('/api/v1/usage/spend' + q({ by: 'tag' })).catch(() => null);
     if (gen !== generation) return;
     body.replaceChildren(...renderSeries(s));
+    tags.replaceChildren(...(spend ? renderTagSpend(spend) : []));
   }
   await draw();
   every(30000, gen, draw);
@@ -243,6 +247,26 @@ function renderSeries(s) {
       table(['Model', { text: 'Requests', class: 'num' }, { text: 'Errors', class: 'num' }, { text: 'Tokens', class: 'num' },
         { text: 'Spend', class: 'num' }, { text: 'Mean latency', class: 'num' }, { text: 'Max latency', class: 'num' }], rows)),
   ];
+}
+
+// renderTagSpend totals the daily spend rows per tag over their days, costliest first.
+function renderTagSpend(sp) {
+  const per = new Map();
+  for (const r of sp.data) {
+    const t = per.get(r.tag) || { tag: r.tag, requests: 0, tokens: 0, cost: 0, hits: 0, saved: 0 };
+    t.requests += r.requests; t.tokens += r.prompt_tokens + r.completion_tokens; t.cost += r.cost_usd;
+    t.hits += r.cache_hits || 0; t.saved += r.saved_usd || 0;
+    per.set(r.tag, t);
+  }
+  const all = [...per.values()].sort((a, b) => b.cost - a.cost || a.tag.localeCompare(b.tag));
+  return [h('div', { class: 'card', id: 'tag-spend' }, h('h2', {}, `Spend per request tag, ${sp.from} to ${sp.to}`),
+    all.length
+      ? table(['Tag', { text: 'Requests', class: 'num' }, { text: 'Tokens', class: 'num' }, { text: 'Spend', class: 'num' },
+        { text: 'Cache hits', class: 'num' }, { text: 'Saved', class: 'num' }],
+      all.map((t) => h('tr', { class: 'tag-spend' }, h('td', { class: 'mono' }, t.tag), h('td', { class: 'num' }, fmt.int(t.requests)),
+        h('td', { class: 'num' }, fmt.int(t.tokens)), h('td', { class: 'num' }, fmt.usd(t.cost)),
+        h('td', { class: 'num' }, fmt.int(t.hits)), h('td', { class: 'num' }, fmt.usd(t.saved)))))
+      : h('p', { class: 'empty' }, 'No tagged requests yet: send tags in metadata.tags or the X-Switchyard-Tags header.'))];
 }
 
 function stat(value, label) {
