@@ -2,16 +2,20 @@ package usagelog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -28,6 +32,9 @@ type Rollup struct {
 
 	mu      sync.Mutex
 	pending map[string]*DayTotals // store key -> increments not yet written
+	// failed are written batches whose outcome is unknown (the store said no, perhaps
+	// after committing): they are written again under their ids, which the rows remember.
+	failed []rollupBatch
 
 	flushMu sync.Mutex // one flush at a time
 	stop    chan struct{}
@@ -103,10 +110,44 @@ func NewRollup(st *store.Store, opts RollupOptions) *Rollup {
 
 var _ completions.Observer = (*Rollup)(nil)
 
-// rollupKey is a store key: the owner (escaped), the day, "t" or "m", the tag or model.
+// rollupKey is a store key: the owner (escaped), the day, "t" or "m", the tag or model
+// (a name over maxRollupName bytes cut and followed by a hash of it: model names are the
+// caller's, and a store key has a size limit).
 func rollupKey(owner, day, kind, name string) string {
+	if len(name) > maxRollupName {
+		sum := sha256.Sum256([]byte(name))
+		name = strings.ToValidUTF8(name[:maxRollupName-17], "") + "~" + hex.EncodeToString(sum[:8])
+	}
 	return url.PathEscape(owner) + "/" + day + "/" + kind + "/" + name
 }
+
+// maxRollupName bounds the tag or model part of a rollup key.
+const maxRollupName = 200
+
+// rollupBatch is increments written in one transaction under one id.
+type rollupBatch struct {
+	id   string
+	incs map[string]*DayTotals
+}
+
+// storedTotals is a row as stored: the totals and the ids of the last batches added to it,
+// so that a batch written again after an unknown outcome is not added twice.
+type storedTotals struct {
+	DayTotals
+	Batches []string `json:"batches,omitempty"`
+}
+
+// rollupBatchMemory is how many batch ids a row remembers: more than the batches that can
+// be retried before one is known (a retried batch is written again at the next flush).
+const rollupBatchMemory = 32
+
+// rollupBatchRows bounds the rows of one transaction: a large backlog is written in parts,
+// each with its own deadline, so it is never too large to write at all.
+const rollupBatchRows = 256
+
+// rollupWriteTimeout bounds one batch's transaction (not the flush interval: a slow store
+// still writes).
+const rollupWriteTimeout = 30 * time.Second
 
 // ObserveRequest adds rec to its owner's totals of the day, per tag and per model
 // (completions.Observer; it does not block on the store).
@@ -156,61 +197,91 @@ func (r *Rollup) run() {
 		case <-r.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), r.opts.FlushEvery)
-			if err := r.Flush(ctx); err != nil {
+			if err := r.Flush(context.Background()); err != nil {
 				r.opts.Logger.Warn("usagelog: writing the daily spend", "err", err)
 			}
-			cancel()
 		}
 	}
 }
 
-// Flush writes the totals added up since the last write, in one transaction; on failure
-// they are kept for the next one.
+// Flush writes the totals added up since the last write, in batches of at most
+// rollupBatchRows rows, each one transaction under its own id; a batch whose write failed
+// is written again by the next Flush under the same id (so that, had the store committed
+// it before failing, it is not added twice). ctx bounds the wait for an earlier Flush; each
+// write has its own deadline, so a caller going away does not cut a commit short.
 func (r *Rollup) Flush(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
-	batch := r.pending
-	r.pending = map[string]*DayTotals{}
-	r.mu.Unlock()
-	if len(batch) == 0 {
-		return nil
+	batches := r.failed
+	r.failed = nil
+	if len(r.pending) > 0 {
+		b := rollupBatch{id: uuid.NewString(), incs: map[string]*DayTotals{}}
+		for key, inc := range r.pending {
+			if len(b.incs) == rollupBatchRows {
+				batches = append(batches, b)
+				b = rollupBatch{id: uuid.NewString(), incs: map[string]*DayTotals{}}
+			}
+			b.incs[key] = inc
+		}
+		batches = append(batches, b)
+		r.pending = map[string]*DayTotals{}
 	}
-	err := r.st.Update(ctx, func(tx store.Tx) error {
-		for key, inc := range batch {
-			cur, err := store.GetJSON[DayTotals](ctx, tx, store.SpendRollups, key)
+	r.mu.Unlock()
+	var errs []error
+	for _, b := range batches {
+		if err := r.write(b); err != nil {
+			errs = append(errs, err)
+			r.mu.Lock()
+			r.failed = append(r.failed, b)
+			r.mu.Unlock()
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("usagelog: writing the daily spend (%d of %d batches kept for the next write): %w", len(errs), len(batches), errors.Join(errs...))
+	}
+	return nil
+}
+
+// write adds batch b to the stored rows in one transaction, skipping a row that already
+// has it.
+func (r *Rollup) write(b rollupBatch) error {
+	ctx, cancel := context.WithTimeout(context.Background(), rollupWriteTimeout)
+	defer cancel()
+	return r.st.Update(ctx, func(tx store.Tx) error {
+		for key, inc := range b.incs {
+			cur, err := store.GetJSON[storedTotals](ctx, tx, store.SpendRollups, key)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
+			if slices.Contains(cur.Batches, b.id) {
+				continue // written before, though the store said otherwise
+			}
 			cur.add(*inc)
+			cur.Batches = append(cur.Batches, b.id)
+			if n := len(cur.Batches); n > rollupBatchMemory {
+				cur.Batches = cur.Batches[n-rollupBatchMemory:]
+			}
 			if err := store.PutJSON(ctx, tx, store.SpendRollups, key, cur); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		r.mu.Lock()
-		for key, inc := range batch { // kept for the next write
-			r.addPending(key, *inc)
-		}
-		r.mu.Unlock()
-		return fmt.Errorf("usagelog: writing the daily spend: %w", err)
-	}
-	return nil
 }
 
-// Close stops the writer and writes what is left (until ctx ends). Observing after Close
+// Close stops the writer and writes what is left — even when ctx has ended (a shutdown's
+// budget spent by others), each write bounded by its own deadline. Observing after Close
 // adds to totals nobody writes.
 func (r *Rollup) Close(ctx context.Context) error {
 	r.once.Do(func() { close(r.stop) })
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return r.Flush(ctx)
+	<-r.done // the writer stops at once, or after the write under way
+	return r.Flush(context.WithoutCancel(ctx))
 }
 
 // MaxSpendDays bounds the days one Spend call reads.
@@ -223,6 +294,9 @@ func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by
 	kind := map[string]string{SpendByTag: "t", SpendByModel: "m"}[by]
 	if kind == "" {
 		return nil, fmt.Errorf("usagelog: spend by %q (want tag or model)", by)
+	}
+	if from.After(to) || to.Sub(from) >= MaxSpendDays*24*time.Hour {
+		return nil, fmt.Errorf("usagelog: spend from %s to %s: at most %d days, from first", from.Format(time.DateOnly), to.Format(time.DateOnly), MaxSpendDays)
 	}
 	if err := r.Flush(ctx); err != nil {
 		return nil, err
@@ -245,11 +319,11 @@ func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by
 			if k != kind {
 				continue
 			}
-			var t DayTotals
+			var t storedTotals
 			if err := json.Unmarshal(e.Value, &t); err != nil {
 				return nil, fmt.Errorf("usagelog: a daily spend record %q: %w", e.Key, err)
 			}
-			row := SpendRow{Day: day, DayTotals: t}
+			row := SpendRow{Day: day, DayTotals: t.DayTotals}
 			if kind == "t" {
 				row.Tag = name
 			} else {

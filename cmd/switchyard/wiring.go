@@ -53,8 +53,14 @@ type wiring struct {
 	spend *usagelog.Rollup
 }
 
-func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
-	var err error
+func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
+	defer func() {
+		if err != nil && w.spend != nil {
+			// No server will close it: stop its writer (nothing was observed yet).
+			w.spend.Close(context.Background())
+			w.spend = nil
+		}
+	}()
 	// One pooled client for every upstream: the default transport keeps only 2 idle
 	// connections per host, which under load reopens connections to a provider constantly.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -184,9 +190,10 @@ func (w *wiring) options(ctx context.Context) ([]server.Option, error) {
 		return nil, err
 	}
 	opts := []server.Option{
+		// First, so that its close (closers run last to first) writes after the gateway's.
+		server.Spend(w.spend),
 		server.Completions(w.gateway),
 		server.Usage(w.usage),
-		server.Spend(w.spend),
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
