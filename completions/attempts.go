@@ -541,6 +541,30 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	}
 }
 
+// callAttempts runs call on p's models under run (retries, fallbacks, circuit breakers)
+// within the request's deadline, each call bounded by the attempt timeout: a call that
+// runs out of it is a timeout saying what was missing (what: "no embeddings"). call gets
+// run's context, the attempt's and when the attempt began. It returns the model that
+// answered and when its attempt began.
+func (g *Gateway) callAttempts(ctx context.Context, p *plan, what string, call func(ctx, actx context.Context, t target, begin time.Time) error) (used target, begin time.Time, err error) {
+	dctx, cancelDeadline := p.withDeadline(ctx)
+	defer cancelDeadline()
+	err = g.run(dctx, p, func(ctx context.Context, t target) error {
+		begin = g.opts.Now()
+		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
+		defer cancel()
+		if err := call(ctx, actx, t, begin); err != nil {
+			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+				return timeoutError(t, what, p.timing.attempt)
+			}
+			return err
+		}
+		used = t
+		return nil
+	})
+	return used, begin, err
+}
+
 // CompleteN answers req n times at once — n whole answers, each with req's models, retries
 // and fallbacks, billed and recorded as n requests — for a client that asks for n choices
 // (OpenAI's n), which no provider but OpenAI's own gives, and then only from one model. It
@@ -613,22 +637,11 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		used  target
 		begin time.Time
 	)
-	dctx, cancelDeadline := p.withDeadline(ctx)
-	defer cancelDeadline()
-	err = g.run(dctx, p, func(ctx context.Context, t target) error {
-		begin = g.opts.Now()
-		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
-		defer cancel()
+	used, begin, err = g.callAttempts(ctx, p, "no complete response", func(_, actx context.Context, t target, _ time.Time) error {
 		r := g.attemptRequest(p.req, &p.preq, t)
 		res, err := t.p.Complete(actx, &r)
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return timeoutError(t, "no complete response", p.timing.attempt)
-			}
-			return err
-		}
-		out, used = res, t
-		return nil
+		out = res
+		return err
 	})
 	if err != nil {
 		g.observeFailure(ctx, p, false, err, nil, 0)

@@ -322,17 +322,8 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		}
 		defer p.ended()
 	}
-	var (
-		out   *providers.TranscriptionResponse
-		used  target
-		begin time.Time
-	)
-	dctx, cancel := p.withDeadline(ctx)
-	defer cancel()
-	err = g.run(dctx, p, func(ctx context.Context, t target) error {
-		begin = g.opts.Now()
-		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
-		defer cancel()
+	var out *providers.TranscriptionResponse
+	used, begin, err := g.callAttempts(ctx, p, "no transcription", func(_, actx context.Context, t target, _ time.Time) error {
 		r := *preq
 		r.Model = t.model
 		plain := usdBound && (r.ResponseFormat == "" || r.ResponseFormat == "json") && t.provider != "openai"
@@ -341,15 +332,12 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		}
 		res, err := t.p.(providers.Transcriber).Transcribe(actx, &r)
 		if err != nil {
-			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return timeoutError(t, "no transcription", p.timing.attempt)
-			}
 			return err
 		}
 		if plain {
 			res.Body = plainTranscription(res.Body)
 		}
-		out, used = res, t
+		out = res
 		return nil
 	})
 	if err != nil {

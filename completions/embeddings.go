@@ -509,34 +509,19 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		defer p.ended() // every way out of Embed ends the request
 	}
 	sent, idx := ec.misses(preq)
-	var (
-		out   *providers.EmbeddingResponse
-		used  target
-		begin time.Time
-	)
-	dctx, cancel := p.withDeadline(ctx)
-	defer cancel()
-	err = g.run(dctx, p, func(ctx context.Context, t target) error {
-		begin = g.opts.Now()
-		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
-		defer cancel()
+	var out *providers.EmbeddingResponse
+	used, begin, err := g.callAttempts(ctx, p, "no embeddings", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := *sent
 		r.Model = t.model
 		res, err := t.p.(providers.Embedder).Embed(actx, &r)
-		if err != nil {
-			var pe *providers.Error
-			if errors.As(err, &pe) && pe.Usage != nil && pe.Kind != providers.KindContentFilter {
-				// Part of the call was answered (and billed) before it failed. (A content
-				// filter's billed usage is accounted by run, as for chat.)
-				g.account(ctx, p, t, *pe.Usage, g.embeddingCost(t.name, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
-			}
-			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return timeoutError(t, "no embeddings", p.timing.attempt)
-			}
-			return err
+		var pe *providers.Error
+		if errors.As(err, &pe) && pe.Usage != nil && pe.Kind != providers.KindContentFilter {
+			// Part of the call was answered (and billed) before it failed. (A content
+			// filter's billed usage is accounted by run, as for chat.)
+			g.account(ctx, p, t, *pe.Usage, g.embeddingCost(t.name, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
 		}
-		out, used = res, t
-		return nil
+		out = res
+		return err
 	})
 	if err != nil {
 		g.observeEmbedFailure(ctx, p, err)
