@@ -23,6 +23,7 @@ import (
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // fakeOpenAIUpstream is a scripted OpenAI-compatible LLM server: it answers every chat
@@ -178,6 +179,7 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 		t.Skip("python3 is not installed; the Python client's tests need it (apt-get install python3)")
 	}
 	up := fakeOpenAIUpstream(t)
+	var spend server.Option
 	url := cliServer(t, func(st *store.Store) []server.Option {
 		svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
 			trainer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -189,12 +191,15 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := map[string]string{"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": up.URL + "/v1"}
+		roll := usagelog.NewRollup(st, usagelog.RollupOptions{})
+		spend = server.Spend(roll)
 		gw, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Store: st,
-			Cache: completions.CacheOptions{Driver: &completions.MemoryCache{}}})
+			Cache: completions.CacheOptions{Driver: &completions.MemoryCache{}}, Observer: roll})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return []server.Option{
+			spend,
 			server.CustomRouters(svc),
 			server.ModelSelection(routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})),
 			server.Completions(gw),

@@ -21,6 +21,7 @@ from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTr
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .keys import issue_key, key_info, list_keys, revoke_key, update_key
 from .cache import delete_cached, purge_cache
+from .usage import spend
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, MissingIdError, NotFoundError,
                      PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
@@ -33,7 +34,7 @@ __all__ = [
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "issue_key", "list_keys", "key_info", "update_key", "revoke_key", "PermissionDeniedError",
-    "purge_cache", "delete_cached",
+    "purge_cache", "delete_cached", "spend",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
     "ConnectionFailedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",

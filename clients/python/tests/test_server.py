@@ -94,6 +94,13 @@ class ServerTest(unittest.TestCase):
         self.assertEqual("".join(b["text"] for b in st.final["message"]["content"]), st.text)
         self.assertIn("usage", st.final)
 
+    def has_spend(self):
+        try:
+            switchyard.spend(client=self.client)
+            return True
+        except switchyard.NotFoundError:
+            return False
+
     @needs("completions")
     @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
     def test_complete_cache(self):
@@ -115,6 +122,12 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(again["message"], first["message"])
         self.assertEqual(again["usage"]["costs"]["total_tokens_cost"], 0)
         self.assertEqual(again["attempts"], [])
+        if self.has_spend():
+            tagged = switchyard.complete(msgs, MODEL, tags=["py:spend"], cache={"no-cache": True, "no-store": True},
+                                         client=self.client)
+            self.assertNotIn("cache", tagged)
+            rows = switchyard.spend(by="tag", client=self.client)["data"]
+            self.assertIn("py:spend", [r["tag"] for r in rows])
         switchyard.delete_cached(again["cache"]["key"], client=self.client)
         with self.assertRaises(switchyard.NotFoundError):
             switchyard.delete_cached(again["cache"]["key"], client=self.client)

@@ -1,0 +1,54 @@
+package client_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/client"
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// TestSpendByTag: tags sent with the Go client's requests come back in its Spend report.
+func TestSpendByTag(t *testing.T) {
+	up := newToolUpstream(t)
+	c, _ := realServer(t, func(st *store.Store, _ string) []server.Option {
+		roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+		env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}
+		g, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
+			Prices: providers.DefaultCatalog(), Store: st, Observer: roll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Spend(roll), server.Completions(g)}
+	})
+	ctx := context.Background()
+	for _, md := range []map[string]any{{"tags": []string{"team:a"}}, {"tags": []string{"team:a", "env:ci"}}} {
+		if _, err := c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini", Metadata: md,
+			Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Complete(ctx, &client.CompletionRequest{Models: []string{"openai/gpt-4o-mini"}, Tags: []string{"env:ci"},
+		Messages: []client.ChatMessage{{Role: "user", Content: []client.ContentBlock{{Type: "text", Text: "Weather in Lyon?"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Spend(ctx, client.SpendQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, r := range rep.Data {
+		got[r.Tag] = r.Requests
+	}
+	if rep.By != "tag" || got["team:a"] != 2 || got["env:ci"] != 2 || len(got) != 2 {
+		t.Fatalf("spend by tag %+v", rep)
+	}
+	if rep, err := c.Spend(ctx, client.SpendQuery{By: "model", From: time.Now(), To: time.Now()}); err != nil || len(rep.Data) != 1 || rep.Data[0].Requests != 3 {
+		t.Fatalf("spend by model %+v %v", rep, err)
+	}
+}
