@@ -24,8 +24,10 @@ import (
 // (collection store.SpendRollups): unlike the Recorder's history it survives restarts, and
 // on a shared PostgreSQL store every replica adds to the same totals. It is a
 // completions.Observer: requests are added up in memory and written every
-// RollupOptions.FlushEvery, in one transaction, by adding to what is stored (so replicas
-// never overwrite each other). Make one with NewRollup and Close it to write the rest.
+// RollupOptions.FlushEvery, in transactions of at most rollupBatchRows rows, by adding to
+// what is stored (so replicas never overwrite each other) under a batch id the rows
+// remember (so a write retried after an unknown outcome is not counted twice). Make one
+// with NewRollup and Close it to write the rest.
 type Rollup struct {
 	st   *store.Store
 	opts RollupOptions
