@@ -650,6 +650,7 @@ func NewOpenAIChatCompletionN(rs []*Response, created time.Time) *OpenAIChatComp
 		out.Switchyard.Attempts = append(out.Switchyard.Attempts, r.Attempts...)
 	}
 	out.Usage = openAIUsage(&sum)
+	out.Switchyard.Cache = CombinedCache(rs)
 	out.Switchyard.Costs, out.Switchyard.Latency = sum.Usage.Costs, sum.Latency
 	return out
 }

@@ -33,7 +33,8 @@ type CacheDriver interface {
 	DeletePrefix(ctx context.Context, prefix string) (int, error)
 }
 
-// ErrCacheMiss is a CacheDriver's answer for a key it does not hold.
+// ErrCacheMiss is a CacheDriver's answer for a key it does not hold (and DeleteCached's; the
+// server answers it 404).
 var ErrCacheMiss = errors.New("completions: not in the response cache")
 
 // CacheOptions turn on the response cache: a request answered once is answered again from
@@ -178,11 +179,11 @@ func (g *Gateway) PurgeCache(ctx context.Context, owner string, namespace *strin
 
 // DeleteCached deletes the cached answer (or embeddings input) under key, the
 // X-Switchyard-Cache-Key an answer of owner's reported. A key that is not one of owner's,
-// or not cached (any more), is ErrNotFound.
+// or not cached (any more), is ErrCacheMiss.
 func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
 	d := g.CacheDriver()
 	if d == nil || !strings.HasPrefix(key, cacheOwnerPrefix(owner)) || strings.Count(key, ".") != 2 || len(key) != cacheKeyLen {
-		return fmt.Errorf("%w: no cached answer of this key under %q", ErrNotFound, key)
+		return fmt.Errorf("%w: no cached answer of this key under %q", ErrCacheMiss, key)
 	}
 	g.cacheWrites.purged(key, g.opts.Now())
 	n, err := d.DeletePrefix(ctx, key)
@@ -190,7 +191,7 @@ func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
 		return fmt.Errorf("completions: deleting a cached answer: %w", err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: no cached answer of this key under %q", ErrNotFound, key)
+		return fmt.Errorf("%w: no cached answer of this key under %q", ErrCacheMiss, key)
 	}
 	return nil
 }
@@ -351,6 +352,46 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 // maxCacheWrites bounds the cache writes under way: beyond it (a store slower than the
 // answers coming in) an answer is not kept rather than a goroutine more held for it.
 const maxCacheWrites = 256
+
+// CombinedCache is the CacheStatus of an answer made of several (a legacy completion's
+// prompts, each a request of its own): hit when every one was, bypass when every one
+// was, partial when some were hits, else miss; what the hits saved added up, the oldest
+// hit's age, the key only when there is one answer. nil when the cache took part in none.
+func CombinedCache(rs []*Response) *CacheStatus {
+	if len(rs) == 1 {
+		return rs[0].Cache
+	}
+	out := &CacheStatus{}
+	hits, bypasses, seen := 0, 0, false
+	for _, r := range rs {
+		c := r.Cache
+		if c == nil {
+			continue
+		}
+		seen = true
+		switch c.Result {
+		case CacheHit:
+			hits++
+			out.SavedUSD += c.SavedUSD
+			out.AgeSeconds = max(out.AgeSeconds, c.AgeSeconds)
+		case CacheBypass:
+			bypasses++
+		}
+	}
+	switch {
+	case !seen:
+		return nil
+	case hits == len(rs):
+		out.Result = CacheHit
+	case hits > 0:
+		out.Result, out.Hits = CachePartial, hits
+	case bypasses == len(rs):
+		out.Result = CacheBypass
+	default:
+		out.Result = CacheMiss
+	}
+	return out
+}
 
 // cacheWriters counts the cache writes under way; after close none starts. It also keeps
 // the purges of the last minutes, so that an answer made before a purge but written after

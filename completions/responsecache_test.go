@@ -496,14 +496,14 @@ func TestPurgeCacheByOwnerNamespaceAndKey(t *testing.T) {
 		t.Fatalf("key %q: not of alice's empty namespace or not %d long", one.Cache.Key, cacheKeyLen)
 	}
 	// One answer by its key; another owner's key is not found.
-	if err := h.g.DeleteCached(ctx, "bob", one.Cache.Key); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("bob deleting alice's answer: %v, want ErrNotFound", err)
+	if err := h.g.DeleteCached(ctx, "bob", one.Cache.Key); !errors.Is(err, ErrCacheMiss) {
+		t.Fatalf("bob deleting alice's answer: %v, want ErrCacheMiss", err)
 	}
 	if err := h.g.DeleteCached(ctx, "alice", one.Cache.Key); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.g.DeleteCached(ctx, "alice", one.Cache.Key); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("deleting it again: %v, want ErrNotFound", err)
+	if err := h.g.DeleteCached(ctx, "alice", one.Cache.Key); !errors.Is(err, ErrCacheMiss) {
+		t.Fatalf("deleting it again: %v, want ErrCacheMiss", err)
 	}
 	if r := ask("alice", "", "one"); r.Cache.Result != CacheMiss {
 		t.Fatalf("after its deletion: %+v", r.Cache)

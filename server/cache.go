@@ -43,8 +43,9 @@ func headerTags(r *http.Request, tags []string) ([]string, error) {
 
 // applyCacheHeader adds a request's Cache-Control header to its say over the response
 // cache (the body's cache object wins where both speak): no-cache, no-store, and max-age=N
-// (accept a cached answer at most N seconds old; 0 is no-cache). Other directives are
-// ignored, as HTTP caches ignore the ones they do not know.
+// or s-maxage=N (accept a cached answer at most N seconds old; 0 is no-cache). Other
+// directives (the body's ttl and namespace have none) are ignored, as HTTP caches ignore
+// the ones they do not know.
 func applyCacheHeader(r *http.Request, req *completions.Request) error {
 	values := r.Header.Values("Cache-Control")
 	if len(values) == 0 {
@@ -62,7 +63,7 @@ func applyCacheHeader(r *http.Request, req *completions.Request) error {
 				c.NoCache = true
 			case "no-store":
 				c.NoStore = true
-			case "max-age":
+			case "max-age", "s-maxage":
 				n, err := strconv.ParseUint(strings.Trim(arg, `"`), 10, 64)
 				if err != nil && !errors.Is(err, strconv.ErrRange) {
 					return Validation(http.StatusBadRequest, "Cache-Control: max-age must be a whole number of seconds, got %q", arg)

@@ -163,7 +163,7 @@ func TestCachePurgeRoutes(t *testing.T) {
 	ask(testKey, q2)
 	ask(completionsOtherKey, q1)
 	kept(3)
-	if resp, b := do2(t, "DELETE", base+"/api/v1/cache/"+k1, completionsOtherKey, "", nil); resp.StatusCode != 404 {
+	if resp, b := do2(t, "DELETE", base+"/api/v1/cache/"+k1, completionsOtherKey, "", nil); resp.StatusCode != 404 || strings.Contains(string(b), "conversation") {
 		t.Fatalf("another key deleting this key's answer: %d %s", resp.StatusCode, b)
 	}
 	if resp, b := do2(t, "DELETE", base+"/api/v1/cache/"+k1, testKey, "", nil); resp.StatusCode != 200 || !strings.Contains(string(b), `"deleted":true`) {
@@ -184,5 +184,32 @@ func TestCachePurgeRoutes(t *testing.T) {
 	}
 	if resp, _ := do2(t, "DELETE", base+"/api/v1/cache", "", "", nil); resp.StatusCode != 401 {
 		t.Fatalf("purge without a key: %d", resp.StatusCode)
+	}
+}
+
+// A legacy completion with several prompts is several requests: its cache status combines
+// theirs (hit, partial or miss, every hit's saving), header and body alike.
+func TestLegacyCompletionsCombineTheirPromptsCacheStatus(t *testing.T) {
+	base, calls, kept := cachingServer(t)
+	ask := func(body string) (string, map[string]any) {
+		t.Helper()
+		resp, b := do2(t, "POST", base+"/v1/completions", testKey, body, map[string]string{"Cache-Control": "s-maxage=3600"})
+		if resp.StatusCode != 200 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		c, _ := decodeMap(t, b)["switchyard"].(map[string]any)["cache"].(map[string]any)
+		return resp.Header.Get("X-Switchyard-Cache"), c
+	}
+	if h, _ := ask(`{"model":"up/ok","prompt":["mq1","mq2"]}`); h != "miss" {
+		t.Fatalf("first: %q", h)
+	}
+	kept(2)
+	h, c := ask(`{"model":"up/ok","prompt":["mq1","mq2"]}`)
+	if h != "hit" || c["result"] != "hit" || calls() != 2 || c["key"] != nil {
+		t.Fatalf("again: header %q body %v after %d calls", h, c, calls())
+	}
+	h, c = ask(`{"model":"up/ok","prompt":["new","mq2"]}`)
+	if h != "partial" || c["result"] != "partial" || c["hits"] != 1.0 || calls() != 3 {
+		t.Fatalf("one new prompt: header %q body %v after %d calls", h, c, calls())
 	}
 }

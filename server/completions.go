@@ -336,7 +336,7 @@ func completionsError(err error) *APIError {
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, completions.ErrInvalid):
 		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))
-	case errors.Is(err, completions.ErrNotFound):
+	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss):
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
@@ -521,9 +521,8 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(nFailed))
 		s.log.WarnContext(r.Context(), "completions: some text completion choices failed", "failed", nFailed, "err", firstErr)
 	}
-	if len(answers) == 1 && len(answers[0]) == 1 {
-		setCacheHeaders(w, answers[0][0].Cache)
-	}
-	writeJSON(w, http.StatusOK, completions.NewOpenAITextCompletion(&treq, answers, received))
+	tc := completions.NewOpenAITextCompletion(&treq, answers, received)
+	setCacheHeaders(w, tc.Switchyard.Cache) // every prompt's, combined
+	writeJSON(w, http.StatusOK, tc)
 	return nil
 }

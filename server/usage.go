@@ -163,7 +163,7 @@ func Spend(r *usagelog.Rollup) Option {
 		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/spend", Summary: "This key's spend per day and request tag (or model), kept in the store",
 			Query: []QueryParam{
 				{Name: "from", Description: "first day YYYY-MM-DD in UTC (default: the 30 days ending on to)"},
-				{Name: "to", Description: "last day YYYY-MM-DD in UTC (default today); at most 366 days after from"},
+				{Name: "to", Description: "last day YYYY-MM-DD in UTC (default today); at most 365 days after from (366 days in all)"},
 				{Name: "by", Description: "tag (default) or model"},
 			}, Response: spendAnswer{}, Tags: []string{"Usage"}},
 			func(w http.ResponseWriter, req *http.Request) error {

@@ -47,7 +47,11 @@ func runCache(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if cf.jsonOut {
 			return printJSON(stdout, map[string]int{"deleted": n})
 		}
-		fmt.Fprintf(stdout, "deleted %d cached answers\n", n)
+		noun := "answers"
+		if n == 1 {
+			noun = "answer"
+		}
+		fmt.Fprintf(stdout, "deleted %d cached %s\n", n, noun)
 		return nil
 	default: // delete
 		if nsSet {

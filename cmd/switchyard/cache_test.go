@@ -134,7 +134,7 @@ func TestCacheCommand(t *testing.T) {
 	if code, _, errOut := cli(t, "cache", "delete", k1); code == 0 || !strings.Contains(errOut, "404") && !strings.Contains(errOut, "no cached answer") {
 		t.Fatalf("delete again: %d %s", code, errOut)
 	}
-	if code, out, errOut := cli(t, "cache", "purge", "--namespace", "eval"); code != 0 || !strings.Contains(out, "deleted 1 cached answers") {
+	if code, out, errOut := cli(t, "cache", "purge", "--namespace", "eval"); code != 0 || !strings.Contains(out, "deleted 1 cached answer\n") {
 		t.Fatalf("purge eval: %d %s %s", code, out, errOut)
 	}
 	if code, out, errOut := cli(t, "cache", "purge", "--json"); code != 0 || !strings.Contains(out, `"deleted": 1`) && !strings.Contains(out, `"deleted":1`) {

@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: switchyard <command> [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'switchyard <command> -h' for its flags.")
 }
