@@ -33,6 +33,8 @@ type transcriptionForm struct {
 	Temperature            float64  `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=1"`
 	TimestampGranularities []string `json:"timestamp_granularities[],omitempty" jsonschema:"description=word and/or segment (with verbose_json)"`
 	Stream                 bool     `json:"stream,omitempty" jsonschema:"description=not supported: true is refused with a 400 naming stream"`
+	Include                []string `json:"include[],omitempty" jsonschema:"description=passed to the upstream as it came (logprobs with gpt-4o-transcribe)"`
+	ChunkingStrategy       string   `json:"chunking_strategy,omitempty" jsonschema:"description=passed to the upstream as it came (auto or the server_vad object's fields)"`
 }
 
 // transcriptionAnswer documents a transcription's JSON answer (OpenAPI only; the
@@ -64,7 +66,7 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 	} {
 		s.Handle(Route{Method: "POST", Path: tr.path, Summary: tr.summary, Tags: []string{"Completions"},
 			Request: transcriptionForm{}, RequestContentType: "multipart/form-data", MaxBodyBytes: maxAudioFormBytes,
-			Response: transcriptionAnswer{}, ResponseContentTypes: []string{"text/plain", "text/vtt"}, ScopedKeys: true, Errors: errs},
+			Response: transcriptionAnswer{}, ResponseContentTypes: []string{"text/plain", "text/vtt", "application/x-subrip"}, ScopedKeys: true, Errors: errs},
 			func(w http.ResponseWriter, r *http.Request) error {
 				received := time.Now()
 				req, err := readTranscriptionForm(r)

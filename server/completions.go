@@ -66,10 +66,12 @@ func Completions(g *completions.Gateway) Option {
 			}},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
-			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true},
+			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true,
+			Errors: openAIErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/completions", Summary: "OpenAI's legacy text completions (autocomplete tools): the prompt is one user message of a chat request over the same gateway",
-			Tags: []string{"Completions"}, Request: completions.OpenAITextCompletionRequest{}, Response: completions.OpenAITextCompletion{}, Stream: true, ScopedKeys: true},
+			Tags: []string{"Completions"}, Request: completions.OpenAITextCompletionRequest{}, Response: completions.OpenAITextCompletion{}, Stream: true, ScopedKeys: true,
+			Errors: openAIErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true},
@@ -125,6 +127,16 @@ func Completions(g *completions.Gateway) Option {
 		s.AddErrorMapper(completionsError)
 		return nil
 	}
+}
+
+// openAIErrors are the failures the OpenAI-compatible completion routes answer, in
+// OpenAI's envelope.
+var openAIErrors = map[int]string{
+	400: "validation error naming the field (param)",
+	403: "the key may not call the model",
+	404: "no configured provider serves the model (model_not_found)",
+	429: "the key's budget or rate is spent (rate_limit_exceeded when it clears with time)",
+	502: "every model failed",
 }
 
 // openAIModelList is OpenAI's model list.
