@@ -252,8 +252,7 @@ func (g *Gateway) audioCost(model string, u providers.AudioUsage) Costs {
 	if !ok {
 		return Costs{}
 	}
-	c := cat.AudioCost(model, u)
-	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+	return costsOf(cat.AudioCost(model, u))
 }
 
 // audioPlan validates what Transcribe and Speak share: the targets, the budget's model

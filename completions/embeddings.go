@@ -458,8 +458,7 @@ func (g *Gateway) embeddingCost(model string, u providers.Usage) Costs {
 	if !ok {
 		return Costs{}
 	}
-	c := cat.EmbeddingCost(model, u)
-	return Costs{InputTokensCost: c.InputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known}
+	return costsOf(cat.EmbeddingCost(model, u))
 }
 
 // Embed answers an embeddings request: it validates req, checks the caller's budget and

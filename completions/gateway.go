@@ -381,7 +381,11 @@ func (g *Gateway) costs(model string, u providers.Usage) Costs {
 	if g.opts.Prices == nil {
 		return Costs{}
 	}
-	c := g.opts.Prices.Cost(model, u)
+	return costsOf(g.opts.Prices.Cost(model, u))
+}
+
+// costsOf is a catalogue's price of a call as an answer's Costs.
+func costsOf(c providers.Cost) Costs {
 	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known, SearchCost: c.SearchUSD}
 }
 
