@@ -139,9 +139,9 @@ func TestResponsesToolLoopAgainstServer(t *testing.T) {
 	// What the gateway does not do is refused, naming the field (web_search, which the
 	// model may do without, is left out instead: TestResponsesCodexTools).
 	for field, body := range map[string]string{
-		"previous_response_id": `{"model":"openai/gpt-4o-mini","input":"hi","previous_response_id":"resp_1"}`,
-		"tools[0].type":        `{"model":"openai/gpt-4o-mini","input":"hi","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`,
-		"input[0].type":        `{"model":"openai/gpt-4o-mini","input":[{"type":"input_image","image_url":"x"}]}`,
+		"conversation":  `{"model":"openai/gpt-4o-mini","input":"hi","conversation":"conv_1"}`,
+		"tools[0].type": `{"model":"openai/gpt-4o-mini","input":"hi","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`,
+		"input[0].type": `{"model":"openai/gpt-4o-mini","input":[{"type":"input_image","image_url":"x"}]}`,
 	} {
 		resp, b := responsesCall(t, base, testKey, body)
 		if resp.StatusCode != 400 || !strings.Contains(string(b), field) {

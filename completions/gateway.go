@@ -213,6 +213,9 @@ type Options struct {
 	WriteBehindQueue int
 	// Cache is the response cache (off when its Driver is nil): see CacheOptions.
 	Cache CacheOptions
+	// StoredResponses says how /v1/responses answers are kept in Store for
+	// previous_response_id (kept for 30 days by default): see StoredResponsesOptions.
+	StoredResponses StoredResponsesOptions
 }
 
 // Gateway serves completions. It is safe for concurrent use. Make one with New; a zero
@@ -229,7 +232,10 @@ type Gateway struct {
 	// answered keeps the output items of /v1/responses answers, for item_reference items
 	// (see KeepResponseItems).
 	answered recentCache[ResponsesItem]
-	writer   *turnWriter // WriteBehind only
+	// keptResponses are the stored /v1/responses answers this process wrote or read lately
+	// (see StoreResponse): the earlier answers of a conversation are read from it.
+	keptResponses recentCache[*storedResponse]
+	writer        *turnWriter // WriteBehind only
 	// cacheWrites are the response cache's writes under way (Close waits for them).
 	cacheWrites cacheWriters
 	schemas     schemaSet // tool and output schemas that compiled

@@ -78,3 +78,12 @@ func (c *recentCache[V]) remove(el *list.Element) {
 	delete(c.byKey, e.key)
 	c.bytes -= e.size
 }
+
+// delete drops the value kept under key, if any.
+func (c *recentCache[V]) delete(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[key]; ok {
+		c.remove(el)
+	}
+}

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"context"
 	"fmt"
 )
 
@@ -8,8 +9,9 @@ import (
 // on that send earlier output back as {"type": "item_reference", "id": …} instead of the
 // item: the Vercel AI SDK's default OpenAI provider does, for the text a model wrote before
 // a tool call, for reasoning items and for a conversation's next turn. The gateway keeps
-// no responses, but it keeps the output items of its recent answers per caller (an hour, in
-// the process that answered; see recentCache), so those references resolve as OpenAI's do.
+// the output items of its recent answers per caller (an hour, in the process that
+// answered; see recentCache), and finds the others in its stored answers (StoreResponse),
+// so those references resolve as OpenAI's do.
 
 // KeepResponseItems keeps the output items of the completed response o for owner, for
 // item_reference items of owner's later requests (ResolveItemReferences). Items of a
@@ -26,9 +28,9 @@ func (g *Gateway) KeepResponseItems(owner string, o *ResponseObject) {
 }
 
 // ResolveItemReferences replaces the item_reference items of r's input with the items they
-// name, kept by KeepResponseItems for owner; a reference to an item the gateway does not
-// have is a validation error naming it.
-func (g *Gateway) ResolveItemReferences(owner string, r *ResponsesRequest) error {
+// name, kept by KeepResponseItems or StoreResponse for owner; a reference to an item the
+// gateway does not have is a validation error naming it.
+func (g *Gateway) ResolveItemReferences(ctx context.Context, owner string, r *ResponsesRequest) error {
 	now := g.opts.Now()
 	for i := range r.Input.Items {
 		it := &r.Input.Items[i]
@@ -40,8 +42,14 @@ func (g *Gateway) ResolveItemReferences(owner string, r *ResponsesRequest) error
 		}
 		kept, ok := g.answered.get(itemKey(owner, it.ID), now)
 		if !ok {
-			return invalid(fmt.Sprintf("input[%d].id", i), "item %q is not known here: the gateway keeps the items of its answers for %s, "+
-				"in the process that answered; send the item itself (store: false makes SDKs do so)", it.ID, recentTTL)
+			var err error
+			if kept, ok, err = g.storedItem(ctx, owner, it.ID); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return invalid(fmt.Sprintf("input[%d].id", i), "item %q is not known here: it is not an item of an answer this gateway keeps for this key "+
+				"(answers asked with store: false are kept %s, in the process that answered); send the item itself", it.ID, recentTTL)
 		}
 		*it = kept
 	}

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -25,14 +26,14 @@ func TestResponseItemReferences(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"model":"a/m","input":`+refs+`}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.g.ResolveItemReferences("alice", &r); err != nil {
+	if err := h.g.ResolveItemReferences(context.Background(), "alice", &r); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(r.Input.Items[1:])
-	want := `[{"type":"reasoning","content":null,"id":"rs_1","summary":[{"type":"summary_text","text":"think"}],"encrypted_content":"gAAAA"},` +
+	want := `[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"think"}],"encrypted_content":"gAAAA"},` +
 		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Let me check."}],"id":"msg_1"},` +
-		`{"type":"function_call","content":null,"id":"fc_1","call_id":"call_1","name":"spawn_agent","arguments":"{\"q\":1}","namespace":"multi_agent_v1"},` +
-		`{"type":"custom_tool_call","content":null,"id":"ctc_2","call_id":"call_2","name":"apply_patch","input":"*** Begin Patch"}]`
+		`{"type":"function_call","id":"fc_1","call_id":"call_1","name":"spawn_agent","arguments":"{\"q\":1}","namespace":"multi_agent_v1"},` +
+		`{"type":"custom_tool_call","id":"ctc_2","call_id":"call_2","name":"apply_patch","input":"*** Begin Patch"}]`
 	if string(got) != want {
 		t.Errorf("resolved\n%s\nwant\n%s", got, want)
 	}
@@ -40,7 +41,7 @@ func TestResponseItemReferences(t *testing.T) {
 		var r ResponsesRequest
 		json.Unmarshal([]byte(`{"model":"a/m","input":[{"type":"item_reference","id":"`+id+`"}]}`), &r)
 		var ve *ValidationError
-		if err := h.g.ResolveItemReferences(owner, &r); !errors.As(err, &ve) || ve.Field != "input[0].id" {
+		if err := h.g.ResolveItemReferences(context.Background(), owner, &r); !errors.As(err, &ve) || ve.Field != "input[0].id" {
 			t.Errorf("%s referencing %s: %v, want a validation error on input[0].id", owner, id, err)
 		}
 	}

@@ -18,8 +18,9 @@ import (
 // OpenAI's Responses API (POST /v1/responses), the subset SDKs use for chat: a request is
 // translated to an OpenAIChatRequest and served by the same gateway (fallbacks, retries,
 // usage, cost, ledger) as /v1/chat/completions; the answer is translated back into a
-// "response" object or its typed stream events. It is stateless: previous_response_id,
-// conversation and background are refused, store is accepted and ignored (nothing is kept).
+// "response" object or its typed stream events. Answers are kept in the gateway's store
+// unless the request says store: false (responsestore.go), so previous_response_id
+// continues a conversation; conversation and background are refused.
 
 // ResponsesRequest is the body of POST /v1/responses.
 type ResponsesRequest struct {
@@ -42,7 +43,8 @@ type ResponsesRequest struct {
 	TopP            *float64       `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
 	MaxOutputTokens *int           `json:"max_output_tokens,omitempty" jsonschema:"minimum=0"`
 	Stream          bool           `json:"stream,omitempty"`
-	// Store is accepted and ignored: nothing is stored.
+	// Store false asks the gateway not to keep the answer (kept by default, as OpenAI does:
+	// see StoredResponsesOptions).
 	Store *bool `json:"store,omitempty"`
 	// Reasoning's effort, User, ServiceTier, SafetyIdentifier and PromptCacheKey reach the
 	// upstream as on chat completions (reasoning_effort, user, …); text.verbosity too.
@@ -51,10 +53,12 @@ type ResponsesRequest struct {
 	ServiceTier      string              `json:"service_tier,omitempty"`
 	SafetyIdentifier string              `json:"safety_identifier,omitempty"`
 	PromptCacheKey   string              `json:"prompt_cache_key,omitempty"`
-	// Refused: the gateway keeps no responses to continue from.
-	PreviousResponseID string          `json:"previous_response_id,omitempty" jsonschema:"-"`
-	Conversation       json.RawMessage `json:"conversation,omitempty" jsonschema:"-"`
-	Background         *bool           `json:"background,omitempty" jsonschema:"-"`
+	// PreviousResponseID continues the conversation a stored answer ends: its items come
+	// before input (Gateway.ContinueResponse).
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// Refused: OpenAI's Conversations API and background responses are not served.
+	Conversation json.RawMessage `json:"conversation,omitempty" jsonschema:"-"`
+	Background   *bool           `json:"background,omitempty" jsonschema:"-"`
 	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
@@ -66,6 +70,11 @@ type ResponsesRequest struct {
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
 	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
 	Cache *CacheControl `json:"cache,omitempty"`
+
+	// continued is set by ContinueResponse once the items of previous_response_id's
+	// conversation are in Input: the first history of them.
+	continued bool
+	history   int
 }
 
 // ResponsesInput is input: a string or a list of items.
@@ -108,7 +117,7 @@ func (ResponsesInput) JSONSchema() *jsonschema.Schema {
 type ResponsesItem struct {
 	Type      string           `json:"type,omitempty"`
 	Role      string           `json:"role,omitempty"`
-	Content   ResponsesContent `json:"content,omitempty"`
+	Content   ResponsesContent `json:"content,omitzero"`
 	ID        string           `json:"id,omitempty"`
 	CallID    string           `json:"call_id,omitempty"`
 	Name      string           `json:"name,omitempty"`
@@ -278,8 +287,8 @@ type ResponsesFormat struct {
 // gives the gateway's request. Unsupported features are validation errors naming the field.
 func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	switch {
-	case r.PreviousResponseID != "":
-		return nil, invalid("previous_response_id", "is not supported: responses are not stored; send the whole conversation in input")
+	case r.PreviousResponseID != "" && !r.continued:
+		return nil, invalid("previous_response_id", "needs the stored conversation: call Gateway.ContinueResponse first")
 	case present(r.Conversation):
 		return nil, invalid("conversation", "is not supported: send the whole conversation in input")
 	case r.Background != nil && *r.Background:
@@ -351,7 +360,10 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	mediaFrom := ""                     // the field of the first of them
 	for i, it := range r.Input.Items {
 		placeReasoning()
-		field := fmt.Sprintf("input[%d]", i)
+		field := fmt.Sprintf("input[%d]", i-r.history)
+		if i < r.history { // an item of the stored conversation
+			field = fmt.Sprintf("previous_response_id (item %d of its conversation)", i)
+		}
 		switch it.Type {
 		case "", "message":
 			switch it.Role {
@@ -610,6 +622,10 @@ type ResponseObject struct {
 	Text              ResponsesText        `json:"text"`
 	Usage             *ResponseUsage       `json:"usage"`
 	Metadata          map[string]string    `json:"metadata"`
+	// PreviousResponseID is the request's; Store says whether the answer is kept (see
+	// Gateway.StoreResponse).
+	PreviousResponseID *string `json:"previous_response_id"`
+	Store              bool    `json:"store"`
 	// Switchyard carries the answering provider, costs and attempts (extension).
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 
@@ -717,6 +733,11 @@ func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *Respo
 		ins := r.Instructions
 		o.Instructions = &ins
 	}
+	if r.PreviousResponseID != "" {
+		prev := r.PreviousResponseID
+		o.PreviousResponseID = &prev
+	}
+	o.Store = r.Store == nil || *r.Store // until StoreResponse says whether it was kept
 	if r.ToolChoice != nil && r.ToolChoice.Mode != "" {
 		o.ToolChoice = *r.ToolChoice
 	}

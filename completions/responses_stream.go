@@ -216,6 +216,19 @@ func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) er
 // stream started ends it with an "error" event and response.failed, which OpenAI's SDKs
 // raise. It closes st.
 func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *ResponseObject) error {
+	return WriteResponsesStreamWith(rw, st, o, ResponsesStreamOptions{})
+}
+
+// ResponsesStreamOptions are the hooks of WriteResponsesStreamWith.
+type ResponsesStreamOptions struct {
+	// BeforeDone, when set, is called with the whole response before its final event
+	// (response.completed or response.incomplete) is sent, so that what it records (the
+	// stored answer: Gateway.StoreResponse) is in place when the client sees the end.
+	BeforeDone func(o *ResponseObject)
+}
+
+// WriteResponsesStreamWith is WriteResponsesStream with the hooks of opts.
+func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *ResponseObject, opts ResponsesStreamOptions) error {
 	defer st.Close()
 	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, callByUp: map[int]int{}, sources: st.searchSources}
 	o.Model = st.Provider() + "/" + st.Model()
@@ -341,6 +354,9 @@ func WriteResponsesStream(rw http.ResponseWriter, st *ResponseStream, o *Respons
 		if len(streamed) > 0 {
 			o.Output = streamed
 		}
+	}
+	if opts.BeforeDone != nil {
+		opts.BeforeDone(o)
 	}
 	final := "response.completed"
 	if o.Status == "incomplete" {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -74,7 +75,8 @@ func Completions(g *completions.Gateway) Option {
 			Errors: openAIErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
-			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true},
+			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true,
+			Errors: openAIErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/messages", Summary: "Anthropic Messages API over the same gateway (Anthropic's SDKs and Claude Code reach any configured model; key in x-api-key or Authorization)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: completions.AnthropicResponse{}, Stream: true, ScopedKeys: true},
@@ -124,6 +126,7 @@ func Completions(g *completions.Gateway) Option {
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
 		s.cacheRoutes(g)
+		s.responseRoutes(g)
 		s.AddErrorMapper(completionsError)
 		return nil
 	}
@@ -348,7 +351,7 @@ func completionsError(err error) *APIError {
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, completions.ErrInvalid):
 		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))
-	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss):
+	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss), errors.Is(err, completions.ErrResponseNotFound):
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
@@ -380,7 +383,10 @@ func completionsError(err error) *APIError {
 
 // handleResponses serves POST /v1/responses: the request is translated to a chat request
 // and answered by the same gateway; the answer is a response object or its typed events.
-// Its output items are kept for the caller's item_reference items (Gateway.KeepResponseItems).
+// previous_response_id brings the stored conversation it ends (Gateway.ContinueResponse);
+// the answer is stored (Gateway.StoreResponse) unless the request says store: false, before
+// the client gets its end, and its output items are kept for the caller's item_reference
+// items (Gateway.KeepResponseItems).
 func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
 	var rreq completions.ResponsesRequest
@@ -388,7 +394,10 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		return s.openAIError(w, r, err)
 	}
 	owner := completionsScope(r, received).Owner
-	if err := g.ResolveItemReferences(owner, &rreq); err != nil {
+	if err := g.ResolveItemReferences(r.Context(), owner, &rreq); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	if err := g.ContinueResponse(r.Context(), owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
 	}
 	creq, err := rreq.ToChatRequest()
@@ -399,10 +408,25 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	whole := func(resp *completions.Response) *completions.ResponseObject {
-		o := completions.NewResponseObject(&rreq, completions.NewResponseID(resp.ResponseMessageID), received)
-		o.Complete(resp)
+	newObject := func(msgID string) *completions.ResponseObject {
+		o := completions.NewResponseObject(&rreq, completions.NewResponseID(msgID), received)
+		o.Store = o.Store && g.StoresResponses()
+		return o
+	}
+	// keep stores o (paid for: a failure to store is logged, and o says store: false) and
+	// keeps its items for item_reference.
+	keep := func(o *completions.ResponseObject) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), storeResponseTimeout)
+		defer cancel()
+		if err := g.StoreResponse(ctx, owner, &rreq, o); err != nil {
+			s.log.Warn("responses: the answer is not stored", "response_id", o.ID, "err", err)
+		}
 		g.KeepResponseItems(owner, o) // for the item_reference items of the caller's next requests
+	}
+	whole := func(resp *completions.Response) *completions.ResponseObject {
+		o := newObject(resp.ResponseMessageID)
+		o.Complete(resp)
+		keep(o)
 		return o
 	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
@@ -421,15 +445,14 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 			return nil
 		},
 		stream: func(st *completions.ResponseStream) error {
-			o := completions.NewResponseObject(&rreq, completions.NewResponseID(st.ResponseMessageID()), received)
-			err := completions.WriteResponsesStream(w, st, o)
-			if err == nil {
-				g.KeepResponseItems(owner, o)
-			}
-			return err
+			o := newObject(st.ResponseMessageID())
+			return completions.WriteResponsesStreamWith(w, st, o, completions.ResponsesStreamOptions{BeforeDone: keep})
 		},
 	})
 }
+
+// storeResponseTimeout bounds the write of a /v1/responses answer to the store.
+const storeResponseTimeout = 10 * time.Second
 
 // contentFilteredResponse is the answer of a request a provider's content filter refused:
 // no content, finish reason content_filter, the attempts made and the usage the blocked
@@ -438,8 +461,8 @@ func contentFilteredResponse(cf *completions.ContentFilterError) *completions.Re
 	resp := &completions.Response{FinishReason: "content_filter", Attempts: cf.Attempts,
 		ResponseMessageID: cf.ResponseMessageID, Usage: cf.Usage, UsageEstimated: cf.UsageEstimated}
 	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
-	if resp.ResponseMessageID == "" { // a library-built error
-		resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-filtered"
+	if resp.ResponseMessageID == "" { // a library-built error: an id of its own all the same
+		resp.ResponseMessageID = strings.ReplaceAll(cf.Model, "/", "-") + "-filtered-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
 	return resp
 }

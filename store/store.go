@@ -63,6 +63,9 @@ const (
 	VirtualKeys      Collection = "virtual_keys"      // issued virtual keys' descriptions, keyed owner/id
 	ResponseCache    Collection = "response_cache"    // the gateway's cached answers, keyed by request hash
 	SpendRollups     Collection = "spend_rollups"     // daily spend per key and tag or model, keyed owner/day/kind/name
+	Responses        Collection = "responses"         // stored /v1/responses answers, keyed by response id
+	ResponseItems    Collection = "response_items"    // owner hash/output item id -> the response id that holds it
+	ResponseExpiry   Collection = "response_expiry"   // expiry (Unix seconds, 12 digits)/response id -> ""
 )
 
 // Entry is one record returned by List.

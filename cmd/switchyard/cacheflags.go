@@ -54,18 +54,19 @@ func (f *cacheFlags) options(st *store.Store) completions.CacheOptions {
 	return o
 }
 
-// sweepCache deletes the store cache's expired answers at start and every interval until
-// ctx ends (a read deletes the ones it finds expired; this the others).
-func sweepCache(ctx context.Context, c *completions.StoreCache, every time.Duration, log *slog.Logger) {
+// sweepEvery runs sweep (what it deletes: what) at start and every interval until ctx
+// ends: the store's expired records (a read deletes or skips the ones it finds expired;
+// this frees the others' room).
+func sweepEvery(ctx context.Context, what string, sweep func(context.Context, time.Time) (int, error), every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		n, err := c.Sweep(ctx, time.Now())
+		n, err := sweep(ctx, time.Now())
 		switch {
 		case err != nil && ctx.Err() == nil:
-			log.Warn("completions: sweeping the response cache", "err", err)
+			log.Warn("completions: sweeping expired "+what, "err", err)
 		case n > 0:
-			log.Info("completions: swept expired cached answers", "deleted", n)
+			log.Info("completions: swept expired "+what, "deleted", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -58,6 +58,8 @@ type serveConfig struct {
 	Faults gatewayFaults
 	// Cache is the gateway's response cache (--cache and its companions).
 	Cache cacheFlags
+	// Responses says how /v1/responses answers are kept (--responses-store, --responses-ttl).
+	Responses responsesFlags
 	// Conns are the HTTP server's own limits.
 	Conns     connLimits
 	LogLevel  string
@@ -126,6 +128,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c.jobLimits.register(fs)
 	c.Telemetry.register(fs)
 	c.Cache.register(fs)
+	c.Responses.register(fs)
 	return c
 }
 
@@ -189,6 +192,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return fmt.Errorf("--conversation-writes: %w", err)
 	}
 	if err := c.Cache.check(); err != nil {
+		return err
+	}
+	if err := c.Responses.check(); err != nil {
 		return err
 	}
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)

@@ -162,6 +162,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		RequestTimeout:     w.cfg.Faults.Request,
 		Breaker:            completions.BreakerOptions{Failures: w.cfg.Faults.BreakerFailures, Cooldown: w.cfg.Faults.BreakerCooldown},
 		Cache:              w.cfg.Cache.options(w.store),
+		StoredResponses:    w.cfg.Responses.options(),
 	})
 	if err != nil {
 		return nil, err
@@ -247,7 +248,10 @@ func (w *wiring) start(ctx context.Context) error {
 		go w.expireSessions(ctx)
 	}
 	if sc, ok := w.gateway.CacheDriver().(*completions.StoreCache); ok {
-		go sweepCache(ctx, sc, time.Hour, w.log)
+		go sweepEvery(ctx, "cached answers", sc.Sweep, time.Hour, w.log)
+	}
+	if w.gateway.StoresResponses() {
+		go sweepEvery(ctx, "stored responses", w.gateway.SweepResponses, time.Hour, w.log)
 	}
 	return nil
 }

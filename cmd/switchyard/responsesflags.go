@@ -1,0 +1,33 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// responsesFlags are serve's flags for the /v1/responses answers the gateway keeps
+// (completions.StoredResponsesOptions).
+type responsesFlags struct {
+	Store bool
+	TTL   time.Duration
+}
+
+func (f *responsesFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.Store, "responses-store", true, "keep /v1/responses answers in the --store database (unless a request says store: false), as OpenAI does, so previous_response_id continues a conversation and GET /v1/responses/{id} reads one back; false keeps none and refuses previous_response_id")
+	fs.DurationVar(&f.TTL, "responses-ttl", completions.DefaultResponsesTTL, "how long a kept /v1/responses answer is kept (expired hourly)")
+}
+
+func (f *responsesFlags) check() error {
+	if f.TTL <= 0 {
+		return fmt.Errorf("--responses-ttl must be positive, got %s", f.TTL)
+	}
+	return nil
+}
+
+// options are the gateway's StoredResponsesOptions.
+func (f *responsesFlags) options() completions.StoredResponsesOptions {
+	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL}
+}

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// responseDeletion is the answer of DELETE /v1/responses/{response_id}, OpenAI's.
+type responseDeletion struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"` // "response"
+	Deleted bool   `json:"deleted"`
+}
+
+// responseItemList is a page of GET /v1/responses/{response_id}/input_items, OpenAI's list
+// object.
+type responseItemList struct {
+	Object  string                      `json:"object"` // "list"
+	Data    []completions.ResponsesItem `json:"data"`
+	FirstID *string                     `json:"first_id"`
+	LastID  *string                     `json:"last_id"`
+	HasMore bool                        `json:"has_more"`
+}
+
+// storedResponseErrors are the failures of the routes that read a stored response.
+var storedResponseErrors = map[int]string{
+	400: "a query parameter out of range (param names it)",
+	404: "no response with that id is stored for this key (asked with store false, deleted, expired or another key's)",
+}
+
+// responseRoutes adds the routes that read and delete stored /v1/responses answers
+// (completions.Gateway.StoreResponse), as OpenAI's Responses API has them.
+func (s *Server) responseRoutes(g *completions.Gateway) {
+	tags := []string{"Completions"}
+	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}", Summary: "A stored /v1/responses answer, as it was given",
+		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: storedResponseErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			if r.URL.Query().Get("stream") == "true" {
+				ae := Validation(http.StatusBadRequest, "stream: only background responses can be streamed again, and this gateway runs none")
+				ae.Param = "stream"
+				return ae
+			}
+			o, err := g.StoredResponse(r.Context(), owner(r), r.PathValue("response_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, o)
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/v1/responses/{response_id}", Summary: "Delete a stored /v1/responses answer (it can no longer be continued, nor can the answers after it)",
+		Tags: tags, Response: responseDeletion{}, ScopedKeys: true, Errors: storedResponseErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.PathValue("response_id")
+			if err := g.DeleteResponse(r.Context(), owner(r), id); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, responseDeletion{ID: id, Object: "response", Deleted: true})
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/v1/responses/{response_id}/cancel", Summary: "OpenAI's cancel of a background response: this gateway runs none, so a stored answer is a 400",
+		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: storedResponseErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			if _, err := g.StoredResponse(r.Context(), owner(r), r.PathValue("response_id")); err != nil {
+				return err
+			}
+			return Validation(http.StatusBadRequest, "Cannot cancel a synchronous response.")
+		})
+	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}/input_items", Summary: "The items a stored answer was given: those of the answers before it in its conversation and its own input",
+		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: storedResponseErrors,
+		Query: []QueryParam{
+			{Name: "limit", Description: "items per page: 1 to 100 (default 20)"},
+			{Name: "order", Description: "asc (oldest first) or desc (newest first: the default)"},
+			{Name: "after", Description: "the id of the last item of the previous page"},
+			{Name: "include", Description: "accepted and ignored: items are returned whole"},
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			limit := 20
+			if v := q.Get("limit"); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > 100 {
+					ae := Validation(http.StatusBadRequest, "limit: must be an integer from 1 to 100, got %q", v)
+					ae.Param = "limit"
+					return ae
+				}
+				limit = n
+			}
+			order := q.Get("order")
+			if order != "" && order != "asc" && order != "desc" {
+				ae := Validation(http.StatusBadRequest, `order: must be "asc" or "desc", got %q`, order)
+				ae.Param = "order"
+				return ae
+			}
+			items, err := g.ResponseInputItems(r.Context(), owner(r), r.PathValue("response_id"))
+			if err != nil {
+				return err
+			}
+			if order != "asc" {
+				slices.Reverse(items)
+			}
+			if after := q.Get("after"); after != "" {
+				i := slices.IndexFunc(items, func(it completions.ResponsesItem) bool { return it.ID == after })
+				if i < 0 {
+					ae := Validation(http.StatusBadRequest, "after: %q is not an item of this response", after)
+					ae.Param = "after"
+					return ae
+				}
+				items = items[i+1:]
+			}
+			page := responseItemList{Object: "list", Data: items[:min(limit, len(items))], HasMore: len(items) > limit}
+			if n := len(page.Data); n > 0 {
+				page.FirstID, page.LastID = &page.Data[0].ID, &page.Data[n-1].ID
+			}
+			writeJSON(w, http.StatusOK, page)
+			return nil
+		})
+}
