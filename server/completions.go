@@ -79,7 +79,8 @@ func Completions(g *completions.Gateway) Option {
 			Errors: openAIErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/messages", Summary: "Anthropic Messages API over the same gateway (Anthropic's SDKs and Claude Code reach any configured model; key in x-api-key or Authorization)",
-			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: completions.AnthropicResponse{}, Stream: true, ScopedKeys: true},
+			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: completions.AnthropicResponse{}, Stream: true, ScopedKeys: true,
+			Errors: anthropicErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true},
@@ -130,6 +131,17 @@ func Completions(g *completions.Gateway) Option {
 		s.AddErrorMapper(completionsError)
 		return nil
 	}
+}
+
+// anthropicErrors are the failures /v1/messages answers, in Anthropic's envelope
+// {"type": "error", "error": {"type", "message"}}.
+var anthropicErrors = map[int]string{
+	400: "invalid_request_error: the message names the field",
+	403: "permission_error: the key may not call the model",
+	404: "not_found_error: no configured provider serves the model",
+	429: "rate_limit_error: the key's budget or rate is spent or every upstream was rate limited",
+	502: "api_error: every model failed",
+	529: "overloaded_error: every upstream was overloaded",
 }
 
 // openAIErrors are the failures the OpenAI-compatible completion routes answer, in

@@ -12,7 +12,8 @@ import (
 // log and metrics; errors in OpenAI's envelope (validation 400, unknown model 404).
 func (s *Server) embeddingRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/v1/embeddings", Summary: "OpenAI-compatible embeddings (model is provider/model, a bare name one configured provider catalogues, or a model group of deployments of one model)",
-		Tags: []string{"Completions"}, Request: completions.EmbeddingsRequest{}, Response: completions.EmbeddingsResponse{}, ScopedKeys: true},
+		Tags: []string{"Completions"}, Request: completions.EmbeddingsRequest{}, Response: completions.EmbeddingsResponse{}, ScopedKeys: true,
+		Errors: openAIErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			received := time.Now()
 			var req completions.EmbeddingsRequest

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // errorBody is the shape of every failure, for the OpenAPI document.
@@ -41,8 +42,16 @@ func (s *Server) OpenAPI() []byte {
 
 func (s *Server) buildOpenAPI() []byte {
 	paths := map[string]map[string]any{}
-	errSchema := schemaFor(errorBody{})
+	// Failures come in the envelope of the route's family (see respondError).
+	uniformErr, openAIErr, anthropicErr := schemaFor(errorBody{}), schemaFor(completions.OpenAIErrorBody{}), schemaFor(completions.AnthropicErrorBody{})
 	for _, rt := range s.routes {
+		errSchema := uniformErr
+		switch {
+		case anthropicPath(rt.Path):
+			errSchema = anthropicErr
+		case openAIPath(rt.Path):
+			errSchema = openAIErr
+		}
 		op := map[string]any{
 			"summary":     rt.Summary,
 			"operationId": operationID(rt),
@@ -120,7 +129,9 @@ func (s *Server) buildOpenAPI() []byte {
 			"title":   "Switchyard API",
 			"version": s.cfg.Version,
 			"description": "Model selection, custom router training and prediction, agent prompt optimization " +
-				"and chat completions. Every failure body is {\"error\": kind, \"message\": text}.",
+				"and chat completions. A failure body is {\"error\": kind, \"message\": text} on /api/v1 routes, " +
+				"OpenAI's envelope {\"error\": {\"message\", \"type\", \"param\", \"code\"}} on the OpenAI-compatible /v1 routes " +
+				"and Anthropic's {\"type\": \"error\", \"error\": {\"type\", \"message\"}} on /v1/messages.",
 		},
 		"paths": paths,
 		"components": map[string]any{

@@ -133,3 +133,55 @@ func TestStoredResponsesOverHTTP(t *testing.T) {
 		t.Errorf("message %q does not name the deleted answer", e.Message)
 	}
 }
+
+// TestOpenAPIErrorEnvelopes: the OpenAPI document gives each route's failures in the
+// envelope the route answers them in — OpenAI's on /v1 (the stored-response routes
+// included), Anthropic's on /v1/messages, Switchyard's on /api/v1 — and documents the
+// statuses of /v1/responses, /v1/embeddings and /v1/messages.
+func TestOpenAPIErrorEnvelopes(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	_, b := do2(t, "GET", hs.URL+"/api/v1/openapi.json", "", "", nil)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema map[string]any `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	envelope := func(path, method, status string) string {
+		r, ok := doc.Paths[path][method].Responses[status]
+		if !ok {
+			return "(no " + status + ")"
+		}
+		props, _ := r.Content["application/json"].Schema["properties"].(map[string]any)
+		errProp, _ := props["error"].(map[string]any)
+		inner, _ := errProp["properties"].(map[string]any)
+		switch {
+		case errProp["type"] == "string":
+			return "uniform"
+		case inner["param"] != nil && inner["code"] != nil:
+			return "openai"
+		case props["type"] != nil && inner["type"] != nil && inner["message"] != nil:
+			return "anthropic"
+		}
+		return "unknown"
+	}
+	for _, c := range []struct{ path, method, status, want string }{
+		{"/v1/responses", "post", "400", "openai"},
+		{"/v1/responses/{response_id}", "get", "404", "openai"},
+		{"/v1/responses/{response_id}/input_items", "get", "404", "openai"},
+		{"/v1/embeddings", "post", "400", "openai"},
+		{"/v1/messages", "post", "400", "anthropic"},
+		{"/v1/messages", "post", "529", "anthropic"},
+		{"/api/v1/completions", "post", "422", "uniform"},
+	} {
+		if got := envelope(c.path, c.method, c.status); got != c.want {
+			t.Errorf("%s %s %s: %s envelope, want %s", c.method, c.path, c.status, got, c.want)
+		}
+	}
+}

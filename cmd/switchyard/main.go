@@ -55,11 +55,12 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		usage(stdout) // asked for: the answer, on stdout
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "-version" || args[0] == "-v" {
@@ -67,7 +68,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+			errOut := stderr
+			if asksHelp(args[1:]) {
+				errOut = stdout // the flags' usage is the answer asked for (a usage error stays on stderr)
+			}
+			if err := c.run(ctx, args[1:], stdout, errOut); err != nil {
 				if err == flag.ErrHelp {
 					return 0
 				}
@@ -87,6 +92,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "switchyard: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// asksHelp reports whether a command's args ask for its usage (-h, -help or --help before
+// any "--").
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer) {

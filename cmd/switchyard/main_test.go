@@ -212,10 +212,26 @@ func TestVersionAndServeHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"serve", "-h"}, &out, &errb); code != 0 {
 		t.Fatalf("serve -h: %d", code)
 	}
-	for _, want := range []string{"SWITCHYARD_API_KEYS", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHYARD_PYTHON_WASM", "GOGC", "SWITCHYARD_ADDR", "SWITCHYARD_STORE", "SWITCHYARD_METRICS_TOKEN", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME"} {
-		if !strings.Contains(errb.String(), want) {
+	for _, want := range []string{"SWITCHYARD_API_KEYS", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHYARD_PYTHON_WASM", "GOGC", "SWITCHYARD_ADDR", "SWITCHYARD_STORE", "SWITCHYARD_METRICS_TOKEN", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SWITCHYARD_RESPONSES_TTL"} {
+		if !strings.Contains(out.String(), want) {
 			t.Errorf("serve -h does not name %s", want)
 		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("serve -h wrote to stderr: %q", errb.String())
+	}
+	// Help asked for is the answer, on stdout (so `switchyard chat -h | less` works); help
+	// after a mistake stays on stderr.
+	for _, args := range [][]string{{"-h"}, {"help"}, {"chat", "--help"}, {"cache", "-h"}} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), args, &out, &errb); code != 0 || !strings.Contains(out.String(), "usage: switchyard") || errb.Len() != 0 {
+			t.Errorf("%v: code %d, stdout %q, stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), nil, &out, &errb); code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "usage: switchyard") {
+		t.Errorf("no command: code %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
 
