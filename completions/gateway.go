@@ -213,6 +213,10 @@ type Options struct {
 	WriteBehindQueue int
 	// Cache is the response cache (off when its Driver is nil): see CacheOptions.
 	Cache CacheOptions
+	// SharedLimits, when set, shares the budgets' tokens per minute with the other
+	// processes on the same store (give or take what they counted since the last Sync; the
+	// caller runs Counters.Run). Without it the bound is per process.
+	SharedLimits *store.Counters
 	// StoredResponses says how /v1/responses answers are kept in Store for
 	// previous_response_id (kept for 30 days by default): see StoredResponsesOptions.
 	StoredResponses StoredResponsesOptions
@@ -330,6 +334,7 @@ func New(opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
+	g.spend.share(opts.SharedLimits)
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
 		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
 	}

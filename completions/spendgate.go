@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // spendGate keeps a budget's USD and token bounds when its key sends requests at once:
@@ -20,6 +23,24 @@ type spendGate struct {
 	mu  sync.Mutex
 	m   map[any]*gateState
 	tpm map[any]*tokenWindow // budgets with TokensPerMinute: their last minute's tokens
+	// shared carries the tokens of budgets kept in the store to and from the other
+	// processes (Options.SharedLimits); nil keeps them in this process.
+	shared *store.Counters
+}
+
+// sharedTokens is the key prefix of a stored budget's tokens in Options.SharedLimits.
+const sharedTokens = "tpm/"
+
+// share makes the gate count the tokens other processes' answers used for budgets kept in
+// the store (c nil: none).
+func (sg *spendGate) share(c *store.Counters) {
+	if c == nil {
+		return
+	}
+	sg.shared = c
+	c.Subscribe(sharedTokens, func(key string, n int64, now time.Time) {
+		sg.count(strings.TrimPrefix(key, sharedTokens), n, now)
+	})
 }
 
 // tokenWindow is the tokens a budget's answers used in each second of the last minute.
@@ -78,12 +99,19 @@ func (sg *spendGate) used(b *Budget, tokens int64, now time.Time) {
 	if b.limits.TokensPerMinute <= 0 || tokens <= 0 {
 		return
 	}
+	sg.count(gateKey(b), tokens, now)
+	if b.st != nil {
+		sg.shared.Add(sharedTokens+b.id, tokens, now)
+	}
+}
+
+// count adds tokens at now to the window of the budget key.
+func (sg *spendGate) count(key any, tokens int64, now time.Time) {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	if sg.tpm == nil {
 		sg.tpm = map[any]*tokenWindow{}
 	}
-	key := gateKey(b)
 	w := sg.tpm[key]
 	if w == nil {
 		if len(sg.tpm) >= 4096 { // bound the windows kept: drop those a minute old

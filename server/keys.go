@@ -50,8 +50,8 @@ type keyRequest struct {
 	BudgetDuration    string     `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d (30d for monthly); empty for all time"`
 	MaxTokens         int64      `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
 	MaxRequests       int64      `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
-	RequestsPerMinute int        `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make in each server process; 0 for the server's per-key bound"`
-	TokensPerMinute   int64      `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute in each server process (a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
+	RequestsPerMinute int        `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
+	TokensPerMinute   int64      `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
 	ExpiresAt         *time.Time `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // Defaults of the server's own limits (Config).
@@ -456,6 +457,44 @@ func (c *limitConn) Close() error {
 	return err
 }
 
+// The keys of the request rates in Config.SharedLimits: a key's bucket of
+// RequestsPerMinutePerKey, and a virtual key's own (with its rate, which the other
+// processes need to make the bucket when they have not seen the key).
+const (
+	sharedKeyRate     = "rpm/key/"
+	sharedVirtualRate = "rpm/virtual/"
+)
+
+// shareRates subscribes the per-key request buckets to c (nil: not shared): the requests
+// other processes admitted are taken from this process's buckets.
+func (s *Server) shareRates(c *store.Counters) {
+	if c == nil {
+		return
+	}
+	s.shared = c
+	if s.keyRL != nil {
+		c.Subscribe(sharedKeyRate, func(key string, n int64, now time.Time) {
+			s.keyRL.debit(strings.TrimPrefix(key, sharedKeyRate), s.keyRL.perMinute, n, now)
+		})
+	}
+	c.Subscribe(sharedVirtualRate, func(key string, n int64, now time.Time) {
+		rate, id, ok := strings.Cut(strings.TrimPrefix(key, sharedVirtualRate), "/")
+		if r, err := strconv.Atoi(rate); ok && err == nil && r > 0 {
+			s.vkRL.debit(id, r, n, now)
+		}
+	})
+}
+
+// debit takes n tokens from key's bucket (refilled at perMinute): requests another process
+// admitted. The bucket may go below zero — down to a minute's worth of requests — so that
+// this process waits for the others' requests too.
+func (l *authLimiter) debit(key string, perMinute int, n int64, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketAt(key, perMinute, now)
+	b.tokens = max(b.tokens-float64(n), -float64(perMinute))
+}
+
 // withinRate applies the per-key request bounds to a POST request of p: a virtual key's own
 // requests_per_minute, else the server's RequestsPerMinutePerKey (a virtual key counted
 // apart from the key that issued it); job keys have their budgets instead. Over the bound it
@@ -467,17 +506,24 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		rate int
 		how  string
 	)
+	now := time.Now()
 	switch {
 	case virtual && vk.RequestsPerMinute > 0:
 		rate, how = vk.RequestsPerMinute, "the virtual key's requests_per_minute"
-		ok, wait = s.vkRL.takeAt(vk.KeyID, rate, time.Now())
+		if ok, wait = s.vkRL.takeAt(vk.KeyID, rate, now); ok {
+			s.shared.Add(sharedVirtualRate+strconv.Itoa(rate)+"/"+vk.KeyID, 1, now)
+		}
 	case s.keyRL == nil:
 	case virtual:
 		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
-		ok, wait = s.keyRL.take(vk.KeyID, time.Now())
+		if ok, wait = s.keyRL.take(vk.KeyID, now); ok {
+			s.shared.Add(sharedKeyRate+vk.KeyID, 1, now)
+		}
 	case p.Scope == nil:
 		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
-		ok, wait = s.keyRL.take(p.Owner, time.Now())
+		if ok, wait = s.keyRL.take(p.Owner, now); ok {
+			s.shared.Add(sharedKeyRate+p.Owner, 1, now)
+		}
 	}
 	if ok {
 		return true

@@ -59,10 +59,15 @@ type Config struct {
 	// address is refused with 429 until it has waited. Successful requests cost nothing.
 	FailedAuthPerMinute int
 	// RequestsPerMinutePerKey bounds the POST requests (completions, embeddings, model
-	// selection, jobs) one API key may make per minute, in this process, bursts included;
-	// beyond it they get 429 with Retry-After. Temporary scoped keys (a sandboxed agent's)
-	// are bounded by their budgets instead. 0: no bound.
+	// selection, jobs) one API key may make per minute, bursts included; beyond it they get
+	// 429 with Retry-After. Temporary scoped keys (a sandboxed agent's) are bounded by their
+	// budgets instead. 0: no bound. The bound is per process unless SharedLimits is set.
 	RequestsPerMinutePerKey int
+	// SharedLimits, when set, shares the per-key request rates (RequestsPerMinutePerKey and
+	// virtual keys' requests_per_minute) with the other processes on the same store: each
+	// process counts the requests the others admitted as they Sync (give or take what they
+	// admitted since the last Sync). The caller runs its Sync (Counters.Run).
+	SharedLimits *store.Counters
 	// TrustedProxies are the addresses of reverse proxies in front of the server. For a
 	// request from one of them the client is the last X-Forwarded-For entry that is not
 	// itself a trusted proxy (the failed-auth limit counts it, the access log names it);
@@ -93,6 +98,7 @@ type Server struct {
 	virtual  map[string]bool        // mux pattern -> virtual keys allowed (besides scoped)
 	limits   map[string]int64       // mux pattern -> its own body limit (Route.MaxBodyBytes)
 	vkRL     *authLimiter           // virtual keys' own request rates, per key id
+	shared   *store.Counters        // Config.SharedLimits: request rates shared with the other processes
 	direct   map[string]directRoute // mux pattern without wildcards -> its handler
 	mappers  []ErrorMapper
 	closers  []func(context.Context) error
@@ -139,6 +145,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		vkRL:    &authLimiter{buckets: map[string]*bucket{}},
 		direct:  map[string]directRoute{},
 	}
+	s.shareRates(cfg.SharedLimits)
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
 		Errors: map[int]string{503: "draining (the server is shutting down: --shutdown-delay) or store unavailable"}}, s.handleHealth)
 	s.Handle(Route{Method: "GET", Path: "/api/v1/openapi.json", Summary: "This OpenAPI 3.1 document", Public: true}, s.handleOpenAPI)

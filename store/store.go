@@ -66,6 +66,7 @@ const (
 	Responses        Collection = "responses"         // stored /v1/responses answers, keyed by response id
 	ResponseItems    Collection = "response_items"    // owner hash/output item id -> the response id that holds it
 	ResponseExpiry   Collection = "response_expiry"   // expiry (Unix seconds, 12 digits)/response id -> ""
+	SharedCounters   Collection = "shared_counters"   // each process's counts for limits shared by replicas, keyed name/process (see Counters)
 )
 
 // Entry is one record returned by List.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTwoServeReplicasOnPostgres runs two `serve` replicas on one PostgreSQL database
@@ -63,6 +64,51 @@ func TestTwoServeReplicasOnPostgres(t *testing.T) {
 	}
 	if code, list := get(t, "http://"+b+"/api/v1/conversations", "k"); code != 200 || len(list["data"].([]any)) != 1 {
 		t.Fatalf("list on B: %d %v", code, list)
+	}
+}
+
+// TestRequestRateSharedByReplicasOnPostgres: two serve replicas on one PostgreSQL database
+// hold a key to --requests-per-minute-per-key together: after its requests on A, B refuses
+// the one beyond the bound once the replicas have shared their counts
+// (--limits-sync-interval).
+func TestRequestRateSharedByReplicasOnPostgres(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
+	}
+	up := fakeOpenAIUpstream(t)
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-fake")
+	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
+	t.Setenv("SWITCHYARD_STORE", dsn)
+	t.Setenv("SWITCHYARD_STORE_SCHEMA", fmt.Sprintf("serve_rates_%d", os.Getpid()))
+	t.Setenv("SWITCHYARD_REQUESTS_PER_MINUTE_PER_KEY", "3")
+	t.Setenv("SWITCHYARD_LIMITS_SYNC_INTERVAL", "50ms")
+	ctx, cancel := context.WithCancel(context.Background())
+	a, _, doneA := startServe(t, ctx, t.TempDir())
+	b, _, doneB := startServe(t, ctx, t.TempDir())
+	t.Cleanup(func() { cancel(); <-doneA; <-doneB })
+	post := func(addr string) int {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/model-select", strings.NewReader(
+			`{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o-mini"}]}`))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	time.Sleep(500 * time.Millisecond) // both have synced: each knows where the other stands
+	for i := range 3 {
+		if code := post(a); code != 200 {
+			t.Fatalf("request %d on A: %d", i, code)
+		}
+	}
+	time.Sleep(time.Second) // twenty intervals: B has read A's count
+	if code := post(b); code != http.StatusTooManyRequests {
+		t.Errorf("the key's 4th request, on B: %d, want 429 (3 per minute across the replicas)", code)
 	}
 }
 

@@ -77,6 +77,9 @@ type connLimits struct {
 	MaxConnectionsPerClient int
 	FailedAuthPerMinute     int
 	RequestsPerMinutePerKey int
+	// LimitsSync is --limits-sync-interval: how often replicas on PostgreSQL share the
+	// request and token rates they counted (0: each keeps its own).
+	LimitsSync time.Duration
 	// TrustedProxies is --trusted-proxies: comma-separated CIDRs (or addresses).
 	TrustedProxies string
 }
@@ -121,7 +124,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
 	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
-	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute in this process before it gets 429 with Retry-After (0: no bound)")
+	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute before it gets 429 with Retry-After (0: no bound); with a postgres --store, across the replicas (see --limits-sync-interval)")
+	fs.DurationVar(&c.Conns.LimitsSync, "limits-sync-interval", time.Second, "with a postgres --store: how often each replica shares the requests and tokens it counted against per-key rates (--requests-per-minute-per-key, virtual keys' requests_per_minute and tokens_per_minute), so the bounds hold across replicas give or take this much of their traffic; 0 keeps each replica's count its own")
 	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -197,6 +201,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err := c.Responses.check(); err != nil {
 		return err
 	}
+	if c.Conns.LimitsSync < 0 {
+		return fmt.Errorf("--limits-sync-interval must be 0 or positive, got %s", c.Conns.LimitsSync)
+	}
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
 	if err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
@@ -254,6 +261,10 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	wiring := &wiring{cfg: c, store: st, queue: be.queue, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1", obs: obs}
+	if c.postgres() && c.Conns.LimitsSync > 0 {
+		// Replicas share their per-key rates; bbolt serves one process, which needs none.
+		wiring.limits = store.NewCounters(st, "limits")
+	}
 	opts, err := wiring.options(ctx)
 	if err != nil {
 		return err
@@ -269,6 +280,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		BodyReadTimeout:         noBoundIfZero(c.Conns.BodyReadTimeout),
 		FailedAuthPerMinute:     c.Conns.FailedAuthPerMinute,
 		RequestsPerMinutePerKey: c.Conns.RequestsPerMinutePerKey,
+		SharedLimits:            wiring.limits,
 		TrustedProxies:          proxies,
 		Middleware:              obs.middleware(),
 	}, opts...)

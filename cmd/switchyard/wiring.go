@@ -32,6 +32,9 @@ import (
 type wiring struct {
 	cfg   *serveConfig
 	store *store.Store
+	// limits are the per-key rates shared with the other replicas (PostgreSQL); nil keeps
+	// them per process.
+	limits *store.Counters
 	// queue is the job queue shared by every process (PostgreSQL store); nil with bbolt.
 	queue *riverqueue.Queue
 	log   *slog.Logger
@@ -163,6 +166,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		Breaker:            completions.BreakerOptions{Failures: w.cfg.Faults.BreakerFailures, Cooldown: w.cfg.Faults.BreakerCooldown},
 		Cache:              w.cfg.Cache.options(w.store),
 		StoredResponses:    w.cfg.Responses.options(),
+		SharedLimits:       w.limits,
 	})
 	if err != nil {
 		return nil, err
@@ -249,6 +253,9 @@ func (w *wiring) start(ctx context.Context) error {
 	}
 	if sc, ok := w.gateway.CacheDriver().(*completions.StoreCache); ok {
 		go sweepEvery(ctx, "cached answers", sc.Sweep, time.Hour, w.log)
+	}
+	if w.limits != nil {
+		go w.limits.Run(ctx, w.cfg.Conns.LimitsSync, func(err error) { w.log.Warn("sharing per-key rates with the other replicas", "err", err) })
 	}
 	if w.gateway.StoresResponses() {
 		go sweepEvery(ctx, "stored responses", w.gateway.SweepResponses, time.Hour, w.log)
