@@ -238,7 +238,7 @@ type Gateway struct {
 	answered recentCache[ResponsesItem]
 	// keptResponses are the stored /v1/responses answers this process wrote or read lately
 	// (see StoreResponse): the earlier answers of a conversation are read from it.
-	keptResponses recentCache[*storedResponse]
+	keptResponses recentCache[*chainLink]
 	writer        *turnWriter // WriteBehind only
 	// cacheWrites are the response cache's writes under way (Close waits for them).
 	cacheWrites cacheWriters

@@ -433,7 +433,7 @@ func TestResponsesReasoningItems(t *testing.T) {
 	out, _ := json.Marshal(o.Output)
 	want := `[{"id":"rs_m1_0","type":"reasoning","status":"completed","summary":[{"type":"summary_text","text":"The user wants the weather."}],"encrypted_content":"claude-thinking:sig-1"},` +
 		`{"id":"rs_m1_1","type":"reasoning","status":"completed","summary":[],"encrypted_content":"claude-redacted:ENCRYPTED"},` +
-		`{"id":"fc_c1","type":"function_call","status":"completed","call_id":"c1","name":"w","arguments":"{}"}]`
+		`{"id":"fc_m1_0","type":"function_call","status":"completed","call_id":"c1","name":"w","arguments":"{}"}]`
 	if string(out) != want {
 		t.Fatalf("output\n%s\nwant\n%s", out, want)
 	}

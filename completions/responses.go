@@ -73,8 +73,9 @@ type ResponsesRequest struct {
 
 	// continued is set by ContinueResponse once the items of previous_response_id's
 	// conversation are in Input: the first history of them.
-	continued bool
-	history   int
+	continued    bool
+	history      int
+	historyBytes int64
 }
 
 // ResponsesInput is input: a string or a list of items.
@@ -766,8 +767,8 @@ func (o *ResponseObject) Complete(resp *Response) {
 		}
 		o.Output = append(o.Output, item)
 	}
-	for _, c := range resp.ToolCalls {
-		o.Output = append(o.Output, o.tools.callItem(c.ID, c.ID, c.Name, c.Arguments, "completed"))
+	for k, c := range resp.ToolCalls {
+		o.Output = append(o.Output, o.tools.callItem(callItemID(resp.ResponseMessageID, k), c.ID, c.Name, c.Arguments, "completed"))
 	}
 	switch resp.FinishReason {
 	case "length":

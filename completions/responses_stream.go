@@ -251,6 +251,7 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 			msg := err.Error()
 			_ = w.emit(responsesEvent{Type: "error", Code: "stream_failed", Message: msg})
 			o.Status, o.Error = "failed", &ResponseError{Code: "server_error", Message: msg}
+			o.Store = false // a failed answer is not kept
 			failed := *o
 			_ = w.emit(responsesEvent{Type: "response.failed", Response: &failed})
 			_ = w.sse.Flush()
@@ -276,7 +277,7 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 						return err
 					}
 				}
-				if idx, err = w.addItem(o.tools.callItem(d.ID, d.ID, d.Name, "", "in_progress")); err != nil {
+				if idx, err = w.addItem(o.tools.callItem(callItemID(st.ResponseMessageID(), len(w.callByUp)), d.ID, d.Name, "", "in_progress")); err != nil {
 					return err
 				}
 				w.callByUp[d.Index] = idx

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -366,7 +367,7 @@ func TestResponsesStreamInterleavedToolCalls(t *testing.T) {
 			}
 			for k, w := range want {
 				p := items[first+k]
-				if p.added["type"] != "function_call" || p.added["call_id"] != w.id || p.added["name"] != w.name || p.added["arguments"] != "" || p.id != "fc_"+w.id {
+				if p.added["type"] != "function_call" || p.added["call_id"] != w.id || p.added["name"] != w.name || p.added["arguments"] != "" || !strings.HasPrefix(p.id, "fc_") || !strings.HasSuffix(p.id, "_"+strconv.Itoa(k)) {
 					t.Fatalf("call %d added as %v", k, p.added)
 				}
 				if got := strings.Join(p.deltas, ""); got != w.args {

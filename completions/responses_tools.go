@@ -205,8 +205,13 @@ func customToolInput(arguments string) string {
 	return arguments
 }
 
-// callItem is the output item of the model's call c of a tool named name: a function_call
-// (naming its namespace), or a custom_tool_call.
+// callItemID is the item id (after its fc_ or ctc_ prefix) of call k of answer msgID:
+// unique per answer, since upstreams may number their call ids afresh in every answer.
+func callItemID(msgID string, k int) string { return msgID + "_" + strconv.Itoa(k) }
+
+// callItem is the output item (id: see callItemID) of the model's call callID of a tool
+// named name: a function_call (naming its namespace), or a custom_tool_call.
+
 func (s responsesToolSet) callItem(id, callID, name, arguments, status string) ResponseOutputItem {
 	item := ResponseOutputItem{ID: "fc_" + id, Type: "function_call", Status: status, CallID: callID, Name: name}
 	o, ok := s.origin(name)

@@ -23,7 +23,9 @@ import (
 // (shared by replicas on PostgreSQL, kept across restarts) for StoredResponsesOptions.TTL:
 // each answer is one record with the input items of its own request, the id of the answer
 // before it and its output, so a conversation is the chain of its answers and a turn adds
-// one record, whatever the conversation's length.
+// one record, whatever the conversation's length. The answer named is read from the store
+// on every turn; the earlier ones come from the process's copy of the chain when it has
+// them (else one read each), checked against the caller's deleted answers (one listing).
 
 // DefaultResponsesTTL is how long a stored response is kept by default: 30 days, as OpenAI.
 const DefaultResponsesTTL = 30 * 24 * time.Hour
@@ -40,16 +42,28 @@ type StoredResponsesOptions struct {
 	Off bool
 	// TTL is how long an answer is kept; 0 means DefaultResponsesTTL.
 	TTL time.Duration
+	// MaxHistoryBytes bounds the items previous_response_id brings (their JSON): a longer
+	// conversation is a validation error (start a new one), found before more than the
+	// bound is read. 0 means DefaultMaxHistoryBytes.
+	MaxHistoryBytes int64
 }
+
+// DefaultMaxHistoryBytes is the default bound of a conversation's items: 80 MiB, eight
+// times the server's default request body bound (a conversation grows beyond what one
+// request may carry: an agent's screenshots, say; but not without end).
+const DefaultMaxHistoryBytes = 80 << 20
 
 // ErrResponseNotFound means no response with that id is kept for the caller: never stored
 // (store: false), deleted, expired, or another key's.
 var ErrResponseNotFound = errors.New("completions: response not found")
 
-// responseNotFoundError says which response was not found, in OpenAI's words.
-type responseNotFoundError struct{ id string }
+// responseNotFoundError says which response was not found, in OpenAI's words (or msg).
+type responseNotFoundError struct{ id, msg string }
 
 func (e *responseNotFoundError) Error() string {
+	if e.msg != "" {
+		return "completions: " + e.msg
+	}
 	return fmt.Sprintf("completions: Response with id '%s' not found.", e.id)
 }
 
@@ -65,6 +79,30 @@ type storedResponse struct {
 	Input    []ResponsesItem `json:"input"`
 	Response *ResponseObject `json:"response"`
 	Expires  time.Time       `json:"expires"`
+}
+
+// chainLink is what the later turns of a conversation need of a stored answer, kept in
+// the process's copy of chains (keptResponses) without the echo of its request's settings
+// (an agent's tool list would otherwise crowd the copy out).
+type chainLink struct {
+	Owner    string
+	Previous string
+	// Items are the answer's input items, then its output as input items.
+	Items   []ResponsesItem
+	Bytes   int // their JSON size
+	Expires time.Time
+}
+
+// linkOf is the chain link of rec.
+func linkOf(rec *storedResponse) *chainLink {
+	l := &chainLink{Owner: rec.Owner, Previous: rec.Previous, Expires: rec.Expires, Items: slices.Clone(rec.Input)}
+	for _, out := range rec.Response.Output {
+		it, _ := inputItemOf(out)
+		l.Items = append(l.Items, it)
+	}
+	b, _ := json.Marshal(l.Items)
+	l.Bytes = len(b)
+	return l
 }
 
 // StoresResponses reports whether the gateway keeps the /v1/responses answers of requests
@@ -86,26 +124,32 @@ func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *Respons
 	if !g.StoresResponses() {
 		return invalid("previous_response_id", "is not supported: this gateway keeps no responses (serve --responses-store off); send the whole conversation in input")
 	}
-	chain, err := g.responseChain(ctx, owner, r.PreviousResponseID)
+	limit := g.opts.StoredResponses.MaxHistoryBytes
+	if limit <= 0 {
+		limit = DefaultMaxHistoryBytes
+	}
+	chain, err := g.responseChain(ctx, owner, r.PreviousResponseID, limit)
 	if err != nil {
 		return err
 	}
 	var history []ResponsesItem
-	for _, rec := range chain {
-		history = append(history, rec.Input...)
-		for _, out := range rec.Response.Output {
-			it, _ := inputItemOf(out)
-			history = append(history, it)
-		}
+	var size int64
+	for _, l := range chain {
+		history = append(history, l.Items...)
+		size += int64(l.Bytes)
 	}
 	own := r.Input.Items
 	if r.Input.IsText {
 		own = []ResponsesItem{userTextItem(r.Input.Text)}
 	}
 	r.Input = ResponsesInput{Items: append(history, own...)}
-	r.history, r.continued = len(history), true
+	r.history, r.historyBytes, r.continued = len(history), size, true
 	return nil
 }
+
+// HistoryBytes is the size (JSON) of the items ContinueResponse put before r's input: 0
+// without previous_response_id.
+func (r *ResponsesRequest) HistoryBytes() int64 { return r.historyBytes }
 
 // userTextItem is the user message a string input stands for.
 func userTextItem(text string) ResponsesItem {
@@ -114,47 +158,75 @@ func userTextItem(text string) ResponsesItem {
 
 // responseChain is the chain of stored answers that ends with id, oldest first. The answer
 // named is read from the store (it may have been deleted by another replica); those before
-// it may come from this process's copy of them (a stored answer never changes).
-func (g *Gateway) responseChain(ctx context.Context, owner, id string) ([]*storedResponse, error) {
-	var chain []*storedResponse
+// it may come from this process's copy of them (a stored answer never changes), checked
+// against the answers of owner deleted since (their tombstones).
+func (g *Gateway) responseChain(ctx context.Context, owner, id string, maxBytes int64) ([]*chainLink, error) {
+	var chain []*chainLink
+	var size int64
+	now, cached := g.opts.Now(), false
 	for next := id; next != ""; {
 		if len(chain) == maxResponseChain {
 			return nil, invalid("previous_response_id", "the conversation of %q is longer than %d responses; start a new one with its items in input", id, maxResponseChain)
 		}
-		rec, err := g.storedResponse(ctx, owner, next, len(chain) > 0)
-		switch {
-		case errors.Is(err, ErrResponseNotFound) && len(chain) == 0:
-			ve := invalid("previous_response_id", "Previous response with id '%s' not found.", id)
-			ve.Err = err
-			return nil, ve
-		case errors.Is(err, ErrResponseNotFound):
-			ve := invalid("previous_response_id", "response %q, earlier in the conversation of %q, is no longer stored (deleted or expired)", next, id)
-			ve.Err = err
-			return nil, ve
-		case err != nil:
+		var l *chainLink
+		if len(chain) > 0 {
+			if k, ok := g.keptResponses.get(next, now); ok && k.Owner == owner && now.Before(k.Expires) {
+				l, cached = k, true
+			}
+		}
+		if l == nil {
+			rec, err := g.storedResponse(ctx, owner, next)
+			if err != nil {
+				return nil, chainError(err, id, next, len(chain) == 0)
+			}
+			l = linkOf(rec)
+			g.keptResponses.put(next, l, l.Bytes, now)
+		}
+		chain = append(chain, l)
+		next = l.Previous
+		if size += int64(l.Bytes); maxBytes > 0 && size > maxBytes {
+			return nil, invalid("previous_response_id", "the conversation of %q holds more than %d bytes of items, the bound of what it may bring: start a new conversation with what matters of it in input", id, maxBytes)
+		}
+	}
+	if cached && len(chain) > 1 {
+		// An earlier answer may have been deleted on another replica since it was copied.
+		gone, err := g.deletedResponses(ctx, owner)
+		if err != nil {
 			return nil, err
 		}
-		chain = append(chain, rec)
-		next = rec.Previous
+		for _, l := range chain[:len(chain)-1] {
+			if gone[l.Previous] {
+				return nil, chainError(&responseNotFoundError{id: l.Previous}, id, l.Previous, false)
+			}
+		}
 	}
 	slices.Reverse(chain)
 	return chain, nil
 }
 
-// storedResponse reads the answer id kept for owner; cached allows this process's copy.
-func (g *Gateway) storedResponse(ctx context.Context, owner, id string, cached bool) (*storedResponse, error) {
-	now := g.opts.Now()
-	if cached {
-		if rec, ok := g.keptResponses.get(id, now); ok && rec.Owner == owner && now.Before(rec.Expires) {
-			return rec, nil
-		}
+// chainError is the error of a chain ending with id whose answer missing is not stored
+// (err matching ErrResponseNotFound; other errors as they are): on previous_response_id.
+func chainError(err error, id, missing string, head bool) error {
+	if !errors.Is(err, ErrResponseNotFound) {
+		return err
 	}
-	if !g.StoresResponses() {
-		return nil, &responseNotFoundError{id}
+	msg := fmt.Sprintf("Previous response with id '%s' not found.", id)
+	if !head {
+		msg = fmt.Sprintf("response %q, earlier in the conversation of %q, is no longer stored (deleted or expired)", missing, id)
+	}
+	ve := invalid("previous_response_id", "%s", msg)
+	ve.Err = &responseNotFoundError{id: missing, msg: msg}
+	return ve
+}
+
+// storedResponse reads the answer id kept for owner from the store.
+func (g *Gateway) storedResponse(ctx context.Context, owner, id string) (*storedResponse, error) {
+	if g.opts.Store == nil || g.opts.StoredResponses.Off {
+		return nil, &responseNotFoundError{id: id}
 	}
 	b, err := g.opts.Store.Get(ctx, store.Responses, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &responseNotFoundError{id}
+		return nil, &responseNotFoundError{id: id}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("completions: read response %s: %w", id, err)
@@ -163,11 +235,24 @@ func (g *Gateway) storedResponse(ctx context.Context, owner, id string, cached b
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("completions: decode response %s: %w", id, err)
 	}
-	if rec.Owner != owner || !now.Before(rec.Expires) || rec.Response == nil {
-		return nil, &responseNotFoundError{id}
+	if rec.Owner != owner || !g.opts.Now().Before(rec.Expires) || rec.Response == nil {
+		return nil, &responseNotFoundError{id: id}
 	}
-	g.keptResponses.put(id, &rec, len(b), now)
 	return &rec, nil
+}
+
+// deletedResponses are the ids of owner's deleted answers whose time is not over.
+func (g *Gateway) deletedResponses(ctx context.Context, owner string) (map[string]bool, error) {
+	entries, err := g.opts.Store.List(ctx, store.ResponseTombstones, store.ListOptions{Prefix: ownerKey(owner) + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("completions: read deleted responses: %w", err)
+	}
+	gone := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		_, id, _ := strings.Cut(e.Key, "/")
+		gone[id] = true
+	}
+	return gone, nil
 }
 
 // StoreResponse keeps the answer o to r for owner, with the input items it was answered
@@ -220,14 +305,15 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 		return fmt.Errorf("completions: store response %s: %w", o.ID, err)
 	}
 	o.Store = true
-	g.keptResponses.put(o.ID, rec, len(b), now)
+	l := linkOf(rec)
+	g.keptResponses.put(o.ID, l, l.Bytes, now)
 	return nil
 }
 
 // StoredResponse returns the answer id as it was given, if the gateway keeps it for owner;
 // else an error matching ErrResponseNotFound.
 func (g *Gateway) StoredResponse(ctx context.Context, owner, id string) (*ResponseObject, error) {
-	rec, err := g.storedResponse(ctx, owner, id, false)
+	rec, err := g.storedResponse(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
@@ -236,42 +322,59 @@ func (g *Gateway) StoredResponse(ctx context.Context, owner, id string) (*Respon
 
 // ResponseInputItems returns the items answer id was answered from, oldest first: the input
 // and output of the answers before it in its conversation, then its own input (the answer's
-// instructions are not items). An id the gateway does not keep for owner is an error
-// matching ErrResponseNotFound.
+// instructions are not items). An id the gateway does not keep for owner, or whose
+// conversation lost an earlier answer (deleted), is an error matching ErrResponseNotFound.
 func (g *Gateway) ResponseInputItems(ctx context.Context, owner, id string) ([]ResponsesItem, error) {
-	last, err := g.storedResponse(ctx, owner, id, false)
+	last, err := g.storedResponse(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
 	var items []ResponsesItem
 	if last.Previous != "" {
-		chain, err := g.responseChain(ctx, owner, last.Previous)
+		chain, err := g.responseChain(ctx, owner, last.Previous, 0)
+		var ve *ValidationError
+		if errors.As(err, &ve) && errors.Is(err, ErrResponseNotFound) {
+			// Not a fault of this request's: the answer's conversation is incomplete.
+			return nil, &responseNotFoundError{id: id, msg: fmt.Sprintf("the items of response %q are no longer all stored: an earlier answer of its conversation was deleted or expired", id)}
+		}
 		if err != nil {
 			return nil, err
 		}
-		for _, rec := range chain {
-			items = append(items, rec.Input...)
-			for _, out := range rec.Response.Output {
-				it, _ := inputItemOf(out)
-				items = append(items, it)
-			}
+		for _, l := range chain {
+			items = append(items, l.Items...)
 		}
 	}
 	return append(items, last.Input...), nil
 }
 
-// DeleteResponse deletes the answer id kept for owner (the answers that continue it can no
-// longer be continued); an id not kept for owner is an error matching ErrResponseNotFound.
+// DeleteResponse deletes the answer id kept for owner; the answers that continue it can no
+// longer be continued, on any replica (a tombstone says so until the answer's time would
+// have been over). An id not kept for owner is an error matching ErrResponseNotFound.
 func (g *Gateway) DeleteResponse(ctx context.Context, owner, id string) error {
-	rec, err := g.storedResponse(ctx, owner, id, false)
+	rec, err := g.storedResponse(ctx, owner, id)
 	if err != nil {
 		return err
 	}
-	g.keptResponses.delete(id)
-	if err := g.opts.Store.Update(ctx, func(tx store.Tx) error { return deleteStoredResponse(ctx, tx, id, rec) }); err != nil {
+	err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		if err := deleteStoredResponse(ctx, tx, id, rec); err != nil {
+			return err
+		}
+		return tx.Put(ctx, store.ResponseTombstones, ownerKey(owner)+"/"+id, []byte(strconv.FormatInt(rec.Expires.Unix(), 10)))
+	})
+	if err != nil {
 		return fmt.Errorf("completions: delete response %s: %w", id, err)
 	}
+	g.forget(id, rec)
 	return nil
+}
+
+// forget drops what this process keeps of the deleted answer id (rec): its chain link and
+// its items kept for item_reference.
+func (g *Gateway) forget(id string, rec *storedResponse) {
+	g.keptResponses.delete(id)
+	for _, out := range rec.Response.Output {
+		g.answered.delete(itemKey(rec.Owner, out.ID))
+	}
 }
 
 // deleteStoredResponse removes the record of answer id (rec) and its index entries.
@@ -284,8 +387,8 @@ func deleteStoredResponse(ctx context.Context, tx store.Tx, id string, rec *stor
 	}
 	for _, out := range rec.Response.Output {
 		key := responseItemKey(rec.Owner, out.ID)
-		// An item id may be reused by a later answer (an upstream's call ids): only the
-		// index entry that still names this answer goes.
+		// Only the index entry that still names this answer goes (an item id given twice
+		// would be the later answer's).
 		if v, err := tx.Get(ctx, store.ResponseItems, key); err == nil && string(v) == id {
 			if err := tx.Delete(ctx, store.ResponseItems, key); err != nil {
 				return err
@@ -300,8 +403,11 @@ func deleteStoredResponse(ctx context.Context, tx store.Tx, id string, rec *stor
 // SweepResponses deletes the stored answers whose time ran out by now and returns how many
 // it deleted (a read never returns them; this frees their room).
 func (g *Gateway) SweepResponses(ctx context.Context, now time.Time) (int, error) {
-	if !g.StoresResponses() {
+	if g.opts.Store == nil { // answers kept before StoredResponses was Off expire all the same
 		return 0, nil
+	}
+	if err := g.sweepTombstones(ctx, now); err != nil {
+		return 0, err
 	}
 	deleted := 0
 	for {
@@ -316,6 +422,7 @@ func (g *Gateway) SweepResponses(ctx context.Context, now time.Time) (int, error
 				break
 			}
 			due++
+			var rec storedResponse
 			err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
 				if err := tx.Delete(ctx, store.ResponseExpiry, e.Key); err != nil || !ok {
 					return err
@@ -327,8 +434,8 @@ func (g *Gateway) SweepResponses(ctx context.Context, now time.Time) (int, error
 				case err != nil:
 					return err
 				}
-				var rec storedResponse
 				if err := json.Unmarshal(b, &rec); err != nil || rec.Response == nil {
+					rec = storedResponse{Response: &ResponseObject{}}
 					return tx.Delete(ctx, store.Responses, id) // unreadable: nothing to index
 				}
 				return deleteStoredResponse(ctx, tx, id, &rec)
@@ -336,7 +443,9 @@ func (g *Gateway) SweepResponses(ctx context.Context, now time.Time) (int, error
 			if err != nil {
 				return deleted, fmt.Errorf("completions: sweep response %s: %w", id, err)
 			}
-			g.keptResponses.delete(id)
+			if rec.Response != nil {
+				g.forget(id, &rec)
+			}
 			deleted++
 		}
 		if due < len(page) || len(page) == 0 {
@@ -345,6 +454,27 @@ func (g *Gateway) SweepResponses(ctx context.Context, now time.Time) (int, error
 		if err := ctx.Err(); err != nil {
 			return deleted, err
 		}
+	}
+}
+
+// sweepTombstones deletes the tombstones of deleted answers whose time would be over by now.
+func (g *Gateway) sweepTombstones(ctx context.Context, now time.Time) error {
+	for after := ""; ; {
+		page, err := g.opts.Store.List(ctx, store.ResponseTombstones, store.ListOptions{After: after, Limit: 256})
+		if err != nil {
+			return fmt.Errorf("completions: sweep deleted responses: %w", err)
+		}
+		for _, e := range page {
+			if at, err := strconv.ParseInt(string(e.Value), 10, 64); err != nil || !time.Unix(at, 0).After(now) {
+				if err := g.opts.Store.Delete(ctx, store.ResponseTombstones, e.Key); err != nil {
+					return fmt.Errorf("completions: sweep deleted responses: %w", err)
+				}
+			}
+		}
+		if len(page) < 256 {
+			return nil
+		}
+		after = page[len(page)-1].Key
 	}
 }
 
@@ -363,11 +493,15 @@ func parseExpiryKey(key string) (time.Time, string, bool) {
 	return time.Unix(n, 0), id, true
 }
 
-// responseItemKey is the store.ResponseItems key of output item itemID of owner's answers.
-func responseItemKey(owner, itemID string) string {
+// ownerKey is owner in the keys of the collections indexed by owner: a hash (owners are
+// free-form and may contain "/").
+func ownerKey(owner string) string {
 	h := sha256.Sum256([]byte(owner))
-	return hex.EncodeToString(h[:8]) + "/" + itemID
+	return hex.EncodeToString(h[:8])
 }
+
+// responseItemKey is the store.ResponseItems key of output item itemID of owner's answers.
+func responseItemKey(owner, itemID string) string { return ownerKey(owner) + "/" + itemID }
 
 // storedItem finds output item id of owner's stored answers, for an item_reference.
 func (g *Gateway) storedItem(ctx context.Context, owner, id string) (ResponsesItem, bool, error) {
@@ -381,7 +515,7 @@ func (g *Gateway) storedItem(ctx context.Context, owner, id string) (ResponsesIt
 	if err != nil {
 		return ResponsesItem{}, false, fmt.Errorf("completions: read item %s: %w", id, err)
 	}
-	rec, err := g.storedResponse(ctx, owner, string(rid), true)
+	rec, err := g.storedResponse(ctx, owner, string(rid))
 	if errors.Is(err, ErrResponseNotFound) {
 		return ResponsesItem{}, false, nil
 	}

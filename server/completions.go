@@ -405,12 +405,18 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err := decodeJSON(r, &rreq, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	owner := completionsScope(r, received).Owner
+	owner := responsesOwner(r)
 	if err := g.ResolveItemReferences(r.Context(), owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
 	}
 	if err := g.ContinueResponse(r.Context(), owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
+	}
+	if n, bound := rreq.HistoryBytes(), historyBodies*s.cfg.MaxBodyBytes; n > bound {
+		// A conversation may outgrow one request (--max-body-bytes), not without end.
+		ae := Validation(http.StatusBadRequest, "previous_response_id: the conversation holds %d bytes of items, over this server's bound of %d (%d times --max-body-bytes): start a new conversation with what matters of it in input", n, bound, historyBodies)
+		ae.Param = "previous_response_id"
+		return s.openAIError(w, r, ae)
 	}
 	creq, err := rreq.ToChatRequest()
 	if err != nil {
@@ -461,6 +467,28 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 			return completions.WriteResponsesStreamWith(w, st, o, completions.ResponsesStreamOptions{BeforeDone: keep})
 		},
 	})
+}
+
+// historyBodies is how many request bodies (Config.MaxBodyBytes) the items a
+// previous_response_id brings may weigh (completions.DefaultMaxHistoryBytes for the
+// default body bound; serve gives the gateway the same bound).
+const historyBodies = 8
+
+// responsesOwner is whom the stored /v1/responses answers of r's key belong to: the key's
+// owner, and for a virtual key or a job key the key itself — each is handed to someone
+// else (an app, a sandboxed agent), who sees only the answers it was given.
+func responsesOwner(r *http.Request) string {
+	p, _ := PrincipalFrom(r.Context())
+	switch v := p.Scope.(type) {
+	case nil:
+		return p.Owner
+	case virtualKeyScope:
+		return p.Owner + "/" + v.KeyID
+	}
+	if tag := completionsScope(r, time.Time{}).Tag; tag != "" {
+		return p.Owner + "/scoped:" + tag // a job key: its job's
+	}
+	return p.Owner + "/scoped"
 }
 
 // storeResponseTimeout bounds the write of a /v1/responses answer to the store.

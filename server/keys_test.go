@@ -48,7 +48,7 @@ func keysServerWith(t testing.TB, st *store.Store, up http.Handler, cfg Config) 
 	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
 		Prices: prices, Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}, Observer: rec,
 		SharedLimits: cfg.SharedLimits, // a replica's gateway shares its tokens as its server shares requests
-		ModelGroups: map[string]completions.ModelGroup{"pair": {Models: []string{"openai/ok", "openai/ok2"}}}})
+		ModelGroups:  map[string]completions.ModelGroup{"pair": {Models: []string{"openai/ok", "openai/ok2"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 				ae.Param = "stream"
 				return ae
 			}
-			o, err := g.StoredResponse(r.Context(), owner(r), r.PathValue("response_id"))
+			o, err := g.StoredResponse(r.Context(), responsesOwner(r), r.PathValue("response_id"))
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 		Tags: tags, Response: responseDeletion{}, ScopedKeys: true, Errors: storedResponseErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.PathValue("response_id")
-			if err := g.DeleteResponse(r.Context(), owner(r), id); err != nil {
+			if err := g.DeleteResponse(r.Context(), responsesOwner(r), id); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, responseDeletion{ID: id, Object: "response", Deleted: true})
@@ -63,7 +63,7 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/v1/responses/{response_id}/cancel", Summary: "OpenAI's cancel of a background response: this gateway runs none, so a stored answer is a 400",
 		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: storedResponseErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
-			if _, err := g.StoredResponse(r.Context(), owner(r), r.PathValue("response_id")); err != nil {
+			if _, err := g.StoredResponse(r.Context(), responsesOwner(r), r.PathValue("response_id")); err != nil {
 				return err
 			}
 			return Validation(http.StatusBadRequest, "Cannot cancel a synchronous response.")
@@ -94,7 +94,7 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 				ae.Param = "order"
 				return ae
 			}
-			items, err := g.ResponseInputItems(r.Context(), owner(r), r.PathValue("response_id"))
+			items, err := g.ResponseInputItems(r.Context(), responsesOwner(r), r.PathValue("response_id"))
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ func TestRateLimitsSharedByReplicas(t *testing.T) {
 			}
 		}
 	}
-	sync() // each learns where the other stands
+	sync()                                                                // each learns where the other stands
 	vk := issue(t, a, `{"requests_per_minute":3,"tokens_per_minute":15}`) // the key's own POST counts on a: 1 of 4
 	for i := range 2 {
 		if r := do(t, a, "POST", "/api/v1/test/echo", testKey, `{"name":"x"}`); r.status != 200 {

@@ -27,7 +27,8 @@ func (f *responsesFlags) check() error {
 	return nil
 }
 
-// options are the gateway's StoredResponsesOptions.
-func (f *responsesFlags) options() completions.StoredResponsesOptions {
-	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL}
+// options are the gateway's StoredResponsesOptions; a conversation may hold eight
+// requests' worth (maxBody, --max-body-bytes), as the server allows.
+func (f *responsesFlags) options(maxBody int64) completions.StoredResponsesOptions {
+	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL, MaxHistoryBytes: 8 * maxBody}
 }

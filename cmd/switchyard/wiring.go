@@ -165,7 +165,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		RequestTimeout:     w.cfg.Faults.Request,
 		Breaker:            completions.BreakerOptions{Failures: w.cfg.Faults.BreakerFailures, Cooldown: w.cfg.Faults.BreakerCooldown},
 		Cache:              w.cfg.Cache.options(w.store),
-		StoredResponses:    w.cfg.Responses.options(),
+		StoredResponses:    w.cfg.Responses.options(w.cfg.MaxBodyBytes),
 		SharedLimits:       w.limits,
 	})
 	if err != nil {
@@ -257,7 +257,7 @@ func (w *wiring) start(ctx context.Context) error {
 	if w.limits != nil {
 		go w.limits.Run(ctx, w.cfg.Conns.LimitsSync, func(err error) { w.log.Warn("sharing per-key rates with the other replicas", "err", err) })
 	}
-	if w.gateway.StoresResponses() {
+	if w.store != nil { // also the answers kept before --responses-store=false
 		go sweepEvery(ctx, "stored responses", w.gateway.SweepResponses, time.Hour, w.log)
 	}
 	return nil
