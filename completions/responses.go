@@ -56,8 +56,10 @@ type ResponsesRequest struct {
 	// PreviousResponseID continues the conversation a stored answer ends: its items come
 	// before input (Gateway.ContinueResponse).
 	PreviousResponseID string `json:"previous_response_id,omitempty"`
-	// Refused: OpenAI's Conversations API and background responses are not served.
-	Conversation json.RawMessage `json:"conversation,omitempty" jsonschema:"-"`
+	// Conversation names an OpenAI conversation (its id, or {"id": …}): its items come
+	// before input, and the request's and the answer's items are added to it
+	// (Gateway.ContinueResponse, Gateway.StoreResponse). Not with previous_response_id.
+	Conversation json.RawMessage `json:"conversation,omitempty" jsonschema:"oneof_type=string;object"`
 	Background   *bool           `json:"background,omitempty" jsonschema:"-"`
 	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
 	FallbackModels []string `json:"fallback_models,omitempty"`
@@ -73,9 +75,10 @@ type ResponsesRequest struct {
 
 	// continued is set by ContinueResponse once the items of previous_response_id's
 	// conversation are in Input: the first history of them.
-	continued    bool
-	history      int
-	historyBytes int64
+	continued      bool
+	history        int
+	historyBytes   int64
+	conversationID string // the conversation the request names, once read
 }
 
 // ResponsesInput is input: a string or a list of items.
@@ -290,8 +293,8 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	switch {
 	case r.PreviousResponseID != "" && !r.continued:
 		return nil, invalid("previous_response_id", "needs the stored conversation: call Gateway.ContinueResponse first")
-	case present(r.Conversation):
-		return nil, invalid("conversation", "is not supported: send the whole conversation in input")
+	case present(r.Conversation) && !r.continued:
+		return nil, invalid("conversation", "needs the stored conversation: call Gateway.ContinueResponse first")
 	case r.Background != nil && *r.Background:
 		return nil, invalid("background", "is not supported")
 	}
@@ -627,6 +630,8 @@ type ResponseObject struct {
 	// Gateway.StoreResponse).
 	PreviousResponseID *string `json:"previous_response_id"`
 	Store              bool    `json:"store"`
+	// Conversation is the conversation the request named (absent when none).
+	Conversation *OpenAIConversationRef `json:"conversation,omitempty"`
 	// Switchyard carries the answering provider, costs and attempts (extension).
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 
@@ -739,6 +744,9 @@ func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *Respo
 		o.PreviousResponseID = &prev
 	}
 	o.Store = r.Store == nil || *r.Store // until StoreResponse says whether it was kept
+	if r.conversationID != "" {
+		o.Conversation = &OpenAIConversationRef{ID: r.conversationID}
+	}
 	if r.ToolChoice != nil && r.ToolChoice.Mode != "" {
 		o.ToolChoice = *r.ToolChoice
 	}

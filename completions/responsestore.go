@@ -118,25 +118,55 @@ func (g *Gateway) StoresResponses() bool {
 // a validation error on previous_response_id matching ErrResponseNotFound. Call it before
 // ToChatRequest, which refuses a previous_response_id it was not given the history of.
 func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *ResponsesRequest) error {
-	if r.PreviousResponseID == "" || r.continued {
+	if r.continued {
 		return nil
-	}
-	if !g.StoresResponses() {
-		return invalid("previous_response_id", "is not supported: this gateway keeps no responses (serve --responses-store off); send the whole conversation in input")
 	}
 	limit := g.opts.StoredResponses.MaxHistoryBytes
 	if limit <= 0 {
 		limit = DefaultMaxHistoryBytes
 	}
-	chain, err := g.responseChain(ctx, owner, r.PreviousResponseID, limit)
-	if err != nil {
-		return err
-	}
 	var history []ResponsesItem
 	var size int64
-	for _, l := range chain {
-		history = append(history, l.Items...)
-		size += int64(l.Bytes)
+	switch {
+	case present(r.Conversation):
+		if r.PreviousResponseID != "" {
+			return invalid("conversation", "cannot be given with previous_response_id: the conversation holds the earlier items")
+		}
+		id, err := conversationID(r.Conversation)
+		if err != nil {
+			return err
+		}
+		if _, err := g.OpenAIConversationOf(ctx, owner, id); err != nil {
+			var nf *conversationNotFoundError
+			if errors.As(err, &nf) {
+				ve := invalid("conversation", "Conversation with id '%s' not found.", id)
+				ve.Err = err
+				return ve
+			}
+			return err
+		}
+		if history, _, err = g.conversationItems(ctx, id, limit); err != nil {
+			return err
+		}
+		for _, it := range history {
+			b, _ := json.Marshal(it)
+			size += int64(len(b))
+		}
+		r.conversationID = id
+	case r.PreviousResponseID != "":
+		if !g.StoresResponses() {
+			return invalid("previous_response_id", "is not supported: this gateway keeps no responses (serve --responses-store off); send the whole conversation in input")
+		}
+		chain, err := g.responseChain(ctx, owner, r.PreviousResponseID, limit)
+		if err != nil {
+			return err
+		}
+		for _, l := range chain {
+			history = append(history, l.Items...)
+			size += int64(l.Bytes)
+		}
+	default:
+		return nil
 	}
 	own := r.Input.Items
 	if r.Input.IsText {
@@ -261,7 +291,7 @@ func (g *Gateway) deletedResponses(ctx context.Context, owner string) (map[strin
 // error means it could not be (o is answered all the same: it is paid for).
 func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesRequest, o *ResponseObject) error {
 	o.Store = false
-	if !g.StoresResponses() || r.Store != nil && !*r.Store || o.Status == "failed" {
+	if o.Status == "failed" {
 		return nil
 	}
 	var own []ResponsesItem
@@ -274,6 +304,21 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 		if own[i].ID == "" {
 			own[i].ID = newItemID(own[i].Type)
 		}
+	}
+	var convErr error
+	if r.conversationID != "" {
+		// The conversation gets the request's items and the answer's, whatever store says.
+		items := slices.Clone(own)
+		for _, out := range o.Output {
+			it, _ := inputItemOf(out)
+			items = append(items, it)
+		}
+		if _, err := g.addConversationItems(ctx, owner, r.conversationID, items); err != nil {
+			convErr = fmt.Errorf("completions: add the answer to conversation %s: %w", r.conversationID, err)
+		}
+	}
+	if !g.StoresResponses() || r.Store != nil && !*r.Store {
+		return convErr
 	}
 	ttl := g.opts.StoredResponses.TTL
 	if ttl <= 0 {
@@ -302,12 +347,12 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("completions: store response %s: %w", o.ID, err)
+		return errors.Join(convErr, fmt.Errorf("completions: store response %s: %w", o.ID, err))
 	}
 	o.Store = true
 	l := linkOf(rec)
 	g.keptResponses.put(o.ID, l, l.Bytes, now)
-	return nil
+	return convErr
 }
 
 // StoredResponse returns the answer id as it was given, if the gateway keeps it for owner;

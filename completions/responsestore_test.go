@@ -230,3 +230,40 @@ func TestItemReferenceFromTheStore(t *testing.T) {
 		t.Errorf("previous_response_id with stored responses off: %v", err)
 	}
 }
+
+// TestOpenAIConversationBounds: a conversation may not bring more than MaxHistoryBytes of
+// items (a validation error on conversation), nor take more than 20 items or 16 metadata
+// pairs at once; a conversation id must look like one.
+func TestOpenAIConversationBounds(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.StoredResponses.MaxHistoryBytes = 4096 })
+	ctx := context.Background()
+	big := strings.Repeat("x", 3000)
+	c, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem(big), userTextItem(big)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ve *ValidationError
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","conversation":"`+c.ID+`","input":"hi"}`); !errors.As(err, &ve) || ve.Field != "conversation" {
+		t.Errorf("a conversation over the bound: %v", err)
+	}
+	many := make([]ResponsesItem, 21)
+	for i := range many {
+		many[i] = userTextItem("x")
+	}
+	if _, err := h.g.AddOpenAIConversationItems(ctx, "alice", c.ID, many); !errors.As(err, &ve) || ve.Field != "items" {
+		t.Errorf("21 items: %v", err)
+	}
+	md := map[string]string{}
+	for i := range 17 {
+		md[strings.Repeat("k", i+1)] = "v"
+	}
+	if _, err := h.g.UpdateOpenAIConversation(ctx, "alice", c.ID, md); !errors.As(err, &ve) || ve.Field != "metadata" {
+		t.Errorf("17 metadata pairs: %v", err)
+	}
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","conversation":"resp_1","input":"hi"}`); !errors.As(err, &ve) || ve.Field != "conversation" {
+		t.Errorf("a conversation id that is not one: %v", err)
+	}
+	if _, err := h.g.OpenAIConversationOf(ctx, "bob", c.ID); !errors.Is(err, ErrConversationNotFound) {
+		t.Errorf("bob reading alice's conversation: %v", err)
+	}
+}

@@ -128,6 +128,7 @@ func Completions(g *completions.Gateway) Option {
 		s.keyRoutes(g)
 		s.cacheRoutes(g)
 		s.responseRoutes(g)
+		s.openAIConversationRoutes(g)
 		s.AddErrorMapper(completionsError)
 		return nil
 	}
@@ -363,7 +364,8 @@ func completionsError(err error) *APIError {
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())
 	case errors.Is(err, completions.ErrInvalid):
 		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))
-	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss), errors.Is(err, completions.ErrResponseNotFound):
+	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss), errors.Is(err, completions.ErrResponseNotFound),
+		errors.Is(err, completions.ErrConversationNotFound):
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))

@@ -69,52 +69,85 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 			return Validation(http.StatusBadRequest, "Cannot cancel a synchronous response.")
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}/input_items", Summary: "The items a stored answer was given: those of the answers before it in its conversation and its own input",
-		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: storedResponseErrors,
-		Query: []QueryParam{
-			{Name: "limit", Description: "items per page: 1 to 100 (default 20)"},
-			{Name: "order", Description: "asc (oldest first) or desc (newest first: the default)"},
-			{Name: "after", Description: "the id of the last item of the previous page"},
-			{Name: "include", Description: "accepted and ignored: items are returned whole"},
-		}},
+		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: storedResponseErrors, Query: itemListParams},
 		func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			limit := 20
-			if v := q.Get("limit"); v != "" {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 || n > 100 {
-					ae := Validation(http.StatusBadRequest, "limit: must be an integer from 1 to 100, got %q", v)
-					ae.Param = "limit"
-					return ae
-				}
-				limit = n
-			}
-			order := q.Get("order")
-			if order != "" && order != "asc" && order != "desc" {
-				ae := Validation(http.StatusBadRequest, `order: must be "asc" or "desc", got %q`, order)
-				ae.Param = "order"
-				return ae
+			q, err := itemListQuery(r)
+			if err != nil {
+				return err
 			}
 			items, err := g.ResponseInputItems(r.Context(), responsesOwner(r), r.PathValue("response_id"))
 			if err != nil {
 				return err
 			}
-			if order != "asc" {
-				slices.Reverse(items)
-			}
-			if after := q.Get("after"); after != "" {
-				i := slices.IndexFunc(items, func(it completions.ResponsesItem) bool { return it.ID == after })
-				if i < 0 {
-					ae := Validation(http.StatusBadRequest, "after: %q is not an item of this response", after)
-					ae.Param = "after"
-					return ae
-				}
-				items = items[i+1:]
-			}
-			page := responseItemList{Object: "list", Data: items[:min(limit, len(items))], HasMore: len(items) > limit}
-			if n := len(page.Data); n > 0 {
-				page.FirstID, page.LastID = &page.Data[0].ID, &page.Data[n-1].ID
+			page, err := q.page(items)
+			if err != nil {
+				return err
 			}
 			writeJSON(w, http.StatusOK, page)
 			return nil
 		})
+}
+
+// itemListParams are the query parameters of OpenAI's item lists.
+var itemListParams = []QueryParam{
+	{Name: "limit", Description: "items per page: 1 to 100 (default 20)"},
+	{Name: "order", Description: "asc (oldest first) or desc (newest first: the default)"},
+	{Name: "after", Description: "the id of the last item of the previous page"},
+	{Name: "include", Description: "accepted and ignored: items are returned whole"},
+}
+
+// itemList is a request for a page of an item list (itemListParams).
+type itemList struct {
+	limit int
+	asc   bool
+	after string
+}
+
+// itemListQuery reads the query of an item list; a value out of range is a 400 naming it.
+func itemListQuery(r *http.Request) (itemList, error) {
+	q := r.URL.Query()
+	l := itemList{limit: 20, after: q.Get("after")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			ae := Validation(http.StatusBadRequest, "limit: must be an integer from 1 to 100, got %q", v)
+			ae.Param = "limit"
+			return l, ae
+		}
+		l.limit = n
+	}
+	switch order := q.Get("order"); order {
+	case "asc":
+		l.asc = true
+	case "", "desc":
+	default:
+		ae := Validation(http.StatusBadRequest, `order: must be "asc" or "desc", got %q`, order)
+		ae.Param = "order"
+		return l, ae
+	}
+	return l, nil
+}
+
+// page is l's page of items (oldest first): an after that names no item is a 400.
+func (l itemList) page(items []completions.ResponsesItem) (responseItemList, error) {
+	if !l.asc {
+		slices.Reverse(items)
+	}
+	if l.after != "" {
+		i := slices.IndexFunc(items, func(it completions.ResponsesItem) bool { return it.ID == l.after })
+		if i < 0 {
+			ae := Validation(http.StatusBadRequest, "after: %q is not an item of this list", l.after)
+			ae.Param = "after"
+			return responseItemList{}, ae
+		}
+		items = items[i+1:]
+	}
+	page := responseItemList{Object: "list", Data: items[:min(l.limit, len(items))], HasMore: len(items) > l.limit}
+	if page.Data == nil {
+		page.Data = []completions.ResponsesItem{}
+	}
+	if n := len(page.Data); n > 0 {
+		page.FirstID, page.LastID = &page.Data[0].ID, &page.Data[n-1].ID
+	}
+	return page, nil
 }
