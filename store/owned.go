@@ -110,6 +110,19 @@ type OwnedQuery struct {
 	Cursor string
 	// Limit is the page size, 1 to MaxPageLimit; 0 means DefaultPageLimit.
 	Limit int
+	// OldestFirst lists the records oldest first instead (and a Cursor continues towards
+	// newer records). The index is ordered newest first, so such a listing reads the
+	// index entries (keys only) of every record newer than its Cursor in the window: use
+	// it where an API asks for it (OpenAI's order=asc), not by default.
+	OldestFirst bool
+}
+
+// CursorAfter returns the cursor that continues a listing of r's kind and owner after r:
+// what a page ending with r returns as its next cursor (in either order). APIs whose
+// clients page by the id of the last record they saw (OpenAI's after) turn that record's
+// reference into a cursor with it.
+func CursorAfter(r OwnedRef) string {
+	return encodeCursor(r.Kind, ownedTime(r.Created)+"/"+r.ID)
 }
 
 // ListFilter is what a caller asks of a listing of its own records, newest first: the
@@ -214,6 +227,9 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 	if limit == 0 {
 		limit = DefaultPageLimit
 	}
+	if q.OldestFirst {
+		return listOwnedOldest(ctx, r, q, limit, load)
+	}
 	prefix := ownedPrefix(q.Kind, q.Owner)
 	after := ""
 	if q.Cursor != "" {
@@ -262,6 +278,63 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 		after = entries[len(entries)-1].Key
 		batch = min(batch*2, 1000)
 	}
+}
+
+// listOwnedOldest is ListOwned with q.OldestFirst: the index is newest first, so it
+// collects the keys of the records newer than the cursor (within the window), then loads
+// them from the oldest on.
+func listOwnedOldest[T any](ctx context.Context, r Reader, q OwnedQuery, limit int, load func(id string) (T, bool, error)) ([]T, string, error) {
+	prefix := ownedPrefix(q.Kind, q.Owner)
+	after := "" // the newest end: entries created before CreatedBefore start after it
+	if !q.CreatedBefore.IsZero() {
+		after = prefix + ownedTime(q.CreatedBefore) + "~"
+	}
+	end := "" // the oldest end: entries at or above it are too old (or the cursor's and older)
+	if !q.CreatedAfter.IsZero() {
+		end = prefix + ownedTime(q.CreatedAfter) + "~"
+	}
+	if q.Cursor != "" {
+		pos, _ := decodeCursor(q.Kind, q.Cursor) // checked by the caller
+		if c := prefix + pos; end == "" || c < end {
+			end = c
+		}
+	}
+	var keys []string
+	for {
+		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: after, Limit: 1000})
+		if err != nil {
+			return nil, "", err
+		}
+		done := len(entries) < 1000
+		for _, e := range entries {
+			if end != "" && e.Key >= end {
+				done = true
+				break
+			}
+			keys = append(keys, e.Key)
+		}
+		if done || len(entries) == 0 {
+			break
+		}
+		after = entries[len(entries)-1].Key
+	}
+	items := make([]T, 0, min(limit, len(keys)))
+	last := ""
+	for i := len(keys) - 1; i >= 0; i-- {
+		v, ok, err := load(keys[i][len(prefix)+17:])
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			continue
+		}
+		if len(items) == limit {
+			return items, encodeCursor(q.Kind, last[len(prefix):]), nil
+		}
+		items = append(items, v)
+		last = keys[i]
+	}
+	return items, "", nil
 }
 
 // OwnedBackfill indexes, once per store, the records of one kind that were stored before

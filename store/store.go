@@ -70,6 +70,10 @@ const (
 	OpenAIConversations     Collection = "openai_conversations"      // OpenAI Conversations API conversations, keyed by id
 	OpenAIConversationItems Collection = "openai_conversation_items" // their items, keyed id/seq (10 digits)
 	SharedCounters          Collection = "shared_counters"           // each process's counts for limits shared by replicas, keyed name/process (see Counters)
+	Files                   Collection = "files"                     // uploaded and generated files' descriptions (OpenAI's Files API), keyed by id
+	FileChunks              Collection = "file_chunks"               // files' content in pieces of at most 1 MiB, keyed id/sequence number
+	Batches                 Collection = "batches"                   // batches (OpenAI's Batch API), keyed by id
+	BatchResults            Collection = "batch_results"             // each answered line of a running batch, keyed batch id/line index
 )
 
 // Entry is one record returned by List.

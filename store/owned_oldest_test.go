@@ -1,0 +1,78 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// TestListOwnedOldestFirst: OldestFirst lists the same records in the other order, pages
+// by cursor towards newer records, continues after a record named by CursorAfter in both
+// orders, and keeps the creation window and load's filter.
+func TestListOwnedOldestFirst(t *testing.T) {
+	s := memstore.New()
+	defer s.Close()
+	ctx := context.Background()
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	refs := map[string]store.OwnedRef{}
+	for i := range 12 {
+		r := store.OwnedRef{Kind: "file", Owner: "alice", Created: base.Add(time.Duration(i) * time.Second), ID: fmt.Sprintf("f%02d", i)}
+		refs[r.ID] = r
+		if err := store.PutOwned(ctx, s, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.PutOwned(ctx, s, store.OwnedRef{Kind: "file", Owner: "bob", Created: base, ID: "b0"}); err != nil {
+		t.Fatal(err)
+	}
+	odd := func(id string) (string, bool, error) {
+		var n int
+		fmt.Sscanf(id, "f%d", &n)
+		return id, n%2 == 1, nil
+	}
+	all := func(id string) (string, bool, error) { return id, true, nil }
+	walk := func(q store.OwnedQuery, load func(string) (string, bool, error)) []string {
+		t.Helper()
+		var out []string
+		for range 20 {
+			page, next, err := store.ListOwned(ctx, s, q, load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, page...)
+			if next == "" {
+				return out
+			}
+			q.Cursor = next
+		}
+		t.Fatal("the listing does not end")
+		return nil
+	}
+	q := store.OwnedQuery{Kind: "file", Owner: "alice", Limit: 5, OldestFirst: true}
+	if got := fmt.Sprint(walk(q, all)); got != "[f00 f01 f02 f03 f04 f05 f06 f07 f08 f09 f10 f11]" {
+		t.Fatalf("oldest first: %s", got)
+	}
+	if got := fmt.Sprint(walk(q, odd)); got != "[f01 f03 f05 f07 f09 f11]" {
+		t.Fatalf("oldest first, filtered: %s", got)
+	}
+	q.Cursor = store.CursorAfter(refs["f04"])
+	if got := fmt.Sprint(walk(q, all)); got != "[f05 f06 f07 f08 f09 f10 f11]" {
+		t.Fatalf("oldest first after f04: %s", got)
+	}
+	newest := store.OwnedQuery{Kind: "file", Owner: "alice", Limit: 4, Cursor: store.CursorAfter(refs["f04"])}
+	if got := fmt.Sprint(walk(newest, all)); got != "[f03 f02 f01 f00]" {
+		t.Fatalf("newest first after f04: %s", got)
+	}
+	win := store.OwnedQuery{Kind: "file", Owner: "alice", Limit: 2, OldestFirst: true,
+		CreatedAfter: base.Add(3 * time.Second), CreatedBefore: base.Add(7 * time.Second)}
+	if got := fmt.Sprint(walk(win, all)); got != "[f03 f04 f05 f06]" {
+		t.Fatalf("oldest first in [3s, 7s): %s", got)
+	}
+	if got := fmt.Sprint(walk(store.OwnedQuery{Kind: "file", Owner: "bob", OldestFirst: true}, all)); got != "[b0]" {
+		t.Fatalf("bob: %s", got)
+	}
+}
