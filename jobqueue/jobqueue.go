@@ -2,7 +2,8 @@
 // job queue shared by several processes.
 //
 // Without a Queue a service runs its jobs in its own process, on an in-process pool fed by
-// a Go channel (the bbolt and memstore deployments). With one (package
+// a Go channel (the bbolt and memstore deployments); [Local] is such a pool behind the
+// Queue interface, for a service that keeps one code path for both (package batch). With one (package
 // jobqueue/riverqueue, on PostgreSQL) any process accepts a job — the service stores the
 // job's record, then [Queue.Enqueue]s its id — and exactly one worker, in whichever
 // process, runs it. The job record in the store stays the source of truth for the job's
