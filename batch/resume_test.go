@@ -1,0 +1,120 @@
+package batch_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/batch"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
+)
+
+func okModels(n int) []string {
+	m := make([]string, n)
+	for i := range m {
+		m[i] = "ok"
+	}
+	return m
+}
+
+// checkAllAnsweredOnce asserts the batch completed with every one of n lines in its output
+// file in order, and that the executors together answered each line exactly once.
+func checkAllAnsweredOnce(t *testing.T, h *harness, b batch.Batch, n int, execs ...*scriptedExecutor) {
+	t.Helper()
+	if b.Status != batch.StatusCompleted || b.RequestCounts != (batch.RequestCounts{Total: n, Completed: n}) || b.Usage.TotalTokens != 10*n {
+		t.Fatalf("ended %s %+v usage %+v", b.Status, b.RequestCounts, b.Usage)
+	}
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("r%d", i))
+		sum := 0
+		for _, e := range execs {
+			sum += e.answers(fmt.Sprintf("r%d", i))
+		}
+		if sum != 1 {
+			t.Errorf("r%d was answered %d times", i, sum)
+		}
+	}
+	if got := customIDs(h.lines(t, "alice", b.OutputFileID)); got != strings.Join(want, ",") {
+		t.Fatalf("output %s", got)
+	}
+}
+
+// TestBatchResumesAfterRestart (bbolt): a server stopped mid-batch cuts the lines in
+// flight and hands the batch back; after a restart on the same file the batch resumes and
+// completes, and no line answered before the stop is sent again (nothing is paid twice).
+func TestBatchResumesAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchyard.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newScripted()
+	first.limit = 4
+	h := newHarness(t, st, first, batch.Options{Concurrency: 2})
+	f := h.upload(t, "alice", jsonl(okModels(12)...))
+	b := h.create(t, "alice", f.ID)
+	<-first.blocked // two lines in flight when the server stops
+	<-first.blocked
+	if err := h.svc.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	second := newScripted()
+	h2 := newHarness(t, st, second, batch.Options{Concurrency: 2})
+	got := h2.wait(t, "alice", b.ID, ended)
+	checkAllAnsweredOnce(t, h2, got, 12, first, second)
+	if n := first.answers("r0") + first.answers("r1") + first.answers("r2") + first.answers("r3"); n != 4 {
+		t.Fatalf("the first server answered %d of the first four lines", n)
+	}
+	if es, _ := st.List(context.Background(), store.BatchResults, store.ListOptions{}); len(es) != 0 {
+		t.Fatalf("%d answered lines left in the store after the end", len(es))
+	}
+}
+
+// TestBatchResumedAfterCrash: a process that dies mid-batch (here: it stops answering and
+// never hands the batch back) leaves it running in the store; the next process resumes it
+// at its start, the first one's run finds it taken over and stops, and every line is
+// answered once.
+func TestBatchResumedAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchyard.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	dead := newScripted()
+	dead.limit = 5
+	h := newHarness(t, st, dead, batch.Options{Concurrency: 1})
+	f := h.upload(t, "alice", jsonl(okModels(9)...))
+	b := h.create(t, "alice", f.ID)
+	<-dead.blocked
+	// The five answers are stored as they come: wait for the last one.
+	for {
+		es, err := st.List(context.Background(), store.BatchResults, store.ListOptions{Prefix: b.ID + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) == 5 {
+			break
+		}
+	}
+	next := newScripted()
+	h2 := newHarness(t, st, next, batch.Options{Concurrency: 1})
+	got := h2.wait(t, "alice", b.ID, ended)
+	checkAllAnsweredOnce(t, h2, got, 9, dead, next)
+	if next.answers("r0") != 0 || next.answers("r8") != 1 {
+		t.Fatalf("the second process answered r0 %d times, r8 %d times", next.answers("r0"), next.answers("r8"))
+	}
+}
