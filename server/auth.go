@@ -118,7 +118,31 @@ func (a *Auth) Authenticate(ctx context.Context, key string) (Principal, error) 
 	if key == "" {
 		return Principal{}, ErrNoKey
 	}
-	h := sha256.Sum256([]byte(key))
+	return a.authenticateHash(ctx, sha256.Sum256([]byte(key)))
+}
+
+// Credential is what the server keeps to act later as the key of r (a batch runs its
+// lines as the key that created it): the hex SHA-256 of the key, never the key itself.
+func Credential(r *http.Request) string {
+	h := sha256.Sum256([]byte(bearer(r)))
+	return hex.EncodeToString(h[:])
+}
+
+// PrincipalOf returns the principal of the key a Credential was made from, as
+// Authenticate does for the key itself: ErrNoKey once the key is deleted, revoked,
+// expired or retired.
+func (a *Auth) PrincipalOf(ctx context.Context, credential string) (Principal, error) {
+	b, err := hex.DecodeString(credential)
+	if err != nil || len(b) != sha256.Size {
+		return Principal{}, ErrNoKey
+	}
+	var h [sha256.Size]byte
+	copy(h[:], b)
+	return a.authenticateHash(ctx, h)
+}
+
+// authenticateHash returns the principal of the key whose SHA-256 is h.
+func (a *Auth) authenticateHash(ctx context.Context, h [sha256.Size]byte) (Principal, error) {
 	found := 0
 	for _, s := range a.static {
 		// Compare every key so the time taken does not say which one matched.

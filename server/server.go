@@ -302,31 +302,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		info.pattern = pattern
 	}
 	if !s.public[pattern] && needsKey(r.URL.Path, pattern) {
-		addr := s.clientAddr(r)
-		if blocked, wait := s.authRL.blocked(addr, time.Now()); blocked {
-			secs := int(wait/time.Second) + 1
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			s.respondError(w, r, Errorf(http.StatusTooManyRequests, KindTooManyRequests,
-				"too many failed authentications from this address (limit %d per minute); retry after %d s", s.authRL.perMinute, secs), nil)
-			return
-		}
-		p, err := s.auth.Authenticate(r.Context(), bearer(r))
-		if err != nil {
-			if !errors.Is(err, ErrNoKey) {
-				s.writeError(w, r, err)
-				return
-			}
-			if s.authRL.fail(addr, time.Now()) {
-				// Once per lockout: which address, so the operator can find a stale key.
-				s.log.WarnContext(r.Context(), "failed-auth limit reached: this address gets 429 until its allowance refills",
-					"remote", addr, "limit_per_minute", s.authRL.perMinute)
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
-			how := "send the header Authorization: Bearer <key>"
-			if strings.HasPrefix(r.URL.Path, "/v1/") {
-				how += " (or x-api-key: <key>)"
-			}
-			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: %s", how), nil)
+		p, ok := r.Context().Value(batchLineKey{}).(Principal)
+		if !ok && !s.authenticate(w, r, &p) {
 			return
 		}
 		vk, virtual := p.Scope.(virtualKeyScope)
@@ -367,6 +344,40 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	}
 	// Through the mux again (not h directly) so that r.PathValue is populated.
 	s.mux.ServeHTTP(w, r)
+}
+
+// authenticate sets *p to the caller of r from its bearer key, or answers r (401, or 429
+// for an address over the failed-authentication limit) and reports false.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Principal) bool {
+	addr := s.clientAddr(r)
+	if blocked, wait := s.authRL.blocked(addr, time.Now()); blocked {
+		secs := int(wait/time.Second) + 1
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.respondError(w, r, Errorf(http.StatusTooManyRequests, KindTooManyRequests,
+			"too many failed authentications from this address (limit %d per minute); retry after %d s", s.authRL.perMinute, secs), nil)
+		return false
+	}
+	var err error
+	*p, err = s.auth.Authenticate(r.Context(), bearer(r))
+	if err != nil {
+		if !errors.Is(err, ErrNoKey) {
+			s.writeError(w, r, err)
+			return false
+		}
+		if s.authRL.fail(addr, time.Now()) {
+			// Once per lockout: which address, so the operator can find a stale key.
+			s.log.WarnContext(r.Context(), "failed-auth limit reached: this address gets 429 until its allowance refills",
+				"remote", addr, "limit_per_minute", s.authRL.perMinute)
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
+		how := "send the header Authorization: Bearer <key>"
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			how += " (or x-api-key: <key>)"
+		}
+		s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: %s", how), nil)
+		return false
+	}
+	return true
 }
 
 func needsKey(path, pattern string) bool {
