@@ -65,6 +65,7 @@ type serveConfig struct {
 	LogLevel  string
 	LogFormat string
 	jobLimits                // per-key job limits and the download idle timeout (joblimits.go)
+	Batches   batchFlags     // the Files and Batch APIs (batchflags.go)
 	Telemetry telemetryFlags // metrics and traces (telemetry.go)
 }
 
@@ -130,6 +131,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
+	c.Batches.register(fs)
 	c.Telemetry.register(fs)
 	c.Cache.register(fs)
 	c.Responses.register(fs)
@@ -203,6 +205,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	if c.Conns.LimitsSync < 0 {
 		return fmt.Errorf("--limits-sync-interval must be 0 or positive, got %s", c.Conns.LimitsSync)
+	}
+	if err := c.Batches.check(); err != nil {
+		return err
 	}
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/batch"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
@@ -47,7 +48,9 @@ type wiring struct {
 	gateway   *completions.Gateway
 	trainer   *trainer.Service
 	optimizer *optimizer.Service
-	selector  *routing.Selector
+	// batches runs OpenAI-style batches through the gateway (its files included).
+	batches  *batch.Service
+	selector *routing.Selector
 	// obs is the process's metrics and tracer (telemetry.go); nil fields are off.
 	obs *observability
 	// usage records recent requests and per-model spend for the usage API and the console.
@@ -194,10 +197,23 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	if err != nil {
 		return nil, err
 	}
+	files, err := batch.NewFiles(w.store, batch.FilesOptions{MaxBytes: w.cfg.Batches.FilesMaxBytes, Logger: w.log})
+	if err != nil {
+		return nil, err
+	}
+	bopts := batch.Options{Workers: w.cfg.Workers, Concurrency: w.cfg.Batches.Concurrency, Logger: w.log}
+	if w.queue != nil {
+		bopts.Queue = w.queue
+	}
+	if w.batches, err = batch.New(w.store, files, bopts); err != nil {
+		return nil, err
+	}
 	opts := []server.Option{
 		// First, so that its close (closers run last to first) writes after the gateway's.
 		server.Spend(w.spend),
 		server.Completions(w.gateway),
+		// After the gateway: closed first, so a batch's lines stop before the gateway does.
+		server.Batches(w.batches),
 		server.Usage(w.usage),
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
@@ -241,6 +257,9 @@ func (w *wiring) start(ctx context.Context) error {
 	}
 	if err := w.optimizer.Start(ctx); err != nil {
 		return fmt.Errorf("starting optimization workers: %w", err)
+	}
+	if err := w.batches.Start(ctx); err != nil {
+		return fmt.Errorf("starting batch workers: %w", err)
 	}
 	// The services registered their kinds with the shared queue; now take jobs from it.
 	if w.queue != nil {
