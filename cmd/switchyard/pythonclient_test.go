@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/batch"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
@@ -116,7 +117,7 @@ func serveForClients(t *testing.T, key string, extra ...string) (base string, mi
 	paths, _ := doc["paths"].(map[string]any)
 	for capability, path := range map[string]string{
 		"select": "/api/v1/model-select", "completions": "/api/v1/completions",
-		"trainer": "/api/v1/routers/train", "optimizer": "/api/v1/optimize",
+		"trainer": "/api/v1/routers/train", "optimizer": "/api/v1/optimize", "batches": "/v1/batches",
 	} {
 		if _, ok := paths[path]; !ok {
 			missing = append(missing, capability)
@@ -204,6 +205,7 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 			server.ModelSelection(routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})),
 			server.Completions(gw),
 			optimizerOption(t, st),
+			batchesOption(t, st),
 		}
 	})
 	data := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "examples", "data"))))
@@ -216,6 +218,25 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 		"SWITCHYARD_TEST_MODEL=openai/gpt-4o-mini",
 		"SWITCHYARD_TEST_SKIP=",
 	)
+}
+
+// batchesOption plugs the Files and Batch APIs in, on st, and starts their service once
+// the server is its Executor.
+func batchesOption(t *testing.T, st *store.Store) server.Option {
+	files, err := batch.NewFiles(st, batch.FilesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := batch.New(st, files, batch.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(s *server.Server) error {
+		if err := server.Batches(svc)(s); err != nil {
+			return err
+		}
+		return svc.Start(context.Background())
+	}
 }
 
 func lastLines(s string, n int) string {

@@ -22,6 +22,8 @@ from .owned import conversation, conversation_messages, delete, iterate, list_pa
 from .keys import issue_key, key_info, list_keys, revoke_key, update_key
 from .cache import delete_cached, purge_cache
 from .usage import spend
+from .batches import (batch_results, cancel_batch, create_batch, delete_file, file_content, get_batch, get_file,
+                      list_batches, list_files, upload_file, wait_batch)
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, MissingIdError, NotFoundError,
                      PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
@@ -35,6 +37,8 @@ __all__ = [
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "issue_key", "list_keys", "key_info", "update_key", "revoke_key", "PermissionDeniedError",
     "purge_cache", "delete_cached", "spend",
+    "upload_file", "get_file", "list_files", "file_content", "delete_file", "create_batch", "get_batch",
+    "list_batches", "cancel_batch", "wait_batch", "batch_results",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
     "ConnectionFailedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",

@@ -64,7 +64,8 @@ class Client:
         self.sleep = sleep
 
     def _open(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
-              body: Any = None, accept: str = "application/json"):
+              body: Any = None, accept: str = "application/json",
+              raw: Optional[bytes] = None, content_type: Optional[str] = None):
         url = self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
@@ -73,6 +74,9 @@ class Client:
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
+        elif raw is not None:
+            data = raw
+            headers["Content-Type"] = content_type or "application/octet-stream"
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
         policy = self.retry or RetryPolicy(max_retries=0)
@@ -111,10 +115,22 @@ class Client:
             self.sleep(wait)
             attempt += 1
 
+    def request_bytes(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
+                      raw: Optional[bytes] = None, content_type: Optional[str] = None,
+                      accept: str = "application/json") -> bytes:
+        """Sends ``raw`` (a body of ``content_type``; none when None) and returns the
+        answer's bytes as they came (a file's content)."""
+        with self._open(method, path, query, None, accept=accept, raw=raw, content_type=content_type) as resp:
+            try:
+                return resp.read()
+            except TimeoutError as e:
+                raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
+
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
-                body: Any = None) -> Any:
-        """Sends a JSON request and returns the decoded JSON answer."""
-        with self._open(method, path, query, body) as resp:
+                body: Any = None, raw: Optional[bytes] = None, content_type: Optional[str] = None) -> Any:
+        """Sends a JSON request (or ``raw`` bytes of ``content_type``) and returns the
+        decoded JSON answer."""
+        with self._open(method, path, query, body, raw=raw, content_type=content_type) as resp:
             try:
                 raw = resp.read()
             except TimeoutError as e:

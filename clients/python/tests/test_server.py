@@ -12,13 +12,15 @@ Environment:
                                         server's optimizer can complete quickly) and
                                         slow.zip (one whose runs last until cancelled)
   SWITCHYARD_TEST_SKIP                  comma-separated capabilities the server does not
-                                        have: select, completions, trainer, optimizer
+                                        have: select, completions, trainer, optimizer,
+                                        batches
 
 The Go tests in cmd/switchyard set these: TestPythonClient against `switchyard serve`,
 TestPythonClientAllCapabilities against the server package with every capability (the
 optimizer with a scripted sandbox and proposer).
 """
 
+import json
 import os
 import time
 import unittest
@@ -301,3 +303,42 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(st["status"], "interrupted")
         self.assertTrue(st["error_message"])
         self.assertEqual(opt.results()["status"], "interrupted")
+
+    @needs("batches")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_batch_flow(self):
+        lines = [{"custom_id": f"q{i}", "method": "POST", "url": "/v1/chat/completions",
+                  "body": {"model": MODEL, "messages": [{"role": "user", "content": f"question {i}"}]}} for i in range(3)]
+        lines.append({"custom_id": "streamed", "method": "POST", "url": "/v1/chat/completions",
+                      "body": {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "hi"}]}})
+        data = "".join(json.dumps(l) + "\n" for l in lines).encode()
+        f = switchyard.upload_file(data, filename="questions.jsonl", client=self.client)
+        self.assertEqual((f["purpose"], f["filename"], f["bytes"], f["status"]), ("batch", "questions.jsonl", len(data), "processed"))
+        self.assertEqual(switchyard.get_file(f["id"], client=self.client)["id"], f["id"])
+        b = switchyard.create_batch(f["id"], metadata={"suite": "python"}, client=self.client)
+        self.assertEqual(b["status"], "validating")
+        b = switchyard.wait_batch(b["id"], poll_every=0.05, timeout=30, client=self.client)
+        self.assertEqual(b["status"], "completed")
+        self.assertEqual(b["request_counts"], {"total": 4, "completed": 3, "failed": 1})
+        self.assertEqual(b["metadata"], {"suite": "python"})
+        out = switchyard.batch_results(b["output_file_id"], client=self.client)
+        self.assertEqual([l["custom_id"] for l in out], ["q0", "q1", "q2"])
+        self.assertEqual(out[0]["response"]["status_code"], 200)
+        self.assertTrue(out[0]["response"]["body"]["choices"][0]["message"]["content"])
+        errs = switchyard.batch_results(b["error_file_id"], client=self.client)
+        self.assertEqual(errs[0]["custom_id"], "streamed")
+        self.assertEqual(errs[0]["response"]["body"]["error"]["param"], "stream")
+        self.assertIn(b["id"], [x["id"] for x in switchyard.list_batches(limit=100, client=self.client)["data"]])
+        outputs = switchyard.list_files(purpose="batch_output", client=self.client)["data"]
+        self.assertIn(b["output_file_id"], [x["id"] for x in outputs])
+        with self.assertRaises(switchyard.ConflictError):
+            switchyard.cancel_batch(b["id"], client=self.client)
+        self.assertTrue(switchyard.delete_file(f["id"], client=self.client)["deleted"])
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.get_file(f["id"], client=self.client)
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.upload_file(b'{"custom_id": "x"}\n', client=self.client)
+        self.assertIn("line 1", cm.exception.message)
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.upload_file(data, purpose="fine-tune", client=self.client)
+        self.assertIn("purpose", cm.exception.message)
