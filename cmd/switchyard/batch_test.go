@@ -9,12 +9,19 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestServeResumesABatchAfterRestart: `switchyard serve` on bbolt is stopped (SIGTERM)
@@ -155,4 +162,47 @@ func doJSON(t *testing.T, method, url, ctype string, body io.Reader, v any) int 
 		t.Logf("%s %s: %d %s", method, url, resp.StatusCode, b)
 	}
 	return resp.StatusCode
+}
+
+// TestBatchCommand: `switchyard batch run` uploads a file, runs it, shows the summary and
+// writes the output and error files; list, show and download find it; cancel of an ended
+// batch and a bad file are errors.
+func TestBatchCommand(t *testing.T) {
+	up := fakeOpenAIUpstream(t)
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		env := map[string]string{"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": up.URL + "/v1"}
+		gw, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(gw), batchesOption(t, st)}
+	})
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}}
+{"custom_id":"b","method":"POST","url":"/v1/chat/completions","body":{"model":"nosuch/x","messages":[{"role":"user","content":"hi"}]}}
+`), 0o644)
+	code, out, errOut := cli(t, "batch", "run", in, "--url", url, "--key", cliKey, "--poll", "10ms", "--out", dir)
+	if code != 0 || !regexp.MustCompile(`status\s+completed`).MatchString(out) || !strings.Contains(out, "2 total, 1 completed, 1 failed") ||
+		!strings.Contains(out, "_output.jsonl") || !strings.Contains(out, "_error.jsonl") {
+		t.Fatalf("batch run: %d\n%s\n%s", code, out, errOut)
+	}
+	id := regexp.MustCompile(`batch_[0-9a-f]{24}`).FindString(out)
+	b, err := os.ReadFile(filepath.Join(dir, id+"_output.jsonl"))
+	if err != nil || !strings.Contains(string(b), `"custom_id":"a"`) || !strings.Contains(string(b), "Hello from the fake upstream") {
+		t.Fatalf("output file: %s %v", b, err)
+	}
+	if code, out, _ := cli(t, "batch", "--url", url, "--key", cliKey); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "2/2") {
+		t.Fatalf("batch list: %d %s", code, out)
+	}
+	if code, out, _ := cli(t, "batch", "show", id, "--url", url, "--key", cliKey, "--json"); code != 0 || !strings.Contains(out, `"status": "completed"`) {
+		t.Fatalf("batch show: %d %s", code, out)
+	}
+	if code, _, errOut := cli(t, "batch", "cancel", id, "--url", url, "--key", cliKey); code != 1 || !strings.Contains(errOut, "409") {
+		t.Fatalf("batch cancel of an ended batch: %d %s", code, errOut)
+	}
+	os.WriteFile(in, []byte("not json\n"), 0o644)
+	if code, _, errOut := cli(t, "batch", "run", in, "--url", url, "--key", cliKey); code != 1 || !strings.Contains(errOut, "line 1") {
+		t.Fatalf("batch run of a bad file: %d %s", code, errOut)
+	}
 }
