@@ -33,10 +33,12 @@ type scriptedExecutor struct {
 	started  chan string // each "wait" line, as it starts
 	// onAnswer, when set, runs after each answer (tests move the clock with it).
 	onAnswer func(customID string)
-	// limit, when above 0, is how many lines it answers: the next calls block until their
-	// context ends (a process that stops answering), each sent on blocked as it starts.
-	limit   int
-	blocked chan string
+	// limit, when above 0, is how many lines of model "ok" it answers: the next calls block
+	// until their context ends (a process that stops answering), each sent on blocked as
+	// it starts.
+	limit    int
+	admitted int
+	blocked  chan string
 }
 
 func newScripted() *scriptedExecutor {
@@ -50,11 +52,10 @@ func (e *scriptedExecutor) Execute(ctx context.Context, c batch.Call) (batch.Ans
 	json.Unmarshal(c.Body, &body)
 	e.mu.Lock()
 	e.calls = append(e.calls, c)
-	total := 0
-	for _, n := range e.answered {
-		total += n
+	stall := e.limit > 0 && e.admitted >= e.limit
+	if !stall && body.Model == "ok" {
+		e.admitted++
 	}
-	stall := e.limit > 0 && total >= e.limit
 	e.mu.Unlock()
 	if stall {
 		e.blocked <- c.CustomID
