@@ -41,7 +41,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 // registerJobs defines the job worker flags (serve and worker; not cleanup, which runs
 // no jobs).
 func (f *storeFlags) registerJobs(fs *flag.FlagSet) {
-	fs.IntVar(&f.Workers, "workers", 1, "training jobs and optimization jobs this process runs at once (each); with a postgres --store, 0 runs none here (an HTTP-only replica) and jobs run on the other processes")
+	fs.IntVar(&f.Workers, "workers", 1, "training jobs, optimization jobs and batches this process runs at once (each); with a postgres --store, 0 runs none here (an HTTP-only replica) and jobs run on the other processes")
 	fs.DurationVar(&f.JobStaleAfter, "job-stale-after", riverqueue.DefaultStaleAfter, "with a postgres --store: how long a running job's heartbeat may stay silent before its worker counts as dead; the job then runs again on another worker about 1.5 times this later; a slow job with a live worker is never run twice")
 }
 
