@@ -53,7 +53,11 @@ func batchError(err error) *APIError {
 	case errors.As(err, &ve):
 		ae := Validation(http.StatusBadRequest, "%s", ve.Error())
 		if ve.TooLarge {
-			ae = Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "%s", ve.Error())
+			msg := ve.Error()
+			if ve.Line == 0 {
+				msg += " (serve --files-max-bytes)"
+			}
+			ae = Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "%s", msg)
 		}
 		ae.Param = ve.Param
 		return ae
@@ -88,7 +92,8 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 	formLimit := files.MaxBytes() + uploadFormMemory
 	s.Handle(Route{Method: "POST", Path: "/v1/files", Summary: "Upload a batch input (OpenAI's Files API; purpose batch): checked line by line, stored in the server's store",
 		Tags: tags, Request: fileUploadForm{}, RequestContentType: "multipart/form-data", MaxBodyBytes: formLimit,
-		Response: batch.File{}, VirtualKeys: true, Errors: map[int]string{
+		MaxBodyHint: fmt.Sprintf("a file of at most %d bytes, serve --files-max-bytes, and its form", files.MaxBytes()),
+		Response:    batch.File{}, VirtualKeys: true, Errors: map[int]string{
 			400: "a purpose other than batch, or a line of the file that is not a batch request (the message names the line and the field)",
 			413: fmt.Sprintf("the file is over the server's limit (serve --files-max-bytes) or holds more than %d requests", batch.MaxRequests),
 		}},

@@ -381,3 +381,23 @@ func TestBatchRoutesDocumented(t *testing.T) {
 }
 
 var _ sync.Mutex
+
+// TestFileUploadBounds: a file over the server's bound is a 413 naming the flag that sets
+// it, whether the body is over the route's limit or only the file is over the bound.
+func TestFileUploadBounds(t *testing.T) {
+	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
+	files, _ := batch.NewFiles(s.Store(), batch.FilesOptions{MaxBytes: 2048})
+	svc, _ := batch.New(s.Store(), files, batch.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := Batches(svc)(s); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{3000, 3 << 20} { // over the file bound; over the route's limit too
+		line := chatLines("openai/ok")
+		content := bytes.Repeat(line, size/len(line)+1)
+		code, m := uploadBatchFile(t, hs, testKey, "batch", content)
+		e, _ := m["error"].(map[string]any)
+		if code != 413 || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "--files-max-bytes") {
+			t.Errorf("%d bytes: %d %v", len(content), code, m)
+		}
+	}
+}

@@ -93,16 +93,18 @@ type Server struct {
 	keyRL    *authLimiter // RequestsPerMinutePerKey's buckets, per key; nil without a bound
 	mux      *http.ServeMux
 	routes   []Route
-	public   map[string]bool        // mux pattern -> no key needed
-	scoped   map[string]bool        // mux pattern -> temporary scoped keys allowed
-	virtual  map[string]bool        // mux pattern -> virtual keys allowed (besides scoped)
-	limits   map[string]int64       // mux pattern -> its own body limit (Route.MaxBodyBytes)
-	vkRL     *authLimiter           // virtual keys' own request rates, per key id
-	shared   *store.Counters        // Config.SharedLimits: request rates shared with the other processes
-	direct   map[string]directRoute // mux pattern without wildcards -> its handler
-	mappers  []ErrorMapper
-	closers  []func(context.Context) error
-	handler  http.Handler
+	public   map[string]bool  // mux pattern -> no key needed
+	scoped   map[string]bool  // mux pattern -> temporary scoped keys allowed
+	virtual  map[string]bool  // mux pattern -> virtual keys allowed (besides scoped)
+	limits   map[string]int64 // mux pattern -> its own body limit (Route.MaxBodyBytes)
+	// limitHints: mux pattern -> what sets its own body limit (Route.MaxBodyHint)
+	limitHints map[string]string
+	vkRL       *authLimiter           // virtual keys' own request rates, per key id
+	shared     *store.Counters        // Config.SharedLimits: request rates shared with the other processes
+	direct     map[string]directRoute // mux pattern without wildcards -> its handler
+	mappers    []ErrorMapper
+	closers    []func(context.Context) error
+	handler    http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
@@ -142,8 +144,10 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		scoped:  map[string]bool{},
 		virtual: map[string]bool{},
 		limits:  map[string]int64{},
-		vkRL:    &authLimiter{buckets: map[string]*bucket{}},
-		direct:  map[string]directRoute{},
+		// What sets a route's own body limit, for its 413.
+		limitHints: map[string]string{},
+		vkRL:       &authLimiter{buckets: map[string]*bucket{}},
+		direct:     map[string]directRoute{},
 	}
 	s.shareRates(cfg.SharedLimits)
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
@@ -225,6 +229,9 @@ type Route struct {
 	// MaxBodyBytes is the route's own request body limit, in place of the server's
 	// Config.MaxBodyBytes (0: the server's): audio uploads are larger than any JSON body.
 	MaxBodyBytes int64
+	// MaxBodyHint names, in the 413 of a body over MaxBodyBytes, what sets it ("serve
+	// --files-max-bytes"); "" says it is the route's own.
+	MaxBodyHint string
 	// RequestContentType is the request body's media type in the document (default
 	// application/json; multipart/form-data for a file upload).
 	RequestContentType string
@@ -258,6 +265,9 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	}
 	if rt.MaxBodyBytes > 0 {
 		s.limits[pattern] = rt.MaxBodyBytes
+		if rt.MaxBodyHint != "" {
+			s.limitHints[pattern] = rt.MaxBodyHint
+		}
 	}
 	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
@@ -328,6 +338,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	limit, how := s.cfg.MaxBodyBytes, " (serve --max-body-bytes)"
 	if l, ok := s.limits[pattern]; ok {
 		limit, how = l, " (this route's own)"
+		if hint := s.limitHints[pattern]; hint != "" {
+			how = " (" + hint + ")"
+		}
 	}
 	if r.ContentLength > limit {
 		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes%s", r.ContentLength, limit, how), nil)
