@@ -1,4 +1,4 @@
-// Package jobqueue is the seam between Switchyard's job services (trainer, optimizer) and a
+// Package jobqueue is the seam between Switchyard's job services (trainer, optimizer, batch) and a
 // job queue shared by several processes.
 //
 // Without a Queue a service runs its jobs in its own process, on an in-process pool fed by
