@@ -64,6 +64,15 @@ type authLimiter struct {
 	perMinute int
 	mu        sync.Mutex
 	buckets   map[string]*bucket
+	// pending are other processes' requests for keys this process has no bucket for yet
+	// (see debit): taken from the bucket when the key's first request here makes it.
+	pending map[string]pendingDebit
+}
+
+// pendingDebit is requests other processes admitted for a key, the last at at.
+type pendingDebit struct {
+	n  int64
+	at time.Time
 }
 
 type bucket struct {
@@ -133,6 +142,12 @@ func (l *authLimiter) bucketAt(key string, perMinute int, now time.Time) *bucket
 			}
 		}
 		b = &bucket{tokens: float64(perMinute), last: now}
+		if p, ok := l.pending[key]; ok {
+			delete(l.pending, key)
+			if now.Sub(p.at) <= time.Minute { // older ones would have refilled by now
+				b.tokens = max(b.tokens-float64(p.n), -float64(perMinute))
+			}
+		}
 		l.buckets[key] = b
 	}
 	b.rate = perMinute
@@ -487,12 +502,36 @@ func (s *Server) shareRates(c *store.Counters) {
 
 // debit takes n tokens from key's bucket (refilled at perMinute): requests another process
 // admitted. The bucket may go below zero — down to a minute's worth of requests — so that
-// this process waits for the others' requests too.
+// this process waits for the others' requests too. A key this process has no bucket for
+// gets none (the others' keys would crowd out its own, maxAuthBuckets): the requests wait
+// in pending, bounded as the buckets are, for the key's first request here.
 func (l *authLimiter) debit(key string, perMinute int, n int64, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucketAt(key, perMinute, now)
-	b.tokens = max(b.tokens-float64(n), -float64(perMinute))
+	if b := l.buckets[key]; b != nil {
+		b.rate = perMinute
+		refill(b, perMinute, now)
+		b.tokens = max(b.tokens-float64(n), -float64(perMinute))
+		return
+	}
+	if l.pending == nil {
+		l.pending = map[string]pendingDebit{}
+	}
+	p, ok := l.pending[key]
+	if !ok && len(l.pending) >= maxAuthBuckets {
+		for k, op := range l.pending {
+			if now.Sub(op.at) > time.Minute {
+				delete(l.pending, k)
+			}
+		}
+		if len(l.pending) >= maxAuthBuckets {
+			return // a flood of keys: their first requests here are not held back
+		}
+	}
+	if now.Sub(p.at) > time.Minute {
+		p.n = 0
+	}
+	l.pending[key] = pendingDebit{n: p.n + n, at: now}
 }
 
 // withinRate applies the per-key request bounds to a POST request of p: a virtual key's own

@@ -17,26 +17,41 @@ import (
 // record of its own and hands the counts the other processes added since the last Sync to
 // the subscribers of their keys (Subscribe). A rate limit that counts its own requests
 // and the others' deltas then holds across replicas, give or take what they did since the
-// last Sync. A process's record is one write per Sync whatever the number of keys, and no
-// two processes write the same record, so they never contend.
+// last Sync. A process's record holds only the keys it counted in its last two Syncs, so
+// its size follows the traffic of a couple of seconds, not every key it ever saw; no two
+// processes write the same record, so they never contend.
 //
-// Make one with NewCounters. It is safe for concurrent use.
+// Make one with NewCounters. It is safe for concurrent use; Add never waits on the store.
 type Counters struct {
 	st      *Store
 	name    string
 	process string // this process's record: name/process
-	// idle is how long a key this process stopped adding to stays in its record.
-	idle time.Duration
 
-	mu   sync.Mutex
-	own  map[string]*ownCount
-	seen map[string]map[string]int64 // other process → key → the count last seen
-	subs []subscription
+	mu    sync.Mutex // own, epochs, subs
+	own   map[string]*ownCount
+	epoch int64 // a key counted afresh gets the next epoch
+	subs  []subscription
+
+	// syncMu serialises Syncs; what follows is Sync's own.
+	syncMu   sync.Mutex
+	round    int64     // Syncs that published
+	lastSync time.Time // when the last Sync read the others' records (zero: never)
+	seen     map[string]*peer
 }
 
 type ownCount struct {
-	n    int64 // since this process started
-	last time.Time
+	n     int64 // since the key was (last) first counted
+	epoch int64
+	round int64 // the Sync round that last saw a change
+	last  time.Time
+}
+
+// peer is what this process knows of another process's record.
+type peer struct {
+	at      time.Time // the record's own time, as last read
+	changed time.Time // when (this process's clock) the record last changed
+	counts  map[string]countEntry
+	heard   map[string]time.Time // when each key was last in the record (this clock)
 }
 
 type subscription struct {
@@ -44,23 +59,36 @@ type subscription struct {
 	apply  func(key string, delta int64, now time.Time)
 }
 
-// countersRecord is a process's published counts.
-type countersRecord struct {
-	At     time.Time        `json:"at"`
-	Counts map[string]int64 `json:"counts"`
+// countEntry is one key's count in a record: the count, and the epoch it counts in (a key
+// forgotten after two idle minutes starts again from 0 in a new epoch).
+type countEntry struct {
+	N     int64 `json:"n"`
+	Epoch int64 `json:"e"`
 }
 
-// countersStale is how old a process's record may be before it counts as gone (its
-// counts are no longer applied, and any process deletes it).
-const countersStale = 5 * time.Minute
+// countersRecord is a process's published counts.
+type countersRecord struct {
+	At     time.Time             `json:"at"`
+	Counts map[string]countEntry `json:"counts"`
+}
+
+const (
+	// countersStale is how long a process's record may stay unchanged, by the reader's
+	// clock, before it counts as gone (any process deletes it).
+	countersStale = 5 * time.Minute
+	// countersIdle is how long a key no one adds to stays counted in memory.
+	countersIdle = 2 * time.Minute
+	// publishRounds is how many Syncs a changed key stays in the record: a reader that
+	// misses one record still sees it.
+	publishRounds = 2
+)
 
 // NewCounters returns the counters called name (one record per process in the collection
 // SharedCounters, keyed name/<process id>) of st; the process id is chosen at random.
 func NewCounters(st *Store, name string) *Counters {
 	var b [8]byte
 	rand.Read(b[:])
-	return &Counters{st: st, name: name, process: hex.EncodeToString(b[:]), idle: 2 * time.Minute,
-		own: map[string]*ownCount{}, seen: map[string]map[string]int64{}}
+	return &Counters{st: st, name: name, process: hex.EncodeToString(b[:]), own: map[string]*ownCount{}, seen: map[string]*peer{}}
 }
 
 // Subscribe has apply called, during Sync, with each key starting with prefix that another
@@ -72,7 +100,8 @@ func (c *Counters) Subscribe(prefix string, apply func(key string, delta int64, 
 	c.subs = append(c.subs, subscription{prefix, apply})
 }
 
-// Add counts n (positive) under key for this process; the next Sync publishes it.
+// Add counts n (positive) under key for this process; the next Sync publishes it. A nil
+// Counters counts nothing.
 func (c *Counters) Add(key string, n int64, now time.Time) {
 	if c == nil || n <= 0 {
 		return
@@ -81,28 +110,40 @@ func (c *Counters) Add(key string, n int64, now time.Time) {
 	defer c.mu.Unlock()
 	o := c.own[key]
 	if o == nil {
-		o = &ownCount{}
+		c.epoch++
+		o = &ownCount{epoch: c.epoch}
 		c.own[key] = o
 	}
 	o.n += n
 	o.last = now
+	o.round = -1 // changed since the last Sync: the next one marks its round
 }
 
-// Sync publishes this process's counts (those of keys added to within the last two
-// minutes) and applies the other processes' counts added since the last Sync to the
-// subscribers. The first Sync only learns where the others stand: what they counted before
-// is not applied.
+// Sync publishes this process's recent counts and applies the other processes' counts
+// added since the last Sync to the subscribers. The first Sync learns where the processes
+// already running stand (what they counted before is not applied); a process that appears
+// after it is counted from its start. A record left unchanged five minutes, by this
+// process's clock, is a process gone: Sync deletes it.
 func (c *Counters) Sync(ctx context.Context, now time.Time) error {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	c.round++
+	rec := countersRecord{At: now, Counts: map[string]countEntry{}}
 	c.mu.Lock()
-	rec := countersRecord{At: now, Counts: map[string]int64{}}
 	for k, o := range c.own {
-		if now.Sub(o.last) > c.idle {
-			delete(c.own, k) // its next Add starts again from 0: the others read that as a new count
-			continue
+		if o.round < 0 {
+			o.round = c.round
 		}
-		rec.Counts[k] = o.n
+		switch {
+		case now.Sub(o.last) > countersIdle:
+			delete(c.own, k) // counted afresh, in a new epoch, when it comes back
+		case c.round-o.round < publishRounds:
+			rec.Counts[k] = countEntry{N: o.n, Epoch: o.epoch}
+		}
 	}
+	subs := c.subs
 	c.mu.Unlock()
+
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode counters: %w", err)
@@ -114,12 +155,13 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("store: read counters %s: %w", c.name, err)
 	}
+	first := c.lastSync.IsZero()
 	type delta struct {
 		key string
 		n   int64
 	}
 	var deltas []delta
-	c.mu.Lock()
+	var stale []string
 	present := map[string]bool{}
 	for _, e := range entries {
 		proc := strings.TrimPrefix(e.Key, c.name+"/")
@@ -127,34 +169,57 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 			continue
 		}
 		var other countersRecord
-		if json.Unmarshal(e.Value, &other) != nil || now.Sub(other.At) > countersStale {
-			_ = c.st.Delete(ctx, SharedCounters, e.Key) // a process gone (or a record no one can read)
+		if json.Unmarshal(e.Value, &other) != nil {
+			stale = append(stale, e.Key) // no one can read it
+			continue
+		}
+		p := c.seen[proc]
+		if p == nil {
+			p = &peer{changed: now, counts: map[string]countEntry{}, heard: map[string]time.Time{}}
+			c.seen[proc] = p
+			// On this process's first Sync the others were counting before it: only what
+			// they add from now on counts. A process that appears later has published
+			// nothing this one saw: all of its counts are new.
+			for k, ce := range other.Counts {
+				if !first {
+					deltas = append(deltas, delta{k, ce.N})
+				}
+				p.counts[k], p.heard[k] = ce, now
+			}
+			p.at = other.At
+			present[proc] = true
+			continue
+		}
+		if !other.At.Equal(p.at) {
+			p.at, p.changed = other.At, now
+		} else if now.Sub(p.changed) > countersStale {
+			stale = append(stale, e.Key) // unchanged this long, by this clock: gone
 			continue
 		}
 		present[proc] = true
-		last, known := c.seen[proc]
-		if !known {
-			c.seen[proc] = other.Counts // where it stands: only what it adds from now on counts
-			continue
-		}
-		for k, n := range other.Counts {
-			d := n
-			if prev, ok := last[k]; ok && n >= prev {
-				d = n - prev
+		for k, ce := range other.Counts {
+			d := ce.N
+			if prev, ok := p.counts[k]; ok && prev.Epoch == ce.Epoch {
+				d = ce.N - prev.N
 			}
 			if d > 0 {
 				deltas = append(deltas, delta{k, d})
 			}
+			p.counts[k], p.heard[k] = ce, now
 		}
-		c.seen[proc] = other.Counts
+		for k, at := range p.heard {
+			if now.Sub(at) > countersStale {
+				delete(p.counts, k)
+				delete(p.heard, k)
+			}
+		}
 	}
 	for proc := range c.seen {
 		if !present[proc] {
 			delete(c.seen, proc)
 		}
 	}
-	subs := c.subs
-	c.mu.Unlock()
+	c.lastSync = now
 	for _, d := range deltas {
 		for _, s := range subs {
 			if strings.HasPrefix(d.key, s.prefix) {
@@ -162,26 +227,34 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 			}
 		}
 	}
+	for _, key := range stale {
+		_ = c.st.Delete(ctx, SharedCounters, key) // best effort: the next Sync tries again
+	}
 	return nil
 }
 
-// Run calls Sync every interval until ctx ends; a failed Sync is passed to onErr (when not
-// nil) and the next one tries again.
+// Run calls Sync every interval until ctx ends, each bounded in time, then publishes a
+// last time (what this process counted since is not lost to the others); its record is
+// left to go stale. A failed Sync is passed to onErr (when not nil) and the next one tries
+// again.
 func (c *Counters) Run(ctx context.Context, every time.Duration, onErr func(error)) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	bound := max(5*every, 5*time.Second)
+	sync := func(parent context.Context) {
+		sctx, cancel := context.WithTimeout(parent, bound)
+		defer cancel()
+		if err := c.Sync(sctx, time.Now()); err != nil && parent.Err() == nil && onErr != nil {
+			onErr(err)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			// Leave the others no stale record to count.
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			_ = c.st.Delete(dctx, SharedCounters, c.name+"/"+c.process)
-			cancel()
+			sync(context.WithoutCancel(ctx))
 			return
-		case now := <-t.C:
-			if err := c.Sync(ctx, now); err != nil && ctx.Err() == nil && onErr != nil {
-				onErr(err)
-			}
+		case <-t.C:
+			sync(ctx)
 		}
 	}
 }

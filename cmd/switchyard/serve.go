@@ -372,6 +372,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	case err != nil:
 		log.Warn("http shutdown", "err", err)
 	}
+	if wiring.stopSharing != nil {
+		wiring.stopSharing() // the requests admitted while draining reach the other replicas
+	}
 	// The background work (jobs handed over, queued conversation writes committed) gets a
 	// budget of its own: the requests may have used all of the first.
 	wctx, wcancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)

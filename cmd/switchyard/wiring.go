@@ -34,8 +34,9 @@ type wiring struct {
 	cfg   *serveConfig
 	store *store.Store
 	// limits are the per-key rates shared with the other replicas (PostgreSQL); nil keeps
-	// them per process.
-	limits *store.Counters
+	// them per process. stopSharing (set by start) ends their exchange after a last one.
+	limits      *store.Counters
+	stopSharing func()
 	// queue is the job queue shared by every process (PostgreSQL store); nil with bbolt.
 	queue *riverqueue.Queue
 	log   *slog.Logger
@@ -274,7 +275,15 @@ func (w *wiring) start(ctx context.Context) error {
 		go sweepEvery(ctx, "cached answers", sc.Sweep, time.Hour, w.log)
 	}
 	if w.limits != nil {
-		go w.limits.Run(ctx, w.cfg.Conns.LimitsSync, func(err error) { w.log.Warn("sharing per-key rates with the other replicas", "err", err) })
+		// Past ctx: the replica admits requests until its HTTP server has shut down
+		// (--shutdown-delay, the drain), and the others must hear of them (stopSharing).
+		lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		w.stopSharing = func() { stop(); <-done }
+		go func() {
+			defer close(done)
+			w.limits.Run(lctx, w.cfg.Conns.LimitsSync, func(err error) { w.log.Warn("sharing per-key rates with the other replicas", "err", err) })
+		}()
 	}
 	if w.store != nil { // also the answers kept before --responses-store=false
 		go sweepEvery(ctx, "stored responses", w.gateway.SweepResponses, time.Hour, w.log)
