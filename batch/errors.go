@@ -21,6 +21,9 @@ var (
 	// that has ended, deleting the input file of a running batch (409). A *ConflictError
 	// matches it.
 	ErrConflict = errors.New("batch: conflict with the record's state")
+	// ErrTooManyBatches means the owner already has its limit of batches that have not
+	// ended (429). A *LimitError matches it.
+	ErrTooManyBatches = errors.New("batch: too many unfinished batches")
 	// ErrClosed means the service was closed.
 	ErrClosed = errors.New("batch: service closed")
 	// ErrNoExecutor means Start was called before an Executor was set.
@@ -88,3 +91,20 @@ func (e *ConflictError) Error() string { return e.Message }
 
 // Is matches ErrConflict.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// DefaultMaxUnfinishedPerOwner is how many batches that have not ended an owner may have by
+// default (Options.MaxUnfinishedPerOwner).
+const DefaultMaxUnfinishedPerOwner = 100
+
+// LimitError is Create's answer to an owner who has Limit batches that have not ended.
+type LimitError struct {
+	Limit, Active int
+}
+
+// Error says how many batches the key has, the limit, and what to do.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("batch: this key already has %d batches that have not ended; the limit is %d per key: wait for one to end or cancel one", e.Active, e.Limit)
+}
+
+// Is reports whether target is ErrTooManyBatches.
+func (e *LimitError) Is(target error) bool { return target == ErrTooManyBatches }

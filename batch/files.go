@@ -122,6 +122,10 @@ type Upload struct {
 const (
 	stateUploading = "uploading"
 	stateProcessed = "processed"
+	// stateDeleted is a deleted or expired file's tombstone: no content, not listed, but
+	// its place in its owner's listing is kept a day, so that a client deleting the files
+	// it pages through (after=<the file it just deleted>) can go on.
+	stateDeleted = "deleted"
 )
 
 // fileRecord is a file's description in store.Files; its content is in store.FileChunks
@@ -302,7 +306,7 @@ func (f *Files) get(ctx context.Context, r store.Reader, owner, id string) (file
 		return fileRecord{}, invalid("file_id", "file_id is required")
 	}
 	rec, err := store.GetJSON[fileRecord](ctx, r, store.Files, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (rec.Owner != owner || rec.State != stateProcessed || rec.expired(f.now()))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (!store.Owns(owner, rec.Owner) || rec.State != stateProcessed || rec.expired(f.now()))) {
 		return fileRecord{}, &NotFoundError{What: "file", ID: id}
 	}
 	if err != nil {
@@ -347,8 +351,9 @@ func (f *Files) List(ctx context.Context, owner string, q FileQuery) (FileList, 
 	}
 	cursor := ""
 	if q.After != "" {
-		rec, err := f.get(ctx, f.st, owner, q.After)
-		if err != nil {
+		// Any file of the key's that was listed, deleted or expired since (its tombstone).
+		rec, err := store.GetJSON[fileRecord](ctx, f.st, store.Files, q.After)
+		if err != nil || !store.Owns(owner, rec.Owner) || rec.State == stateUploading {
 			return FileList{}, invalid("after", "after names no file of this key: %q", q.After)
 		}
 		cursor = store.CursorAfter(rec.ref())
@@ -399,7 +404,7 @@ func (f *Files) Delete(ctx context.Context, owner, id string) error {
 		if len(rec.HeldBy) > 0 {
 			return &ConflictError{Message: fmt.Sprintf("file %s is the input of batch %s, which has not ended: cancel the batch (POST /v1/batches/%s/cancel) or wait for it to end, then delete the file", id, rec.HeldBy[0], rec.HeldBy[0])}
 		}
-		return deleteFileTx(ctx, tx, &rec)
+		return tombstoneFileTx(ctx, tx, &rec, f.now())
 	})
 	if err != nil {
 		var nf *NotFoundError
@@ -411,6 +416,25 @@ func (f *Files) Delete(ctx context.Context, owner, id string) error {
 		return fmt.Errorf("batch: delete file %s: %w", id, err)
 	}
 	return nil
+}
+
+// tombstoneLife is how long a deleted file's tombstone keeps its place in listings.
+const tombstoneLife = 24 * time.Hour
+
+// tombstoneFileTx removes rec's content and index entry and leaves its tombstone.
+func tombstoneFileTx(ctx context.Context, tx store.Tx, rec *fileRecord, now time.Time) error {
+	for i := range rec.Chunks {
+		if err := tx.Delete(ctx, store.FileChunks, chunkKey(rec.ID, i)); err != nil {
+			return err
+		}
+	}
+	if rec.State == stateProcessed {
+		if err := store.DeleteOwned(ctx, tx, rec.ref()); err != nil {
+			return err
+		}
+	}
+	t := fileRecord{ID: rec.ID, Owner: rec.Owner, Purpose: rec.Purpose, CreatedAt: rec.CreatedAt, State: stateDeleted, ExpiresAt: now.Add(tombstoneLife)}
+	return store.PutJSON(ctx, tx, store.Files, rec.ID, t)
 }
 
 // deleteFileTx removes rec, its index entry and its content.
@@ -632,7 +656,8 @@ func (f *Files) Sweep(ctx context.Context) (int, error) {
 				continue
 			}
 			due := (rec.State == stateProcessed && rec.expired(now) && len(rec.HeldBy) == 0) ||
-				(rec.State == stateUploading && now.Sub(rec.CreatedAt) > staleUpload)
+				(rec.State == stateUploading && now.Sub(rec.CreatedAt) > staleUpload) ||
+				(rec.State == stateDeleted && rec.expired(now))
 			if !due {
 				continue
 			}
@@ -649,7 +674,10 @@ func (f *Files) Sweep(ctx context.Context) (int, error) {
 				if cur.State != rec.State || len(cur.HeldBy) > 0 {
 					return nil
 				}
-				gone = true
+				gone = cur.State != stateDeleted // a tombstone's end is not a file deleted
+				if cur.State == stateProcessed {
+					return tombstoneFileTx(ctx, tx, &cur, now)
+				}
 				return deleteFileTx(ctx, tx, &cur)
 			})
 			if err != nil {

@@ -198,7 +198,16 @@ func TestFilesAPI(t *testing.T) {
 	if n, err := files.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("sweep deleted %d (%v), want 1", n, err)
 	}
+	// Its content is gone; its tombstone keeps its place in listings a day (review 13c),
+	// then goes too.
+	if chunks, err := st.List(ctx, store.FileChunks, store.ListOptions{Prefix: f.ID}); err != nil || len(chunks) != 0 {
+		t.Fatalf("the expired file's content: %d pieces left (%v)", len(chunks), err)
+	}
+	tick(25 * time.Hour)
+	if n, err := files.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("sweep of the tombstone counted %d (%v), want 0 files deleted", n, err)
+	}
 	if _, err := st.Get(ctx, store.Files, f.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("the expired file's record is still there: %v", err)
+		t.Fatalf("the expired file's tombstone is still there a day on: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // expiry is still read (a batch holds its input until it ends).
 func (f *Files) openInput(ctx context.Context, owner, fileID string) (io.ReadCloser, error) {
 	rec, err := store.GetJSON[fileRecord](ctx, f.st, store.Files, fileID)
-	if err == nil && (rec.Owner != owner || rec.State != stateProcessed) {
+	if err == nil && (!store.Owns(owner, rec.Owner) || rec.State != stateProcessed) {
 		err = store.ErrNotFound
 	}
 	if err != nil {

@@ -166,6 +166,11 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		s.mu.Unlock()
 	}()
 	s.log.Info("batch: running", "batch", id, "start", rec.Starts, "requests", rec.Total)
+	// The heartbeat goes on from the claim to the end — reading what was answered, the
+	// lines, and the finalization, which may take longer than StaleAfter — so that no other
+	// process takes the batch over while this one still works on it.
+	stopAlive := r.keepAlive()
+	defer stopAlive()
 
 	end, err := r.execute(exec)
 	switch {
@@ -381,6 +386,39 @@ func (r *run) load() (map[int]bool, error) {
 	}
 }
 
+// keepAlive refreshes the run's heartbeat in the record every flushEvery until the returned
+// stop is called (heartbeat also flushes the counts and watches for a cancel, while lines
+// are sent).
+func (r *run) keepAlive() (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.s.flushEvery())
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-r.lineCtx.Done():
+				return
+			case <-t.C:
+			}
+			err := r.s.st.Update(r.lineCtx, func(tx store.Tx) error {
+				cur, err := store.GetJSON[record](r.lineCtx, tx, store.Batches, r.rec.ID)
+				if err != nil || cur.Starts != r.rec.Starts || !cur.Running() {
+					return err // gone, taken over or ended: nothing to keep alive
+				}
+				cur.HeartbeatAt = time.Now().UTC()
+				return store.PutJSON(r.lineCtx, tx, store.Batches, cur.ID, cur)
+			})
+			if err != nil && r.lineCtx.Err() == nil && !errors.Is(err, store.ErrNotFound) {
+				r.s.log.Warn("batch: heartbeat", "batch", r.rec.ID, "err", err)
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // heartbeat refreshes the run's heartbeat and counts in the record every flushEvery until
 // the run stops; it stops the run when the record shows a cancel (cancelled), a take-over
 // (lost) or the end of the completion window (expired).
@@ -493,13 +531,22 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 	}
 	b, err := json.Marshal(res)
 	if err == nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.lineCtx), 30*time.Second)
-		err = s.st.Put(ctx, store.BatchResults, resultKey(rec.ID, i), b)
-		cancel()
+		// A few tries: the answer is paid for.
+		for try := 0; try < 3; try++ {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.lineCtx), 30*time.Second)
+			err = s.st.Put(ctx, store.BatchResults, resultKey(rec.ID, i), b)
+			cancel()
+			if err == nil || r.lineCtx.Err() != nil {
+				break
+			}
+			time.Sleep(time.Duration(100<<try) * time.Millisecond)
+		}
 	}
 	if err != nil {
-		// The line's answer is lost: the next run sends it again.
-		s.log.Error("batch: store a line's answer (it will be sent again)", "batch", rec.ID, "request_id", id, "err", err)
+		// The line's answer is lost: the run stops and is handed back, so that the next run
+		// sends it again (the batch does not end without it).
+		s.log.Error("batch: store a line's answer (the run stops; the line will be sent again)", "batch", rec.ID, "request_id", id, "err", err)
+		r.shutdown(fmt.Errorf("batch: store a line's answer: %w", err))
 		return
 	}
 	r.add(res)

@@ -47,6 +47,10 @@ type Options struct {
 	Workers int
 	// Concurrency is how many lines of one batch run at once (default DefaultConcurrency).
 	Concurrency int
+	// MaxUnfinishedPerOwner bounds an owner's batches that have not ended (a Create beyond
+	// is refused with a *LimitError): one key cannot queue so many that the others' wait
+	// out their completion window. 0 means DefaultMaxUnfinishedPerOwner; negative, no bound.
+	MaxUnfinishedPerOwner int
 	// Executor answers the lines.
 	Executor Executor
 	// Clock is the time source (default time.Now); tests move it to expire batches.
@@ -73,6 +77,7 @@ type Service struct {
 	local       *jobqueue.Local // q when it is the service's own
 	workers     int
 	concurrency int
+	perOwner    int // MaxUnfinishedPerOwner, defaulted
 	now         func() time.Time
 	window      time.Duration
 	sweepEvery  time.Duration
@@ -107,6 +112,12 @@ func New(st *store.Store, files *Files, o Options) (*Service, error) {
 	}
 	if s.concurrency < 1 {
 		s.concurrency = DefaultConcurrency
+	}
+	switch {
+	case o.MaxUnfinishedPerOwner == 0:
+		s.perOwner = DefaultMaxUnfinishedPerOwner
+	case o.MaxUnfinishedPerOwner > 0:
+		s.perOwner = o.MaxUnfinishedPerOwner
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -284,6 +295,12 @@ func (s *Service) Create(ctx context.Context, owner, credential string, req Crea
 			}
 		}
 		rec.Total = f.Input.Requests
+		// Counted in the creating transaction: concurrent creates cannot pass it together.
+		if n, err := jobqueue.CountUnfinished[record](ctx, tx, store.Batches, batchKind, owner, s.perOwner); err != nil {
+			return err
+		} else if s.perOwner > 0 && n >= s.perOwner {
+			return &LimitError{Limit: s.perOwner, Active: n}
+		}
 		if err := store.PutJSON(ctx, tx, store.Batches, rec.ID, rec); err != nil {
 			return err
 		}
@@ -374,7 +391,7 @@ func (s *Service) get(ctx context.Context, r store.Reader, owner, id string) (re
 		return record{}, invalid("batch_id", "batch_id is required")
 	}
 	rec, err := store.GetJSON[record](ctx, r, store.Batches, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Owner != owner) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !store.Owns(owner, rec.Owner)) {
 		return record{}, &NotFoundError{What: "batch", ID: id}
 	}
 	if err != nil {

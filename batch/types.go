@@ -63,24 +63,24 @@ type Batch struct {
 	ID               string            `json:"id" jsonschema:"description=batch_ and 24 hex digits"`
 	Object           string            `json:"object" jsonschema:"enum=batch"`
 	Endpoint         string            `json:"endpoint"`
-	Errors           *BatchErrors      `json:"errors"`
+	Errors           *BatchErrors      `json:"errors" jsonschema:"nullable"`
 	InputFileID      string            `json:"input_file_id"`
 	CompletionWindow string            `json:"completion_window"`
 	Status           Status            `json:"status" jsonschema:"enum=validating,enum=failed,enum=in_progress,enum=finalizing,enum=completed,enum=expired,enum=cancelling,enum=cancelled"`
-	OutputFileID     *string           `json:"output_file_id" jsonschema:"description=The file of the lines answered with a 2xx status (purpose batch_output); null until the batch ends or when none was"`
-	ErrorFileID      *string           `json:"error_file_id" jsonschema:"description=The file of the other lines: answered with an error status or never answered (purpose batch_output)"`
+	OutputFileID     *string           `json:"output_file_id" jsonschema:"description=The file of the lines answered with a 2xx status (purpose batch_output); null until the batch ends or when none was,nullable"`
+	ErrorFileID      *string           `json:"error_file_id" jsonschema:"description=The file of the other lines: answered with an error status or never answered (purpose batch_output),nullable"`
 	CreatedAt        int64             `json:"created_at"`
-	InProgressAt     *int64            `json:"in_progress_at"`
-	ExpiresAt        *int64            `json:"expires_at"`
-	FinalizingAt     *int64            `json:"finalizing_at"`
-	CompletedAt      *int64            `json:"completed_at"`
-	FailedAt         *int64            `json:"failed_at"`
-	ExpiredAt        *int64            `json:"expired_at"`
-	CancellingAt     *int64            `json:"cancelling_at"`
-	CancelledAt      *int64            `json:"cancelled_at"`
+	InProgressAt     *int64            `json:"in_progress_at" jsonschema:"nullable"`
+	ExpiresAt        *int64            `json:"expires_at" jsonschema:"nullable"`
+	FinalizingAt     *int64            `json:"finalizing_at" jsonschema:"nullable"`
+	CompletedAt      *int64            `json:"completed_at" jsonschema:"nullable"`
+	FailedAt         *int64            `json:"failed_at" jsonschema:"nullable"`
+	ExpiredAt        *int64            `json:"expired_at" jsonschema:"nullable"`
+	CancellingAt     *int64            `json:"cancelling_at" jsonschema:"nullable"`
+	CancelledAt      *int64            `json:"cancelled_at" jsonschema:"nullable"`
 	RequestCounts    RequestCounts     `json:"request_counts"`
 	Usage            Usage             `json:"usage"`
-	Metadata         map[string]string `json:"metadata"`
+	Metadata         map[string]string `json:"metadata" jsonschema:"nullable"`
 	// Switchyard is an extension OpenAI's SDKs ignore: what the batch's lines cost.
 	Switchyard *Extension `json:"switchyard,omitempty"`
 }
@@ -95,8 +95,8 @@ type BatchErrors struct {
 type BatchError struct {
 	Code    string  `json:"code"`
 	Message string  `json:"message"`
-	Param   *string `json:"param"`
-	Line    *int    `json:"line"`
+	Param   *string `json:"param" jsonschema:"nullable"`
+	Line    *int    `json:"line" jsonschema:"nullable"`
 }
 
 // RequestCounts counts a batch's requests: Completed were answered with a 2xx status,
@@ -156,8 +156,8 @@ type BatchList struct {
 type OutputLine struct {
 	ID       string        `json:"id" jsonschema:"description=batch_req_ and 24 hex digits: also the request id of the line's request"`
 	CustomID string        `json:"custom_id"`
-	Response *LineResponse `json:"response"`
-	Error    *LineError    `json:"error"`
+	Response *LineResponse `json:"response" jsonschema:"nullable"`
+	Error    *LineError    `json:"error" jsonschema:"nullable"`
 }
 
 // LineResponse is the endpoint's answer to a line.

@@ -162,7 +162,7 @@ func appendItems(ctx context.Context, tx store.Tx, rec *conversationRecord, item
 // conversationRecordOf reads conversation id of owner (r: the store or a transaction).
 func conversationRecordOf(ctx context.Context, r store.Reader, owner, id string) (*conversationRecord, error) {
 	rec, err := store.GetJSON[conversationRecord](ctx, r, store.OpenAIConversations, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && rec.Owner != owner {
+	if errors.Is(err, store.ErrNotFound) || err == nil && !store.Owns(owner, rec.Owner) {
 		return nil, &conversationNotFoundError{"Conversation", id}
 	}
 	if err != nil {

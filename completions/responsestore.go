@@ -200,7 +200,7 @@ func (g *Gateway) responseChain(ctx context.Context, owner, id string, maxBytes 
 		}
 		var l *chainLink
 		if len(chain) > 0 {
-			if k, ok := g.keptResponses.get(next, now); ok && k.Owner == owner && now.Before(k.Expires) {
+			if k, ok := g.keptResponses.get(next, now); ok && store.Owns(owner, k.Owner) && now.Before(k.Expires) {
 				l, cached = k, true
 			}
 		}
@@ -219,10 +219,22 @@ func (g *Gateway) responseChain(ctx context.Context, owner, id string, maxBytes 
 		}
 	}
 	if cached && len(chain) > 1 {
-		// An earlier answer may have been deleted on another replica since it was copied.
-		gone, err := g.deletedResponses(ctx, owner)
-		if err != nil {
-			return nil, err
+		// An earlier answer may have been deleted on another replica since it was copied:
+		// its tombstone is under its owner's key (the chain's answers may have two owners,
+		// an issuer continuing its virtual key's answer).
+		gone := map[string]bool{}
+		for _, l := range chain[1:] {
+			if _, read := gone[ownerKey(l.Owner)]; read {
+				continue
+			}
+			dead, err := g.deletedResponses(ctx, l.Owner)
+			if err != nil {
+				return nil, err
+			}
+			gone[ownerKey(l.Owner)] = true
+			for id := range dead {
+				gone[id] = true
+			}
 		}
 		for _, l := range chain[:len(chain)-1] {
 			if gone[l.Previous] {
@@ -265,7 +277,7 @@ func (g *Gateway) storedResponse(ctx context.Context, owner, id string) (*stored
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("completions: decode response %s: %w", id, err)
 	}
-	if rec.Owner != owner || !g.opts.Now().Before(rec.Expires) || rec.Response == nil {
+	if !store.Owns(owner, rec.Owner) || !g.opts.Now().Before(rec.Expires) || rec.Response == nil {
 		return nil, &responseNotFoundError{id: id}
 	}
 	return &rec, nil
@@ -404,7 +416,8 @@ func (g *Gateway) DeleteResponse(ctx context.Context, owner, id string) error {
 		if err := deleteStoredResponse(ctx, tx, id, rec); err != nil {
 			return err
 		}
-		return tx.Put(ctx, store.ResponseTombstones, ownerKey(owner)+"/"+id, []byte(strconv.FormatInt(rec.Expires.Unix(), 10)))
+		// Under the answer's owner, whose chains it breaks (the deleter may be its issuer).
+		return tx.Put(ctx, store.ResponseTombstones, ownerKey(rec.Owner)+"/"+id, []byte(strconv.FormatInt(rec.Expires.Unix(), 10)))
 	})
 	if err != nil {
 		return fmt.Errorf("completions: delete response %s: %w", id, err)

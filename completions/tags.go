@@ -9,12 +9,24 @@ import (
 // MaxTags bounds a request's tags.
 const MaxTags = 16
 
-// CheckTags validates request tags (field names them in the error): at most MaxTags, each
-// 1-64 characters of letters, digits and . _ : / - (they become keys of the usage log's
-// totals, and a header carries them comma-separated).
+// BatchTagPrefix starts the tag a batch's lines carry (batch:<id>, added by the server): one
+// such tag is not counted against MaxTags, so a request that is valid alone is valid as a
+// batch line.
+const BatchTagPrefix = "batch:"
+
+// CheckTags validates request tags (field names them in the error): at most MaxTags (and
+// one batch:<id> tag), each 1-64 characters of letters, digits and . _ : / - (they become
+// keys of the usage log's totals, and a header carries them comma-separated).
 func CheckTags(field string, tags []string) error {
-	if len(tags) > MaxTags {
-		return invalid(field, "at most %d tags, got %d", MaxTags, len(tags))
+	n := len(tags)
+	for _, t := range tags {
+		if strings.HasPrefix(t, BatchTagPrefix) {
+			n--
+			break
+		}
+	}
+	if n > MaxTags {
+		return invalid(field, "at most %d tags, got %d", MaxTags, n)
 	}
 	for i, t := range tags {
 		if t == "" || len(t) > 64 || strings.IndexFunc(t, func(r rune) bool {

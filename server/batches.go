@@ -67,6 +67,8 @@ func batchError(err error) *APIError {
 		return ae
 	case errors.As(err, &ce):
 		return Errorf(http.StatusConflict, KindConflict, "%s", ce.Error())
+	case errors.Is(err, batch.ErrTooManyBatches):
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", strings.TrimPrefix(err.Error(), "batch: "))
 	case errors.Is(err, batch.ErrClosed):
 		return Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; retry on another replica or later")
 	}
@@ -118,7 +120,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 			if err != nil {
 				return err
 			}
-			list, err := files.List(r.Context(), owner(r), batch.FileQuery{Purpose: q.Get("purpose"), After: q.Get("after"), Limit: limit, Order: q.Get("order")})
+			list, err := files.List(r.Context(), responsesOwner(r), batch.FileQuery{Purpose: q.Get("purpose"), After: q.Get("after"), Limit: limit, Order: q.Get("order")})
 			if err != nil {
 				return err
 			}
@@ -129,7 +131,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 	s.Handle(Route{Method: "GET", Path: "/v1/files/{file_id}", Summary: "One file of the key",
 		Tags: tags, Response: batch.File{}, VirtualKeys: true, Errors: notFound},
 		func(w http.ResponseWriter, r *http.Request) error {
-			f, err := files.Get(r.Context(), owner(r), r.PathValue("file_id"))
+			f, err := files.Get(r.Context(), responsesOwner(r), r.PathValue("file_id"))
 			if err != nil {
 				return err
 			}
@@ -139,7 +141,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 	s.Handle(Route{Method: "GET", Path: "/v1/files/{file_id}/content", Summary: "A file's content, as uploaded or as the batch wrote it (JSONL)",
 		Tags: tags, ResponseContentTypes: []string{"application/jsonl"}, VirtualKeys: true, Errors: notFound},
 		func(w http.ResponseWriter, r *http.Request) error {
-			f, rc, err := files.Open(r.Context(), owner(r), r.PathValue("file_id"))
+			f, rc, err := files.Open(r.Context(), responsesOwner(r), r.PathValue("file_id"))
 			if err != nil {
 				return err
 			}
@@ -157,7 +159,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.PathValue("file_id")
-			if err := files.Delete(r.Context(), owner(r), id); err != nil {
+			if err := files.Delete(r.Context(), responsesOwner(r), id); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, batch.FileDeletion{ID: id, Object: "file", Deleted: true})
@@ -173,7 +175,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, AllowUnknownFields: true}); err != nil {
 				return err
 			}
-			b, err := svc.Create(r.Context(), owner(r), Credential(r), req)
+			b, err := svc.Create(r.Context(), responsesOwner(r), Credential(r), req)
 			if err != nil {
 				return err
 			}
@@ -190,7 +192,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 			if err != nil {
 				return err
 			}
-			list, err := svc.List(r.Context(), owner(r), r.URL.Query().Get("after"), limit)
+			list, err := svc.List(r.Context(), responsesOwner(r), r.URL.Query().Get("after"), limit)
 			if err != nil {
 				return err
 			}
@@ -200,7 +202,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 	s.Handle(Route{Method: "GET", Path: "/v1/batches/{batch_id}", Summary: "One batch: its status, counts, usage and files",
 		Tags: tags, Response: batch.Batch{}, VirtualKeys: true, Errors: map[int]string{404: "no batch of this key has this id"}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			b, err := svc.Get(r.Context(), owner(r), r.PathValue("batch_id"))
+			b, err := svc.Get(r.Context(), responsesOwner(r), r.PathValue("batch_id"))
 			if err != nil {
 				return err
 			}
@@ -213,7 +215,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 			409: "the batch has ended",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			b, err := svc.Cancel(r.Context(), owner(r), r.PathValue("batch_id"))
+			b, err := svc.Cancel(r.Context(), responsesOwner(r), r.PathValue("batch_id"))
 			if err != nil {
 				return err
 			}
@@ -279,7 +281,7 @@ func (s *Server) uploadFile(r *http.Request, files *batch.Files) (batch.File, er
 	}
 	defer content.Close()
 	u.Content = content
-	return files.Upload(r.Context(), owner(r), u)
+	return files.Upload(r.Context(), responsesOwner(r), u)
 }
 
 // first is the first of vs, "" for none.
@@ -312,7 +314,7 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", c.RequestID)
-	req.Header.Set("X-Switchyard-Tags", "batch:"+c.BatchID)
+	req.Header.Set("X-Switchyard-Tags", "batch:"+c.BatchID) // completions.BatchTagPrefix: not counted against MaxTags
 	req.RemoteAddr = "batch"
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)

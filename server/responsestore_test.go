@@ -185,3 +185,29 @@ func TestOpenAPIErrorEnvelopes(t *testing.T) {
 		}
 	}
 }
+
+// TestIssuerReachesItsKeysAnswers: the key that issued a virtual key reaches the virtual
+// key's stored answers and conversations by id (and may continue them), while the virtual
+// key reaches none of its issuer's.
+func TestIssuerReachesItsKeysAnswers(t *testing.T) {
+	hs, s, _ := completionsServer(t)
+	vk := issue(t, s, `{"name":"app"}`)
+	_, b := do2(t, "POST", hs.URL+"/v1/responses", vk.Key, `{"model":"up/ok","input":"from the app"}`, nil)
+	id := responseOf(t, b)["id"].(string)
+	if resp, b := do2(t, "GET", hs.URL+"/v1/responses/"+id, testKey, "", nil); resp.StatusCode != 200 {
+		t.Fatalf("the issuer reading its virtual key's answer: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/ok","input":"and on","previous_response_id":"`+id+`"}`, nil); resp.StatusCode != 200 {
+		t.Fatalf("the issuer continuing it: %d %s", resp.StatusCode, b)
+	}
+	_, b = do2(t, "POST", hs.URL+"/v1/conversations", vk.Key, `{}`, nil)
+	var conv struct{ ID string }
+	json.Unmarshal(b, &conv)
+	if resp, b := do2(t, "GET", hs.URL+"/v1/conversations/"+conv.ID, testKey, "", nil); resp.StatusCode != 200 {
+		t.Fatalf("the issuer reading its virtual key's conversation: %d %s", resp.StatusCode, b)
+	}
+	_, b = do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/ok","input":"the issuer's"}`, nil)
+	mine := responseOf(t, b)["id"].(string)
+	resp, b := do2(t, "GET", hs.URL+"/v1/responses/"+mine, vk.Key, "", nil)
+	wantOpenAIError(t, "the virtual key reading its issuer's answer", resp, b, 404, "invalid_request_error", "not_found")
+}

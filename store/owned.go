@@ -407,3 +407,10 @@ func (b *OwnedBackfill) Ensure(ctx context.Context, s *Store, kind string, c Col
 	b.done = true
 	return nil
 }
+
+// Owns reports whether requester may reach a record of owner: its own, and those of the
+// owners below it — "<requester>/<sub-owner>", such as the virtual keys and job keys an API
+// key issued. A sub-owner does not reach its parent's records, nor a sibling's.
+func Owns(requester, owner string) bool {
+	return owner == requester || requester != "" && strings.HasPrefix(owner, requester+"/")
+}

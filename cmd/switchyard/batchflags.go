@@ -13,6 +13,8 @@ type batchFlags struct {
 	FilesMaxBytes int64
 	// Concurrency is --batch-concurrency: how many lines of one batch run at once.
 	Concurrency int
+	// PerKey is --batches-per-key: how many batches that have not ended one key may have.
+	PerKey int
 }
 
 // register defines the flags on fs, with the package's defaults.
@@ -21,6 +23,8 @@ func (b *batchFlags) register(fs *flag.FlagSet) {
 		"largest file POST /v1/files takes, in bytes (a batch input; stored in the store in 1 MiB pieces); larger uploads get 413")
 	fs.IntVar(&b.Concurrency, "batch-concurrency", batch.DefaultConcurrency,
 		"lines of one batch (POST /v1/batches) answered at once; each process runs --workers batches at once")
+	fs.IntVar(&b.PerKey, "batches-per-key", batch.DefaultMaxUnfinishedPerOwner,
+		"batches that have not ended one API key may have (queued, running, finalizing); beyond, POST /v1/batches is a 429, so that one key cannot hold the others' batches back")
 }
 
 // check validates the flags.
@@ -30,6 +34,9 @@ func (b *batchFlags) check() error {
 	}
 	if b.Concurrency < 1 {
 		return errors.New("--batch-concurrency must be at least 1")
+	}
+	if b.PerKey < 1 {
+		return errors.New("--batches-per-key must be at least 1")
 	}
 	return nil
 }

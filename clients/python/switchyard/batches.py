@@ -144,4 +144,6 @@ def batch_results(file_id: Optional[str], *, client: Optional[Client] = None) ->
     if not file_id:
         return []
     raw = file_content(file_id, client=client)
-    return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    # Split on "\n" only: str.splitlines also breaks at U+0085 and U+001C-1E, which JSON
+    # leaves unescaped inside strings.
+    return [json.loads(line) for line in raw.split(b"\n") if line.strip()]
