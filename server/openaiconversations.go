@@ -92,22 +92,7 @@ func (s *Server) openAIConversationRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/conversations/{conversation_id}/items", Summary: "The items of a conversation (newest first by default)",
 		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: conversationErrors, Query: itemListParams},
-		func(w http.ResponseWriter, r *http.Request) error {
-			q, err := itemListQuery(r)
-			if err != nil {
-				return err
-			}
-			items, err := g.OpenAIConversationItems(r.Context(), responsesOwner(r), r.PathValue("conversation_id"))
-			if err != nil {
-				return err
-			}
-			page, err := q.page(items)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, page)
-			return nil
-		})
+		itemListing("conversation_id", g.OpenAIConversationItems))
 	route("POST", "/v1/conversations/{conversation_id}/items", "Add items (at most 20) to a conversation", conversationItemsCreate{}, responseItemList{},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var body conversationItemsCreate

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -70,22 +71,28 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}/input_items", Summary: "The items a stored answer was given: those of the answers before it in its conversation and its own input",
 		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: storedResponseErrors, Query: itemListParams},
-		func(w http.ResponseWriter, r *http.Request) error {
-			q, err := itemListQuery(r)
-			if err != nil {
-				return err
-			}
-			items, err := g.ResponseInputItems(r.Context(), responsesOwner(r), r.PathValue("response_id"))
-			if err != nil {
-				return err
-			}
-			page, err := q.page(items)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, page)
-			return nil
-		})
+		itemListing("response_id", g.ResponseInputItems))
+}
+
+// itemListing serves a page of the items load returns for the caller and the path's
+// param (OpenAI's item lists: itemListParams).
+func itemListing(param string, load func(ctx context.Context, owner, id string) ([]completions.ResponsesItem, error)) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		q, err := itemListQuery(r)
+		if err != nil {
+			return err
+		}
+		items, err := load(r.Context(), responsesOwner(r), r.PathValue(param))
+		if err != nil {
+			return err
+		}
+		page, err := q.page(items)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, page)
+		return nil
+	}
 }
 
 // itemListParams are the query parameters of OpenAI's item lists.
