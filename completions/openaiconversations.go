@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -61,11 +63,32 @@ func (e *conversationNotFoundError) Is(target error) bool { return target == Err
 type conversationRecord struct {
 	Owner        string             `json:"owner"`
 	Conversation OpenAIConversation `json:"conversation"`
-	// NextSeq is the sequence number of the next item (its key: id/seq).
+	// NextSeq is the sequence number of the next item.
 	NextSeq int `json:"next_seq"`
+	// Bytes is the size (JSON) of its items: a conversation may not outgrow
+	// StoredResponsesOptions.MaxHistoryBytes.
+	Bytes int64 `json:"bytes"`
+	// LockID and LockedUntil are the lease of the /v1/responses request being answered
+	// on the conversation: another is refused (conversation_locked) until it ends.
+	LockID      string    `json:"lock_id,omitempty"`
+	LockedUntil time.Time `json:"locked_until,omitzero"`
 }
 
-func conversationItemKey(id string, seq int) string { return fmt.Sprintf("%s/%010d", id, seq) }
+// locked reports whether another request holds the conversation at now.
+func (c *conversationRecord) locked(now time.Time) bool {
+	return c.LockID != "" && now.Before(c.LockedUntil)
+}
+
+// conversationItemKey is the key of item seq of conversation id: the sequence inverted, so
+// that the store's ascending order is newest first (the Conversations API's default order,
+// and what an Agents SDK session's pop_item reads).
+func conversationItemKey(id string, seq int) string {
+	return fmt.Sprintf("%s/%010d", id, 9999999999-seq)
+}
+
+// conversationItemIndexKey is the store.OpenAIConversationItemIDs key of item itemID of
+// conversation id; its value is the item's sequence number.
+func conversationItemIndexKey(id, itemID string) string { return id + "/" + itemID }
 
 // CheckMetadata checks OpenAI's metadata bounds: at most 16 pairs, keys of at most 64
 // characters and values of at most 512; field names the field in errors.
@@ -110,6 +133,24 @@ func newConversationObjectID() string {
 	return "conv_" + hex.EncodeToString(b[:])
 }
 
+// ErrConversationLocked means another /v1/responses request is being answered on the
+// conversation (OpenAI's conversation_locked): try again when it has ended.
+var ErrConversationLocked = errors.New("completions: conversation locked")
+
+func conversationLocked(field, id string) error {
+	ve := invalid(field, "Another process is currently operating on conversation '%s'. Please retry in a few seconds.", id)
+	ve.Err = ErrConversationLocked
+	return ve
+}
+
+// maxHistory is the bound of a conversation's or a chain's items (JSON).
+func (g *Gateway) maxHistory() int64 {
+	if n := g.opts.StoredResponses.MaxHistoryBytes; n > 0 {
+		return n
+	}
+	return DefaultMaxHistoryBytes
+}
+
 // CreateOpenAIConversation creates a conversation of owner with its first items (at most
 // 20) and metadata.
 func (g *Gateway) CreateOpenAIConversation(ctx context.Context, owner string, items []ResponsesItem, metadata map[string]string) (*OpenAIConversation, error) {
@@ -128,29 +169,62 @@ func (g *Gateway) CreateOpenAIConversation(ctx context.Context, owner string, it
 	c := OpenAIConversation{ID: newConversationObjectID(), Object: "conversation", CreatedAt: g.opts.Now().Unix(), Metadata: metadata}
 	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
 		rec := &conversationRecord{Owner: owner, Conversation: c}
-		if _, err := appendItems(ctx, tx, rec, items); err != nil {
+		if _, err := g.appendItems(ctx, tx, rec, "items", items, true); err != nil {
 			return err
 		}
 		return store.PutJSON(ctx, tx, store.OpenAIConversations, c.ID, rec)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("completions: create conversation: %w", err)
+		return nil, conversationError("create conversation", err)
 	}
 	return &c, nil
 }
 
+// conversationError wraps err of what, leaving the package's typed errors as they are.
+func conversationError(what string, err error) error {
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrConversationNotFound) {
+		return err
+	}
+	return fmt.Errorf("completions: %s: %w", what, err)
+}
+
 // appendItems adds items to the conversation rec (within tx; the caller writes rec), each
-// with an id (given, or made), and returns them.
-func appendItems(ctx context.Context, tx store.Tx, rec *conversationRecord, items []ResponsesItem) ([]ResponsesItem, error) {
+// with an id (given, or made: an id the conversation has is refused, naming field[i]) and
+// a status, and returns them.
+// An answer's items (bounded false) are added even past the bound: the answer is paid
+// for, and the conversation's next request is refused instead.
+func (g *Gateway) appendItems(ctx context.Context, tx store.Tx, rec *conversationRecord, field string, items []ResponsesItem, bounded bool) ([]ResponsesItem, error) {
 	added := make([]ResponsesItem, 0, len(items))
-	for _, it := range items {
+	id := rec.Conversation.ID
+	given := map[string]bool{}
+	for i, it := range items {
 		if it.ID == "" {
 			it.ID = newItemID(it.Type)
+		} else if given[it.ID] {
+			return nil, invalid(fmt.Sprintf("%s[%d].id", field, i), "Duplicate item found with id %s.", it.ID)
+		} else if _, err := tx.Get(ctx, store.OpenAIConversationItemIDs, conversationItemIndexKey(id, it.ID)); err == nil {
+			return nil, invalid(fmt.Sprintf("%s[%d].id", field, i), "Duplicate item found with id %s.", it.ID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
 		}
+		given[it.ID] = true
 		if it.Type == "" {
 			it.Type = "message"
 		}
-		if err := store.PutJSON(ctx, tx, store.OpenAIConversationItems, conversationItemKey(rec.Conversation.ID, rec.NextSeq), it); err != nil {
+		if it.Status == "" {
+			it.Status = "completed"
+		}
+		b, err := json.Marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Bytes += int64(len(b)); bounded && rec.Bytes > g.maxHistory() {
+			return nil, invalid(field, "conversation %s would hold more than %d bytes of items, the bound of what it may bring: delete some of its items or start a new one", id, g.maxHistory())
+		}
+		if err := tx.Put(ctx, store.OpenAIConversationItems, conversationItemKey(id, rec.NextSeq), b); err != nil {
+			return nil, err
+		}
+		if err := tx.Put(ctx, store.OpenAIConversationItemIDs, conversationItemIndexKey(id, it.ID), []byte(strconv.Itoa(rec.NextSeq))); err != nil {
 			return nil, err
 		}
 		rec.NextSeq++
@@ -206,7 +280,7 @@ func (g *Gateway) UpdateOpenAIConversation(ctx context.Context, owner, id string
 		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
 	})
 	if err != nil {
-		return nil, err
+		return nil, conversationError("update conversation "+id, err)
 	}
 	return &out, nil
 }
@@ -220,23 +294,29 @@ func (g *Gateway) DeleteOpenAIConversation(ctx context.Context, owner, id string
 	if err := g.opts.Store.Delete(ctx, store.OpenAIConversations, id); err != nil {
 		return fmt.Errorf("completions: delete conversation %s: %w", id, err)
 	}
-	for {
-		page, err := g.opts.Store.List(ctx, store.OpenAIConversationItems, store.ListOptions{Prefix: id + "/", Limit: 256})
-		if err != nil || len(page) == 0 {
-			return err
-		}
-		err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
-			for _, e := range page {
-				if err := tx.Delete(ctx, store.OpenAIConversationItems, e.Key); err != nil {
-					return err
-				}
+	for _, c := range []store.Collection{store.OpenAIConversationItems, store.OpenAIConversationItemIDs} {
+		for {
+			page, err := g.opts.Store.List(ctx, c, store.ListOptions{Prefix: id + "/", Limit: 256})
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("completions: delete the items of conversation %s: %w", id, err)
+			if len(page) == 0 {
+				break
+			}
+			err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+				for _, e := range page {
+					if err := tx.Delete(ctx, c, e.Key); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("completions: delete the items of conversation %s: %w", id, err)
+			}
 		}
 	}
+	return nil
 }
 
 // OpenAIConversationItems returns the items of conversation id of owner, oldest first.
@@ -244,49 +324,110 @@ func (g *Gateway) OpenAIConversationItems(ctx context.Context, owner, id string)
 	if _, err := g.OpenAIConversationOf(ctx, owner, id); err != nil {
 		return nil, err
 	}
-	items, _, err := g.conversationItems(ctx, id, 0)
-	return items, err
+	return g.conversationItems(ctx, id, 0)
 }
 
-// conversationItems reads the items of conversation id, oldest first, with their keys; a
-// conversation of more than maxBytes of items (JSON; 0: no bound) is a validation error on
-// conversation, found before more is read.
-func (g *Gateway) conversationItems(ctx context.Context, id string, maxBytes int64) ([]ResponsesItem, []string, error) {
+// OpenAIConversationItemPage is a page of a conversation's items.
+type OpenAIConversationItemPage struct {
+	Items   []ResponsesItem
+	HasMore bool
+}
+
+// OpenAIConversationItemsPage returns up to limit items of conversation id of owner after
+// item after ("" from the start), newest first or (asc) oldest first. Newest first reads
+// only the page; oldest first reads the conversation.
+func (g *Gateway) OpenAIConversationItemsPage(ctx context.Context, owner, id string, limit int, asc bool, after string) (OpenAIConversationItemPage, error) {
+	if _, err := g.OpenAIConversationOf(ctx, owner, id); err != nil {
+		return OpenAIConversationItemPage{}, err
+	}
+	from := ""
+	if after != "" {
+		seq, err := g.itemSeq(ctx, g.opts.Store, id, after)
+		if err != nil {
+			return OpenAIConversationItemPage{}, invalid("after", "%q is not an item of this conversation", after)
+		}
+		from = conversationItemKey(id, seq)
+	}
+	if asc {
+		items, err := g.conversationItems(ctx, id, 0)
+		if err != nil {
+			return OpenAIConversationItemPage{}, err
+		}
+		if after != "" {
+			i := slices.IndexFunc(items, func(it ResponsesItem) bool { return it.ID == after })
+			items = items[i+1:]
+		}
+		return OpenAIConversationItemPage{Items: items[:min(limit, len(items))], HasMore: len(items) > limit}, nil
+	}
+	entries, err := g.opts.Store.List(ctx, store.OpenAIConversationItems, store.ListOptions{Prefix: id + "/", After: from, Limit: limit + 1})
+	if err != nil {
+		return OpenAIConversationItemPage{}, fmt.Errorf("completions: read the items of conversation %s: %w", id, err)
+	}
+	page := OpenAIConversationItemPage{Items: []ResponsesItem{}, HasMore: len(entries) > limit}
+	for _, e := range entries[:min(limit, len(entries))] {
+		var it ResponsesItem
+		if err := json.Unmarshal(e.Value, &it); err != nil {
+			return OpenAIConversationItemPage{}, fmt.Errorf("completions: decode item %s: %w", e.Key, err)
+		}
+		page.Items = append(page.Items, it)
+	}
+	return page, nil
+}
+
+// itemSeq is the sequence number of item itemID of conversation id.
+func (g *Gateway) itemSeq(ctx context.Context, r store.Reader, id, itemID string) (int, error) {
+	b, err := r.Get(ctx, store.OpenAIConversationItemIDs, conversationItemIndexKey(id, itemID))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, &conversationNotFoundError{"Item", itemID}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("completions: read item %s: %w", itemID, err)
+	}
+	return strconv.Atoi(string(b))
+}
+
+// conversationItems reads the items of conversation id, oldest first; a conversation of
+// more than maxBytes of items (JSON; 0: no bound) is a validation error on conversation,
+// found before more is read.
+func (g *Gateway) conversationItems(ctx context.Context, id string, maxBytes int64) ([]ResponsesItem, error) {
 	var items []ResponsesItem
-	var keys []string
 	var size int64
 	for after := ""; ; {
 		page, err := g.opts.Store.List(ctx, store.OpenAIConversationItems, store.ListOptions{Prefix: id + "/", After: after, Limit: 512})
 		if err != nil {
-			return nil, nil, fmt.Errorf("completions: read the items of conversation %s: %w", id, err)
+			return nil, fmt.Errorf("completions: read the items of conversation %s: %w", id, err)
 		}
 		for _, e := range page {
 			var it ResponsesItem
 			if err := json.Unmarshal(e.Value, &it); err != nil {
-				return nil, nil, fmt.Errorf("completions: decode item %s: %w", e.Key, err)
+				return nil, fmt.Errorf("completions: decode item %s: %w", e.Key, err)
 			}
-			items, keys = append(items, it), append(keys, e.Key)
+			items = append(items, it)
 			if size += int64(len(e.Value)); maxBytes > 0 && size > maxBytes {
-				return nil, nil, invalid("conversation", "conversation %q holds more than %d bytes of items, the bound of what it may bring: delete some of its items or start a new one", id, maxBytes)
+				return nil, invalid("conversation", "conversation %q holds more than %d bytes of items, the bound of what it may bring: delete some of its items or start a new one", id, maxBytes)
 			}
 		}
 		if len(page) < 512 {
-			return items, keys, nil
+			slices.Reverse(items) // stored newest first
+			return items, nil
 		}
 		after = page[len(page)-1].Key
 	}
 }
 
 // AddOpenAIConversationItems adds items (at most 20) to conversation id of owner and
-// returns them as stored (with their ids).
+// returns them as stored (with their ids); not while a response is being answered on it.
 func (g *Gateway) AddOpenAIConversationItems(ctx context.Context, owner, id string, items []ResponsesItem) ([]ResponsesItem, error) {
 	if err := checkConversationItems("items", items); err != nil {
 		return nil, err
 	}
-	return g.addConversationItems(ctx, owner, id, items)
+	return g.addConversationItems(ctx, owner, id, "items", items, "")
 }
 
-func (g *Gateway) addConversationItems(ctx context.Context, owner, id string, items []ResponsesItem) ([]ResponsesItem, error) {
+// addConversationItems appends items to conversation id of owner (field names them in
+// errors); lock is the lease of the request they answer, released with them ("": none,
+// and a conversation under another's lease refuses them).
+func (g *Gateway) addConversationItems(ctx context.Context, owner, id, field string, items []ResponsesItem, lock string) ([]ResponsesItem, error) {
 	if g.opts.Store == nil {
 		return nil, &conversationNotFoundError{"Conversation", id}
 	}
@@ -296,50 +437,112 @@ func (g *Gateway) addConversationItems(ctx context.Context, owner, id string, it
 		if err != nil {
 			return err
 		}
-		if added, err = appendItems(ctx, tx, rec, items); err != nil {
+		if rec.locked(g.opts.Now()) && rec.LockID != lock {
+			return conversationLocked("conversation_id", id)
+		}
+		if added, err = g.appendItems(ctx, tx, rec, field, items, lock == ""); err != nil {
 			return err
+		}
+		if lock != "" && rec.LockID == lock {
+			rec.LockID, rec.LockedUntil = "", time.Time{}
 		}
 		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
 	})
 	if err != nil {
-		return nil, err
+		return nil, conversationError("add items to conversation "+id, err)
 	}
 	return added, nil
 }
 
+// lockConversation takes the lease of a /v1/responses request on conversation id of
+// owner (until the request's deadline), or refuses with conversation_locked.
+func (g *Gateway) lockConversation(ctx context.Context, owner, id string) (string, error) {
+	var b [12]byte
+	rand.Read(b[:])
+	lock := hex.EncodeToString(b[:])
+	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := conversationRecordOf(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		now := g.opts.Now()
+		if rec.locked(now) {
+			return conversationLocked("conversation", id)
+		}
+		rec.LockID, rec.LockedUntil = lock, now.Add(g.opts.RequestTimeout+30*time.Second)
+		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+	})
+	return lock, err
+}
+
+// ReleaseResponse ends what ContinueResponse holds for r once r is over: the lease on its
+// conversation, when StoreResponse did not release it with the answer (the request failed).
+// It does nothing for a request that holds nothing.
+func (g *Gateway) ReleaseResponse(ctx context.Context, owner string, r *ResponsesRequest) {
+	lock := r.conversationLock
+	if lock == "" || g.opts.Store == nil {
+		return
+	}
+	r.conversationLock = ""
+	_ = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := conversationRecordOf(ctx, tx, owner, r.conversationID)
+		if err != nil || rec.LockID != lock {
+			return nil // gone, or no longer this request's
+		}
+		rec.LockID, rec.LockedUntil = "", time.Time{}
+		return store.PutJSON(ctx, tx, store.OpenAIConversations, r.conversationID, rec)
+	})
+}
+
 // OpenAIConversationItem returns item itemID of conversation id of owner.
 func (g *Gateway) OpenAIConversationItem(ctx context.Context, owner, id, itemID string) (ResponsesItem, error) {
-	items, err := g.OpenAIConversationItems(ctx, owner, id)
+	if _, err := g.OpenAIConversationOf(ctx, owner, id); err != nil {
+		return ResponsesItem{}, err
+	}
+	seq, err := g.itemSeq(ctx, g.opts.Store, id, itemID)
 	if err != nil {
 		return ResponsesItem{}, err
 	}
-	for _, it := range items {
-		if it.ID == itemID {
-			return it, nil
-		}
+	it, err := store.GetJSON[ResponsesItem](ctx, g.opts.Store, store.OpenAIConversationItems, conversationItemKey(id, seq))
+	if errors.Is(err, store.ErrNotFound) {
+		return ResponsesItem{}, &conversationNotFoundError{"Item", itemID}
 	}
-	return ResponsesItem{}, &conversationNotFoundError{"Item", itemID}
+	return it, err
 }
 
 // DeleteOpenAIConversationItem deletes item itemID of conversation id of owner and returns
 // the conversation.
 func (g *Gateway) DeleteOpenAIConversationItem(ctx context.Context, owner, id, itemID string) (*OpenAIConversation, error) {
-	c, err := g.OpenAIConversationOf(ctx, owner, id)
+	if g.opts.Store == nil {
+		return nil, &conversationNotFoundError{"Conversation", id}
+	}
+	var out OpenAIConversation
+	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := conversationRecordOf(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		seq, err := g.itemSeq(ctx, tx, id, itemID)
+		if err != nil {
+			return err
+		}
+		key := conversationItemKey(id, seq)
+		if b, err := tx.Get(ctx, store.OpenAIConversationItems, key); err == nil {
+			rec.Bytes -= int64(len(b))
+		}
+		if err := tx.Delete(ctx, store.OpenAIConversationItems, key); err != nil {
+			return err
+		}
+		if err := tx.Delete(ctx, store.OpenAIConversationItemIDs, conversationItemIndexKey(id, itemID)); err != nil {
+			return err
+		}
+		out = rec.Conversation
+		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+	})
 	if err != nil {
-		return nil, err
+		return nil, conversationError("delete item "+itemID, err)
 	}
-	items, keys, err := g.conversationItems(ctx, id, 0)
-	if err != nil {
-		return nil, err
-	}
-	i := slices.IndexFunc(items, func(it ResponsesItem) bool { return it.ID == itemID })
-	if i < 0 {
-		return nil, &conversationNotFoundError{"Item", itemID}
-	}
-	if err := g.opts.Store.Delete(ctx, store.OpenAIConversationItems, keys[i]); err != nil {
-		return nil, fmt.Errorf("completions: delete item %s: %w", itemID, err)
-	}
-	return c, nil
+	return &out, nil
 }
 
 // conversationID reads a request's conversation: an id, or an object with one.

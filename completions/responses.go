@@ -75,10 +75,11 @@ type ResponsesRequest struct {
 
 	// continued is set by ContinueResponse once the items of previous_response_id's
 	// conversation are in Input: the first history of them.
-	continued      bool
-	history        int
-	historyBytes   int64
-	conversationID string // the conversation the request names, once read
+	continued        bool
+	history          int
+	historyBytes     int64
+	conversationID   string // the conversation the request names, once read
+	conversationLock string // the lease this request holds on it (ReleaseResponse)
 }
 
 // ResponsesInput is input: a string or a list of items.

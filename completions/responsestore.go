@@ -136,7 +136,8 @@ func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *Respons
 		if err != nil {
 			return err
 		}
-		if _, err := g.OpenAIConversationOf(ctx, owner, id); err != nil {
+		lock, err := g.lockConversation(ctx, owner, id)
+		if err != nil {
 			var nf *conversationNotFoundError
 			if errors.As(err, &nf) {
 				ve := invalid("conversation", "Conversation with id '%s' not found.", id)
@@ -145,12 +146,35 @@ func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *Respons
 			}
 			return err
 		}
-		if history, _, err = g.conversationItems(ctx, id, limit); err != nil {
+		r.conversationID, r.conversationLock = id, lock
+		own := r.Input.Items
+		if r.Input.IsText {
+			own = nil
+		}
+		for i, it := range own {
+			if it.ID == "" {
+				continue
+			}
+			if _, err := g.itemSeq(ctx, g.opts.Store, id, it.ID); err == nil {
+				g.ReleaseResponse(ctx, owner, r)
+				return invalid(fmt.Sprintf("input[%d].id", i), "Duplicate item found with id %s: the conversation has it already.", it.ID)
+			}
+		}
+		if history, err = g.conversationItems(ctx, id, limit); err != nil {
+			g.ReleaseResponse(ctx, owner, r)
 			return err
 		}
 		for _, it := range history {
 			b, _ := json.Marshal(it)
 			size += int64(len(b))
+		}
+		ownBytes, _ := json.Marshal(own)
+		if r.Input.IsText {
+			ownBytes, _ = json.Marshal(r.Input.Text)
+		}
+		if size+int64(len(ownBytes)) > limit {
+			g.ReleaseResponse(ctx, owner, r)
+			return invalid("input", "conversation %s would hold more than %d bytes of items with this input, the bound of what it may bring: delete some of its items or start a new one", id, limit)
 		}
 		r.conversationID = id
 	case r.PreviousResponseID != "":
@@ -325,9 +349,15 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 			it, _ := inputItemOf(out)
 			items = append(items, it)
 		}
-		if _, err := g.addConversationItems(ctx, owner, r.conversationID, items); err != nil {
+		if _, err := g.addConversationItems(ctx, owner, r.conversationID, "input", items, r.conversationLock); err != nil {
 			convErr = fmt.Errorf("completions: add the answer to conversation %s: %w", r.conversationID, err)
+		} else {
+			r.conversationLock = "" // released with the items
 		}
+		// The answer is kept with the conversation's items it was answered from: a request
+		// continuing it by previous_response_id gets them too, as at OpenAI.
+		own = slices.Clone(r.Input.Items[:r.history])
+		own = append(own, items[:len(items)-len(o.Output)]...)
 	}
 	if !g.StoresResponses() || r.Store != nil && !*r.Store {
 		return convErr
@@ -352,7 +382,7 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 			return err
 		}
 		for _, out := range o.Output {
-			if err := tx.Put(ctx, store.ResponseItems, responseItemKey(owner, out.ID), []byte(o.ID)); err != nil {
+			if err := tx.Put(ctx, store.ResponseItems, out.ID, []byte(o.ID)); err != nil {
 				return err
 			}
 		}
@@ -444,7 +474,7 @@ func deleteStoredResponse(ctx context.Context, tx store.Tx, id string, rec *stor
 		return err
 	}
 	for _, out := range rec.Response.Output {
-		key := responseItemKey(rec.Owner, out.ID)
+		key := out.ID
 		// Only the index entry that still names this answer goes (an item id given twice
 		// would be the later answer's).
 		if v, err := tx.Get(ctx, store.ResponseItems, key); err == nil && string(v) == id {
@@ -558,15 +588,14 @@ func ownerKey(owner string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// responseItemKey is the store.ResponseItems key of output item itemID of owner's answers.
-func responseItemKey(owner, itemID string) string { return ownerKey(owner) + "/" + itemID }
-
 // storedItem finds output item id of owner's stored answers, for an item_reference.
 func (g *Gateway) storedItem(ctx context.Context, owner, id string) (ResponsesItem, bool, error) {
 	if !g.StoresResponses() {
 		return ResponsesItem{}, false, nil
 	}
-	rid, err := g.opts.Store.Get(ctx, store.ResponseItems, responseItemKey(owner, id))
+	// Keyed by the item id alone (ids name their answer: msg_<message>, fc_<message>_<k>,
+	// …); the answer's owner is checked as for a read of it (an issuer reaches its keys').
+	rid, err := g.opts.Store.Get(ctx, store.ResponseItems, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ResponsesItem{}, false, nil
 	}

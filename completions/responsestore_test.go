@@ -238,13 +238,19 @@ func TestOpenAIConversationBounds(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.StoredResponses.MaxHistoryBytes = 4096 })
 	ctx := context.Background()
 	big := strings.Repeat("x", 3000)
-	c, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem(big), userTextItem(big)}, nil)
+	var ve *ValidationError
+	if _, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem(big), userTextItem(big)}, nil); !errors.As(err, &ve) || ve.Field != "items" {
+		t.Errorf("a conversation created over the bound: %v", err)
+	}
+	c, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem(big)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ve *ValidationError
-	if _, err := respond(t, h.g, "alice", `{"model":"a/m","conversation":"`+c.ID+`","input":"hi"}`); !errors.As(err, &ve) || ve.Field != "conversation" {
-		t.Errorf("a conversation over the bound: %v", err)
+	if _, err := h.g.AddOpenAIConversationItems(ctx, "alice", c.ID, []ResponsesItem{userTextItem(big)}); !errors.As(err, &ve) || ve.Field != "items" {
+		t.Errorf("items added over the bound: %v", err)
+	}
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","conversation":"`+c.ID+`","input":"`+big+`"}`); !errors.As(err, &ve) || ve.Field != "input" {
+		t.Errorf("an answer that would take the conversation over the bound: %v", err)
 	}
 	many := make([]ResponsesItem, 21)
 	for i := range many {

@@ -414,6 +414,8 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err := g.ContinueResponse(r.Context(), owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
 	}
+	// The lease on a conversation ends with the request, answered (StoreResponse) or not.
+	defer g.ReleaseResponse(context.WithoutCancel(r.Context()), owner, &rreq)
 	if n, bound := rreq.HistoryBytes(), historyBodies*s.cfg.MaxBodyBytes; n > bound {
 		// A conversation may outgrow one request (--max-body-bytes), not without end.
 		ae := Validation(http.StatusBadRequest, "previous_response_id: the conversation holds %d bytes of items, over this server's bound of %d (%d times --max-body-bytes): start a new conversation with what matters of it in input", n, bound, historyBodies)

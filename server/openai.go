@@ -116,6 +116,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrResponseNotFound) {
 		code = "previous_response_not_found" // OpenAI's code for a previous_response_id it does not have
 	}
+	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrConversationLocked) {
+		code = "conversation_locked" // another request is being answered on the conversation
+	}
 	if errors.Is(cause, completions.ErrUnknownModel) {
 		status, typ, code = http.StatusNotFound, "invalid_request_error", "model_not_found"
 	}

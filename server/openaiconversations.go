@@ -74,6 +74,11 @@ func (s *Server) openAIConversationRoutes(g *completions.Gateway) {
 			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 				return err
 			}
+			if body.Metadata == nil {
+				ae := Validation(http.StatusBadRequest, "metadata: is required (an object; {} clears it)")
+				ae.Param = "metadata"
+				return ae
+			}
 			c, err := g.UpdateOpenAIConversation(r.Context(), responsesOwner(r), r.PathValue("conversation_id"), body.Metadata)
 			if err != nil {
 				return err
@@ -92,7 +97,22 @@ func (s *Server) openAIConversationRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/conversations/{conversation_id}/items", Summary: "The items of a conversation (newest first by default)",
 		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: conversationErrors, Query: itemListParams},
-		itemListing("conversation_id", g.OpenAIConversationItems))
+		func(w http.ResponseWriter, r *http.Request) error {
+			q, err := itemListQuery(r)
+			if err != nil {
+				return err
+			}
+			p, err := g.OpenAIConversationItemsPage(r.Context(), responsesOwner(r), r.PathValue("conversation_id"), q.limit, q.asc, q.after)
+			if err != nil {
+				return err
+			}
+			page := responseItemList{Object: "list", Data: p.Items, HasMore: p.HasMore}
+			if n := len(p.Items); n > 0 {
+				page.FirstID, page.LastID = &p.Items[0].ID, &p.Items[n-1].ID
+			}
+			writeJSON(w, http.StatusOK, page)
+			return nil
+		})
 	route("POST", "/v1/conversations/{conversation_id}/items", "Add items (at most 20) to a conversation", conversationItemsCreate{}, responseItemList{},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var body conversationItemsCreate

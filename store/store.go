@@ -47,33 +47,34 @@ type Collection string
 
 // The collections Switchyard's capabilities keep.
 const (
-	RouterModels            Collection = "router_models"             // trained router metadata
-	RouterWeights           Collection = "router_weights"            // fitted embedder + classifier state
-	TrainingJobs            Collection = "training_jobs"             // custom router training jobs
-	OptimizationJobs        Collection = "optimization_jobs"         // agent prompt optimization jobs
-	Artifacts               Collection = "artifacts"                 // files such as an optimized agent.py
-	Conversations           Collection = "conversations"             // completions conversations
-	Messages                Collection = "messages"                  // conversation messages, keyed conversation/seq
-	Sessions                Collection = "sessions"                  // model selection sessions
-	APIKeys                 Collection = "api_keys"                  // API keys, keyed by SHA-256 hash, never in clear
-	EmbeddingCache          Collection = "embedding_cache"           // embedder name/content hash -> vector
-	OwnerIndex              Collection = "owner_index"               // kind/owner/newest-first time/id -> "" (see PutOwned)
-	ScopedKeys              Collection = "scoped_keys"               // temporary scoped keys (job keys), keyed by SHA-256 hash
-	Budgets                 Collection = "budgets"                   // shared spending accounts of scoped keys
-	VirtualKeys             Collection = "virtual_keys"              // issued virtual keys' descriptions, keyed owner/id
-	ResponseCache           Collection = "response_cache"            // the gateway's cached answers, keyed by request hash
-	SpendRollups            Collection = "spend_rollups"             // daily spend per key and tag or model, keyed owner/day/kind/name
-	Responses               Collection = "responses"                 // stored /v1/responses answers, keyed by response id
-	ResponseItems           Collection = "response_items"            // owner hash/output item id -> the response id that holds it
-	ResponseExpiry          Collection = "response_expiry"           // expiry (Unix seconds, 12 digits)/response id -> ""
-	ResponseTombstones      Collection = "response_tombstones"       // owner hash/deleted response id -> its expiry (Unix seconds)
-	OpenAIConversations     Collection = "openai_conversations"      // OpenAI Conversations API conversations, keyed by id
-	OpenAIConversationItems Collection = "openai_conversation_items" // their items, keyed id/seq (10 digits)
-	SharedCounters          Collection = "shared_counters"           // each process's counts for limits shared by replicas, keyed name/process (see Counters)
-	Files                   Collection = "files"                     // uploaded and generated files' descriptions (OpenAI's Files API), keyed by id
-	FileChunks              Collection = "file_chunks"               // files' content in pieces of at most 1 MiB, keyed id/sequence number
-	Batches                 Collection = "batches"                   // batches (OpenAI's Batch API), keyed by id
-	BatchResults            Collection = "batch_results"             // each answered line of a running batch, keyed batch id/line index
+	RouterModels              Collection = "router_models"                // trained router metadata
+	RouterWeights             Collection = "router_weights"               // fitted embedder + classifier state
+	TrainingJobs              Collection = "training_jobs"                // custom router training jobs
+	OptimizationJobs          Collection = "optimization_jobs"            // agent prompt optimization jobs
+	Artifacts                 Collection = "artifacts"                    // files such as an optimized agent.py
+	Conversations             Collection = "conversations"                // completions conversations
+	Messages                  Collection = "messages"                     // conversation messages, keyed conversation/seq
+	Sessions                  Collection = "sessions"                     // model selection sessions
+	APIKeys                   Collection = "api_keys"                     // API keys, keyed by SHA-256 hash, never in clear
+	EmbeddingCache            Collection = "embedding_cache"              // embedder name/content hash -> vector
+	OwnerIndex                Collection = "owner_index"                  // kind/owner/newest-first time/id -> "" (see PutOwned)
+	ScopedKeys                Collection = "scoped_keys"                  // temporary scoped keys (job keys), keyed by SHA-256 hash
+	Budgets                   Collection = "budgets"                      // shared spending accounts of scoped keys
+	VirtualKeys               Collection = "virtual_keys"                 // issued virtual keys' descriptions, keyed owner/id
+	ResponseCache             Collection = "response_cache"               // the gateway's cached answers, keyed by request hash
+	SpendRollups              Collection = "spend_rollups"                // daily spend per key and tag or model, keyed owner/day/kind/name
+	Responses                 Collection = "responses"                    // stored /v1/responses answers, keyed by response id
+	ResponseItems             Collection = "response_items"               // output item id -> the response id that holds it
+	ResponseExpiry            Collection = "response_expiry"              // expiry (Unix seconds, 12 digits)/response id -> ""
+	ResponseTombstones        Collection = "response_tombstones"          // owner hash/deleted response id -> its expiry (Unix seconds)
+	OpenAIConversations       Collection = "openai_conversations"         // OpenAI Conversations API conversations, keyed by id
+	OpenAIConversationItems   Collection = "openai_conversation_items"    // their items, keyed id/(9999999999 - seq): newest first
+	OpenAIConversationItemIDs Collection = "openai_conversation_item_ids" // conversation id/item id -> the item's seq
+	SharedCounters            Collection = "shared_counters"              // each process's counts for limits shared by replicas, keyed name/process (see Counters)
+	Files                     Collection = "files"                        // uploaded and generated files' descriptions (OpenAI's Files API), keyed by id
+	FileChunks                Collection = "file_chunks"                  // files' content in pieces of at most 1 MiB, keyed id/sequence number
+	Batches                   Collection = "batches"                      // batches (OpenAI's Batch API), keyed by id
+	BatchResults              Collection = "batch_results"                // each answered line of a running batch, keyed batch id/line index
 )
 
 // Entry is one record returned by List.
