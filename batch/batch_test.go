@@ -501,3 +501,18 @@ func TestBatchList(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// TestJobStats: batches reach the jobs metrics as jobs: an ended one with its state and run
+// time.
+func TestJobStats(t *testing.T) {
+	h := newHarness(t, nil, newScripted(), batch.Options{})
+	f := h.upload(t, "alice", jsonl("ok", "ok"))
+	b := h.wait(t, "alice", h.create(t, "alice", f.ID).ID, ended)
+	stats, err := h.svc.JobStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stats) != 1 || stats[0].ID != b.ID || stats[0].State != "completed" || stats[0].Finished.IsZero() {
+		t.Fatalf("job stats %+v", stats)
+	}
+}

@@ -114,6 +114,9 @@ func (o *observability) watchServices(w *wiring) {
 	o.metrics.AdmitModels(func(m string) bool { return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) })
 	o.metrics.Jobs("training", w.trainer.JobStats)
 	o.metrics.Jobs("optimization", w.optimizer.JobStats)
+	if w.batches != nil {
+		o.metrics.Jobs("batch", w.batches.JobStats)
+	}
 }
 
 // serveMetrics serves /metrics on its own listener until ctx ends (--metrics-addr).
