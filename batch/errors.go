@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // The errors of package batch, for the server to map onto statuses. Compare with errors.Is
@@ -77,7 +78,11 @@ type NotFoundError struct {
 
 // Error says which object was not found.
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no %s with id %q (this key's %ss only)", e.What, e.ID, e.What)
+	plural := e.What + "s"
+	if strings.HasSuffix(e.What, "h") {
+		plural = e.What + "es" // batches
+	}
+	return fmt.Sprintf("no %s with id %q (this key's %s only)", e.What, e.ID, plural)
 }
 
 // Is matches ErrNotFound.

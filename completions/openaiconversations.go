@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -454,31 +455,74 @@ func (g *Gateway) addConversationItems(ctx context.Context, owner, id, field str
 	return added, nil
 }
 
-// lockConversation takes the lease of a /v1/responses request on conversation id of
-// owner (until the request's deadline), or refuses with conversation_locked.
-func (g *Gateway) lockConversation(ctx context.Context, owner, id string) (string, error) {
+// DefaultConversationLease is the default lease of a /v1/responses request on its
+// conversation (StoredResponsesOptions.ConversationLease): short, and renewed while the
+// request runs (every third of it), so that it lasts as long as the request whatever its
+// timeout, and a process that dies leaves the conversation locked only this long.
+const DefaultConversationLease = 30 * time.Second
+
+func (g *Gateway) conversationLease() time.Duration {
+	if l := g.opts.StoredResponses.ConversationLease; l > 0 {
+		return l
+	}
+	return DefaultConversationLease
+}
+
+// lockConversation takes the lease of a /v1/responses request on conversation id of owner
+// (renewed until ctx ends or r's ReleaseResponse), or refuses with conversation_locked.
+func (g *Gateway) lockConversation(ctx context.Context, owner, id string, r *ResponsesRequest) error {
 	var b [12]byte
 	rand.Read(b[:])
 	lock := hex.EncodeToString(b[:])
-	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
-		rec, err := conversationRecordOf(ctx, tx, owner, id)
-		if err != nil {
-			return err
+	renew := func(ctx context.Context, first bool) error {
+		return g.opts.Store.Update(ctx, func(tx store.Tx) error {
+			rec, err := conversationRecordOf(ctx, tx, owner, id)
+			if err != nil {
+				return err
+			}
+			now := g.opts.Now()
+			switch {
+			case first && rec.locked(now):
+				return conversationLocked("conversation", id)
+			case !first && rec.LockID != lock:
+				return nil // released (answered): nothing to renew
+			}
+			rec.LockID, rec.LockedUntil = lock, now.Add(g.conversationLease())
+			return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+		})
+	}
+	if err := renew(ctx, true); err != nil {
+		return err
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(g.conversationLease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = renew(ctx, false) // a failed renewal: the next one tries again
+			}
 		}
-		now := g.opts.Now()
-		if rec.locked(now) {
-			return conversationLocked("conversation", id)
-		}
-		rec.LockID, rec.LockedUntil = lock, now.Add(g.opts.RequestTimeout+30*time.Second)
-		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
-	})
-	return lock, err
+	}()
+	r.conversationID, r.conversationLock = id, lock
+	var once sync.Once
+	r.stopLease = func() { once.Do(func() { close(stop); <-done }) }
+	return nil
 }
 
 // ReleaseResponse ends what ContinueResponse holds for r once r is over: the lease on its
 // conversation, when StoreResponse did not release it with the answer (the request failed).
 // It does nothing for a request that holds nothing.
 func (g *Gateway) ReleaseResponse(ctx context.Context, owner string, r *ResponsesRequest) {
+	if r.stopLease != nil {
+		r.stopLease()
+	}
 	lock := r.conversationLock
 	if lock == "" || g.opts.Store == nil {
 		return

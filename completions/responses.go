@@ -80,6 +80,7 @@ type ResponsesRequest struct {
 	historyBytes     int64
 	conversationID   string // the conversation the request names, once read
 	conversationLock string // the lease this request holds on it (ReleaseResponse)
+	stopLease        func() // stops the lease's renewal
 }
 
 // ResponsesInput is input: a string or a list of items.
@@ -613,23 +614,23 @@ type ResponseObject struct {
 	Object            string               `json:"object"`
 	CreatedAt         int64                `json:"created_at"`
 	Status            string               `json:"status"`
-	Error             *ResponseError       `json:"error"`
-	IncompleteDetails *IncompleteDetails   `json:"incomplete_details"`
-	Instructions      *string              `json:"instructions"`
-	MaxOutputTokens   *int                 `json:"max_output_tokens"`
+	Error             *ResponseError       `json:"error" jsonschema:"nullable"`
+	IncompleteDetails *IncompleteDetails   `json:"incomplete_details" jsonschema:"nullable"`
+	Instructions      *string              `json:"instructions" jsonschema:"nullable"`
+	MaxOutputTokens   *int                 `json:"max_output_tokens" jsonschema:"nullable"`
 	Model             string               `json:"model"`
 	Output            []ResponseOutputItem `json:"output"`
 	ParallelToolCalls bool                 `json:"parallel_tool_calls"`
-	Temperature       *float64             `json:"temperature"`
-	TopP              *float64             `json:"top_p"`
-	ToolChoice        any                  `json:"tool_choice"`
+	Temperature       *float64             `json:"temperature" jsonschema:"nullable"`
+	TopP              *float64             `json:"top_p" jsonschema:"nullable"`
+	ToolChoice        any                  `json:"tool_choice" jsonschema:"nullable"`
 	Tools             []ResponsesTool      `json:"tools"`
 	Text              ResponsesText        `json:"text"`
-	Usage             *ResponseUsage       `json:"usage"`
+	Usage             *ResponseUsage       `json:"usage" jsonschema:"nullable"`
 	Metadata          map[string]string    `json:"metadata"`
 	// PreviousResponseID is the request's; Store says whether the answer is kept (see
 	// Gateway.StoreResponse).
-	PreviousResponseID *string `json:"previous_response_id"`
+	PreviousResponseID *string `json:"previous_response_id" jsonschema:"nullable"`
 	Store              bool    `json:"store"`
 	// Conversation is the conversation the request named (absent when none).
 	Conversation *OpenAIConversationRef `json:"conversation,omitempty"`
@@ -745,6 +746,14 @@ func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *Respo
 		o.PreviousResponseID = &prev
 	}
 	o.Store = r.Store == nil || *r.Store // until StoreResponse says whether it was kept
+	var md map[string]any
+	if json.Unmarshal(r.Metadata, &md) == nil {
+		for k, v := range md { // OpenAI's pairs; LiteLLM's tags array is not one
+			if sv, ok := v.(string); ok {
+				o.Metadata[k] = sv
+			}
+		}
+	}
 	if r.conversationID != "" {
 		o.Conversation = &OpenAIConversationRef{ID: r.conversationID}
 	}

@@ -42,6 +42,10 @@ type StoredResponsesOptions struct {
 	Off bool
 	// TTL is how long an answer is kept; 0 means DefaultResponsesTTL.
 	TTL time.Duration
+	// ConversationLease is how long a /v1/responses request holds its conversation without
+	// renewing it (renewed every third of it while the request runs); 0 means
+	// DefaultConversationLease.
+	ConversationLease time.Duration
 	// MaxHistoryBytes bounds the items previous_response_id brings (their JSON): a longer
 	// conversation is a validation error (start a new one), found before more than the
 	// bound is read. 0 means DefaultMaxHistoryBytes.
@@ -136,8 +140,7 @@ func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *Respons
 		if err != nil {
 			return err
 		}
-		lock, err := g.lockConversation(ctx, owner, id)
-		if err != nil {
+		if err := g.lockConversation(ctx, owner, id, r); err != nil {
 			var nf *conversationNotFoundError
 			if errors.As(err, &nf) {
 				ve := invalid("conversation", "Conversation with id '%s' not found.", id)
@@ -146,7 +149,6 @@ func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *Respons
 			}
 			return err
 		}
-		r.conversationID, r.conversationLock = id, lock
 		own := r.Input.Items
 		if r.Input.IsText {
 			own = nil
@@ -179,7 +181,7 @@ func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *Respons
 		r.conversationID = id
 	case r.PreviousResponseID != "":
 		if !g.StoresResponses() {
-			return invalid("previous_response_id", "is not supported: this gateway keeps no responses (serve --responses-store off); send the whole conversation in input")
+			return invalid("previous_response_id", "is not supported: this gateway keeps no responses (serve --responses-store=false); send the whole conversation in input")
 		}
 		chain, err := g.responseChain(ctx, owner, r.PreviousResponseID, limit)
 		if err != nil {
@@ -348,6 +350,9 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 		for _, out := range o.Output {
 			it, _ := inputItemOf(out)
 			items = append(items, it)
+		}
+		if r.stopLease != nil {
+			r.stopLease() // the lease ends with the items it guarded
 		}
 		if _, err := g.addConversationItems(ctx, owner, r.conversationID, "input", items, r.conversationLock); err != nil {
 			convErr = fmt.Errorf("completions: add the answer to conversation %s: %w", r.conversationID, err)

@@ -273,3 +273,30 @@ func TestOpenAIConversationBounds(t *testing.T) {
 		t.Errorf("bob reading alice's conversation: %v", err)
 	}
 }
+
+// TestConversationLeaseOfADeadProcess: a request that took a conversation's lease and
+// never released it (its process died) holds the conversation only for the lease, not for
+// its whole timeout.
+func TestConversationLeaseOfADeadProcess(t *testing.T) {
+	var skew time.Duration
+	h := newHarness(t, func(o *Options) { o.Now = func() time.Time { return time.Now().Add(skew) } })
+	c, err := h.g.CreateOpenAIConversation(context.Background(), "alice", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead ResponsesRequest
+	json.Unmarshal([]byte(`{"model":"a/m","conversation":"`+c.ID+`","input":"hi"}`), &dead)
+	ctx, die := context.WithCancel(context.Background())
+	if err := h.g.ContinueResponse(ctx, "alice", &dead); err != nil {
+		t.Fatal(err)
+	}
+	die() // the process is gone: no answer, no release, no renewal
+	h.a.on("m", step{text: "ok"})
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","conversation":"`+c.ID+`","input":"again"}`); !errors.Is(err, ErrConversationLocked) {
+		t.Fatalf("while the lease lasts: %v, want conversation_locked", err)
+	}
+	skew = DefaultConversationLease + time.Second
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","conversation":"`+c.ID+`","input":"again"}`); err != nil {
+		t.Fatalf("after the lease: %v", err)
+	}
+}

@@ -68,7 +68,11 @@ func batchError(err error) *APIError {
 	case errors.As(err, &ce):
 		return Errorf(http.StatusConflict, KindConflict, "%s", ce.Error())
 	case errors.Is(err, batch.ErrTooManyBatches):
-		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", strings.TrimPrefix(err.Error(), "batch: "))
+		var le *batch.LimitError
+		if errors.As(err, &le) {
+			err = le // without the wrapping's prefixes
+		}
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s (serve --batches-per-key)", strings.TrimPrefix(err.Error(), "batch: "))
 	case errors.Is(err, batch.ErrClosed):
 		return Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; retry on another replica or later")
 	}
@@ -169,6 +173,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 	s.Handle(Route{Method: "POST", Path: "/v1/batches", Summary: "Run a file of requests through the gateway as the calling key (OpenAI's Batch API), at a bounded concurrency, within 24 hours",
 		Tags: tags, Request: batch.CreateRequest{}, Response: batch.Batch{}, VirtualKeys: true, Errors: map[int]string{
 			400: "a bad field (named): endpoint, completion_window, metadata, output_expires_after, or an input_file_id that is not a batch input of this key or has a line whose url is not the endpoint",
+			429: "the key has its limit of batches that have not ended (serve --batches-per-key)",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req batch.CreateRequest
@@ -230,8 +235,9 @@ func queryInt(v, name string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil {
-		ae := Validation(http.StatusBadRequest, "%s must be an integer, got %q", name, v)
+	if err != nil || n < 1 {
+		// 0 is no page size, as on the other item lists (absent: the default).
+		ae := Validation(http.StatusBadRequest, "%s must be a positive integer, got %q", name, v)
 		ae.Param = name
 		return 0, ae
 	}

@@ -44,6 +44,22 @@ func (s *Server) buildOpenAPI() []byte {
 	paths := map[string]map[string]any{}
 	// Failures come in the envelope of the route's family (see respondError).
 	uniformErr, openAIErr, anthropicErr := schemaFor(errorBody{}), schemaFor(completions.OpenAIErrorBody{}), schemaFor(completions.AnthropicErrorBody{})
+	// operationIds are unique: a later route whose id is taken — an OpenAI-compatible /v1
+	// route named as a Switchyard one (/v1/completions beside /api/v1/completions) — says
+	// OpenAI after its method, then a number if need be.
+	taken := map[string]bool{}
+	uniqueID := func(id, path string) string {
+		if taken[id] && strings.HasPrefix(path, "/v1/") {
+			if i := strings.IndexFunc(id, func(r rune) bool { return r >= 'A' && r <= 'Z' }); i > 0 {
+				id = id[:i] + "OpenAI" + id[i:]
+			}
+		}
+		for n, base := 2, id; taken[id]; n++ {
+			id = base + strconv.Itoa(n)
+		}
+		taken[id] = true
+		return id
+	}
 	for _, rt := range s.routes {
 		errSchema := uniformErr
 		switch {
@@ -54,7 +70,7 @@ func (s *Server) buildOpenAPI() []byte {
 		}
 		op := map[string]any{
 			"summary":     rt.Summary,
-			"operationId": operationID(rt),
+			"operationId": uniqueID(operationID(rt), rt.Path),
 		}
 		if len(rt.Tags) > 0 {
 			op["tags"] = rt.Tags

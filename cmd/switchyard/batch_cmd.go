@@ -36,6 +36,12 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if sub == "run" || sub == "download" {
+		// Before anything is sent (and paid for): the files must have somewhere to go.
+		if err := os.MkdirAll(*outDir, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
 	oneID := func() (string, error) {
 		if len(pos) != 1 {
 			return "", &usageError{err: fmt.Errorf("give one batch id: switchyard batch %s ID", sub)}
