@@ -131,3 +131,52 @@ func TestBatchResumedAfterCrash(t *testing.T) {
 		t.Fatalf("the second process answered r0 %d times, r8 %d times", next.answers("r0"), next.answers("r8"))
 	}
 }
+
+// TestCloseLetsLinesInFlightFinish: a server stopped with time to spare (serve's
+// --shutdown-timeout) sends no more lines but lets the ones in flight finish and keeps
+// their answers, so the next run does not send (and pay for) them again.
+func TestCloseLetsLinesInFlightFinish(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchyard.db")
+	st, err := boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newScripted()
+	h := newHarness(t, st, first, batch.Options{Concurrency: 2})
+	f := h.upload(t, "alice", jsonl("wait", "wait", "ok", "ok"))
+	b := h.create(t, "alice", f.ID)
+	<-first.started // both waiting lines are at the upstream
+	<-first.started
+	go func() { time.Sleep(200 * time.Millisecond); close(first.release) }() // they answer during the stop
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if first.answers("r2") != 0 || first.answers("r3") != 0 {
+		t.Fatal("lines were sent after the stop began")
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = boltstore.Open(path, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	second := newScripted()
+	close(second.release)
+	h2 := newHarness(t, st, second, batch.Options{Concurrency: 2})
+	got := h2.wait(t, "alice", b.ID, ended)
+	if got.Status != batch.StatusCompleted || got.RequestCounts.Completed != 4 {
+		t.Fatalf("ended %s %+v", got.Status, got.RequestCounts)
+	}
+	for _, id := range []string{"r0", "r1"} {
+		if n := first.answers(id) + second.answers(id); n != 1 {
+			t.Errorf("%s, in flight at the stop, was answered %d times, want once", id, n)
+		}
+	}
+	if n := len(second.started); n != 0 {
+		t.Errorf("the next run sent %d of the lines in flight at the stop again (their calls paid twice)", n)
+	}
+}

@@ -125,9 +125,11 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		return errShutdown
 	}
 	s.wg.Add(1)
+	s.runs.Add(1)
 	exec := s.exec
 	s.mu.Unlock()
 	defer s.wg.Done()
+	defer s.runs.Done()
 
 	rec, wait, err := s.claim(ctx, id)
 	if err != nil {

@@ -91,6 +91,7 @@ type Service struct {
 	stopBg  context.CancelFunc
 	running map[string]*run // batch id → its run in this process
 	wg      sync.WaitGroup
+	runs    sync.WaitGroup // the handle calls under way (Close lets their lines finish)
 }
 
 // New returns a service over st and files (which must use the same store).
@@ -187,9 +188,10 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the batches this process runs (their lines in flight are cut; each batch is
-// handed back, to be resumed by the next run, here after a restart or by another worker)
-// and waits for them until ctx ends.
+// Close stops the batches this process runs — no more lines are sent, those in flight may
+// finish within half of ctx's time (when it has a deadline) and are then cut; each batch is handed back, to be
+// resumed by the next run, here after a restart or by another worker — and waits for them
+// until ctx ends.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -197,16 +199,36 @@ func (s *Service) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
+	runs := make([]*run, 0, len(s.running))
 	for _, r := range s.running {
-		r.shutdown(errShutdown)
+		runs = append(runs, r)
 	}
 	stop := s.stopBg
 	s.mu.Unlock()
-	if stop != nil {
-		stop()
+	// No more lines are sent. Those in flight — their upstream calls are being paid for —
+	// may finish and be kept within half of ctx's time when it has a deadline; then what
+	// is left is cut, to be sent again by the next run.
+	for _, r := range runs {
+		r.stop(endShutdown)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		ran := make(chan struct{})
+		go func() { s.runs.Wait(); close(ran) }()
+		drain, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		select {
+		case <-ran:
+		case <-drain.Done():
+		}
+		cancel()
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	for _, r := range runs {
+		r.shutdown(errShutdown)
+	}
+	if stop != nil {
+		stop()
+	}
 	var err error
 	select {
 	case <-done:

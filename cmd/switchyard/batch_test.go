@@ -57,6 +57,8 @@ func TestServeResumesABatchAfterRestart(t *testing.T) {
 	t.Setenv("SWITCHYARD_API_KEYS", "k")
 	t.Setenv("OPENAI_API_KEY", "sk-fake")
 	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
+	// The held line never answers: the stop waits half of this for it, then cuts it.
+	t.Setenv("SWITCHYARD_SHUTDOWN_TIMEOUT", "2s")
 	data := t.TempDir()
 	serve := func() (base string, stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
