@@ -174,7 +174,9 @@ func (s *Service) Start(ctx context.Context) error {
 		return fmt.Errorf("batch: %w", err)
 	}
 	if s.local != nil {
-		if err := s.local.Start(bg); err != nil {
+		// Not bg: a signal ends bg at once, and the lines in flight must outlive it until
+		// Close has let them finish (Close stops the queue).
+		if err := s.local.Start(context.WithoutCancel(bg)); err != nil {
 			return fmt.Errorf("batch: %w", err)
 		}
 	}

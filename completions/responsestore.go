@@ -121,6 +121,10 @@ func (g *Gateway) StoresResponses() bool {
 // answers are not carried over). A response the caller (owner) has no stored answer for is
 // a validation error on previous_response_id matching ErrResponseNotFound. Call it before
 // ToChatRequest, which refuses a previous_response_id it was not given the history of.
+// With a conversation (r names one) ContinueResponse also takes its lease: renewed until
+// ctx ends or ReleaseResponse is called, which the caller defers once ContinueResponse
+// succeeded (StoreResponse releases it with the answer; ReleaseResponse after that does
+// nothing).
 func (g *Gateway) ContinueResponse(ctx context.Context, owner string, r *ResponsesRequest) error {
 	if r.continued {
 		return nil

@@ -27,6 +27,7 @@ func respond(t *testing.T, g *Gateway, owner, body string) (*ResponseObject, err
 	if err := g.ContinueResponse(ctx, owner, &r); err != nil {
 		return nil, err
 	}
+	defer g.ReleaseResponse(ctx, owner, &r)
 	c, err := r.ToChatRequest()
 	if err != nil {
 		return nil, err
