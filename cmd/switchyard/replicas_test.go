@@ -16,16 +16,7 @@ import (
 // (--store through SWITCHYARD_STORE): a conversation started on one continues on the other
 // with every turn, and both list it.
 func TestTwoServeReplicasOnPostgres(t *testing.T) {
-	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
-	}
-	up := fakeOpenAIUpstream(t)
-	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("OPENAI_API_KEY", "sk-fake")
-	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
-	t.Setenv("SWITCHYARD_STORE", dsn)
-	t.Setenv("SWITCHYARD_STORE_SCHEMA", fmt.Sprintf("serve_replicas_%d", os.Getpid()))
+	replicaEnv(t, "serve_replicas")
 	ctx, cancel := context.WithCancel(context.Background())
 	a, _, doneA := startServe(t, ctx, t.TempDir())
 	b, _, doneB := startServe(t, ctx, t.TempDir())
@@ -72,34 +63,14 @@ func TestTwoServeReplicasOnPostgres(t *testing.T) {
 // the one beyond the bound once the replicas have shared their counts
 // (--limits-sync-interval).
 func TestRequestRateSharedByReplicasOnPostgres(t *testing.T) {
-	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
-	}
-	up := fakeOpenAIUpstream(t)
-	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("OPENAI_API_KEY", "sk-fake")
-	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
-	t.Setenv("SWITCHYARD_STORE", dsn)
-	t.Setenv("SWITCHYARD_STORE_SCHEMA", fmt.Sprintf("serve_rates_%d", os.Getpid()))
+	replicaEnv(t, "serve_rates")
 	t.Setenv("SWITCHYARD_REQUESTS_PER_MINUTE_PER_KEY", "3")
 	t.Setenv("SWITCHYARD_LIMITS_SYNC_INTERVAL", "50ms")
 	ctx, cancel := context.WithCancel(context.Background())
 	a, _, doneA := startServe(t, ctx, t.TempDir())
 	b, _, doneB := startServe(t, ctx, t.TempDir())
 	t.Cleanup(func() { cancel(); <-doneA; <-doneB })
-	post := func(addr string) int {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/model-select", strings.NewReader(
-			`{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o-mini"}]}`))
-		req.Header.Set("Authorization", "Bearer k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(addr string) int { return selectModel(t, addr) }
 	time.Sleep(500 * time.Millisecond) // both have synced: each knows where the other stands
 	for i := range 3 {
 		if code := post(a); code != 200 {
@@ -120,4 +91,37 @@ func TestStoreFlagRejectsOtherURLs(t *testing.T) {
 	if got := redactURL("postgres://u:pw@h:5432/db?sslmode=disable"); got != "postgres://u:xxxxx@h:5432/db?sslmode=disable" {
 		t.Fatalf("redactURL = %q", got)
 	}
+}
+
+// replicaEnv sets the environment of serve replicas sharing the test PostgreSQL database
+// (SWITCHYARD_TEST_POSTGRES; the test skips without it) in schema: key k, an OpenAI
+// provider on a scripted upstream.
+func replicaEnv(t *testing.T, schema string) {
+	t.Helper()
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
+	}
+	up := fakeOpenAIUpstream(t)
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-fake")
+	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
+	t.Setenv("SWITCHYARD_STORE", dsn)
+	t.Setenv("SWITCHYARD_STORE_SCHEMA", fmt.Sprintf("%s_%d", schema, os.Getpid()))
+}
+
+// selectModel sends key k's model selection request to the serve at addr and returns the
+// status.
+func selectModel(t *testing.T, addr string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/model-select", strings.NewReader(
+		`{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o-mini"}]}`))
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
 }

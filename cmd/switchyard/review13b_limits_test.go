@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"strings"
 	"testing"
 	"time"
 )
@@ -16,16 +12,7 @@ import (
 // requests for --shutdown-delay, the window in which the load balancer still sends it
 // traffic. What it admits then is never published: the key gets its bound again on B.
 func TestReview13bRatesNotSharedDuringShutdownDelay(t *testing.T) {
-	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
-	if dsn == "" {
-		t.Skip("SWITCHYARD_TEST_POSTGRES is not set")
-	}
-	up := fakeOpenAIUpstream(t)
-	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("OPENAI_API_KEY", "sk-fake")
-	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
-	t.Setenv("SWITCHYARD_STORE", dsn)
-	t.Setenv("SWITCHYARD_STORE_SCHEMA", fmt.Sprintf("r13b_drain_%d", os.Getpid()))
+	replicaEnv(t, "r13b_drain")
 	t.Setenv("SWITCHYARD_REQUESTS_PER_MINUTE_PER_KEY", "3")
 	t.Setenv("SWITCHYARD_LIMITS_SYNC_INTERVAL", "50ms")
 	t.Setenv("SWITCHYARD_SHUTDOWN_DELAY", "3s")
@@ -34,18 +21,7 @@ func TestReview13bRatesNotSharedDuringShutdownDelay(t *testing.T) {
 	a, _, doneA := startServe(t, ctxA, t.TempDir())
 	b, _, doneB := startServe(t, ctxB, t.TempDir())
 	t.Cleanup(func() { cancelA(); cancelB(); <-doneA; <-doneB })
-	post := func(addr string) int {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/model-select", strings.NewReader(
-			`{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o-mini"}]}`))
-		req.Header.Set("Authorization", "Bearer k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	post := func(addr string) int { return selectModel(t, addr) }
 	time.Sleep(500 * time.Millisecond) // both have synced
 	cancelA()                          // SIGTERM to A: it drains for 3s, still serving
 	time.Sleep(200 * time.Millisecond)
