@@ -201,3 +201,62 @@ func TestSharedBatches(t *testing.T) {
 		t.Fatalf("output %s", ids)
 	}
 }
+
+// TestSignalLetsLinesInFlightFinishOnPostgres: on River, as with the in-process queue, a
+// shutdown's signal does not cut the lines in flight: they may finish while the HTTP
+// server drains and Close runs, and are kept; the next worker sends only the rest.
+func TestSignalLetsLinesInFlightFinishOnPostgres(t *testing.T) {
+	pgDSN(t)
+	schema := fmt.Sprintf("batch_signal_%d_%d", os.Getpid(), time.Now().UnixNano())
+	st, q := openShared(t, schema, quiet())
+	first := newScripted()
+	h := newHarness(t, st, first, batch.Options{Queue: q, Workers: 1, Concurrency: 2})
+	signal, stop := context.WithCancel(context.Background())
+	defer stop()
+	if err := q.Start(signal); err != nil {
+		t.Fatal(err)
+	}
+	b := h.create(t, "alice", h.upload(t, "alice", jsonl("wait", "wait", "ok", "ok")).ID)
+	<-first.started // both waiting lines are at the upstream
+	<-first.started
+	stop()
+	time.Sleep(300 * time.Millisecond) // the HTTP drain; the lines are still being answered
+	go func() { time.Sleep(200 * time.Millisecond); close(first.release) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.svc.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if first.answers("r2") != 0 || first.answers("r3") != 0 {
+		t.Fatal("lines were sent after the signal")
+	}
+
+	second := newScripted()
+	close(second.release)
+	st2, q2 := openShared(t, schema, quiet())
+	h2 := newHarness(t, st2, second, batch.Options{Queue: q2, Workers: 1, Concurrency: 2})
+	if err := q2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h2.svc.Close(sctx)
+		q2.Stop(sctx)
+	})
+	got := h2.wait(t, "alice", b.ID, ended)
+	if got.Status != batch.StatusCompleted || got.RequestCounts.Completed != 4 {
+		t.Fatalf("ended %s %+v", got.Status, got.RequestCounts)
+	}
+	for _, id := range []string{"r0", "r1"} {
+		if n := first.answers(id) + second.answers(id); n != 1 {
+			t.Errorf("%s, in flight at the signal, was answered %d times, want once", id, n)
+		}
+	}
+	if n := len(second.started); n != 0 {
+		t.Errorf("the next worker sent %d of the lines in flight at the signal again (their calls paid twice)", n)
+	}
+}

@@ -268,8 +268,10 @@ func (p retryPolicy) NextRetry(*rivertype.JobRow) time.Time { return time.Now().
 // Start starts working the registered kinds that have workers in this process (a process
 // with none runs no job but still takes part in River's maintenance: leader election,
 // stuck-job rescue, cleanup) and the sweep that hands dead workers' jobs over (see the
-// package comment); both stop when ctx ends or Stop is called. Call it after the
-// services' Start (which Register their kinds).
+// package comment). When ctx ends (a shutdown's signal) the queue takes no more jobs, but
+// the running ones go on — their services may let work in flight finish, as a batch's
+// paid upstream calls — until Stop ends them. Call it after the services' Start (which
+// Register their kinds).
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -293,12 +295,19 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("riverqueue: client: %w", err)
 	}
-	if err := client.Start(ctx); err != nil {
+	// Not ctx: River cancels every running job's context when its Start context ends,
+	// which would cut a batch's lines in flight at the signal, before the services' Close
+	// has let them finish.
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("riverqueue: start: %w", err)
 	}
 	q.worker = client
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
+	stop := context.AfterFunc(ctx, func() {
+		cancel()
+		// A soft stop: no more fetching; it returns once the running jobs have (Stop).
+		go func() { _ = client.Stop(context.WithoutCancel(ctx)) }() // Queue.Stop waits on Stopped
+	})
 	q.stopSweep, q.sweepDone = func() { stop(); cancel() }, make(chan struct{})
 	go q.sweep(sctx, q.sweepDone)
 	return nil
@@ -363,8 +372,8 @@ func (q *Queue) sweepOnce(ctx context.Context) error {
 }
 
 // Stop stops the sweep and working jobs: running handlers' contexts end with
-// jobqueue.ErrShutdown at once (the services put or leave such jobs for the next worker), and Stop waits for them
-// to return until ctx ends.
+// jobqueue.ErrShutdown at once (the services put or leave such jobs for the next worker),
+// and Stop waits for them to return until ctx ends.
 func (q *Queue) Stop(ctx context.Context) error {
 	q.mu.Lock()
 	client, stopSweep, sweepDone := q.worker, q.stopSweep, q.sweepDone
@@ -375,10 +384,17 @@ func (q *Queue) Stop(ctx context.Context) error {
 	}
 	stopSweep()
 	<-sweepDone
+	// When Start's ctx has ended a soft stop is under way: StopAndCancel then only cancels
+	// the running jobs and returns, so wait for the client itself.
 	if err := client.StopAndCancel(ctx); err != nil {
 		return fmt.Errorf("riverqueue: stop: %w", err)
 	}
-	return nil
+	select {
+	case <-client.Stopped():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("riverqueue: stop: %w", ctx.Err())
+	}
 }
 
 // work runs one River job through its kind's handler.

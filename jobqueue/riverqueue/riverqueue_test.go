@@ -203,3 +203,79 @@ func TestEnqueueTxCommitsWithTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSignalStopsFetchingNotRunningJobs: when Start's context ends (a shutdown's signal)
+// the queue takes no more jobs but the running ones go on — a batch lets its lines in
+// flight finish — until Stop, which ends those still running with ErrShutdown.
+func TestSignalStopsFetchingNotRunningJobs(t *testing.T) {
+	q := open(t)
+	started := make(chan string, 4)
+	release := make(chan struct{})
+	causes := make(chan error, 4)
+	err := q.Register("test", jobqueue.Kind{Workers: 2, Run: func(ctx context.Context, id string) error {
+		started <- id
+		if id == "finishes" {
+			select {
+			case <-release:
+				return ctx.Err() // nil unless the signal cut it
+			case <-ctx.Done():
+				causes <- context.Cause(ctx)
+				return ctx.Err()
+			}
+		}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return ctx.Err()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	for _, id := range []string{"finishes", "held"} {
+		if err := q.Enqueue(bg, "test", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	signal, stop := context.WithCancel(bg)
+	if err := q.Start(signal); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(15 * time.Second):
+			t.Fatal("the jobs did not start")
+		}
+	}
+	stop()
+	if err := q.Enqueue(bg, "test", "late"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // ten poll intervals
+	select {
+	case cause := <-causes:
+		t.Fatalf("the signal ended a running job (%v)", cause)
+	case id := <-started:
+		t.Fatalf("job %s started after the signal", id)
+	default:
+	}
+	close(release) // "finishes" returns by itself
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	if err := q.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, jobqueue.ErrShutdown) {
+			t.Errorf("Stop ended the held job with %v, want ErrShutdown", cause)
+		}
+	default:
+		t.Error("Stop returned before the held job's handler did")
+	}
+	select {
+	case cause := <-causes:
+		t.Errorf("a second job was ended (%v): the released one should have finished by itself", cause)
+	default:
+	}
+}
