@@ -335,8 +335,8 @@ type OpenAIConversationItemPage struct {
 }
 
 // OpenAIConversationItemsPage returns up to limit items of conversation id of owner after
-// item after ("" from the start), newest first or (asc) oldest first. Newest first reads
-// only the page; oldest first reads the conversation.
+// item after ("" from the start), newest first or (asc) oldest first; either reads only
+// the page.
 func (g *Gateway) OpenAIConversationItemsPage(ctx context.Context, owner, id string, limit int, asc bool, after string) (OpenAIConversationItemPage, error) {
 	if _, err := g.OpenAIConversationOf(ctx, owner, id); err != nil {
 		return OpenAIConversationItemPage{}, err
@@ -349,18 +349,8 @@ func (g *Gateway) OpenAIConversationItemsPage(ctx context.Context, owner, id str
 		}
 		from = conversationItemKey(id, seq)
 	}
-	if asc {
-		items, err := g.conversationItems(ctx, id, 0)
-		if err != nil {
-			return OpenAIConversationItemPage{}, err
-		}
-		if after != "" {
-			i := slices.IndexFunc(items, func(it ResponsesItem) bool { return it.ID == after })
-			items = items[i+1:]
-		}
-		return OpenAIConversationItemPage{Items: items[:min(limit, len(items))], HasMore: len(items) > limit}, nil
-	}
-	entries, err := g.opts.Store.List(ctx, store.OpenAIConversationItems, store.ListOptions{Prefix: id + "/", After: from, Limit: limit + 1})
+	// Stored newest first: oldest first is the same listing read backwards.
+	entries, err := g.opts.Store.List(ctx, store.OpenAIConversationItems, store.ListOptions{Prefix: id + "/", After: from, Limit: limit + 1, Descending: asc})
 	if err != nil {
 		return OpenAIConversationItemPage{}, fmt.Errorf("completions: read the items of conversation %s: %w", id, err)
 	}

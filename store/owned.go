@@ -111,9 +111,7 @@ type OwnedQuery struct {
 	// Limit is the page size, 1 to MaxPageLimit; 0 means DefaultPageLimit.
 	Limit int
 	// OldestFirst lists the records oldest first instead (and a Cursor continues towards
-	// newer records). The index is ordered newest first, so such a listing reads the
-	// index entries (keys only) of every record newer than its Cursor in the window: use
-	// it where an API asks for it (OpenAI's order=asc), not by default.
+	// newer records), reading the index backwards: a page costs what it costs newest first.
 	OldestFirst bool
 }
 
@@ -280,61 +278,55 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 	}
 }
 
-// listOwnedOldest is ListOwned with q.OldestFirst: the index is newest first, so it
-// collects the keys of the records newer than the cursor (within the window), then loads
-// them from the oldest on.
+// listOwnedOldest is ListOwned with q.OldestFirst: the index is newest first, so it reads
+// the index backwards from the cursor (or the window's older end) towards the newer end.
 func listOwnedOldest[T any](ctx context.Context, r Reader, q OwnedQuery, limit int, load func(id string) (T, bool, error)) ([]T, string, error) {
 	prefix := ownedPrefix(q.Kind, q.Owner)
-	after := "" // the newest end: entries created before CreatedBefore start after it
+	stop := "" // the newer end: entries at or below it were created at or after CreatedBefore
 	if !q.CreatedBefore.IsZero() {
-		after = prefix + ownedTime(q.CreatedBefore) + "~"
+		stop = prefix + ownedTime(q.CreatedBefore) + "~"
 	}
-	end := "" // the oldest end: entries at or above it are too old (or the cursor's and older)
+	from := "" // the older end: the listing starts strictly below it
 	if !q.CreatedAfter.IsZero() {
-		end = prefix + ownedTime(q.CreatedAfter) + "~"
+		from = prefix + ownedTime(q.CreatedAfter) + "~"
 	}
 	if q.Cursor != "" {
 		pos, _ := decodeCursor(q.Kind, q.Cursor) // checked by the caller
-		if c := prefix + pos; end == "" || c < end {
-			end = c
+		if c := prefix + pos; from == "" || c < from {
+			from = c
 		}
 	}
-	var keys []string
-	for {
-		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: after, Limit: 1000})
-		if err != nil {
-			return nil, "", err
-		}
-		done := len(entries) < 1000
-		for _, e := range entries {
-			if end != "" && e.Key >= end {
-				done = true
-				break
-			}
-			keys = append(keys, e.Key)
-		}
-		if done || len(entries) == 0 {
-			break
-		}
-		after = entries[len(entries)-1].Key
-	}
-	items := make([]T, 0, min(limit, len(keys)))
+	items := make([]T, 0, limit)
 	last := ""
-	for i := len(keys) - 1; i >= 0; i-- {
-		v, ok, err := load(keys[i][len(prefix)+17:])
+	batch := limit + 1
+	for {
+		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: from, Limit: batch, Descending: true})
 		if err != nil {
 			return nil, "", err
 		}
-		if !ok {
-			continue
+		for _, e := range entries {
+			if stop != "" && e.Key <= stop {
+				return items, "", nil
+			}
+			v, ok, err := load(e.Key[len(prefix)+17:])
+			if err != nil {
+				return nil, "", err
+			}
+			if !ok {
+				continue
+			}
+			if len(items) == limit { // one more exists: the page is full
+				return items, encodeCursor(q.Kind, last[len(prefix):]), nil
+			}
+			items = append(items, v)
+			last = e.Key
 		}
-		if len(items) == limit {
-			return items, encodeCursor(q.Kind, last[len(prefix):]), nil
+		if len(entries) < batch {
+			return items, "", nil
 		}
-		items = append(items, v)
-		last = keys[i]
+		from = entries[len(entries)-1].Key
+		batch = min(batch*2, 1000)
 	}
-	return items, "", nil
 }
 
 // OwnedBackfill indexes, once per store, the records of one kind that were stored before

@@ -76,3 +76,55 @@ func TestListOwnedOldestFirst(t *testing.T) {
 		t.Fatalf("bob: %s", got)
 	}
 }
+
+// countingReader counts the index entries a listing reads.
+type countingReader struct {
+	store.Reader
+	entries int
+}
+
+func (r *countingReader) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
+	es, err := r.Reader.List(ctx, c, opts)
+	r.entries += len(es)
+	return es, err
+}
+
+// TestListOwnedOldestFirstReadsEachPageOnce: paging oldest first through n records with
+// small pages reads about as many index entries as newest first — each page from its
+// cursor — not every newer record's entry on every page (n²/page: quadratic).
+func TestListOwnedOldestFirstReadsEachPageOnce(t *testing.T) {
+	s := memstore.New()
+	defer s.Close()
+	ctx := context.Background()
+	const n, page = 600, 10
+	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range n {
+		if err := store.PutOwned(ctx, s, store.OwnedRef{Kind: "file", Owner: "alice", Created: base.Add(time.Duration(i) * time.Second), ID: fmt.Sprintf("f%04d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := func(oldest bool) (int, int) {
+		r := &countingReader{Reader: s}
+		q := store.OwnedQuery{Kind: "file", Owner: "alice", Limit: page, OldestFirst: oldest}
+		listed := 0
+		for {
+			items, next, err := store.ListOwned(ctx, r, q, func(id string) (string, bool, error) { return id, true, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed += len(items)
+			if next == "" {
+				return listed, r.entries
+			}
+			q.Cursor = next
+		}
+	}
+	newestListed, newestReads := reads(false)
+	oldestListed, oldestReads := reads(true)
+	if newestListed != n || oldestListed != n {
+		t.Fatalf("listed %d newest first and %d oldest first, want %d", newestListed, oldestListed, n)
+	}
+	if oldestReads > 2*newestReads {
+		t.Errorf("oldest first read %d index entries to list %d records in pages of %d; newest first read %d", oldestReads, n, page, newestReads)
+	}
+}

@@ -91,13 +91,18 @@ type ListOptions struct {
 	After string
 	// Limit caps the number of entries; 0 means no limit.
 	Limit int
+	// Descending lists in descending key order: the page starts strictly before After
+	// (the last key of the previous page, as in ascending order), at the end of the
+	// collection or of Prefix's keys when After is empty.
+	Descending bool
 }
 
 // Reader reads records.
 type Reader interface {
 	// Get returns the value stored under key, or an error matching ErrNotFound.
 	Get(ctx context.Context, c Collection, key string) ([]byte, error)
-	// List returns the entries of c in ascending key order, as selected by opts.
+	// List returns the entries of c in ascending key order (descending with
+	// opts.Descending), as selected by opts.
 	List(ctx context.Context, c Collection, opts ListOptions) ([]Entry, error)
 }
 
@@ -170,7 +175,7 @@ func (s *Store) Delete(ctx context.Context, c Collection, key string) error {
 	return s.d.Delete(ctx, c, key)
 }
 
-// List returns the entries of c in ascending key order.
+// List returns the entries of c in ascending key order (descending with opts.Descending).
 func (s *Store) List(ctx context.Context, c Collection, opts ListOptions) ([]Entry, error) {
 	if s == nil || s.d == nil {
 		return nil, ErrNoDriver

@@ -166,6 +166,9 @@ func (t *boltTx) List(ctx context.Context, c store.Collection, opts store.ListOp
 	if b == nil {
 		return nil, nil
 	}
+	if opts.Descending {
+		return listDescending(ctx, b, opts)
+	}
 	var out []store.Entry
 	cur := b.Cursor()
 	prefix := []byte(opts.Prefix)
@@ -188,6 +191,49 @@ func (t *boltTx) List(ctx context.Context, c store.Collection, opts store.ListOp
 		}
 	}
 	return out, nil
+}
+
+// listDescending is List with opts.Descending: from the last key below the page's upper
+// bound (After, or the end of Prefix's keys) towards the first.
+func listDescending(ctx context.Context, b *bolt.Bucket, opts store.ListOptions) ([]store.Entry, error) {
+	prefix := []byte(opts.Prefix)
+	upper := prefixEnd(prefix) // nil: no bound
+	if opts.After != "" && (upper == nil || opts.After < string(upper)) {
+		upper = []byte(opts.After)
+	}
+	cur := b.Cursor()
+	var k, v []byte
+	if upper == nil {
+		k, v = cur.Last()
+	} else if k, v = cur.Seek(upper); k == nil {
+		k, v = cur.Last()
+	} else {
+		k, v = cur.Prev()
+	}
+	var out []store.Entry
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Prev() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, store.Entry{Key: string(k), Value: append([]byte(nil), v...)})
+		if opts.Limit > 0 && len(out) >= opts.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// prefixEnd is the first key after every key that starts with prefix, or nil when there
+// is none (an empty prefix, or one of 0xff bytes only).
+func prefixEnd(prefix []byte) []byte {
+	end := bytes.Clone(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
 }
 
 func (t *boltTx) Put(ctx context.Context, c store.Collection, key string, value []byte) error {

@@ -4,6 +4,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,11 +77,14 @@ func (d *Driver) List(ctx context.Context, c store.Collection, opts store.ListOp
 func list(m map[string][]byte, opts store.ListOptions) []store.Entry {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if strings.HasPrefix(k, opts.Prefix) && (opts.After == "" || k > opts.After) {
+		if strings.HasPrefix(k, opts.Prefix) && (opts.After == "" || (!opts.Descending && k > opts.After) || (opts.Descending && k < opts.After)) {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
+	if opts.Descending {
+		slices.Reverse(keys)
+	}
 	if opts.Limit > 0 && len(keys) > opts.Limit {
 		keys = keys[:opts.Limit]
 	}

@@ -246,6 +246,9 @@ func prefixEnd(p string) []byte {
 func list(ctx context.Context, q querier, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
 	sql := "SELECT key, value FROM switchyard_records WHERE collection = $1"
 	args := []any{string(c)}
+	if opts.Descending {
+		return listDescending(ctx, q, c, opts, sql, args)
+	}
 	lower, strict := opts.Prefix, false
 	if opts.After != "" && opts.After >= lower {
 		lower, strict = opts.After, true
@@ -265,6 +268,29 @@ func list(ctx context.Context, q querier, c store.Collection, opts store.ListOpt
 		}
 	}
 	sql += " ORDER BY key"
+	return query(ctx, q, c, opts, sql, args)
+}
+
+// listDescending is list with opts.Descending.
+func listDescending(ctx context.Context, q querier, c store.Collection, opts store.ListOptions, sql string, args []any) ([]store.Entry, error) {
+	if opts.Prefix != "" {
+		args = append(args, []byte(opts.Prefix))
+		sql += fmt.Sprintf(" AND key >= $%d", len(args))
+		if end := prefixEnd(opts.Prefix); end != nil {
+			args = append(args, end)
+			sql += fmt.Sprintf(" AND key < $%d", len(args))
+		}
+	}
+	if opts.After != "" {
+		args = append(args, []byte(opts.After))
+		sql += fmt.Sprintf(" AND key < $%d", len(args))
+	}
+	sql += " ORDER BY key DESC"
+	return query(ctx, q, c, opts, sql, args)
+}
+
+// query runs a listing's SQL with opts.Limit.
+func query(ctx context.Context, q querier, c store.Collection, opts store.ListOptions, sql string, args []any) ([]store.Entry, error) {
 	if opts.Limit > 0 {
 		args = append(args, opts.Limit)
 		sql += fmt.Sprintf(" LIMIT $%d", len(args))

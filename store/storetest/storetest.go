@@ -173,6 +173,57 @@ func testList(t *testing.T, h Harness) {
 	if err != nil || len(empty) != 0 {
 		t.Fatalf("List of empty collection = %v, %v", empty, err)
 	}
+	testListDescending(t, s)
+}
+
+// testListDescending: Descending lists the same selection in reverse, pages continue
+// strictly before After, and After outside the prefix's range ("zzz" above it with "ba"
+// between, "a" below it) still honours the prefix.
+func testListDescending(t *testing.T, s *store.Store) {
+	ctx := context.Background()
+	list := func(opts store.ListOptions) string {
+		t.Helper()
+		opts.Descending = true
+		es, err := s.List(ctx, store.Messages, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(entryKeys(es))
+	}
+	if got := list(store.ListOptions{}); got != "[c ba b/3 b/2 b/10 b/1 a/1]" {
+		t.Fatalf("descending = %v", got)
+	}
+	if got := list(store.ListOptions{Prefix: "b/"}); got != "[b/3 b/2 b/10 b/1]" {
+		t.Fatalf("descending prefix b/ = %v", got)
+	}
+	var paged []string
+	after := ""
+	for i := 0; i < 10; i++ {
+		es, err := s.List(ctx, store.Messages, store.ListOptions{Prefix: "b/", After: after, Limit: 3, Descending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) == 0 {
+			break
+		}
+		paged = append(paged, entryKeys(es)...)
+		after = es[len(es)-1].Key
+	}
+	if fmt.Sprint(paged) != "[b/3 b/2 b/10 b/1]" {
+		t.Fatalf("descending pages = %v", paged)
+	}
+	if got := list(store.ListOptions{Prefix: "b/", After: "b/2"}); got != "[b/10 b/1]" {
+		t.Fatalf("descending after b/2 = %v", got)
+	}
+	if got := list(store.ListOptions{Prefix: "b/", After: "zzz"}); got != "[b/3 b/2 b/10 b/1]" {
+		t.Fatalf("descending prefix b/ after zzz = %v", got)
+	}
+	if got := list(store.ListOptions{Prefix: "b/", After: "a"}); got != "[]" {
+		t.Fatalf("descending prefix b/ after a = %v", got)
+	}
+	if got := list(store.ListOptions{After: "b/10", Limit: 2}); got != "[b/1 a/1]" {
+		t.Fatalf("descending after b/10 limit 2 = %v", got)
+	}
 }
 
 func entryKeys(es []store.Entry) []string {
