@@ -126,14 +126,12 @@ func (o *OpenAI) Transcribe(ctx context.Context, req *TranscriptionRequest) (*Tr
 	}
 	h := http.Header{}
 	h.Set("Content-Type", ctype)
-	if o.ep.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
-	}
+	o.setAuth(h)
 	path := "/audio/transcriptions"
 	if req.Translate {
 		path = "/audio/translations"
 	}
-	c, err := o.ep.send(ctx, req.Model, o.baseURL+path, h, body, parseOpenAIError)
+	c, err := o.ep.send(ctx, req.Model, o.url(path, req.Model), h, body, parseOpenAIError)
 	if err != nil {
 		return nil, err
 	}
@@ -263,10 +261,8 @@ func (o *OpenAI) Speak(ctx context.Context, req *SpeechRequest) (*SpeechResponse
 	}
 	h := http.Header{}
 	h.Set("Accept", "*/*")
-	if o.ep.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
-	}
-	c, err := o.ep.send(ctx, req.Model, o.baseURL+"/audio/speech", h, req, parseOpenAIError)
+	o.setAuth(h)
+	c, err := o.ep.send(ctx, req.Model, o.url("/audio/speech", req.Model), h, req, parseOpenAIError)
 	if err != nil {
 		return nil, err
 	}

@@ -89,10 +89,8 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		body.Input = req.Tokens
 	}
 	h := http.Header{}
-	if o.ep.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
-	}
-	c, err := o.ep.send(ctx, req.Model, o.baseURL+"/embeddings", h, body, parseOpenAIError)
+	o.setAuth(h)
+	c, err := o.ep.send(ctx, req.Model, o.url("/embeddings", req.Model), h, body, parseOpenAIError)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +146,8 @@ type geminiEmbedResponse struct {
 }
 
 // Embed implements Embedder with Gemini's models/{model}:batchEmbedContents, in batches of
-// 100 inputs (Gemini's limit), four at a time; one batch failing fails the request (no
+// 100 inputs (Gemini's limit), four at a time (on Vertex AI, {model}:predict in the batches
+// Vertex takes: see Vertex); one batch failing fails the request (no
 // further batch is sent; those in flight finish, and their tokens come with the failure). Where an answer has no token count
 // (usageMetadata is recent) the inputs are counted locally (UsageEstimated).
 // Token-id inputs are refused (KindBadRequest).
@@ -161,7 +160,8 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 	}
 	model := strings.TrimPrefix(req.Model, "models/")
 	out := &EmbeddingResponse{Vectors: make([][]float32, len(req.Input)), Model: model}
-	n := (len(req.Input) + geminiEmbedBatch - 1) / geminiEmbedBatch
+	bounds := g.embedBatches(model, req.Input)
+	n := len(bounds) - 1
 	type result struct {
 		tokens  int
 		counted bool
@@ -175,8 +175,8 @@ func (g *Gemini) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 	failed := func() bool { mu.Lock(); defer mu.Unlock(); return failure != nil }
 	sem := make(chan struct{}, geminiEmbedConcurrency)
 	for b := range n {
-		start := b * geminiEmbedBatch
-		batch := req.Input[start:min(start+geminiEmbedBatch, len(req.Input))]
+		start := bounds[b]
+		batch := req.Input[start:bounds[b+1]]
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -235,17 +235,36 @@ const geminiEmbedConcurrency = 4
 // more: "at most 100 requests can be in one batch").
 const geminiEmbedBatch = 100
 
+// embedBatches splits inputs into the batches of one call each: bounds[i] is the first
+// input of batch i, and the last bound len(inputs). Gemini's are of geminiEmbedBatch
+// inputs, Vertex AI's as vertexEmbedBatches makes them.
+func (g *Gemini) embedBatches(model string, inputs []string) []int {
+	if g.tokens != nil {
+		return vertexEmbedBatches(model, inputs)
+	}
+	bounds := make([]int, 0, len(inputs)/geminiEmbedBatch+2)
+	for i := 0; i < len(inputs); i += geminiEmbedBatch {
+		bounds = append(bounds, i)
+	}
+	return append(bounds, len(inputs))
+}
+
 // embedBatch embeds one batch of at most geminiEmbedBatch texts into vectors (one slot per
 // text); it returns the batch's prompt tokens and whether Gemini counted them (else they
 // were counted locally).
 func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors [][]float32) (int, bool, error) {
+	if g.tokens != nil {
+		return g.vertexPredict(ctx, req, model, batch, vectors)
+	}
 	reqs := make([]geminiEmbedRequest, len(batch))
 	for i, text := range batch {
 		reqs[i] = geminiEmbedRequest{Model: "models/" + model, Content: geminiEmbedContent{Parts: []geminiPart{{Text: text}}},
 			OutputDimensionality: req.Dimensions}
 	}
 	h := http.Header{}
-	h.Set("X-Goog-Api-Key", g.ep.cfg.APIKey)
+	if err := g.setAuth(ctx, req.Model, h); err != nil {
+		return 0, false, err
+	}
 	u := g.baseURL + "/models/" + url.PathEscape(model) + ":batchEmbedContents"
 	c, err := g.ep.send(ctx, req.Model, u, h, map[string]any{"requests": reqs}, parseGeminiError)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -76,6 +78,9 @@ type endpoint struct {
 	client *http.Client
 	idle   time.Duration
 	log    *slog.Logger
+	// missing names what the configuration lacks besides a key (Azure's endpoint, Vertex
+	// AI's project or credentials); "" when nothing is. Calls then fail as without a key.
+	missing string
 }
 
 func newEndpoint(cfg Config) endpoint {
@@ -97,14 +102,20 @@ func (e *endpoint) errorf(model string, kind ErrorKind, format string, args ...a
 	return &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(fmt.Sprintf(format, args...), e.cfg.APIKey)}
 }
 
-// checkKey fails with KindAuth, matching ErrNotConfigured, when a required key is missing.
+// checkKey fails with KindAuth, matching ErrNotConfigured, when a required key (or
+// anything else the configuration needs, endpoint.missing) is missing.
 func (e *endpoint) checkKey(model string) error {
-	if e.cfg.APIKey != "" || e.cfg.KeyOptional {
+	if e.missing == "" && (e.cfg.APIKey != "" || e.cfg.KeyOptional) {
 		return nil
 	}
 	env := e.cfg.KeyEnv
 	if env == "" {
 		env = "an API key"
+	}
+	if e.missing != "" && (e.cfg.APIKey != "" || e.cfg.KeyOptional) {
+		env = e.missing
+	} else if e.missing != "" {
+		env += " and " + e.missing
 	}
 	pe := e.errorf(model, KindAuth, "provider %q is not configured: set %s", e.cfg.Name, env)
 	pe.Err = ErrNotConfigured
@@ -188,7 +199,7 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 		pe := &Error{
 			Provider: e.cfg.Name, Model: model, StatusCode: resp.StatusCode,
 			Kind:       classifyStatus(resp.StatusCode, code, msg),
-			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()),
+			RetryAfter: retryAfter(resp.Header, time.Now()),
 			Message:    trimMessage(msg, e.cfg.APIKey),
 		}
 		pe.Param, pe.Code = errorParamAndCode(raw)
@@ -198,6 +209,18 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 		return nil, pe
 	}
 	return c, nil
+}
+
+// retryAfter is the wait an error response asks for: its Retry-After header, else
+// retry-after-ms (milliseconds, which OpenAI and Azure OpenAI send too); 0 when neither.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if d := parseRetryAfter(h.Get("Retry-After"), now); d > 0 {
+		return d
+	}
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms > 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	return 0
 }
 
 // errorParamAndCode are the field an error body names (OpenAI's error.param) and its

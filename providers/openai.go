@@ -57,6 +57,39 @@ type OpenAI struct {
 	// noSummaries: OpenAI refused this organisation a reasoning summary (it gives them to
 	// verified organisations only); none is asked any more (see startResponses).
 	noSummaries atomic.Bool
+	// azure is set for Azure OpenAI (see Azure): its URLs, auth header and the models its
+	// deployments run; nil for every other upstream.
+	azure *azureRoute
+}
+
+// url is the address of an operation (path: "/chat/completions", "/embeddings", …) for
+// model: the base URL and path, or Azure's deployment URL.
+func (o *OpenAI) url(path, model string) string {
+	if o.azure != nil {
+		return o.azure.url(o.baseURL, path, model)
+	}
+	return o.baseURL + path
+}
+
+// setAuth sets the request's credentials: Bearer with the API key (when one is set), or
+// Azure's api-key header.
+func (o *OpenAI) setAuth(h http.Header) {
+	switch {
+	case o.azure != nil:
+		o.azure.setAuth(h, o.ep.cfg.APIKey)
+	case o.ep.cfg.APIKey != "":
+		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
+	}
+}
+
+// family is the OpenAI model name model runs, for the decisions made by model family
+// (reasoning models, efforts): model itself, or the model an Azure deployment runs when
+// its configuration says (AzureConfig.BaseModels).
+func (o *OpenAI) family(model string) string {
+	if o.azure != nil {
+		return o.azure.family(model)
+	}
+	return model
 }
 
 // NewOpenAI returns an OpenAI-format adapter.
@@ -83,7 +116,9 @@ func NewOpenAI(cfg Config) *OpenAI {
 func (o *OpenAI) Name() string { return o.ep.cfg.Name }
 
 // Configured reports whether an API key is set or the provider needs none.
-func (o *OpenAI) Configured() bool { return o.ep.cfg.APIKey != "" || o.ep.cfg.KeyOptional }
+func (o *OpenAI) Configured() bool {
+	return o.ep.missing == "" && (o.ep.cfg.APIKey != "" || o.ep.cfg.KeyOptional)
+}
 
 // BaseURL returns the endpoint root requests go to.
 func (o *OpenAI) BaseURL() string { return o.baseURL }
@@ -106,6 +141,9 @@ func (o *OpenAI) SupportsSearch(model string) bool {
 // tool here: on OpenAI's own API (or one configured to speak the Responses API), not for a
 // search-preview model, which searches through chat completions.
 func (o *OpenAI) responsesSearch(model string) bool {
+	if o.azure != nil {
+		return false // Azure's Responses API has no web search
+	}
 	if o.ep.cfg.ResponsesAPI == ResponsesNever || !o.ownAPI && o.ep.cfg.ResponsesAPI != ResponsesAlways {
 		return false
 	}
@@ -293,7 +331,8 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 	}
 	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop,
 		OpenAIOptions: req.OpenAIOptions}
-	if o.ownAPI && openAIReasoningModel(req.Model) {
+	fam := o.family(req.Model)
+	if o.ownAPI && openAIReasoningModel(fam) {
 		// OpenAI's reasoning models refuse sampling settings other than their defaults (a
 		// request that falls back to one from GPT-4o, or is routed there): left out, as
 		// LiteLLM's drop_params does.
@@ -306,7 +345,7 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		b.PresencePenalty, b.FrequencyPenalty, b.LogitBias = nil, nil, nil
 	}
 	if req.Thinking != nil && b.ReasoningEffort == "" && o.ownAPI {
-		b.ReasoningEffort = openAIReasoningEffort(req.Model, req.Thinking) // b's copy: req is left as it was
+		b.ReasoningEffort = openAIReasoningEffort(fam, req.Thinking) // b's copy: req is left as it was
 	}
 	if t := req.Thinking; t != nil && b.ReasoningEffort == "" && o.openRouter {
 		if t.BudgetTokens > 0 {
@@ -316,13 +355,13 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		}
 	}
 	if b.ReasoningEffort != "" && o.ownAPI {
-		if openAIRefusesReasoningEffort(req.Model) {
+		if openAIRefusesReasoningEffort(fam) {
 			// A request for effort that falls back to (or routes to) a model without
 			// reasoning: OpenAI refuses the field there, and the answer needs no effort
 			// (drop_params).
 			b.ReasoningEffort = ""
 		} else {
-			b.ReasoningEffort = openAIEffort(req.Model, b.ReasoningEffort)
+			b.ReasoningEffort = openAIEffort(fam, b.ReasoningEffort)
 		}
 	}
 	if req.AssistantPrefix != "" {
@@ -447,9 +486,7 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 		return nil, o.ep.errNoPrefill(req.Model)
 	}
 	h := http.Header{}
-	if o.ep.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
-	}
+	o.setAuth(h)
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
@@ -467,7 +504,7 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if err != nil {
 		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
 	}
-	return o.ep.send(ctx, req.Model, o.baseURL+"/chat/completions", h, payload, parseOpenAIError)
+	return o.ep.send(ctx, req.Model, o.url("/chat/completions", req.Model), h, payload, parseOpenAIError)
 }
 
 // Check implements RequestChecker: OpenAI's chat completions take a file as data only, so
@@ -671,7 +708,7 @@ func (o *OpenAI) Stream(ctx context.Context, req *Request) (Stream, error) {
 	}
 	// OpenAI's reasoning models reason before their first fragment and show nothing of it on
 	// chat completions: the stream says so first (ReasoningDelta.Started).
-	return &openAIStream{streamState: newStreamState(c), reasons: o.ownAPI && openAIReasoningModel(req.Model)}, nil
+	return &openAIStream{streamState: newStreamState(c), reasons: o.ownAPI && openAIReasoningModel(o.family(req.Model))}, nil
 }
 
 type openAIStream struct {

@@ -86,10 +86,14 @@ func (o *OpenAI) useResponses(req *Request) bool {
 	if !o.ownAPI {
 		return false
 	}
-	if OpenAIResponsesOnly(req.Model) || req.Search && o.responsesSearch(req.Model) {
+	if o.azure != nil && !o.azure.v1 {
+		return false // Azure's deployment URLs have no Responses API (its v1 API has)
+	}
+	fam := o.family(req.Model)
+	if OpenAIResponsesOnly(fam) || req.Search && o.responsesSearch(req.Model) {
 		return true
 	}
-	return openAIReasoningModel(req.Model) && (req.Thinking != nil && req.Thinking.Summary || o.hasEncryptedReasoning(req.Messages))
+	return openAIReasoningModel(fam) && (req.Thinking != nil && req.Thinking.Summary || o.hasEncryptedReasoning(req.Messages))
 }
 
 // hasEncryptedReasoning reports whether an assistant turn of msgs carries reasoning this
@@ -250,7 +254,8 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 	}
 	b.Instructions = strings.Join(instructions, "\n\n")
 	b.Input = make([]any, 0, len(msgs))
-	reasons := openAIReasoningModel(req.Model) || strings.HasPrefix(req.Model, "computer-use")
+	fam := o.family(req.Model)
+	reasons := openAIReasoningModel(fam) || strings.HasPrefix(fam, "computer-use")
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
@@ -289,7 +294,7 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 			b.Input = append(b.Input, responsesMessage{Type: "message", Role: "user", Content: content})
 		}
 	}
-	reasoning := openAIReasoningModel(req.Model)
+	reasoning := openAIReasoningModel(fam)
 	if reasoning {
 		b.Temperature, b.TopP = nil, nil
 		if t := req.Temperature; t != nil && *t == 1 {
@@ -298,9 +303,9 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 		b.Include = []string{"reasoning.encrypted_content"}
 		effort := req.ReasoningEffort
 		if effort != "" {
-			effort = openAIEffort(req.Model, effort)
+			effort = openAIEffort(fam, effort)
 		} else if req.Thinking != nil {
-			effort = openAIReasoningEffort(req.Model, req.Thinking)
+			effort = openAIReasoningEffort(fam, req.Thinking)
 		}
 		if effort != "" || req.Thinking != nil {
 			b.Reasoning = &responsesReasoning{Effort: effort}
@@ -310,7 +315,7 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 		}
 	}
 	switch {
-	case strings.Contains(req.Model, "deep-research"):
+	case strings.Contains(fam, "deep-research"):
 		// Deep research needs a source to research: OpenAI refuses it without one.
 		b.Tools = append(b.Tools, webSearchPreviewTool)
 	case req.Search:
@@ -409,7 +414,7 @@ func (o *OpenAI) startResponses(ctx context.Context, req *Request, h http.Header
 		if err != nil {
 			return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: "encoding request", Err: err}
 		}
-		c, err := o.ep.send(ctx, req.Model, o.baseURL+"/responses", h, payload, parseOpenAIError)
+		c, err := o.ep.send(ctx, req.Model, o.url("/responses", req.Model), h, payload, parseOpenAIError)
 		if summary && summariesRefused(err) {
 			o.noSummaries.Store(true)
 			o.ep.log.Warn("providers: OpenAI refuses reasoning summaries to this organisation (not verified); asking for none",
