@@ -55,6 +55,24 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 type Gemini struct {
 	ep      endpoint
 	baseURL string // includes the API version, e.g. ".../v1beta"
+	// tokens is set when the adapter calls Vertex AI (see Vertex): its OAuth 2.0 access
+	// tokens are sent instead of the API key.
+	tokens *googleTokens
+}
+
+// setAuth sets the request's credentials: the API key, or a Vertex AI access token
+// (fetched with ctx when the cached one is stale).
+func (g *Gemini) setAuth(ctx context.Context, model string, h http.Header) error {
+	if g.tokens == nil {
+		h.Set("X-Goog-Api-Key", g.ep.cfg.APIKey)
+		return nil
+	}
+	tok, err := g.tokens.token(ctx)
+	if err != nil {
+		return g.tokenFailure(ctx, model, err)
+	}
+	h.Set("Authorization", "Bearer "+tok)
+	return nil
 }
 
 // NewGemini returns a Gemini adapter. A BaseURL without a version path gets "/v1beta".
@@ -79,7 +97,9 @@ func NewGemini(cfg Config) *Gemini {
 func (g *Gemini) Name() string { return g.ep.cfg.Name }
 
 // Configured reports whether an API key is set.
-func (g *Gemini) Configured() bool { return g.ep.cfg.APIKey != "" || g.ep.cfg.KeyOptional }
+func (g *Gemini) Configured() bool {
+	return g.ep.missing == "" && (g.ep.cfg.APIKey != "" || g.ep.cfg.KeyOptional)
+}
 
 // SupportsSearch reports whether model takes the google_search tool (Gemini 2 and later).
 func (g *Gemini) SupportsSearch(model string) bool {
@@ -481,6 +501,11 @@ func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if req.AssistantPrefix != "" {
 		return nil, g.ep.errNoPrefill(req.Model)
 	}
+	if g.tokens != nil {
+		if err := vertexModel(g.Name(), req.Model); err != nil {
+			return nil, &Error{Provider: g.Name(), Model: req.Model, Kind: KindBadRequest, Message: err.Error(), Err: err}
+		}
+	}
 	model := strings.TrimPrefix(req.Model, "models/")
 	u := g.baseURL + "/models/" + url.PathEscape(model)
 	if stream {
@@ -489,7 +514,9 @@ func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, e
 		u += ":generateContent"
 	}
 	h := http.Header{}
-	h.Set("X-Goog-Api-Key", g.ep.cfg.APIKey)
+	if err := g.setAuth(ctx, req.Model, h); err != nil {
+		return nil, err
+	}
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}

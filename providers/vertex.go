@@ -1,0 +1,318 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+)
+
+// DefaultVertexLocation is the Vertex AI region used when none is configured (LiteLLM's
+// default).
+const DefaultVertexLocation = "us-central1"
+
+// VertexConfig configures a Vertex AI adapter (NewVertex).
+type VertexConfig struct {
+	// Config is the Gemini adapter's: Name ("vertex_ai" when empty), BaseURL (the API's
+	// root, "https://{location}-aiplatform.googleapis.com" when empty, or
+	// "https://aiplatform.googleapis.com" for the global location), HTTPClient (also used
+	// to fetch access tokens), timeouts, … APIKey is not used.
+	Config
+	// Project is the Google Cloud project; when empty, the one the credentials file names
+	// (a service account's project_id, gcloud's quota_project_id).
+	Project string
+	// Location is the region ("us-central1", "europe-west4", …) or "global"; "" for
+	// DefaultVertexLocation.
+	Location string
+	// AccessToken is a fixed OAuth 2.0 access token (`gcloud auth print-access-token`),
+	// used as given: it expires (after an hour) and is not refreshed.
+	AccessToken string
+	// CredentialsJSON is an Application Default Credentials file's content (a service
+	// account's key, gcloud's application_default_credentials.json, workload identity
+	// federation): tokens are fetched with it, cached, and fetched again before they
+	// expire.
+	CredentialsJSON []byte
+	// TokenSource yields tokens from elsewhere (google.ComputeTokenSource for the metadata
+	// server of Compute Engine, GKE or Cloud Run); used when the two above are empty. Its
+	// fetches do not take the request's context.
+	TokenSource oauth2.TokenSource
+}
+
+// Vertex speaks Gemini on Google Cloud's Vertex AI: the Gemini wire format, with everything
+// the Gemini adapter does (tools, structured output, thinking, search, content filters), at
+//
+//	POST {root}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent
+//	POST …/{model}:streamGenerateContent?alt=sse
+//
+// where root is https://{location}-aiplatform.googleapis.com (https://aiplatform.googleapis.com
+// for the global location), authenticated with an OAuth 2.0 access token ("Authorization:
+// Bearer"): a fixed one, or one from Google credentials (VertexConfig), cached and fetched
+// again five minutes before it expires, with the context of the request that needs it.
+// A configuration without a project or credentials is not configured: its calls fail as a
+// provider's without a key, naming what is missing.
+//
+// Embeddings go to {model}:predict, the text-embedding models' API on Vertex AI:
+// {"instances": [{"content": …}]}, up to 250 texts and about 15,000 tokens a call
+// (Vertex's limits are 250 and 20,000; tokens are counted locally), one text a call for
+// the gemini-embedding models, which take no more. Only Google's models are served
+// (publishers/google): Claude and the other partner models of Vertex AI are refused before
+// any call.
+type Vertex struct{ *Gemini }
+
+// NewVertex returns a Vertex AI adapter. A credentials file that does not parse is an error.
+func NewVertex(cfg VertexConfig) (*Vertex, error) {
+	c := cfg.Config
+	if c.Name == "" {
+		c.Name = "vertex_ai"
+	}
+	c.APIKey, c.KeyOptional = "", true
+	if c.KeyEnv == "" {
+		c.KeyEnv = "VERTEXAI_PROJECT"
+	}
+	tokens := &googleTokens{now: time.Now}
+	if c.HTTPClient != nil {
+		tokens.transport = c.HTTPClient.Transport
+	}
+	project, location := strings.TrimSpace(cfg.Project), strings.TrimSpace(cfg.Location)
+	var missing []string
+	switch {
+	case cfg.AccessToken != "":
+		tokens.static = cfg.AccessToken
+	case len(cfg.CredentialsJSON) > 0:
+		src, p, err := parseGoogleCredentials(cfg.CredentialsJSON)
+		if err != nil {
+			return nil, &ConfigError{Field: "credentials", Message: err.Error()}
+		}
+		tokens.source = src
+		if project == "" {
+			project = p
+		}
+	case cfg.TokenSource != nil:
+		ts := cfg.TokenSource
+		tokens.source = func(context.Context) (oauth2.TokenSource, error) { return ts, nil }
+	default:
+		missing = append(missing, "credentials (GOOGLE_APPLICATION_CREDENTIALS, VERTEXAI_CREDENTIALS or VERTEXAI_ACCESS_TOKEN)")
+	}
+	if project == "" {
+		missing = append([]string{"VERTEXAI_PROJECT (or GOOGLE_CLOUD_PROJECT)"}, missing...)
+	}
+	if location == "" {
+		location = DefaultVertexLocation
+	}
+	root := strings.TrimRight(c.BaseURL, "/")
+	if root == "" {
+		root = "https://" + location + "-aiplatform.googleapis.com"
+		if location == "global" {
+			root = "https://aiplatform.googleapis.com"
+		}
+	}
+	c.BaseURL = root
+	g := &Gemini{ep: newEndpoint(c), tokens: tokens,
+		baseURL: root + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"}
+	g.ep.missing = strings.Join(missing, " and ")
+	return &Vertex{g}, nil
+}
+
+// BaseURL returns the root of the models' URLs: {root}/v1/projects/{project}/locations/{location}/publishers/google.
+func (v *Vertex) BaseURL() string { return v.baseURL }
+
+// Check implements RequestChecker: Gemini's objections, and a model Vertex AI serves
+// through another publisher's API (Claude, Llama, Mistral) refused.
+func (v *Vertex) Check(model string, req *Request) error {
+	if err := vertexModel(v.Name(), model); err != nil {
+		return err
+	}
+	return v.Gemini.Check(model, req)
+}
+
+// vertexModel refuses the partner models of Vertex AI, which are not served by Google's
+// generateContent (publishers/anthropic and the others have APIs of their own).
+func vertexModel(provider, model string) error {
+	m := strings.ToLower(strings.TrimPrefix(model, "models/"))
+	for _, p := range []string{"claude", "llama", "meta/", "mistral", "codestral", "jamba", "deepseek", "qwen"} {
+		if strings.HasPrefix(m, p) {
+			return &UnsupportedError{Provider: provider, Field: "model",
+				Reason: "Vertex AI serves " + model + " through its publisher's own API, which Switchyard does not call: only Google's models (Gemini, Gemma, text-embedding) are served; use the publisher's own provider"}
+		}
+	}
+	return nil
+}
+
+// tokenFailure is the *Error of a call whose access token could not be had: the
+// request's own end, else a failure of the token endpoint (KindAuth when it refused the
+// credentials, KindOverloaded when it failed, KindConnection when it could not be reached).
+func (g *Gemini) tokenFailure(ctx context.Context, model string, err error) *Error {
+	pe := &Error{Provider: g.Name(), Model: model, Kind: KindConnection, Message: trimMessage("Vertex AI access token: "+err.Error(), ""), Err: err}
+	var re *oauth2.RetrieveError
+	switch {
+	case ctx.Err() != nil:
+		pe.Kind = classifyTransport(ctx.Err(), context.Cause(ctx))
+	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 500:
+		pe.Kind, pe.StatusCode = KindOverloaded, re.Response.StatusCode
+	case errors.As(err, &re):
+		pe.Kind = KindAuth
+		if re.Response != nil {
+			pe.StatusCode = re.Response.StatusCode
+		}
+	}
+	return pe
+}
+
+// vertexEmbedMaxInputs and vertexEmbedMaxTokens bound one :predict call of a
+// text-embedding model: Vertex takes 250 texts and 20,000 tokens, which a local count (not
+// Google's tokenizer) keeps well under.
+const (
+	vertexEmbedMaxInputs = 250
+	vertexEmbedMaxTokens = 15000
+)
+
+// vertexEmbedBatches splits inputs into the batches of :predict calls (see embedBatches):
+// one text a call for the gemini-embedding models, else up to vertexEmbedMaxInputs texts of
+// at most vertexEmbedMaxTokens counted tokens (a longer text alone: Vertex truncates it).
+func vertexEmbedBatches(model string, inputs []string) []int {
+	bounds := make([]int, 0, 2)
+	if strings.HasPrefix(model, "gemini-embedding") {
+		for i := range inputs {
+			bounds = append(bounds, i)
+		}
+		return append(bounds, len(inputs))
+	}
+	n, tokens := 0, 0
+	for i, in := range inputs {
+		t := CountTokens(model, in)
+		if i == 0 || n == vertexEmbedMaxInputs || tokens+t > vertexEmbedMaxTokens {
+			bounds = append(bounds, i)
+			n, tokens = 0, 0
+		}
+		n, tokens = n+1, tokens+t
+	}
+	return append(bounds, len(inputs))
+}
+
+type vertexPredictRequest struct {
+	Instances  []vertexEmbedInstance `json:"instances"`
+	Parameters *vertexEmbedParams    `json:"parameters,omitempty"`
+}
+
+type vertexEmbedInstance struct {
+	Content string `json:"content"`
+}
+
+type vertexEmbedParams struct {
+	OutputDimensionality int `json:"outputDimensionality,omitempty"`
+}
+
+type vertexPredictResponse struct {
+	Predictions []struct {
+		Embeddings struct {
+			Values     []float32 `json:"values"`
+			Statistics *struct {
+				TokenCount float64 `json:"token_count"`
+			} `json:"statistics"`
+		} `json:"embeddings"`
+	} `json:"predictions"`
+}
+
+// vertexPredict embeds one batch with {model}:predict (see embedBatch).
+func (g *Gemini) vertexPredict(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors [][]float32) (int, bool, error) {
+	body := vertexPredictRequest{Instances: make([]vertexEmbedInstance, len(batch))}
+	for i, text := range batch {
+		body.Instances[i].Content = text
+	}
+	if req.Dimensions > 0 {
+		body.Parameters = &vertexEmbedParams{OutputDimensionality: req.Dimensions}
+	}
+	h := http.Header{}
+	if err := g.setAuth(ctx, req.Model, h); err != nil {
+		return 0, false, err
+	}
+	c, err := g.ep.send(ctx, req.Model, g.baseURL+"/models/"+url.PathEscape(model)+":predict", h, body, parseGeminiError)
+	if err != nil {
+		return 0, false, err
+	}
+	defer c.Close()
+	var r vertexPredictResponse
+	if err := c.decodeAll(maxEmbeddingBody, &r, "embeddings response"); err != nil {
+		return 0, false, err
+	}
+	if len(r.Predictions) != len(batch) {
+		return 0, false, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Predictions))+" vectors for "+strconv.Itoa(len(batch))+" inputs", nil)
+	}
+	tokens, counted := 0, true
+	for i, p := range r.Predictions {
+		if len(p.Embeddings.Values) == 0 {
+			return 0, false, c.failure(KindStreamBroken, "embeddings response has an empty vector", nil)
+		}
+		vectors[i] = p.Embeddings.Values
+		if s := p.Embeddings.Statistics; s != nil && s.TokenCount > 0 {
+			tokens += int(s.TokenCount)
+		} else {
+			counted = false
+		}
+	}
+	if !counted {
+		return countInputs(req.Model, batch), false, nil
+	}
+	return tokens, true, nil
+}
+
+// vertexEnv is the Vertex AI configuration of the environment: the project from
+// VERTEXAI_PROJECT (LiteLLM's), else GOOGLE_CLOUD_PROJECT (the google-genai SDK's), else the
+// credentials file's; the location from VERTEXAI_LOCATION, else GOOGLE_CLOUD_LOCATION; and
+// the credentials, the first there is of: a fixed token in VERTEXAI_ACCESS_TOKEN; the
+// credentials file VERTEXAI_CREDENTIALS names (or holds, as JSON: LiteLLM's), else
+// GOOGLE_APPLICATION_CREDENTIALS, else gcloud's application-default file; the metadata
+// server when GCE_METADATA_HOST names one. A credentials file that cannot be read or parsed
+// leaves the provider unconfigured, with the reason.
+func vertexEnv(getenv func(string) string) (VertexConfig, string) {
+	first := func(names ...string) string {
+		for _, n := range names {
+			if v := strings.TrimSpace(getenv(n)); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	cfg := VertexConfig{Config: Config{Name: "vertex_ai"}}
+	cfg.Project = first("VERTEXAI_PROJECT", "GOOGLE_CLOUD_PROJECT")
+	cfg.Location = first("VERTEXAI_LOCATION", "GOOGLE_CLOUD_LOCATION")
+	cfg.AccessToken = first("VERTEXAI_ACCESS_TOKEN")
+	if cfg.AccessToken != "" {
+		return cfg, ""
+	}
+	if v := first("VERTEXAI_CREDENTIALS"); strings.HasPrefix(v, "{") {
+		cfg.CredentialsJSON = []byte(v)
+		return cfg, ""
+	} else if v != "" {
+		return readCredentials(cfg, "VERTEXAI_CREDENTIALS", v)
+	}
+	if v := first("GOOGLE_APPLICATION_CREDENTIALS"); v != "" {
+		return readCredentials(cfg, "GOOGLE_APPLICATION_CREDENTIALS", v)
+	}
+	if p := gcloudADCFile(getenv); p != "" {
+		return readCredentials(cfg, "gcloud's application default credentials", p)
+	}
+	if first("GCE_METADATA_HOST") != "" {
+		cfg.TokenSource = google.ComputeTokenSource("", googleCloudScope)
+	}
+	return cfg, ""
+}
+
+// readCredentials reads the credentials file at path (named by what) into cfg, or says why
+// it cannot.
+func readCredentials(cfg VertexConfig, what, path string) (VertexConfig, string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Sprintf("%s: %v", what, err)
+	}
+	cfg.CredentialsJSON = b
+	return cfg, ""
+}
