@@ -8,6 +8,11 @@ const (
 	FormatOpenAI    Format = "openai"
 	FormatAnthropic Format = "anthropic"
 	FormatGemini    Format = "gemini"
+	// FormatAzure is Azure OpenAI: the OpenAI format at Azure's URLs (see Azure).
+	FormatAzure Format = "azure"
+	// FormatVertex is Gemini on Vertex AI: the Gemini format at Vertex's URLs, with OAuth
+	// (see Vertex).
+	FormatVertex Format = "vertex_ai"
 )
 
 // Preset describes a known provider: its wire format, default endpoint and the
@@ -33,6 +38,14 @@ type Preset struct {
 	EmbeddingsOnly bool
 	// EmbeddingDimensionsField: see Config.
 	EmbeddingDimensionsField string
+	// Env lists the other environment variables the provider is configured from (Azure
+	// OpenAI's and Vertex AI's), as `serve -h` describes them.
+	Env []EnvVar
+}
+
+// EnvVar is an environment variable a preset reads, and what it sets.
+type EnvVar struct {
+	Name, Meaning string
 }
 
 // Presets returns the known providers, in a fresh slice.
@@ -52,10 +65,27 @@ func Presets() []Preset {
 		// Voyage AI serves embeddings only (POST /v1/embeddings, OpenAI's shape).
 		{Name: "voyage", Format: FormatOpenAI, BaseURL: "https://api.voyageai.com/v1", KeyEnv: "VOYAGE_API_KEY", BaseURLEnv: "VOYAGE_BASE_URL",
 			EmbeddingsOnly: true, EmbeddingDimensionsField: "output_dimension"},
+		// Azure OpenAI: LiteLLM's variables win over the official SDK's (see azureEnv).
+		{Name: "azure", Format: FormatAzure, KeyEnv: "AZURE_API_KEY", BaseURLEnv: "AZURE_API_BASE", MaxTokensField: "max_completion_tokens",
+			Env: []EnvVar{
+				{"AZURE_OPENAI_API_KEY", "azure API key when AZURE_API_KEY is unset"},
+				{"AZURE_OPENAI_ENDPOINT", "azure resource endpoint when AZURE_API_BASE is unset"},
+				{"AZURE_API_VERSION", "azure api-version (default " + DefaultAzureAPIVersion + "; v1 for Azure's v1 API); OPENAI_API_VERSION when unset"},
+				{"AZURE_AD_TOKEN", "azure Microsoft Entra ID token, sent as a Bearer when no key is set"},
+			}},
+		// Gemini on Vertex AI: LiteLLM's variables win over the google-genai SDK's (see vertexEnv).
+		{Name: "vertex_ai", Format: FormatVertex, KeyOptional: true,
+			Env: []EnvVar{
+				{"VERTEXAI_PROJECT", "vertex_ai Google Cloud project (or GOOGLE_CLOUD_PROJECT)"},
+				{"VERTEXAI_LOCATION", "vertex_ai region (or GOOGLE_CLOUD_LOCATION; default " + DefaultVertexLocation + ", global allowed)"},
+				{"GOOGLE_APPLICATION_CREDENTIALS", "vertex_ai credentials file (service account key; VERTEXAI_CREDENTIALS, a path or the JSON, wins)"},
+				{"VERTEXAI_ACCESS_TOKEN", "vertex_ai fixed access token (gcloud auth print-access-token), instead of credentials"},
+			}},
 	}
 }
 
-// New builds the adapter for a wire format.
+// New builds the adapter for a wire format (Azure with its default api-version; Vertex AI
+// needs NewVertex).
 func New(format Format, cfg Config) (Provider, error) {
 	switch format {
 	case FormatOpenAI, "":
@@ -64,6 +94,10 @@ func New(format Format, cfg Config) (Provider, error) {
 		return NewAnthropic(cfg), nil
 	case FormatGemini:
 		return NewGemini(cfg), nil
+	case FormatAzure:
+		return NewAzure(AzureConfig{Config: cfg}), nil
+	case FormatVertex:
+		return nil, &ConfigError{Field: "format", Message: "vertex_ai needs a project and credentials: use NewVertex"}
 	}
-	return nil, &ConfigError{Field: "format", Message: "must be openai, anthropic or gemini, got " + quote(string(format))}
+	return nil, &ConfigError{Field: "format", Message: "must be openai, anthropic, gemini, azure or vertex_ai, got " + quote(string(format))}
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/oauth2/google"
+
 	"github.com/switchyard-ai/switchyard/validation"
 )
 
@@ -145,6 +147,16 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 	}
 	r := &Registry{}
 	for _, p := range Presets() {
+		switch p.Format {
+		case FormatAzure:
+			ac := azureEnv(getenv)
+			ac.Config = opts.apply(ac.Config)
+			r.Register(NewAzure(ac))
+			continue
+		case FormatVertex:
+			r.Register(vertexFromEnv(getenv, opts))
+			continue
+		}
 		cfg := opts.apply(Config{
 			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
 			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions, Prefill: p.Prefill,
@@ -165,12 +177,35 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 	return r
 }
 
+// vertexFromEnv is the vertex_ai preset as the environment configures it (vertexEnv); a
+// credentials file that cannot be read or parsed leaves it unconfigured, saying why.
+func vertexFromEnv(getenv func(string) string, opts Options) *Vertex {
+	vc, problem := vertexEnv(getenv)
+	vc.Config = opts.apply(vc.Config)
+	v, err := NewVertex(vc)
+	if err != nil {
+		problem = err.Error()
+		vc.CredentialsJSON = nil
+		v, _ = NewVertex(vc)
+	}
+	if problem != "" {
+		v.ep.missing = "valid credentials (" + problem + ")"
+	}
+	return v
+}
+
 // FileConfig is the JSON provider configuration file:
 //
 //	{"providers": [{"name": "my-vllm", "format": "openai", "base_url": "http://gpu:8000/v1",
-//	  "api_key_env": "VLLM_KEY"}]}
+//	  "api_key_env": "VLLM_KEY"},
+//	 {"name": "azure", "base_models": {"prod-4o": "gpt-4o-2024-08-06"}},
+//	 {"name": "azure-eu", "format": "azure", "base_url": "https://eu.openai.azure.com",
+//	  "api_key_env": "AZURE_EU_KEY", "api_version": "v1"},
+//	 {"name": "vertex-eu", "format": "vertex_ai", "project": "my-project",
+//	  "location": "europe-west4", "credentials_file": "/etc/sa.json"}]}
 //
-// An entry named like a preset overrides that preset's base URL and key.
+// An entry named like a preset overrides that preset's base URL and key (and, for azure and
+// vertex_ai, what it sets of the preset's other settings).
 type FileConfig struct {
 	Providers []ProviderConfig `json:"providers"`
 }
@@ -196,6 +231,95 @@ type ProviderConfig struct {
 	// API: "auto" (the default: OpenAI's own API, for the models only it serves and for
 	// reasoning asked of reasoning models), "always" or "never" (see ResponsesMode).
 	ResponsesAPI ResponsesMode `json:"responses_api,omitempty"`
+
+	// Azure OpenAI (format azure; see AzureConfig).
+
+	// APIVersion is the api-version of deployment URLs ("2024-10-21", "2025-04-01-preview"),
+	// or "v1" for Azure's v1 API.
+	APIVersion string `json:"api_version,omitempty"`
+	// ADTokenEnv names the variable holding a Microsoft Entra ID token, sent as a Bearer
+	// when no key is set.
+	ADTokenEnv string `json:"ad_token_env,omitempty"`
+	// BaseModels maps deployments to the models they run, for pricing (LiteLLM's
+	// model_info.base_model): {"prod-4o": "gpt-4o-2024-08-06"}.
+	BaseModels map[string]string `json:"base_models,omitempty"`
+
+	// Vertex AI (format vertex_ai; see VertexConfig).
+
+	// Project is the Google Cloud project, Location the region ("global" allowed).
+	Project  string `json:"project,omitempty"`
+	Location string `json:"location,omitempty"`
+	// CredentialsFile is a credentials JSON file (a service account's key, or any
+	// Application Default Credentials file).
+	CredentialsFile string `json:"credentials_file,omitempty"`
+	// AccessTokenEnv names the variable holding a fixed access token.
+	AccessTokenEnv string `json:"access_token_env,omitempty"`
+	// MetadataServer takes tokens from the metadata server of Compute Engine, GKE or Cloud
+	// Run.
+	MetadataServer bool `json:"metadata_server,omitempty"`
+}
+
+var (
+	azureVersionRE   = regexp.MustCompile(`^(v1|\d{4}-\d{2}-\d{2}(-preview)?)$`)
+	vertexLocationRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
+	vertexProjectRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9.:-]{0,99}$`)
+)
+
+// checkCloudFields validates the fields of one format only (Azure's, Vertex AI's) of the
+// entry pc of format f at field.
+func checkCloudFields(field string, f Format, pc ProviderConfig) error {
+	only := func(name string, set bool, want Format) error {
+		if set && f != want {
+			return &ConfigError{Field: field + "." + name, Message: "is only for format " + string(want) + " providers"}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		set  bool
+		want Format
+	}{
+		{"api_version", pc.APIVersion != "", FormatAzure}, {"ad_token_env", pc.ADTokenEnv != "", FormatAzure},
+		{"base_models", pc.BaseModels != nil, FormatAzure},
+		{"project", pc.Project != "", FormatVertex}, {"location", pc.Location != "", FormatVertex},
+		{"credentials_file", pc.CredentialsFile != "", FormatVertex}, {"access_token_env", pc.AccessTokenEnv != "", FormatVertex},
+		{"metadata_server", pc.MetadataServer, FormatVertex},
+	} {
+		if err := only(c.name, c.set, c.want); err != nil {
+			return err
+		}
+	}
+	switch f {
+	case FormatAzure:
+		if pc.APIVersion != "" && !azureVersionRE.MatchString(pc.APIVersion) {
+			return &ConfigError{Field: field + ".api_version", Message: `must be "v1" or a date such as "2024-10-21" (or "2025-04-01-preview"), got ` + quote(pc.APIVersion)}
+		}
+		for d, m := range pc.BaseModels {
+			if strings.TrimSpace(d) == "" || strings.TrimSpace(m) == "" || strings.ContainsAny(d+m, " \t\n") {
+				return &ConfigError{Field: field + ".base_models", Message: fmt.Sprintf("maps a deployment name to a catalogue model, both without spaces, got %q: %q", d, m)}
+			}
+		}
+	case FormatVertex:
+		if pc.APIKey != "" || pc.APIKeyEnv != "" || pc.KeyOptional {
+			return &ConfigError{Field: field + ".api_key", Message: "vertex_ai takes no API key: set credentials_file, access_token_env or metadata_server"}
+		}
+		if pc.Project != "" && !vertexProjectRE.MatchString(pc.Project) {
+			return &ConfigError{Field: field + ".project", Message: "must be a Google Cloud project id, got " + quote(pc.Project)}
+		}
+		if pc.Location != "" && !vertexLocationRE.MatchString(pc.Location) {
+			return &ConfigError{Field: field + ".location", Message: `must be a region such as "us-central1" or "global", got ` + quote(pc.Location)}
+		}
+		n := 0
+		for _, set := range []bool{pc.CredentialsFile != "", pc.AccessTokenEnv != "", pc.MetadataServer} {
+			if set {
+				n++
+			}
+		}
+		if n > 1 {
+			return &ConfigError{Field: field + ".credentials_file", Message: "set one of credentials_file, access_token_env and metadata_server"}
+		}
+	}
+	return nil
 }
 
 var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -232,19 +356,21 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		}
 		seen[pc.Name] = true
 		switch pc.Format {
-		case "", FormatOpenAI, FormatAnthropic, FormatGemini:
+		case "", FormatOpenAI, FormatAnthropic, FormatGemini, FormatAzure, FormatVertex:
 		default:
-			return nil, &ConfigError{Field: field + ".format", Message: "must be openai, anthropic or gemini, got " + quote(string(pc.Format))}
+			return nil, &ConfigError{Field: field + ".format", Message: "must be openai, anthropic, gemini, azure or vertex_ai, got " + quote(string(pc.Format))}
 		}
+		format := pc.Format
 		if preset, ok := presets[pc.Name]; ok {
 			if pc.Format != "" && pc.Format != preset.Format {
 				return nil, &ConfigError{Field: field + ".format", Message: fmt.Sprintf("%q is a built-in %s provider", pc.Name, preset.Format)}
 			}
+			format = preset.Format
 		} else {
 			if pc.Format == "" {
 				return nil, &ConfigError{Field: field + ".format", Message: "is required for a provider that is not built in"}
 			}
-			if pc.BaseURL == "" {
+			if pc.BaseURL == "" && pc.Format != FormatVertex {
 				return nil, &ConfigError{Field: field + ".base_url", Message: "is required for a provider that is not built in"}
 			}
 		}
@@ -253,6 +379,9 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		}
 		if pc.APIKey != "" && pc.APIKeyEnv != "" {
 			return nil, &ConfigError{Field: field + ".api_key", Message: "set api_key or api_key_env, not both"}
+		}
+		if err := checkCloudFields(field, format, pc); err != nil {
+			return nil, err
 		}
 		if !pc.Prefill.valid() {
 			return nil, &ConfigError{Field: field + ".prefill", Message: "must be trailing, prefix or continue_final_message, got " + quote(string(pc.Prefill))}
@@ -279,8 +408,20 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 	for _, p := range Presets() {
 		presets[p.Name] = p
 	}
-	for _, pc := range fc.Providers {
+	for i, pc := range fc.Providers {
 		preset, isPreset := presets[pc.Name]
+		switch {
+		case pc.Format == FormatAzure || isPreset && preset.Format == FormatAzure:
+			r.Register(configureAzure(pc, isPreset, getenv, opts))
+			continue
+		case pc.Format == FormatVertex || isPreset && preset.Format == FormatVertex:
+			v, err := configureVertex(fmt.Sprintf("providers[%d]", i), pc, isPreset, getenv, opts)
+			if err != nil {
+				return err
+			}
+			r.Register(v)
+			continue
+		}
 		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions,
 			ShortToolCallIDs: pc.ShortToolCallIDs, Prefill: pc.Prefill, ResponsesAPI: pc.ResponsesAPI}
 		if cfg.ResponsesAPI == "auto" {
@@ -323,6 +464,98 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 		r.Register(p)
 	}
 	return nil
+}
+
+// configureAzure builds an azure entry of a configuration file: the preset's environment
+// (azureEnv) overridden by the entry, or the entry alone for another Azure resource.
+func configureAzure(pc ProviderConfig, isPreset bool, getenv func(string) string, opts Options) *Azure {
+	ac := AzureConfig{Config: Config{Name: pc.Name, KeyEnv: "an API key (api_key_env)"}}
+	if isPreset {
+		ac = azureEnv(getenv)
+	}
+	ac.Name = pc.Name
+	ac.OmitStreamOptions, ac.ShortToolCallIDs, ac.Prefill, ac.ResponsesAPI = pc.OmitStreamOptions, pc.ShortToolCallIDs, pc.Prefill, pc.ResponsesAPI
+	if ac.ResponsesAPI == "auto" {
+		ac.ResponsesAPI = ResponsesAuto
+	}
+	ac.KeyOptional = pc.KeyOptional
+	if pc.MaxTokensField != "" {
+		ac.MaxTokensField = pc.MaxTokensField
+	}
+	if pc.BaseURL != "" {
+		ac.BaseURL = pc.BaseURL
+	}
+	switch {
+	case pc.APIKey != "":
+		ac.APIKey = pc.APIKey
+	case pc.APIKeyEnv != "":
+		ac.KeyEnv, ac.APIKey = pc.APIKeyEnv, strings.TrimSpace(getenv(pc.APIKeyEnv))
+	}
+	if pc.ADTokenEnv != "" {
+		ac.ADToken = strings.TrimSpace(getenv(pc.ADTokenEnv))
+		if pc.APIKey == "" && pc.APIKeyEnv == "" {
+			ac.KeyEnv = pc.ADTokenEnv
+		}
+	}
+	if pc.APIVersion != "" {
+		ac.APIVersion = pc.APIVersion
+	}
+	ac.BaseModels = pc.BaseModels
+	ac.Config = opts.apply(ac.Config)
+	return NewAzure(ac)
+}
+
+// configureVertex builds a vertex_ai entry of a configuration file (at field): the
+// preset's environment (vertexEnv) overridden by the entry, or the entry alone for
+// another project or region. A credentials file that cannot be read or parsed is an error.
+func configureVertex(field string, pc ProviderConfig, isPreset bool, getenv func(string) string, opts Options) (*Vertex, error) {
+	vc, problem := VertexConfig{}, ""
+	if isPreset {
+		vc, problem = vertexEnv(getenv)
+	}
+	vc.Name, vc.BaseURL = pc.Name, pc.BaseURL
+	if pc.Project != "" {
+		vc.Project = pc.Project
+	}
+	if pc.Location != "" {
+		vc.Location = pc.Location
+	}
+	if pc.CredentialsFile != "" || pc.AccessTokenEnv != "" || pc.MetadataServer {
+		vc.AccessToken, vc.CredentialsJSON, vc.TokenSource, problem = "", nil, nil, ""
+	}
+	switch {
+	case pc.CredentialsFile != "":
+		b, err := os.ReadFile(pc.CredentialsFile)
+		if err != nil {
+			return nil, &ConfigError{Field: field + ".credentials_file", Message: err.Error()}
+		}
+		vc.CredentialsJSON = b
+	case pc.AccessTokenEnv != "":
+		vc.AccessToken = strings.TrimSpace(getenv(pc.AccessTokenEnv))
+		if vc.AccessToken == "" {
+			problem = "an access token in " + pc.AccessTokenEnv
+		}
+	case pc.MetadataServer:
+		vc.TokenSource = google.ComputeTokenSource("", googleCloudScope)
+	}
+	vc.Config = opts.apply(vc.Config)
+	v, err := NewVertex(vc)
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && pc.CredentialsFile != "" {
+			return nil, &ConfigError{Field: field + ".credentials_file", Message: ce.Message}
+		}
+		if !isPreset || pc.CredentialsFile != "" {
+			return nil, err
+		}
+		vc.CredentialsJSON = nil // the environment's file: unconfigured, as FromEnv leaves it
+		v, _ = NewVertex(vc)
+		problem = err.Error()
+	}
+	if problem != "" {
+		v.ep.missing = problem
+	}
+	return v, nil
 }
 
 // FromConfigFile returns FromEnv's registry with the providers of the config file at path

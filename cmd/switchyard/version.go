@@ -64,11 +64,20 @@ func serveFlagsUsage(fs *flag.FlagSet) {
 	fmt.Fprintln(w, "\nenvironment:")
 	fmt.Fprintln(w, "  SWITCHYARD_API_KEYS     comma-separated API keys clients must send (Authorization: Bearer);\n                          unset on a fresh data directory: one is created and printed once")
 	for _, p := range providers.Presets() {
-		fmt.Fprintf(w, "  %-23s %s API key", p.KeyEnv, p.Name)
-		if p.BaseURLEnv != "" {
-			fmt.Fprintf(w, "; %s overrides its base URL", p.BaseURLEnv)
+		if p.KeyEnv != "" {
+			fmt.Fprintf(w, "  %-23s %s API key", p.KeyEnv, p.Name)
+			if p.BaseURLEnv != "" {
+				fmt.Fprintf(w, "; %s overrides its base URL", p.BaseURLEnv)
+			}
+			fmt.Fprintln(w)
 		}
-		fmt.Fprintln(w)
+		for _, e := range p.Env {
+			if len(e.Name) > 23 {
+				fmt.Fprintf(w, "  %s\n  %-23s %s\n", e.Name, "", e.Meaning)
+				continue
+			}
+			fmt.Fprintf(w, "  %-23s %s\n", e.Name, e.Meaning)
+		}
 	}
 	fmt.Fprintf(w, "  %-23s path of the WASI CPython for --sandbox wasm (default ~/.cache/switchyard/python-wasi/python.wasm)\n", wasm.EnvPythonWasm)
 	fmt.Fprintln(w, "  GOGC                    when set, wins over --gc-percent")
