@@ -252,7 +252,7 @@ func (g *Gateway) audioCost(model string, u providers.AudioUsage) Costs {
 	if !ok {
 		return Costs{}
 	}
-	return costsOf(cat.AudioCost(model, u))
+	return costsOf(cat.AudioCost(g.priceName(model), u))
 }
 
 // audioPlan validates what Transcribe and Speak share: the targets, the budget's model

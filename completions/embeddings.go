@@ -458,7 +458,7 @@ func (g *Gateway) embeddingCost(model string, u providers.Usage) Costs {
 	if !ok {
 		return Costs{}
 	}
-	return costsOf(cat.EmbeddingCost(model, u))
+	return costsOf(cat.EmbeddingCost(g.priceName(model), u))
 }
 
 // Embed answers an embeddings request: it validates req, checks the caller's budget and

@@ -79,7 +79,7 @@ func (g *Gateway) maxTokensFor(req *Request, n int, t target) int {
 	if !ok || n < 0 || n > 0 && !req.fitMaxTokens || n == 0 && req.Thinking == nil {
 		return n
 	}
-	p, found := mc.Lookup(t.name)
+	p, found := mc.Lookup(g.priceName(t.name))
 	if !found || p.MaxOutputTokens <= 0 {
 		return n
 	}
@@ -392,7 +392,30 @@ func (g *Gateway) costs(model string, u providers.Usage) Costs {
 	if g.opts.Prices == nil {
 		return Costs{}
 	}
-	return costsOf(g.opts.Prices.Cost(model, u))
+	return costsOf(g.opts.Prices.Cost(g.priceName(model), u))
+}
+
+// priceName is the name the price catalogue knows model ("provider/model") by: the base
+// model its provider says it runs (providers.BaseModeler: an Azure OpenAI deployment's,
+// whose name is the user's own), else model itself.
+func (g *Gateway) priceName(model string) string {
+	if g.opts.Providers == nil {
+		return model
+	}
+	prov, m, err := providers.ParseModel(model)
+	if err != nil {
+		return model
+	}
+	p, err := g.opts.Providers.Lookup(prov)
+	if err != nil {
+		return model
+	}
+	if b, ok := p.(providers.BaseModeler); ok {
+		if base, ok := b.BaseModel(m); ok {
+			return base
+		}
+	}
+	return model
 }
 
 // costsOf is a catalogue's price of a call as an answer's Costs.
