@@ -113,7 +113,24 @@ func (t *googleTokens) fetch(ctx context.Context) (*oauth2.Token, error) {
 	if err != nil {
 		return nil, fmt.Errorf("google credentials: %w", err)
 	}
-	tok, err := src.Token()
+	// The call is waited for only as long as ctx lasts: a source that does not take its
+	// context (the metadata server's) cannot hold the request past its end.
+	type result struct {
+		tok *oauth2.Token
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		tok, err := src.Token()
+		got <- result{tok, err}
+	}()
+	var tok *oauth2.Token
+	select {
+	case r := <-got:
+		tok, err = r.tok, r.err
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("fetching an access token: %w", ctx.Err())
