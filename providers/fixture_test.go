@@ -65,6 +65,70 @@ type fixtureCase struct {
 	wantModel                string // Response.Model for non-streamed calls
 	wantRecordedAuthHeader   string // header name the recording used for the key
 	wantRecordedVersionValue string // anthropic-version value the recording used
+
+	// cloud replays the case through the cloud adapter built on the format's: "azure"
+	// (Azure OpenAI, for the OpenAI format) or "vertex" (Vertex AI, for Gemini); "" for the
+	// format's own adapter. rewrite turns the path the format's adapter is expected at
+	// (recorded or wantPath) into the cloud's; nil for cases written for the cloud.
+	cloud   string
+	rewrite func(path, model string) string
+}
+
+// Every OpenAI-format case is replayed through Azure OpenAI and every Gemini case through
+// Vertex AI (cloudVariants): the same bodies, at the clouds' URLs with their auth.
+const (
+	fixtureAzureVersion = "2024-10-21"
+	fixtureProject      = "test-project"
+	fixtureLocation     = "us-central1"
+)
+
+// cloudVariants are the cases replayed again through the cloud adapters.
+func cloudVariants(cases []fixtureCase) []fixtureCase {
+	var out []fixtureCase
+	for _, c := range cases {
+		if c.cloud != "" {
+			continue
+		}
+		switch c.format {
+		case providers.FormatOpenAI:
+			c.name, c.cloud = "azure/"+c.name, "azure"
+			c.rewrite = func(path, model string) string {
+				return "/openai/deployments/" + model + strings.TrimPrefix(path, "/v1") + "?api-version=" + fixtureAzureVersion
+			}
+		case providers.FormatGemini:
+			c.name, c.cloud = "vertex/"+c.name, "vertex"
+			c.rewrite = func(path, model string) string {
+				return "/v1/projects/" + fixtureProject + "/locations/" + fixtureLocation + "/publishers/google" + strings.TrimPrefix(path, "/v1beta")
+			}
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// azureFixtureCases are Azure's own answers (testdata/azure/SOURCE.txt): its content
+// filter's annotations, which change nothing, and its blocks, which are content filtered.
+func azureFixtureCases() []fixtureCase {
+	req := &providers.Request{Model: "prod-4o", Messages: []providers.Message{{Role: "system", Content: "you are a helpful assistant that talks like a pirate"}, {Role: "user", Content: "can you tell me how to care for a parrot?"}}}
+	body := `{"model":"prod-4o","messages":[{"role":"system","content":"you are a helpful assistant that talks like a pirate"},{"role":"user","content":"can you tell me how to care for a parrot?"}]}`
+	streamBody := `{"model":"prod-4o","messages":[{"role":"system","content":"you are a helpful assistant that talks like a pirate"},{"role":"user","content":"can you tell me how to care for a parrot?"}],"stream":true,"stream_options":{"include_usage":true}}`
+	path := "/openai/deployments/prod-4o/chat/completions?api-version=" + fixtureAzureVersion
+	oa := providers.FormatOpenAI
+	return []fixtureCase{
+		{name: "azure/filter-annotations", format: oa, cloud: "azure", file: "azure/chat-content-filter-results.json", req: req, wantPath: path, wantBody: body,
+			wantText: "Ahoy matey! Keep yer parrot's cage clean and its belly full.", wantFinish: "stop", wantModel: "gpt-4o-2024-08-06",
+			wantUsage: providers.Usage{PromptTokens: 33, CompletionTokens: 16}},
+		{name: "azure/stream-prompt-filter", format: oa, cloud: "azure", file: "azure/stream-prompt-filter.sse", stream: true, req: req, wantPath: path, wantBody: streamBody,
+			wantText: "Ahoy matey!", wantFinish: "stop", wantUsage: providers.Usage{PromptTokens: 21, CompletionTokens: 3}},
+		{name: "azure/stream-content-filter", format: oa, cloud: "azure", file: "azure/stream-content-filter.sse", stream: true, req: req, wantPath: path, wantBody: streamBody,
+			wantText: "The duel began", wantKind: providers.KindContentFilter, wantUsage: providers.Usage{PromptTokens: 21, CompletionTokens: 9}},
+		{name: "azure/prompt-filtered", format: oa, cloud: "azure", file: "azure/error-content-filter.json", status: 400, req: req, wantPath: path, wantBody: body,
+			wantKind: providers.KindContentFilter, wantStatus: 400},
+		{name: "azure/rate-limited", format: oa, cloud: "azure", file: "azure/error-rate-limit.json", status: 429, req: req, wantPath: path, wantBody: body,
+			wantKind: providers.KindRateLimited, wantStatus: 429},
+	}
 }
 
 const testKey = "sk-test-SECRET-0123456789"
@@ -390,7 +454,9 @@ type captured struct {
 }
 
 func TestFixtures(t *testing.T) {
-	for _, tc := range append(fixtureCases(), toolFixtureCases()...) {
+	cases := append(fixtureCases(), toolFixtureCases()...)
+	cases = append(append(cases, cloudVariants(cases)...), azureFixtureCases()...)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", tc.file))
 			if err != nil {
@@ -444,7 +510,7 @@ func TestFixtures(t *testing.T) {
 				cfg.BaseURL += "/v1"
 				cfg.MaxTokensField = "max_completion_tokens"
 			}
-			p, err := providers.New(tc.format, cfg)
+			p, err := fixtureProvider(tc, cfg, srv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -504,6 +570,20 @@ func TestFixtures(t *testing.T) {
 			checkCalls(t, calls, tc.wantCalls)
 		})
 	}
+}
+
+// fixtureProvider is the adapter a case runs against: the format's (cfg), or the cloud's
+// built on it, with the same upstream.
+func fixtureProvider(tc fixtureCase, cfg providers.Config, srv *httptest.Server) (providers.Provider, error) {
+	switch tc.cloud {
+	case "azure":
+		cfg.Name, cfg.BaseURL = "azure", srv.URL
+		return providers.NewAzure(providers.AzureConfig{Config: cfg, APIVersion: fixtureAzureVersion}), nil
+	case "vertex":
+		cfg.Name, cfg.APIKey = "vertex_ai", ""
+		return providers.NewVertex(providers.VertexConfig{Config: cfg, Project: fixtureProject, Location: fixtureLocation, AccessToken: testKey})
+	}
+	return providers.New(tc.format, cfg)
 }
 
 func head(s string) string {
@@ -856,25 +936,42 @@ func checkRequest(t *testing.T, tc fixtureCase, p providers.Provider, req *provi
 			want.Model = req.Model
 		}
 	}
+	if tc.rewrite != nil {
+		wantPath = tc.rewrite(wantPath, req.Model)
+	}
 	if got.path != wantPath {
 		t.Errorf("path = %q, want %q", got.path, wantPath)
 	}
 	if strings.Contains(got.path, testKey) {
 		t.Errorf("API key sent in the URL")
 	}
-	switch tc.format {
-	case providers.FormatOpenAI:
+	switch {
+	case tc.cloud == "azure":
+		if v := got.header.Get("Api-Key"); v != testKey {
+			t.Errorf("api-key = %q", v)
+		}
+		if v := got.header.Get("Authorization"); v != "" {
+			t.Errorf("Authorization = %q sent to Azure with a key", v)
+		}
+	case tc.cloud == "vertex":
 		if v := got.header.Get("Authorization"); v != "Bearer "+testKey {
 			t.Errorf("Authorization = %q", v)
 		}
-	case providers.FormatAnthropic:
+		if v := got.header.Get("X-Goog-Api-Key"); v != "" {
+			t.Errorf("X-Goog-Api-Key = %q sent to Vertex AI", v)
+		}
+	case tc.format == providers.FormatOpenAI:
+		if v := got.header.Get("Authorization"); v != "Bearer "+testKey {
+			t.Errorf("Authorization = %q", v)
+		}
+	case tc.format == providers.FormatAnthropic:
 		if v := got.header.Get("X-Api-Key"); v != testKey {
 			t.Errorf("X-Api-Key = %q", v)
 		}
 		if v := got.header.Get("Anthropic-Version"); v != "2023-06-01" {
 			t.Errorf("Anthropic-Version = %q", v)
 		}
-	case providers.FormatGemini:
+	case tc.format == providers.FormatGemini:
 		if v := got.header.Get("X-Goog-Api-Key"); v != testKey {
 			t.Errorf("X-Goog-Api-Key = %q", v)
 		}
