@@ -436,3 +436,13 @@ func TestVertexConfigFile(t *testing.T) {
 		t.Errorf("missing credentials file: %v", err)
 	}
 }
+
+// Vertex AI's Gemini models are priced at the catalogue's Vertex AI rates.
+func TestVertexPricing(t *testing.T) {
+	for _, m := range []string{"vertex_ai/gemini-2.0-flash", "vertex_ai/gemini-2.5-pro"} {
+		p, ok := providers.DefaultCatalog().Lookup(m)
+		if !ok || !p.Known || !strings.HasPrefix(p.Provider, "vertex_ai") {
+			t.Errorf("%s: price %+v (found %v)", m, p, ok)
+		}
+	}
+}
