@@ -71,17 +71,20 @@ func TestCatalogLookupNormalised(t *testing.T) {
 
 // TestREADMEModelsArePriced: every gateway model id the README uses ("provider/model", or a
 // {"provider": ..., "model": ...} pair) has a price in the embedded catalogue, however it
-// is spelled. (Ids under other prefixes, such as "google/gemma-2-9b-it", are a router's
+// is spelled. (URL paths such as Azure's {base}/openai/v1/… are not ids; ids under other prefixes, such as "google/gemma-2-9b-it", are a router's
 // class ids from its training data, not models the gateway calls.)
 func TestREADMEModelsArePriced(t *testing.T) {
 	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	const prov = `(openai|anthropic|gemini|mistral|groq|together|fireworks|deepseek|xai|openrouter)`
+	const prov = `(openai|anthropic|gemini|mistral|groq|together|fireworks|deepseek|xai|openrouter|azure|vertex_ai)`
 	ids := map[string]bool{}
-	for _, m := range regexp.MustCompile(`\b`+prov+`/[A-Za-z0-9._:/-]*[A-Za-z0-9]`).FindAllString(string(b), -1) {
-		ids[m] = true
+	for _, at := range regexp.MustCompile(`\b`+prov+`/[A-Za-z0-9._:/-]*[A-Za-z0-9]`).FindAllIndex(b, -1) {
+		if at[0] > 0 && b[at[0]-1] == '/' {
+			continue // a URL's path (Azure's /openai/deployments/…), not a model id
+		}
+		ids[string(b[at[0]:at[1]])] = true
 	}
 	for _, m := range regexp.MustCompile(`"provider":\s*"`+prov+`",\s*"model":\s*"([^"]+)"`).FindAllStringSubmatch(string(b), -1) {
 		ids[m[1]+"/"+m[2]] = true
