@@ -74,7 +74,7 @@ func Presets() []Preset {
 				{"AZURE_AD_TOKEN", "azure Microsoft Entra ID token, sent as a Bearer when no key is set"},
 			}},
 		// Gemini on Vertex AI: LiteLLM's variables win over the google-genai SDK's (see vertexEnv).
-		{Name: "vertex_ai", Format: FormatVertex, KeyOptional: true,
+		{Name: "vertex_ai", Format: FormatVertex,
 			Env: []EnvVar{
 				{"VERTEXAI_PROJECT", "vertex_ai Google Cloud project (or GOOGLE_CLOUD_PROJECT)"},
 				{"VERTEXAI_LOCATION", "vertex_ai region (or GOOGLE_CLOUD_LOCATION; default " + DefaultVertexLocation + ", global allowed)"},
