@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -52,6 +53,7 @@ func main() {
 	timing := flag.Bool("timing", true, "measure training and prediction time")
 	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
 	flag.BoolVar(&useTasks, "tasks", true, "give Fit the rows' task labels (the task prior)")
+	flag.IntVar(&clusters, "clusters", 0, "with -tasks=false: label each fold's training rows with pseudo-tasks, their cluster among this many (spherical k-means on the TF-IDF vectors); 0: none")
 	onnxOnly := flag.Bool("onnx-only", false, "measure only the ONNX embedder")
 	shape := flag.Bool("shape", true, "n-gram shape features (false: NGramConfig.NoShape)")
 	flag.Parse()
@@ -111,6 +113,9 @@ func load(path string) ([]inference.Example, error) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s line %d: %w", path, len(out)+1, err)
 		}
+		if r.CorrectModels == nil && len(r.Scores) > 0 {
+			r.CorrectModels = bestModels(r.Scores) // ZeroEval and MMLU-Pro rows carry scores only
+		}
 		ex := inference.Example{Text: r.Problem, Labels: r.CorrectModels, Scores: r.Scores}
 		if useTasks {
 			ex.Task = r.Task
@@ -136,6 +141,9 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 			} else {
 				train = append(train, examples[j])
 			}
+		}
+		if clusters > 0 && !useTasks {
+			train = pseudoTasks(ctx, train, clusters, opts.NGram)
 		}
 		m, rep, err := inference.Fit(ctx, train, opts)
 		if err != nil {
@@ -199,6 +207,9 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 			score += outcome(ex, preds[i][0].Model)
 			freqScore += outcome(ex, freq)
 			for _, r := range preds[i] {
+				if _, measured := ex.Scores[r.Model]; !measured && ex.Scores != nil {
+					continue
+				}
 				ests = append(ests, r.Quality)
 				outs = append(outs, outcome(ex, r.Model))
 			}
@@ -210,6 +221,12 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 	fmt.Printf("  router %.4f   most-frequent %.4f   random %.4f   (chosen L2 per fold %v)\n", hits/n, freqHits/n, randHits/n, l2s)
 	fmt.Printf("  mean score of the pick: router %.4f   most-frequent %.4f; ECE of the quality estimates on the test folds %.4f\n", score/n, freqScore/n,
 		inference.ExpectedCalibrationError(ests, outs))
+	var logLoss float64
+	for i, q := range ests {
+		q = min(max(q, 1e-6), 1-1e-6)
+		logLoss -= outs[i]*math.Log(q) + (1-outs[i])*math.Log(1-q)
+	}
+	fmt.Printf("  log loss of the quality estimates on the test folds %.4f (%d estimates)\n", logLoss/float64(len(ests)), len(ests))
 	fmt.Printf("  ranking per fold: %v\n", rankings)
 	for k, a := range alt {
 		fmt.Printf("  ranking %-14s top-1 %.4f  mean score %.4f\n", k, a[0]/n, a[1]/n)
@@ -307,6 +324,25 @@ func benchONNX(ctx context.Context, runs int) {
 		log.Fatal(err)
 	}
 	measure("MiniLM-size random weights", tmp)
+}
+
+// bestModels lists the models tied at the highest score, when it is above 0.
+func bestModels(scores map[string]float64) []string {
+	top := 0.0
+	for _, s := range scores {
+		top = max(top, s)
+	}
+	out := []string{}
+	if top <= 0 {
+		return out
+	}
+	for m, s := range scores {
+		if s == top {
+			out = append(out, m)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // outcome is how well model answered ex: its score when given, else 1 for a correct model.
