@@ -434,6 +434,9 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 	}
 	var keys []string
 	prov, m, err := ParseModel(model)
+	if err == nil && prov == "bedrock" {
+		return c.lookupBedrock(m)
+	}
 	if err == nil {
 		if pre, ok := catalogPrefix(prov); ok {
 			keys = append(keys, pre+m)
@@ -450,9 +453,39 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 	return c.lookupCanonical(catalogProvider(prov), CanonicalModel(model))
 }
 
+// lookupBedrock finds the Bedrock model m (a "bedrock/…" string without its prefix) among
+// the catalogue's Bedrock entries only, as another provider's price for the same model is
+// not Bedrock's: "bedrock/"+m as it is (LiteLLM's region entries, "bedrock/us-gov-west-1/…"),
+// the region's entry for a region-prefixed id, the bare model id
+// ("anthropic.claude-3-5-sonnet-20240620-v1:0", "us.anthropic.…" profiles), an ARN's
+// inference profile id, then the id's canonical form among Bedrock entries.
+func (c *Catalog) lookupBedrock(m string) (Price, bool) {
+	id, region := bedrockTarget(m)
+	keys := []string{"bedrock/" + m}
+	if region != "" && !strings.HasPrefix(id, "arn:") {
+		keys = append(keys, "bedrock/"+region+"/"+id)
+	}
+	keys = append(keys, id)
+	if i := strings.LastIndexByte(id, '/'); strings.HasPrefix(id, "arn:") && i >= 0 {
+		keys = append(keys, id[i+1:]) // a system inference profile's id
+	}
+	bedrock := func(p Price) bool { return strings.HasPrefix(p.Provider, "bedrock") }
+	for _, k := range keys {
+		if p, ok := c.entries[k]; ok && bedrock(p) {
+			return p, true
+		}
+	}
+	return c.lookupCanonicalWhere("bedrock", CanonicalModel(id), bedrock)
+}
+
 // lookupCanonical picks the best entry of canonical form canon for provider (a LiteLLM
 // provider name; "" for none), as Lookup describes.
 func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
+	return c.lookupCanonicalWhere(provider, canon, nil)
+}
+
+// lookupCanonicalWhere is lookupCanonical among the entries keep accepts (all for nil).
+func (c *Catalog) lookupCanonicalWhere(provider, canon string, keep func(Price) bool) (Price, bool) {
 	if canon == "" {
 		return Price{}, false
 	}
@@ -482,6 +515,9 @@ func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
 	found := false
 	for _, k := range c.canon[canon] {
 		p := c.entries[k]
+		if keep != nil && !keep(p) {
+			continue
+		}
 		if !found {
 			best, found = p, true
 			continue
@@ -544,11 +580,18 @@ func (c *Catalog) ChatModels(provider string) []string {
 		return nil
 	}
 	pre, ok := catalogPrefix(provider)
-	if !ok {
+	if !ok && provider != "bedrock" {
 		return nil
 	}
 	var out []string
 	for key, p := range c.entries {
+		if provider == "bedrock" {
+			// Bedrock's model ids and inference profiles are the bare keys of its entries.
+			if (p.Provider == "bedrock" || p.Provider == "bedrock_converse") && !strings.Contains(key, "/") && callableChatKey(key) {
+				out = append(out, "bedrock/"+key)
+			}
+			continue
+		}
 		if !callableChatKey(key) {
 			continue
 		}

@@ -66,6 +66,9 @@ type Config struct {
 	// EmbeddingDimensionsField is the embeddings body's field for the vectors' size:
 	// "dimensions" (OpenAI's; the default) or "output_dimension" (Voyage AI's).
 	EmbeddingDimensionsField string
+	// AWS is Amazon Bedrock's region and credentials (FormatBedrock); other formats ignore
+	// it.
+	AWS AWSConfig
 	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Headers map[string]string
 	// Logger receives debug logs of calls (never keys or bodies); nil discards them.
@@ -81,6 +84,24 @@ type endpoint struct {
 	// missing names what the configuration lacks besides a key (Azure's endpoint, Vertex
 	// AI's project or credentials); "" when nothing is. Calls then fail as without a key.
 	missing string
+	// secrets are further credentials (besides cfg.APIKey) redacted from every message an
+	// *Error carries: Bedrock's AWS secret key and session token.
+	secrets []string
+	// classify, when set, classifies a non-2xx response in place of the error parser and
+	// classifyStatus: Bedrock names its error in a header (x-amzn-errortype). It returns the
+	// kind, the upstream's error code ("" when none) and its message.
+	classify func(status int, h http.Header, body []byte) (kind ErrorKind, code, msg string)
+}
+
+// trim is trimMessage with every credential of the endpoint redacted.
+func (e *endpoint) trim(msg string) string {
+	msg = trimMessage(msg, e.cfg.APIKey)
+	for _, s := range e.secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
+	}
+	return msg
 }
 
 func newEndpoint(cfg Config) endpoint {
@@ -99,7 +120,7 @@ func newEndpoint(cfg Config) endpoint {
 
 // errorf builds an *Error for this provider.
 func (e *endpoint) errorf(model string, kind ErrorKind, format string, args ...any) *Error {
-	return &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(fmt.Sprintf(format, args...), e.cfg.APIKey)}
+	return &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: e.trim(fmt.Sprintf(format, args...))}
 }
 
 // checkKey fails with KindAuth, matching ErrNotConfigured, when a required key (or
@@ -143,6 +164,14 @@ type call struct {
 // send posts body as JSON (a []byte is taken as already encoded) and returns the open response, or a classified *Error for
 // transport failures and non-2xx statuses.
 func (e *endpoint) send(ctx context.Context, model, url string, header http.Header, body any, parse errorParser) (*call, error) {
+	return e.sendSigned(ctx, model, url, header, body, parse, nil)
+}
+
+// sendSigned is send with sign, when not nil, called on the request once its headers are
+// set, with its encoded body (Bedrock's SigV4 signs both); a signing failure is an *Error
+// of kind KindAuth and nothing is sent.
+func (e *endpoint) sendSigned(ctx context.Context, model, url string, header http.Header, body any, parse errorParser,
+	sign func(*http.Request, []byte) error) (*call, error) {
 	payload, ok := body.([]byte) // already encoded
 	if !ok {
 		var err error
@@ -163,6 +192,12 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
+	if sign != nil {
+		if err := sign(req, payload); err != nil {
+			cancel(nil)
+			return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindAuth, Message: e.trim("signing request: " + err.Error()), Err: err}
+		}
+	}
 	var headerTimer *time.Timer
 	if e.cfg.ResponseTimeout > 0 {
 		headerTimer = time.AfterFunc(e.cfg.ResponseTimeout, func() { cancel(errNoResponse) })
@@ -176,7 +211,7 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 		kind := classifyTransport(err, context.Cause(ctx))
 		cancel(nil)
 		e.log.DebugContext(ctx, "upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String())
-		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: trimMessage(transportMessage(err, kind), e.cfg.APIKey), Err: err}
+		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: e.trim(transportMessage(err, kind)), Err: err}
 	}
 	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel}
 	c.timer = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
@@ -187,7 +222,10 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 		defer c.Close()
 		raw := readErrorBody(c.body)
 		code, msg := "", ""
-		if parse != nil {
+		var kind ErrorKind
+		if e.classify != nil {
+			kind, code, msg = e.classify(resp.StatusCode, resp.Header, raw)
+		} else if parse != nil {
 			code, msg = parse(raw)
 		}
 		if msg == "" {
@@ -196,13 +234,19 @@ func (e *endpoint) send(ctx context.Context, model, url string, header http.Head
 				msg = http.StatusText(resp.StatusCode)
 			}
 		}
+		if e.classify == nil {
+			kind = classifyStatus(resp.StatusCode, code, msg)
+		}
 		pe := &Error{
 			Provider: e.cfg.Name, Model: model, StatusCode: resp.StatusCode,
-			Kind:       classifyStatus(resp.StatusCode, code, msg),
+			Kind:       kind,
 			RetryAfter: retryAfter(resp.Header, time.Now()),
-			Message:    trimMessage(msg, e.cfg.APIKey),
+			Message:    e.trim(msg),
 		}
 		pe.Param, pe.Code = errorParamAndCode(raw)
+		if pe.Code == "" && e.classify != nil && len(code) <= 100 {
+			pe.Code = code
+		}
 		if pe.RetryAfter == 0 && pe.Kind == KindRateLimited {
 			pe.RetryAfter = geminiRetryDelay(raw) // Google APIs say it in the body
 		}
@@ -267,7 +311,7 @@ func rootCause(err error) error {
 
 // failure builds an *Error for this call's provider, model and status.
 func (c *call) failure(kind ErrorKind, msg string, cause error) *Error {
-	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: trimMessage(msg, c.ep.cfg.APIKey), Err: cause}
+	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: c.ep.trim(msg), Err: cause}
 }
 
 // readFailure classifies an error met while reading the body. In a stream, a connection

@@ -13,6 +13,7 @@ const (
 	// FormatVertex is Gemini on Vertex AI: the Gemini format at Vertex's URLs, with OAuth
 	// (see Vertex).
 	FormatVertex Format = "vertex_ai"
+	// FormatBedrock (Amazon Bedrock's Converse API) is declared in bedrock.go.
 )
 
 // Preset describes a known provider: its wire format, default endpoint and the
@@ -62,6 +63,15 @@ func Presets() []Preset {
 		{Name: "openrouter", Format: FormatOpenAI, BaseURL: "https://openrouter.ai/api/v1", KeyEnv: "OPENROUTER_API_KEY", BaseURLEnv: "OPENROUTER_BASE_URL", Prefill: PrefillTrailing},
 		{Name: "fireworks", Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: "FIREWORKS_API_KEY", BaseURLEnv: "FIREWORKS_BASE_URL"},
 		{Name: "ollama", Format: FormatOpenAI, BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_API_KEY", BaseURLEnv: "OLLAMA_BASE_URL", KeyOptional: true},
+		// Amazon Bedrock's Converse API: a Bedrock API key (bearer), else SigV4 with the AWS
+		// credentials; the endpoint is the region's unless AWS_ENDPOINT_URL_BEDROCK_RUNTIME
+		// names another.
+		{Name: "bedrock", Format: FormatBedrock, KeyEnv: "AWS_BEARER_TOKEN_BEDROCK", BaseURLEnv: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", Env: []EnvVar{
+			{EnvAWSAccessKeyID, "bedrock SigV4 access key (without a Bedrock API key)"},
+			{EnvAWSSecretAccessKey, "bedrock SigV4 secret key"},
+			{EnvAWSSessionToken, "bedrock SigV4 session token (temporary credentials)"},
+			{EnvAWSRegion, "bedrock region (else " + EnvAWSDefaultRegion + ")"},
+		}},
 		// Voyage AI serves embeddings only (POST /v1/embeddings, OpenAI's shape).
 		{Name: "voyage", Format: FormatOpenAI, BaseURL: "https://api.voyageai.com/v1", KeyEnv: "VOYAGE_API_KEY", BaseURLEnv: "VOYAGE_BASE_URL",
 			EmbeddingsOnly: true, EmbeddingDimensionsField: "output_dimension"},
@@ -98,6 +108,8 @@ func New(format Format, cfg Config) (Provider, error) {
 		return NewAzure(AzureConfig{Config: cfg}), nil
 	case FormatVertex:
 		return nil, &ConfigError{Field: "format", Message: "vertex_ai needs a project and credentials: use NewVertex"}
+	case FormatBedrock:
+		return NewBedrock(cfg), nil
 	}
-	return nil, &ConfigError{Field: "format", Message: "must be openai, anthropic, gemini, azure or vertex_ai, got " + quote(string(format))}
+	return nil, &ConfigError{Field: "format", Message: "must be openai, anthropic, gemini, azure, vertex_ai or bedrock, got " + quote(string(format))}
 }

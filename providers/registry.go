@@ -165,6 +165,9 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 		if p.KeyEnv != "" {
 			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
 		}
+		if p.Format == FormatBedrock {
+			cfg.AWS = awsFromEnv(getenv, "", "", "", "")
+		}
 		if v := strings.TrimSpace(getenv(p.BaseURLEnv)); v != "" {
 			cfg.BaseURL = v
 			if p.Name == "ollama" && !strings.HasSuffix(strings.TrimRight(v, "/"), "/v1") {
@@ -257,6 +260,20 @@ type ProviderConfig struct {
 	// MetadataServer takes tokens from the metadata server of Compute Engine, GKE or Cloud
 	// Run.
 	MetadataServer bool `json:"metadata_server,omitempty"`
+
+	// Amazon Bedrock (format bedrock).
+
+	// Region is a bedrock provider's AWS region; empty reads AWS_REGION, then
+	// AWS_DEFAULT_REGION. Its base_url defaults to the region's endpoint.
+	Region string `json:"region,omitempty"`
+	// AWSAccessKeyIDEnv, AWSSecretAccessKeyEnv and AWSSessionTokenEnv name the variables a
+	// bedrock provider reads its SigV4 credentials from (AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN when empty); the first two go together.
+	// Its api_key_env (AWS_BEARER_TOKEN_BEDROCK when empty) names a Bedrock API key, which
+	// wins over them when set.
+	AWSAccessKeyIDEnv     string `json:"aws_access_key_id_env,omitempty"`
+	AWSSecretAccessKeyEnv string `json:"aws_secret_access_key_env,omitempty"`
+	AWSSessionTokenEnv    string `json:"aws_session_token_env,omitempty"`
 }
 
 var (
@@ -322,6 +339,32 @@ func checkCloudFields(field string, f Format, pc ProviderConfig) error {
 	return nil
 }
 
+// envNameRE matches an environment variable name.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// awsFromEnv is a bedrock provider's AWSConfig read through getenv: region when set, else
+// AWS_REGION, else AWS_DEFAULT_REGION; the credentials from the named variables (the
+// standard ones for ""). An access key without its secret, or the reverse, is no
+// credentials.
+func awsFromEnv(getenv func(string) string, region, idEnv, secretEnv, tokenEnv string) AWSConfig {
+	or := func(v, def string) string {
+		if v == "" {
+			return def
+		}
+		return v
+	}
+	idEnv, secretEnv, tokenEnv = or(idEnv, EnvAWSAccessKeyID), or(secretEnv, EnvAWSSecretAccessKey), or(tokenEnv, EnvAWSSessionToken)
+	c := AWSConfig{Region: region, AccessKeyIDEnv: idEnv, SecretAccessKeyEnv: secretEnv}
+	if c.Region == "" {
+		c.Region = or(strings.TrimSpace(getenv(EnvAWSRegion)), strings.TrimSpace(getenv(EnvAWSDefaultRegion)))
+	}
+	id, secret := strings.TrimSpace(getenv(idEnv)), strings.TrimSpace(getenv(secretEnv))
+	if id != "" && secret != "" {
+		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = id, secret, strings.TrimSpace(getenv(tokenEnv))
+	}
+	return c
+}
+
 var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 // LoadConfig reads and validates a provider configuration file.
@@ -356,9 +399,9 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		}
 		seen[pc.Name] = true
 		switch pc.Format {
-		case "", FormatOpenAI, FormatAnthropic, FormatGemini, FormatAzure, FormatVertex:
+		case "", FormatOpenAI, FormatAnthropic, FormatGemini, FormatAzure, FormatVertex, FormatBedrock:
 		default:
-			return nil, &ConfigError{Field: field + ".format", Message: "must be openai, anthropic, gemini, azure or vertex_ai, got " + quote(string(pc.Format))}
+			return nil, &ConfigError{Field: field + ".format", Message: "must be openai, anthropic, gemini, azure, vertex_ai or bedrock, got " + quote(string(pc.Format))}
 		}
 		format := pc.Format
 		if preset, ok := presets[pc.Name]; ok {
@@ -370,9 +413,12 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 			if pc.Format == "" {
 				return nil, &ConfigError{Field: field + ".format", Message: "is required for a provider that is not built in"}
 			}
-			if pc.BaseURL == "" && pc.Format != FormatVertex {
+			if pc.BaseURL == "" && pc.Format != FormatVertex && pc.Format != FormatBedrock {
 				return nil, &ConfigError{Field: field + ".base_url", Message: "is required for a provider that is not built in"}
 			}
+		}
+		if err := checkAWSFields(field, format, pc); err != nil {
+			return nil, err
 		}
 		if pc.BaseURL != "" && !strings.HasPrefix(pc.BaseURL, "http://") && !strings.HasPrefix(pc.BaseURL, "https://") {
 			return nil, &ConfigError{Field: field + ".base_url", Message: "must start with http:// or https://"}
@@ -396,6 +442,43 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		}
 	}
 	return &fc, nil
+}
+
+// checkAWSFields validates the bedrock-only fields of the provider config pc (at field) of
+// the given format.
+func checkAWSFields(field string, format Format, pc ProviderConfig) error {
+	envs := []struct{ name, value string }{
+		{"aws_access_key_id_env", pc.AWSAccessKeyIDEnv}, {"aws_secret_access_key_env", pc.AWSSecretAccessKeyEnv},
+		{"aws_session_token_env", pc.AWSSessionTokenEnv},
+	}
+	if format != FormatBedrock {
+		if pc.Region != "" {
+			return &ConfigError{Field: field + ".region", Message: "applies to bedrock providers only"}
+		}
+		for _, e := range envs {
+			if e.value != "" {
+				return &ConfigError{Field: field + "." + e.name, Message: "applies to bedrock providers only"}
+			}
+		}
+		return nil
+	}
+	if pc.Region != "" && !ValidAWSRegion(pc.Region) {
+		return &ConfigError{Field: field + ".region", Message: "must be an AWS region such as us-east-1, got " + quote(pc.Region)}
+	}
+	for _, e := range envs {
+		if e.value != "" && !envNameRE.MatchString(e.value) {
+			return &ConfigError{Field: field + "." + e.name, Message: "must be an environment variable name, got " + quote(e.value)}
+		}
+	}
+	switch {
+	case pc.AWSAccessKeyIDEnv != "" && pc.AWSSecretAccessKeyEnv == "":
+		return &ConfigError{Field: field + ".aws_secret_access_key_env", Message: "is required with aws_access_key_id_env"}
+	case pc.AWSSecretAccessKeyEnv != "" && pc.AWSAccessKeyIDEnv == "":
+		return &ConfigError{Field: field + ".aws_access_key_id_env", Message: "is required with aws_secret_access_key_env"}
+	case pc.AWSSessionTokenEnv != "" && pc.AWSAccessKeyIDEnv == "":
+		return &ConfigError{Field: field + ".aws_session_token_env", Message: "needs aws_access_key_id_env and aws_secret_access_key_env"}
+	}
+	return nil
 }
 
 // Configure adds or overrides providers from fc; keys named by api_key_env are read
@@ -456,6 +539,13 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 		case pc.APIKeyEnv != "":
 			cfg.KeyEnv = pc.APIKeyEnv
 			cfg.APIKey = strings.TrimSpace(getenv(pc.APIKeyEnv))
+		case format == FormatBedrock && !isPreset:
+			// Any bedrock provider reads a Bedrock API key where the preset does.
+			cfg.KeyEnv = "AWS_BEARER_TOKEN_BEDROCK"
+			cfg.APIKey = strings.TrimSpace(getenv(cfg.KeyEnv))
+		}
+		if format == FormatBedrock {
+			cfg.AWS = awsFromEnv(getenv, pc.Region, pc.AWSAccessKeyIDEnv, pc.AWSSecretAccessKeyEnv, pc.AWSSessionTokenEnv)
 		}
 		p, err := New(format, opts.apply(cfg))
 		if err != nil {
