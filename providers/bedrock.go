@@ -1019,14 +1019,19 @@ func classifyBedrockResponse(status int, h http.Header, body []byte) (ErrorKind,
 // stream) and message; original is a modelStreamErrorException's originalStatusCode.
 func bedrockErrorKind(errType string, status int, msg string, original int) ErrorKind {
 	lmsg := strings.ToLower(msg)
-	switch {
-	case isContentFilterMessage(msg):
-		return KindContentFilter
-	case isContextLengthMessage(msg) || strings.Contains(lmsg, "too long"):
-		return KindContextLength
-	case strings.Contains(lmsg, "model identifier is invalid"):
-		return KindModelNotFound
+	byMessage := func() (ErrorKind, bool) {
+		switch {
+		case isContentFilterMessage(msg):
+			return KindContentFilter, true
+		case isContextLengthMessage(msg) || strings.Contains(lmsg, "input is too long") || strings.Contains(lmsg, "prompt is too long"):
+			return KindContextLength, true
+		case strings.Contains(lmsg, "model identifier is invalid"):
+			return KindModelNotFound, true
+		}
+		return KindUnknown, false
 	}
+	// The type decides where Bedrock names one: its throttling message "Too many tokens,
+	// please wait" is no context overflow, nor ModelTimeoutException's "took too long".
 	switch strings.ToLower(errType) {
 	case "throttlingexception", "servicequotaexceededexception", "toomanyrequestsexception":
 		return KindRateLimited
@@ -1041,12 +1046,18 @@ func bedrockErrorKind(errType string, status int, msg string, original int) Erro
 	case "resourcenotfoundexception":
 		return KindModelNotFound
 	case "validationexception":
+		if k, ok := byMessage(); ok {
+			return k
+		}
 		return KindBadRequest
 	case "modelstreamerrorexception":
 		if original != 0 {
 			return classifyStatus(original, "", msg)
 		}
 		return KindStreamBroken
+	}
+	if k, ok := byMessage(); ok && status != http.StatusTooManyRequests && status < 500 {
+		return k
 	}
 	if status == 0 {
 		return KindStreamBroken // an exception the stream names without a type we know

@@ -22,6 +22,10 @@ import (
 
 var allFormats = []providers.Format{providers.FormatOpenAI, providers.FormatAnthropic, providers.FormatGemini}
 
+// faultFormats are the formats the format-neutral fault tests run against: allFormats
+// (server-sent events) and Bedrock (AWS event streams; see bedrock_test.go for its streams).
+var faultFormats = append(allFormats[:len(allFormats):len(allFormats)], providers.FormatBedrock)
+
 func newProvider(t *testing.T, format providers.Format, baseURL string, mod func(*providers.Config)) providers.Provider {
 	t.Helper()
 	cfg := providers.Config{Name: "test-" + string(format), BaseURL: baseURL, APIKey: testKey}
@@ -45,6 +49,8 @@ func hello(model string) *providers.Request {
 // partialStream is a well-formed start of a stream with text "Hel" and no end marker.
 func partialStream(f providers.Format) string {
 	switch f {
+	case providers.FormatBedrock:
+		return bedrockPartialStream()
 	case providers.FormatAnthropic:
 		return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
 			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
@@ -57,6 +63,8 @@ func partialStream(f providers.Format) string {
 // streamEnd completes partialStream with "lo", usage and the end marker.
 func streamEnd(f providers.Format) string {
 	switch f {
+	case providers.FormatBedrock:
+		return bedrockStreamEnd()
 	case providers.FormatAnthropic:
 		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}\n\n" +
 			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
@@ -70,6 +78,9 @@ func streamEnd(f providers.Format) string {
 }
 
 func malformedChunk(f providers.Format) string {
+	if f == providers.FormatBedrock {
+		return bedrockCorruptFrame()
+	}
 	if f == providers.FormatAnthropic {
 		return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\n\n"
 	}
@@ -169,7 +180,7 @@ func TestStreamFaults(t *testing.T) {
 		}},
 	}
 	for _, sc := range scenarios {
-		for _, f := range allFormats {
+		for _, f := range faultFormats {
 			t.Run(sc.name+"/"+string(f), func(t *testing.T) {
 				done := make(chan struct{})
 				srv := httptest.NewServer(sc.handler(f, done))
@@ -203,7 +214,7 @@ func TestStreamFaults(t *testing.T) {
 }
 
 func TestCompleteDeadlineAndStall(t *testing.T) {
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		t.Run(string(f), func(t *testing.T) {
 			done := make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +268,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		p := newProvider(t, f, "http://"+addr, nil)
 		_, err := p.Complete(context.Background(), hello("m-1"))
 		if providers.KindOf(err) != providers.KindConnection {
@@ -378,7 +389,7 @@ func TestStatusClassification(t *testing.T) {
 }
 
 func TestErrorsNeverCarryTheKey(t *testing.T) {
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// A hostile upstream echoes every header it got, plus a huge body.
 			w.WriteHeader(401)
@@ -419,6 +430,11 @@ func TestMidStreamErrorEvents(t *testing.T) {
 			"{\"error\":{\"message\":\"server had an error\",\"type\":\"server_error\"}}\n", providers.KindOverloaded},
 		{providers.FormatGemini, partialStream(providers.FormatGemini) +
 			"data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n", providers.KindOverloaded},
+		{providers.FormatBedrock, partialStream(providers.FormatBedrock) +
+			bedrockException("throttlingException", `{"message":"Too many tokens, please wait before trying again."}`), providers.KindRateLimited},
+		{providers.FormatBedrock, partialStream(providers.FormatBedrock) +
+			bedrockException("serviceUnavailableException", `{"message":"Bedrock is unable to process your request."}`), providers.KindOverloaded},
+		{providers.FormatBedrock, partialStream(providers.FormatBedrock) + bedrockEvent("messageStop", `{"stopReason":"content_filtered"}`), providers.KindContentFilter},
 	}
 	for i, tc := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -440,7 +456,7 @@ func TestMissingKeyAndSearchFailBeforeSending(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		p := newProvider(t, f, srv.URL, func(c *providers.Config) { c.APIKey = ""; c.KeyEnv = "SOME_API_KEY" })
 		_, err := p.Complete(context.Background(), hello("m-1"))
 		if providers.KindOf(err) != providers.KindAuth || !strings.Contains(err.Error(), "SOME_API_KEY") {
@@ -527,7 +543,7 @@ func TestAnthropicNonStreamedUsageWithCache(t *testing.T) {
 func TestSlowConsumerIsNotAStall(t *testing.T) {
 	// The idle timer only runs while a read is blocked: a consumer that pauses between
 	// Recv calls longer than the idle timeout still gets the whole stream.
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, partialStream(f))
@@ -562,7 +578,7 @@ func TestSlowConsumerIsNotAStall(t *testing.T) {
 }
 
 func TestCallerCancelMidStream(t *testing.T) {
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		done := make(chan struct{})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -650,8 +666,9 @@ func TestBlockedAnswerKeepsItsUsage(t *testing.T) {
 		providers.FormatOpenAI:    `{"id":"c","object":"chat.completion","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":null},"finish_reason":"content_filter"}],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}}`,
 		providers.FormatAnthropic: `{"id":"m","type":"message","role":"assistant","model":"m-1","content":[],"stop_reason":"refusal","usage":{"input_tokens":11,"output_tokens":5}}`,
 		providers.FormatGemini:    `{"candidates":[{"content":{"parts":[{"text":"x"}],"role":"model"},"finishReason":"SAFETY"}],"usageMetadata":{"promptTokenCount":11,"candidatesTokenCount":5,"totalTokenCount":16}}`,
+		providers.FormatBedrock:   `{"output":{"message":{"role":"assistant","content":[{"text":"blocked"}]}},"stopReason":"guardrail_intervened","usage":{"inputTokens":11,"outputTokens":5,"totalTokens":16}}`,
 	}
-	for _, f := range allFormats {
+	for _, f := range faultFormats {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, bodies[f])
