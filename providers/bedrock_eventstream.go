@@ -7,17 +7,18 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-
-	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
 // Bedrock's ConverseStream answers in the AWS event stream encoding
 // (application/vnd.amazon.eventstream): a sequence of binary messages, each a 12-byte
 // prelude (total length, headers length, CRC32 of those 8 bytes), typed headers (":event-type",
 // ":message-type", ":exception-type", …), a payload (here JSON) and a CRC32 of everything
-// before it. The AWS SDK's eventstream package checks the checksums and parses the headers;
-// eventStreamReader frames the body for it and bounds each message, which that package does
-// not.
+// before it. eventStreamReader reads them into one reused buffer, checks both checksums and
+// the lengths (a message is at most 16 MiB, its headers 128 KiB), and reads the headers in
+// place: about one allocation per message, where the AWS SDK's decoder
+// (aws/protocol/eventstream) makes some forty, which made a streamed fragment cost three
+// times the Anthropic adapter's (BENCHMARKS.md, "Amazon Bedrock adapter"). The tests check
+// it against that decoder, message for message.
 
 // maxEventMessage bounds one event stream message (the format's own limit, 16 MiB), and
 // maxEventHeaders its headers (128 KiB): a prelude that declares more is malformed rather
@@ -33,7 +34,8 @@ const (
 var (
 	// errEventTruncated: the body ended inside a message.
 	errEventTruncated = errors.New("event stream cut inside a message")
-	// errEventMalformed: a message failed its checksums or declared impossible lengths.
+	// errEventMalformed: a message failed its checksums, declared impossible lengths or had
+	// malformed headers.
 	errEventMalformed = errors.New("malformed event stream message")
 )
 
@@ -56,15 +58,14 @@ type eventMessage struct {
 
 // eventStreamReader reads the messages of an AWS event stream.
 type eventStreamReader struct {
-	r       *bufio.Reader
-	src     *readErrRecorder
-	dec     *eventstream.Decoder
-	payload []byte // reused payload buffer
-	first   bool   // no message was read yet
+	r     *bufio.Reader
+	src   *readErrRecorder
+	buf   []byte // the current message, reused
+	first bool   // no message was read yet
 }
 
 // readErrRecorder remembers the last error its reader returned other than io.EOF, so that a
-// failed read (a reset connection, the idle timeout) is told apart from a malformed message.
+// failed read (a reset connection, the idle timeout) is told apart from a cut body.
 type readErrRecorder struct {
 	r   io.Reader
 	err error
@@ -78,19 +79,19 @@ func (e *readErrRecorder) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// eventReadBuffer is the read buffer of one stream: most messages are a few hundred bytes.
+// eventReadBuffer is the read buffer of one stream, and the first size of its message
+// buffer: most messages are a few hundred bytes.
 const eventReadBuffer = 4 << 10
 
 func newEventStreamReader(r io.Reader) *eventStreamReader {
 	src := &readErrRecorder{r: r}
-	return &eventStreamReader{r: bufio.NewReaderSize(src, eventReadBuffer), src: src, dec: eventstream.NewDecoder(),
-		payload: make([]byte, 0, eventReadBuffer), first: true}
+	return &eventStreamReader{r: bufio.NewReaderSize(src, eventReadBuffer), src: src, buf: make([]byte, 0, eventReadBuffer), first: true}
 }
 
 // next returns the next message. It returns io.EOF at the end of the body between two
 // messages; errEventTruncated (wrapped) when the body ends inside one; errEventMalformed
-// (wrapped) for a message whose checksums or lengths are wrong; an *errEventJSON when the
-// body is a JSON document; and a failed read's own error.
+// (wrapped) for a message whose checksums, lengths or headers are wrong; an *errEventJSON
+// when the body is a JSON document; and a failed read's own error.
 func (s *eventStreamReader) next() (eventMessage, error) {
 	first := s.first
 	s.first = false
@@ -108,47 +109,103 @@ func (s *eventStreamReader) next() (eventMessage, error) {
 		return eventMessage{}, err
 	}
 	total := binary.BigEndian.Uint32(prelude[0:4])
-	headers := binary.BigEndian.Uint32(prelude[4:8])
+	headersLen := binary.BigEndian.Uint32(prelude[4:8])
 	if crc32.ChecksumIEEE(prelude[:8]) != binary.BigEndian.Uint32(prelude[8:12]) {
 		return eventMessage{}, fmt.Errorf("%w: prelude checksum mismatch", errEventMalformed)
 	}
-	if total < eventMinMessage || total > maxEventMessage || headers > maxEventHeaders || headers > total-eventMinMessage {
-		return eventMessage{}, fmt.Errorf("%w: message of %d bytes with %d bytes of headers", errEventMalformed, total, headers)
+	if total < eventMinMessage || total > maxEventMessage || headersLen > maxEventHeaders || headersLen > total-eventMinMessage {
+		return eventMessage{}, fmt.Errorf("%w: message of %d bytes with %d bytes of headers", errEventMalformed, total, headersLen)
 	}
-	m, err := s.dec.Decode(s.r, s.payload)
-	if err != nil {
-		var checksum eventstream.ChecksumError
-		switch {
-		case s.src.err != nil:
+	if cap(s.buf) < int(total) {
+		s.buf = make([]byte, total)
+	}
+	msg := s.buf[:total]
+	if _, err := io.ReadFull(s.r, msg); err != nil {
+		if s.src.err != nil {
 			return eventMessage{}, s.src.err
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return eventMessage{}, fmt.Errorf("%w: %d-byte message", errEventTruncated, total)
-		case errors.As(err, &checksum):
-			return eventMessage{}, fmt.Errorf("%w: message checksum mismatch", errEventMalformed)
 		}
-		return eventMessage{}, fmt.Errorf("%w: %w", errEventMalformed, err)
+		return eventMessage{}, fmt.Errorf("%w: %d-byte message", errEventTruncated, total)
 	}
-	if cap(m.Payload) > cap(s.payload) {
-		s.payload = m.Payload[:0] // keep the grown buffer for the next message
+	if crc32.ChecksumIEEE(msg[:total-4]) != binary.BigEndian.Uint32(msg[total-4:]) {
+		return eventMessage{}, fmt.Errorf("%w: message checksum mismatch", errEventMalformed)
 	}
-	out := eventMessage{payload: m.Payload}
-	for _, h := range m.Headers {
-		sv, ok := h.Value.(eventstream.StringValue)
-		if !ok {
-			continue
-		}
-		switch h.Name {
-		case ":message-type":
-			out.messageType = string(sv)
-		case ":event-type":
-			out.eventType = string(sv)
-		case ":exception-type":
-			out.exceptionType = string(sv)
-		case ":error-code":
-			out.errorCode = string(sv)
-		case ":error-message":
-			out.errorMessage = string(sv)
-		}
+	out := eventMessage{payload: msg[eventPreludeLen+headersLen : total-4]}
+	if err := readEventHeaders(msg[eventPreludeLen:eventPreludeLen+headersLen], &out); err != nil {
+		return eventMessage{}, err
 	}
 	return out, nil
+}
+
+// eventHeaderSizes are the value sizes of the fixed-size header types: 0 true, 1 false,
+// 2 byte, 3 int16, 4 int32, 5 int64, 8 timestamp, 9 uuid; 6 (bytes) and 7 (string) carry a
+// 2-byte length instead (-1).
+var eventHeaderSizes = [10]int{0, 0, 1, 2, 4, 8, -1, -1, 8, 16}
+
+// readEventHeaders reads the headers h of a message into out: the string headers it uses;
+// the others are skipped.
+func readEventHeaders(h []byte, out *eventMessage) error {
+	for len(h) > 0 {
+		n := int(h[0])
+		if n == 0 || len(h) < 1+n+1 {
+			return fmt.Errorf("%w: header name", errEventMalformed)
+		}
+		name, typ := h[1:1+n], h[1+n]
+		h = h[2+n:]
+		if int(typ) >= len(eventHeaderSizes) {
+			return fmt.Errorf("%w: header %q of unknown type %d", errEventMalformed, name, typ)
+		}
+		size := eventHeaderSizes[typ]
+		if size < 0 {
+			if len(h) < 2 {
+				return fmt.Errorf("%w: header %q", errEventMalformed, name)
+			}
+			size = int(binary.BigEndian.Uint16(h))
+			h = h[2:]
+		}
+		if len(h) < size {
+			return fmt.Errorf("%w: header %q", errEventMalformed, name)
+		}
+		value := h[:size]
+		h = h[size:]
+		if typ != 7 {
+			continue
+		}
+		switch string(name) {
+		case ":message-type":
+			out.messageType = eventName(value)
+		case ":event-type":
+			out.eventType = eventName(value)
+		case ":exception-type":
+			out.exceptionType = string(value)
+		case ":error-code":
+			out.errorCode = string(value)
+		case ":error-message":
+			out.errorMessage = string(value)
+		}
+	}
+	return nil
+}
+
+// eventName is a message or event type, without an allocation for the ones
+// ConverseStream sends.
+func eventName(v []byte) string {
+	switch string(v) {
+	case "event":
+		return "event"
+	case "exception":
+		return "exception"
+	case "contentBlockDelta":
+		return "contentBlockDelta"
+	case "contentBlockStart":
+		return "contentBlockStart"
+	case "contentBlockStop":
+		return "contentBlockStop"
+	case "messageStart":
+		return "messageStart"
+	case "messageStop":
+		return "messageStop"
+	case "metadata":
+		return "metadata"
+	}
+	return string(v)
 }
