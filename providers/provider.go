@@ -1,6 +1,7 @@
 // Package providers adapts LLM provider wire formats (OpenAI chat completions and its
 // compatible presets, OpenAI's Responses API for the models and features only it serves,
-// Anthropic Messages, Google Gemini) to one [Provider] interface, and
+// Anthropic Messages, Google Gemini, Amazon Bedrock's Converse API) to one [Provider]
+// interface, and
 // prices token usage from an embedded catalogue. Tool calling and structured output have
 // provider-neutral types ([Tool], [ToolChoice], [ToolCall], [ToolCallDelta],
 // [ResponseFormat]); each adapter's doc says how it maps them to its wire format. So does
