@@ -88,7 +88,8 @@ type AWSConfig struct {
 //
 // On Claude models, Request.Thinking maps as on the Anthropic adapter (see
 // anthropicThinkingFor) into additionalModelRequestFields.thinking (with
-// output_config.effort for adaptive thinking), top_k goes to additionalModelRequestFields,
+// output_config.effort for adaptive thinking), top_k goes to additionalModelRequestFields
+// (on Nova to additionalModelRequestFields.inferenceConfig.topK; other models drop it),
 // and signed reasoning of the history goes back as reasoningContent blocks when thinking is
 // on; Claude's sampling rules (temperature 1 with thinking; temperature or top_p on Claude
 // 4.1 and later) are applied. PromptCache puts cachePoint blocks after the system prompt,
@@ -458,6 +459,9 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 		if inf.Temperature != nil && inf.TopP != nil && anthropicOneSampler(id) {
 			inf.TopP = nil // Claude 4.1 and later take one of them; the temperature is kept
 		}
+	}
+	if req.TopK != nil && strings.Contains(strings.ToLower(id), "amazon.nova") {
+		extra["inferenceConfig"] = map[string]int{"topK": *req.TopK} // Nova's own field
 	}
 	if inf.MaxTokens > 0 || inf.Temperature != nil || inf.TopP != nil || len(inf.StopSequences) > 0 {
 		out.InferenceConfig = &inf

@@ -102,6 +102,22 @@ func bedrockFixtureCases() []fixtureCase {
 		with(cas("inference-profile-arn", "test_bedrock_inference_profile_converse.yaml", 0), func(c *fixtureCase) {
 			c.wantText, c.wantUsage, c.wantFinish = "Hello", providers.Usage{PromptTokens: 8, CompletionTokens: 2}, "stop"
 		}),
+		// Adaptive thinking with an effort (Claude Sonnet 4.6), and its reasoning sent back.
+		with(cas("converse-adaptive-thinking", "test_bedrock_model_thinking_part_anthropic_adaptive_effort.yaml", 0), func(c *fixtureCase) {
+			c.wantPrefix, c.wantSuffix = "Here are the basic steps for safely crossing the street:\n\n1. **Find a safe place", "like crossing with children or crossing without a crosswalk?"
+			c.wantUsage, c.wantFinish = providers.Usage{PromptTokens: 14, CompletionTokens: 280}, "stop"
+		}),
+		with(cas("converse-adaptive-thinking-history", "test_bedrock_model_thinking_part_anthropic_adaptive_effort.yaml", 1), func(c *fixtureCase) {
+			c.wantPrefix, c.wantSuffix = "Here's how to cross a river, using the same principles as crossing a street:", "Would you like more detail on any specific crossing method?"
+			c.wantUsage, c.wantFinish = providers.Usage{PromptTokens: 316, CompletionTokens: 573}, "stop"
+		}),
+		// top_k: Claude's additional field, Nova's inferenceConfig.topK.
+		with(cas("claude-top-k", "test_bedrock_top_k_anthropic_variant.yaml", 0), func(c *fixtureCase) {
+			c.wantText, c.wantUsage, c.wantFinish = "ok", providers.Usage{PromptTokens: 14, CompletionTokens: 4}, "stop"
+		}),
+		with(cas("nova-top-k", "test_bedrock_top_k_nova_variant.yaml", 0), func(c *fixtureCase) {
+			c.wantText, c.wantUsage, c.wantFinish = "ok", providers.Usage{PromptTokens: 7, CompletionTokens: 2}, "stop"
+		}),
 		with(cas("invalid-model", "test_bedrock_error.yaml", 0), func(c *fixtureCase) {
 			c.wantKind, c.wantStatus = providers.KindModelNotFound, 400
 		}),
@@ -239,16 +255,28 @@ func converseRequest(t *testing.T, w wireRequest, req *providers.Request) {
 				Type         string `json:"type"`
 				BudgetTokens int    `json:"budget_tokens"`
 			} `json:"thinking"`
-			TopK *int `json:"top_k"`
+			OutputConfig *struct {
+				Effort string `json:"effort"`
+			} `json:"output_config"`
+			TopK            *int `json:"top_k"`
+			InferenceConfig *struct {
+				TopK *int `json:"topK"`
+			} `json:"inferenceConfig"` // Nova's
 		}
 		dec := json.NewDecoder(strings.NewReader(w.Extra))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&extra); err != nil {
 			t.Fatalf("additionalModelRequestFields the table cannot rebuild: %v (%s)", err, w.Extra)
 		}
-		if extra.Thinking != nil && extra.Thinking.Type == "enabled" {
+		switch {
+		case extra.Thinking != nil && extra.Thinking.Type == "enabled":
 			req.Thinking = &providers.Thinking{BudgetTokens: extra.Thinking.BudgetTokens}
+		case extra.Thinking != nil && extra.Thinking.Type == "adaptive" && extra.OutputConfig != nil:
+			req.Thinking = &providers.Thinking{Effort: extra.OutputConfig.Effort}
 		}
 		req.TopK = extra.TopK
+		if extra.InferenceConfig != nil {
+			req.TopK = extra.InferenceConfig.TopK
+		}
 	}
 }
