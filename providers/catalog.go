@@ -162,6 +162,10 @@ type Catalog struct {
 	// themselves.
 	audio      *Catalog
 	audioRates map[string]AudioPrice
+	// rerank is the catalogue of rerank models (mode "rerank"), for Lookup; rerankRates
+	// their rates by catalogue key. Nil in themselves.
+	rerank      *Catalog
+	rerankRates map[string]RerankPrice
 }
 
 // newCatalog returns the catalogue of entries with its canonical index.
@@ -215,7 +219,9 @@ type catalogEntry struct {
 	InputPerCharacter   flexFloat `json:"input_cost_per_character"`
 	InputPerAudioToken  flexFloat `json:"input_cost_per_audio_token"`
 	OutputPerAudioToken flexFloat `json:"output_cost_per_audio_token"`
-	SearchCost          *struct {
+	// The rate of rerank models priced per query (RerankPrice).
+	InputPerQuery flexFloat `json:"input_cost_per_query"`
+	SearchCost    *struct {
 		Low    flexFloat `json:"search_context_size_low"`
 		Medium flexFloat `json:"search_context_size_medium"`
 		High   flexFloat `json:"search_context_size_high"`
@@ -274,7 +280,8 @@ func openAISearchCall(model string) float64 {
 // ParseCatalog parses a catalogue in LiteLLM's model_prices_and_context_window.json format,
 // keeping chat models (entries whose mode is "chat" or absent, and OpenAI's of mode
 // "responses": the models only its Responses API serves, which the OpenAI adapter calls
-// there), embedding models (Embeddings) and audio models (AudioPrice), each apart.
+// there), embedding models (Embeddings), audio models (AudioPrice) and rerank models
+// (RerankPrice), each apart.
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -283,6 +290,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	entries := make(map[string]Price, len(raw))
 	embed := map[string]Price{}
 	audio, rates := map[string]Price{}, map[string]AudioPrice{}
+	rerank, rerankRates := map[string]Price{}, map[string]RerankPrice{}
 	for key, msg := range raw {
 		var e catalogEntry
 		if json.Unmarshal(msg, &e) != nil {
@@ -291,6 +299,10 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		if e.Mode == AudioTranscription || e.Mode == AudioSpeech {
 			// Kept apart: chat model lists and prices never see them.
 			audio[key], rates[key] = Price{Key: key, Provider: e.Provider}, e.audioPrice(key)
+			continue
+		}
+		if e.Mode == RerankMode {
+			rerank[key], rerankRates[key] = Price{Key: key, Provider: e.Provider}, e.rerankPrice(key)
 			continue
 		}
 		if e.Mode == "embedding" {
@@ -314,6 +326,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	c := newCatalog(entries)
 	c.embed = newCatalog(embed)
 	c.audio, c.audioRates = newCatalog(audio), rates
+	c.rerank, c.rerankRates = newCatalog(rerank), rerankRates
 	return c, nil
 }
 
@@ -348,6 +361,14 @@ func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 		}
 	}
 	out.audio, out.audioRates = newCatalog(audio), rates
+	rerank, rerankRates := map[string]Price{}, map[string]RerankPrice{}
+	for _, x := range []*Catalog{c, o} {
+		if x.rerank != nil {
+			maps.Copy(rerank, x.rerank.entries)
+			maps.Copy(rerankRates, x.rerankRates)
+		}
+	}
+	out.rerank, out.rerankRates = newCatalog(rerank), rerankRates
 	return out
 }
 
@@ -396,7 +417,7 @@ func (c *Catalog) Len() int { return len(c.entries) }
 // catalogPrefix maps our provider names to LiteLLM key prefixes ("" = bare model name).
 func catalogPrefix(provider string) (string, bool) {
 	switch provider {
-	case "openai", "anthropic":
+	case "openai", "anthropic", "cohere", "jina":
 		return "", true
 	case "together":
 		return "together_ai/", true
@@ -415,6 +436,8 @@ func catalogProvider(provider string) string {
 		return "together_ai"
 	case "fireworks":
 		return "fireworks_ai"
+	case "jina":
+		return "jina_ai"
 	}
 	return provider
 }
@@ -570,8 +593,9 @@ func (c *Catalog) MaxInputTokens(model string) int {
 }
 
 // ChatModels returns the catalogue's chat models served by provider, as "provider/model"
-// strings, sorted: for openai and anthropic the bare LiteLLM keys of that provider, for the
-// others the keys under the provider's LiteLLM prefix (gemini/..., together_ai/...). A
+// strings, sorted: for openai, anthropic, cohere and jina the bare LiteLLM keys of that
+// provider (LiteLLM's jina_ai for jina), for the others the keys under the provider's
+// LiteLLM prefix (gemini/..., together_ai/...). A
 // provider the catalogue does not cover has none. Entries no chat request can name are left
 // out: fine-tuning price templates ("ft:…") and audio and realtime models (the gateway
 // takes text only).
@@ -597,7 +621,7 @@ func (c *Catalog) ChatModels(provider string) []string {
 		}
 		switch {
 		case pre == "":
-			if p.Provider == provider && !strings.Contains(key, "/") {
+			if p.Provider == catalogProvider(provider) && !strings.Contains(key, "/") {
 				out = append(out, provider+"/"+key)
 			}
 		case strings.HasPrefix(key, pre):

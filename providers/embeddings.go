@@ -302,3 +302,13 @@ func countInputs(model string, texts []string) int {
 // EmbeddingsOnly reports whether the provider serves embeddings and no chat
 // (Config.EmbeddingsOnly).
 func (o *OpenAI) EmbeddingsOnly() bool { return o.ep.cfg.EmbeddingsOnly }
+
+// ServesEmbeddings reports whether p answers embeddings requests: it implements Embedder
+// and does not serve rerank only (Cohere's preset, whose embeddings API is not OpenAI's).
+func ServesEmbeddings(p Provider) bool {
+	if _, ok := p.(Embedder); !ok {
+		return false
+	}
+	r, ok := p.(interface{ RerankOnly() bool })
+	return !ok || !r.RerankOnly()
+}

@@ -60,8 +60,9 @@ type Config struct {
 	// ResponsesAPI says when an OpenAI-format adapter calls OpenAI's Responses API instead
 	// of chat completions (see ResponsesMode); other formats ignore it.
 	ResponsesAPI ResponsesMode
-	// EmbeddingsOnly marks an OpenAI-format provider that serves embeddings and no chat
-	// (Voyage AI): the gateway routes no chat request to it.
+	// EmbeddingsOnly marks an OpenAI-format provider that serves embeddings (and rerank,
+	// when Rerank is set) and no chat (Voyage AI, Jina AI): the gateway routes no chat
+	// request to it.
 	EmbeddingsOnly bool
 	// EmbeddingDimensionsField is the embeddings body's field for the vectors' size:
 	// "dimensions" (OpenAI's; the default) or "output_dimension" (Voyage AI's).
@@ -69,6 +70,15 @@ type Config struct {
 	// AWS is Amazon Bedrock's region and credentials (FormatBedrock); other formats ignore
 	// it.
 	AWS AWSConfig
+	// Rerank is the provider's rerank API (RerankCohere, RerankJina or RerankVoyage); ""
+	// when it has none. RerankPath is where it is under BaseURL (DefaultRerankPath when
+	// empty).
+	Rerank     RerankAPI
+	RerankPath string
+	// RerankOnly marks an OpenAI-format provider that serves rerank and nothing else
+	// (Cohere, whose chat and embeddings APIs are not OpenAI's): the gateway routes it no
+	// chat or embeddings request.
+	RerankOnly bool
 	// Headers are extra headers sent with every request (e.g. OpenRouter's HTTP-Referer).
 	Headers map[string]string
 	// Logger receives debug logs of calls (never keys or bodies); nil discards them.

@@ -1,5 +1,7 @@
 package providers
 
+import "strings"
+
 // Format names a wire format.
 type Format string
 
@@ -39,6 +41,13 @@ type Preset struct {
 	EmbeddingsOnly bool
 	// EmbeddingDimensionsField: see Config.
 	EmbeddingDimensionsField string
+	// AltKeyEnvs are variables the key is read from when KeyEnv is unset (Cohere's SDKs
+	// read CO_API_KEY).
+	AltKeyEnvs []string
+	// Rerank, RerankPath and RerankOnly: the provider's rerank API, see Config.
+	Rerank     RerankAPI
+	RerankPath string
+	RerankOnly bool
 	// Env lists the other environment variables the provider is configured from (Azure
 	// OpenAI's and Vertex AI's), as `serve -h` describes them.
 	Env []EnvVar
@@ -72,9 +81,18 @@ func Presets() []Preset {
 			{EnvAWSSessionToken, "bedrock SigV4 session token (temporary credentials)"},
 			{EnvAWSRegion, "bedrock region (else " + EnvAWSDefaultRegion + ")"},
 		}},
-		// Voyage AI serves embeddings only (POST /v1/embeddings, OpenAI's shape).
+		// Voyage AI serves embeddings (POST /v1/embeddings, OpenAI's shape) and rerank (POST
+		// /v1/rerank, its own shape), no chat.
 		{Name: "voyage", Format: FormatOpenAI, BaseURL: "https://api.voyageai.com/v1", KeyEnv: "VOYAGE_API_KEY", BaseURLEnv: "VOYAGE_BASE_URL",
-			EmbeddingsOnly: true, EmbeddingDimensionsField: "output_dimension"},
+			EmbeddingsOnly: true, EmbeddingDimensionsField: "output_dimension", Rerank: RerankVoyage},
+		// Cohere serves rerank only here (POST /v2/rerank): its chat and embeddings APIs are
+		// not OpenAI's.
+		{Name: "cohere", Format: FormatOpenAI, BaseURL: "https://api.cohere.com", KeyEnv: "COHERE_API_KEY", AltKeyEnvs: []string{"CO_API_KEY"},
+			BaseURLEnv: "COHERE_BASE_URL", Rerank: RerankCohere, RerankPath: "/v2/rerank", RerankOnly: true},
+		// Jina AI serves embeddings (POST /v1/embeddings, OpenAI's shape) and rerank (POST
+		// /v1/rerank, Cohere's shape), no chat.
+		{Name: "jina", Format: FormatOpenAI, BaseURL: "https://api.jina.ai/v1", KeyEnv: "JINA_API_KEY", BaseURLEnv: "JINA_BASE_URL",
+			EmbeddingsOnly: true, Rerank: RerankJina},
 		// Azure OpenAI: LiteLLM's variables win over the official SDK's (see azureEnv).
 		{Name: "azure", Format: FormatAzure, KeyEnv: "AZURE_API_KEY", BaseURLEnv: "AZURE_API_BASE", MaxTokensField: "max_completion_tokens",
 			Env: []EnvVar{
@@ -112,4 +130,19 @@ func New(format Format, cfg Config) (Provider, error) {
 		return NewBedrock(cfg), nil
 	}
 	return nil, &ConfigError{Field: "format", Message: "must be openai, anthropic, gemini, azure, vertex_ai or bedrock, got " + quote(string(format))}
+}
+
+// key reads p's API key through getenv: KeyEnv, else the first of AltKeyEnvs that is set.
+func (p Preset) key(getenv func(string) string) string {
+	if p.KeyEnv == "" {
+		return ""
+	}
+	k := strings.TrimSpace(getenv(p.KeyEnv))
+	for _, alt := range p.AltKeyEnvs {
+		if k != "" {
+			break
+		}
+		k = strings.TrimSpace(getenv(alt))
+	}
+	return k
 }

@@ -9,7 +9,10 @@
 // reasoning comes back as [ReasoningBlock] values (streamed as [ReasoningDelta]), Claude's
 // with the signatures it needs to take them back. Adapters whose provider computes
 // embeddings (the OpenAI format and Gemini) also implement [Embedder]; the catalogue prices
-// embedding models apart ([Catalog.EmbeddingCost]).
+// embedding models apart ([Catalog.EmbeddingCost]). The OpenAI-format adapter of a provider
+// with a rerank API (Cohere, Jina AI, Voyage AI, a self-hosted reranker: Config.Rerank)
+// also reranks documents ([Reranker]), priced by the query or the token
+// ([Catalog.RerankCost]).
 package providers
 
 import (

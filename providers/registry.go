@@ -62,11 +62,14 @@ type Configurable interface {
 	Configured() bool
 }
 
-// ServesChat reports whether p answers chat requests (false for an embeddings-only
-// provider such as Voyage AI).
+// ServesChat reports whether p answers chat requests (false for a provider that serves
+// embeddings or rerank only, such as Voyage AI, Jina AI and Cohere's preset).
 func ServesChat(p Provider) bool {
-	e, ok := p.(interface{ EmbeddingsOnly() bool })
-	return !ok || !e.EmbeddingsOnly()
+	if e, ok := p.(interface{ EmbeddingsOnly() bool }); ok && e.EmbeddingsOnly() {
+		return false
+	}
+	r, ok := p.(interface{ RerankOnly() bool })
+	return !ok || !r.RerankOnly()
 }
 
 // IsConfigured reports whether p can call upstream: what a Configurable says; any other
@@ -161,10 +164,9 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 			Name: p.Name, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, KeyOptional: p.KeyOptional,
 			MaxTokensField: p.MaxTokensField, OmitStreamOptions: p.OmitStreamOptions, Prefill: p.Prefill,
 			ShortToolCallIDs: p.ShortToolCallIDs, EmbeddingsOnly: p.EmbeddingsOnly, EmbeddingDimensionsField: p.EmbeddingDimensionsField,
+			Rerank: p.Rerank, RerankPath: p.RerankPath, RerankOnly: p.RerankOnly,
 		})
-		if p.KeyEnv != "" {
-			cfg.APIKey = strings.TrimSpace(getenv(p.KeyEnv))
-		}
+		cfg.APIKey = p.key(getenv)
 		if p.Format == FormatBedrock {
 			cfg.AWS = awsFromEnv(getenv, "", "", "", "")
 		}
@@ -274,6 +276,11 @@ type ProviderConfig struct {
 	AWSAccessKeyIDEnv     string `json:"aws_access_key_id_env,omitempty"`
 	AWSSecretAccessKeyEnv string `json:"aws_secret_access_key_env,omitempty"`
 	AWSSessionTokenEnv    string `json:"aws_session_token_env,omitempty"`
+
+	// Rerank says an OpenAI-format provider serves rerank at {base_url}/rerank, in the shape
+	// of "cohere" (Cohere's v2, which vLLM, Infinity and other self-hosted servers speak),
+	// "jina" or "voyage" (see RerankAPI); empty for none, or the preset's.
+	Rerank RerankAPI `json:"rerank,omitempty"`
 }
 
 var (
@@ -435,6 +442,12 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		if !pc.ResponsesAPI.valid() {
 			return nil, &ConfigError{Field: field + ".responses_api", Message: "must be auto, always or never, got " + quote(string(pc.ResponsesAPI))}
 		}
+		if !pc.Rerank.valid() {
+			return nil, &ConfigError{Field: field + ".rerank", Message: "must be cohere, jina or voyage, got " + quote(string(pc.Rerank))}
+		}
+		if pc.Rerank != "" && format != FormatOpenAI {
+			return nil, &ConfigError{Field: field + ".rerank", Message: "is for openai-format providers only"}
+		}
 		switch pc.MaxTokensField {
 		case "", "max_tokens", "max_completion_tokens":
 		default:
@@ -525,13 +538,17 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 				cfg.MaxTokensField = preset.MaxTokensField
 			}
 			cfg.EmbeddingsOnly, cfg.EmbeddingDimensionsField = preset.EmbeddingsOnly, preset.EmbeddingDimensionsField
-			cfg.APIKey = strings.TrimSpace(getenv(preset.KeyEnv))
+			cfg.Rerank, cfg.RerankPath, cfg.RerankOnly = preset.Rerank, preset.RerankPath, preset.RerankOnly
+			cfg.APIKey = preset.key(getenv)
 			if v := strings.TrimSpace(getenv(preset.BaseURLEnv)); v != "" {
 				cfg.BaseURL = v
 			}
 		}
 		if pc.BaseURL != "" {
 			cfg.BaseURL = pc.BaseURL
+		}
+		if pc.Rerank != "" && pc.Rerank != cfg.Rerank {
+			cfg.Rerank, cfg.RerankPath = pc.Rerank, "" // at {base_url}/rerank
 		}
 		switch {
 		case pc.APIKey != "":

@@ -67,7 +67,7 @@ func TestRegistryFromEnv(t *testing.T) {
 		"OLLAMA_BASE_URL":    srv.URL, // Ollama's host; /v1 is added
 	}), providers.Options{HTTPClient: &http.Client{Transport: ct}})
 
-	want := []string{"anthropic", "azure", "bedrock", "deepseek", "fireworks", "gemini", "groq", "mistral", "ollama", "openai", "openrouter", "together", "vertex_ai", "voyage", "xai"}
+	want := []string{"anthropic", "azure", "bedrock", "cohere", "deepseek", "fireworks", "gemini", "groq", "jina", "mistral", "ollama", "openai", "openrouter", "together", "vertex_ai", "voyage", "xai"}
 	if got := reg.Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

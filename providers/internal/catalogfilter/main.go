@@ -2,8 +2,9 @@
 // "chat", and OpenAI's of mode "responses": the models only its Responses API serves,
 // which the OpenAI adapter calls there), the embedding models (mode "embedding", which
 // the gateway's /v1/embeddings serves), the audio models (modes "audio_transcription" and
-// "audio_speech", which /v1/audio serves) and the
-// fields package providers uses, one entry per line so updates diff well.
+// "audio_speech", which /v1/audio serves), the rerank models (mode "rerank", which
+// /v1/rerank serves) and the fields package providers uses, one entry per line so updates
+// diff well.
 //
 //	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
 package main
@@ -35,6 +36,10 @@ var audioKeep = []string{
 	"input_cost_per_second", "output_cost_per_second", "input_cost_per_character",
 	"input_cost_per_audio_token", "output_cost_per_audio_token",
 }
+
+// rerankKeep lists the fields package providers reads of rerank models besides keep's:
+// Cohere's are priced by the query.
+var rerankKeep = []string{"input_cost_per_query"}
 
 func main() {
 	in := flag.String("in", "", "LiteLLM model_prices_and_context_window.json")
@@ -77,6 +82,13 @@ func main() {
 				}
 			}
 		}
+		if entry["mode"] == "rerank" {
+			for _, k := range rerankKeep {
+				if v, ok := entry[k]; ok {
+					small[k] = v
+				}
+			}
+		}
 		for k, v := range entry {
 			if tierKey.MatchString(k) {
 				small[k] = v // long-prompt rates
@@ -97,7 +109,7 @@ func main() {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("wrote %d chat, embedding and audio models to %s", count, *out)
+	log.Printf("wrote %d chat, embedding, audio and rerank models to %s", count, *out)
 }
 
 // tierKey matches the long-prompt rates package providers reads (Price.Tiers).
@@ -105,9 +117,9 @@ var tierKey = regexp.MustCompile(`^(input_cost_per_token|output_cost_per_token|c
 
 // chatEntry reports whether a catalogue entry is a model the gateway can call: mode
 // "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
-// served through APIs the gateway does not speak), "embedding", or an audio model.
+// served through APIs the gateway does not speak), "embedding", "rerank", or an audio model.
 func chatEntry(entry map[string]any) bool {
-	return entry["mode"] == "chat" || entry["mode"] == "embedding" || audioEntry(entry) ||
+	return entry["mode"] == "chat" || entry["mode"] == "embedding" || entry["mode"] == "rerank" || audioEntry(entry) ||
 		entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
 }
 
