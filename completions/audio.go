@@ -340,7 +340,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		return nil
 	})
 	if err != nil {
-		g.observeAudioFailure(ctx, p, op, false, err)
+		g.observeOpFailure(ctx, p, op, false, err)
 		return nil, err
 	}
 	now := g.opts.Now()
@@ -356,22 +356,6 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 			Start: p.start, Latency: now.Sub(p.start)})
 	}
 	return res, nil
-}
-
-// observeAudioFailure reports an audio request that got no answer.
-func (g *Gateway) observeAudioFailure(ctx context.Context, p *plan, op string, stream bool, err error) {
-	if g.opts.Observer == nil {
-		return
-	}
-	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed, Tags: p.req.Tags,
-		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
-		r.Outcome = RequestCancelled
-	}
-	if len(p.targets) > 0 {
-		r.Requested = p.targets[0].name
-	}
-	g.opts.Observer.ObserveRequest(ctx, r)
 }
 
 // errNoAudio is the cause of a speech attempt's context ending because no audio came in
@@ -435,7 +419,7 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	})
 	if err != nil {
 		cancel()
-		g.observeAudioFailure(ctx, p, OperationSpeech, true, err)
+		g.observeOpFailure(ctx, p, OperationSpeech, true, err)
 		p.ended()
 		return nil, err
 	}

@@ -276,9 +276,9 @@ func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answere
 }
 
 // allowedAs returns the models an allowed name of a Budget stands for besides itself: a
-// model group's models, a bare name's "provider/model" (chat or embedding model). The
-// names are resolved at each request, so a key keeps meaning what it named when the
-// gateway's groups or providers change.
+// model group's models, a bare name's "provider/model" (chat, embedding, audio or rerank
+// model). The names are resolved at each request, so a key keeps meaning what it named
+// when the gateway's groups or providers change.
 func (g *Gateway) allowedAs(name string) []string {
 	if grp, ok := g.opts.ModelGroups[name]; ok {
 		return grp.Models
@@ -293,6 +293,9 @@ func (g *Gateway) allowedAs(name string) []string {
 		return []string{full}
 	}
 	if full, err := g.audioModel("model", name); err == nil {
+		return []string{full}
+	}
+	if full, err := g.rerankModel("model", name); err == nil {
 		return []string{full}
 	}
 	return nil

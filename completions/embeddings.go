@@ -317,7 +317,7 @@ func (r *EmbeddingsRequest) validate() (*providers.EmbeddingRequest, error) {
 // for bare names the catalogue does not list.
 var embeddingVendors = []struct{ prefix, provider string }{
 	{"text-embedding-3", "openai"}, {"text-embedding-ada", "openai"}, {"gemini-embedding", "gemini"},
-	{"mistral-embed", "mistral"}, {"codestral-embed", "mistral"}, {"voyage-", "voyage"},
+	{"mistral-embed", "mistral"}, {"codestral-embed", "mistral"}, {"voyage-", "voyage"}, {"jina-embeddings", "jina"},
 }
 
 // embeddingModel returns the "provider/model" a bare embedding model name stands for
@@ -361,7 +361,7 @@ func (g *Gateway) EmbeddingModels() []string {
 		return nil
 	}
 	var out []string
-	for _, name := range g.configuredProviders(func(p providers.Provider) bool { _, ok := p.(providers.Embedder); return ok }) {
+	for _, name := range g.configuredProviders(providers.ServesEmbeddings) {
 		out = append(out, cat.EmbeddingModels(name)...)
 	}
 	return out
@@ -404,7 +404,7 @@ func (g *Gateway) ResolveEmbeddingModel(name string) (string, bool) {
 // embeddingTargets resolves an embeddings request's model: a model group's members in
 // order, else the model itself.
 func (g *Gateway) embeddingTargets(name string) ([]target, error) {
-	return g.groupTargets(name, g.embeddingModel, func(p providers.Provider) bool { _, ok := p.(providers.Embedder); return ok },
+	return g.groupTargets(name, g.embeddingModel, providers.ServesEmbeddings,
 		func(field, provider, model string) error {
 			return invalid(field, "provider %q of %q has no embeddings API", provider, model)
 		})
@@ -523,7 +523,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		return err
 	})
 	if err != nil {
-		g.observeEmbedFailure(ctx, p, err)
+		g.observeOpFailure(ctx, p, OperationEmbeddings, false, err)
 		return nil, err
 	}
 	now := g.opts.Now()
@@ -592,20 +592,4 @@ func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *Embeddi
 			Latency: g.opts.Now().Sub(p.start), Cache: CacheHit, SavedUSD: ec.saved})
 	}
 	return resp, nil
-}
-
-// observeEmbedFailure reports an embeddings request that got no answer.
-func (g *Gateway) observeEmbedFailure(ctx context.Context, p *plan, err error) {
-	if g.opts.Observer == nil {
-		return
-	}
-	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestFailed, Tags: p.req.Tags,
-		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
-		r.Outcome = RequestCancelled
-	}
-	if len(p.targets) > 0 {
-		r.Requested = p.targets[0].name
-	}
-	g.opts.Observer.ObserveRequest(ctx, r)
 }

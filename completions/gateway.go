@@ -19,7 +19,8 @@
 // names one model reach several, in order, shuffled, fastest first by the latency the
 // gateway measures, or routed by the Ranker. Gateway.Embed serves OpenAI's embeddings API
 // (EmbeddingsRequest) over the providers that have one (providers.Embedder), with the same
-// keys, budgets, retries and records. The HTTP routes live in
+// keys, budgets, retries and records; Gateway.Rerank serves Cohere's rerank API
+// (RerankRequest) over the providers with one (providers.Reranker). The HTTP routes live in
 // package server and only translate to and from the types here.
 package completions
 
@@ -262,6 +263,11 @@ type Gateway struct {
 	audioListed     map[string]bool
 	audioBare       map[string][]string
 	audioCatalogued map[string]bool
+	// The rerank models of RerankModels, indexed once (rerankIndex): by full name and by
+	// name without a provider.
+	rerankOnce   sync.Once
+	rerankListed map[string]bool
+	rerankBare   map[string][]string
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

@@ -34,8 +34,8 @@ type RequestRecord struct {
 	// Owner and Tag are the request's Scope's.
 	Owner, Tag string
 	// Operation is OperationEmbeddings for an embeddings request, OperationTranscription,
-	// OperationTranslation or OperationSpeech for an audio request, "" for a chat request
-	// (any surface).
+	// OperationTranslation or OperationSpeech for an audio request, OperationRerank for a
+	// rerank request, "" for a chat request (any surface).
 	Operation string
 	// Stream says the answer was streamed.
 	Stream bool
@@ -116,6 +116,23 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	}
 	if answered != nil {
 		r.Provider, r.Model = answered.provider, answered.name
+	}
+	if len(p.targets) > 0 {
+		r.Requested = p.targets[0].name
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
+// observeOpFailure reports a request of operation op other than chat (embeddings, audio,
+// rerank) that got no answer.
+func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stream bool, err error) {
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed, Tags: p.req.Tags,
+		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
+		r.Outcome = RequestCancelled
 	}
 	if len(p.targets) > 0 {
 		r.Requested = p.targets[0].name

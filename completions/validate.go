@@ -202,7 +202,7 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 			return nil, ve
 		}
 		if !providers.ServesChat(p) {
-			return nil, invalid(f, "provider %q serves embeddings only (POST /v1/embeddings), not %q", pn, s)
+			return nil, invalid(f, "provider %q serves %s only, not chat (%q)", pn, servedAPIs(p), s)
 		}
 		if search {
 			if !providers.SupportsSearch(p, m) {
@@ -221,4 +221,19 @@ func isUUID(s string) bool {
 	}
 	_, err := uuid.Parse(s)
 	return err == nil
+}
+
+// servedAPIs names what a provider that serves no chat answers, and where.
+func servedAPIs(p providers.Provider) string {
+	var apis []string
+	if providers.ServesEmbeddings(p) {
+		apis = append(apis, "embeddings (POST /v1/embeddings)")
+	}
+	if providers.ServesRerank(p) {
+		apis = append(apis, "rerank (POST /v1/rerank)")
+	}
+	if len(apis) == 0 {
+		return "other requests"
+	}
+	return strings.Join(apis, " and ")
 }

@@ -233,10 +233,10 @@ func TestRerankRefusesWhatItCannotSend(t *testing.T) {
 }
 
 // TestRerankCountsWhatIsNotReported: a server in Cohere's shape that reports neither
-// search units nor tokens (self-hosted) gets both counted locally: the tokens as Voyage AI
-// defines them (the query's times the documents, plus the documents'), the search units by
-// Cohere's rule (100 documents a unit, a document of more than 500 tokens with the query
-// one per 500).
+// search units nor tokens (self-hosted) gets both estimated: the tokens as Voyage AI
+// defines them (the query's times the documents, plus the documents'), at four bytes a
+// token; the search units by Cohere's rule (100 documents a unit, a document of more than
+// 500 tokens with the query one per 500).
 func TestRerankCountsWhatIsNotReported(t *testing.T) {
 	docs := make([]string, 150)
 	results := make([]string, len(docs))
@@ -250,11 +250,11 @@ func TestRerankCountsWhatIsNotReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, d := providers.CountTokens("bge-reranker-v2-m3", "q"), providers.CountTokens("bge-reranker-v2-m3", "tok")
-	if u := res.Usage; u.SearchUnits != 2 || !u.SearchUnitsEstimated || u.Tokens != 150*(q+d) || !u.TokensEstimated || !u.Estimated() {
+	// "q" is a token, "tok" one (four bytes a token).
+	if u := res.Usage; u.SearchUnits != 2 || !u.SearchUnitsEstimated || u.Tokens != 150*(1+1) || !u.TokensEstimated || !u.Estimated() {
 		t.Errorf("150 short documents: %+v", u)
 	}
-	// One document of about 1,200 tokens counts as three (of 500 tokens each).
+	// One document of 2,100 tokens (8,400 bytes) counts as five (of 500 tokens each).
 	long := strings.Repeat("planet ", 1200)
 	docs = append(docs[:98:98], long)
 	up.mu.Lock()
@@ -265,7 +265,14 @@ func TestRerankCountsWhatIsNotReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Usage.SearchUnits != 2 {
-		t.Errorf("98 short documents and one of %d tokens: %d search units, want 2", providers.CountTokens("m", long), res.Usage.SearchUnits)
+		t.Errorf("98 short documents and one of 2,100 tokens: %d search units, want 2", res.Usage.SearchUnits)
+	}
+	docs = append(docs[:94:94], long)
+	up.mu.Lock()
+	up.answer = `{"results":[` + strings.Join(results[:95], ",") + `]}`
+	up.mu.Unlock()
+	if res, err = o.Rerank(context.Background(), &providers.RerankRequest{Model: "m", Query: "q", Documents: docs}); err != nil || res.Usage.SearchUnits != 1 {
+		t.Errorf("94 short documents and one of 2,100 tokens: %+v %v, want 1 search unit", res, err)
 	}
 }
 

@@ -1,0 +1,443 @@
+package completions
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/invopop/jsonschema"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// MaxRerankDocuments is how many documents one rerank request may carry (Cohere's bound).
+const MaxRerankDocuments = 1000
+
+// OperationRerank is RequestRecord.Operation for a rerank request.
+const OperationRerank = "rerank"
+
+// RerankRequest is Cohere's rerank body (v2, with v1's return_documents and documents as
+// objects, as LiteLLM takes it): POST /v1/rerank. The model is "provider/model", a bare name
+// one configured provider catalogues ("rerank-v3.5"), or a model group, whose members are
+// tried in order (their scores are on different scales, their rankings comparable).
+type RerankRequest struct {
+	// Model names the rerank model.
+	Model string `json:"model" jsonschema:"required,minLength=1"`
+	// Query is what the documents are ranked against.
+	Query string `json:"query" jsonschema:"required,minLength=1"`
+	// Documents are the texts to rank: strings, or objects with a text.
+	Documents []RerankDocument `json:"documents" jsonschema:"required,minItems=1,maxItems=1000"`
+	// TopN keeps the TopN most relevant results (all of them when absent; more than the
+	// documents keeps them all).
+	TopN *int `json:"top_n,omitempty" jsonschema:"minimum=1"`
+	// ReturnDocuments puts each result's document in the answer (the gateway has them: no
+	// provider is asked to send them back).
+	ReturnDocuments bool `json:"return_documents,omitempty"`
+	// MaxTokensPerDoc truncates each document to this many tokens (Cohere's; other
+	// providers refuse it).
+	MaxTokensPerDoc *int `json:"max_tokens_per_doc,omitempty" jsonschema:"minimum=1"`
+	// Cache is the request's say over the gateway's response cache (an extension, as on
+	// chat requests).
+	Cache *CacheControl `json:"cache,omitempty"`
+	// Tags label the request for cost attribution, as on chat requests (Request.Tags).
+	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
+}
+
+// RerankDocument is one document of a rerank request: its text, sent as a string or as an
+// object {"text": …} (Cohere's v1 form).
+type RerankDocument string
+
+// UnmarshalJSON takes a string or an object with a text string.
+func (d *RerankDocument) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var o struct {
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil || o.Text == nil {
+			// Named by the decoder: "documents".
+			return &json.UnmarshalTypeError{Value: `an object without a "text" string`, Type: reflect.TypeFor[RerankDocument]()}
+		}
+		*d = RerankDocument(*o.Text)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return &json.UnmarshalTypeError{Value: "a value other than a string or an object with a text", Type: reflect.TypeFor[RerankDocument]()}
+	}
+	*d = RerankDocument(s)
+	return nil
+}
+
+// JSONSchema describes a document for invopop/jsonschema.
+func (RerankDocument) JSONSchema() *jsonschema.Schema {
+	text := &jsonschema.Schema{Type: "string", MinLength: ptrUint(1)}
+	props := jsonschema.NewProperties()
+	props.Set("text", text)
+	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+		text,
+		{Type: "object", Properties: props, Required: []string{"text"}},
+	}}
+}
+
+// RerankResponse is Cohere's rerank answer, with the gateway's extensions as on an
+// embeddings answer (model, usage with its costs, cache).
+type RerankResponse struct {
+	// ID is the upstream's id of the call, or one the gateway made.
+	ID string `json:"id"`
+	// Results are the documents' relevance, most relevant first (equal scores in the
+	// documents' order), at most top_n of them.
+	Results []RerankResult `json:"results"`
+	Meta    RerankMeta     `json:"meta"`
+	// Model is the "provider/model" that answered.
+	Model string      `json:"model"`
+	Usage RerankUsage `json:"usage"`
+	// Cache says how the response cache took part (absent when it did not).
+	Cache *CacheStatus `json:"cache,omitempty"`
+}
+
+// RerankResult is one document's relevance.
+type RerankResult struct {
+	// Index is the document's position in the request's documents.
+	Index int `json:"index"`
+	// RelevanceScore is the model's score, higher is more relevant; scales differ between
+	// models.
+	RelevanceScore float64 `json:"relevance_score"`
+	// Document is the document, when the request asked return_documents.
+	Document *RerankResultDocument `json:"document,omitempty"`
+}
+
+// RerankResultDocument is a result's document as Cohere returns it.
+type RerankResultDocument struct {
+	Text string `json:"text"`
+}
+
+// RerankMeta is Cohere's meta of a rerank answer.
+type RerankMeta struct {
+	BilledUnits RerankBilledUnits `json:"billed_units"`
+}
+
+// RerankBilledUnits is what the upstream bills the call: search units (Cohere's: a query
+// with up to 100 documents) or tokens (Jina AI's, Voyage AI's). Each is absent when the
+// provider does not bill in it, and both for an answer from the cache (nothing billed).
+type RerankBilledUnits struct {
+	SearchUnits int `json:"search_units,omitempty"`
+	TotalTokens int `json:"total_tokens,omitempty"`
+}
+
+// RerankUsage is a rerank call's usage, Switchyard's extension (as EmbeddingsUsage).
+type RerankUsage struct {
+	// TotalTokens are the tokens the model read: as the provider reported them, else
+	// counted locally (Cohere reports none).
+	TotalTokens int `json:"total_tokens"`
+	// Estimated: part of the usage (the tokens, or search units a Cohere-shaped server did
+	// not report) was counted locally.
+	Estimated bool `json:"estimated,omitempty"`
+	// Costs prices the call from the catalogue.
+	Costs *Costs `json:"costs,omitempty"`
+}
+
+// validate checks r and returns the provider request it stands for (model left empty).
+func (r *RerankRequest) validate() (*providers.RerankRequest, error) {
+	if strings.TrimSpace(r.Model) == "" {
+		return nil, invalid("model", "is required")
+	}
+	if strings.TrimSpace(r.Query) == "" {
+		return nil, invalid("query", "is required (a non-empty string)")
+	}
+	n := len(r.Documents)
+	switch {
+	case r.Documents == nil:
+		return nil, invalid("documents", "is required")
+	case n == 0:
+		return nil, invalid("documents", "must not be empty")
+	case n > MaxRerankDocuments:
+		return nil, invalid("documents", "at most %d documents, got %d", MaxRerankDocuments, n)
+	}
+	docs := make([]string, n)
+	for i, d := range r.Documents {
+		if strings.TrimSpace(string(d)) == "" {
+			return nil, invalid(fmt.Sprintf("documents[%d]", i), "must not be empty")
+		}
+		docs[i] = string(d)
+	}
+	pr := &providers.RerankRequest{Query: r.Query, Documents: docs}
+	if r.TopN != nil {
+		if *r.TopN < 1 {
+			return nil, invalid("top_n", "must be at least 1, got %d", *r.TopN)
+		}
+		pr.TopN = min(*r.TopN, n)
+	}
+	if r.MaxTokensPerDoc != nil {
+		if *r.MaxTokensPerDoc < 1 {
+			return nil, invalid("max_tokens_per_doc", "must be at least 1, got %d", *r.MaxTokensPerDoc)
+		}
+		pr.MaxTokensPerDoc = *r.MaxTokensPerDoc
+	}
+	if err := r.Cache.check("cache"); err != nil {
+		return nil, err
+	}
+	if err := CheckTags("tags", r.Tags); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// rerankVendors maps rerank model-name prefixes to the provider that makes them, for bare
+// names the catalogue does not list.
+var rerankVendors = []struct{ prefix, provider string }{
+	{"rerank-v", "cohere"}, {"rerank-english", "cohere"}, {"rerank-multilingual", "cohere"},
+	{"rerank-lite", "voyage"}, {"rerank-1", "voyage"}, {"rerank-2", "voyage"}, {"jina-reranker", "jina"},
+}
+
+// rerankModel returns the "provider/model" a bare rerank model name stands for (kindModel
+// over the catalogued rerank models and their makers).
+func (g *Gateway) rerankModel(field, name string) (string, error) {
+	g.rerankIndex()
+	return g.kindModel(field, name, g.rerankBare, rerankVendors)
+}
+
+// RerankModels lists the "provider/model" rerank models of the configured providers with a
+// rerank API that the price catalogue enumerates, as EmbeddingModels lists embedding models.
+func (g *Gateway) RerankModels() []string {
+	cat, _ := g.opts.Prices.(interface {
+		RerankModels(provider string) []string
+	})
+	if cat == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range g.configuredProviders(providers.ServesRerank) {
+		out = append(out, cat.RerankModels(name)...)
+	}
+	return out
+}
+
+// HasRerankModel reports whether model ("provider/model") is one of RerankModels.
+func (g *Gateway) HasRerankModel(model string) bool {
+	g.rerankIndex()
+	return g.rerankListed[model]
+}
+
+// rerankIndex builds, once, what HasRerankModel and rerankModel look up.
+func (g *Gateway) rerankIndex() {
+	g.rerankOnce.Do(func() {
+		g.rerankListed, g.rerankBare = map[string]bool{}, map[string][]string{}
+		for _, pm := range g.RerankModels() {
+			g.rerankListed[pm] = true
+			if _, m, err := providers.ParseModel(pm); err == nil && !strings.Contains(m, "/") {
+				g.rerankBare[m] = append(g.rerankBare[m], pm)
+			}
+		}
+	})
+}
+
+// ResolveRerankModel returns the "provider/model" a rerank request's model name stands
+// for, and whether a configured provider with a rerank API serves it.
+func (g *Gateway) ResolveRerankModel(name string) (string, bool) {
+	ts, err := g.rerankTargets(name)
+	if err != nil || len(ts) != 1 {
+		return name, false
+	}
+	return ts[0].name, providers.IsConfigured(ts[0].p)
+}
+
+// rerankTargets resolves a rerank request's model: a model group's members in order, else
+// the model itself.
+func (g *Gateway) rerankTargets(name string) ([]target, error) {
+	return g.groupTargets(name, g.rerankModel, providers.ServesRerank,
+		func(field, provider, model string) error {
+			return invalid(field, "provider %q of %q has no rerank API here (cohere, jina, voyage or a provider configured with rerank have one)", provider, model)
+		})
+}
+
+// rerankCost prices a rerank call of model ("provider/model").
+func (g *Gateway) rerankCost(model string, u providers.RerankUsage) Costs {
+	cat, ok := g.opts.Prices.(interface {
+		RerankCost(model string, u providers.RerankUsage) providers.Cost
+	})
+	if !ok {
+		return Costs{}
+	}
+	return costsOf(cat.RerankCost(model, u))
+}
+
+// Rerank answers a rerank request: it validates req, checks the caller's budget and calls
+// the model, retrying it (and, for a model group, its other members in order) as chat
+// completions are retried, with the same circuit breakers. The answer's results are most
+// relevant first, at most top_n, with their documents when asked. The call, priced from
+// the catalogue (by the search unit or the token), is billed to the scope's budget and
+// recorded in the ledger and by the observer (operation "rerank"); with the response cache
+// on, the same request of the same caller is answered from it (nothing called, nothing
+// charged). Errors: *ValidationError (ErrInvalid), ErrModelNotAllowed, ErrBudgetExceeded,
+// *AllFailedError, or the context's error.
+func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (*RerankResponse, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	preq, err := req.validate()
+	if err != nil {
+		return nil, err
+	}
+	targets, err := g.rerankTargets(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: req.Tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	if p.start.IsZero() {
+		p.start = g.opts.Now()
+	}
+	p.timing = g.timingFor(p.start, scope, p.req)
+	if b := scope.Budget; b != nil {
+		if err := g.budgetAllows(b, targets); err != nil {
+			return nil, err
+		}
+	}
+	rc := rerankCache{key: g.rerankCacheKey(scope, req, preq, targets)}
+	if rc.key != "" && req.Cache != nil {
+		rc.ctl, rc.bypass = *req.Cache, req.Cache.NoCache
+	}
+	g.lookupRanking(ctx, &rc)
+	if rc.hit != nil {
+		return g.rankingFromCache(ctx, p, req, &rc)
+	}
+	if b := scope.Budget; b != nil {
+		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+			return nil, err
+		}
+		defer p.ended() // every way out of Rerank ends the request
+	}
+	var out *providers.RerankResponse
+	used, begin, err := g.callAttempts(ctx, p, "no ranking", func(_, actx context.Context, t target, _ time.Time) error {
+		r := *preq
+		r.Model = t.model
+		res, err := t.p.(providers.Reranker).Rerank(actx, &r)
+		if err == nil && res == nil {
+			err = errNoRanking
+		}
+		out = res
+		return err
+	})
+	if err != nil {
+		g.observeOpFailure(ctx, p, OperationRerank, false, err)
+		return nil, err
+	}
+	now := g.opts.Now()
+	costs := g.rerankCost(used.name, out.Usage)
+	estimated := out.Usage.Estimated()
+	g.account(ctx, p, used, providers.Usage{PromptTokens: out.Usage.Tokens}, costs, true, estimated, now.Sub(begin))
+	if err := checkRanking(used.name, out.Results, len(preq.Documents)); err != nil {
+		return nil, err
+	}
+	g.storeRanking(&rc, used.name, out, costs.Spent())
+	resp := &RerankResponse{ID: cmp.Or(out.ID, uuid.NewString()), Model: used.name, Results: rerankResults(out.Results, req),
+		Meta:  RerankMeta{BilledUnits: billedUnits(out.Usage)},
+		Usage: RerankUsage{TotalTokens: out.Usage.Tokens, Estimated: estimated, Costs: &costs}, Cache: rc.status(now)}
+	if g.opts.Observer != nil {
+		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationRerank, Outcome: RequestOK, Tags: req.Tags,
+			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
+			Usage: Usage{PromptTokens: out.Usage.Tokens, TotalTokens: out.Usage.Tokens, Costs: costs}, UsageEstimated: estimated,
+			Start: p.start, Latency: now.Sub(p.start)}
+		if resp.Cache != nil {
+			rec.Cache = resp.Cache.Result
+		}
+		g.opts.Observer.ObserveRequest(ctx, rec)
+	}
+	return resp, nil
+}
+
+// checkRanking refuses results (of a Reranker other than the package's adapters) that name
+// a document twice or one the request does not have.
+func checkRanking(model string, results []providers.RerankResult, n int) error {
+	seen := make(map[int]bool, len(results))
+	for _, r := range results {
+		if r.Index < 0 || r.Index >= n || seen[r.Index] {
+			return fmt.Errorf("completions: %s ranked document %d of %d (or twice)", model, r.Index, n)
+		}
+		seen[r.Index] = true
+	}
+	return nil
+}
+
+// rerankResults is the answer's results: most relevant first (whatever order a Reranker
+// gave), with their documents when req asks.
+func rerankResults(rs []providers.RerankResult, req *RerankRequest) []RerankResult {
+	out := make([]RerankResult, len(rs))
+	for i, r := range rs {
+		out[i] = RerankResult{Index: r.Index, RelevanceScore: r.RelevanceScore}
+		if req.ReturnDocuments {
+			out[i].Document = &RerankResultDocument{Text: string(req.Documents[r.Index])}
+		}
+	}
+	byRelevance := func(x, y RerankResult) int {
+		if c := cmp.Compare(y.RelevanceScore, x.RelevanceScore); c != 0 {
+			return c
+		}
+		return x.Index - y.Index
+	}
+	if !slices.IsSortedFunc(out, byRelevance) {
+		slices.SortStableFunc(out, byRelevance)
+	}
+	return out
+}
+
+// billedUnits is what u says the upstream billed: search units, and tokens when it
+// reported them (a local count is no bill).
+func billedUnits(u providers.RerankUsage) RerankBilledUnits {
+	b := RerankBilledUnits{SearchUnits: u.SearchUnits}
+	if !u.TokensEstimated {
+		b.TotalTokens = u.Tokens
+	}
+	return b
+}
+
+// rankingFromCache answers a rerank request the cache had: no model is called and nothing
+// is charged (a spent budget is still refused).
+func (g *Gateway) rankingFromCache(ctx context.Context, p *plan, req *RerankRequest, rc *rerankCache) (*RerankResponse, error) {
+	if b := p.scope.Budget; b != nil {
+		if err := b.usable(ctx); err != nil {
+			return nil, err
+		}
+		if err := g.spend.rate(b, time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	h := rc.hit
+	results := make([]providers.RerankResult, len(h.Results))
+	for i, r := range h.Results {
+		results[i] = providers.RerankResult{Index: r.Index, RelevanceScore: r.Score}
+	}
+	if err := checkRanking(h.Model, results, len(req.Documents)); err != nil {
+		return nil, err
+	}
+	used := p.targets[0]
+	for _, t := range p.targets {
+		if t.name == h.Model {
+			used = t // the member that made the ranking
+		}
+	}
+	now := g.opts.Now()
+	costs := Costs{PriceKnown: true}
+	resp := &RerankResponse{ID: uuid.NewString(), Model: used.name, Results: rerankResults(results, req),
+		Usage: RerankUsage{TotalTokens: h.Tokens, Estimated: h.Estimated, Costs: &costs}, Cache: rc.status(now)}
+	if g.opts.Observer != nil {
+		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationRerank, Outcome: RequestOK, Tags: req.Tags,
+			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{PromptTokens: h.Tokens, TotalTokens: h.Tokens, Costs: costs},
+			UsageEstimated: h.Estimated, Start: p.start, Latency: now.Sub(p.start), Cache: CacheHit, SavedUSD: h.CostUSD})
+	}
+	return resp, nil
+}
+
+// errNoRanking is returned for a Reranker that answered nothing and no error.
+var errNoRanking = errors.New("completions: the reranker answered no ranking")
