@@ -31,6 +31,8 @@ import (
 //     above 1, n answers at once (Gateway.CompleteN), a choice each.
 //   - POST /v1/embeddings — OpenAI's embeddings API over the providers that have one
 //     (Gateway.Embed), same keys and envelope.
+//   - POST /v1/rerank (alias /v2/rerank) — Cohere's rerank API over the providers that have
+//     one (Gateway.Rerank), same keys and envelope (rerank.go).
 //   - POST /v1/audio/transcriptions, /v1/audio/translations and /v1/audio/speech —
 //     OpenAI's audio API over the OpenAI-format providers (Gateway.Transcribe and
 //     Gateway.Speak), same keys and envelope (audio.go).
@@ -90,7 +92,7 @@ func Completions(g *completions.Gateway) Option {
 			func(w http.ResponseWriter, r *http.Request) error {
 				list := openAIModelList{Object: "list", Data: []openAIModel{}}
 				scope := completionsScope(r, time.Time{}) // a scoped key sees what it may call
-				for _, ms := range [][]string{g.ModelGroups(), g.Models(), g.EmbeddingModels()} {
+				for _, ms := range [][]string{g.ModelGroups(), g.Models(), g.EmbeddingModels(), g.RerankModels()} {
 					for _, m := range ms {
 						if g.Allows(scope, m) {
 							list.Data = append(list.Data, newOpenAIModel(m))
@@ -107,6 +109,8 @@ func Completions(g *completions.Gateway) Option {
 				if !ok {
 					if eid, eok := g.ResolveEmbeddingModel(r.PathValue("id")); eok && slices.Contains(g.EmbeddingModels(), eid) {
 						id, ok = eid, true
+					} else if rid, rok := g.ResolveRerankModel(r.PathValue("id")); rok && g.HasRerankModel(rid) {
+						id, ok = rid, true
 					}
 				}
 				if ok && !g.Allows(completionsScope(r, time.Time{}), id) {
@@ -123,6 +127,7 @@ func Completions(g *completions.Gateway) Option {
 				return nil
 			})
 		s.embeddingRoutes(g)
+		s.rerankRoutes(g)
 		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)

@@ -111,7 +111,9 @@ func (o *observability) watchServices(w *wiring) {
 	o.metrics.Breakers(w.gateway.BreakerStates)
 	o.metrics.Latencies(w.gateway.Latencies)
 	// Made-up model names take no model label value until they answer.
-	o.metrics.AdmitModels(func(m string) bool { return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) })
+	o.metrics.AdmitModels(func(m string) bool {
+		return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) || w.gateway.HasRerankModel(m)
+	})
 	o.metrics.Jobs("training", w.trainer.JobStats)
 	o.metrics.Jobs("optimization", w.optimizer.JobStats)
 	if w.batches != nil {

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// rerankRoutes registers POST /v1/rerank and its alias POST /v2/rerank: Cohere's rerank API
+// (which LiteLLM's proxy serves too) over the gateway's providers with one (cohere, jina,
+// voyage, a configured self-hosted reranker), with the gateway's keys, budgets, retries,
+// response cache, usage log and metrics; errors in OpenAI's envelope, as on the other /v1
+// routes (validation 400 naming the field, unknown model 404).
+func (s *Server) rerankRoutes(g *completions.Gateway) {
+	for _, path := range []string{"/v1/rerank", "/v2/rerank"} {
+		s.Handle(Route{Method: "POST", Path: path, Summary: "Cohere-compatible rerank (model is provider/model, a bare name one configured provider catalogues, or a model group): documents ranked by relevance to the query, most relevant first",
+			Tags: []string{"Completions"}, Request: completions.RerankRequest{}, Response: completions.RerankResponse{}, ScopedKeys: true,
+			Errors: openAIErrors},
+			func(w http.ResponseWriter, r *http.Request) error {
+				received := time.Now()
+				var req completions.RerankRequest
+				if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
+					return s.openAIError(w, r, err)
+				}
+				// The Cache-Control and tags headers speak as on chat requests (applyRequestHeaders).
+				cr := completions.Request{Cache: req.Cache, Tags: req.Tags}
+				if err := applyRequestHeaders(r, &cr); err != nil {
+					return s.openAIError(w, r, err)
+				}
+				req.Cache, req.Tags = cr.Cache, cr.Tags
+				resp, err := g.Rerank(r.Context(), completionsScope(r, received), &req)
+				if err != nil {
+					return s.openAIError(w, r, err)
+				}
+				setCacheHeaders(w, resp.Cache)
+				writeJSON(w, http.StatusOK, resp)
+				return nil
+			})
+	}
+}
