@@ -380,3 +380,18 @@ func TestCatalogRerankPrices(t *testing.T) {
 		t.Errorf("overridden %+v", c)
 	}
 }
+
+// TestJinaEmbed: Jina AI's preset serves its OpenAI-compatible embeddings at
+// {base}/embeddings with the bearer key (and so its models' vectors through /v1/embeddings).
+func TestJinaEmbed(t *testing.T) {
+	up := newRerankUpstream(t, "/v1/embeddings", "jina_test", `{"model":"jina-embeddings-v3","object":"list","usage":{"total_tokens":3,"prompt_tokens":3},"data":[{"object":"embedding","index":0,"embedding":[0.5,-0.5]}]}`)
+	reg := providers.FromEnv(envOf(map[string]string{"JINA_API_KEY": "jina_test", "JINA_BASE_URL": up.srv.URL + "/v1"}), providers.Options{})
+	p, _ := reg.Lookup("jina")
+	res, err := p.(providers.Embedder).Embed(context.Background(), &providers.EmbeddingRequest{Model: "jina-embeddings-v3", Input: []string{"a cat"}, Dimensions: 2})
+	if err != nil || res.Usage.PromptTokens != 3 || fmt.Sprint(res.Vectors) != "[[0.5 -0.5]]" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if !strings.Contains(string(up.body), `"dimensions":2`) {
+		t.Errorf("sent %s", up.body)
+	}
+}
