@@ -30,8 +30,9 @@ const (
 	// Self-hosted servers in Cohere's shape (vLLM, Infinity, …) take it too; their
 	// usage.total_tokens is read where they send one.
 	RerankCohere RerankAPI = "cohere"
-	// RerankJina is Jina AI's rerank: Cohere's request without max_tokens_per_doc (and
-	// return_documents, false here), answered with results and usage.total_tokens.
+	// RerankJina is Jina AI's rerank: Cohere's request with return_documents (sent false:
+	// Jina's default is true) and without max_tokens_per_doc, answered with results and
+	// usage.total_tokens.
 	RerankJina RerankAPI = "jina"
 	// RerankVoyage is Voyage AI's rerank: top_k instead of top_n, answered with data
 	// instead of results and usage.total_tokens.
@@ -165,7 +166,7 @@ type rerankScore struct {
 // Rerank implements Reranker with POST {base}{path} in the provider's rerank API
 // (Config.Rerank, Config.RerankPath). The answer is checked (every result a distinct
 // document, as many results as asked) and sorted most relevant first; search units and
-// tokens the upstream does not report are counted locally (RerankUsage). A provider without
+// tokens the upstream does not report are estimated (RerankUsage). A provider without
 // a rerank API, or one other than Cohere's given MaxTokensPerDoc, fails with KindBadRequest
 // before anything is sent.
 func (o *OpenAI) Rerank(ctx context.Context, req *RerankRequest) (*RerankResponse, error) {
@@ -221,7 +222,7 @@ func (o *OpenAI) Rerank(ctx context.Context, req *RerankRequest) (*RerankRespons
 	out := &RerankResponse{ID: a.ID, Model: a.Model, Results: make([]RerankResult, len(scores))}
 	seen := make([]bool, n)
 	for i, s := range scores {
-		if s.Index == nil || *s.Index < 0 || *s.Index >= n || seen[*s.Index] || s.RelevanceScore == nil || math.IsNaN(*s.RelevanceScore) {
+		if s.Index == nil || *s.Index < 0 || *s.Index >= n || seen[*s.Index] || s.RelevanceScore == nil {
 			return nil, c.failure(KindStreamBroken, "rerank response has a result without a score or with a missing or repeated index", nil)
 		}
 		seen[*s.Index] = true
@@ -238,7 +239,7 @@ func (o *OpenAI) Rerank(ctx context.Context, req *RerankRequest) (*RerankRespons
 }
 
 // rerankUsage is what the answer a says the call of req is billed, and what it does not
-// say counted locally.
+// say estimated.
 func rerankUsage(api RerankAPI, req *RerankRequest, a *rerankAnswer) RerankUsage {
 	var u RerankUsage
 	unitsKnown := false
