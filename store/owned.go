@@ -225,87 +225,43 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 	if limit == 0 {
 		limit = DefaultPageLimit
 	}
-	if q.OldestFirst {
-		return listOwnedOldest(ctx, r, q, limit, load)
-	}
+	// The index is newest first: oldest first reads it backwards. from is where the page
+	// starts (strictly after it, in the listing's order), stop where the window ends.
 	prefix := ownedPrefix(q.Kind, q.Owner)
-	after := ""
-	if q.Cursor != "" {
-		pos, _ := decodeCursor(q.Kind, q.Cursor) // checked above
-		after = prefix + pos
-	}
+	// The window: entries at or below newer were created at or after CreatedBefore, those
+	// above older before CreatedAfter.
+	newer, older := "", ""
 	if !q.CreatedBefore.IsZero() {
 		// "~" sorts after "/<id>": the entries created exactly at CreatedBefore are skipped.
-		if b := prefix + ownedTime(q.CreatedBefore) + "~"; b > after {
-			after = b
-		}
+		newer = prefix + ownedTime(q.CreatedBefore) + "~"
 	}
-	stop := "" // entries above it were created before CreatedAfter
 	if !q.CreatedAfter.IsZero() {
-		stop = prefix + ownedTime(q.CreatedAfter) + "~"
+		older = prefix + ownedTime(q.CreatedAfter) + "~"
 	}
-	items := make([]T, 0, limit)
-	last := ""
-	batch := limit + 1
-	for {
-		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: after, Limit: batch})
-		if err != nil {
-			return nil, "", err
-		}
-		for _, e := range entries {
-			if stop != "" && e.Key > stop {
-				return items, "", nil
-			}
-			id := e.Key[len(prefix)+17:]
-			v, ok, err := load(id)
-			if err != nil {
-				return nil, "", err
-			}
-			if !ok {
-				continue
-			}
-			if len(items) == limit { // one more exists: the page is full
-				return items, encodeCursor(q.Kind, last[len(prefix):]), nil
-			}
-			items = append(items, v)
-			last = e.Key
-		}
-		if len(entries) < batch {
-			return items, "", nil
-		}
-		after = entries[len(entries)-1].Key
-		batch = min(batch*2, 1000)
-	}
-}
-
-// listOwnedOldest is ListOwned with q.OldestFirst: the index is newest first, so it reads
-// the index backwards from the cursor (or the window's older end) towards the newer end.
-func listOwnedOldest[T any](ctx context.Context, r Reader, q OwnedQuery, limit int, load func(id string) (T, bool, error)) ([]T, string, error) {
-	prefix := ownedPrefix(q.Kind, q.Owner)
-	stop := "" // the newer end: entries at or below it were created at or after CreatedBefore
-	if !q.CreatedBefore.IsZero() {
-		stop = prefix + ownedTime(q.CreatedBefore) + "~"
-	}
-	from := "" // the older end: the listing starts strictly below it
-	if !q.CreatedAfter.IsZero() {
-		from = prefix + ownedTime(q.CreatedAfter) + "~"
-	}
+	cursor := ""
 	if q.Cursor != "" {
-		pos, _ := decodeCursor(q.Kind, q.Cursor) // checked by the caller
-		if c := prefix + pos; from == "" || c < from {
-			from = c
+		pos, _ := decodeCursor(q.Kind, q.Cursor) // checked above
+		cursor = prefix + pos
+	}
+	from, stop := max(cursor, newer), older
+	past := func(key string) bool { return stop != "" && key > stop }
+	if q.OldestFirst {
+		from, stop = older, newer
+		if cursor != "" && (from == "" || cursor < from) {
+			from = cursor
 		}
+		past = func(key string) bool { return stop != "" && key <= stop }
 	}
 	items := make([]T, 0, limit)
 	last := ""
 	batch := limit + 1
 	for {
-		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: from, Limit: batch, Descending: true})
+		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: from, Limit: batch, Descending: q.OldestFirst})
 		if err != nil {
 			return nil, "", err
 		}
 		for _, e := range entries {
-			if stop != "" && e.Key <= stop {
+			if past(e.Key) {
 				return items, "", nil
 			}
 			v, ok, err := load(e.Key[len(prefix)+17:])
