@@ -7,8 +7,11 @@ import (
 )
 
 // DefaultAzureAPIVersion is the api-version of Azure OpenAI's deployment URLs when none is
-// configured: the latest dated GA version of its inference API.
-const DefaultAzureAPIVersion = "2024-10-21"
+// configured: the newest dated version of its inference API that Azure documents. The
+// latest GA one (2024-10-21) refuses the o-series reasoning models ("enabled only for api
+// versions 2024-12-01-preview and later"; o3-pro needs 2025-03-01-preview), so a preview
+// is the default, as LiteLLM's is (2025-02-01-preview, older than o3-pro).
+const DefaultAzureAPIVersion = "2025-04-01-preview"
 
 // AzureV1 is the API version that selects Azure's v1 API (GA since August 2025):
 // {base}/openai/v1/chat/completions with the deployment as the body's model and no
