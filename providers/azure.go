@@ -189,14 +189,7 @@ func PriceModel(p Provider, model string) string {
 // (AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION); AZURE_AD_TOKEN is an
 // Entra ID token used when no key is set.
 func azureEnv(getenv func(string) string) AzureConfig {
-	first := func(names ...string) string {
-		for _, n := range names {
-			if v := strings.TrimSpace(getenv(n)); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
+	first := func(names ...string) string { return firstEnv(getenv, names...) }
 	cfg := AzureConfig{Config: Config{Name: "azure", KeyEnv: "AZURE_API_KEY (or AZURE_OPENAI_API_KEY, or AZURE_AD_TOKEN)"}}
 	cfg.APIKey = first("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
 	cfg.BaseURL = first("AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT")

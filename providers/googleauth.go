@@ -2,12 +2,16 @@ package providers
 
 import (
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,9 +53,13 @@ type tokenFetch struct {
 	done chan struct{}
 	tok  *oauth2.Token
 	err  error
+	// callerGone says the fetch failed because the request that made it ended (not by its
+	// own bound): its waiters then fetch with their own contexts.
+	callerGone bool
 }
 
-// token returns a valid access token.
+// token returns a valid access token. A cached token that a failed fetch meant to replace
+// early is used while it has not (nearly) expired.
 func (t *googleTokens) token(ctx context.Context) (string, error) {
 	if t.static != "" {
 		return t.static, nil
@@ -70,6 +78,7 @@ func (t *googleTokens) token(ctx context.Context) (string, error) {
 		t.mu.Unlock()
 		if lead {
 			f.tok, f.err = t.fetch(ctx)
+			f.callerGone = f.err != nil && ctx.Err() != nil
 			t.mu.Lock()
 			if f.err == nil {
 				t.tok = f.tok
@@ -78,6 +87,9 @@ func (t *googleTokens) token(ctx context.Context) (string, error) {
 			t.mu.Unlock()
 			close(f.done)
 			if f.err != nil {
+				if tok, ok := t.stillValid(); ok {
+					return tok, nil
+				}
 				return "", f.err
 			}
 			return f.tok.AccessToken, nil
@@ -92,11 +104,29 @@ func (t *googleTokens) token(ctx context.Context) (string, error) {
 			return f.tok.AccessToken, nil
 		case ctx.Err() != nil:
 			return "", ctx.Err()
-		case !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded):
+		case !f.callerGone:
+			// The fetch failed on its own (its own bound included): its waiters share that.
+			if tok, ok := t.stillValid(); ok {
+				return tok, nil
+			}
 			return "", f.err
 		}
 		// The request that fetched was cancelled: this one fetches with its own context.
 	}
+}
+
+// googleTokenMargin is how long before its expiry a cached token is no longer used even
+// when a new one cannot be had (x/oauth2's margin).
+const googleTokenMargin = 10 * time.Second
+
+// stillValid returns the cached token while it has more than googleTokenMargin left.
+func (t *googleTokens) stillValid() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tok := t.tok; tok != nil && tok.AccessToken != "" && (tok.Expiry.IsZero() || t.now().Add(googleTokenMargin).Before(tok.Expiry)) {
+		return tok.AccessToken, true
+	}
+	return "", false
 }
 
 // fetch gets a new token with ctx: the token endpoint's request carries it (so it ends
@@ -163,6 +193,8 @@ var googleCredentialTypes = []google.CredentialsType{google.ServiceAccount, goog
 // googleCredentialsFile is the part of a credentials file read before it is used.
 type googleCredentialsFile struct {
 	Type           string `json:"type"`
+	PrivateKey     string `json:"private_key"`
+	ClientEmail    string `json:"client_email"`
 	ProjectID      string `json:"project_id"`
 	QuotaProjectID string `json:"quota_project_id"`
 }
@@ -189,16 +221,60 @@ func parseGoogleCredentials(data []byte) (func(context.Context) (oauth2.TokenSou
 		}
 		return c.TokenSource, nil
 	}
-	// The source is built once now, so that a malformed file (a key that does not parse) is
-	// told at start.
+	if typ == google.ServiceAccount {
+		// x/oauth2 parses the key only when it fetches: a key that does not parse would fail
+		// every call, so it is parsed now.
+		if f.ClientEmail == "" {
+			return nil, "", errors.New("the service account's key has no client_email")
+		}
+		if err := checkPrivateKey(f.PrivateKey); err != nil {
+			return nil, "", err
+		}
+	}
+	// The source is built once now, so that a malformed file is told at start. Its error is
+	// not passed on as it is, lest it quote the file.
 	if _, err := source(context.Background()); err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("credentials of type %s are not usable (%s)", f.Type, redactCredentialsError(err, data))
 	}
 	project := f.ProjectID
 	if project == "" {
 		project = f.QuotaProjectID
 	}
 	return source, project, nil
+}
+
+// checkPrivateKey parses a service account's private_key as x/oauth2 will (PEM, PKCS#8 or
+// PKCS#1 RSA); what is wrong is said without quoting the key.
+func checkPrivateKey(key string) error {
+	if strings.TrimSpace(key) == "" {
+		return errors.New("the service account's key has no private_key")
+	}
+	der := []byte(key)
+	if block, _ := pem.Decode(der); block != nil {
+		der = block.Bytes
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		if _, ok := k.(*rsa.PrivateKey); ok {
+			return nil
+		}
+		return errors.New("the service account's private_key is not an RSA key")
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return nil
+	}
+	return errors.New("the service account's private_key does not parse as a PEM, PKCS#8 or PKCS#1 RSA key")
+}
+
+// redactCredentialsError is err's text, or a generic one when it would quote a line of the
+// credentials file.
+func redactCredentialsError(err error, data []byte) string {
+	msg := err.Error()
+	for _, line := range strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' || r == '"' }) {
+		if line = strings.TrimSpace(line); len(line) >= 8 && strings.Contains(msg, line) {
+			return "the token source could not be built from them"
+		}
+	}
+	return msg
 }
 
 // gcloudADCFile is the Application Default Credentials file `gcloud auth

@@ -190,6 +190,10 @@ func vertexFromEnv(getenv func(string) string, opts Options) *Vertex {
 	v, err := NewVertex(vc)
 	if err != nil {
 		problem = err.Error()
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			problem = ce.Message
+		}
 		vc.CredentialsJSON = nil
 		v, _ = NewVertex(vc)
 	}
@@ -658,6 +662,9 @@ func configureVertex(field string, pc ProviderConfig, isPreset bool, getenv func
 		vc.CredentialsJSON = nil // the environment's file: unconfigured, as FromEnv leaves it
 		v, _ = NewVertex(vc)
 		problem = err.Error()
+		if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+			problem = "valid credentials (" + ce.Message + ")"
+		}
 	}
 	if problem != "" {
 		v.ep.missing = problem

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -44,6 +45,9 @@ type VertexConfig struct {
 	// server of Compute Engine, GKE or Cloud Run); used when the two above are empty. Its
 	// fetches do not take the request's context.
 	TokenSource oauth2.TokenSource
+
+	// credentialsFrom names where CredentialsJSON came from (a variable), for messages.
+	credentialsFrom string
 }
 
 // Vertex speaks Gemini on Google Cloud's Vertex AI: the Gemini wire format, with everything
@@ -89,7 +93,11 @@ func NewVertex(cfg VertexConfig) (*Vertex, error) {
 	case len(cfg.CredentialsJSON) > 0:
 		src, p, err := parseGoogleCredentials(cfg.CredentialsJSON)
 		if err != nil {
-			return nil, &ConfigError{Field: "credentials", Message: err.Error()}
+			msg := err.Error()
+			if cfg.credentialsFrom != "" {
+				msg = cfg.credentialsFrom + ": " + msg
+			}
+			return nil, &ConfigError{Field: "credentials", Message: msg}
 		}
 		tokens.source = src
 		if project == "" {
@@ -147,21 +155,35 @@ func vertexModel(provider, model string) error {
 }
 
 // tokenFailure is the *Error of a call whose access token could not be had: the
-// request's own end, else a failure of the token endpoint (KindAuth when it refused the
-// credentials, KindOverloaded when it failed, KindConnection when it could not be reached).
+// request's own end, else a failure of the token endpoint (KindRateLimited when it
+// answered 429, KindOverloaded when it failed, KindAuth when it refused the credentials,
+// KindConnection when it could not be reached), else credentials that cannot be used
+// (KindAuth).
 func (g *Gemini) tokenFailure(ctx context.Context, model string, err error) *Error {
-	pe := &Error{Provider: g.Name(), Model: model, Kind: KindConnection, Message: trimMessage("Vertex AI access token: "+err.Error(), ""), Err: err}
-	var re *oauth2.RetrieveError
+	pe := &Error{Provider: g.Name(), Model: model, Kind: KindAuth, Message: trimMessage("Vertex AI access token: "+err.Error(), ""), Err: err}
+	var (
+		re *oauth2.RetrieveError
+		ue *url.Error
+		ne net.Error
+	)
 	switch {
 	case ctx.Err() != nil:
 		pe.Kind = classifyTransport(ctx.Err(), context.Cause(ctx))
-	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 500:
-		pe.Kind, pe.StatusCode = KindOverloaded, re.Response.StatusCode
-	case errors.As(err, &re):
-		pe.Kind = KindAuth
-		if re.Response != nil {
-			pe.StatusCode = re.Response.StatusCode
+	case errors.As(err, &re) && re.Response != nil:
+		pe.StatusCode = re.Response.StatusCode
+		switch code := re.Response.StatusCode; {
+		case code == http.StatusTooManyRequests:
+			pe.Kind = KindRateLimited
+			if secs, err := strconv.Atoi(strings.TrimSpace(re.Response.Header.Get("Retry-After"))); err == nil && secs > 0 {
+				pe.RetryAfter = time.Duration(secs) * time.Second
+			}
+		case code >= 500:
+			pe.Kind = KindOverloaded
 		}
+	case errors.As(err, &re):
+		// refused, with no response kept: the credentials
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ue) || errors.As(err, &ne):
+		pe.Kind = KindConnection
 	}
 	return pe
 }
@@ -273,14 +295,7 @@ func (g *Gemini) vertexPredict(ctx context.Context, req *EmbeddingRequest, model
 // server when GCE_METADATA_HOST names one. A credentials file that cannot be read or parsed
 // leaves the provider unconfigured, with the reason.
 func vertexEnv(getenv func(string) string) (VertexConfig, string) {
-	first := func(names ...string) string {
-		for _, n := range names {
-			if v := strings.TrimSpace(getenv(n)); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
+	first := func(names ...string) string { return firstEnv(getenv, names...) }
 	cfg := VertexConfig{Config: Config{Name: "vertex_ai"}}
 	cfg.Project = first("VERTEXAI_PROJECT", "GOOGLE_CLOUD_PROJECT")
 	cfg.Location = first("VERTEXAI_LOCATION", "GOOGLE_CLOUD_LOCATION")
@@ -288,8 +303,8 @@ func vertexEnv(getenv func(string) string) (VertexConfig, string) {
 	if cfg.AccessToken != "" {
 		return cfg, ""
 	}
-	if v := first("VERTEXAI_CREDENTIALS"); strings.HasPrefix(v, "{") {
-		cfg.CredentialsJSON = []byte(v)
+	if v := credentialsValue(first("VERTEXAI_CREDENTIALS")); strings.HasPrefix(v, "{") {
+		cfg.CredentialsJSON, cfg.credentialsFrom = []byte(v), "VERTEXAI_CREDENTIALS"
 		return cfg, ""
 	} else if v != "" {
 		return readCredentials(cfg, "VERTEXAI_CREDENTIALS", v)
@@ -306,13 +321,42 @@ func vertexEnv(getenv func(string) string) (VertexConfig, string) {
 	return cfg, ""
 }
 
-// readCredentials reads the credentials file at path (named by what) into cfg, or says why
-// it cannot.
+// credentialsValue is a credentials variable's value without what wraps JSON pasted into
+// it: a byte-order mark, the quotes an env file keeps, spaces.
+func credentialsValue(v string) string {
+	for {
+		t := strings.TrimSpace(strings.TrimPrefix(v, "\ufeff"))
+		if len(t) >= 2 && (t[0] == '\'' || t[0] == '"') && t[len(t)-1] == t[0] {
+			t = t[1 : len(t)-1]
+		}
+		if t == v {
+			return v
+		}
+		v = t
+	}
+}
+
+// firstEnv is the first of the variables names that is set (spaces trimmed), "" when none.
+func firstEnv(getenv func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := strings.TrimSpace(getenv(n)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// readCredentials reads the credentials file at path into cfg, or says why it cannot. what
+// names where path came from (a variable). The path is said only when it looks like one: a
+// variable's value may be credentials pasted in the wrong form, which no message quotes.
 func readCredentials(cfg VertexConfig, what, path string) (VertexConfig, string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		if len(path) > 512 || strings.ContainsAny(path, "{}\"'\n\r") || strings.Contains(path, "PRIVATE") {
+			return cfg, what + ": neither a readable credentials file's path nor credentials JSON (which starts with {)"
+		}
 		return cfg, fmt.Sprintf("%s: %v", what, err)
 	}
-	cfg.CredentialsJSON = b
+	cfg.CredentialsJSON, cfg.credentialsFrom = b, what
 	return cfg, ""
 }
