@@ -962,3 +962,6 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 	}
 }
+
+// needs is what the configuration lacks (see Needs).
+func (g *Gemini) needs() string { return g.ep.needs() }

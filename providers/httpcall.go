@@ -136,8 +136,20 @@ func (e *endpoint) errorf(model string, kind ErrorKind, format string, args ...a
 // checkKey fails with KindAuth, matching ErrNotConfigured, when a required key (or
 // anything else the configuration needs, endpoint.missing) is missing.
 func (e *endpoint) checkKey(model string) error {
-	if e.missing == "" && (e.cfg.APIKey != "" || e.cfg.KeyOptional) {
+	env := e.needs()
+	if env == "" {
 		return nil
+	}
+	pe := e.errorf(model, KindAuth, "provider %q is not configured: set %s", e.cfg.Name, env)
+	pe.Err = ErrNotConfigured
+	return pe
+}
+
+// needs is what the configuration lacks ("" when nothing): the key's variable, and
+// anything else it needs (endpoint.missing).
+func (e *endpoint) needs() string {
+	if e.missing == "" && (e.cfg.APIKey != "" || e.cfg.KeyOptional) {
+		return ""
 	}
 	env := e.cfg.KeyEnv
 	if env == "" {
@@ -148,9 +160,7 @@ func (e *endpoint) checkKey(model string) error {
 	} else if e.missing != "" {
 		env += " and " + e.missing
 	}
-	pe := e.errorf(model, KindAuth, "provider %q is not configured: set %s", e.cfg.Name, env)
-	pe.Err = ErrNotConfigured
-	return pe
+	return env
 }
 
 // errorParser extracts the upstream's error code and message from an error body.

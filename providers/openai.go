@@ -868,3 +868,6 @@ func openAIChatSources(raw json.RawMessage, seen sourceSet) []Source {
 	}
 	return out
 }
+
+// needs is what the configuration lacks (see Needs).
+func (o *OpenAI) needs() string { return o.ep.needs() }

@@ -79,6 +79,16 @@ func IsConfigured(p Provider) bool {
 	return !ok || c.Configured()
 }
 
+// Needs is what p's configuration lacks for it to call upstream, as its calls' errors say
+// it ("OPENAI_API_KEY", "valid credentials (GOOGLE_APPLICATION_CREDENTIALS: …)"); "" when
+// it lacks nothing or cannot tell.
+func Needs(p Provider) string {
+	if n, ok := p.(interface{ needs() string }); ok {
+		return n.needs()
+	}
+	return ""
+}
+
 // Registry maps provider names to providers. The zero value is an empty registry ready to
 // use; it is safe for concurrent use.
 type Registry struct {
@@ -199,6 +209,7 @@ func vertexFromEnv(getenv func(string) string, opts Options) *Vertex {
 	}
 	if problem != "" {
 		v.ep.missing = "valid credentials (" + problem + ")"
+		v.broken = problem
 	}
 	return v
 }
@@ -664,6 +675,7 @@ func configureVertex(field string, pc ProviderConfig, isPreset bool, getenv func
 		problem = err.Error()
 		if ce := (*ConfigError)(nil); errors.As(err, &ce) {
 			problem = "valid credentials (" + ce.Message + ")"
+			v.broken = ce.Message
 		}
 	}
 	if problem != "" {

@@ -69,7 +69,16 @@ type VertexConfig struct {
 // the gemini-embedding models, which take no more. Only Google's models are served
 // (publishers/google): Claude and the other partner models of Vertex AI are refused before
 // any call.
-type Vertex struct{ *Gemini }
+type Vertex struct {
+	*Gemini
+	// broken is why the credentials the environment names cannot be used ("" when they
+	// can, or none are named).
+	broken string
+}
+
+// Broken returns why the credentials the environment named cannot be used, "" when none
+// were named or they can: the server says it at start.
+func (v *Vertex) Broken() string { return v.broken }
 
 // NewVertex returns a Vertex AI adapter. A credentials file that does not parse is an error.
 func NewVertex(cfg VertexConfig) (*Vertex, error) {
@@ -126,7 +135,7 @@ func NewVertex(cfg VertexConfig) (*Vertex, error) {
 	g := &Gemini{ep: newEndpoint(c), tokens: tokens,
 		baseURL: root + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"}
 	g.ep.missing = strings.Join(missing, " and ")
-	return &Vertex{g}, nil
+	return &Vertex{Gemini: g}, nil
 }
 
 // BaseURL returns the root of the models' URLs: {root}/v1/projects/{project}/locations/{location}/publishers/google.

@@ -376,10 +376,23 @@ func (w *wiring) reportProviders(fc *providers.FileConfig) {
 			}
 		}
 	}
+	for _, name := range w.registry.Names() {
+		// Credentials the environment names but that cannot be used (a file that is not one).
+		if p, err := w.registry.Lookup(name); err == nil && !providers.IsConfigured(p) {
+			if b, ok := p.(interface{ Broken() string }); ok && b.Broken() != "" {
+				w.log.Warn("provider's credentials cannot be used: its models will fail", "provider", name, "reason", b.Broken())
+			}
+		}
+	}
 	if fc != nil {
 		for _, pc := range fc.Providers {
 			if !slices.Contains(ready, pc.Name) {
-				w.log.Warn("provider named in --providers-config has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv)
+				p, _ := w.registry.Lookup(pc.Name)
+				if _, ok := p.(*providers.Vertex); ok {
+					w.log.Warn("provider named in --providers-config is not configured: its models will fail", "provider", pc.Name, "set", providers.Needs(p))
+					continue
+				}
+				w.log.Warn("provider named in --providers-config has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv, "set", providers.Needs(p))
 			} else if !slices.Contains(keyed, pc.Name) {
 				keyed = append(keyed, pc.Name) // configured on purpose, key or not
 			}
