@@ -46,6 +46,9 @@ type faultCase struct {
 	wantSeen string
 	// wantText is the answer when it is not the answering model's own (a continuation).
 	wantText string
+	// wantFinish is the answer's finish reason, when checked (a stream cut by the
+	// provider's output filter ends as an answer with finish_reason content_filter).
+	wantFinish string
 	// wantCalls are the upstream calls of the primary and the fallback, when checked.
 	wantCalls *[2]int
 }
@@ -138,7 +141,7 @@ func faultCases() []faultCase {
 		{name: "stream: cut mid-answer, fallback refuses the prefill", stream: true, primary: []behaviour{cutAfter(p, 2)}, prefill: true, backupRefuses: true,
 			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken", "bad_request"}, wantSeen: "Paris is", wantCalls: calls(1, 1)},
 		{name: "stream: content filter mid-answer, never continued", stream: true, primary: []behaviour{filteredStream(p, 2)}, prefill: true,
-			wantErr: ErrStreamFailed, wantKinds: []string{"content_filter"}, wantSeen: "Paris is", wantCalls: calls(1, 0)},
+			wantFrom: "up/primary", wantText: "Paris is", wantFinish: "content_filter", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 
 		// Time budgets, rate limits, content filters by choice, hedging.
 		{name: "silent primary: no retry, fallback at once", primary: []behaviour{hang()}, backup: true,
@@ -158,7 +161,7 @@ func faultCases() []faultCase {
 		{name: "stream: hedged, primary answers first", stream: true, primary: []behaviour{answer(p)}, backup: true,
 			policy: FaultPolicy{HedgeAfter: ptr(5.0)}, wantFrom: "up/primary", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 		{name: "stream: content filter mid-answer", stream: true, primary: []behaviour{filteredStream(p, 2)}, backup: true,
-			wantErr: ErrStreamFailed, wantKinds: []string{"content_filter"}, wantSeen: "Paris is"},
+			wantFrom: "up/primary", wantText: "Paris is", wantFinish: "content_filter", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 		{name: "stream: 401 from upstream", stream: true, primary: []behaviour{status(401, "invalid_api_key", "Incorrect API key provided")}, backup: true,
 			wantFrom: "up/backup", wantKinds: []string{"auth", "ok"}},
 		{name: "stream: context length exceeded", stream: true, primary: []behaviour{status(400, "context_length_exceeded", "maximum context length is 8192 tokens")}, backup: true,
@@ -299,6 +302,12 @@ func TestFaults(t *testing.T) {
 					t.Errorf("usage lost: %+v", resp.Usage)
 				}
 				outcome = fmt.Sprintf("complete answer from `%s`", c.wantFrom)
+				if c.wantFinish != "" {
+					if resp.FinishReason != c.wantFinish {
+						t.Errorf("finish reason %q, want %q", resp.FinishReason, c.wantFinish)
+					}
+					outcome = fmt.Sprintf("the %d fragments sent, then finish_reason `%s`, usage and `[DONE]`; fallback not asked", len(words(c.wantText)), c.wantFinish)
+				}
 			} else {
 				if !errors.Is(err, c.wantErr) {
 					t.Fatalf("err = %v, want %v", err, c.wantErr)
@@ -652,8 +661,9 @@ func TestRetriesLeaveCallsForFallbacks(t *testing.T) {
 	}
 }
 
-// A stream blocked by the provider's filter after some text is billed what the provider
-// reported for it (carried on its error), not an estimate.
+// A stream blocked by the provider's filter after some text ends as an answer with
+// finish_reason content_filter (the text so far kept), billed what the provider reported
+// for it (carried on its error), not an estimate.
 func TestStreamBlockedMidwayIsBilledAsReported(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "one two three four", breakAt: 2, breakErr: &providers.Error{Provider: "a", Model: "m",
@@ -662,8 +672,11 @@ func TestStreamBlockedMidwayIsBilledAsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := drain(t, st); !errors.Is(err, ErrStreamFailed) {
+	if _, err := drain(t, st); err != nil {
 		t.Fatalf("err = %v", err)
+	}
+	if r := st.Response(); r == nil || r.FinishReason != "content_filter" || r.Text() == "" {
+		t.Fatalf("final response %+v: want the text so far and finish_reason content_filter", r)
 	}
 	st.Close()
 	entries := h.ledger.all()

@@ -311,6 +311,18 @@ func (s *ResponseStream) recv() (*Chunk, error) {
 			if s.continueAfter(err) {
 				return s.recv()
 			}
+			if pe := (*providers.Error)(nil); errors.As(err, &pe) && pe.Kind == providers.KindContentFilter && s.ctx.Err() == nil {
+				// The provider's output filter cut the answer after it started (Azure's
+				// finish_reason content_filter, then the usage and [DONE]): it ends as the
+				// upstream ended it, with the text so far, that finish reason and the usage
+				// the upstream billed, not as a failure.
+				if pe.Usage != nil {
+					u := *pe.Usage
+					s.usage = &u
+				}
+				s.finish, s.stopSeq, s.ended = "content_filter", "", true
+				break
+			}
 			return nil, s.fail(err)
 		}
 		if c.Usage != nil {
