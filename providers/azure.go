@@ -65,7 +65,36 @@ type azureRoute struct {
 	bearer bool   // the credential is an Entra ID token
 	// base is AzureConfig.BaseModels; nil when empty.
 	base map[string]string
+	// note says how the configured endpoint was cut back to the resource's ("" when it
+	// was not).
+	note string
 }
+
+// azureResourceEndpoint is the resource's endpoint in a configured base URL: without a
+// trailing "/openai" or "/openai/v1", and without the rest of a deployment's "Target URI"
+// as Azure's portal shows it ({endpoint}/openai/deployments/{name}/chat/completions?api-version=…),
+// which is what people paste; note says what was cut ("" when nothing but the suffix).
+func azureResourceEndpoint(base string) (endpoint, note string) {
+	base = strings.TrimSpace(base)
+	if u, err := url.Parse(base); err == nil && u.Host != "" && (u.RawQuery != "" || u.Fragment != "" || strings.Contains(u.Path, "/openai/")) {
+		path := u.Path
+		if i := strings.Index(path, "/openai/"); i >= 0 && !strings.HasSuffix(strings.TrimRight(path, "/"), "/openai/v1") {
+			path = path[:i]
+		}
+		u.Path, u.RawPath, u.RawQuery, u.Fragment = path, "", "", ""
+		cut := strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(u.String(), "/"), "/openai/v1"), "/openai")
+		if cut != strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(base, "/"), "/openai/v1"), "/openai") {
+			return cut, "the base URL is a deployment's Target URI (…/openai/deployments/{name}/…?api-version=…), not the resource's endpoint: using " +
+				cut + "; set it to that endpoint (https://{resource}.openai.azure.com), and the deployment is the model's name (azure/{deployment})"
+		}
+	}
+	base = strings.TrimRight(base, "/")
+	return strings.TrimSuffix(strings.TrimSuffix(base, "/openai/v1"), "/openai"), ""
+}
+
+// Note returns what was wrong with the configured endpoint and how it was taken ("" when
+// nothing was): the server says it at start.
+func (a *Azure) Note() string { return a.azure.note }
 
 // NewAzure returns an Azure OpenAI adapter. A configuration without a base URL (the
 // resource's endpoint) is not configured: its calls fail as without a key.
@@ -94,8 +123,8 @@ func NewAzure(cfg AzureConfig) *Azure {
 	default:
 		r.query = "?api-version=" + url.QueryEscape(version)
 	}
-	base := strings.TrimRight(c.BaseURL, "/")
-	base = strings.TrimSuffix(strings.TrimSuffix(base, "/openai/v1"), "/openai")
+	base, note := azureResourceEndpoint(c.BaseURL)
+	r.note = note
 	c.BaseURL = base
 	if len(cfg.BaseModels) > 0 {
 		r.base = cfg.BaseModels

@@ -383,6 +383,11 @@ func (w *wiring) reportProviders(fc *providers.FileConfig) {
 				w.log.Warn("provider's credentials cannot be used: its models will fail", "provider", name, "reason", b.Broken())
 			}
 		}
+		if p, err := w.registry.Lookup(name); err == nil {
+			if n, ok := p.(interface{ Note() string }); ok && n.Note() != "" {
+				w.log.Warn("provider's configuration was corrected", "provider", name, "note", n.Note())
+			}
+		}
 	}
 	if fc != nil {
 		for _, pc := range fc.Providers {
