@@ -254,6 +254,9 @@ func (g *Gemini) embedBatches(model string, inputs []string) []int {
 // were counted locally).
 func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors [][]float32) (int, bool, error) {
 	if g.tokens != nil {
+		if vertexEmbedContentModel(model) {
+			return g.vertexEmbedContent(ctx, req, model, batch, vectors)
+		}
 		return g.vertexPredict(ctx, req, model, batch, vectors)
 	}
 	reqs := make([]geminiEmbedRequest, len(batch))

@@ -616,7 +616,8 @@ func configureAzure(pc ProviderConfig, isPreset bool, getenv func(string) string
 	if pc.ADTokenEnv != "" {
 		ac.ADToken = strings.TrimSpace(getenv(pc.ADTokenEnv))
 		if pc.APIKey == "" && pc.APIKeyEnv == "" {
-			ac.KeyEnv = pc.ADTokenEnv
+			// The entry chooses Entra ID: it overrides the environment's key.
+			ac.KeyEnv, ac.APIKey = pc.ADTokenEnv, ""
 		}
 	}
 	if pc.APIVersion != "" {

@@ -23,8 +23,9 @@ const DefaultVertexLocation = "us-central1"
 // VertexConfig configures a Vertex AI adapter (NewVertex).
 type VertexConfig struct {
 	// Config is the Gemini adapter's: Name ("vertex_ai" when empty), BaseURL (the API's
-	// root, "https://{location}-aiplatform.googleapis.com" when empty, or
-	// "https://aiplatform.googleapis.com" for the global location), HTTPClient (also used
+	// root, "https://{location}-aiplatform.googleapis.com" when empty,
+	// "https://aiplatform.googleapis.com" for the global location, or
+	// "https://aiplatform.{us,eu}.rep.googleapis.com" for the multi-regions), HTTPClient (also used
 	// to fetch access tokens), timeouts, … APIKey is not used.
 	Config
 	// Project is the Google Cloud project; when empty, the one the credentials file names
@@ -66,7 +67,9 @@ type VertexConfig struct {
 // Embeddings go to {model}:predict, the text-embedding models' API on Vertex AI:
 // {"instances": [{"content": …}]}, up to 250 texts and about 15,000 tokens a call
 // (Vertex's limits are 250 and 20,000; tokens are counted locally), one text a call for
-// the gemini-embedding models, which take no more. Only Google's models are served
+// the gemini-embedding models, which take no more; the Gemini embedding models other than
+// gemini-embedding-001 go to {model}:embedContent ({"content": {"parts": [...]}}), as the
+// google-genai SDK sends them. Only Google's models are served
 // (publishers/google): Claude and the other partner models of Vertex AI are refused before
 // any call.
 type Vertex struct {
@@ -126,9 +129,13 @@ func NewVertex(cfg VertexConfig) (*Vertex, error) {
 	}
 	root := strings.TrimRight(c.BaseURL, "/")
 	if root == "" {
-		root = "https://" + location + "-aiplatform.googleapis.com"
-		if location == "global" {
+		switch location {
+		case "global":
 			root = "https://aiplatform.googleapis.com"
+		case "us", "eu": // multi-region (data boundary) locations
+			root = "https://aiplatform." + location + ".rep.googleapis.com"
+		default:
+			root = "https://" + location + "-aiplatform.googleapis.com"
 		}
 	}
 	c.BaseURL = root
@@ -250,6 +257,77 @@ type vertexPredictResponse struct {
 			} `json:"statistics"`
 		} `json:"embeddings"`
 	} `json:"predictions"`
+}
+
+// vertexEmbedContentModel reports whether Vertex AI embeds with model through
+// {model}:embedContent, as the google-genai SDK decides it: the Gemini embedding models
+// but gemini-embedding-001 (which, like the text-embedding models, takes :predict).
+func vertexEmbedContentModel(model string) bool {
+	m := strings.ToLower(strings.TrimPrefix(model, "models/"))
+	return strings.Contains(m, "gemini") && m != "gemini-embedding-001"
+}
+
+type vertexEmbedContentRequest struct {
+	Content              geminiEmbedContent `json:"content"`
+	OutputDimensionality int                `json:"outputDimensionality,omitempty"`
+}
+
+type vertexEmbedContentResponse struct {
+	Embedding *struct {
+		Values []float32 `json:"values"`
+	} `json:"embedding"`
+	Embeddings []struct {
+		Values []float32 `json:"values"`
+	} `json:"embeddings"`
+	UsageMetadata *struct {
+		PromptTokenCount int `json:"promptTokenCount"`
+	} `json:"usageMetadata"`
+}
+
+// vertexEmbedContent embeds one text (a batch of one: vertexEmbedBatches) with
+// {model}:embedContent, {"content": {"parts": [{"text": …}]}}.
+func (g *Gemini) vertexEmbedContent(ctx context.Context, req *EmbeddingRequest, model string, batch []string, vectors [][]float32) (int, bool, error) {
+	h := http.Header{}
+	if err := g.setAuth(ctx, req.Model, h); err != nil {
+		return 0, false, err
+	}
+	tokens, counted := 0, true
+	for i, text := range batch {
+		body := vertexEmbedContentRequest{Content: geminiEmbedContent{Parts: []geminiPart{{Text: text}}}, OutputDimensionality: req.Dimensions}
+		c, err := g.ep.send(ctx, req.Model, g.baseURL+"/models/"+url.PathEscape(model)+":embedContent", h, body, parseGeminiError)
+		if err != nil {
+			return 0, false, err
+		}
+		var r vertexEmbedContentResponse
+		err = c.decodeAll(maxEmbeddingBody, &r, "embeddings response")
+		if err != nil {
+			c.Close()
+			return 0, false, err
+		}
+		var values []float32
+		switch {
+		case r.Embedding != nil:
+			values = r.Embedding.Values
+		case len(r.Embeddings) == 1:
+			values = r.Embeddings[0].Values
+		}
+		if len(values) == 0 {
+			err := c.failure(KindStreamBroken, "embeddings response has no vector", nil)
+			c.Close()
+			return 0, false, err
+		}
+		c.Close()
+		vectors[i] = values
+		if r.UsageMetadata != nil && r.UsageMetadata.PromptTokenCount > 0 {
+			tokens += r.UsageMetadata.PromptTokenCount
+		} else {
+			counted = false
+		}
+	}
+	if !counted {
+		return countInputs(req.Model, batch), false, nil
+	}
+	return tokens, true, nil
 }
 
 // vertexPredict embeds one batch with {model}:predict (see embedBatch).
