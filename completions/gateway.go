@@ -416,12 +416,10 @@ func (g *Gateway) priceName(model string) string {
 	if err != nil {
 		return model
 	}
-	if b, ok := p.(providers.BaseModeler); ok {
-		if base, ok := b.BaseModel(m); ok {
-			return base
-		}
+	if _, ok := p.(providers.BaseModeler); !ok {
+		return model // as the request named it, whatever name the provider gives itself
 	}
-	return model
+	return providers.PriceModel(p, m)
 }
 
 // costsOf is a catalogue's price of a call as an answer's Costs.

@@ -648,11 +648,10 @@ func configureVertex(field string, pc ProviderConfig, isPreset bool, getenv func
 	}
 	switch {
 	case pc.CredentialsFile != "":
-		b, err := os.ReadFile(pc.CredentialsFile)
-		if err != nil {
-			return nil, &ConfigError{Field: field + ".credentials_file", Message: err.Error()}
+		var bad string
+		if vc, bad = readCredentials(vc, field+".credentials_file", pc.CredentialsFile); bad != "" {
+			return nil, &ConfigError{Field: field + ".credentials_file", Message: strings.TrimPrefix(bad, field+".credentials_file: ")}
 		}
-		vc.CredentialsJSON = b
 	case pc.AccessTokenEnv != "":
 		vc.AccessToken = strings.TrimSpace(getenv(pc.AccessTokenEnv))
 		if vc.AccessToken == "" {
@@ -666,7 +665,7 @@ func configureVertex(field string, pc ProviderConfig, isPreset bool, getenv func
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) && pc.CredentialsFile != "" {
-			return nil, &ConfigError{Field: field + ".credentials_file", Message: ce.Message}
+			return nil, &ConfigError{Field: field + ".credentials_file", Message: strings.TrimPrefix(ce.Message, vc.credentialsFrom+": ")}
 		}
 		if !isPreset || pc.CredentialsFile != "" {
 			return nil, err
