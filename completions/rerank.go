@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -319,12 +320,21 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		defer p.ended() // every way out of Rerank ends the request
 	}
 	var out *providers.RerankResponse
-	used, begin, err := g.callAttempts(ctx, p, "no ranking", func(_, actx context.Context, t target, _ time.Time) error {
+	used, begin, err := g.callAttempts(ctx, p, "no ranking", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := *preq
 		r.Model = t.model
 		res, err := t.p.(providers.Reranker).Rerank(actx, &r)
 		if err == nil && res == nil {
 			err = errNoRanking
+		}
+		if err == nil {
+			err = keptRanking(t, res, &r)
+		}
+		var pe *providers.Error
+		if errors.As(err, &pe) && pe.RerankUsage != nil {
+			// A ranking refused that the upstream billed (KindBadResponse): charged as billed.
+			u := *pe.RerankUsage
+			g.account(ctx, p, t, providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(t.name, u), false, u.Estimated(), g.opts.Now().Sub(begin))
 		}
 		out = res
 		return err
@@ -337,9 +347,6 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	costs := g.rerankCost(used.name, out.Usage)
 	estimated := out.Usage.Estimated()
 	g.account(ctx, p, used, providers.Usage{PromptTokens: out.Usage.Tokens}, costs, true, estimated, now.Sub(begin))
-	if err := checkRanking(used.name, out.Results, len(preq.Documents)); err != nil {
-		return nil, err
-	}
 	g.storeRanking(&rc, used.name, out, costs.Spent())
 	resp := &RerankResponse{ID: cmp.Or(out.ID, uuid.NewString()), Model: used.name, Results: rerankResults(out.Results, req),
 		Meta:  RerankMeta{BilledUnits: billedUnits(out.Usage)},
@@ -357,17 +364,54 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	return resp, nil
 }
 
-// checkRanking refuses results (of a Reranker other than the package's adapters) that name
-// a document twice or one the request does not have.
-func checkRanking(model string, results []providers.RerankResult, n int) error {
+// keptRanking holds res, the answer of t to req, to what the package's adapters promise
+// (a Reranker of a library user's own may break it): every result a distinct document of
+// req with a finite score, at most req.TopN of them, most relevant first. Results beyond
+// TopN are cut; any other fault is a *providers.Error of KindBadResponse (the next model of
+// a group is tried, this one is not retried), carrying the usage res reported as billed.
+func keptRanking(t target, res *providers.RerankResponse, req *providers.RerankRequest) error {
+	if fault := rankingFault(res.Results, len(req.Documents)); fault != "" {
+		e := &providers.Error{Provider: t.provider, Model: t.model, Kind: providers.KindBadResponse, Message: "the reranker's answer " + fault}
+		if u := res.Usage; !u.Estimated() && (u.SearchUnits > 0 || u.Tokens > 0) {
+			e.RerankUsage = &u
+		}
+		return e
+	}
+	if !slices.IsSortedFunc(res.Results, byRelevance) {
+		res.Results = slices.Clone(res.Results)
+		slices.SortStableFunc(res.Results, byRelevance)
+	}
+	if req.TopN > 0 && len(res.Results) > req.TopN {
+		res.Results = res.Results[:req.TopN]
+	}
+	return nil
+}
+
+// rankingFault says what is wrong with results of a request of n documents: a document
+// named twice or not in the request, or a score that is not a finite number; "" when
+// nothing is.
+func rankingFault(results []providers.RerankResult, n int) string {
 	seen := make(map[int]bool, len(results))
 	for _, r := range results {
-		if r.Index < 0 || r.Index >= n || seen[r.Index] {
-			return fmt.Errorf("completions: %s ranked document %d of %d (or twice)", model, r.Index, n)
+		switch {
+		case r.Index < 0 || r.Index >= n:
+			return fmt.Sprintf("ranks document %d of %d", r.Index, n)
+		case seen[r.Index]:
+			return fmt.Sprintf("ranks document %d twice", r.Index)
+		case math.IsNaN(r.RelevanceScore) || math.IsInf(r.RelevanceScore, 0):
+			return fmt.Sprintf("scores document %d %v", r.Index, r.RelevanceScore)
 		}
 		seen[r.Index] = true
 	}
-	return nil
+	return ""
+}
+
+// byRelevance orders results most relevant first, equal scores in the documents' order.
+func byRelevance(x, y providers.RerankResult) int {
+	if c := cmp.Compare(y.RelevanceScore, x.RelevanceScore); c != 0 {
+		return c
+	}
+	return x.Index - y.Index
 }
 
 // rerankResults is the answer's results: most relevant first (whatever order a Reranker
@@ -392,10 +436,13 @@ func rerankResults(rs []providers.RerankResult, req *RerankRequest) []RerankResu
 	return out
 }
 
-// billedUnits is what u says the upstream billed: search units, and tokens when it
-// reported them (a local count is no bill).
+// billedUnits is what u says the upstream billed: search units and tokens when it reported
+// them (a local count is no bill: usage.estimated says one was made).
 func billedUnits(u providers.RerankUsage) RerankBilledUnits {
-	b := RerankBilledUnits{SearchUnits: u.SearchUnits}
+	var b RerankBilledUnits
+	if !u.SearchUnitsEstimated {
+		b.SearchUnits = u.SearchUnits
+	}
 	if !u.TokensEstimated {
 		b.TotalTokens = u.Tokens
 	}
@@ -418,8 +465,8 @@ func (g *Gateway) rankingFromCache(ctx context.Context, p *plan, req *RerankRequ
 	for i, r := range h.Results {
 		results[i] = providers.RerankResult{Index: r.Index, RelevanceScore: r.Score}
 	}
-	if err := checkRanking(h.Model, results, len(req.Documents)); err != nil {
-		return nil, err
+	if fault := rankingFault(results, len(req.Documents)); fault != "" {
+		return nil, fmt.Errorf("completions: the cached ranking of %s %s", h.Model, fault)
 	}
 	used := p.targets[0]
 	for _, t := range p.targets {

@@ -100,13 +100,24 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		return nil, err
 	}
 	n := req.inputCount()
+	// Vectors refused are a bad answer (KindBadResponse: not retried on the model, which
+	// billed it), carrying the tokens the upstream said it billed.
+	refuse := func(msg string) error {
+		e := c.failure(KindBadResponse, msg, nil)
+		if r.Usage != nil {
+			if t := cmp.Or(r.Usage.PromptTokens, r.Usage.TotalTokens); t > 0 {
+				e.Usage = &Usage{PromptTokens: t}
+			}
+		}
+		return e
+	}
 	if len(r.Data) != n {
-		return nil, c.failure(KindStreamBroken, "embeddings response has "+strconv.Itoa(len(r.Data))+" vectors for "+strconv.Itoa(n)+" inputs", nil)
+		return nil, refuse("embeddings response has " + strconv.Itoa(len(r.Data)) + " vectors for " + strconv.Itoa(n) + " inputs")
 	}
 	out := &EmbeddingResponse{Vectors: make([][]float32, n), Model: r.Model}
 	for _, d := range r.Data {
 		if d.Index < 0 || d.Index >= n || out.Vectors[d.Index] != nil || len(d.Embedding) == 0 {
-			return nil, c.failure(KindStreamBroken, "embeddings response has a missing, repeated or empty vector", nil)
+			return nil, refuse("embeddings response has a missing, repeated or empty vector")
 		}
 		out.Vectors[d.Index] = d.Embedding
 	}

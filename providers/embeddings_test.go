@@ -57,7 +57,8 @@ func TestOpenAIEmbed(t *testing.T) {
 }
 
 // TestEmbedMalformedAnswers: an answer whose vectors do not match the inputs is a broken
-// response (retried, then another deployment), not vectors in the wrong places.
+// answer refused (KindBadResponse: another deployment, not a retry of the one that billed
+// it), not vectors in the wrong places.
 func TestEmbedMalformedAnswers(t *testing.T) {
 	for name, body := range map[string]string{
 		"too few":      `{"data":[{"index":0,"embedding":[1]}]}`,
@@ -69,8 +70,12 @@ func TestEmbedMalformedAnswers(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
 		o := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: srv.URL, APIKey: "k"})
 		_, err := o.Embed(context.Background(), &providers.EmbeddingRequest{Model: "m", Input: []string{"a", "b"}})
-		if providers.KindOf(err) != providers.KindStreamBroken {
-			t.Errorf("%s: %v, want a broken response", name, err)
+		want := providers.KindBadResponse // a whole answer refused: not retried on the model
+		if name == "not json" {
+			want = providers.KindStreamBroken
+		}
+		if providers.KindOf(err) != want {
+			t.Errorf("%s: %v, want %v", name, err, want)
 		}
 		srv.Close()
 	}

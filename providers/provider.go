@@ -247,6 +247,11 @@ const (
 	KindStreamBroken            // stream ended without its end marker or sent a malformed chunk
 	KindModelNotFound           // 404: the provider does not know the model
 	KindQuotaExceeded           // the account's billing quota or credit is spent (OpenAI's insufficient_quota)
+	// KindBadResponse: a whole answer (HTTP 200) whose content the adapter refuses (a
+	// ranking with too few or repeated results, embeddings with missing vectors). Not
+	// retried on the same model (it was billed, and would likely answer the same), but
+	// another model of a group is tried.
+	KindBadResponse
 )
 
 var kindNames = map[ErrorKind]string{
@@ -254,6 +259,7 @@ var kindNames = map[ErrorKind]string{
 	KindTimeout: "timeout", KindConnection: "connection", KindBadRequest: "bad_request",
 	KindAuth: "auth", KindContextLength: "context_length", KindContentFilter: "content_filter",
 	KindStreamBroken: "stream_broken", KindModelNotFound: "model_not_found", KindQuotaExceeded: "quota_exceeded",
+	KindBadResponse: "bad_response",
 }
 
 // String returns the kind's snake_case name.
@@ -304,6 +310,9 @@ type Error struct {
 	// failed); nil when it reported none. UsageEstimated says it was counted locally.
 	Usage          *Usage
 	UsageEstimated bool
+	// RerankUsage is what the upstream billed a rerank call whose answer was refused
+	// (KindBadResponse), when the answer said; nil otherwise.
+	RerankUsage *RerankUsage
 }
 
 // Error formats the failure as "provider/model: kind (HTTP status): message".

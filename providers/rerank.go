@@ -216,14 +216,23 @@ func (o *OpenAI) Rerank(ctx context.Context, req *RerankRequest) (*RerankRespons
 	if api == RerankVoyage || scores == nil {
 		scores = a.Data
 	}
+	// A ranking refused is a bad answer (KindBadResponse: not retried on the model, which
+	// billed it), carrying what the upstream said it billed.
+	refuse := func(msg string) error {
+		e := c.failure(KindBadResponse, msg, nil)
+		if u := rerankUsage(api, req, &a); api == RerankCohere && !u.SearchUnitsEstimated || api != RerankCohere && !u.TokensEstimated {
+			e.RerankUsage = &u
+		}
+		return e
+	}
 	if len(scores) != topN {
-		return nil, c.failure(KindStreamBroken, "rerank response has "+strconv.Itoa(len(scores))+" results, want "+strconv.Itoa(topN), nil)
+		return nil, refuse("rerank response has " + strconv.Itoa(len(scores)) + " results, want " + strconv.Itoa(topN))
 	}
 	out := &RerankResponse{ID: a.ID, Model: a.Model, Results: make([]RerankResult, len(scores))}
 	seen := make([]bool, n)
 	for i, s := range scores {
 		if s.Index == nil || *s.Index < 0 || *s.Index >= n || seen[*s.Index] || s.RelevanceScore == nil {
-			return nil, c.failure(KindStreamBroken, "rerank response has a result without a score or with a missing or repeated index", nil)
+			return nil, refuse("rerank response has a result without a score or with a missing or repeated index")
 		}
 		seen[*s.Index] = true
 		out.Results[i] = RerankResult{Index: *s.Index, RelevanceScore: *s.RelevanceScore}
