@@ -295,6 +295,10 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if preq.MaxTokensPerDoc > 0 && !slices.ContainsFunc(targets, func(t target) bool { return providers.TakesMaxTokensPerDoc(t.p) }) {
+		// No model would take it (in a group, those that do not are passed over).
+		return nil, invalid("max_tokens_per_doc", "provider %q's rerank API has no such option (only Cohere's does): leave it unset", targets[0].provider)
+	}
 	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: req.Tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()

@@ -118,6 +118,16 @@ func ServesRerank(p Provider) bool {
 	return !ok || c.ServesRerank()
 }
 
+// TakesMaxTokensPerDoc reports whether p's rerank API takes RerankRequest.MaxTokensPerDoc
+// (Cohere's does; Jina's and Voyage's do not). A Reranker that does not say is assumed to.
+func TakesMaxTokensPerDoc(p Provider) bool {
+	c, ok := p.(interface{ RerankAPI() RerankAPI })
+	return !ok || c.RerankAPI() == RerankCohere
+}
+
+// RerankAPI is the provider's rerank API (Config.Rerank; "" for none).
+func (o *OpenAI) RerankAPI() RerankAPI { return o.ep.cfg.Rerank }
+
 // ServesRerank reports whether the provider has a rerank API (Config.Rerank).
 func (o *OpenAI) ServesRerank() bool { return o.ep.cfg.Rerank != "" }
 
