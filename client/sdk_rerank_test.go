@@ -121,7 +121,7 @@ func TestRerankWithTheClient(t *testing.T) {
 		{client.RerankRequest{Model: "rerank-v3.5", Documents: passages}, 400, "query", "required"},
 		{client.RerankRequest{Model: "openai/gpt-4o", Query: "q", Documents: passages}, 400, "model", "no rerank API"},
 		{client.RerankRequest{Model: "acme-rerank", Query: "q", Documents: passages}, 404, "model", "acme-rerank"},
-		{client.RerankRequest{Model: "voyage/rerank-2.5", Query: "q", Documents: passages, MaxTokensPerDoc: 100}, 400, "", "max_tokens_per_doc"},
+		{client.RerankRequest{Model: "voyage/rerank-2.5", Query: "q", Documents: passages, MaxTokensPerDoc: 100}, 400, "max_tokens_per_doc", "voyage"},
 	} {
 		_, err := c.Rerank(ctx, &tc.req)
 		var apiErr *client.Error

@@ -50,10 +50,101 @@ type RerankRequest struct {
 	Cache *CacheControl `json:"cache,omitempty"`
 	// Tags label the request for cost attribution, as on chat requests (Request.Tags).
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
+	// RankFields names the fields of object documents to rank on (Cohere's v1): each such
+	// document is ranked as its fields' "field: value" lines, in this order. Without it (or
+	// with ["text"] alone, the default) an object is ranked on its text. String documents are ranked as they are.
+	RankFields []string `json:"rank_fields,omitempty" jsonschema:"maxItems=64"`
+
+	// objects are the documents sent as objects, by index (nil for a string document):
+	// RankFields reads them, and a result's document echoes them whole.
+	objects []map[string]any
+}
+
+// UnmarshalJSON decodes Cohere's body, keeping the documents sent as objects whole (for
+// RankFields and return_documents).
+func (r *RerankRequest) UnmarshalJSON(b []byte) error {
+	type plain RerankRequest
+	var aux struct {
+		*plain
+		Documents []json.RawMessage `json:"documents"`
+	}
+	aux.plain = (*plain)(r)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		if ute, ok := err.(*json.UnmarshalTypeError); ok {
+			ute.Field = strings.TrimPrefix(ute.Field, "plain.") // the field's name, not aux's path to it
+		}
+		return err
+	}
+	r.objects = nil
+	if aux.Documents == nil {
+		r.Documents = nil
+		return nil
+	}
+	r.Documents = make([]RerankDocument, len(aux.Documents))
+	for i, raw := range aux.Documents {
+		if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '{' {
+			var o map[string]any
+			if err := json.Unmarshal(raw, &o); err != nil {
+				return &json.UnmarshalTypeError{Value: "a malformed object", Type: reflect.TypeFor[RerankDocument](), Field: "documents"}
+			}
+			if r.objects == nil {
+				r.objects = make([]map[string]any, len(aux.Documents))
+			}
+			r.objects[i] = o
+			if text, ok := o["text"].(string); ok {
+				r.Documents[i] = RerankDocument(text)
+			}
+			continue
+		}
+		if err := r.Documents[i].UnmarshalJSON(raw); err != nil {
+			if ute, ok := err.(*json.UnmarshalTypeError); ok {
+				ute.Field = "documents"
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// documentText is the text the i-th document is ranked as: an object's RankFields as
+// "field: value" lines (Cohere's v1), else its text; a string document as it is.
+func (r *RerankRequest) documentText(i int) (string, error) {
+	var o map[string]any
+	if i < len(r.objects) {
+		o = r.objects[i]
+	}
+	if o == nil {
+		return string(r.Documents[i]), nil
+	}
+	if len(r.RankFields) == 0 || len(r.RankFields) == 1 && r.RankFields[0] == "text" {
+		// No rank_fields, or only the default one: the text as it is.
+		if _, ok := o["text"].(string); !ok {
+			return "", invalid(fmt.Sprintf("documents[%d]", i), `an object needs a "text" string, or rank_fields naming the fields to rank on`)
+		}
+		return string(r.Documents[i]), nil
+	}
+	var lines []string
+	for _, f := range r.RankFields {
+		v, ok := o[f]
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			j, _ := json.Marshal(v)
+			s = string(j)
+		}
+		lines = append(lines, f+": "+s)
+	}
+	if len(lines) == 0 {
+		return "", invalid(fmt.Sprintf("documents[%d]", i), "has none of the rank_fields %q", r.RankFields)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // RerankDocument is one document of a rerank request: its text, sent as a string or as an
-// object {"text": …} (Cohere's v1 form).
+// object {"text": …} (Cohere's v1 form; RerankRequest's decoding also takes objects ranked
+// by RankFields, and keeps their other fields for the answer).
 type RerankDocument string
 
 // UnmarshalJSON takes a string or an object with a text string.
@@ -85,7 +176,9 @@ func (RerankDocument) JSONSchema() *jsonschema.Schema {
 	props.Set("text", text)
 	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
 		text,
-		{Type: "object", Properties: props, Required: []string{"text"}},
+		// Cohere's v1: text is required unless rank_fields names the fields to rank on;
+		// every field is kept in the answer's document.
+		{Type: "object", Properties: props, Description: `a document with a "text", or with the fields rank_fields names`},
 	}}
 }
 
@@ -116,9 +209,23 @@ type RerankResult struct {
 	Document *RerankResultDocument `json:"document,omitempty"`
 }
 
-// RerankResultDocument is a result's document as Cohere returns it.
+// RerankResultDocument is a result's document as Cohere returns it: its text, or the
+// object the request sent, every field kept (Cohere's v1).
 type RerankResultDocument struct {
 	Text string `json:"text"`
+	// Fields is the document as the request sent it when that was an object (its text
+	// among them, if it had one); nil for a string document.
+	Fields map[string]any `json:"-"`
+}
+
+// MarshalJSON writes Fields when the document was an object, else {"text": …}.
+func (d RerankResultDocument) MarshalJSON() ([]byte, error) {
+	if d.Fields != nil {
+		return json.Marshal(d.Fields)
+	}
+	return json.Marshal(struct {
+		Text string `json:"text"`
+	}{d.Text})
 }
 
 // RerankMeta is Cohere's meta of a rerank answer.
@@ -163,12 +270,21 @@ func (r *RerankRequest) validate() (*providers.RerankRequest, error) {
 	case n > MaxRerankDocuments:
 		return nil, invalid("documents", "at most %d documents, got %d", MaxRerankDocuments, n)
 	}
+	for i, f := range r.RankFields {
+		if strings.TrimSpace(f) == "" {
+			return nil, invalid(fmt.Sprintf("rank_fields[%d]", i), "must not be empty")
+		}
+	}
 	docs := make([]string, n)
-	for i, d := range r.Documents {
-		if strings.TrimSpace(string(d)) == "" {
+	for i := range r.Documents {
+		d, err := r.documentText(i)
+		if err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(d) == "" {
 			return nil, invalid(fmt.Sprintf("documents[%d]", i), "must not be empty")
 		}
-		docs[i] = string(d)
+		docs[i] = d
 	}
 	pr := &providers.RerankRequest{Query: r.Query, Documents: docs}
 	if r.TopN != nil {
@@ -426,6 +542,9 @@ func rerankResults(rs []providers.RerankResult, req *RerankRequest) []RerankResu
 		out[i] = RerankResult{Index: r.Index, RelevanceScore: r.RelevanceScore}
 		if req.ReturnDocuments {
 			out[i].Document = &RerankResultDocument{Text: string(req.Documents[r.Index])}
+			if r.Index < len(req.objects) {
+				out[i].Document.Fields = req.objects[r.Index]
+			}
 		}
 	}
 	byRelevance := func(x, y RerankResult) int {

@@ -297,8 +297,8 @@ func TestRerankRefusesBadRequests(t *testing.T) {
 	}
 }
 
-// TestRerankWireForms: documents are strings or objects with a text, anything else is a
-// type error (named "documents" by the decoder); the answer is Cohere's shape with the
+// TestRerankWireForms: documents are strings or objects (with a text, or the fields
+// rank_fields names), anything else is a type error (named "documents"); the answer is Cohere's shape with the
 // gateway's extensions.
 func TestRerankWireForms(t *testing.T) {
 	var req RerankRequest
@@ -308,11 +308,24 @@ func TestRerankWireForms(t *testing.T) {
 	if fmt.Sprint(req.Documents) != "[a b]" || *req.TopN != 1 || !req.ReturnDocuments {
 		t.Errorf("%+v", req)
 	}
-	for _, bad := range []string{`[1]`, `[{"title":"x"}]`, `[{"text":3}]`, `[null, ["a"]]`, `"a"`} {
+	for _, bad := range []string{`[1]`, `[null, ["a"]]`, `"a"`} {
 		var r RerankRequest
 		err := json.Unmarshal([]byte(`{"documents":`+bad+`}`), &r)
 		var ute *json.UnmarshalTypeError
 		if !errors.As(err, &ute) || ute.Field != "documents" {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	// An object without a text string decodes (rank_fields may name its fields) and is
+	// refused by validation, naming the document.
+	for _, bad := range []string{`[{"title":"x"}]`, `[{"text":3}]`} {
+		var r RerankRequest
+		if err := json.Unmarshal([]byte(`{"model":"m","query":"q","documents":`+bad+`}`), &r); err != nil {
+			t.Fatalf("%s: %v", bad, err)
+		}
+		_, err := r.validate()
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != "documents[0]" {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
