@@ -230,7 +230,11 @@ func (d RerankResultDocument) MarshalJSON() ([]byte, error) {
 
 // RerankMeta is Cohere's meta of a rerank answer.
 type RerankMeta struct {
-	BilledUnits RerankBilledUnits `json:"billed_units"`
+	// APIVersion and Tokens are Cohere's, as the upstream sent them (absent when it sent
+	// none, and for an answer from the cache).
+	APIVersion  *providers.RerankAPIVersion `json:"api_version,omitempty"`
+	BilledUnits RerankBilledUnits           `json:"billed_units"`
+	Tokens      *providers.RerankMetaTokens `json:"tokens,omitempty"`
 }
 
 // RerankBilledUnits is what the upstream bills the call: search units (Cohere's: a query
@@ -469,7 +473,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	g.account(ctx, p, used, providers.Usage{PromptTokens: out.Usage.Tokens}, costs, true, estimated, now.Sub(begin))
 	g.storeRanking(&rc, used.name, out, costs.Spent())
 	resp := &RerankResponse{ID: cmp.Or(out.ID, uuid.NewString()), Model: used.name, Results: rerankResults(out.Results, req),
-		Meta:  RerankMeta{BilledUnits: billedUnits(out.Usage)},
+		Meta:  RerankMeta{APIVersion: out.APIVersion, BilledUnits: billedUnits(out.Usage), Tokens: out.MetaTokens},
 		Usage: RerankUsage{TotalTokens: out.Usage.Tokens, Estimated: estimated, Costs: &costs}, Cache: rc.status(now)}
 	if g.opts.Observer != nil {
 		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationRerank, Outcome: RequestOK, Tags: req.Tags,

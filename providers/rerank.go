@@ -79,6 +79,23 @@ type RerankResponse struct {
 	Model string
 	// Usage is what the call is billed.
 	Usage RerankUsage
+	// APIVersion and MetaTokens are Cohere's meta.api_version and meta.tokens as the
+	// answer carried them (nil when it did not), passed on as LiteLLM passes them.
+	APIVersion *RerankAPIVersion
+	MetaTokens *RerankMetaTokens
+}
+
+// RerankAPIVersion is Cohere's meta.api_version of a rerank answer.
+type RerankAPIVersion struct {
+	Version        string `json:"version,omitempty"`
+	IsDeprecated   *bool  `json:"is_deprecated,omitempty"`
+	IsExperimental *bool  `json:"is_experimental,omitempty"`
+}
+
+// RerankMetaTokens is Cohere's meta.tokens of a rerank answer.
+type RerankMetaTokens struct {
+	InputTokens  *float64 `json:"input_tokens,omitempty"`
+	OutputTokens *float64 `json:"output_tokens,omitempty"`
 }
 
 // RerankResult is one document's relevance.
@@ -157,6 +174,8 @@ type rerankAnswer struct {
 	Results []rerankScore `json:"results"`
 	Data    []rerankScore `json:"data"`
 	Meta    *struct {
+		APIVersion  *RerankAPIVersion `json:"api_version"`
+		Tokens      *RerankMetaTokens `json:"tokens"`
 		BilledUnits *struct {
 			SearchUnits *float64 `json:"search_units"`
 			InputTokens *float64 `json:"input_tokens"`
@@ -254,6 +273,9 @@ func (o *OpenAI) Rerank(ctx context.Context, req *RerankRequest) (*RerankRespons
 		return x.Index - y.Index
 	})
 	out.Usage = rerankUsage(api, req, &a)
+	if a.Meta != nil {
+		out.APIVersion, out.MetaTokens = a.Meta.APIVersion, a.Meta.Tokens
+	}
 	return out, nil
 }
 
