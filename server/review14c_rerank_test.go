@@ -106,20 +106,22 @@ func TestReview14cLiteLLMShapeMetaAPIVersionDropped(t *testing.T) {
 }
 
 // Cohere's current models (rerank-v4.0-pro, -fast: the model of its SDKs' examples) are not
-// in the bare catalogue: POST /v1/rerank serves them (its family is cohere's), yet a virtual
-// key cannot be issued for them (422) and GET /v1/models/{id} says they do not exist (404).
+// in the catalogue (LiteLLM's prices, which have none for them): POST /v1/rerank serves them
+// (their family is cohere's, as the README says), but, as a catalogued provider's unlisted
+// chat model, they are not offered for a virtual key's models (422) nor at GET /v1/models/{id}
+// (404): with no price a key's budget could not be held to them. The README says so.
 func TestReview14cServedRerankModelCannotBeKeyed(t *testing.T) {
 	hs, s, _, _ := r14Server(t, r14Cohere)
 	for _, m := range []string{"rerank-v4.0-pro", "cohere/rerank-v4.0-fast"} {
 		resp, b := do2(t, "POST", hs.URL+"/v1/rerank", testKey, `{"model":"`+m+`","query":"q","documents":["a","b"]}`, nil)
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: %d %s", m, resp.StatusCode, b)
+		if resp.StatusCode != 200 || !strings.Contains(string(b), `"price_known":false`) {
+			t.Fatalf("%s: %d %s, want served, unpriced", m, resp.StatusCode, b)
 		}
-		if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"k","models":["`+m+`"]}`); r.status != http.StatusCreated {
-			t.Errorf("%s answers POST /v1/rerank, but a key for it: %d %s", m, r.status, r.raw)
+		if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"k","models":["`+m+`"]}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(string(r.raw), "GET /v1/models lists them") {
+			t.Errorf("%s: a key for it: %d %s, want 422 (no price to hold a budget to)", m, r.status, r.raw)
 		}
-		if resp, b := do2(t, "GET", hs.URL+"/v1/models/"+m, testKey, "", nil); resp.StatusCode != 200 {
-			t.Errorf("%s answers POST /v1/rerank, but GET /v1/models/%s: %d %s", m, m, resp.StatusCode, b)
+		if resp, b := do2(t, "GET", hs.URL+"/v1/models/"+m, testKey, "", nil); resp.StatusCode != 404 {
+			t.Errorf("GET /v1/models/%s: %d %s, want 404 (not catalogued)", m, resp.StatusCode, b)
 		}
 	}
 }
