@@ -19,7 +19,8 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
-// MaxRerankDocuments is how many documents one rerank request may carry (Cohere's bound).
+// MaxRerankDocuments is how many documents one rerank request may carry: Voyage AI's bound,
+// the gateway's for every provider (Cohere takes up to 10,000 and recommends 1,000).
 const MaxRerankDocuments = 1000
 
 // OperationRerank is RequestRecord.Operation for a rerank request.
@@ -40,7 +41,8 @@ type RerankRequest struct {
 	// documents keeps them all).
 	TopN *int `json:"top_n,omitempty" jsonschema:"minimum=1"`
 	// ReturnDocuments puts each result's document in the answer (the gateway has them: no
-	// provider is asked to send them back).
+	// provider is asked to send them back). False by default, as in Cohere's v1 (LiteLLM's
+	// default is true).
 	ReturnDocuments bool `json:"return_documents,omitempty"`
 	// MaxTokensPerDoc truncates each document to this many tokens (Cohere's; other
 	// providers refuse it).
