@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -14,25 +15,39 @@ func (s *Server) embeddingRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/v1/embeddings", Summary: "OpenAI-compatible embeddings (model is provider/model, a bare name one configured provider catalogues, or a model group of deployments of one model)",
 		Tags: []string{"Completions"}, Request: completions.EmbeddingsRequest{}, Response: completions.EmbeddingsResponse{}, ScopedKeys: true,
 		Errors: openAIErrors},
-		func(w http.ResponseWriter, r *http.Request) error {
-			received := time.Now()
-			var req completions.EmbeddingsRequest
-			if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
-				return s.openAIError(w, r, err)
-			}
-			// The Cache-Control and tags headers speak as on chat requests (applyRequestHeaders).
-			cr := completions.Request{Cache: req.Cache, Tags: req.Tags}
-			if err := applyRequestHeaders(r, &cr); err != nil {
-				return s.openAIError(w, r, err)
-			}
-			req.Cache, req.Tags = cr.Cache, cr.Tags
-			resp, err := g.Embed(r.Context(), completionsScope(r, received), &req)
-			if err != nil {
-				return s.openAIError(w, r, err)
-			}
-			setCacheHeaders(w, resp.Cache)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			return resp.WriteJSON(w)
-		})
+		operationHandler(s, func(req *completions.EmbeddingsRequest) (**completions.CacheControl, *[]string) {
+			return &req.Cache, &req.Tags
+		},
+			g.Embed, func(w http.ResponseWriter, resp *completions.EmbeddingsResponse) error {
+				setCacheHeaders(w, resp.Cache)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				return resp.WriteJSON(w)
+			}))
+}
+
+// operationHandler is the handler of a gateway operation other than chat (embeddings,
+// rerank): it decodes the body (unknown fields ignored), lets the Cache-Control and tags
+// headers speak as on chat requests (applyRequestHeaders) through the request's cache and
+// tags fields, calls the gateway and writes its answer; errors in OpenAI's envelope.
+func operationHandler[Req, Resp any](s *Server, fields func(*Req) (cache **completions.CacheControl, tags *[]string),
+	call func(context.Context, completions.Scope, *Req) (Resp, error), answer func(http.ResponseWriter, Resp) error) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		received := time.Now()
+		var req Req
+		if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
+			return s.openAIError(w, r, err)
+		}
+		cache, tags := fields(&req)
+		cr := completions.Request{Cache: *cache, Tags: *tags}
+		if err := applyRequestHeaders(r, &cr); err != nil {
+			return s.openAIError(w, r, err)
+		}
+		*cache, *tags = cr.Cache, cr.Tags
+		resp, err := call(r.Context(), completionsScope(r, received), &req)
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		return answer(w, resp)
+	}
 }

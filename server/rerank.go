@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
 )
@@ -17,25 +16,13 @@ func (s *Server) rerankRoutes(g *completions.Gateway) {
 		s.Handle(Route{Method: "POST", Path: path, Summary: "Cohere-compatible rerank (model is provider/model, a bare name one configured provider catalogues, or a model group): documents ranked by relevance to the query, most relevant first",
 			Tags: []string{"Completions"}, Request: completions.RerankRequest{}, Response: completions.RerankResponse{}, ScopedKeys: true,
 			Errors: openAIErrors},
-			func(w http.ResponseWriter, r *http.Request) error {
-				received := time.Now()
-				var req completions.RerankRequest
-				if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
-					return s.openAIError(w, r, err)
-				}
-				// The Cache-Control and tags headers speak as on chat requests (applyRequestHeaders).
-				cr := completions.Request{Cache: req.Cache, Tags: req.Tags}
-				if err := applyRequestHeaders(r, &cr); err != nil {
-					return s.openAIError(w, r, err)
-				}
-				req.Cache, req.Tags = cr.Cache, cr.Tags
-				resp, err := g.Rerank(r.Context(), completionsScope(r, received), &req)
-				if err != nil {
-					return s.openAIError(w, r, err)
-				}
-				setCacheHeaders(w, resp.Cache)
-				writeJSON(w, http.StatusOK, resp)
-				return nil
-			})
+			operationHandler(s, func(req *completions.RerankRequest) (**completions.CacheControl, *[]string) {
+				return &req.Cache, &req.Tags
+			},
+				g.Rerank, func(w http.ResponseWriter, resp *completions.RerankResponse) error {
+					setCacheHeaders(w, resp.Cache)
+					writeJSON(w, http.StatusOK, resp)
+					return nil
+				}))
 	}
 }
