@@ -152,7 +152,7 @@ func TestRerankOverPlainHTTP(t *testing.T) {
 	results, _ := got["results"].([]any)
 	first, _ := results[0].(map[string]any)
 	if len(results) != 1 || first["index"] != float64(1) || fmt.Sprint(first["document"]) != "map[text:Jupiter has ninety-five moons.]" ||
-		got["id"] != "c1" || fmt.Sprint(got["meta"]) != "map[billed_units:map[search_units:1]]" {
+		got["id"] != "c1" || fmt.Sprint(got["meta"]) != "map[api_version:map[version:2] billed_units:map[search_units:1]]" {
 		t.Errorf("answer %v", got)
 	}
 	if sent := fmt.Sprint(up.last["/v2/rerank"]["documents"]); sent != "[Venus has none. Jupiter has ninety-five moons.]" {
