@@ -99,15 +99,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		g.lookupCache(ctx, p)
 		if p.cache.hit != nil {
-			// No model is called: the budget's bounds and its tokens per minute are checked
-			// (as LiteLLM checks a key's limits before its cache), nothing is taken from it.
-			if b := scope.Budget; b != nil {
-				if err := b.usable(ctx); err != nil {
-					return nil, err
-				}
-				if err := g.spend.rate(b, time.Now()); err != nil {
-					return nil, err
-				}
+			// No model is called: nothing is taken from the budget (cacheHitAllowed).
+			if err := g.cacheHitAllowed(ctx, scope.Budget); err != nil {
+				return nil, err
 			}
 			p.targets = []target{p.cache.hit.target()}
 			p.msgID = uuid.NewString()
@@ -197,6 +191,19 @@ func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bo
 	}
 	p.release = release
 	return left, nil
+}
+
+// cacheHitAllowed checks budget b (nil: none) for a request answered from the response
+// cache: no model is called, so nothing is taken from it, but its bounds and its tokens per
+// minute are checked, as LiteLLM checks a key's limits before its cache.
+func (g *Gateway) cacheHitAllowed(ctx context.Context, b *Budget) error {
+	if b == nil {
+		return nil
+	}
+	if err := b.usable(ctx); err != nil {
+		return err
+	}
+	return g.spend.rate(b, time.Now())
 }
 
 // admitSpend admits p's request into its budget's spend gate, waiting at most until the

@@ -565,13 +565,8 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 // embeddingsFromCache answers an embeddings request every input of which the cache had:
 // no model is called and nothing is charged (a spent budget is still refused).
 func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *EmbeddingsRequest, ec *embedCache) (*EmbeddingsResponse, error) {
-	if b := p.scope.Budget; b != nil {
-		if err := b.usable(ctx); err != nil {
-			return nil, err
-		}
-		if err := g.spend.rate(b, time.Now()); err != nil {
-			return nil, err
-		}
+	if err := g.cacheHitAllowed(ctx, p.scope.Budget); err != nil {
+		return nil, err
 	}
 	used := p.targets[0]
 	for _, t := range p.targets {

@@ -581,13 +581,8 @@ func billedUnits(u providers.RerankUsage) RerankBilledUnits {
 // rankingFromCache answers a rerank request the cache had: no model is called and nothing
 // is charged (a spent budget is still refused).
 func (g *Gateway) rankingFromCache(ctx context.Context, p *plan, req *RerankRequest, rc *rerankCache) (*RerankResponse, error) {
-	if b := p.scope.Budget; b != nil {
-		if err := b.usable(ctx); err != nil {
-			return nil, err
-		}
-		if err := g.spend.rate(b, time.Now()); err != nil {
-			return nil, err
-		}
+	if err := g.cacheHitAllowed(ctx, p.scope.Budget); err != nil {
+		return nil, err
 	}
 	h := rc.hit
 	results := make([]providers.RerankResult, len(h.Results))
