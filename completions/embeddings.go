@@ -323,8 +323,7 @@ var embeddingVendors = []struct{ prefix, provider string }{
 // embeddingModel returns the "provider/model" a bare embedding model name stands for
 // (kindModel over the catalogued embedding models and their makers).
 func (g *Gateway) embeddingModel(field, name string) (string, error) {
-	g.embeddingIndex()
-	return g.kindModel(field, name, g.embedBare, embeddingVendors)
+	return g.kindModel(field, name, g.embedIndex.build(g.EmbeddingModels).bare, embeddingVendors)
 }
 
 // kindModel returns the "provider/model" a bare model name of a kind other than chat
@@ -369,22 +368,7 @@ func (g *Gateway) EmbeddingModels() []string {
 
 // HasEmbeddingModel reports whether model ("provider/model") is one of EmbeddingModels.
 func (g *Gateway) HasEmbeddingModel(model string) bool {
-	g.embeddingIndex()
-	return g.embedListed[model]
-}
-
-// embeddingIndex builds, once, what HasEmbeddingModel and embeddingModel look up, as
-// indexModels does for chat models.
-func (g *Gateway) embeddingIndex() {
-	g.embedOnce.Do(func() {
-		g.embedListed, g.embedBare = map[string]bool{}, map[string][]string{}
-		for _, pm := range g.EmbeddingModels() {
-			g.embedListed[pm] = true
-			if _, m, err := providers.ParseModel(pm); err == nil && !strings.Contains(m, "/") {
-				g.embedBare[m] = append(g.embedBare[m], pm)
-			}
-		}
-	})
+	return g.embedIndex.build(g.EmbeddingModels).listed[model]
 }
 
 // ResolveEmbeddingModel returns the "provider/model" an embeddings request's model name

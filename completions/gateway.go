@@ -252,22 +252,39 @@ type Gateway struct {
 	listed     map[string]bool
 	catalogued map[string]bool
 	bareIndex  map[string][]string
-	// The embedding models of EmbeddingModels, indexed once (embeddingIndex): by full name
-	// and by name without a provider.
-	embedOnce   sync.Once
-	embedListed map[string]bool
-	embedBare   map[string][]string
+	// The embedding models of EmbeddingModels, indexed once.
+	embedIndex modelIndex
 	// The configured audio providers' catalogued audio models, indexed once (audioIndex):
 	// by full name, by name without a provider, and the providers the catalogue lists.
 	audioOnce       sync.Once
 	audioListed     map[string]bool
 	audioBare       map[string][]string
 	audioCatalogued map[string]bool
-	// The rerank models of RerankModels, indexed once (rerankIndex): by full name and by
-	// name without a provider.
-	rerankOnce   sync.Once
-	rerankListed map[string]bool
-	rerankBare   map[string][]string
+	// The rerank models of RerankModels, indexed once.
+	rerankIndex modelIndex
+}
+
+// modelIndex holds a kind's catalogued models (embeddings, rerank), indexed once: by full
+// name and by name without a provider.
+type modelIndex struct {
+	once   sync.Once
+	listed map[string]bool
+	bare   map[string][]string
+}
+
+// build indexes the "provider/model" names models lists, the first time it is called, and
+// returns x.
+func (x *modelIndex) build(models func() []string) *modelIndex {
+	x.once.Do(func() {
+		x.listed, x.bare = map[string]bool{}, map[string][]string{}
+		for _, pm := range models() {
+			x.listed[pm] = true
+			if _, m, err := providers.ParseModel(pm); err == nil && !strings.Contains(m, "/") {
+				x.bare[m] = append(x.bare[m], pm)
+			}
+		}
+	})
+	return x
 }
 
 // ErrNoProviders is returned by New when Options.Providers is nil.

@@ -324,8 +324,7 @@ var rerankVendors = []struct{ prefix, provider string }{
 // rerankModel returns the "provider/model" a bare rerank model name stands for (kindModel
 // over the catalogued rerank models and their makers).
 func (g *Gateway) rerankModel(field, name string) (string, error) {
-	g.rerankIndex()
-	return g.kindModel(field, name, g.rerankBare, rerankVendors)
+	return g.kindModel(field, name, g.rerankIndex.build(g.RerankModels).bare, rerankVendors)
 }
 
 // RerankModels lists the "provider/model" rerank models of the configured providers with a
@@ -346,21 +345,7 @@ func (g *Gateway) RerankModels() []string {
 
 // HasRerankModel reports whether model ("provider/model") is one of RerankModels.
 func (g *Gateway) HasRerankModel(model string) bool {
-	g.rerankIndex()
-	return g.rerankListed[model]
-}
-
-// rerankIndex builds, once, what HasRerankModel and rerankModel look up.
-func (g *Gateway) rerankIndex() {
-	g.rerankOnce.Do(func() {
-		g.rerankListed, g.rerankBare = map[string]bool{}, map[string][]string{}
-		for _, pm := range g.RerankModels() {
-			g.rerankListed[pm] = true
-			if _, m, err := providers.ParseModel(pm); err == nil && !strings.Contains(m, "/") {
-				g.rerankBare[m] = append(g.rerankBare[m], pm)
-			}
-		}
-	})
+	return g.rerankIndex.build(g.RerankModels).listed[model]
 }
 
 // ResolveRerankModel returns the "provider/model" a rerank request's model name stands
