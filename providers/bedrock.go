@@ -656,7 +656,9 @@ func (b *Bedrock) start(ctx context.Context, req *Request, stream bool) (*call, 
 		sum := sha256.Sum256(p)
 		return b.signer.SignHTTP(r.Context(), creds, r, hex.EncodeToString(sum[:]), BedrockService, region, b.aws.Now())
 	}
-	return b.ep.sendSigned(ctx, req.Model, u, h, payload, nil, sign)
+	// The credentials actually used are redacted from the call's errors: a provider's
+	// (rotated, assumed-role) ones are not among the endpoint's static secrets.
+	return b.ep.sendSigned(ctx, req.Model, u, h, payload, nil, sign, []string{creds.SecretAccessKey, creds.SessionToken})
 }
 
 // credentials are the static credentials, or what the Credentials provider retrieves.

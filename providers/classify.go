@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -137,18 +138,34 @@ func classifyTransport(err error, cause error) ErrorKind {
 	return KindUnknown
 }
 
-// trimMessage shortens an upstream message and removes the API key if it was echoed.
-func trimMessage(msg, apiKey string) string {
-	msg = strings.TrimSpace(msg)
-	if apiKey != "" {
-		msg = strings.ReplaceAll(msg, apiKey, "[redacted]")
-	}
+// trimMessage removes the secrets (the API key, further credentials) if they were echoed,
+// then shortens the message.
+func trimMessage(msg string, secrets ...string) string {
+	msg = strings.TrimSpace(redactSecrets(msg, secrets))
 	if len(msg) > maxMessageLen {
 		cut := maxMessageLen
 		for cut > 0 && !isRuneStart(msg[cut]) {
 			cut--
 		}
 		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+// redactSecrets replaces every non-empty secret in msg with "[redacted]", the longest
+// first (so a secret containing another goes whole). It runs before a message is cut to
+// maxMessageLen: cut first, a long secret (an STS session token) or one straddling the cut
+// would keep the piece before the cut.
+func redactSecrets(msg string, secrets []string) string {
+	var ss []string
+	for _, s := range secrets {
+		if s != "" {
+			ss = append(ss, s)
+		}
+	}
+	sort.SliceStable(ss, func(i, j int) bool { return len(ss[i]) > len(ss[j]) })
+	for _, s := range ss {
+		msg = strings.ReplaceAll(msg, s, "[redacted]")
 	}
 	return msg
 }

@@ -103,15 +103,14 @@ type endpoint struct {
 	classify func(status int, h http.Header, body []byte) (kind ErrorKind, code, msg string)
 }
 
-// trim is trimMessage with every credential of the endpoint redacted.
-func (e *endpoint) trim(msg string) string {
-	msg = trimMessage(msg, e.cfg.APIKey)
-	for _, s := range e.secrets {
-		if s != "" {
-			msg = strings.ReplaceAll(msg, s, "[redacted]")
-		}
-	}
-	return msg
+// trim is trimMessage with every credential of the endpoint, and extra (the credentials a
+// request was signed with), redacted before the message is cut.
+func (e *endpoint) trim(msg string, extra ...string) string {
+	secrets := make([]string, 0, 1+len(e.secrets)+len(extra))
+	secrets = append(secrets, e.cfg.APIKey)
+	secrets = append(secrets, e.secrets...)
+	secrets = append(secrets, extra...)
+	return trimMessage(msg, secrets...)
 }
 
 func newEndpoint(cfg Config) endpoint {
@@ -179,19 +178,23 @@ type call struct {
 	// responses: the call went to OpenAI's Responses API (OpenAI.useResponses), whose
 	// answer is read as one.
 	responses bool
+	// secrets are the credentials this request was signed with (Bedrock's, retrieved from
+	// an aws.CredentialsProvider per request), redacted from its errors like the endpoint's.
+	secrets []string
 }
 
 // send posts body as JSON (a []byte is taken as already encoded) and returns the open response, or a classified *Error for
 // transport failures and non-2xx statuses.
 func (e *endpoint) send(ctx context.Context, model, url string, header http.Header, body any, parse errorParser) (*call, error) {
-	return e.sendSigned(ctx, model, url, header, body, parse, nil)
+	return e.sendSigned(ctx, model, url, header, body, parse, nil, nil)
 }
 
 // sendSigned is send with sign, when not nil, called on the request once its headers are
 // set, with its encoded body (Bedrock's SigV4 signs both); a signing failure is an *Error
-// of kind KindAuth and nothing is sent.
+// of kind KindAuth and nothing is sent. secrets are the credentials sign uses, redacted
+// from every error of the call.
 func (e *endpoint) sendSigned(ctx context.Context, model, url string, header http.Header, body any, parse errorParser,
-	sign func(*http.Request, []byte) error) (*call, error) {
+	sign func(*http.Request, []byte) error, secrets []string) (*call, error) {
 	payload, ok := body.([]byte) // already encoded
 	if !ok {
 		var err error
@@ -215,7 +218,7 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 	if sign != nil {
 		if err := sign(req, payload); err != nil {
 			cancel(nil)
-			return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindAuth, Message: e.trim("signing request: " + err.Error()), Err: err}
+			return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindAuth, Message: e.trim("signing request: "+err.Error(), secrets...), Err: err}
 		}
 	}
 	var headerTimer *time.Timer
@@ -231,9 +234,9 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 		kind := classifyTransport(err, context.Cause(ctx))
 		cancel(nil)
 		e.log.DebugContext(ctx, "upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String())
-		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: e.trim(transportMessage(err, kind)), Err: err}
+		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: e.trim(transportMessage(err, kind), secrets...), Err: err}
 	}
-	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel}
+	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel, secrets: secrets}
 	c.timer = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
 	c.timer.Stop()
 	c.body = &idleReader{c: c}
@@ -261,7 +264,7 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 			Provider: e.cfg.Name, Model: model, StatusCode: resp.StatusCode,
 			Kind:       kind,
 			RetryAfter: retryAfter(resp.Header, time.Now()),
-			Message:    e.trim(msg),
+			Message:    e.trim(msg, secrets...),
 		}
 		pe.Param, pe.Code = errorParamAndCode(raw)
 		if pe.Code == "" && e.classify != nil && len(code) <= 100 {
@@ -331,7 +334,7 @@ func rootCause(err error) error {
 
 // failure builds an *Error for this call's provider, model and status.
 func (c *call) failure(kind ErrorKind, msg string, cause error) *Error {
-	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: c.ep.trim(msg), Err: cause}
+	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: c.ep.trim(msg, c.secrets...), Err: cause}
 }
 
 // readFailure classifies an error met while reading the body. In a stream, a connection
