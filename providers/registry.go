@@ -286,8 +286,9 @@ type ProviderConfig struct {
 	// AWSAccessKeyIDEnv, AWSSecretAccessKeyEnv and AWSSessionTokenEnv name the variables a
 	// bedrock provider reads its SigV4 credentials from (AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN when empty); the first two go together.
-	// Its api_key_env (AWS_BEARER_TOKEN_BEDROCK when empty) names a Bedrock API key, which
-	// wins over them when set.
+	// Its api_key_env names a Bedrock API key, which wins over them when set; without it the
+	// preset entry (bedrock) reads AWS_BEARER_TOKEN_BEDROCK unless it names its own SigV4
+	// credentials, and another bedrock entry uses no Bedrock API key.
 	AWSAccessKeyIDEnv     string `json:"aws_access_key_id_env,omitempty"`
 	AWSSecretAccessKeyEnv string `json:"aws_secret_access_key_env,omitempty"`
 	AWSSessionTokenEnv    string `json:"aws_session_token_env,omitempty"`
@@ -571,10 +572,14 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 		case pc.APIKeyEnv != "":
 			cfg.KeyEnv = pc.APIKeyEnv
 			cfg.APIKey = strings.TrimSpace(getenv(pc.APIKeyEnv))
-		case format == FormatBedrock && !isPreset:
-			// Any bedrock provider reads a Bedrock API key where the preset does.
-			cfg.KeyEnv = "AWS_BEARER_TOKEN_BEDROCK"
-			cfg.APIKey = strings.TrimSpace(getenv(cfg.KeyEnv))
+		case format == FormatBedrock:
+			// The global Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) is the preset's alone: an
+			// entry that names its own SigV4 credentials signs with them, and another bedrock
+			// entry reads a Bedrock API key only from the api_key_env it names (else the
+			// global key, meant for the default account, would win over its credentials).
+			if !isPreset || pc.AWSAccessKeyIDEnv != "" {
+				cfg.APIKey = ""
+			}
 		}
 		if format == FormatBedrock {
 			cfg.AWS = awsFromEnv(getenv, pc.Region, pc.AWSAccessKeyIDEnv, pc.AWSSecretAccessKeyEnv, pc.AWSSessionTokenEnv)
