@@ -93,7 +93,9 @@ type AWSConfig struct {
 // and signed reasoning of the history goes back as reasoningContent blocks when thinking is
 // on; Claude's sampling rules (temperature 1 with thinking; temperature or top_p on Claude
 // 4.1 and later) are applied. PromptCache puts cachePoint blocks after the system prompt,
-// the tools and the conversation on Claude and Nova models (with the default TTL).
+// the tools (Claude only: Nova takes none there) and the conversation (before its trailing
+// documents, which a cache point may not follow) on Claude and Nova models (with the
+// default TTL). A conversation that opens with the assistant gets a user turn before it.
 //
 // Answers: text, toolUse blocks (tool calls) and reasoningContent (Response.Reasoning, with
 // Claude's signatures; redacted reasoning as Redacted). Finish reasons: end_turn and
@@ -427,7 +429,9 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 	r := *req
 	r.Model = id
 	out := &bedrockRequest{}
-	inf := bedrockInference{MaxTokens: max(req.MaxTokens, 0), TopP: req.TopP, StopSequences: req.Stop}
+	// Converse's stopSequences members are at least one character long: an empty stop
+	// string is left out for every model (Claude's blank ones too, below).
+	inf := bedrockInference{MaxTokens: max(req.MaxTokens, 0), TopP: req.TopP, StopSequences: nonEmptyStops(req.Stop)}
 	if t := req.Temperature; t != nil {
 		inf.Temperature = t
 		if *t > 1 { // Converse's range is 0-1, OpenAI's 0-2: the most random setting instead of a refusal
@@ -530,6 +534,12 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 	if out.Messages == nil {
 		out.Messages = []bedrockMessage{}
 	}
+	if len(out.Messages) > 0 && out.Messages[0].Role == "assistant" {
+		// Converse refuses a conversation that opens with the assistant ("A conversation
+		// must start with a user message"), as a history with the assistant's greeting
+		// after the system prompt does: like LiteLLM, a user turn is put before it.
+		out.Messages = slices.Insert(out.Messages, 0, bedrockMessage{Role: "user", Content: []bedrockBlock{{Text: bedrockUserContinue}}})
+	}
 
 	none := req.ToolChoice != nil && req.ToolChoice.Mode == ToolChoiceNone
 	var tools []bedrockTool
@@ -570,14 +580,47 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 		if len(out.System) > 0 {
 			out.System = append(out.System, bedrockBlock{CachePoint: defaultCachePoint})
 		}
-		if out.ToolConfig != nil {
+		if out.ToolConfig != nil && claude {
+			// Nova takes cache points in system and messages only, not among the tools.
 			out.ToolConfig.Tools = append(out.ToolConfig.Tools, bedrockTool{CachePoint: defaultCachePoint})
 		}
 		if n := len(out.Messages); n > 0 {
-			out.Messages[n-1].Content = append(out.Messages[n-1].Content, bedrockBlock{CachePoint: defaultCachePoint})
+			out.Messages[n-1].Content = withCachePoint(out.Messages[n-1].Content)
 		}
 	}
 	return out, nil
+}
+
+// bedrockUserContinue is the user turn put before a conversation that opens with the
+// assistant (LiteLLM's default continue message).
+const bedrockUserContinue = "Please continue."
+
+// nonEmptyStops is stop without its empty strings (stop itself when it has none).
+func nonEmptyStops(stop []string) []string {
+	if !slices.Contains(stop, "") {
+		return stop
+	}
+	var out []string
+	for _, s := range stop {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// withCachePoint puts a cache point at the end of a turn's content, or before its trailing
+// documents: Bedrock refuses a cache point right after a document block. A turn of
+// documents alone gets none.
+func withCachePoint(content []bedrockBlock) []bedrockBlock {
+	at := len(content)
+	for at > 0 && content[at-1].Document != nil {
+		at--
+	}
+	if at == 0 {
+		return content
+	}
+	return slices.Insert(content, at, bedrockBlock{CachePoint: defaultCachePoint})
 }
 
 // Check refuses what Converse cannot be sent: a JSON response format, images and documents

@@ -369,11 +369,14 @@ func TestBedrockRequestMapping(t *testing.T) {
 			`{"messages":[{"content":[{"text":"q"}],"role":"user"},{"content":[{"toolUse":{"input":{},"name":"now","toolUseId":"t1"}}],"role":"assistant"},` +
 				`{"content":[{"toolResult":{"content":[{"text":"noon"}],"toolUseId":"t1"}},{"text":"thanks"}],"role":"user"}],` +
 				`"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"type":"object"}},"name":"now"}}]}}`},
-		{"prompt cache on Nova: after the system prompt, the tools and the conversation",
+		// Nova takes cache points in system and messages but not in toolConfig.tools (AWS's
+		// prompt-caching table lists "system, messages" for Nova; review 14b): none after
+		// the tools, unlike Claude.
+		{"prompt cache on Nova: after the system prompt and the conversation, not the tools",
 			&providers.Request{Model: "us.amazon.nova-lite-v1:0", PromptCache: true, Tools: []providers.Tool{{Name: "now"}},
 				Messages: []providers.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "q"}}},
 			`{"messages":[{"content":[{"text":"q"},{"cachePoint":{"type":"default"}}],"role":"user"}],"system":[{"text":"S"},{"cachePoint":{"type":"default"}}],` +
-				`"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"type":"object"}},"name":"now"}},{"cachePoint":{"type":"default"}}]}}`},
+				`"toolConfig":{"tools":[{"toolSpec":{"inputSchema":{"json":{"type":"object"}},"name":"now"}}]}}`},
 		{"prompt cache ignored by models without cache points",
 			&providers.Request{Model: "meta.llama3-1-70b-instruct-v1:0", PromptCache: true, Messages: []providers.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "q"}}},
 			`{"messages":[{"content":[{"text":"q"}],"role":"user"}],"system":[{"text":"S"}]}`},
