@@ -834,7 +834,7 @@ func (b *Bedrock) Stream(ctx context.Context, req *Request) (Stream, error) {
 		return nil, err
 	}
 	w := &waitReader{r: c.body}
-	return &bedrockStream{streamState: streamState{c: c, wait: w}, events: newEventStreamReader(w), toolBlock: -1, thoughtBlock: -1}, nil
+	return &bedrockStream{streamState: streamState{c: c, wait: w}, events: newEventStreamReader(w), thoughtBlock: -1}, nil
 }
 
 // bedrockEvent is the payload of a ConverseStream event (all event types in one).
@@ -869,17 +869,23 @@ type bedrockStream struct {
 	stopped  bool   // messageStop came: a clean end of the body completes the answer
 	filtered string // the stop reason of a blocked answer, failed once its usage is known
 
-	// toolBlock is the contentBlockIndex of the open tool call (-1 for none); gotInput says
-	// whether input arrived for it (a call without input gets "{}").
-	toolBlock int
-	gotInput  bool
-	calls     int
-	deltas    [1]ToolCallDelta // backing array of Chunk.ToolCalls
+	// tools are the open tool calls by contentBlockIndex (their deltas may interleave);
+	// calls counts the tool calls so far.
+	tools  map[int]*bedrockOpenTool
+	calls  int
+	deltas [1]ToolCallDelta // backing array of Chunk.ToolCalls
 
 	// thoughts counts the reasoning blocks so far; thoughtBlock is the contentBlockIndex of
 	// the last one.
 	thoughts     int
 	thoughtBlock int
+}
+
+// bedrockOpenTool is a tool call whose block is open: its index among the calls, and
+// whether input arrived for it (a call without input gets "{}").
+type bedrockOpenTool struct {
+	index    int
+	gotInput bool
 }
 
 // bedrockStreamEvents are the ConverseStream events; others (added later) are skipped.
@@ -937,7 +943,10 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 			s.started = true
 		case "contentBlockStart":
 			if e.Start != nil && e.Start.ToolUse != nil {
-				s.toolBlock, s.gotInput = e.ContentBlockIndex, false
+				if s.tools == nil {
+					s.tools = map[int]*bedrockOpenTool{}
+				}
+				s.tools[e.ContentBlockIndex] = &bedrockOpenTool{index: s.calls}
 				s.calls++
 				return s.toolDelta(ToolCallDelta{Index: s.calls - 1, ID: e.Start.ToolUse.ToolUseID, Name: e.Start.ToolUse.Name}), nil
 			}
@@ -946,9 +955,10 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 			switch {
 			case d.Text != "":
 				return Chunk{Text: d.Text}, nil
-			case d.ToolUse != nil && d.ToolUse.Input != "" && e.ContentBlockIndex == s.toolBlock:
-				s.gotInput = true
-				return s.toolDelta(ToolCallDelta{Index: s.calls - 1, Arguments: d.ToolUse.Input}), nil
+			case d.ToolUse != nil && d.ToolUse.Input != "" && s.tools[e.ContentBlockIndex] != nil:
+				t := s.tools[e.ContentBlockIndex]
+				t.gotInput = true
+				return s.toolDelta(ToolCallDelta{Index: t.index, Arguments: d.ToolUse.Input}), nil
 			case d.ReasoningContent != nil:
 				rc := d.ReasoningContent
 				switch {
@@ -961,10 +971,10 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 				}
 			}
 		case "contentBlockStop":
-			if e.ContentBlockIndex == s.toolBlock {
-				s.toolBlock = -1
-				if !s.gotInput {
-					return s.toolDelta(ToolCallDelta{Index: s.calls - 1, Arguments: "{}"}), nil
+			if t := s.tools[e.ContentBlockIndex]; t != nil {
+				delete(s.tools, e.ContentBlockIndex)
+				if !t.gotInput {
+					return s.toolDelta(ToolCallDelta{Index: t.index, Arguments: "{}"}), nil
 				}
 			}
 		case "messageStop":
