@@ -14,7 +14,8 @@ import (
 // prelude (total length, headers length, CRC32 of those 8 bytes), typed headers (":event-type",
 // ":message-type", ":exception-type", …), a payload (here JSON) and a CRC32 of everything
 // before it. eventStreamReader reads them into one reused buffer, checks both checksums and
-// the lengths (a message is at most 16 MiB, its headers 128 KiB), and reads the headers in
+// the lengths (a message is at most 16 MiB, its headers 128 KiB; the buffer grows as a
+// message arrives, not to its declared length ahead), and reads the headers in
 // place: about one allocation per message, where the AWS SDK's decoder
 // (aws/protocol/eventstream) makes some forty, which made a streamed fragment cost three
 // times the Anthropic adapter's (BENCHMARKS.md, "Amazon Bedrock adapter"). The tests check
@@ -116,15 +117,26 @@ func (s *eventStreamReader) next() (eventMessage, error) {
 	if total < eventMinMessage || total > maxEventMessage || headersLen > maxEventHeaders || headersLen > total-eventMinMessage {
 		return eventMessage{}, fmt.Errorf("%w: message of %d bytes with %d bytes of headers", errEventMalformed, total, headersLen)
 	}
-	if cap(s.buf) < int(total) {
-		s.buf = make([]byte, total)
-	}
-	msg := s.buf[:total]
-	if _, err := io.ReadFull(s.r, msg); err != nil {
-		if s.src.err != nil {
-			return eventMessage{}, s.src.err
+	// The buffer grows as the message arrives (doubling, up to its declared length), not to
+	// the declared length ahead: a prelude declaring 16 MiB before a short or cut body costs
+	// what came.
+	msg := s.buf[:0]
+	for len(msg) < int(total) {
+		if len(msg) == cap(msg) {
+			grown := make([]byte, len(msg), min(max(2*cap(msg), eventReadBuffer), int(total)))
+			copy(grown, msg)
+			msg = grown
+			s.buf = grown
 		}
-		return eventMessage{}, fmt.Errorf("%w: %d-byte message", errEventTruncated, total)
+		end := min(cap(msg), int(total))
+		n, err := io.ReadFull(s.r, msg[len(msg):end])
+		msg = msg[:len(msg)+n]
+		if err != nil {
+			if s.src.err != nil {
+				return eventMessage{}, s.src.err
+			}
+			return eventMessage{}, fmt.Errorf("%w: %d-byte message", errEventTruncated, total)
+		}
 	}
 	if crc32.ChecksumIEEE(msg[:total-4]) != binary.BigEndian.Uint32(msg[total-4:]) {
 		return eventMessage{}, fmt.Errorf("%w: message checksum mismatch", errEventMalformed)
