@@ -503,21 +503,26 @@ func (g *Gateway) configuredProviders(keep func(providers.Provider) bool) []stri
 	return out
 }
 
-// HasModel reports whether model ("provider/model") can be routed to: listed by Models,
-// or served by a configured provider whose models the catalogue does not enumerate.
+// HasModel reports whether model ("provider/model") can be routed to: listed by Models
+// (directly or in another form the provider documents, providers.RoutableAs), or served by
+// a configured provider whose models the catalogue does not enumerate.
 func (g *Gateway) HasModel(model string) bool {
-	prov, _, err := providers.ParseModel(model)
+	prov, m, err := providers.ParseModel(model)
 	if err != nil || g.opts.Providers == nil {
 		return false
 	}
-	if p, err := g.opts.Providers.Lookup(prov); err != nil || !providers.IsConfigured(p) || !providers.ServesChat(p) {
+	p, err := g.opts.Providers.Lookup(prov)
+	if err != nil || !providers.IsConfigured(p) || !providers.ServesChat(p) {
 		return false
 	}
 	g.indexModels()
-	if !g.catalogued[prov] {
-		return true // the catalogue does not enumerate its models
+	if !g.catalogued[prov] || g.listed[model] {
+		return true // listed, or the catalogue does not enumerate its models
 	}
-	return g.listed[model]
+	// The provider's other documented forms of a listed model (Bedrock's leading region,
+	// converse/ prefix), or strings no catalogue lists (a Bedrock ARN).
+	listed, any := providers.RoutableAs(p, m)
+	return any || listed != m && g.listed[prov+"/"+listed]
 }
 
 // ResolveModel returns the "provider/model" name stands for on the OpenAI-compatible

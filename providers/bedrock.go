@@ -195,6 +195,13 @@ func bedrockTarget(model string) (id, region string) {
 	return id, region
 }
 
+// routableAs: a model string is listed as its model id (LiteLLM's converse/ prefix and a
+// leading region dropped); an ARN is routable as it is (see RoutableAs).
+func (b *Bedrock) routableAs(model string) (string, bool) {
+	id, _ := bedrockTarget(model)
+	return id, strings.HasPrefix(id, "arn:")
+}
+
 // bedrockEscape escapes a model id as one path segment the way AWS's SDKs do: every byte
 // but the unreserved ones (letters, digits, '-', '.', '_', '~') as %XX.
 func bedrockEscape(s string) string {

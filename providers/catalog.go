@@ -479,26 +479,32 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 // lookupBedrock finds the Bedrock model m (a "bedrock/…" string without its prefix) among
 // the catalogue's Bedrock entries only, as another provider's price for the same model is
 // not Bedrock's: "bedrock/"+m as it is (LiteLLM's region entries, "bedrock/us-gov-west-1/…"),
-// the region's entry for a region-prefixed id, the bare model id
-// ("anthropic.claude-3-5-sonnet-20240620-v1:0", "us.anthropic.…" profiles), an ARN's
-// inference profile id, then the id's canonical form among Bedrock entries.
+// the region's entry for a region-prefixed id or an ARN's model (a GovCloud ARN costs
+// GovCloud's rates), the bare model id ("anthropic.claude-3-5-sonnet-20240620-v1:0",
+// "us.anthropic.…" profiles), an ARN's model or inference profile id. Nothing else: an id
+// the catalogue does not list (an unlisted geo profile, another version, a name that is not
+// a Bedrock id) has no price, rather than a guess from an entry of the same canonical form
+// (a geo profile can cost more than its base id).
 func (c *Catalog) lookupBedrock(m string) (Price, bool) {
 	id, region := bedrockTarget(m)
 	keys := []string{"bedrock/" + m}
-	if region != "" && !strings.HasPrefix(id, "arn:") {
-		keys = append(keys, "bedrock/"+region+"/"+id)
+	model := id
+	if i := strings.LastIndexByte(id, '/'); strings.HasPrefix(id, "arn:") && i >= 0 {
+		model = id[i+1:] // a foundation model's or a system inference profile's id
+	}
+	if region != "" {
+		keys = append(keys, "bedrock/"+region+"/"+model)
 	}
 	keys = append(keys, id)
-	if i := strings.LastIndexByte(id, '/'); strings.HasPrefix(id, "arn:") && i >= 0 {
-		keys = append(keys, id[i+1:]) // a system inference profile's id
+	if model != id {
+		keys = append(keys, model)
 	}
-	bedrock := func(p Price) bool { return strings.HasPrefix(p.Provider, "bedrock") }
 	for _, k := range keys {
-		if p, ok := c.entries[k]; ok && bedrock(p) {
+		if p, ok := c.entries[k]; ok && strings.HasPrefix(p.Provider, "bedrock") {
 			return p, true
 		}
 	}
-	return c.lookupCanonicalWhere("bedrock", CanonicalModel(id), bedrock)
+	return Price{}, false
 }
 
 // lookupCanonical picks the best entry of canonical form canon for provider (a LiteLLM

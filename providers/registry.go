@@ -79,6 +79,19 @@ func IsConfigured(p Provider) bool {
 	return !ok || c.Configured()
 }
 
+// RoutableAs says how a model string of p (without its provider prefix) is matched against
+// the catalogue's list of p's models: listed is the name to look for there (model itself
+// for most providers; for Bedrock the model id without LiteLLM's converse/ prefix or a
+// leading region), and any is true when the string is routable whatever the catalogue
+// lists (a Bedrock ARN: an account's own inference profile or model, which no catalogue
+// can list).
+func RoutableAs(p Provider, model string) (listed string, any bool) {
+	if r, ok := p.(interface{ routableAs(string) (string, bool) }); ok {
+		return r.routableAs(model)
+	}
+	return model, false
+}
+
 // Needs is what p's configuration lacks for it to call upstream, as its calls' errors say
 // it ("OPENAI_API_KEY", "valid credentials (GOOGLE_APPLICATION_CREDENTIALS: …)"); "" when
 // it lacks nothing or cannot tell.
