@@ -359,9 +359,15 @@ func (g *Gateway) EmbeddingModels() []string {
 	if cat == nil {
 		return nil
 	}
+	return g.catalogModels(providers.ServesEmbeddings, cat.EmbeddingModels)
+}
+
+// catalogModels lists the models list gives for each configured provider that serves a
+// kind (embeddings, rerank).
+func (g *Gateway) catalogModels(serves func(providers.Provider) bool, list func(provider string) []string) []string {
 	var out []string
-	for _, name := range g.configuredProviders(providers.ServesEmbeddings) {
-		out = append(out, cat.EmbeddingModels(name)...)
+	for _, name := range g.configuredProviders(serves) {
+		out = append(out, list(name)...)
 	}
 	return out
 }
@@ -374,15 +380,18 @@ func (g *Gateway) HasEmbeddingModel(model string) bool {
 // ResolveEmbeddingModel returns the "provider/model" an embeddings request's model name
 // stands for, and whether a configured provider with an embeddings API serves it.
 func (g *Gateway) ResolveEmbeddingModel(name string) (string, bool) {
-	ts, err := g.embeddingTargets(name)
+	return resolveOne(name, g.embeddingTargets)
+}
+
+// resolveOne returns the "provider/model" name stands for through targets, and whether a
+// configured provider serves it; a model group (several targets) or an unknown name is
+// name itself, unserved.
+func resolveOne(name string, targets func(string) ([]target, error)) (string, bool) {
+	ts, err := targets(name)
 	if err != nil || len(ts) != 1 {
 		return name, false
 	}
-	p := ts[0].p
-	if !providers.IsConfigured(p) {
-		return ts[0].name, false
-	}
-	return ts[0].name, true
+	return ts[0].name, providers.IsConfigured(ts[0].p)
 }
 
 // embeddingTargets resolves an embeddings request's model: a model group's members in

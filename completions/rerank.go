@@ -336,11 +336,7 @@ func (g *Gateway) RerankModels() []string {
 	if cat == nil {
 		return nil
 	}
-	var out []string
-	for _, name := range g.configuredProviders(providers.ServesRerank) {
-		out = append(out, cat.RerankModels(name)...)
-	}
-	return out
+	return g.catalogModels(providers.ServesRerank, cat.RerankModels)
 }
 
 // HasRerankModel reports whether model ("provider/model") is one of RerankModels.
@@ -351,11 +347,7 @@ func (g *Gateway) HasRerankModel(model string) bool {
 // ResolveRerankModel returns the "provider/model" a rerank request's model name stands
 // for, and whether a configured provider with a rerank API serves it.
 func (g *Gateway) ResolveRerankModel(name string) (string, bool) {
-	ts, err := g.rerankTargets(name)
-	if err != nil || len(ts) != 1 {
-		return name, false
-	}
-	return ts[0].name, providers.IsConfigured(ts[0].p)
+	return resolveOne(name, g.rerankTargets)
 }
 
 // rerankTargets resolves a rerank request's model: a model group's members in order, else
