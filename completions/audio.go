@@ -265,16 +265,22 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 	if err := CheckTags("tags", tags); err != nil {
 		return nil, err
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
-	if p.start.IsZero() {
-		p.start = g.opts.Now()
-	}
-	p.timing = g.timingFor(p.start, scope, p.req)
+	return g.opPlan(scope, tags, targets)
+}
+
+// opPlan is the plan of a request other than chat (embeddings, audio, rerank) for targets:
+// its start and timing, once the budget's model restrictions allow the targets.
+func (g *Gateway) opPlan(scope Scope, tags []string, targets []target) (*plan, error) {
 	if b := scope.Budget; b != nil {
 		if err := g.budgetAllows(b, targets); err != nil {
 			return nil, err
 		}
 	}
+	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	if p.start.IsZero() {
+		p.start = g.opts.Now()
+	}
+	p.timing = g.timingFor(p.start, scope, p.req)
 	return p, nil
 }
 
@@ -349,12 +355,8 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	g.account(ctx, p, used, u, costs, true, false, now.Sub(begin))
 	res := &TranscriptionResult{Body: out.Body, ContentType: out.ContentType, Model: used.name, Usage: out.Usage, Costs: costs,
 		Attempts: cloneAttempts(p.attempts)}
-	if g.opts.Observer != nil {
-		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: op, Outcome: RequestOK, Tags: p.req.Tags,
-			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
-			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
-			Start: p.start, Latency: now.Sub(p.start)})
-	}
+	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
+		false, nil, now)
 	return res, nil
 }
 

@@ -476,15 +476,9 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: req.Tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
-	if p.start.IsZero() {
-		p.start = g.opts.Now()
-	}
-	p.timing = g.timingFor(p.start, scope, p.req)
-	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, targets); err != nil {
-			return nil, err
-		}
+	p, err := g.opPlan(scope, req.Tags, targets)
+	if err != nil {
+		return nil, err
 	}
 	ec := embedCache{keys: g.embedCacheKeys(scope, req, targets)}
 	if ec.keys != nil && req.Cache != nil {
@@ -542,16 +536,8 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	for i, v := range vectors {
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
 	}
-	if g.opts.Observer != nil {
-		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK, Tags: req.Tags,
-			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
-			Usage: Usage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Costs: costs}, UsageEstimated: out.UsageEstimated,
-			Start: p.start, Latency: now.Sub(p.start)}
-		if resp.Cache != nil {
-			rec.Cache, rec.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
-		}
-		g.opts.Observer.ObserveRequest(ctx, rec)
-	}
+	g.observeOpAnswer(ctx, p, OperationEmbeddings, used, Usage{PromptTokens: out.Usage.PromptTokens, TotalTokens: out.Usage.PromptTokens, Costs: costs},
+		out.UsageEstimated, resp.Cache, now)
 	return resp, nil
 }
 
@@ -573,11 +559,6 @@ func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *Embeddi
 	for i, v := range ec.vectors {
 		resp.Data[i] = Embedding{Object: "embedding", Index: i, Embedding: EmbeddingVector{Values: v, Base64: req.EncodingFormat == "base64"}}
 	}
-	if g.opts.Observer != nil {
-		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationEmbeddings, Outcome: RequestOK, Tags: req.Tags,
-			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{PromptTokens: ec.tokens, TotalTokens: ec.tokens, Costs: costs},
-			UsageEstimated: true, Start: p.start,
-			Latency: g.opts.Now().Sub(p.start), Cache: CacheHit, SavedUSD: ec.saved})
-	}
+	g.observeOpAnswer(ctx, p, OperationEmbeddings, used, Usage{PromptTokens: ec.tokens, TotalTokens: ec.tokens, Costs: costs}, true, resp.Cache, g.opts.Now())
 	return resp, nil
 }

@@ -123,6 +123,25 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	g.opts.Observer.ObserveRequest(ctx, r)
 }
 
+// observeOpAnswer reports a request of operation op other than chat (embeddings, audio,
+// rerank) that model used answered with usage u, at now; cache is the answer's cache status
+// (nil when the cache took no part). A cache hit has made no attempt: its record lists none.
+func (g *Gateway) observeOpAnswer(ctx context.Context, p *plan, op string, used target, u Usage, estimated bool, cache *CacheStatus, now time.Time) {
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Outcome: RequestOK, Tags: p.req.Tags,
+		Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts), Usage: u, UsageEstimated: estimated,
+		Start: p.start, Latency: now.Sub(p.start)}
+	if r.Attempts == nil {
+		r.Attempts = []Attempt{}
+	}
+	if cache != nil {
+		r.Cache, r.SavedUSD = cache.Result, cache.SavedUSD
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
 // observeOpFailure reports a request of operation op other than chat (embeddings, audio,
 // rerank) that got no answer.
 func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stream bool, err error) {

@@ -398,15 +398,9 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		// No model would take it (in a group, those that do not are passed over).
 		return nil, invalid("max_tokens_per_doc", "provider %q's rerank API has no such option (only Cohere's does): leave it unset", targets[0].provider)
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: req.Tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
-	if p.start.IsZero() {
-		p.start = g.opts.Now()
-	}
-	p.timing = g.timingFor(p.start, scope, p.req)
-	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, targets); err != nil {
-			return nil, err
-		}
+	p, err := g.opPlan(scope, req.Tags, targets)
+	if err != nil {
+		return nil, err
 	}
 	rc := rerankCache{key: g.rerankCacheKey(scope, req, preq, targets)}
 	if rc.key != "" && req.Cache != nil {
@@ -454,16 +448,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	resp := &RerankResponse{ID: cmp.Or(out.ID, uuid.NewString()), Model: used.name, Results: rerankResults(out.Results, req),
 		Meta:  RerankMeta{APIVersion: out.APIVersion, BilledUnits: billedUnits(out.Usage), Tokens: out.MetaTokens},
 		Usage: RerankUsage{TotalTokens: out.Usage.Tokens, Estimated: estimated, Costs: &costs}, Cache: rc.status(now)}
-	if g.opts.Observer != nil {
-		rec := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: OperationRerank, Outcome: RequestOK, Tags: req.Tags,
-			Provider: used.provider, Model: used.name, Attempts: cloneAttempts(p.attempts),
-			Usage: Usage{PromptTokens: out.Usage.Tokens, TotalTokens: out.Usage.Tokens, Costs: costs}, UsageEstimated: estimated,
-			Start: p.start, Latency: now.Sub(p.start)}
-		if resp.Cache != nil {
-			rec.Cache = resp.Cache.Result
-		}
-		g.opts.Observer.ObserveRequest(ctx, rec)
-	}
+	g.observeOpAnswer(ctx, p, OperationRerank, used, Usage{PromptTokens: out.Usage.Tokens, TotalTokens: out.Usage.Tokens, Costs: costs}, estimated, resp.Cache, now)
 	return resp, nil
 }
 
@@ -579,11 +564,7 @@ func (g *Gateway) rankingFromCache(ctx context.Context, p *plan, req *RerankRequ
 	costs := Costs{PriceKnown: true}
 	resp := &RerankResponse{ID: uuid.NewString(), Model: used.name, Results: rerankResults(results, req),
 		Usage: RerankUsage{TotalTokens: h.Tokens, Estimated: h.Estimated, Costs: &costs}, Cache: rc.status(now)}
-	if g.opts.Observer != nil {
-		g.opts.Observer.ObserveRequest(ctx, RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationRerank, Outcome: RequestOK, Tags: req.Tags,
-			Provider: used.provider, Model: used.name, Attempts: []Attempt{}, Usage: Usage{PromptTokens: h.Tokens, TotalTokens: h.Tokens, Costs: costs},
-			UsageEstimated: h.Estimated, Start: p.start, Latency: now.Sub(p.start), Cache: CacheHit, SavedUSD: h.CostUSD})
-	}
+	g.observeOpAnswer(ctx, p, OperationRerank, used, Usage{PromptTokens: h.Tokens, TotalTokens: h.Tokens, Costs: costs}, h.Estimated, resp.Cache, now)
 	return resp, nil
 }
 
