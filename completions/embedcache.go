@@ -183,16 +183,7 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 	for _, i := range idx {
 		total += size(i)
 	}
-	ttl := g.opts.Cache.TTL
-	if ec.ctl.TTL > 0 {
-		ttl = time.Duration(ec.ctl.TTL * float64(time.Second))
-	}
-	now := g.opts.Now()
-	type entry struct {
-		key string
-		v   []byte
-	}
-	entries := make([]entry, 0, len(idx))
+	entries := make([]cacheEntry, 0, len(idx))
 	for j, i := range idx {
 		cv := cachedVector{vec: vectors[j], model: model}
 		if total > 0 {
@@ -201,23 +192,10 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 		}
 		v := encodeCachedVector(cv)
 		if len(v) <= g.opts.Cache.MaxEntryBytes {
-			entries = append(entries, entry{ec.keys[i], v})
+			entries = append(entries, cacheEntry{ec.keys[i], v})
 		}
 	}
-	if len(entries) == 0 || !g.cacheWrites.start() {
-		return
-	}
-	go func() {
-		defer g.cacheWrites.done()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, e := range entries {
-			if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, e.key, e.v, now, now.Add(ttl)); err != nil {
-				g.log.Warn("completions: writing the response cache", "err", err)
-				return
-			}
-		}
-	}()
+	g.writeCache(ec.ctl, entries...)
 }
 
 // cachedVector is what the cache keeps of one input's embedding: the vector, the model

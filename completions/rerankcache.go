@@ -125,21 +125,5 @@ func (g *Gateway) storeRanking(rc *rerankCache, model string, out *providers.Rer
 	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
 		return
 	}
-	ttl := g.opts.Cache.TTL
-	if rc.ctl.TTL > 0 {
-		ttl = time.Duration(rc.ctl.TTL * float64(time.Second))
-	}
-	now := g.opts.Now()
-	key := rc.key
-	if !g.cacheWrites.start() {
-		return // closed
-	}
-	go func() {
-		defer g.cacheWrites.done()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, key, v, now, now.Add(ttl)); err != nil {
-			g.log.Warn("completions: writing the response cache", "err", err)
-		}
-	}()
+	g.writeCache(rc.ctl, cacheEntry{rc.key, v})
 }

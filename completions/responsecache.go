@@ -330,21 +330,36 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
 		return
 	}
+	g.writeCache(c.ctl, cacheEntry{c.key, v})
+}
+
+// cacheEntry is a value for the response cache and its key.
+type cacheEntry struct {
+	key string
+	v   []byte
+}
+
+// writeCache keeps entries in the cache, in the background (the caller has its answer
+// already), for the TTL ctl asks or the gateway's; Gateway.Close waits for the writes under
+// way. A write that fails is logged and ends the rest.
+func (g *Gateway) writeCache(ctl CacheControl, entries ...cacheEntry) {
 	ttl := g.opts.Cache.TTL
-	if c.ctl.TTL > 0 {
-		ttl = time.Duration(c.ctl.TTL * float64(time.Second))
+	if ctl.TTL > 0 {
+		ttl = time.Duration(ctl.TTL * float64(time.Second))
 	}
 	now := g.opts.Now()
-	key := c.key
-	if !g.cacheWrites.start() {
-		return // closed
+	if len(entries) == 0 || !g.cacheWrites.start() {
+		return // nothing to keep, or closed
 	}
 	go func() {
 		defer g.cacheWrites.done()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, key, v, now, now.Add(ttl)); err != nil {
-			g.log.Warn("completions: writing the response cache", "err", err)
+		for _, e := range entries {
+			if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, e.key, e.v, now, now.Add(ttl)); err != nil {
+				g.log.Warn("completions: writing the response cache", "err", err)
+				return
+			}
 		}
 	}()
 }
