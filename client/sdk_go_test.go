@@ -177,3 +177,23 @@ func TestOfficialGoSDKFiles(t *testing.T) {
 		t.Errorf("responses: upstream got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestOfficialGoSDKAtTheRoot: the official Go SDK given the server's root as its base URL,
+// as LiteLLM's documentation gives it the proxy's, reaches the /v1 routes (chat, models).
+func TestOfficialGoSDKAtTheRoot(t *testing.T) {
+	up := newToolUpstream(t)
+	_, base := realServerURL(t, up.options(t))
+	ctx := context.Background()
+	c := openai.NewClient(option.WithBaseURL(base+"/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	chat, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "openai/gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Weather in Paris?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chat.Choices) != 1 || chat.Model == "" {
+		t.Fatalf("chat answer %+v", chat)
+	}
+	if _, err := c.Models.Get(ctx, "openai/gpt-4o-mini"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	pathpkg "path"
 	"runtime/debug"
 	"strconv"
@@ -102,9 +103,12 @@ type Server struct {
 	vkRL       *authLimiter           // virtual keys' own request rates, per key id
 	shared     *store.Counters        // Config.SharedLimits: request rates shared with the other processes
 	direct     map[string]directRoute // mux pattern without wildcards -> its handler
-	mappers    []ErrorMapper
-	closers    []func(context.Context) error
-	handler    http.Handler
+	// v1Roots are the first segments of the /v1/ routes ("chat", "embeddings", …): a path
+	// beginning with one of them without /v1 is served as its /v1 route (v1Alias).
+	v1Roots map[string]bool
+	mappers []ErrorMapper
+	closers []func(context.Context) error
+	handler http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
@@ -148,6 +152,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		limitHints: map[string]string{},
 		vkRL:       &authLimiter{buckets: map[string]*bucket{}},
 		direct:     map[string]directRoute{},
+		v1Roots:    map[string]bool{},
 	}
 	s.shareRates(cfg.SharedLimits)
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
@@ -275,6 +280,10 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 		}
 	})
 	s.mux.Handle(pattern, hh)
+	if rest, ok := strings.CutPrefix(rt.Path, "/v1/"); ok {
+		root, _, _ := strings.Cut(rest, "/")
+		s.v1Roots[root] = true
+	}
 	if !strings.Contains(rt.Path, "{") {
 		s.direct[pattern] = directRoute{path: rt.Path, h: hh}
 	}
@@ -308,6 +317,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // so that probing does not reveal which routes exist.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		if alias := s.v1Alias(r); alias != nil {
+			r = alias
+			h, pattern = s.mux.Handler(r)
+		}
+	}
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.pattern = pattern
 	}
@@ -357,6 +372,28 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	}
 	// Through the mux again (not h directly) so that r.PathValue is populated.
 	s.mux.ServeHTTP(w, r)
+}
+
+// v1Alias is r for the /v1 route its path names without the /v1 prefix ("/chat/completions"
+// for "/v1/chat/completions"), nil when it names none. LiteLLM's proxy answers both forms,
+// and its documentation gives OpenAI's SDKs the proxy's root as their base URL; a client
+// moved here unchanged keeps working. The alias is the /v1 route in every respect: its key
+// scopes, body limit, rate and metrics.
+func (s *Server) v1Alias(r *http.Request) *http.Request {
+	root, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if !s.v1Roots[root] {
+		return nil
+	}
+	// As http.StripPrefix does: a shallow copy of r with its own URL.
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.Path = "/v1" + r.URL.Path
+	if r.URL.RawPath != "" {
+		r2.URL.RawPath = "/v1" + r.URL.RawPath
+	}
+	return r2
 }
 
 // authenticate sets *p to the caller of r from its bearer key, or answers r (401, or 429
