@@ -446,7 +446,7 @@ func TestBatchCreateChecks(t *testing.T) {
 		param, text string
 	}{
 		{batch.CreateRequest{Endpoint: "/v1/chat/completions", CompletionWindow: "24h"}, "input_file_id", "required"},
-		{batch.CreateRequest{InputFileID: f.ID, Endpoint: "/v1/moderations", CompletionWindow: "24h"}, "endpoint", "/v1/embeddings"},
+		{batch.CreateRequest{InputFileID: f.ID, Endpoint: "/v1/images/generations", CompletionWindow: "24h"}, "endpoint", "/v1/moderations"},
 		{batch.CreateRequest{InputFileID: f.ID, Endpoint: "/v1/chat/completions", CompletionWindow: "1h"}, "completion_window", `"24h"`},
 		{batch.CreateRequest{InputFileID: f.ID, Endpoint: "/v1/chat/completions", CompletionWindow: "24h", Metadata: many}, "metadata", "16 pairs"},
 		{batch.CreateRequest{InputFileID: f.ID, Endpoint: "/v1/chat/completions", CompletionWindow: "24h", Metadata: map[string]string{long: "v"}}, "metadata", "64 characters"},

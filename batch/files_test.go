@@ -40,7 +40,7 @@ func TestUploadChecksEveryLine(t *testing.T) {
 		{`{"custom_id":"","method":"POST","url":"/v1/chat/completions","body":{}}`, "batch", "file", "custom_id must not be empty", 1},
 		{good + "\n\n" + good, "batch", "file", `line 3: custom_id "a" is used again (first on line 1)`, 3},
 		{`{"custom_id":"a","method":"GET","url":"/v1/chat/completions","body":{}}`, "batch", "file", `method must be "POST", got "GET"`, 1},
-		{`{"custom_id":"a","method":"POST","url":"/v1/images/generations","body":{}}`, "batch", "file", `url must be one of /v1/chat/completions, /v1/embeddings, /v1/responses, /v1/completions, got "/v1/images/generations"`, 1},
+		{`{"custom_id":"a","method":"POST","url":"/v1/images/generations","body":{}}`, "batch", "file", `url must be one of /v1/chat/completions, /v1/embeddings, /v1/responses, /v1/completions, /v1/moderations, got "/v1/images/generations"`, 1},
 		{`{"custom_id":"a","method":"POST","url":"/v1/chat/completions"}`, "batch", "file", "body is required", 1},
 		{`{"custom_id":"a","method":"POST","url":"/v1/chat/completions","body":"hi"}`, "batch", "file", "body must be a JSON object", 1},
 		{strings.Repeat(good+"\n", 60), "batch", "file", "over this server's limit of 4096 bytes", 0},

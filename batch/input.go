@@ -13,7 +13,7 @@ import (
 
 // Endpoints are the endpoints a batch may run: the OpenAI-compatible routes the gateway
 // serves that OpenAI's Batch API runs too.
-var Endpoints = []string{"/v1/chat/completions", "/v1/embeddings", "/v1/responses", "/v1/completions"}
+var Endpoints = []string{"/v1/chat/completions", "/v1/embeddings", "/v1/responses", "/v1/completions", "/v1/moderations"}
 
 // endpointList is Endpoints for messages.
 var endpointList = strings.Join(Endpoints, ", ")

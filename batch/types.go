@@ -48,7 +48,7 @@ const (
 // CreateRequest is the body of POST /v1/batches.
 type CreateRequest struct {
 	InputFileID string `json:"input_file_id" jsonschema:"required,description=A file of purpose batch: one request per line"`
-	Endpoint    string `json:"endpoint" jsonschema:"required,enum=/v1/chat/completions,enum=/v1/embeddings,enum=/v1/responses,enum=/v1/completions"`
+	Endpoint    string `json:"endpoint" jsonschema:"required,enum=/v1/chat/completions,enum=/v1/embeddings,enum=/v1/responses,enum=/v1/completions,enum=/v1/moderations"`
 	// CompletionWindow must be "24h".
 	CompletionWindow string `json:"completion_window" jsonschema:"required,enum=24h"`
 	// Metadata is at most 16 pairs; keys of at most 64 characters, values of 512.

@@ -17,7 +17,7 @@ import (
 // (github.com/openai/openai-go): a tool call on /v1/chat/completions, a function call on
 // /v1/responses, and the SDK's *openai.Error for an unknown model (404, model_not_found), an
 // invalid request (400, param temperature), a wrong key (401, invalid_api_key) and an
-// unknown route (404).
+// unknown route (404, image generation).
 func TestOfficialGoSDK(t *testing.T) {
 	up := newToolUpstream(t)
 	_, base := realServerURL(t, up.options(t))
@@ -68,7 +68,9 @@ func TestOfficialGoSDK(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" {
 		t.Errorf("wrong key: %v", err)
 	}
-	_, err = c.Moderations.New(ctx, openai.ModerationNewParams{Input: openai.ModerationNewParamsInputUnion{OfString: openai.String("hi")}})
+	// Image generation is a route the server does not have (moderations was this check's
+	// route until the server served it).
+	_, err = c.Images.Generate(ctx, openai.ImageGenerateParams{Prompt: "a cat"})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "unknown_url" {
 		t.Errorf("unknown route: %v", err)
 	}

@@ -33,6 +33,8 @@ import (
 //     (Gateway.Embed), same keys and envelope.
 //   - POST /v1/rerank (alias /v2/rerank) — Cohere's rerank API over the providers that have
 //     one (Gateway.Rerank), same keys and envelope (rerank.go).
+//   - POST /v1/moderations — OpenAI's moderations API over the OpenAI-format providers
+//     (Gateway.Moderate), same keys and envelope, at no cost (moderation.go).
 //   - POST /v1/audio/transcriptions, /v1/audio/translations and /v1/audio/speech —
 //     OpenAI's audio API over the OpenAI-format providers (Gateway.Transcribe and
 //     Gateway.Speak), same keys and envelope (audio.go).
@@ -128,6 +130,7 @@ func Completions(g *completions.Gateway) Option {
 			})
 		s.embeddingRoutes(g)
 		s.rerankRoutes(g)
+		s.moderationRoutes(g)
 		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)

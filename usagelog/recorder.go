@@ -53,8 +53,9 @@ type Request struct {
 	// Tag is the scope's tag (e.g. "optimize:<job id>" for an optimization job's agent).
 	Tag string `json:"tag,omitempty"`
 	// Operation is "embeddings" for an embeddings request, "transcription", "translation"
-	// or "speech" for an audio request, "rerank" for a rerank request, absent for chat.
-	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings,enum=transcription,enum=translation,enum=speech,enum=rerank"`
+	// or "speech" for an audio request, "rerank" for a rerank request, "moderation" for a
+	// moderation request, absent for chat.
+	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings,enum=transcription,enum=translation,enum=speech,enum=rerank,enum=moderation"`
 	Stream    bool   `json:"stream"`
 	// Outcome is ok, error, stream_error, content_filter or cancelled.
 	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=cancelled"`
