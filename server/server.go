@@ -281,8 +281,9 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	})
 	s.mux.Handle(pattern, hh)
 	if rest, ok := strings.CutPrefix(rt.Path, "/v1/"); ok {
-		root, _, _ := strings.Cut(rest, "/")
-		s.v1Roots[root] = true
+		if root, _, _ := strings.Cut(rest, "/"); root != "" && !strings.Contains(root, "{") {
+			s.v1Roots[root] = true
+		}
 	}
 	if !strings.Contains(rt.Path, "{") {
 		s.direct[pattern] = directRoute{path: rt.Path, h: hh}
