@@ -126,7 +126,9 @@ func (o *OpenAI) Transcribe(ctx context.Context, req *TranscriptionRequest) (*Tr
 	}
 	h := http.Header{}
 	h.Set("Content-Type", ctype)
-	o.setAuth(h)
+	if err := o.setAuth(ctx, req.Model, h); err != nil {
+		return nil, err
+	}
 	path := "/audio/transcriptions"
 	if req.Translate {
 		path = "/audio/translations"
@@ -261,7 +263,9 @@ func (o *OpenAI) Speak(ctx context.Context, req *SpeechRequest) (*SpeechResponse
 	}
 	h := http.Header{}
 	h.Set("Accept", "*/*")
-	o.setAuth(h)
+	if err := o.setAuth(ctx, req.Model, h); err != nil {
+		return nil, err
+	}
 	c, err := o.ep.send(ctx, req.Model, o.url("/audio/speech", req.Model), h, req, parseOpenAIError)
 	if err != nil {
 		return nil, err

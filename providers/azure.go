@@ -1,9 +1,11 @@
 package providers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // DefaultAzureAPIVersion is the api-version of Azure OpenAI's deployment URLs when none is
@@ -29,9 +31,39 @@ type AzureConfig struct {
 	// AzureV1 for Azure's v1 API.
 	APIVersion string
 	// ADToken is a Microsoft Entra ID access token, sent as "Authorization: Bearer" when
-	// APIKey is empty. It is used as given: a token expires (after about an hour) and is not
-	// refreshed.
+	// no other credential is set (see NewAzure for the order). It is used as given: a token
+	// expires (after about an hour) and is not refreshed.
 	ADToken string
+	// ADTokenProvider returns a Microsoft Entra ID access token, sent as a Bearer: it is
+	// called with the request's context before every request and must cache its tokens
+	// itself (as azidentity's credentials do: wrap one's GetToken with scope
+	// AzureTokenScope). Its error fails the call with KindAuth. It is the openai SDKs'
+	// azure_ad_token_provider.
+	ADTokenProvider func(ctx context.Context) (string, error)
+	// TenantID and ClientID are an app registration's (service principal's) directory and
+	// application ids, for the client credentials grant with ClientSecret or, without one,
+	// a FederatedTokenFile: tokens are then fetched from Entra ID on first use (never at
+	// construction), cached, and fetched again five minutes before they expire; a cached
+	// token still valid is used when a fetch fails.
+	TenantID, ClientID string
+	// ClientSecret is the app registration's client secret.
+	ClientSecret string
+	// FederatedTokenFile is a file holding a federated token (a JWT: AKS workload
+	// identity's projected service account token), sent as the client assertion; it is read
+	// again at every fetch, as its issuer rotates it.
+	FederatedTokenFile string
+	// AuthorityHost is the Entra ID authority ("" for DefaultAzureAuthorityHost; sovereign
+	// clouds have their own): tokens come from {AuthorityHost}/{TenantID}/oauth2/v2.0/token.
+	AuthorityHost string
+
+	// assertion, when set, is the client assertion of TenantID and ClientID read at each
+	// fetch (LiteLLM's azure_ad_token "oidc/env/…"), in place of FederatedTokenFile.
+	assertion func() (string, error)
+	// credentialProblem says why the configured Entra ID credentials cannot be used: the
+	// adapter is then not configured, saying it.
+	credentialProblem string
+	// now is the clock of cached tokens (time.Now when nil).
+	now func() time.Time
 	// BaseModels maps a deployment's name to the model it runs, as the price catalogue
 	// names it ("gpt-4o-2024-08-06", priced as "azure/gpt-4o-2024-08-06", or a
 	// "provider/model" string): its calls are priced as that model (LiteLLM's
@@ -50,8 +82,9 @@ type AzureConfig struct {
 //	     (and /embeddings, /audio/transcriptions, /audio/translations, /audio/speech)
 //	POST {base}/openai/v1/chat/completions           (APIVersion "v1": the model in the body)
 //
-// with the key in the api-key header, or a Microsoft Entra ID token as a Bearer
-// (AzureConfig.ADToken). The Responses API is used, as on OpenAI's own API, only with the
+// with the key in the api-key header, or a Microsoft Entra ID token as a Bearer: one
+// fetched with client credentials (a secret or a federated token, refreshed before it
+// expires), the caller's (AzureConfig.ADTokenProvider) or a fixed one (AzureConfig.ADToken). The Responses API is used, as on OpenAI's own API, only with the
 // v1 API ({base}/openai/v1/responses), and never for web search, which Azure's has not.
 // Azure's content filter answers (finish_reason "content_filter", or a 400 whose code is
 // content_filter) fail with KindContentFilter, billed with the usage reported; a 429's
@@ -63,6 +96,8 @@ type azureRoute struct {
 	v1     bool   // Azure's v1 API
 	query  string // "?api-version=…" of deployment URLs; "" with v1
 	bearer bool   // the credential is an Entra ID token
+	// tokens yields the Entra ID tokens when they are fetched, not fixed; nil otherwise.
+	tokens *azureTokens
 	// base is AzureConfig.BaseModels; nil when empty.
 	base map[string]string
 	// note says how the configured endpoint was cut back to the resource's ("" when it
@@ -97,7 +132,10 @@ func azureResourceEndpoint(base string) (endpoint, note string) {
 func (a *Azure) Note() string { return a.azure.note }
 
 // NewAzure returns an Azure OpenAI adapter. A configuration without a base URL (the
-// resource's endpoint) is not configured: its calls fail as without a key.
+// resource's endpoint) is not configured: its calls fail as without a key. Of the
+// credentials set, the first of these is used, in LiteLLM's order: APIKey (the api-key
+// header); ADTokenProvider; TenantID and ClientID with ClientSecret; TenantID and ClientID
+// with FederatedTokenFile; ADToken. Nothing is fetched here.
 func NewAzure(cfg AzureConfig) *Azure {
 	c := cfg.Config
 	if c.Name == "" {
@@ -110,8 +148,9 @@ func NewAzure(cfg AzureConfig) *Azure {
 		c.MaxTokensField = "max_completion_tokens"
 	}
 	r := &azureRoute{}
-	if c.APIKey == "" && cfg.ADToken != "" {
-		c.APIKey, r.bearer = cfg.ADToken, true
+	problem := ""
+	if c.APIKey == "" {
+		problem = r.entraAuth(&c, cfg)
 	}
 	version := strings.TrimSpace(cfg.APIVersion)
 	switch version {
@@ -135,7 +174,75 @@ func NewAzure(cfg AzureConfig) *Azure {
 	if base == "" {
 		o.ep.missing = "AZURE_API_BASE (the resource's endpoint, https://{resource}.openai.azure.com)"
 	}
+	if problem != "" {
+		if o.ep.missing != "" {
+			problem = o.ep.missing + " and " + problem
+		}
+		o.ep.missing = problem
+	}
 	return &Azure{o}
+}
+
+// entraAuth sets up the Entra ID credential of cfg that comes first (see NewAzure) when no
+// key is set: c.APIKey holds a fixed token, r.tokens fetched ones (c.KeyOptional then
+// says the adapter needs no key). It returns what is missing or wrong ("" when nothing,
+// or when no Entra ID credential is set).
+func (r *azureRoute) entraAuth(c *Config, cfg AzureConfig) string {
+	tenant, client := strings.TrimSpace(cfg.TenantID), strings.TrimSpace(cfg.ClientID)
+	secret := strings.TrimSpace(cfg.ClientSecret)
+	assertion := cfg.assertion
+	if assertion == nil && strings.TrimSpace(cfg.FederatedTokenFile) != "" {
+		assertion = fileAssertion(strings.TrimSpace(cfg.FederatedTokenFile))
+	}
+	fetched := secret != "" || assertion != nil
+	switch {
+	case cfg.ADTokenProvider != nil:
+		r.bearer, r.tokens, c.KeyOptional = true, &azureTokens{provider: cfg.ADTokenProvider}, true
+		return ""
+	case fetched && tenant != "" && client != "":
+		if bad := checkAuthorityHost(orDefault(cfg.AuthorityHost, DefaultAzureAuthorityHost)); bad != "" {
+			return "a valid AZURE_AUTHORITY_HOST (it " + bad + ")"
+		}
+		creds := &entraCredentials{tenant: tenant, clientID: client, endpoint: azureTokenEndpoint(cfg.AuthorityHost, tenant)}
+		if secret != "" {
+			creds.secret = secret
+		} else {
+			creds.assertion = assertion
+		}
+		now := cfg.now
+		if now == nil {
+			now = time.Now
+		}
+		cache := &googleTokens{now: now, source: creds.source}
+		if c.HTTPClient != nil {
+			cache.transport = c.HTTPClient.Transport
+		}
+		r.bearer, r.tokens, c.KeyOptional = true, &azureTokens{creds: creds, cache: cache}, true
+		return ""
+	case cfg.ADToken != "":
+		c.APIKey, r.bearer = cfg.ADToken, true
+		return ""
+	case cfg.credentialProblem != "":
+		return "valid Microsoft Entra ID credentials (" + cfg.credentialProblem + ")"
+	case fetched:
+		var lack []string
+		if tenant == "" {
+			lack = append(lack, "AZURE_TENANT_ID")
+		}
+		if client == "" {
+			lack = append(lack, "AZURE_CLIENT_ID")
+		}
+		return strings.Join(lack, " and ") + " (for the Microsoft Entra ID client credentials)"
+	}
+	return ""
+}
+
+// orDefault is v, or def when v is blank.
+func orDefault(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return strings.TrimSpace(v)
 }
 
 // APIVersion returns the api-version of the adapter's deployment URLs, or "v1" for Azure's
@@ -173,16 +280,26 @@ func (r *azureRoute) url(base, path, deployment string) string {
 	return base + "/openai/deployments/" + url.PathEscape(deployment) + path + r.query
 }
 
-// setAuth sets Azure's credential: the api-key header, or an Entra ID token as a Bearer.
-func (r *azureRoute) setAuth(h http.Header, credential string) {
+// setAuth sets Azure's credential: the api-key header, or an Entra ID token as a Bearer
+// (fetched with ctx when tokens are; a failure is the call's *Error).
+func (r *azureRoute) setAuth(ctx context.Context, name, model string, h http.Header, credential string) error {
+	if r.tokens != nil {
+		tok, err := r.tokens.token(ctx, name, model)
+		if err != nil {
+			return err
+		}
+		h.Set("Authorization", "Bearer "+tok)
+		return nil
+	}
 	if credential == "" {
-		return
+		return nil
 	}
 	if r.bearer {
 		h.Set("Authorization", "Bearer "+credential)
-		return
+		return nil
 	}
 	h.Set("Api-Key", credential)
+	return nil
 }
 
 // family is the OpenAI model a deployment runs: its base model's name (without a
@@ -215,14 +332,55 @@ func PriceModel(p Provider, model string) string {
 
 // azureEnv is the Azure OpenAI configuration of the environment: LiteLLM's variables
 // (AZURE_API_KEY, AZURE_API_BASE, AZURE_API_VERSION), else the official SDK's
-// (AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION); AZURE_AD_TOKEN is an
-// Entra ID token used when no key is set.
+// (AZURE_OPENAI_API_KEY, AZURE_OPENAI_ENDPOINT, OPENAI_API_VERSION); the Entra ID
+// credentials of azidentity's environment (AZURE_TENANT_ID, AZURE_CLIENT_ID with
+// AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE; AZURE_AUTHORITY_HOST); AZURE_AD_TOKEN,
+// a fixed Entra ID token, or LiteLLM's "oidc/…" federated token for AZURE_TENANT_ID and
+// AZURE_CLIENT_ID (see azureOIDC). NewAzure picks among them.
 func azureEnv(getenv func(string) string) AzureConfig {
 	first := func(names ...string) string { return firstEnv(getenv, names...) }
-	cfg := AzureConfig{Config: Config{Name: "azure", KeyEnv: "AZURE_API_KEY (or AZURE_OPENAI_API_KEY, or AZURE_AD_TOKEN)"}}
+	cfg := AzureConfig{Config: Config{Name: "azure", KeyEnv: "AZURE_API_KEY (or AZURE_OPENAI_API_KEY, AZURE_AD_TOKEN, or AZURE_TENANT_ID and AZURE_CLIENT_ID with AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE)"}}
 	cfg.APIKey = first("AZURE_API_KEY", "AZURE_OPENAI_API_KEY")
 	cfg.BaseURL = first("AZURE_API_BASE", "AZURE_OPENAI_ENDPOINT")
 	cfg.APIVersion = first("AZURE_API_VERSION", "OPENAI_API_VERSION")
-	cfg.ADToken = first("AZURE_AD_TOKEN")
+	cfg.TenantID, cfg.ClientID = first("AZURE_TENANT_ID"), first("AZURE_CLIENT_ID")
+	cfg.ClientSecret, cfg.FederatedTokenFile = first("AZURE_CLIENT_SECRET"), first("AZURE_FEDERATED_TOKEN_FILE")
+	cfg.AuthorityHost = first("AZURE_AUTHORITY_HOST")
+	if tok := first("AZURE_AD_TOKEN"); strings.HasPrefix(tok, "oidc/") {
+		cfg.assertion, cfg.credentialProblem = azureOIDC(tok, getenv)
+	} else {
+		cfg.ADToken = tok
+	}
 	return cfg
+}
+
+// azureOIDC is the client assertion of LiteLLM's azure_ad_token "oidc/{provider}/{arg}"
+// forms that read a federated token here: "oidc/azure/…" (AZURE_FEDERATED_TOKEN_FILE, as
+// AKS workload identity sets it), "oidc/file/{path}", "oidc/env_path/{variable naming a
+// file}" (files read at each fetch) and "oidc/env/{variable}". Another form is a
+// problem, said without quoting the value past its provider.
+func azureOIDC(tok string, getenv func(string) string) (func() (string, error), string) {
+	kind, arg, _ := strings.Cut(strings.TrimPrefix(tok, "oidc/"), "/")
+	switch kind {
+	case "azure":
+		if f := strings.TrimSpace(getenv("AZURE_FEDERATED_TOKEN_FILE")); f != "" {
+			return fileAssertion(f), ""
+		}
+		return nil, "AZURE_AD_TOKEN oidc/azure/ needs AZURE_FEDERATED_TOKEN_FILE"
+	case "file":
+		if arg != "" {
+			return fileAssertion("/" + strings.TrimPrefix(arg, "/")), ""
+		}
+	case "env_path":
+		if f := strings.TrimSpace(getenv(arg)); f != "" {
+			return fileAssertion(f), ""
+		}
+		return nil, "AZURE_AD_TOKEN oidc/env_path/ names a variable that is unset"
+	case "env":
+		if a := strings.TrimSpace(getenv(arg)); a != "" {
+			return func() (string, error) { return a, nil }, ""
+		}
+		return nil, "AZURE_AD_TOKEN oidc/env/ names a variable that is unset"
+	}
+	return nil, "AZURE_AD_TOKEN oidc/" + kind + "/ is not a federated token this gateway reads (oidc/azure/, oidc/file/, oidc/env/ or oidc/env_path/)"
 }

@@ -89,7 +89,9 @@ func (o *OpenAI) Embed(ctx context.Context, req *EmbeddingRequest) (*EmbeddingRe
 		body.Input = req.Tokens
 	}
 	h := http.Header{}
-	o.setAuth(h)
+	if err := o.setAuth(ctx, req.Model, h); err != nil {
+		return nil, err
+	}
 	c, err := o.ep.send(ctx, req.Model, o.url("/embeddings", req.Model), h, body, parseOpenAIError)
 	if err != nil {
 		return nil, err

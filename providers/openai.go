@@ -71,15 +71,17 @@ func (o *OpenAI) url(path, model string) string {
 	return o.baseURL + path
 }
 
-// setAuth sets the request's credentials: Bearer with the API key (when one is set), or
-// Azure's api-key header.
-func (o *OpenAI) setAuth(h http.Header) {
+// setAuth sets the request's credentials for model: Bearer with the API key (when one is
+// set), or Azure's (which may fetch an Entra ID token with ctx; its failure is the
+// call's *Error).
+func (o *OpenAI) setAuth(ctx context.Context, model string, h http.Header) error {
 	switch {
 	case o.azure != nil:
-		o.azure.setAuth(h, o.ep.cfg.APIKey)
+		return o.azure.setAuth(ctx, o.ep.cfg.Name, model, h, o.ep.cfg.APIKey)
 	case o.ep.cfg.APIKey != "":
 		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
 	}
+	return nil
 }
 
 // family is the OpenAI model name model runs, for the decisions made by model family
@@ -485,13 +487,15 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 	if req.AssistantPrefix != "" && !o.SupportsPrefill() {
 		return nil, o.ep.errNoPrefill(req.Model)
 	}
-	h := http.Header{}
-	o.setAuth(h)
-	if stream {
-		h.Set("Accept", "text/event-stream")
-	}
 	if err := o.Check(req.Model, req); err != nil {
 		return nil, &Error{Provider: o.ep.cfg.Name, Model: req.Model, Kind: KindBadRequest, Message: err.Error(), Err: err}
+	}
+	h := http.Header{}
+	if err := o.setAuth(ctx, req.Model, h); err != nil {
+		return nil, err
+	}
+	if stream {
+		h.Set("Accept", "text/event-stream")
 	}
 	if o.useResponses(req) {
 		c, err := o.startResponses(ctx, req, h, stream)
