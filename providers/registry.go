@@ -276,6 +276,18 @@ type ProviderConfig struct {
 	// BaseModels maps deployments to the models they run, for pricing (LiteLLM's
 	// model_info.base_model): {"prod-4o": "gpt-4o-2024-08-06"}.
 	BaseModels map[string]string `json:"base_models,omitempty"`
+	// TenantID and ClientID are the Entra ID directory and app registration whose client
+	// credentials fetch tokens: ClientSecretEnv names the variable holding its secret,
+	// FederatedTokenFile a federated token (AKS workload identity's), read at each fetch.
+	// AuthorityHost is the Entra ID authority (https://login.microsoftonline.com/ when
+	// empty). The azure entry takes what it does not set from AZURE_TENANT_ID,
+	// AZURE_CLIENT_ID and AZURE_AUTHORITY_HOST. See AzureConfig and NewAzure for the order
+	// credentials are used in.
+	TenantID           string `json:"tenant_id,omitempty"`
+	ClientID           string `json:"client_id,omitempty"`
+	ClientSecretEnv    string `json:"client_secret_env,omitempty"`
+	FederatedTokenFile string `json:"federated_token_file,omitempty"`
+	AuthorityHost      string `json:"authority_host,omitempty"`
 
 	// Vertex AI (format vertex_ai; see VertexConfig).
 
@@ -334,6 +346,9 @@ func checkCloudFields(field string, f Format, pc ProviderConfig) error {
 	}{
 		{"api_version", pc.APIVersion != "", FormatAzure}, {"ad_token_env", pc.ADTokenEnv != "", FormatAzure},
 		{"base_models", pc.BaseModels != nil, FormatAzure},
+		{"tenant_id", pc.TenantID != "", FormatAzure}, {"client_id", pc.ClientID != "", FormatAzure},
+		{"client_secret_env", pc.ClientSecretEnv != "", FormatAzure}, {"federated_token_file", pc.FederatedTokenFile != "", FormatAzure},
+		{"authority_host", pc.AuthorityHost != "", FormatAzure},
 		{"project", pc.Project != "", FormatVertex}, {"location", pc.Location != "", FormatVertex},
 		{"credentials_file", pc.CredentialsFile != "", FormatVertex}, {"access_token_env", pc.AccessTokenEnv != "", FormatVertex},
 		{"metadata_server", pc.MetadataServer, FormatVertex},
@@ -352,6 +367,7 @@ func checkCloudFields(field string, f Format, pc ProviderConfig) error {
 				return &ConfigError{Field: field + ".base_models", Message: fmt.Sprintf("maps a deployment name to a catalogue model, both without spaces, got %q: %q", d, m)}
 			}
 		}
+		return checkEntraFields(field, pc)
 	case FormatVertex:
 		if pc.APIKey != "" || pc.APIKeyEnv != "" || pc.KeyOptional {
 			return &ConfigError{Field: field + ".api_key", Message: "vertex_ai takes no API key: set credentials_file, access_token_env or metadata_server"}
@@ -370,6 +386,50 @@ func checkCloudFields(field string, f Format, pc ProviderConfig) error {
 		}
 		if n > 1 {
 			return &ConfigError{Field: field + ".credentials_file", Message: "set one of credentials_file, access_token_env and metadata_server"}
+		}
+	}
+	return nil
+}
+
+var (
+	entraGUIDRE   = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	entraDomainRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,62}\.)+[A-Za-z]{2,63}$`)
+)
+
+// checkEntraFields validates the Entra ID fields of the azure entry pc at field. The
+// client secret is named by its variable, never written in the file; nothing here quotes
+// a secret.
+func checkEntraFields(field string, pc ProviderConfig) error {
+	if pc.TenantID != "" && !entraGUIDRE.MatchString(pc.TenantID) && !entraDomainRE.MatchString(pc.TenantID) {
+		return &ConfigError{Field: field + ".tenant_id", Message: "must be a directory (tenant) id (a GUID) or its domain (contoso.onmicrosoft.com), got " + quote(pc.TenantID)}
+	}
+	if pc.ClientID != "" && !entraGUIDRE.MatchString(pc.ClientID) {
+		return &ConfigError{Field: field + ".client_id", Message: "must be an app registration's application (client) id (a GUID), got " + quote(pc.ClientID)}
+	}
+	if pc.ClientSecretEnv != "" && !envNameRE.MatchString(pc.ClientSecretEnv) {
+		return &ConfigError{Field: field + ".client_secret_env", Message: "must name an environment variable (the secret itself goes in that variable), got a value that is not a variable name"}
+	}
+	if pc.AuthorityHost != "" {
+		if bad := checkAuthorityHost(pc.AuthorityHost); bad != "" {
+			return &ConfigError{Field: field + ".authority_host", Message: bad + ", got " + quote(pc.AuthorityHost)}
+		}
+	}
+	n := 0
+	for _, set := range []bool{pc.ADTokenEnv != "", pc.ClientSecretEnv != "", pc.FederatedTokenFile != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return &ConfigError{Field: field + ".client_secret_env", Message: "set one of ad_token_env, client_secret_env and federated_token_file"}
+	}
+	// The azure entry may take them from AZURE_TENANT_ID and AZURE_CLIENT_ID.
+	if (pc.ClientSecretEnv != "" || pc.FederatedTokenFile != "") && pc.Name != "azure" {
+		if pc.TenantID == "" {
+			return &ConfigError{Field: field + ".tenant_id", Message: "is required with client_secret_env or federated_token_file"}
+		}
+		if pc.ClientID == "" {
+			return &ConfigError{Field: field + ".client_id", Message: "is required with client_secret_env or federated_token_file"}
 		}
 	}
 	return nil
@@ -631,12 +691,34 @@ func configureAzure(pc ProviderConfig, isPreset bool, getenv func(string) string
 	case pc.APIKeyEnv != "":
 		ac.KeyEnv, ac.APIKey = pc.APIKeyEnv, strings.TrimSpace(getenv(pc.APIKeyEnv))
 	}
-	if pc.ADTokenEnv != "" {
-		ac.ADToken = strings.TrimSpace(getenv(pc.ADTokenEnv))
+	if pc.ADTokenEnv != "" || pc.ClientSecretEnv != "" || pc.FederatedTokenFile != "" {
+		// The entry chooses its Entra ID credential: the environment's go.
+		ac.ADToken, ac.ClientSecret, ac.FederatedTokenFile, ac.assertion, ac.credentialProblem = "", "", "", nil, ""
 		if pc.APIKey == "" && pc.APIKeyEnv == "" {
-			// The entry chooses Entra ID: it overrides the environment's key.
-			ac.KeyEnv, ac.APIKey = pc.ADTokenEnv, ""
+			// and so does the environment's key
+			ac.APIKey = ""
+			ac.KeyEnv = pc.ADTokenEnv + pc.ClientSecretEnv
+			if pc.FederatedTokenFile != "" {
+				ac.KeyEnv = "a federated token in " + pc.FederatedTokenFile
+			}
 		}
+	}
+	switch {
+	case pc.ADTokenEnv != "":
+		ac.ADToken = strings.TrimSpace(getenv(pc.ADTokenEnv))
+	case pc.ClientSecretEnv != "":
+		ac.ClientSecret = strings.TrimSpace(getenv(pc.ClientSecretEnv))
+	case pc.FederatedTokenFile != "":
+		ac.FederatedTokenFile = pc.FederatedTokenFile
+	}
+	if pc.TenantID != "" {
+		ac.TenantID = pc.TenantID
+	}
+	if pc.ClientID != "" {
+		ac.ClientID = pc.ClientID
+	}
+	if pc.AuthorityHost != "" {
+		ac.AuthorityHost = pc.AuthorityHost
 	}
 	if pc.APIVersion != "" {
 		ac.APIVersion = pc.APIVersion
