@@ -140,16 +140,20 @@ func (s entraSource) Token() (*oauth2.Token, error) {
 	return tok, err
 }
 
+// errAssertion is matched by the failure to read a client assertion: the credentials'
+// fault (KindAuth), though an os error may look like a network one.
+var errAssertion = errors.New("no client assertion")
+
 // fileAssertion returns the assertion in the file at path, read at each call.
 func fileAssertion(path string) func() (string, error) {
 	return func() (string, error) {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return "", fmt.Errorf("reading the federated token file: %w", err)
+			return "", fmt.Errorf("%w: reading the federated token file: %w", errAssertion, err)
 		}
 		a := strings.TrimSpace(string(b))
 		if a == "" {
-			return "", fmt.Errorf("the federated token file %s is empty", path)
+			return "", fmt.Errorf("%w: the federated token file %s is empty", errAssertion, path)
 		}
 		return a, nil
 	}
@@ -204,6 +208,8 @@ func (c *entraCredentials) failure(ctx context.Context, name, model string, err 
 	case ctx.Err() != nil:
 		te.Err = ctx.Err()
 		pe.Kind = classifyTransport(ctx.Err(), context.Cause(ctx))
+	case errors.Is(err, errAssertion):
+		te.Err = err // its path, never its content
 	case errors.As(err, &re):
 		desc := re.ErrorDescription
 		if i := strings.IndexAny(desc, "\r\n"); i >= 0 {
@@ -232,9 +238,7 @@ func (c *entraCredentials) failure(ctx context.Context, name, model string, err 
 	case errors.As(err, &ue) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded):
 		te.Err = errors.New(c.redact(err.Error()))
 		pe.Kind = KindConnection
-	default:
-		// the federated token file could not be read (its path, never its content), or
-		// the answer held no token
+	default: // the answer held no token
 		te.Err = errors.New(c.redact(err.Error()))
 	}
 	pe.Message = trimMessage(te.Error(), "")

@@ -99,7 +99,12 @@ func Presets() []Preset {
 				{"AZURE_OPENAI_API_KEY", "azure API key when AZURE_API_KEY is unset"},
 				{"AZURE_OPENAI_ENDPOINT", "azure resource endpoint when AZURE_API_BASE is unset"},
 				{"AZURE_API_VERSION", "azure api-version (default " + DefaultAzureAPIVersion + "; v1 for Azure's v1 API); OPENAI_API_VERSION when unset"},
-				{"AZURE_AD_TOKEN", "azure Microsoft Entra ID token, sent as a Bearer when no key is set"},
+				{"AZURE_TENANT_ID", "azure Microsoft Entra ID tenant of the client credentials below (with AZURE_CLIENT_ID)"},
+				{"AZURE_CLIENT_ID", "azure app registration (client) id of the client credentials"},
+				{"AZURE_CLIENT_SECRET", "azure client secret: Entra ID tokens are fetched and refreshed when no key is set"},
+				{"AZURE_FEDERATED_TOKEN_FILE", "azure federated token file (AKS workload identity) used as the client assertion when no secret is set; read at each fetch"},
+				{"AZURE_AUTHORITY_HOST", "azure Entra ID authority (default " + DefaultAzureAuthorityHost + ")"},
+				{"AZURE_AD_TOKEN", "azure fixed Microsoft Entra ID token (sent as a Bearer when no key or client credentials are set) or LiteLLM's oidc/file/… oidc/env/… oidc/azure/ federated token"},
 			}},
 		// Gemini on Vertex AI: LiteLLM's variables win over the google-genai SDK's (see vertexEnv).
 		{Name: "vertex_ai", Format: FormatVertex,
