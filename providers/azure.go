@@ -38,7 +38,12 @@ type AzureConfig struct {
 	// called with the request's context before every request and must cache its tokens
 	// itself (as azidentity's credentials do: wrap one's GetToken with scope
 	// AzureTokenScope). Its error fails the call with KindAuth. It is the openai SDKs'
-	// azure_ad_token_provider.
+	// azure_ad_token_provider. With azidentity:
+	//
+	//	func(ctx context.Context) (string, error) {
+	//		t, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{providers.AzureTokenScope}})
+	//		return t.Token, err
+	//	}
 	ADTokenProvider func(ctx context.Context) (string, error)
 	// TenantID and ClientID are an app registration's (service principal's) directory and
 	// application ids, for the client credentials grant with ClientSecret or, without one,
