@@ -61,7 +61,9 @@ func (o *OpenAI) Moderate(ctx context.Context, req *ModerationRequest) (*Moderat
 		return nil, err
 	}
 	h := http.Header{}
-	o.setAuth(h)
+	if err := o.setAuth(ctx, req.Model, h); err != nil {
+		return nil, err
+	}
 	c, err := o.ep.send(ctx, req.Model, o.url("/moderations", req.Model), h, openAIModerationRequest{Model: req.Model, Input: req.Input}, parseOpenAIError)
 	if err != nil {
 		return nil, err
