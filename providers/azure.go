@@ -208,7 +208,8 @@ func (r *azureRoute) entraAuth(c *Config, cfg AzureConfig) string {
 		if bad := checkAuthorityHost(orDefault(cfg.AuthorityHost, DefaultAzureAuthorityHost)); bad != "" {
 			return "a valid AZURE_AUTHORITY_HOST (it " + bad + ")"
 		}
-		creds := &entraCredentials{tenant: tenant, clientID: client, endpoint: azureTokenEndpoint(cfg.AuthorityHost, tenant)}
+		creds := &entraCredentials{tenant: tenant, clientID: client, endpoint: azureTokenEndpoint(cfg.AuthorityHost, tenant),
+			scope: azureTokenScope(orDefault(cfg.AuthorityHost, DefaultAzureAuthorityHost))}
 		if secret != "" {
 			creds.secret = secret
 		} else {

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,8 @@ var aadstsRE = regexp.MustCompile(`AADSTS\d+`)
 type entraCredentials struct {
 	tenant, clientID, endpoint string
 	secret                     string
+	// scope is the Cognitive Services scope of the authority's cloud (azureTokenScope).
+	scope string
 	// assertion returns the client assertion; nil with a secret.
 	assertion func() (string, error)
 }
@@ -88,6 +91,23 @@ func azureTokenEndpoint(authority, tenant string) string {
 		authority = DefaultAzureAuthorityHost
 	}
 	return strings.TrimRight(authority, "/") + "/" + url.PathEscape(tenant) + "/oauth2/v2.0/token"
+}
+
+// azureTokenScope is the scope of Azure OpenAI's tokens in the cloud of an authority host:
+// Azure Government's and Azure China's resources take their own audience, not the public
+// cloud's AzureTokenScope.
+func azureTokenScope(authority string) string {
+	u, err := url.Parse(strings.TrimSpace(authority))
+	if err != nil {
+		return AzureTokenScope
+	}
+	switch h := strings.ToLower(u.Hostname()); {
+	case h == "login.microsoftonline.us" || strings.HasSuffix(h, ".microsoftonline.us"):
+		return "https://cognitiveservices.azure.us/.default"
+	case h == "login.chinacloudapi.cn" || h == "login.partner.microsoftonline.cn":
+		return "https://cognitiveservices.azure.cn/.default"
+	}
+	return AzureTokenScope
 }
 
 // checkAuthorityHost says what is wrong with an authority host ("" when nothing): an
@@ -125,7 +145,7 @@ type entraSource struct {
 func (s entraSource) Token() (*oauth2.Token, error) {
 	c := s.c
 	cfg := clientcredentials.Config{ClientID: c.clientID, ClientSecret: c.secret, TokenURL: c.endpoint,
-		Scopes: []string{AzureTokenScope}, AuthStyle: oauth2.AuthStyleInParams}
+		Scopes: []string{cmp.Or(c.scope, AzureTokenScope)}, AuthStyle: oauth2.AuthStyleInParams}
 	if c.assertion != nil {
 		a, err := c.assertion()
 		if err != nil {
