@@ -706,6 +706,11 @@ func configureAzure(pc ProviderConfig, isPreset bool, getenv func(string) string
 	switch {
 	case pc.ADTokenEnv != "":
 		ac.ADToken = strings.TrimSpace(getenv(pc.ADTokenEnv))
+		if strings.HasPrefix(ac.ADToken, "oidc/") {
+			// LiteLLM's federated token forms, as in AZURE_AD_TOKEN (azureEnv).
+			ac.assertion, ac.credentialProblem = azureOIDC(ac.ADToken, getenv)
+			ac.ADToken = ""
+		}
 	case pc.ClientSecretEnv != "":
 		ac.ClientSecret = strings.TrimSpace(getenv(pc.ClientSecretEnv))
 	case pc.FederatedTokenFile != "":
