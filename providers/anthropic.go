@@ -685,11 +685,18 @@ func argumentsObject(args string) json.RawMessage {
 // object for JSON mode). The adapter returns that input as the answer's text, with finish
 // reason "stop", never as a tool call.
 func anthropicOutputTool(req *Request) string {
+	return outputToolName(req, "json_answer")
+}
+
+// outputToolName is the name of the tool whose input carries req's structured output, ""
+// when req asks for none: the schema's name, else dflt, with "_answer" appended until no
+// function of the request has it.
+func outputToolName(req *Request, dflt string) string {
 	f := req.ResponseFormat
 	if !f.JSON() {
 		return ""
 	}
-	name := "json_answer"
+	name := dflt
 	if f.Type == ResponseJSONSchema && f.Name != "" {
 		name = f.Name
 	}

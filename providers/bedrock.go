@@ -121,8 +121,22 @@ type AWSConfig struct {
 // KindModelNotFound, ValidationException → KindBadRequest, or KindContextLength when its
 // message says the input is too long.
 //
-// Not mapped: structured output (Check refuses a JSON response format), the provider's own
-// web search, assistant prefill, embeddings, guardrails and one-hour cache points.
+// Structured output (response_format json_schema and json_object) is LiteLLM's forced tool
+// call: a tool named after the schema (JSON mode: "json_tool_call") whose input schema is
+// the requested one (JSON mode: any object) is added to toolConfig, and toolChoice forces
+// it on models that take toolChoice (Claude, Nova, Mistral Large; others get the tool
+// alone and may answer in text, which is then the answer). With the caller's own tools the
+// model is made to call one of them or the answer tool (toolChoice any); a function the
+// caller forces stays forced; tool_choice none leaves the caller's tools out. The answer
+// tool's input comes back as the answer's text, whole or streamed as text deltas, with
+// finish reason "stop" (unless a function of the caller's was called too: "tool_calls"),
+// never as a tool call. Claude's thinking is left off (Claude refuses a forced tool while
+// thinking). A schema whose root is not an object cannot be a tool's input: Check refuses
+// it (response_format.json_schema.schema). Converse's native outputConfig.textFormat is not
+// used: only some models take it.
+//
+// Not mapped: the provider's own web search, assistant prefill, embeddings, guardrails and
+// one-hour cache points.
 type Bedrock struct {
 	ep     endpoint
 	base   string // Config.BaseURL without its trailing slash; "" for the region's endpoint
@@ -428,9 +442,9 @@ func bedrockReasoningBlocks(blocks []bedrockBlock, rs []ReasoningBlock) []bedroc
 // body is the Converse body of req for the model id. Its error is an *UnsupportedError for
 // what Converse cannot be sent.
 func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
-	if req.ResponseFormat.JSON() {
-		return nil, &UnsupportedError{Provider: b.Name(), Field: "response_format",
-			Reason: "the Bedrock adapter has no structured output: ask for JSON in the prompt, or use a tool"}
+	answer, err := b.outputSpec(req)
+	if err != nil {
+		return nil, err
 	}
 	claude := bedrockClaude(id)
 	r := *req
@@ -568,18 +582,31 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 			tools = append(tools, bedrockTool{ToolSpec: spec})
 		}
 	}
+	if answer != nil {
+		tools = append(tools, bedrockTool{ToolSpec: answer})
+	}
 	if len(tools) > 0 {
 		out.ToolConfig = &bedrockTools{Tools: tools}
-		if c := req.ToolChoice; c != nil && len(req.Tools) > 0 {
+		c := req.ToolChoice
+		if c != nil && len(req.Tools) > 0 {
 			switch c.Mode {
 			case ToolChoiceAuto:
 				out.ToolConfig.ToolChoice = &bedrockToolChoice{Auto: &struct{}{}}
 			case ToolChoiceRequired:
 				out.ToolConfig.ToolChoice = &bedrockToolChoice{Any: &struct{}{}}
 			case ToolChoiceFunction:
-				out.ToolConfig.ToolChoice = &bedrockToolChoice{Tool: &struct {
-					Name string `json:"name"`
-				}{Name: c.Name}}
+				out.ToolConfig.ToolChoice = bedrockForceTool(c.Name)
+			}
+		}
+		if answer != nil && bedrockTakesToolChoice(id) {
+			switch {
+			case c != nil && c.Mode == ToolChoiceFunction && len(req.Tools) > 0:
+				// The caller forced one of its own functions: it is called instead.
+			case len(req.Tools) > 0 && (c == nil || c.Mode != ToolChoiceNone):
+				// Either one of the caller's functions or the answer.
+				out.ToolConfig.ToolChoice = &bedrockToolChoice{Any: &struct{}{}}
+			default:
+				out.ToolConfig.ToolChoice = bedrockForceTool(answer.Name)
 			}
 		}
 	}
@@ -596,6 +623,54 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 		}
 	}
 	return out, nil
+}
+
+// bedrockJSONObjectSchema is the output tool's input schema for JSON mode (json_object):
+// any object, its properties the model's choice (LiteLLM's).
+var bedrockJSONObjectSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":true}`)
+
+// bedrockOutputTool is the name of the tool that carries req's structured output, "" when
+// req asks for none: the json_schema's name, else LiteLLM's "json_tool_call" (see
+// outputToolName).
+func bedrockOutputTool(req *Request) string { return outputToolName(req, "json_tool_call") }
+
+// outputSpec is the toolSpec of req's structured output (nil when req asks for none): the
+// requested schema as its input schema, an open object for JSON mode. A schema whose root
+// is not an object is an *UnsupportedError: a tool's input is an object.
+func (b *Bedrock) outputSpec(req *Request) (*bedrockToolSpec, error) {
+	name := bedrockOutputTool(req)
+	if name == "" {
+		return nil, nil
+	}
+	f := req.ResponseFormat
+	spec := &bedrockToolSpec{Name: name, Description: f.Description}
+	spec.InputSchema.JSON = bedrockJSONObjectSchema
+	if f.Type == ResponseJSONSchema && len(bytes.TrimSpace(f.Schema)) > 0 {
+		schema, ok := anthropicInputSchema(f.Schema)
+		if !ok {
+			return nil, &UnsupportedError{Provider: b.Name(), Field: "response_format.json_schema.schema",
+				Reason: `Bedrock structured output is a tool's input, which must be an object: the schema's root needs "type": "object" or properties`}
+		}
+		spec.InputSchema.JSON = schema
+	}
+	if spec.Description == "" {
+		spec.Description = "Give your final answer by calling this tool: its input is the answer."
+	}
+	return spec, nil
+}
+
+// bedrockTakesToolChoice reports whether the model takes toolChoice any and tool (Claude, Nova
+// and Mistral Large; Llama, Cohere and others refuse them with a ValidationException).
+func bedrockTakesToolChoice(id string) bool {
+	l := strings.ToLower(id)
+	return bedrockClaude(l) || strings.Contains(l, "amazon.nova") || strings.Contains(l, "mistral.mistral-large")
+}
+
+// bedrockForceTool is toolChoice {"tool": {"name": name}}.
+func bedrockForceTool(name string) *bedrockToolChoice {
+	return &bedrockToolChoice{Tool: &struct {
+		Name string `json:"name"`
+	}{Name: name}}
 }
 
 // bedrockUserContinue is the user turn put before a conversation that opens with the
@@ -630,8 +705,8 @@ func withCachePoint(content []bedrockBlock) []bedrockBlock {
 	return slices.Insert(content, at, bedrockBlock{CachePoint: defaultCachePoint})
 }
 
-// Check refuses what Converse cannot be sent: a JSON response format, images and documents
-// given by URL, images of other types than PNG, JPEG, GIF and WebP.
+// Check refuses what Converse cannot be sent: a JSON schema whose root is not an object,
+// images and documents given by URL, images of other types than PNG, JPEG, GIF and WebP.
 func (b *Bedrock) Check(model string, req *Request) error {
 	if !req.ResponseFormat.JSON() && !hasImages(req.Messages) {
 		return nil
@@ -813,10 +888,22 @@ func (b *Bedrock) Complete(ctx context.Context, req *Request) (*Response, error)
 	}
 	resp := &Response{FinishReason: finish, Usage: u}
 	var text strings.Builder
+	out := bedrockOutputTool(req)
+	answered := false
 	for _, blk := range r.Output.Message.Content {
 		switch {
 		case blk.Text != nil:
 			text.WriteString(*blk.Text)
+		case blk.ToolUse != nil && out != "" && blk.ToolUse.Name == out:
+			// Structured output: the output tool's input is the answer, replacing any
+			// preamble the model wrote before it.
+			answered = true
+			text.Reset()
+			args := bytes.TrimSpace(blk.ToolUse.Input)
+			if len(args) == 0 || string(args) == "null" {
+				args = []byte("{}")
+			}
+			text.Write(args)
 		case blk.ToolUse != nil:
 			args := string(bytes.TrimSpace(blk.ToolUse.Input))
 			if args == "" || args == "null" {
@@ -830,6 +917,9 @@ func (b *Bedrock) Complete(ctx context.Context, req *Request) (*Response, error)
 			resp.Reasoning = append(resp.Reasoning, ReasoningBlock{Redacted: blk.ReasoningContent.RedactedContent})
 		}
 	}
+	if answered && len(resp.ToolCalls) == 0 && r.StopReason == "tool_use" {
+		resp.FinishReason = "stop"
+	}
 	resp.Text = text.String()
 	return resp, nil
 }
@@ -841,7 +931,7 @@ func (b *Bedrock) Stream(ctx context.Context, req *Request) (Stream, error) {
 		return nil, err
 	}
 	w := &waitReader{r: c.body}
-	return &bedrockStream{streamState: streamState{c: c, wait: w}, events: newEventStreamReader(w), thoughtBlock: -1}, nil
+	return &bedrockStream{streamState: streamState{c: c, wait: w}, events: newEventStreamReader(w), thoughtBlock: -1, output: bedrockOutputTool(req)}, nil
 }
 
 // bedrockEvent is the payload of a ConverseStream event (all event types in one).
@@ -882,17 +972,24 @@ type bedrockStream struct {
 	calls  int
 	deltas [1]ToolCallDelta // backing array of Chunk.ToolCalls
 
+	// output is the name of the structured-output tool ("" if none), whose input is relayed
+	// as text; answered is true once its block started.
+	output   string
+	answered bool
+
 	// thoughts counts the reasoning blocks so far; thoughtBlock is the contentBlockIndex of
 	// the last one.
 	thoughts     int
 	thoughtBlock int
 }
 
-// bedrockOpenTool is a tool call whose block is open: its index among the calls, and
-// whether input arrived for it (a call without input gets "{}").
+// bedrockOpenTool is a tool call whose block is open: its index among the calls, whether
+// input arrived for it (a call without input gets "{}"), and whether it is the structured
+// output's tool (its input relayed as text, not as a call).
 type bedrockOpenTool struct {
 	index    int
 	gotInput bool
+	answer   bool
 }
 
 // bedrockStreamEvents are the ConverseStream events; others (added later) are skipped.
@@ -953,6 +1050,11 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 				if s.tools == nil {
 					s.tools = map[int]*bedrockOpenTool{}
 				}
+				if s.output != "" && e.Start.ToolUse.Name == s.output {
+					s.tools[e.ContentBlockIndex] = &bedrockOpenTool{answer: true}
+					s.answered = true
+					continue
+				}
 				s.tools[e.ContentBlockIndex] = &bedrockOpenTool{index: s.calls}
 				s.calls++
 				return s.toolDelta(ToolCallDelta{Index: s.calls - 1, ID: e.Start.ToolUse.ToolUseID, Name: e.Start.ToolUse.Name}), nil
@@ -965,6 +1067,9 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 			case d.ToolUse != nil && d.ToolUse.Input != "" && s.tools[e.ContentBlockIndex] != nil:
 				t := s.tools[e.ContentBlockIndex]
 				t.gotInput = true
+				if t.answer {
+					return Chunk{Text: d.ToolUse.Input}, nil
+				}
 				return s.toolDelta(ToolCallDelta{Index: t.index, Arguments: d.ToolUse.Input}), nil
 			case d.ReasoningContent != nil:
 				rc := d.ReasoningContent
@@ -980,7 +1085,10 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 		case "contentBlockStop":
 			if t := s.tools[e.ContentBlockIndex]; t != nil {
 				delete(s.tools, e.ContentBlockIndex)
-				if !t.gotInput {
+				switch {
+				case !t.gotInput && t.answer:
+					return Chunk{Text: "{}"}, nil
+				case !t.gotInput:
 					return s.toolDelta(ToolCallDelta{Index: t.index, Arguments: "{}"}), nil
 				}
 			}
@@ -993,6 +1101,9 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 			if filtered {
 				s.filtered = e.StopReason // failed with the usage, which metadata brings next
 				continue
+			}
+			if s.answered && s.calls == 0 && e.StopReason == "tool_use" {
+				finish = "stop" // structured output (see bedrockOutputTool)
 			}
 			return Chunk{FinishReason: finish}, nil
 		case "metadata":

@@ -396,7 +396,7 @@ func mustJSON(raw json.RawMessage) any {
 }
 
 // TestBedrockRefusesBeforeSending: what Converse cannot be sent fails before the call, and
-// Check names it: images and documents by URL, structured output, search, prefill; a
+// Check names it: images and documents by URL, a JSON schema that is no object, search, prefill; a
 // provider without credentials or a region fails naming what to set.
 func TestBedrockRefusesBeforeSending(t *testing.T) {
 	calls := 0
@@ -413,7 +413,7 @@ func TestBedrockRefusesBeforeSending(t *testing.T) {
 		{&providers.Request{Model: "m", Messages: user(providers.Part{Text: "x"}, providers.Part{Image: &providers.Image{URL: "https://example.com/a.png"}})}, "messages[0].content[1].image_url"},
 		{&providers.Request{Model: "m", Messages: user(providers.Part{Image: &providers.Image{URL: "data:image/bmp;base64,Qk0="}})}, "messages[0].content[0].image_url"},
 		{&providers.Request{Model: "m", Messages: user(providers.Part{File: &providers.File{URL: "https://example.com/a.pdf"}})}, "messages[0].content[0].file.file_data"},
-		{&providers.Request{Model: "m", Messages: user(providers.Part{Text: "x"}), ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONObject}}, "response_format"},
+		{&providers.Request{Model: "m", Messages: user(providers.Part{Text: "x"}), ResponseFormat: &providers.ResponseFormat{Type: providers.ResponseJSONSchema, Schema: json.RawMessage(`{"type":"string"}`)}}, "response_format.json_schema.schema"},
 	} {
 		var ue *providers.UnsupportedError
 		if err := providers.Check(p, c.req.Model, c.req); !errors.As(err, &ue) || ue.Field != c.field {
