@@ -54,14 +54,27 @@ type AWSConfig struct {
 	AccessKeyID, SecretAccessKey, SessionToken string
 	// Credentials, when set, supplies the credentials instead of the static fields, for each
 	// call: an AWS SDK's credential chain (aws-sdk-go-v2/config), an assumed role. It should
-	// cache what it retrieves (aws.CredentialsCache), as it is asked on every call.
+	// cache what it retrieves (aws.CredentialsCache), as it is asked on every call. serve
+	// sets the SDK's default chain here when the environment shows AWS credentials other
+	// than static keys (a profile, web identity, container credentials; see FromEnv).
 	Credentials aws.CredentialsProvider
+	// CredentialsSource names where Credentials takes them from ("AWS profile \"dev\"",
+	// "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI)"), for the error of a
+	// failed retrieval; "" says nothing.
+	CredentialsSource string
 	// AccessKeyIDEnv and SecretAccessKeyEnv name where the static credentials were read
 	// from, for the "not configured" message; "" is AWS_ACCESS_KEY_ID and
 	// AWS_SECRET_ACCESS_KEY.
 	AccessKeyIDEnv, SecretAccessKeyEnv string
 	// Now is the signing clock; nil is time.Now.
 	Now func() time.Time
+
+	// credentialProblem says why the credentials the configuration names (an AWS profile)
+	// cannot be used, for the "not configured" message.
+	credentialProblem string
+	// redact are further values kept out of errors: the container credentials' authorization
+	// token, which a failing endpoint may echo.
+	redact []string
 }
 
 // Bedrock speaks Amazon Bedrock's Converse API, which serves every Bedrock chat model
@@ -153,7 +166,7 @@ func NewBedrock(cfg Config) *Bedrock {
 		cfg.KeyEnv = "AWS_BEARER_TOKEN_BEDROCK"
 	}
 	b := &Bedrock{ep: newEndpoint(cfg), base: strings.TrimRight(cfg.BaseURL, "/"), aws: cfg.AWS, signer: v4.NewSigner()}
-	b.ep.secrets = []string{cfg.AWS.SecretAccessKey, cfg.AWS.SessionToken}
+	b.ep.secrets = append([]string{cfg.AWS.SecretAccessKey, cfg.AWS.SessionToken}, cfg.AWS.redact...)
 	b.ep.classify = classifyBedrockResponse
 	if b.aws.AccessKeyIDEnv == "" {
 		b.aws.AccessKeyIDEnv = EnvAWSAccessKeyID
@@ -723,6 +736,13 @@ func (b *Bedrock) notConfigured(model, region string) error {
 	case b.ep.cfg.APIKey == "" && !b.hasSigV4():
 		msg = fmt.Sprintf("provider %q is not configured: set %s (a Bedrock API key), or %s and %s",
 			b.Name(), b.ep.cfg.KeyEnv, b.aws.AccessKeyIDEnv, b.aws.SecretAccessKeyEnv)
+		if b.aws.AccessKeyIDEnv == EnvAWSAccessKeyID {
+			// The standard variables: the default credential chain is open to this provider.
+			msg += fmt.Sprintf(", or %s (a profile of the shared config files; web identity and container credentials are used when their variables are set, an EC2 instance role with aws_instance_role in the providers config)", EnvAWSProfile)
+		}
+		if p := b.aws.credentialProblem; p != "" {
+			msg += " (" + p + ")"
+		}
 	case region == "" && (b.base == "" || b.ep.cfg.APIKey == ""):
 		msg = fmt.Sprintf("provider %q has no region: set %s (or %s), or the provider's region", b.Name(), EnvAWSRegion, EnvAWSDefaultRegion)
 	default:
@@ -791,6 +811,9 @@ func (b *Bedrock) credentials(ctx context.Context) (aws.Credentials, error) {
 	if p := b.aws.Credentials; p != nil {
 		c, err := p.Retrieve(ctx)
 		if err != nil {
+			if src := b.aws.CredentialsSource; src != "" {
+				return aws.Credentials{}, fmt.Errorf("providers: bedrock credentials from %s: %w", src, err)
+			}
 			return aws.Credentials{}, fmt.Errorf("providers: bedrock credentials: %w", err)
 		}
 		return c, nil

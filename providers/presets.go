@@ -73,13 +73,18 @@ func Presets() []Preset {
 		{Name: "fireworks", Format: FormatOpenAI, BaseURL: "https://api.fireworks.ai/inference/v1", KeyEnv: "FIREWORKS_API_KEY", BaseURLEnv: "FIREWORKS_BASE_URL"},
 		{Name: "ollama", Format: FormatOpenAI, BaseURL: "http://localhost:11434/v1", KeyEnv: "OLLAMA_API_KEY", BaseURLEnv: "OLLAMA_BASE_URL", KeyOptional: true},
 		// Amazon Bedrock's Converse API: a Bedrock API key (bearer), else SigV4 with the AWS
-		// credentials; the endpoint is the region's unless AWS_ENDPOINT_URL_BEDROCK_RUNTIME
+		// credentials (static keys, else the SDK's default chain where the environment shows
+		// it: see awsDefaultChain); the endpoint is the region's unless AWS_ENDPOINT_URL_BEDROCK_RUNTIME
 		// names another.
 		{Name: "bedrock", Format: FormatBedrock, KeyEnv: "AWS_BEARER_TOKEN_BEDROCK", BaseURLEnv: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", Env: []EnvVar{
 			{EnvAWSAccessKeyID, "bedrock SigV4 access key (without a Bedrock API key)"},
 			{EnvAWSSecretAccessKey, "bedrock SigV4 secret key"},
 			{EnvAWSSessionToken, "bedrock SigV4 session token (temporary credentials)"},
-			{EnvAWSRegion, "bedrock region (else " + EnvAWSDefaultRegion + ")"},
+			{EnvAWSRegion, "bedrock region (else " + EnvAWSDefaultRegion + ", else the AWS profile's)"},
+			{EnvAWSProfile, "bedrock: a profile of the shared AWS config files (keys, SSO, assumed role), without static keys"},
+			{EnvAWSConfigFile + ", " + EnvAWSSharedCredentialsFile, "bedrock: the shared AWS files (default ~/.aws/config, ~/.aws/credentials)"},
+			{EnvAWSWebIdentityTokenFile + ", " + EnvAWSRoleARN, "bedrock: web identity credentials (EKS IRSA)"},
+			{EnvAWSContainerCredentialsFullURI + " (or _RELATIVE_URI)", "bedrock: ECS/EKS container credentials"},
 		}},
 		// Voyage AI serves embeddings (POST /v1/embeddings, OpenAI's shape) and rerank (POST
 		// /v1/rerank, its own shape), no chat.

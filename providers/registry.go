@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,7 +192,7 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 		})
 		cfg.APIKey = p.key(getenv)
 		if p.Format == FormatBedrock {
-			cfg.AWS = awsFromEnv(getenv, "", "", "", "")
+			cfg.AWS = awsFromEnv(getenv, "", "", "", "", "", false)
 		}
 		if v := strings.TrimSpace(getenv(p.BaseURLEnv)); v != "" {
 			cfg.BaseURL = v
@@ -317,6 +318,15 @@ type ProviderConfig struct {
 	AWSAccessKeyIDEnv     string `json:"aws_access_key_id_env,omitempty"`
 	AWSSecretAccessKeyEnv string `json:"aws_secret_access_key_env,omitempty"`
 	AWSSessionTokenEnv    string `json:"aws_session_token_env,omitempty"`
+	// AWSProfileName is the profile of the shared AWS config and credentials files a
+	// bedrock provider signs with (LiteLLM's aws_profile_name), through the AWS SDK's
+	// default chain: static keys, SSO, an assumed role, credential_process. It wins over
+	// AWS_PROFILE and the static credential variables; not with aws_*_env.
+	AWSProfileName string `json:"aws_profile_name,omitempty"`
+	// AWSInstanceRole lets a bedrock provider without other credentials use the AWS SDK's
+	// default chain down to the EC2 instance role (instance metadata), which nothing in
+	// the environment shows; not with aws_*_env.
+	AWSInstanceRole bool `json:"aws_instance_role,omitempty"`
 
 	// Rerank says an OpenAI-format provider serves rerank at {base_url}/rerank, in the shape
 	// of "cohere" (Cohere's v2, which vLLM, Infinity and other self-hosted servers speak),
@@ -439,10 +449,14 @@ func checkEntraFields(field string, pc ProviderConfig) error {
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // awsFromEnv is a bedrock provider's AWSConfig read through getenv: region when set, else
-// AWS_REGION, else AWS_DEFAULT_REGION; the credentials from the named variables (the
-// standard ones for ""). An access key without its secret, or the reverse, is no
-// credentials.
-func awsFromEnv(getenv func(string) string, region, idEnv, secretEnv, tokenEnv string) AWSConfig {
+// AWS_REGION, else AWS_DEFAULT_REGION, else the AWS profile's; the credentials from the
+// named variables (the standard ones for ""). An access key without its secret, or the
+// reverse, is no credentials. Without static credentials in the standard variables (or
+// with profile, a config entry's aws_profile_name), the AWS SDK's default credential chain
+// is used where there is evidence of it (see awsDefaultChain; instanceRole is the opt-in
+// for the EC2 instance role); an entry naming its own variables signs with them alone.
+func awsFromEnv(getenv func(string) string, region, idEnv, secretEnv, tokenEnv, profile string, instanceRole bool) AWSConfig {
+	ownVars := idEnv != ""
 	or := func(v, def string) string {
 		if v == "" {
 			return def
@@ -455,8 +469,22 @@ func awsFromEnv(getenv func(string) string, region, idEnv, secretEnv, tokenEnv s
 		c.Region = or(strings.TrimSpace(getenv(EnvAWSRegion)), strings.TrimSpace(getenv(EnvAWSDefaultRegion)))
 	}
 	id, secret := strings.TrimSpace(getenv(idEnv)), strings.TrimSpace(getenv(secretEnv))
-	if id != "" && secret != "" {
+	if id != "" && secret != "" && profile == "" {
 		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = id, secret, strings.TrimSpace(getenv(tokenEnv))
+		return c
+	}
+	if ownVars {
+		return c
+	}
+	// Files only: nothing here waits on the network (credentials are retrieved at the first
+	// call, with its context).
+	chain := awsDefaultChain(context.Background(), getenv, profile, instanceRole)
+	c.Credentials, c.CredentialsSource, c.credentialProblem = chain.creds, chain.source, chain.problem
+	if tok := strings.TrimSpace(getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN")); tok != "" && chain.creds != nil {
+		c.redact = []string{tok}
+	}
+	if c.Region == "" {
+		c.Region = chain.region
 	}
 	return c
 }
@@ -557,6 +585,12 @@ func checkAWSFields(field string, format Format, pc ProviderConfig) error {
 		if pc.Region != "" {
 			return &ConfigError{Field: field + ".region", Message: "applies to bedrock providers only"}
 		}
+		if pc.AWSProfileName != "" {
+			return &ConfigError{Field: field + ".aws_profile_name", Message: "applies to bedrock providers only"}
+		}
+		if pc.AWSInstanceRole {
+			return &ConfigError{Field: field + ".aws_instance_role", Message: "applies to bedrock providers only"}
+		}
 		for _, e := range envs {
 			if e.value != "" {
 				return &ConfigError{Field: field + "." + e.name, Message: "applies to bedrock providers only"}
@@ -579,6 +613,12 @@ func checkAWSFields(field string, format Format, pc ProviderConfig) error {
 		return &ConfigError{Field: field + ".aws_access_key_id_env", Message: "is required with aws_secret_access_key_env"}
 	case pc.AWSSessionTokenEnv != "" && pc.AWSAccessKeyIDEnv == "":
 		return &ConfigError{Field: field + ".aws_session_token_env", Message: "needs aws_access_key_id_env and aws_secret_access_key_env"}
+	case pc.AWSProfileName != "" && (strings.TrimSpace(pc.AWSProfileName) != pc.AWSProfileName || strings.ContainsAny(pc.AWSProfileName, "[]\n")):
+		return &ConfigError{Field: field + ".aws_profile_name", Message: "must be a profile name of the shared AWS config files, got " + quote(pc.AWSProfileName)}
+	case pc.AWSProfileName != "" && pc.AWSAccessKeyIDEnv != "":
+		return &ConfigError{Field: field + ".aws_profile_name", Message: "set one of aws_profile_name and aws_access_key_id_env"}
+	case pc.AWSInstanceRole && pc.AWSAccessKeyIDEnv != "":
+		return &ConfigError{Field: field + ".aws_instance_role", Message: "set one of aws_instance_role and aws_access_key_id_env"}
 	}
 	return nil
 }
@@ -655,7 +695,7 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 			}
 		}
 		if format == FormatBedrock {
-			cfg.AWS = awsFromEnv(getenv, pc.Region, pc.AWSAccessKeyIDEnv, pc.AWSSecretAccessKeyEnv, pc.AWSSessionTokenEnv)
+			cfg.AWS = awsFromEnv(getenv, pc.Region, pc.AWSAccessKeyIDEnv, pc.AWSSecretAccessKeyEnv, pc.AWSSessionTokenEnv, pc.AWSProfileName, pc.AWSInstanceRole)
 		}
 		p, err := New(format, opts.apply(cfg))
 		if err != nil {
