@@ -69,6 +69,35 @@ const DefaultAnthropicMaxTokens = 4096
 type Anthropic struct {
 	ep      endpoint
 	baseURL string
+	// host, when set, sends the requests to a cloud that serves Claude (Vertex AI) instead
+	// of Anthropic's API; nil for Anthropic's own.
+	host *anthropicHost
+}
+
+// anthropicHost is the seam through which a cloud serves Claude with this adapter's
+// Messages bodies, answers and streams: where a request goes, how it is authenticated,
+// how its body differs from Anthropic's and how the cloud's errors read.
+type anthropicHost struct {
+	// url is where a request for model goes (whole or streamed).
+	url func(model string, stream bool) string
+	// auth sets the request's credentials on h (instead of x-api-key), with the call's
+	// context, or returns the *Error of credentials that cannot be had.
+	auth func(ctx context.Context, model string, h http.Header) error
+	// version is the body's anthropic_version member; the model is then left out of the
+	// body (it is in the URL).
+	version string
+	// betasInBody sends the anthropic-beta values in the body's anthropic_beta member too.
+	betasInBody bool
+	// parseError reads the cloud's error bodies (code and message).
+	parseError func(body []byte) (code, msg string)
+}
+
+// parseError reads an error body of the adapter's upstream.
+func (a *Anthropic) parseError(body []byte) (code, msg string) {
+	if a.host != nil && a.host.parseError != nil {
+		return a.host.parseError(body)
+	}
+	return parseAnthropicError(body)
 }
 
 // NewAnthropic returns an Anthropic Messages adapter.
@@ -257,7 +286,7 @@ type anthropicToolChoice struct {
 }
 
 type anthropicRequest struct {
-	Model       string               `json:"model"`
+	Model       string               `json:"model,omitempty"` // left out on a cloud that names it in its URL
 	MaxTokens   int                  `json:"max_tokens"`
 	System      any                  `json:"system,omitempty"` // a string; text blocks with PromptCache
 	Messages    []anthropicMessage   `json:"messages"`
@@ -274,6 +303,10 @@ type anthropicRequest struct {
 	// absent from a request without thinking.
 	Thinking     *anthropicThinking     `json:"thinking,omitempty"`
 	OutputConfig *anthropicOutputConfig `json:"output_config,omitempty"`
+	// AnthropicVersion and AnthropicBeta are a cloud's body members for what Anthropic's API
+	// takes as headers (see anthropicHost); absent on Anthropic's own.
+	AnthropicVersion string   `json:"anthropic_version,omitempty"`
+	AnthropicBeta    []string `json:"anthropic_beta,omitempty"`
 }
 
 // anthropicThinking is the thinking member: {type: enabled, budget_tokens} or
@@ -772,11 +805,36 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 		return nil, a.ep.errorf(req.Model, KindBadRequest, "model %s/%s does not support search", a.Name(), req.Model)
 	}
 	h := http.Header{}
-	h.Set("X-Api-Key", a.ep.cfg.APIKey)
+	url := a.baseURL + "/v1/messages"
+	if a.host != nil {
+		if err := a.host.auth(ctx, req.Model, h); err != nil {
+			return nil, err
+		}
+		url = a.host.url(req.Model, stream)
+	} else {
+		h.Set("X-Api-Key", a.ep.cfg.APIKey)
+	}
 	h.Set("Anthropic-Version", AnthropicVersion)
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
+	betas := a.betas(req)
+	if len(betas) > 0 {
+		h.Set("Anthropic-Beta", strings.Join(betas, ","))
+	}
+	body := a.body(req, stream)
+	if a.host != nil && a.host.version != "" {
+		body.Model, body.AnthropicVersion = "", a.host.version
+		if a.host.betasInBody {
+			body.AnthropicBeta = betas
+		}
+	}
+	return a.ep.send(ctx, req.Model, url, h, body, a.parseError)
+}
+
+// betas is the anthropic-beta values req needs (interleaved thinking, one-hour cache
+// breakpoints), after an operator's own configured ones; nil when it needs none.
+func (a *Anthropic) betas(req *Request) []string {
 	var betas []string
 	if req.Thinking != nil && req.Thinking.Interleaved {
 		if th, _, _ := anthropicThinkingFor(req); th != nil && th.Type == "enabled" {
@@ -794,9 +852,8 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 				betas = append([]string{v}, betas...)
 			}
 		}
-		h.Set("Anthropic-Beta", strings.Join(betas, ","))
 	}
-	return a.ep.send(ctx, req.Model, a.baseURL+"/v1/messages", h, a.body(req, stream), parseAnthropicError)
+	return betas
 }
 
 type anthropicError struct {
@@ -914,7 +971,7 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 		return nil, c.failure(KindStreamBroken, "malformed response body", err)
 	}
 	if r.Type == "error" {
-		code, msg := parseAnthropicError(raw)
+		code, msg := a.parseError(raw)
 		return nil, c.failure(bodyErrorKind(code, msg), msg, nil)
 	}
 	if r.StopReason == "refusal" {
@@ -984,7 +1041,7 @@ func (a *Anthropic) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &anthropicStream{streamState: newStreamState(c), output: anthropicOutputTool(req)}, nil
+	return &anthropicStream{streamState: newStreamState(c), output: anthropicOutputTool(req), parseError: a.parseError}, nil
 }
 
 type anthropicEvent struct {
@@ -1028,6 +1085,9 @@ type anthropicStream struct {
 	finished bool // message_delta brought the stop reason: a clean end of the body completes the answer
 
 	output string // name of the structured-output tool, "" if none
+	// parseError reads an error body that came instead of events (the adapter's; nil for
+	// Anthropic's).
+	parseError func([]byte) (code, msg string)
 
 	// Tool-use blocks: the content block index of the open one, what it is, and whether
 	// any input arrived for it (a call without input gets "{}").
@@ -1143,7 +1203,11 @@ func (s *anthropicStream) Recv() (Chunk, error) {
 			return Chunk{}, err
 		}
 		if ev.raw {
-			return Chunk{}, s.failRaw(ev.data, parseAnthropicError)
+			parse := s.parseError
+			if parse == nil {
+				parse = parseAnthropicError
+			}
+			return Chunk{}, s.failRaw(ev.data, parse)
 		}
 		var e anthropicEvent
 		if err := decodeUpstream(bytes.TrimSpace(ev.data), &e); err != nil {
