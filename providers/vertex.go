@@ -74,6 +74,8 @@ type VertexConfig struct {
 // any call.
 type Vertex struct {
 	*Gemini
+	// claude serves the Claude models (publishers/anthropic; see newVertexClaude).
+	claude *Anthropic
 	// broken is why the credentials the environment names cannot be used ("" when they
 	// can, or none are named).
 	broken string
@@ -142,29 +144,35 @@ func NewVertex(cfg VertexConfig) (*Vertex, error) {
 	g := &Gemini{ep: newEndpoint(c), tokens: tokens,
 		baseURL: root + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"}
 	g.ep.missing = strings.Join(missing, " and ")
-	return &Vertex{Gemini: g}, nil
+	v := &Vertex{Gemini: g}
+	v.claude = newVertexClaude(v, c, root+"/v1/projects/"+url.PathEscape(project)+"/locations/"+url.PathEscape(location)+"/publishers/anthropic")
+	return v, nil
 }
 
 // BaseURL returns the root of the models' URLs: {root}/v1/projects/{project}/locations/{location}/publishers/google.
 func (v *Vertex) BaseURL() string { return v.baseURL }
 
-// Check implements RequestChecker: Gemini's objections, and a model Vertex AI serves
-// through another publisher's API (Claude, Llama, Mistral) refused.
+// Check implements RequestChecker: the Anthropic adapter's objections for a Claude model,
+// else Gemini's, and a model Vertex AI serves through another partner's API (Llama,
+// Mistral, …) refused.
 func (v *Vertex) Check(model string, req *Request) error {
+	if a := v.claudeModel(model); a != nil {
+		return a.Check(model, req)
+	}
 	if err := vertexModel(v.Name(), model); err != nil {
 		return err
 	}
 	return v.Gemini.Check(model, req)
 }
 
-// vertexModel refuses the partner models of Vertex AI, which are not served by Google's
-// generateContent (publishers/anthropic and the others have APIs of their own).
+// vertexModel refuses the partner models of Vertex AI other than Claude, which are not
+// served by Google's generateContent (their publishers have APIs of their own).
 func vertexModel(provider, model string) error {
 	m := strings.ToLower(strings.TrimPrefix(model, "models/"))
-	for _, p := range []string{"claude", "llama", "meta/", "mistral", "codestral", "jamba", "deepseek", "qwen"} {
+	for _, p := range []string{"llama", "meta/", "mistral", "codestral", "jamba", "deepseek", "qwen", "ai21/", "openai/"} {
 		if strings.HasPrefix(m, p) {
 			return &UnsupportedError{Provider: provider, Field: "model",
-				Reason: "Vertex AI serves " + model + " through its publisher's own API, which Switchyard does not call: only Google's models (Gemini, Gemma, text-embedding) are served; use the publisher's own provider"}
+				Reason: "Vertex AI serves " + model + " through its publisher's own API, which Switchyard does not call: only Google's models (Gemini, Gemma, text-embedding) and Anthropic's (Claude) are served; use the publisher's own provider"}
 		}
 	}
 	return nil

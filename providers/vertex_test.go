@@ -370,17 +370,22 @@ func TestVertexEmbeddings(t *testing.T) {
 	}
 }
 
-// Vertex AI's partner models (Claude, Llama) have APIs of their own: refused before any
-// call, naming the model.
+// Vertex AI's partner models other than Claude (Llama, Mistral, …) have APIs of their own:
+// refused before any call, naming the model. Claude is served (see vertex_claude_test.go).
 func TestVertexRefusesPartnerModels(t *testing.T) {
 	up := newVertexUpstream(t)
 	v, _ := providers.NewVertex(providers.VertexConfig{Config: providers.Config{BaseURL: up.srv.URL}, Project: "p", AccessToken: "ya29.fixed"})
-	_, err := v.Complete(context.Background(), vertexHello("claude-3-5-sonnet-v2@20241022"))
-	if providers.KindOf(err) != providers.KindBadRequest || !strings.Contains(err.Error(), "claude-3-5-sonnet") || len(up.calls()) != 0 {
-		t.Errorf("err = %v, %d calls", err, len(up.calls()))
+	for _, m := range []string{"meta/llama-3.1-405b-instruct-maas", "mistral-large@2411-001", "codestral@2405", "jamba-1.5-large@001", "deepseek-ai/deepseek-r1-0528-maas", "qwen/qwen3-coder-480b-a35b-instruct-maas"} {
+		var ue *providers.UnsupportedError
+		if err := providers.Check(v, m, vertexHello(m)); !errors.As(err, &ue) || ue.Field != "model" || !strings.Contains(err.Error(), m) {
+			t.Errorf("Check(%s) = %v", m, err)
+		}
 	}
-	if err := providers.Check(v, "claude-3-5-sonnet", vertexHello("claude-3-5-sonnet")); err == nil {
-		t.Error("Check lets Claude through")
+	if err := providers.Check(v, "claude-3-5-sonnet-v2@20241022", vertexHello("claude-3-5-sonnet-v2@20241022")); err != nil {
+		t.Errorf("Check refuses Claude: %v", err)
+	}
+	if len(up.calls()) != 0 {
+		t.Errorf("%d calls", len(up.calls()))
 	}
 }
 
