@@ -473,7 +473,16 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 			return p, true
 		}
 	}
-	return c.lookupCanonical(catalogProvider(prov), CanonicalModel(model))
+	canon := CanonicalModel(model)
+	if p, ok := c.lookupCanonical(catalogProvider(prov), canon); ok {
+		return p, true
+	}
+	if strings.HasPrefix(canon, "claude-3-5-sonnet-v2") {
+		// Vertex AI's name of Claude 3.5 Sonnet's second version (claude-3-5-sonnet-v2@20241022),
+		// which costs what the first does.
+		return c.lookupCanonical(catalogProvider(prov), "claude-3-5-sonnet")
+	}
+	return Price{}, false
 }
 
 // lookupBedrock finds the Bedrock model m (a "bedrock/…" string without its prefix) among
@@ -531,7 +540,8 @@ func (c *Catalog) lookupCanonicalWhere(provider, canon string, keep func(Price) 
 		}
 		class := 3
 		switch {
-		case provider != "" && p.Provider == provider:
+		case provider != "" && (p.Provider == provider || strings.HasPrefix(p.Provider, provider+"-")):
+			// vertex_ai's partner entries are vertex_ai-anthropic_models and the like
 			class = 0
 		case p.Provider == "openrouter" || p.Provider == "vercel_ai_gateway":
 			class = 1
