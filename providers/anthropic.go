@@ -814,7 +814,9 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 	} else {
 		h.Set("X-Api-Key", a.ep.cfg.APIKey)
 	}
-	h.Set("Anthropic-Version", AnthropicVersion)
+	if a.host == nil || a.host.version == "" { // a cloud's version goes in the body instead
+		h.Set("Anthropic-Version", AnthropicVersion)
+	}
 	if stream {
 		h.Set("Accept", "text/event-stream")
 	}
