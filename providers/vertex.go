@@ -69,9 +69,13 @@ type VertexConfig struct {
 // (Vertex's limits are 250 and 20,000; tokens are counted locally), one text a call for
 // the gemini-embedding models, which take no more; the Gemini embedding models other than
 // gemini-embedding-001 go to {model}:embedContent ({"content": {"parts": [...]}}), as the
-// google-genai SDK sends them. Only Google's models are served
-// (publishers/google): Claude and the other partner models of Vertex AI are refused before
-// any call.
+// google-genai SDK sends them.
+//
+// Claude models ("claude-sonnet-4@20250514") are served through Anthropic's publisher with
+// the Anthropic adapter (see newVertexClaude): its bodies, answers and streams, at
+// …/publishers/anthropic/models/{model}:rawPredict and :streamRawPredict, with the same
+// token. The other partner models of Vertex AI (Llama, Mistral, …) are refused before any
+// call.
 type Vertex struct {
 	*Gemini
 	// claude serves the Claude models (publishers/anthropic; see newVertexClaude).
