@@ -166,6 +166,8 @@ type Catalog struct {
 	// their rates by catalogue key. Nil in themselves.
 	rerank      *Catalog
 	rerankRates map[string]RerankPrice
+	// images are the rates of image models (mode "image_generation") by catalogue key.
+	images map[string]ImagePrice
 }
 
 // newCatalog returns the catalogue of entries with its canonical index.
@@ -221,6 +223,11 @@ type catalogEntry struct {
 	OutputPerAudioToken flexFloat `json:"output_cost_per_audio_token"`
 	// The rate of rerank models priced per query (RerankPrice).
 	InputPerQuery flexFloat `json:"input_cost_per_query"`
+	// The rates of image models (ImagePrice).
+	InputPerImage       flexFloat `json:"input_cost_per_image"`
+	InputPerPixel       flexFloat `json:"input_cost_per_pixel"`
+	InputPerImageToken  flexFloat `json:"input_cost_per_image_token"`
+	OutputPerImageToken flexFloat `json:"output_cost_per_image_token"`
 	SearchCost    *struct {
 		Low    flexFloat `json:"search_context_size_low"`
 		Medium flexFloat `json:"search_context_size_medium"`
@@ -291,6 +298,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	embed := map[string]Price{}
 	audio, rates := map[string]Price{}, map[string]AudioPrice{}
 	rerank, rerankRates := map[string]Price{}, map[string]RerankPrice{}
+	images := map[string]ImagePrice{}
 	for key, msg := range raw {
 		var e catalogEntry
 		if json.Unmarshal(msg, &e) != nil {
@@ -303,6 +311,10 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		}
 		if e.Mode == RerankMode {
 			rerank[key], rerankRates[key] = Price{Key: key, Provider: e.Provider}, e.rerankPrice(key)
+			continue
+		}
+		if e.Mode == ImageMode {
+			images[key] = e.imagePrice(key)
 			continue
 		}
 		if e.Mode == "embedding" {
@@ -327,6 +339,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	c.embed = newCatalog(embed)
 	c.audio, c.audioRates = newCatalog(audio), rates
 	c.rerank, c.rerankRates = newCatalog(rerank), rerankRates
+	c.images = images
 	return c, nil
 }
 
@@ -369,6 +382,9 @@ func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 		}
 	}
 	out.rerank, out.rerankRates = newCatalog(rerank), rerankRates
+	out.images = map[string]ImagePrice{}
+	maps.Copy(out.images, c.images)
+	maps.Copy(out.images, o.images)
 	return out
 }
 

@@ -3,8 +3,9 @@
 // which the OpenAI adapter calls there), the embedding models (mode "embedding", which
 // the gateway's /v1/embeddings serves), the audio models (modes "audio_transcription" and
 // "audio_speech", which /v1/audio serves), the rerank models (mode "rerank", which
-// /v1/rerank serves) and the fields package providers uses, one entry per line so updates
-// diff well.
+// /v1/rerank serves), OpenAI's and Azure OpenAI's image models (mode "image_generation",
+// which /v1/images/generations serves: the gateway calls no other provider's image API)
+// and the fields package providers uses, one entry per line so updates diff well.
 //
 //	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
 package main
@@ -40,6 +41,10 @@ var audioKeep = []string{
 // rerankKeep lists the fields package providers reads of rerank models besides keep's:
 // Cohere's are priced by the query.
 var rerankKeep = []string{"input_cost_per_query"}
+
+// imageKeep lists the fields package providers reads of image models besides keep's: they
+// are priced by the image, the pixel or the image token.
+var imageKeep = []string{"input_cost_per_image", "input_cost_per_pixel", "input_cost_per_image_token", "output_cost_per_image_token"}
 
 func main() {
 	in := flag.String("in", "", "LiteLLM model_prices_and_context_window.json")
@@ -82,6 +87,13 @@ func main() {
 				}
 			}
 		}
+		if imageEntry(entry) {
+			for _, k := range imageKeep {
+				if v, ok := entry[k]; ok {
+					small[k] = v
+				}
+			}
+		}
 		if entry["mode"] == "rerank" {
 			for _, k := range rerankKeep {
 				if v, ok := entry[k]; ok {
@@ -109,7 +121,7 @@ func main() {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("wrote %d chat, embedding, audio and rerank models to %s", count, *out)
+	log.Printf("wrote %d chat, embedding, audio, rerank and image models to %s", count, *out)
 }
 
 // tierKey matches the long-prompt rates package providers reads (Price.Tiers).
@@ -119,11 +131,17 @@ var tierKey = regexp.MustCompile(`^(input_cost_per_token|output_cost_per_token|c
 // "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
 // served through APIs the gateway does not speak), "embedding", "rerank", or an audio model.
 func chatEntry(entry map[string]any) bool {
-	return entry["mode"] == "chat" || entry["mode"] == "embedding" || entry["mode"] == "rerank" || audioEntry(entry) ||
+	return entry["mode"] == "chat" || entry["mode"] == "embedding" || entry["mode"] == "rerank" || audioEntry(entry) || imageEntry(entry) ||
 		entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
 }
 
 // audioEntry reports whether a catalogue entry is a speech-to-text or text-to-speech model.
 func audioEntry(entry map[string]any) bool {
 	return entry["mode"] == "audio_transcription" || entry["mode"] == "audio_speech"
+}
+
+// imageEntry reports whether a catalogue entry is an image generation model of OpenAI or
+// Azure OpenAI, the providers whose image API the gateway speaks.
+func imageEntry(entry map[string]any) bool {
+	return entry["mode"] == "image_generation" && (entry["litellm_provider"] == "openai" || entry["litellm_provider"] == "azure")
 }
