@@ -228,7 +228,7 @@ type catalogEntry struct {
 	InputPerPixel       flexFloat `json:"input_cost_per_pixel"`
 	InputPerImageToken  flexFloat `json:"input_cost_per_image_token"`
 	OutputPerImageToken flexFloat `json:"output_cost_per_image_token"`
-	SearchCost    *struct {
+	SearchCost          *struct {
 		Low    flexFloat `json:"search_context_size_low"`
 		Medium flexFloat `json:"search_context_size_medium"`
 		High   flexFloat `json:"search_context_size_high"`
