@@ -68,9 +68,9 @@ func TestOfficialGoSDK(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != "invalid_api_key" {
 		t.Errorf("wrong key: %v", err)
 	}
-	// Image generation is a route the server does not have (moderations was this check's
-	// route until the server served it).
-	_, err = c.Images.Generate(ctx, openai.ImageGenerateParams{Prompt: "a cat"})
+	// Vector stores are a route the server does not have (moderations, then image
+	// generation, were this check's route until the server served them).
+	_, err = c.VectorStores.New(ctx, openai.VectorStoreNewParams{Name: openai.String("docs")})
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "unknown_url" {
 		t.Errorf("unknown route: %v", err)
 	}

@@ -459,3 +459,27 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 		TotalTokens: iu.InputTokens + iu.OutputTokens, Costs: costs}, false, nil, now)
 	return resp, nil
 }
+
+// ResolveImageModel returns the "provider/model" an image generation request's model name
+// stands for, and whether a configured provider with an images API serves it as an image
+// model: one of OpenAI's image families (dall-e-2, dall-e-3, gpt-image; an Azure deployment
+// whose base model is one), or a model the catalogue prices as one.
+func (g *Gateway) ResolveImageModel(name string) (string, bool) {
+	ts, err := g.imageTargets(name)
+	if err != nil || len(ts) != 1 || !providers.IsConfigured(ts[0].p) {
+		return name, false
+	}
+	priced := g.priceName(ts[0].name)
+	if imageFamily(priced) != "" {
+		return ts[0].name, true
+	}
+	cat, _ := g.opts.Prices.(interface {
+		LookupImage(provider, key string) (providers.ImagePrice, bool)
+	})
+	if prov, m, err := providers.ParseModel(priced); err == nil && cat != nil {
+		if _, ok := cat.LookupImage(prov, m); ok {
+			return ts[0].name, true
+		}
+	}
+	return name, false
+}

@@ -131,6 +131,7 @@ func Completions(g *completions.Gateway) Option {
 		s.embeddingRoutes(g)
 		s.rerankRoutes(g)
 		s.moderationRoutes(g)
+		s.imageRoutes(g)
 		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
