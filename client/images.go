@@ -1,0 +1,107 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// imagesPath is the OpenAI-compatible image generation endpoint of the gateway.
+const imagesPath = "/v1/images/generations"
+
+// ImageRequest asks the gateway to draw images from a prompt. Empty fields are left to
+// the model's defaults.
+type ImageRequest struct {
+	// Model is "provider/model", a bare OpenAI image model ("dall-e-3", "gpt-image-1";
+	// the gateway's default is dall-e-2) or a model group.
+	Model string `json:"model,omitempty"`
+	// Prompt describes the images wanted (required).
+	Prompt string `json:"prompt"`
+	// N is how many images to make: 1 to 10 (dall-e-3: 1); 0 for one.
+	N int `json:"n,omitempty"`
+	// Size is WIDTHxHEIGHT ("1024x1024") or auto.
+	Size string `json:"size,omitempty"`
+	// Quality is standard or hd (dall-e-3), low, medium or high (gpt-image), or auto.
+	Quality string `json:"quality,omitempty"`
+	// ResponseFormat is url or b64_json (dall-e models only).
+	ResponseFormat string `json:"response_format,omitempty"`
+	// Style is vivid or natural (dall-e-3 only).
+	Style string `json:"style,omitempty"`
+	// Background (transparent, opaque, auto), OutputFormat (png, jpeg, webp),
+	// OutputCompression (0-100, with jpeg or webp) and Moderation (low, auto) are gpt-image
+	// models' only.
+	Background        string `json:"background,omitempty"`
+	OutputFormat      string `json:"output_format,omitempty"`
+	OutputCompression *int   `json:"output_compression,omitempty"`
+	Moderation        string `json:"moderation,omitempty"`
+	// User identifies the end user to the provider.
+	User string `json:"user,omitempty"`
+	// Extra are more body fields, passed on to the provider as they are (a provider's own
+	// options).
+	Extra map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the request with its Extra fields (the named fields win).
+func (r ImageRequest) MarshalJSON() ([]byte, error) {
+	type plain ImageRequest
+	b, err := json.Marshal(plain(r))
+	if err != nil || len(r.Extra) == 0 {
+		return b, err
+	}
+	all := map[string]any{}
+	for k, v := range r.Extra {
+		all[k] = v
+	}
+	var named map[string]json.RawMessage
+	if err := json.Unmarshal(b, &named); err != nil {
+		return nil, err
+	}
+	for k, v := range named {
+		all[k] = v
+	}
+	return json.Marshal(all)
+}
+
+// ImageResponse is the images drawn for an ImageRequest.
+type ImageResponse struct {
+	// Created is the answer's Unix time.
+	Created int64   `json:"created"`
+	Data    []Image `json:"data"`
+	// Model is the "provider/model" that drew the images.
+	Model string `json:"model"`
+	// Background, OutputFormat, Quality and Size are what a gpt-image model says it made.
+	Background   string     `json:"background,omitempty"`
+	OutputFormat string     `json:"output_format,omitempty"`
+	Quality      string     `json:"quality,omitempty"`
+	Size         string     `json:"size,omitempty"`
+	Usage        ImageUsage `json:"usage"`
+}
+
+// Image is one image: its URL or its bytes base64-encoded, and the prompt dall-e-3 drew
+// from.
+type Image struct {
+	URL           string `json:"url,omitempty"`
+	B64JSON       string `json:"b64_json,omitempty"`
+	RevisedPrompt string `json:"revised_prompt,omitempty"`
+}
+
+// ImageUsage is the tokens a gpt-image model reported (0 for dall-e models) and what the
+// call cost.
+type ImageUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
+	// Costs is the gateway's price of the call.
+	Costs *Costs `json:"costs,omitempty"`
+}
+
+// GenerateImages draws images with POST /v1/images/generations. Errors are *Error values
+// for the gateway's refusals (400 naming the field, 403 for a model the key may not call,
+// 404 for an unknown model).
+func (c *Client) GenerateImages(ctx context.Context, req *ImageRequest) (*ImageResponse, error) {
+	var out ImageResponse
+	if err := c.do(ctx, http.MethodPost, imagesPath, nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
