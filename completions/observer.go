@@ -35,8 +35,9 @@ type RequestRecord struct {
 	Owner, Tag string
 	// Operation is OperationEmbeddings for an embeddings request, OperationTranscription,
 	// OperationTranslation or OperationSpeech for an audio request, OperationRerank for a
-	// rerank request, OperationModeration for a moderation request, "" for a chat request
-	// (any surface).
+	// rerank request, OperationModeration for a moderation request,
+	// OperationImageGeneration for an image generation request, "" for a chat request (any
+	// surface).
 	Operation string
 	// Stream says the answer was streamed.
 	Stream bool
