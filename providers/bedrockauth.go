@@ -40,7 +40,8 @@ type awsChain struct {
 // for a bedrock provider without static credentials — but only where there is evidence of
 // AWS credentials, so that a machine without AWS does not report bedrock as configured and
 // send its requests to a failing credentials lookup. Evidence is: a profile named (the
-// entry's aws_profile_name, else AWS_PROFILE); a shared config or credentials file whose
+// entry's aws_profile_name, else AWS_PROFILE) that holds credentials (else the SDK falls
+// through to the instance role, which needs instanceRole); a shared config or credentials file whose
 // profile (else "default") holds credentials of some kind (keys, role_arn, sso_*,
 // credential_process, web_identity_token_file, credential_source); web identity variables
 // (AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN); container variables
@@ -79,6 +80,9 @@ func awsDefaultChain(ctx context.Context, getenv func(string) string, profile st
 	switch {
 	case profile != "" && err != nil:
 		return awsChain{problem: fmt.Sprintf("AWS profile %q: %v", profile, err)}
+	case profile != "" && !awsProfileHasCredentials(sc) && !(webIdentity && !explicit) && container == "" && !instanceRole:
+		// The SDK would fall through to the EC2 instance role, which needs the opt-in.
+		return awsChain{problem: fmt.Sprintf("AWS profile %q holds no credentials (keys, SSO, role_arn or credential_process)", profile)}
 	case profile != "":
 		source, region = fmt.Sprintf("AWS profile %q", profile), sc.Region
 	case webIdentity:
