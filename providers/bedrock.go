@@ -645,7 +645,22 @@ var bedrockJSONObjectSchema = json.RawMessage(`{"type":"object","properties":{},
 // bedrockOutputTool is the name of the tool that carries req's structured output, "" when
 // req asks for none: the json_schema's name, else LiteLLM's "json_tool_call" (see
 // outputToolName).
-func bedrockOutputTool(req *Request) string { return outputToolName(req, "json_tool_call") }
+//
+// The functions the history called count as the request's: without tools (or with
+// tool_choice none) they are declared to Converse too, which refuses two tools of one name.
+func bedrockOutputTool(req *Request) string {
+	if !req.ResponseFormat.JSON() {
+		return ""
+	}
+	r := *req
+	r.Tools = slices.Clip(r.Tools)
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			r.Tools = append(r.Tools, Tool{Name: c.Name})
+		}
+	}
+	return outputToolName(&r, "json_tool_call")
+}
 
 // outputSpec is the toolSpec of req's structured output (nil when req asks for none): the
 // requested schema as its input schema, an open object for JSON mode. A schema whose root
