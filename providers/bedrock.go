@@ -141,7 +141,8 @@ type AWSConfig struct {
 // alone and may answer in text, which is then the answer). With the caller's own tools the
 // model is made to call one of them or the answer tool (toolChoice any); a function the
 // caller forces stays forced; tool_choice none leaves the caller's tools out. The answer
-// tool's input comes back as the answer's text, whole or streamed as text deltas, with
+// tool's input comes back as the answer's text (replacing text the model wrote before it;
+// streamed, such text is held until the tool or the end comes), whole or streamed as text deltas, with
 // finish reason "stop" (unless a function of the caller's was called too: "tool_calls"),
 // never as a tool call. Claude's thinking is left off (Claude refuses a forced tool while
 // thinking). A schema whose root is not an object cannot be a tool's input: Check refuses
@@ -1014,6 +1015,11 @@ type bedrockStream struct {
 	// as text; answered is true once its block started.
 	output   string
 	answered bool
+	// held is the text of a structured-output answer before its tool (a preamble, which
+	// the tool's input replaces as in Complete), sent at messageStop when no tool came;
+	// finish is the finish reason held back behind it.
+	held   strings.Builder
+	finish string
 
 	// thoughts counts the reasoning blocks so far; thoughtBlock is the contentBlockIndex of
 	// the last one.
@@ -1055,6 +1061,10 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 	if s.err != nil {
 		return Chunk{}, s.err
 	}
+	if f := s.finish; f != "" {
+		s.finish = ""
+		return Chunk{FinishReason: f}, nil
+	}
 	for {
 		m, err := s.events.next()
 		if err != nil {
@@ -1091,6 +1101,7 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 				if s.output != "" && e.Start.ToolUse.Name == s.output {
 					s.tools[e.ContentBlockIndex] = &bedrockOpenTool{answer: true}
 					s.answered = true
+					s.held.Reset()
 					continue
 				}
 				s.tools[e.ContentBlockIndex] = &bedrockOpenTool{index: s.calls}
@@ -1100,6 +1111,8 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 		case "contentBlockDelta":
 			d := &e.Delta
 			switch {
+			case d.Text != "" && s.output != "" && !s.answered:
+				s.held.WriteString(d.Text)
 			case d.Text != "":
 				return Chunk{Text: d.Text}, nil
 			case d.ToolUse != nil && d.ToolUse.Input != "" && s.tools[e.ContentBlockIndex] != nil:
@@ -1142,6 +1155,12 @@ func (s *bedrockStream) Recv() (Chunk, error) {
 			}
 			if s.answered && s.calls == 0 && e.StopReason == "tool_use" {
 				finish = "stop" // structured output (see bedrockOutputTool)
+			}
+			if s.held.Len() > 0 {
+				text := s.held.String()
+				s.held.Reset()
+				s.finish = finish
+				return Chunk{Text: text}, nil
 			}
 			return Chunk{FinishReason: finish}, nil
 		case "metadata":
