@@ -268,6 +268,21 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 	return g.opPlan(scope, tags, targets)
 }
 
+// enterOp is opPlan's plan with the request entered into the scope's budget (when it has
+// one): the caller ends it (plan.ended) on every way out.
+func (g *Gateway) enterOp(ctx context.Context, scope Scope, tags []string, targets []target) (*plan, error) {
+	p, err := g.opPlan(scope, tags, targets)
+	if err != nil {
+		return nil, err
+	}
+	if b := scope.Budget; b != nil {
+		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
 // opPlan is the plan of a request other than chat (embeddings, audio, rerank) for targets:
 // its start and timing, once the budget's model restrictions allow the targets.
 func (g *Gateway) opPlan(scope Scope, tags []string, targets []target) (*plan, error) {

@@ -401,16 +401,11 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 			return nil, err
 		}
 	}
-	p, err := g.opPlan(scope, req.Tags, targets)
+	p, err := g.enterOp(ctx, scope, req.Tags, targets)
 	if err != nil {
 		return nil, err
 	}
-	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
-			return nil, err
-		}
-		defer p.ended() // every way out of GenerateImages ends the request
-	}
+	defer p.ended() // every way out of GenerateImages ends the request
 	var out *providers.ImageResponse
 	used, begin, err := g.callAttempts(ctx, p, "no images", func(_, actx context.Context, t target, _ time.Time) error {
 		r := *preq

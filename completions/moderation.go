@@ -220,16 +220,11 @@ func (g *Gateway) Moderate(ctx context.Context, scope Scope, req *ModerationRequ
 	if err != nil {
 		return nil, err
 	}
-	p, err := g.opPlan(scope, req.Tags, targets)
+	p, err := g.enterOp(ctx, scope, req.Tags, targets)
 	if err != nil {
 		return nil, err
 	}
-	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
-			return nil, err
-		}
-		defer p.ended() // every way out of Moderate ends the request
-	}
+	defer p.ended() // every way out of Moderate ends the request
 	var out *providers.ModerationResponse
 	used, begin, err := g.callAttempts(ctx, p, "no moderation", func(_, actx context.Context, t target, _ time.Time) error {
 		r := *preq
