@@ -298,6 +298,9 @@ func (g *Gateway) allowedAs(name string) []string {
 	if full, err := g.rerankModel("model", name); err == nil {
 		return []string{full}
 	}
+	if full, ok := g.ResolveImageModel(name); ok {
+		return []string{full}
+	}
 	return nil
 }
 
