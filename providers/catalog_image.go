@@ -104,8 +104,8 @@ func (c *Catalog) ImageCost(model string, u ImageUsage) Cost {
 		return Cost{}
 	}
 	quality := u.Quality
-	if quality == "" && strings.Contains(m, "dall-e-3") {
-		quality = "standard" // dall-e-3's default
+	if (quality == "" || quality == "auto") && strings.Contains(m, "dall-e-3") {
+		quality = "standard" // dall-e-3's default, which auto draws
 	}
 	sized := strconv.Itoa(w) + "-x-" + strconv.Itoa(h) + "/" + m
 	keys := []string{sized, m}
