@@ -328,7 +328,7 @@ func (r *ImageGenerationRequest) checkFamily(family, model string) error {
 		if r.Style != "" {
 			return invalid("style", "is taken by dall-e-3 only, not %s", model)
 		}
-		if r.Quality == "hd" {
+		if r.Quality == "hd" || r.Quality == "standard" {
 			return invalid("quality", "%s takes low, medium, high or auto, got %q", model, r.Quality)
 		}
 	}
