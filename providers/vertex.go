@@ -174,7 +174,9 @@ func (v *Vertex) Check(model string, req *Request) error {
 func vertexModel(provider, model string) error {
 	m := strings.ToLower(strings.TrimPrefix(model, "models/"))
 	for _, p := range []string{"llama", "meta/", "mistral", "codestral", "jamba", "deepseek", "qwen", "ai21/", "openai/"} {
-		if strings.HasPrefix(m, p) {
+		// A publisher-qualified name (xai/…, moonshotai/…, zai-org/…) is a partner's too:
+		// Google's own models have no "/" in their ids.
+		if strings.HasPrefix(m, p) || strings.Contains(m, "/") {
 			return &UnsupportedError{Provider: provider, Field: "model",
 				Reason: "Vertex AI serves " + model + " through its publisher's own API, which Switchyard does not call: only Google's models (Gemini, Gemma, text-embedding) and Anthropic's (Claude) are served; use the publisher's own provider"}
 		}
