@@ -97,3 +97,13 @@ func (v *Vertex) SupportsSearch(model string) bool {
 	}
 	return v.Gemini.SupportsSearch(model)
 }
+
+// BaseModel implements BaseModeler for the Claude models: a call on an entry of another
+// name (a second vertex_ai entry for Claude's region) is priced by the catalogue's
+// vertex_ai/claude-… entries, as on vertex_ai itself.
+func (v *Vertex) BaseModel(model string) (string, bool) {
+	if isVertexClaude(model) {
+		return "vertex_ai/" + model, true
+	}
+	return "", false
+}
