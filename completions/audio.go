@@ -246,13 +246,12 @@ func (g *Gateway) ResolveAudioModel(name string) (string, bool) {
 
 // audioCost prices an audio call of model ("provider/model").
 func (g *Gateway) audioCost(model string, u providers.AudioUsage) Costs {
-	cat, ok := g.opts.Prices.(interface {
-		AudioCost(model string, u providers.AudioUsage) providers.Cost
-	})
-	if !ok {
-		return Costs{}
-	}
-	return costsOf(cat.AudioCost(g.priceName(model), u))
+	return opCost(g, g.priceName(model), u, audioPricer.AudioCost)
+}
+
+// audioPricer is what the gateway's Prices implements to price the audio operations.
+type audioPricer interface {
+	AudioCost(model string, u providers.AudioUsage) providers.Cost
 }
 
 // audioPlan validates what Transcribe and Speak share: the targets, the budget's model
@@ -266,6 +265,17 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 		return nil, err
 	}
 	return g.opPlan(scope, tags, targets)
+}
+
+// opCost prices a call of an operation other than chat under the catalogue's name for its
+// model with price, a method expression of the interface the gateway's Prices must
+// implement for that operation: Costs{} (price unknown) when it does not.
+func opCost[Cat, U any](g *Gateway, name string, u U, price func(Cat, string, U) providers.Cost) Costs {
+	cat, ok := g.opts.Prices.(Cat)
+	if !ok {
+		return Costs{}
+	}
+	return costsOf(price(cat, name, u))
 }
 
 // enterOp is opPlan's plan with the request entered into the scope's budget (when it has

@@ -445,13 +445,12 @@ func (g *Gateway) groupTargets(name string, bare func(field, name string) (strin
 
 // embeddingCost prices an embeddings call of model ("provider/model").
 func (g *Gateway) embeddingCost(model string, u providers.Usage) Costs {
-	cat, ok := g.opts.Prices.(interface {
-		EmbeddingCost(model string, u providers.Usage) providers.Cost
-	})
-	if !ok {
-		return Costs{}
-	}
-	return costsOf(cat.EmbeddingCost(g.priceName(model), u))
+	return opCost(g, g.priceName(model), u, embeddingPricer.EmbeddingCost)
+}
+
+// embeddingPricer is what the gateway's Prices implements to price embeddings.
+type embeddingPricer interface {
+	EmbeddingCost(model string, u providers.Usage) providers.Cost
 }
 
 // Embed answers an embeddings request: it validates req, checks the caller's budget and

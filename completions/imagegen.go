@@ -356,13 +356,12 @@ func (g *Gateway) imageTargets(name string) ([]target, error) {
 
 // imageCost prices an image call of model ("provider/model").
 func (g *Gateway) imageCost(model string, u providers.ImageUsage) Costs {
-	cat, ok := g.opts.Prices.(interface {
-		ImageCost(model string, u providers.ImageUsage) providers.Cost
-	})
-	if !ok {
-		return Costs{}
-	}
-	return costsOf(cat.ImageCost(g.priceName(model), u))
+	return opCost(g, g.priceName(model), u, imagePricer.ImageCost)
+}
+
+// imagePricer is what the gateway's Prices implements to price image generation.
+type imagePricer interface {
+	ImageCost(model string, u providers.ImageUsage) providers.Cost
 }
 
 // GenerateImages answers an image generation request: it validates req (OpenAI's rules,

@@ -361,13 +361,12 @@ func (g *Gateway) rerankTargets(name string) ([]target, error) {
 
 // rerankCost prices a rerank call of model ("provider/model").
 func (g *Gateway) rerankCost(model string, u providers.RerankUsage) Costs {
-	cat, ok := g.opts.Prices.(interface {
-		RerankCost(model string, u providers.RerankUsage) providers.Cost
-	})
-	if !ok {
-		return Costs{}
-	}
-	return costsOf(cat.RerankCost(model, u))
+	return opCost(g, model, u, rerankPricer.RerankCost)
+}
+
+// rerankPricer is what the gateway's Prices implements to price rerank.
+type rerankPricer interface {
+	RerankCost(model string, u providers.RerankUsage) providers.Cost
 }
 
 // Rerank answers a rerank request: it validates req, checks the caller's budget and calls
