@@ -29,6 +29,7 @@ import (
 )
 
 type record struct {
+	ID            string             `json:"id"`
 	Problem       string             `json:"problem"`
 	CorrectModels []string           `json:"correct_models"`
 	Scores        map[string]float64 `json:"scores"`
@@ -37,6 +38,13 @@ type record struct {
 
 // useTasks passes the rows' task labels to Fit (-tasks).
 var useTasks bool
+
+// estimatesPath (-estimates) is where crossValidate writes every test row's per-model
+// estimates, one JSON line each; rowIDs are the loaded rows' ids, in order.
+var (
+	estimatesPath string
+	rowIDs        []string
+)
 
 func main() {
 	data := flag.String("data", "../shared/data/routing/llmrouter9_train.jsonl", "LLMRouter JSONL file")
@@ -53,6 +61,7 @@ func main() {
 	timing := flag.Bool("timing", true, "measure training and prediction time")
 	onnx := flag.Bool("onnx", true, "also measure the ONNX embedder")
 	flag.BoolVar(&useTasks, "tasks", true, "give Fit the rows' task labels (the task prior)")
+	flag.StringVar(&estimatesPath, "estimates", "", "write each test row's fold and per-model estimates to this JSONL file (for comparing estimators outside Go, as bench/embeddingprobe does)")
 	flag.IntVar(&clusters, "clusters", 0, "with -tasks=false: label each fold's training rows with pseudo-tasks, their cluster among this many (spherical k-means on the TF-IDF vectors); 0: none")
 	onnxOnly := flag.Bool("onnx-only", false, "measure only the ONNX embedder")
 	shape := flag.Bool("shape", true, "n-gram shape features (false: NGramConfig.NoShape)")
@@ -121,6 +130,7 @@ func load(path string) ([]inference.Example, error) {
 			ex.Task = r.Task
 		}
 		out = append(out, ex)
+		rowIDs = append(rowIDs, r.ID)
 	}
 	return out, sc.Err()
 }
@@ -133,11 +143,22 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 	var l2s []float64
 	var rankings []string
 	alt := map[string][2]float64{}
+	var dump *json.Encoder
+	if estimatesPath != "" {
+		out, err := os.Create(estimatesPath)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer out.Close()
+		dump = json.NewEncoder(out)
+	}
 	for f := 0; f < folds; f++ {
 		var train, test []inference.Example
+		var testIDs []string
 		for i, j := range perm {
 			if i%folds == f {
 				test = append(test, examples[j])
+				testIDs = append(testIDs, rowIDs[j])
 			} else {
 				train = append(train, examples[j])
 			}
@@ -195,6 +216,15 @@ func crossValidate(ctx context.Context, examples []inference.Example, opts infer
 			alt[key] = a
 		}
 		for i, ex := range test {
+			if dump != nil {
+				q := map[string]float64{}
+				for _, r := range preds[i] {
+					q[r.Model] = r.Quality
+				}
+				if err := dump.Encode(map[string]any{"id": testIDs[i], "fold": f, "q": q}); err != nil {
+					log.Fatal(err)
+				}
+			}
 			if len(ex.Labels) > 0 {
 				labelled++
 			}
