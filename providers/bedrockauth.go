@@ -16,6 +16,7 @@ import (
 // a bedrock provider without static credentials uses the chain (see awsDefaultChain).
 const (
 	EnvAWSProfile                         = "AWS_PROFILE"
+	EnvAWSDefaultProfile                  = "AWS_DEFAULT_PROFILE"
 	EnvAWSConfigFile                      = "AWS_CONFIG_FILE"
 	EnvAWSSharedCredentialsFile           = "AWS_SHARED_CREDENTIALS_FILE"
 	EnvAWSWebIdentityTokenFile            = "AWS_WEB_IDENTITY_TOKEN_FILE"
@@ -40,7 +41,7 @@ type awsChain struct {
 // for a bedrock provider without static credentials — but only where there is evidence of
 // AWS credentials, so that a machine without AWS does not report bedrock as configured and
 // send its requests to a failing credentials lookup. Evidence is: a profile named (the
-// entry's aws_profile_name, else AWS_PROFILE) that holds credentials (else the SDK falls
+// entry's aws_profile_name, else AWS_PROFILE, else AWS_DEFAULT_PROFILE, the SDK's order) that holds credentials (else the SDK falls
 // through to the instance role, which needs instanceRole); a shared config or credentials file whose
 // profile (else "default") holds credentials of some kind (keys, role_arn, sso_*,
 // credential_process, web_identity_token_file, credential_source); web identity variables
@@ -57,6 +58,9 @@ func awsDefaultChain(ctx context.Context, getenv func(string) string, profile st
 	explicit := profile != ""
 	if !explicit {
 		profile = strings.TrimSpace(getenv(EnvAWSProfile))
+		if profile == "" {
+			profile = strings.TrimSpace(getenv(EnvAWSDefaultProfile))
+		}
 	}
 	configFile, credsFile := awsSharedFiles(getenv)
 	webIdentity := getenv(EnvAWSWebIdentityTokenFile) != "" && getenv(EnvAWSRoleARN) != ""
