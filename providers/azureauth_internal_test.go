@@ -380,7 +380,7 @@ func TestAzureEntraPrecedence(t *testing.T) {
 	}
 }
 
-// A configuration file's azure entries: client credentials by variable and file, checked
+// by field (an API key beside an Entra ID credential refused), the secret never echoed.
 // by field, the secret never echoed.
 func TestAzureEntraConfigFile(t *testing.T) {
 	entra, dep := newFakeEntra(t), newFakeDeployment(t)
@@ -426,6 +426,10 @@ func TestAzureEntraConfigFile(t *testing.T) {
 		{`"format": "azure", "base_url": "https://x.openai.azure.com", "client_id": "` + entraTestClient + `", "federated_token_file": "/f"`, "providers[0].tenant_id"},
 		{`"format": "azure", "base_url": "https://x.openai.azure.com", "tenant_id": "` + entraTestTenant + `", "client_secret_env": "S"`, "providers[0].client_id"},
 		{`"format": "azure", "base_url": "https://x.openai.azure.com", "authority_host": "http://login.example.com/"`, "providers[0].authority_host"},
+		// An API key beside an Entra ID credential: one of them would be ignored.
+		{`"format": "azure", "base_url": "https://x.openai.azure.com", "api_key_env": "K", "tenant_id": "` + entraTestTenant + `", "client_id": "` + entraTestClient + `", "client_secret_env": "S"`, "providers[0].api_key_env"},
+		{`"format": "azure", "base_url": "https://x.openai.azure.com", "api_key_env": "K", "ad_token_env": "T"`, "providers[0].api_key_env"},
+		{`"format": "azure", "base_url": "https://x.openai.azure.com", "api_key": "` + entraTestSecret + `", "tenant_id": "` + entraTestTenant + `", "client_id": "` + entraTestClient + `", "federated_token_file": "/f"`, "providers[0].api_key"},
 		{`"format": "openai", "base_url": "https://x", "tenant_id": "` + entraTestTenant + `"`, "providers[0].tenant_id"},
 	} {
 		_, err := ParseConfig([]byte(`{"providers": [{"name": "az-x", ` + c.entry + `}]}`))
