@@ -380,8 +380,8 @@ func TestAzureEntraPrecedence(t *testing.T) {
 	}
 }
 
+// A configuration file's azure entries: client credentials by variable and file, checked
 // by field (an API key beside an Entra ID credential refused), the secret never echoed.
-// by field, the secret never echoed.
 func TestAzureEntraConfigFile(t *testing.T) {
 	entra, dep := newFakeEntra(t), newFakeDeployment(t)
 	fc, err := ParseConfig([]byte(`{"providers": [{"name": "azure-sp", "format": "azure", "base_url": "` + dep.srv.URL + `",

@@ -433,6 +433,14 @@ func checkEntraFields(field string, pc ProviderConfig) error {
 	if n > 1 {
 		return &ConfigError{Field: field + ".client_secret_env", Message: "set one of ad_token_env, client_secret_env and federated_token_file"}
 	}
+	if n > 0 && (pc.APIKey != "" || pc.APIKeyEnv != "") {
+		// One of the two would be ignored: say so instead of guessing which was meant.
+		key := "api_key_env"
+		if pc.APIKey != "" {
+			key = "api_key"
+		}
+		return &ConfigError{Field: field + "." + key, Message: "set either an API key (api_key or api_key_env) or an Entra ID credential (ad_token_env, client_secret_env or federated_token_file), not both"}
+	}
 	// The azure entry may take them from AZURE_TENANT_ID and AZURE_CLIENT_ID.
 	if (pc.ClientSecretEnv != "" || pc.FederatedTokenFile != "") && pc.Name != "azure" {
 		if pc.TenantID == "" {
