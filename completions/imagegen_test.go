@@ -28,6 +28,7 @@ type fakeImagesAPI struct {
 	calls int
 	paths []string
 	last  map[string]any
+	delay time.Duration // before each answer: the time a model takes to draw
 }
 
 func newFakeImagesAPI(t *testing.T) *fakeImagesAPI {
@@ -37,6 +38,13 @@ func newFakeImagesAPI(t *testing.T) *fakeImagesAPI {
 		defer u.mu.Unlock()
 		u.calls++
 		u.paths = append(u.paths, r.URL.Path)
+		if u.delay > 0 {
+			select {
+			case <-time.After(u.delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if !strings.HasSuffix(r.URL.Path, "/images/generations") {
 			w.WriteHeader(404)
 			return
@@ -135,6 +143,31 @@ func TestGenerateImages(t *testing.T) {
 	if r.Operation != OperationImageGeneration || r.Outcome != RequestOK || r.Model != "openai/gpt-image-1" || len(r.Attempts) != 2 ||
 		r.Usage.PromptTokens != 50 || r.Usage.CompletionTokens != 4160 || math.Abs(r.Usage.Costs.Spent()-usd) > 1e-9 {
 		t.Errorf("observed %+v", r)
+	}
+}
+
+// TestGenerateImagesTakesItsTime: an image takes longer than a chat answer and is paid for
+// once drawn, so its one call may last the request's whole time (RequestTimeout) instead of
+// a chat call's bound (AttemptTimeout), and it is made once, not cut off and started again.
+func TestGenerateImagesTakesItsTime(t *testing.T) {
+	api := newFakeImagesAPI(t)
+	api.delay = 300 * time.Millisecond
+	env := map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": api.srv.URL + "/v1"}
+	g, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
+		Prices: providers.DefaultCatalog(), AttemptTimeout: 50 * time.Millisecond, RequestTimeout: 10 * time.Second,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := g.GenerateImages(context.Background(), Scope{Owner: "k1"}, &ImageGenerationRequest{Model: "gpt-image-1", Prompt: "a cat"})
+	if err != nil || len(resp.Data) != 1 || api.calls != 1 {
+		t.Fatalf("slow image: err %v, %d upstream calls, want one answer from one call", err, api.calls)
+	}
+	// A caller's own bound on a call (Scope.CallTimeout, a key's timeout) still holds.
+	api.calls = 0
+	_, err = g.GenerateImages(context.Background(), Scope{Owner: "k1", CallTimeout: 50 * time.Millisecond}, &ImageGenerationRequest{Model: "gpt-image-1", Prompt: "a cat"})
+	if err == nil {
+		t.Errorf("a 50 ms CallTimeout let a 300 ms image through")
 	}
 }
 
