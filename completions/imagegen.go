@@ -368,7 +368,9 @@ type imagePricer interface {
 // and those of each model's family — dall-e-2, dall-e-3, gpt-image — as OpenAI documents
 // them), checks the caller's budget and calls the model, retrying it (and, for a model
 // group, its other members in order) as chat completions are retried, with the same
-// circuit breakers. The call, priced from the catalogue (gpt-image by its tokens, dall-e
+// circuit breakers; one call may last the request's whole time (Options.RequestTimeout, a
+// request's timeout), not only a chat call's (AttemptTimeout), unless the scope bounds its
+// calls (Scope.CallTimeout). The call, priced from the catalogue (gpt-image by its tokens, dall-e
 // per image of its size and quality; an unknown price is answered with price_known false),
 // is billed to the scope's budget and recorded in the ledger and by the observer
 // (operation "image_generation"). Errors: *ValidationError (ErrInvalid),
@@ -405,6 +407,11 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 		return nil, err
 	}
 	defer p.ended() // every way out of GenerateImages ends the request
+	if scope.CallTimeout == 0 {
+		// Drawing takes longer than answering (gpt-image at high quality: a minute or two)
+		// and a drawing cut off is paid for all the same: the call may use the request's time.
+		p.timing.attempt = max(p.timing.attempt, p.timing.deadline.Sub(p.start))
+	}
 	var out *providers.ImageResponse
 	used, begin, err := g.callAttempts(ctx, p, "no images", func(_, actx context.Context, t target, _ time.Time) error {
 		r := *preq
