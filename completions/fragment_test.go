@@ -72,7 +72,7 @@ func TestFragmentTemplateMatchesEncodingJSON(t *testing.T) {
 	}
 	base := OpenAIChunk{ID: "chatcmpl-0b6c", Object: "chat.completion.chunk", Created: 1700000000, Model: "openai/gpt-4o"}
 	toolArgs := func(text string) any {
-		return toolCallChunk(base, providers.ToolCallDelta{Index: 2, Arguments: text}, false)
+		return toolCallChunk(base, 0, providers.ToolCallDelta{Index: 2, Arguments: text}, false)
 	}
 	for name, tc := range map[string]struct {
 		sample func(string) any

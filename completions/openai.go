@@ -41,9 +41,9 @@ type OpenAIChatRequest struct {
 	TopP *float64 `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
 	// Stop is up to 4 sequences that end the answer: a string or an array of strings.
 	Stop OpenAIStop `json:"stop,omitempty"`
-	// N is how many choices to generate (1 to MaxChoices; not streamed above 1): the gateway
-	// answers N requests at once, each with the request's models and fallbacks, so every
-	// provider gives several choices (see Gateway.CompleteN).
+	// N is how many choices to generate (1 to MaxChoices): the gateway answers N requests at
+	// once, each with the request's models and fallbacks, so every provider gives several
+	// choices (see Gateway.CompleteN, and Gateway.StreamN when streamed).
 	N *int `json:"n,omitempty" jsonschema:"minimum=1,maximum=16"`
 
 	// Tools are the functions the model may call (at most MaxTools).
@@ -330,9 +330,6 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	}
 	if r.N != nil && (*r.N < 1 || *r.N > MaxChoices) {
 		return nil, invalid("n", "must be between 1 and %d, got %d", MaxChoices, *r.N)
-	}
-	if r.N != nil && *r.N > 1 && r.Stream {
-		return nil, invalid("n", "more than one choice is not streamed; ask for a whole answer or n 1")
 	}
 	if err := r.checkUnsupported(); err != nil {
 		return nil, err
@@ -735,116 +732,29 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	defer st.Close()
 	sse := NewSSEWriter(w)
 	afterFragment := relay(st, sse)
-	base := OpenAIChunk{
+	enc := newOpenAIChoiceEncoder(st, 0, OpenAIChunk{
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
 		Model: st.Provider() + "/" + st.Model(),
-	}
-	var text *fragmentTemplate // made for the second text fragment: a tool-call stream has none
-	var args argumentTemplates
-	first := true
+	})
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
 			resp := st.Response()
-			if resp.Refusal != "" {
-				ck := base
-				ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Refusal: resp.Refusal}}}
-				if first {
-					ck.Choices[0].Delta.Role = "assistant"
-					first = false
-				}
-				if err := sse.Buffer("", ck); err != nil {
-					return err
-				}
-			}
-			if len(resp.Sources) > 0 {
-				if text := resp.Text(); text != "" {
-					ck := base
-					ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Annotations: openAIAnnotations(text, resp.Sources)}}}
-					if err := sse.Buffer("", ck); err != nil {
-						return err
-					}
-				}
-			}
-			ck := base
-			fr := finishReason(resp.FinishReason)
-			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{}, FinishReason: &fr}}
-			if first {
-				ck.Choices[0].Delta.Role = "assistant"
-			}
-			if resp.Continued != nil {
-				ck.Switchyard = &OpenAIStreamExtension{Continued: resp.Continued, Attempts: resp.Attempts}
-			}
-			if err := sse.Buffer("", ck); err != nil {
+			if err := enc.end(sse, resp); err != nil {
 				return err
 			}
 			if includeUsage {
-				ck := base
-				ck.Choices = []OpenAIChunkChoice{}
-				ck.Usage = openAIUsage(resp)
-				if err := sse.Buffer("", ck); err != nil {
+				if err := sse.Buffer("", enc.usageChunk(openAIUsage(resp))); err != nil {
 					return err
 				}
 			}
 			return sse.Done()
 		}
 		if err != nil {
-			code := "stream_failed"
-			_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
+			writeOpenAIStreamError(sse, err)
 			return err
 		}
-		if m := c.Provider + "/" + c.Model; c.Model != "" && m != base.Model {
-			// Another model continued a broken stream: its chunks name it (the templates
-			// hold the old name).
-			base.Model, text, args = m, nil, argumentTemplates{}
-		}
-		switch {
-		case c.Type == EventReasoning:
-			d := *c.Reasoning
-			ck := base
-			delta := OpenAIDelta{ReasoningContent: d.Text}
-			if d.Signature != "" || d.Redacted != "" || d.Encrypted != "" {
-				// The block is complete: it comes whole, as the client must send it back
-				// (accumulators that keep only a field's last value, as the OpenAI SDKs'
-				// stream helpers do, still end up with the block).
-				delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(st.thoughtText(d.Index), surfaceSignature(d.Signature, d.Encrypted, d.EncryptedBy), d.Redacted)}
-			}
-			if first {
-				delta.Role = "assistant"
-				first = false
-			}
-			ck.Choices = []OpenAIChunkChoice{{Delta: delta}}
-			err = sse.Buffer("", ck)
-		case c.Type == EventToolCall && !first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
-			// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
-			// from a template per call index like text fragments.
-			if at := args.template(base, c.ToolCall.Index); at != nil {
-				err = sse.BufferData(at.event(c.ToolCall.Arguments))
-			} else {
-				err = sse.Buffer("", toolCallChunk(base, c.ToolCall, false))
-			}
-		case c.Type == EventToolCall:
-			err = sse.Buffer("", toolCallChunk(base, c.ToolCall, first))
-			first = false
-		case first:
-			ck := base
-			ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Role: "assistant", Content: c.Text}}}
-			first = false
-			err = sse.Buffer("", ck)
-		default:
-			if text == nil {
-				sample := base
-				sample.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: fragmentPlaceholder}}}
-				if text = newFragmentTemplate(sample, 1); text == nil {
-					ck := base
-					ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{Content: c.Text}}}
-					err = sse.Buffer("", ck)
-					break
-				}
-			}
-			err = sse.BufferData(text.event(c.Text))
-		}
-		if err != nil {
+		if err := enc.fragment(sse, c); err != nil {
 			return err
 		}
 		if err := afterFragment(); err != nil {
@@ -853,11 +763,181 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	}
 }
 
-// toolCallChunk is the chunk of one tool-call fragment; the stream's first chunk also says
-// the role.
-func toolCallChunk(base OpenAIChunk, d providers.ToolCallDelta, first bool) OpenAIChunk {
+// WriteOpenAIStreamN sends the n choices of m (Gateway.StreamN) to w as one OpenAI
+// chat.completion.chunk stream, as OpenAI streams n choices, and closes m: every chunk has
+// the same id, created and object; each carries one choice, with its index (a choice that
+// failed before it started leaves its index unused) and the model that answers it (the
+// same for all unless a fallback answered one); the chunks of different choices interleave
+// as they arrive; each choice's first chunk says the role, its last the finish reason;
+// tool-call deltas keep their per-choice indices. With includeUsage a last chunk with no
+// choices carries the usage summed over the choices; then "data: [DONE]". A choice failing
+// mid-stream ends the whole stream as WriteOpenAIStream ends one (an error event, no
+// [DONE]) and stops the other choices.
+func WriteOpenAIStreamN(w http.ResponseWriter, m *MultiStream, includeUsage bool) error {
+	defer m.Close()
+	sse := NewSSEWriter(w)
+	m.NotifyWait(func() { _ = sse.Flush() })
+	first := m.stream(m.Choices()[0])
+	base := OpenAIChunk{ID: "chatcmpl-" + first.ResponseMessageID(), Object: "chat.completion.chunk", Created: first.Created().Unix()}
+	encs := make(map[int]*openAIChoiceEncoder, len(m.Choices()))
+	for _, i := range m.Choices() {
+		st := m.stream(i)
+		b := base
+		b.Model = st.Provider() + "/" + st.Model()
+		encs[i] = newOpenAIChoiceEncoder(st, i, b)
+	}
+	for {
+		ev, err := m.Recv()
+		if errors.Is(err, io.EOF) {
+			if includeUsage {
+				var sum Response
+				for _, i := range m.Choices() {
+					r := m.Response(i)
+					sum.Usage = addUsage(sum.Usage, r.Usage)
+					sum.UsageEstimated = sum.UsageEstimated || r.UsageEstimated
+				}
+				if err := sse.Buffer("", encs[m.Choices()[0]].usageChunk(openAIUsage(&sum))); err != nil {
+					return err
+				}
+			}
+			return sse.Done()
+		}
+		if err != nil {
+			writeOpenAIStreamError(sse, err)
+			return err
+		}
+		enc := encs[ev.Choice]
+		if ev.Done {
+			err = enc.end(sse, m.Response(ev.Choice))
+		} else {
+			err = enc.fragment(sse, ev.Chunk)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// writeOpenAIStreamError ends a stream that failed after it started: a data event with an
+// OpenAI error object, which the SDKs raise.
+func writeOpenAIStreamError(sse *SSEWriter, err error) {
+	code := "stream_failed"
+	_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
+}
+
+// openAIChoiceEncoder writes the chunks of one choice of a chat.completion.chunk stream.
+type openAIChoiceEncoder struct {
+	st    *ResponseStream
+	index int
+	base  OpenAIChunk
+	text  *fragmentTemplate // made for the second text fragment: a tool-call stream has none
+	args  argumentTemplates
+	first bool // no chunk of the choice sent yet: the next says the role
+}
+
+func newOpenAIChoiceEncoder(st *ResponseStream, index int, base OpenAIChunk) *openAIChoiceEncoder {
+	return &openAIChoiceEncoder{st: st, index: index, base: base, first: true}
+}
+
+// chunk is the choice's chunk with delta d.
+func (e *openAIChoiceEncoder) chunk(d OpenAIDelta) OpenAIChunk {
+	ck := e.base
+	ck.Choices = []OpenAIChunkChoice{{Index: e.index, Delta: d}}
+	return ck
+}
+
+// usageChunk is the stream's last chunk: no choices, the usage u.
+func (e *openAIChoiceEncoder) usageChunk(u *OpenAIUsage) OpenAIChunk {
+	ck := e.base
+	ck.Choices = []OpenAIChunkChoice{}
+	ck.Usage = u
+	return ck
+}
+
+// fragment buffers the chunk of the fragment c.
+func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
+	if m := c.Provider + "/" + c.Model; c.Model != "" && m != e.base.Model {
+		// Another model continued a broken stream: its chunks name it (the templates
+		// hold the old name).
+		e.base.Model, e.text, e.args = m, nil, argumentTemplates{}
+	}
+	switch {
+	case c.Type == EventReasoning:
+		d := *c.Reasoning
+		delta := OpenAIDelta{ReasoningContent: d.Text}
+		if d.Signature != "" || d.Redacted != "" || d.Encrypted != "" {
+			// The block is complete: it comes whole, as the client must send it back
+			// (accumulators that keep only a field's last value, as the OpenAI SDKs'
+			// stream helpers do, still end up with the block).
+			delta.ThinkingBlocks = []OpenAIThinkingBlock{openAIThinkingBlock(e.st.thoughtText(d.Index), surfaceSignature(d.Signature, d.Encrypted, d.EncryptedBy), d.Redacted)}
+		}
+		if e.first {
+			delta.Role = "assistant"
+			e.first = false
+		}
+		return sse.Buffer("", e.chunk(delta))
+	case c.Type == EventToolCall && !e.first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
+		// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
+		// from a template per call index like text fragments.
+		if at := e.args.template(e.base, e.index, c.ToolCall.Index); at != nil {
+			return sse.BufferData(at.event(c.ToolCall.Arguments))
+		}
+		return sse.Buffer("", toolCallChunk(e.base, e.index, c.ToolCall, false))
+	case c.Type == EventToolCall:
+		err := sse.Buffer("", toolCallChunk(e.base, e.index, c.ToolCall, e.first))
+		e.first = false
+		return err
+	case e.first:
+		e.first = false
+		return sse.Buffer("", e.chunk(OpenAIDelta{Role: "assistant", Content: c.Text}))
+	}
+	if e.text == nil {
+		if e.text = newFragmentTemplate(e.chunk(OpenAIDelta{Content: fragmentPlaceholder}), 1); e.text == nil {
+			return sse.Buffer("", e.chunk(OpenAIDelta{Content: c.Text}))
+		}
+	}
+	return sse.BufferData(e.text.event(c.Text))
+}
+
+// end buffers the choice's last chunks: its refusal and citations when it has them, then
+// its finish reason.
+func (e *openAIChoiceEncoder) end(sse *SSEWriter, resp *Response) error {
+	if resp.Refusal != "" {
+		d := OpenAIDelta{Refusal: resp.Refusal}
+		if e.first {
+			d.Role = "assistant"
+			e.first = false
+		}
+		if err := sse.Buffer("", e.chunk(d)); err != nil {
+			return err
+		}
+	}
+	if len(resp.Sources) > 0 {
+		if text := resp.Text(); text != "" {
+			if err := sse.Buffer("", e.chunk(OpenAIDelta{Annotations: openAIAnnotations(text, resp.Sources)})); err != nil {
+				return err
+			}
+		}
+	}
+	d := OpenAIDelta{}
+	if e.first {
+		d.Role = "assistant"
+		e.first = false
+	}
+	ck := e.chunk(d)
+	fr := finishReason(resp.FinishReason)
+	ck.Choices[0].FinishReason = &fr
+	if resp.Continued != nil {
+		ck.Switchyard = &OpenAIStreamExtension{Continued: resp.Continued, Attempts: resp.Attempts}
+	}
+	return sse.Buffer("", ck)
+}
+
+// toolCallChunk is the chunk of one tool-call fragment of choice index; the choice's
+// first chunk also says the role.
+func toolCallChunk(base OpenAIChunk, index int, d providers.ToolCallDelta, first bool) OpenAIChunk {
 	ck := base
-	ck.Choices = []OpenAIChunkChoice{{Delta: OpenAIDelta{ToolCalls: []OpenAIToolCallDelta{openAIToolCallDelta(d)}}}}
+	ck.Choices = []OpenAIChunkChoice{{Index: index, Delta: OpenAIDelta{ToolCalls: []OpenAIToolCallDelta{openAIToolCallDelta(d)}}}}
 	if first {
 		ck.Choices[0].Delta.Role = "assistant"
 	}
@@ -876,7 +956,7 @@ const maxArgumentTemplates = 64
 
 // template returns the template for the call index, made on first use; nil when there is
 // none (the caller encodes in full).
-func (a *argumentTemplates) template(base OpenAIChunk, index int) *fragmentTemplate {
+func (a *argumentTemplates) template(base OpenAIChunk, choice, index int) *fragmentTemplate {
 	if index < 0 || index >= maxArgumentTemplates {
 		return nil
 	}
@@ -884,7 +964,7 @@ func (a *argumentTemplates) template(base OpenAIChunk, index int) *fragmentTempl
 		a.byIndex = append(a.byIndex, nil)
 	}
 	if a.byIndex[index] == nil {
-		sample := toolCallChunk(base, providers.ToolCallDelta{Index: index, Arguments: fragmentPlaceholder}, false)
+		sample := toolCallChunk(base, choice, providers.ToolCallDelta{Index: index, Arguments: fragmentPlaceholder}, false)
 		a.byIndex[index] = newFragmentTemplate(sample, 1)
 	}
 	return a.byIndex[index]

@@ -410,9 +410,7 @@ func TestWriteOpenAIStreamN(t *testing.T) {
 		if d.Index != 0 {
 			t.Errorf("tool-call delta index %d, want the call's own 0", d.Index)
 		}
-		if d.Function != nil {
-			args += d.Function.Arguments
-		}
+		args += d.Function.Arguments
 	}
 	if args != `{"q":1}` || tool.calls[0].ID != "call_1" {
 		t.Errorf("tool call: %+v (args %q)", tool.calls, args)

@@ -89,6 +89,9 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		return nil, invalid("prompt", "at most %d prompts, got %d", MaxPrompts, len(r.Prompt))
 	case len(r.Prompt) > 1 && r.Stream:
 		return nil, invalid("prompt", "several prompts are not streamed; send them one by one or without stream")
+	case r.N != nil && *r.N > 1 && r.Stream:
+		// The text completion stream's writer streams one choice (chat completions stream n).
+		return nil, invalid("n", "more than one choice is not streamed on text completions; ask for a whole answer or n 1")
 	case r.Suffix != nil && *r.Suffix != "":
 		return nil, invalid("suffix", "is not supported: chat models do not fill in the middle")
 	case present(r.Logprobs):

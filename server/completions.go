@@ -28,7 +28,8 @@ import (
 //     key's conversations; a delete removes the messages in the same transaction.
 //   - POST /v1/chat/completions — the OpenAI-compatible surface on the same gateway, keys and
 //     fallbacks; errors use OpenAI's {"error": {"message", "type", "code"}} envelope. With n
-//     above 1, n answers at once (Gateway.CompleteN), a choice each.
+//     above 1, n answers at once (Gateway.CompleteN, or Gateway.StreamN when streamed), a
+//     choice each.
 //   - POST /v1/embeddings — OpenAI's embeddings API over the providers that have one
 //     (Gateway.Embed), same keys and envelope.
 //   - POST /v1/rerank (alias /v2/rerank) — Cohere's rerank API over the providers that have
@@ -247,6 +248,10 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	includeUsage := oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage
+	if n := oreq.Choices(); n > 1 && req.Stream {
+		return s.streamOpenAIChoices(g, w, r, req, n, received, includeUsage)
+	}
 	if n := oreq.Choices(); n > 1 {
 		nameModelGroup(w, g, req)
 		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
@@ -266,7 +271,6 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletionN(resps, received))
 		return nil
 	}
-	includeUsage := oreq.StreamOptions != nil && oreq.StreamOptions.IncludeUsage
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "chat completions",
 		whole: func(resp *completions.Response) error {
@@ -279,6 +283,35 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		},
 		stream: func(st *completions.ResponseStream) error { return completions.WriteOpenAIStream(w, st, includeUsage) },
 	})
+}
+
+// streamOpenAIChoices streams n choices of a chat completion (Gateway.StreamN) once every
+// choice's stream started or failed: all failing is the error n 1 gives (a content
+// filter's refusal a one-chunk stream); some failing is a 200 whose
+// X-Switchyard-Choices-Failed counts them, the others keeping their indices.
+func (s *Server) streamOpenAIChoices(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, n int, received time.Time, includeUsage bool) error {
+	nameModelGroup(w, g, req)
+	if err := applyRequestHeaders(r, req); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	m, failed, err := g.StreamN(r.Context(), completionsScope(r, received), req, n)
+	var cf *completions.ContentFilterError
+	if errors.As(err, &cf) {
+		writeContentFiltered(w, cf, received, true, includeUsage)
+		return nil
+	}
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	if len(failed) > 0 {
+		// The choices that started are paid for: they are streamed, fewer than asked.
+		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
+		s.log.WarnContext(r.Context(), "completions: some streamed choices failed", "asked", n, "failed", len(failed), "err", failed[0])
+	}
+	if err := completions.WriteOpenAIStreamN(w, m, includeUsage); err != nil {
+		s.logStreamEnd(r, "chat completions", err)
+	}
+	return nil
 }
 
 // nameModelGroup sets X-Switchyard-Model-Group when req names a model group alone: the

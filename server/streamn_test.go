@@ -57,7 +57,7 @@ func TestOpenAIChatStreamsChoices(t *testing.T) {
 		}
 	}
 	if len(text) != 2 || text[0] != "Hello from ok" || text[1] != "Hello from ok" || finish[0] != "stop" || finish[1] != "stop" {
-		t.Errorf("choices %q, finish %q", text, finish)
+		t.Errorf("choices %v, finish %v", text, finish)
 	}
 	if usage == nil || usage.PromptTokens != 14 || usage.CompletionTokens != 6 {
 		t.Errorf("usage %+v", usage)
