@@ -765,8 +765,9 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 
 // WriteOpenAIStreamN sends the n choices of m (Gateway.StreamN) to w as one OpenAI
 // chat.completion.chunk stream, as OpenAI streams n choices, and closes m: every chunk has
-// the same id, created and object; each carries one choice, with its index (a choice that
-// failed before it started leaves its index unused) and the model that answers it (the
+// the same id, created and object; each carries one choice, with its index (the choices
+// that started numbered 0 to k-1, as CompleteN numbers them: a choice that failed before
+// it started leaves no gap) and the model that answers it (the
 // same for all unless a fallback answered one); the chunks of different choices interleave
 // as they arrive; each choice's first chunk says the role, its last the finish reason;
 // tool-call deltas keep their per-choice indices. With includeUsage a last chunk with no
@@ -780,11 +781,13 @@ func WriteOpenAIStreamN(w http.ResponseWriter, m *MultiStream, includeUsage bool
 	first := m.stream(m.Choices()[0])
 	base := OpenAIChunk{ID: "chatcmpl-" + first.ResponseMessageID(), Object: "chat.completion.chunk", Created: first.Created().Unix()}
 	encs := make(map[int]*openAIChoiceEncoder, len(m.Choices()))
-	for _, i := range m.Choices() {
+	for pos, i := range m.Choices() {
 		st := m.stream(i)
 		b := base
 		b.Model = st.Provider() + "/" + st.Model()
-		encs[i] = newOpenAIChoiceEncoder(st, i, b)
+		// The wire's index is the choice's place among those that started, 0..k-1 as
+		// CompleteN numbers them: a gap would be an empty choice in the SDKs' accumulators.
+		encs[i] = newOpenAIChoiceEncoder(st, pos, b)
 	}
 	for {
 		ev, err := m.Recv()
