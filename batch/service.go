@@ -61,6 +61,11 @@ type Options struct {
 	// SweepInterval is how often expired files are deleted (at Start and then this often;
 	// default one hour; negative: never).
 	SweepInterval time.Duration
+	// ExpireInterval is how often the service looks for batches past their completion
+	// window that no run has ended (queued behind busy workers, or handed back by a
+	// stopped process) and ends them as expired (default DefaultExpireInterval; negative:
+	// never). A read of such a batch ends it at once whatever this is.
+	ExpireInterval time.Duration
 	// MaxRetryWait bounds the wait before a line answered with a retryable 429 is sent
 	// again (default one minute).
 	MaxRetryWait time.Duration
