@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -369,4 +370,84 @@ func TestOverdueExpiryRacesWorkers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOverdueExpiryAcrossReplicasOnPostgres (River): two replicas on one database — one
+// reads (and its periodic check runs) while the other's workers pick up the same overdue
+// batches — end each batch once.
+func TestOverdueExpiryAcrossReplicasOnPostgres(t *testing.T) {
+	pgDSN(t)
+	schema := fmt.Sprintf("batch_overdue_rep_%d_%d", os.Getpid(), time.Now().UnixNano())
+	clock := newFakeClock()
+	ctx := context.Background()
+	stopQueue := func(q interface{ Stop(context.Context) error }) {
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			q.Stop(sctx)
+		})
+	}
+	stA, qA := openShared(t, schema, quiet())
+	stopQueue(qA)
+	execA := newScripted()
+	a := newHarness(t, stA, execA, batch.Options{Queue: qA, Workers: 4, Clock: clock.Now, ExpireInterval: -1})
+	stB, qB := openShared(t, schema, quiet())
+	stopQueue(qB)
+	b := newHarness(t, stB, newScripted(), batch.Options{Queue: qB, Workers: 0, Clock: clock.Now, ExpireInterval: time.Millisecond})
+	if err := qB.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var ids []string
+	for range n {
+		ids = append(ids, b.create(t, "alice", b.upload(t, "alice", jsonl("ok", "ok", "ok")).ID).ID)
+	}
+	clock.Add(25 * time.Hour)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, id := range ids {
+			if _, err := b.svc.Get(ctx, "alice", id); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	if err := qA.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for _, id := range ids {
+		checkExpiredUnrun(t, a, "alice", a.wait(t, "alice", id, ended), 3)
+	}
+	outs, err := a.files.List(ctx, "alice", batch.FileQuery{Purpose: batch.PurposeBatchOutput})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs.Data) != n {
+		t.Fatalf("%d batch_output files for %d expired batches", len(outs.Data), n)
+	}
+	execA.mu.Lock()
+	defer execA.mu.Unlock()
+	if len(execA.calls) != 0 {
+		t.Fatalf("%d lines of expired batches were sent", len(execA.calls))
+	}
+}
+
+// TestOverdueCancelAnswersExpired: cancelling a queued batch past its window finds it
+// expired (a 409), as a read just before would have shown it.
+func TestOverdueCancelAnswersExpired(t *testing.T) {
+	clock := newFakeClock()
+	h, _ := parked(t, nil, newScripted(), batch.Options{Clock: clock.Now})
+	b := h.create(t, "alice", h.upload(t, "alice", jsonl("ok")).ID)
+	clock.Add(25 * time.Hour)
+	var ce *batch.ConflictError
+	if _, err := h.svc.Cancel(context.Background(), "alice", b.ID); !errors.As(err, &ce) {
+		t.Fatalf("cancel past the window: %v", err)
+	}
+	got, err := h.svc.Get(context.Background(), "alice", b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExpiredUnrun(t, h, "alice", got, 1)
 }

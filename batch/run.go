@@ -124,12 +124,21 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		s.mu.Unlock()
 		return errShutdown
 	}
+	if s.held[id] != nil {
+		// An expiry of this process (a read of the batch past its window) has it: it ends
+		// the batch, and this job then finds it ended.
+		s.mu.Unlock()
+		return jobqueue.RetryLater(time.Second)
+	}
+	h := &holder{done: make(chan struct{})}
+	s.held[id] = h
 	s.wg.Add(1)
 	s.runs.Add(1)
 	exec := s.exec
 	s.mu.Unlock()
 	defer s.wg.Done()
 	defer s.runs.Done()
+	defer s.release(id, h)
 
 	rec, wait, err := s.claim(ctx, id)
 	if err != nil {
@@ -198,9 +207,10 @@ func (s *Service) handle(ctx context.Context, id string) error {
 	return nil
 }
 
-// claim takes batch id for a run of this process: a validating batch starts, a batch
-// claimed by a run that is gone (its heartbeat is stale; a restart, a dead worker) is
-// resumed. It returns nil when there is nothing to run, and a wait when a live run has it.
+// claim takes batch id for a run of this process, which holds id (s.held): a validating
+// batch starts, a batch claimed by a run that is gone (its heartbeat is stale; a restart, a
+// dead worker) is resumed. It returns nil when there is nothing to run, and a wait when a
+// live run has it.
 func (s *Service) claim(ctx context.Context, id string) (*record, time.Duration, error) {
 	var out *record
 	var wait time.Duration
@@ -217,11 +227,10 @@ func (s *Service) claim(ctx context.Context, id string) (*record, time.Duration,
 		case StatusValidating:
 			rec.Status, rec.InProgressAt = StatusInProgress, s.now().UTC()
 		case StatusInProgress, StatusCancelling, StatusFinalizing:
-			s.mu.Lock()
-			local := s.running[id] != nil
-			s.mu.Unlock()
+			// No other goroutine of this process has it (the caller holds id): only a
+			// live run of another process does.
 			dead, left := jobqueue.Stale(rec.LastSeen(), time.Now(), s.q.StaleAfter())
-			if local || !dead {
+			if !dead {
 				wait = max(left, s.q.StaleAfter()/4, time.Second) + 100*time.Millisecond
 				return nil
 			}

@@ -63,8 +63,9 @@ type Options struct {
 	SweepInterval time.Duration
 	// ExpireInterval is how often the service looks for batches past their completion
 	// window that no run has ended (queued behind busy workers, or handed back by a
-	// stopped process) and ends them as expired (default DefaultExpireInterval; negative:
-	// never). A read of such a batch ends it at once whatever this is.
+	// stopped process) and ends them as expired, releasing their input files (at Start and
+	// then this often; default DefaultExpireInterval; negative: never). A read (Get, List)
+	// of such a batch ends it at once whatever this is.
 	ExpireInterval time.Duration
 	// MaxRetryWait bounds the wait before a line answered with a retryable 429 is sent
 	// again (default one minute).
@@ -86,6 +87,7 @@ type Service struct {
 	now         func() time.Time
 	window      time.Duration
 	sweepEvery  time.Duration
+	expireEvery time.Duration
 	maxWait     time.Duration
 	log         *slog.Logger
 
@@ -95,8 +97,11 @@ type Service struct {
 	closed  bool
 	stopBg  context.CancelFunc
 	running map[string]*run // batch id → its run in this process
-	wg      sync.WaitGroup
-	runs    sync.WaitGroup // the handle calls under way (Close lets their lines finish)
+	// held is the batches a goroutine of this process claims, runs or expires: one at a
+	// time per batch in a process (across processes the claim's heartbeat decides).
+	held map[string]*holder
+	wg   sync.WaitGroup
+	runs sync.WaitGroup // the handle calls under way (Close lets their lines finish)
 }
 
 // New returns a service over st and files (which must use the same store).
@@ -106,7 +111,7 @@ func New(st *store.Store, files *Files, o Options) (*Service, error) {
 	}
 	s := &Service{st: st, files: files, q: o.Queue, workers: o.Workers, concurrency: o.Concurrency, exec: o.Executor,
 		now: o.Clock, window: o.Window, sweepEvery: o.SweepInterval, maxWait: o.MaxRetryWait, log: o.Logger,
-		running: map[string]*run{}}
+		expireEvery: o.ExpireInterval, running: map[string]*run{}, held: map[string]*holder{}}
 	if s.q == nil {
 		s.local = jobqueue.NewLocal(0)
 		s.q = s.local
@@ -133,6 +138,9 @@ func New(st *store.Store, files *Files, o Options) (*Service, error) {
 	}
 	if s.sweepEvery == 0 {
 		s.sweepEvery = time.Hour
+	}
+	if s.expireEvery == 0 {
+		s.expireEvery = DefaultExpireInterval
 	}
 	if s.maxWait <= 0 {
 		s.maxWait = time.Minute
@@ -191,6 +199,10 @@ func (s *Service) Start(ctx context.Context) error {
 	if s.sweepEvery > 0 {
 		s.wg.Add(1)
 		go s.sweepLoop(bg)
+	}
+	if s.expireEvery > 0 {
+		s.wg.Add(1)
+		go s.expireLoop(bg)
 	}
 	return nil
 }
@@ -398,6 +410,9 @@ func (s *Service) Get(ctx context.Context, owner, id string) (Batch, error) {
 	if err != nil {
 		return Batch{}, err
 	}
+	if s.overdue(&rec) {
+		rec = s.expireRead(ctx, rec)
+	}
 	s.overlay(&rec)
 	return rec.object(), nil
 }
@@ -456,6 +471,9 @@ func (s *Service) List(ctx context.Context, owner, after string, limit int) (Bat
 			if err != nil {
 				return Batch{}, false, err
 			}
+			if rec.Owner == owner && s.overdue(&rec) {
+				rec = s.expireRead(ctx, rec)
+			}
 			s.overlay(&rec)
 			return rec.object(), rec.Owner == owner, nil
 		})
@@ -476,8 +494,14 @@ func (s *Service) List(ctx context.Context, owner, after string, limit int) (Bat
 // running one becomes cancelling: its run sends no more lines, lets the lines in flight
 // finish (within about a second when it runs in another process), writes what it has to
 // its output and error files and ends cancelled. Cancelling a cancelling batch answers it
-// as it is; one that has ended is a *ConflictError.
+// as it is; one that has ended, or is past its completion window (it ends expired), is a
+// *ConflictError.
 func (s *Service) Cancel(ctx context.Context, owner, id string) (Batch, error) {
+	// A batch past its window has expired, whether or not it was read since: it is ended
+	// first, and then cannot be cancelled (as OpenAI answers).
+	if rec, err := s.get(ctx, s.st, owner, id); err == nil && s.overdue(&rec) {
+		s.expireRead(ctx, rec)
+	}
 	var rec record
 	err := s.st.Update(ctx, func(tx store.Tx) error {
 		var err error
@@ -540,7 +564,7 @@ func (s *Service) dead(ctx context.Context, id string) (bool, int, error) {
 		return false, 0, err
 	}
 	s.mu.Lock()
-	local := s.running[id] != nil
+	local := s.held[id] != nil
 	s.mu.Unlock()
 	return rec.Running() && !local && jobqueue.IsStale(s.q, &rec), rec.Starts, nil
 }
