@@ -254,6 +254,9 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	}
 	if n := oreq.Choices(); n > 1 {
 		nameModelGroup(w, g, req)
+		if err := applyRequestHeaders(r, req); err != nil {
+			return s.openAIError(w, r, err)
+		}
 		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
 		var cf *completions.ContentFilterError
 		if errors.As(err, &cf) {
