@@ -590,22 +590,12 @@ func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n in
 		}
 		return []*Response{r}, nil, nil
 	}
-	if !req.ephemeral {
-		return nil, nil, invalid("n", "several choices keep no conversation: ask for them without one (the OpenAI-compatible surface)")
+	if err := checkChoices(req, n); err != nil {
+		return nil, nil, err
 	}
 	out := make([]*Response, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := *req // validation writes its resolution into the request: one each
-			r.choices = n
-			out[i], errs[i] = g.Complete(ctx, scope, &r)
-		}()
-	}
-	wg.Wait()
+	eachChoice(req, n, func(i int, r *Request) { out[i], errs[i] = g.Complete(ctx, scope, r) })
 	for i := range n {
 		if errs[i] != nil {
 			failed = append(failed, errs[i])
@@ -617,6 +607,31 @@ func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n in
 		return nil, failed, failed[0]
 	}
 	return answers, failed, nil
+}
+
+// checkChoices refuses n > 1 choices of a request that keeps a conversation: a stored
+// conversation has one next turn.
+func checkChoices(req *Request, n int) error {
+	if n > 1 && !req.ephemeral {
+		return invalid("n", "several choices keep no conversation: ask for them without one (the OpenAI-compatible surface)")
+	}
+	return nil
+}
+
+// eachChoice calls call for each of n choices at once, each with its own copy of req marked
+// as one of n (validation writes its resolution into the request), and waits for them all.
+func eachChoice(req *Request, n int, call func(i int, r *Request)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := *req
+			r.choices = n
+			call(i, &r)
+		}()
+	}
+	wg.Wait()
 }
 
 // Complete answers req without streaming (req.Stream is ignored). Errors: *ValidationError

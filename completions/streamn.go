@@ -86,25 +86,15 @@ func (g *Gateway) StreamN(ctx context.Context, scope Scope, req *Request, n int)
 	if req == nil {
 		return nil, nil, errNilRequest()
 	}
-	if n > 1 && !req.ephemeral {
-		return nil, nil, invalid("n", "several choices keep no conversation: ask for them without one (the OpenAI-compatible surface)")
+	if err := checkChoices(req, n); err != nil {
+		return nil, nil, err
 	}
 	n = max(n, 1)
 	// One context for the n streams: a choice failing mid-stream stops its siblings.
 	cctx, cancel := context.WithCancel(ctx)
 	streams := make([]*ResponseStream, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := *req // validation writes its resolution into the request: one each
-			r.choices = n
-			streams[i], errs[i] = g.Stream(cctx, scope, &r)
-		}()
-	}
-	wg.Wait()
+	eachChoice(req, n, func(i int, r *Request) { streams[i], errs[i] = g.Stream(cctx, scope, r) })
 	m = &MultiStream{runs: make([]*choiceRun, n), events: make(chan choiceEvent), done: make(chan struct{}), cancel: cancel}
 	for i := range n {
 		if errs[i] != nil {
