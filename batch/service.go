@@ -508,6 +508,11 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (Batch, error) {
 		if rec, err = s.get(ctx, tx, owner, id); err != nil {
 			return err
 		}
+		if (rec.Status == StatusValidating || rec.Status == StatusInProgress) && s.overdue(&rec) {
+			// Its window has passed (a live run, here or in another process, ends it
+			// expired within a heartbeat): it is no longer cancellable.
+			return &ConflictError{Message: fmt.Sprintf("batch %s is past its completion window (expired at %s) and ends expired: only a validating or in_progress batch within its window can be cancelled", rec.ID, rec.ExpiresAt.UTC().Format(time.RFC3339))}
+		}
 		now := s.now().UTC()
 		switch rec.Status {
 		case StatusValidating:
