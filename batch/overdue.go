@@ -39,9 +39,23 @@ func (s *Service) overdue(rec *record) bool {
 // expireRead is rec, a batch read past its window that has not ended, after expiring it:
 // the record read again, or rec as it was when the batch could not be ended here (a live
 // run of another process has it and ends it within a heartbeat, or the store failed).
+//
+// The expiry runs on its own, not under ctx (a client that goes away does not leave the
+// finalization half done); the read waits for it only while ctx lasts, and then answers
+// rec as it was.
 func (s *Service) expireRead(ctx context.Context, rec record) record {
-	if _, err := s.expireOverdue(ctx, rec.ID); err != nil {
-		s.log.Warn("batch: end a batch past its completion window (it reads as it was)", "batch", rec.ID, "err", err)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := s.expireOverdue(context.WithoutCancel(ctx), rec.ID)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			s.log.Warn("batch: end a batch past its completion window (it reads as it was)", "batch", rec.ID, "err", err)
+			return rec
+		}
+	case <-ctx.Done():
 		return rec
 	}
 	cur, err := store.GetJSON[record](ctx, s.st, store.Batches, rec.ID)
