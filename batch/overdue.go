@@ -112,6 +112,9 @@ func (s *Service) expireOverdue(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	r := &run{s: s, rec: *rec, stopped: make(chan struct{})}
+	// Reads overlay a run's counts on the record: the expiry's are the record's (it sends
+	// no line).
+	r.completed, r.failed, r.usage, r.cost = rec.Completed, rec.Failed, rec.Usage, rec.CostUSD
 	// Not the reader's context: a client that goes away does not leave the finalization
 	// half done (Close still cuts it, and hands the batch back).
 	r.lineCtx, r.cancelLines = context.WithCancelCause(context.WithoutCancel(ctx))
