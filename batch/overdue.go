@@ -176,7 +176,7 @@ func (s *Service) claimOverdue(ctx context.Context, id string) (*record, error) 
 			if dead, _ := jobqueue.Stale(rec.LastSeen(), time.Now(), s.q.StaleAfter()); !dead {
 				return nil // a live run has it, and ends it itself
 			}
-			if died := rec.Starts - rec.HandedBack; died >= MaxStarts && rec.Ending == "" {
+			if rec.diedTooOften() {
 				rec.Ending = endCrashed
 			}
 			if rec.Ending == "" && rec.Status == StatusInProgress {
@@ -185,8 +185,7 @@ func (s *Service) claimOverdue(ctx context.Context, id string) (*record, error) 
 		default:
 			return nil
 		}
-		rec.Starts++
-		rec.StartedAt, rec.HeartbeatAt = time.Now().UTC(), time.Now().UTC()
+		rec.startRun()
 		out = &rec
 		return store.PutJSON(ctx, tx, store.Batches, id, rec)
 	})

@@ -234,21 +234,33 @@ func (s *Service) claim(ctx context.Context, id string) (*record, time.Duration,
 				wait = max(left, s.q.StaleAfter()/4, time.Second) + 100*time.Millisecond
 				return nil
 			}
-			if died := rec.Starts - rec.HandedBack; died >= MaxStarts && rec.Ending == "" {
+			if rec.diedTooOften() {
 				rec.Ending = endCrashed
-				s.log.Warn("batch: its runs died too often; it fails with what it has", "batch", id, "died", died)
+				s.log.Warn("batch: its runs died too often; it fails with what it has", "batch", id, "died", rec.Starts-rec.HandedBack)
 			} else {
 				s.log.Info("batch: resuming a batch whose run stopped", "batch", id, "starts", rec.Starts)
 			}
 		default:
 			return nil
 		}
-		rec.Starts++
-		rec.StartedAt, rec.HeartbeatAt = time.Now().UTC(), time.Now().UTC()
+		rec.startRun()
 		out = &rec
 		return store.PutJSON(ctx, tx, store.Batches, id, rec)
 	})
 	return out, wait, err
+}
+
+// diedTooOften reports whether r's runs died MaxStarts times without handing it back and
+// it has no ending yet: it then fails with what it has.
+func (r *record) diedTooOften() bool {
+	return r.Starts-r.HandedBack >= MaxStarts && r.Ending == ""
+}
+
+// startRun marks r as claimed by a new run: one more start, its heartbeat now.
+func (r *record) startRun() {
+	now := time.Now().UTC()
+	r.Starts++
+	r.StartedAt, r.HeartbeatAt = now, now
 }
 
 // handBack gives the run's batch back (a shutdown, or a failure of the store): its
