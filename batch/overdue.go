@@ -119,19 +119,12 @@ func (s *Service) expireOverdue(ctx context.Context, id string) (bool, error) {
 	// half done (Close still cuts it, and hands the batch back).
 	r.lineCtx, r.cancelLines = context.WithCancelCause(context.WithoutCancel(ctx))
 	defer r.cancelLines(nil)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	unregister, ok := s.register(id, r)
+	if !ok {
 		s.handBack(r)
 		return false, nil
 	}
-	s.running[id] = r
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.running, id)
-		s.mu.Unlock()
-	}()
+	defer unregister()
 	// A finalization may outlast StaleAfter: the heartbeat keeps other workers off it.
 	stopAlive := r.keepAlive()
 	defer stopAlive()

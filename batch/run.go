@@ -163,19 +163,12 @@ func (s *Service) handle(ctx context.Context, id string) error {
 		}
 	})
 	defer stopWatch()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	unregister, ok := s.register(id, r)
+	if !ok {
 		s.handBack(r)
 		return errShutdown
 	}
-	s.running[id] = r
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.running, id)
-		s.mu.Unlock()
-	}()
+	defer unregister()
 	s.log.Info("batch: running", "batch", id, "start", rec.Starts, "requests", rec.Total)
 	// The heartbeat goes on from the claim to the end — reading what was answered, the
 	// lines, and the finalization, which may take longer than StaleAfter — so that no other
@@ -248,6 +241,22 @@ func (s *Service) claim(ctx context.Context, id string) (*record, time.Duration,
 		return store.PutJSON(ctx, tx, store.Batches, id, rec)
 	})
 	return out, wait, err
+}
+
+// register makes r batch id's run in this process (reads overlay its counts, Close cuts
+// it) and returns what undoes that; false once the service is closed, when r must not start.
+func (s *Service) register(id string, r *run) (unregister func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, false
+	}
+	s.running[id] = r
+	return func() {
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+	}, true
 }
 
 // diedTooOften reports whether r's runs died MaxStarts times without handing it back and
