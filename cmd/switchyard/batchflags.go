@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/batch"
 )
@@ -15,6 +16,10 @@ type batchFlags struct {
 	Concurrency int
 	// PerKey is --batches-per-key: how many batches that have not ended one key may have.
 	PerKey int
+	// ExpireInterval is --batch-expire-interval: how often batches past their completion
+	// window that no run has ended are looked for and ended as expired; 0 turns the check
+	// off (a read of such a batch still ends it).
+	ExpireInterval time.Duration
 }
 
 // register defines the flags on fs, with the package's defaults.
@@ -25,6 +30,17 @@ func (b *batchFlags) register(fs *flag.FlagSet) {
 		"lines of one batch (POST /v1/batches) answered at once; each process runs --workers batches at once")
 	fs.IntVar(&b.PerKey, "batches-per-key", batch.DefaultMaxUnfinishedPerOwner,
 		"batches that have not ended one API key may have (queued, running, finalizing); beyond, POST /v1/batches is a 429, so that one key cannot hold the others' batches back")
+	fs.DurationVar(&b.ExpireInterval, "batch-expire-interval", batch.DefaultExpireInterval,
+		"how often batches past their 24h completion window that no run has ended are ended as expired (their answered lines kept); 0 turns the check off (reading such a batch still ends it)")
+}
+
+// options is the part of batch.Options the flags set.
+func (b *batchFlags) options() batch.Options {
+	o := batch.Options{Concurrency: b.Concurrency, MaxUnfinishedPerOwner: b.PerKey, ExpireInterval: b.ExpireInterval}
+	if b.ExpireInterval == 0 {
+		o.ExpireInterval = -1 // batch.Options reads 0 as its default
+	}
+	return o
 }
 
 // check validates the flags.
@@ -37,6 +53,9 @@ func (b *batchFlags) check() error {
 	}
 	if b.PerKey < 1 {
 		return errors.New("--batches-per-key must be at least 1")
+	}
+	if b.ExpireInterval < 0 {
+		return errors.New("--batch-expire-interval must be 0 (off) or positive")
 	}
 	return nil
 }

@@ -202,7 +202,8 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	if err != nil {
 		return nil, err
 	}
-	bopts := batch.Options{Workers: w.cfg.Workers, Concurrency: w.cfg.Batches.Concurrency, MaxUnfinishedPerOwner: w.cfg.Batches.PerKey, Logger: w.log}
+	bopts := w.cfg.Batches.options()
+	bopts.Workers, bopts.Logger = w.cfg.Workers, w.log
 	if w.queue != nil {
 		bopts.Queue = w.queue
 	}
