@@ -183,6 +183,27 @@ type call struct {
 	secrets []string
 }
 
+// credentialHeaders are the request headers whose values are credentials.
+var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key", "X-Amz-Security-Token"}
+
+// sentCredentials are the credentials in h, to redact from a call's errors: each
+// credential header's value and, for Authorization, the part after its scheme. Values under
+// 8 characters are left out: redacting them would mangle messages and hides nothing.
+func sentCredentials(h http.Header) []string {
+	var out []string
+	for _, k := range credentialHeaders {
+		v := h.Get(k)
+		if len(v) < 8 {
+			continue
+		}
+		out = append(out, v)
+		if _, cred, ok := strings.Cut(v, " "); ok && k == "Authorization" && len(cred) >= 8 {
+			out = append(out, cred)
+		}
+	}
+	return out
+}
+
 // send posts body as JSON (a []byte is taken as already encoded) and returns the open response, or a classified *Error for
 // transport failures and non-2xx statuses.
 func (e *endpoint) send(ctx context.Context, model, url string, header http.Header, body any, parse errorParser) (*call, error) {
@@ -221,6 +242,9 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 			return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: KindAuth, Message: e.trim("signing request: "+err.Error(), secrets...), Err: err}
 		}
 	}
+	// Whatever credential the request carries (a bearer token fetched per request: Entra
+	// ID's, Vertex AI's) is redacted like the configured ones.
+	secrets = append(secrets, sentCredentials(req.Header)...)
 	var headerTimer *time.Timer
 	if e.cfg.ResponseTimeout > 0 {
 		headerTimer = time.AfterFunc(e.cfg.ResponseTimeout, func() { cancel(errNoResponse) })
