@@ -75,3 +75,37 @@ func TestOpenAIChatStreamsChoices(t *testing.T) {
 		t.Errorf("cut mid-stream: %d %q", resp.StatusCode, evs)
 	}
 }
+
+// TestStreamedChoicesPartlyFailed: streamed n choices with a key whose budget pays for some
+// of them stream those, numbered 0..k-1 (an SDK's accumulator would make an empty choice of
+// a gap), and X-Switchyard-Choices-Failed counts the rest, as the whole answer does.
+func TestStreamedChoicesPartlyFailed(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	vk := issue(t, s, `{"max_requests":2}`)
+	resp, b := post(t, hs.URL+"/v1/chat/completions", vk.Key, `{"model":"openai/ok","n":3,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Switchyard-Choices-Failed") != "1" {
+		t.Fatalf("n 3 with 2 requests left: %d, header %q, %s", resp.StatusCode, resp.Header.Get("X-Switchyard-Choices-Failed"), b)
+	}
+	evs := readSSE(t, strings.NewReader(string(b)))
+	if len(evs) == 0 || evs[len(evs)-1][1] != "[DONE]" {
+		t.Fatalf("events %q", evs)
+	}
+	finished := map[int]bool{}
+	for _, e := range evs[:len(evs)-1] {
+		var c completions.OpenAIChunk
+		if err := json.Unmarshal([]byte(e[1]), &c); err != nil {
+			t.Fatalf("%s: %v", e[1], err)
+		}
+		for _, ch := range c.Choices {
+			if ch.FinishReason != nil {
+				finished[ch.Index] = true
+			}
+		}
+	}
+	if len(finished) != 2 || !finished[0] || !finished[1] {
+		t.Errorf("finished choices %v, want 0 and 1", finished)
+	}
+	if info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); info.Spend.Requests != 2 {
+		t.Fatalf("spend %+v", info.Spend)
+	}
+}
