@@ -68,6 +68,18 @@ func TestOfficialGoSDKLegacyCompletions(t *testing.T) {
 	if err := st.Err(); err != nil || text.String() != "    return a + b" {
 		t.Fatalf("streamed %q: %v", text.String(), err)
 	}
+	// n streamed choices: each chunk's choice says its index.
+	params.N = openai.Int(2)
+	st = sdk.Completions.NewStreaming(ctx, params)
+	byIndex := map[int64]string{}
+	for st.Next() {
+		for _, ch := range st.Current().Choices {
+			byIndex[ch.Index] += ch.Text
+		}
+	}
+	if err := st.Err(); err != nil || len(byIndex) != 2 || byIndex[0] != "    return a + b" || byIndex[1] != "    return a + b" {
+		t.Fatalf("streamed n 2: %v: %v", byIndex, err)
+	}
 	_, err = sdk.Completions.New(ctx, openai.CompletionNewParams{Model: openai.CompletionNewParamsModel("openai/gpt-4o-mini"),
 		Prompt: openai.CompletionNewParamsPromptUnion{OfString: openai.String("x")}, Suffix: openai.String("}")})
 	var apiErr *openai.Error

@@ -464,15 +464,21 @@ func TestChatRequestStreamsChoices(t *testing.T) {
 	}
 }
 
-// TestTextCompletionChoicesNotStreamed: the legacy text completions still refuse n above 1
-// with stream (their writer streams one choice), naming n.
-func TestTextCompletionChoicesNotStreamed(t *testing.T) {
+// TestTextCompletionChoicesStreamed: the legacy text completions stream n choices of one
+// prompt (WriteOpenAITextStreamN); several prompts are still not streamed, naming prompt.
+func TestTextCompletionChoicesStreamed(t *testing.T) {
 	var r OpenAITextCompletionRequest
 	if err := json.Unmarshal([]byte(`{"model":"a/m","prompt":"hi","n":2,"stream":true}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	var ve *ValidationError
-	if _, err := r.ToChatRequests(); !errors.As(err, &ve) || ve.Field != "n" {
+	if reqs, err := r.ToChatRequests(); err != nil || len(reqs) != 1 || reqs[0].Choices() != 2 || !reqs[0].Stream {
 		t.Errorf("n 2 streamed: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"model":"a/m","prompt":["hi","ho"],"n":2,"stream":true}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	var ve *ValidationError
+	if _, err := r.ToChatRequests(); !errors.As(err, &ve) || ve.Field != "prompt" {
+		t.Errorf("two prompts streamed: %v", err)
 	}
 }

@@ -89,9 +89,6 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		return nil, invalid("prompt", "at most %d prompts, got %d", MaxPrompts, len(r.Prompt))
 	case len(r.Prompt) > 1 && r.Stream:
 		return nil, invalid("prompt", "several prompts are not streamed; send them one by one or without stream")
-	case r.N != nil && *r.N > 1 && r.Stream:
-		// The text completion stream's writer streams one choice (chat completions stream n).
-		return nil, invalid("n", "more than one choice is not streamed on text completions; ask for a whole answer or n 1")
 	case r.Suffix != nil && *r.Suffix != "":
 		return nil, invalid("suffix", "is not supported: chat models do not fill in the middle")
 	case present(r.Logprobs):
@@ -210,6 +207,71 @@ type openAITextChoice struct {
 	Index        int             `json:"index"`
 	Logprobs     json.RawMessage `json:"logprobs"`
 	FinishReason *string         `json:"finish_reason"`
+}
+
+// WriteOpenAITextStreamN sends the n choices of m (Gateway.StreamN) of req's one prompt to
+// w as one text_completion stream, as OpenAI streams n choices, and closes m: every chunk
+// has the same id and created and carries one choice, by index (the choices that started
+// numbered 0 to k-1, as WriteOpenAIStreamN numbers them); with echo each choice starts with
+// the prompt; each choice's last chunk has its finish reason; the chunks of different
+// choices interleave as they arrive. The usage summed over the choices comes last when
+// asked, then "data: [DONE]". A choice failing mid-stream ends the stream with an error
+// event and stops the others.
+func WriteOpenAITextStreamN(w http.ResponseWriter, m *MultiStream, req *OpenAITextCompletionRequest) error {
+	defer m.Close()
+	sse := NewSSEWriter(w)
+	m.NotifyWait(func() { _ = sse.Flush() })
+	first := m.stream(m.Choices()[0])
+	null := json.RawMessage("null")
+	index := make(map[int]int, len(m.Choices()))
+	model := make(map[int]string, len(m.Choices()))
+	chunk := func(i int, text string, finish *string) openAITextChunk {
+		return openAITextChunk{ID: "cmpl-" + first.ResponseMessageID(), Object: "text_completion", Created: first.Created().Unix(),
+			Model: model[i], Choices: []openAITextChoice{{Text: text, Index: index[i], Logprobs: null, FinishReason: finish}}}
+	}
+	for pos, i := range m.Choices() {
+		st := m.stream(i)
+		index[i], model[i] = pos, st.Provider()+"/"+st.Model()
+		if req.Echo {
+			if err := sse.Buffer("", chunk(i, req.Prompt[0], nil)); err != nil {
+				return err
+			}
+		}
+	}
+	for {
+		ev, err := m.Recv()
+		if errors.Is(err, io.EOF) {
+			if req.StreamOpts != nil && req.StreamOpts.IncludeUsage {
+				var sum Response
+				for _, i := range m.Choices() {
+					sum.Usage = addUsage(sum.Usage, m.Response(i).Usage)
+				}
+				ck := chunk(m.Choices()[0], "", nil)
+				ck.Choices, ck.Usage = []openAITextChoice{}, openAIUsage(&sum)
+				if err := sse.Buffer("", ck); err != nil {
+					return err
+				}
+			}
+			return sse.Done()
+		}
+		if err != nil {
+			writeOpenAIStreamError(sse, err)
+			return err
+		}
+		switch c := ev.Chunk; {
+		case ev.Done:
+			fr := finishReason(m.Response(ev.Choice).FinishReason)
+			err = sse.Buffer("", chunk(ev.Choice, "", &fr))
+		case c.Type == EventText && c.Text != "":
+			if c.Model != "" {
+				model[ev.Choice] = c.Provider + "/" + c.Model // a fallback continued the stream
+			}
+			err = sse.Buffer("", chunk(ev.Choice, c.Text, nil))
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // WriteOpenAITextStream relays st as OpenAI's streamed text_completion chunks (the text

@@ -568,6 +568,30 @@ func userMessage(err error) string {
 	return msg
 }
 
+// streamTextChoices streams n choices of a one-prompt text completion (Gateway.StreamN),
+// with streamOpenAIChoices' outcomes: all failing is n 1's error (a content filter's
+// refusal a one-chunk stream), some failing a 200 with X-Switchyard-Choices-Failed.
+func (s *Server) streamTextChoices(g *completions.Gateway, w http.ResponseWriter, r *http.Request, treq *completions.OpenAITextCompletionRequest,
+	req *completions.Request, scope completions.Scope, n int, received time.Time) error {
+	m, failed, err := g.StreamN(r.Context(), scope, req, n)
+	var cf *completions.ContentFilterError
+	if errors.As(err, &cf) {
+		completions.WriteOpenAITextFiltered(w, treq, contentFilteredResponse(cf), received, true)
+		return nil
+	}
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	if len(failed) > 0 {
+		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
+		s.log.WarnContext(r.Context(), "completions: some streamed text completion choices failed", "asked", n, "failed", len(failed), "err", failed[0])
+	}
+	if err := completions.WriteOpenAITextStreamN(w, m, treq); err != nil {
+		s.logStreamEnd(r, "text completions", err)
+	}
+	return nil
+}
+
 // handleTextCompletions serves POST /v1/completions, OpenAI's legacy text completions: each
 // prompt is a chat request of its own (ToChatRequests), answered n times; several prompts
 // are answered at once, their choices in prompt order.
@@ -593,6 +617,9 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 	scope := completionsScope(r, received)
 	nameModelGroup(w, g, reqs[0])
 	var cf *completions.ContentFilterError
+	if n := creqs[0].Choices(); treq.Stream && n > 1 {
+		return s.streamTextChoices(g, w, r, &treq, reqs[0], scope, n, received)
+	}
 	if treq.Stream {
 		st, err := g.Stream(r.Context(), scope, reqs[0])
 		if errors.As(err, &cf) {

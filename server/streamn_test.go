@@ -108,4 +108,34 @@ func TestStreamedChoicesPartlyFailed(t *testing.T) {
 	if info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); info.Spend.Requests != 2 {
 		t.Fatalf("spend %+v", info.Spend)
 	}
+
+	// The legacy text completions surface likewise.
+	vk = issue(t, s, `{"max_requests":2}`)
+	resp, b = post(t, hs.URL+"/v1/completions", vk.Key, `{"model":"openai/ok","n":3,"stream":true,"prompt":"hi"}`)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Switchyard-Choices-Failed") != "1" {
+		t.Fatalf("text completion, n 3 with 2 requests left: %d, header %q, %s", resp.StatusCode, resp.Header.Get("X-Switchyard-Choices-Failed"), b)
+	}
+	finished = map[int]bool{}
+	for _, e := range readSSE(t, strings.NewReader(string(b))) {
+		var c struct {
+			Choices []struct {
+				Index        int     `json:"index"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+		}
+		if e[1] == "[DONE]" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(e[1]), &c); err != nil {
+			t.Fatalf("%s: %v", e[1], err)
+		}
+		for _, ch := range c.Choices {
+			if ch.FinishReason != nil {
+				finished[ch.Index] = true
+			}
+		}
+	}
+	if len(finished) != 2 || !finished[0] || !finished[1] {
+		t.Errorf("text completion: finished choices %v, want 0 and 1", finished)
+	}
 }

@@ -102,3 +102,55 @@ func TestLegacyTextCompletions(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyTextCompletionsStreamChoices: a streamed text completion with n choices is one
+// stream whose chunks carry one choice each, by index (echo on each choice's first), a
+// finish reason on each choice's last, the usage summed, then [DONE] — as OpenAI streams
+// them and as /v1/chat/completions does.
+func TestLegacyTextCompletionsStreamChoices(t *testing.T) {
+	hs, _, _ := completionsServer(t)
+	resp, b := do2(t, "POST", hs.URL+"/v1/completions", testKey, `{"model":"up/ok","prompt":"Stream it","n":2,"echo":true,"stream":true,"stream_options":{"include_usage":true}}`, nil)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("stream: %d %s", resp.StatusCode, b)
+	}
+	text, finish := map[int]string{}, map[int]string{}
+	var ids []string
+	var usage, done bool
+	for _, ev := range readSSE(t, strings.NewReader(string(b))) {
+		if ev[1] == "[DONE]" {
+			done = true
+			continue
+		}
+		var ck struct {
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			Choices []struct {
+				Text         string  `json:"text"`
+				Index        int     `json:"index"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage *struct {
+				TotalTokens int `json:"total_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal([]byte(ev[1]), &ck); err != nil || ck.Object != "text_completion" {
+			t.Fatalf("chunk %q: %v", ev[1], err)
+		}
+		ids = append(ids, ck.ID)
+		for _, c := range ck.Choices {
+			text[c.Index] += c.Text
+			if c.FinishReason != nil {
+				finish[c.Index] = *c.FinishReason
+			}
+		}
+		usage = usage || ck.Usage != nil && ck.Usage.TotalTokens == 20
+	}
+	if len(text) != 2 || text[0] != "Stream itHello from ok" || text[1] != "Stream itHello from ok" || finish[0] != "stop" || finish[1] != "stop" || !usage || !done {
+		t.Fatalf("choices %v finish %v usage %v done %v:\n%s", text, finish, usage, done, b)
+	}
+	for _, id := range ids {
+		if id != ids[0] || !strings.HasPrefix(id, "cmpl-") {
+			t.Fatalf("chunk ids %v: one id, cmpl-…", ids)
+		}
+	}
+}
