@@ -186,7 +186,7 @@ func TestBackgroundResponseCancel(t *testing.T) {
 // object (code and message).
 func TestBackgroundResponseFails(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.DefaultMaxRetries = -1 })
-	h.a.on("m", step{err: upstreamErr(providers.ErrBadRequest, 400, 0)})
+	h.a.on("m", step{err: upstreamErr(providers.KindBadRequest, 400, 0)})
 	o, err := startBackground(t, h.g, "alice", `{"model":"a/m","input":"hi","background":true}`)
 	if err != nil {
 		t.Fatal(err)

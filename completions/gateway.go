@@ -241,6 +241,8 @@ type Gateway struct {
 	// (see StoreResponse): the earlier answers of a conversation are read from it.
 	keptResponses recentCache[*chainLink]
 	writer        *turnWriter // WriteBehind only
+	// bg are the background /v1/responses runs of this process (Close cuts them).
+	bg backgroundRuns
 	// cacheWrites are the response cache's writes under way (Close waits for them).
 	cacheWrites cacheWriters
 	schemas     schemaSet // tool and output schemas that compiled
@@ -367,12 +369,15 @@ func New(opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Close commits the turns queued by WriteBehind and stops the background writer; turns
+// Close cuts the background responses under way (they end failed, saying so) and waits for
+// them to record their end. It commits the turns queued by WriteBehind and stops the background writer; turns
 // saved afterwards are written through. It also waits for the response cache's writes
 // under way (answers made afterwards are not cached). It returns ctx's error if ctx ends
 // first (the writers then go on in the background). Close the Gateway before its Store.
 func (g *Gateway) Close(ctx context.Context) error {
-	cerr := g.cacheWrites.close(ctx)
+	// Background responses under way end failed (their end is written to the store).
+	berr := g.bg.close(ctx)
+	cerr := errors.Join(berr, g.cacheWrites.close(ctx))
 	if g.writer == nil {
 		return cerr
 	}

@@ -20,7 +20,8 @@ import (
 // usage, cost, ledger) as /v1/chat/completions; the answer is translated back into a
 // "response" object or its typed stream events. Answers are kept in the gateway's store
 // unless the request says store: false (responsestore.go), so previous_response_id
-// continues a conversation; conversation and background are refused.
+// continues a conversation; background: true runs the request on after answering
+// (background.go).
 
 // ResponsesRequest is the body of POST /v1/responses.
 type ResponsesRequest struct {
@@ -60,7 +61,11 @@ type ResponsesRequest struct {
 	// before input, and the request's and the answer's items are added to it
 	// (Gateway.ContinueResponse, Gateway.StoreResponse). Not with previous_response_id.
 	Conversation json.RawMessage `json:"conversation,omitempty" jsonschema:"oneof_type=string;object"`
-	Background   *bool           `json:"background,omitempty" jsonschema:"-"`
+	// Background answers at once with the response queued and runs the request on
+	// (Gateway.StartBackgroundResponse): poll GET /v1/responses/{id}, cancel with POST
+	// /v1/responses/{id}/cancel. It needs store (not false); not with stream or
+	// conversation on this gateway.
+	Background *bool `json:"background,omitempty"`
 	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
@@ -297,8 +302,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("previous_response_id", "needs the stored conversation: call Gateway.ContinueResponse first")
 	case present(r.Conversation) && !r.continued:
 		return nil, invalid("conversation", "needs the stored conversation: call Gateway.ContinueResponse first")
-	case r.Background != nil && *r.Background:
-		return nil, invalid("background", "is not supported")
+	}
+	if err := r.checkBackground(); err != nil {
+		return nil, err
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
@@ -632,6 +638,9 @@ type ResponseObject struct {
 	// Gateway.StoreResponse).
 	PreviousResponseID *string `json:"previous_response_id" jsonschema:"nullable"`
 	Store              bool    `json:"store"`
+	// Background says the response was asked in the background (status queued or
+	// in_progress until it ends: completed, incomplete, failed or cancelled).
+	Background bool `json:"background,omitempty"`
 	// Conversation is the conversation the request named (absent when none).
 	Conversation *OpenAIConversationRef `json:"conversation,omitempty"`
 	// Switchyard carries the answering provider, costs and attempts (extension).

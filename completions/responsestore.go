@@ -50,6 +50,11 @@ type StoredResponsesOptions struct {
 	// conversation is a validation error (start a new one), found before more than the
 	// bound is read. 0 means DefaultMaxHistoryBytes.
 	MaxHistoryBytes int64
+	// BackgroundStaleAfter is how long a background response's heartbeat may stay
+	// unchanged before its run counts as dead (its process stopped): it then reads failed.
+	// The run beats every quarter of it (at least every second). 0 means
+	// DefaultBackgroundStaleAfter.
+	BackgroundStaleAfter time.Duration
 }
 
 // DefaultMaxHistoryBytes is the default bound of a conversation's items: 80 MiB, eight
@@ -83,6 +88,8 @@ type storedResponse struct {
 	Input    []ResponsesItem `json:"input"`
 	Response *ResponseObject `json:"response"`
 	Expires  time.Time       `json:"expires"`
+	// Run is a background response's run (background.go); nil for the others.
+	Run *backgroundRun `json:"run,omitempty"`
 }
 
 // chainLink is what the later turns of a conversation need of a stored answer, kept in
@@ -239,6 +246,9 @@ func (g *Gateway) responseChain(ctx context.Context, owner, id string, maxBytes 
 			if err != nil {
 				return nil, chainError(err, id, next, len(chain) == 0)
 			}
+			if unfinished(rec.Response.Status) {
+				return nil, invalid("previous_response_id", "response %q is still %s in the background: wait until it ends", next, rec.Response.Status)
+			}
 			l = linkOf(rec)
 			g.keptResponses.put(next, l, l.Bytes, now)
 		}
@@ -310,7 +320,7 @@ func (g *Gateway) storedResponse(ctx context.Context, owner, id string) (*stored
 	if !store.Owns(owner, rec.Owner) || !g.opts.Now().Before(rec.Expires) || rec.Response == nil {
 		return nil, &responseNotFoundError{id: id}
 	}
-	return &rec, nil
+	return g.endStale(ctx, id, &rec)
 }
 
 // deletedResponses are the ids of owner's deleted answers whose time is not over.
@@ -461,6 +471,7 @@ func (g *Gateway) DeleteResponse(ctx context.Context, owner, id string) error {
 	if err != nil {
 		return fmt.Errorf("completions: delete response %s: %w", id, err)
 	}
+	g.bg.cancel(id, errBackgroundLost) // a background run of this process stops; another's at its heartbeat
 	g.forget(id, rec)
 	return nil
 }

@@ -445,7 +445,8 @@ func completionsError(err error) *APIError {
 // previous_response_id brings the stored conversation it ends (Gateway.ContinueResponse);
 // the answer is stored (Gateway.StoreResponse) unless the request says store: false, before
 // the client gets its end, and its output items are kept for the caller's item_reference
-// items (Gateway.KeepResponseItems).
+// items (Gateway.KeepResponseItems). background: true answers at once with the response
+// queued and runs it on (Gateway.StartBackgroundResponse).
 func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
 	var rreq completions.ResponsesRequest
@@ -474,6 +475,19 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	req, err := creq.ToRequest()
 	if err != nil {
 		return s.openAIError(w, r, err)
+	}
+	if rreq.Background != nil && *rreq.Background {
+		// Answered at once (queued), run on in this process: GET polls it, cancel stops it.
+		nameModelGroup(w, g, req)
+		if err := applyRequestHeaders(r, req); err != nil {
+			return s.openAIError(w, r, err)
+		}
+		o, err := g.StartBackgroundResponse(r.Context(), completionsScope(r, received), owner, &rreq, req)
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		writeJSON(w, http.StatusOK, o)
+		return nil
 	}
 	newObject := func(msgID string) *completions.ResponseObject {
 		o := completions.NewResponseObject(&rreq, completions.NewResponseID(msgID), received)

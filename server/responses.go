@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -36,11 +37,11 @@ var storedResponseErrors = map[int]string{
 // (completions.Gateway.StoreResponse), as OpenAI's Responses API has them.
 func (s *Server) responseRoutes(g *completions.Gateway) {
 	tags := []string{"Completions"}
-	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}", Summary: "A stored /v1/responses answer, as it was given",
+	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}", Summary: "A stored /v1/responses answer, as it was given; a background one shows queued or in_progress until it ends (failed when its run's process died)",
 		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: storedResponseErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			if r.URL.Query().Get("stream") == "true" {
-				ae := Validation(http.StatusBadRequest, "stream: only background responses can be streamed again, and this gateway runs none")
+				ae := Validation(http.StatusBadRequest, "stream: this gateway does not stream background responses: poll GET /v1/responses/{response_id} until its status is no longer queued or in_progress")
 				ae.Param = "stream"
 				return ae
 			}
@@ -51,7 +52,7 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, o)
 			return nil
 		})
-	s.Handle(Route{Method: "DELETE", Path: "/v1/responses/{response_id}", Summary: "Delete a stored /v1/responses answer (it can no longer be continued, nor can the answers after it)",
+	s.Handle(Route{Method: "DELETE", Path: "/v1/responses/{response_id}", Summary: "Delete a stored /v1/responses answer (it can no longer be continued, nor can the answers after it); a background one still running is cancelled",
 		Tags: tags, Response: responseDeletion{}, ScopedKeys: true, Errors: storedResponseErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.PathValue("response_id")
@@ -61,13 +62,21 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, responseDeletion{ID: id, Object: "response", Deleted: true})
 			return nil
 		})
-	s.Handle(Route{Method: "POST", Path: "/v1/responses/{response_id}/cancel", Summary: "OpenAI's cancel of a background response: this gateway runs none, so a stored answer is a 400",
-		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: storedResponseErrors},
+	s.Handle(Route{Method: "POST", Path: "/v1/responses/{response_id}/cancel", Summary: "Cancel a background response: one not ended yet ends cancelled (its run stops, on whichever replica runs it); one ended is answered as it is; a synchronous one is a 400",
+		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: map[int]string{
+			400: "the response was not asked in the background (Cannot cancel a synchronous response.)",
+			404: storedResponseErrors[404],
+		}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			if _, err := g.StoredResponse(r.Context(), responsesOwner(r), r.PathValue("response_id")); err != nil {
+			o, err := g.CancelResponse(r.Context(), responsesOwner(r), r.PathValue("response_id"))
+			if errors.Is(err, completions.ErrSynchronousResponse) {
+				return Validation(http.StatusBadRequest, "Cannot cancel a synchronous response.")
+			}
+			if err != nil {
 				return err
 			}
-			return Validation(http.StatusBadRequest, "Cannot cancel a synchronous response.")
+			writeJSON(w, http.StatusOK, o)
+			return nil
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}/input_items", Summary: "The items a stored answer was given: those of the answers before it in its conversation and its own input",
 		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: storedResponseErrors, Query: itemListParams},

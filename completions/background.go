@@ -1,0 +1,464 @@
+package completions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/jobqueue"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// OpenAI's background mode of the Responses API (background: true): the request is
+// answered at once with the response in status queued, and answered on in this process;
+// clients poll GET /v1/responses/{id} (Gateway.StoredResponse) until it ends, and may
+// cancel it (Gateway.CancelResponse). The run lives in the stored response's record (its
+// run: an id, a heartbeat, a cancel asked), so replicas on one store see its status, a
+// cancel asked on another replica stops it at the next heartbeat, and a run whose process
+// died (its heartbeat older than StoredResponsesOptions.BackgroundStaleAfter) reads failed
+// — as batch runs and the job queues' workers do (jobqueue.KeepAlive, jobqueue.Stale). A run
+// is not taken over by another process: its request is not replayed (it may have been
+// paid for), the client sends it again.
+
+// DefaultBackgroundStaleAfter is how long a background response's heartbeat may stay
+// unchanged before its run counts as dead, by default.
+const DefaultBackgroundStaleAfter = 30 * time.Second
+
+// ErrSynchronousResponse is CancelResponse's error for a response that was not asked in
+// the background (OpenAI: "Cannot cancel a synchronous response.").
+var ErrSynchronousResponse = errors.New("completions: Cannot cancel a synchronous response.")
+
+// ErrGatewayClosed means the Gateway was closed: it starts no more background responses.
+var ErrGatewayClosed = errors.New("completions: the gateway is closed")
+
+// The causes a background run's context ends with.
+var (
+	errBackgroundCancelled = errors.New("completions: the background response was cancelled")
+	errBackgroundLost      = errors.New("completions: the background response's record was deleted or ended elsewhere")
+)
+
+// backgroundRun is the run of a background response, in its stored record.
+type backgroundRun struct {
+	// ID names this run (a record shows the run that owns it).
+	ID string `json:"id"`
+	// Heartbeat is when the run's process last said it was alive.
+	Heartbeat time.Time `json:"heartbeat"`
+	// CancelRequested is set by a cancel (on any replica); the run stops at its next beat.
+	CancelRequested bool `json:"cancel_requested,omitempty"`
+}
+
+// unfinished reports whether status is a background response's before its end.
+func unfinished(status string) bool { return status == "queued" || status == "in_progress" }
+
+// backgroundRuns are the background responses this process runs.
+type backgroundRuns struct {
+	mu     sync.Mutex
+	closed bool
+	runs   map[string]context.CancelCauseFunc // by response id
+	wg     sync.WaitGroup
+}
+
+// add registers the run of response id (cancel ends it); false once closed.
+func (b *backgroundRuns) add(id string, cancel context.CancelCauseFunc) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false
+	}
+	if b.runs == nil {
+		b.runs = map[string]context.CancelCauseFunc{}
+	}
+	b.runs[id] = cancel
+	b.wg.Add(1)
+	return true
+}
+
+// done unregisters the run of response id.
+func (b *backgroundRuns) done(id string) {
+	b.mu.Lock()
+	delete(b.runs, id)
+	b.mu.Unlock()
+	b.wg.Done()
+}
+
+// cancel ends the run of response id in this process, if it runs it.
+func (b *backgroundRuns) cancel(id string, cause error) {
+	b.mu.Lock()
+	c := b.runs[id]
+	b.mu.Unlock()
+	if c != nil {
+		c(cause)
+	}
+}
+
+// running reports whether this process runs response id.
+func (b *backgroundRuns) running(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runs[id] != nil
+}
+
+// close cuts every run and waits for them to end (and record their end) or ctx.
+func (b *backgroundRuns) close(ctx context.Context) error {
+	b.mu.Lock()
+	b.closed = true
+	for _, c := range b.runs {
+		c(ErrGatewayClosed)
+	}
+	b.mu.Unlock()
+	done := make(chan struct{})
+	go func() { b.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("completions: background responses still ending: %w", ctx.Err())
+	}
+}
+
+// backgroundStaleAfter is the configured BackgroundStaleAfter or its default.
+func (g *Gateway) backgroundStaleAfter() time.Duration {
+	if d := g.opts.StoredResponses.BackgroundStaleAfter; d > 0 {
+		return d
+	}
+	return DefaultBackgroundStaleAfter
+}
+
+// checkBackground checks the settings a background request may not have (ToChatRequest).
+func (r *ResponsesRequest) checkBackground() error {
+	if r.Background == nil || !*r.Background {
+		return nil
+	}
+	switch {
+	case r.Stream:
+		return invalid("stream", "cannot be true with background: this gateway does not stream background responses; poll GET /v1/responses/{response_id} instead")
+	case r.Store != nil && !*r.Store:
+		return invalid("background", "Background mode requires store to be true: a background response is stored so that it can be read back (send store: true or leave it out)")
+	case present(r.Conversation):
+		return invalid("background", "cannot be used with conversation on this gateway: continue with previous_response_id instead")
+	}
+	return nil
+}
+
+// StartBackgroundResponse answers r (background: true; req is its gateway request, as
+// ToChatRequest and ToRequest give it) in the background for owner under scope: it stores
+// the response in status queued and returns it at once; the answer is then stored under
+// the same id as StoreResponse would (completed, incomplete, or failed with an error
+// object for an upstream failure) unless a cancel or a delete came first. The run is
+// bounded as a synchronous request is (Options.RequestTimeout, the scope's budget), sees
+// the same observers and ledger, keeps ctx's values but not its end, and stops on Close.
+func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owner string, r *ResponsesRequest, req *Request) (*ResponseObject, error) {
+	switch {
+	case r.Background == nil || !*r.Background:
+		return nil, invalid("background", "must be true to start a background response")
+	case !g.StoresResponses():
+		return nil, invalid("background", "is not supported: this gateway keeps no responses (serve --responses-store=false), and a background response must be stored")
+	}
+	if err := r.checkBackground(); err != nil {
+		return nil, err
+	}
+	if r.conversationID != "" {
+		return nil, invalid("background", "cannot be used with conversation on this gateway: continue with previous_response_id instead")
+	}
+	now := g.opts.Now()
+	created := scope.Received
+	if created.IsZero() {
+		created = now
+	}
+	id := newBackgroundID("resp")
+	o := NewResponseObject(r, id, created)
+	o.Status, o.Background, o.Store = "queued", true, true
+	ttl := g.opts.StoredResponses.TTL
+	if ttl <= 0 {
+		ttl = DefaultResponsesTTL
+	}
+	var own []ResponsesItem
+	if r.Input.IsText {
+		own = []ResponsesItem{userTextItem(r.Input.Text)}
+	} else {
+		own = slices.Clone(r.Input.Items[r.history:])
+	}
+	for i := range own {
+		if own[i].ID == "" {
+			own[i].ID = newItemID(own[i].Type)
+		}
+	}
+	run := &backgroundRun{ID: newBackgroundID("run"), Heartbeat: time.Now().UTC()}
+	kept := *o
+	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: own, Response: &kept, Expires: now.Add(ttl), Run: run}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	if !g.bg.add(id, cancel) {
+		cancel(ErrGatewayClosed)
+		return nil, ErrGatewayClosed
+	}
+	b, err := json.Marshal(rec)
+	if err == nil {
+		err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+			if err := tx.Put(ctx, store.Responses, id, b); err != nil {
+				return err
+			}
+			return tx.Put(ctx, store.ResponseExpiry, expiryKey(rec.Expires, id), nil)
+		})
+	}
+	if err != nil {
+		cancel(err)
+		g.bg.done(id)
+		return nil, fmt.Errorf("completions: store background response %s: %w", id, err)
+	}
+	go g.runBackground(runCtx, cancel, scope, owner, rec, req)
+	return o, nil
+}
+
+// runBackground answers the background response rec under run's context.
+func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseFunc, scope Scope, owner string, rec *storedResponse, req *Request) {
+	id, runID := rec.Response.ID, rec.Run.ID
+	defer g.bg.done(id)
+	defer cancel(nil)
+	if _, err := g.updateRun(ctx, id, runID, func(cur *storedResponse) bool {
+		if cur.Response.Status != "queued" {
+			return false
+		}
+		cur.Response.Status = "in_progress"
+		return true
+	}); err != nil {
+		g.log.Warn("responses: mark a background response in progress", "response_id", id, "err", err)
+	}
+	// The heartbeat also watches for a cancel asked on another replica: at least every
+	// second, as a batch run does.
+	stopBeat := jobqueue.KeepAlive(ctx, min(g.backgroundStaleAfter(), 4*time.Second), g.backgroundBeat(id, runID), cancel,
+		errBackgroundLost, errBackgroundCancelled, func(err error) {
+			g.log.Warn("responses: background heartbeat", "response_id", id, "err", err)
+		})
+	resp, err := g.Complete(ctx, scope, req)
+	stopBeat()
+
+	o := *rec.Response
+	o.Output = []ResponseOutputItem{}
+	var cf *ContentFilterError
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil:
+		o.Complete(resp)
+	case errors.As(err, &cf):
+		o.Complete(filteredResponse(cf))
+	case errors.Is(cause, errBackgroundCancelled), errors.Is(cause, errBackgroundLost):
+		// A cancel ended it (the record says cancelled, or CancelRequested), or the record
+		// is gone: nothing to write but a cancel asked whose mark is not a status yet.
+		o.Status = "cancelled"
+	case errors.Is(cause, ErrGatewayClosed):
+		o.Status, o.Error = "failed", &ResponseError{Code: "server_error", Message: "the gateway shut down before this background response was answered; send the request again"}
+	default:
+		o.Status, o.Error = "failed", &ResponseError{Code: backgroundErrorCode(err), Message: strings.TrimPrefix(err.Error(), "completions: ")}
+	}
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), storeBackgroundTimeout)
+	defer wcancel()
+	wrote, err := g.updateRun(wctx, id, runID, func(cur *storedResponse) bool {
+		if !unfinished(cur.Response.Status) {
+			return false // cancelled (or ended) elsewhere: that stands
+		}
+		kept := o
+		cur.Response = &kept
+		return true
+	}, o.Output...)
+	if err != nil {
+		g.log.Warn("responses: the background answer is not stored", "response_id", id, "err", err)
+		return
+	}
+	if wrote && o.Status != "failed" && o.Status != "cancelled" {
+		g.KeepResponseItems(owner, &o)
+	}
+}
+
+// storeBackgroundTimeout bounds the write of a background response's end.
+const storeBackgroundTimeout = 10 * time.Second
+
+// filteredResponse is the answer of a request a content filter refused (see the server's
+// contentFilteredResponse): an incomplete response with the usage the call is billed.
+func filteredResponse(cf *ContentFilterError) *Response {
+	resp := &Response{FinishReason: "content_filter", Attempts: cf.Attempts, ResponseMessageID: cf.ResponseMessageID, Usage: cf.Usage, UsageEstimated: cf.UsageEstimated}
+	resp.Provider, resp.Model, _ = strings.Cut(cf.Model, "/")
+	if resp.ResponseMessageID == "" {
+		resp.ResponseMessageID = newBackgroundID("filtered")
+	}
+	return resp
+}
+
+// backgroundErrorCode is the code of a failed background response's error, OpenAI's.
+func backgroundErrorCode(err error) string {
+	switch {
+	case errors.Is(err, ErrBudgetExceeded), errors.Is(err, ErrTokenRate), errors.Is(err, ErrBudgetBusy):
+		return "rate_limit_exceeded"
+	case errors.Is(err, ErrInvalid):
+		return "invalid_prompt"
+	}
+	return "server_error"
+}
+
+// updateRun changes the record of background response id while run runID owns it: change
+// returns whether to write it. It reports whether it wrote; a record gone or owned by
+// another run is left alone. outputs are indexed for item_reference.
+func (g *Gateway) updateRun(ctx context.Context, id, runID string, change func(*storedResponse) bool, outputs ...ResponseOutputItem) (bool, error) {
+	wrote := false
+	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		wrote = false
+		cur, err := readRecord(ctx, tx, id)
+		if err != nil || cur == nil || cur.Run == nil || cur.Run.ID != runID || !change(cur) {
+			return err
+		}
+		b, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		if err := tx.Put(ctx, store.Responses, id, b); err != nil {
+			return err
+		}
+		for _, out := range outputs {
+			if err := tx.Put(ctx, store.ResponseItems, out.ID, []byte(id)); err != nil {
+				return err
+			}
+		}
+		wrote = true
+		return nil
+	})
+	return wrote, err
+}
+
+// readRecord reads the record of response id in tx: nil when there is none.
+func readRecord(ctx context.Context, tx store.Reader, id string) (*storedResponse, error) {
+	b, err := tx.Get(ctx, store.Responses, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec storedResponse
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Response == nil {
+		return nil, fmt.Errorf("completions: decode response %s: %w", id, errors.Join(err, errors.New("no response")))
+	}
+	return &rec, nil
+}
+
+// backgroundBeat is the heartbeat of run runID of response id (jobqueue.KeepAlive): lost
+// when the record is gone or another run's; cancelled when a cancel was asked (its status
+// cancelled, or CancelRequested).
+func (g *Gateway) backgroundBeat(id, runID string) jobqueue.Beat {
+	return func(ctx context.Context) (lost, cancelled bool, err error) {
+		err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+			lost, cancelled = false, false
+			cur, err := readRecord(ctx, tx, id)
+			switch {
+			case err != nil:
+				return err
+			case cur == nil || cur.Run == nil || cur.Run.ID != runID:
+				lost = true
+				return nil
+			case cur.Run.CancelRequested || !unfinished(cur.Response.Status):
+				cancelled = true
+				return nil
+			}
+			cur.Run.Heartbeat = time.Now().UTC()
+			b, err := json.Marshal(cur)
+			if err != nil {
+				return err
+			}
+			return tx.Put(ctx, store.Responses, id, b)
+		})
+		return lost, cancelled, err
+	}
+}
+
+// endStale ends rec (response id) failed when its run is unfinished and its process died:
+// its heartbeat older than BackgroundStaleAfter, and not a run of this process. It returns
+// the record as it now is.
+func (g *Gateway) endStale(ctx context.Context, id string, rec *storedResponse) (*storedResponse, error) {
+	if rec.Run == nil || !unfinished(rec.Response.Status) || g.bg.running(id) {
+		return rec, nil
+	}
+	if dead, _ := jobqueue.Stale(rec.Run.Heartbeat, time.Now(), g.backgroundStaleAfter()); !dead {
+		return rec, nil
+	}
+	seen := rec.Run.Heartbeat
+	failed := &ResponseError{Code: "server_error", Message: fmt.Sprintf("the process running this background response stopped (its last heartbeat was at %s); send the request again", seen.UTC().Format(time.RFC3339))}
+	out := rec
+	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := readRecord(ctx, tx, id)
+		if err != nil || cur == nil {
+			return err
+		}
+		out = cur
+		if cur.Run == nil || !unfinished(cur.Response.Status) || !cur.Run.Heartbeat.Equal(seen) {
+			return nil // ended, or alive again, since the read
+		}
+		cur.Response.Status, cur.Response.Error = "failed", failed
+		b, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		return tx.Put(ctx, store.Responses, id, b)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("completions: end the dead run of response %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// CancelResponse cancels the background response id of owner: one not ended yet ends
+// cancelled (its run stops, here or on the replica running it, with no further upstream
+// work) and is returned so; one already ended is returned as it is, as OpenAI does. A
+// response not asked in the background is ErrSynchronousResponse; one not kept for owner
+// matches ErrResponseNotFound.
+func (g *Gateway) CancelResponse(ctx context.Context, owner, id string) (*ResponseObject, error) {
+	rec, err := g.storedResponse(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Run == nil && !rec.Response.Background {
+		return nil, ErrSynchronousResponse
+	}
+	if !unfinished(rec.Response.Status) {
+		return rec.Response, nil
+	}
+	out := rec.Response
+	err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := readRecord(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return &responseNotFoundError{id: id}
+		}
+		out = cur.Response
+		if cur.Run == nil || !unfinished(cur.Response.Status) {
+			return nil
+		}
+		cur.Response.Status, cur.Run.CancelRequested = "cancelled", true
+		b, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		return tx.Put(ctx, store.Responses, id, b)
+	})
+	if err != nil {
+		if errors.Is(err, ErrResponseNotFound) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("completions: cancel response %s: %w", id, err)
+	}
+	g.bg.cancel(id, errBackgroundCancelled)
+	return out, nil
+}
+
+// newBackgroundID is a new id with prefix: prefix, "_" and 32 hex digits.
+func newBackgroundID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
