@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // BreakerOptions configures the per-model circuit breaker: after Failures consecutive
@@ -15,7 +17,8 @@ import (
 // streams) the gateway skips it for Cooldown (±20% jitter), then lets one request probe it;
 // the probe's success closes the breaker, its failure opens it again. A request whose
 // every remaining model is open still tries the first of them (as a probe), so the breaker
-// never turns a degraded provider into a total outage.
+// never turns a degraded provider into a total outage. With Options.SharedLimits, a breaker
+// one process opens opens on the other processes of the store at their next Sync.
 type BreakerOptions struct {
 	// Failures opens the breaker; default 5, negative disables the breaker.
 	Failures int
@@ -37,6 +40,34 @@ type breakers struct {
 	log  *slog.Logger
 	mu   sync.Mutex
 	m    map[string]*breaker
+	// shared tells the other processes of the store when a breaker opens here (share).
+	shared *store.Counters
+}
+
+// sharedTrips is the key prefix of a model's breaker trips in Options.SharedLimits.
+const sharedTrips = "breaker/"
+
+// share has b count its trips in c and open a breaker whenever another process of the
+// store says it opened its own (c nil: nothing is shared). A breaker open or probing here
+// keeps its state: this process has news of its own.
+func (b *breakers) share(c *store.Counters) {
+	if c == nil || b.disabled() {
+		return
+	}
+	b.shared = c
+	c.Subscribe(sharedTrips, func(key string, _ int64, now time.Time) {
+		model := strings.TrimPrefix(key, sharedTrips)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		br := b.m[model]
+		if br == nil {
+			br = &breaker{state: BreakerClosed}
+			b.m[model] = br
+		}
+		if br.state == BreakerClosed {
+			b.trip(model, br, now, "opened on another replica")
+		}
+	})
 }
 
 type breaker struct {
@@ -117,18 +148,28 @@ func (b *breakers) record(model string, err error, now time.Time, tight bool) {
 		}
 		br.failures++
 		if br.failures >= b.opts.Failures {
-			b.trip(model, br, now, kind)
+			b.trip(model, br, now, kind.String())
+			b.tell(model, now)
 		}
 	default: // the probe failed
-		b.trip(model, br, now, kind)
+		b.trip(model, br, now, kind.String())
+		b.tell(model, now)
 	}
 }
 
-func (b *breakers) trip(model string, br *breaker, now time.Time, kind providers.ErrorKind) {
+// trip opens br for the cool-down (jittered); after says why, for the log.
+func (b *breakers) trip(model string, br *breaker, now time.Time, after string) {
 	cool := time.Duration(float64(b.opts.Cooldown) * (0.8 + 0.4*rand.Float64()))
 	br.until = now.Add(cool)
 	br.failures = 0
-	b.set(model, br, BreakerOpen, "after", kind.String(), "cooldown", cool.Round(time.Millisecond).String())
+	b.set(model, br, BreakerOpen, "after", after, "cooldown", cool.Round(time.Millisecond).String())
+}
+
+// tell counts a trip of model's breaker for the other processes (share).
+func (b *breakers) tell(model string, now time.Time) {
+	if b.shared != nil {
+		b.shared.Add(sharedTrips+model, 1, now)
+	}
 }
 
 // set moves br to state, logging real changes at info; a breaker that stays open (its model
