@@ -136,6 +136,7 @@ func Completions(g *completions.Gateway) Option {
 		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
+		s.litellmRoutes(g)
 		s.cacheRoutes(g)
 		s.responseRoutes(g)
 		s.openAIConversationRoutes(g)

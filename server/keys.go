@@ -40,38 +40,42 @@ const (
 	maxKeyNameLength = 256
 	// maxKeyModels bounds a virtual key's model list.
 	maxKeyModels = 100
+	// maxKeyMetadataBytes bounds a virtual key's metadata, as JSON.
+	maxKeyMetadataBytes = 16 << 10
 )
 
 // keyRequest is the body of POST /api/v1/keys.
 type keyRequest struct {
-	Name              string     `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
-	Models            []string   `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
-	MaxBudgetUSD      float64    `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
-	BudgetDuration    string     `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d (30d for monthly); empty for all time"`
-	MaxTokens         int64      `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
-	MaxRequests       int64      `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
-	RequestsPerMinute int        `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
-	TokensPerMinute   int64      `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
-	ExpiresAt         *time.Time `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
+	Name              string         `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
+	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
+	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
+	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d (30d for monthly); empty for all time"`
+	MaxTokens         int64          `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
+	MaxRequests       int64          `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
+	RequestsPerMinute int            `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
+	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
+	ExpiresAt         *time.Time     `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
+	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
 }
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
 type virtualKey struct {
-	ID                string     `json:"id" jsonschema:"description=The key's id (vk_ and 16 hex digits): not the key itself"`
-	Object            string     `json:"object" jsonschema:"description=Always api_key"`
-	Key               string     `json:"key,omitempty" jsonschema:"description=The key itself: shown once when it is issued and never again"`
-	Name              string     `json:"name,omitempty"`
-	Models            []string   `json:"models,omitempty"`
-	MaxBudgetUSD      float64    `json:"max_budget_usd,omitempty"`
-	BudgetDuration    string     `json:"budget_duration,omitempty"`
-	MaxTokens         int64      `json:"max_tokens,omitempty"`
-	MaxRequests       int64      `json:"max_requests,omitempty"`
-	RequestsPerMinute int        `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   int64      `json:"tokens_per_minute,omitempty"`
-	CreatedAt         time.Time  `json:"created_at"`
-	ExpiresAt         *time.Time `json:"expires_at,omitempty"`
-	Expired           bool       `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
-	Spend             keySpend   `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
+	ID                string         `json:"id" jsonschema:"description=The key's id (vk_ and 16 hex digits): not the key itself"`
+	Object            string         `json:"object" jsonschema:"description=Always api_key"`
+	Key               string         `json:"key,omitempty" jsonschema:"description=The key itself: shown once when it is issued and never again"`
+	Name              string         `json:"name,omitempty"`
+	Models            []string       `json:"models,omitempty"`
+	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string         `json:"budget_duration,omitempty"`
+	MaxTokens         int64          `json:"max_tokens,omitempty"`
+	MaxRequests       int64          `json:"max_requests,omitempty"`
+	RequestsPerMinute int            `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
+	CreatedAt         time.Time      `json:"created_at"`
+	ExpiresAt         *time.Time     `json:"expires_at,omitempty"`
+	Expired           bool           `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
+	Metadata          map[string]any `json:"metadata,omitempty"`
+	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 }
 
 // keySpend is what a virtual key used.
@@ -293,6 +297,11 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		}
 		l.ResetEvery = d
 	}
+	if req.Metadata != nil {
+		if b, err := json.Marshal(req.Metadata); err != nil || len(b) > maxKeyMetadataBytes {
+			return l, invalid("metadata: at most %d bytes of JSON, got %d", maxKeyMetadataBytes, len(b))
+		}
+	}
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
 		return l, invalid("expires_at: must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
 	}
@@ -343,6 +352,10 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
+	vk.Metadata = req.Metadata
+	if len(vk.Metadata) == 0 {
+		vk.Metadata = nil
+	}
 	vk.ExpiresAt = nil
 	if req.ExpiresAt != nil {
 		e := req.ExpiresAt.UTC()
@@ -441,12 +454,20 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
+	return s.applyKeyUpdate(ctx, g, owner, id, body, nil)
+}
+
+// applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
+// merged request inside the transaction before it is checked (LiteLLM's /key/update sets
+// one metadata label while keeping the others).
+func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(*keyRequest)) (*virtualKey, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
 	}
 	_, modelsGiven := given["models"]
 	_, expiryGiven := given["expires_at"]
+	_, metadataGiven := given["metadata"]
 	var vk virtualKey
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		rec, err := storedKeyOf(ctx, tx, owner, id)
@@ -455,9 +476,15 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
-			ExpiresAt: rec.ExpiresAt}
+			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata}
+		if metadataGiven {
+			req.Metadata = nil // replaced whole, not merged
+		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
+		}
+		if adjust != nil {
+			adjust(&req)
 		}
 		check := req
 		if !expiryGiven {

@@ -57,7 +57,7 @@ func litellmGenerate(t *testing.T, s *Server, body string) litellmGenerated {
 	return g
 }
 
-func litellmKeyInfo(t *testing.T, s *Server, caller, ref string) litellmInfo {
+func keyInfoViaLiteLLM(t *testing.T, s *Server, caller, ref string) litellmInfo {
 	t.Helper()
 	path := "/key/info"
 	if ref != "" {
@@ -131,14 +131,14 @@ func TestLiteLLMKeyLifecycle(t *testing.T) {
 
 	// /key/info by the key itself, by its token, and the calling key's own without ?key=.
 	for _, ref := range []string{g.Key, g.Token} {
-		info := litellmKeyInfo(t, s, testKey, ref)
+		info := keyInfoViaLiteLLM(t, s, testKey, ref)
 		if info.Token != g.Token || info.KeyAlias != "ci bot" || info.Spend <= 0 || info.MaxBudget == nil || *info.MaxBudget != 1.5 ||
 			len(info.Models) != 1 || info.Expires == nil || info.CreatedAt.IsZero() || info.TPMLimit == nil || *info.TPMLimit != 100000 ||
 			info.RPMLimit == nil || *info.RPMLimit != 60 || info.Metadata["env"] != "prod" || info.UserID != "u-1" {
 			t.Fatalf("info by %s: %+v", ref[:6], info)
 		}
 	}
-	if self := litellmKeyInfo(t, s, g.Key, ""); self.Token != g.Token || self.Spend <= 0 {
+	if self := keyInfoViaLiteLLM(t, s, g.Key, ""); self.Token != g.Token || self.Spend <= 0 {
 		t.Fatalf("own info %+v", self)
 	}
 
@@ -147,7 +147,7 @@ func TestLiteLLMKeyLifecycle(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("update: %d %s", r.status, r.raw)
 	}
-	info := litellmKeyInfo(t, s, testKey, g.Token)
+	info := keyInfoViaLiteLLM(t, s, testKey, g.Token)
 	if *info.MaxBudget != 5 || info.KeyAlias != "ci bot 2" || len(info.Models) != 2 || *info.RPMLimit != 60 || info.Metadata["env"] != "prod" || info.UserID != "u-1" {
 		t.Fatalf("after update %+v", info)
 	}
@@ -158,7 +158,7 @@ func TestLiteLLMKeyLifecycle(t *testing.T) {
 	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","duration":"1h"}`); r.status != http.StatusOK {
 		t.Fatalf("update duration: %d %s", r.status, r.raw)
 	}
-	if info := litellmKeyInfo(t, s, testKey, g.Token); info.Expires == nil || info.Expires.After(time.Now().Add(time.Hour+time.Minute)) {
+	if info := keyInfoViaLiteLLM(t, s, testKey, g.Token); info.Expires == nil || info.Expires.After(time.Now().Add(time.Hour+time.Minute)) {
 		t.Fatalf("expires after duration 1h: %v", info.Expires)
 	}
 
@@ -227,11 +227,11 @@ func TestLiteLLMKeyDuration(t *testing.T) {
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"duration":`+d+`}`), http.StatusBadRequest, "duration")
 	}
 	for body, field := range map[string]string{
-		`{"budget_duration":"soon"}`: "budget_duration",
-		`{"max_budget":-1}`:          "max_budget:",
-		`{"rpm_limit":-1}`:           "rpm_limit",
-		`{"tpm_limit":-1}`:           "tpm_limit",
-		`{"models":["nope/none"]}`:   "models[0]",
+		`{"budget_duration":"soon"}`:                       "budget_duration",
+		`{"max_budget":-1}`:                                "max_budget:",
+		`{"rpm_limit":-1}`:                                 "rpm_limit",
+		`{"tpm_limit":-1}`:                                 "tpm_limit",
+		`{"models":["nope/none"]}`:                         "models[0]",
 		`{"key_alias":"` + strings.Repeat("a", 300) + `"}`: "key_alias",
 	} {
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, body), http.StatusBadRequest, field)
@@ -281,7 +281,7 @@ func TestLiteLLMKeyScoping(t *testing.T) {
 	}
 	// A virtual key: its own info only; no issuing, listing, changing or deleting.
 	wantLiteLLMError(t, do(t, s, "GET", "/key/info?key="+g2.Token, g.Key, ""), http.StatusForbidden, "")
-	if info := litellmKeyInfo(t, s, g.Key, g.Token); info.Token != g.Token {
+	if info := keyInfoViaLiteLLM(t, s, g.Key, g.Token); info.Token != g.Token {
 		t.Fatalf("own info by token %+v", info)
 	}
 	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", g.Key, `{}`), http.StatusForbidden, "")
@@ -296,7 +296,7 @@ func TestLiteLLMKeyScoping(t *testing.T) {
 		wantLiteLLMError(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+ref+`","max_budget":1}`), http.StatusNotFound, ref)
 	}
 	wantLiteLLMError(t, do(t, s, "POST", "/key/delete", testKey, `{"keys":["`+g.Token+`","vk_0000000000000000"]}`), http.StatusNotFound, "vk_0000000000000000")
-	litellmKeyInfo(t, s, testKey, g.Token)
+	keyInfoViaLiteLLM(t, s, testKey, g.Token)
 	wantLiteLLMError(t, do(t, s, "POST", "/key/delete", testKey, `{}`), http.StatusBadRequest, "keys")
 	wantLiteLLMError(t, do(t, s, "POST", "/key/update", testKey, `{"max_budget":1}`), http.StatusBadRequest, "key")
 	// Without a key at all: 401 in the same envelope.

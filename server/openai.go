@@ -22,14 +22,14 @@ func openAIPath(path string) bool {
 
 // respondError writes ae in the shape of r's route family: Anthropic's envelope on
 // /v1/messages (see writeAnthropicError), OpenAI's elsewhere under /v1/ (see
-// writeOpenAIError), Switchyard's uniform body elsewhere. cause, when not nil, is the
+// writeOpenAIError) and on LiteLLM's /key/ routes (its proxy answers in that envelope), Switchyard's uniform body elsewhere. cause, when not nil, is the
 // error ae was made from (it supplies param and the 404 of an unknown model).
 func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIError, cause error) {
 	if anthropicPath(r.URL.Path) {
 		writeAnthropicError(w, ae, cause)
 		return
 	}
-	if openAIPath(r.URL.Path) {
+	if openAIPath(r.URL.Path) || litellmPath(r.URL.Path) {
 		writeOpenAIError(w, ae, cause)
 		return
 	}

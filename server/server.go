@@ -157,6 +157,16 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	s.shareRates(cfg.SharedLimits)
 	s.Handle(Route{Method: "GET", Path: "/healthz", Summary: "Liveness check", Public: true, Response: health{},
 		Errors: map[int]string{503: "draining (the server is shutting down: --shutdown-delay) or store unavailable"}}, s.handleHealth)
+	for _, path := range []string{"/health/liveliness", "/health/liveness"} {
+		s.Handle(Route{Method: "GET", Path: path, Summary: "LiteLLM's liveness probe: the process answers", Public: true,
+			Tags: []string{"LiteLLM compatibility"}, Response: ""}, func(w http.ResponseWriter, r *http.Request) error {
+			writeJSON(w, http.StatusOK, "I'm alive!")
+			return nil
+		})
+	}
+	s.Handle(Route{Method: "GET", Path: "/health/readiness", Summary: "LiteLLM's readiness probe: 503 while draining or when the store does not answer (as /healthz)",
+		Public: true, Tags: []string{"LiteLLM compatibility"}, Response: readiness{},
+		Errors: map[int]string{503: "draining (the server is shutting down: --shutdown-delay) or store unavailable"}}, s.handleReadiness)
 	s.Handle(Route{Method: "GET", Path: "/api/v1/openapi.json", Summary: "This OpenAPI 3.1 document", Public: true}, s.handleOpenAPI)
 	for _, o := range opts {
 		if err := o(s); err != nil {
@@ -599,16 +609,45 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusServiceUnavailable, health{Status: "draining", Version: s.cfg.Version})
 		return nil
 	}
-	// Every request needs the store (keys live there): a server that cannot read it is
-	// taken out of rotation. A missing key is the expected answer.
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if _, err := s.cfg.Store.Get(ctx, store.ScopedKeys, "healthz"); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.storeAnswers(r.Context()); err != nil {
 		s.log.WarnContext(r.Context(), "healthz: the store does not answer", "err", err)
 		writeJSON(w, http.StatusServiceUnavailable, health{Status: "store unavailable", Version: s.cfg.Version})
 		return nil
 	}
 	writeJSON(w, http.StatusOK, health{Status: "ok", Version: s.cfg.Version})
+	return nil
+}
+
+// storeAnswers reads the store once (within 2 s): every request needs it (keys live
+// there), so a server that cannot read it is taken out of rotation. A missing key is the
+// expected answer.
+func (s *Server) storeAnswers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Store.Get(ctx, store.ScopedKeys, "healthz"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// readiness is the answer of LiteLLM's GET /health/readiness.
+type readiness struct {
+	Status  string `json:"status" jsonschema:"description=healthy, draining or unhealthy"`
+	DB      string `json:"db" jsonschema:"description=connected or Not connected: whether the store answers"`
+	Version string `json:"litellm_version" jsonschema:"description=Switchyard's version (LiteLLM's field name)"`
+}
+
+func (s *Server) handleReadiness(w http.ResponseWriter, r *http.Request) error {
+	if s.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, readiness{Status: "draining", DB: "connected", Version: s.cfg.Version})
+		return nil
+	}
+	if err := s.storeAnswers(r.Context()); err != nil {
+		s.log.WarnContext(r.Context(), "health/readiness: the store does not answer", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, readiness{Status: "unhealthy", DB: "Not connected", Version: s.cfg.Version})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, readiness{Status: "healthy", DB: "connected", Version: s.cfg.Version})
 	return nil
 }
 

@@ -1,0 +1,580 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// LiteLLM's proxy manages its virtual keys through /key/generate, /key/info, /key/update,
+// /key/delete and /key/list; the routes here answer those requests for scripts and admin
+// tools moved from it unchanged. They are translations onto the virtual keys of keys.go
+// (the same records, checks, limits and owner scoping as /api/v1/keys): LiteLLM's field
+// names become Switchyard's on the way in and back on the way out, and the failures name
+// LiteLLM's fields, in LiteLLM's envelope (OpenAI's: {"error": {"message", "type", "param",
+// "code"}}). A LiteLLM field that asks for something a virtual key cannot do is refused
+// with a 400 naming it rather than dropped (see litellmRefused).
+
+// litellmFieldNames maps LiteLLM's key fields onto keyRequest's.
+var litellmFieldNames = map[string]string{
+	"models":          "models",
+	"max_budget":      "max_budget_usd",
+	"key_alias":       "name",
+	"tpm_limit":       "tokens_per_minute",
+	"rpm_limit":       "requests_per_minute",
+	"budget_duration": "budget_duration",
+	"metadata":        "metadata",
+}
+
+// litellmRefused are LiteLLM key fields without an equivalent here, with the reason given
+// when one asks for something (an empty value — null, {}, [], "", 0, false — is accepted,
+// as LiteLLM's clients send their defaults).
+var litellmRefused = map[string]string{
+	"team_id":                      "Switchyard has no teams: a virtual key's limits are its own (keep a team label in metadata)",
+	"organization_id":              "Switchyard has no organizations (keep a label in metadata)",
+	"budget_id":                    "Switchyard has no shared budgets: set max_budget and budget_duration on the key",
+	"key":                          "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit key",
+	"guardrails":                   "Switchyard has no per-key guardrails",
+	"policies":                     "Switchyard has no per-key policies",
+	"prompts":                      "Switchyard has no per-key prompts",
+	"permissions":                  "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
+	"object_permission":            "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
+	"allowed_routes":               "a virtual key reaches the gateway's surfaces only; its routes cannot be chosen",
+	"allowed_passthrough_routes":   "Switchyard has no pass-through routes",
+	"model_max_budget":             "a key's budget covers all its models; per-model budgets are not supported",
+	"model_rpm_limit":              "a key's rpm_limit covers all its models; per-model limits are not supported",
+	"model_tpm_limit":              "a key's tpm_limit covers all its models; per-model limits are not supported",
+	"max_parallel_requests":        "Switchyard does not bound a key's concurrent requests: use rpm_limit",
+	"soft_budget":                  "Switchyard has no soft budgets (alerts); max_budget is a hard bound",
+	"aliases":                      "Switchyard has no per-key model aliases (model groups are configured on the server)",
+	"config":                       "Switchyard has no per-key configuration",
+	"tags":                         "Switchyard has no per-key tags: requests are tagged key:<token> already, and with X-Switchyard-Tags",
+	"enforced_params":              "Switchyard has no per-key enforced parameters",
+	"allowed_cache_controls":       "Switchyard has no per-key cache controls",
+	"blocked":                      "Switchyard has no blocked state: delete the key (POST /key/delete) or set a past duration",
+	"spend":                        "a key's spend is metered by the server and cannot be set",
+	"send_invite_email":            "Switchyard sends no e-mail",
+	"rpm_limit_type":               "Switchyard's rpm_limit is a plain bound (no throughput types)",
+	"tpm_limit_type":               "Switchyard's tpm_limit is a plain bound (no throughput types)",
+	"tpd_limit":                    "Switchyard has no tokens-per-day bound: use tpm_limit, or max_budget with budget_duration",
+	"allowed_vector_store_indexes": "Switchyard has no vector stores",
+	"router_settings":              "Switchyard has no per-key router settings",
+	"access_group_ids":             "Switchyard has no access groups: list the models in models",
+	"duration_type":                "not supported",
+}
+
+// litellmKeyRequest documents LiteLLM's key request body (POST /key/generate, and with key
+// POST /key/update); other LiteLLM fields are refused when they ask for something.
+type litellmKeyRequest struct {
+	Key            string         `json:"key,omitempty" jsonschema:"description=POST /key/update only: the key to change (the key itself or its token); refused on /key/generate (keys are minted here)"`
+	Models         []string       `json:"models,omitempty" jsonschema:"description=The models the key may call (as models of POST /api/v1/keys); empty for every model"`
+	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set): max_budget_usd"`
+	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d (30d); absent or null for ever"`
+	KeyAlias       *string        `json:"key_alias,omitempty" jsonschema:"description=A label for the key: name"`
+	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key (at most 16 KiB of JSON)"`
+	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
+	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
+	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
+	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=A label only (Switchyard has no users): kept as metadata.user_id"`
+}
+
+// litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
+type litellmKeyInfo struct {
+	Token          string         `json:"token" jsonschema:"description=The key's id (vk_…): what /key/info, /key/update and /key/delete take in place of the key"`
+	KeyAlias       *string        `json:"key_alias"`
+	Spend          float64        `json:"spend" jsonschema:"description=USD spent (in the current period with budget_duration)"`
+	MaxBudget      *float64       `json:"max_budget"`
+	Models         []string       `json:"models" jsonschema:"description=Empty: every model"`
+	Expires        *time.Time     `json:"expires"`
+	TPMLimit       *int64         `json:"tpm_limit"`
+	RPMLimit       *int           `json:"rpm_limit"`
+	BudgetDuration *string        `json:"budget_duration"`
+	BudgetResetAt  *time.Time     `json:"budget_reset_at"`
+	Metadata       map[string]any `json:"metadata"`
+	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
+	TeamID         *string        `json:"team_id" jsonschema:"description=Always null (no teams)"`
+	CreatedAt      time.Time      `json:"created_at"`
+	// Switchyard's limits LiteLLM's key has no field for, so that they are not hidden.
+	MaxTokens   int64 `json:"max_tokens,omitempty" jsonschema:"description=Switchyard: tokens the key may use (per budget_duration)"`
+	MaxRequests int64 `json:"max_requests,omitempty" jsonschema:"description=Switchyard: requests the key may make (per budget_duration)"`
+	Expired     bool  `json:"expired,omitempty" jsonschema:"description=Switchyard: past expires and no longer accepted"`
+}
+
+// litellmGeneratedKey is the answer of POST /key/generate: the key (shown once) and its info.
+type litellmGeneratedKey struct {
+	Key     string `json:"key" jsonschema:"description=The key itself: shown once"`
+	KeyName string `json:"key_name" jsonschema:"description=The key abbreviated, for display"`
+	litellmKeyInfo
+}
+
+// litellmKeyInfoAnswer is the answer of GET /key/info.
+type litellmKeyInfoAnswer struct {
+	Key  string         `json:"key" jsonschema:"description=The key asked about, as given"`
+	Info litellmKeyInfo `json:"info"`
+}
+
+// litellmKeyDeleteRequest is the body of POST /key/delete.
+type litellmKeyDeleteRequest struct {
+	Keys       []string `json:"keys,omitempty" jsonschema:"description=Keys to delete: the keys themselves or their tokens"`
+	KeyAliases []string `json:"key_aliases,omitempty" jsonschema:"description=Aliases whose keys to delete (every key of this key with that alias)"`
+}
+
+// litellmKeyDeletion is the answer of POST /key/delete.
+type litellmKeyDeletion struct {
+	DeletedKeys []string `json:"deleted_keys" jsonschema:"description=The keys, then the aliases, given"`
+}
+
+// litellmKeyList is the answer of GET /key/list.
+type litellmKeyList struct {
+	Keys        []any `json:"keys" jsonschema:"description=Tokens, newest first (info objects with return_full_object=true)"`
+	TotalCount  int   `json:"total_count"`
+	CurrentPage int   `json:"current_page"`
+	TotalPages  int   `json:"total_pages"`
+}
+
+// litellmPath reports the paths answered in LiteLLM's error envelope.
+func litellmPath(path string) bool { return strings.HasPrefix(path, "/key/") }
+
+// litellmRoutes registers LiteLLM's key management routes; g checks the models a key names.
+func (s *Server) litellmRoutes(g *completions.Gateway) {
+	tags := []string{"LiteLLM compatibility"}
+	notFound := "no virtual key of this key is the one given"
+	s.Handle(Route{Method: "POST", Path: "/key/generate", Summary: "LiteLLM's key generation: issues a virtual key (as POST /api/v1/keys)",
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{},
+		Errors: map[int]string{
+			400: "a bad or unsupported field: the message names it",
+			403: "the calling key is itself limited in scope (a virtual or job key)",
+			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			native, _, err := litellmToNative(fields, false, time.Now().UTC())
+			if err != nil {
+				return err
+			}
+			var req keyRequest
+			if err := decodeExact(native, &req, http.StatusUnprocessableEntity); err != nil {
+				return litellmNames(err)
+			}
+			vk, err := s.issueKey(r.Context(), g, owner(r), req)
+			if err != nil {
+				return litellmNames(err)
+			}
+			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/key/info", Summary: "LiteLLM's key info: a virtual key this key issued, or without key the calling virtual key",
+		Tags: tags, Response: litellmKeyInfoAnswer{}, ScopedKeys: true,
+		Query:  []QueryParam{{Name: "key", Description: "The key itself or its token; absent: the calling virtual key"}},
+		Errors: map[int]string{403: "a virtual key asked about another key", 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			ref := r.URL.Query().Get("key")
+			id, err := litellmInfoScope(r, ref)
+			if err != nil {
+				return err
+			}
+			if id == "" {
+				rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
+				if err != nil {
+					return err
+				}
+				id = rec.ID
+			}
+			vk, err := s.keyInfo(r.Context(), owner(r), id)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, litellmKeyInfoAnswer{Key: ref, Info: litellmInfoOf(*vk)})
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmKeyInfo{},
+		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			var ref string
+			if raw, ok := fields["key"]; !ok || json.Unmarshal(raw, &ref) != nil || ref == "" {
+				return litellmInvalid("key", "key: required, a string: the key to change (the key itself or its token)")
+			}
+			delete(fields, "key")
+			rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
+			if err != nil {
+				return err
+			}
+			native, userID, err := litellmToNative(fields, true, time.Now().UTC())
+			if err != nil {
+				return err
+			}
+			var adjust func(*keyRequest)
+			if userID != nil { // a label among the others: set inside the update's transaction
+				adjust = func(req *keyRequest) {
+					md := make(map[string]any, len(req.Metadata)+1)
+					for k, v := range req.Metadata {
+						md[k] = v
+					}
+					md["user_id"] = *userID
+					req.Metadata = md
+				}
+			}
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, native, adjust)
+			if err != nil {
+				return litellmNames(err)
+			}
+			writeJSON(w, http.StatusOK, litellmInfoOf(*vk))
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/key/delete", Summary: "LiteLLM's key deletion: revokes virtual keys this key issued, by key or alias (all or none are found)",
+		Tags: tags, Request: litellmKeyDeleteRequest{}, Response: litellmKeyDeletion{},
+		Errors: map[int]string{400: "neither keys nor key_aliases given", 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmKeyDeleteRequest
+			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+				return err
+			}
+			if len(req.Keys)+len(req.KeyAliases) == 0 {
+				return litellmInvalid("keys", "keys: give the keys to delete in keys or their aliases in key_aliases")
+			}
+			if n := len(req.Keys) + len(req.KeyAliases); n > MaxVirtualKeysPerOwner {
+				return litellmInvalid("keys", "keys: at most %d keys and aliases at once, got %d", MaxVirtualKeysPerOwner, n)
+			}
+			ctx, who := r.Context(), owner(r)
+			var ids []string
+			for _, ref := range req.Keys {
+				rec, err := s.litellmKeyOf(ctx, who, ref)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, rec.ID)
+			}
+			if len(req.KeyAliases) > 0 {
+				keys, err := s.listKeys(ctx, who)
+				if err != nil {
+					return err
+				}
+				for _, alias := range req.KeyAliases {
+					found := false
+					for _, k := range keys {
+						if k.Name == alias && alias != "" {
+							ids, found = append(ids, k.ID), true
+						}
+					}
+					if !found {
+						return NotFound("no virtual key issued by this key has the alias %q", alias)
+					}
+				}
+			}
+			slices.Sort(ids)
+			for _, id := range slices.Compact(ids) {
+				if err := s.revokeKey(ctx, who, id); err != nil {
+					return err
+				}
+			}
+			writeJSON(w, http.StatusOK, litellmKeyDeletion{DeletedKeys: append(slices.Clone(req.Keys), req.KeyAliases...)})
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/key/list", Summary: "LiteLLM's key list: the virtual keys this key issued, newest first, a page at a time",
+		Tags: tags, Response: litellmKeyList{}, Query: []QueryParam{
+			{Name: "page", Description: "Page number from 1 (default 1)"},
+			{Name: "size", Description: "Keys per page, 1 to 100 (default 10)"},
+			{Name: "return_full_object", Description: "true: info objects in place of tokens"},
+			{Name: "key_alias", Description: "Only the keys with this alias"},
+			{Name: "user_id", Description: "Only the keys whose metadata.user_id is this"},
+		}, Errors: map[int]string{400: "a bad paging parameter: the message names it"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			page, err := litellmQueryInt(q.Get("page"), "page", 1, 1, 1<<30)
+			if err != nil {
+				return err
+			}
+			size, err := litellmQueryInt(q.Get("size"), "size", 10, 1, 100)
+			if err != nil {
+				return err
+			}
+			if q.Get("team_id") != "" || q.Get("organization_id") != "" {
+				return litellmInvalid("team_id", "team_id: %s", litellmRefused["team_id"])
+			}
+			keys, err := s.listKeys(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			alias, user := q.Get("key_alias"), q.Get("user_id")
+			keys = slices.DeleteFunc(keys, func(k virtualKey) bool {
+				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user)
+			})
+			full := q.Get("return_full_object") == "true"
+			out := litellmKeyList{Keys: []any{}, TotalCount: len(keys), CurrentPage: page, TotalPages: (len(keys) + size - 1) / size}
+			for i := (page - 1) * size; i < len(keys) && i < page*size; i++ {
+				if full {
+					out.Keys = append(out.Keys, litellmInfoOf(keys[i]))
+				} else {
+					out.Keys = append(out.Keys, keys[i].ID)
+				}
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+}
+
+// litellmBody reads a LiteLLM key request body as its fields.
+func litellmBody(r *http.Request) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := decodeJSON(r, &fields, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
+		return nil, err
+	}
+	if fields == nil {
+		return nil, litellmInvalid("", "the body must be a JSON object")
+	}
+	return fields, nil
+}
+
+// litellmToNative turns LiteLLM's key fields into a body of keyRequest's: null fields are
+// left out (LiteLLM's "not given"), duration becomes expires_at from now, user_id a
+// metadata label (returned apart on an update that does not set metadata), and fields with
+// no equivalent are refused unless empty.
+func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (json.RawMessage, *string, error) {
+	native := map[string]json.RawMessage{}
+	var metadata map[string]any
+	var userID *string
+	for name, raw := range fields {
+		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+		switch {
+		case name == "metadata":
+			if isNull {
+				continue
+			}
+			if json.Unmarshal(raw, &metadata) != nil || metadata == nil {
+				return nil, nil, litellmInvalid(name, "metadata: must be a JSON object")
+			}
+		case litellmFieldNames[name] != "":
+			if !isNull {
+				native[litellmFieldNames[name]] = raw
+			}
+		case name == "duration":
+			if isNull {
+				continue
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return nil, nil, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h or 30d, got %s", raw)
+			}
+			d, err := parseBudgetDuration(v)
+			if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
+				err = errors.New("must be between 1s and 3660d")
+			}
+			if err != nil {
+				return nil, nil, litellmInvalid(name, "duration: %s, got %q", err, v)
+			}
+			native["expires_at"], _ = json.Marshal(now.Add(d))
+		case name == "user_id":
+			if isNull {
+				continue
+			}
+			var v string
+			if json.Unmarshal(raw, &v) != nil {
+				return nil, nil, litellmInvalid(name, "user_id: must be a string, got %s", raw)
+			}
+			userID = &v
+		case name == "key_type":
+			var v string
+			if !isNull && (json.Unmarshal(raw, &v) != nil || (v != "" && v != "default" && v != "llm_api")) {
+				return nil, nil, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
+			}
+		case litellmRefused[name] != "":
+			if !emptyJSON(raw) {
+				return nil, nil, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
+			}
+		default:
+			return nil, nil, litellmInvalid(name, "unknown field %q", name)
+		}
+	}
+	if userID != nil {
+		if metadata != nil || !update {
+			if prev, ok := metadata["user_id"]; ok && prev != *userID {
+				return nil, nil, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
+			}
+			if metadata == nil {
+				metadata = map[string]any{}
+			}
+			metadata["user_id"] = *userID
+			userID = nil
+		}
+	}
+	if metadata != nil {
+		native["metadata"], _ = json.Marshal(metadata)
+	}
+	body, err := json.Marshal(native)
+	return body, userID, err
+}
+
+// emptyJSON reports a JSON value that asks for nothing: null, {}, [], "", 0 or false.
+func emptyJSON(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(v) == 0
+	case []any:
+		return len(v) == 0
+	case string:
+		return v == ""
+	case float64:
+		return v == 0
+	case bool:
+		return !v
+	}
+	return false
+}
+
+// litellmInvalid is a 400 about field (LiteLLM's name).
+func litellmInvalid(field, format string, args ...any) *APIError {
+	e := Validation(http.StatusBadRequest, format, args...)
+	e.Param = field
+	return e
+}
+
+// litellmNames rewrites a failure of the shared key checks to name LiteLLM's fields
+// (max_budget for max_budget_usd, …); other errors pass unchanged.
+func litellmNames(err error) error {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
+		return err
+	}
+	out := *ae
+	for litellm, native := range map[string]string{"max_budget": "max_budget_usd", "key_alias": "name", "tpm_limit": "tokens_per_minute",
+		"rpm_limit": "requests_per_minute", "duration": "expires_at", "budget_duration": "budget_duration", "models": "models", "metadata": "metadata"} {
+		rest, ok := strings.CutPrefix(out.Message, native)
+		if ok && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "[")) {
+			out.Message, out.Param = litellm+rest, litellm
+			break
+		}
+		if strings.Contains(out.Message, `"`+native+`"`) || strings.Contains(out.Message, `"`+native+`[`) {
+			out.Message, out.Param = strings.Replace(out.Message, `"`+native, `"`+litellm, 1), litellm
+			break
+		}
+	}
+	return &out
+}
+
+// litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
+// or the key's SHA-256 hash in hex (LiteLLM's hashed token); anything else is a 404.
+func (s *Server) litellmKeyOf(ctx context.Context, owner, ref string) (storedVirtualKey, error) {
+	id, hash := litellmKeyID(ref)
+	rec, err := storedKeyOf(ctx, s.cfg.Store, owner, id)
+	if err != nil || (hash != "" && rec.Hash != hash) {
+		return storedVirtualKey{}, NotFound("no virtual key %q issued by this key", ref)
+	}
+	return rec, nil
+}
+
+// litellmKeyID is the id ref names and, unless ref is an id, the hash its record must have.
+func litellmKeyID(ref string) (id, hash string) {
+	if strings.HasPrefix(ref, "vk_") {
+		return ref, ""
+	}
+	if _, err := hex.DecodeString(ref); err == nil && len(ref) == 2*sha256.Size {
+		hash = strings.ToLower(ref)
+	} else {
+		h := sha256.Sum256([]byte(ref))
+		hash = hex.EncodeToString(h[:])
+	}
+	return "vk_" + hash[:16], hash
+}
+
+// litellmInfoScope applies /api/v1/keys' rules to GET /key/info: a virtual key sees only
+// itself (its id is returned), a job key nothing, and another key only with ?key= ("" is
+// returned: the key is looked up among its own).
+func litellmInfoScope(r *http.Request, ref string) (string, error) {
+	p, _ := PrincipalFrom(r.Context())
+	vk, virtual := p.Scope.(virtualKeyScope)
+	switch {
+	case virtual:
+		if ref == "" {
+			return vk.KeyID, nil
+		}
+		if id, _ := litellmKeyID(ref); id != vk.KeyID {
+			return "", Errorf(http.StatusForbidden, KindForbidden, "a virtual key may see only its own info: call /key/info without key, or with its own")
+		}
+		return "", nil // checked again against the record's hash
+	case p.Scope != nil:
+		return "", Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call GET /key/info")
+	case ref == "":
+		return "", NotFound("the calling key is not a virtual key: give ?key= (the key or its token) to see one it issued")
+	}
+	return "", nil
+}
+
+// litellmInfoOf describes vk in LiteLLM's fields.
+func litellmInfoOf(vk virtualKey) litellmKeyInfo {
+	info := litellmKeyInfo{Token: vk.ID, Spend: vk.Spend.CostUSD, Models: vk.Models, Expires: vk.ExpiresAt, Metadata: vk.Metadata,
+		CreatedAt: vk.CreatedAt, MaxTokens: vk.MaxTokens, MaxRequests: vk.MaxRequests, Expired: vk.Expired}
+	if info.Models == nil {
+		info.Models = []string{}
+	}
+	if info.Metadata == nil {
+		info.Metadata = map[string]any{}
+	}
+	if vk.Name != "" {
+		info.KeyAlias = &vk.Name
+	}
+	if vk.MaxBudgetUSD > 0 {
+		info.MaxBudget = &vk.MaxBudgetUSD
+	}
+	if vk.TokensPerMinute > 0 {
+		info.TPMLimit = &vk.TokensPerMinute
+	}
+	if vk.RequestsPerMinute > 0 {
+		info.RPMLimit = &vk.RequestsPerMinute
+	}
+	if vk.BudgetDuration != "" {
+		info.BudgetDuration = &vk.BudgetDuration
+		if d, err := parseBudgetDuration(vk.BudgetDuration); err == nil && vk.Spend.PeriodStart != nil {
+			reset := vk.Spend.PeriodStart.Add(d)
+			info.BudgetResetAt = &reset
+		}
+	}
+	if u, ok := vk.Metadata["user_id"].(string); ok {
+		info.UserID = &u
+	}
+	return info
+}
+
+// abbreviateKey is key as LiteLLM shows a key's name: its prefix and last four characters.
+func abbreviateKey(key string) string {
+	if len(key) < 12 {
+		return "…"
+	}
+	return key[:6] + "…" + key[len(key)-4:]
+}
+
+// litellmQueryInt reads query parameter name, def when absent, within [min, max].
+func litellmQueryInt(v, name string, def, min, max int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, litellmInvalid(name, "%s: must be a whole number from %d to %d, got %q", name, min, max, v)
+	}
+	return n, nil
+}
