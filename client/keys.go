@@ -29,6 +29,8 @@ type KeyRequest struct {
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Metadata are labels kept and shown with the key (a JSON object of at most 16 KiB).
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -53,6 +55,8 @@ type VirtualKey struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Expired: the key is past ExpiresAt and refused.
 	Expired bool `json:"expired,omitempty"`
+	// Metadata are the key's labels.
+	Metadata map[string]any `json:"metadata,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 }
@@ -126,6 +130,8 @@ type KeyUpdate struct {
 	Models []string
 	// ClearExpiry removes the key's expiry.
 	ClearExpiry bool
+	// Metadata replaces the key's labels whole when not nil; empty (non-nil) removes them.
+	Metadata map[string]any
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
@@ -151,6 +157,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
 		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
 		set("expires_at", nil, u.ClearExpiry)
+		set("metadata", u.Metadata, u.Metadata != nil)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {

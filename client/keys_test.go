@@ -16,8 +16,9 @@ import (
 func TestVirtualKeysAgainstServer(t *testing.T) {
 	c, _ := realServer(t, completionsOptions(t))
 	ctx := context.Background()
-	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "app", Models: []string{"openai/gpt-4o-mini"}, MaxRequests: 2, BudgetDuration: "30d"})
-	if err != nil || !strings.HasPrefix(vk.Key, "sy-vk-") || vk.BudgetDuration != "30d" {
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "app", Models: []string{"openai/gpt-4o-mini"}, MaxRequests: 2, BudgetDuration: "30d",
+		Metadata: map[string]any{"env": "prod"}})
+	if err != nil || !strings.HasPrefix(vk.Key, "sy-vk-") || vk.BudgetDuration != "30d" || vk.Metadata["env"] != "prod" {
 		t.Fatalf("issue %+v %v", vk, err)
 	}
 	app, err := client.New(client.WithBaseURL(c.BaseURL()), client.WithAPIKey(vk.Key), client.WithoutRetry())
@@ -47,7 +48,8 @@ func TestVirtualKeysAgainstServer(t *testing.T) {
 		t.Fatalf("a virtual key reading another key's record: %v", err)
 	}
 	more := int64(5)
-	if up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{MaxRequests: &more, Models: []string{}}); err != nil || up.MaxRequests != 5 || len(up.Models) != 0 || up.Spend.Requests != 1 {
+	if up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{MaxRequests: &more, Models: []string{}, Metadata: map[string]any{}}); err != nil || up.MaxRequests != 5 ||
+		len(up.Models) != 0 || up.Spend.Requests != 1 || up.Metadata != nil {
 		t.Fatalf("update %+v %v", up, err)
 	}
 	if err := req("openai/gpt-4o"); err != nil {

@@ -521,3 +521,43 @@ func TestBudgetBusyIsRetryable(t *testing.T) {
 		t.Fatalf("a spent budget mapped to %+v", ae)
 	}
 }
+
+// TestVirtualKeyMetadata: a key keeps its metadata labels, shows them, a PATCH replaces or
+// removes them whole, and a body over the bound is a 422 naming metadata that stores nothing.
+func TestVirtualKeyMetadata(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	vk := issue(t, s, `{"name":"m","metadata":{"env":"prod","owner":"ops"}}`)
+	if vk.Metadata["env"] != "prod" || vk.Metadata["owner"] != "ops" {
+		t.Fatalf("issued metadata %v", vk.Metadata)
+	}
+	if got := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); got.Metadata["owner"] != "ops" {
+		t.Fatalf("read metadata %v", got.Metadata)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"metadata":{"env":"dev"}}`); r.status != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", r.status, r.raw)
+	}
+	if got := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); got.Metadata["env"] != "dev" || got.Metadata["owner"] != nil {
+		t.Fatalf("metadata not replaced whole: %v", got.Metadata)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"name":"m2"}`); r.status != http.StatusOK {
+		t.Fatalf("PATCH name: %d %s", r.status, r.raw)
+	}
+	if got := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); got.Metadata["env"] != "dev" || got.Name != "m2" {
+		t.Fatalf("metadata lost by a PATCH without it: %+v", got)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"metadata":null}`); r.status != http.StatusOK {
+		t.Fatalf("PATCH null: %d %s", r.status, r.raw)
+	}
+	if got := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); got.Metadata != nil {
+		t.Fatalf("metadata not removed: %v", got.Metadata)
+	}
+	r := do(t, s, "POST", "/api/v1/keys", testKey, `{"metadata":{"big":"`+strings.Repeat("x", 17000)+`"}}`)
+	wantError(t, r, http.StatusUnprocessableEntity, KindValidation, "metadata:")
+	r = do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"metadata":["a"]}`)
+	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "metadata") {
+		t.Fatalf("metadata not an object: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "GET", "/api/v1/keys", testKey, ""); strings.Count(r.raw, `"id"`) != 1 {
+		t.Fatalf("a refused request stored a key: %s", r.raw)
+	}
+}
