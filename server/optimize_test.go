@@ -493,7 +493,8 @@ func TestOptimizeOpenAPIDocumentsAbsentScores(t *testing.T) {
 }
 
 // TestOnlyThreePublicRoutes pins the routes that answer without a key, as the README states:
-// health, the OpenAPI document and artifact links (whose token is the credential).
+// health (with LiteLLM's probes), the OpenAPI document and artifact links (whose token is the
+// credential).
 func TestOnlyThreePublicRoutes(t *testing.T) {
 	e := optimizeServer(t, fakeAgentRunner{})
 	var public []string
@@ -503,7 +504,8 @@ func TestOnlyThreePublicRoutes(t *testing.T) {
 		}
 	}
 	slices.Sort(public)
-	want := []string{"GET /api/v1/artifacts/{token}/agent.py", "GET /api/v1/openapi.json", "GET /healthz"}
+	want := []string{"GET /api/v1/artifacts/{token}/agent.py", "GET /api/v1/openapi.json",
+		"GET /health/liveliness", "GET /health/liveness", "GET /health/readiness", "GET /healthz"}
 	if !slices.Equal(public, want) {
 		t.Errorf("public routes %q, want %q", public, want)
 	}
