@@ -334,3 +334,33 @@ func TestLiteLLMRoutesDocumented(t *testing.T) {
 		t.Fatal("no LiteLLM compatibility tag")
 	}
 }
+
+// TestLiteLLMKeyUpdateNulls: on /key/update, as on LiteLLM's, a field sent as null removes
+// the limit or label (the key's own record shows it), duration null keeps the expiry,
+// models null is refused (it would widen the key), and spend cannot be set or reset.
+func TestLiteLLMKeyUpdateNulls(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	g := litellmGenerate(t, s, `{"models":["openai/ok"],"max_budget":2,"tpm_limit":10,"rpm_limit":5,"budget_duration":"1d","key_alias":"a",
+		"duration":"1h","user_id":"u","metadata":{"env":"prod"}}`)
+	r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","max_budget":null,"tpm_limit":null,"rpm_limit":null,
+		"budget_duration":null,"key_alias":null,"duration":null,"user_id":null}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("update nulls: %d %s", r.status, r.raw)
+	}
+	native := keyInfoOf(t, s, testKey, "/api/v1/keys/"+g.Token)
+	if native.MaxBudgetUSD != 0 || native.TokensPerMinute != 0 || native.RequestsPerMinute != 0 || native.BudgetDuration != "" || native.Name != "" ||
+		native.ExpiresAt == nil || len(native.Models) != 1 || native.Metadata["user_id"] != nil || native.Metadata["env"] != "prod" {
+		t.Fatalf("after nulls %+v", native)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","metadata":null,"user_id":"v"}`); r.status != http.StatusOK {
+		t.Fatalf("update metadata null: %d %s", r.status, r.raw)
+	}
+	if native := keyInfoOf(t, s, testKey, "/api/v1/keys/"+g.Token); len(native.Metadata) != 1 || native.Metadata["user_id"] != "v" {
+		t.Fatalf("metadata after null with user_id: %v", native.Metadata)
+	}
+	wantLiteLLMError(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","models":null}`), http.StatusBadRequest, "models")
+	wantLiteLLMError(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","spend":0}`), http.StatusBadRequest, "spend")
+	if native := keyInfoOf(t, s, testKey, "/api/v1/keys/"+g.Token); len(native.Models) != 1 {
+		t.Fatalf("a refused update changed the key: %+v", native)
+	}
+}
