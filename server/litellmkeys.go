@@ -229,7 +229,11 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					for k, v := range req.Metadata {
 						md[k] = v
 					}
-					md["user_id"] = *userID
+					if *userID == "" {
+						delete(md, "user_id")
+					} else {
+						md["user_id"] = *userID
+					}
 					req.Metadata = md
 				}
 			}
@@ -344,27 +348,39 @@ func litellmBody(r *http.Request) (map[string]json.RawMessage, error) {
 	return fields, nil
 }
 
-// litellmToNative turns LiteLLM's key fields into a body of keyRequest's: null fields are
-// left out (LiteLLM's "not given"), duration becomes expires_at from now, user_id a
-// metadata label (returned apart on an update that does not set metadata), and fields with
-// no equivalent are refused unless empty.
+// litellmToNative turns LiteLLM's key fields into a body of keyRequest's. A null field is
+// "not given" on generate; on update (where LiteLLM stores what is sent) it removes the
+// limit or label (max_budget, tpm_limit, rpm_limit, budget_duration, key_alias, metadata,
+// user_id), except duration (null: the expiry is kept) and models (null is refused: []
+// allows every model). duration becomes expires_at from now, user_id the metadata label
+// user_id (returned apart, "" to remove it, on an update that does not send metadata), and
+// fields with no equivalent are refused unless empty.
 func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (json.RawMessage, *string, error) {
 	native := map[string]json.RawMessage{}
 	var metadata map[string]any
 	var userID *string
+	metadataNull := false
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 		switch {
 		case name == "metadata":
 			if isNull {
+				metadataNull = update
 				continue
 			}
 			if json.Unmarshal(raw, &metadata) != nil || metadata == nil {
 				return nil, nil, litellmInvalid(name, "metadata: must be a JSON object")
 			}
+		case name == "models" && isNull && update:
+			return nil, nil, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
 		case litellmFieldNames[name] != "":
-			if !isNull {
+			switch {
+			case !isNull:
 				native[litellmFieldNames[name]] = raw
+			case update && (name == "key_alias" || name == "budget_duration"):
+				native[litellmFieldNames[name]] = json.RawMessage(`""`)
+			case update:
+				native[litellmFieldNames[name]] = json.RawMessage(`0`)
 			}
 		case name == "duration":
 			if isNull {
@@ -384,6 +400,9 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			native["expires_at"], _ = json.Marshal(now.Add(d))
 		case name == "user_id":
 			if isNull {
+				if update {
+					userID = new(string) // "": removed
+				}
 				continue
 			}
 			var v string
@@ -396,6 +415,8 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			if !isNull && (json.Unmarshal(raw, &v) != nil || (v != "" && v != "default" && v != "llm_api")) {
 				return nil, nil, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
 			}
+		case name == "spend" && update:
+			return nil, nil, litellmInvalid(name, "spend: %s (nor reset)", litellmRefused[name])
 		case litellmRefused[name] != "":
 			if !emptyJSON(raw) {
 				return nil, nil, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
@@ -404,20 +425,29 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			return nil, nil, litellmInvalid(name, "unknown field %q", name)
 		}
 	}
-	if userID != nil {
-		if metadata != nil || !update {
-			if prev, ok := metadata["user_id"]; ok && prev != *userID {
-				return nil, nil, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
-			}
+	if userID != nil && (metadata != nil || !update) {
+		prev, ok := metadata["user_id"]
+		switch {
+		case *userID == "":
+			delete(metadata, "user_id")
+		case ok && prev != *userID:
+			return nil, nil, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
+		default:
 			if metadata == nil {
 				metadata = map[string]any{}
 			}
 			metadata["user_id"] = *userID
-			userID = nil
 		}
+		userID = nil
 	}
-	if metadata != nil {
+	switch {
+	case metadata != nil:
 		native["metadata"], _ = json.Marshal(metadata)
+	case metadataNull && userID != nil && *userID != "":
+		native["metadata"], _ = json.Marshal(map[string]any{"user_id": *userID})
+		userID = nil
+	case metadataNull:
+		native["metadata"] = json.RawMessage(`null`)
 	}
 	body, err := json.Marshal(native)
 	return body, userID, err
