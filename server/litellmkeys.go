@@ -150,11 +150,12 @@ func litellmPath(path string) bool { return strings.HasPrefix(path, "/key/") }
 func (s *Server) litellmRoutes(g *completions.Gateway) {
 	tags := []string{"LiteLLM compatibility"}
 	notFound := "no virtual key of this key is the one given"
+	scoped := "the calling key is itself limited in scope (a virtual or job key)"
 	s.Handle(Route{Method: "POST", Path: "/key/generate", Summary: "LiteLLM's key generation: issues a virtual key (as POST /api/v1/keys)",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{},
 		Errors: map[int]string{
 			400: "a bad or unsupported field: the message names it",
-			403: "the calling key is itself limited in scope (a virtual or job key)",
+			403: scoped,
 			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -180,7 +181,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "GET", Path: "/key/info", Summary: "LiteLLM's key info: a virtual key this key issued, or without key the calling virtual key",
 		Tags: tags, Response: litellmKeyInfoAnswer{}, ScopedKeys: true,
 		Query:  []QueryParam{{Name: "key", Description: "The key itself or its token; absent: the calling virtual key"}},
-		Errors: map[int]string{403: "a virtual key asked about another key", 404: notFound}},
+		Errors: map[int]string{403: "a virtual key asked about another key, or a job key asked", 404: notFound + ", or the calling key without key is not a virtual key"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			ref := r.URL.Query().Get("key")
 			id, err := litellmInfoScope(r, ref)
@@ -198,12 +199,15 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
+			if ref == "" {
+				ref = vk.ID // the calling key's own: named by its token
+			}
 			writeJSON(w, http.StatusOK, litellmKeyInfoAnswer{Key: ref, Info: litellmInfoOf(*vk)})
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmKeyInfo{},
-		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 404: notFound}},
+		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
@@ -246,7 +250,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/delete", Summary: "LiteLLM's key deletion: revokes virtual keys this key issued, by key or alias (all or none are found)",
 		Tags: tags, Request: litellmKeyDeleteRequest{}, Response: litellmKeyDeletion{},
-		Errors: map[int]string{400: "neither keys nor key_aliases given", 404: notFound}},
+		Errors: map[int]string{400: "neither keys nor key_aliases given", 403: scoped, 404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req litellmKeyDeleteRequest
 			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
@@ -300,7 +304,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			{Name: "return_full_object", Description: "true: info objects in place of tokens"},
 			{Name: "key_alias", Description: "Only the keys with this alias"},
 			{Name: "user_id", Description: "Only the keys whose metadata.user_id is this"},
-		}, Errors: map[int]string{400: "a bad paging parameter: the message names it"}},
+		}, Errors: map[int]string{400: "a bad paging parameter, or team_id: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
 			page, err := litellmQueryInt(q.Get("page"), "page", 1, 1, 1<<30)
