@@ -223,15 +223,21 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 
 // bearer is the request's API key: Authorization: Bearer <key>, or on the /v1/
 // compatibility surfaces x-api-key (how Anthropic's SDKs and Claude Code send it). The
-// service's own /api/v1/ operations take the Authorization header only, as the spec says.
+// service's own operations take the Authorization header only, as the spec says.
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		if strings.HasPrefix(r.URL.Path, "/v1/") {
+		if takesAPIKeyHeader(r.URL.Path) {
 			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		}
 		return ""
 	}
 	return strings.TrimSpace(key)
+}
+
+// takesAPIKeyHeader reports whether path is on a /v1/ compatibility surface, where the key
+// may come as x-api-key; /v1/modelSelect is the spec's own alias of model selection.
+func takesAPIKeyHeader(path string) bool {
+	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect"
 }

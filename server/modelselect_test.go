@@ -356,3 +356,26 @@ func TestModelSelectWithRouterTrainedOverHTTP(t *testing.T) {
 		t.Errorf("other key with the model id: %d %v", status, body)
 	}
 }
+
+// TestModelSelectAliasTakesAuthorizationOnly: /v1/modelSelect is the spec's alias of model
+// selection, not an SDK compatibility surface: as the spec says of every operation, it takes
+// the key in the Authorization header only (x-api-key is for Anthropic's SDKs on /v1/).
+func TestModelSelectAliasTakesAuthorizationOnly(t *testing.T) {
+	ts, _ := modelSelectServer(t, nil)
+	body := `{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"name":"openai/gpt-4o"}]}`
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/modelSelect", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), "x-api-key") {
+		t.Errorf("/v1/modelSelect with x-api-key only: %d %s, want 401 naming the Authorization header alone", resp.StatusCode, b)
+	}
+	if code, out := postSelect(t, ts, "/v1/modelSelect", testKey, body); code != http.StatusOK {
+		t.Errorf("/v1/modelSelect with Authorization: %d %v", code, out)
+	}
+}
