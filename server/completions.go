@@ -212,7 +212,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
 	var req completions.Request
-	if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+	if err := decodeJSON(r, &req, decodeOptions{EmptyIsObject: true}); err != nil {
 		return err
 	}
 	if err := applyRequestHeaders(r, &req); err != nil {

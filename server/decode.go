@@ -18,6 +18,9 @@ type decodeOptions struct {
 	// AllowUnknownFields tolerates fields the request type does not have (the OpenAI-compatible
 	// endpoint does, since SDKs send many optional parameters).
 	AllowUnknownFields bool
+	// EmptyIsObject reads an empty body as {}: a request giving none of its fields, which
+	// the spec's operations answer with the message of the first field missing.
+	EmptyIsObject bool
 }
 
 // decodeJSON reads the whole body (already capped by the size limit) into v.
@@ -40,7 +43,10 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 		return Errorf(http.StatusBadRequest, KindBadRequest, "reading request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return Errorf(http.StatusBadRequest, KindBadRequest, "request body is empty; expected a JSON object")
+		if !opts.EmptyIsObject {
+			return Errorf(http.StatusBadRequest, KindBadRequest, "request body is empty; expected a JSON object")
+		}
+		body = []byte("{}")
 	}
 	// The decoder scans the whole first value before it decodes anything, so a syntax
 	// error in it is reported before any type error, as a separate json.Valid pass would.

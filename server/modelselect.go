@@ -19,7 +19,7 @@ func ModelSelection(sel *routing.Selector) Option {
 		}
 		h := func(w http.ResponseWriter, r *http.Request) error {
 			var req routing.Request
-			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
 				return err
 			}
 			if req.PreferenceID != "" {

@@ -203,7 +203,7 @@ func Optimizer(svc *optimizer.Service) Option {
 // handleOptimize checks the spec's bounds (in seconds) and submits.
 func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Request) error {
 	var body optimizeRequest
-	if err := decodeJSON(r, &body, decodeOptions{}); err != nil {
+	if err := decodeJSON(r, &body, decodeOptions{EmptyIsObject: true}); err != nil {
 		return err
 	}
 	if body.Optimizer != "" && body.Optimizer != optimizer.OptimizerAgentOpt {

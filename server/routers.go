@@ -146,7 +146,7 @@ func CustomRouters(svc *trainer.Service) Option {
 			}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				var req predictRequest
-				if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+				if err := decodeJSON(r, &req, decodeOptions{EmptyIsObject: true}); err != nil {
 					return err
 				}
 				resp, err := svc.Predict(r.Context(), owner(r), req.ModelID, req.Inputs)
@@ -170,7 +170,7 @@ func decodeTrainRequest(r *http.Request) ([]string, map[string]float64, error) {
 		DataURLs    json.RawMessage `json:"Data_URLs"`
 		ModelPrices json.RawMessage `json:"model_prices"`
 	}
-	if err := decodeJSON(r, &raw, decodeOptions{}); err != nil {
+	if err := decodeJSON(r, &raw, decodeOptions{EmptyIsObject: true}); err != nil {
 		return nil, nil, err
 	}
 	if len(raw.DataURLs) == 0 || string(raw.DataURLs) == "null" {
