@@ -76,7 +76,7 @@ type Request struct {
 	// FallbackModels are tried, in order, after every model in Models failed.
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// Stream asks for server-sent events.
-	Stream bool `json:"stream,omitempty"`
+	Stream bool `json:"stream,omitempty" jsonschema:"default=false"`
 	// Temperature is between 0 and 1; nil for the model's preset.
 	Temperature *float64 `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=1"`
 	// MaxTokens caps generated tokens; 0 for the model's default.
@@ -174,8 +174,8 @@ type Request struct {
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".
 type AssistantMessage struct {
-	Role    string         `json:"role"`
-	Type    string         `json:"type"`
+	Role    string         `json:"role" jsonschema:"enum=assistant"`
+	Type    string         `json:"type" jsonschema:"enum=text"`
 	Content []ContentBlock `json:"content"`
 }
 
@@ -271,7 +271,7 @@ const (
 type Response struct {
 	Provider          string           `json:"provider"`
 	Model             string           `json:"model"`
-	ResponseMessageID string           `json:"responseMessageId"`
+	ResponseMessageID string           `json:"responseMessageId" jsonschema:"format=uuid"`
 	Message           AssistantMessage `json:"message"`
 	ConversationID    string           `json:"conversationId"`
 	ConversationTitle string           `json:"conversationTitle"`
@@ -339,7 +339,7 @@ func (r *Response) Text() string {
 type Chunk struct {
 	Provider          string           `json:"provider"`
 	Model             string           `json:"model"`
-	ResponseMessageID string           `json:"responseMessageId"`
+	ResponseMessageID string           `json:"responseMessageId" jsonschema:"format=uuid"`
 	Type              string           `json:"type"`
 	Text              string           `json:"text"`
 	Message           AssistantMessage `json:"message"`

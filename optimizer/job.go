@@ -118,7 +118,7 @@ func (r *Request) normalize() error {
 // Submitted is the answer to a submission (the spec's Optimization job).
 type Submitted struct {
 	JobID   string `json:"job_id"`
-	Status  Status `json:"status"`
+	Status  Status `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=interrupted,enum=failed"`
 	Version string `json:"version"`
 }
 
@@ -127,7 +127,7 @@ type Submitted struct {
 // each starts again from iteration 0.
 type JobStatus struct {
 	JobID            string `json:"job_id"`
-	Status           Status `json:"status"`
+	Status           Status `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=interrupted,enum=failed"`
 	CurrentIteration int    `json:"current_iteration"`
 	NIterations      int    `json:"n_iterations"`
 	// BestScore and BaselineScore are train-split scores of the model in progress; absent
@@ -147,7 +147,7 @@ type JobStatus struct {
 // Results is a job's outcome (the spec's Optimization result).
 type Results struct {
 	JobID        string        `json:"job_id"`
-	Status       Status        `json:"status"`
+	Status       Status        `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=interrupted,enum=failed"`
 	ErrorMessage string        `json:"error_message,omitempty"`
 	Results      []ModelResult `json:"results"`
 	// CutRuns is what runs of the job cut short spent (extension): a worker that died, a
@@ -194,9 +194,9 @@ type ModelResult struct {
 	TrainScore *float64 `json:"train_score,omitempty" jsonschema:"description=best agent's mean train score; absent when the job ended before the baseline was measured"`
 	// TestScore is the best agent's mean score on the held-out split; null when the job was
 	// interrupted before the test split could be scored.
-	TestScore *float64 `json:"test_score" jsonschema:"description=best agent's mean score on the held-out split; null when the job was cancelled or ended before the held-out runs"`
+	TestScore *float64 `json:"test_score" jsonschema:"nullable,description=best agent's mean score on the held-out split; null when the job was cancelled or ended before the held-out runs"`
 	// OriginalTestScore is the original agent's mean score on the held-out split.
-	OriginalTestScore *float64 `json:"original_test_score" jsonschema:"description=original agent's mean score on the held-out split; null like test_score"`
+	OriginalTestScore *float64 `json:"original_test_score" jsonschema:"nullable,description=original agent's mean score on the held-out split; null like test_score"`
 	IterationsRun     int      `json:"iterations_run"`
 	IterationsKept    int      `json:"iterations_kept"`
 	// AgentCodeURL serves the best agent.py (public, unguessable URL).

@@ -51,6 +51,12 @@ type optimizeRequest struct {
 type specNumber float64
 
 // UnmarshalJSON implements json.Unmarshaler.
+// optimizationJobErrors are the failures of the operations on one optimization job.
+var optimizationJobErrors = map[int]string{
+	http.StatusNotFound:            "no optimization job with that job_id for this key",
+	http.StatusUnprocessableEntity: "job_id missing",
+}
+
 func (n *specNumber) UnmarshalJSON(b []byte) error {
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
@@ -143,7 +149,7 @@ func Optimizer(svc *optimizer.Service) Option {
 			}},
 			func(w http.ResponseWriter, r *http.Request) error { return handleOptimize(svc, w, r) })
 		s.Handle(Route{Method: "GET", Path: "/api/v1/optimize/status", Summary: "Status of an optimization job",
-			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags},
+			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags, Errors: optimizationJobErrors},
 			func(w http.ResponseWriter, r *http.Request) error {
 				st, err := svc.Status(r.Context(), owner(r), r.URL.Query().Get("job_id"))
 				if err != nil {
@@ -153,7 +159,7 @@ func Optimizer(svc *optimizer.Service) Option {
 				return nil
 			})
 		s.Handle(Route{Method: "GET", Path: "/api/v1/optimize/results", Summary: "Results of a finished optimization job (409 while it runs)",
-			Query: jobID, Response: optimizer.Results{}, Tags: tags},
+			Query: jobID, Response: optimizer.Results{}, Tags: tags, Errors: withError(optimizationJobErrors, http.StatusConflict, "the job has not ended yet")},
 			func(w http.ResponseWriter, r *http.Request) error {
 				res, err := svc.Results(r.Context(), owner(r), r.URL.Query().Get("job_id"))
 				if err != nil {
@@ -163,7 +169,7 @@ func Optimizer(svc *optimizer.Service) Option {
 				return nil
 			})
 		s.Handle(Route{Method: "POST", Path: "/api/v1/optimize/cancel", Summary: "Cancel a queued or running optimization job (it ends interrupted)",
-			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags},
+			Query: jobID, Response: optimizer.JobStatus{}, Tags: tags, Errors: withError(optimizationJobErrors, http.StatusConflict, "the job has already ended")},
 			func(w http.ResponseWriter, r *http.Request) error {
 				st, err := svc.Cancel(r.Context(), owner(r), r.URL.Query().Get("job_id"))
 				if err != nil {
@@ -176,7 +182,7 @@ func Optimizer(svc *optimizer.Service) Option {
 			Query: listParams("queued, running, completed, interrupted, failed"), Response: optimizer.JobList{}, Tags: tags},
 			listing(svc.ListJobs))
 		s.Handle(Route{Method: "DELETE", Path: "/api/v1/optimize/jobs/{job_id}", Summary: "Delete an optimization job and its best-agent files (a running job is cancelled first)",
-			Response: optimizer.Deletion{}, Tags: tags},
+			Response: optimizer.Deletion{}, Tags: tags, Errors: map[int]string{http.StatusNotFound: "no optimization job with that id for this key"}},
 			deletion("job_id", svc.DeleteJob))
 		s.Handle(Route{Method: "GET", Path: "/api/v1/artifacts/{token}/agent.py", Summary: "Best agent.py of an optimization job (no key: the URL is the credential)",
 			Public: true, Tags: tags},

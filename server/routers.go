@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 
 	"github.com/switchyard-ai/switchyard/trainer"
@@ -55,6 +56,19 @@ type predictRequest struct {
 // A missing query parameter is a 422 naming it; an unknown id, or one of another key, is a
 // 404 (an archived model's 404 says it was archived). The caller starts the service
 // (svc.Start) after New; the server's Close closes it.
+// trainingJobErrors are the failures of the operations on one training job.
+var trainingJobErrors = map[int]string{
+	http.StatusNotFound:            "no training job with that task_id for this key",
+	http.StatusUnprocessableEntity: "task_id missing",
+}
+
+// withError is errs with one more status (errs is left as it is).
+func withError(errs map[int]string, status int, desc string) map[int]string {
+	out := maps.Clone(errs)
+	out[status] = desc
+	return out
+}
+
 func CustomRouters(svc *trainer.Service) Option {
 	return func(s *Server) error {
 		if svc == nil {
@@ -82,7 +96,7 @@ func CustomRouters(svc *trainer.Service) Option {
 			})
 		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/train/status", Summary: "Status of a router training job",
 			Query:    []QueryParam{{Name: "task_id", Required: true, Description: "training_job_id returned by POST /api/v1/routers/train"}},
-			Response: trainer.JobStatus{}, Tags: tags},
+			Response: trainer.JobStatus{}, Tags: tags, Errors: trainingJobErrors},
 			func(w http.ResponseWriter, r *http.Request) error {
 				id, err := requiredQuery(r, "task_id")
 				if err != nil {
@@ -97,7 +111,7 @@ func CustomRouters(svc *trainer.Service) Option {
 			})
 		s.Handle(Route{Method: "POST", Path: "/api/v1/routers/train/cancel", Summary: "Cancel a queued or running router training job (it ends failed)",
 			Query:    []QueryParam{{Name: "task_id", Required: true, Description: "training_job_id returned by POST /api/v1/routers/train"}},
-			Response: trainer.JobStatus{}, Tags: tags},
+			Response: trainer.JobStatus{}, Tags: tags, Errors: withError(trainingJobErrors, http.StatusConflict, "the job has already ended")},
 			func(w http.ResponseWriter, r *http.Request) error {
 				id, err := requiredQuery(r, "task_id")
 				if err != nil {
@@ -114,15 +128,18 @@ func CustomRouters(svc *trainer.Service) Option {
 			Query: listParams("queued, running, completed, failed"), Response: trainer.JobList{}, Tags: tags},
 			listing(svc.ListJobs))
 		s.Handle(Route{Method: "DELETE", Path: "/api/v1/routers/train/jobs/{task_id}", Summary: "Delete a training job record (a queued or running job is cancelled first; its router model stays)",
-			Response: trainer.Deletion{}, Tags: tags},
+			Response: trainer.Deletion{}, Tags: tags, Errors: map[int]string{http.StatusNotFound: "no training job with that id for this key"}},
 			deletion("task_id", svc.DeleteJob))
 		s.Handle(Route{Method: "DELETE", Path: "/api/v1/routers/models/{model_id}", Summary: "Delete a router model with its weights (it answers 404 everywhere afterwards)",
-			Response: trainer.Deletion{}, Tags: tags},
+			Response: trainer.Deletion{}, Tags: tags, Errors: map[int]string{http.StatusNotFound: "no router model with that id for this key"}},
 			deletion("model_id", svc.DeleteModel))
 		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/models", Summary: "Details and held-out metrics of a trained router model; without model_id the key's router models newest first",
 			Query: append([]QueryParam{{Name: "model_id", Description: "model_id of a completed training job; absent: list the key's models (then limit, cursor, created_after, created_before and status apply)"}},
 				listParams("active, archived")...),
-			OneOf: []any{trainer.ModelDetails{}, trainer.ModelList{}}, Tags: tags},
+			OneOf: []any{trainer.ModelDetails{}, trainer.ModelList{}}, Tags: tags, Errors: map[int]string{
+				http.StatusNotFound:            "no router model with that model_id for this key",
+				http.StatusUnprocessableEntity: "model_id given empty, or a listing parameter out of range",
+			}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				id := r.URL.Query().Get("model_id")
 				if !r.URL.Query().Has("model_id") {

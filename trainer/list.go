@@ -41,12 +41,12 @@ type JobList struct {
 type ModelSummary struct {
 	ModelID        string     `json:"model_id"`
 	Version        string     `json:"version"`
-	Status         ModelState `json:"status"`
+	Status         ModelState `json:"status" jsonschema:"enum=active,enum=archived"`
 	EmbeddingModel string     `json:"embedding_model"`
 	NumClasses     int        `json:"num_classes"`
-	CreatedAt      string     `json:"created_at"`
-	LastUsedAt     string     `json:"last_used_at,omitempty"`
-	ArchivedAt     string     `json:"archived_at,omitempty"`
+	CreatedAt      string     `json:"created_at" jsonschema:"format=date-time"`
+	LastUsedAt     string     `json:"last_used_at,omitempty" jsonschema:"format=date-time"`
+	ArchivedAt     string     `json:"archived_at,omitempty" jsonschema:"format=date-time"`
 	TrainingJobID  string     `json:"training_job_id"`
 	Metrics        *Metrics   `json:"metrics,omitempty"`
 }

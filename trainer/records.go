@@ -30,7 +30,7 @@ const (
 // Job is what Submit returns: the wire "Training job".
 type Job struct {
 	TrainingJobID string   `json:"training_job_id"`
-	Status        JobState `json:"status"`
+	Status        JobState `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=failed"`
 	Version       string   `json:"version"`
 }
 
@@ -67,11 +67,11 @@ type TrainingConfig struct {
 // JobStatus is the wire "Training job status".
 type JobStatus struct {
 	TrainingJobID  string          `json:"training_job_id"`
-	Status         JobState        `json:"status"`
+	Status         JobState        `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=failed"`
 	ModelID        string          `json:"model_id,omitempty"`
-	CreatedAt      string          `json:"created_at,omitempty"`
-	StartedAt      string          `json:"started_at,omitempty"`
-	CompletedAt    string          `json:"completed_at,omitempty"`
+	CreatedAt      string          `json:"created_at,omitempty" jsonschema:"format=date-time"`
+	StartedAt      string          `json:"started_at,omitempty" jsonschema:"format=date-time"`
+	CompletedAt    string          `json:"completed_at,omitempty" jsonschema:"format=date-time"`
 	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
 	ErrorMessage   string          `json:"error_message,omitempty"`
 	// ErrorKind classifies a failed job's error (extension): invalid_data, fetch_failed,
@@ -149,13 +149,13 @@ type TradeoffDetails struct {
 type ModelDetails struct {
 	ModelID        string     `json:"model_id"`
 	Version        string     `json:"version"`
-	Status         ModelState `json:"status"`
+	Status         ModelState `json:"status" jsonschema:"enum=active,enum=archived"`
 	EmbeddingModel string     `json:"embedding_model"`
 	NumClasses     int        `json:"num_classes"`
 	Classes        []string   `json:"classes"`
-	CreatedAt      string     `json:"created_at"`
-	LastUsedAt     string     `json:"last_used_at,omitempty"`
-	ArchivedAt     string     `json:"archived_at,omitempty"`
+	CreatedAt      string     `json:"created_at" jsonschema:"format=date-time"`
+	LastUsedAt     string     `json:"last_used_at,omitempty" jsonschema:"format=date-time"`
+	ArchivedAt     string     `json:"archived_at,omitempty" jsonschema:"format=date-time"`
 	TrainingJobID  string     `json:"training_job_id"`
 	Metrics        *Metrics   `json:"metrics,omitempty"`
 	// Tradeoff is the measured cost/quality frontier and the default tolerance.
