@@ -98,6 +98,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 			p.cache.ctl, p.cache.bypass = *req.Cache, req.Cache.NoCache
 		}
 		g.lookupCache(ctx, p)
+		g.lookupSemantic(ctx, p, primary, fallback)
 		if p.cache.hit != nil {
 			// No model is called: nothing is taken from the budget (cacheHitAllowed).
 			if err := g.cacheHitAllowed(ctx, scope.Budget); err != nil {

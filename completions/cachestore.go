@@ -170,3 +170,28 @@ func storeCacheTimes(b []byte) (stored, expires time.Time, ok bool) {
 	}
 	return time.Unix(0, int64(binary.BigEndian.Uint64(b))), time.Unix(0, int64(binary.BigEndian.Uint64(b[8:]))), true
 }
+
+// ListPrefix implements CacheLister: the entries under prefix not expired by now, up to
+// limit, a page at a time.
+func (c *StoreCache) ListPrefix(ctx context.Context, prefix string, now time.Time, limit int) ([]CacheEntry, error) {
+	var out []CacheEntry
+	after := ""
+	for len(out) < limit {
+		page, err := c.st.List(ctx, store.ResponseCache, store.ListOptions{Prefix: prefix, After: after, Limit: sweepPage})
+		if err != nil {
+			return out, fmt.Errorf("completions: response cache: %w", err)
+		}
+		for _, e := range page {
+			stored, expires, ok := storeCacheTimes(e.Value)
+			if !ok || !now.Before(expires) || len(out) >= limit {
+				continue
+			}
+			out = append(out, CacheEntry{Key: e.Key, Value: e.Value[storeCacheHeader:], Stored: stored, Expires: expires})
+		}
+		if len(page) < sweepPage {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	return out, nil
+}

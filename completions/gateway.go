@@ -246,7 +246,9 @@ type Gateway struct {
 	bg backgroundRuns
 	// cacheWrites are the response cache's writes under way (Close waits for them).
 	cacheWrites cacheWriters
-	schemas     schemaSet // tool and output schemas that compiled
+	// semantic is the semantic cache's vector index (CacheOptions.Semantic).
+	semantic semanticIndex
+	schemas  schemaSet // tool and output schemas that compiled
 	// indexed backfills the owner index of conversations stored before it.
 	indexed store.OwnedBackfill
 	// The configured providers' catalogued models, indexed once (indexModels): listed by
@@ -356,6 +358,19 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Cache.MaxEntryBytes <= 0 {
 		opts.Cache.MaxEntryBytes = 1 << 20
 	}
+	if sem := opts.Cache.Semantic; sem != nil {
+		s := *sem // the caller's stays as it is
+		if s.Threshold == 0 {
+			s.Threshold = DefaultSimilarityThreshold
+		}
+		if s.MaxVectors <= 0 {
+			s.MaxVectors = DefaultSemanticVectors
+		}
+		if s.Refresh <= 0 {
+			s.Refresh = time.Minute
+		}
+		opts.Cache.Semantic = &s
+	}
 	if err := checkModelGroups(opts.ModelGroups); err != nil {
 		return nil, err
 	}
@@ -366,6 +381,9 @@ func New(opts Options) (*Gateway, error) {
 		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
 	}
 	if err := g.checkGroupMembers(); err != nil {
+		return nil, err
+	}
+	if err := g.checkSemantic(); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type CacheOptions struct {
 	OptIn bool
 	// MaxEntryBytes bounds one cached answer (default 1 MiB); a larger one is not kept.
 	MaxEntryBytes int
+	// Semantic, with a Model, also answers from the cache the requests close in meaning to
+	// one answered before (see SemanticCacheOptions); nil keeps to exact matches.
+	Semantic *SemanticCacheOptions
 }
 
 // CacheControl is a request's say over the response cache, in LiteLLM's words (its
@@ -71,6 +75,12 @@ type CacheControl struct {
 	Namespace string `json:"namespace,omitempty" jsonschema:"maxLength=256"`
 	// Use asks for the cache when the server caches only on request (CacheOptions.OptIn).
 	Use bool `json:"use-cache,omitempty"`
+	// SimilarityThreshold is this request's least cosine similarity of a semantic hit
+	// (the server's CacheOptions.Semantic.Threshold when absent; LiteLLM's name).
+	SimilarityThreshold *float64 `json:"similarity_threshold,omitempty" jsonschema:"minimum=0,maximum=1"`
+	// NoSemantic keeps this request to exact matches: it is neither looked up nor kept
+	// by meaning.
+	NoSemantic bool `json:"no-semantic,omitempty"`
 }
 
 // MaxCacheSeconds bounds CacheControl's TTL and MaxAge (a year).
@@ -88,6 +98,9 @@ func (c *CacheControl) check(field string) error {
 		if !(f.v >= 0 && f.v <= MaxCacheSeconds) {
 			return invalid(field+"."+f.name, "must be between 0 and %d seconds, got %v", MaxCacheSeconds, f.v)
 		}
+	}
+	if t := c.SimilarityThreshold; t != nil && !(*t >= 0 && *t <= 1) {
+		return invalid(field+".similarity_threshold", "must be between 0 and 1, got %v", *t)
 	}
 	if len(c.Namespace) > 256 {
 		return invalid(field+".namespace", "at most 256 characters, got %d", len(c.Namespace))
@@ -122,6 +135,11 @@ type CacheStatus struct {
 	AgeSeconds int64 `json:"age_seconds,omitempty"`
 	// SavedUSD is what the answer cost when it was made (a hit's saving; its own costs are 0).
 	SavedUSD float64 `json:"saved_usd,omitempty"`
+	// Semantic says a hit was found by meaning (the semantic cache), not by the exact
+	// request; Key is then the answer's, made for the request it was similar to.
+	Semantic bool `json:"semantic,omitempty"`
+	// Similarity is a semantic hit's cosine similarity to the request it was made for.
+	Similarity float64 `json:"similarity,omitempty"`
 }
 
 // cachedAnswer is what the cache keeps of an answer: enough to give it again in any of the
@@ -155,6 +173,8 @@ type cachePlan struct {
 	// capped: the budget lowered the request's max tokens to what it has left, so the
 	// answer (perhaps cut short) is not kept under the request's key.
 	capped bool
+	// sem is the semantic cache's part (nil when it took none).
+	sem *semanticPlan
 }
 
 // PurgeCache deletes the cached answers of owner (a Scope's Owner): those of namespace
@@ -170,6 +190,7 @@ func (g *Gateway) PurgeCache(ctx context.Context, owner string, namespace *strin
 		prefix = cacheKeyPrefix(owner, *namespace)
 	}
 	g.cacheWrites.purged(prefix, g.opts.Now())
+	g.semantic.purged(prefix)
 	n, err := d.DeletePrefix(ctx, prefix)
 	if err != nil {
 		return n, fmt.Errorf("completions: purging the response cache: %w", err)
@@ -186,6 +207,7 @@ func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
 		return fmt.Errorf("%w: no cached answer of this key under %q", ErrCacheMiss, key)
 	}
 	g.cacheWrites.purged(key, g.opts.Now())
+	g.semantic.purged(key)
 	n, err := d.DeletePrefix(ctx, key)
 	if err != nil {
 		return fmt.Errorf("completions: deleting a cached answer: %w", err)
@@ -225,6 +247,14 @@ func (g *Gateway) cacheKey(p *plan, primary, fallback []target) string {
 	if req.Cache != nil && req.Cache.NoCache && req.Cache.NoStore {
 		return ""
 	}
+	return g.requestKey(p, primary, fallback, p.preq, "")
+}
+
+// requestKey is the cache key of p sending preq to primary and fallback; semantic, the
+// embedding model, is set for the semantic cache's scope keys (which leave out the text of
+// the messages).
+func (g *Gateway) requestKey(p *plan, primary, fallback []target, preq providers.Request, semantic string) string {
+	req := p.req
 	type keyed struct {
 		V         int      `json:"v"`
 		Owner     string   `json:"owner"`
@@ -239,9 +269,11 @@ func (g *Gateway) cacheKey(p *plan, primary, fallback []target) string {
 		// surface) or left out (the others) changes what the answer holds.
 		ShowsReasoning bool              `json:"shows_reasoning,omitempty"`
 		Request        providers.Request `json:"request"`
+		Semantic       string            `json:"semantic,omitempty"`
 	}
 	k := keyed{V: 1, Owner: p.scope.Owner, Models: targetNames(primary), Fallback: targetNames(fallback), Group: req.groupName,
-		ContentFilterFallback: req.FallbackOnContentFilter, ShowsReasoning: req.Thinking == nil && req.unaskedReasoning, Request: p.preq}
+		ContentFilterFallback: req.FallbackOnContentFilter, ShowsReasoning: req.Thinking == nil && req.unaskedReasoning, Request: preq,
+		Semantic: semantic}
 	if req.Cache != nil {
 		k.Namespace = req.Cache.Namespace
 	}
@@ -306,6 +338,9 @@ func (h *cacheHit) target() target {
 // status is the CacheStatus of p's answer (nil when the cache took no part).
 func (c *cachePlan) status(now time.Time) *CacheStatus {
 	switch {
+	case c.hit != nil && c.sem != nil && c.sem.hitKey != "":
+		return &CacheStatus{Result: CacheHit, Key: c.sem.hitKey, AgeSeconds: int64(now.Sub(c.hit.stored) / time.Second), SavedUSD: c.hit.answer.CostUSD,
+			Semantic: true, Similarity: math.Round(c.sem.similarity*1e4) / 1e4}
 	case c.hit != nil:
 		return &CacheStatus{Result: CacheHit, Key: c.key, AgeSeconds: int64(now.Sub(c.hit.stored) / time.Second), SavedUSD: c.hit.answer.CostUSD}
 	case c.key == "":
@@ -330,7 +365,19 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
 		return
 	}
-	g.writeCache(c.ctl, cacheEntry{c.key, v})
+	entries := []cacheEntry{{c.key, v}}
+	if e, ok := g.storeSemantic(p, g.cacheTTL(c.ctl)); ok {
+		entries = append(entries, e)
+	}
+	g.writeCache(c.ctl, entries...)
+}
+
+// cacheTTL is how long an entry is kept: what ctl asks, else the gateway's TTL.
+func (g *Gateway) cacheTTL(ctl CacheControl) time.Duration {
+	if ctl.TTL > 0 {
+		return time.Duration(ctl.TTL * float64(time.Second))
+	}
+	return g.opts.Cache.TTL
 }
 
 // cacheEntry is a value for the response cache and its key.
@@ -343,10 +390,7 @@ type cacheEntry struct {
 // already), for the TTL ctl asks or the gateway's; Gateway.Close waits for the writes under
 // way. A write that fails is logged and ends the rest.
 func (g *Gateway) writeCache(ctl CacheControl, entries ...cacheEntry) {
-	ttl := g.opts.Cache.TTL
-	if ctl.TTL > 0 {
-		ttl = time.Duration(ctl.TTL * float64(time.Second))
-	}
+	ttl := g.cacheTTL(ctl)
 	now := g.opts.Now()
 	if len(entries) == 0 || !g.cacheWrites.start() {
 		return // nothing to keep, or closed

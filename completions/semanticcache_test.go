@@ -183,7 +183,7 @@ func TestSemanticCacheKeepsSystemPromptsOwnersAndParametersApart(t *testing.T) {
 		t.Fatalf("same system prompt: %+v", r.Cache)
 	}
 	hot := chat("Tell me France's capital city.", "e/chat")
-	hot.Temperature = ptr(1.5)
+	hot.Temperature = ptr(0.9)
 	for name, tc := range map[string]struct {
 		scope Scope
 		req   *Request

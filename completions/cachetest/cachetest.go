@@ -98,6 +98,36 @@ func RunConformance(t *testing.T, newDriver func(t *testing.T) completions.Cache
 			t.Fatalf("DeletePrefix of nothing = %d, %v", n, err)
 		}
 	})
+	t.Run("ListPrefix", func(t *testing.T) {
+		d := newDriver(t)
+		l, ok := d.(completions.CacheLister)
+		if !ok {
+			t.Skip("the driver does not list its entries (completions.CacheLister)")
+		}
+		for _, k := range []string{"a.v1.x", "a.v1.y", "a.v1.z", "a.v2.x", "b.v1.x"} {
+			if err := d.Put(ctx, k, []byte("value of "+k), t0, t0.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = d.Put(ctx, "a.v1.old", []byte("v"), t0, t0.Add(time.Minute))
+		got, err := l.ListPrefix(ctx, "a.v1.", t0.Add(30*time.Minute), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]bool{}
+		for _, e := range got {
+			if string(e.Value) != "value of "+e.Key || !e.Stored.Equal(t0) || !e.Expires.Equal(t0.Add(time.Hour)) {
+				t.Errorf("entry %+v", e)
+			}
+			keys[e.Key] = true
+		}
+		if len(got) != 3 || !keys["a.v1.x"] || !keys["a.v1.y"] || !keys["a.v1.z"] {
+			t.Fatalf("ListPrefix(a.v1.) = %v; want the 3 live entries under it", keys)
+		}
+		if got, err := l.ListPrefix(ctx, "a.", t0, 2); err != nil || len(got) != 2 {
+			t.Fatalf("ListPrefix with limit 2 = %d entries, %v", len(got), err)
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		d := newDriver(t)
 		var wg sync.WaitGroup
