@@ -52,7 +52,9 @@ func applyCacheHeader(r *http.Request, req *completions.Request) error {
 }
 
 // setCacheHeaders tells the client how the response cache took part in its answer:
-// X-Switchyard-Cache (hit, miss or bypass), X-Switchyard-Cache-Key and, for a hit, Age.
+// X-Switchyard-Cache (hit, miss or bypass), X-Switchyard-Cache-Key and, for a hit, Age;
+// a semantic hit (found by meaning) also X-Switchyard-Cache-Similarity, its cosine
+// similarity to the request the answer was made for.
 func setCacheHeaders(w http.ResponseWriter, c *completions.CacheStatus) {
 	if c == nil {
 		return
@@ -64,6 +66,9 @@ func setCacheHeaders(w http.ResponseWriter, c *completions.CacheStatus) {
 	}
 	if c.Result == completions.CacheHit {
 		h.Set("Age", strconv.FormatInt(c.AgeSeconds, 10))
+		if c.Semantic {
+			h.Set("X-Switchyard-Cache-Similarity", strconv.FormatFloat(c.Similarity, 'f', -1, 64))
+		}
 	}
 }
 
