@@ -418,6 +418,10 @@ func (g *Gateway) storeSemantic(p *plan, ttl time.Duration) (cacheEntry, bool) {
 	return cacheEntry{key: c.sem.scope + c.key[34:], v: v}, true
 }
 
+// ErrSemanticCacheOptions is what New's error matches when CacheOptions.Semantic is wrong
+// (a threshold out of range, a model that is no embedding model).
+var ErrSemanticCacheOptions = errors.New("completions: semantic cache options")
+
 // checkSemantic fills in o's defaults and checks its model, for New.
 func (g *Gateway) checkSemantic() error {
 	o := g.opts.Cache.Semantic
@@ -425,10 +429,10 @@ func (g *Gateway) checkSemantic() error {
 		return nil
 	}
 	if !(o.Threshold >= 0 && o.Threshold <= 1) {
-		return fmt.Errorf("completions: CacheOptions.Semantic.Threshold must be between 0 and 1, got %v", o.Threshold)
+		return fmt.Errorf("%w: Threshold must be between 0 and 1, got %v", ErrSemanticCacheOptions, o.Threshold)
 	}
 	if _, err := g.embeddingTargets(o.Model); err != nil {
-		return fmt.Errorf("completions: CacheOptions.Semantic.Model: %w", err)
+		return fmt.Errorf("%w: Model: %w", ErrSemanticCacheOptions, err)
 	}
 	return nil
 }

@@ -84,7 +84,9 @@ func TestServeCacheStoreKeepsAnswersAcrossRestarts(t *testing.T) {
 }
 
 func TestServeRefusesBadCacheFlags(t *testing.T) {
-	for _, args := range [][]string{{"--cache", "redis"}, {"--cache", "memory", "--cache-ttl", "0s"}, {"--cache", "memory", "--cache-memory-mb", "0"}} {
+	for _, args := range [][]string{{"--cache", "redis"}, {"--cache", "memory", "--cache-ttl", "0s"}, {"--cache", "memory", "--cache-memory-mb", "0"},
+		{"--cache", "memory", "--cache-similarity-threshold", "1.5"}, {"--cache-semantic-model", "openai/text-embedding-3-small"},
+		{"--cache", "memory", "--cache-semantic-model", "nosuch/embed"}} {
 		stderr := &syncBuffer{}
 		code := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, args...), &syncBuffer{}, stderr)
 		if code == 0 || !strings.Contains(stderr.String(), args[len(args)-2]) {

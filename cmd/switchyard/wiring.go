@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -173,6 +174,9 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		SharedLimits:       w.limits,
 	})
 	if err != nil {
+		if errors.Is(err, completions.ErrSemanticCacheOptions) {
+			return nil, fmt.Errorf("--cache-semantic-model %q: %w", w.cfg.Cache.SemanticModel, err)
+		}
 		return nil, err
 	}
 
