@@ -46,6 +46,10 @@ type SemanticCacheOptions struct {
 	// parameters and system prompts); beyond it the least recently used is dropped from the
 	// index (its answer stays for exact hits). 0 means DefaultSemanticVectors.
 	MaxVectors int
+	// Dimensions shortens the vectors where the model allows it (OpenAI's text-embedding-3
+	// models): the search reads every vector of a scope, so its time is proportional to
+	// their size (BENCHMARKS.md, "Semantic cache"). 0 keeps the model's size.
+	Dimensions int
 	// Refresh is how often a scope's index is read again from a driver that can list its
 	// entries (CacheLister: StoreCache), to find the vectors other replicas added; 0 means a
 	// minute. A scope is always read at its first use, so a restart finds its vectors.
@@ -149,20 +153,26 @@ func (s *semanticScope) nearest(vec []float32, now time.Time) (*semanticEntry, f
 	return best, bestSim
 }
 
-// dot is the dot product of two vectors of the same length.
+// dot is the dot product of two vectors of the same length (b at least as long as a),
+// eight lanes at a time without bounds checks.
 func dot(a, b []float32) float64 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		s0 += a[0] * b[0]
+		s1 += a[1] * b[1]
+		s2 += a[2] * b[2]
+		s3 += a[3] * b[3]
+		s4 += a[4] * b[4]
+		s5 += a[5] * b[5]
+		s6 += a[6] * b[6]
+		s7 += a[7] * b[7]
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	for i := range a {
 		s0 += a[i] * b[i]
 	}
-	return float64(s0 + s1 + s2 + s3)
+	return float64((s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7))
 }
 
 // add puts e in the index (replacing the entry of the same answer), dropping the least
@@ -314,8 +324,12 @@ func (g *Gateway) lookupSemantic(ctx context.Context, p *plan, primary, fallback
 	if scope == "" {
 		return
 	}
-	er, err := g.Embed(ctx, p.scope, &EmbeddingsRequest{Model: o.Model, Input: EmbeddingInput{Texts: []string{text}}, Tags: p.req.Tags,
-		Cache: &CacheControl{Namespace: c.ctl.Namespace}})
+	ereq := &EmbeddingsRequest{Model: o.Model, Input: EmbeddingInput{Texts: []string{text}}, Tags: p.req.Tags,
+		Cache: &CacheControl{Namespace: c.ctl.Namespace}}
+	if o.Dimensions > 0 {
+		ereq.Dimensions = &o.Dimensions
+	}
+	er, err := g.Embed(ctx, p.scope, ereq)
 	if err != nil || len(er.Data) != 1 {
 		g.log.WarnContext(ctx, "completions: embedding a request for the semantic cache; answered as a miss", "model", o.Model, "err", err)
 		return
@@ -430,6 +444,9 @@ func (g *Gateway) checkSemantic() error {
 	}
 	if !(o.Threshold >= 0 && o.Threshold <= 1) {
 		return fmt.Errorf("%w: Threshold must be between 0 and 1, got %v", ErrSemanticCacheOptions, o.Threshold)
+	}
+	if o.Dimensions < 0 {
+		return fmt.Errorf("%w: Dimensions must not be negative, got %d", ErrSemanticCacheOptions, o.Dimensions)
 	}
 	if _, err := g.embeddingTargets(o.Model); err != nil {
 		return fmt.Errorf("%w: Model: %w", ErrSemanticCacheOptions, err)
