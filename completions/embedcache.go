@@ -192,7 +192,7 @@ func (g *Gateway) storeEmbeddings(ec *embedCache, preq *providers.EmbeddingReque
 		}
 		v := encodeCachedVector(cv)
 		if len(v) <= g.opts.Cache.MaxEntryBytes {
-			entries = append(entries, cacheEntry{ec.keys[i], v})
+			entries = append(entries, cacheEntry{key: ec.keys[i], v: v})
 		}
 	}
 	g.writeCache(ec.ctl, entries...)

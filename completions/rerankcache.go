@@ -125,5 +125,5 @@ func (g *Gateway) storeRanking(rc *rerankCache, model string, out *providers.Rer
 	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
 		return
 	}
-	g.writeCache(rc.ctl, cacheEntry{rc.key, v})
+	g.writeCache(rc.ctl, cacheEntry{key: rc.key, v: v})
 }

@@ -365,7 +365,7 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
 		return
 	}
-	entries := []cacheEntry{{c.key, v}}
+	entries := []cacheEntry{{key: c.key, v: v}}
 	if e, ok := g.storeSemantic(p, g.cacheTTL(c.ctl)); ok {
 		entries = append(entries, e)
 	}
@@ -384,6 +384,9 @@ func (g *Gateway) cacheTTL(ctl CacheControl) time.Duration {
 type cacheEntry struct {
 	key string
 	v   []byte
+	// written, when set, is called once the value is in the driver (not when a purge
+	// kept it out or the write failed).
+	written func()
 }
 
 // writeCache keeps entries in the cache, in the background (the caller has its answer
@@ -400,9 +403,13 @@ func (g *Gateway) writeCache(ctl CacheControl, entries ...cacheEntry) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		for _, e := range entries {
-			if err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, e.key, e.v, now, now.Add(ttl)); err != nil {
+			put, err := g.cacheWrites.put(ctx, g.opts.Cache.Driver, e.key, e.v, now, now.Add(ttl))
+			if err != nil {
 				g.log.Warn("completions: writing the response cache", "err", err)
 				return
+			}
+			if put && e.written != nil {
+				e.written()
 			}
 		}
 	}()
@@ -486,16 +493,17 @@ func (w *cacheWriters) purged(prefix string, now time.Time) {
 	w.purgedAt[prefix] = now
 }
 
-// put writes an entry made at stored unless a purge of its key came after it.
-func (w *cacheWriters) put(ctx context.Context, d CacheDriver, key string, value []byte, stored, expires time.Time) error {
+// put writes an entry made at stored unless a purge of its key came after it; it says
+// whether it wrote it.
+func (w *cacheWriters) put(ctx context.Context, d CacheDriver, key string, value []byte, stored, expires time.Time) (bool, error) {
 	w.purge.RLock()
 	defer w.purge.RUnlock()
 	for p, at := range w.purgedAt {
 		if !at.Before(stored) && strings.HasPrefix(key, p) {
-			return nil // purged since it was made
+			return false, nil // purged since it was made
 		}
 	}
-	return d.Put(ctx, key, value, stored, expires)
+	return true, d.Put(ctx, key, value, stored, expires)
 }
 
 func (w *cacheWriters) start() bool {

@@ -415,8 +415,9 @@ func (g *Gateway) loadSemantic(ctx context.Context, s *semanticScope, scope stri
 	}
 }
 
-// storeSemantic is the vector entry of p's answer (kept under key), added to the index
-// now; ok is false when there is none.
+// storeSemantic is the vector entry of p's answer; ok is false when there is none. The
+// vector enters the index once it is written, after the answer (an entry written before
+// its answer would be dropped by a lookup that found the answer missing).
 func (g *Gateway) storeSemantic(p *plan, ttl time.Duration) (cacheEntry, bool) {
 	c := &p.cache
 	if c.sem == nil || c.sem.vec == nil {
@@ -427,9 +428,11 @@ func (g *Gateway) storeSemantic(p *plan, ttl time.Duration) (cacheEntry, bool) {
 		return cacheEntry{}, false
 	}
 	e := &semanticEntry{answerKey: c.key, vec: c.sem.vec, expires: g.opts.Now().Add(ttl)}
-	e.used.Store(g.semantic.tick.Add(1))
-	g.semantic.scope(c.sem.scope).add(e, g.opts.Cache.Semantic.MaxVectors)
-	return cacheEntry{key: c.sem.scope + c.key[34:], v: v}, true
+	scope, max := c.sem.scope, g.opts.Cache.Semantic.MaxVectors
+	return cacheEntry{key: scope + c.key[34:], v: v, written: func() {
+		e.used.Store(g.semantic.tick.Add(1))
+		g.semantic.scope(scope).add(e, max)
+	}}, true
 }
 
 // ErrSemanticCacheOptions is what New's error matches when CacheOptions.Semantic is wrong

@@ -272,3 +272,39 @@ func TestSemanticCacheStoreFindsVectorsAfterARestart(t *testing.T) {
 		t.Fatalf("after a purge: %+v", r.Cache)
 	}
 }
+
+// TestSemanticIndexDropsTheLeastRecentlyUsedBeyondItsBound: a scope keeps at most its
+// bound of vectors; the one hit or added least recently goes first.
+func TestSemanticIndexDropsTheLeastRecentlyUsedBeyondItsBound(t *testing.T) {
+	var x semanticIndex
+	s := x.scope("o.n.vs.")
+	now := time.Now()
+	add := func(key string, v ...float32) {
+		e := &semanticEntry{answerKey: key, vec: normalize(v), expires: now.Add(time.Hour)}
+		e.used.Store(x.tick.Add(1))
+		s.add(e, 3)
+	}
+	add("a", 1, 0, 0)
+	add("b", 0, 1, 0)
+	add("c", 0, 0, 1)
+	e, sim := s.nearest(normalize([]float32{1, 0.1, 0}), now) // a is used: b is now the oldest
+	if e == nil || e.answerKey != "a" || sim < 0.99 {
+		t.Fatalf("nearest = %v %v", e, sim)
+	}
+	e.used.Store(x.tick.Add(1))
+	add("d", 1, 1, 0)
+	if len(s.entries) != 3 || len(s.byKey) != 3 {
+		t.Fatalf("entries %d", len(s.entries))
+	}
+	if _, ok := s.byKey["b"]; ok {
+		t.Fatal("b, the least recently used, is still in the index")
+	}
+	for _, k := range []string{"a", "c", "d"} {
+		if i, ok := s.byKey[k]; !ok || s.entries[i].answerKey != k {
+			t.Fatalf("%s lost or misplaced", k)
+		}
+	}
+	if e, _ := s.nearest(normalize([]float32{0, 1, 0}), now.Add(2*time.Hour)); e != nil {
+		t.Fatalf("an expired vector was found: %v", e.answerKey)
+	}
+}

@@ -95,6 +95,11 @@ func TestSemanticCacheHeadersAndBody(t *testing.T) {
 	if c["result"] != "hit" || c["semantic"] != true || c["similarity"] != 0.97 {
 		t.Fatalf("switchyard.cache = %v", c)
 	}
+	// Streamed, the same: the answer replayed, the headers said before it.
+	sresp, sse := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"sem/gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Tell me France's capital city."}]}`)
+	if sresp.Header.Get("X-Switchyard-Cache") != "hit" || sresp.Header.Get("X-Switchyard-Cache-Similarity") != "0.97" || !strings.Contains(string(sse), "Paris") {
+		t.Fatalf("streamed paraphrase: %v %s", sresp.Header, sse)
+	}
 	if chats() != 1 {
 		t.Fatalf("the chat model was called %d times, want once", chats())
 	}
