@@ -69,6 +69,11 @@ type CacheControl struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Use asks for the cache when the server caches only on request (--cache-opt-in).
 	Use bool `json:"use-cache,omitempty"`
+	// SimilarityThreshold is this request's least cosine similarity of a semantic hit, 0-1
+	// (the server's --cache-similarity-threshold when nil).
+	SimilarityThreshold *float64 `json:"similarity_threshold,omitempty"`
+	// NoSemantic keeps this request to exact matches (nothing embedded).
+	NoSemantic bool `json:"no-semantic,omitempty"`
 }
 
 // CacheStatus says how the server's response cache took part in an answer.
@@ -81,6 +86,11 @@ type CacheStatus struct {
 	AgeSeconds int64 `json:"age_seconds,omitempty"`
 	// SavedUSD is what a hit's answer cost when it was made.
 	SavedUSD float64 `json:"saved_usd,omitempty"`
+	// Semantic says a hit was found by meaning (--cache-semantic-model); Key is then the
+	// answer's, made for the request it was similar to.
+	Semantic bool `json:"semantic,omitempty"`
+	// Similarity is a semantic hit's cosine similarity to that request.
+	Similarity float64 `json:"similarity,omitempty"`
 }
 
 // AssistantMessage is the generated message (role "assistant", type "text").
