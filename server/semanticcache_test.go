@@ -103,4 +103,13 @@ func TestSemanticCacheHeadersAndBody(t *testing.T) {
 	if chats() != 1 {
 		t.Fatalf("the chat model was called %d times, want once", chats())
 	}
+	// The request's say: a stricter threshold misses; a bad one names its field.
+	strict, _ := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"sem/gpt-4o-mini","cache":{"similarity_threshold":0.99,"no-store":true},"messages":[{"role":"user","content":"Tell me France's capital city."}]}`)
+	if strict.Header.Get("X-Switchyard-Cache") != "miss" || chats() != 2 {
+		t.Fatalf("similarity_threshold 0.99: %v, %d chats", strict.Header, chats())
+	}
+	bad, b := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"sem/gpt-4o-mini","cache":{"similarity_threshold":2},"messages":[{"role":"user","content":"x"}]}`)
+	if bad.StatusCode != 400 || !strings.Contains(string(b), "cache.similarity_threshold") {
+		t.Fatalf("similarity_threshold 2: %d %s", bad.StatusCode, b)
+	}
 }
