@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"regexp"
@@ -147,5 +148,30 @@ func TestCacheCommand(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "cache"); code == 0 || !strings.Contains(errOut, "purge") {
 		t.Fatalf("no subcommand: %d %s", code, errOut)
+	}
+}
+
+// TestCacheSemanticFlagsReachTheGatewayOptions: --cache-semantic-model and
+// --cache-similarity-threshold (or their environment variables) set CacheOptions.Semantic.
+func TestCacheSemanticFlagsReachTheGatewayOptions(t *testing.T) {
+	var f cacheFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f.register(fs)
+	if err := fs.Parse([]string{"--cache", "memory", "--cache-semantic-model", "openai/text-embedding-3-small", "--cache-similarity-threshold", "0.9"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.check(); err != nil {
+		t.Fatal(err)
+	}
+	o := f.options(nil)
+	if o.Semantic == nil || o.Semantic.Model != "openai/text-embedding-3-small" || o.Semantic.Threshold != 0.9 {
+		t.Fatalf("Semantic = %+v", o.Semantic)
+	}
+	var off cacheFlags
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	off.register(fs)
+	_ = fs.Parse([]string{"--cache", "memory"})
+	if off.options(nil).Semantic != nil || off.SimilarityThreshold != 0.8 {
+		t.Fatalf("without a model: %+v, threshold %v", off.options(nil).Semantic, off.SimilarityThreshold)
 	}
 }
