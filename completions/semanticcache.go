@@ -93,6 +93,7 @@ type semanticEntry struct {
 type semanticScope struct {
 	mu      sync.RWMutex
 	loaded  time.Time
+	latest  time.Time // the latest expiry of its entries: past it the scope is dropped
 	entries []*semanticEntry
 	byKey   map[string]int // answer key -> index in entries
 }
@@ -105,7 +106,10 @@ type semanticIndex struct {
 	tick   atomic.Int64
 }
 
-func (x *semanticIndex) scope(prefix string) *semanticScope {
+// scope returns the index of the scope of key prefix prefix. Making a new one drops the
+// scopes whose every vector expired by now, so that the index holds no more than the
+// live scopes' vectors.
+func (x *semanticIndex) scope(prefix string, now time.Time) *semanticScope {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.scopes == nil {
@@ -113,6 +117,15 @@ func (x *semanticIndex) scope(prefix string) *semanticScope {
 	}
 	s := x.scopes[prefix]
 	if s == nil {
+		for p, old := range x.scopes {
+			old.mu.RLock()
+			gone := !old.loaded.IsZero() || len(old.entries) > 0
+			gone = gone && !now.Before(old.latest) && now.Sub(old.loaded) > time.Minute
+			old.mu.RUnlock()
+			if gone {
+				delete(x.scopes, p)
+			}
+		}
 		s = &semanticScope{byKey: map[string]int{}}
 		x.scopes[prefix] = s
 	}
@@ -129,7 +142,7 @@ func (x *semanticIndex) purged(prefix string) {
 			delete(x.scopes, p)
 			continue
 		}
-		if strings.HasPrefix(prefix, p[:34]) { // an answer of this owner and namespace
+		if len(p) >= 34 && strings.HasPrefix(prefix, p[:34]) { // an answer of this owner and namespace
 			s.remove(prefix)
 		}
 	}
@@ -180,6 +193,9 @@ func dot(a, b []float32) float64 {
 func (s *semanticScope) add(e *semanticEntry, max int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.expires.After(s.latest) {
+		s.latest = e.expires
+	}
 	if i, ok := s.byKey[e.answerKey]; ok {
 		s.entries[i] = e
 		return
@@ -343,7 +359,7 @@ func (g *Gateway) lookupSemantic(ctx context.Context, p *plan, primary, fallback
 		return
 	}
 	now := g.opts.Now()
-	s := g.semantic.scope(scope)
+	s := g.semantic.scope(scope, now)
 	g.loadSemantic(ctx, s, scope, now)
 	threshold := o.Threshold
 	if c.ctl.SimilarityThreshold != nil {
@@ -427,11 +443,12 @@ func (g *Gateway) storeSemantic(p *plan, ttl time.Duration) (cacheEntry, bool) {
 	if err != nil {
 		return cacheEntry{}, false
 	}
-	e := &semanticEntry{answerKey: c.key, vec: c.sem.vec, expires: g.opts.Now().Add(ttl)}
+	now := g.opts.Now()
+	e := &semanticEntry{answerKey: c.key, vec: c.sem.vec, expires: now.Add(ttl)}
 	scope, max := c.sem.scope, g.opts.Cache.Semantic.MaxVectors
 	return cacheEntry{key: scope + c.key[34:], v: v, written: func() {
 		e.used.Store(g.semantic.tick.Add(1))
-		g.semantic.scope(scope).add(e, max)
+		g.semantic.scope(scope, now).add(e, max)
 	}}, true
 }
 

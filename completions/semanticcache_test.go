@@ -277,7 +277,7 @@ func TestSemanticCacheStoreFindsVectorsAfterARestart(t *testing.T) {
 // bound of vectors; the one hit or added least recently goes first.
 func TestSemanticIndexDropsTheLeastRecentlyUsedBeyondItsBound(t *testing.T) {
 	var x semanticIndex
-	s := x.scope("o.n.vs.")
+	s := x.scope("o.n.vs.", time.Now())
 	now := time.Now()
 	add := func(key string, v ...float32) {
 		e := &semanticEntry{answerKey: key, vec: normalize(v), expires: now.Add(time.Hour)}
@@ -306,5 +306,10 @@ func TestSemanticIndexDropsTheLeastRecentlyUsedBeyondItsBound(t *testing.T) {
 	}
 	if e, _ := s.nearest(normalize([]float32{0, 1, 0}), now.Add(2*time.Hour)); e != nil {
 		t.Fatalf("an expired vector was found: %v", e.answerKey)
+	}
+	// A scope whose every vector expired is dropped when another is made.
+	x.scope("o.n.vt.", now.Add(2*time.Hour))
+	if _, ok := x.scopes["o.n.vs."]; ok || len(x.scopes) != 1 {
+		t.Fatalf("scopes %d: the expired one is kept", len(x.scopes))
 	}
 }
