@@ -152,3 +152,27 @@ func TestReview17aDeleteRacingTheEndKeepsItems(t *testing.T) {
 		t.Errorf("an item of the deleted background response %s still resolves as item_reference: %+v", o.ID, r.Input.Items[0])
 	}
 }
+
+// TestReview17aContinueFailedBackground: what is WRONG (inconsistent with this gateway's own
+// rule; OpenAI's exact answer not verified here) — a failed synchronous answer is never kept
+// (StoreResponse skips status failed), so previous_response_id naming it is "not found";
+// a failed background response is kept with its input and no output, and responseChain
+// refuses only queued/in_progress ones, so continuing it is accepted and sends the upstream
+// two user turns in a row (the failed turn's input, then the new one) as if it had been
+// answered. Fix: in responseChain refuse (400 on previous_response_id) a response whose
+// status is failed (and decide the same for cancelled).
+func TestReview17aContinueFailedBackground(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{err: errors.New("boom")})
+	o, err := startBackground(t, h.g, "alice", `{"model":"a/m","input":"first","background":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := waitEnded(t, h.g, "alice", o.ID); f.Status != "failed" {
+		t.Fatalf("status %s, want failed", f.Status)
+	}
+	h.a.on("m", step{text: "ok"})
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","previous_response_id":"`+o.ID+`","input":"second"}`); err == nil {
+		t.Errorf("continued the failed background response %s; upstream got %+v", o.ID, h.a.lastRequest().Messages)
+	}
+}
