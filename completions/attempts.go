@@ -50,14 +50,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}
-	primary, fallback, err := g.validate(req)
+	primary, fallback, err := g.admission(scope, req)
 	if err != nil {
 		return nil, err
-	}
-	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, primary, fallback); err != nil {
-			return nil, err
-		}
 	}
 
 	msgs := make([]providers.Message, 0, len(req.Messages))
@@ -100,8 +95,8 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		g.lookupCache(ctx, p)
 		g.lookupSemantic(ctx, p, primary, fallback)
 		if p.cache.hit != nil {
-			// No model is called: nothing is taken from the budget (cacheHitAllowed).
-			if err := g.cacheHitAllowed(ctx, scope.Budget); err != nil {
+			// No model is called: nothing is taken from the budget (budgetUsable).
+			if err := g.budgetUsable(ctx, scope.Budget); err != nil {
 				return nil, err
 			}
 			p.targets = []target{p.cache.hit.target()}
@@ -165,6 +160,33 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	return p, nil
 }
 
+// admission validates req and resolves its models (an unknown provider or model is a
+// *ValidationError), and refuses (ErrModelNotAllowed) a model scope's budget does not allow:
+// the checks of req alone that prepare makes before it reads or takes anything.
+func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []target, err error) {
+	primary, fallback, err = g.validate(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b := scope.Budget; b != nil {
+		if err := g.budgetAllows(b, primary, fallback); err != nil {
+			return nil, nil, err
+		}
+	}
+	return primary, fallback, nil
+}
+
+// admissible returns the error Complete would refuse req under scope with before calling
+// any model (admission, then budgetUsable: a budget whose calls, tokens or dollars are used
+// up, or whose tokens per minute are), taking nothing from the budget: a request to be
+// answered later (StartBackgroundResponse) is refused now as Complete would refuse it.
+func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) error {
+	if _, _, err := g.admission(scope, req); err != nil {
+		return err
+	}
+	return g.budgetUsable(ctx, scope.Budget)
+}
+
 // budgetAllows refuses (ErrModelNotAllowed) the first model of lists that b does not
 // allow: the models as resolved, a bare name's provider/model, a model group's members.
 func (g *Gateway) budgetAllows(b *Budget, lists ...[]target) error {
@@ -194,10 +216,11 @@ func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bo
 	return left, nil
 }
 
-// cacheHitAllowed checks budget b (nil: none) for a request answered from the response
-// cache: no model is called, so nothing is taken from it, but its bounds and its tokens per
-// minute are checked, as LiteLLM checks a key's limits before its cache.
-func (g *Gateway) cacheHitAllowed(ctx context.Context, b *Budget) error {
+// budgetUsable checks budget b (nil: none) without taking from it: its bounds and its
+// tokens per minute. A request answered from the response cache calls no model, so nothing
+// is taken from b, but a spent key gets no answer, as LiteLLM checks a key's limits before
+// its cache; a background request is checked so when it is created (admissible).
+func (g *Gateway) budgetUsable(ctx context.Context, b *Budget) error {
 	if b == nil {
 		return nil
 	}

@@ -151,7 +151,10 @@ func (r *ResponsesRequest) checkBackground() error {
 // ToChatRequest and ToRequest give it) in the background for owner under scope: it stores
 // the response in status queued and returns it at once; the answer is then stored under
 // the same id as StoreResponse would (completed, incomplete, or failed with an error
-// object for an upstream failure) unless a cancel or a delete came first. The run is
+// object for an upstream failure) unless a cancel or a delete came first. What Complete
+// refuses before calling a model (a *ValidationError for an unknown model or provider,
+// ErrModelNotAllowed, a spent budget's ErrBudgetExceeded or its *TokenRateError) is
+// returned at once and nothing is stored; the budget's call is taken when the run starts. The run is
 // bounded as a synchronous request is (Options.RequestTimeout, the scope's budget), sees
 // the same observers and ledger, keeps ctx's values but not its end, and stops on Close.
 func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owner string, r *ResponsesRequest, req *Request) (*ResponseObject, error) {
@@ -166,6 +169,14 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 	}
 	if r.conversationID != "" {
 		return nil, invalid("background", "cannot be used with conversation on this gateway: continue with previous_response_id instead")
+	}
+	if req == nil {
+		return nil, errNilRequest()
+	}
+	// What Complete would refuse before calling a model (an unknown model, one the key may
+	// not call, a spent budget) is refused now, with Complete's error, not queued to fail.
+	if err := g.admissible(ctx, scope, req); err != nil {
+		return nil, err
 	}
 	now := g.opts.Now()
 	created := scope.Received
@@ -273,6 +284,12 @@ func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseF
 	}
 	if wrote && o.Status != "failed" && o.Status != "cancelled" {
 		g.KeepResponseItems(owner, &o)
+		// A delete that committed after the write above forgets these items itself (it
+		// deletes the record as it then is); one that committed before this keep forgot
+		// nothing yet kept: drop them when the record is gone (or unreadable) now.
+		if cur, err := readRecord(wctx, g.opts.Store, id); err != nil || cur == nil || cur.Run == nil || cur.Run.ID != runID {
+			g.forget(id, &storedResponse{Owner: owner, Response: &o})
+		}
 	}
 }
 

@@ -616,10 +616,12 @@ func mediaPart(p ResponsesPart, pf string, fileURLs map[string]bool) (OpenAICont
 
 // ResponseObject is OpenAI's "response" object.
 type ResponseObject struct {
-	ID                string               `json:"id"`
-	Object            string               `json:"object"`
-	CreatedAt         int64                `json:"created_at"`
-	Status            string               `json:"status"`
+	ID        string `json:"id"`
+	Object    string `json:"object"`
+	CreatedAt int64  `json:"created_at"`
+	// Status is queued or in_progress while a background response runs, then its end:
+	// completed, incomplete, failed or cancelled.
+	Status            string               `json:"status" jsonschema:"enum=queued,enum=in_progress,enum=completed,enum=incomplete,enum=failed,enum=cancelled"`
 	Error             *ResponseError       `json:"error" jsonschema:"nullable"`
 	IncompleteDetails *IncompleteDetails   `json:"incomplete_details" jsonschema:"nullable"`
 	Instructions      *string              `json:"instructions" jsonschema:"nullable"`

@@ -226,7 +226,9 @@ func userTextItem(text string) ResponsesItem {
 // responseChain is the chain of stored answers that ends with id, oldest first. The answer
 // named is read from the store (it may have been deleted by another replica); those before
 // it may come from this process's copy of them (a stored answer never changes), checked
-// against the answers of owner deleted since (their tombstones).
+// against the answers of owner deleted since (their tombstones). A background answer still
+// running, or ended failed or cancelled (it has no answer), is refused on
+// previous_response_id.
 func (g *Gateway) responseChain(ctx context.Context, owner, id string, maxBytes int64) ([]*chainLink, error) {
 	var chain []*chainLink
 	var size int64
@@ -248,6 +250,11 @@ func (g *Gateway) responseChain(ctx context.Context, owner, id string, maxBytes 
 			}
 			if unfinished(rec.Response.Status) {
 				return nil, invalid("previous_response_id", "response %q is still %s in the background: wait until it ends", next, rec.Response.Status)
+			}
+			if s := rec.Response.Status; s == "failed" || s == "cancelled" {
+				// Kept (a background response is), but with no answer: continuing it would
+				// send its input as a turn that was answered.
+				return nil, invalid("previous_response_id", "response %q ended %s in the background, with no answer to continue: send its input again instead (with the previous_response_id it had, if any)", next, s)
 			}
 			l = linkOf(rec)
 			g.keptResponses.put(next, l, l.Bytes, now)
@@ -462,12 +469,25 @@ func (g *Gateway) DeleteResponse(ctx context.Context, owner, id string) error {
 		return err
 	}
 	err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		// The record as it is now: a background run may have written its answer (and
+		// indexed its items) since the read above.
+		cur, err := readRecord(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return &responseNotFoundError{id: id} // deleted meanwhile
+		}
+		rec = cur
 		if err := deleteStoredResponse(ctx, tx, id, rec); err != nil {
 			return err
 		}
 		// Under the answer's owner, whose chains it breaks (the deleter may be its issuer).
 		return tx.Put(ctx, store.ResponseTombstones, ownerKey(rec.Owner)+"/"+id, []byte(strconv.FormatInt(rec.Expires.Unix(), 10)))
 	})
+	if errors.Is(err, ErrResponseNotFound) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("completions: delete response %s: %w", id, err)
 	}
