@@ -37,6 +37,9 @@ type BudgetLimits struct {
 	// TokensPerMinute caps the tokens the answers of the last minute used, counted per
 	// process (LiteLLM's tpm_limit); a request over it fails with a *TokenRateError.
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
+	// Blocked refuses every request with ErrBudgetExceeded: a budget of nothing (LiteLLM's
+	// max_budget 0), kept apart from MaxCostUSD, whose zero means no bound.
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 // BudgetUsage is what a Budget has consumed so far (in its current period, with
@@ -229,6 +232,9 @@ func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {
 // take counts one call against u, or fails when the calls, tokens or cost are used up.
 func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 	l.roll(u, now)
+	if l.Blocked {
+		return 0, fmt.Errorf("%w: the key is blocked (a budget of 0)", ErrBudgetExceeded)
+	}
 	if l.MaxCalls > 0 && u.Calls >= l.MaxCalls {
 		return 0, fmt.Errorf("%w: %d of %d calls used", ErrBudgetExceeded, u.Calls, l.MaxCalls)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -49,13 +50,14 @@ type keyRequest struct {
 	Name              string         `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
 	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
 	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
-	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d (30d for monthly); empty for all time"`
+	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d or 1mo for monthly; empty for all time"`
 	MaxTokens         int64          `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
 	MaxRequests       int64          `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
 	RequestsPerMinute int            `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
 	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
 	ExpiresAt         *time.Time     `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
+	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 }
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
@@ -75,6 +77,7 @@ type virtualKey struct {
 	ExpiresAt         *time.Time     `json:"expires_at,omitempty"`
 	Expired           bool           `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
 	Metadata          map[string]any `json:"metadata,omitempty"`
+	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=The key refuses every request as over its budget"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 }
 
@@ -133,7 +136,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
 				return err
 			}
-			vk, err := s.issueKey(r.Context(), g, owner(r), req)
+			vk, err := s.issueKey(r.Context(), g, owner(r), req, "")
 			if err != nil {
 				return err
 			}
@@ -216,18 +219,24 @@ func storedKeyOf(ctx context.Context, rd store.Reader, owner, id string) (stored
 	return rec, nil
 }
 
-// parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m").
+// parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m"),
+// and as LiteLLM's duration parser does, "2w" (weeks) and "1mo" (months, here 30 days each).
 func parseBudgetDuration(v string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(v, "d"); ok {
-		n, err := strconv.ParseFloat(days, 64)
-		if err != nil || n <= 0 || n > 3660 {
-			return 0, errors.New("must be a number of days between 0 and 3660 followed by d")
+	for _, u := range []struct {
+		suffix, name string
+		days, max    float64
+	}{{"mo", "months", 30, 122}, {"w", "weeks", 7, 522}, {"d", "days", 1, 3660}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			f, err := strconv.ParseFloat(n, 64)
+			if err != nil || f <= 0 || f > u.max {
+				return 0, fmt.Errorf("must be a number of %s between 0 and %v followed by %s", u.name, u.max, u.suffix)
+			}
+			return time.Duration(f * u.days * float64(24*time.Hour)), nil
 		}
-		return time.Duration(n * float64(24*time.Hour)), nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, errors.New("must be a number followed by s, m, h or d (for example 30d)")
+		return 0, errors.New("must be a number followed by s, m, h, d, w or mo (for example 30d)")
 	}
 	return d, nil
 }
@@ -298,8 +307,12 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		l.ResetEvery = d
 	}
 	if req.Metadata != nil {
-		if b, err := json.Marshal(req.Metadata); err != nil || len(b) > maxKeyMetadataBytes {
-			return l, invalid("metadata: at most %d bytes of JSON, got %d", maxKeyMetadataBytes, len(b))
+		// Measured as sent: without json.Marshal's HTML escaping (< is one byte, not six).
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(req.Metadata); err != nil || b.Len()-1 > maxKeyMetadataBytes {
+			return l, invalid("metadata: at most %d bytes of JSON, got %d", maxKeyMetadataBytes, b.Len()-1)
 		}
 	}
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
@@ -307,11 +320,14 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	}
 	l.AllowedModels = slices.Clone(req.Models)
 	l.MaxCostUSD, l.MaxTokens, l.MaxCalls, l.TokensPerMinute = req.MaxBudgetUSD, req.MaxTokens, req.MaxRequests, req.TokensPerMinute
+	l.Blocked = req.Blocked
 	return l, nil
 }
 
 // issueKey validates req, mints a key and stores its three records in one transaction.
-func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner string, req keyRequest) (*virtualKey, error) {
+// With uniqueName (LiteLLM's key_alias, named so in the 409) a name another of owner's keys
+// has is refused.
+func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner string, req keyRequest, uniqueName string) (*virtualKey, error) {
 	now := time.Now().UTC()
 	limits, err := checkKeyRequest(g, req, now, true)
 	if err != nil {
@@ -335,6 +351,9 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if len(issued) >= MaxVirtualKeysPerOwner {
 			return Errorf(http.StatusConflict, KindConflict, "this key has issued %d virtual keys, the most it may have: delete some first (DELETE /api/v1/keys/{key_id})", len(issued))
 		}
+		if err := checkUniqueName(issued, uniqueName, req.Name, ""); err != nil {
+			return err
+		}
 		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
@@ -348,11 +367,28 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	return &vk, nil
 }
 
+// checkUniqueName answers 409 naming field when another key than except among issued (an
+// owner's store.VirtualKeys records) is called name; field "" or name "" checks nothing.
+func checkUniqueName(issued []store.Entry, field, name, except string) error {
+	if field == "" || name == "" {
+		return nil
+	}
+	for _, e := range issued {
+		var rec storedVirtualKey
+		if json.Unmarshal(e.Value, &rec) == nil && rec.Name == name && rec.ID != except {
+			err := Errorf(http.StatusConflict, KindConflict, "%s: %q is already the %s of key %s (aliases are unique, so that one names one key)", field, name, field, rec.ID)
+			err.Param = field
+			return err
+		}
+	}
+	return nil
+}
+
 // applyTo sets vk's name and limits to req's (limits is req checked: its models).
 func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
-	vk.Metadata = req.Metadata
+	vk.Metadata, vk.Blocked = req.Metadata, req.Blocked
 	if len(vk.Metadata) == 0 {
 		vk.Metadata = nil
 	}
@@ -440,6 +476,39 @@ func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 	return nil
 }
 
+// revokeKeys revokes owner's virtual keys ids in one transaction: all of them or, when the
+// store fails, none. A key already gone (revoked meanwhile by another request) counts as
+// revoked: what was asked is so.
+func (s *Server) revokeKeys(ctx context.Context, owner string, ids []string) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		for _, id := range ids {
+			rec, err := storedKeyOf(ctx, tx, owner, id)
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := tx.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
+				return err
+			}
+			if err := tx.Delete(ctx, store.Budgets, "key/"+id); err != nil {
+				return err
+			}
+			if err := tx.Delete(ctx, store.VirtualKeys, owner+"/"+id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: revoking keys %s: %w", strings.Join(ids, ", "), err)
+	}
+	s.log.InfoContext(ctx, "virtual keys revoked", "owner", owner, "key_ids", ids)
+	return nil
+}
+
 // updateKey applies a PATCH body to owner's virtual key id: the fields it gives replace the
 // key's (checked as on issue; models and expires_at only when given, so a key naming a
 // model no longer served, or an expired one, can still be renamed, bounded or given a new
@@ -454,13 +523,13 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
-	return s.applyKeyUpdate(ctx, g, owner, id, body, nil)
+	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "")
 }
 
 // applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
 // merged request inside the transaction before it is checked (LiteLLM's /key/update sets
-// one metadata label while keeping the others).
-func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(*keyRequest)) (*virtualKey, error) {
+// one metadata label while keeping the others); uniqueName is issueKey's.
+func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(*keyRequest), uniqueName string) (*virtualKey, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
@@ -476,7 +545,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
-			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata}
+			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -493,6 +562,15 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		limits, err := checkKeyRequest(g, check, time.Now().UTC(), modelsGiven)
 		if err != nil {
 			return err
+		}
+		if _, nameGiven := given["name"]; nameGiven && uniqueName != "" && req.Name != rec.Name {
+			issued, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/", Limit: MaxVirtualKeysPerOwner})
+			if err != nil {
+				return err
+			}
+			if err := checkUniqueName(issued, uniqueName, req.Name, id); err != nil {
+				return err
+			}
 		}
 		vk = rec.virtualKey
 		req.applyTo(&vk, limits)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,6 @@ import (
 // litellmFieldNames maps LiteLLM's key fields onto keyRequest's.
 var litellmFieldNames = map[string]string{
 	"models":          "models",
-	"max_budget":      "max_budget_usd",
 	"key_alias":       "name",
 	"tpm_limit":       "tokens_per_minute",
 	"rpm_limit":       "requests_per_minute",
@@ -62,7 +62,7 @@ var litellmRefused = map[string]string{
 	"tags":                         "Switchyard has no per-key tags: requests are tagged key:<token> already, and with X-Switchyard-Tags",
 	"enforced_params":              "Switchyard has no per-key enforced parameters",
 	"allowed_cache_controls":       "Switchyard has no per-key cache controls",
-	"blocked":                      "Switchyard has no blocked state: delete the key (POST /key/delete) or set a past duration",
+	"blocked":                      "set max_budget 0 to block a key (and a budget again to unblock it), or delete it (POST /key/delete)",
 	"spend":                        "a key's spend is metered by the server and cannot be set",
 	"send_invite_email":            "Switchyard sends no e-mail",
 	"rpm_limit_type":               "Switchyard's rpm_limit is a plain bound (no throughput types)",
@@ -79,8 +79,8 @@ var litellmRefused = map[string]string{
 type litellmKeyRequest struct {
 	Key            string         `json:"key,omitempty" jsonschema:"description=POST /key/update only: the key to change (the key itself or its token); refused on /key/generate (keys are minted here)"`
 	Models         []string       `json:"models,omitempty" jsonschema:"description=The models the key may call (as models of POST /api/v1/keys); empty for every model"`
-	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set): max_budget_usd"`
-	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d (30d); absent or null for ever"`
+	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set): max_budget_usd; 0 blocks the key (every request refused as over budget)"`
+	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d; absent, null, empty or None for ever (on /key/update: the expiry is kept)"`
 	KeyAlias       *string        `json:"key_alias,omitempty" jsonschema:"description=A label for the key: name"`
 	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key (at most 16 KiB of JSON)"`
 	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
@@ -156,7 +156,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		Errors: map[int]string{
 			400: "a bad or unsupported field: the message names it",
 			403: scoped,
-			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
+			409: fmt.Sprintf("this key has issued %d virtual keys already, or key_alias is another key's", MaxVirtualKeysPerOwner),
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
@@ -171,7 +171,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err := decodeExact(native, &req, http.StatusUnprocessableEntity); err != nil {
 				return litellmNames(err)
 			}
-			vk, err := s.issueKey(r.Context(), g, owner(r), req)
+			vk, err := s.issueKey(r.Context(), g, owner(r), req, "key_alias")
 			if err != nil {
 				return litellmNames(err)
 			}
@@ -207,7 +207,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmKeyInfo{},
-		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound}},
+		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
@@ -241,7 +241,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					req.Metadata = md
 				}
 			}
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, native, adjust)
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, native, adjust, "key_alias")
 			if err != nil {
 				return litellmNames(err)
 			}
@@ -250,7 +250,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/delete", Summary: "LiteLLM's key deletion: revokes virtual keys this key issued, by key or alias (all or none are found)",
 		Tags: tags, Request: litellmKeyDeleteRequest{}, Response: litellmKeyDeletion{},
-		Errors: map[int]string{400: "neither keys nor key_aliases given", 403: scoped, 404: notFound}},
+		Errors: map[int]string{400: "neither keys nor key_aliases given", 403: scoped, 404: notFound, 409: "an alias names several keys (made through /api/v1/keys): delete them by keys"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req litellmKeyDeleteRequest
 			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
@@ -277,22 +277,26 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					return err
 				}
 				for _, alias := range req.KeyAliases {
-					found := false
+					var named []string
 					for _, k := range keys {
 						if k.Name == alias && alias != "" {
-							ids, found = append(ids, k.ID), true
+							named = append(named, k.ID)
 						}
 					}
-					if !found {
+					switch {
+					case len(named) == 0:
 						return NotFound("no virtual key issued by this key has the alias %q", alias)
+					case len(named) > 1: // only keys named through /api/v1/keys share one
+						e := Errorf(http.StatusConflict, KindConflict, "key_aliases: %q is the alias of %d keys (%s): delete them by keys", alias, len(named), strings.Join(named, ", "))
+						e.Param = "key_aliases"
+						return e
 					}
+					ids = append(ids, named[0])
 				}
 			}
 			slices.Sort(ids)
-			for _, id := range slices.Compact(ids) {
-				if err := s.revokeKey(ctx, who, id); err != nil {
-					return err
-				}
+			if err := s.revokeKeys(ctx, who, slices.Compact(ids)); err != nil {
+				return err
 			}
 			writeJSON(w, http.StatusOK, litellmKeyDeletion{DeletedKeys: append(slices.Clone(req.Keys), req.KeyAliases...)})
 			return nil
@@ -304,7 +308,12 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			{Name: "return_full_object", Description: "true: info objects in place of tokens"},
 			{Name: "key_alias", Description: "Only the keys with this alias"},
 			{Name: "user_id", Description: "Only the keys whose metadata.user_id is this"},
-		}, Errors: map[int]string{400: "a bad paging parameter, or team_id: the message names it", 403: scoped}},
+			{Name: "key_hash", Description: "Only the key this names: its token, the key itself or its SHA-256 hex"},
+			{Name: "sort_by", Description: "created_at (the only order kept)"},
+			{Name: "sort_order", Description: "desc (default: newest first) or asc"},
+			{Name: "include_team_keys", Description: "Accepted and without effect (there are no teams)"},
+			{Name: "include_created_by_keys", Description: "Accepted and without effect (every key listed was created by the caller)"},
+		}, Errors: map[int]string{400: "a bad parameter, an unknown one, or team_id: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
 			page, err := litellmQueryInt(q.Get("page"), "page", 1, 1, 1<<30)
@@ -318,15 +327,47 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if q.Get("team_id") != "" || q.Get("organization_id") != "" {
 				return litellmInvalid("team_id", "team_id: %s", litellmRefused["team_id"])
 			}
+			if err := litellmListParams(q); err != nil {
+				return err
+			}
+			full, err := litellmQueryBool(q.Get("return_full_object"), "return_full_object")
+			if err != nil {
+				return err
+			}
+			for _, name := range []string{"include_team_keys", "include_created_by_keys"} {
+				if _, err := litellmQueryBool(q.Get(name), name); err != nil {
+					return err
+				}
+			}
+			if v := q.Get("sort_by"); v != "" && v != "created_at" {
+				return litellmInvalid("sort_by", "sort_by: keys are listed by created_at only, got %q", v)
+			}
+			asc := false
+			switch v := strings.ToLower(q.Get("sort_order")); v {
+			case "", "desc":
+			case "asc":
+				asc = true
+			default:
+				return litellmInvalid("sort_order", "sort_order: asc or desc, got %q", q.Get("sort_order"))
+			}
 			keys, err := s.listKeys(r.Context(), owner(r))
 			if err != nil {
 				return err
 			}
+			only := ""
+			if ref := q.Get("key_hash"); ref != "" {
+				only = "-" // matches no key: ref names none of the caller's
+				if rec, err := s.litellmKeyOf(r.Context(), owner(r), ref); err == nil {
+					only = rec.ID
+				}
+			}
 			alias, user := q.Get("key_alias"), q.Get("user_id")
 			keys = slices.DeleteFunc(keys, func(k virtualKey) bool {
-				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user)
+				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user) || (only != "" && k.ID != only)
 			})
-			full := q.Get("return_full_object") == "true"
+			if asc {
+				slices.Reverse(keys)
+			}
 			out := litellmKeyList{Keys: []any{}, TotalCount: len(keys), CurrentPage: page, TotalPages: (len(keys) + size - 1) / size}
 			for i := (page - 1) * size; i < len(keys) && i < page*size; i++ {
 				if full {
@@ -366,7 +407,32 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 	metadataNull := false
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+		if name == "duration" || name == "budget_duration" {
+			// LiteLLM's UI and parser read "", "None" and "null" as no duration: as null.
+			var v string
+			if json.Unmarshal(raw, &v) == nil && (v == "" || strings.EqualFold(v, "none") || strings.EqualFold(v, "null")) {
+				raw, isNull = json.RawMessage("null"), true
+			}
+		}
+		var number float64
+		isZero := !isNull && json.Unmarshal(raw, &number) == nil && number == 0
 		switch {
+		case name == "max_budget":
+			// LiteLLM's max_budget 0 is a budget of nothing that refuses every request (its
+			// auth check is spend >= max_budget), where max_budget_usd 0 is no bound: it is
+			// the key's blocked state. Any other value, or null, lifts it.
+			switch {
+			case isZero:
+				native["max_budget_usd"], native["blocked"] = json.RawMessage(`0`), json.RawMessage(`true`)
+			case !isNull:
+				native["max_budget_usd"], native["blocked"] = raw, json.RawMessage(`false`)
+			case update:
+				native["max_budget_usd"], native["blocked"] = json.RawMessage(`0`), json.RawMessage(`false`)
+			}
+		case isZero && (name == "rpm_limit" || name == "tpm_limit" || name == "max_parallel_requests"):
+			// On LiteLLM a limit of 0 refuses every request; here 0 would mean no bound (or the
+			// server's), so it is refused rather than read as the opposite.
+			return nil, nil, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
 		case name == "metadata":
 			if isNull {
 				metadataNull = update
@@ -392,7 +458,7 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h or 30d, got %s", raw)
+				return nil, nil, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
 			}
 			d, err := parseBudgetDuration(v)
 			if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
@@ -425,8 +491,11 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			if !emptyJSON(raw) {
 				return nil, nil, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
 			}
+		case emptyJSON(raw):
+			// A field newer than this translation (auto_rotate, rotation_interval, …) sent at
+			// its default, as LiteLLM's UI and SDK do: it asks for nothing.
 		default:
-			return nil, nil, litellmInvalid(name, "unknown field %q", name)
+			return nil, nil, litellmInvalid(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
 		}
 	}
 	if userID != nil && (metadata != nil || !update) {
@@ -457,23 +526,41 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 	return body, userID, err
 }
 
-// emptyJSON reports a JSON value that asks for nothing: null, {}, [], "", 0 or false.
+// emptyJSON reports a JSON value that asks for nothing: null, "", 0, false, and an object or
+// list whose members all ask for nothing ({"vector_stores": []}). Inside an object or list
+// a 0 is not empty: it is a bound (model_rpm_limit {"gpt-4o": 0} blocks a model).
 func emptyJSON(raw json.RawMessage) bool {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return false
 	}
+	if f, ok := v.(float64); ok {
+		return f == 0
+	}
+	return emptyValue(v)
+}
+
+// emptyValue is emptyJSON below the top level.
+func emptyValue(v any) bool {
 	switch v := v.(type) {
 	case nil:
 		return true
 	case map[string]any:
-		return len(v) == 0
+		for _, m := range v {
+			if !emptyValue(m) {
+				return false
+			}
+		}
+		return true
 	case []any:
-		return len(v) == 0
+		for _, m := range v {
+			if !emptyValue(m) {
+				return false
+			}
+		}
+		return true
 	case string:
 		return v == ""
-	case float64:
-		return v == 0
 	case bool:
 		return !v
 	}
@@ -495,19 +582,33 @@ func litellmNames(err error) error {
 		return err
 	}
 	out := *ae
-	for litellm, native := range map[string]string{"max_budget": "max_budget_usd", "key_alias": "name", "tpm_limit": "tokens_per_minute",
-		"rpm_limit": "requests_per_minute", "duration": "expires_at", "budget_duration": "budget_duration", "models": "models", "metadata": "metadata"} {
-		rest, ok := strings.CutPrefix(out.Message, native)
-		if ok && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, "[")) {
-			out.Message, out.Param = litellm+rest, litellm
-			break
-		}
-		if strings.Contains(out.Message, `"`+native+`"`) || strings.Contains(out.Message, `"`+native+`[`) {
-			out.Message, out.Param = strings.Replace(out.Message, `"`+native, `"`+litellm, 1), litellm
-			break
+	for _, n := range litellmNativeNames {
+		// The field a message is about leads it ("models[0]: …"), or follows decodeExact's
+		// `field "…"` / `unknown field "…"`; the rest is the caller's values, left as they are.
+		for _, lead := range []string{"", `field "`, `unknown field "`} {
+			rest, ok := strings.CutPrefix(out.Message, lead+n.native)
+			if !ok {
+				continue
+			}
+			ends := ":["
+			if lead != "" {
+				ends = `"[/.`
+			}
+			if rest != "" && strings.ContainsRune(ends, rune(rest[0])) {
+				out.Message, out.Param = lead+n.litellm+rest, n.litellm
+				return &out
+			}
 		}
 	}
 	return &out
+}
+
+// litellmNativeNames are keyRequest's field names and LiteLLM's, in the order litellmNames
+// tries them.
+var litellmNativeNames = []struct{ native, litellm string }{
+	{"max_budget_usd", "max_budget"}, {"name", "key_alias"}, {"tokens_per_minute", "tpm_limit"},
+	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
+	{"models", "models"}, {"metadata", "metadata"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -571,7 +672,9 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	if vk.Name != "" {
 		info.KeyAlias = &vk.Name
 	}
-	if vk.MaxBudgetUSD > 0 {
+	if vk.Blocked {
+		info.MaxBudget = new(float64) // a budget of nothing: LiteLLM's max_budget 0
+	} else if vk.MaxBudgetUSD > 0 {
 		info.MaxBudget = &vk.MaxBudgetUSD
 	}
 	if vk.TokensPerMinute > 0 {
@@ -599,6 +702,39 @@ func abbreviateKey(key string) string {
 		return "…"
 	}
 	return key[:6] + "…" + key[len(key)-4:]
+}
+
+// litellmListParams refuses a /key/list query parameter it does not know (with a value: an
+// empty one filters nothing), naming it, rather than ignoring a filter and listing every key.
+func litellmListParams(q url.Values) error {
+	var unknown []string
+	for name, vs := range q {
+		switch name {
+		case "page", "size", "return_full_object", "key_alias", "user_id", "key_hash", "team_id", "organization_id",
+			"sort_by", "sort_order", "include_team_keys", "include_created_by_keys":
+			continue
+		}
+		if slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return litellmInvalid(unknown[0], "unknown query parameter %s: /key/list filters by key_alias, user_id and key_hash only", strings.Join(unknown, ", "))
+}
+
+// litellmQueryBool reads a boolean query parameter as FastAPI does (true/false, 1/0, yes/no,
+// on/off, any case); absent is false.
+func litellmQueryBool(v, name string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "", "false", "0", "no", "off", "f", "n":
+		return false, nil
+	case "true", "1", "yes", "on", "t", "y":
+		return true, nil
+	}
+	return false, litellmInvalid(name, "%s: must be true or false, got %q", name, v)
 }
 
 // litellmQueryInt reads query parameter name, def when absent, within [min, max].

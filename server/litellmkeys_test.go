@@ -223,7 +223,8 @@ func TestLiteLLMKeyDuration(t *testing.T) {
 	if g := litellmGenerate(t, s, `{"duration":null}`); g.Expires != nil {
 		t.Fatalf("no duration: expires %v", g.Expires)
 	}
-	for _, d := range []string{`"30x"`, `"abc"`, `"-1d"`, `"0s"`, `""`, `30`} {
+	// "" (like "None" and "null") is no duration, as LiteLLM's parser reads it: not here.
+	for _, d := range []string{`"30x"`, `"abc"`, `"-1d"`, `"0s"`, `"0w"`, `"1.5x"`, `"200mo"`, `30`} {
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"duration":`+d+`}`), http.StatusBadRequest, "duration")
 	}
 	for body, field := range map[string]string{
