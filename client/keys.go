@@ -31,6 +31,9 @@ type KeyRequest struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Metadata are labels kept and shown with the key (a JSON object of at most 16 KiB).
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Blocked issues the key refusing every request as over its budget, until unblocked
+	// (LiteLLM's max_budget 0).
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -57,6 +60,8 @@ type VirtualKey struct {
 	Expired bool `json:"expired,omitempty"`
 	// Metadata are the key's labels.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Blocked: the key refuses every request as over its budget until unblocked.
+	Blocked bool `json:"blocked,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 }
@@ -132,6 +137,8 @@ type KeyUpdate struct {
 	ClearExpiry bool
 	// Metadata replaces the key's labels whole when not nil; empty (non-nil) removes them.
 	Metadata map[string]any
+	// Blocked blocks (true) or unblocks (false) the key when not nil.
+	Blocked *bool
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
@@ -158,6 +165,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
 		set("expires_at", nil, u.ClearExpiry)
 		set("metadata", u.Metadata, u.Metadata != nil)
+		set("blocked", u.Blocked, u.Blocked != nil)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {

@@ -55,6 +55,19 @@ func TestVirtualKeysAgainstServer(t *testing.T) {
 	if err := req("openai/gpt-4o"); err != nil {
 		t.Fatalf("every model allowed after the update: %v", err)
 	}
+	block, unblock := true, false
+	if up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Blocked: &block}); err != nil || !up.Blocked {
+		t.Fatalf("block %+v %v", up, err)
+	}
+	if err := req("openai/gpt-4o"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusTooManyRequests {
+		t.Fatalf("a blocked key's request: %v", err)
+	}
+	if up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Blocked: &unblock}); err != nil || up.Blocked {
+		t.Fatalf("unblock %+v %v", up, err)
+	}
+	if err := req("openai/gpt-4o"); err != nil {
+		t.Fatalf("unblocked: %v", err)
+	}
 	if d, err := c.RevokeKey(ctx, vk.ID); err != nil || !d.Deleted || d.ID != vk.ID {
 		t.Fatalf("revoke %+v %v", d, err)
 	}
