@@ -154,9 +154,10 @@ func (r *ResponsesRequest) checkBackground() error {
 // object for an upstream failure) unless a cancel or a delete came first. What Complete
 // refuses before calling a model (a *ValidationError for an unknown model or provider,
 // ErrModelNotAllowed, a spent budget's ErrBudgetExceeded or its *TokenRateError) is
-// returned at once and nothing is stored; the budget's call is taken when the run starts. The run is
-// bounded as a synchronous request is (Options.RequestTimeout, the scope's budget), sees
-// the same observers and ledger, keeps ctx's values but not its end, and stops on Close.
+// returned at once and nothing is stored; the budget's call is taken when the run starts. The run
+// may last StoredResponsesOptions.BackgroundTimeout (unless the request or the scope
+// bounds it), is held to the scope's budget, sees the same observers and ledger, keeps
+// ctx's values but not its end, and stops on Close.
 func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owner string, r *ResponsesRequest, req *Request) (*ResponseObject, error) {
 	switch {
 	case r.Background == nil || !*r.Background:
@@ -222,6 +223,12 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 		cancel(err)
 		g.bg.done(id)
 		return nil, fmt.Errorf("completions: store background response %s: %w", id, err)
+	}
+	if scope.CallTimeout == 0 {
+		scope.CallTimeout = g.opts.StoredResponses.BackgroundTimeout
+		if scope.CallTimeout <= 0 {
+			scope.CallTimeout = DefaultBackgroundTimeout
+		}
 	}
 	go g.runBackground(runCtx, cancel, scope, owner, rec, req)
 	return o, nil

@@ -270,3 +270,32 @@ func TestBackgroundResponseClose(t *testing.T) {
 		t.Fatal("a background response started after Close")
 	}
 }
+
+// TestBackgroundResponseTakesItsTime: a background run may last
+// StoredResponsesOptions.BackgroundTimeout — one call as long — where a synchronous request
+// is cut at RequestTimeout (background mode is for the long runs of reasoning models);
+// a request's own timeout still holds.
+func TestBackgroundResponseTakesItsTime(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.RequestTimeout, o.AttemptTimeout, o.DefaultMaxRetries = 100*time.Millisecond, 100*time.Millisecond, -1
+		o.StoredResponses.BackgroundTimeout = 5 * time.Second
+	})
+	h.a.on("m", step{text: "Slow but sure", delay: 400 * time.Millisecond})
+	if _, err := respond(t, h.g, "alice", `{"model":"a/m","input":"Think."}`); err == nil {
+		t.Fatal("the synchronous request outlived RequestTimeout")
+	}
+	h.a.on("m", step{text: "Slow but sure", delay: 400 * time.Millisecond})
+	o, err := startBackground(t, h.g, "alice", `{"model":"a/m","input":"Think.","background":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitStatus(t, h.g, "alice", o.ID, "completed"); got.Output[0].Content[0].Text != "Slow but sure" {
+		t.Fatalf("completed: %+v", got)
+	}
+	h.a.on("m", step{text: "Slow but sure", delay: 400 * time.Millisecond})
+	o, err = startBackground(t, h.g, "alice", `{"model":"a/m","input":"Think.","background":true,"timeout":0.1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, h.g, "alice", o.ID, "failed")
+}

@@ -55,7 +55,15 @@ type StoredResponsesOptions struct {
 	// The run beats every quarter of it (at least every second). 0 means
 	// DefaultBackgroundStaleAfter.
 	BackgroundStaleAfter time.Duration
+	// BackgroundTimeout is how long a background response's run may last, one upstream
+	// call as long, in place of Options.RequestTimeout and AttemptTimeout (background mode is
+	// for the long runs of reasoning models); a request's own timeout, or the scope's
+	// CallTimeout, still holds. 0 means DefaultBackgroundTimeout.
+	BackgroundTimeout time.Duration
 }
+
+// DefaultBackgroundTimeout is how long a background response's run may last by default.
+const DefaultBackgroundTimeout = time.Hour
 
 // DefaultMaxHistoryBytes is the default bound of a conversation's items: 80 MiB, eight
 // times the server's default request body bound (a conversation grows beyond what one

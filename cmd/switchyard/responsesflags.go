@@ -13,16 +13,22 @@ import (
 type responsesFlags struct {
 	Store bool
 	TTL   time.Duration
+	// BackgroundTimeout is --responses-background-timeout.
+	BackgroundTimeout time.Duration
 }
 
 func (f *responsesFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Store, "responses-store", true, "keep /v1/responses answers in the --store database (unless a request says store: false), as OpenAI does, so previous_response_id continues a conversation and GET /v1/responses/{id} reads one back; false keeps none and refuses previous_response_id")
 	fs.DurationVar(&f.TTL, "responses-ttl", completions.DefaultResponsesTTL, "how long a kept /v1/responses answer is kept (expired hourly)")
+	fs.DurationVar(&f.BackgroundTimeout, "responses-background-timeout", completions.DefaultBackgroundTimeout, "how long a background /v1/responses run (background: true) may last, one upstream call as long, in place of --request-timeout and --attempt-timeout (a request's own timeout still holds)")
 }
 
 func (f *responsesFlags) check() error {
 	if f.TTL <= 0 {
 		return fmt.Errorf("--responses-ttl must be positive, got %s", f.TTL)
+	}
+	if f.BackgroundTimeout <= 0 {
+		return fmt.Errorf("--responses-background-timeout must be positive, got %s", f.BackgroundTimeout)
 	}
 	return nil
 }
@@ -30,5 +36,5 @@ func (f *responsesFlags) check() error {
 // options are the gateway's StoredResponsesOptions; a conversation may hold eight
 // requests' worth (maxBody, --max-body-bytes), as the server allows.
 func (f *responsesFlags) options(maxBody int64) completions.StoredResponsesOptions {
-	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL, MaxHistoryBytes: 8 * maxBody}
+	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL, MaxHistoryBytes: 8 * maxBody, BackgroundTimeout: f.BackgroundTimeout}
 }
