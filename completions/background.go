@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -191,17 +190,7 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 	if ttl <= 0 {
 		ttl = DefaultResponsesTTL
 	}
-	var own []ResponsesItem
-	if r.Input.IsText {
-		own = []ResponsesItem{userTextItem(r.Input.Text)}
-	} else {
-		own = slices.Clone(r.Input.Items[r.history:])
-	}
-	for i := range own {
-		if own[i].ID == "" {
-			own[i].ID = newItemID(own[i].Type)
-		}
-	}
+	own := r.ownItems()
 	run := &backgroundRun{ID: newBackgroundID("run"), Heartbeat: time.Now().UTC()}
 	kept := *o
 	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: own, Response: &kept, Expires: now.Add(ttl), Run: run}

@@ -352,15 +352,9 @@ func (g *Gateway) deletedResponses(ctx context.Context, owner string) (map[strin
 	return gone, nil
 }
 
-// StoreResponse keeps the answer o to r for owner, with the input items it was answered
-// from, for previous_response_id, StoredResponse and ResponseInputItems — unless r says
-// store: false, the gateway keeps none, or o failed. o.Store says whether it was kept; an
-// error means it could not be (o is answered all the same: it is paid for).
-func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesRequest, o *ResponseObject) error {
-	o.Store = false
-	if o.Status == "failed" {
-		return nil
-	}
+// ownItems are the input items r brings itself (not those of the answers before it), each
+// with an id (one made for an item sent without).
+func (r *ResponsesRequest) ownItems() []ResponsesItem {
 	var own []ResponsesItem
 	if r.Input.IsText {
 		own = []ResponsesItem{userTextItem(r.Input.Text)}
@@ -372,6 +366,19 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 			own[i].ID = newItemID(own[i].Type)
 		}
 	}
+	return own
+}
+
+// StoreResponse keeps the answer o to r for owner, with the input items it was answered
+// from, for previous_response_id, StoredResponse and ResponseInputItems — unless r says
+// store: false, the gateway keeps none, or o failed. o.Store says whether it was kept; an
+// error means it could not be (o is answered all the same: it is paid for).
+func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesRequest, o *ResponseObject) error {
+	o.Store = false
+	if o.Status == "failed" {
+		return nil
+	}
+	own := r.ownItems()
 	var convErr error
 	if r.conversationID != "" {
 		// The conversation gets the request's items and the answer's, whatever store says.
