@@ -99,23 +99,11 @@ func TestOpenAPIDocumentsTheSpecsFields(t *testing.T) {
 			t.Errorf("training status: %s format %v, want date-time", f, got)
 		}
 	}
-	for path, codes := range map[string][]string{
+	wantStatusesDocumented(t, doc, map[string][]string{
 		"/api/v1/routers/train/status": {"404", "422"},
 		"/api/v1/routers/models":       {"404", "422"},
 		"/api/v1/routers/train/cancel": {"404", "409"},
-	} {
-		for _, op := range []string{"get", "post"} {
-			o := at(doc, "paths", path, op)
-			if o == nil {
-				continue
-			}
-			for _, c := range codes {
-				if at(o, "responses", c) == nil {
-					t.Errorf("%s %s documents no %s", op, path, c)
-				}
-			}
-		}
-	}
+	})
 
 	e := optimizeServer(t, fakeAgentRunner{block: func(sandbox.Job) bool { return true }})
 	doc = openAPIDoc(t, e.s)
@@ -127,17 +115,24 @@ func TestOpenAPIDocumentsTheSpecsFields(t *testing.T) {
 	if !nullable(at(result, "test_score")) {
 		t.Errorf("optimization result: test_score %v, want it nullable (an interrupted job's)", at(result, "test_score"))
 	}
-	for path, codes := range map[string][]string{
+	wantStatusesDocumented(t, doc, map[string][]string{
 		"/api/v1/optimize/status":  {"404", "422"},
 		"/api/v1/optimize/results": {"404", "409", "422"},
 		"/api/v1/optimize/cancel":  {"404", "409"},
-	} {
+	})
+}
+
+// wantStatusesDocumented fails t for each status of codes[path] that doc's GET or POST
+// operation of path does not list.
+func wantStatusesDocumented(t *testing.T, doc map[string]any, codes map[string][]string) {
+	t.Helper()
+	for path, want := range codes {
 		for _, op := range []string{"get", "post"} {
 			o := at(doc, "paths", path, op)
 			if o == nil {
 				continue
 			}
-			for _, c := range codes {
+			for _, c := range want {
 				if at(o, "responses", c) == nil {
 					t.Errorf("%s %s documents no %s", op, path, c)
 				}

@@ -90,18 +90,7 @@ func TestStreamedChoicesPartlyFailed(t *testing.T) {
 	if len(evs) == 0 || evs[len(evs)-1][1] != "[DONE]" {
 		t.Fatalf("events %q", evs)
 	}
-	finished := map[int]bool{}
-	for _, e := range evs[:len(evs)-1] {
-		var c completions.OpenAIChunk
-		if err := json.Unmarshal([]byte(e[1]), &c); err != nil {
-			t.Fatalf("%s: %v", e[1], err)
-		}
-		for _, ch := range c.Choices {
-			if ch.FinishReason != nil {
-				finished[ch.Index] = true
-			}
-		}
-	}
+	finished := finishedChoices(t, evs)
 	if len(finished) != 2 || !finished[0] || !finished[1] {
 		t.Errorf("finished choices %v, want 0 and 1", finished)
 	}
@@ -115,16 +104,26 @@ func TestStreamedChoicesPartlyFailed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Switchyard-Choices-Failed") != "1" {
 		t.Fatalf("text completion, n 3 with 2 requests left: %d, header %q, %s", resp.StatusCode, resp.Header.Get("X-Switchyard-Choices-Failed"), b)
 	}
-	finished = map[int]bool{}
-	for _, e := range readSSE(t, strings.NewReader(string(b))) {
+	finished = finishedChoices(t, readSSE(t, strings.NewReader(string(b))))
+	if len(finished) != 2 || !finished[0] || !finished[1] {
+		t.Errorf("text completion: finished choices %v, want 0 and 1", finished)
+	}
+}
+
+// finishedChoices are the indices of the choices whose finish reason the stream's chunks
+// (chat or text completion ones) gave.
+func finishedChoices(t *testing.T, evs [][2]string) map[int]bool {
+	t.Helper()
+	finished := map[int]bool{}
+	for _, e := range evs {
+		if e[1] == "[DONE]" {
+			continue
+		}
 		var c struct {
 			Choices []struct {
 				Index        int     `json:"index"`
 				FinishReason *string `json:"finish_reason"`
 			} `json:"choices"`
-		}
-		if e[1] == "[DONE]" {
-			continue
 		}
 		if err := json.Unmarshal([]byte(e[1]), &c); err != nil {
 			t.Fatalf("%s: %v", e[1], err)
@@ -135,7 +134,5 @@ func TestStreamedChoicesPartlyFailed(t *testing.T) {
 			}
 		}
 	}
-	if len(finished) != 2 || !finished[0] || !finished[1] {
-		t.Errorf("text completion: finished choices %v, want 0 and 1", finished)
-	}
+	return finished
 }
