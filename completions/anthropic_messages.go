@@ -75,6 +75,9 @@ type AnthropicMessagesRequest struct {
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
 	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
+	// request-body "guardrails"; see Request.Guardrails).
+	Guardrails []string `json:"guardrails,omitempty"`
 
 	// Betas are the request's anthropic-beta header values (set by the HTTP surface, not
 	// read from the body): interleaved-thinking-2025-05-14 reaches Claude with thinking
@@ -195,7 +198,8 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("messages", "at least one message is required")
 	}
 	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
-		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache}
+		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
+		Guardrails: r.Guardrails}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

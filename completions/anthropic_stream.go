@@ -189,6 +189,9 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			case providers.KindRateLimited:
 				typ = "rate_limit_error"
 			}
+			if errors.Is(err, ErrGuardrailBlocked) {
+				typ = "invalid_request_error" // a post_call guardrail refused the answer
+			}
 			_ = sse.Buffer("error", anthropicEvent{Type: "error", Error: &AnthropicErrorObject{Type: typ, Message: err.Error()}})
 			_ = sse.Flush()
 			return err

@@ -54,6 +54,12 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if err != nil {
 		return nil, err
 	}
+	// The pre_call guardrails, before anything is taken from the budget, looked up in the
+	// cache or sent: a block calls no model; masked text is what the rest sees.
+	if req, err = g.guardRequest(ctx, scope, req, primary); err != nil {
+		return nil, err
+	}
+	p.req = req
 
 	msgs := make([]providers.Message, 0, len(req.Messages))
 	if req.ConversationID != "" {
@@ -617,6 +623,10 @@ func (g *Gateway) CompleteN(ctx context.Context, scope Scope, req *Request, n in
 	if err := checkChoices(req, n); err != nil {
 		return nil, nil, err
 	}
+	// The pre_call guardrails run once for the n answers.
+	if req, err = g.guardRequest(ctx, scope, req, nil); err != nil {
+		return nil, nil, err
+	}
 	out := make([]*Response, n)
 	errs := make([]error, n)
 	eachChoice(req, n, func(i int, r *Request) { out[i], errs[i] = g.Complete(ctx, scope, r) })
@@ -676,7 +686,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		return nil, err
 	}
 	if p.cache.hit != nil {
-		return g.answerFromCache(ctx, p), nil
+		return g.answerFromCache(ctx, p)
 	}
 	var (
 		out   *providers.Response
@@ -705,13 +715,18 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.markEstimated(estimated)
 	g.account(ctx, p, used, u, resp.Usage.Costs, true, estimated, now.Sub(begin))
 	g.latency.answered(used.name, 0, now.Sub(begin), u.CompletionTokens)
+	if err := g.guardOutput(ctx, p, resp); err != nil {
+		// Paid for (accounted above), not returned, saved, cached or stored.
+		g.observeFailure(ctx, p, false, err, &used, 0)
+		return nil, err
+	}
 	g.storeAnswer(p, resp, estimated)
 	g.finish(ctx, p, resp)
 	return resp, nil
 }
 
 // answerFromCache answers p from its cache hit: no model is called, nothing is charged.
-func (g *Gateway) answerFromCache(ctx context.Context, p *plan) *Response {
+func (g *Gateway) answerFromCache(ctx context.Context, p *plan) (*Response, error) {
 	t := p.targets[0]
 	out, _ := t.p.Complete(ctx, &p.preq)
 	resp := g.response(p, t, out.Text, out.Usage, out.FinishReason, g.opts.Now())
@@ -720,8 +735,12 @@ func (g *Gateway) answerFromCache(ctx context.Context, p *plan) *Response {
 		resp.Reasoning = out.Reasoning
 	}
 	resp.UsageEstimated = p.cache.hit.answer.Estimated
+	if err := g.guardOutput(ctx, p, resp); err != nil {
+		g.observeFailure(ctx, p, false, err, &t, 0)
+		return nil, err
+	}
 	g.finish(ctx, p, resp)
-	return resp
+	return resp, nil
 }
 
 // finish ends a non-streamed answer: it keeps its reasoning for the tool loop, saves the

@@ -222,6 +222,10 @@ type Options struct {
 	// StoredResponses says how /v1/responses answers are kept in Store for
 	// previous_response_id (kept for 30 days by default): see StoredResponsesOptions.
 	StoredResponses StoredResponsesOptions
+	// Guardrails are the checks chat requests may run before their upstream call or on
+	// their answer (see GuardrailConfig; New checks them): the default_on ones on every
+	// chat request, the others on the requests that name them (Request.Guardrails).
+	Guardrails []GuardrailConfig
 }
 
 // Gateway serves completions. It is safe for concurrent use. Make one with New; a zero
@@ -267,6 +271,8 @@ type Gateway struct {
 	audioCatalogued map[string]bool
 	// The rerank models of RerankModels, indexed once.
 	rerankIndex modelIndex
+	// guardrails are Options.Guardrails by name, ready to run.
+	guardrails map[string]*guardrail
 }
 
 // modelIndex holds a kind's catalogued models (embeddings, rerank), indexed once: by full
@@ -385,6 +391,13 @@ func New(opts Options) (*Gateway, error) {
 	}
 	if err := g.checkSemantic(); err != nil {
 		return nil, err
+	}
+	if len(opts.Guardrails) > 0 {
+		gs, err := buildGuardrails(g, opts.Guardrails)
+		if err != nil {
+			return nil, err
+		}
+		g.guardrails = gs
 	}
 	return g, nil
 }

@@ -27,6 +27,9 @@ const (
 	RequestFiltered = "content_filter"
 	// RequestCancelled: the caller went away (or closed the stream) before the end.
 	RequestCancelled = "cancelled"
+	// RequestBlocked: a guardrail refused the request (pre_call: no model was called) or
+	// its answer (post_call: the answer was paid for and not returned).
+	RequestBlocked = "guardrail_blocked"
 )
 
 // RequestRecord is what an Observer learns about one request.
@@ -108,6 +111,8 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	switch {
 	case errors.As(err, &cf):
 		r.Outcome = RequestFiltered
+	case errors.Is(err, ErrGuardrailBlocked):
+		r.Outcome = RequestBlocked
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed):
 		// The caller went away, also in the middle of a stream: not a failure of ours.
 		// (An *AllFailedError unwraps to its attempts' errors: a cancelled attempt of a

@@ -92,6 +92,9 @@ type OpenAIChatRequest struct {
 	// array of strings or a comma-separated string, become the request's tags
 	// (Request.Tags).
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
+	// request-body "guardrails"; see Request.Guardrails).
+	Guardrails []string `json:"guardrails,omitempty"`
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
@@ -402,6 +405,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		FaultPolicy:    r.FaultPolicy,
 		Cache:          r.Cache,
 		Tags:           tags,
+		Guardrails:     r.Guardrails,
 		maxTemperature: 2,
 		ephemeral:      true,
 		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces
@@ -824,8 +828,14 @@ func WriteOpenAIStreamN(w http.ResponseWriter, m *MultiStream, includeUsage bool
 // writeOpenAIStreamError ends a stream that failed after it started: a data event with an
 // OpenAI error object, which the SDKs raise.
 func writeOpenAIStreamError(sse *SSEWriter, err error) {
-	code := "stream_failed"
-	_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: "upstream_error", Code: &code}})
+	code, typ := "stream_failed", "upstream_error"
+	var param *string
+	if errors.Is(err, ErrGuardrailBlocked) {
+		// A post_call guardrail refused the streamed answer (see GuardrailError).
+		p := "guardrails"
+		code, typ, param = "guardrail_violation", "invalid_request_error", &p
+	}
+	_ = sse.Event("", OpenAIErrorBody{Error: OpenAIErrorObject{Message: err.Error(), Type: typ, Code: &code, Param: param}})
 }
 
 // openAIChoiceEncoder writes the chunks of one choice of a chat.completion.chunk stream.

@@ -77,6 +77,9 @@ type ResponsesRequest struct {
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's
 	// cache object: no-cache, no-store, ttl, s-maxage, namespace, use-cache).
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
+	// request-body "guardrails"; see Request.Guardrails).
+	Guardrails []string `json:"guardrails,omitempty"`
 
 	// continued is set by ContinueResponse once the items of previous_response_id's
 	// conversation are in Input: the first history of them.
@@ -308,7 +311,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
-		Metadata: r.Metadata}
+		Metadata: r.Metadata, Guardrails: r.Guardrails}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

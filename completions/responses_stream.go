@@ -248,9 +248,12 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 			break
 		}
 		if err != nil {
-			msg := err.Error()
-			_ = w.emit(responsesEvent{Type: "error", Code: "stream_failed", Message: msg})
-			o.Status, o.Error = "failed", &ResponseError{Code: "server_error", Message: msg}
+			msg, code, ocode := err.Error(), "stream_failed", "server_error"
+			if errors.Is(err, ErrGuardrailBlocked) {
+				code, ocode = "guardrail_violation", "guardrail_violation" // a post_call guardrail refused the answer
+			}
+			_ = w.emit(responsesEvent{Type: "error", Code: code, Message: msg})
+			o.Status, o.Error = "failed", &ResponseError{Code: ocode, Message: msg}
 			o.Store = false // a failed answer is not kept
 			failed := *o
 			_ = w.emit(responsesEvent{Type: "response.failed", Response: &failed})

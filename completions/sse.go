@@ -181,7 +181,10 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 		}
 		if err != nil {
 			ev := StreamErrorEvent{Type: EventText, Error: "Stream Error", Message: err.Error(), Attempts: st.p.attempts}
-			if !errors.Is(err, ErrStreamFailed) {
+			switch {
+			case errors.Is(err, ErrGuardrailBlocked):
+				ev.Error = "Guardrail Violation" // a post_call guardrail refused the answer
+			case !errors.Is(err, ErrStreamFailed):
 				ev.Error = "Internal Server Error"
 			}
 			_ = sse.Event(EventError, ev)

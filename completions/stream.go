@@ -597,6 +597,9 @@ func (s *ResponseStream) complete() error {
 	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) && s.p.cache.hit == nil {
 		s.g.latency.answered(s.t.name, s.firstAt.Sub(s.begin), now.Sub(s.begin), u.CompletionTokens)
 	}
+	if err := s.guardAnswer(resp); err != nil {
+		return err
+	}
 	s.g.keepReasoning(s.p, resp)
 	if len(s.parts) > 0 {
 		s.p.attempts[len(s.p.attempts)-1].Usage = ptr(resp.Usage)

@@ -90,6 +90,10 @@ func (g *Gateway) StreamN(ctx context.Context, scope Scope, req *Request, n int)
 		return nil, nil, err
 	}
 	n = max(n, 1)
+	// The pre_call guardrails run once for the n streams.
+	if req, err = g.guardRequest(ctx, scope, req, nil); err != nil {
+		return nil, nil, err
+	}
 	// One context for the n streams: a choice failing mid-stream stops its siblings.
 	cctx, cancel := context.WithCancel(ctx)
 	streams := make([]*ResponseStream, n)

@@ -47,6 +47,9 @@ type OpenAITextCompletionRequest struct {
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	FaultPolicy
 	Cache *CacheControl `json:"cache,omitempty"`
+	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
+	// request-body "guardrails"; see Request.Guardrails).
+	Guardrails []string `json:"guardrails,omitempty"`
 	// Metadata's "tags" become the request's tags, as on chat completions.
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 }
@@ -107,7 +110,7 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		}
 		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
-			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata,
+			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Guardrails: r.Guardrails,
 			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
 		c.OpenAIOptions = r.OpenAIOptions
 		out[i] = c

@@ -98,6 +98,10 @@ type Request struct {
 	// the usage log keeps them with the request and totals spend per tag. At most MaxTags,
 	// each 1-64 characters of letters, digits and . _ : / -.
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
+	// Guardrails names the opt-in guardrails to run on the request (an extension, LiteLLM's
+	// request-body "guardrails"), beside the gateway's default_on ones (see
+	// GuardrailConfig); a name the gateway does not configure is a validation error.
+	Guardrails []string `json:"guardrails,omitempty"`
 
 	// Tools, ToolChoice, ParallelToolCalls and ResponseFormat are tool calling and
 	// structured output, set by the OpenAI-compatible surfaces and library callers; the
@@ -170,6 +174,10 @@ type Request struct {
 	// choices is n for each answer of an n-choice request (CompleteN): with a budget they
 	// are admitted together and share the tokens it has left.
 	choices int
+	// guarded: the pre_call guardrails ran on the request (once for n choices);
+	// postGuards are its post_call guardrails.
+	guarded    bool
+	postGuards []*guardrail
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".

@@ -401,10 +401,17 @@ func completionsError(err error) *APIError {
 	var ve *completions.ValidationError
 	var af *completions.AllFailedError
 	var cf *completions.ContentFilterError
+	var ge *completions.GuardrailError
 	switch {
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
 		ae.Extra = map[string]any{"attempts": cf.Attempts}
+		return ae
+	case errors.As(err, &ge):
+		// LiteLLM's guardrail errors: a 400 naming the guardrail.
+		ae := Errorf(http.StatusBadRequest, KindGuardrail, "%s", ge.Error())
+		ae.Extra = map[string]any{"guardrail": ge.Guardrail, "mode": ge.Mode}
+		ae.Param = "guardrails"
 		return ae
 	case errors.Is(err, completions.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())

@@ -22,6 +22,8 @@ const (
 	KindInternal        = "Internal Server Error"
 	KindBadGateway      = "Bad Gateway"
 	KindContentFiltered = "Content Filtered"
+	// KindGuardrail is a request or answer a configured guardrail refused (400).
+	KindGuardrail = "Guardrail Violation"
 	KindUnavailable     = "Service Unavailable"
 )
 

@@ -113,6 +113,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 	case http.StatusInternalServerError:
 		typ = "server_error"
 	}
+	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrGuardrailBlocked) {
+		code = "guardrail_violation" // a configured guardrail refused the request or its answer
+	}
 	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrResponseNotFound) {
 		code = "previous_response_not_found" // OpenAI's code for a previous_response_id it does not have
 	}

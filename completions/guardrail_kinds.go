@@ -1,0 +1,329 @@
+package completions
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// sensitiveEntity is one kind of data a secrets or pii guardrail finds: a pattern, an
+// optional check of each match (Luhn, IBAN checksum, digit count), and its mask.
+type sensitiveEntity struct {
+	name  string
+	re    *regexp.Regexp
+	valid func(string) bool // nil: every match counts
+	mask  string
+}
+
+// sensitiveEntities are the entities in the order they are looked for (the longer and
+// stricter first: a card number is not taken for a phone number).
+var sensitiveEntities = []sensitiveEntity{
+	{name: "private_key", mask: "[PRIVATE_KEY]",
+		re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+	{name: "api_key", mask: "[API_KEY]",
+		re: regexp.MustCompile(`\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,})`)},
+	{name: "email", mask: "[EMAIL]",
+		re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
+	{name: "credit_card", mask: "[CREDIT_CARD]", valid: luhn,
+		re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`)},
+	{name: "iban", mask: "[IBAN]", valid: ibanValid,
+		re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b`)},
+	{name: "phone", mask: "[PHONE]", valid: phoneLike,
+		re: regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}\b`)},
+}
+
+// defaultEntities are what each kind looks for without Entities.
+var defaultEntities = map[string][]string{
+	GuardrailSecrets: {"api_key", "private_key"},
+	GuardrailPII:     {"email", "phone", "credit_card", "iban"},
+}
+
+// sensitiveDataGuardrail masks or blocks the entities it finds (kinds secrets and pii).
+type sensitiveDataGuardrail struct {
+	entities []sensitiveEntity
+	block    bool
+}
+
+// newSensitiveDataGuardrail checks c's action and entities (filling in the defaults).
+func newSensitiveDataGuardrail(c *GuardrailConfig, field func(string) string) (Guardrail, error) {
+	switch c.Action {
+	case "":
+		c.Action = GuardrailMask
+		if c.Mode == GuardrailPostCall {
+			c.Action = GuardrailBlock
+		}
+	case GuardrailMask:
+		if c.Mode == GuardrailPostCall {
+			return nil, invalid(field("action"), "mask rewrites what is sent upstream: it is for pre_call guardrails; a post_call guardrail blocks")
+		}
+	case GuardrailBlock:
+	default:
+		return nil, invalid(field("action"), "must be mask or block, got %q", c.Action)
+	}
+	names := c.Entities
+	if len(names) == 0 {
+		names = defaultEntities[c.Kind]
+	}
+	g := &sensitiveDataGuardrail{block: c.Action == GuardrailBlock}
+	for i, n := range names {
+		k := slices.IndexFunc(sensitiveEntities, func(e sensitiveEntity) bool { return e.name == n })
+		if k < 0 {
+			return nil, invalid(fmt.Sprintf("%s[%d]", field("entities"), i), "must be api_key, private_key, email, phone, credit_card or iban, got %q", n)
+		}
+	}
+	for _, e := range sensitiveEntities { // in the order they are looked for
+		if slices.Contains(names, e.name) {
+			g.entities = append(g.entities, e)
+		}
+	}
+	return g, nil
+}
+
+// Check masks the entities found in each text, or blocks naming the kinds found.
+func (g *sensitiveDataGuardrail) Check(_ context.Context, in GuardrailInput) (GuardrailVerdict, error) {
+	var out []string
+	var found []string
+	for i, text := range in.Texts {
+		masked := text
+		for _, e := range g.entities {
+			hit := false
+			masked = e.re.ReplaceAllStringFunc(masked, func(m string) string {
+				if e.valid != nil && !e.valid(m) {
+					return m
+				}
+				hit = true
+				return e.mask
+			})
+			if hit && !slices.Contains(found, e.name) {
+				found = append(found, e.name)
+			}
+		}
+		if masked != text {
+			if out == nil {
+				out = slices.Clone(in.Texts)
+			}
+			out[i] = masked
+		}
+	}
+	if len(found) == 0 {
+		return GuardrailVerdict{}, nil
+	}
+	if g.block {
+		return GuardrailVerdict{Blocked: true, Reason: "found " + strings.Join(found, ", ")}, nil
+	}
+	return GuardrailVerdict{Texts: out}, nil
+}
+
+// digits returns the decimal digits of s.
+func digits(s string) []byte {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			out = append(out, s[i]-'0')
+		}
+	}
+	return out
+}
+
+// luhn reports whether s's 13 to 19 digits pass the Luhn check (card numbers).
+func luhn(s string) bool {
+	d := digits(s)
+	if len(d) < 13 || len(d) > 19 {
+		return false
+	}
+	sum := 0
+	for i := range d {
+		v := int(d[len(d)-1-i])
+		if i%2 == 1 {
+			v *= 2
+			if v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+	}
+	return sum%10 == 0
+}
+
+// ibanValid reports whether s (spaces allowed) passes the IBAN mod-97 check.
+func ibanValid(s string) bool {
+	s = strings.ReplaceAll(s, " ", "")
+	if len(s) < 15 || len(s) > 34 {
+		return false
+	}
+	var b strings.Builder
+	for _, r := range s[4:] + s[:4] {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r >= 'A' && r <= 'Z':
+			fmt.Fprintf(&b, "%d", r-'A'+10)
+		default:
+			return false
+		}
+	}
+	n, ok := new(big.Int).SetString(b.String(), 10)
+	return ok && new(big.Int).Mod(n, big.NewInt(97)).Int64() == 1
+}
+
+// phoneLike reports whether s has 8 to 15 digits (ITU E.164's most): shorter groups of
+// digits are dates, versions and amounts.
+func phoneLike(s string) bool {
+	n := len(digits(s))
+	return n >= 8 && n <= 15
+}
+
+// wordsGuardrail blocks text matching its expression (kinds banned_words and regex).
+type wordsGuardrail struct {
+	res  []*regexp.Regexp
+	what []string // what each expression is, for the reason
+}
+
+// newBannedWordsGuardrail compiles c.Words as one case-insensitive whole-word expression
+// each.
+func newBannedWordsGuardrail(c GuardrailConfig, field func(string) string) (Guardrail, error) {
+	if len(c.Words) == 0 {
+		return nil, invalid(field("words"), "a banned_words guardrail needs at least one word")
+	}
+	g := &wordsGuardrail{}
+	for i, w := range c.Words {
+		w = strings.TrimSpace(w)
+		if w == "" {
+			return nil, invalid(fmt.Sprintf("%s[%d]", field("words"), i), "must not be empty")
+		}
+		expr := regexp.QuoteMeta(w)
+		if isWordByte(w[0]) {
+			expr = `\b` + expr
+		}
+		if isWordByte(w[len(w)-1]) {
+			expr += `\b`
+		}
+		g.res = append(g.res, regexp.MustCompile(`(?i)`+expr))
+		g.what = append(g.what, fmt.Sprintf("banned word %d", i))
+	}
+	if len(c.Patterns) > 0 {
+		return nil, invalid(field("patterns"), "belongs to the regex kind; banned_words takes words")
+	}
+	return g, nil
+}
+
+// newRegexGuardrail compiles c.Patterns.
+func newRegexGuardrail(c GuardrailConfig, field func(string) string) (Guardrail, error) {
+	if len(c.Patterns) == 0 {
+		return nil, invalid(field("patterns"), "a regex guardrail needs at least one pattern")
+	}
+	if len(c.Words) > 0 {
+		return nil, invalid(field("words"), "belongs to the banned_words kind; regex takes patterns")
+	}
+	g := &wordsGuardrail{}
+	for i, p := range c.Patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, invalid(fmt.Sprintf("%s[%d]", field("patterns"), i), "is not a valid regular expression: %v", err)
+		}
+		g.res = append(g.res, re)
+		g.what = append(g.what, fmt.Sprintf("pattern %d", i))
+	}
+	return g, nil
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+}
+
+// Check blocks the first text matching an expression, naming the expression by index
+// (the reason does not repeat the text).
+func (g *wordsGuardrail) Check(_ context.Context, in GuardrailInput) (GuardrailVerdict, error) {
+	for _, text := range in.Texts {
+		for i, re := range g.res {
+			if re.MatchString(text) {
+				return GuardrailVerdict{Blocked: true, Reason: "matched " + g.what[i]}, nil
+			}
+		}
+	}
+	return GuardrailVerdict{}, nil
+}
+
+// moderationGuardrail classifies the text with a moderation model (Gateway.Moderate).
+type moderationGuardrail struct {
+	g          *Gateway
+	model      string
+	categories []string
+}
+
+// newModerationGuardrail checks c's model (when g is known) and categories.
+func newModerationGuardrail(g *Gateway, c GuardrailConfig, field func(string) string) (Guardrail, error) {
+	for i, cat := range c.Categories {
+		if strings.TrimSpace(cat) == "" {
+			return nil, invalid(fmt.Sprintf("%s[%d]", field("categories"), i), "must not be empty")
+		}
+	}
+	if len(c.Words) > 0 || len(c.Patterns) > 0 {
+		return nil, invalid(field("words"), "words and patterns belong to the banned_words and regex kinds")
+	}
+	model := cmp.Or(c.Model, DefaultModerationModel)
+	if g != nil {
+		if _, err := g.moderationTargets(model); err != nil {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				return nil, invalid(field("model"), "%s", ve.Message)
+			}
+			return nil, invalid(field("model"), "%v", err)
+		}
+	}
+	return &moderationGuardrail{g: g, model: model, categories: c.Categories}, nil
+}
+
+// Check sends the texts to the moderation model, a result each, and blocks when one is
+// flagged (in one of the categories, when they are set). The call is the caller's
+// moderation request (recorded in the ledger and by the observer under its owner), not
+// held to its key's model list: the gateway makes it, not the caller.
+func (m *moderationGuardrail) Check(ctx context.Context, in GuardrailInput) (GuardrailVerdict, error) {
+	var texts []string
+	for _, t := range in.Texts {
+		if strings.TrimSpace(t) != "" {
+			texts = append(texts, t)
+		}
+	}
+	if len(texts) == 0 {
+		return GuardrailVerdict{}, nil
+	}
+	input, err := json.Marshal(texts)
+	if err != nil {
+		return GuardrailVerdict{}, err
+	}
+	scope := Scope{Owner: in.Scope.Owner, Tag: in.Scope.Tag, CallTimeout: in.Scope.CallTimeout}
+	resp, err := m.g.Moderate(ctx, scope, &ModerationRequest{Model: m.model, Input: ModerationInput(input)})
+	if err != nil {
+		return GuardrailVerdict{}, err
+	}
+	for _, raw := range resp.Results {
+		var r struct {
+			Flagged    bool            `json:"flagged"`
+			Categories map[string]bool `json:"categories"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return GuardrailVerdict{}, fmt.Errorf("moderation result: %w", err)
+		}
+		var hit []string
+		for cat, on := range r.Categories {
+			if on && (len(m.categories) == 0 || slices.Contains(m.categories, cat)) {
+				hit = append(hit, cat)
+			}
+		}
+		slices.Sort(hit)
+		switch {
+		case len(hit) > 0:
+			return GuardrailVerdict{Blocked: true, Reason: resp.Model + " flagged " + strings.Join(hit, ", ")}, nil
+		case r.Flagged && len(m.categories) == 0:
+			return GuardrailVerdict{Blocked: true, Reason: resp.Model + " flagged the text"}, nil
+		}
+	}
+	return GuardrailVerdict{}, nil
+}

@@ -1,0 +1,401 @@
+package completions
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Guardrails are checks the gateway runs on a chat request before any upstream call
+// (GuardrailPreCall) or on its whole answer before it is returned (GuardrailPostCall), in
+// LiteLLM's terms. Each is configured by name (Options.Guardrails); a DefaultOn one applies
+// to every chat request, the others to the requests that name them (Request.Guardrails,
+// the "guardrails" field of every chat surface's body). A guardrail may block (the request
+// fails with a *GuardrailError, which the server answers 400 naming it) or, for a pre_call
+// secrets or pii guardrail with action mask, rewrite what is sent upstream.
+//
+// Streams: a post_call guardrail checks a streamed answer once it is whole; its text has
+// then reached the client, so a block ends the stream with the *GuardrailError in place of
+// its normal end (the surfaces write it as their error event), the answer is not saved,
+// cached or stored, and the client must discard what it got. A client that must never see
+// a blocked answer asks without streaming.
+
+// Guardrail modes (GuardrailConfig.Mode).
+const (
+	// GuardrailPreCall checks the request's messages before any upstream call.
+	GuardrailPreCall = "pre_call"
+	// GuardrailPostCall checks the whole answer (text and tool-call arguments).
+	GuardrailPostCall = "post_call"
+)
+
+// Guardrail kinds (GuardrailConfig.Kind).
+const (
+	// GuardrailModeration classifies the text with a moderation model through the
+	// gateway's own moderation path (Gateway.Moderate) and blocks what it flags.
+	GuardrailModeration = "moderation"
+	// GuardrailSecrets finds API keys and private keys (entities api_key, private_key by
+	// default) and masks or blocks them.
+	GuardrailSecrets = "secrets"
+	// GuardrailPII finds personal data (entities email, phone, credit_card, iban by
+	// default) and masks or blocks it.
+	GuardrailPII = "pii"
+	// GuardrailBannedWords blocks text holding any of Words (whole words, any case).
+	GuardrailBannedWords = "banned_words"
+	// GuardrailRegex blocks text matching any of Patterns (Go regular expressions).
+	GuardrailRegex = "regex"
+	// GuardrailCustom is a library caller's own Guardrail (GuardrailConfig.Custom).
+	GuardrailCustom = "custom"
+)
+
+// Guardrail actions and error policies.
+const (
+	// GuardrailMask replaces what a secrets or pii guardrail found with its label
+	// ("[EMAIL]") in the text sent upstream (pre_call only).
+	GuardrailMask = "mask"
+	// GuardrailBlock refuses the request; as OnError, a guardrail that fails to run
+	// refuses it too (fail closed, the default).
+	GuardrailBlock = "block"
+	// GuardrailAllow, as OnError, lets the request through when the guardrail fails to
+	// run (fail open); the failure is logged.
+	GuardrailAllow = "allow"
+)
+
+// GuardrailConfig configures one guardrail (the serve flag --guardrails reads a JSON
+// array of them). Name, Kind and Mode are required; the other fields belong to kinds.
+type GuardrailConfig struct {
+	// Name is how requests name the guardrail and how a block names it.
+	Name string `json:"name"`
+	// Kind is moderation, secrets, pii, banned_words, regex, or custom (library only).
+	Kind string `json:"kind"`
+	// Mode is pre_call or post_call.
+	Mode string `json:"mode"`
+	// DefaultOn applies the guardrail to every chat request; otherwise only requests
+	// naming it in their "guardrails" field are checked.
+	DefaultOn bool `json:"default_on,omitempty"`
+	// OnError is what a guardrail that fails to run (its moderation model down) does:
+	// block (the default: fail closed) or allow (fail open).
+	OnError string `json:"on_error,omitempty"`
+	// Action is what a secrets or pii guardrail does with what it finds: mask (the
+	// default for pre_call) or block (the only action of post_call).
+	Action string `json:"action,omitempty"`
+	// Entities narrows or widens what a secrets or pii guardrail looks for: api_key,
+	// private_key, email, phone, credit_card (Luhn-checked), iban (checksum-checked).
+	Entities []string `json:"entities,omitempty"`
+	// Model is a moderation guardrail's model (DefaultModerationModel when empty): a
+	// "provider/model", a bare OpenAI moderation model or a model group.
+	Model string `json:"model,omitempty"`
+	// Categories, when set, make a moderation guardrail block only when one of them is
+	// flagged (OpenAI's names: "violence", "hate", "self-harm/intent", …); otherwise any
+	// flag blocks.
+	Categories []string `json:"categories,omitempty"`
+	// Words are a banned_words guardrail's words or phrases.
+	Words []string `json:"words,omitempty"`
+	// Patterns are a regex guardrail's Go regular expressions (RE2 syntax).
+	Patterns []string `json:"patterns,omitempty"`
+	// Custom is the Guardrail of kind custom (a library caller's own check).
+	Custom Guardrail `json:"-"`
+}
+
+// Guardrail is one check. Check returns the verdict on in; an error means the check could
+// not run (the guardrail's OnError decides). More kinds implement it.
+type Guardrail interface {
+	Check(ctx context.Context, in GuardrailInput) (GuardrailVerdict, error)
+}
+
+// GuardrailInput is what a guardrail checks.
+type GuardrailInput struct {
+	// Mode is GuardrailPreCall (Texts are the request's message texts, in order) or
+	// GuardrailPostCall (Texts are the answer's text and its tool calls' arguments).
+	Mode string
+	// Texts are the texts to check.
+	Texts []string
+	// Scope is the caller's (a moderation guardrail's call is recorded under its owner).
+	Scope Scope
+}
+
+// GuardrailVerdict is a guardrail's decision.
+type GuardrailVerdict struct {
+	// Blocked refuses the request; Reason says why (without the offending text).
+	Blocked bool
+	Reason  string
+	// Texts, when not nil, replace the input's texts one for one (masking).
+	Texts []string
+}
+
+// ErrGuardrailBlocked is matched by *GuardrailError.
+var ErrGuardrailBlocked = errors.New("completions: blocked by a guardrail")
+
+// GuardrailError is a request a guardrail refused (LiteLLM's "Violated guardrail
+// policy"): by its verdict, or because it failed to run and its OnError is block (Err is
+// then the failure). It matches ErrGuardrailBlocked.
+type GuardrailError struct {
+	// Guardrail is the refusing guardrail's name; Mode its mode.
+	Guardrail string
+	Mode      string
+	// Reason is the verdict's reason.
+	Reason string
+	// Err is why the guardrail could not run (nil for a verdict).
+	Err error
+}
+
+// Error names the guardrail and the reason.
+func (e *GuardrailError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("Violated guardrail policy: guardrail %q (%s) could not run and fails closed: %v", e.Guardrail, e.Mode, e.Err)
+	}
+	return fmt.Sprintf("Violated guardrail policy: guardrail %q (%s): %s", e.Guardrail, e.Mode, e.Reason)
+}
+
+// Is makes a *GuardrailError match ErrGuardrailBlocked.
+func (e *GuardrailError) Is(target error) bool { return target == ErrGuardrailBlocked }
+
+// Unwrap returns the failure of a guardrail that could not run.
+func (e *GuardrailError) Unwrap() error { return e.Err }
+
+// ParseGuardrails reads a JSON array of GuardrailConfig (the serve flag --guardrails) and
+// checks it: unknown fields and invalid values are a *ValidationError naming the field
+// ("guardrails[1].mode").
+func ParseGuardrails(data []byte) ([]GuardrailConfig, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, invalid("guardrails", "must be a JSON array of guardrail objects: %v", err)
+	}
+	out := make([]GuardrailConfig, len(raw))
+	for i, r := range raw {
+		dec := json.NewDecoder(bytes.NewReader(r))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&out[i]); err != nil {
+			return nil, invalid(fmt.Sprintf("guardrails[%d]", i), "%v", err)
+		}
+	}
+	if _, err := buildGuardrails(nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// guardrail is one configured guardrail, ready to run.
+type guardrail struct {
+	GuardrailConfig
+	check Guardrail
+}
+
+// buildGuardrails checks cfgs and builds their checks (g runs the moderation kind's; nil
+// when only validating).
+func buildGuardrails(g *Gateway, cfgs []GuardrailConfig) (map[string]*guardrail, error) {
+	out := make(map[string]*guardrail, len(cfgs))
+	for i, c := range cfgs {
+		field := func(f string) string { return fmt.Sprintf("guardrails[%d].%s", i, f) }
+		if c.Name == "" {
+			return nil, invalid(field("name"), "is required")
+		}
+		if out[c.Name] != nil {
+			return nil, invalid(field("name"), "%q is configured twice", c.Name)
+		}
+		switch c.Mode {
+		case GuardrailPreCall, GuardrailPostCall:
+		case "":
+			return nil, invalid(field("mode"), "is required: pre_call or post_call")
+		default:
+			return nil, invalid(field("mode"), "must be pre_call or post_call, got %q", c.Mode)
+		}
+		switch c.OnError {
+		case "":
+			c.OnError = GuardrailBlock
+		case GuardrailBlock, GuardrailAllow:
+		default:
+			return nil, invalid(field("on_error"), "must be block or allow, got %q", c.OnError)
+		}
+		gr := &guardrail{GuardrailConfig: c}
+		var err error
+		switch c.Kind {
+		case GuardrailModeration:
+			gr.check, err = newModerationGuardrail(g, c, field)
+		case GuardrailSecrets, GuardrailPII:
+			gr.check, err = newSensitiveDataGuardrail(&gr.GuardrailConfig, field)
+		case GuardrailBannedWords:
+			gr.check, err = newBannedWordsGuardrail(c, field)
+		case GuardrailRegex:
+			gr.check, err = newRegexGuardrail(c, field)
+		case GuardrailCustom:
+			if c.Custom == nil {
+				return nil, invalid(field("kind"), "custom needs GuardrailConfig.Custom (a library caller's Guardrail)")
+			}
+			gr.check = c.Custom
+		case "":
+			return nil, invalid(field("kind"), "is required: moderation, secrets, pii, banned_words or regex")
+		default:
+			return nil, invalid(field("kind"), "must be moderation, secrets, pii, banned_words or regex, got %q", c.Kind)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind != GuardrailSecrets && c.Kind != GuardrailPII && (c.Action != "" || len(c.Entities) > 0) {
+			f := "action"
+			if c.Action == "" {
+				f = "entities"
+			}
+			return nil, invalid(field(f), "belongs to the secrets and pii kinds, not %s", c.Kind)
+		}
+		out[c.Name] = gr
+	}
+	return out, nil
+}
+
+// guardrailsFor returns the guardrails of mode that apply to req: the default_on ones
+// and those it names, in configuration order. A name nothing configures is a
+// *ValidationError naming "guardrails".
+func (g *Gateway) guardrailsFor(req *Request, mode string) ([]*guardrail, error) {
+	for i, name := range req.Guardrails {
+		if g.guardrails[name] == nil {
+			known := make([]string, 0, len(g.guardrails))
+			for n := range g.guardrails {
+				known = append(known, n)
+			}
+			slices.Sort(known)
+			return nil, invalid(fmt.Sprintf("guardrails[%d]", i), "no guardrail is named %q (configured: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	var out []*guardrail
+	for _, c := range g.opts.Guardrails {
+		gr := g.guardrails[c.Name]
+		if gr.Mode == mode && (gr.DefaultOn || slices.Contains(req.Guardrails, gr.Name)) {
+			out = append(out, gr)
+		}
+	}
+	return out, nil
+}
+
+// run runs gr on texts: its verdict as a *GuardrailError when it blocks, the texts it
+// masked (nil when unchanged), or, when it fails to run, a *GuardrailError (OnError
+// block) or nothing (allow, logged).
+func (g *Gateway) runGuardrail(ctx context.Context, gr *guardrail, in GuardrailInput) ([]string, error) {
+	v, err := gr.check.Check(ctx, in)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil && gr.OnError == GuardrailAllow:
+		g.log.WarnContext(ctx, "completions: a guardrail failed to run; on_error allow lets the request through", "guardrail", gr.Name, "err", err)
+		return nil, nil
+	case err != nil:
+		return nil, &GuardrailError{Guardrail: gr.Name, Mode: gr.Mode, Err: err}
+	case v.Blocked:
+		return nil, &GuardrailError{Guardrail: gr.Name, Mode: gr.Mode, Reason: v.Reason}
+	case v.Texts != nil && len(v.Texts) != len(in.Texts):
+		return nil, &GuardrailError{Guardrail: gr.Name, Mode: gr.Mode, Err: fmt.Errorf("returned %d texts for %d", len(v.Texts), len(in.Texts))}
+	}
+	return v.Texts, nil
+}
+
+// guardInput runs req's pre_call guardrails (once: a request they ran on is marked) and
+// returns the request to send: req itself, or a copy whose messages carry the masked texts.
+// It keeps the post_call guardrails on the request for its answer.
+func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*Request, error) {
+	if req.guarded || len(g.guardrails) == 0 && len(req.Guardrails) == 0 {
+		return req, nil
+	}
+	pre, err := g.guardrailsFor(req, GuardrailPreCall)
+	if err != nil {
+		return nil, err
+	}
+	post, err := g.guardrailsFor(req, GuardrailPostCall)
+	if err != nil {
+		return nil, err
+	}
+	out := *req
+	out.guarded, out.postGuards = true, post
+	if len(pre) == 0 {
+		return &out, nil
+	}
+	var texts []string
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+	}
+	masked := false
+	for _, gr := range pre {
+		changed, err := g.runGuardrail(ctx, gr, GuardrailInput{Mode: GuardrailPreCall, Texts: texts, Scope: scope})
+		if err != nil {
+			return nil, err
+		}
+		if changed != nil {
+			texts, masked = changed, true
+		}
+	}
+	if !masked {
+		return &out, nil
+	}
+	// A copy of the messages with the masked texts: the caller's request is not changed.
+	out.Messages = slices.Clone(req.Messages)
+	k := 0
+	for i := range out.Messages {
+		m := &out.Messages[i]
+		m.Content = slices.Clone(m.Content)
+		for j := range m.Content {
+			if m.Content[j].Text != "" {
+				m.Content[j].Text = texts[k]
+				k++
+			}
+		}
+	}
+	return &out, nil
+}
+
+// guardOutput runs the request's post_call guardrails on its answer resp.
+func (g *Gateway) guardOutput(ctx context.Context, p *plan, resp *Response) error {
+	if len(p.req.postGuards) == 0 {
+		return nil
+	}
+	texts := []string{resp.Text()}
+	for _, c := range resp.ToolCalls {
+		texts = append(texts, c.Arguments)
+	}
+	for _, gr := range p.req.postGuards {
+		if _, err := g.runGuardrail(ctx, gr, GuardrailInput{Mode: GuardrailPostCall, Texts: texts, Scope: p.scope}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// guardRequest is guardInput, with a block reported to the Observer (outcome
+// RequestBlocked; primary, when known, names the model the request asked for).
+func (g *Gateway) guardRequest(ctx context.Context, scope Scope, req *Request, primary []target) (*Request, error) {
+	out, err := g.guardInput(ctx, scope, req)
+	if err == nil || !errors.Is(err, ErrGuardrailBlocked) || g.opts.Observer == nil {
+		return out, err
+	}
+	start := scope.Received
+	if start.IsZero() {
+		start = g.opts.Now()
+	}
+	r := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Stream: req.Stream, Outcome: RequestBlocked, Attempts: []Attempt{},
+		Start: start, Latency: g.opts.Now().Sub(start), Tags: req.Tags, Err: err}
+	if len(primary) > 0 {
+		r.Requested = primary[0].name
+	} else if len(req.Models) > 0 {
+		r.Requested = req.Models[0]
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
+	return nil, err
+}
+
+// guardAnswer runs the post_call guardrails on a stream's whole answer resp: a block
+// ends the stream with the *GuardrailError instead of io.EOF (the answer was accounted
+// and is not saved, cached or stored).
+func (s *ResponseStream) guardAnswer(resp *Response) error {
+	err := s.g.guardOutput(s.ctx, s.p, resp)
+	if err == nil {
+		return nil
+	}
+	s.err = err
+	s.observeEnd(err)
+	return err
+}
