@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 )
@@ -398,4 +399,13 @@ func (s *ResponseStream) guardAnswer(resp *Response) error {
 	s.err = err
 	s.observeEnd(err)
 	return err
+}
+
+// LoadGuardrails reads and checks a JSON file of guardrails (ParseGuardrails).
+func LoadGuardrails(path string) ([]GuardrailConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("completions: reading guardrails: %w", err)
+	}
+	return ParseGuardrails(b)
 }

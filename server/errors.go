@@ -23,8 +23,8 @@ const (
 	KindBadGateway      = "Bad Gateway"
 	KindContentFiltered = "Content Filtered"
 	// KindGuardrail is a request or answer a configured guardrail refused (400).
-	KindGuardrail = "Guardrail Violation"
-	KindUnavailable     = "Service Unavailable"
+	KindGuardrail   = "Guardrail Violation"
+	KindUnavailable = "Service Unavailable"
 )
 
 // APIError is a failure with its HTTP status and the body {"error": Kind, "message": Message}.

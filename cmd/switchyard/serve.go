@@ -34,7 +34,9 @@ type serveConfig struct {
 	ProvidersConfig string
 	// ModelGroups is --model-groups: a JSON file of model names that stand for several
 	// models (completions.ModelGroup).
-	ModelGroups     string
+	ModelGroups string
+	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
+	Guardrails      string
 	PricesFile      string
 	Sandbox         string
 	GCPercent       int
@@ -104,6 +106,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.ProposerModel, "proposer-model", "openai/gpt-4o-mini", "provider/model that proposes prompts in optimization jobs")
 	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables)")
 	fs.StringVar(&c.ModelGroups, "model-groups", "", `JSON file of model groups: names clients send as their model that stand for several models, tried in order or routed per request ({"smart": {"models": ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"], "route": true}})`)
+	fs.StringVar(&c.Guardrails, "guardrails", "", `JSON file of guardrails run on chat requests before the upstream call or on the answer, default_on or named per request in "guardrails" ([{"name": "pii", "kind": "pii", "mode": "pre_call", "default_on": true}]; kinds moderation, secrets, pii, banned_words, regex)`)
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
 	fs.IntVar(&c.GCPercent, "gc-percent", 400, "Go GC target percentage when GOGC is not set; higher trades memory for fewer pauses on the request path")

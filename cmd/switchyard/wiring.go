@@ -153,7 +153,19 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		}
 		w.log.Info("model groups", "names", strings.Join(slices.Sorted(maps.Keys(groups)), ","))
 	}
+	var guardrails []completions.GuardrailConfig
+	if w.cfg.Guardrails != "" {
+		if guardrails, err = completions.LoadGuardrails(w.cfg.Guardrails); err != nil {
+			return nil, fmt.Errorf("--guardrails: %w", err)
+		}
+		names := make([]string, len(guardrails))
+		for i, g := range guardrails {
+			names[i] = g.Name
+		}
+		w.log.Info("guardrails", "names", strings.Join(names, ","))
+	}
 	w.gateway, err = completions.New(completions.Options{
+		Guardrails: guardrails,
 		// The console's recorder, metrics and traces see every request.
 		Observer:           w.observer(),
 		ConversationWrites: w.cfg.writes,
@@ -173,6 +185,9 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		StoredResponses:    w.cfg.Responses.options(w.cfg.MaxBodyBytes),
 		SharedLimits:       w.limits,
 	})
+	if ve := (*completions.ValidationError)(nil); errors.As(err, &ve) && strings.HasPrefix(ve.Field, "guardrails") {
+		return nil, fmt.Errorf("--guardrails: %w", err) // a moderation model the providers cannot serve
+	}
 	if err != nil {
 		if errors.Is(err, completions.ErrSemanticCacheOptions) {
 			return nil, fmt.Errorf("--cache-semantic-model %q: %w", w.cfg.Cache.SemanticModel, err)

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// guardrailsServer serves the scripted upstream with an opt-in banned_words guardrail
+// "words", a default_on pii masking guardrail and an opt-in post_call regex guardrail
+// "no-greeting" (which the fake's "Hello from …" answers trip).
+func guardrailsServer(t *testing.T) (string, *fakeOpenAIUpstream) {
+	hs, _, up := completionsServerWith(t, func(o *completions.Options) {
+		o.Guardrails = []completions.GuardrailConfig{
+			{Name: "words", Kind: completions.GuardrailBannedWords, Mode: completions.GuardrailPreCall, Words: []string{"forbidden"}},
+			{Name: "pii", Kind: completions.GuardrailPII, Mode: completions.GuardrailPreCall, DefaultOn: true},
+			{Name: "no-greeting", Kind: completions.GuardrailRegex, Mode: completions.GuardrailPostCall, Patterns: []string{`^Hello`}},
+		}
+	})
+	return hs.URL, up
+}
+
+func (u *fakeOpenAIUpstream) count() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.messages)
+}
+
+// TestGuardrailsOnEverySurface: each chat surface reads "guardrails" from its body; a
+// pre_call block is a 400 in the surface's envelope naming the guardrail (OpenAI's with
+// code guardrail_violation and param guardrails) and nothing reaches the upstream; an
+// unknown name is a 400 naming guardrails; the default_on mask reaches the upstream.
+func TestGuardrailsOnEverySurface(t *testing.T) {
+	url, up := guardrailsServer(t)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", `{"model":"up/ok","messages":[{"role":"user","content":"a forbidden topic"}],"guardrails":["words"]}`},
+		{"/v1/responses", `{"model":"up/ok","input":"a forbidden topic","guardrails":["words"]}`},
+		{"/v1/messages", `{"model":"up/ok","max_tokens":50,"messages":[{"role":"user","content":"a forbidden topic"}],"guardrails":["words"]}`},
+		{"/v1/completions", `{"model":"up/ok","prompt":"a forbidden topic","guardrails":["words"]}`},
+		{"/api/v1/completions", `{"models":["up/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"a forbidden topic"}]}],"guardrails":["words"]}`},
+	} {
+		resp, b := post(t, url+c.path, testKey, c.body)
+		m := decodeMap(t, b)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `\"words\"`) || !strings.Contains(string(b), "Violated guardrail policy") {
+			t.Errorf("%s: %d %s", c.path, resp.StatusCode, b)
+			continue
+		}
+		switch c.path {
+		case "/v1/chat/completions", "/v1/responses", "/v1/completions":
+			e, _ := m["error"].(map[string]any)
+			if e["code"] != "guardrail_violation" || e["param"] != "guardrails" || e["type"] != "invalid_request_error" {
+				t.Errorf("%s: envelope %s", c.path, b)
+			}
+		case "/v1/messages":
+			e, _ := m["error"].(map[string]any)
+			if m["type"] != "error" || e["type"] != "invalid_request_error" {
+				t.Errorf("%s: envelope %s", c.path, b)
+			}
+		case "/api/v1/completions":
+			if m["error"] != "Guardrail Violation" || m["guardrail"] != "words" || m["mode"] != "pre_call" {
+				t.Errorf("%s: envelope %s", c.path, b)
+			}
+		}
+	}
+	if n := up.count(); n != 0 {
+		t.Fatalf("%d upstream calls for blocked requests", n)
+	}
+
+	resp, b := post(t, url+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}],"guardrails":["nope"]}`)
+	if e, _ := decodeMap(t, b)["error"].(map[string]any); resp.StatusCode != 400 || !strings.HasPrefix(e["param"].(string), "guardrails") || !strings.Contains(e["message"].(string), `"nope"`) {
+		t.Errorf("unknown guardrail: %d %s", resp.StatusCode, b)
+	}
+
+	resp, b = post(t, url+"/v1/messages", testKey, `{"model":"up/ok","max_tokens":50,"messages":[{"role":"user","content":"write to bob@example.org"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("masked request: %d %s", resp.StatusCode, b)
+	}
+	if sent := up.last(); len(sent) != 1 || sent[0]["content"] != "write to [EMAIL]" {
+		t.Errorf("the upstream got %v", sent)
+	}
+}
+
+// TestGuardrailPostCallOverHTTP: a post_call block of a whole answer is a 400 naming the
+// guardrail; of a streamed one, the stream ends with an error event naming it instead of
+// [DONE].
+func TestGuardrailPostCallOverHTTP(t *testing.T) {
+	url, _ := guardrailsServer(t)
+	resp, b := post(t, url+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}],"guardrails":["no-greeting"]}`)
+	if e, _ := decodeMap(t, b)["error"].(map[string]any); resp.StatusCode != 400 || e["code"] != "guardrail_violation" || !strings.Contains(e["message"].(string), `"no-greeting" (post_call)`) {
+		t.Errorf("whole answer: %d %s", resp.StatusCode, b)
+	}
+
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"model":"up/ok","stream":true,"messages":[{"role":"user","content":"hi"}],"guardrails":["no-greeting"]}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	sresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sresp.Body.Close()
+	events := readSSE(t, sresp.Body)
+	last := events[len(events)-1][1]
+	if sresp.StatusCode != 200 || !strings.Contains(last, `"code":"guardrail_violation"`) || !strings.Contains(last, "no-greeting") {
+		t.Errorf("stream: %d, last event %s", sresp.StatusCode, last)
+	}
+	for _, e := range events {
+		if e[1] == "[DONE]" {
+			t.Error("a blocked stream ended with [DONE]")
+		}
+	}
+	// Without the opt-in the answer passes.
+	if resp, b := post(t, url+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Errorf("not opted in: %d %s", resp.StatusCode, b)
+	}
+}
