@@ -19,22 +19,25 @@ type sensitiveEntity struct {
 	re    *regexp.Regexp
 	valid func(string) bool // nil: every match counts
 	mask  string
+	// may is a cheap test a text must pass for re to be worth running (a '@' for an
+	// email, enough digits for a card number): most texts hold no entity at all.
+	may func(string) bool
 }
 
 // sensitiveEntities are the entities in the order they are looked for (the longer and
 // stricter first: a card number is not taken for a phone number).
 var sensitiveEntities = []sensitiveEntity{
-	{name: "private_key", mask: "[PRIVATE_KEY]",
+	{name: "private_key", mask: "[PRIVATE_KEY]", may: func(s string) bool { return strings.Contains(s, "PRIVATE KEY-----") },
 		re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
-	{name: "api_key", mask: "[API_KEY]",
+	{name: "api_key", mask: "[API_KEY]", may: mayHoldAPIKey,
 		re: regexp.MustCompile(`\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,})`)},
-	{name: "email", mask: "[EMAIL]",
+	{name: "email", mask: "[EMAIL]", may: func(s string) bool { return strings.IndexByte(s, '@') > 0 },
 		re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
-	{name: "credit_card", mask: "[CREDIT_CARD]", valid: luhn,
+	{name: "credit_card", mask: "[CREDIT_CARD]", valid: luhn, may: func(s string) bool { return hasDigits(s, 13) },
 		re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`)},
-	{name: "iban", mask: "[IBAN]", valid: ibanValid,
+	{name: "iban", mask: "[IBAN]", valid: ibanValid, may: func(s string) bool { return hasDigits(s, 4) },
 		re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b`)},
-	{name: "phone", mask: "[PHONE]", valid: phoneLike,
+	{name: "phone", mask: "[PHONE]", valid: phoneLike, may: func(s string) bool { return hasDigits(s, 8) },
 		re: regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}\b`)},
 }
 
@@ -92,6 +95,9 @@ func (g *sensitiveDataGuardrail) Check(_ context.Context, in GuardrailInput) (Gu
 	for i, text := range in.Texts {
 		masked := text
 		for _, e := range g.entities {
+			if !e.may(masked) {
+				continue
+			}
 			hit := false
 			masked = e.re.ReplaceAllStringFunc(masked, func(m string) string {
 				if e.valid != nil && !e.valid(m) {
@@ -118,6 +124,29 @@ func (g *sensitiveDataGuardrail) Check(_ context.Context, in GuardrailInput) (Gu
 		return GuardrailVerdict{Blocked: true, Reason: "found " + strings.Join(found, ", ")}, nil
 	}
 	return GuardrailVerdict{Texts: out}, nil
+}
+
+// apiKeyPrefixes start the API keys the api_key entity finds.
+var apiKeyPrefixes = []string{"sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox"}
+
+// mayHoldAPIKey reports whether s holds a prefix of an API key.
+func mayHoldAPIKey(s string) bool {
+	for _, p := range apiKeyPrefixes {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDigits reports whether s holds at least n decimal digits.
+func hasDigits(s string, n int) bool {
+	for i := 0; i < len(s) && n > 0; i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n--
+		}
+	}
+	return n == 0
 }
 
 // digits returns the decimal digits of s.
@@ -179,10 +208,17 @@ func phoneLike(s string) bool {
 	return n >= 8 && n <= 15
 }
 
-// wordsGuardrail blocks text matching its expression (kinds banned_words and regex).
-type wordsGuardrail struct {
-	res  []*regexp.Regexp
-	what []string // what each expression is, for the reason
+// regexGuardrail blocks text matching one of its expressions (kind regex).
+type regexGuardrail struct {
+	res []*regexp.Regexp
+}
+
+// bannedWordsGuardrail blocks text holding one of its words or phrases, in any case, not
+// inside a longer word (kind banned_words). It searches the lower-cased text with
+// strings.Index, much faster than a case-insensitive regular expression with word
+// boundaries.
+type bannedWordsGuardrail struct {
+	words []string // lower-cased
 }
 
 // newBannedWordsGuardrail compiles c.Words as one case-insensitive whole-word expression
@@ -191,21 +227,13 @@ func newBannedWordsGuardrail(c GuardrailConfig, field func(string) string) (Guar
 	if len(c.Words) == 0 {
 		return nil, invalid(field("words"), "a banned_words guardrail needs at least one word")
 	}
-	g := &wordsGuardrail{}
+	g := &bannedWordsGuardrail{}
 	for i, w := range c.Words {
 		w = strings.TrimSpace(w)
 		if w == "" {
 			return nil, invalid(fmt.Sprintf("%s[%d]", field("words"), i), "must not be empty")
 		}
-		expr := regexp.QuoteMeta(w)
-		if isWordByte(w[0]) {
-			expr = `\b` + expr
-		}
-		if isWordByte(w[len(w)-1]) {
-			expr += `\b`
-		}
-		g.res = append(g.res, regexp.MustCompile(`(?i)`+expr))
-		g.what = append(g.what, fmt.Sprintf("banned word %d", i))
+		g.words = append(g.words, strings.ToLower(w))
 	}
 	if len(c.Patterns) > 0 {
 		return nil, invalid(field("patterns"), "belongs to the regex kind; banned_words takes words")
@@ -221,14 +249,13 @@ func newRegexGuardrail(c GuardrailConfig, field func(string) string) (Guardrail,
 	if len(c.Words) > 0 {
 		return nil, invalid(field("words"), "belongs to the banned_words kind; regex takes patterns")
 	}
-	g := &wordsGuardrail{}
+	g := &regexGuardrail{}
 	for i, p := range c.Patterns {
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, invalid(fmt.Sprintf("%s[%d]", field("patterns"), i), "is not a valid regular expression: %v", err)
 		}
 		g.res = append(g.res, re)
-		g.what = append(g.what, fmt.Sprintf("pattern %d", i))
 	}
 	return g, nil
 }
@@ -239,15 +266,48 @@ func isWordByte(b byte) bool {
 
 // Check blocks the first text matching an expression, naming the expression by index
 // (the reason does not repeat the text).
-func (g *wordsGuardrail) Check(_ context.Context, in GuardrailInput) (GuardrailVerdict, error) {
+func (g *regexGuardrail) Check(_ context.Context, in GuardrailInput) (GuardrailVerdict, error) {
 	for _, text := range in.Texts {
 		for i, re := range g.res {
 			if re.MatchString(text) {
-				return GuardrailVerdict{Blocked: true, Reason: "matched " + g.what[i]}, nil
+				return GuardrailVerdict{Blocked: true, Reason: fmt.Sprintf("matched pattern %d", i)}, nil
 			}
 		}
 	}
 	return GuardrailVerdict{}, nil
+}
+
+// Check blocks the first text holding a banned word, naming the word by index (the reason
+// does not repeat it).
+func (g *bannedWordsGuardrail) Check(_ context.Context, in GuardrailInput) (GuardrailVerdict, error) {
+	for _, text := range in.Texts {
+		lower := strings.ToLower(text)
+		for i, w := range g.words {
+			if containsWord(lower, w) {
+				return GuardrailVerdict{Blocked: true, Reason: fmt.Sprintf("matched banned word %d", i)}, nil
+			}
+		}
+	}
+	return GuardrailVerdict{}, nil
+}
+
+// containsWord reports whether s holds w not inside a longer word: where w starts (ends)
+// with a word character, the one before (after) it in s is not one.
+func containsWord(s, w string) bool {
+	for from := 0; ; {
+		i := strings.Index(s[from:], w)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(w)
+		before := i == 0 || !isWordByte(w[0]) || !isWordByte(s[i-1])
+		after := end == len(s) || !isWordByte(w[len(w)-1]) || !isWordByte(s[end])
+		if before && after {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // moderationGuardrail classifies the text with a moderation model (Gateway.Moderate).

@@ -246,3 +246,21 @@ func TestGuardrailConfigValidation(t *testing.T) {
 		t.Errorf("moderation model without a moderations API: %v", err)
 	}
 }
+
+// TestBannedWordsWholeWords: a banned word matches in any case, alone or beside
+// punctuation, not inside a longer word; a phrase matches as a whole.
+func TestBannedWordsWholeWords(t *testing.T) {
+	g, err := newBannedWordsGuardrail(GuardrailConfig{Words: []string{"Class", "top secret", "c++"}}, func(f string) string { return f })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, blocked := range map[string]bool{
+		"a class act": true, "CLASS.": true, "classified": false, "subclass": false,
+		"this is Top Secret!": true, "top  secret": false, "I write c++ daily": true, "c+": false,
+	} {
+		v, _ := g.Check(context.Background(), GuardrailInput{Texts: []string{"ok", text}})
+		if v.Blocked != blocked {
+			t.Errorf("%q: blocked %v", text, v.Blocked)
+		}
+	}
+}
