@@ -10,7 +10,7 @@ import (
 )
 
 // What guardrails add to a typical chat request: a system prompt and three turns, about
-// 2 KB of text, answered at once by an in-memory provider (no network), so that the
+// 1.3 KB of text, answered at once by an in-memory provider (no network), so that the
 // difference between the benchmarks is the guardrails' own cost.
 
 var benchGuardrailMessages = []Message{
