@@ -717,7 +717,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	g.latency.answered(used.name, 0, now.Sub(begin), u.CompletionTokens)
 	if err := g.guardOutput(ctx, p, resp); err != nil {
 		// Paid for (accounted above), not returned, saved, cached or stored.
-		g.observeFailure(ctx, p, false, err, &used, 0)
+		g.observeBlockedAnswer(ctx, p, false, resp, now.Sub(p.start), err)
 		return nil, err
 	}
 	g.storeAnswer(p, resp, estimated)
@@ -736,7 +736,7 @@ func (g *Gateway) answerFromCache(ctx context.Context, p *plan) (*Response, erro
 	}
 	resp.UsageEstimated = p.cache.hit.answer.Estimated
 	if err := g.guardOutput(ctx, p, resp); err != nil {
-		g.observeFailure(ctx, p, false, err, &t, 0)
+		g.observeBlockedAnswer(ctx, p, false, resp, g.opts.Now().Sub(p.start), err)
 		return nil, err
 	}
 	g.finish(ctx, p, resp)

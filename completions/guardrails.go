@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Guardrails are checks the gateway runs on a chat request before any upstream call
@@ -397,8 +398,34 @@ func (s *ResponseStream) guardAnswer(resp *Response) error {
 		return nil
 	}
 	s.err = err
-	s.observeEnd(err)
+	s.observed.Do(func() {
+		var ttft time.Duration
+		if !s.firstAt.IsZero() {
+			ttft = s.firstAt.Sub(s.p.start)
+		}
+		s.g.observeBlockedAnswer(s.ctx, s.p, !s.p.collected, resp, ttft, err)
+	})
 	return err
+}
+
+// observeBlockedAnswer reports an answer a post_call guardrail refused: outcome
+// RequestBlocked, with the answer's model and usage (it was paid for).
+func (g *Gateway) observeBlockedAnswer(ctx context.Context, p *plan, stream bool, resp *Response, ttft time.Duration, err error) {
+	p.ended()
+	if g.opts.Observer == nil {
+		return
+	}
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestBlocked,
+		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
+		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
+		TTFT: ttft, Tags: p.req.Tags, Err: err}
+	if resp.Cache != nil {
+		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
+	}
+	if len(p.targets) > 0 {
+		r.Requested = p.targets[0].name
+	}
+	g.opts.Observer.ObserveRequest(ctx, r)
 }
 
 // LoadGuardrails reads and checks a JSON file of guardrails (ParseGuardrails).

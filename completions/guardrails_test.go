@@ -133,7 +133,7 @@ func TestGuardrailPostCallBlocksAnswer(t *testing.T) {
 	if e := ledger.all(); len(e) != 1 || e[0].Usage.CompletionTokens != 5 {
 		t.Errorf("ledger %+v: the blocked answer was paid for", e)
 	}
-	if r := obs.take(t); r.Outcome != RequestBlocked || r.Model != "fake/m" {
+	if r := obs.take(t); r.Outcome != RequestBlocked || r.Model != "fake/m" || r.Usage.CompletionTokens != 5 || !errors.Is(r.Err, ErrGuardrailBlocked) {
 		t.Errorf("observed %+v", r)
 	}
 
@@ -156,7 +156,7 @@ func TestGuardrailPostCallBlocksAnswer(t *testing.T) {
 	if got.String() != "the launch code is 0000" || len(ledger.all()) != 2 {
 		t.Errorf("streamed %q, ledger %d", got.String(), len(ledger.all()))
 	}
-	if r := obs.take(t); r.Outcome != RequestBlocked || !r.Stream {
+	if r := obs.take(t); r.Outcome != RequestBlocked || !r.Stream || r.Usage.CompletionTokens == 0 {
 		t.Errorf("observed %+v", r)
 	}
 

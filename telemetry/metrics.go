@@ -81,7 +81,7 @@ func New(opts Options) *Metrics {
 	}
 	latency := []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_requests_total",
-		Help: "Completion requests the gateway accepted, by the model that answered (or the first asked when none did) and outcome (ok, error, stream_error, content_filter, cancelled)."}, gw)
+		Help: "Completion requests the gateway accepted, by the model that answered (or the first asked when none did) and outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled)."}, gw)
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_operation_duration_seconds",
 		Help: "GenAI operation duration: a completion request from arrival to its last byte, retries and fallbacks included.", Buckets: latency}, gw)
 	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_server_time_to_first_token_seconds",

@@ -57,8 +57,8 @@ type Request struct {
 	// moderation request, "image_generation" for an image generation request, absent for chat.
 	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings,enum=transcription,enum=translation,enum=speech,enum=rerank,enum=moderation,enum=image_generation"`
 	Stream    bool   `json:"stream"`
-	// Outcome is ok, error, stream_error, content_filter or cancelled.
-	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=cancelled"`
+	// Outcome is ok, error, stream_error, content_filter, guardrail_blocked or cancelled.
+	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=guardrail_blocked,enum=cancelled"`
 	// Model is the "provider/model" that answered (or the last one tried when none did).
 	Model string `json:"model"`
 	// Answered says Model delivered the answer.
