@@ -64,7 +64,7 @@ func Completions(g *completions.Gateway) Option {
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
 			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true,
 			Errors: map[int]string{
-				400: "a provider's content filter refused the request (error content_filtered; the attempts are in the body)",
+				400: "a provider's content filter refused the request (error content_filtered; the attempts are in the body), or a guardrail did (error Guardrail Violation, naming it in guardrail)",
 				404: "conversationId names no conversation of this key",
 				422: "validation error (error Validation Error): the message names the field",
 				429: "the key's budget is spent",

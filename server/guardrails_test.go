@@ -109,6 +109,32 @@ func TestGuardrailPostCallOverHTTP(t *testing.T) {
 			t.Error("a blocked stream ended with [DONE]")
 		}
 	}
+	// The Messages and Responses streams end with their own error events.
+	for _, c := range []struct{ path, body, want string }{
+		{"/v1/messages", `{"model":"up/ok","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}],"guardrails":["no-greeting"]}`, `"type":"invalid_request_error"`},
+		{"/v1/responses", `{"model":"up/ok","stream":true,"input":"hi","guardrails":["no-greeting"]}`, `"code":"guardrail_violation"`},
+	} {
+		req, _ := http.NewRequest("POST", url+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		sresp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := readSSE(t, sresp.Body)
+		sresp.Body.Close()
+		found := false
+		for _, e := range events {
+			if e[0] == "error" && strings.Contains(e[1], c.want) && strings.Contains(e[1], "no-greeting") {
+				found = true
+			}
+			if e[0] == "message_stop" || e[0] == "response.completed" {
+				t.Errorf("%s: a blocked stream ended with %s", c.path, e[0])
+			}
+		}
+		if !found {
+			t.Errorf("%s: no guardrail error event in %v", c.path, events)
+		}
+	}
 	// Without the opt-in the answer passes.
 	if resp, b := post(t, url+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
 		t.Errorf("not opted in: %d %s", resp.StatusCode, b)
