@@ -96,6 +96,9 @@ type ChatCompletionRequest struct {
 	// Metadata is OpenAI's; its "tags" (LiteLLM's: a []string) label the request for cost
 	// attribution.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Guardrails names the server's opt-in guardrails to run on the request (LiteLLM's
+	// request-body field); a block is an *Error matching ErrGuardrailBlocked.
+	Guardrails []string `json:"guardrails,omitempty"`
 }
 
 // ChatCompletionUsage is OpenAI's usage object.

@@ -52,6 +52,9 @@ type CompletionRequest struct {
 	// Tags label the request for cost attribution (the usage log's per-tag totals); at
 	// most 16, each 1-64 letters, digits or . _ : / -.
 	Tags []string `json:"tags,omitempty"`
+	// Guardrails names the server's opt-in guardrails to run on the request; a block is an
+	// *Error matching ErrGuardrailBlocked.
+	Guardrails []string `json:"guardrails,omitempty"`
 }
 
 // CacheControl is a request's say over the server's response cache (serve --cache), in

@@ -61,6 +61,8 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusConflict
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
+	case ErrGuardrailBlocked:
+		return e.Status == http.StatusBadRequest && (e.Kind == "Guardrail Violation" || e.Code == "guardrail_violation")
 	}
 	return false
 }
@@ -77,6 +79,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrRateLimited matches 429 answers.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrGuardrailBlocked matches the 400 of a request or answer a server's guardrail
+	// refused (its message names the guardrail).
+	ErrGuardrailBlocked = errors.New("blocked by a guardrail")
 )
 
 // readError builds an *Error from a non-2xx response.

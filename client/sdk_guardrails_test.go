@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 
+	"github.com/switchyard-ai/switchyard/client"
 	"github.com/switchyard-ai/switchyard/completions"
 )
 
@@ -40,5 +41,34 @@ func TestOfficialGoSDKGuardrails(t *testing.T) {
 	}
 	if _, err := c.Chat.Completions.New(context.Background(), params); err != nil {
 		t.Errorf("not opted in: %v", err)
+	}
+}
+
+// TestClientGuardrails: the Go client's Guardrails field opts in on the native and the
+// chat completions routes; a block matches ErrGuardrailBlocked (and ErrInvalid).
+func TestClientGuardrails(t *testing.T) {
+	up := newToolUpstream(t)
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}
+	c, _ := realServerURL(t, envGatewayWith(t, env, func(o *completions.Options) {
+		o.Guardrails = []completions.GuardrailConfig{{Name: "no-weather", Kind: completions.GuardrailBannedWords,
+			Mode: completions.GuardrailPreCall, Words: []string{"weather"}}}
+	}))
+	ctx := context.Background()
+	_, err := c.Complete(ctx, &client.CompletionRequest{Models: []string{"openai/gpt-4o-mini"},
+		Messages: []client.ChatMessage{client.TextMessage("user", "Weather in Paris?")}, Guardrails: []string{"no-weather"}})
+	var ce *client.Error
+	if !errors.Is(err, client.ErrGuardrailBlocked) || !errors.Is(err, client.ErrInvalid) || !errors.As(err, &ce) || !strings.Contains(ce.Message, "no-weather") {
+		t.Errorf("native: %v", err)
+	}
+	_, err = c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}}, Guardrails: []string{"no-weather"}})
+	if !errors.Is(err, client.ErrGuardrailBlocked) {
+		t.Errorf("chat: %v", err)
+	}
+	// Another 400 is not a guardrail's.
+	_, err = c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "hi"}}, Guardrails: []string{"nope"}})
+	if !errors.Is(err, client.ErrInvalid) || errors.Is(err, client.ErrGuardrailBlocked) {
+		t.Errorf("unknown guardrail: %v", err)
 	}
 }
