@@ -160,7 +160,8 @@ func (e *GuardrailError) Unwrap() error { return e.Err }
 
 // ParseGuardrails reads a JSON array of GuardrailConfig (the serve flag --guardrails) and
 // checks it: unknown fields and invalid values are a *ValidationError naming the field
-// ("guardrails[1].mode").
+// ("guardrails[1].mode"). New checks the same, and also that a moderation guardrail's
+// model is one its providers can serve.
 func ParseGuardrails(data []byte) ([]GuardrailConfig, error) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -272,7 +273,7 @@ func (g *Gateway) guardrailsFor(req *Request, mode string) ([]*guardrail, error)
 	return out, nil
 }
 
-// run runs gr on texts: its verdict as a *GuardrailError when it blocks, the texts it
+// runGuardrail runs gr on in: its verdict as a *GuardrailError when it blocks, the texts it
 // masked (nil when unchanged), or, when it fails to run, a *GuardrailError (OnError
 // block) or nothing (allow, logged).
 func (g *Gateway) runGuardrail(ctx context.Context, gr *guardrail, in GuardrailInput) ([]string, error) {
