@@ -1,0 +1,175 @@
+package completions
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// bowFake answers chat (fakeProvider) and embeds by bag of words (each lower-cased word
+// hashed into one of 256 dimensions): a stand-in for a real embedding model in that text
+// shared between two inputs pulls their vectors together in proportion to its length.
+type bowFake struct{ *fakeProvider }
+
+func (f bowFake) Embed(_ context.Context, req *providers.EmbeddingRequest) (*providers.EmbeddingResponse, error) {
+	out := &providers.EmbeddingResponse{Usage: providers.Usage{PromptTokens: 7 * len(req.Input)}}
+	for _, in := range req.Input {
+		v := make([]float32, 256)
+		for _, w := range strings.Fields(strings.ToLower(in)) {
+			h := fnv.New32a()
+			h.Write([]byte(strings.Trim(w, ".,:;?!")))
+			v[h.Sum32()%256]++
+		}
+		out.Vectors = append(out.Vectors, v)
+	}
+	return out, nil
+}
+
+func review17cText(role, text string) Message {
+	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
+}
+
+// TestReview17cSemanticFinalQuestionIsNotDilutedByEarlierTurns: BUG. semanticText embeds the
+// whole conversation as one text, so in a conversation whose first turn is long (a
+// document pasted in) the final question is a small part of what is embedded: two
+// conversations that share the document and the assistant's turn but ask entirely
+// different things at the end ("Summarize it" vs "Translate it into French") are
+// near-identical vectors (cosine ~0.97 here with a bag-of-words model; real embedding
+// models behave the same way for a long shared prefix) and the second is served the
+// first's summary as its translation. The earlier turns must not dominate: e.g. put the
+// text of every message but the last user one in the scope hash (matched exactly) and
+// embed only the last user message, or require the last message's own similarity to pass
+// the threshold too.
+func TestReview17cSemanticFinalQuestionIsNotDilutedByEarlierTurns(t *testing.T) {
+	e := bowFake{newFake("e")}
+	e.on("chat", step{text: "The report says sales rose 4% in the third quarter."}, step{text: "Le rapport indique que ..."})
+	g, err := New(Options{Providers: fakeRegistry{"e": e}, Prices: fakePrices{}, Ledger: &recordingLedger{}, Store: memstore.New(),
+		Sleep: func(context.Context, time.Duration) error { return nil }, AttemptTimeout: 2 * time.Second,
+		Cache: CacheOptions{Driver: &MemoryCache{}, TTL: time.Hour, Semantic: &SemanticCacheOptions{Model: "e/embed"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Repeat("Quarterly report: revenue in the northern region grew while costs in logistics and "+
+		"warehousing fell, the board approved a new hiring plan and the marketing budget was moved to online channels. ", 4)
+	ask := func(final string) *Response {
+		req := &Request{Models: []string{"e/chat"}, ephemeral: true, Messages: []Message{
+			review17cText("user", doc),
+			review17cText("assistant", "I have read the report. What would you like me to do with it?"),
+			review17cText("user", final),
+		}}
+		r, err := g.Complete(context.Background(), Scope{Owner: "alice"}, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.cacheWrites.wg.Wait()
+		return r
+	}
+	ask("Summarize it in one sentence.")
+	r := ask("Translate it into French.")
+	if r.Cache != nil && r.Cache.Result == CacheHit {
+		t.Fatalf("a request for a translation was answered %q from the cache (semantic %v, similarity %v): the final question was drowned by the shared turns",
+			r.Text(), r.Cache.Semantic, r.Cache.Similarity)
+	}
+}
+
+// TestReview17cSemanticEmptyScopesAreNeverDropped: BUG. Every semantic lookup creates its
+// scope in the index (semanticIndex.scope) before it knows whether anything will be stored
+// in it. With a driver that is not a CacheLister (MemoryCache) a scope that never gets a
+// vector — the request said no-store, the upstream failed, the answer was too big or was
+// cut by a budget — has loaded zero and no entries, so the clean-up in scope() (which drops
+// a scope only when it was loaded or has entries) never drops it: the index grows by one
+// scope per distinct system prompt / parameter set / owner forever. Fix: drop a scope with
+// no entries once it is older than a minute (record its creation time), or create it only
+// when a vector is added (look up without creating).
+func TestReview17cSemanticEmptyScopesAreNeverDropped(t *testing.T) {
+	var mu sync.Mutex
+	var offset time.Duration // a clock that runs, moved on by the test
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	e := newEmbeddingChatFake("e")
+	g, err := New(Options{Providers: fakeRegistry{"e": e}, Prices: fakePrices{}, Ledger: &recordingLedger{}, Store: memstore.New(), Now: clock,
+		Sleep: func(context.Context, time.Duration) error { return nil }, AttemptTimeout: 2 * time.Second,
+		Cache: CacheOptions{Driver: &MemoryCache{}, TTL: time.Hour, Semantic: &SemanticCacheOptions{Model: "e/embed"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		req := withSystem(fmt.Sprintf("You are assistant number %d.", i), chat("What is the capital of France?", "e/chat"))
+		req.Cache = &CacheControl{NoStore: true}
+		if _, err := g.Complete(context.Background(), Scope{Owner: "alice"}, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.cacheWrites.wg.Wait()
+	mu.Lock()
+	offset += 3 * time.Hour // well past any TTL
+	mu.Unlock()
+	req := withSystem("Another system prompt.", chat("What is the capital of France?", "e/chat"))
+	if _, err := g.Complete(context.Background(), Scope{Owner: "alice"}, req); err != nil {
+		t.Fatal(err)
+	}
+	g.cacheWrites.wg.Wait()
+	g.semantic.mu.Lock()
+	n := len(g.semantic.scopes)
+	g.semantic.mu.Unlock()
+	if n > 1 {
+		t.Fatalf("the semantic index holds %d scopes three hours later; the 50 that never held a vector are never dropped", n)
+	}
+}
+
+// TestReview17cSemanticReplicaRefreshReplacesAnExpiredVector: BUG. loadSemantic skips a
+// listed vector whose answer key the scope already knows, even when the known entry has
+// expired and the driver's is a fresh one (another replica answered the same request again
+// after the TTL and wrote its vector again under the same key). Replica A keeps its expired
+// entry (nearest skips it) and never matches that answer again until the entry is pushed
+// out by the LRU bound — A answers paraphrases upstream that B answers from the cache.
+// Fix: in loadSemantic replace a known entry when the listed one expires later (or drop
+// expired entries from a scope when it is refreshed).
+func TestReview17cSemanticReplicaRefreshReplacesAnExpiredVector(t *testing.T) {
+	var mu sync.Mutex
+	var offset time.Duration // a clock that runs, moved on by the test
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	advance := func(d time.Duration) { mu.Lock(); offset += d; mu.Unlock() }
+	st := memstore.New()
+	e := newEmbeddingChatFake("e")
+	e.on("chat", step{text: "Paris"})
+	replica := func() *Gateway {
+		g, err := New(Options{Providers: fakeRegistry{"e": e}, Prices: fakePrices{}, Ledger: &recordingLedger{}, Store: memstore.New(), Now: clock,
+			Sleep: func(context.Context, time.Duration) error { return nil }, AttemptTimeout: 2 * time.Second,
+			Cache: CacheOptions{Driver: NewStoreCache(st), TTL: time.Hour, Semantic: &SemanticCacheOptions{Model: "e/embed"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a, b := replica(), replica()
+	ask := func(g *Gateway, text string) *Response {
+		r, err := g.Complete(context.Background(), Scope{Owner: "alice"}, chat(text, "e/chat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.cacheWrites.wg.Wait()
+		return r
+	}
+	first := ask(a, "What is the capital of France?") // A: miss, vector in A's index (expires in 1h)
+	advance(2 * time.Hour)
+	again := ask(b, "What is the capital of France?") // B: the answer expired; answered and written again, same key
+	if again.Cache.Key != first.Cache.Key || again.Cache.Result != CacheMiss {
+		t.Fatalf("setup: %+v vs %+v", again.Cache, first.Cache)
+	}
+	if r := ask(b, "Tell me France's capital city."); r.Cache.Result != CacheHit || !r.Cache.Semantic {
+		t.Fatalf("setup: B's paraphrase %+v", r.Cache)
+	}
+	advance(2 * time.Minute) // past A's refresh
+	r := ask(a, "Tell me France's capital city.")
+	if r.Cache.Result != CacheHit || !r.Cache.Semantic {
+		t.Fatalf("replica A after its refresh: %+v (chat called %d times); B's fresh vector of the same answer key was skipped as known while A's entry had expired",
+			r.Cache, e.callCount("chat"))
+	}
+}
