@@ -173,3 +173,61 @@ func TestReview17cSemanticReplicaRefreshReplacesAnExpiredVector(t *testing.T) {
 			r.Cache, e.callCount("chat"))
 	}
 }
+
+// TestReview17cSemanticDeletedAnswersVectorsStayAndHideALiveMatch: BUG. DeleteCached (the
+// README's way to "take a bad match out") deletes the answer key only: the vector entry,
+// under "<owner>.<ns>.v<scope>.<hash>", stays in the driver until its TTL. Every refresh
+// (a minute) lists it again as unknown and puts it back in the index, and lookupSemantic
+// gives up after three answers found missing — so once three deleted answers are nearer
+// than a live one, the live answer (similarity 0.82 here, over the 0.8 threshold) is never
+// found again. Fix: DeleteCached also deletes the vector entry (scope + key[34:], for the
+// scopes of that owner/namespace, e.g. keep the vector key derivable or DeletePrefix on
+// "<owner>.<ns>.v" entries whose suffix is key[34:]), and lookupSemantic should skip entries
+// whose answer is gone without a fixed try budget (or remember them as tombstones).
+func TestReview17cSemanticDeletedAnswersVectorsStayAndHideALiveMatch(t *testing.T) {
+	var mu sync.Mutex
+	var offset time.Duration
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	e := newEmbeddingChatFake("e")
+	e.vectors = map[string][]float32{
+		// 0.88 to the question, 0.77 to each other (each its own miss when asked)
+		"Bad one":   {0.88, 0.475, 0, 0, 0},
+		"Bad two":   {0.88, 0, 0.475, 0, 0},
+		"Bad three": {0.88, 0, 0, 0.475, 0},
+		"Good one":  {0.82, 0, 0, 0, 0.572}, // 0.82 to the question
+		"Question":  {1, 0, 0, 0, 0},
+	}
+	g, err := New(Options{Providers: fakeRegistry{"e": e}, Prices: fakePrices{}, Ledger: &recordingLedger{}, Store: memstore.New(), Now: clock,
+		Sleep: func(context.Context, time.Duration) error { return nil }, AttemptTimeout: 2 * time.Second,
+		Cache: CacheOptions{Driver: NewStoreCache(memstore.New()), TTL: time.Hour, Semantic: &SemanticCacheOptions{Model: "e/embed"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(text string) *Response {
+		r, err := g.Complete(context.Background(), Scope{Owner: "alice"}, chat(text, "e/chat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.cacheWrites.wg.Wait()
+		return r
+	}
+	var bad []string
+	for _, q := range []string{"Bad one", "Bad two", "Bad three"} {
+		bad = append(bad, ask(q).Cache.Key)
+	}
+	good := ask("Good one").Cache.Key
+	for _, k := range bad {
+		if err := g.DeleteCached(context.Background(), "alice", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := ask("Question"); r.Cache.Result != CacheHit || r.Cache.Key != good {
+		t.Fatalf("setup: right after the deletions %+v, want a hit of %s", r.Cache, good)
+	}
+	mu.Lock()
+	offset += 2 * time.Minute // the scope is read again from the driver
+	mu.Unlock()
+	if r := ask("Question"); r.Cache.Result != CacheHit || r.Cache.Key != good {
+		t.Fatalf("after a refresh: %+v, want a hit of %s (0.82): the deleted answers' vectors came back from the driver and used up the lookup's tries", r.Cache, good)
+	}
+}
