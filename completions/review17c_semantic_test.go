@@ -231,3 +231,24 @@ func TestReview17cSemanticDeletedAnswersVectorsStayAndHideALiveMatch(t *testing.
 		t.Fatalf("after a refresh: %+v, want a hit of %s (0.82): the deleted answers' vectors came back from the driver and used up the lookup's tries", r.Cache, good)
 	}
 }
+
+// TestReview17cSemanticMessageNamesAreInTheScope: BUG. A message's name (OpenAI's
+// "name" on a user message: who speaks in a multi-user chat) is sent to the model and is
+// in the exact key, but semanticScopeOf replaces every non-system message by its role
+// alone and semanticText writes only "role: text": the same question asked by "bob" is
+// answered, by meaning (similarity 1), with the answer made for "alice" — "Your name is
+// Alice." Fix: keep Name in the scope's messages ({Role, Name}) or write it into the
+// embedded line.
+func TestReview17cSemanticMessageNamesAreInTheScope(t *testing.T) {
+	h := newSemanticHarness(t, &MemoryCache{}, nil)
+	h.e.on("chat", step{text: "Your name is Alice."}, step{text: "Your name is Bob."})
+	ask := func(name string) *Response {
+		req := chat("What is my name?", "e/chat")
+		req.Messages[0].Name = name
+		return h.ask(t, Scope{Owner: "team"}, req)
+	}
+	ask("alice")
+	if r := ask("bob"); r.Cache != nil && r.Cache.Result == CacheHit {
+		t.Fatalf("bob was answered %q from alice's answer (%+v)", r.Text(), r.Cache)
+	}
+}
