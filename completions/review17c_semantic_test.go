@@ -252,3 +252,46 @@ func TestReview17cSemanticMessageNamesAreInTheScope(t *testing.T) {
 		t.Fatalf("bob was answered %q from alice's answer (%+v)", r.Text(), r.Cache)
 	}
 }
+
+// TestReview17cSemanticGroupMixesEmbeddingModels: BUG. The semantic model may be a model
+// group (checkSemantic accepts one; the README says so), and the scope names the group,
+// not the deployment that made the vector. When the group's first model fails and another
+// embedding model of the same dimensions answers (ada-002 and text-embedding-3-small are
+// both 1536), its vector is compared by cosine with vectors of the other model — a
+// different space, so the similarity means nothing: here "What is the capital of Spain?"
+// embedded by f lands on France's answer made from e's vector. (The embeddings cache
+// keeps models apart; the semantic index does not.) Fix: key the scope (or each entry)
+// by the model that actually made the vector (EmbeddingsResponse's provider/model) and
+// compare only vectors of the same model, or refuse a group of different models.
+func TestReview17cSemanticGroupMixesEmbeddingModels(t *testing.T) {
+	e := newEmbeddingChatFake("e")
+	e.on("chat", step{text: "Paris"}, step{text: "Madrid"})
+	f := newEmbeddingChatFake("f")
+	f.vectors = map[string][]float32{"What is the capital of Spain?": {1, 0, 0, 0}} // f's own space
+	g, err := New(Options{Providers: fakeRegistry{"e": e, "f": f}, Prices: fakePrices{}, Ledger: &recordingLedger{}, Store: memstore.New(),
+		Sleep: func(context.Context, time.Duration) error { return nil }, AttemptTimeout: 2 * time.Second,
+		ModelGroups: map[string]ModelGroup{"emb": {Models: []string{"e/embed", "f/embed"}}},
+		Cache:       CacheOptions{Driver: &MemoryCache{}, TTL: time.Hour, Semantic: &SemanticCacheOptions{Model: "emb"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(text string) *Response {
+		r, err := g.Complete(context.Background(), Scope{Owner: "alice"}, chat(text, "e/chat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.cacheWrites.wg.Wait()
+		return r
+	}
+	ask("What is the capital of France?") // embedded by e
+	e.mu.Lock()
+	e.fail = &providers.Error{Provider: "e", Model: "embed", Kind: providers.KindOverloaded, StatusCode: 503, Message: "embeddings down"}
+	e.mu.Unlock()
+	r := ask("What is the capital of Spain?") // embedded by f
+	if len(f.embedded()) == 0 {
+		t.Skip("setup: the group did not fall back to f")
+	}
+	if r.Cache != nil && r.Cache.Result == CacheHit {
+		t.Fatalf("Spain was answered %q: f's vector was matched against e's (%+v)", r.Text(), r.Cache)
+	}
+}
