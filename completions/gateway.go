@@ -372,6 +372,9 @@ func New(opts Options) (*Gateway, error) {
 		if s.MaxVectors <= 0 {
 			s.MaxVectors = DefaultSemanticVectors
 		}
+		if s.MaxTotalVectors <= 0 {
+			s.MaxTotalVectors = DefaultSemanticTotalVectors
+		}
 		if s.Refresh <= 0 {
 			s.Refresh = time.Minute
 		}

@@ -138,7 +138,8 @@ type CacheStatus struct {
 	// Semantic says a hit was found by meaning (the semantic cache), not by the exact
 	// request; Key is then the answer's, made for the request it was similar to.
 	Semantic bool `json:"semantic,omitempty"`
-	// Similarity is a semantic hit's cosine similarity to the request it was made for.
+	// Similarity is a semantic hit's cosine similarity to the request it was made for
+	// (of their last user messages' embeddings).
 	Similarity float64 `json:"similarity,omitempty"`
 }
 
@@ -156,6 +157,9 @@ type cachedAnswer struct {
 	Usage        providers.Usage            `json:"usage"`
 	Estimated    bool                       `json:"estimated,omitempty"`
 	CostUSD      float64                    `json:"cost_usd,omitempty"`
+	// Vector is the key of the semantic cache's vector of this answer, when it has one:
+	// DeleteCached deletes it too.
+	Vector string `json:"vector,omitempty"`
 }
 
 // cacheHit is a plan's answer found in the cache.
@@ -199,15 +203,31 @@ func (g *Gateway) PurgeCache(ctx context.Context, owner string, namespace *strin
 }
 
 // DeleteCached deletes the cached answer (or embeddings input) under key, the
-// X-Switchyard-Cache-Key an answer of owner's reported. A key that is not one of owner's,
-// or not cached (any more), is ErrCacheMiss.
+// X-Switchyard-Cache-Key an answer of owner's reported, with the semantic cache's vector
+// of it (so that no replica finds it again). A key that is not one of owner's, or not
+// cached (any more), is ErrCacheMiss.
 func (g *Gateway) DeleteCached(ctx context.Context, owner, key string) error {
 	d := g.CacheDriver()
 	if d == nil || !strings.HasPrefix(key, cacheOwnerPrefix(owner)) || strings.Count(key, ".") != 2 || len(key) != cacheKeyLen {
 		return fmt.Errorf("%w: no cached answer of this key under %q", ErrCacheMiss, key)
 	}
-	g.cacheWrites.purged(key, g.opts.Now())
+	now := g.opts.Now()
+	vector := ""
+	if v, _, err := d.Get(ctx, key, now); err == nil {
+		var a cachedAnswer
+		if json.Unmarshal(v, &a) == nil && a.Vector != key && strings.HasPrefix(a.Vector, key[:34]+"v") &&
+			strings.HasSuffix(a.Vector, key[33:]) {
+			vector = a.Vector // "<owner>.<namespace>.v<scope>.<request>"
+		}
+	}
+	g.cacheWrites.purged(key, now)
 	g.semantic.purged(key)
+	if vector != "" {
+		g.cacheWrites.purged(vector, now)
+		if _, err := d.DeletePrefix(ctx, vector); err != nil {
+			return fmt.Errorf("completions: deleting a cached answer's vector: %w", err)
+		}
+	}
 	n, err := d.DeletePrefix(ctx, key)
 	if err != nil {
 		return fmt.Errorf("completions: deleting a cached answer: %w", err)
@@ -361,13 +381,17 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	a := cachedAnswer{Model: resp.Provider + "/" + resp.Model, Text: resp.Text(), ToolCalls: resp.ToolCalls, Refusal: resp.Refusal,
 		FinishReason: resp.FinishReason, StopSequence: resp.StopSequence, Reasoning: resp.Reasoning, Sources: resp.Sources,
 		Usage: resp.Usage.providerUsage(), Estimated: estimated, CostUSD: resp.Usage.Costs.Spent()}
+	vector, semantic := g.storeSemantic(p, g.cacheTTL(c.ctl))
+	if semantic {
+		a.Vector = vector.key
+	}
 	v, err := json.Marshal(a)
 	if err != nil || len(v) > g.opts.Cache.MaxEntryBytes {
 		return
 	}
 	entries := []cacheEntry{{key: c.key, v: v}}
-	if e, ok := g.storeSemantic(p, g.cacheTTL(c.ctl)); ok {
-		entries = append(entries, e)
+	if semantic {
+		entries = append(entries, vector) // after its answer (see storeSemantic)
 	}
 	g.writeCache(c.ctl, entries...)
 }

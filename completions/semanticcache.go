@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // DefaultSimilarityThreshold is SemanticCacheOptions.Threshold when it is 0: the value
@@ -23,16 +23,22 @@ const DefaultSimilarityThreshold = 0.8
 // DefaultSemanticVectors is SemanticCacheOptions.MaxVectors when it is 0.
 const DefaultSemanticVectors = 10_000
 
-// MaxSemanticText bounds the text of a conversation that is embedded (in bytes): a longer
-// conversation is not semantically cached (an embedding model takes some 8k tokens, and
-// cutting the text would lose what tells two conversations apart).
+// DefaultSemanticTotalVectors is SemanticCacheOptions.MaxTotalVectors when it is 0.
+const DefaultSemanticTotalVectors = 100_000
+
+// MaxSemanticText bounds the text that is embedded, the last user message (in bytes): a
+// request whose last user message is longer is not semantically cached (an embedding
+// model takes some 8k tokens, and cutting the text would lose what tells two apart).
 const MaxSemanticText = 32 << 10
 
 // SemanticCacheOptions turn on the semantic response cache (LiteLLM's redis-semantic and
 // qdrant-semantic caches): a chat request that the exact cache misses is answered from the
-// cache when a request of the same caller, namespace, models, system prompts, roles and
-// parameters was answered before whose conversation text is close enough in meaning —
-// the cosine similarity of their embeddings at least Threshold.
+// cache when a request of the same scope was answered before whose last user message is
+// close enough in meaning — the cosine similarity of their embeddings at least Threshold.
+// The scope must match exactly: the caller, namespace, models and parameters, every
+// message but the last user one word for word (system prompts and earlier turns: roles,
+// names and text), the last user message's name, and the embedding model that made the
+// vector (a model group's members never compare their vectors with each other's).
 type SemanticCacheOptions struct {
 	// Model is the embedding model ("provider/model", a bare catalogued name or a model
 	// group), called through the gateway's embeddings path: the call is accounted to the
@@ -42,10 +48,16 @@ type SemanticCacheOptions struct {
 	// similarity_threshold); 0 means DefaultSimilarityThreshold. A request may say its own
 	// (CacheControl.SimilarityThreshold).
 	Threshold float64
-	// MaxVectors bounds the vectors searched per scope (caller, namespace, models,
-	// parameters and system prompts); beyond it the least recently used is dropped from the
-	// index (its answer stays for exact hits). 0 means DefaultSemanticVectors.
+	// MaxVectors bounds the vectors searched per scope; beyond it the least recently used
+	// is dropped from the index (its answer stays for exact hits). 0 means
+	// DefaultSemanticVectors.
 	MaxVectors int
+	// MaxTotalVectors bounds the vectors the index holds across all its scopes; beyond it
+	// the least recently used scope gives up its least recently used vector (and is
+	// dropped when it has none left). 0 means DefaultSemanticTotalVectors. A scope is made
+	// in the index only when a vector is put in it, and one left with no live vector is
+	// dropped within a minute or so.
+	MaxTotalVectors int
 	// Dimensions shortens the vectors where the model allows it (OpenAI's text-embedding-3
 	// models): the search reads every vector of a scope, so its time is proportional to
 	// their size (BENCHMARKS.md, "Semantic cache"). 0 keeps the model's size.
@@ -75,7 +87,7 @@ type CacheLister interface {
 // semanticPlan is what a plan knows of the semantic cache.
 type semanticPlan struct {
 	scope string    // the index's key prefix: "<owner>.<namespace>.v<scope hash>."
-	vec   []float32 // the conversation's embedding, unit length (nil: not embedded)
+	vec   []float32 // the last user message's embedding, unit length (nil: not embedded)
 	// hit: the similarity of the answer found and its key.
 	similarity float64
 	hitKey     string
@@ -89,61 +101,190 @@ type semanticEntry struct {
 	used      atomic.Int64 // tick of the last hit or insert (least recently used goes first)
 }
 
-// semanticScope is the index of one scope's vectors.
+// semanticScope is the index of one scope's vectors. Its fields are guarded by mu; a scope
+// taken out of its index (a purge, the sweep, the overall bound) is emptied and detached
+// (total nil), so that a lookup still holding it changes nothing.
 type semanticScope struct {
 	mu      sync.RWMutex
-	loaded  time.Time
-	latest  time.Time // the latest expiry of its entries: past it the scope is dropped
+	created time.Time
+	loaded  time.Time // when it was last read from a CacheLister (zero: never)
 	entries []*semanticEntry
 	byKey   map[string]int // answer key -> index in entries
+	// gone: the answer keys a lookup found missing (deleted, or dropped by the driver) or
+	// DeleteCached deleted, with the expiry of the vector that led there: a listed vector
+	// of one is taken back only when it expires later (its answer was made again since).
+	gone map[string]time.Time
+	// used is the tick of the last hit or insert of any of its vectors: beyond the
+	// index's overall bound the least recently used scope gives up a vector first.
+	used  atomic.Int64
+	total *atomic.Int64 // the index's count of vectors (nil outside an index)
 }
 
 // semanticIndex is the gateway's in-memory vector index: brute-force cosine over each
-// scope's vectors.
+// scope's vectors. A scope is made only when a vector is put in it (a lookup never makes
+// one), and the scopes left with no live vector are dropped (sweep).
 type semanticIndex struct {
 	mu     sync.Mutex
 	scopes map[string]*semanticScope
+	swept  time.Time
 	tick   atomic.Int64
+	total  atomic.Int64 // vectors across the scopes
 }
 
-// scope returns the index of the scope of key prefix prefix. Making a new one drops the
-// scopes whose every vector expired by now, so that the index holds no more than the
-// live scopes' vectors.
+// semanticSweepEvery is how often the index drops its expired vectors and the scopes left
+// empty (a scope made within it is kept, so that one being filled is not dropped).
+const semanticSweepEvery = time.Minute
+
+// get returns the index of the scope of key prefix prefix, nil when there is none.
+func (x *semanticIndex) get(prefix string) *semanticScope {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.scopes[prefix]
+}
+
+// scope returns the index of the scope of key prefix prefix, made if there is none.
 func (x *semanticIndex) scope(prefix string, now time.Time) *semanticScope {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.scopeLocked(prefix, now)
+}
+
+// scopeLocked is scope with x.mu held. At most every semanticSweepEvery it first drops
+// every scope's expired vectors and the scopes left empty.
+func (x *semanticIndex) scopeLocked(prefix string, now time.Time) *semanticScope {
 	if x.scopes == nil {
 		x.scopes = map[string]*semanticScope{}
 	}
+	if now.Sub(x.swept) >= semanticSweepEvery {
+		x.swept = now
+		for p, s := range x.scopes {
+			s.mu.Lock()
+			s.prune(now)
+			if p != prefix && len(s.entries) == 0 && now.Sub(s.created) >= semanticSweepEvery {
+				delete(x.scopes, p)
+				s.detach()
+			}
+			s.mu.Unlock()
+		}
+	}
 	s := x.scopes[prefix]
 	if s == nil {
-		for p, old := range x.scopes {
-			old.mu.RLock()
-			gone := !old.loaded.IsZero() || len(old.entries) > 0
-			gone = gone && !now.Before(old.latest) && now.Sub(old.loaded) > time.Minute
-			old.mu.RUnlock()
-			if gone {
-				delete(x.scopes, p)
-			}
-		}
-		s = &semanticScope{byKey: map[string]int{}}
+		s = &semanticScope{created: now, byKey: map[string]int{}, total: &x.total}
+		s.used.Store(x.tick.Add(1))
 		x.scopes[prefix] = s
 	}
 	return s
 }
 
+// add puts e in the scope of prefix (made if need be), dropping the least recently used
+// vector beyond max in the scope and beyond maxTotal in the index.
+func (x *semanticIndex) add(prefix string, e *semanticEntry, now time.Time, max, maxTotal int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.scopeLocked(prefix, now)
+	t := x.tick.Add(1)
+	e.used.Store(t)
+	s.used.Store(t)
+	s.add(e, max)
+	x.boundLocked(maxTotal)
+}
+
+// refreshed merges the vectors listed from the driver for the scope of prefix at now:
+// the scope is made only when some were listed; its expired vectors are dropped, a known
+// answer's vector is replaced by a listed one that expires later, and a vector of an
+// answer found gone is taken back only when it was written again since.
+func (x *semanticIndex) refreshed(prefix string, listed []*semanticEntry, now time.Time, max, maxTotal int) *semanticScope {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.scopes[prefix]
+	if s == nil && len(listed) == 0 {
+		return nil
+	}
+	s = x.scopeLocked(prefix, now)
+	s.mu.Lock()
+	s.loaded = now
+	s.prune(now)
+	for _, e := range listed {
+		if at, ok := s.gone[e.answerKey]; ok && !e.expires.After(at) {
+			continue
+		}
+		if i, ok := s.byKey[e.answerKey]; ok {
+			if old := s.entries[i]; e.expires.After(old.expires) {
+				e.used.Store(old.used.Load())
+				s.entries[i] = e
+			}
+			continue
+		}
+		s.addLocked(e, max)
+	}
+	s.mu.Unlock()
+	x.boundLocked(maxTotal)
+	return s
+}
+
+// boundLocked drops vectors, the least recently used scope's least recently used first,
+// until the index holds at most max; a scope left empty is dropped. x.mu is held.
+func (x *semanticIndex) boundLocked(max int) {
+	for max > 0 && x.total.Load() > int64(max) {
+		var lru *semanticScope
+		var lruPrefix string
+		for p, s := range x.scopes {
+			if lru == nil || s.used.Load() < lru.used.Load() {
+				lru, lruPrefix = s, p
+			}
+		}
+		if lru == nil {
+			return
+		}
+		lru.mu.Lock()
+		if len(lru.entries) > 0 {
+			lru.removeAt(lru.oldest())
+		}
+		if len(lru.entries) == 0 {
+			delete(x.scopes, lruPrefix)
+			lru.detach()
+		}
+		lru.mu.Unlock()
+	}
+}
+
 // purged drops the scopes whose prefix starts with prefix (PurgeCache), or the entry of
-// the answer key prefix is (DeleteCached).
+// the answer key prefix is (DeleteCached), remembered as gone.
 func (x *semanticIndex) purged(prefix string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for p, s := range x.scopes {
 		if strings.HasPrefix(p, prefix) {
 			delete(x.scopes, p)
+			s.mu.Lock()
+			s.detach()
+			s.mu.Unlock()
 			continue
 		}
 		if len(p) >= 34 && strings.HasPrefix(prefix, p[:34]) { // an answer of this owner and namespace
-			s.remove(prefix)
+			s.forget(prefix)
+		}
+	}
+}
+
+// detach empties s, taken out of its index (s.mu held).
+func (s *semanticScope) detach() {
+	if s.total != nil {
+		s.total.Add(-int64(len(s.entries)))
+	}
+	s.total, s.entries, s.byKey, s.gone = nil, nil, map[string]int{}, nil
+}
+
+// prune drops s's vectors and gone answers expired by now (s.mu held).
+func (s *semanticScope) prune(now time.Time) {
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		if !now.Before(s.entries[i].expires) {
+			s.removeAt(i)
+		}
+	}
+	for k, at := range s.gone {
+		if !now.Before(at) {
+			delete(s.gone, k)
 		}
 	}
 }
@@ -151,12 +292,17 @@ func (x *semanticIndex) purged(prefix string) {
 // nearest returns the entry most similar to vec (unit length) not expired by now, and
 // its similarity; nil when there is none.
 func (s *semanticScope) nearest(vec []float32, now time.Time) (*semanticEntry, float64) {
+	return s.nearestExcept(vec, now, nil)
+}
+
+// nearestExcept is nearest among the entries whose answer key is not in skip.
+func (s *semanticScope) nearestExcept(vec []float32, now time.Time, skip map[string]bool) (*semanticEntry, float64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var best *semanticEntry
 	bestSim := math.Inf(-1)
 	for _, e := range s.entries {
-		if len(e.vec) != len(vec) || !now.Before(e.expires) {
+		if len(e.vec) != len(vec) || !now.Before(e.expires) || skip[e.answerKey] {
 			continue
 		}
 		if sim := dot(e.vec, vec); sim > bestSim {
@@ -193,32 +339,51 @@ func dot(a, b []float32) float64 {
 func (s *semanticScope) add(e *semanticEntry, max int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.expires.After(s.latest) {
-		s.latest = e.expires
-	}
+	s.addLocked(e, max)
+}
+
+// addLocked is add with s.mu held.
+func (s *semanticScope) addLocked(e *semanticEntry, max int) {
+	delete(s.gone, e.answerKey)
 	if i, ok := s.byKey[e.answerKey]; ok {
 		s.entries[i] = e
 		return
 	}
-	if len(s.entries) >= max {
-		oldest := 0
-		for i, x := range s.entries {
-			if x.used.Load() < s.entries[oldest].used.Load() {
-				oldest = i
-			}
-		}
-		s.removeAt(oldest)
+	if len(s.entries) >= max && len(s.entries) > 0 {
+		s.removeAt(s.oldest())
 	}
 	s.byKey[e.answerKey] = len(s.entries)
 	s.entries = append(s.entries, e)
+	if s.total != nil {
+		s.total.Add(1)
+	}
 }
 
-func (s *semanticScope) remove(answerKey string) {
+// oldest is the index of the least recently used entry (s.mu held, entries not empty).
+func (s *semanticScope) oldest() int {
+	oldest := 0
+	for i, x := range s.entries {
+		if x.used.Load() < s.entries[oldest].used.Load() {
+			oldest = i
+		}
+	}
+	return oldest
+}
+
+// forget removes the entry of answerKey, whose answer is gone, and remembers it as gone
+// until its vector would have expired.
+func (s *semanticScope) forget(answerKey string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i, ok := s.byKey[answerKey]; ok {
-		s.removeAt(i)
+	i, ok := s.byKey[answerKey]
+	if !ok {
+		return
 	}
+	if s.gone == nil {
+		s.gone = map[string]time.Time{}
+	}
+	s.gone[answerKey] = s.entries[i].expires
+	s.removeAt(i)
 }
 
 func (s *semanticScope) removeAt(i int) {
@@ -230,6 +395,9 @@ func (s *semanticScope) removeAt(i int) {
 	}
 	s.entries[last] = nil
 	s.entries = s.entries[:last]
+	if s.total != nil {
+		s.total.Add(-1)
+	}
 }
 
 // semanticVector is the value of a vector's cache entry.
@@ -271,50 +439,46 @@ func normalize(v []float32) []float32 {
 	return out
 }
 
-// semanticText is the text of p's conversation that is embedded — its messages other than
-// system (and developer) ones, in order, one "role: text" line each — and whether p can be
-// semantically cached: no tools, no images, files or audio, no tool calls or results, no
-// more than MaxSemanticText. The system prompts are part of the scope instead, so that a
-// different system prompt never matches.
-func semanticText(p *plan) (string, bool) {
+// semanticText is the text of p's conversation that is embedded — its last user message,
+// as a "user: text" line — with that message's index, and whether p can be semantically
+// cached: no tools, no images, files or audio, no tool calls or results, a user message
+// of no more than MaxSemanticText. Every other message (system prompts, the earlier turns,
+// anything after the last user message) is part of the scope instead, matched word for
+// word, so that a long shared first turn (a document pasted in) cannot make two different
+// final questions look alike, nor a different system prompt ever match.
+func semanticText(p *plan) (string, int, bool) {
 	if len(p.preq.Tools) > 0 {
-		return "", false
+		return "", -1, false
 	}
-	var b strings.Builder
-	for _, m := range p.preq.Messages {
+	last := -1
+	for i, m := range p.preq.Messages {
 		if len(m.Parts) > 0 || len(m.ToolCalls) > 0 || m.ToolCallID != "" || m.Role == "tool" {
-			return "", false
+			return "", -1, false
 		}
-		if m.Role == "system" || m.Role == "developer" {
-			continue
+		if m.Role == "user" {
+			last = i
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(m.Role)
-		b.WriteString(": ")
-		b.WriteString(m.Content)
 	}
-	if b.Len() == 0 || b.Len() > MaxSemanticText {
-		return "", false
+	if last < 0 || strings.TrimSpace(p.preq.Messages[last].Content) == "" {
+		return "", -1, false
 	}
-	return b.String(), true
+	text := "user: " + p.preq.Messages[last].Content
+	if len(text) > MaxSemanticText {
+		return "", -1, false
+	}
+	return text, last, true
 }
 
 // semanticScopeOf is the key prefix of p's scope: a hash of everything the exact key
-// covers except the text of the messages other than system ones (their roles stay), with
-// the embedding model.
-func (g *Gateway) semanticScopeOf(p *plan, primary, fallback []target) string {
+// covers except the text of the last user message (message last; its role and name stay),
+// with the embedding model that made the vector (model, "provider/model": the members of
+// a model group embed in spaces of their own) and the dimensions asked.
+func (g *Gateway) semanticScopeOf(p *plan, primary, fallback []target, last int, model string) string {
 	preq := p.preq
-	preq.Messages = make([]providers.Message, len(p.preq.Messages))
-	for i, m := range p.preq.Messages {
-		if m.Role == "system" || m.Role == "developer" {
-			preq.Messages[i] = m
-		} else {
-			preq.Messages[i] = providers.Message{Role: m.Role}
-		}
-	}
-	key := g.requestKey(p, primary, fallback, preq, g.opts.Cache.Semantic.Model)
+	preq.Messages = slices.Clone(p.preq.Messages)
+	preq.Messages[last].Content = ""
+	embedder := model + "|" + strconv.Itoa(g.opts.Cache.Semantic.Dimensions)
+	key := g.requestKey(p, primary, fallback, preq, embedder)
 	if key == "" {
 		return ""
 	}
@@ -322,22 +486,22 @@ func (g *Gateway) semanticScopeOf(p *plan, primary, fallback []target) string {
 	return key[:34] + "v" + key[34:50] + "."
 }
 
+// maxSemanticTries bounds the answers a lookup reads: past one that is gone (and then
+// remembered as gone) or older than the request's s-maxage, the next nearest is tried.
+const maxSemanticTries = 16
+
 // lookupSemantic looks p up in the semantic index when the exact cache missed: it embeds
-// the conversation (an embeddings request of the caller's) and takes the nearest answer of
-// the scope at least as similar as the threshold. An embedding or driver failure is a miss
-// (logged). The embedding is kept in p for storeAnswer.
+// the last user message (an embeddings request of the caller's) and takes the nearest
+// answer of the scope at least as similar as the threshold. An embedding or driver
+// failure is a miss (logged). The embedding is kept in p for storeAnswer.
 func (g *Gateway) lookupSemantic(ctx context.Context, p *plan, primary, fallback []target) {
 	c := &p.cache
 	o := g.opts.Cache.Semantic
 	if o == nil || o.Model == "" || c.key == "" || c.bypass || c.hit != nil || c.ctl.NoSemantic {
 		return
 	}
-	text, ok := semanticText(p)
+	text, last, ok := semanticText(p)
 	if !ok {
-		return
-	}
-	scope := g.semanticScopeOf(p, primary, fallback)
-	if scope == "" {
 		return
 	}
 	ereq := &EmbeddingsRequest{Model: o.Model, Input: EmbeddingInput{Texts: []string{text}}, Tags: p.req.Tags,
@@ -354,19 +518,26 @@ func (g *Gateway) lookupSemantic(ctx context.Context, p *plan, primary, fallback
 	if vec == nil {
 		return
 	}
+	scope := g.semanticScopeOf(p, primary, fallback, last, er.Model)
+	if scope == "" {
+		return
+	}
 	c.sem = &semanticPlan{scope: scope, vec: vec}
 	if c.ctl.NoStore && c.ctl.NoCache {
 		return
 	}
 	now := g.opts.Now()
-	s := g.semantic.scope(scope, now)
-	g.loadSemantic(ctx, s, scope, now)
+	s := g.loadSemantic(ctx, scope, now)
+	if s == nil {
+		return
+	}
 	threshold := o.Threshold
 	if c.ctl.SimilarityThreshold != nil {
 		threshold = *c.ctl.SimilarityThreshold
 	}
-	for range 3 { // an entry whose answer is gone is dropped and the next nearest tried
-		e, sim := s.nearest(vec, now)
+	var skip map[string]bool // answers too old for this request, or that do not decode
+	for range maxSemanticTries {
+		e, sim := s.nearestExcept(vec, now, skip)
 		if e == nil || sim < threshold-1e-6 {
 			return
 		}
@@ -376,59 +547,63 @@ func (g *Gateway) lookupSemantic(ctx context.Context, p *plan, primary, fallback
 				g.log.WarnContext(ctx, "completions: reading the response cache", "err", err)
 				return
 			}
-			s.remove(e.answerKey)
+			s.forget(e.answerKey)
 			continue
 		}
+		if skip == nil {
+			skip = map[string]bool{}
+		}
 		if c.ctl.MaxAge > 0 && now.Sub(stored) > time.Duration(c.ctl.MaxAge*float64(time.Second)) {
-			return
+			skip[e.answerKey] = true
+			continue
 		}
 		var a cachedAnswer
 		if err := json.Unmarshal(v, &a); err != nil || !strings.Contains(a.Model, "/") {
 			g.log.WarnContext(ctx, "completions: a response cache entry that does not decode", "err", err)
-			return
+			skip[e.answerKey] = true
+			continue
 		}
-		e.used.Store(g.semantic.tick.Add(1))
+		t := g.semantic.tick.Add(1)
+		e.used.Store(t)
+		s.used.Store(t)
 		c.hit = &cacheHit{answer: a, stored: stored}
 		c.sem.similarity, c.sem.hitKey = math.Min(sim, 1), e.answerKey
 		return
 	}
 }
 
-// loadSemantic reads scope's vectors from the driver when it can list them (CacheLister)
-// and the scope was not read within the refresh interval.
-func (g *Gateway) loadSemantic(ctx context.Context, s *semanticScope, scope string, now time.Time) {
+// loadSemantic returns the index of scope (nil when it has none), read again from the
+// driver when it can list its entries (CacheLister) and the scope was not read within the
+// refresh interval.
+func (g *Gateway) loadSemantic(ctx context.Context, scope string, now time.Time) *semanticScope {
+	s := g.semantic.get(scope)
 	l, ok := g.opts.Cache.Driver.(CacheLister)
 	if !ok {
-		return
+		return s
 	}
 	o := g.opts.Cache.Semantic
-	s.mu.RLock()
-	fresh := !s.loaded.IsZero() && now.Sub(s.loaded) < o.Refresh
-	s.mu.RUnlock()
-	if fresh {
-		return
+	if s != nil {
+		s.mu.RLock()
+		fresh := !s.loaded.IsZero() && now.Sub(s.loaded) < o.Refresh
+		s.mu.RUnlock()
+		if fresh {
+			return s
+		}
 	}
 	entries, err := l.ListPrefix(ctx, scope, now, o.MaxVectors)
 	if err != nil {
 		g.log.WarnContext(ctx, "completions: reading the semantic cache's vectors", "err", err)
-		return
+		return s
 	}
-	s.mu.Lock()
-	s.loaded = now
-	s.mu.Unlock()
+	listed := make([]*semanticEntry, 0, len(entries))
 	for _, e := range entries {
 		var sv semanticVector
 		if err := json.Unmarshal(e.Value, &sv); err != nil || len(sv.Vector) == 0 || len(sv.Vector)%4 != 0 {
 			continue
 		}
-		s.mu.RLock()
-		_, known := s.byKey[sv.AnswerKey]
-		s.mu.RUnlock()
-		if known {
-			continue
-		}
-		s.add(&semanticEntry{answerKey: sv.AnswerKey, vec: decodeVector(sv.Vector), expires: e.Expires}, o.MaxVectors)
+		listed = append(listed, &semanticEntry{answerKey: sv.AnswerKey, vec: decodeVector(sv.Vector), expires: e.Expires})
 	}
+	return g.semantic.refreshed(scope, listed, now, o.MaxVectors, o.MaxTotalVectors)
 }
 
 // storeSemantic is the vector entry of p's answer; ok is false when there is none. The
@@ -445,12 +620,16 @@ func (g *Gateway) storeSemantic(p *plan, ttl time.Duration) (cacheEntry, bool) {
 	}
 	now := g.opts.Now()
 	e := &semanticEntry{answerKey: c.key, vec: c.sem.vec, expires: now.Add(ttl)}
-	scope, max := c.sem.scope, g.opts.Cache.Semantic.MaxVectors
-	return cacheEntry{key: scope + c.key[34:], v: v, written: func() {
-		e.used.Store(g.semantic.tick.Add(1))
-		g.semantic.scope(scope, now).add(e, max)
+	scope, o := c.sem.scope, g.opts.Cache.Semantic
+	return cacheEntry{key: semanticVectorKey(scope, c.key), v: v, written: func() {
+		g.semantic.add(scope, e, now, o.MaxVectors, o.MaxTotalVectors)
 	}}, true
 }
+
+// semanticVectorKey is the driver key of the vector of answerKey in scope:
+// "<owner>.<namespace>.v<scope>.<request>". The answer records it (cachedAnswer.Vector), so
+// that DeleteCached deletes the vector with its answer.
+func semanticVectorKey(scope, answerKey string) string { return scope + answerKey[34:] }
 
 // ErrSemanticCacheOptions is what New's error matches when CacheOptions.Semantic is wrong
 // (a threshold out of range, a model that is no embedding model).

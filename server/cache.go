@@ -74,8 +74,9 @@ func setCacheHeaders(w http.ResponseWriter, c *completions.CacheStatus) {
 
 // cachePurge is the answer of DELETE /api/v1/cache.
 type cachePurge struct {
-	// Deleted is how many cached answers (and embeddings inputs) were deleted.
-	Deleted int `json:"deleted"`
+	// Deleted is how many cache entries were deleted: answers, embeddings inputs and the
+	// semantic cache's vectors (one per answer found by meaning) alike.
+	Deleted int `json:"deleted" jsonschema:"description=How many cache entries were deleted: answers and embeddings inputs and the semantic cache's vectors (one per answer kept by meaning)"`
 }
 
 // cacheDeletion is the answer of DELETE /api/v1/cache/{key}.
