@@ -20,7 +20,7 @@ type keyFlags struct {
 	maxBudget                             float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
-	noExpiry                              bool
+	noExpiry, blocked                     bool
 	set                                   map[string]bool
 }
 
@@ -36,6 +36,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.Int64Var(&f.tpm, "tpm", 0, "tokens the key's answers may use per minute per server process; 0: no bound")
 	fs.StringVar(&f.expires, "expires", "", "when the key stops working: RFC 3339, or a duration from now (90d, 12h)")
 	fs.BoolVar(&f.noExpiry, "no-expiry", false, "update: remove the key's expiry")
+	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
 	return f
 }
 
@@ -95,7 +96,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked"}
 	if sub != "issue" && sub != "update" {
 		for _, n := range limitFlags {
 			if kf.set[n] {
@@ -124,7 +125,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
-			TokensPerMinute: kf.tpm, ExpiresAt: exp})
+			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked})
 		if err != nil {
 			return err
 		}
@@ -163,6 +164,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if kf.set["tpm"] {
 			u.TokensPerMinute = &kf.tpm
+		}
+		if kf.set["blocked"] {
+			u.Blocked = &kf.blocked
 		}
 		if kf.set["expires"] {
 			if kf.noExpiry {
@@ -255,6 +259,9 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 		fmt.Fprintf(w, "rate:      %d requests, %d tokens per minute (0: none)\n", k.RequestsPerMinute, k.TokensPerMinute)
 	}
 	fmt.Fprintf(w, "expires:   %s\n", expiresOf(*k))
+	if k.Blocked {
+		fmt.Fprintln(w, "blocked:   yes (every request refused as over budget; keys update ID --blocked=false)")
+	}
 	fmt.Fprintf(w, "spent:     $%.4f, %d tokens, %d requests", k.Spend.CostUSD, k.Spend.Tokens, k.Spend.Requests)
 	if k.Spend.PeriodStart != nil {
 		fmt.Fprintf(w, " since %s", k.Spend.PeriodStart.Local().Format("2006-01-02 15:04"))

@@ -44,6 +44,15 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys", "show", "self", "--key", key); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("show self: %d %s %s", code, out, errOut)
 	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--blocked"); code != 0 || !strings.Contains(out, "blocked:   yes") {
+		t.Fatalf("block: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "show", "self", "--key", key); code != 0 {
+		t.Fatalf("a blocked key still reads itself: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--blocked=false"); code != 0 || strings.Contains(out, "blocked:") {
+		t.Fatalf("unblock: %d %s %s", code, out, errOut)
+	}
 	if code, _, errOut := cli(t, "keys", "show", id, "--max-tokens", "5"); code == 0 || !strings.Contains(errOut, "--max-tokens is for keys issue and keys update") {
 		t.Fatalf("a limit flag on show: %d %s", code, errOut)
 	}
