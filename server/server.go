@@ -638,16 +638,19 @@ type readiness struct {
 }
 
 func (s *Server) handleReadiness(w http.ResponseWriter, r *http.Request) error {
-	if s.draining.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, readiness{Status: "draining", DB: "connected", Version: s.cfg.Version})
-		return nil
-	}
+	ans := readiness{Status: "healthy", DB: "connected", Version: s.cfg.Version}
 	if err := s.storeAnswers(r.Context()); err != nil {
 		s.log.WarnContext(r.Context(), "health/readiness: the store does not answer", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, readiness{Status: "unhealthy", DB: "Not connected", Version: s.cfg.Version})
-		return nil
+		ans.Status, ans.DB = "unhealthy", "Not connected"
 	}
-	writeJSON(w, http.StatusOK, readiness{Status: "healthy", DB: "connected", Version: s.cfg.Version})
+	status := http.StatusOK
+	if s.draining.Load() {
+		ans.Status = "draining"
+	}
+	if ans.Status != "healthy" {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, ans)
 	return nil
 }
 
