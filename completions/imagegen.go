@@ -402,6 +402,18 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 			return nil, err
 		}
 	}
+	return g.drawImages(ctx, scope, req, targets, OperationImageGeneration, func(actx context.Context, t target) (*providers.ImageResponse, error) {
+		r := *preq
+		r.Model = t.model
+		return t.p.(providers.ImageGenerator).GenerateImages(actx, &r)
+	})
+}
+
+// drawImages calls targets with call as GenerateImages describes (budget, retries, a call
+// that may last the request's time), then prices, bills and records the answer under op
+// (OperationImageGeneration, OperationImageEdit); req is the request's generation fields.
+func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerationRequest, targets []target, op string,
+	call func(actx context.Context, t target) (*providers.ImageResponse, error)) (*ImageGenerationResponse, error) {
 	p, err := g.enterOp(ctx, scope, req.Tags, targets)
 	if err != nil {
 		return nil, err
@@ -414,9 +426,7 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 	}
 	var out *providers.ImageResponse
 	used, begin, err := g.callAttempts(ctx, p, "no images", func(_, actx context.Context, t target, _ time.Time) error {
-		r := *preq
-		r.Model = t.model
-		res, err := t.p.(providers.ImageGenerator).GenerateImages(actx, &r)
+		res, err := call(actx, t)
 		if err == nil && (res == nil || len(res.Data) == 0) {
 			err = &providers.Error{Provider: t.provider, Model: t.model, Kind: providers.KindBadResponse, Message: "the image model answered no image"}
 		}
@@ -424,7 +434,7 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 		return err
 	})
 	if err != nil {
-		g.observeOpFailure(ctx, p, OperationImageGeneration, false, err)
+		g.observeOpFailure(ctx, p, op, false, err)
 		return nil, err
 	}
 	now := g.opts.Now()
@@ -456,7 +466,7 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 	for i, d := range out.Data {
 		resp.Data[i] = ImageData{B64JSON: d.B64JSON, URL: d.URL, RevisedPrompt: d.RevisedPrompt}
 	}
-	g.observeOpAnswer(ctx, p, OperationImageGeneration, used, Usage{PromptTokens: iu.InputTokens, CompletionTokens: iu.OutputTokens,
+	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: iu.InputTokens, CompletionTokens: iu.OutputTokens,
 		TotalTokens: iu.InputTokens + iu.OutputTokens, Costs: costs}, false, nil, now)
 	return resp, nil
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,6 +152,29 @@ func (o *OpenAI) Transcribe(ctx context.Context, req *TranscriptionRequest) (*Tr
 // breaks dropped), as mime/multipart does.
 var formQuote = strings.NewReplacer("\\", "\\\\", `"`, "\\\"", "\r", "", "\n", "")
 
+// writeFilePart writes data as the form's file field with its file name and media type
+// ("" or unparsable: application/octet-stream).
+func writeFilePart(w *multipart.Writer, field, filename, mediaType string, data []byte) error {
+	h := make(textproto.MIMEHeader)
+	// The name as form-data carries it (RFC 7578: filename in UTF-8, quoted; no filename*),
+	// as multipart.Writer.CreateFormFile writes it; the type re-formatted from its parse,
+	// so that no control character of a library caller's reaches the part's headers.
+	h.Set("Content-Disposition", `form-data; name="`+formQuote.Replace(field)+`"; filename="`+formQuote.Replace(filename)+`"`)
+	fileType := "application/octet-stream"
+	if mt, params, err := mime.ParseMediaType(mediaType); err == nil {
+		if f := mime.FormatMediaType(mt, params); f != "" {
+			fileType = f
+		}
+	}
+	h.Set("Content-Type", fileType)
+	part, err := w.CreatePart(h)
+	if err != nil {
+		return err
+	}
+	_, err = part.Write(data)
+	return err
+}
+
 // transcriptionForm encodes req as OpenAI's multipart form.
 func transcriptionForm(req *TranscriptionRequest) ([]byte, string, error) {
 	var buf bytes.Buffer
@@ -165,27 +189,7 @@ func transcriptionForm(req *TranscriptionRequest) ([]byte, string, error) {
 	if err := field("model", req.Model); err != nil {
 		return nil, "", err
 	}
-	h := make(textproto.MIMEHeader)
-	name := req.Filename
-	if name == "" {
-		name = "audio"
-	}
-	// The name as form-data carries it (RFC 7578: filename in UTF-8, quoted; no filename*),
-	// as multipart.Writer.CreateFormFile writes it; the type re-formatted from its parse,
-	// so that no control character of a library caller's reaches the part's headers.
-	h.Set("Content-Disposition", `form-data; name="file"; filename="`+formQuote.Replace(name)+`"`)
-	fileType := "application/octet-stream"
-	if mt, params, err := mime.ParseMediaType(req.FileType); err == nil {
-		if f := mime.FormatMediaType(mt, params); f != "" {
-			fileType = f
-		}
-	}
-	h.Set("Content-Type", fileType)
-	part, err := w.CreatePart(h)
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := part.Write(req.File); err != nil {
+	if err := writeFilePart(w, "file", cmp.Or(req.Filename, "audio"), req.FileType, req.File); err != nil {
 		return nil, "", err
 	}
 	temp := ""

@@ -138,6 +138,13 @@ func (o *OpenAI) GenerateImages(ctx context.Context, req *ImageRequest) (*ImageR
 	if err != nil {
 		return nil, err
 	}
+	return decodeImageResponse(c)
+}
+
+// decodeImageResponse reads an images answer (generations and edits answer alike). An
+// answer without an image, or with an image that has neither a url nor a b64_json, is a bad
+// response (KindBadResponse: not retried on the model).
+func decodeImageResponse(c *call) (*ImageResponse, error) {
 	defer c.Close()
 	var r openAIImageResponse
 	if err := c.decodeAll(maxImageBody, &r, "images response"); err != nil {
@@ -161,4 +168,11 @@ func (o *OpenAI) GenerateImages(ctx context.Context, req *ImageRequest) (*ImageR
 func ServesImages(p Provider) bool {
 	_, ok := p.(ImageGenerator)
 	return ok && ServesChat(p)
+}
+
+// ServesImageEdits reports whether p answers image edit requests: as ServesImages, with
+// an ImageEditor.
+func ServesImageEdits(p Provider) bool {
+	_, ok := p.(ImageEditor)
+	return ok && ServesImages(p)
 }
