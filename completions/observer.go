@@ -39,7 +39,8 @@ type RequestRecord struct {
 	// Operation is OperationEmbeddings for an embeddings request, OperationTranscription,
 	// OperationTranslation or OperationSpeech for an audio request, OperationRerank for a
 	// rerank request, OperationModeration for a moderation request,
-	// OperationImageGeneration for an image generation request, "" for a chat request (any
+	// OperationImageGeneration for an image generation request, OperationImageEdit for an
+	// image edit request, "" for a chat request (any
 	// surface).
 	Operation string
 	// Stream says the answer was streamed.

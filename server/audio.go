@@ -238,9 +238,14 @@ func readTranscriptionForm(r *http.Request) (*completions.TranscriptionRequest, 
 // formError is the failure of reading the form (in field, when known): over the body
 // limit 413, too slow 408, else malformed 400.
 func formError(field string, err error) error {
+	return formErrorOf(field, "a 25 MiB audio file and its fields", err)
+}
+
+// formErrorOf is formError of a form whose limit is what (said in a 413).
+func formErrorOf(field, what string, err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds this route's limit of %d bytes (a 25 MiB audio file and its fields)", mbe.Limit)
+		ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds this route's limit of %d bytes (%s)", mbe.Limit, what)
 		ae.Param = field
 		return ae
 	}

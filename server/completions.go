@@ -133,6 +133,7 @@ func Completions(g *completions.Gateway) Option {
 		s.rerankRoutes(g)
 		s.moderationRoutes(g)
 		s.imageRoutes(g)
+		s.imageEditRoute(g)
 		s.audioRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)

@@ -75,7 +75,7 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 // operationName is the GenAI operation of a request: "chat" for every chat surface,
 // "embeddings" for /v1/embeddings, "transcription", "translation" and "speech" for
 // /v1/audio, "rerank" for /v1/rerank, "moderation" for /v1/moderations,
-// "image_generation" for /v1/images/generations.
+// "image_generation" for /v1/images/generations, "image_edit" for /v1/images/edits.
 func operationName(r completions.RequestRecord) string {
 	if r.Operation != "" {
 		return r.Operation
