@@ -1,9 +1,18 @@
 package client
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
+	"path"
+	"strconv"
 )
 
 // imagesPath is the OpenAI-compatible image generation endpoint of the gateway.
@@ -102,6 +111,121 @@ func (c *Client) GenerateImages(ctx context.Context, req *ImageRequest) (*ImageR
 	var out ImageResponse
 	if err := c.do(ctx, http.MethodPost, imagesPath, nil, req, &out); err != nil {
 		return nil, err
+	}
+	return &out, nil
+}
+
+// imageEditsPath is the OpenAI-compatible image edit endpoint of the gateway.
+const imageEditsPath = "/v1/images/edits"
+
+// ImageFile is one file of an image edit: its name, media type ("" for one told from the
+// name's extension, else image/png) and bytes.
+type ImageFile struct {
+	Name        string
+	ContentType string
+	Data        []byte
+}
+
+// ImageEditRequest asks the gateway to edit images (OpenAI's POST /v1/images/edits).
+// Empty fields are left to the model's defaults.
+type ImageEditRequest struct {
+	// Model is "provider/model", a bare OpenAI image model ("dall-e-2", "gpt-image-1"; the
+	// gateway's default is dall-e-2, or gpt-image-1 with several images or a gpt-image
+	// field) or a model group.
+	Model string
+	// Prompt describes the edit wanted (required).
+	Prompt string
+	// Images are the images to edit (required): dall-e-2 one square PNG under 4 MB;
+	// gpt-image models up to 16 png, webp or jpg files under 50 MB each.
+	Images []ImageFile
+	// Mask is an optional PNG whose fully transparent areas say where to edit.
+	Mask *ImageFile
+	// N is how many images to make: 1 to 10; 0 for one.
+	N int
+	// Size, Quality, ResponseFormat (dall-e-2 only), Background, OutputFormat,
+	// InputFidelity (gpt-image-1 only: high or low) and User are OpenAI's fields.
+	Size, Quality, ResponseFormat, Background, OutputFormat, InputFidelity, User string
+	// OutputCompression is 0 to 100 (gpt-image with output_format jpeg or webp).
+	OutputCompression *int
+	// Extra are more form fields, passed on to the provider as they are.
+	Extra map[string]string
+}
+
+// EditImages edits images with POST /v1/images/edits (a multipart form, built in memory).
+// The answer is an image generation's. Errors are *Error values for the gateway's
+// refusals (400 naming the field, 403 for a model the key may not call, 413 for files over
+// the route's limit).
+func (c *Client) EditImages(ctx context.Context, req *ImageEditRequest) (*ImageResponse, error) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fields := [][2]string{{"model", req.Model}, {"prompt", req.Prompt}, {"size", req.Size}, {"quality", req.Quality},
+		{"response_format", req.ResponseFormat}, {"background", req.Background}, {"output_format", req.OutputFormat},
+		{"input_fidelity", req.InputFidelity}, {"user", req.User}}
+	if req.N > 0 {
+		fields = append(fields, [2]string{"n", strconv.Itoa(req.N)})
+	}
+	if req.OutputCompression != nil {
+		fields = append(fields, [2]string{"output_compression", strconv.Itoa(*req.OutputCompression)})
+	}
+	for k, v := range req.Extra {
+		fields = append(fields, [2]string{k, v})
+	}
+	for _, f := range fields {
+		if f[1] == "" && f[0] != "prompt" {
+			continue
+		}
+		if err := mw.WriteField(f[0], f[1]); err != nil {
+			return nil, fmt.Errorf("client: image edit: %w", err)
+		}
+	}
+	file := func(field string, f ImageFile) error {
+		ctype := f.ContentType
+		if ctype == "" {
+			ctype = cmp.Or(mime.TypeByExtension(path.Ext(f.Name)), "image/png")
+		}
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": field, "filename": cmp.Or(f.Name, "image.png")}))
+		h.Set("Content-Type", ctype)
+		w, err := mw.CreatePart(h)
+		if err == nil {
+			_, err = w.Write(f.Data)
+		}
+		return err
+	}
+	field := "image"
+	if len(req.Images) > 1 {
+		field = "image[]"
+	}
+	for _, f := range req.Images {
+		if err := file(field, f); err != nil {
+			return nil, fmt.Errorf("client: image edit: %w", err)
+		}
+	}
+	if req.Mask != nil {
+		if err := file("mask", *req.Mask); err != nil {
+			return nil, fmt.Errorf("client: image edit: %w", err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, fmt.Errorf("client: image edit: %w", err)
+	}
+	hreq, err := c.newRequest(ctx, http.MethodPost, imageEditsPath, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := body.Bytes()
+	hreq.Body = io.NopCloser(bytes.NewReader(b))
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	hreq.ContentLength = int64(len(b))
+	hreq.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := c.send(hreq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out ImageResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("client: POST %s: decoding response: %w", imageEditsPath, err)
 	}
 	return &out, nil
 }

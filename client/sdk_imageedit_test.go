@@ -84,8 +84,7 @@ func TestOfficialGoSDKImagesEdit(t *testing.T) {
 	_, base := realServerURL(t, envGateway(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}))
 	ctx := context.Background()
 	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
-	a, b, mask := editPNG(t, 8, 8), editPNG(t, 8, 8), editPNG(t, 8, 8)
-	b[len(b)-1] ^= 0 // the same picture, a different file
+	a, b, mask := editPNG(t, 8, 8), editPNG(t, 12, 12), editPNG(t, 8, 8)
 	res, err := c.Images.Edit(ctx, openai.ImageEditParams{Model: openai.ImageModelGPTImage1, Prompt: "put them together",
 		Image:         openai.ImageEditParamsImageUnion{OfFileArray: []io.Reader{openai.File(bytes.NewReader(a), "a.png", "image/png"), openai.File(bytes.NewReader(b), "b.png", "image/png")}},
 		Mask:          openai.File(bytes.NewReader(mask), "mask.png", "image/png"),
