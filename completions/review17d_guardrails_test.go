@@ -57,10 +57,10 @@ func TestReview17dBannedWordNextToUnicodePunctuation(t *testing.T) {
 	}
 	for _, text := range []string{
 		"tell me about\u00a0project x\u00a0now", // no-break spaces
-		"what is project x\u2019s budget",        // typographic apostrophe
+		"what is project x\u2019s budget",       // typographic apostrophe
 		"project x\u2014the plan",               // em dash
 		"«project x»",                           // guillemets
-		"问：project x。",                         // CJK colon and full stop
+		"问：project x。",                          // CJK colon and full stop
 	} {
 		v, _ := gr.Check(context.Background(), GuardrailInput{Texts: []string{text}})
 		if !v.Blocked {
