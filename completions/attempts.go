@@ -63,9 +63,11 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 
 	msgs := make([]providers.Message, 0, len(req.Messages))
 	if req.ConversationID != "" {
-		c, history, err := g.Conversation(ctx, scope.Owner, req.ConversationID)
-		if err != nil {
-			return nil, err
+		c, history := req.conv, req.history // loaded (and masked) by the pre_call guardrails
+		if c == nil {
+			if c, history, err = g.Conversation(ctx, scope.Owner, req.ConversationID); err != nil {
+				return nil, err
+			}
 		}
 		p.convID, p.convTitle = c.ID, c.Title
 		for _, m := range history {

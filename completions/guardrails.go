@@ -30,7 +30,8 @@ import (
 const (
 	// GuardrailPreCall checks the request's messages before any upstream call.
 	GuardrailPreCall = "pre_call"
-	// GuardrailPostCall checks the whole answer (text and tool-call arguments).
+	// GuardrailPostCall checks the whole answer (text, tool-call arguments, reasoning text
+	// and refusal).
 	GuardrailPostCall = "post_call"
 )
 
@@ -111,7 +112,8 @@ type Guardrail interface {
 // GuardrailInput is what a guardrail checks.
 type GuardrailInput struct {
 	// Mode is GuardrailPreCall (Texts are the request's message texts, in order) or
-	// GuardrailPostCall (Texts are the answer's text and its tool calls' arguments).
+	// GuardrailPostCall (Texts are the answer's text, its tool calls' arguments, its
+	// reasoning texts and its refusal).
 	Mode string
 	// Texts are the texts to check.
 	Texts []string
@@ -297,6 +299,13 @@ func (g *Gateway) runGuardrail(ctx context.Context, gr *guardrail, in GuardrailI
 // guardInput runs req's pre_call guardrails (once: a request they ran on is marked) and
 // returns the request to send: req itself, or a copy whose messages carry the masked texts.
 // It keeps the post_call guardrails on the request for its answer.
+//
+// The guardrails see every text sent upstream: the stored conversation's history
+// (ConversationID, loaded here and kept on the request masked for prepare; the store is not
+// changed), the messages' text blocks and the arguments of earlier assistant turns' tool
+// calls. Tool-call arguments are JSON: a mask (a label such as "[API_KEY]") inside a
+// string value keeps them valid; a masking that leaves them invalid JSON (a number taken
+// for a phone number) cannot be sent and blocks the request instead.
 func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*Request, error) {
 	if req.guarded || len(g.guardrails) == 0 && len(req.Guardrails) == 0 {
 		return req, nil
@@ -314,38 +323,84 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 	if len(pre) == 0 {
 		return &out, nil
 	}
+	if req.ConversationID != "" && req.conv == nil {
+		c, history, err := g.Conversation(ctx, scope.Owner, req.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		out.conv, out.history = c, history
+	}
+	// Where each text checked comes from: a history message's or a message's content
+	// block (call < 0) or a message's tool call.
+	type origin struct {
+		history    bool
+		i, j, call int
+	}
 	var texts []string
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
+	var from []origin
+	for i, m := range out.history {
+		for j, b := range m.Content {
 			if b.Text != "" {
-				texts = append(texts, b.Text)
+				texts, from = append(texts, b.Text), append(from, origin{history: true, i: i, j: j, call: -1})
+			}
+		}
+	}
+	for i, m := range req.Messages {
+		for j, b := range m.Content {
+			if b.Text != "" {
+				texts, from = append(texts, b.Text), append(from, origin{i: i, j: j, call: -1})
+			}
+		}
+		for k, c := range m.ToolCalls {
+			if c.Arguments != "" {
+				texts, from = append(texts, c.Arguments), append(from, origin{i: i, call: k})
 			}
 		}
 	}
 	masked := false
+	var masker *guardrail
 	for _, gr := range pre {
 		changed, err := g.runGuardrail(ctx, gr, GuardrailInput{Mode: GuardrailPreCall, Texts: texts, Scope: scope})
 		if err != nil {
 			return nil, err
 		}
 		if changed != nil {
-			texts, masked = changed, true
+			texts, masked, masker = changed, true, gr
 		}
 	}
 	if !masked {
 		return &out, nil
 	}
-	// A copy of the messages with the masked texts: the caller's request is not changed.
+	// Copies of the messages with the masked texts: the caller's request (and the
+	// conversation as stored) are not changed.
 	out.Messages = slices.Clone(req.Messages)
-	k := 0
-	for i := range out.Messages {
-		m := &out.Messages[i]
-		m.Content = slices.Clone(m.Content)
-		for j := range m.Content {
-			if m.Content[j].Text != "" {
-				m.Content[j].Text = texts[k]
-				k++
+	out.history = slices.Clone(out.history)
+	cloned := map[origin]bool{}
+	for k, o := range from {
+		switch {
+		case o.history:
+			m := &out.history[o.i]
+			if !cloned[origin{history: true, i: o.i}] {
+				m.Content, cloned[origin{history: true, i: o.i}] = slices.Clone(m.Content), true
 			}
+			m.Content[o.j].Text = texts[k]
+		case o.call < 0:
+			m := &out.Messages[o.i]
+			if !cloned[origin{i: o.i}] {
+				m.Content, cloned[origin{i: o.i}] = slices.Clone(m.Content), true
+			}
+			m.Content[o.j].Text = texts[k]
+		default:
+			m := &out.Messages[o.i]
+			if !cloned[origin{i: o.i, call: 1}] {
+				m.ToolCalls, cloned[origin{i: o.i, call: 1}] = slices.Clone(m.ToolCalls), true
+			}
+			old := m.ToolCalls[o.call].Arguments
+			if texts[k] != old && json.Valid([]byte(old)) && !json.Valid([]byte(texts[k])) {
+				return nil, &GuardrailError{Guardrail: masker.Name, Mode: GuardrailPreCall,
+					Reason: "found data to mask in a tool call's arguments where a mask would not keep them valid JSON"}
+			}
+			m.ToolCalls[o.call].Arguments = texts[k]
 		}
 	}
 	return &out, nil
@@ -359,6 +414,16 @@ func (g *Gateway) guardOutput(ctx context.Context, p *plan, resp *Response) erro
 	texts := []string{resp.Text()}
 	for _, c := range resp.ToolCalls {
 		texts = append(texts, c.Arguments)
+	}
+	// What else the client receives: the reasoning (reasoning_content, thinking blocks,
+	// reasoning summaries) and a refusal.
+	for _, r := range resp.Reasoning {
+		if r.Text != "" {
+			texts = append(texts, r.Text)
+		}
+	}
+	if resp.Refusal != "" {
+		texts = append(texts, resp.Refusal)
 	}
 	for _, gr := range p.req.postGuards {
 		if _, err := g.runGuardrail(ctx, gr, GuardrailInput{Mode: GuardrailPostCall, Texts: texts, Scope: p.scope}); err != nil {

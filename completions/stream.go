@@ -597,10 +597,8 @@ func (s *ResponseStream) complete() error {
 	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) && s.p.cache.hit == nil {
 		s.g.latency.answered(s.t.name, s.firstAt.Sub(s.begin), now.Sub(s.begin), u.CompletionTokens)
 	}
-	if err := s.guardAnswer(resp); err != nil {
-		return err
-	}
-	s.g.keepReasoning(s.p, resp)
+	// The earlier parts (a broken start continued, hedged starts that lost) were billed by
+	// their upstreams: they are accounted whether or not a post_call guardrail blocks.
 	if len(s.parts) > 0 {
 		s.p.attempts[len(s.p.attempts)-1].Usage = ptr(resp.Usage)
 		parts, partsEstimated := s.accountParts(u)
@@ -609,6 +607,10 @@ func (s *ResponseStream) complete() error {
 		resp.Continued = s.continued
 		resp.Attempts = s.p.attempts
 	}
+	if err := s.guardAnswer(resp); err != nil {
+		return err
+	}
+	s.g.keepReasoning(s.p, resp)
 	s.g.storeAnswer(s.p, resp, resp.UsageEstimated)
 	if err := s.g.saveTurn(s.ctx, s.p, resp); err != nil {
 		s.g.notSaved(s.ctx, s.p, resp, err) // the client has the answer already

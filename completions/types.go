@@ -178,6 +178,11 @@ type Request struct {
 	// postGuards are its post_call guardrails.
 	guarded    bool
 	postGuards []*guardrail
+	// conv and history are the stored conversation (ConversationID) the pre_call
+	// guardrails loaded and checked, its texts masked as sent upstream (the store keeps
+	// them as they were); prepare uses them instead of loading it again.
+	conv    *Conversation
+	history []StoredMessage
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".
