@@ -192,6 +192,9 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 	if _, _, err := g.admission(scope, req); err != nil {
 		return err
 	}
+	if _, err := g.guardrailsFor(req, GuardrailPreCall); err != nil { // a name nothing configures
+		return err
+	}
 	return g.budgetUsable(ctx, scope.Budget)
 }
 
@@ -540,6 +543,7 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 		ModelGroup:        p.req.groupName,
 		Attempts:          p.attempts,
 		Cache:             p.cache.status(now),
+		masked:            p.req.masked,
 	}
 	if p.cache.hit != nil {
 		r.Usage.Costs = Costs{PriceKnown: true} // no model was called: it cost nothing

@@ -272,6 +272,7 @@ func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseF
 		}
 		kept := o
 		cur.Response = &kept
+		cur.Input = maskItems(cur.Input, o.masked) // what the upstream saw
 		return true
 	}, o.Output...)
 	if err != nil {
@@ -308,6 +309,8 @@ func backgroundErrorCode(err error) string {
 	switch {
 	case errors.Is(err, ErrBudgetExceeded), errors.Is(err, ErrTokenRate), errors.Is(err, ErrBudgetBusy):
 		return "rate_limit_exceeded"
+	case errors.Is(err, ErrGuardrailBlocked): // what the synchronous surfaces answer 400 with
+		return "guardrail_violation"
 	case errors.Is(err, ErrInvalid):
 		return "invalid_prompt"
 	}

@@ -377,6 +377,12 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 	out.history = slices.Clone(out.history)
 	cloned := map[origin]bool{}
 	for k, o := range from {
+		if !o.history && texts[k] != origOf(req, o.i, o.j, o.call) {
+			if out.masked == nil {
+				out.masked = map[string]string{}
+			}
+			out.masked[origOf(req, o.i, o.j, o.call)] = texts[k]
+		}
 		switch {
 		case o.history:
 			m := &out.history[o.i]
@@ -404,6 +410,14 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 		}
 	}
 	return &out, nil
+}
+
+// origOf is the text of req's message i: content block j, or tool call call (>= 0).
+func origOf(req *Request, i, j, call int) string {
+	if call >= 0 {
+		return req.Messages[i].ToolCalls[call].Arguments
+	}
+	return req.Messages[i].Content[j].Text
 }
 
 // guardOutput runs the request's post_call guardrails on its answer resp.

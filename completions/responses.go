@@ -654,6 +654,8 @@ type ResponseObject struct {
 	// tools maps the names the model was offered back to the request's namespaces and
 	// custom tools, for the output items of its calls.
 	tools responsesToolSet
+	// masked is the answer's Response.masked: StoreResponse stores the input items masked.
+	masked map[string]string
 }
 
 // ResponseError is a failed response's error.
@@ -786,6 +788,7 @@ func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *Respo
 func (o *ResponseObject) Complete(resp *Response) {
 	o.Model = resp.Provider + "/" + resp.Model
 	o.Status = "completed"
+	o.masked = resp.masked
 	o.Output = o.Output[:0]
 	for k, r := range resp.Reasoning {
 		o.Output = append(o.Output, reasoningItem(resp.ResponseMessageID, k, r))

@@ -369,6 +369,41 @@ func (r *ResponsesRequest) ownItems() []ResponsesItem {
 	return own
 }
 
+// maskItems returns items with the texts a pre_call guardrail masked (masked: the text as
+// it came to the text sent upstream) replaced as the upstream saw them: message parts'
+// text, function calls' arguments and custom tool calls' input, and string outputs of
+// function calls. items is not changed.
+func maskItems(items []ResponsesItem, masked map[string]string) []ResponsesItem {
+	if len(masked) == 0 {
+		return items
+	}
+	out := slices.Clone(items)
+	for i := range out {
+		it := &out[i]
+		if len(it.Content.Parts) > 0 {
+			it.Content.Parts = slices.Clone(it.Content.Parts)
+			for j := range it.Content.Parts {
+				if m, ok := masked[it.Content.Parts[j].Text]; ok && it.Content.Parts[j].Text != "" {
+					it.Content.Parts[j].Text = m
+				}
+			}
+		}
+		if m, ok := masked[it.Arguments]; ok && it.Arguments != "" {
+			it.Arguments = m
+		}
+		if m, ok := masked[it.Input]; ok && it.Input != "" {
+			it.Input = m
+		}
+		var s string
+		if len(it.Output) > 0 && json.Unmarshal(it.Output, &s) == nil && s != "" {
+			if m, ok := masked[s]; ok {
+				it.Output, _ = json.Marshal(m)
+			}
+		}
+	}
+	return out
+}
+
 // StoreResponse keeps the answer o to r for owner, with the input items it was answered
 // from, for previous_response_id, StoredResponse and ResponseInputItems — unless r says
 // store: false, the gateway keeps none, or o failed. o.Store says whether it was kept; an
@@ -378,7 +413,7 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 	if o.Status == "failed" {
 		return nil
 	}
-	own := r.ownItems()
+	own := maskItems(r.ownItems(), o.masked)
 	var convErr error
 	if r.conversationID != "" {
 		// The conversation gets the request's items and the answer's, whatever store says.

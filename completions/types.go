@@ -183,6 +183,9 @@ type Request struct {
 	// them as they were); prepare uses them instead of loading it again.
 	conv    *Conversation
 	history []StoredMessage
+	// masked maps each of the request's own texts a pre_call guardrail masked to what was
+	// sent instead (the Responses API stores the masked input items: maskItems).
+	masked map[string]string
 }
 
 // AssistantMessage is the generated message: Role is always "assistant", Type always "text".
@@ -315,6 +318,9 @@ type Response struct {
 	// StopSequence is the stop sequence that ended the answer, when the provider says which
 	// (Anthropic).
 	StopSequence string `json:"stopSequence,omitempty"`
+	// masked is the request's texts a pre_call guardrail masked (Request.masked), for the
+	// input items a Responses answer is stored with.
+	masked map[string]string
 	// Reasoning is the reasoning the model showed before its answer (see
 	// providers.ReasoningBlock), for the OpenAI-compatible and Messages surfaces; the native
 	// API does not return it.
