@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // sensitiveEntity is one kind of data a secrets or pii guardrail finds: a pattern, an
@@ -260,8 +262,10 @@ func newRegexGuardrail(c GuardrailConfig, field func(string) string) (Guardrail,
 	return g, nil
 }
 
-func isWordByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+// isWordRune reports whether r is a word character: a letter, a digit or '_' in any
+// script (a no-break space, a typographic apostrophe, a dash or CJK punctuation is not).
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
 
 // Check blocks the first text matching an expression, naming the expression by index
@@ -301,8 +305,12 @@ func containsWord(s, w string) bool {
 		}
 		i += from
 		end := i + len(w)
-		before := i == 0 || !isWordByte(w[0]) || !isWordByte(s[i-1])
-		after := end == len(s) || !isWordByte(w[len(w)-1]) || !isWordByte(s[end])
+		first, _ := utf8.DecodeRuneInString(w)
+		last, _ := utf8.DecodeLastRuneInString(w)
+		prev, _ := utf8.DecodeLastRuneInString(s[:i])
+		next, _ := utf8.DecodeRuneInString(s[end:])
+		before := i == 0 || !isWordRune(first) || !isWordRune(prev)
+		after := end == len(s) || !isWordRune(last) || !isWordRune(next)
 		if before && after {
 			return true
 		}
