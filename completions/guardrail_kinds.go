@@ -203,11 +203,32 @@ func ibanValid(s string) bool {
 	return ok && new(big.Int).Mod(n, big.NewInt(97)).Int64() == 1
 }
 
+// isoDate starts a match that is a date ("2024-01-15", maybe with its time's hour).
+var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}\b`)
+
 // phoneLike reports whether s has 8 to 15 digits (ITU E.164's most): shorter groups of
-// digits are dates, versions and amounts.
+// digits are dates, versions and amounts. An ISO date is not a phone number, nor are
+// groups joined by dots only (IPv4 addresses, versions such as 2024.10.15) unless
+// shaped as a dotted phone number is (555.123.4567, 01.23.45.67.89) or marked as one
+// by a + or a parenthesised area code.
 func phoneLike(s string) bool {
 	n := len(digits(s))
-	return n >= 8 && n <= 15
+	if n < 8 || n > 15 || isoDate.MatchString(s) {
+		return false
+	}
+	if strings.ContainsAny(s, "+(") || !strings.Contains(s, ".") || strings.ContainsAny(s, " -") {
+		return true
+	}
+	groups := strings.Split(s, ".")
+	if len(groups) == 3 && len(groups[0]) == 3 && len(groups[1]) == 3 && len(groups[2]) == 4 {
+		return true
+	}
+	for _, g := range groups {
+		if len(g) != 2 {
+			return false
+		}
+	}
+	return len(groups) == 5
 }
 
 // regexGuardrail blocks text matching one of its expressions (kind regex).
