@@ -20,6 +20,8 @@ type sensitiveEntity struct {
 	name  string
 	re    *regexp.Regexp
 	valid func(string) bool // nil: every match counts
+	// prefixes: a match failing valid may hold a valid one ending at a separator.
+	prefixes bool
 	mask  string
 	// may is a cheap test a text must pass for re to be worth running (a '@' for an
 	// email, enough digits for a card number): most texts hold no entity at all.
@@ -35,9 +37,9 @@ var sensitiveEntities = []sensitiveEntity{
 		re: regexp.MustCompile(`\b(?:sk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,})`)},
 	{name: "email", mask: "[EMAIL]", may: func(s string) bool { return strings.IndexByte(s, '@') > 0 },
 		re: regexp.MustCompile(`\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b`)},
-	{name: "credit_card", mask: "[CREDIT_CARD]", valid: luhn, may: func(s string) bool { return hasDigits(s, 13) },
+	{name: "credit_card", mask: "[CREDIT_CARD]", valid: luhn, prefixes: true, may: func(s string) bool { return hasDigits(s, 13) },
 		re: regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`)},
-	{name: "iban", mask: "[IBAN]", valid: ibanValid, may: func(s string) bool { return hasDigits(s, 4) },
+	{name: "iban", mask: "[IBAN]", valid: ibanValid, prefixes: true, may: func(s string) bool { return hasDigits(s, 4) },
 		re: regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b`)},
 	{name: "phone", mask: "[PHONE]", valid: phoneLike, may: func(s string) bool { return hasDigits(s, 8) },
 		re: regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}\b`)},
@@ -102,11 +104,22 @@ func (g *sensitiveDataGuardrail) Check(_ context.Context, in GuardrailInput) (Gu
 			}
 			hit := false
 			masked = e.re.ReplaceAllStringFunc(masked, func(m string) string {
-				if e.valid != nil && !e.valid(m) {
-					return m
+				if e.valid == nil || e.valid(m) {
+					hit = true
+					return e.mask
 				}
-				hit = true
-				return e.mask
+				if e.prefixes {
+					// The longest match may run on into what follows (a card number and
+					// its CVV, an IBAN and a currency): its shorter prefixes ending at a
+					// separator are tried, longest first.
+					for k := len(m) - 1; k > 0; k-- {
+						if (m[k] == ' ' || m[k] == '-') && e.valid(m[:k]) {
+							hit = true
+							return e.mask + m[k:]
+						}
+					}
+				}
+				return m
 			})
 			if hit && !slices.Contains(found, e.name) {
 				found = append(found, e.name)
