@@ -287,6 +287,9 @@ func newRegexGuardrail(c GuardrailConfig, field func(string) string) (Guardrail,
 	}
 	g := &regexGuardrail{}
 	for i, p := range c.Patterns {
+		if p == "" { // it would match, and block, every text
+			return nil, invalid(fmt.Sprintf("%s[%d]", field("patterns"), i), "must not be empty")
+		}
 		re, err := regexp.Compile(p)
 		if err != nil {
 			return nil, invalid(fmt.Sprintf("%s[%d]", field("patterns"), i), "is not a valid regular expression: %v", err)

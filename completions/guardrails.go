@@ -215,6 +215,9 @@ func buildGuardrails(g *Gateway, cfgs []GuardrailConfig) (map[string]*guardrail,
 		default:
 			return nil, invalid(field("on_error"), "must be block or allow, got %q", c.OnError)
 		}
+		if err := foreignFields(c, field); err != nil {
+			return nil, err
+		}
 		gr := &guardrail{GuardrailConfig: c}
 		var err error
 		switch c.Kind {
@@ -239,16 +242,40 @@ func buildGuardrails(g *Gateway, cfgs []GuardrailConfig) (map[string]*guardrail,
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind != GuardrailSecrets && c.Kind != GuardrailPII && (c.Action != "" || len(c.Entities) > 0) {
-			f := "action"
-			if c.Action == "" {
-				f = "entities"
-			}
-			return nil, invalid(field(f), "belongs to the secrets and pii kinds, not %s", c.Kind)
-		}
 		out[c.Name] = gr
 	}
 	return out, nil
+}
+
+// kindFields are the fields each kind takes besides name, kind, mode, default_on and
+// on_error; the kinds they belong to name them in the error of a guardrail of another.
+var kindFields = []struct {
+	field string
+	kinds []string
+	set   func(GuardrailConfig) bool
+}{
+	{"action", []string{GuardrailSecrets, GuardrailPII}, func(c GuardrailConfig) bool { return c.Action != "" }},
+	{"entities", []string{GuardrailSecrets, GuardrailPII}, func(c GuardrailConfig) bool { return len(c.Entities) > 0 }},
+	{"model", []string{GuardrailModeration}, func(c GuardrailConfig) bool { return c.Model != "" }},
+	{"categories", []string{GuardrailModeration}, func(c GuardrailConfig) bool { return len(c.Categories) > 0 }},
+	{"words", []string{GuardrailBannedWords}, func(c GuardrailConfig) bool { return len(c.Words) > 0 }},
+	{"patterns", []string{GuardrailRegex}, func(c GuardrailConfig) bool { return len(c.Patterns) > 0 }},
+}
+
+// foreignFields refuses a field c's kind does not take (an operator would believe a check
+// configured that never runs), naming it. An unknown or empty kind is left to its own error.
+func foreignFields(c GuardrailConfig, field func(string) string) error {
+	switch c.Kind {
+	case GuardrailModeration, GuardrailSecrets, GuardrailPII, GuardrailBannedWords, GuardrailRegex, GuardrailCustom:
+	default:
+		return nil
+	}
+	for _, f := range kindFields {
+		if f.set(c) && !slices.Contains(f.kinds, c.Kind) {
+			return invalid(field(f.field), "belongs to the %s kind%s, not %s", strings.Join(f.kinds, " and "), map[bool]string{true: "s"}[len(f.kinds) > 1], c.Kind)
+		}
+	}
+	return nil
 }
 
 // guardrailsFor returns the guardrails of mode that apply to req: the default_on ones
