@@ -22,7 +22,7 @@ type sensitiveEntity struct {
 	valid func(string) bool // nil: every match counts
 	// prefixes: a match failing valid may hold a valid one ending at a separator.
 	prefixes bool
-	mask  string
+	mask     string
 	// may is a cheap test a text must pass for re to be worth running (a '@' for an
 	// email, enough digits for a card number): most texts hold no entity at all.
 	may func(string) bool

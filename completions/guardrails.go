@@ -272,7 +272,7 @@ func foreignFields(c GuardrailConfig, field func(string) string) error {
 	}
 	for _, f := range kindFields {
 		if f.set(c) && !slices.Contains(f.kinds, c.Kind) {
-			return invalid(field(f.field), "belongs to the %s kind%s, not %s", strings.Join(f.kinds, " and "), map[bool]string{true: "s"}[len(f.kinds) > 1], c.Kind)
+			return invalid(field(f.field), "belongs to the %s kind(s), not %s", strings.Join(f.kinds, " and "), c.Kind)
 		}
 	}
 	return nil
