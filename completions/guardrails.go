@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -82,6 +83,11 @@ type GuardrailConfig struct {
 	// OnError is what a guardrail that fails to run (its moderation model down) does:
 	// block (the default: fail closed) or allow (fail open).
 	OnError string `json:"on_error,omitempty"`
+	// Timeout bounds one check, in seconds: a check not answered by then failed to run
+	// (OnError decides). 0 means DefaultModerationGuardrailTimeout for the moderation kind
+	// (a call to a model) and no bound of its own for the others (the request's time
+	// bounds them).
+	Timeout float64 `json:"timeout,omitempty"`
 	// Action is what a secrets or pii guardrail does with what it finds: mask (the
 	// default for pre_call) or block (the only action of post_call).
 	Action string `json:"action,omitempty"`
@@ -186,8 +192,13 @@ func ParseGuardrails(data []byte) ([]GuardrailConfig, error) {
 // guardrail is one configured guardrail, ready to run.
 type guardrail struct {
 	GuardrailConfig
-	check Guardrail
+	check   Guardrail
+	timeout time.Duration // 0: none of its own
 }
+
+// DefaultModerationGuardrailTimeout bounds a moderation guardrail's check (retries
+// included) when its configuration does not.
+const DefaultModerationGuardrailTimeout = 10 * time.Second
 
 // buildGuardrails checks cfgs and builds their checks (g runs the moderation kind's; nil
 // when only validating).
@@ -218,7 +229,13 @@ func buildGuardrails(g *Gateway, cfgs []GuardrailConfig) (map[string]*guardrail,
 		if err := foreignFields(c, field); err != nil {
 			return nil, err
 		}
-		gr := &guardrail{GuardrailConfig: c}
+		if c.Timeout < 0 || c.Timeout > MaxRequestSeconds || math.IsNaN(c.Timeout) {
+			return nil, invalid(field("timeout"), "must be a number of seconds from 0 to %d, got %g", MaxRequestSeconds, c.Timeout)
+		}
+		gr := &guardrail{GuardrailConfig: c, timeout: time.Duration(c.Timeout * float64(time.Second))}
+		if gr.timeout == 0 && c.Kind == GuardrailModeration {
+			gr.timeout = DefaultModerationGuardrailTimeout
+		}
 		var err error
 		switch c.Kind {
 		case GuardrailModeration:
@@ -306,7 +323,13 @@ func (g *Gateway) guardrailsFor(req *Request, mode string) ([]*guardrail, error)
 // masked (nil when unchanged), or, when it fails to run, a *GuardrailError (OnError
 // block) or nothing (allow, logged).
 func (g *Gateway) runGuardrail(ctx context.Context, gr *guardrail, in GuardrailInput) ([]string, error) {
-	v, err := gr.check.Check(ctx, in)
+	cctx := ctx
+	if gr.timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, gr.timeout)
+		defer cancel()
+	}
+	v, err := gr.check.Check(cctx, in)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
