@@ -1,7 +1,6 @@
 package completions
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -73,15 +72,7 @@ func (r *ImageEditRequest) generation() *ImageGenerationRequest {
 
 // imageFormat tells a file's format from its first bytes: "png", "jpeg", "webp", or "".
 func imageFormat(b []byte) string {
-	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		return "png"
-	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
-		return "jpeg"
-	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
-		return "webp"
-	}
-	return ""
+	return strings.TrimPrefix(providers.ImageFileType(b), "image/")
 }
 
 // pngSize reads a PNG's width and height from its IHDR chunk (ok false when absent).

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // ImageEditor is implemented by adapters whose provider edits images with OpenAI's
@@ -41,6 +42,17 @@ type ImageEditRequest struct {
 	Mask *ImageFile
 	// InputFidelity is high or low (gpt-image-1), passed on when set.
 	InputFidelity string
+}
+
+// ImageFileType is the media type a PNG, JPEG or WebP file's first bytes say it is
+// ("image/png", "image/jpeg", "image/webp"), or "" for other bytes (the image edits'
+// formats; ImageMediaType reads an Image of a chat message).
+func ImageFileType(b []byte) string {
+	switch mt := http.DetectContentType(b[:min(len(b), 512)]); mt {
+	case "image/png", "image/jpeg", "image/webp":
+		return mt
+	}
+	return ""
 }
 
 // imageEditForm encodes req as OpenAI's multipart form: the image generation fields
@@ -95,7 +107,12 @@ func imageEditForm(req *ImageEditRequest) ([]byte, string, error) {
 		field = "image[]"
 	}
 	for i, f := range req.Images {
-		if err := writeFilePart(w, field, cmp.Or(f.Filename, "image"+strconv.Itoa(i)+".png"), f.ContentType, f.Data); err != nil {
+		// The bytes say the type: a client's label may be application/octet-stream (the
+		// SDKs' for a plain reader), which OpenAI refuses for images.
+		sniffed := ImageFileType(f.Data)
+		mt := cmp.Or(sniffed, f.ContentType)
+		name := cmp.Or(f.Filename, "image"+strconv.Itoa(i)+"."+cmp.Or(strings.TrimPrefix(sniffed, "image/"), "png"))
+		if err := writeFilePart(w, field, name, mt, f.Data); err != nil {
 			return nil, "", err
 		}
 	}

@@ -76,6 +76,16 @@ func (s *Server) imageEditRoute(g *completions.Gateway) {
 		})
 }
 
+// indexedImageField reports whether name is image[N] (N digits).
+func indexedImageField(name string) bool {
+	n, ok := strings.CutPrefix(name, "image[")
+	if !ok {
+		return false
+	}
+	n, ok = strings.CutSuffix(n, "]")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
 // readImageEditForm reads an image edit's multipart form as it arrives: the images (image
 // or image[], each under completions.MaxImageEditFileBytes, at most
 // completions.MaxImageEditImages), the mask and OpenAI's text fields; other text fields are
@@ -115,6 +125,9 @@ func readImageEditForm(r *http.Request) (*completions.ImageEditRequest, error) {
 			return nil, formErrorOf("", imageEditLimitHint, err)
 		}
 		name := part.FormName()
+		if indexedImageField(name) {
+			name = "image[]" // image[0], image[1]…: how some clients number the array
+		}
 		switch name {
 		case "image", "image[]", "mask":
 			field := strings.TrimSuffix(name, "[]")
@@ -135,6 +148,10 @@ func readImageEditForm(r *http.Request) (*completions.ImageEditRequest, error) {
 				req.Images = append(req.Images, f)
 			}
 			continue
+		}
+		if part.FileName() != "" {
+			// A file under a field OpenAI does not take would go upstream as text.
+			return nil, fail(http.StatusBadRequest, name, "%s: a file under a field image edits do not take (images go in image or image[], the mask in mask)", name)
 		}
 		bound := maxAudioFormField
 		if name == "prompt" {
