@@ -109,6 +109,10 @@ func readImageEditForm(r *http.Request) (*completions.ImageEditRequest, error) {
 		return nil, formErrorOf("", imageEditLimitHint, err)
 	}
 	req := &completions.ImageEditRequest{}
+	// OpenAI's text fields, read as they come.
+	textFields := map[string]*string{"model": &req.Model, "prompt": &req.Prompt, "size": &req.Size, "quality": &req.Quality,
+		"response_format": &req.ResponseFormat, "background": &req.Background, "output_format": &req.OutputFormat,
+		"input_fidelity": &req.InputFidelity, "user": &req.User}
 	number := func(field, v string) (*int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -165,11 +169,11 @@ func readImageEditForm(r *http.Request) (*completions.ImageEditRequest, error) {
 			return nil, fail(http.StatusBadRequest, name, "%s: at most %d bytes", name, bound)
 		}
 		v := string(b)
+		if f := textFields[name]; f != nil {
+			*f = v
+			continue
+		}
 		switch name {
-		case "model":
-			req.Model = v
-		case "prompt":
-			req.Prompt = v
 		case "n":
 			if req.N, err = number(name, v); err != nil {
 				return nil, err
@@ -178,20 +182,6 @@ func readImageEditForm(r *http.Request) (*completions.ImageEditRequest, error) {
 			if req.OutputCompression, err = number(name, v); err != nil {
 				return nil, err
 			}
-		case "size":
-			req.Size = v
-		case "quality":
-			req.Quality = v
-		case "response_format":
-			req.ResponseFormat = v
-		case "background":
-			req.Background = v
-		case "output_format":
-			req.OutputFormat = v
-		case "input_fidelity":
-			req.InputFidelity = v
-		case "user":
-			req.User = v
 		case "stream":
 			if on, err := strconv.ParseBool(strings.TrimSpace(v)); err != nil || on {
 				return nil, fail(http.StatusBadRequest, name, "streamed image edits are not served here: leave stream unset or false")
