@@ -290,6 +290,29 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	})
 }
 
+// startChoices starts n streamed choices of req (Gateway.StreamN) once each started or
+// failed. When none started it answers instead — a content filter's refusal through
+// filtered, another failure as n 1's error — and returns a nil MultiStream (with the
+// handler's error). When some failed, X-Switchyard-Choices-Failed counts them: the choices
+// that started are paid for and streamed, fewer than asked.
+func (s *Server) startChoices(g *completions.Gateway, w http.ResponseWriter, r *http.Request, scope completions.Scope, req *completions.Request,
+	n int, what string, filtered func(*completions.ContentFilterError)) (*completions.MultiStream, error) {
+	m, failed, err := g.StreamN(r.Context(), scope, req, n)
+	var cf *completions.ContentFilterError
+	if errors.As(err, &cf) {
+		filtered(cf)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.openAIError(w, r, err)
+	}
+	if len(failed) > 0 {
+		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
+		s.log.WarnContext(r.Context(), "completions: some streamed "+what+" choices failed", "asked", n, "failed", len(failed), "err", failed[0])
+	}
+	return m, nil
+}
+
 // streamOpenAIChoices streams n choices of a chat completion (Gateway.StreamN) once every
 // choice's stream started or failed: all failing is the error n 1 gives (a content
 // filter's refusal a one-chunk stream); some failing is a 200 whose
@@ -299,19 +322,11 @@ func (s *Server) streamOpenAIChoices(g *completions.Gateway, w http.ResponseWrit
 	if err := applyRequestHeaders(r, req); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	m, failed, err := g.StreamN(r.Context(), completionsScope(r, received), req, n)
-	var cf *completions.ContentFilterError
-	if errors.As(err, &cf) {
+	m, err := s.startChoices(g, w, r, completionsScope(r, received), req, n, "chat completion", func(cf *completions.ContentFilterError) {
 		writeContentFiltered(w, cf, received, true, includeUsage)
-		return nil
-	}
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
-	if len(failed) > 0 {
-		// The choices that started are paid for: they are streamed, fewer than asked.
-		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
-		s.log.WarnContext(r.Context(), "completions: some streamed choices failed", "asked", n, "failed", len(failed), "err", failed[0])
+	})
+	if m == nil {
+		return err
 	}
 	if err := completions.WriteOpenAIStreamN(w, m, includeUsage); err != nil {
 		s.logStreamEnd(r, "chat completions", err)
@@ -596,18 +611,11 @@ func userMessage(err error) string {
 // refusal a one-chunk stream), some failing a 200 with X-Switchyard-Choices-Failed.
 func (s *Server) streamTextChoices(g *completions.Gateway, w http.ResponseWriter, r *http.Request, treq *completions.OpenAITextCompletionRequest,
 	req *completions.Request, scope completions.Scope, n int, received time.Time) error {
-	m, failed, err := g.StreamN(r.Context(), scope, req, n)
-	var cf *completions.ContentFilterError
-	if errors.As(err, &cf) {
+	m, err := s.startChoices(g, w, r, scope, req, n, "text completion", func(cf *completions.ContentFilterError) {
 		completions.WriteOpenAITextFiltered(w, treq, contentFilteredResponse(cf), received, true)
-		return nil
-	}
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
-	if len(failed) > 0 {
-		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
-		s.log.WarnContext(r.Context(), "completions: some streamed text completion choices failed", "asked", n, "failed", len(failed), "err", failed[0])
+	})
+	if m == nil {
+		return err
 	}
 	if err := completions.WriteOpenAITextStreamN(w, m, treq); err != nil {
 		s.logStreamEnd(r, "text completions", err)

@@ -461,19 +461,25 @@ func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
-			return err
-		}
-		if err := tx.Delete(ctx, store.Budgets, "key/"+id); err != nil {
-			return err
-		}
-		return tx.Delete(ctx, store.VirtualKeys, owner+"/"+id)
+		return deleteKeyRecords(ctx, tx, owner, id, rec.Hash)
 	})
 	if err != nil {
 		return fmt.Errorf("server: revoking key %s: %w", id, err)
 	}
 	s.log.InfoContext(ctx, "virtual key revoked", "owner", owner, "key_id", id)
 	return nil
+}
+
+// deleteKeyRecords deletes, in tx, the three records of owner's virtual key id (whose key
+// hashes to hash): the key, its budget and its description.
+func deleteKeyRecords(ctx context.Context, tx store.Tx, owner, id, hash string) error {
+	if err := tx.Delete(ctx, store.ScopedKeys, hash); err != nil {
+		return err
+	}
+	if err := tx.Delete(ctx, store.Budgets, "key/"+id); err != nil {
+		return err
+	}
+	return tx.Delete(ctx, store.VirtualKeys, owner+"/"+id)
 }
 
 // revokeKeys revokes owner's virtual keys ids in one transaction: all of them or, when the
@@ -490,13 +496,7 @@ func (s *Server) revokeKeys(ctx context.Context, owner string, ids []string) err
 			if err != nil {
 				return err
 			}
-			if err := tx.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
-				return err
-			}
-			if err := tx.Delete(ctx, store.Budgets, "key/"+id); err != nil {
-				return err
-			}
-			if err := tx.Delete(ctx, store.VirtualKeys, owner+"/"+id); err != nil {
+			if err := deleteKeyRecords(ctx, tx, owner, id, rec.Hash); err != nil {
 				return err
 			}
 		}
