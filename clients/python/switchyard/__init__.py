@@ -25,7 +25,7 @@ from .usage import spend
 from .batches import (batch_results, cancel_batch, create_batch, delete_file, file_content, get_batch, get_file,
                       list_batches, list_files, upload_file, wait_batch)
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
-                     ConnectionFailedError, MissingIdError, NotFoundError,
+                     ConnectionFailedError, GuardrailBlockedError, MissingIdError, NotFoundError,
                      PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
                      StreamError,
                      StreamTruncatedError, SwitchyardError, ValidationError)
@@ -40,7 +40,7 @@ __all__ = [
     "upload_file", "get_file", "list_files", "file_content", "delete_file", "create_batch", "get_batch",
     "list_batches", "cancel_batch", "wait_batch", "batch_results",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",
-    "ConnectionFailedError", "MissingIdError",
+    "ConnectionFailedError", "GuardrailBlockedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",
     "ServerError", "StreamError",
     "StreamTruncatedError", "SwitchyardError", "ValidationError",

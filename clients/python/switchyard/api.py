@@ -122,7 +122,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
              temperature: Optional[float] = None, max_tokens: Optional[int] = None,
              max_retries: Optional[int] = None, search: Optional[bool] = None,
              conversation_id: Optional[str] = None, cache: Optional[Dict[str, Any]] = None,
-             tags: Optional[Sequence[str]] = None,
+             tags: Optional[Sequence[str]] = None, guardrails: Optional[Sequence[str]] = None,
              client: Optional[Client] = None) -> Union[Dict[str, Any], CompletionStream]:
     """Generates an assistant message.
 
@@ -133,7 +133,9 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
     ``cache`` is the request's say over the server's response cache, in LiteLLM's words
     (``{"no-cache": True}``, ``{"ttl": 600, "namespace": "eval-1"}``, ...); a response
     answered from it has ``response["cache"]["result"] == "hit"``. ``tags`` label the request
-    for cost attribution (the usage log's per-tag totals).
+    for cost attribution (the usage log's per-tag totals). ``guardrails`` names the server's
+    opt-in guardrails to run on this request (LiteLLM's ``guardrails``); a block raises
+    GuardrailBlockedError.
     """
     c = client or Client()
     if isinstance(models, str):
@@ -146,6 +148,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
         "temperature": temperature, "maxTokens": max_tokens, "maxRetries": max_retries,
         "search": search, "conversationId": conversation_id, "cache": cache,
         "tags": list(tags) if tags else None,
+        "guardrails": list(guardrails) if guardrails else None,
     })
     if stream:
         return CompletionStream(c.stream_events("/api/v1/completions", body))

@@ -42,6 +42,17 @@ class BadRequestError(APIError):
     """400: malformed JSON, or an invalid model selection request."""
 
 
+class GuardrailBlockedError(BadRequestError):
+    """400: a guardrail of the server (``switchyard serve --guardrails``) blocked the request
+    or its answer. ``guardrail`` names it and ``mode`` says when it ran (``pre_call``: nothing
+    was sent to a model; ``post_call``: the answer was made, and paid for, then refused)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.guardrail = self.body.get("guardrail")
+        self.mode = self.body.get("mode")
+
+
 class AuthenticationError(APIError):
     """401: the API key is missing or wrong."""
 
@@ -121,6 +132,8 @@ _BY_STATUS = {
 def error_for(status: int, kind: str, message: str, body=None, retry_after=None) -> APIError:
     """Returns the APIError subclass instance matching the status."""
     cls = _BY_STATUS.get(status)
+    if status == 400 and kind == "Guardrail Violation":
+        cls = GuardrailBlockedError
     if cls is None:
         cls = ServerError if status >= 500 else APIError
     return cls(status, kind, message, body, retry_after)

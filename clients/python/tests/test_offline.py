@@ -49,6 +49,9 @@ class FakeHandler(BaseHTTPRequestHandler):
                 import time
                 time.sleep(0.5)  # longer than the test client's timeout
                 return self._json(200, {})
+            if body.get("guardrails") == ["no-secrets"]:
+                return self._json(400, {"error": "Guardrail Violation", "guardrail": "no-secrets", "mode": "pre_call",
+                                        "message": "Violated guardrail policy: no-secrets (pre_call) blocked the request"})
             if body.get("models") == ["fake/invalid"]:
                 return self._json(422, {"error": "Validation Error", "message": "models[0]: unknown provider"})
             self.send_response(200)
@@ -75,6 +78,15 @@ class OfflineTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.httpd.shutdown()
         cls.httpd.server_close()
+
+    def test_guardrail_block(self):
+        # guardrails goes in the body; a block is a GuardrailBlockedError (a BadRequestError)
+        # naming the guardrail and when it ran.
+        with self.assertRaises(switchyard.GuardrailBlockedError) as cm:
+            switchyard.complete([{"role": "user", "content": "my key is sk-..."}], "openai/gpt-4o",
+                                guardrails=["no-secrets"], client=self.client)
+        self.assertIsInstance(cm.exception, switchyard.BadRequestError)
+        self.assertEqual((cm.exception.guardrail, cm.exception.mode), ("no-secrets", "pre_call"))
 
     def test_stream_chunks_and_final(self):
         FakeHandler.sse_body = ": ping\n\n" + "".join("data: %s\n\n" % json.dumps(x) for x in (CHUNK, CHUNK2, FINAL)) + "data: [DONE]\n\n"
