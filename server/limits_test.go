@@ -316,3 +316,50 @@ func TestRequestsPerMinutePerKey(t *testing.T) {
 		t.Errorf("/v1/: %d %s, x-should-retry %q", w.Code, w.Body, w.Header().Get("X-Should-Retry"))
 	}
 }
+
+// TestLargeUploadRouteGetsTimeForItsBody: a route with its own, larger body limit (file
+// uploads, audio, image edits) gives a body larger than the server's limit proportionally
+// more time to arrive — a 50 MB image at 30 s would need 14 Mbit/s — while a body within the
+// server's limit keeps the plain timeout.
+func TestLargeUploadRouteGetsTimeForItsBody(t *testing.T) {
+	s := testServer(t, Config{BodyReadTimeout: 150 * time.Millisecond, MaxBodyBytes: 1000}, nil)
+	s.Handle(Route{Method: "POST", Path: "/api/v1/test/upload", MaxBodyBytes: 100_000}, func(w http.ResponseWriter, r *http.Request) error {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"bytes": len(b)})
+		return nil
+	})
+	s.handler = s.withAccessLog(withCORS(nil, s.withRecover(http.HandlerFunc(s.dispatch))))
+	addr := servedOverTCP(t, s, func(*http.Server) {}, nil)
+	send := func(size int, pause time.Duration) (int, string) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /api/v1/test/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", testKey, size)
+		body := strings.Repeat("x", size)
+		for i := 0; i < 4; i++ { // the body in four pieces, pause apart
+			c.Write([]byte(body[i*size/4 : (i+1)*size/4]))
+			time.Sleep(pause)
+		}
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return 0, err.Error()
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	// 20,000 bytes, 20 times the server's limit: 20 × 150 ms to arrive; it takes ~400 ms.
+	if code, body := send(20_000, 100*time.Millisecond); code != http.StatusOK || !strings.Contains(body, `"bytes":20000`) {
+		t.Errorf("a large upload sent over 400 ms: %d %s", code, body)
+	}
+	// 800 bytes, within the server's limit: the plain 150 ms.
+	if code, body := send(800, 100*time.Millisecond); code == http.StatusOK {
+		t.Errorf("a small body sent over 400 ms got %d %s; want it cut at the plain timeout", code, body)
+	}
+}

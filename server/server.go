@@ -373,7 +373,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
-	withBodyDeadline(w, r, s.cfg.BodyReadTimeout)
+	withBodyDeadline(w, r, s.bodyReadTimeout(r, limit))
 	if dr, ok := s.direct[pattern]; ok && dr.path == r.URL.Path {
 		// Exactly the route's path and no wildcards, so nothing for r.PathValue: call the
 		// route's handler without matching the route a second time.
@@ -439,6 +439,26 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		return false
 	}
 	return true
+}
+
+// bodyReadTimeout is how long r's body may take to arrive: Config.BodyReadTimeout, grown in
+// proportion for a body larger than Config.MaxBodyBytes on a route whose own limit allows it
+// (a file, an audio file, images to edit), sized by its Content-Length or, unknown, the
+// route's limit — the same least rate for every body, not one deadline for a 100 MB upload
+// and a 1 KB request alike.
+func (s *Server) bodyReadTimeout(r *http.Request, limit int64) time.Duration {
+	d := s.cfg.BodyReadTimeout
+	if d <= 0 || limit <= s.cfg.MaxBodyBytes {
+		return d
+	}
+	size := r.ContentLength
+	if size < 0 {
+		size = limit
+	}
+	if size <= s.cfg.MaxBodyBytes {
+		return d
+	}
+	return time.Duration(float64(d) * float64(size) / float64(s.cfg.MaxBodyBytes))
 }
 
 func needsKey(path, pattern string) bool {
