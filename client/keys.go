@@ -113,6 +113,20 @@ func (c *Client) Key(ctx context.Context, id string) (*VirtualKey, error) {
 	return &out, nil
 }
 
+// RotateKey gives the virtual key id the calling key issued a new key (in the answer's Key,
+// shown once): the old key stops working at once on every replica; the id, limits and
+// spend stay.
+func (c *Client) RotateKey(ctx context.Context, id string) (*VirtualKey, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: POST /api/v1/keys/{id}/rotate: %w", errIDRequired)
+	}
+	var out VirtualKey
+	if err := c.do(ctx, http.MethodPost, "/api/v1/keys/"+url.PathEscape(id)+"/rotate", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // RevokeKey revokes a virtual key the calling key issued, at once on every replica.
 func (c *Client) RevokeKey(ctx context.Context, id string) (*Deletion, error) {
 	return c.remove(ctx, "/api/v1/keys/", id)

@@ -68,6 +68,19 @@ func TestVirtualKeysAgainstServer(t *testing.T) {
 	if err := req("openai/gpt-4o"); err != nil {
 		t.Fatalf("unblocked: %v", err)
 	}
+	rotated, err := c.RotateKey(ctx, vk.ID)
+	if err != nil || rotated.ID != vk.ID || rotated.Key == "" || rotated.Key == vk.Key {
+		t.Fatalf("rotate %+v %v", rotated, err)
+	}
+	if err := req("openai/gpt-4o"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized {
+		t.Fatalf("the key rotated away: %v", err)
+	}
+	if app, err = client.New(client.WithBaseURL(c.BaseURL()), client.WithAPIKey(rotated.Key), client.WithoutRetry()); err != nil {
+		t.Fatal(err)
+	}
+	if err := req("openai/gpt-4o"); err != nil {
+		t.Fatalf("the new key: %v", err)
+	}
 	if d, err := c.RevokeKey(ctx, vk.ID); err != nil || !d.Deleted || d.ID != vk.ID {
 		t.Fatalf("revoke %+v %v", d, err)
 	}

@@ -179,6 +179,16 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, vk)
 			return nil
 		})
+	s.Handle(Route{Method: "POST", Path: "/api/v1/keys/{key_id}/rotate", Summary: "Give a virtual key a new key (shown once): the old one stops working at once on every replica; id, limits and spend stay",
+		Tags: tags, Response: virtualKey{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			vk, err := s.rotateKey(r.Context(), owner(r), r.PathValue("key_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, vk)
+			return nil
+		})
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/keys/{key_id}", Summary: "Revoke a virtual key at once on every replica (its spend record goes with it)",
 		Tags: tags, Response: keyDeletion{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -333,13 +343,10 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	if err != nil {
 		return nil, err
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("server: minting a key: %w", err)
+	key, hash, err := mintKey()
+	if err != nil {
+		return nil, err
 	}
-	key := "sy-vk-" + base64.RawURLEncoding.EncodeToString(b[:])
-	h := sha256.Sum256([]byte(key))
-	hash := hex.EncodeToString(h[:])
 	id := "vk_" + hash[:16]
 	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now}
 	req.applyTo(&vk, limits)
@@ -363,6 +370,46 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		return nil, fmt.Errorf("server: issuing a key: %w", err)
 	}
 	s.log.InfoContext(ctx, "virtual key issued", "owner", owner, "key_id", id, "name", req.Name)
+	vk.Key = key
+	return &vk, nil
+}
+
+// mintKey makes a new virtual key and its hash (hex SHA-256, its shared-key record's key).
+func mintKey() (key, hash string, err error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", "", fmt.Errorf("server: minting a key: %w", err)
+	}
+	key = "sy-vk-" + base64.RawURLEncoding.EncodeToString(b[:])
+	h := sha256.Sum256([]byte(key))
+	return key, hex.EncodeToString(h[:]), nil
+}
+
+// rotateKey gives owner's virtual key id a new key, in one transaction: the old key stops
+// working at once on every replica (its shared-key record goes), the new one acts as the
+// same key — id, limits, spend, tags. The answer carries the new key, shown once.
+func (s *Server) rotateKey(ctx context.Context, owner, id string) (*virtualKey, error) {
+	key, hash, err := mintKey()
+	if err != nil {
+		return nil, err
+	}
+	var vk virtualKey
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := storedKeyOf(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
+			return err
+		}
+		vk = rec.virtualKey
+		return putKeyRecords(ctx, tx, owner, hash, vk)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: rotating key %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "virtual key rotated", "owner", owner, "key_id", id)
+	vk = s.withSpend(ctx, vk)
 	vk.Key = key
 	return &vk, nil
 }

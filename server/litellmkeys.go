@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // LiteLLM's proxy manages its virtual keys through /key/generate, /key/info, /key/update,
@@ -130,6 +131,11 @@ type litellmKeyDeleteRequest struct {
 	KeyAliases []string `json:"key_aliases,omitempty" jsonschema:"description=Aliases whose keys to delete (every key of this key with that alias)"`
 }
 
+// litellmRegenerateRequest is the body of POST /key/regenerate.
+type litellmRegenerateRequest struct {
+	Key string `json:"key" jsonschema:"description=The key to regenerate: the key itself or its token"`
+}
+
 // litellmKeyDeletion is the answer of POST /key/delete.
 type litellmKeyDeletion struct {
 	DeletedKeys []string `json:"deleted_keys" jsonschema:"description=The keys, then the aliases, given"`
@@ -178,13 +184,41 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
 			return nil
 		})
+	regenerate := func(w http.ResponseWriter, r *http.Request, ref string) error {
+		rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
+		if err != nil {
+			return err
+		}
+		vk, err := s.rotateKey(r.Context(), owner(r), rec.ID)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
+		return nil
+	}
+	regenErrors := map[int]string{400: "a field besides key", 403: scoped, 404: notFound}
+	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate); the old one stops working at once",
+		Tags: tags, Response: litellmGeneratedKey{}, Errors: regenErrors},
+		func(w http.ResponseWriter, r *http.Request) error { return regenerate(w, r, r.PathValue("key")) })
+	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body",
+		Tags: tags, Request: litellmRegenerateRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmRegenerateRequest
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if req.Key == "" {
+				return litellmInvalid("key", "key is required: the key to regenerate, or its token")
+			}
+			return regenerate(w, r, req.Key)
+		})
 	s.Handle(Route{Method: "GET", Path: "/key/info", Summary: "LiteLLM's key info: a virtual key this key issued, or without key the calling virtual key",
 		Tags: tags, Response: litellmKeyInfoAnswer{}, ScopedKeys: true,
 		Query:  []QueryParam{{Name: "key", Description: "The key itself or its token; absent: the calling virtual key"}},
 		Errors: map[int]string{403: "a virtual key asked about another key, or a job key asked", 404: notFound + ", or the calling key without key is not a virtual key"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			ref := r.URL.Query().Get("key")
-			id, err := litellmInfoScope(r, ref)
+			id, err := s.litellmInfoScope(r, ref)
 			if err != nil {
 				return err
 			}
@@ -614,7 +648,7 @@ var litellmNativeNames = []struct{ native, litellm string }{
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
 // or the key's SHA-256 hash in hex (LiteLLM's hashed token); anything else is a 404.
 func (s *Server) litellmKeyOf(ctx context.Context, owner, ref string) (storedVirtualKey, error) {
-	id, hash := litellmKeyID(ref)
+	id, hash := s.litellmKeyID(ctx, ref)
 	rec, err := storedKeyOf(ctx, s.cfg.Store, owner, id)
 	if err != nil || (hash != "" && rec.Hash != hash) {
 		return storedVirtualKey{}, NotFound("no virtual key %q issued by this key", ref)
@@ -623,7 +657,9 @@ func (s *Server) litellmKeyOf(ctx context.Context, owner, ref string) (storedVir
 }
 
 // litellmKeyID is the id ref names and, unless ref is an id, the hash its record must have.
-func litellmKeyID(ref string) (id, hash string) {
+// A key (or its hash) is looked up in its shared-key record, which names its id: a key's
+// id is not its hash's once the key was rotated. "" when no virtual key has that hash.
+func (s *Server) litellmKeyID(ctx context.Context, ref string) (id, hash string) {
 	if strings.HasPrefix(ref, "vk_") {
 		return ref, ""
 	}
@@ -633,13 +669,21 @@ func litellmKeyID(ref string) (id, hash string) {
 		h := sha256.Sum256([]byte(ref))
 		hash = hex.EncodeToString(h[:])
 	}
-	return "vk_" + hash[:16], hash
+	rec, err := store.GetJSON[storedScopedKey](ctx, s.cfg.Store, store.ScopedKeys, hash)
+	if err != nil {
+		return "", hash
+	}
+	var doc keyScopeDoc
+	if json.Unmarshal(rec.Scope, &doc) != nil {
+		return "", hash
+	}
+	return doc.KeyID, hash
 }
 
 // litellmInfoScope applies /api/v1/keys' rules to GET /key/info: a virtual key sees only
 // itself (its id is returned), a job key nothing, and another key only with ?key= ("" is
 // returned: the key is looked up among its own).
-func litellmInfoScope(r *http.Request, ref string) (string, error) {
+func (s *Server) litellmInfoScope(r *http.Request, ref string) (string, error) {
 	p, _ := PrincipalFrom(r.Context())
 	vk, virtual := p.Scope.(virtualKeyScope)
 	switch {
@@ -647,7 +691,7 @@ func litellmInfoScope(r *http.Request, ref string) (string, error) {
 		if ref == "" {
 			return vk.KeyID, nil
 		}
-		if id, _ := litellmKeyID(ref); id != vk.KeyID {
+		if id, _ := s.litellmKeyID(r.Context(), ref); id != vk.KeyID {
 			return "", Errorf(http.StatusForbidden, KindForbidden, "a virtual key may see only its own info: call /key/info without key, or with its own")
 		}
 		return "", nil // checked again against the record's hash

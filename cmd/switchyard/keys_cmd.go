@@ -79,11 +79,11 @@ func splitModels(v string) []string {
 }
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, args, err := subcommand(args, "list", "issue", "show", "update", "revoke")
+	sub, args, err := subcommand(args, "list", "issue", "show", "update", "rotate", "revoke")
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("keys", "keys [list] | keys issue [limits] | keys show ID|self | keys update ID [limits] | keys revoke ID...", stderr)
+	fs := newFlagSet("keys", "keys [list] | keys issue [limits] | keys show ID|self | keys update ID [limits] | keys rotate ID | keys revoke ID...", stderr)
 	cf := addClientFlags(fs)
 	kf := addKeyFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -190,6 +190,21 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		return show(vk)
+	case "rotate":
+		if len(pos) != 1 {
+			return errors.New("give one key id: switchyard keys rotate ID")
+		}
+		vk, err := c.RotateKey(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		if err := show(vk); err != nil {
+			return err
+		}
+		if !cf.jsonOut {
+			fmt.Fprintf(stdout, "\nnew key (shown once; the old one no longer works):\n%s\n", vk.Key)
+		}
+		return nil
 	case "revoke":
 		return deleteEach(ctx, pos, cf.jsonOut, stdout, c.RevokeKey)
 	}

@@ -56,6 +56,18 @@ func TestKeysCommand(t *testing.T) {
 	if code, _, errOut := cli(t, "keys", "show", id, "--max-tokens", "5"); code == 0 || !strings.Contains(errOut, "--max-tokens is for keys issue and keys update") {
 		t.Fatalf("a limit flag on show: %d %s", code, errOut)
 	}
+	code, out, errOut = cli(t, "keys", "rotate", id)
+	rm := regexp.MustCompile(`(?m)old one no longer works\):\n(sy-vk-\S+)`).FindStringSubmatch(out)
+	if code != 0 || rm == nil || rm[1] == key || !strings.Contains(out, id) {
+		t.Fatalf("rotate: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "show", "self", "--key", key); code == 0 || !strings.Contains(errOut, "401") {
+		t.Fatalf("the key rotated away: %d %s", code, errOut)
+	}
+	key = rm[1]
+	if code, out, errOut := cli(t, "keys", "show", "self", "--key", key); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("show self with the new key: %d %s %s", code, out, errOut)
+	}
 	if code, out, errOut := cli(t, "keys", "revoke", id); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("revoke: %d %s %s", code, out, errOut)
 	}
