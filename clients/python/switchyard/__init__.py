@@ -19,7 +19,7 @@ from ._retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTrainer,
                   complete, select_model)
 from .owned import conversation, conversation_messages, delete, iterate, list_page
-from .keys import issue_key, key_info, list_keys, revoke_key, update_key
+from .keys import issue_key, key_info, list_keys, revoke_key, rotate_key, update_key
 from .cache import delete_cached, purge_cache
 from .usage import spend
 from .batches import (batch_results, cancel_batch, create_batch, delete_file, file_content, get_batch, get_file,
@@ -35,7 +35,7 @@ __all__ = [
     "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
-    "issue_key", "list_keys", "key_info", "update_key", "revoke_key", "PermissionDeniedError",
+    "issue_key", "list_keys", "key_info", "update_key", "rotate_key", "revoke_key", "PermissionDeniedError",
     "purge_cache", "delete_cached", "spend",
     "upload_file", "get_file", "list_files", "file_content", "delete_file", "create_batch", "get_batch",
     "list_batches", "cancel_batch", "wait_batch", "batch_results",

@@ -51,6 +51,14 @@ def update_key(key_id: str, *, client: Optional[Client] = None, **fields: Any) -
     return (client or Client()).request("PATCH", "/api/v1/keys/" + quote(key_id, safe=""), body=fields)
 
 
+def rotate_key(key_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
+    """Gives a virtual key a new value (its ``key``, shown this once) and returns the key: the
+    old value is refused at once on every replica; the id, limits and spend stay."""
+    if not key_id:
+        raise MissingIdError("no key id")
+    return (client or Client()).request("POST", "/api/v1/keys/" + quote(key_id, safe="") + "/rotate")
+
+
 def revoke_key(key_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
     """Revokes a virtual key at once on every replica; returns ``{"id", "deleted": True}``."""
     if not key_id:

@@ -177,6 +177,13 @@ class ServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.ValidationError) as cm:
             switchyard.update_key(vk["id"], max_budget_usd=-1, client=self.client)
         self.assertIn("max_budget_usd", str(cm.exception))
+        rotated = switchyard.rotate_key(vk["id"], client=self.client)
+        self.assertEqual(rotated["id"], vk["id"])
+        self.assertNotEqual(rotated["key"], vk["key"])
+        with self.assertRaises(switchyard.AuthenticationError):
+            switchyard.key_info(client=app)  # the value rotated away
+        app = switchyard.Client(base_url=BASE, api_key=rotated["key"], retry=None)
+        self.assertEqual(switchyard.key_info(client=app)["id"], vk["id"])
         self.assertTrue(switchyard.revoke_key(vk["id"], client=self.client)["deleted"])
         with self.assertRaises(switchyard.AuthenticationError):
             switchyard.key_info(client=app)
