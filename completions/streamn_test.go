@@ -482,3 +482,26 @@ func TestTextCompletionChoicesStreamed(t *testing.T) {
 		t.Errorf("two prompts streamed: %v", err)
 	}
 }
+
+// TestWriteOpenAITextStreamNEstimatedUsage: the summed usage of streamed text completion
+// choices says it was estimated when an upstream reported none, as the chat writer's does.
+func TestWriteOpenAITextStreamNEstimatedUsage(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "one two three"}, step{text: "four five"})
+	r := userReq("hi", "a/m")
+	r.ephemeral, r.Stream = true, true
+	m, failed, err := h.g.StreamN(context.Background(), Scope{}, r, 2)
+	if err != nil || len(failed) != 0 {
+		t.Fatalf("StreamN: %v %v", failed, err)
+	}
+	rec := httptest.NewRecorder()
+	treq := &OpenAITextCompletionRequest{Prompt: OpenAIPrompt{"hi"}, StreamOpts: &OpenAIStreamOptions{IncludeUsage: true}}
+	if err := WriteOpenAITextStreamN(rec, m, treq); err != nil {
+		t.Fatal(err)
+	}
+	body := rec.Body.String()
+	i := strings.LastIndex(body, `"usage":`)
+	if i < 0 || !strings.Contains(body[i:], `"estimated":true`) {
+		t.Fatalf("the summed usage does not say it was estimated:\n%s", body)
+	}
+}

@@ -247,7 +247,9 @@ func WriteOpenAITextStreamN(w http.ResponseWriter, m *MultiStream, req *OpenAITe
 			if req.StreamOpts != nil && req.StreamOpts.IncludeUsage {
 				var sum Response
 				for _, i := range m.Choices() {
-					sum.Usage = addUsage(sum.Usage, m.Response(i).Usage)
+					r := m.Response(i)
+					sum.Usage = addUsage(sum.Usage, r.Usage)
+					sum.UsageEstimated = sum.UsageEstimated || r.UsageEstimated
 				}
 				ck := chunk(m.Choices()[0], "", nil)
 				ck.Choices, ck.Usage = []openAITextChoice{}, openAIUsage(&sum)

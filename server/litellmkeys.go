@@ -658,7 +658,7 @@ func (s *Server) litellmKeyOf(ctx context.Context, owner, ref string) (storedVir
 
 // litellmKeyID is the id ref names and, unless ref is an id, the hash its record must have.
 // A key (or its hash) is looked up in its shared-key record, which names its id: a key's
-// id is not its hash's once the key was rotated. "" when no virtual key has that hash.
+// id is not its hash's once the key was rotated.
 func (s *Server) litellmKeyID(ctx context.Context, ref string) (id, hash string) {
 	if strings.HasPrefix(ref, "vk_") {
 		return ref, ""
@@ -670,14 +670,14 @@ func (s *Server) litellmKeyID(ctx context.Context, ref string) (id, hash string)
 		hash = hex.EncodeToString(h[:])
 	}
 	rec, err := store.GetJSON[storedScopedKey](ctx, s.cfg.Store, store.ScopedKeys, hash)
-	if err != nil {
-		return "", hash
-	}
 	var doc keyScopeDoc
-	if json.Unmarshal(rec.Scope, &doc) != nil {
-		return "", hash
+	if err == nil && json.Unmarshal(rec.Scope, &doc) == nil && doc.KeyID != "" {
+		return doc.KeyID, hash
 	}
-	return doc.KeyID, hash
+	// No shared-key record: an expired key's goes at its first use after expiry (an update
+	// brings it back). The id a key was issued with is its hash's; the caller checks the
+	// record's hash, so a value rotated away still finds nothing.
+	return "vk_" + hash[:16], hash
 }
 
 // litellmInfoScope applies /api/v1/keys' rules to GET /key/info: a virtual key sees only
