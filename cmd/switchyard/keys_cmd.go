@@ -111,6 +111,20 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		printKey(stdout, vk)
 		return nil
 	}
+	// showMinted shows a key just made, then (as text) the key itself, which no later
+	// answer carries, under heading.
+	showMinted := func(vk *client.VirtualKey, err error, heading string) error {
+		if err != nil {
+			return err
+		}
+		if err := show(vk); err != nil {
+			return err
+		}
+		if !cf.jsonOut {
+			fmt.Fprintf(stdout, "\n%s:\n%s\n", heading, vk.Key)
+		}
+		return nil
+	}
 	switch sub {
 	case "issue":
 		if len(pos) > 0 {
@@ -126,16 +140,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
 			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked})
-		if err != nil {
-			return err
-		}
-		if err := show(vk); err != nil {
-			return err
-		}
-		if !cf.jsonOut {
-			fmt.Fprintf(stdout, "\nkey (shown once; the server keeps only its hash):\n%s\n", vk.Key)
-		}
-		return nil
+		return showMinted(vk, err, "key (shown once; the server keeps only its hash)")
 	case "update":
 		if len(pos) != 1 {
 			return errors.New("give one key id: switchyard keys update ID --max-budget-usd 50")
@@ -195,16 +200,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return errors.New("give one key id: switchyard keys rotate ID")
 		}
 		vk, err := c.RotateKey(ctx, pos[0])
-		if err != nil {
-			return err
-		}
-		if err := show(vk); err != nil {
-			return err
-		}
-		if !cf.jsonOut {
-			fmt.Fprintf(stdout, "\nnew key (shown once; the old one no longer works):\n%s\n", vk.Key)
-		}
-		return nil
+		return showMinted(vk, err, "new key (shown once; the old one no longer works)")
 	case "revoke":
 		return deleteEach(ctx, pos, cf.jsonOut, stdout, c.RevokeKey)
 	}
