@@ -576,7 +576,7 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 // applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
 // merged request inside the transaction before it is checked (LiteLLM's /key/update sets
 // one metadata label while keeping the others); uniqueName is issueKey's.
-func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(*keyRequest), uniqueName string) (*virtualKey, error) {
+func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string) (*virtualKey, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
@@ -600,7 +600,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			return err
 		}
 		if adjust != nil {
-			adjust(&req)
+			adjust(&req, rec.virtualKey)
 		}
 		check := req
 		if !expiryGiven {

@@ -20,7 +20,7 @@ import (
 )
 
 // LiteLLM's proxy manages its virtual keys through /key/generate, /key/info, /key/update,
-// /key/delete and /key/list; the routes here answer those requests for scripts and admin
+// /key/delete, /key/list, /key/block and /key/unblock (and regenerates them); the routes here answer those requests for scripts and admin
 // tools moved from it unchanged. They are translations onto the virtual keys of keys.go
 // (the same records, checks, limits and owner scoping as /api/v1/keys): LiteLLM's field
 // names become Switchyard's on the way in and back on the way out, and the failures name
@@ -63,7 +63,6 @@ var litellmRefused = map[string]string{
 	"tags":                         "Switchyard has no per-key tags: requests are tagged key:<token> already, and with X-Switchyard-Tags",
 	"enforced_params":              "Switchyard has no per-key enforced parameters",
 	"allowed_cache_controls":       "Switchyard has no per-key cache controls",
-	"blocked":                      "set max_budget 0 to block a key (and a budget again to unblock it), or delete it (POST /key/delete)",
 	"spend":                        "a key's spend is metered by the server and cannot be set",
 	"send_invite_email":            "Switchyard sends no e-mail",
 	"rpm_limit_type":               "Switchyard's rpm_limit is a plain bound (no throughput types)",
@@ -88,6 +87,7 @@ type litellmKeyRequest struct {
 	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
 	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
 	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=A label only (Switchyard has no users): kept as metadata.user_id"`
+	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 }
 
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
@@ -105,6 +105,7 @@ type litellmKeyInfo struct {
 	Metadata       map[string]any `json:"metadata"`
 	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
 	TeamID         *string        `json:"team_id" jsonschema:"description=Always null (no teams)"`
+	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
 	CreatedAt      time.Time      `json:"created_at"`
 	// Switchyard's limits LiteLLM's key has no field for, so that they are not hidden.
 	MaxTokens   int64 `json:"max_tokens,omitempty" jsonschema:"description=Switchyard: tokens the key may use (per budget_duration)"`
@@ -131,9 +132,9 @@ type litellmKeyDeleteRequest struct {
 	KeyAliases []string `json:"key_aliases,omitempty" jsonschema:"description=Aliases whose keys to delete (every key of this key with that alias)"`
 }
 
-// litellmRegenerateRequest is the body of POST /key/regenerate.
-type litellmRegenerateRequest struct {
-	Key string `json:"key" jsonschema:"description=The key to regenerate: the key itself or its token"`
+// litellmKeyRef is the body of POST /key/regenerate, /key/block and /key/unblock.
+type litellmKeyRef struct {
+	Key string `json:"key" jsonschema:"description=The key itself or its token"`
 }
 
 // litellmKeyDeletion is the answer of POST /key/delete.
@@ -169,7 +170,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			native, _, err := litellmToNative(fields, false, time.Now().UTC())
+			native, _, _, err := litellmToNative(fields, false, time.Now().UTC())
 			if err != nil {
 				return err
 			}
@@ -201,9 +202,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		Tags: tags, Response: litellmGeneratedKey{}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error { return regenerate(w, r, r.PathValue("key")) })
 	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body",
-		Tags: tags, Request: litellmRegenerateRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
+		Tags: tags, Request: litellmKeyRef{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
-			var req litellmRegenerateRequest
+			var req litellmKeyRef
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
 				return err
 			}
@@ -212,6 +213,33 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			}
 			return regenerate(w, r, req.Key)
 		})
+	block := func(blocked bool) func(w http.ResponseWriter, r *http.Request) error {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmKeyRef
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if req.Key == "" {
+				return litellmInvalid("key", "key is required: the key to block or unblock, or its token")
+			}
+			rec, err := s.litellmKeyOf(r.Context(), owner(r), req.Key)
+			if err != nil {
+				return err
+			}
+			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "")
+			if err != nil {
+				return litellmNames(err)
+			}
+			writeJSON(w, http.StatusOK, litellmInfoOf(*vk))
+			return nil
+		}
+	}
+	blockErrors := map[int]string{400: "key missing or a field besides key", 403: scoped, 404: notFound}
+	s.Handle(Route{Method: "POST", Path: "/key/block", Summary: "LiteLLM's key block: the virtual key refuses every request (as over its budget) until unblocked; its limits, budget and spend are kept",
+		Tags: tags, Request: litellmKeyRef{}, Response: litellmKeyInfo{}, Errors: blockErrors}, block(true))
+	s.Handle(Route{Method: "POST", Path: "/key/unblock", Summary: "LiteLLM's key unblock: lifts a block (from /key/block, blocked true or max_budget 0: then the key has no budget)",
+		Tags: tags, Request: litellmKeyRef{}, Response: litellmKeyInfo{}, Errors: blockErrors}, block(false))
 	s.Handle(Route{Method: "GET", Path: "/key/info", Summary: "LiteLLM's key info: a virtual key this key issued, or without key the calling virtual key",
 		Tags: tags, Response: litellmKeyInfoAnswer{}, ScopedKeys: true,
 		Query:  []QueryParam{{Name: "key", Description: "The key itself or its token; absent: the calling virtual key"}},
@@ -256,13 +284,16 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			native, userID, err := litellmToNative(fields, true, time.Now().UTC())
+			native, userID, lift, err := litellmToNative(fields, true, time.Now().UTC())
 			if err != nil {
 				return err
 			}
-			var adjust func(*keyRequest)
-			if userID != nil { // a label among the others: set inside the update's transaction
-				adjust = func(req *keyRequest) {
+			// Both decided against the stored key, inside the update's transaction.
+			adjust := func(req *keyRequest, prev virtualKey) {
+				if lift && prev.Blocked && prev.MaxBudgetUSD == 0 {
+					req.Blocked = false // the block was a budget of nothing, now replaced
+				}
+				if userID != nil { // a label among the others
 					md := make(map[string]any, len(req.Metadata)+1)
 					for k, v := range req.Metadata {
 						md[k] = v
@@ -434,10 +465,18 @@ func litellmBody(r *http.Request) (map[string]json.RawMessage, error) {
 // allows every model). duration becomes expires_at from now, user_id the metadata label
 // user_id (returned apart, "" to remove it, on an update that does not send metadata), and
 // fields with no equivalent are refused unless empty.
-func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (json.RawMessage, *string, error) {
+//
+// A key is blocked by max_budget 0 (a budget of nothing) or blocked true (LiteLLM's flag,
+// also set by /key/block); both are the one blocked state of the virtual key. On update a
+// max_budget other than 0 lifts a block only when the key had no budget (the block was a
+// budget of nothing): a key blocked through /key/block with a budget stays blocked when its
+// budget changes. The lift is returned apart (liftBudgetBlock), to be decided against the
+// stored key inside the update's transaction.
+func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (body json.RawMessage, userID *string, liftBudgetBlock bool, err error) {
 	native := map[string]json.RawMessage{}
 	var metadata map[string]any
-	var userID *string
+	var blocked *bool
+	zeroBudget := false
 	metadataNull := false
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
@@ -458,25 +497,35 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			switch {
 			case isZero:
 				native["max_budget_usd"], native["blocked"] = json.RawMessage(`0`), json.RawMessage(`true`)
+				zeroBudget = true
 			case !isNull:
-				native["max_budget_usd"], native["blocked"] = raw, json.RawMessage(`false`)
+				native["max_budget_usd"], liftBudgetBlock = raw, update
 			case update:
-				native["max_budget_usd"], native["blocked"] = json.RawMessage(`0`), json.RawMessage(`false`)
+				native["max_budget_usd"], liftBudgetBlock = json.RawMessage(`0`), true
 			}
+		case name == "blocked":
+			if isNull {
+				continue
+			}
+			var v bool
+			if json.Unmarshal(raw, &v) != nil {
+				return nil, nil, false, litellmInvalid(name, "blocked: must be true or false, got %s", raw)
+			}
+			blocked = &v
 		case isZero && (name == "rpm_limit" || name == "tpm_limit" || name == "max_parallel_requests"):
 			// On LiteLLM a limit of 0 refuses every request; here 0 would mean no bound (or the
 			// server's), so it is refused rather than read as the opposite.
-			return nil, nil, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
+			return nil, nil, false, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
 		case name == "metadata":
 			if isNull {
 				metadataNull = update
 				continue
 			}
 			if json.Unmarshal(raw, &metadata) != nil || metadata == nil {
-				return nil, nil, litellmInvalid(name, "metadata: must be a JSON object")
+				return nil, nil, false, litellmInvalid(name, "metadata: must be a JSON object")
 			}
 		case name == "models" && isNull && update:
-			return nil, nil, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+			return nil, nil, false, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
 		case litellmFieldNames[name] != "":
 			switch {
 			case !isNull:
@@ -492,14 +541,14 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
+				return nil, nil, false, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
 			}
 			d, err := parseBudgetDuration(v)
 			if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
 				err = errors.New("must be between 1s and 3660d")
 			}
 			if err != nil {
-				return nil, nil, litellmInvalid(name, "duration: %s, got %q", err, v)
+				return nil, nil, false, litellmInvalid(name, "duration: %s, got %q", err, v)
 			}
 			native["expires_at"], _ = json.Marshal(now.Add(d))
 		case name == "user_id":
@@ -511,25 +560,25 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, litellmInvalid(name, "user_id: must be a string, got %s", raw)
+				return nil, nil, false, litellmInvalid(name, "user_id: must be a string, got %s", raw)
 			}
 			userID = &v
 		case name == "key_type":
 			var v string
 			if !isNull && (json.Unmarshal(raw, &v) != nil || (v != "" && v != "default" && v != "llm_api")) {
-				return nil, nil, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
+				return nil, nil, false, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
 			}
 		case name == "spend" && update:
-			return nil, nil, litellmInvalid(name, "spend: %s (nor reset)", litellmRefused[name])
+			return nil, nil, false, litellmInvalid(name, "spend: %s (nor reset)", litellmRefused[name])
 		case litellmRefused[name] != "":
 			if !emptyJSON(raw) {
-				return nil, nil, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
+				return nil, nil, false, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
 			}
 		case emptyJSON(raw):
 			// A field newer than this translation (auto_rotate, rotation_interval, …) sent at
 			// its default, as LiteLLM's UI and SDK do: it asks for nothing.
 		default:
-			return nil, nil, litellmInvalid(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
+			return nil, nil, false, litellmInvalid(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
 		}
 	}
 	if userID != nil && (metadata != nil || !update) {
@@ -538,7 +587,7 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 		case *userID == "":
 			delete(metadata, "user_id")
 		case ok && prev != *userID:
-			return nil, nil, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
+			return nil, nil, false, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
 		default:
 			if metadata == nil {
 				metadata = map[string]any{}
@@ -556,8 +605,15 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 	case metadataNull:
 		native["metadata"] = json.RawMessage(`null`)
 	}
-	body, err := json.Marshal(native)
-	return body, userID, err
+	if blocked != nil {
+		if !*blocked && zeroBudget {
+			return nil, nil, false, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the key)")
+		}
+		native["blocked"], _ = json.Marshal(*blocked)
+		liftBudgetBlock = false // said outright
+	}
+	body, err = json.Marshal(native)
+	return body, userID, liftBudgetBlock, err
 }
 
 // emptyJSON reports a JSON value that asks for nothing: null, "", 0, false, and an object or
@@ -716,7 +772,8 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	if vk.Name != "" {
 		info.KeyAlias = &vk.Name
 	}
-	if vk.Blocked {
+	info.Blocked = vk.Blocked
+	if vk.Blocked && vk.MaxBudgetUSD == 0 {
 		info.MaxBudget = new(float64) // a budget of nothing: LiteLLM's max_budget 0
 	} else if vk.MaxBudgetUSD > 0 {
 		info.MaxBudget = &vk.MaxBudgetUSD

@@ -144,3 +144,55 @@ func TestLiteLLMDurationsAndEmptyFields(t *testing.T) {
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, body), http.StatusBadRequest, field)
 	}
 }
+
+// TestLiteLLMKeyBlock: /key/block refuses every request of the key and keeps its budget
+// (a budget change leaves it blocked), /key/unblock lifts it; blocked true/false on
+// generate and update do the same; blocked false with max_budget 0 is a contradiction
+// named as such; the key is named by its value or its token.
+func TestLiteLLMKeyBlock(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	g := litellmGenerate(t, s, `{"max_budget":10,"models":["openai/ok"]}`)
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("new key refused: %d %s", resp.StatusCode, b)
+	}
+	r := do(t, s, "POST", "/key/block", testKey, `{"key":"`+g.Key+`"}`)
+	if r.status != http.StatusOK || r.body["blocked"] != true || r.body["max_budget"] != 10.0 || r.body["token"] != g.Token {
+		t.Fatalf("block: %d %s", r.status, r.raw)
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode == http.StatusOK {
+		t.Fatalf("blocked key served: %s", b)
+	}
+	r = do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","max_budget":20}`)
+	if r.status != http.StatusOK || r.body["blocked"] != true || r.body["max_budget"] != 20.0 {
+		t.Fatalf("a budget change on a blocked key: %d %s", r.status, r.raw)
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode == http.StatusOK {
+		t.Fatalf("a budget change unblocked a key blocked by /key/block: %s", b)
+	}
+	if r := do(t, s, "GET", "/key/info?key="+g.Token, testKey, ""); r.status != http.StatusOK || !strings.Contains(r.raw, `"blocked":true`) {
+		t.Fatalf("info of a blocked key: %d %s", r.status, r.raw)
+	}
+	r = do(t, s, "POST", "/key/unblock", testKey, `{"key":"`+g.Token+`"}`)
+	if r.status != http.StatusOK || r.body["blocked"] != false || r.body["max_budget"] != 20.0 {
+		t.Fatalf("unblock: %d %s", r.status, r.raw)
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("unblocked key refused: %d %s", resp.StatusCode, b)
+	}
+
+	f := litellmGenerate(t, s, `{"blocked":true,"models":["openai/ok"]}`)
+	if resp, b := chatWith(t, hs, f.Key, "openai/ok"); resp.StatusCode == http.StatusOK {
+		t.Fatalf("a key generated blocked served: %s", b)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+f.Token+`","blocked":false}`); r.status != http.StatusOK || r.body["blocked"] != false {
+		t.Fatalf("blocked false: %d %s", r.status, r.raw)
+	}
+	if resp, b := chatWith(t, hs, f.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("blocked false left the key blocked: %d %s", resp.StatusCode, b)
+	}
+
+	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"max_budget":0,"blocked":false}`), http.StatusBadRequest, "blocked")
+	wantLiteLLMError(t, do(t, s, "POST", "/key/block", testKey, `{}`), http.StatusBadRequest, "key")
+	wantLiteLLMError(t, do(t, s, "POST", "/key/unblock", testKey, `{"key":"sy-vk-nope"}`), http.StatusNotFound, "")
+	wantLiteLLMError(t, do(t, s, "POST", "/key/block", testKey, `{"key":"`+g.Token+`","team_id":"x"}`), http.StatusBadRequest, "team_id")
+}

@@ -250,7 +250,7 @@ func TestLiteLLMKeyFields(t *testing.T) {
 	_, s := keysServer(t, nil, 0)
 	for _, field := range []string{`"team_id":"t1"`, `"key":"sk-chosen-1234"`, `"guardrails":["pii"]`, `"permissions":{"allow":"x"}`,
 		`"model_max_budget":{"gpt-4":1}`, `"max_parallel_requests":3`, `"soft_budget":2`, `"aliases":{"a":"b"}`, `"tags":["x"]`,
-		`"blocked":true`, `"bogus":1`} {
+		`"blocked":"yes"`, `"bogus":1`} {
 		name := strings.Trim(strings.SplitN(field, ":", 2)[0], `"`)
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, "{"+field+"}"), http.StatusBadRequest, name)
 	}
