@@ -34,6 +34,9 @@ type KeyRequest struct {
 	// Blocked issues the key refusing every request as over its budget, until unblocked
 	// (LiteLLM's max_budget 0).
 	Blocked bool `json:"blocked,omitempty"`
+	// Guardrails names server guardrails (serve --guardrails) every chat request of the key
+	// runs, whatever the request names.
+	Guardrails []string `json:"guardrails,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -62,6 +65,8 @@ type VirtualKey struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Blocked: the key refuses every request as over its budget until unblocked.
 	Blocked bool `json:"blocked,omitempty"`
+	// Guardrails are the server guardrails every chat request of the key runs.
+	Guardrails []string `json:"guardrails,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 }
@@ -153,6 +158,8 @@ type KeyUpdate struct {
 	Metadata map[string]any
 	// Blocked blocks (true) or unblocks (false) the key when not nil.
 	Blocked *bool
+	// Guardrails replaces the key's guardrails when not nil; empty (non-nil) removes them.
+	Guardrails []string
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
@@ -180,6 +187,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("expires_at", nil, u.ClearExpiry)
 		set("metadata", u.Metadata, u.Metadata != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
+		set("guardrails", u.Guardrails, u.Guardrails != nil)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {

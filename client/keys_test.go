@@ -55,6 +55,11 @@ func TestVirtualKeysAgainstServer(t *testing.T) {
 	if err := req("openai/gpt-4o"); err != nil {
 		t.Fatalf("every model allowed after the update: %v", err)
 	}
+	// No guardrail is configured here: a key's list is checked against the server's.
+	if _, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Guardrails: []string{"pii"}}); !errors.As(err, &apiErr) ||
+		apiErr.Status != http.StatusUnprocessableEntity || !strings.Contains(apiErr.Message, "guardrails[0]") {
+		t.Fatalf("an unknown guardrail on a key: %v", err)
+	}
 	block, unblock := true, false
 	if up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Blocked: &block}); err != nil || !up.Blocked {
 		t.Fatalf("block %+v %v", up, err)

@@ -192,7 +192,7 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 	if _, _, err := g.admission(scope, req); err != nil {
 		return err
 	}
-	if _, err := g.guardrailsFor(req, GuardrailPreCall); err != nil { // a name nothing configures
+	if _, err := g.guardrailsFor(scope, req, GuardrailPreCall); err != nil { // a name nothing configures
 		return err
 	}
 	return g.budgetUsable(ctx, scope.Budget)

@@ -144,6 +144,11 @@ type Scope struct {
 	// AttemptTimeout (an optimization job's llm_call_timeout_seconds for its agent's
 	// calls). A request's own timeout still wins for its deadline.
 	CallTimeout time.Duration
+	// Guardrails names guardrails every chat request of the scope runs (a virtual key's,
+	// LiteLLM's per-key guardrails), besides the default_on ones and those the request
+	// names; a request cannot turn them off. A name the gateway does not configure (the
+	// configuration changed after the key was made) refuses the request: it fails closed.
+	Guardrails []string
 }
 
 // Backoff configures the wait between retries of the same model.

@@ -295,28 +295,52 @@ func foreignFields(c GuardrailConfig, field func(string) string) error {
 	return nil
 }
 
-// guardrailsFor returns the guardrails of mode that apply to req: the default_on ones
-// and those it names, in configuration order. A name nothing configures is a
-// *ValidationError naming "guardrails".
-func (g *Gateway) guardrailsFor(req *Request, mode string) ([]*guardrail, error) {
-	for i, name := range req.Guardrails {
+// guardrailsFor returns the guardrails of mode that apply to req in scope: the
+// default_on ones, the scope's and those req names, in configuration order. A name
+// nothing configures is a *ValidationError naming "guardrails" (the scope's: saying the
+// key requires it).
+func (g *Gateway) guardrailsFor(scope Scope, req *Request, mode string) ([]*guardrail, error) {
+	if err := g.CheckGuardrailNames("guardrails", req.Guardrails); err != nil {
+		return nil, err
+	}
+	for _, name := range scope.Guardrails {
 		if g.guardrails[name] == nil {
-			known := make([]string, 0, len(g.guardrails))
-			for n := range g.guardrails {
-				known = append(known, n)
-			}
-			slices.Sort(known)
-			return nil, invalid(fmt.Sprintf("guardrails[%d]", i), "no guardrail is named %q (configured: %s)", name, strings.Join(known, ", "))
+			return nil, invalid("guardrails", "the calling key requires the guardrail %q, which the server no longer configures: the request is refused (configured: %s)", name, g.guardrailList())
 		}
 	}
 	var out []*guardrail
 	for _, c := range g.opts.Guardrails {
 		gr := g.guardrails[c.Name]
-		if gr.Mode == mode && (gr.DefaultOn || slices.Contains(req.Guardrails, gr.Name)) {
+		if gr.Mode == mode && (gr.DefaultOn || slices.Contains(req.Guardrails, gr.Name) || slices.Contains(scope.Guardrails, gr.Name)) {
 			out = append(out, gr)
 		}
 	}
 	return out, nil
+}
+
+// CheckGuardrailNames reports, as a *ValidationError naming field[i], the first of names
+// that no configured guardrail has: how a request's guardrails and a virtual key's are
+// checked.
+func (g *Gateway) CheckGuardrailNames(field string, names []string) error {
+	for i, name := range names {
+		if g.guardrails[name] == nil {
+			return invalid(fmt.Sprintf("%s[%d]", field, i), "no guardrail is named %q (configured: %s)", name, g.guardrailList())
+		}
+	}
+	return nil
+}
+
+// guardrailList is the configured guardrails' names, sorted and comma-separated.
+func (g *Gateway) guardrailList() string {
+	known := make([]string, 0, len(g.guardrails))
+	for n := range g.guardrails {
+		known = append(known, n)
+	}
+	slices.Sort(known)
+	if len(known) == 0 {
+		return "none"
+	}
+	return strings.Join(known, ", ")
 }
 
 // runGuardrail runs gr on in: its verdict as a *GuardrailError when it blocks, the texts it
@@ -357,14 +381,14 @@ func (g *Gateway) runGuardrail(ctx context.Context, gr *guardrail, in GuardrailI
 // string value keeps them valid; a masking that leaves them invalid JSON (a number taken
 // for a phone number) cannot be sent and blocks the request instead.
 func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*Request, error) {
-	if req.guarded || len(g.guardrails) == 0 && len(req.Guardrails) == 0 {
+	if req.guarded || len(g.guardrails) == 0 && len(req.Guardrails) == 0 && len(scope.Guardrails) == 0 {
 		return req, nil
 	}
-	pre, err := g.guardrailsFor(req, GuardrailPreCall)
+	pre, err := g.guardrailsFor(scope, req, GuardrailPreCall)
 	if err != nil {
 		return nil, err
 	}
-	post, err := g.guardrailsFor(req, GuardrailPostCall)
+	post, err := g.guardrailsFor(scope, req, GuardrailPostCall)
 	if err != nil {
 		return nil, err
 	}

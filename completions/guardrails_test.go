@@ -264,3 +264,40 @@ func TestBannedWordsWholeWords(t *testing.T) {
 		}
 	}
 }
+
+// TestScopeGuardrails: a scope's guardrails (a virtual key's) run on its requests without
+// the request naming them, beside those it names, and not on other scopes' requests; one
+// the gateway does not configure refuses the request naming it (fails closed) and calls no
+// model.
+func TestScopeGuardrails(t *testing.T) {
+	f := newFake("fake")
+	g, _, _ := guardedGateway(t, f, nil,
+		GuardrailConfig{Name: "words", Kind: GuardrailBannedWords, Mode: GuardrailPreCall, Words: []string{"Project X"}},
+		GuardrailConfig{Name: "more", Kind: GuardrailBannedWords, Mode: GuardrailPreCall, Words: []string{"Project Y"}})
+	keyed := Scope{Owner: "k1", Guardrails: []string{"words"}}
+	var ge *GuardrailError
+	if _, err := g.Complete(context.Background(), keyed, userRequest("about project x")); !errors.As(err, &ge) || ge.Guardrail != "words" {
+		t.Fatalf("the scope's guardrail did not run: %v", err)
+	}
+	if _, err := g.Stream(context.Background(), keyed, userRequest("about project x")); !errors.As(err, &ge) {
+		t.Fatalf("stream: the scope's guardrail did not run: %v", err)
+	}
+	if _, err := g.Complete(context.Background(), keyed, userRequest("about project y", "more")); !errors.As(err, &ge) || ge.Guardrail != "more" {
+		t.Fatalf("a request's guardrail beside the scope's: %v", err)
+	}
+	if _, err := g.Complete(context.Background(), Scope{Owner: "k2"}, userRequest("about project x")); err != nil {
+		t.Fatalf("another scope ran the guardrail: %v", err)
+	}
+	calls := f.callCount("m")
+	_, err := g.Complete(context.Background(), Scope{Owner: "k1", Guardrails: []string{"gone"}}, userRequest("hi"))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "guardrails" || !strings.Contains(err.Error(), `"gone"`) {
+		t.Fatalf("an unconfigured scope guardrail: %v", err)
+	}
+	if f.callCount("m") != calls {
+		t.Fatal("a request refused for its scope's unconfigured guardrail reached the upstream")
+	}
+	if err := g.CheckGuardrailNames("guardrails", []string{"words", "gone"}); !errors.As(err, &ve) || ve.Field != "guardrails[1]" {
+		t.Fatalf("CheckGuardrailNames: %v", err)
+	}
+}

@@ -205,7 +205,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 	case *completions.Scope:
 		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
 	case virtualKeyScope:
-		sc.Budget, sc.Tag = v.Budget, v.Tag
+		sc.Budget, sc.Tag, sc.Guardrails = v.Budget, v.Tag, v.Guardrails
 	}
 	return sc
 }

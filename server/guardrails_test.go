@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +141,93 @@ func TestGuardrailPostCallOverHTTP(t *testing.T) {
 	// Without the opt-in the answer passes.
 	if resp, b := post(t, url+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
 		t.Errorf("not opted in: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestKeyGuardrails: a virtual key's guardrails run on every chat request it makes without
+// the request naming them (on every surface, and a request naming others adds to them),
+// not on the issuing key's; an unknown name is refused when the key is made (422 naming
+// guardrails[i]); PATCH and LiteLLM's /key/update change them, and /key/generate takes and
+// /key/info shows them; a key whose guardrail the server no longer configures is refused
+// (fails closed) rather than let through.
+func TestKeyGuardrails(t *testing.T) {
+	hs, s, up := completionsServerWith(t, func(o *completions.Options) {
+		o.Guardrails = []completions.GuardrailConfig{
+			{Name: "words", Kind: completions.GuardrailBannedWords, Mode: completions.GuardrailPreCall, Words: []string{"forbidden"}},
+			{Name: "no-greeting", Kind: completions.GuardrailRegex, Mode: completions.GuardrailPostCall, Patterns: []string{`^Hello`}},
+		}
+	})
+	forbidden := `{"model":"up/ok","messages":[{"role":"user","content":"a forbidden topic"}]}`
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"guardrails":["words","nope"]}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "guardrails[1]") || !strings.Contains(r.raw, `nope`) {
+		t.Fatalf("unknown guardrail on a key: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"guardrails":["words","words"]}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "guardrails[1]") {
+		t.Fatalf("a guardrail twice: %d %s", r.status, r.raw)
+	}
+	vk := issue(t, s, `{"guardrails":["words"]}`)
+	if !slices.Equal(vk.Guardrails, []string{"words"}) {
+		t.Fatalf("issued key's guardrails: %v", vk.Guardrails)
+	}
+	for _, c := range []struct{ path, body string }{
+		{"/v1/chat/completions", forbidden},
+		{"/v1/responses", `{"model":"up/ok","input":"a forbidden topic"}`},
+		{"/v1/messages", `{"model":"up/ok","max_tokens":50,"messages":[{"role":"user","content":"a forbidden topic"}]}`},
+	} {
+		if resp, b := post(t, hs.URL+c.path, vk.Key, c.body); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `\"words\"`) {
+			t.Errorf("%s with a guarded key: %d %s", c.path, resp.StatusCode, b)
+		}
+	}
+	if n := up.count(); n != 0 {
+		t.Fatalf("%d upstream calls for blocked requests", n)
+	}
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, forbidden); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the operator key ran the virtual key's guardrail: %d %s", resp.StatusCode, b)
+	}
+	// A request naming a post_call guardrail adds it to the key's.
+	resp, b := post(t, hs.URL+"/v1/chat/completions", vk.Key, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}],"guardrails":["no-greeting"]}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "no-greeting") {
+		t.Fatalf("a request's own guardrail beside the key's: %d %s", resp.StatusCode, b)
+	}
+
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+vk.ID, testKey, `{"guardrails":[]}`); r.status != http.StatusOK || strings.Contains(r.raw, `"guardrails"`) {
+		t.Fatalf("PATCH guardrails []: %d %s", r.status, r.raw)
+	}
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", vk.Key, forbidden); resp.StatusCode != http.StatusOK {
+		t.Fatalf("guardrails removed, still blocked: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+vk.ID+`","guardrails":["words"]}`); r.status != http.StatusOK || !strings.Contains(r.raw, `"guardrails":["words"]`) {
+		t.Fatalf("/key/update guardrails: %d %s", r.status, r.raw)
+	}
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", vk.Key, forbidden); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("guardrails set by /key/update not run: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+vk.ID+`","guardrails":null}`); r.status != http.StatusOK || strings.Contains(r.raw, `"guardrails"`) {
+		t.Fatalf("/key/update guardrails null: %d %s", r.status, r.raw)
+	}
+	r := do(t, s, "POST", "/key/generate", testKey, `{"guardrails":["no-greeting"]}`)
+	if r.status != http.StatusOK || !strings.Contains(r.raw, `"guardrails":["no-greeting"]`) {
+		t.Fatalf("/key/generate guardrails: %d %s", r.status, r.raw)
+	}
+	if info := do(t, s, "GET", "/key/info?key="+r.body["token"].(string), testKey, ""); !strings.Contains(info.raw, `"guardrails":["no-greeting"]`) {
+		t.Fatalf("/key/info: %s", info.raw)
+	}
+	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"guardrails":["nope"]}`), http.StatusBadRequest, "guardrails")
+}
+
+// TestKeyGuardrailsResolved: the shared-key record carries a virtual key's guardrails, so
+// a replica that did not issue the key (or a batch line) runs them too.
+func TestKeyGuardrailsResolved(t *testing.T) {
+	_, s, _ := completionsServerWith(t, nil)
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:vk_x", Budget: "key/vk_x", KeyID: "vk_x", Guardrails: []string{"words"}})
+	if err := completions.PutSharedBudget(context.Background(), s.cfg.Store, "key/vk_x", completions.BudgetLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	scope, err := keyScopes(s.cfg.Store)(context.Background(), "owner", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := scope.(virtualKeyScope)
+	if !slices.Equal(sc.Guardrails, []string{"words"}) {
+		t.Fatalf("resolved scope's guardrails: %v", sc.Guardrails)
 	}
 }

@@ -41,6 +41,8 @@ const (
 	maxKeyNameLength = 256
 	// maxKeyModels bounds a virtual key's model list.
 	maxKeyModels = 100
+	// maxKeyGuardrails bounds a virtual key's guardrails.
+	maxKeyGuardrails = 16
 	// maxKeyMetadataBytes bounds a virtual key's metadata, as JSON.
 	maxKeyMetadataBytes = 16 << 10
 )
@@ -58,6 +60,7 @@ type keyRequest struct {
 	ExpiresAt         *time.Time     `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
+	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
 }
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
@@ -78,6 +81,7 @@ type virtualKey struct {
 	Expired           bool           `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=The key refuses every request as over its budget"`
+	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 }
 
@@ -325,6 +329,17 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 			return l, invalid("metadata: at most %d bytes of JSON, got %d", maxKeyMetadataBytes, b.Len()-1)
 		}
 	}
+	if len(req.Guardrails) > maxKeyGuardrails {
+		return l, invalid("guardrails: at most %d guardrails, got %d", maxKeyGuardrails, len(req.Guardrails))
+	}
+	for i, name := range req.Guardrails {
+		if slices.Index(req.Guardrails, name) < i {
+			return l, invalid("guardrails[%d]: %q is listed twice", i, name)
+		}
+	}
+	if err := g.CheckGuardrailNames("guardrails", req.Guardrails); err != nil {
+		return l, invalid("%s", err.Error())
+	}
 	if req.ExpiresAt != nil && !req.ExpiresAt.After(now) {
 		return l, invalid("expires_at: must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
 	}
@@ -435,7 +450,10 @@ func checkUniqueName(issued []store.Entry, field, name, except string) error {
 func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
-	vk.Metadata, vk.Blocked = req.Metadata, req.Blocked
+	vk.Metadata, vk.Blocked, vk.Guardrails = req.Metadata, req.Blocked, req.Guardrails
+	if len(vk.Guardrails) == 0 {
+		vk.Guardrails = nil
+	}
 	if len(vk.Metadata) == 0 {
 		vk.Metadata = nil
 	}
@@ -453,7 +471,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virt
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
 	}
-	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute})
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -592,7 +610,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
-			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked}
+			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -605,6 +623,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		check := req
 		if !expiryGiven {
 			check.ExpiresAt = nil // kept as it is, past or not
+		}
+		if _, given := given["guardrails"]; !given {
+			check.Guardrails = nil // kept as they are, even one the server no longer configures
 		}
 		limits, err := checkKeyRequest(g, check, time.Now().UTC(), modelsGiven)
 		if err != nil {

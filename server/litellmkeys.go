@@ -36,6 +36,7 @@ var litellmFieldNames = map[string]string{
 	"rpm_limit":       "requests_per_minute",
 	"budget_duration": "budget_duration",
 	"metadata":        "metadata",
+	"guardrails":      "guardrails",
 }
 
 // litellmRefused are LiteLLM key fields without an equivalent here, with the reason given
@@ -46,7 +47,6 @@ var litellmRefused = map[string]string{
 	"organization_id":              "Switchyard has no organizations (keep a label in metadata)",
 	"budget_id":                    "Switchyard has no shared budgets: set max_budget and budget_duration on the key",
 	"key":                          "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit key",
-	"guardrails":                   "Switchyard has no per-key guardrails",
 	"policies":                     "Switchyard has no per-key policies",
 	"prompts":                      "Switchyard has no per-key prompts",
 	"permissions":                  "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
@@ -87,6 +87,7 @@ type litellmKeyRequest struct {
 	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
 	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
 	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=A label only (Switchyard has no users): kept as metadata.user_id"`
+	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 }
 
@@ -106,6 +107,7 @@ type litellmKeyInfo struct {
 	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
 	TeamID         *string        `json:"team_id" jsonschema:"description=Always null (no teams)"`
 	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
+	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	CreatedAt      time.Time      `json:"created_at"`
 	// Switchyard's limits LiteLLM's key has no field for, so that they are not hidden.
 	MaxTokens   int64 `json:"max_tokens,omitempty" jsonschema:"description=Switchyard: tokens the key may use (per budget_duration)"`
@@ -532,6 +534,8 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 				native[litellmFieldNames[name]] = raw
 			case update && (name == "key_alias" || name == "budget_duration"):
 				native[litellmFieldNames[name]] = json.RawMessage(`""`)
+			case update && name == "guardrails":
+				native[litellmFieldNames[name]] = json.RawMessage(`[]`)
 			case update:
 				native[litellmFieldNames[name]] = json.RawMessage(`0`)
 			}
@@ -761,7 +765,7 @@ func (s *Server) litellmInfoScope(r *http.Request, ref string) (string, error) {
 
 // litellmInfoOf describes vk in LiteLLM's fields.
 func litellmInfoOf(vk virtualKey) litellmKeyInfo {
-	info := litellmKeyInfo{Token: vk.ID, Spend: vk.Spend.CostUSD, Models: vk.Models, Expires: vk.ExpiresAt, Metadata: vk.Metadata,
+	info := litellmKeyInfo{Token: vk.ID, Spend: vk.Spend.CostUSD, Models: vk.Models, Expires: vk.ExpiresAt, Metadata: vk.Metadata, Guardrails: vk.Guardrails,
 		CreatedAt: vk.CreatedAt, MaxTokens: vk.MaxTokens, MaxRequests: vk.MaxRequests, Expired: vk.Expired}
 	if info.Models == nil {
 		info.Models = []string{}

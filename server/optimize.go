@@ -317,6 +317,8 @@ type keyScopeDoc struct {
 	KeyID string `json:"key_id,omitempty"`
 	// RequestsPerMinute is a virtual key's own rate bound (0: the server's).
 	RequestsPerMinute int `json:"rpm,omitempty"`
+	// Guardrails are a virtual key's guardrails (completions.Scope.Guardrails).
+	Guardrails []string `json:"guardrails,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -400,7 +402,7 @@ func keyScopes(st *store.Store) ScopeResolver {
 		if err != nil {
 			return nil, err
 		}
-		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond}
+		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond, Guardrails: s.Guardrails}
 		if s.KeyID != "" {
 			return virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute}, nil
 		}
