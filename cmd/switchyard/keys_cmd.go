@@ -17,6 +17,7 @@ import (
 // given on the command line (update changes only those).
 type keyFlags struct {
 	name, models, budgetDuration, expires string
+	guardrails                            string
 	maxBudget                             float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
@@ -36,6 +37,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.Int64Var(&f.tpm, "tpm", 0, "tokens the key's answers may use per minute per server process; 0: no bound")
 	fs.StringVar(&f.expires, "expires", "", "when the key stops working: RFC 3339, or a duration from now (90d, 12h)")
 	fs.BoolVar(&f.noExpiry, "no-expiry", false, "update: remove the key's expiry")
+	fs.StringVar(&f.guardrails, "guardrails", "", "comma-separated server guardrails (serve --guardrails) every chat request of the key runs; update: \"\" removes them")
 	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
 	return f
 }
@@ -68,6 +70,8 @@ func parseDays(v string) (time.Duration, error) {
 	return time.ParseDuration(v)
 }
 
+// splitModels splits a comma-separated list (of models, or guardrails), dropping blanks;
+// never nil.
 func splitModels(v string) []string {
 	out := []string{}
 	for _, m := range strings.Split(v, ",") {
@@ -96,7 +100,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails"}
 	if sub != "issue" && sub != "update" {
 		for _, n := range limitFlags {
 			if kf.set[n] {
@@ -139,7 +143,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
-			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked})
+			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails)})
 		return showMinted(vk, err, "key (shown once; the server keeps only its hash)")
 	case "update":
 		if len(pos) != 1 {
@@ -172,6 +176,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if kf.set["blocked"] {
 			u.Blocked = &kf.blocked
+		}
+		if kf.set["guardrails"] {
+			u.Guardrails = splitModels(kf.guardrails)
 		}
 		if kf.set["expires"] {
 			if kf.noExpiry {
@@ -270,6 +277,9 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 		fmt.Fprintf(w, "rate:      %d requests, %d tokens per minute (0: none)\n", k.RequestsPerMinute, k.TokensPerMinute)
 	}
 	fmt.Fprintf(w, "expires:   %s\n", expiresOf(*k))
+	if len(k.Guardrails) > 0 {
+		fmt.Fprintf(w, "guardrails: %s\n", strings.Join(k.Guardrails, ","))
+	}
 	if k.Blocked {
 		fmt.Fprintln(w, "blocked:   yes (every request refused as over budget; keys update ID --blocked=false)")
 	}

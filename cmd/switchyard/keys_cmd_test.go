@@ -53,6 +53,13 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys", "update", id, "--blocked=false"); code != 0 || strings.Contains(out, "blocked:") {
 		t.Fatalf("unblock: %d %s %s", code, out, errOut)
 	}
+	// No guardrail is configured on this server: the name is checked there.
+	if code, _, errOut := cli(t, "keys", "update", id, "--guardrails", "pii"); code == 0 || !strings.Contains(errOut, "guardrails[0]") {
+		t.Fatalf("an unknown guardrail: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--guardrails", ""); code != 0 || strings.Contains(out, "guardrails:") {
+		t.Fatalf("no guardrails: %d %s %s", code, out, errOut)
+	}
 	if code, _, errOut := cli(t, "keys", "show", id, "--max-tokens", "5"); code == 0 || !strings.Contains(errOut, "--max-tokens is for keys issue and keys update") {
 		t.Fatalf("a limit flag on show: %d %s", code, errOut)
 	}
