@@ -177,6 +177,13 @@ class ServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.ValidationError) as cm:
             switchyard.update_key(vk["id"], max_budget_usd=-1, client=self.client)
         self.assertIn("max_budget_usd", str(cm.exception))
+        with self.assertRaises(switchyard.ValidationError) as cm:  # none configured on the test server
+            switchyard.issue_key(name="guarded", guardrails=["no-such-guardrail"], client=self.client)
+        self.assertIn("guardrails[0]", str(cm.exception))
+        blocked = switchyard.issue_key(name="off", blocked=True, metadata={"env": "test"}, client=self.client)
+        self.assertTrue(blocked["blocked"])
+        self.assertEqual(blocked["metadata"], {"env": "test"})
+        switchyard.revoke_key(blocked["id"], client=self.client)
         rotated = switchyard.rotate_key(vk["id"], client=self.client)
         self.assertEqual(rotated["id"], vk["id"])
         self.assertNotEqual(rotated["key"], vk["key"])
