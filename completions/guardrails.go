@@ -330,6 +330,19 @@ func (g *Gateway) CheckGuardrailNames(field string, names []string) error {
 	return nil
 }
 
+// Guardrails returns copies of the configured guardrails, in configuration order (Custom
+// left out): what a caller may name in a request's or a key's guardrails.
+func (g *Gateway) Guardrails() []GuardrailConfig {
+	out := make([]GuardrailConfig, len(g.opts.Guardrails))
+	for i, c := range g.opts.Guardrails {
+		c.Custom = nil
+		c.Entities, c.Categories = slices.Clone(c.Entities), slices.Clone(c.Categories)
+		c.Words, c.Patterns = slices.Clone(c.Words), slices.Clone(c.Patterns)
+		out[i] = c
+	}
+	return out
+}
+
 // guardrailList is the configured guardrails' names, sorted and comma-separated.
 func (g *Gateway) guardrailList() string {
 	known := make([]string, 0, len(g.guardrails))

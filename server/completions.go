@@ -138,6 +138,7 @@ func Completions(g *completions.Gateway) Option {
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
 		s.litellmRoutes(g)
+		s.guardrailRoutes(g)
 		s.cacheRoutes(g)
 		s.responseRoutes(g)
 		s.openAIConversationRoutes(g)

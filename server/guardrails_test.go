@@ -231,3 +231,40 @@ func TestKeyGuardrailsResolved(t *testing.T) {
 		t.Fatalf("resolved scope's guardrails: %v", sc.Guardrails)
 	}
 }
+
+// TestGuardrailList: GET /guardrails/list names the configured guardrails in order, in
+// LiteLLM's shape, for operator and virtual keys alike, without what they look for.
+func TestGuardrailList(t *testing.T) {
+	hs, s, _ := completionsServerWith(t, func(o *completions.Options) {
+		o.Guardrails = []completions.GuardrailConfig{
+			{Name: "words", Kind: completions.GuardrailBannedWords, Mode: completions.GuardrailPreCall, Words: []string{"forbidden", "secret plan"}},
+			{Name: "pii", Kind: completions.GuardrailPII, Mode: completions.GuardrailPreCall, DefaultOn: true, Entities: []string{"email"}},
+		}
+	})
+	vk := issue(t, s, `{"guardrails":["words"]}`)
+	for _, key := range []string{testKey, vk.Key} {
+		req, _ := http.NewRequest("GET", hs.URL+"/guardrails/list", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out litellmGuardrailList
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(out.Guardrails) != 2 {
+			t.Fatalf("%d %+v %v", resp.StatusCode, out, err)
+		}
+		w, p := out.Guardrails[0], out.Guardrails[1]
+		if w.Name != "words" || w.Params.Guardrail != "banned_words" || w.Params.Mode != "pre_call" || w.Params.DefaultOn || w.Info.Words != 2 {
+			t.Errorf("words: %+v", w)
+		}
+		if p.Name != "pii" || !p.Params.DefaultOn || !slices.Equal(p.Params.Entities, []string{"email"}) {
+			t.Errorf("pii: %+v", p)
+		}
+	}
+	r := do(t, s, "GET", "/guardrails/list", testKey, "")
+	if strings.Contains(r.raw, "forbidden") || strings.Contains(r.raw, "secret plan") {
+		t.Fatalf("the banned words shown: %s", r.raw)
+	}
+}
