@@ -561,3 +561,37 @@ func TestVirtualKeyMetadata(t *testing.T) {
 		t.Fatalf("a refused request stored a key: %s", r.raw)
 	}
 }
+
+// TestSpentBudgetSaysDoNotRetry: a virtual key's spent budget is a 429 with
+// x-should-retry: false on the native surface as on the OpenAI one (the clients then do
+// not resend: retrying cannot help), while a per-minute rate's 429 leaves it out.
+func TestSpentBudgetSaysDoNotRetry(t *testing.T) {
+	hs, s := keysServer(t, nil, 3)
+	vk := issue(t, s, `{"max_requests":1}`)
+	native := `{"models":["openai/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`
+	if resp, b := post(t, hs.URL+"/api/v1/completions", vk.Key, native); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first request: %d %s", resp.StatusCode, b)
+	}
+	for _, path := range []string{"/api/v1/completions", "/v1/chat/completions"} {
+		body := native
+		if path == "/v1/chat/completions" {
+			body = `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`
+		}
+		resp, b := post(t, hs.URL+path, vk.Key, body)
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Should-Retry") != "false" {
+			t.Errorf("%s with a spent budget: %d x-should-retry %q %s", path, resp.StatusCode, resp.Header.Get("X-Should-Retry"), b)
+		}
+	}
+	// The server's per-key rate (3 a minute): a rate, which clears.
+	other := issue(t, s, `{}`)
+	for range 4 {
+		resp, b := post(t, hs.URL+"/api/v1/completions", other.Key, native)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if resp.Header.Get("X-Should-Retry") == "false" {
+				t.Fatalf("a rate limit's 429 said do not retry: %s", b)
+			}
+			return
+		}
+	}
+	t.Fatal("the per-key rate never refused")
+}

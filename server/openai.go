@@ -33,6 +33,10 @@ func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIErr
 		writeOpenAIError(w, ae, cause)
 		return
 	}
+	if errors.Is(cause, completions.ErrBudgetExceeded) {
+		// A spent budget does not clear by retrying: the clients honour this as the SDKs do.
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	writeAPIError(w, ae)
 }
 
