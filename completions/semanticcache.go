@@ -97,6 +97,7 @@ type semanticPlan struct {
 type semanticEntry struct {
 	answerKey string
 	vec       []float32
+	code      semanticCode // vec's quantised copy, which the search scans first
 	expires   time.Time
 	used      atomic.Int64 // tick of the last hit or insert (least recently used goes first)
 }
@@ -292,24 +293,18 @@ func (s *semanticScope) prune(now time.Time) {
 // nearest returns the entry most similar to vec (unit length) not expired by now, and
 // its similarity; nil when there is none.
 func (s *semanticScope) nearest(vec []float32, now time.Time) (*semanticEntry, float64) {
-	return s.nearestExcept(vec, now, nil)
+	return s.nearestExcept(vec, now, nil, math.Inf(-1))
 }
 
-// nearestExcept is nearest among the entries whose answer key is not in skip.
-func (s *semanticScope) nearestExcept(vec []float32, now time.Time, skip map[string]bool) (*semanticEntry, float64) {
+// nearestExcept is nearest among the entries whose answer key is not in skip and whose
+// similarity is at least floor (nil when there is none): the brute-force scan's answer,
+// found by reading the quantised copies first (nearestBounded).
+func (s *semanticScope) nearestExcept(vec []float32, now time.Time, skip map[string]bool, floor float64) (*semanticEntry, float64) {
+	var q semanticQuery
+	q.prepare(vec)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var best *semanticEntry
-	bestSim := math.Inf(-1)
-	for _, e := range s.entries {
-		if len(e.vec) != len(vec) || !now.Before(e.expires) || skip[e.answerKey] {
-			continue
-		}
-		if sim := dot(e.vec, vec); sim > bestSim {
-			best, bestSim = e, sim
-		}
-	}
-	return best, bestSim
+	return nearestBounded(s.entries, &q, floor, now, skip, nil)
 }
 
 // dot is the dot product of two vectors of the same length (b at least as long as a),
@@ -537,7 +532,7 @@ func (g *Gateway) lookupSemantic(ctx context.Context, p *plan, primary, fallback
 	}
 	var skip map[string]bool // answers too old for this request, or that do not decode
 	for range maxSemanticTries {
-		e, sim := s.nearestExcept(vec, now, skip)
+		e, sim := s.nearestExcept(vec, now, skip, threshold-1e-6)
 		if e == nil || sim < threshold-1e-6 {
 			return
 		}
@@ -601,7 +596,7 @@ func (g *Gateway) loadSemantic(ctx context.Context, scope string, now time.Time)
 		if err := json.Unmarshal(e.Value, &sv); err != nil || len(sv.Vector) == 0 || len(sv.Vector)%4 != 0 {
 			continue
 		}
-		listed = append(listed, &semanticEntry{answerKey: sv.AnswerKey, vec: decodeVector(sv.Vector), expires: e.Expires})
+		listed = append(listed, newSemanticEntry(sv.AnswerKey, decodeVector(sv.Vector), e.Expires))
 	}
 	return g.semantic.refreshed(scope, listed, now, o.MaxVectors, o.MaxTotalVectors)
 }
@@ -619,7 +614,7 @@ func (g *Gateway) storeSemantic(p *plan, ttl time.Duration) (cacheEntry, bool) {
 		return cacheEntry{}, false
 	}
 	now := g.opts.Now()
-	e := &semanticEntry{answerKey: c.key, vec: c.sem.vec, expires: now.Add(ttl)}
+	e := newSemanticEntry(c.key, c.sem.vec, now.Add(ttl))
 	scope, o := c.sem.scope, g.opts.Cache.Semantic
 	return cacheEntry{key: semanticVectorKey(scope, c.key), v: v, written: func() {
 		g.semantic.add(scope, e, now, o.MaxVectors, o.MaxTotalVectors)

@@ -16,7 +16,7 @@ func TestSemanticIndexBoundsVectorsAcrossScopes(t *testing.T) {
 	var x semanticIndex
 	now := time.Now()
 	add := func(prefix, key string, v ...float32) {
-		x.add(prefix, &semanticEntry{answerKey: key, vec: normalize(v), expires: now.Add(time.Hour)}, now, 10, 4)
+		x.add(prefix, newSemanticEntry(key, normalize(v), now.Add(time.Hour)), now, 10, 4)
 	}
 	add("o.n.va.", "a1", 1, 0)
 	add("o.n.vb.", "b1", 0, 1)

@@ -280,7 +280,7 @@ func TestSemanticIndexDropsTheLeastRecentlyUsedBeyondItsBound(t *testing.T) {
 	s := x.scope("o.n.vs.", time.Now())
 	now := time.Now()
 	add := func(key string, v ...float32) {
-		e := &semanticEntry{answerKey: key, vec: normalize(v), expires: now.Add(time.Hour)}
+		e := newSemanticEntry(key, normalize(v), now.Add(time.Hour))
 		e.used.Store(x.tick.Add(1))
 		s.add(e, 3)
 	}
