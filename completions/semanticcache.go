@@ -110,6 +110,7 @@ type semanticScope struct {
 	created time.Time
 	loaded  time.Time // when it was last read from a CacheLister (zero: never)
 	entries []*semanticEntry
+	codes   semanticCodes  // the entries' quantised copies, in the order of entries
 	byKey   map[string]int // answer key -> index in entries
 	// gone: the answer keys a lookup found missing (deleted, or dropped by the driver) or
 	// DeleteCached deleted, with the expiry of the vector that led there: a listed vector
@@ -212,7 +213,7 @@ func (x *semanticIndex) refreshed(prefix string, listed []*semanticEntry, now ti
 		if i, ok := s.byKey[e.answerKey]; ok {
 			if old := s.entries[i]; e.expires.After(old.expires) {
 				e.used.Store(old.used.Load())
-				s.entries[i] = e
+				s.setAt(i, e)
 			}
 			continue
 		}
@@ -274,6 +275,7 @@ func (s *semanticScope) detach() {
 		s.total.Add(-int64(len(s.entries)))
 	}
 	s.total, s.entries, s.byKey, s.gone = nil, nil, map[string]int{}, nil
+	s.codes = semanticCodes{}
 }
 
 // prune drops s's vectors and gone answers expired by now (s.mu held).
@@ -304,7 +306,7 @@ func (s *semanticScope) nearestExcept(vec []float32, now time.Time, skip map[str
 	q.prepare(vec)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return nearestBounded(s.entries, &q, floor, now, skip, nil)
+	return nearestBounded(s.entries, &s.codes, &q, floor, now, skip, nil)
 }
 
 // dot is the dot product of two vectors of the same length (b at least as long as a),
@@ -341,7 +343,7 @@ func (s *semanticScope) add(e *semanticEntry, max int) {
 func (s *semanticScope) addLocked(e *semanticEntry, max int) {
 	delete(s.gone, e.answerKey)
 	if i, ok := s.byKey[e.answerKey]; ok {
-		s.entries[i] = e
+		s.setAt(i, e)
 		return
 	}
 	if len(s.entries) >= max && len(s.entries) > 0 {
@@ -349,6 +351,7 @@ func (s *semanticScope) addLocked(e *semanticEntry, max int) {
 	}
 	s.byKey[e.answerKey] = len(s.entries)
 	s.entries = append(s.entries, e)
+	s.codes.push(&e.code)
 	if s.total != nil {
 		s.total.Add(1)
 	}
@@ -381,6 +384,12 @@ func (s *semanticScope) forget(answerKey string) {
 	s.removeAt(i)
 }
 
+// setAt puts e in place of entries[i] (s.mu held).
+func (s *semanticScope) setAt(i int, e *semanticEntry) {
+	s.entries[i] = e
+	s.codes.set(i, &e.code)
+}
+
 func (s *semanticScope) removeAt(i int) {
 	last := len(s.entries) - 1
 	delete(s.byKey, s.entries[i].answerKey)
@@ -388,6 +397,7 @@ func (s *semanticScope) removeAt(i int) {
 		s.entries[i] = s.entries[last]
 		s.byKey[s.entries[i].answerKey] = i
 	}
+	s.codes.moveLast(i)
 	s.entries[last] = nil
 	s.entries = s.entries[:last]
 	if s.total != nil {

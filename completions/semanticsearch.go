@@ -47,7 +47,9 @@ const semanticMaxNorm = 1e18
 // semanticCode is the quantised copy of an entry's vector: v ≈ scale·k, k[i] in
 // [-63, 63].
 type semanticCode struct {
-	words []uint64  // eight components a word, byte j of word w being k[8w+j]+63 (0 past the end)
+	// words: eight components a word, byte j of word w being k[8w+j]+63 (0 past the
+	// end); nil once they are copied into a scope's semanticCodes.
+	words []uint64
 	sums  []int64   // sums[b]: Σ (k[i]+63) over the blocks up to b
 	scale float64   // max |v[i]| / 63 (0 for a zero vector)
 	err   float64   // ‖v − scale·k‖
@@ -166,6 +168,69 @@ func (sq *semanticQuery) prepare(vec []float32) {
 	sq.fp = k * u / (1 - k*u)
 }
 
+// semanticCodes holds a scope's quantised copies, row i for entries[i], block-major:
+// block b of every row, one after the other, then block b+1 — so that the first blocks,
+// where most vectors are left, are read as a stream rather than a short read a vector.
+// Its rows follow the entries through semanticScope's push, setAt and removeAt.
+type semanticCodes struct {
+	words  int        // words a row: those of the first entry with words pushed
+	blocks [][]uint64 // blocks[b][i·w : (i+1)·w]: row i's words of block b (w = width(b))
+	coded  []bool     // row i holds its entry's words (false: another length, or none)
+}
+
+// width is how many words a row has in block b.
+func (c *semanticCodes) width(b int) int { return min(semanticBlock/8, c.words-b*semanticBlock/8) }
+
+// push adds a row for code, taking its words.
+func (c *semanticCodes) push(code *semanticCode) {
+	if len(c.coded) == 0 || c.words == 0 && len(code.words) > 0 {
+		// the first row, or the first with words after rows without: the rows' length
+		c.words = len(code.words)
+		c.blocks = make([][]uint64, (c.words+semanticBlock/8-1)/(semanticBlock/8))
+		for b := range c.blocks {
+			c.blocks[b] = make([]uint64, len(c.coded)*c.width(b))
+		}
+	}
+	ok := c.words > 0 && len(code.words) == c.words
+	for b := range c.blocks {
+		if w := c.width(b); ok {
+			c.blocks[b] = append(c.blocks[b], code.words[b*semanticBlock/8:][:w]...)
+		} else {
+			c.blocks[b] = append(c.blocks[b], make([]uint64, w)...)
+		}
+	}
+	c.coded = append(c.coded, ok)
+	code.words = nil
+}
+
+// set puts code's words in row i, taking them.
+func (c *semanticCodes) set(i int, code *semanticCode) {
+	ok := c.words > 0 && len(code.words) == c.words
+	for b := range c.blocks {
+		w := c.width(b)
+		row := c.blocks[b][i*w : (i+1)*w]
+		if ok {
+			copy(row, code.words[b*semanticBlock/8:])
+		} else {
+			clear(row)
+		}
+	}
+	c.coded[i] = ok
+	code.words = nil
+}
+
+// moveLast moves the last row into row i and drops the last row (i may be it).
+func (c *semanticCodes) moveLast(i int) {
+	last := len(c.coded) - 1
+	for b := range c.blocks {
+		w := c.width(b)
+		copy(c.blocks[b][i*w:(i+1)*w], c.blocks[b][last*w:])
+		c.blocks[b] = c.blocks[b][:last*w]
+	}
+	c.coded[i] = c.coded[last]
+	c.coded = c.coded[:last]
+}
+
 // searchStats counts what a search did, for tests.
 type searchStats struct {
 	scanned, rescored int
@@ -174,12 +239,13 @@ type searchStats struct {
 // nearestBounded is the entry of entries most similar to the query (the first of equals),
 // not expired by now nor in skip, and its similarity, when that is at least floor; nil
 // when there is none. It is what a brute-force scan scoring every entry with dot finds.
-func nearestBounded(entries []*semanticEntry, sq *semanticQuery, floor float64, now time.Time, skip map[string]bool, st *searchStats) (*semanticEntry, float64) {
+func nearestBounded(entries []*semanticEntry, codes *semanticCodes, sq *semanticQuery, floor float64, now time.Time, skip map[string]bool, st *searchStats) (*semanticEntry, float64) {
 	var best *semanticEntry
 	bestSim := math.Inf(-1)
 	n := len(sq.vec)
 	abs := float64(n+16) * 0x1p-149
-	for _, e := range entries {
+	bounded := !sq.exact && codes.words == len(sq.even) && len(codes.coded) == len(entries)
+	for i, e := range entries {
 		if len(e.vec) != n || !now.Before(e.expires) || skip[e.answerKey] {
 			continue
 		}
@@ -187,16 +253,16 @@ func nearestBounded(entries []*semanticEntry, sq *semanticQuery, floor float64, 
 			st.scanned++
 		}
 		c := &e.code
-		if !sq.exact && !c.exact && len(c.words) == len(sq.even) {
+		if bounded && !c.exact && codes.coded[i] {
 			cut := math.Max(floor, bestSim)
 			// what the bound adds beyond the partial dot, but for the unread dimensions
 			slack := sq.norm*c.err + sq.err*c.hat + sq.fp*sq.norm*c.norm + abs
 			sc := sq.scale * c.scale
 			var p uint64
 			left := false
-			for b := range c.sums {
-				lo, hi := b*semanticBlock/8, min(len(c.words), (b+1)*semanticBlock/8)
-				p += dotCodes(c.words[lo:hi], sq.even[lo:hi], sq.odd[lo:hi])
+			for b, block := range codes.blocks {
+				w, lo := codes.width(b), b*semanticBlock/8
+				p += dotCodes(block[i*w:(i+1)*w], sq.even[lo:lo+w], sq.odd[lo:lo+w])
 				part := sc * float64(int64(p)-semanticLevels*c.sums[b]+sq.corr[b])
 				rest := slack
 				if b < len(c.tail) {

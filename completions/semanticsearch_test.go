@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -185,10 +186,14 @@ func TestSemanticSearchIsTheBruteForceSearch(t *testing.T) {
 		}
 		var sq semanticQuery
 		sq.prepare(q)
+		var codes semanticCodes
+		for _, e := range entries {
+			codes.push(&e.code)
+		}
 		for _, floor := range floors {
 			cases++
 			want, wantSim := bruteNearest(entries, q, floor, now, skip)
-			got, gotSim := nearestBounded(entries, &sq, floor, now, skip, nil)
+			got, gotSim := nearestBounded(entries, &codes, &sq, floor, now, skip, nil)
 			if got != want || (want != nil && math.Float64bits(gotSim) != math.Float64bits(wantSim)) {
 				t.Fatalf("round %d (dim %d, %d vectors, floor %v): got %v at %v, brute force %v at %v",
 					round, dim, len(entries), floor, keyOf(got), gotSim, keyOf(want), wantSim)
@@ -226,12 +231,16 @@ func TestSemanticSearchRescoresFewVectors(t *testing.T) {
 	q := vector()
 	var sq semanticQuery
 	sq.prepare(q)
+	var codes semanticCodes
+	for _, e := range entries {
+		codes.push(&e.code)
+	}
 	var st searchStats
-	if e, _ := nearestBounded(entries, &sq, DefaultSimilarityThreshold-1e-6, now, nil, &st); e != nil || st.scanned != 3000 || st.rescored != 0 {
+	if e, _ := nearestBounded(entries, &codes, &sq, DefaultSimilarityThreshold-1e-6, now, nil, &st); e != nil || st.scanned != 3000 || st.rescored != 0 {
 		t.Fatalf("a miss: found %v, scanned %d, rescored %d; want none, 3000, 0", keyOf(e), st.scanned, st.rescored)
 	}
 	st = searchStats{}
-	if e, _ := nearestBounded(entries, &sq, math.Inf(-1), now, nil, &st); e == nil || st.rescored > 3000/20 {
+	if e, _ := nearestBounded(entries, &codes, &sq, math.Inf(-1), now, nil, &st); e == nil || st.rescored > 3000/20 {
 		t.Fatalf("the nearest: found %v, rescored %d of %d; want at most 5%%", keyOf(e), st.rescored, st.scanned)
 	}
 	near := append([]float32(nil), q...)
@@ -239,8 +248,116 @@ func TestSemanticSearchRescoresFewVectors(t *testing.T) {
 		near[i] += float32(rng.NormFloat64()) * 0.005
 	}
 	entries[1234] = newSemanticEntry("near", normalize(near), now.Add(time.Hour))
+	codes.set(1234, &entries[1234].code)
 	st = searchStats{}
-	if e, sim := nearestBounded(entries, &sq, DefaultSimilarityThreshold-1e-6, now, nil, &st); e == nil || e.answerKey != "near" || st.rescored > 3000/100 {
+	if e, sim := nearestBounded(entries, &codes, &sq, DefaultSimilarityThreshold-1e-6, now, nil, &st); e == nil || e.answerKey != "near" || st.rescored > 3000/100 {
 		t.Fatalf("a hit: found %v at %v, rescored %d; want near, at most 1%%", keyOf(e), sim, st.rescored)
+	}
+}
+
+// checkCodes fails unless s's quantised copies are its entries' and its search is the
+// brute-force search's.
+func checkCodes(t *testing.T, rng *rand.Rand, s *semanticScope, now time.Time, step string) {
+	t.Helper()
+	s.mu.RLock()
+	entries := slices.Clone(s.entries)
+	c := &s.codes
+	if len(c.coded) != len(entries) {
+		s.mu.RUnlock()
+		t.Fatalf("%s: %d rows of codes for %d entries", step, len(c.coded), len(entries))
+	}
+	for i, e := range entries {
+		want := quantize(e.vec)
+		if len(want.words) != c.words || want.exact {
+			continue
+		}
+		if !c.coded[i] {
+			s.mu.RUnlock()
+			t.Fatalf("%s: entry %d (%s) has no codes", step, i, e.answerKey)
+		}
+		for b, block := range c.blocks {
+			w := c.width(b)
+			if !slices.Equal(block[i*w:(i+1)*w], want.words[b*semanticBlock/8:][:w]) {
+				s.mu.RUnlock()
+				t.Fatalf("%s: entry %d (%s): block %d of its codes is not its vector's", step, i, e.answerKey, b)
+			}
+		}
+	}
+	s.mu.RUnlock()
+	for range 5 {
+		q := entries[0].vec
+		if rng.IntN(2) == 0 || len(q) == 0 {
+			q = make([]float32, 200)
+			for i := range q {
+				q[i] = float32(rng.NormFloat64())
+			}
+			q = normalize(q)
+		}
+		for _, floor := range []float64{math.Inf(-1), 0.8 - 1e-6} {
+			want, wantSim := bruteNearest(entries, q, floor, now, nil)
+			if got, gotSim := s.nearestExcept(q, now, nil, floor); got != want || want != nil && gotSim != wantSim {
+				t.Fatalf("%s: found %v at %v, brute force %v at %v", step, keyOf(got), gotSim, keyOf(want), wantSim)
+			}
+		}
+	}
+}
+
+// TestSemanticCodesFollowTheEntries: every way a vector enters or leaves a scope — an
+// insert, one beyond MaxVectors or MaxTotalVectors, a replacement of the same answer, an
+// answer found gone, expiry, the vectors listed from the driver (a restart, a replica's
+// writes), a vector of another length or not finite — leaves each entry's quantised copy
+// in its row and the search the brute-force search.
+func TestSemanticCodesFollowTheEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	vec := func() []float32 {
+		v := make([]float32, 200) // two blocks, the second short
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return normalize(v)
+	}
+	now := time.Now()
+	var x semanticIndex
+	const max, maxTotal = 8, 20
+	prefixes := []string{"a.", "b.", "c."}
+	check := func(step string) {
+		for _, p := range prefixes {
+			if s := x.get(p); s != nil && len(s.entries) > 0 {
+				checkCodes(t, rng, s, now, step+" "+p)
+			}
+		}
+	}
+	for i := range 300 {
+		p := prefixes[rng.IntN(3)]
+		key := fmt.Sprintf("%s%d", p, rng.IntN(30)) // answers come again: replacements
+		ttl := time.Duration(1+rng.IntN(120)) * time.Minute
+		switch k := rng.IntN(10); {
+		case k < 5:
+			v := vec()
+			if rng.IntN(15) == 0 {
+				v = vec()[:150] // another length
+			} else if rng.IntN(15) == 0 {
+				v[3] = float32(math.NaN())
+			}
+			x.add(p, newSemanticEntry(key, v, now.Add(ttl)), now, max, maxTotal)
+		case k < 7: // listed from the driver: new vectors, and known ones that expire later
+			var listed []*semanticEntry
+			for range rng.IntN(6) {
+				listed = append(listed, newSemanticEntry(fmt.Sprintf("%s%d", p, rng.IntN(30)), vec(), now.Add(ttl)))
+			}
+			x.refreshed(p, listed, now, max, maxTotal)
+		case k == 7: // an answer found gone
+			if s := x.get(p); s != nil {
+				s.forget(key)
+			}
+		case k == 8: // time passes: expired vectors go at the next sweep or refresh
+			now = now.Add(time.Duration(rng.IntN(40)) * time.Minute)
+			x.refreshed(p, nil, now, max, maxTotal)
+		default:
+			if rng.IntN(10) == 0 {
+				x.purged(p)
+			}
+		}
+		check(fmt.Sprintf("step %d", i))
 	}
 }
