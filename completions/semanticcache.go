@@ -59,8 +59,9 @@ type SemanticCacheOptions struct {
 	// dropped within a minute or so.
 	MaxTotalVectors int
 	// Dimensions shortens the vectors where the model allows it (OpenAI's text-embedding-3
-	// models): the search reads every vector of a scope, so its time is proportional to
-	// their size (BENCHMARKS.md, "Semantic cache"). 0 keeps the model's size.
+	// models): the search reads a quantised copy of every vector of a scope (most only in
+	// part), so its time grows with their size (BENCHMARKS.md, "Semantic cache"). 0 keeps
+	// the model's size.
 	Dimensions int
 	// Refresh is how often a scope's index is read again from a driver that can list its
 	// entries (CacheLister: StoreCache), to find the vectors other replicas added; 0 means a
@@ -122,8 +123,8 @@ type semanticScope struct {
 	total *atomic.Int64 // the index's count of vectors (nil outside an index)
 }
 
-// semanticIndex is the gateway's in-memory vector index: brute-force cosine over each
-// scope's vectors. A scope is made only when a vector is put in it (a lookup never makes
+// semanticIndex is the gateway's in-memory vector index: an exact cosine search of each
+// scope's vectors (nearestBounded: what brute force finds, reading mostly a 7-bit copy). A scope is made only when a vector is put in it (a lookup never makes
 // one), and the scopes left with no live vector are dropped (sweep).
 type semanticIndex struct {
 	mu     sync.Mutex
