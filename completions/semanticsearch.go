@@ -234,6 +234,7 @@ func (c *semanticCodes) moveLast(i int) {
 // searchStats counts what a search did, for tests.
 type searchStats struct {
 	scanned, rescored int
+	blocks            int // blocks of quantised copies read
 }
 
 // nearestBounded is the entry of entries most similar to the query (the first of equals),
@@ -263,6 +264,9 @@ func nearestBounded(entries []*semanticEntry, codes *semanticCodes, sq *semantic
 			for b, block := range codes.blocks {
 				w, lo := codes.width(b), b*semanticBlock/8
 				p += dotCodes(block[i*w:(i+1)*w], sq.even[lo:lo+w], sq.odd[lo:lo+w])
+				if st != nil {
+					st.blocks++
+				}
 				part := sc * float64(int64(p)-semanticLevels*c.sums[b]+sq.corr[b])
 				rest := slack
 				if b < len(c.tail) {

@@ -239,6 +239,10 @@ func TestSemanticSearchRescoresFewVectors(t *testing.T) {
 	if e, _ := nearestBounded(entries, &codes, &sq, DefaultSimilarityThreshold-1e-6, now, nil, &st); e != nil || st.scanned != 3000 || st.rescored != 0 {
 		t.Fatalf("a miss: found %v, scanned %d, rescored %d; want none, 3000, 0", keyOf(e), st.scanned, st.rescored)
 	}
+	if st.blocks > 3000*12/2 { // 12 blocks of 128 dimensions a vector
+		t.Fatalf("a miss read %d blocks of 3000 vectors' copies; want at most half of them", st.blocks)
+	}
+	t.Logf("a miss read %.2f blocks of 12 a vector", float64(st.blocks)/3000)
 	st = searchStats{}
 	if e, _ := nearestBounded(entries, &codes, &sq, math.Inf(-1), now, nil, &st); e == nil || st.rescored > 3000/20 {
 		t.Fatalf("the nearest: found %v, rescored %d of %d; want at most 5%%", keyOf(e), st.rescored, st.scanned)
