@@ -1,12 +1,16 @@
 package completions
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // bruteNearest is the reference search: every entry scored with dot, the first of the
@@ -363,5 +367,42 @@ func TestSemanticCodesFollowTheEntries(t *testing.T) {
 			}
 		}
 		check(fmt.Sprintf("step %d", i))
+	}
+}
+
+// TestSemanticCodesOfVectorsReadBackAfterARestart: the vectors a restarted Gateway (or
+// another replica) reads back from a StoreCache get their quantised copies too.
+func TestSemanticCodesOfVectorsReadBackAfterARestart(t *testing.T) {
+	st := memstore.New()
+	e := newEmbeddingChatFake("e")
+	e.on("chat", step{text: "Paris"}, step{text: "Rome"})
+	first := newSemanticHarness(t, NewStoreCache(st), e)
+	alice := Scope{Owner: "alice"}
+	first.ask(t, alice, chat("What is the capital of France?", "e/chat"))
+	first.ask(t, alice, chat("Which river flows through Rome?", "e/chat"))
+	if err := first.g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second := newSemanticHarness(t, NewStoreCache(st), e)
+	if r := second.ask(t, alice, chat("Tell me France's capital city.", "e/chat")); r.Cache == nil || !r.Cache.Semantic {
+		t.Fatalf("after a restart: %+v", r.Cache)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	second.g.semantic.mu.Lock()
+	scopes := maps.Clone(second.g.semantic.scopes)
+	second.g.semantic.mu.Unlock()
+	rows := 0
+	for p, s := range scopes {
+		checkCodes(t, rng, s, time.Now(), "read back "+p)
+		s.mu.RLock()
+		for _, ok := range s.codes.coded {
+			if ok {
+				rows++
+			}
+		}
+		s.mu.RUnlock()
+	}
+	if rows != 2 {
+		t.Fatalf("%d vectors read back with their quantised copies; want 2", rows)
 	}
 }
