@@ -1,0 +1,333 @@
+package completions
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// GeminiResponse is a GenerateContentResponse: the whole answer of generateContent, or one
+// chunk of streamGenerateContent.
+type GeminiResponse struct {
+	Candidates    []GeminiCandidate    `json:"candidates"`
+	UsageMetadata *GeminiUsageMetadata `json:"usageMetadata,omitempty"`
+	ModelVersion  string               `json:"modelVersion,omitempty"`
+	ResponseID    string               `json:"responseId,omitempty"`
+	// Switchyard carries the answering provider, costs and attempts (extension; whole
+	// answers only).
+	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
+}
+
+// GeminiCandidate is one candidate answer: its parts (thoughts when asked for, text,
+// function calls) and, once it is complete, its finishReason.
+type GeminiCandidate struct {
+	Content      GeminiContent `json:"content"`
+	FinishReason string        `json:"finishReason,omitempty"`
+	Index        int           `json:"index"`
+}
+
+// GeminiUsageMetadata is usageMetadata: prompt tokens (cached ones among them), answer
+// tokens without the thoughts, thoughts, and the total.
+type GeminiUsageMetadata struct {
+	PromptTokenCount        int `json:"promptTokenCount"`
+	CandidatesTokenCount    int `json:"candidatesTokenCount"`
+	TotalTokenCount         int `json:"totalTokenCount"`
+	ThoughtsTokenCount      int `json:"thoughtsTokenCount,omitempty"`
+	CachedContentTokenCount int `json:"cachedContentTokenCount,omitempty"`
+}
+
+// GeminiErrorBody is Google's error envelope: {"error": {"code", "message", "status"}}.
+type GeminiErrorBody struct {
+	Error GeminiErrorObject `json:"error"`
+}
+
+// GeminiErrorObject is an error's HTTP code, message and canonical status
+// (INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND, RESOURCE_EXHAUSTED,
+// INTERNAL, UNAVAILABLE, DEADLINE_EXCEEDED).
+type GeminiErrorObject struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Status  string `json:"status"`
+}
+
+// GeminiStatus is the canonical status Google's APIs answer an HTTP status with.
+func GeminiStatus(code int) string {
+	switch code {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusMethodNotAllowed:
+		return "UNIMPLEMENTED"
+	case http.StatusConflict:
+		return "ABORTED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case http.StatusServiceUnavailable, http.StatusBadGateway, 529:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "INTERNAL"
+}
+
+// NewGeminiResponse renders resp as a GenerateContentResponse; model is the model as the
+// request named it, thoughts whether it asked to see the model's thoughts.
+func NewGeminiResponse(resp *Response, model string, thoughts bool) *GeminiResponse {
+	return NewGeminiResponseN([]*Response{resp}, model, thoughts)
+}
+
+// NewGeminiResponseN renders the answers of a request for several candidates as one
+// GenerateContentResponse, a candidate each; usage adds them up (the prompt counted once
+// per answer, as each was a call).
+func NewGeminiResponseN(resps []*Response, model string, thoughts bool) *GeminiResponse {
+	out := &GeminiResponse{Candidates: make([]GeminiCandidate, 0, len(resps)), ModelVersion: model}
+	var u Usage
+	for i, resp := range resps {
+		var parts []GeminiPart
+		if thoughts {
+			for _, r := range resp.Reasoning {
+				if r.Text != "" {
+					parts = append(parts, GeminiPart{Text: new(r.Text), Thought: true})
+				}
+			}
+		}
+		text := resp.Text()
+		if text == "" {
+			text = resp.Refusal
+		}
+		if text != "" {
+			parts = append(parts, GeminiPart{Text: &text})
+		}
+		for _, c := range resp.ToolCalls {
+			parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: c.ID, Name: c.Name, Args: anthropicInput(c.Arguments)}})
+		}
+		if parts == nil {
+			parts = []GeminiPart{}
+		}
+		out.Candidates = append(out.Candidates, GeminiCandidate{Content: GeminiContent{Role: "model", Parts: parts},
+			FinishReason: GeminiFinishReason(resp.FinishReason), Index: i})
+		u = addGeminiUsage(u, resp.Usage)
+		if i == 0 {
+			out.ResponseID = resp.ResponseMessageID
+			out.Switchyard = &OpenAIExtension{Provider: resp.Provider, ModelGroup: resp.ModelGroup, Costs: resp.Usage.Costs, Latency: resp.Latency, TTFT: resp.TTFT,
+				Attempts: resp.Attempts, Continued: resp.Continued, Cache: resp.Cache}
+		}
+	}
+	out.UsageMetadata = geminiUsage(u)
+	return out
+}
+
+// addGeminiUsage adds b's token counts to a.
+func addGeminiUsage(a, b Usage) Usage {
+	a.PromptTokens += b.PromptTokens
+	a.CompletionTokens += b.CompletionTokens
+	a.ReasoningTokens += b.ReasoningTokens
+	a.CachedTokens += b.CachedTokens
+	return a
+}
+
+// geminiUsage is u as usageMetadata: candidates tokens leave the thoughts out, as
+// Gemini's do.
+func geminiUsage(u Usage) *GeminiUsageMetadata {
+	thoughts := min(u.ReasoningTokens, u.CompletionTokens)
+	return &GeminiUsageMetadata{PromptTokenCount: u.PromptTokens, CandidatesTokenCount: u.CompletionTokens - thoughts,
+		TotalTokenCount: u.PromptTokens + u.CompletionTokens, ThoughtsTokenCount: thoughts, CachedContentTokenCount: u.CachedTokens}
+}
+
+// geminiFinishReasons are the finishReason values of Gemini's API.
+var geminiFinishReasons = []string{"STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT",
+	"SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"}
+
+// GeminiFinishReason maps the gateway's finish reason (OpenAI's: stop, length,
+// tool_calls, content_filter; a Gemini upstream's own, lower-cased) onto Gemini's.
+func GeminiFinishReason(finish string) string {
+	switch finish {
+	case "", "stop", "tool_calls", "end_turn", "stop_sequence", "tool_use":
+		return "STOP"
+	case "length", "max_tokens":
+		return "MAX_TOKENS"
+	case "content_filter", "refusal":
+		return "SAFETY"
+	}
+	if up := strings.ToUpper(finish); slices.Contains(geminiFinishReasons, up) {
+		return up
+	}
+	return "OTHER"
+}
+
+// geminiEmitter writes a streamGenerateContent answer's chunks: server-sent events (alt=sse,
+// as Google's SDKs and Gemini CLI ask), or the elements of one JSON array (the API's
+// default).
+type geminiEmitter struct {
+	rw    http.ResponseWriter
+	sse   *SSEWriter
+	flush func()
+	n     int
+}
+
+func newGeminiEmitter(rw http.ResponseWriter, sse bool) *geminiEmitter {
+	e := &geminiEmitter{rw: rw, flush: func() {}}
+	if f, ok := rw.(http.Flusher); ok {
+		e.flush = f.Flush
+	}
+	if sse {
+		e.sse = NewSSEWriter(rw)
+		return e
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusOK)
+	return e
+}
+
+// chunk writes v as the next chunk and flushes it.
+func (e *geminiEmitter) chunk(v any) error {
+	e.n++
+	if e.sse != nil {
+		return e.sse.Event("", v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	sep := ",\r\n"
+	if e.n == 1 {
+		sep = "["
+	}
+	if _, err := io.WriteString(e.rw, sep); err != nil {
+		return err
+	}
+	if _, err := e.rw.Write(b); err != nil {
+		return err
+	}
+	e.flush()
+	return nil
+}
+
+// end closes the JSON array.
+func (e *geminiEmitter) end() error {
+	if e.sse != nil {
+		return nil
+	}
+	tail := "]"
+	if e.n == 0 {
+		tail = "[]"
+	}
+	_, err := io.WriteString(e.rw, tail)
+	e.flush()
+	return err
+}
+
+// geminiStreamCall is a streamed tool call gathered until the stream ends.
+type geminiStreamCall struct {
+	id, name string
+	args     []byte
+}
+
+// WriteGeminiStream sends st to rw as streamGenerateContent does: a GenerateContentResponse
+// per text fragment (and per thought fragment when thoughts is set, as a thought part),
+// then a last one with the function calls (gathered until the upstream ended: their
+// arguments come in fragments), the finishReason and usageMetadata. sse picks server-sent
+// events (alt=sse) over a JSON array. A failure after the stream started ends it with
+// Google's error object, which its SDKs raise. model is the model as the request named it.
+// It closes st.
+func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string, thoughts, sse bool) error {
+	defer st.Close()
+	e := newGeminiEmitter(rw, sse)
+	id := st.ResponseMessageID()
+	chunk := func(parts []GeminiPart) *GeminiResponse {
+		return &GeminiResponse{Candidates: []GeminiCandidate{{Content: GeminiContent{Role: "model", Parts: parts}}}, ModelVersion: model, ResponseID: id}
+	}
+	calls := map[int]*geminiStreamCall{}
+	var order []int
+	wroteText := false
+	for {
+		c, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			code := http.StatusInternalServerError
+			switch providers.KindOf(err) {
+			case providers.KindOverloaded:
+				code = http.StatusServiceUnavailable
+			case providers.KindRateLimited:
+				code = http.StatusTooManyRequests
+			}
+			if errors.Is(err, ErrGuardrailBlocked) {
+				code = http.StatusBadRequest
+			}
+			_ = e.chunk(GeminiErrorBody{Error: GeminiErrorObject{Code: code, Message: err.Error(), Status: GeminiStatus(code)}})
+			_ = e.end()
+			return err
+		}
+		switch {
+		case c.Type == EventReasoning:
+			if thoughts && c.Reasoning != nil && c.Reasoning.Text != "" {
+				if err := e.chunk(chunk([]GeminiPart{{Text: new(c.Reasoning.Text), Thought: true}})); err != nil {
+					return err
+				}
+			}
+		case c.Type == EventToolCall:
+			d := c.ToolCall
+			call := calls[d.Index]
+			if call == nil {
+				call = &geminiStreamCall{}
+				calls[d.Index] = call
+				order = append(order, d.Index)
+			}
+			if d.ID != "" {
+				call.id = d.ID
+			}
+			if d.Name != "" {
+				call.name = d.Name
+			}
+			call.args = append(call.args, d.Arguments...)
+		case c.Type == EventText && c.Text != "":
+			wroteText = true
+			if err := e.chunk(chunk([]GeminiPart{{Text: new(c.Text)}})); err != nil {
+				return err
+			}
+		}
+	}
+	parts := []GeminiPart{}
+	resp := st.Response()
+	if resp != nil && resp.Refusal != "" && !wroteText {
+		parts = append(parts, GeminiPart{Text: new(resp.Refusal)})
+	}
+	sort.Ints(order)
+	for _, k := range order {
+		call := calls[k]
+		parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: call.id, Name: call.name, Args: anthropicInput(string(call.args))}})
+	}
+	last := chunk(parts)
+	last.Candidates[0].FinishReason = "STOP"
+	if resp != nil {
+		last.Candidates[0].FinishReason = GeminiFinishReason(resp.FinishReason)
+		last.UsageMetadata = geminiUsage(resp.Usage)
+	}
+	if err := e.chunk(last); err != nil {
+		return err
+	}
+	return e.end()
+}
+
+// WriteGeminiChunks sends an answer decided before anything was streamed (a content
+// filter's refusal) as a stream of one chunk.
+func WriteGeminiChunks(rw http.ResponseWriter, r *GeminiResponse, sse bool) error {
+	e := newGeminiEmitter(rw, sse)
+	if err := e.chunk(r); err != nil {
+		return err
+	}
+	return e.end()
+}
