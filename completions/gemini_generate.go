@@ -493,6 +493,9 @@ func (r *GeminiGenerateRequest) generationConfig(c *OpenAIChatRequest) error {
 		if *n < 1 || *n > MaxChoices {
 			return invalid("generationConfig.candidateCount", "must be between 1 and %d, got %d", MaxChoices, *n)
 		}
+		if *n > 1 && r.Stream {
+			return invalid("generationConfig.candidateCount", "streamGenerateContent answers one candidate; use generateContent for more")
+		}
 		if *n > 1 {
 			c.N = n
 		}

@@ -222,12 +222,18 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 }
 
 // bearer is the request's API key: Authorization: Bearer <key>, or on the /v1/
-// compatibility surfaces x-api-key (how Anthropic's SDKs and Claude Code send it). The
+// compatibility surfaces x-api-key (how Anthropic's SDKs and Claude Code send it), and on
+// the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do). The
 // service's own operations take the Authorization header only, as the spec says.
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		if geminiPath(r.URL.Path) {
+			if k := geminiKey(r); k != "" {
+				return k
+			}
+		}
 		if takesAPIKeyHeader(r.URL.Path) {
 			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		}

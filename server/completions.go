@@ -139,6 +139,7 @@ func Completions(g *completions.Gateway) Option {
 		s.keyRoutes(g)
 		s.litellmRoutes(g)
 		s.guardrailRoutes(g)
+		s.geminiRoutes(g)
 		s.cacheRoutes(g)
 		s.responseRoutes(g)
 		s.openAIConversationRoutes(g)
@@ -404,6 +405,10 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 	ae := s.toAPIError(err)
 	if ae == nil {
 		return err
+	}
+	if geminiPath(r.URL.Path) {
+		writeGeminiError(w, ae, err)
+		return nil
 	}
 	if anthropicPath(r.URL.Path) {
 		writeAnthropicError(w, ae, err)

@@ -20,11 +20,15 @@ func openAIPath(path string) bool {
 	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect"
 }
 
-// respondError writes ae in the shape of r's route family: Anthropic's envelope on
-// /v1/messages (see writeAnthropicError), OpenAI's elsewhere under /v1/ (see
+// respondError writes ae in the shape of r's route family: Google's envelope on the Gemini
+// surface (see writeGeminiError), Anthropic's on /v1/messages (see writeAnthropicError), OpenAI's elsewhere under /v1/ (see
 // writeOpenAIError) and on LiteLLM's /key/ routes (its proxy answers in that envelope), Switchyard's uniform body elsewhere. cause, when not nil, is the
 // error ae was made from (it supplies param and the 404 of an unknown model).
 func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIError, cause error) {
+	if geminiPath(r.URL.Path) {
+		writeGeminiError(w, ae, cause)
+		return
+	}
 	if anthropicPath(r.URL.Path) {
 		writeAnthropicError(w, ae, cause)
 		return

@@ -44,6 +44,7 @@ func (s *Server) buildOpenAPI() []byte {
 	paths := map[string]map[string]any{}
 	// Failures come in the envelope of the route's family (see respondError).
 	uniformErr, openAIErr, anthropicErr := schemaFor(errorBody{}), schemaFor(completions.OpenAIErrorBody{}), schemaFor(completions.AnthropicErrorBody{})
+	geminiErr := schemaFor(completions.GeminiErrorBody{})
 	// operationIds are unique: a later route whose id is taken — an OpenAI-compatible /v1
 	// route named as a Switchyard one (/v1/completions beside /api/v1/completions) — says
 	// OpenAI after its method, then a number if need be.
@@ -63,6 +64,8 @@ func (s *Server) buildOpenAPI() []byte {
 	for _, rt := range s.routes {
 		errSchema := uniformErr
 		switch {
+		case geminiPath(rt.Path) || strings.HasPrefix(rt.Path, "/v1/models/{rest"):
+			errSchema = geminiErr
 		case anthropicPath(rt.Path):
 			errSchema = anthropicErr
 		case openAIPath(rt.Path):

@@ -432,7 +432,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
 		how := "send the header Authorization: Bearer <key>"
-		if takesAPIKeyHeader(r.URL.Path) {
+		switch {
+		case geminiPath(r.URL.Path):
+			how += " (or x-goog-api-key: <key>, or ?key=<key>)"
+		case takesAPIKeyHeader(r.URL.Path):
 			how += " (or x-api-key: <key>)"
 		}
 		s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: %s", how), nil)

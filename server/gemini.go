@@ -1,0 +1,297 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/validation"
+)
+
+// geminiPath reports whether path belongs to the Gemini API surface (/v1beta/models/…,
+// and /v1/models/{model}:{method}), whose failures are written in Google's envelope
+// {"error": {"code", "message", "status"}} and whose key may come as x-goog-api-key or
+// ?key=.
+func geminiPath(path string) bool {
+	if path == "/v1beta/models" || strings.HasPrefix(path, "/v1beta/models/") {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "/v1/models/")
+	return ok && strings.Contains(rest, ":")
+}
+
+// geminiKey is the key of a request on the Gemini surface as Google's clients send it:
+// the x-goog-api-key header, or the key query parameter.
+func geminiKey(r *http.Request) string {
+	if k := strings.TrimSpace(r.Header.Get("X-Goog-Api-Key")); k != "" {
+		return k
+	}
+	return strings.TrimSpace(r.URL.Query().Get("key"))
+}
+
+// geminiErrors are the failures the Gemini routes answer, in Google's envelope.
+var geminiErrors = map[int]string{
+	400: "INVALID_ARGUMENT: the message names the field (contents[i].parts[j]…)",
+	403: "PERMISSION_DENIED: the key may not call the model",
+	404: "NOT_FOUND: no configured provider serves the model, or the method is not generateContent, streamGenerateContent or countTokens",
+	429: "RESOURCE_EXHAUSTED: the key's budget or rate is spent or every upstream was rate limited",
+	502: "UNAVAILABLE: every model failed",
+	503: "UNAVAILABLE: every upstream was overloaded",
+}
+
+// writeGeminiError writes ae as Google's APIs do: the status the OpenAI surfaces would
+// answer (see openAIStatus; every upstream overloaded a 503) with Google's canonical status
+// name.
+func writeGeminiError(w http.ResponseWriter, ae *APIError, cause error) {
+	status, _, _, _ := openAIStatus(w.Header(), ae, cause)
+	var af *completions.AllFailedError
+	if errors.As(cause, &af) && af.Every(providers.KindOverloaded) {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, completions.GeminiErrorBody{Error: completions.GeminiErrorObject{Code: status, Message: ae.Message, Status: completions.GeminiStatus(status)}})
+}
+
+// geminiMethods are the model methods the surface serves.
+var geminiMethods = []string{"generateContent", "streamGenerateContent", "countTokens"}
+
+// geminiRoutes registers the Gemini API surface: generateContent, streamGenerateContent
+// and countTokens on /v1beta/models/{model}:{method} (and /v1/models/…), and the model
+// list in Google's shape.
+func (s *Server) geminiRoutes(g *completions.Gateway) {
+	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
+		s.Handle(Route{Method: "POST", Path: prefix + "{rest...}",
+			Summary: "Gemini API over the same gateway: rest is {model}:generateContent, {model}:streamGenerateContent (alt=sse for server-sent events) or {model}:countTokens (Google's GenAI SDKs and Gemini CLI reach any configured model; key in x-goog-api-key, ?key= or Authorization)",
+			Tags:    []string{"Completions"}, Request: completions.GeminiGenerateRequest{}, Response: completions.GeminiResponse{}, Stream: true, ScopedKeys: true,
+			Query:   []QueryParam{{Name: "alt", Description: "sse: stream server-sent events (streamGenerateContent)"}, {Name: "key", Description: "the API key, as Google's clients may send it"}},
+			Errors:  geminiErrors},
+			func(w http.ResponseWriter, r *http.Request) error { return s.handleGemini(g, w, r) })
+	}
+	s.Handle(Route{Method: "GET", Path: "/v1beta/models", Summary: "The models this server can route to, in the Gemini API's list shape (name models/{id}, supportedGenerationMethods)",
+		Tags: []string{"Completions"}, Response: geminiModelList{}, ScopedKeys: true,
+		Query: []QueryParam{{Name: "pageSize", Description: "models per page (default 50, at most 1000)"}, {Name: "pageToken", Description: "the nextPageToken of the previous page"}}},
+		func(w http.ResponseWriter, r *http.Request) error { return s.listGeminiModels(g, w, r) })
+	s.Handle(Route{Method: "GET", Path: "/v1beta/models/{model...}", Summary: "One model this server can route to, in the Gemini API's shape",
+		Tags: []string{"Completions"}, Response: geminiModel{}, ScopedKeys: true, Errors: map[int]string{404: "NOT_FOUND: no configured provider serves the model"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			name := strings.TrimPrefix(r.PathValue("model"), "models/")
+			id, ok := g.ResolveModel(name)
+			if !ok || !g.Allows(completionsScope(r, time.Time{}), id) {
+				writeJSON(w, http.StatusNotFound, completions.GeminiErrorBody{Error: completions.GeminiErrorObject{Code: http.StatusNotFound,
+					Message: fmt.Sprintf("models/%s is not found: no configured provider serves it. Call ListModels to see the available models.", name), Status: "NOT_FOUND"}})
+				return nil
+			}
+			writeJSON(w, http.StatusOK, newGeminiModel(id))
+			return nil
+		})
+}
+
+// geminiModel is a model in the Gemini API's shape.
+type geminiModel struct {
+	// Name is "models/" and the gateway's model string (or model group).
+	Name                       string   `json:"name"`
+	BaseModelID                string   `json:"baseModelId"`
+	Version                    string   `json:"version"`
+	DisplayName                string   `json:"displayName"`
+	Description                string   `json:"description"`
+	SupportedGenerationMethods []string `json:"supportedGenerationMethods"`
+}
+
+// geminiModelList is the Gemini API's models.list answer.
+type geminiModelList struct {
+	Models        []geminiModel `json:"models"`
+	NextPageToken string        `json:"nextPageToken,omitempty"`
+}
+
+func newGeminiModel(id string) geminiModel {
+	desc := "Served by Switchyard through provider " + id[:max(strings.IndexByte(id, '/'), 0)]
+	if !strings.Contains(id, "/") {
+		desc = "A Switchyard model group"
+	}
+	return geminiModel{Name: "models/" + id, BaseModelID: id, Version: "001", DisplayName: id, Description: desc, SupportedGenerationMethods: geminiMethods}
+}
+
+// listGeminiModels answers GET /v1beta/models: the model groups and chat models /v1/models
+// lists (a scoped key sees those it may call), a page at a time.
+func (s *Server) listGeminiModels(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	size := 50
+	if v := r.URL.Query().Get("pageSize"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.respondError(w, r, Validation(http.StatusBadRequest, "pageSize: must be a non-negative whole number, got %q", v), nil)
+			return nil
+		}
+		if n > 0 {
+			size = min(n, 1000)
+		}
+	}
+	from := 0
+	if v := r.URL.Query().Get("pageToken"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.respondError(w, r, Validation(http.StatusBadRequest, "pageToken: not a token this server gave, got %q", v), nil)
+			return nil
+		}
+		from = n
+	}
+	scope := completionsScope(r, time.Time{})
+	list := geminiModelList{Models: []geminiModel{}}
+	i := 0
+	for _, ms := range [][]string{g.ModelGroups(), g.Models()} {
+		for _, m := range ms {
+			if !g.Allows(scope, m) {
+				continue
+			}
+			if i >= from && len(list.Models) < size {
+				list.Models = append(list.Models, newGeminiModel(m))
+			} else if len(list.Models) == size && list.NextPageToken == "" {
+				list.NextPageToken = strconv.Itoa(i)
+			}
+			i++
+		}
+	}
+	writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
+// handleGemini serves POST /v1beta/models/{model}:{method}: generateContent,
+// streamGenerateContent and countTokens.
+func (s *Server) handleGemini(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	rest := r.PathValue("rest")
+	cut := strings.LastIndexByte(rest, ':')
+	if cut < 0 {
+		s.respondError(w, r, NotFound("no route for POST %s: name a method, as models/{model}:generateContent", r.URL.Path), nil)
+		return nil
+	}
+	model, method := strings.TrimPrefix(rest[:cut], "models/"), rest[cut+1:]
+	switch method {
+	case "generateContent", "streamGenerateContent":
+		return s.handleGenerateContent(g, w, r, model, method == "streamGenerateContent")
+	case "countTokens":
+		return s.handleGeminiCountTokens(g, w, r, model)
+	}
+	s.respondError(w, r, NotFound("no route for POST %s: method %q is not one of %s", r.URL.Path, method, strings.Join(geminiMethods, ", ")), nil)
+	return nil
+}
+
+// handleGenerateContent translates a GenerateContentRequest to a chat request, answers it
+// through the gateway and translates the answer back (whole, or streamed chunks).
+func (s *Server) handleGenerateContent(g *completions.Gateway, w http.ResponseWriter, r *http.Request, model string, stream bool) error {
+	received := time.Now()
+	var greq completions.GeminiGenerateRequest
+	if err := decodeJSON(r, &greq, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	greq.Model, greq.Stream = model, stream
+	sse := r.URL.Query().Get("alt") == "sse"
+	creq, err := greq.ToChatRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	req, err := creq.ToRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	thoughts := greq.IncludeThoughts()
+	// The answer names the model as the request did, unless it named a model group.
+	named := func(provider, name string) string {
+		if g.IsModelGroup(model) {
+			return provider + "/" + name
+		}
+		return model
+	}
+	refusal := func(cf *completions.ContentFilterError) *completions.GeminiResponse {
+		resp := completions.NewGeminiResponse(contentFilteredResponse(cf), model, false)
+		resp.Candidates[0].FinishReason = "SAFETY"
+		return resp
+	}
+	if n := greq.Candidates(); n > 1 {
+		nameModelGroup(w, g, req)
+		if err := applyRequestHeaders(r, req); err != nil {
+			return s.openAIError(w, r, err)
+		}
+		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
+		var cf *completions.ContentFilterError
+		if errors.As(err, &cf) {
+			writeJSON(w, http.StatusOK, refusal(cf))
+			return nil
+		}
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		if len(failed) > 0 {
+			w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
+			s.log.WarnContext(r.Context(), "completions: some candidates failed", "asked", n, "failed", len(failed), "err", failed[0])
+		}
+		writeJSON(w, http.StatusOK, completions.NewGeminiResponseN(resps, named(resps[0].Provider, resps[0].Model), thoughts))
+		return nil
+	}
+	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
+		what: "generateContent",
+		whole: func(resp *completions.Response) error {
+			writeJSON(w, http.StatusOK, completions.NewGeminiResponse(resp, named(resp.Provider, resp.Model), thoughts))
+			return nil
+		},
+		refused: func(cf *completions.ContentFilterError, stream bool) error {
+			if stream {
+				return completions.WriteGeminiChunks(w, refusal(cf), sse)
+			}
+			writeJSON(w, http.StatusOK, refusal(cf))
+			return nil
+		},
+		stream: func(st *completions.ResponseStream) error {
+			return completions.WriteGeminiStream(w, st, named(st.Provider(), st.Model()), thoughts, sse)
+		},
+	})
+}
+
+// geminiCountRequest is countTokens' body: contents alone, or a whole
+// generateContentRequest.
+type geminiCountRequest struct {
+	Contents               []completions.GeminiContent        `json:"contents,omitempty"`
+	SystemInstruction      *completions.GeminiContent         `json:"systemInstruction,omitempty"`
+	Tools                  []completions.GeminiTool           `json:"tools,omitempty"`
+	GenerateContentRequest *completions.GeminiGenerateRequest `json:"generateContentRequest,omitempty"`
+}
+
+// geminiTokenCount is countTokens' answer.
+type geminiTokenCount struct {
+	TotalTokens int `json:"totalTokens"`
+}
+
+// handleGeminiCountTokens serves {model}:countTokens: the prompt tokens a request would
+// cost on its model, estimated without calling it (Gateway.CountTokens), as
+// {"totalTokens": n}.
+func (s *Server) handleGeminiCountTokens(g *completions.Gateway, w http.ResponseWriter, r *http.Request, model string) error {
+	received := time.Now()
+	var creq geminiCountRequest
+	if err := decodeJSON(r, &creq, decodeOptions{AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	greq := creq.GenerateContentRequest
+	if greq == nil {
+		greq = &completions.GeminiGenerateRequest{Contents: creq.Contents, SystemInstruction: creq.SystemInstruction, Tools: creq.Tools}
+	} else if len(creq.Contents) > 0 {
+		return s.openAIError(w, r, validation.New(completions.ErrInvalid, "contents", "give contents or generateContentRequest, not both"))
+	}
+	greq.Model, greq.Stream = model, false
+	chat, err := greq.ToChatRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	chat.N = nil
+	req, err := chat.ToRequest()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	n, err := g.CountTokens(r.Context(), completionsScope(r, received), req)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	writeJSON(w, http.StatusOK, geminiTokenCount{TotalTokens: n})
+	return nil
+}
