@@ -479,6 +479,15 @@ func (r *GeminiGenerateRequest) generationConfig(c *OpenAIChatRequest) error {
 	if gc == nil {
 		return nil
 	}
+	if t := gc.Temperature; t != nil && (*t < 0 || *t > 2) {
+		return invalid("generationConfig.temperature", "must be between 0 and 2, got %g", *t)
+	}
+	if p := gc.TopP; p != nil && (*p < 0 || *p > 1) {
+		return invalid("generationConfig.topP", "must be between 0 and 1, got %g", *p)
+	}
+	if n := gc.MaxOutputTokens; n != nil && *n < 1 {
+		return invalid("generationConfig.maxOutputTokens", "must be at least 1, got %d", *n)
+	}
 	c.Temperature, c.TopP, c.MaxCompletionTokens = gc.Temperature, gc.TopP, gc.MaxOutputTokens
 	c.Stop = OpenAIStop(gc.StopSequences)
 	c.Seed, c.PresencePenalty, c.FrequencyPenalty = gc.Seed, gc.PresencePenalty, gc.FrequencyPenalty

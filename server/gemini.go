@@ -67,8 +67,8 @@ func (s *Server) geminiRoutes(g *completions.Gateway) {
 		s.Handle(Route{Method: "POST", Path: prefix + "{rest...}",
 			Summary: "Gemini API over the same gateway: rest is {model}:generateContent, {model}:streamGenerateContent (alt=sse for server-sent events) or {model}:countTokens (Google's GenAI SDKs and Gemini CLI reach any configured model; key in x-goog-api-key, ?key= or Authorization)",
 			Tags:    []string{"Completions"}, Request: completions.GeminiGenerateRequest{}, Response: completions.GeminiResponse{}, Stream: true, ScopedKeys: true,
-			Query:   []QueryParam{{Name: "alt", Description: "sse: stream server-sent events (streamGenerateContent)"}, {Name: "key", Description: "the API key, as Google's clients may send it"}},
-			Errors:  geminiErrors},
+			Query:  []QueryParam{{Name: "alt", Description: "sse: stream server-sent events (streamGenerateContent)"}, {Name: "key", Description: "the API key, as Google's clients may send it"}},
+			Errors: geminiErrors},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleGemini(g, w, r) })
 	}
 	s.Handle(Route{Method: "GET", Path: "/v1beta/models", Summary: "The models this server can route to, in the Gemini API's list shape (name models/{id}, supportedGenerationMethods)",
