@@ -128,20 +128,26 @@ func TestOfficialNodeSDKReasoning(t *testing.T) {
 // npm, or when the package cannot be installed.
 func nodeSDK(t *testing.T) (run func(script, base string) []byte) {
 	t.Helper()
+	return nodePackage(t, "openai@4", "the official OpenAI Node SDK")
+}
+
+// nodePackage is nodeSDK for the npm package spec (what names it in skip messages).
+func nodePackage(t *testing.T, spec, what string) (run func(script, base string) []byte) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("skipping: -short (installs the npm package openai)")
+		t.Skipf("skipping: -short (installs the npm package %s)", spec)
 	}
 	node, err1 := exec.LookPath("node")
 	npm, err2 := exec.LookPath("npm")
 	if err1 != nil || err2 != nil {
-		t.Skip("skipping: node and npm are needed to install and run the official OpenAI Node SDK")
+		t.Skipf("skipping: node and npm are needed to install and run %s", what)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "openai@4")
+	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, spec)
 	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("skipping: npm install openai failed (no registry?): %v\n%s", err, out)
+		t.Skipf("skipping: npm install %s failed (no registry?): %v\n%s", spec, err, out)
 	}
 	return func(script, base string) []byte {
 		t.Helper()
