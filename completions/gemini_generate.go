@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -562,18 +563,39 @@ func (r *GeminiGenerateRequest) generationConfig(c *OpenAIChatRequest) error {
 	return nil
 }
 
+// geminiTypes are the type names of Google's schema that JSON Schema spells in lower case.
+var geminiTypes = [][2]string{{`"type":"OBJECT"`, `"type":"object"`}, {`"type":"STRING"`, `"type":"string"`}, {`"type":"INTEGER"`, `"type":"integer"`},
+	{`"type":"NUMBER"`, `"type":"number"`}, {`"type":"BOOLEAN"`, `"type":"boolean"`}, {`"type":"ARRAY"`, `"type":"array"`}, {`"type":"NULL"`, `"type":"null"`}}
+
 // geminiSchema translates Google's OpenAPI-subset schema (types in capitals, nullable,
-// propertyOrdering) into JSON Schema.
+// propertyOrdering) into JSON Schema. A schema whose only difference is the case of its
+// types (what Google's SDKs send for Type.OBJECT and the rest) is rewritten as text, in
+// its compact form, where no string can hold an unescaped "type":"…" pair; the others are
+// rebuilt node by node.
 func geminiSchema(raw json.RawMessage) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("not a schema: %w", err)
+	}
+	out := buf.Bytes()
+	if !bytes.Contains(out, []byte(`"nullable"`)) && !bytes.Contains(out, []byte(`"propertyOrdering"`)) &&
+		!bytes.Contains(out, []byte(`TYPE_UNSPECIFIED`)) && len(out) > 0 && out[0] == '{' && !bytes.Contains(out, []byte(`"properties":[`)) {
+		for _, t := range geminiTypes {
+			if bytes.Contains(out, []byte(t[0])) {
+				out = bytes.ReplaceAll(out, []byte(t[0]), []byte(t[1]))
+			}
+		}
+		return out, nil
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("not a schema: %w", err)
 	}
-	out, err := jsonSchemaOf(v, 0)
+	node, err := jsonSchemaOf(v, 0)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(out)
+	return json.Marshal(node)
 }
 
 // jsonSchemaOf is one node of a Google schema as JSON Schema.

@@ -85,7 +85,7 @@ func TestGeminiToChatRequest(t *testing.T) {
 	if m := c.Messages[4]; m.ToolCallID != "call_1_2" || m.Content.Parts[0].Text != "package a" {
 		t.Errorf("second response %+v", m)
 	}
-	if len(req.Tools) != 2 || string(req.Tools[0].Parameters) != `{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}` {
+	if len(req.Tools) != 2 || string(req.Tools[0].Parameters) != `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}` {
 		t.Errorf("tools %+v", req.Tools)
 	}
 	if tc := req.ToolChoice; tc == nil || tc.Mode != providers.ToolChoiceFunction || tc.Name != "read_file" {
@@ -94,7 +94,7 @@ func TestGeminiToChatRequest(t *testing.T) {
 	if *req.Temperature != 0.5 || *req.TopP != 0.9 || *req.TopK != 40 || req.MaxTokens != 1000 || fmt.Sprint(req.Stop) != "[X Y]" {
 		t.Errorf("sampling %v %v %v %d %v", *req.Temperature, *req.TopP, *req.TopK, req.MaxTokens, req.Stop)
 	}
-	if f := req.ResponseFormat; f == nil || f.Type != providers.ResponseJSONSchema || string(f.Schema) != `{"properties":{"n":{"type":"integer"}},"type":"object"}` {
+	if f := req.ResponseFormat; f == nil || f.Type != providers.ResponseJSONSchema || string(f.Schema) != `{"type":"object","properties":{"n":{"type":"integer"}}}` {
 		t.Errorf("response format %+v", req.ResponseFormat)
 	}
 	if th := req.Thinking; th == nil || th.BudgetTokens != 2048 || !th.Summary {
@@ -268,6 +268,11 @@ func TestGeminiSchema(t *testing.T) {
 	}
 	if want := `{"items":{"properties":{"a":{"enum":["x","y"],"type":"string"},"b":{"anyOf":[{"type":"number"},{"type":"boolean"}]}},"type":["object","null"]},"type":"array"}`; string(out) != want {
 		t.Errorf("%s\nwant %s", out, want)
+	}
+	// Types alone differ: rewritten as text, keys in their order, strings untouched.
+	out, err = geminiSchema(json.RawMessage(`{"type": "OBJECT", "properties": {"type": {"type": "STRING", "description": "\"type\":\"OBJECT\""}}}`))
+	if want := `{"type":"object","properties":{"type":{"type":"string","description":"\"type\":\"OBJECT\""}}}`; err != nil || string(out) != want {
+		t.Errorf("%s %v\nwant %s", out, err, want)
 	}
 	if _, err := geminiSchema(json.RawMessage(`{"properties":[1]}`)); err == nil {
 		t.Error("properties not an object was accepted")
