@@ -449,3 +449,32 @@ func TestGeminiCountTokensAndModels(t *testing.T) {
 		t.Errorf("unknown model: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestGeminiOpenAPI: the OpenAPI document has the Gemini routes, their failures in Google's
+// envelope.
+func TestGeminiOpenAPI(t *testing.T) {
+	hs, _ := geminiServer(t)
+	resp, err := http.Get(hs.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, method := range map[string]string{"/v1beta/models/{rest}": "post", "/v1/models/{rest}": "post", "/v1beta/models": "get", "/v1beta/models/{model}": "get"} {
+		op, ok := doc.Paths[path][method]
+		if !ok {
+			t.Errorf("%s %s is not documented (paths: %d)", method, path, len(doc.Paths))
+			continue
+		}
+		if method == "post" && !strings.Contains(string(op.Responses["400"]), `"status"`) {
+			t.Errorf("%s %s: 400 is not Google's envelope: %s", method, path, op.Responses["400"])
+		}
+	}
+}
