@@ -30,6 +30,38 @@ type GeminiCandidate struct {
 	Content      GeminiContent `json:"content"`
 	FinishReason string        `json:"finishReason,omitempty"`
 	Index        int           `json:"index"`
+	// GroundingMetadata lists the web pages the provider's own search found (a request with
+	// the googleSearch tool), as Gemini's grounding chunks.
+	GroundingMetadata *GeminiGroundingMetadata `json:"groundingMetadata,omitempty"`
+}
+
+// GeminiGroundingMetadata is a candidate's groundingMetadata: the pages its answer was
+// grounded on.
+type GeminiGroundingMetadata struct {
+	GroundingChunks []GeminiGroundingChunk `json:"groundingChunks"`
+}
+
+// GeminiGroundingChunk is one page: {"web": {"uri", "title"}}.
+type GeminiGroundingChunk struct {
+	Web GeminiWebSource `json:"web"`
+}
+
+// GeminiWebSource is a web page's address and title.
+type GeminiWebSource struct {
+	URI   string `json:"uri"`
+	Title string `json:"title,omitempty"`
+}
+
+// geminiGrounding is sources as groundingMetadata, nil when there are none.
+func geminiGrounding(sources []providers.Source) *GeminiGroundingMetadata {
+	if len(sources) == 0 {
+		return nil
+	}
+	g := &GeminiGroundingMetadata{GroundingChunks: make([]GeminiGroundingChunk, len(sources))}
+	for i, s := range sources {
+		g.GroundingChunks[i] = GeminiGroundingChunk{Web: GeminiWebSource{URI: s.URL, Title: s.Title}}
+	}
+	return g
 }
 
 // GeminiUsageMetadata is usageMetadata: prompt tokens (cached ones among them), answer
@@ -116,7 +148,7 @@ func NewGeminiResponseN(resps []*Response, model string, thoughts bool) *GeminiR
 			parts = []GeminiPart{}
 		}
 		out.Candidates = append(out.Candidates, GeminiCandidate{Content: GeminiContent{Role: "model", Parts: parts},
-			FinishReason: GeminiFinishReason(resp.FinishReason), Index: i})
+			FinishReason: GeminiFinishReason(resp.FinishReason), Index: i, GroundingMetadata: geminiGrounding(resp.Sources)})
 		u = addGeminiUsage(u, resp.Usage)
 		if i == 0 {
 			out.ResponseID = resp.ResponseMessageID
@@ -237,7 +269,8 @@ type geminiStreamCall struct {
 // WriteGeminiStream sends st to rw as streamGenerateContent does: a GenerateContentResponse
 // per text fragment (and per thought fragment when thoughts is set, as a thought part),
 // then a last one with the function calls (gathered until the upstream ended: their
-// arguments come in fragments), the finishReason and usageMetadata. sse picks server-sent
+// arguments come in fragments), the pages a search found (groundingMetadata), the
+// finishReason and usageMetadata. sse picks server-sent
 // events (alt=sse) over a JSON array. A failure after the stream started ends it with
 // Google's error object, which its SDKs raise. model is the model as the request named it.
 // It closes st.
@@ -250,6 +283,7 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 	}
 	calls := map[int]*geminiStreamCall{}
 	var order []int
+	var sources []providers.Source
 	wroteText := false
 	for {
 		c, err := st.Recv()
@@ -272,6 +306,8 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 			return err
 		}
 		switch {
+		case c.Type == EventSources && c.Search != nil:
+			sources = append(sources, c.Search.Sources...)
 		case c.Type == EventReasoning:
 			if thoughts && c.Reasoning != nil && c.Reasoning.Text != "" {
 				if err := e.chunk(chunk([]GeminiPart{{Text: new(c.Reasoning.Text), Thought: true}})); err != nil {
@@ -312,6 +348,7 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 	}
 	last := chunk(parts)
 	last.Candidates[0].FinishReason = "STOP"
+	last.Candidates[0].GroundingMetadata = geminiGrounding(sources)
 	if resp != nil {
 		last.Candidates[0].FinishReason = GeminiFinishReason(resp.FinishReason)
 		last.UsageMetadata = geminiUsage(resp.Usage)

@@ -123,6 +123,10 @@ func TestGeminiToChatRequestOptions(t *testing.T) {
 	if err != nil || req.Thinking != nil {
 		t.Errorf("thinking off: %v %+v", err, req.Thinking)
 	}
+	_, req, err = geminiRequest(t, "m/x", `{"contents":[{"parts":[{"text":"news?"}]}],"tools":[{"googleSearch":{}}]}`)
+	if err != nil || !req.Search || len(req.Tools) != 0 {
+		t.Errorf("googleSearch: %v search %v tools %d", err, req != nil && req.Search, len(req.Tools))
+	}
 	c, req, err := geminiRequest(t, "m/x", `{"contents":[{"parts":[{"text":"hi"}]}],"generationConfig":{"responseMimeType":"application/json","candidateCount":3}}`)
 	if err != nil || req.ResponseFormat == nil || req.ResponseFormat.Type != providers.ResponseJSONObject || c.Choices() != 3 {
 		t.Errorf("JSON, 3 candidates: %v %+v", err, req.ResponseFormat)
@@ -201,6 +205,12 @@ func TestNewGeminiResponse(t *testing.T) {
 			t.Errorf("finish %q: %q, want %q", finish, got, want)
 		}
 	}
+	resp.Sources = []providers.Source{{URL: "https://example.com/a", Title: "example.com"}}
+	b, _ = json.Marshal(NewGeminiResponse(resp, "m", false).Candidates[0].GroundingMetadata)
+	if want := `{"groundingChunks":[{"web":{"uri":"https://example.com/a","title":"example.com"}}]}`; string(b) != want {
+		t.Errorf("groundingMetadata %s", b)
+	}
+	resp.Sources = nil
 	two := NewGeminiResponseN([]*Response{resp, resp}, "m", false)
 	if len(two.Candidates) != 2 || two.Candidates[1].Index != 1 || two.UsageMetadata.PromptTokenCount != 200 {
 		t.Errorf("two candidates: %+v", two)
