@@ -695,7 +695,7 @@ func geminiField(fields map[int]string, toolFields []string, f string) string {
 		"response_format": "generationConfig.responseSchema", "tool_choice": "toolConfig.functionCallingConfig",
 		"thinking": "generationConfig.thinkingConfig", "seed": "generationConfig.seed",
 		"presence_penalty": "generationConfig.presencePenalty", "frequency_penalty": "generationConfig.frequencyPenalty",
-		"search": "tools.googleSearch",
+		"search": "tools.googleSearch", "metadata.tags": "labels",
 	} {
 		if f == chat || strings.HasPrefix(f, chat+".") || strings.HasPrefix(f, chat+"[") {
 			return api + strings.TrimPrefix(f, chat)

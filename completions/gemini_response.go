@@ -208,6 +208,7 @@ type geminiEmitter struct {
 	n     int
 }
 
+// newGeminiEmitter starts rw's 200 answer as events (sse) or as a JSON array.
 func newGeminiEmitter(rw http.ResponseWriter, sse bool) *geminiEmitter {
 	e := &geminiEmitter{rw: rw, flush: func() {}}
 	if f, ok := rw.(http.Flusher); ok {

@@ -107,6 +107,7 @@ type geminiModelList struct {
 	NextPageToken string        `json:"nextPageToken,omitempty"`
 }
 
+// newGeminiModel is the gateway model (or model group) id in the Gemini API's shape.
 func newGeminiModel(id string) geminiModel {
 	desc := "Served by Switchyard through provider " + id[:max(strings.IndexByte(id, '/'), 0)]
 	if !strings.Contains(id, "/") {
