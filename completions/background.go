@@ -61,7 +61,25 @@ type backgroundRuns struct {
 	mu     sync.Mutex
 	closed bool
 	runs   map[string]context.CancelCauseFunc // by response id
+	logs   map[string]*eventLog               // the events of the streamed ones, by response id
 	wg     sync.WaitGroup
+}
+
+// setLog registers the event log of response id, run by this process.
+func (b *backgroundRuns) setLog(id string, l *eventLog) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.logs == nil {
+		b.logs = map[string]*eventLog{}
+	}
+	b.logs[id] = l
+}
+
+// log is the event log of response id when this process runs it (nil otherwise).
+func (b *backgroundRuns) log(id string) *eventLog {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.logs[id]
 }
 
 // add registers the run of response id (cancel ends it); false once closed.
@@ -83,6 +101,7 @@ func (b *backgroundRuns) add(id string, cancel context.CancelCauseFunc) bool {
 func (b *backgroundRuns) done(id string) {
 	b.mu.Lock()
 	delete(b.runs, id)
+	delete(b.logs, id)
 	b.mu.Unlock()
 	b.wg.Done()
 }
@@ -136,8 +155,6 @@ func (r *ResponsesRequest) checkBackground() error {
 		return nil
 	}
 	switch {
-	case r.Stream:
-		return invalid("stream", "cannot be true with background: this gateway does not stream background responses; poll GET /v1/responses/{response_id} instead")
 	case r.Store != nil && !*r.Store:
 		return invalid("background", "Background mode requires store to be true: a background response is stored so that it can be read back (send store: true or leave it out)")
 	case present(r.Conversation):
@@ -193,11 +210,26 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 	own := r.ownItems()
 	run := &backgroundRun{ID: newBackgroundID("run"), Heartbeat: time.Now().UTC()}
 	kept := *o
-	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: own, Response: &kept, Expires: now.Add(ttl), Run: run}
+	// The input is stored only as the pre_call guardrails let it through (masked): with
+	// any to run, the run writes it once they ran (runBackground); the record holds none
+	// until then.
+	stored := own
+	if pre, _ := g.guardrailsFor(req, GuardrailPreCall); len(pre) > 0 {
+		stored = []ResponsesItem{}
+	}
+	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: stored, Response: &kept, Expires: now.Add(ttl), Run: run}
+	var log *eventLog
+	if r.Stream {
+		rec.Stream = &backgroundStream{}
+		log = newEventLog(g.backgroundStreamBounds())
+	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	if !g.bg.add(id, cancel) {
 		cancel(ErrGatewayClosed)
 		return nil, ErrGatewayClosed
+	}
+	if log != nil {
+		g.bg.setLog(id, log)
 	}
 	b, err := json.Marshal(rec)
 	if err == nil {
@@ -219,62 +251,101 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 			scope.CallTimeout = DefaultBackgroundTimeout
 		}
 	}
-	go g.runBackground(runCtx, cancel, scope, owner, rec, req)
+	go g.runBackground(runCtx, cancel, scope, owner, rec, own, req, log)
 	return o, nil
 }
 
-// runBackground answers the background response rec under run's context.
-func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseFunc, scope Scope, owner string, rec *storedResponse, req *Request) {
+// runBackground answers the background response rec under run's context: own is its
+// request's own input items (stored once the pre_call guardrails masked them); log, for a
+// streamed one, records its events.
+func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseFunc, scope Scope, owner string, rec *storedResponse, own []ResponsesItem, req *Request, log *eventLog) {
 	id, runID := rec.Response.ID, rec.Run.ID
 	defer g.bg.done(id)
 	defer cancel(nil)
-	if _, err := g.updateRun(ctx, id, runID, func(cur *storedResponse) bool {
-		if cur.Response.Status != "queued" {
-			return false
-		}
-		cur.Response.Status = "in_progress"
-		return true
-	}); err != nil {
-		g.log.Warn("responses: mark a background response in progress", "response_id", id, "err", err)
-	}
 	// The heartbeat also watches for a cancel asked on another replica: at least every
 	// second, as a batch run does.
 	stopBeat := jobqueue.KeepAlive(ctx, min(g.backgroundStaleAfter(), 4*time.Second), g.backgroundBeat(id, runID), cancel,
 		errBackgroundLost, errBackgroundCancelled, func(err error) {
 			g.log.Warn("responses: background heartbeat", "response_id", id, "err", err)
 		})
-	resp, err := g.Complete(ctx, scope, req)
-	stopBeat()
-
+	// The pre_call guardrails run first: the record gets the input as they let it through.
+	greq, err := g.guardRequest(ctx, scope, req, nil)
+	if _, werr := g.updateRun(ctx, id, runID, func(cur *storedResponse) bool {
+		if cur.Response.Status != "queued" {
+			return false
+		}
+		cur.Response.Status = "in_progress"
+		if err == nil {
+			cur.Input = maskItems(own, greq.masked)
+		}
+		return true
+	}, nil); werr != nil {
+		g.log.Warn("responses: mark a background response in progress", "response_id", id, "err", werr)
+	}
 	o := *rec.Response
 	o.Output = []ResponseOutputItem{}
+	var resp *Response
+	streamed := false
+	if err == nil && log != nil {
+		streamed, err = g.streamBackground(ctx, scope, id, runID, greq, &o, log)
+	} else if err == nil {
+		resp, err = g.Complete(ctx, scope, greq)
+	}
+	stopBeat()
+
 	var cf *ContentFilterError
 	cause := context.Cause(ctx)
 	switch {
+	case err == nil && streamed:
+		o.Store = true // the stream writer answered o whole
 	case err == nil:
 		o.Complete(resp)
 	case errors.As(err, &cf):
+		o.Output = nil
 		o.Complete(filteredResponse(cf))
 	case errors.Is(cause, errBackgroundCancelled), errors.Is(cause, errBackgroundLost):
 		// A cancel ended it (the record says cancelled, or CancelRequested), or the record
 		// is gone: nothing to write but a cancel asked whose mark is not a status yet.
-		o.Status = "cancelled"
+		o.Status, o.Error = "cancelled", nil
 	case errors.Is(cause, ErrGatewayClosed):
 		o.Status, o.Error = "failed", &ResponseError{Code: "server_error", Message: "the gateway shut down before this background response was answered; send the request again"}
+	case streamed: // the stream failed after it started: the writer said how
+		o.Store = true
 	default:
 		o.Status, o.Error = "failed", &ResponseError{Code: backgroundErrorCode(err), Message: strings.TrimPrefix(err.Error(), "completions: ")}
 	}
+	o.Store = true
+	if log != nil {
+		if o.Status == "cancelled" || errors.Is(cause, ErrGatewayClosed) {
+			log.stop()
+		}
+		log.appendTerminal(&o)
+	}
 	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), storeBackgroundTimeout)
 	defer wcancel()
+	var frames []streamFrame
+	if log != nil {
+		frames, _ = log.unstored(true)
+	}
 	wrote, err := g.updateRun(wctx, id, runID, func(cur *storedResponse) bool {
 		if !unfinished(cur.Response.Status) {
 			return false // cancelled (or ended) elsewhere: that stands
 		}
 		kept := o
 		cur.Response = &kept
-		cur.Input = maskItems(cur.Input, o.masked) // what the upstream saw
+		if cur.Stream != nil && log != nil {
+			cur.Stream.DroppedFrom = log.droppedFrom()
+		}
 		return true
-	}, o.Output...)
+	}, frames, o.Output...)
+	if log != nil {
+		if !wrote && err == nil {
+			// Ended elsewhere (a cancel asked on another replica): its terminal event is
+			// made from the record by the readers; this one's is not recorded.
+			g.storeCancelledTerminal(wctx, id, runID, log)
+		}
+		log.seal()
+	}
 	if err != nil {
 		g.log.Warn("responses: the background answer is not stored", "response_id", id, "err", err)
 		return
@@ -288,6 +359,69 @@ func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseF
 			g.forget(id, &storedResponse{Owner: owner, Response: &o})
 		}
 	}
+}
+
+// storeCancelledTerminal records the events of a run whose record another replica ended
+// (cancelled): the events before the cut, and a terminal event made from the record.
+func (g *Gateway) storeCancelledTerminal(ctx context.Context, id, runID string, log *eventLog) {
+	cur, err := readRecord(ctx, g.opts.Store, id)
+	if err != nil || cur == nil || cur.Run == nil || cur.Run.ID != runID {
+		return
+	}
+	log.stop() // drops a terminal event this run made: the record's status stands
+	log.appendTerminal(cur.Response)
+	frames, _ := log.unstored(true)
+	err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		if c, err := readRecord(ctx, tx, id); err != nil || c == nil || c.Run == nil || c.Run.ID != runID {
+			return err
+		}
+		return putFrames(ctx, tx, id, frames)
+	})
+	if err != nil {
+		g.log.Warn("responses: the background stream's last events are not stored", "response_id", id, "err", err)
+	}
+}
+
+// streamBackground streams the answer of background response id (run runID) into log,
+// writing its events to the store as they come: started reports whether the stream
+// started (the writer then answered o, its status failed on a failure it reported).
+func (g *Gateway) streamBackground(ctx context.Context, scope Scope, id, runID string, req *Request, o *ResponseObject, log *eventLog) (started bool, err error) {
+	st, err := g.Stream(ctx, scope, req)
+	var cf *ContentFilterError
+	if errors.As(err, &cf) {
+		f := *o
+		f.Output = nil
+		f.Complete(filteredResponse(cf))
+		WriteResponsesEvents(log, &f)
+		*o = f
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		t := time.NewTicker(backgroundFlushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-flushCtx.Done():
+				return
+			case <-t.C:
+				if err := g.flushEvents(flushCtx, id, runID, log); err != nil && flushCtx.Err() == nil {
+					g.log.Warn("responses: store a background stream's events", "response_id", id, "err", err)
+				}
+			}
+		}
+	}()
+	o.Status = "in_progress"
+	log.setCut(func() bool { return ctx.Err() != nil }) // a cancelled run's last events say nothing true
+	err = WriteResponsesStreamWith(log, st, o, ResponsesStreamOptions{})
+	stopFlush()
+	<-flushed
+	return true, err
 }
 
 // storeBackgroundTimeout bounds the write of a background response's end.
@@ -319,8 +453,9 @@ func backgroundErrorCode(err error) string {
 
 // updateRun changes the record of background response id while run runID owns it: change
 // returns whether to write it. It reports whether it wrote; a record gone or owned by
-// another run is left alone. outputs are indexed for item_reference.
-func (g *Gateway) updateRun(ctx context.Context, id, runID string, change func(*storedResponse) bool, outputs ...ResponseOutputItem) (bool, error) {
+// another run is left alone. frames are stored stream events; outputs are indexed for
+// item_reference.
+func (g *Gateway) updateRun(ctx context.Context, id, runID string, change func(*storedResponse) bool, frames []streamFrame, outputs ...ResponseOutputItem) (bool, error) {
 	wrote := false
 	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
 		wrote = false
@@ -339,6 +474,9 @@ func (g *Gateway) updateRun(ctx context.Context, id, runID string, change func(*
 			if err := tx.Put(ctx, store.ResponseItems, out.ID, []byte(id)); err != nil {
 				return err
 			}
+		}
+		if err := putFrames(ctx, tx, id, frames); err != nil {
+			return err
 		}
 		wrote = true
 		return nil

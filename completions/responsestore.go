@@ -60,6 +60,13 @@ type StoredResponsesOptions struct {
 	// for the long runs of reasoning models); a request's own timeout, or the scope's
 	// CallTimeout, still holds. 0 means DefaultBackgroundTimeout.
 	BackgroundTimeout time.Duration
+	// BackgroundStreamMaxEvents and BackgroundStreamMaxBytes bound the stream events a
+	// background response asked with stream: true records (for GET ?stream=true to replay):
+	// past either, its further events are dropped but for its terminal one, and a resume
+	// from inside them is refused naming starting_after. 0 means
+	// DefaultBackgroundStreamMaxEvents, DefaultBackgroundStreamMaxBytes.
+	BackgroundStreamMaxEvents int
+	BackgroundStreamMaxBytes  int
 }
 
 // DefaultBackgroundTimeout is how long a background response's run may last by default.
@@ -98,6 +105,9 @@ type storedResponse struct {
 	Expires  time.Time       `json:"expires"`
 	// Run is a background response's run (background.go); nil for the others.
 	Run *backgroundRun `json:"run,omitempty"`
+	// Stream is a streamed background response's (background_stream.go): its events are
+	// in store.ResponseEvents.
+	Stream *backgroundStream `json:"stream,omitempty"`
 }
 
 // chainLink is what the later turns of a conversation need of a stored answer, kept in
@@ -562,6 +572,17 @@ func deleteStoredResponse(ctx context.Context, tx store.Tx, id string, rec *stor
 	}
 	if err := tx.Delete(ctx, store.ResponseExpiry, expiryKey(rec.Expires, id)); err != nil {
 		return err
+	}
+	if rec.Stream != nil { // its recorded stream events (bounded: BackgroundStreamMaxEvents)
+		events, err := tx.List(ctx, store.ResponseEvents, store.ListOptions{Prefix: id + "/"})
+		if err != nil {
+			return err
+		}
+		for _, e := range events {
+			if err := tx.Delete(ctx, store.ResponseEvents, e.Key); err != nil {
+				return err
+			}
+		}
 	}
 	for _, out := range rec.Response.Output {
 		key := out.ID

@@ -516,6 +516,14 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
+		if rreq.Stream {
+			// Its events as the run makes them; the run goes on if this client leaves
+			// (GET ?stream=true&starting_after= resumes).
+			if err := g.StreamBackgroundResponse(r.Context(), owner, o.ID, -1, w); err != nil && r.Context().Err() == nil {
+				s.log.Warn("responses: stream a background response", "response_id", o.ID, "err", err)
+			}
+			return nil
+		}
 		writeJSON(w, http.StatusOK, o)
 		return nil
 	}

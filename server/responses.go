@@ -37,13 +37,29 @@ var storedResponseErrors = map[int]string{
 // (completions.Gateway.StoreResponse), as OpenAI's Responses API has them.
 func (s *Server) responseRoutes(g *completions.Gateway) {
 	tags := []string{"Completions"}
-	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}", Summary: "A stored /v1/responses answer, as it was given; a background one shows queued or in_progress until it ends (failed when its run's process died)",
-		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Errors: storedResponseErrors},
+	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}", Summary: "A stored /v1/responses answer, as it was given; a background one shows queued or in_progress until it ends (failed when its run's process died). With stream=true, a background response created with stream: true is streamed: its events after starting_after (all without it), then the new ones until it ends",
+		Tags: tags, Response: completions.ResponseObject{}, ScopedKeys: true, Stream: true, Query: responseGetParams, Errors: map[int]string{
+			400: "a query parameter out of range (param names it): stream=true for a response not created with background and stream (stream), a starting_after that is not a sequence number or whose events were not kept (starting_after)",
+			404: storedResponseErrors[404],
+		}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			if r.URL.Query().Get("stream") == "true" {
-				ae := Validation(http.StatusBadRequest, "stream: this gateway does not stream background responses: poll GET /v1/responses/{response_id} until its status is no longer queued or in_progress")
-				ae.Param = "stream"
-				return ae
+			q := r.URL.Query()
+			after, err := startingAfter(q.Get("starting_after"), q.Get("stream"))
+			if err != nil {
+				return err
+			}
+			if q.Get("stream") == "true" {
+				err := g.StreamBackgroundResponse(r.Context(), responsesOwner(r), r.PathValue("response_id"), after, w)
+				var ve *completions.ValidationError
+				if errors.As(err, &ve) {
+					ae := Validation(http.StatusBadRequest, "%s", ve.Error())
+					ae.Param = ve.Field
+					return ae
+				}
+				if err != nil && r.Context().Err() != nil {
+					return nil // the client left: the run goes on
+				}
+				return err
 			}
 			o, err := g.StoredResponse(r.Context(), responsesOwner(r), r.PathValue("response_id"))
 			if err != nil {
@@ -81,6 +97,33 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "GET", Path: "/v1/responses/{response_id}/input_items", Summary: "The items a stored answer was given: those of the answers before it in its conversation and its own input",
 		Tags: tags, Response: responseItemList{}, ScopedKeys: true, Errors: storedResponseErrors, Query: itemListParams},
 		itemListing("response_id", g.ResponseInputItems))
+}
+
+// responseGetParams are the query parameters of GET /v1/responses/{response_id}, OpenAI's.
+var responseGetParams = []QueryParam{
+	{Name: "stream", Description: "true streams a background response created with stream: true as server-sent events (400 for any other response)"},
+	{Name: "starting_after", Description: "with stream=true, the sequence number after which to start: the events after it are replayed, then the new ones follow (a number beyond the last waits for newer ones); without it every event is sent"},
+	{Name: "include", Description: "accepted and ignored: responses are returned whole"},
+}
+
+// startingAfter reads the starting_after of a streamed GET: -1 when absent; not a
+// non-negative integer, or without stream=true, is a 400 naming it.
+func startingAfter(v, stream string) (int, error) {
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		ae := Validation(http.StatusBadRequest, "starting_after: must be a sequence number (an integer of 0 or more), got %q", v)
+		ae.Param = "starting_after"
+		return 0, ae
+	}
+	if stream != "true" {
+		ae := Validation(http.StatusBadRequest, "starting_after: is only used with stream=true")
+		ae.Param = "starting_after"
+		return 0, ae
+	}
+	return n, nil
 }
 
 // itemListing serves a page of the items load returns for the caller and the path's

@@ -66,6 +66,7 @@ const (
 	Responses                 Collection = "responses"                    // stored /v1/responses answers, keyed by response id
 	ResponseItems             Collection = "response_items"               // output item id -> the response id that holds it
 	ResponseExpiry            Collection = "response_expiry"              // expiry (Unix seconds, 12 digits)/response id -> ""
+	ResponseEvents            Collection = "response_events"              // a streamed background response's events, keyed response id/sequence number (10 digits)
 	ResponseTombstones        Collection = "response_tombstones"          // owner hash/deleted response id -> its expiry (Unix seconds)
 	OpenAIConversations       Collection = "openai_conversations"         // OpenAI Conversations API conversations, keyed by id
 	OpenAIConversationItems   Collection = "openai_conversation_items"    // their items, keyed id/(9999999999 - seq): newest first
