@@ -378,6 +378,13 @@ func (g *Gateway) followStored(ctx context.Context, owner, id string, f *frameWr
 			if err := g.sendStored(ctx, id, f); err != nil || f.ended {
 				return err
 			}
+			last, err := g.opts.Store.List(ctx, store.ResponseEvents, store.ListOptions{Prefix: id + "/", Descending: true, Limit: 1})
+			if err != nil {
+				return fmt.Errorf("completions: read the events of response %s: %w", id, err)
+			}
+			if len(last) == 1 && terminalEvent(frameType(last[0].Value)) {
+				return f.sse.Flush() // it ended, and the client has seen all (starting_after at or past its end)
+			}
 			l := newEventLog(1, 0)
 			l.next = f.after + 1
 			l.appendTerminal(rec.Response)

@@ -117,13 +117,12 @@ func TestBackgroundResponseCompletes(t *testing.T) {
 }
 
 // TestBackgroundResponseRefusals: background needs a stored response (store: false is a
-// validation error naming background), is not streamed (naming stream) and cannot be
-// cancelled when it is synchronous.
+// validation error naming background) and cannot be cancelled when it is synchronous
+// (background with stream is TestBackgroundStreamRecordsAndResumes').
 func TestBackgroundResponseRefusals(t *testing.T) {
 	h := newHarness(t, nil)
 	for body, field := range map[string]string{
 		`{"model":"a/m","input":"hi","background":true,"store":false}`: "background",
-		`{"model":"a/m","input":"hi","background":true,"stream":true}`: "stream",
 	} {
 		_, err := startBackground(t, h.g, "alice", body)
 		var ve *ValidationError
