@@ -57,16 +57,16 @@ type streamFrame struct {
 type eventLog struct {
 	maxEvents int
 	maxBytes  int
-	mu      sync.Mutex
-	frames  []streamFrame // recorded, in order
-	next    int           // the next sequence number
-	bytes   int
-	dropped int  // first sequence number dropped, 0: none
-	held    int  // frames[:len-held] are visible; a terminal frame waits for seal
-	stored  int  // frames[:stored] are in the store
-	sealed  bool // the terminal frame is visible: nothing follows
-	changed chan struct{}
-	stopped bool // the run was cancelled: what the writer still sends is not recorded
+	mu        sync.Mutex
+	frames    []streamFrame // recorded, in order
+	next      int           // the next sequence number
+	bytes     int
+	dropped   int  // first sequence number dropped, 0: none
+	held      int  // frames[:len-held] are visible; a terminal frame waits for seal
+	stored    int  // frames[:stored] are in the store
+	sealed    bool // the terminal frame is visible: nothing follows
+	changed   chan struct{}
+	stopped   bool // the run was cancelled: what the writer still sends is not recorded
 	// cut, when set, reports that the run was cut: what the writer then sends (its report
 	// of the cut as a failure) is not recorded.
 	cut func() bool

@@ -94,8 +94,8 @@ func pollStatus(t *testing.T, base, id, want string) map[string]any {
 
 // TestBackgroundResponsesOverHTTP: POST background: true answers 200 at once with a queued
 // response; GET shows it in progress, then completed with the answer; another key cannot
-// see or cancel it; cancel of the ended one answers it as it is; store: false and stream:
-// true are 400s naming their field.
+// see or cancel it; cancel of the ended one answers it as it is; store: false is a 400
+// naming background (background with stream: background_stream_test.go).
 func TestBackgroundResponsesOverHTTP(t *testing.T) {
 	up := &slowUpstream{}
 	ups := httptest.NewServer(up)
@@ -124,7 +124,6 @@ func TestBackgroundResponsesOverHTTP(t *testing.T) {
 	}
 	for body, param := range map[string]string{
 		`{"model":"up/slow","input":"x","background":true,"store":false}`: "background",
-		`{"model":"up/slow","input":"x","background":true,"stream":true}`: "stream",
 	} {
 		resp, b := do2(t, "POST", hs.URL+"/v1/responses", testKey, body, nil)
 		e := wantOpenAIError(t, body, resp, b, 400, "invalid_request_error", "")
