@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -44,11 +46,15 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			after, err := startingAfter(q.Get("starting_after"), q.Get("stream"))
+			stream := q.Get("stream")
+			if stream == "" && streamInBody(r) {
+				stream = "true"
+			}
+			after, err := startingAfter(q.Get("starting_after"), stream)
 			if err != nil {
 				return err
 			}
-			if q.Get("stream") == "true" {
+			if stream == "true" {
 				err := g.StreamBackgroundResponse(r.Context(), responsesOwner(r), r.PathValue("response_id"), after, w)
 				var ve *completions.ValidationError
 				if errors.As(err, &ve) {
@@ -101,9 +107,22 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 
 // responseGetParams are the query parameters of GET /v1/responses/{response_id}, OpenAI's.
 var responseGetParams = []QueryParam{
-	{Name: "stream", Description: "true streams a background response created with stream: true as server-sent events (400 for any other response)"},
+	{Name: "stream", Description: "true streams a background response created with stream: true as server-sent events (400 for any other response); a JSON body {\"stream\": true}, as OpenAI's SDKs send it, says the same"},
 	{Name: "starting_after", Description: "with stream=true, the sequence number after which to start: the events after it are replayed, then the new ones follow (a number beyond the last waits for newer ones); without it every event is sent"},
 	{Name: "include", Description: "accepted and ignored: responses are returned whole"},
+}
+
+// streamInBody reports whether a GET's JSON body says "stream": true: OpenAI's SDKs
+// (openai-go's Responses.GetStreaming) send stream so rather than in the query. At most
+// 4 KiB of it is read.
+func streamInBody(r *http.Request) bool {
+	if r.Body == nil || r.ContentLength == 0 {
+		return false
+	}
+	var body struct {
+		Stream bool `json:"stream"`
+	}
+	return json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&body) == nil && body.Stream
 }
 
 // startingAfter reads the starting_after of a streamed GET: -1 when absent; not a
