@@ -301,7 +301,6 @@ func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseF
 	case err == nil:
 		o.Complete(resp)
 	case errors.As(err, &cf):
-		o.Output = nil
 		o.Complete(filteredResponse(cf))
 	case errors.Is(cause, errBackgroundCancelled), errors.Is(cause, errBackgroundLost):
 		// A cancel ended it (the record says cancelled, or CancelRequested), or the record
@@ -390,7 +389,7 @@ func (g *Gateway) streamBackground(ctx context.Context, scope Scope, id, runID s
 	var cf *ContentFilterError
 	if errors.As(err, &cf) {
 		f := *o
-		f.Output = nil
+		f.Output = []ResponseOutputItem{}
 		f.Complete(filteredResponse(cf))
 		WriteResponsesEvents(log, &f)
 		*o = f

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -286,6 +287,17 @@ func (g *Gateway) backgroundStreamBounds() (events, bytes int) {
 	return events, bytes
 }
 
+// StreamStartedError is StreamBackgroundResponse's error once it has started writing the
+// event stream: the caller can no longer answer with an error status.
+type StreamStartedError struct{ Err error }
+
+func (e *StreamStartedError) Error() string {
+	return "completions: the event stream broke: " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *StreamStartedError) Unwrap() error { return e.Err }
+
 // StreamBackgroundResponse writes the stream events of background response id of owner
 // to w as server-sent events: those after sequence number startingAfter (-1: all), then
 // the new ones as its run makes them, until its terminal event (response.completed,
@@ -294,7 +306,9 @@ func (g *Gateway) backgroundStreamBounds() (events, bytes int) {
 // on another they are read from the store every 150 ms. Before anything is written: an
 // unknown id matches ErrResponseNotFound; a response not asked with background and
 // stream is a *ValidationError on stream; a startingAfter inside the events the record
-// dropped (its bound reached) one on starting_after.
+// dropped (its bound reached) one on starting_after. Once the stream started, an error
+// (ctx's among them) is a *StreamStartedError; a response deleted meanwhile ends the
+// stream with an "error" event.
 func (g *Gateway) StreamBackgroundResponse(ctx context.Context, owner, id string, startingAfter int, w http.ResponseWriter) error {
 	rec, err := g.storedResponse(ctx, owner, id)
 	if err != nil {
@@ -317,9 +331,14 @@ func (g *Gateway) StreamBackgroundResponse(ctx context.Context, owner, id string
 	sse := NewSSEWriter(w)
 	out := &frameWriter{w: w, sse: sse, after: startingAfter}
 	if log != nil {
-		return out.followLocal(ctx, log)
+		err = out.followLocal(ctx, log)
+	} else {
+		err = g.followStored(ctx, owner, id, out)
 	}
-	return g.followStored(ctx, owner, id, out)
+	if err != nil {
+		return &StreamStartedError{Err: err}
+	}
+	return nil
 }
 
 // frameWriter sends recorded frames to a client, each once, in order.
@@ -371,6 +390,14 @@ func (g *Gateway) followStored(ctx context.Context, owner, id string, f *frameWr
 			return err
 		}
 		rec, err := g.storedResponse(ctx, owner, id)
+		if errors.Is(err, ErrResponseNotFound) {
+			// Deleted while read (its run stopped): the stream ends saying so.
+			if _, err := f.w.Write(encodeFrame(responsesEvent{Type: "error", SequenceNumber: f.after + 1, Code: "not_found",
+				Message: fmt.Sprintf("response %q was deleted", id)})); err != nil {
+				return err
+			}
+			return f.sse.Flush()
+		}
 		if err != nil {
 			return err
 		}

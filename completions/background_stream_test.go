@@ -315,3 +315,48 @@ func TestBackgroundRecordStoresMaskedInput(t *testing.T) {
 		}
 	}
 }
+
+// TestBackgroundStreamDelete: a delete of a streamed background response while it runs
+// stops the run; its reader on the running gateway ends with response.cancelled, its
+// reader on another gateway with an "error" event saying it was deleted.
+func TestBackgroundStreamDelete(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "one two three four", stallAt: 2, stall: true})
+	o, err := startBackground(t, h.g, "alice", `{"model":"a/m","input":"Go on.","background":true,"stream":true}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := New(Options{Providers: fakeRegistry{"a": h.a}, Prices: fakePrices{}, Store: h.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Close(context.Background())
+	local, remote := &syncRecorder{}, &syncRecorder{}
+	localDone, remoteDone := make(chan error, 1), make(chan error, 1)
+	go func() { localDone <- h.g.StreamBackgroundResponse(context.Background(), "alice", o.ID, -1, local) }()
+	go func() { remoteDone <- g2.StreamBackgroundResponse(context.Background(), "alice", o.ID, -1, remote) }()
+	waitFor(t, "the remote reader's six events", func() bool { return len(remote.events(t)) == 6 })
+	if err := h.g.DeleteResponse(context.Background(), "alice", o.ID); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]chan error{"local": localDone, "remote": remoteDone} {
+		select {
+		case err := <-c:
+			if err != nil {
+				t.Fatalf("%s reader: %v", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the %s reader did not end", name)
+		}
+	}
+	if ev := local.events(t); ev[len(ev)-1].Type != "response.cancelled" {
+		t.Fatalf("the local reader ended with %+v", ev[len(ev)-1])
+	}
+	if ev := remote.events(t); ev[len(ev)-1].Type != "error" || ev[len(ev)-1].Code != "not_found" {
+		t.Fatalf("the remote reader ended with %+v", ev[len(ev)-1])
+	}
+	waitFor(t, "the upstream call cut", func() bool { return h.a.cancelled() == 1 })
+	if left, err := h.store.List(context.Background(), store.ResponseEvents, store.ListOptions{Prefix: o.ID + "/"}); err != nil || len(left) != 0 {
+		t.Fatalf("after delete, %d events left (%v)", len(left), err)
+	}
+}

@@ -62,8 +62,12 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 					ae.Param = ve.Field
 					return ae
 				}
-				if err != nil && r.Context().Err() != nil {
-					return nil // the client left: the run goes on
+				var started *completions.StreamStartedError
+				if errors.As(err, &started) {
+					if r.Context().Err() == nil {
+						s.log.Warn("responses: stream a background response", "response_id", r.PathValue("response_id"), "err", err)
+					}
+					return nil // the client left (the run goes on), or the stream broke
 				}
 				return err
 			}
