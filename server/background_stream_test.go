@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
@@ -116,10 +117,19 @@ func readEvents(t *testing.T, body io.Reader, n int) []sseEvent {
 // response.completed; GET ?stream=true without starting_after replays all of them, the
 // same on both replicas.
 func TestBackgroundStreamAcrossReplicas(t *testing.T) {
+	backgroundStreamAcrossReplicas(t, memstore.New())
+}
+
+// TestBackgroundStreamAcrossReplicasPostgres is TestBackgroundStreamAcrossReplicas on
+// PostgreSQL, where replicas are for (skipped without a test database, as review17a's).
+func TestBackgroundStreamAcrossReplicasPostgres(t *testing.T) {
+	backgroundStreamAcrossReplicas(t, review17aPG(t))
+}
+
+func backgroundStreamAcrossReplicas(t *testing.T, st *store.Store) {
 	up := &dripUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	st := memstore.New()
 	a, b := backgroundReplica(t, st, ups), backgroundReplica(t, st, ups)
 	resp := openStream(t, "POST", a.URL+"/v1/responses", `{"model":"up/drip","input":"Count.","background":true,"stream":true}`)
 	first := readEvents(t, resp.Body, 4)
