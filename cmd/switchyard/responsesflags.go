@@ -15,12 +15,18 @@ type responsesFlags struct {
 	TTL   time.Duration
 	// BackgroundTimeout is --responses-background-timeout.
 	BackgroundTimeout time.Duration
+	// BackgroundStreamEvents and BackgroundStreamBytes are
+	// --responses-background-stream-events and --responses-background-stream-bytes.
+	BackgroundStreamEvents int
+	BackgroundStreamBytes  int
 }
 
 func (f *responsesFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Store, "responses-store", true, "keep /v1/responses answers in the --store database (unless a request says store: false), as OpenAI does, so previous_response_id continues a conversation and GET /v1/responses/{id} reads one back; false keeps none and refuses previous_response_id")
 	fs.DurationVar(&f.TTL, "responses-ttl", completions.DefaultResponsesTTL, "how long a kept /v1/responses answer is kept (expired hourly)")
 	fs.DurationVar(&f.BackgroundTimeout, "responses-background-timeout", completions.DefaultBackgroundTimeout, "how long a background /v1/responses run (background: true) may last, one upstream call as long, in place of --request-timeout and --attempt-timeout (a request's own timeout still holds)")
+	fs.IntVar(&f.BackgroundStreamEvents, "responses-background-stream-events", completions.DefaultBackgroundStreamMaxEvents, "at most this many events of a streamed background /v1/responses run are recorded for GET ?stream=true&starting_after= (past it, all but the terminal event are dropped)")
+	fs.IntVar(&f.BackgroundStreamBytes, "responses-background-stream-bytes", completions.DefaultBackgroundStreamMaxBytes, "at most this many bytes of a streamed background /v1/responses run's events are recorded (past it, all but the terminal event are dropped)")
 }
 
 func (f *responsesFlags) check() error {
@@ -30,11 +36,18 @@ func (f *responsesFlags) check() error {
 	if f.BackgroundTimeout <= 0 {
 		return fmt.Errorf("--responses-background-timeout must be positive, got %s", f.BackgroundTimeout)
 	}
+	if f.BackgroundStreamEvents < 2 {
+		return fmt.Errorf("--responses-background-stream-events must be at least 2, got %d", f.BackgroundStreamEvents)
+	}
+	if f.BackgroundStreamBytes <= 0 {
+		return fmt.Errorf("--responses-background-stream-bytes must be positive, got %d", f.BackgroundStreamBytes)
+	}
 	return nil
 }
 
 // options are the gateway's StoredResponsesOptions; a conversation may hold eight
 // requests' worth (maxBody, --max-body-bytes), as the server allows.
 func (f *responsesFlags) options(maxBody int64) completions.StoredResponsesOptions {
-	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL, MaxHistoryBytes: 8 * maxBody, BackgroundTimeout: f.BackgroundTimeout}
+	return completions.StoredResponsesOptions{Off: !f.Store, TTL: f.TTL, MaxHistoryBytes: 8 * maxBody, BackgroundTimeout: f.BackgroundTimeout,
+		BackgroundStreamMaxEvents: f.BackgroundStreamEvents, BackgroundStreamMaxBytes: f.BackgroundStreamBytes}
 }
