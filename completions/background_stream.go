@@ -291,6 +291,7 @@ func (g *Gateway) backgroundStreamBounds() (events, bytes int) {
 // event stream: the caller can no longer answer with an error status.
 type StreamStartedError struct{ Err error }
 
+// Error says the stream broke, and why.
 func (e *StreamStartedError) Error() string {
 	return "completions: the event stream broke: " + e.Err.Error()
 }
