@@ -227,6 +227,16 @@ type Options struct {
 	// StoredResponses says how /v1/responses answers are kept in Store for
 	// previous_response_id (kept for 30 days by default): see StoredResponsesOptions.
 	StoredResponses StoredResponsesOptions
+	// ConversationRetention is how long a native conversation (/api/v1/conversations) is
+	// kept after its last turn: past it, reads answer ErrNotFound and SweepConversations
+	// deletes it with its messages. 0 means DefaultConversationRetention (forever); a
+	// negative value keeps conversations forever.
+	ConversationRetention time.Duration
+	// OpenAIConversationRetention is the same for OpenAI-style conversations
+	// (/v1/conversations), counted from their last use (an answer on them, items added or
+	// deleted, metadata updated); SweepOpenAIConversations deletes them with their items.
+	// 0 means DefaultConversationRetention (forever, as OpenAI keeps them); negative: forever.
+	OpenAIConversationRetention time.Duration
 	// Guardrails are the checks chat requests may run before their upstream call or on
 	// their answer (see GuardrailConfig; New checks them): the default_on ones on every
 	// chat request, the others on the requests that name them (Request.Guardrails).

@@ -102,9 +102,10 @@ func (g *Gateway) ListConversations(ctx context.Context, owner string, opts List
 	if err != nil {
 		return ConversationList{}, fmt.Errorf("completions: %w", err)
 	}
+	now := g.opts.Now()
 	items, next, err := store.ListOwned(ctx, g.opts.Store, opts.Query(conversationKind, owner), func(id string) (ConversationSummary, bool, error) {
 		c, err := store.GetJSON[Conversation](ctx, g.opts.Store, store.Conversations, id)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && c.Owner != owner) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (c.Owner != owner || g.conversationExpired(&c, now))) {
 			return ConversationSummary{}, false, nil
 		}
 		if err != nil {
@@ -186,7 +187,7 @@ func (g *Gateway) conversation(ctx context.Context, owner, id string) (Conversat
 		}
 	}
 	c, err := store.GetJSON[Conversation](ctx, g.opts.Store, store.Conversations, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && c.Owner != owner) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (c.Owner != owner || g.conversationExpired(&c, g.opts.Now()))) {
 		return Conversation{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {

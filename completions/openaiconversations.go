@@ -23,7 +23,8 @@ import (
 // before the request's input, and its input and output items are added to it. The
 // OpenAI Agents SDK's conversationId and OpenAIConversationsSession work this way. A
 // conversation is kept in the gateway's store until it is deleted (OpenAI keeps them
-// without a time limit); its items are one record each, so an answer adds a record per
+// without a time limit), or until Options.OpenAIConversationRetention after its last use
+// when that is set (see SweepOpenAIConversations); its items are one record each, so an answer adds a record per
 // item whatever the conversation's length.
 
 // Bounds of the Conversations API, OpenAI's.
@@ -73,6 +74,10 @@ type conversationRecord struct {
 	// on the conversation: another is refused (conversation_locked) until it ends.
 	LockID      string    `json:"lock_id,omitempty"`
 	LockedUntil time.Time `json:"locked_until,omitzero"`
+	// UsedAt is the conversation's last use (any write of it: created, answered on, items
+	// added or deleted, metadata updated); its retention counts from it. Records written
+	// before it was kept have none: CreatedAt stands for it.
+	UsedAt time.Time `json:"used_at,omitzero"`
 }
 
 // locked reports whether another request holds the conversation at now.
@@ -173,7 +178,7 @@ func (g *Gateway) CreateOpenAIConversation(ctx context.Context, owner string, it
 		if _, err := g.appendItems(ctx, tx, rec, "items", items, true); err != nil {
 			return err
 		}
-		return store.PutJSON(ctx, tx, store.OpenAIConversations, c.ID, rec)
+		return g.putConversationRecord(ctx, tx, c.ID, rec)
 	})
 	if err != nil {
 		return nil, conversationError("create conversation", err)
@@ -234,10 +239,11 @@ func (g *Gateway) appendItems(ctx context.Context, tx store.Tx, rec *conversatio
 	return added, nil
 }
 
-// conversationRecordOf reads conversation id of owner (r: the store or a transaction).
-func conversationRecordOf(ctx context.Context, r store.Reader, owner, id string) (*conversationRecord, error) {
+// conversationRecordOf reads conversation id of owner (r: the store or a transaction); one
+// past its retention is not found, whether or not a sweep has deleted it yet.
+func (g *Gateway) conversationRecordOf(ctx context.Context, r store.Reader, owner, id string) (*conversationRecord, error) {
 	rec, err := store.GetJSON[conversationRecord](ctx, r, store.OpenAIConversations, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && !store.Owns(owner, rec.Owner) {
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!store.Owns(owner, rec.Owner) || g.openAIConversationExpired(&rec, g.opts.Now())) {
 		return nil, &conversationNotFoundError{"Conversation", id}
 	}
 	if err != nil {
@@ -252,7 +258,7 @@ func (g *Gateway) OpenAIConversationOf(ctx context.Context, owner, id string) (*
 	if g.opts.Store == nil {
 		return nil, &conversationNotFoundError{"Conversation", id}
 	}
-	rec, err := conversationRecordOf(ctx, g.opts.Store, owner, id)
+	rec, err := g.conversationRecordOf(ctx, g.opts.Store, owner, id)
 	if err != nil {
 		return nil, err
 	}
@@ -272,13 +278,13 @@ func (g *Gateway) UpdateOpenAIConversation(ctx context.Context, owner, id string
 	}
 	var out OpenAIConversation
 	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
-		rec, err := conversationRecordOf(ctx, tx, owner, id)
+		rec, err := g.conversationRecordOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
 		}
 		rec.Conversation.Metadata = metadata
 		out = rec.Conversation
-		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+		return g.putConversationRecord(ctx, tx, id, rec)
 	})
 	if err != nil {
 		return nil, conversationError("update conversation "+id, err)
@@ -424,7 +430,7 @@ func (g *Gateway) addConversationItems(ctx context.Context, owner, id, field str
 	}
 	var added []ResponsesItem
 	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
-		rec, err := conversationRecordOf(ctx, tx, owner, id)
+		rec, err := g.conversationRecordOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
 		}
@@ -437,7 +443,7 @@ func (g *Gateway) addConversationItems(ctx context.Context, owner, id, field str
 		if lock != "" && rec.LockID == lock {
 			rec.LockID, rec.LockedUntil = "", time.Time{}
 		}
-		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+		return g.putConversationRecord(ctx, tx, id, rec)
 	})
 	if err != nil {
 		return nil, conversationError("add items to conversation "+id, err)
@@ -466,7 +472,7 @@ func (g *Gateway) lockConversation(ctx context.Context, owner, id string, r *Res
 	lock := hex.EncodeToString(b[:])
 	renew := func(ctx context.Context, first bool) error {
 		return g.opts.Store.Update(ctx, func(tx store.Tx) error {
-			rec, err := conversationRecordOf(ctx, tx, owner, id)
+			rec, err := g.conversationRecordOf(ctx, tx, owner, id)
 			if err != nil {
 				return err
 			}
@@ -478,7 +484,7 @@ func (g *Gateway) lockConversation(ctx context.Context, owner, id string, r *Res
 				return nil // released (answered): nothing to renew
 			}
 			rec.LockID, rec.LockedUntil = lock, now.Add(g.conversationLease())
-			return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+			return g.putConversationRecord(ctx, tx, id, rec)
 		})
 	}
 	if err := renew(ctx, true); err != nil {
@@ -519,12 +525,12 @@ func (g *Gateway) ReleaseResponse(ctx context.Context, owner string, r *Response
 	}
 	r.conversationLock = ""
 	_ = g.opts.Store.Update(ctx, func(tx store.Tx) error {
-		rec, err := conversationRecordOf(ctx, tx, owner, r.conversationID)
+		rec, err := g.conversationRecordOf(ctx, tx, owner, r.conversationID)
 		if err != nil || rec.LockID != lock {
 			return nil // gone, or no longer this request's
 		}
 		rec.LockID, rec.LockedUntil = "", time.Time{}
-		return store.PutJSON(ctx, tx, store.OpenAIConversations, r.conversationID, rec)
+		return g.putConversationRecord(ctx, tx, r.conversationID, rec)
 	})
 }
 
@@ -552,7 +558,7 @@ func (g *Gateway) DeleteOpenAIConversationItem(ctx context.Context, owner, id, i
 	}
 	var out OpenAIConversation
 	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
-		rec, err := conversationRecordOf(ctx, tx, owner, id)
+		rec, err := g.conversationRecordOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
 		}
@@ -571,7 +577,7 @@ func (g *Gateway) DeleteOpenAIConversationItem(ctx context.Context, owner, id, i
 			return err
 		}
 		out = rec.Conversation
-		return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+		return g.putConversationRecord(ctx, tx, id, rec)
 	})
 	if err != nil {
 		return nil, conversationError("delete item "+itemID, err)

@@ -82,7 +82,7 @@ func TestConversationRetention(t *testing.T) {
 	for name, open := range retentionBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			clock := &settableClock{t: time.Now().UTC()} // the gateway checks request deadlines against the real clock
 			st := open()
 			h := retentionHarness(t, st, clock, 90*24*time.Hour, -1)
 			old := newTurn(t, h, "alice", "")
@@ -129,7 +129,7 @@ func TestConversationRetention(t *testing.T) {
 			if got := countPrefix(t, st, store.Messages, old+"/"); got != 0 {
 				t.Errorf("%d messages of the expired conversation left", got)
 			}
-			if got := countPrefix(t, st, store.OwnerIndex, ""); got != 2 {
+			if got := countPrefix(t, st, store.OwnerIndex, conversationKind+"/"); got != 2 {
 				t.Errorf("%d owner index entries left, want the 2 kept conversations'", got)
 			}
 			for _, id := range []string{extended, young} {
@@ -153,7 +153,7 @@ func TestConversationRetention(t *testing.T) {
 func TestConversationRetentionForever(t *testing.T) {
 	for _, keep := range []time.Duration{-1, 0} {
 		ctx := context.Background()
-		clock := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clock := &settableClock{t: time.Now().UTC()} // the gateway checks request deadlines against the real clock
 		h := retentionHarness(t, memstore.New(), clock, keep, keep)
 		id := newTurn(t, h, "alice", "")
 		oc, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem("hi")}, nil)
@@ -183,7 +183,7 @@ func TestOpenAIConversationRetention(t *testing.T) {
 	for name, open := range retentionBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			clock := &settableClock{t: time.Now().UTC()} // the gateway checks request deadlines against the real clock
 			st := open()
 			h := retentionHarness(t, st, clock, -1, 30*24*time.Hour)
 			mk := func() string {
@@ -238,7 +238,7 @@ func TestOpenAIConversationRetention(t *testing.T) {
 // TestConversationSweepStopsOnCancel: a cancelled context stops the sweep with its error,
 // having deleted nothing after the cancellation.
 func TestConversationSweepStopsOnCancel(t *testing.T) {
-	clock := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := &settableClock{t: time.Now().UTC()} // the gateway checks request deadlines against the real clock
 	st := memstore.New()
 	h := retentionHarness(t, st, clock, time.Hour, time.Hour)
 	for range 3 {
