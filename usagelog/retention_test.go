@@ -119,13 +119,14 @@ func TestRollupSweepStopsOnCancel(t *testing.T) {
 	if err := r.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	before, _ := st.List(context.Background(), store.SpendRollups, store.ListOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	n, err := r.Sweep(ctx, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
 	if !errors.Is(err, context.Canceled) || n != 0 {
 		t.Fatalf("cancelled sweep: %d %v, want 0 and context.Canceled", n, err)
 	}
-	if all, _ := st.List(context.Background(), store.SpendRollups, store.ListOptions{}); len(all) != 2 {
-		t.Errorf("%d rows left, want 2", len(all))
+	if all, _ := st.List(context.Background(), store.SpendRollups, store.ListOptions{}); len(before) == 0 || len(all) != len(before) {
+		t.Errorf("%d rows left of %d", len(all), len(before))
 	}
 }

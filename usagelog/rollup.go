@@ -53,7 +53,17 @@ type RollupOptions struct {
 	// Now is the clock (the day a request counts in is when it is observed, in UTC); nil
 	// means time.Now.
 	Now func() time.Time
+	// Retention is how long a day's totals are kept: the days before Now minus Retention
+	// (UTC) are not read, and Sweep deletes them. 0 means DefaultSpendRetention (forever);
+	// a negative value keeps them forever.
+	Retention time.Duration
 }
+
+// DefaultSpendRetention is what a zero RollupOptions.Retention means: daily totals are
+// kept forever, as LiteLLM keeps its daily spend tables (its
+// maximum_spend_logs_retention_period is unset by default). They are small: a row per key,
+// day and tag or model. A negative duration, this one included, keeps them forever.
+const DefaultSpendRetention time.Duration = -1
 
 // DayTotals are one day's totals of a key for one tag or model.
 type DayTotals struct {
@@ -304,6 +314,12 @@ func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by
 		return nil, err
 	}
 	lo, hi := from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly)
+	if first, ok := r.firstKeptDay(r.opts.Now()); ok && first > lo {
+		lo = first // older days are past the retention, swept or not
+	}
+	if lo > hi {
+		return []SpendRow{}, nil
+	}
 	prefix := url.PathEscape(owner) + "/"
 	rows := []SpendRow{}
 	after := prefix + lo // every key of day lo sorts after it
@@ -352,4 +368,66 @@ func sortRows(rows []SpendRow) []SpendRow {
 		return a.Tag+a.Model < b.Tag+b.Model
 	})
 	return rows
+}
+
+// firstKeptDay is the first day (YYYY-MM-DD, UTC) whose totals the retention keeps at now;
+// ok is false when every day is kept.
+func (r *Rollup) firstKeptDay(now time.Time) (string, bool) {
+	keep := r.opts.Retention
+	if keep == 0 {
+		keep = DefaultSpendRetention
+	}
+	if keep < 0 {
+		return "", false
+	}
+	return now.UTC().Add(-keep).Format(time.DateOnly), true
+}
+
+// sweepPage is how many rows Sweep reads, and deletes in one transaction, at a time.
+const sweepPage = 500
+
+// Sweep deletes the daily totals of every owner older than RollupOptions.Retention at now
+// and returns how many rows it deleted. Spend already leaves them out; the sweep frees
+// their room. Each transaction deletes at most sweepPage rows; deleting a row twice is
+// harmless, so replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.
+func (r *Rollup) Sweep(ctx context.Context, now time.Time) (int, error) {
+	first, ok := r.firstKeptDay(now)
+	if !ok {
+		return 0, nil
+	}
+	deleted := 0
+	for after := ""; ; {
+		if err := ctx.Err(); err != nil {
+			return deleted, err
+		}
+		page, err := r.st.List(ctx, store.SpendRollups, store.ListOptions{After: after, Limit: sweepPage})
+		if err != nil {
+			return deleted, fmt.Errorf("usagelog: sweep the daily spend: %w", err)
+		}
+		var old []string
+		for _, e := range page {
+			// owner (escaped: no "/") / day / kind / name
+			if _, rest, ok := strings.Cut(e.Key, "/"); ok && len(rest) >= len(time.DateOnly) && rest[:len(time.DateOnly)] < first {
+				old = append(old, e.Key)
+			}
+		}
+		if len(old) > 0 {
+			err := r.st.Update(ctx, func(tx store.Tx) error {
+				for _, k := range old {
+					if err := tx.Delete(ctx, store.SpendRollups, k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return deleted, fmt.Errorf("usagelog: sweep the daily spend: %w", err)
+			}
+			deleted += len(old)
+		}
+		if len(page) < sweepPage {
+			return deleted, nil
+		}
+		after = page[len(page)-1].Key
+	}
 }
