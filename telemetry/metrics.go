@@ -62,6 +62,9 @@ type Metrics struct {
 	// Jobs.
 	jobDur *prometheus.HistogramVec
 
+	// Retention sweeps.
+	swept *prometheus.CounterVec
+
 	mu   sync.Mutex // guards collectors added after New
 	jobs *jobsCollector
 }
@@ -124,10 +127,20 @@ func New(opts Options) *Metrics {
 	m.jobDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_job_duration_seconds",
 		Help:    "Training and optimization jobs from start to end, by kind and final state.",
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}}, []string{"kind", "state"})
-	m.reg.MustRegister(m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
+	m.swept = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_retention_deleted_total",
+		Help: "Records the periodic retention sweeps deleted, by kind (conversations, openai_conversations, spend_rollups, stored_responses, cached_answers, sessions)."}, []string{"kind"})
+	m.reg.MustRegister(m.swept, m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
 		m.cacheLookups, m.cacheSaved, m.httpRequests, m.httpDuration, m.selects, m.selectDur, m.storeOps, m.sandboxRun, m.jobDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// Swept counts n records of kind a retention sweep deleted
+// (switchyard_retention_deleted_total{kind}).
+func (m *Metrics) Swept(kind string, n int) {
+	if n > 0 {
+		m.swept.WithLabelValues(kind).Add(float64(n))
+	}
 }
 
 // Registry returns the registry, to register more collectors or to gather in tests.

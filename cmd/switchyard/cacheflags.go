@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -67,26 +65,4 @@ func (f *cacheFlags) options(st *store.Store) completions.CacheOptions {
 		o.Driver = completions.NewStoreCache(st)
 	}
 	return o
-}
-
-// sweepEvery runs sweep (what it deletes: what) at start and every interval until ctx
-// ends: the store's expired records (a read deletes or skips the ones it finds expired;
-// this frees the others' room).
-func sweepEvery(ctx context.Context, what string, sweep func(context.Context, time.Time) (int, error), every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		n, err := sweep(ctx, time.Now())
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Warn("completions: sweeping expired "+what, "err", err)
-		case n > 0:
-			log.Info("completions: swept expired "+what, "deleted", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -62,6 +62,9 @@ type serveConfig struct {
 	Cache cacheFlags
 	// Responses says how /v1/responses answers are kept (--responses-store, --responses-ttl).
 	Responses responsesFlags
+	// Retention says how long conversations and daily spend totals are kept
+	// (--conversation-retention, --openai-conversation-retention, --spend-retention).
+	Retention retentionFlags
 	// Conns are the HTTP server's own limits.
 	Conns     connLimits
 	LogLevel  string
@@ -138,6 +141,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c.Telemetry.register(fs)
 	c.Cache.register(fs)
 	c.Responses.register(fs)
+	c.Retention.register(fs)
 	return c
 }
 
@@ -204,6 +208,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return err
 	}
 	if err := c.Responses.check(); err != nil {
+		return err
+	}
+	if err := c.Retention.check(); err != nil {
 		return err
 	}
 	if c.Conns.LimitsSync < 0 {

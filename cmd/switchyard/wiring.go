@@ -145,7 +145,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	w.selector = selector
 
 	w.usage = usagelog.New(usagelog.Options{})
-	w.spend = usagelog.NewRollup(w.store, usagelog.RollupOptions{Logger: w.log})
+	w.spend = usagelog.NewRollup(w.store, usagelog.RollupOptions{Logger: w.log, Retention: libraryRetention(w.cfg.Retention.Spend)})
 	var groups map[string]completions.ModelGroup
 	if w.cfg.ModelGroups != "" {
 		if groups, err = completions.LoadModelGroups(w.cfg.ModelGroups); err != nil {
@@ -183,7 +183,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		Breaker:            completions.BreakerOptions{Failures: w.cfg.Faults.BreakerFailures, Cooldown: w.cfg.Faults.BreakerCooldown},
 		Cache:              w.cfg.Cache.options(w.store),
 		StoredResponses:    w.cfg.Responses.options(w.cfg.MaxBodyBytes),
-		SharedLimits:       w.limits,
+		// --conversation-retention, --openai-conversation-retention (0: forever).
+		ConversationRetention:       libraryRetention(w.cfg.Retention.Conversations),
+		OpenAIConversationRetention: libraryRetention(w.cfg.Retention.OpenAIConversations),
+		SharedLimits:                w.limits,
 	})
 	if ve := (*completions.ValidationError)(nil); errors.As(err, &ve) && strings.HasPrefix(ve.Field, "guardrails") {
 		return nil, fmt.Errorf("--guardrails: %w", err) // a moderation model the providers cannot serve
@@ -289,10 +292,12 @@ func (w *wiring) start(ctx context.Context) error {
 		}
 	}
 	if w.selector != nil && w.cfg.SessionRetention >= 0 {
-		go w.expireSessions(ctx)
+		go sweepEvery(ctx, "model selection sessions", "sessions", func(ctx context.Context, _ time.Time) (int, error) {
+			return w.selector.ExpireSessions(ctx)
+		}, time.Hour, w.log, w.swept())
 	}
 	if sc, ok := w.gateway.CacheDriver().(*completions.StoreCache); ok {
-		go sweepEvery(ctx, "cached answers", sc.Sweep, time.Hour, w.log)
+		go sweepEvery(ctx, "cached answers", "cached_answers", sc.Sweep, time.Hour, w.log, w.swept())
 	}
 	if w.limits != nil {
 		// Past ctx: the replica admits requests until its HTTP server has shut down
@@ -306,29 +311,27 @@ func (w *wiring) start(ctx context.Context) error {
 		}()
 	}
 	if w.store != nil { // also the answers kept before --responses-store=false
-		go sweepEvery(ctx, "stored responses", w.gateway.SweepResponses, time.Hour, w.log)
+		go sweepEvery(ctx, "stored responses", "stored_responses", w.gateway.SweepResponses, time.Hour, w.log, w.swept())
+		// Every replica of a shared store may sweep: the sweeps are idempotent.
+		if w.cfg.Retention.Conversations > 0 {
+			go sweepEvery(ctx, "conversations", "conversations", w.gateway.SweepConversations, time.Hour, w.log, w.swept())
+		}
+		if w.cfg.Retention.OpenAIConversations > 0 {
+			go sweepEvery(ctx, "OpenAI conversations", "openai_conversations", w.gateway.SweepOpenAIConversations, time.Hour, w.log, w.swept())
+		}
+		if w.spend != nil && w.cfg.Retention.Spend > 0 {
+			go sweepEvery(ctx, "daily spend totals", "spend_rollups", w.spend.Sweep, time.Hour, w.log, w.swept())
+		}
 	}
 	return nil
 }
 
-// expireSessions deletes expired model selection sessions at start and hourly until ctx ends.
-func (w *wiring) expireSessions(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		n, err := w.selector.ExpireSessions(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			w.log.Warn("routing: expire sessions", "err", err)
-		case n > 0:
-			w.log.Info("routing: expired model selection sessions", "deleted", n, "retention", w.cfg.SessionRetention.String())
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// swept counts what a retention sweep deleted on the metrics, when they are on.
+func (w *wiring) swept() func(kind string, n int) {
+	if w.obs == nil || w.obs.metrics == nil {
+		return nil
 	}
+	return w.obs.metrics.Swept
 }
 
 // sandboxRunner picks the sandbox backend named by --sandbox ("auto": bubblewrap, else
