@@ -67,41 +67,38 @@ func (g *Gateway) putConversationRecord(ctx context.Context, tx store.Tx, id str
 // SweepConversations deletes the native conversations whose last turn is older than
 // Options.ConversationRetention at now, with their messages and index entries, and returns
 // how many it deleted. Reads already answer ErrNotFound for them; the sweep frees their
-// room. It reads retentionPage conversations at a time and deletes in transactions of at most
-// retentionPage records, each checking again that its conversation is still expired, so that
-// sweeps running at once on replicas of one PostgreSQL store, or a sweep stopped half way
-// and run again, delete each conversation once and nothing else. It stops when ctx ends.
+// room. It reads retentionPage conversations at a time and deletes in transactions of at
+// most retentionPage records (many small conversations share one; a larger one takes
+// several, its messages first), each checking again that its conversations are still
+// expired, so that sweeps running at once on replicas of one PostgreSQL store, or a sweep
+// stopped half way and run again, delete each conversation once and nothing else. It
+// stops when ctx ends.
 func (g *Gateway) SweepConversations(ctx context.Context, now time.Time) (int, error) {
 	if g.opts.Store == nil || retention(g.opts.ConversationRetention) < 0 {
 		return 0, nil
 	}
-	still := func(tx store.Tx, id string) (*Conversation, error) {
-		c, err := store.GetJSON[Conversation](ctx, tx, store.Conversations, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil || !g.conversationExpired(&c, now) {
-			return nil, err
-		}
-		return &c, nil
-	}
-	n, err := g.sweep(ctx, store.Conversations, func(e store.Entry) bool {
-		var c Conversation
-		return json.Unmarshal(e.Value, &c) == nil && g.conversationExpired(&c, now)
-	}, func(id string) error {
-		return g.deleteExpired(ctx, id, []store.Collection{store.Messages}, func(tx store.Tx) (bool, error) {
-			c, err := still(tx, id)
-			return c != nil, err
-		}, func(tx store.Tx) (bool, error) {
-			c, err := still(tx, id)
-			if c == nil || err != nil {
-				return false, err
+	n, err := g.sweep(ctx, sweepKind{
+		records: store.Conversations,
+		deps:    []store.Collection{store.Messages},
+		expired: func(v []byte) bool {
+			var c Conversation
+			return json.Unmarshal(v, &c) == nil && g.conversationExpired(&c, now)
+		},
+		still: func(ctx context.Context, tx store.Tx, id string) (func() error, error) {
+			c, err := store.GetJSON[Conversation](ctx, tx, store.Conversations, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, nil
 			}
-			if err := tx.Delete(ctx, store.Conversations, id); err != nil {
-				return false, err
+			if err != nil || !g.conversationExpired(&c, now) {
+				return nil, err
 			}
-			return true, store.DeleteOwned(ctx, tx, c.ref())
-		})
+			return func() error {
+				if err := tx.Delete(ctx, store.Conversations, id); err != nil {
+					return err
+				}
+				return store.DeleteOwned(ctx, tx, c.ref())
+			}, nil
+		},
 	})
 	if err != nil {
 		return n, fmt.Errorf("completions: sweep conversations: %w", err)
@@ -117,29 +114,23 @@ func (g *Gateway) SweepOpenAIConversations(ctx context.Context, now time.Time) (
 	if g.opts.Store == nil || retention(g.opts.OpenAIConversationRetention) < 0 {
 		return 0, nil
 	}
-	still := func(tx store.Tx, id string) (bool, error) {
-		rec, err := store.GetJSON[conversationRecord](ctx, tx, store.OpenAIConversations, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		return g.openAIConversationExpired(&rec, now) && !rec.locked(now), nil
-	}
-	n, err := g.sweep(ctx, store.OpenAIConversations, func(e store.Entry) bool {
-		var rec conversationRecord
-		return json.Unmarshal(e.Value, &rec) == nil && g.openAIConversationExpired(&rec, now) && !rec.locked(now)
-	}, func(id string) error {
-		return g.deleteExpired(ctx, id, []store.Collection{store.OpenAIConversationItems, store.OpenAIConversationItemIDs},
-			func(tx store.Tx) (bool, error) { return still(tx, id) },
-			func(tx store.Tx) (bool, error) {
-				ok, err := still(tx, id)
-				if !ok || err != nil {
-					return false, err
-				}
-				return true, tx.Delete(ctx, store.OpenAIConversations, id)
-			})
+	n, err := g.sweep(ctx, sweepKind{
+		records: store.OpenAIConversations,
+		deps:    []store.Collection{store.OpenAIConversationItems, store.OpenAIConversationItemIDs},
+		expired: func(v []byte) bool {
+			var rec conversationRecord
+			return json.Unmarshal(v, &rec) == nil && g.openAIConversationExpired(&rec, now) && !rec.locked(now)
+		},
+		still: func(ctx context.Context, tx store.Tx, id string) (func() error, error) {
+			rec, err := store.GetJSON[conversationRecord](ctx, tx, store.OpenAIConversations, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, nil
+			}
+			if err != nil || !g.openAIConversationExpired(&rec, now) || rec.locked(now) {
+				return nil, err
+			}
+			return func() error { return tx.Delete(ctx, store.OpenAIConversations, id) }, nil
+		},
 	})
 	if err != nil {
 		return n, fmt.Errorf("completions: sweep OpenAI conversations: %w", err)
@@ -147,35 +138,56 @@ func (g *Gateway) SweepOpenAIConversations(ctx context.Context, now time.Time) (
 	return n, nil
 }
 
-// errKept says deleteExpired found the conversation no longer expired (used meanwhile) or
-// already gone: nothing more is deleted and it is not counted.
-var errKept = errors.New("completions: conversation kept")
+// sweepKind describes a kind of record a retention sweep deletes with the records that
+// hang off it.
+type sweepKind struct {
+	// records holds the records, keyed by id.
+	records store.Collection
+	// deps hold the records' dependent records, keyed id/….
+	deps []store.Collection
+	// expired tells from a listed record whether it is past its time.
+	expired func(value []byte) bool
+	// still reads record id again in tx: nil when it is gone or no longer expired, else
+	// the function that deletes it (and its index entries) in tx.
+	still func(ctx context.Context, tx store.Tx, id string) (func() error, error)
+}
 
-// sweep walks c's records retentionPage at a time and calls del for each one expired says is
-// past its time, counting those del deleted (errKept: not counted).
-func (g *Gateway) sweep(ctx context.Context, c store.Collection, expired func(store.Entry) bool, del func(id string) error) (int, error) {
+// sweep walks k.records retentionPage at a time and deletes the expired ones, returning
+// how many it deleted.
+func (g *Gateway) sweep(ctx context.Context, k sweepKind) (int, error) {
 	deleted := 0
 	for after := ""; ; {
 		if err := ctx.Err(); err != nil {
 			return deleted, err
 		}
-		page, err := g.opts.Store.List(ctx, c, store.ListOptions{After: after, Limit: retentionPage})
+		page, err := g.opts.Store.List(ctx, k.records, store.ListOptions{After: after, Limit: retentionPage})
 		if err != nil {
 			return deleted, err
 		}
+		var ids []string
 		for _, e := range page {
-			if !expired(e) {
-				continue
+			if k.expired(e.Value) {
+				ids = append(ids, e.Key)
 			}
+		}
+		for len(ids) > 0 {
 			if err := ctx.Err(); err != nil {
 				return deleted, err
 			}
-			switch err := del(e.Key); {
-			case errors.Is(err, errKept):
-			case err != nil:
-				return deleted, fmt.Errorf("%s: %w", e.Key, err)
-			default:
-				deleted++
+			used, n, big, err := g.deleteSmall(ctx, k, ids)
+			if err != nil {
+				return deleted, err
+			}
+			deleted += n
+			ids = ids[used:]
+			if big != "" {
+				switch err := g.deleteLarge(ctx, k, big); {
+				case errors.Is(err, errKept):
+				case err != nil:
+					return deleted, fmt.Errorf("%s: %w", big, err)
+				default:
+					deleted++
+				}
 			}
 		}
 		if len(page) < retentionPage {
@@ -185,25 +197,78 @@ func (g *Gateway) sweep(ctx context.Context, c store.Collection, expired func(st
 	}
 }
 
-// deleteExpired deletes the records of conversation id in deps (keyed id/…), at most
-// retentionPage per transaction, each transaction first checking still; then, in a last
-// transaction, the conversation itself with last (which checks again). The dependent
-// records go first so that a sweep stopped half way leaves the conversation for the next
-// one to find (it is not found on read meanwhile, being expired).
-func (g *Gateway) deleteExpired(ctx context.Context, id string, deps []store.Collection, still func(store.Tx) (bool, error), last func(store.Tx) (bool, error)) error {
-	for _, c := range deps {
-		for {
-			if err := ctx.Err(); err != nil {
+// deleteSmall deletes, in one transaction of at most retentionPage deletions, the expired
+// records at the front of ids whose dependent records fit, and returns how many ids it
+// dealt with (used), how many records it deleted, and big: the next id when its records
+// alone do not fit in a transaction (used counts it; deleteLarge deletes it).
+func (g *Gateway) deleteSmall(ctx context.Context, k sweepKind, ids []string) (used, deleted int, big string, err error) {
+	err = g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		used, deleted, big = 0, 0, "" // the driver may run this more than once
+		room := retentionPage
+		for _, id := range ids {
+			drop, err := k.still(ctx, tx, id)
+			if err != nil {
 				return err
 			}
-			more := false
-			err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
-				more = false
-				ok, err := still(tx)
+			if drop == nil {
+				used++
+				continue
+			}
+			var keys []store.Entry // Key: the dependent's key, Value: its collection
+			for _, c := range k.deps {
+				page, err := tx.List(ctx, c, store.ListOptions{Prefix: id + "/", Limit: room})
 				if err != nil {
 					return err
 				}
-				if !ok {
+				for _, e := range page {
+					keys = append(keys, store.Entry{Key: e.Key, Value: []byte(c)})
+				}
+			}
+			if len(keys)+2 > room { // the record and an index entry
+				if room == retentionPage {
+					used, big = used+1, id
+				}
+				return nil
+			}
+			for _, e := range keys {
+				if err := tx.Delete(ctx, store.Collection(e.Value), e.Key); err != nil {
+					return err
+				}
+			}
+			if err := drop(); err != nil {
+				return err
+			}
+			room -= len(keys) + 2
+			used++
+			deleted++
+		}
+		return nil
+	})
+	return used, deleted, big, err
+}
+
+// errKept says deleteLarge found the record no longer expired (used meanwhile) or already
+// gone: nothing more is deleted and it is not counted.
+var errKept = errors.New("completions: record kept")
+
+// deleteLarge deletes record id of k whose dependent records do not fit in one
+// transaction: them first, at most retentionPage per transaction, each transaction
+// checking again that the record is still expired, then the record itself. A sweep
+// stopped half way leaves the record for the next one to find (it is not found on read
+// meanwhile, being expired).
+func (g *Gateway) deleteLarge(ctx context.Context, k sweepKind, id string) error {
+	for _, c := range k.deps {
+		for more := true; more; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+				more = false
+				drop, err := k.still(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				if drop == nil {
 					return errKept
 				}
 				page, err := tx.List(ctx, c, store.ListOptions{Prefix: id + "/", Limit: retentionPage})
@@ -221,16 +286,16 @@ func (g *Gateway) deleteExpired(ctx context.Context, id string, deps []store.Col
 			if err != nil {
 				return err
 			}
-			if !more {
-				break
-			}
 		}
 	}
 	return g.opts.Store.Update(ctx, func(tx store.Tx) error {
-		ok, err := last(tx)
-		if err == nil && !ok {
+		drop, err := k.still(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if drop == nil {
 			return errKept
 		}
-		return err
+		return drop()
 	})
 }

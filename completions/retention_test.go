@@ -257,3 +257,64 @@ func TestConversationSweepStopsOnCancel(t *testing.T) {
 		t.Errorf("a cancelled sweep deleted %d conversations", n)
 	}
 }
+
+// TestOpenAIConversationRetentionLarge: a conversation with more items than one sweep
+// transaction deletes goes whole (over several transactions), with the small ones beside
+// it; a young large one keeps every item.
+func TestOpenAIConversationRetentionLarge(t *testing.T) {
+	for name, open := range retentionBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := &settableClock{t: time.Now().UTC()}
+			st := open()
+			h := retentionHarness(t, st, clock, -1, 24*time.Hour)
+			mk := func(items int) string {
+				c, err := h.g.CreateOpenAIConversation(ctx, "alice", nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < items; i += 20 {
+					batch := make([]ResponsesItem, min(20, items-i))
+					for j := range batch {
+						batch[j] = userTextItem("item")
+					}
+					if _, err := h.g.AddOpenAIConversationItems(ctx, "alice", c.ID, batch); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return c.ID
+			}
+			var old []string
+			for range 5 {
+				old = append(old, mk(3))
+			}
+			old = append(old, mk(300)) // 600 records with its item index
+			for range 5 {
+				old = append(old, mk(3))
+			}
+			clock.add(25 * time.Hour)
+			young := mk(300)
+			n, err := h.g.SweepOpenAIConversations(ctx, clock.now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != len(old) {
+				t.Errorf("swept %d, want %d", n, len(old))
+			}
+			for _, c := range []store.Collection{store.OpenAIConversations, store.OpenAIConversationItems, store.OpenAIConversationItemIDs} {
+				for _, id := range old {
+					if got := countPrefix(t, st, c, id); got != 0 {
+						t.Errorf("%d records of expired %s left in %s", got, id, c)
+					}
+				}
+			}
+			items, err := h.g.OpenAIConversationItems(ctx, "alice", young)
+			if err != nil || len(items) != 300 {
+				t.Errorf("young large conversation: %d items, %v; want 300", len(items), err)
+			}
+			if got := countPrefix(t, st, store.OpenAIConversationItemIDs, young); got != 300 {
+				t.Errorf("young large conversation: %d item ids, want 300", got)
+			}
+		})
+	}
+}
