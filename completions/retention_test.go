@@ -3,6 +3,8 @@ package completions
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/boltstore"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/store/pgstore"
 )
 
 // settableClock is a clock the retention tests move by hand.
@@ -26,12 +29,25 @@ func (c *settableClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// retentionBackends are the stores the retention tests run on.
-func retentionBackends(t *testing.T) map[string]func() *store.Store {
-	return map[string]func() *store.Store{
-		"memstore": memstore.New,
-		"boltstore": func() *store.Store {
+// retentionBackends are the stores the retention tests run on: memstore, bbolt and, when
+// SWITCHYARD_TEST_POSTGRES names a database (scripts/test.sh sets it), PostgreSQL.
+func retentionBackends() map[string]func(t *testing.T) *store.Store {
+	return map[string]func(t *testing.T) *store.Store{
+		"memstore": func(*testing.T) *store.Store { return memstore.New() },
+		"boltstore": func(t *testing.T) *store.Store {
 			st, err := boltstore.Open(filepath.Join(t.TempDir(), "retention.db"), boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+		"postgres": func(t *testing.T) *store.Store {
+			dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+			if dsn == "" {
+				t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
+			}
+			st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Schema: fmt.Sprintf("retention_%d_%d", os.Getpid(), time.Now().UnixNano())})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,11 +95,11 @@ func countPrefix(t *testing.T, st *store.Store, c store.Collection, prefix strin
 // index entry included; a younger one, and one whose last turn is recent though it was
 // created long ago, are untouched.
 func TestConversationRetention(t *testing.T) {
-	for name, open := range retentionBackends(t) {
+	for name, open := range retentionBackends() {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			clock := &settableClock{t: time.Now().UTC()} // the gateway checks request deadlines against the real clock
-			st := open()
+			st := open(t)
 			h := retentionHarness(t, st, clock, 90*24*time.Hour, -1)
 			old := newTurn(t, h, "alice", "")
 			extended := newTurn(t, h, "alice", "")
@@ -180,11 +196,11 @@ func TestConversationRetentionForever(t *testing.T) {
 // retention is not found (before and after a sweep), its items gone after the sweep; adding
 // items counts as a use; younger conversations keep all their items.
 func TestOpenAIConversationRetention(t *testing.T) {
-	for name, open := range retentionBackends(t) {
+	for name, open := range retentionBackends() {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			clock := &settableClock{t: time.Now().UTC()} // the gateway checks request deadlines against the real clock
-			st := open()
+			st := open(t)
 			h := retentionHarness(t, st, clock, -1, 30*24*time.Hour)
 			mk := func() string {
 				c, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem("hi"), userTextItem("there")}, nil)
@@ -262,11 +278,11 @@ func TestConversationSweepStopsOnCancel(t *testing.T) {
 // transaction deletes goes whole (over several transactions), with the small ones beside
 // it; a young large one keeps every item.
 func TestOpenAIConversationRetentionLarge(t *testing.T) {
-	for name, open := range retentionBackends(t) {
+	for name, open := range retentionBackends() {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			clock := &settableClock{t: time.Now().UTC()}
-			st := open()
+			st := open(t)
 			h := retentionHarness(t, st, clock, -1, 24*time.Hour)
 			mk := func(items int) string {
 				c, err := h.g.CreateOpenAIConversation(ctx, "alice", nil, nil)

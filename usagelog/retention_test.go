@@ -3,6 +3,8 @@ package usagelog
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,13 +13,28 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/boltstore"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/store/pgstore"
 )
 
-func rollupBackends(t *testing.T) map[string]func() *store.Store {
-	return map[string]func() *store.Store{
-		"memstore": memstore.New,
-		"boltstore": func() *store.Store {
+// rollupBackends are the stores the retention tests run on: memstore, bbolt and, when
+// SWITCHYARD_TEST_POSTGRES names a database (scripts/test.sh sets it), PostgreSQL.
+func rollupBackends() map[string]func(t *testing.T) *store.Store {
+	return map[string]func(t *testing.T) *store.Store{
+		"memstore": func(*testing.T) *store.Store { return memstore.New() },
+		"boltstore": func(t *testing.T) *store.Store {
 			st, err := boltstore.Open(filepath.Join(t.TempDir(), "rollups.db"), boltstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+		"postgres": func(t *testing.T) *store.Store {
+			dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+			if dsn == "" {
+				t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/test.sh starts a throwaway PostgreSQL cluster and sets it (needs the Debian package postgresql)")
+			}
+			st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{Schema: fmt.Sprintf("rollups_%d_%d", os.Getpid(), time.Now().UnixNano())})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,10 +47,10 @@ func rollupBackends(t *testing.T) map[string]func() *store.Store {
 // TestRollupRetention: daily rows older than the retention are not read (before any
 // sweep) and are deleted by a sweep, for every owner; the days within it are untouched.
 func TestRollupRetention(t *testing.T) {
-	for name, open := range rollupBackends(t) {
+	for name, open := range rollupBackends() {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			st := open()
+			st := open(t)
 			clock := &fixedClock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
 			r := NewRollup(st, RollupOptions{Now: clock.now, FlushEvery: time.Hour, Retention: 10 * 24 * time.Hour})
 			defer r.Close(ctx)
