@@ -214,7 +214,7 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 	// any to run, the run writes it once they ran (runBackground); the record holds none
 	// until then.
 	stored := own
-	if pre, _ := g.guardrailsFor(req, GuardrailPreCall); len(pre) > 0 {
+	if pre, _ := g.guardrailsFor(scope, req, GuardrailPreCall); len(pre) > 0 {
 		stored = []ResponsesItem{}
 	}
 	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: stored, Response: &kept, Expires: now.Add(ttl), Run: run}
