@@ -219,17 +219,29 @@ func (c *semanticCodes) set(i int, code *semanticCode) {
 	code.words = nil
 }
 
-// moveLast moves the last row into row i and drops the last row (i may be it).
+// moveLast moves the last row into row i and drops the last row (i may be it). A block
+// left using under a quarter of its room (and more than semanticSlackRows rows' worth
+// of it) is copied into one of twice its rows, so a scope's memory follows its entries
+// down as well as up (what MaxTotalVectors bounds), at an amortised copy per removal.
 func (c *semanticCodes) moveLast(i int) {
 	last := len(c.coded) - 1
 	for b := range c.blocks {
 		w := c.width(b)
 		copy(c.blocks[b][i*w:(i+1)*w], c.blocks[b][last*w:])
 		c.blocks[b] = c.blocks[b][:last*w]
+		if room := cap(c.blocks[b]); room > 4*last*w && room > semanticSlackRows*w {
+			c.blocks[b] = append(make([]uint64, 0, 2*last*w), c.blocks[b]...)
+		}
 	}
 	c.coded[i] = c.coded[last]
 	c.coded = c.coded[:last]
+	if room := cap(c.coded); room > 4*last && room > semanticSlackRows {
+		c.coded = append(make([]bool, 0, 2*last), c.coded...)
+	}
 }
+
+// semanticSlackRows is the room for rows a scope's slab may keep beyond a quarter use.
+const semanticSlackRows = 64
 
 // searchStats counts what a search did, for tests.
 type searchStats struct {
