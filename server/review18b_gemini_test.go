@@ -42,3 +42,25 @@ func TestReview18bGeminiQueryKeyNotAcceptedOnOpenAIModelRetrieve(t *testing.T) {
 		t.Errorf("GET /v1/models/{ft:…} without a key = %d %s, want 401 in OpenAI's envelope (error.type), not Google's", resp.StatusCode, b)
 	}
 }
+
+// Google's own REST documentation (ai.google.dev system-instructions, curl tab) sends
+// "system_instruction" — the API accepts proto field names as well as their JSON names.
+// The surface decodes with unknown fields allowed, so the system instruction is silently
+// dropped and the model answers without it.
+func TestReview18bGeminiSnakeCaseSystemInstructionNotDropped(t *testing.T) {
+	hs, up := geminiServer(t)
+	resp, b := geminiPost(t, hs.URL+"/v1beta/models/tl/chat:generateContent",
+		`{"system_instruction":{"parts":[{"text":"You are Neko the cat."}]},"contents":[{"parts":[{"text":"Good morning!"}]}],
+		  "generation_config":{"max_output_tokens":7}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	msgs, _ := up.last()["messages"].([]any)
+	first, _ := msgs[0].(map[string]any)
+	if first["role"] != "system" || first["content"] != "You are Neko the cat." {
+		t.Errorf("system_instruction (Google's documented curl form) was dropped: the upstream got messages %v", msgs)
+	}
+	if up.last()["max_completion_tokens"] == nil && up.last()["max_tokens"] == nil {
+		t.Errorf("generation_config.max_output_tokens was dropped: upstream request %v", up.last())
+	}
+}
