@@ -30,3 +30,34 @@ func TestReview18bGeminiNullableEnumAdmitsNull(t *testing.T) {
 		t.Errorf("nullable enum translated to %s: its enum %v refuses null, which the Gemini schema allows", out, c.Enum)
 	}
 }
+
+// A nullable anyOf (no type of its own, as Google's SDKs make of a Python Optional[A|B])
+// loses its nullability: nullable is deleted and nothing admits null.
+func TestReview18bGeminiNullableAnyOfAdmitsNull(t *testing.T) {
+	out, err := geminiSchema(json.RawMessage(`{"type":"OBJECT","properties":{"v":{"nullable":true,"anyOf":[{"type":"STRING"},{"type":"INTEGER"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Properties map[string]struct {
+			Type  any              `json:"type"`
+			AnyOf []map[string]any `json:"anyOf"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(out, &s); err != nil {
+		t.Fatal(err)
+	}
+	v := s.Properties["v"]
+	null := v.Type == "null"
+	if ts, ok := v.Type.([]any); ok && slices.Contains(ts, any("null")) {
+		null = true
+	}
+	for _, b := range v.AnyOf {
+		if b["type"] == "null" {
+			null = true
+		}
+	}
+	if !null {
+		t.Errorf("nullable anyOf translated to %s: nothing admits null", out)
+	}
+}
