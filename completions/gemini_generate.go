@@ -650,14 +650,39 @@ func jsonSchemaOf(v any, depth int) (any, error) {
 			}
 		}
 		if nullable, _ := out["nullable"].(bool); nullable {
-			if t, ok := out["type"].(string); ok {
-				out["type"] = []any{t, "null"}
-			}
+			nullableSchema(out)
 		}
 		delete(out, "nullable")
 		return out, nil
 	}
 	return v, nil
+}
+
+// nullableSchema makes the JSON Schema node out admit null, as Google's nullable does: a
+// type becomes [type, "null"], an enum gains null (JSON Schema's enum would refuse it
+// whatever the type says), and a node that is only an anyOf gains a {"type": "null"}
+// branch.
+func nullableSchema(out map[string]any) {
+	switch t := out["type"].(type) {
+	case string:
+		if t != "null" {
+			out["type"] = []any{t, "null"}
+		}
+	case []any:
+		if !slices.Contains(t, any("null")) {
+			out["type"] = append(t, "null")
+		}
+	case nil:
+		if branches, ok := out["anyOf"].([]any); ok && !slices.ContainsFunc(branches, func(b any) bool {
+			m, _ := b.(map[string]any)
+			return m != nil && m["type"] == "null"
+		}) {
+			out["anyOf"] = append(branches, map[string]any{"type": "null"})
+		}
+	}
+	if enum, ok := out["enum"].([]any); ok && !slices.Contains(enum, nil) {
+		out["enum"] = append(enum, nil)
+	}
 }
 
 // geminiField is the Gemini API name of a field the chat request's validation named.

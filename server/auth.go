@@ -229,7 +229,7 @@ func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		if geminiPath(r.URL.Path) {
+		if geminiPath(r.Method, r.URL.Path) {
 			if k := geminiKey(r); k != "" {
 				return k
 			}

@@ -406,7 +406,7 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 	if ae == nil {
 		return err
 	}
-	if geminiPath(r.URL.Path) {
+	if geminiPath(r.Method, r.URL.Path) {
 		writeGeminiError(w, ae, err)
 		return nil
 	}

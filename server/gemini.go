@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,16 +14,21 @@ import (
 	"github.com/switchyard-ai/switchyard/validation"
 )
 
-// geminiPath reports whether path belongs to the Gemini API surface (/v1beta/models/…,
-// and /v1/models/{model}:{method}), whose failures are written in Google's envelope
-// {"error": {"code", "message", "status"}} and whose key may come as x-goog-api-key or
-// ?key=.
-func geminiPath(path string) bool {
+// geminiPath reports whether a request of method on path belongs to the Gemini API
+// surface — everything under /v1beta/models, and POST /v1/models/{model}:{method} for the
+// methods the surface serves (never OpenAI's own /v1/models/{id}, whose fine-tuned ids
+// hold colons) —, whose failures are written in Google's envelope {"error": {"code",
+// "message", "status"}} and whose key may come as x-goog-api-key or ?key=.
+func geminiPath(method, path string) bool {
 	if path == "/v1beta/models" || strings.HasPrefix(path, "/v1beta/models/") {
 		return true
 	}
 	rest, ok := strings.CutPrefix(path, "/v1/models/")
-	return ok && strings.Contains(rest, ":")
+	if !ok || method != http.MethodPost {
+		return false
+	}
+	cut := strings.LastIndexByte(rest, ':')
+	return cut > 0 && slices.Contains(geminiMethods, rest[cut+1:])
 }
 
 // geminiKey is the key of a request on the Gemini surface as Google's clients send it:

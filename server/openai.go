@@ -25,7 +25,7 @@ func openAIPath(path string) bool {
 // writeOpenAIError) and on LiteLLM's /key/ routes (its proxy answers in that envelope), Switchyard's uniform body elsewhere. cause, when not nil, is the
 // error ae was made from (it supplies param and the 404 of an unknown model).
 func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIError, cause error) {
-	if geminiPath(r.URL.Path) {
+	if geminiPath(r.Method, r.URL.Path) {
 		writeGeminiError(w, ae, cause)
 		return
 	}

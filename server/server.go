@@ -433,7 +433,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		w.Header().Set("WWW-Authenticate", `Bearer realm="switchyard"`)
 		how := "send the header Authorization: Bearer <key>"
 		switch {
-		case geminiPath(r.URL.Path):
+		case geminiPath(r.Method, r.URL.Path):
 			how += " (or x-goog-api-key: <key>, or ?key=<key>)"
 		case takesAPIKeyHeader(r.URL.Path):
 			how += " (or x-api-key: <key>)"
