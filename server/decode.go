@@ -21,6 +21,9 @@ type decodeOptions struct {
 	// EmptyIsObject reads an empty body as {}: a request giving none of its fields, which
 	// the spec's operations answer with the message of the first field missing.
 	EmptyIsObject bool
+	// Rewrite, when set, turns the body into the one decoded (the Gemini surface's
+	// proto-name normalisation); its error is returned as it is.
+	Rewrite func(body []byte) ([]byte, error)
 }
 
 // decodeJSON reads the whole body (already capped by the size limit) into v.
@@ -47,6 +50,11 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 			return Errorf(http.StatusBadRequest, KindBadRequest, "request body is empty; expected a JSON object")
 		}
 		body = []byte("{}")
+	}
+	if opts.Rewrite != nil {
+		if body, err = opts.Rewrite(body); err != nil {
+			return err
+		}
 	}
 	// The decoder scans the whole first value before it decodes anything, so a syntax
 	// error in it is reported before any type error, as a separate json.Valid pass would.

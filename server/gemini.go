@@ -190,7 +190,9 @@ func (s *Server) handleGemini(g *completions.Gateway, w http.ResponseWriter, r *
 func (s *Server) handleGenerateContent(g *completions.Gateway, w http.ResponseWriter, r *http.Request, model string, stream bool) error {
 	received := time.Now()
 	var greq completions.GeminiGenerateRequest
-	if err := decodeJSON(r, &greq, decodeOptions{AllowUnknownFields: true}); err != nil {
+	if err := decodeJSON(r, &greq, decodeOptions{AllowUnknownFields: true, Rewrite: func(b []byte) ([]byte, error) {
+		return completions.NormalizeGeminiJSON(b, completions.GeminiGenerateTopLevel)
+	}}); err != nil {
 		return s.openAIError(w, r, err)
 	}
 	greq.Model, greq.Stream = model, stream
@@ -259,10 +261,11 @@ func (s *Server) handleGenerateContent(g *completions.Gateway, w http.ResponseWr
 // geminiCountRequest is countTokens' body: contents alone, or a whole
 // generateContentRequest.
 type geminiCountRequest struct {
-	Contents               []completions.GeminiContent        `json:"contents,omitempty"`
-	SystemInstruction      *completions.GeminiContent         `json:"systemInstruction,omitempty"`
-	Tools                  []completions.GeminiTool           `json:"tools,omitempty"`
-	GenerateContentRequest *completions.GeminiGenerateRequest `json:"generateContentRequest,omitempty"`
+	Contents               []completions.GeminiContent         `json:"contents,omitempty"`
+	SystemInstruction      *completions.GeminiContent          `json:"systemInstruction,omitempty"`
+	Tools                  []completions.GeminiTool            `json:"tools,omitempty"`
+	GenerationConfig       *completions.GeminiGenerationConfig `json:"generationConfig,omitempty"`
+	GenerateContentRequest *completions.GeminiGenerateRequest  `json:"generateContentRequest,omitempty"`
 }
 
 // geminiTokenCount is countTokens' answer.
@@ -276,12 +279,14 @@ type geminiTokenCount struct {
 func (s *Server) handleGeminiCountTokens(g *completions.Gateway, w http.ResponseWriter, r *http.Request, model string) error {
 	received := time.Now()
 	var creq geminiCountRequest
-	if err := decodeJSON(r, &creq, decodeOptions{AllowUnknownFields: true}); err != nil {
+	if err := decodeJSON(r, &creq, decodeOptions{AllowUnknownFields: true, Rewrite: func(b []byte) ([]byte, error) {
+		return completions.NormalizeGeminiJSON(b, completions.GeminiCountTopLevel)
+	}}); err != nil {
 		return s.openAIError(w, r, err)
 	}
 	greq := creq.GenerateContentRequest
 	if greq == nil {
-		greq = &completions.GeminiGenerateRequest{Contents: creq.Contents, SystemInstruction: creq.SystemInstruction, Tools: creq.Tools}
+		greq = &completions.GeminiGenerateRequest{Contents: creq.Contents, SystemInstruction: creq.SystemInstruction, Tools: creq.Tools, GenerationConfig: creq.GenerationConfig}
 	} else if len(creq.Contents) > 0 {
 		return s.openAIError(w, r, validation.New(completions.ErrInvalid, "contents", "give contents or generateContentRequest, not both"))
 	}

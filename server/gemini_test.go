@@ -478,3 +478,48 @@ func TestGeminiOpenAPI(t *testing.T) {
 		}
 	}
 }
+
+// Proto field names and a single contents object are read as Google's API reads them; a
+// top-level name it does not know is refused in its envelope, naming the field.
+func TestGeminiProtoNamesAndUnknownFields(t *testing.T) {
+	hs, up := geminiServer(t)
+	resp, b := geminiPost(t, hs.URL+"/v1beta/models/tl/chat:generateContent",
+		`{"contents":{"parts":[{"text":"Good morning!"}]},"generation_config":{"stop_sequences":["END"],"top_p":0.5}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if got := up.last(); got["top_p"] != 0.5 || got["stop"] == nil {
+		t.Errorf("generation_config.top_p/stop_sequences dropped: upstream request %v", got)
+	}
+	resp, b = geminiPost(t, hs.URL+"/v1beta/models/tl/chat:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}],"generation_configs":{}}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"INVALID_ARGUMENT"`) || !strings.Contains(string(b), "generation_configs") {
+		t.Errorf("unknown top-level name = %d %s, want 400 INVALID_ARGUMENT naming it", resp.StatusCode, b)
+	}
+	resp, b = geminiPost(t, hs.URL+"/v1beta/models/tl/chat:countTokens", `{"contents":{"parts":[{"text":"hi there"}]}}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"totalTokens"`) {
+		t.Errorf("countTokens with one contents object = %d %s", resp.StatusCode, b)
+	}
+}
+
+// The Gemini surface on /v1/models/ is POST {model}:{method} only: ?key= there, OpenAI's
+// envelope on the OpenAI routes beside it.
+func TestGeminiPathOnV1Models(t *testing.T) {
+	for _, c := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"POST", "/v1/models/up/ok:generateContent", true},
+		{"POST", "/v1/models/models/x:streamGenerateContent", true},
+		{"POST", "/v1/models/x:countTokens", true},
+		{"GET", "/v1/models/up/ok:generateContent", false},
+		{"GET", "/v1/models/ft:gpt-4o-mini:acme::abc", false},
+		{"DELETE", "/v1/models/ft:gpt-4o-mini:acme::abc", false},
+		{"POST", "/v1/models/ft:gpt-4o-mini:acme::abc", false},
+		{"GET", "/v1beta/models/x", true},
+		{"GET", "/v1beta/models", true},
+	} {
+		if got := geminiPath(c.method, c.path); got != c.want {
+			t.Errorf("geminiPath(%s %s) = %v, want %v", c.method, c.path, got, c.want)
+		}
+	}
+}
