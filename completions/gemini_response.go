@@ -86,6 +86,10 @@ type GeminiErrorObject struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Status  string `json:"status"`
+	// Details are google.rpc error details (ErrorInfo, QuotaFailure, RetryInfo), each an
+	// object with its "@type"; a 429 carries them so that Google's clients tell a spent
+	// budget (terminal) from a rate limit (retried after RetryInfo's delay).
+	Details []map[string]any `json:"details,omitempty"`
 }
 
 // GeminiStatus is the canonical status Google's APIs answer an HTTP status with.

@@ -59,7 +59,34 @@ func writeGeminiError(w http.ResponseWriter, ae *APIError, cause error) {
 	if errors.As(cause, &af) && af.Every(providers.KindOverloaded) {
 		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, completions.GeminiErrorBody{Error: completions.GeminiErrorObject{Code: status, Message: ae.Message, Status: completions.GeminiStatus(status)}})
+	body := completions.GeminiErrorBody{Error: completions.GeminiErrorObject{Code: status, Message: ae.Message, Status: completions.GeminiStatus(status)}}
+	if status == http.StatusTooManyRequests {
+		body.Error.Details = geminiQuotaDetails(w.Header(), cause)
+	}
+	writeJSON(w, status, body)
+}
+
+// geminiQuotaDetails are the google.rpc details of a 429, as Gemini CLI's and the SDKs'
+// quota classification reads them: a spent budget is an ErrorInfo BUDGET_EXCEEDED with a
+// QuotaFailure whose quotaId names a daily-class limit — what the classifier treats as
+// terminal rather than retrying for minutes (a budget does not clear by waiting); a rate
+// limit is RATE_LIMIT_EXCEEDED with a RetryInfo holding the Retry-After delay, so the
+// client waits that long and retries.
+func geminiQuotaDetails(h http.Header, cause error) []map[string]any {
+	const domain = "switchyard"
+	if errors.Is(cause, completions.ErrBudgetExceeded) {
+		return []map[string]any{
+			{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "BUDGET_EXCEEDED", "domain": domain},
+			{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []map[string]string{{
+				"subject": "api_key", "quotaId": "SwitchyardKeyBudgetDaily",
+				"description": "the key's budget is spent: it does not clear by retrying (raise it, or wait for its reset)"}}},
+		}
+	}
+	details := []map[string]any{{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED", "domain": domain}}
+	if secs, err := strconv.Atoi(h.Get("Retry-After")); err == nil && secs >= 0 {
+		details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": strconv.Itoa(secs) + "s"})
+	}
+	return details
 }
 
 // geminiMethods are the model methods the surface serves.

@@ -523,3 +523,45 @@ func TestGeminiPathOnV1Models(t *testing.T) {
 		}
 	}
 }
+
+// A 429 on the Gemini surface carries the google.rpc details Gemini CLI classifies: a
+// spent budget terminal (a daily-class QuotaFailure), a rate limit retried after
+// RetryInfo's delay (the Retry-After).
+func TestGeminiQuotaErrorDetails(t *testing.T) {
+	decode := func(rec *httptest.ResponseRecorder) map[string]map[string]any {
+		var body struct {
+			Error struct {
+				Code    int              `json:"code"`
+				Status  string           `json:"status"`
+				Details []map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error.Code != 429 || body.Error.Status != "RESOURCE_EXHAUSTED" {
+			t.Fatalf("%d %s (%v)", rec.Code, rec.Body, err)
+		}
+		byType := map[string]map[string]any{}
+		for _, d := range body.Error.Details {
+			byType[strings.TrimPrefix(d["@type"].(string), "type.googleapis.com/google.rpc.")] = d
+		}
+		return byType
+	}
+
+	budget := fmt.Errorf("%w: $0.0200 of $0.0200 spent", completions.ErrBudgetExceeded)
+	rec := httptest.NewRecorder()
+	writeGeminiError(rec, Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%v", budget), budget)
+	d := decode(rec)
+	violations, _ := d["QuotaFailure"]["violations"].([]any)
+	v, _ := violations[0].(map[string]any)
+	if d["ErrorInfo"]["reason"] != "BUDGET_EXCEEDED" || !strings.Contains(fmt.Sprint(v["quotaId"]), "Daily") || d["RetryInfo"] != nil {
+		t.Errorf("budget 429 details %v: want ErrorInfo BUDGET_EXCEEDED and a daily-class QuotaFailure (terminal for Gemini CLI), no RetryInfo", d)
+	}
+
+	rate := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "the key's requests per minute are used")
+	rate.Retryable, rate.Header = true, http.Header{"Retry-After": {"12"}}
+	rec = httptest.NewRecorder()
+	writeGeminiError(rec, rate, nil)
+	d = decode(rec)
+	if d["ErrorInfo"]["reason"] != "RATE_LIMIT_EXCEEDED" || d["RetryInfo"]["retryDelay"] != "12s" || d["QuotaFailure"] != nil || rec.Header().Get("Retry-After") != "12" {
+		t.Errorf("rate limit 429 details %v, Retry-After %q: want RetryInfo 12s", d, rec.Header().Get("Retry-After"))
+	}
+}
