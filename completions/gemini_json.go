@@ -3,7 +3,9 @@ package completions
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
+	"sync"
 )
 
 // Google's API reads a request in either of proto JSON's forms: the fields' JSON names
@@ -73,8 +75,8 @@ func NormalizeGeminiJSON(body []byte, known []string) ([]byte, error) {
 func normalizeGeminiValue(name string, v json.RawMessage) (json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(v)
 	wrap := name == "contents" && len(trimmed) > 0 && trimmed[0] == '{'
-	if geminiOpaque[name] || !wrap && name != "generateContentRequest" && bytes.IndexByte(v, '_') < 0 {
-		return v, nil
+	if geminiOpaque[name] || !wrap && name != "generateContentRequest" && !hasGeminiProtoName(v) {
+		return v, nil // what the SDKs and Gemini CLI send: no tree to walk
 	}
 	d := json.NewDecoder(bytes.NewReader(v))
 	d.UseNumber() // seeds and budgets keep every digit
@@ -180,6 +182,88 @@ func snakeToCamel(s string) string {
 func containsString(list []string, s string) bool {
 	for _, e := range list {
 		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// geminiProtoNames are the proto (snake_case) names of the fields with a multi-word JSON
+// name that the Gemini request types read (from their json tags) or that Google's Schema
+// defines: a body holding none of them as a member name needs no rewriting.
+var geminiProtoNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	for _, n := range []string{"maxItems", "minItems", "minProperties", "maxProperties", "minLength", "maxLength",
+		"anyOf", "propertyOrdering", "generateContentRequest"} {
+		names[camelToSnake(n)] = true
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				if snake := camelToSnake(name); snake != name {
+					names[snake] = true
+				}
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[GeminiGenerateRequest]())
+	return names
+})
+
+// camelToSnake is a JSON name's proto name: maxOutputTokens → max_output_tokens.
+func camelToSnake(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b.WriteByte('_')
+			b.WriteByte(c - 'A' + 'a')
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// hasGeminiProtoName reports whether v, JSON, has a member named by one of
+// geminiProtoNames: one pass over its strings, without decoding it. Strings with escapes
+// are never such names (nor are values: a member name is a string followed by a colon).
+func hasGeminiProtoName(v []byte) bool {
+	names := geminiProtoNames()
+	for i := 0; i < len(v); i++ {
+		if v[i] != '"' {
+			continue
+		}
+		start, snake, escaped := i+1, false, false
+		j := start
+		for ; j < len(v) && v[j] != '"'; j++ {
+			switch v[j] {
+			case '\\':
+				escaped = true
+				j++
+			case '_':
+				snake = true
+			}
+		}
+		i = j
+		if !snake || escaped {
+			continue
+		}
+		k := j + 1
+		for k < len(v) && (v[k] == ' ' || v[k] == '\t' || v[k] == '\n' || v[k] == '\r') {
+			k++
+		}
+		if k < len(v) && v[k] == ':' && names[string(v[start:j])] {
 			return true
 		}
 	}
