@@ -287,7 +287,7 @@ func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseF
 	var resp *Response
 	streamed := false
 	if err == nil && log != nil {
-		streamed, err = g.streamBackground(ctx, scope, id, runID, greq, &o, log)
+		streamed, err = g.streamBackground(ctx, cancel, scope, id, runID, greq, &o, log)
 	} else if err == nil {
 		resp, err = g.Complete(ctx, scope, greq)
 	}
@@ -339,8 +339,9 @@ func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseF
 	}, frames, o.Output...)
 	if log != nil {
 		if !wrote && err == nil {
-			// Ended elsewhere (a cancel asked on another replica): its terminal event is
-			// made from the record by the readers; this one's is not recorded.
+			// Ended elsewhere (a cancel asked on another replica): the events this run made
+			// and a terminal event made from the record are stored after them, the one
+			// history every reader replays (readers elsewhere wait for it).
 			g.storeCancelledTerminal(wctx, id, runID, log)
 		}
 		log.seal()
@@ -374,6 +375,9 @@ func (g *Gateway) storeCancelledTerminal(ctx context.Context, id, runID string, 
 		if c, err := readRecord(ctx, tx, id); err != nil || c == nil || c.Run == nil || c.Run.ID != runID {
 			return err
 		}
+		if end, err := storedTerminalSeq(ctx, tx, id); err != nil || end >= 0 {
+			return err // a reader ended the stream from the record (this run seemed dead)
+		}
 		return putFrames(ctx, tx, id, frames)
 	})
 	if err != nil {
@@ -384,7 +388,7 @@ func (g *Gateway) storeCancelledTerminal(ctx context.Context, id, runID string, 
 // streamBackground streams the answer of background response id (run runID) into log,
 // writing its events to the store as they come: started reports whether the stream
 // started (the writer then answered o, its status failed on a failure it reported).
-func (g *Gateway) streamBackground(ctx context.Context, scope Scope, id, runID string, req *Request, o *ResponseObject, log *eventLog) (started bool, err error) {
+func (g *Gateway) streamBackground(ctx context.Context, cancel context.CancelCauseFunc, scope Scope, id, runID string, req *Request, o *ResponseObject, log *eventLog) (started bool, err error) {
 	st, err := g.Stream(ctx, scope, req)
 	var cf *ContentFilterError
 	if errors.As(err, &cf) {
@@ -409,7 +413,7 @@ func (g *Gateway) streamBackground(ctx context.Context, scope Scope, id, runID s
 			case <-flushCtx.Done():
 				return
 			case <-t.C:
-				if err := g.flushEvents(flushCtx, id, runID, log); err != nil && flushCtx.Err() == nil {
+				if err := g.flushEvents(flushCtx, id, runID, log, cancel); err != nil && flushCtx.Err() == nil {
 					g.log.Warn("responses: store a background stream's events", "response_id", id, "err", err)
 				}
 			}

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -25,7 +27,11 @@ import (
 // it. The record is bounded (BackgroundStreamMaxEvents, BackgroundStreamMaxBytes): past
 // the bound the stream's further events are dropped, but for the terminal event, which
 // carries the whole response; a resume from inside the dropped range is refused
-// (ErrStreamEventsDropped, naming starting_after).
+// (ErrStreamEventsDropped, naming starting_after), one at or past the terminal event is
+// not. A stream has one history: a cancel asked on another replica stops the run at its
+// next flush (which then writes nothing), and the run stores the events it made and a
+// response.cancelled after them, which the readers elsewhere wait for; only a run whose
+// process died (its heartbeat stale) gets its terminal event from a reader, stored once.
 
 // DefaultBackgroundStreamMaxEvents and DefaultBackgroundStreamMaxBytes bound the events a
 // background stream records per response by default.
@@ -71,6 +77,8 @@ type eventLog struct {
 	// cut, when set, reports that the run was cut: what the writer then sends (its report
 	// of the cut as a failure) is not recorded.
 	cut func() bool
+	// storedDropped is the drop mark last written to the store.
+	storedDropped int
 }
 
 // setCut sets l's cut.
@@ -213,24 +221,41 @@ func (l *eventLog) unstored(all bool) ([]streamFrame, int) {
 	return append([]streamFrame(nil), l.frames[l.stored:max(end, l.stored)]...), l.dropped
 }
 
-func (l *eventLog) markStored(n int) {
+// markStored says n more frames and the drop mark dropped were written.
+func (l *eventLog) markStored(n, dropped int) {
 	l.mu.Lock()
 	l.stored += n
+	l.storedDropped = dropped
 	l.mu.Unlock()
 }
 
-// after returns the visible frames after sequence number seq, whether the log is whole
-// (sealed), and a channel closed at its next change.
+// storedDrop is the drop mark last written to the store.
+func (l *eventLog) storedDrop() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.storedDropped
+}
+
+// after returns the visible frames after sequence number seq (found by binary search: the
+// frames are in order, and a follower asks for the few new ones at each wake-up), whether
+// the log is whole (sealed), and a channel closed at its next change. The frames returned
+// are the log's own, never changed once visible: the caller only reads them.
 func (l *eventLog) after(seq int) ([]streamFrame, bool, <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []streamFrame
-	for _, f := range l.frames[:len(l.frames)-l.held] {
-		if f.seq > seq {
-			out = append(out, f)
-		}
+	end := len(l.frames) - l.held
+	i := sort.Search(end, func(i int) bool { return l.frames[i].seq > seq })
+	return l.frames[i:end:end], l.sealed, l.changed
+}
+
+// terminalSeq is the sequence number of the log's terminal event once visible, -1 before.
+func (l *eventLog) terminalSeq() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.sealed || len(l.frames) == 0 {
+		return -1
 	}
-	return out, l.sealed, l.changed
+	return l.frames[len(l.frames)-1].seq
 }
 
 // droppedFrom is the first sequence number dropped (0: none).
@@ -253,22 +278,64 @@ func putFrames(ctx context.Context, tx store.Tx, id string, frames []streamFrame
 	return nil
 }
 
-// flushEvents writes the new events of log (response id, run runID) to the store.
-func (g *Gateway) flushEvents(ctx context.Context, id, runID string, log *eventLog) error {
+// flushEvents writes the new events of log (response id, run runID) to the store, when
+// there are new ones or a new drop mark. A record cancelled (here or on another replica)
+// takes no more events: the run is cut at once (cancel) and, as it ends, stores the events
+// it made and its response.cancelled after them (storeCancelledTerminal), the one history
+// every reader replays.
+func (g *Gateway) flushEvents(ctx context.Context, id, runID string, log *eventLog, cancel context.CancelCauseFunc) error {
 	frames, dropped := log.unstored(false)
-	if len(frames) == 0 && dropped == 0 {
+	if len(frames) == 0 && dropped == log.storedDrop() {
 		return nil
 	}
-	_, err := g.updateRun(ctx, id, runID, func(cur *storedResponse) bool {
+	cancelled := false
+	wrote, err := g.updateRun(ctx, id, runID, func(cur *storedResponse) bool {
+		cancelled = cur.Run.CancelRequested || !unfinished(cur.Response.Status)
+		if cancelled {
+			return false
+		}
 		if cur.Stream != nil && dropped > 0 {
 			cur.Stream.DroppedFrom = dropped
 		}
 		return true
 	}, frames)
-	if err == nil {
-		log.markStored(len(frames))
+	if err == nil && wrote {
+		log.markStored(len(frames), dropped)
+	}
+	if err == nil && cancelled && cancel != nil {
+		cancel(errBackgroundCancelled)
 	}
 	return err
+}
+
+// storedTerminalSeq is the sequence number of the terminal event stored for response id,
+// -1 when none is.
+func storedTerminalSeq(ctx context.Context, r store.Reader, id string) (int, error) {
+	last, err := r.List(ctx, store.ResponseEvents, store.ListOptions{Prefix: id + "/", Descending: true, Limit: 1})
+	if err != nil {
+		return -1, fmt.Errorf("completions: read the events of response %s: %w", id, err)
+	}
+	if len(last) == 1 && terminalEvent(frameType(last[0].Value)) {
+		if seq, err := strconv.Atoi(last[0].Key[len(id)+1:]); err == nil {
+			return seq, nil
+		}
+	}
+	return -1, nil
+}
+
+// lastStoredSeq is the sequence number of the last event stored for response id, -1 when
+// none is.
+func lastStoredSeq(ctx context.Context, r store.Reader, id string) (int, error) {
+	last, err := r.List(ctx, store.ResponseEvents, store.ListOptions{Prefix: id + "/", Descending: true, Limit: 1})
+	if err != nil {
+		return -1, fmt.Errorf("completions: read the events of response %s: %w", id, err)
+	}
+	if len(last) == 1 {
+		if seq, err := strconv.Atoi(last[0].Key[len(id)+1:]); err == nil {
+			return seq, nil
+		}
+	}
+	return -1, nil
 }
 
 // ErrStreamEventsDropped means a resume asked for events a background stream did not
@@ -322,6 +389,23 @@ func (g *Gateway) StreamBackgroundResponse(ctx context.Context, owner, id string
 	dropped := rec.Stream.DroppedFrom
 	if log != nil {
 		dropped = log.droppedFrom()
+	}
+	// Refused: a resume that would skip a dropped event, i.e. one at or after dropped-1
+	// and before the terminal event's predecessor (the terminal, which carries the whole
+	// response, is kept; at or past it the stream ends at once).
+	if dropped > 0 && startingAfter >= dropped-1 {
+		end := -1
+		if log != nil {
+			end = log.terminalSeq()
+		}
+		if end < 0 {
+			if end, err = storedTerminalSeq(ctx, g.opts.Store, id); err != nil {
+				return err
+			}
+		}
+		if end >= 0 && startingAfter >= end-1 {
+			dropped = 0
+		}
 	}
 	if dropped > 0 && startingAfter >= dropped-1 {
 		maxEvents, maxBytes := g.backgroundStreamBounds()
@@ -383,8 +467,10 @@ func (f *frameWriter) followLocal(ctx context.Context, log *eventLog) error {
 }
 
 // followStored follows the events of response id in the store until its terminal event or
-// ctx ends: a run that ended without recording one (its process died, or it was cancelled
-// before it could) ends the stream with one made from the record.
+// ctx ends. A response cancelled while its run (on another replica) lives waits for the
+// events and the response.cancelled the run stores as it stops; one whose run ended
+// without storing a terminal event (its process died) gets one made from the record,
+// stored after its events (storeTerminalFromRecord) so that every reader replays it.
 func (g *Gateway) followStored(ctx context.Context, owner, id string, f *frameWriter) error {
 	for {
 		if err := g.sendStored(ctx, id, f); err != nil || f.ended {
@@ -406,17 +492,22 @@ func (g *Gateway) followStored(ctx context.Context, owner, id string, f *frameWr
 			if err := g.sendStored(ctx, id, f); err != nil || f.ended {
 				return err
 			}
-			last, err := g.opts.Store.List(ctx, store.ResponseEvents, store.ListOptions{Prefix: id + "/", Descending: true, Limit: 1})
+			end, err := storedTerminalSeq(ctx, g.opts.Store, id)
 			if err != nil {
-				return fmt.Errorf("completions: read the events of response %s: %w", id, err)
+				return err
 			}
-			if len(last) == 1 && terminalEvent(frameType(last[0].Value)) {
+			if end >= 0 {
 				return f.sse.Flush() // it ended, and the client has seen all (starting_after at or past its end)
 			}
-			l := newEventLog(1, 0)
-			l.next = f.after + 1
-			l.appendTerminal(rec.Response)
-			return f.send(l.frames)
+			if !g.runGone(id, rec) {
+				// Cancelled while its run (on another replica) is alive: the run stops at
+				// once it sees the cancel and stores its events and its response.cancelled
+				// after them; wait for those, the one history every reader replays.
+			} else if err := g.storeTerminalFromRecord(ctx, id); err != nil {
+				return err
+			} else {
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -424,6 +515,46 @@ func (g *Gateway) followStored(ctx context.Context, owner, id string, f *frameWr
 		case <-time.After(backgroundFollowEvery):
 		}
 	}
+}
+
+// runGone reports whether the run of the ended record rec (response id) will store no
+// more events: it is not alive (no run, or a heartbeat older than BackgroundStaleAfter).
+func (g *Gateway) runGone(id string, rec *storedResponse) bool {
+	if rec.Run == nil || rec.Response.Status != "cancelled" {
+		return true // a run stores its other ends with their terminal event, at once
+	}
+	if g.bg.running(id) {
+		return false
+	}
+	dead, _ := jobqueue.Stale(rec.Run.Heartbeat, time.Now(), g.backgroundStaleAfter())
+	return dead
+}
+
+// storeTerminalFromRecord stores, after the stored events of response id, the terminal
+// event made from its ended record, unless one is stored: for a run that ended without
+// storing one (its process died). Every reader then replays that one.
+func (g *Gateway) storeTerminalFromRecord(ctx context.Context, id string) error {
+	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		cur, err := readRecord(ctx, tx, id)
+		if err != nil || cur == nil || unfinished(cur.Response.Status) {
+			return err
+		}
+		if end, err := storedTerminalSeq(ctx, tx, id); err != nil || end >= 0 {
+			return err
+		}
+		last, err := lastStoredSeq(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		l := newEventLog(1, 0)
+		l.next = last + 1
+		l.appendTerminal(cur.Response)
+		return putFrames(ctx, tx, id, l.frames)
+	})
+	if err != nil {
+		return fmt.Errorf("completions: store the end of the stream of response %s: %w", id, err)
+	}
+	return nil
 }
 
 // sendStored sends the stored events of response id after f.after.
