@@ -1,0 +1,545 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// The tests here drive the real coding-agent CLIs — Gemini CLI, Claude Code, Codex CLI —
+// headless through the gateway, each on its own surface, as their users run them: the
+// scripted upstream asks the agent to read a file in a temporary working directory with
+// the agent's own built-in tool, then answers once the file's content came back. Each
+// installs its npm package into a temporary directory and runs with HOME and the XDG
+// directories in temporary directories (nothing of the machine's configuration is read
+// or written), telemetry and update checks off, and a dead proxy for anything not on
+// localhost. They skip, saying why, under -short, without node and npm, or when the
+// package cannot be installed or its binary cannot run here.
+
+// agentUpstream is a scripted OpenAI-compatible LLM for a coding agent's tool loop. A
+// request offering one of the tools named in tools is answered, until the conversation
+// holds a tool result, with a call of that tool whose arguments args builds from the
+// tool's parameter schema; after a tool result, with final. Requests without those tools
+// (an agent's side tasks: titles, next-speaker checks, …) get a short text, or JSON
+// following the requested schema. It keeps the requests and the tool results it saw.
+type agentUpstream struct {
+	srv   *httptest.Server
+	tools []string
+	args  func(tool string, params map[string]any) string
+	final string
+
+	mu          sync.Mutex
+	requests    []map[string]any
+	toolResults []string
+	paths       []string // the upstream paths asked, in order
+	calls       int
+}
+
+func newAgentUpstream(t *testing.T, tools []string, args func(string, map[string]any) string, final string) *agentUpstream {
+	u := &agentUpstream{tools: tools, args: args, final: final}
+	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
+	responses := strings.HasSuffix(r.URL.Path, "/responses") // OpenAI's Responses API: web search asked
+	if !responses && !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"the scripted upstream serves chat completions and responses only"}}`, http.StatusNotFound)
+		return
+	}
+	var req map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	// The tool offered, in either API's declaration, and the last tool result.
+	var tool string
+	var params map[string]any
+	for _, name := range u.tools {
+		for _, x := range asSlice(req["tools"]) {
+			f := asMap(x)
+			if fn := asMap(f["function"]); fn != nil {
+				f = fn
+			}
+			if f["name"] == name && tool == "" {
+				tool, params = name, asMap(f["parameters"])
+			}
+		}
+	}
+	var result string
+	for _, m := range append(asSlice(req["messages"]), asSlice(req["input"])...) {
+		mm := asMap(m)
+		switch {
+		case mm["role"] == "tool":
+			b, _ := json.Marshal(mm["content"])
+			result = string(b)
+		case mm["type"] == "function_call_output":
+			b, _ := json.Marshal(mm["output"])
+			result = string(b)
+		}
+	}
+	format := asMap(req["response_format"])
+	if f := asMap(asMap(req["text"])["format"]); f != nil {
+		format = map[string]any{"type": f["type"], "json_schema": f}
+	}
+	u.mu.Lock()
+	u.requests = append(u.requests, req)
+	u.paths = append(u.paths, r.URL.Path)
+	if tool != "" && result != "" {
+		u.toolResults = append(u.toolResults, result)
+	}
+	call := tool != "" && result == ""
+	if call {
+		u.calls++
+	}
+	u.mu.Unlock()
+
+	text := "OK."
+	switch {
+	case tool != "":
+		text = u.final
+	case format["type"] == "json_schema":
+		b, _ := json.Marshal(sampleJSON(asMap(asMap(format["json_schema"])["schema"])))
+		text = string(b)
+	case format["type"] == "json_object":
+		text = `{"next_speaker":"user","reasoning":"done"}`
+	}
+	var args string
+	if call {
+		args = u.args(tool, params)
+	}
+	stream, _ := req["stream"].(bool)
+	if responses {
+		u.respond(w, req["model"], stream, call, tool, args, text)
+		return
+	}
+	usage := `{"prompt_tokens":120,"completion_tokens":12,"total_tokens":132}`
+	callJSON := fmt.Sprintf(`{"index":0,"id":"call_agent_1","type":"function","function":{"name":%q,"arguments":%s}}`, tool, jsonString(args))
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		msg := `{"role":"assistant","content":` + jsonString(text) + `}`
+		finish := "stop"
+		if call {
+			msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+callJSON+`]}`, "tool_calls"
+		}
+		fmt.Fprintf(w, `{"id":"chatcmpl-agent","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":%s}`,
+			req["model"], msg, finish, usage)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(delta, finish string) {
+		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-agent\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n",
+			req["model"], delta, finish)
+	}
+	if call {
+		chunk(`{"role":"assistant","tool_calls":[`+callJSON+`]}`, "null")
+		chunk(`{}`, `"tool_calls"`)
+	} else {
+		chunk(`{"role":"assistant","content":""}`, "null")
+		for _, piece := range strings.SplitAfter(text, " ") {
+			chunk(`{"content":`+jsonString(piece)+`}`, "null")
+		}
+		chunk(`{}`, `"stop"`)
+	}
+	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-agent\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n", req["model"], usage)
+}
+
+// respond answers in the Responses API's format, whole or as its event stream: a
+// function call of tool with args, or the message text.
+func (u *agentUpstream) respond(w http.ResponseWriter, model any, stream, call bool, tool, args, text string) {
+	item := `{"type":"message","id":"msg_agent","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + jsonString(text) + `,"annotations":[]}]}`
+	if call {
+		item = fmt.Sprintf(`{"type":"function_call","id":"fc_agent","status":"completed","call_id":"call_agent_1","name":%q,"arguments":%s}`, tool, jsonString(args))
+	}
+	response := fmt.Sprintf(`{"id":"resp_agent","object":"response","created_at":1,"status":"completed","model":%s,"output":[%s],"usage":{"input_tokens":120,"output_tokens":12,"total_tokens":132}}`,
+		jsonString(fmt.Sprint(model)), item)
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, response)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(typ, body string) { fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,%s}\n\n", typ, typ, body) }
+	if call {
+		event("response.output_item.added", `"output_index":0,"item":`+strings.Replace(item, `"arguments":`+jsonString(args), `"arguments":""`, 1))
+		event("response.function_call_arguments.delta", `"output_index":0,"item_id":"fc_agent","delta":`+jsonString(args))
+	} else {
+		event("response.output_item.added", `"output_index":0,"item":{"type":"message","id":"msg_agent","status":"in_progress","role":"assistant","content":[]}`)
+		for _, piece := range strings.SplitAfter(text, " ") {
+			event("response.output_text.delta", `"output_index":0,"content_index":0,"item_id":"msg_agent","delta":`+jsonString(piece))
+		}
+	}
+	event("response.output_item.done", `"output_index":0,"item":`+item)
+	event("response.completed", `"response":`+response)
+}
+
+// snapshot returns how many requests the upstream answered, how many tool calls it made,
+// the tool results it saw, and the upstream paths asked.
+func (u *agentUpstream) snapshot() (requests, calls int, results, paths []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.requests), u.calls, slices.Clone(u.toolResults), slices.Clone(u.paths)
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func asSlice(v any) []any        { s, _ := v.([]any); return s }
+func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+func firstProperty(params map[string]any, names ...string) string {
+	props := asMap(params["properties"])
+	for _, n := range names {
+		if _, ok := props[n]; ok {
+			return n
+		}
+	}
+	return names[0]
+}
+
+// sampleJSON is a value following a JSON schema's required shape: what a side task asking
+// for structured output (Gemini CLI's next-speaker check) needs to go on.
+func sampleJSON(schema map[string]any) any {
+	if e := asSlice(schema["enum"]); len(e) > 0 {
+		return e[0]
+	}
+	switch typ, _ := schema["type"].(string); strings.ToLower(typ) {
+	case "object":
+		out := map[string]any{}
+		props := asMap(schema["properties"])
+		for name, p := range props {
+			if name == "next_speaker" {
+				out[name] = "user"
+				continue
+			}
+			out[name] = sampleJSON(asMap(p))
+		}
+		return out
+	case "array":
+		return []any{}
+	case "boolean":
+		return false
+	case "integer", "number":
+		return 0
+	}
+	return "ok"
+}
+
+// agentGateway starts the real server over a gateway whose openai provider is up, with
+// the model groups given, the usage log as its observer and the usage routes, and returns
+// the server's base URL and a reader of the usage log under a key.
+func agentGateway(t *testing.T, up *agentUpstream, groups map[string]completions.ModelGroup) (base string, usage func(key string) []usagelog.Request) {
+	rec := usagelog.New(usagelog.Options{})
+	gw := envGatewayWith(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}, func(o *completions.Options) {
+		o.ModelGroups = groups
+		o.Observer = rec
+	})
+	_, base = realServerURL(t, func(st *store.Store, u string) []server.Option {
+		return append(gw(st, u), server.Usage(rec))
+	})
+	return base, func(key string) []usagelog.Request {
+		req, _ := http.NewRequest("GET", base+"/api/v1/usage/requests?limit=500", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Data []usagelog.Request }
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("usage log: %d %v", resp.StatusCode, err)
+		}
+		return out.Data
+	}
+}
+
+// agentSandbox is a temporary working directory holding notes.txt with a unique marker,
+// and an environment with HOME and the XDG directories in a temporary directory, PATH
+// kept, and every other variable dropped (no real keys or configuration leak in): extra
+// is added to it.
+func agentSandbox(t *testing.T, extra map[string]string) (work, marker, home string, env []string) {
+	root := t.TempDir()
+	work, home = filepath.Join(root, "work"), filepath.Join(root, "home")
+	marker = fmt.Sprintf("switchyard-marker-%d", time.Now().UnixNano())
+	for _, d := range []string{work, home, filepath.Join(home, ".config"), filepath.Join(home, ".cache"), filepath.Join(home, ".local", "share"), filepath.Join(home, ".local", "state")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("The release codename is "+marker+".\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proxy := deadProxy(t)
+	env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USERPROFILE=" + home, "TMPDIR=" + root, "LANG=C.UTF-8", "TERM=dumb", "CI=1", "NO_COLOR=1",
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		// Anything not on localhost goes to a proxy that refuses it and fails the test: no
+		// telemetry, update check or download leaves the machine (for the clients that
+		// honour the proxy variables — Claude Code and Codex do, as Gemini CLI's HTTP
+		// agent does).
+		"HTTP_PROXY=" + proxy, "HTTPS_PROXY=" + proxy, "http_proxy=" + proxy, "https_proxy=" + proxy, "ALL_PROXY=" + proxy,
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost", "NODE_USE_ENV_PROXY=1",
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return work, marker, home, env
+}
+
+// deadProxy is a proxy that refuses every request, failing the test with what it was
+// asked for: an agent's attempt to reach the network beyond localhost.
+func deadProxy(t *testing.T) string {
+	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the agent tried to reach the network: %s %s", r.Method, r.Host)
+		http.Error(w, "no network in tests", http.StatusForbidden)
+	}))
+	t.Cleanup(p.Close)
+	return p.URL
+}
+
+// runAgent runs an agent CLI headless in work with env, at most 90 s, and returns its
+// standard output; the test fails with both outputs when the CLI fails.
+func runAgent(t *testing.T, work string, env []string, bin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = work, env
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s ran %v", filepath.Base(bin), time.Since(start).Round(100*time.Millisecond))
+	if err != nil {
+		t.Fatalf("%s %v: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), args, err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// checkAgentRun asserts what every agent's session shows: the scripted tool call was
+// made once, its result (the file's marker) came back to the model, the CLI printed the
+// final answer, and the usage log holds every upstream call under the key used — ok,
+// answered by the model named — and none under another key.
+func checkAgentRun(t *testing.T, up *agentUpstream, usage func(string) []usagelog.Request, out, marker, model string) {
+	t.Helper()
+	requests, calls, results, paths := up.snapshot()
+	var offered []string
+	up.mu.Lock()
+	for _, x := range asSlice(up.requests[0]["tools"]) {
+		f := asMap(x)
+		if fn := asMap(f["function"]); fn != nil {
+			f = fn
+		}
+		name, _ := f["name"].(string)
+		if name == "" {
+			name = fmt.Sprint(f["type"])
+		}
+		offered = append(offered, name)
+	}
+	up.mu.Unlock()
+	t.Logf("upstream: %d requests %v; the first offered %v", requests, paths, offered)
+	if calls != 1 || len(results) == 0 || !strings.Contains(results[0], marker) {
+		t.Errorf("tool loop: %d calls, results %q (want the marker %s)", calls, results, marker)
+	}
+	if !strings.Contains(out, up.final) {
+		t.Errorf("the CLI's output lacks the final answer %q:\n%s", up.final, out)
+	}
+	logged := usage(testKey)
+	if len(logged) != requests || requests < 2 {
+		t.Errorf("usage log holds %d requests under the key, the upstream answered %d", len(logged), requests)
+	}
+	for _, r := range logged {
+		if r.Outcome != "ok" || r.Model != model || r.TotalTokens != 132 {
+			t.Errorf("usage log: %+v", r)
+		}
+	}
+	if other := usage(otherKey); len(other) != 0 {
+		t.Errorf("another key's usage log holds %d requests", len(other))
+	}
+}
+
+// agentBinary installs spec and returns its bin's path, skipping when the binary cannot
+// run here (probed with --version).
+func agentBinary(t *testing.T, spec, bin, what string, env []string) string {
+	t.Helper()
+	_, dir := npmInstall(t, spec, what)
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = env
+	v, err := cmd.Output()
+	if err != nil {
+		t.Skipf("skipping: %s does not run here: %v", what, err)
+	}
+	t.Logf("%s %s", what, strings.TrimSpace(string(v)))
+	return path
+}
+
+// TestAgentCLIGeminiCLI runs Gemini CLI (npm @google/gemini-cli) headless on the Gemini
+// surface, configured as README says: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, the
+// gemini-api-key auth type in its settings. The model reads notes.txt with read_file: once
+// with a gateway model named (-m openai/gpt-4o-mini), once on Gemini CLI's own default
+// model, which a model group of the same name answers for (as do its other Gemini models).
+func TestAgentCLIGeminiCLI(t *testing.T) {
+	_, _, _, env := agentSandbox(t, nil)
+	bin := agentBinary(t, "@google/gemini-cli@0", "gemini", "Gemini CLI", env)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"gateway model", []string{"-m", "openai/gpt-4o-mini"}},
+		{"default model through a model group", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			final := "Gemini CLI read the codename through Switchyard (" + tc.name + ")."
+			up := newAgentUpstream(t, []string{"read_file"}, func(_ string, params map[string]any) string {
+				b, _ := json.Marshal(map[string]string{firstProperty(params, "file_path", "absolute_path", "path"): "notes.txt"})
+				return string(b)
+			}, final)
+			mini := completions.ModelGroup{Models: []string{"openai/gpt-4o-mini"}}
+			groups := map[string]completions.ModelGroup{}
+			for _, m := range []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-3-pro-preview",
+				"gemini-3-flash-preview", "gemini-3.1-pro-preview", "gemini-3.1-pro-preview-customtools"} {
+				groups[m] = mini
+			}
+			base, usage := agentGateway(t, up, groups)
+			work, marker, home, env := agentSandbox(t, map[string]string{
+				"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_API_KEY": testKey,
+				"GEMINI_TELEMETRY_ENABLED": "false", "GEMINI_CLI_NO_RELAUNCH": "true",
+			})
+			settings := `{"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+				"general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+				"privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+				"tools": {"useRipgrep": false}}`
+			if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := runAgent(t, work, env, bin, append(tc.args, "--output-format", "json",
+				"-p", "Read notes.txt and tell me the release codename.")...)
+			var got struct {
+				Response string `json:"response"`
+			}
+			if err := json.Unmarshal([]byte(out[max(strings.Index(out, "{"), 0):]), &got); err != nil {
+				t.Fatalf("Gemini CLI's JSON output: %v\n%s", err, out)
+			}
+			checkAgentRun(t, up, usage, got.Response, marker, "openai/gpt-4o-mini")
+		})
+	}
+}
+
+// TestAgentCLIClaudeCode runs Claude Code (npm @anthropic-ai/claude-code) headless
+// (claude -p --output-format json) on the Anthropic surface with ANTHROPIC_BASE_URL and
+// ANTHROPIC_API_KEY, its main and small models named as gateway models. The model reads
+// notes.txt with Read.
+func TestAgentCLIClaudeCode(t *testing.T) {
+	const final = "Claude Code read the codename through Switchyard."
+	up := newAgentUpstream(t, []string{"Read"}, nil, final) // args once the directory is known
+	base, usage := agentGateway(t, up, nil)
+	work, marker, _, env := agentSandbox(t, map[string]string{
+		"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": testKey,
+		"ANTHROPIC_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_SMALL_FAST_MODEL": "openai/gpt-4o-mini",
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_DEFAULT_SONNET_MODEL": "openai/gpt-4o-mini",
+		"ANTHROPIC_DEFAULT_OPUS_MODEL":             "openai/gpt-4o-mini",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
+	})
+	up.args = func(string, map[string]any) string {
+		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(work, "notes.txt")})
+		return string(b)
+	}
+	bin := agentBinary(t, "@anthropic-ai/claude-code@2", "claude", "Claude Code", env)
+	out := runAgent(t, work, env, bin, "-p", "Read notes.txt and tell me the release codename.",
+		"--output-format", "json", "--allowedTools", "Read")
+	var got struct {
+		Result  string `json:"result"`
+		IsError bool   `json:"is_error"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.IsError {
+		t.Fatalf("Claude Code's JSON output: %v\n%s", err, out)
+	}
+	checkAgentRun(t, up, usage, got.Result, marker, "openai/gpt-4o-mini")
+}
+
+// TestAgentCLICodex runs Codex CLI (npm @openai/codex, a native binary) headless (codex
+// exec) on the Responses surface, with a model provider whose base_url is the gateway's
+// /v1 and wire_api "responses", configured in a temporary CODEX_HOME. The model reads
+// notes.txt through Codex's shell tool: on GPT-4o mini, which Codex's web_search tool
+// sends to OpenAI's Responses API, and on GPT-4.1 nano, which has no search there and so
+// gets the request translated to chat completions.
+func TestAgentCLICodex(t *testing.T) {
+	_, _, _, env := agentSandbox(t, nil)
+	bin := agentBinary(t, "@openai/codex@0", "codex", "Codex CLI", env)
+	for _, tc := range []struct{ model, path string }{
+		{"openai/gpt-4o-mini", "/responses"},
+		{"openai/gpt-4.1-nano", "/chat/completions"},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			final := "Codex read the codename through Switchyard on " + tc.model + "."
+			up := newAgentUpstream(t, []string{"exec_command", "shell_command", "shell"}, func(tool string, params map[string]any) string {
+				var v any = map[string]any{"command": []string{"cat", "notes.txt"}}
+				switch tool {
+				case "exec_command":
+					v = map[string]any{firstProperty(params, "cmd", "command"): "cat notes.txt"}
+				case "shell_command":
+					v = map[string]any{"command": "cat notes.txt"}
+				}
+				b, _ := json.Marshal(v)
+				return string(b)
+			}, final)
+			base, usage := agentGateway(t, up, nil)
+			work, marker, home, env := agentSandbox(t, map[string]string{"SWITCHYARD_API_KEY": testKey})
+			codexHome := filepath.Join(home, ".codex")
+			env = append(env, "CODEX_HOME="+codexHome)
+			config := fmt.Sprintf(`model = %q
+model_provider = "switchyard"
+check_for_update_on_startup = false
+
+[model_providers.switchyard]
+name = "Switchyard"
+base_url = %q
+env_key = "SWITCHYARD_API_KEY"
+wire_api = "responses"
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+`, tc.model, base+"/v1")
+			if err := os.MkdirAll(codexHome, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := runAgent(t, work, env, bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+				"Read notes.txt and tell me the release codename.")
+			checkAgentRun(t, up, usage, out, marker, tc.model)
+			if _, _, _, paths := up.snapshot(); len(paths) == 0 || paths[0] != tc.path {
+				t.Errorf("the upstream was asked at %v, want %s", paths, tc.path)
+			}
+		})
+	}
+}
