@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,34 +24,44 @@ import (
 
 // The tests here drive the real coding-agent CLIs — Gemini CLI, Claude Code, Codex CLI —
 // headless through the gateway, each on its own surface, as their users run them: the
-// scripted upstream asks the agent to read a file in a temporary working directory with
-// the agent's own built-in tool, then answers once the file's content came back. Each
+// scripted upstream asks the agent to read two files in a temporary working directory
+// with the agent's own built-in tool (two parallel calls), then answers once the files'
+// contents came back, each paired with its call. Each
 // installs its npm package into a temporary directory and runs with HOME and the XDG
 // directories in temporary directories (nothing of the machine's configuration is read
 // or written), telemetry and update checks off, and a dead proxy for anything not on
 // localhost. They skip, saying why, under -short, without node and npm, or when the
 // package cannot be installed or its binary cannot run here.
 
-// agentUpstream is a scripted OpenAI-compatible LLM for a coding agent's tool loop. A
+// agentFiles are the files the scripted model asks an agent to read, in parallel, one call
+// each: call i reads agentFiles[i] with the id agentCallIDs[i].
+var (
+	agentFiles   = []string{"notes.txt", "extra.txt"}
+	agentCallIDs = []string{"call_agent_1", "call_agent_2"}
+)
+
+// agentUpstream is a scripted OpenAI-compatible LLM for a coding agent's tool loop, in
+// the format the gateway asks it in (chat completions, or OpenAI's Responses API). A
 // request offering one of the tools named in tools is answered, until the conversation
-// holds a tool result, with a call of that tool whose arguments args builds from the
-// tool's parameter schema; after a tool result, with final. Requests without those tools
-// (an agent's side tasks: titles, next-speaker checks, …) get a short text, or JSON
-// following the requested schema. It keeps the requests and the tool results it saw.
+// holds a tool result, with two parallel calls of that tool reading agentFiles, whose
+// arguments args builds from the tool's parameter schema; after the results, with final.
+// Requests without those tools (an agent's side tasks: titles, next-speaker checks, …)
+// get a short text, or JSON following the requested schema. It keeps the requests, the
+// upstream paths asked and the tool results it saw, by call id.
 type agentUpstream struct {
 	srv   *httptest.Server
 	tools []string
-	args  func(tool string, params map[string]any) string
+	args  func(tool string, params map[string]any, file string) string
 	final string
 
-	mu          sync.Mutex
-	requests    []map[string]any
-	toolResults []string
-	paths       []string // the upstream paths asked, in order
-	calls       int
+	mu       sync.Mutex
+	requests []map[string]any
+	results  map[string]string // the last tool results seen, by call id
+	paths    []string          // the upstream paths asked, in order
+	calls    int               // the turns that called the tool
 }
 
-func newAgentUpstream(t *testing.T, tools []string, args func(string, map[string]any) string, final string) *agentUpstream {
+func newAgentUpstream(t *testing.T, tools []string, args func(string, map[string]any, string) string, final string) *agentUpstream {
 	u := &agentUpstream{tools: tools, args: args, final: final}
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(u.srv.Close)
@@ -68,7 +79,7 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	// The tool offered, in either API's declaration, and the last tool result.
+	// The tool offered, in either API's declaration, and the tool results, by call id.
 	var tool string
 	var params map[string]any
 	for _, name := range u.tools {
@@ -82,29 +93,29 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	var result string
+	results := map[string]string{}
 	for _, m := range append(asSlice(req["messages"]), asSlice(req["input"])...) {
 		mm := asMap(m)
 		switch {
 		case mm["role"] == "tool":
 			b, _ := json.Marshal(mm["content"])
-			result = string(b)
+			results[fmt.Sprint(mm["tool_call_id"])] = string(b)
 		case mm["type"] == "function_call_output":
 			b, _ := json.Marshal(mm["output"])
-			result = string(b)
+			results[fmt.Sprint(mm["call_id"])] = string(b)
 		}
 	}
 	format := asMap(req["response_format"])
 	if f := asMap(asMap(req["text"])["format"]); f != nil {
 		format = map[string]any{"type": f["type"], "json_schema": f}
 	}
+	call := tool != "" && len(results) == 0
 	u.mu.Lock()
 	u.requests = append(u.requests, req)
 	u.paths = append(u.paths, r.URL.Path)
-	if tool != "" && result != "" {
-		u.toolResults = append(u.toolResults, result)
+	if tool != "" && len(results) > 0 {
+		u.results = results
 	}
-	call := tool != "" && result == ""
 	if call {
 		u.calls++
 	}
@@ -120,23 +131,28 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	case format["type"] == "json_object":
 		text = `{"next_speaker":"user","reasoning":"done"}`
 	}
-	var args string
+	var args []string
 	if call {
-		args = u.args(tool, params)
+		for _, f := range agentFiles {
+			args = append(args, u.args(tool, params, f))
+		}
 	}
 	stream, _ := req["stream"].(bool)
 	if responses {
-		u.respond(w, req["model"], stream, call, tool, args, text)
+		respondResponses(w, req["model"], stream, tool, args, text)
 		return
 	}
 	usage := `{"prompt_tokens":120,"completion_tokens":12,"total_tokens":132}`
-	callJSON := fmt.Sprintf(`{"index":0,"id":"call_agent_1","type":"function","function":{"name":%q,"arguments":%s}}`, tool, jsonString(args))
+	var calls []string
+	for i, a := range args {
+		calls = append(calls, fmt.Sprintf(`{"index":%d,"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}`, i, agentCallIDs[i], tool, jsonString(a)))
+	}
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
 		msg := `{"role":"assistant","content":` + jsonString(text) + `}`
 		finish := "stop"
 		if call {
-			msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+callJSON+`]}`, "tool_calls"
+			msg, finish = `{"role":"assistant","content":null,"tool_calls":[`+strings.Join(calls, ",")+`]}`, "tool_calls"
 		}
 		fmt.Fprintf(w, `{"id":"chatcmpl-agent","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":%s}`,
 			req["model"], msg, finish, usage)
@@ -148,7 +164,13 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			req["model"], delta, finish)
 	}
 	if call {
-		chunk(`{"role":"assistant","tool_calls":[`+callJSON+`]}`, "null")
+		for i, c := range calls {
+			role := ""
+			if i == 0 {
+				role = `"role":"assistant",`
+			}
+			chunk(`{`+role+`"tool_calls":[`+c+`]}`, "null")
+		}
 		chunk(`{}`, `"tool_calls"`)
 	} else {
 		chunk(`{"role":"assistant","content":""}`, "null")
@@ -160,15 +182,18 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-agent\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n", req["model"], usage)
 }
 
-// respond answers in the Responses API's format, whole or as its event stream: a
-// function call of tool with args, or the message text.
-func (u *agentUpstream) respond(w http.ResponseWriter, model any, stream, call bool, tool, args, text string) {
-	item := `{"type":"message","id":"msg_agent","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + jsonString(text) + `,"annotations":[]}]}`
-	if call {
-		item = fmt.Sprintf(`{"type":"function_call","id":"fc_agent","status":"completed","call_id":"call_agent_1","name":%q,"arguments":%s}`, tool, jsonString(args))
+// respondResponses answers in the Responses API's format, whole or as its event stream:
+// the function calls of tool with args (one item each), or else the message text.
+func respondResponses(w http.ResponseWriter, model any, stream bool, tool string, args []string, text string) {
+	items := []string{`{"type":"message","id":"msg_agent","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + jsonString(text) + `,"annotations":[]}]}`}
+	if len(args) > 0 {
+		items = nil
+		for i, a := range args {
+			items = append(items, fmt.Sprintf(`{"type":"function_call","id":"fc_agent_%d","status":"completed","call_id":%q,"name":%q,"arguments":%s}`, i, agentCallIDs[i], tool, jsonString(a)))
+		}
 	}
 	response := fmt.Sprintf(`{"id":"resp_agent","object":"response","created_at":1,"status":"completed","model":%s,"output":[%s],"usage":{"input_tokens":120,"output_tokens":12,"total_tokens":132}}`,
-		jsonString(fmt.Sprint(model)), item)
+		jsonString(fmt.Sprint(model)), strings.Join(items, ","))
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, response)
@@ -176,25 +201,27 @@ func (u *agentUpstream) respond(w http.ResponseWriter, model any, stream, call b
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	event := func(typ, body string) { fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,%s}\n\n", typ, typ, body) }
-	if call {
-		event("response.output_item.added", `"output_index":0,"item":`+strings.Replace(item, `"arguments":`+jsonString(args), `"arguments":""`, 1))
-		event("response.function_call_arguments.delta", `"output_index":0,"item_id":"fc_agent","delta":`+jsonString(args))
-	} else {
+	for i, a := range args {
+		event("response.output_item.added", fmt.Sprintf(`"output_index":%d,"item":%s`, i, strings.Replace(items[i], `"arguments":`+jsonString(a), `"arguments":""`, 1)))
+		event("response.function_call_arguments.delta", fmt.Sprintf(`"output_index":%d,"item_id":"fc_agent_%d","delta":%s`, i, i, jsonString(a)))
+		event("response.output_item.done", fmt.Sprintf(`"output_index":%d,"item":%s`, i, items[i]))
+	}
+	if len(args) == 0 {
 		event("response.output_item.added", `"output_index":0,"item":{"type":"message","id":"msg_agent","status":"in_progress","role":"assistant","content":[]}`)
 		for _, piece := range strings.SplitAfter(text, " ") {
 			event("response.output_text.delta", `"output_index":0,"content_index":0,"item_id":"msg_agent","delta":`+jsonString(piece))
 		}
+		event("response.output_item.done", `"output_index":0,"item":`+items[0])
 	}
-	event("response.output_item.done", `"output_index":0,"item":`+item)
 	event("response.completed", `"response":`+response)
 }
 
-// snapshot returns how many requests the upstream answered, how many tool calls it made,
-// the tool results it saw, and the upstream paths asked.
-func (u *agentUpstream) snapshot() (requests, calls int, results, paths []string) {
+// snapshot returns how many requests the upstream answered, how many turns called the
+// tool, the last tool results it saw by call id, and the upstream paths asked.
+func (u *agentUpstream) snapshot() (requests, calls int, results map[string]string, paths []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return len(u.requests), u.calls, slices.Clone(u.toolResults), slices.Clone(u.paths)
+	return len(u.requests), u.calls, maps.Clone(u.results), slices.Clone(u.paths)
 }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
@@ -266,7 +293,8 @@ func agentGateway(t *testing.T, up *agentUpstream, groups map[string]completions
 	}
 }
 
-// agentSandbox is a temporary working directory holding notes.txt with a unique marker,
+// agentSandbox is a temporary working directory holding agentFiles, each with a unique
+// marker (marker-<file name>),
 // and an environment with HOME and the XDG directories in a temporary directory, PATH
 // kept, and every other variable dropped (no real keys or configuration leak in): extra
 // is added to it.
@@ -279,8 +307,10 @@ func agentSandbox(t *testing.T, extra map[string]string) (work, marker, home str
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("The release codename is "+marker+".\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range agentFiles {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("The release codename is "+marker+"-"+f+".\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	proxy := deadProxy(t)
 	env = []string{
@@ -331,8 +361,9 @@ func runAgent(t *testing.T, work string, env []string, bin string, args ...strin
 	return stdout.String()
 }
 
-// checkAgentRun asserts what every agent's session shows: the scripted tool call was
-// made once, its result (the file's marker) came back to the model, the CLI printed the
+// checkAgentRun asserts what every agent's session shows: the scripted tool calls were
+// made in one turn, each result (its file's marker) came back to the model with its
+// call's id, the CLI printed the
 // final answer, and the usage log holds every upstream call under the key used — ok,
 // answered by the model named — and none under another key.
 func checkAgentRun(t *testing.T, up *agentUpstream, usage func(string) []usagelog.Request, out, marker, model string) {
@@ -353,8 +384,13 @@ func checkAgentRun(t *testing.T, up *agentUpstream, usage func(string) []usagelo
 	}
 	up.mu.Unlock()
 	t.Logf("upstream: %d requests %v; the first offered %v", requests, paths, offered)
-	if calls != 1 || len(results) == 0 || !strings.Contains(results[0], marker) {
-		t.Errorf("tool loop: %d calls, results %q (want the marker %s)", calls, results, marker)
+	if calls != 1 || len(results) != len(agentFiles) {
+		t.Errorf("tool loop: %d calling turns, results %q", calls, results)
+	}
+	for i, f := range agentFiles {
+		if r := results[agentCallIDs[i]]; !strings.Contains(r, marker+"-"+f) {
+			t.Errorf("the result of %s (reading %s) reached the model as %q", agentCallIDs[i], f, r)
+		}
 	}
 	if !strings.Contains(out, up.final) {
 		t.Errorf("the CLI's output lacks the final answer %q:\n%s", up.final, out)
@@ -393,7 +429,7 @@ func agentBinary(t *testing.T, spec, bin, what string, env []string) string {
 
 // TestAgentCLIGeminiCLI runs Gemini CLI (npm @google/gemini-cli) headless on the Gemini
 // surface, configured as README says: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, the
-// gemini-api-key auth type in its settings. The model reads notes.txt with read_file: once
+// gemini-api-key auth type in its settings. The model reads notes.txt and extra.txt in parallel with read_file: once
 // with a gateway model named (-m openai/gpt-4o-mini), once on Gemini CLI's own default
 // model, which a model group of the same name answers for (as do its other Gemini models).
 func TestAgentCLIGeminiCLI(t *testing.T) {
@@ -408,8 +444,8 @@ func TestAgentCLIGeminiCLI(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			final := "Gemini CLI read the codename through Switchyard (" + tc.name + ")."
-			up := newAgentUpstream(t, []string{"read_file"}, func(_ string, params map[string]any) string {
-				b, _ := json.Marshal(map[string]string{firstProperty(params, "file_path", "absolute_path", "path"): "notes.txt"})
+			up := newAgentUpstream(t, []string{"read_file"}, func(_ string, params map[string]any, file string) string {
+				b, _ := json.Marshal(map[string]string{firstProperty(params, "file_path", "absolute_path", "path"): file})
 				return string(b)
 			}, final)
 			mini := completions.ModelGroup{Models: []string{"openai/gpt-4o-mini"}}
@@ -434,7 +470,7 @@ func TestAgentCLIGeminiCLI(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := runAgent(t, work, env, bin, append(tc.args, "--output-format", "json",
-				"-p", "Read notes.txt and tell me the release codename.")...)
+				"-p", "Read notes.txt and extra.txt and tell me the release codenames.")...)
 			var got struct {
 				Response string `json:"response"`
 			}
@@ -449,7 +485,7 @@ func TestAgentCLIGeminiCLI(t *testing.T) {
 // TestAgentCLIClaudeCode runs Claude Code (npm @anthropic-ai/claude-code) headless
 // (claude -p --output-format json) on the Anthropic surface with ANTHROPIC_BASE_URL and
 // ANTHROPIC_API_KEY, its main and small models named as gateway models. The model reads
-// notes.txt with Read.
+// notes.txt and extra.txt in parallel with Read.
 func TestAgentCLIClaudeCode(t *testing.T) {
 	const final = "Claude Code read the codename through Switchyard."
 	up := newAgentUpstream(t, []string{"Read"}, nil, final) // args once the directory is known
@@ -462,12 +498,12 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
 		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
 	})
-	up.args = func(string, map[string]any) string {
-		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(work, "notes.txt")})
+	up.args = func(_ string, _ map[string]any, file string) string {
+		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(work, file)})
 		return string(b)
 	}
 	bin := agentBinary(t, "@anthropic-ai/claude-code@2", "claude", "Claude Code", env)
-	out := runAgent(t, work, env, bin, "-p", "Read notes.txt and tell me the release codename.",
+	out := runAgent(t, work, env, bin, "-p", "Read notes.txt and extra.txt and tell me the release codenames.",
 		"--output-format", "json", "--allowedTools", "Read")
 	var got struct {
 		Result  string `json:"result"`
@@ -482,7 +518,7 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 // TestAgentCLICodex runs Codex CLI (npm @openai/codex, a native binary) headless (codex
 // exec) on the Responses surface, with a model provider whose base_url is the gateway's
 // /v1 and wire_api "responses", configured in a temporary CODEX_HOME. The model reads
-// notes.txt through Codex's shell tool: on GPT-4o mini, which Codex's web_search tool
+// notes.txt and extra.txt in parallel through Codex's shell tool: on GPT-4o mini, which Codex's web_search tool
 // sends to OpenAI's Responses API, and on GPT-4.1 nano, which has no search there and so
 // gets the request translated to chat completions.
 func TestAgentCLICodex(t *testing.T) {
@@ -494,13 +530,13 @@ func TestAgentCLICodex(t *testing.T) {
 	} {
 		t.Run(tc.model, func(t *testing.T) {
 			final := "Codex read the codename through Switchyard on " + tc.model + "."
-			up := newAgentUpstream(t, []string{"exec_command", "shell_command", "shell"}, func(tool string, params map[string]any) string {
-				var v any = map[string]any{"command": []string{"cat", "notes.txt"}}
+			up := newAgentUpstream(t, []string{"exec_command", "shell_command", "shell"}, func(tool string, params map[string]any, file string) string {
+				var v any = map[string]any{"command": []string{"cat", file}}
 				switch tool {
 				case "exec_command":
-					v = map[string]any{firstProperty(params, "cmd", "command"): "cat notes.txt"}
+					v = map[string]any{firstProperty(params, "cmd", "command"): "cat " + file}
 				case "shell_command":
-					v = map[string]any{"command": "cat notes.txt"}
+					v = map[string]any{"command": "cat " + file}
 				}
 				b, _ := json.Marshal(v)
 				return string(b)
@@ -535,7 +571,7 @@ enabled = false
 				t.Fatal(err)
 			}
 			out := runAgent(t, work, env, bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-				"Read notes.txt and tell me the release codename.")
+				"Read notes.txt and extra.txt and tell me the release codenames.")
 			checkAgentRun(t, up, usage, out, marker, tc.model)
 			if _, _, _, paths := up.snapshot(); len(paths) == 0 || paths[0] != tc.path {
 				t.Errorf("the upstream was asked at %v, want %s", paths, tc.path)
