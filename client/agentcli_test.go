@@ -363,9 +363,8 @@ func runAgent(t *testing.T, work string, env []string, bin string, args ...strin
 
 // checkAgentRun asserts what every agent's session shows: the scripted tool calls were
 // made in one turn, each result (its file's marker) came back to the model with its
-// call's id, the CLI printed the
-// final answer, and the usage log holds every upstream call under the key used — ok,
-// answered by the model named — and none under another key.
+// call's id, the CLI printed the final answer, and the usage log holds every upstream call
+// under the key used — ok, answered by the model named — and none under another key.
 func checkAgentRun(t *testing.T, up *agentUpstream, usage func(string) []usagelog.Request, out, marker, model string) {
 	t.Helper()
 	requests, calls, results, paths := up.snapshot()
