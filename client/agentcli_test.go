@@ -182,12 +182,20 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-agent\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":%s}\n\ndata: [DONE]\n\n", req["model"], usage)
 }
 
+// agentReasoning is the encrypted reasoning the scripted upstream returns before a GPT-5
+// model's calls on the Responses API.
+const agentReasoning = "enc-agent-reasoning"
+
 // respondResponses answers in the Responses API's format, whole or as its event stream:
-// the function calls of tool with args (one item each), or else the message text.
+// the function calls of tool with args (one item each; after an encrypted reasoning item
+// for a GPT-5 model), or else the message text.
 func respondResponses(w http.ResponseWriter, model any, stream bool, tool string, args []string, text string) {
 	items := []string{`{"type":"message","id":"msg_agent","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + jsonString(text) + `,"annotations":[]}]}`}
 	if len(args) > 0 {
 		items = nil
+		if strings.HasPrefix(fmt.Sprint(model), "gpt-5") { // a reasoning model: its reasoning comes first, encrypted
+			items = append(items, `{"type":"reasoning","id":"rs_agent","summary":[],"encrypted_content":"`+agentReasoning+`"}`)
+		}
 		for i, a := range args {
 			items = append(items, fmt.Sprintf(`{"type":"function_call","id":"fc_agent_%d","status":"completed","call_id":%q,"name":%q,"arguments":%s}`, i, agentCallIDs[i], tool, jsonString(a)))
 		}
@@ -201,10 +209,16 @@ func respondResponses(w http.ResponseWriter, model any, stream bool, tool string
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	event := func(typ, body string) { fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,%s}\n\n", typ, typ, body) }
+	calls := items[len(items)-len(args):]
+	if len(args) > 0 && len(items) > len(args) {
+		event("response.output_item.added", `"output_index":0,"item":{"type":"reasoning","id":"rs_agent","summary":[]}`)
+		event("response.output_item.done", `"output_index":0,"item":`+items[0])
+	}
 	for i, a := range args {
-		event("response.output_item.added", fmt.Sprintf(`"output_index":%d,"item":%s`, i, strings.Replace(items[i], `"arguments":`+jsonString(a), `"arguments":""`, 1)))
-		event("response.function_call_arguments.delta", fmt.Sprintf(`"output_index":%d,"item_id":"fc_agent_%d","delta":%s`, i, i, jsonString(a)))
-		event("response.output_item.done", fmt.Sprintf(`"output_index":%d,"item":%s`, i, items[i]))
+		n := i + len(items) - len(args)
+		event("response.output_item.added", fmt.Sprintf(`"output_index":%d,"item":%s`, n, strings.Replace(calls[i], `"arguments":`+jsonString(a), `"arguments":""`, 1)))
+		event("response.function_call_arguments.delta", fmt.Sprintf(`"output_index":%d,"item_id":"fc_agent_%d","delta":%s`, n, i, jsonString(a)))
+		event("response.output_item.done", fmt.Sprintf(`"output_index":%d,"item":%s`, n, calls[i]))
 	}
 	if len(args) == 0 {
 		event("response.output_item.added", `"output_index":0,"item":{"type":"message","id":"msg_agent","status":"in_progress","role":"assistant","content":[]}`)
@@ -518,14 +532,16 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 // exec) on the Responses surface, with a model provider whose base_url is the gateway's
 // /v1 and wire_api "responses", configured in a temporary CODEX_HOME. The model reads
 // notes.txt and extra.txt in parallel through Codex's shell tool: on GPT-4o mini, which Codex's web_search tool
-// sends to OpenAI's Responses API, and on GPT-4.1 nano, which has no search there and so
-// gets the request translated to chat completions.
+// sends to OpenAI's Responses API, on GPT-4.1 nano, which has no search there and so
+// gets the request translated to chat completions, and on GPT-5 codex (Responses API
+// only), whose encrypted reasoning must come back to it with its calls' results.
 func TestAgentCLICodex(t *testing.T) {
 	_, _, _, env := agentSandbox(t, nil)
 	bin := agentBinary(t, "@openai/codex@0", "codex", "Codex CLI", env)
 	for _, tc := range []struct{ model, path string }{
 		{"openai/gpt-4o-mini", "/responses"},
 		{"openai/gpt-4.1-nano", "/chat/completions"},
+		{"openai/gpt-5-codex", "/responses"},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
 			final := "Codex read the codename through Switchyard on " + tc.model + "."
@@ -574,6 +590,15 @@ enabled = false
 			checkAgentRun(t, up, usage, out, marker, tc.model)
 			if _, _, _, paths := up.snapshot(); len(paths) == 0 || paths[0] != tc.path {
 				t.Errorf("the upstream was asked at %v, want %s", paths, tc.path)
+			}
+			if strings.Contains(tc.model, "gpt-5") {
+				// The reasoning the model returned encrypted went back to it with its calls.
+				up.mu.Lock()
+				input, _ := json.Marshal(up.requests[len(up.requests)-1]["input"])
+				up.mu.Unlock()
+				if !strings.Contains(string(input), `"encrypted_content":"`+agentReasoning+`"`) {
+					t.Errorf("the encrypted reasoning did not go back to the model: %s", input)
+				}
 			}
 		})
 	}
