@@ -423,7 +423,9 @@ func checkAgentRun(t *testing.T, up *agentUpstream, usage func(string) []usagelo
 }
 
 // agentBinary installs spec and returns its bin's path, skipping when the binary cannot
-// run here (probed with --version).
+// run here (probed with --version). Callers pin exact versions (the ones these tests were
+// written against): a new release that behaves differently must not fail an unrelated
+// change's CI; move them on purpose.
 func agentBinary(t *testing.T, spec, bin, what string, env []string) string {
 	t.Helper()
 	_, dir := npmInstall(t, spec, what)
@@ -447,7 +449,7 @@ func agentBinary(t *testing.T, spec, bin, what string, env []string) string {
 // model, which a model group of the same name answers for (as do its other Gemini models).
 func TestAgentCLIGeminiCLI(t *testing.T) {
 	_, _, _, env := agentSandbox(t, nil)
-	bin := agentBinary(t, "@google/gemini-cli@0", "gemini", "Gemini CLI", env)
+	bin := agentBinary(t, "@google/gemini-cli@0.61.0", "gemini", "Gemini CLI", env)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -515,7 +517,7 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(work, file)})
 		return string(b)
 	}
-	bin := agentBinary(t, "@anthropic-ai/claude-code@2", "claude", "Claude Code", env)
+	bin := agentBinary(t, "@anthropic-ai/claude-code@2.1.197", "claude", "Claude Code", env)
 	out := runAgent(t, work, env, bin, "-p", "Read notes.txt and extra.txt and tell me the release codenames.",
 		"--output-format", "json", "--allowedTools", "Read")
 	var got struct {
@@ -537,7 +539,7 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 // only), whose encrypted reasoning must come back to it with its calls' results.
 func TestAgentCLICodex(t *testing.T) {
 	_, _, _, env := agentSandbox(t, nil)
-	bin := agentBinary(t, "@openai/codex@0", "codex", "Codex CLI", env)
+	bin := agentBinary(t, "@openai/codex@0.171.0", "codex", "Codex CLI", env)
 	for _, tc := range []struct{ model, path string }{
 		{"openai/gpt-4o-mini", "/responses"},
 		{"openai/gpt-4.1-nano", "/chat/completions"},
