@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
@@ -123,12 +122,6 @@ func (w *anthropicWriter) keepalive(every time.Duration) (stop func()) {
 	}
 }
 
-// anthropicCall is a streamed tool call gathered until the stream ends.
-type anthropicCall struct {
-	id, name string
-	args     []byte
-}
-
 // WriteAnthropicStream sends st to rw as the Messages API's server-sent events:
 // message_start; the model's reasoning as thinking blocks (a thinking_delta per fragment,
 // Claude's signature in a signature_delta) or redacted_thinking blocks; the text as a
@@ -169,8 +162,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		*open = -1
 		return sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)})
 	}
-	calls := map[int]*anthropicCall{}
-	var order []int // upstream call indexes, first seen first
+	var calls streamedCalls
 	// Calls are held until the upstream ends, and a model may think long before its first
 	// token: a ping whenever nothing was sent for anthropicKeepalive keeps the connection
 	// visibly alive for proxies and clients meanwhile.
@@ -231,20 +223,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			continue
 		}
 		if c.Type == EventToolCall {
-			d := c.ToolCall
-			call := calls[d.Index]
-			if call == nil {
-				call = &anthropicCall{}
-				calls[d.Index] = call
-				order = append(order, d.Index)
-			}
-			if d.ID != "" {
-				call.id = d.ID
-			}
-			if d.Name != "" {
-				call.name = d.Name
-			}
-			call.args = append(call.args, d.Arguments...)
+			calls.add(c.ToolCall)
 			continue
 		}
 		if c.Text == "" {
@@ -289,9 +268,7 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			return err
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return order[a] < order[b] })
-	for _, k := range order {
-		call := calls[k]
+	for _, call := range calls.sorted() {
 		i := next
 		next++
 		block := &AnthropicResponseBlock{Type: "tool_use", ID: call.id, Name: call.name, Input: json.RawMessage("{}")}
@@ -308,11 +285,11 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 			return err
 		}
 	}
-	reason := anthropicStopReason("", len(order) > 0)
+	reason := anthropicStopReason("", len(calls.order) > 0)
 	var usage AnthropicUsage
 	var seq *string
 	if resp := st.Response(); resp != nil {
-		reason = anthropicStopReason(resp.FinishReason, len(order) > 0)
+		reason = anthropicStopReason(resp.FinishReason, len(calls.order) > 0)
 		usage = anthropicUsage(resp.Usage)
 		if resp.StopSequence != "" && reason == "end_turn" {
 			reason, seq = "stop_sequence", &resp.StopSequence

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -265,12 +264,6 @@ func (e *geminiEmitter) end() error {
 	return err
 }
 
-// geminiStreamCall is a streamed tool call gathered until the stream ends.
-type geminiStreamCall struct {
-	id, name string
-	args     []byte
-}
-
 // WriteGeminiStream sends st to rw as streamGenerateContent does: a GenerateContentResponse
 // per text fragment (and per thought fragment when thoughts is set, as a thought part),
 // then a last one with the function calls (gathered until the upstream ended: their
@@ -286,8 +279,7 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 	chunk := func(parts []GeminiPart) *GeminiResponse {
 		return &GeminiResponse{Candidates: []GeminiCandidate{{Content: GeminiContent{Role: "model", Parts: parts}}}, ModelVersion: model, ResponseID: id}
 	}
-	calls := map[int]*geminiStreamCall{}
-	var order []int
+	var calls streamedCalls
 	var sources []providers.Source
 	wroteText := false
 	for {
@@ -320,20 +312,7 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 				}
 			}
 		case c.Type == EventToolCall:
-			d := c.ToolCall
-			call := calls[d.Index]
-			if call == nil {
-				call = &geminiStreamCall{}
-				calls[d.Index] = call
-				order = append(order, d.Index)
-			}
-			if d.ID != "" {
-				call.id = d.ID
-			}
-			if d.Name != "" {
-				call.name = d.Name
-			}
-			call.args = append(call.args, d.Arguments...)
+			calls.add(c.ToolCall)
 		case c.Type == EventText && c.Text != "":
 			wroteText = true
 			if err := e.chunk(chunk([]GeminiPart{{Text: new(c.Text)}})); err != nil {
@@ -346,9 +325,7 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 	if resp != nil && resp.Refusal != "" && !wroteText {
 		parts = append(parts, GeminiPart{Text: new(resp.Refusal)})
 	}
-	sort.Ints(order)
-	for _, k := range order {
-		call := calls[k]
+	for _, call := range calls.sorted() {
 		parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: call.id, Name: call.name, Args: anthropicInput(string(call.args))}})
 	}
 	last := chunk(parts)
