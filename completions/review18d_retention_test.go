@@ -1,0 +1,131 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// review18dDriver is a memstore driver that calls after once each Update has returned.
+type review18dDriver struct {
+	*memstore.Driver
+	mu    sync.Mutex
+	after func()
+}
+
+func (d *review18dDriver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	err := d.Driver.Update(ctx, fn)
+	d.mu.Lock()
+	after := d.after
+	d.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return err
+}
+
+// review18dProvider runs hook (once) inside the upstream call, before answering.
+type review18dProvider struct {
+	*fakeProvider
+	mu   sync.Mutex
+	hook func()
+}
+
+func (p *review18dProvider) Complete(ctx context.Context, req *providers.Request) (*providers.Response, error) {
+	p.mu.Lock()
+	hook := p.hook
+	p.hook = nil
+	p.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return p.fakeProvider.Complete(ctx, req)
+}
+
+// TestReview18dTurnRevivesPartlySweptConversation: a turn prepared while its native
+// conversation was live, and saved once it has expired, must not bring back a conversation
+// a sweep has already half deleted (a large conversation goes over several transactions;
+// a sweep stopped at shutdown leaves the rest "for the next one to find"). turnUpdate
+// does not check the retention, so the turn sets Updated=now on the expired record: the
+// next sweep finds it live and keeps it, with its first 256 messages gone for good while
+// message_count still counts them.
+func TestReview18dTurnRevivesPartlySweptConversation(t *testing.T) {
+	ctx := context.Background()
+	clock := &settableClock{t: time.Now().UTC()}
+	drv := &review18dDriver{Driver: memstore.NewDriver()}
+	st := store.New(drv)
+	fake := newFake("a")
+	fake.on("m", step{text: "Hello."})
+	prov := &review18dProvider{fakeProvider: fake}
+	h := newHarness(t, func(o *Options) {
+		o.Providers = fakeRegistry{"a": prov}
+		o.Store = st
+		o.Now = clock.now
+		o.ConversationRetention = 24 * time.Hour
+	})
+
+	// A conversation of 301 messages: more than one sweep transaction deletes.
+	first := &Request{Models: []string{"a/m"}}
+	for range 300 {
+		first.Messages = append(first.Messages, Message{Role: "user", Content: []ContentBlock{{Type: "text", Text: "hi"}}})
+	}
+	resp, err := h.g.Complete(ctx, Scope{Owner: "alice"}, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := resp.ConversationID
+	clock.add(24*time.Hour - time.Minute) // still live: the next turn is accepted
+
+	prov.hook = func() { // while the answer is being generated, the conversation expires and a sweep starts
+		clock.add(2 * time.Minute)
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		updates := 0
+		drv.mu.Lock()
+		drv.after = func() {
+			updates++
+			if updates == 2 { // the first transaction of deleteLarge committed: shutdown
+				cancel()
+			}
+		}
+		drv.mu.Unlock()
+		_, err := h.g.SweepConversations(sctx, clock.now())
+		drv.mu.Lock()
+		drv.after = nil
+		drv.mu.Unlock()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("sweep: err %v, want context.Canceled", err)
+		}
+	}
+	next := userReq("continue", "a/m")
+	next.ConversationID = conv
+	if _, err := h.g.Complete(ctx, Scope{Owner: "alice"}, next); err != nil {
+		t.Fatal(err)
+	}
+	// The next sweep (the next hour) is the one that should finish the job.
+	clock.add(time.Hour)
+	if _, err := h.g.SweepConversations(ctx, clock.now()); err != nil {
+		t.Fatal(err)
+	}
+
+	c, msgs, err := h.g.Conversation(ctx, "alice", conv)
+	if errors.Is(err, ErrNotFound) {
+		return // expired and gone: fine
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != c.MessageCount || len(msgs) == 0 || msgs[0].Seq != 0 {
+		first := -1
+		if len(msgs) > 0 {
+			first = msgs[0].Seq
+		}
+		t.Fatalf("the conversation came back half swept: message_count %d, %d messages kept, the first with seq %d", c.MessageCount, len(msgs), first)
+	}
+}
