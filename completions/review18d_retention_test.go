@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -127,5 +128,37 @@ func TestReview18dTurnRevivesPartlySweptConversation(t *testing.T) {
 			first = msgs[0].Seq
 		}
 		t.Fatalf("the conversation came back half swept: message_count %d, %d messages kept, the first with seq %d", c.MessageCount, len(msgs), first)
+	}
+}
+
+// TestReview18dFailedResponseExtendsOpenAIConversation: README and the flag's help count an
+// OpenAI-style conversation's retention from its last use — "an answer on it, items added
+// or deleted, metadata updated". A /v1/responses request on it that fails (upstream error,
+// or refused after ContinueResponse) adds nothing, yet taking and releasing its lease go
+// through putConversationRecord, which stamps UsedAt: each failed attempt restarts the
+// retention, so a client retrying a broken model keeps a conversation alive for ever.
+func TestReview18dFailedResponseExtendsOpenAIConversation(t *testing.T) {
+	ctx := context.Background()
+	clock := &settableClock{t: time.Now().UTC()}
+	h := retentionHarness(t, memstore.New(), clock, -1, 24*time.Hour)
+	c, err := h.g.CreateOpenAIConversation(ctx, "alice", []ResponsesItem{userTextItem("hi")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.add(23 * time.Hour)
+	var failed ResponsesRequest
+	if err := json.Unmarshal([]byte(`{"model":"a/m","conversation":"`+c.ID+`","input":"again"}`), &failed); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.g.ContinueResponse(ctx, "alice", &failed); err != nil {
+		t.Fatal(err)
+	}
+	h.g.ReleaseResponse(ctx, "alice", &failed) // the upstream call failed: no answer, nothing added
+	if items, err := h.g.OpenAIConversationItems(ctx, "alice", c.ID); err != nil || len(items) != 1 {
+		t.Fatalf("after a failed request: %d items, %v; want the 1 it had", len(items), err)
+	}
+	clock.add(time.Hour + time.Minute) // 24h01m after its last use (its creation)
+	if _, err := h.g.OpenAIConversationOf(ctx, "alice", c.ID); err == nil {
+		t.Fatal("a conversation unused (no answer, no items, no metadata) for longer than its retention is still found: the failed request's lease counted as a use")
 	}
 }
