@@ -27,6 +27,9 @@ type Conversation struct {
 	Created      time.Time `json:"created"`
 	Updated      time.Time `json:"updated"`
 	MessageCount int       `json:"message_count"`
+	// Swept marks a conversation a retention sweep has started deleting (its messages go
+	// over several transactions): it is not found and takes no turn from then on.
+	Swept bool `json:"swept,omitempty"`
 }
 
 // StoredMessage is one message of a stored conversation.
@@ -113,7 +116,10 @@ func (g *Gateway) turnUpdate(p *plan, reply *Response, now time.Time) func(conte
 			if err != nil {
 				return fmt.Errorf("completions: read conversation %s: %w", p.convID, err)
 			}
-			if c.Owner != p.scope.Owner {
+			// Expired (by the rule reads and the sweep use, at the time of the write): the turn
+			// is not saved, as on a deleted conversation. Stamping Updated would revive it,
+			// with the messages a sweep has already deleted missing.
+			if c.Owner != p.scope.Owner || g.conversationExpired(&c, g.opts.Now()) {
 				return fmt.Errorf("%w: %s", ErrNotFound, p.convID)
 			}
 		}

@@ -74,10 +74,14 @@ type conversationRecord struct {
 	// on the conversation: another is refused (conversation_locked) until it ends.
 	LockID      string    `json:"lock_id,omitempty"`
 	LockedUntil time.Time `json:"locked_until,omitzero"`
-	// UsedAt is the conversation's last use (any write of it: created, answered on, items
-	// added or deleted, metadata updated); its retention counts from it. Records written
+	// UsedAt is the conversation's last use (created, answered on, items added or deleted,
+	// metadata updated; not a request's lease taken or released); its retention counts
+	// from it, and a request holding its lease keeps it until the request ends. Records written
 	// before it was kept have none: CreatedAt stands for it.
 	UsedAt time.Time `json:"used_at,omitzero"`
+	// Swept marks a conversation a retention sweep has started deleting: it is not found
+	// from then on.
+	Swept bool `json:"swept,omitempty"`
 }
 
 // locked reports whether another request holds the conversation at now.
@@ -240,10 +244,12 @@ func (g *Gateway) appendItems(ctx context.Context, tx store.Tx, rec *conversatio
 }
 
 // conversationRecordOf reads conversation id of owner (r: the store or a transaction); one
-// past its retention is not found, whether or not a sweep has deleted it yet.
+// past its retention is not found, whether or not a sweep has deleted it yet, unless a
+// request holds its lease (the sweep leaves it too): the request's answer is added to it.
 func (g *Gateway) conversationRecordOf(ctx context.Context, r store.Reader, owner, id string) (*conversationRecord, error) {
 	rec, err := store.GetJSON[conversationRecord](ctx, r, store.OpenAIConversations, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && (!store.Owns(owner, rec.Owner) || g.openAIConversationExpired(&rec, g.opts.Now())) {
+	now := g.opts.Now()
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!store.Owns(owner, rec.Owner) || g.openAIConversationExpired(&rec, now) && !rec.locked(now)) {
 		return nil, &conversationNotFoundError{"Conversation", id}
 	}
 	if err != nil {
@@ -484,7 +490,7 @@ func (g *Gateway) lockConversation(ctx context.Context, owner, id string, r *Res
 				return nil // released (answered): nothing to renew
 			}
 			rec.LockID, rec.LockedUntil = lock, now.Add(g.conversationLease())
-			return g.putConversationRecord(ctx, tx, id, rec)
+			return putConversationLease(ctx, tx, id, rec)
 		})
 	}
 	if err := renew(ctx, true); err != nil {
@@ -530,7 +536,7 @@ func (g *Gateway) ReleaseResponse(ctx context.Context, owner string, r *Response
 			return nil // gone, or no longer this request's
 		}
 		rec.LockID, rec.LockedUntil = "", time.Time{}
-		return g.putConversationRecord(ctx, tx, r.conversationID, rec)
+		return putConversationLease(ctx, tx, r.conversationID, rec)
 	})
 }
 

@@ -50,17 +50,27 @@ func (c *conversationRecord) lastUse() time.Time {
 	return c.UsedAt
 }
 
+// conversationExpired reports whether c is past its retention at now, or being swept (a
+// sweep marked it): either way it is not found, and a turn on it is not saved.
 func (g *Gateway) conversationExpired(c *Conversation, now time.Time) bool {
-	return expiredAt(c.lastUse(), retention(g.opts.ConversationRetention), now)
+	return c.Swept || expiredAt(c.lastUse(), retention(g.opts.ConversationRetention), now)
 }
 
+// openAIConversationExpired reports whether c is past its retention at now, or being swept.
 func (g *Gateway) openAIConversationExpired(c *conversationRecord, now time.Time) bool {
-	return expiredAt(c.lastUse(), retention(g.opts.OpenAIConversationRetention), now)
+	return c.Swept || expiredAt(c.lastUse(), retention(g.opts.OpenAIConversationRetention), now)
 }
 
-// putConversationRecord writes rec under id as used now.
+// putConversationRecord writes rec under id as used now: for the writes that count as a
+// use (created, answered on, items added or deleted, metadata updated).
 func (g *Gateway) putConversationRecord(ctx context.Context, tx store.Tx, id string, rec *conversationRecord) error {
 	rec.UsedAt = g.opts.Now().UTC()
+	return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
+}
+
+// putConversationLease writes rec under id keeping its last use: taking, renewing or
+// releasing a request's lease is not a use (a request that fails adds nothing).
+func putConversationLease(ctx context.Context, tx store.Tx, id string, rec *conversationRecord) error {
 	return store.PutJSON(ctx, tx, store.OpenAIConversations, id, rec)
 }
 
@@ -99,6 +109,14 @@ func (g *Gateway) SweepConversations(ctx context.Context, now time.Time) (int, e
 				return store.DeleteOwned(ctx, tx, c.ref())
 			}, nil
 		},
+		mark: func(ctx context.Context, tx store.Tx, id string) error {
+			c, err := store.GetJSON[Conversation](ctx, tx, store.Conversations, id)
+			if err != nil {
+				return err
+			}
+			c.Swept = true
+			return store.PutJSON(ctx, tx, store.Conversations, id, c)
+		},
 	})
 	if err != nil {
 		return n, fmt.Errorf("completions: sweep conversations: %w", err)
@@ -131,6 +149,14 @@ func (g *Gateway) SweepOpenAIConversations(ctx context.Context, now time.Time) (
 			}
 			return func() error { return tx.Delete(ctx, store.OpenAIConversations, id) }, nil
 		},
+		mark: func(ctx context.Context, tx store.Tx, id string) error {
+			rec, err := store.GetJSON[conversationRecord](ctx, tx, store.OpenAIConversations, id)
+			if err != nil {
+				return err
+			}
+			rec.Swept = true
+			return putConversationLease(ctx, tx, id, &rec)
+		},
 	})
 	if err != nil {
 		return n, fmt.Errorf("completions: sweep OpenAI conversations: %w", err)
@@ -150,6 +176,10 @@ type sweepKind struct {
 	// still reads record id again in tx: nil when it is gone or no longer expired, else
 	// the function that deletes it (and its index entries) in tx.
 	still func(ctx context.Context, tx store.Tx, id string) (func() error, error)
+	// mark marks record id, which still found expired in tx, as being swept: from then on
+	// it is expired whatever the clock of whoever reads or writes it (a replica's clock
+	// behind the sweep's), so no partly deleted record is ever read, written or revived.
+	mark func(ctx context.Context, tx store.Tx, id string) error
 }
 
 // sweep walks k.records retentionPage at a time and deletes the expired ones, returning
@@ -252,11 +282,25 @@ func (g *Gateway) deleteSmall(ctx context.Context, k sweepKind, ids []string) (u
 var errKept = errors.New("completions: record kept")
 
 // deleteLarge deletes record id of k whose dependent records do not fit in one
-// transaction: them first, at most retentionPage per transaction, each transaction
-// checking again that the record is still expired, then the record itself. A sweep
-// stopped half way leaves the record for the next one to find (it is not found on read
-// meanwhile, being expired).
+// transaction: it marks the record as being swept first (k.mark), in a transaction that
+// checks it is still expired, then deletes its dependent records, at most retentionPage
+// per transaction, each checking again, then the record itself. A sweep stopped half way
+// leaves the marked record for the next one to find; it is not found, and not written,
+// meanwhile.
 func (g *Gateway) deleteLarge(ctx context.Context, k sweepKind, id string) error {
+	err := g.opts.Store.Update(ctx, func(tx store.Tx) error {
+		drop, err := k.still(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if drop == nil {
+			return errKept
+		}
+		return k.mark(ctx, tx, id)
+	})
+	if err != nil {
+		return err
+	}
 	for _, c := range k.deps {
 		for more := true; more; {
 			if err := ctx.Err(); err != nil {
