@@ -187,6 +187,10 @@ func (g *Gateway) notSaved(ctx context.Context, p *plan, resp *Response, err err
 	g.log.ErrorContext(ctx, "completions: the answer is returned but its conversation turn was not saved",
 		"conversation", p.convID, "new", p.convNew, "err", err)
 	resp.ConversationNotSaved = "the store could not save this turn; the answer is not part of the conversation"
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConversationNotFound) {
+		// deleted, or past its retention, while the answer was being made
+		resp.ConversationNotSaved = "the conversation was deleted or expired while this answer was made; the answer is not part of it"
+	}
 	if p.convNew {
 		resp.ConversationID, resp.ConversationTitle = "", ""
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,8 +107,12 @@ func TestReview18dTurnRevivesPartlySweptConversation(t *testing.T) {
 	}
 	next := userReq("continue", "a/m")
 	next.ConversationID = conv
-	if _, err := h.g.Complete(ctx, Scope{Owner: "alice"}, next); err != nil {
+	late, err := h.g.Complete(ctx, Scope{Owner: "alice"}, next)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(late.ConversationNotSaved, "expired") {
+		t.Errorf("a turn refused on an expired conversation says %q", late.ConversationNotSaved)
 	}
 	// The next sweep (the next hour) is the one that should finish the job.
 	clock.add(time.Hour)
