@@ -82,8 +82,8 @@ func TestREADMEModelsArePriced(t *testing.T) {
 	const prov = `(openai|anthropic|gemini|mistral|groq|together|fireworks|deepseek|xai|openrouter|azure|vertex_ai)`
 	ids := map[string]bool{}
 	for _, at := range regexp.MustCompile(`\b`+prov+`/[A-Za-z0-9._:/-]*[A-Za-z0-9]`).FindAllIndex(b, -1) {
-		if at[0] > 0 && b[at[0]-1] == '/' {
-			continue // a URL's path (Azure's /openai/deployments/…), not a model id
+		if at[0] > 0 && (b[at[0]-1] == '/' || b[at[0]-1] == '.') {
+			continue // a URL's path (Azure's /openai/deployments/…) or a dot directory (~/.gemini/settings.json), not a model id
 		}
 		ids[string(b[at[0]:at[1]])] = true
 	}
