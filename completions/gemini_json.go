@@ -194,7 +194,7 @@ func containsString(list []string, s string) bool {
 var geminiProtoNames = sync.OnceValue(func() map[string]bool {
 	names := map[string]bool{}
 	for _, n := range []string{"maxItems", "minItems", "minProperties", "maxProperties", "minLength", "maxLength",
-		"anyOf", "propertyOrdering", "generateContentRequest"} {
+		"anyOf", "propertyOrdering", "additionalProperties", "generateContentRequest"} {
 		names[camelToSnake(n)] = true
 	}
 	seen := map[reflect.Type]bool{}
@@ -235,9 +235,10 @@ func camelToSnake(s string) string {
 	return b.String()
 }
 
-// hasGeminiProtoName reports whether v, JSON, has a member named by one of
-// geminiProtoNames: one pass over its strings, without decoding it. Strings with escapes
-// are never such names (nor are values: a member name is a string followed by a colon).
+// hasGeminiProtoName reports whether v, JSON, may have a member named by one of
+// geminiProtoNames: one pass over its strings, without decoding it (a value is not a
+// name: a member name is a string followed by a colon). A member name written with
+// escapes ("max\u005foutput_tokens") is taken for one: the decoder reads it unescaped.
 func hasGeminiProtoName(v []byte) bool {
 	names := geminiProtoNames()
 	for i := 0; i < len(v); i++ {
@@ -256,14 +257,14 @@ func hasGeminiProtoName(v []byte) bool {
 			}
 		}
 		i = j
-		if !snake || escaped {
+		if !snake && !escaped {
 			continue
 		}
 		k := j + 1
 		for k < len(v) && (v[k] == ' ' || v[k] == '\t' || v[k] == '\n' || v[k] == '\r') {
 			k++
 		}
-		if k < len(v) && v[k] == ':' && names[string(v[start:j])] {
+		if k < len(v) && v[k] == ':' && (escaped || names[string(v[start:j])]) {
 			return true
 		}
 	}

@@ -27,7 +27,6 @@ func TestGeminiProtoNameScan(t *testing.T) {
 		`{"args":{"old_string":"a","new_string":"b"}}`,
 		`{"text":"max_output_tokens"}`,
 		`{"text":"see \"max_output_tokens\": 5"}`,
-		`{"max\u005foutput_tokens":1}`,
 	} {
 		if hasGeminiProtoName([]byte(body)) {
 			t.Errorf("found a proto name in %s", body)

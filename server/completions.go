@@ -203,9 +203,9 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 	case *completions.Budget:
 		sc.Budget = v
 	case completions.Scope:
-		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
+		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails = v.Budget, v.Tag, v.CallTimeout, v.Guardrails
 	case *completions.Scope:
-		sc.Budget, sc.Tag, sc.CallTimeout = v.Budget, v.Tag, v.CallTimeout
+		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails = v.Budget, v.Tag, v.CallTimeout, v.Guardrails
 	case virtualKeyScope:
 		sc.Budget, sc.Tag, sc.Guardrails = v.Budget, v.Tag, v.Guardrails
 	}
