@@ -61,6 +61,10 @@ type keyRequest struct {
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
+
+	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
+	// given outright clears it).
+	budgetBlock bool
 }
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
@@ -82,6 +86,7 @@ type virtualKey struct {
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=The key refuses every request as over its budget"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
+	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 }
 
@@ -451,6 +456,7 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
 	vk.Metadata, vk.Blocked, vk.Guardrails = req.Metadata, req.Blocked, req.Guardrails
+	vk.BudgetBlock = req.Blocked && req.budgetBlock
 	if len(vk.Guardrails) == 0 {
 		vk.Guardrails = nil
 	}
@@ -610,12 +616,15 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
-			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails}
+			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
+		}
+		if _, ok := given["blocked"]; ok {
+			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)
 		}
 		if adjust != nil {
 			adjust(&req, rec.virtualKey)

@@ -172,14 +172,15 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			native, _, _, err := litellmToNative(fields, false, time.Now().UTC())
+			native, err := litellmToNative(fields, false, time.Now().UTC())
 			if err != nil {
 				return err
 			}
 			var req keyRequest
-			if err := decodeExact(native, &req, http.StatusUnprocessableEntity); err != nil {
+			if err := decodeExact(native.Body, &req, http.StatusUnprocessableEntity); err != nil {
 				return litellmNames(err)
 			}
+			req.budgetBlock = native.BudgetBlock
 			vk, err := s.issueKey(r.Context(), g, owner(r), req, "key_alias")
 			if err != nil {
 				return litellmNames(err)
@@ -286,14 +287,18 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			native, userID, lift, err := litellmToNative(fields, true, time.Now().UTC())
+			native, err := litellmToNative(fields, true, time.Now().UTC())
 			if err != nil {
 				return err
 			}
+			userID := native.UserID
 			// Both decided against the stored key, inside the update's transaction.
 			adjust := func(req *keyRequest, prev virtualKey) {
-				if lift && prev.Blocked && prev.MaxBudgetUSD == 0 {
-					req.Blocked = false // the block was a budget of nothing, now replaced
+				switch {
+				case native.BudgetBlock:
+					req.budgetBlock = true
+				case native.LiftBudgetBlock && prev.Blocked && prev.BudgetBlock:
+					req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
 				}
 				if userID != nil { // a label among the others
 					md := make(map[string]any, len(req.Metadata)+1)
@@ -308,7 +313,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					req.Metadata = md
 				}
 			}
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, native, adjust, "key_alias")
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, native.Body, adjust, "key_alias")
 			if err != nil {
 				return litellmNames(err)
 			}
@@ -468,17 +473,34 @@ func litellmBody(r *http.Request) (map[string]json.RawMessage, error) {
 // user_id (returned apart, "" to remove it, on an update that does not send metadata), and
 // fields with no equivalent are refused unless empty.
 //
-// A key is blocked by max_budget 0 (a budget of nothing) or blocked true (LiteLLM's flag,
-// also set by /key/block); both are the one blocked state of the virtual key. On update a
-// max_budget other than 0 lifts a block only when the key had no budget (the block was a
-// budget of nothing): a key blocked through /key/block with a budget stays blocked when its
-// budget changes. The lift is returned apart (liftBudgetBlock), to be decided against the
-// stored key inside the update's transaction.
-func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (body json.RawMessage, userID *string, liftBudgetBlock bool, err error) {
+// A key is blocked by max_budget 0 (a budget of nothing: the key remembers it as its
+// budget_block) or blocked true (LiteLLM's flag, also set by /key/block); both are the one
+// blocked state of the virtual key. On update another max_budget lifts only a budget
+// block: a key blocked through /key/block or blocked true stays blocked whatever its
+// budget becomes, until unblocked. The lift is returned apart (liftBudgetBlock), to be
+// decided against the stored key inside the update's transaction.
+func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (litellmNative, error) {
+	var out litellmNative
+	body, userID, lift, zero, err := litellmFields(fields, update, now)
+	out.Body, out.UserID, out.LiftBudgetBlock, out.BudgetBlock = body, userID, lift, zero
+	return out, err
+}
+
+// litellmNative is a LiteLLM key request translated (litellmToNative).
+type litellmNative struct {
+	Body   json.RawMessage // keyRequest's fields
+	UserID *string         // the metadata label user_id to set inside the update ("": remove)
+	// LiftBudgetBlock: a new max_budget lifts a block that is a budget of nothing.
+	LiftBudgetBlock bool
+	// BudgetBlock: max_budget 0 blocks the key as a budget of nothing.
+	BudgetBlock bool
+}
+
+// litellmFields is litellmToNative's translation.
+func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time) (body json.RawMessage, userID *string, liftBudgetBlock, zeroBudget bool, err error) {
 	native := map[string]json.RawMessage{}
 	var metadata map[string]any
 	var blocked *bool
-	zeroBudget := false
 	metadataNull := false
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
@@ -511,23 +533,23 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			}
 			var v bool
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, false, litellmInvalid(name, "blocked: must be true or false, got %s", raw)
+				return nil, nil, false, false, litellmInvalid(name, "blocked: must be true or false, got %s", raw)
 			}
 			blocked = &v
 		case isZero && (name == "rpm_limit" || name == "tpm_limit" || name == "max_parallel_requests"):
 			// On LiteLLM a limit of 0 refuses every request; here 0 would mean no bound (or the
 			// server's), so it is refused rather than read as the opposite.
-			return nil, nil, false, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
+			return nil, nil, false, false, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
 		case name == "metadata":
 			if isNull {
 				metadataNull = update
 				continue
 			}
 			if json.Unmarshal(raw, &metadata) != nil || metadata == nil {
-				return nil, nil, false, litellmInvalid(name, "metadata: must be a JSON object")
+				return nil, nil, false, false, litellmInvalid(name, "metadata: must be a JSON object")
 			}
 		case name == "models" && isNull && update:
-			return nil, nil, false, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+			return nil, nil, false, false, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
 		case litellmFieldNames[name] != "":
 			switch {
 			case !isNull:
@@ -545,14 +567,14 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, false, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
+				return nil, nil, false, false, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
 			}
 			d, err := parseBudgetDuration(v)
 			if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
 				err = errors.New("must be between 1s and 3660d")
 			}
 			if err != nil {
-				return nil, nil, false, litellmInvalid(name, "duration: %s, got %q", err, v)
+				return nil, nil, false, false, litellmInvalid(name, "duration: %s, got %q", err, v)
 			}
 			native["expires_at"], _ = json.Marshal(now.Add(d))
 		case name == "user_id":
@@ -564,25 +586,25 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, false, litellmInvalid(name, "user_id: must be a string, got %s", raw)
+				return nil, nil, false, false, litellmInvalid(name, "user_id: must be a string, got %s", raw)
 			}
 			userID = &v
 		case name == "key_type":
 			var v string
 			if !isNull && (json.Unmarshal(raw, &v) != nil || (v != "" && v != "default" && v != "llm_api")) {
-				return nil, nil, false, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
+				return nil, nil, false, false, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
 			}
 		case name == "spend" && update:
-			return nil, nil, false, litellmInvalid(name, "spend: %s (nor reset)", litellmRefused[name])
+			return nil, nil, false, false, litellmInvalid(name, "spend: %s (nor reset)", litellmRefused[name])
 		case litellmRefused[name] != "":
 			if !emptyJSON(raw) {
-				return nil, nil, false, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
+				return nil, nil, false, false, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
 			}
 		case emptyJSON(raw):
 			// A field newer than this translation (auto_rotate, rotation_interval, …) sent at
 			// its default, as LiteLLM's UI and SDK do: it asks for nothing.
 		default:
-			return nil, nil, false, litellmInvalid(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
+			return nil, nil, false, false, litellmInvalid(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
 		}
 	}
 	if userID != nil && (metadata != nil || !update) {
@@ -591,7 +613,7 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 		case *userID == "":
 			delete(metadata, "user_id")
 		case ok && prev != *userID:
-			return nil, nil, false, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
+			return nil, nil, false, false, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
 		default:
 			if metadata == nil {
 				metadata = map[string]any{}
@@ -611,13 +633,13 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 	}
 	if blocked != nil {
 		if !*blocked && zeroBudget {
-			return nil, nil, false, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the key)")
+			return nil, nil, false, false, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the key)")
 		}
 		native["blocked"], _ = json.Marshal(*blocked)
 		liftBudgetBlock = false // said outright
 	}
 	body, err = json.Marshal(native)
-	return body, userID, liftBudgetBlock, err
+	return body, userID, liftBudgetBlock, zeroBudget, err
 }
 
 // emptyJSON reports a JSON value that asks for nothing: null, "", 0, false, and an object or
@@ -777,7 +799,7 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 		info.KeyAlias = &vk.Name
 	}
 	info.Blocked = vk.Blocked
-	if vk.Blocked && vk.MaxBudgetUSD == 0 {
+	if vk.Blocked && vk.BudgetBlock {
 		info.MaxBudget = new(float64) // a budget of nothing: LiteLLM's max_budget 0
 	} else if vk.MaxBudgetUSD > 0 {
 		info.MaxBudget = &vk.MaxBudgetUSD
