@@ -67,6 +67,9 @@ type VirtualKey struct {
 	Blocked bool `json:"blocked,omitempty"`
 	// Guardrails are the server guardrails every chat request of the key runs.
 	Guardrails []string `json:"guardrails,omitempty"`
+	// BudgetBlock: the block is LiteLLM's max_budget 0 (a budget of nothing), which a new
+	// max_budget on /key/update lifts.
+	BudgetBlock bool `json:"budget_block,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 }

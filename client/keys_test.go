@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -91,5 +92,38 @@ func TestVirtualKeysAgainstServer(t *testing.T) {
 	}
 	if err := req("openai/gpt-4o-mini"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized {
 		t.Fatalf("revoked: %v", err)
+	}
+}
+
+// TestVirtualKeyBudgetBlock: a key blocked by LiteLLM's max_budget 0 reads BudgetBlock
+// through the client; one blocked outright does not.
+func TestVirtualKeyBudgetBlock(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	req, _ := http.NewRequest("POST", c.BaseURL()+"/key/generate", strings.NewReader(`{"max_budget":0}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gen struct {
+		Token string `json:"token"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&gen)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/key/generate: %d %v", resp.StatusCode, err)
+	}
+	vk, err := c.Key(ctx, gen.Token)
+	if err != nil || !vk.Blocked || !vk.BudgetBlock {
+		t.Fatalf("a max_budget 0 key: %+v %v", vk, err)
+	}
+	block := true
+	other, err := c.IssueKey(ctx, &client.KeyRequest{Name: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up, err := c.UpdateKey(ctx, other.ID, &client.KeyUpdate{Blocked: &block}); err != nil || !up.Blocked || up.BudgetBlock {
+		t.Fatalf("a key blocked outright: %+v %v", up, err)
 	}
 }

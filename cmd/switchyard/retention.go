@@ -26,7 +26,7 @@ func (f *retentionFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.Conversations, "conversation-retention", 0,
 		"how long a conversation of /api/v1/conversations is kept after its last turn (e.g. 2160h for 90 days): past it, it answers 404 and is deleted with its messages (swept hourly); 0 or a negative value keeps conversations forever (the default)")
 	fs.DurationVar(&f.OpenAIConversations, "openai-conversation-retention", 0,
-		"how long a conversation of /v1/conversations is kept after its last use (an answer on it, items added or deleted, metadata updated): past it, it answers 404 and is deleted with its items (swept hourly); 0 or a negative value keeps them forever (the default, as OpenAI)")
+		"how long a conversation of /v1/conversations is kept after its last use (an answer on it, items added or deleted, metadata updated; a request being answered on it keeps it until it ends): past it, it answers 404 and is deleted with its items (swept hourly); 0 or a negative value keeps them forever (the default, as OpenAI)")
 	fs.DurationVar(&f.Spend, "spend-retention", 0,
 		"how long the daily spend totals per key and tag or model (/api/v1/usage/spend, the console) are kept, in whole days (e.g. 9504h for 396 days): older days are no longer reported and are deleted (swept hourly); 0 or a negative value keeps them forever (the default, as LiteLLM's daily spend)")
 }
