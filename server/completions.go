@@ -257,26 +257,11 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		return s.streamOpenAIChoices(g, w, r, req, n, received, includeUsage)
 	}
 	if n := oreq.Choices(); n > 1 {
-		nameModelGroup(w, g, req)
-		if err := applyRequestHeaders(r, req); err != nil {
-			return s.openAIError(w, r, err)
-		}
-		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
-		var cf *completions.ContentFilterError
-		if errors.As(err, &cf) {
-			writeContentFiltered(w, cf, received, false, false)
-			return nil
-		}
-		if err != nil {
-			return s.openAIError(w, r, err)
-		}
-		if len(failed) > 0 {
-			// The answers that came are paid for: they are the choices, fewer than asked.
-			w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
-			s.log.WarnContext(r.Context(), "completions: some choices failed", "asked", n, "failed", len(failed), "err", failed[0])
-		}
-		writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletionN(resps, received))
-		return nil
+		return s.answerChoices(g, w, r, req, n, received,
+			func(cf *completions.ContentFilterError) { writeContentFiltered(w, cf, received, false, false) },
+			func(resps []*completions.Response) {
+				writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletionN(resps, received))
+			})
 	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "chat completions",
@@ -290,6 +275,33 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		},
 		stream: func(st *completions.ResponseStream) error { return completions.WriteOpenAIStream(w, st, includeUsage) },
 	})
+}
+
+// answerChoices answers n > 1 choices of req, not streamed (Gateway.CompleteN): a content
+// filter's refusal through refused, the answers through write. When some failed,
+// X-Switchyard-Choices-Failed counts them: the answers that came are paid for and are the
+// choices, fewer than asked.
+func (s *Server) answerChoices(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, n int, received time.Time,
+	refused func(*completions.ContentFilterError), write func([]*completions.Response)) error {
+	nameModelGroup(w, g, req)
+	if err := applyRequestHeaders(r, req); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
+	var cf *completions.ContentFilterError
+	if errors.As(err, &cf) {
+		refused(cf)
+		return nil
+	}
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	if len(failed) > 0 {
+		w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
+		s.log.WarnContext(r.Context(), "completions: some choices failed", "asked", n, "failed", len(failed), "err", failed[0])
+	}
+	write(resps)
+	return nil
 }
 
 // startChoices starts n streamed choices of req (Gateway.StreamN) once each started or

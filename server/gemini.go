@@ -246,25 +246,11 @@ func (s *Server) handleGenerateContent(g *completions.Gateway, w http.ResponseWr
 		return resp
 	}
 	if n := greq.Candidates(); n > 1 {
-		nameModelGroup(w, g, req)
-		if err := applyRequestHeaders(r, req); err != nil {
-			return s.openAIError(w, r, err)
-		}
-		resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
-		var cf *completions.ContentFilterError
-		if errors.As(err, &cf) {
-			writeJSON(w, http.StatusOK, refusal(cf))
-			return nil
-		}
-		if err != nil {
-			return s.openAIError(w, r, err)
-		}
-		if len(failed) > 0 {
-			w.Header().Set("X-Switchyard-Choices-Failed", strconv.Itoa(len(failed)))
-			s.log.WarnContext(r.Context(), "completions: some candidates failed", "asked", n, "failed", len(failed), "err", failed[0])
-		}
-		writeJSON(w, http.StatusOK, completions.NewGeminiResponseN(resps, named(resps[0].Provider, resps[0].Model), thoughts))
-		return nil
+		return s.answerChoices(g, w, r, req, n, received,
+			func(cf *completions.ContentFilterError) { writeJSON(w, http.StatusOK, refusal(cf)) },
+			func(resps []*completions.Response) {
+				writeJSON(w, http.StatusOK, completions.NewGeminiResponseN(resps, named(resps[0].Provider, resps[0].Model), thoughts))
+			})
 	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "generateContent",
