@@ -582,13 +582,8 @@ func (g *Gateway) observeBlockedAnswer(ctx context.Context, p *plan, stream bool
 	if g.opts.Observer == nil {
 		return
 	}
-	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestBlocked,
-		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
-		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
-		TTFT: ttft, Tags: p.req.Tags, Err: err}
-	if resp.Cache != nil {
-		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
-	}
+	r := g.answerRecord(p, stream, resp, ttft, RequestBlocked)
+	r.Err = err
 	if len(p.targets) > 0 {
 		r.Requested = p.targets[0].name
 	}

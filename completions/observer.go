@@ -86,17 +86,25 @@ func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, res
 	if g.opts.Observer == nil {
 		return
 	}
-	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestOK,
-		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
-		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
-		TTFT: ttft, ConversationID: resp.ConversationID, Tags: p.req.Tags}
-	if resp.Cache != nil {
-		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
-	}
+	r := g.answerRecord(p, stream, resp, ttft, RequestOK)
+	r.ConversationID = resp.ConversationID
 	if resp.Continued != nil {
 		r.Continuations = countContinuations(p.attempts)
 	}
 	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
+// answerRecord is the record of p answered by resp (delivered or blocked after it came):
+// who asked, the answering model, attempts, usage, timing and what the cache did.
+func (g *Gateway) answerRecord(p *plan, stream bool, resp *Response, ttft time.Duration, outcome string) RequestRecord {
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: outcome,
+		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
+		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
+		TTFT: ttft, Tags: p.req.Tags}
+	if resp.Cache != nil {
+		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
+	}
+	return r
 }
 
 // observeFailure reports a request that ended without a complete answer.
