@@ -9,25 +9,37 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
+	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // runCleanup runs the router model lifecycle once on a data directory: models unused for a
-// year are archived, models archived for 7 days are removed with their weights. The server
-// must not be running on that directory (it holds the database file's lock, and runs the
-// same cleanup itself at start-up and every --cleanup-interval).
+// year are archived, models archived for 7 days are removed with their weights. Then it runs
+// the retention sweeps a server runs hourly (stored responses, cached answers, and with
+// their flags conversations and daily spend totals), so that the room of what expired while
+// no server ran is freed too. The server must not be running on that directory (it holds
+// the database file's lock, and runs the same cleanup itself at start-up and every
+// --cleanup-interval, and the sweeps hourly).
 func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("cleanup", "cleanup [--data DIR | --store postgres://…] [--dry-run]", stderr)
+	fs := newFlagSet("cleanup", "cleanup [--data DIR | --store postgres://…] [--dry-run] [--conversation-retention D] [--openai-conversation-retention D] [--spend-retention D]", stderr)
 	sf := storeFlags{Workers: 1, JobStaleAfter: riverqueue.DefaultStaleAfter} // cleanup runs no jobs
 	sf.register(fs)
-	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing")
+	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing (the retention sweeps do not run)")
+	var ret retentionFlags
+	ret.register(fs)
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
 	}
 	if err := sf.check(); err != nil {
+		return err
+	}
+	if err := ret.check(); err != nil {
 		return err
 	}
 	if !sf.postgres() {
@@ -62,6 +74,51 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verb := map[bool][2]string{false: {"archived", "removed"}, true: {"would archive", "would remove"}}[*dry]
 	fmt.Fprintf(stdout, "%s %d router model(s)%s\n", verb[0], rep.Archived, list(rep.ArchivedIDs))
 	fmt.Fprintf(stdout, "%s %d router model(s)%s\n", verb[1], rep.Removed, list(rep.RemovedIDs))
+	if *dry {
+		return nil
+	}
+	return sweepOnce(ctx, st, ret, stdout)
+}
+
+// sweepOnce runs each retention sweep a server runs hourly once on st and reports what
+// each deleted. The kinds whose retention flag is unset (forever) are not swept.
+func sweepOnce(ctx context.Context, st *store.Store, ret retentionFlags, stdout io.Writer) error {
+	// A gateway without providers calls no model; its sweeps only need the store and the
+	// retention options.
+	gw, err := completions.New(completions.Options{
+		Providers:                   providers.NewRegistry(),
+		Store:                       st,
+		ConversationRetention:       libraryRetention(ret.Conversations),
+		OpenAIConversationRetention: libraryRetention(ret.OpenAIConversations),
+	})
+	if err != nil {
+		return err
+	}
+	defer gw.Close(context.WithoutCancel(ctx))
+	spend := usagelog.NewRollup(st, usagelog.RollupOptions{Retention: libraryRetention(ret.Spend)})
+	defer spend.Close(context.WithoutCancel(ctx))
+	sweeps := []struct {
+		what  string
+		on    bool
+		sweep func(context.Context, time.Time) (int, error)
+	}{
+		{"stored response(s)", true, gw.SweepResponses},
+		{"cached answer(s)", true, completions.NewStoreCache(st).Sweep},
+		{"conversation(s)", ret.Conversations > 0, gw.SweepConversations},
+		{"OpenAI conversation(s)", ret.OpenAIConversations > 0, gw.SweepOpenAIConversations},
+		{"daily spend total(s)", ret.Spend > 0, spend.Sweep},
+	}
+	now := time.Now()
+	for _, s := range sweeps {
+		if !s.on {
+			continue
+		}
+		n, err := s.sweep(ctx, now)
+		if err != nil {
+			return fmt.Errorf("sweeping expired %s: %w", s.what, err)
+		}
+		fmt.Fprintf(stdout, "deleted %d expired %s\n", n, s.what)
+	}
 	return nil
 }
 
