@@ -149,6 +149,9 @@ type Scope struct {
 	// names; a request cannot turn them off. A name the gateway does not configure (the
 	// configuration changed after the key was made) refuses the request: it fails closed.
 	Guardrails []string
+	// MCPServers names the MCP servers (Options.MCP) the scope's /v1/responses requests may
+	// use in mcp tools (a virtual key's); nil allows every configured server.
+	MCPServers []string
 }
 
 // Backoff configures the wait between retries of the same model.
@@ -227,6 +230,9 @@ type Options struct {
 	// StoredResponses says how /v1/responses answers are kept in Store for
 	// previous_response_id (kept for 30 days by default): see StoredResponsesOptions.
 	StoredResponses StoredResponsesOptions
+	// MCP runs the tools of the MCP servers the operator configured, for the mcp tools of
+	// /v1/responses requests (Gateway.RespondWithMCP); nil refuses mcp tools.
+	MCP MCPTools
 	// ConversationRetention is how long a native conversation (/api/v1/conversations) is
 	// kept after its last turn: past it, reads answer ErrNotFound and SweepConversations
 	// deletes it with its messages. 0 means DefaultConversationRetention (forever); a

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -61,8 +62,19 @@ func itemKey(owner, id string) string { return owner + "\x00" + id }
 // inputItemOf is output item out as an input item that says the same, and its size.
 func inputItemOf(out ResponseOutputItem) (ResponsesItem, int) {
 	it := ResponsesItem{Type: out.Type, ID: out.ID, CallID: out.CallID, Name: out.Name, Namespace: out.Namespace,
-		Summary: out.Summary, EncryptedContent: out.EncryptedContent, Status: out.Status}
-	size := len(out.ID) + len(out.CallID) + len(out.Name) + len(out.EncryptedContent)
+		Summary: out.Summary, EncryptedContent: out.EncryptedContent, Status: out.Status,
+		ServerLabel: out.ServerLabel, Tools: out.Tools, Error: out.Error, ApprovalRequestID: out.ApprovalRequestID}
+	size := len(out.ID) + len(out.CallID) + len(out.Name) + len(out.EncryptedContent) + len(out.ServerLabel)
+	if out.Output != nil {
+		it.Output, _ = json.Marshal(*out.Output)
+		size += len(it.Output)
+	}
+	if out.Error != nil {
+		size += len(*out.Error)
+	}
+	for _, t := range out.Tools {
+		size += len(t.Name) + len(t.Description) + len(t.InputSchema) + len(t.Annotations)
+	}
 	if out.Arguments != nil {
 		it.Arguments = *out.Arguments
 		size += len(it.Arguments)

@@ -34,8 +34,12 @@ type ResponsesRequest struct {
 	// item_reference items naming an item of one of the caller's recent answers.
 	Input        ResponsesInput `json:"input" jsonschema:"required"`
 	Instructions string         `json:"instructions,omitempty"`
-	// Tools are functions in the Responses API's flat shape.
-	Tools             []ResponsesTool      `json:"tools,omitempty"`
+	// Tools are functions in the Responses API's flat shape, and mcp tools naming the MCP
+	// servers the gateway configures (see Gateway.RespondWithMCP).
+	Tools []ResponsesTool `json:"tools,omitempty"`
+	// MaxToolCalls bounds the calls of MCP tools the gateway makes for one response (OpenAI's
+	// max_tool_calls): when the model asks for more the response ends incomplete.
+	MaxToolCalls      *int                 `json:"max_tool_calls,omitempty" jsonschema:"minimum=1"`
 	ToolChoice        *ResponsesToolChoice `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool                `json:"parallel_tool_calls,omitempty"`
 	// Text.Format asks for JSON output (json_object or json_schema).
@@ -146,6 +150,14 @@ type ResponsesItem struct {
 	// Claude's reasoning goes back to Claude with the assistant turn that follows it.
 	Summary          []ResponseSummaryPart `json:"summary,omitempty"`
 	EncryptedContent string                `json:"encrypted_content,omitempty"`
+	// ServerLabel, Tools, Error, ApprovalRequestID, Approve and Reason are the MCP items'
+	// (mcp_list_tools, mcp_call, mcp_approval_request and mcp_approval_response).
+	ServerLabel       string    `json:"server_label,omitempty"`
+	Tools             []MCPTool `json:"tools,omitempty"`
+	Error             *string   `json:"error,omitempty"`
+	ApprovalRequestID string    `json:"approval_request_id,omitempty"`
+	Approve           *bool     `json:"approve,omitempty"`
+	Reason            string    `json:"reason,omitempty"`
 }
 
 // ResponsesContent is a message content: a string or a list of parts (input_text,
@@ -222,6 +234,19 @@ type ResponsesTool struct {
 	Filters           *struct {
 		AllowedDomains []string `json:"allowed_domains,omitempty"`
 	} `json:"filters,omitempty"`
+	// ServerLabel names the MCP server of an mcp tool: one the gateway configures. ServerURL
+	// is refused unless absent or "litellm_proxy" (the gateway dials no URL a request
+	// names); ConnectorID is refused. AllowedTools is a list of tool names or
+	// {"tool_names": […]}; RequireApproval "always" (the default), "never" or
+	// {"never": {"tool_names": […]}}. Headers are accepted and not sent on: the operator
+	// configures each server's credentials.
+	ServerLabel       string            `json:"server_label,omitempty"`
+	ServerURL         string            `json:"server_url,omitempty"`
+	ServerDescription string            `json:"server_description,omitempty"`
+	ConnectorID       string            `json:"connector_id,omitempty"`
+	AllowedTools      json.RawMessage   `json:"allowed_tools,omitempty" jsonschema:"oneof_type=array;object"`
+	RequireApproval   json.RawMessage   `json:"require_approval,omitempty" jsonschema:"oneof_type=string;object"`
+	Headers           map[string]string `json:"headers,omitempty"`
 }
 
 // ResponsesFunctionTool is a function of a namespace tool (Type "function").
@@ -358,6 +383,10 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := mcpTools(r.Tools); err != nil {
+		return nil, err
+	}
+	var mcpTaken map[string]int // the request's own tool names, once an mcp_call needs them
 	c.Tools = chatTools
 	if i := slices.IndexFunc(r.Tools, func(t ResponsesTool) bool { return webSearchTools[t.Type] }); i >= 0 {
 		t := r.Tools[i]
@@ -465,6 +494,24 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: OpenAIContent{Parts: resultMedia}})
 				resultMedia = nil
 			}
+		case "mcp_list_tools", "mcp_approval_request", "mcp_approval_response":
+			continue // the gateway's (RespondWithMCP): an approved or declined call is an mcp_call
+		case "mcp_call":
+			if it.ID == "" || it.ServerLabel == "" || it.Name == "" {
+				return nil, invalid(field, "an mcp_call item needs id, server_label and name")
+			}
+			if mcpTaken == nil {
+				mcpTaken = userToolNames(r.Tools)
+			}
+			call := OpenAIToolCall{ID: it.ID, Type: "function", Function: OpenAIFunctionCall{Name: mcpModelName(it.ServerLabel, it.Name, mcpTaken), Arguments: it.Arguments}}
+			if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == "assistant" && len(c.Messages[n-1].ToolCalls) > 0 {
+				c.Messages[n-1].ToolCalls = append(c.Messages[n-1].ToolCalls, call)
+			} else {
+				fields[len(c.Messages)] = field
+				c.Messages = append(c.Messages, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
+			}
+			fields[len(c.Messages)] = field
+			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.ID, Content: textContent(mcpCallResultText(it))})
 		case "reasoning":
 			// Reasoning the gateway returned: it belongs to the assistant turn that follows
 			// (a message or function calls), where Claude takes its own back.
@@ -476,7 +523,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			}
 			continue
 		default:
-			return nil, invalid(field+".type", "only message, reasoning, function_call, function_call_output, custom_tool_call and custom_tool_call_output items are supported, got %q", it.Type)
+			return nil, invalid(field+".type", "only message, reasoning, function_call, function_call_output, custom_tool_call, custom_tool_call_output and MCP (mcp_list_tools, mcp_call, mcp_approval_request, mcp_approval_response) items are supported, got %q", it.Type)
 		}
 	}
 	placeReasoning()
@@ -693,6 +740,15 @@ type ResponseOutputItem struct {
 	// the others.
 	Summary          []ResponseSummaryPart `json:"summary,omitzero"`
 	EncryptedContent string                `json:"encrypted_content,omitempty"`
+	// ServerLabel, Tools, Output, Error and ApprovalRequestID are the MCP items' (see
+	// Gateway.RespondWithMCP): mcp_list_tools (server_label and tools), mcp_call
+	// (server_label, name, arguments, output or error, approval_request_id when it was
+	// approved) and mcp_approval_request (server_label, name, arguments).
+	ServerLabel       string    `json:"server_label,omitempty"`
+	Tools             []MCPTool `json:"tools,omitzero"`
+	Output            *string   `json:"output,omitempty"`
+	Error             *string   `json:"error,omitempty"`
+	ApprovalRequestID string    `json:"approval_request_id,omitempty"`
 }
 
 // ResponseSummaryPart is a part of a reasoning item's summary: summary_text.
@@ -751,6 +807,12 @@ func NewResponseObject(r *ResponsesRequest, id string, created time.Time) *Respo
 		Tools: r.Tools, Text: ResponsesText{Format: &ResponsesFormat{Type: "text"}}, Metadata: map[string]string{}}
 	if o.Tools == nil {
 		o.Tools = []ResponsesTool{}
+	}
+	if r.UsesMCP() { // an mcp tool's headers are the caller's secrets: not echoed nor stored
+		o.Tools = slices.Clone(o.Tools)
+		for i := range o.Tools {
+			o.Tools[i].Headers = nil
+		}
 	}
 	_, o.tools, _ = responsesTools(r.Tools) // validated by ToChatRequest
 	if r.Instructions != "" {

@@ -157,6 +157,38 @@ func (w *responsesWriter) closeAll() error {
 	return nil
 }
 
+// text writes the events of a fragment of the answer msgID's text: the reasoning before it
+// closes, a message item opens (with its output_text part) when none is open, and the
+// fragment is an output_text delta.
+func (w *responsesWriter) text(msgID, text string) error {
+	if w.thought >= 0 { // the reasoning before the text is complete
+		if err := w.closeItem(w.thought); err != nil {
+			return err
+		}
+	}
+	if w.msg < 0 {
+		id := "msg_" + msgID
+		if w.messages > 0 { // the model thought again after some text: a message of its own
+			id += "_" + strconv.Itoa(w.messages)
+		}
+		w.messages++
+		idx, err := w.addItem(ResponseOutputItem{ID: id, Type: "message", Status: "in_progress",
+			Role: "assistant", Content: []ResponseOutputPart{}})
+		if err != nil {
+			return err
+		}
+		w.msg = idx
+		part := ResponseOutputPart{Type: "output_text", Annotations: []any{}}
+		if err := w.emit(responsesEvent{Type: "response.content_part.added", ItemID: w.o.Output[idx].ID, OutputIndex: idxp(idx), ContentIndex: idxp(0), Part: &part}); err != nil {
+			return err
+		}
+	}
+	it := &w.items[w.msg]
+	it.buf = append(it.buf, text...)
+	delta := text
+	return w.emit(responsesEvent{Type: "response.output_text.delta", ItemID: w.o.Output[w.msg].ID, OutputIndex: idxp(w.msg), ContentIndex: idxp(0), Delta: &delta})
+}
+
 // reasoning writes the events of the reasoning fragment d: its reasoning item opens (the
 // message before it, and another reasoning item, close: the model thinks again) with a
 // summary part when it has text; the text comes as reasoning_summary_text deltas; a
@@ -299,32 +331,7 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 			if c.Text == "" {
 				continue
 			}
-			if w.thought >= 0 { // the reasoning before the text is complete
-				if err := w.closeItem(w.thought); err != nil {
-					return err
-				}
-			}
-			if w.msg < 0 {
-				id := "msg_" + st.ResponseMessageID()
-				if w.messages > 0 { // the model thought again after some text: a message of its own
-					id += "_" + strconv.Itoa(w.messages)
-				}
-				w.messages++
-				idx, err := w.addItem(ResponseOutputItem{ID: id, Type: "message", Status: "in_progress",
-					Role: "assistant", Content: []ResponseOutputPart{}})
-				if err != nil {
-					return err
-				}
-				w.msg = idx
-				part := ResponseOutputPart{Type: "output_text", Annotations: []any{}}
-				if err := w.emit(responsesEvent{Type: "response.content_part.added", ItemID: o.Output[idx].ID, OutputIndex: idxp(idx), ContentIndex: idxp(0), Part: &part}); err != nil {
-					return err
-				}
-			}
-			it := &w.items[w.msg]
-			it.buf = append(it.buf, c.Text...)
-			delta := c.Text
-			if err := w.emit(responsesEvent{Type: "response.output_text.delta", ItemID: o.Output[w.msg].ID, OutputIndex: idxp(w.msg), ContentIndex: idxp(0), Delta: &delta}); err != nil {
+			if err := w.text(st.ResponseMessageID(), c.Text); err != nil {
 				return err
 			}
 		}

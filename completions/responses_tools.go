@@ -26,7 +26,9 @@ import (
 //   - tool_search (a client-run search over deferred tools): left out; the model works with
 //     the tools it is offered.
 //
-// Other built-in tools (file_search, code_interpreter, mcp, computer use, …) are refused
+//   - mcp: the tools of an MCP server the operator configured, run by the gateway (mcp.go).
+//
+// Other built-in tools (file_search, code_interpreter, computer use, …) are refused
 // with a 400 naming the tool: the answer depends on what they would do.
 
 // toolOrigin is where a tool the model is offered came from in a Responses request: a
@@ -113,10 +115,12 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 				out = append(out, OpenAITool{Type: "function", Function: OpenAIFunction{Name: name, Description: desc,
 					Parameters: f.Parameters, Strict: f.Strict}})
 			}
+		case t.Type == "mcp":
+			continue // the MCP server's tools, offered by RespondWithMCP once listed
 		case webSearchTools[t.Type] || t.Type == "tool_search":
 			continue // not offered as a tool: the provider's own search instead; tool_search left out
 		default:
-			return nil, set, invalid(field+".type", `only function, custom and namespace tools and web_search are supported, got %q (tool_search is accepted and left out; other built-in tools are not supported)`, t.Type)
+			return nil, set, invalid(field+".type", `only function, custom, namespace and mcp tools and web_search are supported, got %q (tool_search is accepted and left out; other built-in tools are not supported)`, t.Type)
 		}
 	}
 	return out, set, nil
