@@ -60,11 +60,13 @@ type mcpRun struct {
 	servers []mcpServerTool
 	byName  map[string]mcpRef
 	creq    *OpenAIChatRequest
-	calls   int // MCP tool calls made
-	usage   Usage
-	est     bool
-	tries   []Attempt
-	w       *responsesWriter // the stream's events; nil when not streaming
+	// approved are the input's approval responses, each with the request it answers.
+	approved [][2]ResponsesItem
+	calls    int // MCP tool calls made
+	usage    Usage
+	est      bool
+	tries    []Attempt
+	w        *responsesWriter // the stream's events; nil when not streaming
 }
 
 // mcpItemID is a fresh output item id with prefix (mcpl_, mcp_, mcpr_).
@@ -128,9 +130,12 @@ func (g *Gateway) StreamWithMCP(ctx context.Context, scope Scope, r *ResponsesRe
 	}
 	done := *o
 	if err := run.w.emit(responsesEvent{Type: final, Response: &done}); err != nil {
-		return err
+		return &StreamStartedError{Err: err}
 	}
-	return run.w.sse.Flush()
+	if err := run.w.sse.Flush(); err != nil {
+		return &StreamStartedError{Err: err}
+	}
+	return nil
 }
 
 // newMCPRun checks r's mcp tools against the gateway's servers and scope.
@@ -162,22 +167,22 @@ func (g *Gateway) newMCPRun(scope Scope, r *ResponsesRequest, o *ResponseObject,
 	if r.MaxToolCalls != nil && *r.MaxToolCalls < 1 {
 		return nil, invalid("max_tool_calls", "must be at least 1, got %d", *r.MaxToolCalls)
 	}
-	return &mcpRun{g: g, scope: scope, r: r, o: o, opts: opts, mcp: g.opts.MCP, servers: servers, byName: map[string]mcpRef{}}, nil
+	run := &mcpRun{g: g, scope: scope, r: r, o: o, opts: opts, mcp: g.opts.MCP, servers: servers, byName: map[string]mcpRef{}}
+	if run.approved, err = run.approvals(); err != nil {
+		return nil, err
+	}
+	if run.creq, err = r.ToChatRequest(); err != nil {
+		return nil, err
+	}
+	return run, nil
 }
 
 // loop lists the tools, runs the approved calls of r's input, then the rounds.
 func (run *mcpRun) loop(ctx context.Context) error {
-	approvals, err := run.approvals()
-	if err != nil {
-		return err
-	}
-	if run.creq, err = run.r.ToChatRequest(); err != nil {
-		return err
-	}
 	if err := run.listTools(ctx); err != nil {
 		return err
 	}
-	if err := run.runApproved(ctx, approvals); err != nil {
+	if err := run.runApproved(ctx, run.approved); err != nil {
 		return err
 	}
 	maxCalls := maxMCPRounds * 8

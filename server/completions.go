@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"log/slog"
 	"math"
 	"net/http"
@@ -203,9 +204,9 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 	case *completions.Budget:
 		sc.Budget = v
 	case completions.Scope:
-		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails = v.Budget, v.Tag, v.CallTimeout, v.Guardrails
+		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.CallTimeout, v.Guardrails, v.MCPServers
 	case *completions.Scope:
-		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails = v.Budget, v.Tag, v.CallTimeout, v.Guardrails
+		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.CallTimeout, v.Guardrails, v.MCPServers
 	case virtualKeyScope:
 		sc.Budget, sc.Tag, sc.Guardrails = v.Budget, v.Tag, v.Guardrails
 	}
@@ -456,6 +457,12 @@ func completionsError(err error) *APIError {
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
+	case errors.Is(err, completions.ErrMCPServerNotAllowed):
+		ae := Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
+		if me := (*completions.MCPServerNotAllowedError)(nil); errors.As(err, &me) {
+			ae.Param = me.Field + ".server_label"
+		}
+		return ae
 	case errors.Is(err, completions.ErrBudgetGone):
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked")
 	case errors.Is(err, completions.ErrBudgetBusy):
@@ -518,7 +525,7 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	if rreq.Background != nil && *rreq.Background {
+	if rreq.Background != nil && *rreq.Background && !rreq.UsesMCP() { // mcp tools: refused by RespondWithMCP
 		// Answered at once (queued), run on in this process: GET polls it, cancel stops it.
 		nameModelGroup(w, g, req)
 		if err := applyRequestHeaders(r, req); err != nil {
@@ -560,6 +567,9 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		keep(o)
 		return o
 	}
+	if rreq.UsesMCP() {
+		return s.respondWithMCP(g, w, r, &rreq, req, newObject(mcpResponseID()), keep, received)
+	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "responses",
 		whole: func(resp *completions.Response) error {
@@ -581,6 +591,38 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		},
 	})
 }
+
+// respondWithMCP answers a /v1/responses request with mcp tools (completions.Gateway.
+// RespondWithMCP): whole, or as its events; keep stores the answer before the client gets
+// its end.
+func (s *Server) respondWithMCP(g *completions.Gateway, w http.ResponseWriter, r *http.Request, rreq *completions.ResponsesRequest,
+	req *completions.Request, o *completions.ResponseObject, keep func(*completions.ResponseObject), received time.Time) error {
+	scope := completionsScope(r, received)
+	nameModelGroup(w, g, req)
+	opts := completions.MCPResponseOptions{Prepare: func(req *completions.Request) error { return applyRequestHeaders(r, req) }, BeforeDone: keep}
+	if rreq.Stream {
+		err := g.StreamWithMCP(r.Context(), scope, rreq, o, w, opts)
+		var started *completions.StreamStartedError
+		if errors.As(err, &started) {
+			s.logStreamEnd(r, "responses", err)
+			return nil
+		}
+		if err != nil {
+			return s.openAIError(w, r, err) // nothing was sent yet
+		}
+		return nil
+	}
+	if err := g.RespondWithMCP(r.Context(), scope, rreq, o, opts); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	keep(o)
+	writeJSON(w, http.StatusOK, o)
+	return nil
+}
+
+// mcpResponseID is the message id of a response with mcp tools, which has one of its own
+// (each of its rounds is a gateway request with its own).
+func mcpResponseID() string { return strings.ReplaceAll(uuid.NewString(), "-", "") }
 
 // historyBodies is how many request bodies (Config.MaxBodyBytes) the items a
 // previous_response_id brings may weigh (completions.DefaultMaxHistoryBytes for the
