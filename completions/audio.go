@@ -339,7 +339,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	// A key with a USD bound is charged by the audio's length, which only the JSON answers
 	// report: text, srt and vtt are refused for it, and a JSON answer is asked of the
 	// providers other than OpenAI (whose plain json reports no length) as verbose_json.
-	usdBound := scope.Budget != nil && scope.Budget.limits.MaxCostUSD > 0
+	usdBound := scope.Budget != nil && scope.Budget.costBound()
 	if usdBound {
 		switch preq.ResponseFormat {
 		case "text", "srt", "vtt":

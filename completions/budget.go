@@ -72,6 +72,12 @@ type Budget struct {
 	id string
 
 	now func() time.Time // the clock of ResetEvery; nil: time.Now
+
+	// parent, when set (SetParent), is the account b sits inside (a team's): every call b
+	// reserves and every charge is taken from both, and either refuses. parentName names
+	// it in refusals (a *BudgetExceededError).
+	parent     *Budget
+	parentName string
 }
 
 // sharedBudget is a shared Budget's record in store.Budgets.
@@ -133,6 +139,22 @@ func (b *Budget) update(ctx context.Context, fn func(u *BudgetUsage) error) erro
 	})
 }
 
+// SetParent puts b inside parent (a team's account that the budgets of every key of the
+// team sit inside): from then on each request of b is refused when either account is spent
+// or refuses its model, its call is reserved in both and its cost charged to both. When b
+// and parent are shared Budgets on one store, both are updated in one store transaction.
+// name names parent in refusals (a *BudgetExceededError, a team's id). Call it before b is
+// used; a parent may not itself have a parent (nil parent: none).
+func (b *Budget) SetParent(parent *Budget, name string) {
+	if parent != nil && parent.parent != nil {
+		panic("completions: a parent Budget may not itself have a parent")
+	}
+	b.parent, b.parentName = parent, name
+}
+
+// Parent returns the Budget b sits inside (SetParent), or nil.
+func (b *Budget) Parent() *Budget { return b.parent }
+
 // NewBudget returns a Budget with the given limits and nothing used.
 func NewBudget(l BudgetLimits) *Budget {
 	l.AllowedModels = slices.Clone(l.AllowedModels)
@@ -176,6 +198,14 @@ func (b *Budget) clock() time.Time {
 // expand names the models an allowed name that is not one stands for (a bare name's
 // provider/model, a model group's models); expand may be nil.
 func (b *Budget) allows(model string, expand func(allowed string) []string) bool {
+	if b.parent != nil && !b.parent.allows(model, expand) {
+		return false
+	}
+	return b.allowsOwn(model, expand)
+}
+
+// allowsOwn is allows by b's own AllowedModels, without its parent's.
+func (b *Budget) allowsOwn(model string, expand func(allowed string) []string) bool {
 	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
 		return true
 	}
@@ -193,6 +223,9 @@ func (b *Budget) allows(model string, expand func(allowed string) []string) bool
 // reserveCall takes one call from the budget, or fails with ErrBudgetExceeded when the
 // calls or tokens are used up. It returns the tokens still available (0 = unlimited).
 func (b *Budget) reserveCall(ctx context.Context) (tokensLeft int64, err error) {
+	if b.parent != nil {
+		return b.reserveBoth(ctx)
+	}
 	now := b.clock()
 	if b.st != nil {
 		err := b.update(ctx, func(u *BudgetUsage) error {
@@ -210,8 +243,16 @@ func (b *Budget) reserveCall(ctx context.Context) (tokensLeft int64, err error) 
 // nothing (an answer from the response cache calls no model, but a spent key gets none).
 func (b *Budget) usable(ctx context.Context) error {
 	u := b.Used(ctx)
-	_, err := b.limits.take(&u, b.clock())
-	return err
+	if _, err := b.limits.take(&u, b.clock()); err != nil {
+		return err
+	}
+	if b.parent != nil {
+		pu := b.parent.Used(ctx)
+		if _, err := b.parent.limits.take(&pu, b.parent.clock()); err != nil {
+			return b.parentRefusal(pu, err)
+		}
+	}
+	return nil
 }
 
 // roll starts a new period in u when ResetEvery has passed since its start (a whole number
@@ -255,30 +296,40 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 // shared Budget's charge is written even when ctx was cancelled after the answer (the
 // tokens were spent).
 func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) error {
-	now := b.clock()
-	add := func(u *BudgetUsage) {
-		b.limits.roll(u, now)
-		if answered {
-			if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {
-				// A record from before Answered was kept: its past requests count as
-				// answered (this one, in flight, is the last of Calls).
-				u.Answered = u.Calls - 1
-			}
-			u.Answered++
-		}
-		u.Tokens += tokens
-		u.CostUSD += cost
+	if b.parent != nil {
+		return b.chargeBoth(ctx, tokens, cost, answered)
 	}
+	return b.chargeOwn(ctx, tokens, cost, answered)
+}
+
+// chargeOwn is charge of b's own account.
+func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool) error {
+	now := b.clock()
 	if b.st != nil {
 		return b.update(context.WithoutCancel(ctx), func(u *BudgetUsage) error {
-			add(u)
+			b.limits.chargeAdd(u, now, tokens, cost, answered)
 			return nil
 		})
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	add(&b.used)
+	b.limits.chargeAdd(&b.used, now, tokens, cost, answered)
 	return nil
+}
+
+// chargeAdd is what charge adds to u of an account with limits l at now.
+func (l BudgetLimits) chargeAdd(u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) {
+	l.roll(u, now)
+	if answered {
+		if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {
+			// A record from before Answered was kept: its past requests count as
+			// answered (this one, in flight, is the last of Calls).
+			u.Answered = u.Calls - 1
+		}
+		u.Answered++
+	}
+	u.Tokens += tokens
+	u.CostUSD += cost
 }
 
 // allowedAs returns the models an allowed name of a Budget stands for besides itself: a
@@ -316,15 +367,26 @@ func (g *Gateway) allowedAs(name string) []string {
 // uses it to list only what a key may call.
 func (g *Gateway) Allows(scope Scope, model string) bool {
 	b := scope.Budget
-	if b == nil || len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
+	if b == nil {
+		return true
+	}
+	if b.parent != nil && !g.allowsName(b.parent, model) {
+		return false
+	}
+	return g.allowsName(b, model)
+}
+
+// allowsName is Allows by b's own AllowedModels.
+func (g *Gateway) allowsName(b *Budget, model string) bool {
+	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
 		return true
 	}
 	resolved := g.allowedAs(model)
 	if len(resolved) == 0 {
-		return b.allows(model, g.allowedAs)
+		return b.allowsOwn(model, g.allowedAs)
 	}
 	for _, m := range resolved {
-		if !b.allows(m, g.allowedAs) {
+		if !b.allowsOwn(m, g.allowedAs) {
 			return false
 		}
 	}

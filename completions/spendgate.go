@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,8 +95,16 @@ func gateKey(b *Budget) any {
 	return b
 }
 
-// used counts tokens answered for b at now (for TokensPerMinute).
+// used counts tokens answered for b (and its parent) at now (for TokensPerMinute).
 func (sg *spendGate) used(b *Budget, tokens int64, now time.Time) {
+	if b.parent != nil {
+		sg.usedOwn(b.parent, tokens, now)
+	}
+	sg.usedOwn(b, tokens, now)
+}
+
+// usedOwn is used for b's own account.
+func (sg *spendGate) usedOwn(b *Budget, tokens int64, now time.Time) {
 	if b.limits.TokensPerMinute <= 0 || tokens <= 0 {
 		return
 	}
@@ -127,8 +136,18 @@ func (sg *spendGate) count(key any, tokens int64, now time.Time) {
 	w.add(now, tokens)
 }
 
-// rate refuses a request of b when its last minute used TokensPerMinute.
+// rate refuses a request of b when its (or its parent's) last minute used TokensPerMinute.
 func (sg *spendGate) rate(b *Budget, now time.Time) error {
+	if b.parent != nil {
+		if err := sg.rateOwn(b.parent, now); err != nil {
+			return err
+		}
+	}
+	return sg.rateOwn(b, now)
+}
+
+// rateOwn is rate for b's own account.
+func (sg *spendGate) rateOwn(b *Budget, now time.Time) error {
 	limit := b.limits.TokensPerMinute
 	if limit <= 0 {
 		return nil
@@ -157,9 +176,31 @@ type gateState struct {
 // for its siblings: they are one request, and their tokens share what the budget has left
 // (prepare), so only the projection holds them back.
 func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
+	if b.parent == nil {
+		return sg.admitOwn(ctx, b, choice)
+	}
+	// The key's own account first, then its parent's (a team's, whose bounds every key of
+	// the team shares): both are held until the request ends.
+	mine, err := sg.admitOwn(ctx, b, choice)
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := sg.admitOwn(ctx, b.parent, choice)
+	if err != nil {
+		mine()
+		if errors.Is(err, ErrBudgetExceeded) {
+			err = b.parentRefusal(b.parent.Used(ctx), err)
+		}
+		return nil, err
+	}
+	return func() { theirs(); mine() }, nil
+}
+
+// admitOwn is admit for b's own account, without its parent's.
+func (sg *spendGate) admitOwn(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
 	l := b.limits
 	if l.MaxCostUSD <= 0 && l.MaxTokens <= 0 {
-		if err := sg.rate(b, time.Now()); err != nil {
+		if err := sg.rateOwn(b, time.Now()); err != nil {
 			return nil, err
 		}
 		return func() {}, nil
@@ -167,7 +208,7 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release
 	key := gateKey(b)
 	for {
 		// Checked again after each wait: the answer waited for may have used the minute.
-		if err := sg.rate(b, time.Now()); err != nil {
+		if err := sg.rateOwn(b, time.Now()); err != nil {
 			return nil, err
 		}
 		u := b.Used(ctx)
