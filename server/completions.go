@@ -139,6 +139,8 @@ func Completions(g *completions.Gateway) Option {
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
 		s.litellmRoutes(g)
+		s.teamRoutes(g)
+		s.litellmTeamRoutes(g)
 		s.guardrailRoutes(g)
 		s.geminiRoutes(g)
 		s.cacheRoutes(g)
@@ -437,6 +439,7 @@ func completionsError(err error) *APIError {
 	var af *completions.AllFailedError
 	var cf *completions.ContentFilterError
 	var ge *completions.GuardrailError
+	var team *completions.BudgetExceededError
 	switch {
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
@@ -479,6 +482,9 @@ func completionsError(err error) *APIError {
 			ae.Header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds())))}}
 		}
 		return ae
+	case errors.As(err, &team):
+		// A team's account refused the request: LiteLLM's wording, which names the team.
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", teamRefusal(team))
 	case errors.Is(err, completions.ErrBudgetExceeded):
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 	case errors.As(err, &af):

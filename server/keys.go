@@ -61,6 +61,7 @@ type keyRequest struct {
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
+	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
@@ -87,6 +88,7 @@ type virtualKey struct {
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=The key refuses every request as over its budget"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
+	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 }
 
@@ -125,6 +127,10 @@ type virtualKeyScope struct {
 	KeyID string
 	// RequestsPerMinute is the key's own rate bound (0: the server's per-key bound).
 	RequestsPerMinute int
+	// Team is the unit of the key's team's request rate ("" without a team), TeamRPM that
+	// rate (0: none).
+	Team    string
+	TeamRPM int
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
@@ -381,6 +387,9 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if err := checkUniqueName(issued, uniqueName, req.Name, ""); err != nil {
 			return err
 		}
+		if err := checkKeyTeam(ctx, tx, owner, req.TeamID, req.Models); err != nil {
+			return err
+		}
 		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
@@ -457,6 +466,7 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
 	vk.Metadata, vk.Blocked, vk.Guardrails = req.Metadata, req.Blocked, req.Guardrails
 	vk.BudgetBlock = req.Blocked && req.budgetBlock
+	vk.TeamID = req.TeamID
 	if len(vk.Guardrails) == 0 {
 		vk.Guardrails = nil
 	}
@@ -477,7 +487,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virt
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
 	}
-	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails})
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -616,7 +626,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
-			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock}
+			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -646,6 +656,12 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 				return err
 			}
 			if err := checkUniqueName(issued, uniqueName, req.Name, id); err != nil {
+				return err
+			}
+		}
+		_, teamGiven := given["team_id"]
+		if teamGiven || modelsGiven {
+			if err := checkKeyTeam(ctx, tx, owner, req.TeamID, req.Models); err != nil {
 				return err
 			}
 		}

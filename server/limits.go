@@ -546,7 +546,15 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		how  string
 	)
 	now := time.Now()
+	if virtual && vk.TeamRPM > 0 {
+		// The team's rate, shared by every key of the team, before the key's own.
+		rate, how = vk.TeamRPM, "the team's rpm_limit"
+		if ok, wait = s.vkRL.takeAt(vk.Team, rate, now); ok {
+			s.shared.Add(sharedVirtualRate+strconv.Itoa(rate)+"/"+vk.Team, 1, now)
+		}
+	}
 	switch {
+	case !ok:
 	case virtual && vk.RequestsPerMinute > 0:
 		rate, how = vk.RequestsPerMinute, "the virtual key's requests_per_minute"
 		if ok, wait = s.vkRL.takeAt(vk.KeyID, rate, now); ok {

@@ -37,13 +37,13 @@ var litellmFieldNames = map[string]string{
 	"budget_duration": "budget_duration",
 	"metadata":        "metadata",
 	"guardrails":      "guardrails",
+	"team_id":         "team_id",
 }
 
 // litellmRefused are LiteLLM key fields without an equivalent here, with the reason given
 // when one asks for something (an empty value — null, {}, [], "", 0, false — is accepted,
 // as LiteLLM's clients send their defaults).
 var litellmRefused = map[string]string{
-	"team_id":                      "Switchyard has no teams: a virtual key's limits are its own (keep a team label in metadata)",
 	"organization_id":              "Switchyard has no organizations (keep a label in metadata)",
 	"budget_id":                    "Switchyard has no shared budgets: set max_budget and budget_duration on the key",
 	"key":                          "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit key",
@@ -89,6 +89,7 @@ type litellmKeyRequest struct {
 	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=A label only (Switchyard has no users): kept as metadata.user_id"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
+	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
 }
 
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
@@ -105,7 +106,7 @@ type litellmKeyInfo struct {
 	BudgetResetAt  *time.Time     `json:"budget_reset_at"`
 	Metadata       map[string]any `json:"metadata"`
 	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
-	TeamID         *string        `json:"team_id" jsonschema:"description=Always null (no teams)"`
+	TeamID         *string        `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
 	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	CreatedAt      time.Time      `json:"created_at"`
@@ -153,7 +154,9 @@ type litellmKeyList struct {
 }
 
 // litellmPath reports the paths answered in LiteLLM's error envelope.
-func litellmPath(path string) bool { return strings.HasPrefix(path, "/key/") }
+func litellmPath(path string) bool {
+	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path)
+}
 
 // litellmRoutes registers LiteLLM's key management routes; g checks the models a key names.
 func (s *Server) litellmRoutes(g *completions.Gateway) {
@@ -383,9 +386,10 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			{Name: "key_hash", Description: "Only the key this names: its token, the key itself or its SHA-256 hex"},
 			{Name: "sort_by", Description: "created_at (the only order kept)"},
 			{Name: "sort_order", Description: "desc (default: newest first) or asc"},
-			{Name: "include_team_keys", Description: "Accepted and without effect (there are no teams)"},
+			{Name: "team_id", Description: "Only the keys of this team"},
+			{Name: "include_team_keys", Description: "Accepted and without effect (every key of the caller's teams is the caller's)"},
 			{Name: "include_created_by_keys", Description: "Accepted and without effect (every key listed was created by the caller)"},
-		}, Errors: map[int]string{400: "a bad parameter, an unknown one, or team_id: the message names it", 403: scoped}},
+		}, Errors: map[int]string{400: "a bad parameter, an unknown one, or organization_id: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
 			page, err := litellmQueryInt(q.Get("page"), "page", 1, 1, 1<<30)
@@ -396,8 +400,8 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			if q.Get("team_id") != "" || q.Get("organization_id") != "" {
-				return litellmInvalid("team_id", "team_id: %s", litellmRefused["team_id"])
+			if q.Get("organization_id") != "" {
+				return litellmInvalid("organization_id", "organization_id: %s", litellmRefused["organization_id"])
 			}
 			if err := litellmListParams(q); err != nil {
 				return err
@@ -433,9 +437,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					only = rec.ID
 				}
 			}
-			alias, user := q.Get("key_alias"), q.Get("user_id")
+			alias, user, teamID := q.Get("key_alias"), q.Get("user_id"), q.Get("team_id")
 			keys = slices.DeleteFunc(keys, func(k virtualKey) bool {
-				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user) || (only != "" && k.ID != only)
+				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user) || (only != "" && k.ID != only) || (teamID != "" && k.TeamID != teamID)
 			})
 			if asc {
 				slices.Reverse(keys)
@@ -554,7 +558,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			switch {
 			case !isNull:
 				native[litellmFieldNames[name]] = raw
-			case update && (name == "key_alias" || name == "budget_duration"):
+			case update && (name == "key_alias" || name == "budget_duration" || name == "team_id"):
 				native[litellmFieldNames[name]] = json.RawMessage(`""`)
 			case update && name == "guardrails":
 				native[litellmFieldNames[name]] = json.RawMessage(`[]`)
@@ -724,7 +728,7 @@ func litellmNames(err error) error {
 var litellmNativeNames = []struct{ native, litellm string }{
 	{"max_budget_usd", "max_budget"}, {"name", "key_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
-	{"models", "models"}, {"metadata", "metadata"},
+	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -820,6 +824,9 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	if u, ok := vk.Metadata["user_id"].(string); ok {
 		info.UserID = &u
 	}
+	if vk.TeamID != "" {
+		info.TeamID = &vk.TeamID
+	}
 	return info
 }
 
@@ -849,7 +856,7 @@ func litellmListParams(q url.Values) error {
 		return nil
 	}
 	slices.Sort(unknown)
-	return litellmInvalid(unknown[0], "unknown query parameter %s: /key/list filters by key_alias, user_id and key_hash only", strings.Join(unknown, ", "))
+	return litellmInvalid(unknown[0], "unknown query parameter %s: /key/list filters by key_alias, user_id, key_hash and team_id only", strings.Join(unknown, ", "))
 }
 
 // litellmQueryBool reads a boolean query parameter as FastAPI does (true/false, 1/0, yes/no,

@@ -16,6 +16,7 @@ type litellmGenerated struct {
 	KeyName        string         `json:"key_name"`
 	KeyAlias       string         `json:"key_alias"`
 	Token          string         `json:"token"`
+	TeamID         *string        `json:"team_id"`
 	Expires        *time.Time     `json:"expires"`
 	Models         []string       `json:"models"`
 	MaxBudget      *float64       `json:"max_budget"`
@@ -248,7 +249,9 @@ func TestLiteLLMKeyDuration(t *testing.T) {
 // clients send their defaults).
 func TestLiteLLMKeyFields(t *testing.T) {
 	_, s := keysServer(t, nil, 0)
-	for _, field := range []string{`"team_id":"t1"`, `"key":"sk-chosen-1234"`, `"guardrails":["pii"]`, `"permissions":{"allow":"x"}`,
+	// team_id names a team now (teams_test.go): one that does not exist is a 404 naming it.
+	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"team_id":"t1"}`), http.StatusNotFound, "team_id")
+	for _, field := range []string{`"key":"sk-chosen-1234"`, `"guardrails":["pii"]`, `"permissions":{"allow":"x"}`,
 		`"model_max_budget":{"gpt-4":1}`, `"max_parallel_requests":3`, `"soft_budget":2`, `"aliases":{"a":"b"}`, `"tags":["x"]`,
 		`"blocked":"yes"`, `"bogus":1`} {
 		name := strings.Trim(strings.SplitN(field, ":", 2)[0], `"`)

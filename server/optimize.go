@@ -319,6 +319,8 @@ type keyScopeDoc struct {
 	RequestsPerMinute int `json:"rpm,omitempty"`
 	// Guardrails are a virtual key's guardrails (completions.Scope.Guardrails).
 	Guardrails []string `json:"guardrails,omitempty"`
+	// TeamID is a virtual key's team (teams.go): its budget sits inside the team's.
+	TeamID string `json:"team_id,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -404,7 +406,15 @@ func keyScopes(st *store.Store) ScopeResolver {
 		}
 		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond, Guardrails: s.Guardrails}
 		if s.KeyID != "" {
-			return virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute}, nil
+			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute}
+			if s.TeamID != "" {
+				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
+				if err != nil {
+					return nil, err
+				}
+				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
+			}
+			return vk, nil
 		}
 		return scope, nil
 	}

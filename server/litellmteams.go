@@ -1,0 +1,377 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// LiteLLM's proxy manages teams through /team/new, /team/update, /team/info, /team/list,
+// /team/delete, /team/block and /team/unblock; the routes here answer those requests for
+// scripts and admin tools moved from it, as translations onto the teams of teams.go (the
+// same records, checks and owner scoping as /api/v1/teams). LiteLLM's field names become
+// Switchyard's on the way in and back on the way out, failures name LiteLLM's fields in its
+// error envelope, and a LiteLLM field with no equivalent here (members, organizations,
+// per-model limits) is refused with a 400 naming it unless it asks for nothing.
+
+// litellmTeamFieldNames maps LiteLLM's team fields onto teamRequest's.
+var litellmTeamFieldNames = map[string]string{
+	"team_id":         "team_id",
+	"team_alias":      "name",
+	"models":          "models",
+	"max_budget":      "max_budget_usd",
+	"budget_duration": "budget_duration",
+	"tpm_limit":       "tokens_per_minute",
+	"rpm_limit":       "requests_per_minute",
+	"metadata":        "metadata",
+	"blocked":         "blocked",
+}
+
+// litellmTeamNativeNames are teamRequest's field names and LiteLLM's, for the failures.
+var litellmTeamNativeNames = []struct{ native, litellm string }{
+	{"max_budget_usd", "max_budget"}, {"name", "team_alias"}, {"tokens_per_minute", "tpm_limit"},
+	{"requests_per_minute", "rpm_limit"}, {"budget_duration", "budget_duration"},
+	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
+}
+
+// litellmTeam is a team as LiteLLM's /team/new, /team/list and /team/block describe one.
+type litellmTeam struct {
+	TeamID           string         `json:"team_id"`
+	TeamAlias        *string        `json:"team_alias"`
+	Models           []string       `json:"models" jsonschema:"description=Empty: every model"`
+	MaxBudget        *float64       `json:"max_budget"`
+	BudgetDuration   *string        `json:"budget_duration"`
+	BudgetResetAt    *time.Time     `json:"budget_reset_at"`
+	TPMLimit         *int64         `json:"tpm_limit"`
+	RPMLimit         *int           `json:"rpm_limit"`
+	Metadata         map[string]any `json:"metadata"`
+	Blocked          bool           `json:"blocked"`
+	Spend            float64        `json:"spend" jsonschema:"description=USD the team's keys spent (in the current period with budget_duration)"`
+	CreatedAt        time.Time      `json:"created_at"`
+	Keys             []string       `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
+	MembersWithRoles []any          `json:"members_with_roles" jsonschema:"description=Always empty (Switchyard has no team members)"`
+}
+
+// litellmTeamInfo is the answer of GET /team/info.
+type litellmTeamInfo struct {
+	TeamID          string           `json:"team_id"`
+	TeamInfo        litellmTeam      `json:"team_info"`
+	Keys            []litellmKeyInfo `json:"keys" jsonschema:"description=The team's virtual keys"`
+	TeamMemberships []any            `json:"team_memberships" jsonschema:"description=Always empty (no team members)"`
+}
+
+// litellmTeamUpdated is the answer of POST /team/update.
+type litellmTeamUpdated struct {
+	TeamID string      `json:"team_id"`
+	Data   litellmTeam `json:"data"`
+}
+
+// litellmTeamRef is the body of POST /team/block and /team/unblock.
+type litellmTeamRef struct {
+	TeamID string `json:"team_id" jsonschema:"description=The team's id"`
+}
+
+// litellmTeamDeleteRequest is the body of POST /team/delete.
+type litellmTeamDeleteRequest struct {
+	TeamIDs []string `json:"team_ids" jsonschema:"description=The teams to delete: all or none are found"`
+}
+
+// litellmTeamDeletion is the answer of POST /team/delete.
+type litellmTeamDeletion struct {
+	DeletedTeams []string `json:"deleted_teams" jsonschema:"description=The team_ids given"`
+	DeletedKeys  []string `json:"deleted_keys" jsonschema:"description=The tokens of the teams' virtual keys: deleted with them as LiteLLM deletes a team's keys"`
+}
+
+// litellmTeamRequest documents LiteLLM's team request body (POST /team/new, and with
+// team_id POST /team/update); other LiteLLM fields are refused when they ask for something.
+type litellmTeamRequest struct {
+	TeamID         string         `json:"team_id,omitempty" jsonschema:"description=The team's id: on /team/new optional (one is made); on /team/update the team to change"`
+	TeamAlias      *string        `json:"team_alias,omitempty" jsonschema:"description=A label for the team"`
+	Models         []string       `json:"models,omitempty" jsonschema:"description=The models the team's keys may call; empty for every model"`
+	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD all the team's keys together may spend (per budget_duration); null for no bound"`
+	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the team's spend starts again from zero (30d)"`
+	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute of all the team's keys"`
+	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the team's keys"`
+	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (at most 16 KiB of JSON)"`
+	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
+}
+
+// litellmTeamPath reports the team paths answered in LiteLLM's error envelope.
+func litellmTeamPath(path string) bool { return strings.HasPrefix(path, "/team/") }
+
+// litellmTeamRoutes registers LiteLLM's team management routes.
+func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
+	tags := []string{"LiteLLM compatibility"}
+	scoped := "the calling key is itself limited in scope (a virtual or job key)"
+	notFound := "no team of this key has the team_id given"
+	s.Handle(Route{Method: "POST", Path: "/team/new", Summary: "LiteLLM's team creation (as POST /api/v1/teams): a budget and rate and model list shared by every key given its team_id",
+		Tags: tags, Request: litellmTeamRequest{}, Response: litellmTeam{},
+		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 409: "team_id is another team's"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			body, err := litellmTeamBody(r, false)
+			if err != nil {
+				return err
+			}
+			var req teamRequest
+			if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
+				return litellmTeamNames(err)
+			}
+			t, err := s.createTeam(r.Context(), g, owner(r), req)
+			if err != nil {
+				return litellmTeamNames(err)
+			}
+			writeJSON(w, http.StatusOK, litellmTeamOf(*t))
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/team/update", Summary: "LiteLLM's team update: changes the fields given of a team (as PATCH /api/v1/teams/{team_id}); null removes a limit",
+		Tags: tags, Request: litellmTeamRequest{}, Response: litellmTeamUpdated{},
+		Errors: map[int]string{400: "team_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			var id string
+			if raw, ok := fields["team_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
+				return litellmInvalid("team_id", "team_id: required, a string: the team to change")
+			}
+			delete(fields, "team_id")
+			body, err := litellmTeamFields(fields, true)
+			if err != nil {
+				return err
+			}
+			t, err := s.updateTeam(r.Context(), g, owner(r), id, body)
+			if err != nil {
+				return litellmTeamNames(err)
+			}
+			writeJSON(w, http.StatusOK, litellmTeamUpdated{TeamID: id, Data: litellmTeamOf(*t)})
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/team/info", Summary: "LiteLLM's team info: a team with its spend and its keys",
+		Tags: tags, Response: litellmTeamInfo{}, Query: []QueryParam{{Name: "team_id", Description: "The team's id (required)"}},
+		Errors: map[int]string{400: "team_id missing", 403: scoped, 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.URL.Query().Get("team_id")
+			if id == "" {
+				return litellmInvalid("team_id", "team_id: required: GET /team/info?team_id=…")
+			}
+			t, err := s.teamInfo(r.Context(), owner(r), id)
+			if err != nil {
+				return err
+			}
+			keys, err := s.listKeys(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			out := litellmTeamInfo{TeamID: id, TeamInfo: litellmTeamOf(*t), Keys: []litellmKeyInfo{}, TeamMemberships: []any{}}
+			for _, k := range keys {
+				if k.TeamID == id {
+					out.Keys = append(out.Keys, litellmInfoOf(k))
+				}
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/team/list", Summary: "LiteLLM's team list: the teams of this key with their spend and keys",
+		Tags: tags, Response: []litellmTeam{}, Errors: map[int]string{403: scoped}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			ts, err := s.listTeams(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			out := make([]litellmTeam, 0, len(ts))
+			for _, t := range ts {
+				out = append(out, litellmTeamOf(t))
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/team/delete", Summary: "LiteLLM's team deletion: deletes the teams and their virtual keys (revoked at once on every replica); all or none",
+		Tags: tags, Request: litellmTeamDeleteRequest{}, Response: litellmTeamDeletion{},
+		Errors: map[int]string{400: "team_ids missing or empty", 403: scoped, 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmTeamDeleteRequest
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if len(req.TeamIDs) == 0 {
+				return litellmInvalid("team_ids", "team_ids: give the ids of the teams to delete")
+			}
+			if len(req.TeamIDs) > MaxTeamsPerOwner {
+				return litellmInvalid("team_ids", "team_ids: at most %d teams at once, got %d", MaxTeamsPerOwner, len(req.TeamIDs))
+			}
+			ids := slices.Compact(slices.Sorted(slices.Values(req.TeamIDs)))
+			keys, err := s.deleteTeams(r.Context(), owner(r), ids)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, litellmTeamDeletion{DeletedTeams: req.TeamIDs, DeletedKeys: keys})
+			return nil
+		})
+	block := func(blocked bool) HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmTeamRef
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if req.TeamID == "" {
+				return litellmInvalid("team_id", "team_id: required: the team to block or unblock")
+			}
+			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
+			t, err := s.updateTeam(r.Context(), g, owner(r), req.TeamID, body)
+			if err != nil {
+				return litellmTeamNames(err)
+			}
+			writeJSON(w, http.StatusOK, litellmTeamOf(*t))
+			return nil
+		}
+	}
+	blockErrors := map[int]string{400: "team_id missing or a field besides team_id", 403: scoped, 404: notFound}
+	s.Handle(Route{Method: "POST", Path: "/team/block", Summary: "LiteLLM's team block: every key of the team refuses every request until unblocked; the team's limits and spend are kept",
+		Tags: tags, Request: litellmTeamRef{}, Response: litellmTeam{}, Errors: blockErrors}, block(true))
+	s.Handle(Route{Method: "POST", Path: "/team/unblock", Summary: "LiteLLM's team unblock: lifts a team's block",
+		Tags: tags, Request: litellmTeamRef{}, Response: litellmTeam{}, Errors: blockErrors}, block(false))
+}
+
+// litellmTeamBody reads a LiteLLM team request body as teamRequest's fields.
+func litellmTeamBody(r *http.Request, update bool) (json.RawMessage, error) {
+	fields, err := litellmBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return litellmTeamFields(fields, update)
+}
+
+// litellmTeamFields turns LiteLLM's team fields into a body of teamRequest's. A null
+// field is "not given" on /team/new; on /team/update it removes the limit or label
+// (models null is refused: [] allows every model). max_budget 0 is refused: on LiteLLM it
+// blocks the team, which /team/block says here.
+func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.RawMessage, error) {
+	native := map[string]json.RawMessage{}
+	for name, raw := range fields {
+		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+		if name == "budget_duration" {
+			var v string
+			if json.Unmarshal(raw, &v) == nil && (v == "" || strings.EqualFold(v, "none") || strings.EqualFold(v, "null")) {
+				raw, isNull = json.RawMessage("null"), true
+			}
+		}
+		var number float64
+		isZero := !isNull && json.Unmarshal(raw, &number) == nil && number == 0
+		to := litellmTeamFieldNames[name]
+		switch {
+		case to == "" && emptyJSON(raw):
+			// members_with_roles [], organization_id null, …: LiteLLM's clients' defaults.
+		case to == "":
+			return nil, litellmInvalid(name, "%s: Switchyard's teams have no %s (a team is a shared budget, rate and model list for virtual keys; keep labels in metadata)", name, name)
+		case name == "max_budget" && isZero:
+			return nil, litellmInvalid(name, "max_budget: 0 blocks every key of the team on LiteLLM: send POST /team/block for that; null for no bound")
+		case isZero && (name == "rpm_limit" || name == "tpm_limit"):
+			return nil, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team POST /team/block; null for no bound", name)
+		case name == "models" && isNull && update:
+			return nil, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+		case !isNull:
+			native[to] = raw
+		case !update:
+		case name == "team_alias" || name == "budget_duration":
+			native[to] = json.RawMessage(`""`)
+		case name == "blocked":
+		case name == "metadata":
+			native[to] = json.RawMessage(`null`)
+		default:
+			native[to] = json.RawMessage(`0`)
+		}
+	}
+	return json.Marshal(native)
+}
+
+// litellmTeamNames rewrites a failure of the team checks to name LiteLLM's fields.
+func litellmTeamNames(err error) error {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
+		return err
+	}
+	out := *ae
+	for _, n := range litellmTeamNativeNames {
+		for _, lead := range []string{"", `field "`, `unknown field "`} {
+			rest, ok := strings.CutPrefix(out.Message, lead+n.native)
+			if !ok {
+				continue
+			}
+			ends := ":["
+			if lead != "" {
+				ends = `"[/.`
+			}
+			if rest != "" && strings.ContainsRune(ends, rune(rest[0])) {
+				out.Message, out.Param = lead+n.litellm+rest, n.litellm
+				return &out
+			}
+		}
+	}
+	return &out
+}
+
+// litellmTeamOf describes t in LiteLLM's fields.
+func litellmTeamOf(t team) litellmTeam {
+	out := litellmTeam{TeamID: t.TeamID, Models: t.Models, Metadata: t.Metadata, Blocked: t.Blocked, Spend: t.Spend.CostUSD,
+		CreatedAt: t.CreatedAt, Keys: t.KeyIDs, MembersWithRoles: []any{}}
+	if out.Models == nil {
+		out.Models = []string{}
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]any{}
+	}
+	if out.Keys == nil {
+		out.Keys = []string{}
+	}
+	if t.Name != "" {
+		out.TeamAlias = &t.Name
+	}
+	if t.MaxBudgetUSD > 0 {
+		out.MaxBudget = &t.MaxBudgetUSD
+	}
+	if t.TokensPerMinute > 0 {
+		out.TPMLimit = &t.TokensPerMinute
+	}
+	if t.RequestsPerMinute > 0 {
+		out.RPMLimit = &t.RequestsPerMinute
+	}
+	if t.BudgetDuration != "" {
+		out.BudgetDuration = &t.BudgetDuration
+		if d, err := parseBudgetDuration(t.BudgetDuration); err == nil && t.Spend.PeriodStart != nil {
+			reset := t.Spend.PeriodStart.Add(d)
+			out.BudgetResetAt = &reset
+		}
+	}
+	return out
+}
+
+// teamRefusal is a team account's refusal in LiteLLM's words (which name the team).
+func teamRefusal(e *completions.BudgetExceededError) string {
+	if e.Limits.Blocked {
+		return "Team=" + e.Name + " is blocked. Update via `/team/unblock` if you're an admin."
+	}
+	if e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD {
+		return "Budget has been exceeded! Team=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
+	}
+	// Spent with requests in flight (the spend gate's projection) or another bound.
+	return "Budget has been exceeded! Team=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD) +
+		" (" + strings.TrimPrefix(e.Reason.Error(), completions.ErrBudgetExceeded.Error()+": ") + ")"
+}
+
+// pythonFloat formats f as Python's str(float) does for the values a budget holds: the
+// shortest decimal, with .0 when whole.
+func pythonFloat(f float64) string {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}

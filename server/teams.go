@@ -1,0 +1,462 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// Teams group virtual keys under one account, as LiteLLM's teams do: a team's models bound
+// what its keys may call, its max_budget_usd (per budget_duration) is one account every key
+// of the team spends from, its rates are shared by all its keys, and a blocked team's keys
+// are all refused. A key's own limits still apply inside the team's: a request is refused
+// when either account is spent (completions.Budget.SetParent).
+//
+// Records: the team's description in store.Teams under "<owner>/<team_id>" and its account
+// in store.Budgets under teamBudgetID; a key of the team names it in its description and in
+// its shared-key scope document, so every replica on the store resolves the key inside the
+// one team account. Teams are the calling key's, as its virtual keys are.
+
+// Bounds of a team.
+const (
+	// MaxTeamsPerOwner bounds the teams one key may have.
+	MaxTeamsPerOwner = 1000
+	// maxTeamIDLength bounds a team's id.
+	maxTeamIDLength = 128
+)
+
+// teamRequest is the body of POST /api/v1/teams (and, fields given, of PATCH).
+type teamRequest struct {
+	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team's id (at most 128 letters or digits or . _ - :); absent: one is made (team_ and 16 hex digits)"`
+	Name              string         `json:"name,omitempty" jsonschema:"description=A label for the team (at most 256 characters): LiteLLM's team_alias"`
+	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the team's keys may call (as models of POST /api/v1/keys); empty allows every model"`
+	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD all the team's keys together may spend (per budget_duration when set); 0 for no bound"`
+	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the team's spend starts again from zero (30d); empty for all time"`
+	RequestsPerMinute int            `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute all the team's keys together may make; 0 for no bound"`
+	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the team's keys' answers together may use; 0 for no bound"`
+	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (a JSON object of at most 16 KiB)"`
+	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
+}
+
+// team describes a team.
+type team struct {
+	TeamID            string         `json:"team_id"`
+	Object            string         `json:"object" jsonschema:"description=Always team"`
+	Name              string         `json:"name,omitempty"`
+	Models            []string       `json:"models,omitempty"`
+	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string         `json:"budget_duration,omitempty"`
+	RequestsPerMinute int            `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
+	Metadata          map[string]any `json:"metadata,omitempty"`
+	Blocked           bool           `json:"blocked,omitempty"`
+	CreatedAt         time.Time      `json:"created_at"`
+	Spend             keySpend       `json:"spend" jsonschema:"description=What the team's keys together used (in the current period with budget_duration)"`
+	KeyIDs            []string       `json:"key_ids" jsonschema:"description=The ids of the team's virtual keys"`
+}
+
+// storedTeam is a team's record in store.Teams.
+type storedTeam struct {
+	team
+	Owner string `json:"owner"`
+}
+
+// teamList is the answer of GET /api/v1/teams.
+type teamList struct {
+	Object string `json:"object" jsonschema:"description=Always list"`
+	Data   []team `json:"data" jsonschema:"description=The teams of this key oldest first"`
+}
+
+// teamDeletion is the answer of DELETE /api/v1/teams/{team_id}.
+type teamDeletion struct {
+	TeamID      string   `json:"team_id"`
+	Object      string   `json:"object" jsonschema:"description=Always team"`
+	Deleted     bool     `json:"deleted" jsonschema:"description=Always true (a failed delete is an error)"`
+	DeletedKeys []string `json:"deleted_keys" jsonschema:"description=The team's virtual keys: revoked with it (as LiteLLM's /team/delete deletes a team's keys)"`
+}
+
+// teamBudgetID is the store.Budgets id of owner's team id.
+func teamBudgetID(owner, id string) string { return "team/" + owner + "/" + id }
+
+// teamRoutes registers the native team endpoints; g checks the models a team names.
+func (s *Server) teamRoutes(g *completions.Gateway) {
+	tags := []string{"Teams"}
+	notFound := "no team of this key has this id"
+	s.Handle(Route{Method: "POST", Path: "/api/v1/teams", Summary: "Create a team: one budget and rate and model list shared by every virtual key given its team_id",
+		Tags: tags, Request: teamRequest{}, Response: team{}, Status: http.StatusCreated,
+		Errors: map[int]string{
+			403: "the calling key is itself limited in scope (a virtual or job key)",
+			409: "a team of this key has this team_id already or this key has " + fmt.Sprint(MaxTeamsPerOwner) + " teams",
+			422: "validation error: the message names the field",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req teamRequest
+			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+				return err
+			}
+			t, err := s.createTeam(r.Context(), g, owner(r), req)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusCreated, t)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/teams", Summary: "The teams of this key with their spend and keys",
+		Tags: tags, Response: teamList{}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			ts, err := s.listTeams(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, teamList{Object: "list", Data: ts})
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/teams/{team_id}", Summary: "One team of this key with its spend and keys",
+		Tags: tags, Response: team{}, Errors: map[int]string{404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			t, err := s.teamInfo(r.Context(), owner(r), r.PathValue("team_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, t)
+			return nil
+		})
+	s.Handle(Route{Method: "PATCH", Path: "/api/v1/teams/{team_id}", Summary: "Change a team's name or limits or block (the fields given); its spend and keys are kept",
+		Tags: tags, Request: teamRequest{}, Response: team{}, Errors: map[int]string{
+			404: notFound,
+			422: "validation error: the message names the field",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			if _, err := storedTeamOf(r.Context(), s.cfg.Store, owner(r), r.PathValue("team_id")); err != nil {
+				return err
+			}
+			var body json.RawMessage
+			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
+				return err
+			}
+			t, err := s.updateTeam(r.Context(), g, owner(r), r.PathValue("team_id"), body)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, t)
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/teams/{team_id}", Summary: "Delete a team and revoke its virtual keys at once on every replica (as LiteLLM's /team/delete)",
+		Tags: tags, Response: teamDeletion{}, Errors: map[int]string{404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.PathValue("team_id")
+			keys, err := s.deleteTeams(r.Context(), owner(r), []string{id})
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, teamDeletion{TeamID: id, Object: "team", Deleted: true, DeletedKeys: keys})
+			return nil
+		})
+}
+
+// storedTeamOf reads owner's team id through rd, or answers 404 naming team_id.
+func storedTeamOf(ctx context.Context, rd store.Reader, owner, id string) (storedTeam, error) {
+	var rec storedTeam
+	if id == "" {
+		e := NotFound("team_id: no team given")
+		e.Param = "team_id"
+		return rec, e
+	}
+	rec, err := store.GetJSON[storedTeam](ctx, rd, store.Teams, owner+"/"+id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		e := NotFound("team_id: no team %q of this key (POST /api/v1/teams or /team/new makes one)", id)
+		e.Param = "team_id"
+		return rec, e
+	}
+	if err != nil {
+		return rec, fmt.Errorf("server: reading team %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// checkTeamID refuses a team id that is too long or holds anything but letters, digits
+// and . _ - : (it is part of store keys and URLs).
+func checkTeamID(id string) error {
+	if len(id) > maxTeamIDLength {
+		return Validation(http.StatusUnprocessableEntity, "team_id: at most %d characters, got %d", maxTeamIDLength, len(id))
+	}
+	for _, c := range id {
+		if !(c < unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("._-:", c))) {
+			return Validation(http.StatusUnprocessableEntity, "team_id: letters, digits and . _ - : only, got %q", id)
+		}
+	}
+	return nil
+}
+
+// checkTeamRequest validates req (its checks are a key's, on the fields a team has) and
+// returns the team account's limits.
+func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool) (completions.BudgetLimits, error) {
+	l, err := checkKeyRequest(g, keyRequest{Name: req.Name, Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, BudgetDuration: req.BudgetDuration,
+		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, Metadata: req.Metadata, Blocked: req.Blocked}, time.Now(), checkModels)
+	if err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+// applyTo sets t's fields to req's (limits is req checked).
+func (req teamRequest) applyTo(t *team, limits completions.BudgetLimits) {
+	t.Name, t.Models, t.MaxBudgetUSD, t.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
+	t.RequestsPerMinute, t.TokensPerMinute, t.Metadata, t.Blocked = req.RequestsPerMinute, req.TokensPerMinute, req.Metadata, req.Blocked
+	if len(t.Models) == 0 {
+		t.Models = nil
+	}
+	if len(t.Metadata) == 0 {
+		t.Metadata = nil
+	}
+}
+
+// createTeam validates req and stores the team and its account in one transaction.
+func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner string, req teamRequest) (*team, error) {
+	if req.TeamID == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("server: making a team id: %w", err)
+		}
+		req.TeamID = "team_" + hex.EncodeToString(b[:])
+	}
+	if err := checkTeamID(req.TeamID); err != nil {
+		return nil, err
+	}
+	limits, err := checkTeamRequest(g, req, true)
+	if err != nil {
+		return nil, err
+	}
+	t := team{TeamID: req.TeamID, Object: "team", CreatedAt: time.Now().UTC()}
+	req.applyTo(&t, limits)
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if _, err := store.GetJSON[storedTeam](ctx, tx, store.Teams, owner+"/"+t.TeamID); err == nil {
+			e := Errorf(http.StatusConflict, KindConflict, "team_id: this key has a team %q already", t.TeamID)
+			e.Param = "team_id"
+			return e
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		have, err := tx.List(ctx, store.Teams, store.ListOptions{Prefix: owner + "/", Limit: MaxTeamsPerOwner})
+		if err != nil {
+			return err
+		}
+		if len(have) >= MaxTeamsPerOwner {
+			return Errorf(http.StatusConflict, KindConflict, "this key has %d teams, the most it may have: delete some first", len(have))
+		}
+		if err := completions.PutSharedBudget(ctx, tx, teamBudgetID(owner, t.TeamID), limits); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.Teams, owner+"/"+t.TeamID, storedTeam{team: t, Owner: owner})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: creating team %s: %w", t.TeamID, err)
+	}
+	s.log.InfoContext(ctx, "team created", "owner", owner, "team_id", t.TeamID)
+	t.KeyIDs = []string{}
+	return &t, nil
+}
+
+// teamInfo returns owner's team id with its spend and keys, or a 404.
+func (s *Server) teamInfo(ctx context.Context, owner, id string) (*team, error) {
+	rec, err := storedTeamOf(ctx, s.cfg.Store, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := s.listKeys(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	t := s.teamWithSpend(ctx, owner, rec.team, keys)
+	return &t, nil
+}
+
+// teamWithSpend fills in t's spend from its account and its keys from keys (owner's).
+func (s *Server) teamWithSpend(ctx context.Context, owner string, t team, keys []virtualKey) team {
+	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, teamBudgetID(owner, t.TeamID)); err == nil {
+		u := b.Used(ctx)
+		t.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD}
+		if !u.PeriodStart.IsZero() {
+			t.Spend.PeriodStart = &u.PeriodStart
+		}
+	}
+	t.KeyIDs = []string{}
+	for _, k := range keys {
+		if k.TeamID == t.TeamID {
+			t.KeyIDs = append(t.KeyIDs, k.ID)
+		}
+	}
+	return t
+}
+
+// listTeams returns owner's teams, oldest first, with their spend and keys.
+func (s *Server) listTeams(ctx context.Context, owner string) ([]team, error) {
+	es, err := s.cfg.Store.List(ctx, store.Teams, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("server: listing teams: %w", err)
+	}
+	keys, err := s.listKeys(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]team, 0, len(es))
+	for _, e := range es {
+		var rec storedTeam
+		if err := json.Unmarshal(e.Value, &rec); err != nil {
+			return nil, fmt.Errorf("server: team record %s: %w", e.Key, err)
+		}
+		out = append(out, s.teamWithSpend(ctx, owner, rec.team, keys))
+	}
+	slices.SortStableFunc(out, func(a, b team) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// updateTeam applies body (the fields to change) to owner's team id: read, merged, checked
+// and written with its account's limits in one transaction, so a failed update changes
+// nothing and the team's spend is kept.
+func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage) (*team, error) {
+	var given map[string]json.RawMessage
+	if json.Unmarshal(body, &given) != nil || given == nil {
+		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
+	}
+	_, modelsGiven := given["models"]
+	_, metadataGiven := given["metadata"]
+	var t team
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := storedTeamOf(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		req := teamRequest{TeamID: rec.TeamID, Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
+			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked}
+		if metadataGiven {
+			req.Metadata = nil // replaced whole, not merged
+		}
+		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
+			return err
+		}
+		if req.TeamID != rec.TeamID {
+			e := Validation(http.StatusUnprocessableEntity, "team_id: a team's id cannot be changed (it is %q)", rec.TeamID)
+			e.Param = "team_id"
+			return e
+		}
+		limits, err := checkTeamRequest(g, req, modelsGiven)
+		if err != nil {
+			return err
+		}
+		t = rec.team
+		req.applyTo(&t, limits)
+		if err := completions.SetSharedBudgetLimits(ctx, tx, teamBudgetID(owner, id), limits); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.Teams, owner+"/"+id, storedTeam{team: t, Owner: owner})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: updating team %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "team updated", "owner", owner, "team_id", id)
+	keys, err := s.listKeys(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	t = s.teamWithSpend(ctx, owner, t, keys)
+	return &t, nil
+}
+
+// deleteTeams deletes owner's teams ids, their accounts and their virtual keys (revoked at
+// once on every replica, as LiteLLM's /team/delete deletes a team's keys) in one
+// transaction: all or, when one is not found, none (404 naming it). It returns the ids of
+// the keys revoked.
+func (s *Server) deleteTeams(ctx context.Context, owner string, ids []string) ([]string, error) {
+	revoked := []string{}
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		revoked = revoked[:0]
+		for _, id := range ids {
+			if _, err := storedTeamOf(ctx, tx, owner, id); err != nil {
+				return err
+			}
+		}
+		es, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			var rec storedVirtualKey
+			if err := json.Unmarshal(e.Value, &rec); err != nil {
+				return fmt.Errorf("key record %s: %w", e.Key, err)
+			}
+			if rec.TeamID == "" || !slices.Contains(ids, rec.TeamID) {
+				continue
+			}
+			if err := deleteKeyRecords(ctx, tx, owner, rec.ID, rec.Hash); err != nil {
+				return err
+			}
+			revoked = append(revoked, rec.ID)
+		}
+		for _, id := range ids {
+			if err := tx.Delete(ctx, store.Budgets, teamBudgetID(owner, id)); err != nil {
+				return err
+			}
+			if err := tx.Delete(ctx, store.Teams, owner+"/"+id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: deleting teams %s: %w", strings.Join(ids, ", "), err)
+	}
+	s.log.InfoContext(ctx, "teams deleted", "owner", owner, "team_ids", ids, "revoked_keys", revoked)
+	return revoked, nil
+}
+
+// checkKeyTeam, for a key of owner's team id ("": none) asking for models, answers 404
+// naming team_id when there is no such team, and 422 naming models when the key asks for a
+// model outside the team's (a team without models allows every model).
+func checkKeyTeam(ctx context.Context, rd store.Reader, owner, id string, models []string) error {
+	if id == "" {
+		return nil
+	}
+	rec, err := storedTeamOf(ctx, rd, owner, id)
+	if err != nil {
+		return err
+	}
+	if len(rec.Models) == 0 {
+		return nil
+	}
+	for i, m := range models {
+		if !slices.Contains(rec.Models, m) {
+			e := Validation(http.StatusUnprocessableEntity, "models[%d]: %q is not among the models of team %s (%s): a key of a team may call only the team's models", i, m, id, strings.Join(rec.Models, ", "))
+			e.Param = "models"
+			return e
+		}
+	}
+	return nil
+}
+
+// joinTeam puts a virtual key's budget b inside the account of owner's team id, in st,
+// and returns the team; a team deleted meanwhile matches store.ErrNotFound (the key is
+// refused as revoked: deleting a team revokes its keys).
+func joinTeam(ctx context.Context, st *store.Store, owner, id string, b *completions.Budget) (*storedTeam, error) {
+	rec, err := store.GetJSON[storedTeam](ctx, st, store.Teams, owner+"/"+id)
+	if err != nil {
+		return nil, fmt.Errorf("team %s: %w", id, err)
+	}
+	tb, err := completions.LoadSharedBudget(ctx, st, teamBudgetID(owner, id))
+	if err != nil {
+		return nil, err
+	}
+	b.SetParent(tb, id)
+	return &rec, nil
+}
