@@ -37,6 +37,9 @@ type KeyRequest struct {
 	// Guardrails names server guardrails (serve --guardrails) every chat request of the key
 	// runs, whatever the request names.
 	Guardrails []string `json:"guardrails,omitempty"`
+	// TeamID puts the key in a team (CreateTeam) of the calling key: its requests also draw
+	// on the team's budget and keep to the team's models and rates.
+	TeamID string `json:"team_id,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -70,6 +73,8 @@ type VirtualKey struct {
 	// BudgetBlock: the block is LiteLLM's max_budget 0 (a budget of nothing), which a new
 	// max_budget on /key/update lifts.
 	BudgetBlock bool `json:"budget_block,omitempty"`
+	// TeamID is the key's team ("" for none).
+	TeamID string `json:"team_id,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 }
@@ -163,6 +168,8 @@ type KeyUpdate struct {
 	Blocked *bool
 	// Guardrails replaces the key's guardrails when not nil; empty (non-nil) removes them.
 	Guardrails []string
+	// TeamID moves the key into this team when not nil; "" takes it out of its team.
+	TeamID *string
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
@@ -191,6 +198,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("metadata", u.Metadata, u.Metadata != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("guardrails", u.Guardrails, u.Guardrails != nil)
+		set("team_id", u.TeamID, u.TeamID != nil)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// TeamRequest asks the server to create a team (POST /api/v1/teams): one budget, rate and
+// model list shared by every virtual key given its TeamID. Zero fields mean no limit.
+type TeamRequest struct {
+	// TeamID is the team's id (letters, digits and . _ - :); empty: the server makes one.
+	TeamID string `json:"team_id,omitempty"`
+	// Name labels the team (LiteLLM's team_alias).
+	Name string `json:"name,omitempty"`
+	// Models the team's keys may call; empty allows every model.
+	Models []string `json:"models,omitempty"`
+	// MaxBudgetUSD is what all the team's keys together may spend, per BudgetDuration.
+	MaxBudgetUSD float64 `json:"max_budget_usd,omitempty"`
+	// BudgetDuration restarts the team's spend from zero every period: "30d".
+	BudgetDuration string `json:"budget_duration,omitempty"`
+	// RequestsPerMinute and TokensPerMinute bound all the team's keys together.
+	RequestsPerMinute int   `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64 `json:"tokens_per_minute,omitempty"`
+	// Metadata are labels kept with the team.
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// Blocked creates the team with every key refused until unblocked.
+	Blocked bool `json:"blocked,omitempty"`
+}
+
+// Team describes a team.
+type Team struct {
+	// TeamID names the team.
+	TeamID string `json:"team_id"`
+	// Name, Models, MaxBudgetUSD, BudgetDuration, RequestsPerMinute, TokensPerMinute,
+	// Metadata and Blocked are as TeamRequest describes them.
+	Name              string         `json:"name,omitempty"`
+	Models            []string       `json:"models,omitempty"`
+	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string         `json:"budget_duration,omitempty"`
+	RequestsPerMinute int            `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
+	Metadata          map[string]any `json:"metadata,omitempty"`
+	Blocked           bool           `json:"blocked,omitempty"`
+	CreatedAt         time.Time      `json:"created_at"`
+	// Spend is what the team's keys together used (in the current period).
+	Spend KeySpend `json:"spend"`
+	// KeyIDs are the ids of the team's virtual keys.
+	KeyIDs []string `json:"key_ids"`
+}
+
+// TeamUpdate changes a team (PATCH /api/v1/teams/{id}): the fields set replace the team's;
+// the others stay.
+type TeamUpdate struct {
+	// Name, MaxBudgetUSD, BudgetDuration, RequestsPerMinute, TokensPerMinute and Blocked
+	// replace the team's when not nil.
+	Name              *string
+	MaxBudgetUSD      *float64
+	BudgetDuration    *string
+	RequestsPerMinute *int
+	TokensPerMinute   *int64
+	Blocked           *bool
+	// Models replaces the team's list when not nil; empty (non-nil) allows every model.
+	Models []string
+	// Metadata replaces the team's labels whole when not nil.
+	Metadata map[string]any
+}
+
+// TeamDeletion is DeleteTeam's answer: the team's virtual keys are revoked with it.
+type TeamDeletion struct {
+	TeamID      string   `json:"team_id"`
+	Deleted     bool     `json:"deleted"`
+	DeletedKeys []string `json:"deleted_keys"`
+}
+
+// CreateTeam creates a team of the calling key.
+func (c *Client) CreateTeam(ctx context.Context, req *TeamRequest) (*Team, error) {
+	if req == nil {
+		req = &TeamRequest{}
+	}
+	var out Team
+	if err := c.do(ctx, http.MethodPost, "/api/v1/teams", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Team returns one team of the calling key with its spend and keys.
+func (c *Client) Team(ctx context.Context, id string) (*Team, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /api/v1/teams/: %w", errIDRequired)
+	}
+	var out Team
+	if err := c.do(ctx, http.MethodGet, "/api/v1/teams/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Teams returns the calling key's teams, oldest first.
+func (c *Client) Teams(ctx context.Context) ([]Team, error) {
+	var out struct {
+		Data []Team `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/api/v1/teams", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// UpdateTeam changes the team id and returns it as it is now; its spend and keys are kept.
+func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Team, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: PATCH /api/v1/teams/: %w", errIDRequired)
+	}
+	body := map[string]any{}
+	if u != nil {
+		set := func(name string, v any, ok bool) {
+			if ok {
+				body[name] = v
+			}
+		}
+		set("name", u.Name, u.Name != nil)
+		set("models", u.Models, u.Models != nil)
+		set("max_budget_usd", u.MaxBudgetUSD, u.MaxBudgetUSD != nil)
+		set("budget_duration", u.BudgetDuration, u.BudgetDuration != nil)
+		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
+		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
+		set("metadata", u.Metadata, u.Metadata != nil)
+		set("blocked", u.Blocked, u.Blocked != nil)
+	}
+	var out Team
+	if err := c.do(ctx, http.MethodPatch, "/api/v1/teams/"+url.PathEscape(id), nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteTeam deletes the team id and revokes its virtual keys, at once on every replica.
+func (c *Client) DeleteTeam(ctx context.Context, id string) (*TeamDeletion, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: DELETE /api/v1/teams/: %w", errIDRequired)
+	}
+	var out TeamDeletion
+	if err := c.do(ctx, http.MethodDelete, "/api/v1/teams/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
