@@ -1,0 +1,69 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// BenchmarkTeamKeyChat measures what a team account adds to a chat completion of a
+// virtual key through the server (scripted upstream on loopback): a key with a USD budget
+// alone against the same key inside a team with a USD budget, on the in-memory store and
+// on a bbolt file (the team's key also reads the team's record and account, and each of
+// its account writes updates both accounts in one transaction).
+//
+//	go test ./server -run '^$' -bench BenchmarkTeamKeyChat -benchtime 2000x -count 5
+func BenchmarkTeamKeyChat(b *testing.B) {
+	for _, backend := range []string{"memory", "bbolt"} {
+		var st *store.Store
+		if backend == "memory" {
+			st = memstore.New()
+		} else {
+			var err error
+			if st, err = boltstore.Open(filepath.Join(b.TempDir(), "sy.db"), boltstore.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, s := keysServer(b, st, 0)
+		call := func(path, body string) []byte {
+			req := httptest.NewRequest("POST", path, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+testKey)
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			if rec.Code != http.StatusCreated {
+				b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+			}
+			return rec.Body.Bytes()
+		}
+		call("/api/v1/teams", `{"team_id":"bench","max_budget_usd":1000000}`)
+		keys := map[string]string{}
+		for name, body := range map[string]string{"key_budget": `{"max_budget_usd":1000000}`, "key_budget_in_team": `{"max_budget_usd":1000000,"team_id":"bench"}`} {
+			var vk virtualKey
+			if err := json.Unmarshal(call("/api/v1/keys", body), &vk); err != nil {
+				b.Fatal(err)
+			}
+			keys[name] = vk.Key
+		}
+		for _, who := range []string{"key_budget", "key_budget_in_team"} {
+			b.Run(backend+"/"+who, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`))
+					req.Header.Set("Authorization", "Bearer "+keys[who])
+					rec := httptest.NewRecorder()
+					s.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%d %s", rec.Code, rec.Body)
+					}
+				}
+			})
+		}
+	}
+}
