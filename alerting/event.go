@@ -1,0 +1,102 @@
+package alerting
+
+import (
+	"fmt"
+	"time"
+)
+
+// Event types.
+const (
+	// EventSoftBudget: a key's spend reached its soft budget (LiteLLM's soft_budget; it
+	// never blocks).
+	EventSoftBudget = "soft_budget_crossed"
+	// EventBudgetNear: a key's spend reached 85% of its max budget.
+	EventBudgetNear = "budget_85_percent"
+	// EventBudgetReached: a key's spend reached its max budget; further requests are
+	// refused until the period ends.
+	EventBudgetReached = "budget_reached"
+	// EventDeploymentDown: a model's circuit breaker opened.
+	EventDeploymentDown = "deployment_down"
+	// EventDeploymentRecovered: a model's circuit breaker closed again.
+	EventDeploymentRecovered = "deployment_recovered"
+)
+
+// Event groups, as --alert-events names them.
+const (
+	// GroupBudget holds the budget events.
+	GroupBudget = "budget"
+	// GroupOutage holds the deployment events.
+	GroupOutage = "outage"
+)
+
+// Event is one alert, posted as JSON by FormatJSON webhooks.
+type Event struct {
+	// Type is one of the Event constants (EventSoftBudget and so on).
+	Type string `json:"event"`
+	// Group is GroupBudget or GroupOutage.
+	Group string `json:"group"`
+	// Time is when it happened.
+	Time time.Time `json:"time"`
+	// Subject is what it is about: a virtual key's id or a model.
+	Subject string `json:"subject"`
+	// Figures are its numbers (spend_usd, max_budget_usd, failures and so on).
+	Figures map[string]float64 `json:"figures,omitempty"`
+	// Details are its words (error_class and so on).
+	Details map[string]string `json:"details,omitempty"`
+	// Message says it in a sentence, for people.
+	Message string `json:"message"`
+}
+
+// Budget thresholds a BudgetEvent is about.
+const (
+	// ThresholdSoft is the soft budget.
+	ThresholdSoft = "soft"
+	// ThresholdNear is 85% of the max budget.
+	ThresholdNear = "85%"
+	// ThresholdMax is the max budget.
+	ThresholdMax = "max"
+)
+
+// BudgetEvent is the Event of key's spend reaching threshold (ThresholdSoft, ThresholdNear,
+// ThresholdMax) at at; softUSD or maxUSD 0 means the key has none. periodStart, when not
+// zero, is the start of the key's budget period.
+func BudgetEvent(key, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
+	e := Event{Group: GroupBudget, Time: at.UTC(), Subject: key, Figures: map[string]float64{"spend_usd": spentUSD}}
+	if softUSD > 0 {
+		e.Figures["soft_budget_usd"] = softUSD
+	}
+	if maxUSD > 0 {
+		e.Figures["max_budget_usd"] = maxUSD
+	}
+	if !periodStart.IsZero() {
+		e.Details = map[string]string{"period_start": periodStart.UTC().Format(time.RFC3339)}
+	}
+	switch threshold {
+	case ThresholdSoft:
+		e.Type = EventSoftBudget
+		e.Message = fmt.Sprintf("Key %s spent $%.4f: past its soft budget of $%.4f", key, spentUSD, softUSD)
+	case ThresholdNear:
+		e.Type = EventBudgetNear
+		e.Message = fmt.Sprintf("Key %s spent $%.4f: 85%% of its max budget of $%.4f", key, spentUSD, maxUSD)
+	default:
+		e.Type = EventBudgetReached
+		e.Message = fmt.Sprintf("Key %s spent $%.4f: its max budget of $%.4f is reached and its requests are refused", key, spentUSD, maxUSD)
+	}
+	return e
+}
+
+// OutageEvent is the Event of model's circuit breaker opening (down true: after failures
+// consecutive failures, the last of errorClass) or closing again (down false) at at.
+func OutageEvent(model string, down bool, failures int, errorClass string, at time.Time) Event {
+	e := Event{Group: GroupOutage, Time: at.UTC(), Subject: model}
+	if !down {
+		e.Type = EventDeploymentRecovered
+		e.Message = fmt.Sprintf("Deployment %s recovered: its circuit breaker closed", model)
+		return e
+	}
+	e.Type = EventDeploymentDown
+	e.Figures = map[string]float64{"failures": float64(failures)}
+	e.Details = map[string]string{"error_class": errorClass}
+	e.Message = fmt.Sprintf("Deployment %s is down: its circuit breaker opened after %d failures (last: %s)", model, failures, errorClass)
+	return e
+}
