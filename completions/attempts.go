@@ -573,8 +573,15 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	}
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
-		if err := b.charge(ctx, tokens, c.Spent(), complete); err != nil {
+		alerts, err := b.charge(ctx, tokens, c.Spent(), complete)
+		if err != nil {
 			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
+		}
+		if f := g.opts.BudgetAlert; f != nil {
+			for _, a := range alerts {
+				a.Owner, a.Tag = p.scope.Owner, p.scope.Tag
+				f(ctx, a)
+			}
 		}
 		g.spend.used(b, tokens, time.Now())
 	}

@@ -24,6 +24,26 @@ type BreakerOptions struct {
 	Failures int
 	// Cooldown is how long an open breaker skips the model; default 30s.
 	Cooldown time.Duration
+	// OnChange, when set, is told of every change of a breaker's state, in this process
+	// (a breaker opened on another process of the store opens here too, and says so). It
+	// runs with the breakers locked and must not block.
+	OnChange func(BreakerChange)
+}
+
+// BreakerChange is a move of a model's circuit breaker from one state to another.
+type BreakerChange struct {
+	// Model is the breaker's model ("provider/model").
+	Model string
+	// From and To are BreakerClosed, BreakerOpen or BreakerHalfOpen.
+	From, To string
+	// Failures is how many failures in a row opened it (To BreakerOpen; 0 when another
+	// process opened it).
+	Failures int
+	// Cause is the last failure's kind (providers.Kind's String; To BreakerOpen), or
+	// "opened on another replica".
+	Cause string
+	// Time is when it changed.
+	Time time.Time
 }
 
 // Breaker states, as logged and reported by Gateway.BreakerStates.
@@ -114,6 +134,7 @@ func (b *breakers) allow(model string, now time.Time) bool {
 	if now.Before(br.until) {
 		return false
 	}
+	b.change(BreakerChange{Model: model, From: br.state, To: BreakerHalfOpen, Time: now})
 	b.set(model, br, BreakerHalfOpen)
 	br.until = now.Add(b.opts.Cooldown) // a probe that never reports is replaced after this
 	return true
@@ -135,6 +156,7 @@ func (b *breakers) record(model string, err error, now time.Time, tight bool) {
 	case err == nil:
 		if br != nil {
 			if br.state != BreakerClosed {
+				b.change(BreakerChange{Model: model, From: br.state, To: BreakerClosed, Time: now})
 				b.set(model, br, BreakerClosed)
 			}
 			delete(b.m, model)
@@ -152,6 +174,7 @@ func (b *breakers) record(model string, err error, now time.Time, tight bool) {
 			b.tell(model, now)
 		}
 	default: // the probe failed
+		br.failures = 1
 		b.trip(model, br, now, kind.String())
 		b.tell(model, now)
 	}
@@ -161,8 +184,17 @@ func (b *breakers) record(model string, err error, now time.Time, tight bool) {
 func (b *breakers) trip(model string, br *breaker, now time.Time, after string) {
 	cool := time.Duration(float64(b.opts.Cooldown) * (0.8 + 0.4*rand.Float64()))
 	br.until = now.Add(cool)
+	failures := br.failures
 	br.failures = 0
+	b.change(BreakerChange{Model: model, From: br.state, To: BreakerOpen, Failures: failures, Cause: after, Time: now})
 	b.set(model, br, BreakerOpen, "after", after, "cooldown", cool.Round(time.Millisecond).String())
+}
+
+// change tells OnChange of c when it is a change.
+func (b *breakers) change(c BreakerChange) {
+	if b.opts.OnChange != nil && c.From != c.To {
+		b.opts.OnChange(c)
+	}
 }
 
 // tell counts a trip of model's breaker for the other processes (share).

@@ -40,6 +40,9 @@ type BudgetLimits struct {
 	// Blocked refuses every request with ErrBudgetExceeded: a budget of nothing (LiteLLM's
 	// max_budget 0), kept apart from MaxCostUSD, whose zero means no bound.
 	Blocked bool `json:"blocked,omitempty"`
+	// SoftCostUSD is a USD mark that never blocks (LiteLLM's soft_budget): reaching it is
+	// reported once per period (Options.BudgetAlert), as are 85% and 100% of MaxCostUSD.
+	SoftCostUSD float64 `json:"soft_cost_usd,omitempty"`
 }
 
 // BudgetUsage is what a Budget has consumed so far (in its current period, with
@@ -54,6 +57,10 @@ type BudgetUsage struct {
 	// Answered counts the requests that were answered (one each, however many attempts a
 	// hedge or a continuation charged): the spend gate's mean cost is per answered request.
 	Answered int64 `json:"answered,omitempty"`
+	// Crossed lists the thresholds (ThresholdSoft, ThresholdNear, ThresholdMax) the cost
+	// reached in this period: each is reported once, by the charge that reached it (in
+	// the same store transaction, so one process of those sharing the account reports it).
+	Crossed BudgetCrossings `json:"crossed,omitzero"`
 }
 
 // Budget is a concurrency-safe spending account attached to a request through Scope. One
@@ -294,8 +301,9 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 
 // charge records the tokens and cost of an answered (or partly answered) attempt. A
 // shared Budget's charge is written even when ctx was cancelled after the answer (the
-// tokens were spent).
-func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) error {
+// tokens were spent). It returns the thresholds this charge's cost reached first in the
+// period (BudgetUsage.Crossed), of b and of its parent.
+func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
 	if b.parent != nil {
 		return b.chargeBoth(ctx, tokens, cost, answered)
 	}
@@ -303,22 +311,28 @@ func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answere
 }
 
 // chargeOwn is charge of b's own account.
-func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool) error {
+func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
 	now := b.clock()
 	if b.st != nil {
-		return b.update(context.WithoutCancel(ctx), func(u *BudgetUsage) error {
-			b.limits.chargeAdd(u, now, tokens, cost, answered)
+		var alerts []BudgetAlert
+		err := b.update(context.WithoutCancel(ctx), func(u *BudgetUsage) error {
+			alerts = b.chargeAdd(u, now, tokens, cost, answered) // a store transaction may run fn again
 			return nil
 		})
+		if err != nil {
+			return nil, err
+		}
+		return alerts, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.limits.chargeAdd(&b.used, now, tokens, cost, answered)
-	return nil
+	return b.chargeAdd(&b.used, now, tokens, cost, answered), nil
 }
 
-// chargeAdd is what charge adds to u of an account with limits l at now.
-func (l BudgetLimits) chargeAdd(u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) {
+// chargeAdd adds a charge to u, b's account, at now and returns the alert thresholds it
+// reached first in the period (marked in u.Crossed, so that each is sent once).
+func (b *Budget) chargeAdd(u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) []BudgetAlert {
+	l := b.limits
 	l.roll(u, now)
 	if answered {
 		if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {
@@ -330,6 +344,15 @@ func (l BudgetLimits) chargeAdd(u *BudgetUsage, now time.Time, tokens int64, cos
 	}
 	u.Tokens += tokens
 	u.CostUSD += cost
+	var alerts []BudgetAlert
+	for _, th := range l.reached(*u) {
+		if !u.Crossed.has(th) {
+			u.Crossed.set(th, true)
+			alerts = append(alerts, BudgetAlert{Budget: b.id, Threshold: th, SpentUSD: u.CostUSD,
+				SoftUSD: l.SoftCostUSD, MaxUSD: l.MaxCostUSD, PeriodStart: u.PeriodStart, Time: now})
+		}
+	}
+	return alerts
 }
 
 // allowedAs returns the models an allowed name of a Budget stands for besides itself: a
@@ -403,5 +426,12 @@ func SetSharedBudgetLimits(ctx context.Context, tx store.Tx, id string, l Budget
 	}
 	rec.Limits = l
 	rec.Limits.AllowedModels = slices.Clone(l.AllowedModels)
+	// A threshold the new limits put out of reach again is reported again when reached.
+	reached := l.reached(rec.Used)
+	for _, th := range []string{ThresholdSoft, ThresholdNear, ThresholdMax} {
+		if !slices.Contains(reached, th) {
+			rec.Used.Crossed.set(th, false)
+		}
+	}
 	return store.PutJSON(ctx, tx, store.Budgets, id, rec)
 }

@@ -29,7 +29,7 @@ func TestBudgetCostAndPeriod(t *testing.T) {
 			if _, err := b.reserveCall(ctx); err != nil {
 				t.Fatalf("%s: call %d: %v", name, i+1, err)
 			}
-			if err := b.charge(ctx, 100, 0.03, true); err != nil {
+			if _, err := b.charge(ctx, 100, 0.03, true); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -105,7 +105,7 @@ func TestSpendGateAdmitsWhatTheBudgetCanPay(t *testing.T) {
 		t.Fatalf("a second request was admitted before the first answer: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	if err := b.charge(ctx, 10, 0.02, true); err != nil { // the first answer: $0.02
+	if _, err := b.charge(ctx, 10, 0.02, true); err != nil { // the first answer: $0.02
 		t.Fatal(err)
 	}
 	first()

@@ -142,22 +142,29 @@ func (b *Budget) giveBack(ctx context.Context) {
 	b.mu.Unlock()
 }
 
-// chargeBoth is charge of a Budget with a parent: the tokens and cost recorded in both.
-func (b *Budget) chargeBoth(ctx context.Context, tokens int64, cost float64, answered bool) error {
+// chargeBoth is charge of a Budget with a parent: the tokens and cost recorded in both,
+// and the alert thresholds either reached.
+func (b *Budget) chargeBoth(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
 	p := b.parent
 	if !b.sameStore() {
-		err := b.chargeOwn(ctx, tokens, cost, answered)
-		return errors.Join(err, p.chargeOwn(ctx, tokens, cost, answered))
+		alerts, err := b.chargeOwn(ctx, tokens, cost, answered)
+		palerts, perr := p.chargeOwn(ctx, tokens, cost, answered)
+		return append(alerts, palerts...), errors.Join(err, perr)
 	}
 	now, pnow := b.clock(), p.clock()
 	ctx = context.WithoutCancel(ctx) // the tokens were spent
-	return b.st.Update(ctx, func(tx store.Tx) error {
+	var alerts []BudgetAlert
+	err := b.st.Update(ctx, func(tx store.Tx) error {
 		return updateBudgets(ctx, tx, b, p, func(u, pu *BudgetUsage) error {
-			b.limits.chargeAdd(u, now, tokens, cost, answered)
-			p.limits.chargeAdd(pu, pnow, tokens, cost, answered)
+			// A store transaction may run this again: the alerts are those of the last run.
+			alerts = append(b.chargeAdd(u, now, tokens, cost, answered), p.chargeAdd(pu, pnow, tokens, cost, answered)...)
 			return nil
 		})
 	})
+	if err != nil {
+		return nil, err
+	}
+	return alerts, nil
 }
 
 // updateBudgets applies fn to the stored accounts of b and p in tx, and writes both back

@@ -213,6 +213,10 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Breaker configures the per-model circuit breaker (on by default).
 	Breaker BreakerOptions
+	// BudgetAlert, when set, is told when a scoped key's cost reaches its soft budget, 85%
+	// of its max budget or its max budget: once per threshold and budget period (across
+	// the processes of a store for a Budget kept in it). Operators' alerts hang here.
+	BudgetAlert BudgetAlertFunc
 	// ConversationWrites says whether a turn is committed before the answer is sent
 	// (WriteThrough, the default) or queued and committed in the background (WriteBehind;
 	// call Close to commit what is queued).

@@ -52,6 +52,7 @@ type keyRequest struct {
 	Name              string         `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
 	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
 	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
+	SoftBudgetUSD     float64        `json:"soft_budget_usd,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert to the server's --alert-webhook once per budget_duration (LiteLLM's soft_budget); 0 for none"`
 	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d or 1mo for monthly; empty for all time"`
 	MaxTokens         int64          `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
 	MaxRequests       int64          `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
@@ -76,6 +77,7 @@ type virtualKey struct {
 	Name              string         `json:"name,omitempty"`
 	Models            []string       `json:"models,omitempty"`
 	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD     float64        `json:"soft_budget_usd,omitempty"`
 	BudgetDuration    string         `json:"budget_duration,omitempty"`
 	MaxTokens         int64          `json:"max_tokens,omitempty"`
 	MaxRequests       int64          `json:"max_requests,omitempty"`
@@ -309,6 +311,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	if math.IsNaN(req.MaxBudgetUSD) || math.IsInf(req.MaxBudgetUSD, 0) || req.MaxBudgetUSD < 0 {
 		return l, invalid("max_budget_usd: must be a number of at least 0, got %v", req.MaxBudgetUSD)
 	}
+	if math.IsNaN(req.SoftBudgetUSD) || math.IsInf(req.SoftBudgetUSD, 0) || req.SoftBudgetUSD < 0 {
+		return l, invalid("soft_budget_usd: must be a number of at least 0, got %v", req.SoftBudgetUSD)
+	}
 	if req.MaxTokens < 0 {
 		return l, invalid("max_tokens: must be at least 0, got %d", req.MaxTokens)
 	}
@@ -356,7 +361,7 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	}
 	l.AllowedModels = slices.Clone(req.Models)
 	l.MaxCostUSD, l.MaxTokens, l.MaxCalls, l.TokensPerMinute = req.MaxBudgetUSD, req.MaxTokens, req.MaxRequests, req.TokensPerMinute
-	l.Blocked = req.Blocked
+	l.Blocked, l.SoftCostUSD = req.Blocked, req.SoftBudgetUSD
 	return l, nil
 }
 
@@ -464,7 +469,7 @@ func checkUniqueName(issued []store.Entry, field, name, except string) error {
 func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
-	vk.Metadata, vk.Blocked, vk.Guardrails = req.Metadata, req.Blocked, req.Guardrails
+	vk.Metadata, vk.Blocked, vk.Guardrails, vk.SoftBudgetUSD = req.Metadata, req.Blocked, req.Guardrails, req.SoftBudgetUSD
 	vk.BudgetBlock = req.Blocked && req.budgetBlock
 	vk.TeamID = req.TeamID
 	if len(vk.Guardrails) == 0 {
@@ -624,7 +629,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		if err != nil {
 			return err // revoked meanwhile: 404
 		}
-		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
+		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
 			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID}
 		if metadataGiven {

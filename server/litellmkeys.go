@@ -38,6 +38,7 @@ var litellmFieldNames = map[string]string{
 	"metadata":        "metadata",
 	"guardrails":      "guardrails",
 	"team_id":         "team_id",
+	"soft_budget":     "soft_budget_usd",
 }
 
 // litellmRefused are LiteLLM key fields without an equivalent here, with the reason given
@@ -57,7 +58,6 @@ var litellmRefused = map[string]string{
 	"model_rpm_limit":              "a key's rpm_limit covers all its models; per-model limits are not supported",
 	"model_tpm_limit":              "a key's tpm_limit covers all its models; per-model limits are not supported",
 	"max_parallel_requests":        "Switchyard does not bound a key's concurrent requests: use rpm_limit",
-	"soft_budget":                  "Switchyard has no soft budgets (alerts); max_budget is a hard bound",
 	"aliases":                      "Switchyard has no per-key model aliases (model groups are configured on the server)",
 	"config":                       "Switchyard has no per-key configuration",
 	"tags":                         "Switchyard has no per-key tags: requests are tagged key:<token> already, and with X-Switchyard-Tags",
@@ -90,6 +90,7 @@ type litellmKeyRequest struct {
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
+	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
 }
 
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
@@ -98,6 +99,7 @@ type litellmKeyInfo struct {
 	KeyAlias       *string        `json:"key_alias"`
 	Spend          float64        `json:"spend" jsonschema:"description=USD spent (in the current period with budget_duration)"`
 	MaxBudget      *float64       `json:"max_budget"`
+	SoftBudget     *float64       `json:"soft_budget" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert"`
 	Models         []string       `json:"models" jsonschema:"description=Empty: every model"`
 	Expires        *time.Time     `json:"expires"`
 	TPMLimit       *int64         `json:"tpm_limit"`
@@ -728,7 +730,7 @@ func litellmNames(err error) error {
 var litellmNativeNames = []struct{ native, litellm string }{
 	{"max_budget_usd", "max_budget"}, {"name", "key_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
-	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"},
+	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -807,6 +809,9 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 		info.MaxBudget = new(float64) // a budget of nothing: LiteLLM's max_budget 0
 	} else if vk.MaxBudgetUSD > 0 {
 		info.MaxBudget = &vk.MaxBudgetUSD
+	}
+	if vk.SoftBudgetUSD > 0 {
+		info.SoftBudget = &vk.SoftBudgetUSD
 	}
 	if vk.TokensPerMinute > 0 {
 		info.TPMLimit = &vk.TokensPerMinute

@@ -65,6 +65,9 @@ type Metrics struct {
 	// Retention sweeps.
 	swept *prometheus.CounterVec
 
+	// Alert deliveries (Alert).
+	alerts *prometheus.CounterVec
+
 	mu   sync.Mutex // guards collectors added after New
 	jobs *jobsCollector
 }
@@ -129,7 +132,8 @@ func New(opts Options) *Metrics {
 		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}}, []string{"kind", "state"})
 	m.swept = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_retention_deleted_total",
 		Help: "Records the periodic retention sweeps deleted, by kind (conversations, openai_conversations, spend_rollups, stored_responses, cached_answers, sessions)."}, []string{"kind"})
-	m.reg.MustRegister(m.swept, m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
+	m.alerts = newAlertsCounter()
+	m.reg.MustRegister(m.alerts, m.swept, m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
 		m.cacheLookups, m.cacheSaved, m.httpRequests, m.httpDuration, m.selects, m.selectDur, m.storeOps, m.sandboxRun, m.jobDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
