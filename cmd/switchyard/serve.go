@@ -72,6 +72,7 @@ type serveConfig struct {
 	jobLimits                // per-key job limits and the download idle timeout (joblimits.go)
 	Batches   batchFlags     // the Files and Batch APIs (batchflags.go)
 	Telemetry telemetryFlags // metrics and traces (telemetry.go)
+	Alerts    alertFlags     // webhook alerts (alerts.go)
 }
 
 // connLimits are the serve flags that bound what one client can hold open.
@@ -139,6 +140,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c.jobLimits.register(fs)
 	c.Batches.register(fs)
 	c.Telemetry.register(fs)
+	c.Alerts.register(fs)
 	c.Cache.register(fs)
 	c.Responses.register(fs)
 	c.Retention.register(fs)

@@ -26,6 +26,7 @@ import (
 	"github.com/switchyard-ai/switchyard/sandbox/wasm"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/telemetry"
 	"github.com/switchyard-ai/switchyard/trainer"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
@@ -164,7 +165,20 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		}
 		w.log.Info("guardrails", "names", strings.Join(names, ","))
 	}
-	w.gateway, err = completions.New(completions.Options{
+	var metrics *telemetry.Metrics
+	if w.obs != nil {
+		metrics = w.obs.metrics
+	}
+	alerts, err := newAlerts(w.cfg.Alerts, metrics, w.log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && alerts != nil {
+			_ = alerts.alerter.Close(context.Background()) // no server to close it
+		}
+	}()
+	gopts := completions.Options{
 		Guardrails: guardrails,
 		// The console's recorder, metrics and traces see every request.
 		Observer:           w.observer(),
@@ -187,7 +201,9 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		ConversationRetention:       libraryRetention(w.cfg.Retention.Conversations),
 		OpenAIConversationRetention: libraryRetention(w.cfg.Retention.OpenAIConversations),
 		SharedLimits:                w.limits,
-	})
+	}
+	alerts.hook(&gopts)
+	w.gateway, err = completions.New(gopts)
 	if ve := (*completions.ValidationError)(nil); errors.As(err, &ve) && strings.HasPrefix(ve.Field, "guardrails") {
 		return nil, fmt.Errorf("--guardrails: %w", err) // a moderation model the providers cannot serve
 	}
@@ -233,7 +249,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		return nil, err
 	}
 	opts := []server.Option{
-		// First, so that its close (closers run last to first) writes after the gateway's.
+		// First, so that its close (closers run last to first) sends what the gateway's
+		// last requests alerted.
+		alerts.option(),
+		// Next, so that its close writes after the gateway's.
 		server.Spend(w.spend),
 		server.Completions(w.gateway),
 		// After the gateway: closed first, so a batch's lines stop before the gateway does.

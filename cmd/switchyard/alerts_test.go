@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/alerting"
+)
+
+// fakeAlertReceiver is a test webhook that keeps every delivery.
+type fakeAlertReceiver struct {
+	mu    sync.Mutex
+	got   []receivedAlert
+	serve *httptest.Server
+}
+
+type receivedAlert struct {
+	body   []byte
+	header http.Header
+}
+
+func newFakeAlertReceiver(t *testing.T) *fakeAlertReceiver {
+	r := &fakeAlertReceiver{}
+	r.serve = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, receivedAlert{body: b, header: req.Header.Clone()})
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.serve.Close)
+	return r
+}
+
+func (r *fakeAlertReceiver) all() []receivedAlert {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]receivedAlert(nil), r.got...)
+}
+
+// serveUntil runs `switchyard serve` in-process with the openai provider at upstream and
+// the given flags; the returned stop ends it and waits (the alerts are drained then).
+func serveUntil(t *testing.T, upstream string, flags ...string) (base string, stop func()) {
+	t.Helper()
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-fake")
+	t.Setenv("OPENAI_BASE_URL", upstream+"/v1")
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--allow-local-urls"}, flags...), stdout, stderr)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
+			return "http://" + m[1], stop
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d: %s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+	}
+}
+
+func postJSON(t *testing.T, url, key, body string, into any) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	if strings.Contains(url, "/api/v1/keys/") {
+		req.Method = "PATCH"
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if into != nil && json.Unmarshal(raw, into) != nil {
+		t.Fatalf("%s: %d %s", url, resp.StatusCode, raw)
+	}
+	return resp.StatusCode
+}
+
+// TestAlertsBudgetThresholdsOncePerKey: a virtual key whose spend crosses its soft budget,
+// 85% of its max budget and its max budget over many requests sends exactly three signed
+// alerts to the webhook, counted in switchyard_alerts_total.
+func TestAlertsBudgetThresholdsOncePerKey(t *testing.T) {
+	rec := newFakeAlertReceiver(t)
+	base, stop := serveUntil(t, fakeOpenAIUpstream(t).URL, "--alert-webhook", rec.serve.URL, "--alert-webhook-secret", "whsec")
+	var vk struct {
+		ID, Key string
+	}
+	if code := postJSON(t, base+"/api/v1/keys", "k", `{"name":"alerted"}`, &vk); code != 200 && code != 201 {
+		t.Fatalf("issue key: %d", code)
+	}
+	chat := func() int {
+		return postJSON(t, base+"/v1/chat/completions", vk.Key, `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, nil)
+	}
+	if code := chat(); code != 200 {
+		t.Fatalf("first request: %d", code)
+	}
+	var info struct {
+		Spend struct {
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"spend"`
+		SoftBudgetUSD float64 `json:"soft_budget_usd"`
+	}
+	code, raw := get(t, base+"/api/v1/keys/"+vk.ID, "k")
+	b, _ := json.Marshal(raw)
+	_ = json.Unmarshal(b, &info)
+	c := info.Spend.CostUSD
+	if code != 200 || c <= 0 {
+		t.Fatalf("key info %d %v: no cost to budget on", code, raw)
+	}
+	// Thresholds between requests: soft at the 5th, 85% at the 9th, the max at the 10th.
+	if code := postJSON(t, base+"/api/v1/keys/"+vk.ID, "k", fmt.Sprintf(`{"soft_budget_usd":%g,"max_budget_usd":%g}`, 4.5*c, 9.5*c), &info); code != 200 || info.SoftBudgetUSD != 4.5*c {
+		t.Fatalf("PATCH: %d %+v", code, info)
+	}
+	ok := 1
+	for range 19 {
+		if chat() == 200 {
+			ok++
+		}
+	}
+	if ok != 10 {
+		t.Fatalf("%d requests answered, want 10 (the max budget stops the rest)", ok)
+	}
+	// The deliveries are counted: poll until the three are sent (they go in the background).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, text := scrapeMetrics(t, base+"/metrics", "")
+		if sentAlerts(text) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("switchyard_alerts_total never counted 3 sent:\n%s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop() // drains the queue: nothing more may come
+	got := rec.all()
+	var types []string
+	for _, a := range got {
+		if err := alerting.Verify("whsec", a.header.Get(alerting.HeaderSignature), a.header.Get(alerting.HeaderTimestamp), a.body, time.Minute, time.Now()); err != nil {
+			t.Fatalf("alert %s: %v", a.body, err)
+		}
+		var e alerting.Event
+		if err := json.Unmarshal(a.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Subject != vk.ID || e.Figures["spend_usd"] <= 0 {
+			t.Fatalf("alert %s", a.body)
+		}
+		types = append(types, e.Type)
+	}
+	want := map[string]bool{alerting.EventSoftBudget: true, alerting.EventBudgetNear: true, alerting.EventBudgetReached: true}
+	if len(types) != 3 || !want[types[0]] || !want[types[1]] || !want[types[2]] || types[0] == types[1] || types[1] == types[2] || types[0] == types[2] {
+		t.Fatalf("alerts %v, want soft, 85%% and reached once each", types)
+	}
+}
+
+// TestAlertsOutageTripAndRecovery: a model whose upstream fails opens its breaker (one
+// deployment_down alert) and its recovery closes it (one deployment_recovered), to a JSON
+// and a Slack webhook alike.
+func TestAlertsOutageTripAndRecovery(t *testing.T) {
+	var down atomic.Bool
+	ok := fakeOpenAIUpstream(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		resp, err := http.Post(ok.URL+r.URL.Path, "application/json", bytes.NewReader(b))
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(up.Close)
+	asJSON, asSlack := newFakeAlertReceiver(t), newFakeAlertReceiver(t)
+	base, stop := serveUntil(t, up.URL, "--alert-webhook", asJSON.serve.URL+",slack:"+asSlack.serve.URL,
+		"--breaker-failures", "2", "--breaker-cooldown", "100ms", "--alert-events", "outage")
+	chat := func() int {
+		return postJSON(t, base+"/v1/chat/completions", "k", `{"model":"openai/gpt-4o-mini","max_retries":1,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	}
+	down.Store(true)
+	for range 3 {
+		chat()
+	}
+	down.Store(false)
+	time.Sleep(200 * time.Millisecond) // past the cool-down: the next request probes
+	if code := chat(); code != 200 {
+		t.Fatalf("after recovery: %d", code)
+	}
+	for range 3 {
+		chat()
+	}
+	stop()
+	var types []string
+	for _, a := range asJSON.all() {
+		var e alerting.Event
+		if err := json.Unmarshal(a.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Subject != "openai/gpt-4o-mini" {
+			t.Fatalf("alert %s", a.body)
+		}
+		types = append(types, e.Type)
+	}
+	if len(types) != 2 || types[0] != alerting.EventDeploymentDown || types[1] != alerting.EventDeploymentRecovered {
+		t.Fatalf("alerts %v, want deployment_down then deployment_recovered", types)
+	}
+	slack := asSlack.all()
+	if len(slack) != 2 {
+		t.Fatalf("%d Slack alerts, want 2", len(slack))
+	}
+	var text struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(slack[0].body, &text); err != nil || !strings.Contains(text.Text, "Deployment down") || !strings.Contains(text.Text, "openai/gpt-4o-mini") {
+		t.Fatalf("Slack body %s", slack[0].body)
+	}
+}
+
+// sentAlerts adds up switchyard_alerts_total{outcome="sent"} in a scrape.
+func sentAlerts(text string) int {
+	n := 0
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "switchyard_alerts_total{") && strings.Contains(line, `outcome="sent"`) {
+			var v float64
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
+			n += int(v)
+		}
+	}
+	return n
+}
