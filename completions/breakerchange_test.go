@@ -34,13 +34,13 @@ func TestBreakerOnChange(t *testing.T) {
 		_, _ = h.g.Complete(ctx, Scope{}, req)
 	}
 	ask("b/steady")
-	ask("a/m") // three failures: open
+	ask("a/m")                         // three failures: open
 	time.Sleep(100 * time.Millisecond) // past the cool-down (±20%)
 	req := userReq("hi", "a/m")
 	req.MaxRetries = intp(0)
 	_, _ = h.g.Complete(ctx, Scope{}, req) // the probe fails: open again
-	time.Sleep(100 * time.Millisecond) // past the cool-down (±20%)
-	ask("a/m") // the probe answers: closed
+	time.Sleep(100 * time.Millisecond)     // past the cool-down (±20%)
+	ask("a/m")                             // the probe answers: closed
 	mu.Lock()
 	defer mu.Unlock()
 	var moves []string
