@@ -42,7 +42,9 @@ func BenchmarkBudgetedCompleteAlerts(b *testing.B) {
 				opts.BudgetAlert = func(_ context.Context, a BudgetAlert) {
 					_ = al.Send(alerting.BudgetEvent(a.Budget, a.Threshold, a.SpentUSD, a.SoftUSD, a.MaxUSD, a.PeriodStart, a.Time))
 				}
-				opts.Breaker.OnChange = func(c BreakerChange) { _ = al.Send(alerting.OutageEvent(c.Model, c.To == BreakerOpen, c.Failures, c.Cause, c.Time)) }
+				opts.Breaker.OnChange = func(c BreakerChange) {
+					_ = al.Send(alerting.OutageEvent(c.Model, c.To == BreakerOpen, c.Failures, c.Cause, c.Time))
+				}
 			}
 			g, err := New(opts)
 			if err != nil {
