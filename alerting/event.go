@@ -61,7 +61,23 @@ const (
 // ThresholdMax) at at; softUSD or maxUSD 0 means the key has none. periodStart, when not
 // zero, is the start of the key's budget period.
 func BudgetEvent(key, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
-	e := Event{Group: GroupBudget, Time: at.UTC(), Subject: key, Figures: map[string]float64{"spend_usd": spentUSD}}
+	return budgetEvent("Key", key, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
+}
+
+// TeamBudgetEvent is BudgetEvent of a team's account (shared by the team's keys): its
+// Subject is the team's id and Details["subject_kind"] is "team".
+func TeamBudgetEvent(team, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
+	e := budgetEvent("Team", team, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
+	if e.Details == nil {
+		e.Details = map[string]string{}
+	}
+	e.Details["subject_kind"] = "team"
+	return e
+}
+
+// budgetEvent is BudgetEvent of an account that noun ("Key", "Team") names as id.
+func budgetEvent(noun, id, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
+	e := Event{Group: GroupBudget, Time: at.UTC(), Subject: id, Figures: map[string]float64{"spend_usd": spentUSD}}
 	if softUSD > 0 {
 		e.Figures["soft_budget_usd"] = softUSD
 	}
@@ -74,13 +90,13 @@ func BudgetEvent(key, threshold string, spentUSD, softUSD, maxUSD float64, perio
 	switch threshold {
 	case ThresholdSoft:
 		e.Type = EventSoftBudget
-		e.Message = fmt.Sprintf("Key %s spent $%.4f: past its soft budget of $%.4f", key, spentUSD, softUSD)
+		e.Message = fmt.Sprintf("%s %s spent $%.4f: past its soft budget of $%.4f", noun, id, spentUSD, softUSD)
 	case ThresholdNear:
 		e.Type = EventBudgetNear
-		e.Message = fmt.Sprintf("Key %s spent $%.4f: 85%% of its max budget of $%.4f", key, spentUSD, maxUSD)
+		e.Message = fmt.Sprintf("%s %s spent $%.4f: 85%% of its max budget of $%.4f", noun, id, spentUSD, maxUSD)
 	default:
 		e.Type = EventBudgetReached
-		e.Message = fmt.Sprintf("Key %s spent $%.4f: its max budget of $%.4f is reached and its requests are refused", key, spentUSD, maxUSD)
+		e.Message = fmt.Sprintf("%s %s spent $%.4f: its max budget of $%.4f is reached and its requests are refused", noun, id, spentUSD, maxUSD)
 	}
 	return e
 }

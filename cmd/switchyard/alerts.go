@@ -111,9 +111,14 @@ func (a *alerts) option() server.Option {
 }
 
 // budgetAlerts turns the gateway's budget thresholds into alerts to al: the subject is
-// the virtual key's id.
+// the virtual key's id, or the team's for a team's account (server's "team/<owner>/<id>").
 func budgetAlerts(al *alerting.Alerter) completions.BudgetAlertFunc {
 	return func(_ context.Context, b completions.BudgetAlert) {
+		if rest, ok := strings.CutPrefix(b.Budget, "team/"); ok {
+			_, team, _ := strings.Cut(rest, "/")
+			_ = al.Send(alerting.TeamBudgetEvent(team, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
+			return
+		}
 		key := strings.TrimPrefix(b.Budget, "key/")
 		if key == "" {
 			key = b.Tag

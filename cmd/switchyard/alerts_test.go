@@ -265,3 +265,76 @@ func sentAlerts(text string) int {
 	}
 	return n
 }
+
+// TestAlertsTeamBudget: a team's account (shared by its keys) alerts at 85% and at its max
+// budget once each, with the team's id as the subject, whichever key spent it.
+func TestAlertsTeamBudget(t *testing.T) {
+	rec := newFakeAlertReceiver(t)
+	base, stop := serveUntil(t, fakeOpenAIUpstream(t).URL, "--alert-webhook", rec.serve.URL)
+	var team struct {
+		TeamID string `json:"team_id"`
+	}
+	if code := postJSON(t, base+"/team/new", "k", `{"team_alias":"eng"}`, &team); code != 200 || team.TeamID == "" {
+		t.Fatalf("/team/new: %d %+v", code, team)
+	}
+	keys := make([]string, 2)
+	for i := range keys {
+		var k struct {
+			Key string `json:"key"`
+		}
+		if code := postJSON(t, base+"/key/generate", "k", `{"team_id":"`+team.TeamID+`"}`, &k); code != 200 || k.Key == "" {
+			t.Fatalf("/key/generate: %d", code)
+		}
+		keys[i] = k.Key
+	}
+	chat := func(i int) int {
+		return postJSON(t, base+"/v1/chat/completions", keys[i%2], `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, nil)
+	}
+	if code := chat(0); code != 200 {
+		t.Fatalf("first request: %d", code)
+	}
+	var info struct {
+		TeamInfo struct {
+			Spend float64 `json:"spend"`
+		} `json:"team_info"`
+	}
+	code, raw := get(t, base+"/team/info?team_id="+team.TeamID, "k")
+	b, _ := json.Marshal(raw)
+	_ = json.Unmarshal(b, &info)
+	c := info.TeamInfo.Spend
+	if code != 200 || c <= 0 {
+		t.Fatalf("team info %d %v: no spend to budget on", code, raw)
+	}
+	// 85% at the 8th request, the max at the 9th (both keys spending).
+	if code := postJSON(t, base+"/team/update", "k", fmt.Sprintf(`{"team_id":%q,"max_budget":%g}`, team.TeamID, 8.5*c), nil); code != 200 {
+		t.Fatalf("/team/update: %d", code)
+	}
+	for i := range 14 {
+		chat(i)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, text := scrapeMetrics(t, base+"/metrics", "")
+		if sentAlerts(text) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("switchyard_alerts_total never counted 2 sent:\n%s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	var types []string
+	for _, a := range rec.all() {
+		var e alerting.Event
+		if err := json.Unmarshal(a.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Subject != team.TeamID || e.Details["subject_kind"] != "team" || !strings.HasPrefix(e.Message, "Team "+team.TeamID) {
+			t.Fatalf("alert %s, want one about team %s", a.body, team.TeamID)
+		}
+		types = append(types, e.Type)
+	}
+	if len(types) != 2 || types[0] != alerting.EventBudgetNear || types[1] != alerting.EventBudgetReached {
+		t.Fatalf("alerts %v, want 85%% then reached, once each", types)
+	}
+}
