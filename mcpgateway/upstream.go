@@ -1,0 +1,339 @@
+package mcpgateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// upstream is one configured server and its session, opened on first use.
+type upstream struct {
+	g       *Gateway
+	cfg     ServerConfig
+	headers map[string]string // resolved
+	env     map[string]string // resolved
+	// connecting is held (a token in it) while a session is being opened; waiters select
+	// on it and on their context.
+	connecting chan struct{}
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	tools   []Tool // cached, allowed_tools applied; nil: not listed
+	closed  bool
+}
+
+func newUpstream(g *Gateway, cfg ServerConfig, headers, env map[string]string) *upstream {
+	return &upstream{g: g, cfg: cfg, headers: headers, env: env, connecting: make(chan struct{}, 1)}
+}
+
+// connect returns the open session, opening one if there is none.
+func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	if s, err := u.current(); s != nil || err != nil {
+		return s, err
+	}
+	select {
+	case u.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-u.connecting }()
+	if s, err := u.current(); s != nil || err != nil {
+		return s, err // another caller opened it meanwhile
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: u.g.opts.ClientName, Version: u.g.opts.ClientVersion}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.forgetTools() },
+	})
+	s, err := client.Connect(ctx, u.transport(), nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connecting: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("%w: %s: connecting: %w", ErrUpstream, u.cfg.Name, err)
+	}
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		_ = s.Close()
+		return nil, ErrClosed
+	}
+	u.session, u.tools = s, nil
+	u.mu.Unlock()
+	u.g.opts.Logger.Info("mcp server connected", "server", u.cfg.Name, "transport", u.cfg.Transport)
+	go func() {
+		// The session ends when the server goes away (a stdio child exits, a stream
+		// breaks): forget it, so the next use opens a new one.
+		err := s.Wait()
+		if u.drop(s) {
+			u.g.opts.Logger.Warn("mcp server session ended", "server", u.cfg.Name, "err", err)
+		}
+	}()
+	return s, nil
+}
+
+// current is the open session (nil: none) or ErrClosed.
+func (u *upstream) current() (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil, ErrClosed
+	}
+	return u.session, nil
+}
+
+// drop forgets s (and the tool list) if it is the current session, and closes it; it
+// reports whether s was current.
+func (u *upstream) drop(s *mcp.ClientSession) bool {
+	u.mu.Lock()
+	current := u.session == s
+	if current {
+		u.session, u.tools = nil, nil
+	}
+	u.mu.Unlock()
+	if current {
+		_ = s.Close()
+	}
+	return current
+}
+
+// forgetTools drops the cached tool list.
+func (u *upstream) forgetTools() {
+	u.mu.Lock()
+	u.tools = nil
+	u.mu.Unlock()
+}
+
+// close ends the session (a stdio child is stopped).
+func (u *upstream) close() error {
+	u.mu.Lock()
+	u.closed = true
+	s := u.session
+	u.session, u.tools = nil, nil
+	u.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	if err := s.Close(); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return fmt.Errorf("mcpgateway: closing %s: %w", u.cfg.Name, err)
+	}
+	return nil
+}
+
+// failed handles a request's failure on s: a failure of the session itself (not an error
+// the server answered with, nor the caller's context) drops it, so the next use reconnects.
+func (u *upstream) failed(ctx context.Context, s *mcp.ClientSession, err error) {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) || ctx.Err() != nil {
+		u.forgetTools()
+		return
+	}
+	u.drop(s)
+}
+
+// retryable reports a failure that proves the server never handled the request: the
+// server no longer knows the session (it restarted).
+func retryable(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing)
+}
+
+// listTools returns the cached tool list, listing the tools when there is none.
+func (u *upstream) listTools(ctx context.Context) ([]Tool, error) {
+	u.mu.Lock()
+	tools, closed := u.tools, u.closed
+	u.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if tools != nil {
+		return tools, nil
+	}
+	for attempt := 0; ; attempt++ {
+		s, err := u.connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tools, err = u.fetchTools(ctx, s)
+		if err == nil {
+			u.mu.Lock()
+			if u.session == s {
+				u.tools = tools
+			}
+			u.mu.Unlock()
+			return tools, nil
+		}
+		u.failed(ctx, s, err)
+		// Listing is safe to repeat: once more on a new session after a broken one.
+		if attempt > 0 || ctx.Err() != nil || !u.isGone(s) {
+			return nil, err
+		}
+	}
+}
+
+// isGone reports whether s is no longer the current session.
+func (u *upstream) isGone(s *mcp.ClientSession) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.session != s && !u.closed
+}
+
+// fetchTools lists s's tools, every page, keeping the allowed ones.
+func (u *upstream) fetchTools(ctx context.Context, s *mcp.ClientSession) ([]Tool, error) {
+	out := []Tool{}
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if len(u.cfg.AllowedTools) > 0 && !slices.Contains(u.cfg.AllowedTools, t.Name) {
+			continue
+		}
+		tool := Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(`{"type":"object"}`)}
+		if t.InputSchema != nil {
+			b, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: its input schema: %w", t.Name, err)
+			}
+			tool.InputSchema = b
+		}
+		if t.Annotations != nil {
+			b, err := json.Marshal(t.Annotations)
+			if err != nil {
+				return nil, fmt.Errorf("tool %s: its annotations: %w", t.Name, err)
+			}
+			tool.Annotations = b
+		}
+		out = append(out, tool)
+	}
+	return out, nil
+}
+
+// checkTool returns ErrUnknownTool unless tool is among the server's tools; a name missing
+// from the cached list is looked for once more in a fresh one.
+func (u *upstream) checkTool(ctx context.Context, tool string) error {
+	for attempt := 0; attempt < 2; attempt++ {
+		tools, err := u.listTools(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == tool }) {
+			return nil
+		}
+		if len(u.cfg.AllowedTools) > 0 && !slices.Contains(u.cfg.AllowedTools, tool) {
+			break // not allowed: no listing will change that
+		}
+		u.forgetTools()
+	}
+	return fmt.Errorf("%w: server %s has no tool %q", ErrUnknownTool, u.cfg.Name, tool)
+}
+
+// call calls a tool; a call that failed because the session was already gone (the server
+// never saw it) is made once more on a new session.
+func (u *upstream) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	for attempt := 0; ; attempt++ {
+		s, err := u.connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.CallTool(ctx, params)
+		if err == nil {
+			return res, nil
+		}
+		u.failed(ctx, s, err)
+		if attempt > 0 || ctx.Err() != nil || !retryable(err) {
+			return nil, err
+		}
+	}
+}
+
+// transport builds the MCP transport of the server's configuration.
+func (u *upstream) transport() mcp.Transport {
+	switch u.cfg.Transport {
+	case TransportStdio:
+		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+		cmd.Env = childEnv(u.env)
+		cmd.Stderr = &stderrLog{u: u}
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: u.g.opts.StopTimeout}
+	case TransportSSE:
+		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}
+	default:
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}
+	}
+}
+
+// httpClient is the gateway's client adding the server's headers to each request.
+func (u *upstream) httpClient() *http.Client {
+	if len(u.headers) == 0 {
+		return u.g.opts.HTTPClient
+	}
+	c := *u.g.opts.HTTPClient
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = &headerTransport{base: base, headers: u.headers}
+	return &c
+}
+
+// headerTransport adds fixed headers to each request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// inheritedEnv are the gateway's environment variables a stdio child gets.
+var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "LANG"}
+
+// childEnv is a stdio child's environment: inheritedEnv, then the configured env.
+func childEnv(env map[string]string) []string {
+	var out []string
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, set := env[k]; !set {
+				out = append(out, k+"="+v)
+			}
+		}
+	}
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// stderrLog logs a stdio child's standard error, a line at a time.
+type stderrLog struct {
+	u   *upstream
+	buf []byte
+}
+
+func (w *stderrLog) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.u.g.opts.Logger.Debug("mcp server stderr", "server", w.u.cfg.Name, "line", string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 4096 {
+		w.u.g.opts.Logger.Debug("mcp server stderr", "server", w.u.cfg.Name, "line", string(w.buf))
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
