@@ -53,7 +53,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: u.g.opts.ClientName, Version: u.g.opts.ClientVersion}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.forgetTools() },
 	})
-	s, err := client.Connect(ctx, u.transport(), nil)
+	cctx, cancel := clean(ctx)
+	defer cancel()
+	s, err := client.Connect(cctx, u.transport(), nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connecting: %w", ctx.Err())
@@ -187,6 +189,8 @@ func (u *upstream) isGone(s *mcp.ClientSession) bool {
 
 // fetchTools lists s's tools, every page, keeping the allowed ones.
 func (u *upstream) fetchTools(ctx context.Context, s *mcp.ClientSession) ([]Tool, error) {
+	ctx, cancel := clean(ctx)
+	defer cancel()
 	out := []Tool{}
 	for t, err := range s.Tools(ctx, nil) {
 		if err != nil {
@@ -242,7 +246,9 @@ func (u *upstream) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.CallTool(ctx, params)
+		cctx, cancel := clean(ctx)
+		res, err := s.CallTool(cctx, params)
+		cancel()
 		if err == nil {
 			return res, nil
 		}
@@ -336,4 +342,20 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 		w.buf = w.buf[:0]
 	}
 	return len(p), nil
+}
+
+// clean is a context without ctx's values that ends when ctx does. The SDK reads its own
+// values from a request's context (the protocol version of the MCP request being served,
+// when the gateway is called from an MCP server of the same SDK): they must not reach the
+// upstream's requests.
+func clean(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancelCause(context.Background())
+	if d, ok := ctx.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		c, cancelDeadline = context.WithDeadline(c, d)
+		prev := cancel
+		cancel = func(err error) { cancelDeadline(); prev(err) }
+	}
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return c, func() { stop(); cancel(context.Canceled) }
 }

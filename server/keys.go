@@ -43,6 +43,8 @@ const (
 	maxKeyModels = 100
 	// maxKeyGuardrails bounds a virtual key's guardrails.
 	maxKeyGuardrails = 16
+	// maxKeyMCPServers bounds a virtual key's MCP server list.
+	maxKeyMCPServers = 100
 	// maxKeyMetadataBytes bounds a virtual key's metadata, as JSON.
 	maxKeyMetadataBytes = 16 << 10
 )
@@ -63,6 +65,7 @@ type keyRequest struct {
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none"`
+	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
@@ -91,6 +94,7 @@ type virtualKey struct {
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
+	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 }
 
@@ -133,6 +137,8 @@ type virtualKeyScope struct {
 	// rate (0: none).
 	Team    string
 	TeamRPM int
+	// MCPServers are the MCP servers the key may use (empty: every one).
+	MCPServers []string
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
@@ -374,6 +380,9 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkKeyMCPServers(req.MCPServers); err != nil {
+		return nil, err
+	}
 	key, hash, err := mintKey()
 	if err != nil {
 		return nil, err
@@ -470,6 +479,10 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
 	vk.Metadata, vk.Blocked, vk.Guardrails, vk.SoftBudgetUSD = req.Metadata, req.Blocked, req.Guardrails, req.SoftBudgetUSD
+	vk.MCPServers = slices.Clone(req.MCPServers)
+	if len(vk.MCPServers) == 0 {
+		vk.MCPServers = nil
+	}
 	vk.BudgetBlock = req.Blocked && req.budgetBlock
 	vk.TeamID = req.TeamID
 	if len(vk.Guardrails) == 0 {
@@ -492,7 +505,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virt
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
 	}
-	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID})
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -631,7 +644,8 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
-			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID}
+			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID,
+			MCPServers: rec.MCPServers}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -654,6 +668,11 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		limits, err := checkKeyRequest(g, check, time.Now().UTC(), modelsGiven)
 		if err != nil {
 			return err
+		}
+		if _, given := given["mcp_servers"]; given {
+			if err := s.checkKeyMCPServers(req.MCPServers); err != nil {
+				return err
+			}
 		}
 		if _, nameGiven := given["name"]; nameGiven && uniqueName != "" && req.Name != rec.Name {
 			issued, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/", Limit: MaxVirtualKeysPerOwner})
@@ -685,4 +704,24 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id)
 	out := s.withSpend(ctx, vk)
 	return &out, nil
+}
+
+// checkKeyMCPServers validates a key's mcp_servers: each one a server of --mcp-servers,
+// listed once.
+func (s *Server) checkKeyMCPServers(names []string) error {
+	if len(names) > maxKeyMCPServers {
+		return Validation(http.StatusUnprocessableEntity, "mcp_servers: at most %d servers, got %d", maxKeyMCPServers, len(names))
+	}
+	for i, n := range names {
+		if slices.Index(names, n) < i {
+			return Validation(http.StatusUnprocessableEntity, "mcp_servers[%d]: %q is listed twice", i, n)
+		}
+		if s.mcp == nil {
+			return Validation(http.StatusUnprocessableEntity, "mcp_servers[%d]: %q: this server has no MCP servers configured (serve --mcp-servers)", i, n)
+		}
+		if !s.mcp.HasServer(n) {
+			return Validation(http.StatusUnprocessableEntity, "mcp_servers[%d]: %q is not an MCP server of this server (GET /v1/mcp/server lists them)", i, n)
+		}
+	}
+	return nil
 }

@@ -51,7 +51,6 @@ var litellmRefused = map[string]string{
 	"policies":                     "Switchyard has no per-key policies",
 	"prompts":                      "Switchyard has no per-key prompts",
 	"permissions":                  "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
-	"object_permission":            "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
 	"allowed_routes":               "a virtual key reaches the gateway's surfaces only; its routes cannot be chosen",
 	"allowed_passthrough_routes":   "Switchyard has no pass-through routes",
 	"model_max_budget":             "a key's budget covers all its models; per-model budgets are not supported",
@@ -91,6 +90,14 @@ type litellmKeyRequest struct {
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
 	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
+	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
+	ObjectPermission *litellmObjectPermission `json:"object_permission,omitempty" jsonschema:"description=Which MCP servers the key may use: mcp_servers (the other members are refused when not empty)"`
+}
+
+// litellmObjectPermission is LiteLLM's object_permission of a key, as far as Switchyard has
+// one: the MCP servers the key may use.
+type litellmObjectPermission struct {
+	MCPServers []string `json:"mcp_servers" jsonschema:"description=The MCP servers (serve --mcp-servers) the key may use; empty for every one"`
 }
 
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
@@ -111,7 +118,9 @@ type litellmKeyInfo struct {
 	TeamID         *string        `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
 	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
-	CreatedAt      time.Time      `json:"created_at"`
+	// ObjectPermission says which MCP servers the key may use.
+	ObjectPermission litellmObjectPermission `json:"object_permission"`
+	CreatedAt        time.Time               `json:"created_at"`
 	// Switchyard's limits LiteLLM's key has no field for, so that they are not hidden.
 	MaxTokens   int64 `json:"max_tokens,omitempty" jsonschema:"description=Switchyard: tokens the key may use (per budget_duration)"`
 	MaxRequests int64 `json:"max_requests,omitempty" jsonschema:"description=Switchyard: requests the key may make (per budget_duration)"`
@@ -595,6 +604,29 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 				return nil, nil, false, false, litellmInvalid(name, "user_id: must be a string, got %s", raw)
 			}
 			userID = &v
+		case name == "object_permission":
+			if isNull {
+				if update {
+					native["mcp_servers"] = json.RawMessage(`[]`)
+				}
+				continue
+			}
+			var perm map[string]json.RawMessage
+			if json.Unmarshal(raw, &perm) != nil || perm == nil {
+				return nil, nil, false, false, litellmInvalid(name, "object_permission: must be a JSON object such as {\"mcp_servers\": [\"github\"]}, got %s", raw)
+			}
+			for k, v := range perm {
+				switch {
+				case k == "mcp_servers" && bytes.Equal(bytes.TrimSpace(v), []byte("null")):
+					native["mcp_servers"] = json.RawMessage(`[]`)
+				case k == "mcp_servers":
+					native["mcp_servers"] = v
+				case k == "object_permission_id" || emptyJSON(v):
+					// LiteLLM's record id, or a permission asking for nothing.
+				default:
+					return nil, nil, false, false, litellmInvalid(name, "object_permission.%s: Switchyard's keys have mcp_servers only (no MCP access groups, per-tool permissions, vector stores or agents)", k)
+				}
+			}
 		case name == "key_type":
 			var v string
 			if !isNull && (json.Unmarshal(raw, &v) != nil || (v != "" && v != "default" && v != "llm_api")) {
@@ -731,6 +763,7 @@ var litellmNativeNames = []struct{ native, litellm string }{
 	{"max_budget_usd", "max_budget"}, {"name", "key_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},
+	{"mcp_servers", "object_permission.mcp_servers"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -794,7 +827,11 @@ func (s *Server) litellmInfoScope(r *http.Request, ref string) (string, error) {
 // litellmInfoOf describes vk in LiteLLM's fields.
 func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	info := litellmKeyInfo{Token: vk.ID, Spend: vk.Spend.CostUSD, Models: vk.Models, Expires: vk.ExpiresAt, Metadata: vk.Metadata, Guardrails: vk.Guardrails,
-		CreatedAt: vk.CreatedAt, MaxTokens: vk.MaxTokens, MaxRequests: vk.MaxRequests, Expired: vk.Expired}
+		CreatedAt: vk.CreatedAt, MaxTokens: vk.MaxTokens, MaxRequests: vk.MaxRequests, Expired: vk.Expired,
+		ObjectPermission: litellmObjectPermission{MCPServers: vk.MCPServers}}
+	if info.ObjectPermission.MCPServers == nil {
+		info.ObjectPermission.MCPServers = []string{}
+	}
 	if info.Models == nil {
 		info.Models = []string{}
 	}

@@ -321,6 +321,8 @@ type keyScopeDoc struct {
 	Guardrails []string `json:"guardrails,omitempty"`
 	// TeamID is a virtual key's team (teams.go): its budget sits inside the team's.
 	TeamID string `json:"team_id,omitempty"`
+	// MCPServers are the MCP servers a virtual key may use (empty: every one).
+	MCPServers []string `json:"mcp_servers,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -406,7 +408,7 @@ func keyScopes(st *store.Store) ScopeResolver {
 		}
 		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond, Guardrails: s.Guardrails}
 		if s.KeyID != "" {
-			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute}
+			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, MCPServers: s.MCPServers}
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
 				if err != nil {

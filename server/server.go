@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -106,6 +107,8 @@ type Server struct {
 	// v1Roots are the first segments of the /v1/ routes ("chat", "embeddings", …): a path
 	// beginning with one of them without /v1 is served as its /v1 route (v1Alias).
 	v1Roots map[string]bool
+	// mcp is the MCP gateway (option MCP); nil without one.
+	mcp     *mcpgateway.Gateway
 	mappers []ErrorMapper
 	closers []func(context.Context) error
 	handler http.Handler

@@ -67,6 +67,9 @@ type Metrics struct {
 
 	// Alert deliveries (Alert).
 	alerts *prometheus.CounterVec
+	// MCP gateway (mcpgateway.Observer).
+	mcpCalls    *prometheus.CounterVec
+	mcpDuration *prometheus.HistogramVec
 
 	mu   sync.Mutex // guards collectors added after New
 	jobs *jobsCollector
@@ -133,7 +136,11 @@ func New(opts Options) *Metrics {
 	m.swept = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_retention_deleted_total",
 		Help: "Records the periodic retention sweeps deleted, by kind (conversations, openai_conversations, spend_rollups, stored_responses, cached_answers, sessions)."}, []string{"kind"})
 	m.alerts = newAlertsCounter()
-	m.reg.MustRegister(m.alerts, m.swept, m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
+	m.mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_mcp_tool_calls_total",
+		Help: "MCP tool calls through the MCP gateway, by upstream server and outcome (ok, tool_error, upstream_error, timeout, too_large, unknown_tool, invalid_arguments, cancelled)."}, []string{"server", "outcome"})
+	m.mcpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_mcp_tool_call_duration_seconds",
+		Help: "MCP tool call duration through the MCP gateway, connecting included, by upstream server.", Buckets: latency}, []string{"server"})
+	m.reg.MustRegister(m.alerts, m.mcpCalls, m.mcpDuration, m.swept, m.requests, m.duration, m.ttft, m.tokens, m.cost, m.attempts, m.retries, m.fallbacks, m.continuations,
 		m.cacheLookups, m.cacheSaved, m.httpRequests, m.httpDuration, m.selects, m.selectDur, m.storeOps, m.sandboxRun, m.jobDur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
@@ -37,6 +38,9 @@ type serveConfig struct {
 	ModelGroups string
 	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
 	Guardrails      string
+	// MCP is the MCP gateway's flags: --mcp-servers, --mcp-call-timeout,
+	// --mcp-max-result-bytes.
+	MCP mcpFlags
 	PricesFile      string
 	Sandbox         string
 	GCPercent       int
@@ -111,6 +115,9 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables)")
 	fs.StringVar(&c.ModelGroups, "model-groups", "", `JSON file of model groups: names clients send as their model that stand for several models, tried in order or routed per request ({"smart": {"models": ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"], "route": true}})`)
 	fs.StringVar(&c.Guardrails, "guardrails", "", `JSON file of guardrails run on chat requests before the upstream call or on the answer, default_on or named per request in "guardrails" ([{"name": "pii", "kind": "pii", "mode": "pre_call", "default_on": true}]; kinds moderation, secrets, pii, banned_words, regex)`)
+	fs.StringVar(&c.MCP.Servers, "mcp-servers", "", `JSON or YAML file of upstream MCP servers served at /mcp (LiteLLM's form: {"mcp_servers": {"github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer os.environ/GITHUB_TOKEN"}}}}; transport http, sse or stdio with command, args and env)`)
+	fs.DurationVar(&c.MCP.CallTimeout, "mcp-call-timeout", mcpgateway.DefaultCallTimeout, "how long one MCP tool call (or tool listing) may take, connecting included")
+	fs.IntVar(&c.MCP.MaxResultBytes, "mcp-max-result-bytes", mcpgateway.DefaultMaxResultBytes, "cap on an MCP tool result's content, as JSON (a larger one is an error naming the cap)")
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
 	fs.IntVar(&c.GCPercent, "gc-percent", 400, "Go GC target percentage when GOGC is not set; higher trades memory for fewer pauses on the request path")

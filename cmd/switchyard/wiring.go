@@ -271,6 +271,13 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	if w.cfg.Console {
 		opts = append(opts, server.Console())
 	}
+	mcpOpt, err := w.cfg.MCP.mcpOption(w)
+	if err != nil {
+		return nil, err
+	}
+	if mcpOpt != nil {
+		opts = append(opts, mcpOpt)
+	}
 	return opts, nil
 }
 

@@ -5,6 +5,7 @@ package mcpgatewaytest
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,8 +44,9 @@ type bigIn struct {
 type none struct{}
 
 // NewFakeServer returns a fake MCP server named name with FakeTools; calls counts the tool
-// calls it answers (nil: not counted).
-func NewFakeServer(name string, calls *atomic.Int64) *mcp.Server {
+// calls it answers (nil: not counted); closing stop ends the slow tool's wait too (nil: only
+// a cancellation does).
+func NewFakeServer(name string, calls *atomic.Int64, stop <-chan struct{}) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "0.0.1"}, nil)
 	count := func() {
 		if calls != nil {
@@ -69,8 +71,12 @@ func NewFakeServer(name string, calls *atomic.Int64) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits until cancelled"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			count()
-			<-ctx.Done()
-			return nil, nil, ctx.Err()
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-stop:
+				return nil, nil, errors.New("the server is stopping")
+			}
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
@@ -101,6 +107,7 @@ type FakeHTTP struct {
 	addr string
 	mu   sync.Mutex
 	srv  *httptest.Server
+	stop chan struct{} // closed by Stop: ends the slow tool's calls
 }
 
 // StartFakeHTTP starts a FakeHTTP named name; it stops when the test ends.
@@ -113,7 +120,8 @@ func StartFakeHTTP(t testing.TB, name string) *FakeHTTP {
 }
 
 func (f *FakeHTTP) start(name string, ln net.Listener) {
-	s := NewFakeServer(name, &f.Calls)
+	stop := make(chan struct{})
+	s := NewFakeServer(name, &f.Calls, stop)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := r.Header.Clone()
@@ -126,7 +134,7 @@ func (f *FakeHTTP) start(name string, ln net.Listener) {
 	}
 	srv.Start()
 	f.mu.Lock()
-	f.srv, f.addr = srv, srv.Listener.Addr().String()
+	f.srv, f.addr, f.stop = srv, srv.Listener.Addr().String(), stop
 	f.mu.Unlock()
 }
 
@@ -141,9 +149,12 @@ func (f *FakeHTTP) Header(name string) string {
 // Stop stops the server: connections are cut and the address refuses new ones.
 func (f *FakeHTTP) Stop() {
 	f.mu.Lock()
-	srv := f.srv
-	f.srv = nil
+	srv, stop := f.srv, f.stop
+	f.srv, f.stop = nil, nil
 	f.mu.Unlock()
+	if stop != nil {
+		close(stop)
+	}
 	if srv != nil {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -164,5 +175,5 @@ func (f *FakeHTTP) Restart(name string) {
 // ServeStdio serves a fake MCP server on the process's stdin and stdout until the client
 // goes away: a test binary's TestMain calls it when re-executed as a stdio server.
 func ServeStdio(name string) error {
-	return NewFakeServer(name, nil).Run(context.Background(), &mcp.StdioTransport{})
+	return NewFakeServer(name, nil, nil).Run(context.Background(), &mcp.StdioTransport{})
 }
