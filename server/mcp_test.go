@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -26,7 +25,7 @@ type mcpTestServer struct {
 	web, docs *mcpgatewaytest.FakeHTTP
 }
 
-func newMCPTestServer(t *testing.T, opts mcpgateway.Options) *mcpTestServer {
+func newMCPTestServer(t testing.TB, opts mcpgateway.Options) *mcpTestServer {
 	t.Helper()
 	web := mcpgatewaytest.StartFakeHTTP(t, "fake-web")
 	docs := mcpgatewaytest.StartFakeHTTP(t, "fake-docs")
@@ -287,5 +286,4 @@ func TestMCPKeyWithoutGateway(t *testing.T) {
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "--mcp-servers") {
 		t.Fatalf("mcp_servers without a gateway: %d %s", r.status, r.raw)
 	}
-	_ = context.Background
 }

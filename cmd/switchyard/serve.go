@@ -37,10 +37,10 @@ type serveConfig struct {
 	// models (completions.ModelGroup).
 	ModelGroups string
 	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
-	Guardrails      string
+	Guardrails string
 	// MCP is the MCP gateway's flags: --mcp-servers, --mcp-call-timeout,
 	// --mcp-max-result-bytes.
-	MCP mcpFlags
+	MCP             mcpFlags
 	PricesFile      string
 	Sandbox         string
 	GCPercent       int
