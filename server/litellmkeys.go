@@ -617,7 +617,8 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 			for k, v := range perm {
 				switch {
-				case k == "mcp_servers" && bytes.Equal(bytes.TrimSpace(v), []byte("null")):
+				case k == "mcp_servers" && emptyJSON(v):
+					// null, [] or LiteLLM's clients' default [null]: every server.
 					native["mcp_servers"] = json.RawMessage(`[]`)
 				case k == "mcp_servers":
 					native["mcp_servers"] = v
