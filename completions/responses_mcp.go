@@ -292,6 +292,16 @@ func (run *mcpRun) approvals() ([][2]ResponsesItem, error) {
 			return nil, invalid(field+".approval_request_id", "names no mcp_approval_request of this conversation: %q", it.ApprovalRequestID)
 		}
 		req := items[k]
+		// An approval already acted on is not acted on again: a client that sends the
+		// whole conversation back (store: false) sends it with the mcp_call it led to,
+		// which is history; sent again after that call, or twice, it is an error.
+		if c := slices.IndexFunc(items, func(q ResponsesItem) bool {
+			return q.Type == "mcp_call" && q.ApprovalRequestID == it.ApprovalRequestID
+		}); c > i {
+			continue
+		} else if c >= 0 || slices.ContainsFunc(out, func(a [2]ResponsesItem) bool { return a[0].ID == req.ID }) {
+			return nil, invalid(field+".approval_request_id", "answers mcp_approval_request %q, which is answered already", it.ApprovalRequestID)
+		}
 		if !slices.ContainsFunc(run.servers, func(s mcpServerTool) bool { return s.label == req.ServerLabel }) {
 			return nil, invalid(field+".approval_request_id", "asks for a tool of MCP server %q, which no mcp tool of the request names", req.ServerLabel)
 		}
