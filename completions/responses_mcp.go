@@ -302,8 +302,12 @@ func (run *mcpRun) approvals() ([][2]ResponsesItem, error) {
 		} else if c >= 0 || slices.ContainsFunc(out, func(a [2]ResponsesItem) bool { return a[0].ID == req.ID }) {
 			return nil, invalid(field+".approval_request_id", "answers mcp_approval_request %q, which is answered already", it.ApprovalRequestID)
 		}
-		if !slices.ContainsFunc(run.servers, func(s mcpServerTool) bool { return s.label == req.ServerLabel }) {
+		s := slices.IndexFunc(run.servers, func(s mcpServerTool) bool { return s.label == req.ServerLabel })
+		if s < 0 {
 			return nil, invalid(field+".approval_request_id", "asks for a tool of MCP server %q, which no mcp tool of the request names", req.ServerLabel)
+		}
+		if a := run.servers[s].allowed; a.set && !a.readOnly && !slices.Contains(a.names, req.Name) {
+			return nil, invalid(field+".approval_request_id", "asks for tool %q of MCP server %q, which %s.allowed_tools does not allow", req.Name, req.ServerLabel, run.servers[s].field)
 		}
 		out = append(out, [2]ResponsesItem{req, it})
 	}
@@ -383,10 +387,19 @@ func (run *mcpRun) runApproved(ctx context.Context, approvals [][2]ResponsesItem
 		req, resp := a[0], a[1]
 		var item ResponseOutputItem
 		var err error
-		if *resp.Approve {
+		name, offered := run.offeredName(req.ServerLabel, req.Name)
+		if !offered {
+			name = mcpModelName(req.ServerLabel, req.Name, taken)
+		}
+		if *resp.Approve && offered {
 			item, err = run.call(ctx, req.ServerLabel, req.Name, req.Arguments, req.ID)
 		} else {
+			// Declined, or a tool the request's mcp tool does not offer (allowed_tools'
+			// read_only, or one the server no longer lists): not run.
 			msg := mcpDeclined
+			if *resp.Approve {
+				msg = fmt.Sprintf("tool %q of MCP server %q is not among the tools this request allows", req.Name, req.ServerLabel)
+			}
 			args := req.Arguments
 			item = ResponseOutputItem{ID: mcpItemID("mcp_"), Type: "mcp_call", Status: "failed", ServerLabel: req.ServerLabel, Name: req.Name,
 				Arguments: &args, Error: &msg, ApprovalRequestID: req.ID}
@@ -395,7 +408,7 @@ func (run *mcpRun) runApproved(ctx context.Context, approvals [][2]ResponsesItem
 		if err != nil {
 			return err
 		}
-		calls = append(calls, OpenAIToolCall{ID: item.ID, Type: "function", Function: OpenAIFunctionCall{Name: mcpModelName(req.ServerLabel, req.Name, taken), Arguments: req.Arguments}})
+		calls = append(calls, OpenAIToolCall{ID: item.ID, Type: "function", Function: OpenAIFunctionCall{Name: name, Arguments: req.Arguments}})
 		results = append(results, OpenAIMessage{Role: "tool", ToolCallID: item.ID, Content: textContent(mcpOutputText(item))})
 	}
 	m := run.creq.Messages
@@ -406,6 +419,16 @@ func (run *mcpRun) runApproved(ctx context.Context, approvals [][2]ResponsesItem
 	}
 	run.creq.Messages = append(m, results...)
 	return nil
+}
+
+// offeredName is the name the model is offered tool of server under, if it is offered.
+func (run *mcpRun) offeredName(server, tool string) (string, bool) {
+	for name, ref := range run.byName {
+		if ref.server.label == server && ref.tool.Name == tool {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // call runs tool of server with arguments and adds its mcp_call item (approvalID: the
