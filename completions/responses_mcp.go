@@ -200,6 +200,11 @@ func (run *mcpRun) loop(ctx context.Context) error {
 			}
 		}
 		resp, err := run.answer(ctx, req)
+		if cf := (*ContentFilterError)(nil); errors.As(err, &cf) {
+			// As without mcp tools: the response ends incomplete (content_filter), billed
+			// what the provider reported, with the items of the rounds before.
+			resp, err = filteredResponse(cf), nil
+		}
 		if err != nil {
 			return err
 		}
