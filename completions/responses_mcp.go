@@ -345,6 +345,7 @@ func (run *mcpRun) listTools(ctx context.Context) error {
 				continue
 			}
 			name := mcpModelName(s.label, t.Name, taken)
+			taken[name]++ // another server's tool of the same "<server>__<tool>" gets a name of its own
 			run.byName[name] = mcpRef{server: s, tool: t}
 			params := t.InputSchema
 			if len(params) == 0 || string(params) == "null" {

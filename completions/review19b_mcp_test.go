@@ -184,6 +184,7 @@ func TestReview19bMCPToolNamesDoNotCollide(t *testing.T) {
 		t.Fatalf("offered %+v: want two tools under distinct names", tools)
 	}
 	for _, tl := range tools {
+		h := newHarness(t, func(o *Options) { o.MCP = mcp })
 		h.a.on("m", step{call: &providers.ToolCall{ID: "call_1", Name: tl.Name, Arguments: `{}`}}, step{text: "ok"})
 		if _, err := respondMCP(t, h.g, Scope{Owner: "alice"}, `{"model":"a/m","input":"hi","tools":[
 			{"type":"mcp","server_label":"a","require_approval":"never"},{"type":"mcp","server_label":"a__b","require_approval":"never"}]}`); err != nil {
