@@ -210,7 +210,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 	case *completions.Scope:
 		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.CallTimeout, v.Guardrails, v.MCPServers
 	case virtualKeyScope:
-		sc.Budget, sc.Tag, sc.Guardrails = v.Budget, v.Tag, v.Guardrails
+		sc.Budget, sc.Tag, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.Guardrails, v.MCPServers
 	}
 	return sc
 }

@@ -137,8 +137,6 @@ type virtualKeyScope struct {
 	// rate (0: none).
 	Team    string
 	TeamRPM int
-	// MCPServers are the MCP servers the key may use (empty: every one).
-	MCPServers []string
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 )
 
@@ -370,4 +371,41 @@ func (s *Server) handleMCPRESTCall(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, mcpRESTResult{Content: res.Content, IsError: res.IsError, StructuredContent: res.StructuredContent})
 	return nil
+}
+
+// MCPTools is g as the gateway's completions.MCPTools: the tools of OpenAI's mcp tool on
+// /v1/responses ({"type": "mcp", "server_label": …}) are those of g's servers, called
+// through g (its timeout, result cap and metrics).
+func MCPTools(g *mcpgateway.Gateway) completions.MCPTools { return mcpTools{g} }
+
+// mcpTools adapts a *mcpgateway.Gateway to completions.MCPTools.
+type mcpTools struct{ g *mcpgateway.Gateway }
+
+func (t mcpTools) Servers() []string {
+	infos := t.g.Servers()
+	names := make([]string, len(infos))
+	for i, si := range infos {
+		names[i] = si.Name
+	}
+	return names
+}
+
+func (t mcpTools) ListTools(ctx context.Context, server string) ([]completions.MCPTool, error) {
+	tools, err := t.g.ListTools(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]completions.MCPTool, len(tools))
+	for i, tl := range tools {
+		out[i] = completions.MCPTool{Name: tl.Name, Description: tl.Description, InputSchema: tl.InputSchema, Annotations: tl.Annotations}
+	}
+	return out, nil
+}
+
+func (t mcpTools) CallTool(ctx context.Context, server, tool string, arguments json.RawMessage) (completions.MCPResult, error) {
+	r, err := t.g.CallTool(ctx, server, tool, arguments)
+	if err != nil {
+		return completions.MCPResult{}, err
+	}
+	return completions.MCPResult{Content: r.Content, Text: r.Text, IsError: r.IsError}, nil
 }

@@ -408,7 +408,8 @@ func keyScopes(st *store.Store) ScopeResolver {
 		}
 		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond, Guardrails: s.Guardrails}
 		if s.KeyID != "" {
-			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, MCPServers: s.MCPServers}
+			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
+			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute}
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
 				if err != nil {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/mcpgateway"
-	"github.com/switchyard-ai/switchyard/server"
 )
 
 // mcpFlags are serve's MCP gateway flags.
@@ -18,9 +17,9 @@ type mcpFlags struct {
 	MaxResultBytes int
 }
 
-// mcpOption builds the MCP gateway of --mcp-servers and its server option; nil without the
-// flag. The metrics, when they are on, count the tool calls.
-func (f mcpFlags) mcpOption(w *wiring) (server.Option, error) {
+// gateway builds the MCP gateway of --mcp-servers; nil without the flag. The metrics, when
+// they are on, count the tool calls. It connects to no server until one is used.
+func (f mcpFlags) gateway(w *wiring) (*mcpgateway.Gateway, error) {
 	if f.Servers == "" {
 		return nil, nil
 	}
@@ -47,5 +46,5 @@ func (f mcpFlags) mcpOption(w *wiring) (server.Option, error) {
 		names[i] = s.Name + " (" + string(s.Transport) + ")"
 	}
 	w.log.Info("mcp gateway", "servers", names)
-	return server.MCP(g), nil
+	return g, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
+	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
@@ -54,6 +55,8 @@ type wiring struct {
 	// batches runs OpenAI-style batches through the gateway (its files included).
 	batches  *batch.Service
 	selector *routing.Selector
+	// mcp is the MCP gateway of --mcp-servers (nil without it).
+	mcp *mcpgateway.Gateway
 	// obs is the process's metrics and tracer (telemetry.go); nil fields are off.
 	obs *observability
 	// usage records recent requests and per-model spend for the usage API and the console.
@@ -203,6 +206,13 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		SharedLimits:                w.limits,
 	}
 	alerts.hook(&gopts)
+	// --mcp-servers: served at /mcp, and the tools of OpenAI's mcp tool on /v1/responses.
+	if w.mcp, err = w.cfg.MCP.gateway(w); err != nil {
+		return nil, err
+	}
+	if w.mcp != nil {
+		gopts.MCP = server.MCPTools(w.mcp)
+	}
 	w.gateway, err = completions.New(gopts)
 	if ve := (*completions.ValidationError)(nil); errors.As(err, &ve) && strings.HasPrefix(ve.Field, "guardrails") {
 		return nil, fmt.Errorf("--guardrails: %w", err) // a moderation model the providers cannot serve
@@ -271,12 +281,8 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	if w.cfg.Console {
 		opts = append(opts, server.Console())
 	}
-	mcpOpt, err := w.cfg.MCP.mcpOption(w)
-	if err != nil {
-		return nil, err
-	}
-	if mcpOpt != nil {
-		opts = append(opts, mcpOpt)
+	if w.mcp != nil {
+		opts = append(opts, server.MCP(w.mcp))
 	}
 	return opts, nil
 }
