@@ -119,6 +119,14 @@ func (l *authLimiter) takeAt(key string, perMinute int, now time.Time) (ok bool,
 	return true, 0
 }
 
+// giveBack returns to key's bucket (refilled at perMinute) the request takeAt took.
+func (l *authLimiter) giveBack(key string, perMinute int, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketAt(key, perMinute, now)
+	b.tokens = min(b.tokens+1, float64(perMinute))
+}
+
 // bucketFor returns key's bucket brought up to date, making a full one for a key not seen
 // (dropping full buckets first when maxAuthBuckets are kept, and all of them when none
 // is); callers hold mu.
@@ -546,12 +554,13 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		how  string
 	)
 	now := time.Now()
+	teamTook := false
 	if virtual && vk.TeamRPM > 0 {
-		// The team's rate, shared by every key of the team, before the key's own.
+		// The team's rate, shared by every key of the team, before the key's own; its
+		// request is given back below when the key's own bound refuses.
 		rate, how = vk.TeamRPM, "the team's rpm_limit"
-		if ok, wait = s.vkRL.takeAt(vk.Team, rate, now); ok {
-			s.shared.Add(sharedVirtualRate+strconv.Itoa(rate)+"/"+vk.Team, 1, now)
-		}
+		ok, wait = s.vkRL.takeAt(vk.Team, rate, now)
+		teamTook = ok
 	}
 	switch {
 	case !ok:
@@ -570,6 +579,13 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
 		if ok, wait = s.keyRL.take(p.Owner, now); ok {
 			s.shared.Add(sharedKeyRate+p.Owner, 1, now)
+		}
+	}
+	if teamTook {
+		if ok {
+			s.shared.Add(sharedVirtualRate+strconv.Itoa(vk.TeamRPM)+"/"+vk.Team, 1, now)
+		} else {
+			s.vkRL.giveBack(vk.Team, vk.TeamRPM, now)
 		}
 	}
 	if ok {
