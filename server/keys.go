@@ -399,7 +399,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if err := checkUniqueName(issued, uniqueName, req.Name, ""); err != nil {
 			return err
 		}
-		if err := checkKeyTeam(ctx, tx, owner, req.TeamID, req.Models); err != nil {
+		if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
 			return err
 		}
 		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
@@ -683,7 +683,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		_, teamGiven := given["team_id"]
 		if teamGiven || modelsGiven {
-			if err := checkKeyTeam(ctx, tx, owner, req.TeamID, req.Models); err != nil {
+			if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
 				return err
 			}
 		}

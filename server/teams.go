@@ -423,8 +423,10 @@ func (s *Server) deleteTeams(ctx context.Context, owner string, ids []string) ([
 
 // checkKeyTeam, for a key of owner's team id ("": none) asking for models, answers 404
 // naming team_id when there is no such team, and 422 naming models when the key asks for a
-// model outside the team's (a team without models allows every model).
-func checkKeyTeam(ctx context.Context, rd store.Reader, owner, id string, models []string) error {
+// model outside the team's (a team without models allows every model), as g resolves
+// them: a member of a team's model group, or a bare name of a team's provider/model, is
+// the team's.
+func checkKeyTeam(ctx context.Context, g *completions.Gateway, rd store.Reader, owner, id string, models []string) error {
 	if id == "" {
 		return nil
 	}
@@ -435,8 +437,9 @@ func checkKeyTeam(ctx context.Context, rd store.Reader, owner, id string, models
 	if len(rec.Models) == 0 {
 		return nil
 	}
+	team := completions.Scope{Budget: completions.NewBudget(completions.BudgetLimits{AllowedModels: rec.Models})}
 	for i, m := range models {
-		if !slices.Contains(rec.Models, m) {
+		if !g.Allows(team, m) {
 			e := Validation(http.StatusUnprocessableEntity, "models[%d]: %q is not among the models of team %s (%s): a key of a team may call only the team's models", i, m, id, strings.Join(rec.Models, ", "))
 			e.Param = "models"
 			return e
