@@ -151,20 +151,34 @@ func (b *Budget) chargeBoth(ctx context.Context, tokens int64, cost float64, ans
 		palerts, perr := p.chargeOwn(ctx, tokens, cost, answered)
 		return append(alerts, palerts...), errors.Join(err, perr)
 	}
-	now, pnow := b.clock(), p.clock()
 	ctx = context.WithoutCancel(ctx) // the tokens were spent
+	var gone error
 	var alerts []BudgetAlert
 	err := b.st.Update(ctx, func(tx store.Tx) error {
-		return updateBudgets(ctx, tx, b, p, func(u, pu *BudgetUsage) error {
-			// A store transaction may run this again: the alerts are those of the last run.
-			alerts = append(b.chargeAdd(u, now, tokens, cost, answered), p.chargeAdd(pu, pnow, tokens, cost, answered)...)
-			return nil
-		})
+		gone, alerts = nil, nil // a store transaction may run this again
+		// Each account still stored is charged: one deleted while the request was in
+		// flight (a key revoked, a team deleted after the key left it) loses nothing of
+		// the other's.
+		for _, x := range []*Budget{b, p} {
+			rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
+			if errors.Is(err, store.ErrNotFound) {
+				gone = errors.Join(gone, fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id))
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("completions: budget %s: %w", x.id, err)
+			}
+			alerts = append(alerts, x.chargeAdd(&rec.Used, x.clock(), tokens, cost, answered)...)
+			if err := store.PutJSON(ctx, tx, store.Budgets, x.id, rec); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, gone)
 	}
-	return alerts, nil
+	return alerts, gone
 }
 
 // updateBudgets applies fn to the stored accounts of b and p in tx, and writes both back
