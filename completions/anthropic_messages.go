@@ -211,6 +211,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	fields := map[int]string{}       // chat message index -> the Messages API field it came from
 	partFields := map[int][]string{} // chat message index -> the field of each of its parts
+	var signatures map[string]string // tool_use id -> Gemini thought signature, from thinking blocks
 	if len(r.System.Blocks) > 0 {
 		text, err := anthropicSystem("system", r.System.Blocks)
 		if err != nil {
@@ -289,6 +290,14 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				if m.Role != "assistant" {
 					return nil, invalid(bf+".type", "thinking blocks belong in assistant turns")
 				}
+				if id, sig, ok := parseThoughtSignatureToken(b.Signature); ok && b.Type == "thinking" {
+					// A Gemini thought signature: it goes back on its call (see thoughtSignatureToken).
+					if signatures == nil {
+						signatures = map[string]string{}
+					}
+					signatures[id] = sig
+					continue
+				}
 				thoughts = append(thoughts, OpenAIThinkingBlock{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data})
 			default:
 				return nil, invalid(bf+".type", "must be text, image, document, tool_use or tool_result, got %q", b.Type)
@@ -317,6 +326,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 		c.Messages = append(c.Messages, msg)
 	}
+	attachThoughtSignatures(c.Messages, signatures)
 	searchTool, searchField := "", "" // the web_search server tool's name and field
 	for i, t := range r.Tools {
 		if strings.HasPrefix(t.Type, "web_search_") {
@@ -716,6 +726,9 @@ func NewAnthropicResponse(resp *Response, model string) *AnthropicResponse {
 		out.Content = append(out.Content, AnthropicResponseBlock{Type: "text", Text: &text})
 	}
 	for _, c := range resp.ToolCalls {
+		if c.ThoughtSignature != "" { // Gemini's, in a thinking block just before its call
+			out.Content = append(out.Content, anthropicThinkingBlock("", thoughtSignatureToken(c.ID, c.ThoughtSignature), ""))
+		}
 		out.Content = append(out.Content, AnthropicResponseBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: anthropicInput(c.Arguments)})
 	}
 	reason := anthropicStopReason(resp.FinishReason, len(resp.ToolCalls) > 0)

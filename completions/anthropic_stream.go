@@ -269,6 +269,22 @@ func WriteAnthropicStream(rw http.ResponseWriter, st *ResponseStream, model stri
 		}
 	}
 	for _, call := range calls.sorted() {
+		if call.signature != "" {
+			// Gemini's thought signature, in a thinking block just before its call.
+			i := next
+			next++
+			block := anthropicThinkingBlock("", "", "")
+			if err := sse.Buffer("content_block_start", anthropicEvent{Type: "content_block_start", Index: idxp(i), ContentBlock: &block}); err != nil {
+				return err
+			}
+			if err := sse.Buffer("content_block_delta", anthropicEvent{Type: "content_block_delta", Index: idxp(i),
+				Delta: anthropicSignatureDelta{Type: "signature_delta", Signature: thoughtSignatureToken(call.id, call.signature)}}); err != nil {
+				return err
+			}
+			if err := sse.Buffer("content_block_stop", anthropicEvent{Type: "content_block_stop", Index: idxp(i)}); err != nil {
+				return err
+			}
+		}
 		i := next
 		next++
 		block := &AnthropicResponseBlock{Type: "tool_use", ID: call.id, Name: call.name, Input: json.RawMessage("{}")}

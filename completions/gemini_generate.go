@@ -276,7 +276,8 @@ func (r *GeminiGenerateRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 					id = fmt.Sprintf("call_%d_%d", i, j)
 				}
 				pending = append(pending, geminiCall{id: id, name: fc.Name})
-				calls = append(calls, OpenAIToolCall{ID: id, Type: "function", Function: OpenAIFunctionCall{Name: fc.Name, Arguments: args}})
+				calls = append(calls, OpenAIToolCall{ID: id, Type: "function", Function: OpenAIFunctionCall{Name: fc.Name, Arguments: args},
+					ExtraContent: googleExtra(p.ThoughtSignature)})
 			case p.FunctionResponse != nil:
 				if role != "user" {
 					return nil, invalid(pf+".functionResponse", "function responses belong in user turns")

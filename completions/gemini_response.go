@@ -145,7 +145,7 @@ func NewGeminiResponseN(resps []*Response, model string, thoughts bool) *GeminiR
 			parts = append(parts, GeminiPart{Text: &text})
 		}
 		for _, c := range resp.ToolCalls {
-			parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: c.ID, Name: c.Name, Args: anthropicInput(c.Arguments)}})
+			parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: c.ID, Name: c.Name, Args: anthropicInput(c.Arguments)}, ThoughtSignature: c.ThoughtSignature})
 		}
 		if parts == nil {
 			parts = []GeminiPart{}
@@ -326,7 +326,7 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 		parts = append(parts, GeminiPart{Text: new(resp.Refusal)})
 	}
 	for _, call := range calls.sorted() {
-		parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: call.id, Name: call.name, Args: anthropicInput(string(call.args))}})
+		parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: call.id, Name: call.name, Args: anthropicInput(string(call.args))}, ThoughtSignature: call.signature})
 	}
 	last := chunk(parts)
 	last.Candidates[0].FinishReason = "STOP"

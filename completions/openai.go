@@ -889,7 +889,7 @@ func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
 			e.first = false
 		}
 		return sse.Buffer("", e.chunk(delta))
-	case c.Type == EventToolCall && !e.first && c.ToolCall.ID == "" && c.ToolCall.Name == "":
+	case c.Type == EventToolCall && !e.first && c.ToolCall.ID == "" && c.ToolCall.Name == "" && c.ToolCall.ThoughtSignature == "":
 		// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
 		// from a template per call index like text fragments.
 		if at := e.args.template(e.base, e.index, c.ToolCall.Index); at != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/invopop/jsonschema"
@@ -117,6 +118,59 @@ type OpenAIToolCall struct {
 	// Type is "function".
 	Type     string             `json:"type"`
 	Function OpenAIFunctionCall `json:"function"`
+	// ExtraContent carries Gemini's thought signature of the call, as Google's own
+	// OpenAI-compatible endpoint does; a client sends it back with the call.
+	ExtraContent *OpenAIExtraContent `json:"extra_content,omitempty"`
+	// ProviderSpecificFields is LiteLLM's place for the same signature; it is read from
+	// requests and never written.
+	ProviderSpecificFields *OpenAIProviderFields `json:"provider_specific_fields,omitempty"`
+}
+
+// OpenAIExtraContent is Google's extension of an OpenAI tool call (extra_content).
+type OpenAIExtraContent struct {
+	// Google holds what Gemini needs back.
+	Google *OpenAIGoogleExtra `json:"google,omitempty"`
+}
+
+// OpenAIGoogleExtra is extra_content.google: Gemini's opaque thought signature.
+type OpenAIGoogleExtra struct {
+	// ThoughtSignature is the thoughtSignature of the call's functionCall part; send it back unchanged.
+	ThoughtSignature string `json:"thought_signature,omitempty" jsonschema:"description=Gemini's thoughtSignature of the call; send it back unchanged"`
+}
+
+// OpenAIProviderFields is LiteLLM's provider_specific_fields of a tool call.
+type OpenAIProviderFields struct {
+	// ThoughtSignature is Gemini's thoughtSignature of the call.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
+}
+
+// liteLLMThoughtSeparator joins a tool call id and Gemini's thought signature in the ids
+// LiteLLM gives Gemini's calls ("call_…__thought__<signature>").
+const liteLLMThoughtSeparator = "__thought__"
+
+// thoughtSignature is the Gemini thought signature a tool call of a request carries:
+// Google's extra_content, else LiteLLM's provider_specific_fields or the signature LiteLLM
+// appends to the call's id.
+func (c *OpenAIToolCall) thoughtSignature() string {
+	if e := c.ExtraContent; e != nil && e.Google != nil && e.Google.ThoughtSignature != "" {
+		return e.Google.ThoughtSignature
+	}
+	if f := c.ProviderSpecificFields; f != nil && f.ThoughtSignature != "" {
+		return f.ThoughtSignature
+	}
+	if _, sig, ok := strings.Cut(c.ID, liteLLMThoughtSeparator); ok {
+		return sig
+	}
+	return ""
+}
+
+// googleExtra is the extra_content of a call with Gemini's thought signature sig; nil
+// without one.
+func googleExtra(sig string) *OpenAIExtraContent {
+	if sig == "" {
+		return nil
+	}
+	return &OpenAIExtraContent{Google: &OpenAIGoogleExtra{ThoughtSignature: sig}}
 }
 
 // OpenAIFunctionCall is the function of a tool call; Arguments is JSON text.
@@ -133,6 +187,9 @@ type OpenAIToolCallDelta struct {
 	ID       string                  `json:"id,omitempty"`
 	Type     string                  `json:"type,omitempty"`
 	Function OpenAIFunctionCallDelta `json:"function"`
+	// ExtraContent is the call's Gemini thought signature (see OpenAIToolCall), on the
+	// fragment it arrived with.
+	ExtraContent *OpenAIExtraContent `json:"extra_content,omitempty"`
 }
 
 // OpenAIFunctionCallDelta is the function of a tool-call fragment.
@@ -147,13 +204,15 @@ func openAIToolCalls(calls []providers.ToolCall) []OpenAIToolCall {
 	}
 	out := make([]OpenAIToolCall, len(calls))
 	for i, c := range calls {
-		out[i] = OpenAIToolCall{ID: c.ID, Type: "function", Function: OpenAIFunctionCall{Name: c.Name, Arguments: c.Arguments}}
+		out[i] = OpenAIToolCall{ID: c.ID, Type: "function", Function: OpenAIFunctionCall{Name: c.Name, Arguments: c.Arguments},
+			ExtraContent: googleExtra(c.ThoughtSignature)}
 	}
 	return out
 }
 
 func openAIToolCallDelta(d providers.ToolCallDelta) OpenAIToolCallDelta {
-	out := OpenAIToolCallDelta{Index: d.Index, ID: d.ID, Function: OpenAIFunctionCallDelta{Name: d.Name, Arguments: d.Arguments}}
+	out := OpenAIToolCallDelta{Index: d.Index, ID: d.ID, Function: OpenAIFunctionCallDelta{Name: d.Name, Arguments: d.Arguments},
+		ExtraContent: googleExtra(d.ThoughtSignature)}
 	if d.ID != "" || d.Name != "" {
 		out.Type = "function"
 	}
@@ -221,7 +280,7 @@ func messageToolCalls(i int, m OpenAIMessage) ([]providers.ToolCall, error) {
 		if c.Type != "" && c.Type != "function" {
 			return nil, invalid(fmt.Sprintf("messages[%d].tool_calls[%d].type", i, j), `must be "function", got %q`, c.Type)
 		}
-		out[j] = providers.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+		out[j] = providers.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments, ThoughtSignature: c.thoughtSignature()}
 	}
 	return out, nil
 }

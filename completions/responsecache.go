@@ -621,7 +621,7 @@ func (a *cachedAnswer) chunks() []providers.Chunk {
 		out = append(out, providers.Chunk{Refusal: a.Refusal})
 	}
 	for i, c := range a.ToolCalls {
-		out = append(out, providers.Chunk{ToolCalls: []providers.ToolCallDelta{{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}}})
+		out = append(out, providers.Chunk{ToolCalls: []providers.ToolCallDelta{{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments, ThoughtSignature: c.ThoughtSignature}}})
 	}
 	u := a.Usage
 	return append(out, providers.Chunk{Usage: &u, FinishReason: a.FinishReason, StopSequence: a.StopSequence})

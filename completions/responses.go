@@ -370,6 +370,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	// function calls) takes them; any other turn means they led nowhere.
 	var pendingReasoning []OpenAIThinkingBlock
 	pendingAt := 0
+	var signatures map[string]string // call id -> Gemini thought signature, from reasoning items
 	placeReasoning := func() {
 		if len(pendingReasoning) == 0 || len(c.Messages) <= pendingAt {
 			return
@@ -513,6 +514,14 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			fields[len(c.Messages)] = field
 			c.Messages = append(c.Messages, OpenAIMessage{Role: "tool", ToolCallID: it.ID, Content: textContent(mcpCallResultText(it))})
 		case "reasoning":
+			if id, sig, ok := parseThoughtSignatureToken(it.EncryptedContent); ok {
+				// A Gemini thought signature: it goes back on its call (see thoughtSignatureToken).
+				if signatures == nil {
+					signatures = map[string]string{}
+				}
+				signatures[id] = sig
+				continue
+			}
 			// Reasoning the gateway returned: it belongs to the assistant turn that follows
 			// (a message or function calls), where Claude takes its own back.
 			if b, ok := reasoningFromItem(it); ok {
@@ -527,6 +536,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 	}
 	placeReasoning()
+	attachThoughtSignatures(c.Messages, signatures)
 	if len(c.Messages) == 0 {
 		return nil, invalid("input", "must hold at least one message")
 	}
@@ -865,6 +875,9 @@ func (o *ResponseObject) Complete(resp *Response) {
 		o.Output = append(o.Output, item)
 	}
 	for k, c := range resp.ToolCalls {
+		if c.ThoughtSignature != "" {
+			o.Output = append(o.Output, thoughtSignatureItem(resp.ResponseMessageID, k, c))
+		}
 		o.Output = append(o.Output, o.tools.callItem(callItemID(resp.ResponseMessageID, k), c.ID, c.Name, c.Arguments, "completed"))
 	}
 	switch resp.FinishReason {

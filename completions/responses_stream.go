@@ -312,10 +312,20 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 						return err
 					}
 				}
+				if d.ThoughtSignature != "" { // before the call, as a whole answer has it
+					if err := w.signatureItem(st.ResponseMessageID(), len(w.callByUp), d.ID, d.ThoughtSignature); err != nil {
+						return err
+					}
+				}
 				if idx, err = w.addItem(o.tools.callItem(callItemID(st.ResponseMessageID(), len(w.callByUp)), d.ID, d.Name, "", "in_progress")); err != nil {
 					return err
 				}
 				w.callByUp[d.Index] = idx
+			} else if d.ThoughtSignature != "" {
+				// A signature after its call opened: an item of its own, naming the call.
+				if err := w.signatureItem(st.ResponseMessageID(), len(w.callByUp)-1, o.Output[idx].CallID, d.ThoughtSignature); err != nil {
+					return err
+				}
 			}
 			if it := &w.items[idx]; d.Arguments != "" && it.open {
 				it.buf = append(it.buf, d.Arguments...)
@@ -415,4 +425,16 @@ func WriteResponsesEvents(rw http.ResponseWriter, o *ResponseObject) error {
 		return err
 	}
 	return w.sse.Flush()
+}
+
+// signatureItem writes a completed reasoning item carrying Gemini's thought signature sig of
+// call callID, call k of answer msgID (see thoughtSignatureToken).
+func (w *responsesWriter) signatureItem(msgID string, k int, callID, sig string) error {
+	item := thoughtSignatureItem(msgID, k, providers.ToolCall{ID: callID, ThoughtSignature: sig})
+	idx, err := w.addItem(item)
+	if err != nil {
+		return err
+	}
+	w.items[idx].encrypted = item.EncryptedContent
+	return w.closeItem(idx)
 }

@@ -446,8 +446,8 @@ func (s *ResponseStream) reasoningFrom(from int) []providers.ReasoningBlock {
 
 // toolCallBuild is a tool call being assembled from its fragments.
 type toolCallBuild struct {
-	id, name string
-	args     []byte
+	id, name, signature string
+	args                []byte
 }
 
 // toolChunk records the tool-call fragment d and returns its event.
@@ -465,6 +465,9 @@ func (s *ResponseStream) toolChunk(d providers.ToolCallDelta) *Chunk {
 		}
 		if d.Name != "" {
 			b.name = d.Name
+		}
+		if d.ThoughtSignature != "" {
+			b.signature = d.ThoughtSignature // whichever fragment it came with
 		}
 		b.args = append(b.args, d.Arguments...)
 	}
@@ -485,7 +488,7 @@ func (s *ResponseStream) toolCalls() []providers.ToolCall {
 		if b.id == "" && b.name == "" && len(b.args) == 0 {
 			continue // an index the upstream skipped
 		}
-		out = append(out, providers.ToolCall{ID: b.id, Name: b.name, Arguments: string(b.args)})
+		out = append(out, providers.ToolCall{ID: b.id, Name: b.name, Arguments: string(b.args), ThoughtSignature: b.signature})
 	}
 	return out
 }

@@ -16,8 +16,8 @@ type streamedCalls struct {
 
 // streamedCall is one tool call gathered from its fragments.
 type streamedCall struct {
-	id, name string
-	args     []byte
+	id, name, signature string
+	args                []byte
 }
 
 // add takes one fragment of call d.Index.
@@ -36,6 +36,9 @@ func (c *streamedCalls) add(d providers.ToolCallDelta) {
 	}
 	if d.Name != "" {
 		call.name = d.Name
+	}
+	if d.ThoughtSignature != "" {
+		call.signature = d.ThoughtSignature
 	}
 	call.args = append(call.args, d.Arguments...)
 }

@@ -33,9 +33,12 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // functionResponse named after the call it answers (found by id among the request's
 // assistant messages), consecutive results in one user turn; a result that is not a JSON
 // object is wrapped as {"result": …}. Models that validate thought signatures (Gemini 3)
-// get Google's documented placeholder on the first function call of each past model turn,
-// since the signatures do not travel through the OpenAI-shaped history. Streamed function
-// calls arrive whole, as one fragment with id, name and arguments.
+// get Google's documented placeholder on the first function call of a past model turn
+// when the history's call carries no signature of its own. Each functionCall part's
+// thoughtSignature comes back as ToolCall.ThoughtSignature (ToolCallDelta.ThoughtSignature
+// streamed) and goes back, unchanged, on the functionCall part of the call that carried
+// it. Streamed function calls arrive whole, as one fragment with id, name, arguments and
+// signature.
 //
 // Structured output: responseMimeType application/json, with responseSchema (the JSON
 // Schema converted) for json_schema. A schema the dialect cannot express is refused
@@ -307,9 +310,9 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 			}
 			for j, c := range m.ToolCalls {
 				names[c.ID] = c.Name
-				p := geminiPart{FunctionCall: &geminiFunctionCall{Name: c.Name, Args: argumentsObject(c.Arguments)}}
-				if j == 0 && needsSignature(req.Model) {
-					p.ThoughtSignature = geminiSkipSignature
+				p := geminiPart{FunctionCall: &geminiFunctionCall{Name: c.Name, Args: argumentsObject(c.Arguments)}, ThoughtSignature: c.ThoughtSignature}
+				if j == 0 && p.ThoughtSignature == "" && needsSignature(req.Model) {
+					p.ThoughtSignature = geminiSkipSignature // no signature came back with the call
 				}
 				parts = append(parts, p)
 			}
@@ -729,7 +732,7 @@ func (r *geminiResponse) calls(out []ToolCall, first int, nonce string) []ToolCa
 	}
 	for _, p := range r.Candidates[0].Content.Parts {
 		if fc := p.FunctionCall; fc != nil {
-			out = append(out, ToolCall{ID: geminiCallID(fc, first, salt), Name: fc.Name, Arguments: geminiArguments(fc)})
+			out = append(out, ToolCall{ID: geminiCallID(fc, first, salt), Name: fc.Name, Arguments: geminiArguments(fc), ThoughtSignature: p.ThoughtSignature})
 			first++
 		}
 	}
@@ -937,7 +940,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		if len(s.calls) > 0 {
 			s.deltas = s.deltas[:0]
 			for i, c := range s.calls {
-				s.deltas = append(s.deltas, ToolCallDelta{Index: s.ncalls + i, ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+				s.deltas = append(s.deltas, ToolCallDelta{Index: s.ncalls + i, ID: c.ID, Name: c.Name, Arguments: c.Arguments, ThoughtSignature: c.ThoughtSignature})
 			}
 			s.ncalls += len(s.calls)
 			out.ToolCalls = s.deltas

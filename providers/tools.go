@@ -57,6 +57,11 @@ type ToolCall struct {
 	Name string `json:"name"`
 	// Arguments is the arguments object as JSON text, as the model generated it.
 	Arguments string `json:"arguments"`
+	// ThoughtSignature is Gemini's thoughtSignature of the functionCall part the call came
+	// in: an opaque token of the model's reasoning that Gemini 3 wants back, unchanged, on
+	// the same part of the history. Only the Gemini adapter (Gemini and Vertex AI) reads or
+	// writes it; other adapters never send it.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 // ToolCallDelta is a fragment of a streamed tool call. The first fragment of a call carries
@@ -68,6 +73,9 @@ type ToolCallDelta struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	// ThoughtSignature is the call's Gemini thoughtSignature (see ToolCall), whole, on
+	// whichever fragment of the call it arrived with.
+	ThoughtSignature string `json:"thought_signature,omitempty"`
 }
 
 // Response format types (ResponseFormat.Type).
