@@ -94,7 +94,8 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, SearchOptions: req.searchOptions, Thinking: req.Thinking,
 		TopP: req.TopP, TopK: req.TopK, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
-		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL}
+		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL,
+		SafetySettings: req.safetySettings, CodeExecution: req.codeExecution, URLContext: req.urlContext}
 	p.timing = g.timingFor(p.start, scope, req)
 	if p.cache.key = g.cacheKey(p, primary, fallback); p.cache.key != "" {
 		if req.Cache != nil {
@@ -722,6 +723,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	u, estimated := measured(used.name, out.Usage, &sent, out)
 	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
+	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}

@@ -32,13 +32,15 @@ type GeminiGenerateRequest struct {
 	// SystemInstruction is text parts, the system prompt.
 	SystemInstruction *GeminiContent `json:"systemInstruction,omitempty"`
 	// Tools are functionDeclarations; googleSearch asks the model to search the web with its
-	// provider's own search. Other Google tools (codeExecution, urlContext, …) are refused.
+	// provider's own search; codeExecution and urlContext are Gemini's built-in tools, for
+	// Gemini models only (others refuse the request). googleSearchRetrieval is refused.
 	Tools      []GeminiTool      `json:"tools,omitempty"`
 	ToolConfig *GeminiToolConfig `json:"toolConfig,omitempty"`
 	// GenerationConfig holds the sampling, length, output format and thinking settings.
 	GenerationConfig *GeminiGenerationConfig `json:"generationConfig,omitempty"`
-	// SafetySettings are accepted and not passed on (each provider applies its own).
-	SafetySettings json.RawMessage `json:"safetySettings,omitempty" jsonschema:"type=array"`
+	// SafetySettings (a category and a threshold each) reach Gemini and Vertex AI's Gemini
+	// models; other providers apply their own filters and are sent none.
+	SafetySettings []providers.SafetySetting `json:"safetySettings,omitempty"`
 	// CachedContent (a context cache made with Google's cachedContents API) is refused: the
 	// gateway cannot resolve it on another provider.
 	CachedContent string `json:"cachedContent,omitempty"`
@@ -241,7 +243,16 @@ func (r *GeminiGenerateRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			}
 			switch {
 			case p.ExecutableCode != nil || p.CodeExecutionResult != nil:
-				return nil, invalid(pf, "code execution parts are not supported")
+				// Code the model ran and its result, sent back with its turn: text, as the
+				// answer's text shows them to the other surfaces.
+				if role != "assistant" {
+					return nil, invalid(pf, "code execution parts belong in model turns")
+				}
+				text, err := codeExecutionText(p)
+				if err != nil {
+					return nil, invalid(pf, "%v", err)
+				}
+				parts = append(parts, OpenAIContentPart{Type: "text", Text: text})
 			case p.Text != nil:
 				if p.Thought {
 					continue // earlier thoughts: no provider reads them back from text
@@ -317,6 +328,7 @@ func (r *GeminiGenerateRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		fields[len(c.Messages)] = field
 		c.Messages = append(c.Messages, msg)
 	}
+	c.SafetySettings = r.SafetySettings
 	toolFields, err := r.tools(c)
 	if err != nil {
 		return nil, err
@@ -402,9 +414,9 @@ func (r *GeminiGenerateRequest) tools(c *OpenAIChatRequest) ([]string, error) {
 		tf := fmt.Sprintf("tools[%d]", i)
 		switch {
 		case t.CodeExecution != nil:
-			return nil, invalid(tf+".codeExecution", "is not supported")
+			c.codeExecution = true // Gemini models only: others refuse the request
 		case t.URLContext != nil:
-			return nil, invalid(tf+".urlContext", "is not supported")
+			c.urlContext = true
 		case t.GoogleSearchRetrieval != nil:
 			return nil, invalid(tf+".googleSearchRetrieval", "is not supported; use googleSearch")
 		case t.GoogleSearch != nil:
@@ -721,11 +733,29 @@ func geminiField(fields map[int]string, toolFields []string, f string) string {
 		"response_format": "generationConfig.responseSchema", "tool_choice": "toolConfig.functionCallingConfig",
 		"thinking": "generationConfig.thinkingConfig", "seed": "generationConfig.seed",
 		"presence_penalty": "generationConfig.presencePenalty", "frequency_penalty": "generationConfig.frequencyPenalty",
-		"search": "tools.googleSearch", "metadata.tags": "labels",
+		"search": "tools.googleSearch", "metadata.tags": "labels", "safety_settings": "safetySettings",
+		"code_execution": "tools.codeExecution", "url_context": "tools.urlContext",
 	} {
 		if f == chat || strings.HasPrefix(f, chat+".") || strings.HasPrefix(f, chat+"[") {
 			return api + strings.TrimPrefix(f, chat)
 		}
 	}
 	return f
+}
+
+// codeExecutionText is an executableCode or codeExecutionResult part as a Markdown code
+// block, as the Gemini adapter renders them in an answer's text.
+func codeExecutionText(p GeminiPart) (string, error) {
+	if p.ExecutableCode != nil {
+		var c struct{ Language, Code string }
+		if err := json.Unmarshal(p.ExecutableCode, &c); err != nil {
+			return "", fmt.Errorf("executableCode: %w", err)
+		}
+		return "\n```" + strings.ToLower(c.Language) + "\n" + c.Code + "\n```\n", nil
+	}
+	var r struct{ Outcome, Output string }
+	if err := json.Unmarshal(p.CodeExecutionResult, &r); err != nil {
+		return "", fmt.Errorf("codeExecutionResult: %w", err)
+	}
+	return "\n```\n" + r.Output + "\n```\n", nil
 }

@@ -32,6 +32,8 @@ type GeminiCandidate struct {
 	// GroundingMetadata lists the web pages the provider's own search found (a request with
 	// the googleSearch tool), as Gemini's grounding chunks.
 	GroundingMetadata *GeminiGroundingMetadata `json:"groundingMetadata,omitempty"`
+	// URLContextMetadata is what Gemini's URL context tool read, as Gemini sent it.
+	URLContextMetadata json.RawMessage `json:"urlContextMetadata,omitempty" jsonschema:"type=object"`
 }
 
 // GeminiGroundingMetadata is a candidate's groundingMetadata: the pages its answer was
@@ -142,7 +144,7 @@ func NewGeminiResponseN(resps []*Response, model string, thoughts bool) *GeminiR
 			text = resp.Refusal
 		}
 		if text != "" {
-			parts = append(parts, GeminiPart{Text: &text})
+			parts = append(parts, geminiTextParts(text, resp.CodeExecution)...)
 		}
 		for _, c := range resp.ToolCalls {
 			parts = append(parts, GeminiPart{FunctionCall: &GeminiFunctionCall{ID: c.ID, Name: c.Name, Args: anthropicInput(c.Arguments)}, ThoughtSignature: c.ThoughtSignature})
@@ -151,7 +153,8 @@ func NewGeminiResponseN(resps []*Response, model string, thoughts bool) *GeminiR
 			parts = []GeminiPart{}
 		}
 		out.Candidates = append(out.Candidates, GeminiCandidate{Content: GeminiContent{Role: "model", Parts: parts},
-			FinishReason: GeminiFinishReason(resp.FinishReason), Index: i, GroundingMetadata: geminiGrounding(resp.Sources)})
+			FinishReason: GeminiFinishReason(resp.FinishReason), Index: i, GroundingMetadata: geminiGrounding(resp.Sources),
+			URLContextMetadata: resp.URLContextMetadata})
 		u = addGeminiUsage(u, resp.Usage)
 		if i == 0 {
 			out.ResponseID = resp.ResponseMessageID
@@ -349,4 +352,38 @@ func WriteGeminiChunks(rw http.ResponseWriter, r *GeminiResponse, sse bool) erro
 		return err
 	}
 	return e.end()
+}
+
+// geminiTextParts is an answer's text as parts: the code execution parts (whose Markdown
+// rendering the text holds at their ranges) as executableCode and codeExecutionResult
+// parts, the text around them as text parts. A text whose ranges do not fit (a guardrail
+// rewrote it) is one text part.
+func geminiTextParts(text string, code []providers.CodeExecutionPart) []GeminiPart {
+	at := 0
+	for _, c := range code {
+		if c.Start < at || c.End < c.Start || c.End > len(text) {
+			return []GeminiPart{{Text: &text}}
+		}
+		at = c.End
+	}
+	var out []GeminiPart
+	at = 0
+	for _, c := range code {
+		if c.Start > at {
+			out = append(out, GeminiPart{Text: new(text[at:c.Start])})
+		}
+		var raw []byte
+		if c.Result {
+			raw, _ = json.Marshal(map[string]string{"outcome": c.Outcome, "output": c.Output})
+			out = append(out, GeminiPart{CodeExecutionResult: raw})
+		} else {
+			raw, _ = json.Marshal(map[string]string{"language": c.Language, "code": c.Code})
+			out = append(out, GeminiPart{ExecutableCode: raw})
+		}
+		at = c.End
+	}
+	if at < len(text) {
+		out = append(out, GeminiPart{Text: new(text[at:])})
+	}
+	return out
 }

@@ -95,6 +95,10 @@ type OpenAIChatRequest struct {
 	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
 	// request-body "guardrails"; see Request.Guardrails).
 	Guardrails []string `json:"guardrails,omitempty"`
+	// SafetySettings are Gemini's safety settings (LiteLLM's extension): each a category
+	// and a threshold, passed to Gemini and Vertex AI's Gemini models as safetySettings and
+	// not sent to other providers.
+	SafetySettings []providers.SafetySetting `json:"safety_settings,omitempty"`
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
@@ -103,6 +107,9 @@ type OpenAIChatRequest struct {
 	promptCacheTTL, promptCacheTailTTL string
 	// topK: see Request.TopK (the Messages surface's).
 	topK *int
+	// codeExecution and urlContext ask for Gemini's built-in tools (the Gemini surface's
+	// tools.codeExecution and tools.urlContext).
+	codeExecution, urlContext bool
 	// maxStop raises MaxStopSequences (the Messages surface's stop_sequences).
 	maxStop int
 	// thinkingEffort is the Messages surface's output_config.effort: the effort of its
@@ -389,7 +396,18 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	for i, ss := range r.SafetySettings {
+		if ss.Category == "" {
+			return nil, invalid(fmt.Sprintf("safety_settings[%d].category", i), "is required (a HARM_CATEGORY_… name)")
+		}
+		if ss.Threshold == "" {
+			return nil, invalid(fmt.Sprintf("safety_settings[%d].threshold", i), "is required (BLOCK_NONE, BLOCK_ONLY_HIGH, BLOCK_MEDIUM_AND_ABOVE, BLOCK_LOW_AND_ABOVE or OFF)")
+		}
+	}
 	req := &Request{
+		safetySettings: r.SafetySettings,
+		codeExecution:  r.codeExecution,
+		urlContext:     r.urlContext,
 		searchOptions:  searchOptions,
 		Thinking:       thinking,
 		fieldName:      fieldName,

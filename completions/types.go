@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -171,6 +172,9 @@ type Request struct {
 	searchIfAvailable bool
 	// searchOptions refine the search (the OpenAI-compatible and Messages surfaces' options).
 	searchOptions *providers.SearchOptions
+	// safetySettings, codeExecution and urlContext: see providers.Request's (Gemini only).
+	safetySettings            []providers.SafetySetting
+	codeExecution, urlContext bool
 	// choices is n for each answer of an n-choice request (CompleteN): with a budget they
 	// are admitted together and share the tokens it has left.
 	choices int
@@ -325,6 +329,11 @@ type Response struct {
 	// providers.ReasoningBlock), for the OpenAI-compatible and Messages surfaces; the native
 	// API does not return it.
 	Reasoning []providers.ReasoningBlock `json:"-"`
+	// CodeExecution and URLContextMetadata are Gemini's code execution parts and URL
+	// context metadata (see providers.Response), for the Gemini surface; the text has the
+	// code and its output as Markdown code blocks for the others.
+	CodeExecution      []providers.CodeExecutionPart `json:"-"`
+	URLContextMetadata json.RawMessage               `json:"-"`
 	// Sources are the web pages the provider's own search found for the answer (the
 	// Messages surface returns them as web_search_tool_result blocks).
 	Sources []providers.Source `json:"-"`

@@ -118,6 +118,33 @@ type geminiPart struct {
 	FunctionCall     *geminiFunctionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *geminiFunctionResponse `json:"functionResponse,omitempty"`
 	ThoughtSignature string                  `json:"thoughtSignature,omitempty"`
+	// ExecutableCode and CodeExecutionResult are the code execution tool's parts.
+	ExecutableCode      *geminiExecutableCode      `json:"executableCode,omitempty"`
+	CodeExecutionResult *geminiCodeExecutionResult `json:"codeExecutionResult,omitempty"`
+}
+
+// geminiExecutableCode is code the model ran with the code execution tool.
+type geminiExecutableCode struct {
+	Language string `json:"language"`
+	Code     string `json:"code"`
+}
+
+// geminiCodeExecutionResult is the outcome and output of a geminiExecutableCode.
+type geminiCodeExecutionResult struct {
+	Outcome string `json:"outcome"`
+	Output  string `json:"output,omitempty"`
+}
+
+// rendered is a code execution part as the answer's text shows it: a Markdown code block
+// (the code in its language, the output as plain text), on lines of its own.
+func (p *geminiPart) rendered() string {
+	if c := p.ExecutableCode; c != nil {
+		return "\n```" + strings.ToLower(c.Language) + "\n" + c.Code + "\n```\n"
+	}
+	if r := p.CodeExecutionResult; r != nil {
+		return "\n```\n" + r.Output + "\n```\n"
+	}
+	return p.Text
 }
 
 // geminiBlob is an inline image: base64 data and its type.
@@ -261,7 +288,22 @@ type geminiFunctionDeclaration struct {
 type geminiTool struct {
 	FunctionDeclarations []geminiFunctionDeclaration `json:"functionDeclarations,omitempty"`
 	GoogleSearch         *struct{}                   `json:"google_search,omitempty"`
+	CodeExecution        *struct{}                   `json:"codeExecution,omitempty"`
+	URLContext           *struct{}                   `json:"urlContext,omitempty"`
 }
+
+// SafetySetting is one of Gemini's safetySettings: a harm category (HARM_CATEGORY_…) and
+// the threshold at which it blocks (BLOCK_NONE, BLOCK_ONLY_HIGH, …, OFF); Method
+// (SEVERITY or PROBABILITY) is Vertex AI's, empty for the default.
+type SafetySetting struct {
+	Category  string `json:"category"`
+	Threshold string `json:"threshold"`
+	Method    string `json:"method,omitempty"`
+}
+
+// SupportsBuiltinTools reports whether model runs Gemini's code execution and URL context
+// tools (Gemini 2 and later).
+func (g *Gemini) SupportsBuiltinTools(model string) bool { return g.SupportsSearch(model) }
 
 type geminiToolConfig struct {
 	FunctionCallingConfig struct {
@@ -276,6 +318,7 @@ type geminiRequest struct {
 	GenerationConfig  *geminiGenerationConfig `json:"generationConfig,omitempty"`
 	Tools             []geminiTool            `json:"tools,omitempty"`
 	ToolConfig        *geminiToolConfig       `json:"toolConfig,omitempty"`
+	SafetySettings    []SafetySetting         `json:"safetySettings,omitempty"`
 }
 
 // geminiSkipSignature is the thoughtSignature Google documents for function calls whose
@@ -418,6 +461,13 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 		}
 		b.Tools = append(b.Tools, geminiTool{GoogleSearch: &struct{}{}})
 	}
+	if req.CodeExecution {
+		b.Tools = append(b.Tools, geminiTool{CodeExecution: &struct{}{}})
+	}
+	if req.URLContext {
+		b.Tools = append(b.Tools, geminiTool{URLContext: &struct{}{}})
+	}
+	b.SafetySettings = req.SafetySettings
 	return b, nil
 }
 
@@ -610,6 +660,8 @@ type geminiResponse struct {
 	Candidates []struct {
 		Content      *geminiContent `json:"content"`
 		FinishReason string         `json:"finishReason"`
+		// URLContextMetadata is what the URL context tool read, kept as Gemini sent it.
+		URLContextMetadata json.RawMessage `json:"urlContextMetadata"`
 		// GroundingMetadata says what Google Search the answer was grounded on.
 		GroundingMetadata *struct {
 			WebSearchQueries []string `json:"webSearchQueries"`
@@ -686,13 +738,38 @@ func (r *geminiResponse) blocked() (string, bool) {
 func (r *geminiResponse) text() string {
 	var b strings.Builder
 	if len(r.Candidates) > 0 && r.Candidates[0].Content != nil {
-		for _, p := range r.Candidates[0].Content.Parts {
-			if !p.Thought {
-				b.WriteString(p.Text)
+		for i := range r.Candidates[0].Content.Parts {
+			if p := &r.Candidates[0].Content.Parts[i]; !p.Thought {
+				b.WriteString(p.rendered())
 			}
 		}
 	}
 	return b.String()
+}
+
+// codeExecution is the first candidate's code execution parts with their byte ranges in
+// text(); nil when it has none.
+func (r *geminiResponse) codeExecution() []CodeExecutionPart {
+	if len(r.Candidates) == 0 || r.Candidates[0].Content == nil {
+		return nil
+	}
+	var out []CodeExecutionPart
+	at := 0
+	for i := range r.Candidates[0].Content.Parts {
+		p := &r.Candidates[0].Content.Parts[i]
+		if p.Thought {
+			continue
+		}
+		n := len(p.rendered())
+		switch {
+		case p.ExecutableCode != nil:
+			out = append(out, CodeExecutionPart{Start: at, End: at + n, Language: p.ExecutableCode.Language, Code: p.ExecutableCode.Code})
+		case p.CodeExecutionResult != nil:
+			out = append(out, CodeExecutionPart{Start: at, End: at + n, Outcome: p.CodeExecutionResult.Outcome, Output: p.CodeExecutionResult.Output, Result: true})
+		}
+		at += n
+	}
+	return out
 }
 
 // reasoning is the first candidate's thought summaries: each run of consecutive thought
@@ -795,6 +872,10 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion, Reasoning: r.reasoning(), Sources: r.sources(nil)}
 	resp.ToolCalls = r.calls(nil, 0, callNonce())
+	resp.CodeExecution = r.codeExecution()
+	if m := r.Candidates[0].URLContextMetadata; len(m) > 0 && string(m) != "null" {
+		resp.URLContextMetadata = m
+	}
 	if resp.Text == "" && len(resp.ToolCalls) == 0 && geminiEmptyFailure(r.finish()) {
 		return nil, c.failure(KindStreamBroken, "empty answer (finishReason "+r.finish()+")", nil)
 	}

@@ -17,6 +17,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -98,6 +99,17 @@ type Request struct {
 	// longer-lived breakpoint after a shorter-lived one).
 	PromptCacheTTL, PromptCacheTailTTL string
 
+	// SafetySettings are Gemini's safetySettings (each a harm category and a blocking
+	// threshold). Only the Gemini adapter (Gemini and Vertex AI's Gemini models) sends them;
+	// other providers apply their own filters and are sent none.
+	SafetySettings []SafetySetting
+
+	// CodeExecution and URLContext ask for Gemini's built-in tools: the model runs Python it
+	// writes (the answer's executable code and its result come back as CodeExecution parts)
+	// and reads the pages at URLs of the prompt. Adapters without them refuse the request
+	// before any call (see BuiltinToolSupporter).
+	CodeExecution, URLContext bool
+
 	// AssistantPrefix, when not empty, is the beginning of the answer: the model continues
 	// it (an assistant prefill), and the answer's text is what comes after it. Only for
 	// adapters whose Prefiller.SupportsPrefill is true; others fail with KindBadRequest.
@@ -175,6 +187,26 @@ type Response struct {
 	// thinking blocks, Gemini's thought summaries, the reasoning_content of
 	// OpenAI-compatible servers that return one).
 	Reasoning []ReasoningBlock
+	// CodeExecution are the code Gemini's code execution tool ran and its results, in the
+	// order of the answer; Text holds each rendered as a Markdown code block (as LiteLLM
+	// does) at the byte range [Start, End) the part gives.
+	CodeExecution []CodeExecutionPart
+	// URLContextMetadata is Gemini's urlContextMetadata (the pages its URL context tool
+	// read, each with its retrieval status) as Gemini sent it; nil without one.
+	URLContextMetadata json.RawMessage
+}
+
+// CodeExecutionPart is an executableCode part (Language and Code) or a codeExecutionResult
+// part (Outcome and Output) of a Gemini answer; Start and End are the byte range of its
+// rendering in Response.Text.
+type CodeExecutionPart struct {
+	Start, End int
+	Language   string
+	Code       string
+	Outcome    string
+	Output     string
+	// Result says the part is a codeExecutionResult.
+	Result bool
 }
 
 // Chunk is one piece of a streamed answer. Usage is set on the chunk that carries it

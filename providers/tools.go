@@ -128,8 +128,24 @@ type RequestChecker interface {
 	Check(model string, req *Request) error
 }
 
-// Check returns p's objection to req for model (see RequestChecker), or nil.
+// BuiltinToolSupporter is implemented by providers that run Gemini's built-in code
+// execution and URL context tools (Request.CodeExecution, Request.URLContext).
+type BuiltinToolSupporter interface {
+	SupportsBuiltinTools(model string) bool
+}
+
+// Check returns p's objection to req for model (see RequestChecker and
+// BuiltinToolSupporter), or nil.
 func Check(p Provider, model string, req *Request) error {
+	if req.CodeExecution || req.URLContext {
+		if b, ok := p.(BuiltinToolSupporter); !ok || !b.SupportsBuiltinTools(model) {
+			field := "code_execution"
+			if !req.CodeExecution {
+				field = "url_context"
+			}
+			return &UnsupportedError{Provider: p.Name(), Field: field, Reason: "only Gemini models run Google's code execution and URL context tools"}
+		}
+	}
 	if rc, ok := p.(RequestChecker); ok {
 		return rc.Check(model, req)
 	}
