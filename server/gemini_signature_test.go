@@ -524,3 +524,109 @@ func TestGeminiSignatureOpenAIGoRoundTrip(t *testing.T) {
 	}
 	up.checkSignatures(t)
 }
+
+// fakeGeminiCodeUpstream is a scripted Gemini API recording each body and answering with
+// text, executableCode, codeExecutionResult and text parts and a urlContextMetadata.
+type fakeGeminiCodeUpstream struct{ bodies []map[string]any }
+
+func (u *fakeGeminiCodeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	u.bodies = append(u.bodies, req)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Let me compute."},{"executableCode":{"language":"PYTHON","code":"print(6*7)"}},
+		{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"42\n"}},{"text":"It is 42."}]},"finishReason":"STOP",
+		"urlContextMetadata":{"urlMetadata":[{"retrievedUrl":"https://example.com","urlRetrievalStatus":"URL_RETRIEVAL_STATUS_SUCCESS"}]}}],
+		"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":9}}`)
+}
+
+// TestGeminiSafetySettingsAndBuiltinTools: safetySettings (native) and safety_settings
+// (chat) reach Gemini's body; codeExecution and urlContext reach it as tools, and the
+// answer's code parts and urlContextMetadata come back as parts on the native surface and
+// as Markdown code blocks in the chat message's text; a missing threshold is a 400 naming
+// the field; a non-Gemini model refuses the built-in tools with a 400.
+func TestGeminiSafetySettingsAndBuiltinTools(t *testing.T) {
+	up := &fakeGeminiCodeUpstream{}
+	us := httptest.NewServer(up)
+	t.Cleanup(us.Close)
+	oa := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(oa.Close)
+	reg := providers.NewRegistry(providers.NewGemini(providers.Config{Name: "gm", BaseURL: us.URL, APIKey: "k"}),
+		providers.NewOpenAI(providers.Config{Name: "up", BaseURL: oa.URL + "/v1", APIKey: "sk"}))
+	st := memstore.New()
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+
+	safety := `[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]`
+	resp, b := geminiPost(t, hs.URL+"/v1beta/models/gm/gemini-2.5-flash:generateContent",
+		`{"contents":[{"parts":[{"text":"6*7? see https://example.com"}]}],"tools":[{"codeExecution":{}},{"urlContext":{}}],"safetySettings":`+safety+`}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	sent, _ := json.Marshal(up.bodies[0]["safetySettings"])
+	if string(sent) != safety {
+		t.Errorf("upstream safetySettings = %s, want %s", sent, safety)
+	}
+	tools, _ := json.Marshal(up.bodies[0]["tools"])
+	if string(tools) != `[{"codeExecution":{}},{"urlContext":{}}]` {
+		t.Errorf("upstream tools = %s, want codeExecution and urlContext", tools)
+	}
+	var out struct {
+		Candidates []struct {
+			Content struct {
+				Parts []map[string]any `json:"parts"`
+			} `json:"content"`
+			URLContextMetadata map[string]any `json:"urlContextMetadata"`
+		} `json:"candidates"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, p := range out.Candidates[0].Content.Parts {
+		for k := range p {
+			kinds = append(kinds, k)
+		}
+	}
+	if strings.Join(kinds, ",") != "text,executableCode,codeExecutionResult,text" || out.Candidates[0].URLContextMetadata == nil {
+		t.Errorf("parts %v (kinds %v), urlContextMetadata %v: want text, executableCode, codeExecutionResult, text and the metadata", out.Candidates[0].Content.Parts, kinds, out.Candidates[0].URLContextMetadata)
+	}
+	if ec, _ := out.Candidates[0].Content.Parts[1]["executableCode"].(map[string]any); ec["code"] != "print(6*7)" {
+		t.Errorf("executableCode = %v", out.Candidates[0].Content.Parts[1])
+	}
+
+	// The chat surface: LiteLLM's safety_settings, and the code in the message's text.
+	resp, b = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gm/gemini-2.5-flash","messages":[{"role":"user","content":"hi"}],"safety_settings":`+safety+`}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if sent, _ := json.Marshal(up.bodies[1]["safetySettings"]); string(sent) != safety {
+		t.Errorf("chat: upstream safetySettings = %s, want %s", sent, safety)
+	}
+	if !strings.Contains(string(b), "```python\\nprint(6*7)\\n```") || !strings.Contains(string(b), "```\\n42\\n") {
+		t.Errorf("chat answer %s: want the code and its output as Markdown code blocks", b)
+	}
+
+	// Validation and refusals.
+	resp, b = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gm/gemini-2.5-flash","messages":[{"role":"user","content":"hi"}],"safety_settings":[{"category":"HARM_CATEGORY_HARASSMENT"}]}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "safety_settings[0].threshold") {
+		t.Errorf("a setting without threshold = %d %s, want 400 naming safety_settings[0].threshold", resp.StatusCode, b)
+	}
+	resp, b = geminiPost(t, hs.URL+"/v1beta/models/gm/gemini-2.5-flash:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}],"safetySettings":[{"threshold":"BLOCK_NONE"}]}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "safetySettings[0].category") {
+		t.Errorf("native: a setting without category = %d %s, want 400 naming safetySettings[0].category", resp.StatusCode, b)
+	}
+	n := len(up.bodies)
+	resp, b = geminiPost(t, hs.URL+"/v1beta/models/up/gpt-4o:generateContent", `{"contents":[{"parts":[{"text":"hi"}]}],"tools":[{"codeExecution":{}}]}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "tools.codeExecution") || len(up.bodies) != n {
+		t.Errorf("codeExecution for a non-Gemini model = %d %s, want 400 naming tools.codeExecution", resp.StatusCode, b)
+	}
+}
