@@ -40,6 +40,12 @@ type KeyRequest struct {
 	// TeamID puts the key in a team (CreateTeam) of the calling key: its requests also draw
 	// on the team's budget and keep to the team's models and rates.
 	TeamID string `json:"team_id,omitempty"`
+	// SoftBudgetUSD is a USD mark that never blocks: crossing it sends a budget alert to the
+	// server's --alert-webhook (LiteLLM's soft_budget).
+	SoftBudgetUSD float64 `json:"soft_budget_usd,omitempty"`
+	// MCPServers are the MCP servers (serve --mcp-servers) the key may use through /mcp and
+	// the mcp tools of /v1/responses; empty allows every one.
+	MCPServers []string `json:"mcp_servers,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -75,6 +81,10 @@ type VirtualKey struct {
 	BudgetBlock bool `json:"budget_block,omitempty"`
 	// TeamID is the key's team ("" for none).
 	TeamID string `json:"team_id,omitempty"`
+	// SoftBudgetUSD is the key's alerting mark (0 for none).
+	SoftBudgetUSD float64 `json:"soft_budget_usd,omitempty"`
+	// MCPServers are the MCP servers the key may use (empty: every one).
+	MCPServers []string `json:"mcp_servers,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 }
@@ -170,6 +180,11 @@ type KeyUpdate struct {
 	Guardrails []string
 	// TeamID moves the key into this team when not nil; "" takes it out of its team.
 	TeamID *string
+	// SoftBudgetUSD replaces the key's soft budget when not nil (0 removes it).
+	SoftBudgetUSD *float64
+	// MCPServers replaces the key's MCP servers when not nil; empty (non-nil) allows every
+	// one.
+	MCPServers []string
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
@@ -199,6 +214,8 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("guardrails", u.Guardrails, u.Guardrails != nil)
 		set("team_id", u.TeamID, u.TeamID != nil)
+		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
+		set("mcp_servers", u.MCPServers, u.MCPServers != nil)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {
