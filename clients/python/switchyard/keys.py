@@ -17,17 +17,24 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
               requests_per_minute: Optional[int] = None, tokens_per_minute: Optional[int] = None,
               expires_at: Optional[str] = None, metadata: Optional[Dict[str, Any]] = None,
               blocked: Optional[bool] = None, guardrails: Optional[Sequence[str]] = None,
+              team_id: Optional[str] = None, soft_budget_usd: Optional[float] = None,
+              mcp_servers: Optional[Sequence[str]] = None,
               client: Optional[Client] = None) -> Dict[str, Any]:
     """Issues a virtual key and returns it; its ``key`` is shown this once. ``models`` are
     provider/model names, bare names or model groups; ``budget_duration`` is e.g. ``"30d"``;
     ``expires_at`` an RFC 3339 time; ``guardrails`` names server guardrails every chat request
-    of the key runs. A bad field raises ValidationError naming it."""
+    of the key runs; ``team_id`` puts the key in a team (its budget, models and rates);
+    ``soft_budget_usd`` is a mark that never blocks and sends a budget alert; ``mcp_servers``
+    are the MCP servers the key may use (none given: every one). A bad field raises
+    ValidationError naming it."""
     body = {k: v for k, v in {
         "name": name, "models": list(models) if models is not None else None, "max_budget_usd": max_budget_usd,
         "budget_duration": budget_duration, "max_tokens": max_tokens, "max_requests": max_requests,
         "requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute,
         "expires_at": expires_at, "metadata": metadata, "blocked": blocked,
-        "guardrails": list(guardrails) if guardrails is not None else None}.items() if v is not None}
+        "guardrails": list(guardrails) if guardrails is not None else None, "team_id": team_id,
+        "soft_budget_usd": soft_budget_usd,
+        "mcp_servers": list(mcp_servers) if mcp_servers is not None else None}.items() if v is not None}
     return (client or Client()).request("POST", "/api/v1/keys", body=body)
 
 
@@ -47,8 +54,9 @@ def key_info(key_id: str = "self", *, client: Optional[Client] = None) -> Dict[s
 def update_key(key_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:
     """Changes the fields given (``name``, ``models``, ``max_budget_usd``,
     ``budget_duration``, ``max_tokens``, ``max_requests``, ``requests_per_minute``,
-    ``tokens_per_minute``, ``expires_at``, ``metadata``, ``blocked``, ``guardrails``;
-    ``expires_at=None`` removes the expiry) and returns the key; its spend is kept."""
+    ``tokens_per_minute``, ``expires_at``, ``metadata``, ``blocked``, ``guardrails``,
+    ``team_id``, ``soft_budget_usd``, ``mcp_servers``; ``expires_at=None`` removes the expiry,
+    ``team_id=None`` takes the key out of its team) and returns the key; its spend is kept."""
     if not key_id:
         raise MissingIdError("no key id")
     return (client or Client()).request("PATCH", "/api/v1/keys/" + quote(key_id, safe=""), body=fields)

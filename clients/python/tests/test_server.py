@@ -180,6 +180,13 @@ class ServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.ValidationError) as cm:  # none configured on the test server
             switchyard.issue_key(name="guarded", guardrails=["no-such-guardrail"], client=self.client)
         self.assertIn("guardrails[0]", str(cm.exception))
+        with self.assertRaises(switchyard.ValidationError) as cm:  # no MCP servers on the test server
+            switchyard.issue_key(name="tools", mcp_servers=["docs"], client=self.client)
+        self.assertIn("mcp_servers[0]", str(cm.exception))
+        soft = switchyard.issue_key(name="soft", soft_budget_usd=2.5, client=self.client)
+        self.assertEqual(soft["soft_budget_usd"], 2.5)
+        self.assertEqual(switchyard.update_key(soft["id"], soft_budget_usd=4, client=self.client)["soft_budget_usd"], 4)
+        switchyard.revoke_key(soft["id"], client=self.client)
         blocked = switchyard.issue_key(name="off", blocked=True, metadata={"env": "test"}, client=self.client)
         self.assertTrue(blocked["blocked"])
         self.assertEqual(blocked["metadata"], {"env": "test"})
