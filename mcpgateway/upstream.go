@@ -53,10 +53,17 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: u.g.opts.ClientName, Version: u.g.opts.ClientVersion}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { u.forgetTools() },
 	})
-	cctx, cancel := clean(ctx)
-	defer cancel()
-	s, err := client.Connect(cctx, u.transport(), nil)
+	// The connection's context outlives this call (the SSE transport's event stream is
+	// the session): ctx bounds the connecting only, and the context ends with the session.
+	connCtx, endConn := context.WithCancel(context.Background())
+	stop := context.AfterFunc(ctx, endConn)
+	s, err := client.Connect(connCtx, u.transport(), nil)
+	if !stop() && err == nil {
+		_ = s.Close()
+		err = ctx.Err()
+	}
 	if err != nil {
+		endConn()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("connecting: %w", ctx.Err())
 		}
@@ -66,6 +73,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if u.closed {
 		u.mu.Unlock()
 		_ = s.Close()
+		endConn()
 		return nil, ErrClosed
 	}
 	u.session, u.tools = s, nil
@@ -75,6 +83,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		// The session ends when the server goes away (a stdio child exits, a stream
 		// breaks): forget it, so the next use opens a new one.
 		err := s.Wait()
+		defer endConn()
 		if u.drop(s) {
 			u.g.opts.Logger.Warn("mcp server session ended", "server", u.cfg.Name, "err", err)
 		}
