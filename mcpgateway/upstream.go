@@ -314,9 +314,10 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // inheritedEnv are the gateway's environment variables a stdio child gets.
 var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "LANG"}
 
-// childEnv is a stdio child's environment: inheritedEnv, then the configured env.
+// childEnv is a stdio child's environment: inheritedEnv, then the configured env. It is
+// never nil: exec.Cmd's nil Env is the gateway's whole environment.
 func childEnv(env map[string]string) []string {
-	var out []string
+	out := []string{}
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			if _, set := env[k]; !set {
