@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -304,6 +305,7 @@ func (g *Gateway) classify(ctx context.Context, u *upstream, tool string, err er
 	if tool != "" {
 		what += "/" + tool
 	}
+	err = redactURLs(err)
 	switch {
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUpstream), errors.Is(err, ErrClosed), errors.Is(err, ErrInvalidArguments):
 		return err
@@ -311,6 +313,29 @@ func (g *Gateway) classify(ctx context.Context, u *upstream, tool string, err er
 		return fmt.Errorf("%w: %s: no answer within %s (--mcp-call-timeout): %w", ErrTimeout, what, g.opts.CallTimeout, err)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrUpstream, what, err)
+}
+
+// urlPattern matches a URL in an error's text.
+var urlPattern = regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>]+`)
+
+// redactedError is an error whose text has its URLs left out; it wraps the original.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactURLs leaves the URLs out of err's text (an upstream's URL may be its credential,
+// and the gateway's errors reach its callers); the errors it wraps stay comparable.
+func redactURLs(err error) error {
+	msg := err.Error()
+	red := urlPattern.ReplaceAllString(msg, "(the server's URL)")
+	if red == msg {
+		return err
+	}
+	return &redactedError{msg: red, err: err}
 }
 
 // humanBytes writes n bytes as MiB or KiB when it is a whole number of them.
