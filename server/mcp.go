@@ -190,20 +190,27 @@ func (s *Server) mcpAllowedServers(r *http.Request) []mcpgateway.ServerInfo {
 }
 
 // mcpResolve turns a tool's name on the aggregated endpoint ("<server>-<tool>") into its
-// server and tool among the servers allowed: the longest server name that prefixes it and
-// has the tool (server names may hold "-" too).
+// server and tool among the servers allowed: the longest allowed server name that prefixes
+// it and has the tool (server names may hold "-" too). A name only servers the key may not
+// use prefix is a 403 naming the longest.
 func (s *Server) mcpResolve(ctx context.Context, servers []mcpgateway.ServerInfo, name string) (server, tool string, err error) {
-	var candidates []string
+	var candidates, forbidden []string
 	for _, si := range s.mcp.Servers() {
 		if rest, ok := strings.CutPrefix(name, si.Name+mcpToolSeparator); ok && rest != "" {
-			candidates = append(candidates, si.Name)
+			if slices.ContainsFunc(servers, func(a mcpgateway.ServerInfo) bool { return a.Name == si.Name }) {
+				candidates = append(candidates, si.Name)
+			} else {
+				forbidden = append(forbidden, si.Name)
+			}
 		}
 	}
-	slices.SortFunc(candidates, func(a, b string) int { return len(b) - len(a) })
+	longestFirst := func(a, b string) int { return len(b) - len(a) }
+	slices.SortFunc(candidates, longestFirst)
+	if len(candidates) == 0 && len(forbidden) > 0 {
+		slices.SortFunc(forbidden, longestFirst)
+		return "", "", Errorf(http.StatusForbidden, KindForbidden, "this key may not use MCP server %q (its mcp_servers)", forbidden[0])
+	}
 	for _, c := range candidates {
-		if !slices.ContainsFunc(servers, func(si mcpgateway.ServerInfo) bool { return si.Name == c }) {
-			return "", "", Errorf(http.StatusForbidden, KindForbidden, "this key may not use MCP server %q (its mcp_servers)", c)
-		}
 		tool := strings.TrimPrefix(name, c+mcpToolSeparator)
 		tools, err := s.mcp.ListTools(ctx, c)
 		if err != nil || slices.ContainsFunc(tools, func(t mcpgateway.Tool) bool { return t.Name == tool }) || len(candidates) == 1 {
