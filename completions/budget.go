@@ -131,6 +131,11 @@ func DeleteSharedBudget(ctx context.Context, st *store.Store, id string) error {
 
 // update applies fn to the shared account in one transaction.
 func (b *Budget) update(ctx context.Context, fn func(u *BudgetUsage) error) error {
+	return b.updateRec(ctx, func(rec *sharedBudget) error { return fn(&rec.Used) })
+}
+
+// updateRec is update with the account's stored limits at hand.
+func (b *Budget) updateRec(ctx context.Context, fn func(rec *sharedBudget) error) error {
 	return b.st.Update(ctx, func(tx store.Tx) error {
 		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -139,7 +144,7 @@ func (b *Budget) update(ctx context.Context, fn func(u *BudgetUsage) error) erro
 		if err != nil {
 			return fmt.Errorf("completions: budget %s: %w", b.id, err)
 		}
-		if err := fn(&rec.Used); err != nil {
+		if err := fn(&rec); err != nil {
 			return err
 		}
 		return store.PutJSON(ctx, tx, store.Budgets, b.id, rec)
@@ -315,8 +320,10 @@ func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answ
 	now := b.clock()
 	if b.st != nil {
 		var alerts []BudgetAlert
-		err := b.update(context.WithoutCancel(ctx), func(u *BudgetUsage) error {
-			alerts = b.chargeAdd(u, now, tokens, cost, answered) // a store transaction may run fn again
+		err := b.updateRec(context.WithoutCancel(ctx), func(rec *sharedBudget) error {
+			// A store transaction may run fn again. The stored limits, not those b was
+			// loaded with, say which thresholds are crossed: they may have changed since.
+			alerts = b.chargeAdd(rec.Limits, &rec.Used, now, tokens, cost, answered)
 			return nil
 		})
 		if err != nil {
@@ -326,13 +333,13 @@ func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answ
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.chargeAdd(&b.used, now, tokens, cost, answered), nil
+	return b.chargeAdd(b.limits, &b.used, now, tokens, cost, answered), nil
 }
 
-// chargeAdd adds a charge to u, b's account, at now and returns the alert thresholds it
-// reached first in the period (marked in u.Crossed, so that each is sent once).
-func (b *Budget) chargeAdd(u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) []BudgetAlert {
-	l := b.limits
+// chargeAdd adds a charge to u, b's account with limits l, at now and returns the alert
+// thresholds it reached first in the period (marked in u.Crossed, so that each is sent
+// once).
+func (b *Budget) chargeAdd(l BudgetLimits, u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) []BudgetAlert {
 	l.roll(u, now)
 	if answered {
 		if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {

@@ -168,7 +168,7 @@ func (b *Budget) chargeBoth(ctx context.Context, tokens int64, cost float64, ans
 			if err != nil {
 				return fmt.Errorf("completions: budget %s: %w", x.id, err)
 			}
-			alerts = append(alerts, x.chargeAdd(&rec.Used, x.clock(), tokens, cost, answered)...)
+			alerts = append(alerts, x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered)...)
 			if err := store.PutJSON(ctx, tx, store.Budgets, x.id, rec); err != nil {
 				return err
 			}
