@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -256,6 +257,11 @@ func (a *Alerter) post(ctx context.Context, url string, body []byte) error {
 	}
 	resp, err := a.opts.Client.Do(req)
 	if err != nil {
+		// The URL's path may be its secret (a Slack webhook's): the error names the host.
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s %s://%s: %w", ue.Op, req.URL.Scheme, req.URL.Host, ue.Err)
+		}
 		return fmt.Errorf("%w: %w", ErrDelivery, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
