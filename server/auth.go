@@ -235,11 +235,28 @@ func bearer(r *http.Request) string {
 			}
 		}
 		if takesAPIKeyHeader(r.URL.Path) {
-			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+			if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+				return k
+			}
+		}
+		if takesLiteLLMKeyHeader(r.URL.Path) {
+			// LiteLLM's own header, "Bearer sk-…" or the bare key: how LiteLLM's docs set up
+			// MCP clients and SDKs that keep Authorization for something else.
+			k := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key"))
+			if scheme, rest, ok := strings.Cut(k, " "); ok && strings.EqualFold(scheme, "Bearer") {
+				k = strings.TrimSpace(rest)
+			}
+			return k
 		}
 		return ""
 	}
 	return strings.TrimSpace(key)
+}
+
+// takesLiteLLMKeyHeader reports whether path takes LiteLLM's x-litellm-api-key: the /v1/
+// compatibility surfaces and the MCP gateway's routes (/mcp, /mcp/{server}, /mcp-rest/…).
+func takesLiteLLMKeyHeader(path string) bool {
+	return takesAPIKeyHeader(path) || path == "/mcp" || strings.HasPrefix(path, "/mcp/") || strings.HasPrefix(path, "/mcp-rest/")
 }
 
 // takesAPIKeyHeader reports whether path is on a /v1/ compatibility surface, where the key

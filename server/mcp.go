@@ -178,11 +178,21 @@ func (s *Server) mcpCheckServer(r *http.Request, name string) error {
 	return nil
 }
 
-// mcpAllowedServers are the configured servers the caller of r may use.
+// mcpAllowedServers are the configured servers the caller of r may use, narrowed to those
+// its x-mcp-servers header names when it has one (LiteLLM's header: a comma-separated list
+// of server names; a name the key may not use is left out, never added).
 func (s *Server) mcpAllowedServers(r *http.Request) []mcpgateway.ServerInfo {
+	var only []string
+	for _, v := range r.Header.Values("X-Mcp-Servers") {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				only = append(only, name)
+			}
+		}
+	}
 	var out []mcpgateway.ServerInfo
 	for _, si := range s.mcp.Servers() {
-		if mcpMayUse(r.Context(), si.Name) {
+		if mcpMayUse(r.Context(), si.Name) && (only == nil || slices.Contains(only, si.Name)) {
 			out = append(out, si)
 		}
 	}

@@ -65,6 +65,30 @@ func mcpConnect(t *testing.T, hs *httptest.Server, path, key string) (*mcp.Clien
 	return cs, err
 }
 
+// headerTransport adds its headers to each request.
+type headerTransport http.Header
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mustConnectWith connects the official Go SDK's client to path sending headers h.
+func mustConnectWith(t *testing.T, hs *httptest.Server, path string, h http.Header) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL + path,
+		HTTPClient: &http.Client{Transport: headerTransport(h)}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", path, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
 func mustConnect(t *testing.T, hs *httptest.Server, path, key string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcpConnect(t, hs, path, key)
@@ -285,5 +309,55 @@ func TestMCPKeyWithoutGateway(t *testing.T) {
 	r := do(t, s, "POST", "/api/v1/keys", testKey, `{"mcp_servers": ["web"]}`)
 	if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "--mcp-servers") {
 		t.Fatalf("mcp_servers without a gateway: %d %s", r.status, r.raw)
+	}
+}
+
+// TestMCPLiteLLMHeaders: as LiteLLM's MCP gateway, the key may come in x-litellm-api-key
+// ("Bearer sk-…" or bare) on the MCP routes, and x-mcp-servers narrows the servers a
+// request sees (never widening a virtual key's own).
+func TestMCPLiteLLMHeaders(t *testing.T) {
+	m := newMCPTestServer(t, mcpgateway.Options{})
+	list := func(h http.Header) (int, []string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", m.hs.URL+"/mcp-rest/tools/list", nil)
+		req.Header = h
+		resp, err := m.hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		var names []string
+		for _, tl := range out.Tools {
+			names = append(names, tl.Name)
+		}
+		return resp.StatusCode, names
+	}
+	for _, v := range []string{"Bearer " + testKey, testKey} {
+		if code, names := list(http.Header{"X-Litellm-Api-Key": {v}}); code != 200 || len(names) != 8 {
+			t.Fatalf("x-litellm-api-key %q: %d %v", v, code, names)
+		}
+	}
+	if code, _ := list(http.Header{"X-Litellm-Api-Key": {"Bearer wrong"}}); code != http.StatusUnauthorized {
+		t.Fatalf("a wrong x-litellm-api-key: %d", code)
+	}
+	code, names := list(http.Header{"Authorization": {"Bearer " + testKey}, "X-Mcp-Servers": {"docs"}})
+	if code != 200 || !slices.Equal(names, []string{"docs-add", "docs-echo"}) {
+		t.Fatalf("x-mcp-servers docs: %d %v", code, names)
+	}
+	// Over MCP itself too: the aggregated endpoint lists docs' tools alone.
+	cs := mustConnectWith(t, m.hs, "/mcp", http.Header{"X-Litellm-Api-Key": {"Bearer " + testKey}, "X-Mcp-Servers": {"docs, nope"}})
+	if got := listedNames(t, cs); !slices.Equal(got, []string{"docs-add", "docs-echo"}) {
+		t.Fatalf("/mcp with x-mcp-servers: %v", got)
+	}
+	// A virtual key held to web sees nothing of docs whatever the header says.
+	vk := issue(t, m.s, `{"name":"held","mcp_servers":["web"]}`)
+	if code, names := list(http.Header{"Authorization": {"Bearer " + vk.Key}, "X-Mcp-Servers": {"docs,web"}}); code != 200 || len(names) != 6 || slices.Contains(names, "docs-add") {
+		t.Fatalf("held key with x-mcp-servers docs,web: %d %v", code, names)
 	}
 }
