@@ -210,7 +210,7 @@ func (s *fakeStream) Recv() (providers.Chunk, error) {
 		if call := s.s.call; call != nil {
 			d := providers.ToolCallDelta{Arguments: s.frags[s.i]}
 			if s.i == 0 {
-				d.ID, d.Name = call.ID, call.Name
+				d.ID, d.Name, d.ThoughtSignature = call.ID, call.Name, call.ThoughtSignature
 			}
 			s.delta[0] = d
 			c = providers.Chunk{ToolCalls: s.delta[:]}
