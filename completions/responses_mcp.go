@@ -257,7 +257,8 @@ func (run *mcpRun) loop(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			assistant.ToolCalls = append(assistant.ToolCalls, OpenAIToolCall{ID: c.ID, Type: "function", Function: OpenAIFunctionCall{Name: c.Name, Arguments: c.Arguments}})
+			assistant.ToolCalls = append(assistant.ToolCalls, OpenAIToolCall{ID: c.ID, Type: "function", Function: OpenAIFunctionCall{Name: c.Name, Arguments: c.Arguments},
+				ExtraContent: googleExtra(c.ThoughtSignature)})
 			results = append(results, OpenAIMessage{Role: "tool", ToolCallID: c.ID, Content: textContent(mcpOutputText(item))})
 		}
 		if pending || len(theirs) > 0 {
