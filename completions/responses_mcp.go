@@ -638,6 +638,11 @@ func (run *mcpRun) roundItems(resp *Response, theirs []providers.ToolCall, calle
 		}
 	}
 	for k, c := range theirs {
+		if c.ThoughtSignature != "" { // before the call, as Complete has it
+			if err := run.w.signatureItem(resp.ResponseMessageID, k, c.ID, c.ThoughtSignature); err != nil {
+				return err
+			}
+		}
 		item := run.o.tools.callItem(callItemID(resp.ResponseMessageID, k), c.ID, c.Name, "", "in_progress")
 		idx, err := run.w.addItem(item)
 		if err != nil {
