@@ -746,6 +746,7 @@ func (g *Gateway) answerFromCache(ctx context.Context, p *plan) (*Response, erro
 	out, _ := t.p.Complete(ctx, &p.preq)
 	resp := g.response(p, t, out.Text, out.Usage, out.FinishReason, g.opts.Now())
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
+	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}

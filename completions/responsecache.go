@@ -154,9 +154,13 @@ type cachedAnswer struct {
 	StopSequence string                     `json:"stop_sequence,omitempty"`
 	Reasoning    []providers.ReasoningBlock `json:"reasoning,omitempty"`
 	Sources      []providers.Source         `json:"sources,omitempty"`
-	Usage        providers.Usage            `json:"usage"`
-	Estimated    bool                       `json:"estimated,omitempty"`
-	CostUSD      float64                    `json:"cost_usd,omitempty"`
+	// CodeExecution and URLContextMetadata: Gemini's code execution parts and URL context
+	// metadata (see providers.Response).
+	CodeExecution      []providers.CodeExecutionPart `json:"code_execution,omitempty"`
+	URLContextMetadata json.RawMessage               `json:"url_context_metadata,omitempty"`
+	Usage              providers.Usage               `json:"usage"`
+	Estimated          bool                          `json:"estimated,omitempty"`
+	CostUSD            float64                       `json:"cost_usd,omitempty"`
 	// Vector is the key of the semantic cache's vector of this answer, when it has one:
 	// DeleteCached deletes it too.
 	Vector string `json:"vector,omitempty"`
@@ -380,6 +384,7 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	}
 	a := cachedAnswer{Model: resp.Provider + "/" + resp.Model, Text: resp.Text(), ToolCalls: resp.ToolCalls, Refusal: resp.Refusal,
 		FinishReason: resp.FinishReason, StopSequence: resp.StopSequence, Reasoning: resp.Reasoning, Sources: resp.Sources,
+		CodeExecution: resp.CodeExecution, URLContextMetadata: resp.URLContextMetadata,
 		Usage: resp.Usage.providerUsage(), Estimated: estimated, CostUSD: resp.Usage.Costs.Spent()}
 	vector, semantic := g.storeSemantic(p, g.cacheTTL(c.ctl))
 	if semantic {
@@ -581,7 +586,7 @@ func (r replayProvider) Name() string { return "cache" }
 func (r replayProvider) Complete(ctx context.Context, _ *providers.Request) (*providers.Response, error) {
 	a := r.a
 	return &providers.Response{Text: a.Text, ToolCalls: a.ToolCalls, Refusal: a.Refusal, Usage: a.Usage, FinishReason: a.FinishReason,
-		StopSequence: a.StopSequence, Sources: a.Sources, Reasoning: a.Reasoning}, nil
+		StopSequence: a.StopSequence, Sources: a.Sources, Reasoning: a.Reasoning, CodeExecution: a.CodeExecution, URLContextMetadata: a.URLContextMetadata}, nil
 }
 
 func (r replayProvider) Stream(ctx context.Context, _ *providers.Request) (providers.Stream, error) {
