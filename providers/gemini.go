@@ -294,7 +294,8 @@ type geminiTool struct {
 
 // SafetySetting is one of Gemini's safetySettings: a harm category (HARM_CATEGORY_…) and
 // the threshold at which it blocks (BLOCK_NONE, BLOCK_ONLY_HIGH, …, OFF); Method
-// (SEVERITY or PROBABILITY) is Vertex AI's, empty for the default.
+// (SEVERITY or PROBABILITY) is Vertex AI's, empty for the default; Google AI Studio, which has
+// none, refuses a setting with one before any call (UnsupportedError on its method).
 type SafetySetting struct {
 	Category  string `json:"category"`
 	Threshold string `json:"threshold"`
@@ -467,6 +468,14 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 	if req.URLContext {
 		b.Tools = append(b.Tools, geminiTool{URLContext: &struct{}{}})
 	}
+	if g.tokens == nil { // Google AI Studio: its SafetySetting has no method (Vertex AI's)
+		for i, ss := range req.SafetySettings {
+			if ss.Method != "" {
+				return b, &UnsupportedError{Provider: g.Name(), Field: fmt.Sprintf("safety_settings[%d].method", i),
+					Reason: "Google AI Studio's safety settings take only category and threshold; method is Vertex AI's"}
+			}
+		}
+	}
 	b.SafetySettings = req.SafetySettings
 	return b, nil
 }
@@ -493,7 +502,7 @@ func (g *Gemini) Check(model string, req *Request) error {
 	if len(req.Stop) > geminiMaxStop {
 		return &UnsupportedError{Provider: g.Name(), Field: "stop", Reason: fmt.Sprintf("Gemini takes at most %d stop sequences", geminiMaxStop)}
 	}
-	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() && !hasImages(req.Messages) && !req.Search {
+	if len(req.Tools) == 0 && !req.ResponseFormat.JSON() && !hasImages(req.Messages) && !req.Search && len(req.SafetySettings) == 0 {
 		return nil
 	}
 	_, err := g.body(req)
