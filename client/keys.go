@@ -193,13 +193,9 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 	if id == "" {
 		return nil, fmt.Errorf("client: PATCH /api/v1/keys/: %w", errIDRequired)
 	}
-	body := map[string]any{}
+	body := patchBody{}
 	if u != nil {
-		set := func(name string, v any, ok bool) {
-			if ok {
-				body[name] = v
-			}
-		}
+		set := body.set
 		set("name", u.Name, u.Name != nil)
 		set("models", u.Models, u.Models != nil)
 		set("max_budget_usd", u.MaxBudgetUSD, u.MaxBudgetUSD != nil)
@@ -222,4 +218,14 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		return nil, err
 	}
 	return &out, nil
+}
+
+// patchBody is the JSON body of a PATCH: only the fields given.
+type patchBody map[string]any
+
+// set puts v under name when ok (the field was given).
+func (b patchBody) set(name string, v any, ok bool) {
+	if ok {
+		b[name] = v
+	}
 }

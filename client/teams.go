@@ -115,13 +115,9 @@ func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Tea
 	if id == "" {
 		return nil, fmt.Errorf("client: PATCH /api/v1/teams/: %w", errIDRequired)
 	}
-	body := map[string]any{}
+	body := patchBody{}
 	if u != nil {
-		set := func(name string, v any, ok bool) {
-			if ok {
-				body[name] = v
-			}
-		}
+		set := body.set
 		set("name", u.Name, u.Name != nil)
 		set("models", u.Models, u.Models != nil)
 		set("max_budget_usd", u.MaxBudgetUSD, u.MaxBudgetUSD != nil)

@@ -249,16 +249,13 @@ func mcpModelName(server, tool string, taken map[string]int) string {
 	return safe[:min(len(safe), maxToolName-len(tag))] + tag
 }
 
-// userToolNames are the names of the request's own tools, which MCP tools' names avoid.
+// userToolNames are the names of the request's own tools, which MCP tools' names avoid:
+// those responsesTools counts, and a namespace's functions under their namespaced names.
 func userToolNames(tools []ResponsesTool) map[string]int {
-	taken := map[string]int{}
+	taken := toolNameCounts(tools)
 	for _, t := range tools {
-		switch t.Type {
-		case "function", "custom":
-			taken[t.Name]++
-		case "namespace":
+		if t.Type == "namespace" {
 			for _, f := range t.Tools {
-				taken[f.Name]++
 				taken[namespacedName(t.Name, f.Name)]++
 			}
 		}

@@ -54,13 +54,9 @@ var webSearchTools = map[string]bool{"web_search": true, "web_search_preview": t
 // customToolParameters is the schema of a custom tool declared as a function.
 var customToolParameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"The tool's raw input text (not JSON-encoded data)."}},"required":["input"],"additionalProperties":false}`)
 
-// responsesTools turns a Responses request's tools into chat tools and the map of their
-// names; set.fields[i] is the request's field of chat tool i ("tools[1]",
-// "tools[2].tools[0]"), for its validation errors.
-func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, error) {
-	var set responsesToolSet
-	// The model-facing names: plain functions and custom tools keep theirs; a namespace's
-	// function keeps its own unless another tool has it.
+// toolNameCounts counts the names of functions and custom tools, a namespace's functions
+// by their own names.
+func toolNameCounts(tools []ResponsesTool) map[string]int {
 	taken := map[string]int{}
 	for _, t := range tools {
 		switch t.Type {
@@ -72,6 +68,17 @@ func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, erro
 			}
 		}
 	}
+	return taken
+}
+
+// responsesTools turns a Responses request's tools into chat tools and the map of their
+// names; set.fields[i] is the request's field of chat tool i ("tools[1]",
+// "tools[2].tools[0]"), for its validation errors.
+func responsesTools(tools []ResponsesTool) ([]OpenAITool, responsesToolSet, error) {
+	var set responsesToolSet
+	// The model-facing names: plain functions and custom tools keep theirs; a namespace's
+	// function keeps its own unless another tool has it.
+	taken := toolNameCounts(tools)
 	var out []OpenAITool
 	for i, t := range tools {
 		field := fmt.Sprintf("tools[%d]", i)

@@ -731,13 +731,20 @@ func litellmInvalid(field, format string, args ...any) *APIError {
 
 // litellmNames rewrites a failure of the shared key checks to name LiteLLM's fields
 // (max_budget for max_budget_usd, …); other errors pass unchanged.
-func litellmNames(err error) error {
+func litellmNames(err error) error { return litellmRenamed(err, litellmNativeNames) }
+
+// litellmName is a native request's field name and LiteLLM's.
+type litellmName struct{ native, litellm string }
+
+// litellmRenamed rewrites a 422 of the native checks to name LiteLLM's fields, trying
+// names in order; other errors pass unchanged.
+func litellmRenamed(err error, names []litellmName) error {
 	var ae *APIError
 	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
 		return err
 	}
 	out := *ae
-	for _, n := range litellmNativeNames {
+	for _, n := range names {
 		// The field a message is about leads it ("models[0]: …"), or follows decodeExact's
 		// `field "…"` / `unknown field "…"`; the rest is the caller's values, left as they are.
 		for _, lead := range []string{"", `field "`, `unknown field "`} {
@@ -760,7 +767,7 @@ func litellmNames(err error) error {
 
 // litellmNativeNames are keyRequest's field names and LiteLLM's, in the order litellmNames
 // tries them.
-var litellmNativeNames = []struct{ native, litellm string }{
+var litellmNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"name", "key_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -35,7 +34,7 @@ var litellmTeamFieldNames = map[string]string{
 }
 
 // litellmTeamNativeNames are teamRequest's field names and LiteLLM's, for the failures.
-var litellmTeamNativeNames = []struct{ native, litellm string }{
+var litellmTeamNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"name", "team_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
@@ -293,30 +292,7 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 }
 
 // litellmTeamNames rewrites a failure of the team checks to name LiteLLM's fields.
-func litellmTeamNames(err error) error {
-	var ae *APIError
-	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
-		return err
-	}
-	out := *ae
-	for _, n := range litellmTeamNativeNames {
-		for _, lead := range []string{"", `field "`, `unknown field "`} {
-			rest, ok := strings.CutPrefix(out.Message, lead+n.native)
-			if !ok {
-				continue
-			}
-			ends := ":["
-			if lead != "" {
-				ends = `"[/.`
-			}
-			if rest != "" && strings.ContainsRune(ends, rune(rest[0])) {
-				out.Message, out.Param = lead+n.litellm+rest, n.litellm
-				return &out
-			}
-		}
-	}
-	return &out
-}
+func litellmTeamNames(err error) error { return litellmRenamed(err, litellmTeamNativeNames) }
 
 // litellmTeamOf describes t in LiteLLM's fields.
 func litellmTeamOf(t team) litellmTeam {
