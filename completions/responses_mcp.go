@@ -121,18 +121,7 @@ func (g *Gateway) StreamWithMCP(ctx context.Context, scope Scope, r *ResponsesRe
 		_ = run.w.sse.Flush()
 		return &StreamStartedError{Err: err}
 	}
-	if opts.BeforeDone != nil {
-		opts.BeforeDone(o)
-	}
-	final := "response.completed"
-	if o.Status == "incomplete" {
-		final = "response.incomplete"
-	}
-	done := *o
-	if err := run.w.emit(responsesEvent{Type: final, Response: &done}); err != nil {
-		return &StreamStartedError{Err: err}
-	}
-	if err := run.w.sse.Flush(); err != nil {
+	if err := run.w.finish(o, opts.BeforeDone); err != nil {
 		return &StreamStartedError{Err: err}
 	}
 	return nil

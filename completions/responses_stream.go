@@ -61,6 +61,23 @@ type streamedItem struct {
 	encrypted string
 }
 
+// finish calls beforeDone (when set) with the whole response o, then sends its terminal
+// event (response.completed, or response.incomplete) and flushes the stream.
+func (w *responsesWriter) finish(o *ResponseObject, beforeDone func(*ResponseObject)) error {
+	if beforeDone != nil {
+		beforeDone(o)
+	}
+	final := "response.completed"
+	if o.Status == "incomplete" {
+		final = "response.incomplete"
+	}
+	done := *o
+	if err := w.emit(responsesEvent{Type: final, Response: &done}); err != nil {
+		return err
+	}
+	return w.sse.Flush()
+}
+
 func (w *responsesWriter) emit(e responsesEvent) error {
 	e.SequenceNumber = w.seq
 	w.seq++
@@ -376,18 +393,7 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 			o.Output = streamed
 		}
 	}
-	if opts.BeforeDone != nil {
-		opts.BeforeDone(o)
-	}
-	final := "response.completed"
-	if o.Status == "incomplete" {
-		final = "response.incomplete"
-	}
-	done := *o
-	if err := w.emit(responsesEvent{Type: final, Response: &done}); err != nil {
-		return err
-	}
-	return w.sse.Flush()
+	return w.finish(o, opts.BeforeDone)
 }
 
 // NewResponseID returns the id of the response for the gateway message id msgID.
