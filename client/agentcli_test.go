@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/mcpgateway"
+	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/usagelog"
@@ -282,14 +284,14 @@ func sampleJSON(schema map[string]any) any {
 // agentGateway starts the real server over a gateway whose openai provider is up, with
 // the model groups given, the usage log as its observer and the usage routes, and returns
 // the server's base URL and a reader of the usage log under a key.
-func agentGateway(t *testing.T, up *agentUpstream, groups map[string]completions.ModelGroup) (base string, usage func(key string) []usagelog.Request) {
+func agentGateway(t *testing.T, up *agentUpstream, groups map[string]completions.ModelGroup, extra ...server.Option) (base string, usage func(key string) []usagelog.Request) {
 	rec := usagelog.New(usagelog.Options{})
 	gw := envGatewayWith(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}, func(o *completions.Options) {
 		o.ModelGroups = groups
 		o.Observer = rec
 	})
 	_, base = realServerURL(t, func(st *store.Store, u string) []server.Option {
-		return append(gw(st, u), server.Usage(rec))
+		return append(append(gw(st, u), server.Usage(rec)), extra...)
 	})
 	return base, func(key string) []usagelog.Request {
 		req, _ := http.NewRequest("GET", base+"/api/v1/usage/requests?limit=500", nil)
@@ -528,6 +530,57 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 		t.Fatalf("Claude Code's JSON output: %v\n%s", err, out)
 	}
 	checkAgentRun(t, up, usage, got.Result, marker, "openai/gpt-4o-mini")
+}
+
+// TestAgentCLIClaudeCodeMCP runs Claude Code headless as TestAgentCLIClaudeCode does, with
+// the gateway's MCP endpoint as its one MCP server (--mcp-config, type http, the key in
+// an Authorization header): Claude Code lists the tools of /mcp, and the model's two
+// parallel calls of mcp__switchyard__docs-echo go through the gateway to a real MCP
+// server, whose answers (the marker of each file, echoed) reach the model by call id.
+func TestAgentCLIClaudeCodeMCP(t *testing.T) {
+	const final = "Claude Code echoed the codenames through Switchyard's MCP gateway."
+	const tool = "mcp__switchyard__docs-echo"
+	up := newAgentUpstream(t, []string{tool}, nil, final)
+	docs := mcpgatewaytest.StartFakeHTTP(t, "fake-docs")
+	g, err := mcpgateway.New([]mcpgateway.ServerConfig{{Name: "docs", URL: docs.URL, AllowedTools: []string{"echo"}}}, mcpgateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, usage := agentGateway(t, up, nil, server.MCP(g))
+	work, marker, _, env := agentSandbox(t, map[string]string{
+		"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": testKey,
+		"ANTHROPIC_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_SMALL_FAST_MODEL": "openai/gpt-4o-mini",
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_DEFAULT_SONNET_MODEL": "openai/gpt-4o-mini",
+		"ANTHROPIC_DEFAULT_OPUS_MODEL":             "openai/gpt-4o-mini",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
+	})
+	up.args = func(_ string, _ map[string]any, file string) string {
+		// The file's marker as the agent's sandbox wrote it, echoed back by the MCP server.
+		b, _ := os.ReadFile(filepath.Join(work, file))
+		a, _ := json.Marshal(map[string]string{"text": strings.TrimSpace(string(b))})
+		return string(a)
+	}
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	mcpCfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchyard": map[string]any{
+		"type": "http", "url": base + "/mcp", "headers": map[string]string{"Authorization": "Bearer " + testKey}}}})
+	if err := os.WriteFile(cfg, mcpCfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := agentBinary(t, "@anthropic-ai/claude-code@2.1.197", "claude", "Claude Code", env)
+	out := runAgent(t, work, env, bin, "-p", "Echo the release codenames with the docs echo tool.",
+		"--output-format", "json", "--mcp-config", cfg, "--strict-mcp-config", "--allowedTools", tool)
+	var got struct {
+		Result  string `json:"result"`
+		IsError bool   `json:"is_error"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || got.IsError {
+		t.Fatalf("Claude Code's JSON output: %v\n%s", err, out)
+	}
+	checkAgentRun(t, up, usage, got.Result, marker, "openai/gpt-4o-mini")
+	if n := docs.Calls.Load(); n != int64(len(agentFiles)) {
+		t.Errorf("the MCP server answered %d calls, want %d", n, len(agentFiles))
+	}
 }
 
 // TestAgentCLICodex runs Codex CLI (npm @openai/codex, a native binary) headless (codex

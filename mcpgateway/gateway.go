@@ -32,7 +32,7 @@ type Options struct {
 	// MaxResultBytes caps a tool result's content, as JSON (default DefaultMaxResultBytes).
 	MaxResultBytes int
 	// Logger receives one line per tool call (never its arguments) and connection events
-	// (default slog.Default()).
+	// (nil discards them, as the other packages' loggers do: no global state).
 	Logger *slog.Logger
 	// Observer is told of every tool call (nil: none).
 	Observer Observer
@@ -104,7 +104,7 @@ func New(servers []ServerConfig, opts Options) (*Gateway, error) {
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
