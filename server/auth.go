@@ -223,9 +223,22 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 
 // bearer is the request's API key: Authorization: Bearer <key>, or on the /v1/
 // compatibility surfaces x-api-key (how Anthropic's SDKs and Claude Code send it), and on
-// the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do). The
+// the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do). On the
+// /v1/ and MCP routes LiteLLM's x-litellm-api-key, when sent, wins over all of them. The
 // service's own operations take the Authorization header only, as the spec says.
 func bearer(r *http.Request) string {
+	if takesLiteLLMKeyHeader(r.URL.Path) {
+		// LiteLLM's own header, "Bearer sk-…" or the bare key, comes first as in LiteLLM:
+		// it is there so that MCP clients and SDKs can keep Authorization for something
+		// else (an MCP server's own token, a provider SDK's credential).
+		k := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key"))
+		if scheme, rest, ok := strings.Cut(k, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			k = strings.TrimSpace(rest)
+		}
+		if k != "" {
+			return k
+		}
+	}
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
@@ -235,18 +248,7 @@ func bearer(r *http.Request) string {
 			}
 		}
 		if takesAPIKeyHeader(r.URL.Path) {
-			if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
-				return k
-			}
-		}
-		if takesLiteLLMKeyHeader(r.URL.Path) {
-			// LiteLLM's own header, "Bearer sk-…" or the bare key: how LiteLLM's docs set up
-			// MCP clients and SDKs that keep Authorization for something else.
-			k := strings.TrimSpace(r.Header.Get("X-Litellm-Api-Key"))
-			if scheme, rest, ok := strings.Cut(k, " "); ok && strings.EqualFold(scheme, "Bearer") {
-				k = strings.TrimSpace(rest)
-			}
-			return k
+			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		}
 		return ""
 	}
