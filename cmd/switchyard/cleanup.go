@@ -81,7 +81,8 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // sweepOnce runs each retention sweep a server runs hourly once on st and reports what
-// each deleted. The kinds whose retention flag is unset (forever) are not swept.
+// each deleted; a sweep that fails does not keep the others from running. The kinds whose
+// retention flag is unset (forever) are not swept.
 func sweepOnce(ctx context.Context, st *store.Store, ret retentionFlags, stdout io.Writer) error {
 	// A gateway without providers calls no model; its sweeps only need the store and the
 	// retention options.
@@ -108,18 +109,22 @@ func sweepOnce(ctx context.Context, st *store.Store, ret retentionFlags, stdout 
 		{"OpenAI conversation(s)", ret.OpenAIConversations > 0, gw.SweepOpenAIConversations},
 		{"daily spend total(s)", ret.Spend > 0, spend.Sweep},
 	}
+	// Each sweep runs whatever the others did (as serve's do): a failure is reported with
+	// the rest once all have run.
 	now := time.Now()
+	var errs []error
 	for _, s := range sweeps {
 		if !s.on {
 			continue
 		}
 		n, err := s.sweep(ctx, now)
 		if err != nil {
-			return fmt.Errorf("sweeping expired %s: %w", s.what, err)
+			errs = append(errs, fmt.Errorf("sweeping expired %s (deleted %d): %w", s.what, n, err))
+			continue
 		}
 		fmt.Fprintf(stdout, "deleted %d expired %s\n", n, s.what)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func list(ids []string) string {
