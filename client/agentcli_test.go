@@ -658,3 +658,66 @@ enabled = false
 		})
 	}
 }
+
+// TestAgentCLICodexMCP runs Codex CLI headless as TestAgentCLICodex does, with the
+// gateway's MCP endpoint as an MCP server configured as README says ([mcp_servers.switchyard]
+// url and bearer_token_env_var): the model's two parallel calls of the docs echo tool go
+// through the gateway to a real MCP server, and their answers reach the model by call id.
+func TestAgentCLICodexMCP(t *testing.T) {
+	_, _, _, env := agentSandbox(t, nil)
+	bin := agentBinary(t, "@openai/codex@0.171.0", "codex", "Codex CLI", env)
+	const model = "openai/gpt-4.1-nano"
+	final := "Codex echoed the codenames through Switchyard's MCP gateway."
+	var work string
+	up := newAgentUpstream(t, []string{"docs_echo"}, // Codex declares an MCP server's tools in a namespace; "-" becomes "_"
+		func(_ string, _ map[string]any, file string) string {
+			b, _ := os.ReadFile(filepath.Join(work, file))
+			a, _ := json.Marshal(map[string]string{"text": strings.TrimSpace(string(b))})
+			return string(a)
+		}, final)
+	docs := mcpgatewaytest.StartFakeHTTP(t, "fake-docs")
+	g, err := mcpgateway.New([]mcpgateway.ServerConfig{{Name: "docs", URL: docs.URL, AllowedTools: []string{"echo"}}}, mcpgateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, usage := agentGateway(t, up, nil, server.MCP(g))
+	var marker, home string
+	work, marker, home, env = agentSandbox(t, map[string]string{"SWITCHYARD_API_KEY": testKey})
+	codexHome := filepath.Join(home, ".codex")
+	env = append(env, "CODEX_HOME="+codexHome)
+	config := fmt.Sprintf(`model = %q
+model_provider = "switchyard"
+check_for_update_on_startup = false
+
+[model_providers.switchyard]
+name = "Switchyard"
+base_url = %q
+env_key = "SWITCHYARD_API_KEY"
+wire_api = "responses"
+
+[mcp_servers.switchyard]
+url = %q
+bearer_token_env_var = "SWITCHYARD_API_KEY"
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+`, model, base+"/v1", base+"/mcp")
+	if err := os.MkdirAll(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runAgent(t, work, env, bin, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		"Echo the release codenames with the docs echo tool.")
+	checkAgentRun(t, up, usage, out, marker, model)
+	if n := docs.Calls.Load(); n != int64(len(agentFiles)) {
+		t.Errorf("the MCP server answered %d calls, want %d", n, len(agentFiles))
+	}
+}
