@@ -422,15 +422,7 @@ func WriteResponsesEvents(rw http.ResponseWriter, o *ResponseObject) error {
 			return err
 		}
 	}
-	final := "response.completed"
-	if o.Status == "incomplete" {
-		final = "response.incomplete"
-	}
-	done := *o
-	if err := w.emit(responsesEvent{Type: final, Response: &done}); err != nil {
-		return err
-	}
-	return w.sse.Flush()
+	return w.finish(o, nil)
 }
 
 // signatureItem writes a completed reasoning item carrying Gemini's thought signature sig of
