@@ -105,7 +105,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		g.lookupSemantic(ctx, p, primary, fallback)
 		if p.cache.hit != nil {
 			// No model is called: nothing is taken from the budget (budgetUsable).
-			if err := g.budgetUsable(ctx, scope.Budget); err != nil {
+			if err := g.budgetUsable(ctx, scope); err != nil {
 				return nil, err
 			}
 			p.targets = []target{p.cache.hit.target()}
@@ -196,7 +196,7 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 	if _, err := g.guardrailsFor(scope, req, GuardrailPreCall); err != nil { // a name nothing configures
 		return err
 	}
-	return g.budgetUsable(ctx, scope.Budget)
+	return g.budgetUsable(ctx, scope)
 }
 
 // budgetAllows refuses (ErrModelNotAllowed) the first model of lists that b does not
@@ -222,21 +222,24 @@ func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bo
 	}
 	if left, err = b.reserveCall(ctx); err != nil {
 		release()
+		g.alertRefusal(ctx, p.scope, b, err)
 		return 0, err
 	}
 	p.release = release
 	return left, nil
 }
 
-// budgetUsable checks budget b (nil: none) without taking from it: its bounds and its
+// budgetUsable checks scope's budget (nil: none) without taking from it: its bounds and its
 // tokens per minute. A request answered from the response cache calls no model, so nothing
 // is taken from b, but a spent key gets no answer, as LiteLLM checks a key's limits before
 // its cache; a background request is checked so when it is created (admissible).
-func (g *Gateway) budgetUsable(ctx context.Context, b *Budget) error {
+func (g *Gateway) budgetUsable(ctx context.Context, scope Scope) error {
+	b := scope.Budget
 	if b == nil {
 		return nil
 	}
 	if err := b.usable(ctx); err != nil {
+		g.alertRefusal(ctx, scope, b, err)
 		return err
 	}
 	return g.spend.rate(b, time.Now())

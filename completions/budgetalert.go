@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -83,4 +84,67 @@ func (l BudgetLimits) reached(u BudgetUsage) []string {
 		out = append(out, ThresholdMax)
 	}
 	return out
+}
+
+// errNothingToMark aborts a store transaction of markMaxReached that changes nothing.
+var errNothingToMark = errors.New("completions: no threshold to mark")
+
+// refusalAlerts marks the max threshold crossed in b's account and in its parent's where
+// the spend is at or past the max budget with no charge having crossed it (the budget was
+// lowered to or below what was spent), and returns those alerts: a refused request reports
+// the budget reached once, as LiteLLM alerts on the refusal. A failure marks nothing.
+func (b *Budget) refusalAlerts(ctx context.Context) []BudgetAlert {
+	var out []BudgetAlert
+	for _, x := range []*Budget{b, b.parent} {
+		if x != nil {
+			out = append(out, x.markMaxReached(ctx)...)
+		}
+	}
+	return out
+}
+
+// markMaxReached is refusalAlerts of x's own account, judged by its stored limits.
+func (x *Budget) markMaxReached(ctx context.Context) []BudgetAlert {
+	now := x.clock()
+	var alerts []BudgetAlert
+	mark := func(l BudgetLimits, u *BudgetUsage) bool {
+		alerts = nil // a store transaction may run this again
+		l.roll(u, now)
+		if l.MaxCostUSD <= 0 || u.CostUSD < l.MaxCostUSD || u.Crossed.has(ThresholdMax) {
+			return false
+		}
+		u.Crossed.set(ThresholdMax, true)
+		alerts = []BudgetAlert{{Budget: x.id, Threshold: ThresholdMax, SpentUSD: u.CostUSD,
+			SoftUSD: l.SoftCostUSD, MaxUSD: l.MaxCostUSD, PeriodStart: u.PeriodStart, Time: now}}
+		return true
+	}
+	if x.st != nil {
+		err := x.updateRec(context.WithoutCancel(ctx), func(rec *sharedBudget) error {
+			if !mark(rec.Limits, &rec.Used) {
+				return errNothingToMark
+			}
+			return nil
+		})
+		if err != nil {
+			return nil
+		}
+		return alerts
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	mark(x.limits, &x.used)
+	return alerts
+}
+
+// alertRefusal sends the alerts of a request of scope refused by its budget b with err
+// (refusalAlerts), when the gateway has a BudgetAlert hook and err is a budget refusal.
+func (g *Gateway) alertRefusal(ctx context.Context, scope Scope, b *Budget, err error) {
+	f := g.opts.BudgetAlert
+	if f == nil || b == nil || !errors.Is(err, ErrBudgetExceeded) {
+		return
+	}
+	for _, a := range b.refusalAlerts(ctx) {
+		a.Owner, a.Tag = scope.Owner, scope.Tag
+		f(ctx, a)
+	}
 }

@@ -543,7 +543,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 // embeddingsFromCache answers an embeddings request every input of which the cache had:
 // no model is called and nothing is charged (a spent budget is still refused).
 func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *EmbeddingsRequest, ec *embedCache) (*EmbeddingsResponse, error) {
-	if err := g.budgetUsable(ctx, p.scope.Budget); err != nil {
+	if err := g.budgetUsable(ctx, p.scope); err != nil {
 		return nil, err
 	}
 	used := p.targets[0]

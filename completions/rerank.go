@@ -542,7 +542,7 @@ func billedUnits(u providers.RerankUsage) RerankBilledUnits {
 // rankingFromCache answers a rerank request the cache had: no model is called and nothing
 // is charged (a spent budget is still refused).
 func (g *Gateway) rankingFromCache(ctx context.Context, p *plan, req *RerankRequest, rc *rerankCache) (*RerankResponse, error) {
-	if err := g.budgetUsable(ctx, p.scope.Budget); err != nil {
+	if err := g.budgetUsable(ctx, p.scope); err != nil {
 		return nil, err
 	}
 	h := rc.hit

@@ -338,3 +338,60 @@ func TestAlertsTeamBudget(t *testing.T) {
 		t.Fatalf("alerts %v, want 85%% then reached, once each", types)
 	}
 }
+
+// TestAlertsBudgetLoweredBelowSpend: a max budget lowered below what the key already spent
+// refuses its next requests, and the first refusal sends budget_reached once (no charge
+// crosses it: LiteLLM alerts on the refusal); later refusals send nothing more.
+func TestAlertsBudgetLoweredBelowSpend(t *testing.T) {
+	rec := newFakeAlertReceiver(t)
+	base, stop := serveUntil(t, fakeOpenAIUpstream(t).URL, "--alert-webhook", rec.serve.URL)
+	var vk struct {
+		ID, Key string
+	}
+	if code := postJSON(t, base+"/api/v1/keys", "k", `{"name":"lowered","max_budget_usd":100}`, &vk); code != 200 && code != 201 {
+		t.Fatalf("issue key: %d", code)
+	}
+	chat := func() int {
+		return postJSON(t, base+"/v1/chat/completions", vk.Key, `{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`, nil)
+	}
+	for range 2 {
+		if code := chat(); code != 200 {
+			t.Fatalf("a request within the budget: %d", code)
+		}
+	}
+	var info struct {
+		Spend struct {
+			CostUSD float64 `json:"cost_usd"`
+		} `json:"spend"`
+	}
+	if code := postJSON(t, base+"/api/v1/keys/"+vk.ID, "k", `{"max_budget_usd":100}`, &info); code != 200 || info.Spend.CostUSD <= 0 {
+		t.Fatalf("key info: %d %+v", code, info)
+	}
+	if code := postJSON(t, base+"/api/v1/keys/"+vk.ID, "k", fmt.Sprintf(`{"max_budget_usd":%g}`, info.Spend.CostUSD/2), nil); code != 200 {
+		t.Fatalf("lowering the budget: %d", code)
+	}
+	for range 3 {
+		if code := chat(); code != 429 {
+			t.Fatalf("a request past the lowered budget: %d, want 429", code)
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		_, text := scrapeMetrics(t, base+"/metrics", "")
+		if sentAlerts(text) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("switchyard_alerts_total never counted the alert:\n%s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	got := rec.all()
+	if len(got) != 1 {
+		t.Fatalf("%d alerts, want 1 (budget_reached at the first refusal)", len(got))
+	}
+	var e alerting.Event
+	if err := json.Unmarshal(got[0].body, &e); err != nil || e.Type != alerting.EventBudgetReached || e.Subject != vk.ID {
+		t.Fatalf("alert %s (%v), want budget_reached for %s", got[0].body, err, vk.ID)
+	}
+}
