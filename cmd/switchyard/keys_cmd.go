@@ -17,8 +17,8 @@ import (
 // given on the command line (update changes only those).
 type keyFlags struct {
 	name, models, budgetDuration, expires string
-	guardrails                            string
-	maxBudget                             float64
+	guardrails, team, mcpServers          string
+	maxBudget, softBudget                 float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
 	noExpiry, blocked                     bool
@@ -39,6 +39,9 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.BoolVar(&f.noExpiry, "no-expiry", false, "update: remove the key's expiry")
 	fs.StringVar(&f.guardrails, "guardrails", "", "comma-separated server guardrails (serve --guardrails) every chat request of the key runs; update: \"\" removes them")
 	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
+	fs.StringVar(&f.team, "team", "", "a team (POST /api/v1/teams) the key joins: it draws on the team's budget and keeps to its models and rates; update: \"\" takes it out")
+	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD mark that never blocks: crossing it sends a budget alert (serve --alert-webhook); 0: none")
+	fs.StringVar(&f.mcpServers, "mcp-servers", "", "comma-separated MCP servers (serve --mcp-servers) the key may use; empty: every one")
 	return f
 }
 
@@ -100,7 +103,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers"}
 	if sub != "issue" && sub != "update" {
 		for _, n := range limitFlags {
 			if kf.set[n] {
@@ -143,7 +146,8 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
-			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails)})
+			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails),
+			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers)})
 		return showMinted(vk, err, "key (shown once; the server keeps only its hash)")
 	case "update":
 		if len(pos) != 1 {
@@ -179,6 +183,15 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if kf.set["guardrails"] {
 			u.Guardrails = splitModels(kf.guardrails)
+		}
+		if kf.set["team"] {
+			u.TeamID = &kf.team
+		}
+		if kf.set["soft-budget-usd"] {
+			u.SoftBudgetUSD = &kf.softBudget
+		}
+		if kf.set["mcp-servers"] {
+			u.MCPServers = splitModels(kf.mcpServers)
 		}
 		if kf.set["expires"] {
 			if kf.noExpiry {
@@ -279,6 +292,15 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	fmt.Fprintf(w, "expires:   %s\n", expiresOf(*k))
 	if len(k.Guardrails) > 0 {
 		fmt.Fprintf(w, "guardrails: %s\n", strings.Join(k.Guardrails, ","))
+	}
+	if k.TeamID != "" {
+		fmt.Fprintf(w, "team:      %s\n", k.TeamID)
+	}
+	if k.SoftBudgetUSD > 0 {
+		fmt.Fprintf(w, "soft budget: $%g (alerts, never blocks)\n", k.SoftBudgetUSD)
+	}
+	if len(k.MCPServers) > 0 {
+		fmt.Fprintf(w, "mcp servers: %s\n", strings.Join(k.MCPServers, ","))
 	}
 	if k.Blocked {
 		fmt.Fprintln(w, "blocked:   yes (every request refused as over budget; keys update ID --blocked=false)")

@@ -60,6 +60,19 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys", "update", id, "--guardrails", ""); code != 0 || strings.Contains(out, "guardrails:") {
 		t.Fatalf("no guardrails: %d %s %s", code, out, errOut)
 	}
+	// A team, a soft budget and MCP servers (none configured here: the name is checked there).
+	if code := postJSON(t, url+"/api/v1/teams", cliKey, `{"team_id":"eng"}`, nil); code != 200 && code != 201 {
+		t.Fatalf("create a team: %d", code)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--team", "eng", "--soft-budget-usd", "2.5"); code != 0 || !strings.Contains(out, "team:      eng") || !strings.Contains(out, "soft budget: $2.5") {
+		t.Fatalf("team and soft budget: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--team", ""); code != 0 || strings.Contains(out, "team:") || !strings.Contains(out, "soft budget: $2.5") {
+		t.Fatalf("out of the team: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "update", id, "--mcp-servers", "docs"); code == 0 || !strings.Contains(errOut, "mcp_servers[0]") {
+		t.Fatalf("an MCP server the server lacks: %d %s", code, errOut)
+	}
 	if code, _, errOut := cli(t, "keys", "show", id, "--max-tokens", "5"); code == 0 || !strings.Contains(errOut, "--max-tokens is for keys issue and keys update") {
 		t.Fatalf("a limit flag on show: %d %s", code, errOut)
 	}
