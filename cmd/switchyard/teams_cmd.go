@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// teamFlags are the settings `teams create` and `teams update` take; set records which
+// were given (update changes only those).
+type teamFlags struct {
+	id, name, models, budgetDuration string
+	maxBudget                        float64
+	rpm                              int
+	tpm                              int64
+	blocked                          bool
+	set                              map[string]bool
+}
+
+func addTeamFlags(fs *flag.FlagSet) *teamFlags {
+	f := &teamFlags{}
+	fs.StringVar(&f.id, "id", "", "create: the team's id (letters, digits and . _ - :); empty: the server makes one")
+	fs.StringVar(&f.name, "name", "", "a label for the team (LiteLLM's team_alias)")
+	fs.StringVar(&f.models, "models", "", "comma-separated models the team's keys may call; empty: every model")
+	fs.Float64Var(&f.maxBudget, "max-budget-usd", 0, "USD all the team's keys together may spend (per --budget-duration when set); 0: no bound")
+	fs.StringVar(&f.budgetDuration, "budget-duration", "", "period after which the team's spend starts again from zero: 30d, 12h")
+	fs.IntVar(&f.rpm, "rpm", 0, "requests per minute of all the team's keys together; 0: no bound")
+	fs.Int64Var(&f.tpm, "tpm", 0, "tokens per minute of all the team's keys together; 0: no bound")
+	fs.BoolVar(&f.blocked, "blocked", false, "every key of the team is refused; update: --blocked=false unblocks it")
+	return f
+}
+
+// runTeams is `switchyard teams`: LiteLLM's teams (a budget, rate and model list shared by
+// the virtual keys given the team) through the native API.
+func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	sub, args, err := subcommand(args, "list", "create", "show", "update", "delete")
+	if err != nil {
+		return err
+	}
+	fs := newFlagSet("teams", "teams [list] | teams create [settings] | teams show ID | teams update ID [settings] | teams delete ID...", stderr)
+	cf := addClientFlags(fs)
+	tf := addTeamFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	tf.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { tf.set[f.Name] = true })
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	if sub != "create" && sub != "update" {
+		for _, n := range []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked"} {
+			if tf.set[n] {
+				return fmt.Errorf("--%s is for teams create and teams update", n)
+			}
+		}
+	}
+	show := func(t *client.Team, err error) error {
+		if err != nil {
+			return err
+		}
+		if cf.jsonOut {
+			return printJSON(stdout, t)
+		}
+		printTeam(stdout, t)
+		return nil
+	}
+	switch sub {
+	case "create":
+		if len(pos) > 0 {
+			return fmt.Errorf("unexpected argument %q (settings are flags: switchyard teams create --id eng --max-budget-usd 100)", pos[0])
+		}
+		return show(c.CreateTeam(ctx, &client.TeamRequest{TeamID: tf.id, Name: tf.name, Models: splitModels(tf.models),
+			MaxBudgetUSD: tf.maxBudget, BudgetDuration: tf.budgetDuration, RequestsPerMinute: tf.rpm, TokensPerMinute: tf.tpm, Blocked: tf.blocked}))
+	case "update":
+		if len(pos) != 1 || tf.set["id"] {
+			return errors.New("give one team id: switchyard teams update ID --max-budget-usd 200")
+		}
+		u := &client.TeamUpdate{}
+		if tf.set["name"] {
+			u.Name = &tf.name
+		}
+		if tf.set["models"] {
+			u.Models = splitModels(tf.models)
+		}
+		if tf.set["max-budget-usd"] {
+			u.MaxBudgetUSD = &tf.maxBudget
+		}
+		if tf.set["budget-duration"] {
+			u.BudgetDuration = &tf.budgetDuration
+		}
+		if tf.set["rpm"] {
+			u.RequestsPerMinute = &tf.rpm
+		}
+		if tf.set["tpm"] {
+			u.TokensPerMinute = &tf.tpm
+		}
+		if tf.set["blocked"] {
+			u.Blocked = &tf.blocked
+		}
+		return show(c.UpdateTeam(ctx, pos[0], u))
+	case "show":
+		if len(pos) != 1 {
+			return errors.New("give one team id")
+		}
+		return show(c.Team(ctx, pos[0]))
+	case "delete":
+		if len(pos) == 0 {
+			return errors.New("give the team id(s) to delete (their virtual keys are revoked with them)")
+		}
+		var errs []error
+		for _, id := range pos {
+			d, err := c.DeleteTeam(ctx, id)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				continue
+			}
+			if cf.jsonOut {
+				if err := printJSON(stdout, d); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(stdout, "deleted team %s (revoked %d virtual key(s)%s)\n", d.TeamID, len(d.DeletedKeys), list(d.DeletedKeys))
+		}
+		return errors.Join(errs...)
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q (switchyard teams show ID, or teams delete ID)", pos[0])
+	}
+	teams, err := c.Teams(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		return printJSON(stdout, orEmpty(teams))
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tMODELS\tSPENT\tBUDGET\tKEYS\tBLOCKED")
+	for _, t := range teams {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t$%.4f\t%s\t%d\t%v\n", t.TeamID, t.Name, teamModels(t), t.Spend.CostUSD, teamBudget(t), len(t.KeyIDs), t.Blocked)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(teams) == 0 {
+		fmt.Fprintln(stdout, "(no teams: switchyard teams create --id eng --max-budget-usd 100)")
+	}
+	return nil
+}
+
+func teamModels(t client.Team) string {
+	return modelsOf(client.VirtualKey{Models: t.Models})
+}
+
+func teamBudget(t client.Team) string {
+	return budgetOf(client.VirtualKey{MaxBudgetUSD: t.MaxBudgetUSD, BudgetDuration: t.BudgetDuration})
+}
+
+func printTeam(w io.Writer, t *client.Team) {
+	fmt.Fprintf(w, "id:        %s\n", t.TeamID)
+	if t.Name != "" {
+		fmt.Fprintf(w, "name:      %s\n", t.Name)
+	}
+	fmt.Fprintf(w, "models:    %s\n", teamModels(*t))
+	fmt.Fprintf(w, "budget:    %s\n", teamBudget(*t))
+	if t.RequestsPerMinute > 0 || t.TokensPerMinute > 0 {
+		fmt.Fprintf(w, "rate:      %d requests, %d tokens per minute (0: none)\n", t.RequestsPerMinute, t.TokensPerMinute)
+	}
+	if t.Blocked {
+		fmt.Fprintln(w, "blocked:   yes (every key of the team refused; teams update ID --blocked=false)")
+	}
+	fmt.Fprintf(w, "keys:      %s\n", strings.Join(append([]string{fmt.Sprint(len(t.KeyIDs))}, t.KeyIDs...), " "))
+	fmt.Fprintf(w, "spent:     $%.4f, %d tokens, %d requests\n", t.Spend.CostUSD, t.Spend.Tokens, t.Spend.Requests)
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// TestTeamsCommand: create a team, see it listed, put a key in it, block and unblock it,
+// and delete it with its key.
+func TestTeamsCommand(t *testing.T) {
+	up := fakeOpenAIUpstream(t)
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+
+	if code, out, errOut := cli(t, "teams"); code != 0 || !strings.Contains(out, "no teams") {
+		t.Fatalf("empty: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "create", "--id", "eng", "--name", "Engineering", "--max-budget-usd", "5", "--budget-duration", "30d", "--rpm", "60"); code != 0 ||
+		!strings.Contains(out, "id:        eng") || !strings.Contains(out, "$5/30d") || !strings.Contains(out, "60 requests") {
+		t.Fatalf("create: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut := cli(t, "keys", "issue", "--name", "bot", "--team", "eng")
+	m := regexp.MustCompile(`(?m)^id:\s+(vk_[0-9a-f]{16})$`).FindStringSubmatch(out)
+	if code != 0 || m == nil || !strings.Contains(out, "team:      eng") {
+		t.Fatalf("a key of the team: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams"); code != 0 || !regexp.MustCompile(`eng\s+Engineering\s+all\s+\$0\.0000\s+\$5/30d\s+1\s+false`).MatchString(out) {
+		t.Fatalf("list: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "update", "eng", "--blocked", "--models", "openai/gpt-4o-mini"); code != 0 || !strings.Contains(out, "blocked:   yes") || !strings.Contains(out, "models:    openai/gpt-4o-mini") {
+		t.Fatalf("block: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "update", "eng", "--blocked=false"); code != 0 || strings.Contains(out, "blocked:") || !strings.Contains(out, m[1]) {
+		t.Fatalf("unblock: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "teams", "show", "eng", "--rpm", "5"); code == 0 || !strings.Contains(errOut, "--rpm is for teams create and teams update") {
+		t.Fatalf("a setting on show: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "delete", "eng"); code != 0 || !strings.Contains(out, "deleted team eng (revoked 1 virtual key(s): "+m[1]+")") {
+		t.Fatalf("delete: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "teams", "show", "eng"); code == 0 || !strings.Contains(errOut, "404") {
+		t.Fatalf("a deleted team: %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "show", m[1]); code == 0 || !strings.Contains(errOut, "404") {
+		t.Fatalf("the deleted team's key: %d %s", code, errOut)
+	}
+}
