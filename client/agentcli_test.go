@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/internal/npmtest"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
 	"github.com/switchyard-ai/switchyard/server"
@@ -430,7 +431,7 @@ func checkAgentRun(t *testing.T, up *agentUpstream, usage func(string) []usagelo
 // change's CI; move them on purpose.
 func agentBinary(t *testing.T, spec, bin, what string, env []string) string {
 	t.Helper()
-	_, dir := npmInstall(t, spec, what)
+	_, dir := npmtest.Install(t, spec, what)
 	path := filepath.Join(dir, "node_modules", ".bin", bin)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -499,6 +500,45 @@ func TestAgentCLIGeminiCLI(t *testing.T) {
 	}
 }
 
+// claudeCodeEnv is Claude Code's environment for the gateway at base: the Anthropic
+// surface with the test key, every model it asks for named as a gateway model, and its
+// non-essential traffic (telemetry, updates, error reports) off.
+func claudeCodeEnv(base string) map[string]string {
+	return map[string]string{
+		"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": testKey,
+		"ANTHROPIC_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_SMALL_FAST_MODEL": "openai/gpt-4o-mini",
+		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_DEFAULT_SONNET_MODEL": "openai/gpt-4o-mini",
+		"ANTHROPIC_DEFAULT_OPUS_MODEL":             "openai/gpt-4o-mini",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
+	}
+}
+
+// codexConfig is Codex CLI's config.toml for model through the gateway's /v1 at baseURL
+// (the Responses wire API, the key in SWITCHYARD_API_KEY), with plugins, analytics and
+// feedback off; extra (TOML tables) is added before them.
+func codexConfig(model, baseURL, extra string) string {
+	return fmt.Sprintf(`model = %q
+model_provider = "switchyard"
+check_for_update_on_startup = false
+
+[model_providers.switchyard]
+name = "Switchyard"
+base_url = %q
+env_key = "SWITCHYARD_API_KEY"
+wire_api = "responses"
+%s
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+`, model, baseURL, extra)
+}
+
 // TestAgentCLIClaudeCode runs Claude Code (npm @anthropic-ai/claude-code) headless
 // (claude -p --output-format json) on the Anthropic surface with ANTHROPIC_BASE_URL and
 // ANTHROPIC_API_KEY, its main and small models named as gateway models. The model reads
@@ -507,14 +547,7 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 	const final = "Claude Code read the codename through Switchyard."
 	up := newAgentUpstream(t, []string{"Read"}, nil, final) // args once the directory is known
 	base, usage := agentGateway(t, up, nil)
-	work, marker, _, env := agentSandbox(t, map[string]string{
-		"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": testKey,
-		"ANTHROPIC_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_SMALL_FAST_MODEL": "openai/gpt-4o-mini",
-		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_DEFAULT_SONNET_MODEL": "openai/gpt-4o-mini",
-		"ANTHROPIC_DEFAULT_OPUS_MODEL":             "openai/gpt-4o-mini",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
-	})
+	work, marker, _, env := agentSandbox(t, claudeCodeEnv(base))
 	up.args = func(_ string, _ map[string]any, file string) string {
 		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(work, file)})
 		return string(b)
@@ -547,14 +580,7 @@ func TestAgentCLIClaudeCodeMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, usage := agentGateway(t, up, nil, server.MCP(g))
-	work, marker, _, env := agentSandbox(t, map[string]string{
-		"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": testKey,
-		"ANTHROPIC_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_SMALL_FAST_MODEL": "openai/gpt-4o-mini",
-		"ANTHROPIC_DEFAULT_HAIKU_MODEL": "openai/gpt-4o-mini", "ANTHROPIC_DEFAULT_SONNET_MODEL": "openai/gpt-4o-mini",
-		"ANTHROPIC_DEFAULT_OPUS_MODEL":             "openai/gpt-4o-mini",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-		"DISABLE_ERROR_REPORTING": "1", "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
-	})
+	work, marker, _, env := agentSandbox(t, claudeCodeEnv(base))
 	up.args = func(_ string, _ map[string]any, file string) string {
 		// The file's marker as the agent's sandbox wrote it, echoed back by the MCP server.
 		b, _ := os.ReadFile(filepath.Join(work, file))
@@ -615,25 +641,7 @@ func TestAgentCLICodex(t *testing.T) {
 			work, marker, home, env := agentSandbox(t, map[string]string{"SWITCHYARD_API_KEY": testKey})
 			codexHome := filepath.Join(home, ".codex")
 			env = append(env, "CODEX_HOME="+codexHome)
-			config := fmt.Sprintf(`model = %q
-model_provider = "switchyard"
-check_for_update_on_startup = false
-
-[model_providers.switchyard]
-name = "Switchyard"
-base_url = %q
-env_key = "SWITCHYARD_API_KEY"
-wire_api = "responses"
-
-[features]
-plugins = false
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-`, tc.model, base+"/v1")
+			config := codexConfig(tc.model, base+"/v1", "")
 			if err := os.MkdirAll(codexHome, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -685,29 +693,11 @@ func TestAgentCLICodexMCP(t *testing.T) {
 	work, marker, home, env = agentSandbox(t, map[string]string{"SWITCHYARD_API_KEY": testKey})
 	codexHome := filepath.Join(home, ".codex")
 	env = append(env, "CODEX_HOME="+codexHome)
-	config := fmt.Sprintf(`model = %q
-model_provider = "switchyard"
-check_for_update_on_startup = false
-
-[model_providers.switchyard]
-name = "Switchyard"
-base_url = %q
-env_key = "SWITCHYARD_API_KEY"
-wire_api = "responses"
-
+	config := codexConfig(model, base+"/v1", fmt.Sprintf(`
 [mcp_servers.switchyard]
 url = %q
 bearer_token_env_var = "SWITCHYARD_API_KEY"
-
-[features]
-plugins = false
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-`, model, base+"/v1", base+"/mcp")
+`, base+"/mcp"))
 	if err := os.MkdirAll(codexHome, 0o755); err != nil {
 		t.Fatal(err)
 	}

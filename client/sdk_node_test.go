@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/internal/npmtest"
 )
 
 // TestOfficialNodeSDK drives the server with the official OpenAI Node SDK (npm "openai",
@@ -134,7 +135,7 @@ func nodeSDK(t *testing.T) (run func(script, base string) []byte) {
 // nodePackage is nodeSDK for the npm package spec (what names it in skip messages).
 func nodePackage(t *testing.T, spec, what string) (run func(script, base string) []byte) {
 	t.Helper()
-	node, dir := npmInstall(t, spec, what)
+	node, dir := npmtest.Install(t, spec, what)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return func(script, base string) []byte {
@@ -159,28 +160,4 @@ func nodePackage(t *testing.T, spec, what string) (run func(script, base string)
 		}
 		return out
 	}
-}
-
-// npmInstall installs the npm package spec into a temporary directory of its own (so tests
-// installing in parallel never share one; npm's cache makes a repeated install quick) and
-// returns node's path and the directory. It skips the test, saying why, under -short,
-// without node and npm, or when the package cannot be installed (what names it).
-func npmInstall(t *testing.T, spec, what string) (node, dir string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("skipping: -short (installs the npm package %s)", spec)
-	}
-	node, err1 := exec.LookPath("node")
-	npm, err2 := exec.LookPath("npm")
-	if err1 != nil || err2 != nil {
-		t.Skipf("skipping: node and npm are needed to install and run %s", what)
-	}
-	dir = t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, spec)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("skipping: npm install %s failed (no registry?): %v\n%s", spec, err, out)
-	}
-	return node, dir
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/internal/npmtest"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 )
 
@@ -20,7 +21,7 @@ const mcpNodeSDK = "@modelcontextprotocol/sdk@1.32.2"
 // what Claude Code and most MCP hosts are built on) lists and calls the aggregated tools of
 // /mcp with a bearer key.
 func TestMCPNodeSDKClient(t *testing.T) {
-	node, dir := mcpNPMInstall(t, mcpNodeSDK, "the MCP TypeScript SDK")
+	node, dir := npmtest.Install(t, mcpNodeSDK, "the MCP TypeScript SDK")
 	m := newMCPTestServer(t, mcpgateway.Options{})
 	script, err := filepath.Abs("testdata/mcp_sdk_check.mjs")
 	if err != nil {
@@ -59,27 +60,4 @@ func TestMCPNodeSDKClient(t *testing.T) {
 		!strings.Contains(got.Unknown, `no tool "nope"`) || !strings.Contains(string(got.EchoSchema), `"text"`) {
 		t.Fatalf("the TypeScript SDK saw %s", out)
 	}
-}
-
-// mcpNPMInstall is client/sdk_node_test.go's npmInstall: it installs spec into a temporary
-// directory of its own and returns node's path and the directory, or skips the test saying
-// why (-short, no node or npm, no registry).
-func mcpNPMInstall(t *testing.T, spec, what string) (node, dir string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skipf("skipping: -short (installs the npm package %s)", spec)
-	}
-	node, err1 := exec.LookPath("node")
-	npm, err2 := exec.LookPath("npm")
-	if err1 != nil || err2 != nil {
-		t.Skipf("skipping: node and npm are needed to install and run %s", what)
-	}
-	dir = t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, spec)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("skipping: npm install %s failed (no registry?): %v\n%s", spec, err, out)
-	}
-	return node, dir
 }

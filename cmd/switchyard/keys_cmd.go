@@ -97,18 +97,15 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	kf.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { kf.set[f.Name] = true })
+	kf.set = flagsGiven(fs)
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
 	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers"}
 	if sub != "issue" && sub != "update" {
-		for _, n := range limitFlags {
-			if kf.set[n] {
-				return fmt.Errorf("--%s is for keys issue and keys update", n)
-			}
+		if err := flagsOnlyFor(kf.set, limitFlags, "keys issue and keys update"); err != nil {
+			return err
 		}
 	}
 	show := func(vk *client.VirtualKey) error {
@@ -153,42 +150,23 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if len(pos) != 1 {
 			return errors.New("give one key id: switchyard keys update ID --max-budget-usd 50")
 		}
-		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry}
-		if kf.set["name"] {
-			u.Name = &kf.name
+		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry,
+			Name:              given(kf.set, "name", &kf.name),
+			MaxBudgetUSD:      given(kf.set, "max-budget-usd", &kf.maxBudget),
+			BudgetDuration:    given(kf.set, "budget-duration", &kf.budgetDuration),
+			MaxTokens:         given(kf.set, "max-tokens", &kf.maxTokens),
+			MaxRequests:       given(kf.set, "max-requests", &kf.maxRequests),
+			RequestsPerMinute: given(kf.set, "rpm", &kf.rpm),
+			TokensPerMinute:   given(kf.set, "tpm", &kf.tpm),
+			Blocked:           given(kf.set, "blocked", &kf.blocked),
+			TeamID:            given(kf.set, "team", &kf.team),
+			SoftBudgetUSD:     given(kf.set, "soft-budget-usd", &kf.softBudget),
 		}
 		if kf.set["models"] {
 			u.Models = splitModels(kf.models)
 		}
-		if kf.set["max-budget-usd"] {
-			u.MaxBudgetUSD = &kf.maxBudget
-		}
-		if kf.set["budget-duration"] {
-			u.BudgetDuration = &kf.budgetDuration
-		}
-		if kf.set["max-tokens"] {
-			u.MaxTokens = &kf.maxTokens
-		}
-		if kf.set["max-requests"] {
-			u.MaxRequests = &kf.maxRequests
-		}
-		if kf.set["rpm"] {
-			u.RequestsPerMinute = &kf.rpm
-		}
-		if kf.set["tpm"] {
-			u.TokensPerMinute = &kf.tpm
-		}
-		if kf.set["blocked"] {
-			u.Blocked = &kf.blocked
-		}
 		if kf.set["guardrails"] {
 			u.Guardrails = splitModels(kf.guardrails)
-		}
-		if kf.set["team"] {
-			u.TeamID = &kf.team
-		}
-		if kf.set["soft-budget-usd"] {
-			u.SoftBudgetUSD = &kf.softBudget
 		}
 		if kf.set["mcp-servers"] {
 			u.MCPServers = splitModels(kf.mcpServers)
@@ -310,4 +288,30 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 		fmt.Fprintf(w, " since %s", k.Spend.PeriodStart.Local().Format("2006-01-02 15:04"))
 	}
 	fmt.Fprintln(w)
+}
+
+// flagsGiven are the names of the flags of fs given on the command line.
+func flagsGiven(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// flagsOnlyFor refuses the first of names given (in set): those flags are for where only.
+func flagsOnlyFor(set map[string]bool, names []string, where string) error {
+	for _, n := range names {
+		if set[n] {
+			return fmt.Errorf("--%s is for %s", n, where)
+		}
+	}
+	return nil
+}
+
+// given returns v when the flag name was given on the command line (in set), else nil: the
+// fields an update changes.
+func given[T any](set map[string]bool, name string, v *T) *T {
+	if set[name] {
+		return v
+	}
+	return nil
 }

@@ -50,17 +50,15 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	tf.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { tf.set[f.Name] = true })
+	tf.set = flagsGiven(fs)
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
 	if sub != "create" && sub != "update" {
-		for _, n := range []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked"} {
-			if tf.set[n] {
-				return fmt.Errorf("--%s is for teams create and teams update", n)
-			}
+		settings := []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked"}
+		if err := flagsOnlyFor(tf.set, settings, "teams create and teams update"); err != nil {
+			return err
 		}
 	}
 	show := func(t *client.Team, err error) error {
@@ -84,27 +82,16 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(pos) != 1 || tf.set["id"] {
 			return errors.New("give one team id: switchyard teams update ID --max-budget-usd 200")
 		}
-		u := &client.TeamUpdate{}
-		if tf.set["name"] {
-			u.Name = &tf.name
+		u := &client.TeamUpdate{
+			Name:              given(tf.set, "name", &tf.name),
+			MaxBudgetUSD:      given(tf.set, "max-budget-usd", &tf.maxBudget),
+			BudgetDuration:    given(tf.set, "budget-duration", &tf.budgetDuration),
+			RequestsPerMinute: given(tf.set, "rpm", &tf.rpm),
+			TokensPerMinute:   given(tf.set, "tpm", &tf.tpm),
+			Blocked:           given(tf.set, "blocked", &tf.blocked),
 		}
 		if tf.set["models"] {
 			u.Models = splitModels(tf.models)
-		}
-		if tf.set["max-budget-usd"] {
-			u.MaxBudgetUSD = &tf.maxBudget
-		}
-		if tf.set["budget-duration"] {
-			u.BudgetDuration = &tf.budgetDuration
-		}
-		if tf.set["rpm"] {
-			u.RequestsPerMinute = &tf.rpm
-		}
-		if tf.set["tpm"] {
-			u.TokensPerMinute = &tf.tpm
-		}
-		if tf.set["blocked"] {
-			u.Blocked = &tf.blocked
 		}
 		return show(c.UpdateTeam(ctx, pos[0], u))
 	case "show":
