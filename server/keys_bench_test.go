@@ -21,16 +21,7 @@ import (
 //	go test ./server -run '^$' -bench BenchmarkVirtualKeyChat -benchtime 2000x -count 5
 func BenchmarkVirtualKeyChat(b *testing.B) {
 	for _, backend := range []string{"memory", "bbolt"} {
-		var st *store.Store
-		if backend == "memory" {
-			st = memstore.New()
-		} else {
-			var err error
-			if st, err = boltstore.Open(filepath.Join(b.TempDir(), "sy.db"), boltstore.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		_, s := keysServer(b, st, 0)
+		_, s := keysServer(b, benchStore(b, backend), 0)
 		keys := map[string]string{"operator": testKey}
 		for name, body := range map[string]string{"virtual": `{}`, "virtual_budget": `{"max_budget_usd":1000000,"models":["openai/ok"]}`} {
 			req := httptest.NewRequest("POST", "/api/v1/keys", strings.NewReader(body))
@@ -58,4 +49,17 @@ func BenchmarkVirtualKeyChat(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchStore is a store of the kind backend names: "memory", or else a bbolt file in a
+// temporary directory.
+func benchStore(b *testing.B, backend string) *store.Store {
+	if backend == "memory" {
+		return memstore.New()
+	}
+	st, err := boltstore.Open(filepath.Join(b.TempDir(), "sy.db"), boltstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
 }

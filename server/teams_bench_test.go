@@ -4,13 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/boltstore"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // BenchmarkTeamKeyChat measures what a team account adds to a chat completion of a
@@ -22,16 +17,7 @@ import (
 //	go test ./server -run '^$' -bench BenchmarkTeamKeyChat -benchtime 2000x -count 5
 func BenchmarkTeamKeyChat(b *testing.B) {
 	for _, backend := range []string{"memory", "bbolt"} {
-		var st *store.Store
-		if backend == "memory" {
-			st = memstore.New()
-		} else {
-			var err error
-			if st, err = boltstore.Open(filepath.Join(b.TempDir(), "sy.db"), boltstore.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		_, s := keysServer(b, st, 0)
+		_, s := keysServer(b, benchStore(b, backend), 0)
 		call := func(path, body string) []byte {
 			req := httptest.NewRequest("POST", path, strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+testKey)
