@@ -11,6 +11,14 @@
 // Unknown preference_id or previous_session values are [*NotFoundError] (matching
 // [ErrNotFound], HTTP 404).
 //
+// The fields Not Diamond's SDKs add are accepted with their meaning there: metric
+// ("accuracy", the only one), timeout (seconds; past it the request's default answers
+// alone with score_source "default", or without one the selection fails with
+// [ErrTimeout]), default (one of the candidates, or its index), response_model (accepted,
+// not used), and per candidate input_price and output_price (their mean is the price when
+// price is absent), context_length (a candidate whose window is below the conversation's
+// [EstimateTokens] is skipped) and is_custom (never matched by name to a measured model).
+//
 // # Ranking
 //
 // The conversation is rendered in one fixed way (see [Conversation]): "<role>: <content>"

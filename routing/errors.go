@@ -15,6 +15,9 @@ var (
 	// ErrNotFound means a referenced object (preference_id, previous_session, a session id)
 	// does not exist for this owner; the HTTP server answers 404.
 	ErrNotFound = errors.New("routing: not found")
+	// ErrTimeout means the selection did not finish within the request's timeout and the
+	// request named no default; the HTTP server answers 504.
+	ErrTimeout = errors.New("routing: selection did not finish within the request's timeout")
 )
 
 // ValidationError is the field and rule a bad input broke ([validation.Error]); the ones

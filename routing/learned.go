@@ -146,7 +146,7 @@ func (l *LearnedRouter) Rank(ctx context.Context, conv *Conversation, cands []Ca
 	matched := make([]learnedMatch, len(cands))
 	anyMatched := false
 	for i, c := range cands {
-		if _, hasQuality := c.Attributes["quality"]; hasQuality {
+		if _, hasQuality := c.Attributes["quality"]; hasQuality || c.IsCustom {
 			continue
 		}
 		if id, exact, ok := l.Match(c.Name); ok {

@@ -18,6 +18,9 @@ import (
 // MaxTools is the most tools a model selection request may carry (spec: Limits).
 const MaxTools = 128
 
+// MaxTimeoutSeconds is the largest timeout a model selection request may set.
+const MaxTimeoutSeconds = 600
+
 // MaxCandidates is the most candidates a model selection request may carry: each one is
 // ranked and (up to max_model_depth) stored with the session.
 const MaxCandidates = 256
@@ -71,6 +74,94 @@ type Request struct {
 	HashContent bool `json:"hash_content,omitempty" jsonschema:"default=false"`
 	// PreviousSession links this call to an earlier session of the same owner.
 	PreviousSession string `json:"previous_session,omitempty"`
+	// Metric is what the ranking optimises, as Not Diamond's SDKs send it; "accuracy" (the
+	// probability of a good answer) is the only one, and empty means it.
+	Metric string `json:"metric,omitempty" jsonschema:"enum=accuracy"`
+	// Timeout (seconds; Not Diamond's TypeScript SDK sends 5) bounds the selection: past it
+	// the answer is Default when given, else the request fails with ErrTimeout.
+	Timeout *float64 `json:"timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=600"`
+	// Default names the candidate to answer with when the selection cannot finish (the
+	// timeout passed, or a router failed): a "provider/model" string, a {provider, model}
+	// or {name} object, or the candidate's index in the list. It must be one of the
+	// candidates.
+	Default *DefaultChoice `json:"default,omitempty"`
+	// ResponseModel is the structured-output model Not Diamond's TypeScript SDK may send; it
+	// is accepted and does not change the ranking.
+	ResponseModel json.RawMessage `json:"response_model,omitempty"`
+}
+
+// DefaultChoice is the request's default: a candidate named as the candidates are, or
+// its position in the list (0-based).
+type DefaultChoice struct {
+	// Candidate is set when the default was given as a name or object.
+	Candidate *Candidate
+	// Index is set when the default was given as a number.
+	Index *int
+	// resolved is the candidate's position once Validate matched it.
+	resolved int
+}
+
+// UnmarshalJSON accepts an integer index or any candidate shape.
+func (d *DefaultChoice) UnmarshalJSON(data []byte) error { return d.decode(data, "default") }
+
+func (d *DefaultChoice) decode(data []byte, field string) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && (data[0] == '-' || (data[0] >= '0' && data[0] <= '9')) {
+		var i int
+		if err := json.Unmarshal(data, &i); err != nil {
+			return invalid(field, "must be a candidate (\"provider/model\" or an object) or its index in the list (an integer)")
+		}
+		*d = DefaultChoice{Index: &i}
+		return nil
+	}
+	var c Candidate
+	if err := c.decode(data, field); err != nil {
+		return err
+	}
+	*d = DefaultChoice{Candidate: &c}
+	return nil
+}
+
+// MarshalJSON writes the default as it was given.
+func (d DefaultChoice) MarshalJSON() ([]byte, error) {
+	if d.Index != nil {
+		return json.Marshal(*d.Index)
+	}
+	return json.Marshal(d.Candidate)
+}
+
+// JSONSchema describes the default's shapes for invopop/jsonschema.
+func (DefaultChoice) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Description: "candidate to answer with when the selection cannot finish: one of the candidates or its 0-based index",
+		OneOf: []*jsonschema.Schema{{Type: "integer", Minimum: json.Number("0")},
+			{Type: "string"}, {Type: "object"}},
+	}
+}
+
+// resolve matches the default against the normalised candidates.
+func (d *DefaultChoice) resolve(cands []Candidate, field string) error {
+	if d.Index != nil {
+		if *d.Index < 0 || *d.Index >= len(cands) {
+			return invalid("default", "index %d is outside the %d candidates of %s", *d.Index, len(cands), field)
+		}
+		d.resolved = *d.Index
+		return nil
+	}
+	if d.Candidate == nil {
+		return invalid("default", "is empty")
+	}
+	c := *d.Candidate
+	if err := c.normalise("default"); err != nil {
+		return err
+	}
+	for i := range cands {
+		if strings.EqualFold(cands[i].Name, c.Name) {
+			d.resolved = i
+			return nil
+		}
+	}
+	return invalid("default", "%q is not one of the candidates in %s", c.Name, field)
 }
 
 // ParseRequest decodes a JSON model selection request and validates it. Every error is a
@@ -164,6 +255,17 @@ func (r *Request) Validate() error {
 			return invalid("tradeoff_tolerance", "applies only with tradeoff cost or latency")
 		}
 	}
+	if r.Metric != "" && r.Metric != "accuracy" {
+		return invalid("metric", "must be accuracy, the only metric (got %q)", r.Metric)
+	}
+	if t := r.Timeout; t != nil && !(*t > 0 && *t <= MaxTimeoutSeconds) {
+		return invalid("timeout", "must be a number of seconds above 0 and at most %d, got %v", MaxTimeoutSeconds, *t)
+	}
+	if r.Default != nil {
+		if err := r.Default.resolve(cands, field); err != nil {
+			return err
+		}
+	}
 	if r.MaxModelDepth != nil && *r.MaxModelDepth < 1 {
 		return invalid("max_model_depth", "must be at least 1 (got %d)", *r.MaxModelDepth)
 	}
@@ -186,6 +288,10 @@ type wireRequest struct {
 	PreferenceID    json.RawMessage `json:"preference_id"`
 	HashContent     json.RawMessage `json:"hash_content"`
 	PreviousSession json.RawMessage `json:"previous_session"`
+	Metric          json.RawMessage `json:"metric"`
+	Timeout         json.RawMessage `json:"timeout"`
+	Default         json.RawMessage `json:"default"`
+	ResponseModel   json.RawMessage `json:"response_model"`
 }
 
 // UnmarshalJSON decodes a request, accepting both candidate shapes, plain "provider/model"
@@ -224,6 +330,25 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		}
 		out.TradeoffTolerance = &t
 	}
+	if isSet(w.Timeout) {
+		var t float64
+		if err := decodeField(w.Timeout, "timeout", &t); err != nil {
+			return err
+		}
+		out.Timeout = &t
+	}
+	if isSet(w.Default) {
+		out.Default = new(DefaultChoice)
+		if err := out.Default.decode(w.Default, "default"); err != nil {
+			return err
+		}
+	}
+	if isSet(w.ResponseModel) {
+		if b := bytes.TrimSpace(w.ResponseModel); b[0] != '{' {
+			return invalid("response_model", "must be an object")
+		}
+		out.ResponseModel = w.ResponseModel
+	}
 	for _, f := range []struct {
 		raw  json.RawMessage
 		name string
@@ -233,6 +358,7 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		{w.PreferenceID, "preference_id", &out.PreferenceID},
 		{w.HashContent, "hash_content", &out.HashContent},
 		{w.PreviousSession, "previous_session", &out.PreviousSession},
+		{w.Metric, "metric", &out.Metric},
 	} {
 		if err := decodeField(f.raw, f.name, f.dst); err != nil {
 			return err
@@ -450,6 +576,17 @@ type Candidate struct {
 	// Latency is the caller's latency for this candidate (any unit, lower is faster). Nil:
 	// unknown.
 	Latency *float64
+	// InputPrice and OutputPrice are Not Diamond's per-candidate prices (USD per 1M input
+	// and output tokens). Without Price, their mean (or the one given) is the candidate's
+	// price, the unit of the catalogue fallback.
+	InputPrice, OutputPrice *float64
+	// ContextLength is the candidate's context window in tokens (Not Diamond's
+	// context_length); a candidate whose window is smaller than the conversation's
+	// estimated size is not ranked. Nil: unknown, never filtered.
+	ContextLength *int
+	// IsCustom marks the caller's own model (Not Diamond's is_custom): no router or table
+	// matches it by name, so it is ranked by its attributes or the unknown prior.
+	IsCustom bool
 	// Attributes are free-form. Keys the default scorer reads: "quality" (number, 0-1 or
 	// 0-100), "quality_code", "quality_math" (same scale) and "supports_tools" /
 	// "function_calling" / "supports_function_calling" (boolean).
@@ -481,12 +618,16 @@ func (c Candidate) Label() string {
 }
 
 type wireCandidate struct {
-	Name       *string         `json:"name"`
-	Provider   *string         `json:"provider"`
-	Model      *string         `json:"model"`
-	Price      json.RawMessage `json:"price"`
-	Latency    json.RawMessage `json:"latency"`
-	Attributes json.RawMessage `json:"attributes"`
+	Name          *string         `json:"name"`
+	Provider      *string         `json:"provider"`
+	Model         *string         `json:"model"`
+	Price         json.RawMessage `json:"price"`
+	Latency       json.RawMessage `json:"latency"`
+	Attributes    json.RawMessage `json:"attributes"`
+	InputPrice    json.RawMessage `json:"input_price"`
+	OutputPrice   json.RawMessage `json:"output_price"`
+	ContextLength json.RawMessage `json:"context_length"`
+	IsCustom      json.RawMessage `json:"is_custom"`
 }
 
 // UnmarshalJSON accepts {"name": ...}, {"provider": ..., "model": ...} or a plain
@@ -531,7 +672,8 @@ func (c *Candidate) decode(data []byte, field string) error {
 		raw  json.RawMessage
 		name string
 		dst  **float64
-	}{{w.Price, "price", &out.Price}, {w.Latency, "latency", &out.Latency}} {
+	}{{w.Price, "price", &out.Price}, {w.Latency, "latency", &out.Latency},
+		{w.InputPrice, "input_price", &out.InputPrice}, {w.OutputPrice, "output_price", &out.OutputPrice}} {
 		if isSet(f.raw) {
 			var v float64
 			if err := decodeField(f.raw, field+"."+f.name, &v); err != nil {
@@ -539,6 +681,16 @@ func (c *Candidate) decode(data []byte, field string) error {
 			}
 			*f.dst = &v
 		}
+	}
+	if isSet(w.ContextLength) {
+		var n int
+		if err := decodeField(w.ContextLength, field+".context_length", &n); err != nil {
+			return err
+		}
+		out.ContextLength = &n
+	}
+	if err := decodeField(w.IsCustom, field+".is_custom", &out.IsCustom); err != nil {
+		return err
 	}
 	if err := decodeField(w.Attributes, field+".attributes", &out.Attributes); err != nil {
 		return err
@@ -553,13 +705,18 @@ func (c Candidate) MarshalJSON() ([]byte, error) {
 		return json.Marshal(c.Name)
 	}
 	w := struct {
-		Name       string         `json:"name,omitempty"`
-		Provider   string         `json:"provider,omitempty"`
-		Model      string         `json:"model,omitempty"`
-		Price      *float64       `json:"price,omitempty"`
-		Latency    *float64       `json:"latency,omitempty"`
-		Attributes map[string]any `json:"attributes,omitempty"`
-	}{Price: c.Price, Latency: c.Latency, Attributes: c.Attributes}
+		Name          string         `json:"name,omitempty"`
+		Provider      string         `json:"provider,omitempty"`
+		Model         string         `json:"model,omitempty"`
+		Price         *float64       `json:"price,omitempty"`
+		Latency       *float64       `json:"latency,omitempty"`
+		InputPrice    *float64       `json:"input_price,omitempty"`
+		OutputPrice   *float64       `json:"output_price,omitempty"`
+		ContextLength *int           `json:"context_length,omitempty"`
+		IsCustom      bool           `json:"is_custom,omitempty"`
+		Attributes    map[string]any `json:"attributes,omitempty"`
+	}{Price: c.Price, Latency: c.Latency, InputPrice: c.InputPrice, OutputPrice: c.OutputPrice,
+		ContextLength: c.ContextLength, IsCustom: c.IsCustom, Attributes: c.Attributes}
 	if c.Shape() == ShapeName {
 		w.Name = c.Name
 	} else {
@@ -575,6 +732,8 @@ func (Request) JSONSchemaExtend(s *jsonschema.Schema) {
 	if d, ok := s.Properties.Get("max_model_depth"); ok {
 		d.Format = "int32"
 	}
+	s.Properties.Set("response_model", &jsonschema.Schema{Type: "object",
+		Description: "structured-output model (Not Diamond's SDK); accepted and not used for ranking"})
 }
 
 // JSONSchema describes the three accepted shapes for invopop/jsonschema.
@@ -583,6 +742,12 @@ func (Candidate) JSONSchema() *jsonschema.Schema {
 	common := func(s *jsonschema.Schema) *jsonschema.Schema {
 		s.Properties.Set("price", num("price of the candidate (same unit for all candidates)"))
 		s.Properties.Set("latency", num("latency of the candidate (same unit for all candidates)"))
+		s.Properties.Set("input_price", num("USD per 1M input tokens (Not Diamond); with output_price the price when price is absent"))
+		s.Properties.Set("output_price", num("USD per 1M output tokens (Not Diamond)"))
+		s.Properties.Set("context_length", &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"),
+			Description: "context window in tokens; a conversation estimated larger skips the candidate"})
+		s.Properties.Set("is_custom", &jsonschema.Schema{Type: "boolean",
+			Description: "the caller's own model: ranked by its attributes or the unknown prior and never matched by name"})
 		s.Properties.Set("attributes", &jsonschema.Schema{Type: "object",
 			Description: "free-form attributes; read: quality, quality_code, quality_math, supports_tools"})
 		s.AdditionalProperties = jsonschema.FalseSchema
@@ -642,9 +807,23 @@ func (c *Candidate) normalise(field string) error {
 	for _, f := range []struct {
 		name string
 		v    *float64
-	}{{"price", c.Price}, {"latency", c.Latency}} {
+	}{{"price", c.Price}, {"latency", c.Latency}, {"input_price", c.InputPrice}, {"output_price", c.OutputPrice}} {
 		if f.v != nil && (*f.v < 0 || math.IsNaN(*f.v) || math.IsInf(*f.v, 0)) {
 			return invalid(field+"."+f.name, "must be a finite number >= 0")
+		}
+	}
+	if c.ContextLength != nil && *c.ContextLength < 1 {
+		return invalid(field+".context_length", "must be at least 1 token (got %d)", *c.ContextLength)
+	}
+	if c.Price == nil {
+		switch {
+		case c.InputPrice != nil && c.OutputPrice != nil:
+			p := (*c.InputPrice + *c.OutputPrice) / 2
+			c.Price = &p
+		case c.InputPrice != nil:
+			c.Price = c.InputPrice
+		case c.OutputPrice != nil:
+			c.Price = c.OutputPrice
 		}
 	}
 	for _, k := range []string{"quality", "quality_code", "quality_math"} {

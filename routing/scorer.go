@@ -21,6 +21,9 @@ const (
 	// SourceLearnedRelative: the learned default router's estimate for the candidate's
 	// nearest measured relative (named in EstimatedFrom).
 	SourceLearnedRelative = "learned_relative"
+	// SourceDefault: not ranked; the request's default, answered because the selection
+	// could not finish (its timeout passed or a router failed).
+	SourceDefault = "default"
 )
 
 // Scored is a candidate with its ranking score.
@@ -100,6 +103,8 @@ func (s DefaultScorer) Rank(_ context.Context, conv *Conversation, cands []Candi
 			if qv, err := qualityValue(v); err == nil {
 				q, src = qv, SourceAttribute
 			}
+		} else if c.IsCustom {
+			// the caller's own model: a table figure for a same-named public model says nothing
 		} else if b, ok := LookupBenchmark(c.Name); ok && b.Quality > 0 {
 			q, src = b.Quality, SourceBenchmark
 		} else if rel, b, ok := LookupBenchmarkRelative(c.Name); ok {

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -163,6 +164,7 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 		return nil, ErrZeroSelector
 	}
 	cands, field := req.Candidates()
+	var err error
 	if len(req.Tools) > 0 {
 		// Those known to support tools; without any, those not known to lack support (a
 		// self-hosted or new model the catalogue does not list).
@@ -185,12 +187,18 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 				"add one that does (or declare it with attributes.supports_tools: true)")
 		}
 	}
+	if cands, err = fitContext(cands, req.Messages, field); err != nil {
+		return nil, err
+	}
 	conv := NewConversation(req.Messages, len(req.Tools), s.w)
 	var r Router = s.scorer
 	if req.PreferenceID != "" {
 		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: req.PreferenceID, Fallback: s.scorer, LastTurnWeight: s.w}
 	}
 	ranked, err := r.Rank(ctx, conv, cands)
+	if err == nil {
+		err = ctx.Err() // a router that ignored the deadline does not win past it
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +226,31 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 	return applyTradeoff(ranked, req.Tradeoff, tol, s.cat), nil
 }
 
+// rankWithin ranks within the request's timeout. When the ranking fails for any reason but
+// the request's own (invalid, not found) or the caller going away, the request's default
+// answers alone (score_source "default"); without one a timeout is ErrTimeout.
+func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, error) {
+	rctx := ctx
+	if req.Timeout != nil {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, time.Duration(*req.Timeout*float64(time.Second)))
+		defer cancel()
+	}
+	ranked, err := s.rank(rctx, owner, req)
+	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound) || ctx.Err() != nil {
+		return ranked, err
+	}
+	if req.Default != nil {
+		cands, _ := req.Candidates()
+		s.log.WarnContext(ctx, "model selection answered with the request's default", "error", err)
+		return []Scored{{Candidate: cands[req.Default.resolved], Source: SourceDefault}}, nil
+	}
+	if rctx.Err() != nil {
+		return nil, fmt.Errorf("%w (%gs): %w", ErrTimeout, *req.Timeout, err)
+	}
+	return nil, err
+}
+
 // Select validates req, ranks its candidates for owner, stores a session and returns the
 // choice. Errors: *ValidationError (ErrInvalid) for bad requests, *NotFoundError
 // (ErrNotFound) for an unknown preference_id or previous_session.
@@ -233,7 +266,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 			return nil, err
 		}
 	}
-	ranked, err := s.rank(ctx, owner, req)
+	ranked, err := s.rankWithin(ctx, owner, req)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ const (
 	KindTooManyRequests = "Too Many Requests"
 	KindInternal        = "Internal Server Error"
 	KindBadGateway      = "Bad Gateway"
+	KindGatewayTimeout  = "Gateway Timeout"
 	KindContentFiltered = "Content Filtered"
 	// KindGuardrail is a request or answer a configured guardrail refused (400).
 	KindGuardrail   = "Guardrail Violation"

@@ -41,6 +41,7 @@ func ModelSelection(sel *routing.Selector) Option {
 				Request: routing.Request{}, Response: routing.Response{}, Errors: map[int]string{
 					400: "bad request: the message names the field",
 					404: "preference_id or previous_session names nothing this key owns",
+					504: "the selection did not finish within the request's timeout and it named no default",
 					500: "internal server error (the message carries a request id)",
 				}}, h)
 		}
@@ -49,7 +50,8 @@ func ModelSelection(sel *routing.Selector) Option {
 	}
 }
 
-// modelSelectionError maps routing's typed errors: invalid → 400, not found → 404.
+// modelSelectionError maps routing's typed errors: invalid → 400, not found → 404,
+// timeout (the request's own, without a default) → 504.
 func modelSelectionError(err error) *APIError {
 	var ve *routing.ValidationError
 	var nf *routing.NotFoundError
@@ -62,6 +64,8 @@ func modelSelectionError(err error) *APIError {
 		return Validation(http.StatusBadRequest, "%v", err)
 	case errors.Is(err, routing.ErrNotFound):
 		return NotFound("%v", err)
+	case errors.Is(err, routing.ErrTimeout):
+		return Errorf(http.StatusGatewayTimeout, KindGatewayTimeout, "timeout: %v; give default to be answered with it instead", err)
 	}
 	return nil
 }

@@ -145,7 +145,8 @@ func TestModelSelectBadRequests(t *testing.T) {
 		{"tradeoff_tolerance without tradeoff", `{` + msg + `,` + cand + `,"tradeoff_tolerance":0.1}`, "tradeoff_tolerance"},
 		{"duplicate candidates", `{` + msg + `,"llm_providers":[{"name":"openai/gpt-4o"},{"provider":"openai","model":"gpt-4o"}]}`, "llm_providers[1]"},
 		{"wrong type", `{` + msg + `,` + cand + `,"max_model_depth":"3"}`, "max_model_depth"},
-		{"unknown field", `{` + msg + `,` + cand + `,"metric":"accuracy"}`, "metric"},
+		{"unknown field", `{` + msg + `,` + cand + `,"temperature":0}`, "temperature"},
+		{"metric other than accuracy", `{` + msg + `,` + cand + `,"metric":"latency"}`, "metric"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
