@@ -53,7 +53,12 @@ func decodeExact(body []byte, v any, status int) error {
 			var ve *validation.Error
 			if errors.As(se.Err, &ve) {
 				field := path
-				if ve.Field != "" {
+				switch {
+				case path == "":
+					// The whole body's own UnmarshalJSON (model selection's request):
+					// its field is the path ("llm_providers[0].price", not ".llm_…").
+					field = ve.Field
+				case ve.Field != "":
 					field += "." + ve.Field
 				}
 				return Validation(status, "%s", (&validation.Error{Field: field, Message: ve.Message}).Error())
