@@ -308,6 +308,7 @@ func TestRequestValidation(t *testing.T) {
 		want string
 	}{
 		{func(r *Request) { r.InputURL = "" }, "agentopt requires input_url"},
+		{func(r *Request) { r.InputURL = " \t" }, "agentopt requires input_url"}, // blank is missing
 		{func(r *Request) { r.TargetModels = nil }, "agentopt requires target_models"},
 		{func(r *Request) { r.NIterations = 51 }, "n_iterations must be 1-50"},
 		{func(r *Request) { r.NIterations = -1 }, "n_iterations must be 1-50"},

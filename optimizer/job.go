@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
@@ -71,7 +72,7 @@ func (r *Request) normalize() error {
 	if r.Optimizer != OptimizerAgentOpt {
 		return invalid("optimizer", "optimizer must be %q, got %q", OptimizerAgentOpt, r.Optimizer)
 	}
-	if r.InputURL == "" {
+	if strings.TrimSpace(r.InputURL) == "" { // blank is missing too
 		return invalid("input_url", "agentopt requires input_url")
 	}
 	if u, err := url.Parse(r.InputURL); err != nil || u.Scheme == "" {

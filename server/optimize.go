@@ -215,7 +215,7 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 	if body.Optimizer != "" && body.Optimizer != optimizer.OptimizerAgentOpt {
 		return Validation(http.StatusUnprocessableEntity, "optimizer must be %q, got %q", optimizer.OptimizerAgentOpt, body.Optimizer)
 	}
-	if body.InputURL == "" {
+	if strings.TrimSpace(body.InputURL) == "" { // blank is missing too
 		return Validation(http.StatusUnprocessableEntity, "agentopt requires input_url")
 	}
 	if len(body.TargetModels) == 0 {
