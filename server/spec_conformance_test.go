@@ -743,6 +743,8 @@ func TestSpecOptimization(t *testing.T) {
 	}{
 		{"Status/job_id required", "/api/v1/optimize/status", 422, "job_id"},
 		{"Results/job_id required", "/api/v1/optimize/results", 422, "job_id"},
+		{"Status/job_id required (blank)", "/api/v1/optimize/status?job_id=%20", 422, "job_id"},
+		{"Results/job_id required (blank)", "/api/v1/optimize/results?job_id=%20", 422, "job_id"},
 		{"Status/unknown job_id", "/api/v1/optimize/status?job_id=opt_nope", 404, "opt_nope"},
 		{"Results/unknown job_id", "/api/v1/optimize/results?job_id=opt_nope", 404, "opt_nope"},
 	} {
