@@ -668,7 +668,7 @@ func (s *Service) view(r storedRes) ModelResult {
 }
 
 func (s *Service) get(ctx context.Context, owner, id string) (*job, error) {
-	if id == "" {
+	if strings.TrimSpace(id) == "" { // blank is missing, as in DeleteJob
 		return nil, invalid("job_id", "job_id is required")
 	}
 	j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
