@@ -245,8 +245,8 @@ func (a *Alerter) post(ctx context.Context, url string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("%w: %w: %w", ErrDelivery, errPermanent, err)
+	if err != nil { // its error quotes the URL, which may hold the secret
+		return fmt.Errorf("%w: %w: %s: bad URL", ErrDelivery, errPermanent, RedactURL(url))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "switchyard-alerts")

@@ -43,9 +43,14 @@ func ParseWebhook(s string, def Format) (Webhook, error) {
 	if w.Format != FormatJSON && w.Format != FormatSlack {
 		return w, fmt.Errorf("%w: format must be json or slack, got %q", ErrInvalidWebhook, w.Format)
 	}
+	// The URL is never quoted in the error (nor url.Parse's error, which quotes it): it may
+	// hold the webhook's secret (RedactURL).
 	u, err := url.Parse(w.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return w, fmt.Errorf("%w: %q is not an http or https URL", ErrInvalidWebhook, w.URL)
+	switch {
+	case err != nil:
+		return w, fmt.Errorf("%w: the URL does not parse (check its scheme, host, port and escapes)", ErrInvalidWebhook)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return w, fmt.Errorf("%w: %s is not an http or https URL with a host", ErrInvalidWebhook, RedactURL(w.URL))
 	}
 	return w, nil
 }
@@ -60,7 +65,12 @@ func (f Format) body(e Event) ([]byte, error) {
 	return json.Marshal(e)
 }
 
-// slackText is e's message for Slack: a bold title line, then the message.
+// slackEscaper escapes the three characters Slack's mrkdwn gives a meaning to
+// (https://api.slack.com/reference/surfaces/formatting#escaping): a key's or team's name in
+// an alert cannot then make a link (<https://…|text>) or a mention (<!channel>, <@U…>).
+var slackEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// slackText is e's message for Slack: a bold title line, then the message, escaped.
 func slackText(e Event) string {
 	title := map[string]string{
 		EventSoftBudget:          ":warning: Soft budget crossed",
@@ -70,7 +80,7 @@ func slackText(e Event) string {
 		EventDeploymentRecovered: ":white_check_mark: Deployment recovered",
 	}[e.Type]
 	if title == "" {
-		title = e.Type
+		title = slackEscaper.Replace(e.Type)
 	}
-	return "*" + title + "*: " + e.Subject + "\n" + e.Message
+	return "*" + title + "*: " + slackEscaper.Replace(e.Subject) + "\n" + slackEscaper.Replace(e.Message)
 }

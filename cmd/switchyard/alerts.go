@@ -24,12 +24,9 @@ type alertFlags struct {
 
 func (f *alertFlags) register(fs *flag.FlagSet) {
 	fs.Func("alert-webhook", "URL alerts are POSTed to (repeatable or comma-separated); prefix slack: for a Slack incoming webhook ({\"text\": ...}) or json: for the event as JSON (default --alert-format)", func(v string) error {
-		for _, u := range splitList(v) {
-			if _, err := alerting.ParseWebhook(u, alerting.FormatJSON); err != nil {
-				return err
-			}
-			f.Webhooks = append(f.Webhooks, u)
-		}
+		// Checked by check, not here: the flag package (and a bad environment variable's
+		// error) would quote the whole value, and a webhook's URL may hold its secret.
+		f.Webhooks = append(f.Webhooks, splitList(v)...)
 		return nil
 	})
 	fs.StringVar(&f.Format, "alert-format", "json", "format of --alert-webhook URLs without a prefix: json or slack")
@@ -37,10 +34,20 @@ func (f *alertFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Events, "alert-events", "budget,outage", "comma-separated alerts to send: budget (a virtual key's soft_budget_usd, 85% and 100% of max_budget_usd, once per budget period) and outage (a model's circuit breaker opens and closes, per process)")
 }
 
-// check validates the flags; nothing is checked without a webhook.
+// check validates the flags. Its errors never quote a webhook's URL, which may hold its
+// secret: they name the webhook by its place and its redacted URL (alerting.RedactURL).
+// Nothing is checked without a webhook.
 func (f *alertFlags) check() error {
+	if len(f.Webhooks) == 0 {
+		return nil
+	}
 	if f.Format != string(alerting.FormatJSON) && f.Format != string(alerting.FormatSlack) {
 		return fmt.Errorf("--alert-format must be json or slack, got %q", f.Format)
+	}
+	for i, u := range f.Webhooks {
+		if _, err := alerting.ParseWebhook(u, alerting.Format(f.Format)); err != nil {
+			return fmt.Errorf("--alert-webhook %d of %d: %w", i+1, len(f.Webhooks), err)
+		}
 	}
 	for _, e := range splitList(f.Events) {
 		if e != alerting.GroupBudget && e != alerting.GroupOutage {
@@ -82,7 +89,11 @@ func newAlerts(f alertFlags, m *telemetry.Metrics, log *slog.Logger) (*alerts, e
 		return nil, fmt.Errorf("--alert-webhook: %w", err)
 	}
 	events := splitList(f.Events)
-	log.Info("alerts on", "webhooks", len(opts.Webhooks), "events", strings.Join(events, ","), "signed", f.Secret != "")
+	targets := make([]string, len(opts.Webhooks))
+	for i, w := range opts.Webhooks {
+		targets[i] = w.String() // redacted: scheme and host
+	}
+	log.Info("alerts on", "webhooks", strings.Join(targets, ","), "events", strings.Join(events, ","), "signed", f.Secret != "")
 	return &alerts{alerter: a, budget: slices.Contains(events, alerting.GroupBudget), outage: slices.Contains(events, alerting.GroupOutage)}, nil
 }
 

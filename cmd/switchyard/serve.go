@@ -222,6 +222,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err := c.Retention.check(); err != nil {
 		return err
 	}
+	if err := c.Alerts.check(); err != nil {
+		return err
+	}
 	if c.Conns.LimitsSync < 0 {
 		return fmt.Errorf("--limits-sync-interval must be 0 or positive, got %s", c.Conns.LimitsSync)
 	}
