@@ -286,7 +286,7 @@ func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {
 func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 	l.roll(u, now)
 	if l.Blocked {
-		return 0, fmt.Errorf("%w: the key is blocked (a budget of 0)", ErrBudgetExceeded)
+		return 0, blockedError{}
 	}
 	if l.MaxCalls > 0 && u.Calls >= l.MaxCalls {
 		return 0, fmt.Errorf("%w: %d of %d calls used", ErrBudgetExceeded, u.Calls, l.MaxCalls)

@@ -23,6 +23,10 @@ var (
 	ErrNotFound = errors.New("completions: conversation not found")
 	// ErrBudgetExceeded means the caller's Budget has no calls or tokens left.
 	ErrBudgetExceeded = errors.New("completions: budget exceeded")
+	// ErrBlocked means the caller's Budget (or its parent's, a team's) is blocked
+	// (BudgetLimits.Blocked); the refusal matches ErrBudgetExceeded too. LiteLLM answers
+	// it as an authentication error (401), which the server's OpenAI-compatible surface does.
+	ErrBlocked = errors.New("completions: blocked")
 	// ErrModelNotAllowed means the caller's Budget does not allow a requested model.
 	ErrModelNotAllowed = errors.New("completions: model not allowed for this key")
 	// ErrTokenRate means the caller's Budget used its TokensPerMinute in the last minute
@@ -43,6 +47,15 @@ var (
 	// it 404, as OpenAI and Anthropic do for a model they do not have).
 	ErrUnknownModel = errors.New("completions: unknown model")
 )
+
+// blockedError is a blocked Budget's refusal: it matches ErrBudgetExceeded and ErrBlocked.
+type blockedError struct{}
+
+func (blockedError) Error() string {
+	return ErrBudgetExceeded.Error() + ": the key is blocked (a budget of 0)"
+}
+
+func (blockedError) Is(target error) bool { return target == ErrBudgetExceeded || target == ErrBlocked }
 
 // ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
 // this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.

@@ -483,8 +483,13 @@ func completionsError(err error) *APIError {
 		}
 		return ae
 	case errors.As(err, &team):
-		// A team's account refused the request: LiteLLM's wording, which names the team.
+		// A team's account refused the request: LiteLLM's wording, which names the team. A
+		// blocked team is a 429 here as a blocked key is; the OpenAI-compatible surface
+		// answers both with LiteLLM's 401 auth_error (openAIStatus).
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", teamRefusal(team))
+	case errors.Is(err, completions.ErrBlocked):
+		// LiteLLM's words for a blocked key (a 429 here, its 401 on /v1/: see openAIStatus).
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "Key is blocked. Update via `/key/unblock` if you're an admin.")
 	case errors.Is(err, completions.ErrBudgetExceeded):
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 	case errors.As(err, &af):

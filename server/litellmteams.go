@@ -114,7 +114,11 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 		Tags: tags, Request: litellmTeamRequest{}, Response: litellmTeam{},
 		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 409: "team_id is another team's"}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			body, err := litellmTeamBody(r, false)
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			body, block, err := litellmTeamFields(fields, false)
 			if err != nil {
 				return err
 			}
@@ -122,6 +126,7 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 				return litellmTeamNames(err)
 			}
+			req.budgetBlock = block == budgetBlockSet
 			t, err := s.createTeam(r.Context(), g, owner(r), req)
 			if err != nil {
 				return litellmTeamNames(err)
@@ -142,11 +147,20 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 				return litellmInvalid("team_id", "team_id: required, a string: the team to change")
 			}
 			delete(fields, "team_id")
-			body, err := litellmTeamFields(fields, true)
+			body, block, err := litellmTeamFields(fields, true)
 			if err != nil {
 				return err
 			}
-			t, err := s.updateTeam(r.Context(), g, owner(r), id, body)
+			// Decided against the stored team, inside the update's transaction.
+			adjust := func(req *teamRequest, prev team) {
+				switch {
+				case block == budgetBlockSet:
+					req.budgetBlock = true
+				case block == budgetBlockLift && prev.Blocked && prev.BudgetBlock:
+					req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
+				}
+			}
+			t, err := s.updateTeam(r.Context(), g, owner(r), id, body, adjust)
 			if err != nil {
 				return litellmTeamNames(err)
 			}
@@ -239,21 +253,27 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 		Tags: tags, Request: litellmTeamRef{}, Response: litellmTeam{}, Errors: blockErrors}, block(false))
 }
 
-// litellmTeamBody reads a LiteLLM team request body as teamRequest's fields.
-func litellmTeamBody(r *http.Request, update bool) (json.RawMessage, error) {
-	fields, err := litellmBody(r)
-	if err != nil {
-		return nil, err
-	}
-	return litellmTeamFields(fields, update)
-}
+// budgetBlockChange is what a LiteLLM team request's max_budget does to a block that is a
+// budget of nothing (litellmTeamFields).
+type budgetBlockChange int
+
+const (
+	budgetBlockKeep budgetBlockChange = iota // no max_budget given
+	budgetBlockSet                           // max_budget 0: the team is blocked
+	budgetBlockLift                          // another max_budget, or null, on update: lifts it
+)
 
 // litellmTeamFields turns LiteLLM's team fields into a body of teamRequest's. A null
 // field is "not given" on /team/new; on /team/update it removes the limit or label
-// (models null is refused: [] allows every model). max_budget 0 is refused: on LiteLLM it
-// blocks the team, which /team/block says here.
-func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.RawMessage, error) {
+// (models null is refused: [] allows every model). max_budget 0 blocks the team, as it
+// does a virtual key (LiteLLM's budget of nothing, which refuses every request): the team
+// remembers the block as its budget_block, which another max_budget lifts on
+// /team/update; a team blocked by /team/block or blocked true stays blocked until
+// unblocked. tpm_limit and rpm_limit 0 are refused, as they are for a key.
+func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.RawMessage, budgetBlockChange, error) {
 	native := map[string]json.RawMessage{}
+	block := budgetBlockKeep
+	var blocked *bool
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 		if name == "budget_duration" {
@@ -269,13 +289,28 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 		case to == "" && emptyJSON(raw):
 			// members_with_roles [], organization_id null, …: LiteLLM's clients' defaults.
 		case to == "":
-			return nil, litellmInvalid(name, "%s: Switchyard's teams have no %s (a team is a shared budget, rate and model list for virtual keys; keep labels in metadata)", name, name)
+			return nil, block, litellmInvalid(name, "%s: Switchyard's teams have no %s (a team is a shared budget, rate and model list for virtual keys; keep labels in metadata)", name, name)
 		case name == "max_budget" && isZero:
-			return nil, litellmInvalid(name, "max_budget: 0 blocks every key of the team on LiteLLM: send POST /team/block for that; null for no bound")
+			native["max_budget_usd"], native["blocked"] = json.RawMessage(`0`), json.RawMessage(`true`)
+			block = budgetBlockSet
+		case name == "max_budget" && update:
+			block = budgetBlockLift
+			if isNull {
+				native[to] = json.RawMessage(`0`)
+			} else {
+				native[to] = raw
+			}
+		case name == "blocked" && !isNull:
+			var v bool
+			if json.Unmarshal(raw, &v) != nil {
+				return nil, block, litellmInvalid(name, "blocked: must be true or false, got %s", raw)
+			}
+			blocked = &v
+			native[to] = raw
 		case isZero && (name == "rpm_limit" || name == "tpm_limit"):
-			return nil, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team POST /team/block; null for no bound", name)
+			return nil, block, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team send max_budget 0 or POST /team/block; null for no bound", name)
 		case name == "models" && isNull && update:
-			return nil, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+			return nil, block, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
 		case !isNull:
 			native[to] = raw
 		case !update:
@@ -288,7 +323,11 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 			native[to] = json.RawMessage(`0`)
 		}
 	}
-	return json.Marshal(native)
+	if block == budgetBlockSet && blocked != nil && !*blocked {
+		return nil, block, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the team)")
+	}
+	body, err := json.Marshal(native)
+	return body, block, err
 }
 
 // litellmTeamNames rewrites a failure of the team checks to name LiteLLM's fields.
@@ -310,7 +349,9 @@ func litellmTeamOf(t team) litellmTeam {
 	if t.Name != "" {
 		out.TeamAlias = &t.Name
 	}
-	if t.MaxBudgetUSD > 0 {
+	if t.Blocked && t.BudgetBlock {
+		out.MaxBudget = new(float64) // a budget of nothing: LiteLLM's max_budget 0
+	} else if t.MaxBudgetUSD > 0 {
 		out.MaxBudget = &t.MaxBudgetUSD
 	}
 	if t.TokensPerMinute > 0 {

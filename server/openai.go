@@ -76,6 +76,13 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 			body.Error.Code = &c
 		}
 	}
+	if status == http.StatusUnauthorized && errors.Is(cause, completions.ErrBlocked) {
+		// LiteLLM's proxy answers a blocked key or team from its auth check: an auth_error
+		// whose message starts "Authentication Error, " and whose param is Python's None.
+		body.Error.Message = "Authentication Error, " + body.Error.Message
+		none := "None"
+		body.Error.Param = &none
+	}
 	if retry {
 		writeJSON(w, status, body)
 		return
@@ -111,7 +118,10 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		code = "request_too_large"
 	case http.StatusTooManyRequests:
 		typ, code = "rate_limit_error", "rate_limit_exceeded"
-		if errors.Is(cause, completions.ErrBudgetExceeded) {
+		if errors.Is(cause, completions.ErrBlocked) {
+			// A blocked key or team: LiteLLM's 401 auth_error (writeOpenAIError words it).
+			status, typ, code = http.StatusUnauthorized, "auth_error", "401"
+		} else if errors.Is(cause, completions.ErrBudgetExceeded) {
 			code = "budget_exceeded"
 		} else if ae.Retryable {
 			retry = true // a limit that clears with time (the key's requests per minute)

@@ -47,6 +47,9 @@ type teamRequest struct {
 	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the team's keys' answers together may use; 0 for no bound"`
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (a JSON object of at most 16 KiB)"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
+	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
+	// given outright clears it), as a virtual key's budgetBlock.
+	budgetBlock bool
 }
 
 // team describes a team.
@@ -61,6 +64,7 @@ type team struct {
 	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	Blocked           bool           `json:"blocked,omitempty"`
+	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /team/update lifts it"`
 	CreatedAt         time.Time      `json:"created_at"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the team's keys together used (in the current period with budget_duration)"`
 	KeyIDs            []string       `json:"key_ids" jsonschema:"description=The ids of the team's virtual keys"`
@@ -214,6 +218,7 @@ func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool)
 func (req teamRequest) applyTo(t *team, limits completions.BudgetLimits) {
 	t.Name, t.Models, t.MaxBudgetUSD, t.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	t.RequestsPerMinute, t.TokensPerMinute, t.Metadata, t.Blocked = req.RequestsPerMinute, req.TokensPerMinute, req.Metadata, req.Blocked
+	t.BudgetBlock = req.Blocked && req.budgetBlock
 	if len(t.Models) == 0 {
 		t.Models = nil
 	}
@@ -325,7 +330,10 @@ func (s *Server) listTeams(ctx context.Context, owner string) ([]team, error) {
 // updateTeam applies body (the fields to change) to owner's team id: read, merged, checked
 // and written with its account's limits in one transaction, so a failed update changes
 // nothing and the team's spend is kept.
-func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage) (*team, error) {
+//
+// adjust, when given, changes the request against the stored team inside the transaction
+// (LiteLLM's max_budget 0 and its lift).
+func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust ...func(req *teamRequest, prev team)) (*team, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
@@ -339,7 +347,11 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 			return err
 		}
 		req := teamRequest{TeamID: rec.TeamID, Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
-			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked}
+			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked,
+			budgetBlock: rec.BudgetBlock}
+		if _, ok := given["blocked"]; ok {
+			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)
+		}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -350,6 +362,9 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 			e := Validation(http.StatusUnprocessableEntity, "team_id: a team's id cannot be changed (it is %q)", rec.TeamID)
 			e.Param = "team_id"
 			return e
+		}
+		for _, a := range adjust {
+			a(&req, rec.team)
 		}
 		limits, err := checkTeamRequest(g, req, modelsGiven)
 		if err != nil {
