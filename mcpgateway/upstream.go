@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,10 @@ type upstream struct {
 	// connecting is held (a token in it) while a session is being opened; waiters select
 	// on it and on their context.
 	connecting chan struct{}
+
+	// cut counts the upstream messages the http and sse transports cut off at their
+	// wireLimit (capTransport).
+	cut atomic.Int64
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
@@ -283,17 +288,18 @@ func (u *upstream) transport() mcp.Transport {
 	}
 }
 
-// httpClient is the gateway's client adding the server's headers to each request.
+// httpClient is the gateway's client adding the server's headers to each request and
+// bounding what is read of each message it answers (capTransport).
 func (u *upstream) httpClient() *http.Client {
-	if len(u.headers) == 0 {
-		return u.g.opts.HTTPClient
-	}
 	c := *u.g.opts.HTTPClient
 	base := c.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c.Transport = &headerTransport{base: base, headers: u.headers}
+	if len(u.headers) > 0 {
+		base = &headerTransport{base: base, headers: u.headers}
+	}
+	c.Transport = &capTransport{base: base, limit: wireLimit(u.g.opts.MaxResultBytes), cut: &u.cut}
 	return &c
 }
 
