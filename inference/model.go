@@ -318,21 +318,37 @@ func (m *Model) Close() error {
 // Predict ranks the classes for each text, best first; equal scores are ordered by model
 // name. Texts are embedded in batches.
 func (m *Model) Predict(ctx context.Context, texts []string) ([][]Ranked, error) {
+	out, _, err := m.predict(ctx, texts, false)
+	return out, err
+}
+
+// PredictTasks is Predict that also returns, for each text, the task head's probabilities
+// of the tasks named by Quality().Tasks() (in that order), from the same embedding. The
+// task probabilities are nil for a router without a task head.
+func (m *Model) PredictTasks(ctx context.Context, texts []string) ([][]Ranked, [][]float64, error) {
+	return m.predict(ctx, texts, true)
+}
+
+func (m *Model) predict(ctx context.Context, texts []string, withTasks bool) ([][]Ranked, [][]float64, error) {
 	if m == nil || m.embedder == nil {
-		return nil, errZeroModel()
+		return nil, nil, errZeroModel()
 	}
 	raw, _, err := rawCached(ctx, m.embedder, nil, texts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vecs := m.embedder.finish(raw)
 	out := make([][]Ranked, len(texts))
+	var tasks [][]float64
+	if withTasks && m.quality != nil && m.quality.prior != nil {
+		tasks = make([][]float64, len(texts))
+	}
 	k := len(m.classes)
 	probs, qual, score := make([]float64, k), make([]float64, k), make([]float64, k)
 	for i, v := range vecs {
 		if i%embedBatchSize == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		m.scores(v, probs, qual, score)
@@ -342,8 +358,12 @@ func (m *Model) Predict(ctx context.Context, texts []string) ([][]Ranked, error)
 		}
 		sortRanked(r)
 		out[i] = r
+		if tasks != nil {
+			tasks[i] = make([]float64, len(m.quality.prior.names))
+			m.quality.prior.head.Probabilities(v, tasks[i])
+		}
 	}
-	return out, nil
+	return out, tasks, nil
 }
 
 // scores writes the softmax probabilities, the quality estimates and the ranking scores of

@@ -3,6 +3,7 @@ package routing
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/switchyard-ai/switchyard/validation"
 )
@@ -48,6 +49,11 @@ func (e *NotFoundError) Error() string {
 	switch e.Field {
 	case "preference_id":
 		what = "router model (preference)"
+		if strings.HasPrefix(e.ID, PreferencePrefix) {
+			what = "preference"
+		}
+	case "router_model_id":
+		what = "router model"
 	case "previous_session", "session_id":
 		what = "session"
 	}

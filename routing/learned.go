@@ -1,11 +1,13 @@
 package routing
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -140,6 +142,28 @@ type learnedMatch struct {
 
 // Rank implements Router.
 func (l *LearnedRouter) Rank(ctx context.Context, conv *Conversation, cands []Candidate) ([]Scored, error) {
+	out, _, err := l.rank(ctx, conv, cands, 0)
+	return out, err
+}
+
+// TaskWeight is one task of the learned default router's task head (see
+// [LearnedRouter.Tasks]) and its probability for a conversation.
+type TaskWeight struct {
+	// Task is the task label, e.g. "zeroeval/gsm8k".
+	Task string `json:"task"`
+	// P is the head's probability of the task, mixed over the last user turn and the whole
+	// conversation as the estimates are.
+	P float64 `json:"p"`
+}
+
+// RankTasks is Rank that also returns the top tasks (at most top, most probable first)
+// the conversation resembles, from the same features; nil when the router has no task
+// head. It always runs the router, even when no candidate is one of its models.
+func (l *LearnedRouter) RankTasks(ctx context.Context, conv *Conversation, cands []Candidate, top int) ([]Scored, []TaskWeight, error) {
+	return l.rank(ctx, conv, cands, max(top, 1))
+}
+
+func (l *LearnedRouter) rank(ctx context.Context, conv *Conversation, cands []Candidate, topTasks int) ([]Scored, []TaskWeight, error) {
 	if conv == nil {
 		conv = &Conversation{Single: true}
 	}
@@ -155,19 +179,21 @@ func (l *LearnedRouter) Rank(ctx context.Context, conv *Conversation, cands []Ca
 		}
 	}
 	est := map[string]float64{}
-	if anyMatched {
+	var tasks []TaskWeight
+	if anyMatched || topTasks > 0 {
 		texts := []string{conv.LastUser}
 		if !conv.Single && conv.Text != conv.LastUser {
 			texts = append(texts, conv.Text)
 		}
-		preds, err := l.model.Predict(ctx, texts)
+		preds, taskProbs, err := l.model.PredictTasks(ctx, texts)
 		if err != nil {
-			return nil, fmt.Errorf("routing: learned default router: %w", err)
+			return nil, nil, fmt.Errorf("routing: learned default router: %w", err)
 		}
 		w := l.LastTurnWeight
 		if w <= 0 || w > 1 {
 			w = DefaultLastTurnWeight
 		}
+		var mixed []float64
 		for ti, p := range preds {
 			weight := 1.0
 			if len(preds) > 1 {
@@ -179,6 +205,17 @@ func (l *LearnedRouter) Rank(ctx context.Context, conv *Conversation, cands []Ca
 			for _, r := range p {
 				est[r.Model] += weight * r.Quality
 			}
+			if topTasks > 0 && taskProbs != nil {
+				if mixed == nil {
+					mixed = make([]float64, len(taskProbs[ti]))
+				}
+				for j, pr := range taskProbs[ti] {
+					mixed[j] += weight * pr
+				}
+			}
+		}
+		if mixed != nil {
+			tasks = topTaskWeights(l.model.Quality(), mixed, topTasks)
 		}
 	}
 	out := make([]Scored, len(cands))
@@ -203,7 +240,7 @@ func (l *LearnedRouter) Rank(ctx context.Context, conv *Conversation, cands []Ca
 	if len(priorCands) > 0 {
 		prior, err := l.Prior.Rank(ctx, conv, priorCands)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		scale := l.priorScale(ctx, conv, cands, matched, est)
 		byName := map[string]Scored{}
@@ -218,7 +255,27 @@ func (l *LearnedRouter) Rank(ctx context.Context, conv *Conversation, cands []Ca
 		}
 	}
 	sortScored(out)
-	return out, nil
+	return out, tasks, nil
+}
+
+// topTaskWeights returns the top most probable tasks of probs (in the order of q.Tasks()),
+// most probable first, ties by name.
+func topTaskWeights(q *inference.QualityHeads, probs []float64, top int) []TaskWeight {
+	names, _ := q.Tasks()
+	if len(names) != len(probs) {
+		return nil
+	}
+	out := make([]TaskWeight, len(names))
+	for i, n := range names {
+		out[i] = TaskWeight{Task: n, P: probs[i]}
+	}
+	slices.SortFunc(out, func(a, b TaskWeight) int {
+		if c := cmp.Compare(b.P, a.P); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Task, b.Task)
+	})
+	return out[:min(top, len(out))]
 }
 
 // priorScale is the ratio of the learned estimates to the benchmark priors of the

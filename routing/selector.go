@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -159,9 +160,24 @@ func (s *Selector) Rank(ctx context.Context, owner string, req *Request) ([]Scor
 	return s.rank(ctx, owner, req)
 }
 
+// personalization is what a selection under a pref_ preference keeps for learning.
+type personalization struct {
+	pref  *Preference
+	base  map[string]float64 // lower-cased candidate name → base quality estimate
+	tasks []TaskWeight
+}
+
 func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
+	ranked, _, err := s.rankPersonal(ctx, owner, req)
+	return ranked, err
+}
+
+// sessionTasks is how many of the task head's tasks a session keeps.
+const sessionTasks = 3
+
+func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
 	if s.scorer == nil {
-		return nil, ErrZeroSelector
+		return nil, nil, ErrZeroSelector
 	}
 	cands, field := req.Candidates()
 	var err error
@@ -183,27 +199,45 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 		case len(unknown) > 0:
 			cands = unknown
 		default:
-			return nil, invalid(field, "every candidate is known not to support tool calling, which tools requires; "+
+			return nil, nil, invalid(field, "every candidate is known not to support tool calling, which tools requires; "+
 				"add one that does (or declare it with attributes.supports_tools: true)")
 		}
 	}
 	if cands, err = fitContext(cands, req.Messages, field); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	conv := NewConversation(req.Messages, len(req.Tools), s.w)
 	var r Router = s.scorer
-	if req.PreferenceID != "" {
-		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: req.PreferenceID, Fallback: s.scorer, LastTurnWeight: s.w}
+	var pers *personalization
+	routerID := req.PreferenceID
+	if strings.HasPrefix(req.PreferenceID, PreferencePrefix) {
+		pref, err := loadPreference(ctx, s.store, owner, req.PreferenceID)
+		if err != nil {
+			return nil, nil, err
+		}
+		pers = &personalization{pref: pref}
+		routerID = pref.RouterModelID
 	}
-	ranked, err := r.Rank(ctx, conv, cands)
+	if routerID != "" {
+		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: routerID, Fallback: s.scorer, LastTurnWeight: s.w}
+	}
+	var ranked []Scored
+	if l, ok := r.(*LearnedRouter); ok && pers != nil {
+		ranked, pers.tasks, err = l.RankTasks(ctx, conv, cands, sessionTasks)
+	} else {
+		ranked, err = r.Rank(ctx, conv, cands)
+	}
 	if err == nil {
 		err = ctx.Err() // a router that ignored the deadline does not win past it
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(ranked) != len(cands) {
-		return nil, fmt.Errorf("routing: router ranked %d of %d candidates", len(ranked), len(cands))
+		return nil, nil, fmt.Errorf("routing: router ranked %d of %d candidates", len(ranked), len(cands))
+	}
+	if pers != nil {
+		pers.base = personalize(ranked, pers.pref.Models)
 	}
 	tol := s.tol
 	if !s.tolSet {
@@ -223,32 +257,32 @@ func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scor
 			}
 		}
 	}
-	return applyTradeoff(ranked, req.Tradeoff, tol, s.cat), nil
+	return applyTradeoff(ranked, req.Tradeoff, tol, s.cat), pers, nil
 }
 
 // rankWithin ranks within the request's timeout. When the ranking fails for any reason but
 // the request's own (invalid, not found) or the caller going away, the request's default
 // answers alone (score_source "default"); without one a timeout is ErrTimeout.
-func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, error) {
+func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
 	rctx := ctx
 	if req.Timeout != nil {
 		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeout(ctx, time.Duration(*req.Timeout*float64(time.Second)))
 		defer cancel()
 	}
-	ranked, err := s.rank(rctx, owner, req)
+	ranked, pers, err := s.rankPersonal(rctx, owner, req)
 	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound) || ctx.Err() != nil {
-		return ranked, err
+		return ranked, pers, err
 	}
 	if req.Default != nil {
 		cands, _ := req.Candidates()
 		s.log.WarnContext(ctx, "model selection answered with the request's default", "error", err)
-		return []Scored{{Candidate: cands[req.Default.resolved], Source: SourceDefault}}, nil
+		return []Scored{{Candidate: cands[req.Default.resolved], Source: SourceDefault}}, nil, nil
 	}
 	if rctx.Err() != nil {
-		return nil, fmt.Errorf("%w (%gs): %w", ErrTimeout, *req.Timeout, err)
+		return nil, nil, fmt.Errorf("%w (%gs): %w", ErrTimeout, *req.Timeout, err)
 	}
-	return nil, err
+	return nil, nil, err
 }
 
 // Select validates req, ranks its candidates for owner, stores a session and returns the
@@ -266,7 +300,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 			return nil, err
 		}
 	}
-	ranked, err := s.rankWithin(ctx, owner, req)
+	ranked, pers, err := s.rankWithin(ctx, owner, req)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +316,16 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 		Tradeoff: req.Tradeoff, PreferenceID: req.PreferenceID, PreviousSession: req.PreviousSession}
 	// Only the list the caller sees is kept: a session is bounded by max_model_depth.
 	for _, r := range ranked[:depth] {
-		sess.Ranked = append(sess.Ranked, SessionCandidate{Label: r.Candidate.Label(), Score: r.Score, Source: r.Source})
+		c := SessionCandidate{Label: r.Candidate.Label(), Score: r.Score, Source: r.Source}
+		if pers != nil {
+			if b, ok := pers.base[strings.ToLower(r.Candidate.Name)]; ok {
+				c.Base = &b
+			}
+		}
+		sess.Ranked = append(sess.Ranked, c)
+	}
+	if pers != nil {
+		sess.Tasks = pers.tasks
 	}
 	if req.HashContent {
 		sess.MessageHashes = hashMessages(req.Messages)

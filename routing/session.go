@@ -37,6 +37,9 @@ type Session struct {
 	// MessageHashes are the SHA-256 hashes of the message contents when hash_content was
 	// true; empty otherwise.
 	MessageHashes []MessageHash `json:"message_hashes,omitempty"`
+	// Tasks are the top tasks the learned default router's task head saw in the
+	// conversation (only under a pref_ preference): the context feedback is learned in.
+	Tasks []TaskWeight `json:"tasks,omitempty"`
 }
 
 // SessionCandidate is one entry of a session's ranked list.
@@ -46,6 +49,11 @@ type SessionCandidate struct {
 	// Score and Source are as in [Scored].
 	Score  float64 `json:"score"`
 	Source string  `json:"source"`
+	// Base is the base router's quality estimate before a pref_ preference's correction
+	// (only under such a preference): what the preference learns against.
+	Base *float64 `json:"base,omitempty"`
+	// Feedback is the feedback.accuracy given on this candidate (0 or 1), if any.
+	Feedback *float64 `json:"feedback,omitempty"`
 }
 
 // MessageHash is a message's role and the hex SHA-256 of its content.

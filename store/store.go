@@ -55,6 +55,7 @@ const (
 	Conversations             Collection = "conversations"                // completions conversations
 	Messages                  Collection = "messages"                     // conversation messages, keyed conversation/seq
 	Sessions                  Collection = "sessions"                     // model selection sessions
+	Preferences               Collection = "preferences"                  // model selection preferences (pref_ ids) with their feedback counts
 	APIKeys                   Collection = "api_keys"                     // API keys, keyed by SHA-256 hash, never in clear
 	EmbeddingCache            Collection = "embedding_cache"              // embedder name/content hash -> vector
 	OwnerIndex                Collection = "owner_index"                  // kind/owner/newest-first time/id -> "" (see PutOwned)

@@ -1,0 +1,124 @@
+package routing
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// FeedbackPseudoCount is k, the strength in feedbacks of the prior each correction is
+// shrunk towards (see ModelFeedback.Adjustment): with k = 10, ten feedbacks move a model's
+// estimate half of the way from the router's belief to what was observed.
+const FeedbackPseudoCount = 10
+
+// MaxPreferenceModels bounds how many models one preference keeps feedback counts for;
+// feedback on a further model is refused (field provider).
+const MaxPreferenceModels = 256
+
+// SourceFeedbackSuffix is appended to a candidate's score_source when a preference's
+// feedback corrected its estimate: "learned+feedback", "router+feedback",
+// "unknown+feedback", ...
+const SourceFeedbackSuffix = "+feedback"
+
+// probability bounds keep the logits finite.
+const minProb, maxProb = 1e-3, 1 - 1e-3
+
+// ModelFeedback is what a preference has learned about one model from feedback: the
+// counts behind its correction. Updating it is a sum, so the result does not depend on
+// the order in which feedback arrives.
+type ModelFeedback struct {
+	// Model is the candidate name feedback was given on, lower-cased ("openai/gpt-4o").
+	Model string `json:"model"`
+	// Feedback (N) is how many feedbacks the model received.
+	Feedback float64 `json:"feedback"`
+	// Successes (Y) is how many of them were thumbs up (accuracy 1).
+	Successes float64 `json:"successes"`
+	// Expected (P) is the sum of the base router's estimates for the model on the
+	// selections the feedback was about: the successes the router predicted.
+	Expected float64 `json:"expected"`
+	// Adjustment is the current correction, in logits, added to the base router's
+	// estimate of the model (computed when the preference is read; not stored).
+	Adjustment float64 `json:"adjustment"`
+}
+
+// adjustment is the model-level correction, in logits, of a model's base estimate.
+//
+// The base router's estimates are treated as a prior belief and the feedback as Bernoulli
+// outcomes. With p̄ = P/N the router's mean estimate over the rated selections, a Beta
+// prior of strength k centred on p̄ gives the posterior mean success rate
+// r = (Y + k·p̄)/(N + k), and the correction is the shift, in logit space, that moves the
+// router's mean to it: logit(r) − logit(p̄) (= logit((Y+k·p̄)/(N+k)) −
+// logit((P+k·p̄)/(N+k)), the rule's symmetric form). Comparing with the router's expected
+// successes P rather than a fixed rate keeps what the router already knows per prompt:
+// a model rated only on hard prompts, where the router expected failures, is not
+// punished for failing them. Logit space keeps corrected estimates in (0, 1) and moves a
+// confident estimate less than an uncertain one. Without feedback the shift is 0.
+func adjustment(n, y, p float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	pbar := clampProb(p / n)
+	r := clampProb((y + FeedbackPseudoCount*pbar) / (n + FeedbackPseudoCount))
+	return logit(r) - logit(pbar)
+}
+
+// record adds one feedback (outcome y, 0 or 1, on a selection whose base estimate was b)
+// to the preference's counts; delta is +1 to add, −1 to withdraw an earlier one.
+func recordFeedback(models []ModelFeedback, model string, y, b, delta float64) []ModelFeedback {
+	model = strings.ToLower(model)
+	i := slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
+	if i < 0 {
+		models = append(models, ModelFeedback{Model: model})
+		slices.SortFunc(models, func(a, b ModelFeedback) int { return strings.Compare(a.Model, b.Model) })
+		i = slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
+	}
+	m := &models[i]
+	m.Feedback += delta
+	m.Successes += delta * y
+	m.Expected += delta * b
+	if m.Feedback <= 0 {
+		return slices.Delete(models, i, i+1)
+	}
+	return models
+}
+
+// personalize corrects the base estimates of the ranked candidates by the preference's
+// feedback, re-sorts them, and returns the base estimate (Quality before correction) of
+// every candidate by lower-cased name.
+//
+// A corrected candidate gets Quality = σ(logit(base) + adjustment), Score = that Quality
+// and Tier 0: once users' outcomes anchor it, its estimate is comparable with the
+// others' whatever router produced it (a model a trained router did not know competes
+// with those it did).
+func personalize(ranked []Scored, models []ModelFeedback) map[string]float64 {
+	base := make(map[string]float64, len(ranked))
+	byModel := make(map[string]ModelFeedback, len(models))
+	for _, m := range models {
+		byModel[m.Model] = m
+	}
+	for i := range ranked {
+		s := &ranked[i]
+		k := strings.ToLower(s.Candidate.Name)
+		base[k] = s.Quality
+		m, ok := byModel[k]
+		if !ok || m.Feedback <= 0 {
+			continue
+		}
+		q := sigmoid(logit(clampProb(s.Quality)) + adjustment(m.Feedback, m.Successes, m.Expected))
+		s.Quality, s.Score, s.Tier = q, q, 0
+		s.Source += SourceFeedbackSuffix
+	}
+	sortScored(ranked)
+	return base
+}
+
+func clampProb(p float64) float64 {
+	if math.IsNaN(p) {
+		return 0.5
+	}
+	return min(max(p, minProb), maxProb)
+}
+
+func logit(p float64) float64 { return math.Log(p / (1 - p)) }
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

@@ -1,0 +1,204 @@
+package routing
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// PreferencePrefix starts every preference id ("pref_" and 24 hex digits). A
+// preference_id without it names a trained router model (rm_...), as before.
+const PreferencePrefix = "pref_"
+
+// MaxPreferenceNameLength bounds a preference's name, in characters.
+const MaxPreferenceNameLength = 256
+
+// preferenceKind is the owner index kind of preferences.
+const preferenceKind = "preference"
+
+// Preference is a personalized routing preference (Not Diamond's user preference): model
+// selection with preference_id set to its id ranks with its base router, then corrects
+// the estimates by the feedback given on its sessions (POST /api/v1/feedback). Its
+// counts are bounded: one entry per model that received feedback, at most
+// MaxPreferenceModels.
+type Preference struct {
+	// ID is the preference id, "pref_..." (the wire's preference_id).
+	ID string `json:"preference_id" jsonschema:"required"`
+	// Name is the caller's label for it, if any.
+	Name string `json:"name,omitempty"`
+	// RouterModelID names the owner's trained router the corrections apply on top of;
+	// empty: the learned default router.
+	RouterModelID string `json:"router_model_id,omitempty"`
+	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
+	CreatedAt time.Time `json:"created_at" jsonschema:"required"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// FeedbackCount is how many feedbacks the preference has learned from.
+	FeedbackCount int `json:"feedback_count"`
+	// Models holds the counts per model (sorted by model).
+	Models []ModelFeedback `json:"models,omitempty"`
+	// Owner is the caller the preference belongs to (stored; never in answers).
+	Owner string `json:"owner,omitempty"`
+}
+
+// public is the preference as answered to its owner: without Owner, with each model's
+// current Adjustment.
+func (p Preference) public() *Preference {
+	p.Owner = ""
+	p.Models = append([]ModelFeedback(nil), p.Models...)
+	for i := range p.Models {
+		m := &p.Models[i]
+		m.Adjustment = adjustment(m.Feedback, m.Successes, m.Expected)
+	}
+	return &p
+}
+
+// PreferenceRequest creates a preference. Both fields are optional.
+type PreferenceRequest struct {
+	// Name is a label for the preference.
+	Name string `json:"name,omitempty" jsonschema:"description=A label for the preference (at most 256 characters)"`
+	// RouterModelID names a trained router of the caller (a model_id) to personalize;
+	// empty means the learned default router.
+	RouterModelID string `json:"router_model_id,omitempty" jsonschema:"description=model_id of a trained router of yours to personalize on top of; absent: the learned default router"`
+}
+
+// PreferenceList is one page of an owner's preferences, newest first.
+type PreferenceList struct {
+	Data []Preference `json:"data" jsonschema:"required"`
+	// NextCursor continues the listing; empty on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+func newPreferenceID() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("routing: preference id: %w", err)
+	}
+	return PreferencePrefix + hex.EncodeToString(b[:]), nil
+}
+
+// CreatePreference creates a preference for owner. A router_model_id that names no
+// trained router of owner is a *NotFoundError (field router_model_id); a name over
+// MaxPreferenceNameLength characters a *ValidationError.
+func (s *Selector) CreatePreference(ctx context.Context, owner string, req PreferenceRequest) (*Preference, error) {
+	if s.store == nil {
+		return nil, ErrZeroSelector
+	}
+	if n := utf8.RuneCountInString(req.Name); n > MaxPreferenceNameLength {
+		return nil, invalid("name", "must be at most %d characters (got %d)", MaxPreferenceNameLength, n)
+	}
+	if id := req.RouterModelID; id != "" {
+		if strings.HasPrefix(id, PreferencePrefix) {
+			return nil, invalid("router_model_id", "must name a trained router model (model_id), not a preference")
+		}
+		if s.custom == nil {
+			return nil, &NotFoundError{Field: "router_model_id", ID: id, Err: errors.New("no custom router models are configured")}
+		}
+		if _, err := s.custom.Rank(ctx, owner, id, []string{"preference check"}); err != nil {
+			if errors.Is(err, ErrNotFound) || errors.Is(err, store.ErrNotFound) {
+				return nil, &NotFoundError{Field: "router_model_id", ID: id, Err: err}
+			}
+			return nil, fmt.Errorf("routing: check router model %q: %w", id, err)
+		}
+	}
+	id, err := newPreferenceID()
+	if err != nil {
+		return nil, err
+	}
+	p := Preference{ID: id, Name: req.Name, RouterModelID: req.RouterModelID, CreatedAt: s.now().UTC(), Owner: owner}
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		if err := store.PutJSON(ctx, tx, store.Preferences, id, p); err != nil {
+			return err
+		}
+		return store.PutOwned(ctx, tx, store.OwnedRef{Kind: preferenceKind, Owner: owner, Created: p.CreatedAt, ID: id})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("routing: store preference: %w", err)
+	}
+	s.log.DebugContext(ctx, "preference created", "preference_id", id, "router_model_id", req.RouterModelID)
+	return p.public(), nil
+}
+
+// Preference returns owner's preference id with its feedback counts. An unknown id, or
+// one of another owner, is a *NotFoundError (field preference_id).
+func (s *Selector) Preference(ctx context.Context, owner, id string) (*Preference, error) {
+	if s.store == nil {
+		return nil, ErrZeroSelector
+	}
+	p, err := loadPreference(ctx, s.store, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.public(), nil
+}
+
+func loadPreference(ctx context.Context, r store.Reader, owner, id string) (*Preference, error) {
+	p, err := store.GetJSON[Preference](ctx, r, store.Preferences, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &NotFoundError{Field: "preference_id", ID: id, Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("routing: read preference %q: %w", id, err)
+	}
+	if p.Owner != owner {
+		return nil, &NotFoundError{Field: "preference_id", ID: id}
+	}
+	return &p, nil
+}
+
+// ListPreferences returns one page of owner's preferences, newest first. A bad option is
+// a *ValidationError naming it (limit, cursor, created_after, created_before); Status is
+// not used.
+func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store.ListFilter) (PreferenceList, error) {
+	if s.store == nil {
+		return PreferenceList{}, ErrZeroSelector
+	}
+	if len(opts.Status) > 0 {
+		return PreferenceList{}, invalid("status", "preferences have no states")
+	}
+	items, next, err := store.ListOwned(ctx, s.store, opts.Query(preferenceKind, owner), func(id string) (Preference, bool, error) {
+		p, err := loadPreference(ctx, s.store, owner, id)
+		if errors.Is(err, ErrNotFound) {
+			return Preference{}, false, nil
+		}
+		if err != nil {
+			return Preference{}, false, err
+		}
+		return *p.public(), true, nil
+	})
+	if err != nil {
+		var qe *store.QueryError
+		if errors.As(err, &qe) {
+			return PreferenceList{}, invalid(qe.Field, "%s", qe.Message)
+		}
+		return PreferenceList{}, fmt.Errorf("routing: list preferences: %w", err)
+	}
+	if items == nil {
+		items = []Preference{}
+	}
+	return PreferenceList{Data: items, NextCursor: next}, nil
+}
+
+// DeletePreference deletes owner's preference id with its feedback counts; model
+// selection naming it answers not found afterwards. An unknown id is a *NotFoundError.
+func (s *Selector) DeletePreference(ctx context.Context, owner, id string) error {
+	if s.store == nil {
+		return ErrZeroSelector
+	}
+	return s.store.Update(ctx, func(tx store.Tx) error {
+		p, err := loadPreference(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(ctx, store.Preferences, id); err != nil {
+			return fmt.Errorf("routing: delete preference %q: %w", id, err)
+		}
+		return store.DeleteOwned(ctx, tx, store.OwnedRef{Kind: preferenceKind, Owner: owner, Created: p.CreatedAt, ID: id})
+	})
+}
