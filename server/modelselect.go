@@ -32,9 +32,9 @@ func ModelSelection(sel *routing.Selector) Option {
 			writeJSON(w, http.StatusOK, resp)
 			return nil
 		}
-		for _, path := range []string{"/api/v1/model-select", "/v1/modelSelect"} {
+		for _, path := range []string{"/api/v1/model-select", "/v1/modelSelect", "/v2/modelRouter/modelSelect"} {
 			summary := "Select the LLM to call for a conversation"
-			if path == "/v1/modelSelect" {
+			if path != "/api/v1/model-select" {
 				summary += " (alias of /api/v1/model-select)"
 			}
 			s.Handle(Route{Method: "POST", Path: path, Summary: summary, Tags: []string{"Model selection"}, VirtualKeys: true,
@@ -45,9 +45,98 @@ func ModelSelection(sel *routing.Selector) Option {
 					500: "internal server error (the message carries a request id)",
 				}}, h)
 		}
+		preferenceRoutes(s, sel)
 		s.AddErrorMapper(modelSelectionError)
 		return nil
 	}
+}
+
+// preferenceRoutes registers the personalized routing routes: preferences (native and Not
+// Diamond's userPreferenceCreate) and feedback (native and Not Diamond's
+// report/metrics/feedback).
+func preferenceRoutes(s *Server, sel *routing.Selector) {
+	tags := []string{"Model selection"}
+	create := func(w http.ResponseWriter, r *http.Request) error {
+		var req routing.PreferenceRequest
+		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
+			return err
+		}
+		p, err := sel.CreatePreference(r.Context(), owner(r), req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, p)
+		return nil
+	}
+	createErrors := map[int]string{
+		400: "bad request: the message names the field",
+		404: "router_model_id names no trained router this key owns",
+	}
+	s.Handle(Route{Method: "POST", Path: "/api/v1/preferences", Summary: "Create a preference: model selection with its preference_id learns from feedback",
+		Tags: tags, VirtualKeys: true, Request: routing.PreferenceRequest{}, Response: routing.Preference{}, Errors: createErrors}, create)
+	s.Handle(Route{Method: "POST", Path: "/v2/preferences/userPreferenceCreate", Summary: "Create a preference (Not Diamond's path; alias of POST /api/v1/preferences)",
+		Tags: tags, VirtualKeys: true, Request: routing.PreferenceRequest{}, Response: routing.Preference{}, Errors: createErrors}, create)
+	s.Handle(Route{Method: "GET", Path: "/api/v1/preferences", Summary: "List this key's preferences, newest first",
+		Tags: tags, VirtualKeys: true, Query: listParams(""), Response: routing.PreferenceList{},
+		Errors: map[int]string{422: "a listing parameter is malformed (the message names it)", 400: "a listing value breaks a rule (the message names it)"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			f, err := listFilter(r)
+			if err != nil {
+				return err
+			}
+			list, err := sel.ListPreferences(r.Context(), owner(r), f)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, list)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/preferences/{preference_id}", Summary: "A preference with its feedback counts per model",
+		Tags: tags, VirtualKeys: true, Response: routing.Preference{}, Errors: map[int]string{404: "no such preference for this key"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			p, err := sel.Preference(r.Context(), owner(r), r.PathValue("preference_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, p)
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/preferences/{preference_id}", Summary: "Delete a preference with what it learned",
+		Tags: tags, VirtualKeys: true, Response: deletedPreference{}, Errors: map[int]string{404: "no such preference for this key"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.PathValue("preference_id")
+			if err := sel.DeletePreference(r.Context(), owner(r), id); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, deletedPreference{ID: id, Deleted: true})
+			return nil
+		})
+	feedback := func(w http.ResponseWriter, r *http.Request) error {
+		var req routing.FeedbackRequest
+		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
+			return err
+		}
+		resp, err := sel.Feedback(r.Context(), owner(r), &req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, resp)
+		return nil
+	}
+	fbErrors := map[int]string{
+		400: "bad request: provider not among the session's candidates or feedback.accuracy not 0 or 1 (the message names the field)",
+		404: "session_id names no session of this key",
+	}
+	s.Handle(Route{Method: "POST", Path: "/api/v1/feedback", Summary: "Thumbs up or down on a candidate of a model selection session; under a pref_ preference it personalizes later selections",
+		Tags: tags, VirtualKeys: true, Request: routing.FeedbackRequest{}, Response: routing.FeedbackResponse{}, Errors: fbErrors}, feedback)
+	s.Handle(Route{Method: "POST", Path: "/v2/report/metrics/feedback", Summary: "Feedback on a model selection session (Not Diamond's path; alias of POST /api/v1/feedback)",
+		Tags: tags, VirtualKeys: true, Request: routing.FeedbackRequest{}, Response: routing.FeedbackResponse{}, Errors: fbErrors}, feedback)
+}
+
+// deletedPreference answers DELETE /api/v1/preferences/{preference_id}.
+type deletedPreference struct {
+	ID      string `json:"preference_id" jsonschema:"required"`
+	Deleted bool   `json:"deleted" jsonschema:"required"`
 }
 
 // modelSelectionError maps routing's typed errors: invalid → 400, not found → 404,
