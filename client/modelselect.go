@@ -43,7 +43,8 @@ type ModelSelectRequest struct {
 	// TradeoffTolerance (Switchyard extension) is how much estimated quality, 0-1, the
 	// tradeoff may give up against the best candidate; nil means the router's default.
 	TradeoffTolerance *float64 `json:"tradeoff_tolerance,omitempty"`
-	// PreferenceID names a trained router model whose predictions drive the ranking.
+	// PreferenceID names a trained router model whose predictions drive the ranking, or a
+	// preference (pref_..., CreatePreference) that learns from Feedback.
 	PreferenceID string `json:"preference_id,omitempty"`
 	// HashContent stores SHA-256 hashes of the messages with the session.
 	HashContent bool `json:"hash_content,omitempty"`

@@ -45,6 +45,26 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
     return c.request("POST", "/api/v1/model-select", body=body)
 
 
+def create_preference(name: Optional[str] = None, *, router_model_id: Optional[str] = None,
+                      client: Optional[Client] = None) -> Dict[str, Any]:
+    """Creates a preference (``pref_...``): ``select_model(..., preference_id=...)`` with it
+    learns from ``report_feedback`` on its sessions. ``router_model_id`` personalizes one of
+    your trained routers instead of the default router. Returns the preference."""
+    c = client or Client()
+    return c.request("POST", "/api/v1/preferences",
+                     body=_drop_none({"name": name, "router_model_id": router_model_id}))
+
+
+def report_feedback(session_id: str, provider: Any, accuracy: int, *,
+                    client: Optional[Client] = None) -> Dict[str, Any]:
+    """Thumbs up (``accuracy=1``) or down (0) on ``provider`` (a candidate of the session:
+    ``{"provider", "model"}``, ``{"name"}`` or ``"provider/model"``). Returns
+    ``{"session_id", "feedback", "provider", "personalized", ...}``."""
+    c = client or Client()
+    return c.request("POST", "/api/v1/feedback", body={
+        "session_id": session_id, "provider": _provider(provider), "feedback": {"accuracy": accuracy}})
+
+
 def _provider(p: Any) -> Any:
     if isinstance(p, str) and "/" in p:
         provider, _, model = p.partition("/")

@@ -1,0 +1,126 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Preference is a personalized routing preference: model selection with its
+// PreferenceID ranks with its base router, corrected by the feedback given on its sessions.
+type Preference struct {
+	PreferenceID  string `json:"preference_id"`
+	Name          string `json:"name,omitempty"`
+	RouterModelID string `json:"router_model_id,omitempty"`
+	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// FeedbackCount is how many feedbacks the preference learned from.
+	FeedbackCount int `json:"feedback_count"`
+	// Models holds the feedback counts per model.
+	Models []PreferenceModel `json:"models,omitempty"`
+}
+
+// PreferenceModel is what a preference learned about one model.
+type PreferenceModel struct {
+	Model string `json:"model"`
+	// Feedback, Successes and Expected are the feedbacks, the thumbs up among them and the
+	// successes the base router expected on those selections.
+	Feedback  float64 `json:"feedback"`
+	Successes float64 `json:"successes"`
+	Expected  float64 `json:"expected"`
+	// Adjustment is the correction, in logits, added to the base router's estimate.
+	Adjustment float64 `json:"adjustment"`
+}
+
+// PreferenceList is one page of preferences, newest first.
+type PreferenceList struct {
+	Data       []Preference `json:"data"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+// CreatePreferenceRequest creates a preference; both fields are optional.
+type CreatePreferenceRequest struct {
+	Name string `json:"name,omitempty"`
+	// RouterModelID names a trained router to personalize; empty: the default router.
+	RouterModelID string `json:"router_model_id,omitempty"`
+}
+
+// CreatePreference creates a preference (POST /api/v1/preferences).
+func (c *Client) CreatePreference(ctx context.Context, req *CreatePreferenceRequest) (*Preference, error) {
+	if req == nil {
+		req = &CreatePreferenceRequest{}
+	}
+	var out Preference
+	if err := c.do(ctx, http.MethodPost, "/api/v1/preferences", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Preference returns a preference with its feedback counts.
+func (c *Client) Preference(ctx context.Context, id string) (*Preference, error) {
+	var out Preference
+	if err := c.do(ctx, http.MethodGet, "/api/v1/preferences/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListPreferences returns the first page of the key's preferences (cursor "" for the
+// first page; limit 0 for the server's default).
+func (c *Client) ListPreferences(ctx context.Context, cursor string, limit int) (*PreferenceList, error) {
+	q := url.Values{}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out PreferenceList
+	if err := c.do(ctx, http.MethodGet, "/api/v1/preferences", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeletePreference deletes a preference with what it learned.
+func (c *Client) DeletePreference(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/api/v1/preferences/"+url.PathEscape(id), nil, nil, nil)
+}
+
+// FeedbackRequest is a thumbs up (Accuracy 1) or down (0) on one candidate of a session.
+type FeedbackRequest struct {
+	SessionID string `json:"session_id"`
+	// Provider is the rated candidate, as in the model selection request.
+	Provider Provider         `json:"provider"`
+	Feedback FeedbackAccuracy `json:"feedback"`
+}
+
+// FeedbackAccuracy is the feedback's metric.
+type FeedbackAccuracy struct {
+	Accuracy float64 `json:"accuracy"`
+}
+
+// FeedbackResponse answers a feedback.
+type FeedbackResponse struct {
+	SessionID    string           `json:"session_id"`
+	Feedback     FeedbackAccuracy `json:"feedback"`
+	Provider     string           `json:"provider"`
+	PreferenceID string           `json:"preference_id,omitempty"`
+	// Personalized is false when the session had no pref_ preference: recorded only.
+	Personalized  bool `json:"personalized"`
+	FeedbackCount int  `json:"feedback_count,omitempty"`
+	Replaced      bool `json:"replaced,omitempty"`
+}
+
+// Feedback reports a thumbs up or down on a candidate of a session (POST /api/v1/feedback).
+func (c *Client) Feedback(ctx context.Context, req *FeedbackRequest) (*FeedbackResponse, error) {
+	var out FeedbackResponse
+	if err := c.do(ctx, http.MethodPost, "/api/v1/feedback", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
