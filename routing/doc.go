@@ -92,6 +92,28 @@
 //
 // Without tradeoff the list is the router's order.
 //
+// # Personalized routing from feedback
+//
+// A preference (Selector.CreatePreference; ids "pref_...", Not Diamond's user preferences)
+// personalizes selection with feedback. Model selection with preference_id set to one ranks
+// with its base router (the learned default router, or the owner's trained router named by
+// its router_model_id), then corrects each candidate's estimate by what feedback taught
+// about that model: Selector.Feedback takes a thumbs up or down (feedback.accuracy 1 or 0)
+// on a candidate of a session, and when the session was selected under a preference it adds
+// to the preference's counts for that model — N feedbacks, Y thumbs up, P the base
+// estimates of those selections — in the same store transaction as the session, so
+// concurrent feedback and replicas sharing a store lose nothing. The correction is
+// logit((Y + k·p̄)/(N + k)) − logit(p̄) with p̄ = P/N and k = FeedbackPseudoCount, added to the
+// base estimate's logit: the router's belief is a Beta prior of strength k, and comparing
+// with P (what the router expected on exactly the rated prompts) keeps its per-prompt
+// knowledge. A corrected candidate's score_source is its base source with
+// SourceFeedbackSuffix ("learned+feedback", "unknown+feedback"); a model no router knows
+// starts at its prior and moves with its feedback. Sessions under a preference keep each
+// ranked candidate's base estimate and the top three tasks of the task head (TaskWeight);
+// sessions stored before have neither and still load. A per-task correction was not kept:
+// it was not evaluated (BENCHMARKS.md, "Personalized routing from feedback", has the
+// figures of the per-model one).
+//
 // # Sessions
 //
 // [Selector.Select] stores a [Session] per call in store.Sessions: the chosen label, the

@@ -144,7 +144,9 @@ type RankedProvider struct {
 	// the binary), learned_relative (its estimate for the nearest measured relative named
 	// in estimated_from), router (a trained router via preference_id), or a prior for
 	// models no router knows: attribute, benchmark, benchmark_relative (the published
-	// figure of its newest older sibling, named in estimated_from) or unknown.
+	// figure of its newest older sibling, named in estimated_from) or unknown; under a
+	// pref_ preference whose feedback corrected the estimate, that source followed by
+	// "+feedback" ("learned+feedback").
 	ScoreSource string `json:"score_source"`
 	// EstimatedFrom names the model a learned_relative or benchmark_relative estimate
 	// comes from.
