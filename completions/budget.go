@@ -80,11 +80,20 @@ type Budget struct {
 
 	now func() time.Time // the clock of ResetEvery; nil: time.Now
 
-	// parent, when set (SetParent), is the account b sits inside (a team's): every call b
-	// reserves and every charge is taken from both, and either refuses. parentName names
-	// it in refusals (a *BudgetExceededError).
-	parent     *Budget
-	parentName string
+	// parents are the accounts b sits inside (SetParent's, a team's, then Within's, an end
+	// user's): every call b reserves and every charge is taken from each, and any refuses.
+	// Each is named in its refusals (a *BudgetExceededError).
+	parents []enclosing
+
+	// origin, for a Budget from Within, is the Budget whose own account it is (its usage
+	// in memory; nil: b's own).
+	origin *Budget
+}
+
+// enclosing is an account a Budget sits inside, with what its refusals call it.
+type enclosing struct {
+	b          *Budget
+	kind, name string
 }
 
 // sharedBudget is a shared Budget's record in store.Budgets.
@@ -158,14 +167,47 @@ func (b *Budget) updateRec(ctx context.Context, fn func(rec *sharedBudget) error
 // name names parent in refusals (a *BudgetExceededError, a team's id). Call it before b is
 // used; a parent may not itself have a parent (nil parent: none).
 func (b *Budget) SetParent(parent *Budget, name string) {
-	if parent != nil && parent.parent != nil {
+	if parent != nil && len(parent.parents) > 0 {
 		panic("completions: a parent Budget may not itself have a parent")
 	}
-	b.parent, b.parentName = parent, name
+	b.parents = nil
+	if parent != nil {
+		b.parents = []enclosing{{b: parent, name: name}}
+	}
 }
 
 // Parent returns the Budget b sits inside (SetParent), or nil.
-func (b *Budget) Parent() *Budget { return b.parent }
+func (b *Budget) Parent() *Budget {
+	if len(b.parents) == 0 {
+		return nil
+	}
+	return b.parents[0].b
+}
+
+// Within returns a Budget for requests of b that also draw on outer (an end user's
+// account, for one request that names the end user): b's own account and those it sits
+// inside are unchanged and shared with b, and outer is one more that is reserved, charged
+// and may refuse, as SetParent's (kind and name say which in its refusals, a
+// *BudgetExceededError). Shared Budgets on one store are all read and written in one store
+// transaction. b itself is not changed; outer may not have a parent (nil outer: b).
+func (b *Budget) Within(outer *Budget, kind, name string) *Budget {
+	if outer == nil {
+		return b
+	}
+	if len(outer.parents) > 0 {
+		panic("completions: a parent Budget may not itself have a parent")
+	}
+	parents := append(slices.Clip(b.parents), enclosing{b: outer, kind: kind, name: name})
+	return &Budget{limits: b.limits, st: b.st, id: b.id, now: b.now, parents: parents, origin: b.own()}
+}
+
+// own is the Budget that holds b's own account in memory: b, or the one Within made b of.
+func (b *Budget) own() *Budget {
+	if b.origin != nil {
+		return b.origin
+	}
+	return b
+}
 
 // NewBudget returns a Budget with the given limits and nothing used.
 func NewBudget(l BudgetLimits) *Budget {
@@ -185,14 +227,16 @@ func (b *Budget) Limits() BudgetLimits {
 func (b *Budget) Used(ctx context.Context) BudgetUsage {
 	if b.st != nil {
 		if rec, err := store.GetJSON[sharedBudget](ctx, b.st, store.Budgets, b.id); err == nil {
-			b.mu.Lock()
-			b.used = rec.Used
-			b.mu.Unlock()
+			o := b.own()
+			o.mu.Lock()
+			o.used = rec.Used
+			o.mu.Unlock()
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u := b.used
+	o := b.own()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	u := o.used
 	if !u.PeriodStart.IsZero() { // a read starts no period: the first use does
 		b.limits.roll(&u, b.clock())
 	}
@@ -210,8 +254,10 @@ func (b *Budget) clock() time.Time {
 // expand names the models an allowed name that is not one stands for (a bare name's
 // provider/model, a model group's models); expand may be nil.
 func (b *Budget) allows(model string, expand func(allowed string) []string) bool {
-	if b.parent != nil && !b.parent.allows(model, expand) {
-		return false
+	for _, p := range b.parents {
+		if !p.b.allows(model, expand) {
+			return false
+		}
 	}
 	return b.allowsOwn(model, expand)
 }
@@ -235,20 +281,10 @@ func (b *Budget) allowsOwn(model string, expand func(allowed string) []string) b
 // reserveCall takes one call from the budget, or fails with ErrBudgetExceeded when the
 // calls or tokens are used up. It returns the tokens still available (0 = unlimited).
 func (b *Budget) reserveCall(ctx context.Context) (tokensLeft int64, err error) {
-	if b.parent != nil {
-		return b.reserveBoth(ctx)
+	if len(b.parents) > 0 {
+		return b.reserveAll(ctx)
 	}
-	now := b.clock()
-	if b.st != nil {
-		err := b.update(ctx, func(u *BudgetUsage) error {
-			tokensLeft, err = b.limits.take(u, now)
-			return err
-		})
-		return tokensLeft, err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.limits.take(&b.used, now)
+	return b.reserveOwn(ctx, b.clock())
 }
 
 // usable fails with ErrBudgetExceeded when b has no call, token or dollar left, taking
@@ -258,10 +294,10 @@ func (b *Budget) usable(ctx context.Context) error {
 	if _, err := b.limits.take(&u, b.clock()); err != nil {
 		return err
 	}
-	if b.parent != nil {
-		pu := b.parent.Used(ctx)
-		if _, err := b.parent.limits.take(&pu, b.parent.clock()); err != nil {
-			return b.parentRefusal(pu, err)
+	for i, p := range b.parents {
+		pu := p.b.Used(ctx)
+		if _, err := p.b.limits.take(&pu, p.b.clock()); err != nil {
+			return b.parentRefusal(i, pu, err)
 		}
 	}
 	return nil
@@ -309,8 +345,8 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 // tokens were spent). It returns the thresholds this charge's cost reached first in the
 // period (BudgetUsage.Crossed), of b and of its parent.
 func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
-	if b.parent != nil {
-		return b.chargeBoth(ctx, tokens, cost, answered)
+	if len(b.parents) > 0 {
+		return b.chargeAll(ctx, tokens, cost, answered)
 	}
 	return b.chargeOwn(ctx, tokens, cost, answered)
 }
@@ -331,9 +367,10 @@ func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answ
 		}
 		return alerts, nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.chargeAdd(b.limits, &b.used, now, tokens, cost, answered), nil
+	o := b.own()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return b.chargeAdd(b.limits, &o.used, now, tokens, cost, answered), nil
 }
 
 // chargeAdd adds a charge to u, b's account with limits l, at now and returns the alert
@@ -400,8 +437,10 @@ func (g *Gateway) Allows(scope Scope, model string) bool {
 	if b == nil {
 		return true
 	}
-	if b.parent != nil && !g.allowsName(b.parent, model) {
-		return false
+	for _, p := range b.parents {
+		if !g.allowsName(p.b, model) {
+			return false
+		}
 	}
 	return g.allowsName(b, model)
 }

@@ -89,16 +89,15 @@ func (l BudgetLimits) reached(u BudgetUsage) []string {
 // errNothingToMark aborts a store transaction of markMaxReached that changes nothing.
 var errNothingToMark = errors.New("completions: no threshold to mark")
 
-// refusalAlerts marks the max threshold crossed in b's account and in its parent's where
+// refusalAlerts marks the max threshold crossed in b's account and in its parents' where
 // the spend is at or past the max budget with no charge having crossed it (the budget was
 // lowered to or below what was spent), and returns those alerts: a refused request reports
 // the budget reached once, as LiteLLM alerts on the refusal. A failure marks nothing.
 func (b *Budget) refusalAlerts(ctx context.Context) []BudgetAlert {
 	var out []BudgetAlert
-	for _, x := range []*Budget{b, b.parent} {
-		if x != nil {
-			out = append(out, x.markMaxReached(ctx)...)
-		}
+	out = append(out, b.markMaxReached(ctx)...)
+	for _, p := range b.parents {
+		out = append(out, p.b.markMaxReached(ctx)...)
 	}
 	return out
 }
@@ -130,9 +129,10 @@ func (x *Budget) markMaxReached(ctx context.Context) []BudgetAlert {
 		}
 		return alerts
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	mark(x.limits, &x.used)
+	o := x.own()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	mark(x.limits, &o.used)
 	return alerts
 }
 

@@ -9,15 +9,19 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// A Budget may sit inside a parent Budget (SetParent): a team's account that every key of
-// the team draws on. A request is then refused when either account refuses it, its call is
-// reserved in both and its cost charged to both. Two shared Budgets on one store are read
-// and written in one store transaction, so that replicas on the store never both take the
-// team's last call and a refusal by the team leaves the key's account untouched.
+// A Budget may sit inside other Budgets: a team's account that every key of the team draws
+// on (SetParent), and for one request an end user's (Within). A request is then refused
+// when any account refuses it, its call is reserved in all and its cost charged to all.
+// Shared Budgets on one store are read and written in one store transaction, so that
+// replicas on the store never both take the last call of an account and a refusal by one
+// account leaves the others untouched.
 
 // BudgetExceededError is a refusal by a named parent Budget (SetParent's name: a team's
-// id); it matches ErrBudgetExceeded. Used is what the parent had used, Limits its limits.
+// id; Within's kind and name: an end user's); it matches ErrBudgetExceeded. Used is what
+// the parent had used, Limits its limits.
 type BudgetExceededError struct {
+	// Kind is Within's kind ("" for SetParent's parent).
+	Kind   string
 	Name   string
 	Used   BudgetUsage
 	Limits BudgetLimits
@@ -44,75 +48,116 @@ func reasonText(err error) string {
 	return msg
 }
 
-// parentRefusal names the parent in its refusal err (pu: what it had used); other
-// errors pass unchanged.
-func (b *Budget) parentRefusal(pu BudgetUsage, err error) error {
+// parentRefusal names parent i in its refusal err (pu: what it had used); other errors
+// pass unchanged.
+func (b *Budget) parentRefusal(i int, pu BudgetUsage, err error) error {
 	if !errors.Is(err, ErrBudgetExceeded) {
 		return err
 	}
-	return &BudgetExceededError{Name: b.parentName, Used: pu, Limits: b.parent.Limits(), Reason: err}
+	p := b.parents[i]
+	return &BudgetExceededError{Kind: p.kind, Name: p.name, Used: pu, Limits: p.b.Limits(), Reason: err}
 }
 
-// sameStore reports whether b and its parent are shared Budgets on one store.
+// sameStore reports whether b and all its parents are shared Budgets on one store.
 func (b *Budget) sameStore() bool {
-	return b.st != nil && b.parent.st == b.st
+	if b.st == nil {
+		return false
+	}
+	for _, p := range b.parents {
+		if p.b.st != b.st {
+			return false
+		}
+	}
+	return true
 }
 
-// reserveBoth is reserveCall of a Budget with a parent: a call taken from both or neither.
-// tokensLeft is the fewer tokens either has left (0: neither has a token bound).
-func (b *Budget) reserveBoth(ctx context.Context) (tokensLeft int64, err error) {
-	p := b.parent
-	now, pnow := b.clock(), p.clock()
-	var mine, theirs int64
+// inMemory reports whether b and all its parents keep their accounts in memory.
+func (b *Budget) inMemory() bool {
+	if b.st != nil {
+		return false
+	}
+	for _, p := range b.parents {
+		if p.b.st != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// reserveAll is reserveCall of a Budget with parents: a call taken from all or none.
+// tokensLeft is the fewest tokens any has left (0: none has a token bound).
+func (b *Budget) reserveAll(ctx context.Context) (tokensLeft int64, err error) {
+	now := b.clock()
+	lefts := make([]int64, 1+len(b.parents))
 	switch {
 	case b.sameStore():
 		err = b.st.Update(ctx, func(tx store.Tx) error {
-			return updateBudgets(ctx, tx, b, p, func(u, pu *BudgetUsage) error {
+			return updateBudgets(ctx, tx, b, func(us []*BudgetUsage) error {
 				var err error
-				if mine, err = b.limits.take(u, now); err != nil {
+				if lefts[0], err = b.limits.take(us[0], now); err != nil {
 					return err
 				}
-				seen := *pu
-				if theirs, err = p.limits.take(pu, pnow); err != nil {
-					return b.parentRefusal(seen, err)
+				for i, p := range b.parents {
+					seen := *us[i+1]
+					if lefts[i+1], err = p.b.limits.take(us[i+1], p.b.clock()); err != nil {
+						return b.parentRefusal(i, seen, err)
+					}
 				}
 				return nil
 			})
 		})
-	case b.st == nil && p.st == nil:
-		b.mu.Lock()
-		p.mu.Lock() // always the child's lock first: no parent locks its children
-		if mine, err = b.limits.take(&b.used, now); err == nil {
-			seen := p.used
-			if theirs, err = p.limits.take(&p.used, pnow); err != nil {
-				b.used.Calls-- // given back: the parent refused the request
-				err = b.parentRefusal(seen, err)
+	case b.inMemory():
+		// Always the key's lock first, then its parents' in order: no parent locks a child.
+		o := b.own()
+		o.mu.Lock()
+		for _, p := range b.parents {
+			p.b.own().mu.Lock()
+		}
+		if lefts[0], err = b.limits.take(&o.used, now); err == nil {
+			for i, p := range b.parents {
+				po := p.b.own()
+				seen := po.used
+				if lefts[i+1], err = p.b.limits.take(&po.used, p.b.clock()); err != nil {
+					// Given back: a parent refused the request.
+					o.used.Calls--
+					for _, q := range b.parents[:i] {
+						q.b.own().used.Calls--
+					}
+					err = b.parentRefusal(i, seen, err)
+					break
+				}
 			}
 		}
-		p.mu.Unlock()
-		b.mu.Unlock()
+		for i := len(b.parents) - 1; i >= 0; i-- {
+			b.parents[i].b.own().mu.Unlock()
+		}
+		o.mu.Unlock()
 	default: // accounts in different places: taken one after the other, given back on refusal
-		if mine, err = b.reserveOwn(ctx, now); err != nil {
+		if lefts[0], err = b.reserveOwn(ctx, now); err != nil {
 			return 0, err
 		}
-		if theirs, err = p.reserveCall(ctx); err != nil {
-			b.giveBack(ctx)
-			return 0, b.parentRefusal(p.Used(ctx), err)
+		for i, p := range b.parents {
+			if lefts[i+1], err = p.b.reserveCall(ctx); err != nil {
+				b.giveBack(ctx)
+				for _, q := range b.parents[:i] {
+					q.b.giveBack(ctx)
+				}
+				return 0, b.parentRefusal(i, p.b.Used(ctx), err)
+			}
 		}
 	}
 	if err != nil {
 		return 0, err
 	}
-	switch {
-	case mine == 0:
-		return theirs, nil
-	case theirs == 0:
-		return mine, nil
+	for _, l := range lefts {
+		if l > 0 && (tokensLeft == 0 || l < tokensLeft) {
+			tokensLeft = l
+		}
 	}
-	return min(mine, theirs), nil
+	return tokensLeft, nil
 }
 
-// reserveOwn takes one call from b's own account, without its parent's.
+// reserveOwn takes one call from b's own account, without its parents'.
 func (b *Budget) reserveOwn(ctx context.Context, now time.Time) (int64, error) {
 	if b.st != nil {
 		var left int64
@@ -123,9 +168,10 @@ func (b *Budget) reserveOwn(ctx context.Context, now time.Time) (int64, error) {
 		})
 		return left, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.limits.take(&b.used, now)
+	o := b.own()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return b.limits.take(&o.used, now)
 }
 
 // giveBack returns a call reserveOwn took.
@@ -137,29 +183,32 @@ func (b *Budget) giveBack(ctx context.Context) {
 		})
 		return
 	}
-	b.mu.Lock()
-	b.used.Calls = max(b.used.Calls-1, 0)
-	b.mu.Unlock()
+	o := b.own()
+	o.mu.Lock()
+	o.used.Calls = max(o.used.Calls-1, 0)
+	o.mu.Unlock()
 }
 
-// chargeBoth is charge of a Budget with a parent: the tokens and cost recorded in both,
-// and the alert thresholds either reached.
-func (b *Budget) chargeBoth(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
-	p := b.parent
+// chargeAll is charge of a Budget with parents: the tokens and cost recorded in all, and
+// the alert thresholds any reached.
+func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
 	if !b.sameStore() {
 		alerts, err := b.chargeOwn(ctx, tokens, cost, answered)
-		palerts, perr := p.chargeOwn(ctx, tokens, cost, answered)
-		return append(alerts, palerts...), errors.Join(err, perr)
+		for _, p := range b.parents {
+			palerts, perr := p.b.chargeOwn(ctx, tokens, cost, answered)
+			alerts, err = append(alerts, palerts...), errors.Join(err, perr)
+		}
+		return alerts, err
 	}
 	ctx = context.WithoutCancel(ctx) // the tokens were spent
+	accounts := b.accounts()
 	var gone error
 	var alerts []BudgetAlert
 	err := b.st.Update(ctx, func(tx store.Tx) error {
 		gone, alerts = nil, nil // a store transaction may run this again
 		// Each account still stored is charged: one deleted while the request was in
-		// flight (a key revoked, a team deleted after the key left it) loses nothing of
-		// the other's.
-		for _, x := range []*Budget{b, p} {
+		// flight (a key revoked, a team or end user deleted) loses nothing of the others'.
+		for _, x := range accounts {
 			rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
 			if errors.Is(err, store.ErrNotFound) {
 				gone = errors.Join(gone, fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id))
@@ -181,37 +230,53 @@ func (b *Budget) chargeBoth(ctx context.Context, tokens int64, cost float64, ans
 	return alerts, gone
 }
 
-// updateBudgets applies fn to the stored accounts of b and p in tx, and writes both back
-// when it succeeds.
-func updateBudgets(ctx context.Context, tx store.Tx, b, p *Budget, fn func(u, pu *BudgetUsage) error) error {
-	read := func(x *Budget) (sharedBudget, error) {
-		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
-		if errors.Is(err, store.ErrNotFound) {
-			return rec, fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id)
-		}
-		if err != nil {
-			return rec, fmt.Errorf("completions: budget %s: %w", x.id, err)
-		}
-		return rec, nil
+// accounts is b followed by its parents.
+func (b *Budget) accounts() []*Budget {
+	out := make([]*Budget, 0, 1+len(b.parents))
+	out = append(out, b)
+	for _, p := range b.parents {
+		out = append(out, p.b)
 	}
-	rec, err := read(b)
-	if err != nil {
-		return err
-	}
-	prec, err := read(p)
-	if err != nil {
-		return err
-	}
-	if err := fn(&rec.Used, &prec.Used); err != nil {
-		return err
-	}
-	if err := store.PutJSON(ctx, tx, store.Budgets, b.id, rec); err != nil {
-		return err
-	}
-	return store.PutJSON(ctx, tx, store.Budgets, p.id, prec)
+	return out
 }
 
-// costBound reports whether b or its parent bounds USD.
+// updateBudgets applies fn to the stored accounts of b and its parents in tx (in that
+// order), and writes them all back when it succeeds.
+func updateBudgets(ctx context.Context, tx store.Tx, b *Budget, fn func(us []*BudgetUsage) error) error {
+	accounts := b.accounts()
+	recs := make([]sharedBudget, len(accounts))
+	us := make([]*BudgetUsage, len(accounts))
+	for i, x := range accounts {
+		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id)
+		}
+		if err != nil {
+			return fmt.Errorf("completions: budget %s: %w", x.id, err)
+		}
+		recs[i] = rec
+		us[i] = &recs[i].Used
+	}
+	if err := fn(us); err != nil {
+		return err
+	}
+	for i, x := range accounts {
+		if err := store.PutJSON(ctx, tx, store.Budgets, x.id, recs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// costBound reports whether b or a parent bounds USD.
 func (b *Budget) costBound() bool {
-	return b.limits.MaxCostUSD > 0 || (b.parent != nil && b.parent.limits.MaxCostUSD > 0)
+	if b.limits.MaxCostUSD > 0 {
+		return true
+	}
+	for _, p := range b.parents {
+		if p.b.limits.MaxCostUSD > 0 {
+			return true
+		}
+	}
+	return false
 }

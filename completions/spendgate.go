@@ -92,13 +92,13 @@ func gateKey(b *Budget) any {
 	if b.st != nil {
 		return b.id // every Budget loaded on one shared account
 	}
-	return b
+	return b.own()
 }
 
-// used counts tokens answered for b (and its parent) at now (for TokensPerMinute).
+// used counts tokens answered for b (and its parents) at now (for TokensPerMinute).
 func (sg *spendGate) used(b *Budget, tokens int64, now time.Time) {
-	if b.parent != nil {
-		sg.usedOwn(b.parent, tokens, now)
+	for _, p := range b.parents {
+		sg.usedOwn(p.b, tokens, now)
 	}
 	sg.usedOwn(b, tokens, now)
 }
@@ -136,10 +136,10 @@ func (sg *spendGate) count(key any, tokens int64, now time.Time) {
 	w.add(now, tokens)
 }
 
-// rate refuses a request of b when its (or its parent's) last minute used TokensPerMinute.
+// rate refuses a request of b when its (or a parent's) last minute used TokensPerMinute.
 func (sg *spendGate) rate(b *Budget, now time.Time) error {
-	if b.parent != nil {
-		if err := sg.rateOwn(b.parent, now); err != nil {
+	for _, p := range b.parents {
+		if err := sg.rateOwn(p.b, now); err != nil {
 			return err
 		}
 	}
@@ -176,24 +176,33 @@ type gateState struct {
 // for its siblings: they are one request, and their tokens share what the budget has left
 // (prepare), so only the projection holds them back.
 func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
-	if b.parent == nil {
+	if len(b.parents) == 0 {
 		return sg.admitOwn(ctx, b, choice)
 	}
-	// The key's own account first, then its parent's (a team's, whose bounds every key of
-	// the team shares): both are held until the request ends.
+	// The key's own account first, then its parents' (a team's, whose bounds every key of
+	// the team shares; an end user's): all are held until the request ends.
 	mine, err := sg.admitOwn(ctx, b, choice)
 	if err != nil {
 		return nil, err
 	}
-	theirs, err := sg.admitOwn(ctx, b.parent, choice)
-	if err != nil {
-		mine()
-		if errors.Is(err, ErrBudgetExceeded) {
-			err = b.parentRefusal(b.parent.Used(ctx), err)
+	held := []func(){mine}
+	releaseAll := func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i]()
 		}
-		return nil, err
 	}
-	return func() { theirs(); mine() }, nil
+	for i, p := range b.parents {
+		theirs, err := sg.admitOwn(ctx, p.b, choice)
+		if err != nil {
+			releaseAll()
+			if errors.Is(err, ErrBudgetExceeded) {
+				err = b.parentRefusal(i, p.b.Used(ctx), err)
+			}
+			return nil, err
+		}
+		held = append(held, theirs)
+	}
+	return releaseAll, nil
 }
 
 // admitOwn is admit for b's own account, without its parent's.
