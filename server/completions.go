@@ -141,6 +141,8 @@ func Completions(g *completions.Gateway) Option {
 		s.litellmRoutes(g)
 		s.teamRoutes(g)
 		s.litellmTeamRoutes(g)
+		s.endUserRoutes(g)
+		s.litellmCustomerRoutes(g)
 		s.guardrailRoutes(g)
 		s.geminiRoutes(g)
 		s.cacheRoutes(g)
@@ -224,7 +226,10 @@ func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter
 	if err := applyRequestHeaders(r, &req); err != nil {
 		return err
 	}
-	scope := completionsScope(r, received)
+	scope, err := s.gatewayScope(withEndUserOf(r), received)
+	if err != nil {
+		return err
+	}
 	if !req.Stream {
 		resp, err := g.Complete(r.Context(), scope, &req)
 		if err != nil {
@@ -251,6 +256,7 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	if err := decodeJSON(r, &oreq, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return s.openAIError(w, r, err)
 	}
+	r = withEndUserOf(r, oreq.User)
 	req, err := oreq.ToRequest()
 	if err != nil {
 		return s.openAIError(w, r, err)
@@ -290,7 +296,11 @@ func (s *Server) answerChoices(g *completions.Gateway, w http.ResponseWriter, r 
 	if err := applyRequestHeaders(r, req); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	resps, failed, err := g.CompleteN(r.Context(), completionsScope(r, received), req, n)
+	scope, err := s.gatewayScope(r, received)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	resps, failed, err := g.CompleteN(r.Context(), scope, req, n)
 	var cf *completions.ContentFilterError
 	if errors.As(err, &cf) {
 		refused(cf)
@@ -339,7 +349,11 @@ func (s *Server) streamOpenAIChoices(g *completions.Gateway, w http.ResponseWrit
 	if err := applyRequestHeaders(r, req); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	m, err := s.startChoices(g, w, r, completionsScope(r, received), req, n, "chat completion", func(cf *completions.ContentFilterError) {
+	scope, err := s.gatewayScope(r, received)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	m, err := s.startChoices(g, w, r, scope, req, n, "chat completion", func(cf *completions.ContentFilterError) {
 		writeContentFiltered(w, cf, received, true, includeUsage)
 	})
 	if m == nil {
@@ -373,7 +387,10 @@ type openAIAnswer struct {
 // are OpenAI error envelopes, a stream that fails after it started is logged (its client
 // already saw the error event).
 func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *http.Request, req *completions.Request, received time.Time, a openAIAnswer) error {
-	scope := completionsScope(r, received)
+	scope, err := s.gatewayScope(r, received)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
 	nameModelGroup(w, g, req)
 	if err := applyRequestHeaders(r, req); err != nil {
 		return s.openAIError(w, r, err)
@@ -482,6 +499,9 @@ func completionsError(err error) *APIError {
 			ae.Header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds())))}}
 		}
 		return ae
+	case errors.As(err, &team) && team.Kind == endUserKind:
+		// An end user's account refused the request: LiteLLM's wording and status.
+		return endUserRefusal(team)
 	case errors.As(err, &team):
 		// A team's account refused the request: LiteLLM's wording, which names the team. A
 		// blocked team is a 429 here as a blocked key is; the OpenAI-compatible surface
@@ -513,6 +533,7 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err := decodeJSON(r, &rreq, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return s.openAIError(w, r, err)
 	}
+	r = withEndUserOf(r, rreq.User, rreq.SafetyIdentifier)
 	owner := responsesOwner(r)
 	if err := g.ResolveItemReferences(r.Context(), owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
@@ -542,7 +563,11 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		if err := applyRequestHeaders(r, req); err != nil {
 			return s.openAIError(w, r, err)
 		}
-		o, err := g.StartBackgroundResponse(r.Context(), completionsScope(r, received), owner, &rreq, req)
+		scope, err := s.gatewayScope(r, received)
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		o, err := g.StartBackgroundResponse(r.Context(), scope, owner, &rreq, req)
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
@@ -608,7 +633,10 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 // its end.
 func (s *Server) respondWithMCP(g *completions.Gateway, w http.ResponseWriter, r *http.Request, rreq *completions.ResponsesRequest,
 	req *completions.Request, o *completions.ResponseObject, keep func(*completions.ResponseObject), received time.Time) error {
-	scope := completionsScope(r, received)
+	scope, err := s.gatewayScope(r, received)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
 	nameModelGroup(w, g, req)
 	opts := completions.MCPResponseOptions{Prepare: func(req *completions.Request) error { return applyRequestHeaders(r, req) }, BeforeDone: keep}
 	if rreq.Stream {
@@ -724,7 +752,10 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 			return s.openAIError(w, r, err)
 		}
 	}
-	scope := completionsScope(r, received)
+	scope, err := s.gatewayScope(withEndUserOf(r, treq.User), received)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
 	nameModelGroup(w, g, reqs[0])
 	var cf *completions.ContentFilterError
 	if n := creqs[0].Choices(); treq.Stream && n > 1 {

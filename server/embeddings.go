@@ -44,7 +44,15 @@ func operationHandler[Req, Resp any](s *Server, fields func(*Req) (cache **compl
 			return s.openAIError(w, r, err)
 		}
 		*cache, *tags = cr.Cache, cr.Tags
-		resp, err := call(r.Context(), completionsScope(r, received), &req)
+		var user string
+		if e, ok := any(&req).(*completions.EmbeddingsRequest); ok {
+			user = e.User
+		}
+		scope, err := s.gatewayScope(withEndUserOf(r, user), received)
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		resp, err := call(r.Context(), scope, &req)
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}

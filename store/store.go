@@ -63,6 +63,7 @@ const (
 	Budgets                   Collection = "budgets"                      // shared spending accounts of scoped keys
 	VirtualKeys               Collection = "virtual_keys"                 // issued virtual keys' descriptions, keyed owner/id
 	Teams                     Collection = "teams"                        // teams of virtual keys, keyed owner/team id
+	EndUsers                  Collection = "end_users"                    // end users (LiteLLM's customers) of an app, keyed owner/end user id
 	ResponseCache             Collection = "response_cache"               // the gateway's cached answers, keyed by request hash
 	SpendRollups              Collection = "spend_rollups"                // daily spend per key and tag or model, keyed owner/day/kind/name
 	Responses                 Collection = "responses"                    // stored /v1/responses answers, keyed by response id

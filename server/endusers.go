@@ -1,0 +1,536 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// End users (LiteLLM's and Bifrost's "customers") are the users of an app built on the
+// gateway: the app names one in each request (OpenAI's user, Anthropic's metadata.user_id,
+// LiteLLM's x-litellm-end-user-id header) and the gateway keeps that end user's spend and
+// holds it to the end user's max_budget_usd (per budget_duration), models and block. An
+// end user is made on first sight with no limits, as LiteLLM's spend writer creates one, so
+// every end user's spend is visible; the operator sets limits before or after.
+//
+// Records: the description in store.EndUsers under "<owner>/<end_user_id>" and the account
+// in store.Budgets under endUserBudgetID. A request naming an end user draws on the end
+// user's account besides its key's (and team's): completions.Budget.Within, so the call is
+// reserved and charged in all in one store transaction and every replica holds to one
+// account. End users are the calling key's, as its teams and virtual keys are.
+
+// Bounds of an end user.
+const (
+	// maxEndUserIDLength bounds an end user's id.
+	maxEndUserIDLength = 256
+	// maxEndUserAliasLength bounds an end user's alias.
+	maxEndUserAliasLength = 256
+	// maxEndUsersAtOnce bounds the ids of one delete, block or unblock.
+	maxEndUsersAtOnce = 1000
+)
+
+// endUserKind is the kind an end user's account has in refusals (BudgetExceededError.Kind).
+const endUserKind = "end_user"
+
+// endUserRequest is the body of POST /api/v1/customers (and, fields given, of PATCH).
+type endUserRequest struct {
+	EndUserID      string   `json:"end_user_id,omitempty" jsonschema:"description=The id the app gives this end user in its requests (at most 256 characters; required on create)"`
+	Alias          string   `json:"alias,omitempty" jsonschema:"description=A label for the end user (at most 256 characters)"`
+	Models         []string `json:"models,omitempty" jsonschema:"description=The models this end user's requests may call (as models of POST /api/v1/keys); empty allows every model"`
+	MaxBudgetUSD   float64  `json:"max_budget_usd,omitempty" jsonschema:"description=USD the end user's requests may spend across every key (per budget_duration when set); 0 for no bound"`
+	SoftBudgetUSD  float64  `json:"soft_budget_usd,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert once per budget_duration; 0 for none"`
+	BudgetDuration string   `json:"budget_duration,omitempty" jsonschema:"description=Period after which the end user's spend starts again from zero (30d); empty for all time"`
+	Blocked        bool     `json:"blocked,omitempty" jsonschema:"description=true: every request naming this end user is refused until set false"`
+}
+
+// endUser describes an end user.
+type endUser struct {
+	EndUserID      string    `json:"end_user_id"`
+	Object         string    `json:"object" jsonschema:"description=Always end_user"`
+	Alias          string    `json:"alias,omitempty"`
+	Models         []string  `json:"models,omitempty"`
+	MaxBudgetUSD   float64   `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD  float64   `json:"soft_budget_usd,omitempty"`
+	BudgetDuration string    `json:"budget_duration,omitempty"`
+	Blocked        bool      `json:"blocked,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	FirstSeen      bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
+	Spend          keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`
+}
+
+// storedEndUser is an end user's record in store.EndUsers.
+type storedEndUser struct {
+	endUser
+	Owner string `json:"owner"`
+}
+
+// endUserList is the answer of GET /api/v1/customers.
+type endUserList struct {
+	Object string    `json:"object" jsonschema:"description=Always list"`
+	Data   []endUser `json:"data" jsonschema:"description=The end users of this key oldest first"`
+}
+
+// endUserDeletion is the answer of DELETE /api/v1/customers/{end_user_id}.
+type endUserDeletion struct {
+	EndUserID string `json:"end_user_id"`
+	Object    string `json:"object" jsonschema:"description=Always end_user"`
+	Deleted   bool   `json:"deleted" jsonschema:"description=Always true (a failed delete is an error)"`
+}
+
+// endUserBudgetID is the store.Budgets id of owner's end user id.
+func endUserBudgetID(owner, id string) string { return "enduser/" + owner + "/" + id }
+
+// endUserRoutes registers the native end user endpoints; g checks the models one names.
+func (s *Server) endUserRoutes(g *completions.Gateway) {
+	tags := []string{"End users"}
+	notFound := "no end user of this key has this id"
+	s.Handle(Route{Method: "POST", Path: "/api/v1/customers", Summary: "Create an end user of an app (LiteLLM's customer): a budget and model list for every request that names it",
+		Tags: tags, Request: endUserRequest{}, Response: endUser{}, Status: http.StatusCreated,
+		Errors: map[int]string{
+			403: "the calling key is itself limited in scope (a virtual or job key)",
+			409: "an end user of this key has this end_user_id already (made by a request that named it: PATCH it)",
+			422: "validation error: the message names the field",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req endUserRequest
+			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+				return err
+			}
+			e, err := s.createEndUser(r.Context(), g, owner(r), req)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusCreated, e)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/customers", Summary: "The end users of this key with their spend",
+		Tags: tags, Response: endUserList{}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			es, err := s.listEndUsers(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, endUserList{Object: "list", Data: es})
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/customers/{end_user_id}", Summary: "One end user of this key with its spend",
+		Tags: tags, Response: endUser{}, Errors: map[int]string{404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			e, err := s.endUserInfo(r.Context(), owner(r), r.PathValue("end_user_id"))
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, e)
+			return nil
+		})
+	s.Handle(Route{Method: "PATCH", Path: "/api/v1/customers/{end_user_id}", Summary: "Change an end user's alias or limits or block (the fields given); its spend is kept",
+		Tags: tags, Request: endUserRequest{}, Response: endUser{}, Errors: map[int]string{
+			404: notFound,
+			422: "validation error: the message names the field",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			if _, err := storedEndUserOf(r.Context(), s.cfg.Store, owner(r), r.PathValue("end_user_id")); err != nil {
+				return err
+			}
+			var body json.RawMessage
+			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
+				return err
+			}
+			e, err := s.updateEndUser(r.Context(), g, owner(r), r.PathValue("end_user_id"), body)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, e)
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/customers/{end_user_id}", Summary: "Delete an end user and its spend (a later request naming it makes it again with no limits)",
+		Tags: tags, Response: endUserDeletion{}, Errors: map[int]string{404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.PathValue("end_user_id")
+			if err := s.deleteEndUsers(r.Context(), owner(r), []string{id}); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, endUserDeletion{EndUserID: id, Object: "end_user", Deleted: true})
+			return nil
+		})
+}
+
+// endUserNotFound is the 404 of owner's missing end user id.
+func endUserNotFound(id string) *APIError {
+	e := NotFound("end_user_id: no end user %q of this key (POST /api/v1/customers or /customer/new makes one, as does a request naming it)", id)
+	e.Param = "end_user_id"
+	return e
+}
+
+// storedEndUserOf reads owner's end user id through rd, or answers 404 naming end_user_id.
+func storedEndUserOf(ctx context.Context, rd store.Reader, owner, id string) (storedEndUser, error) {
+	var rec storedEndUser
+	if id == "" {
+		e := NotFound("end_user_id: no end user given")
+		e.Param = "end_user_id"
+		return rec, e
+	}
+	rec, err := store.GetJSON[storedEndUser](ctx, rd, store.EndUsers, owner+"/"+id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return rec, endUserNotFound(id)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("server: reading end user %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// checkEndUserID refuses an end user id that is empty, too long, not UTF-8 or holds
+// control characters (field names the field in the message).
+func checkEndUserID(field, id string) error {
+	switch {
+	case id == "":
+		return Validation(http.StatusUnprocessableEntity, "%s: required: the id the app gives the end user", field)
+	case len(id) > maxEndUserIDLength:
+		return Validation(http.StatusUnprocessableEntity, "%s: at most %d characters, got %d", field, maxEndUserIDLength, len(id))
+	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return Validation(http.StatusUnprocessableEntity, "%s: must be text without control characters, got %q", field, id)
+	}
+	return nil
+}
+
+// checkEndUserRequest validates req (its checks are a key's, on the fields an end user
+// has) and returns the end user account's limits.
+func checkEndUserRequest(g *completions.Gateway, req endUserRequest, checkModels bool) (completions.BudgetLimits, error) {
+	if len(req.Alias) > maxEndUserAliasLength {
+		return completions.BudgetLimits{}, Validation(http.StatusUnprocessableEntity, "alias: at most %d characters, got %d", maxEndUserAliasLength, len(req.Alias))
+	}
+	return checkKeyRequest(g, keyRequest{Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, SoftBudgetUSD: req.SoftBudgetUSD,
+		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked}, time.Now(), checkModels)
+}
+
+// applyTo sets e's fields to req's (limits is req checked).
+func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
+	e.Alias, e.Models, e.MaxBudgetUSD, e.SoftBudgetUSD = req.Alias, limits.AllowedModels, req.MaxBudgetUSD, req.SoftBudgetUSD
+	e.BudgetDuration, e.Blocked = req.BudgetDuration, req.Blocked
+	if len(e.Models) == 0 {
+		e.Models = nil
+	}
+}
+
+// requestOf is the request that would make e as it is.
+func (e endUser) requestOf() endUserRequest {
+	return endUserRequest{EndUserID: e.EndUserID, Alias: e.Alias, Models: e.Models, MaxBudgetUSD: e.MaxBudgetUSD,
+		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked}
+}
+
+// createEndUser validates req and stores the end user and its account in one transaction.
+func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owner string, req endUserRequest) (*endUser, error) {
+	if err := checkEndUserID("end_user_id", req.EndUserID); err != nil {
+		return nil, err
+	}
+	limits, err := checkEndUserRequest(g, req, true)
+	if err != nil {
+		return nil, err
+	}
+	e := endUser{EndUserID: req.EndUserID, Object: "end_user", CreatedAt: time.Now().UTC()}
+	req.applyTo(&e, limits)
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if _, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+e.EndUserID); err == nil {
+			c := Errorf(http.StatusConflict, KindConflict, "end_user_id: this key has an end user %q already", e.EndUserID)
+			c.Param = "end_user_id"
+			return c
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := completions.PutSharedBudget(ctx, tx, endUserBudgetID(owner, e.EndUserID), limits); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+e.EndUserID, storedEndUser{endUser: e, Owner: owner})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: creating end user %s: %w", e.EndUserID, err)
+	}
+	s.log.InfoContext(ctx, "end user created", "owner", owner, "end_user_id", e.EndUserID)
+	return &e, nil
+}
+
+// endUserInfo returns owner's end user id with its spend, or a 404.
+func (s *Server) endUserInfo(ctx context.Context, owner, id string) (*endUser, error) {
+	rec, err := storedEndUserOf(ctx, s.cfg.Store, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	e := s.endUserWithSpend(ctx, owner, rec.endUser)
+	return &e, nil
+}
+
+// endUserWithSpend fills in e's spend from its account.
+func (s *Server) endUserWithSpend(ctx context.Context, owner string, e endUser) endUser {
+	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, endUserBudgetID(owner, e.EndUserID)); err == nil {
+		u := b.Used(ctx)
+		e.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD}
+		if !u.PeriodStart.IsZero() {
+			e.Spend.PeriodStart = &u.PeriodStart
+		}
+	}
+	return e
+}
+
+// listEndUsers returns owner's end users, oldest first, with their spend.
+func (s *Server) listEndUsers(ctx context.Context, owner string) ([]endUser, error) {
+	es, err := s.cfg.Store.List(ctx, store.EndUsers, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("server: listing end users: %w", err)
+	}
+	out := make([]endUser, 0, len(es))
+	for _, e := range es {
+		var rec storedEndUser
+		if err := json.Unmarshal(e.Value, &rec); err != nil {
+			return nil, fmt.Errorf("server: end user record %s: %w", e.Key, err)
+		}
+		out = append(out, s.endUserWithSpend(ctx, owner, rec.endUser))
+	}
+	slices.SortStableFunc(out, func(a, b endUser) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// updateEndUser applies body (the fields to change) to owner's end user id: read, merged,
+// checked and written with its account's limits in one transaction, so a failed update
+// changes nothing and the end user's spend is kept.
+func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage) (*endUser, error) {
+	var given map[string]json.RawMessage
+	if json.Unmarshal(body, &given) != nil || given == nil {
+		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
+	}
+	_, modelsGiven := given["models"]
+	var e endUser
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		rec, err := storedEndUserOf(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		req := rec.requestOf()
+		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
+			return err
+		}
+		if req.EndUserID != rec.EndUserID {
+			v := Validation(http.StatusUnprocessableEntity, "end_user_id: an end user's id cannot be changed (it is %q)", rec.EndUserID)
+			v.Param = "end_user_id"
+			return v
+		}
+		limits, err := checkEndUserRequest(g, req, modelsGiven)
+		if err != nil {
+			return err
+		}
+		e = rec.endUser
+		req.applyTo(&e, limits)
+		if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, id), limits); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, storedEndUser{endUser: e, Owner: owner})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: updating end user %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "end user updated", "owner", owner, "end_user_id", id)
+	e = s.endUserWithSpend(ctx, owner, e)
+	return &e, nil
+}
+
+// setEndUsersBlocked blocks or unblocks owner's end users ids in one transaction, making
+// those not yet seen (as LiteLLM's /customer/block does), and returns them.
+func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []string, blocked bool) ([]endUser, error) {
+	for i, id := range ids {
+		if err := checkEndUserID(fmt.Sprintf("user_ids[%d]", i), id); err != nil {
+			return nil, err
+		}
+	}
+	var out []endUser
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		out = out[:0]
+		for _, id := range ids {
+			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+id)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				rec = storedEndUser{endUser: endUser{EndUserID: id, Object: "end_user", CreatedAt: time.Now().UTC()}, Owner: owner}
+				if err := completions.PutSharedBudget(ctx, tx, endUserBudgetID(owner, id), completions.BudgetLimits{}); err != nil {
+					return err
+				}
+			case err != nil:
+				return err
+			}
+			rec.Blocked = blocked
+			limits := completions.BudgetLimits{AllowedModels: rec.Models, MaxCostUSD: rec.MaxBudgetUSD, SoftCostUSD: rec.SoftBudgetUSD, Blocked: blocked}
+			if rec.BudgetDuration != "" {
+				limits.ResetEvery, _ = parseBudgetDuration(rec.BudgetDuration)
+			}
+			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, id), limits); err != nil {
+				return err
+			}
+			if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, rec); err != nil {
+				return err
+			}
+			out = append(out, rec.endUser)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: blocking end users: %w", err)
+	}
+	s.log.InfoContext(ctx, "end users blocked", "owner", owner, "end_user_ids", ids, "blocked", blocked)
+	for i := range out {
+		out[i] = s.endUserWithSpend(ctx, owner, out[i])
+	}
+	return out, nil
+}
+
+// deleteEndUsers deletes owner's end users ids and their accounts in one transaction: all
+// or, when one is not found, none (the error lists the missing).
+func (s *Server) deleteEndUsers(ctx context.Context, owner string, ids []string) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		var missing []string
+		for _, id := range ids {
+			if _, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
+				missing = append(missing, id)
+			} else if err != nil {
+				return err
+			}
+		}
+		if len(missing) > 0 {
+			return &endUsersMissing{ids: missing}
+		}
+		for _, id := range ids {
+			if err := tx.Delete(ctx, store.Budgets, endUserBudgetID(owner, id)); err != nil {
+				return err
+			}
+			if err := tx.Delete(ctx, store.EndUsers, owner+"/"+id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var m *endUsersMissing
+	if errors.As(err, &m) {
+		if len(ids) == 1 {
+			return endUserNotFound(ids[0])
+		}
+		return m
+	}
+	if err != nil {
+		return fmt.Errorf("server: deleting end users %s: %w", strings.Join(ids, ", "), err)
+	}
+	s.log.InfoContext(ctx, "end users deleted", "owner", owner, "end_user_ids", ids)
+	return nil
+}
+
+// endUsersMissing is deleteEndUsers' refusal: ids are not end users of the owner.
+type endUsersMissing struct{ ids []string }
+
+func (e *endUsersMissing) Error() string {
+	return "end users not found: " + strings.Join(e.ids, ", ")
+}
+
+// endUserKey is the context key of a gateway request's end user id (withEndUserOf).
+type endUserKey struct{}
+
+// withEndUserOf returns r carrying the id of its end user (requestEndUser) for
+// gatewayScope.
+func withEndUserOf(r *http.Request, fromBody ...string) *http.Request {
+	id := requestEndUser(r, fromBody...)
+	if id == "" {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), endUserKey{}, id))
+}
+
+// gatewayScope is the gateway scope of an authenticated request (completionsScope) drawing
+// on its end user's account too: the one withEndUserOf named, else its headers'.
+func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.Scope, error) {
+	sc := completionsScope(r, received)
+	id, _ := r.Context().Value(endUserKey{}).(string)
+	if id == "" {
+		id = requestEndUser(r)
+	}
+	return s.withEndUser(r.Context(), sc, "user", id)
+}
+
+// requestEndUser names the end user of a gateway request r, as LiteLLM reads it: its
+// x-litellm-customer-id or x-litellm-end-user-id header, else the first of fromBody (the
+// body's user, metadata.user_id, safety_identifier, in the surface's order) not empty.
+func requestEndUser(r *http.Request, fromBody ...string) string {
+	for _, h := range []string{"X-Litellm-Customer-Id", "X-Litellm-End-User-Id"} {
+		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
+			return v
+		}
+	}
+	for _, v := range fromBody {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// withEndUser makes sc's requests draw on the account of its owner's end user id as well
+// ("": sc unchanged), making the end user, with no limits, on first sight. field names
+// where id came from in a refusal of it.
+func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, id string) (completions.Scope, error) {
+	if id == "" || s.cfg.Store == nil {
+		return sc, nil
+	}
+	if err := checkEndUserID(field, id); err != nil {
+		return sc, err
+	}
+	eb, err := s.endUserAccount(ctx, sc.Owner, id)
+	if err != nil {
+		return sc, err
+	}
+	b := sc.Budget
+	if b == nil { // the operator's own key: an unbounded account of this request only
+		b = completions.NewBudget(completions.BudgetLimits{})
+	}
+	sc.Budget = b.Within(eb, endUserKind, id)
+	return sc, nil
+}
+
+// endUserAccount loads the account of owner's end user id, making the end user (no
+// limits) when it is not stored yet.
+func (s *Server) endUserAccount(ctx context.Context, owner, id string) (*completions.Budget, error) {
+	bid := endUserBudgetID(owner, id)
+	b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, bid)
+	if err == nil || !errors.Is(err, store.ErrNotFound) {
+		return b, err
+	}
+	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); err == nil {
+			return nil // made meanwhile by another request
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := completions.PutSharedBudget(ctx, tx, bid, completions.BudgetLimits{}); err != nil {
+			return err
+		}
+		e := endUser{EndUserID: id, Object: "end_user", CreatedAt: time.Now().UTC(), FirstSeen: true}
+		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, storedEndUser{endUser: e, Owner: owner})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: making end user %s: %w", id, err)
+	}
+	return completions.LoadSharedBudget(ctx, s.cfg.Store, bid)
+}
+
+// endUserRefusal is an end user account's refusal in LiteLLM's words and status: 400
+// for a blocked end user, 429 (as a key's or team's spent budget) for one over budget.
+func endUserRefusal(e *completions.BudgetExceededError) *APIError {
+	if e.Limits.Blocked {
+		return Errorf(http.StatusBadRequest, KindBadRequest, "User blocked from making LLM API Calls. User=%s", e.Name)
+	}
+	return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "ExceededBudget: End User=%s over budget. Spend=%s, Budget=%s",
+		e.Name, pythonFloat(e.Used.CostUSD), pythonFloat(e.Limits.MaxCostUSD))
+}
