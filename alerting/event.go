@@ -75,6 +75,18 @@ func TeamBudgetEvent(team, threshold string, spentUSD, softUSD, maxUSD float64, 
 	return e
 }
 
+// EndUserBudgetEvent is BudgetEvent of an end user's account (LiteLLM's customer, shared by
+// every request naming it): its Subject is the end user's id and Details["subject_kind"] is
+// "end_user".
+func EndUserBudgetEvent(endUser, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
+	e := budgetEvent("End user", endUser, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
+	if e.Details == nil {
+		e.Details = map[string]string{}
+	}
+	e.Details["subject_kind"] = "end_user"
+	return e
+}
+
 // budgetEvent is BudgetEvent of an account that noun ("Key", "Team") names as id.
 func budgetEvent(noun, id, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
 	e := Event{Group: GroupBudget, Time: at.UTC(), Subject: id, Figures: map[string]float64{"spend_usd": spentUSD}}

@@ -1,0 +1,129 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// CustomerRequest asks the server to create an end user of an app (POST
+// /api/v1/customers, LiteLLM's customer): the budget, block and models of every request
+// that names it (OpenAI's user, Anthropic's metadata.user_id, the x-litellm-end-user-id
+// header). Zero fields mean no limit. A request naming an end user not created yet makes
+// it with no limits, so its spend is always kept.
+type CustomerRequest struct {
+	// EndUserID is the id the app gives the end user in its requests (required).
+	EndUserID string `json:"end_user_id"`
+	// Alias labels the end user.
+	Alias string `json:"alias,omitempty"`
+	// Models the end user's requests may call; empty allows every model.
+	Models []string `json:"models,omitempty"`
+	// MaxBudgetUSD is what the end user's requests may spend across every key, per
+	// BudgetDuration; SoftBudgetUSD a mark that sends a budget alert and never blocks.
+	MaxBudgetUSD  float64 `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD float64 `json:"soft_budget_usd,omitempty"`
+	// BudgetDuration restarts the end user's spend from zero every period: "30d".
+	BudgetDuration string `json:"budget_duration,omitempty"`
+	// Blocked creates the end user with every request naming it refused.
+	Blocked bool `json:"blocked,omitempty"`
+}
+
+// Customer describes an end user.
+type Customer struct {
+	EndUserID string `json:"end_user_id"`
+	// Alias, Models, MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and Blocked are as
+	// CustomerRequest describes them.
+	Alias          string    `json:"alias,omitempty"`
+	Models         []string  `json:"models,omitempty"`
+	MaxBudgetUSD   float64   `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD  float64   `json:"soft_budget_usd,omitempty"`
+	BudgetDuration string    `json:"budget_duration,omitempty"`
+	Blocked        bool      `json:"blocked,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	// CreatedByRequest is true when the first request naming it made it.
+	CreatedByRequest bool `json:"created_by_request,omitempty"`
+	// Spend is what the end user's requests used across every key (in the current period).
+	Spend KeySpend `json:"spend"`
+}
+
+// CustomerUpdate changes an end user (PATCH /api/v1/customers/{id}): the fields set
+// replace the end user's; the others stay.
+type CustomerUpdate struct {
+	// Alias, MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and Blocked replace the end
+	// user's when not nil.
+	Alias          *string
+	MaxBudgetUSD   *float64
+	SoftBudgetUSD  *float64
+	BudgetDuration *string
+	Blocked        *bool
+	// Models replaces the end user's list when not nil; empty (non-nil) allows every model.
+	Models []string
+}
+
+// CreateCustomer creates an end user of the calling key.
+func (c *Client) CreateCustomer(ctx context.Context, req *CustomerRequest) (*Customer, error) {
+	if req == nil || req.EndUserID == "" {
+		return nil, fmt.Errorf("client: POST /api/v1/customers: %w", errIDRequired)
+	}
+	var out Customer
+	if err := c.do(ctx, http.MethodPost, "/api/v1/customers", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Customer returns one end user of the calling key with its spend.
+func (c *Client) Customer(ctx context.Context, id string) (*Customer, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /api/v1/customers/: %w", errIDRequired)
+	}
+	var out Customer
+	if err := c.do(ctx, http.MethodGet, "/api/v1/customers/"+url.PathEscape(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Customers returns the calling key's end users, oldest first.
+func (c *Client) Customers(ctx context.Context) ([]Customer, error) {
+	var out struct {
+		Data []Customer `json:"data"`
+	}
+	if err := c.do(ctx, http.MethodGet, "/api/v1/customers", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Data, nil
+}
+
+// UpdateCustomer changes the end user id and returns it as it is now; its spend is kept.
+func (c *Client) UpdateCustomer(ctx context.Context, id string, u *CustomerUpdate) (*Customer, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: PATCH /api/v1/customers/: %w", errIDRequired)
+	}
+	body := patchBody{}
+	if u != nil {
+		set := body.set
+		set("alias", u.Alias, u.Alias != nil)
+		set("models", u.Models, u.Models != nil)
+		set("max_budget_usd", u.MaxBudgetUSD, u.MaxBudgetUSD != nil)
+		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
+		set("budget_duration", u.BudgetDuration, u.BudgetDuration != nil)
+		set("blocked", u.Blocked, u.Blocked != nil)
+	}
+	var out Customer
+	if err := c.do(ctx, http.MethodPatch, "/api/v1/customers/"+url.PathEscape(id), nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteCustomer deletes the end user id and its spend; a later request naming it makes
+// it again with no limits.
+func (c *Client) DeleteCustomer(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("client: DELETE /api/v1/customers/: %w", errIDRequired)
+	}
+	return c.do(ctx, http.MethodDelete, "/api/v1/customers/"+url.PathEscape(id), nil, nil, nil)
+}

@@ -1,0 +1,57 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// TestCustomersAgainstServer: an end user is created, charged by a request naming it
+// (OpenAI's user), blocked through UpdateCustomer (its requests then refused), listed and
+// deleted.
+func TestCustomersAgainstServer(t *testing.T) {
+	c, base := realServerURL(t, completionsOptions(t))
+	ctx := context.Background()
+	cu, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "alice", Alias: "Alice", MaxBudgetUSD: 5, BudgetDuration: "30d"})
+	if err != nil || cu.EndUserID != "alice" || cu.MaxBudgetUSD != 5 || cu.Alias != "Alice" {
+		t.Fatalf("create %+v %v", cu, err)
+	}
+	chat := func() int {
+		req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(`{"model":"openai/gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"user":"alice"}`))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := chat(); code != http.StatusOK {
+		t.Fatalf("chat naming alice: %d", code)
+	}
+	if cu, err = c.Customer(ctx, "alice"); err != nil || cu.Spend.Requests != 1 || cu.Spend.PeriodStart == nil {
+		t.Fatalf("after a request: %+v %v", cu, err)
+	}
+	blocked := true
+	if cu, err = c.UpdateCustomer(ctx, "alice", &client.CustomerUpdate{Blocked: &blocked}); err != nil || !cu.Blocked || cu.MaxBudgetUSD != 5 {
+		t.Fatalf("block %+v %v", cu, err)
+	}
+	if code := chat(); code != http.StatusBadRequest {
+		t.Fatalf("chat naming blocked alice: %d", code)
+	}
+	if all, err := c.Customers(ctx); err != nil || len(all) != 1 {
+		t.Fatalf("list %+v %v", all, err)
+	}
+	if err := c.DeleteCustomer(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *client.Error
+	if _, err := c.Customer(ctx, "alice"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
+		t.Fatalf("after delete: %v", err)
+	}
+}
