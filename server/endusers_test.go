@@ -195,3 +195,34 @@ func wantStatusMessage(t *testing.T, r reply, status int, msg string) {
 		t.Fatalf("got %d %s, want %d with %q", r.status, r.raw, status, msg)
 	}
 }
+
+// TestEndUserRoutesInOpenAPI: the OpenAPI document lists the end user routes.
+func TestEndUserRoutesInOpenAPI(t *testing.T) {
+	hs, _ := keysServer(t, nil, 0)
+	resp, err := http.Get(hs.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"/api/v1/customers": {"post", "get"}, "/api/v1/customers/{end_user_id}": {"get", "patch", "delete"}}
+	for _, prefix := range []string{"/customer", "/end_user"} {
+		for _, p := range []string{"/new", "/update", "/delete", "/block", "/unblock"} {
+			want[prefix+p] = []string{"post"}
+		}
+		want[prefix+"/info"], want[prefix+"/list"] = []string{"get"}, []string{"get"}
+	}
+	for path, methods := range want {
+		for _, m := range methods {
+			if doc.Paths[path][m] == nil {
+				t.Errorf("the OpenAPI document lacks %s %s", strings.ToUpper(m), path)
+			}
+		}
+	}
+}
