@@ -120,6 +120,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
 	return r, nil
 }
 
+// Limit is the most bytes one fetched body may hold (MaxBytes, else DefaultMaxBytes); a
+// caller taking the same data by other means (an upload) applies the same bound.
+func (f *Fetcher) Limit() int64 { return f.maxBytes() }
+
 func (f *Fetcher) maxBytes() int64 {
 	if f.MaxBytes > 0 {
 		return f.MaxBytes

@@ -77,6 +77,7 @@ const (
 	SharedCounters            Collection = "shared_counters"              // each process's counts for limits shared by replicas, keyed name/process (see Counters)
 	Files                     Collection = "files"                        // uploaded and generated files' descriptions (OpenAI's Files API), keyed by id
 	FileChunks                Collection = "file_chunks"                  // files' content in pieces of at most 1 MiB, keyed id/sequence number
+	TrainingUploads           Collection = "training_uploads"             // training jobs' uploaded dataset files in pieces of at most 1 MiB, keyed job id/sequence number (6 digits)
 	Batches                   Collection = "batches"                      // batches (OpenAI's Batch API), keyed by id
 	BatchResults              Collection = "batch_results"                // each answered line of a running batch, keyed batch id/line index
 )

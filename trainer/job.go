@@ -184,6 +184,12 @@ func (s *Service) endRun(ctx context.Context, j *jobRecord, attempt int, extra f
 				return err
 			}
 		}
+		if j.State == StateCompleted || j.State == StateFailed {
+			// The upload served its one run; a retry uploads again.
+			if err := dropUploadTx(ctx, tx, j); err != nil {
+				return err
+			}
+		}
 		wrote = true
 		return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
 	})
@@ -214,7 +220,17 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	j.TrainingConfig = cfg
 
 	var recs []Record
-	read := 0
+	read, files := 0, len(j.DataURLs)
+	if j.Upload != nil {
+		files++
+		_, end := s.stage(ctx, "read and parse uploaded dataset")
+		r, err := s.readUpload(ctx, j)
+		end(err)
+		if err != nil {
+			return nil, err
+		}
+		recs = r
+	}
 	for i, u := range j.DataURLs {
 		_, end := s.stage(ctx, "fetch and parse dataset", attribute.Int("switchyard.file", i))
 		f := s.fetcher
@@ -262,7 +278,7 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	if len(usable) < MinRows {
 		return nil, &DatasetError{Message: fmt.Sprintf(
 			"only %d usable rows across %d file(s) (%d rows read, %d without any correct model); at least %d are needed",
-			len(usable), len(j.DataURLs), len(recs), cfg.SkippedRows, MinRows)}
+			len(usable), files, len(recs), cfg.SkippedRows, MinRows)}
 	}
 	if len(classSet) > MaxClasses {
 		return nil, &DatasetError{Message: fmt.Sprintf(

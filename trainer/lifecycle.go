@@ -17,6 +17,9 @@ type CleanupReport struct {
 	Removed int
 	// ArchivedIDs and RemovedIDs name them.
 	ArchivedIDs, RemovedIDs []string
+	// UploadsRemoved names the jobs whose uploaded dataset was removed: the job had ended
+	// or was deleted, and the process that ended it stopped before removing it.
+	UploadsRemoved []string
 	// DryRun is true when nothing was changed.
 	DryRun bool
 }
@@ -30,7 +33,8 @@ func (s *Service) CleanupDryRun(ctx context.Context) (CleanupReport, error) {
 // unused (no prediction, counted from creation otherwise) for the archive period (1 year)
 // become archived and stop answering predictions; archived models older than the removal
 // delay (7 days, so a weekly cleanup removes what the previous one archived) lose their
-// weights and record, reclaiming storage. Weights with no model record are removed too.
+// weights and record, reclaiming storage. Weights with no model record are removed too, and
+// so are uploaded datasets (SubmitUpload) whose job has ended or is gone.
 func (s *Service) Cleanup(ctx context.Context) (CleanupReport, error) {
 	return s.cleanup(ctx, false)
 }
@@ -106,7 +110,8 @@ func (s *Service) cleanup(ctx context.Context, dry bool) (CleanupReport, error) 
 		s.models.remove(w.Key)
 		s.log.Info("trainer: removed orphaned router weights", "model", w.Key)
 	}
-	return rep, nil
+	rep.UploadsRemoved, err = s.sweepUploads(ctx, dry)
+	return rep, err
 }
 
 // archive marks id archived if it is still active and unused; it reports whether it did.

@@ -87,8 +87,11 @@ func (m *modelRecord) summary() ModelSummary {
 	}
 }
 
-// deleteJobTx removes a job record and its index entry.
+// deleteJobTx removes a job record, its uploaded dataset and its index entry.
 func deleteJobTx(ctx context.Context, tx store.Tx, j *jobRecord) error {
+	if err := dropUploadTx(ctx, tx, j); err != nil {
+		return err
+	}
 	if err := tx.Delete(ctx, store.TrainingJobs, j.ID); err != nil {
 		return err
 	}
@@ -220,7 +223,8 @@ func (s *Service) ListModels(ctx context.Context, owner string, opts ListOptions
 	return ModelList{Data: items, NextCursor: next}, nil
 }
 
-// DeleteJob deletes owner's training job record. A queued job is cancelled and deleted at
+// DeleteJob deletes owner's training job record, with its uploaded dataset if it has one
+// (SubmitUpload). A queued job is cancelled and deleted at
 // once; a running one is cancelled, and DeleteJob waits (at most DeleteWait, and while ctx
 // lasts) for it to stop before deleting it, so a job never outlives its delete and
 // nothing it writes afterwards brings it back. Past DeleteWait it answers

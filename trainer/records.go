@@ -74,6 +74,9 @@ type JobStatus struct {
 	CompletedAt    string          `json:"completed_at,omitempty" jsonschema:"format=date-time"`
 	TrainingConfig *TrainingConfig `json:"training_config,omitempty"`
 	ErrorMessage   string          `json:"error_message,omitempty"`
+	// Upload (extension) describes the dataset uploaded with the request (SubmitUpload):
+	// its name, size and format, never its content; absent for a job on dataset URLs.
+	Upload *UploadInfo `json:"upload,omitempty"`
 	// ErrorKind classifies a failed job's error (extension): invalid_data, fetch_failed,
 	// cancelled, interrupted or internal (the ErrorKind constants); empty unless failed.
 	ErrorKind string `json:"error_kind,omitempty" jsonschema:"enum=invalid_data,enum=fetch_failed,enum=cancelled,enum=interrupted,enum=internal"`
@@ -191,7 +194,10 @@ type jobRecord struct {
 	// GuardedURLs records that the process that accepted the job refused local URLs (no
 	// --allow-local-urls): the job's URLs are then fetched guarded wherever it runs. Records
 	// from before it follow the running process's setting.
-	GuardedURLs    bool            `json:"guarded_urls,omitempty"`
+	GuardedURLs bool `json:"guarded_urls,omitempty"`
+	// Upload, for a job on an uploaded dataset (SubmitUpload; DataURLs is then empty),
+	// describes the file, whose content is in store.TrainingUploads until the job ends.
+	Upload         *uploadRecord   `json:"upload,omitempty"`
 	State          JobState        `json:"state"`
 	ModelID        string          `json:"model_id,omitempty"`
 	CreatedAt      time.Time       `json:"created_at"`
@@ -246,9 +252,18 @@ func (j *jobRecord) status(version string) JobStatus {
 		CompletedAt:    formatTime(j.CompletedAt),
 		TrainingConfig: j.TrainingConfig,
 		ErrorMessage:   j.ErrorMessage,
+		Upload:         j.uploadInfo(),
 		ErrorKind:      j.errorKind(),
 		Version:        version,
 	}
+}
+
+// uploadInfo describes the job's uploaded dataset; nil for a job on URLs.
+func (j *jobRecord) uploadInfo() *UploadInfo {
+	if j.Upload == nil {
+		return nil
+	}
+	return &UploadInfo{Filename: j.Upload.Filename, Bytes: j.Upload.Bytes, Format: j.Upload.Format}
 }
 
 // errorKind is the record's ErrorKind; a failed record from before it is internal.

@@ -1,12 +1,14 @@
 // Package trainer runs custom router training jobs and serves their predictions.
 //
-// A [Service] takes training requests (dataset URLs), runs them on a worker pool fed by a
+// A [Service] takes training requests (dataset URLs, or a file uploaded with the request:
+// [Service.SubmitUpload]), runs them on a worker pool fed by a
 // bounded queue, and keeps jobs (store.TrainingJobs), router metadata (store.RouterModels)
 // and fitted weights (store.RouterWeights, the bytes of an inference.Model) in a
 // *store.Store. Every job and model belongs to an owner (the API key id the server passes);
 // another owner's ids answer ErrNotFound.
 //
-// A job fetches each file (JSON array, JSONL or CSV), validates the rows, fits a router on
+// A job fetches each file (JSON array, JSONL or CSV; an upload may also be Not Diamond's
+// joint CSV, [FormatNotDiamond]) or reads its upload from the store, validates the rows, fits a router on
 // a stratified 80% split to score it on the other 20% (top-1/top-3 hit rate, accuracy, and
 // the always-the-most-frequent-model baseline), then fits the final router on all rows.
 //
@@ -374,7 +376,13 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 				j.CompletedAt = s.now()
 				j.ErrorMessage = fmt.Sprintf("job was interrupted %d times (its server or worker died while running it); submit it again", j.Attempts)
 				j.ErrorKind = ErrorKindInterrupted
-				if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
+				err := s.store.Update(ctx, func(tx store.Tx) error {
+					if err := dropUploadTx(ctx, tx, &j); err != nil {
+						return err
+					}
+					return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
+				})
+				if err != nil {
 					return nil, fmt.Errorf("trainer: fail interrupted job %s: %w", j.ID, err)
 				}
 				s.log.Warn("trainer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
@@ -460,23 +468,49 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	if err != nil {
 		return Job{}, err
 	}
-	if len(opts.ModelPrices) > MaxModelPrices {
-		return Job{}, invalid("model_prices", "must hold at most %d models, got %d", MaxModelPrices, len(opts.ModelPrices))
+	if err := checkPrices(opts.ModelPrices); err != nil {
+		return Job{}, err
 	}
-	for m, p := range opts.ModelPrices {
+	return s.enqueue(ctx, s.newJob(owner, urls, opts), nil)
+}
+
+// checkPrices validates JobOptions.ModelPrices.
+func checkPrices(prices map[string]float64) error {
+	if len(prices) > MaxModelPrices {
+		return invalid("model_prices", "must hold at most %d models, got %d", MaxModelPrices, len(prices))
+	}
+	for m, p := range prices {
 		if !ValidModelName(m) {
-			return Job{}, invalid("model_prices", "key %q is not a provider/model name", m)
+			return invalid("model_prices", "key %q is not a provider/model name", m)
 		}
 		if !(p >= 0) || math.IsInf(p, 0) {
-			return Job{}, invalid(fmt.Sprintf("model_prices[%q]", m), "must be a finite price >= 0, got %v", p)
+			return invalid(fmt.Sprintf("model_prices[%q]", m), "must be a finite price >= 0, got %v", p)
 		}
 	}
-	if s.q != nil {
-		return s.submitShared(ctx, jobRecord{
-			ID: "tj_" + newID(), Owner: owner, DataURLs: urls, Prices: opts.ModelPrices,
-			GuardedURLs: !s.fetcher.AllowLocal, State: StateQueued, CreatedAt: s.now(),
-		})
+	return nil
+}
+
+// newJob is a new queued job of owner on urls.
+func (s *Service) newJob(owner string, urls []string, opts JobOptions) jobRecord {
+	return jobRecord{
+		ID:          "tj_" + newID(),
+		Owner:       owner,
+		DataURLs:    urls,
+		Prices:      opts.ModelPrices,
+		GuardedURLs: !s.fetcher.AllowLocal,
+		State:       StateQueued,
+		CreatedAt:   s.now(),
 	}
+}
+
+// enqueue stores new job j, with extra's writes in the same transaction (an upload), and
+// queues it: on the shared queue (WithQueue), else on this process's pool within the queue
+// bound and the owner's limit.
+func (s *Service) enqueue(ctx context.Context, j jobRecord, extra func(tx store.Tx) error) (Job, error) {
+	if s.q != nil {
+		return s.submitShared(ctx, j, extra)
+	}
+	owner := j.Owner
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || (s.runCtx != nil && s.runCtx.Err() != nil) {
@@ -488,18 +522,14 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	if n := s.activeLocked(owner); n >= s.perOwner {
 		return Job{}, jobLimit(s.perOwner, n)
 	}
-	j := jobRecord{
-		ID:          "tj_" + newID(),
-		Owner:       owner,
-		DataURLs:    urls,
-		Prices:      opts.ModelPrices,
-		GuardedURLs: !s.fetcher.AllowLocal,
-		State:       StateQueued,
-		CreatedAt:   s.now(),
-	}
-	err = s.store.Update(ctx, func(tx store.Tx) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
 		if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {
 			return err
+		}
+		if extra != nil {
+			if err := extra(tx); err != nil {
+				return err
+			}
 		}
 		return store.PutOwned(ctx, tx, j.ref())
 	})
@@ -516,7 +546,7 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 		_ = s.store.Update(dctx, func(tx store.Tx) error { return deleteJobTx(dctx, tx, &j) })
 		return Job{}, ErrQueueFull
 	}
-	s.log.Info("trainer: job queued", "job", j.ID, "files", len(urls))
+	s.log.Info("trainer: job queued", "job", j.ID, "files", len(j.DataURLs), "uploaded", j.Upload != nil)
 	return Job{TrainingJobID: j.ID, Status: j.State, Version: s.version}, nil
 }
 
@@ -638,6 +668,9 @@ func (s *Service) Cancel(ctx context.Context, owner, jobID string) (JobStatus, e
 			j.State = StateFailed
 			j.CompletedAt = s.now()
 			j.ErrorMessage, j.ErrorKind = cancelledBeforeStart, ErrorKindCancelled
+			if err := dropUploadTx(ctx, tx, &j); err != nil {
+				return err
+			}
 			return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
 		})
 		if errors.Is(err, store.ErrNotFound) { // deleted meanwhile

@@ -154,6 +154,9 @@ func (s *Service) failDead(ctx context.Context, j *jobRecord, msg, kind string) 
 		cur.CompletedAt = s.now()
 		cur.ErrorMessage, cur.ErrorKind = msg, kind
 		ended = true
+		if err := dropUploadTx(ctx, tx, &cur); err != nil {
+			return err
+		}
 		return store.PutJSON(ctx, tx, store.TrainingJobs, cur.ID, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -179,7 +182,7 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 // submitShared stores job j and enqueues it, counting owner's unfinished jobs in the
 // store in the same transaction (SERIALIZABLE on PostgreSQL), so concurrent submits in
 // different processes cannot pass the per-owner limit together.
-func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
+func (s *Service) submitShared(ctx context.Context, j jobRecord, extra func(tx store.Tx) error) (Job, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -200,6 +203,11 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 		}
 		if err := store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j); err != nil {
 			return err
+		}
+		if extra != nil {
+			if err := extra(tx); err != nil {
+				return err
+			}
 		}
 		if err := store.PutOwned(ctx, tx, j.ref()); err != nil {
 			return err
@@ -230,7 +238,7 @@ func (s *Service) submitShared(ctx context.Context, j jobRecord) (Job, error) {
 		_ = s.store.Update(dctx, func(tx store.Tx) error { return deleteJobTx(dctx, tx, &j) })
 		return Job{}, fmt.Errorf("trainer: queue job: %w", err)
 	}
-	s.log.Info("trainer: job queued", "job", j.ID, "files", len(j.DataURLs))
+	s.log.Info("trainer: job queued", "job", j.ID, "files", len(j.DataURLs), "uploaded", j.Upload != nil)
 	return Job{TrainingJobID: j.ID, Status: j.State, Version: s.version}, nil
 }
 

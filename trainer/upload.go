@@ -1,0 +1,241 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// UploadChunkSize is the size of the pieces an uploaded dataset is stored in
+// (store.TrainingUploads): a 200 MiB upload is 200 records, none too large for a
+// PostgreSQL row or a bbolt value.
+const UploadChunkSize = 1 << 20
+
+// Upload is a dataset file sent with the training request itself rather than named by a
+// URL.
+type Upload struct {
+	// Filename names the file in errors and hints its format by its extension, as a URL's
+	// path does ("" reads as "upload").
+	Filename string
+	// ContentType hints the format as a URL's Content-Type does ("" for none).
+	ContentType string
+	// Data is the file's content.
+	Data []byte
+	// Format is how to read Data: "" detects a records file (JSON array, JSONL or CSV with
+	// problem,correct_models) as for a URL; FormatJSON, FormatJSONL or FormatCSV insist on
+	// one; FormatNotDiamond reads Not Diamond's joint CSV with NotDiamond.
+	Format Format
+	// NotDiamond configures FormatNotDiamond; ignored otherwise.
+	NotDiamond NotDiamondCSV
+}
+
+// UploadInfo describes a job's uploaded dataset in its status (never its content).
+type UploadInfo struct {
+	// Filename is the uploaded file's name.
+	Filename string `json:"filename"`
+	// Bytes is its size.
+	Bytes int `json:"bytes"`
+	// Format is how it is read: json, jsonl, csv (records) or notdiamond (Not Diamond's
+	// joint CSV).
+	Format Format `json:"format" jsonschema:"enum=json,enum=jsonl,enum=csv,enum=notdiamond"`
+}
+
+// uploadRecord is what a job record keeps about its uploaded dataset; the content is in
+// store.TrainingUploads under uploadKey(job id, 0…Chunks-1).
+type uploadRecord struct {
+	Filename    string         `json:"filename"`
+	ContentType string         `json:"content_type,omitempty"`
+	Bytes       int            `json:"bytes"`
+	Chunks      int            `json:"chunks"`
+	Format      Format         `json:"format"`
+	NotDiamond  *NotDiamondCSV `json:"notdiamond,omitempty"`
+}
+
+func uploadKey(jobID string, seq int) string { return fmt.Sprintf("%s/%06d", jobID, seq) }
+
+// MaxUploadBytes is the most bytes an uploaded dataset may hold: the bound the fetcher
+// applies to one URL's body (its MaxBytes, fetch.DefaultMaxBytes by default), within
+// MaxDatasetBytes.
+func (s *Service) MaxUploadBytes() int64 { return min(s.fetcher.Limit(), MaxDatasetBytes) }
+
+// SubmitUpload queues a training job for owner on a dataset uploaded with the request. The
+// upload is read at once, so that bad data is refused before anything is stored: a
+// *ValidationError naming upload (empty, larger than MaxUploadBytes, or a row that breaks
+// a rule — it then wraps the *DatasetError naming the line, and matches ErrDataset too),
+// format, prompt_column or llm_providers. The file is stored with the job in the store
+// (store.TrainingUploads), so whichever process runs the job reads it there; it is
+// deleted when the job ends (completed or failed: a retry uploads again), when the job is
+// deleted, and by Cleanup if it outlived its job. It never appears in the job's status,
+// which says only its name, size and format (JobStatus.Upload). opts and the other
+// failures are as for SubmitWithOptions.
+func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opts JobOptions) (Job, error) {
+	if err := checkPrices(opts.ModelPrices); err != nil {
+		return Job{}, err
+	}
+	name := uploadName(up.Filename)
+	if len(up.Data) == 0 {
+		return Job{}, invalid("upload", "the dataset file %s is empty", name)
+	}
+	if limit := s.MaxUploadBytes(); int64(len(up.Data)) > limit {
+		return Job{}, invalid("upload", "the dataset file %s holds %d bytes; at most %d (%d MiB) are allowed, as for a dataset URL", name, len(up.Data), limit, limit>>20)
+	}
+	rec := &uploadRecord{Filename: name, ContentType: up.ContentType, Bytes: len(up.Data), Format: up.Format}
+	switch up.Format {
+	case FormatNotDiamond:
+		nd := up.NotDiamond
+		nd.PromptColumn = strings.TrimSpace(nd.PromptColumn)
+		rec.NotDiamond = &nd
+	case "", FormatJSON, FormatJSONL, FormatCSV:
+		f, err := DetectFormat(name, up.ContentType, up.Data)
+		if err != nil {
+			return Job{}, badUpload(err)
+		}
+		if up.Format != "" && f != up.Format {
+			return Job{}, invalid("format", "the dataset file %s was declared %s but its content reads as %s", name, up.Format, f)
+		}
+		rec.Format = f
+	default:
+		return Job{}, invalid("format", "must be one of json, jsonl, csv or notdiamond, got %q", up.Format)
+	}
+	if _, err := parseUpload(rec, up.Data); err != nil {
+		return Job{}, badUpload(err)
+	}
+	rec.Chunks = (len(up.Data) + UploadChunkSize - 1) / UploadChunkSize
+	j := s.newJob(owner, nil, opts)
+	j.Upload = rec
+	data := up.Data
+	return s.enqueue(ctx, j, func(tx store.Tx) error {
+		for i := range rec.Chunks {
+			piece := data[i*UploadChunkSize : min((i+1)*UploadChunkSize, len(data))]
+			if err := tx.Put(ctx, store.TrainingUploads, uploadKey(j.ID, i), piece); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// uploadName is the name an upload goes by in messages: its base name, "upload" when it
+// has none.
+func uploadName(filename string) string {
+	n := strings.TrimSpace(path.Base(strings.ReplaceAll(filename, `\`, "/")))
+	if n == "" || n == "." || n == "/" {
+		return "upload"
+	}
+	return n
+}
+
+// badUpload makes a problem with the uploaded data a *ValidationError naming upload (a
+// *ValidationError about an option stays as it is).
+func badUpload(err error) error {
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return err
+	}
+	v := invalid("upload", "%s", err.Error()).(*ValidationError)
+	v.Err = err
+	return v
+}
+
+// parseUpload reads an upload's records as its record says.
+func parseUpload(u *uploadRecord, data []byte) ([]Record, error) {
+	if u.Format == FormatNotDiamond {
+		var nd NotDiamondCSV
+		if u.NotDiamond != nil {
+			nd = *u.NotDiamond
+		}
+		return ParseNotDiamondCSV(u.Filename, data, nd)
+	}
+	return ParseDataset(u.Filename, u.ContentType, data)
+}
+
+// readUpload reads job j's uploaded dataset from the store and parses it.
+func (s *Service) readUpload(ctx context.Context, j *jobRecord) ([]Record, error) {
+	u := j.Upload
+	data := make([]byte, 0, u.Bytes)
+	for i := range u.Chunks {
+		piece, err := s.store.Get(ctx, store.TrainingUploads, uploadKey(j.ID, i))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("internal error: the uploaded dataset %s is no longer in the store (piece %d of %d)", u.Filename, i+1, u.Chunks)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("trainer: read the uploaded dataset of job %s: %w", j.ID, err)
+		}
+		data = append(data, piece...)
+	}
+	if len(data) != u.Bytes {
+		return nil, fmt.Errorf("internal error: the uploaded dataset %s holds %d bytes in the store, %d were uploaded", u.Filename, len(data), u.Bytes)
+	}
+	return parseUpload(u, data)
+}
+
+// dropUploadTx deletes job j's uploaded dataset, if it has one, and forgets it in the
+// record (the caller writes the record).
+func dropUploadTx(ctx context.Context, tx store.Tx, j *jobRecord) error {
+	if j.Upload == nil || j.Upload.Chunks == 0 {
+		return nil
+	}
+	for i := range j.Upload.Chunks {
+		if err := tx.Delete(ctx, store.TrainingUploads, uploadKey(j.ID, i)); err != nil {
+			return err
+		}
+	}
+	j.Upload.Chunks = 0
+	return nil
+}
+
+// sweepUploads deletes the uploaded datasets whose job is gone or has ended (a process
+// that stopped between the end of a job and the deletion of its upload leaves one), one
+// job's pieces at a time, and returns the jobs whose uploads it deleted (would, with dry).
+func (s *Service) sweepUploads(ctx context.Context, dry bool) ([]string, error) {
+	var swept []string
+	after := ""
+	for {
+		// One piece per listing: the pieces are large, and the job ids are what matters.
+		es, err := s.store.List(ctx, store.TrainingUploads, store.ListOptions{After: after, Limit: 1})
+		if err != nil {
+			return swept, fmt.Errorf("trainer: list uploads: %w", err)
+		}
+		if len(es) == 0 {
+			return swept, nil
+		}
+		id, _, _ := strings.Cut(es[0].Key, "/")
+		after = id + "/\xff"
+		j, err := store.GetJSON[jobRecord](ctx, s.store, store.TrainingJobs, id)
+		if err == nil && j.Unfinished() {
+			continue
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return swept, fmt.Errorf("trainer: read job %s: %w", id, err)
+		}
+		swept = append(swept, id)
+		if dry {
+			continue
+		}
+		for {
+			es, err := s.store.List(ctx, store.TrainingUploads, store.ListOptions{Prefix: id + "/", Limit: 16})
+			if err != nil {
+				return swept, fmt.Errorf("trainer: list uploads: %w", err)
+			}
+			if len(es) == 0 {
+				break
+			}
+			err = s.store.Update(ctx, func(tx store.Tx) error {
+				for _, e := range es {
+					if err := tx.Delete(ctx, store.TrainingUploads, e.Key); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return swept, fmt.Errorf("trainer: remove the upload of job %s: %w", id, err)
+			}
+		}
+		s.log.Info("trainer: removed the uploaded dataset of an ended or deleted job", "job", id)
+	}
+}
