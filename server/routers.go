@@ -38,6 +38,10 @@ type predictRequest struct {
 //     Data_URLs when it is missing, empty, not an array of strings or holds a non-URL;
 //     503 when the training queue is full; 429 with Retry-After when the key already has
 //     its limit of jobs queued or running (trainer.WithJobsPerOwner);
+//   - POST /api/v1/routers/train/upload (multipart: file, and optionally format,
+//     prompt_column, maximize, llm_providers, model_prices) — 202 Training job on the
+//     uploaded file; POST /v2/pzn/trainCustomRouter — the same for Not Diamond's Python
+//     SDK (CustomRouter.fit), 200 {"preference_id", "training_job_id", …} (see uploadRoutes);
 //   - GET /api/v1/routers/train/status?task_id=ID — Training job status;
 //   - POST /api/v1/routers/train/cancel?task_id=ID — stop a queued or running job; it ends
 //     failed with an error_message saying it was cancelled (the spec's training states are
@@ -94,6 +98,7 @@ func CustomRouters(svc *trainer.Service) Option {
 				writeJSON(w, http.StatusAccepted, job)
 				return nil
 			})
+		s.uploadRoutes(svc, tags)
 		s.Handle(Route{Method: "GET", Path: "/api/v1/routers/train/status", Summary: "Status of a router training job",
 			Query:    []QueryParam{{Name: "task_id", Required: true, Description: "training_job_id returned by POST /api/v1/routers/train"}},
 			Response: trainer.JobStatus{}, Tags: tags, Errors: trainingJobErrors},
