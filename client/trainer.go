@@ -1,9 +1,13 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"sync"
@@ -67,7 +71,18 @@ type TrainingStatus struct {
 	// again), "fetch_failed" (its URL could not be read), "cancelled", "interrupted" or
 	// "internal" (a retry may work).
 	ErrorKind string `json:"error_kind,omitempty"`
-	Version   string `json:"version,omitempty"`
+	// Upload describes the dataset file of a job started by TrainUpload (nil for one on
+	// URLs).
+	Upload  *UploadInfo `json:"upload,omitempty"`
+	Version string      `json:"version,omitempty"`
+}
+
+// UploadInfo describes a training job's uploaded dataset (never its content).
+type UploadInfo struct {
+	Filename string `json:"filename"`
+	Bytes    int    `json:"bytes"`
+	// Format is json, jsonl, csv or notdiamond.
+	Format string `json:"format"`
 }
 
 // Done reports whether the job reached completed or failed.
@@ -221,6 +236,103 @@ func (t *RouterTrainer) TrainWithPrices(ctx context.Context, prices map[string]f
 	}
 	if err := t.c.do(ctx, http.MethodPost, "/api/v1/routers/train", nil, body, &job); err != nil {
 		return nil, err
+	}
+	t.UseJob(job.TrainingJobID)
+	return &job, nil
+}
+
+// Formats of an uploaded training dataset (UploadOptions.Format).
+const (
+	// FormatNotDiamond is Not Diamond's joint CSV: a prompt column (UploadOptions
+	// .PromptColumn) and per model "<provider>/<model>/score" and optionally
+	// "<provider>/<model>/response" columns, the file notdiamond's CustomRouter.fit uploads.
+	FormatNotDiamond = "notdiamond"
+)
+
+// UploadOptions are TrainUpload's optional settings; the zero value reads a records file
+// (JSON array, JSONL or CSV with problem and correct_models) detected from its content.
+type UploadOptions struct {
+	// Format is "json", "jsonl", "csv" or FormatNotDiamond; "" detects a records file, or
+	// reads Not Diamond's joint CSV when PromptColumn is set.
+	Format string
+	// PromptColumn names the prompt column of Not Diamond's joint CSV.
+	PromptColumn string
+	// Minimize says lower scores are better (latency, cost): Not Diamond's maximize=False.
+	Minimize bool
+	// LLMProviders ("provider/model") are the models to route among; each needs a
+	// "<model>/score" column. Empty: every score column's model.
+	LLMProviders []string
+	// ModelPrices prices the models as TrainWithPrices does.
+	ModelPrices map[string]float64
+}
+
+// TrainUpload starts a training job on a dataset file sent with the request (POST
+// /api/v1/routers/train/upload, a multipart form built in memory) rather than fetched from
+// a URL, and remembers its id. opts may be nil. The server reads the file at once: a row
+// that breaks a rule is a 422 *Error naming its line and column, and a file over the
+// server's body limit a 413.
+func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, content io.Reader, opts *UploadOptions) (*TrainingJob, error) {
+	if opts == nil {
+		opts = &UploadOptions{}
+	}
+	var fields [][2]string
+	if opts.Format != "" {
+		fields = append(fields, [2]string{"format", opts.Format})
+	}
+	if opts.PromptColumn != "" {
+		fields = append(fields, [2]string{"prompt_column", opts.PromptColumn})
+	}
+	if opts.Minimize {
+		fields = append(fields, [2]string{"maximize", "false"})
+	}
+	if len(opts.LLMProviders) > 0 {
+		b, err := json.Marshal(opts.LLMProviders)
+		if err != nil {
+			return nil, fmt.Errorf("client: TrainUpload: %w", err)
+		}
+		fields = append(fields, [2]string{"llm_providers", string(b)})
+	}
+	if opts.ModelPrices != nil {
+		b, err := json.Marshal(opts.ModelPrices)
+		if err != nil {
+			return nil, fmt.Errorf("client: TrainUpload: model_prices: %w", err)
+		}
+		fields = append(fields, [2]string{"model_prices", string(b)})
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, f := range fields {
+		if err := mw.WriteField(f[0], f[1]); err != nil {
+			return nil, fmt.Errorf("client: TrainUpload: %w", err)
+		}
+	}
+	fw, err := mw.CreateFormFile("file", filename)
+	if err != nil {
+		return nil, fmt.Errorf("client: TrainUpload: %w", err)
+	}
+	if _, err := io.Copy(fw, content); err != nil {
+		return nil, fmt.Errorf("client: TrainUpload: reading the content: %w", err)
+	}
+	if err := mw.Close(); err != nil {
+		return nil, fmt.Errorf("client: TrainUpload: %w", err)
+	}
+	req, err := t.c.newRequest(ctx, http.MethodPost, "/api/v1/routers/train/upload", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := body.Bytes()
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	req.ContentLength = int64(len(b))
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := t.c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var job TrainingJob
+	if err := json.NewDecoder(resp.Body).Decode(&job); err != nil {
+		return nil, fmt.Errorf("client: POST /api/v1/routers/train/upload: decoding response: %w", err)
 	}
 	t.UseJob(job.TrainingJobID)
 	return &job, nil
