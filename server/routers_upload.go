@@ -118,7 +118,7 @@ type uploadFields struct {
 }
 
 // submitUploadedTraining reads a training route's multipart form and submits its job: the
-// core of both upload routes. r.MultipartForm is set afterwards.
+// core of both upload routes. r.MultipartForm's values stay readable afterwards.
 func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadFields) (trainer.Job, error) {
 	bad := func(status int, param, format string, args ...any) error {
 		ae := Validation(status, format, args...)
@@ -140,6 +140,7 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 		}
 		return trainer.Job{}, bad(http.StatusBadRequest, f.file, "reading the multipart form: %v", err)
 	}
+	defer r.MultipartForm.RemoveAll() // the file's temporary copy; the values stay
 	form := r.MultipartForm
 	fhs := form.File[f.file]
 	if len(fhs) != 1 {

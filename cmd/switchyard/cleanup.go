@@ -74,6 +74,9 @@ func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verb := map[bool][2]string{false: {"archived", "removed"}, true: {"would archive", "would remove"}}[*dry]
 	fmt.Fprintf(stdout, "%s %d router model(s)%s\n", verb[0], rep.Archived, list(rep.ArchivedIDs))
 	fmt.Fprintf(stdout, "%s %d router model(s)%s\n", verb[1], rep.Removed, list(rep.RemovedIDs))
+	if n := len(rep.UploadsRemoved); n > 0 {
+		fmt.Fprintf(stdout, "%s the uploaded datasets of %d ended or deleted training job(s)%s\n", verb[1], n, list(rep.UploadsRemoved))
+	}
 	if *dry {
 		return nil
 	}
