@@ -106,7 +106,12 @@
 // logit((Y + k·p̄)/(N + k)) − logit(p̄) with p̄ = P/N and k = FeedbackPseudoCount, added to the
 // base estimate's logit: the router's belief is a Beta prior of strength k, and comparing
 // with P (what the router expected on exactly the rated prompts) keeps its per-prompt
-// knowledge. A corrected candidate's score_source is its base source with
+// knowledge. Only the part of that shift beyond FeedbackBiasAllowance (0.2 logits)
+// applies: feedback mostly rates the pick, and a model is picked where its estimate
+// happens to be high, so its outcomes there fall a little short even when the router is
+// calibrated (the winner's curse); correcting that made picks worse where the router had
+// measured the models, while real misjudgments (a model no router knows, a belief from
+// other kinds of prompts) are larger. A corrected candidate's score_source is its base source with
 // SourceFeedbackSuffix ("learned+feedback", "unknown+feedback"); a model no router knows
 // starts at its prior and moves with its feedback. Sessions under a preference keep each
 // ranked candidate's base estimate and the top three tasks of the task head (TaskWeight);

@@ -81,11 +81,32 @@ func TestFeedbackCorrectsBeliefs(t *testing.T) {
 	if res.BaselinePicks[weak] < 10 {
 		t.Fatalf("the default router picked %s %d times in the second half; the scenario needs it to", weak, res.BaselinePicks[weak])
 	}
-	if res.PersonalPicks[weak] > res.BaselinePicks[weak]/4 {
-		t.Errorf("personalized picks of %s: %d, default router %d: want at most a quarter", weak, res.PersonalPicks[weak], res.BaselinePicks[weak])
+	if res.PersonalPicks[weak] > res.BaselinePicks[weak]/3 {
+		t.Errorf("personalized picks of %s: %d, default router %d: want at most a third", weak, res.PersonalPicks[weak], res.BaselinePicks[weak])
 	}
 	if res.PersonalMean < res.BaselineMean-0.02 {
 		t.Errorf("personalized mean score %.3f, default router %.3f", res.PersonalMean, res.BaselineMean)
+	}
+}
+
+// Where the router already measured the models on the same kind of prompt, feedback on
+// its picks must not make them worse: the winner's curse (a model is picked where its
+// estimate happens to be high) is not a misjudgment to correct (FeedbackBiasAllowance).
+// Without the allowance this scenario lost 3.6 points.
+func TestFeedbackDoesNoHarmWhereRouterMeasured(t *testing.T) {
+	dir := feedbackData(t)
+	sc := scenario(t, "beliefs-vs-mmlupro")
+	rows, err := feedbacksim.HeldOut(dir, sc.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := feedbacksim.Run(context.Background(), quietSelector(), "alice", rows, sc.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PersonalMean < res.BaselineMean-0.01 {
+		t.Errorf("personalized mean score %.3f against the default router's %.3f on prompts it measured: feedback made picks worse",
+			res.PersonalMean, res.BaselineMean)
 	}
 }
 
