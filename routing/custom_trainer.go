@@ -25,3 +25,19 @@ func (t trainerModels) Rank(ctx context.Context, owner, modelID string, texts []
 	}
 	return &RouterEstimates{Texts: fromRanked(res.Rankings), Tolerance: res.Tolerance}, nil
 }
+
+// JobModel implements TrainingJobModels: the model id of the owner's job once it
+// completed, "" before or when it failed.
+func (t trainerModels) JobModel(ctx context.Context, owner, jobID string) (string, error) {
+	st, err := t.svc.Status(ctx, owner, jobID)
+	if errors.Is(err, trainer.ErrNotFound) {
+		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	if st.Status != trainer.StateCompleted {
+		return "", nil
+	}
+	return st.ModelID, nil
+}

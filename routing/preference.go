@@ -36,6 +36,11 @@ type Preference struct {
 	// RouterModelID names the owner's trained router the corrections apply on top of;
 	// empty: the learned default router.
 	RouterModelID string `json:"router_model_id,omitempty"`
+	// RouterTrainingJobID names the owner's training job whose router the corrections
+	// apply on top of once it completes (a preference made by Not Diamond's
+	// trainCustomRouter; see Selector.BindTrainingJob); until then, or when the job
+	// failed, the learned default router ranks. RouterModelID wins when both are set.
+	RouterTrainingJobID string `json:"router_training_job_id,omitempty"`
 	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
 	CreatedAt time.Time `json:"created_at" jsonschema:"required"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -201,4 +206,69 @@ func (s *Selector) DeletePreference(ctx context.Context, owner, id string) error
 		}
 		return store.DeleteOwned(ctx, tx, store.OwnedRef{Kind: preferenceKind, Owner: owner, Created: p.CreatedAt, ID: id})
 	})
+}
+
+// TrainingJobModels is what a CustomModels may also do: say which router model an
+// owner's training job produced. TrainerModels does; preferences bound to a training job
+// need it.
+type TrainingJobModels interface {
+	// JobModel returns the model id the job produced, "" while it is queued or running or
+	// when it failed. An unknown job, or one of another owner, is ErrNotFound.
+	JobModel(ctx context.Context, owner, jobID string) (string, error)
+}
+
+// BindTrainingJob makes the owner's training job jobID the base router of a preference
+// (Not Diamond's trainCustomRouter): a new one named name when id is "", else the owner's
+// preference id, whose earlier router it replaces (its feedback counts are kept: they
+// compare outcomes with the estimates of the router that ranked each rated selection). It
+// returns the preference. An unknown id is a *NotFoundError (field preference_id).
+func (s *Selector) BindTrainingJob(ctx context.Context, owner, id, name, jobID string) (*Preference, error) {
+	if s.store == nil {
+		return nil, ErrZeroSelector
+	}
+	if jobID == "" {
+		return nil, invalid("training_job_id", "is required")
+	}
+	if id == "" {
+		p, err := s.CreatePreference(ctx, owner, PreferenceRequest{Name: name})
+		if err != nil {
+			return nil, err
+		}
+		id = p.ID
+	}
+	var out *Preference
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		p, err := loadPreference(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		p.RouterModelID, p.RouterTrainingJobID = "", jobID
+		out = p
+		return store.PutJSON(ctx, tx, store.Preferences, id, *p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.DebugContext(ctx, "preference bound to a training job", "preference_id", id, "training_job_id", jobID)
+	return out.public(), nil
+}
+
+// preferenceRouter is the trained router model a preference ranks with, "" for the learned
+// default router: its RouterModelID, else the model its training job produced once done.
+func (s *Selector) preferenceRouter(ctx context.Context, owner string, p *Preference) (string, error) {
+	if p.RouterModelID != "" || p.RouterTrainingJobID == "" {
+		return p.RouterModelID, nil
+	}
+	jm, ok := s.custom.(TrainingJobModels)
+	if !ok {
+		return "", nil
+	}
+	id, err := jm.JobModel(ctx, owner, p.RouterTrainingJobID)
+	if errors.Is(err, ErrNotFound) {
+		return "", nil // the job was deleted: the default router ranks, as before it completed
+	}
+	if err != nil {
+		return "", fmt.Errorf("routing: preference %s: training job %s: %w", p.ID, p.RouterTrainingJobID, err)
+	}
+	return id, nil
 }

@@ -218,7 +218,9 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 			return nil, nil, err
 		}
 		pers = &personalization{pref: pref}
-		routerID = pref.RouterModelID
+		if routerID, err = s.preferenceRouter(ctx, owner, pref); err != nil {
+			return nil, nil, err
+		}
 	}
 	if routerID != "" {
 		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: routerID, Fallback: s.scorer, LastTurnWeight: s.w}

@@ -17,6 +17,7 @@ func ModelSelection(sel *routing.Selector) Option {
 		if sel == nil {
 			return errors.New("server: ModelSelection needs a *routing.Selector")
 		}
+		s.selector = sel
 		h := func(w http.ResponseWriter, r *http.Request) error {
 			var req routing.Request
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {

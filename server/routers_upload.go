@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -41,7 +42,7 @@ type notDiamondTrainForm struct {
 // notDiamondTrainResponse is the answer of POST /v2/pzn/trainCustomRouter.
 type notDiamondTrainResponse struct {
 	// PreferenceID is what the SDK keeps and routes with (see notDiamondPreference).
-	PreferenceID string `json:"preference_id" jsonschema:"description=the id to route with; for now the training job's id (poll GET /api/v1/routers/train/status?task_id=)"`
+	PreferenceID string `json:"preference_id" jsonschema:"description=the pref_ preference to route with: the learned default router ranks until the job completes and its router after"`
 	// TrainingJobID is the training job (extension).
 	TrainingJobID string           `json:"training_job_id"`
 	Status        trainer.JobState `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=failed"`
@@ -85,11 +86,19 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 			503: "the training queue is full; retry later",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			job, err := submitUploadedTraining(r, svc, uploadFields{file: "dataset_file", status: http.StatusBadRequest, notDiamond: true})
+			var requested string
+			// the preference to retrain is checked before a job is queued for it
+			check := func(values map[string][]string) error {
+				if vs := values["preference_id"]; len(vs) > 0 {
+					requested = strings.TrimSpace(vs[0])
+				}
+				return s.checkNotDiamondPreference(r.Context(), owner(r), requested)
+			}
+			job, err := submitUploadedTraining(r, svc, uploadFields{file: "dataset_file", status: http.StatusBadRequest, notDiamond: true, check: check})
 			if err != nil {
 				return err
 			}
-			pref, err := notDiamondPreference(r.Context(), owner(r), r.MultipartForm.Value["preference_id"], job)
+			pref, err := s.notDiamondPreference(r.Context(), owner(r), requested, job)
 			if err != nil {
 				return err
 			}
@@ -98,16 +107,41 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		})
 }
 
-// notDiamondPreference is the one place where a Not Diamond training request meets
-// preferences: it returns the preference_id answered for job, given the preference_id the
-// request named (requested, usually none).
-//
-// PREFERENCES: for now nothing binds a job to a preference, and the answer is the training
-// job's id (requested is not used). Once routing has Not Diamond preferences (pref_… ids),
-// this creates one for a new router, or rebinds requested, to the router job trains.
-func notDiamondPreference(_ context.Context, _ string, requested []string, job trainer.Job) (string, error) {
-	_ = requested
-	return job.TrainingJobID, nil
+// checkNotDiamondPreference refuses a trainCustomRouter request naming a preference_id
+// that is not one of the caller's preferences (400, as the route's other refusals); ""
+// (a new router) and a server without model selection pass.
+func (s *Server) checkNotDiamondPreference(ctx context.Context, owner, requested string) error {
+	if requested == "" || requested == "None" || s.selector == nil {
+		return nil
+	}
+	if !strings.HasPrefix(requested, routing.PreferencePrefix) {
+		return Validation(http.StatusBadRequest, "preference_id: %q is not a preference id (pref_…); leave it out to train a new router", requested)
+	}
+	if _, err := s.selector.Preference(ctx, owner, requested); err != nil {
+		if errors.Is(err, routing.ErrNotFound) {
+			return Validation(http.StatusBadRequest, "preference_id: no preference %q of this key", requested)
+		}
+		return err
+	}
+	return nil
+}
+
+// notDiamondPreference is where a Not Diamond training request meets preferences: the job's
+// router becomes the base router of the requested preference (a retrain) or of a new one,
+// whose id the SDK routes with; until the job completes that preference ranks with the
+// learned default router. Without model selection the answer is the job's id.
+func (s *Server) notDiamondPreference(ctx context.Context, owner, requested string, job trainer.Job) (string, error) {
+	if s.selector == nil {
+		return job.TrainingJobID, nil
+	}
+	if requested == "None" {
+		requested = "" // what Python's requests sends for preference_id=None
+	}
+	p, err := s.selector.BindTrainingJob(ctx, owner, requested, "", job.TrainingJobID)
+	if err != nil {
+		return "", err
+	}
+	return p.ID, nil
 }
 
 // uploadFields says how a training route names and refuses its fields.
@@ -115,6 +149,9 @@ type uploadFields struct {
 	file       string // the file's form field
 	status     int    // the status of a refused field
 	notDiamond bool   // the file is always Not Diamond's joint CSV
+	// check, when set, runs on the parsed form's values before the job is submitted; its
+	// error refuses the request.
+	check func(values map[string][]string) error
 }
 
 // submitUploadedTraining reads a training route's multipart form and submits its job: the
@@ -183,6 +220,11 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 				return trainer.Job{}, bad(f.status, "llm_providers", "%v", err)
 			}
 			up.NotDiamond.Models = models
+		}
+	}
+	if f.check != nil {
+		if err := f.check(form.Value); err != nil {
+			return trainer.Job{}, err
 		}
 	}
 	var opts trainer.JobOptions

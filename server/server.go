@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/mcpgateway"
+	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -108,10 +109,13 @@ type Server struct {
 	// beginning with one of them without /v1 is served as its /v1 route (v1Alias).
 	v1Roots map[string]bool
 	// mcp is the MCP gateway (option MCP); nil without one.
-	mcp     *mcpgateway.Gateway
-	mappers []ErrorMapper
-	closers []func(context.Context) error
-	handler http.Handler
+	mcp *mcpgateway.Gateway
+	// selector is model selection (option ModelSelection); nil without it. Not Diamond's
+	// trainCustomRouter binds the jobs it starts to its preferences.
+	selector *routing.Selector
+	mappers  []ErrorMapper
+	closers  []func(context.Context) error
+	handler  http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
