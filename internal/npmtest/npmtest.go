@@ -4,7 +4,10 @@ package npmtest
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,6 +18,13 @@ import (
 // without node and npm, or when the package cannot be installed (what names it).
 func Install(t testing.TB, spec, what string) (node, dir string) {
 	t.Helper()
+	return InstallAll(t, what, spec)
+}
+
+// InstallAll is Install for several packages into one directory.
+func InstallAll(t testing.TB, what string, specs ...string) (node, dir string) {
+	t.Helper()
+	spec := strings.Join(specs, " ")
 	if testing.Short() {
 		t.Skipf("skipping: -short (installs the npm package %s)", spec)
 	}
@@ -26,9 +36,36 @@ func Install(t testing.TB, spec, what string) (node, dir string) {
 	dir = t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	install := exec.CommandContext(ctx, npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, spec)
+	args := append([]string{"install", "--silent", "--no-audit", "--no-fund", "--prefix", dir}, specs...)
+	install := exec.CommandContext(ctx, npm, args...)
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Skipf("skipping: npm install %s failed (no registry?): %v\n%s", spec, err, out)
 	}
 	return node, dir
+}
+
+// Unpack puts the npm package spec into dir/node_modules/name without its dependencies
+// (npm pack, then tar), for a test that runs only the part of a package that needs none of
+// its heavy dependencies. It skips the test as Install does when npm cannot fetch it.
+func Unpack(t testing.TB, dir, spec, name string) {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skipf("skipping: npm is needed to fetch %s", spec)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pack := exec.CommandContext(ctx, npm, "pack", "--silent", "--pack-destination", dir, spec)
+	out, err := pack.Output()
+	if err != nil {
+		t.Skipf("skipping: npm pack %s failed (no registry?): %v", spec, err)
+	}
+	tgz := filepath.Join(dir, strings.TrimSpace(string(out)))
+	dst := filepath.Join(dir, "node_modules", name)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, "tar", "xzf", tgz, "-C", dst, "--strip-components", "1").CombinedOutput(); err != nil {
+		t.Fatalf("unpacking %s: %v\n%s", tgz, err, out)
+	}
 }
