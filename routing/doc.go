@@ -115,7 +115,9 @@
 // SourceFeedbackSuffix ("learned+feedback", "unknown+feedback"); a model no router knows
 // starts at its prior and moves with its feedback. Sessions under a preference keep each
 // ranked candidate's base estimate and the top three tasks of the task head (TaskWeight);
-// sessions stored before have neither and still load. A per-task correction was not kept:
+// sessions stored before have neither and still load. [Selector.ReportLatency] records a
+// call's speed (Not Diamond's latency report) the same way; under a preference, tradeoff
+// "latency" ranks each reported model by its mean seconds per output token. A per-task correction was not kept:
 // it was not evaluated (BENCHMARKS.md, "Personalized routing from feedback", has the
 // figures of the per-model one).
 //

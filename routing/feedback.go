@@ -146,28 +146,11 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 	y := *req.Feedback.Accuracy
 	var resp *FeedbackResponse
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		sess, err := store.GetJSON[Session](ctx, tx, store.Sessions, req.SessionID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && sess.Owner != owner) {
-			return &NotFoundError{Field: "session_id", ID: req.SessionID, Err: err}
-		}
+		sess, ci, err := sessionCandidate(ctx, tx, owner, req.SessionID, req.Provider.Name)
 		if err != nil {
-			return fmt.Errorf("routing: read session %q: %w", req.SessionID, err)
+			return err
 		}
 		key := strings.ToLower(req.Provider.Name)
-		ci := -1
-		for i, c := range sess.Ranked {
-			if strings.ToLower(c.Label) == key {
-				ci = i
-				break
-			}
-		}
-		if ci < 0 {
-			labels := make([]string, len(sess.Ranked))
-			for i, c := range sess.Ranked {
-				labels[i] = c.Label
-			}
-			return invalid("provider", "%q is not one of session %s's ranked candidates (%s)", req.Provider.Name, sess.ID, strings.Join(labels, ", "))
-		}
 		cand := sess.Ranked[ci]
 		resp = &FeedbackResponse{SessionID: sess.ID, Feedback: FeedbackMetrics{Accuracy: &y}, Provider: cand.Label}
 		var prev *float64
@@ -194,11 +177,7 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 		if base == nil {
 			base = &cand.Score // a session stored without base estimates
 		}
-		known := false
-		for _, m := range pref.Models {
-			known = known || m.Model == key
-		}
-		if !known && len(pref.Models) >= MaxPreferenceModels {
+		if !pref.knows(key) && len(pref.Models) >= MaxPreferenceModels {
 			return invalid("provider", "preference %s already learns about %d models, the limit; create another preference", pref.ID, MaxPreferenceModels)
 		}
 		if prev != nil {

@@ -51,6 +51,20 @@ type ModelFeedback struct {
 	// Adjustment is the current correction, in logits, added to the base router's
 	// estimate of the model (computed when the preference is read; not stored).
 	Adjustment float64 `json:"adjustment"`
+	// LatencyReports is how many speeds were reported for the model (ReportLatency), and
+	// SecondsPerTokenSum the sum of their inverses; their mean is the model's latency for
+	// tradeoff "latency" under the preference.
+	LatencyReports     float64 `json:"latency_reports,omitempty"`
+	SecondsPerTokenSum float64 `json:"seconds_per_token_sum,omitempty"`
+}
+
+// SecondsPerToken is the mean reported latency, seconds per output token; false without
+// reports.
+func (m ModelFeedback) SecondsPerToken() (float64, bool) {
+	if m.LatencyReports <= 0 {
+		return 0, false
+	}
+	return m.SecondsPerTokenSum / m.LatencyReports, true
 }
 
 // adjustment is the model-level correction, in logits, of a model's base estimate.
@@ -80,21 +94,26 @@ func adjustment(n, y, p float64) float64 {
 // record adds one feedback (outcome y, 0 or 1, on a selection whose base estimate was b)
 // to the preference's counts; delta is +1 to add, −1 to withdraw an earlier one.
 func recordFeedback(models []ModelFeedback, model string, y, b, delta float64) []ModelFeedback {
-	model = strings.ToLower(model)
-	i := slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
-	if i < 0 {
-		models = append(models, ModelFeedback{Model: model})
-		slices.SortFunc(models, func(a, b ModelFeedback) int { return strings.Compare(a.Model, b.Model) })
-		i = slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
-	}
+	models, i := modelEntry(models, strings.ToLower(model))
 	m := &models[i]
 	m.Feedback += delta
 	m.Successes += delta * y
 	m.Expected += delta * b
-	if m.Feedback <= 0 {
+	if m.Feedback <= 0 && m.LatencyReports <= 0 {
 		return slices.Delete(models, i, i+1)
 	}
 	return models
+}
+
+// modelEntry returns the index of model's entry, adding an empty one (sorted) when absent.
+func modelEntry(models []ModelFeedback, model string) ([]ModelFeedback, int) {
+	i := slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
+	if i >= 0 {
+		return models, i
+	}
+	models = append(models, ModelFeedback{Model: model})
+	slices.SortFunc(models, func(a, b ModelFeedback) int { return strings.Compare(a.Model, b.Model) })
+	return models, slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
 }
 
 // personalize corrects the base estimates of the ranked candidates by the preference's

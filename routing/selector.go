@@ -252,12 +252,25 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	if req.TradeoffTolerance != nil {
 		tol = *req.TradeoffTolerance
 	}
-	if req.Tradeoff == "latency" && s.latency != nil && !slices.ContainsFunc(ranked, func(x Scored) bool { return x.Candidate.Latency != nil }) {
-		// Figures of one kind only: the measured ones when the request gives none.
+	if req.Tradeoff == "latency" && !slices.ContainsFunc(ranked, func(x Scored) bool { return x.Candidate.Latency != nil }) {
+		// Figures of one kind only, seconds per output token, when the request gives none:
+		// the preference's reported ones, else the gateway's measured ones.
+		reported := map[string]float64{}
+		if pers != nil {
+			for _, m := range pers.pref.Models {
+				if spt, ok := m.SecondsPerToken(); ok {
+					reported[m.Model] = spt
+				}
+			}
+		}
 		for i := range ranked {
 			c := &ranked[i].Candidate
-			if l, ok := s.latency(c.Provider + "/" + c.Model); ok {
+			if l, ok := reported[strings.ToLower(c.Name)]; ok {
 				c.Latency = &l
+			} else if s.latency != nil {
+				if l, ok := s.latency(c.Provider + "/" + c.Model); ok {
+					c.Latency = &l
+				}
 			}
 		}
 	}

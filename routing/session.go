@@ -54,6 +54,9 @@ type SessionCandidate struct {
 	Base *float64 `json:"base,omitempty"`
 	// Feedback is the feedback.accuracy given on this candidate (0 or 1), if any.
 	Feedback *float64 `json:"feedback,omitempty"`
+	// TokensPerSecond is the speed reported for this candidate's call (Not Diamond's
+	// latency report), if any.
+	TokensPerSecond *float64 `json:"tokens_per_second,omitempty"`
 }
 
 // MessageHash is a message's role and the hex SHA-256 of its content.

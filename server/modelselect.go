@@ -132,6 +132,26 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 		Tags: tags, VirtualKeys: true, Request: routing.FeedbackRequest{}, Response: routing.FeedbackResponse{}, Errors: fbErrors}, feedback)
 	s.Handle(Route{Method: "POST", Path: "/v2/report/metrics/feedback", Summary: "Feedback on a model selection session (Not Diamond's path; alias of POST /api/v1/feedback)",
 		Tags: tags, VirtualKeys: true, Request: routing.FeedbackRequest{}, Response: routing.FeedbackResponse{}, Errors: fbErrors}, feedback)
+	latency := func(w http.ResponseWriter, r *http.Request) error {
+		var req routing.LatencyReport
+		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
+			return err
+		}
+		resp, err := sel.ReportLatency(r.Context(), owner(r), &req)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, resp)
+		return nil
+	}
+	latErrors := map[int]string{
+		400: "bad request: provider not among the session's candidates or feedback.tokens_per_second not above 0 (the message names the field)",
+		404: "session_id names no session of this key",
+	}
+	s.Handle(Route{Method: "POST", Path: "/api/v1/feedback/latency", Summary: "How fast a candidate of a model selection session answered; under a pref_ preference tradeoff latency ranks by it",
+		Tags: tags, VirtualKeys: true, Request: routing.LatencyReport{}, Response: routing.LatencyReportResponse{}, Errors: latErrors}, latency)
+	s.Handle(Route{Method: "POST", Path: "/v2/report/metrics/latency", Summary: "A latency report on a model selection session (Not Diamond's path; alias of POST /api/v1/feedback/latency)",
+		Tags: tags, VirtualKeys: true, Request: routing.LatencyReport{}, Response: routing.LatencyReportResponse{}, Errors: latErrors}, latency)
 }
 
 // deletedPreference answers DELETE /api/v1/preferences/{preference_id}.

@@ -93,3 +93,25 @@ func TestNotDiamondTrainingBindsPreference(t *testing.T) {
 		t.Errorf("refused requests queued %d jobs", after-before)
 	}
 }
+
+// Not Diamond's Python SDK reports each call's speed to /v2/report/metrics/latency.
+func TestNotDiamondLatencyReportRoute(t *testing.T) {
+	ts, _ := modelSelectServer(t, nil)
+	code, body := postSelect(t, ts, "/v2/modelRouter/modelSelect", testKey,
+		`{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"}],"metric":"accuracy","max_model_depth":1,"hash_content":false}`)
+	sess, _ := body["session_id"].(string)
+	if code != http.StatusOK || sess == "" {
+		t.Fatalf("select: %d %v", code, body)
+	}
+	report := fmt.Sprintf(`{"session_id":%q,"provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"tokens_per_second":%s}}`, sess, "%s")
+	for _, path := range []string{"/v2/report/metrics/latency", "/api/v1/feedback/latency"} {
+		code, body = postSelect(t, ts, path, testKey, fmt.Sprintf(report, "61.5"))
+		if code != http.StatusOK || body["provider"] != "openai/gpt-4o" {
+			t.Errorf("%s: %d %v", path, code, body)
+		}
+		code, body = postSelect(t, ts, path, testKey, fmt.Sprintf(report, "0"))
+		if msg, _ := body["message"].(string); code != http.StatusBadRequest || !strings.HasPrefix(msg, "feedback.tokens_per_second") {
+			t.Errorf("%s with 0 tokens per second: %d %v, want 400 naming feedback.tokens_per_second", path, code, body)
+		}
+	}
+}
