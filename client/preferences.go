@@ -14,6 +14,9 @@ type Preference struct {
 	PreferenceID  string `json:"preference_id"`
 	Name          string `json:"name,omitempty"`
 	RouterModelID string `json:"router_model_id,omitempty"`
+	// RouterTrainingJobID is the training job whose router it ranks with once the job
+	// completes (a preference made by Not Diamond's trainCustomRouter).
+	RouterTrainingJobID string `json:"router_training_job_id,omitempty"`
 	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -33,6 +36,10 @@ type PreferenceModel struct {
 	Expected  float64 `json:"expected"`
 	// Adjustment is the correction, in logits, added to the base router's estimate.
 	Adjustment float64 `json:"adjustment"`
+	// LatencyReports is how many speeds were reported for the model, and
+	// SecondsPerTokenSum the sum of their inverses (their mean is its latency).
+	LatencyReports     float64 `json:"latency_reports,omitempty"`
+	SecondsPerTokenSum float64 `json:"seconds_per_token_sum,omitempty"`
 }
 
 // PreferenceList is one page of preferences, newest first.
@@ -120,6 +127,39 @@ type FeedbackResponse struct {
 func (c *Client) Feedback(ctx context.Context, req *FeedbackRequest) (*FeedbackResponse, error) {
 	var out FeedbackResponse
 	if err := c.do(ctx, http.MethodPost, "/api/v1/feedback", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// LatencyReport is how fast one candidate of a session answered.
+type LatencyReport struct {
+	SessionID string `json:"session_id"`
+	// Provider is the candidate called, as in the model selection request.
+	Provider Provider       `json:"provider"`
+	Feedback LatencyMetrics `json:"feedback"`
+}
+
+// LatencyMetrics is the reported speed, output tokens per second (above 0).
+type LatencyMetrics struct {
+	TokensPerSecond float64 `json:"tokens_per_second"`
+}
+
+// LatencyReportResponse answers a latency report.
+type LatencyReportResponse struct {
+	SessionID    string         `json:"session_id"`
+	Feedback     LatencyMetrics `json:"feedback"`
+	Provider     string         `json:"provider"`
+	PreferenceID string         `json:"preference_id,omitempty"`
+	// Personalized is false when the session had no pref_ preference: recorded only.
+	Personalized bool `json:"personalized"`
+}
+
+// ReportLatency reports a call's speed on a candidate of a session
+// (POST /api/v1/feedback/latency); under a pref_ preference, tradeoff "latency" ranks by it.
+func (c *Client) ReportLatency(ctx context.Context, req *LatencyReport) (*LatencyReportResponse, error) {
+	var out LatencyReportResponse
+	if err := c.do(ctx, http.MethodPost, "/api/v1/feedback/latency", nil, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

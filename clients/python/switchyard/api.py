@@ -65,6 +65,17 @@ def report_feedback(session_id: str, provider: Any, accuracy: int, *,
         "session_id": session_id, "provider": _provider(provider), "feedback": {"accuracy": accuracy}})
 
 
+def report_latency(session_id: str, provider: Any, tokens_per_second: float, *,
+                   client: Optional[Client] = None) -> Dict[str, Any]:
+    """How fast ``provider`` (a candidate of the session) answered, in output tokens per
+    second; under a ``pref_`` preference, ``tradeoff="latency"`` ranks by it. Returns
+    ``{"session_id", "feedback", "provider", "personalized", ...}``."""
+    c = client or Client()
+    return c.request("POST", "/api/v1/feedback/latency", body={
+        "session_id": session_id, "provider": _provider(provider),
+        "feedback": {"tokens_per_second": tokens_per_second}})
+
+
 def _provider(p: Any) -> Any:
     if isinstance(p, str) and "/" in p:
         provider, _, model = p.partition("/")
