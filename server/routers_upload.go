@@ -165,7 +165,15 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
 		return trainer.Job{}, bad(http.StatusBadRequest, f.file, "the body must be a multipart/form-data form with the dataset file in the field %s (got Content-Type %q)", f.file, r.Header.Get("Content-Type"))
 	}
-	if err := r.ParseMultipartForm(uploadFormMemory); err != nil {
+	err := r.ParseMultipartForm(uploadFormMemory)
+	if r.MultipartForm != nil {
+		// Set even when err is not nil: ParseMultipartForm reports ParseForm's error (a bad
+		// query string) after it parsed the form, with the file spooled to disk. The
+		// handler holds a copy of the request (r.WithContext), which net/http's own clean-up
+		// of the original never reaches.
+		defer r.MultipartForm.RemoveAll() // the file's temporary copy; the values stay
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "the form is over this server's request body limit of %d bytes (serve --max-body-bytes)", mbe.Limit)
@@ -177,7 +185,6 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 		}
 		return trainer.Job{}, bad(http.StatusBadRequest, f.file, "reading the multipart form: %v", err)
 	}
-	defer r.MultipartForm.RemoveAll() // the file's temporary copy; the values stay
 	form := r.MultipartForm
 	fhs := form.File[f.file]
 	if len(fhs) != 1 {
