@@ -174,17 +174,24 @@ func (s *Service) readUpload(ctx context.Context, j *jobRecord) ([]Record, error
 }
 
 // dropUploadTx deletes job j's uploaded dataset, if it has one, and forgets it in the
-// record (the caller writes the record).
+// record (the caller writes the record). It is idempotent, as a store.Driver may run an
+// Update function more than once: the pieces to delete follow from the upload's size,
+// not from Chunks, which a discarded earlier run may already have zeroed in the caller's
+// record; and the record's upload description is replaced, not changed in place, since
+// copies of the record share it.
 func dropUploadTx(ctx context.Context, tx store.Tx, j *jobRecord) error {
-	if j.Upload == nil || j.Upload.Chunks == 0 {
+	if j.Upload == nil {
 		return nil
 	}
-	for i := range j.Upload.Chunks {
+	n := max(j.Upload.Chunks, (j.Upload.Bytes+UploadChunkSize-1)/UploadChunkSize)
+	for i := range n {
 		if err := tx.Delete(ctx, store.TrainingUploads, uploadKey(j.ID, i)); err != nil {
 			return err
 		}
 	}
-	j.Upload.Chunks = 0
+	u := *j.Upload
+	u.Chunks = 0
+	j.Upload = &u
 	return nil
 }
 
