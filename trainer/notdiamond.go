@@ -62,7 +62,7 @@ const (
 // a column of the header, llm_providers for a listed model without a score column (the
 // message names the missing column). Bad data is a *DatasetError naming the line and the
 // column: an empty prompt, an empty score cell (pandas writes NaN so), a score that is not
-// a number, NaN or an infinity.
+// a number, NaN or an infinity, a row with more fields than the header (an unquoted comma).
 func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record, error) {
 	prompt := strings.TrimSpace(opts.PromptColumn)
 	if prompt == "" {
@@ -161,6 +161,12 @@ func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record,
 		}
 		if len(fields) <= need {
 			return nil, &DatasetError{URL: name, Row: where, Message: fmt.Sprintf("has %d fields, the header has %d", len(fields), len(header))}
+		}
+		if extra := fields[min(len(header), len(fields)):]; strings.TrimSpace(strings.Join(extra, "")) != "" {
+			// An unquoted comma in a prompt or a response: the later cells sit in the wrong
+			// columns, and a score read from them would be silently wrong.
+			return nil, &DatasetError{URL: name, Row: where, Message: fmt.Sprintf(
+				"has %d fields, the header has %d (a cell holding a comma must be quoted)", len(fields), len(header))}
 		}
 		if strings.TrimSpace(fields[pi]) == "" {
 			return nil, &DatasetError{URL: name, Row: where, Message: fmt.Sprintf("column %q: the prompt is empty", prompt)}
