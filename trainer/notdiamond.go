@@ -60,7 +60,9 @@ const (
 //
 // Bad options are *ValidationError naming the field: prompt_column when it is empty or not
 // a column of the header, llm_providers for a listed model without a score column (the
-// message names the missing column). Bad data is a *DatasetError naming the line and the
+// message names the missing column) or more than MaxClasses models. A header with score
+// columns for more than MaxClasses models and no llm_providers is a *DatasetError naming
+// line 1. Bad data is a *DatasetError naming the line and the
 // column: an empty prompt, an empty score cell (pandas writes NaN so), a score that is not
 // a number, NaN or an infinity, a row with more fields than the header (an unquoted comma).
 func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record, error) {
@@ -128,6 +130,15 @@ func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record,
 			return nil, &DatasetError{URL: name, Row: "line 1", Message: fmt.Sprintf(
 				"no score columns: a Not Diamond joint CSV has a column <provider>/<model>/score per model (header: %s)", strings.Join(header, ","))}
 		}
+	}
+	// A router chooses among at most MaxClasses models (the job fails beyond), and every
+	// row holds a score per model: refuse from the header rather than read every row.
+	if len(models) > MaxClasses {
+		if len(opts.Models) > 0 {
+			return nil, invalid("llm_providers", "lists %d models; a router chooses among at most %d", len(models), MaxClasses)
+		}
+		return nil, &DatasetError{URL: name, Row: "line 1", Message: fmt.Sprintf(
+			"the header has score columns for %d models; a router chooses among at most %d (list the ones to route among in llm_providers)", len(models), MaxClasses)}
 	}
 	sc := make([]int, len(models))
 	for i, m := range models {
