@@ -182,7 +182,10 @@ func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record,
 		if strings.TrimSpace(fields[pi]) == "" {
 			return nil, &DatasetError{URL: name, Row: where, Message: fmt.Sprintf("column %q: the prompt is empty", prompt)}
 		}
-		r := row{prompt: fields[pi], where: where, scores: make([]float64, len(models))}
+		// A copy: encoding/csv slices a row's fields from one string, and the responses,
+		// most of a joint CSV, would otherwise stay in memory with the prompt while the job
+		// trains.
+		r := row{prompt: strings.Clone(fields[pi]), where: where, scores: make([]float64, len(models))}
 		for i, c := range sc {
 			v, err := parseScore(fields[c])
 			if err != nil {
