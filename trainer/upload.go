@@ -64,9 +64,9 @@ func (s *Service) MaxUploadBytes() int64 { return min(s.fetcher.Limit(), MaxData
 
 // SubmitUpload queues a training job for owner on a dataset uploaded with the request. The
 // upload is read at once, so that bad data is refused before anything is stored: a
-// *ValidationError naming upload (empty, larger than MaxUploadBytes, or a row that breaks
-// a rule — it then wraps the *DatasetError naming the line, and matches ErrDataset too),
-// format, prompt_column or llm_providers. The file is stored with the job in the store
+// *ValidationError naming upload (empty, larger than MaxUploadBytes, more than MaxRows rows,
+// or a row that breaks a rule — it then wraps the *DatasetError naming the line, and
+// matches ErrDataset too), format, prompt_column or llm_providers. The file is stored with the job in the store
 // (store.TrainingUploads), so whichever process runs the job reads it there; it is
 // deleted when the job ends (completed or failed: a retry uploads again), when the job is
 // deleted, and by Cleanup if it outlived its job. It never appears in the job's status,
@@ -141,7 +141,8 @@ func badUpload(err error) error {
 	return v
 }
 
-// parseUpload reads an upload's records as its record says.
+// parseUpload reads an upload's records as its record says, within MaxRows (a job on
+// URLs counts its rows after each file).
 func parseUpload(u *uploadRecord, data []byte) ([]Record, error) {
 	if u.Format == FormatNotDiamond {
 		var nd NotDiamondCSV
@@ -150,7 +151,12 @@ func parseUpload(u *uploadRecord, data []byte) ([]Record, error) {
 		}
 		return ParseNotDiamondCSV(u.Filename, data, nd)
 	}
-	return ParseDataset(u.Filename, u.ContentType, data)
+	recs, err := ParseDataset(u.Filename, u.ContentType, data)
+	if err == nil && len(recs) > MaxRows {
+		return nil, &DatasetError{URL: u.Filename, Message: fmt.Sprintf(
+			"too many rows: the file holds %d rows; at most %d rows are allowed per training job", len(recs), MaxRows)}
+	}
+	return recs, err
 }
 
 // readUpload reads job j's uploaded dataset from the store and parses it.
