@@ -254,7 +254,13 @@ func (s *Server) uploadFile(r *http.Request, files *batch.Files) (batch.File, er
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
 		return batch.File{}, bad("file", "the body must be a multipart/form-data form with the fields file and purpose (got Content-Type %q)", r.Header.Get("Content-Type"))
 	}
-	if err := r.ParseMultipartForm(uploadFormMemory); err != nil {
+	err := r.ParseMultipartForm(uploadFormMemory)
+	if r.MultipartForm != nil {
+		// also when err is set: a bad query string is reported after the form was parsed,
+		// with the file spooled to disk (as on the training upload routes)
+		defer r.MultipartForm.RemoveAll()
+	}
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "the upload is over this route's limit of %d bytes (a file of at most %d bytes, serve --files-max-bytes, and its form)", mbe.Limit, files.MaxBytes())
@@ -266,7 +272,6 @@ func (s *Server) uploadFile(r *http.Request, files *batch.Files) (batch.File, er
 		}
 		return batch.File{}, bad("file", "reading the multipart form: %v", err)
 	}
-	defer r.MultipartForm.RemoveAll()
 	form := r.MultipartForm
 	fhs := form.File["file"]
 	if len(fhs) != 1 {
