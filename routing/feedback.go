@@ -119,7 +119,8 @@ type FeedbackResponse struct {
 	PreferenceID string `json:"preference_id,omitempty"`
 	// Personalized says whether the feedback updated a preference: false for a session
 	// selected without a pref_ preference (the feedback is recorded with the session but
-	// personalizes nothing), or whose preference was deleted since.
+	// personalizes nothing), whose preference was deleted since, or answered by the
+	// request's default unranked (score_source "default").
 	Personalized bool `json:"personalized"`
 	// FeedbackCount is the preference's number of feedbacks after this one.
 	FeedbackCount int `json:"feedback_count,omitempty"`
@@ -166,6 +167,11 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 			return nil
 		}
 		resp.PreferenceID = sess.PreferenceID
+		if cand.Source == SourceDefault {
+			// the request's default answered unranked (its timeout passed, or the router
+			// failed): there is no estimate to compare the outcome with
+			return nil
+		}
 		pref, err := loadPreference(ctx, tx, owner, sess.PreferenceID)
 		if errors.Is(err, ErrNotFound) {
 			return nil // deleted since: recorded with the session only
