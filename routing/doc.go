@@ -88,7 +88,8 @@
 // attribute (supports_tools, function_calling or supports_function_calling), else known to
 // the [Catalog], else to the built-in table. When none is known to, the candidates not known
 // to lack support remain (a model none of them lists); only when every candidate is known
-// not to support tools is the request refused.
+// not to support tools is the request refused. The rule applies to the candidates whose
+// context_length fits the conversation.
 //
 // Without tradeoff the list is the router's order.
 //

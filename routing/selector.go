@@ -181,8 +181,14 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	if s.scorer == nil {
 		return nil, nil, ErrZeroSelector
 	}
-	cands, field := req.Candidates()
-	var err error
+	all, field := req.Candidates()
+	// The context filter first: the tools rule chooses among the candidates that can hold
+	// the conversation (one known to support tools but too small must not shut out one that
+	// fits and is not known to lack support).
+	cands, err := fitContext(all, req.Messages, field)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(req.Tools) > 0 {
 		// Those known to support tools; without any, those not known to lack support (a
 		// self-hosted or new model the catalogue does not list).
@@ -200,13 +206,13 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 			cands = yes
 		case len(unknown) > 0:
 			cands = unknown
+		case len(cands) < len(all):
+			return nil, nil, invalid(field, "every candidate whose context_length fits the conversation is known not to support tool calling, which tools requires; "+
+				"add one that does (or declare it with attributes.supports_tools: true)")
 		default:
 			return nil, nil, invalid(field, "every candidate is known not to support tool calling, which tools requires; "+
 				"add one that does (or declare it with attributes.supports_tools: true)")
 		}
-	}
-	if cands, err = fitContext(cands, req.Messages, field); err != nil {
-		return nil, nil, err
 	}
 	conv := NewConversation(req.Messages, len(req.Tools), s.w)
 	var r Router = s.scorer
