@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -27,10 +28,15 @@ func (t trainerModels) Rank(ctx context.Context, owner, modelID string, texts []
 }
 
 // JobModel implements TrainingJobModels: the model id of the owner's job once it
-// completed, "" before or when it failed.
+// completed, "" before or when it failed. A job record deleted after it completed still
+// answers the router model it trained (trainer.Service.DeleteJob keeps the model, whose
+// record names its training job); a job that is gone without one is ErrNotFound.
 func (t trainerModels) JobModel(ctx context.Context, owner, jobID string) (string, error) {
 	st, err := t.svc.Status(ctx, owner, jobID)
 	if errors.Is(err, trainer.ErrNotFound) {
+		if id, lerr := t.modelOfJob(ctx, owner, jobID); lerr != nil || id != "" {
+			return id, lerr
+		}
 		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	if err != nil {
@@ -40,4 +46,25 @@ func (t trainerModels) JobModel(ctx context.Context, owner, jobID string) (strin
 		return "", nil
 	}
 	return st.ModelID, nil
+}
+
+// modelOfJob finds the owner's router model trained by jobID among its models; "" when
+// none was.
+func (t trainerModels) modelOfJob(ctx context.Context, owner, jobID string) (string, error) {
+	opts := trainer.ListOptions{Limit: store.MaxPageLimit}
+	for {
+		page, err := t.svc.ListModels(ctx, owner, opts)
+		if err != nil {
+			return "", fmt.Errorf("routing: router model of training job %s: %w", jobID, err)
+		}
+		for _, m := range page.Data {
+			if m.TrainingJobID == jobID {
+				return m.ModelID, nil
+			}
+		}
+		if page.NextCursor == "" {
+			return "", nil
+		}
+		opts.Cursor = page.NextCursor
+	}
 }

@@ -213,7 +213,8 @@ func (s *Selector) DeletePreference(ctx context.Context, owner, id string) error
 // need it.
 type TrainingJobModels interface {
 	// JobModel returns the model id the job produced, "" while it is queued or running or
-	// when it failed. An unknown job, or one of another owner, is ErrNotFound.
+	// when it failed; a job record deleted after it trained a model still answers that
+	// model. An unknown job, or one of another owner, is ErrNotFound.
 	JobModel(ctx context.Context, owner, jobID string) (string, error)
 }
 
@@ -265,7 +266,7 @@ func (s *Selector) preferenceRouter(ctx context.Context, owner string, p *Prefer
 	}
 	id, err := jm.JobModel(ctx, owner, p.RouterTrainingJobID)
 	if errors.Is(err, ErrNotFound) {
-		return "", nil // the job was deleted: the default router ranks, as before it completed
+		return "", nil // the job was deleted before it trained a router: the default router ranks, as before it completed
 	}
 	if err != nil {
 		return "", fmt.Errorf("routing: preference %s: training job %s: %w", p.ID, p.RouterTrainingJobID, err)
