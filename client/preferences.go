@@ -14,8 +14,9 @@ type Preference struct {
 	PreferenceID  string `json:"preference_id"`
 	Name          string `json:"name,omitempty"`
 	RouterModelID string `json:"router_model_id,omitempty"`
-	// RouterTrainingJobID is the training job whose router it ranks with once the job
-	// completes (a preference made by Not Diamond's trainCustomRouter).
+	// RouterTrainingJobID is the training job whose router the preference ranks with once
+	// it completes (a preference made by Not Diamond's trainCustomRouter); until then the
+	// server's default router ranks. RouterModelID wins when both are set.
 	RouterTrainingJobID string `json:"router_training_job_id,omitempty"`
 	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
 	CreatedAt time.Time `json:"created_at"`
