@@ -120,10 +120,13 @@ func modelEntry(models []ModelFeedback, model string) ([]ModelFeedback, int) {
 // feedback, re-sorts them, and returns the base estimate (Quality before correction) of
 // every candidate by lower-cased name.
 //
-// A corrected candidate gets Quality = σ(logit(base) + adjustment), Score = that Quality
-// and Tier 0: once users' outcomes anchor it, its estimate is comparable with the
-// others' whatever router produced it (a model a trained router did not know competes
-// with those it did).
+// A corrected candidate gets Quality = σ(logit(base) + adjustment). One its router ranked
+// in the first tier keeps the router's scale: Score = σ(logit(score) + adjustment) (the
+// learned routers rank by their estimates, so that is the corrected Quality; a trained
+// router may rank by its softmax head, whose scores are not estimates). One ranked by a
+// fallback gets Score = Quality and Tier 0: once users' outcomes anchor it, its estimate
+// is comparable with the others' whatever router produced it (a model a trained router
+// did not know competes with those it did).
 func personalize(ranked []Scored, models []ModelFeedback) map[string]float64 {
 	base := make(map[string]float64, len(ranked))
 	byModel := make(map[string]ModelFeedback, len(models))
@@ -138,8 +141,17 @@ func personalize(ranked []Scored, models []ModelFeedback) map[string]float64 {
 		if !ok || m.Feedback <= 0 {
 			continue
 		}
-		q := sigmoid(logit(clampProb(s.Quality)) + adjustment(m.Feedback, m.Successes, m.Expected))
-		s.Quality, s.Score, s.Tier = q, q, 0
+		adj := adjustment(m.Feedback, m.Successes, m.Expected)
+		q := sigmoid(logit(clampProb(s.Quality)) + adj)
+		switch {
+		case s.Tier != 0:
+			s.Score, s.Tier = q, 0
+		case s.Score == s.Quality:
+			s.Score = q
+		case adj != 0:
+			s.Score = sigmoid(logit(clampProb(s.Score)) + adj)
+		}
+		s.Quality = q
 		s.Source += SourceFeedbackSuffix
 	}
 	sortScored(ranked)
