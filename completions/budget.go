@@ -88,6 +88,10 @@ type Budget struct {
 	// origin, for a Budget from Within, is the Budget whose own account it is (its usage
 	// in memory; nil: b's own).
 	origin *Budget
+
+	// create, for a Budget from PendingSharedBudget, stores the records that go with its
+	// account, in the transaction of the first call reserved on it, which stores the account.
+	create func(ctx context.Context, tx store.Tx) error
 }
 
 // enclosing is an account a Budget sits inside, with what its refusals call it.
@@ -131,6 +135,42 @@ func LoadSharedBudget(ctx context.Context, st *store.Store, id string) (*Budget,
 		return nil, fmt.Errorf("completions: budget %s: %w", id, err)
 	}
 	return &Budget{limits: rec.Limits, st: st, id: id}, nil
+}
+
+// PendingSharedBudget returns a Budget on the account id that is not stored yet (one made
+// on first sight: an end user's), with no limits. The first call reserved on it, alone or
+// with the Budgets it is Within, stores it with that call used, and calls create (nil:
+// none) to store the records that go with it, in the same store transaction: a request
+// refused before its call is reserved (a spent or blocked key, a model not allowed, a bad
+// request) stores nothing. Found stored by then (made meanwhile), the stored account and
+// its limits are used. From then on it is as LoadSharedBudget's.
+func PendingSharedBudget(st *store.Store, id string, create func(ctx context.Context, tx store.Tx) error) *Budget {
+	if create == nil {
+		create = func(context.Context, store.Tx) error { return nil }
+	}
+	return &Budget{st: st, id: id, create: create}
+}
+
+// readToReserve reads x's stored account in tx for a call to be reserved on it: a
+// PendingSharedBudget's account not stored yet is a new one (its records stored by create
+// in tx; the caller writes the account). limits are what the call is held to: the stored
+// limits of a pending account, else x's.
+func (x *Budget) readToReserve(ctx context.Context, tx store.Tx) (rec sharedBudget, limits BudgetLimits, err error) {
+	rec, err = store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && x.create != nil:
+		if err := x.create(ctx, tx); err != nil {
+			return rec, limits, fmt.Errorf("completions: budget %s: %w", x.id, err)
+		}
+		return sharedBudget{}, BudgetLimits{}, nil
+	case errors.Is(err, store.ErrNotFound):
+		return rec, limits, fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id)
+	case err != nil:
+		return rec, limits, fmt.Errorf("completions: budget %s: %w", x.id, err)
+	case x.create != nil:
+		return rec, rec.Limits, nil
+	}
+	return rec, x.limits, nil
 }
 
 // DeleteSharedBudget removes the stored account id; deleting a missing one is not an error.

@@ -92,14 +92,14 @@ func (b *Budget) reserveAll(ctx context.Context) (tokensLeft int64, err error) {
 	switch {
 	case b.sameStore():
 		err = b.st.Update(ctx, func(tx store.Tx) error {
-			return updateBudgets(ctx, tx, b, func(us []*BudgetUsage) error {
+			return updateBudgets(ctx, tx, b, func(us []*BudgetUsage, ls []BudgetLimits) error {
 				var err error
-				if lefts[0], err = b.limits.take(us[0], now); err != nil {
+				if lefts[0], err = ls[0].take(us[0], now); err != nil {
 					return err
 				}
 				for i, p := range b.parents {
 					seen := *us[i+1]
-					if lefts[i+1], err = p.b.limits.take(us[i+1], p.b.clock()); err != nil {
+					if lefts[i+1], err = ls[i+1].take(us[i+1], p.b.clock()); err != nil {
 						return b.parentRefusal(i, seen, err)
 					}
 				}
@@ -161,10 +161,15 @@ func (b *Budget) reserveAll(ctx context.Context) (tokensLeft int64, err error) {
 func (b *Budget) reserveOwn(ctx context.Context, now time.Time) (int64, error) {
 	if b.st != nil {
 		var left int64
-		err := b.update(ctx, func(u *BudgetUsage) error {
-			var err error
-			left, err = b.limits.take(u, now)
-			return err
+		err := b.st.Update(ctx, func(tx store.Tx) error {
+			rec, limits, err := b.readToReserve(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if left, err = limits.take(&rec.Used, now); err != nil {
+				return err
+			}
+			return store.PutJSON(ctx, tx, store.Budgets, b.id, rec)
 		})
 		return left, err
 	}
@@ -241,23 +246,22 @@ func (b *Budget) accounts() []*Budget {
 }
 
 // updateBudgets applies fn to the stored accounts of b and its parents in tx (in that
-// order), and writes them all back when it succeeds.
-func updateBudgets(ctx context.Context, tx store.Tx, b *Budget, fn func(us []*BudgetUsage) error) error {
+// order), with the limits a call reserved on each is held to (readToReserve: a pending
+// account is stored by this transaction), and writes them all back when it succeeds.
+func updateBudgets(ctx context.Context, tx store.Tx, b *Budget, fn func(us []*BudgetUsage, ls []BudgetLimits) error) error {
 	accounts := b.accounts()
 	recs := make([]sharedBudget, len(accounts))
 	us := make([]*BudgetUsage, len(accounts))
+	ls := make([]BudgetLimits, len(accounts))
 	for i, x := range accounts {
-		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id)
-		}
+		rec, limits, err := x.readToReserve(ctx, tx)
 		if err != nil {
-			return fmt.Errorf("completions: budget %s: %w", x.id, err)
+			return err
 		}
-		recs[i] = rec
+		recs[i], ls[i] = rec, limits
 		us[i] = &recs[i].Used
 	}
-	if err := fn(us); err != nil {
+	if err := fn(us, ls); err != nil {
 		return err
 	}
 	for i, x := range accounts {

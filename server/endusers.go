@@ -20,8 +20,9 @@ import (
 // gateway: the app names one in each request (OpenAI's user, Anthropic's metadata.user_id,
 // LiteLLM's x-litellm-end-user-id header) and the gateway keeps that end user's spend and
 // holds it to the end user's max_budget_usd (per budget_duration), models and block. An
-// end user is made on first sight with no limits, as LiteLLM's spend writer creates one, so
-// every end user's spend is visible; the operator sets limits before or after.
+// end user is made with no limits by the first request naming it that the gateway takes on
+// (its call reserved), as LiteLLM's spend writer creates one, so every end user's spend is
+// visible; a refused request makes none. The operator sets limits before or after.
 //
 // Records: the description in store.EndUsers under "<owner>/<end_user_id>" and the account
 // in store.Budgets under endUserBudgetID. A request naming an end user draws on the end
@@ -478,7 +479,8 @@ func requestEndUser(r *http.Request, fromBody ...string) string {
 }
 
 // withEndUser makes sc's requests draw on the account of its owner's end user id as well
-// ("": sc unchanged), making the end user, with no limits, on first sight. field names
+// ("": sc unchanged); an end user not stored yet is made by the request's reserved call
+// (endUserAccount). field names
 // where id came from in a refusal of it.
 func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, id string) (completions.Scope, error) {
 	if id == "" || s.cfg.Store == nil {
@@ -499,30 +501,26 @@ func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, i
 	return sc, nil
 }
 
-// endUserAccount loads the account of owner's end user id, making the end user (no
-// limits) when it is not stored yet.
+// endUserAccount loads the account of owner's end user id; one not stored yet is made,
+// with no limits, by the first call the gateway reserves on it (completions.
+// PendingSharedBudget: the end user's description and account in that call's store
+// transaction), so a request the gateway refuses before (a blocked or spent key, a model
+// the key may not call, a bad request) makes no end user.
 func (s *Server) endUserAccount(ctx context.Context, owner, id string) (*completions.Budget, error) {
 	bid := endUserBudgetID(owner, id)
 	b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, bid)
 	if err == nil || !errors.Is(err, store.ErrNotFound) {
 		return b, err
 	}
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	return completions.PendingSharedBudget(s.cfg.Store, bid, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); err == nil {
-			return nil // made meanwhile by another request
+			return nil // made meanwhile
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		if err := completions.PutSharedBudget(ctx, tx, bid, completions.BudgetLimits{}); err != nil {
 			return err
 		}
 		e := endUser{EndUserID: id, Object: "end_user", CreatedAt: time.Now().UTC(), FirstSeen: true}
 		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, storedEndUser{endUser: e, Owner: owner})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("server: making end user %s: %w", id, err)
-	}
-	return completions.LoadSharedBudget(ctx, s.cfg.Store, bid)
+	}), nil
 }
 
 // endUserRefusal is an end user account's refusal in LiteLLM's words and status: 400
