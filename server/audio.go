@@ -77,7 +77,11 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 				if req.Tags, err = headerTags(r, nil); err != nil {
 					return s.openAIError(w, r, err)
 				}
-				res, err := g.Transcribe(r.Context(), completionsScope(r, received), req)
+				scope, err := s.gatewayScope(r, received) // the end user of LiteLLM's headers
+				if err != nil {
+					return s.openAIError(w, r, err)
+				}
+				res, err := g.Transcribe(r.Context(), scope, req)
 				if err != nil {
 					return s.openAIError(w, r, err)
 				}
@@ -105,7 +109,11 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 			if req.Tags, err = headerTags(r, req.Tags); err != nil {
 				return s.openAIError(w, r, err)
 			}
-			sp, err := g.Speak(r.Context(), completionsScope(r, received), &req)
+			scope, err := s.gatewayScope(r, received) // the end user of LiteLLM's headers
+			if err != nil {
+				return s.openAIError(w, r, err)
+			}
+			sp, err := g.Speak(r.Context(), scope, &req)
 			if err != nil {
 				return s.openAIError(w, r, err)
 			}

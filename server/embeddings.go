@@ -44,8 +44,11 @@ func operationHandler[Req, Resp any](s *Server, fields func(*Req) (cache **compl
 			return s.openAIError(w, r, err)
 		}
 		*cache, *tags = cr.Cache, cr.Tags
-		var user string
-		if e, ok := any(&req).(*completions.EmbeddingsRequest); ok {
+		var user string // OpenAI's user, where the request has one
+		switch e := any(&req).(type) {
+		case *completions.EmbeddingsRequest:
+			user = e.User
+		case *completions.ImageGenerationRequest:
 			user = e.User
 		}
 		scope, err := s.gatewayScope(withEndUserOf(r, user), received)

@@ -67,7 +67,11 @@ func (s *Server) imageEditRoute(g *completions.Gateway) {
 			if req.Tags, err = headerTags(r, nil); err != nil {
 				return s.openAIError(w, r, err)
 			}
-			resp, err := g.EditImages(r.Context(), completionsScope(r, received), req)
+			scope, err := s.gatewayScope(withEndUserOf(r, req.User), received)
+			if err != nil {
+				return s.openAIError(w, r, err)
+			}
+			resp, err := g.EditImages(r.Context(), scope, req)
 			if err != nil {
 				return s.openAIError(w, r, err)
 			}
