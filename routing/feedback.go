@@ -3,7 +3,6 @@ package routing
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -54,14 +53,9 @@ func (r *FeedbackRequest) UnmarshalJSON(data []byte) error {
 		return jsonError("body", err)
 	}
 	var out FeedbackRequest
-	if err := decodeField(w.SessionID, "session_id", &out.SessionID); err != nil {
+	var err error
+	if out.providerSet, err = decodeTarget(w.SessionID, w.Provider, &out.SessionID, &out.Provider); err != nil {
 		return err
-	}
-	if isSet(w.Provider) {
-		if err := out.Provider.decode(w.Provider, "provider"); err != nil {
-			return err
-		}
-		out.providerSet = true
 	}
 	if isSet(w.Feedback) {
 		var fb map[string]json.RawMessage
@@ -90,13 +84,7 @@ func (r *FeedbackRequest) Validate() error {
 	if r == nil {
 		return invalid("body", "the request is missing")
 	}
-	if strings.TrimSpace(r.SessionID) == "" {
-		return invalid("session_id", "is required: the session_id model selection returned")
-	}
-	if !r.providerSet && r.Provider.Name == "" && r.Provider.Provider == "" && r.Provider.Model == "" {
-		return invalid("provider", "is required: the rated candidate, e.g. {\"provider\": \"openai\", \"model\": \"gpt-4o\"}")
-	}
-	if err := r.Provider.normalise("provider"); err != nil {
+	if err := validateTarget(r.SessionID, &r.Provider, r.providerSet, "the rated candidate"); err != nil {
 		return err
 	}
 	switch a := r.Feedback.Accuracy; {
@@ -172,32 +160,20 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 			// failed): there is no estimate to compare the outcome with
 			return nil
 		}
-		pref, err := loadPreference(ctx, tx, owner, sess.PreferenceID)
-		if errors.Is(err, ErrNotFound) {
-			return nil // deleted since: recorded with the session only
-		}
-		if err != nil {
-			return err
-		}
 		base := cand.Base
 		if base == nil {
 			base = &cand.Score // a session stored without base estimates
 		}
-		if !pref.knows(key) && len(pref.Models) >= MaxPreferenceModels {
-			return invalid("provider", "preference %s already learns about %d models, the limit; create another preference", pref.ID, MaxPreferenceModels)
-		}
-		if prev != nil {
-			pref.Models = recordFeedback(pref.Models, key, *prev, *base, -1)
-			pref.FeedbackCount--
-		}
-		pref.Models = recordFeedback(pref.Models, key, y, *base, 1)
-		pref.FeedbackCount++
-		pref.UpdatedAt = s.now().UTC()
-		if err := store.PutJSON(ctx, tx, store.Preferences, pref.ID, pref); err != nil {
-			return fmt.Errorf("routing: store preference: %w", err)
-		}
-		resp.Personalized, resp.FeedbackCount = true, pref.FeedbackCount
-		return nil
+		resp.Personalized, err = s.updatePreference(ctx, tx, owner, sess.PreferenceID, key, func(pref *Preference) {
+			if prev != nil {
+				pref.Models = recordFeedback(pref.Models, key, *prev, *base, -1)
+				pref.FeedbackCount--
+			}
+			pref.Models = recordFeedback(pref.Models, key, y, *base, 1)
+			pref.FeedbackCount++
+			resp.FeedbackCount = pref.FeedbackCount
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -50,14 +50,9 @@ func (r *LatencyReport) UnmarshalJSON(data []byte) error {
 		return jsonError("body", err)
 	}
 	var out LatencyReport
-	if err := decodeField(w.SessionID, "session_id", &out.SessionID); err != nil {
+	var err error
+	if out.providerSet, err = decodeTarget(w.SessionID, w.Provider, &out.SessionID, &out.Provider); err != nil {
 		return err
-	}
-	if isSet(w.Provider) {
-		if err := out.Provider.decode(w.Provider, "provider"); err != nil {
-			return err
-		}
-		out.providerSet = true
 	}
 	if err := decodeField(w.Feedback, "feedback", &out.Feedback); err != nil {
 		return err
@@ -71,13 +66,7 @@ func (r *LatencyReport) Validate() error {
 	if r == nil {
 		return invalid("body", "the request is missing")
 	}
-	if strings.TrimSpace(r.SessionID) == "" {
-		return invalid("session_id", "is required: the session_id model selection returned")
-	}
-	if !r.providerSet && r.Provider.Name == "" && r.Provider.Provider == "" && r.Provider.Model == "" {
-		return invalid("provider", "is required: the candidate called, e.g. {\"provider\": \"openai\", \"model\": \"gpt-4o\"}")
-	}
-	if err := r.Provider.normalise("provider"); err != nil {
+	if err := validateTarget(r.SessionID, &r.Provider, r.providerSet, "the candidate called"); err != nil {
 		return err
 	}
 	switch v := r.Feedback.TokensPerSecond; {
@@ -135,37 +124,74 @@ func (s *Selector) ReportLatency(ctx context.Context, owner string, req *Latency
 			return nil
 		}
 		resp.PreferenceID = sess.PreferenceID
-		pref, err := loadPreference(ctx, tx, owner, sess.PreferenceID)
-		if errors.Is(err, ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
 		key := strings.ToLower(cand.Label)
-		if !pref.knows(key) && len(pref.Models) >= MaxPreferenceModels {
-			return invalid("provider", "preference %s already learns about %d models, the limit; create another preference", pref.ID, MaxPreferenceModels)
-		}
-		var i int
-		pref.Models, i = modelEntry(pref.Models, key)
-		m := &pref.Models[i]
-		if prev != nil {
-			m.LatencyReports--
-			m.SecondsPerTokenSum -= 1 / *prev
-		}
-		m.LatencyReports++
-		m.SecondsPerTokenSum += 1 / tps
-		pref.UpdatedAt = s.now().UTC()
-		if err := store.PutJSON(ctx, tx, store.Preferences, pref.ID, pref); err != nil {
-			return fmt.Errorf("routing: store preference: %w", err)
-		}
-		resp.Personalized = true
-		return nil
+		resp.Personalized, err = s.updatePreference(ctx, tx, owner, sess.PreferenceID, key, func(pref *Preference) {
+			var i int
+			pref.Models, i = modelEntry(pref.Models, key)
+			m := &pref.Models[i]
+			if prev != nil {
+				m.LatencyReports--
+				m.SecondsPerTokenSum -= 1 / *prev
+			}
+			m.LatencyReports++
+			m.SecondsPerTokenSum += 1 / tps
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// decodeTarget decodes the session and candidate a feedback or a latency report is about;
+// it reports whether provider was given.
+func decodeTarget(sessionRaw, providerRaw json.RawMessage, sessionID *string, provider *Candidate) (bool, error) {
+	if err := decodeField(sessionRaw, "session_id", sessionID); err != nil {
+		return false, err
+	}
+	if !isSet(providerRaw) {
+		return false, nil
+	}
+	return true, provider.decode(providerRaw, "provider")
+}
+
+// validateTarget checks that a feedback or a latency report names a session and a
+// candidate (role says which: "the rated candidate"), and normalises the candidate.
+func validateTarget(sessionID string, provider *Candidate, providerSet bool, role string) error {
+	if strings.TrimSpace(sessionID) == "" {
+		return invalid("session_id", "is required: the session_id model selection returned")
+	}
+	if !providerSet && provider.Name == "" && provider.Provider == "" && provider.Model == "" {
+		return invalid("provider", "is required: %s, e.g. {\"provider\": \"openai\", \"model\": \"gpt-4o\"}", role)
+	}
+	return provider.normalise("provider")
+}
+
+// updatePreference applies update to owner's preference id (a pref_ one; others are left
+// alone) within tx and stores it, refusing a model beyond MaxPreferenceModels (field
+// provider). It reports whether a preference learned: false for an id that is not a
+// preference's or one deleted since (the session keeps what it was told).
+func (s *Selector) updatePreference(ctx context.Context, tx store.Tx, owner, id, model string, update func(p *Preference)) (bool, error) {
+	if !strings.HasPrefix(id, PreferencePrefix) {
+		return false, nil
+	}
+	pref, err := loadPreference(ctx, tx, owner, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !pref.knows(model) && len(pref.Models) >= MaxPreferenceModels {
+		return false, invalid("provider", "preference %s already learns about %d models, the limit; create another preference", pref.ID, MaxPreferenceModels)
+	}
+	update(pref)
+	pref.UpdatedAt = s.now().UTC()
+	if err := store.PutJSON(ctx, tx, store.Preferences, pref.ID, pref); err != nil {
+		return false, fmt.Errorf("routing: store preference: %w", err)
+	}
+	return true, nil
 }
 
 // knows reports whether the preference has an entry for the lower-cased model.

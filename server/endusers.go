@@ -168,27 +168,15 @@ func (s *Server) endUserRoutes(g *completions.Gateway) {
 
 // endUserNotFound is the 404 of owner's missing end user id.
 func endUserNotFound(id string) *APIError {
-	e := NotFound("end_user_id: no end user %q of this key (POST /api/v1/customers or /customer/new makes one, as does a request naming it)", id)
-	e.Param = "end_user_id"
-	return e
+	return paramNotFound("end_user_id", "end_user_id: no end user %q of this key (POST /api/v1/customers or /customer/new makes one, as does a request naming it)", id)
 }
 
 // storedEndUserOf reads owner's end user id through rd, or answers 404 naming end_user_id.
 func storedEndUserOf(ctx context.Context, rd store.Reader, owner, id string) (storedEndUser, error) {
-	var rec storedEndUser
 	if id == "" {
-		e := NotFound("end_user_id: no end user given")
-		e.Param = "end_user_id"
-		return rec, e
+		return storedEndUser{}, paramNotFound("end_user_id", "end_user_id: no end user given")
 	}
-	rec, err := store.GetJSON[storedEndUser](ctx, rd, store.EndUsers, owner+"/"+id)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-		return rec, endUserNotFound(id)
-	}
-	if err != nil {
-		return rec, fmt.Errorf("server: reading end user %s: %w", id, err)
-	}
-	return rec, nil
+	return ownedRecord[storedEndUser](ctx, rd, store.EndUsers, owner, id, "end user", func() error { return endUserNotFound(id) })
 }
 
 // checkEndUserID refuses an end user id that is empty, too long, not UTF-8 or holds

@@ -240,14 +240,9 @@ func (s *Server) keyInfoHandler(idOf func(r *http.Request) (string, error)) Hand
 
 // storedKeyOf reads owner's virtual key id through rd, or answers 404.
 func storedKeyOf(ctx context.Context, rd store.Reader, owner, id string) (storedVirtualKey, error) {
-	rec, err := store.GetJSON[storedVirtualKey](ctx, rd, store.VirtualKeys, owner+"/"+id)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-		return rec, NotFound("no virtual key %q issued by this key", id)
-	}
-	if err != nil {
-		return rec, fmt.Errorf("server: reading key %s: %w", id, err)
-	}
-	return rec, nil
+	return ownedRecord[storedVirtualKey](ctx, rd, store.VirtualKeys, owner, id, "key", func() error {
+		return NotFound("no virtual key %q issued by this key", id)
+	})
 }
 
 // parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m"),

@@ -171,22 +171,12 @@ func (s *Server) teamRoutes(g *completions.Gateway) {
 
 // storedTeamOf reads owner's team id through rd, or answers 404 naming team_id.
 func storedTeamOf(ctx context.Context, rd store.Reader, owner, id string) (storedTeam, error) {
-	var rec storedTeam
 	if id == "" {
-		e := NotFound("team_id: no team given")
-		e.Param = "team_id"
-		return rec, e
+		return storedTeam{}, paramNotFound("team_id", "team_id: no team given")
 	}
-	rec, err := store.GetJSON[storedTeam](ctx, rd, store.Teams, owner+"/"+id)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
-		e := NotFound("team_id: no team %q of this key (POST /api/v1/teams or /team/new makes one)", id)
-		e.Param = "team_id"
-		return rec, e
-	}
-	if err != nil {
-		return rec, fmt.Errorf("server: reading team %s: %w", id, err)
-	}
-	return rec, nil
+	return ownedRecord[storedTeam](ctx, rd, store.Teams, owner, id, "team", func() error {
+		return paramNotFound("team_id", "team_id: no team %q of this key (POST /api/v1/teams or /team/new makes one)", id)
+	})
 }
 
 // checkTeamID refuses a team id that is too long or holds anything but letters, digits
