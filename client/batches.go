@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -74,44 +73,13 @@ func (c *Client) UploadFileExpiring(ctx context.Context, filename string, conten
 	if purpose == "" {
 		purpose = "batch"
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
 	fields := [][2]string{{"purpose", purpose}}
 	if expires != nil {
 		fields = append(fields, [2]string{"expires_after[anchor]", expires.Anchor}, [2]string{"expires_after[seconds]", strconv.FormatInt(expires.Seconds, 10)})
 	}
-	for _, f := range fields {
-		if err := mw.WriteField(f[0], f[1]); err != nil {
-			return nil, fmt.Errorf("client: upload: %w", err)
-		}
-	}
-	fw, err := mw.CreateFormFile("file", filename)
-	if err != nil {
-		return nil, fmt.Errorf("client: upload: %w", err)
-	}
-	if _, err := io.Copy(fw, content); err != nil {
-		return nil, fmt.Errorf("client: upload: reading the content: %w", err)
-	}
-	if err := mw.Close(); err != nil {
-		return nil, fmt.Errorf("client: upload: %w", err)
-	}
-	req, err := c.newRequest(ctx, http.MethodPost, "/v1/files", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	b := body.Bytes()
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	req.ContentLength = int64(len(b))
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := c.send(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var f File
-	if err := json.NewDecoder(resp.Body).Decode(&f); err != nil {
-		return nil, fmt.Errorf("client: POST /v1/files: decoding response: %w", err)
+	if err := c.postForm(ctx, "/v1/files", fields, filename, content, &f); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

@@ -1,13 +1,11 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"iter"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"sync"
@@ -299,40 +297,9 @@ func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, conten
 		}
 		fields = append(fields, [2]string{"model_prices", string(b)})
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	for _, f := range fields {
-		if err := mw.WriteField(f[0], f[1]); err != nil {
-			return nil, fmt.Errorf("client: TrainUpload: %w", err)
-		}
-	}
-	fw, err := mw.CreateFormFile("file", filename)
-	if err != nil {
-		return nil, fmt.Errorf("client: TrainUpload: %w", err)
-	}
-	if _, err := io.Copy(fw, content); err != nil {
-		return nil, fmt.Errorf("client: TrainUpload: reading the content: %w", err)
-	}
-	if err := mw.Close(); err != nil {
-		return nil, fmt.Errorf("client: TrainUpload: %w", err)
-	}
-	req, err := t.c.newRequest(ctx, http.MethodPost, "/api/v1/routers/train/upload", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	b := body.Bytes()
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	req.ContentLength = int64(len(b))
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := t.c.send(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var job TrainingJob
-	if err := json.NewDecoder(resp.Body).Decode(&job); err != nil {
-		return nil, fmt.Errorf("client: POST /api/v1/routers/train/upload: decoding response: %w", err)
+	if err := t.c.postForm(ctx, "/api/v1/routers/train/upload", fields, filename, content, &job); err != nil {
+		return nil, err
 	}
 	t.UseJob(job.TrainingJobID)
 	return &job, nil
