@@ -22,6 +22,15 @@ type Provider struct {
 	Price      *float64       `json:"price,omitempty"`
 	Latency    *float64       `json:"latency,omitempty"`
 	Attributes map[string]any `json:"attributes,omitempty"`
+	// InputPrice and OutputPrice (USD per 1M tokens, as Not Diamond's SDKs send them) are
+	// the candidate's price when Price is nil (their mean).
+	InputPrice  *float64 `json:"input_price,omitempty"`
+	OutputPrice *float64 `json:"output_price,omitempty"`
+	// ContextLength is the context window in tokens: a conversation estimated larger
+	// skips the candidate.
+	ContextLength *int `json:"context_length,omitempty"`
+	// IsCustom marks your own model: never matched by name to a measured one.
+	IsCustom bool `json:"is_custom,omitempty"`
 }
 
 // Tool is a function the conversation may call.
@@ -50,6 +59,14 @@ type ModelSelectRequest struct {
 	HashContent bool `json:"hash_content,omitempty"`
 	// PreviousSession links this call to an earlier session id.
 	PreviousSession string `json:"previous_session,omitempty"`
+	// Timeout (seconds) bounds the selection; past it Default answers alone, or without
+	// one the server answers 504.
+	Timeout *float64 `json:"timeout,omitempty"`
+	// Default is the candidate to answer with when the selection cannot finish: a
+	// "provider/model" string, a Provider, or the candidate's index (an int).
+	Default any `json:"default,omitempty"`
+	// Metric is "accuracy" (the only one; Not Diamond's SDKs send it).
+	Metric string `json:"metric,omitempty"`
 }
 
 // RankedProvider is one entry of the ranked candidate list, in the caller's shape.

@@ -62,3 +62,36 @@ func TestPreferencesAgainstServer(t *testing.T) {
 		t.Fatal("the deleted preference still reads")
 	}
 }
+
+// The fields Not Diamond's SDKs add reach the server from the Go client: a timeout that
+// passes answers the default; prices decide a cost tradeoff; a custom model is not
+// matched by name.
+func TestModelSelectNotDiamondFieldsFromClient(t *testing.T) {
+	c, _ := realServer(t, selectionOptions)
+	ctx := context.Background()
+	tiny := 1e-9
+	res, err := c.ModelSelect(ctx, &client.ModelSelectRequest{
+		Messages:     []client.Message{{Role: "user", Content: "hi"}},
+		LLMProviders: []client.Provider{{Provider: "openai", Model: "gpt-4o"}, {Provider: "openai", Model: "gpt-4o-mini"}},
+		Timeout:      &tiny, Default: "openai/gpt-4o-mini", Metric: "accuracy",
+	})
+	if err != nil || res.LLMLabel != "openai/gpt-4o-mini" || res.Providers[0].ScoreSource != "default" {
+		t.Fatalf("timeout with a default: %+v, %v", res, err)
+	}
+	in, out, window := 1.0, 3.0, 128000
+	res, err = c.ModelSelect(ctx, &client.ModelSelectRequest{
+		Messages: []client.Message{{Role: "user", Content: "hi"}},
+		LLMProviders: []client.Provider{{Provider: "acme", Model: "a", Attributes: map[string]any{"quality": 0.8}, InputPrice: &out, OutputPrice: &out},
+			{Provider: "acme", Model: "b", Attributes: map[string]any{"quality": 0.8}, InputPrice: &in, OutputPrice: &in, ContextLength: &window},
+			{Provider: "openai", Model: "gpt-4o", IsCustom: true}},
+		Tradeoff: "cost",
+	})
+	if err != nil || res.LLMLabel != "acme/b" {
+		t.Fatalf("cost tradeoff with input and output prices: %+v, %v", res, err)
+	}
+	for _, p := range res.Providers {
+		if p.Model == "gpt-4o" && p.ScoreSource != "unknown" {
+			t.Errorf("the custom gpt-4o was scored by %s", p.ScoreSource)
+		}
+	}
+}

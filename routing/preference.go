@@ -49,7 +49,7 @@ type Preference struct {
 	// Models holds the counts per model (sorted by model).
 	Models []ModelFeedback `json:"models,omitempty"`
 	// Owner is the caller the preference belongs to (stored; never in answers).
-	Owner string `json:"owner,omitempty"`
+	Owner string `json:"owner,omitempty" jsonschema:"-"`
 }
 
 // public is the preference as answered to its owner: without Owner, with each model's

@@ -25,13 +25,18 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
                  tradeoff: Optional[str] = None, preference_id: Optional[str] = None,
                  hash_content: Optional[bool] = None, previous_session: Optional[str] = None,
                  tradeoff_tolerance: Optional[float] = None,
+                 timeout: Optional[float] = None, default: Any = None,
+                 metric: Optional[str] = None,
                  client: Optional[Client] = None) -> Dict[str, Any]:
     """Asks which LLM should answer the conversation.
 
     ``llm_providers`` entries are ``{"provider": ..., "model": ...}``, ``{"name": ...}`` or
-    plain ``"provider/model"`` strings. Returns ``{"llm_label", "providers", "session_id"}``.
-    ``tradeoff_tolerance`` (a Switchyard extension, 0-1) is how much estimated quality the
-    cost/latency tradeoff may give up; None means the router's default.
+    plain ``"provider/model"`` strings (entries may carry Not Diamond's ``input_price``,
+    ``output_price``, ``context_length`` and ``is_custom``). Returns ``{"llm_label",
+    "providers", "session_id"}``. ``tradeoff_tolerance`` (a Switchyard extension, 0-1) is
+    how much estimated quality the cost/latency tradeoff may give up; None means the
+    router's default. ``timeout`` (seconds) bounds the selection: past it ``default`` (a
+    candidate or its index) answers alone, or without one the server answers 504.
     """
     c = client or Client()
     body = _drop_none({
@@ -41,6 +46,7 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
         "tradeoff_tolerance": tradeoff_tolerance,
         "preference_id": preference_id, "hash_content": hash_content,
         "previous_session": previous_session,
+        "timeout": timeout, "default": default, "metric": metric,
     })
     return c.request("POST", "/api/v1/model-select", body=body)
 

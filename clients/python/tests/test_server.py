@@ -64,6 +64,26 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(res2["llm_label"], "openai/gpt-4o-mini")
 
     @needs("select")
+    def test_preferences_feedback_and_latency(self):
+        pref = switchyard.create_preference("support", client=self.client)
+        self.assertTrue(pref["preference_id"].startswith("pref_"))
+        cands = [{"provider": "openai", "model": "gpt-4o", "input_price": 2.5, "output_price": 10},
+                 {"provider": "acme", "model": "support-ft", "is_custom": True}]
+        res = switchyard.select_model([{"role": "user", "content": "How do I reset my password?"}], cands,
+                                      preference_id=pref["preference_id"], metric="accuracy", timeout=5,
+                                      default="openai/gpt-4o", client=self.client)
+        fb = switchyard.report_feedback(res["session_id"], "acme/support-ft", 1, client=self.client)
+        self.assertTrue(fb["personalized"])
+        lat = switchyard.report_latency(res["session_id"], {"provider": "openai", "model": "gpt-4o"}, 61.5,
+                                        client=self.client)
+        self.assertTrue(lat["personalized"])
+        # past its timeout the default answers alone
+        res = switchyard.select_model([{"role": "user", "content": "hi"}], cands, timeout=1e-9, default=1,
+                                      client=self.client)
+        self.assertEqual(res["llm_label"], "acme/support-ft")
+        self.assertEqual(res["providers"][0]["score_source"], "default")
+
+    @needs("select")
     def test_select_errors(self):
         with self.assertRaises(switchyard.BadRequestError) as cm:
             switchyard.select_model([{"role": "robot", "content": "hi"}], ["openai/gpt-4o"], client=self.client)
