@@ -18,6 +18,9 @@ type Preference struct {
 	// it completes (a preference made by Not Diamond's trainCustomRouter); until then the
 	// server's default router ranks. RouterModelID wins when both are set.
 	RouterTrainingJobID string `json:"router_training_job_id,omitempty"`
+	// PreviousRouterModelID is the trained router that keeps ranking while a retrain's
+	// job runs (and for good if it fails); empty: the server's default router.
+	PreviousRouterModelID string `json:"previous_router_model_id,omitempty"`
 	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`

@@ -41,6 +41,10 @@ type Preference struct {
 	// trainCustomRouter; see Selector.BindTrainingJob); until then, or when the job
 	// failed, the learned default router ranks. RouterModelID wins when both are set.
 	RouterTrainingJobID string `json:"router_training_job_id,omitempty"`
+	// PreviousRouterModelID is the trained router the preference ranked with when its
+	// current training job was bound (a retrain): it keeps ranking until that job
+	// completes, and for good if the job fails; empty: the learned default router.
+	PreviousRouterModelID string `json:"previous_router_model_id,omitempty"`
 	// CreatedAt and UpdatedAt (the last feedback) are UTC times.
 	CreatedAt time.Time `json:"created_at" jsonschema:"required"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
@@ -220,9 +224,10 @@ type TrainingJobModels interface {
 
 // BindTrainingJob makes the owner's training job jobID the base router of a preference
 // (Not Diamond's trainCustomRouter): a new one named name when id is "", else the owner's
-// preference id, whose earlier router it replaces (its feedback counts are kept: they
-// compare outcomes with the estimates of the router that ranked each rated selection). It
-// returns the preference. An unknown id is a *NotFoundError (field preference_id).
+// preference id, whose earlier router it replaces once the job completes — until then, and
+// for good if the job fails, the earlier router keeps ranking (PreviousRouterModelID). Its
+// feedback counts are kept: they compare outcomes with the estimates of the router that
+// ranked each rated selection. It returns the preference. An unknown id is a *NotFoundError (field preference_id).
 func (s *Selector) BindTrainingJob(ctx context.Context, owner, id, name, jobID string) (*Preference, error) {
 	if s.store == nil {
 		return nil, ErrZeroSelector
@@ -237,13 +242,23 @@ func (s *Selector) BindTrainingJob(ctx context.Context, owner, id, name, jobID s
 		}
 		id = p.ID
 	}
+	// the router it ranks with now keeps ranking until the new job completes (read before
+	// the transaction: the trainer's job records are read through their own store calls)
+	cur, err := loadPreference(ctx, s.store, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := s.preferenceRouter(ctx, owner, cur)
+	if err != nil {
+		return nil, err
+	}
 	var out *Preference
-	err := s.store.Update(ctx, func(tx store.Tx) error {
+	err = s.store.Update(ctx, func(tx store.Tx) error {
 		p, err := loadPreference(ctx, tx, owner, id)
 		if err != nil {
 			return err
 		}
-		p.RouterModelID, p.RouterTrainingJobID = "", jobID
+		p.RouterModelID, p.RouterTrainingJobID, p.PreviousRouterModelID = "", jobID, prev
 		out = p
 		return store.PutJSON(ctx, tx, store.Preferences, id, *p)
 	})
@@ -262,11 +277,13 @@ func (s *Selector) preferenceRouter(ctx context.Context, owner string, p *Prefer
 	}
 	jm, ok := s.custom.(TrainingJobModels)
 	if !ok {
-		return "", nil
+		return p.PreviousRouterModelID, nil
 	}
 	id, err := jm.JobModel(ctx, owner, p.RouterTrainingJobID)
-	if errors.Is(err, ErrNotFound) {
-		return "", nil // the job was deleted before it trained a router: the default router ranks, as before it completed
+	if errors.Is(err, ErrNotFound) || (err == nil && id == "") {
+		// still training, failed, or deleted before it trained a router: the router the
+		// preference had before ranks (the learned default router for a new one)
+		return p.PreviousRouterModelID, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("routing: preference %s: training job %s: %w", p.ID, p.RouterTrainingJobID, err)
