@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
@@ -23,6 +24,35 @@ import (
 func TestPreferenceFromTrainingJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	st, svc, _, status := trainCoderChef(ctx, t)
+
+	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})
+	cands := func() []routing.Candidate { return names("acme/chef", "openai/gpt-4o", "acme/coder") }
+	for prompt, want := range map[string]string{
+		"please write python code that merges two lists": "acme/coder",
+		"what is a good recipe for tomato soup":          "acme/chef",
+	} {
+		resp, err := sel.Select(ctx, "alice", &routing.Request{Messages: userMsg(prompt), LLMProviders: cands(), PreferenceID: status.ModelID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.LLMLabel != want || resp.Providers[0].ScoreSource != routing.SourceRouter {
+			t.Errorf("%q routed to %s, want %s: %+v", prompt, resp.LLMLabel, want, resp.Providers)
+		}
+	}
+	// Another owner's model id is not found.
+	_, err := sel.Select(ctx, "bob", &routing.Request{Messages: userMsg("x"), LLMProviders: cands(), PreferenceID: status.ModelID})
+	var nf *routing.NotFoundError
+	if !errors.As(err, &nf) || nf.Field != "preference_id" {
+		t.Errorf("bob with alice's model: %v", err)
+	}
+}
+
+// trainCoderChef trains alice a router through a trainer.Service job on a dataset URL:
+// python prompts are acme/coder's, cooking ones acme/chef's. It returns the store, the
+// running service, the job and its completed status.
+func trainCoderChef(ctx context.Context, t *testing.T) (*store.Store, *trainer.Service, trainer.Job, trainer.JobStatus) {
+	t.Helper()
 	type record struct {
 		Problem       string   `json:"problem"`
 		CorrectModels []string `json:"correct_models"`
@@ -44,7 +74,7 @@ func TestPreferenceFromTrainingJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := memstore.New()
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), trainer.WithWorkers(1), trainer.WithSeed(1),
 		trainer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -53,7 +83,7 @@ func TestPreferenceFromTrainingJob(t *testing.T) {
 	if err := svc.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer svc.Close()
+	t.Cleanup(func() { svc.Close() })
 	job, err := svc.Submit(ctx, "alice", []string{(&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()})
 	if err != nil {
 		t.Fatal(err)
@@ -75,25 +105,5 @@ func TestPreferenceFromTrainingJob(t *testing.T) {
 	if status.Status != trainer.StateCompleted {
 		t.Fatalf("training failed: %s", status.ErrorMessage)
 	}
-
-	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})
-	cands := func() []routing.Candidate { return names("acme/chef", "openai/gpt-4o", "acme/coder") }
-	for prompt, want := range map[string]string{
-		"please write python code that merges two lists": "acme/coder",
-		"what is a good recipe for tomato soup":          "acme/chef",
-	} {
-		resp, err := sel.Select(ctx, "alice", &routing.Request{Messages: userMsg(prompt), LLMProviders: cands(), PreferenceID: status.ModelID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if resp.LLMLabel != want || resp.Providers[0].ScoreSource != routing.SourceRouter {
-			t.Errorf("%q routed to %s, want %s: %+v", prompt, resp.LLMLabel, want, resp.Providers)
-		}
-	}
-	// Another owner's model id is not found.
-	_, err = sel.Select(ctx, "bob", &routing.Request{Messages: userMsg("x"), LLMProviders: cands(), PreferenceID: status.ModelID})
-	var nf *routing.NotFoundError
-	if !errors.As(err, &nf) || nf.Field != "preference_id" {
-		t.Errorf("bob with alice's model: %v", err)
-	}
+	return st, svc, job, status
 }

@@ -24,29 +24,33 @@ func feedbackData(t *testing.T) string {
 	return dir
 }
 
-func scenario(t *testing.T, name string) feedbacksim.SourcedScenario {
-	for _, s := range feedbacksim.Scenarios() {
-		if s.Name == name {
-			return s
+// playScenario runs the named feedbacksim scenario on its source's held-out rows (skipping
+// without the data).
+func playScenario(t *testing.T, name string) feedbacksim.Result {
+	t.Helper()
+	dir := feedbackData(t)
+	for _, sc := range feedbacksim.Scenarios() {
+		if sc.Name != name {
+			continue
 		}
+		rows, err := feedbacksim.HeldOut(dir, sc.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := feedbacksim.Run(context.Background(), quietSelector(), "alice", rows, sc.Scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
 	t.Fatalf("no scenario %q", name)
-	return feedbacksim.SourcedScenario{}
+	return feedbacksim.Result{}
 }
 
 // An unknown model (prior-scored) whose real outcomes are o1-mini's on ZeroEval becomes the
 // usual pick after A/B feedback, and the picks' mean score rises accordingly.
 func TestFeedbackLearnsUnknownModel(t *testing.T) {
-	dir := feedbackData(t)
-	sc := scenario(t, "unknown-model-ab")
-	rows, err := feedbacksim.HeldOut(dir, sc.Source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := feedbacksim.Run(context.Background(), quietSelector(), "alice", rows, sc.Scenario)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := playScenario(t, "unknown-model-ab")
 	t.Logf("%+v", res)
 	if res.Half < 100 {
 		t.Fatalf("stream too short: %d prompts in the second half", res.Half)
@@ -66,16 +70,7 @@ func TestFeedbackLearnsUnknownModel(t *testing.T) {
 // llmrouter9 figures lift the belief); thumbs down on its picks stop it being picked, and
 // personalization costs at most a point over the stream on a source the router knows.
 func TestFeedbackCorrectsBeliefs(t *testing.T) {
-	dir := feedbackData(t)
-	sc := scenario(t, "beliefs-vs-zeroeval")
-	rows, err := feedbacksim.HeldOut(dir, sc.Source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := feedbacksim.Run(context.Background(), quietSelector(), "alice", rows, sc.Scenario)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := playScenario(t, "beliefs-vs-zeroeval")
 	t.Logf("%+v", res)
 	const weak = "qwen/qwen2.5-7b-instruct"
 	if res.BaselinePicks[weak] < 10 {
@@ -94,16 +89,7 @@ func TestFeedbackCorrectsBeliefs(t *testing.T) {
 // estimate happens to be high) is not a misjudgment to correct (FeedbackBiasAllowance).
 // Without the allowance this scenario lost 3.6 points.
 func TestFeedbackDoesNoHarmWhereRouterMeasured(t *testing.T) {
-	dir := feedbackData(t)
-	sc := scenario(t, "beliefs-vs-mmlupro")
-	rows, err := feedbacksim.HeldOut(dir, sc.Source)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := feedbacksim.Run(context.Background(), quietSelector(), "alice", rows, sc.Scenario)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := playScenario(t, "beliefs-vs-mmlupro")
 	if res.PersonalMean < res.BaselineMean-0.01 {
 		t.Errorf("personalized mean score %.3f against the default router's %.3f on prompts it measured: feedback made picks worse",
 			res.PersonalMean, res.BaselineMean)

@@ -63,3 +63,31 @@ func benchStore(b *testing.B, backend string) *store.Store {
 	}
 	return st
 }
+
+// benchCreate posts body to path with the operator key and wants 201 (setting up a
+// benchmark's teams, end users and keys).
+func benchCreate(b *testing.B, s http.Handler, path, body string) []byte {
+	b.Helper()
+	req := httptest.NewRequest("POST", path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
+}
+
+// benchChat runs b's loop of chat completions of body with key, each wanting 200.
+func benchChat(b *testing.B, s http.Handler, key, body string) {
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+}

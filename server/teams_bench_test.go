@@ -2,9 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 )
 
@@ -18,37 +15,18 @@ import (
 func BenchmarkTeamKeyChat(b *testing.B) {
 	for _, backend := range []string{"memory", "bbolt"} {
 		_, s := keysServer(b, benchStore(b, backend), 0)
-		call := func(path, body string) []byte {
-			req := httptest.NewRequest("POST", path, strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+testKey)
-			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, req)
-			if rec.Code != http.StatusCreated {
-				b.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
-			}
-			return rec.Body.Bytes()
-		}
-		call("/api/v1/teams", `{"team_id":"bench","max_budget_usd":1000000}`)
+		benchCreate(b, s, "/api/v1/teams", `{"team_id":"bench","max_budget_usd":1000000}`)
 		keys := map[string]string{}
 		for name, body := range map[string]string{"key_budget": `{"max_budget_usd":1000000}`, "key_budget_in_team": `{"max_budget_usd":1000000,"team_id":"bench"}`} {
 			var vk virtualKey
-			if err := json.Unmarshal(call("/api/v1/keys", body), &vk); err != nil {
+			if err := json.Unmarshal(benchCreate(b, s, "/api/v1/keys", body), &vk); err != nil {
 				b.Fatal(err)
 			}
 			keys[name] = vk.Key
 		}
 		for _, who := range []string{"key_budget", "key_budget_in_team"} {
 			b.Run(backend+"/"+who, func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`))
-					req.Header.Set("Authorization", "Bearer "+keys[who])
-					rec := httptest.NewRecorder()
-					s.ServeHTTP(rec, req)
-					if rec.Code != http.StatusOK {
-						b.Fatalf("%d %s", rec.Code, rec.Body)
-					}
-				}
+				benchChat(b, s, keys[who], `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`)
 			})
 		}
 	}
