@@ -86,15 +86,28 @@ func (c *Client) Customer(ctx context.Context, id string) (*Customer, error) {
 	return &out, nil
 }
 
-// Customers returns the calling key's end users, oldest first.
+// Customers returns all the calling key's end users, oldest first (every page of
+// ListCustomers).
 func (c *Client) Customers(ctx context.Context) ([]Customer, error) {
-	var out struct {
-		Data []Customer `json:"data"`
+	var out []Customer
+	opts := &ListOptions{Limit: 100}
+	for {
+		page, err := c.ListCustomers(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Data...)
+		if page.NextCursor == "" {
+			return out, nil
+		}
+		opts.Cursor = page.NextCursor
 	}
-	if err := c.do(ctx, http.MethodGet, "/api/v1/customers", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Data, nil
+}
+
+// ListCustomers returns one page of the calling key's end users, oldest first (opts:
+// Limit, Cursor, CreatedAfter and CreatedBefore; end users have no Status).
+func (c *Client) ListCustomers(ctx context.Context, opts *ListOptions) (*Page[Customer], error) {
+	return list[Customer](ctx, c, "/api/v1/customers", opts)
 }
 
 // UpdateCustomer changes the end user id and returns it as it is now; its spend is kept.

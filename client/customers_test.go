@@ -55,3 +55,26 @@ func TestCustomersAgainstServer(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
+
+// TestListCustomersPages: ListCustomers answers a page with a cursor to the next, and
+// Customers follows the cursors to every end user.
+func TestListCustomersPages(t *testing.T) {
+	c, _ := realServerURL(t, completionsOptions(t))
+	ctx := context.Background()
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := c.ListCustomers(ctx, &client.ListOptions{Limit: 2})
+	if err != nil || len(p.Data) != 2 || p.Data[0].EndUserID != "a" || p.NextCursor == "" {
+		t.Fatalf("first page %+v %v", p, err)
+	}
+	p, err = c.ListCustomers(ctx, &client.ListOptions{Limit: 2, Cursor: p.NextCursor})
+	if err != nil || len(p.Data) != 1 || p.Data[0].EndUserID != "c" || p.NextCursor != "" {
+		t.Fatalf("last page %+v %v", p, err)
+	}
+	if all, err := c.Customers(ctx); err != nil || len(all) != 3 {
+		t.Fatalf("every end user %+v %v", all, err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -79,6 +78,8 @@ type storedEndUser struct {
 type endUserList struct {
 	Object string    `json:"object" jsonschema:"description=Always list"`
 	Data   []endUser `json:"data" jsonschema:"description=The end users of this key oldest first"`
+	// NextCursor fetches the next page; absent on the last.
+	NextCursor string `json:"next_cursor,omitempty" jsonschema:"description=Pass as cursor for the next page; absent on the last page"`
 }
 
 // endUserDeletion is the answer of DELETE /api/v1/customers/{end_user_id}.
@@ -107,23 +108,17 @@ func (s *Server) endUserRoutes(g *completions.Gateway) {
 			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
 				return err
 			}
-			e, err := s.createEndUser(r.Context(), g, owner(r), req)
+			e, err := s.createEndUser(r.Context(), g, owner(r), req, "end_user_id")
 			if err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusCreated, e)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/api/v1/customers", Summary: "The end users of this key with their spend",
-		Tags: tags, Response: endUserList{}},
-		func(w http.ResponseWriter, r *http.Request) error {
-			es, err := s.listEndUsers(r.Context(), owner(r))
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, endUserList{Object: "list", Data: es})
-			return nil
-		})
+	s.Handle(Route{Method: "GET", Path: "/api/v1/customers", Summary: "The end users of this key with their spend, oldest first, a page at a time",
+		Tags: tags, Response: endUserList{}, Query: endUserListParams(),
+		Errors: map[int]string{422: "a bad listing parameter: the message names it"}},
+		listing(s.endUserPage))
 	s.Handle(Route{Method: "GET", Path: "/api/v1/customers/{end_user_id}", Summary: "One end user of this key with its spend",
 		Tags: tags, Response: endUser{}, Errors: map[int]string{404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -218,8 +213,9 @@ func (e endUser) requestOf() endUserRequest {
 		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked}
 }
 
-// createEndUser validates req and stores the end user and its account in one transaction.
-func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owner string, req endUserRequest) (*endUser, error) {
+// createEndUser validates req and stores the end user and its account in one transaction
+// (idField names the id in a refusal past Config.MaxEndUsersPerKey).
+func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owner string, req endUserRequest, idField string) (*endUser, error) {
 	if err := checkEndUserID("end_user_id", req.EndUserID); err != nil {
 		return nil, err
 	}
@@ -235,6 +231,9 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 			c.Param = "end_user_id"
 			return c
 		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := s.checkEndUserRoom(ctx, tx, owner, idField, 1); err != nil {
 			return err
 		}
 		if err := completions.PutSharedBudget(ctx, tx, endUserBudgetID(owner, e.EndUserID), limits); err != nil {
@@ -269,24 +268,6 @@ func (s *Server) endUserWithSpend(ctx context.Context, owner string, e endUser) 
 		}
 	}
 	return e
-}
-
-// listEndUsers returns owner's end users, oldest first, with their spend.
-func (s *Server) listEndUsers(ctx context.Context, owner string) ([]endUser, error) {
-	es, err := s.cfg.Store.List(ctx, store.EndUsers, store.ListOptions{Prefix: owner + "/"})
-	if err != nil {
-		return nil, fmt.Errorf("server: listing end users: %w", err)
-	}
-	out := make([]endUser, 0, len(es))
-	for _, e := range es {
-		var rec storedEndUser
-		if err := json.Unmarshal(e.Value, &rec); err != nil {
-			return nil, fmt.Errorf("server: end user record %s: %w", e.Key, err)
-		}
-		out = append(out, s.endUserWithSpend(ctx, owner, rec.endUser))
-	}
-	slices.SortStableFunc(out, func(a, b endUser) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return out, nil
 }
 
 // updateEndUser applies body (the fields to change) to owner's end user id: read, merged,
@@ -343,6 +324,17 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 	var out []endUser
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		out = out[:0]
+		adding := 0
+		for _, id := range ids {
+			if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
+				adding++
+			} else if err != nil {
+				return err
+			}
+		}
+		if err := s.checkEndUserRoom(ctx, tx, owner, "user_ids", adding); err != nil {
+			return err
+		}
 		for _, id := range ids {
 			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+id)
 			switch {
@@ -468,8 +460,7 @@ func requestEndUser(r *http.Request, fromBody ...string) string {
 
 // withEndUser makes sc's requests draw on the account of its owner's end user id as well
 // ("": sc unchanged); an end user not stored yet is made by the request's reserved call
-// (endUserAccount). field names
-// where id came from in a refusal of it.
+// (endUserAccount). field names where id came from in a refusal of it.
 func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, id string) (completions.Scope, error) {
 	if id == "" || s.cfg.Store == nil {
 		return sc, nil
@@ -477,7 +468,7 @@ func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, i
 	if err := checkEndUserID(field, id); err != nil {
 		return sc, err
 	}
-	eb, err := s.endUserAccount(ctx, sc.Owner, id)
+	eb, err := s.endUserAccount(ctx, sc.Owner, field, id)
 	if err != nil {
 		return sc, err
 	}
@@ -494,16 +485,23 @@ func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, i
 // PendingSharedBudget: the end user's description and account in that call's store
 // transaction), so a request the gateway refuses before (a blocked or spent key, a model
 // the key may not call, a bad request) makes no end user.
-func (s *Server) endUserAccount(ctx context.Context, owner, id string) (*completions.Budget, error) {
+func (s *Server) endUserAccount(ctx context.Context, owner, field, id string) (*completions.Budget, error) {
 	bid := endUserBudgetID(owner, id)
 	b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, bid)
 	if err == nil || !errors.Is(err, store.ErrNotFound) {
 		return b, err
 	}
+	// Refused here, before any model is called, past the bound; checked again when made.
+	if err := s.checkEndUserRoom(ctx, s.cfg.Store, owner, field, 1); err != nil {
+		return nil, err
+	}
 	return completions.PendingSharedBudget(s.cfg.Store, bid, func(ctx context.Context, tx store.Tx) error {
 		if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); err == nil {
 			return nil // made meanwhile
 		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := s.checkEndUserRoom(ctx, tx, owner, field, 1); err != nil {
 			return err
 		}
 		e := endUser{EndUserID: id, Object: "end_user", CreatedAt: time.Now().UTC(), FirstSeen: true}

@@ -24,6 +24,8 @@ const (
 	// DefaultFailedAuthPerMinute is how many failed authentications one client address may
 	// make per minute (with a burst of the same size) before it is refused with 429.
 	DefaultFailedAuthPerMinute = 30
+	// DefaultMaxEndUsersPerKey is Config.MaxEndUsersPerKey's default.
+	DefaultMaxEndUsersPerKey = 100000
 	// MinAPIKeyLength is the length below which an operator key draws a warning.
 	MinAPIKeyLength = 32
 )

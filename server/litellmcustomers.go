@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // LiteLLM's proxy manages end users ("customers") through /customer/new, /customer/info,
@@ -78,6 +79,14 @@ type litellmCustomerIDs struct {
 	UserIDs []string `json:"user_ids" jsonschema:"description=The end users' ids"`
 }
 
+// litellmCustomerList is the answer of GET /customer/list with page or page_size.
+type litellmCustomerList struct {
+	Customers   []litellmCustomer `json:"customers" jsonschema:"description=The page's end users oldest first"`
+	TotalCount  int               `json:"total_count"`
+	CurrentPage int               `json:"current_page"`
+	TotalPages  int               `json:"total_pages"`
+}
+
 // litellmCustomerDeletion is the answer of POST /customer/delete.
 type litellmCustomerDeletion struct {
 	DeletedCustomers int    `json:"deleted_customers" jsonschema:"description=How many were deleted"`
@@ -124,7 +133,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				if req.EndUserID == "" {
 					return litellmInvalid("user_id", "user_id: required: the id the app gives the end user")
 				}
-				e, err := s.createEndUser(r.Context(), g, owner(r), req)
+				e, err := s.createEndUser(r.Context(), g, owner(r), req, "user_id")
 				var ae *APIError
 				if asAPIError(err, &ae) && ae.Status == http.StatusConflict {
 					return litellmInvalid("user_id", "Customer already exists, passed user_id=%s. Please pass a new user_id.", req.EndUserID)
@@ -150,20 +159,12 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				writeJSON(w, http.StatusOK, litellmCustomerOf(*e))
 				return nil
 			})
-		s.Handle(Route{Method: "GET", Path: prefix + "/list", Summary: "LiteLLM's customer list: the end users of this key with their spend" + alias,
-			Tags: tags, Response: []litellmCustomer{}, Errors: map[int]string{403: scoped}},
-			func(w http.ResponseWriter, r *http.Request) error {
-				es, err := s.listEndUsers(r.Context(), owner(r))
-				if err != nil {
-					return err
-				}
-				out := make([]litellmCustomer, 0, len(es))
-				for _, e := range es {
-					out = append(out, litellmCustomerOf(e))
-				}
-				writeJSON(w, http.StatusOK, out)
-				return nil
-			})
+		s.Handle(Route{Method: "GET", Path: prefix + "/list", Summary: "LiteLLM's customer list: the end users of this key with their spend, oldest first; with page or page_size one page of them (as /key/list pages)" + alias,
+			Tags: tags, Response: []litellmCustomer{}, Query: []QueryParam{
+				{Name: "page", Description: "Page number from 1: answers one page {customers, total_count, current_page, total_pages} in place of the whole list"},
+				{Name: "page_size", Description: "End users per page, 1 to 100 (default 10); size is taken too"},
+			}, Errors: map[int]string{400: "a bad page or page_size", 403: scoped}},
+			s.litellmCustomerList)
 		s.Handle(Route{Method: "POST", Path: prefix + "/update", Summary: "LiteLLM's customer update: changes the fields given of an end user; as LiteLLM's it ignores null, false, 0, [] and {} (/customer/unblock unblocks)" + alias,
 			Tags: tags, Request: litellmCustomerRequest{}, Response: litellmCustomer{},
 			Errors: map[int]string{400: "user_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: "no end user of this key has the user_id"}},
@@ -241,6 +242,48 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 		s.Handle(Route{Method: "POST", Path: prefix + "/unblock", Summary: "LiteLLM's customer unblock: lifts the end users' block" + alias,
 			Tags: tags, Request: litellmCustomerIDs{}, Response: litellmCustomersUnblocked{}, Errors: blockErrors}, block(false))
 	}
+}
+
+// litellmCustomerList answers GET /customer/list: LiteLLM's array of every end user, or
+// with page, page_size or size one page of them.
+func (s *Server) litellmCustomerList(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	sizeName := "page_size"
+	if !q.Has(sizeName) && q.Has("size") {
+		sizeName = "size"
+	}
+	paged := q.Has("page") || q.Has(sizeName)
+	page, err := litellmQueryInt(q.Get("page"), "page", 1, 1, 1<<30)
+	if err != nil {
+		return err
+	}
+	size, err := litellmQueryInt(q.Get(sizeName), sizeName, 10, 1, store.MaxPageLimit)
+	if err != nil {
+		return err
+	}
+	var es []endUser
+	if paged {
+		es, err = s.endUserRecords(r.Context(), owner(r))
+	} else {
+		es, err = s.listEndUsers(r.Context(), owner(r))
+	}
+	if err != nil {
+		return err
+	}
+	if !paged {
+		out := make([]litellmCustomer, 0, len(es))
+		for _, e := range es {
+			out = append(out, litellmCustomerOf(e))
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+	out := litellmCustomerList{Customers: []litellmCustomer{}, TotalCount: len(es), CurrentPage: page, TotalPages: (len(es) + size - 1) / size}
+	for i := (page - 1) * size; i < len(es) && i < page*size; i++ {
+		out.Customers = append(out.Customers, litellmCustomerOf(s.endUserWithSpend(r.Context(), owner(r), es[i])))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // litellmCustomerIDsOf reads and checks the user_ids of a body: given, at most

@@ -80,6 +80,11 @@ type Config struct {
 	// and RequestID work on its requests once the inner handler returned) and outside
 	// authentication: metrics and traces (package telemetry). The first is outermost.
 	Middleware []func(http.Handler) http.Handler
+	// MaxEndUsersPerKey bounds the end users (LiteLLM's customers) one key may have, so
+	// that requests naming ever new users cannot grow the store without bound: past it a
+	// new end user is refused with 400 (default DefaultMaxEndUsersPerKey; negative: no
+	// bound).
+	MaxEndUsersPerKey int
 }
 
 // Option plugs a capability into the server.
@@ -134,6 +139,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.MaxEndUsersPerKey == 0 {
+		cfg.MaxEndUsersPerKey = DefaultMaxEndUsersPerKey
 	}
 	if cfg.BodyReadTimeout == 0 {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout

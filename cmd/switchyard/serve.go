@@ -88,6 +88,8 @@ type connLimits struct {
 	MaxConnectionsPerClient int
 	FailedAuthPerMinute     int
 	RequestsPerMinutePerKey int
+	// EndUsersPerKey is --end-users-per-key: how many end users one key may have.
+	EndUsersPerKey int
 	// LimitsSync is --limits-sync-interval: how often replicas on PostgreSQL share the
 	// request and token rates they counted (0: each keeps its own).
 	LimitsSync time.Duration
@@ -139,6 +141,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
 	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
+	fs.IntVar(&c.Conns.EndUsersPerKey, "end-users-per-key", server.DefaultMaxEndUsersPerKey, "end users (LiteLLM's customers) one API key may have; past it a request naming a new one is refused with 400 (negative: no bound)")
 	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute before it gets 429 with Retry-After (0: no bound); with a postgres --store, across the replicas (see --limits-sync-interval)")
 	fs.DurationVar(&c.Conns.LimitsSync, "limits-sync-interval", time.Second, "with a postgres --store: how often each replica shares the requests and tokens it counted against per-key rates (--requests-per-minute-per-key, virtual keys' requests_per_minute and tokens_per_minute), so the bounds hold across replicas give or take this much of their traffic; 0 keeps each replica's count its own")
 	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
@@ -307,6 +310,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		BodyReadTimeout:         noBoundIfZero(c.Conns.BodyReadTimeout),
 		FailedAuthPerMinute:     c.Conns.FailedAuthPerMinute,
 		RequestsPerMinutePerKey: c.Conns.RequestsPerMinutePerKey,
+		MaxEndUsersPerKey:       c.Conns.EndUsersPerKey,
 		SharedLimits:            wiring.limits,
 		TrustedProxies:          proxies,
 		Middleware:              obs.middleware(),
