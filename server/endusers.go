@@ -509,6 +509,12 @@ func (s *Server) endUserAccount(ctx context.Context, owner, field, id string) (*
 	}), nil
 }
 
+// blockedEndUser reports whether err is the refusal of a blocked end user's account.
+func blockedEndUser(err error) bool {
+	var be *completions.BudgetExceededError
+	return errors.As(err, &be) && be.Kind == endUserKind && be.Limits.Blocked
+}
+
 // endUserRefusal is an end user account's refusal in LiteLLM's words and status: 400
 // for a blocked end user, 429 (as a key's or team's spent budget) for one over budget.
 func endUserRefusal(e *completions.BudgetExceededError) *APIError {

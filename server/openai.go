@@ -131,6 +131,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 	case http.StatusInternalServerError:
 		typ = "server_error"
 	}
+	if status == http.StatusBadRequest && blockedEndUser(cause) {
+		code = "400" // LiteLLM's code of a blocked end user (its HTTPException's status)
+	}
 	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrGuardrailBlocked) {
 		code = "guardrail_violation" // a configured guardrail refused the request or its answer
 	}
