@@ -313,8 +313,10 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 	return &e, nil
 }
 
-// setEndUsersBlocked blocks or unblocks owner's end users ids in one transaction, making
-// those not yet seen (as LiteLLM's /customer/block does), and returns them.
+// setEndUsersBlocked blocks or unblocks owner's end users ids in one transaction and
+// returns them. Blocking makes those not yet seen (as LiteLLM's /customer/block does);
+// unblocking one not seen is refused with *endUsersMissing, listing them, and changes
+// none.
 func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []string, blocked bool) ([]endUser, error) {
 	for i, id := range ids {
 		if err := checkEndUserID(fmt.Sprintf("user_ids[%d]", i), id); err != nil {
@@ -324,15 +326,18 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 	var out []endUser
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		out = out[:0]
-		adding := 0
+		var missing []string
 		for _, id := range ids {
 			if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
-				adding++
+				missing = append(missing, id)
 			} else if err != nil {
 				return err
 			}
 		}
-		if err := s.checkEndUserRoom(ctx, tx, owner, "user_ids", adding); err != nil {
+		if !blocked && len(missing) > 0 {
+			return &endUsersMissing{ids: missing}
+		}
+		if err := s.checkEndUserRoom(ctx, tx, owner, "user_ids", len(missing)); err != nil {
 			return err
 		}
 		for _, id := range ids {

@@ -133,7 +133,7 @@ func TestEndUserBudgetAndBlock(t *testing.T) {
 		t.Fatal("/customer/update unblocked carol: LiteLLM's ignores blocked false")
 	}
 	r = do(t, s, "POST", "/end_user/unblock", testKey, `{"user_ids":["carol"]}`)
-	if r.status != http.StatusOK || !strings.Contains(r.raw, `"unblocked_users"`) {
+	if r.status != http.StatusOK || !strings.Contains(r.raw, `"blocked_users":["dave"]`) {
 		t.Fatalf("/end_user/unblock: %d %s", r.status, r.raw)
 	}
 	if st, b := postWith(t, hs.URL+"/v1/chat/completions", k2.Key, body, nil); st != http.StatusOK {

@@ -98,9 +98,10 @@ type litellmCustomersBlocked struct {
 	BlockedUsers []litellmCustomer `json:"blocked_users" jsonschema:"description=The end users blocked (made when not seen yet)"`
 }
 
-// litellmCustomersUnblocked is the answer of POST /customer/unblock.
+// litellmCustomersUnblocked is the answer of POST /customer/unblock: as LiteLLM's, the
+// ids still blocked.
 type litellmCustomersUnblocked struct {
-	UnblockedUsers []litellmCustomer `json:"unblocked_users" jsonschema:"description=The end users unblocked"`
+	BlockedUsers []string `json:"blocked_users" jsonschema:"description=The ids of this key's end users still blocked (LiteLLM's answer)"`
 }
 
 // litellmCustomerPath reports the customer paths answered in LiteLLM's error envelope.
@@ -221,26 +222,41 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 					return err
 				}
 				es, err := s.setEndUsersBlocked(r.Context(), owner(r), ids, blocked)
+				var m *endUsersMissing
+				if asEndUsersMissing(err, &m) {
+					return litellmNotFound("user_ids", "End User Id(s)=%s do not exist in db", strings.Join(m.ids, ", "))
+				}
 				if err != nil {
 					return litellmCustomerNames(err)
+				}
+				if !blocked {
+					all, err := s.endUserRecords(r.Context(), owner(r))
+					if err != nil {
+						return err
+					}
+					out := litellmCustomersUnblocked{BlockedUsers: []string{}}
+					for _, e := range all {
+						if e.Blocked {
+							out.BlockedUsers = append(out.BlockedUsers, e.EndUserID)
+						}
+					}
+					writeJSON(w, http.StatusOK, out)
+					return nil
 				}
 				out := make([]litellmCustomer, 0, len(es))
 				for _, e := range es {
 					out = append(out, litellmCustomerOf(e))
 				}
-				if blocked {
-					writeJSON(w, http.StatusOK, litellmCustomersBlocked{BlockedUsers: out})
-				} else {
-					writeJSON(w, http.StatusOK, litellmCustomersUnblocked{UnblockedUsers: out})
-				}
+				writeJSON(w, http.StatusOK, litellmCustomersBlocked{BlockedUsers: out})
 				return nil
 			}
 		}
 		blockErrors := map[int]string{400: "user_ids missing or empty or an id too long", 403: scoped}
 		s.Handle(Route{Method: "POST", Path: prefix + "/block", Summary: "LiteLLM's customer block: every request naming these end users is refused (400) until unblocked; end users not seen yet are made blocked" + alias,
 			Tags: tags, Request: litellmCustomerIDs{}, Response: litellmCustomersBlocked{}, Errors: blockErrors}, block(true))
-		s.Handle(Route{Method: "POST", Path: prefix + "/unblock", Summary: "LiteLLM's customer unblock: lifts the end users' block" + alias,
-			Tags: tags, Request: litellmCustomerIDs{}, Response: litellmCustomersUnblocked{}, Errors: blockErrors}, block(false))
+		s.Handle(Route{Method: "POST", Path: prefix + "/unblock", Summary: "LiteLLM's customer unblock: lifts the end users' block and answers the ids still blocked; all or none" + alias,
+			Tags: tags, Request: litellmCustomerIDs{}, Response: litellmCustomersUnblocked{},
+			Errors: map[int]string{400: "user_ids missing or empty or an id too long", 403: scoped, 404: "an id is no end user of this key: the message lists them"}}, block(false))
 	}
 }
 
