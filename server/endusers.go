@@ -51,6 +51,9 @@ type endUserRequest struct {
 	SoftBudgetUSD  float64  `json:"soft_budget_usd,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert once per budget_duration; 0 for none"`
 	BudgetDuration string   `json:"budget_duration,omitempty" jsonschema:"description=Period after which the end user's spend starts again from zero (30d); empty for all time"`
 	Blocked        bool     `json:"blocked,omitempty" jsonschema:"description=true: every request naming this end user is refused until set false"`
+	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by /customer/new only;
+	// blocked given outright clears it), as a team's budgetBlock.
+	budgetBlock bool
 }
 
 // endUser describes an end user.
@@ -63,6 +66,7 @@ type endUser struct {
 	SoftBudgetUSD  float64   `json:"soft_budget_usd,omitempty"`
 	BudgetDuration string    `json:"budget_duration,omitempty"`
 	Blocked        bool      `json:"blocked,omitempty"`
+	BudgetBlock    bool      `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /customer/update lifts it"`
 	CreatedAt      time.Time `json:"created_at"`
 	FirstSeen      bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
 	Spend          keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`
@@ -202,6 +206,7 @@ func checkEndUserRequest(g *completions.Gateway, req endUserRequest, checkModels
 func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 	e.Alias, e.Models, e.MaxBudgetUSD, e.SoftBudgetUSD = req.Alias, limits.AllowedModels, req.MaxBudgetUSD, req.SoftBudgetUSD
 	e.BudgetDuration, e.Blocked = req.BudgetDuration, req.Blocked
+	e.BudgetBlock = req.Blocked && req.budgetBlock
 	if len(e.Models) == 0 {
 		e.Models = nil
 	}
@@ -210,7 +215,7 @@ func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 // requestOf is the request that would make e as it is.
 func (e endUser) requestOf() endUserRequest {
 	return endUserRequest{EndUserID: e.EndUserID, Alias: e.Alias, Models: e.Models, MaxBudgetUSD: e.MaxBudgetUSD,
-		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked}
+		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked, budgetBlock: e.BudgetBlock}
 }
 
 // createEndUser validates req and stores the end user and its account in one transaction
@@ -272,8 +277,10 @@ func (s *Server) endUserWithSpend(ctx context.Context, owner string, e endUser) 
 
 // updateEndUser applies body (the fields to change) to owner's end user id: read, merged,
 // checked and written with its account's limits in one transaction, so a failed update
-// changes nothing and the end user's spend is kept.
-func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage) (*endUser, error) {
+// changes nothing and the end user's spend is kept. adjust, when given, changes the
+// request against the stored end user inside the transaction (the lift of LiteLLM's
+// max_budget 0).
+func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust ...func(req *endUserRequest, prev endUser)) (*endUser, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
@@ -286,8 +293,14 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 			return err
 		}
 		req := rec.requestOf()
+		if _, ok := given["blocked"]; ok {
+			req.budgetBlock = false // blocked said outright
+		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
+		}
+		for _, a := range adjust {
+			a(&req, rec.endUser)
 		}
 		if req.EndUserID != rec.EndUserID {
 			v := Validation(http.StatusUnprocessableEntity, "end_user_id: an end user's id cannot be changed (it is %q)", rec.EndUserID)
@@ -351,7 +364,7 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 			case err != nil:
 				return err
 			}
-			rec.Blocked = blocked
+			rec.Blocked, rec.BudgetBlock = blocked, false
 			limits := completions.BudgetLimits{AllowedModels: rec.Models, MaxCostUSD: rec.MaxBudgetUSD, SoftCostUSD: rec.SoftBudgetUSD, Blocked: blocked}
 			if rec.BudgetDuration != "" {
 				limits.ResetEvery, _ = parseBudgetDuration(rec.BudgetDuration)

@@ -123,7 +123,11 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 			Tags: tags, Request: litellmCustomerRequest{}, Response: litellmCustomer{},
 			Errors: map[int]string{400: "user_id missing or taken or a bad or unsupported field: the message names it", 403: scoped}},
 			func(w http.ResponseWriter, r *http.Request) error {
-				body, err := litellmCustomerBody(r, false)
+				fields, err := litellmBody(r)
+				if err != nil {
+					return err
+				}
+				body, err := litellmCustomerFields(fields, false)
 				if err != nil {
 					return err
 				}
@@ -131,6 +135,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 					return litellmCustomerNames(err)
 				}
+				req.budgetBlock = req.Blocked && litellmZeroBudget(fields)
 				if req.EndUserID == "" {
 					return litellmInvalid("user_id", "user_id: required: the id the app gives the end user")
 				}
@@ -186,7 +191,14 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				if _, err := storedEndUserOf(r.Context(), s.cfg.Store, owner(r), id); err != nil {
 					return litellmCustomerMissing("user_id", id, err)
 				}
-				e, err := s.updateEndUser(r.Context(), g, owner(r), id, body)
+				var native map[string]json.RawMessage
+				_ = json.Unmarshal(body, &native)
+				_, budgetGiven := native["max_budget_usd"]
+				e, err := s.updateEndUser(r.Context(), g, owner(r), id, body, func(req *endUserRequest, prev endUser) {
+					if budgetGiven && prev.Blocked && prev.BudgetBlock {
+						req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
+					}
+				})
 				if err != nil {
 					return litellmCustomerMissing("user_id", id, litellmCustomerNames(err))
 				}
@@ -324,19 +336,12 @@ func litellmCustomerIDsOf(r *http.Request) ([]string, error) {
 	return out, nil
 }
 
-// litellmCustomerBody reads a LiteLLM customer request body as endUserRequest's fields.
-func litellmCustomerBody(r *http.Request, update bool) (json.RawMessage, error) {
-	fields, err := litellmBody(r)
-	if err != nil {
-		return nil, err
-	}
-	return litellmCustomerFields(fields, update)
-}
-
 // litellmCustomerFields turns LiteLLM's customer fields into a body of endUserRequest's.
 // A null field is "not given"; on update, as LiteLLM's, so are false, 0, "", [] and {}
 // (its clients send every field with its default). max_budget 0 on /customer/new is
-// refused: POST /customer/block blocks an end user.
+// LiteLLM's budget of nothing: the end user is made blocked (whatever blocked says, false
+// being its clients' default) and remembers it as its budget_block, which a later
+// max_budget on /customer/update lifts, as a team's.
 func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json.RawMessage, error) {
 	native := map[string]json.RawMessage{}
 	for name, raw := range fields {
@@ -350,11 +355,12 @@ func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json
 		case isNull:
 		case update && (emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
 			// LiteLLM's /customer/update ignores its fields' defaults.
-		case name == "max_budget" && emptyJSON(raw):
-			return nil, litellmInvalid(name, "max_budget: 0 would refuse every request: POST /customer/block blocks an end user; null for no bound")
 		default:
 			native[to] = raw
 		}
+	}
+	if !update && litellmZeroBudget(fields) {
+		native["blocked"] = json.RawMessage(`true`) // a budget of nothing
 	}
 	return json.Marshal(native)
 }
@@ -424,3 +430,10 @@ func asEndUsersMissing(err error, m **endUsersMissing) bool { return err != nil 
 
 // asAPIError is errors.As for *APIError.
 func asAPIError(err error, ae **APIError) bool { return err != nil && errors.As(err, ae) }
+
+// litellmZeroBudget reports whether LiteLLM customer fields ask for max_budget 0, its
+// budget of nothing.
+func litellmZeroBudget(fields map[string]json.RawMessage) bool {
+	raw, ok := fields["max_budget"]
+	return ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) && emptyJSON(raw)
+}
