@@ -178,8 +178,8 @@ func storedEndUserOf(ctx context.Context, rd store.Reader, owner, id string) (st
 	return ownedRecord[storedEndUser](ctx, rd, store.EndUsers, owner, id, "end user", func() error { return endUserNotFound(id) })
 }
 
-// checkEndUserID refuses an end user id that is empty, too long, not UTF-8 or holds
-// control characters (field names the field in the message).
+// checkEndUserID refuses an end user id that is empty, too long, not UTF-8, holds control
+// characters or is "." or ".." (field names the field in the message).
 func checkEndUserID(field, id string) error {
 	switch {
 	case id == "":
@@ -188,6 +188,9 @@ func checkEndUserID(field, id string) error {
 		return Validation(http.StatusUnprocessableEntity, "%s: at most %d characters, got %d", field, maxEndUserIDLength, len(id))
 	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
 		return Validation(http.StatusUnprocessableEntity, "%s: must be text without control characters, got %q", field, id)
+	case id == "." || id == "..":
+		// A URL path cleans these segments away: /api/v1/customers/{id} could not reach it.
+		return Validation(http.StatusUnprocessableEntity, "%s: %q cannot be an end user's id (a URL path cannot name it)", field, id)
 	}
 	return nil
 }
