@@ -46,6 +46,9 @@ type AnthropicMessagesRequest struct {
 		// Tags (LiteLLM's, not Anthropic's) become the request's tags.
 		Tags json.RawMessage `json:"tags,omitempty"`
 	} `json:"metadata,omitempty"`
+	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
+	// when the body's user does not.
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
 	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
 	// OutputConfig.Effort is how hard an adaptive thinking model thinks (low, medium, high
 	// or max); read with Thinking only.

@@ -92,6 +92,9 @@ type OpenAIChatRequest struct {
 	// array of strings or a comma-separated string, become the request's tags
 	// (Request.Tags).
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
+	// when the body's user does not.
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
 	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
 	// request-body "guardrails"; see Request.Guardrails).
 	Guardrails []string `json:"guardrails,omitempty"`

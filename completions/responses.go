@@ -76,6 +76,9 @@ type ResponsesRequest struct {
 	// Metadata is OpenAI's key-value pairs (not stored); LiteLLM's "tags" in it become the
 	// request's tags, as on chat completions.
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
+	// when the body's user does not.
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's

@@ -52,6 +52,9 @@ type OpenAITextCompletionRequest struct {
 	Guardrails []string `json:"guardrails,omitempty"`
 	// Metadata's "tags" become the request's tags, as on chat completions.
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
+	// when the body's user does not.
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
 }
 
 // OpenAIPrompt is a legacy completion's prompt: a string or an array of strings.

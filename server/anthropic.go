@@ -90,11 +90,11 @@ func (s *Server) handleMessages(g *completions.Gateway, w http.ResponseWriter, r
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	userID := ""
 	if mreq.Metadata != nil {
-		r = withEndUserOf(r, mreq.Metadata.UserID)
-	} else {
-		r = withEndUserOf(r)
+		userID = mreq.Metadata.UserID
 	}
+	r = withEndUserOf(r, mreq.LiteLLMMetadata.EndUser(), userID)
 	// The answer names the model as the request did — unless it named a model group, whose
 	// answering model the caller would not see otherwise.
 	model := func(provider, name string) string {

@@ -463,8 +463,9 @@ func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.
 }
 
 // requestEndUser names the end user of a gateway request r, as LiteLLM reads it: its
-// x-litellm-customer-id or x-litellm-end-user-id header, else the first of fromBody (the
-// body's user, metadata.user_id, safety_identifier, in the surface's order) not empty.
+// x-litellm-customer-id or x-litellm-end-user-id header, else the first of fromBody not
+// empty (in LiteLLM's order: the body's user, OpenAI's safety_identifier on
+// /v1/responses, litellm_metadata.user, metadata.user_id).
 func requestEndUser(r *http.Request, fromBody ...string) string {
 	for _, h := range []string{"X-Litellm-Customer-Id", "X-Litellm-End-User-Id"} {
 		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
