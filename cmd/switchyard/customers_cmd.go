@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// customerFlags are the settings `customers create` and `customers update` take; set
+// records which were given (update changes only those).
+type customerFlags struct {
+	alias, models, budgetDuration string
+	maxBudget, softBudget         float64
+	blocked                       bool
+	set                           map[string]bool
+}
+
+func addCustomerFlags(fs *flag.FlagSet) *customerFlags {
+	f := &customerFlags{}
+	fs.StringVar(&f.alias, "alias", "", "a label for the end user")
+	fs.StringVar(&f.models, "models", "", "comma-separated models the end user's requests may call; empty: every model")
+	fs.Float64Var(&f.maxBudget, "max-budget-usd", 0, "USD the end user's requests may spend across every key (per --budget-duration when set); 0: no bound")
+	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD past which a budget alert is sent (never blocks); 0: none")
+	fs.StringVar(&f.budgetDuration, "budget-duration", "", "period after which the end user's spend starts again from zero: 30d, 12h")
+	fs.BoolVar(&f.blocked, "blocked", false, "every request naming the end user is refused; update: --blocked=false unblocks it")
+	return f
+}
+
+// runCustomers is `switchyard customers`: the end users (LiteLLM's customers) an app names
+// in its requests, with their spend, budgets and blocks, through the native API.
+func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	sub, args, err := subcommand(args, "list", "create", "show", "update", "block", "unblock", "delete")
+	if err != nil {
+		return err
+	}
+	fs := newFlagSet("customers", "customers [list] | customers create ID [settings] | customers show ID | customers update ID [settings] | customers block ID... | customers unblock ID... | customers delete ID...", stderr)
+	cf := addClientFlags(fs)
+	uf := addCustomerFlags(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	uf.set = flagsGiven(fs)
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	if sub != "create" && sub != "update" {
+		settings := []string{"alias", "models", "max-budget-usd", "soft-budget-usd", "budget-duration", "blocked"}
+		if err := flagsOnlyFor(uf.set, settings, "customers create and customers update"); err != nil {
+			return err
+		}
+	}
+	show := func(u *client.Customer, err error) error {
+		if err != nil {
+			return err
+		}
+		if cf.jsonOut {
+			return printJSON(stdout, u)
+		}
+		printCustomer(stdout, u)
+		return nil
+	}
+	switch sub {
+	case "create":
+		if len(pos) != 1 {
+			return errors.New("give the end user's id, as the app names it in its requests: switchyard customers create alice --max-budget-usd 5")
+		}
+		return show(c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: pos[0], Alias: uf.alias, Models: splitModels(uf.models),
+			MaxBudgetUSD: uf.maxBudget, SoftBudgetUSD: uf.softBudget, BudgetDuration: uf.budgetDuration, Blocked: uf.blocked}))
+	case "update":
+		if len(pos) != 1 {
+			return errors.New("give one end user id: switchyard customers update alice --max-budget-usd 10")
+		}
+		return show(c.UpdateCustomer(ctx, pos[0], uf.update()))
+	case "show":
+		if len(pos) != 1 {
+			return errors.New("give one end user id")
+		}
+		return show(c.Customer(ctx, pos[0]))
+	case "block", "unblock", "delete":
+		if len(pos) == 0 {
+			return fmt.Errorf("give the end user id(s) to %s", sub)
+		}
+		blocked := sub == "block"
+		var errs []error
+		for _, id := range pos {
+			if sub == "delete" {
+				if err := c.DeleteCustomer(ctx, id); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", id, err))
+					continue
+				}
+				fmt.Fprintf(stdout, "deleted end user %s\n", id)
+				continue
+			}
+			u, err := c.UpdateCustomer(ctx, id, &client.CustomerUpdate{Blocked: &blocked})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+				continue
+			}
+			if cf.jsonOut {
+				if err := printJSON(stdout, u); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(stdout, "%sed end user %s\n", sub, u.EndUserID)
+		}
+		return errors.Join(errs...)
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q (switchyard customers show ID, or customers delete ID)", pos[0])
+	}
+	users, err := c.Customers(ctx)
+	if err != nil {
+		return err
+	}
+	if cf.jsonOut {
+		return printJSON(stdout, orEmpty(users))
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tALIAS\tMODELS\tSPENT\tBUDGET\tREQUESTS\tBLOCKED")
+	for _, u := range users {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t$%.4f\t%s\t%d\t%v\n", u.EndUserID, u.Alias, customerModels(u), u.Spend.CostUSD, customerBudget(u), u.Spend.Requests, u.Blocked)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(users) == 0 {
+		fmt.Fprintln(stdout, "(no end users: a request naming one in user, or switchyard customers create alice --max-budget-usd 5, makes one)")
+	}
+	return nil
+}
+
+// update is the CustomerUpdate of the settings given.
+func (f *customerFlags) update() *client.CustomerUpdate {
+	u := &client.CustomerUpdate{
+		Alias:          given(f.set, "alias", &f.alias),
+		MaxBudgetUSD:   given(f.set, "max-budget-usd", &f.maxBudget),
+		SoftBudgetUSD:  given(f.set, "soft-budget-usd", &f.softBudget),
+		BudgetDuration: given(f.set, "budget-duration", &f.budgetDuration),
+		Blocked:        given(f.set, "blocked", &f.blocked),
+	}
+	if f.set["models"] {
+		u.Models = splitModels(f.models)
+	}
+	return u
+}
+
+func customerModels(u client.Customer) string {
+	return modelsOf(client.VirtualKey{Models: u.Models})
+}
+
+func customerBudget(u client.Customer) string {
+	return budgetOf(client.VirtualKey{MaxBudgetUSD: u.MaxBudgetUSD, BudgetDuration: u.BudgetDuration})
+}
+
+func printCustomer(w io.Writer, u *client.Customer) {
+	fmt.Fprintf(w, "id:        %s\n", u.EndUserID)
+	if u.Alias != "" {
+		fmt.Fprintf(w, "alias:     %s\n", u.Alias)
+	}
+	fmt.Fprintf(w, "models:    %s\n", customerModels(*u))
+	fmt.Fprintf(w, "budget:    %s\n", customerBudget(*u))
+	if u.SoftBudgetUSD > 0 {
+		fmt.Fprintf(w, "soft:      $%g (an alert, never a refusal)\n", u.SoftBudgetUSD)
+	}
+	if u.Blocked {
+		fmt.Fprintln(w, "blocked:   yes (every request naming it refused; customers unblock ID)")
+	}
+	if u.CreatedByRequest {
+		fmt.Fprintln(w, "made by:   the first request naming it")
+	}
+	fmt.Fprintf(w, "spent:     $%.4f, %d tokens, %d requests\n", u.Spend.CostUSD, u.Spend.Tokens, u.Spend.Requests)
+}
