@@ -195,7 +195,8 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				_ = json.Unmarshal(body, &native)
 				_, budgetGiven := native["max_budget_usd"]
 				e, err := s.updateEndUser(r.Context(), g, owner(r), id, body, func(req *endUserRequest, prev endUser) {
-					if budgetGiven && prev.Blocked && prev.BudgetBlock {
+					// req.budgetBlock is prev's unless the update says blocked outright.
+					if budgetGiven && prev.Blocked && prev.BudgetBlock && req.budgetBlock {
 						req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
 					}
 				})
