@@ -94,7 +94,7 @@ func (s *Server) handleMessages(g *completions.Gateway, w http.ResponseWriter, r
 	if mreq.Metadata != nil {
 		userID = mreq.Metadata.UserID
 	}
-	r = withEndUserOf(r, mreq.LiteLLMMetadata.EndUser(), userID)
+	r = withEndUserNamed(r, []string{"litellm_metadata.user", "metadata.user_id"}, mreq.LiteLLMMetadata.EndUser(), userID)
 	// The answer names the model as the request did — unless it named a model group, whose
 	// answering model the caller would not see otherwise.
 	model := func(provider, name string) string {

@@ -256,7 +256,7 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 	if err := decodeJSON(r, &oreq, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	r = withEndUserOf(r, oreq.User, oreq.LiteLLMMetadata.EndUser(), completions.MetadataUserID(oreq.Metadata))
+	r = withEndUserNamed(r, litellmEndUserFields, oreq.User, oreq.LiteLLMMetadata.EndUser(), completions.MetadataUserID(oreq.Metadata))
 	req, err := oreq.ToRequest()
 	if err != nil {
 		return s.openAIError(w, r, err)
@@ -533,7 +533,7 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 	if err := decodeJSON(r, &rreq, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	r = withEndUserOf(r, rreq.User, rreq.SafetyIdentifier, rreq.LiteLLMMetadata.EndUser(), completions.MetadataUserID(rreq.Metadata))
+	r = withEndUserNamed(r, responsesEndUserFields, rreq.User, rreq.SafetyIdentifier, rreq.LiteLLMMetadata.EndUser(), completions.MetadataUserID(rreq.Metadata))
 	owner := responsesOwner(r)
 	if err := g.ResolveItemReferences(r.Context(), owner, &rreq); err != nil {
 		return s.openAIError(w, r, err)
@@ -752,7 +752,7 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 			return s.openAIError(w, r, err)
 		}
 	}
-	scope, err := s.gatewayScope(withEndUserOf(r, treq.User, treq.LiteLLMMetadata.EndUser(), completions.MetadataUserID(treq.Metadata)), received)
+	scope, err := s.gatewayScope(withEndUserNamed(r, litellmEndUserFields, treq.User, treq.LiteLLMMetadata.EndUser(), completions.MetadataUserID(treq.Metadata)), received)
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}

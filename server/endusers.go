@@ -438,46 +438,69 @@ func (e *endUsersMissing) Error() string {
 	return "end users not found: " + strings.Join(e.ids, ", ")
 }
 
-// endUserKey is the context key of a gateway request's end user id (withEndUserOf).
+// endUserKey is the context key of a gateway request's end user (withEndUserOf).
 type endUserKey struct{}
 
-// withEndUserOf returns r carrying the id of its end user (requestEndUser) for
-// gatewayScope.
+// endUserNamed is a gateway request's end user id and the header or body field that named
+// it (for refusals of it).
+type endUserNamed struct{ field, id string }
+
+// litellmEndUserFields names withEndUserNamed's fromBody on chat and text completions,
+// in LiteLLM's order; responsesEndUserFields on /v1/responses, where OpenAI's
+// safety_identifier follows user.
+var (
+	litellmEndUserFields   = []string{"user", "litellm_metadata.user", "metadata.user_id"}
+	responsesEndUserFields = []string{"user", "safety_identifier", "litellm_metadata.user", "metadata.user_id"}
+)
+
+// withEndUserOf returns r carrying its end user (requestEndUser) for gatewayScope;
+// fromBody is the body's user (the surfaces with no other field naming one).
 func withEndUserOf(r *http.Request, fromBody ...string) *http.Request {
-	id := requestEndUser(r, fromBody...)
-	if id == "" {
+	return withEndUserNamed(r, []string{"user"}, fromBody...)
+}
+
+// withEndUserNamed is withEndUserOf with fromBody's field names (names[i] names
+// fromBody[i]).
+func withEndUserNamed(r *http.Request, names []string, fromBody ...string) *http.Request {
+	e := requestEndUser(r, names, fromBody...)
+	if e.id == "" {
 		return r
 	}
-	return r.WithContext(context.WithValue(r.Context(), endUserKey{}, id))
+	return r.WithContext(context.WithValue(r.Context(), endUserKey{}, e))
 }
 
 // gatewayScope is the gateway scope of an authenticated request (completionsScope) drawing
 // on its end user's account too: the one withEndUserOf named, else its headers'.
 func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.Scope, error) {
 	sc := completionsScope(r, received)
-	id, _ := r.Context().Value(endUserKey{}).(string)
-	if id == "" {
-		id = requestEndUser(r)
+	e, _ := r.Context().Value(endUserKey{}).(endUserNamed)
+	if e.id == "" {
+		e = requestEndUser(r, nil)
 	}
-	return s.withEndUser(r.Context(), sc, "user", id)
+	return s.withEndUser(r.Context(), sc, e.field, e.id)
 }
 
 // requestEndUser names the end user of a gateway request r, as LiteLLM reads it: its
 // x-litellm-customer-id or x-litellm-end-user-id header, else the first of fromBody not
-// empty (in LiteLLM's order: the body's user, OpenAI's safety_identifier on
-// /v1/responses, litellm_metadata.user, metadata.user_id).
-func requestEndUser(r *http.Request, fromBody ...string) string {
+// empty (in LiteLLM's order: the body's user, OpenAI's safety_identifier on /v1/responses,
+// litellm_metadata.user, metadata.user_id), with the header or field (names[i] for
+// fromBody[i]; user past names) that gave it.
+func requestEndUser(r *http.Request, names []string, fromBody ...string) endUserNamed {
 	for _, h := range []string{"X-Litellm-Customer-Id", "X-Litellm-End-User-Id"} {
 		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
-			return v
+			return endUserNamed{field: strings.ToLower(h), id: v}
 		}
 	}
-	for _, v := range fromBody {
+	for i, v := range fromBody {
 		if v != "" {
-			return v
+			field := "user"
+			if i < len(names) {
+				field = names[i]
+			}
+			return endUserNamed{field: field, id: v}
 		}
 	}
-	return ""
+	return endUserNamed{}
 }
 
 // withEndUser makes sc's requests draw on the account of its owner's end user id as well

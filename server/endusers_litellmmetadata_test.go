@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -59,4 +60,21 @@ func endUserRequests(t *testing.T, s *Server, id string) int64 {
 		t.Fatalf("GET /api/v1/customers/%s: %d %s", id, r.status, r.raw)
 	}
 	return e.Spend.Requests
+}
+
+// TestEndUserFromLiteLLMMetadataRefusalNamesIt: an end user id refused from
+// litellm_metadata.user or metadata.user_id is refused naming that field.
+func TestEndUserFromLiteLLMMetadataRefusalNamesIt(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	k := litellmGenerate(t, s, `{"max_budget":10}`)
+	chat := `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]`
+	for body, field := range map[string]string{
+		chat + `,"litellm_metadata":{"user":".."}}`: "litellm_metadata.user",
+		chat + `,"metadata":{"user_id":"."}}`:       "metadata.user_id",
+	} {
+		st, b := postWith(t, hs.URL+"/v1/chat/completions", k.Key, body, nil)
+		if st != http.StatusBadRequest || !strings.Contains(b, field) {
+			t.Fatalf("%s: %d %s, want a 400 naming %s", body, st, b, field)
+		}
+	}
 }
