@@ -156,7 +156,8 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 				switch {
 				case block == budgetBlockSet:
 					req.budgetBlock = true
-				case block == budgetBlockLift && prev.Blocked && prev.BudgetBlock:
+				case block == budgetBlockLift && prev.Blocked && prev.BudgetBlock && req.budgetBlock:
+					// req.budgetBlock is prev's unless the update says blocked outright.
 					req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
 				}
 			}
