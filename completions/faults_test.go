@@ -156,10 +156,14 @@ func faultCases() []faultCase {
 			wantFrom: "up/backup", wantKinds: []string{"rate_limited", "ok"}, wantCalls: calls(1, 1)},
 		{name: "content filter, fallback opted in", primary: []behaviour{status(400, "content_policy_violation", "Your request was rejected as a result of our safety system.")}, backup: true,
 			policy: FaultPolicy{FallbackOnContentFilter: true}, wantFrom: "up/backup", wantKinds: []string{"content_filter", "ok"}, wantCalls: calls(1, 1)},
+		// The hedged cases do not race the clock: a primary silent until cancelled is only
+		// ever beaten by the hedge (its first-token limit is far off), and a primary that
+		// answers is never hedged (the hedge is far off).
 		{name: "stream: slow first token, hedged after 20 ms", stream: true, primary: []behaviour{slowFirstToken()}, backup: true,
-			policy: FaultPolicy{HedgeAfter: ptr(0.02)}, wantFrom: "up/backup", wantKinds: []string{"hedged", "ok"}, wantCalls: calls(1, 1)},
+			policy:   FaultPolicy{HedgeAfter: ptr(0.02), FirstTokenTimeout: ptr(600.0), StreamIdleTimeout: ptr(600.0)},
+			wantFrom: "up/backup", wantKinds: []string{"hedged", "ok"}, wantCalls: calls(1, 1)},
 		{name: "stream: hedged, primary answers first", stream: true, primary: []behaviour{answer(p)}, backup: true,
-			policy: FaultPolicy{HedgeAfter: ptr(5.0)}, wantFrom: "up/primary", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
+			policy: FaultPolicy{HedgeAfter: ptr(600.0)}, wantFrom: "up/primary", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 		{name: "stream: content filter mid-answer", stream: true, primary: []behaviour{filteredStream(p, 2)}, backup: true,
 			wantFrom: "up/primary", wantText: "Paris is", wantFinish: "content_filter", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 		{name: "stream: 401 from upstream", stream: true, primary: []behaviour{status(401, "invalid_api_key", "Incorrect API key provided")}, backup: true,

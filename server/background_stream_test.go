@@ -22,6 +22,8 @@ import (
 type dripUpstream struct {
 	mu        sync.Mutex
 	cancelled int
+	// cut, when set, gets a value at each cancellation (buffered, never blocking).
+	cut chan struct{}
 }
 
 func (u *dripUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +47,10 @@ func (u *dripUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			u.mu.Lock()
 			u.cancelled++
 			u.mu.Unlock()
+			select {
+			case u.cut <- struct{}{}:
+			default:
+			}
 			return
 		}
 		if i > 0 {
@@ -181,11 +187,13 @@ func backgroundStreamAcrossReplicas(t *testing.T, st *store.Store) {
 // is a 400 naming stream; a starting_after that is not a sequence number is a 400 naming
 // it.
 func TestBackgroundStreamCancelAndRefusals(t *testing.T) {
-	up := &dripUpstream{}
+	up := &dripUpstream{cut: make(chan struct{}, 1)}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
 	st := memstore.New()
-	a, b := backgroundReplica(t, st, ups), backgroundReplica(t, st, ups)
+	// The run on A stays alive until the cancel: no heartbeat is ever late enough for B
+	// to read it as dead (a cancel still reaches A at its next beat, within a second).
+	a, b := backgroundReplicaStaleAfter(t, st, ups, time.Hour), backgroundReplicaStaleAfter(t, st, ups, time.Hour)
 	resp := openStream(t, "POST", a.URL+"/v1/responses", `{"model":"up/hang","input":"Go.","background":true,"stream":true}`)
 	defer resp.Body.Close()
 	first := readEvents(t, resp.Body, 6) // created, in_progress, item, part, two deltas
@@ -202,12 +210,10 @@ func TestBackgroundStreamCancelAndRefusals(t *testing.T) {
 			t.Fatalf("%s ended with %+v", name, rest)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for up.cancels() < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the upstream call was not cut")
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-up.cut:
+	case <-time.After(time.Minute): // a hang guard: the cut comes with the cancel
+		t.Fatal("the upstream call was not cut")
 	}
 
 	r, body := do2(t, "POST", a.URL+"/v1/responses", testKey, `{"model":"up/drip","input":"x","background":true}`, nil)

@@ -54,12 +54,22 @@ func (u *slowUpstream) counts() (calls, cancelled int) {
 	return u.calls, u.cancelled
 }
 
-// backgroundReplica is one server on st whose provider "up" is ups.
+// backgroundReplica is one server on st whose provider "up" is ups, counting a run stale
+// after 400 ms without a heartbeat.
 func backgroundReplica(t *testing.T, st *store.Store, ups *httptest.Server) *httptest.Server {
+	t.Helper()
+	return backgroundReplicaStaleAfter(t, st, ups, 400*time.Millisecond)
+}
+
+// backgroundReplicaStaleAfter is backgroundReplica counting a run stale after staleAfter
+// without a heartbeat. A test whose runs must stay alive across replicas takes a long one:
+// on a loaded machine a 400 ms heartbeat can be late, and a reader on another replica
+// would end the live run as failed.
+func backgroundReplicaStaleAfter(t *testing.T, st *store.Store, ups *httptest.Server, staleAfter time.Duration) *httptest.Server {
 	t.Helper()
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: -1,
-		StoredResponses: completions.StoredResponsesOptions{BackgroundStaleAfter: 400 * time.Millisecond}})
+		StoredResponses: completions.StoredResponsesOptions{BackgroundStaleAfter: staleAfter}})
 	if err != nil {
 		t.Fatal(err)
 	}
