@@ -203,10 +203,6 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 	id := newBackgroundID("resp")
 	o := NewResponseObject(r, id, created)
 	o.Status, o.Background, o.Store = "queued", true, true
-	ttl := g.opts.StoredResponses.TTL
-	if ttl <= 0 {
-		ttl = DefaultResponsesTTL
-	}
 	own := r.ownItems()
 	run := &backgroundRun{ID: newBackgroundID("run"), Heartbeat: time.Now().UTC()}
 	kept := *o
@@ -217,7 +213,7 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 	if pre, _ := g.guardrailsFor(scope, req, GuardrailPreCall); len(pre) > 0 {
 		stored = []ResponsesItem{}
 	}
-	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: stored, Response: &kept, Expires: now.Add(ttl), Run: run}
+	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: stored, Response: &kept, Expires: g.responseExpiry(now), Run: run}
 	var log *eventLog
 	if r.Stream {
 		rec.Stream = &backgroundStream{}

@@ -42,6 +42,10 @@ type StoredResponsesOptions struct {
 	Off bool
 	// TTL is how long an answer is kept; 0 means DefaultResponsesTTL.
 	TTL time.Duration
+	// NoExpiry keeps every answer stored while it is set until it is deleted (DELETE
+	// /v1/responses/{id}): no SweepResponses removes it, whatever TTL a later run has. TTL
+	// is then ignored.
+	NoExpiry bool
 	// ConversationLease is how long a /v1/responses request holds its conversation without
 	// renewing it (renewed every third of it while the request runs); 0 means
 	// DefaultConversationLease.
@@ -448,14 +452,10 @@ func (g *Gateway) StoreResponse(ctx context.Context, owner string, r *ResponsesR
 	if !g.StoresResponses() || r.Store != nil && !*r.Store {
 		return convErr
 	}
-	ttl := g.opts.StoredResponses.TTL
-	if ttl <= 0 {
-		ttl = DefaultResponsesTTL
-	}
 	now := g.opts.Now()
 	kept := *o
 	kept.Store = true
-	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: own, Response: &kept, Expires: now.Add(ttl)}
+	rec := &storedResponse{Owner: owner, Previous: r.PreviousResponseID, Input: own, Response: &kept, Expires: g.responseExpiry(now)}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("completions: encode response %s: %w", o.ID, err)
@@ -543,7 +543,7 @@ func (g *Gateway) DeleteResponse(ctx context.Context, owner, id string) error {
 			return err
 		}
 		// Under the answer's owner, whose chains it breaks (the deleter may be its issuer).
-		return tx.Put(ctx, store.ResponseTombstones, ownerKey(rec.Owner)+"/"+id, []byte(strconv.FormatInt(rec.Expires.Unix(), 10)))
+		return tx.Put(ctx, store.ResponseTombstones, ownerKey(rec.Owner)+"/"+id, []byte(strconv.FormatInt(tombstoneUntil(rec.Expires, g.opts.Now()).Unix(), 10)))
 	})
 	if errors.Is(err, ErrResponseNotFound) {
 		return err
@@ -675,6 +675,32 @@ func (g *Gateway) sweepTombstones(ctx context.Context, now time.Time) error {
 		}
 		after = page[len(page)-1].Key
 	}
+}
+
+// neverExpires is the expiry of an answer kept until deleted (StoredResponsesOptions.NoExpiry):
+// past any sweep's now, and last in the store.ResponseExpiry index, where a sweep stops.
+var neverExpires = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
+// responseExpiry is when an answer stored at now expires.
+func (g *Gateway) responseExpiry(now time.Time) time.Time {
+	if g.opts.StoredResponses.NoExpiry {
+		return neverExpires
+	}
+	ttl := g.opts.StoredResponses.TTL
+	if ttl <= 0 {
+		ttl = DefaultResponsesTTL
+	}
+	return now.Add(ttl)
+}
+
+// tombstoneUntil is how long the tombstone of an answer expiring at, deleted at now, is
+// kept: until the answer would have expired, but for an answer kept until deleted only as
+// long as a process may keep a copy of it (recentTTL), so that tombstones do not pile up.
+func tombstoneUntil(expires, now time.Time) time.Time {
+	if !expires.Before(neverExpires) {
+		return now.Add(recentTTL)
+	}
+	return expires
 }
 
 // expiryKey is the store.ResponseExpiry key of answer id expiring at: the time first, so

@@ -301,3 +301,50 @@ func TestConversationLeaseOfADeadProcess(t *testing.T) {
 		t.Fatalf("after the lease: %v", err)
 	}
 }
+
+// TestStoredResponsesNoExpiry: an answer stored with NoExpiry survives every sweep — also
+// one by a later gateway with a TTL — and is still read back and continued; deleted, it
+// goes, and its tombstone is swept once no process can hold a copy (recentTTL).
+func TestStoredResponsesNoExpiry(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.StoredResponses.NoExpiry = true })
+	h.a.on("m", step{text: "one"}, step{text: "two"})
+	kept, err := respond(t, h.g, "alice", `{"model":"a/m","input":"1"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := New(Options{Providers: fakeRegistry{"a": h.a}, Prices: fakePrices{}, Store: h.store, StoredResponses: StoredResponsesOptions{TTL: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	century := time.Now().Add(100 * 365 * 24 * time.Hour)
+	for _, g := range []*Gateway{h.g, later} {
+		if n, err := g.SweepResponses(context.Background(), century); err != nil || n != 0 {
+			t.Fatalf("sweep a century later: %d deleted, %v; want none", n, err)
+		}
+	}
+	if _, err := later.StoredResponse(context.Background(), "alice", kept.ID); err != nil {
+		t.Fatalf("read after the sweeps: %v", err)
+	}
+	if _, err := respond(t, later, "alice", `{"model":"a/m","input":"2","previous_response_id":"`+kept.ID+`"}`); err != nil {
+		t.Fatalf("continue after the sweeps: %v", err)
+	}
+	if err := h.g.DeleteResponse(context.Background(), "alice", kept.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.g.StoredResponse(context.Background(), "alice", kept.ID); !errors.Is(err, ErrResponseNotFound) {
+		t.Errorf("read after delete: %v", err)
+	}
+	tombstones := func() int {
+		entries, err := h.store.List(context.Background(), store.ResponseTombstones, store.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	if _, err := h.g.SweepResponses(context.Background(), time.Now()); err != nil || tombstones() != 1 {
+		t.Fatalf("tombstones right after the delete: %d (%v), want 1", tombstones(), err)
+	}
+	if _, err := h.g.SweepResponses(context.Background(), time.Now().Add(recentTTL+time.Minute)); err != nil || tombstones() != 0 {
+		t.Errorf("tombstones past recentTTL: %d (%v), want 0", tombstones(), err)
+	}
+}
