@@ -383,33 +383,46 @@ func (r *Rollup) firstKeptDay(now time.Time) (string, bool) {
 	return now.UTC().Add(-keep).Format(time.DateOnly), true
 }
 
-// sweepPage is how many rows Sweep reads, and deletes in one transaction, at a time.
+// sweepPage is the most rows Sweep reads, and deletes in one transaction, at a time.
 const sweepPage = 500
 
 // Sweep deletes the daily totals of every owner older than RollupOptions.Retention at now
 // and returns how many rows it deleted. Spend already leaves them out; the sweep frees
 // their room. Each transaction deletes at most sweepPage rows; deleting a row twice is
 // harmless, so replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.
+//
+// It reads only what may have expired: an owner's rows are in day order (owner/day/…), so
+// past the owner's first kept row the sweep skips to the next owner. It reads each owner's
+// expired rows, at most as many again (its pages start at one row and double while every
+// row read expired), and one kept row: a sweep that deletes nothing reads one row an owner.
 func (r *Rollup) Sweep(ctx context.Context, now time.Time) (int, error) {
 	first, ok := r.firstKeptDay(now)
 	if !ok {
 		return 0, nil
 	}
 	deleted := 0
-	for after := ""; ; {
+	for after, limit := "", 1; ; {
 		if err := ctx.Err(); err != nil {
 			return deleted, err
 		}
-		page, err := r.st.List(ctx, store.SpendRollups, store.ListOptions{After: after, Limit: sweepPage})
+		page, err := r.st.List(ctx, store.SpendRollups, store.ListOptions{After: after, Limit: limit})
 		if err != nil {
 			return deleted, fmt.Errorf("usagelog: sweep the daily spend: %w", err)
 		}
 		var old []string
+		next := "" // past the rest of an owner whose kept rows start here
 		for _, e := range page {
 			// owner (escaped: no "/") / day / kind / name
-			if _, rest, ok := strings.Cut(e.Key, "/"); ok && len(rest) >= len(time.DateOnly) && rest[:len(time.DateOnly)] < first {
-				old = append(old, e.Key)
+			owner, rest, ok := strings.Cut(e.Key, "/")
+			if !ok || len(rest) < len(time.DateOnly) {
+				continue // not a row's key: kept, and says nothing of the rows after it
 			}
+			if rest[:len(time.DateOnly)] < first {
+				old = append(old, e.Key)
+				continue
+			}
+			next = ownerRowsEnd(owner)
+			break
 		}
 		if len(old) > 0 {
 			err := r.st.Update(ctx, func(tx store.Tx) error {
@@ -425,9 +438,19 @@ func (r *Rollup) Sweep(ctx context.Context, now time.Time) (int, error) {
 			}
 			deleted += len(old)
 		}
-		if len(page) < sweepPage {
+		switch {
+		case next != "":
+			after, limit = next, 1
+		case len(page) < limit:
 			return deleted, nil
+		default:
+			after, limit = page[len(page)-1].Key, min(2*limit, sweepPage)
 		}
-		after = page[len(page)-1].Key
 	}
 }
+
+// ownerRowsEnd is a key after every row of owner (escaped) and before the rows of the
+// owners after it: in a row's key "owner/" is followed by its day, which starts with a
+// digit (below "\x7f"); an escaped owner has no "/", so the keys of an owner that starts
+// with owner and sorts after it have a byte above "/" where owner's have it.
+func ownerRowsEnd(owner string) string { return owner + "/\x7f" }
