@@ -41,18 +41,22 @@ func (u *dripUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	words := strings.Fields("one two three four five six seven eight")
-	for i, word := range words {
-		if body.Model == "hang" && i == 2 {
-			<-r.Context().Done()
-			u.mu.Lock()
-			u.cancelled++
-			u.mu.Unlock()
-			select {
-			case u.cut <- struct{}{}:
-			default:
-			}
-			return
+	if body.Model == "hang" {
+		// Its two words at once, then the wait: a cancellation at any time after they
+		// were sent is counted (none slips through a pause between words).
+		chunk("one", "")
+		chunk(" two", "")
+		<-r.Context().Done()
+		u.mu.Lock()
+		u.cancelled++
+		u.mu.Unlock()
+		select {
+		case u.cut <- struct{}{}:
+		default:
 		}
+		return
+	}
+	for i, word := range words {
 		if i > 0 {
 			word = " " + word
 		}
