@@ -54,7 +54,8 @@ type cappedBody struct {
 	events      bool
 	cut         *atomic.Int64
 	n           int64 // bytes of the current message so far
-	atLineStart bool  // events: the last byte ended a line (a "\n" now is a blank line)
+	atLineStart bool  // events: the last byte ended a line (a line end now is a blank line)
+	afterCR     bool  // events: the last byte was a "\r" (a "\n" now completes "\r\n")
 	err         error
 }
 
@@ -70,17 +71,18 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		if !b.events {
 			break
 		}
+		b.n++
+		// SSE ends a line at "\r\n", "\n" or "\r"; a blank line ends the event.
 		switch {
-		case c == '\n' && b.atLineStart:
-			b.n = 0 // a blank line: the event ended
-		case c == '\n':
-			b.atLineStart = true
-			b.n++
-		case c == '\r':
-			b.n++
+		case c == '\n' && b.afterCR:
+			b.afterCR = false // the "\n" of "\r\n": that line already ended
+		case c == '\n' || c == '\r':
+			if b.atLineStart {
+				b.n = 0 // a blank line: the event ended
+			}
+			b.atLineStart, b.afterCR = true, c == '\r'
 		default:
-			b.atLineStart = false
-			b.n++
+			b.atLineStart, b.afterCR = false, false
 		}
 		if b.n > b.limit {
 			break
