@@ -57,6 +57,12 @@ type ServerInfo struct {
 	Description string `json:"description,omitempty"`
 	// Transport is http, sse or stdio.
 	Transport Transport `json:"transport"`
+	// Status is the server's health as its last listing or call showed it.
+	Status Status `json:"status"`
+	// LastChecked is when the server was last listed or called (nil: never).
+	LastChecked *time.Time `json:"last_checked,omitempty"`
+	// LastError is the failure that made the server unhealthy ("" when it is not).
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Tool is a tool of an upstream server, as the server describes it.
@@ -156,7 +162,8 @@ func New(servers []ServerConfig, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Servers describes the configured servers, in configuration order.
+// Servers describes the configured servers, in configuration order, each with its health
+// as its last listing or call showed it.
 func (g *Gateway) Servers() []ServerInfo {
 	if g == nil {
 		return nil
@@ -164,6 +171,7 @@ func (g *Gateway) Servers() []ServerInfo {
 	out := make([]ServerInfo, len(g.servers))
 	for i, u := range g.servers {
 		out[i] = ServerInfo{Name: u.cfg.Name, Description: u.cfg.Description, Transport: u.cfg.Transport}
+		u.healthInfo(&out[i])
 	}
 	return out
 }
@@ -206,9 +214,10 @@ func (g *Gateway) ListTools(ctx context.Context, server string) ([]Tool, error) 
 	defer cancel()
 	tools, err := u.listTools(ctx)
 	if err != nil {
-		return nil, g.classify(ctx, u, "", err)
+		err = g.classify(ctx, u, "", err)
 	}
-	return tools, nil
+	u.observeHealth(ctx, err)
+	return tools, err
 }
 
 // CallTool calls server's tool with arguments (a JSON object; empty for none) and returns
@@ -222,6 +231,7 @@ func (g *Gateway) CallTool(ctx context.Context, server, tool string, arguments j
 	rec := CallRecord{Server: server, Tool: tool}
 	res, err := g.callTool(ctx, u, tool, arguments, &rec)
 	rec.Duration, rec.Err = time.Since(start), err
+	u.observeHealth(ctx, err)
 	switch {
 	case err == nil && res.IsError:
 		rec.Outcome = OutcomeToolError

@@ -35,6 +35,7 @@ type upstream struct {
 	session *mcp.ClientSession
 	tools   []Tool // cached, allowed_tools applied; nil: not listed
 	closed  bool
+	health  health
 }
 
 func newUpstream(g *Gateway, cfg ServerConfig, headers, env map[string]string) *upstream {

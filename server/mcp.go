@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,10 @@ type mcpServerInfo struct {
 	Description string `json:"description,omitempty"`
 	Transport   string `json:"transport" jsonschema:"description=http or sse or stdio: how the gateway reaches it"`
 	MCPURL      string `json:"mcp_url" jsonschema:"description=This server's path serving it alone over MCP"`
+	Status      string `json:"status" jsonschema:"enum=unknown,enum=healthy,enum=unhealthy,description=The server's health as its last listing or tool call showed it (unknown: not used yet)"`
+	// LastHealthCheck and HealthCheckError are LiteLLM's names.
+	LastHealthCheck  *time.Time `json:"last_health_check,omitempty" jsonschema:"description=When the server was last listed or called"`
+	HealthCheckError string     `json:"health_check_error,omitempty" jsonschema:"description=The failure that made the server unhealthy"`
 }
 
 // mcpRESTTool is a tool in GET /mcp-rest/tools/list.
@@ -118,7 +123,8 @@ func MCP(g *mcpgateway.Gateway) Option {
 			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Response: []mcpServerInfo{}}, func(w http.ResponseWriter, r *http.Request) error {
 			out := []mcpServerInfo{}
 			for _, si := range s.mcpAllowedServers(r) {
-				out = append(out, mcpServerInfo{ServerID: si.Name, ServerName: si.Name, Description: si.Description, Transport: string(si.Transport), MCPURL: "/mcp/" + si.Name})
+				out = append(out, mcpServerInfo{ServerID: si.Name, ServerName: si.Name, Description: si.Description, Transport: string(si.Transport), MCPURL: "/mcp/" + si.Name,
+					Status: string(si.Status), LastHealthCheck: si.LastChecked, HealthCheckError: si.LastError})
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -258,7 +264,8 @@ func (s *Server) mcpServer(r *http.Request, only string) *mcp.Server {
 }
 
 // mcpListTools answers tools/list: a server that cannot be listed is left out of the
-// aggregated list (and logged), and fails the single-server endpoint's.
+// aggregated list (GET /v1/mcp/server shows it unhealthy with its failure, and the gateway
+// logs the change of status once), and fails the single-server endpoint's.
 func (s *Server) mcpListTools(ctx context.Context, servers []mcpgateway.ServerInfo, only string) (*mcp.ListToolsResult, error) {
 	out := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	for _, si := range servers {
@@ -267,7 +274,7 @@ func (s *Server) mcpListTools(ctx context.Context, servers []mcpgateway.ServerIn
 			if only != "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
-			s.log.WarnContext(ctx, "mcp: a server left out of the tool list", "server", si.Name, "err", err)
+			s.log.DebugContext(ctx, "mcp: a server left out of the tool list", "server", si.Name, "err", err)
 			continue
 		}
 		for _, t := range tools {
