@@ -276,14 +276,7 @@ func (g *Gateway) callTool(ctx context.Context, u *upstream, tool string, argume
 	if err := u.checkTool(ctx, tool); err != nil {
 		return Result{}, g.classify(ctx, u, tool, err)
 	}
-	cutBefore := u.cut.Load()
 	res, err := u.call(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil && (errors.Is(err, ErrResultTooLarge) || u.cut.Load() > cutBefore) {
-		// Its answer was cut off while read (capTransport): too large for the cap. (With
-		// calls at once to one server, a call failing then may be another's answer's.)
-		return Result{}, fmt.Errorf("%w: %s/%s answered over %d bytes, over the cap of %d bytes (%s)", ErrResultTooLarge, u.cfg.Name, tool,
-			wireLimit(g.opts.MaxResultBytes), g.opts.MaxResultBytes, humanBytes(g.opts.MaxResultBytes))
-	}
 	if err != nil {
 		return Result{}, g.classify(ctx, u, tool, err)
 	}
@@ -324,6 +317,10 @@ func (g *Gateway) classify(ctx context.Context, u *upstream, tool string, err er
 	}
 	err = redactURLs(err)
 	switch {
+	case isCut(err) || errors.Is(err, ErrResultTooLarge):
+		// Its answer was cut off while read (messageCap): too large for the cap.
+		return fmt.Errorf("%w: %s answered over %d bytes, over the cap of %d bytes (%s)", ErrResultTooLarge, what,
+			wireLimit(g.opts.MaxResultBytes), g.opts.MaxResultBytes, humanBytes(g.opts.MaxResultBytes))
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrUpstream), errors.Is(err, ErrClosed), errors.Is(err, ErrInvalidArguments):
 		return err
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && errors.Is(context.Cause(ctx), context.DeadlineExceeded):

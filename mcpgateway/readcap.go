@@ -1,27 +1,30 @@
 package mcpgateway
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"sync/atomic"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// wireLimit is how many bytes of one upstream message (a JSON body, or one event of an
-// event stream) the http and sse transports read before they give up on it: four times the
-// result cap, as JSON escapes may differ between the wire and the content as re-encoded
-// (which the cap measures) and structured content repeats the text, plus 1 MiB for the
-// JSON-RPC envelope. A message past it cannot hold a result under the cap, so the read
-// stops there instead of buffering the rest: the call fails with ErrResultTooLarge.
+// wireLimit is how many bytes of one upstream message (a JSON body, one event of an event
+// stream, or one line of a stdio server's output) the gateway reads before it gives up on
+// it: four times the result cap, as JSON escapes may differ between the wire and the
+// content as re-encoded (which the cap measures) and structured content repeats the text,
+// plus 1 MiB for the JSON-RPC envelope. A message past it cannot hold a result under the
+// cap, so the read stops there instead of buffering the rest (messageCap).
 func wireLimit(maxResultBytes int) int64 { return 4*int64(maxResultBytes) + 1<<20 }
 
-// capTransport bounds what is read of each upstream message (wireLimit) and counts the
-// messages cut, which the call that was waiting for one reports as ErrResultTooLarge.
+// capTransport bounds what is read of each upstream message at limit bytes (messageCap).
 type capTransport struct {
 	base  http.RoundTripper
 	limit int64
-	cut   *atomic.Int64
 }
 
 func (t *capTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -30,14 +33,36 @@ func (t *capTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	resp.Body = &cappedBody{rc: resp.Body, limit: t.limit, events: mt == "text/event-stream", atLineStart: true, cut: t.cut}
-	if resp.ContentLength > t.limit && !resp.Uncompressed && mt != "text/event-stream" {
-		resp.ContentLength = -1 // what is read will be less
+	framing := framingBody
+	if mt == "text/event-stream" {
+		framing = framingEvents
+	}
+	mc := newMessageCap(resp.Body, resp.Body.Close, t.limit, framing)
+	// A GET's event stream (the older SSE transport's, or streamable HTTP's standalone one)
+	// carries every call's answers: a cut answer is skipped there, not the stream ended.
+	mc.shared = r.Method == http.MethodGet
+	resp.Body = mc
+	if framing == framingBody {
+		resp.ContentLength = -1 // a cut answer is replaced by a shorter one
 	}
 	return resp, nil
 }
 
-// errMessageTooLarge is a cappedBody's read error once a message is over its limit.
+// framing is how an upstream's stream is cut into messages.
+type framing int
+
+const (
+	// framingBody: the whole stream is one message (an application/json body).
+	framingBody framing = iota
+	// framingEvents: an event stream; an event ends at a blank line, a line at "\r\n",
+	// "\n" or "\r".
+	framingEvents
+	// framingLines: newline-delimited JSON (a stdio server's output).
+	framingLines
+)
+
+// errMessageTooLarge is a messageCap's read error once a message it cannot answer for
+// (no JSON-RPC response id in what was read of it) is over its limit.
 type errMessageTooLarge struct{ limit int64 }
 
 func (e errMessageTooLarge) Error() string {
@@ -46,55 +71,221 @@ func (e errMessageTooLarge) Error() string {
 
 func (e errMessageTooLarge) Is(target error) bool { return target == ErrResultTooLarge }
 
-// cappedBody reads a response body and fails once one message is over limit bytes: the
-// whole body, or with events (an event stream) each event, which ends at a blank line.
-type cappedBody struct {
-	rc          io.ReadCloser
-	limit       int64
-	events      bool
-	cut         *atomic.Int64
-	n           int64 // bytes of the current message so far
-	atLineStart bool  // events: the last byte ended a line (a line end now is a blank line)
-	afterCR     bool  // events: the last byte was a "\r" (a "\n" now completes "\r\n")
-	err         error
+// cutCode is the JSON-RPC error code of the answer messageCap puts in place of a response
+// over its limit (in JSON-RPC's range for implementation-defined server errors).
+const cutCode = -32099
+
+// cutMessage starts that answer's message.
+const cutMessage = "switchyard: the upstream's response was cut off at "
+
+// isCut reports whether err is the answer messageCap put in place of a response over its
+// limit: that call's own result was too large.
+func isCut(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == cutCode && strings.HasPrefix(we.Message, cutMessage)
 }
 
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	n, err := b.rc.Read(p)
-	if !b.events {
-		b.n += int64(n)
-	}
-	for _, c := range p[:n] {
-		if !b.events {
-			break
+// messageCap reads an upstream's stream and holds each message back until it ends (or the
+// stream does). A message over limit bytes is not passed on: when what was read of it
+// names the JSON-RPC response it is, a JSON-RPC error answering that request id is passed
+// on instead, so that only the call it answers fails (with ErrResultTooLarge), and any
+// other call on the session goes on. Then a body, or the event stream answering one POST,
+// ends there (the rest is not read); a stream shared by every call (stdio's output, a GET's
+// event stream) has the rest of the message read and dropped, never held, and goes on. A
+// message naming no response fails the stream with errMessageTooLarge.
+type messageCap struct {
+	r       io.Reader
+	close   func() error // closes the source; nil: nothing to close
+	limit   int64
+	framing framing
+
+	buf         []byte // scratch for reads
+	msg         []byte // the current message, held until it ends
+	out         []byte // ready to be read
+	atLineStart bool   // events: the last byte ended a line (a line end now is a blank line)
+	afterCR     bool   // events: the last byte was a "\r" (a "\n" now completes "\r\n")
+	shared      bool   // events: the stream carries other calls' answers (skip a cut event)
+	skipping    bool   // the rest of a cut line or event is being discarded
+	done        error  // returned once out is drained
+	closed      bool
+}
+
+func newMessageCap(r io.Reader, close func() error, limit int64, f framing) *messageCap {
+	return &messageCap{r: r, close: close, limit: limit, framing: f, atLineStart: true}
+}
+
+func (c *messageCap) Read(p []byte) (int, error) {
+	for len(c.out) == 0 {
+		if c.done != nil {
+			return 0, c.done
 		}
-		b.n++
-		// SSE ends a line at "\r\n", "\n" or "\r"; a blank line ends the event.
-		switch {
-		case c == '\n' && b.afterCR:
-			b.afterCR = false // the "\n" of "\r\n": that line already ended
-		case c == '\n' || c == '\r':
-			if b.atLineStart {
-				b.n = 0 // a blank line: the event ended
+		if c.buf == nil {
+			c.buf = make([]byte, 32<<10)
+		}
+		n, err := c.r.Read(c.buf)
+		c.scan(c.buf[:n])
+		if err != nil && c.done == nil {
+			c.out = append(c.out, c.msg...) // a last message without its end
+			c.msg = nil
+			c.done = err
+		}
+	}
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	if len(c.out) == 0 {
+		c.out = nil
+	}
+	return n, nil
+}
+
+// scan takes in bytes read from the source.
+func (c *messageCap) scan(chunk []byte) {
+	for _, b := range chunk {
+		if c.done != nil {
+			return
+		}
+		if c.skipping {
+			if c.framing == framingEvents {
+				c.skipping = !c.ends(b)
+			} else {
+				c.skipping = b != '\n'
 			}
-			b.atLineStart, b.afterCR = true, c == '\r'
-		default:
-			b.atLineStart, b.afterCR = false, false
+			continue
 		}
-		if b.n > b.limit {
-			break
+		c.msg = append(c.msg, b)
+		if c.ends(b) {
+			c.out = append(c.out, c.msg...)
+			c.msg = c.msg[:0]
+			continue
+		}
+		if int64(len(c.msg)) > c.limit {
+			c.cut()
 		}
 	}
-	if b.n > b.limit {
-		b.err = errMessageTooLarge{limit: b.limit}
-		b.cut.Add(1)
-		_ = b.rc.Close()
-		return 0, b.err
-	}
-	return n, err
 }
 
-func (b *cappedBody) Close() error { return b.rc.Close() }
+// ends reports whether b ends the current message.
+func (c *messageCap) ends(b byte) bool {
+	switch c.framing {
+	case framingLines:
+		return b == '\n'
+	case framingEvents:
+		switch {
+		case b == '\n' && c.afterCR:
+			c.afterCR = false // the "\n" of "\r\n": that line already ended
+		case b == '\n' || b == '\r':
+			blank := c.atLineStart
+			c.atLineStart, c.afterCR = true, b == '\r'
+			return blank
+		default:
+			c.atLineStart, c.afterCR = false, false
+		}
+	}
+	return false
+}
+
+// cut handles a message over the limit.
+func (c *messageCap) cut() {
+	payload := c.msg
+	if c.framing == framingEvents {
+		payload = eventData(payload)
+	}
+	id := responseID(payload)
+	c.msg = nil
+	if id == nil {
+		c.done = errMessageTooLarge{limit: c.limit}
+		c.stop()
+		return
+	}
+	answer, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": cutCode, "message": fmt.Sprintf("%s%d bytes", cutMessage, c.limit)}})
+	switch c.framing {
+	case framingLines:
+		c.out = append(append(c.out, answer...), '\n')
+		c.skipping = true
+		c.msg = make([]byte, 0, 4<<10)
+	case framingEvents:
+		c.out = append(append(append(c.out, "event: message\ndata: "...), answer...), "\n\n"...)
+		if c.shared {
+			c.skipping = true
+			c.msg = make([]byte, 0, 4<<10)
+			break
+		}
+		c.done = io.EOF
+		c.stop()
+	default:
+		c.out = append(c.out, answer...)
+		c.done = io.EOF
+		c.stop()
+	}
+}
+
+// stop closes the source (the rest of it is not read).
+func (c *messageCap) stop() {
+	if c.close != nil && !c.closed {
+		c.closed = true
+		_ = c.close()
+	}
+}
+
+// Close closes the source.
+func (c *messageCap) Close() error {
+	if c.close == nil || c.closed {
+		return nil
+	}
+	c.closed = true
+	return c.close()
+}
+
+// eventData is the value of the first data field of an event, as far as it was read.
+func eventData(event []byte) []byte {
+	for len(event) > 0 {
+		end := bytes.IndexAny(event, "\r\n")
+		line := event
+		if end >= 0 {
+			line, event = event[:end], event[end+1:]
+		} else {
+			event = nil
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			return bytes.TrimPrefix(v, []byte(" "))
+		}
+	}
+	return nil
+}
+
+// responseID is the id of the JSON-RPC response msg begins (its start is enough: the id
+// must come before the result or error); nil when msg is not one, or its id comes after.
+func responseID(msg []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var id json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return nil
+		}
+		switch key {
+		case "method":
+			return nil // a request or notification
+		case "result", "error":
+			if string(id) == "null" {
+				return nil
+			}
+			return id
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil
+			}
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+		}
+	}
+	return nil
+}

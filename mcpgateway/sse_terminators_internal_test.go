@@ -4,13 +4,12 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync/atomic"
 	"testing"
 )
 
-// readEvents reads stream through a cappedBody bounding each event at limit bytes.
+// readEvents reads stream through a messageCap bounding each event at limit bytes.
 func readEvents(stream string, limit int64) (string, error) {
-	b := &cappedBody{rc: io.NopCloser(strings.NewReader(stream)), limit: limit, events: true, atLineStart: true, cut: &atomic.Int64{}}
+	b := newMessageCap(strings.NewReader(stream), nil, limit, framingEvents)
 	out, err := io.ReadAll(b)
 	return string(out), err
 }
@@ -36,8 +35,7 @@ func TestSSEEachLineTerminatorEndsAnEvent(t *testing.T) {
 
 // A "\r\n" split across two reads is one line end, not a line end and a blank line.
 func TestSSECRLFSplitAcrossReadsIsOneLineEnd(t *testing.T) {
-	b := &cappedBody{rc: io.NopCloser(io.MultiReader(strings.NewReader("data: a\r"), strings.NewReader("\ndata: "+strings.Repeat("b", 60)+"\r\n\r\n"))),
-		limit: 64, events: true, atLineStart: true, cut: &atomic.Int64{}}
+	b := newMessageCap(io.MultiReader(strings.NewReader("data: a\r"), strings.NewReader("\ndata: "+strings.Repeat("b", 60)+"\r\n\r\n")), nil, 64, framingEvents)
 	if _, err := io.ReadAll(b); !errors.Is(err, ErrResultTooLarge) {
 		t.Fatalf("one event of 80 bytes under a 64-byte limit read as two: %v", err)
 	}

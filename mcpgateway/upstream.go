@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,10 +25,6 @@ type upstream struct {
 	// connecting is held (a token in it) while a session is being opened; waiters select
 	// on it and on their context.
 	connecting chan struct{}
-
-	// cut counts the upstream messages the http and sse transports cut off at their
-	// wireLimit (capTransport).
-	cut atomic.Int64
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
@@ -300,7 +295,7 @@ func (u *upstream) httpClient() *http.Client {
 	if len(u.headers) > 0 {
 		base = &headerTransport{base: base, headers: u.headers}
 	}
-	c.Transport = &capTransport{base: base, limit: wireLimit(u.g.opts.MaxResultBytes), cut: &u.cut}
+	c.Transport = &capTransport{base: base, limit: wireLimit(u.g.opts.MaxResultBytes)}
 	return &c
 }
 
