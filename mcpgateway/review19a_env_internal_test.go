@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A stdio child gets the listed variables and its env only, even when the gateway's
@@ -23,11 +21,11 @@ func TestReview19aStdioChildWithNothingToInheritGetsNoSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	tr, ok := g.byName["local"].transport().(*mcp.CommandTransport)
+	tr, ok := g.byName["local"].transport().(*stdioTransport)
 	if !ok {
 		t.Fatalf("transport %T", g.byName["local"].transport())
 	}
-	if env := tr.Command.Environ(); slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "REVIEW19A_PROVIDER_SECRET=") }) {
+	if env := tr.cmd.Environ(); slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "REVIEW19A_PROVIDER_SECRET=") }) {
 		t.Fatalf("the child's environment holds the gateway's secret: %v", env)
 	}
 }

@@ -276,12 +276,19 @@ func (u *upstream) transport() mcp.Transport {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Env = childEnv(u.env)
 		cmd.Stderr = &stderrLog{u: u}
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: u.g.opts.StopTimeout}
+		return &stdioTransport{cmd: cmd, terminate: u.g.opts.StopTimeout, limit: wireLimit(u.g.opts.MaxResultBytes)}
 	case TransportSSE:
-		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}
+		return &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient(), MaxEventSize: u.maxEventSize()}
 	default:
-		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient()}
+		return &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: u.httpClient(), MaxEventSize: u.maxEventSize()}
 	}
+}
+
+// maxEventSize is the SDK's bound of an event: past capTransport's (which each event is
+// cut at), so that the SDK's fixed default (16 MiB) does not end a session on an event
+// the result cap allows.
+func (u *upstream) maxEventSize() int {
+	return int(wireLimit(u.g.opts.MaxResultBytes)) + 64<<10
 }
 
 // httpClient is the gateway's client adding the server's headers to each request and
