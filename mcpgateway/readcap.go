@@ -107,7 +107,6 @@ type messageCap struct {
 	shared      bool   // events: the stream carries other calls' answers (skip a cut event)
 	skipping    bool   // the rest of a cut line or event is being discarded
 	done        error  // returned once out is drained
-	closed      bool
 }
 
 func newMessageCap(r io.Reader, close func() error, limit int64, f framing) *messageCap {
@@ -222,18 +221,17 @@ func (c *messageCap) cut() {
 
 // stop closes the source (the rest of it is not read).
 func (c *messageCap) stop() {
-	if c.close != nil && !c.closed {
-		c.closed = true
+	if c.close != nil {
 		_ = c.close()
 	}
 }
 
-// Close closes the source.
+// Close closes the source (an http.Response body, which may be closed more than once and
+// while it is read).
 func (c *messageCap) Close() error {
-	if c.close == nil || c.closed {
+	if c.close == nil {
 		return nil
 	}
-	c.closed = true
 	return c.close()
 }
 

@@ -40,3 +40,19 @@ func TestSSECRLFSplitAcrossReadsIsOneLineEnd(t *testing.T) {
 		t.Fatalf("one event of 80 bytes under a 64-byte limit read as two: %v", err)
 	}
 }
+
+// A message over the limit that is a response is replaced by an error answering its id;
+// one that is not (a request of the server's, naming a method) fails the stream.
+func TestMessageCapAnswersOnlyResponses(t *testing.T) {
+	big := strings.Repeat("x", 200)
+	lines := `{"jsonrpc":"2.0","id":7,"result":{"text":"` + big + `"}}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
+	got, err := io.ReadAll(newMessageCap(strings.NewReader(lines), nil, 100, framingLines))
+	want := `{"error":{"code":-32099,"message":"switchyard: the upstream's response was cut off at 100 bytes"},"id":7,"jsonrpc":"2.0"}` + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
+	if err != nil || string(got) != want {
+		t.Fatalf("a cut response: %q, %v; want %q", got, err, want)
+	}
+	request := `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":"` + big + `"}}` + "\n"
+	if _, err := io.ReadAll(newMessageCap(strings.NewReader(request), nil, 100, framingLines)); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("a cut request: %v, want the stream failed", err)
+	}
+}
