@@ -8,7 +8,9 @@
 // subprocess. Sessions are opened on first use; each server's tool list is cached until the
 // server says it changed (notifications/tools/list_changed) or a call fails; a broken session
 // is dropped and the next use opens a new one. Calls are bounded in time
-// ([Options.CallTimeout]) and in the size of their result ([Options.MaxResultBytes]).
+// ([Options.CallTimeout]) and in the size of their result ([Options.MaxResultBytes]); an
+// answer over the cap fails its own call only. [Gateway.Servers] reports each server's
+// health ([Status]) as its last listing or call showed it.
 // [Gateway.Close] ends every session and stops the stdio children.
 //
 // The package knows nothing of HTTP serving or API keys: the server package exposes the
