@@ -139,6 +139,24 @@ func (c *messageCap) Read(p []byte) (int, error) {
 
 // scan takes in bytes read from the source.
 func (c *messageCap) scan(chunk []byte) {
+	for c.framing != framingEvents && !c.skipping && c.done == nil && len(chunk) > 0 {
+		// A body or a line: whole runs of bytes at once, up to a line's end.
+		run := chunk
+		end := -1
+		if c.framing == framingLines {
+			if end = bytes.IndexByte(chunk, '\n'); end >= 0 {
+				run = chunk[:end+1]
+			}
+		}
+		if int64(len(c.msg)+len(run)) > c.limit {
+			break // byte by byte below, to the cut
+		}
+		c.msg = append(c.msg, run...)
+		chunk = chunk[len(run):]
+		if end >= 0 {
+			c.release()
+		}
+	}
 	for _, b := range chunk {
 		if c.done != nil {
 			return
@@ -153,13 +171,21 @@ func (c *messageCap) scan(chunk []byte) {
 		}
 		c.msg = append(c.msg, b)
 		if c.ends(b) {
-			c.out = append(c.out, c.msg...)
-			c.msg = c.msg[:0]
+			c.release()
 			continue
 		}
 		if int64(len(c.msg)) > c.limit {
 			c.cut()
 		}
+	}
+}
+
+// release passes the current message on, now that it ended.
+func (c *messageCap) release() {
+	c.out = append(c.out, c.msg...)
+	c.msg = c.msg[:0]
+	if cap(c.msg) > 64<<10 {
+		c.msg = nil // a long-lived stream does not keep its largest message's buffer
 	}
 }
 
