@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"mime/multipart"
 	"net"
@@ -64,8 +63,8 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		Request: trainUploadForm{}, RequestContentType: "multipart/form-data", Response: trainer.Job{}, Status: http.StatusAccepted, Tags: tags,
 		Errors: map[int]string{
 			400: "the body is not a multipart form with one file in the field file",
-			413: "the form is over the server's body limit (serve --max-body-bytes)",
-			422: "validation error naming the field: file (a row that breaks a rule: the message names its line and column; over the dataset size limit); format; prompt_column; maximize; llm_providers; model_prices",
+			413: "the form is over the server's body limit (serve --max-body-bytes) or the file is over the dataset size limit (the fetcher's limit for a dataset URL); the message names file",
+			422: "validation error naming the field: file (a row that breaks a rule: the message names its line and column); format; prompt_column; maximize; llm_providers; model_prices",
 			429: "this key has its limit of training jobs queued or running (Retry-After)",
 			503: "the training queue is full; retry later",
 		}},
@@ -81,7 +80,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		Request: notDiamondTrainForm{}, RequestContentType: "multipart/form-data", Response: notDiamondTrainResponse{}, Tags: tags,
 		Errors: map[int]string{
 			400: "a bad field named in the message: dataset_file missing or a row that breaks a rule (its line and column); prompt_column; llm_providers (a listed model without its score column); maximize",
-			413: "the form is over the server's body limit (serve --max-body-bytes)",
+			413: "the form is over the server's body limit (serve --max-body-bytes) or dataset_file is over the dataset size limit (the fetcher's limit for a dataset URL); the message names dataset_file",
 			429: "this key has its limit of training jobs queued or running (Retry-After)",
 			503: "the training queue is full; retry later",
 		}},
@@ -190,9 +189,9 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 	if len(fhs) != 1 {
 		return trainer.Job{}, bad(http.StatusBadRequest, f.file, "%s is required: the form must carry exactly one file in the field %q, got %d", f.file, f.file, len(fhs))
 	}
-	data, err := readFormFile(fhs[0])
+	data, err := readFormFile(svc, fhs[0])
 	if err != nil {
-		return trainer.Job{}, err
+		return trainer.Job{}, uploadRefusal(err, f.status, f.file)
 	}
 	value := func(name string) (string, bool) {
 		vs, ok := form.Value[name]
@@ -249,18 +248,16 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 	return job, nil
 }
 
-// readFormFile reads an uploaded form file whole.
-func readFormFile(fh *multipart.FileHeader) ([]byte, error) {
+// readFormFile reads an uploaded form file within the trainer's upload limit
+// (trainer.Service.ReadUpload): a larger file is refused after limit+1 bytes, never held
+// whole.
+func readFormFile(svc *trainer.Service, fh *multipart.FileHeader) ([]byte, error) {
 	file, err := fh.Open()
 	if err != nil {
 		return nil, fmt.Errorf("server: open the uploaded file: %w", err)
 	}
 	defer file.Close()
-	data := make([]byte, fh.Size)
-	if _, err := io.ReadFull(file, data); err != nil {
-		return nil, fmt.Errorf("server: read the uploaded file: %w", err)
-	}
-	return data, nil
+	return svc.ReadUpload(file, fh.Filename)
 }
 
 // parseLLMProviders reads llm_providers: a JSON array of {"provider", "model"} objects (as
@@ -309,8 +306,9 @@ func parseModelPrices(v string) (map[string]float64, error) {
 	return out, nil
 }
 
-// uploadRefusal answers the trainer's *ValidationError about an upload with status,
-// naming the route's file field where the trainer says upload.
+// uploadRefusal answers the trainer's *ValidationError about an upload with status (413
+// for a file over the upload limit, trainer.ErrTooLarge), naming the route's file field
+// where the trainer says upload.
 func uploadRefusal(err error, status int, fileField string) error {
 	var ve *trainer.ValidationError
 	if !errors.Is(err, trainer.ErrInvalid) || !errors.As(err, &ve) {
@@ -323,6 +321,11 @@ func uploadRefusal(err error, status int, fileField string) error {
 	msg := ve.Message
 	if field != "" && !strings.HasPrefix(msg, field) {
 		msg = field + ": " + msg
+	}
+	if errors.Is(err, trainer.ErrTooLarge) {
+		ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "%s", msg)
+		ae.Param = field
+		return ae
 	}
 	ae := Validation(status, "%s", msg)
 	ae.Param = field

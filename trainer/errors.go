@@ -11,7 +11,7 @@ import (
 
 // Errors returned by this package. Compare with errors.Is; the HTTP server maps them to
 // statuses (ErrInvalid → 422, ErrNotFound → 404, ErrQueueFull → 503, ErrClosed → 503,
-// ErrTooManyJobs → 429, ErrFinished → 409, ErrStillRunning → 409).
+// ErrTooManyJobs → 429, ErrFinished → 409, ErrStillRunning → 409, ErrTooLarge → 413).
 var (
 	// ErrInvalid means a request is invalid on its face. A *ValidationError matches it.
 	ErrInvalid = errors.New("trainer: invalid request")
@@ -36,6 +36,10 @@ var (
 	// from ParseDataset or DetectFormat matches it. A job failed this way reports the same
 	// text as its ErrorMessage; retrying it with the same data fails again.
 	ErrDataset = errors.New("trainer: unusable training data")
+	// ErrTooLarge means an uploaded dataset is over MaxUploadBytes. The *ValidationError
+	// naming upload that reports it wraps it (and matches ErrInvalid too); the HTTP server
+	// answers it with 413.
+	ErrTooLarge = errors.New("trainer: uploaded dataset too large")
 	// ErrNoStore means New was given no store.
 	ErrNoStore = errors.New("trainer: nil store")
 	// ErrStarted means Start was called on a service already started.

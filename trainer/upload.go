@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -64,8 +65,8 @@ func (s *Service) MaxUploadBytes() int64 { return min(s.fetcher.Limit(), MaxData
 
 // SubmitUpload queues a training job for owner on a dataset uploaded with the request. The
 // upload is read at once, so that bad data is refused before anything is stored: a
-// *ValidationError naming upload (empty, larger than MaxUploadBytes, more than MaxRows rows,
-// or a row that breaks a rule — it then wraps the *DatasetError naming the line, and
+// *ValidationError naming upload (empty; larger than MaxUploadBytes, wrapping ErrTooLarge;
+// more than MaxRows rows; or a row that breaks a rule — it then wraps the *DatasetError naming the line, and
 // matches ErrDataset too), format, prompt_column or llm_providers. The file is stored with the job in the store
 // (store.TrainingUploads), so whichever process runs the job reads it there; it is
 // deleted when the job ends (completed or failed: a retry uploads again), when the job is
@@ -81,7 +82,7 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 		return Job{}, invalid("upload", "the dataset file %s is empty", name)
 	}
 	if limit := s.MaxUploadBytes(); int64(len(up.Data)) > limit {
-		return Job{}, invalid("upload", "the dataset file %s holds %d bytes; at most %d (%d MiB) are allowed, as for a dataset URL", name, len(up.Data), limit, limit>>20)
+		return Job{}, tooLarge(name, fmt.Sprintf("holds %d bytes", len(up.Data)), limit)
 	}
 	rec := &uploadRecord{Filename: name, ContentType: up.ContentType, Bytes: len(up.Data), Format: up.Format}
 	switch up.Format {
@@ -117,6 +118,30 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 		}
 		return nil
 	})
+}
+
+// ReadUpload reads an uploaded dataset file from r for SubmitUpload's Upload.Data,
+// stopping after MaxUploadBytes+1 bytes: a larger file is never held whole. Over the limit
+// it returns a *ValidationError naming upload that wraps ErrTooLarge (and matches
+// ErrInvalid); a read failure is returned wrapped. filename names the file in the message.
+func (s *Service) ReadUpload(r io.Reader, filename string) ([]byte, error) {
+	limit := s.MaxUploadBytes()
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("trainer: read the uploaded dataset %s: %w", uploadName(filename), err)
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(uploadName(filename), "is larger", limit)
+	}
+	return data, nil
+}
+
+// tooLarge is the refusal of an upload over limit bytes: a *ValidationError naming upload
+// that wraps ErrTooLarge. size says how large the file is ("holds 12 bytes", "is larger").
+func tooLarge(name, size string, limit int64) error {
+	v := invalid("upload", "the dataset file %s %s; at most %d bytes (%d MiB) are allowed, as for a dataset URL", name, size, limit, limit>>20).(*ValidationError)
+	v.Err = ErrTooLarge
+	return v
 }
 
 // uploadName is the name an upload goes by in messages: its base name, "upload" when it
