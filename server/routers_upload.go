@@ -64,7 +64,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		Errors: map[int]string{
 			400: "the body is not a multipart form with one file in the field file",
 			413: "the form is over the server's body limit (serve --max-body-bytes) or the file is over the dataset size limit (the fetcher's limit for a dataset URL); the message names file",
-			422: "validation error naming the field: file (a row that breaks a rule: the message names its line and column); format; prompt_column; maximize; llm_providers; model_prices",
+			422: "validation error naming the field: file (a row that breaks a rule: the message names its line and column; fewer than 10 usable rows); format; prompt_column; maximize; llm_providers; model_prices",
 			429: "this key has its limit of training jobs queued or running (Retry-After)",
 			503: "the training queue is full; retry later",
 		}},
@@ -79,7 +79,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 	s.Handle(Route{Method: "POST", Path: "/v2/pzn/trainCustomRouter", Summary: "Train a custom router from Not Diamond's joint CSV (Not Diamond's CustomRouter.fit)",
 		Request: notDiamondTrainForm{}, RequestContentType: "multipart/form-data", Response: notDiamondTrainResponse{}, Tags: tags,
 		Errors: map[int]string{
-			400: "a bad field named in the message: dataset_file missing or a row that breaks a rule (its line and column); prompt_column; llm_providers (a listed model without its score column); maximize",
+			400: "a bad field named in the message: dataset_file missing or a row that breaks a rule (its line and column) or fewer than 10 usable rows; prompt_column; llm_providers (a listed model without its score column); maximize",
 			413: "the form is over the server's body limit (serve --max-body-bytes) or dataset_file is over the dataset size limit (the fetcher's limit for a dataset URL); the message names dataset_file",
 			429: "this key has its limit of training jobs queued or running (Retry-After)",
 			503: "the training queue is full; retry later",

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/fetch"
@@ -21,4 +23,32 @@ func TestTrainUploadOverDatasetLimit(t *testing.T) {
 	wantError(t, postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body), http.StatusRequestEntityTooLarge, KindTooLarge, "file: the dataset file big.csv is larger; at most 2048 bytes")
 	ctype, body = multipartBody(t, sdkFields("True"), "dataset_file", "big.csv", data)
 	wantError(t, postTrainForm(t, e.h, "/v2/pzn/trainCustomRouter", testKey, ctype, body), http.StatusRequestEntityTooLarge, KindTooLarge, "dataset_file: the dataset file big.csv is larger")
+}
+
+// TestTrainUploadTooFewUsableRows: a file with fewer usable rows than a job trains on
+// (trainer.MinRows) is refused at submit, naming the file field and both counts, and no
+// job is queued; it was accepted and the job failed later.
+func TestTrainUploadTooFewUsableRows(t *testing.T) {
+	e := routersServer(t)
+	want := fmt.Sprintf("has only 9 usable rows (9 rows read, 0 without any correct model); at least %d are needed", trainer.MinRows)
+	ctype, body := multipartBody(t, [][2]string{{"prompt_column", "question"}}, "file", "few.csv", ndJointCSV(t, 9, false))
+	wantError(t, postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body), http.StatusUnprocessableEntity, KindValidation, "file: the dataset file few.csv "+want)
+	ctype, body = multipartBody(t, sdkFields("True"), "dataset_file", "few.csv", ndJointCSV(t, 9, false))
+	wantError(t, postTrainForm(t, e.h, "/v2/pzn/trainCustomRouter", testKey, ctype, body), http.StatusBadRequest, KindBadRequest, "dataset_file: the dataset file few.csv "+want)
+
+	// Rows without a correct model (all 0 in a records file) do not count.
+	records := "problem,correct_models\n"
+	for i := range 12 {
+		if i < 3 {
+			records += fmt.Sprintf("question %d,openai/gpt-4o\n", i)
+		} else {
+			records += fmt.Sprintf("question %d,\n", i)
+		}
+	}
+	ctype, body = multipartBody(t, nil, "file", "sparse.csv", []byte(records))
+	wantError(t, postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body), http.StatusUnprocessableEntity, KindValidation, "only 3 usable rows (12 rows read, 9 without any correct model)")
+
+	if l := do(t, e.h, "GET", "/api/v1/routers/train/jobs", testKey, ""); strings.Contains(l.raw, "tj_") {
+		t.Errorf("a refused upload queued a job: %s", l.raw)
+	}
 }

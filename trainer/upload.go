@@ -66,7 +66,8 @@ func (s *Service) MaxUploadBytes() int64 { return min(s.fetcher.Limit(), MaxData
 // SubmitUpload queues a training job for owner on a dataset uploaded with the request. The
 // upload is read at once, so that bad data is refused before anything is stored: a
 // *ValidationError naming upload (empty; larger than MaxUploadBytes, wrapping ErrTooLarge;
-// more than MaxRows rows; or a row that breaks a rule — it then wraps the *DatasetError naming the line, and
+// more than MaxRows rows; fewer than MinRows usable rows, those with a correct model; or a
+// row that breaks a rule — it then wraps the *DatasetError naming the line, and
 // matches ErrDataset too), format, prompt_column or llm_providers. The file is stored with the job in the store
 // (store.TrainingUploads), so whichever process runs the job reads it there; it is
 // deleted when the job ends (completed or failed: a retry uploads again), when the job is
@@ -102,8 +103,13 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 	default:
 		return Job{}, invalid("format", "must be one of json, jsonl, csv or notdiamond, got %q", up.Format)
 	}
-	if _, err := parseUpload(rec, up.Data); err != nil {
+	recs, err := parseUpload(rec, up.Data)
+	if err != nil {
 		return Job{}, badUpload(err)
+	}
+	if usable := countUsable(recs); usable < MinRows {
+		return Job{}, invalid("upload", "the dataset file %s has only %d usable rows (%d rows read, %d without any correct model); at least %d are needed to train a router",
+			name, usable, len(recs), len(recs)-usable, MinRows)
 	}
 	rec.Chunks = (len(up.Data) + UploadChunkSize - 1) / UploadChunkSize
 	j := s.newJob(owner, nil, opts)
@@ -142,6 +148,17 @@ func tooLarge(name, size string, limit int64) error {
 	v := invalid("upload", "the dataset file %s %s; at most %d bytes (%d MiB) are allowed, as for a dataset URL", name, size, limit, limit>>20).(*ValidationError)
 	v.Err = ErrTooLarge
 	return v
+}
+
+// countUsable counts the records a job trains on: those with a correct model.
+func countUsable(recs []Record) int {
+	n := 0
+	for _, r := range recs {
+		if len(r.CorrectModels) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // uploadName is the name an upload goes by in messages: its base name, "upload" when it
