@@ -47,7 +47,8 @@ const (
 // cells — so that the models stay comparable (a model that always scores 9 of 10 stays
 // better than one that scores 4, which a per-column scaling would hide): a score s becomes
 // (s - min) / (max - min), or (max - s) / (max - min) with Minimize, so that 1 is always
-// the best score seen and 0 the worst. When every score cell holds the same value the
+// the best score seen and 0 the worst (scores whose range overflows a float64, such as
+// ±1e308, are scaled without overflow). When every score cell holds the same value the
 // scores say nothing about which model is better: every score becomes 1 (all equal).
 // Scores are real numbers in any range (0-10 ratings, 0-1 correctness, milliseconds of
 // latency); the cells True and False, which pandas writes for booleans, read as 1 and 0.
@@ -203,13 +204,24 @@ func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record,
 		return nil, &DatasetError{URL: name, Message: "file has no records"}
 	}
 
+	// Scores near ±math.MaxFloat64 overflow hi - lo (+Inf, and then Inf/Inf = NaN): the
+	// range is then taken on halves, which cannot overflow and give the same ratio.
+	top, bottom, span := hi, lo, hi-lo
+	halved := math.IsInf(span, 0)
+	if halved {
+		top, bottom = hi/2, lo/2
+		span = top - bottom
+	}
 	norm := func(v float64) float64 {
 		if hi == lo {
 			return 1
 		}
-		x := (v - lo) / (hi - lo)
+		if halved {
+			v /= 2
+		}
+		x := (v - bottom) / span
 		if opts.Minimize {
-			x = (hi - v) / (hi - lo)
+			x = (top - v) / span
 		}
 		return math.Min(math.Max(x, 0), 1)
 	}
