@@ -258,7 +258,8 @@ type UploadOptions struct {
 	// Minimize says lower scores are better (latency, cost): Not Diamond's maximize=False.
 	Minimize bool
 	// LLMProviders ("provider/model") are the models to route among; each needs a
-	// "<model>/score" column. Empty: every score column's model.
+	// "<model>/score" column. Empty: every score column's model. PromptColumn, Minimize
+	// and LLMProviders with a records file are refused (a 422 naming the option).
 	LLMProviders []string
 	// ModelPrices prices the models as TrainWithPrices does.
 	ModelPrices map[string]float64

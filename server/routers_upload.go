@@ -20,7 +20,7 @@ import (
 // (OpenAPI only).
 type trainUploadForm struct {
 	File         string `json:"file" jsonschema:"required,format=binary,description=the dataset file: records (JSON array or JSONL or CSV with problem and correct_models) or Not Diamond's joint CSV"`
-	Format       string `json:"format,omitempty" jsonschema:"enum=json,enum=jsonl,enum=csv,enum=notdiamond,description=how to read the file; absent: notdiamond when prompt_column is given and otherwise detected from the content as for a dataset URL"`
+	Format       string `json:"format,omitempty" jsonschema:"enum=json,enum=jsonl,enum=csv,enum=notdiamond,description=how to read the file; absent: notdiamond when prompt_column is given and otherwise detected from the content as for a dataset URL; prompt_column and maximize and llm_providers are refused (422) with a records format"`
 	PromptColumn string `json:"prompt_column,omitempty" jsonschema:"description=notdiamond: the column holding the prompts"`
 	Maximize     bool   `json:"maximize,omitempty" jsonschema:"default=true,description=notdiamond: whether a higher score is better (true or false; also True or False as Python sends them); false for latency or cost"`
 	LLMProviders string `json:"llm_providers,omitempty" jsonschema:"description=notdiamond: a JSON array of the models to route among as {provider; model} objects or provider/model strings; each needs a <provider>/<model>/score column; absent: every score column"`
@@ -211,6 +211,15 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 	default:
 		up.Format = trainer.Format(strings.ToLower(format))
 	}
+	if up.Format != trainer.FormatNotDiamond {
+		// The joint CSV's options mean nothing to a records file: refused rather than
+		// ignored, so that a caller who meant the joint CSV learns it.
+		for _, name := range []string{"prompt_column", "maximize", "llm_providers"} {
+			if _, ok := value(name); ok {
+				return trainer.Job{}, bad(f.status, name, "%s applies only to Not Diamond's joint CSV (format=notdiamond, implied by prompt_column); this upload is read as a records file (format %s): leave %s out or send format=notdiamond", name, recordsFormatName(up.Format), name)
+			}
+		}
+	}
 	if up.Format == trainer.FormatNotDiamond {
 		up.NotDiamond.PromptColumn = prompt
 		if v, ok := value("maximize"); ok && v != "" {
@@ -246,6 +255,15 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 		return trainer.Job{}, uploadRefusal(err, f.status, f.file)
 	}
 	return job, nil
+}
+
+// recordsFormatName names a records upload's format in messages ("detected" when the form
+// did not say).
+func recordsFormatName(f trainer.Format) string {
+	if f == "" {
+		return "detected from the content"
+	}
+	return string(f)
 }
 
 // readFormFile reads an uploaded form file within the trainer's upload limit

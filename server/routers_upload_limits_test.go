@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,6 +50,37 @@ func TestTrainUploadTooFewUsableRows(t *testing.T) {
 	ctype, body = multipartBody(t, nil, "file", "sparse.csv", []byte(records))
 	wantError(t, postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body), http.StatusUnprocessableEntity, KindValidation, "only 3 usable rows (12 rows read, 9 without any correct model)")
 
+	if l := do(t, e.h, "GET", "/api/v1/routers/train/jobs", testKey, ""); strings.Contains(l.raw, "tj_") {
+		t.Errorf("a refused upload queued a job: %s", l.raw)
+	}
+}
+
+// TestTrainUploadJointOptionsOnRecords: prompt_column, maximize and llm_providers, options
+// of Not Diamond's joint CSV, are refused naming the option on an upload read as a records
+// file, rather than silently ignored; nothing is queued.
+func TestTrainUploadJointOptionsOnRecords(t *testing.T) {
+	e := routersServer(t)
+	records, err := os.ReadFile(filepath.Join("..", "examples", "data", "routing_train.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonl := []byte(`{"problem":"p","correct_models":["openai/gpt-4o"]}` + "\n")
+	for _, c := range []struct {
+		name   string
+		fields [][2]string
+		data   []byte
+		want   string
+	}{
+		{"prompt_column with format jsonl", [][2]string{{"format", "jsonl"}, {"prompt_column", "problem"}}, jsonl, "prompt_column applies only to Not Diamond's joint CSV (format=notdiamond, implied by prompt_column); this upload is read as a records file (format jsonl)"},
+		{"maximize on a detected records file", [][2]string{{"maximize", "false"}}, records, "maximize applies only to Not Diamond's joint CSV"},
+		{"maximize true too", [][2]string{{"format", "csv"}, {"maximize", "true"}}, records, "maximize applies only"},
+		{"llm_providers", [][2]string{{"llm_providers", `["openai/gpt-4o"]`}}, records, "llm_providers applies only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctype, body := multipartBody(t, c.fields, "file", "data", c.data)
+			wantError(t, postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body), http.StatusUnprocessableEntity, KindValidation, c.want)
+		})
+	}
 	if l := do(t, e.h, "GET", "/api/v1/routers/train/jobs", testKey, ""); strings.Contains(l.raw, "tj_") {
 		t.Errorf("a refused upload queued a job: %s", l.raw)
 	}

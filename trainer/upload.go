@@ -30,7 +30,8 @@ type Upload struct {
 	// problem,correct_models) as for a URL; FormatJSON, FormatJSONL or FormatCSV insist on
 	// one; FormatNotDiamond reads Not Diamond's joint CSV with NotDiamond.
 	Format Format
-	// NotDiamond configures FormatNotDiamond; ignored otherwise.
+	// NotDiamond configures FormatNotDiamond; with a records format it must be zero (its
+	// options are refused, naming prompt_column, maximize or llm_providers).
 	NotDiamond NotDiamondCSV
 }
 
@@ -68,7 +69,8 @@ func (s *Service) MaxUploadBytes() int64 { return min(s.fetcher.Limit(), MaxData
 // *ValidationError naming upload (empty; larger than MaxUploadBytes, wrapping ErrTooLarge;
 // more than MaxRows rows; fewer than MinRows usable rows, those with a correct model; or a
 // row that breaks a rule — it then wraps the *DatasetError naming the line, and
-// matches ErrDataset too), format, prompt_column or llm_providers. The file is stored with the job in the store
+// matches ErrDataset too), format, prompt_column, maximize (a joint CSV option on a records
+// upload) or llm_providers. The file is stored with the job in the store
 // (store.TrainingUploads), so whichever process runs the job reads it there; it is
 // deleted when the job ends (completed or failed: a retry uploads again), when the job is
 // deleted, and by Cleanup if it outlived its job. It never appears in the job's status,
@@ -92,6 +94,9 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 		nd.PromptColumn = strings.TrimSpace(nd.PromptColumn)
 		rec.NotDiamond = &nd
 	case "", FormatJSON, FormatJSONL, FormatCSV:
+		if err := checkNoJointOptions(up.NotDiamond); err != nil {
+			return Job{}, err
+		}
 		f, err := DetectFormat(name, up.ContentType, up.Data)
 		if err != nil {
 			return Job{}, badUpload(err)
@@ -148,6 +153,23 @@ func tooLarge(name, size string, limit int64) error {
 	v := invalid("upload", "the dataset file %s %s; at most %d bytes (%d MiB) are allowed, as for a dataset URL", name, size, limit, limit>>20).(*ValidationError)
 	v.Err = ErrTooLarge
 	return v
+}
+
+// checkNoJointOptions refuses Not Diamond's joint CSV options on a records upload, which
+// would otherwise be ignored: a *ValidationError naming the option as the form does.
+func checkNoJointOptions(nd NotDiamondCSV) error {
+	var field string
+	switch {
+	case strings.TrimSpace(nd.PromptColumn) != "":
+		field = "prompt_column"
+	case nd.Minimize:
+		field = "maximize"
+	case len(nd.Models) > 0:
+		field = "llm_providers"
+	default:
+		return nil
+	}
+	return invalid(field, "%s applies only to Not Diamond's joint CSV (FormatNotDiamond); a records upload does not use it", field)
 }
 
 // countUsable counts the records a job trains on: those with a correct model.

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -53,5 +54,27 @@ func TestReadUploadStopsAtLimit(t *testing.T) {
 	data, err := s.ReadUpload(exact, "ok.csv")
 	if err != nil || len(data) != limit {
 		t.Fatalf("a file at the limit: %d bytes, err %v", len(data), err)
+	}
+}
+
+// TestSubmitUploadRefusesJointOptionsOnRecords: Not Diamond's joint CSV options on a records
+// upload are a *ValidationError naming the option, not ignored.
+func TestSubmitUploadRefusesJointOptionsOnRecords(t *testing.T) {
+	s, err := New(memstore.New(), WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data := []byte(`{"problem":"p","correct_models":["openai/gpt-4o"]}` + "\n")
+	for field, nd := range map[string]NotDiamondCSV{
+		"prompt_column": {PromptColumn: "problem"},
+		"maximize":      {Minimize: true},
+		"llm_providers": {Models: []string{"openai/gpt-4o"}},
+	} {
+		_, err := s.SubmitUpload(context.Background(), "k", Upload{Filename: "d.jsonl", Data: data, Format: FormatJSONL, NotDiamond: nd}, JobOptions{})
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("%s: err = %v, want a *ValidationError naming %s", field, err, field)
+		}
 	}
 }
