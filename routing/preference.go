@@ -242,31 +242,21 @@ func (s *Selector) BindTrainingJob(ctx context.Context, owner, id, name, jobID s
 		}
 		id = p.ID
 	}
-	// the router it ranks with now keeps ranking until the new job completes (read before
-	// the transaction: the trainer's job records are read through their own store calls)
-	cur, err := loadPreference(ctx, s.store, owner, id)
-	if err != nil {
-		return nil, err
-	}
-	prev, err := s.preferenceRouter(ctx, owner, cur)
+	b, err := s.PrepareTrainingBinding(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
 	var out *Preference
 	err = s.store.Update(ctx, func(tx store.Tx) error {
-		p, err := loadPreference(ctx, tx, owner, id)
-		if err != nil {
-			return err
-		}
-		p.RouterModelID, p.RouterTrainingJobID, p.PreviousRouterModelID = "", jobID, prev
+		p, err := b.Bind(ctx, tx, jobID)
 		out = p
-		return store.PutJSON(ctx, tx, store.Preferences, id, *p)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.log.DebugContext(ctx, "preference bound to a training job", "preference_id", id, "training_job_id", jobID)
-	return out.public(), nil
+	return out, nil
 }
 
 // preferenceRouter is the trained router model a preference ranks with, "" for the learned

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -86,19 +87,30 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var requested string
-			// the preference to retrain is checked before a job is queued for it
-			check := func(values map[string][]string) error {
+			var bound *routing.Preference
+			// The preference to retrain is checked before a job is queued for it, and bound
+			// to the job in the transaction that queues it.
+			check := func(values map[string][]string) (func(context.Context, store.Tx, string) error, error) {
 				if vs := values["preference_id"]; len(vs) > 0 {
 					requested = strings.TrimSpace(vs[0])
 				}
-				return s.checkNotDiamondPreference(r.Context(), owner(r), requested)
+				if requested == "None" {
+					requested = "" // what Python's requests sends for preference_id=None
+				}
+				return s.notDiamondBinding(r.Context(), owner(r), requested, svc, &bound)
 			}
 			job, err := submitUploadedTraining(r, svc, uploadFields{file: "dataset_file", status: http.StatusBadRequest, notDiamond: true, check: check})
+			if errors.Is(err, routing.ErrNotFound) {
+				// deleted between the check and the transaction: nothing was queued
+				return Validation(http.StatusBadRequest, "preference_id: no preference %q of this key (it was deleted while the job was being queued; nothing was queued)", requested)
+			}
 			if err != nil {
 				return err
 			}
-			pref, err := s.notDiamondPreference(r.Context(), owner(r), requested, job)
-			if err != nil {
+			pref := ""
+			if bound != nil {
+				pref = bound.ID
+			} else if pref, err = s.notDiamondPreference(r.Context(), owner(r), requested, job); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, notDiamondTrainResponse{PreferenceID: pref, TrainingJobID: job.TrainingJobID, Status: job.Status, Version: job.Version})
@@ -106,35 +118,42 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		})
 }
 
-// checkNotDiamondPreference refuses a trainCustomRouter request naming a preference_id
-// that is not one of the caller's preferences (400, as the route's other refusals); ""
-// (a new router) and a server without model selection pass.
-func (s *Server) checkNotDiamondPreference(ctx context.Context, owner, requested string) error {
-	if requested == "" || requested == "None" || s.selector == nil {
-		return nil
+// notDiamondBinding refuses a trainCustomRouter request naming a preference_id that is not
+// one of the caller's preferences (400, as the route's other refusals) and otherwise
+// returns the step that binds that preference to the job inside the transaction queueing
+// it (trainer.JobOptions.InTx), setting *bound: a preference deleted meanwhile refuses the
+// job and nothing is queued. "" (a new router, created after the job is queued), a server
+// without model selection, and a trainer on another store than the selector's (bound
+// after the job is queued, as a new one) get no step.
+func (s *Server) notDiamondBinding(ctx context.Context, owner, requested string, svc *trainer.Service, bound **routing.Preference) (func(context.Context, store.Tx, string) error, error) {
+	if requested == "" || s.selector == nil {
+		return nil, nil
 	}
 	if !strings.HasPrefix(requested, routing.PreferencePrefix) {
-		return Validation(http.StatusBadRequest, "preference_id: %q is not a preference id (pref_…); leave it out to train a new router", requested)
+		return nil, Validation(http.StatusBadRequest, "preference_id: %q is not a preference id (pref_…); leave it out to train a new router", requested)
 	}
-	if _, err := s.selector.Preference(ctx, owner, requested); err != nil {
-		if errors.Is(err, routing.ErrNotFound) {
-			return Validation(http.StatusBadRequest, "preference_id: no preference %q of this key", requested)
-		}
+	b, err := s.selector.PrepareTrainingBinding(ctx, owner, requested)
+	if errors.Is(err, routing.ErrNotFound) {
+		return nil, Validation(http.StatusBadRequest, "preference_id: no preference %q of this key", requested)
+	}
+	if err != nil || svc.Store() != s.selector.Store() {
+		return nil, err
+	}
+	return func(ctx context.Context, tx store.Tx, jobID string) error {
+		p, err := b.Bind(ctx, tx, jobID)
+		*bound = p
 		return err
-	}
-	return nil
+	}, nil
 }
 
-// notDiamondPreference is where a Not Diamond training request meets preferences: the job's
-// router becomes the base router of the requested preference (a retrain) or of a new one,
-// whose id the SDK routes with; until the job completes that preference ranks with the
-// learned default router. Without model selection the answer is the job's id.
+// notDiamondPreference is where a Not Diamond training request meets preferences when the
+// job was not bound in its own transaction (notDiamondBinding): the job's router becomes
+// the base router of the requested preference (a retrain) or of a new one, whose id the
+// SDK routes with; until the job completes that preference ranks with the learned default
+// router. Without model selection the answer is the job's id.
 func (s *Server) notDiamondPreference(ctx context.Context, owner, requested string, job trainer.Job) (string, error) {
 	if s.selector == nil {
 		return job.TrainingJobID, nil
-	}
-	if requested == "None" {
-		requested = "" // what Python's requests sends for preference_id=None
 	}
 	p, err := s.selector.BindTrainingJob(ctx, owner, requested, "", job.TrainingJobID)
 	if err != nil {
@@ -149,8 +168,9 @@ type uploadFields struct {
 	status     int    // the status of a refused field
 	notDiamond bool   // the file is always Not Diamond's joint CSV
 	// check, when set, runs on the parsed form's values before the job is submitted; its
-	// error refuses the request.
-	check func(values map[string][]string) error
+	// error refuses the request, and the step it returns, if any, runs in the transaction
+	// that queues the job (trainer.JobOptions.InTx).
+	check func(values map[string][]string) (func(context.Context, store.Tx, string) error, error)
 }
 
 // submitUploadedTraining reads a training route's multipart form and submits its job: the
@@ -237,12 +257,14 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 			up.NotDiamond.Models = models
 		}
 	}
+	var opts trainer.JobOptions
 	if f.check != nil {
-		if err := f.check(form.Value); err != nil {
+		step, err := f.check(form.Value)
+		if err != nil {
 			return trainer.Job{}, err
 		}
+		opts.InTx = step
 	}
-	var opts trainer.JobOptions
 	if v, ok := value("model_prices"); ok && v != "" {
 		prices, err := parseModelPrices(v)
 		if err != nil {

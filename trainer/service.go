@@ -448,6 +448,13 @@ type JobOptions struct {
 	// of input and output), for the tradeoff frontier; models not listed are priced by
 	// WithPrices. Each price must be finite and >= 0.
 	ModelPrices map[string]float64
+	// InTx, when set, runs inside the store transaction that queues the job, with the new
+	// job's id, so that what it writes (tx is a transaction of the service's store) is
+	// kept only with the job: its error refuses the submission, nothing is stored, and
+	// the error is returned wrapped. It may run more than once (store.Driver.Update), so
+	// it must act only through tx. Not Diamond's trainCustomRouter binds a preference to
+	// the job with it (routing.TrainingBinding).
+	InTx func(ctx context.Context, tx store.Tx, jobID string) error
 }
 
 // MaxModelPrices is the most entries JobOptions.ModelPrices may hold.
@@ -462,7 +469,7 @@ func (s *Service) Submit(ctx context.Context, owner string, dataURLs []string) (
 }
 
 // SubmitWithOptions is Submit with JobOptions; a bad option is a *ValidationError naming
-// model_prices.
+// model_prices, and an error of opts.InTx refuses the job (returned wrapped).
 func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs []string, opts JobOptions) (Job, error) {
 	urls, err := s.checkURLs(dataURLs)
 	if err != nil {
@@ -471,7 +478,20 @@ func (s *Service) SubmitWithOptions(ctx context.Context, owner string, dataURLs 
 	if err := checkPrices(opts.ModelPrices); err != nil {
 		return Job{}, err
 	}
-	return s.enqueue(ctx, s.newJob(owner, urls, opts), nil)
+	j := s.newJob(owner, urls, opts)
+	return s.enqueue(ctx, j, inTx(ctx, opts, j.ID))
+}
+
+// Store is the store the service keeps its jobs in: JobOptions.InTx's transactions are of
+// this store.
+func (s *Service) Store() *store.Store { return s.store }
+
+// inTx is opts.InTx as enqueue's extra transaction step for job jobID (nil without one).
+func inTx(ctx context.Context, opts JobOptions, jobID string) func(store.Tx) error {
+	if opts.InTx == nil {
+		return nil
+	}
+	return func(tx store.Tx) error { return opts.InTx(ctx, tx, jobID) }
 }
 
 // checkPrices validates JobOptions.ModelPrices.

@@ -120,12 +120,16 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 	j := s.newJob(owner, nil, opts)
 	j.Upload = rec
 	data := up.Data
+	extra := inTx(ctx, opts, j.ID)
 	return s.enqueue(ctx, j, func(tx store.Tx) error {
 		for i := range rec.Chunks {
 			piece := data[i*UploadChunkSize : min((i+1)*UploadChunkSize, len(data))]
 			if err := tx.Put(ctx, store.TrainingUploads, uploadKey(j.ID, i), piece); err != nil {
 				return err
 			}
+		}
+		if extra != nil {
+			return extra(tx)
 		}
 		return nil
 	})
