@@ -270,6 +270,10 @@ func (s *Selector) preferenceRouter(ctx context.Context, owner string, p *Prefer
 		return p.PreviousRouterModelID, nil
 	}
 	id, err := jm.JobModel(ctx, owner, p.RouterTrainingJobID)
+	if errors.Is(err, ErrNotFound) {
+		s.log.WarnContext(ctx, "routing: the preference's training job is gone; ranking with its earlier router, else the learned default router",
+			"preference_id", p.ID, "training_job_id", p.RouterTrainingJobID, "earlier_router_model_id", p.PreviousRouterModelID)
+	}
 	if errors.Is(err, ErrNotFound) || (err == nil && id == "") {
 		// still training, failed, or deleted before it trained a router: the router the
 		// preference had before ranks (the learned default router for a new one)

@@ -231,11 +231,21 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	if routerID != "" {
 		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: routerID, Fallback: s.scorer, LastTurnWeight: s.w}
 	}
-	var ranked []Scored
-	if l, ok := r.(*LearnedRouter); ok && pers != nil {
-		ranked, pers.tasks, err = l.RankTasks(ctx, conv, cands, sessionTasks)
-	} else {
-		ranked, err = r.Rank(ctx, conv, cands)
+	rank := func(r Router) (ranked []Scored, err error) {
+		if l, ok := r.(*LearnedRouter); ok && pers != nil {
+			ranked, pers.tasks, err = l.RankTasks(ctx, conv, cands, sessionTasks)
+			return ranked, err
+		}
+		return r.Rank(ctx, conv, cands)
+	}
+	ranked, err := rank(r)
+	if err != nil && pers != nil && routerID != "" && errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+		// The preference's trained router model was deleted: the preference ranks with the
+		// learned default router (score_source learned), as when its training job is gone.
+		s.log.WarnContext(ctx, "routing: the preference's router model is gone; ranking with the learned default router",
+			"preference_id", req.PreferenceID, "router_model_id", routerID, "error", err)
+		r = s.scorer
+		ranked, err = rank(r)
 	}
 	if err == nil {
 		err = ctx.Err() // a router that ignored the deadline does not win past it
