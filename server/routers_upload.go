@@ -80,7 +80,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 	s.Handle(Route{Method: "POST", Path: "/v2/pzn/trainCustomRouter", Summary: "Train a custom router from Not Diamond's joint CSV (Not Diamond's CustomRouter.fit)",
 		Request: notDiamondTrainForm{}, RequestContentType: "multipart/form-data", Response: notDiamondTrainResponse{}, Tags: tags,
 		Errors: map[int]string{
-			400: "a bad field named in the message: dataset_file missing or a row that breaks a rule (its line and column) or fewer than 10 usable rows; prompt_column; llm_providers (a listed model without its score column); maximize",
+			400: "a bad field named in the message: dataset_file missing or a row that breaks a rule (its line and column) or fewer than 10 usable rows; prompt_column; llm_providers (a listed model without its score column); maximize; preference_id (not a preference of this key or deleted while the job was being queued: nothing is queued)",
 			413: "the form is over the server's body limit (serve --max-body-bytes) or dataset_file is over the dataset size limit (the fetcher's limit for a dataset URL); the message names dataset_file",
 			429: "this key has its limit of training jobs queued or running (Retry-After)",
 			503: "the training queue is full; retry later",
