@@ -17,7 +17,7 @@
 // [ErrTimeout]), default (one of the candidates, or its index), response_model (accepted,
 // not used), and per candidate input_price and output_price (their mean is the price when
 // price is absent), context_length (a candidate whose window is below the conversation's
-// [EstimateTokens] is skipped) and is_custom (never matched by name to a measured model).
+// [EstimateTokens], tool definitions included, is skipped) and is_custom (never matched by name to a measured model).
 //
 // # Ranking
 //

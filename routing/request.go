@@ -582,7 +582,8 @@ type Candidate struct {
 	InputPrice, OutputPrice *float64
 	// ContextLength is the candidate's context window in tokens (Not Diamond's
 	// context_length); a candidate whose window is smaller than the conversation's
-	// estimated size is not ranked. Nil: unknown, never filtered.
+	// estimated size, tool definitions included ([EstimateTokens]), is not ranked. Nil:
+	// unknown, never filtered.
 	ContextLength *int
 	// IsCustom marks the caller's own model (Not Diamond's is_custom): no router or table
 	// matches it by name, so it is ranked by its attributes or the unknown prior.
@@ -745,7 +746,7 @@ func (Candidate) JSONSchema() *jsonschema.Schema {
 		s.Properties.Set("input_price", num("USD per 1M input tokens (Not Diamond); with output_price the price when price is absent"))
 		s.Properties.Set("output_price", num("USD per 1M output tokens (Not Diamond)"))
 		s.Properties.Set("context_length", &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"),
-			Description: "context window in tokens; a conversation estimated larger skips the candidate"})
+			Description: "context window in tokens; a conversation estimated larger (its messages and tool definitions) skips the candidate"})
 		s.Properties.Set("is_custom", &jsonschema.Schema{Type: "boolean",
 			Description: "the caller's own model: ranked by its attributes or the unknown prior and never matched by name"})
 		s.Properties.Set("attributes", &jsonschema.Schema{Type: "object",

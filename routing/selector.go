@@ -185,7 +185,7 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	// The context filter first: the tools rule chooses among the candidates that can hold
 	// the conversation (one known to support tools but too small must not shut out one that
 	// fits and is not known to lack support).
-	cands, err := fitContext(all, req.Messages, field)
+	cands, err := fitContext(all, req.Messages, req.Tools, field)
 	if err != nil {
 		return nil, nil, err
 	}
