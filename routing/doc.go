@@ -14,7 +14,9 @@
 // The fields Not Diamond's SDKs add are accepted with their meaning there: metric
 // ("accuracy", the only one), timeout (seconds; past it the request's default answers
 // alone with score_source "default", or without one the selection fails with
-// [ErrTimeout]), default (one of the candidates, or its index), response_model (accepted,
+// [ErrTimeout]), default (one of the candidates, or its index; when the tools or
+// context_length filters removed it, the remaining candidate with the best prior answers
+// in its place, score_source "default_replaced"), response_model (accepted,
 // not used), and per candidate input_price and output_price (their mean is the price when
 // price is absent), context_length (a candidate whose window is below the conversation's
 // [EstimateTokens], tool definitions included, is skipped) and is_custom (never matched by name to a measured model).

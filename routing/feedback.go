@@ -108,7 +108,7 @@ type FeedbackResponse struct {
 	// Personalized says whether the feedback updated a preference: false for a session
 	// selected without a pref_ preference (the feedback is recorded with the session but
 	// personalizes nothing), whose preference was deleted since, or answered by the
-	// request's default unranked (score_source "default").
+	// request's default unranked (score_source "default" or "default_replaced").
 	Personalized bool `json:"personalized"`
 	// FeedbackCount is the preference's number of feedbacks after this one.
 	FeedbackCount int `json:"feedback_count,omitempty"`
@@ -155,9 +155,10 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 			return nil
 		}
 		resp.PreferenceID = sess.PreferenceID
-		if cand.Source == SourceDefault {
-			// the request's default answered unranked (its timeout passed, or the router
-			// failed): there is no estimate to compare the outcome with
+		if cand.Source == SourceDefault || cand.Source == SourceDefaultReplaced {
+			// the request's default (or the prior's pick in its place) answered unranked
+			// (its timeout passed, or the router failed): there is no router estimate to
+			// compare the outcome with
 			return nil
 		}
 		base := cand.Base

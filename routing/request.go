@@ -83,7 +83,9 @@ type Request struct {
 	// Default names the candidate to answer with when the selection cannot finish (the
 	// timeout passed, or a router failed): a "provider/model" string, a {provider, model}
 	// or {name} object, or the candidate's index in the list. It must be one of the
-	// candidates.
+	// candidates. A default the tools or context_length filters removed cannot take the
+	// request and is never answered: the remaining candidate with the best prior
+	// ([DefaultScorer]) answers in its place (score_source "default_replaced").
 	Default *DefaultChoice `json:"default,omitempty"`
 	// ResponseModel is the structured-output model Not Diamond's TypeScript SDK may send; it
 	// is accepted and does not change the ranking.
@@ -133,7 +135,8 @@ func (d DefaultChoice) MarshalJSON() ([]byte, error) {
 // JSONSchema describes the default's shapes for invopop/jsonschema.
 func (DefaultChoice) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
-		Description: "candidate to answer with when the selection cannot finish: one of the candidates or its 0-based index",
+		Description: "candidate to answer with when the selection cannot finish (a router fails or timeout passes): one of the candidates or its 0-based index; " +
+			"when the tools or context_length filters removed it the remaining candidate with the best prior answers instead (score_source default_replaced)",
 		OneOf: []*jsonschema.Schema{{Type: "integer", Minimum: json.Number("0")},
 			{Type: "string"}, {Type: "object"}},
 	}

@@ -24,6 +24,11 @@ const (
 	// SourceDefault: not ranked; the request's default, answered because the selection
 	// could not finish (its timeout passed or a router failed).
 	SourceDefault = "default"
+	// SourceDefaultReplaced: not ranked by the router; the selection could not finish and
+	// the request's default cannot take the request (the tools or context_length filters
+	// removed it), so the remaining candidate with the best prior ([DefaultScorer])
+	// answered instead.
+	SourceDefaultReplaced = "default_replaced"
 )
 
 // Scored is a candidate with its ranking score.

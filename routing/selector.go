@@ -144,7 +144,10 @@ type RankedProvider struct {
 	// the binary), learned_relative (its estimate for the nearest measured relative named
 	// in estimated_from), router (a trained router via preference_id), or a prior for
 	// models no router knows: attribute, benchmark, benchmark_relative (the published
-	// figure of its newest older sibling, named in estimated_from) or unknown; under a
+	// figure of its newest older sibling, named in estimated_from) or unknown; default
+	// (the request's default, answered unranked because the selection could not finish)
+	// or default_replaced (the same, but the default could not take the request, so the
+	// remaining candidate with the best prior answered); under a
 	// pref_ preference whose feedback corrected the estimate, that source followed by
 	// "+feedback" ("learned+feedback").
 	ScoreSource string `json:"score_source"`
@@ -181,38 +184,9 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	if s.scorer == nil {
 		return nil, nil, ErrZeroSelector
 	}
-	all, field := req.Candidates()
-	// The context filter first: the tools rule chooses among the candidates that can hold
-	// the conversation (one known to support tools but too small must not shut out one that
-	// fits and is not known to lack support).
-	cands, err := fitContext(all, req.Messages, req.Tools, field)
+	cands, err := s.servable(req)
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(req.Tools) > 0 {
-		// Those known to support tools; without any, those not known to lack support (a
-		// self-hosted or new model the catalogue does not list).
-		var yes, unknown []Candidate
-		for _, c := range cands {
-			switch supported, known := supportsTools(c, s.cat); {
-			case supported:
-				yes = append(yes, c)
-			case !known:
-				unknown = append(unknown, c)
-			}
-		}
-		switch {
-		case len(yes) > 0:
-			cands = yes
-		case len(unknown) > 0:
-			cands = unknown
-		case len(cands) < len(all):
-			return nil, nil, invalid(field, "every candidate whose context_length fits the conversation is known not to support tool calling, which tools requires; "+
-				"add one that does (or declare it with attributes.supports_tools: true)")
-		default:
-			return nil, nil, invalid(field, "every candidate is known not to support tool calling, which tools requires; "+
-				"add one that does (or declare it with attributes.supports_tools: true)")
-		}
 	}
 	conv := NewConversation(req.Messages, len(req.Tools), s.w)
 	var r Router = s.scorer
@@ -295,7 +269,10 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 
 // rankWithin ranks within the request's timeout. When the ranking fails for any reason but
 // the request's own (invalid, not found) or the caller going away, the request's default
-// answers alone (score_source "default"); without one a timeout is ErrTimeout.
+// answers alone (score_source "default"); without one a timeout is ErrTimeout. A default
+// the tools or context_length filters removed cannot take the request: the best remaining
+// candidate by the prior ([DefaultScorer]) answers alone instead (score_source
+// "default_replaced").
 func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
 	rctx := ctx
 	if req.Timeout != nil {
@@ -308,14 +285,37 @@ func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) (
 		return ranked, pers, err
 	}
 	if req.Default != nil {
-		cands, _ := req.Candidates()
-		s.log.WarnContext(ctx, "model selection answered with the request's default", "error", err)
-		return []Scored{{Candidate: cands[req.Default.resolved], Source: SourceDefault}}, nil, nil
+		return s.answerDefault(ctx, req, err)
 	}
 	if rctx.Err() != nil {
 		return nil, nil, fmt.Errorf("%w (%gs): %w", ErrTimeout, *req.Timeout, err)
 	}
 	return nil, nil, err
+}
+
+// answerDefault answers a selection that could not finish (cause) with the request's
+// default, or, when the filters removed the default, with the best remaining candidate by
+// the prior: the fallback never names a candidate that cannot take the request.
+func (s *Selector) answerDefault(ctx context.Context, req *Request, cause error) ([]Scored, *personalization, error) {
+	all, _ := req.Candidates()
+	def := all[req.Default.resolved]
+	fit, err := s.servable(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if slices.ContainsFunc(fit, func(c Candidate) bool { return strings.EqualFold(c.Name, def.Name) }) {
+		s.log.WarnContext(ctx, "model selection answered with the request's default", "error", cause)
+		return []Scored{{Candidate: def, Source: SourceDefault}}, nil, nil
+	}
+	// the prior needs no router and no conversation features: it cannot fail or wait
+	ranked, err := DefaultScorer{}.Rank(ctx, nil, fit)
+	if err != nil || len(ranked) == 0 {
+		return nil, nil, fmt.Errorf("routing: rank by the prior after %w: %v", cause, err)
+	}
+	best := ranked[0]
+	s.log.WarnContext(ctx, "model selection could not finish and its default cannot take the request; answered the best remaining candidate by the prior",
+		"error", cause, "default", def.Name, "chosen", best.Candidate.Name)
+	return []Scored{{Candidate: best.Candidate, Score: best.Score, Quality: best.Quality, Source: SourceDefaultReplaced}}, nil, nil
 }
 
 // Select validates req, ranks its candidates for owner, stores a session and returns the
