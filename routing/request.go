@@ -78,7 +78,8 @@ type Request struct {
 	// probability of a good answer) is the only one, and empty means it.
 	Metric string `json:"metric,omitempty" jsonschema:"enum=accuracy"`
 	// Timeout (seconds; Not Diamond's TypeScript SDK sends 5) bounds the selection: past it
-	// the answer is Default when given, else the request fails with ErrTimeout.
+	// the answer is Default when given, else the request fails with ErrTimeout. An unknown
+	// pref_ PreferenceID is not found whatever the timeout: it is looked up first.
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"exclusiveMinimum=0,maximum=600"`
 	// Default names the candidate to answer with when the selection cannot finish (the
 	// timeout passed, or a router failed): a "provider/model" string, a {provider, model}

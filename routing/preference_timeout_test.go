@@ -1,0 +1,39 @@
+package routing_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/routing"
+)
+
+// An unknown preference_id is the request's own error, a 404 naming the field, however
+// short its timeout: the default must not answer because the timeout passed before the
+// preference was looked up.
+func TestUnknownPreferenceBeatsTimeoutDefault(t *testing.T) {
+	sel, _ := newSelector(t, routing.Options{})
+	tiny := 1e-9
+	for _, id := range []string{"pref_000000000000000000000000", "pref_nothing"} {
+		req := &routing.Request{Messages: userMsg("hi"), LLMProviders: names("acme/x", "acme/y"), PreferenceID: id,
+			Timeout: &tiny, Default: &routing.DefaultChoice{Index: new(int)}}
+		_, err := sel.Select(t.Context(), "o", req)
+		var nf *routing.NotFoundError
+		if !errors.As(err, &nf) || nf.Field != "preference_id" {
+			t.Fatalf("%s: err = %v, want a *NotFoundError naming preference_id", id, err)
+		}
+	}
+	// another owner's preference is unknown too
+	pref, err := sel.CreatePreference(t.Context(), "other", routing.PreferenceRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &routing.Request{Messages: userMsg("hi"), LLMProviders: names("acme/x", "acme/y"), PreferenceID: pref.ID,
+		Timeout: &tiny, Default: &routing.DefaultChoice{Index: new(int)}}
+	if _, err := sel.Select(t.Context(), "o", req); !errors.Is(err, routing.ErrNotFound) {
+		t.Fatalf("another owner's preference: err = %v, want not found", err)
+	}
+	// the owner's own still answers with the default past the timeout
+	if resp := mustSelect(t, sel, "other", req); resp.Providers[0].ScoreSource != routing.SourceDefault {
+		t.Fatalf("own preference past the timeout: %+v", resp.Providers)
+	}
+}
