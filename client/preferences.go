@@ -33,6 +33,9 @@ type Preference struct {
 // PreferenceModel is what a preference learned about one model.
 type PreferenceModel struct {
 	Model string `json:"model"`
+	// IsCustom says the entry is about the caller's own model of that name (a candidate
+	// sent with is_custom), counted apart from the public model.
+	IsCustom bool `json:"is_custom,omitempty"`
 	// Feedback, Successes and Expected are the feedbacks, the thumbs up among them and the
 	// successes the base router expected on those selections.
 	Feedback  float64 `json:"feedback"`

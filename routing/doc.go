@@ -19,7 +19,9 @@
 // in its place, score_source "default_replaced"), response_model (accepted,
 // not used), and per candidate input_price and output_price (their mean is the price when
 // price is absent), context_length (a candidate whose window is below the conversation's
-// [EstimateTokens], tool definitions included, is skipped) and is_custom (never matched by name to a measured model).
+// [EstimateTokens], tool definitions included, is skipped) and is_custom (never matched
+// by name to a measured model, and a preference's feedback on it is counted apart from the
+// public model of the same name).
 //
 // # Ranking
 //

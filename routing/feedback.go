@@ -139,8 +139,8 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 		if err != nil {
 			return err
 		}
-		key := strings.ToLower(req.Provider.Name)
 		cand := sess.Ranked[ci]
+		key := cand.key()
 		resp = &FeedbackResponse{SessionID: sess.ID, Feedback: FeedbackMetrics{Accuracy: &y}, Provider: cand.Label}
 		var prev *float64
 		if cand.Feedback != nil {

@@ -41,6 +41,10 @@ const minProb, maxProb = 1e-3, 1 - 1e-3
 type ModelFeedback struct {
 	// Model is the candidate name feedback was given on, lower-cased ("openai/gpt-4o").
 	Model string `json:"model"`
+	// IsCustom says the entry is about the caller's own model of that name (a candidate
+	// with is_custom), counted apart from the public model of the same name. Entries
+	// stored before it existed are the public model's.
+	IsCustom bool `json:"is_custom,omitempty"`
 	// Feedback (N) is how many feedbacks the model received.
 	Feedback float64 `json:"feedback"`
 	// Successes (Y) is how many of them were thumbs up (accuracy 1).
@@ -91,10 +95,26 @@ func adjustment(n, y, p float64) float64 {
 	return math.Copysign(max(0, math.Abs(a)-FeedbackBiasAllowance), a)
 }
 
+// modelKey identifies the model a preference's counts are about: its lower-cased
+// "provider/model" name and whether it is the caller's own (is_custom), which never
+// shares counts with the public model of the same name.
+type modelKey struct {
+	name   string
+	custom bool
+}
+
+// candidateKey is the key of a ranked candidate.
+func candidateKey(c Candidate) modelKey {
+	return modelKey{name: strings.ToLower(c.Name), custom: c.IsCustom}
+}
+
+// key is the entry's modelKey.
+func (m ModelFeedback) key() modelKey { return modelKey{name: m.Model, custom: m.IsCustom} }
+
 // record adds one feedback (outcome y, 0 or 1, on a selection whose base estimate was b)
 // to the preference's counts; delta is +1 to add, −1 to withdraw an earlier one.
-func recordFeedback(models []ModelFeedback, model string, y, b, delta float64) []ModelFeedback {
-	models, i := modelEntry(models, strings.ToLower(model))
+func recordFeedback(models []ModelFeedback, key modelKey, y, b, delta float64) []ModelFeedback {
+	models, i := modelEntry(models, key)
 	m := &models[i]
 	m.Feedback += delta
 	m.Successes += delta * y
@@ -105,20 +125,33 @@ func recordFeedback(models []ModelFeedback, model string, y, b, delta float64) [
 	return models
 }
 
-// modelEntry returns the index of model's entry, adding an empty one (sorted) when absent.
-func modelEntry(models []ModelFeedback, model string) ([]ModelFeedback, int) {
-	i := slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
-	if i >= 0 {
+// modelEntry returns the index of key's entry, adding an empty one (sorted by model, the
+// public entry before the custom one) when absent.
+func modelEntry(models []ModelFeedback, key modelKey) ([]ModelFeedback, int) {
+	is := func(m ModelFeedback) bool { return m.key() == key }
+	if i := slices.IndexFunc(models, is); i >= 0 {
 		return models, i
 	}
-	models = append(models, ModelFeedback{Model: model})
-	slices.SortFunc(models, func(a, b ModelFeedback) int { return strings.Compare(a.Model, b.Model) })
-	return models, slices.IndexFunc(models, func(m ModelFeedback) bool { return m.Model == model })
+	models = append(models, ModelFeedback{Model: key.name, IsCustom: key.custom})
+	slices.SortFunc(models, func(a, b ModelFeedback) int {
+		if c := strings.Compare(a.Model, b.Model); c != 0 {
+			return c
+		}
+		switch {
+		case a.IsCustom == b.IsCustom:
+			return 0
+		case b.IsCustom:
+			return -1
+		}
+		return 1
+	})
+	return models, slices.IndexFunc(models, is)
 }
 
 // personalize corrects the base estimates of the ranked candidates by the preference's
-// feedback, re-sorts them, and returns the base estimate (Quality before correction) of
-// every candidate by lower-cased name.
+// feedback (the entry of the candidate's modelKey: a custom model's are its own),
+// re-sorts them, and returns the base estimate (Quality before correction) of every
+// candidate by lower-cased name.
 //
 // A corrected candidate gets Quality = σ(logit(base) + adjustment). One its router ranked
 // in the first tier keeps the router's scale: Score = σ(logit(score) + adjustment) (the
@@ -129,15 +162,14 @@ func modelEntry(models []ModelFeedback, model string) ([]ModelFeedback, int) {
 // did not know competes with those it did).
 func personalize(ranked []Scored, models []ModelFeedback) map[string]float64 {
 	base := make(map[string]float64, len(ranked))
-	byModel := make(map[string]ModelFeedback, len(models))
+	byModel := make(map[modelKey]ModelFeedback, len(models))
 	for _, m := range models {
-		byModel[m.Model] = m
+		byModel[m.key()] = m
 	}
 	for i := range ranked {
 		s := &ranked[i]
-		k := strings.ToLower(s.Candidate.Name)
-		base[k] = s.Quality
-		m, ok := byModel[k]
+		base[strings.ToLower(s.Candidate.Name)] = s.Quality
+		m, ok := byModel[candidateKey(s.Candidate)]
 		if !ok || m.Feedback <= 0 {
 			continue
 		}

@@ -124,7 +124,7 @@ func (s *Selector) ReportLatency(ctx context.Context, owner string, req *Latency
 			return nil
 		}
 		resp.PreferenceID = sess.PreferenceID
-		key := strings.ToLower(cand.Label)
+		key := cand.key()
 		resp.Personalized, err = s.updatePreference(ctx, tx, owner, sess.PreferenceID, key, func(pref *Preference) {
 			var i int
 			pref.Models, i = modelEntry(pref.Models, key)
@@ -172,7 +172,7 @@ func validateTarget(sessionID string, provider *Candidate, providerSet bool, rol
 // alone) within tx and stores it, refusing a model beyond MaxPreferenceModels (field
 // provider). It reports whether a preference learned: false for an id that is not a
 // preference's or one deleted since (the session keeps what it was told).
-func (s *Selector) updatePreference(ctx context.Context, tx store.Tx, owner, id, model string, update func(p *Preference)) (bool, error) {
+func (s *Selector) updatePreference(ctx context.Context, tx store.Tx, owner, id string, model modelKey, update func(p *Preference)) (bool, error) {
 	if !strings.HasPrefix(id, PreferencePrefix) {
 		return false, nil
 	}
@@ -194,10 +194,10 @@ func (s *Selector) updatePreference(ctx context.Context, tx store.Tx, owner, id,
 	return true, nil
 }
 
-// knows reports whether the preference has an entry for the lower-cased model.
-func (p *Preference) knows(model string) bool {
+// knows reports whether the preference has an entry for model.
+func (p *Preference) knows(model modelKey) bool {
 	for _, m := range p.Models {
-		if m.Model == model {
+		if m.key() == model {
 			return true
 		}
 	}

@@ -245,17 +245,17 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	if req.Tradeoff == "latency" && !slices.ContainsFunc(ranked, func(x Scored) bool { return x.Candidate.Latency != nil }) {
 		// Figures of one kind only, seconds per output token, when the request gives none:
 		// the preference's reported ones, else the gateway's measured ones.
-		reported := map[string]float64{}
+		reported := map[modelKey]float64{}
 		if pers != nil {
 			for _, m := range pers.pref.Models {
 				if spt, ok := m.SecondsPerToken(); ok {
-					reported[m.Model] = spt
+					reported[m.key()] = spt
 				}
 			}
 		}
 		for i := range ranked {
 			c := &ranked[i].Candidate
-			if l, ok := reported[strings.ToLower(c.Name)]; ok {
+			if l, ok := reported[candidateKey(*c)]; ok {
 				c.Latency = &l
 			} else if s.latency != nil {
 				if l, ok := s.latency(c.Provider + "/" + c.Model); ok {
@@ -355,7 +355,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 		Tradeoff: req.Tradeoff, PreferenceID: req.PreferenceID, PreviousSession: req.PreviousSession}
 	// Only the list the caller sees is kept: a session is bounded by max_model_depth.
 	for _, r := range ranked[:depth] {
-		c := SessionCandidate{Label: r.Candidate.Label(), Score: r.Score, Source: r.Source}
+		c := SessionCandidate{Label: r.Candidate.Label(), IsCustom: r.Candidate.IsCustom, Score: r.Score, Source: r.Source}
 		if pers != nil {
 			if b, ok := pers.base[strings.ToLower(r.Candidate.Name)]; ok {
 				c.Base = &b

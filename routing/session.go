@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -46,6 +47,10 @@ type Session struct {
 type SessionCandidate struct {
 	// Label is the candidate in the caller's shape.
 	Label string `json:"label"`
+	// IsCustom echoes the candidate's is_custom: feedback on it counts for the caller's
+	// own model, apart from the public model of the same name. Sessions stored before it
+	// existed read as public models.
+	IsCustom bool `json:"is_custom,omitempty"`
 	// Score and Source are as in [Scored].
 	Score  float64 `json:"score"`
 	Source string  `json:"source"`
@@ -57,6 +62,11 @@ type SessionCandidate struct {
 	// TokensPerSecond is the speed reported for this candidate's call (Not Diamond's
 	// latency report), if any.
 	TokensPerSecond *float64 `json:"tokens_per_second,omitempty"`
+}
+
+// key is the modelKey a preference counts feedback on this candidate under.
+func (c SessionCandidate) key() modelKey {
+	return modelKey{name: strings.ToLower(c.Label), custom: c.IsCustom}
 }
 
 // MessageHash is a message's role and the hex SHA-256 of its content.
