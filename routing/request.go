@@ -87,7 +87,7 @@ type Request struct {
 	// candidates. A default the tools or context_length filters removed cannot take the
 	// request and is never answered: the remaining candidate with the best prior
 	// ([DefaultScorer]) answers in its place (score_source "default_replaced").
-	Default *DefaultChoice `json:"default,omitempty"`
+	Default *DefaultChoice `json:"default,omitempty" jsonschema:"description=Candidate to answer with when the selection cannot finish (a router fails or timeout passes): one of the candidates or its 0-based index; when the tools or context_length filters removed it the remaining candidate with the best prior answers instead (score_source default_replaced)"`
 	// ResponseModel is the structured-output model Not Diamond's TypeScript SDK may send; it
 	// is accepted and does not change the ranking.
 	ResponseModel json.RawMessage `json:"response_model,omitempty"`
