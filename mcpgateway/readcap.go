@@ -169,6 +169,13 @@ func (c *messageCap) scan(chunk []byte) {
 			}
 			continue
 		}
+		if c.framing == framingEvents && b == '\n' && c.afterCR && len(c.msg) == 0 {
+			// The "\n" of the "\r\n" that ended the last event: passed on with it, not
+			// held until the next event ends (nor dropped with it if that one is cut).
+			c.afterCR = false
+			c.out = append(c.out, b)
+			continue
+		}
 		c.msg = append(c.msg, b)
 		if c.ends(b) {
 			c.release()
