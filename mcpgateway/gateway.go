@@ -210,11 +210,11 @@ func (g *Gateway) ListTools(ctx context.Context, server string) ([]Tool, error) 
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
+	tctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 	defer cancel()
-	tools, err := u.listTools(ctx)
+	tools, err := u.listTools(tctx)
 	if err != nil {
-		err = g.classify(ctx, u, "", err)
+		err = g.classify(tctx, u, "", err)
 	}
 	u.observeHealth(ctx, err)
 	return tools, err

@@ -37,10 +37,10 @@ func (u *upstream) observeHealth(ctx context.Context, err error) {
 	switch {
 	case errors.Is(err, ErrClosed), errors.Is(err, ErrInvalidArguments):
 		return
+	case ctx.Err() != nil && err != nil:
+		return // the caller went away, or its own deadline passed (ctx is the caller's)
 	case errors.Is(err, ErrTimeout):
 		status = StatusUnhealthy
-	case ctx.Err() != nil && err != nil:
-		return // the caller went away
 	case errors.Is(err, ErrUpstream):
 		status = StatusUnhealthy
 	}
