@@ -210,6 +210,9 @@ func (g *Gateway) ListTools(ctx context.Context, server string) ([]Tool, error) 
 	if err != nil {
 		return nil, err
 	}
+	if tools := u.cachedTools(); tools != nil {
+		return tools, nil // the server was not asked: its health stays as last seen
+	}
 	tctx, cancel := context.WithTimeout(ctx, g.opts.CallTimeout)
 	defer cancel()
 	tools, err := u.listTools(tctx)

@@ -158,6 +158,16 @@ func retryable(err error) bool {
 }
 
 // listTools returns the cached tool list, listing the tools when there is none.
+// cachedTools is u's cached tool list; nil when none is cached or u is closed.
+func (u *upstream) cachedTools() []Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil
+	}
+	return u.tools
+}
+
 func (u *upstream) listTools(ctx context.Context) ([]Tool, error) {
 	u.mu.Lock()
 	tools, closed := u.tools, u.closed
