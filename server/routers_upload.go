@@ -231,9 +231,11 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 	default:
 		up.Format = trainer.Format(strings.ToLower(format))
 	}
-	if up.Format != trainer.FormatNotDiamond {
+	switch up.Format {
+	case "", trainer.FormatJSON, trainer.FormatJSONL, trainer.FormatCSV:
 		// The joint CSV's options mean nothing to a records file: refused rather than
-		// ignored, so that a caller who meant the joint CSV learns it.
+		// ignored, so that a caller who meant the joint CSV learns it. (An unknown format
+		// is refused by the trainer, naming format.)
 		for _, name := range []string{"prompt_column", "maximize", "llm_providers"} {
 			if _, ok := value(name); ok {
 				return trainer.Job{}, bad(f.status, name, "%s applies only to Not Diamond's joint CSV (format=notdiamond, implied by prompt_column); this upload is read as a records file (format %s): leave %s out or send format=notdiamond", name, recordsFormatName(up.Format), name)
