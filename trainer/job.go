@@ -261,20 +261,14 @@ func (s *Service) train(ctx context.Context, j *jobRecord) (*trainResult, error)
 	cfg.Rows = len(recs)
 
 	var usable []Record
-	classSet := map[string]bool{}
 	for _, r := range recs {
 		if len(r.CorrectModels) == 0 {
 			cfg.SkippedRows++
 			continue
 		}
 		usable = append(usable, r)
-		for _, m := range r.CorrectModels {
-			classSet[m] = true
-		}
-		for m := range r.Scores {
-			classSet[m] = true
-		}
 	}
+	classSet := usableClasses(recs) // as SubmitUpload counts them
 	if len(usable) < MinRows {
 		return nil, &DatasetError{Message: fmt.Sprintf(
 			"only %d usable rows across %d file(s) (%d rows read, %d without any correct model); at least %d are needed",

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -67,7 +69,7 @@ func (s *Service) MaxUploadBytes() int64 { return min(s.fetcher.Limit(), MaxData
 // SubmitUpload queues a training job for owner on a dataset uploaded with the request. The
 // upload is read at once, so that bad data is refused before anything is stored: a
 // *ValidationError naming upload (empty; larger than MaxUploadBytes, wrapping ErrTooLarge;
-// more than MaxRows rows; fewer than MinRows usable rows, those with a correct model; or a
+// more than MaxRows rows; fewer than MinRows usable rows, those with a correct model, or usable rows naming fewer than MinClasses or more than MaxClasses models; or a
 // row that breaks a rule — it then wraps the *DatasetError naming the line, and
 // matches ErrDataset too), format, prompt_column, maximize (a joint CSV option on a records
 // upload) or llm_providers. The file is stored with the job in the store
@@ -115,6 +117,13 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 	if usable := countUsable(recs); usable < MinRows {
 		return Job{}, invalid("upload", "the dataset file %s has only %d usable rows (%d rows read, %d without any correct model); at least %d are needed to train a router",
 			name, usable, len(recs), len(recs)-usable, MinRows)
+	}
+	// the job's other refusals of the data itself, so that it is not accepted to fail later
+	if classes := usableClasses(recs); len(classes) > MaxClasses {
+		return Job{}, invalid("upload", "the dataset file %s names %d distinct models; at most %d are allowed per router", name, len(classes), MaxClasses)
+	} else if len(classes) < MinClasses {
+		return Job{}, invalid("upload", "the dataset file %s names only one distinct model (%s); at least %d are needed to route between",
+			name, strings.Join(slices.Sorted(maps.Keys(classes)), ", "), MinClasses)
 	}
 	rec.Chunks = (len(up.Data) + UploadChunkSize - 1) / UploadChunkSize
 	j := s.newJob(owner, nil, opts)
@@ -185,6 +194,24 @@ func countUsable(recs []Record) int {
 		}
 	}
 	return n
+}
+
+// usableClasses is the set of models a job's usable rows (those with a correct model)
+// name, among their correct models and their scores: the router's classes.
+func usableClasses(recs []Record) map[string]bool {
+	classes := map[string]bool{}
+	for _, r := range recs {
+		if len(r.CorrectModels) == 0 {
+			continue
+		}
+		for _, m := range r.CorrectModels {
+			classes[m] = true
+		}
+		for m := range r.Scores {
+			classes[m] = true
+		}
+	}
+	return classes
 }
 
 // uploadName is the name an upload goes by in messages: its base name, "upload" when it
