@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"errors"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -16,6 +17,9 @@ type TrainingBinding struct {
 	owner, id string
 	seen      Preference // the preference as read by PrepareTrainingBinding
 	prev      string     // the router it ranked with then
+	// before is the preference's router fields as Bind found them in its transaction,
+	// restored by Unbind.
+	beforeModel, beforeJob, beforePrev string
 }
 
 // Store is the store the selector keeps preferences in: a TrainingBinding's Bind must run
@@ -63,9 +67,34 @@ func (b *TrainingBinding) Bind(ctx context.Context, tx store.Tx, jobID string) (
 			prev = p.PreviousRouterModelID
 		}
 	}
+	b.beforeModel, b.beforeJob, b.beforePrev = p.RouterModelID, p.RouterTrainingJobID, p.PreviousRouterModelID
 	p.RouterModelID, p.RouterTrainingJobID, p.PreviousRouterModelID = "", jobID, prev
 	if err := store.PutJSON(ctx, tx, store.Preferences, b.id, *p); err != nil {
 		return nil, err
 	}
 	return p.public(), nil
+}
+
+// Unbind undoes Bind for a job that was stored but then not queued (the trainer deleted
+// it: its queue was full or down): when the preference is still bound to jobID, its
+// router fields go back to what Bind found; otherwise (never bound, the transaction
+// discarded, deleted, or bound again since) nothing changes.
+func (b *TrainingBinding) Unbind(ctx context.Context, jobID string) error {
+	if jobID == "" {
+		return nil
+	}
+	return b.sel.store.Update(ctx, func(tx store.Tx) error {
+		p, err := loadPreference(ctx, tx, b.owner, b.id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if p.RouterTrainingJobID != jobID {
+			return nil
+		}
+		p.RouterModelID, p.RouterTrainingJobID, p.PreviousRouterModelID = b.beforeModel, b.beforeJob, b.beforePrev
+		return store.PutJSON(ctx, tx, store.Preferences, b.id, *p)
+	})
 }

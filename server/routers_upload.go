@@ -88,6 +88,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 		func(w http.ResponseWriter, r *http.Request) error {
 			var requested string
 			var bound *routing.Preference
+			var binding *routing.TrainingBinding
 			// The preference to retrain is checked before a job is queued for it, and bound
 			// to the job in the transaction that queues it.
 			check := func(values map[string][]string) (func(context.Context, store.Tx, string) error, error) {
@@ -97,9 +98,17 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 				if requested == "None" {
 					requested = "" // what Python's requests sends for preference_id=None
 				}
-				return s.notDiamondBinding(r.Context(), owner(r), requested, svc, &bound)
+				return s.notDiamondBinding(r.Context(), owner(r), requested, svc, &bound, &binding)
 			}
 			job, err := submitUploadedTraining(r, svc, uploadFields{file: "dataset_file", status: http.StatusBadRequest, notDiamond: true, check: check})
+			if err != nil && bound != nil {
+				// The bind may have committed with a job the trainer then could not queue and
+				// deleted (queue full or down): the preference goes back to its earlier router.
+				if uerr := binding.Unbind(context.WithoutCancel(r.Context()), bound.RouterTrainingJobID); uerr != nil {
+					s.log.WarnContext(r.Context(), "trainCustomRouter: could not unbind the preference from a job that was not queued",
+						"preference_id", bound.ID, "training_job_id", bound.RouterTrainingJobID, "error", uerr)
+				}
+			}
 			if errors.Is(err, routing.ErrNotFound) {
 				// deleted between the check and the transaction: nothing was queued
 				return Validation(http.StatusBadRequest, "preference_id: no preference %q of this key (it was deleted while the job was being queued; nothing was queued)", requested)
@@ -121,11 +130,12 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 // notDiamondBinding refuses a trainCustomRouter request naming a preference_id that is not
 // one of the caller's preferences (400, as the route's other refusals) and otherwise
 // returns the step that binds that preference to the job inside the transaction queueing
-// it (trainer.JobOptions.InTx), setting *bound: a preference deleted meanwhile refuses the
+// it (trainer.JobOptions.InTx), setting *bound and *binding (whose Unbind undoes a bind
+// whose job the trainer could not queue after all): a preference deleted meanwhile refuses the
 // job and nothing is queued. "" (a new router, created after the job is queued), a server
 // without model selection, and a trainer on another store than the selector's (bound
 // after the job is queued, as a new one) get no step.
-func (s *Server) notDiamondBinding(ctx context.Context, owner, requested string, svc *trainer.Service, bound **routing.Preference) (func(context.Context, store.Tx, string) error, error) {
+func (s *Server) notDiamondBinding(ctx context.Context, owner, requested string, svc *trainer.Service, bound **routing.Preference, binding **routing.TrainingBinding) (func(context.Context, store.Tx, string) error, error) {
 	if requested == "" || s.selector == nil {
 		return nil, nil
 	}
@@ -139,6 +149,7 @@ func (s *Server) notDiamondBinding(ctx context.Context, owner, requested string,
 	if err != nil || svc.Store() != s.selector.Store() {
 		return nil, err
 	}
+	*binding = b
 	return func(ctx context.Context, tx store.Tx, jobID string) error {
 		p, err := b.Bind(ctx, tx, jobID)
 		*bound = p
