@@ -1,10 +1,13 @@
 package routing_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/routing"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // An unknown preference_id is the request's own error, a 404 naming the field, however
@@ -35,5 +38,34 @@ func TestUnknownPreferenceBeatsTimeoutDefault(t *testing.T) {
 	// the owner's own still answers with the default past the timeout
 	if resp := mustSelect(t, sel, "other", req); resp.Providers[0].ScoreSource != routing.SourceDefault {
 		t.Fatalf("own preference past the timeout: %+v", resp.Providers)
+	}
+}
+
+// preferenceReadFails is a memstore driver whose reads of preferences fail (a store
+// outage), for what a default answers.
+type preferenceReadFails struct{ *memstore.Driver }
+
+func (d preferenceReadFails) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	if c == store.Preferences {
+		return nil, errors.New("preferences unreadable")
+	}
+	return d.Driver.Get(ctx, c, key)
+}
+
+// A store that cannot read the preference is not the request's error: with a timeout and
+// a default, the default answers it, as it answers any other failure of the ranking.
+func TestPreferenceStoreFailureLeftToTheDefault(t *testing.T) {
+	st := store.New(preferenceReadFails{memstore.NewDriver()})
+	t.Cleanup(func() { st.Close() })
+	sel := routing.NewSelector(routing.Options{Store: st})
+	long := 30.0
+	req := &routing.Request{Messages: userMsg("hi"), LLMProviders: names("acme/x", "acme/y"), PreferenceID: "pref_000000000000000000000000",
+		Timeout: &long, Default: &routing.DefaultChoice{Index: new(int)}}
+	resp, err := sel.Select(t.Context(), "o", req)
+	if err != nil {
+		t.Fatalf("a store failure with a default: %v, want the default's answer", err)
+	}
+	if resp.Providers[0].ScoreSource != routing.SourceDefault {
+		t.Fatalf("a store failure with a default: %+v, want the default alone", resp.Providers)
 	}
 }

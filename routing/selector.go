@@ -272,11 +272,14 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 // answers alone (score_source "default"); without one a timeout is ErrTimeout. A default
 // the tools or context_length filters removed cannot take the request: the best remaining
 // candidate by the prior ([DefaultScorer]) answers alone instead (score_source
-// "default_replaced"). A pref_ preference_id is looked up before the timeout starts: an
-// unknown one is the request's own error (not found) however short the timeout.
+// "default_replaced"). With a timeout, a pref_ preference_id is looked up before it
+// starts: an unknown one is the request's own error (not found) however short the timeout.
 func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
-	if strings.HasPrefix(req.PreferenceID, PreferencePrefix) {
-		if _, err := loadPreference(ctx, s.store, owner, req.PreferenceID); err != nil {
+	if req.Timeout != nil && strings.HasPrefix(req.PreferenceID, PreferencePrefix) {
+		// Only a bounded ranking needs the early read; a store failure is left to the
+		// ranking, where a default still answers it.
+		var nf *NotFoundError
+		if _, err := loadPreference(ctx, s.store, owner, req.PreferenceID); errors.As(err, &nf) {
 			return nil, nil, err
 		}
 	}
