@@ -84,7 +84,11 @@ type RankedProvider struct {
 	Quality float64 `json:"quality"`
 	// ScoreSource says where the score came from: learned (the server's built-in default
 	// router), learned_relative (its nearest measured relative, named by EstimatedFrom),
-	// router (a trained router), or a prior: attribute, benchmark, unknown.
+	// router (a trained router), a prior (attribute, benchmark, unknown), each possibly
+	// with a "+feedback" suffix under a preference; default (the request's default,
+	// answered alone because the selection could not finish) or default_replaced (the best
+	// remaining candidate by the prior, answered alone because the filters removed the
+	// default).
 	ScoreSource string `json:"score_source,omitempty"`
 	// EstimatedFrom names the measured model a learned_relative estimate comes from.
 	EstimatedFrom string `json:"estimated_from,omitempty"`
