@@ -97,3 +97,22 @@ func TestChatJSONIsScriptable(t *testing.T) {
 		t.Errorf("conversation ids %v: want two turns of one conversation", convs)
 	}
 }
+
+// gatewayCLIServer runs the real server with a gateway to the scripted upstream (priced as
+// gpt-4o-mini) and points the CLI's environment at it with the operator's key; it returns
+// the server's URL.
+func gatewayCLIServer(t *testing.T) string {
+	t.Helper()
+	up := fakeOpenAIUpstream(t)
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	return url
+}

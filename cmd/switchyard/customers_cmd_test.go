@@ -5,28 +5,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/server"
-	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestCustomersCommand: an end user made by a request is listed with its spend; one made
 // with a budget is shown with it; block refuses its requests and unblock lets them through;
 // delete removes it; settings on other subcommands are refused by name.
 func TestCustomersCommand(t *testing.T) {
-	up := fakeOpenAIUpstream(t)
-	url := cliServer(t, func(st *store.Store) []server.Option {
-		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Completions(g)}
-	})
-	t.Setenv("SWITCHYARD_BASE_URL", url)
-	t.Setenv("SERVICE_API_KEY", cliKey)
+	url := gatewayCLIServer(t)
 	chat := func(user string) int {
 		t.Helper()
 		req, _ := http.NewRequest("POST", url+"/v1/chat/completions",

@@ -4,27 +4,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/server"
-	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestKeysCommand: issue a key with limits, see it listed with its spend, change it, show
 // it as itself, revoke it.
 func TestKeysCommand(t *testing.T) {
-	up := fakeOpenAIUpstream(t)
-	url := cliServer(t, func(st *store.Store) []server.Option {
-		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Completions(g)}
-	})
-	t.Setenv("SWITCHYARD_BASE_URL", url)
-	t.Setenv("SERVICE_API_KEY", cliKey)
+	url := gatewayCLIServer(t)
 
 	if code, out, errOut := cli(t, "keys"); code != 0 || !strings.Contains(out, "no virtual keys") {
 		t.Fatalf("empty: %d %s %s", code, out, errOut)

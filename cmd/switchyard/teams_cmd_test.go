@@ -4,27 +4,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/server"
-	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestTeamsCommand: create a team, see it listed, put a key in it, block and unblock it,
 // and delete it with its key.
 func TestTeamsCommand(t *testing.T) {
-	up := fakeOpenAIUpstream(t)
-	url := cliServer(t, func(st *store.Store) []server.Option {
-		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Completions(g)}
-	})
-	t.Setenv("SWITCHYARD_BASE_URL", url)
-	t.Setenv("SERVICE_API_KEY", cliKey)
+	gatewayCLIServer(t)
 
 	if code, out, errOut := cli(t, "teams"); code != 0 || !strings.Contains(out, "no teams") {
 		t.Fatalf("empty: %d %s %s", code, out, errOut)
