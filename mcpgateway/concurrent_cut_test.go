@@ -66,25 +66,7 @@ func TestConcurrentCallIsNotChargedWithAnotherCallsCut(t *testing.T) {
 			if _, err := g.ListTools(t.Context(), "web"); err != nil {
 				t.Fatal(err)
 			}
-			type answer struct {
-				res mcpgateway.Result
-				err error
-			}
-			gated := make(chan answer, 1)
-			go func() {
-				res, err := g.CallTool(t.Context(), "web", "gate", nil)
-				gated <- answer{res, err}
-			}()
-			<-started
-			_, err := g.CallTool(t.Context(), "web", "big", json.RawMessage(`{"bytes": 2097152}`))
-			if !errors.Is(err, mcpgateway.ErrResultTooLarge) || !strings.Contains(err.Error(), "web/big") {
-				t.Fatalf("the call answered over the cap: %v, want ErrResultTooLarge naming web/big", err)
-			}
-			open <- struct{}{}
-			a := <-gated
-			if a.err != nil || a.res.Text != "opened" {
-				t.Fatalf("the call made at the same time: %+v, %v; want it answered", a.res, a.err)
-			}
+			cutBesideAnswered(t, g, "web", started, open)
 			if got := strings.Join(obs.outcomes(), " "); got != "web/big:too_large web/gate:ok" {
 				t.Fatalf("observed %s", got)
 			}
@@ -95,10 +77,7 @@ func TestConcurrentCallIsNotChargedWithAnotherCallsCut(t *testing.T) {
 			// A call failing for a reason of its own (here its caller goes away) after
 			// another's answer was cut is charged with its own failure, not the cut.
 			ctx, cancel := context.WithCancel(t.Context())
-			go func() {
-				res, err := g.CallTool(ctx, "web", "gate", nil)
-				gated <- answer{res, err}
-			}()
+			gated := callInBackground(ctx, g, "web", "gate")
 			<-started
 			if _, err := g.CallTool(t.Context(), "web", "big", json.RawMessage(`{"bytes": 2097152}`)); !errors.Is(err, mcpgateway.ErrResultTooLarge) {
 				t.Fatalf("the second call answered over the cap: %v", err)
@@ -127,25 +106,42 @@ func TestSSEConcurrentCallIsNotChargedWithAnotherCallsCut(t *testing.T) {
 	if _, err := g.ListTools(t.Context(), "legacy"); err != nil {
 		t.Fatal(err)
 	}
-	type answer struct {
-		res mcpgateway.Result
-		err error
+	cutBesideAnswered(t, g, "legacy", started, open)
+	if res, err := g.CallTool(t.Context(), "legacy", "big", json.RawMessage(`{"bytes": 10}`)); err != nil || len(res.Text) != 10 {
+		t.Fatalf("a call after the cut: %+v, %v", res, err)
 	}
-	gated := make(chan answer, 1)
+}
+
+// callAnswer is a tool call's result and error.
+type callAnswer struct {
+	res mcpgateway.Result
+	err error
+}
+
+// callInBackground calls server's tool with no arguments and sends its answer on the
+// channel returned.
+func callInBackground(ctx context.Context, g *mcpgateway.Gateway, server, tool string) chan callAnswer {
+	out := make(chan callAnswer, 1)
 	go func() {
-		res, err := g.CallTool(t.Context(), "legacy", "gate", nil)
-		gated <- answer{res, err}
+		res, err := g.CallTool(ctx, server, tool, nil)
+		out <- callAnswer{res, err}
 	}()
+	return out
+}
+
+// cutBesideAnswered calls server's gate tool and, while the server holds it (started),
+// its big tool answered over the cap: the big call must fail with ErrResultTooLarge naming
+// it, and the gate call, once the server lets it go (open), be answered.
+func cutBesideAnswered(t *testing.T, g *mcpgateway.Gateway, server string, started, open chan struct{}) {
+	t.Helper()
+	gated := callInBackground(t.Context(), g, server, "gate")
 	<-started
-	_, err := g.CallTool(t.Context(), "legacy", "big", json.RawMessage(`{"bytes": 2097152}`))
-	if !errors.Is(err, mcpgateway.ErrResultTooLarge) || !strings.Contains(err.Error(), "legacy/big") {
-		t.Fatalf("the call answered over the cap: %v, want ErrResultTooLarge naming legacy/big", err)
+	_, err := g.CallTool(t.Context(), server, "big", json.RawMessage(`{"bytes": 2097152}`))
+	if !errors.Is(err, mcpgateway.ErrResultTooLarge) || !strings.Contains(err.Error(), server+"/big") {
+		t.Fatalf("the call answered over the cap: %v, want ErrResultTooLarge naming %s/big", err, server)
 	}
 	open <- struct{}{}
 	if a := <-gated; a.err != nil || a.res.Text != "opened" {
 		t.Fatalf("the call made at the same time: %+v, %v; want it answered", a.res, a.err)
-	}
-	if res, err := g.CallTool(t.Context(), "legacy", "big", json.RawMessage(`{"bytes": 10}`)); err != nil || len(res.Text) != 10 {
-		t.Fatalf("a call after the cut: %+v, %v", res, err)
 	}
 }
