@@ -46,17 +46,7 @@ func (t *deleteBeforeJobTx) Put(ctx context.Context, c store.Collection, key str
 func TestNotDiamondRetrainPreferenceDeletedMeanwhile(t *testing.T) {
 	drv := &deleteBeforeJobDriver{Driver: memstore.NewDriver()}
 	st := store.New(drv)
-	quiet := slog.New(slog.DiscardHandler)
-	svc, err := trainer.New(st, trainer.WithLogger(quiet)) // not started: jobs stay queued
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc), Logger: quiet})
-	srv, err := New(Config{Store: st, APIKeys: []string{testKey}, Logger: quiet}, CustomRouters(svc), ModelSelection(sel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
+	srv, sel := trainingServer(t, st) // not started: jobs stay queued
 
 	ctype, body := multipartBody(t, sdkFields("True"), "dataset_file", "joint.csv", ndJointCSV(t, 20, false))
 	r := postTrainForm(t, srv, "/v2/pzn/trainCustomRouter", testKey, ctype, body)
@@ -86,4 +76,22 @@ func TestNotDiamondRetrainPreferenceDeletedMeanwhile(t *testing.T) {
 	if err != nil || p.RouterTrainingJobID != r.body["training_job_id"] {
 		t.Errorf("preference after the refused retrain: %+v, %v", p, err)
 	}
+}
+
+// trainingServer serves custom routers and model selection on st with a trainer that is
+// not started (jobs stay queued) and the options given; it returns the server and selector.
+func trainingServer(t *testing.T, st *store.Store, opts ...trainer.Option) (*Server, *routing.Selector) {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	svc, err := trainer.New(st, append([]trainer.Option{trainer.WithLogger(quiet)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc), Logger: quiet})
+	srv, err := New(Config{Store: st, APIKeys: []string{testKey}, Logger: quiet}, CustomRouters(svc), ModelSelection(sel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return srv, sel
 }

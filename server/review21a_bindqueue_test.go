@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -30,17 +29,7 @@ func (review21aDownQueue) StaleAfter() time.Duration                    { return
 // that deleted job (router_model_id cleared, training_job_id naming a job that is gone).
 func TestReview21aRetrainNotQueuedLeavesPreferenceAlone(t *testing.T) {
 	st := store.New(memstore.NewDriver())
-	quiet := slog.New(slog.DiscardHandler)
-	svc, err := trainer.New(st, trainer.WithLogger(quiet), trainer.WithQueue(review21aDownQueue{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc), Logger: quiet})
-	srv, err := New(Config{Store: st, APIKeys: []string{testKey}, Logger: quiet}, CustomRouters(svc), ModelSelection(sel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
+	srv, sel := trainingServer(t, st, trainer.WithQueue(review21aDownQueue{}))
 
 	owner := ownerOfKey(t, testKey)
 	pref, err := sel.CreatePreference(context.Background(), owner, routing.PreferenceRequest{Name: "mine"})
