@@ -27,6 +27,22 @@ func (t trainerModels) Rank(ctx context.Context, owner, modelID string, texts []
 	return &RouterEstimates{Texts: fromRanked(res.Rankings), Tolerance: res.Tolerance}, nil
 }
 
+// CheckModel implements ModelChecker: the owner's router model is described (no weights
+// loaded); an unknown, archived or other owner's model is ErrNotFound.
+func (t trainerModels) CheckModel(ctx context.Context, owner, modelID string) error {
+	d, err := t.svc.Model(ctx, owner, modelID)
+	if errors.Is(err, trainer.ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	if err != nil {
+		return err
+	}
+	if d.Status != trainer.ModelActive {
+		return fmt.Errorf("%w: router model %s is %s", ErrNotFound, modelID, d.Status)
+	}
+	return nil
+}
+
 // JobModel implements TrainingJobModels: the model id of the owner's job once it
 // completed, "" before or when it failed. A job record deleted after it completed still
 // answers the router model it trained (trainer.Service.DeleteJob keeps the model, whose

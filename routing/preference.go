@@ -222,6 +222,16 @@ type TrainingJobModels interface {
 	JobModel(ctx context.Context, owner, jobID string) (string, error)
 }
 
+// ModelChecker is implemented by CustomModels that can tell, without running it, whether
+// an owner's router model can rank (TrainerModels does). A bounded selection (one with a
+// timeout) asks it before its timeout starts, so an unknown preference_id is the request's
+// own error however short the timeout.
+type ModelChecker interface {
+	// CheckModel returns an error matching ErrNotFound for a model the owner cannot rank
+	// with (unknown, archived or another owner's).
+	CheckModel(ctx context.Context, owner, modelID string) error
+}
+
 // BindTrainingJob makes the owner's training job jobID the base router of a preference
 // (Not Diamond's trainCustomRouter): a new one named name when id is "", else the owner's
 // preference id, whose earlier router it replaces once the job completes — until then, and

@@ -3,11 +3,13 @@ package routing_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/trainer"
 )
 
 // An unknown preference_id is the request's own error, a 404 naming the field, however
@@ -67,5 +69,25 @@ func TestPreferenceStoreFailureLeftToTheDefault(t *testing.T) {
 	}
 	if resp.Providers[0].ScoreSource != routing.SourceDefault {
 		t.Fatalf("a store failure with a default: %+v, want the default alone", resp.Providers)
+	}
+}
+
+// An unknown router model id as preference_id is a 404 naming the field however short the
+// timeout: TrainerModels tells it apart without running a router (ModelChecker).
+func TestUnknownRouterModelBeatsTimeoutDefault(t *testing.T) {
+	st := memstore.New()
+	t.Cleanup(func() { st.Close() })
+	svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})
+	tiny := 1e-9
+	req := &routing.Request{Messages: userMsg("hi"), LLMProviders: names("acme/x", "acme/y"), PreferenceID: "0123456789abcdef01234567",
+		Timeout: &tiny, Default: &routing.DefaultChoice{Index: new(int)}}
+	_, err = sel.Select(t.Context(), "o", req)
+	var nf *routing.NotFoundError
+	if !errors.As(err, &nf) || nf.Field != "preference_id" {
+		t.Fatalf("an unknown router model under a tiny timeout: err = %v, want a *NotFoundError naming preference_id", err)
 	}
 }

@@ -272,14 +272,14 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 // answers alone (score_source "default"); without one a timeout is ErrTimeout. A default
 // the tools or context_length filters removed cannot take the request: the best remaining
 // candidate by the prior ([DefaultScorer]) answers alone instead (score_source
-// "default_replaced"). With a timeout, a pref_ preference_id is looked up before it
-// starts: an unknown one is the request's own error (not found) however short the timeout.
+// "default_replaced"). With a timeout, the preference_id (a pref_ preference, or a router
+// model when the custom models are a ModelChecker) is looked up before it starts: an
+// unknown one is the request's own error (not found) however short the timeout.
 func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
-	if req.Timeout != nil && strings.HasPrefix(req.PreferenceID, PreferencePrefix) {
-		// Only a bounded ranking needs the early read; a store failure is left to the
+	if req.Timeout != nil && req.PreferenceID != "" {
+		// Only a bounded ranking needs the early look; a store failure is left to the
 		// ranking, where a default still answers it.
-		var nf *NotFoundError
-		if _, err := loadPreference(ctx, s.store, owner, req.PreferenceID); errors.As(err, &nf) {
+		if err := s.checkPreferenceID(ctx, owner, req.PreferenceID); errors.Is(err, ErrNotFound) {
 			return nil, nil, err
 		}
 	}
@@ -300,6 +300,29 @@ func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) (
 		return nil, nil, fmt.Errorf("%w (%gs): %w", ErrTimeout, *req.Timeout, err)
 	}
 	return nil, nil, err
+}
+
+// checkPreferenceID looks id up without ranking: a pref_ preference in the store, a
+// router model through the custom models when they can tell (ModelChecker). An unknown
+// one is a *NotFoundError naming preference_id.
+func (s *Selector) checkPreferenceID(ctx context.Context, owner, id string) error {
+	if strings.HasPrefix(id, PreferencePrefix) {
+		_, err := loadPreference(ctx, s.store, owner, id)
+		return err
+	}
+	if s.custom == nil {
+		return &NotFoundError{Field: "preference_id", ID: id, Err: errors.New("no custom router models are configured")}
+	}
+	mc, ok := s.custom.(ModelChecker)
+	if !ok {
+		return nil
+	}
+	if err := mc.CheckModel(ctx, owner, id); errors.Is(err, ErrNotFound) {
+		return &NotFoundError{Field: "preference_id", ID: id, Err: err}
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // answerDefault answers a selection that could not finish (cause) with the request's
