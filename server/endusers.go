@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -24,10 +25,10 @@ import (
 // visible; a refused request makes none. The operator sets limits before or after.
 //
 // Records: the description in store.EndUsers under "<owner>/<end_user_id>" and the account
-// in store.Budgets under endUserBudgetID. A request naming an end user draws on the end
-// user's account besides its key's (and team's): completions.Budget.Within, so the call is
-// reserved and charged in all in one store transaction and every replica holds to one
-// account. End users are the calling key's, as its teams and virtual keys are.
+// in store.Budgets under endUserBudgetID; how many a key has in store.EndUserCounts
+// (endusers_count.go). A request naming an end user draws on the end user's account
+// besides its key's (and team's): completions.Budget.Within, so the call is reserved and
+// charged in all in one store transaction and every replica holds to one account. End users are the calling key's, as its teams and virtual keys are.
 
 // Bounds of an end user.
 const (
@@ -241,13 +242,17 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if err := s.checkEndUserRoom(ctx, tx, owner, idField, 1); err != nil {
+		have, err := s.endUserRoom(ctx, tx, owner, idField, 1)
+		if err != nil {
 			return err
 		}
 		if err := completions.PutSharedBudget(ctx, tx, endUserBudgetID(owner, e.EndUserID), limits); err != nil {
 			return err
 		}
-		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+e.EndUserID, storedEndUser{endUser: e, Owner: owner})
+		if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+e.EndUserID, storedEndUser{endUser: e, Owner: owner}); err != nil {
+			return err
+		}
+		return putEndUserCount(ctx, tx, owner, have+1)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: creating end user %s: %w", e.EndUserID, err)
@@ -345,7 +350,9 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 		var missing []string
 		for _, id := range ids {
 			if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
-				missing = append(missing, id)
+				if !slices.Contains(missing, id) { // an id given twice is made once
+					missing = append(missing, id)
+				}
 			} else if err != nil {
 				return err
 			}
@@ -353,8 +360,15 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 		if !blocked && len(missing) > 0 {
 			return &endUsersMissing{ids: missing}
 		}
-		if err := s.checkEndUserRoom(ctx, tx, owner, "user_ids", len(missing)); err != nil {
-			return err
+		have := 0
+		if len(missing) > 0 {
+			var err error
+			if have, err = s.endUserRoom(ctx, tx, owner, "user_ids", len(missing)); err != nil {
+				return err
+			}
+			if err := putEndUserCount(ctx, tx, owner, have+len(missing)); err != nil {
+				return err
+			}
 		}
 		for _, id := range ids {
 			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+id)
@@ -407,15 +421,26 @@ func (s *Server) deleteEndUsers(ctx context.Context, owner string, ids []string)
 		if len(missing) > 0 {
 			return &endUsersMissing{ids: missing}
 		}
+		have, err := endUserCount(ctx, tx, owner) // before any is deleted
+		if err != nil {
+			return err
+		}
+		deleted := 0
 		for _, id := range ids {
+			if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
+				continue // given twice: deleted already
+			} else if err != nil {
+				return err
+			}
 			if err := tx.Delete(ctx, store.Budgets, endUserBudgetID(owner, id)); err != nil {
 				return err
 			}
 			if err := tx.Delete(ctx, store.EndUsers, owner+"/"+id); err != nil {
 				return err
 			}
+			deleted++
 		}
-		return nil
+		return putEndUserCount(ctx, tx, owner, have-deleted)
 	})
 	var m *endUsersMissing
 	if errors.As(err, &m) {
@@ -537,7 +562,7 @@ func (s *Server) endUserAccount(ctx context.Context, owner, field, id string) (*
 		return b, err
 	}
 	// Refused here, before any model is called, past the bound; checked again when made.
-	if err := s.checkEndUserRoom(ctx, s.cfg.Store, owner, field, 1); err != nil {
+	if _, err := s.endUserRoom(ctx, s.cfg.Store, owner, field, 1); err != nil {
 		return nil, err
 	}
 	return completions.PendingSharedBudget(s.cfg.Store, bid, func(ctx context.Context, tx store.Tx) error {
@@ -546,11 +571,15 @@ func (s *Server) endUserAccount(ctx context.Context, owner, field, id string) (*
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if err := s.checkEndUserRoom(ctx, tx, owner, field, 1); err != nil {
+		have, err := s.endUserRoom(ctx, tx, owner, field, 1)
+		if err != nil {
 			return err
 		}
 		e := endUser{EndUserID: id, Object: "end_user", CreatedAt: time.Now().UTC(), FirstSeen: true}
-		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, storedEndUser{endUser: e, Owner: owner})
+		if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, storedEndUser{endUser: e, Owner: owner}); err != nil {
+			return err
+		}
+		return putEndUserCount(ctx, tx, owner, have+1)
 	}), nil
 }
 

@@ -134,25 +134,6 @@ func (s *Server) endUserPage(ctx context.Context, owner string, f store.ListFilt
 	return out, nil
 }
 
-// checkEndUserRoom refuses, with a 400 naming field, adding adding end users to owner's
-// (read through rd, in the transaction that adds them) past Config.MaxEndUsersPerKey.
-func (s *Server) checkEndUserRoom(ctx context.Context, rd store.Reader, owner, field string, adding int) error {
-	most := s.cfg.MaxEndUsersPerKey
-	if most < 0 || adding == 0 {
-		return nil
-	}
-	have, err := rd.List(ctx, store.EndUsers, store.ListOptions{Prefix: owner + "/", Limit: most})
-	if err != nil {
-		return fmt.Errorf("server: counting end users: %w", err)
-	}
-	if len(have)+adding <= most {
-		return nil
-	}
-	e := Errorf(http.StatusBadRequest, KindBadRequest, "%s: this key has %d end users, the most it may have (--end-users-per-key): delete some (POST /customer/delete) before naming new ones", field, len(have))
-	e.Param = field
-	return e
-}
-
 // endUserListParams documents the query parameters of GET /api/v1/customers.
 func endUserListParams() []QueryParam {
 	ps := listParams("")

@@ -64,6 +64,7 @@ const (
 	VirtualKeys               Collection = "virtual_keys"                 // issued virtual keys' descriptions, keyed owner/id
 	Teams                     Collection = "teams"                        // teams of virtual keys, keyed owner/team id
 	EndUsers                  Collection = "end_users"                    // end users (LiteLLM's customers) of an app, keyed owner/end user id
+	EndUserCounts             Collection = "end_user_counts"              // how many end users each owner has, keyed owner (kept with every creation and deletion in EndUsers)
 	ResponseCache             Collection = "response_cache"               // the gateway's cached answers, keyed by request hash
 	SpendRollups              Collection = "spend_rollups"                // daily spend per key and tag or model, keyed owner/day/kind/name
 	Responses                 Collection = "responses"                    // stored /v1/responses answers, keyed by response id
