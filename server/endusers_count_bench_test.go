@@ -67,19 +67,30 @@ func (d *readCountingDriver) countList(es []store.Entry, err error) ([]store.Ent
 	return es, err
 }
 
-// seedEndUsers stores n end users of the operator key's owner as a build before the
-// per-owner count stored them (their records only, no count), in one transaction, and
-// returns the owner. s must have made one end user already (its record names the owner).
-func seedEndUsers(tb testing.TB, s *Server, n int) string {
+// endUsersOwner is the owner of the end users s stores (one owner's; s must have made
+// one end user already).
+func endUsersOwner(tb testing.TB, s *Server) string {
 	tb.Helper()
-	ctx := context.Background()
-	es, err := s.cfg.Store.List(ctx, store.EndUsers, store.ListOptions{Limit: 1})
+	es, err := s.cfg.Store.List(context.Background(), store.EndUsers, store.ListOptions{Limit: 1})
 	if err != nil || len(es) != 1 {
 		tb.Fatalf("no end user to find the owner by: %v %v", es, err)
 	}
 	owner, _, _ := strings.Cut(es[0].Key, "/")
+	return owner
+}
+
+// seedEndUsers stores n more end users of the owner of the end users s has (endUsersOwner)
+// as a build before the per-owner count stored them: their records, and no count (any
+// count the owner had is deleted), in one transaction. It returns the owner.
+func seedEndUsers(tb testing.TB, s *Server, n int) string {
+	tb.Helper()
+	ctx := context.Background()
+	owner := endUsersOwner(tb, s)
 	created := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if err := tx.Delete(ctx, store.EndUserCounts, owner); err != nil {
+			return err
+		}
 		for i := range n {
 			id := fmt.Sprintf("seed-%06d", i)
 			e := endUser{EndUserID: id, Object: "end_user", CreatedAt: created.Add(time.Duration(i) * time.Second), FirstSeen: true}
