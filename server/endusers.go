@@ -182,6 +182,15 @@ func storedEndUserOf(ctx context.Context, rd store.Reader, owner, id string) (st
 // checkEndUserID refuses an end user id that is empty, too long, not UTF-8, holds control
 // characters or is "." or ".." (field names the field in the message).
 func checkEndUserID(field, id string) error {
+	if err := endUserIDProblem(field, id); err != nil {
+		err.Param = field
+		return err
+	}
+	return nil
+}
+
+// endUserIDProblem is checkEndUserID's refusal, before it names field as its param.
+func endUserIDProblem(field, id string) *APIError {
 	switch {
 	case id == "":
 		return Validation(http.StatusUnprocessableEntity, "%s: required: the id the app gives the end user", field)
