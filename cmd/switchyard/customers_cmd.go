@@ -95,6 +95,12 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 					errs = append(errs, fmt.Errorf("%s: %w", id, err))
 					continue
 				}
+				if cf.jsonOut { // the server's answer to DELETE /api/v1/customers/{id}
+					if err := printJSON(stdout, customerDeletion{EndUserID: id, Object: "end_user", Deleted: true}); err != nil {
+						return err
+					}
+					continue
+				}
 				fmt.Fprintf(stdout, "deleted end user %s\n", id)
 				continue
 			}
@@ -135,6 +141,13 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stdout, "(no end users: a request naming one in user, or switchyard customers create alice --max-budget-usd 5, makes one)")
 	}
 	return nil
+}
+
+// customerDeletion is what customers delete --json prints for each end user deleted.
+type customerDeletion struct {
+	EndUserID string `json:"end_user_id"`
+	Object    string `json:"object"`
+	Deleted   bool   `json:"deleted"`
 }
 
 // update is the CustomerUpdate of the settings given.
