@@ -55,7 +55,7 @@ const (
 	// framingBody: the whole stream is one message (an application/json body).
 	framingBody framing = iota
 	// framingEvents: an event stream; an event ends at a blank line, a line at "\r\n",
-	// "\n" or "\r".
+	// "\n" or "\r" (each passed on as "\n").
 	framingEvents
 	// framingLines: newline-delimited JSON (a stdio server's output).
 	framingLines
@@ -92,7 +92,8 @@ func isCut(err error) bool {
 // other call on the session goes on. Then a body, or the event stream answering one POST,
 // ends there (the rest is not read); a stream shared by every call (stdio's output, a GET's
 // event stream) has the rest of the message read and dropped, never held, and goes on. A
-// message naming no response fails the stream with errMessageTooLarge.
+// message naming no response fails the stream with errMessageTooLarge. An event stream's
+// line ends are all passed on as "\n", the only one the MCP SDK's event reader knows.
 type messageCap struct {
 	r       io.Reader
 	close   func() error // closes the source; nil: nothing to close
@@ -103,7 +104,7 @@ type messageCap struct {
 	msg         []byte // the current message, held until it ends
 	out         []byte // ready to be read
 	atLineStart bool   // events: the last byte ended a line (a line end now is a blank line)
-	afterCR     bool   // events: the last byte was a "\r" (a "\n" now completes "\r\n")
+	afterCR     bool   // events: the last byte read was a "\r" (a "\n" now completes "\r\n")
 	shared      bool   // events: the stream carries other calls' answers (skip a cut event)
 	skipping    bool   // the rest of a cut line or event is being discarded
 	done        error  // returned once out is drained
@@ -161,19 +162,24 @@ func (c *messageCap) scan(chunk []byte) {
 		if c.done != nil {
 			return
 		}
+		if c.framing == framingEvents {
+			// Every line end is passed on as "\n" (the MCP SDK's event reader ends a line
+			// only there): a "\r" at once, as it ends its line whatever comes next, and the
+			// "\n" of a "\r\n" (which may come in a later read) is then dropped.
+			if b == '\n' && c.afterCR {
+				c.afterCR = false
+				continue
+			}
+			if c.afterCR = b == '\r'; c.afterCR {
+				b = '\n'
+			}
+		}
 		if c.skipping {
 			if c.framing == framingEvents {
 				c.skipping = !c.ends(b)
 			} else {
 				c.skipping = b != '\n'
 			}
-			continue
-		}
-		if c.framing == framingEvents && b == '\n' && c.afterCR && len(c.msg) == 0 {
-			// The "\n" of the "\r\n" that ended the last event: passed on with it, not
-			// held until the next event ends (nor dropped with it if that one is cut).
-			c.afterCR = false
-			c.out = append(c.out, b)
 			continue
 		}
 		c.msg = append(c.msg, b)
@@ -202,16 +208,10 @@ func (c *messageCap) ends(b byte) bool {
 	case framingLines:
 		return b == '\n'
 	case framingEvents:
-		switch {
-		case b == '\n' && c.afterCR:
-			c.afterCR = false // the "\n" of "\r\n": that line already ended
-		case b == '\n' || b == '\r':
-			blank := c.atLineStart
-			c.atLineStart, c.afterCR = true, b == '\r'
-			return blank
-		default:
-			c.atLineStart, c.afterCR = false, false
-		}
+		// b is past scan's line-end normalisation: every line ends at a "\n".
+		blank := b == '\n' && c.atLineStart
+		c.atLineStart = b == '\n'
+		return blank
 	}
 	return false
 }

@@ -15,15 +15,16 @@ func readEvents(stream string, limit int64) (string, error) {
 }
 
 // SSE ends a line at "\r\n", "\n" or "\r", and an event at a blank line: many events each
-// under the limit, together far over it, are read whole with each of the three.
+// under the limit, together far over it, are read whole with each of the three, and passed
+// on with "\n" line ends.
 func TestSSEEachLineTerminatorEndsAnEvent(t *testing.T) {
 	for name, eol := range map[string]string{"LF": "\n", "CR": "\r", "CRLF": "\r\n"} {
 		t.Run(name, func(t *testing.T) {
 			event := "event: message" + eol + "data: " + strings.Repeat("x", 40) + eol + eol
 			stream := strings.Repeat(event, 100) // 100 events of about 60 bytes under a 100-byte limit
 			got, err := readEvents(stream, 100)
-			if err != nil || got != stream {
-				t.Fatalf("read %d of %d bytes, err %v: an event end was missed", len(got), len(stream), err)
+			if want := strings.ReplaceAll(stream, eol, "\n"); err != nil || got != want {
+				t.Fatalf("read %q... (%d bytes), err %v; want %d bytes with \"\\n\" line ends", got[:min(len(got), 80)], len(got), err, len(want))
 			}
 			over := "data: " + strings.Repeat("y", 200) + eol + eol
 			if _, err := readEvents(event+over, 100); !errors.Is(err, ErrResultTooLarge) {
@@ -54,5 +55,15 @@ func TestMessageCapAnswersOnlyResponses(t *testing.T) {
 	request := `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":"` + big + `"}}` + "\n"
 	if _, err := io.ReadAll(newMessageCap(strings.NewReader(request), nil, 100, framingLines)); !errors.Is(err, ErrResultTooLarge) {
 		t.Fatalf("a cut request: %v, want the stream failed", err)
+	}
+}
+
+// A bare "\r" is passed on as "\n" at once, whatever the next read brings, and a "\r\n"
+// split across reads as one "\n".
+func TestSSELineEndsArePassedOnAsLF(t *testing.T) {
+	b := newMessageCap(io.MultiReader(strings.NewReader("data: a\r"), strings.NewReader("\ndata: b\r"), strings.NewReader("data: c\r"), strings.NewReader("\r")), nil, 64, framingEvents)
+	got, err := io.ReadAll(b)
+	if want := "data: a\ndata: b\ndata: c\n\n"; err != nil || string(got) != want {
+		t.Fatalf("read %q, %v; want %q", got, err, want)
 	}
 }
