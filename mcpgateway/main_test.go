@@ -15,7 +15,11 @@ const fakeStdioEnv = "MCPGATEWAY_FAKE_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
 	if name := os.Getenv(fakeStdioEnv); name != "" {
-		if err := mcpgatewaytest.ServeStdio(name); err != nil {
+		serve := mcpgatewaytest.ServeStdio
+		if os.Getenv(fakeStdioLastUnterminatedEnv) != "" {
+			serve = serveLastUnterminated
+		}
+		if err := serve(name); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
