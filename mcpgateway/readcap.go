@@ -218,9 +218,9 @@ func (c *messageCap) ends(b byte) bool {
 
 // cut handles a message over the limit.
 func (c *messageCap) cut() {
-	payload := c.msg
+	var payload io.Reader = bytes.NewReader(c.msg)
 	if c.framing == framingEvents {
-		payload = eventData(payload)
+		payload = &eventData{rest: c.msg}
 	}
 	id := responseID(payload)
 	c.msg = nil
@@ -268,27 +268,55 @@ func (c *messageCap) Close() error {
 	return c.close()
 }
 
-// eventData is the value of the first data field of an event, as far as it was read.
-func eventData(event []byte) []byte {
-	for len(event) > 0 {
-		end := bytes.IndexAny(event, "\r\n")
-		line := event
-		if end >= 0 {
-			line, event = event[:end], event[end+1:]
-		} else {
-			event = nil
-		}
-		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			return bytes.TrimPrefix(v, []byte(" "))
-		}
-	}
-	return nil
+// eventData reads an event's data as far as the event was read: the values of its data
+// fields joined by "\n", as SSE specifies (a JSON-RPC message may span several data
+// lines). It reads them in place, so a decoder reading only the start of the data costs
+// nothing more. The event's line ends are "\n" (messageCap normalised them).
+type eventData struct {
+	rest    []byte // the event's lines not yet looked at
+	value   []byte // what is left of the current data field's value
+	newline bool   // a "\n" joining two data values is due
+	started bool   // a data field was found
 }
 
-// responseID is the id of the JSON-RPC response msg begins (its start is enough: the id
-// must come before the result or error); nil when msg is not one, or its id comes after.
-func responseID(msg []byte) json.RawMessage {
-	dec := json.NewDecoder(bytes.NewReader(msg))
+func (d *eventData) Read(p []byte) (int, error) {
+	for !d.newline && len(d.value) == 0 {
+		if len(d.rest) == 0 {
+			return 0, io.EOF
+		}
+		line := d.rest
+		if end := bytes.IndexByte(line, '\n'); end >= 0 {
+			line, d.rest = line[:end], line[end+1:]
+		} else {
+			d.rest = nil
+		}
+		v, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			if string(line) != "data" {
+				continue // another field, or a comment
+			}
+			v = nil // a data field with no value
+		}
+		d.newline, d.started = d.started, true
+		d.value = bytes.TrimPrefix(v, []byte(" "))
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if d.newline {
+		p[0], d.newline = '\n', false
+		return 1, nil
+	}
+	n := copy(p, d.value)
+	d.value = d.value[n:]
+	return n, nil
+}
+
+// responseID is the id of the JSON-RPC response msg begins (its start is enough, and only
+// so much of msg is read: the id must come before the result or error); nil when msg is
+// not one, or its id comes after.
+func responseID(msg io.Reader) json.RawMessage {
+	dec := json.NewDecoder(msg)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}

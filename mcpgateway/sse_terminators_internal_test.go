@@ -67,3 +67,16 @@ func TestSSELineEndsArePassedOnAsLF(t *testing.T) {
 		t.Fatalf("read %q, %v; want %q", got, err, want)
 	}
 }
+
+// An event's data is its data fields' values joined by "\n", other fields and comments
+// left out; the id of a response spanning several data lines is found past the first.
+func TestEventDataJoinsDataLines(t *testing.T) {
+	event := "event: message\ndata: {\"jsonrpc\":\"2.0\",\n: a comment\ndata:\"id\":7,\ndata\nid: 3\ndata: \"result\":{\"text\":\"xx"
+	got, err := io.ReadAll(&eventData{rest: []byte(event)})
+	if want := "{\"jsonrpc\":\"2.0\",\n\"id\":7,\n\n\"result\":{\"text\":\"xx"; err != nil || string(got) != want {
+		t.Fatalf("event data %q, %v; want %q", got, err, want)
+	}
+	if id := responseID(&eventData{rest: []byte(event)}); string(id) != "7" {
+		t.Fatalf("response id %s, want 7", id)
+	}
+}
