@@ -11,6 +11,34 @@ type LiteLLMMetadata struct {
 	User string `json:"user,omitempty" jsonschema:"description=The end user the request is made for (LiteLLM's litellm_metadata.user; read after the body's user)"`
 }
 
+// UnmarshalJSON reads LiteLLM's litellm_metadata as LiteLLM does: any JSON value is
+// taken (only an object's user is read), and a numeric user is its decimal text.
+func (m *LiteLLMMetadata) UnmarshalJSON(b []byte) error {
+	var obj struct {
+		User json.RawMessage `json:"user"`
+	}
+	*m = LiteLLMMetadata{}
+	if json.Unmarshal(b, &obj) != nil {
+		return nil // not an object: nothing LiteLLM reads
+	}
+	m.User = scalarText(obj.User)
+	return nil
+}
+
+// scalarText is a JSON string's value or a JSON number's text ("" for anything else), as
+// LiteLLM's str() of an end user id.
+func scalarText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
 // EndUser is m's User; "" for a nil m.
 func (m *LiteLLMMetadata) EndUser() string {
 	if m == nil {
@@ -19,9 +47,10 @@ func (m *LiteLLMMetadata) EndUser() string {
 	return m.User
 }
 
-// MetadataUserID is the user_id string of an OpenAI-style metadata object, which LiteLLM
-// reads as the end user after user and litellm_metadata.user; "" when metadata is absent,
-// not an object, or has no string user_id.
+// MetadataUserID is the user_id of an OpenAI-style metadata object (a string, or a
+// number's text), which LiteLLM reads as the end user after user and
+// litellm_metadata.user; "" when metadata is absent, not an object, or has no such
+// user_id.
 func MetadataUserID(metadata json.RawMessage) string {
 	if len(metadata) == 0 {
 		return ""
@@ -32,9 +61,5 @@ func MetadataUserID(metadata json.RawMessage) string {
 	if json.Unmarshal(metadata, &m) != nil {
 		return ""
 	}
-	var id string
-	if json.Unmarshal(m.UserID, &id) != nil {
-		return ""
-	}
-	return id
+	return scalarText(m.UserID)
 }

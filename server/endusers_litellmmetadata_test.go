@@ -21,13 +21,15 @@ func TestEndUserFromLiteLLMMetadata(t *testing.T) {
 		{"/v1/chat/completions", chat + `,"metadata":{"user_id":"dave"}}`, "dave"},
 		{"/v1/chat/completions", chat + `,"litellm_metadata":{"user":"carol"},"metadata":{"user_id":"dave"}}`, "carol"},
 		{"/v1/chat/completions", chat + `,"user":"erin","litellm_metadata":{"user":"carol"}}`, "erin"},
+		{"/v1/chat/completions", chat + `,"litellm_metadata":"not an object","metadata":{"user_id":"dave"}}`, "dave"},
+		{"/v1/chat/completions", chat + `,"litellm_metadata":{"user":42}}`, "42"},
 		{"/v1/completions", `{"model":"openai/ok","prompt":"hi","litellm_metadata":{"user":"carol"}}`, "carol"},
 		{"/v1/responses", `{"model":"openai/ok","input":"hi","store":false,"metadata":{"user_id":"dave"}}`, "dave"},
 		{"/v1/responses", `{"model":"openai/ok","input":"hi","store":false,"litellm_metadata":{"user":"carol"}}`, "carol"},
 		{"/v1/messages", `{"model":"openai/ok","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"litellm_metadata":{"user":"carol"},"metadata":{"user_id":"dave"}}`, "carol"},
 	} {
 		before := map[string]int64{}
-		for _, id := range []string{"carol", "dave", "erin"} {
+		for _, id := range []string{"carol", "dave", "erin", "42"} {
 			if r := do(t, s, "GET", "/api/v1/customers/"+id, testKey, ""); r.status == http.StatusOK {
 				before[id] = endUserRequests(t, s, id)
 			}
@@ -35,7 +37,7 @@ func TestEndUserFromLiteLLMMetadata(t *testing.T) {
 		if st, b := postWith(t, hs.URL+c.path, k.Key, c.body, nil); st != http.StatusOK {
 			t.Fatalf("%s %s: %d %s", c.path, c.body, st, b)
 		}
-		for _, id := range []string{"carol", "dave", "erin"} {
+		for _, id := range []string{"carol", "dave", "erin", "42"} {
 			got := int64(0)
 			if r := do(t, s, "GET", "/api/v1/customers/"+id, testKey, ""); r.status == http.StatusOK {
 				got = endUserRequests(t, s, id)
