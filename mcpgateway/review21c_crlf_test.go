@@ -9,31 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
 )
 
-// crlfWriter sends every "\n" an event stream's handler writes as "\r\n", as servers
-// built on sse-starlette (Python's FastMCP) do.
-type crlfWriter struct{ http.ResponseWriter }
-
-func (w crlfWriter) Write(p []byte) (int, error) {
-	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n"))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (w crlfWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
+// crlf serves h with every "\n" it writes sent as "\r\n", as servers built on
+// sse-starlette (Python's FastMCP) do.
 func crlf(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(crlfWriter{w}, r) })
+	return rewritten(h, func(_ http.Header, p []byte) []byte { return bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n")) })
 }
 
 // An upstream ending its event-stream lines with "\r\n" is answered at once: the "\n" of
@@ -42,18 +25,7 @@ func crlf(h http.Handler) http.Handler {
 // cut answer was merged with the event before it (failing the calls the cut was meant to
 // spare).
 func TestReview21cCRLFEventStreamIsNotHeldBack(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		transport mcpgateway.Transport
-		handler   func(*mcp.Server) http.Handler
-	}{
-		{"sse", mcpgateway.TransportSSE, func(s *mcp.Server) http.Handler {
-			return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		}},
-		{"streamable", mcpgateway.TransportHTTP, func(s *mcp.Server) http.Handler {
-			return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		}},
-	} {
+	for _, c := range eventStreamTransports {
 		t.Run(c.name, func(t *testing.T) {
 			s := mcpgatewaytest.NewFakeServer("crlf", nil, nil)
 			srv := httptest.NewServer(crlf(c.handler(s)))

@@ -10,30 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
 )
 
-// crWriter sends every "\n" an event stream's handler writes as a bare "\r" (a line end
+// bareCR serves h with every "\n" its event streams write sent as a bare "\r" (a line end
 // the SSE spec allows); other bodies are sent as they are.
-type crWriter struct{ http.ResponseWriter }
-
-func (w crWriter) Write(p []byte) (int, error) {
-	if mt, _, _ := mime.ParseMediaType(w.Header().Get("Content-Type")); mt == "text/event-stream" {
-		if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(p, []byte("\n"), []byte("\r"))); err != nil {
-			return 0, err
+func bareCR(h http.Handler) http.Handler {
+	return rewritten(h, func(hd http.Header, p []byte) []byte {
+		if mt, _, _ := mime.ParseMediaType(hd.Get("Content-Type")); mt == "text/event-stream" {
+			return bytes.ReplaceAll(p, []byte("\n"), []byte("\r"))
 		}
-		return len(p), nil
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w crWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
+		return p
+	})
 }
 
 // An upstream ending its event-stream lines with a bare "\r" can be used: its tools are
@@ -41,22 +30,10 @@ func (w crWriter) Flush() {
 // stream into events, but passed the "\r" on to the MCP SDK, whose event reader ends a
 // line only at "\n": connecting or calling hung until the deadline.
 func TestReview21gBareCREventStreamIsUsable(t *testing.T) {
-	for _, c := range []struct {
-		name      string
-		transport mcpgateway.Transport
-		handler   func(*mcp.Server) http.Handler
-	}{
-		{"sse", mcpgateway.TransportSSE, func(s *mcp.Server) http.Handler {
-			return mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		}},
-		{"streamable", mcpgateway.TransportHTTP, func(s *mcp.Server) http.Handler {
-			return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		}},
-	} {
+	for _, c := range eventStreamTransports {
 		t.Run(c.name, func(t *testing.T) {
 			s := mcpgatewaytest.NewFakeServer("cr", nil, nil)
-			h := c.handler(s)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(crWriter{w}, r) }))
+			srv := httptest.NewServer(bareCR(c.handler(s)))
 			t.Cleanup(srv.Close)
 			g := newGateway(t, []mcpgateway.ServerConfig{{Name: "cr", Transport: c.transport, URL: srv.URL}}, mcpgateway.Options{MaxResultBytes: 4 << 10})
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
