@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/routing"
@@ -89,5 +90,40 @@ func TestUnknownRouterModelBeatsTimeoutDefault(t *testing.T) {
 	var nf *routing.NotFoundError
 	if !errors.As(err, &nf) || nf.Field != "preference_id" {
 		t.Fatalf("an unknown router model under a tiny timeout: err = %v, want a *NotFoundError naming preference_id", err)
+	}
+}
+
+// preferenceGets counts a memstore driver's reads of preferences.
+type preferenceGets struct {
+	*memstore.Driver
+	n atomic.Int64
+}
+
+func (d *preferenceGets) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	if c == store.Preferences {
+		d.n.Add(1)
+	}
+	return d.Driver.Get(ctx, c, key)
+}
+
+// A bounded selection under a preference reads the preference once: the early lookup
+// that makes an unknown one a 404 hands what it read to the ranking.
+func TestBoundedSelectionReadsItsPreferenceOnce(t *testing.T) {
+	drv := &preferenceGets{Driver: memstore.NewDriver()}
+	st := store.New(drv)
+	t.Cleanup(func() { st.Close() })
+	sel := routing.NewSelector(routing.Options{Store: st})
+	pref, err := sel.CreatePreference(t.Context(), "o", routing.PreferenceRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := 30.0
+	req := &routing.Request{Messages: userMsg("hi"), LLMProviders: names("acme/x", "acme/y"), PreferenceID: pref.ID, Timeout: &long}
+	drv.n.Store(0)
+	if _, err := sel.Select(t.Context(), "o", req); err != nil {
+		t.Fatal(err)
+	}
+	if got := drv.n.Load(); got != 1 {
+		t.Fatalf("a bounded selection read its preference %d times, want 1", got)
 	}
 }

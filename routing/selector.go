@@ -173,14 +173,16 @@ type personalization struct {
 }
 
 func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
-	ranked, _, err := s.rankPersonal(ctx, owner, req)
+	ranked, _, err := s.rankPersonal(ctx, owner, req, nil)
 	return ranked, err
 }
 
 // sessionTasks is how many of the task head's tasks a session keeps.
 const sessionTasks = 3
 
-func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
+// rankPersonal ranks req's servable candidates for owner, under its pref_ preference when
+// it names one (pref, when not nil, is that preference already read).
+func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request, pref *Preference) ([]Scored, *personalization, error) {
 	if s.scorer == nil {
 		return nil, nil, ErrZeroSelector
 	}
@@ -193,9 +195,11 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 	var pers *personalization
 	routerID := req.PreferenceID
 	if strings.HasPrefix(req.PreferenceID, PreferencePrefix) {
-		pref, err := loadPreference(ctx, s.store, owner, req.PreferenceID)
-		if err != nil {
-			return nil, nil, err
+		if pref == nil {
+			var err error
+			if pref, err = loadPreference(ctx, s.store, owner, req.PreferenceID); err != nil {
+				return nil, nil, err
+			}
 		}
 		pers = &personalization{pref: pref}
 		if routerID, err = s.preferenceRouter(ctx, owner, pref); err != nil {
@@ -276,10 +280,12 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request)
 // model when the custom models are a ModelChecker) is looked up before it starts: an
 // unknown one is the request's own error (not found) however short the timeout.
 func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) ([]Scored, *personalization, error) {
+	var pref *Preference
 	if req.Timeout != nil && req.PreferenceID != "" {
 		// Only a bounded ranking needs the early look; a store failure is left to the
 		// ranking, where a default still answers it.
-		if err := s.checkPreferenceID(ctx, owner, req.PreferenceID); errors.Is(err, ErrNotFound) {
+		var err error
+		if pref, err = s.checkPreferenceID(ctx, owner, req.PreferenceID); errors.Is(err, ErrNotFound) {
 			return nil, nil, err
 		}
 	}
@@ -289,7 +295,7 @@ func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) (
 		rctx, cancel = context.WithTimeout(ctx, time.Duration(*req.Timeout*float64(time.Second)))
 		defer cancel()
 	}
-	ranked, pers, err := s.rankPersonal(rctx, owner, req)
+	ranked, pers, err := s.rankPersonal(rctx, owner, req, pref)
 	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 		return ranked, pers, err
 	}
@@ -302,27 +308,26 @@ func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) (
 	return nil, nil, err
 }
 
-// checkPreferenceID looks id up without ranking: a pref_ preference in the store, a
-// router model through the custom models when they can tell (ModelChecker). An unknown
-// one is a *NotFoundError naming preference_id.
-func (s *Selector) checkPreferenceID(ctx context.Context, owner, id string) error {
+// checkPreferenceID looks id up without ranking: a pref_ preference in the store (which
+// it returns, for the ranking to use), a router model through the custom models when they
+// can tell (ModelChecker). An unknown one is a *NotFoundError naming preference_id.
+func (s *Selector) checkPreferenceID(ctx context.Context, owner, id string) (*Preference, error) {
 	if strings.HasPrefix(id, PreferencePrefix) {
-		_, err := loadPreference(ctx, s.store, owner, id)
-		return err
+		return loadPreference(ctx, s.store, owner, id)
 	}
 	if s.custom == nil {
-		return &NotFoundError{Field: "preference_id", ID: id, Err: errors.New("no custom router models are configured")}
+		return nil, &NotFoundError{Field: "preference_id", ID: id, Err: errors.New("no custom router models are configured")}
 	}
 	mc, ok := s.custom.(ModelChecker)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	if err := mc.CheckModel(ctx, owner, id); errors.Is(err, ErrNotFound) {
-		return &NotFoundError{Field: "preference_id", ID: id, Err: err}
+		return nil, &NotFoundError{Field: "preference_id", ID: id, Err: err}
 	} else if err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	return nil, nil
 }
 
 // answerDefault answers a selection that could not finish (cause) with the request's
