@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -43,13 +45,34 @@ func (c *StoreCache) Get(ctx context.Context, key string, now time.Time) ([]byte
 	return b[storeCacheHeader:], stored, nil
 }
 
-// Put implements CacheDriver.
+// Put implements CacheDriver: the entry and its store.ResponseCacheExpiry key in one
+// transaction, with the key of the entry it replaces deleted when that expired at another
+// time.
 func (c *StoreCache) Put(ctx context.Context, key string, value []byte, stored, expires time.Time) error {
 	b := make([]byte, storeCacheHeader+len(value))
 	binary.BigEndian.PutUint64(b, uint64(stored.UnixNano()))
 	binary.BigEndian.PutUint64(b[8:], uint64(expires.UnixNano()))
 	copy(b[storeCacheHeader:], value)
-	if err := c.st.Put(ctx, store.ResponseCache, key, b); err != nil {
+	index := cacheExpiryKey(expires, key)
+	err := c.st.Update(ctx, func(tx store.Tx) error {
+		old, err := tx.Get(ctx, store.ResponseCache, key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			if _, was, ok := storeCacheTimes(old); ok && cacheExpiryKey(was, key) != index {
+				if err := tx.Delete(ctx, store.ResponseCacheExpiry, cacheExpiryKey(was, key)); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.Put(ctx, store.ResponseCache, key, b); err != nil {
+			return err
+		}
+		return tx.Put(ctx, store.ResponseCacheExpiry, index, nil)
+	})
+	if err != nil {
 		return fmt.Errorf("completions: response cache: %w", err)
 	}
 	return nil
@@ -71,12 +94,13 @@ func (c *StoreCache) DeletePrefix(ctx context.Context, prefix string) (int, erro
 			deleted = 0 // the store may run this more than once
 			for _, e := range page {
 				// Counted only if still there: another purge may have deleted it since.
-				if _, err := tx.Get(ctx, store.ResponseCache, e.Key); errors.Is(err, store.ErrNotFound) {
+				b, err := tx.Get(ctx, store.ResponseCache, e.Key)
+				if errors.Is(err, store.ErrNotFound) {
 					continue
 				} else if err != nil {
 					return err
 				}
-				if err := tx.Delete(ctx, store.ResponseCache, e.Key); err != nil {
+				if err := deleteCacheEntry(ctx, tx, e.Key, b); err != nil {
 					return err
 				}
 				deleted++
@@ -98,26 +122,35 @@ func (c *StoreCache) DeletePrefix(ctx context.Context, prefix string) (int, erro
 const sweepPage = 64
 
 // Sweep deletes the entries expired by now, a page at a time, and returns how many it
-// deleted. Serve runs it periodically; it stops when ctx ends.
+// deleted. Serve runs it periodically; it stops when ctx ends. It reads the expiry index
+// (store.ResponseCacheExpiry) oldest first up to now, and only the entries it names: the
+// entries kept cost nothing but the index page where it stops. Each entry is read again
+// in the transaction that deletes it, so one written again meanwhile (a fresh answer
+// under its key) stays. The first Sweep of a store written by a build without the index
+// indexes the entries it kept (see indexEarlierEntries).
 func (c *StoreCache) Sweep(ctx context.Context, now time.Time) (int, error) {
-	removed, after := 0, ""
-	for {
-		page, err := c.st.List(ctx, store.ResponseCache, store.ListOptions{After: after, Limit: sweepPage})
+	removed, err := c.indexEarlierEntries(ctx, now)
+	if err != nil {
+		return removed, fmt.Errorf("completions: sweeping the response cache: %w", err)
+	}
+	for after := ""; ; {
+		page, err := c.st.List(ctx, store.ResponseCacheExpiry, store.ListOptions{After: after, Limit: sweepPage})
 		if err != nil {
 			return removed, fmt.Errorf("completions: sweeping the response cache: %w", err)
 		}
-		var expired []string
+		due := 0
 		for _, e := range page {
-			if _, expires, ok := storeCacheTimes(e.Value); !ok || !now.Before(expires) {
-				expired = append(expired, e.Key)
+			if at, _, ok := parseCacheExpiryKey(e.Key); ok && at.After(now) {
+				break
 			}
+			due++
 		}
-		if len(expired) > 0 {
+		if due > 0 {
 			deleted := 0
 			err := c.st.Update(ctx, func(tx store.Tx) error {
 				deleted = 0 // the store may run this more than once
-				for _, k := range expired {
-					gone, err := deleteIfExpired(ctx, tx, k, now)
+				for _, e := range page[:due] {
+					gone, err := sweepCacheIndexKey(ctx, tx, e.Key, now)
 					if err != nil {
 						return err
 					}
@@ -132,11 +165,99 @@ func (c *StoreCache) Sweep(ctx context.Context, now time.Time) (int, error) {
 			}
 			removed += deleted
 		}
-		if len(page) < sweepPage {
+		if due < len(page) || len(page) < sweepPage {
 			return removed, nil
 		}
 		after = page[len(page)-1].Key
+		if err := ctx.Err(); err != nil {
+			return removed, err
+		}
 	}
+}
+
+// sweepCacheIndexKey deletes the expiry index key index, due by now, and the entry it
+// names if that is (still) expired, read inside tx. An entry written again since with a
+// later expiry stays, and keeps an index key of its own (its writer put one; one written
+// by an earlier build gets one here).
+func sweepCacheIndexKey(ctx context.Context, tx store.Tx, index string, now time.Time) (bool, error) {
+	if err := tx.Delete(ctx, store.ResponseCacheExpiry, index); err != nil {
+		return false, err
+	}
+	_, key, ok := parseCacheExpiryKey(index)
+	if !ok {
+		return false, nil // not a key this code writes: nothing to delete with it
+	}
+	b, err := tx.Get(ctx, store.ResponseCache, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, expires, ok := storeCacheTimes(b); ok && now.Before(expires) {
+		return false, tx.Put(ctx, store.ResponseCacheExpiry, cacheExpiryKey(expires, key), nil)
+	}
+	return true, deleteCacheEntry(ctx, tx, key, b)
+}
+
+// cacheIndexMigration names, in store.Migrations, the one-time scan that indexed the
+// entries kept before store.ResponseCacheExpiry existed.
+const cacheIndexMigration = "response_cache_expiry_index"
+
+// indexEarlierEntries makes sure every entry has its expiry index key, once: entries
+// written by a build before the index have none, and no indexed sweep would find them.
+// Unless store.Migrations says it ran, it reads every entry, a page a transaction,
+// deletes the expired ones (returning how many) and indexes the others, then records
+// that it ran. Stopped half way (ctx, an error), the next Sweep runs it again.
+func (c *StoreCache) indexEarlierEntries(ctx context.Context, now time.Time) (int, error) {
+	_, err := c.st.Get(ctx, store.Migrations, cacheIndexMigration)
+	if err == nil {
+		return 0, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	removed := 0
+	for after := ""; ; {
+		page, err := c.st.List(ctx, store.ResponseCache, store.ListOptions{After: after, Limit: sweepPage})
+		if err != nil {
+			return removed, err
+		}
+		deleted := 0
+		err = c.st.Update(ctx, func(tx store.Tx) error {
+			deleted = 0 // the store may run this more than once
+			for _, e := range page {
+				if _, expires, ok := storeCacheTimes(e.Value); ok && now.Before(expires) {
+					// Written again since the listing, the entry has its own key too; this
+					// one, if earlier, is deleted by a later sweep (sweepCacheIndexKey).
+					if err := tx.Put(ctx, store.ResponseCacheExpiry, cacheExpiryKey(expires, e.Key), nil); err != nil {
+						return err
+					}
+					continue
+				}
+				gone, err := deleteIfExpired(ctx, tx, e.Key, now)
+				if err != nil {
+					return err
+				}
+				if gone {
+					deleted++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return removed, err
+		}
+		removed += deleted
+		if len(page) < sweepPage {
+			break
+		}
+		after = page[len(page)-1].Key
+		if err := ctx.Err(); err != nil {
+			return removed, err
+		}
+	}
+	return removed, c.st.Put(ctx, store.Migrations, cacheIndexMigration, []byte(now.UTC().Format(time.RFC3339)))
 }
 
 // deleteExpired deletes key's entry if it is (still) expired by now.
@@ -160,7 +281,35 @@ func deleteIfExpired(ctx context.Context, tx store.Tx, key string, now time.Time
 	if _, expires, ok := storeCacheTimes(b); ok && now.Before(expires) {
 		return false, nil
 	}
-	return true, tx.Delete(ctx, store.ResponseCache, key)
+	return true, deleteCacheEntry(ctx, tx, key, b)
+}
+
+// deleteCacheEntry deletes key's entry, whose stored value is b, and its expiry index key.
+func deleteCacheEntry(ctx context.Context, tx store.Tx, key string, b []byte) error {
+	if err := tx.Delete(ctx, store.ResponseCache, key); err != nil {
+		return err
+	}
+	if _, expires, ok := storeCacheTimes(b); ok {
+		return tx.Delete(ctx, store.ResponseCacheExpiry, cacheExpiryKey(expires, key))
+	}
+	return nil
+}
+
+// cacheExpiryKey is the store.ResponseCacheExpiry key of the entry key expiring at: the
+// time first (Unix nanoseconds, 19 digits; a time before 1970 as 0), so that the index
+// lists the soonest expiry first.
+func cacheExpiryKey(at time.Time, key string) string {
+	return fmt.Sprintf("%019d/%s", max(at.UnixNano(), 0), key)
+}
+
+// parseCacheExpiryKey reads a cacheExpiryKey.
+func parseCacheExpiryKey(index string) (time.Time, string, bool) {
+	ns, key, ok := strings.Cut(index, "/")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || key == "" {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, n), key, true
 }
 
 // storeCacheTimes reads the header of a stored entry.

@@ -70,6 +70,9 @@ const (
 	Responses                 Collection = "responses"                    // stored /v1/responses answers, keyed by response id
 	ResponseItems             Collection = "response_items"               // output item id -> the response id that holds it
 	ResponseExpiry            Collection = "response_expiry"              // expiry (Unix seconds, 12 digits)/response id -> ""
+	ResponseCacheExpiry       Collection = "response_cache_expiry"        // expiry (Unix nanoseconds, 19 digits)/cache key -> "" (written and deleted with each ResponseCache record)
+	SessionExpiry             Collection = "session_expiry"               // creation time (Unix nanoseconds, 19 digits)/session id -> "" (written and deleted with each Sessions record: a session expires a retention after its creation)
+	Migrations                Collection = "migrations"                   // one-time data migrations that ran, keyed by name -> when (RFC 3339)
 	ResponseEvents            Collection = "response_events"              // a streamed background response's events, keyed response id/sequence number (10 digits)
 	ResponseTombstones        Collection = "response_tombstones"          // owner hash/deleted response id -> its expiry (Unix seconds)
 	OpenAIConversations       Collection = "openai_conversations"         // OpenAI Conversations API conversations, keyed by id
