@@ -148,7 +148,7 @@ func (s *Selector) Feedback(ctx context.Context, owner string, req *FeedbackRequ
 			resp.Replaced = true
 		}
 		sess.Ranked[ci].Feedback = &y
-		if err := store.PutJSON(ctx, tx, store.Sessions, sess.ID, sess); err != nil {
+		if err := putSession(ctx, tx, sess, sess.CreatedAt); err != nil {
 			return fmt.Errorf("routing: store session: %w", err)
 		}
 		if !strings.HasPrefix(sess.PreferenceID, PreferencePrefix) {

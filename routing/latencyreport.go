@@ -117,7 +117,7 @@ func (s *Selector) ReportLatency(ctx context.Context, owner string, req *Latency
 		resp = &LatencyReportResponse{SessionID: sess.ID, Feedback: LatencyMetrics{TokensPerSecond: &tps}, Provider: cand.Label}
 		prev := cand.TokensPerSecond
 		sess.Ranked[ci].TokensPerSecond = &tps
-		if err := store.PutJSON(ctx, tx, store.Sessions, sess.ID, sess); err != nil {
+		if err := putSession(ctx, tx, sess, sess.CreatedAt); err != nil {
 			return fmt.Errorf("routing: store session: %w", err)
 		}
 		if !strings.HasPrefix(sess.PreferenceID, PreferencePrefix) {

@@ -400,7 +400,7 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 	if req.HashContent {
 		sess.MessageHashes = hashMessages(req.Messages)
 	}
-	if err := store.PutJSON(ctx, s.store, store.Sessions, id, sess); err != nil {
+	if err := s.store.Update(ctx, func(tx store.Tx) error { return putSession(ctx, tx, &sess, time.Time{}) }); err != nil {
 		return nil, fmt.Errorf("routing: store session: %w", err)
 	}
 	resp := &Response{LLMLabel: sess.Chosen, SessionID: id, Providers: make([]RankedProvider, depth)}

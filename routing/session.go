@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,12 +145,18 @@ func (s *Selector) SessionChain(ctx context.Context, owner, id string) ([]Sessio
 // DefaultSessionRetention is how long model selection sessions are kept by default.
 const DefaultSessionRetention = 30 * 24 * time.Hour
 
-// expirePage is how many sessions ExpireSessions reads at a time.
+// expirePage is how many sessions ExpireSessions reads (and at most deletes) at a time.
 const expirePage = 500
 
 // ExpireSessions deletes the sessions older than the retention (Options.SessionRetention)
 // and returns how many it deleted. A previous_session naming a deleted session is then
 // not found. The server runs it at start and hourly.
+//
+// It reads the sessions' index by creation time (store.SessionExpiry), oldest first up to
+// the cutoff, and only the sessions it names: the sessions kept cost the index page where
+// it stops. Each session is read again in the transaction that deletes it. The first run
+// on a store written by a build without the index indexes the sessions it kept (see
+// indexEarlierSessions).
 func (s *Selector) ExpireSessions(ctx context.Context) (int, error) {
 	if s.store == nil {
 		return 0, ErrZeroSelector
@@ -157,31 +164,42 @@ func (s *Selector) ExpireSessions(ctx context.Context) (int, error) {
 	if s.keep < 0 {
 		return 0, nil
 	}
-	cutoff := s.now().Add(-s.keep)
-	deleted := 0
-	after := ""
-	for {
-		page, err := s.store.List(ctx, store.Sessions, store.ListOptions{After: after, Limit: expirePage})
+	now := s.now()
+	cutoff := now.Add(-s.keep)
+	deleted, err := s.indexEarlierSessions(ctx, now, cutoff)
+	if err != nil {
+		return deleted, fmt.Errorf("routing: expire sessions: %w", err)
+	}
+	for after := ""; ; {
+		page, err := s.store.List(ctx, store.SessionExpiry, store.ListOptions{After: after, Limit: expirePage})
 		if err != nil {
-			return deleted, fmt.Errorf("routing: list sessions: %w", err)
+			return deleted, fmt.Errorf("routing: list sessions by age: %w", err)
 		}
-		if len(page) == 0 {
-			return deleted, nil
-		}
-		var old []string
+		due := 0
 		for _, e := range page {
-			var sess struct {
-				CreatedAt time.Time `json:"created_at"`
+			if created, _, ok := parseSessionExpiryKey(e.Key); ok && !created.Before(cutoff) {
+				break
 			}
-			if err := json.Unmarshal(e.Value, &sess); err != nil || sess.CreatedAt.Before(cutoff) {
-				old = append(old, e.Key)
-			}
+			due++
 		}
-		if len(old) > 0 {
+		if due > 0 {
+			n := 0
 			err := s.store.Update(ctx, func(tx store.Tx) error {
-				for _, k := range old {
-					if err := tx.Delete(ctx, store.Sessions, k); err != nil {
+				n = 0 // the store may run this more than once
+				for _, e := range page[:due] {
+					if err := tx.Delete(ctx, store.SessionExpiry, e.Key); err != nil {
 						return err
+					}
+					_, id, ok := parseSessionExpiryKey(e.Key)
+					if !ok {
+						continue // not a key this code writes: nothing to delete with it
+					}
+					gone, err := deleteSessionIfOld(ctx, tx, id, cutoff)
+					if err != nil {
+						return err
+					}
+					if gone {
+						n++
 					}
 				}
 				return nil
@@ -189,8 +207,142 @@ func (s *Selector) ExpireSessions(ctx context.Context) (int, error) {
 			if err != nil {
 				return deleted, fmt.Errorf("routing: expire sessions: %w", err)
 			}
-			deleted += len(old)
+			deleted += n
+		}
+		if due < len(page) || len(page) < expirePage {
+			return deleted, nil
 		}
 		after = page[len(page)-1].Key
+		if err := ctx.Err(); err != nil {
+			return deleted, err
+		}
 	}
+}
+
+// sessionIndexMigration names, in store.Migrations, the one-time scan that indexed the
+// sessions kept before store.SessionExpiry existed.
+const sessionIndexMigration = "session_expiry_index"
+
+// indexEarlierSessions makes sure every session has its store.SessionExpiry key, once:
+// sessions written by a build before the index have none, and no indexed run of
+// ExpireSessions would find them. Unless store.Migrations says it ran, it reads every
+// session, a page a transaction, deletes those created before cutoff (returning how
+// many) and indexes the others, then records that it ran (at now). Stopped half way,
+// the next run does it again.
+func (s *Selector) indexEarlierSessions(ctx context.Context, now, cutoff time.Time) (int, error) {
+	_, err := s.store.Get(ctx, store.Migrations, sessionIndexMigration)
+	if err == nil {
+		return 0, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	deleted := 0
+	for after := ""; ; {
+		page, err := s.store.List(ctx, store.Sessions, store.ListOptions{After: after, Limit: expirePage})
+		if err != nil {
+			return deleted, err
+		}
+		n := 0
+		err = s.store.Update(ctx, func(tx store.Tx) error {
+			n = 0 // the store may run this more than once
+			for _, e := range page {
+				if created, ok := sessionCreated(e.Value); ok && !created.Before(cutoff) {
+					if err := tx.Put(ctx, store.SessionExpiry, sessionExpiryKey(created, e.Key), nil); err != nil {
+						return err
+					}
+					continue
+				}
+				gone, err := deleteSessionIfOld(ctx, tx, e.Key, cutoff)
+				if err != nil {
+					return err
+				}
+				if gone {
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return deleted, err
+		}
+		deleted += n
+		if len(page) < expirePage {
+			break
+		}
+		after = page[len(page)-1].Key
+		if err := ctx.Err(); err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, s.store.Put(ctx, store.Migrations, sessionIndexMigration, []byte(now.UTC().Format(time.RFC3339)))
+}
+
+// deleteSessionIfOld deletes session id, read inside tx, with its store.SessionExpiry key
+// if it was created before cutoff (or cannot be read); one created since keeps (or, if an
+// earlier build wrote it, gets) its index key.
+func deleteSessionIfOld(ctx context.Context, tx store.Tx, id string, cutoff time.Time) (bool, error) {
+	b, err := tx.Get(ctx, store.Sessions, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	created, ok := sessionCreated(b)
+	if ok && !created.Before(cutoff) {
+		return false, tx.Put(ctx, store.SessionExpiry, sessionExpiryKey(created, id), nil)
+	}
+	if err := tx.Delete(ctx, store.Sessions, id); err != nil {
+		return false, err
+	}
+	if ok {
+		return true, tx.Delete(ctx, store.SessionExpiry, sessionExpiryKey(created, id))
+	}
+	return true, nil
+}
+
+// putSession stores sess in tx with its store.SessionExpiry key. was is the creation
+// time of the record it replaces (zero for a new session): that record's key goes if it
+// differs.
+func putSession(ctx context.Context, tx store.Tx, sess *Session, was time.Time) error {
+	key := sessionExpiryKey(sess.CreatedAt, sess.ID)
+	if !was.IsZero() && sessionExpiryKey(was, sess.ID) != key {
+		if err := tx.Delete(ctx, store.SessionExpiry, sessionExpiryKey(was, sess.ID)); err != nil {
+			return err
+		}
+	}
+	if err := store.PutJSON(ctx, tx, store.Sessions, sess.ID, sess); err != nil {
+		return err
+	}
+	return tx.Put(ctx, store.SessionExpiry, key, nil)
+}
+
+// sessionCreated reads a stored session's creation time.
+func sessionCreated(b []byte) (time.Time, bool) {
+	var sess struct {
+		CreatedAt time.Time `json:"created_at"`
+	}
+	if err := json.Unmarshal(b, &sess); err != nil {
+		return time.Time{}, false
+	}
+	return sess.CreatedAt, true
+}
+
+// sessionExpiryKey is the store.SessionExpiry key of session id created at: the time
+// first (Unix nanoseconds, 19 digits; a time before 1970 as 0), so that the index lists
+// the oldest first. A session expires a retention after its creation; the retention is
+// an option, so the index keeps the creation time and the sweep its cutoff.
+func sessionExpiryKey(created time.Time, id string) string {
+	return fmt.Sprintf("%019d/%s", max(created.UnixNano(), 0), id)
+}
+
+// parseSessionExpiryKey reads a sessionExpiryKey.
+func parseSessionExpiryKey(key string) (time.Time, string, bool) {
+	ns, id, ok := strings.Cut(key, "/")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || id == "" {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, n), id, true
 }
