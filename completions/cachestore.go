@@ -204,17 +204,14 @@ func sweepCacheIndexKey(ctx context.Context, tx store.Tx, index string, now time
 // entries kept before store.ResponseCacheExpiry existed.
 const cacheIndexMigration = "response_cache_expiry_index"
 
-// indexEarlierEntries makes sure every entry has its expiry index key, once: entries
-// written by a build before the index have none, and no indexed sweep would find them.
-// Unless store.Migrations says it ran, it reads every entry, a page a transaction,
+// indexEarlierEntries makes sure every entry has its expiry index key: entries written
+// by a build before the index have none, and no indexed sweep would find them. When
+// store.MigrationDue says so (never ran, or ran once a day ago: replicas of the earlier
+// build may have written more meanwhile), it reads every entry, a page a transaction,
 // deletes the expired ones (returning how many) and indexes the others, then records
 // that it ran. Stopped half way (ctx, an error), the next Sweep runs it again.
 func (c *StoreCache) indexEarlierEntries(ctx context.Context, now time.Time) (int, error) {
-	_, err := c.st.Get(ctx, store.Migrations, cacheIndexMigration)
-	if err == nil {
-		return 0, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
+	if due, err := store.MigrationDue(ctx, c.st, cacheIndexMigration, now); err != nil || !due {
 		return 0, err
 	}
 	removed := 0
@@ -257,7 +254,7 @@ func (c *StoreCache) indexEarlierEntries(ctx context.Context, now time.Time) (in
 			return removed, err
 		}
 	}
-	return removed, c.st.Put(ctx, store.Migrations, cacheIndexMigration, []byte(now.UTC().Format(time.RFC3339)))
+	return removed, store.MigrationRan(ctx, c.st, cacheIndexMigration, now)
 }
 
 // deleteExpired deletes key's entry if it is (still) expired by now.

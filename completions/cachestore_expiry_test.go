@@ -279,4 +279,13 @@ func TestStoreCacheSweepIndexesEntriesOfEarlierBuilds(t *testing.T) {
 	if len(left) != 51 || !strings.Contains(strings.Join(keys, " "), "new") {
 		t.Fatalf("left: %v, want the 50 expiring at 3h and new", keys)
 	}
+	// A replica of the earlier build still running (a rolling upgrade) writes an entry with
+	// no index key after the migration: the one rescan, a day after the first sweep, finds it.
+	old("late", t0.Add(4*time.Hour))
+	if n, err := c.Sweep(ctx, t0.Add(90*time.Minute+store.MigrationRescanAfter)); err != nil || n != 52 {
+		t.Fatalf("the sweep a day after the migration = %d, %v; want the 50 at 3h, new and the late unindexed one", n, err)
+	}
+	if left, _ := st.List(ctx, store.ResponseCache, store.ListOptions{}); len(left) != 0 {
+		t.Fatalf("%d entries left, want none", len(left))
+	}
 }

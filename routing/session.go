@@ -223,18 +223,15 @@ func (s *Selector) ExpireSessions(ctx context.Context) (int, error) {
 // sessions kept before store.SessionExpiry existed.
 const sessionIndexMigration = "session_expiry_index"
 
-// indexEarlierSessions makes sure every session has its store.SessionExpiry key, once:
+// indexEarlierSessions makes sure every session has its store.SessionExpiry key:
 // sessions written by a build before the index have none, and no indexed run of
-// ExpireSessions would find them. Unless store.Migrations says it ran, it reads every
-// session, a page a transaction, deletes those created before cutoff (returning how
+// ExpireSessions would find them. When store.MigrationDue says so (never ran, or ran once
+// a day ago: replicas of the earlier build may have written more meanwhile), it reads
+// every session, a page a transaction, deletes those created before cutoff (returning how
 // many) and indexes the others, then records that it ran (at now). Stopped half way,
 // the next run does it again.
 func (s *Selector) indexEarlierSessions(ctx context.Context, now, cutoff time.Time) (int, error) {
-	_, err := s.store.Get(ctx, store.Migrations, sessionIndexMigration)
-	if err == nil {
-		return 0, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
+	if due, err := store.MigrationDue(ctx, s.store, sessionIndexMigration, now); err != nil || !due {
 		return 0, err
 	}
 	deleted := 0
@@ -275,7 +272,7 @@ func (s *Selector) indexEarlierSessions(ctx context.Context, now, cutoff time.Ti
 			return deleted, err
 		}
 	}
-	return deleted, s.store.Put(ctx, store.Migrations, sessionIndexMigration, []byte(now.UTC().Format(time.RFC3339)))
+	return deleted, store.MigrationRan(ctx, s.store, sessionIndexMigration, now)
 }
 
 // deleteSessionIfOld deletes session id, read inside tx, with its store.SessionExpiry key

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MigrationRescanAfter is how long after a one-time data migration (recorded in
+// Migrations) it is run once more: during a rolling upgrade, replicas of the earlier build
+// still running keep writing records the migration has to see, and a day outlasts any
+// upgrade's rollout.
+const MigrationRescanAfter = 24 * time.Hour
+
+// againSuffix names, in Migrations, the record of a migration's second run.
+const againSuffix = "#again"
+
+// MigrationDue reports whether the data migration name should run at now: it never ran to
+// its end, or it did once at least MigrationRescanAfter before now and has not run again
+// since. A record it cannot read as a time counts as long ago.
+func MigrationDue(ctx context.Context, s *Store, name string, now time.Time) (bool, error) {
+	first, err := s.Get(ctx, Migrations, name)
+	if errors.Is(err, ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: read migration %s: %w", name, err)
+	}
+	if _, err := s.Get(ctx, Migrations, name+againSuffix); err == nil {
+		return false, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return false, fmt.Errorf("store: read migration %s: %w", name, err)
+	}
+	at, err := time.Parse(time.RFC3339, string(first))
+	return err != nil || !now.Before(at.Add(MigrationRescanAfter)), nil
+}
+
+// MigrationRan records that the data migration name ran to its end at now: its first run,
+// or, once that is recorded, its second.
+func MigrationRan(ctx context.Context, s *Store, name string, now time.Time) error {
+	key := name
+	if _, err := s.Get(ctx, Migrations, name); err == nil {
+		key = name + againSuffix
+	} else if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("store: read migration %s: %w", name, err)
+	}
+	return s.Put(ctx, Migrations, key, []byte(now.UTC().Format(time.RFC3339)))
+}
