@@ -6,92 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/store/storetest"
 )
-
-// readCountingDriver counts, per collection, the entries the driver's List calls return
-// and its Gets, inside transactions too. afterList, if set, runs once after a List of
-// its collection returns (another process writing between a sweep's listing and its
-// transaction).
-type readCountingDriver struct {
-	store.Driver
-	mu        sync.Mutex
-	listed    map[store.Collection]int
-	gets      map[store.Collection]int
-	afterList map[store.Collection]func()
-}
-
-func newReadCountingDriver() *readCountingDriver {
-	return &readCountingDriver{Driver: memstore.NewDriver(), listed: map[store.Collection]int{}, gets: map[store.Collection]int{}, afterList: map[store.Collection]func(){}}
-}
-
-func (d *readCountingDriver) reset() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	clear(d.listed)
-	clear(d.gets)
-}
-
-func (d *readCountingDriver) counts(c store.Collection) (listed, gets int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.listed[c], d.gets[c]
-}
-
-func (d *readCountingDriver) countGet(c store.Collection) {
-	d.mu.Lock()
-	d.gets[c]++
-	d.mu.Unlock()
-}
-
-func (d *readCountingDriver) countList(c store.Collection, n int) {
-	d.mu.Lock()
-	d.listed[c] += n
-	f := d.afterList[c]
-	delete(d.afterList, c)
-	d.mu.Unlock()
-	if f != nil {
-		f()
-	}
-}
-
-func (d *readCountingDriver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
-	d.countGet(c)
-	return d.Driver.Get(ctx, c, key)
-}
-
-func (d *readCountingDriver) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
-	page, err := d.Driver.List(ctx, c, opts)
-	d.countList(c, len(page))
-	return page, err
-}
-
-func (d *readCountingDriver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	return d.Driver.Update(ctx, func(tx store.Tx) error { return fn(&readCountingTx{Tx: tx, d: d}) })
-}
-
-type readCountingTx struct {
-	store.Tx
-	d *readCountingDriver
-}
-
-func (t *readCountingTx) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
-	t.d.countGet(c)
-	return t.Tx.Get(ctx, c, key)
-}
-
-func (t *readCountingTx) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
-	page, err := t.Tx.List(ctx, c, opts)
-	t.d.mu.Lock()
-	t.d.listed[c] += len(page)
-	t.d.mu.Unlock()
-	return page, err
-}
 
 // cacheIndex returns the keys of store.ResponseCacheExpiry.
 func cacheIndex(t *testing.T, st *store.Store) map[string]bool {
@@ -112,7 +33,7 @@ func cacheIndex(t *testing.T, st *store.Store) map[string]bool {
 // keys, and the next sweep reads at most one index page and no entry.
 func TestStoreCacheSweepReadsOnlyTheExpired(t *testing.T) {
 	ctx := context.Background()
-	d := newReadCountingDriver()
+	d := storetest.NewReadCounter(memstore.NewDriver())
 	st := store.New(d)
 	c := NewStoreCache(st)
 	t0 := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
@@ -132,13 +53,13 @@ func TestStoreCacheSweepReadsOnlyTheExpired(t *testing.T) {
 	if got := len(cacheIndex(t, st)); got != kept+expired {
 		t.Fatalf("%d index keys for %d entries", got, kept+expired)
 	}
-	d.reset()
+	d.Reset()
 	n, err := c.Sweep(ctx, t0.Add(30*time.Minute))
 	if err != nil || n != expired {
 		t.Fatalf("Sweep = %d, %v; want %d", n, err, expired)
 	}
-	listedEntries, gotEntries := d.counts(store.ResponseCache)
-	listedIndex, _ := d.counts(store.ResponseCacheExpiry)
+	listedEntries, gotEntries := d.Counts(store.ResponseCache)
+	listedIndex, _ := d.Counts(store.ResponseCacheExpiry)
 	if listedEntries != 0 || gotEntries > expired || listedIndex > expired+sweepPage {
 		t.Errorf("the sweep listed %d entries, read %d and listed %d index keys; want 0, at most %d and at most %d (%d entries kept)",
 			listedEntries, gotEntries, listedIndex, expired, expired+sweepPage, kept)
@@ -157,12 +78,12 @@ func TestStoreCacheSweepReadsOnlyTheExpired(t *testing.T) {
 			t.Errorf("entry %s kept without its index key", e.Key)
 		}
 	}
-	d.reset()
+	d.Reset()
 	if n, err := c.Sweep(ctx, t0.Add(30*time.Minute)); err != nil || n != 0 {
 		t.Fatalf("second sweep: %d, %v", n, err)
 	}
-	listedEntries, gotEntries = d.counts(store.ResponseCache)
-	listedIndex, _ = d.counts(store.ResponseCacheExpiry)
+	listedEntries, gotEntries = d.Counts(store.ResponseCache)
+	listedIndex, _ = d.Counts(store.ResponseCacheExpiry)
 	if listedEntries+gotEntries != 0 || listedIndex > sweepPage {
 		t.Errorf("a sweep with nothing expired read %d entries and %d index keys, want 0 and at most %d", listedEntries+gotEntries, listedIndex, sweepPage)
 	}
@@ -173,7 +94,7 @@ func TestStoreCacheSweepReadsOnlyTheExpired(t *testing.T) {
 // with its new key; Get's and DeletePrefix's deletions take the index key too.
 func TestStoreCacheRefreshedEntrySurvivesTheSweep(t *testing.T) {
 	ctx := context.Background()
-	d := newReadCountingDriver()
+	d := storetest.NewReadCounter(memstore.NewDriver())
 	st := store.New(d)
 	c := NewStoreCache(st)
 	t0 := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
@@ -194,13 +115,11 @@ func TestStoreCacheRefreshedEntrySurvivesTheSweep(t *testing.T) {
 	if err := c.Put(ctx, "b", []byte("old"), t0, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	d.mu.Lock()
-	d.afterList[store.ResponseCacheExpiry] = func() {
+	d.AfterList(store.ResponseCacheExpiry, func() {
 		if err := c.Put(ctx, "b", []byte("fresh"), t0.Add(29*time.Minute), t0.Add(3*time.Hour)); err != nil {
 			t.Error(err)
 		}
-	}
-	d.mu.Unlock()
+	})
 	n, err := c.Sweep(ctx, t0.Add(30*time.Minute))
 	if err != nil || n != 0 {
 		t.Fatalf("Sweep = %d, %v; want 0 (b was refreshed)", n, err)
@@ -229,7 +148,7 @@ func TestStoreCacheRefreshedEntrySurvivesTheSweep(t *testing.T) {
 // later sweeps do not read them, and delete them once they expire.
 func TestStoreCacheSweepIndexesEntriesOfEarlierBuilds(t *testing.T) {
 	ctx := context.Background()
-	d := newReadCountingDriver()
+	d := storetest.NewReadCounter(memstore.NewDriver())
 	st := store.New(d)
 	c := NewStoreCache(st)
 	t0 := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
@@ -261,11 +180,11 @@ func TestStoreCacheSweepIndexesEntriesOfEarlierBuilds(t *testing.T) {
 	if got := len(cacheIndex(t, st)); got != 101 {
 		t.Fatalf("%d index keys after the migration, want 101 (100 earlier entries kept and the new one)", got)
 	}
-	d.reset()
+	d.Reset()
 	if n, err := c.Sweep(ctx, t0.Add(90*time.Minute)); err != nil || n != 0 {
 		t.Fatalf("second sweep = %d, %v", n, err)
 	}
-	if listed, _ := d.counts(store.ResponseCache); listed != 0 {
+	if listed, _ := d.Counts(store.ResponseCache); listed != 0 {
 		t.Errorf("the sweep after the migration listed %d entries, want 0", listed)
 	}
 	if n, err := c.Sweep(ctx, t0.Add(150*time.Minute)); err != nil || n != 50 {

@@ -3,88 +3,14 @@ package routing_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/store/storetest"
 )
-
-// readCountingDriver counts, per collection, the entries the driver's List calls return
-// and its Gets, inside transactions too. afterList, if set, runs once after a List of
-// its collection returns (another writer between a sweep's listing and its transaction).
-type readCountingDriver struct {
-	store.Driver
-	mu        sync.Mutex
-	listed    map[store.Collection]int
-	gets      map[store.Collection]int
-	afterList map[store.Collection]func()
-}
-
-func newReadCountingDriver() *readCountingDriver {
-	return &readCountingDriver{Driver: memstore.NewDriver(), listed: map[store.Collection]int{}, gets: map[store.Collection]int{}, afterList: map[store.Collection]func(){}}
-}
-
-func (d *readCountingDriver) reset() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	clear(d.listed)
-	clear(d.gets)
-}
-
-func (d *readCountingDriver) counts(c store.Collection) (listed, gets int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.listed[c], d.gets[c]
-}
-
-func (d *readCountingDriver) countGet(c store.Collection) {
-	d.mu.Lock()
-	d.gets[c]++
-	d.mu.Unlock()
-}
-
-func (d *readCountingDriver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
-	d.countGet(c)
-	return d.Driver.Get(ctx, c, key)
-}
-
-func (d *readCountingDriver) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
-	page, err := d.Driver.List(ctx, c, opts)
-	d.mu.Lock()
-	d.listed[c] += len(page)
-	f := d.afterList[c]
-	delete(d.afterList, c)
-	d.mu.Unlock()
-	if f != nil {
-		f()
-	}
-	return page, err
-}
-
-func (d *readCountingDriver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	return d.Driver.Update(ctx, func(tx store.Tx) error { return fn(&readCountingTx{Tx: tx, d: d}) })
-}
-
-type readCountingTx struct {
-	store.Tx
-	d *readCountingDriver
-}
-
-func (t *readCountingTx) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
-	t.d.countGet(c)
-	return t.Tx.Get(ctx, c, key)
-}
-
-func (t *readCountingTx) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
-	page, err := t.Tx.List(ctx, c, opts)
-	t.d.mu.Lock()
-	t.d.listed[c] += len(page)
-	t.d.mu.Unlock()
-	return page, err
-}
 
 func listKeys(t *testing.T, st *store.Store, c store.Collection) []string {
 	t.Helper()
@@ -105,7 +31,7 @@ func listKeys(t *testing.T, st *store.Store, c store.Collection) []string {
 func TestExpireSessionsReadsOnlyTheExpired(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := newReadCountingDriver()
+	d := storetest.NewReadCounter(memstore.NewDriver())
 	st := store.New(d)
 	s := routing.NewSelector(routing.Options{Store: st, Now: func() time.Time { return now }, SessionRetention: 24 * time.Hour, Scorer: routing.DefaultScorer{}})
 	// An empty store: nothing to migrate, then nothing to migrate again a day later (the
@@ -137,13 +63,13 @@ func TestExpireSessionsReadsOnlyTheExpired(t *testing.T) {
 		t.Fatalf("%d index keys for %d sessions", got, kept+expired)
 	}
 	now = now.Add(5 * time.Hour) // the old ones are over 25 h old, the others under 6 h
-	d.reset()
+	d.Reset()
 	n, err := s.ExpireSessions(ctx)
 	if err != nil || n != expired {
 		t.Fatalf("ExpireSessions = %d, %v; want %d", n, err, expired)
 	}
-	listedSessions, gotSessions := d.counts(store.Sessions)
-	listedIndex, _ := d.counts(store.SessionExpiry)
+	listedSessions, gotSessions := d.Counts(store.Sessions)
+	listedIndex, _ := d.Counts(store.SessionExpiry)
 	if listedSessions != 0 || gotSessions > expired || listedIndex > expired+500 {
 		t.Errorf("the run listed %d sessions, read %d and listed %d index keys; want 0, at most %d and at most %d (%d sessions kept)",
 			listedSessions, gotSessions, listedIndex, expired, expired+500, kept)
@@ -162,12 +88,12 @@ func TestExpireSessionsReadsOnlyTheExpired(t *testing.T) {
 	if got := len(listKeys(t, st, store.SessionExpiry)); got != kept {
 		t.Errorf("%d index keys left, want %d", got, kept)
 	}
-	d.reset()
+	d.Reset()
 	if n, err := s.ExpireSessions(ctx); err != nil || n != 0 {
 		t.Fatalf("second run: %d, %v", n, err)
 	}
-	listedSessions, gotSessions = d.counts(store.Sessions)
-	if listedIndex, _ := d.counts(store.SessionExpiry); listedSessions+gotSessions != 0 || listedIndex > 500 {
+	listedSessions, gotSessions = d.Counts(store.Sessions)
+	if listedIndex, _ := d.Counts(store.SessionExpiry); listedSessions+gotSessions != 0 || listedIndex > 500 {
 		t.Errorf("a run with nothing expired read %d sessions and %d index keys, want 0 and at most 500", listedSessions+gotSessions, listedIndex)
 	}
 }
@@ -177,7 +103,7 @@ func TestExpireSessionsReadsOnlyTheExpired(t *testing.T) {
 func TestExpireSessionsKeepsASessionWrittenAgainMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := newReadCountingDriver()
+	d := storetest.NewReadCounter(memstore.NewDriver())
 	st := store.New(d)
 	s := routing.NewSelector(routing.Options{Store: st, Now: func() time.Time { return now }, SessionRetention: time.Hour, Scorer: routing.DefaultScorer{}})
 	if _, err := s.ExpireSessions(ctx); err != nil {
@@ -185,8 +111,7 @@ func TestExpireSessionsKeepsASessionWrittenAgainMeanwhile(t *testing.T) {
 	}
 	id := mustSelect(t, s, "o", &routing.Request{Messages: userMsg("hi"), LLMProviders: names("p/a", "p/b")}).SessionID
 	now = now.Add(2 * time.Hour)
-	d.mu.Lock()
-	d.afterList[store.SessionExpiry] = func() {
+	d.AfterList(store.SessionExpiry, func() {
 		sess, err := s.Session(ctx, "o", id)
 		if err != nil {
 			t.Error(err)
@@ -196,8 +121,7 @@ func TestExpireSessionsKeepsASessionWrittenAgainMeanwhile(t *testing.T) {
 		if err := store.PutJSON(ctx, st, store.Sessions, id, sess); err != nil {
 			t.Error(err)
 		}
-	}
-	d.mu.Unlock()
+	})
 	if n, err := s.ExpireSessions(ctx); err != nil || n != 0 {
 		t.Fatalf("ExpireSessions = %d, %v; want 0", n, err)
 	}
@@ -219,7 +143,7 @@ func TestExpireSessionsKeepsASessionWrittenAgainMeanwhile(t *testing.T) {
 func TestExpireSessionsIndexesSessionsOfEarlierBuilds(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	d := newReadCountingDriver()
+	d := storetest.NewReadCounter(memstore.NewDriver())
 	st := store.New(d)
 	s := routing.NewSelector(routing.Options{Store: st, Now: func() time.Time { return now }, SessionRetention: 24 * time.Hour, Scorer: routing.DefaultScorer{}})
 	for i := range 1200 { // more than a page
@@ -241,11 +165,11 @@ func TestExpireSessionsIndexesSessionsOfEarlierBuilds(t *testing.T) {
 	if got := len(listKeys(t, st, store.SessionExpiry)); got != 900 {
 		t.Fatalf("%d index keys after the migration, want 900", got)
 	}
-	d.reset()
+	d.Reset()
 	if n, err := s.ExpireSessions(ctx); err != nil || n != 0 {
 		t.Fatalf("second run = %d, %v", n, err)
 	}
-	if listed, _ := d.counts(store.Sessions); listed != 0 {
+	if listed, _ := d.Counts(store.Sessions); listed != 0 {
 		t.Errorf("the run after the migration listed %d sessions, want 0", listed)
 	}
 	now = now.Add(15 * time.Hour) // those 10 and 20 h old are now over 24 h
