@@ -48,7 +48,7 @@ type AnthropicMessagesRequest struct {
 	} `json:"metadata,omitempty"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
-	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
 	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
 	// OutputConfig.Effort is how hard an adaptive thinking model thinks (low, medium, high
 	// or max); read with Thinking only.

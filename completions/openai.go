@@ -94,7 +94,7 @@ type OpenAIChatRequest struct {
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
-	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
 	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
 	// request-body "guardrails"; see Request.Guardrails).
 	Guardrails []string `json:"guardrails,omitempty"`

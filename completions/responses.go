@@ -78,7 +78,7 @@ type ResponsesRequest struct {
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
-	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
 	FaultPolicy
 	// Cache is the request's say over the gateway's response cache (an extension, LiteLLM's

@@ -54,7 +54,7 @@ type OpenAITextCompletionRequest struct {
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
-	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty"`
+	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
 }
 
 // OpenAIPrompt is a legacy completion's prompt: a string or an array of strings.

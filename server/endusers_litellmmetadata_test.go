@@ -80,3 +80,13 @@ func TestEndUserFromLiteLLMMetadataRefusalNamesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteLLMMetadataInOpenAPI: every request body taking litellm_metadata describes it.
+func TestLiteLLMMetadataInOpenAPI(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	doc := string(s.OpenAPI())
+	n := strings.Count(doc, `"litellm_metadata": {`) + strings.Count(doc, `"litellm_metadata":{`)
+	if n < 4 || strings.Count(doc, "never sent upstream") < n {
+		t.Fatalf("litellm_metadata appears %d times with %d descriptions", n, strings.Count(doc, "never sent upstream"))
+	}
+}
