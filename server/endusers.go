@@ -126,34 +126,18 @@ func (s *Server) endUserRoutes(g *completions.Gateway) {
 		listing(s.endUserPage))
 	s.Handle(Route{Method: "GET", Path: "/api/v1/customers/{end_user_id}", Summary: "One end user of this key with its spend",
 		Tags: tags, Response: endUser{}, Errors: map[int]string{404: notFound}},
-		func(w http.ResponseWriter, r *http.Request) error {
-			e, err := s.endUserInfo(r.Context(), owner(r), r.PathValue("end_user_id"))
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, e)
-			return nil
-		})
+		getOwned("end_user_id", s.endUserInfo))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/customers/{end_user_id}", Summary: "Change an end user's alias or limits or block (the fields given); its spend is kept",
 		Tags: tags, Request: endUserRequest{}, Response: endUser{}, Errors: map[int]string{
 			404: notFound,
 			422: "validation error: the message names the field",
 		}},
-		func(w http.ResponseWriter, r *http.Request) error {
-			if _, err := storedEndUserOf(r.Context(), s.cfg.Store, owner(r), r.PathValue("end_user_id")); err != nil {
-				return err
-			}
-			var body json.RawMessage
-			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
-				return err
-			}
-			e, err := s.updateEndUser(r.Context(), g, owner(r), r.PathValue("end_user_id"), body)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, e)
-			return nil
-		})
+		patchOwned("end_user_id", func(ctx context.Context, owner, id string) error {
+			_, err := storedEndUserOf(ctx, s.cfg.Store, owner, id)
+			return err
+		}, func(ctx context.Context, owner, id string, body json.RawMessage) (*endUser, error) {
+			return s.updateEndUser(ctx, g, owner, id, body)
+		}))
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/customers/{end_user_id}", Summary: "Delete an end user and its spend (a later request naming it makes it again with no limits)",
 		Tags: tags, Response: endUserDeletion{}, Errors: map[int]string{404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {

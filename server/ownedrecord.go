@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -27,4 +29,39 @@ func paramNotFound(param, format string, args ...any) *APIError {
 	e := NotFound(format, args...)
 	e.Param = param
 	return e
+}
+
+// getOwned answers a GET of one owned record: get's answer for the path's param, as JSON.
+func getOwned[T any](param string, get func(ctx context.Context, owner, id string) (T, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		out, err := get(r.Context(), owner(r), r.PathValue(param))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+}
+
+// patchOwned answers a PATCH of one owned record: a 404 (exists' error) for an unknown
+// one before the body is read, then update with the body as it came (its fields say what
+// changes), its answer as JSON.
+func patchOwned[T any](param string, exists func(ctx context.Context, owner, id string) error,
+	update func(ctx context.Context, owner, id string, body json.RawMessage) (T, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id := r.PathValue(param)
+		if err := exists(r.Context(), owner(r), id); err != nil {
+			return err
+		}
+		var body json.RawMessage
+		if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
+			return err
+		}
+		out, err := update(r.Context(), owner(r), id, body)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
 }

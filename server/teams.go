@@ -128,34 +128,18 @@ func (s *Server) teamRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/api/v1/teams/{team_id}", Summary: "One team of this key with its spend and keys",
 		Tags: tags, Response: team{}, Errors: map[int]string{404: notFound}},
-		func(w http.ResponseWriter, r *http.Request) error {
-			t, err := s.teamInfo(r.Context(), owner(r), r.PathValue("team_id"))
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, t)
-			return nil
-		})
+		getOwned("team_id", s.teamInfo))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/teams/{team_id}", Summary: "Change a team's name or limits or block (the fields given); its spend and keys are kept",
 		Tags: tags, Request: teamRequest{}, Response: team{}, Errors: map[int]string{
 			404: notFound,
 			422: "validation error: the message names the field",
 		}},
-		func(w http.ResponseWriter, r *http.Request) error {
-			if _, err := storedTeamOf(r.Context(), s.cfg.Store, owner(r), r.PathValue("team_id")); err != nil {
-				return err
-			}
-			var body json.RawMessage
-			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
-				return err
-			}
-			t, err := s.updateTeam(r.Context(), g, owner(r), r.PathValue("team_id"), body)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, t)
-			return nil
-		})
+		patchOwned("team_id", func(ctx context.Context, owner, id string) error {
+			_, err := storedTeamOf(ctx, s.cfg.Store, owner, id)
+			return err
+		}, func(ctx context.Context, owner, id string, body json.RawMessage) (*team, error) {
+			return s.updateTeam(ctx, g, owner, id, body)
+		}))
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/teams/{team_id}", Summary: "Delete a team and revoke its virtual keys at once on every replica (as LiteLLM's /team/delete)",
 		Tags: tags, Response: teamDeletion{}, Errors: map[int]string{404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {
