@@ -29,6 +29,7 @@ type BudgetExceededError struct {
 	Reason error
 }
 
+// Error names the exhausted budget and why it refused.
 func (e *BudgetExceededError) Error() string {
 	return fmt.Sprintf("completions: budget exceeded: %s: %s", e.Name, reasonText(e.Reason))
 }

@@ -230,6 +230,7 @@ type TokenRateError struct {
 	RetryAfter  time.Duration
 }
 
+// Error says how many tokens of the minute were used and when to retry.
 func (e *TokenRateError) Error() string {
 	return fmt.Sprintf("completions: %d of %d tokens per minute used; retry after %s", e.Used, e.Limit, e.RetryAfter.Round(time.Second))
 }

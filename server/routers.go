@@ -31,6 +31,19 @@ type predictRequest struct {
 	Inputs []string `json:"inputs" jsonschema:"required,minItems=1,maxItems=500"`
 }
 
+// trainingJobErrors are the failures of the operations on one training job.
+var trainingJobErrors = map[int]string{
+	http.StatusNotFound:            "no training job with that task_id for this key",
+	http.StatusUnprocessableEntity: "task_id missing",
+}
+
+// withError is errs with one more status (errs is left as it is).
+func withError(errs map[int]string, status int, desc string) map[int]string {
+	out := maps.Clone(errs)
+	out[status] = desc
+	return out
+}
+
 // CustomRouters plugs custom router training and prediction (package trainer) into the
 // server:
 //
@@ -60,19 +73,6 @@ type predictRequest struct {
 // A missing query parameter is a 422 naming it; an unknown id, or one of another key, is a
 // 404 (an archived model's 404 says it was archived). The caller starts the service
 // (svc.Start) after New; the server's Close closes it.
-// trainingJobErrors are the failures of the operations on one training job.
-var trainingJobErrors = map[int]string{
-	http.StatusNotFound:            "no training job with that task_id for this key",
-	http.StatusUnprocessableEntity: "task_id missing",
-}
-
-// withError is errs with one more status (errs is left as it is).
-func withError(errs map[int]string, status int, desc string) map[int]string {
-	out := maps.Clone(errs)
-	out[status] = desc
-	return out
-}
-
 func CustomRouters(svc *trainer.Service) Option {
 	return func(s *Server) error {
 		if svc == nil {
