@@ -321,8 +321,8 @@ func (r *Request) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	if isSet(w.MaxModelDepth) {
-		var d int
-		if err := decodeField(w.MaxModelDepth, "max_model_depth", &d); err != nil {
+		d, err := decodeInt(w.MaxModelDepth, "max_model_depth")
+		if err != nil {
 			return err
 		}
 		out.MaxModelDepth = &d
@@ -420,6 +420,23 @@ func decodeField(raw json.RawMessage, field string, dst any) error {
 		return jsonError(field, err)
 	}
 	return nil
+}
+
+// decodeInt decodes the integer field raw. An integral number written with a fraction part
+// or an exponent (2.0, 1e0) is an integer, as JSON Schema (and so the OpenAPI document)
+// counts it; a fraction, a non-number or a number past float64's exact integers is refused
+// as decodeField refuses it. Bounds are the caller's to check.
+func decodeInt(raw json.RawMessage, field string) (int, error) {
+	var n int
+	err := strictDecode(raw, &n)
+	if err == nil {
+		return n, nil
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		return int(f), nil
+	}
+	return 0, jsonError(field, err)
 }
 
 // jsonError turns an encoding/json error into a *ValidationError under field.
@@ -688,8 +705,8 @@ func (c *Candidate) decode(data []byte, field string) error {
 		}
 	}
 	if isSet(w.ContextLength) {
-		var n int
-		if err := decodeField(w.ContextLength, field+".context_length", &n); err != nil {
+		n, err := decodeInt(w.ContextLength, field+".context_length")
+		if err != nil {
 			return err
 		}
 		out.ContextLength = &n
