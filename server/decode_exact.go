@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -15,9 +16,10 @@ import (
 // names must match the fields' JSON names exactly (encoding/json would let "MODEL_ID" set
 // model_id, and a repeated name override the first), so a wrong-case name is an unknown
 // field and a repeated one is refused. Errors name the field by its path
-// ("messages[0].role").
+// ("messages[0].role"). An integer field takes an integral number in any notation (2.0,
+// 1e0), as JSON Schema's "integer" (and so the OpenAPI document) counts it.
 func decodeExact(body []byte, v any, status int) error {
-	err := jsonv2.Unmarshal(body, v, jsonv2.RejectUnknownMembers(true))
+	err := jsonv2.Unmarshal(body, v, jsonv2.RejectUnknownMembers(true), integralNumbers(status))
 	if err == nil {
 		return nil
 	}
@@ -72,6 +74,49 @@ func decodeExact(body []byte, v any, status int) error {
 		return Validation(status, "field %q has the wrong type", path)
 	}
 	return Validation(status, "%s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// integralNumbers decodes the int, int32 and int64 fields: a number that strconv.ParseInt
+// takes as it is, else one written with a fraction part or an exponent whose value is an
+// integer in the type's range (2.0, 1e0). A fraction is refused as "must be an integer" and
+// a number past the type's range as "out of range", naming the field; anything but a number
+// is left to the decoder's own error.
+func integralNumbers(status int) jsonv2.Options {
+	return jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *int) error { return decodeIntegral(dec, v, strconv.IntSize, status) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *int64) error { return decodeIntegral(dec, v, 64, status) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *int32) error { return decodeIntegral(dec, v, 32, status) }),
+	))
+}
+
+func decodeIntegral[T int | int32 | int64](dec *jsontext.Decoder, v *T, bits, status int) error {
+	if dec.PeekKind() != '0' {
+		return errors.ErrUnsupported // null, or a type error the decoder words itself
+	}
+	val, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(string(val), 10, bits)
+	if err == nil {
+		*v = T(n)
+		return nil
+	}
+	path := pointerPath(string(dec.StackPointer()))
+	if errors.Is(err, strconv.ErrRange) {
+		return Validation(status, "field %q is out of range for an integer", path)
+	}
+	f, err := strconv.ParseFloat(string(val), 64)
+	switch {
+	case err != nil:
+		return Validation(status, "field %q is out of range for an integer", path) // 1e400
+	case f != math.Trunc(f):
+		return Validation(status, "field %q must be an integer, got number", path)
+	case f < -math.Ldexp(1, bits-1) || f >= math.Ldexp(1, bits-1):
+		return Validation(status, "field %q is out of range for an integer", path)
+	}
+	*v = T(f)
+	return nil
 }
 
 // isNumberErr reports a number that does not fit its field (a fraction in an integer, out
