@@ -137,15 +137,19 @@ func ParseDataset(rawURL, contentType string, data []byte) ([]Record, error) {
 
 // wrappedArray recognises a whole file that is one JSON object rather than JSONL (one record
 // per line): an object whose only array member holds the records, as exports such as
-// {"data": [...]} have, gives that array; an object that is not a record and holds no such
-// array is an error saying what shapes are read. A one-line record is JSONL, not wrapped.
+// {"data": [...]} have, gives that array, whether the object spans lines or sits on one
+// (as json.dumps and JSON.stringify write it); an object that is not a record and holds no
+// such array is an error saying what shapes are read. An object with a record's field
+// (problem, correct_models, scores or task) is a record: JSONL, not wrapped.
 func wrappedArray(rawURL string, data []byte) ([]byte, bool, error) {
 	var obj map[string]json.RawMessage
-	if bytes.Count(bytes.TrimSpace(data), []byte("\n")) == 0 || json.Unmarshal(data, &obj) != nil {
-		return nil, false, nil // one line, or several documents: JSONL
+	if json.Unmarshal(data, &obj) != nil {
+		return nil, false, nil // several documents: JSONL
 	}
-	if _, isRecord := obj["problem"]; isRecord {
-		return nil, false, nil // a record spread over lines: JSONL reports it
+	for _, field := range []string{"problem", "correct_models", "scores", "task"} {
+		if _, isRecord := obj[field]; isRecord {
+			return nil, false, nil // a record, on one line or spread over lines: JSONL reports it
+		}
 	}
 	var arrays []string
 	for k, v := range obj {

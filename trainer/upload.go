@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -102,6 +103,11 @@ func (s *Service) SubmitUpload(ctx context.Context, owner string, up Upload, opt
 		f, err := DetectFormat(name, up.ContentType, up.Data)
 		if err != nil {
 			return Job{}, badUpload(err)
+		}
+		if f == FormatJSONL {
+			if _, wrapped, _ := wrappedArray(name, bytes.TrimPrefix(up.Data, []byte("\xef\xbb\xbf"))); wrapped {
+				f = FormatJSON // one JSON object holding the array of records: JSON, not JSONL
+			}
 		}
 		if up.Format != "" && f != up.Format {
 			return Job{}, invalid("format", "the dataset file %s was declared %s but its content reads as %s", name, up.Format, f)
