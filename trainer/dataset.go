@@ -298,7 +298,15 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		col[strings.ToLower(strings.TrimSpace(h))] = i
+		h = strings.ToLower(strings.TrimSpace(h))
+		if _, dup := col[h]; dup {
+			switch h {
+			case "problem", "correct_models", "scores", "task": // read: which one is meant?
+				return nil, &DatasetError{URL: rawURL, Row: "line 1", Message: fmt.Sprintf("column %q appears twice in the header", h)}
+			}
+			continue
+		}
+		col[h] = i
 	}
 	pi, okP := col["problem"]
 	ci, okC := col["correct_models"]
