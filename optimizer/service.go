@@ -471,6 +471,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		return nil, ErrClosed
 	}
 	if q != nil && len(q) >= s.queueSize {
+		s.compactQueueLocked()
+	}
+	if q != nil && len(q) >= s.queueSize {
 		s.mu.Unlock()
 		return nil, ErrQueueFull
 	}
@@ -497,9 +500,17 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		return nil, fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 	}
 	if started && q != nil {
+		// Sent under mu, as every send is, so that compactQueueLocked can put back what it
+		// took out without blocking.
+		s.mu.Lock()
+		sent := false
 		select {
 		case q <- id:
+			sent = true
 		default:
+		}
+		s.mu.Unlock()
+		if !sent {
 			dctx := context.WithoutCancel(ctx)
 			_ = s.store.Update(dctx, func(tx store.Tx) error {
 				if err := tx.Delete(dctx, store.OptimizationJobs, id); err != nil {
@@ -513,6 +524,27 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	queued = true
 	s.log.Info("optimizer: job queued", "job", id, "models", len(req.TargetModels), "n_iterations", req.NIterations)
 	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
+}
+
+// compactQueueLocked drops from the queue the ids of jobs cancelled or deleted while
+// queued (no longer active): the worker would skip them, but until it reaches them they
+// hold queue slots, and one key cycling submit and cancel while the workers are busy would
+// fill the queue for every key. The live ids go back in their order. s.mu is held; every
+// send to the queue is made under it, so putting back what was taken out cannot block.
+func (s *Service) compactQueueLocked() {
+	var keep []string
+	for range len(s.queue) {
+		select {
+		case id := <-s.queue:
+			if _, live := s.active[id]; live {
+				keep = append(keep, id)
+			}
+		default: // a worker took the rest
+		}
+	}
+	for _, id := range keep {
+		s.queue <- id
+	}
 }
 
 // newJob is the record of a new queued job.
