@@ -537,6 +537,9 @@ func (s *Service) enqueue(ctx context.Context, j jobRecord, extra func(tx store.
 		return Job{}, ErrClosed // closed, or Start's context ended: no worker would run it
 	}
 	if len(s.queue) >= cap(s.queue) {
+		s.compactQueueLocked()
+	}
+	if len(s.queue) >= cap(s.queue) {
 		return Job{}, ErrQueueFull
 	}
 	if n := s.activeLocked(owner); n >= s.perOwner {
@@ -568,6 +571,44 @@ func (s *Service) enqueue(ctx context.Context, j jobRecord, extra func(tx store.
 	}
 	s.log.Info("trainer: job queued", "job", j.ID, "files", len(j.DataURLs), "uploaded", j.Upload != nil)
 	return Job{TrainingJobID: j.ID, Status: j.State, Version: s.version}, nil
+}
+
+// compactQueueLocked drops from the queue the ids of jobs cancelled or deleted while
+// queued (no longer pending): the worker would skip them, but until it reaches them they
+// hold queue slots, and one key cycling submit and cancel while the workers are busy would
+// fill the queue for every key. The live ids go back in their order; s.mu is held.
+func (s *Service) compactQueueLocked() {
+	var keep []string
+	for range len(s.queue) {
+		select {
+		case id := <-s.queue:
+			if _, live := s.pending[id]; live {
+				keep = append(keep, id)
+			}
+		default: // a worker took the rest
+		}
+	}
+	for _, id := range keep {
+		select {
+		case s.queue <- id:
+			continue
+		default: // the recovery feeder, which sends without s.mu, took the room
+		}
+		if s.runCtx == nil {
+			// Not started: Start's recovery queues it from the store.
+			delete(s.pending, id)
+			continue
+		}
+		ctx := s.runCtx
+		s.wg.Add(1)
+		go func() { // as the recovery feeder does
+			defer s.wg.Done()
+			select {
+			case s.queue <- id:
+			case <-ctx.Done():
+			}
+		}()
+	}
 }
 
 func (s *Service) checkURLs(dataURLs []string) ([]string, error) {
