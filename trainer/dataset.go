@@ -47,8 +47,17 @@ const (
 )
 
 // modelPattern is "provider/model": a provider name, a slash, and a model name that may
-// contain further slashes (e.g. "together/meta-llama/Llama-3-70b") but no spaces.
-var modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._:@+-][^\s]*$`)
+// contain further slashes (e.g. "together/meta-llama/Llama-3-70b") but no spaces and no
+// commas (the separator of a list of models).
+var modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._:@+-][^\s,]*$`)
+
+// modelError says why m, named by field, is not a model name.
+func modelError(field, m string) error {
+	if strings.Contains(m, ",") {
+		return fmt.Errorf("%s %q lists several models in one name; give each model its own entry", field, m)
+	}
+	return fmt.Errorf("%s %q is not in provider/model form", field, m)
+}
 
 // ValidModelName reports whether name has the provider/model form.
 func ValidModelName(name string) bool { return modelPattern.MatchString(name) }
@@ -387,13 +396,13 @@ func checkRecord(r *Record) error {
 	for i, m := range r.CorrectModels {
 		m = strings.TrimSpace(m)
 		if !ValidModelName(m) {
-			return fmt.Errorf("correct_models[%d] %q is not in provider/model form", i, m)
+			return modelError(fmt.Sprintf("correct_models[%d]", i), m)
 		}
 		r.CorrectModels[i] = m
 	}
 	for m, s := range r.Scores {
 		if !ValidModelName(m) {
-			return fmt.Errorf("scores key %q is not in provider/model form", m)
+			return modelError("scores key", m)
 		}
 		if math.IsNaN(s) || s < 0 || s > 1 {
 			return fmt.Errorf("scores[%q] = %v is outside [0, 1]", m, s)
