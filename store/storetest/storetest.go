@@ -34,6 +34,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Closed", func(t *testing.T) { testClosed(t, h) })
 	t.Run("OwnerIndexPaging", func(t *testing.T) { testOwnedPaging(t, h) })
 	t.Run("OwnerIndexBackfill", func(t *testing.T) { testOwnedBackfill(t, h) })
+	t.Run("MigrationMarkers", func(t *testing.T) { testMigrations(t, h) })
+	t.Run("ExpiryIndexes", func(t *testing.T) { testExpiryIndexes(t, h) })
 	if h.Reopen != nil {
 		t.Run("ReopenKeepsEverything", func(t *testing.T) { testReopen(t, h) })
 	}
