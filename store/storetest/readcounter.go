@@ -91,6 +91,9 @@ type readCountingTx struct {
 	d *ReadCounter
 }
 
+// Unwrap returns the driver's transaction, so that pgstore.PgxTx sees through the counter.
+func (t *readCountingTx) Unwrap() store.Tx { return t.Tx }
+
 func (t *readCountingTx) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
 	t.d.countGet(c)
 	return t.Tx.Get(ctx, c, key)
