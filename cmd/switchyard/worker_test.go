@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/switchyard-ai/switchyard/client"
 )
 
 // TestWorkerNeedsPostgres: with the bbolt store a worker process cannot share jobs, and an
@@ -34,7 +37,9 @@ func TestWorkerNeedsPostgres(t *testing.T) {
 }
 
 // TestServeAndWorkerShareJobs: `serve --workers 0` on PostgreSQL accepts a training job
-// and `switchyard worker` on the same database runs it.
+// and `switchyard worker` on the same database runs it; so it does a job whose dataset is
+// uploaded with the request (the worker reads the file from the shared store), which then
+// shows as completed, with its upload, on serve.
 func TestServeAndWorkerShareJobs(t *testing.T) {
 	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
 	if dsn == "" {
@@ -102,6 +107,40 @@ func TestServeAndWorkerShareJobs(t *testing.T) {
 	}
 	if !strings.Contains(workerErr.String(), `msg="trainer: job started"`) || strings.Contains(serveErr.String(), `msg="trainer: job started"`) {
 		t.Errorf("the job did not run on the worker:\nserve: %s\nworker: %s", serveErr.String(), workerErr.String())
+	}
+
+	// A job on an uploaded dataset (multipart, POST /api/v1/routers/train/upload).
+	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvFile, err := os.ReadFile(filepath.Join("..", "..", "examples", "data", "routing_train.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := c.RouterTrainer()
+	job, err := tr.TrainUpload(ctx, "routing_train.csv", bytes.NewReader(csvFile), nil)
+	if err != nil {
+		t.Fatalf("upload through serve: %v", err)
+	}
+	var st *client.TrainingStatus
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if st, err = tr.Status(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st.Status == client.TrainCompleted || st.Status == client.TrainFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("uploaded job %s still %s\nworker: %s", job.TrainingJobID, st.Status, workerErr.String())
+		}
+	}
+	if st.Status != client.TrainCompleted || st.ModelID == "" || st.Upload == nil || st.Upload.Filename != "routing_train.csv" || st.Upload.Bytes != len(csvFile) {
+		t.Fatalf("uploaded job on serve: %+v (upload %+v)\nworker: %s", st, st.Upload, workerErr.String())
+	}
+	started := fmt.Sprintf(`msg="trainer: job started" job=%s `, job.TrainingJobID)
+	if !strings.Contains(workerErr.String(), started) || strings.Contains(serveErr.String(), started) {
+		t.Errorf("the uploaded job did not run on the worker:\nserve: %s\nworker: %s", serveErr.String(), workerErr.String())
 	}
 
 	cancel()
