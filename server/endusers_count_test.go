@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/boltstore"
 	"github.com/switchyard-ai/switchyard/store/memstore"
+	"github.com/switchyard-ai/switchyard/store/storetest/drivertest"
 )
 
 // storedEndUserCount is owner's count record (-1: none stored).
@@ -96,28 +95,30 @@ func TestNewEndUserReadsSameRecordsWhateverTheKeyHas(t *testing.T) {
 // count record; more than a listing page) is counted right: the bound refuses exactly at
 // the limit, and the refusal says how many it has when the bound is below that.
 func TestEndUserCountOfAnEarlierBuild(t *testing.T) {
-	_, s := keysServer(t, nil, 0)
-	if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"first"}`); r.status != http.StatusCreated {
-		t.Fatal(r.status, r.raw)
-	}
-	if storedEndUserCount(t, s, endUsersOwner(t, s)) != 1 {
-		t.Fatal("no count stored by a creation")
-	}
-	owner := seedEndUsers(t, s, 2*endUserCountPage+499) // 2,500 with first
-	s.cfg.MaxEndUsersPerKey = 100
-	wantStatusMessage(t, do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"over"}`), http.StatusBadRequest, "this key has 2500 end users")
-	if storedEndUserCount(t, s, owner) != -1 {
-		t.Fatal("a refused creation stored a count")
-	}
-	s.cfg.MaxEndUsersPerKey = 2501
-	if r := do(t, s, "POST", "/customer/new", testKey, `{"user_id":"last"}`); r.status != http.StatusOK {
-		t.Fatalf("the last end user allowed: %d %s", r.status, r.raw)
-	}
-	if got := storedEndUserCount(t, s, owner); got != 2501 {
-		t.Fatalf("count %d after the first new end user, want 2501", got)
-	}
-	wantStatusMessage(t, do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"one-more"}`), http.StatusBadRequest, "this key has 2501 end users")
-	wantStatusMessage(t, do(t, s, "POST", "/customer/block", testKey, `{"user_ids":["one-more","one-more"]}`), http.StatusBadRequest, "this key has 2501 end users")
+	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
+		_, s := keysServer(t, store.New(d), 0)
+		if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"first"}`); r.status != http.StatusCreated {
+			t.Fatal(r.status, r.raw)
+		}
+		if storedEndUserCount(t, s, endUsersOwner(t, s)) != 1 {
+			t.Fatal("no count stored by a creation")
+		}
+		owner := seedEndUsers(t, s, 2*endUserCountPage+499) // 2,500 with first
+		s.cfg.MaxEndUsersPerKey = 100
+		wantStatusMessage(t, do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"over"}`), http.StatusBadRequest, "this key has 2500 end users")
+		if storedEndUserCount(t, s, owner) != -1 {
+			t.Fatal("a refused creation stored a count")
+		}
+		s.cfg.MaxEndUsersPerKey = 2501
+		if r := do(t, s, "POST", "/customer/new", testKey, `{"user_id":"last"}`); r.status != http.StatusOK {
+			t.Fatalf("the last end user allowed: %d %s", r.status, r.raw)
+		}
+		if got := storedEndUserCount(t, s, owner); got != 2501 {
+			t.Fatalf("count %d after the first new end user, want 2501", got)
+		}
+		wantStatusMessage(t, do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"one-more"}`), http.StatusBadRequest, "this key has 2501 end users")
+		wantStatusMessage(t, do(t, s, "POST", "/customer/block", testKey, `{"user_ids":["one-more","one-more"]}`), http.StatusBadRequest, "this key has 2501 end users")
+	})
 }
 
 // TestEndUserDeletesMakeRoom: deleting end users (POST /customer/delete, DELETE
@@ -125,82 +126,95 @@ func TestEndUserCountOfAnEarlierBuild(t *testing.T) {
 // many new ones can be made and no more; the count stays the number of end users stored.
 // A block naming a new id twice makes it once and counts it once.
 func TestEndUserDeletesMakeRoom(t *testing.T) {
-	_, s := keysServer(t, nil, 0)
-	s.cfg.MaxEndUsersPerKey = 4
-	for _, id := range []string{"a", "b", "c"} {
-		if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"`+id+`"}`); r.status != http.StatusCreated {
+	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
+		_, s := keysServer(t, store.New(d), 0)
+		s.cfg.MaxEndUsersPerKey = 4
+		for _, id := range []string{"a", "b", "c"} {
+			if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"`+id+`"}`); r.status != http.StatusCreated {
+				t.Fatal(r.status, r.raw)
+			}
+		}
+		if r := do(t, s, "POST", "/customer/block", testKey, `{"user_ids":["d","d"]}`); r.status != http.StatusOK {
 			t.Fatal(r.status, r.raw)
 		}
-	}
-	if r := do(t, s, "POST", "/customer/block", testKey, `{"user_ids":["d","d"]}`); r.status != http.StatusOK {
-		t.Fatal(r.status, r.raw)
-	}
-	owner := endUsersOwner(t, s)
-	wantCount := func(n int) {
-		t.Helper()
-		if got, listed := storedEndUserCount(t, s, owner), listedEndUsers(t, s, owner); got != n || listed != n {
-			t.Fatalf("count %d, %d stored, want %d", got, listed, n)
+		owner := endUsersOwner(t, s)
+		wantCount := func(n int) {
+			t.Helper()
+			if got, listed := storedEndUserCount(t, s, owner), listedEndUsers(t, s, owner); got != n || listed != n {
+				t.Fatalf("count %d, %d stored, want %d", got, listed, n)
+			}
 		}
-	}
-	wantCount(4)
-	wantStatusMessage(t, do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"e"}`), http.StatusBadRequest, "this key has 4 end users")
-	if r := do(t, s, "POST", "/customer/delete", testKey, `{"user_ids":["a","b","a"]}`); r.status != http.StatusOK {
-		t.Fatal(r.status, r.raw)
-	}
-	wantCount(2)
-	if r := do(t, s, "DELETE", "/api/v1/customers/c", testKey, ""); r.status != http.StatusOK {
-		t.Fatal(r.status, r.raw)
-	}
-	wantCount(1)
-	if r := do(t, s, "POST", "/customer/delete", testKey, `{"user_ids":["d","nope"]}`); r.status != http.StatusNotFound {
-		t.Fatalf("a delete naming a missing id: %d %s", r.status, r.raw)
-	}
-	wantCount(1)
-	for _, id := range []string{"e", "f", "g"} {
-		if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"`+id+`"}`); r.status != http.StatusCreated {
-			t.Fatalf("%s after the deletes: %d %s", id, r.status, r.raw)
+		wantCount(4)
+		wantStatusMessage(t, do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"e"}`), http.StatusBadRequest, "this key has 4 end users")
+		if r := do(t, s, "POST", "/customer/delete", testKey, `{"user_ids":["a","b","a"]}`); r.status != http.StatusOK {
+			t.Fatal(r.status, r.raw)
 		}
-	}
-	wantCount(4)
-	wantStatusMessage(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"h"}`), http.StatusBadRequest, "this key has 4 end users")
+		wantCount(2)
+		if r := do(t, s, "DELETE", "/api/v1/customers/c", testKey, ""); r.status != http.StatusOK {
+			t.Fatal(r.status, r.raw)
+		}
+		wantCount(1)
+		if r := do(t, s, "POST", "/customer/delete", testKey, `{"user_ids":["d","nope"]}`); r.status != http.StatusNotFound {
+			t.Fatalf("a delete naming a missing id: %d %s", r.status, r.raw)
+		}
+		wantCount(1)
+		for _, id := range []string{"e", "f", "g"} {
+			if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"`+id+`"}`); r.status != http.StatusCreated {
+				t.Fatalf("%s after the deletes: %d %s", id, r.status, r.raw)
+			}
+		}
+		wantCount(4)
+		wantStatusMessage(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"h"}`), http.StatusBadRequest, "this key has 4 end users")
+	})
 }
 
 // TestEndUserCapHoldsUnderConcurrentCreation: twenty creations at once of a key allowed
-// five more end users (on a bbolt file, as deployed) make exactly five: the count is read
-// and written in each creation's transaction.
+// five more end users make exactly five: the count is read and written in each
+// creation's transaction. On every backend, through two servers taking the creations in
+// turn (on PostgreSQL two replicas, each with its own connection pool); the count stays
+// the number of end users stored.
 func TestEndUserCapHoldsUnderConcurrentCreation(t *testing.T) {
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "sy.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	_, s := keysServer(t, st, 0)
-	s.cfg.MaxEndUsersPerKey = 6
-	if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"first"}`); r.status != http.StatusCreated {
-		t.Fatal(r.status, r.raw)
-	}
-	owner := endUsersOwner(t, s)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := httptest.NewRequest("POST", "/api/v1/customers", strings.NewReader(fmt.Sprintf(`{"end_user_id":"c%d"}`, i)))
-			req.Header.Set("Authorization", "Bearer "+testKey)
-			rec := httptest.NewRecorder()
-			s.ServeHTTP(rec, req)
-			mu.Lock()
-			statuses[rec.Code]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if statuses[http.StatusCreated] != 5 || statuses[http.StatusBadRequest] != 15 {
-		t.Fatalf("statuses %v, want 5 created and 15 refused", statuses)
-	}
-	if got, listed := storedEndUserCount(t, s, owner), listedEndUsers(t, s, owner); got != 6 || listed != 6 {
-		t.Fatalf("count %d, %d stored, want 6", got, listed)
+	for _, b := range drivertest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			d := b.Open(t)
+			st := store.New(d)
+			_, s := keysServer(t, st, 0)
+			_, s2 := keysServer(t, store.New(b.Replica(t, d)), 0) // a second replica (on PostgreSQL, its own pool)
+			servers := []*Server{s, s2}
+			for _, s := range servers {
+				s.cfg.MaxEndUsersPerKey = 6
+			}
+			if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"first"}`); r.status != http.StatusCreated {
+				t.Fatal(r.status, r.raw)
+			}
+			owner := endUsersOwner(t, s)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			statuses := map[int]int{}
+			var other []string
+			for i := range 20 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req := httptest.NewRequest("POST", "/api/v1/customers", strings.NewReader(fmt.Sprintf(`{"end_user_id":"c%d"}`, i)))
+					req.Header.Set("Authorization", "Bearer "+testKey)
+					rec := httptest.NewRecorder()
+					servers[i%len(servers)].ServeHTTP(rec, req)
+					mu.Lock()
+					statuses[rec.Code]++
+					if rec.Code != http.StatusCreated && rec.Code != http.StatusBadRequest {
+						other = append(other, rec.Body.String())
+					}
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			if statuses[http.StatusCreated] != 5 || statuses[http.StatusBadRequest] != 15 {
+				t.Fatalf("statuses %v, want 5 created and 15 refused; other answers: %v", statuses, other)
+			}
+			if got, listed := storedEndUserCount(t, s, owner), listedEndUsers(t, s, owner); got != 6 || listed != 6 {
+				t.Fatalf("count %d, %d stored, want 6", got, listed)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -31,14 +32,18 @@ type Backend struct {
 	// Open returns a fresh, empty driver, closed when t ends. The postgres backend skips t
 	// when PostgresEnv is not set.
 	Open func(t *testing.T) store.Driver
+	// Replica returns a driver for another process sharing d's database, closed when t
+	// ends: on PostgreSQL a second connection pool on d's schema; the single-process
+	// backends (memstore, bbolt) return d itself.
+	Replica func(t *testing.T, d store.Driver) store.Driver
 }
 
 // Backends returns the backends every store-using test should pass.
 func Backends() []Backend {
 	return []Backend{
-		{Name: "memstore", Open: func(*testing.T) store.Driver { return memstore.NewDriver() }},
-		{Name: "bbolt", Open: openBolt},
-		{Name: "postgres", Open: openPostgres},
+		{Name: "memstore", Open: func(*testing.T) store.Driver { return memstore.NewDriver() }, Replica: itself},
+		{Name: "bbolt", Open: openBolt, Replica: itself},
+		{Name: "postgres", Open: openPostgres, Replica: postgresReplica},
 	}
 }
 
@@ -78,12 +83,36 @@ func openBolt(t *testing.T) store.Driver {
 	return d
 }
 
+// itself is Replica of a backend one process holds.
+func itself(_ *testing.T, d store.Driver) store.Driver { return d }
+
+// pgSchemas maps the drivers openPostgres opened to their schemas, for postgresReplica.
+var pgSchemas sync.Map
+
 func openPostgres(t *testing.T) store.Driver {
 	t.Helper()
-	d, err := pgstore.OpenDriver(context.Background(), PostgresDSN(t), pgstore.Options{Schema: FreshSchema("drivertest")})
+	return openPostgresSchema(t, FreshSchema("drivertest"))
+}
+
+func openPostgresSchema(t *testing.T, schema string) store.Driver {
+	t.Helper()
+	d, err := pgstore.OpenDriver(context.Background(), PostgresDSN(t), pgstore.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
+	pgSchemas.Store(d, schema)
+	t.Cleanup(func() {
+		d.Close()
+		pgSchemas.Delete(d)
+	})
 	return d
+}
+
+func postgresReplica(t *testing.T, d store.Driver) store.Driver {
+	t.Helper()
+	schema, ok := pgSchemas.Load(d)
+	if !ok {
+		t.Fatalf("drivertest: %T is not a driver the postgres backend opened", d)
+	}
+	return openPostgresSchema(t, schema.(string))
 }
