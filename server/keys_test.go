@@ -42,7 +42,7 @@ func keysServerWith(t testing.TB, st *store.Store, up http.Handler, cfg Config) 
 		t.Fatal(err)
 	}
 	if st == nil {
-		st = memstore.New()
+		st = newTestStore(t)
 	}
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),

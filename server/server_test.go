@@ -30,7 +30,7 @@ var errSecret = errors.New("db password is hunter2")
 func testServer(t testing.TB, cfg Config, logBuf *bytes.Buffer) *Server {
 	t.Helper()
 	if cfg.Store == nil {
-		cfg.Store = memstore.New()
+		cfg.Store = newTestStore(t)
 	}
 	if cfg.APIKeys == nil {
 		cfg.APIKeys = []string{testKey}
