@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -156,6 +157,10 @@ type OpenAIMessage struct {
 	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID is the call a "tool" message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Refusal is what an assistant message declined with (OpenAI's message.refusal, its
+	// content then null), sent back as an SDK returned it: it reaches the upstream as the
+	// assistant's text, as does a "refusal" content part.
+	Refusal string `json:"refusal,omitempty"`
 	// FunctionCall (the legacy form of tool calls) is refused; use ToolCalls.
 	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
 	// ThinkingBlocks are the reasoning blocks an assistant message was answered with, sent
@@ -251,10 +256,12 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 }
 
 // OpenAIContentPart is one part of an array content: "text" (Text), "image_url"
-// (ImageURL) or "file" (File).
+// (ImageURL) or "file" (File); assistant messages may also have "refusal" parts (Refusal),
+// read as text.
 type OpenAIContentPart struct {
 	Type     string          `json:"type"`
 	Text     string          `json:"text,omitempty"`
+	Refusal  string          `json:"refusal,omitempty"`
 	ImageURL *OpenAIImageURL `json:"image_url,omitempty"`
 	File     *OpenAIFile     `json:"file,omitempty"`
 }
@@ -307,8 +314,9 @@ func (c OpenAIContent) MarshalJSON() ([]byte, error) {
 // (text or image_url) or null.
 func (OpenAIContent) JSONSchema() *jsonschema.Schema {
 	props := jsonschema.NewProperties()
-	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"text", "image_url", "file"}})
+	props.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"text", "image_url", "file", "refusal"}})
 	props.Set("text", &jsonschema.Schema{Type: "string"})
+	props.Set("refusal", &jsonschema.Schema{Type: "string", Description: "An assistant message's refusal part, read as its text"})
 	image := jsonschema.NewProperties()
 	image.Set("url", &jsonschema.Schema{Type: "string", Description: "An http(s) URL or a base64 data URL of a PNG, JPEG, GIF or WebP image"})
 	image.Set("detail", &jsonschema.Schema{Type: "string", Description: "OpenAI's fidelity hint (auto or low or high or original); passed to OpenAI-format upstreams as it is"})
@@ -486,11 +494,20 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		if reasoning == nil && m.ReasoningContent != "" {
 			reasoning = []providers.ReasoningBlock{{Text: m.ReasoningContent}}
 		}
-		blocks := make([]ContentBlock, len(m.Content.Parts))
+		if m.Refusal != "" && m.Role != "assistant" {
+			return nil, invalid(fmt.Sprintf("messages[%d].refusal", i), "is accepted in assistant messages only, got it in a %q message", m.Role)
+		}
+		blocks := make([]ContentBlock, len(m.Content.Parts), len(m.Content.Parts)+1)
 		for j, p := range m.Content.Parts {
 			switch {
 			case p.Type == "text":
 				blocks[j] = ContentBlock{Type: "text", Text: p.Text}
+			case p.Type == "refusal" && m.Role != "assistant":
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "refusal parts are accepted in assistant messages only, got one in a %q message", m.Role)
+			case p.Type == "refusal":
+				// What the model declined with: the assistant's text, as the Responses
+				// surface reads its refusal parts.
+				blocks[j] = ContentBlock{Type: "text", Text: p.Refusal}
 			case p.Type == "image_url" && p.ImageURL != nil && m.Role != "user":
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images are accepted in user messages only, got one in a %q message", m.Role)
 			case p.Type == "image_url" && p.ImageURL != nil:
@@ -508,6 +525,12 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 			default:
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, image_url or file, got %q", p.Type)
 			}
+		}
+		if m.Refusal != "" {
+			// An SDK's refused answer sent back as it is ("content": null, or ""): the
+			// refusal is the turn's text, not an empty turn.
+			blocks = slices.DeleteFunc(blocks, func(b ContentBlock) bool { return b.Type == "text" && b.Text == "" })
+			blocks = append(blocks, ContentBlock{Type: "text", Text: m.Refusal})
 		}
 		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: reasoning}
 	}
