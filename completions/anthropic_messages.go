@@ -53,12 +53,13 @@ type AnthropicMessagesRequest struct {
 	// OutputConfig.Effort is how hard an adaptive thinking model thinks (low, medium, high
 	// or max); read with Thinking only.
 	OutputConfig *struct {
-		Format *struct {
-			Type   string          `json:"type"`
-			Schema json.RawMessage `json:"schema,omitempty"`
-		} `json:"format,omitempty"`
-		Effort string `json:"effort,omitempty"`
+		Format *AnthropicOutputFormat `json:"format,omitempty"`
+		Effort string                 `json:"effort,omitempty"`
 	} `json:"output_config,omitempty"`
+	// OutputFormat is output_config.format as the structured outputs beta named it (and
+	// Anthropic's SDKs still send it): read as output_config.format, which must then not be
+	// given too.
+	OutputFormat *AnthropicOutputFormat `json:"output_format,omitempty"`
 	// TopK goes to the models that take it (Claude, Gemini). ServiceTier is accepted and
 	// not passed on.
 	TopK *int `json:"top_k,omitempty" jsonschema:"minimum=1"`
@@ -385,14 +386,24 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			c.ParallelToolCalls = &no
 		}
 	}
+	format, formatField := (*AnthropicOutputFormat)(nil), "output_config.format"
 	if oc := r.OutputConfig; oc != nil && oc.Format != nil {
-		switch oc.Format.Type {
+		format = oc.Format
+	}
+	if r.OutputFormat != nil {
+		if format != nil {
+			return nil, invalid("output_format", "give output_config.format or output_format (its former name), not both")
+		}
+		format, formatField = r.OutputFormat, "output_format"
+	}
+	if format != nil {
+		switch format.Type {
 		case "json_schema":
 			strict := true
 			c.ResponseFormat = &OpenAIResponseFormat{Type: providers.ResponseJSONSchema,
-				JSONSchema: &OpenAIJSONSchema{Name: "output", Schema: oc.Format.Schema, Strict: &strict}}
+				JSONSchema: &OpenAIJSONSchema{Name: "output", Schema: format.Schema, Strict: &strict}}
 		default:
-			return nil, invalid("output_config.format.type", `must be "json_schema", got %q`, oc.Format.Type)
+			return nil, invalid(formatField+".type", `must be "json_schema", got %q`, format.Type)
 		}
 	}
 	if r.TopK != nil && *r.TopK < 1 {
@@ -426,9 +437,19 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		if f == "search" && searchField != "" {
 			return searchField // the model cannot search: the web_search tool is the field
 		}
+		if strings.HasPrefix(f, "response_format") {
+			return formatField // output_config.format, or output_format when that asked
+		}
 		return anthropicField(fields, partFields, f)
 	}
 	return c, nil
+}
+
+// AnthropicOutputFormat is the Messages API's structured output format: "json_schema" and
+// the JSON Schema the answer follows.
+type AnthropicOutputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 // cacheTTLs are the longest lifetimes ("1h" or "") r's cache_control breakpoints ask for:
