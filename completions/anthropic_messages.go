@@ -56,6 +56,12 @@ type AnthropicMessagesRequest struct {
 		Format *AnthropicOutputFormat `json:"format,omitempty"`
 		Effort string                 `json:"effort,omitempty"`
 	} `json:"output_config,omitempty"`
+	// Thread is the message-threads beta's (Anthropic's SDKs run their tool runners on
+	// it): "create" asks the server to keep the conversation, "continue" sends only the new
+	// messages of a conversation kept under PreviousMessageID. The gateway keeps none: a
+	// create is answered as any request, a continue fails with ErrThreadNotFound, on which
+	// the SDKs replay the whole conversation.
+	Thread *AnthropicThread `json:"thread,omitempty"`
 	// OutputFormat is output_config.format as the structured outputs beta named it (and
 	// Anthropic's SDKs still send it): read as output_config.format, which must then not be
 	// given too.
@@ -189,6 +195,16 @@ type AnthropicToolChoice struct {
 // blocks, images and PDFs as image and file parts, tool_use blocks as tool calls. Errors
 // are *ValidationError naming the Messages API field (messages[i].content[j]…).
 func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
+	if th := r.Thread; th != nil {
+		switch th.Type {
+		case "create":
+		case "continue":
+			return nil, fmt.Errorf("%w: thread.previous_message_id %q: the gateway keeps no message threads; send the whole conversation with thread {\"type\":\"create\"} or without thread",
+				ErrThreadNotFound, th.PreviousMessageID)
+		default:
+			return nil, invalid("thread.type", `must be "create" or "continue", got %q`, th.Type)
+		}
+	}
 	if r.MaxTokens == nil {
 		return nil, invalid("max_tokens", "is required")
 	}
@@ -443,6 +459,13 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return anthropicField(fields, partFields, f)
 	}
 	return c, nil
+}
+
+// AnthropicThread is the message-threads beta's thread field: Type "create" or
+// "continue" (of the thread of the reply PreviousMessageID).
+type AnthropicThread struct {
+	Type              string `json:"type"`
+	PreviousMessageID string `json:"previous_message_id,omitempty"`
 }
 
 // AnthropicOutputFormat is the Messages API's structured output format: "json_schema" and
@@ -817,4 +840,7 @@ type AnthropicErrorBody struct {
 type AnthropicErrorObject struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
+	// Details is Anthropic's machine-readable detail of some errors (error_code
+	// thread_not_found, which its SDKs act on).
+	Details map[string]any `json:"details,omitempty"`
 }

@@ -46,6 +46,11 @@ var (
 	// provider that nothing here serves (the OpenAI-compatible and Messages surfaces answer
 	// it 404, as OpenAI and Anthropic do for a model they do not have).
 	ErrUnknownModel = errors.New("completions: unknown model")
+	// ErrThreadNotFound is a Messages request continuing a message thread
+	// (AnthropicMessagesRequest.Thread): the gateway holds none, and refuses it as Anthropic
+	// refuses a thread it lost (404, error_code thread_not_found), on which Anthropic's SDKs
+	// send the whole conversation again.
+	ErrThreadNotFound = errors.New("completions: message thread not found")
 )
 
 // blockedError is a blocked Budget's refusal: it matches ErrBudgetExceeded and ErrBlocked.

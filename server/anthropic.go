@@ -50,7 +50,12 @@ func writeAnthropicError(w http.ResponseWriter, ae *APIError, cause error) {
 	if !retry && status != http.StatusInternalServerError {
 		w.Header().Set("X-Should-Retry", "false")
 	}
-	writeJSON(w, status, completions.AnthropicErrorBody{Type: "error", Error: completions.AnthropicErrorObject{Type: typ, Message: ae.Message}})
+	obj := completions.AnthropicErrorObject{Type: typ, Message: ae.Message}
+	if errors.Is(cause, completions.ErrThreadNotFound) {
+		// What Anthropic's SDKs replay the whole conversation on.
+		obj.Details = map[string]any{"error_code": "thread_not_found"}
+	}
+	writeJSON(w, status, completions.AnthropicErrorBody{Type: "error", Error: obj})
 }
 
 // decodeMessages reads a Messages request and translates it for the gateway; forCount

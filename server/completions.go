@@ -473,7 +473,7 @@ func completionsError(err error) *APIError {
 	case errors.Is(err, completions.ErrInvalid):
 		return Validation(http.StatusUnprocessableEntity, "%s", userMessage(err))
 	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss), errors.Is(err, completions.ErrResponseNotFound),
-		errors.Is(err, completions.ErrConversationNotFound):
+		errors.Is(err, completions.ErrConversationNotFound), errors.Is(err, completions.ErrThreadNotFound):
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
