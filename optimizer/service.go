@@ -275,6 +275,9 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 		s.perOwner = DefaultJobsPerOwner
 	}
 	s.sem = make(chan struct{}, s.concurrency)
+	// Made here, so that a job submitted before Start (or while Start recovers the store's
+	// jobs) is queued by its Submit; Start moves what it holds into the running queue.
+	s.queue = make(chan string, s.queueSize)
 	return s, nil
 }
 
@@ -322,9 +325,15 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Recovered jobs first (the oldest), then those submitted to this process before now;
+	// every send is made under s.mu, so none of these blocks.
+	early := s.queue
 	s.queue = make(chan string, s.queueSize+len(recovered))
 	for _, id := range recovered {
 		s.queue <- id
+	}
+	for range len(early) {
+		s.queue <- <-early
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -389,10 +398,13 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 		default:
 			continue
 		}
-		ids = append(ids, item{j.ID, j.CreatedAt})
 		s.mu.Lock()
+		_, mine := s.active[j.ID] // submitted to this process before Start: already queued
 		s.active[j.ID] = j.Owner
 		s.mu.Unlock()
+		if !mine {
+			ids = append(ids, item{j.ID, j.CreatedAt})
+		}
 	}
 	// Oldest first.
 	for i := 1; i < len(ids); i++ {
@@ -465,15 +477,14 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		return s.submitShared(ctx, s.newJob(id, owner, &req))
 	}
 	s.mu.Lock()
-	closed, started, q := s.closed, s.started, s.queue
-	if closed {
+	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if q != nil && len(q) >= s.queueSize {
+	if len(s.queue) >= s.queueSize {
 		s.compactQueueLocked()
 	}
-	if q != nil && len(q) >= s.queueSize {
+	if len(s.queue) >= s.queueSize {
 		s.mu.Unlock()
 		return nil, ErrQueueFull
 	}
@@ -499,27 +510,27 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	if err != nil {
 		return nil, fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 	}
-	if started && q != nil {
-		// Sent under mu, as every send is, so that compactQueueLocked can put back what it
-		// took out without blocking.
-		s.mu.Lock()
-		sent := false
-		select {
-		case q <- id:
-			sent = true
-		default:
-		}
-		s.mu.Unlock()
-		if !sent {
-			dctx := context.WithoutCancel(ctx)
-			_ = s.store.Update(dctx, func(tx store.Tx) error {
-				if err := tx.Delete(dctx, store.OptimizationJobs, id); err != nil {
-					return err
-				}
-				return store.DeleteOwned(dctx, tx, j.ref())
-			})
-			return nil, ErrQueueFull
-		}
+	// Sent under mu, as every send is, so that compactQueueLocked can put back what it took
+	// out without blocking; to the queue of now, which Start may have made meanwhile (Start
+	// does not queue from the store the jobs this process's Submit reserved, so this send is
+	// the only one).
+	s.mu.Lock()
+	sent := false
+	select {
+	case s.queue <- id:
+		sent = true
+	default:
+	}
+	s.mu.Unlock()
+	if !sent {
+		dctx := context.WithoutCancel(ctx)
+		_ = s.store.Update(dctx, func(tx store.Tx) error {
+			if err := tx.Delete(dctx, store.OptimizationJobs, id); err != nil {
+				return err
+			}
+			return store.DeleteOwned(dctx, tx, j.ref())
+		})
+		return nil, ErrQueueFull
 	}
 	queued = true
 	s.log.Info("optimizer: job queued", "job", id, "models", len(req.TargetModels), "n_iterations", req.NIterations)
