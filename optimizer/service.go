@@ -515,11 +515,12 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	// does not queue from the store the jobs this process's Submit reserved, so this send is
 	// the only one).
 	s.mu.Lock()
-	sent := false
-	select {
-	case s.queue <- id:
-		sent = true
-	default:
+	sent := s.trySendLocked(id)
+	if !sent {
+		// Another Submit took the room while this one stored its job: make room from
+		// dead ids before refusing.
+		s.compactQueueLocked()
+		sent = s.trySendLocked(id)
 	}
 	s.mu.Unlock()
 	if !sent {
@@ -555,6 +556,16 @@ func (s *Service) compactQueueLocked() {
 	}
 	for _, id := range keep {
 		s.queue <- id
+	}
+}
+
+// trySendLocked queues id if the queue has room; s.mu is held.
+func (s *Service) trySendLocked(id string) bool {
+	select {
+	case s.queue <- id:
+		return true
+	default:
+		return false
 	}
 }
 
