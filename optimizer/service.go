@@ -129,6 +129,8 @@ type Service struct {
 	started bool
 	closed  bool
 	queue   chan string
+	// runCtx is Start's context (nil before Start): once it ends no worker runs a new job.
+	runCtx  context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	running map[string]context.CancelCauseFunc
@@ -302,7 +304,8 @@ func (s *Service) HasKeyMinter() bool {
 func (s *Service) Version() string { return s.version }
 
 // Start recovers unfinished jobs from the store and starts the workers. Workers stop when
-// ctx is cancelled or Close is called.
+// ctx is cancelled or Close is called; Submit then answers ErrClosed (without WithQueue:
+// with it, other processes' workers still run the jobs).
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -314,6 +317,7 @@ func (s *Service) Start(ctx context.Context) error {
 		return ErrStarted
 	}
 	s.started = true
+	s.runCtx = ctx
 	s.mu.Unlock()
 
 	if s.q != nil {
@@ -448,7 +452,9 @@ func (s *Service) Close(ctx context.Context) error {
 // Submit validates req and queues a job for owner. Validation errors are
 // *ValidationError values carrying the spec's messages; the bundle itself is fetched and
 // checked by the job (a bad bundle ends the job failed with an error_message). An owner
-// who already has the per-owner number of jobs queued or running gets a *JobLimitError.
+// who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
+// full queue answers ErrQueueFull; a closed service, or one whose Start context ended,
+// answers ErrClosed.
 func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submitted, error) {
 	if err := req.normalize(); err != nil {
 		return nil, err
@@ -477,7 +483,7 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		return s.submitShared(ctx, s.newJob(id, owner, &req))
 	}
 	s.mu.Lock()
-	if s.closed {
+	if s.stoppedLocked() {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
@@ -515,8 +521,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	// does not queue from the store the jobs this process's Submit reserved, so this send is
 	// the only one).
 	s.mu.Lock()
-	sent := s.trySendLocked(id)
-	if !sent {
+	stopped := s.stoppedLocked() // Close or the end of Start's context came meanwhile
+	sent := !stopped && s.trySendLocked(id)
+	if !sent && !stopped {
 		// Another Submit took the room while this one stored its job: make room from
 		// dead ids before refusing.
 		s.compactQueueLocked()
@@ -531,6 +538,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			}
 			return store.DeleteOwned(dctx, tx, j.ref())
 		})
+		if stopped {
+			return nil, ErrClosed
+		}
 		return nil, ErrQueueFull
 	}
 	queued = true
@@ -557,6 +567,13 @@ func (s *Service) compactQueueLocked() {
 	for _, id := range keep {
 		s.queue <- id
 	}
+}
+
+// stoppedLocked reports whether no worker of this process will run a new job: the service
+// is closed, or Start's context ended (SIGTERM while the server drains its requests);
+// s.mu is held.
+func (s *Service) stoppedLocked() bool {
+	return s.closed || (s.runCtx != nil && s.runCtx.Err() != nil)
 }
 
 // trySendLocked queues id if the queue has room; s.mu is held.
