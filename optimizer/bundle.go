@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -48,7 +49,9 @@ type Bundle struct {
 // MaxCompressionRatio. agent.py must have the four marker lines, run_batch and a
 // SYSTEM_PROMPT literal; eval.py must define score; dataset.json must be an array of at least
 // MinDatasetRows objects with string input and answer. A single top-level folder (as made
-// by zipping a directory) is stripped. Errors are *BundleError values naming the file.
+// by zipping a directory) is stripped. Names are read cleaned ("./agent.py" and
+// "lib/./x.py" as "agent.py" and "lib/x.py"; path.Clean, after the checks above). Errors
+// are *BundleError values naming the file.
 func ReadBundle(zipData []byte) (*Bundle, error) {
 	// archive/zip reads the whole central directory before we can count anything; a ZIP of
 	// millions of (directory) entries within the download cap costs a GiB of memory there.
@@ -59,7 +62,7 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 	if err != nil {
 		return nil, bundleErr("bundle", "is not a readable ZIP archive: %v", err)
 	}
-	var entries []*zip.File
+	var entries []bundleEntry
 	for _, f := range zr.File {
 		name := f.Name
 		if err := checkEntryName(name); err != nil {
@@ -74,14 +77,15 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 		if !f.Mode().IsRegular() {
 			return nil, bundleErr("bundle", "entry %q is not a regular file", name)
 		}
-		entries = append(entries, f)
+		// Checked above for "..", so cleaning only drops "." and empty segments.
+		entries = append(entries, bundleEntry{name: path.Clean(name), f: f})
 	}
 	if len(entries) > MaxBundleFiles {
 		return nil, bundleErr("bundle", "holds %d files; at most %d are allowed", len(entries), MaxBundleFiles)
 	}
 	var declared uint64
-	for _, f := range entries {
-		declared += f.UncompressedSize64
+	for _, e := range entries {
+		declared += e.f.UncompressedSize64
 	}
 	if declared > MaxBundleUncompressed {
 		return nil, bundleErr("bundle", "uncompresses to %d bytes; at most %d (50 MiB) are allowed", declared, MaxBundleUncompressed)
@@ -89,8 +93,8 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 	prefix := commonFolder(entries)
 	files := map[string][]byte{}
 	var total, compressed int64
-	for _, f := range entries {
-		name := strings.TrimPrefix(f.Name, prefix)
+	for _, e := range entries {
+		f, name := e.f, strings.TrimPrefix(e.name, prefix)
 		if skippedEntry(name) {
 			continue
 		}
@@ -177,18 +181,24 @@ func skippedEntry(name string) bool {
 	return false
 }
 
+// bundleEntry is a file entry of the bundle's ZIP and its clean name.
+type bundleEntry struct {
+	name string
+	f    *zip.File
+}
+
 // commonFolder returns "dir/" when agent.py is not at the top level and every entry sits
 // under one folder dir, else "".
-func commonFolder(entries []*zip.File) string {
+func commonFolder(entries []bundleEntry) string {
 	var top string
-	for _, f := range entries {
-		if f.Name == "agent.py" {
+	for _, e := range entries {
+		if e.name == "agent.py" {
 			return ""
 		}
-		if skippedEntry(f.Name) {
+		if skippedEntry(e.name) {
 			continue
 		}
-		dir, _, ok := strings.Cut(f.Name, "/")
+		dir, _, ok := strings.Cut(e.name, "/")
 		if !ok || (top != "" && dir != top) {
 			return ""
 		}
