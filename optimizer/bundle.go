@@ -8,7 +8,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -29,6 +31,9 @@ const (
 	CompressionRatioFloor = 1 << 20
 	// MinDatasetRows is the fewest rows dataset.json may hold.
 	MinDatasetRows = 10
+	// MaxBundleNameBytes is the longest file name (its whole path in the bundle, after a
+	// single top-level folder is stripped) a bundle may hold, the sandbox's limit.
+	MaxBundleNameBytes = 255
 )
 
 // Bundle is a checked optimization bundle.
@@ -45,8 +50,9 @@ type Bundle struct {
 // ReadBundle checks a ZIP bundle and returns its parts. The ZIP is refused for entries that
 // would leave the extraction directory (absolute paths, "..", backslashes), symlinks, more
 // than MaxBundleFiles files, more than MaxBundleUncompressed bytes (counted while
-// decompressing, not trusted from the headers) or a compression ratio above
-// MaxCompressionRatio. agent.py must have the four marker lines, run_batch and a
+// decompressing, not trusted from the headers), a compression ratio above
+// MaxCompressionRatio, a name over MaxBundleNameBytes, or a file that is also a folder (lib
+// and lib/x.py). agent.py must have the four marker lines, run_batch and a
 // SYSTEM_PROMPT literal; eval.py must define score; dataset.json must be an array of at least
 // MinDatasetRows objects with string input and answer. A single top-level folder (as made
 // by zipping a directory) is stripped. Names are read cleaned ("./agent.py" and
@@ -101,6 +107,9 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 		if _, dup := files[name]; dup {
 			return nil, bundleErr("bundle", "entry %q appears twice", name)
 		}
+		if len(name) > MaxBundleNameBytes {
+			return nil, bundleErr("bundle", "entry %q has a name of %d bytes; at most %d are allowed", name, len(name), MaxBundleNameBytes)
+		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, bundleErr("bundle", "entry %q cannot be read: %v", f.Name, err)
@@ -122,6 +131,13 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 	}
 	if total > CompressionRatioFloor && total > MaxCompressionRatio*max(compressed, 1) {
 		return nil, bundleErr("bundle", "compression ratio %d:1 exceeds %d:1 (zip bomb?)", total/max(compressed, 1), MaxCompressionRatio)
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			if _, clash := files[dir]; clash {
+				return nil, bundleErr("bundle", "entry %q is a file and also the folder of %q; a name cannot be both", dir, name)
+			}
+		}
 	}
 	for _, need := range []string{"agent.py", "eval.py", "dataset.json"} {
 		if _, ok := files[need]; !ok {
