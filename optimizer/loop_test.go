@@ -370,7 +370,9 @@ func TestOverallTimeoutInterruptsAndKeepsBest(t *testing.T) {
 	e := newEnv(t, runner, nil)
 	e.start(t)
 	req := request(e.url, 10)
-	req.OverallTimeout = 2 * time.Second
+	// The held-out split is left a tenth of the timeout (the baseline takes milliseconds):
+	// 600 ms for its two in-process runs, time enough on a loaded machine (200 ms was not).
+	req.OverallTimeout = 6 * time.Second
 	sub, _ := e.svc.Submit(context.Background(), "alice", req)
 	st := waitFor(t, e.svc, sub.JobID)
 	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "retry with a larger overall_timeout_seconds") {
