@@ -164,7 +164,7 @@ func (x *Budget) readToReserve(ctx context.Context, tx store.Tx) (rec sharedBudg
 		}
 		return sharedBudget{}, BudgetLimits{}, nil
 	case errors.Is(err, store.ErrNotFound):
-		return rec, limits, fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id)
+		return rec, limits, &BudgetGoneError{ID: x.id}
 	case err != nil:
 		return rec, limits, fmt.Errorf("completions: budget %s: %w", x.id, err)
 	case x.create != nil:
@@ -188,7 +188,7 @@ func (b *Budget) updateRec(ctx context.Context, fn func(rec *sharedBudget) error
 	return b.st.Update(ctx, func(tx store.Tx) error {
 		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("%w: budget %s", ErrBudgetGone, b.id)
+			return &BudgetGoneError{ID: b.id}
 		}
 		if err != nil {
 			return fmt.Errorf("completions: budget %s: %w", b.id, err)

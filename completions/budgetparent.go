@@ -40,6 +40,42 @@ func (e *BudgetExceededError) Is(target error) bool { return target == ErrBudget
 // Unwrap returns the unnamed refusal.
 func (e *BudgetExceededError) Unwrap() error { return e.Reason }
 
+// BudgetGoneError is ErrBudgetGone naming the shared account that was deleted while the
+// request was on its way: the caller's own (Kind and Name empty: its key was revoked) or
+// one it sits inside (SetParent's, Name a team's id; Within's, with its kind and name: an
+// end user's). It matches ErrBudgetGone.
+type BudgetGoneError struct {
+	// Kind is Within's kind ("" for the caller's own account and SetParent's parent).
+	Kind string
+	// Name is SetParent's or Within's name ("" for the caller's own account).
+	Name string
+	// ID is the account's store id.
+	ID string
+}
+
+func (e *BudgetGoneError) Error() string {
+	if e.Name == "" {
+		return fmt.Sprintf("%v: budget %s", ErrBudgetGone, e.ID)
+	}
+	return fmt.Sprintf("%v: budget %s of %s", ErrBudgetGone, e.ID, e.Name)
+}
+
+// Is matches ErrBudgetGone.
+func (e *BudgetGoneError) Is(target error) bool { return target == ErrBudgetGone }
+
+// goneNamed names parent i in err when err is its account's *BudgetGoneError; other
+// errors pass unchanged.
+func (b *Budget) goneNamed(i int, err error) error {
+	var ge *BudgetGoneError
+	if !errors.As(err, &ge) || ge.Name != "" {
+		return err
+	}
+	p := b.parents[i]
+	named := *ge
+	named.Kind, named.Name = p.kind, p.name
+	return &named
+}
+
 // reasonText is err's text after ErrBudgetExceeded's.
 func reasonText(err error) string {
 	msg := err.Error()
@@ -49,11 +85,11 @@ func reasonText(err error) string {
 	return msg
 }
 
-// parentRefusal names parent i in its refusal err (pu: what it had used); other errors
-// pass unchanged.
+// parentRefusal names parent i in its refusal err (pu: what it had used) or in the
+// error saying its account is gone (goneNamed); other errors pass unchanged.
 func (b *Budget) parentRefusal(i int, pu BudgetUsage, err error) error {
 	if !errors.Is(err, ErrBudgetExceeded) {
-		return err
+		return b.goneNamed(i, err)
 	}
 	p := b.parents[i]
 	return &BudgetExceededError{Kind: p.kind, Name: p.name, Used: pu, Limits: p.b.Limits(), Reason: err}
@@ -200,9 +236,9 @@ func (b *Budget) giveBack(ctx context.Context) {
 func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
 	if !b.sameStore() {
 		alerts, err := b.chargeOwn(ctx, tokens, cost, answered)
-		for _, p := range b.parents {
+		for i, p := range b.parents {
 			palerts, perr := p.b.chargeOwn(ctx, tokens, cost, answered)
-			alerts, err = append(alerts, palerts...), errors.Join(err, perr)
+			alerts, err = append(alerts, palerts...), errors.Join(err, b.goneNamed(i, perr))
 		}
 		return alerts, err
 	}
@@ -214,10 +250,10 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 		gone, alerts = nil, nil // a store transaction may run this again
 		// Each account still stored is charged: one deleted while the request was in
 		// flight (a key revoked, a team or end user deleted) loses nothing of the others'.
-		for _, x := range accounts {
+		for i, x := range accounts {
 			rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, x.id)
 			if errors.Is(err, store.ErrNotFound) {
-				gone = errors.Join(gone, fmt.Errorf("%w: budget %s", ErrBudgetGone, x.id))
+				gone = errors.Join(gone, b.accountGone(i))
 				continue
 			}
 			if err != nil {
@@ -234,6 +270,15 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 		return nil, errors.Join(err, gone)
 	}
 	return alerts, gone
+}
+
+// accountGone is the error saying account i of b.accounts() is gone.
+func (b *Budget) accountGone(i int) error {
+	err := error(&BudgetGoneError{ID: b.accounts()[i].id})
+	if i > 0 {
+		err = b.goneNamed(i-1, err)
+	}
+	return err
 }
 
 // accounts is b followed by its parents.
@@ -256,6 +301,9 @@ func updateBudgets(ctx context.Context, tx store.Tx, b *Budget, fn func(us []*Bu
 	ls := make([]BudgetLimits, len(accounts))
 	for i, x := range accounts {
 		rec, limits, err := x.readToReserve(ctx, tx)
+		if err != nil && i > 0 {
+			return b.goneNamed(i-1, err)
+		}
 		if err != nil {
 			return err
 		}

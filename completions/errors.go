@@ -35,9 +35,11 @@ var (
 	// ErrBudgetBusy means the request waited for its key's first requests (whose cost its
 	// Budget's bound needs to know) until its deadline: it may be retried at once.
 	ErrBudgetBusy = errors.New("completions: the key's earlier requests are still running")
-	// ErrBudgetGone means the caller's shared Budget was deleted while the request was
-	// on its way: its key was revoked (the server answers 401, as for a revoked key).
-	ErrBudgetGone = errors.New("completions: the key's budget is gone (the key was revoked)")
+	// ErrBudgetGone means a shared account the request draws on was deleted while the
+	// request was on its way: the caller's own (its key was revoked; the server answers
+	// 401, as for a revoked key) or one it sits inside (a team's, an end user's).
+	// *BudgetGoneError says which.
+	ErrBudgetGone = errors.New("completions: the budget is gone (deleted while the request was on its way)")
 	// ErrAllFailed is matched by *AllFailedError.
 	ErrAllFailed = errors.New("completions: all models failed")
 	// ErrStreamFailed is matched by *StreamError.

@@ -457,6 +457,7 @@ func completionsError(err error) *APIError {
 	var cf *completions.ContentFilterError
 	var ge *completions.GuardrailError
 	var team *completions.BudgetExceededError
+	var gone *completions.BudgetGoneError
 	switch {
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
@@ -483,6 +484,13 @@ func completionsError(err error) *APIError {
 			ae.Param = me.Field + ".server_label"
 		}
 		return ae
+	case errors.As(err, &gone) && gone.Kind == endUserKind:
+		// The end user was deleted meanwhile: what a request naming an unknown end user
+		// on /customer/info is told (LiteLLM's 404), not that the key was revoked.
+		return NotFound("End User Id=%s does not exist in db (deleted while this request was on its way)", gone.Name)
+	case errors.As(err, &gone) && gone.Name != "":
+		// A team's account: deleting a team revokes its keys.
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team %s was deleted)", gone.Name)
 	case errors.Is(err, completions.ErrBudgetGone):
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked")
 	case errors.Is(err, completions.ErrBudgetBusy):
