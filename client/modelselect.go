@@ -110,6 +110,12 @@ type ModelSelectResponse struct {
 	Providers []RankedProvider `json:"providers,omitempty"`
 	// SessionID identifies this recommendation; pass it as PreviousSession to link calls.
 	SessionID string `json:"session_id,omitempty"`
+	// RouterFallback, under a pref_ preference, says why the router it follows did not
+	// rank: "router_deleted" (its trained router model was deleted: the learned default
+	// router ranked) or "training_job_deleted" (its training job was deleted before it
+	// trained a router: its earlier router ranked, else the learned default router); empty
+	// when its router ranked or it has none yet.
+	RouterFallback string `json:"router_fallback,omitempty"`
 }
 
 // ModelSelect asks the server which candidate should answer the conversation.

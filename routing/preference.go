@@ -272,25 +272,34 @@ func (s *Selector) BindTrainingJob(ctx context.Context, owner, id, name, jobID s
 // preferenceRouter is the trained router model a preference ranks with, "" for the learned
 // default router: its RouterModelID, else the model its training job produced once done.
 func (s *Selector) preferenceRouter(ctx context.Context, owner string, p *Preference) (string, error) {
+	id, _, err := s.preferenceRouterWhy(ctx, owner, p)
+	return id, err
+}
+
+// preferenceRouterWhy is preferenceRouter saying, in fallback, why the preference does not
+// rank with the router it follows: FallbackTrainingJobDeleted, or "".
+func (s *Selector) preferenceRouterWhy(ctx context.Context, owner string, p *Preference) (id, fallback string, err error) {
 	if p.RouterModelID != "" || p.RouterTrainingJobID == "" {
-		return p.RouterModelID, nil
+		return p.RouterModelID, "", nil
 	}
 	jm, ok := s.custom.(TrainingJobModels)
 	if !ok {
-		return p.PreviousRouterModelID, nil
+		return p.PreviousRouterModelID, "", nil
 	}
-	id, err := jm.JobModel(ctx, owner, p.RouterTrainingJobID)
+	id, err = jm.JobModel(ctx, owner, p.RouterTrainingJobID)
 	if errors.Is(err, ErrNotFound) {
 		s.log.WarnContext(ctx, "routing: the preference's training job is gone; ranking with its earlier router, else the learned default router",
 			"preference_id", p.ID, "training_job_id", p.RouterTrainingJobID, "earlier_router_model_id", p.PreviousRouterModelID)
+		// deleted before it trained a router: the router the preference had before ranks
+		// (the learned default router for a new one)
+		return p.PreviousRouterModelID, FallbackTrainingJobDeleted, nil
 	}
-	if errors.Is(err, ErrNotFound) || (err == nil && id == "") {
-		// still training, failed, or deleted before it trained a router: the router the
-		// preference had before ranks (the learned default router for a new one)
-		return p.PreviousRouterModelID, nil
+	if err == nil && id == "" {
+		// still training or failed: as when deleted, but nothing was lost
+		return p.PreviousRouterModelID, "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("routing: preference %s: training job %s: %w", p.ID, p.RouterTrainingJobID, err)
+		return "", "", fmt.Errorf("routing: preference %s: training job %s: %w", p.ID, p.RouterTrainingJobID, err)
 	}
-	return id, nil
+	return id, "", nil
 }

@@ -46,8 +46,9 @@ func (v *vanishingModels) JobModel(_ context.Context, _, jobID string) (string, 
 
 // TestPreferenceFallsBackWhenItsRouterIsGone: a preference whose router_model_id was
 // deleted, and one whose training job was deleted before it trained a router, both rank
-// with the learned default router (score_source learned) and log a warning; the first
-// answered 404.
+// with the learned default router (score_source learned), say so in router_fallback
+// (router_deleted, training_job_deleted: unlike a preference whose job still trains) and
+// log a warning; the router model named directly is a 404.
 func TestPreferenceFallsBackWhenItsRouterIsGone(t *testing.T) {
 	ctx := context.Background()
 	var logs bytes.Buffer
@@ -64,6 +65,7 @@ func TestPreferenceFallsBackWhenItsRouterIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var fallback string
 	pick := func(pref string) string {
 		t.Helper()
 		resp, err := sel.Select(ctx, "alice", &routing.Request{Messages: userMsg("please write python code that merges two lists"),
@@ -71,25 +73,33 @@ func TestPreferenceFallsBackWhenItsRouterIsGone(t *testing.T) {
 		if err != nil {
 			t.Fatalf("select with %s: %v", pref, err)
 		}
+		fallback = resp.RouterFallback
 		return resp.Providers[0].ScoreSource
 	}
-	if src := pick(byModel.ID); src != routing.SourceRouter {
-		t.Fatalf("with its router model: score_source %s, want router", src)
+	if src := pick(byModel.ID); src != routing.SourceRouter || fallback != "" {
+		t.Fatalf("with its router model: score_source %s router_fallback %q, want router and none", src, fallback)
+	}
+	// Still training: the learned default router ranks, and nothing was lost.
+	if src := pick(byJob.ID); src != routing.SourceLearned || fallback != "" {
+		t.Fatalf("while its job trains: score_source %s router_fallback %q, want learned and none", src, fallback)
 	}
 
 	models.mu.Lock()
 	delete(models.models, "rm_a")
 	delete(models.jobs, "tj_a")
 	models.mu.Unlock()
-	for _, c := range []struct{ pref, logged string }{
-		{byModel.ID, "router model is gone"},
-		{byJob.ID, "training job is gone"},
+	for _, c := range []struct{ pref, logged, fallback string }{
+		{byModel.ID, "router model is gone", routing.FallbackRouterDeleted},
+		{byJob.ID, "training job is gone", routing.FallbackTrainingJobDeleted},
 	} {
 		logMu.Lock()
 		logs.Reset()
 		logMu.Unlock()
 		if src := pick(c.pref); src != routing.SourceLearned {
 			t.Errorf("%s: score_source %s, want learned (the default router's fallback)", c.pref, src)
+		}
+		if fallback != c.fallback {
+			t.Errorf("%s: router_fallback %q, want %q (the response says its router is gone)", c.pref, fallback, c.fallback)
 		}
 		logMu.Lock()
 		got := logs.String()

@@ -31,6 +31,19 @@ const (
 	SourceDefaultReplaced = "default_replaced"
 )
 
+// Why a selection under a pref_ preference did not rank with the router the preference
+// follows (Response.RouterFallback).
+const (
+	// FallbackRouterDeleted: the preference's trained router model (its router_model_id,
+	// or the one its training job trained) was deleted; the learned default router ranked
+	// (score_source learned) as for a preference with no router yet.
+	FallbackRouterDeleted = "router_deleted"
+	// FallbackTrainingJobDeleted: the training job the preference follows was deleted
+	// before it trained a router; the router the preference had before ranked (score_source
+	// router), else the learned default router.
+	FallbackTrainingJobDeleted = "training_job_deleted"
+)
+
 // Scored is a candidate with its ranking score.
 type Scored struct {
 	// Candidate is the scored candidate.

@@ -125,6 +125,10 @@ type Response struct {
 	Providers []RankedProvider `json:"providers" jsonschema:"required"`
 	// SessionID identifies the stored session; pass it as previous_session to link calls.
 	SessionID string `json:"session_id" jsonschema:"required"`
+	// RouterFallback, under a pref_ preference, says why the router it follows did not
+	// rank: FallbackRouterDeleted or FallbackTrainingJobDeleted; absent when it did, or
+	// when the preference has no router yet.
+	RouterFallback string `json:"router_fallback,omitempty" jsonschema:"enum=router_deleted,enum=training_job_deleted,description=Why the pref_ preference's own router did not rank: router_deleted (its trained router model was deleted so the learned default router ranked: score_source learned) or training_job_deleted (its training job was deleted before training a router so its earlier router ranked or else the learned default router); absent when its router ranked or it has none yet"`
 }
 
 // RankedProvider is one entry of the ranked list, in the caller's shape.
@@ -170,6 +174,8 @@ type personalization struct {
 	pref  *Preference
 	base  map[string]float64 // lower-cased candidate name → base quality estimate
 	tasks []TaskWeight
+	// fallback says why the preference's router did not rank (Response.RouterFallback).
+	fallback string
 }
 
 func (s *Selector) rank(ctx context.Context, owner string, req *Request) ([]Scored, error) {
@@ -202,7 +208,7 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request,
 			}
 		}
 		pers = &personalization{pref: pref}
-		if routerID, err = s.preferenceRouter(ctx, owner, pref); err != nil {
+		if routerID, pers.fallback, err = s.preferenceRouterWhy(ctx, owner, pref); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -219,10 +225,12 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request,
 	ranked, err := rank(r)
 	if err != nil && pers != nil && routerID != "" && errors.Is(err, ErrNotFound) && ctx.Err() == nil {
 		// The preference's trained router model was deleted: the preference ranks with the
-		// learned default router (score_source learned), as when its training job is gone.
+		// learned default router (score_source learned) and the response says why
+		// (router_fallback router_deleted).
 		s.log.WarnContext(ctx, "routing: the preference's router model is gone; ranking with the learned default router",
 			"preference_id", req.PreferenceID, "router_model_id", routerID, "error", err)
 		r = s.scorer
+		pers.fallback = FallbackRouterDeleted
 		ranked, err = rank(r)
 	}
 	if err == nil {
@@ -404,6 +412,9 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 		return nil, fmt.Errorf("routing: store session: %w", err)
 	}
 	resp := &Response{LLMLabel: sess.Chosen, SessionID: id, Providers: make([]RankedProvider, depth)}
+	if pers != nil {
+		resp.RouterFallback = pers.fallback
+	}
 	for i, r := range ranked[:depth] {
 		p := RankedProvider{Rank: i + 1, Score: r.Score, Quality: r.Quality, ScoreSource: r.Source, EstimatedFrom: r.EstimatedFrom}
 		if r.Candidate.Shape() == ShapeName {
