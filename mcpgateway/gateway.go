@@ -22,6 +22,9 @@ const (
 	DefaultCallTimeout = 60 * time.Second
 	// DefaultMaxResultBytes caps a result when Options.MaxResultBytes is 0: 4 MiB.
 	DefaultMaxResultBytes = 4 << 20
+	// DefaultHealthCheckTimeout bounds a health check (CheckHealth) when
+	// Options.HealthCheckTimeout is 0.
+	DefaultHealthCheckTimeout = 10 * time.Second
 )
 
 // Options configure New. The zero value is ready to use.
@@ -31,6 +34,9 @@ type Options struct {
 	CallTimeout time.Duration
 	// MaxResultBytes caps a tool result's content, as JSON (default DefaultMaxResultBytes).
 	MaxResultBytes int
+	// HealthCheckTimeout bounds one health check (CheckHealth), connecting included
+	// (default DefaultHealthCheckTimeout, and never past CallTimeout).
+	HealthCheckTimeout time.Duration
 	// Logger receives one line per tool call (never its arguments) and connection events
 	// (nil discards them, as the other packages' loggers do: no global state).
 	Logger *slog.Logger
@@ -57,9 +63,10 @@ type ServerInfo struct {
 	Description string `json:"description,omitempty"`
 	// Transport is http, sse or stdio.
 	Transport Transport `json:"transport"`
-	// Status is the server's health as its last listing or call showed it.
+	// Status is the server's health as its last listing, call or health check
+	// (CheckHealth) showed it.
 	Status Status `json:"status"`
-	// LastChecked is when the server was last listed or called (nil: never).
+	// LastChecked is when the server was last listed, called or checked (nil: never).
 	LastChecked *time.Time `json:"last_checked,omitempty"`
 	// LastError is the failure that made the server unhealthy ("" when it is not).
 	LastError string `json:"last_error,omitempty"`
@@ -109,6 +116,10 @@ func New(servers []ServerConfig, opts Options) (*Gateway, error) {
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
+	if opts.HealthCheckTimeout <= 0 {
+		opts.HealthCheckTimeout = DefaultHealthCheckTimeout
+	}
+	opts.HealthCheckTimeout = min(opts.HealthCheckTimeout, opts.CallTimeout)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -3,6 +3,7 @@ package mcpgateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -11,7 +12,7 @@ type Status string
 
 // The statuses.
 const (
-	// StatusUnknown: the server has not been listed or called yet.
+	// StatusUnknown: the server has not been listed, called or checked yet.
 	StatusUnknown Status = "unknown"
 	// StatusHealthy: the server answered its last listing or call.
 	StatusHealthy Status = "healthy"
@@ -72,4 +73,36 @@ func (u *upstream) healthInfo(si *ServerInfo) {
 		t := h.checked
 		si.LastChecked = &t
 	}
+}
+
+// CheckHealth probes server now, whether or not it was used: it lists its tools on its
+// session (opening one, MCP's initialize, when it has none or its session broke), within
+// Options.HealthCheckTimeout and ctx, and records what that says as a listing does (the
+// list read replaces the cached one). It returns the server's health after the probe. A
+// server that fails the probe is no error (its ServerInfo says unhealthy and why); the
+// errors are ErrUnknownServer, ErrClosed, and ctx's own when the caller went away (nothing
+// is then recorded).
+func (g *Gateway) CheckHealth(ctx context.Context, server string) (ServerInfo, error) {
+	u, err := g.server(server)
+	if err != nil {
+		return ServerInfo{}, err
+	}
+	tctx, cancel := context.WithTimeout(ctx, g.opts.HealthCheckTimeout)
+	defer cancel()
+	_, err = u.freshTools(tctx)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return ServerInfo{}, fmt.Errorf("mcpgateway: health check of %s: %w", server, ctx.Err())
+	case errors.Is(err, ErrClosed):
+		return ServerInfo{}, err
+	case tctx.Err() != nil:
+		err = fmt.Errorf("%w: %s: no answer to the health check within %s: %w", ErrTimeout, server, g.opts.HealthCheckTimeout, redactURLs(err))
+	default:
+		err = g.classify(tctx, u, "", err)
+	}
+	u.observeHealth(ctx, err)
+	si := ServerInfo{Name: u.cfg.Name, Description: u.cfg.Description, Transport: u.cfg.Transport}
+	u.healthInfo(&si)
+	return si, nil
 }

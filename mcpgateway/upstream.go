@@ -58,9 +58,32 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	// the session): ctx bounds the connecting only, and the context ends with the session.
 	connCtx, endConn := context.WithCancel(context.Background())
 	stop := context.AfterFunc(ctx, endConn)
-	s, err := client.Connect(connCtx, u.transport(), nil)
-	if !stop() && err == nil {
-		_ = s.Close()
+	type connected struct {
+		s   *mcp.ClientSession
+		err error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		s, err := client.Connect(connCtx, u.transport(), nil)
+		done <- connected{s, err}
+	}()
+	var s *mcp.ClientSession
+	var err error
+	select {
+	case c := <-done:
+		s, err = c.s, c.err
+		if !stop() && err == nil {
+			_ = s.Close()
+			err = ctx.Err()
+		}
+	case <-ctx.Done():
+		// The SDK, its initialize cut short, closes the half-open session and may wait
+		// seconds for a server that does not answer: the caller does not wait with it.
+		go func() {
+			if c := <-done; c.s != nil {
+				_ = c.s.Close()
+			}
+		}()
 		err = ctx.Err()
 	}
 	if err != nil {
@@ -178,12 +201,18 @@ func (u *upstream) listTools(ctx context.Context) ([]Tool, error) {
 	if tools != nil {
 		return tools, nil
 	}
+	return u.freshTools(ctx)
+}
+
+// freshTools asks the server for its tools (opening a session when there is none: MCP's
+// initialize), whatever is cached, and caches what it answers.
+func (u *upstream) freshTools(ctx context.Context) ([]Tool, error) {
 	for attempt := 0; ; attempt++ {
 		s, err := u.connect(ctx)
 		if err != nil {
 			return nil, err
 		}
-		tools, err = u.fetchTools(ctx, s)
+		tools, err := u.fetchTools(ctx, s)
 		if err == nil {
 			u.mu.Lock()
 			if u.session == s {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,7 +24,8 @@ import (
 //     the caller's key may use, tools named "<server>-<tool>" (LiteLLM's convention);
 //   - /mcp/{server}: one upstream server, its tools unprefixed;
 //   - LiteLLM's REST routes GET /mcp-rest/tools/list and POST /mcp-rest/tools/call, and
-//     GET /v1/mcp/server (the servers the key may use).
+//     GET /v1/mcp/server (the servers the key may use) and GET /v1/mcp/server/health (their
+//     health, checked now).
 //
 // They take the keys /v1/chat/completions takes, virtual keys included; a virtual key's
 // mcp_servers (absent or empty: every configured server) bounds which servers it reaches.
@@ -38,9 +40,17 @@ type mcpServerInfo struct {
 	Description string `json:"description,omitempty"`
 	Transport   string `json:"transport" jsonschema:"description=http or sse or stdio: how the gateway reaches it"`
 	MCPURL      string `json:"mcp_url" jsonschema:"description=This server's path serving it alone over MCP"`
-	Status      string `json:"status" jsonschema:"enum=unknown,enum=healthy,enum=unhealthy,description=The server's health as its last listing or tool call showed it (unknown: not used yet)"`
+	Status      string `json:"status" jsonschema:"enum=unknown,enum=healthy,enum=unhealthy,description=The server's health as its last listing or tool call or health check showed it (unknown: not used yet)"`
 	// LastHealthCheck and HealthCheckError are LiteLLM's names.
-	LastHealthCheck  *time.Time `json:"last_health_check,omitempty" jsonschema:"description=When the server was last listed or called"`
+	LastHealthCheck  *time.Time `json:"last_health_check,omitempty" jsonschema:"description=When the server was last listed or called or checked (GET /v1/mcp/server/health)"`
+	HealthCheckError string     `json:"health_check_error,omitempty" jsonschema:"description=The failure that made the server unhealthy"`
+}
+
+// mcpServerHealth is one server's answer in GET /v1/mcp/server/health.
+type mcpServerHealth struct {
+	ServerID         string     `json:"server_id" jsonschema:"description=The server's configured name"`
+	Status           string     `json:"status" jsonschema:"enum=healthy,enum=unhealthy,description=What the check found: healthy when the server answered its tool listing"`
+	LastHealthCheck  *time.Time `json:"last_health_check,omitempty" jsonschema:"description=When the server was checked"`
 	HealthCheckError string     `json:"health_check_error,omitempty" jsonschema:"description=The failure that made the server unhealthy"`
 }
 
@@ -129,6 +139,11 @@ func MCP(g *mcpgateway.Gateway) Option {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
+		s.Handle(Route{Method: "GET", Path: "/v1/mcp/server/health", Summary: "Check the health of the MCP servers the key may use now (LiteLLM's route)",
+			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Response: []mcpServerHealth{},
+			Query:  []QueryParam{{Name: "server_ids", Description: "The servers to check: repeated or comma-separated (default every server the key may use)"}},
+			Errors: map[int]string{403: "the key may not use a server of server_ids", 404: "no MCP server is configured under a name of server_ids"}},
+			s.handleMCPHealth)
 		s.Handle(Route{Method: "GET", Path: "/mcp-rest/tools/list", Summary: "The tools of the MCP servers the key may use, named <server>-<tool> (LiteLLM's route)",
 			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Response: mcpRESTToolList{},
 			Query:  []QueryParam{{Name: "server_id", Description: "Only this server's tools"}},
@@ -141,6 +156,50 @@ func MCP(g *mcpgateway.Gateway) Option {
 			s.handleMCPRESTCall)
 		return nil
 	}
+}
+
+// handleMCPHealth answers GET /v1/mcp/server/health: the servers of server_ids (every one
+// the key may use, x-mcp-servers applied, when it names none) are checked at once, each
+// within --mcp-health-timeout and the request's context, and the answer is their health,
+// in the order asked (configuration order for all). What the checks find is also what
+// GET /v1/mcp/server shows afterwards.
+func (s *Server) handleMCPHealth(w http.ResponseWriter, r *http.Request) error {
+	var names []string
+	for _, v := range r.URL.Query()["server_ids"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	for _, name := range names {
+		if err := s.mcpCheckServer(r, name); err != nil {
+			if ae := (*APIError)(nil); errors.As(err, &ae) {
+				ae.Param = "server_ids"
+			}
+			return err
+		}
+	}
+	if len(names) == 0 {
+		for _, si := range s.mcpAllowedServers(r) {
+			names = append(names, si.Name)
+		}
+	}
+	out := make([]mcpServerHealth, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			si, err := s.mcp.CheckHealth(r.Context(), name)
+			out[i], errs[i] = mcpServerHealth{ServerID: name, Status: string(si.Status), LastHealthCheck: si.LastChecked, HealthCheckError: si.LastError}, err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // mcpError maps the MCP gateway's errors onto statuses.

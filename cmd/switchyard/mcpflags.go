@@ -15,6 +15,8 @@ type mcpFlags struct {
 	CallTimeout time.Duration
 	// MaxResultBytes is --mcp-max-result-bytes.
 	MaxResultBytes int
+	// HealthTimeout is --mcp-health-timeout.
+	HealthTimeout time.Duration
 }
 
 // gateway builds the MCP gateway of --mcp-servers; nil without the flag. The metrics, when
@@ -26,6 +28,9 @@ func (f mcpFlags) gateway(w *wiring) (*mcpgateway.Gateway, error) {
 	if f.CallTimeout <= 0 {
 		return nil, fmt.Errorf("--mcp-call-timeout must be positive, got %s", f.CallTimeout)
 	}
+	if f.HealthTimeout < 0 {
+		return nil, fmt.Errorf("--mcp-health-timeout must be positive, got %s", f.HealthTimeout)
+	}
 	if f.MaxResultBytes <= 0 {
 		return nil, fmt.Errorf("--mcp-max-result-bytes must be positive, got %d", f.MaxResultBytes)
 	}
@@ -33,7 +38,7 @@ func (f mcpFlags) gateway(w *wiring) (*mcpgateway.Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--mcp-servers %s: %w", f.Servers, err)
 	}
-	opts := mcpgateway.Options{CallTimeout: f.CallTimeout, MaxResultBytes: f.MaxResultBytes, Logger: w.log, ClientVersion: version}
+	opts := mcpgateway.Options{CallTimeout: f.CallTimeout, MaxResultBytes: f.MaxResultBytes, HealthCheckTimeout: f.HealthTimeout, Logger: w.log, ClientVersion: version}
 	if w.obs != nil && w.obs.metrics != nil {
 		opts.Observer = w.obs.metrics
 	}

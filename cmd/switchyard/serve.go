@@ -39,7 +39,7 @@ type serveConfig struct {
 	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
 	Guardrails string
 	// MCP is the MCP gateway's flags: --mcp-servers, --mcp-call-timeout,
-	// --mcp-max-result-bytes.
+	// --mcp-health-timeout, --mcp-max-result-bytes.
 	MCP             mcpFlags
 	PricesFile      string
 	Sandbox         string
@@ -119,6 +119,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.Guardrails, "guardrails", "", `JSON file of guardrails run on chat requests before the upstream call or on the answer, default_on or named per request in "guardrails" ([{"name": "pii", "kind": "pii", "mode": "pre_call", "default_on": true}]; kinds moderation, secrets, pii, banned_words, regex)`)
 	fs.StringVar(&c.MCP.Servers, "mcp-servers", "", `JSON or YAML file of upstream MCP servers served at /mcp (LiteLLM's form: {"mcp_servers": {"github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer os.environ/GITHUB_TOKEN"}}}}; transport http, sse or stdio with command, args and env)`)
 	fs.DurationVar(&c.MCP.CallTimeout, "mcp-call-timeout", mcpgateway.DefaultCallTimeout, "how long one MCP tool call (or tool listing) may take, connecting included")
+	fs.DurationVar(&c.MCP.HealthTimeout, "mcp-health-timeout", mcpgateway.DefaultHealthCheckTimeout, "how long a health check of an MCP server (GET /v1/mcp/server/health) may take, connecting included (never past --mcp-call-timeout)")
 	fs.IntVar(&c.MCP.MaxResultBytes, "mcp-max-result-bytes", mcpgateway.DefaultMaxResultBytes, "cap on an MCP tool result's content, as JSON (a larger one is an error naming the cap)")
 	fs.StringVar(&c.PricesFile, "prices-file", "", "LiteLLM-format JSON price file overriding the embedded catalogue")
 	fs.StringVar(&c.Sandbox, "sandbox", "auto", "sandbox backend for optimization jobs: auto, process (bubblewrap) or wasm (WASI CPython)")
