@@ -61,8 +61,9 @@ type ExpiresAfter struct {
 // UploadFile uploads a batch input with POST /v1/files: JSONL, one request per line
 // ({"custom_id", "method": "POST", "url", "body"}). purpose "" means "batch", the only one
 // the server takes. The server checks every line; a bad one is an *Error (400) whose
-// message names the line and the field. The content is read whole before it is sent (a
-// retried upload sends it again).
+// message names the line and the field. The content is streamed as it is sent, a chunk at a
+// time (never held whole); a failed upload is retried only when content is an io.Seeker
+// (an *os.File, a *strings.Reader), sent again from where it began.
 func (c *Client) UploadFile(ctx context.Context, filename string, content io.Reader, purpose string) (*File, error) {
 	return c.UploadFileExpiring(ctx, filename, content, purpose, nil)
 }

@@ -1,44 +1,59 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"sync"
 )
 
+// formChunk is how much of a form's file is read at a time: what is held of it in memory.
+const formChunk = 32 << 10
+
+// errFormRetried ends the writing of a form whose request is being sent again.
+var errFormRetried = errors.New("client: the form is being sent again")
+
 // postForm posts a multipart form — fields, then content as the file field "file" named
-// filename — to path and decodes the JSON answer into out. The form is built in memory so
-// that a retried request can send it again.
+// filename — to path and decodes the JSON answer into out. The form is streamed as it is
+// sent (chunked), a chunk of content at a time: a large file is never held whole. The
+// writing stops when ctx ends or the request fails, and has stopped when postForm returns,
+// so the caller may close content then. A failed request is retried only when content is
+// an io.Seeker (an *os.File, a *bytes.Reader): it is sought back to where it was and sent
+// again.
 func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, filename string, content io.Reader, out any) error {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	for _, f := range fields {
-		if err := mw.WriteField(f[0], f[1]); err != nil {
-			return fmt.Errorf("client: POST %s: %w", path, err)
-		}
-	}
-	fw, err := mw.CreateFormFile("file", filename)
-	if err != nil {
-		return fmt.Errorf("client: POST %s: %w", path, err)
-	}
-	if _, err := io.Copy(fw, content); err != nil {
-		return fmt.Errorf("client: POST %s: reading the content: %w", path, err)
-	}
-	if err := mw.Close(); err != nil {
-		return fmt.Errorf("client: POST %s: %w", path, err)
-	}
 	req, err := c.newRequest(ctx, http.MethodPost, path, nil, nil)
 	if err != nil {
 		return err
 	}
-	b := body.Bytes()
-	req.Body = io.NopCloser(bytes.NewReader(b))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	req.ContentLength = int64(len(b))
+	f := &formStream{ctx: ctx, fields: fields, filename: filename, content: content,
+		boundary: multipart.NewWriter(io.Discard).Boundary()}
+	if s, ok := content.(io.Seeker); ok {
+		start, err := s.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return fmt.Errorf("client: POST %s: %w", path, err)
+		}
+		f.seeker, f.start = s, start
+	}
+	defer f.stop()
+	req.Body = f.open()
+	if f.seeker != nil {
+		req.GetBody = func() (io.ReadCloser, error) {
+			f.stop()
+			if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("rewinding the content: %w", err)
+			}
+			return f.open(), nil
+		}
+	}
+	req.ContentLength = -1 // unknown: sent chunked
+	mw := multipart.NewWriter(io.Discard)
+	if err := mw.SetBoundary(f.boundary); err != nil {
+		return fmt.Errorf("client: POST %s: %w", path, err)
+	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := c.send(req)
 	if err != nil {
@@ -49,4 +64,85 @@ func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, 
 		return fmt.Errorf("client: POST %s: decoding response: %w", path, err)
 	}
 	return nil
+}
+
+// formStream writes one multipart form into a pipe, a chunk of its file at a time, once
+// per attempt of its request.
+type formStream struct {
+	ctx      context.Context
+	fields   [][2]string
+	filename string
+	content  io.Reader
+	boundary string
+	seeker   io.Seeker // content, when it can be sent again
+	start    int64     // where content began
+
+	mu   sync.Mutex
+	pr   *io.PipeReader // the current attempt's body
+	done chan struct{}  // closed when its writer has stopped
+}
+
+// open starts writing the form into a new pipe and returns the pipe's reading end: the
+// request's body.
+func (f *formStream) open() io.ReadCloser {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	f.mu.Lock()
+	f.pr, f.done = pr, done
+	f.mu.Unlock()
+	go func() {
+		defer close(done)
+		pw.CloseWithError(f.write(pw))
+	}()
+	return pr
+}
+
+// stop ends the current attempt's writing and waits until its writer has stopped (a Read
+// of content under way is waited for): content is no longer read.
+func (f *formStream) stop() {
+	f.mu.Lock()
+	pr, done := f.pr, f.done
+	f.mu.Unlock()
+	if pr == nil {
+		return
+	}
+	pr.CloseWithError(errFormRetried)
+	<-done
+}
+
+// write writes the form to w; it stops at the first chunk after ctx ended, or when w
+// (the pipe, closed by the transport or stop) fails.
+func (f *formStream) write(w io.Writer) error {
+	mw := multipart.NewWriter(w)
+	if err := mw.SetBoundary(f.boundary); err != nil {
+		return err
+	}
+	for _, fl := range f.fields {
+		if err := mw.WriteField(fl[0], fl[1]); err != nil {
+			return err
+		}
+	}
+	fw, err := mw.CreateFormFile("file", f.filename)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, formChunk)
+	for {
+		if err := f.ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := f.content.Read(buf)
+		if n > 0 {
+			if _, err := fw.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("reading the content: %w", rerr)
+		}
+	}
+	return mw.Close()
 }
