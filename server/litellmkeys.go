@@ -134,6 +134,13 @@ type litellmGeneratedKey struct {
 	litellmKeyInfo
 }
 
+// litellmUpdatedKey is the answer of POST /key/update: the key as the request named it and
+// its info, as LiteLLM answers {"key": …, …the updated key}.
+type litellmUpdatedKey struct {
+	Key string `json:"key" jsonschema:"description=The key changed, as given (its token or the key itself)"`
+	litellmKeyInfo
+}
+
 // litellmKeyInfoAnswer is the answer of GET /key/info.
 type litellmKeyInfoAnswer struct {
 	Key  string         `json:"key" jsonschema:"description=The key asked about, as given"`
@@ -285,7 +292,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmKeyInfo{},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmUpdatedKey{},
 		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
@@ -331,7 +338,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return litellmNames(err)
 			}
-			writeJSON(w, http.StatusOK, litellmInfoOf(*vk))
+			writeJSON(w, http.StatusOK, litellmUpdatedKey{Key: ref, litellmKeyInfo: litellmInfoOf(*vk)})
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/delete", Summary: "LiteLLM's key deletion: revokes virtual keys this key issued, by key or alias (all or none are found)",
