@@ -40,7 +40,8 @@ var litellmTeamNativeNames = []litellmName{
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
 }
 
-// litellmTeam is a team as LiteLLM's /team/new, /team/list and /team/block describe one.
+// litellmTeam is a team as LiteLLM's /team/new, /team/update and /team/block describe one
+// (/team/list adds its keys' objects: litellmListedTeam).
 type litellmTeam struct {
 	TeamID           string         `json:"team_id"`
 	TeamAlias        *string        `json:"team_alias"`
@@ -56,6 +57,14 @@ type litellmTeam struct {
 	CreatedAt        time.Time      `json:"created_at"`
 	Keys             []string       `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
 	MembersWithRoles []any          `json:"members_with_roles" jsonschema:"description=Always empty (Switchyard has no team members)"`
+}
+
+// litellmListedTeam is a team of GET /team/list as LiteLLM lists one: its keys are the key
+// objects (as /key/info describes them), beside its team_memberships.
+type litellmListedTeam struct {
+	litellmTeam
+	Keys            []litellmKeyInfo `json:"keys" jsonschema:"description=The team's virtual keys"`
+	TeamMemberships []any            `json:"team_memberships" jsonschema:"description=Always empty (no team members)"`
 }
 
 // litellmTeamInfo is the answer of GET /team/info.
@@ -194,15 +203,29 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "GET", Path: "/team/list", Summary: "LiteLLM's team list: the teams of this key with their spend and keys",
-		Tags: tags, Response: []litellmTeam{}, Errors: map[int]string{403: scoped}},
+		Tags: tags, Response: []litellmListedTeam{}, Errors: map[int]string{403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			ts, err := s.listTeams(r.Context(), owner(r))
 			if err != nil {
 				return err
 			}
-			out := make([]litellmTeam, 0, len(ts))
+			keys, err := s.listKeys(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			byTeam := map[string][]litellmKeyInfo{}
+			for _, k := range keys {
+				if k.TeamID != "" {
+					byTeam[k.TeamID] = append(byTeam[k.TeamID], litellmInfoOf(k))
+				}
+			}
+			out := make([]litellmListedTeam, 0, len(ts))
 			for _, t := range ts {
-				out = append(out, litellmTeamOf(t))
+				lt := litellmListedTeam{litellmTeam: litellmTeamOf(t), Keys: byTeam[t.TeamID], TeamMemberships: []any{}}
+				if lt.Keys == nil {
+					lt.Keys = []litellmKeyInfo{}
+				}
+				out = append(out, lt)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
