@@ -371,7 +371,7 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 		return 0, fmt.Errorf("%w: %d of %d tokens used", ErrBudgetExceeded, u.Tokens, l.MaxTokens)
 	}
 	if l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD {
-		return 0, fmt.Errorf("%w: $%.4f of $%.4f spent", ErrBudgetExceeded, u.CostUSD, l.MaxCostUSD)
+		return 0, &CostExceededError{SpentUSD: u.CostUSD, MaxUSD: l.MaxCostUSD}
 	}
 	u.Calls++
 	if l.MaxTokens > 0 {

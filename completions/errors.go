@@ -64,6 +64,21 @@ func (blockedError) Error() string {
 
 func (blockedError) Is(target error) bool { return target == ErrBudgetExceeded || target == ErrBlocked }
 
+// CostExceededError is a Budget's refusal because what it spent reached its MaxCostUSD (in
+// the current period): SpentUSD of MaxUSD. It matches ErrBudgetExceeded. A refusal of a
+// named budget (a team's, an end user's) is a *BudgetExceededError wrapping one.
+type CostExceededError struct {
+	SpentUSD, MaxUSD float64
+}
+
+// Error says what was spent of the bound.
+func (e *CostExceededError) Error() string {
+	return fmt.Sprintf("%s: $%.4f of $%.4f spent", ErrBudgetExceeded, e.SpentUSD, e.MaxUSD)
+}
+
+// Is matches ErrBudgetExceeded.
+func (e *CostExceededError) Is(target error) bool { return target == ErrBudgetExceeded }
+
 // ValidationError is the field and rule a bad input broke ([validation.Error]); the ones
 // this package returns match ErrInvalid (and validation.ErrInvalid) via errors.Is.
 type ValidationError = validation.Error

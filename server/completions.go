@@ -458,6 +458,7 @@ func completionsError(err error) *APIError {
 	var ge *completions.GuardrailError
 	var team *completions.BudgetExceededError
 	var gone *completions.BudgetGoneError
+	var cost *completions.CostExceededError
 	switch {
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
@@ -515,6 +516,11 @@ func completionsError(err error) *APIError {
 		// blocked team is a 429 here as a blocked key is; the OpenAI-compatible surface
 		// answers both with LiteLLM's 401 auth_error (openAIStatus).
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", teamRefusal(team))
+	case errors.As(err, &cost):
+		// The key's own max_budget spent: LiteLLM's words (BudgetExceededError's), as a
+		// team's and an end user's refusals have theirs, then Switchyard's rounded figures.
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "Budget has been exceeded! Current cost: %s, Max budget: %s ($%.4f of $%.4f spent)",
+			pythonFloat(cost.SpentUSD), pythonFloat(cost.MaxUSD), cost.SpentUSD, cost.MaxUSD)
 	case errors.Is(err, completions.ErrBlocked):
 		// LiteLLM's words for a blocked key (a 429 here, its 401 on /v1/: see openAIStatus).
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "Key is blocked. Update via `/key/unblock` if you're an admin.")
