@@ -71,6 +71,8 @@ var litellmRefused = map[string]string{
 	"router_settings":              "Switchyard has no per-key router settings",
 	"access_group_ids":             "Switchyard has no access groups: list the models in models",
 	"duration_type":                "not supported",
+	"new_key":                      "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit new_key",
+	"new_master_key":               "the operator keys are configured on the server (SWITCHYARD_API_KEYS), not regenerated here",
 }
 
 // litellmKeyRequest documents LiteLLM's key request body (POST /key/generate, and with key
@@ -209,10 +211,18 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
 			return nil
 		})
-	regenerate := func(w http.ResponseWriter, r *http.Request, ref string) error {
+	// regenerate gives the key ref names a new key; fields (LiteLLM's regenerate body: the
+	// key's fields to change with it, as its admin UI sends them) are applied first, as
+	// /key/update applies them, so that a refused field regenerates nothing.
+	regenerate := func(w http.ResponseWriter, r *http.Request, ref string, fields map[string]json.RawMessage) error {
 		rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
 		if err != nil {
 			return err
+		}
+		if len(fields) > 0 {
+			if _, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields); err != nil {
+				return err
+			}
 		}
 		vk, err := s.rotateKey(r.Context(), owner(r), rec.ID)
 		if err != nil {
@@ -221,21 +231,39 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
 		return nil
 	}
-	regenErrors := map[int]string{400: "a field besides key", 403: scoped, 404: notFound}
-	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate); the old one stops working at once",
-		Tags: tags, Response: litellmGeneratedKey{}, Errors: regenErrors},
-		func(w http.ResponseWriter, r *http.Request) error { return regenerate(w, r, r.PathValue("key")) })
-	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body",
-		Tags: tags, Request: litellmKeyRef{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
+	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) {
+		var fields map[string]json.RawMessage
+		if err := decodeJSON(r, &fields, decodeOptions{AllowUnknownFields: true, EmptyIsObject: true, ValidationStatus: http.StatusBadRequest}); err != nil {
+			return nil, err
+		}
+		if fields == nil {
+			return nil, litellmInvalid("", "the body must be a JSON object")
+		}
+		return fields, nil
+	}
+	regenErrors := map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's"}
+	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate), the fields given changed as /key/update changes them; the old key stops working at once",
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
-			var req litellmKeyRef
-			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+			fields, err := regenBody(r)
+			if err != nil {
 				return err
 			}
-			if req.Key == "" {
+			return regenerate(w, r, r.PathValue("key"), fields)
+		})
+	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body (with the fields to change)",
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := regenBody(r)
+			if err != nil {
+				return err
+			}
+			var ref string
+			if raw, ok := fields["key"]; !ok || json.Unmarshal(raw, &ref) != nil || ref == "" {
 				return litellmInvalid("key", "key is required: the key to regenerate, or its token")
 			}
-			return regenerate(w, r, req.Key)
+			delete(fields, "key")
+			return regenerate(w, r, ref, fields)
 		})
 	block := func(blocked bool) func(w http.ResponseWriter, r *http.Request) error {
 		return func(w http.ResponseWriter, r *http.Request) error {
@@ -308,35 +336,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			native, err := litellmToNative(fields, true, time.Now().UTC())
+			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields)
 			if err != nil {
 				return err
-			}
-			userID := native.UserID
-			// Both decided against the stored key, inside the update's transaction.
-			adjust := func(req *keyRequest, prev virtualKey) {
-				switch {
-				case native.BudgetBlock:
-					req.budgetBlock = true
-				case native.LiftBudgetBlock && prev.Blocked && prev.BudgetBlock:
-					req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
-				}
-				if userID != nil { // a label among the others
-					md := make(map[string]any, len(req.Metadata)+1)
-					for k, v := range req.Metadata {
-						md[k] = v
-					}
-					if *userID == "" {
-						delete(md, "user_id")
-					} else {
-						md["user_id"] = *userID
-					}
-					req.Metadata = md
-				}
-			}
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, native.Body, adjust, "key_alias")
-			if err != nil {
-				return litellmNames(err)
 			}
 			writeJSON(w, http.StatusOK, litellmUpdatedKey{Key: ref, litellmKeyInfo: litellmInfoOf(*vk)})
 			return nil
@@ -473,6 +475,43 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
+}
+
+// litellmUpdateKey changes the LiteLLM key fields given of the virtual key id of who, as
+// /key/update does (litellmToNative's translation, decided against the stored key inside
+// the update's transaction), and answers the key as it now is.
+func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage) (*virtualKey, error) {
+	native, err := litellmToNative(fields, true, time.Now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	userID := native.UserID
+	// Both decided against the stored key, inside the update's transaction.
+	adjust := func(req *keyRequest, prev virtualKey) {
+		switch {
+		case native.BudgetBlock:
+			req.budgetBlock = true
+		case native.LiftBudgetBlock && prev.Blocked && prev.BudgetBlock:
+			req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
+		}
+		if userID != nil { // a label among the others
+			md := make(map[string]any, len(req.Metadata)+1)
+			for k, v := range req.Metadata {
+				md[k] = v
+			}
+			if *userID == "" {
+				delete(md, "user_id")
+			} else {
+				md["user_id"] = *userID
+			}
+			req.Metadata = md
+		}
+	}
+	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias")
+	if err != nil {
+		return nil, litellmNames(err)
+	}
+	return vk, nil
 }
 
 // litellmBody reads a LiteLLM key request body as its fields.
