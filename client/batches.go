@@ -272,7 +272,7 @@ func (c *Client) CancelBatch(ctx context.Context, id string) (*Batch, error) {
 // WatchBatch polls batch id every pollEvery (DefaultBatchPollInterval when 0), yielding
 // each state, and stops once it has ended, on the first error, or when ctx ends.
 func (c *Client) WatchBatch(ctx context.Context, id string, pollEvery time.Duration) iter.Seq2[*Batch, error] {
-	return poll(ctx, pollEvery, DefaultBatchPollInterval, func(ctx context.Context) (*Batch, error) { return c.Batch(ctx, id) }, (*Batch).Done)
+	return poll(ctx, pollEvery, DefaultBatchPollInterval, func(ctx context.Context) (*Batch, error) { return c.Batch(ctx, id) }, (*Batch).Done, nil)
 }
 
 // WaitBatch polls batch id until it has ended and returns its last state.

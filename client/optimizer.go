@@ -210,14 +210,22 @@ func (o *AgentOptimizer) Status(ctx context.Context) (*OptimizationStatus, error
 
 // Watch polls the remembered job every pollEvery (DefaultOptimizePollInterval when 0),
 // yielding each status, and stops after completed, failed or interrupted, on the first
-// error, or when ctx ends.
+// error, or when ctx ends. A status other than those and queued or running (one this
+// client does not know) is yielded, then an error matching ErrUnknownState ends the watch.
 func (o *AgentOptimizer) Watch(ctx context.Context, pollEvery time.Duration) iter.Seq2[*OptimizationStatus, error] {
-	return poll(ctx, pollEvery, DefaultOptimizePollInterval, o.Status, (*OptimizationStatus).Done)
+	return poll(ctx, pollEvery, DefaultOptimizePollInterval, o.Status, (*OptimizationStatus).Done, func(s *OptimizationStatus) error {
+		if s.Status == OptimizeQueued || s.Status == OptimizeRunning {
+			return nil
+		}
+		return fmt.Errorf("client: optimization job %s is %q: %w", s.JobID, s.Status, ErrUnknownState)
+	})
 }
 
 // Wait polls the remembered job every pollEvery (DefaultOptimizePollInterval when 0) until
 // it is completed, failed or interrupted, and returns its last status. A failed or
-// interrupted job is not an error of Wait: check Status and ErrorMessage.
+// interrupted job is not an error of Wait: check Status and ErrorMessage. A state this
+// client does not know ends the wait at once: the status is returned with an error
+// matching ErrUnknownState.
 func (o *AgentOptimizer) Wait(ctx context.Context, pollEvery time.Duration) (*OptimizationStatus, error) {
 	return waitLast(o.Watch(ctx, pollEvery))
 }

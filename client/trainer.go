@@ -349,14 +349,21 @@ func (t *RouterTrainer) Cancel(ctx context.Context) (*TrainingStatus, error) {
 
 // Watch polls the remembered job every pollEvery (DefaultTrainPollInterval when 0),
 // yielding each status, and stops after completed or failed, on the first error, or when
-// ctx ends.
+// ctx ends. A status other than queued, running, completed and failed (one this client
+// does not know) is yielded, then an error matching ErrUnknownState ends the watch.
 func (t *RouterTrainer) Watch(ctx context.Context, pollEvery time.Duration) iter.Seq2[*TrainingStatus, error] {
-	return poll(ctx, pollEvery, DefaultTrainPollInterval, t.Status, (*TrainingStatus).Done)
+	return poll(ctx, pollEvery, DefaultTrainPollInterval, t.Status, (*TrainingStatus).Done, func(s *TrainingStatus) error {
+		if s.Status == TrainQueued || s.Status == TrainRunning {
+			return nil
+		}
+		return fmt.Errorf("client: training job %s is %q: %w", s.TrainingJobID, s.Status, ErrUnknownState)
+	})
 }
 
 // Wait polls the remembered job every pollEvery (DefaultTrainPollInterval when 0) until it
 // completed or failed and returns its last status. A failed job is not an error of Wait:
-// check Status and ErrorMessage.
+// check Status and ErrorMessage. A state this client does not know ends the wait at once:
+// the status is returned with an error matching ErrUnknownState.
 func (t *RouterTrainer) Wait(ctx context.Context, pollEvery time.Duration) (*TrainingStatus, error) {
 	return waitLast(t.Watch(ctx, pollEvery))
 }
