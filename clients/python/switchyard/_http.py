@@ -36,8 +36,9 @@ class Client:
             before any response); default ``RetryPolicy()``: 2 retries, backoff from 0.25 s
             doubling up to 4 s with jitter, a Retry-After of at most 30 s honoured. ``None``
             (or ``RetryPolicy(max_retries=0)``) disables retrying. See :class:`RetryPolicy`.
-        sleep: the function that waits the given seconds between attempts (default
-            ``time.sleep``); tests pass one that records the waits.
+        sleep: the function that waits the given seconds between attempts and between the
+            polls of ``RouterTrainer.wait``, ``AgentOptimizer.wait`` and ``wait_batch``
+            (default ``time.sleep``); tests pass one that records the waits.
 
     After the last attempt the last error is raised: an :class:`APIError` subclass for an
     answer (e.g. RateLimitError, ServerError), :class:`ConnectionFailedError` when no answer

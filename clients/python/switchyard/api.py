@@ -195,7 +195,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
 
 
 def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], poll_every: float,
-          timeout: Optional[float], on_status) -> Dict[str, Any]:
+          timeout: Optional[float], on_status, sleep: Callable[[float], Any]) -> Dict[str, Any]:
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         st = get()
@@ -208,9 +208,13 @@ def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], pol
             # A state this client does not know (a newer server's): never poll it forever.
             raise UnknownStateError(f"{kind} job is {state!r}, a state this client does not know", state,
                                     st if isinstance(st, dict) else None)
-        if deadline is not None and time.monotonic() + poll_every > deadline:
-            raise TimeoutError(f"job still {st.get('status')} after {timeout} s")
-        time.sleep(poll_every)
+        wait = poll_every
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{kind} job still {state} after {timeout:g} s")
+            wait = min(wait, left)  # a last poll at the deadline
+        sleep(wait)
 
 
 class RouterTrainer:
@@ -267,8 +271,9 @@ class RouterTrainer:
 
         Raises UnknownStateError when the job reports a state other than queued, running,
         completed or failed (rather than polling it forever), and TimeoutError when it has
-        not ended within ``timeout`` seconds (None: no bound)."""
-        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status)
+        not ended within ``timeout`` seconds (None: no bound; the last poll is made at the
+        deadline). The waits between polls go through the client's ``sleep``."""
+        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status, self.client.sleep)
 
     def model(self, model_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the details (with metrics) of the remembered (or given) router model."""
@@ -343,8 +348,10 @@ class AgentOptimizer:
 
         Raises UnknownStateError when the job reports a state other than those, queued and
         running (rather than polling it forever), and TimeoutError when it has not ended
-        within ``timeout`` seconds (None: no bound)."""
-        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status)
+        within ``timeout`` seconds (None: no bound; the last poll is made at the deadline).
+        The waits between polls go through the client's ``sleep``."""
+        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status,
+                     self.client.sleep)
 
     def results(self, job_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the outcome; raises ConflictError (409) while the job is not finished."""

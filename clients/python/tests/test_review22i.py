@@ -6,8 +6,10 @@ import json
 import threading
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from unittest import mock
 
 import switchyard
+from switchyard import api
 
 
 class StatusHandler(BaseHTTPRequestHandler):
@@ -89,6 +91,34 @@ class PollTest(unittest.TestCase):
         with self.assertRaises(switchyard.NotFoundError):
             switchyard.RouterTrainer(c, job_id="tj_1").wait(poll_every=0)
         self.assertEqual(StatusHandler.calls, 4)
+
+    def test_waits_use_the_client_sleep_and_the_whole_timeout(self):
+        # The waits between polls go through Client(sleep=...), as wait_batch's and the
+        # retries' do; a timeout shorter than poll_every is waited out (one more poll at
+        # its end) rather than raised right after the first status.
+        clock = [1000.0]
+
+        def sleep(s):
+            self.waits.append(s)
+            clock[0] += s
+
+        c = self.script(["running"])
+        c.sleep = sleep
+        with mock.patch.object(api.time, "monotonic", lambda: clock[0]):
+            with self.assertRaises(TimeoutError):
+                switchyard.RouterTrainer(c, job_id="tj_1").wait(poll_every=30, timeout=25)
+            self.assertEqual((self.waits, StatusHandler.calls), ([25], 2))
+
+            c = self.script(["running", "running", "completed"])
+            c.sleep = sleep
+            st = switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
+            self.assertEqual((st["status"], self.waits, StatusHandler.calls), ("completed", [30, 30], 3))
+
+            c = self.script(["running"])
+            c.sleep = sleep
+            with self.assertRaises(TimeoutError):
+                switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
+            self.assertEqual((self.waits, StatusHandler.calls), ([30, 30], 3))
 
 
 if __name__ == "__main__":
