@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -87,7 +88,7 @@ class Client:
             req = urllib.request.Request(url, data=data, method=method, headers=headers)
             try:
                 return urllib.request.urlopen(req, timeout=self.timeout)
-            except TimeoutError as e:
+            except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
                 raise RequestTimeoutError(f"{method} {url}: no answer within {self.timeout:g} s") from e
             except urllib.error.HTTPError as e:
                 err = _api_error(e)
@@ -100,7 +101,7 @@ class Client:
                 wait = ra if ra is not None else policy.backoff(attempt)
             except urllib.error.URLError as e:
                 # Raised while connecting or sending: e.reason is the OSError (or a string).
-                if isinstance(e.reason, TimeoutError):
+                if isinstance(e.reason, (TimeoutError, socket.timeout)):
                     raise RequestTimeoutError(f"{method} {url}: no connection within {self.timeout:g} s") from e
                 if not retryable_reason(e.reason):
                     raise SwitchyardError(f"{method} {url}: {e.reason}") from e
@@ -124,7 +125,7 @@ class Client:
         with self._open(method, path, query, None, accept=accept, raw=raw, content_type=content_type) as resp:
             try:
                 return resp.read()
-            except TimeoutError as e:
+            except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
                 raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
 
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
@@ -134,7 +135,7 @@ class Client:
         with self._open(method, path, query, body, raw=raw, content_type=content_type) as resp:
             try:
                 raw = resp.read()
-            except TimeoutError as e:
+            except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
                 raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
         if not raw:
             return None
@@ -193,7 +194,7 @@ def _lines(resp, path: str, timeout: float) -> Iterator[bytes]:
             line = next(it)
         except StopIteration:
             return
-        except TimeoutError as e:
+        except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
             raise RequestTimeoutError(f"POST {path}: no stream event for {timeout:g} s") from e
         yield line
 

@@ -5,6 +5,7 @@ sleeps: waits go through a recording ``sleep``."""
 import json
 import threading
 import unittest
+import urllib.error
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from unittest import mock
 
@@ -119,6 +120,87 @@ class PollTest(unittest.TestCase):
             with self.assertRaises(TimeoutError):
                 switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
             self.assertEqual((self.waits, StatusHandler.calls), ([30, 30], 3))
+
+
+class Py39Timeout(OSError):
+    """What socket.timeout is on Python 3.8 and 3.9: an OSError that is not a TimeoutError
+    (it became an alias of TimeoutError in 3.10)."""
+
+
+class FakeResponse:
+    """A response whose reads (or lines) raise ``exc``."""
+
+    def __init__(self, exc, ctype="application/json"):
+        self.exc = exc
+        self.headers = {"Content-Type": ctype}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+    def read(self, *a):
+        raise self.exc
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise self.exc
+
+    def close(self):
+        pass
+
+
+class OldPythonTimeoutTest(unittest.TestCase):
+    """On Python 3.8 and 3.9 a socket timeout is socket.timeout, not TimeoutError; it must
+    still come out as RequestTimeoutError (never retried), wherever it happens."""
+
+    def setUp(self):
+        patcher = mock.patch("socket.timeout", Py39Timeout)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.waits = []
+        self.client = switchyard.Client("http://127.0.0.1:9", "k", timeout=5, sleep=self.waits.append)
+
+    def urlopen(self, outcome):
+        calls = []
+
+        def fake(req, timeout=None):
+            calls.append(req.full_url)
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome
+        patcher = mock.patch("urllib.request.urlopen", fake)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return calls
+
+    def test_no_answer_head(self):
+        calls = self.urlopen(Py39Timeout("timed out"))
+        with self.assertRaises(switchyard.RequestTimeoutError):
+            switchyard.RouterTrainer(self.client, job_id="tj_1").status()
+        self.assertEqual((len(calls), self.waits), (1, []))
+
+    def test_no_connection(self):
+        calls = self.urlopen(urllib.error.URLError(Py39Timeout("timed out")))
+        with self.assertRaises(switchyard.RequestTimeoutError):
+            switchyard.AgentOptimizer(self.client, job_id="oj_1").status()
+        self.assertEqual((len(calls), self.waits), (1, []))
+
+    def test_body_stops(self):
+        self.urlopen(FakeResponse(Py39Timeout("timed out")))
+        with self.assertRaises(switchyard.RequestTimeoutError):
+            switchyard.AgentOptimizer(self.client, job_id="oj_1").results()
+        with self.assertRaises(switchyard.RequestTimeoutError):
+            switchyard.file_content("file-1", client=self.client)
+
+    def test_stream_stops(self):
+        self.urlopen(FakeResponse(Py39Timeout("timed out"), ctype="text/event-stream"))
+        st = switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True, client=self.client)
+        with self.assertRaises(switchyard.RequestTimeoutError):
+            list(st)
 
 
 if __name__ == "__main__":
