@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -286,20 +287,22 @@ func (s *Stream) dispatch(event, data string) bool {
 		s.body.Close()
 		return false
 	}
+	if event == "error" {
+		s.fail(parseStreamError(data))
+		return false
+	}
 	var probe struct {
-		Type  string `json:"type"`
-		Final bool   `json:"final"`
-		Error string `json:"error"`
+		Type  string          `json:"type"`
+		Final bool            `json:"final"`
+		Error json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(data), &probe); err != nil {
 		s.fail(fmt.Errorf("client: malformed stream event %q: %w", truncate(data, 120), err))
 		return false
 	}
 	switch {
-	case event == "error" || probe.Type == "error" || probe.Error != "":
-		se := &StreamError{}
-		_ = json.Unmarshal([]byte(data), se)
-		s.fail(se)
+	case probe.Type == "error" || hasError(probe.Error):
+		s.fail(parseStreamError(data))
 		return false
 	case probe.Final || probe.Type == "final": // "final" was its type before it became a text chunk
 		var f Completion
@@ -318,6 +321,51 @@ func (s *Stream) dispatch(event, data string) bool {
 		s.chunk = ch
 		return true
 	}
+}
+
+// hasError reports whether an event's "error" field says something (not absent, null,
+// false or an empty string).
+func hasError(raw json.RawMessage) bool {
+	switch strings.TrimSpace(string(raw)) {
+	case "", "null", "false", `""`:
+		return false
+	}
+	return true
+}
+
+// parseStreamError reads the payload of an error event, whatever its shape: Switchyard's
+// {"error": kind, "message", "attempts"}, OpenAI's {"error": {"type", "message"}}, a JSON
+// string, or text that is not JSON (the whole of it is the message). Kind is "Stream
+// Error" when the payload names none.
+func parseStreamError(data string) *StreamError {
+	se := &StreamError{}
+	var body struct {
+		Error    json.RawMessage `json:"error"`
+		Message  string          `json:"message"`
+		Attempts []Attempt       `json:"attempts"`
+	}
+	var text string
+	switch {
+	case json.Unmarshal([]byte(data), &body) == nil:
+		se.Message, se.Attempts = body.Message, body.Attempts
+		var envelope struct {
+			Type    string `json:"type"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(body.Error, &se.Kind) != nil && json.Unmarshal(body.Error, &envelope) == nil {
+			se.Kind = cmp.Or(envelope.Type, envelope.Code)
+			se.Message = cmp.Or(se.Message, envelope.Message)
+		}
+	case json.Unmarshal([]byte(data), &text) == nil:
+		se.Message = text
+	default:
+		se.Message = data
+	}
+	if se.Kind == "" {
+		se.Kind = "Stream Error"
+	}
+	return se
 }
 
 func (s *Stream) fail(err error) {
