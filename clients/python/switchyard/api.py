@@ -98,6 +98,30 @@ def _message(m: Dict[str, Any]) -> Dict[str, Any]:
     return {"role": m["role"], "content": content}
 
 
+def _stream_error(raw: str) -> StreamError:
+    """The StreamError an error event says, whatever its payload's shape: Switchyard's
+    ``{"error": kind, "message", "attempts"}``, OpenAI's ``{"error": {"type", "message"}}``,
+    a JSON string, or text that is not JSON (the whole of it is the message). The kind is
+    ``Stream Error`` when the payload names none."""
+    kind, message, attempts = "", raw, None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = raw
+    if isinstance(data, str):
+        message = data
+    elif isinstance(data, dict):
+        err = data.get("error")
+        message = data.get("message") or ""
+        attempts = data.get("attempts")
+        if isinstance(err, str):
+            kind = err
+        elif isinstance(err, dict):
+            kind = err.get("type") or err.get("code") or ""
+            message = message or err.get("message") or ""
+    return StreamError(str(kind or "Stream Error"), str(message), attempts)
+
+
 class CompletionStream:
     """Iterates over the chunks of a streamed completion.
 
@@ -129,12 +153,16 @@ class CompletionStream:
                 if ev["data"] == "[DONE]":
                     done = True
                     break
+                if ev["event"] == "error":
+                    raise _stream_error(ev["data"])
                 try:
                     data = json.loads(ev["data"])
                 except ValueError as e:
                     raise SwitchyardError(f"malformed stream event: {ev['data'][:120]!r}") from e
-                if ev["event"] == "error" or data.get("type") == "error" or data.get("error"):
-                    raise StreamError(data.get("error", ""), data.get("message", ""), data.get("attempts"))
+                if not isinstance(data, dict):
+                    raise SwitchyardError(f"malformed stream event (not an object): {ev['data'][:120]!r}")
+                if data.get("type") == "error" or data.get("error"):
+                    raise _stream_error(ev["data"])
                 if data.get("final") is True or data.get("type") == "final":
                     self.final = data
                     continue

@@ -203,5 +203,49 @@ class OldPythonTimeoutTest(unittest.TestCase):
             list(st)
 
 
+class EventStream(FakeResponse):
+    """An event-stream answer with the given body."""
+
+    def __init__(self, body):
+        super().__init__(None, ctype="text/event-stream")
+        self.lines = iter(body.encode().splitlines(keepends=True))
+
+    def __next__(self):
+        return next(self.lines)
+
+
+class StreamErrorPayloadTest(unittest.TestCase):
+    """An error event is a StreamError carrying what it says, whatever its payload's shape;
+    an event that is JSON but not an object is a SwitchyardError, never an AttributeError."""
+
+    CHUNK = 'data: {"type": "text", "text": "Hel"}\n\n'
+
+    def stream(self, body):
+        with mock.patch("urllib.request.urlopen", lambda req, timeout=None: EventStream(self.CHUNK + body)):
+            return switchyard.complete([{"role": "user", "content": "hi"}], "openai/gpt-4o", stream=True,
+                                       client=switchyard.Client("http://127.0.0.1:9", "k"))
+
+    def test_error_payloads(self):
+        for name, body, kind, message in [
+            ("native", 'event: error\ndata: {"type": "text", "text": "", "error": "Stream Error", "message": "upstream cut"}\n\n',
+             "Stream Error", "upstream cut"),
+            ("object", 'event: error\ndata: {"error": {"message": "boom", "type": "server_error"}}\n\n', "server_error", "boom"),
+            ("object without event name", 'data: {"error": {"message": "boom", "type": "server_error"}}\n\n', "server_error", "boom"),
+            ("JSON string", 'event: error\ndata: "boom"\n\n', "Stream Error", "boom"),
+            ("text", "event: error\ndata: upstream died\ndata: at byte 12\n\n", "Stream Error", "upstream died\nat byte 12"),
+        ]:
+            got = []
+            with self.assertRaises(switchyard.StreamError, msg=name) as cm:
+                for ch in self.stream(body):
+                    got.append(ch["text"])
+            self.assertEqual((got, cm.exception.kind, cm.exception.message), (["Hel"], kind, message), name)
+
+    def test_non_object_event(self):
+        for body in ('data: 42\n\n', 'data: ["a"]\n\n', 'data: "x"\n\n'):
+            with self.assertRaises(switchyard.SwitchyardError, msg=body) as cm:
+                list(self.stream(body))
+            self.assertNotIsInstance(cm.exception, switchyard.StreamError)
+
+
 if __name__ == "__main__":
     unittest.main()
