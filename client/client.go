@@ -167,6 +167,8 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
-// errIDRequired is returned by RouterTrainer and AgentOptimizer calls made before any id
-// is known.
-var errIDRequired = errors.New("no id known yet")
+// ErrMissingID is matched (errors.Is) by the error of a call that needs an id none was
+// given or remembered for: RouterTrainer and AgentOptimizer calls made before Train,
+// Submit, UseJob or UseModel (or before a job completed, for Model and Predict), and the
+// key, team, customer and listing calls given an empty id. No request is sent.
+var ErrMissingID = errors.New("no id known yet")

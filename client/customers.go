@@ -65,7 +65,7 @@ type CustomerUpdate struct {
 // CreateCustomer creates an end user of the calling key.
 func (c *Client) CreateCustomer(ctx context.Context, req *CustomerRequest) (*Customer, error) {
 	if req == nil || req.EndUserID == "" {
-		return nil, fmt.Errorf("client: POST /api/v1/customers: %w", errIDRequired)
+		return nil, fmt.Errorf("client: POST /api/v1/customers: %w", ErrMissingID)
 	}
 	var out Customer
 	if err := c.do(ctx, http.MethodPost, "/api/v1/customers", nil, req, &out); err != nil {
@@ -77,7 +77,7 @@ func (c *Client) CreateCustomer(ctx context.Context, req *CustomerRequest) (*Cus
 // Customer returns one end user of the calling key with its spend.
 func (c *Client) Customer(ctx context.Context, id string) (*Customer, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: GET /api/v1/customers/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: GET /api/v1/customers/: %w", ErrMissingID)
 	}
 	var out Customer
 	if err := c.do(ctx, http.MethodGet, "/api/v1/customers/"+url.PathEscape(id), nil, nil, &out); err != nil {
@@ -113,7 +113,7 @@ func (c *Client) ListCustomers(ctx context.Context, opts *ListOptions) (*Page[Cu
 // UpdateCustomer changes the end user id and returns it as it is now; its spend is kept.
 func (c *Client) UpdateCustomer(ctx context.Context, id string, u *CustomerUpdate) (*Customer, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: PATCH /api/v1/customers/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: PATCH /api/v1/customers/: %w", ErrMissingID)
 	}
 	body := patchBody{}
 	if u != nil {
@@ -136,7 +136,7 @@ func (c *Client) UpdateCustomer(ctx context.Context, id string, u *CustomerUpdat
 // it again with no limits.
 func (c *Client) DeleteCustomer(ctx context.Context, id string) error {
 	if id == "" {
-		return fmt.Errorf("client: DELETE /api/v1/customers/: %w", errIDRequired)
+		return fmt.Errorf("client: DELETE /api/v1/customers/: %w", ErrMissingID)
 	}
 	return c.do(ctx, http.MethodDelete, "/api/v1/customers/"+url.PathEscape(id), nil, nil, nil)
 }

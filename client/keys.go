@@ -127,7 +127,7 @@ func (c *Client) ListKeys(ctx context.Context) ([]VirtualKey, error) {
 // key itself (its limits and spend).
 func (c *Client) Key(ctx context.Context, id string) (*VirtualKey, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: GET /api/v1/keys/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: GET /api/v1/keys/: %w", ErrMissingID)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodGet, "/api/v1/keys/"+url.PathEscape(id), nil, nil, &out); err != nil {
@@ -141,7 +141,7 @@ func (c *Client) Key(ctx context.Context, id string) (*VirtualKey, error) {
 // spend stay.
 func (c *Client) RotateKey(ctx context.Context, id string) (*VirtualKey, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: POST /api/v1/keys/{id}/rotate: %w", errIDRequired)
+		return nil, fmt.Errorf("client: POST /api/v1/keys/{id}/rotate: %w", ErrMissingID)
 	}
 	var out VirtualKey
 	if err := c.do(ctx, http.MethodPost, "/api/v1/keys/"+url.PathEscape(id)+"/rotate", nil, nil, &out); err != nil {
@@ -191,7 +191,7 @@ type KeyUpdate struct {
 // its spend is kept.
 func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*VirtualKey, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: PATCH /api/v1/keys/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: PATCH /api/v1/keys/: %w", ErrMissingID)
 	}
 	body := patchBody{}
 	if u != nil {

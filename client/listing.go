@@ -132,7 +132,7 @@ func list[T any](ctx context.Context, c *Client, path string, opts *ListOptions)
 
 func (c *Client) remove(ctx context.Context, path, id string) (*Deletion, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: DELETE %s: %w", path, errIDRequired)
+		return nil, fmt.Errorf("client: DELETE %s: %w", path, ErrMissingID)
 	}
 	var d Deletion
 	if err := c.do(ctx, http.MethodDelete, path+url.PathEscape(id), nil, nil, &d); err != nil {
@@ -184,7 +184,7 @@ func (c *Client) ListConversations(ctx context.Context, opts *ListOptions) (*Pag
 // Conversation returns one of the key's conversations, without its messages.
 func (c *Client) Conversation(ctx context.Context, id string) (*Conversation, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: Conversation: %w", errIDRequired)
+		return nil, fmt.Errorf("client: Conversation: %w", ErrMissingID)
 	}
 	var conv Conversation
 	if err := c.do(ctx, http.MethodGet, "/api/v1/conversations/"+url.PathEscape(id), nil, nil, &conv); err != nil {
@@ -197,7 +197,7 @@ func (c *Client) Conversation(ctx context.Context, id string) (*Conversation, er
 // Limit and Cursor of opts apply).
 func (c *Client) ConversationMessages(ctx context.Context, id string, opts *ListOptions) (*Page[ConversationMessage], error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: ConversationMessages: %w", errIDRequired)
+		return nil, fmt.Errorf("client: ConversationMessages: %w", ErrMissingID)
 	}
 	return list[ConversationMessage](ctx, c, "/api/v1/conversations/"+url.PathEscape(id)+"/messages", opts)
 }

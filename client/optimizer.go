@@ -169,7 +169,7 @@ func (o *AgentOptimizer) UseJob(id string) {
 func (o *AgentOptimizer) id(op string) (string, error) {
 	id := o.JobID()
 	if id == "" {
-		return "", fmt.Errorf("client: AgentOptimizer.%s: %w (call Submit or UseJob first)", op, errIDRequired)
+		return "", fmt.Errorf("client: AgentOptimizer.%s: %w (call Submit or UseJob first)", op, ErrMissingID)
 	}
 	return id, nil
 }

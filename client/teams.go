@@ -90,7 +90,7 @@ func (c *Client) CreateTeam(ctx context.Context, req *TeamRequest) (*Team, error
 // Team returns one team of the calling key with its spend and keys.
 func (c *Client) Team(ctx context.Context, id string) (*Team, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: GET /api/v1/teams/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: GET /api/v1/teams/: %w", ErrMissingID)
 	}
 	var out Team
 	if err := c.do(ctx, http.MethodGet, "/api/v1/teams/"+url.PathEscape(id), nil, nil, &out); err != nil {
@@ -113,7 +113,7 @@ func (c *Client) Teams(ctx context.Context) ([]Team, error) {
 // UpdateTeam changes the team id and returns it as it is now; its spend and keys are kept.
 func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Team, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: PATCH /api/v1/teams/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: PATCH /api/v1/teams/: %w", ErrMissingID)
 	}
 	body := patchBody{}
 	if u != nil {
@@ -137,7 +137,7 @@ func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Tea
 // DeleteTeam deletes the team id and revokes its virtual keys, at once on every replica.
 func (c *Client) DeleteTeam(ctx context.Context, id string) (*TeamDeletion, error) {
 	if id == "" {
-		return nil, fmt.Errorf("client: DELETE /api/v1/teams/: %w", errIDRequired)
+		return nil, fmt.Errorf("client: DELETE /api/v1/teams/: %w", ErrMissingID)
 	}
 	var out TeamDeletion
 	if err := c.do(ctx, http.MethodDelete, "/api/v1/teams/"+url.PathEscape(id), nil, nil, &out); err != nil {

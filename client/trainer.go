@@ -313,7 +313,7 @@ func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, conten
 func (t *RouterTrainer) Status(ctx context.Context) (*TrainingStatus, error) {
 	id := t.JobID()
 	if id == "" {
-		return nil, fmt.Errorf("client: RouterTrainer.Status: %w (call Train or UseJob first)", errIDRequired)
+		return nil, fmt.Errorf("client: RouterTrainer.Status: %w (call Train or UseJob first)", ErrMissingID)
 	}
 	var st TrainingStatus
 	if err := t.c.do(ctx, http.MethodGet, "/api/v1/routers/train/status", url.Values{"task_id": {id}}, nil, &st); err != nil {
@@ -335,7 +335,7 @@ func (t *RouterTrainer) Status(ctx context.Context) (*TrainingStatus, error) {
 func (t *RouterTrainer) Cancel(ctx context.Context) (*TrainingStatus, error) {
 	id := t.JobID()
 	if id == "" {
-		return nil, fmt.Errorf("client: RouterTrainer.Cancel: %w (call Train or UseJob first)", errIDRequired)
+		return nil, fmt.Errorf("client: RouterTrainer.Cancel: %w (call Train or UseJob first)", ErrMissingID)
 	}
 	var st TrainingStatus
 	if err := t.c.do(ctx, http.MethodPost, "/api/v1/routers/train/cancel", url.Values{"task_id": {id}}, nil, &st); err != nil {
@@ -372,7 +372,7 @@ func (t *RouterTrainer) Wait(ctx context.Context, pollEvery time.Duration) (*Tra
 func (t *RouterTrainer) Model(ctx context.Context) (*RouterModel, error) {
 	id := t.ModelID()
 	if id == "" {
-		return nil, fmt.Errorf("client: RouterTrainer.Model: %w (wait for a completed job or call UseModel)", errIDRequired)
+		return nil, fmt.Errorf("client: RouterTrainer.Model: %w (wait for a completed job or call UseModel)", ErrMissingID)
 	}
 	var m RouterModel
 	if err := t.c.do(ctx, http.MethodGet, "/api/v1/routers/models", url.Values{"model_id": {id}}, nil, &m); err != nil {
@@ -387,7 +387,7 @@ func (t *RouterTrainer) Model(ctx context.Context) (*RouterModel, error) {
 func (t *RouterTrainer) Predict(ctx context.Context, inputs []string) (*PredictResponse, error) {
 	id := t.ModelID()
 	if id == "" {
-		return nil, fmt.Errorf("client: RouterTrainer.Predict: %w (wait for a completed job or call UseModel)", errIDRequired)
+		return nil, fmt.Errorf("client: RouterTrainer.Predict: %w (wait for a completed job or call UseModel)", ErrMissingID)
 	}
 	out := &PredictResponse{Predictions: make([]Prediction, 0, len(inputs))}
 	for start := 0; start < len(inputs) || start == 0; start += MaxPredictInputs {
