@@ -174,7 +174,9 @@ func (o *AgentOptimizer) id(op string) (string, error) {
 	return id, nil
 }
 
-// Submit starts an optimization job and remembers its id.
+// Submit starts an optimization job and remembers its id. When the server refuses it (an
+// *Error: 422, 429, 503, ...) the remembered job id stays as it was: no new job exists,
+// so Status, Wait and Results keep following the earlier one.
 func (o *AgentOptimizer) Submit(ctx context.Context, req *OptimizeRequest) (*OptimizationJob, error) {
 	r := *req
 	if r.Optimizer == "" {

@@ -215,7 +215,9 @@ func (t *RouterTrainer) UseModel(id string) {
 }
 
 // Train starts a training job from dataset file URLs (JSON, JSONL or CSV) and remembers
-// its id.
+// its id. When the server refuses the job (an *Error: 422, 429, 503, ...) the remembered
+// job and model ids stay as they were: no new job exists, so Status, Wait, Model and
+// Predict keep following the earlier one.
 func (t *RouterTrainer) Train(ctx context.Context, dataURLs ...string) (*TrainingJob, error) {
 	return t.TrainWithPrices(ctx, nil, dataURLs...)
 }

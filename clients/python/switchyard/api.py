@@ -263,7 +263,9 @@ class RouterTrainer:
         """Starts a training job from dataset file URLs (JSON, JSONL or CSV).
 
         ``model_prices`` (a Switchyard extension) prices the models, USD per 1M tokens, for
-        the cost/quality frontier the job measures.
+        the cost/quality frontier the job measures. Remembers the new job's id; when the
+        server refuses the job (ValidationError, RateLimitError, ServerError, ...) the
+        remembered ids stay as they were, since no new job exists.
         """
         if isinstance(data_urls, str):
             data_urls = [data_urls]
@@ -348,7 +350,9 @@ class AgentOptimizer:
                sandbox_timeout_seconds: Optional[int] = None,
                optimizer: str = "agentopt") -> Dict[str, Any]:
         """Submits a bundle URL (ZIP with agent.py, eval.py, dataset.json) for one target
-        model (or a list of them)."""
+        model (or a list of them) and remembers the new job's id; when the server refuses
+        it (ValidationError, RateLimitError, ServerError, ...) the remembered id stays as it
+        was, since no new job exists."""
         models = [target_model] if isinstance(target_model, str) else list(target_model)
         body = _drop_none({
             "optimizer": optimizer, "input_url": input_url, "target_models": models,

@@ -2,6 +2,8 @@
 and the parsing of failed streams, against a small fake server in this process. No test
 sleeps: waits go through a recording ``sleep``."""
 
+import email.message
+import io
 import json
 import threading
 import unittest
@@ -245,6 +247,42 @@ class StreamErrorPayloadTest(unittest.TestCase):
             with self.assertRaises(switchyard.SwitchyardError, msg=body) as cm:
                 list(self.stream(body))
             self.assertNotIsInstance(cm.exception, switchyard.StreamError)
+
+
+class FailedSubmitTest(unittest.TestCase):
+    """A submission the server refuses (422, or 429/503 with a Retry-After longer than the
+    client waits) raises the typed error with status, kind, message and the hint, and
+    leaves the remembered ids as they were: the job submitted before is still the latest
+    one that exists."""
+
+    REFUSALS = [(422, "Validation Error", None, switchyard.ValidationError),
+                (429, "Too Many Requests", "60", switchyard.RateLimitError),
+                (503, "Service Unavailable", "60", switchyard.ServerError)]
+
+    def refuse(self, status, kind, retry_after):
+        def fake(req, timeout=None):
+            hdrs = email.message.Message()
+            hdrs["Content-Type"] = "application/json"
+            if retry_after:
+                hdrs["Retry-After"] = retry_after
+            body = json.dumps({"error": kind, "message": "refused: " + kind}).encode()
+            raise urllib.error.HTTPError(req.full_url, status, kind, hdrs, io.BytesIO(body))
+        return mock.patch("urllib.request.urlopen", fake)
+
+    def test_ids_kept(self):
+        c = switchyard.Client("http://127.0.0.1:9", "k", sleep=lambda s: self.fail("waited %s s" % s))
+        tr = switchyard.RouterTrainer(c, job_id="tj_1", model_id="rm_1")
+        opt = switchyard.AgentOptimizer(c, job_id="oj_1")
+        for status, kind, ra, cls in self.REFUSALS:
+            with self.refuse(status, kind, ra):
+                with self.assertRaises(cls) as cm:
+                    tr.train(["https://example.com/b.json"])
+                self.assertEqual((cm.exception.status, cm.exception.kind, cm.exception.message),
+                                 (status, kind, "refused: " + kind))
+                self.assertEqual(cm.exception.retry_after, float(ra) if ra else None)
+                with self.assertRaises(cls):
+                    opt.submit("https://example.com/b.zip", "openai/gpt-4o")
+            self.assertEqual((tr.job_id, tr.model_id, opt.job_id), ("tj_1", "rm_1", "oj_1"))
 
 
 if __name__ == "__main__":
