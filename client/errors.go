@@ -61,6 +61,12 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusConflict
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
+	case ErrForbidden:
+		return e.Status == http.StatusForbidden
+	case ErrTooLarge:
+		return e.Status == http.StatusRequestEntityTooLarge
+	case ErrUnavailable:
+		return e.Status == http.StatusServiceUnavailable
 	case ErrGuardrailBlocked:
 		return e.Status == http.StatusBadRequest && (e.Kind == "Guardrail Violation" || e.Code == "guardrail_violation")
 	}
@@ -79,6 +85,13 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrRateLimited matches 429 answers.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrForbidden matches 403 answers (a virtual key outside its models or routes).
+	ErrForbidden = errors.New("forbidden")
+	// ErrTooLarge matches 413 answers (a request body over the server's limit).
+	ErrTooLarge = errors.New("request too large")
+	// ErrUnavailable matches 503 answers (a training or optimization queue full, a server
+	// shutting down); the *Error's RetryAfter says when to try again.
+	ErrUnavailable = errors.New("service unavailable")
 	// ErrGuardrailBlocked matches the 400 of a request or answer a server's guardrail
 	// refused (its message names the guardrail).
 	ErrGuardrailBlocked = errors.New("blocked by a guardrail")
