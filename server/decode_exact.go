@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,23 @@ func decodeExact(body []byte, v any, status int) error {
 // a number past the type's range as "out of range", naming the field; anything but a number
 // is left to the decoder's own error.
 func integralNumbers(status int) jsonv2.Options {
+	switch status {
+	case http.StatusUnprocessableEntity:
+		return integralNumbers422
+	case http.StatusBadRequest:
+		return integralNumbers400
+	}
+	return newIntegralNumbers(status)
+}
+
+// The options of the two statuses the routes use, built once: building them costs a request
+// 29 allocations.
+var (
+	integralNumbers422 = newIntegralNumbers(http.StatusUnprocessableEntity)
+	integralNumbers400 = newIntegralNumbers(http.StatusBadRequest)
+)
+
+func newIntegralNumbers(status int) jsonv2.Options {
 	return jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *int) error { return decodeIntegral(dec, v, strconv.IntSize, status) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v *int64) error { return decodeIntegral(dec, v, 64, status) }),
