@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
@@ -80,7 +79,7 @@ func audioServer(t *testing.T) (*httptest.Server, *Server, *fakeAudioUpstream) {
 	t.Cleanup(ups.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk"}),
 		providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: ups.URL, APIKey: "ak"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: rec})
 	if err != nil {

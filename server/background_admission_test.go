@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestBackgroundRefusedAsSynchronous: a background request that a synchronous one would be
@@ -43,7 +41,7 @@ func TestBackgroundFailedNotContinued(t *testing.T) {
 	up := &slowUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	hs := backgroundReplica(t, memstore.New(), ups)
+	hs := backgroundReplica(t, newTestStore(t), ups)
 	_, b := do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/hang","input":"Think.","background":true}`, nil)
 	id := responseOf(t, b)["id"].(string)
 	if resp, b := do2(t, "POST", hs.URL+"/v1/responses/"+id+"/cancel", testKey, "", nil); resp.StatusCode != 200 || responseOf(t, b)["status"] != "cancelled" {

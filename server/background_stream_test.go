@@ -194,7 +194,7 @@ func TestBackgroundStreamCancelAndRefusals(t *testing.T) {
 	up := &dripUpstream{cut: make(chan struct{}, 1)}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	st := memstore.New()
+	st := newTestStore(t)
 	// The run on A stays alive until the cancel: no heartbeat is ever late enough for B
 	// to read it as dead (a cancel still reaches A at its next beat, within a second).
 	a, b := backgroundReplicaStaleAfter(t, st, ups, time.Hour), backgroundReplicaStaleAfter(t, st, ups, time.Hour)

@@ -13,7 +13,6 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // slowUpstream is a scripted OpenAI upstream: model "slow" answers after 300 ms, model
@@ -110,7 +109,7 @@ func TestBackgroundResponsesOverHTTP(t *testing.T) {
 	up := &slowUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	hs := backgroundReplica(t, memstore.New(), ups)
+	hs := backgroundReplica(t, newTestStore(t), ups)
 	start := time.Now()
 	resp, b := do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/slow","input":"Think.","background":true}`, nil)
 	o := responseOf(t, b)
@@ -157,7 +156,7 @@ func TestBackgroundResponsesCancelAcrossReplicas(t *testing.T) {
 	up := &slowUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	st := memstore.New()
+	st := newTestStore(t)
 	a, b := backgroundReplica(t, st, ups), backgroundReplica(t, st, ups)
 	resp, body := do2(t, "POST", a.URL+"/v1/responses", testKey, `{"model":"up/hang","input":"Think.","background":true}`, nil)
 	if resp.StatusCode != 200 {
@@ -199,7 +198,7 @@ func TestBackgroundResponsesStaleRun(t *testing.T) {
 	up := &slowUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	st := memstore.New()
+	st := newTestStore(t)
 	a := backgroundReplica(t, st, ups)
 	resp, body := do2(t, "POST", a.URL+"/v1/responses", testKey, `{"model":"up/hang","input":"Think.","background":true}`, nil)
 	if resp.StatusCode != 200 {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // fakeOpenAIUpstream is a scripted OpenAI-format upstream for tests: model "ok" answers
@@ -134,7 +133,7 @@ func completionsServerWith(t *testing.T, tweak func(*completions.Options)) (*htt
 	t.Cleanup(ups.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}),
 		providers.NewOpenAI(providers.Config{Name: "nokey", BaseURL: ups.URL + "/v1", KeyEnv: "NOKEY_API_KEY"})) // not configured
-	st := memstore.New()
+	st := newTestStore(t)
 	o := completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}}
 	if tweak != nil {
@@ -414,7 +413,7 @@ func TestCompletionsClientDisconnectCancelsUpstream(t *testing.T) {
 	defer ups.Close()
 	defer close(stop)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "k"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Store: st})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/store/storetest/drivertest"
 )
 
@@ -41,7 +40,7 @@ func listedEndUsers(t *testing.T, s *Server, owner string) int {
 // the earlier build's end users once.
 func TestNewEndUserReadsSameRecordsWhateverTheKeyHas(t *testing.T) {
 	reads := func(n int) []int64 {
-		d := &readCountingDriver{Driver: memstore.NewDriver()}
+		d := &readCountingDriver{Driver: newTestDriver(t)}
 		hs, s := keysServer(t, store.New(d), 0)
 		if r := do(t, s, "POST", "/api/v1/customers", testKey, `{"end_user_id":"first"}`); r.status != http.StatusCreated {
 			t.Fatal(r.status, r.raw)

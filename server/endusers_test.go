@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // postWith sends body to url with key and the extra headers, returning status and body.
@@ -172,7 +170,7 @@ func TestEndUserRoutesValidateAndDelete(t *testing.T) {
 
 // TestEndUserAccountAcrossReplicas: two servers on one store meter one end user account.
 func TestEndUserAccountAcrossReplicas(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	hsA, a := keysServer(t, st, 0)
 	hsB, _ := keysServer(t, st, 0)
 	if r := do(t, a, "POST", "/customer/new", testKey, `{"user_id":"gil","max_budget":0.01}`); r.status != http.StatusOK {

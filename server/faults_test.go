@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // faultAnswer is what every scripted model answers, word by word.
@@ -129,7 +128,7 @@ func faultServer(t *testing.T) (*httptest.Server, *faultUpstream) {
 		providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "k"}),
 		providers.NewOpenAI(providers.Config{Name: "pf", BaseURL: ups.URL + "/v1", APIKey: "k", Prefill: providers.PrefillPrefix}),
 	)
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Store: st, FirstTokenTimeout: 300 * time.Millisecond,
 		StreamIdleTimeout: 100 * time.Millisecond, AttemptTimeout: 300 * time.Millisecond,
 		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,7 +93,7 @@ func bodyText(out map[string]any) string {
 // ownerOfKey is the owner the server files key's records under.
 func ownerOfKey(t *testing.T, key string) string {
 	t.Helper()
-	st := memstore.New()
+	st := newTestStore(t)
 	defer st.Close()
 	s, err := New(Config{Store: st, APIKeys: []string{key}})
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/openai/openai-go/option"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // sigA is the thought signature the scripted Gemini upstream puts on its first function
@@ -136,7 +135,7 @@ func geminiSignatureServer(t *testing.T) (*httptest.Server, *fakeGeminiSignature
 	us := httptest.NewServer(up)
 	t.Cleanup(us.Close)
 	reg := providers.NewRegistry(providers.NewGemini(providers.Config{Name: "gm", BaseURL: us.URL, APIKey: "k"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
 	if err != nil {
@@ -553,7 +552,7 @@ func TestGeminiSafetySettingsAndBuiltinTools(t *testing.T) {
 	t.Cleanup(oa.Close)
 	reg := providers.NewRegistry(providers.NewGemini(providers.Config{Name: "gm", BaseURL: us.URL, APIKey: "k"}),
 		providers.NewOpenAI(providers.Config{Name: "up", BaseURL: oa.URL + "/v1", APIKey: "sk"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
 	if err != nil {
 		t.Fatal(err)

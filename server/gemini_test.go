@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // fakeGeminiToolUpstream is a scripted OpenAI-format upstream for the Gemini surface's
@@ -115,7 +114,7 @@ func geminiServer(t *testing.T) (*httptest.Server, *fakeGeminiToolUpstream) {
 	t.Cleanup(tus.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}),
 		providers.NewOpenAI(providers.Config{Name: "tl", BaseURL: tus.URL + "/v1", APIKey: "sk-tl"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Backoff:     completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
 		ModelGroups: map[string]completions.ModelGroup{"gemini-fast": {Models: []string{"tl/chat"}}, "gemini-pro": {Models: []string{"tl/think"}}}})

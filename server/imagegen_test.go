@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
@@ -46,7 +45,7 @@ func imagesServer(t *testing.T) (*httptest.Server, *Server, *fakeImagesUpstream)
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
 	env := map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": ups.URL + "/v1"}
-	st := memstore.New()
+	st := newTestStore(t)
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
 		Prices: providers.DefaultCatalog(), Store: st, Observer: rec})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestJobKeyMinterLimits mints an optimization job key the way the optimizer does and checks
@@ -81,7 +80,7 @@ func TestJobKeyCallTimeout(t *testing.T) {
 // reclaims the dead run's key by its reference: no replica accepts the key after that, what
 // it spent is returned, and reclaiming it again says the key is gone.
 func TestJobKeyReclaimedByAnotherReplica(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(up.Close)
 	hsA, a := replica(t, st, up)

@@ -15,7 +15,6 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
@@ -279,7 +278,7 @@ func TestVirtualKeyRate(t *testing.T) {
 // store (after a restart too), its spend is one account, and a revocation on either is
 // seen by both at once.
 func TestVirtualKeyAcrossReplicas(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	hsA, a := keysServer(t, st, 0)
 	hsB, b := keysServer(t, st, 0)
 	vk := issue(t, a, `{"max_requests":3}`)

@@ -9,15 +9,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // Lines logged with a request's context carry its request_id, once.
 func TestRequestIDHandler(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(RequestIDHandler(slog.NewJSONHandler(&buf, nil)))
-	s, err := New(Config{Store: memstore.New(), APIKeys: []string{testKey}, Logger: log}, func(s *Server) error {
+	s, err := New(Config{Store: newTestStore(t), APIKeys: []string{testKey}, Logger: log}, func(s *Server) error {
 		s.Handle(Route{Method: "GET", Path: "/api/v1/test/log"}, func(w http.ResponseWriter, r *http.Request) error {
 			log.WarnContext(r.Context(), "inside the request", "model", "a/b")
 			w.WriteHeader(http.StatusNoContent)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestModelGroupsOnTheSurfaces: a model group is listed by /v1/models, answers
@@ -70,7 +69,7 @@ func steadyGroupServer(t *testing.T) *httptest.Server {
 	ups := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(ups.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Backoff:     completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
 		ModelGroups: map[string]completions.ModelGroup{"steady": {Models: []string{"up/down", "up/ok"}}}})

@@ -19,7 +19,6 @@ import (
 	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -42,7 +41,7 @@ func (f scriptedRouters) Rank(_ context.Context, owner, id string, texts []strin
 
 func modelSelectServer(t *testing.T, custom routing.CustomModels) (*httptest.Server, *store.Store) {
 	t.Helper()
-	st := memstore.New()
+	st := newTestStore(t)
 	t.Cleanup(func() { st.Close() })
 	sel := routing.NewSelector(routing.Options{Store: st, CustomModels: custom})
 	s, err := New(Config{Store: st, APIKeys: []string{testKey, otherKey}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, ModelSelection(sel))
@@ -166,7 +165,7 @@ func TestModelSelectBadRequests(t *testing.T) {
 
 func TestModelSelectNotFoundAndCustomRouter(t *testing.T) {
 	// The fake router belongs to testKey's owner; find that owner through an echo request.
-	st := memstore.New()
+	st := newTestStore(t)
 	defer st.Close()
 	s, err := New(Config{Store: st, APIKeys: []string{testKey}})
 	if err != nil {
@@ -291,7 +290,7 @@ func TestModelSelectWithRouterTrainedOverHTTP(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := memstore.New()
+	st := newTestStore(t)
 	defer st.Close()
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), trainer.WithLogger(quiet),

@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -17,7 +16,7 @@ import (
 // armed with a preference id, delete that preference just before they first store a
 // training job: a delete that lands between trainCustomRouter's check and its bind.
 type deleteBeforeJobDriver struct {
-	*memstore.Driver
+	store.Driver
 	pref atomic.Value // string
 }
 
@@ -44,7 +43,7 @@ func (t *deleteBeforeJobTx) Put(ctx context.Context, c store.Collection, key str
 // naming preference_id, and no job or uploaded file is left behind; the check and the
 // bind are one store transaction.
 func TestNotDiamondRetrainPreferenceDeletedMeanwhile(t *testing.T) {
-	drv := &deleteBeforeJobDriver{Driver: memstore.NewDriver()}
+	drv := &deleteBeforeJobDriver{Driver: newTestDriver(t)}
 	st := store.New(drv)
 	srv, sel := trainingServer(t, st) // not started: jobs stay queued
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/routing"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -18,7 +17,7 @@ import (
 // the trained router after; feedback personalizes it; fit again with that preference_id
 // retrains the same preference; an unknown one is refused before a job is queued.
 func TestNotDiamondTrainingBindsPreference(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := trainer.New(st, trainer.WithLogger(quiet))
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/internal/npmtest"
 	"github.com/switchyard-ai/switchyard/routing"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // notDiamondSDK is Not Diamond's official TypeScript SDK, pinned; its HTTP client is axios.
@@ -46,7 +45,7 @@ func TestNotDiamondTypeScriptSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st := memstore.New()
+	st := newTestStore(t)
 	t.Cleanup(func() { st.Close() })
 	quiet := slog.New(slog.DiscardHandler)
 	srv, err := New(Config{Store: st, APIKeys: []string{testKey}, Logger: quiet}, ModelSelection(routing.NewSelector(routing.Options{Store: st, Logger: quiet})))

@@ -25,7 +25,6 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/sandbox"
 	"github.com/switchyard-ai/switchyard/sandbox/process"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 const optimizeOtherKey = "optimize-other-key"
@@ -209,7 +208,7 @@ func optimizeServer(t *testing.T, runner sandbox.Runner) *optimizeEnv {
 	ups := httptest.NewServer(e.up)
 	t.Cleanup(ups.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "scripted", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Store: st})
 	if err != nil {
 		t.Fatal(err)

@@ -119,7 +119,7 @@ func TestReplicasShareStatePostgres(t *testing.T) {
 }
 
 func TestExpiredSharedKeyIsRefused(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(up.Close)
 	_, sa := replica(t, st, up)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
@@ -76,7 +75,7 @@ func rerankServer(t *testing.T) (*httptest.Server, *Server, *fakeRerankUpstream)
 	t.Cleanup(ups.Close)
 	env := map[string]string{"COHERE_API_KEY": "co", "COHERE_BASE_URL": ups.URL, "JINA_API_KEY": "jn", "JINA_BASE_URL": ups.URL + "/v1",
 		"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": ups.URL + "/v1"}
-	st := memstore.New()
+	st := newTestStore(t)
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
 		Prices: providers.DefaultCatalog(), Store: st, Observer: rec,

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // r11bServer is keysServer with a given upstream handler and static API keys.
@@ -70,7 +69,7 @@ func TestReview11bBudgetConcurrentOvershoot(t *testing.T) {
 
 // hookDriver wraps memstore's driver with hooks on plain (non-transaction) Gets and Deletes.
 type hookDriver struct {
-	*memstore.Driver
+	store.Driver
 	onGet    func(c store.Collection, key string)
 	onDelete func(c store.Collection, key string)
 }
@@ -95,7 +94,7 @@ func (d *hookDriver) Delete(ctx context.Context, c store.Collection, key string)
 // back: the narrowing answered 200 yet is silently undone, and the key calls the model it
 // was just taken off.
 func TestReview11bPatchLostUpdate(t *testing.T) {
-	d := &hookDriver{Driver: memstore.NewDriver()}
+	d := &hookDriver{Driver: newTestDriver(t)}
 	st := store.New(d)
 	hs, s := r11bServer(t, st, &fakeOpenAIUpstream{}, []string{testKey})
 	vk := issue(t, s, `{"models":["openai/ok","openai/ok2"]}`)
@@ -154,7 +153,7 @@ func TestReview11bPatchLostUpdate(t *testing.T) {
 // keys it issued keep spending in its name: the scoped-key path never checks that the
 // owner is still a key.
 func TestReview11bIssuerRemoved(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	_, a := r11bServer(t, st, &fakeOpenAIUpstream{}, []string{testKey, completionsOtherKey})
 	vk := issue(t, a, `{}`)
 	// The same store after a restart without testKey.
@@ -173,7 +172,7 @@ func TestReview11bIssuerRemoved(t *testing.T) {
 // operator just brought back stayed refused. (Rewritten with the mend: the delete is a
 // transaction now, so the hook runs the PATCH just before it.)
 func TestReview11bExpiryDeleteRace(t *testing.T) {
-	d := &updateHookDriver{Driver: memstore.NewDriver()}
+	d := &updateHookDriver{Driver: newTestDriver(t)}
 	st := store.New(d)
 	hs, s := r11bServer(t, st, &fakeOpenAIUpstream{}, []string{testKey})
 	vk := issue(t, s, `{"expires_at":"`+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`"}`)
@@ -243,7 +242,7 @@ func TestReview11bPatchBlockedByStaleModel(t *testing.T) {
 
 // updateHookDriver runs before (once, when armed) ahead of the next transaction.
 type updateHookDriver struct {
-	*memstore.Driver
+	store.Driver
 	mu     sync.Mutex
 	before func()
 }
@@ -264,7 +263,7 @@ func (d *updateHookDriver) Update(ctx context.Context, fn func(tx store.Tx) erro
 // the caller gets a 500 "internal error" (logged as a server error) instead of the 401 a
 // revoked key gets.
 func TestReview11bRevokeInFlight(t *testing.T) {
-	d := &updateHookDriver{Driver: memstore.NewDriver()}
+	d := &updateHookDriver{Driver: newTestDriver(t)}
 	st := store.New(d)
 	hs, s := r11bServer(t, st, &fakeOpenAIUpstream{}, []string{testKey})
 	vk := issue(t, s, `{"max_requests":5}`)

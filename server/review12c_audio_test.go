@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // review12cServer is a gateway server over one OpenAI upstream handler.
@@ -21,7 +20,7 @@ func review12cServer(t *testing.T, up http.Handler, cfg Config) *httptest.Server
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
 	if err != nil {
 		t.Fatal(err)

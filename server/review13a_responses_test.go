@@ -13,7 +13,6 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestReview13aScopedKeysReachOwnersStoredResponses: the stored-response routes are
@@ -210,7 +209,7 @@ func TestReview13aHistoryBypassesBodyLimit(t *testing.T) {
 	up := &fakeOpenAIUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
 		Prices: providers.DefaultCatalog(), Store: st})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestReview13bRemoteKeysResetLocalBuckets: every replica now makes a bucket for every key
@@ -16,7 +15,7 @@ import (
 // them all — including the exhausted bucket of a key this replica is holding back, which
 // gets its whole minute again.
 func TestReview13bRemoteKeysResetLocalBuckets(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	ctx := context.Background()
 	ca, cb := store.NewCounters(st, "limits"), store.NewCounters(st, "limits")
 	s := &Server{keyRL: newKeyLimiter(2), vkRL: &authLimiter{buckets: map[string]*bucket{}}}

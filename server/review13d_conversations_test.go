@@ -15,12 +15,11 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // review13dCountingDriver counts the conversation items the store hands out.
 type review13dCountingDriver struct {
-	*memstore.Driver
+	store.Driver
 	itemsRead atomic.Int64
 }
 
@@ -96,7 +95,7 @@ func TestReview13dConcurrentResponsesOnOneConversation(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, len(body.Messages))
 	})
-	hs := review13dServer(t, memstore.New(), up)
+	hs := review13dServer(t, newTestStore(t), up)
 	conv := review13dCreate(t, hs, `{"items":[{"type":"message","role":"user","content":"start"}]}`)
 
 	done := make(chan int)
@@ -129,7 +128,7 @@ func TestReview13dConcurrentResponsesOnOneConversation(t *testing.T) {
 // restarts from the first copy, and a client following last_id (OpenAI's SDKs'
 // ConversationCursorPage) pages forever.
 func TestReview13dConversationItemPagingWithADuplicateID(t *testing.T) {
-	hs := review13dServer(t, memstore.New(), http.NotFoundHandler())
+	hs := review13dServer(t, newTestStore(t), http.NotFoundHandler())
 	conv := review13dCreate(t, hs, `{"items":[
 		{"type":"message","id":"msg_a","role":"user","content":"a"},
 		{"type":"message","id":"msg_b","role":"user","content":"b"}]}`)
@@ -169,7 +168,7 @@ func TestReview13dConversationItemPagingWithADuplicateID(t *testing.T) {
 // no bound (the history bound applies only to /v1/responses, and POST items never checks
 // it), so a conversation grown by POST items makes each of these requests read all of it.
 func TestReview13dConversationItemReadsCostTheWholeConversation(t *testing.T) {
-	d := &review13dCountingDriver{Driver: memstore.NewDriver()}
+	d := &review13dCountingDriver{Driver: newTestDriver(t)}
 	hs := review13dServer(t, store.New(d), http.NotFoundHandler())
 	conv := review13dCreate(t, hs, `{}`)
 	var last string
@@ -203,7 +202,7 @@ func TestReview13dConversationItemReadsCostTheWholeConversation(t *testing.T) {
 // conversation's metadata; and the items listed lack status, which OpenAI's item types
 // carry ("completed") on every message returned by the API.
 func TestReview13dConversationWireShapes(t *testing.T) {
-	hs := review13dServer(t, memstore.New(), http.NotFoundHandler())
+	hs := review13dServer(t, newTestStore(t), http.NotFoundHandler())
 	conv := review13dCreate(t, hs, `{"metadata":{"topic":"names"},"items":[{"role":"user","content":"x"}]}`)
 	t.Run("update without metadata", func(t *testing.T) {
 		resp, b := do2(t, "POST", hs.URL+"/v1/conversations/"+conv, testKey, `{}`, nil)

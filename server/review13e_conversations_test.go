@@ -12,7 +12,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestReview13eConversationLeaseOutlivedByRequestTimeout: a /v1/responses request may set
@@ -38,7 +37,7 @@ func TestReview13eConversationLeaseOutlivedByRequestTimeout(t *testing.T) {
 	})
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	st := memstore.New()
+	st := newTestStore(t)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		RequestTimeout: time.Second, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},

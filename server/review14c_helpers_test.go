@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
@@ -54,7 +53,7 @@ func r14Server(t *testing.T, answer func(w http.ResponseWriter, path string, req
 	t.Cleanup(ups.Close)
 	env := map[string]string{"COHERE_API_KEY": "co", "COHERE_BASE_URL": ups.URL, "JINA_API_KEY": "jn", "JINA_BASE_URL": ups.URL + "/v1",
 		"VOYAGE_API_KEY": "vo", "VOYAGE_BASE_URL": ups.URL + "/v1", "OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": ups.URL + "/v1"}
-	st := memstore.New()
+	st := newTestStore(t)
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
 		Prices: providers.DefaultCatalog(), Store: st, Observer: rec, Cache: completions.CacheOptions{Driver: &completions.MemoryCache{}},

@@ -181,7 +181,7 @@ func TestReview17aInputItemsOfBackground(t *testing.T) {
 	up := &slowUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	hs := backgroundReplica(t, memstore.New(), ups)
+	hs := backgroundReplica(t, newTestStore(t), ups)
 	_, body := do2(t, "POST", hs.URL+"/v1/responses", testKey, `{"model":"up/slow","input":"Count the stars.","background":true}`, nil)
 	id := responseOf(t, body)["id"].(string)
 	for _, when := range []string{"running", "ended"} {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // WRONG: POST /key/delete promises "all or none are found" but resolves the keys first and
@@ -17,7 +16,7 @@ import (
 // again). Fix: revoke all ids in one store transaction (all or nothing), or treat a key
 // revoked meanwhile as deleted (it is: the goal is reached) and answer 200.
 func TestReview17bDeletePartialFailure(t *testing.T) {
-	d := &updateHookDriver{Driver: memstore.NewDriver()}
+	d := &updateHookDriver{Driver: newTestDriver(t)}
 	st := store.New(d)
 	_, s := keysServer(t, st, 0)
 	a := litellmGenerate(t, s, `{"key_alias":"a"}`)

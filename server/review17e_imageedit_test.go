@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // review17eEditServer is a gateway whose OpenAI upstream records each file part's field
@@ -35,7 +34,7 @@ func review17eEditServer(t *testing.T) (*httptest.Server, func() map[string][]st
 	}))
 	t.Cleanup(ups.Close)
 	env := map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": ups.URL + "/v1"}
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
 		Prices: providers.DefaultCatalog(), Store: st})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // An answer of Gemini's code execution tool served again from the response cache has the
@@ -19,7 +18,7 @@ func TestReview19dCachedCodeExecutionParts(t *testing.T) {
 	us := httptest.NewServer(up)
 	t.Cleanup(us.Close)
 	reg := providers.NewRegistry(providers.NewGemini(providers.Config{Name: "gm", BaseURL: us.URL, APIKey: "k"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Cache: completions.CacheOptions{Driver: &completions.MemoryCache{}}})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/switchyard-ai/switchyard/jobqueue"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -28,7 +27,7 @@ func (review21aDownQueue) StaleAfter() time.Duration                    { return
 // cannot be queued is refused and its job deleted; the preference must not stay bound to
 // that deleted job (router_model_id cleared, training_job_id naming a job that is gone).
 func TestReview21aRetrainNotQueuedLeavesPreferenceAlone(t *testing.T) {
-	st := store.New(memstore.NewDriver())
+	st := store.New(newTestDriver(t))
 	srv, sel := trainingServer(t, st, trainer.WithQueue(review21aDownQueue{}))
 
 	owner := ownerOfKey(t, testKey)

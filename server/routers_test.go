@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -31,7 +30,7 @@ type routersEnv struct {
 
 func routersServer(t *testing.T, opts ...trainer.Option) *routersEnv {
 	t.Helper()
-	st := memstore.New()
+	st := newTestStore(t)
 	quiet := slog.New(slog.DiscardHandler)
 	base := []trainer.Option{trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}), trainer.WithLogger(quiet)}
 	svc, err := trainer.New(st, append(base, opts...)...)
@@ -217,7 +216,7 @@ func TestRoutersBadRequests(t *testing.T) {
 }
 
 func TestRoutersQueueFull(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := trainer.New(st, trainer.WithQueueSize(1), trainer.WithLogger(quiet)) // never started
 	if err != nil {
@@ -277,7 +276,7 @@ func TestRoutersOpenAPI(t *testing.T) {
 // the limit while another key still gets in; cancel ends a queued job failed, answers 409
 // for an ended job, 404 for another key's and 422 without task_id.
 func TestRoutersPerKeyLimitAndCancel(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := trainer.New(st, trainer.WithJobsPerOwner(2), trainer.WithLogger(quiet)) // never started: jobs stay queued
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
@@ -231,7 +230,7 @@ func TestTrainUploadNative(t *testing.T) {
 // TestTrainUploadBodyLimitAndStorage: the server's body limit bounds the form (413), and an
 // accepted upload is in the store until its job is deleted.
 func TestTrainUploadBodyLimitAndStorage(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	quiet := slog.New(slog.DiscardHandler)
 	svc, err := trainer.New(st, trainer.WithLogger(quiet)) // never started: jobs stay queued
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // semanticUpstream is a scripted OpenAI-format upstream: chat answers "Paris"; embeddings
@@ -58,7 +57,7 @@ func semanticUpstream(t *testing.T) (url string, chats func() int) {
 func TestSemanticCacheHeadersAndBody(t *testing.T) {
 	upURL, chats := semanticUpstream(t)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "sem", BaseURL: upURL + "/v1", APIKey: "sk-sem"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	mc := &completions.MemoryCache{}
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Cache: completions.CacheOptions{Driver: mc, Semantic: &completions.SemanticCacheOptions{Model: "sem/text-embedding-3-small"}}})

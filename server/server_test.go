@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 const testKey = "test-key-123"
@@ -214,7 +213,7 @@ func TestPublicRoutes(t *testing.T) {
 }
 
 func TestStoredKeysAndOwners(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	s := testServer(t, Config{Store: st, APIKeys: []string{}}, nil)
 	has, err := s.Auth().HasKeys(context.Background())
 	if err != nil || has {
@@ -279,7 +278,7 @@ func TestAccessLogHasNoSecrets(t *testing.T) {
 // /healthz answers 503 when the store does not answer (every request needs it), and while
 // the server drains.
 func TestHealthzReflectsStoreAndDraining(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	s := testServer(t, Config{Store: st}, nil)
 	check := func(want int, status string) {
 		t.Helper()

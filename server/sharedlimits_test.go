@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestRateLimitsSharedByReplicas: two replicas on one store, each with its own
@@ -15,7 +14,7 @@ import (
 // requests per minute per key, a virtual key's requests_per_minute and its
 // tokens_per_minute — where each alone would have let the key through again.
 func TestRateLimitsSharedByReplicas(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	ctx := context.Background()
 	ca, cb := store.NewCounters(st, "limits"), store.NewCounters(st, "limits")
 	_, a := keysServerWith(t, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey, completionsOtherKey}, RequestsPerMinutePerKey: 4, SharedLimits: ca})

@@ -8,14 +8,13 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 func TestUsageSpendRoute(t *testing.T) {
 	ups := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(ups.Close)
-	st := memstore.New()
+	st := newTestStore(t)
 	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: roll})

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // litellmTeamNew creates a team through /team/new and returns its answer.
@@ -208,7 +206,7 @@ func TestTeamDeleteRevokesKeys(t *testing.T) {
 // TestTeamAccountAcrossReplicas: two servers on one store (replicas) meter one team
 // account: what a key spent through one refuses another key of the team through the other.
 func TestTeamAccountAcrossReplicas(t *testing.T) {
-	st := memstore.New()
+	st := newTestStore(t)
 	hsA, a := keysServer(t, st, 0)
 	hsB, _ := keysServer(t, st, 0)
 	litellmTeamNew(t, a, `{"team_id":"shared","max_budget":0.01}`)

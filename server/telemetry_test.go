@@ -15,7 +15,6 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/telemetry"
 )
 
@@ -38,7 +37,7 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	m := telemetry.New(telemetry.Options{})
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(up.Close)
-	st := store.New(m.Store(memstore.NewDriver()))
+	st := store.New(m.Store(newTestDriver(t)))
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Observer: completions.Observers{m, tr}, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})

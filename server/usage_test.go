@@ -13,7 +13,6 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/console"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
@@ -24,7 +23,7 @@ func usageServer(t *testing.T) *httptest.Server {
 	ups := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(ups.Close)
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	st := memstore.New()
+	st := newTestStore(t)
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: rec,
 		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
