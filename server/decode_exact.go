@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -77,11 +76,11 @@ func decodeExact(body []byte, v any, status int) error {
 	return Validation(status, "%s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
-// integralNumbers decodes the int, int32 and int64 fields: a number that strconv.ParseInt
-// takes as it is, else one written with a fraction part or an exponent whose value is an
-// integer in the type's range (2.0, 1e0). A fraction is refused as "must be an integer" and
-// a number past the type's range as "out of range", naming the field; anything but a number
-// is left to the decoder's own error.
+// integralNumbers decodes the int, int32 and int64 fields: an integral value in any
+// notation within the type's range (2.0, 1e0, 9007199254740993.0), read exactly from its
+// digits (validation.ParseIntegral), never rounded through float64. A value with a fraction
+// part is refused as "must be an integer" and one past the type's range as "out of range",
+// naming the field; anything but a number is left to the decoder's own error.
 func integralNumbers(status int) jsonv2.Options {
 	switch status {
 	case http.StatusUnprocessableEntity:
@@ -115,25 +114,15 @@ func decodeIntegral[T int | int32 | int64](dec *jsontext.Decoder, v *T, bits, st
 	if err != nil {
 		return err
 	}
-	n, err := strconv.ParseInt(string(val), 10, bits)
-	if err == nil {
-		*v = T(n)
-		return nil
+	n, err := validation.ParseIntegral(string(val), bits)
+	if err != nil {
+		path := pointerPath(string(dec.StackPointer()))
+		if errors.Is(err, validation.ErrNotInteger) {
+			return Validation(status, "field %q must be an integer, got number", path)
+		}
+		return Validation(status, "field %q is out of range for an integer", path) // 1e400, or past int32
 	}
-	path := pointerPath(string(dec.StackPointer()))
-	if errors.Is(err, strconv.ErrRange) {
-		return Validation(status, "field %q is out of range for an integer", path)
-	}
-	f, err := strconv.ParseFloat(string(val), 64)
-	switch {
-	case err != nil:
-		return Validation(status, "field %q is out of range for an integer", path) // 1e400
-	case f != math.Trunc(f):
-		return Validation(status, "field %q must be an integer, got number", path)
-	case f < -math.Ldexp(1, bits-1) || f >= math.Ldexp(1, bits-1):
-		return Validation(status, "field %q is out of range for an integer", path)
-	}
-	*v = T(f)
+	*v = T(n)
 	return nil
 }
 
