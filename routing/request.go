@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // MaxTools is the most tools a model selection request may carry (spec: Limits).
@@ -424,17 +427,17 @@ func decodeField(raw json.RawMessage, field string, dst any) error {
 
 // decodeInt decodes the integer field raw. An integral number written with a fraction part
 // or an exponent (2.0, 1e0) is an integer, as JSON Schema (and so the OpenAPI document)
-// counts it; a fraction, a non-number or a number past float64's exact integers is refused
-// as decodeField refuses it. Bounds are the caller's to check.
+// counts it, read exactly from its digits (validation.ParseIntegral), never rounded through
+// float64; a fraction (however small), a non-number or a number past int is refused as
+// decodeField refuses it. Bounds are the caller's to check.
 func decodeInt(raw json.RawMessage, field string) (int, error) {
 	var n int
 	err := strictDecode(raw, &n)
 	if err == nil {
 		return n, nil
 	}
-	var f float64
-	if json.Unmarshal(raw, &f) == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-		return int(f), nil
+	if v, perr := validation.ParseIntegral(string(bytes.TrimSpace(raw)), strconv.IntSize); perr == nil {
+		return int(v), nil
 	}
 	return 0, jsonError(field, err)
 }
