@@ -334,7 +334,8 @@ func hasError(raw json.RawMessage) bool {
 }
 
 // parseStreamError reads the payload of an error event, whatever its shape: Switchyard's
-// {"error": kind, "message", "attempts"}, OpenAI's {"error": {"type", "message"}}, a JSON
+// {"error": kind, "message", "attempts"}, OpenAI's {"error": {"type", "message"}} (or
+// {"error": {"code", "message"}}, the code a string or a number, as proxies send it), a JSON
 // string, or text that is not JSON (the whole of it is the message). Kind is "Stream
 // Error" when the payload names none.
 func parseStreamError(data string) *StreamError {
@@ -349,12 +350,12 @@ func parseStreamError(data string) *StreamError {
 	case json.Unmarshal([]byte(data), &body) == nil:
 		se.Message, se.Attempts = body.Message, body.Attempts
 		var envelope struct {
-			Type    string `json:"type"`
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"` // a string, or a number (OpenRouter's, other proxies')
+			Message string          `json:"message"`
 		}
 		if json.Unmarshal(body.Error, &se.Kind) != nil && json.Unmarshal(body.Error, &envelope) == nil {
-			se.Kind = cmp.Or(envelope.Type, envelope.Code)
+			se.Kind = cmp.Or(envelope.Type, errorCode(envelope.Code))
 			se.Message = cmp.Or(se.Message, envelope.Message)
 		}
 	case json.Unmarshal([]byte(data), &text) == nil:
@@ -366,6 +367,20 @@ func parseStreamError(data string) *StreamError {
 		se.Kind = "Stream Error"
 	}
 	return se
+}
+
+// errorCode is an error envelope's code as text: a string as it is, a number as written
+// (502), "" for null or anything else.
+func errorCode(raw json.RawMessage) string {
+	var code string
+	if json.Unmarshal(raw, &code) == nil {
+		return code
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 func (s *Stream) fail(err error) {
