@@ -149,14 +149,16 @@ func ParseDataset(rawURL, contentType string, data []byte) ([]Record, error) {
 // {"data": [...]} have, gives that array, whether the object spans lines or sits on one
 // (as json.dumps and JSON.stringify write it); an object that is not a record and holds no
 // such array is an error saying what shapes are read. An object with a record's field
-// (problem, correct_models, scores or task) is a record: JSONL, not wrapped.
+// (problem, correct_models, scores or task, in any case, as records are decoded) is a
+// record: JSONL, not wrapped.
 func wrappedArray(rawURL string, data []byte) ([]byte, bool, error) {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(data, &obj) != nil {
 		return nil, false, nil // several documents: JSONL
 	}
-	for _, field := range []string{"problem", "correct_models", "scores", "task"} {
-		if _, isRecord := obj[field]; isRecord {
+	for k := range obj {
+		// A record's field in any case: the record decoder matches names so (jsonRecord).
+		if slices.ContainsFunc([]string{"problem", "correct_models", "scores", "task"}, func(f string) bool { return strings.EqualFold(k, f) }) {
 			return nil, false, nil // a record, on one line or spread over lines: JSONL reports it
 		}
 	}
