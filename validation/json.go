@@ -43,6 +43,13 @@ var ErrNotInteger = errors.New("not an integer")
 // wrapping strconv.ErrRange ("1e400"); text that is not a JSON number is a
 // *strconv.NumError wrapping strconv.ErrSyntax.
 func ParseIntegral(num string, bitSize int) (int64, error) {
+	// Plain digits, the common case, without allocating; ParseInt would also take "+1" and
+	// "01", which JSON does not.
+	if d := strings.TrimPrefix(num, "-"); d != "" && d[0] >= '1' && d[0] <= '9' {
+		if n, err := strconv.ParseInt(num, 10, bitSize); err == nil {
+			return n, nil
+		}
+	}
 	syntax := &strconv.NumError{Func: "ParseIntegral", Num: num, Err: strconv.ErrSyntax}
 	s, neg := strings.CutPrefix(num, "-")
 	mant, expText, hasExp := strings.Cut(s, "e")
