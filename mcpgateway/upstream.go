@@ -22,8 +22,9 @@ type upstream struct {
 	cfg     ServerConfig
 	headers map[string]string // resolved
 	env     map[string]string // resolved
-	// connecting is held (a token in it) while a session is being opened; waiters select
-	// on it and on their context.
+	// connecting is held (a token in it) while a session is being opened, and while one
+	// whose opener gave up (its context ended) is still being closed; waiters select on it
+	// and on their context.
 	connecting chan struct{}
 
 	mu      sync.Mutex
@@ -47,7 +48,15 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-u.connecting }()
+	// The token is given back when this call returns, unless a connection it gave up on
+	// is still being closed: then once that is done (below), so that no second session,
+	// and no second stdio child, is opened beside one still stopping.
+	handedOff := false
+	defer func() {
+		if !handedOff {
+			<-u.connecting
+		}
+	}()
 	if s, err := u.current(); s != nil || err != nil {
 		return s, err // another caller opened it meanwhile
 	}
@@ -78,8 +87,11 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	case <-ctx.Done():
 		// The SDK, its initialize cut short, closes the half-open session and may wait
-		// seconds for a server that does not answer: the caller does not wait with it.
+		// seconds for a server that does not answer: the caller does not wait with it, but
+		// the next connection waits for it (the token is held until it is closed).
+		handedOff = true
 		go func() {
+			defer func() { <-u.connecting }()
 			if c := <-done; c.s != nil {
 				_ = c.s.Close()
 			}
