@@ -63,7 +63,8 @@ type ExpiresAfter struct {
 // the server takes. The server checks every line; a bad one is an *Error (400) whose
 // message names the line and the field. The content is streamed as it is sent, a chunk at a
 // time (never held whole); a failed upload is retried only when content is an io.Seeker
-// (an *os.File, a *strings.Reader), sent again from where it began.
+// that can seek (an *os.File of a regular file, a *strings.Reader), sent again from where
+// it began; an *os.File on a pipe is sent once.
 func (c *Client) UploadFile(ctx context.Context, filename string, content io.Reader, purpose string) (*File, error) {
 	return c.UploadFileExpiring(ctx, filename, content, purpose, nil)
 }

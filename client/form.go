@@ -22,8 +22,8 @@ var errFormRetried = errors.New("client: the form is being sent again")
 // sent (chunked), a chunk of content at a time: a large file is never held whole. The
 // writing stops when ctx ends or the request fails, and has stopped when postForm returns,
 // so the caller may close content then. A failed request is retried only when content is
-// an io.Seeker (an *os.File, a *bytes.Reader): it is sought back to where it was and sent
-// again.
+// an io.Seeker (an *os.File, a *bytes.Reader) that can seek: it is sought back to where it
+// was and sent again (one that cannot, such as an *os.File on a pipe, is sent once).
 func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, filename string, content io.Reader, out any) error {
 	req, err := c.newRequest(ctx, http.MethodPost, path, nil, nil)
 	if err != nil {
@@ -31,12 +31,12 @@ func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, 
 	}
 	f := &formStream{ctx: ctx, fields: fields, filename: filename, content: content,
 		boundary: multipart.NewWriter(io.Discard).Boundary()}
+	// An io.Seeker that cannot seek (an *os.File on a pipe or a FIFO: os.Stdin of a
+	// pipeline) is sent as any reader is: once, not retried.
 	if s, ok := content.(io.Seeker); ok {
-		start, err := s.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return fmt.Errorf("client: POST %s: %w", path, err)
+		if start, err := s.Seek(0, io.SeekCurrent); err == nil {
+			f.seeker, f.start = s, start
 		}
-		f.seeker, f.start = s, start
 	}
 	defer f.stop()
 	req.Body = f.open()

@@ -271,7 +271,8 @@ type UploadOptions struct {
 // /api/v1/routers/train/upload, a multipart form streamed as it is sent: content is read a
 // chunk at a time, never held whole) rather than fetched from a URL, and remembers its id.
 // opts may be nil. Cancelling ctx stops the upload; when TrainUpload returns, content is no
-// longer read. A failed upload is retried only when content is an io.Seeker (an *os.File).
+// longer read. A failed upload is retried only when content is an io.Seeker that can seek
+// (an *os.File of a regular file; one on a pipe is sent once).
 // The server reads the file at once: a row that breaks a rule is a 422 *Error naming its
 // line and column, and a file over the server's body limit a 413.
 func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, content io.Reader, opts *UploadOptions) (*TrainingJob, error) {
