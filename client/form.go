@@ -43,6 +43,9 @@ func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, 
 	if f.seeker != nil {
 		req.GetBody = func() (io.ReadCloser, error) {
 			f.stop()
+			if err := f.contentErr(); err != nil {
+				return nil, err // the content failed, not the connection: not sent again
+			}
 			if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
 				return nil, fmt.Errorf("rewinding the content: %w", err)
 			}
@@ -57,6 +60,9 @@ func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, 
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	resp, err := c.send(req)
 	if err != nil {
+		if rerr := f.contentErr(); rerr != nil {
+			return fmt.Errorf("client: POST %s: %w", path, rerr)
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -77,9 +83,26 @@ type formStream struct {
 	seeker   io.Seeker // content, when it can be sent again
 	start    int64     // where content began
 
-	mu   sync.Mutex
-	pr   *io.PipeReader // the current attempt's body
-	done chan struct{}  // closed when its writer has stopped
+	mu      sync.Mutex
+	pr      *io.PipeReader // the current attempt's body
+	done    chan struct{}  // closed when its writer has stopped
+	readErr error          // content's read failure, if any: no attempt is made after it
+}
+
+// contentReadError is a form's content failing to be read: the caller's reader failed,
+// not the connection, so the request is not retried (retryableTransport).
+type contentReadError struct{ err error }
+
+func (e *contentReadError) Error() string { return "reading the content: " + e.err.Error() }
+
+// Unwrap returns the reader's error.
+func (e *contentReadError) Unwrap() error { return e.err }
+
+// contentErr is the failure reading content met ("reading the content: …"), or nil.
+func (f *formStream) contentErr() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.readErr
 }
 
 // open starts writing the form into a new pipe and returns the pipe's reading end: the
@@ -141,7 +164,11 @@ func (f *formStream) write(w io.Writer) error {
 			break
 		}
 		if rerr != nil {
-			return fmt.Errorf("reading the content: %w", rerr)
+			err := &contentReadError{err: rerr}
+			f.mu.Lock()
+			f.readErr = err
+			f.mu.Unlock()
+			return err
 		}
 	}
 	return mw.Close()

@@ -122,13 +122,15 @@ func gatewayExhausted(err error) bool {
 }
 
 // retryableTransport reports whether a transport error (no response received) may pass on
-// a second try: not when the context ended, nor when the server's certificate was refused.
+// a second try: not when the context ended, nor when the server's certificate was refused,
+// nor when the request's own content failed to be read (an upload's file: contentReadError).
 func retryableTransport(ctx context.Context, err error) bool {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var cv *tls.CertificateVerificationError
-	return !errors.As(err, &cv)
+	var ce *contentReadError // the request's own body failed to be read
+	return !errors.As(err, &cv) && !errors.As(err, &ce)
 }
 
 // parseRetryAfter reads a Retry-After value given in seconds or as an HTTP date (a date in
