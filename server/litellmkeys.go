@@ -249,7 +249,26 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			return regenerate(w, r, r.PathValue("key"), fields)
+			ref := r.PathValue("key")
+			if raw, ok := fields["key"]; ok {
+				// LiteLLM's regenerate body has key too: the path's own key (or null) is
+				// the same request, another key a mistake that regenerates nothing.
+				var named string
+				if json.Unmarshal(raw, &named) != nil {
+					return litellmInvalid("key", "key: must be a string, the key of the path (or omitted), got %s", raw)
+				}
+				if named != "" {
+					rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
+					if err != nil {
+						return err
+					}
+					if same, err := s.litellmKeyOf(r.Context(), owner(r), named); err != nil || same.ID != rec.ID {
+						return litellmInvalid("key", "key: the body names another key than the path's: omit key, or give the same key")
+					}
+				}
+				delete(fields, "key")
+			}
+			return regenerate(w, r, ref, fields)
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body (with the fields to change)",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
