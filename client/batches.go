@@ -88,6 +88,9 @@ func (c *Client) UploadFileExpiring(ctx context.Context, filename string, conten
 
 // File returns one of the key's files.
 func (c *Client) File(ctx context.Context, id string) (*File, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /v1/files/: %w", ErrMissingID)
+	}
 	var f File
 	if err := c.do(ctx, http.MethodGet, "/v1/files/"+url.PathEscape(id), nil, nil, &f); err != nil {
 		return nil, err
@@ -117,6 +120,9 @@ func (c *Client) ListFiles(ctx context.Context, opts *FileListOptions) (*FileLis
 
 // FileContent returns a reader of a file's content; close it.
 func (c *Client) FileContent(ctx context.Context, id string) (io.ReadCloser, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /v1/files/{id}/content: %w", ErrMissingID)
+	}
 	req, err := c.newRequest(ctx, http.MethodGet, "/v1/files/"+url.PathEscape(id)+"/content", nil, nil)
 	if err != nil {
 		return nil, err
@@ -131,6 +137,9 @@ func (c *Client) FileContent(ctx context.Context, id string) (io.ReadCloser, err
 // DeleteFile deletes one of the key's files. The input of a batch that has not ended is a
 // 409 *Error (errors.Is(err, ErrConflict)).
 func (c *Client) DeleteFile(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("client: DELETE /v1/files/: %w", ErrMissingID)
+	}
 	return c.do(ctx, http.MethodDelete, "/v1/files/"+url.PathEscape(id), nil, nil, nil)
 }
 
@@ -236,6 +245,9 @@ func (c *Client) CreateBatch(ctx context.Context, req *CreateBatchRequest) (*Bat
 
 // Batch returns one of the key's batches.
 func (c *Client) Batch(ctx context.Context, id string) (*Batch, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /v1/batches/: %w", ErrMissingID)
+	}
 	var b Batch
 	if err := c.do(ctx, http.MethodGet, "/v1/batches/"+url.PathEscape(id), nil, nil, &b); err != nil {
 		return nil, err
@@ -263,6 +275,9 @@ func (c *Client) ListBatches(ctx context.Context, after string, limit int) (*Bat
 // CancelBatch cancels a batch: it becomes cancelling, then cancelled with what it had
 // answered. A batch that has ended is a 409 *Error.
 func (c *Client) CancelBatch(ctx context.Context, id string) (*Batch, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: POST /v1/batches/{id}/cancel: %w", ErrMissingID)
+	}
 	var b Batch
 	if err := c.do(ctx, http.MethodPost, "/v1/batches/"+url.PathEscape(id)+"/cancel", nil, nil, &b); err != nil {
 		return nil, err

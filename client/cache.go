@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 )
@@ -27,5 +28,8 @@ func (c *Client) PurgeCache(ctx context.Context, namespace *string) (int, error)
 // key it was answered with (CacheStatus.Key, the X-Switchyard-Cache-Key header). An
 // answer not cached (any more) is a *Error with status 404.
 func (c *Client) DeleteCached(ctx context.Context, key string) error {
+	if key == "" {
+		return fmt.Errorf("client: DELETE /api/v1/cache/: %w (PurgeCache deletes many)", ErrMissingID)
+	}
 	return c.do(ctx, http.MethodDelete, "/api/v1/cache/"+url.PathEscape(key), nil, nil, nil)
 }

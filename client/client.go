@@ -170,5 +170,6 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 // ErrMissingID is matched (errors.Is) by the error of a call that needs an id none was
 // given or remembered for: RouterTrainer and AgentOptimizer calls made before Train,
 // Submit, UseJob or UseModel (or before a job completed, for Model and Predict), and the
-// key, team, customer and listing calls given an empty id. No request is sent.
+// key, team, customer, listing, file, batch (Batch, CancelBatch, WatchBatch, WaitBatch,
+// BatchOutput), preference and DeleteCached calls given an empty id. No request is sent.
 var ErrMissingID = errors.New("no id known yet")

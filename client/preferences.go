@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,6 +77,9 @@ func (c *Client) CreatePreference(ctx context.Context, req *CreatePreferenceRequ
 
 // Preference returns a preference with its feedback counts.
 func (c *Client) Preference(ctx context.Context, id string) (*Preference, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: GET /api/v1/preferences/: %w", ErrMissingID)
+	}
 	var out Preference
 	if err := c.do(ctx, http.MethodGet, "/api/v1/preferences/"+url.PathEscape(id), nil, nil, &out); err != nil {
 		return nil, err
@@ -102,6 +106,9 @@ func (c *Client) ListPreferences(ctx context.Context, cursor string, limit int) 
 
 // DeletePreference deletes a preference with what it learned.
 func (c *Client) DeletePreference(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("client: DELETE /api/v1/preferences/: %w", ErrMissingID)
+	}
 	return c.do(ctx, http.MethodDelete, "/api/v1/preferences/"+url.PathEscape(id), nil, nil, nil)
 }
 
