@@ -40,6 +40,12 @@ class Client:
         sleep: the function that waits the given seconds between attempts and between the
             polls of ``RouterTrainer.wait``, ``AgentOptimizer.wait`` and ``wait_batch``
             (default ``time.sleep``); tests pass one that records the waits.
+        clock: the function giving the current time in seconds that ``timeout`` of those
+            polls is measured with. Default (None): ``time.monotonic`` with the default
+            ``sleep``; with a ``sleep`` of your own, the seconds that sleep was asked to wait
+            so far, so that a fake sleep returning at once still ends a wait after exactly
+            ``timeout`` seconds of polls (pass ``clock=time.monotonic`` to measure real time
+            around a sleep of your own that really waits).
 
     After the last attempt the last error is raised: an :class:`APIError` subclass for an
     answer (e.g. RateLimitError, ServerError), :class:`ConnectionFailedError` when no answer
@@ -48,7 +54,8 @@ class Client:
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None,
                  timeout: float = DEFAULT_TIMEOUT, retry: Optional[RetryPolicy] = DEFAULT_RETRY_POLICY,
-                 sleep: Callable[[float], Any] = time.sleep):
+                 sleep: Callable[[float], Any] = time.sleep,
+                 clock: Optional[Callable[[], float]] = None):
         base = base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL
         base = base.strip().rstrip("/")
         if base.endswith("/api/v1"):
@@ -64,6 +71,21 @@ class Client:
             raise TypeError(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
         self.retry = retry
         self.sleep = sleep
+        self.clock = clock
+        self._slept = 0.0  # seconds self._wait asked self.sleep for: the clock of a fake sleep
+
+    def _now(self) -> float:
+        """The time the deadlines of waits are measured with (see ``clock``)."""
+        if self.clock is not None:
+            return self.clock()
+        if self.sleep is time.sleep:
+            return time.monotonic()
+        return self._slept
+
+    def _wait(self, seconds: float) -> None:
+        """Waits through ``sleep``, advancing the clock of a sleep of the caller's own."""
+        self._slept += seconds
+        self.sleep(seconds)
 
     def _open(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
               body: Any = None, accept: str = "application/json",
@@ -114,7 +136,7 @@ class Client:
                 if attempt >= policy.max_retries:
                     raise ConnectionFailedError(f"{method} {url}: {e or type(e).__name__}") from e
                 wait = policy.backoff(attempt)
-            self.sleep(wait)
+            self._wait(wait)
             attempt += 1
 
     def request_bytes(self, method: str, path: str, query: Optional[Dict[str, str]] = None,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from ._http import Client
@@ -223,8 +222,8 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
 
 
 def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], poll_every: float,
-          timeout: Optional[float], on_status, sleep: Callable[[float], Any]) -> Dict[str, Any]:
-    deadline = None if timeout is None else time.monotonic() + timeout
+          timeout: Optional[float], on_status, client: Client) -> Dict[str, Any]:
+    deadline = None if timeout is None else client._now() + timeout
     while True:
         st = get()
         if on_status:
@@ -238,11 +237,11 @@ def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], pol
                                     st if isinstance(st, dict) else None)
         wait = poll_every
         if deadline is not None:
-            left = deadline - time.monotonic()
+            left = deadline - client._now()
             if left <= 0:
                 raise TimeoutError(f"{kind} job still {state} after {timeout:g} s")
             wait = min(wait, left)  # a last poll at the deadline
-        sleep(wait)
+        client._wait(wait)
 
 
 class RouterTrainer:
@@ -302,8 +301,9 @@ class RouterTrainer:
         Raises UnknownStateError when the job reports a state other than queued, running,
         completed or failed (rather than polling it forever), and TimeoutError when it has
         not ended within ``timeout`` seconds (None: no bound; the last poll is made at the
-        deadline). The waits between polls go through the client's ``sleep``."""
-        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status, self.client.sleep)
+        deadline). The waits between polls go through the client's ``sleep``, the timeout
+        is measured with its ``clock``."""
+        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status, self.client)
 
     def model(self, model_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the details (with metrics) of the remembered (or given) router model."""
@@ -381,9 +381,9 @@ class AgentOptimizer:
         Raises UnknownStateError when the job reports a state other than those, queued and
         running (rather than polling it forever), and TimeoutError when it has not ended
         within ``timeout`` seconds (None: no bound; the last poll is made at the deadline).
-        The waits between polls go through the client's ``sleep``."""
-        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status,
-                     self.client.sleep)
+        The waits between polls go through the client's ``sleep``, the timeout is measured
+        with its ``clock``."""
+        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status, self.client)
 
     def results(self, job_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the outcome; raises ConflictError (409) while the job is not finished."""

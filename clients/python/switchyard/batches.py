@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import uuid
 from typing import Any, BinaryIO, Dict, List, Mapping, Optional, Union
 from urllib.parse import quote
@@ -125,16 +124,17 @@ def wait_batch(batch_id: str, *, poll_every: float = 2.0, timeout: Optional[floa
                client: Optional[Client] = None) -> Dict[str, Any]:
     """Polls the batch every ``poll_every`` seconds until it has ended (completed, failed,
     expired or cancelled) and returns it. Past ``timeout`` seconds (None: no bound) raises
-    SwitchyardError."""
+    SwitchyardError. The waits go through the client's ``sleep``, the timeout is measured
+    with its ``clock``."""
     c = client or Client()
-    start = time.monotonic()
+    start = c._now()
     while True:
         b = get_batch(batch_id, client=c)
         if b.get("status") in ENDED:
             return b
-        if timeout is not None and time.monotonic() - start > timeout:
+        if timeout is not None and c._now() - start > timeout:
             raise SwitchyardError(f"batch {batch_id} is still {b.get('status')} after {timeout:g} s")
-        c.sleep(poll_every)
+        c._wait(poll_every)
 
 
 def batch_results(file_id: Optional[str], *, client: Optional[Client] = None) -> List[Dict[str, Any]]:

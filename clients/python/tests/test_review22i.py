@@ -12,7 +12,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from unittest import mock
 
 import switchyard
-from switchyard import api
 
 
 class StatusHandler(BaseHTTPRequestHandler):
@@ -107,21 +106,21 @@ class PollTest(unittest.TestCase):
 
         c = self.script(["running"])
         c.sleep = sleep
-        with mock.patch.object(api.time, "monotonic", lambda: clock[0]):
-            with self.assertRaises(TimeoutError):
-                switchyard.RouterTrainer(c, job_id="tj_1").wait(poll_every=30, timeout=25)
-            self.assertEqual((self.waits, StatusHandler.calls), ([25], 2))
+        c.clock = lambda: clock[0]
+        with self.assertRaises(TimeoutError):
+            switchyard.RouterTrainer(c, job_id="tj_1").wait(poll_every=30, timeout=25)
+        self.assertEqual((self.waits, StatusHandler.calls), ([25], 2))
 
-            c = self.script(["running", "running", "completed"])
-            c.sleep = sleep
-            st = switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
-            self.assertEqual((st["status"], self.waits, StatusHandler.calls), ("completed", [30, 30], 3))
+        c = self.script(["running", "running", "completed"])
+        c.sleep, c.clock = sleep, lambda: clock[0]
+        st = switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
+        self.assertEqual((st["status"], self.waits, StatusHandler.calls), ("completed", [30, 30], 3))
 
-            c = self.script(["running"])
-            c.sleep = sleep
-            with self.assertRaises(TimeoutError):
-                switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
-            self.assertEqual((self.waits, StatusHandler.calls), ([30, 30], 3))
+        c = self.script(["running"])
+        c.sleep, c.clock = sleep, lambda: clock[0]
+        with self.assertRaises(TimeoutError):
+            switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=30, timeout=60)
+        self.assertEqual((self.waits, StatusHandler.calls), ([30, 30], 3))
 
 
 class Py39Timeout(OSError):
