@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"sync"
 )
 
@@ -18,36 +19,64 @@ const formChunk = 32 << 10
 var errFormRetried = errors.New("client: the form is being sent again")
 
 // postForm posts a multipart form — fields, then content as the file field "file" named
-// filename — to path and decodes the JSON answer into out. The form is streamed as it is
-// sent (chunked), a chunk of content at a time: a large file is never held whole. The
-// writing stops when ctx ends or the request fails, and has stopped when postForm returns,
-// so the caller may close content then. A failed request is retried only when content is
-// an io.Seeker (an *os.File, a *bytes.Reader) that can seek: it is sought back to where it
-// was and sent again (one that cannot, such as an *os.File on a pipe, is sent once).
+// filename — to path and decodes the JSON answer into out, as postMultipart does.
 func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, filename string, content io.Reader, out any) error {
+	return c.postMultipart(ctx, path, fields, []formFile{{field: "file", filename: filename, content: content}}, out)
+}
+
+// formFile is one file part of a multipart form.
+type formFile struct {
+	field, filename string
+	// header is the part's header; nil for multipart.Writer.CreateFormFile's (field and
+	// filename, application/octet-stream).
+	header  textproto.MIMEHeader
+	content io.Reader
+
+	seeker io.Seeker // content, when it can be sent again
+	start  int64     // where content began
+}
+
+// postMultipart posts a multipart form — fields, then files in order — to path and
+// decodes the JSON answer into out. The form is streamed as it is sent (chunked), a chunk
+// of a file at a time: a large file is never held whole. The writing stops when ctx ends
+// or the request fails, and has stopped when postMultipart returns, so the caller may
+// close the files' content then. A failed request is retried only when every file's
+// content is an io.Seeker (an *os.File, a *bytes.Reader) that can seek: each is sought
+// back to where it was and sent again (one that cannot, such as an *os.File on a pipe,
+// makes the form sent once). A failure reading a file's content is a contentReadError,
+// never retried.
+func (c *Client) postMultipart(ctx context.Context, path string, fields [][2]string, files []formFile, out any) error {
 	req, err := c.newRequest(ctx, http.MethodPost, path, nil, nil)
 	if err != nil {
 		return err
 	}
-	f := &formStream{ctx: ctx, fields: fields, filename: filename, content: content,
+	f := &formStream{ctx: ctx, fields: fields, files: files,
 		boundary: multipart.NewWriter(io.Discard).Boundary()}
 	// An io.Seeker that cannot seek (an *os.File on a pipe or a FIFO: os.Stdin of a
 	// pipeline) is sent as any reader is: once, not retried.
-	if s, ok := content.(io.Seeker); ok {
-		if start, err := s.Seek(0, io.SeekCurrent); err == nil {
-			f.seeker, f.start = s, start
+	rewindable := true
+	for i := range f.files {
+		ff := &f.files[i]
+		ff.seeker = nil
+		if s, ok := ff.content.(io.Seeker); ok {
+			if start, err := s.Seek(0, io.SeekCurrent); err == nil {
+				ff.seeker, ff.start = s, start
+			}
 		}
+		rewindable = rewindable && ff.seeker != nil
 	}
 	defer f.stop()
 	req.Body = f.open()
-	if f.seeker != nil {
+	if rewindable {
 		req.GetBody = func() (io.ReadCloser, error) {
 			f.stop()
 			if err := f.contentErr(); err != nil {
 				return nil, err // the content failed, not the connection: not sent again
 			}
-			if _, err := f.seeker.Seek(f.start, io.SeekStart); err != nil {
-				return nil, fmt.Errorf("rewinding the content: %w", err)
+			for _, ff := range f.files {
+				if _, err := ff.seeker.Seek(ff.start, io.SeekStart); err != nil {
+					return nil, fmt.Errorf("rewinding the content: %w", err)
+				}
 			}
 			return f.open(), nil
 		}
@@ -72,16 +101,13 @@ func (c *Client) postForm(ctx context.Context, path string, fields [][2]string, 
 	return nil
 }
 
-// formStream writes one multipart form into a pipe, a chunk of its file at a time, once
+// formStream writes one multipart form into a pipe, a chunk of a file at a time, once
 // per attempt of its request.
 type formStream struct {
 	ctx      context.Context
 	fields   [][2]string
-	filename string
-	content  io.Reader
+	files    []formFile
 	boundary string
-	seeker   io.Seeker // content, when it can be sent again
-	start    int64     // where content began
 
 	mu      sync.Mutex
 	pr      *io.PipeReader // the current attempt's body
@@ -145,23 +171,41 @@ func (f *formStream) write(w io.Writer) error {
 			return err
 		}
 	}
-	fw, err := mw.CreateFormFile("file", f.filename)
-	if err != nil {
-		return err
-	}
 	buf := make([]byte, formChunk)
+	for _, ff := range f.files {
+		var fw io.Writer
+		var err error
+		if ff.header != nil {
+			fw, err = mw.CreatePart(ff.header)
+		} else {
+			fw, err = mw.CreateFormFile(ff.field, ff.filename)
+		}
+		if err != nil {
+			return err
+		}
+		if err := f.copyContent(fw, ff.content, buf); err != nil {
+			return err
+		}
+	}
+	return mw.Close()
+}
+
+// copyContent copies content to w through buf, a chunk at a time; it stops at the first
+// chunk after ctx ended. A failure reading content is recorded (contentErr) and returned
+// as a *contentReadError.
+func (f *formStream) copyContent(w io.Writer, content io.Reader, buf []byte) error {
 	for {
 		if err := f.ctx.Err(); err != nil {
 			return err
 		}
-		n, rerr := f.content.Read(buf)
+		n, rerr := content.Read(buf)
 		if n > 0 {
-			if _, err := fw.Write(buf[:n]); err != nil {
+			if _, err := w.Write(buf[:n]); err != nil {
 				return err
 			}
 		}
 		if rerr == io.EOF {
-			break
+			return nil
 		}
 		if rerr != nil {
 			err := &contentReadError{err: rerr}
@@ -171,5 +215,4 @@ func (f *formStream) write(w io.Writer) error {
 			return err
 		}
 	}
-	return mw.Close()
 }

@@ -5,10 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"path"
@@ -151,34 +148,31 @@ type ImageEditRequest struct {
 	Extra map[string]string
 }
 
-// EditImages edits images with POST /v1/images/edits (a multipart form, built in memory).
-// The answer is an image generation's. Errors are *Error values for the gateway's
-// refusals (400 naming the field, 403 for a model the key may not call, 413 for files over
-// the route's limit).
+// EditImages edits images with POST /v1/images/edits. The multipart form is streamed as
+// it is sent (chunked), a chunk of an image at a time: it is not built in memory beside
+// the images. The answer is an image generation's. Errors are *Error values for the
+// gateway's refusals (400 naming the field, 403 for a model the key may not call, 413
+// for files over the route's limit).
 func (c *Client) EditImages(ctx context.Context, req *ImageEditRequest) (*ImageResponse, error) {
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fields := [][2]string{{"model", req.Model}, {"prompt", req.Prompt}, {"size", req.Size}, {"quality", req.Quality},
+	all := [][2]string{{"model", req.Model}, {"prompt", req.Prompt}, {"size", req.Size}, {"quality", req.Quality},
 		{"response_format", req.ResponseFormat}, {"background", req.Background}, {"output_format", req.OutputFormat},
 		{"input_fidelity", req.InputFidelity}, {"user", req.User}}
 	if req.N > 0 {
-		fields = append(fields, [2]string{"n", strconv.Itoa(req.N)})
+		all = append(all, [2]string{"n", strconv.Itoa(req.N)})
 	}
 	if req.OutputCompression != nil {
-		fields = append(fields, [2]string{"output_compression", strconv.Itoa(*req.OutputCompression)})
+		all = append(all, [2]string{"output_compression", strconv.Itoa(*req.OutputCompression)})
 	}
 	for k, v := range req.Extra {
-		fields = append(fields, [2]string{k, v})
+		all = append(all, [2]string{k, v})
 	}
-	for _, f := range fields {
-		if f[1] == "" && f[0] != "prompt" {
-			continue
-		}
-		if err := mw.WriteField(f[0], f[1]); err != nil {
-			return nil, fmt.Errorf("client: image edit: %w", err)
+	fields := all[:0]
+	for _, f := range all {
+		if f[1] != "" || f[0] == "prompt" {
+			fields = append(fields, f)
 		}
 	}
-	file := func(field string, f ImageFile) error {
+	file := func(field string, f ImageFile) formFile {
 		ctype := f.ContentType
 		if ctype == "" {
 			ctype = cmp.Or(mime.TypeByExtension(path.Ext(f.Name)), "image/png")
@@ -186,46 +180,22 @@ func (c *Client) EditImages(ctx context.Context, req *ImageEditRequest) (*ImageR
 		h := textproto.MIMEHeader{}
 		h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": field, "filename": cmp.Or(f.Name, "image.png")}))
 		h.Set("Content-Type", ctype)
-		w, err := mw.CreatePart(h)
-		if err == nil {
-			_, err = w.Write(f.Data)
-		}
-		return err
+		return formFile{field: field, header: h, content: bytes.NewReader(f.Data)}
 	}
 	field := "image"
 	if len(req.Images) > 1 {
 		field = "image[]"
 	}
+	files := make([]formFile, 0, len(req.Images)+1)
 	for _, f := range req.Images {
-		if err := file(field, f); err != nil {
-			return nil, fmt.Errorf("client: image edit: %w", err)
-		}
+		files = append(files, file(field, f))
 	}
 	if req.Mask != nil {
-		if err := file("mask", *req.Mask); err != nil {
-			return nil, fmt.Errorf("client: image edit: %w", err)
-		}
+		files = append(files, file("mask", *req.Mask))
 	}
-	if err := mw.Close(); err != nil {
-		return nil, fmt.Errorf("client: image edit: %w", err)
-	}
-	hreq, err := c.newRequest(ctx, http.MethodPost, imageEditsPath, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	b := body.Bytes()
-	hreq.Body = io.NopCloser(bytes.NewReader(b))
-	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	hreq.ContentLength = int64(len(b))
-	hreq.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := c.send(hreq)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var out ImageResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("client: POST %s: decoding response: %w", imageEditsPath, err)
+	if err := c.postMultipart(ctx, imageEditsPath, fields, files, &out); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }
