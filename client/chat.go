@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -348,6 +349,10 @@ func (s *ChatCompletionStream) Next() bool {
 			s.body.Close()
 			return false
 		}
+		if event == "error" {
+			s.fail(chatEventError(data))
+			return false
+		}
 		var ev struct {
 			Error json.RawMessage `json:"error"`
 			ChatCompletionChunk
@@ -360,14 +365,36 @@ func (s *ChatCompletionStream) Next() bool {
 			s.fail(chatStreamError(ev.Error))
 			return false
 		}
-		if event == "error" {
-			s.fail(chatStreamError(json.RawMessage(data)))
-			return false
-		}
 		s.setChunk(ev.ChatCompletionChunk)
 		return true
 	}
 	return false
+}
+
+// chatEventError reads the payload of an "event: error", whatever its shape: OpenAI's
+// {"error": {...}}, the error object itself, Switchyard's {"error": kind, "message"}, a JSON
+// string, or text that is not JSON (the whole of it is the message). Type is "error" when
+// the payload names none.
+func chatEventError(data string) *ChatStreamError {
+	var body struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	var text string
+	switch {
+	case json.Unmarshal([]byte(data), &body) == nil:
+		var kind string
+		switch {
+		case len(body.Error) == 0 || string(body.Error) == "null":
+			return chatStreamError(json.RawMessage(data))
+		case json.Unmarshal(body.Error, &kind) == nil && body.Message != "":
+			return &ChatStreamError{Message: body.Message, Type: cmp.Or(kind, "error")}
+		}
+		return chatStreamError(body.Error)
+	case json.Unmarshal([]byte(data), &text) == nil:
+		return &ChatStreamError{Message: text, Type: "error"}
+	}
+	return &ChatStreamError{Message: data, Type: "error"}
 }
 
 // chatStreamError reads an OpenAI error object; code and param may be strings, numbers or
