@@ -435,11 +435,8 @@ func (s *Server) rotateKey(ctx context.Context, owner, id string) (*virtualKey, 
 		if err != nil {
 			return err
 		}
-		if err := tx.Delete(ctx, store.ScopedKeys, rec.Hash); err != nil {
-			return err
-		}
 		vk = rec.virtualKey
-		return putKeyRecords(ctx, tx, owner, hash, vk)
+		return rotateKeyRecords(ctx, tx, owner, rec.Hash, hash, vk)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: rotating key %s: %w", id, err)
@@ -448,6 +445,16 @@ func (s *Server) rotateKey(ctx context.Context, owner, id string) (*virtualKey, 
 	vk = s.withSpend(ctx, vk)
 	vk.Key = key
 	return &vk, nil
+}
+
+// rotateKeyRecords gives owner's virtual key vk, whose key hashes to oldHash, the key
+// hashing to newHash, through tx: the old key's shared-key record goes, vk's records are
+// written under the new one.
+func rotateKeyRecords(ctx context.Context, tx store.Tx, owner, oldHash, newHash string, vk virtualKey) error {
+	if err := tx.Delete(ctx, store.ScopedKeys, oldHash); err != nil {
+		return err
+	}
+	return putKeyRecords(ctx, tx, owner, newHash, vk)
 }
 
 // checkUniqueName answers 409 naming field when another key than except among issued (an
@@ -615,16 +622,26 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
-	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "")
+	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "", false)
 }
 
 // applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
 // merged request inside the transaction before it is checked (LiteLLM's /key/update sets
-// one metadata label while keeping the others); uniqueName is issueKey's.
-func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string) (*virtualKey, error) {
+// one metadata label while keeping the others); uniqueName is issueKey's. With rotate the
+// key is also given a new key (as rotateKey does) in the same transaction, so that the
+// change and the new key are kept together or not at all; the answer then carries the new
+// key, shown once.
+func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string, rotate bool) (*virtualKey, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
+	}
+	var key, newHash string
+	if rotate {
+		var err error
+		if key, newHash, err = mintKey(); err != nil {
+			return nil, err
+		}
 	}
 	_, modelsGiven := given["models"]
 	_, expiryGiven := given["expires_at"]
@@ -687,6 +704,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
+		if rotate {
+			return rotateKeyRecords(ctx, tx, owner, rec.Hash, newHash, vk)
+		}
 		// Rewritten whole: an expired key's record may be gone (the first use after its
 		// expiry deletes it), and a new expiry brings it back.
 		return putKeyRecords(ctx, tx, owner, rec.Hash, vk)
@@ -694,8 +714,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 	if err != nil {
 		return nil, fmt.Errorf("server: updating key %s: %w", id, err)
 	}
-	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id)
+	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id, "rotated", rotate)
 	out := s.withSpend(ctx, vk)
+	out.Key = key
 	return &out, nil
 }
 

@@ -212,19 +212,20 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			return nil
 		})
 	// regenerate gives the key ref names a new key; fields (LiteLLM's regenerate body: the
-	// key's fields to change with it, as its admin UI sends them) are applied first, as
-	// /key/update applies them, so that a refused field regenerates nothing.
+	// key's fields to change with it, as its admin UI sends them) are applied as /key/update
+	// applies them, in the rotation's transaction: a refused field, or a rotation that
+	// fails, changes nothing.
 	regenerate := func(w http.ResponseWriter, r *http.Request, ref string, fields map[string]json.RawMessage) error {
 		rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
 		if err != nil {
 			return err
 		}
+		var vk *virtualKey
 		if len(fields) > 0 {
-			if _, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields); err != nil {
-				return err
-			}
+			vk, err = s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, true)
+		} else {
+			vk, err = s.rotateKey(r.Context(), owner(r), rec.ID)
 		}
-		vk, err := s.rotateKey(r.Context(), owner(r), rec.ID)
 		if err != nil {
 			return err
 		}
@@ -298,7 +299,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "")
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", false)
 			if err != nil {
 				return litellmNames(err)
 			}
@@ -355,7 +356,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields)
+			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, false)
 			if err != nil {
 				return err
 			}
@@ -498,8 +499,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 
 // litellmUpdateKey changes the LiteLLM key fields given of the virtual key id of who, as
 // /key/update does (litellmToNative's translation, decided against the stored key inside
-// the update's transaction), and answers the key as it now is.
-func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage) (*virtualKey, error) {
+// the update's transaction), and answers the key as it now is; with rotate the key is given
+// a new key in the same transaction (applyKeyUpdate's rotate).
+func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage, rotate bool) (*virtualKey, error) {
 	native, err := litellmToNative(fields, true, time.Now().UTC())
 	if err != nil {
 		return nil, err
@@ -526,7 +528,7 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 			req.Metadata = md
 		}
 	}
-	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias")
+	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias", rotate)
 	if err != nil {
 		return nil, litellmNames(err)
 	}
