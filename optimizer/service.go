@@ -128,7 +128,10 @@ type Service struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
-	queue   chan string
+	// startFailed is set when Start failed (reloading the stored jobs): no worker of this
+	// process runs, so Submit refuses as after Close.
+	startFailed bool
+	queue       chan string
 	// runCtx is Start's context (nil before Start): once it ends no worker runs a new job.
 	runCtx  context.Context
 	cancel  context.CancelFunc
@@ -305,8 +308,9 @@ func (s *Service) Version() string { return s.version }
 
 // Start recovers unfinished jobs from the store and starts the workers. Workers stop when
 // ctx is cancelled or Close is called; Submit then answers ErrClosed (without WithQueue:
-// with it, other processes' workers still run the jobs).
-func (s *Service) Start(ctx context.Context) error {
+// with it, other processes' workers still run the jobs). When Start fails no worker runs,
+// and Submit answers ErrClosed as well (without WithQueue), as the trainer's does.
+func (s *Service) Start(ctx context.Context) (err error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -319,6 +323,13 @@ func (s *Service) Start(ctx context.Context) error {
 	s.started = true
 	s.runCtx = ctx
 	s.mu.Unlock()
+	defer func() {
+		if err != nil {
+			s.mu.Lock()
+			s.startFailed = true
+			s.mu.Unlock()
+		}
+	}()
 
 	if s.q != nil {
 		return s.startShared(ctx)
@@ -453,8 +464,8 @@ func (s *Service) Close(ctx context.Context) error {
 // *ValidationError values carrying the spec's messages; the bundle itself is fetched and
 // checked by the job (a bad bundle ends the job failed with an error_message). An owner
 // who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
-// full queue answers ErrQueueFull; a closed service, or one whose Start context ended,
-// answers ErrClosed.
+// full queue answers ErrQueueFull; a closed service, one whose Start failed, or one whose
+// Start context ended, answers ErrClosed.
 func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submitted, error) {
 	if err := req.normalize(); err != nil {
 		return nil, err
@@ -570,10 +581,10 @@ func (s *Service) compactQueueLocked() {
 }
 
 // stoppedLocked reports whether no worker of this process will run a new job: the service
-// is closed, or Start's context ended (SIGTERM while the server drains its requests);
-// s.mu is held.
+// is closed, Start failed, or Start's context ended (SIGTERM while the server drains its
+// requests); s.mu is held.
 func (s *Service) stoppedLocked() bool {
-	return s.closed || (s.runCtx != nil && s.runCtx.Err() != nil)
+	return s.closed || s.startFailed || (s.runCtx != nil && s.runCtx.Err() != nil)
 }
 
 // trySendLocked queues id if the queue has room; s.mu is held.
