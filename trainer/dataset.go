@@ -113,7 +113,10 @@ func formatHint(rawURL, contentType string) Format {
 // ParseDataset reads the records of one dataset file. rawURL names the file in errors and
 // hints the format together with contentType. Each record is checked: the problem must be
 // non-empty, every model must be provider/model and scores must be numbers in [0, 1]. The
-// first broken rule is returned as a *DatasetError naming the file and row.
+// first broken rule is returned as a *DatasetError naming the file and row. Invalid UTF-8
+// in a value is read as U+FFFD, one per invalid byte, in every format (encoding/json's
+// reading of a JSON string); a CSV file whose first 4 KiB are not UTF-8 is refused as not a
+// text file.
 func ParseDataset(rawURL, contentType string, data []byte) ([]Record, error) {
 	format, err := DetectFormat(rawURL, contentType, data)
 	if err != nil {
@@ -300,6 +303,21 @@ func splitModels(cell string) []string {
 	return out
 }
 
+// validText is s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as
+// encoding/json reads a string holding one (so the JSON and JSONL readers do): a CSV cell
+// gives the same text as the same value in a JSON file.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s { // an invalid byte is one utf8.RuneError, as in encoding/json
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func parseCSV(rawURL string, data []byte) ([]Record, error) {
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
@@ -357,6 +375,9 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 			return nil, &DatasetError{URL: rawURL, Row: row, Message: fmt.Sprintf(
 				`has %d fields, the header has %d (a correct_models cell that lists several models must be quoted: "a/x,b/y")`,
 				len(fields), len(header))}
+		}
+		for i, f := range fields {
+			fields[i] = validText(f) // invalid UTF-8 read as the JSON readers read it
 		}
 		r := Record{Problem: fields[pi], CorrectModels: splitModels(fields[ci]), Source: fetch.Redact(rawURL) + ": " + row}
 		if okS && si < len(fields) && strings.TrimSpace(fields[si]) != "" {

@@ -186,7 +186,8 @@ func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record,
 		// A copy: encoding/csv slices a row's fields from one string, and the responses,
 		// most of a joint CSV, would otherwise stay in memory with the prompt while the job
 		// trains.
-		r := row{prompt: strings.Clone(fields[pi]), where: where, scores: make([]float64, len(models))}
+		// Invalid UTF-8 is read as U+FFFD, as the records readers read it (validText).
+		r := row{prompt: strings.Clone(validText(fields[pi])), where: where, scores: make([]float64, len(models))}
 		for i, c := range sc {
 			v, err := parseScore(fields[c])
 			if err != nil {
