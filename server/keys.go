@@ -96,6 +96,10 @@ type virtualKey struct {
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
+
+	// keyName is the key abbreviated (abbreviateKey), kept in its record's key_name from
+	// when the key was made or last rotated; "" for a key stored by an earlier build.
+	keyName string
 }
 
 // keySpend is what a virtual key used.
@@ -111,6 +115,20 @@ type storedVirtualKey struct {
 	virtualKey
 	Owner string `json:"owner"`
 	Hash  string `json:"hash"` // hex SHA-256 of the key: its store.ScopedKeys record
+	// KeyName is the key abbreviated (LiteLLM's key_name: its prefix and last four
+	// characters), recorded when the key is made or rotated: the key itself is not kept, and
+	// a hash gives no such name. Absent in the records of earlier builds.
+	KeyName string `json:"key_name,omitempty"`
+}
+
+// readKeyRecord decodes a store.VirtualKeys record, its key_name carried in the key.
+func readKeyRecord(value []byte) (storedVirtualKey, error) {
+	var rec storedVirtualKey
+	if err := json.Unmarshal(value, &rec); err != nil {
+		return rec, err
+	}
+	rec.keyName = rec.KeyName
+	return rec, nil
 }
 
 // keyList is the answer of GET /api/v1/keys.
@@ -240,9 +258,11 @@ func (s *Server) keyInfoHandler(idOf func(r *http.Request) (string, error)) Hand
 
 // storedKeyOf reads owner's virtual key id through rd, or answers 404.
 func storedKeyOf(ctx context.Context, rd store.Reader, owner, id string) (storedVirtualKey, error) {
-	return ownedRecord[storedVirtualKey](ctx, rd, store.VirtualKeys, owner, id, "key", func() error {
+	rec, err := ownedRecord[storedVirtualKey](ctx, rd, store.VirtualKeys, owner, id, "key", func() error {
 		return NotFound("no virtual key %q issued by this key", id)
 	})
+	rec.keyName = rec.KeyName
+	return rec, err
 }
 
 // parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m"),
@@ -381,7 +401,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		return nil, err
 	}
 	id := "vk_" + hash[:16]
-	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now}
+	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now, keyName: abbreviateKey(key)}
 	req.applyTo(&vk, limits)
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		issued, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/", Limit: MaxVirtualKeysPerOwner})
@@ -436,6 +456,7 @@ func (s *Server) rotateKey(ctx context.Context, owner, id string) (*virtualKey, 
 			return err
 		}
 		vk = rec.virtualKey
+		vk.keyName = abbreviateKey(key)
 		return rotateKeyRecords(ctx, tx, owner, rec.Hash, hash, vk)
 	})
 	if err != nil {
@@ -509,7 +530,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virt
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
-	return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+vk.ID, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: hash})
+	return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+vk.ID, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: hash, KeyName: vk.keyName})
 }
 
 // listKeys returns owner's virtual keys, newest first, with their spend.
@@ -520,8 +541,8 @@ func (s *Server) listKeys(ctx context.Context, owner string) ([]virtualKey, erro
 	}
 	out := make([]virtualKey, 0, len(es))
 	for _, e := range es {
-		var rec storedVirtualKey
-		if err := json.Unmarshal(e.Value, &rec); err != nil {
+		rec, err := readKeyRecord(e.Value)
+		if err != nil {
 			return nil, fmt.Errorf("server: key record %s: %w", e.Key, err)
 		}
 		out = append(out, s.withSpend(ctx, rec.virtualKey))
@@ -705,6 +726,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			return err
 		}
 		if rotate {
+			vk.keyName = abbreviateKey(key)
 			return rotateKeyRecords(ctx, tx, owner, rec.Hash, newHash, vk)
 		}
 		// Rewritten whole: an expired key's record may be gone (the first use after its

@@ -105,6 +105,7 @@ type litellmObjectPermission struct {
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
 type litellmKeyInfo struct {
 	Token          string         `json:"token" jsonschema:"description=The key's id (vk_…): what /key/info, /key/update and /key/delete take in place of the key"`
+	KeyName        *string        `json:"key_name" jsonschema:"description=The key abbreviated, for display: its prefix and last four characters (sy-vk-…abcd), recorded when the key was made or regenerated; null for a key made by an earlier build"`
 	KeyAlias       *string        `json:"key_alias"`
 	Spend          float64        `json:"spend" jsonschema:"description=USD spent (in the current period with budget_duration)"`
 	MaxBudget      *float64       `json:"max_budget"`
@@ -131,8 +132,7 @@ type litellmKeyInfo struct {
 
 // litellmGeneratedKey is the answer of POST /key/generate: the key (shown once) and its info.
 type litellmGeneratedKey struct {
-	Key     string `json:"key" jsonschema:"description=The key itself: shown once"`
-	KeyName string `json:"key_name" jsonschema:"description=The key abbreviated, for display"`
+	Key string `json:"key" jsonschema:"description=The key itself: shown once"`
 	litellmKeyInfo
 }
 
@@ -208,7 +208,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return litellmNames(err)
 			}
-			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
+			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
 			return nil
 		})
 	// regenerate gives the key ref names a new key; fields (LiteLLM's regenerate body: the
@@ -229,7 +229,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, KeyName: abbreviateKey(vk.Key), litellmKeyInfo: litellmInfoOf(*vk)})
+		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
 		return nil
 	}
 	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) {
@@ -915,6 +915,9 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	}
 	if vk.Name != "" {
 		info.KeyAlias = &vk.Name
+	}
+	if vk.keyName != "" {
+		info.KeyName = &vk.keyName
 	}
 	info.Blocked = vk.Blocked
 	if vk.Blocked && vk.BudgetBlock {
