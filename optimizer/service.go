@@ -560,23 +560,11 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 }
 
 // compactQueueLocked drops from the queue the ids of jobs cancelled or deleted while
-// queued (no longer active): the worker would skip them, but until it reaches them they
-// hold queue slots, and one key cycling submit and cancel while the workers are busy would
-// fill the queue for every key. The live ids go back in their order. s.mu is held; every
-// send to the queue is made under it, so putting back what was taken out cannot block.
+// queued (no longer active; jobqueue.Compact). s.mu is held; every send to the queue is
+// made under it, so everything taken out goes back.
 func (s *Service) compactQueueLocked() {
-	var keep []string
-	for range len(s.queue) {
-		select {
-		case id := <-s.queue:
-			if _, live := s.active[id]; live {
-				keep = append(keep, id)
-			}
-		default: // a worker took the rest
-		}
-	}
-	for _, id := range keep {
-		s.queue <- id
+	for _, id := range jobqueue.Compact(s.queue, func(id string) bool { _, live := s.active[id]; return live }) {
+		s.queue <- id // not reached: no send can take the room while s.mu is held
 	}
 }
 

@@ -574,26 +574,10 @@ func (s *Service) enqueue(ctx context.Context, j jobRecord, extra func(tx store.
 }
 
 // compactQueueLocked drops from the queue the ids of jobs cancelled or deleted while
-// queued (no longer pending): the worker would skip them, but until it reaches them they
-// hold queue slots, and one key cycling submit and cancel while the workers are busy would
-// fill the queue for every key. The live ids go back in their order; s.mu is held.
+// queued (no longer pending; jobqueue.Compact); s.mu is held.
 func (s *Service) compactQueueLocked() {
-	var keep []string
-	for range len(s.queue) {
-		select {
-		case id := <-s.queue:
-			if _, live := s.pending[id]; live {
-				keep = append(keep, id)
-			}
-		default: // a worker took the rest
-		}
-	}
-	for _, id := range keep {
-		select {
-		case s.queue <- id:
-			continue
-		default: // the recovery feeder, which sends without s.mu, took the room
-		}
+	unsent := jobqueue.Compact(s.queue, func(id string) bool { _, live := s.pending[id]; return live })
+	for _, id := range unsent { // the recovery feeder, which sends without s.mu, took the room
 		if s.runCtx == nil {
 			// Not started: Start's recovery queues it from the store.
 			delete(s.pending, id)
