@@ -327,7 +327,8 @@ func parseCSV(rawURL string, data []byte) ([]Record, error) {
 	}
 	col := map[string]int{}
 	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(h))
+		header[i] = validText(h) // read as the cells are
+		h = strings.ToLower(strings.TrimSpace(header[i]))
 		if _, dup := col[h]; dup {
 			switch h {
 			case "problem", "correct_models", "scores", "task": // read: which one is meant?

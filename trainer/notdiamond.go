@@ -83,7 +83,10 @@ func ParseNotDiamondCSV(name string, data []byte, opts NotDiamondCSV) ([]Record,
 	}
 	col := make(map[string]int, len(header))
 	for i, h := range header {
-		h = strings.TrimSpace(h)
+		// Read as the cells are (validText): the score columns name the models, which a
+		// request's llm_providers and the records saved as JSON spell with U+FFFD.
+		header[i] = validText(h)
+		h = strings.TrimSpace(header[i])
 		if _, dup := col[h]; dup && h != "" {
 			return nil, &DatasetError{URL: name, Row: "line 1", Message: fmt.Sprintf("column %q appears twice in the header", h)}
 		}
