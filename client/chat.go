@@ -376,6 +376,13 @@ func (s *ChatCompletionStream) Next() bool {
 // string, or text that is not JSON (the whole of it is the message). Type is "error" when
 // the payload names none.
 func chatEventError(data string) *ChatStreamError {
+	e := readChatEventError(data)
+	e.Type = cmp.Or(e.Type, "error") // an envelope or bare object without one, JSON null
+	return e
+}
+
+// readChatEventError is chatEventError's reading, Type left as the payload gives it.
+func readChatEventError(data string) *ChatStreamError {
 	var body struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
