@@ -127,14 +127,18 @@ def wait_batch(batch_id: str, *, poll_every: float = 2.0, timeout: Optional[floa
     SwitchyardError. The waits go through the client's ``sleep``, the timeout is measured
     with its ``clock``."""
     c = client or Client()
-    start = c._now()
+    deadline = None if timeout is None else c._now() + timeout
     while True:
         b = get_batch(batch_id, client=c)
         if b.get("status") in ENDED:
             return b
-        if timeout is not None and c._now() - start > timeout:
-            raise SwitchyardError(f"batch {batch_id} is still {b.get('status')} after {timeout:g} s")
-        c._wait(poll_every)
+        wait = poll_every
+        if deadline is not None:
+            left = deadline - c._now()
+            if left <= 0:
+                raise SwitchyardError(f"batch {batch_id} is still {b.get('status')} after {timeout:g} s")
+            wait = min(wait, left)  # a last poll at the deadline, as wait() does
+        c._wait(wait)
 
 
 def batch_results(file_id: Optional[str], *, client: Optional[Client] = None) -> List[Dict[str, Any]]:
