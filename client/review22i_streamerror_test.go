@@ -13,7 +13,6 @@ import (
 // {"error": {"type", "message"}} (a proxy's, or with no event name), a JSON string, or text
 // that is not JSON. None of them is reported as a malformed event.
 func TestReview22iStreamErrorPayloads(t *testing.T) {
-	first := "data: " + chunkA + "\n\n"
 	for _, tc := range []struct {
 		name, events, kind, message string
 	}{
@@ -23,22 +22,30 @@ func TestReview22iStreamErrorPayloads(t *testing.T) {
 		{"JSON string", "event: error\ndata: \"boom\"\n\n", "Stream Error", "boom"},
 		{"text", "event: error\ndata: upstream died\ndata: at byte 12\n\n", "Stream Error", "upstream died\nat byte 12"},
 	} {
-		c := fakeServer(t, fakeSSE(first+tc.events))
-		st, err := c.CompleteStream(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for st.Next() {
-			n++
-		}
+		n, err := streamAfterOneChunk(t, tc.events)
 		var se *client.StreamError
-		if !errors.As(st.Err(), &se) || n != 1 {
-			t.Fatalf("%s: %d chunks, Err() = %T %v; want 1 chunk and a *StreamError", tc.name, n, st.Err(), st.Err())
+		if !errors.As(err, &se) || n != 1 {
+			t.Fatalf("%s: %d chunks, Err() = %T %v; want 1 chunk and a *StreamError", tc.name, n, err, err)
 		}
 		if se.Kind != tc.kind || se.Message != tc.message {
 			t.Fatalf("%s: StreamError kind %q message %q; want %q, %q", tc.name, se.Kind, se.Message, tc.kind, tc.message)
 		}
-		st.Close()
 	}
+}
+
+// streamAfterOneChunk streams a completion whose server sends one chunk, then events; it
+// returns how many chunks the stream gave and the error it ended with.
+func streamAfterOneChunk(t *testing.T, events string) (int, error) {
+	t.Helper()
+	c := fakeServer(t, fakeSSE("data: "+chunkA+"\n\n"+events))
+	st, err := c.CompleteStream(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n := 0
+	for st.Next() {
+		n++
+	}
+	return n, st.Err()
 }

@@ -1,7 +1,6 @@
 package client_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -14,7 +13,6 @@ import (
 // number, and the stream ended with kind "Stream Error" and an empty message, losing the
 // server's words.
 func TestReview22kStreamErrorNumericCode(t *testing.T) {
-	first := "data: " + chunkA + "\n\n"
 	for _, tc := range []struct {
 		name, events, kind, message string
 	}{
@@ -23,17 +21,10 @@ func TestReview22kStreamErrorNumericCode(t *testing.T) {
 		{"type beside a numeric code", "event: error\ndata: {\"error\":{\"type\":\"server_error\",\"code\":500,\"message\":\"boom\"}}\n\n", "server_error", "boom"},
 		{"null code", "event: error\ndata: {\"error\":{\"type\":\"server_error\",\"code\":null,\"param\":null,\"message\":\"boom\"}}\n\n", "server_error", "boom"},
 	} {
-		c := fakeServer(t, fakeSSE(first+tc.events))
-		st, err := c.CompleteStream(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for st.Next() {
-		}
+		_, err := streamAfterOneChunk(t, tc.events)
 		var se *client.StreamError
-		if !errors.As(st.Err(), &se) || se.Kind != tc.kind || se.Message != tc.message {
-			t.Errorf("%s: Err() = %T %v; want a *StreamError of kind %q, message %q", tc.name, st.Err(), st.Err(), tc.kind, tc.message)
+		if !errors.As(err, &se) || se.Kind != tc.kind || se.Message != tc.message {
+			t.Errorf("%s: Err() = %T %v; want a *StreamError of kind %q, message %q", tc.name, err, err, tc.kind, tc.message)
 		}
-		st.Close()
 	}
 }
