@@ -27,8 +27,9 @@ import (
 type ResponsesRequest struct {
 	Model string `json:"model" jsonschema:"required"`
 	// Input is a string (one user message) or a list of items: messages (role user,
-	// system, developer or assistant; content a string or input_text/output_text/refusal
-	// parts, and input_image and input_file parts in user messages),
+	// system, developer or assistant; content a string or input_text/output_text parts,
+	// refusal parts in assistant messages, and input_image and input_file parts in user
+	// messages),
 	// function_call items (the model's earlier calls) and function_call_output items (their
 	// results), custom_tool_call and custom_tool_call_output items, reasoning items, and
 	// item_reference items naming an item of one of the caller's recent answers.
@@ -169,7 +170,8 @@ type ResponsesContent struct {
 	Parts []ResponsesPart
 }
 
-// ResponsesPart is one content part: input_text, output_text or refusal, input_image
+// ResponsesPart is one content part: input_text, output_text or refusal (an assistant
+// message's, read as its text), input_image
 // (ImageURL, an http(s) URL or a base64 data URL, and Detail) or input_file (a PDF; see
 // FileData). FileID is refused: the gateway stores no files.
 type ResponsesPart struct {
@@ -428,6 +430,11 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 					text.WriteString(p.Text)
 					parts[j] = OpenAIContentPart{Type: "text", Text: p.Text}
 				case "refusal":
+					// An output content type of assistant messages (as on chat completions):
+					// a user's, system's or developer's is refused, not read as their text.
+					if it.Role != "assistant" {
+						return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "refusal parts are accepted in assistant messages only, got one in a %q message", it.Role)
+					}
 					text.WriteString(p.Refusal)
 					parts[j] = OpenAIContentPart{Type: "text", Text: p.Refusal}
 				case "input_image", "input_file":
