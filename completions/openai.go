@@ -523,7 +523,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 			case p.Type == "file":
 				blocks[j] = fileBlock(providers.File{URL: p.File.FileData, Filename: p.File.Filename})
 			default:
-				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, image_url or file, got %q", p.Type)
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be %s, got %q", chatPartTypes(m.Role), p.Type)
 			}
 		}
 		if m.Refusal != "" {
@@ -535,6 +535,19 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: reasoning}
 	}
 	return req, nil
+}
+
+// chatPartTypes is the content part types a chat message of role accepts, as its refusal
+// of another type lists them: a user's may have images and files, an assistant's refusals.
+func chatPartTypes(role string) string {
+	switch role {
+	case "user":
+		return "text, image_url or file"
+	case "assistant":
+		return "text or refusal"
+	default:
+		return "text"
+	}
 }
 
 // checkOpenAIOptions checks the ranges OpenAI documents (the values of the string options
