@@ -121,10 +121,11 @@ func Completions(g *completions.Gateway) Option {
 					ok = false // a scoped key sees only what it may call, as in the list
 				}
 				if !ok {
-					code := "model_not_found"
+					// As OpenAI answers: the path's model is the param.
+					code, param := "model_not_found", "model"
 					writeOpenAIErrorBody(w, http.StatusNotFound, completions.OpenAIErrorObject{
 						Message: fmt.Sprintf("The model %q does not exist or no configured provider serves it.", id),
-						Type:    "invalid_request_error", Code: &code})
+						Type:    "invalid_request_error", Param: &param, Code: &code})
 					return nil
 				}
 				writeJSON(w, http.StatusOK, newOpenAIModel(id))
