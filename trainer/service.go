@@ -368,32 +368,19 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 			s.log.Warn("trainer: skipping unreadable job record", "key", e.Key, "err", err)
 			continue
 		}
-		switch j.State {
-		case StateQueued:
-		case StateRunning:
-			if j.Attempts >= MaxAttempts {
-				j.State = StateFailed
-				j.CompletedAt = s.now()
-				j.ErrorMessage = fmt.Sprintf("job was interrupted %d times (its server or worker died while running it); submit it again", j.Attempts)
-				j.ErrorKind = ErrorKindInterrupted
-				err := s.store.Update(ctx, func(tx store.Tx) error {
-					if err := dropUploadTx(ctx, tx, &j); err != nil {
-						return err
-					}
-					return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
-				})
-				if err != nil {
-					return nil, fmt.Errorf("trainer: fail interrupted job %s: %w", j.ID, err)
-				}
-				s.log.Warn("trainer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
+		if j.State == StateRunning {
+			// Re-queue it (or fail it) in a transaction that reads the record again: a
+			// DeleteJob since the list must not be undone by writing the listed copy back.
+			var gone bool
+			if j, gone, err = s.recoverRunning(ctx, j); err != nil {
+				return nil, err
+			}
+			if gone {
+				s.log.Info("trainer: interrupted job deleted before it was re-queued", "job", j.ID)
 				continue
 			}
-			j.State = StateQueued
-			if err := store.PutJSON(ctx, s.store, store.TrainingJobs, j.ID, j); err != nil {
-				return nil, fmt.Errorf("trainer: re-queue job %s: %w", j.ID, err)
-			}
-			s.log.Info("trainer: re-queued interrupted job", "job", j.ID, "attempts", j.Attempts)
-		default:
+		}
+		if j.State != StateQueued {
 			continue
 		}
 		s.mu.Lock()
@@ -405,6 +392,56 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// recoverRunning re-queues listed, a job a previous process left running, or fails it
+// after MaxAttempts, in one transaction over the record as it is now. gone reports that
+// the record was deleted since it was listed (nothing is written, and it is not to be
+// queued); otherwise j is the record as the transaction left it (queued, failed, or as
+// another writer left it when it no longer reads running).
+func (s *Service) recoverRunning(ctx context.Context, listed jobRecord) (j jobRecord, gone bool, err error) {
+	failed := false
+	err = s.store.Update(ctx, func(tx store.Tx) error {
+		gone, failed = false, false
+		cur, err := store.GetJSON[jobRecord](ctx, tx, store.TrainingJobs, listed.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			gone = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		j = cur
+		if j.State != StateRunning {
+			return nil
+		}
+		if j.Attempts >= MaxAttempts {
+			j.State = StateFailed
+			j.CompletedAt = s.now()
+			j.ErrorMessage = fmt.Sprintf("job was interrupted %d times (its server or worker died while running it); submit it again", j.Attempts)
+			j.ErrorKind = ErrorKindInterrupted
+			failed = true
+			if err := dropUploadTx(ctx, tx, &j); err != nil {
+				return err
+			}
+		} else {
+			j.State = StateQueued
+		}
+		return store.PutJSON(ctx, tx, store.TrainingJobs, j.ID, j)
+	})
+	switch {
+	case err != nil && failed:
+		return listed, false, fmt.Errorf("trainer: fail interrupted job %s: %w", listed.ID, err)
+	case err != nil:
+		return listed, false, fmt.Errorf("trainer: re-queue job %s: %w", listed.ID, err)
+	case gone:
+		return listed, true, nil
+	case failed:
+		s.log.Warn("trainer: failed job interrupted too often", "job", j.ID, "attempts", j.Attempts)
+	case j.State == StateQueued:
+		s.log.Info("trainer: re-queued interrupted job", "job", j.ID, "attempts", j.Attempts)
+	}
+	return j, false, nil
 }
 
 func (s *Service) worker(ctx context.Context) {
