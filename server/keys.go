@@ -221,7 +221,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/api/v1/keys/{key_id}/rotate", Summary: "Give a virtual key a new key (shown once): the old one stops working at once on every replica; id, limits and spend stay",
 		Tags: tags, Response: virtualKey{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			vk, err := s.rotateKey(r.Context(), owner(r), r.PathValue("key_id"))
+			vk, err := s.rotateKey(r.Context(), owner(r), r.PathValue("key_id"), retiredKey{})
 			if err != nil {
 				return err
 			}
@@ -441,10 +441,30 @@ func mintKey() (key, hash string, err error) {
 	return key, hex.EncodeToString(h[:]), nil
 }
 
+// retiredKey names the key a rotation retires. A request that named it by its value or
+// hash (LiteLLM's regenerate) gives hash, and the rotation goes ahead only if that is still
+// the virtual key's current key when the rotation's transaction reads it: of concurrent
+// regenerations naming one old key, one gives it a new key and the others are answered as
+// a key already rotated away is (404), rather than each retiring the key the one before
+// made. A request naming the key's id (hash "") rotates whatever key it has.
+type retiredKey struct {
+	ref  string // as the request named it, for the 404
+	hash string // hex SHA-256 of the key named; "" when the request named the id
+}
+
+// check answers the 404 of a key rotated away unless rec's key is still the one k names.
+func (k retiredKey) check(rec storedVirtualKey) error {
+	if k.hash != "" && rec.Hash != k.hash {
+		return NotFound("no virtual key %q issued by this key", k.ref)
+	}
+	return nil
+}
+
 // rotateKey gives owner's virtual key id a new key, in one transaction: the old key stops
 // working at once on every replica (its shared-key record goes), the new one acts as the
-// same key — id, limits, spend, tags. The answer carries the new key, shown once.
-func (s *Server) rotateKey(ctx context.Context, owner, id string) (*virtualKey, error) {
+// same key — id, limits, spend, tags. old is checked in that transaction (retiredKey). The
+// answer carries the new key, shown once.
+func (s *Server) rotateKey(ctx context.Context, owner, id string, old retiredKey) (*virtualKey, error) {
 	key, hash, err := mintKey()
 	if err != nil {
 		return nil, err
@@ -454,6 +474,9 @@ func (s *Server) rotateKey(ctx context.Context, owner, id string) (*virtualKey, 
 		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
+		}
+		if err := old.check(rec); err != nil {
+			return err // rotated meanwhile by another request naming the same key
 		}
 		vk = rec.virtualKey
 		vk.keyName = abbreviateKey(key)
@@ -643,22 +666,22 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
-	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "", false)
+	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "", nil)
 }
 
 // applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
 // merged request inside the transaction before it is checked (LiteLLM's /key/update sets
-// one metadata label while keeping the others); uniqueName is issueKey's. With rotate the
-// key is also given a new key (as rotateKey does) in the same transaction, so that the
-// change and the new key are kept together or not at all; the answer then carries the new
-// key, shown once.
-func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string, rotate bool) (*virtualKey, error) {
+// one metadata label while keeping the others); uniqueName is issueKey's. With rotate not
+// nil the key is also given a new key (as rotateKey does, *rotate checked as it checks old)
+// in the same transaction, so that the change and the new key are kept together or not at
+// all; the answer then carries the new key, shown once.
+func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string, rotate *retiredKey) (*virtualKey, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
 	}
 	var key, newHash string
-	if rotate {
+	if rotate != nil {
 		var err error
 		if key, newHash, err = mintKey(); err != nil {
 			return nil, err
@@ -672,6 +695,11 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
 			return err // revoked meanwhile: 404
+		}
+		if rotate != nil {
+			if err := rotate.check(rec); err != nil {
+				return err // rotated meanwhile by another request naming the same key
+			}
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
@@ -725,7 +753,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
-		if rotate {
+		if rotate != nil {
 			vk.keyName = abbreviateKey(key)
 			return rotateKeyRecords(ctx, tx, owner, rec.Hash, newHash, vk)
 		}
@@ -736,7 +764,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 	if err != nil {
 		return nil, fmt.Errorf("server: updating key %s: %w", id, err)
 	}
-	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id, "rotated", rotate)
+	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id, "rotated", rotate != nil)
 	out := s.withSpend(ctx, vk)
 	out.Key = key
 	return &out, nil

@@ -220,11 +220,18 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		if err != nil {
 			return err
 		}
+		// A key named by its value or hash is retired only if it is still the current one
+		// when the rotation writes (retiredKey): of concurrent regenerations of one key,
+		// one succeeds.
+		old := retiredKey{ref: ref}
+		if !strings.HasPrefix(ref, "vk_") {
+			old.hash = rec.Hash // litellmKeyOf matched it
+		}
 		var vk *virtualKey
 		if len(fields) > 0 {
-			vk, err = s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, true)
+			vk, err = s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, &old)
 		} else {
-			vk, err = s.rotateKey(r.Context(), owner(r), rec.ID)
+			vk, err = s.rotateKey(r.Context(), owner(r), rec.ID, old)
 		}
 		if err != nil {
 			return err
@@ -299,7 +306,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", false)
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", nil)
 			if err != nil {
 				return litellmNames(err)
 			}
@@ -356,7 +363,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, false)
+			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, nil)
 			if err != nil {
 				return err
 			}
@@ -499,9 +506,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 
 // litellmUpdateKey changes the LiteLLM key fields given of the virtual key id of who, as
 // /key/update does (litellmToNative's translation, decided against the stored key inside
-// the update's transaction), and answers the key as it now is; with rotate the key is given
-// a new key in the same transaction (applyKeyUpdate's rotate).
-func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage, rotate bool) (*virtualKey, error) {
+// the update's transaction), and answers the key as it now is; with rotate not nil the key
+// is given a new key in the same transaction (applyKeyUpdate's rotate).
+func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage, rotate *retiredKey) (*virtualKey, error) {
 	native, err := litellmToNative(fields, true, time.Now().UTC())
 	if err != nil {
 		return nil, err
