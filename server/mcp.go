@@ -120,7 +120,7 @@ func MCP(g *mcpgateway.Gateway) Option {
 				return nil
 			})
 			s.Handle(Route{Method: m, Path: "/mcp/{server}", Summary: strings.Replace(summary, "every MCP server the key may use, tools named <server>-<tool>", "one MCP server, its tools named as it names them", 1),
-				Tags: tags, VirtualKeys: true, Errors: map[int]string{403: "the key may not use this MCP server", 404: "no MCP server of this name is configured"}},
+				Tags: tags, VirtualKeys: true, Errors: map[int]string{404: "no MCP server of this name that the key may use (one it may not use is answered as one not configured)"}},
 				func(w http.ResponseWriter, r *http.Request) error {
 					if err := s.mcpCheckServer(r, r.PathValue("server")); err != nil {
 						return err
@@ -142,16 +142,16 @@ func MCP(g *mcpgateway.Gateway) Option {
 		s.Handle(Route{Method: "GET", Path: "/v1/mcp/server/health", Summary: "Check the health of the MCP servers the key may use now (LiteLLM's route)",
 			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Response: []mcpServerHealth{},
 			Query:  []QueryParam{{Name: "server_ids", Description: "The servers to check: repeated or comma-separated (default every server the key may use)"}},
-			Errors: map[int]string{403: "the key may not use a server of server_ids", 404: "no MCP server is configured under a name of server_ids"}},
+			Errors: map[int]string{404: "a name of server_ids is no MCP server the key may use (one it may not use is answered as one not configured)"}},
 			s.handleMCPHealth)
 		s.Handle(Route{Method: "GET", Path: "/mcp-rest/tools/list", Summary: "The tools of the MCP servers the key may use, named <server>-<tool> (LiteLLM's route)",
 			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Response: mcpRESTToolList{},
 			Query:  []QueryParam{{Name: "server_id", Description: "Only this server's tools"}},
-			Errors: map[int]string{403: "the key may not use server_id", 404: "no MCP server is server_id", 502: "server_id could not be listed", 504: "server_id did not answer in time"}},
+			Errors: map[int]string{404: "server_id is no MCP server the key may use (one it may not use is answered as one not configured)", 502: "server_id could not be listed", 504: "server_id did not answer in time"}},
 			s.handleMCPRESTList)
 		s.Handle(Route{Method: "POST", Path: "/mcp-rest/tools/call", Summary: "Call a tool of an MCP server the key may use (LiteLLM's route)",
 			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Request: mcpRESTCall{}, Response: mcpRESTResult{},
-			Errors: map[int]string{400: "arguments is not a JSON object", 403: "the key may not use the tool's server", 404: "no such server or tool",
+			Errors: map[int]string{400: "arguments is not a JSON object", 404: "no such server or tool among those the key may use",
 				422: "name is missing", 502: "the MCP server failed or its result is over --mcp-max-result-bytes", 504: "the MCP server did not answer within --mcp-call-timeout"}},
 			s.handleMCPRESTCall)
 		return nil
@@ -231,14 +231,12 @@ func mcpMayUse(ctx context.Context, name string) bool {
 	return true
 }
 
-// mcpCheckServer returns a 404 for a server not configured and a 403 naming a server the
-// caller may not use.
+// mcpCheckServer returns a 404 for a server not configured or one the caller may not use,
+// the same answer for both: a key held to some servers cannot learn which other names are
+// servers of the gateway (GET /v1/mcp/server lists it only those it may use).
 func (s *Server) mcpCheckServer(r *http.Request, name string) error {
-	if !s.mcp.HasServer(name) {
-		return NotFound("no MCP server %q is configured (GET /v1/mcp/server lists those this key may use)", name)
-	}
-	if !mcpMayUse(r.Context(), name) {
-		return Errorf(http.StatusForbidden, KindForbidden, "this key may not use MCP server %q (its mcp_servers)", name)
+	if !s.mcp.HasServer(name) || !mcpMayUse(r.Context(), name) {
+		return NotFound("no MCP server %q that this key may use is configured (GET /v1/mcp/server lists those it may use)", name)
 	}
 	return nil
 }
@@ -267,24 +265,16 @@ func (s *Server) mcpAllowedServers(r *http.Request) []mcpgateway.ServerInfo {
 // mcpResolve turns a tool's name on the aggregated endpoint ("<server>-<tool>") into its
 // server and tool among the servers allowed: the longest allowed server name that prefixes
 // it and has the tool (server names may hold "-" too). A name only servers the key may not
-// use prefix is a 403 naming the longest.
+// use prefix is an unknown tool, as one no server prefixes: the answer tells no server name
+// the key may not use.
 func (s *Server) mcpResolve(ctx context.Context, servers []mcpgateway.ServerInfo, name string) (server, tool string, err error) {
-	var candidates, forbidden []string
-	for _, si := range s.mcp.Servers() {
+	var candidates []string
+	for _, si := range servers {
 		if rest, ok := strings.CutPrefix(name, si.Name+mcpToolSeparator); ok && rest != "" {
-			if slices.ContainsFunc(servers, func(a mcpgateway.ServerInfo) bool { return a.Name == si.Name }) {
-				candidates = append(candidates, si.Name)
-			} else {
-				forbidden = append(forbidden, si.Name)
-			}
+			candidates = append(candidates, si.Name)
 		}
 	}
-	longestFirst := func(a, b string) int { return len(b) - len(a) }
-	slices.SortFunc(candidates, longestFirst)
-	if len(candidates) == 0 && len(forbidden) > 0 {
-		slices.SortFunc(forbidden, longestFirst)
-		return "", "", Errorf(http.StatusForbidden, KindForbidden, "this key may not use MCP server %q (its mcp_servers)", forbidden[0])
-	}
+	slices.SortFunc(candidates, func(a, b string) int { return len(b) - len(a) })
 	for _, c := range candidates {
 		tool := strings.TrimPrefix(name, c+mcpToolSeparator)
 		tools, err := s.mcp.ListTools(ctx, c)

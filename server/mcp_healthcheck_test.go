@@ -51,7 +51,7 @@ func TestMCPServerHealthCheck(t *testing.T) {
 		t.Fatalf("a docs-only key checked %+v, want docs only", got)
 	}
 	r := do(t, m.s, "GET", "/v1/mcp/server/health?server_ids=web", vk.Key, "")
-	if r.status != http.StatusForbidden || !strings.Contains(r.raw, `MCP server \"web\"`) {
+	if r.status != http.StatusNotFound || !strings.Contains(r.raw, `MCP server \"web\"`) { // as an unknown server
 		t.Fatalf("a docs-only key checking web: %d %s", r.status, r.raw)
 	}
 	r = do(t, m.s, "GET", "/v1/mcp/server/health?server_ids=nope", testKey, "")
