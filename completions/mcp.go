@@ -52,7 +52,9 @@ var (
 	// servers (Options.MCP is nil); *ValidationError naming the tool matches it.
 	ErrMCPNotConfigured = errors.New("completions: MCP servers are not configured")
 	// ErrMCPServerNotAllowed means the caller's Scope.MCPServers does not name the server
-	// of an mcp tool (the server answers 403).
+	// of an mcp tool. It is the cause (Unwrap) of a *ValidationError worded as for a server
+	// not configured, which is what the HTTP server answers (its status and message), so
+	// that a key cannot tell which names are servers it may not use.
 	ErrMCPServerNotAllowed = errors.New("completions: MCP server not allowed for this key")
 )
 

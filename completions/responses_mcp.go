@@ -75,8 +75,9 @@ func mcpItemID(prefix string) string { return prefix + strings.ReplaceAll(uuid.N
 // RespondWithMCP answers the Responses request r (UsesMCP; ContinueResponse and
 // ResolveItemReferences done) for scope, filling o (NewResponseObject): the rounds of the
 // model and the MCP servers' tools, their items in order. A request whose mcp tool names a
-// server the gateway does not configure, or one scope may not use (ErrMCPServerNotAllowed),
-// fails before any call.
+// server the gateway does not configure, or one scope may not use, fails before any call
+// with the same *ValidationError (ErrInvalid) on server_label, so that the message tells no
+// server name scope may not use; the latter's also matches ErrMCPServerNotAllowed.
 func (g *Gateway) RespondWithMCP(ctx context.Context, scope Scope, r *ResponsesRequest, o *ResponseObject, opts MCPResponseOptions) error {
 	run, err := g.newMCPRun(scope, r, o, opts)
 	if err != nil {
@@ -144,13 +145,24 @@ func (g *Gateway) newMCPRun(scope Scope, r *ResponsesRequest, o *ResponseObject,
 		ve.Err = ErrMCPNotConfigured
 		return nil, ve
 	}
+	// A server scope may not use is refused as one not configured, and the servers the
+	// refusal lists are those scope may use: the answer tells no other server's name.
 	known := g.opts.MCP.Servers()
+	usable := known
+	if scope.MCPServers != nil {
+		usable = slices.DeleteFunc(slices.Clone(known), func(n string) bool { return !slices.Contains(scope.MCPServers, n) })
+	}
 	for _, s := range servers {
-		if !slices.Contains(known, s.label) {
-			return nil, invalid(s.field+".server_label", "names no MCP server this gateway configures (%s)", strings.Join(known, ", "))
-		}
-		if scope.MCPServers != nil && !slices.Contains(scope.MCPServers, s.label) {
-			return nil, &MCPServerNotAllowedError{Server: s.label, Field: s.field}
+		if !slices.Contains(usable, s.label) {
+			list := strings.Join(usable, ", ")
+			if list == "" {
+				list = "none"
+			}
+			ve := invalid(s.field+".server_label", "names no MCP server this key may use (%s)", list)
+			if slices.Contains(known, s.label) {
+				ve.Err = &MCPServerNotAllowedError{Server: s.label, Field: s.field} // for Go callers only
+			}
+			return nil, ve
 		}
 	}
 	if r.MaxToolCalls != nil && *r.MaxToolCalls < 1 {

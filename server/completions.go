@@ -480,12 +480,6 @@ func completionsError(err error) *APIError {
 		return NotFound("%s", userMessage(err))
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
-	case errors.Is(err, completions.ErrMCPServerNotAllowed):
-		ae := Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
-		if me := (*completions.MCPServerNotAllowedError)(nil); errors.As(err, &me) {
-			ae.Param = me.Field + ".server_label"
-		}
-		return ae
 	case errors.As(err, &gone) && gone.Kind == endUserKind:
 		// The end user was deleted meanwhile: what a request naming an unknown end user
 		// on /customer/info is told (LiteLLM's 404), not that the key was revoked.
