@@ -444,18 +444,19 @@ func mintKey() (key, hash string, err error) {
 // retiredKey names the key a rotation retires. A request that named it by its value or
 // hash (LiteLLM's regenerate) gives hash, and the rotation goes ahead only if that is still
 // the virtual key's current key when the rotation's transaction reads it: of concurrent
-// regenerations naming one old key, one gives it a new key and the others are answered as
-// a key already rotated away is (404), rather than each retiring the key the one before
-// made. A request naming the key's id (hash "") rotates whatever key it has.
+// regenerations naming one old key, one gives it a new key and the others get gone, what
+// the same request naming a key already rotated away gets (a 404, or the 400 of a body key
+// that is not the path's), rather than each retiring the key the one before made. A
+// request naming the key's id (hash "") rotates whatever key it has.
 type retiredKey struct {
-	ref  string // as the request named it, for the 404
 	hash string // hex SHA-256 of the key named; "" when the request named the id
+	gone error  // the answer when it is no longer the current key
 }
 
-// check answers the 404 of a key rotated away unless rec's key is still the one k names.
+// check answers k.gone unless rec's key is still the one k names.
 func (k retiredKey) check(rec storedVirtualKey) error {
 	if k.hash != "" && rec.Hash != k.hash {
-		return NotFound("no virtual key %q issued by this key", k.ref)
+		return k.gone
 	}
 	return nil
 }

@@ -214,18 +214,17 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	// regenerate gives the key ref names a new key; fields (LiteLLM's regenerate body: the
 	// key's fields to change with it, as its admin UI sends them) are applied as /key/update
 	// applies them, in the rotation's transaction: a refused field, or a rotation that
-	// fails, changes nothing.
-	regenerate := func(w http.ResponseWriter, r *http.Request, ref string, fields map[string]json.RawMessage) error {
+	// fails, changes nothing. A key named by its value or hash (ref, or old when the path
+	// gives the token and the body the key) is retired only if it is still the current one
+	// when the rotation writes (retiredKey): of concurrent regenerations of one key, one
+	// succeeds, the others answered as a later request naming that key is.
+	regenerate := func(w http.ResponseWriter, r *http.Request, ref string, old retiredKey, fields map[string]json.RawMessage) error {
 		rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
 		if err != nil {
 			return err
 		}
-		// A key named by its value or hash is retired only if it is still the current one
-		// when the rotation writes (retiredKey): of concurrent regenerations of one key,
-		// one succeeds.
-		old := retiredKey{ref: ref}
-		if !strings.HasPrefix(ref, "vk_") {
-			old.hash = rec.Hash // litellmKeyOf matched it
+		if old.hash == "" && !strings.HasPrefix(ref, "vk_") {
+			old = retiredKey{hash: rec.Hash, gone: NotFound("no virtual key %q issued by this key", ref)} // litellmKeyOf's 404
 		}
 		var vk *virtualKey
 		if len(fields) > 0 {
@@ -258,6 +257,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			ref := r.PathValue("key")
+			var old retiredKey
 			if raw, ok := fields["key"]; ok {
 				// LiteLLM's regenerate body has key too: the path's own key (or null) is
 				// the same request, another key a mistake that regenerates nothing.
@@ -270,13 +270,18 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					if err != nil {
 						return err
 					}
-					if same, err := s.litellmKeyOf(r.Context(), owner(r), named); err != nil || same.ID != rec.ID {
-						return litellmInvalid("key", "key: the body names another key than the path's: omit key, or give the same key")
+					other := litellmInvalid("key", "key: the body names another key than the path's: omit key, or give the same key")
+					same, err := s.litellmKeyOf(r.Context(), owner(r), named)
+					if err != nil || same.ID != rec.ID {
+						return other
+					}
+					if strings.HasPrefix(ref, "vk_") && !strings.HasPrefix(named, "vk_") {
+						old = retiredKey{hash: same.Hash, gone: other} // the key to retire, the path naming its token
 					}
 				}
 				delete(fields, "key")
 			}
-			return regenerate(w, r, ref, fields)
+			return regenerate(w, r, ref, old, fields)
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body (with the fields to change)",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
@@ -290,7 +295,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return litellmInvalid("key", "key is required: the key to regenerate, or its token")
 			}
 			delete(fields, "key")
-			return regenerate(w, r, ref, fields)
+			return regenerate(w, r, ref, retiredKey{}, fields)
 		})
 	block := func(blocked bool) func(w http.ResponseWriter, r *http.Request) error {
 		return func(w http.ResponseWriter, r *http.Request) error {

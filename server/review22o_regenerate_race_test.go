@@ -45,7 +45,7 @@ func (d *gatedUpdateDriver) Update(ctx context.Context, fn func(tx store.Tx) err
 // gets a new key, which works, and every other one gets what regenerating a key already
 // rotated away gets (404), on both routes, with or without fields to change.
 func TestReview22oConcurrentRegenerateOneWins(t *testing.T) {
-	const n = 9
+	const n = 12
 	d := &gatedUpdateDriver{Driver: newTestDriver(t), n: n, open: make(chan struct{})}
 	hs, s := keysServer(t, store.New(d), 0)
 	g := litellmGenerate(t, s, `{"key_alias":"bot","max_budget":25}`)
@@ -53,6 +53,7 @@ func TestReview22oConcurrentRegenerateOneWins(t *testing.T) {
 		{"/key/regenerate", `{"key":"` + g.Key + `"}`},
 		{"/key/" + g.Key + "/regenerate", ``},
 		{"/key/" + g.Key + "/regenerate", `{"max_budget":30}`},
+		{"/key/" + g.Token + "/regenerate", `{"key":"` + g.Key + `"}`}, // the token in the path, the key in the body
 	}
 	d.armed.Store(true)
 	replies := make([]reply, n)
@@ -71,19 +72,24 @@ func TestReview22oConcurrentRegenerateOneWins(t *testing.T) {
 	done.Wait()
 	d.armed.Store(false)
 
-	// What a regeneration naming a key already rotated away is answered.
-	refusal := do(t, s, "POST", "/key/regenerate", testKey, `{"key":"`+g.Key+`"}`)
-	if refusal.status != http.StatusNotFound {
-		t.Fatalf("regenerating the old key afterwards: %d %s", refusal.status, refusal.raw)
+	// What each request is answered once the key it names was rotated away: a 404, or
+	// with the token in the path, the 400 of a body naming another key (TestReview22jRegeneratePathWithKeyInBody).
+	var refusals [len(reqs)]reply
+	for i, req := range reqs {
+		refusals[i] = do(t, s, "POST", req.path, testKey, req.body)
+		if want := map[bool]int{true: http.StatusBadRequest, false: http.StatusNotFound}[i == 3]; refusals[i].status != want {
+			t.Fatalf("%s %s afterwards: %d %s, want %d", req.path, req.body, refusals[i].status, refusals[i].raw, want)
+		}
 	}
 	var newKeys []string
 	for i, r := range replies {
+		req, refusal := reqs[i%len(reqs)], refusals[i%len(reqs)]
 		switch {
 		case r.status == http.StatusOK:
 			k, _ := r.body["key"].(string)
 			newKeys = append(newKeys, k)
 		case r.status != refusal.status || r.raw != refusal.raw:
-			t.Errorf("request %d (%s): %d %s, want the refusal of a key rotated away (%d %s)", i, reqs[i%len(reqs)].path, r.status, r.raw, refusal.status, refusal.raw)
+			t.Errorf("request %d (%s %s): %d %s, want what it gets once the key was rotated away (%d %s)", i, req.path, req.body, r.status, r.raw, refusal.status, refusal.raw)
 		}
 	}
 	if len(newKeys) != 1 {
