@@ -108,7 +108,9 @@ func TestServeMCPToolsOnResponses(t *testing.T) {
 		t.Errorf("the model was asked %d times, want 2", n)
 	}
 
-	// A virtual key held to "other" may not use "docs": refused before any model call.
+	// A virtual key held to "other" may not use "docs": refused before any model call, as a
+	// server that does not exist is (review 22o: the answer does not tell a key which server
+	// names exist), listing only the servers the key may use.
 	var vk struct{ Key string }
 	if code := postJSON(t, base+"/api/v1/keys", "k", `{"name":"held","mcp_servers":["other"]}`, &vk); code != 200 && code != 201 {
 		t.Fatalf("issue key: %d", code)
@@ -119,8 +121,17 @@ func TestServeMCPToolsOnResponses(t *testing.T) {
 		} `json:"error"`
 	}
 	before := modelCalls.Load()
-	if code := postJSON(t, base+"/v1/responses", vk.Key, body, &refusal); code != 403 || !strings.Contains(refusal.Error.Message, "docs") {
-		t.Fatalf("a key held to other: %d %+v, want 403 naming docs", code, refusal)
+	if code := postJSON(t, base+"/v1/responses", vk.Key, body, &refusal); code != 400 || !strings.Contains(refusal.Error.Message, "server_label") ||
+		!strings.Contains(refusal.Error.Message, "other") || strings.Contains(refusal.Error.Message, "docs") {
+		t.Fatalf("a key held to other: %d %+v, want 400 naming server_label and only other", code, refusal)
+	}
+	var unknown struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if code := postJSON(t, base+"/v1/responses", vk.Key, strings.Replace(body, `"docs"`, `"nope"`, 1), &unknown); code != 400 || unknown.Error.Message != refusal.Error.Message {
+		t.Fatalf("an unknown server: %d %+v, want the forbidden one's answer %q", code, unknown, refusal.Error.Message)
 	}
 	if modelCalls.Load() != before || upstreamMCP.Calls.Load() != 1 {
 		t.Error("the refused request reached the model or the MCP server")
