@@ -53,6 +53,7 @@ type BudgetGoneError struct {
 	ID string
 }
 
+// Error names the deleted account's budget and whose it was.
 func (e *BudgetGoneError) Error() string {
 	if e.Name == "" {
 		return fmt.Sprintf("%v: budget %s", ErrBudgetGone, e.ID)
