@@ -222,7 +222,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
 
 
 def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], poll_every: float,
-          timeout: Optional[float], on_status, client: Client) -> Dict[str, Any]:
+          timeout: Optional[float], on_status, client: Client, default_every: float) -> Dict[str, Any]:
     deadline = None if timeout is None else client._now() + timeout
     while True:
         st = get()
@@ -235,7 +235,7 @@ def _poll(kind: str, get: Callable[[], Dict[str, Any]], done: Sequence[str], pol
             # A state this client does not know (a newer server's): never poll it forever.
             raise UnknownStateError(f"{kind} job is {state!r}, a state this client does not know", state,
                                     st if isinstance(st, dict) else None)
-        wait = poll_every
+        wait = poll_every if poll_every > 0 else default_every  # 0: the default, as in Go
         if deadline is not None:
             left = deadline - client._now()
             if left <= 0:
@@ -301,9 +301,10 @@ class RouterTrainer:
         Raises UnknownStateError when the job reports a state other than queued, running,
         completed or failed (rather than polling it forever), and TimeoutError when it has
         not ended within ``timeout`` seconds (None: no bound; the last poll is made at the
-        deadline). The waits between polls go through the client's ``sleep``, the timeout
-        is measured with its ``clock``."""
-        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status, self.client)
+        deadline). ``poll_every`` of 0 or less is the default 10 s (never a busy loop). The
+        waits between polls go through the client's ``sleep``, the timeout is measured with
+        its ``clock``."""
+        return _poll("training", self.status, TRAINING_DONE, poll_every, timeout, on_status, self.client, 10.0)
 
     def model(self, model_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the details (with metrics) of the remembered (or given) router model."""
@@ -381,9 +382,9 @@ class AgentOptimizer:
         Raises UnknownStateError when the job reports a state other than those, queued and
         running (rather than polling it forever), and TimeoutError when it has not ended
         within ``timeout`` seconds (None: no bound; the last poll is made at the deadline).
-        The waits between polls go through the client's ``sleep``, the timeout is measured
-        with its ``clock``."""
-        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status, self.client)
+        ``poll_every`` of 0 or less is the default 30 s (never a busy loop). The waits between
+        polls go through the client's ``sleep``, the timeout is measured with its ``clock``."""
+        return _poll("optimization", self.status, OPTIMIZATION_DONE, poll_every, timeout, on_status, self.client, 30.0)
 
     def results(self, job_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the outcome; raises ConflictError (409) while the job is not finished."""

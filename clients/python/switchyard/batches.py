@@ -124,7 +124,8 @@ def wait_batch(batch_id: str, *, poll_every: float = 2.0, timeout: Optional[floa
                client: Optional[Client] = None) -> Dict[str, Any]:
     """Polls the batch every ``poll_every`` seconds until it has ended (completed, failed,
     expired or cancelled) and returns it. Past ``timeout`` seconds (None: no bound) raises
-    SwitchyardError. The waits go through the client's ``sleep``, the timeout is measured
+    SwitchyardError. ``poll_every`` of 0 or less is the default 2 s (never a busy loop). The
+    waits go through the client's ``sleep``, the timeout is measured
     with its ``clock``."""
     c = client or Client()
     deadline = None if timeout is None else c._now() + timeout
@@ -132,7 +133,7 @@ def wait_batch(batch_id: str, *, poll_every: float = 2.0, timeout: Optional[floa
         b = get_batch(batch_id, client=c)
         if b.get("status") in ENDED:
             return b
-        wait = poll_every
+        wait = poll_every if poll_every > 0 else 2.0  # 0: the default, as in Go
         if deadline is not None:
             left = deadline - c._now()
             if left <= 0:

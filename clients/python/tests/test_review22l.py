@@ -79,6 +79,24 @@ class FakeSleepDeadlineTest(unittest.TestCase):
         self.assertIn("still in_progress after 5 s", str(cm.exception))
         self.assertEqual((self.waits, PendingHandler.calls), ([2, 2, 1], 4))  # a last poll at 5 s
 
+    def test_zero_poll_every_is_the_default(self):
+        # poll_every=0 polled in a busy loop; it is the default interval, as the Go client's
+        # 0 is.
+        c = self.client()
+        with self.assertRaises(TimeoutError):
+            switchyard.RouterTrainer(c, job_id="tj_1").wait(poll_every=0, timeout=25)
+        self.assertEqual((self.waits, PendingHandler.calls), ([10, 10, 5], 4))
+
+        c = self.client()
+        with self.assertRaises(TimeoutError):
+            switchyard.AgentOptimizer(c, job_id="oj_1").wait(poll_every=-1, timeout=45)
+        self.assertEqual((self.waits, PendingHandler.calls), ([30, 15], 3))
+
+        c = self.client()
+        with self.assertRaises(switchyard.SwitchyardError):
+            switchyard.wait_batch("batch_1", poll_every=0, timeout=3, client=c)
+        self.assertEqual((self.waits, PendingHandler.calls), ([2, 1], 3))
+
     def test_client_clock(self):
         # Client(clock=...) is the clock deadlines are measured with: here time passes
         # twice as fast as the sleeps asked for.
