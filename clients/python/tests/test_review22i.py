@@ -14,18 +14,20 @@ from unittest import mock
 import switchyard
 
 
-class StatusHandler(BaseHTTPRequestHandler):
-    """Answers the status routes with ``states`` in turn (the last one repeating) until
-    ``limit`` requests were answered; after that 404, so that a wait that does not stop by
-    itself ends anyway."""
+class CountingHandler(BaseHTTPRequestHandler):
+    """Counts the GETs it answers and, past ``limit`` of them, answers 404, so that a wait
+    that does not stop by itself ends anyway; below that, ``answer(n)`` says what the n-th
+    GET gets. Subclasses keep their own ``calls`` and ``limit``."""
 
-    states = ["running"]
     limit = 20
     calls = 0
     lock = threading.Lock()
 
     def log_message(self, *args):
         pass
+
+    def answer(self, n):
+        raise NotImplementedError
 
     def do_GET(self):
         cls = type(self)
@@ -35,17 +37,29 @@ class StatusHandler(BaseHTTPRequestHandler):
         if n > cls.limit:
             status, body = 404, {"error": "Not Found", "message": "gone"}
         else:
-            state = cls.states[min(n, len(cls.states)) - 1]
-            body = {"status": state, "training_job_id": "tj_1", "job_id": "oj_1"}
-            if state == "completed":
-                body["model_id"] = "rm_1"
-            status = 200
+            status, body = self.answer(n)
         raw = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
         self.end_headers()
         self.wfile.write(raw)
+
+
+class StatusHandler(CountingHandler):
+    """Answers the status routes with ``states`` in turn (the last one repeating) until
+    ``limit`` requests were answered; after that 404."""
+
+    states = ["running"]
+    limit = 20
+    calls = 0
+
+    def answer(self, n):
+        state = self.states[min(n, len(self.states)) - 1]
+        body = {"status": state, "training_job_id": "tj_1", "job_id": "oj_1"}
+        if state == "completed":
+            body["model_id"] = "rm_1"
+        return 200, body
 
 
 class PollTest(unittest.TestCase):

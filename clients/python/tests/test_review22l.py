@@ -2,43 +2,26 @@
 client's clock, so a fake ``sleep`` (one that returns at once) makes them exact instead of
 polling until real time runs out. No test sleeps."""
 
-import json
 import threading
 import time
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import switchyard
+from tests.test_review22i import CountingHandler
 
 
-class PendingHandler(BaseHTTPRequestHandler):
+class PendingHandler(CountingHandler):
     """Answers every GET with a job or batch still in progress, for ``limit`` requests;
     after that 404, so that a wait that does not stop by itself ends anyway (quickly)."""
 
     limit = 10
     calls = 0
-    lock = threading.Lock()
 
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        cls = type(self)
-        with cls.lock:
-            cls.calls += 1
-            n = cls.calls
-        if n > cls.limit:
-            status, body = 404, {"error": "Not Found", "message": "gone"}
-        elif self.path.startswith("/v1/batches/"):
-            status, body = 200, {"id": "batch_1", "object": "batch", "status": "in_progress"}
-        else:
-            status, body = 200, {"status": "running", "training_job_id": "tj_1", "job_id": "oj_1"}
-        raw = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+    def answer(self, n):
+        if self.path.startswith("/v1/batches/"):
+            return 200, {"id": "batch_1", "object": "batch", "status": "in_progress"}
+        return 200, {"status": "running", "training_job_id": "tj_1", "job_id": "oj_1"}
 
 
 class FakeSleepDeadlineTest(unittest.TestCase):
