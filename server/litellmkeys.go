@@ -238,16 +238,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
 		return nil
 	}
-	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) {
-		var fields map[string]json.RawMessage
-		if err := decodeJSON(r, &fields, decodeOptions{AllowUnknownFields: true, EmptyIsObject: true, ValidationStatus: http.StatusBadRequest}); err != nil {
-			return nil, err
-		}
-		if fields == nil {
-			return nil, litellmInvalid("", "the body must be a JSON object")
-		}
-		return fields, nil
-	}
+	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) { return litellmBodyOf(r, true) }
 	regenErrors := map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's"}
 	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate), the fields given changed as /key/update changes them; the old key stops working at once",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
@@ -548,9 +539,13 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 }
 
 // litellmBody reads a LiteLLM key request body as its fields.
-func litellmBody(r *http.Request) (map[string]json.RawMessage, error) {
+func litellmBody(r *http.Request) (map[string]json.RawMessage, error) { return litellmBodyOf(r, false) }
+
+// litellmBodyOf is litellmBody; emptyIsObject takes an empty body as {} (regenerate's body
+// is optional).
+func litellmBodyOf(r *http.Request, emptyIsObject bool) (map[string]json.RawMessage, error) {
 	var fields map[string]json.RawMessage
-	if err := decodeJSON(r, &fields, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
+	if err := decodeJSON(r, &fields, decodeOptions{AllowUnknownFields: true, EmptyIsObject: emptyIsObject, ValidationStatus: http.StatusBadRequest}); err != nil {
 		return nil, err
 	}
 	if fields == nil {
