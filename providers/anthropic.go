@@ -119,6 +119,9 @@ func NewAnthropic(cfg Config) *Anthropic {
 // Name returns the provider prefix.
 func (a *Anthropic) Name() string { return a.ep.cfg.Name }
 
+// BaseURL returns the endpoint root requests go to.
+func (a *Anthropic) BaseURL() string { return a.baseURL }
+
 // Configured reports whether an API key is set.
 func (a *Anthropic) Configured() bool { return a.ep.cfg.APIKey != "" || a.ep.cfg.KeyOptional }
 

@@ -50,6 +50,8 @@ type Price struct {
 	SupportsFunctionCalling bool
 	SupportsWebSearch       bool
 	SupportsReasoning       bool
+	// SupportsVision says the model takes images in user turns (LiteLLM's supports_vision).
+	SupportsVision bool
 	// SearchPerQuery is the fee of one search of the provider's own web search (LiteLLM's
 	// search_context_cost_per_query at medium context; for OpenAI's models, which the
 	// catalogue gives none, the price of its Responses API web_search call), in USD.
@@ -215,6 +217,7 @@ type catalogEntry struct {
 	FunctionCalling   bool      `json:"supports_function_calling"`
 	WebSearch         bool      `json:"supports_web_search"`
 	SupportsReasoning bool      `json:"supports_reasoning"`
+	Vision            bool      `json:"supports_vision"`
 	// The rates of audio models (AudioPrice).
 	InputPerSecond      flexFloat `json:"input_cost_per_second"`
 	OutputPerSecond     flexFloat `json:"output_cost_per_second"`
@@ -241,7 +244,7 @@ func (e catalogEntry) price(key string) Price {
 		InputPerToken: e.Input.v, OutputPerToken: e.Output.v,
 		CacheReadPerToken: e.Input.v, CacheCreationPerToken: e.Input.v, ReasoningPerToken: e.Output.v,
 		MaxInputTokens: int(e.MaxInput.v), MaxOutputTokens: int(e.MaxOutput.v),
-		SupportsFunctionCalling: e.FunctionCalling, SupportsWebSearch: e.WebSearch, SupportsReasoning: e.SupportsReasoning,
+		SupportsFunctionCalling: e.FunctionCalling, SupportsWebSearch: e.WebSearch, SupportsReasoning: e.SupportsReasoning, SupportsVision: e.Vision,
 	}
 	if e.CacheRead.ok {
 		p.CacheReadPerToken = e.CacheRead.v

@@ -99,6 +99,9 @@ func NewGemini(cfg Config) *Gemini {
 // Name returns the provider prefix.
 func (g *Gemini) Name() string { return g.ep.cfg.Name }
 
+// BaseURL returns the endpoint root requests go to (with the API version, ".../v1beta").
+func (g *Gemini) BaseURL() string { return g.baseURL }
+
 // Configured reports whether an API key is set.
 func (g *Gemini) Configured() bool {
 	return g.ep.missing == "" && (g.ep.cfg.APIKey != "" || g.ep.cfg.KeyOptional)

@@ -27,7 +27,7 @@ var keep = []string{
 	"input_cost_per_token", "output_cost_per_token",
 	"cache_read_input_token_cost", "cache_creation_input_token_cost", "cache_creation_input_token_cost_above_1hr", "output_cost_per_reasoning_token",
 	"max_input_tokens", "max_output_tokens",
-	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching",
+	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching", "supports_vision",
 	"search_context_cost_per_query", "output_vector_size",
 }
 
