@@ -144,6 +144,7 @@ func Completions(g *completions.Gateway) Option {
 		s.litellmTeamRoutes(g)
 		s.endUserRoutes(g)
 		s.litellmCustomerRoutes(g)
+		s.litellmModelRoutes(g)
 		s.guardrailRoutes(g)
 		s.geminiRoutes(g)
 		s.cacheRoutes(g)

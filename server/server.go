@@ -85,6 +85,13 @@ type Config struct {
 	// new end user is refused with 400 (default DefaultMaxEndUsersPerKey; negative: no
 	// bound).
 	MaxEndUsersPerKey int
+	// ModelHealthTimeout bounds each deployment's request of LiteLLM's model health check
+	// (GET /health; default DefaultModelHealthTimeout, LiteLLM's; negative: the request's
+	// own context alone).
+	ModelHealthTimeout time.Duration
+	// ModelHealthConcurrency is how many deployments GET /health checks at once (default
+	// DefaultModelHealthConcurrency).
+	ModelHealthConcurrency int
 }
 
 // Option plugs a capability into the server.
@@ -142,6 +149,12 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	if cfg.MaxEndUsersPerKey == 0 {
 		cfg.MaxEndUsersPerKey = DefaultMaxEndUsersPerKey
+	}
+	if cfg.ModelHealthTimeout == 0 {
+		cfg.ModelHealthTimeout = DefaultModelHealthTimeout
+	}
+	if cfg.ModelHealthConcurrency <= 0 {
+		cfg.ModelHealthConcurrency = DefaultModelHealthConcurrency
 	}
 	if cfg.BodyReadTimeout == 0 {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout

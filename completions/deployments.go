@@ -1,0 +1,205 @@
+package completions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// The modes of a Deployment, as LiteLLM's catalogue names them.
+const (
+	ModeChat      = "chat"
+	ModeEmbedding = "embedding"
+	ModeRerank    = "rerank"
+)
+
+// Deployment is one model a client-facing name routes to — LiteLLM's deployment (an entry of
+// its model_list): a model group's member under the group's name, or a model the gateway
+// lists (Models, EmbeddingModels, RerankModels) under its own "provider/model" name.
+type Deployment struct {
+	// ID identifies the deployment, the same on every process and restart (the SHA-256 hex
+	// of ModelName and Model): LiteLLM's model_info.id.
+	ID string
+	// ModelName is the name clients send: a model group's, or "provider/model".
+	ModelName string
+	// Model is the "provider/model" the deployment calls.
+	Model string
+	// Provider is the provider prefix of Model.
+	Provider string
+	// Mode is ModeChat, ModeEmbedding or ModeRerank.
+	Mode string
+	// APIBase is the provider's endpoint root without credentials (user info, query and
+	// fragment removed); "" when the adapter does not say.
+	APIBase string
+	// Price is the price catalogue's entry for Model (PriceFound false: none). A rerank
+	// model's rates are in RerankPrice instead.
+	Price      providers.Price
+	PriceFound bool
+	// RerankPrice is a rerank model's catalogue entry (Mode ModeRerank, PriceFound true).
+	RerankPrice providers.RerankPrice
+}
+
+// DeploymentID is the ID of the deployment of model under modelName.
+func DeploymentID(modelName, model string) string {
+	sum := sha256.Sum256([]byte(modelName + "\x00" + model))
+	return hex.EncodeToString(sum[:])
+}
+
+// Deployments lists the gateway's deployments: every model group's members under the
+// group's name (in the groups' order, then the members'), then the chat, embedding and rerank
+// models it lists, each under its own name. A model group's member whose provider is not
+// configured is listed all the same (its calls fail, and /health says so).
+func (g *Gateway) Deployments() []Deployment {
+	var out []Deployment
+	for _, name := range g.ModelGroups() {
+		for _, m := range g.opts.ModelGroups[name].Models {
+			out = append(out, g.deployment(name, m, ModeChat))
+		}
+	}
+	for _, kind := range []struct {
+		mode   string
+		models []string
+	}{{ModeChat, g.Models()}, {ModeEmbedding, g.EmbeddingModels()}, {ModeRerank, g.RerankModels()}} {
+		for _, m := range kind.models {
+			out = append(out, g.deployment(m, m, kind.mode))
+		}
+	}
+	return out
+}
+
+// deployment describes model (mode) under modelName.
+func (g *Gateway) deployment(modelName, model, mode string) Deployment {
+	d := Deployment{ID: DeploymentID(modelName, model), ModelName: modelName, Model: model, Mode: mode}
+	prov, _, err := providers.ParseModel(model)
+	if err == nil {
+		d.Provider = prov
+		if g.opts.Providers != nil {
+			if p, err := g.opts.Providers.Lookup(prov); err == nil && p != nil {
+				if b, ok := p.(interface{ BaseURL() string }); ok {
+					d.APIBase = publicURL(b.BaseURL())
+				}
+			}
+		}
+	}
+	name := g.priceName(model)
+	switch mode {
+	case ModeEmbedding:
+		if c, ok := g.opts.Prices.(interface{ Embeddings() *providers.Catalog }); ok {
+			d.Price, d.PriceFound = c.Embeddings().Lookup(name)
+		}
+	case ModeRerank:
+		if c, ok := g.opts.Prices.(interface {
+			LookupRerank(string) (providers.RerankPrice, bool)
+		}); ok {
+			d.RerankPrice, d.PriceFound = c.LookupRerank(name)
+		}
+	default:
+		if c, ok := g.opts.Prices.(ModelCatalogue); ok {
+			d.Price, d.PriceFound = c.Lookup(name)
+		}
+	}
+	return d
+}
+
+// publicURL is raw without what may carry a credential (user info, query, fragment); ""
+// when raw does not parse.
+func publicURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
+}
+
+// ErrNotConfigured is matched by CheckDeployment's error for a deployment whose provider is
+// unknown or has no API key: nothing was sent.
+var ErrNotConfigured = errors.New("completions: the provider is not configured")
+
+// CheckDeployment makes one tiny real request of d (LiteLLM's health check): a chat model is
+// asked for a one-token answer to "ping", an embedding model to embed "ping", a rerank model
+// to rank one document. It calls d's provider directly — no retries, fallbacks, budgets,
+// guardrails or cache — and returns nil when the upstream answered, else why not (a
+// *providers.Error for an upstream failure, never carrying the API key). It stops when ctx
+// ends; the caller bounds it.
+func (g *Gateway) CheckDeployment(ctx context.Context, d Deployment) error {
+	prov, m, err := providers.ParseModel(d.Model)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not of the form provider/model", ErrInvalid, d.Model)
+	}
+	if g.opts.Providers == nil {
+		return fmt.Errorf("%w: %s", ErrNotConfigured, prov)
+	}
+	p, err := g.opts.Providers.Lookup(prov)
+	if err != nil || p == nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotConfigured, prov, err)
+	}
+	if !providers.IsConfigured(p) {
+		return fmt.Errorf("%w: %s has no API key", ErrNotConfigured, prov)
+	}
+	switch d.Mode {
+	case ModeEmbedding:
+		e, ok := p.(providers.Embedder)
+		if !ok {
+			return fmt.Errorf("%w: %s has no embeddings API", ErrNotConfigured, prov)
+		}
+		_, err = e.Embed(ctx, &providers.EmbeddingRequest{Model: m, Input: []string{"ping"}})
+	case ModeRerank:
+		r, ok := p.(providers.Reranker)
+		if !ok {
+			return fmt.Errorf("%w: %s has no rerank API", ErrNotConfigured, prov)
+		}
+		_, err = r.Rerank(ctx, &providers.RerankRequest{Model: m, Query: "ping", Documents: []string{"ping"}})
+	default:
+		_, err = p.Complete(ctx, &providers.Request{Model: m, MaxTokens: 1,
+			Messages: []providers.Message{{Role: "user", Content: "ping"}}})
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("completions: health check of %s: %w (%w)", d.Model, ctx.Err(), err)
+	}
+	return err
+}
+
+// HealthResult is one deployment's health check: Err is nil when it answered.
+type HealthResult struct {
+	Deployment Deployment
+	Err        error
+}
+
+// CheckDeployments runs CheckDeployment on every one of ds, at most concurrency at once
+// (below 1: 1), each bounded by timeout (0 or less: by ctx alone), and returns their results
+// in ds's order. A deployment not started when ctx ends gets ctx's error.
+func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurrency int, timeout time.Duration) []HealthResult {
+	out := make([]HealthResult, len(ds))
+	sem := make(chan struct{}, max(concurrency, 1))
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		out[i].Deployment = d
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			out[i].Err = fmt.Errorf("completions: health check of %s not run: %w", d.Model, ctx.Err())
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cctx, cancel := ctx, context.CancelFunc(func() {})
+			if timeout > 0 {
+				cctx, cancel = context.WithTimeout(ctx, timeout)
+			}
+			defer cancel()
+			out[i].Err = g.CheckDeployment(cctx, d)
+		}()
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,292 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// LiteLLM's proxy describes its deployments at GET /model/info (and /v1/model/info) and its
+// model names at GET /model_group/info, and checks them at GET /health; its admin UI,
+// scripts and SDK call these. The routes here answer them from what the gateway routes to
+// (completions.Gateway.Deployments: the model groups' members under the groups' names, then
+// the models GET /v1/models lists) and the price catalogue. As on LiteLLM, any key may read
+// the model info, and a key limited to some models (a virtual key) sees only those, as GET
+// /v1/models shows it; the health check, which makes a real request of every deployment, is
+// for the operator's keys only (LiteLLM lets any key call it, but then checks every
+// deployment whatever the key's models, so a key limited to one model could make the proxy
+// call, and learn about, all the others).
+
+// DefaultModelHealthTimeout is Config.ModelHealthTimeout's default: LiteLLM's
+// HEALTH_CHECK_TIMEOUT_SECONDS.
+const DefaultModelHealthTimeout = 60 * time.Second
+
+// DefaultModelHealthConcurrency is Config.ModelHealthConcurrency's default.
+const DefaultModelHealthConcurrency = 8
+
+// litellmModelPath reports LiteLLM's model info and health check paths (answered in its
+// error envelope).
+func litellmModelPath(path string) bool {
+	return path == "/model/info" || path == "/model_group/info" || path == "/health"
+}
+
+// litellmModelInfoList is LiteLLM's /model/info answer.
+type litellmModelInfoList struct {
+	Data []litellmDeployment `json:"data"`
+}
+
+// litellmDeployment is one deployment as LiteLLM's /model/info shows it.
+type litellmDeployment struct {
+	ModelName     string                  `json:"model_name" jsonschema:"description=The name clients send: a model group's or provider/model"`
+	LiteLLMParams litellmDeploymentParams `json:"litellm_params"`
+	ModelInfo     litellmDeploymentInfo   `json:"model_info"`
+}
+
+// litellmDeploymentParams is a deployment's litellm_params without secrets.
+type litellmDeploymentParams struct {
+	Model   string `json:"model" jsonschema:"description=The provider/model the deployment calls"`
+	APIBase string `json:"api_base,omitempty" jsonschema:"description=The provider's endpoint root without credentials (user info and query removed)"`
+}
+
+// litellmDeploymentInfo is a deployment's model_info: the catalogue's entry for its model
+// (null where the catalogue gives nothing).
+type litellmDeploymentInfo struct {
+	ID                          string   `json:"id" jsonschema:"description=The deployment's id: the same on every replica and restart (litellm_model_id filters on it)"`
+	DBModel                     bool     `json:"db_model" jsonschema:"description=Always false: deployments come from the server's configuration"`
+	Key                         *string  `json:"key" jsonschema:"description=The price catalogue's key for the model (null: not catalogued)"`
+	Mode                        string   `json:"mode" jsonschema:"enum=chat,enum=embedding,enum=rerank"`
+	LiteLLMProvider             string   `json:"litellm_provider" jsonschema:"description=The provider prefix of the model"`
+	InputCostPerToken           *float64 `json:"input_cost_per_token" jsonschema:"description=USD per prompt token"`
+	OutputCostPerToken          *float64 `json:"output_cost_per_token" jsonschema:"description=USD per output token"`
+	CacheReadInputTokenCost     *float64 `json:"cache_read_input_token_cost" jsonschema:"description=USD per cached prompt token read"`
+	CacheCreationInputTokenCost *float64 `json:"cache_creation_input_token_cost" jsonschema:"description=USD per prompt token written to the cache"`
+	OutputCostPerReasoningToken *float64 `json:"output_cost_per_reasoning_token" jsonschema:"description=USD per reasoning token"`
+	InputCostPerQuery           *float64 `json:"input_cost_per_query,omitempty" jsonschema:"description=USD per rerank query (rerank models priced by the query)"`
+	MaxTokens                   *int     `json:"max_tokens" jsonschema:"description=The longest answer in tokens (as max_output_tokens)"`
+	MaxInputTokens              *int     `json:"max_input_tokens"`
+	MaxOutputTokens             *int     `json:"max_output_tokens"`
+	SupportsFunctionCalling     bool     `json:"supports_function_calling"`
+	SupportsVision              bool     `json:"supports_vision"`
+	SupportsReasoning           bool     `json:"supports_reasoning"`
+	SupportsWebSearch           bool     `json:"supports_web_search"`
+}
+
+// litellmModelGroupList is LiteLLM's /model_group/info answer.
+type litellmModelGroupList struct {
+	Data []litellmModelGroup `json:"data"`
+}
+
+// litellmModelGroup is one model name as LiteLLM's /model_group/info shows it: its
+// deployments' figures folded (the largest limits and rates; a capability any of them has).
+type litellmModelGroup struct {
+	ModelGroup              string   `json:"model_group" jsonschema:"description=The name clients send"`
+	Providers               []string `json:"providers" jsonschema:"description=The providers of its deployments"`
+	Mode                    string   `json:"mode" jsonschema:"enum=chat,enum=embedding,enum=rerank"`
+	MaxInputTokens          *int     `json:"max_input_tokens"`
+	MaxOutputTokens         *int     `json:"max_output_tokens"`
+	InputCostPerToken       *float64 `json:"input_cost_per_token"`
+	OutputCostPerToken      *float64 `json:"output_cost_per_token"`
+	TPM                     *int     `json:"tpm" jsonschema:"description=Always null: deployments have no token rate of their own here"`
+	RPM                     *int     `json:"rpm" jsonschema:"description=Always null: deployments have no request rate of their own here"`
+	SupportsFunctionCalling bool     `json:"supports_function_calling"`
+	SupportsVision          bool     `json:"supports_vision"`
+	SupportsReasoning       bool     `json:"supports_reasoning"`
+	SupportsWebSearch       bool     `json:"supports_web_search"`
+}
+
+// litellmHealth is LiteLLM's /health answer.
+type litellmHealth struct {
+	HealthyEndpoints   []litellmEndpoint `json:"healthy_endpoints"`
+	UnhealthyEndpoints []litellmEndpoint `json:"unhealthy_endpoints"`
+	HealthyCount       int               `json:"healthy_count"`
+	UnhealthyCount     int               `json:"unhealthy_count"`
+}
+
+// litellmEndpoint is one checked deployment: its litellm_params without secrets and, when it
+// failed, why.
+type litellmEndpoint struct {
+	Model     string `json:"model" jsonschema:"description=The provider/model checked"`
+	APIBase   string `json:"api_base,omitempty"`
+	ModelName string `json:"model_name" jsonschema:"description=The name clients send for it"`
+	ModelID   string `json:"model_id" jsonschema:"description=The deployment's id (as /model/info's model_info.id)"`
+	Error     string `json:"error,omitempty" jsonschema:"description=Why the check failed (unhealthy endpoints only)"`
+}
+
+// visibleDeployments are g's deployments r's key may call (all of them for an operator key).
+func visibleDeployments(g *completions.Gateway, r *http.Request) []completions.Deployment {
+	scope := completionsScope(r, time.Time{})
+	return slices.DeleteFunc(g.Deployments(), func(d completions.Deployment) bool { return !g.Allows(scope, d.ModelName) })
+}
+
+// litellmModelRoutes registers /model/info, /v1/model/info, /model_group/info and /health.
+func (s *Server) litellmModelRoutes(g *completions.Gateway) {
+	tags := []string{"LiteLLM compatibility"}
+	info := func(w http.ResponseWriter, r *http.Request) error {
+		ds := visibleDeployments(g, r)
+		if id, ok := r.URL.Query()["litellm_model_id"]; ok {
+			want := strings.Join(id, ",")
+			ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ID != want })
+			if len(ds) == 0 {
+				// LiteLLM's 400 for an id its router does not have.
+				return litellmInvalid("litellm_model_id", "Model id = %s not found on litellm proxy", want)
+			}
+		}
+		out := litellmModelInfoList{Data: make([]litellmDeployment, 0, len(ds))}
+		for _, d := range ds {
+			out.Data = append(out.Data, litellmDeploymentOf(d))
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	}
+	for _, path := range []string{"/model/info", "/v1/model/info"} {
+		s.Handle(Route{Method: "GET", Path: path, Summary: "LiteLLM's model info: every deployment (model_name, litellm_params without secrets, model_info with the catalogue's prices and limits); a virtual key sees only its models",
+			Tags: tags, Response: litellmModelInfoList{}, ScopedKeys: true,
+			Query:  []QueryParam{{Name: "litellm_model_id", Description: "only the deployment of this id (model_info.id, as LiteLLM's x-litellm-model-id)"}},
+			Errors: map[int]string{400: "litellm_model_id names no deployment this key may see"}}, info)
+	}
+	s.Handle(Route{Method: "GET", Path: "/model_group/info", Summary: "LiteLLM's model group info: each model name clients may send, its deployments' providers, limits, prices and capabilities folded; a virtual key sees only its models",
+		Tags: tags, Response: litellmModelGroupList{}, ScopedKeys: true,
+		Query: []QueryParam{{Name: "model_group", Description: "only this model name"}}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			want, filtered := r.URL.Query()["model_group"]
+			out := litellmModelGroupList{Data: []litellmModelGroup{}}
+			at := map[string]int{}
+			for _, d := range visibleDeployments(g, r) {
+				if filtered && d.ModelName != strings.Join(want, ",") {
+					continue
+				}
+				i, ok := at[d.ModelName]
+				if !ok {
+					i = len(out.Data)
+					at[d.ModelName] = i
+					out.Data = append(out.Data, litellmModelGroup{ModelGroup: d.ModelName, Mode: d.Mode, Providers: []string{}})
+				}
+				foldGroup(&out.Data[i], litellmDeploymentOf(d).ModelInfo)
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/health", Summary: "LiteLLM's model health check: one tiny real request of every deployment (a one-token chat answer; an embedding or a rerank of \"ping\"), concurrently, each bounded by serve --model-health-timeout; operator keys only",
+		Tags: tags, Response: litellmHealth{},
+		Query: []QueryParam{{Name: "model", Description: "only the deployments of this model name"},
+			{Name: "model_id", Description: "only the deployment of this id (model_info.id)"}},
+		Errors: map[int]string{403: "the calling key is limited in scope (a virtual or job key): the check is the operator's", 404: "model_id names no deployment"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			ds := g.Deployments()
+			q := r.URL.Query()
+			if id := q.Get("model_id"); id != "" {
+				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ID != id })
+				if len(ds) == 0 {
+					e := NotFound("Model with ID %s not found", id)
+					e.Param = "model_id"
+					return e
+				}
+			}
+			if m := q.Get("model"); m != "" {
+				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ModelName != m })
+			}
+			writeJSON(w, http.StatusOK, s.checkDeployments(r, g, ds))
+			return nil
+		})
+}
+
+// checkDeployments checks ds (each distinct model and mode once, however many names it
+// has), bounded by the server's ModelHealthTimeout and ModelHealthConcurrency and by r's
+// context.
+func (s *Server) checkDeployments(r *http.Request, g *completions.Gateway, ds []completions.Deployment) litellmHealth {
+	type call struct{ model, mode string }
+	first := map[call]int{}
+	var distinct []completions.Deployment
+	for _, d := range ds {
+		c := call{d.Model, d.Mode}
+		if _, ok := first[c]; !ok {
+			first[c] = len(distinct)
+			distinct = append(distinct, d)
+		}
+	}
+	timeout := s.cfg.ModelHealthTimeout
+	if timeout < 0 {
+		timeout = 0
+	}
+	results := g.CheckDeployments(r.Context(), distinct, s.cfg.ModelHealthConcurrency, timeout)
+	out := litellmHealth{HealthyEndpoints: []litellmEndpoint{}, UnhealthyEndpoints: []litellmEndpoint{}}
+	for _, d := range ds {
+		err := results[first[call{d.Model, d.Mode}]].Err
+		e := litellmEndpoint{Model: d.Model, APIBase: d.APIBase, ModelName: d.ModelName, ModelID: d.ID}
+		if err != nil {
+			e.Error = err.Error()
+			out.UnhealthyEndpoints = append(out.UnhealthyEndpoints, e)
+			s.log.Warn("server: model health check failed", "request_id", requestID(r.Context()), "model", d.Model, "err", err)
+		} else {
+			out.HealthyEndpoints = append(out.HealthyEndpoints, e)
+		}
+	}
+	out.HealthyCount, out.UnhealthyCount = len(out.HealthyEndpoints), len(out.UnhealthyEndpoints)
+	return out
+}
+
+// litellmDeploymentOf is d as LiteLLM's /model/info shows it.
+func litellmDeploymentOf(d completions.Deployment) litellmDeployment {
+	info := litellmDeploymentInfo{ID: d.ID, Mode: d.Mode, LiteLLMProvider: d.Provider}
+	if d.PriceFound {
+		switch d.Mode {
+		case completions.ModeRerank:
+			rp := d.RerankPrice
+			info.Key = &rp.Key
+			if rp.HasPerToken {
+				info.InputCostPerToken = &rp.PerToken
+			}
+			if rp.HasPerQuery {
+				info.InputCostPerQuery = &rp.PerQuery
+			}
+		default:
+			p := d.Price
+			info.Key = &p.Key
+			if p.Known {
+				info.InputCostPerToken, info.OutputCostPerToken = &p.InputPerToken, &p.OutputPerToken
+				info.CacheReadInputTokenCost, info.CacheCreationInputTokenCost = &p.CacheReadPerToken, &p.CacheCreationPerToken
+				if d.Mode == completions.ModeChat {
+					info.OutputCostPerReasoningToken = &p.ReasoningPerToken
+				}
+			}
+			if p.MaxInputTokens > 0 {
+				info.MaxInputTokens = &p.MaxInputTokens
+			}
+			if p.MaxOutputTokens > 0 {
+				info.MaxOutputTokens, info.MaxTokens = &p.MaxOutputTokens, &p.MaxOutputTokens
+			}
+			info.SupportsFunctionCalling, info.SupportsVision = p.SupportsFunctionCalling, p.SupportsVision
+			info.SupportsReasoning, info.SupportsWebSearch = p.SupportsReasoning, p.SupportsWebSearch
+		}
+	}
+	return litellmDeployment{ModelName: d.ModelName, LiteLLMParams: litellmDeploymentParams{Model: d.Model, APIBase: d.APIBase}, ModelInfo: info}
+}
+
+// foldGroup adds a deployment's info to its model group's: its provider, the larger limits
+// and rates, the capabilities either has.
+func foldGroup(grp *litellmModelGroup, info litellmDeploymentInfo) {
+	if !slices.Contains(grp.Providers, info.LiteLLMProvider) {
+		grp.Providers = append(grp.Providers, info.LiteLLMProvider)
+	}
+	larger := func(dst **int, v *int) {
+		if v != nil && (*dst == nil || *v > **dst) {
+			*dst = v
+		}
+	}
+	largerRate := func(dst **float64, v *float64) {
+		if v != nil && (*dst == nil || *v > **dst) {
+			*dst = v
+		}
+	}
+	larger(&grp.MaxInputTokens, info.MaxInputTokens)
+	larger(&grp.MaxOutputTokens, info.MaxOutputTokens)
+	largerRate(&grp.InputCostPerToken, info.InputCostPerToken)
+	largerRate(&grp.OutputCostPerToken, info.OutputCostPerToken)
+	grp.SupportsFunctionCalling = grp.SupportsFunctionCalling || info.SupportsFunctionCalling
+	grp.SupportsVision = grp.SupportsVision || info.SupportsVision
+	grp.SupportsReasoning = grp.SupportsReasoning || info.SupportsReasoning
+	grp.SupportsWebSearch = grp.SupportsWebSearch || info.SupportsWebSearch
+}
