@@ -53,6 +53,12 @@ type serveConfig struct {
 	// TradeoffMaxLoss is --tradeoff-max-loss: the quality a trained router's default
 	// tradeoff tolerance may give up (trainer.WithMaxQualityLoss).
 	TradeoffMaxLoss float64
+	// ModelHealthTimeout is --model-health-timeout: how long GET /health waits for each
+	// deployment (0: no bound but the request's own).
+	ModelHealthTimeout time.Duration
+	// ModelHealthConcurrency is --model-health-concurrency: deployments GET /health checks
+	// at once.
+	ModelHealthConcurrency int
 	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
 	CORSOrigins string
 	// Console serves the web console at /console/.
@@ -129,6 +135,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.ConversationWrites, "conversation-writes", "through", "through: commit each conversation turn before answering; behind: answer first and commit queued turns in the background (faster; a crash loses the turns still queued)")
 	fs.DurationVar(&c.SessionRetention, "session-retention", routing.DefaultSessionRetention, "how long model selection sessions are kept (expired hourly; a negative value keeps them forever)")
 	fs.Float64Var(&c.TradeoffMaxLoss, "tradeoff-max-loss", trainer.MaxQualityLoss, "validation mean score (0-1; 0.01 is one point) a trained router's default tradeoff tolerance may give up against its no-tradeoff pick; larger buys cheaper default picks (see a router's frontier)")
+	fs.DurationVar(&c.ModelHealthTimeout, "model-health-timeout", server.DefaultModelHealthTimeout, "how long LiteLLM's model health check (GET /health) waits for each deployment's answer before counting it unhealthy (0: no bound but the request's own)")
+	fs.IntVar(&c.ModelHealthConcurrency, "model-health-concurrency", server.DefaultModelHealthConcurrency, "deployments GET /health checks at once")
 	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
 	fs.DurationVar(&c.Faults.FirstToken, "first-token-timeout", 20*time.Second, "how long a streamed attempt may wait for its response and first fragment before the next model is tried (requests may set first_token_timeout)")
@@ -312,6 +320,8 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		FailedAuthPerMinute:     c.Conns.FailedAuthPerMinute,
 		RequestsPerMinutePerKey: c.Conns.RequestsPerMinutePerKey,
 		MaxEndUsersPerKey:       c.Conns.EndUsersPerKey,
+		ModelHealthTimeout:      noBoundIfZero(c.ModelHealthTimeout),
+		ModelHealthConcurrency:  c.ModelHealthConcurrency,
 		SharedLimits:            wiring.limits,
 		TrustedProxies:          proxies,
 		Middleware:              obs.middleware(),
