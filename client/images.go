@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"net/textproto"
@@ -116,11 +117,30 @@ func (c *Client) GenerateImages(ctx context.Context, req *ImageRequest) (*ImageR
 const imageEditsPath = "/v1/images/edits"
 
 // ImageFile is one file of an image edit: its name, media type ("" for one told from the
-// name's extension, else image/png) and bytes.
+// name's extension, else image/png) and content, either Data (bytes held in memory) or
+// Reader (streamed).
 type ImageFile struct {
 	Name        string
 	ContentType string
-	Data        []byte
+	// Data is the image's bytes; it is ignored when Reader is set.
+	Data []byte
+	// Reader, when set, is read for the image's bytes as the form is sent, a chunk at a
+	// time, so a large image (an *os.File) is never held whole. EditImages reads it from
+	// where it is to its end and does not close it. A request sent again (after a 503 or
+	// a dropped connection) reads every image again: it is retried only when each Reader
+	// is an io.Seeker that can seek (an *os.File of a regular file, a *bytes.Reader),
+	// sought back to where it was; with any other Reader (a pipe, an HTTP body) the edit
+	// is sent once. A failure reading it ends EditImages with an error wrapping the
+	// reader's, never retried.
+	Reader io.Reader
+}
+
+// content is what is read for f's bytes: Reader, else Data.
+func (f ImageFile) content() io.Reader {
+	if f.Reader != nil {
+		return f.Reader
+	}
+	return bytes.NewReader(f.Data)
 }
 
 // ImageEditRequest asks the gateway to edit images (OpenAI's POST /v1/images/edits).
@@ -150,7 +170,8 @@ type ImageEditRequest struct {
 
 // EditImages edits images with POST /v1/images/edits. The multipart form is streamed as
 // it is sent (chunked), a chunk of an image at a time: it is not built in memory beside
-// the images. The answer is an image generation's. Errors are *Error values for the
+// the images, and an image given as a Reader is never held whole. A failed request is
+// sent again only when every image can be read again (see ImageFile.Reader). The answer is an image generation's. Errors are *Error values for the
 // gateway's refusals (400 naming the field, 403 for a model the key may not call, 413
 // for files over the route's limit).
 func (c *Client) EditImages(ctx context.Context, req *ImageEditRequest) (*ImageResponse, error) {
@@ -180,7 +201,7 @@ func (c *Client) EditImages(ctx context.Context, req *ImageEditRequest) (*ImageR
 		h := textproto.MIMEHeader{}
 		h.Set("Content-Disposition", mime.FormatMediaType("form-data", map[string]string{"name": field, "filename": cmp.Or(f.Name, "image.png")}))
 		h.Set("Content-Type", ctype)
-		return formFile{field: field, header: h, content: bytes.NewReader(f.Data)}
+		return formFile{field: field, header: h, content: f.content()}
 	}
 	field := "image"
 	if len(req.Images) > 1 {
