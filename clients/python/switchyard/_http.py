@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import socket
 import time
 import urllib.error
@@ -187,7 +188,7 @@ class Client:
                 return
             event, data = "", []
             for raw in _lines(resp, path, self.timeout):
-                line = raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode("utf-8")
                 if line == "":
                     if data:
                         yield {"event": event, "data": "\n".join(data)}
@@ -208,17 +209,58 @@ class Client:
             resp.close()
 
 
+# How much of a stream is asked for at a time (read1 returns what has arrived, up to this).
+_READ_SIZE = 64 << 10
+
+# An SSE line ending: CRLF, LF or CR alone (the SSE specification allows all three).
+_EOL = re.compile(rb"\r\n?|\n")
+
+
+def _chunks(resp) -> Iterator[bytes]:
+    """The response's bytes as they arrive: read1 returns what one read of the socket got,
+    so an event is seen when it arrives, whatever its line endings (iterating a response
+    waits for an LF). A response without read1 gives its lines (split at LF)."""
+    read1 = getattr(resp, "read1", None)
+    if read1 is None:
+        yield from resp
+        return
+    while True:
+        chunk = read1(_READ_SIZE)
+        if not chunk:
+            return
+        yield chunk
+
+
 def _lines(resp, path: str, timeout: float) -> Iterator[bytes]:
-    """The response's lines; a read that waits longer than timeout raises RequestTimeoutError."""
-    it = iter(resp)
+    """The response's lines without their endings: CRLF, LF or CR alone. A line ended by a
+    CR is given at once, without waiting to see whether an LF follows (the stream may pause
+    there, right after an event); an LF that then begins the next read is the rest of that
+    CRLF and skipped, so a CRLF split across two reads is one line ending, not two (which
+    would end an event early). A read that waits longer than timeout raises
+    RequestTimeoutError."""
+    it = _chunks(resp)
+    pending = []  # the start of a line whose ending has not arrived
+    after_cr = False  # the last chunk ended with a CR: a leading LF belongs to it
     while True:
         try:
-            line = next(it)
+            chunk = next(it)
         except StopIteration:
+            if pending:
+                yield b"".join(pending)  # a last line with no ending
             return
         except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
             raise RequestTimeoutError(f"POST {path}: no stream event for {timeout:g} s") from e
-        yield line
+        if after_cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        after_cr = chunk[-1:] == b"\r"
+        start = 0
+        for m in _EOL.finditer(chunk):
+            pending.append(chunk[start:m.start()])
+            yield b"".join(pending)
+            pending = []
+            start = m.end()
+        if start < len(chunk):
+            pending.append(chunk[start:])
 
 
 def _api_error(e: "urllib.error.HTTPError"):
