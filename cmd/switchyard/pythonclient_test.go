@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,13 +128,16 @@ func serveForClients(t *testing.T, key string, extra ...string) (base string, mi
 	return base, missing
 }
 
-// runPythonSuite runs the Python client's unittest suite with the given environment and
-// fails the test when it fails. It skips when python3 is missing.
-func runPythonSuite(t *testing.T, env ...string) {
+// runPythonSuite runs the Python client's unittest suite with the interpreter py ("" for
+// python3) and the given environment, and fails the test when it fails. It skips when
+// python3 is missing.
+func runPythonSuite(t *testing.T, py string, env ...string) {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed; the Python client's tests need it (apt-get install python3)")
+	if py == "" {
+		var err error
+		if py, err = exec.LookPath("python3"); err != nil {
+			t.Skip("python3 is not installed; the Python client's tests need it (apt-get install python3)")
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -162,7 +167,7 @@ func TestPythonClient(t *testing.T) {
 	}
 	data := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "examples", "data"))))
 	defer data.Close()
-	runPythonSuite(t,
+	runPythonSuite(t, "",
 		"SWITCHYARD_BASE_URL="+base,
 		"SERVICE_API_KEY="+key,
 		"SWITCHYARD_TEST_DATA_URL="+data.URL,
@@ -179,6 +184,71 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed; the Python client's tests need it (apt-get install python3)")
 	}
+	runPythonSuiteAllCapabilities(t, "")
+}
+
+// TestPythonClientDeclaredMinimum runs the whole Python suite, as
+// TestPythonClientAllCapabilities does, with an interpreter of the oldest Python the
+// client declares (pyproject.toml's requires-python), so that the declaration stays true.
+// It skips, saying so, when no such interpreter is installed (python3.X on PATH, or a
+// pyenv version): Debian ships one Python 3 only.
+func TestPythonClientDeclaredMinimum(t *testing.T) {
+	minimum := declaredPythonMinimum(t)
+	py := findPython(minimum)
+	if py == "" {
+		t.Skipf("no Python %s interpreter (python%s on PATH or under pyenv's versions); the client declares it as its minimum, and only a run on it shows the declaration true", minimum, minimum)
+	}
+	t.Logf("running the Python client's suite with %s (Python %s, the declared minimum)", py, minimum)
+	runPythonSuiteAllCapabilities(t, py)
+}
+
+// declaredPythonMinimum is the X.Y of the Python client's requires-python (">=X.Y").
+func declaredPythonMinimum(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "clients", "python", "pyproject.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^requires-python\s*=\s*">=\s*(3\.\d+)"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal(`clients/python/pyproject.toml has no requires-python = ">=3.X"`)
+	}
+	return string(m[1])
+}
+
+// findPython returns an interpreter of Python version ("3.7") that says it is that version:
+// pythonVERSION on PATH, else one under pyenv's versions ($PYENV_ROOT or ~/.pyenv); "" if
+// there is none.
+func findPython(version string) string {
+	var candidates []string
+	if p, err := exec.LookPath("python" + version); err == nil {
+		candidates = append(candidates, p)
+	}
+	root := os.Getenv("PYENV_ROOT")
+	if root == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			root = filepath.Join(home, ".pyenv")
+		}
+	}
+	if root != "" {
+		found, _ := filepath.Glob(filepath.Join(root, "versions", version+".*", "bin", "python"+version))
+		slices.Reverse(found) // the newest patch release first, roughly
+		candidates = append(candidates, found...)
+	}
+	for _, p := range candidates {
+		out, err := exec.Command(p, "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
+		if err == nil && strings.TrimSpace(string(out)) == version {
+			return p
+		}
+	}
+	return ""
+}
+
+// runPythonSuiteAllCapabilities runs the whole Python suite with the interpreter py (""
+// for python3) against the server package with every capability (see
+// TestPythonClientAllCapabilities).
+func runPythonSuiteAllCapabilities(t *testing.T, py string) {
+	t.Helper()
 	up := fakeOpenAIUpstream(t)
 	var spend server.Option
 	url := cliServer(t, func(st *store.Store) []server.Option {
@@ -210,7 +280,7 @@ func TestPythonClientAllCapabilities(t *testing.T) {
 	})
 	data := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "examples", "data"))))
 	defer data.Close()
-	runPythonSuite(t,
+	runPythonSuite(t, py,
 		"SWITCHYARD_BASE_URL="+url,
 		"SERVICE_API_KEY="+cliKey,
 		"SWITCHYARD_TEST_DATA_URL="+data.URL,

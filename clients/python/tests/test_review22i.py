@@ -138,7 +138,7 @@ class PollTest(unittest.TestCase):
 
 
 class Py39Timeout(OSError):
-    """What socket.timeout is on Python 3.8 and 3.9: an OSError that is not a TimeoutError
+    """What socket.timeout is before Python 3.10 (3.7 to 3.9): an OSError that is not a TimeoutError
     (it became an alias of TimeoutError in 3.10)."""
 
 
@@ -169,7 +169,7 @@ class FakeResponse:
 
 
 class OldPythonTimeoutTest(unittest.TestCase):
-    """On Python 3.8 and 3.9 a socket timeout is socket.timeout, not TimeoutError; it must
+    """Before Python 3.10 (3.7 to 3.9) a socket timeout is socket.timeout, not TimeoutError; it must
     still come out as RequestTimeoutError (never retried), wherever it happens."""
 
     def setUp(self):
