@@ -169,11 +169,11 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/health", Summary: "LiteLLM's model health check: one tiny real request of every deployment (a one-token chat answer; an embedding or a rerank of \"ping\"), concurrently, each bounded by serve --model-health-timeout; operator keys only",
+	s.Handle(Route{Method: "GET", Path: "/health", Summary: "LiteLLM's model health check: one tiny real request of every model group member (or of the deployments ?model= or ?model_id= names: a 400 without model groups) (a one-token chat answer; an embedding or a rerank of \"ping\"), concurrently, each bounded by serve --model-health-timeout; operator keys only",
 		Tags: tags, Response: litellmHealth{},
 		Query: []QueryParam{{Name: "model", Description: "only the deployments of this model name"},
 			{Name: "model_id", Description: "only the deployment of this id (model_info.id)"}},
-		Errors: map[int]string{403: "the calling key is limited in scope (a virtual or job key): the check is the operator's", 404: "model_id names no deployment"}},
+		Errors: map[int]string{400: "no model groups and neither model nor model_id given", 403: "the calling key is limited in scope (a virtual or job key): the check is the operator's", 404: "model_id names no deployment"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			ds := g.Deployments()
 			q := r.URL.Query()
@@ -187,6 +187,16 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 			}
 			if m := q.Get("model"); m != "" {
 				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ModelName != m })
+			} else if q.Get("model_id") == "" {
+				// Unnarrowed, only what the operator configured is checked (LiteLLM's model_list):
+				// every catalogued model of a provider would be hundreds of paid calls.
+				groups := g.ModelGroups()
+				if len(groups) == 0 {
+					e := Validation(http.StatusBadRequest, "model: give ?model= or ?model_id=: without model groups (--model-groups) an unnarrowed check would call every catalogued model of every provider")
+					e.Param = "model"
+					return e
+				}
+				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return !slices.Contains(groups, d.ModelName) })
 			}
 			writeJSON(w, http.StatusOK, s.checkDeployments(r, g, ds))
 			return nil

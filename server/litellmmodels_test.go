@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -362,5 +364,60 @@ func TestLiteLLMHealthCancelled(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("/health did not stop when its request was cancelled")
+	}
+}
+
+// TestLiteLLMHealthUnnarrowedChecksModelGroupsOnly: without model or model_id, /health calls
+// the model groups' members only, never the catalogued models of a provider (hundreds of paid
+// calls for an OpenAI key); with no model groups it is a 400 naming model, and no upstream
+// call is made.
+func TestLiteLLMHealthUnnarrowedChecksModelGroupsOnly(t *testing.T) {
+	var calls atomic.Int64
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var body struct {
+			Model string `json:"model"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		seen[body.Model] = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"x","object":"chat.completion","model":"`+body.Model+`","choices":[{"index":0,"message":{"role":"assistant","content":"pong"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	t.Cleanup(up.Close)
+	for _, groups := range []map[string]completions.ModelGroup{{"grp": {Models: []string{"openai/gpt-4o-mini"}}}, nil} {
+		calls.Store(0)
+		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-test"}))
+		st := newTestStore(t)
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, ModelGroups: groups})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(g.Deployments()); n < 20 {
+			t.Fatalf("the catalogue gives openai only %d deployments: the test needs many", n)
+		}
+		s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+		if err := Completions(g)(s); err != nil {
+			t.Fatal(err)
+		}
+		r := do(t, s, "GET", "/health", testKey, "")
+		if groups == nil {
+			if r.status != http.StatusBadRequest || !strings.Contains(r.raw, "model") || calls.Load() != 0 {
+				t.Errorf("no model groups: %d %s after %d upstream calls, want a 400 naming model and none", r.status, r.raw, calls.Load())
+			}
+			// Narrowed, it still checks a catalogued model.
+			h := healthOf(t, do(t, s, "GET", "/health?model=openai/gpt-4o", testKey, ""))
+			if h.HealthyCount != 1 || calls.Load() != 1 {
+				t.Errorf("model=openai/gpt-4o: %+v after %d calls", h, calls.Load())
+			}
+			continue
+		}
+		h := healthOf(t, r)
+		if h.HealthyCount != 1 || h.UnhealthyCount != 0 || calls.Load() != 1 || !seen["gpt-4o-mini"] {
+			t.Errorf("unnarrowed with one model group: %+v after %d upstream calls (%v), want only the group's member", h, calls.Load(), seen)
+		}
 	}
 }
