@@ -53,6 +53,9 @@ type RequestRecord struct {
 	// Requested is the first model the request named (after ranking), for the labels of a
 	// request that ended before any attempt was recorded.
 	Requested string
+	// ResponseID is the chat answer's ResponseMessageID: the uuid in the id each surface
+	// answered with (chatcmpl-…, msg_…); "" for other operations.
+	ResponseID string
 	// Attempts are every upstream attempt in order (retries, fallbacks, continuations).
 	Attempts []Attempt
 	// Usage is the answer's usage with its costs (zero when nothing was answered);
@@ -100,7 +103,7 @@ func (g *Gateway) answerRecord(p *plan, stream bool, resp *Response, ttft time.D
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: outcome,
 		Provider: resp.Provider, Model: resp.Provider + "/" + resp.Model, Attempts: cloneAttempts(p.attempts),
 		Usage: resp.Usage, UsageEstimated: resp.UsageEstimated, Start: p.start, Latency: g.opts.Now().Sub(p.start),
-		TTFT: ttft, Tags: p.req.Tags}
+		TTFT: ttft, Tags: p.req.Tags, ResponseID: resp.ResponseMessageID}
 	if resp.Cache != nil {
 		r.Cache, r.SavedUSD = resp.Cache.Result, resp.Cache.SavedUSD
 	}
@@ -115,7 +118,8 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	}
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestFailed,
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), TTFT: ttft,
-		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts), Tags: p.req.Tags}
+		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts), Tags: p.req.Tags,
+		ResponseID: p.msgID}
 	var cf *ContentFilterError
 	switch {
 	case errors.As(err, &cf):

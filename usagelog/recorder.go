@@ -48,8 +48,11 @@ type Options struct {
 // Request is one recorded request, as GET /api/v1/usage/requests lists it.
 type Request struct {
 	// ID numbers the requests this process recorded, from 1.
-	ID    int64  `json:"id"`
-	Owner string `json:"-"`
+	ID int64 `json:"id"`
+	// ResponseID is a chat answer's id without its surface's prefix (chatcmpl-… on
+	// OpenAI's surface, msg_… on Anthropic's); absent for other operations.
+	ResponseID string `json:"response_id,omitempty"`
+	Owner      string `json:"-"`
 	// Tag is the scope's tag (e.g. "optimize:<job id>" for an optimization job's agent).
 	Tag string `json:"tag,omitempty"`
 	// Operation is "embeddings" for an embeddings request, "transcription", "translation"
@@ -204,7 +207,8 @@ func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestReco
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
 		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
-		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...)}
+		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...),
+		ResponseID: rec.ResponseID}
 	if req.Attempts == nil {
 		req.Attempts = []completions.Attempt{}
 	}
