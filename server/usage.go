@@ -27,7 +27,10 @@ type usageRequests struct {
 //     steps of step (default 1m for windows up to 1h, else 15m): count, errors, tokens,
 //     USD cost, latency sum, mean and max.
 //
-// Both see only the calling key's requests and only what this process recorded since it
+//   - GET /spend/logs — LiteLLM's spend logs over the same history (litellmspend.go): the
+//     requests in LiteLLM_SpendLogs rows, or LiteLLM's spend per day.
+//
+// They see only the calling key's requests and only what this process recorded since it
 // started (the history is in memory and bounded).
 func Usage(rec *usagelog.Recorder) Option {
 	return func(s *Server) error {
@@ -100,6 +103,7 @@ func Usage(rec *usagelog.Recorder) Option {
 				}
 				return nil
 			})
+		s.litellmSpendRoutes(rec)
 		return nil
 	}
 }

@@ -1,0 +1,394 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// LiteLLM's proxy lists its request log (the LiteLLM_SpendLogs table) at GET /spend/logs;
+// dashboards and cost scripts read it. The route here answers it from the gateway's request
+// history (package usagelog), in LiteLLM's row fields, with the parameters of LiteLLM's
+// current /spend/logs: api_key, user_id, request_id, start_date, end_date and summarize
+// (and team_id, which LiteLLM's paginated log routes take). What the history does not record
+// (the model group asked for, the upstream's base URL, the end user) is null, not guessed.
+// The history is in memory and bounded (serve's usage settings): /spend/logs lists what this
+// process recorded since it started, at most that many requests; GET /api/v1/usage/spend is
+// the durable daily spend.
+
+// litellmSpendLog is one request as LiteLLM's /spend/logs lists it (a LiteLLM_SpendLogs row).
+type litellmSpendLog struct {
+	RequestID           string         `json:"request_id" jsonschema:"description=The id the caller was answered with (chatcmpl- and the answer's uuid) for a chat request; for other operations the request's id in GET /api/v1/usage/requests"`
+	CallType            string         `json:"call_type" jsonschema:"description=LiteLLM's call type: acompletion (chat on any surface) or aembedding or atranscription or atranslation or aspeech or arerank or amoderation or aimage_generation or aimage_edit"`
+	APIKey              string         `json:"api_key" jsonschema:"description=The virtual key's token (vk_…) for a request made with a virtual key; else the calling key's owner id (key_…)"`
+	Spend               float64        `json:"spend" jsonschema:"description=USD cost (0 when the model's price is unknown or the cache answered)"`
+	TotalTokens         int            `json:"total_tokens"`
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	StartTime           time.Time      `json:"startTime" jsonschema:"description=When the request was received (UTC)"`
+	EndTime             time.Time      `json:"endTime" jsonschema:"description=When it ended: startTime plus its latency"`
+	CompletionStartTime *time.Time     `json:"completionStartTime" jsonschema:"description=When a stream's first fragment came; null when none came or not streamed"`
+	Model               string         `json:"model" jsonschema:"description=The model that answered (or was tried last) without its provider; empty when none was tried"`
+	ModelGroup          *string        `json:"model_group" jsonschema:"description=Not recorded: null"`
+	CustomLLMProvider   *string        `json:"custom_llm_provider" jsonschema:"description=The provider of model; null when none was tried"`
+	APIBase             *string        `json:"api_base" jsonschema:"description=Not recorded: null"`
+	User                *string        `json:"user" jsonschema:"description=The virtual key's metadata.user_id as the key is now (the history keeps no user); null without one"`
+	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_user_id (as the key is now) and status and error_information; switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
+	CacheHit            string         `json:"cache_hit" jsonschema:"enum=True,enum=False,description=True when the response cache answered"`
+	RequestTags         []string       `json:"request_tags" jsonschema:"description=The request's tags (its tags or metadata.tags or X-Switchyard-Tags)"`
+	TeamID              *string        `json:"team_id" jsonschema:"description=The virtual key's team as the key is now; null without one"`
+	EndUser             *string        `json:"end_user" jsonschema:"description=Not recorded: null"`
+	Status              string         `json:"status" jsonschema:"enum=success,enum=failure"`
+}
+
+// litellmSpendDay is one day of /spend/logs with summarize (LiteLLM's legacy answer when
+// both dates are given): the day's spend in all, per user and per model, and per api_key
+// as members of the day itself.
+type litellmSpendDay struct {
+	StartTime string             `json:"startTime" jsonschema:"description=The day YYYY-MM-DD (UTC)"`
+	Spend     float64            `json:"spend" jsonschema:"description=USD spent that day"`
+	Users     map[string]float64 `json:"users" jsonschema:"description=USD per user (the key's metadata.user_id; empty string for none)"`
+	Models    map[string]float64 `json:"models" jsonschema:"description=USD per model"`
+	// Keys is the spend per api_key, written as members of the day as LiteLLM does.
+	Keys map[string]float64 `json:"-"`
+}
+
+// MarshalJSON writes d with its per-key spend as members of the object, as LiteLLM does.
+func (d litellmSpendDay) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(d.Keys)+4)
+	for k, v := range d.Keys {
+		m[k] = v
+	}
+	m["startTime"], m["spend"], m["users"], m["models"] = d.StartTime, d.Spend, d.Users, d.Models
+	return json.Marshal(m)
+}
+
+// litellmSpendPath reports the spend paths answered in LiteLLM's error envelope.
+func litellmSpendPath(path string) bool { return path == "/spend/logs" }
+
+// litellmCallTypes maps usagelog's operations onto LiteLLM's call types.
+var litellmCallTypes = map[string]string{
+	"":                 "acompletion",
+	"embeddings":       "aembedding",
+	"transcription":    "atranscription",
+	"translation":      "atranslation",
+	"speech":           "aspeech",
+	"rerank":           "arerank",
+	"moderation":       "amoderation",
+	"image_generation": "aimage_generation",
+	"image_edit":       "aimage_edit",
+}
+
+// litellmSpendParams are the query parameters /spend/logs takes.
+var litellmSpendParams = []string{"api_key", "user_id", "request_id", "team_id", "start_date", "end_date", "summarize"}
+
+// litellmSpendRoutes registers GET /spend/logs over rec.
+func (s *Server) litellmSpendRoutes(rec *usagelog.Recorder) {
+	s.Handle(Route{Method: "GET", Path: "/spend/logs", Summary: "LiteLLM's spend logs: this key's recent requests in LiteLLM_SpendLogs rows newest first (a virtual key sees its own); with start_date and end_date and summarize (the default) LiteLLM's spend per day",
+		Tags: []string{"LiteLLM compatibility", "Usage"}, VirtualKeys: true,
+		OneOf: []any{[]litellmSpendLog{}, []litellmSpendDay{}},
+		Query: []QueryParam{
+			{Name: "api_key", Description: "Only the requests of this key: a virtual key's token (vk_…) or the key itself or its SHA-256 hex (LiteLLM's hashed token); the calling key's own requests with its owner id (key_…) or itself"},
+			{Name: "user_id", Description: "Only the requests of virtual keys whose metadata.user_id is this (as the keys are now)"},
+			{Name: "request_id", Description: "Only this request: the id it was answered with (chatcmpl-… or msg_… or the bare uuid) or its id in GET /api/v1/usage/requests"},
+			{Name: "team_id", Description: "Only the requests of virtual keys of this team (as the keys are now)"},
+			{Name: "start_date", Description: "Only requests received from then: YYYY-MM-DD (midnight UTC) or YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"},
+			{Name: "end_date", Description: "Only requests received until then: YYYY-MM-DD (the whole day UTC) or YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"},
+			{Name: "summarize", Description: "With both dates: true (default) answers the spend per day; false the requests themselves; without both dates it has no effect"},
+		},
+		Errors: map[int]string{
+			400: "a bad or unknown parameter: the message and param name it",
+			403: "a virtual key named another key in api_key (a virtual key sees only its own requests)",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			q, err := readSpendLogsQuery(r.URL.Query())
+			if err != nil {
+				return err
+			}
+			rows, err := s.spendLogs(r.Context(), r, rec, q)
+			if err != nil {
+				return err
+			}
+			if q.summarize && q.from != nil && q.until != nil {
+				writeJSON(w, http.StatusOK, summarizeSpendLogs(rows, *q.until, time.Now().UTC()))
+				return nil
+			}
+			writeJSON(w, http.StatusOK, rows)
+			return nil
+		})
+}
+
+// spendLogsQuery is a parsed /spend/logs query.
+type spendLogsQuery struct {
+	apiKey, userID, requestID, teamID string
+	// from and until bound startTime: from ≤ startTime < until.
+	from, until *time.Time
+	summarize   bool
+}
+
+// readSpendLogsQuery parses and checks the query of /spend/logs.
+func readSpendLogsQuery(v url.Values) (spendLogsQuery, error) {
+	var unknown []string
+	for name, vs := range v {
+		if !slices.Contains(litellmSpendParams, name) && slices.ContainsFunc(vs, func(s string) bool { return s != "" }) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return spendLogsQuery{}, litellmInvalid(unknown[0], "unknown query parameter %s: /spend/logs takes %s", strings.Join(unknown, ", "), strings.Join(litellmSpendParams, ", "))
+	}
+	q := spendLogsQuery{apiKey: v.Get("api_key"), userID: v.Get("user_id"), requestID: v.Get("request_id"), teamID: v.Get("team_id")}
+	var err error
+	if q.from, err = spendLogsTime(v.Get("start_date"), "start_date", false); err != nil {
+		return q, err
+	}
+	if q.until, err = spendLogsTime(v.Get("end_date"), "end_date", true); err != nil {
+		return q, err
+	}
+	if q.from != nil && q.until != nil && !q.from.Before(*q.until) {
+		return q, litellmInvalid("end_date", "end_date: must be after start_date, got %q and %q", v.Get("start_date"), v.Get("end_date"))
+	}
+	summarize := v.Get("summarize")
+	if summarize == "" {
+		summarize = "true"
+	}
+	if q.summarize, err = litellmQueryBool(summarize, "summarize"); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// spendLogsTime parses a date parameter of /spend/logs; a day alone is its midnight (UTC),
+// or with end the next midnight (the whole day is included). nil when v is "".
+func spendLogsTime(v, name string, end bool) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if d, err := time.Parse(time.DateOnly, v); err == nil {
+		if end {
+			d = d.AddDate(0, 0, 1)
+		}
+		return &d, nil
+	}
+	for _, layout := range []string{time.DateTime, "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, v); err == nil {
+			t = t.UTC()
+			if end {
+				t = t.Add(time.Nanosecond) // until is exclusive: the instant itself is included
+			}
+			return &t, nil
+		}
+	}
+	return nil, litellmInvalid(name, "%s: must be a day YYYY-MM-DD or a time YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339, got %q", name, v)
+}
+
+// spendLogs answers the rows of q the caller may see, newest first: a virtual key's own
+// requests, every request of its owner for another key.
+func (s *Server) spendLogs(ctx context.Context, r *http.Request, rec *usagelog.Recorder, q spendLogsQuery) ([]litellmSpendLog, error) {
+	who := owner(r)
+	p, _ := PrincipalFrom(ctx)
+	vk, virtual := p.Scope.(virtualKeyScope) // the only scoped keys the route lets in
+	tag := ""
+	var keys []virtualKey
+	if virtual {
+		tag = vk.Tag
+		if k, err := s.keyInfo(ctx, who, vk.KeyID); err == nil {
+			keys = []virtualKey{*k}
+		}
+	} else {
+		var err error
+		if keys, err = s.listKeys(ctx, who); err != nil {
+			return nil, err
+		}
+	}
+	apiKey := ""
+	if q.apiKey != "" {
+		apiKey = s.spendLogsAPIKey(ctx, who, q.apiKey)
+		if virtual && apiKey != vk.KeyID {
+			e := Errorf(http.StatusForbidden, KindForbidden, "api_key: a virtual key sees only its own requests (%s)", vk.KeyID)
+			e.Param = "api_key"
+			return nil, e
+		}
+	}
+	byID := make(map[string]virtualKey, len(keys))
+	for _, k := range keys {
+		byID[k.ID] = k
+	}
+	rows := []litellmSpendLog{}
+	for _, req := range rec.RequestsWith(who, tag, "", 0, 0) {
+		if (q.from != nil && req.Start.Before(*q.from)) || (q.until != nil && !req.Start.Before(*q.until)) ||
+			(q.requestID != "" && !spendLogsRequestIs(req, q.requestID)) {
+			continue
+		}
+		row := spendLogRow(req, who, byID)
+		if (q.apiKey != "" && row.APIKey != apiKey) || (q.userID != "" && (row.User == nil || *row.User != q.userID)) ||
+			(q.teamID != "" && (row.TeamID == nil || *row.TeamID != q.teamID)) {
+			continue
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// spendLogsAPIKey is the api_key of the rows ref names: a virtual key's token, or who
+// itself for the calling key (its owner id, the key itself or its SHA-256 hex); "-", which
+// no row has, when ref names no key of who's.
+func (s *Server) spendLogsAPIKey(ctx context.Context, who, ref string) string {
+	if ref == who {
+		return who
+	}
+	h := sha256.Sum256([]byte(ref))
+	if b, err := hex.DecodeString(ref); err == nil && len(b) == sha256.Size {
+		copy(h[:], b)
+	}
+	if ownerOf(h) == who {
+		return who
+	}
+	if rec, err := s.litellmKeyOf(ctx, who, ref); err == nil {
+		return rec.ID
+	}
+	if strings.HasPrefix(ref, "vk_") {
+		return ref // a deleted key's requests stay in the history under its token
+	}
+	return "-"
+}
+
+// spendLogsRequestIs reports whether id names req: its row's request_id, the id of its
+// answer on any surface (chatcmpl-…, msg_…, or the bare uuid), or its usagelog id.
+func spendLogsRequestIs(req usagelog.Request, id string) bool {
+	if id == strconv.FormatInt(req.ID, 10) {
+		return true
+	}
+	if req.ResponseID == "" {
+		return false
+	}
+	for _, prefix := range []string{"chatcmpl-", "msg_", "cmpl-"} {
+		id = strings.TrimPrefix(id, prefix)
+	}
+	return id == req.ResponseID
+}
+
+// spendLogRow is req as a LiteLLM_SpendLogs row; keys are who's virtual keys by id.
+func spendLogRow(req usagelog.Request, who string, keys map[string]virtualKey) litellmSpendLog {
+	row := litellmSpendLog{RequestID: strconv.FormatInt(req.ID, 10), CallType: litellmCallTypes[req.Operation], APIKey: who,
+		Spend: req.CostUSD, TotalTokens: req.TotalTokens, PromptTokens: req.PromptTokens, CompletionTokens: req.CompletionTokens,
+		StartTime: req.Start, EndTime: req.Start.Add(time.Duration(req.LatencyMS * float64(time.Millisecond))),
+		CacheHit: "False", RequestTags: req.Tags, Status: "success"}
+	if row.CallType == "" {
+		row.CallType = req.Operation
+	}
+	if req.ResponseID != "" {
+		row.RequestID = "chatcmpl-" + req.ResponseID
+	}
+	if req.TTFTMS > 0 && req.Stream {
+		t := req.Start.Add(time.Duration(req.TTFTMS * float64(time.Millisecond)))
+		row.CompletionStartTime = &t
+	}
+	if req.Model != usagelog.NoModel && req.Model != "" {
+		provider, model, ok := strings.Cut(req.Model, "/")
+		if ok {
+			row.Model, row.CustomLLMProvider = model, &provider
+		} else {
+			row.Model = req.Model
+		}
+	}
+	if req.Cache == completions.CacheHit {
+		row.CacheHit = "True"
+	}
+	if row.RequestTags == nil {
+		row.RequestTags = []string{}
+	}
+	if req.Outcome != completions.RequestOK {
+		row.Status = "failure"
+	}
+	md := map[string]any{"status": row.Status, "switchyard": req}
+	if id, ok := strings.CutPrefix(req.Tag, "key:"); ok {
+		row.APIKey = id
+		if k, ok := keys[id]; ok {
+			if k.Name != "" {
+				md["user_api_key_alias"] = k.Name
+			}
+			if u, ok := k.Metadata["user_id"].(string); ok && u != "" {
+				row.User = &u
+				md["user_api_key_user_id"] = u
+			}
+			if k.TeamID != "" {
+				team := k.TeamID
+				row.TeamID = &team
+				md["user_api_key_team_id"] = team
+			}
+		}
+	}
+	md["user_api_key"] = row.APIKey
+	if req.Error != "" {
+		md["error_information"] = map[string]any{"error_message": req.Error}
+	}
+	row.Metadata = md
+	return row
+}
+
+// summarizeSpendLogs is LiteLLM's summarized /spend/logs: per day (UTC), from the first
+// day with a request through the last day of [from, until) that is not after now (LiteLLM
+// fills the days up to end_date; future days are left out here), the spend in all, per
+// user, per model and per api_key. No request: no day.
+func summarizeSpendLogs(rows []litellmSpendLog, until, now time.Time) []litellmSpendDay {
+	out := []litellmSpendDay{}
+	if len(rows) == 0 {
+		return out
+	}
+	const day = 24 * time.Hour
+	days := map[string]*litellmSpendDay{}
+	first, last := rows[0].StartTime, rows[0].StartTime
+	for _, row := range rows {
+		first, last = minTime(first, row.StartTime), maxTime(last, row.StartTime)
+		key := row.StartTime.UTC().Format(time.DateOnly)
+		d := days[key]
+		if d == nil {
+			d = &litellmSpendDay{StartTime: key, Users: map[string]float64{}, Models: map[string]float64{}, Keys: map[string]float64{}}
+			days[key] = d
+		}
+		user := ""
+		if row.User != nil {
+			user = *row.User
+		}
+		d.Spend += row.Spend
+		d.Users[user] += row.Spend
+		d.Models[row.Model] += row.Spend
+		d.Keys[row.APIKey] += row.Spend
+	}
+	last = maxTime(last, minTime(until.Add(-time.Nanosecond), now))
+	for t := first.UTC().Truncate(day); !t.After(last.UTC().Truncate(day)); t = t.Add(day) {
+		key := t.Format(time.DateOnly)
+		if d := days[key]; d != nil {
+			out = append(out, *d)
+		} else {
+			out = append(out, litellmSpendDay{StartTime: key, Users: map[string]float64{}, Models: map[string]float64{}})
+		}
+	}
+	return out
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
