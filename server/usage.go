@@ -23,6 +23,7 @@ type usageRequests struct {
 //   - GET /api/v1/usage/requests?limit=N&before=ID — the key's recent requests, newest
 //     first, each with its attempts (model, outcome, latency, error kind); limit 1-500
 //     (default 50); before pages back with the previous page's next_before.
+//
 //   - GET /api/v1/usage/series?window=1h|24h&step=1m — the key's requests per model in
 //     steps of step (default 1m for windows up to 1h, else 15m): count, errors, tokens,
 //     USD cost, latency sum, mean and max.
