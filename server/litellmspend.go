@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -74,7 +75,7 @@ func (d litellmSpendDay) MarshalJSON() ([]byte, error) {
 }
 
 // litellmSpendPath reports the spend paths answered in LiteLLM's error envelope.
-func litellmSpendPath(path string) bool { return path == "/spend/logs" }
+func litellmSpendPath(path string) bool { return path == "/spend/logs" || path == "/global/spend/logs" }
 
 // litellmCallTypes maps usagelog's operations onto LiteLLM's call types.
 var litellmCallTypes = map[string]string{
@@ -391,4 +392,46 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// litellmGlobalSpendDay is one day of GET /global/spend/logs (LiteLLM's MonthlyGlobalSpend
+// view: a row per day with spend).
+type litellmGlobalSpendDay struct {
+	Date  string  `json:"date" jsonschema:"description=The day YYYY-MM-DD (UTC)"`
+	Spend float64 `json:"spend" jsonschema:"description=USD spent that day by this key and its virtual keys"`
+}
+
+// litellmGlobalSpendRoutes registers GET /global/spend/logs over the durable daily spend.
+func (s *Server) litellmGlobalSpendRoutes(roll *usagelog.Rollup) {
+	s.Handle(Route{Method: "GET", Path: "/global/spend/logs", Summary: "LiteLLM's global spend logs: this key's spend per day over the last 30 days (with its virtual keys') from the durable daily spend; days without spend are left out",
+		Tags: []string{"LiteLLM compatibility", "Usage"}, Response: []litellmGlobalSpendDay{},
+		Query:  []QueryParam{{Name: "api_key", Description: "Not supported: the daily spend is not kept per key (GET /spend/logs?api_key= with start_date and end_date sums one key's recent requests per day); a 400 naming it"}},
+		Errors: map[int]string{400: "api_key or another parameter given: the message and param name it", 403: "a virtual key or job key called (as on LiteLLM the route is the admin's)"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			for name, vs := range r.URL.Query() {
+				if !slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+					continue
+				}
+				if name == "api_key" {
+					return litellmInvalid(name, "api_key: the daily spend is not kept per key here: use /spend/logs?api_key=…&start_date=…&end_date=… (its spend per day from the recent request history)")
+				}
+				return litellmInvalid(name, "unknown query parameter %s: /global/spend/logs takes none", name)
+			}
+			to := time.Now().UTC().Truncate(24 * time.Hour)
+			rows, err := roll.Spend(r.Context(), owner(r), to.AddDate(0, 0, -30), to, usagelog.SpendByModel)
+			if err != nil {
+				return fmt.Errorf("server: reading the daily spend: %w", err)
+			}
+			out := []litellmGlobalSpendDay{}
+			for _, row := range rows {
+				if n := len(out); n > 0 && out[n-1].Date == row.Day {
+					out[n-1].Spend += row.CostUSD
+				} else {
+					out = append(out, litellmGlobalSpendDay{Date: row.Day, Spend: row.CostUSD})
+				}
+			}
+			out = slices.DeleteFunc(out, func(d litellmGlobalSpendDay) bool { return d.Spend == 0 })
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
 }

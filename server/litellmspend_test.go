@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // spendLogRowT is a /spend/logs row as the tests read it.
@@ -291,5 +296,71 @@ func TestLiteLLMSpendLogsBadParams(t *testing.T) {
 	doc := do(t, s, "GET", "/api/v1/openapi.json", "", "").raw
 	if !strings.Contains(doc, `"/spend/logs"`) {
 		t.Fatal("/spend/logs is not in the OpenAPI document")
+	}
+}
+
+// TestLiteLLMGlobalSpendLogs: GET /global/spend/logs answers the operator's spend per day
+// (its own requests and its virtual keys') from the durable daily spend, as LiteLLM's
+// MonthlyGlobalSpend rows; a virtual key is refused (the route is the admin's), another
+// operator sees none of it, and api_key (not kept per key) or another parameter is a 400.
+func TestLiteLLMGlobalSpendLogs(t *testing.T) {
+	ups := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(ups.Close)
+	prices, err := providers.ParseCatalog([]byte(`{"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newTestStore(t)
+	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
+		Prices: prices, Store: st, Observer: roll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
+	for _, o := range []Option{Completions(g), Spend(roll)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	vk := litellmGenerate(t, s, `{}`)
+	var want float64
+	for _, key := range []string{testKey, vk.Key, vk.Key} {
+		a := chatOK(t, hs.URL, key, "openai/ok", "")
+		want += float64(a.Usage.PromptTokens)*0.001 + float64(a.Usage.CompletionTokens)*0.002
+	}
+	chatOK(t, hs.URL, completionsOtherKey, "openai/ok", "")
+
+	r := do(t, s, "GET", "/global/spend/logs", testKey, "")
+	var days []struct {
+		Date  string  `json:"date"`
+		Spend float64 `json:"spend"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &days) != nil || len(days) == 0 {
+		t.Fatalf("GET /global/spend/logs: %d %s", r.status, r.raw)
+	}
+	var got float64
+	for _, d := range days {
+		if _, err := time.Parse(time.DateOnly, d.Date); err != nil || d.Spend <= 0 {
+			t.Fatalf("day %+v", d)
+		}
+		got += d.Spend
+	}
+	if want == 0 || math.Abs(got-want) > 1e-9 {
+		t.Fatalf("spend %v, want %v (%s)", got, want, r.raw)
+	}
+	var other []map[string]any
+	if r := do(t, s, "GET", "/global/spend/logs", completionsOtherKey, ""); r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &other) != nil ||
+		len(other) != 1 || math.Abs(other[0]["spend"].(float64)-want/3) > 1e-9 {
+		t.Fatalf("the other operator's own spend only: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "GET", "/global/spend/logs", vk.Key, ""); r.status != http.StatusForbidden {
+		t.Fatalf("a virtual key: %d %s", r.status, r.raw)
+	}
+	for q, param := range map[string]string{"api_key=" + vk.Token: "api_key", "start_date=2024-01-01": "start_date"} {
+		r := do(t, s, "GET", "/global/spend/logs?"+q, testKey, "")
+		wantLiteLLMError(t, r, http.StatusBadRequest, param)
 	}
 }

@@ -158,7 +158,9 @@ type spendAnswer struct {
 // Spend plugs the durable daily spend (usagelog.Rollup, fed as a completions.Observer) into
 // the server: GET /api/v1/usage/spend?from=YYYY-MM-DD&to=YYYY-MM-DD&by=tag|model answers the
 // calling key's totals per day and request tag (or model), from the store, so they outlive
-// restarts and add up every replica's; the rollup is written once more at Close.
+// restarts and add up every replica's; the rollup is written once more at Close. GET
+// /global/spend/logs answers the same spend per day over the last 30 days in LiteLLM's
+// shape (litellmspend.go).
 func Spend(r *usagelog.Rollup) Option {
 	return func(s *Server) error {
 		if r == nil {
@@ -198,6 +200,7 @@ func Spend(r *usagelog.Rollup) Option {
 				writeJSON(w, http.StatusOK, spendAnswer{From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), By: by, Data: rows})
 				return nil
 			})
+		s.litellmGlobalSpendRoutes(r)
 		return nil
 	}
 }
