@@ -30,6 +30,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ValuesAreCopied", func(t *testing.T) { testCopies(t, h) })
 	t.Run("UpdateAllOrNothing", func(t *testing.T) { testUpdate(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, h) })
+	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testCompareAndSwap(t, h) })
 	t.Run("JSONHelpers", func(t *testing.T) { testJSON(t, h) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, h) })
 	t.Run("OwnerIndexPaging", func(t *testing.T) { testOwnedPaging(t, h) })
@@ -378,6 +379,62 @@ func testConcurrent(t *testing.T, h Harness) {
 	}
 	if got := mustGet(t, s, store.Sessions, "counter"); got != fmt.Sprint(writers*each) {
 		t.Fatalf("counter = %s, want %d (lost updates)", got, writers*each)
+	}
+}
+
+// testCompareAndSwap: writers that all read one record's version, then each replace it
+// in an Update only if it still has that version (the check-and-write of a conditional
+// request, such as a key rotation with If-Match): exactly one succeeds, the others see the
+// winner's write inside their transaction and fail, and the record is the winner's.
+func testCompareAndSwap(t *testing.T, h Harness) {
+	s := open(t, h)
+	ctx := context.Background()
+	mustPut(t, s, store.VirtualKeys, "owner/vk", "v0")
+	stale := errors.New("stale")
+	const writers = 16
+	var ready, wg sync.WaitGroup
+	ready.Add(writers)
+	errs := make([]error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen, err := s.Get(ctx, store.VirtualKeys, "owner/vk")
+			ready.Done()
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			ready.Wait() // every writer has read v0 before any writes
+			errs[w] = s.Update(ctx, func(tx store.Tx) error {
+				cur, err := tx.Get(ctx, store.VirtualKeys, "owner/vk")
+				if err != nil {
+					return err
+				}
+				if string(cur) != string(seen) {
+					return stale
+				}
+				return tx.Put(ctx, store.VirtualKeys, "owner/vk", []byte(fmt.Sprintf("v1-%02d", w)))
+			})
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for w, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("writers %d and %d both replaced the record they read", winner, w)
+		case err == nil:
+			winner = w
+		case !errors.Is(err, stale):
+			t.Fatalf("writer %d: %v, want the stale error or success", w, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no writer replaced the record")
+	}
+	if got, want := mustGet(t, s, store.VirtualKeys, "owner/vk"), fmt.Sprintf("v1-%02d", winner); got != want {
+		t.Fatalf("record = %q, want the winner's %q", got, want)
 	}
 }
 
