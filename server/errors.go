@@ -9,20 +9,23 @@ import (
 
 // Error kinds written in the "error" field of every failure body.
 const (
-	KindBadRequest      = "Bad Request"
-	KindUnauthorized    = "Unauthorized"
-	KindForbidden       = "Forbidden"
-	KindNotFound        = "Not Found"
-	KindMethodNotAllow  = "Method Not Allowed"
-	KindConflict        = "Conflict"
-	KindTooLarge        = "Payload Too Large"
-	KindRequestTimeout  = "Request Timeout"
-	KindValidation      = "Validation Error"
-	KindTooManyRequests = "Too Many Requests"
-	KindInternal        = "Internal Server Error"
-	KindBadGateway      = "Bad Gateway"
-	KindGatewayTimeout  = "Gateway Timeout"
-	KindContentFiltered = "Content Filtered"
+	KindBadRequest     = "Bad Request"
+	KindUnauthorized   = "Unauthorized"
+	KindForbidden      = "Forbidden"
+	KindNotFound       = "Not Found"
+	KindMethodNotAllow = "Method Not Allowed"
+	KindConflict       = "Conflict"
+	// KindPreconditionFailed is a conditional request (If-Match) whose condition no longer
+	// holds (412).
+	KindPreconditionFailed = "Precondition Failed"
+	KindTooLarge           = "Payload Too Large"
+	KindRequestTimeout     = "Request Timeout"
+	KindValidation         = "Validation Error"
+	KindTooManyRequests    = "Too Many Requests"
+	KindInternal           = "Internal Server Error"
+	KindBadGateway         = "Bad Gateway"
+	KindGatewayTimeout     = "Gateway Timeout"
+	KindContentFiltered    = "Content Filtered"
 	// KindGuardrail is a request or answer a configured guardrail refused (400).
 	KindGuardrail   = "Guardrail Violation"
 	KindUnavailable = "Service Unavailable"

@@ -100,6 +100,9 @@ type virtualKey struct {
 	// keyName is the key abbreviated (abbreviateKey), kept in its record's key_name from
 	// when the key was made or last rotated; "" for a key stored by an earlier build.
 	keyName string
+	// version is the key's ETag (keyVersion of its stored record) when it was read or
+	// written; "" when unknown.
+	version string
 }
 
 // keySpend is what a virtual key used.
@@ -121,14 +124,57 @@ type storedVirtualKey struct {
 	KeyName string `json:"key_name,omitempty"`
 }
 
-// readKeyRecord decodes a store.VirtualKeys record, its key_name carried in the key.
+// readKeyRecord decodes a store.VirtualKeys record, its key_name carried in the key and
+// its version (keyVersion) in the key's.
 func readKeyRecord(value []byte) (storedVirtualKey, error) {
 	var rec storedVirtualKey
 	if err := json.Unmarshal(value, &rec); err != nil {
 		return rec, err
 	}
 	rec.keyName = rec.KeyName
+	rec.version = keyVersion(value)
 	return rec, nil
+}
+
+// keyVersion is the ETag of a virtual key whose store.VirtualKeys record is value: a
+// quoted hex SHA-256 of the record. The record holds the hash of the key (never the key),
+// so the tag changes with every rotation (a new key, a new hash) and with every change
+// of the key's name or limits; its spend is kept elsewhere and leaves it as it is.
+func keyVersion(value []byte) string {
+	h := sha256.Sum256(value)
+	return `"` + hex.EncodeToString(h[:16]) + `"`
+}
+
+// checkIfMatch answers 412 unless ifMatch (the request's If-Match header: "" for none,
+// "*", or a list of entity tags) names rec's current version. A weak tag (W/"…") never
+// matches: If-Match compares strongly (RFC 9110 13.1.1).
+func checkIfMatch(ifMatch string, rec storedVirtualKey) error {
+	if ifMatch == "" {
+		return nil
+	}
+	for _, tag := range strings.Split(ifMatch, ",") {
+		if tag = strings.TrimSpace(tag); tag == "*" || tag == rec.version {
+			return nil
+		}
+	}
+	e := Errorf(http.StatusPreconditionFailed, KindPreconditionFailed,
+		"If-Match: virtual key %s was rotated or changed since the version given (its current ETag is %s): nothing was changed; GET /api/v1/keys/%s again and decide whether to retry",
+		rec.ID, rec.version, rec.ID)
+	e.Header = http.Header{"Etag": {rec.version}}
+	return e
+}
+
+// ifMatchOf is r's If-Match header, its values joined ("" when absent).
+func ifMatchOf(r *http.Request) string {
+	return strings.Join(r.Header.Values("If-Match"), ", ")
+}
+
+// writeKey answers vk with status, its version as the ETag header when known.
+func writeKey(w http.ResponseWriter, status int, vk *virtualKey) {
+	if vk.version != "" {
+		w.Header().Set("ETag", vk.version)
+	}
+	writeJSON(w, status, vk)
 }
 
 // keyList is the answer of GET /api/v1/keys.
@@ -160,11 +206,19 @@ type virtualKeyScope struct {
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
 var neverExpires = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// The headers of a virtual key's conditional requests, as the OpenAPI document shows them.
+var (
+	keyETagHeader = HeaderParam{Name: "ETag",
+		Description: "The key's version: it changes with every rotation and every change of its name or limits (not with its spend); give it in If-Match to rotate or change the key only if it is still at that version"}
+	keyIfMatchHeader = HeaderParam{Name: "If-Match",
+		Description: "An ETag of the key (from GET /api/v1/keys/{key_id} or an earlier rotate or PATCH answer): the request goes ahead only if the key is still at that version and is answered 412 otherwise; checked in the same transaction as the change. Absent: the request goes ahead whatever the key's version"}
+)
+
 // keyRoutes registers the virtual key endpoints; g checks the models a key names.
 func (s *Server) keyRoutes(g *completions.Gateway) {
 	tags := []string{"Keys"}
 	s.Handle(Route{Method: "POST", Path: "/api/v1/keys", Summary: "Issue a virtual key limited to some models, a budget, a rate and a lifetime (the key is shown once)",
-		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Status: http.StatusCreated,
+		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Status: http.StatusCreated, ResponseHeaders: []HeaderParam{keyETagHeader},
 		Errors: map[int]string{
 			403: "the calling key is itself limited in scope (a virtual or job key)",
 			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
@@ -179,7 +233,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusCreated, vk)
+			writeKey(w, http.StatusCreated, vk)
 			return nil
 		})
 	s.Handle(Route{Method: "GET", Path: "/api/v1/keys", Summary: "The virtual keys this key issued, newest first, with their spend",
@@ -202,12 +256,13 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			}
 			return "", NotFound("the calling key is not a virtual key (GET /api/v1/keys lists the keys it issued)")
 		}))
-	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/{key_id}", Summary: "One virtual key this key issued, with its spend",
-		Tags: tags, Response: virtualKey{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
+	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/{key_id}", Summary: "One virtual key this key issued, with its spend; its ETag header is its version (for If-Match on rotate and PATCH)",
+		Tags: tags, Response: virtualKey{}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
 		s.keyInfoHandler(func(r *http.Request) (string, error) { return r.PathValue("key_id"), nil }))
-	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept",
-		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Errors: map[int]string{
+	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept; with If-Match only if the key is still at that version",
+		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{
 			404: "no virtual key of this key has this id",
+			412: "If-Match was given and the key was rotated or changed since that version: nothing was changed",
 			422: "validation error: the message names the field",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -215,17 +270,20 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, vk)
+			writeKey(w, http.StatusOK, vk)
 			return nil
 		})
-	s.Handle(Route{Method: "POST", Path: "/api/v1/keys/{key_id}/rotate", Summary: "Give a virtual key a new key (shown once): the old one stops working at once on every replica; id, limits and spend stay",
-		Tags: tags, Response: virtualKey{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
+	s.Handle(Route{Method: "POST", Path: "/api/v1/keys/{key_id}/rotate", Summary: "Give a virtual key a new key (shown once): the old one stops working at once on every replica; id, limits and spend stay; with If-Match only if the key is still at that version (of concurrent rotations naming one version exactly one succeeds); without it the key is rotated whatever its version",
+		Tags: tags, Response: virtualKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{
+			404: "no virtual key of this key has this id",
+			412: "If-Match was given and the key was rotated or changed since that version: no new key was made",
+		}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			vk, err := s.rotateKey(r.Context(), owner(r), r.PathValue("key_id"), retiredKey{})
+			vk, err := s.rotateKey(r.Context(), owner(r), r.PathValue("key_id"), retiredKey{ifMatch: ifMatchOf(r)})
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, vk)
+			writeKey(w, http.StatusOK, vk)
 			return nil
 		})
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/keys/{key_id}", Summary: "Revoke a virtual key at once on every replica (its spend record goes with it)",
@@ -251,18 +309,24 @@ func (s *Server) keyInfoHandler(idOf func(r *http.Request) (string, error)) Hand
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, vk)
+		writeKey(w, http.StatusOK, vk)
 		return nil
 	}
 }
 
 // storedKeyOf reads owner's virtual key id through rd, or answers 404.
 func storedKeyOf(ctx context.Context, rd store.Reader, owner, id string) (storedVirtualKey, error) {
-	rec, err := ownedRecord[storedVirtualKey](ctx, rd, store.VirtualKeys, owner, id, "key", func() error {
+	raw, err := ownedRecord[json.RawMessage](ctx, rd, store.VirtualKeys, owner, id, "key", func() error {
 		return NotFound("no virtual key %q issued by this key", id)
 	})
-	rec.keyName = rec.KeyName
-	return rec, err
+	if err != nil {
+		return storedVirtualKey{}, err
+	}
+	rec, err := readKeyRecord(raw)
+	if err != nil {
+		return rec, fmt.Errorf("server: reading key %s: %w", id, err)
+	}
+	return rec, nil
 }
 
 // parseBudgetDuration reads "30d", "12h", "90m", "45s" (and Go durations such as "1h30m"),
@@ -420,7 +484,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
-		return putKeyRecords(ctx, tx, owner, hash, vk)
+		return putKeyRecords(ctx, tx, owner, hash, &vk)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: issuing a key: %w", err)
@@ -448,13 +512,22 @@ func mintKey() (key, hash string, err error) {
 // the same request naming a key already rotated away gets (a 404, or the 400 of a body key
 // that is not the path's), rather than each retiring the key the one before made. A
 // request naming the key's id (hash "") rotates whatever key it has.
+//
+// ifMatch, the request's If-Match header, is checked in the same transaction too
+// (checkIfMatch): of concurrent requests giving the key's current ETag, one goes ahead and
+// the others are answered 412, whichever way they name the key.
 type retiredKey struct {
-	hash string // hex SHA-256 of the key named; "" when the request named the id
-	gone error  // the answer when it is no longer the current key
+	hash    string // hex SHA-256 of the key named; "" when the request named the id
+	gone    error  // the answer when it is no longer the current key
+	ifMatch string // the request's If-Match header; "" for none
 }
 
-// check answers k.gone unless rec's key is still the one k names.
+// check answers 412 unless rec is at a version k.ifMatch names, and k.gone unless rec's key
+// is still the one k names.
 func (k retiredKey) check(rec storedVirtualKey) error {
+	if err := checkIfMatch(k.ifMatch, rec); err != nil {
+		return err
+	}
 	if k.hash != "" && rec.Hash != k.hash {
 		return k.gone
 	}
@@ -481,7 +554,7 @@ func (s *Server) rotateKey(ctx context.Context, owner, id string, old retiredKey
 		}
 		vk = rec.virtualKey
 		vk.keyName = abbreviateKey(key)
-		return rotateKeyRecords(ctx, tx, owner, rec.Hash, hash, vk)
+		return rotateKeyRecords(ctx, tx, owner, rec.Hash, hash, &vk)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: rotating key %s: %w", id, err)
@@ -494,8 +567,8 @@ func (s *Server) rotateKey(ctx context.Context, owner, id string, old retiredKey
 
 // rotateKeyRecords gives owner's virtual key vk, whose key hashes to oldHash, the key
 // hashing to newHash, through tx: the old key's shared-key record goes, vk's records are
-// written under the new one.
-func rotateKeyRecords(ctx context.Context, tx store.Tx, owner, oldHash, newHash string, vk virtualKey) error {
+// written under the new one (vk's version set to theirs).
+func rotateKeyRecords(ctx context.Context, tx store.Tx, owner, oldHash, newHash string, vk *virtualKey) error {
 	if err := tx.Delete(ctx, store.ScopedKeys, oldHash); err != nil {
 		return err
 	}
@@ -544,8 +617,9 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 }
 
 // putKeyRecords writes virtual key vk's shared-key record (under hash, the key's own
-// record every replica resolves) and its description, through tx.
-func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virtualKey) error {
+// record every replica resolves) and its description, through tx, and sets vk's version to
+// the description's.
+func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *virtualKey) error {
 	expires := neverExpires
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
@@ -554,7 +628,15 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk virt
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
-	return store.PutJSON(ctx, tx, store.VirtualKeys, owner+"/"+vk.ID, storedVirtualKey{virtualKey: vk, Owner: owner, Hash: hash, KeyName: vk.keyName})
+	rec, err := json.Marshal(storedVirtualKey{virtualKey: *vk, Owner: owner, Hash: hash, KeyName: vk.keyName})
+	if err != nil {
+		return fmt.Errorf("server: encoding key %s: %w", vk.ID, err)
+	}
+	if err := tx.Put(ctx, store.VirtualKeys, owner+"/"+vk.ID, rec); err != nil {
+		return err
+	}
+	vk.version = keyVersion(rec)
+	return nil
 }
 
 // listKeys returns owner's virtual keys, newest first, with their spend.
@@ -667,22 +749,23 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
-	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "", nil)
+	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "", false, retiredKey{ifMatch: ifMatchOf(r)})
 }
 
 // applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
 // merged request inside the transaction before it is checked (LiteLLM's /key/update sets
-// one metadata label while keeping the others); uniqueName is issueKey's. With rotate not
-// nil the key is also given a new key (as rotateKey does, *rotate checked as it checks old)
-// in the same transaction, so that the change and the new key are kept together or not at
-// all; the answer then carries the new key, shown once.
-func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string, rotate *retiredKey) (*virtualKey, error) {
+// one metadata label while keeping the others); uniqueName is issueKey's. cond is checked
+// in the transaction as rotateKey checks old (If-Match, and with rotate the key retired).
+// With rotate the key is also given a new key (as rotateKey does) in the same transaction,
+// so that the change and the new key are kept together or not at all; the answer then
+// carries the new key, shown once.
+func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage, adjust func(req *keyRequest, prev virtualKey), uniqueName string, rotate bool, cond retiredKey) (*virtualKey, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
 		return nil, Validation(http.StatusUnprocessableEntity, "the body must be a JSON object of the fields to change")
 	}
 	var key, newHash string
-	if rotate != nil {
+	if rotate {
 		var err error
 		if key, newHash, err = mintKey(); err != nil {
 			return nil, err
@@ -697,10 +780,8 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		if err != nil {
 			return err // revoked meanwhile: 404
 		}
-		if rotate != nil {
-			if err := rotate.check(rec); err != nil {
-				return err // rotated meanwhile by another request naming the same key
-			}
+		if err := cond.check(rec); err != nil {
+			return err // rotated or changed meanwhile by another request
 		}
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
@@ -754,18 +835,18 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+id, limits); err != nil {
 			return err
 		}
-		if rotate != nil {
+		if rotate {
 			vk.keyName = abbreviateKey(key)
-			return rotateKeyRecords(ctx, tx, owner, rec.Hash, newHash, vk)
+			return rotateKeyRecords(ctx, tx, owner, rec.Hash, newHash, &vk)
 		}
 		// Rewritten whole: an expired key's record may be gone (the first use after its
 		// expiry deletes it), and a new expiry brings it back.
-		return putKeyRecords(ctx, tx, owner, rec.Hash, vk)
+		return putKeyRecords(ctx, tx, owner, rec.Hash, &vk)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: updating key %s: %w", id, err)
 	}
-	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id, "rotated", rotate != nil)
+	s.log.InfoContext(ctx, "virtual key updated", "owner", owner, "key_id", id, "rotated", rotate)
 	out := s.withSpend(ctx, vk)
 	out.Key = key
 	return &out, nil

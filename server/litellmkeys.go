@@ -217,7 +217,11 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	// fails, changes nothing. A key named by its value or hash (ref, or old when the path
 	// gives the token and the body the key) is retired only if it is still the current one
 	// when the rotation writes (retiredKey): of concurrent regenerations of one key, one
-	// succeeds, the others answered as a later request naming that key is.
+	// succeeds, the others answered as a later request naming that key is. A key named by
+	// its token (vk_…, which a rotation keeps, unlike LiteLLM's hashed token) is rotated
+	// whatever key it has, unless the request gives If-Match with the key's ETag: then, as
+	// on POST /api/v1/keys/{key_id}/rotate, only if it is still at that version (412
+	// otherwise).
 	regenerate := func(w http.ResponseWriter, r *http.Request, ref string, old retiredKey, fields map[string]json.RawMessage) error {
 		rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
 		if err != nil {
@@ -226,9 +230,10 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		if old.hash == "" && !strings.HasPrefix(ref, "vk_") {
 			old = retiredKey{hash: rec.Hash, gone: NotFound("no virtual key %q issued by this key", ref)} // litellmKeyOf's 404
 		}
+		old.ifMatch = ifMatchOf(r) // Switchyard's own: the key's ETag (GET /api/v1/keys/{key_id})
 		var vk *virtualKey
 		if len(fields) > 0 {
-			vk, err = s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, &old)
+			vk, err = s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, true, old)
 		} else {
 			vk, err = s.rotateKey(r.Context(), owner(r), rec.ID, old)
 		}
@@ -239,9 +244,10 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		return nil
 	}
 	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) { return litellmBodyOf(r, true) }
-	regenErrors := map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's"}
+	regenErrors := map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's",
+		412: "If-Match was given and the key was rotated or changed since that version (GET /api/v1/keys/{key_id}'s ETag)"}
 	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate), the fields given changed as /key/update changes them; the old key stops working at once",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := regenBody(r)
 			if err != nil {
@@ -275,7 +281,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			return regenerate(w, r, ref, old, fields)
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body (with the fields to change)",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Errors: regenErrors},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := regenBody(r)
 			if err != nil {
@@ -302,7 +308,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", nil)
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", false, retiredKey{})
 			if err != nil {
 				return litellmNames(err)
 			}
@@ -359,7 +365,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, nil)
+			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, false, retiredKey{})
 			if err != nil {
 				return err
 			}
@@ -502,9 +508,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 
 // litellmUpdateKey changes the LiteLLM key fields given of the virtual key id of who, as
 // /key/update does (litellmToNative's translation, decided against the stored key inside
-// the update's transaction), and answers the key as it now is; with rotate not nil the key
-// is given a new key in the same transaction (applyKeyUpdate's rotate).
-func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage, rotate *retiredKey) (*virtualKey, error) {
+// the update's transaction), and answers the key as it now is; with rotate the key is given
+// a new key in the same transaction, cond checked in it (applyKeyUpdate's rotate and cond).
+func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, who, id string, fields map[string]json.RawMessage, rotate bool, cond retiredKey) (*virtualKey, error) {
 	native, err := litellmToNative(fields, true, time.Now().UTC())
 	if err != nil {
 		return nil, err
@@ -531,7 +537,7 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 			req.Metadata = md
 		}
 	}
-	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias", rotate)
+	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias", rotate, cond)
 	if err != nil {
 		return nil, litellmNames(err)
 	}

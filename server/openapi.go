@@ -85,6 +85,9 @@ func (s *Server) buildOpenAPI() []byte {
 		for _, q := range rt.Query {
 			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": map[string]string{"type": "string"}})
 		}
+		for _, h := range rt.Headers {
+			params = append(params, map[string]any{"name": h.Name, "in": "header", "required": false, "description": h.Description, "schema": map[string]string{"type": "string"}})
+		}
 		if len(params) > 0 {
 			op["parameters"] = params
 		}
@@ -121,6 +124,13 @@ func (s *Server) buildOpenAPI() []byte {
 		}
 		if len(content) > 0 {
 			ok["content"] = content
+		}
+		if len(rt.ResponseHeaders) > 0 {
+			headers := map[string]any{}
+			for _, h := range rt.ResponseHeaders {
+				headers[h.Name] = map[string]any{"description": h.Description, "schema": map[string]string{"type": "string"}}
+			}
+			ok["headers"] = headers
 		}
 		responses := map[string]any{strconv.Itoa(status): ok}
 		errResp := func(desc string) map[string]any {

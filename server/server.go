@@ -254,6 +254,9 @@ type Route struct {
 	Status int
 	// Query lists query parameters.
 	Query []QueryParam
+	// Headers lists request headers the route reads (If-Match), ResponseHeaders the
+	// headers of its success answer (ETag).
+	Headers, ResponseHeaders []HeaderParam
 	// Public routes need no key.
 	Public bool
 	// ScopedKeys lets temporary scoped keys (Auth.AddTemporaryKey with a scope, e.g. a
@@ -287,6 +290,12 @@ type Route struct {
 type QueryParam struct {
 	Name        string
 	Required    bool
+	Description string
+}
+
+// HeaderParam documents a request or response header of a route.
+type HeaderParam struct {
+	Name        string
 	Description string
 }
 
