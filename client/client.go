@@ -148,23 +148,34 @@ func (c *Client) newRequest(ctx context.Context, method, path string, query url.
 
 // do sends a JSON request and decodes a JSON answer into out (when out is not nil).
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	_, err := c.doHeader(ctx, method, path, query, nil, body, out)
+	return err
+}
+
+// doHeader is do with the request headers header added, answering the response's headers.
+func (c *Client) doHeader(ctx context.Context, method, path string, query url.Values, header http.Header, body, out any) (http.Header, error) {
 	req, err := c.newRequest(ctx, method, path, query, body)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	resp, err := c.send(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
+		return resp.Header, nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("client: %s %s: decoding response: %w", method, path, err)
+		return resp.Header, fmt.Errorf("client: %s %s: decoding response: %w", method, path, err)
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // ErrMissingID is matched (errors.Is) by the error of a call that needs an id none was

@@ -59,6 +59,8 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
 	case ErrConflict:
 		return e.Status == http.StatusConflict
+	case ErrPreconditionFailed:
+		return e.Status == http.StatusPreconditionFailed
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
 	case ErrForbidden:
@@ -83,6 +85,9 @@ var (
 	ErrInvalid = errors.New("invalid request")
 	// ErrConflict matches 409 answers (e.g. results of an optimization not finished).
 	ErrConflict = errors.New("conflict")
+	// ErrPreconditionFailed matches a 412: a conditional request (RotateKeyIfMatch,
+	// KeyUpdate.IfMatch) whose resource changed since the version given; nothing changed.
+	ErrPreconditionFailed = errors.New("precondition failed")
 	// ErrRateLimited matches 429 answers.
 	ErrRateLimited = errors.New("rate limited")
 	// ErrForbidden matches 403 answers (a virtual key outside its models or routes).

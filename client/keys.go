@@ -87,6 +87,11 @@ type VirtualKey struct {
 	MCPServers []string `json:"mcp_servers,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
+	// ETag is the key's version, from the answer's ETag header (Key, IssueKey, RotateKey,
+	// UpdateKey; "" from ListKeys or a server without it): it changes with every rotation
+	// and every change of the key's name or limits, not with its spend. Give it to
+	// RotateKeyIfMatch or KeyUpdate.IfMatch to act only on that version.
+	ETag string `json:"-"`
 }
 
 // KeySpend is what a virtual key used.
@@ -105,10 +110,22 @@ func (c *Client) IssueKey(ctx context.Context, req *KeyRequest) (*VirtualKey, er
 	if req == nil {
 		req = &KeyRequest{}
 	}
+	return c.keyCall(ctx, http.MethodPost, "/api/v1/keys", "", req)
+}
+
+// keyCall sends a keys API request with If-Match ifMatch (none when "") and answers the
+// key, its ETag from the answer's header.
+func (c *Client) keyCall(ctx context.Context, method, path, ifMatch string, body any) (*VirtualKey, error) {
+	var header http.Header
+	if ifMatch != "" {
+		header = http.Header{"If-Match": {ifMatch}}
+	}
 	var out VirtualKey
-	if err := c.do(ctx, http.MethodPost, "/api/v1/keys", nil, req, &out); err != nil {
+	h, err := c.doHeader(ctx, method, path, nil, header, body, &out)
+	if err != nil {
 		return nil, err
 	}
+	out.ETag = h.Get("ETag")
 	return &out, nil
 }
 
@@ -129,25 +146,26 @@ func (c *Client) Key(ctx context.Context, id string) (*VirtualKey, error) {
 	if id == "" {
 		return nil, fmt.Errorf("client: GET /api/v1/keys/: %w", ErrMissingID)
 	}
-	var out VirtualKey
-	if err := c.do(ctx, http.MethodGet, "/api/v1/keys/"+url.PathEscape(id), nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return c.keyCall(ctx, http.MethodGet, "/api/v1/keys/"+url.PathEscape(id), "", nil)
 }
 
 // RotateKey gives the virtual key id the calling key issued a new key (in the answer's Key,
 // shown once): the old key stops working at once on every replica; the id, limits and
-// spend stay.
+// spend stay. It rotates whatever key id has: of two callers rotating at once both succeed
+// and the first one's new key no longer works; RotateKeyIfMatch rotates only one version.
 func (c *Client) RotateKey(ctx context.Context, id string) (*VirtualKey, error) {
+	return c.RotateKeyIfMatch(ctx, id, "")
+}
+
+// RotateKeyIfMatch is RotateKey only if the key is still at version etag (a VirtualKey's
+// ETag, from Key or an earlier rotation or update): otherwise nothing changes and the
+// error matches ErrPreconditionFailed (the key was rotated or changed meanwhile). Of
+// concurrent calls giving one etag exactly one succeeds. etag "" rotates unconditionally.
+func (c *Client) RotateKeyIfMatch(ctx context.Context, id, etag string) (*VirtualKey, error) {
 	if id == "" {
 		return nil, fmt.Errorf("client: POST /api/v1/keys/{id}/rotate: %w", ErrMissingID)
 	}
-	var out VirtualKey
-	if err := c.do(ctx, http.MethodPost, "/api/v1/keys/"+url.PathEscape(id)+"/rotate", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return c.keyCall(ctx, http.MethodPost, "/api/v1/keys/"+url.PathEscape(id)+"/rotate", etag, nil)
 }
 
 // RevokeKey revokes a virtual key the calling key issued, at once on every replica.
@@ -185,6 +203,10 @@ type KeyUpdate struct {
 	// MCPServers replaces the key's MCP servers when not nil; empty (non-nil) allows every
 	// one.
 	MCPServers []string
+	// IfMatch, when not empty, makes the update conditional (If-Match): it is made only if
+	// the key is still at this version (a VirtualKey's ETag); otherwise nothing changes and
+	// the error matches ErrPreconditionFailed.
+	IfMatch string
 }
 
 // UpdateKey changes the virtual key id the calling key issued and returns it as it is now;
@@ -194,7 +216,9 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		return nil, fmt.Errorf("client: PATCH /api/v1/keys/: %w", ErrMissingID)
 	}
 	body := patchBody{}
+	var ifMatch string
 	if u != nil {
+		ifMatch = u.IfMatch
 		set := body.set
 		set("name", u.Name, u.Name != nil)
 		set("models", u.Models, u.Models != nil)
@@ -213,11 +237,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
 		set("mcp_servers", u.MCPServers, u.MCPServers != nil)
 	}
-	var out VirtualKey
-	if err := c.do(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), nil, body, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return c.keyCall(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), ifMatch, body)
 }
 
 // patchBody is the JSON body of a PATCH: only the fields given.

@@ -127,3 +127,41 @@ func TestVirtualKeyBudgetBlock(t *testing.T) {
 		t.Fatalf("a key blocked outright: %+v %v", up, err)
 	}
 }
+
+// TestRotateKeyIfMatchAgainstServer: Key, IssueKey, RotateKey and UpdateKey carry the key's
+// ETag; RotateKeyIfMatch and KeyUpdate.IfMatch with a tag the key moved on from fail with
+// ErrPreconditionFailed and change nothing, and with the current tag go ahead.
+func TestRotateKeyIfMatchAgainstServer(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "app"})
+	if err != nil || vk.ETag == "" {
+		t.Fatalf("issue %+v %v", vk, err)
+	}
+	got, err := c.Key(ctx, vk.ID)
+	if err != nil || got.ETag != vk.ETag {
+		t.Fatalf("Key's ETag %q %v, issue's %q", got.ETag, err, vk.ETag)
+	}
+	rotated, err := c.RotateKey(ctx, vk.ID)
+	if err != nil || rotated.ETag == "" || rotated.ETag == vk.ETag {
+		t.Fatalf("rotate: ETag %q (before %q) %v", rotated.ETag, vk.ETag, err)
+	}
+	if _, err := c.RotateKeyIfMatch(ctx, vk.ID, vk.ETag); !errors.Is(err, client.ErrPreconditionFailed) || !strings.Contains(err.Error(), "If-Match") {
+		t.Fatalf("rotate with a stale ETag: %v, want ErrPreconditionFailed naming If-Match", err)
+	}
+	name := "renamed"
+	if _, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Name: &name, IfMatch: vk.ETag}); !errors.Is(err, client.ErrPreconditionFailed) {
+		t.Fatalf("update with a stale ETag: %v", err)
+	}
+	if now, err := c.Key(ctx, vk.ID); err != nil || now.ETag != rotated.ETag || now.Name != "app" {
+		t.Fatalf("after the refusals: %+v %v", now, err)
+	}
+	again, err := c.RotateKeyIfMatch(ctx, vk.ID, rotated.ETag)
+	if err != nil || !strings.HasPrefix(again.Key, "sy-vk-") || again.Key == rotated.Key || again.ETag == rotated.ETag {
+		t.Fatalf("rotate with the current ETag: %+v %v", again, err)
+	}
+	up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Name: &name, IfMatch: again.ETag})
+	if err != nil || up.Name != name || up.ETag == again.ETag {
+		t.Fatalf("update with the current ETag: %+v %v", up, err)
+	}
+}
