@@ -93,6 +93,9 @@ type OpenAIChatRequest struct {
 	// array of strings or a comma-separated string, become the request's tags
 	// (Request.Tags).
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// Tags is LiteLLM's request-body "tags" (an array of strings or one comma-separated
+	// string): added to metadata's tags as the request's tags.
+	Tags json.RawMessage `json:"tags,omitempty" jsonschema:"oneof_type=array;string,description=LiteLLM's request tags (an array of strings or one comma-separated string): added to metadata.tags for cost attribution"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
@@ -406,6 +409,15 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	tags, err := metadataTags(r.Metadata)
 	if err != nil {
 		return nil, err
+	}
+	bodyTags, err := requestTags("tags", r.Tags)
+	if err != nil {
+		return nil, err
+	}
+	if tags = AddTags(tags, bodyTags...); len(bodyTags) > 0 {
+		if err := CheckTags("tags", tags); err != nil { // at most MaxTags in all
+			return nil, err
+		}
 	}
 	for i, ss := range r.SafetySettings {
 		if ss.Category == "" {

@@ -88,6 +88,26 @@ func metadataTags(raw json.RawMessage) ([]string, error) {
 	return AddTags(nil, tags...), nil
 }
 
+// requestTags reads LiteLLM's request-body tags (field): an array of strings or one
+// comma-separated string, each tag checked by CheckTags; absent or null is none.
+func requestTags(field string, raw json.RawMessage) ([]string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var tags []string
+	if err := json.Unmarshal(raw, &tags); err != nil {
+		var one string
+		if json.Unmarshal(raw, &one) != nil {
+			return nil, invalid(field, "must be an array of strings or a comma-separated string")
+		}
+		tags = SplitTags(one)
+	}
+	if err := CheckTags(field, tags); err != nil {
+		return nil, err
+	}
+	return AddTags(nil, tags...), nil
+}
+
 // SplitTags splits a comma-separated list of tags (a header's), dropping empty items.
 func SplitTags(s string) []string {
 	var out []string

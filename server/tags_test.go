@@ -73,3 +73,45 @@ func TestRequestTagsForCostAttribution(t *testing.T) {
 		t.Errorf("native bad tag: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestLiteLLMBodyTags: LiteLLM's request-body "tags" on chat completions (an array, or one
+// comma-separated string as its tag-routing docs send through the OpenAI SDK's extra_body)
+// become the request's tags beside metadata.tags; bad ones are refused naming tags.
+func TestLiteLLMBodyTags(t *testing.T) {
+	hs := usageServer(t)
+	for _, body := range []string{
+		`{"model":"up/ok","tags":["feature:rag","env:dev"],"metadata":{"tags":["team:a"]},"messages":[{"role":"user","content":"a"}]}`,
+		`{"model":"up/ok","tags":"feature:rag, env:dev","messages":[{"role":"user","content":"b"}]}`,
+	} {
+		resp, b := do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, body, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	code, m := getJSON(t, hs.URL+"/api/v1/usage/requests?request_tag=feature:rag", testKey)
+	data, _ := m["data"].([]any)
+	if code != 200 || len(data) != 2 {
+		t.Fatalf("requests tagged feature:rag: %d %v", code, m)
+	}
+	if tags := fmt.Sprint(data[1].(map[string]any)["tags"]); tags != "[team:a feature:rag env:dev]" {
+		t.Errorf("the first request's tags %s, want metadata's then the body's", tags)
+	}
+	if tags := fmt.Sprint(data[0].(map[string]any)["tags"]); tags != "[feature:rag env:dev]" {
+		t.Errorf("the comma-separated string's tags %s", tags)
+	}
+	var many []string
+	for i := range 17 {
+		many = append(many, fmt.Sprintf("%q", fmt.Sprint("t", i)))
+	}
+	for _, body := range []string{
+		`{"model":"up/ok","tags":3,"messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"up/ok","tags":["has space"],"messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"up/ok","tags":"ok,no way","messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"up/ok","tags":[` + strings.Join(many, ",") + `],"messages":[{"role":"user","content":"x"}]}`,
+	} {
+		resp, b := do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, body, nil)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), `"param":"tags"`) {
+			t.Errorf("%s: %d %s, want 400 naming tags", body, resp.StatusCode, b)
+		}
+	}
+}
