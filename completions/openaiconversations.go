@@ -118,7 +118,8 @@ func CheckMetadata(field string, m map[string]string) error {
 }
 
 // checkConversationItems checks items added to a conversation (field names them): at
-// most 20 per call, of the types /v1/responses reads.
+// most 20 per call, of the types /v1/responses reads, with no output content (output_text,
+// refusal) in a message other than an assistant's.
 func checkConversationItems(field string, items []ResponsesItem) error {
 	if len(items) > maxConversationItemsPerCall {
 		return invalid(field, "has %d items, at most %d may be added at once", len(items), maxConversationItemsPerCall)
@@ -131,6 +132,11 @@ func checkConversationItems(field string, items []ResponsesItem) error {
 		}
 		if (it.Type == "" || it.Type == "message") && it.Role == "" {
 			return invalid(fmt.Sprintf("%s[%d].role", field, i), "is required in a message")
+		}
+		for j, p := range it.Content.Parts {
+			if err := checkResponsesPartRole(fmt.Sprintf("%s[%d].content[%d].type", field, i, j), it.Role, p.Type); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -27,9 +27,9 @@ import (
 type ResponsesRequest struct {
 	Model string `json:"model" jsonschema:"required"`
 	// Input is a string (one user message) or a list of items: messages (role user,
-	// system, developer or assistant; content a string or input_text/output_text parts,
-	// refusal parts in assistant messages, and input_image and input_file parts in user
-	// messages),
+	// system, developer or assistant; content a string or input_text parts, output_text
+	// and refusal parts in assistant messages only, and input_image and input_file parts
+	// in user messages),
 	// function_call items (the model's earlier calls) and function_call_output items (their
 	// results), custom_tool_call and custom_tool_call_output items, reasoning items, and
 	// item_reference items naming an item of one of the caller's recent answers.
@@ -170,8 +170,8 @@ type ResponsesContent struct {
 	Parts []ResponsesPart
 }
 
-// ResponsesPart is one content part: input_text, output_text or refusal (an assistant
-// message's, read as its text), input_image
+// ResponsesPart is one content part: input_text, output_text or refusal (only in an
+// assistant message, read as its text), input_image
 // (ImageURL, an http(s) URL or a base64 data URL, and Detail) or input_file (a PDF; see
 // FileData). FileID is refused: the gateway stores no files.
 type ResponsesPart struct {
@@ -425,16 +425,16 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			parts := make([]OpenAIContentPart, len(it.Content.Parts)) // one per input part, for the images
 			images := false
 			for j, p := range it.Content.Parts {
+				if i >= r.history { // what was stored before these checks is read as it was
+					if err := checkResponsesPartRole(fmt.Sprintf("%s.content[%d].type", field, j), it.Role, p.Type); err != nil {
+						return nil, err
+					}
+				}
 				switch p.Type {
 				case "input_text", "output_text", "text":
 					text.WriteString(p.Text)
 					parts[j] = OpenAIContentPart{Type: "text", Text: p.Text}
 				case "refusal":
-					// An output content type of assistant messages (as on chat completions):
-					// a user's, system's or developer's is refused, not read as their text.
-					if it.Role != "assistant" {
-						return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "refusal parts are accepted in assistant messages only, got one in a %q message", it.Role)
-					}
 					text.WriteString(p.Refusal)
 					parts[j] = OpenAIContentPart{Type: "text", Text: p.Refusal}
 				case "input_image", "input_file":
@@ -448,7 +448,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 					}
 					parts[j], images = part, true
 				default:
-					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only text, input_image and input_file parts are supported, got %q", p.Type)
+					return nil, invalid(fmt.Sprintf("%s.content[%d].type", field, j), "only %s parts are supported in %s messages, got %q", responsesPartTypes(it.Role), it.Role, p.Type)
 				}
 			}
 			if images { // text parts stay apart from each other and the images, as on the chat surface
@@ -561,6 +561,31 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkResponsesPartRole refuses, at field, an input message part of type typ that a
+// message of role may not hold: output_text and refusal are the content of assistant
+// messages (OpenAI's output message), and a user, system or developer message takes input
+// content only (input_text, input_image, input_file), as OpenAI's Responses API refuses it.
+func checkResponsesPartRole(field, role, typ string) error {
+	if (typ == "output_text" || typ == "refusal") && role != "assistant" {
+		return invalid(field, "%s parts are accepted in assistant messages only; %s messages take %s parts, got %q", typ, role, responsesPartTypes(role), typ)
+	}
+	return nil
+}
+
+// responsesPartTypes is the content part types the gateway accepts in an input message of
+// role, as a refusal of another type lists them: a user's may have images and files, an assistant's
+// is the model's earlier output (input_text too, as string content is read).
+func responsesPartTypes(role string) string {
+	switch role {
+	case "user":
+		return "input_text, input_image and input_file"
+	case "assistant":
+		return "output_text, refusal and input_text"
+	default:
+		return "input_text"
+	}
 }
 
 // responsesField is the /v1/responses name of a field the chat request's validation named:
