@@ -31,11 +31,13 @@ import (
 // embedded providers.OpenAIOptions) are passed on; fields not listed here (metadata, store,
 // …) are tolerated and ignored.
 type OpenAIChatRequest struct {
-	Model               string               `json:"model" jsonschema:"required"`
-	Messages            []OpenAIMessage      `json:"messages" jsonschema:"required,minItems=1"`
-	Temperature         *float64             `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
-	MaxTokens           *int                 `json:"max_tokens,omitempty" jsonschema:"minimum=0"`
-	MaxCompletionTokens *int                 `json:"max_completion_tokens,omitempty" jsonschema:"minimum=0"`
+	Model       string          `json:"model" jsonschema:"required"`
+	Messages    []OpenAIMessage `json:"messages" jsonschema:"required,minItems=1"`
+	Temperature *float64        `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
+	// MaxTokens and MaxCompletionTokens (its newer name, which wins) bound the answer: at
+	// least 1, as OpenAI refuses 0.
+	MaxTokens           *int                 `json:"max_tokens,omitempty" jsonschema:"minimum=1"`
+	MaxCompletionTokens *int                 `json:"max_completion_tokens,omitempty" jsonschema:"minimum=1"`
 	Stream              bool                 `json:"stream,omitempty"`
 	StreamOptions       *OpenAIStreamOptions `json:"stream_options,omitempty"`
 	// TopP is nucleus sampling (0..1), passed to every provider.
@@ -459,16 +461,17 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		Stop:              r.Stop,
 		OpenAIOptions:     r.OpenAIOptions,
 	}
+	// Each bound given is checked, as OpenAI checks both (0 included: its minimum is 1).
+	if n := r.MaxCompletionTokens; n != nil && *n < 1 {
+		return nil, invalid("max_completion_tokens", "must be at least 1, got %d", *n)
+	}
+	if n := r.MaxTokens; n != nil && *n < 1 {
+		return nil, invalid("max_tokens", "must be at least 1, got %d", *n)
+	}
 	switch {
 	case r.MaxCompletionTokens != nil:
-		if *r.MaxCompletionTokens < 0 {
-			return nil, invalid("max_completion_tokens", "must not be negative, got %d", *r.MaxCompletionTokens)
-		}
 		req.MaxTokens = *r.MaxCompletionTokens
 	case r.MaxTokens != nil:
-		if *r.MaxTokens < 0 {
-			return nil, invalid("max_tokens", "must not be negative, got %d", *r.MaxTokens)
-		}
 		req.MaxTokens = *r.MaxTokens
 	}
 	if len(r.Messages) == 0 {

@@ -44,11 +44,12 @@ type ResponsesRequest struct {
 	ToolChoice        *ResponsesToolChoice `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool                `json:"parallel_tool_calls,omitempty"`
 	// Text.Format asks for JSON output (json_object or json_schema).
-	Text            *ResponsesText `json:"text,omitempty"`
-	Temperature     *float64       `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
-	TopP            *float64       `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
-	MaxOutputTokens *int           `json:"max_output_tokens,omitempty" jsonschema:"minimum=0"`
-	Stream          bool           `json:"stream,omitempty"`
+	Text        *ResponsesText `json:"text,omitempty"`
+	Temperature *float64       `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2"`
+	TopP        *float64       `json:"top_p,omitempty" jsonschema:"minimum=0,maximum=1"`
+	// MaxOutputTokens bounds the answer: at least 16, OpenAI's minimum on this API.
+	MaxOutputTokens *int `json:"max_output_tokens,omitempty" jsonschema:"minimum=16"`
+	Stream          bool `json:"stream,omitempty"`
 	// Store false asks the gateway not to keep the answer (kept by default, as OpenAI does:
 	// see StoredResponsesOptions).
 	Store *bool `json:"store,omitempty"`
@@ -327,6 +328,9 @@ type ResponsesFormat struct {
 	Strict      *bool           `json:"strict,omitempty"`
 }
 
+// minOutputTokens is the least max_output_tokens OpenAI's Responses API takes.
+const minOutputTokens = 16
+
 // ToChatRequest translates r into the equivalent chat completions request; ToRequest then
 // gives the gateway's request. Unsupported features are validation errors naming the field.
 func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
@@ -338,6 +342,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	if err := r.checkBackground(); err != nil {
 		return nil, err
+	}
+	if n := r.MaxOutputTokens; n != nil && *n < minOutputTokens {
+		return nil, invalid("max_output_tokens", "must be at least %d, got %d", minOutputTokens, *n)
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,

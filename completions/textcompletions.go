@@ -97,6 +97,8 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		return nil, invalid("prompt", "several prompts are not streamed; send them one by one or without stream")
 	case r.Suffix != nil && *r.Suffix != "":
 		return nil, invalid("suffix", "is not supported: chat models do not fill in the middle")
+	case r.MaxTokens != nil && *r.MaxTokens < 0:
+		return nil, invalid("max_tokens", "must not be negative, got %d", *r.MaxTokens)
 	case present(r.Logprobs):
 		return nil, invalid("logprobs", "is not supported: the gateway returns no log probabilities")
 	case r.BestOf != nil && *r.BestOf > 1:
@@ -115,6 +117,11 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
 			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Guardrails: r.Guardrails,
 			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
+		if r.MaxTokens != nil && *r.MaxTokens == 0 {
+			// OpenAI's legacy completions take 0 (its minimum; chat's is 1): the model's
+			// default here, as it always was.
+			c.MaxTokens = nil
+		}
 		c.OpenAIOptions = r.OpenAIOptions
 		out[i] = c
 	}
