@@ -727,6 +727,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp := g.response(p, used, out.Text, u, out.FinishReason, now)
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
 	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
+	resp.SystemFingerprint, resp.ServiceTier = out.SystemFingerprint, out.ServiceTier
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}
@@ -750,6 +751,7 @@ func (g *Gateway) answerFromCache(ctx context.Context, p *plan) (*Response, erro
 	resp := g.response(p, t, out.Text, out.Usage, out.FinishReason, g.opts.Now())
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
 	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
+	resp.SystemFingerprint, resp.ServiceTier = out.SystemFingerprint, out.ServiceTier
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}

@@ -592,12 +592,16 @@ func checkOpenAIOptions(o *providers.OpenAIOptions) error {
 
 // OpenAIChatCompletion is an OpenAI "chat.completion" object.
 type OpenAIChatCompletion struct {
-	ID      string         `json:"id"`
-	Object  string         `json:"object"`
-	Created int64          `json:"created"`
-	Model   string         `json:"model"`
-	Choices []OpenAIChoice `json:"choices"`
-	Usage   *OpenAIUsage   `json:"usage,omitempty"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	// ServiceTier and SystemFingerprint are the answering upstream's, passed on when it is
+	// OpenAI-compatible and sent them (never made up).
+	ServiceTier       string         `json:"service_tier,omitempty"`
+	SystemFingerprint string         `json:"system_fingerprint,omitempty"`
+	Choices           []OpenAIChoice `json:"choices"`
+	Usage             *OpenAIUsage   `json:"usage,omitempty"`
 	// Switchyard carries the gateway's costs and attempts (extension).
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 }
@@ -731,10 +735,11 @@ func NewOpenAIChatCompletionN(rs []*Response, created time.Time) *OpenAIChatComp
 // NewOpenAIChatCompletion renders r as an OpenAI chat.completion created at created.
 func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompletion {
 	return &OpenAIChatCompletion{
-		ID:      "chatcmpl-" + r.ResponseMessageID,
-		Object:  "chat.completion",
-		Created: created.Unix(),
-		Model:   r.Provider + "/" + r.Model,
+		ID:          "chatcmpl-" + r.ResponseMessageID,
+		Object:      "chat.completion",
+		Created:     created.Unix(),
+		Model:       r.Provider + "/" + r.Model,
+		ServiceTier: r.ServiceTier, SystemFingerprint: r.SystemFingerprint,
 		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
 		Usage:   openAIUsage(r),
 		Switchyard: &OpenAIExtension{Provider: r.Provider, ModelGroup: r.ModelGroup, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,

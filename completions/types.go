@@ -337,6 +337,9 @@ type Response struct {
 	// Sources are the web pages the provider's own search found for the answer (the
 	// Messages surface returns them as web_search_tool_result blocks).
 	Sources []providers.Source `json:"-"`
+	// SystemFingerprint and ServiceTier are what an OpenAI-compatible upstream said of the
+	// answer (providers.Response's), for the chat completions surface; "" when it did not.
+	SystemFingerprint, ServiceTier string `json:"-"`
 	// ModelGroup is the model group the request named (Options.ModelGroups), when it named
 	// one; Provider and Model say which of its models answered.
 	ModelGroup string `json:"modelGroup,omitempty"`

@@ -597,8 +597,12 @@ func (u *openAIUsage) usage() Usage {
 }
 
 type openAIResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
+	Model string `json:"model"`
+	// SystemFingerprint and ServiceTier are raw, so that a value other than a string (null,
+	// or a server's own structure) is ignored rather than failing the answer.
+	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
+	ServiceTier       json.RawMessage `json:"service_tier"`
+	Choices           []struct {
 		FinishReason string `json:"finish_reason"`
 		Message      struct {
 			Content   *string          `json:"content"`
@@ -615,6 +619,15 @@ type openAIResponse struct {
 	} `json:"choices"`
 	Usage *openAIUsage    `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// upstreamString is raw as a string when it is a JSON string, else "".
+func upstreamString(raw json.RawMessage) string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || decodeUpstream(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // openAIReasoning is the reasoning of a whole answer: reasoning_content when it is a
@@ -663,7 +676,8 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 		}
 		return nil, e
 	}
-	resp := &Response{FinishReason: ch.FinishReason, Model: r.Model}
+	resp := &Response{FinishReason: ch.FinishReason, Model: r.Model,
+		SystemFingerprint: upstreamString(r.SystemFingerprint), ServiceTier: upstreamString(r.ServiceTier)}
 	if ch.Message.Content != nil {
 		resp.Text = *ch.Message.Content
 	}

@@ -194,6 +194,9 @@ type Response struct {
 	// URLContextMetadata is Gemini's urlContextMetadata (the pages its URL context tool
 	// read, each with its retrieval status) as Gemini sent it; nil without one.
 	URLContextMetadata json.RawMessage
+	// SystemFingerprint and ServiceTier are an OpenAI-compatible upstream's
+	// system_fingerprint and service_tier, when it sent them as strings; "" otherwise.
+	SystemFingerprint, ServiceTier string
 }
 
 // CodeExecutionPart is an executableCode part (Language and Code) or a codeExecutionResult
