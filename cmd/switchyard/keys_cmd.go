@@ -17,7 +17,7 @@ import (
 // given on the command line (update changes only those).
 type keyFlags struct {
 	name, models, budgetDuration, expires string
-	guardrails, team, mcpServers          string
+	guardrails, team, mcpServers, ifMatch string
 	maxBudget, softBudget                 float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
@@ -42,6 +42,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.StringVar(&f.team, "team", "", "a team (POST /api/v1/teams) the key joins: it draws on the team's budget and keeps to its models and rates; update: \"\" takes it out")
 	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD mark that never blocks: crossing it sends a budget alert (serve --alert-webhook); 0: none")
 	fs.StringVar(&f.mcpServers, "mcp-servers", "", "comma-separated MCP servers (serve --mcp-servers) the key may use; empty: every one")
+	fs.StringVar(&f.ifMatch, "if-match", "", "rotate and update: act only if the key is still at this version (the etag keys show prints); otherwise nothing changes and the server answers 412")
 	return f
 }
 
@@ -90,7 +91,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("keys", "keys [list] | keys issue [limits] | keys show ID|self | keys update ID [limits] | keys rotate ID | keys revoke ID...", stderr)
+	fs := newFlagSet("keys", "keys [list] | keys issue [limits] | keys show ID|self | keys update ID [limits] [--if-match ETAG] | keys rotate ID [--if-match ETAG] | keys revoke ID...", stderr)
 	cf := addClientFlags(fs)
 	kf := addKeyFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -105,6 +106,11 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers"}
 	if sub != "issue" && sub != "update" {
 		if err := flagsOnlyFor(kf.set, limitFlags, "keys issue and keys update"); err != nil {
+			return err
+		}
+	}
+	if sub != "rotate" && sub != "update" {
+		if err := flagsOnlyFor(kf.set, []string{"if-match"}, "keys rotate and keys update"); err != nil {
 			return err
 		}
 	}
@@ -150,7 +156,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if len(pos) != 1 {
 			return errors.New("give one key id: switchyard keys update ID --max-budget-usd 50")
 		}
-		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry,
+		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry, IfMatch: kf.ifMatch,
 			Name:              given(kf.set, "name", &kf.name),
 			MaxBudgetUSD:      given(kf.set, "max-budget-usd", &kf.maxBudget),
 			BudgetDuration:    given(kf.set, "budget-duration", &kf.budgetDuration),
@@ -197,7 +203,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if len(pos) != 1 {
 			return errors.New("give one key id: switchyard keys rotate ID")
 		}
-		vk, err := c.RotateKey(ctx, pos[0])
+		vk, err := c.RotateKeyIfMatch(ctx, pos[0], kf.ifMatch)
 		return showMinted(vk, err, "new key (shown once; the old one no longer works)")
 	case "revoke":
 		return deleteEach(ctx, pos, cf.jsonOut, stdout, c.RevokeKey)
@@ -279,6 +285,9 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	}
 	if len(k.MCPServers) > 0 {
 		fmt.Fprintf(w, "mcp servers: %s\n", strings.Join(k.MCPServers, ","))
+	}
+	if k.ETag != "" {
+		fmt.Fprintf(w, "etag:      %s\n", k.ETag)
 	}
 	if k.Blocked {
 		fmt.Fprintln(w, "blocked:   yes (every request refused as over budget; keys update ID --blocked=false)")

@@ -73,6 +73,30 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys", "show", "self", "--key", key); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("show self with the new key: %d %s %s", code, out, errOut)
 	}
+	// Conditional rotation and update: the etag keys show prints, a stale one refused.
+	code, out, errOut = cli(t, "keys", "show", id)
+	em := regexp.MustCompile(`(?m)^etag:\s+(\S+)$`).FindStringSubmatch(out)
+	if code != 0 || em == nil {
+		t.Fatalf("show prints no etag: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "rotate", id, "--if-match", `"stale"`); code == 0 || !strings.Contains(errOut, "412") || !strings.Contains(errOut, "If-Match") {
+		t.Fatalf("rotate with a stale etag: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--max-tokens", "9", "--if-match", `"stale"`); code == 0 || !strings.Contains(errOut, "412") {
+		t.Fatalf("update with a stale etag: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "keys", "rotate", id, "--if-match", em[1])
+	rm = regexp.MustCompile(`(?m)old one no longer works\):\n(sy-vk-\S+)`).FindStringSubmatch(out)
+	if code != 0 || rm == nil || rm[1] == key {
+		t.Fatalf("rotate with the current etag: %d %s %s", code, out, errOut)
+	}
+	key = rm[1]
+	if code, out, errOut := cli(t, "keys", "rotate", id, "--if-match", em[1]); code == 0 || !strings.Contains(errOut, "412") {
+		t.Fatalf("a second rotation with the same etag: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "show", id, "--if-match", em[1]); code == 0 || !strings.Contains(errOut, "--if-match is for keys rotate and keys update") {
+		t.Fatalf("--if-match on show: %d %s", code, errOut)
+	}
 	if code, out, errOut := cli(t, "keys", "revoke", id); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("revoke: %d %s %s", code, out, errOut)
 	}
