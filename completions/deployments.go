@@ -55,12 +55,21 @@ func DeploymentID(modelName, model string) string {
 // Deployments lists the gateway's deployments: every model group's members under the
 // group's name (in the groups' order, then the members'), then the chat, embedding and rerank
 // models it lists, each under its own name. A model group's member whose provider is not
-// configured is listed all the same (its calls fail, and /health says so).
+// configured is listed all the same (its calls fail, and /health says so). A member is an
+// embedding or rerank model when the gateway lists it as one (a group the embeddings or
+// rerank route serves), else a chat model.
 func (g *Gateway) Deployments() []Deployment {
 	var out []Deployment
 	for _, name := range g.ModelGroups() {
 		for _, m := range g.opts.ModelGroups[name].Models {
-			out = append(out, g.deployment(name, m, ModeChat))
+			mode := ModeChat
+			switch {
+			case g.HasEmbeddingModel(m):
+				mode = ModeEmbedding
+			case g.HasRerankModel(m):
+				mode = ModeRerank
+			}
+			out = append(out, g.deployment(name, m, mode))
 		}
 	}
 	for _, kind := range []struct {
