@@ -171,7 +171,7 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/health", Summary: "LiteLLM's model health check: one tiny real request of every model group member (or of the deployments ?model= or ?model_id= names: a 400 without model groups) (a one-token chat answer; an embedding or a rerank of \"ping\"), concurrently, each bounded by serve --model-health-timeout; operator keys only",
 		Tags: tags, Response: litellmHealth{},
-		Query: []QueryParam{{Name: "model", Description: "only the deployments of this model name"},
+		Query: []QueryParam{{Name: "model", Description: "only the deployments of this model name, else (as LiteLLM) those calling this provider/model"},
 			{Name: "model_id", Description: "only the deployment of this id (model_info.id)"}},
 		Errors: map[int]string{400: "no model groups and neither model nor model_id given", 403: "the calling key is limited in scope (a virtual or job key): the check is the operator's", 404: "model_id names no deployment"}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -186,7 +186,13 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 				}
 			}
 			if m := q.Get("model"); m != "" {
-				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ModelName != m })
+				// As LiteLLM: the deployments of that model name, else those calling that
+				// provider/model (litellm_params.model).
+				byName := slices.DeleteFunc(slices.Clone(ds), func(d completions.Deployment) bool { return d.ModelName != m })
+				if len(byName) == 0 {
+					byName = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.Model != m })
+				}
+				ds = byName
 			} else if q.Get("model_id") == "" {
 				// Unnarrowed, only what the operator configured is checked (LiteLLM's model_list):
 				// every catalogued model of a provider would be hundreds of paid calls.
