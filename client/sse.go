@@ -9,9 +9,11 @@ import (
 
 // sseReader splits a text/event-stream body into events: it joins an event's data lines,
 // keeps its event name, and skips comments (keep-alives) and events without data. Lines
-// may end with CRLF, LF or CR alone (sseLines).
+// may end with CRLF, LF or CR alone (sseLines). A byte order mark beginning the stream is
+// ignored, as the SSE specification says.
 type sseReader struct {
-	sc *bufio.Scanner
+	sc      *bufio.Scanner
+	started bool // a line was read: a BOM now is part of its line
 }
 
 // newSSEReader reads events from r; an event may be up to 16 MiB.
@@ -67,6 +69,10 @@ func (r *sseReader) next() (event, data string, err error) {
 	var lines []string
 	for r.sc.Scan() {
 		line := r.sc.Text()
+		if !r.started {
+			r.started = true
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
 		if line == "" {
 			if len(lines) == 0 {
 				event = ""
