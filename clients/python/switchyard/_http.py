@@ -187,8 +187,13 @@ class Client:
                 yield {"event": "json", "data": resp.read().decode("utf-8")}
                 return
             event, data = "", []
+            first = True  # a BOM beginning the stream is ignored (the SSE specification)
             for raw in _lines(resp, path, self.timeout):
                 line = raw.decode("utf-8")
+                if first:
+                    first = False
+                    if line.startswith("\ufeff"):
+                        line = line[1:]
                 if line == "":
                     if data:
                         yield {"event": event, "data": "\n".join(data)}
