@@ -161,6 +161,8 @@ func (c *Client) RotateKey(ctx context.Context, id string) (*VirtualKey, error) 
 // ETag, from Key or an earlier rotation or update): otherwise nothing changes and the
 // error matches ErrPreconditionFailed (the key was rotated or changed meanwhile). Of
 // concurrent calls giving one etag exactly one succeeds. etag "" rotates unconditionally.
+// A call resent after a connection error or a 502/504 (RetryPolicy) may have rotated the
+// key on that earlier attempt, its new key lost: the 412 it then gets says so.
 func (c *Client) RotateKeyIfMatch(ctx context.Context, id, etag string) (*VirtualKey, error) {
 	if id == "" {
 		return nil, fmt.Errorf("client: POST /api/v1/keys/{id}/rotate: %w", ErrMissingID)

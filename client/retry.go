@@ -181,6 +181,10 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	p := c.retry
+	// maybeDone is an earlier attempt's failure after which the server may have carried the
+	// request out (no answer, or a 502/504): a 412 to a conditional request resent after
+	// it may refuse the change that attempt made, and says so.
+	var maybeDone error
 	for attempt := 0; ; attempt++ {
 		r := req
 		if attempt > 0 {
@@ -201,6 +205,7 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 			wait = p.backoff(attempt)
+			maybeDone = err
 		} else {
 			if resp.StatusCode/100 == 2 {
 				return resp, nil
@@ -208,6 +213,13 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 			ra, hasRA := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			err = readError(resp)
 			resp.Body.Close()
+			if resp.StatusCode == http.StatusPreconditionFailed && maybeDone != nil && req.Header.Get("If-Match") != "" {
+				err = fmt.Errorf("client: %s %s: %w (sent again after an earlier attempt failed, %v, which may have been carried out by the server: the change this If-Match refuses may be this call's own)",
+					req.Method, req.URL.Path, err, maybeDone)
+			}
+			if resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout {
+				maybeDone = err
+			}
 			if attempt >= p.MaxRetries || !retryableStatus(resp.StatusCode) || (req.Body != nil && req.GetBody == nil) || gatewayExhausted(err) {
 				return nil, err
 			}
