@@ -820,7 +820,8 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			if !empty {
 				s.pending, s.hasPending = out, true
 			}
-			return Chunk{Reasoning: &ReasoningDelta{Index: s.thoughts.next(), Text: r}}, nil
+			return Chunk{Reasoning: &ReasoningDelta{Index: s.thoughts.next(), Text: r},
+				SystemFingerprint: out.SystemFingerprint, ServiceTier: out.ServiceTier}, nil
 		}
 		if empty {
 			continue

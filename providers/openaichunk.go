@@ -46,6 +46,10 @@ type openAIChunkDecoder struct {
 	// the stream did (sourced holds those), as Chunk.Sources.
 	sources []Source
 	sourced sourceSet
+	// fingerprint and tier are the last system_fingerprint and service_tier strings read:
+	// an event that repeats one (OpenAI's every event does) reuses the string instead of
+	// allocating its copy.
+	fingerprint, tier string
 }
 
 // errChunkShape reports JSON that does not have the chunk's shape.
@@ -96,6 +100,10 @@ func (d *openAIChunkDecoder) decode(data []byte) (out Chunk, errorBody bool, err
 			}
 		case nameIs(name, "error"):
 			errorBody = d.value()[0] != 'n'
+		case nameIs(name, "system_fingerprint"):
+			out.SystemFingerprint = d.upstreamString(&d.fingerprint)
+		case nameIs(name, "service_tier"):
+			out.ServiceTier = d.upstreamString(&d.tier)
 		default:
 			start := d.i
 			if v := d.value(); string(name) == "obfuscation" && v[0] == '"' {
@@ -514,6 +522,29 @@ func (d *openAIChunkDecoder) str() (s string, ok bool, err error) {
 	// Invalid UTF-8: exactly what the struct decoding makes of it.
 	err = jsonv2.Unmarshal(v, &s, upstreamJSON)
 	return s, err == nil, err
+}
+
+// upstreamString reads a value that counts only as a string (system_fingerprint,
+// service_tier): its string, or "" for null or a value of another type, as upstreamString
+// makes of it. last holds the string the member had before; when the value is the same it
+// is returned without a copy, and otherwise last becomes the new string.
+func (d *openAIChunkDecoder) upstreamString(last *string) string {
+	v := d.value()
+	if v[0] != '"' {
+		return ""
+	}
+	body := v[1 : len(v)-1]
+	if string(body) == *last {
+		return *last // no escapes in last's bytes, so body has none either
+	}
+	var s string
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		s = string(body)
+	} else {
+		return upstreamString(v) // rare: not kept, so last stays free of escapes
+	}
+	*last = s
+	return s
 }
 
 // int reads an integer or null (0).

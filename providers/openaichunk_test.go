@@ -30,8 +30,10 @@ type referenceChunk struct {
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *openAIUsage    `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Usage             *openAIUsage    `json:"usage"`
+	Error             json.RawMessage `json:"error"`
+	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
+	ServiceTier       json.RawMessage `json:"service_tier"`
 }
 
 func referenceDecode(data []byte) (out Chunk, errorBody bool, err error) {
@@ -57,6 +59,7 @@ func referenceDecode(data []byte) (out Chunk, errorBody bool, err error) {
 		u := ck.Usage.usage()
 		out.Usage = &u
 	}
+	out.SystemFingerprint, out.ServiceTier = upstreamString(ck.SystemFingerprint), upstreamString(ck.ServiceTier)
 	return out, len(ck.Error) > 0 && string(ck.Error) != "null", nil
 }
 
@@ -83,7 +86,13 @@ func chunkCorpus(t testing.TB) [][]byte {
 		`{"choices":{}}`, `[]`, `"x"`, `{"choices":[{"delta":{"content":"x"}}]} trailing`, `{"choices":[`, `{}`, `{"unknown":{"deep":[1,2,{"a":null}]},"choices":[]}`,
 		`{"choices":[{"delta":{"content":"a"},"delta":{"refusal":"b"}}]}`, `{"choices":[{"finish_reason":"stop","finish_reason":null}]}`,
 		`{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"content":"b"}}]}`,
-		`{"ch\u006fices":[{"delta":{"c\u006fntent":"escaped names"}}]}`, `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
+		`{"ch\u006fices":[{"delta":{"c\u006fntent":"escaped names"}}]}`,
+		`{"id":"c","service_tier":"default","system_fingerprint":"fp_x","choices":[{"index":0,"delta":{"content":"fp"},"finish_reason":null}]}`,
+		`{"service_tier":null,"system_fingerprint":null,"choices":[{"delta":{"content":"null fp"}}]}`,
+		`{"service_tier":{"tier":"x"},"system_fingerprint":7,"choices":[{"delta":{"content":"odd fp"}}]}`,
+		`{"system_fingerprint":"fp_\u0078","System-Fingerprint":"fp_y","SERVICE_TIER":"flex","service_tier":null,"choices":[]}`,
+		`{"system_fingerprint":"fp_a","system_fingerprint":"fp_\u00e9","service_tier":"bad \ud800","choices":[]}`,
+		"{\"system_fingerprint\":\"fp \xff\",\"choices\":[]}", `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
 	} {
 		out = append(out, []byte(c))
 	}
@@ -167,6 +176,7 @@ func TestOpenAIChunkTemplateMatchesStructDecoding(t *testing.T) {
 	plain := []string{
 		`{"id":"c","choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}],"obfuscation":"%s"}`,
 		`{"id":"c","obfuscation":"%s","choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"%s"}}]},"finish_reason":null}]}`,
+		`{"id":"c","service_tier":"default","system_fingerprint":"fp_x","choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}],"obfuscation":"%s"}`,
 	}
 	for _, layout := range plain {
 		var d openAIChunkDecoder

@@ -231,6 +231,10 @@ type Chunk struct {
 	Reasoning *ReasoningDelta
 	// Sources are web pages the provider's own search found (Response.Sources), as they come.
 	Sources []Source
+	// SystemFingerprint and ServiceTier are the system_fingerprint and service_tier of an
+	// OpenAI-compatible upstream's chunk, when it sent them as strings; "" otherwise (and
+	// from every other provider).
+	SystemFingerprint, ServiceTier string
 }
 
 // Source is a web page a provider's own web search found for an answer.
