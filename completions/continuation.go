@@ -126,6 +126,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.t, s.idx, s.begin = t, i, begin
 		s.up, s.cancel, s.timer, s.stalled = at.up, at.cancel, at.timer, at.stalled
 		s.pending, s.ended, s.usage, s.finish, s.stopSeq = at.first, at.ended, at.usage, at.finish, at.stopSeq
+		s.fingerprint, s.tier = at.fingerprint, at.tier // the continuing upstream's, or none
 		s.deltas, s.next = at.deltas, 0
 		s.pendingThought, s.thoughtBase = at.thought, len(s.thoughts)
 		s.prefixLen = len(prefix)

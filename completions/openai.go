@@ -749,12 +749,16 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 
 // OpenAIChunk is an OpenAI "chat.completion.chunk" object.
 type OpenAIChunk struct {
-	ID      string              `json:"id"`
-	Object  string              `json:"object"`
-	Created int64               `json:"created"`
-	Model   string              `json:"model"`
-	Choices []OpenAIChunkChoice `json:"choices"`
-	Usage   *OpenAIUsage        `json:"usage,omitempty"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	// ServiceTier and SystemFingerprint are the answering upstream's, on every chunk once
+	// it sent them, when it is OpenAI-compatible (never made up).
+	ServiceTier       string              `json:"service_tier,omitempty"`
+	SystemFingerprint string              `json:"system_fingerprint,omitempty"`
+	Choices           []OpenAIChunkChoice `json:"choices"`
+	Usage             *OpenAIUsage        `json:"usage,omitempty"`
 	// Switchyard is set on the finish chunk of an answer that another model continued
 	// after the stream broke: which model, from which character, and every attempt.
 	Switchyard *OpenAIStreamExtension `json:"switchyard,omitempty"`
@@ -815,7 +819,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 	afterFragment := relay(st, sse)
 	enc := newOpenAIChoiceEncoder(st, 0, OpenAIChunk{
 		ID: "chatcmpl-" + st.ResponseMessageID(), Object: "chat.completion.chunk", Created: st.Created().Unix(),
-		Model: st.Provider() + "/" + st.Model(),
+		Model: st.Provider() + "/" + st.Model(), ServiceTier: st.ServiceTier(), SystemFingerprint: st.SystemFingerprint(),
 	})
 	for {
 		c, err := st.Recv()
@@ -866,6 +870,7 @@ func WriteOpenAIStreamN(w http.ResponseWriter, m *MultiStream, includeUsage bool
 		st := m.stream(i)
 		b := base
 		b.Model = st.Provider() + "/" + st.Model()
+		b.ServiceTier, b.SystemFingerprint = st.ServiceTier(), st.SystemFingerprint()
 		// The wire's index is the choice's place among those that started, 0..k-1 as
 		// CompleteN numbers them: a gap would be an empty choice in the SDKs' accumulators.
 		encs[i] = newOpenAIChoiceEncoder(st, pos, b)
@@ -951,6 +956,7 @@ func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
 		// hold the old name).
 		e.base.Model, e.text, e.args = m, nil, argumentTemplates{}
 	}
+	e.syncUpstream()
 	switch {
 	case c.Type == EventReasoning:
 		d := *c.Reasoning
@@ -989,9 +995,20 @@ func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
 	return sse.BufferData(e.text.event(c.Text))
 }
 
+// syncUpstream gives the choice's chunks from here on the system_fingerprint and
+// service_tier its upstream sent last: when it sent them first, changed them, or another
+// model continued the answer, the base and the templates (which hold the old values) are
+// remade.
+func (e *openAIChoiceEncoder) syncUpstream() {
+	if e.st.fingerprint != e.base.SystemFingerprint || e.st.tier != e.base.ServiceTier {
+		e.base.SystemFingerprint, e.base.ServiceTier, e.text, e.args = e.st.fingerprint, e.st.tier, nil, argumentTemplates{}
+	}
+}
+
 // end buffers the choice's last chunks: its refusal and citations when it has them, then
 // its finish reason.
 func (e *openAIChoiceEncoder) end(sse *SSEWriter, resp *Response) error {
+	e.syncUpstream()
 	if resp.Refusal != "" {
 		d := OpenAIDelta{Refusal: resp.Refusal}
 		if e.first {
@@ -1066,7 +1083,8 @@ func (a *argumentTemplates) template(base OpenAIChunk, choice, index int) *fragm
 // content filter's refusal).
 func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion, includeUsage bool) error {
 	sse := NewSSEWriter(w)
-	chunk := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model}
+	chunk := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
+		ServiceTier: c.ServiceTier, SystemFingerprint: c.SystemFingerprint}
 	for _, ch := range c.Choices {
 		fr := ch.FinishReason
 		d := OpenAIDelta{Role: "assistant"}
@@ -1080,7 +1098,8 @@ func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion, inclu
 	}
 	if includeUsage && c.Usage != nil {
 		// As OpenAI sends it: a last chunk with no choices and the usage.
-		u := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model, Choices: []OpenAIChunkChoice{}, Usage: c.Usage}
+		u := OpenAIChunk{ID: c.ID, Object: "chat.completion.chunk", Created: c.Created, Model: c.Model,
+			ServiceTier: c.ServiceTier, SystemFingerprint: c.SystemFingerprint, Choices: []OpenAIChunkChoice{}, Usage: c.Usage}
 		if err := sse.Event("", u); err != nil {
 			return err
 		}

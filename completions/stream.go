@@ -62,10 +62,14 @@ type ResponseStream struct {
 	usage          *providers.Usage
 	finish         string
 	stopSeq        string // the stop sequence that ended the answer (see providers.Chunk)
-	firstAt        time.Time
-	final          *Response
-	err            error
-	closeOne       sync.Once
+	// fingerprint and tier are the last system_fingerprint and service_tier the answering
+	// attempt's upstream sent (an OpenAI-compatible one's chunks carry them); "" until it
+	// sent one.
+	fingerprint, tier string
+	firstAt           time.Time
+	final             *Response
+	err               error
+	closeOne          sync.Once
 	// ending is set once complete or fail runs: a Close before that is the caller leaving.
 	ending   atomic.Bool
 	observed sync.Once
@@ -94,7 +98,9 @@ type attemptStream struct {
 	usage   *providers.Usage
 	finish  string
 	stopSeq string
-	firstAt time.Time
+	// fingerprint and tier: the system_fingerprint and service_tier read so far.
+	fingerprint, tier string
+	firstAt           time.Time
 }
 
 func (a *attemptStream) close() {
@@ -164,6 +170,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
 		pendingThought: won.thought, thinking: won.thought != nil, sources: won.sources, pendingSources: len(won.sources),
+		fingerprint: won.fingerprint, tier: won.tier,
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
@@ -210,6 +217,12 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 		if c.FinishReason != "" {
 			a.finish, a.stopSeq = c.FinishReason, c.StopSequence
 		}
+		if c.SystemFingerprint != "" {
+			a.fingerprint = c.SystemFingerprint
+		}
+		if c.ServiceTier != "" {
+			a.tier = c.ServiceTier
+		}
 		a.refusal += c.Refusal
 		a.sources = append(a.sources, c.Sources...) // the search before the answer
 		if c.Reasoning != nil && (p.hidesReasoning() || c.Reasoning.Started()) {
@@ -250,6 +263,15 @@ func (s *ResponseStream) ConversationID() string { return s.p.convID }
 
 // Created returns when the request was received.
 func (s *ResponseStream) Created() time.Time { return s.p.start }
+
+// SystemFingerprint returns the last system_fingerprint the answering model's upstream
+// sent in the stream so far (an OpenAI-compatible upstream's chunks carry one); "" when it
+// sent none. It changes when another model continues a broken stream.
+func (s *ResponseStream) SystemFingerprint() string { return s.fingerprint }
+
+// ServiceTier returns the last service_tier the answering model's upstream sent in the
+// stream so far, as SystemFingerprint does.
+func (s *ResponseStream) ServiceTier() string { return s.tier }
 
 func (s *ResponseStream) chunk(frag string) *Chunk {
 	s.text.WriteString(frag)
@@ -331,6 +353,12 @@ func (s *ResponseStream) recv() (*Chunk, error) {
 		}
 		if c.FinishReason != "" {
 			s.finish, s.stopSeq = c.FinishReason, c.StopSequence
+		}
+		if c.SystemFingerprint != "" {
+			s.fingerprint = c.SystemFingerprint
+		}
+		if c.ServiceTier != "" {
+			s.tier = c.ServiceTier
 		}
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
@@ -592,6 +620,7 @@ func (s *ResponseStream) complete() error {
 	resp.Reasoning = s.reasoning()
 	resp.Sources = s.sources
 	resp.Refusal = s.refusal.String()
+	resp.SystemFingerprint, resp.ServiceTier = s.fingerprint, s.tier
 	resp.markEstimated(estimated)
 	if h := s.p.cache.hit; h != nil {
 		resp.UsageEstimated = h.answer.Estimated
