@@ -118,10 +118,12 @@ func (g *Gateway) deployment(modelName, model, mode string) Deployment {
 }
 
 // publicURL is raw without what may carry a credential (user info, query, fragment); ""
-// when raw does not parse.
+// when raw does not parse as an absolute URL with a host.
 func publicURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || raw == "" {
+	if err != nil || raw == "" || u.Scheme == "" || u.Host == "" {
+		// Without a scheme "user:pass@host/v1" parses as a path (or a scheme "user" with an
+		// opaque part): nothing in it can be told apart from a credential, so none is shown.
 		return ""
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
