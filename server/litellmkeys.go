@@ -865,6 +865,15 @@ func (s *Server) litellmKeyOf(ctx context.Context, owner, ref string) (storedVir
 	return rec, nil
 }
 
+// keyRefHash is the SHA-256 hash a key reference names: ref itself when it is a hash in hex
+// (LiteLLM's hashed token, either case), else the hash of ref (the key).
+func keyRefHash(ref string) [sha256.Size]byte {
+	if b, err := hex.DecodeString(ref); err == nil && len(b) == sha256.Size {
+		return [sha256.Size]byte(b)
+	}
+	return sha256.Sum256([]byte(ref))
+}
+
 // litellmKeyID is the id ref names and, unless ref is an id, the hash its record must have.
 // A key (or its hash) is looked up in its shared-key record, which names its id: a key's
 // id is not its hash's once the key was rotated.
@@ -872,12 +881,8 @@ func (s *Server) litellmKeyID(ctx context.Context, ref string) (id, hash string)
 	if strings.HasPrefix(ref, "vk_") {
 		return ref, ""
 	}
-	if _, err := hex.DecodeString(ref); err == nil && len(ref) == 2*sha256.Size {
-		hash = strings.ToLower(ref)
-	} else {
-		h := sha256.Sum256([]byte(ref))
-		hash = hex.EncodeToString(h[:])
-	}
+	h := keyRefHash(ref)
+	hash = hex.EncodeToString(h[:])
 	rec, err := store.GetJSON[storedScopedKey](ctx, s.cfg.Store, store.ScopedKeys, hash)
 	var doc keyScopeDoc
 	if err == nil && json.Unmarshal(rec.Scope, &doc) == nil && doc.KeyID != "" {

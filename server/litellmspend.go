@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -249,11 +247,7 @@ func (s *Server) spendLogsAPIKey(ctx context.Context, who, ref string) string {
 	if ref == who {
 		return who
 	}
-	h := sha256.Sum256([]byte(ref))
-	if b, err := hex.DecodeString(ref); err == nil && len(b) == sha256.Size {
-		copy(h[:], b)
-	}
-	if ownerOf(h) == who {
+	if ownerOf(keyRefHash(ref)) == who {
 		return who
 	}
 	if rec, err := s.litellmKeyOf(ctx, who, ref); err == nil {
