@@ -106,14 +106,14 @@ func Completions(g *completions.Gateway) Option {
 				writeJSON(w, http.StatusOK, list)
 				return nil
 			})
-		s.Handle(Route{Method: "GET", Path: "/v1/models/{id...}", Summary: "One model this server can route to (id is provider/model or a bare name that one configured provider catalogues)",
+		s.Handle(Route{Method: "GET", Path: "/v1/models/{model...}", Summary: "One model this server can route to (model is provider/model or a bare name that one configured provider catalogues)",
 			Tags: []string{"Completions"}, Response: openAIModel{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {
-				id, ok := g.ResolveModel(r.PathValue("id")) // a bare name as chat takes it
+				id, ok := g.ResolveModel(r.PathValue("model")) // a bare name as chat takes it
 				if !ok {
-					if eid, eok := g.ResolveEmbeddingModel(r.PathValue("id")); eok && slices.Contains(g.EmbeddingModels(), eid) {
+					if eid, eok := g.ResolveEmbeddingModel(r.PathValue("model")); eok && slices.Contains(g.EmbeddingModels(), eid) {
 						id, ok = eid, true
-					} else if rid, rok := g.ResolveRerankModel(r.PathValue("id")); rok && g.HasRerankModel(rid) {
+					} else if rid, rok := g.ResolveRerankModel(r.PathValue("model")); rok && g.HasRerankModel(rid) {
 						id, ok = rid, true
 					}
 				}

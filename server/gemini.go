@@ -97,8 +97,8 @@ var geminiMethods = []string{"generateContent", "streamGenerateContent", "countT
 // list in Google's shape.
 func (s *Server) geminiRoutes(g *completions.Gateway) {
 	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
-		s.Handle(Route{Method: "POST", Path: prefix + "{rest...}",
-			Summary: "Gemini API over the same gateway: rest is {model}:generateContent, {model}:streamGenerateContent (alt=sse for server-sent events) or {model}:countTokens (Google's GenAI SDKs and Gemini CLI reach any configured model; key in x-goog-api-key, ?key= or Authorization)",
+		s.Handle(Route{Method: "POST", Path: prefix + "{model...}",
+			Summary: "Gemini API over the same gateway: model is {model}:generateContent, {model}:streamGenerateContent (alt=sse for server-sent events) or {model}:countTokens (Google's GenAI SDKs and Gemini CLI reach any configured model; key in x-goog-api-key, ?key= or Authorization)",
 			Tags:    []string{"Completions"}, Request: completions.GeminiGenerateRequest{}, Response: completions.GeminiResponse{}, Stream: true, ScopedKeys: true,
 			Query:  []QueryParam{{Name: "alt", Description: "sse: stream server-sent events (streamGenerateContent)"}, {Name: "key", Description: "the API key, as Google's clients may send it"}},
 			Errors: geminiErrors},
@@ -195,7 +195,7 @@ func (s *Server) listGeminiModels(g *completions.Gateway, w http.ResponseWriter,
 // handleGemini serves POST /v1beta/models/{model}:{method}: generateContent,
 // streamGenerateContent and countTokens.
 func (s *Server) handleGemini(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
-	rest := r.PathValue("rest")
+	rest := r.PathValue("model") // {model}:{method}
 	cut := strings.LastIndexByte(rest, ':')
 	if cut < 0 {
 		s.respondError(w, r, NotFound("no route for POST %s: name a method, as models/{model}:generateContent", r.URL.Path), nil)

@@ -466,7 +466,8 @@ func TestGeminiOpenAPI(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	for path, method := range map[string]string{"/v1beta/models/{rest}": "post", "/v1/models/{rest}": "post", "/v1beta/models": "get", "/v1beta/models/{model}": "get"} {
+	for _, pm := range [][2]string{{"/v1beta/models/{model}", "post"}, {"/v1/models/{model}", "post"}, {"/v1beta/models", "get"}, {"/v1beta/models/{model}", "get"}} {
+		path, method := pm[0], pm[1]
 		op, ok := doc.Paths[path][method]
 		if !ok {
 			t.Errorf("%s %s is not documented (paths: %d)", method, path, len(doc.Paths))

@@ -64,7 +64,7 @@ func (s *Server) buildOpenAPI() []byte {
 	for _, rt := range s.routes {
 		errSchema := uniformErr
 		switch {
-		case geminiPath(rt.Method, rt.Path) || strings.HasPrefix(rt.Path, "/v1/models/{rest"):
+		case geminiPath(rt.Method, rt.Path) || rt.Method == http.MethodPost && strings.HasPrefix(rt.Path, "/v1/models/{"):
 			errSchema = geminiErr
 		case anthropicPath(rt.Path):
 			errSchema = anthropicErr

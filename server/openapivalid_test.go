@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/switchyard-ai/switchyard/batch"
+	"github.com/switchyard-ai/switchyard/mcpgateway"
+	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
+	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/trainer"
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// fullAPIServer is keysServer (the gateway over the scripted OpenAI upstream as provider
+// "openai", model selection, usage) with every other capability `switchyard serve` wires
+// in as well — custom routers, batches and files, prompt optimization (a fake agent
+// runner), an MCP gateway over a fake MCP server, spend, the console and /metrics — so its
+// OpenAPI document lists every route.
+func fullAPIServer(t *testing.T) (*httptest.Server, *Server) {
+	t.Helper()
+	hs, s := keysServer(t, nil, 0)
+	st := s.Store()
+	quiet := slog.New(slog.DiscardHandler)
+	tr, err := trainer.New(st, trainer.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := batch.NewFiles(st, batch.FilesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := batch.New(st, files, batch.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: hs.URL + "/v1", APIKey: testKey}))
+	proposer, err := optimizer.NewLLMProposer(reg, "openai/ok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := optimizer.New(st, fakeAgentRunner{}, proposer, optimizer.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := mcpgatewaytest.StartFakeHTTP(t, "fake-web")
+	mg, err := mcpgateway.New([]mcpgateway.ServerConfig{{Name: "web", URL: web.URL}}, mcpgateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mg.Close() })
+	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+	for _, o := range []Option{CustomRouters(tr), Batches(bs), Optimizer(opt), MCP(mg), Spend(roll), Console(), MetricsEndpoint(http.NotFoundHandler())} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return hs, s
+}
+
+// loadOpenAPI parses the server's document with kin-openapi and validates it as
+// OpenAPI: unresolved $refs, duplicate operationIds, undeclared or missing path
+// parameters, paths differing only by parameter names, invalid schemas.
+func loadOpenAPI(t *testing.T, s *Server) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(s.OpenAPI())
+	if err != nil {
+		t.Fatalf("the OpenAPI document does not load: %v", err)
+	}
+	ctx := openapi3.WithValidationOptions(context.Background(), openapi3.EnableMultiError())
+	if err := doc.Validate(ctx); err != nil {
+		t.Fatalf("the OpenAPI document is not valid OpenAPI: %v", err)
+	}
+	return doc
+}
+
+// TestOpenAPIDocumentValidates: the document of a server with every capability is valid
+// OpenAPI 3.1 by kin-openapi's validator (what oapi-codegen loads documents with), and
+// documents every route the server registered.
+func TestOpenAPIDocumentValidates(t *testing.T) {
+	_, s := fullAPIServer(t)
+	doc := loadOpenAPI(t, s)
+	ops := 0
+	for _, item := range doc.Paths.Map() {
+		ops += len(item.Operations())
+	}
+	if ops != len(s.Routes()) || ops < 130 {
+		t.Fatalf("the document has %d operations for %d routes", ops, len(s.Routes()))
+	}
+}
