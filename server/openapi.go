@@ -30,6 +30,52 @@ func schemaFor(v any) *jsonschema.Schema {
 	s := r.ReflectFromType(t)
 	s.Version = ""
 	s.ID = ""
+	return openSchemas(s)
+}
+
+// openSchemas returns s with every schema that takes any value written {} rather than as
+// the boolean schema true, which invopop/jsonschema writes for an empty schema (an `any`
+// field, []any's items). Both mean the same in JSON Schema 2020-12, but OpenAPI tools
+// that read a Schema Object as an object refuse true: oapi-codegen ("cannot unmarshal bool
+// into field Schema.items"), Redocly ("Expected type Schema (object) but got boolean"). A
+// nullable any (oneOf [any, null]) becomes any: null is a value of any, and as a oneOf it
+// matched both alternatives, so null failed it.
+func openSchemas(s *jsonschema.Schema) *jsonschema.Schema {
+	if s == nil || s == jsonschema.FalseSchema {
+		return s
+	}
+	if s == jsonschema.TrueSchema || reflect.DeepEqual(s, &jsonschema.Schema{}) {
+		// A non-nil empty Extras makes the schema differ from the empty one, which
+		// Schema.MarshalJSON writes as true; it adds no keyword, so it is written {}.
+		return &jsonschema.Schema{Extras: map[string]any{}}
+	}
+	for _, alt := range s.OneOf {
+		if alt == jsonschema.TrueSchema || reflect.DeepEqual(alt, &jsonschema.Schema{}) {
+			s.OneOf = nil
+			if reflect.DeepEqual(s, &jsonschema.Schema{}) {
+				return openSchemas(s)
+			}
+			break
+		}
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
+		for i := range list {
+			list[i] = openSchemas(list[i])
+		}
+	}
+	for _, p := range []**jsonschema.Schema{&s.Not, &s.If, &s.Then, &s.Else, &s.Items, &s.Contains, &s.AdditionalProperties, &s.PropertyNames, &s.ContentSchema} {
+		*p = openSchemas(*p)
+	}
+	for _, m := range []map[string]*jsonschema.Schema{s.DependentSchemas, s.PatternProperties} {
+		for k, v := range m {
+			m[k] = openSchemas(v)
+		}
+	}
+	if s.Properties != nil {
+		for pair := s.Properties.Oldest(); pair != nil; pair = pair.Next() {
+			pair.Value = openSchemas(pair.Value)
+		}
+	}
 	return s
 }
 

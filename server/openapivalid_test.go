@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +97,65 @@ func TestOpenAPIDocumentValidates(t *testing.T) {
 	}
 	if ops != len(s.Routes()) || ops < 130 {
 		t.Fatalf("the document has %d operations for %d routes", ops, len(s.Routes()))
+	}
+}
+
+// TestOpenAPINoBooleanSchemas: no schema in the document is the boolean schema true or
+// false where a Schema Object is read (items, properties, oneOf, …): oapi-codegen and
+// Redocly refuse them (additionalProperties: false, valid in every OpenAPI version, is
+// kept), and no oneOf has an alternative that takes any value, which makes every value
+// that matches another alternative (null, for a nullable any) fail the oneOf.
+func TestOpenAPINoBooleanSchemas(t *testing.T) {
+	_, s := fullAPIServer(t)
+	var doc any
+	if err := json.Unmarshal(s.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	var walk func(v any, path string, schema bool)
+	walk = func(v any, path string, schema bool) {
+		switch x := v.(type) {
+		case bool:
+			if schema {
+				bad = append(bad, fmt.Sprintf("%s is %v", path, x))
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s/%d", path, i), schema)
+			}
+		case map[string]any:
+			for k, e := range x {
+				switch k {
+				case "schema", "items", "not", "contains", "propertyNames", "if", "then", "else", "allOf", "anyOf", "prefixItems":
+					walk(e, path+"/"+k, true)
+				case "oneOf":
+					for i, alt := range e.([]any) {
+						if m, ok := alt.(map[string]any); ok && len(m) == 0 {
+							bad = append(bad, fmt.Sprintf("%s/oneOf/%d takes any value", path, i))
+						}
+					}
+					walk(e, path+"/"+k, true)
+				case "properties":
+					if m, ok := e.(map[string]any); ok && schema {
+						for name, p := range m {
+							walk(p, path+"/properties/"+name, true)
+						}
+						continue
+					}
+					walk(e, path+"/"+k, false)
+				case "additionalProperties":
+					if e != false {
+						walk(e, path+"/"+k, true)
+					}
+				default:
+					walk(e, path+"/"+k, false)
+				}
+			}
+		}
+	}
+	walk(doc, "", false)
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Fatalf("%d boolean or take-anything schemas, e.g.:\n%s", len(bad), strings.Join(bad[:min(len(bad), 10)], "\n"))
 	}
 }
