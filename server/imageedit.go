@@ -27,20 +27,21 @@ const maxImageEditPrompt = 4 * 32000
 // imageEditForm documents the multipart form of POST /v1/images/edits (OpenAPI only; the
 // handler reads the parts as they come).
 type imageEditForm struct {
-	Image             string `json:"image" jsonschema:"required,format=binary,description=the image to edit (dall-e-2: one square PNG under 4 MB; gpt-image: png webp or jpg under 50 MB each; send several as image[])"`
-	ImageArray        string `json:"image[],omitempty" jsonschema:"format=binary,description=several images to edit (gpt-image models: up to 16)"`
-	Mask              string `json:"mask,omitempty" jsonschema:"format=binary,description=a PNG under 4 MB whose fully transparent areas say where to edit (the first image's dimensions)"`
-	Prompt            string `json:"prompt" jsonschema:"required,description=the edit wanted (dall-e-2: at most 1000 characters; gpt-image: 32000)"`
-	Model             string `json:"model,omitempty" jsonschema:"description=provider/model or a bare name (dall-e-2 or gpt-image-1) or a model group; dall-e-2 when absent unless a gpt-image field is set or several images are sent"`
-	N                 int    `json:"n,omitempty" jsonschema:"minimum=1,maximum=10"`
-	Size              string `json:"size,omitempty" jsonschema:"description=256x256 512x512 or 1024x1024 (dall-e-2); 1024x1024 1536x1024 1024x1536 or auto (gpt-image)"`
-	Quality           string `json:"quality,omitempty" jsonschema:"enum=standard,enum=low,enum=medium,enum=high,enum=auto"`
-	ResponseFormat    string `json:"response_format,omitempty" jsonschema:"enum=url,enum=b64_json,description=dall-e-2 only"`
-	Background        string `json:"background,omitempty" jsonschema:"enum=transparent,enum=opaque,enum=auto"`
-	OutputFormat      string `json:"output_format,omitempty" jsonschema:"enum=png,enum=jpeg,enum=webp"`
-	OutputCompression int    `json:"output_compression,omitempty" jsonschema:"minimum=0,maximum=100"`
-	InputFidelity     string `json:"input_fidelity,omitempty" jsonschema:"enum=high,enum=low,description=gpt-image-1 only"`
-	User              string `json:"user,omitempty"`
+	Image string `json:"image" jsonschema:"format=binary,description=the image to edit (this or image[] is required) (dall-e-2: one square PNG under 4 MB; gpt-image: png webp or jpg under 50 MB each; send several as image[])"`
+	// ImageArray is Images in generated Go clients, whose field for image would have its name.
+	ImageArray        []string `json:"image[],omitempty" jsonschema:"format=binary,maxItems=16,description=several images to edit (gpt-image models: up to 16): one part named image[] per image" jsonschema_extras:"x-go-name=Images"`
+	Mask              string   `json:"mask,omitempty" jsonschema:"format=binary,description=a PNG under 4 MB whose fully transparent areas say where to edit (the first image's dimensions)"`
+	Prompt            string   `json:"prompt" jsonschema:"required,description=the edit wanted (dall-e-2: at most 1000 characters; gpt-image: 32000)"`
+	Model             string   `json:"model,omitempty" jsonschema:"description=provider/model or a bare name (dall-e-2 or gpt-image-1) or a model group; dall-e-2 when absent unless a gpt-image field is set or several images are sent"`
+	N                 int      `json:"n,omitempty" jsonschema:"minimum=1,maximum=10"`
+	Size              string   `json:"size,omitempty" jsonschema:"description=256x256 512x512 or 1024x1024 (dall-e-2); 1024x1024 1536x1024 1024x1536 or auto (gpt-image)"`
+	Quality           string   `json:"quality,omitempty" jsonschema:"enum=standard,enum=low,enum=medium,enum=high,enum=auto"`
+	ResponseFormat    string   `json:"response_format,omitempty" jsonschema:"enum=url,enum=b64_json,description=dall-e-2 only"`
+	Background        string   `json:"background,omitempty" jsonschema:"enum=transparent,enum=opaque,enum=auto"`
+	OutputFormat      string   `json:"output_format,omitempty" jsonschema:"enum=png,enum=jpeg,enum=webp"`
+	OutputCompression int      `json:"output_compression,omitempty" jsonschema:"minimum=0,maximum=100"`
+	InputFidelity     string   `json:"input_fidelity,omitempty" jsonschema:"enum=high,enum=low,description=gpt-image-1 only"`
+	User              string   `json:"user,omitempty"`
 }
 
 // imageEditRoute registers POST /v1/images/edits: OpenAI's image edits (a multipart form)

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/switchyard-ai/switchyard/batch"
@@ -157,5 +159,61 @@ func TestOpenAPINoBooleanSchemas(t *testing.T) {
 	sort.Strings(bad)
 	if len(bad) > 0 {
 		t.Fatalf("%d boolean or take-anything schemas, e.g.:\n%s", len(bad), strings.Join(bad[:min(len(bad), 10)], "\n"))
+	}
+}
+
+// TestOpenAPIPropertiesNameDistinctFields: no object in the document has two properties
+// that a client generator turns into the same field name (oapi-codegen drops what is not
+// a letter or digit and capitalizes the words: image and image[] were both Image, so the
+// generated Go did not compile) unless one says its Go name (x-go-name); and
+// /v1/images/edits documents image[] as the repeated file parts the handler reads.
+func TestOpenAPIPropertiesNameDistinctFields(t *testing.T) {
+	_, s := fullAPIServer(t)
+	var doc any
+	if err := json.Unmarshal(s.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	fieldName := func(prop string) string {
+		var b strings.Builder
+		for _, w := range strings.FieldsFunc(prop, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+		return b.String()
+	}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch x := v.(type) {
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s/%d", path, i))
+			}
+		case map[string]any:
+			if props, ok := x["properties"].(map[string]any); ok {
+				seen := map[string]string{}
+				for name, p := range props {
+					f := fieldName(name)
+					if g, ok := at(p, "x-go-name").(string); ok {
+						f = g
+					}
+					if other, dup := seen[f]; dup {
+						t.Errorf("%s: properties %q and %q are both field %s in a generated client", path, other, name, f)
+					}
+					seen[f] = name
+				}
+			}
+			for k, e := range x {
+				walk(e, path+"/"+k)
+			}
+		}
+	}
+	walk(doc, "")
+
+	form := at(doc, "paths", "/v1/images/edits", "post", "requestBody", "content", "multipart/form-data", "schema")
+	images := at(form, "properties", "image[]")
+	if at(images, "type") != "array" || at(images, "items", "format") != "binary" || at(images, "maxItems") != float64(16) {
+		t.Errorf("image[] is %v, want an array of at most 16 binary parts", images)
+	}
+	if slices.Contains(strs(at(form, "required")), "image") {
+		t.Errorf("image is required, but image[] alone is taken: %v", at(form, "required"))
 	}
 }
