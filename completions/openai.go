@@ -620,8 +620,8 @@ type OpenAIChoice struct {
 // requested format.
 type OpenAIResponseMessage struct {
 	Role      string           `json:"role"`
-	Content   *string          `json:"content"`
-	Refusal   *string          `json:"refusal"`
+	Content   *string          `json:"content" jsonschema:"nullable"`
+	Refusal   *string          `json:"refusal" jsonschema:"nullable"`
 	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 	// ReasoningContent is the reasoning the model showed, as text, and ThinkingBlocks
 	// Claude's signed blocks to send back with this message (LiteLLM's fields); both

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,64 @@ func schemaFor(v any) *jsonschema.Schema {
 	s := r.ReflectFromType(t)
 	s.Version = ""
 	s.ID = ""
+	nilPointersNullable(t, s, 0)
 	return openSchemas(s)
+}
+
+// nilPointersNullable makes the property of every pointer field of t without omitempty
+// admit null: encoding/json writes such a field null when it is nil (LiteLLM's key fields,
+// a chat answer's content and refusal), so a schema of the pointed-to type alone fails
+// the answer. A property already nullable (the nullable tag), or one whose type has its own
+// JSONSchema, is left as it is.
+func nilPointersNullable(t reflect.Type, s *jsonschema.Schema, depth int) {
+	if s == nil || depth > 32 {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if _, own := reflect.New(t).Interface().(interface{ JSONSchema() *jsonschema.Schema }); own {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		nilPointersNullable(t.Elem(), s.Items, depth+1)
+	case reflect.Map:
+		nilPointersNullable(t.Elem(), s.AdditionalProperties, depth+1)
+	case reflect.Struct:
+		if s.Properties == nil {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			name, opts, _ := strings.Cut(tag, ",")
+			if tag == "-" || !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			if f.Anonymous && name == "" {
+				nilPointersNullable(f.Type, s, depth+1)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			prop, ok := s.Properties.Get(name)
+			if !ok || prop == nil {
+				continue
+			}
+			if len(prop.OneOf) > 0 && prop.OneOf[len(prop.OneOf)-1].Type == "null" {
+				prop = prop.OneOf[0] // nullable already
+				nilPointersNullable(f.Type, prop, depth+1)
+				continue
+			}
+			nilPointersNullable(f.Type, prop, depth+1)
+			if f.Type.Kind() != reflect.Pointer || slices.Contains(strings.Split(opts, ","), "omitempty") || prop.Type == "null" || prop.Type == "" && len(prop.OneOf)+len(prop.AnyOf) == 0 {
+				continue
+			}
+			s.Properties.Set(name, &jsonschema.Schema{OneOf: []*jsonschema.Schema{prop, {Type: "null"}}})
+		}
+	}
 }
 
 // openSchemas returns s with every schema that takes any value written {} rather than as
