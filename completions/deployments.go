@@ -193,9 +193,13 @@ func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurr
 	var wg sync.WaitGroup
 	for i, d := range ds {
 		out[i].Deployment = d
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+		if ctx.Err() == nil { // select picks at random when a slot is free and ctx is done too
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
 			out[i].Err = fmt.Errorf("completions: health check of %s not run: %w", d.Model, ctx.Err())
 			continue
 		}
