@@ -234,3 +234,28 @@ func TestKeyIfMatchDocumented(t *testing.T) {
 		t.Error("GET /api/v1/keys/{key_id}: no ETag header on 200")
 	}
 }
+
+// TestLiteLLMRegenerateAnswersETag: LiteLLM's /key/regenerate answers the regenerated key's
+// ETag (the one GET then shows), so a caller can chain a next conditional request without
+// reading the key again; the old tag no longer matches.
+func TestLiteLLMRegenerateAnswersETag(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	issued := do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"bot"}`)
+	id, _ := issued.body["id"].(string)
+	v0 := keyETag(t, s, id)
+	for i, path := range []string{"/key/regenerate", "/key/" + id + "/regenerate"} {
+		body := `{"key":"` + id + `"}`
+		if i == 1 {
+			body = `{}`
+		}
+		r := doIfMatch(t, s, "POST", path, testKey, v0, body)
+		v1 := r.header.Get("ETag")
+		if r.status != http.StatusOK || v1 == "" || v1 == v0 || v1 != keyETag(t, s, id) {
+			t.Fatalf("%s: %d ETag %q (before %q, GET %q) %s", path, r.status, v1, v0, keyETag(t, s, id), r.raw)
+		}
+		if r := doIfMatch(t, s, "POST", path, testKey, v0, body); r.status != http.StatusPreconditionFailed {
+			t.Fatalf("%s with the old tag: %d %s", path, r.status, r.raw)
+		}
+		v0 = v1
+	}
+}

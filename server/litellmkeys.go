@@ -240,6 +240,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		if err != nil {
 			return err
 		}
+		if vk.version != "" { // the new version, for a next conditional request
+			w.Header().Set("ETag", vk.version)
+		}
 		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
 		return nil
 	}
@@ -247,7 +250,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	regenErrors := map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's",
 		412: "If-Match was given and the key was rotated or changed since that version (GET /api/v1/keys/{key_id}'s ETag)"}
 	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate), the fields given changed as /key/update changes them; the old key stops working at once",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, Errors: regenErrors},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := regenBody(r)
 			if err != nil {
@@ -281,7 +284,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			return regenerate(w, r, ref, old, fields)
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/regenerate", Summary: "LiteLLM's key regeneration, the key in the body (with the fields to change)",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, Errors: regenErrors},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: regenErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := regenBody(r)
 			if err != nil {
