@@ -31,6 +31,9 @@ type step struct {
 	// reasoning comes before the answer: whole on Complete; streamed as each block's words,
 	// then its signature or redacted data, before the first fragment of the answer.
 	reasoning []providers.ReasoningBlock
+	// fingerprint and tier are the answer's system_fingerprint and service_tier: on the
+	// whole answer, and on every streamed chunk (as an OpenAI-compatible upstream sends them).
+	fingerprint, tier string
 }
 
 // fakeProvider is a scripted in-memory Provider for tests. Each model consumes its steps in
@@ -123,9 +126,11 @@ func (f *fakeProvider) Complete(ctx context.Context, req *providers.Request) (*p
 		return nil, err
 	}
 	if s.call != nil {
-		return &providers.Response{ToolCalls: []providers.ToolCall{*s.call}, Usage: s.usage, FinishReason: "tool_calls", Model: req.Model, Reasoning: s.reasoning}, nil
+		return &providers.Response{ToolCalls: []providers.ToolCall{*s.call}, Usage: s.usage, FinishReason: "tool_calls", Model: req.Model, Reasoning: s.reasoning,
+			SystemFingerprint: s.fingerprint, ServiceTier: s.tier}, nil
 	}
-	return &providers.Response{Text: s.text, Usage: s.usage, FinishReason: "stop", Model: req.Model, Reasoning: s.reasoning}, nil
+	return &providers.Response{Text: s.text, Usage: s.usage, FinishReason: "stop", Model: req.Model, Reasoning: s.reasoning,
+		SystemFingerprint: s.fingerprint, ServiceTier: s.tier}, nil
 }
 
 func (f *fakeProvider) Stream(ctx context.Context, req *providers.Request) (providers.Stream, error) {
@@ -184,6 +189,14 @@ type fakeStream struct {
 }
 
 func (s *fakeStream) Recv() (providers.Chunk, error) {
+	c, err := s.recv()
+	if err == nil {
+		c.SystemFingerprint, c.ServiceTier = s.s.fingerprint, s.s.tier
+	}
+	return c, err
+}
+
+func (s *fakeStream) recv() (providers.Chunk, error) {
 	if s.done {
 		return providers.Chunk{}, io.EOF
 	}

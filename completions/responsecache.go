@@ -158,9 +158,14 @@ type cachedAnswer struct {
 	// metadata (see providers.Response).
 	CodeExecution      []providers.CodeExecutionPart `json:"code_execution,omitempty"`
 	URLContextMetadata json.RawMessage               `json:"url_context_metadata,omitempty"`
-	Usage              providers.Usage               `json:"usage"`
-	Estimated          bool                          `json:"estimated,omitempty"`
-	CostUSD            float64                       `json:"cost_usd,omitempty"`
+	// SystemFingerprint and ServiceTier are the answering upstream's system_fingerprint and
+	// service_tier (see providers.Response); absent, as in entries kept before they were,
+	// when it sent none.
+	SystemFingerprint string          `json:"system_fingerprint,omitempty"`
+	ServiceTier       string          `json:"service_tier,omitempty"`
+	Usage             providers.Usage `json:"usage"`
+	Estimated         bool            `json:"estimated,omitempty"`
+	CostUSD           float64         `json:"cost_usd,omitempty"`
 	// Vector is the key of the semantic cache's vector of this answer, when it has one:
 	// DeleteCached deletes it too.
 	Vector string `json:"vector,omitempty"`
@@ -385,6 +390,7 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 	a := cachedAnswer{Model: resp.Provider + "/" + resp.Model, Text: resp.Text(), ToolCalls: resp.ToolCalls, Refusal: resp.Refusal,
 		FinishReason: resp.FinishReason, StopSequence: resp.StopSequence, Reasoning: resp.Reasoning, Sources: resp.Sources,
 		CodeExecution: resp.CodeExecution, URLContextMetadata: resp.URLContextMetadata,
+		SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier,
 		Usage: resp.Usage.providerUsage(), Estimated: estimated, CostUSD: resp.Usage.Costs.Spent()}
 	vector, semantic := g.storeSemantic(p, g.cacheTTL(c.ctl))
 	if semantic {
@@ -586,7 +592,8 @@ func (r replayProvider) Name() string { return "cache" }
 func (r replayProvider) Complete(ctx context.Context, _ *providers.Request) (*providers.Response, error) {
 	a := r.a
 	return &providers.Response{Text: a.Text, ToolCalls: a.ToolCalls, Refusal: a.Refusal, Usage: a.Usage, FinishReason: a.FinishReason,
-		StopSequence: a.StopSequence, Sources: a.Sources, Reasoning: a.Reasoning, CodeExecution: a.CodeExecution, URLContextMetadata: a.URLContextMetadata}, nil
+		StopSequence: a.StopSequence, Sources: a.Sources, Reasoning: a.Reasoning, CodeExecution: a.CodeExecution, URLContextMetadata: a.URLContextMetadata,
+		SystemFingerprint: a.SystemFingerprint, ServiceTier: a.ServiceTier}, nil
 }
 
 func (r replayProvider) Stream(ctx context.Context, _ *providers.Request) (providers.Stream, error) {
@@ -597,8 +604,18 @@ func (r replayProvider) Stream(ctx context.Context, _ *providers.Request) (provi
 // answer as it shows a streamed one, in pieces, but without waiting between them.
 const replayPiece = 64
 
-// chunks are the stream fragments of a.
+// chunks are the stream fragments of a, each with a's system_fingerprint and service_tier
+// when it has them (as an OpenAI-compatible upstream's chunks carry them).
 func (a *cachedAnswer) chunks() []providers.Chunk {
+	out := a.fragments()
+	for i := range out {
+		out[i].SystemFingerprint, out[i].ServiceTier = a.SystemFingerprint, a.ServiceTier
+	}
+	return out
+}
+
+// fragments are the stream fragments of a's content, usage and finish reason.
+func (a *cachedAnswer) fragments() []providers.Chunk {
 	var out []providers.Chunk
 	if len(a.Sources) > 0 {
 		out = append(out, providers.Chunk{Sources: a.Sources})
