@@ -170,9 +170,28 @@ func (c *Client) RotateKeyIfMatch(ctx context.Context, id, etag string) (*Virtua
 	return c.keyCall(ctx, http.MethodPost, "/api/v1/keys/"+url.PathEscape(id)+"/rotate", etag, nil)
 }
 
-// RevokeKey revokes a virtual key the calling key issued, at once on every replica.
+// RevokeKey revokes a virtual key the calling key issued, at once on every replica,
+// whatever its version; RevokeKeyIfMatch revokes only one version.
 func (c *Client) RevokeKey(ctx context.Context, id string) (*Deletion, error) {
 	return c.remove(ctx, "/api/v1/keys/", id)
+}
+
+// RevokeKeyIfMatch is RevokeKey only if the key is still at version etag (a VirtualKey's
+// ETag, from Key or an earlier rotation or update): otherwise the key is kept and the
+// error matches ErrPreconditionFailed (it was rotated or changed meanwhile). etag ""
+// revokes unconditionally.
+func (c *Client) RevokeKeyIfMatch(ctx context.Context, id, etag string) (*Deletion, error) {
+	if etag == "" {
+		return c.RevokeKey(ctx, id)
+	}
+	if id == "" {
+		return nil, fmt.Errorf("client: DELETE /api/v1/keys/: %w", ErrMissingID)
+	}
+	var d Deletion
+	if _, err := c.doHeader(ctx, http.MethodDelete, "/api/v1/keys/"+url.PathEscape(id), nil, http.Header{"If-Match": {etag}}, nil, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // KeyUpdate changes a virtual key (PATCH /api/v1/keys/{id}): the fields set replace the

@@ -129,7 +129,7 @@ func TestVirtualKeyBudgetBlock(t *testing.T) {
 }
 
 // TestRotateKeyIfMatchAgainstServer: Key, IssueKey, RotateKey and UpdateKey carry the key's
-// ETag; RotateKeyIfMatch and KeyUpdate.IfMatch with a tag the key moved on from fail with
+// ETag; RotateKeyIfMatch, KeyUpdate.IfMatch and RevokeKeyIfMatch with a tag the key moved on from fail with
 // ErrPreconditionFailed and change nothing, and with the current tag go ahead.
 func TestRotateKeyIfMatchAgainstServer(t *testing.T) {
 	c, _ := realServer(t, completionsOptions(t))
@@ -163,5 +163,19 @@ func TestRotateKeyIfMatchAgainstServer(t *testing.T) {
 	up, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Name: &name, IfMatch: again.ETag})
 	if err != nil || up.Name != name || up.ETag == again.ETag {
 		t.Fatalf("update with the current ETag: %+v %v", up, err)
+	}
+	// RevokeKeyIfMatch: a stale tag keeps the key; the current one revokes it.
+	if _, err := c.RevokeKeyIfMatch(ctx, vk.ID, again.ETag); !errors.Is(err, client.ErrPreconditionFailed) || !strings.Contains(err.Error(), "If-Match") {
+		t.Fatalf("revoke with a stale ETag: %v, want ErrPreconditionFailed naming If-Match", err)
+	}
+	if now, err := c.Key(ctx, vk.ID); err != nil || now.ETag != up.ETag {
+		t.Fatalf("after the refused revoke: %+v %v", now, err)
+	}
+	d, err := c.RevokeKeyIfMatch(ctx, vk.ID, up.ETag)
+	if err != nil || !d.Deleted || d.ID != vk.ID {
+		t.Fatalf("revoke with the current ETag: %+v %v", d, err)
+	}
+	if _, err := c.Key(ctx, vk.ID); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("the revoked key: %v", err)
 	}
 }

@@ -209,7 +209,7 @@ var neverExpires = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // The headers of a virtual key's conditional requests, as the OpenAPI document shows them.
 var (
 	keyETagHeader = HeaderParam{Name: "ETag",
-		Description: "The key's version: it changes with every rotation and every change of its name or limits (not with its spend); give it in If-Match to rotate or change the key only if it is still at that version"}
+		Description: "The key's version: it changes with every rotation and every change of its name or limits (not with its spend); give it in If-Match to rotate, change or revoke the key only if it is still at that version"}
 	keyIfMatchHeader = HeaderParam{Name: "If-Match",
 		Description: "An ETag of the key (from GET /api/v1/keys/{key_id} or an earlier rotate or PATCH answer): the request goes ahead only if the key is still at that version and is answered 412 otherwise; checked in the same transaction as the change. Absent: the request goes ahead whatever the key's version"}
 )
@@ -256,7 +256,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			}
 			return "", NotFound("the calling key is not a virtual key (GET /api/v1/keys lists the keys it issued)")
 		}))
-	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/{key_id}", Summary: "One virtual key this key issued, with its spend; its ETag header is its version (for If-Match on rotate and PATCH)",
+	s.Handle(Route{Method: "GET", Path: "/api/v1/keys/{key_id}", Summary: "One virtual key this key issued, with its spend; its ETag header is its version (for If-Match on rotate, PATCH and DELETE)",
 		Tags: tags, Response: virtualKey{}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
 		s.keyInfoHandler(func(r *http.Request) (string, error) { return r.PathValue("key_id"), nil }))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept; with If-Match only if the key is still at that version",
@@ -286,11 +286,14 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 			writeKey(w, http.StatusOK, vk)
 			return nil
 		})
-	s.Handle(Route{Method: "DELETE", Path: "/api/v1/keys/{key_id}", Summary: "Revoke a virtual key at once on every replica (its spend record goes with it)",
-		Tags: tags, Response: keyDeletion{}, Errors: map[int]string{404: "no virtual key of this key has this id"}},
+	s.Handle(Route{Method: "DELETE", Path: "/api/v1/keys/{key_id}", Summary: "Revoke a virtual key at once on every replica (its spend record goes with it); with If-Match only if the key is still at that version",
+		Tags: tags, Response: keyDeletion{}, Headers: []HeaderParam{keyIfMatchHeader}, Errors: map[int]string{
+			404: "no virtual key of this key has this id",
+			412: "If-Match was given and the key was rotated or changed since that version: the key was not revoked",
+		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.PathValue("key_id")
-			if err := s.revokeKey(r.Context(), owner(r), id); err != nil {
+			if err := s.revokeKeyIfMatch(r.Context(), owner(r), id, ifMatchOf(r)); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, keyDeletion{ID: id, Object: "api_key", Deleted: true})
@@ -682,10 +685,20 @@ func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
 
 // revokeKey deletes owner's virtual key id and its records, or answers 404.
 func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
+	return s.revokeKeyIfMatch(ctx, owner, id, "")
+}
+
+// revokeKeyIfMatch is revokeKey only if the key is at a version ifMatch (the request's
+// If-Match header; "" for none) names, checked in the delete's transaction
+// (checkIfMatch): a key rotated or changed since is answered 412 and kept.
+func (s *Server) revokeKeyIfMatch(ctx context.Context, owner, id, ifMatch string) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
+		}
+		if err := checkIfMatch(ifMatch, rec); err != nil {
+			return err // rotated or changed since the version given
 		}
 		return deleteKeyRecords(ctx, tx, owner, id, rec.Hash)
 	})
