@@ -187,7 +187,7 @@ func (s *Server) buildOpenAPI() []byte {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]string{"type": "string"}})
 		}
 		for _, q := range rt.Query {
-			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": map[string]string{"type": "string"}})
+			params = append(params, map[string]any{"name": q.Name, "in": "query", "required": q.Required, "description": q.Description, "schema": q.querySchema()})
 		}
 		for _, h := range rt.Headers {
 			params = append(params, map[string]any{"name": h.Name, "in": "header", "required": false, "description": h.Description, "schema": map[string]string{"type": "string"}})
@@ -266,7 +266,10 @@ func (s *Server) buildOpenAPI() []byte {
 				"OpenAI's envelope {\"error\": {\"message\", \"type\", \"param\", \"code\"}} on the OpenAI-compatible /v1 routes " +
 				"and Anthropic's {\"type\": \"error\", \"error\": {\"type\", \"message\"}} on /v1/messages.",
 		},
-		"paths": paths,
+		// One server, "/": Redocly's lint asks for servers, and "/" keeps every path relative
+		// to wherever the document was fetched from.
+		"servers": []any{map[string]any{"url": "/"}},
+		"paths":   paths,
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
 		},

@@ -286,11 +286,46 @@ type Route struct {
 	ResponseContentTypes []string
 }
 
-// QueryParam documents one query parameter.
+// QueryParam documents one query parameter. Type, Enum, Minimum and Maximum say what the
+// handler enforces, so generated clients take a typed value: set them only as the handler
+// parses and checks it.
 type QueryParam struct {
 	Name        string
 	Required    bool
 	Description string
+	// Type is the value's schema type as the handler parses it: "integer", "number",
+	// "boolean" or "string" ("" is "string").
+	Type string
+	// Enum lists the only values the handler accepts (nil: any value of Type).
+	Enum []string
+	// Minimum and Maximum are the bounds the handler checks a number against (nil: none).
+	Minimum, Maximum *float64
+}
+
+// Bound is a Minimum or Maximum of a QueryParam.
+func Bound(v float64) *float64 { return &v }
+
+// querySchema is p's schema in the OpenAPI document.
+func (p QueryParam) querySchema() map[string]any {
+	typ := p.Type
+	switch typ {
+	case "":
+		typ = "string"
+	case "string", "integer", "number", "boolean":
+	default:
+		panic(fmt.Sprintf("server: query parameter %s has type %q (integer, number, boolean or string)", p.Name, typ))
+	}
+	schema := map[string]any{"type": typ}
+	if len(p.Enum) > 0 {
+		schema["enum"] = p.Enum
+	}
+	if p.Minimum != nil {
+		schema["minimum"] = *p.Minimum
+	}
+	if p.Maximum != nil {
+		schema["maximum"] = *p.Maximum
+	}
+	return schema
 }
 
 // HeaderParam documents a request or response header of a route.
