@@ -113,10 +113,10 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/files", Summary: "The key's files (batch inputs and outputs), newest first by default",
 		Tags: tags, Response: batch.FileList{}, VirtualKeys: true, Query: []QueryParam{
-			{Name: "purpose", Description: "batch or batch_output"},
-			{Name: "limit", Description: "page size 1-10000 (default 10000)"},
+			{Name: "purpose", Description: "batch or batch_output", Enum: []string{batch.PurposeBatch, batch.PurposeBatchOutput}},
+			{Name: "limit", Description: "page size 1-10000 (default 10000)", Type: "integer", Minimum: Bound(1), Maximum: Bound(batch.MaxFileListLimit)},
 			{Name: "after", Description: "the id of the last file of the previous page"},
-			{Name: "order", Description: "desc (newest first; the default) or asc"},
+			{Name: "order", Description: "desc (newest first; the default) or asc", Enum: []string{"asc", "desc"}},
 		}, Errors: map[int]string{400: "a bad parameter (named)"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
@@ -189,7 +189,7 @@ func (s *Server) batchRoutes(svc *batch.Service) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/v1/batches", Summary: "The key's batches, newest first",
 		Tags: tags, Response: batch.BatchList{}, VirtualKeys: true, Query: []QueryParam{
-			{Name: "limit", Description: "page size 1-100 (default 20)"},
+			{Name: "limit", Description: "page size 1-100 (default 20)", Type: "integer", Minimum: Bound(1), Maximum: Bound(batch.MaxBatchListLimit)},
 			{Name: "after", Description: "the id of the last batch of the previous page"},
 		}, Errors: map[int]string{400: "a bad parameter (named)"}},
 		func(w http.ResponseWriter, r *http.Request) error {

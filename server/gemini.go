@@ -106,7 +106,7 @@ func (s *Server) geminiRoutes(g *completions.Gateway) {
 	}
 	s.Handle(Route{Method: "GET", Path: "/v1beta/models", Summary: "The models this server can route to, in the Gemini API's list shape (name models/{id}, supportedGenerationMethods)",
 		Tags: []string{"Completions"}, Response: geminiModelList{}, ScopedKeys: true,
-		Query: []QueryParam{{Name: "pageSize", Description: "models per page (default 50, at most 1000)"}, {Name: "pageToken", Description: "the nextPageToken of the previous page"}}},
+		Query: []QueryParam{{Name: "pageSize", Description: "models per page (default 50, at most 1000: more is 1000; 0 is the default)", Type: "integer", Minimum: Bound(0)}, {Name: "pageToken", Description: "the nextPageToken of the previous page"}}},
 		func(w http.ResponseWriter, r *http.Request) error { return s.listGeminiModels(g, w, r) })
 	s.Handle(Route{Method: "GET", Path: "/v1beta/models/{model...}", Summary: "One model this server can route to, in the Gemini API's shape",
 		Tags: []string{"Completions"}, Response: geminiModel{}, ScopedKeys: true, Errors: map[int]string{404: "NOT_FOUND: no configured provider serves the model"}},

@@ -15,7 +15,7 @@ import (
 // status filter with its states.
 func listParams(states string) []QueryParam {
 	ps := []QueryParam{
-		{Name: "limit", Description: "page size 1-100 (default 20)"},
+		{Name: "limit", Description: "page size 1-100 (default 20)", Type: "integer", Minimum: Bound(1), Maximum: Bound(store.MaxPageLimit)},
 		{Name: "cursor", Description: "next_cursor of the previous page; absent: the newest records"},
 		{Name: "created_after", Description: "keep records created at or after this time (RFC 3339 or Unix seconds)"},
 		{Name: "created_before", Description: "keep records created strictly before this time (RFC 3339 or Unix seconds)"},

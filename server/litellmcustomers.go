@@ -167,8 +167,8 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 			})
 		s.Handle(Route{Method: "GET", Path: prefix + "/list", Summary: "LiteLLM's customer list: the end users of this key with their spend, oldest first; with page or page_size one page of them (as /key/list pages)" + alias,
 			Tags: tags, Response: []litellmCustomer{}, Query: []QueryParam{
-				{Name: "page", Description: "Page number from 1: answers one page {customers, total_count, current_page, total_pages} in place of the whole list"},
-				{Name: "page_size", Description: "End users per page, 1 to 100 (default 10); size is taken too"},
+				{Name: "page", Description: "Page number from 1: answers one page {customers, total_count, current_page, total_pages} in place of the whole list", Type: "integer", Minimum: Bound(1), Maximum: Bound(1 << 30)},
+				{Name: "page_size", Description: "End users per page, 1 to 100 (default 10); size is taken too", Type: "integer", Minimum: Bound(1), Maximum: Bound(store.MaxPageLimit)},
 			}, Errors: map[int]string{400: "a bad page or page_size", 403: scoped}},
 			s.litellmCustomerList)
 		s.Handle(Route{Method: "POST", Path: prefix + "/update", Summary: "LiteLLM's customer update: changes the fields given of an end user; as LiteLLM's it ignores null, false, 0, [] and {} (/customer/unblock unblocks)" + alias,

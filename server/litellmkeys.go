@@ -430,17 +430,17 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "GET", Path: "/key/list", Summary: "LiteLLM's key list: the virtual keys this key issued, newest first, a page at a time",
 		Tags: tags, Response: litellmKeyList{}, Query: []QueryParam{
-			{Name: "page", Description: "Page number from 1 (default 1)"},
-			{Name: "size", Description: "Keys per page, 1 to 100 (default 10)"},
-			{Name: "return_full_object", Description: "true: info objects in place of tokens"},
+			{Name: "page", Description: "Page number from 1 (default 1)", Type: "integer", Minimum: Bound(1), Maximum: Bound(1 << 30)},
+			{Name: "size", Description: "Keys per page, 1 to 100 (default 10)", Type: "integer", Minimum: Bound(1), Maximum: Bound(100)},
+			{Name: "return_full_object", Description: "true: info objects in place of tokens", Type: "boolean"},
 			{Name: "key_alias", Description: "Only the keys with this alias"},
 			{Name: "user_id", Description: "Only the keys whose metadata.user_id is this"},
 			{Name: "key_hash", Description: "Only the key this names: its token, the key itself or its SHA-256 hex"},
-			{Name: "sort_by", Description: "created_at (the only order kept)"},
-			{Name: "sort_order", Description: "desc (default: newest first) or asc"},
+			{Name: "sort_by", Description: "created_at (the only order kept)", Enum: []string{"created_at"}},
+			{Name: "sort_order", Description: "desc (default: newest first) or asc", Enum: []string{"asc", "desc"}},
 			{Name: "team_id", Description: "Only the keys of this team"},
-			{Name: "include_team_keys", Description: "Accepted and without effect (every key of the caller's teams is the caller's)"},
-			{Name: "include_created_by_keys", Description: "Accepted and without effect (every key listed was created by the caller)"},
+			{Name: "include_team_keys", Description: "Accepted and without effect (every key of the caller's teams is the caller's)", Type: "boolean"},
+			{Name: "include_created_by_keys", Description: "Accepted and without effect (every key listed was created by the caller)", Type: "boolean"},
 		}, Errors: map[int]string{400: "a bad parameter, an unknown one, or organization_id: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()

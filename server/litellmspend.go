@@ -103,7 +103,7 @@ func (s *Server) litellmSpendRoutes(rec *usagelog.Recorder) {
 			{Name: "team_id", Description: "Only the requests of virtual keys of this team (as the keys are now)"},
 			{Name: "start_date", Description: "Only requests received from then: YYYY-MM-DD (midnight UTC) or YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"},
 			{Name: "end_date", Description: "Only requests received until then: YYYY-MM-DD (the whole day UTC) or YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"},
-			{Name: "summarize", Description: "With both dates: true (default) answers the spend per day; false the requests themselves; without both dates it has no effect"},
+			{Name: "summarize", Description: "With both dates: true (default) answers the spend per day; false the requests themselves; without both dates it has no effect", Type: "boolean"},
 		},
 		Errors: map[int]string{
 			400: "a bad or unknown parameter: the message and param name it",

@@ -111,8 +111,8 @@ func (s *Server) responseRoutes(g *completions.Gateway) {
 
 // responseGetParams are the query parameters of GET /v1/responses/{response_id}, OpenAI's.
 var responseGetParams = []QueryParam{
-	{Name: "stream", Description: "true streams a background response created with stream: true as server-sent events (400 for any other response); a JSON body {\"stream\": true}, as OpenAI's SDKs send it, says the same"},
-	{Name: "starting_after", Description: "with stream=true, the sequence number after which to start: the events after it are replayed, then the new ones follow (a number beyond the last waits for newer ones); without it every event is sent"},
+	{Name: "stream", Description: "true streams a background response created with stream: true as server-sent events (400 for any other response); a JSON body {\"stream\": true}, as OpenAI's SDKs send it, says the same", Type: "boolean"},
+	{Name: "starting_after", Description: "with stream=true, the sequence number after which to start: the events after it are replayed, then the new ones follow (a number beyond the last waits for newer ones); without it every event is sent", Type: "integer", Minimum: Bound(0)},
 	{Name: "include", Description: "accepted and ignored: responses are returned whole"},
 }
 
@@ -172,8 +172,8 @@ func itemListing(param string, load func(ctx context.Context, owner, id string) 
 
 // itemListParams are the query parameters of OpenAI's item lists.
 var itemListParams = []QueryParam{
-	{Name: "limit", Description: "items per page: 1 to 100 (default 20)"},
-	{Name: "order", Description: "asc (oldest first) or desc (newest first: the default)"},
+	{Name: "limit", Description: "items per page: 1 to 100 (default 20)", Type: "integer", Minimum: Bound(1), Maximum: Bound(100)},
+	{Name: "order", Description: "asc (oldest first) or desc (newest first: the default)", Enum: []string{"asc", "desc"}},
 	{Name: "after", Description: "the id of the last item of the previous page"},
 	{Name: "include", Description: "accepted and ignored: items are returned whole"},
 }

@@ -41,8 +41,8 @@ func Usage(rec *usagelog.Recorder) Option {
 		tags := []string{"Usage"}
 		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/requests", Summary: "This key's recent completion requests with their attempts, newest first (a virtual key sees its own)",
 			Query: []QueryParam{
-				{Name: "limit", Description: "how many requests 1-500 (default 50)"},
-				{Name: "before", Description: "next_before of the previous page: only requests recorded before it"},
+				{Name: "limit", Description: "how many requests 1-500 (default 50)", Type: "integer", Minimum: Bound(1), Maximum: Bound(500)},
+				{Name: "before", Description: "next_before of the previous page: only requests recorded before it", Type: "integer", Minimum: Bound(1), Maximum: Bound(1 << 62)},
 				{Name: "tag", Description: "only the requests of one scope: key:<virtual key id> or optimize:<job id>"},
 				{Name: "request_tag", Description: "only the requests that carried this tag (their tags or metadata.tags or X-Switchyard-Tags)"},
 			}, Response: usageRequests{}, Tags: tags, VirtualKeys: true},
@@ -78,7 +78,7 @@ func Usage(rec *usagelog.Recorder) Option {
 			Query: []QueryParam{
 				{Name: "window", Description: "how far back: a duration such as 1h or 24h (default 1h; at most the recorder's window)"},
 				{Name: "step", Description: "bucket width in whole minutes such as 1m or 15m (default 1m up to a 1h window, else 15m)"},
-				{Name: "by", Description: "model (default) or tag: one series per request tag instead (spend per feature or team)"},
+				{Name: "by", Description: "model (default) or tag: one series per request tag instead (spend per feature or team)", Enum: []string{"model", "tag"}},
 			}, Response: usagelog.Series{}, Tags: tags},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q := r.URL.Query()
@@ -171,7 +171,7 @@ func Spend(r *usagelog.Rollup) Option {
 			Query: []QueryParam{
 				{Name: "from", Description: "first day YYYY-MM-DD in UTC (default: the 30 days ending on to)"},
 				{Name: "to", Description: "last day YYYY-MM-DD in UTC (default today); at most 365 days after from (366 days in all)"},
-				{Name: "by", Description: "tag (default) or model"},
+				{Name: "by", Description: "tag (default) or model", Enum: []string{usagelog.SpendByTag, usagelog.SpendByModel}},
 			}, Response: spendAnswer{}, Tags: []string{"Usage"}},
 			func(w http.ResponseWriter, req *http.Request) error {
 				q := req.URL.Query()
