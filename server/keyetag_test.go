@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -146,23 +145,12 @@ func TestKeyConcurrentConditionalRotationsOneWins(t *testing.T) {
 		vk := issue(t, s, `{"name":"bot"}`)
 		tag := keyETag(t, s, vk.ID)
 		d.armed.Store(true)
-		replies := make([]reply, n)
-		var start, done sync.WaitGroup
-		start.Add(1)
-		for i := range n {
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				start.Wait()
-				if i%2 == 0 {
-					replies[i] = doIfMatch(t, s, "POST", "/api/v1/keys/"+vk.ID+"/rotate", testKey, tag, "")
-				} else { // LiteLLM's regenerate by the token, with Switchyard's If-Match
-					replies[i] = doIfMatch(t, s, "POST", "/key/"+vk.ID+"/regenerate", testKey, tag, "")
-				}
-			}()
-		}
-		start.Done()
-		done.Wait()
+		replies := atOnce(n, func(i int) reply {
+			if i%2 == 0 {
+				return doIfMatch(t, s, "POST", "/api/v1/keys/"+vk.ID+"/rotate", testKey, tag, "")
+			} // LiteLLM's regenerate by the token, with Switchyard's If-Match
+			return doIfMatch(t, s, "POST", "/key/"+vk.ID+"/regenerate", testKey, tag, "")
+		})
 		d.armed.Store(false)
 		var won []string
 		for i, r := range replies {

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/store"
@@ -27,23 +26,12 @@ func TestRegenerateByHashedTokenOnlyTheCurrentKey(t *testing.T) {
 		g := litellmGenerate(t, s, `{"key_alias":"bot"}`)
 		old := hashOf(g.Key)
 		d.armed.Store(true)
-		replies := make([]reply, n)
-		var start, done sync.WaitGroup
-		start.Add(1)
-		for i := range n {
-			done.Add(1)
-			go func() {
-				defer done.Done()
-				start.Wait()
-				if i%2 == 0 {
-					replies[i] = do(t, s, "POST", "/key/regenerate", testKey, `{"key":"`+old+`"}`)
-				} else {
-					replies[i] = do(t, s, "POST", "/key/"+old+"/regenerate", testKey, "")
-				}
-			}()
-		}
-		start.Done()
-		done.Wait()
+		replies := atOnce(n, func(i int) reply {
+			if i%2 == 0 {
+				return do(t, s, "POST", "/key/regenerate", testKey, `{"key":"`+old+`"}`)
+			}
+			return do(t, s, "POST", "/key/"+old+"/regenerate", testKey, "")
+		})
 		d.armed.Store(false)
 		var newKey string
 		for i, r := range replies {

@@ -56,20 +56,10 @@ func TestReview22oConcurrentRegenerateOneWins(t *testing.T) {
 		{"/key/" + g.Token + "/regenerate", `{"key":"` + g.Key + `"}`}, // the token in the path, the key in the body
 	}
 	d.armed.Store(true)
-	replies := make([]reply, n)
-	var start, done sync.WaitGroup
-	start.Add(1)
-	for i := range n {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			start.Wait()
-			req := reqs[i%len(reqs)]
-			replies[i] = do(t, s, "POST", req.path, testKey, req.body)
-		}()
-	}
-	start.Done()
-	done.Wait()
+	replies := atOnce(n, func(i int) reply {
+		req := reqs[i%len(reqs)]
+		return do(t, s, "POST", req.path, testKey, req.body)
+	})
 	d.armed.Store(false)
 
 	// What each request is answered once the key it names was rotated away: a 404, or
@@ -104,4 +94,23 @@ func TestReview22oConcurrentRegenerateOneWins(t *testing.T) {
 	if info := keyInfoViaLiteLLM(t, s, testKey, newKeys[0]); info.Token != g.Token {
 		t.Errorf("the new key's info: %+v", info)
 	}
+}
+
+// atOnce runs call(i) for i in [0, n) in n goroutines released together, so that their
+// requests race, and returns the replies in i's order.
+func atOnce(n int, call func(i int) reply) []reply {
+	replies := make([]reply, n)
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := range n {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			replies[i] = call(i)
+		}()
+	}
+	start.Done()
+	done.Wait()
+	return replies
 }
