@@ -5,13 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // fingerprintUpstreamStream is an OpenAI chat.completion.chunk stream whose every event
@@ -43,26 +39,11 @@ func fingerprintUpstreamStream(top string) string {
 // adapter; none when the upstream's chunks have none, have null, or the upstream is not
 // OpenAI-format. The final response keeps them as a whole answer does.
 func TestReview23eStreamedChunksKeepFingerprint(t *testing.T) {
-	bodies := map[string]string{
-		"/fp/chat/completions":     fingerprintUpstreamStream(`"service_tier":"default","system_fingerprint":"fp_x",`),
-		"/absent/chat/completions": fingerprintUpstreamStream(``),
-		"/null/chat/completions":   fingerprintUpstreamStream(`"service_tier":null,"system_fingerprint":null,`),
-	}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, bodies[r.URL.Path])
-	}))
-	t.Cleanup(up.Close)
-	reg := fakeRegistry{}
-	for _, name := range []string{"fp", "absent", "null"} {
-		p, err := providers.New(providers.FormatOpenAI, providers.Config{Name: name, BaseURL: up.URL + "/" + name, APIKey: "k", HTTPClient: up.Client()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg[name] = p
-	}
-	h := newHarness(t, func(o *Options) { reg["a"] = o.Providers.(fakeRegistry)["a"]; o.Providers = reg })
+	h := cannedOpenAIHarness(t, "text/event-stream", map[string]string{
+		"fp":     fingerprintUpstreamStream(`"service_tier":"default","system_fingerprint":"fp_x",`),
+		"absent": fingerprintUpstreamStream(``),
+		"null":   fingerprintUpstreamStream(`"service_tier":null,"system_fingerprint":null,`),
+	})
 	for model, want := range map[string][2]any{
 		"fp/gpt-x":     {"default", "fp_x"},
 		"absent/gpt-x": {nil, nil},
