@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
-	"mime"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -31,42 +29,16 @@ func TestReview23cEditImagesStreamsAReader(t *testing.T) {
 		sum                   [sha256.Size]byte
 	}
 	var got struct {
-		contentLength int64
-		parts         []part
-		err           error
+		parts []part
 	}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.contentLength = r.ContentLength
-		_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil {
-			got.err = err
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mr := multipart.NewReader(countingBody{r.Body, &received}, params["boundary"])
-		for {
-			p, err := mr.NextPart()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				got.err = err
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			h := sha256.New()
-			n, err := io.Copy(h, p)
-			if err != nil {
-				got.err = err
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
+	hs := newFormServer(t, &received, `{"created":1,"model":"openai/gpt-image-1","data":[{"b64_json":"aGk="}]}`, func(p *multipart.Part) error {
+		h := sha256.New()
+		n, err := io.Copy(h, p)
+		if err == nil {
 			got.parts = append(got.parts, part{p.FormName(), p.FileName(), p.Header.Get("Content-Type"), n, [sha256.Size]byte(h.Sum(nil))})
 		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"created":1,"model":"openai/gpt-image-1","data":[{"b64_json":"aGk="}]}`)
-	}))
-	t.Cleanup(hs.Close)
+		return err
+	})
 	c, err := client.New(client.WithBaseURL(hs.URL), client.WithAPIKey("k"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +66,8 @@ func TestReview23cEditImagesStreamsAReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Data) != 1 || res.Data[0].B64JSON != "aGk=" || got.err != nil {
-		t.Fatalf("answer %+v; the server's error %v", res, got.err)
+	if len(res.Data) != 1 || res.Data[0].B64JSON != "aGk=" || hs.err != nil {
+		t.Fatalf("answer %+v; the server's error %v", res, hs.err)
 	}
 	want := []part{
 		{"model", "", "", int64(len("gpt-image-1")), sha256.Sum256([]byte("gpt-image-1"))},
@@ -113,8 +85,8 @@ func TestReview23cEditImagesStreamsAReader(t *testing.T) {
 			t.Errorf("part %d: %s %q %s (%d bytes), want %s %q %s (%d bytes) intact", i+1, p.name, p.filename, p.ctype, p.n, w.name, w.filename, w.ctype, w.n)
 		}
 	}
-	if got.contentLength != -1 {
-		t.Errorf("the request's Content-Length was %d: the form was built before it was sent", got.contentLength)
+	if hs.contentLength != -1 {
+		t.Errorf("the request's Content-Length was %d: the form was built before it was sent", hs.contentLength)
 	}
 	if ahead := big.maxAhead.Load(); ahead > size/2 {
 		t.Errorf("the image was read %d bytes ahead of what the server had received (of %d): it was held in memory", ahead, size)

@@ -61,6 +61,51 @@ func (c countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// formServer is a test server reading each request's multipart form as it arrives, counting
+// what it read in received and handing each part to onPart; it answers answer (JSON), or
+// 400 with the first error of the form or of onPart, kept in err. contentLength is the
+// last request's Content-Length (-1: chunked).
+type formServer struct {
+	*httptest.Server
+	contentLength int64
+	err           error
+}
+
+func newFormServer(t *testing.T, received *atomic.Int64, answer string, onPart func(*multipart.Part) error) *formServer {
+	t.Helper()
+	fs := &formServer{}
+	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fs.contentLength = r.ContentLength
+		fail := func(err error) {
+			fs.err = err
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+		_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil {
+			fail(err)
+			return
+		}
+		mr := multipart.NewReader(countingBody{r.Body, received}, params["boundary"])
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				err = onPart(p)
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	}))
+	t.Cleanup(fs.Close)
+	return fs
+}
+
 // A training upload of a 64 MiB file is streamed: the request is chunked (no length known
 // in advance) and the file is never read more than half of it ahead of what the server
 // has received (the form built in memory read all of it before sending a byte); the server
@@ -69,42 +114,19 @@ func TestTrainUploadStreamsTheFile(t *testing.T) {
 	const size = 64 << 20
 	var received atomic.Int64
 	var got struct {
-		contentLength int64
-		fileBytes     int64
-		format        string
-		err           error
+		fileBytes int64
+		format    string
 	}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.contentLength = r.ContentLength
-		_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil {
-			got.err = err
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+	hs := newFormServer(t, &received, `{"training_job_id":"tj_1","status":"queued"}`, func(part *multipart.Part) (err error) {
+		switch part.FormName() {
+		case "format":
+			b, _ := io.ReadAll(part)
+			got.format = string(b)
+		case "file":
+			got.fileBytes, err = io.Copy(io.Discard, part)
 		}
-		mr := multipart.NewReader(countingBody{r.Body, &received}, params["boundary"])
-		for {
-			part, err := mr.NextPart()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				got.err = err
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			switch part.FormName() {
-			case "format":
-				b, _ := io.ReadAll(part)
-				got.format = string(b)
-			case "file":
-				got.fileBytes, got.err = io.Copy(io.Discard, part)
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"training_job_id":"tj_1","status":"queued"}`)
-	}))
-	t.Cleanup(hs.Close)
+		return err
+	})
 	c, err := client.New(client.WithBaseURL(hs.URL), client.WithAPIKey("k"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,11 +137,11 @@ func TestTrainUploadStreamsTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.afterReturn.Store(true)
-	if job.TrainingJobID != "tj_1" || got.err != nil || got.fileBytes != size || got.format != "csv" {
-		t.Fatalf("job %+v; the server got %+v", job, got)
+	if job.TrainingJobID != "tj_1" || hs.err != nil || got.fileBytes != size || got.format != "csv" {
+		t.Fatalf("job %+v; the server got %+v (error %v)", job, got, hs.err)
 	}
-	if got.contentLength != -1 {
-		t.Errorf("the request's Content-Length was %d: the form was built before it was sent", got.contentLength)
+	if hs.contentLength != -1 {
+		t.Errorf("the request's Content-Length was %d: the form was built before it was sent", hs.contentLength)
 	}
 	if ahead := f.maxAhead.Load(); ahead > size/2 {
 		t.Errorf("the file was read %d bytes ahead of what the server had received (of %d): it was held in memory", ahead, size)
