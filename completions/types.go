@@ -355,6 +355,21 @@ type Response struct {
 	Cache *CacheStatus `json:"cache,omitempty"`
 }
 
+// Answer is the body of a non-streamed POST /api/v1/completions: the Response with the
+// chunk fields type ("text") and text (the whole generated text, the one fragment of an
+// answer that is not streamed), as the spec's "the final non-streaming response carries
+// the full set of fields above" asks.
+type Answer struct {
+	Type string `json:"type" jsonschema:"enum=text"`
+	Text string `json:"text"`
+	Response
+}
+
+// NewAnswer returns r as the body of a non-streamed answer.
+func NewAnswer(r *Response) Answer {
+	return Answer{Type: EventText, Text: r.Text(), Response: *r}
+}
+
 // Text returns the generated text.
 func (r *Response) Text() string {
 	var b strings.Builder

@@ -63,7 +63,7 @@ func Completions(g *completions.Gateway) Option {
 		// and virtual keys (issued by any process).
 		s.Auth().SetScopeResolver(keyScopes(s.cfg.Store))
 		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
-			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Response{}, Stream: true, ScopedKeys: true,
+			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Answer{}, Stream: true, ScopedKeys: true,
 			Errors: map[int]string{
 				400: "a provider's content filter refused the request (error content_filtered; the attempts are in the body), or a guardrail did (error Guardrail Violation, naming it in guardrail)",
 				404: "conversationId names no conversation of this key",
@@ -238,7 +238,7 @@ func (s *Server) handleCompletions(g *completions.Gateway, w http.ResponseWriter
 			return err
 		}
 		setCacheHeaders(w, resp.Cache)
-		writeJSON(w, http.StatusOK, resp)
+		writeJSON(w, http.StatusOK, completions.NewAnswer(resp))
 		return nil
 	}
 	st, err := g.Stream(r.Context(), scope, &req)
