@@ -50,13 +50,14 @@ type optimizeRequest struct {
 // the range check to refuse with the spec's message.
 type specNumber float64
 
-// UnmarshalJSON implements json.Unmarshaler.
 // optimizationJobErrors are the failures of the operations on one optimization job.
 var optimizationJobErrors = map[int]string{
 	http.StatusNotFound:            "no optimization job with that job_id for this key",
 	http.StatusUnprocessableEntity: "job_id missing",
 }
 
+// UnmarshalJSON implements json.Unmarshaler: any JSON number, a *validation.Error for
+// anything else.
 func (n *specNumber) UnmarshalJSON(b []byte) error {
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
