@@ -116,10 +116,11 @@ func (r *Request) normalize() error {
 	return nil
 }
 
-// Submitted is the answer to a submission (the spec's Optimization job).
+// Submitted is the answer to a submission (the spec's Optimization job): Status is always
+// StatusQueued.
 type Submitted struct {
 	JobID   string `json:"job_id"`
-	Status  Status `json:"status" jsonschema:"enum=queued,enum=running,enum=completed,enum=interrupted,enum=failed"`
+	Status  Status `json:"status" jsonschema:"enum=queued"`
 	Version string `json:"version"`
 }
 
