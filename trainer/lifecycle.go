@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -57,7 +58,7 @@ func (s *Service) cleanup(ctx context.Context, dry bool) (CleanupReport, error) 
 			s.log.Warn("trainer: skipping unreadable model record", "key", e.Key, "err", err)
 			continue
 		}
-		if m.State == ModelActive && now.Sub(m.LastUsedAt) >= s.archiveAfter {
+		if m.State == ModelActive && s.archiveDue(m.LastUsedAt, now) {
 			archived := dry
 			if !dry {
 				if archived, err = s.archive(ctx, m.ID); err != nil {
@@ -114,6 +115,16 @@ func (s *Service) cleanup(ctx context.Context, dry bool) (CleanupReport, error) 
 	return rep, err
 }
 
+// archiveDue reports whether a model last used at lastUsed has been idle long enough at
+// now to be archived: the period WithLifecycle set, or by default one calendar year (366
+// days across a 29 February), the spec's "1 year of inactivity".
+func (s *Service) archiveDue(lastUsed, now time.Time) bool {
+	if s.archiveAfter <= 0 {
+		return !now.Before(lastUsed.AddDate(1, 0, 0))
+	}
+	return now.Sub(lastUsed) >= s.archiveAfter
+}
+
 // archive marks id archived if it is still active and unused; it reports whether it did.
 func (s *Service) archive(ctx context.Context, id string) (bool, error) {
 	now := s.now()
@@ -123,7 +134,7 @@ func (s *Service) archive(ctx context.Context, id string) (bool, error) {
 		if err != nil {
 			return err
 		}
-		if m.State != ModelActive || now.Sub(m.LastUsedAt) < s.archiveAfter {
+		if m.State != ModelActive || !s.archiveDue(m.LastUsedAt, now) {
 			return nil // used meanwhile
 		}
 		m.State, m.ArchivedAt = ModelArchived, now

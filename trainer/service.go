@@ -20,7 +20,8 @@
 // any process accepts jobs and exactly one worker, in whichever process, runs each; a job
 // whose worker dies runs again elsewhere, or fails after MaxAttempts, by the same rules.
 //
-// Lifecycle: a model unused for ArchiveAfter (1 year) is archived by [Service.Cleanup] and
+// Lifecycle: a model unused for a year (a calendar year from its last use, 365 or 366
+// days; WithLifecycle may set another period) is archived by [Service.Cleanup] and
 // from then on answers ErrArchived (which matches ErrNotFound: a 404 whose message says
 // the model was archived). A later Cleanup, RemoveAfter (7 days) after archiving, deletes
 // the model's weights and record.
@@ -70,7 +71,9 @@ const (
 	MaxAttempts = 3
 	// DefaultVersion is the version label in responses.
 	DefaultVersion = "v1"
-	// DefaultArchiveAfter is the inactivity after which Cleanup archives a model.
+	// DefaultArchiveAfter is the shortest inactivity after which Cleanup archives a model by
+	// default: it archives one calendar year after the last use, which is 366 days when the
+	// year holds a 29 February (the spec's "1 year of inactivity").
 	DefaultArchiveAfter = 365 * 24 * time.Hour
 	// DefaultRemoveAfter is how long an archived model is kept before Cleanup removes it.
 	DefaultRemoveAfter = 7 * 24 * time.Hour
@@ -200,7 +203,8 @@ func WithPrices(price func(model string) (float64, bool)) Option {
 func WithModelCacheSize(n int) Option { return func(s *Service) { s.models = newModelCache(n) } }
 
 // WithLifecycle sets the inactivity before archiving and the delay before an archived
-// model is removed (defaults DefaultArchiveAfter, DefaultRemoveAfter).
+// model is removed (defaults one calendar year, see DefaultArchiveAfter, and
+// DefaultRemoveAfter). An archiveAfter of 0 keeps the calendar year.
 func WithLifecycle(archiveAfter, removeAfter time.Duration) Option {
 	return func(s *Service) { s.archiveAfter, s.removeAfter = archiveAfter, removeAfter }
 }
@@ -234,7 +238,7 @@ func New(st *store.Store, opts ...Option) (*Service, error) {
 		now:          time.Now,
 		version:      DefaultVersion,
 		seed:         42,
-		archiveAfter: DefaultArchiveAfter,
+		archiveAfter: 0, // one calendar year (archiveDue)
 		removeAfter:  DefaultRemoveAfter,
 		pending:      map[string]string{},
 		running:      map[string]context.CancelCauseFunc{},
