@@ -117,8 +117,11 @@ func (s *Service) cleanup(ctx context.Context, dry bool) (CleanupReport, error) 
 
 // archiveDue reports whether a model last used at lastUsed has been idle long enough at
 // now to be archived: the period WithLifecycle set, or by default one calendar year (366
-// days across a 29 February), the spec's "1 year of inactivity".
+// days across a 29 February), the spec's "1 year of inactivity". The period counts from
+// touchEvery after the recorded use: a prediction within touchEvery of it is not written,
+// so the model may have been used until then.
 func (s *Service) archiveDue(lastUsed, now time.Time) bool {
+	lastUsed = lastUsed.Add(touchEvery)
 	if s.archiveAfter <= 0 {
 		return !now.Before(lastUsed.AddDate(1, 0, 0))
 	}
