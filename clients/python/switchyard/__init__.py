@@ -20,13 +20,21 @@ from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTr
                   complete, create_preference, report_feedback, report_latency, select_model)
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .keys import issue_key, key_info, list_keys, revoke_key, rotate_key, update_key
+from .teams import create_team, delete_team, get_team, list_teams, update_team
+from .customers import (create_customer, delete_customer, get_customer, iterate_customers, list_customers,
+                        update_customer)
+from .preferences import delete_preference, get_preference, iterate_preferences, list_preferences
+from .embeddings import embed, vectors
+from .rerank import indexes, rerank
+from .moderations import moderate
+from .images import edit_images, generate_images
 from .cache import delete_cached, purge_cache
 from .usage import spend
 from .batches import (batch_results, cancel_batch, create_batch, delete_file, file_content, get_batch, get_file,
                       list_batches, list_files, upload_file, wait_batch)
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
                      ConnectionFailedError, GuardrailBlockedError, MissingIdError, NotFoundError,
-                     PayloadTooLargeError, PermissionDeniedError, RateLimitError, RequestTimeoutError, ServerError,
+                     PayloadTooLargeError, PermissionDeniedError, PreconditionFailedError, RateLimitError, RequestTimeoutError, ServerError,
                      StreamError,
                      StreamTruncatedError, SwitchyardError, UnknownStateError, ValidationError)
 
@@ -37,6 +45,12 @@ __all__ = [
     "create_preference", "report_feedback", "report_latency",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "issue_key", "list_keys", "key_info", "update_key", "rotate_key", "revoke_key", "PermissionDeniedError",
+    "PreconditionFailedError",
+    "create_team", "get_team", "list_teams", "update_team", "delete_team",
+    "create_customer", "get_customer", "list_customers", "iterate_customers", "update_customer",
+    "delete_customer",
+    "get_preference", "list_preferences", "iterate_preferences", "delete_preference",
+    "embed", "vectors", "rerank", "indexes", "moderate", "generate_images", "edit_images",
     "purge_cache", "delete_cached", "spend",
     "upload_file", "get_file", "list_files", "file_content", "delete_file", "create_batch", "get_batch",
     "list_batches", "cancel_batch", "wait_batch", "batch_results",

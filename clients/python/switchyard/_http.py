@@ -11,11 +11,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple
 
 from ._retry import (DEFAULT_RETRY_POLICY, RetryPolicy, gateway_exhausted, parse_retry_after,
                      retryable_reason, retryable_status)
-from .errors import ConnectionFailedError, RequestTimeoutError, SwitchyardError, error_for
+from .errors import (ConnectionFailedError, PreconditionFailedError, RequestTimeoutError, SwitchyardError,
+                     error_for)
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 # Above the server's default --request-timeout (5 minutes, retries and fallbacks included),
@@ -90,12 +91,16 @@ class Client:
 
     def _open(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
               body: Any = None, accept: str = "application/json",
-              raw: Optional[bytes] = None, content_type: Optional[str] = None):
+              raw: Optional[bytes] = None, content_type: Optional[str] = None,
+              headers: Optional[Mapping[str, str]] = None):
         url = self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
         data = None
+        extra = headers
         headers = {"Accept": accept, "User-Agent": "switchyard-python-client/0.1"}
+        if extra:
+            headers.update(extra)
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["Content-Type"] = "application/json"
@@ -106,6 +111,9 @@ class Client:
             headers["Authorization"] = "Bearer " + self.api_key
         policy = self.retry or RetryPolicy(max_retries=0)
         attempt = 0
+        # An earlier attempt failed in a way the server may have carried it out after (no
+        # answer, a 502 or 504): a 412 to a conditional request sent again says so.
+        maybe_done = False
         while True:
             # A new Request per attempt; data is bytes, so every attempt sends the same body.
             req = urllib.request.Request(url, data=data, method=method, headers=headers)
@@ -115,6 +123,13 @@ class Client:
                 raise RequestTimeoutError(f"{method} {url}: no answer within {self.timeout:g} s") from e
             except urllib.error.HTTPError as e:
                 err = _api_error(e)
+                if isinstance(err, PreconditionFailedError) and maybe_done and "If-Match" in headers:
+                    err.resent = True
+                    err.message += (" (sent again after an earlier attempt failed, which the server may have"
+                                    " carried out: the change this If-Match refuses may be this call's own)")
+                    err.args = (f"{err.status} {err.kind}: {err.message}",)
+                if e.code in (502, 504):
+                    maybe_done = True
                 if (attempt >= policy.max_retries or not retryable_status(e.code)
                         or gateway_exhausted(e.code, err.body) or not err.should_retry):
                     raise err from None
@@ -131,12 +146,14 @@ class Client:
                 if attempt >= policy.max_retries:
                     raise ConnectionFailedError(f"{method} {url}: {e.reason}") from e
                 wait = policy.backoff(attempt)
+                maybe_done = True
             except (ConnectionError, http.client.HTTPException) as e:
                 # Raised while waiting for the response's head (RemoteDisconnected, a reset,
                 # a malformed status line): no answer arrived.
                 if attempt >= policy.max_retries:
                     raise ConnectionFailedError(f"{method} {url}: {e or type(e).__name__}") from e
                 wait = policy.backoff(attempt)
+                maybe_done = True
             self._wait(wait)
             attempt += 1
 
@@ -152,18 +169,27 @@ class Client:
                 raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
 
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
-                body: Any = None, raw: Optional[bytes] = None, content_type: Optional[str] = None) -> Any:
-        """Sends a JSON request (or ``raw`` bytes of ``content_type``) and returns the
-        decoded JSON answer."""
-        with self._open(method, path, query, body, raw=raw, content_type=content_type) as resp:
+                body: Any = None, raw: Optional[bytes] = None, content_type: Optional[str] = None,
+                headers: Optional[Mapping[str, str]] = None) -> Any:
+        """Sends a JSON request (or ``raw`` bytes of ``content_type``), with ``headers``
+        added to the client's own, and returns the decoded JSON answer."""
+        return self.request_with_headers(method, path, query, body, raw, content_type, headers)[0]
+
+    def request_with_headers(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
+                             body: Any = None, raw: Optional[bytes] = None, content_type: Optional[str] = None,
+                             headers: Optional[Mapping[str, str]] = None) -> Tuple[Any, Any]:
+        """As ``request``, and returns the answer's headers too (an
+        ``email.message.Message``: ``.get(name)`` is case-insensitive) beside its JSON."""
+        with self._open(method, path, query, body, raw=raw, content_type=content_type, headers=headers) as resp:
             try:
                 raw = resp.read()
             except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
                 raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
+            got = resp.headers
         if not raw:
-            return None
+            return None, got
         try:
-            return json.loads(raw)
+            return json.loads(raw), got
         except ValueError as e:
             raise SwitchyardError(f"{method} {path}: answer is not JSON: {raw[:200]!r}") from e
 

@@ -7,28 +7,16 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from typing import Any, BinaryIO, Dict, List, Mapping, Optional, Union
 from urllib.parse import quote
 
+from . import _multipart
 from ._http import Client
+from ._multipart import read_content
 from .errors import MissingIdError, SwitchyardError
 
 #: States after which a batch changes no more.
 ENDED = ("completed", "failed", "expired", "cancelled")
-
-
-def _multipart(fields: Mapping[str, str], filename: str, content: bytes):
-    boundary = "switchyard-" + uuid.uuid4().hex
-    out = []
-    for name, value in fields.items():
-        out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode("utf-8"))
-    safe = filename.replace('"', "%22").replace("\r", "").replace("\n", "")
-    out.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{safe}"\r\n'
-               f'Content-Type: application/jsonl\r\n\r\n'.encode("utf-8"))
-    out.append(content)
-    out.append(f"\r\n--{boundary}--\r\n".encode("utf-8"))
-    return b"".join(out), "multipart/form-data; boundary=" + boundary
 
 
 def upload_file(content: Union[bytes, str, "os.PathLike[str]", BinaryIO], *, filename: Optional[str] = None,
@@ -40,20 +28,12 @@ def upload_file(content: Union[bytes, str, "os.PathLike[str]", BinaryIO], *, fil
     message names the line and the field; a file over the server's bound
     PayloadTooLargeError. ``expires_after_seconds`` (3600 to 2592000) bounds its life
     (default 30 days)."""
-    if isinstance(content, (str, os.PathLike)):
-        filename = filename or os.path.basename(os.fspath(content))
-        with open(content, "rb") as f:
-            data = f.read()
-    elif isinstance(content, (bytes, bytearray)):
-        data = bytes(content)
-    else:
-        data = content.read()
-        filename = filename or os.path.basename(getattr(content, "name", "") or "")
-    fields = {"purpose": purpose}
+    data, filename = read_content(content, filename)
+    fields = [("purpose", purpose)]
     if expires_after_seconds is not None:
-        fields["expires_after[anchor]"] = "created_at"
-        fields["expires_after[seconds]"] = str(expires_after_seconds)
-    body, ctype = _multipart(fields, filename or "batch.jsonl", data)
+        fields.append(("expires_after[anchor]", "created_at"))
+        fields.append(("expires_after[seconds]", str(expires_after_seconds)))
+    body, ctype = _multipart.encode(fields, [_multipart.Part("file", filename or "batch.jsonl", "application/jsonl", data)])
     return (client or Client()).request("POST", "/v1/files", raw=body, content_type=ctype)
 
 

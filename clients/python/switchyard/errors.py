@@ -69,6 +69,18 @@ class ConflictError(APIError):
     """409: e.g. results of an optimization job that has not finished."""
 
 
+class PreconditionFailedError(APIError):
+    """412: a conditional request (``if_match=`` of ``rotate_key``, ``revoke_key``,
+    ``update_key``) named a version the key is no longer at: it was rotated or changed
+    meanwhile, and nothing was changed. ``resent`` is True when the request was sent again
+    after an attempt that failed with no answer or a 502/504, which the server may have
+    carried out: the change this If-Match refuses may then be this call's own."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.resent = False
+
+
 class PayloadTooLargeError(APIError):
     """413: the request body is over the server's limit."""
 
@@ -135,6 +147,7 @@ _BY_STATUS = {
     403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
+    412: PreconditionFailedError,
     413: PayloadTooLargeError,
     422: ValidationError,
     429: RateLimitError,

@@ -11,6 +11,22 @@ from ._http import Client
 from .errors import MissingIdError
 
 
+def _key_call(c: Client, method: str, path: str, if_match: Optional[str], body: Any = None) -> Dict[str, Any]:
+    """Sends a keys API request, with If-Match ``if_match`` when given, and returns the key
+    with its version, the answer's ETag header, as ``"etag"`` (None from a server without
+    it)."""
+    headers = {"If-Match": if_match} if if_match else None
+    out, got = c.request_with_headers(method, path, body=body, headers=headers)
+    out["etag"] = got.get("ETag")
+    return out
+
+
+def _key_path(key_id: str) -> str:
+    if not key_id:
+        raise MissingIdError("no key id")
+    return "/api/v1/keys/" + quote(key_id, safe="")
+
+
 def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = None,
               max_budget_usd: Optional[float] = None, budget_duration: Optional[str] = None,
               max_tokens: Optional[int] = None, max_requests: Optional[int] = None,
@@ -25,8 +41,9 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     ``expires_at`` an RFC 3339 time; ``guardrails`` names server guardrails every chat request
     of the key runs; ``team_id`` puts the key in a team (its budget, models and rates);
     ``soft_budget_usd`` is a mark that never blocks and sends a budget alert; ``mcp_servers``
-    are the MCP servers the key may use (none given: every one). A bad field raises
-    ValidationError naming it."""
+    are the MCP servers the key may use (none given: every one). The answer's ``etag`` is
+    the key's version (see ``rotate_key``). A bad field raises ValidationError naming it;
+    a ``team_id`` of no team of yours NotFoundError."""
     body = {k: v for k, v in {
         "name": name, "models": list(models) if models is not None else None, "max_budget_usd": max_budget_usd,
         "budget_duration": budget_duration, "max_tokens": max_tokens, "max_requests": max_requests,
@@ -35,43 +52,56 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
         "guardrails": list(guardrails) if guardrails is not None else None, "team_id": team_id,
         "soft_budget_usd": soft_budget_usd,
         "mcp_servers": list(mcp_servers) if mcp_servers is not None else None}.items() if v is not None}
-    return (client or Client()).request("POST", "/api/v1/keys", body=body)
+    return _key_call(client or Client(), "POST", "/api/v1/keys", None, body)
 
 
 def list_keys(*, client: Optional[Client] = None) -> List[Dict[str, Any]]:
-    """Returns the virtual keys the calling key issued, newest first, with their spend."""
+    """Returns the virtual keys the calling key issued, newest first, with their spend (no
+    ``etag``: ``key_info`` gives a key's version)."""
     return (client or Client()).request("GET", "/api/v1/keys").get("data", [])
 
 
 def key_info(key_id: str = "self", *, client: Optional[Client] = None) -> Dict[str, Any]:
     """Returns one virtual key the calling key issued; ``"self"`` (the default) is the calling
-    virtual key itself: its limits and spend."""
-    if not key_id:
-        raise MissingIdError("no key id")
-    return (client or Client()).request("GET", "/api/v1/keys/" + quote(key_id, safe=""))
+    virtual key itself: its limits and spend. Its ``etag`` is the key's version: it changes
+    with every rotation and every change of its name or limits, not with its spend; give it
+    as ``if_match`` to ``rotate_key``, ``update_key`` or ``revoke_key`` to act only on that
+    version. NotFoundError for an unknown id (or another key's)."""
+    return _key_call(client or Client(), "GET", _key_path(key_id), None)
 
 
-def update_key(key_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:
+def update_key(key_id: str, *, if_match: Optional[str] = None, client: Optional[Client] = None,
+               **fields: Any) -> Dict[str, Any]:
     """Changes the fields given (``name``, ``models``, ``max_budget_usd``,
     ``budget_duration``, ``max_tokens``, ``max_requests``, ``requests_per_minute``,
     ``tokens_per_minute``, ``expires_at``, ``metadata``, ``blocked``, ``guardrails``,
     ``team_id``, ``soft_budget_usd``, ``mcp_servers``; ``expires_at=None`` removes the expiry,
-    ``team_id=None`` takes the key out of its team) and returns the key; its spend is kept."""
-    if not key_id:
-        raise MissingIdError("no key id")
-    return (client or Client()).request("PATCH", "/api/v1/keys/" + quote(key_id, safe=""), body=fields)
+    ``team_id=None`` takes the key out of its team) and returns the key with its new
+    ``etag``; its spend is kept. With ``if_match`` (an ``etag``) the change is made only if
+    the key is still at that version: otherwise nothing changes and PreconditionFailedError
+    (412) is raised. A bad field raises ValidationError naming it, an unknown id
+    NotFoundError."""
+    return _key_call(client or Client(), "PATCH", _key_path(key_id), if_match, fields)
 
 
-def rotate_key(key_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
-    """Gives a virtual key a new value (its ``key``, shown this once) and returns the key: the
-    old value is refused at once on every replica; the id, limits and spend stay."""
-    if not key_id:
-        raise MissingIdError("no key id")
-    return (client or Client()).request("POST", "/api/v1/keys/" + quote(key_id, safe="") + "/rotate")
+def rotate_key(key_id: str, *, if_match: Optional[str] = None, client: Optional[Client] = None) -> Dict[str, Any]:
+    """Gives a virtual key a new value (its ``key``, shown this once) and returns the key with
+    its new ``etag``: the old value is refused at once on every replica; the id, limits and
+    spend stay. Without ``if_match`` it rotates whatever version the key is at (of two
+    callers rotating at once both succeed, and the first one's new key no longer works);
+    with ``if_match`` (an ``etag`` from ``key_info`` or an earlier rotation or update) only
+    if the key is still at that version, else PreconditionFailedError (412) and nothing
+    changes: of concurrent calls giving one version exactly one succeeds. A call resent
+    after a connection error or a 502/504 may have rotated the key on that earlier
+    attempt, its new key lost: the 412 it then gets says so (``resent``). NotFoundError
+    for an unknown id."""
+    return _key_call(client or Client(), "POST", _key_path(key_id) + "/rotate", if_match)
 
 
-def revoke_key(key_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
-    """Revokes a virtual key at once on every replica; returns ``{"id", "deleted": True}``."""
-    if not key_id:
-        raise MissingIdError("no key id")
-    return (client or Client()).request("DELETE", "/api/v1/keys/" + quote(key_id, safe=""))
+def revoke_key(key_id: str, *, if_match: Optional[str] = None, client: Optional[Client] = None) -> Dict[str, Any]:
+    """Revokes a virtual key at once on every replica; returns ``{"id", "deleted": True}``.
+    With ``if_match`` (an ``etag``) only if the key is still at that version: otherwise
+    the key is kept and PreconditionFailedError (412) is raised. NotFoundError for an
+    unknown id."""
+    headers = {"If-Match": if_match} if if_match else None
+    return (client or Client()).request("DELETE", _key_path(key_id), headers=headers)
