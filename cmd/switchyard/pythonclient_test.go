@@ -33,55 +33,61 @@ import (
 // completion with "Hello from the fake upstream", plain or streamed with usage.
 func fakeOpenAIUpstream(t *testing.T) *httptest.Server {
 	t.Helper()
-	const answer = "Hello from the fake upstream"
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model  string `json:"model"`
-			Stream bool   `json:"stream"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			http.Error(w, `{"error":{"message":"not found"}}`, 404)
-			return
-		}
-		usage := map[string]int{"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
-		if !req.Stream {
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{
-				"id": "chatcmpl-fake", "object": "chat.completion", "model": req.Model,
-				"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-					"message": map[string]any{"role": "assistant", "content": answer}}},
-				"usage": usage,
-			})
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, part := range strings.SplitAfter(answer, " ") {
-			b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
-				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": part}}}})
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		b, _ = json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
-			"choices": []any{}, "usage": usage})
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
-	}))
+	ts := httptest.NewServer(http.HandlerFunc(fakeOpenAIChat))
 	t.Cleanup(ts.Close)
 	return ts
 }
 
+// fakeOpenAIChat is fakeOpenAIUpstream's handler: "Hello from the fake upstream" to every
+// chat completion, plain or streamed with usage; 404 to any other path.
+func fakeOpenAIChat(w http.ResponseWriter, r *http.Request) {
+	const answer = "Hello from the fake upstream"
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not found"}}`, 404)
+		return
+	}
+	usage := map[string]int{"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": answer}}},
+			"usage": usage,
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, part := range strings.SplitAfter(answer, " ") {
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": part}}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
+	fmt.Fprintf(w, "data: %s\n\n", b)
+	b, _ = json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
+		"choices": []any{}, "usage": usage})
+	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+}
+
 // serveForClients runs `switchyard serve` in-process on a random port with the key given
-// in SWITCHYARD_API_KEYS, local URLs allowed, and the openai provider pointed at a scripted
-// upstream (extra flags follow). It returns the base URL and the capabilities missing from
-// its OpenAPI document.
+// in SWITCHYARD_API_KEYS, local URLs allowed, and the openai and cohere providers pointed
+// at a scripted upstream, fakeClientsUpstream (extra flags follow). It returns the base URL
+// and the capabilities missing from its OpenAPI document.
 func serveForClients(t *testing.T, key string, extra ...string) (base string, missing []string) {
 	t.Helper()
-	up := fakeOpenAIUpstream(t)
+	up := fakeClientsUpstream(t)
 	t.Setenv("SWITCHYARD_API_KEYS", key)
 	t.Setenv("OPENAI_API_KEY", "sk-fake")
 	t.Setenv("OPENAI_BASE_URL", up.URL+"/v1")
+	t.Setenv("COHERE_API_KEY", "co-fake")
+	t.Setenv("COHERE_BASE_URL", up.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan int, 1)
@@ -249,7 +255,7 @@ func findPython(version string) string {
 // TestPythonClientAllCapabilities).
 func runPythonSuiteAllCapabilities(t *testing.T, py string) {
 	t.Helper()
-	up := fakeOpenAIUpstream(t)
+	up := fakeClientsUpstream(t)
 	var spend server.Option
 	url := cliServer(t, func(st *store.Store) []server.Option {
 		svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
@@ -261,7 +267,8 @@ func runPythonSuiteAllCapabilities(t *testing.T, py string) {
 		if err := svc.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		env := map[string]string{"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": up.URL + "/v1"}
+		env := map[string]string{"OPENAI_API_KEY": "sk-fake", "OPENAI_BASE_URL": up.URL + "/v1",
+			"COHERE_API_KEY": "co-fake", "COHERE_BASE_URL": up.URL}
 		roll := usagelog.NewRollup(st, usagelog.RollupOptions{})
 		spend = server.Spend(roll)
 		gw, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Store: st,
