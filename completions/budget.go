@@ -80,8 +80,8 @@ type Budget struct {
 
 	now func() time.Time // the clock of ResetEvery; nil: time.Now
 
-	// parents are the accounts b sits inside (SetParent's, a team's, then Within's, an end
-	// user's): every call b reserves and every charge is taken from each, and any refuses.
+	// parents are the accounts b sits inside (SetParent's, a team's, AddParent's, a user's,
+	// then Within's, an end user's): every call b reserves and every charge is taken from each, and any refuses.
 	// Each is named in its refusals (a *BudgetExceededError).
 	parents []enclosing
 
@@ -214,6 +214,22 @@ func (b *Budget) SetParent(parent *Budget, name string) {
 	if parent != nil {
 		b.parents = []enclosing{{b: parent, name: name}}
 	}
+}
+
+// AddParent puts b inside one more account, after those it is in already (SetParent's):
+// a user's account that every key made for the user draws on, beside the team's of its
+// key. The added account is reserved, charged and may refuse as SetParent's; kind and name
+// say which in its refusals (a *BudgetExceededError) and in a *BudgetGoneError, as
+// Within's do. Call it before b is used; parent may not itself have a parent (nil parent:
+// b is unchanged).
+func (b *Budget) AddParent(parent *Budget, kind, name string) {
+	if parent == nil {
+		return
+	}
+	if len(parent.parents) > 0 {
+		panic("completions: a parent Budget may not itself have a parent")
+	}
+	b.parents = append(slices.Clip(b.parents), enclosing{b: parent, kind: kind, name: name})
 }
 
 // Parent returns the Budget b sits inside (SetParent), or nil.
