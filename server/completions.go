@@ -142,6 +142,8 @@ func Completions(g *completions.Gateway) Option {
 		s.litellmRoutes(g)
 		s.teamRoutes(g)
 		s.litellmTeamRoutes(g)
+		s.litellmTeamMemberRoutes()
+		s.litellmUserRoutes(g)
 		s.endUserRoutes(g)
 		s.litellmCustomerRoutes(g)
 		s.litellmModelRoutes(g)
@@ -485,6 +487,11 @@ func completionsError(err error) *APIError {
 		// The end user was deleted meanwhile: what a request naming an unknown end user
 		// on /customer/info is told (LiteLLM's 404), not that the key was revoked.
 		return NotFound("End User Id=%s does not exist in db (deleted while this request was on its way)", gone.Name)
+	case errors.As(err, &gone) && gone.Kind == userKind:
+		// The user was deleted meanwhile: deleting a user revokes its keys.
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its user %s was deleted)", gone.Name)
+	case errors.As(err, &gone) && gone.Kind == teamMemberKind:
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team meanwhile (User=%s): try again", gone.Name)
 	case errors.As(err, &gone) && gone.Name != "":
 		// A team's account: deleting a team revokes its keys.
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team %s was deleted)", gone.Name)
@@ -507,6 +514,9 @@ func completionsError(err error) *APIError {
 	case errors.As(err, &team) && team.Kind == endUserKind:
 		// An end user's account refused the request: LiteLLM's wording and status.
 		return endUserRefusal(team)
+	case errors.As(err, &team) && (team.Kind == userKind || team.Kind == teamMemberKind):
+		// A user's account (or its membership's in the key's team) refused the request.
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userRefusal(team))
 	case errors.As(err, &team):
 		// A team's account refused the request: LiteLLM's wording, which names the team. A
 		// blocked team is a 429 here as a blocked key is; the OpenAI-compatible surface

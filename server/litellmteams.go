@@ -43,36 +43,36 @@ var litellmTeamNativeNames = []litellmName{
 // litellmTeam is a team as LiteLLM's /team/new, /team/update and /team/block describe one
 // (/team/list adds its keys' objects: litellmListedTeam).
 type litellmTeam struct {
-	TeamID           string         `json:"team_id"`
-	TeamAlias        *string        `json:"team_alias"`
-	Models           []string       `json:"models" jsonschema:"description=Empty: every model"`
-	MaxBudget        *float64       `json:"max_budget"`
-	BudgetDuration   *string        `json:"budget_duration"`
-	BudgetResetAt    *time.Time     `json:"budget_reset_at"`
-	TPMLimit         *int64         `json:"tpm_limit"`
-	RPMLimit         *int           `json:"rpm_limit"`
-	Metadata         map[string]any `json:"metadata"`
-	Blocked          bool           `json:"blocked"`
-	Spend            float64        `json:"spend" jsonschema:"description=USD the team's keys spent (in the current period with budget_duration)"`
-	CreatedAt        time.Time      `json:"created_at"`
-	Keys             []string       `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
-	MembersWithRoles []any          `json:"members_with_roles" jsonschema:"description=Always empty (Switchyard has no team members)"`
+	TeamID           string                  `json:"team_id"`
+	TeamAlias        *string                 `json:"team_alias"`
+	Models           []string                `json:"models" jsonschema:"description=Empty: every model"`
+	MaxBudget        *float64                `json:"max_budget"`
+	BudgetDuration   *string                 `json:"budget_duration"`
+	BudgetResetAt    *time.Time              `json:"budget_reset_at"`
+	TPMLimit         *int64                  `json:"tpm_limit"`
+	RPMLimit         *int                    `json:"rpm_limit"`
+	Metadata         map[string]any          `json:"metadata"`
+	Blocked          bool                    `json:"blocked"`
+	Spend            float64                 `json:"spend" jsonschema:"description=USD the team's keys spent (in the current period with budget_duration)"`
+	CreatedAt        time.Time               `json:"created_at"`
+	Keys             []string                `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
+	MembersWithRoles []litellmMemberWithRole `json:"members_with_roles" jsonschema:"description=The team's members (POST /team/member_add) with their roles"`
 }
 
 // litellmListedTeam is a team of GET /team/list as LiteLLM lists one: its keys are the key
 // objects (as /key/info describes them), beside its team_memberships.
 type litellmListedTeam struct {
 	litellmTeam
-	Keys            []litellmKeyInfo `json:"keys" jsonschema:"description=The team's virtual keys"`
-	TeamMemberships []any            `json:"team_memberships" jsonschema:"description=Always empty (no team members)"`
+	Keys            []litellmKeyInfo        `json:"keys" jsonschema:"description=The team's virtual keys"`
+	TeamMemberships []litellmTeamMembership `json:"team_memberships" jsonschema:"description=The team's memberships with each member's spend and max_budget_in_team"`
 }
 
 // litellmTeamInfo is the answer of GET /team/info.
 type litellmTeamInfo struct {
-	TeamID          string           `json:"team_id"`
-	TeamInfo        litellmTeam      `json:"team_info"`
-	Keys            []litellmKeyInfo `json:"keys" jsonschema:"description=The team's virtual keys"`
-	TeamMemberships []any            `json:"team_memberships" jsonschema:"description=Always empty (no team members)"`
+	TeamID          string                  `json:"team_id"`
+	TeamInfo        litellmTeam             `json:"team_info"`
+	Keys            []litellmKeyInfo        `json:"keys" jsonschema:"description=The team's virtual keys"`
+	TeamMemberships []litellmTeamMembership `json:"team_memberships" jsonschema:"description=The team's memberships with each member's spend and max_budget_in_team"`
 }
 
 // litellmTeamUpdated is the answer of POST /team/update.
@@ -174,7 +174,9 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			if err != nil {
 				return litellmTeamNames(err)
 			}
-			writeJSON(w, http.StatusOK, litellmTeamUpdated{TeamID: id, Data: litellmTeamOf(*t)})
+			out := litellmTeamUpdated{TeamID: id, Data: litellmTeamOf(*t)}
+			s.withMembers(r.Context(), owner(r), &out.Data)
+			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
 	s.Handle(Route{Method: "GET", Path: "/team/info", Summary: "LiteLLM's team info: a team with its spend and its keys",
@@ -193,7 +195,8 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			out := litellmTeamInfo{TeamID: id, TeamInfo: litellmTeamOf(*t), Keys: []litellmKeyInfo{}, TeamMemberships: []any{}}
+			out := litellmTeamInfo{TeamID: id, TeamInfo: litellmTeamOf(*t), Keys: []litellmKeyInfo{}}
+			out.TeamMemberships = s.withMembers(r.Context(), owner(r), &out.TeamInfo).memberships
 			for _, k := range keys {
 				if k.TeamID == id {
 					out.Keys = append(out.Keys, litellmInfoOf(k))
@@ -221,7 +224,8 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			}
 			out := make([]litellmListedTeam, 0, len(ts))
 			for _, t := range ts {
-				lt := litellmListedTeam{litellmTeam: litellmTeamOf(t), Keys: byTeam[t.TeamID], TeamMemberships: []any{}}
+				lt := litellmListedTeam{litellmTeam: litellmTeamOf(t), Keys: byTeam[t.TeamID]}
+				lt.TeamMemberships = s.withMembers(r.Context(), owner(r), &lt.litellmTeam).memberships
 				if lt.Keys == nil {
 					lt.Keys = []litellmKeyInfo{}
 				}
@@ -266,7 +270,9 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			if err != nil {
 				return litellmTeamNames(err)
 			}
-			writeJSON(w, http.StatusOK, litellmTeamOf(*t))
+			out := litellmTeamOf(*t)
+			s.withMembers(r.Context(), owner(r), &out)
+			writeJSON(w, http.StatusOK, out)
 			return nil
 		}
 	}
@@ -312,6 +318,8 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 		switch {
 		case to == "" && emptyJSON(raw):
 			// members_with_roles [], organization_id null, …: LiteLLM's clients' defaults.
+		case name == "members_with_roles" || name == "members":
+			return nil, block, litellmInvalid(name, "%s: add members after making the team, with POST /team/member_add", name)
 		case to == "":
 			return nil, block, litellmInvalid(name, "%s: Switchyard's teams have no %s (a team is a shared budget, rate and model list for virtual keys; keep labels in metadata)", name, name)
 		case name == "max_budget" && isZero:
@@ -360,7 +368,7 @@ func litellmTeamNames(err error) error { return litellmRenamed(err, litellmTeamN
 // litellmTeamOf describes t in LiteLLM's fields.
 func litellmTeamOf(t team) litellmTeam {
 	out := litellmTeam{TeamID: t.TeamID, Models: t.Models, Metadata: t.Metadata, Blocked: t.Blocked, Spend: t.Spend.CostUSD,
-		CreatedAt: t.CreatedAt, Keys: t.KeyIDs, MembersWithRoles: []any{}}
+		CreatedAt: t.CreatedAt, Keys: t.KeyIDs, MembersWithRoles: []litellmMemberWithRole{}}
 	if out.Models == nil {
 		out.Models = []string{}
 	}

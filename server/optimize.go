@@ -324,6 +324,9 @@ type keyScopeDoc struct {
 	TeamID string `json:"team_id,omitempty"`
 	// MCPServers are the MCP servers a virtual key may use (empty: every one).
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// UserID is the user a virtual key was made for (users.go): its budget sits inside the
+	// user's, and inside the user's membership of TeamID, when they exist.
+	UserID string `json:"user_id,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -417,6 +420,11 @@ func keyScopes(st *store.Store) ScopeResolver {
 					return nil, err
 				}
 				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
+			}
+			if s.UserID != "" {
+				if err := joinUser(ctx, st, owner, s.UserID, s.TeamID, b); err != nil {
+					return nil, err
+				}
 			}
 			return vk, nil
 		}

@@ -394,6 +394,9 @@ func (s *Server) deleteTeams(ctx context.Context, owner string, ids []string) ([
 			revoked = append(revoked, rec.ID)
 		}
 		for _, id := range ids {
+			if err := deleteTeamMembers(ctx, tx, owner, id); err != nil {
+				return err
+			}
 			if err := tx.Delete(ctx, store.Budgets, teamBudgetID(owner, id)); err != nil {
 				return err
 			}

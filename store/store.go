@@ -63,6 +63,9 @@ const (
 	Budgets                   Collection = "budgets"                      // shared spending accounts of scoped keys
 	VirtualKeys               Collection = "virtual_keys"                 // issued virtual keys' descriptions, keyed owner/id
 	Teams                     Collection = "teams"                        // teams of virtual keys, keyed owner/team id
+	Users                     Collection = "users"                        // LiteLLM's internal users of an owner, keyed owner/user id
+	TeamMembers               Collection = "team_members"                 // team memberships, keyed owner/team id/user id (written and deleted with each UserTeams record)
+	UserTeams                 Collection = "user_teams"                   // the same memberships by user, keyed owner/user id/team id -> ""
 	EndUsers                  Collection = "end_users"                    // end users (LiteLLM's customers) of an app, keyed owner/end user id
 	EndUserCounts             Collection = "end_user_counts"              // how many end users each owner has, keyed owner (kept with every creation and deletion in EndUsers)
 	ResponseCache             Collection = "response_cache"               // the gateway's cached answers, keyed by request hash
