@@ -20,8 +20,11 @@ type plan struct {
 	// gated); observe* call it.
 	release func()
 
-	scope      Scope
-	req        *Request
+	scope Scope
+	req   *Request
+	// asked is the model name a request other than chat named (a model group's or
+	// "provider/model"): RequestRecord.ModelGroup.
+	asked      string
 	start      time.Time
 	targets    []target
 	preq       providers.Request // Model is set per attempt

@@ -264,7 +264,7 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 	if err := CheckTags("tags", tags); err != nil {
 		return nil, err
 	}
-	return g.opPlan(scope, tags, targets)
+	return g.opPlan(scope, model, tags, targets)
 }
 
 // opCost prices a call of an operation other than chat under the catalogue's name for its
@@ -280,8 +280,8 @@ func opCost[Cat, U any](g *Gateway, name string, u U, price func(Cat, string, U)
 
 // enterOp is opPlan's plan with the request entered into the scope's budget (when it has
 // one): the caller ends it (plan.ended) on every way out.
-func (g *Gateway) enterOp(ctx context.Context, scope Scope, tags []string, targets []target) (*plan, error) {
-	p, err := g.opPlan(scope, tags, targets)
+func (g *Gateway) enterOp(ctx context.Context, scope Scope, asked string, tags []string, targets []target) (*plan, error) {
+	p, err := g.opPlan(scope, asked, tags, targets)
 	if err != nil {
 		return nil, err
 	}
@@ -293,15 +293,16 @@ func (g *Gateway) enterOp(ctx context.Context, scope Scope, tags []string, targe
 	return p, nil
 }
 
-// opPlan is the plan of a request other than chat (embeddings, audio, rerank) for targets:
-// its start and timing, once the budget's model restrictions allow the targets.
-func (g *Gateway) opPlan(scope Scope, tags []string, targets []target) (*plan, error) {
+// opPlan is the plan of a request other than chat (embeddings, audio, rerank) for targets,
+// which the model name asked resolved to: its start and timing, once the budget's model
+// restrictions allow the targets.
+func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []target) (*plan, error) {
 	if b := scope.Budget; b != nil {
 		if err := g.budgetAllows(b, targets); err != nil {
 			return nil, err
 		}
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries}
+	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries, asked: asked}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}
@@ -554,7 +555,7 @@ func (s *Speech) Close() error {
 		default:
 			r.Outcome, r.Err = RequestStreamFailed, s.err
 		}
-		g.opts.Observer.ObserveRequest(s.ctx, r)
+		g.observe(s.ctx, p, r)
 	})
 	return nil
 }

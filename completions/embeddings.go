@@ -475,7 +475,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if err != nil {
 		return nil, err
 	}
-	p, err := g.opPlan(scope, req.Tags, targets)
+	p, err := g.opPlan(scope, req.Model, req.Tags, targets)
 	if err != nil {
 		return nil, err
 	}

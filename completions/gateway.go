@@ -152,6 +152,9 @@ type Scope struct {
 	// MCPServers names the MCP servers (Options.MCP) the scope's /v1/responses requests may
 	// use in mcp tools (a virtual key's); nil allows every configured server.
 	MCPServers []string
+	// EndUser is the end user the request is made for (LiteLLM's end user: the body's user,
+	// an x-litellm-end-user-id header); observers see it as RequestRecord.EndUser.
+	EndUser string
 }
 
 // Backoff configures the wait between retries of the same model.

@@ -552,7 +552,7 @@ func (g *Gateway) guardRequest(ctx context.Context, scope Scope, req *Request, p
 	} else if len(req.Models) > 0 {
 		r.Requested = req.Models[0]
 	}
-	g.opts.Observer.ObserveRequest(ctx, r)
+	g.observe(ctx, &plan{scope: scope, req: req, targets: primary}, r)
 	return nil, err
 }
 
@@ -587,7 +587,7 @@ func (g *Gateway) observeBlockedAnswer(ctx context.Context, p *plan, stream bool
 	if len(p.targets) > 0 {
 		r.Requested = p.targets[0].name
 	}
-	g.opts.Observer.ObserveRequest(ctx, r)
+	g.observe(ctx, p, r)
 }
 
 // LoadGuardrails reads and checks a JSON file of guardrails (ParseGuardrails).

@@ -414,7 +414,7 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 // (OperationImageGeneration, OperationImageEdit); req is the request's generation fields.
 func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerationRequest, targets []target, op string,
 	call func(actx context.Context, t target) (*providers.ImageResponse, error)) (*ImageGenerationResponse, error) {
-	p, err := g.enterOp(ctx, scope, req.Tags, targets)
+	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets)
 	if err != nil {
 		return nil, err
 	}

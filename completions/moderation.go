@@ -220,7 +220,7 @@ func (g *Gateway) Moderate(ctx context.Context, scope Scope, req *ModerationRequ
 	if err != nil {
 		return nil, err
 	}
-	p, err := g.enterOp(ctx, scope, req.Tags, targets)
+	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets)
 	if err != nil {
 		return nil, err
 	}

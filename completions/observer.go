@@ -3,7 +3,10 @@ package completions
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // Observer sees every request the gateway accepted (past validation and the budget), once,
@@ -53,6 +56,15 @@ type RequestRecord struct {
 	// Requested is the first model the request named (after ranking), for the labels of a
 	// request that ended before any attempt was recorded.
 	Requested string
+	// ModelGroup is the model name the caller asked for (LiteLLM's model_group): a model
+	// group's name, or the one "provider/model" it named; "" when it named several.
+	ModelGroup string
+	// EndUser is the Scope's EndUser.
+	EndUser string
+	// APIBase is the endpoint root of Model's provider (or of the last model tried when
+	// none answered) without credentials: user info, query and fragment removed, as
+	// Deployment.APIBase; "" when its adapter does not say.
+	APIBase string
 	// ResponseID is the chat answer's ResponseMessageID: the uuid in the id each surface
 	// answered with (chatcmpl-…, msg_…); "" for other operations.
 	ResponseID string
@@ -94,7 +106,7 @@ func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, res
 	if resp.Continued != nil {
 		r.Continuations = countContinuations(p.attempts)
 	}
-	g.opts.Observer.ObserveRequest(ctx, r)
+	g.observe(ctx, p, r)
 }
 
 // answerRecord is the record of p answered by resp (delivered or blocked after it came):
@@ -140,7 +152,7 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	if len(p.targets) > 0 {
 		r.Requested = p.targets[0].name
 	}
-	g.opts.Observer.ObserveRequest(ctx, r)
+	g.observe(ctx, p, r)
 }
 
 // observeOpAnswer reports a request of operation op other than chat (embeddings, audio,
@@ -159,7 +171,7 @@ func (g *Gateway) observeOpAnswer(ctx context.Context, p *plan, op string, used 
 	if cache != nil {
 		r.Cache, r.SavedUSD = cache.Result, cache.SavedUSD
 	}
-	g.opts.Observer.ObserveRequest(ctx, r)
+	g.observe(ctx, p, r)
 }
 
 // observeOpFailure reports a request of operation op other than chat (embeddings, audio,
@@ -176,7 +188,54 @@ func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stre
 	if len(p.targets) > 0 {
 		r.Requested = p.targets[0].name
 	}
+	g.observe(ctx, p, r)
+}
+
+// observe completes r with what p knows of the caller's ask — the model name it asked for,
+// its end user, the answering (or last tried) provider's endpoint — and hands it to the
+// Observer.
+func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
+	r.EndUser = p.scope.EndUser
+	r.ModelGroup = p.asked
+	if p.req != nil && r.ModelGroup == "" {
+		if p.req.groupName != "" {
+			r.ModelGroup = p.req.groupName
+		} else if len(p.req.Models) == 1 {
+			r.ModelGroup = p.req.Models[0]
+		}
+	}
+	model := r.Model
+	if n := len(r.Attempts); model == "" && n > 0 {
+		model = r.Attempts[n-1].Model
+	}
+	if model == "" {
+		model = r.Requested
+	}
+	r.APIBase = g.apiBase(p, model)
 	g.opts.Observer.ObserveRequest(ctx, r)
+}
+
+// apiBase is the endpoint root of model's provider without credentials (publicURL): of
+// p's target for it, else of the registry's provider; "" when its adapter does not say.
+func (g *Gateway) apiBase(p *plan, model string) string {
+	prov, _, ok := strings.Cut(model, "/")
+	if !ok {
+		return ""
+	}
+	var pr providers.Provider
+	for _, t := range p.targets {
+		if t.provider == prov && t.p != nil {
+			pr = t.p
+			break
+		}
+	}
+	if pr == nil && g.opts.Providers != nil {
+		pr, _ = g.opts.Providers.Lookup(prov)
+	}
+	if b, ok := pr.(interface{ BaseURL() string }); ok && pr != nil {
+		return publicURL(b.BaseURL())
+	}
+	return ""
 }
 
 func cloneAttempts(a []Attempt) []Attempt { return append([]Attempt(nil), a...) }

@@ -397,7 +397,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		// No model would take it (in a group, those that do not are passed over).
 		return nil, invalid("max_tokens_per_doc", "provider %q's rerank API has no such option (only Cohere's does): leave it unset", targets[0].provider)
 	}
-	p, err := g.opPlan(scope, req.Tags, targets)
+	p, err := g.opPlan(scope, req.Model, req.Tags, targets)
 	if err != nil {
 		return nil, err
 	}

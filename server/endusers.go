@@ -495,6 +495,7 @@ func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.
 	if e.id == "" {
 		e = requestEndUser(r, nil)
 	}
+	sc.EndUser = e.id // recorded in the request history (/spend/logs' end_user)
 	return s.withEndUser(r.Context(), sc, e.field, e.id)
 }
 
