@@ -93,6 +93,38 @@ type Request struct {
 	Tags []string `json:"tags,omitempty"`
 	// Error is the failure (absent on ok).
 	Error string `json:"error,omitempty"`
+	// ModelGroup is the model name the caller asked for: a model group's or the one
+	// "provider/model" it named (absent when it named several).
+	ModelGroup string `json:"model_group,omitempty"`
+	// EndUser is the end user the request was made for (LiteLLM's end user).
+	EndUser string `json:"end_user,omitempty"`
+	// APIBase is the endpoint root of Model's provider without credentials.
+	APIBase string `json:"api_base,omitempty"`
+}
+
+// newRequest is rec as the history keeps it (ID not set).
+func newRequest(rec completions.RequestRecord) Request {
+	req := Request{Owner: rec.Owner, Tag: rec.Tag, Operation: rec.Operation, Stream: rec.Stream, Outcome: rec.Outcome,
+		Model: rec.Model, Answered: rec.Outcome == completions.RequestOK && rec.Model != "",
+		Attempts:     rec.Attempts,
+		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
+		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
+		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
+		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...),
+		ResponseID: rec.ResponseID, ModelGroup: rec.ModelGroup, EndUser: rec.EndUser, APIBase: rec.APIBase}
+	if req.Attempts == nil {
+		req.Attempts = []completions.Attempt{}
+	}
+	if rec.Err != nil {
+		req.Error = rec.Err.Error()
+	}
+	if req.Model == "" {
+		req.Model = NoModel
+		if n := len(rec.Attempts); n > 0 {
+			req.Model = rec.Attempts[n-1].Model
+		}
+	}
+	return req
 }
 
 // Bucket aggregates the requests of one model over one step of time.
@@ -201,26 +233,7 @@ func (r *Recorder) Window() time.Duration { return time.Duration(len(r.minutes))
 
 // ObserveRequest records one request (completions.Observer).
 func (r *Recorder) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
-	req := Request{Owner: rec.Owner, Tag: rec.Tag, Operation: rec.Operation, Stream: rec.Stream, Outcome: rec.Outcome,
-		Model: rec.Model, Answered: rec.Outcome == completions.RequestOK && rec.Model != "",
-		Attempts:     rec.Attempts,
-		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
-		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
-		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
-		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...),
-		ResponseID: rec.ResponseID}
-	if req.Attempts == nil {
-		req.Attempts = []completions.Attempt{}
-	}
-	if rec.Err != nil {
-		req.Error = rec.Err.Error()
-	}
-	if req.Model == "" {
-		req.Model = NoModel
-		if n := len(rec.Attempts); n > 0 {
-			req.Model = rec.Attempts[n-1].Model
-		}
-	}
+	req := newRequest(rec)
 	b := Bucket{Requests: 1, PromptTokens: int64(req.PromptTokens), CompletionTokens: int64(req.CompletionTokens),
 		CostUSD: req.CostUSD, LatencyMSSum: req.LatencyMS, LatencyMSMax: req.LatencyMS}
 	switch req.Cache {

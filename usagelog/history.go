@@ -1,0 +1,411 @@
+package usagelog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// History keeps the gateway's request history in a store.Store (collection
+// store.RequestLog, listed through the owner index): unlike a Recorder's it survives
+// restarts, and every replica over one PostgreSQL store writes to and lists the same
+// history. It is a completions.Observer that never waits for the store: ObserveRequest
+// queues the request (at most HistoryOptions.Queue; past that it is dropped, counted and
+// logged) and a background writer commits what is queued in transactions of up to
+// historyBatch requests. Reads (Each) first wait for what this process queued, so a caller
+// sees its own requests. Requests are kept HistoryOptions.Retention after they were
+// received: older ones are not listed, and Sweep deletes them. Make one with NewHistory
+// and Close it to write the rest.
+//
+// A request's ID is its receipt time in Unix microseconds (ordering and paging by ID is by
+// receipt, as the listing is); two requests received in the same microsecond share it,
+// each is still kept and listed.
+type History struct {
+	st    *store.Store
+	opts  HistoryOptions
+	queue chan Request
+	proc  string        // this process's part of the record keys
+	seq   atomic.Uint64 // the sequence part of the record keys
+
+	mu       sync.Mutex
+	closed   bool
+	queued   uint64        // requests put in queue so far
+	written  uint64        // of those, how many the writer is done with (committed or failed)
+	advanced chan struct{} // closed (and replaced) whenever written grows
+
+	dropped  atomic.Int64
+	failed   atomic.Int64
+	lastWarn atomic.Int64 // Unix seconds of the last "dropped" warning
+	done     chan struct{}
+}
+
+// HistoryOptions configure a History; the zero value is usable.
+type HistoryOptions struct {
+	// Retention is how long a request is kept after it was received: 0 means
+	// DefaultHistoryRetention, a negative value keeps requests forever.
+	Retention time.Duration
+	// Queue bounds the requests waiting to be written (default DefaultHistoryQueue); a
+	// request observed while it is full is dropped (Dropped counts them).
+	Queue int
+	// Logger receives write failures and drops; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock of the retention; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults of HistoryOptions.
+const (
+	// DefaultHistoryRetention keeps requests 30 days, as LiteLLM's spend logs are commonly
+	// kept (its maximum_spend_logs_retention_period) and long enough for a month's review.
+	DefaultHistoryRetention = 30 * 24 * time.Hour
+	// DefaultHistoryQueue is how many requests may wait to be written.
+	DefaultHistoryQueue = 8192
+)
+
+// historyKind is the owner index kind of the history's records.
+const historyKind = "request"
+
+// historyBatch bounds the requests one transaction writes, or a sweep deletes.
+const historyBatch = 256
+
+// historyWriteTimeout bounds one batch's transaction.
+const historyWriteTimeout = 30 * time.Second
+
+// NewHistory returns a History over st, its writer started.
+func NewHistory(st *store.Store, opts HistoryOptions) *History {
+	if opts.Retention == 0 {
+		opts.Retention = DefaultHistoryRetention
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultHistoryQueue
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue), proc: hex.EncodeToString(b[:]),
+		advanced: make(chan struct{}), done: make(chan struct{})}
+	go h.run()
+	return h
+}
+
+var _ completions.Observer = (*History)(nil)
+
+// storedRequest is a request as stored: Request hides its owner from the wire.
+type storedRequest struct {
+	Owner string `json:"owner"`
+	Key   string `json:"key"`
+	Request
+}
+
+// refs are the owner index entries of a stored request: under its owner, and under
+// owner/tag for a scope's own listing (a virtual key's).
+func (s *storedRequest) refs() []store.OwnedRef {
+	r := store.OwnedRef{Kind: historyKind, Owner: s.Owner, Created: s.Start, ID: s.Key}
+	if s.Tag == "" {
+		return []store.OwnedRef{r}
+	}
+	t := r
+	t.Owner = scopeOwner(s.Owner, s.Tag)
+	return []store.OwnedRef{r, t}
+}
+
+// scopeOwner is the owner index owner of one scope's requests.
+func scopeOwner(owner, tag string) string { return owner + "/" + tag }
+
+// ObserveRequest queues rec for the writer (completions.Observer); it never waits.
+func (h *History) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
+	req := newRequest(rec)
+	if req.Start.IsZero() {
+		req.Start = h.opts.Now().UTC()
+	}
+	req.ID = req.Start.UnixMicro()
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.drop("closed")
+		return
+	}
+	select {
+	case h.queue <- req:
+		h.queued++
+		h.mu.Unlock()
+	default:
+		h.mu.Unlock()
+		h.drop("queue full")
+	}
+}
+
+// drop counts a request not written and warns, at most once a minute.
+func (h *History) drop(why string) {
+	n := h.dropped.Add(1)
+	now := time.Now().Unix()
+	if last := h.lastWarn.Load(); now-last >= 60 && h.lastWarn.CompareAndSwap(last, now) {
+		h.opts.Logger.Warn("usagelog: request history: a request was not recorded", "why", why, "dropped_so_far", n)
+	}
+}
+
+// Dropped is how many requests were not recorded (the queue was full, or after Close).
+func (h *History) Dropped() int64 { return h.dropped.Load() }
+
+// Failed is how many requests the writer could not commit.
+func (h *History) Failed() int64 { return h.failed.Load() }
+
+func (h *History) run() {
+	defer close(h.done)
+	for req := range h.queue {
+		batch := []Request{req}
+	more:
+		for len(batch) < historyBatch {
+			select {
+			case r, ok := <-h.queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		h.commit(batch)
+		h.mu.Lock()
+		h.written += uint64(len(batch))
+		close(h.advanced)
+		h.advanced = make(chan struct{})
+		h.mu.Unlock()
+	}
+}
+
+// key is a new record key for a request received at start: its time first, so that the
+// collection is in receipt order (Sweep reads the oldest first), then what makes it unique.
+func (h *History) key(start time.Time) string {
+	return fmt.Sprintf("%016x.%s.%s", uint64(max(start.UnixMicro(), 0)), h.proc, strconv.FormatUint(h.seq.Add(1), 36))
+}
+
+// commit writes batch in one transaction; when that fails, one request at a time, so one
+// bad request does not take the others with it.
+func (h *History) commit(batch []Request) {
+	recs := make([]storedRequest, len(batch))
+	for i, r := range batch {
+		recs[i] = storedRequest{Owner: r.Owner, Key: h.key(r.Start), Request: r}
+	}
+	write := func(recs []storedRequest) error {
+		ctx, cancel := context.WithTimeout(context.Background(), historyWriteTimeout)
+		defer cancel()
+		return h.st.Update(ctx, func(tx store.Tx) error {
+			for i := range recs {
+				if err := store.PutJSON(ctx, tx, store.RequestLog, recs[i].Key, &recs[i]); err != nil {
+					return err
+				}
+				for _, ref := range recs[i].refs() {
+					if err := store.PutOwned(ctx, tx, ref); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	err := write(recs)
+	if err == nil {
+		return
+	}
+	if len(recs) > 1 {
+		for i := range recs {
+			if err = write(recs[i : i+1]); err != nil {
+				h.failed.Add(1)
+				h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", recs[i].Owner, "err", err)
+			}
+		}
+		return
+	}
+	h.failed.Add(1)
+	h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", recs[0].Owner, "err", err)
+}
+
+// Flush returns once every request observed before the call is written (or failed), or
+// with ctx's error.
+func (h *History) Flush(ctx context.Context) error {
+	h.mu.Lock()
+	target := h.queued
+	for h.written < target {
+		ch := h.advanced
+		h.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.done:
+			return nil // closed: nothing more will be written
+		}
+		h.mu.Lock()
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// Close stops taking requests and returns once the queued ones are written, or with
+// ctx's error (the writer then goes on in the background). Requests observed after Close
+// are dropped.
+func (h *History) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.queue)
+	}
+	h.mu.Unlock()
+	select {
+	case <-h.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// firstKept is the receipt time before which requests are past the retention at now
+// (zero: every request is kept).
+func (h *History) firstKept(now time.Time) time.Time {
+	if h.opts.Retention < 0 {
+		return time.Time{}
+	}
+	return now.Add(-h.opts.Retention)
+}
+
+// historyPage is how many index entries one read of Each lists.
+const historyPage = store.MaxPageLimit
+
+// Each lists the stored requests q selects, newest first (RequestSource), after waiting
+// for the requests this process queued. It reads the owner index of q.Owner (or of its
+// scope q.Tag), within q's time window and the retention, one record per entry; q's other
+// filters are applied to the records.
+func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) bool) error {
+	if err := h.Flush(ctx); err != nil {
+		return err
+	}
+	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, CreatedAfter: q.From, CreatedBefore: q.Until, Limit: historyPage}
+	if q.Tag != "" {
+		oq.Owner = scopeOwner(q.Owner, q.Tag)
+	}
+	if first := h.firstKept(h.opts.Now()); !first.IsZero() && first.After(oq.CreatedAfter) {
+		oq.CreatedAfter = first
+	}
+	if q.Before > 0 {
+		if b := time.UnixMicro(q.Before); oq.CreatedBefore.IsZero() || b.Before(oq.CreatedBefore) {
+			oq.CreatedBefore = b
+		}
+	}
+	if !oq.CreatedAfter.IsZero() && !oq.CreatedBefore.IsZero() && !oq.CreatedAfter.Before(oq.CreatedBefore) {
+		return nil // an empty window
+	}
+	for {
+		page, next, err := store.ListOwned(ctx, h.st, oq, func(id string) (Request, bool, error) {
+			rec, err := store.GetJSON[storedRequest](ctx, h.st, store.RequestLog, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return Request{}, false, nil // swept meanwhile
+			}
+			if err != nil {
+				return Request{}, false, err
+			}
+			rec.Request.Owner = rec.Owner
+			if rec.Owner != q.Owner || !q.keeps(&rec.Request) {
+				return Request{}, false, nil
+			}
+			return rec.Request, true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("usagelog: reading the request history: %w", err)
+		}
+		for _, r := range page {
+			if !fn(r) {
+				return nil
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		oq.Cursor = next
+	}
+}
+
+// Sweep deletes the requests received longer than HistoryOptions.Retention before now,
+// with their index entries, and returns how many it deleted. Each already leaves them out;
+// the sweep frees their room. The records are in receipt order: it reads the oldest
+// historyBatch at a time and stops at the first one kept, so a sweep that deletes nothing
+// reads one record. Each transaction deletes at most historyBatch requests, reading each
+// again first: replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.
+func (h *History) Sweep(ctx context.Context, now time.Time) (int, error) {
+	first := h.firstKept(now)
+	if first.IsZero() {
+		return 0, nil
+	}
+	bound := fmt.Sprintf("%016x", uint64(max(first.UnixMicro(), 0)))
+	deleted := 0
+	for limit := 1; ; limit = historyBatch {
+		if err := ctx.Err(); err != nil {
+			return deleted, err
+		}
+		page, err := h.st.List(ctx, store.RequestLog, store.ListOptions{Limit: limit})
+		if err != nil {
+			return deleted, fmt.Errorf("usagelog: sweep the request history: %w", err)
+		}
+		var old []string
+		for _, e := range page {
+			if t, _, _ := strings.Cut(e.Key, "."); t >= bound {
+				break
+			}
+			old = append(old, e.Key)
+		}
+		if len(old) > 0 {
+			n := 0
+			err := h.st.Update(ctx, func(tx store.Tx) error {
+				n = 0
+				for _, k := range old {
+					v, err := tx.Get(ctx, store.RequestLog, k)
+					if errors.Is(err, store.ErrNotFound) {
+						continue // another replica's sweep
+					}
+					if err != nil {
+						return err
+					}
+					var rec storedRequest
+					if json.Unmarshal(v, &rec) == nil { // an undecodable record goes alone
+						rec.Key = k
+						for _, ref := range rec.refs() {
+							if err := store.DeleteOwned(ctx, tx, ref); err != nil {
+								return err
+							}
+						}
+					}
+					if err := tx.Delete(ctx, store.RequestLog, k); err != nil {
+						return err
+					}
+					n++
+				}
+				return nil
+			})
+			if err != nil {
+				return deleted, fmt.Errorf("usagelog: sweep the request history: %w", err)
+			}
+			deleted += n
+		}
+		if len(old) < len(page) || len(page) < limit {
+			return deleted, nil
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package usagelog
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// RequestQuery selects one owner's requests, newest first, from a request history.
+type RequestQuery struct {
+	// Owner is whose requests (RequestRecord.Owner).
+	Owner string
+	// Tag keeps only the requests of one scope (a virtual key's "key:<id>"); "" keeps all.
+	Tag string
+	// RequestTag keeps only the requests that carried it among their Tags; "" keeps all.
+	RequestTag string
+	// From keeps the requests received (Start) at or after it; zero: no lower bound.
+	From time.Time
+	// Until keeps the requests received strictly before it; zero: no upper bound.
+	Until time.Time
+	// Before keeps the requests whose ID is below it (paging back); 0: no bound.
+	Before int64
+	// Match, when set, keeps only the requests it answers true for.
+	Match func(*Request) bool
+}
+
+// keeps reports whether q selects req, Owner aside.
+func (q *RequestQuery) keeps(req *Request) bool {
+	return (q.Tag == "" || req.Tag == q.Tag) &&
+		(q.RequestTag == "" || slices.Contains(req.Tags, q.RequestTag)) &&
+		(q.From.IsZero() || !req.Start.Before(q.From)) &&
+		(q.Until.IsZero() || req.Start.Before(q.Until)) &&
+		(q.Before <= 0 || req.ID < q.Before) &&
+		(q.Match == nil || q.Match(req))
+}
+
+// RequestSource is a request history that can be listed: a Recorder (this process's
+// recent requests, in memory) or a History (every replica's, in the store).
+type RequestSource interface {
+	// Each calls fn with the requests q selects, newest first, until fn returns false or
+	// none is left. fn may keep what it is given.
+	Each(ctx context.Context, q RequestQuery, fn func(Request) bool) error
+}
+
+var (
+	_ RequestSource = (*Recorder)(nil)
+	_ RequestSource = (*History)(nil)
+)
+
+// Each lists the recorded requests q selects, newest first (RequestSource); fn runs after
+// the Recorder's lock is released.
+func (r *Recorder) Each(ctx context.Context, q RequestQuery, fn func(Request) bool) error {
+	r.mu.Lock()
+	var out []Request
+	n := len(r.ring)
+	for i := 1; i <= n; i++ {
+		req := &r.ring[((r.next-i)%n+n)%n]
+		if req.Owner != q.Owner || !q.keeps(req) {
+			continue
+		}
+		c := *req
+		c.Attempts = append([]completions.Attempt{}, req.Attempts...)
+		c.Tags = slices.Clone(req.Tags)
+		out = append(out, c)
+	}
+	r.mu.Unlock()
+	for _, req := range out {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !fn(req) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Take lists at most limit (all when limit ≤ 0) of the requests q selects in src, newest
+// first.
+func Take(ctx context.Context, src RequestSource, q RequestQuery, limit int) ([]Request, error) {
+	out := []Request{}
+	err := src.Each(ctx, q, func(r Request) bool {
+		out = append(out, r)
+		return limit <= 0 || len(out) < limit
+	})
+	return out, err
+}
