@@ -19,11 +19,11 @@ import (
 // dashboards and cost scripts read it. The route here answers it from the gateway's request
 // history (package usagelog), in LiteLLM's row fields, with the parameters of LiteLLM's
 // current /spend/logs: api_key, user_id, request_id, start_date, end_date and summarize
-// (and team_id, which LiteLLM's paginated log routes take). What the history does not record
-// (the model group asked for, the upstream's base URL, the end user) is null, not guessed.
-// The history is in memory and bounded (serve's usage settings): /spend/logs lists what this
-// process recorded since it started, at most that many requests; GET /api/v1/usage/spend is
-// the durable daily spend.
+// (and team_id, which LiteLLM's paginated log routes take); GET /spend/logs/v2 pages the same
+// rows as LiteLLM's does. With option RequestHistory the history is the store's (every
+// replica's requests, kept across restarts for the history's retention, as LiteLLM keeps its
+// LiteLLM_SpendLogs table); without it, what this process recorded since it started (in
+// memory, bounded). GET /api/v1/usage/spend is the durable daily spend.
 
 // litellmSpendLog is one request as LiteLLM's /spend/logs lists it (a LiteLLM_SpendLogs row).
 type litellmSpendLog struct {
@@ -38,15 +38,15 @@ type litellmSpendLog struct {
 	EndTime             time.Time      `json:"endTime" jsonschema:"description=When it ended: startTime plus its latency"`
 	CompletionStartTime *time.Time     `json:"completionStartTime" jsonschema:"description=When a stream's first fragment came; null when none came or not streamed"`
 	Model               string         `json:"model" jsonschema:"description=The model that answered (or was tried last) without its provider; empty when none was tried"`
-	ModelGroup          *string        `json:"model_group" jsonschema:"description=Not recorded: null"`
+	ModelGroup          *string        `json:"model_group" jsonschema:"description=The model name the caller asked for: a model group's or the model it named; null when it named several (the native API's models list)"`
 	CustomLLMProvider   *string        `json:"custom_llm_provider" jsonschema:"description=The provider of model; null when none was tried"`
-	APIBase             *string        `json:"api_base" jsonschema:"description=Not recorded: null"`
+	APIBase             *string        `json:"api_base" jsonschema:"description=The endpoint root of the provider that answered (or was tried last) without credentials (user info and query removed, as /model/info shows it); null when none was tried or its adapter does not say"`
 	User                *string        `json:"user" jsonschema:"description=The virtual key's metadata.user_id as the key is now (the history keeps no user); null without one"`
 	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_user_id (as the key is now) and status and error_information; switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
 	CacheHit            string         `json:"cache_hit" jsonschema:"enum=True,enum=False,description=True when the response cache answered"`
 	RequestTags         []string       `json:"request_tags" jsonschema:"description=The request's tags (its tags or metadata.tags or X-Switchyard-Tags)"`
 	TeamID              *string        `json:"team_id" jsonschema:"description=The virtual key's team as the key is now; null without one"`
-	EndUser             *string        `json:"end_user" jsonschema:"description=Not recorded: null"`
+	EndUser             *string        `json:"end_user" jsonschema:"description=The end user the request was made for (the body's user or litellm_metadata.user or metadata.user_id or an x-litellm-end-user-id or x-litellm-customer-id header); null without one"`
 	Status              string         `json:"status" jsonschema:"enum=success,enum=failure"`
 }
 
@@ -73,7 +73,9 @@ func (d litellmSpendDay) MarshalJSON() ([]byte, error) {
 }
 
 // litellmSpendPath reports the spend paths answered in LiteLLM's error envelope.
-func litellmSpendPath(path string) bool { return path == "/spend/logs" || path == "/global/spend/logs" }
+func litellmSpendPath(path string) bool {
+	return path == "/spend/logs" || path == "/spend/logs/v2" || path == "/global/spend/logs"
+}
 
 // litellmCallTypes maps usagelog's operations onto LiteLLM's call types.
 var litellmCallTypes = map[string]string{
@@ -91,7 +93,8 @@ var litellmCallTypes = map[string]string{
 // litellmSpendParams are the query parameters /spend/logs takes.
 var litellmSpendParams = []string{"api_key", "user_id", "request_id", "team_id", "start_date", "end_date", "summarize"}
 
-// litellmSpendRoutes registers GET /spend/logs over rec.
+// litellmSpendRoutes registers GET /spend/logs and /spend/logs/v2 over the request history
+// (s.requests(rec)).
 func (s *Server) litellmSpendRoutes(rec *usagelog.Recorder) {
 	s.Handle(Route{Method: "GET", Path: "/spend/logs", Summary: "LiteLLM's spend logs: this key's recent requests in LiteLLM_SpendLogs rows newest first (a virtual key sees its own); with start_date and end_date and summarize (the default) LiteLLM's spend per day",
 		Tags: []string{"LiteLLM compatibility", "Usage"}, VirtualKeys: true,
@@ -133,6 +136,9 @@ type spendLogsQuery struct {
 	// from and until bound startTime: from ≤ startTime < until.
 	from, until *time.Time
 	summarize   bool
+	// status keeps only the rows of this status (success or failure): /spend/logs/v2's
+	// status_filter.
+	status string
 }
 
 // readSpendLogsQuery parses and checks the query of /spend/logs.
@@ -224,18 +230,28 @@ func (s *Server) spendLogs(ctx context.Context, r *http.Request, rec *usagelog.R
 	for _, k := range keys {
 		byID[k.ID] = k
 	}
+	rq := usagelog.RequestQuery{Owner: who, Tag: tag}
+	if q.from != nil {
+		rq.From = *q.from
+	}
+	if q.until != nil {
+		rq.Until = *q.until
+	}
+	if q.requestID != "" {
+		rq.Match = func(req *usagelog.Request) bool { return spendLogsRequestIs(*req, q.requestID) }
+	}
 	rows := []litellmSpendLog{}
-	for _, req := range rec.RequestsWith(who, tag, "", 0, 0) {
-		if (q.from != nil && req.Start.Before(*q.from)) || (q.until != nil && !req.Start.Before(*q.until)) ||
-			(q.requestID != "" && !spendLogsRequestIs(req, q.requestID)) {
-			continue
-		}
+	err := s.requests(rec).Each(ctx, rq, func(req usagelog.Request) bool {
 		row := spendLogRow(req, who, byID)
 		if (q.apiKey != "" && row.APIKey != apiKey) || (q.userID != "" && (row.User == nil || *row.User != q.userID)) ||
-			(q.teamID != "" && (row.TeamID == nil || *row.TeamID != q.teamID)) {
-			continue
+			(q.teamID != "" && (row.TeamID == nil || *row.TeamID != q.teamID)) || (q.status != "" && row.Status != q.status) {
+			return true
 		}
 		rows = append(rows, row)
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: reading the request history: %w", err)
 	}
 	return rows, nil
 }
@@ -300,6 +316,15 @@ func spendLogRow(req usagelog.Request, who string, keys map[string]virtualKey) l
 	}
 	if req.Cache == completions.CacheHit {
 		row.CacheHit = "True"
+	}
+	for _, f := range []struct {
+		v   string
+		dst **string
+	}{{req.ModelGroup, &row.ModelGroup}, {req.APIBase, &row.APIBase}, {req.EndUser, &row.EndUser}} {
+		if f.v != "" {
+			v := f.v
+			*f.dst = &v
+		}
 	}
 	if row.RequestTags == nil {
 		row.RequestTags = []string{}

@@ -33,6 +33,7 @@ import (
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is 0.
@@ -125,9 +126,12 @@ type Server struct {
 	// selector is model selection (option ModelSelection); nil without it. Not Diamond's
 	// trainCustomRouter binds the jobs it starts to its preferences.
 	selector *routing.Selector
-	mappers  []ErrorMapper
-	closers  []func(context.Context) error
-	handler  http.Handler
+	// history is the durable request history (option RequestHistory); nil: the usage
+	// routes read Usage's in-memory Recorder.
+	history *usagelog.History
+	mappers []ErrorMapper
+	closers []func(context.Context) error
+	handler http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte

@@ -31,8 +31,10 @@ type usageRequests struct {
 //   - GET /spend/logs — LiteLLM's spend logs over the same history (litellmspend.go): the
 //     requests in LiteLLM_SpendLogs rows, or LiteLLM's spend per day.
 //
-// They see only the calling key's requests and only what this process recorded since it
-// started (the history is in memory and bounded).
+// They see only the calling key's requests. The request lists read the durable history of
+// option RequestHistory when the server has one (every replica's requests, kept across
+// restarts); otherwise what rec recorded in this process since it started (in memory and
+// bounded). The series are always rec's.
 func Usage(rec *usagelog.Recorder) Option {
 	return func(s *Server) error {
 		if rec == nil {
@@ -65,7 +67,11 @@ func Usage(rec *usagelog.Recorder) Option {
 					tag = vk.Tag
 				}
 				// One more than asked says whether there is a next page.
-				reqs := rec.RequestsWith(owner(r), tag, q.Get("request_tag"), limit+1, int64(before))
+				reqs, err := usagelog.Take(r.Context(), s.requests(rec),
+					usagelog.RequestQuery{Owner: owner(r), Tag: tag, RequestTag: q.Get("request_tag"), Before: int64(before)}, limit+1)
+				if err != nil {
+					return err
+				}
 				out := usageRequests{Data: reqs}
 				if len(reqs) > limit {
 					out.Data = reqs[:limit]
@@ -105,6 +111,7 @@ func Usage(rec *usagelog.Recorder) Option {
 				return nil
 			})
 		s.litellmSpendRoutes(rec)
+		s.litellmSpendV2Route(rec)
 		return nil
 	}
 }
@@ -144,6 +151,30 @@ func shortDuration(d time.Duration) string {
 		return strconv.Itoa(int(d/time.Minute)) + "m"
 	}
 	return d.String()
+}
+
+// RequestHistory makes the request lists (GET /api/v1/usage/requests, /spend/logs,
+// /spend/logs/v2) read h, the request history kept in the store, instead of Usage's
+// in-memory Recorder: they then list every replica's requests and keep them across
+// restarts. h should also be the gateway's Observer (with the Recorder, which still feeds
+// the series); it is closed, writing what is queued, when the server closes.
+func RequestHistory(h *usagelog.History) Option {
+	return func(s *Server) error {
+		if h == nil {
+			return errors.New("server: RequestHistory needs a *usagelog.History")
+		}
+		s.history = h
+		s.OnClose(h.Close)
+		return nil
+	}
+}
+
+// requests is the request history the lists read: the store's (RequestHistory), else rec.
+func (s *Server) requests(rec *usagelog.Recorder) usagelog.RequestSource {
+	if s.history != nil {
+		return s.history
+	}
+	return rec
 }
 
 // spendAnswer is the answer of GET /api/v1/usage/spend.
