@@ -27,7 +27,7 @@ import (
 // the database file's lock, and runs the same cleanup itself at start-up and every
 // --cleanup-interval, and the sweeps hourly).
 func runCleanup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("cleanup", "cleanup [--data DIR | --store postgres://…] [--dry-run] [--conversation-retention D] [--openai-conversation-retention D] [--spend-retention D]", stderr)
+	fs := newFlagSet("cleanup", "cleanup [--data DIR | --store postgres://…] [--dry-run] [--conversation-retention D] [--openai-conversation-retention D] [--spend-retention D] [--request-log-retention D]", stderr)
 	sf := storeFlags{Workers: 1, JobStaleAfter: riverqueue.DefaultStaleAfter} // cleanup runs no jobs
 	sf.register(fs)
 	dry := fs.Bool("dry-run", false, "report what would be archived and removed, change nothing (the retention sweeps do not run)")
@@ -101,6 +101,8 @@ func sweepOnce(ctx context.Context, st *store.Store, ret retentionFlags, stdout 
 	defer gw.Close(context.WithoutCancel(ctx))
 	spend := usagelog.NewRollup(st, usagelog.RollupOptions{Retention: libraryRetention(ret.Spend)})
 	defer spend.Close(context.WithoutCancel(ctx))
+	history := usagelog.NewHistory(st, usagelog.HistoryOptions{Retention: libraryRetention(ret.Requests)})
+	defer history.Close(context.WithoutCancel(ctx))
 	sweeps := []struct {
 		what  string
 		on    bool
@@ -111,6 +113,7 @@ func sweepOnce(ctx context.Context, st *store.Store, ret retentionFlags, stdout 
 		{"conversation(s)", ret.Conversations > 0, gw.SweepConversations},
 		{"OpenAI conversation(s)", ret.OpenAIConversations > 0, gw.SweepOpenAIConversations},
 		{"daily spend total(s)", ret.Spend > 0, spend.Sweep},
+		{"request(s) of the request history", ret.Requests > 0, history.Sweep},
 	}
 	// Each sweep runs whatever the others did (as serve's do): a failure is reported with
 	// the rest once all have run.

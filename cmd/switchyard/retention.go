@@ -6,6 +6,8 @@ import (
 	"flag"
 	"log/slog"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // retentionFlags are serve's flags saying how long the records that pile up with use are
@@ -19,10 +21,15 @@ type retentionFlags struct {
 	OpenAIConversations time.Duration
 	// Spend is --spend-retention (usagelog.RollupOptions.Retention).
 	Spend time.Duration
+	// Requests is --request-log-retention (usagelog.HistoryOptions.Retention).
+	Requests time.Duration
 }
 
-// register defines the flags on fs. Their default, 0, is the libraries' default: forever.
+// register defines the flags on fs. Their default, 0, is the libraries' default: forever;
+// the request history's is the library's 30 days.
 func (f *retentionFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.Requests, "request-log-retention", usagelog.DefaultHistoryRetention,
+		"how long each request of the request history (/spend/logs, /spend/logs/v2, /api/v1/usage/requests) is kept after it was received: older requests are no longer listed and are deleted (swept hourly); 0 or a negative value keeps them forever")
 	fs.DurationVar(&f.Conversations, "conversation-retention", 0,
 		"how long a conversation of /api/v1/conversations is kept after its last turn (e.g. 2160h for 90 days): past it, it answers 404 and is deleted with its messages (swept hourly); 0 or a negative value keeps conversations forever (the default)")
 	fs.DurationVar(&f.OpenAIConversations, "openai-conversation-retention", 0,

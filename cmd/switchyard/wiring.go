@@ -63,6 +63,8 @@ type wiring struct {
 	usage *usagelog.Recorder
 	// spend keeps each key's daily spend per tag and model in the store.
 	spend *usagelog.Rollup
+	// history keeps every request in the store (/spend/logs, /api/v1/usage/requests).
+	history *usagelog.History
 }
 
 func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
@@ -71,6 +73,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 			// No server will close it: stop its writer (nothing was observed yet).
 			w.spend.Close(context.Background())
 			w.spend = nil
+		}
+		if err != nil && w.history != nil {
+			w.history.Close(context.Background())
+			w.history = nil
 		}
 	}()
 	// One pooled client for every upstream: the default transport keeps only 2 idle
@@ -150,6 +156,8 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 
 	w.usage = usagelog.New(usagelog.Options{})
 	w.spend = usagelog.NewRollup(w.store, usagelog.RollupOptions{Logger: w.log, Retention: libraryRetention(w.cfg.Retention.Spend)})
+	// The request history in the store: every replica's requests, kept across restarts.
+	w.history = usagelog.NewHistory(w.store, usagelog.HistoryOptions{Logger: w.log, Retention: libraryRetention(w.cfg.Retention.Requests)})
 	var groups map[string]completions.ModelGroup
 	if w.cfg.ModelGroups != "" {
 		if groups, err = completions.LoadModelGroups(w.cfg.ModelGroups); err != nil {
@@ -264,6 +272,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		alerts.option(),
 		// Next, so that its close writes after the gateway's.
 		server.Spend(w.spend),
+		server.RequestHistory(w.history), // as the spend: closed after the gateway
 		server.Completions(w.gateway),
 		// After the gateway: closed first, so a batch's lines stop before the gateway does.
 		server.Batches(w.batches),
@@ -296,6 +305,9 @@ func (w *wiring) observer() completions.Observer {
 	}
 	if w.spend != nil {
 		list = append(list, w.spend)
+	}
+	if w.history != nil {
+		list = append(list, w.history)
 	}
 	if w.obs != nil && w.obs.metrics != nil {
 		list = append(list, w.obs.metrics)
@@ -353,6 +365,9 @@ func (w *wiring) start(ctx context.Context) error {
 		}
 		if w.spend != nil && w.cfg.Retention.Spend > 0 {
 			go sweepEvery(ctx, "daily spend totals", "spend_rollups", w.spend.Sweep, time.Hour, w.log, w.swept())
+		}
+		if w.history != nil && w.cfg.Retention.Requests > 0 {
+			go sweepEvery(ctx, "request history", "request_log", w.history.Sweep, time.Hour, w.log, w.swept())
 		}
 	}
 	return nil
