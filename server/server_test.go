@@ -252,7 +252,7 @@ func TestAccessLogHasNoSecrets(t *testing.T) {
 	var buf bytes.Buffer
 	s := testServer(t, Config{}, &buf)
 	buf.Reset() // the warning about the test's short key
-	do(t, s, "POST", "/api/v1/test/echo?token=abc", testKey, `{"name":"very private content"}`)
+	do(t, s, "POST", "/api/v1/test/echo?token=qz-query-secret", testKey, `{"name":"very private content"}`)
 	do(t, s, "POST", "/api/v1/test/echo", "wrong-key-value", `{"name":"x"}`)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 {
@@ -268,7 +268,7 @@ func TestAccessLogHasNoSecrets(t *testing.T) {
 	if first["status"].(float64) != 200 {
 		t.Fatalf("status logged %v", first["status"])
 	}
-	for _, secret := range []string{testKey, "wrong-key-value", "very private content", "abc"} {
+	for _, secret := range []string{testKey, "wrong-key-value", "very private content", "qz-query-secret"} {
 		if strings.Contains(buf.String(), secret) {
 			t.Fatalf("log contains %q: %s", secret, buf.String())
 		}
