@@ -99,7 +99,7 @@ func (g *Gateway) StreamWithMCP(ctx context.Context, scope Scope, r *ResponsesRe
 	if err != nil {
 		return err
 	}
-	run.w = &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, callByUp: map[int]int{}}
+	run.w = &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1}
 	snapshot := *o
 	if err := run.w.emit(responsesEvent{Type: "response.created", Response: &snapshot}); err != nil {
 		return err

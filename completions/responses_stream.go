@@ -37,15 +37,15 @@ type responsesWriter struct {
 	sse *SSEWriter
 	seq int
 	o   *ResponseObject
-	// items[i] is the streaming state of o.Output[i]. Every function call stays open until
-	// the stream ends, since an upstream may interleave the argument fragments of its calls;
-	// the message is closed when a call starts.
+	// items[i] is the streaming state of o.Output[i]. As on OpenAI, one item is open at a
+	// time: the message is closed when a call starts, and a call is closed (its done
+	// events) before the next call's output_item.added; calls, see streamedCallSet.
 	items     []streamedItem
-	msg       int         // output index of the open message item, or -1
-	callByUp  map[int]int // upstream tool-call index → output index
-	thought   int         // output index of the open reasoning item, or -1
-	thoughtOf int         // the reasoning block (ReasoningDelta.Index) it holds
-	messages  int         // message items added so far
+	msg       int // output index of the open message item, or -1
+	calls     streamedCallSet
+	thought   int // output index of the open reasoning item, or -1
+	thoughtOf int // the reasoning block (ReasoningDelta.Index) it holds
+	messages  int // message items added so far
 	// sources are the web pages the provider's search found so far (cited when a message
 	// item closes).
 	sources func() []providers.Source
@@ -109,6 +109,9 @@ func (w *responsesWriter) closeItem(i int) error {
 	if w.thought == i {
 		w.thought = -1
 	}
+	if c := w.calls.active; c != nil && c.out == i {
+		c.closed, w.calls.active = true, nil
+	}
 	item := &w.o.Output[i]
 	item.Status = "completed"
 	if item.Type == "reasoning" {
@@ -164,8 +167,12 @@ func (w *responsesWriter) closeItem(i int) error {
 	return w.emit(responsesEvent{Type: "response.output_item.done", OutputIndex: idxp(i), Item: &done})
 }
 
-// closeAll ends the open items in output order.
+// closeAll ends the open items in output order, and then sends the calls still held back
+// (streamedCallSet), each opened and closed in turn.
 func (w *responsesWriter) closeAll() error {
+	if err := w.flushCalls(); err != nil {
+		return err
+	}
 	for i := range w.items {
 		if err := w.closeItem(i); err != nil {
 			return err
@@ -178,6 +185,9 @@ func (w *responsesWriter) closeAll() error {
 // closes, a message item opens (with its output_text part) when none is open, and the
 // fragment is an output_text delta.
 func (w *responsesWriter) text(msgID, text string) error {
+	if err := w.flushCalls(); err != nil { // the calls before the text are complete
+		return err
+	}
 	if w.thought >= 0 { // the reasoning before the text is complete
 		if err := w.closeItem(w.thought); err != nil {
 			return err
@@ -211,6 +221,9 @@ func (w *responsesWriter) text(msgID, text string) error {
 // summary part when it has text; the text comes as reasoning_summary_text deltas; a
 // signature or redacted data is kept for the item's encrypted_content.
 func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) error {
+	if err := w.flushCalls(); err != nil { // the calls before the thought are complete
+		return err
+	}
 	if w.thought >= 0 && w.thoughtOf != d.Index {
 		if err := w.closeItem(w.thought); err != nil {
 			return err
@@ -254,10 +267,12 @@ func (w *responsesWriter) reasoning(msgID string, d providers.ReasoningDelta) er
 // WriteResponsesStream sends st to w as the Responses API's typed server-sent events:
 // response.created and response.in_progress; for text, response.output_item.added (a
 // message with "content": []), response.content_part.added, response.output_text.delta per
-// fragment, then the .done events; for each function call, response.output_item.added and
-// response.function_call_arguments.delta per argument fragment, against that call's item
-// (output_index, item_id) even when the upstream interleaves the fragments of several calls,
-// then, once the stream ends, the .done events with the whole arguments; for the model's
+// fragment, then the .done events; for each function call in turn, as OpenAI sends parallel
+// calls, response.output_item.added, response.function_call_arguments.delta per argument
+// fragment, response.function_call_arguments.done and response.output_item.done with the
+// whole arguments, before the next call's response.output_item.added (when the upstream
+// interleaves the fragments of several calls, those of a later call are held back until the
+// calls before it are complete: see streamedCallSet); for the model's
 // reasoning, a reasoning item per block (response.reasoning_summary_part.added,
 // response.reasoning_summary_text.delta per fragment, the .done events, its
 // encrypted_content on output_item.done); and
@@ -279,7 +294,7 @@ type ResponsesStreamOptions struct {
 // WriteResponsesStreamWith is WriteResponsesStream with the hooks of opts.
 func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *ResponseObject, opts ResponsesStreamOptions) error {
 	defer st.Close()
-	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, callByUp: map[int]int{}, sources: st.searchSources}
+	w := &responsesWriter{sse: NewSSEWriter(rw), o: o, msg: -1, thought: -1, sources: st.searchSources}
 	o.Model = st.Provider() + "/" + st.Model()
 	snapshot := *o
 	if err := w.emit(responsesEvent{Type: "response.created", Response: &snapshot}); err != nil {
@@ -315,44 +330,8 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 				return err
 			}
 		case EventToolCall:
-			d := c.ToolCall
-			idx, known := w.callByUp[d.Index]
-			if !known {
-				if w.thought >= 0 { // the reasoning that led to the call is complete
-					if err := w.closeItem(w.thought); err != nil {
-						return err
-					}
-				}
-				if w.msg >= 0 {
-					// The text before the calls is complete.
-					if err := w.closeItem(w.msg); err != nil {
-						return err
-					}
-				}
-				if d.ThoughtSignature != "" { // before the call, as a whole answer has it
-					if err := w.signatureItem(st.ResponseMessageID(), len(w.callByUp), d.ID, d.ThoughtSignature); err != nil {
-						return err
-					}
-				}
-				if idx, err = w.addItem(o.tools.callItem(callItemID(st.ResponseMessageID(), len(w.callByUp)), d.ID, d.Name, "", "in_progress")); err != nil {
-					return err
-				}
-				w.callByUp[d.Index] = idx
-			} else if d.ThoughtSignature != "" {
-				// A signature after its call opened: an item of its own, naming the call.
-				if err := w.signatureItem(st.ResponseMessageID(), len(w.callByUp)-1, o.Output[idx].CallID, d.ThoughtSignature); err != nil {
-					return err
-				}
-			}
-			if it := &w.items[idx]; d.Arguments != "" && it.open {
-				it.buf = append(it.buf, d.Arguments...)
-				if o.Output[idx].Type == "custom_tool_call" {
-					continue // its input is sent whole when it is complete (closeItem)
-				}
-				delta := d.Arguments
-				if err := w.emit(responsesEvent{Type: "response.function_call_arguments.delta", ItemID: o.Output[idx].ID, OutputIndex: idxp(idx), Delta: &delta}); err != nil {
-					return err
-				}
+			if err := w.toolCall(st.ResponseMessageID(), c.ToolCall); err != nil {
+				return err
 			}
 		default:
 			if c.Text == "" {
