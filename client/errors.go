@@ -29,6 +29,10 @@ type Error struct {
 	// and the offending field, from the OpenAI envelope the /v1/ routes answer with; empty
 	// otherwise.
 	Code, Param string
+	// RequestID is the x-request-id the server answered with: the id under which the
+	// request is in the usage history (GET /api/v1/usage/requests, /spend/logs?request_id=) and
+	// the server's logs; quote it when reporting a failure. Empty when the answer had none.
+	RequestID string
 	// NoRetry is true when the server said the request must not be resent
 	// (x-should-retry: false): it already retried and fell back, or retrying cannot help.
 	NoRetry bool
@@ -36,16 +40,23 @@ type Error struct {
 	Extra map[string]json.RawMessage
 }
 
-// Error is "switchyard: <status> <kind>: <message>".
+// Error is "switchyard: <status> <kind>: <message>", followed by " (request id <id>)" when
+// the answer carried one.
 func (e *Error) Error() string {
 	kind := e.Kind
 	if kind == "" {
 		kind = http.StatusText(e.Status)
 	}
+	var s string
 	if e.Message == "" {
-		return fmt.Sprintf("switchyard: %d %s", e.Status, kind)
+		s = fmt.Sprintf("switchyard: %d %s", e.Status, kind)
+	} else {
+		s = fmt.Sprintf("switchyard: %d %s: %s", e.Status, kind, e.Message)
 	}
-	return fmt.Sprintf("switchyard: %d %s: %s", e.Status, kind, e.Message)
+	if e.RequestID != "" {
+		s += " (request id " + e.RequestID + ")"
+	}
+	return s
 }
 
 // Is lets errors.Is match an *Error against the sentinel errors of this package by status.
@@ -105,7 +116,8 @@ var (
 // readError builds an *Error from a non-2xx response.
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	e := &Error{Status: resp.StatusCode, NoRetry: strings.EqualFold(resp.Header.Get("X-Should-Retry"), "false")}
+	e := &Error{Status: resp.StatusCode, NoRetry: strings.EqualFold(resp.Header.Get("X-Should-Retry"), "false"),
+		RequestID: resp.Header.Get("X-Request-Id")}
 	e.RetryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	var body map[string]json.RawMessage
 	if json.Unmarshal(b, &body) == nil {

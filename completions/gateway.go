@@ -139,6 +139,9 @@ type Scope struct {
 	Budget *Budget
 	// Received is when the request arrived (for latency and ttft); zero means "now".
 	Received time.Time
+	// RequestID is the id the caller is answered with (the server's x-request-id): the
+	// Observer's records of the request carry it (RequestRecord.RequestID).
+	RequestID string
 	// CallTimeout, when set, is how long each request of the scope may take in all and
 	// one upstream call as long: it replaces the gateway's RequestTimeout and
 	// AttemptTimeout (an optimization job's llm_call_timeout_seconds for its agent's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -65,6 +66,9 @@ type RequestRecord struct {
 	// none answered) without credentials: user info, query and fragment removed, as
 	// Deployment.APIBase; "" when its adapter does not say.
 	APIBase string
+	// RequestID is the request's Scope.RequestID: the id the caller was answered with (the
+	// server's x-request-id); "" when the scope had none.
+	RequestID string
 	// ResponseID is the chat answer's ResponseMessageID: the uuid in the id each surface
 	// answered with (chatcmpl-…, msg_…); "" for other operations.
 	ResponseID string
@@ -92,6 +96,40 @@ type RequestRecord struct {
 	Tags []string
 	// Err is the failure, nil on RequestOK.
 	Err error
+}
+
+type recordedFlagKey struct{}
+
+// WithRecordedFlag returns a context under which the gateway sets *recorded when it
+// reports a request made with that context to its Observer. A server uses it to record,
+// with ObserveRefused, a request it answered with an error the gateway did not record (a
+// body that does not decode, a request refused before any model was tried).
+func WithRecordedFlag(ctx context.Context, recorded *atomic.Bool) context.Context {
+	return context.WithValue(ctx, recordedFlagKey{}, recorded)
+}
+
+// ObserveRefused reports to the Observer a request of scope that was refused with err
+// before the gateway recorded it (see WithRecordedFlag): outcome RequestFailed (or
+// RequestCancelled when ctx ended), no attempts, operation op ("" for chat) and stream as
+// the request asked. It does nothing without an Observer or when ctx's recorded flag is
+// set already.
+func (g *Gateway) ObserveRefused(ctx context.Context, scope Scope, op string, stream bool, err error) {
+	if g == nil || g.opts.Observer == nil {
+		return
+	}
+	if f, ok := ctx.Value(recordedFlagKey{}).(*atomic.Bool); ok && f.Load() {
+		return
+	}
+	start := scope.Received
+	if start.IsZero() {
+		start = g.opts.Now()
+	}
+	r := RequestRecord{Owner: scope.Owner, Tag: scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed,
+		Attempts: []Attempt{}, Start: start, Latency: g.opts.Now().Sub(start), Err: err}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		r.Outcome = RequestCancelled
+	}
+	g.observe(ctx, &plan{scope: scope}, r)
 }
 
 // observeResponse reports a delivered answer; ttft is the time to its first fragment (the
@@ -193,8 +231,12 @@ func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stre
 
 // observe completes r with what p knows of the caller's ask — the model name it asked for,
 // its end user, the answering (or last tried) provider's endpoint — and hands it to the
-// Observer.
+// Observer, with the scope's request id and marking ctx's recorded flag (WithRecordedFlag).
 func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
+	r.RequestID = p.scope.RequestID
+	if f, ok := ctx.Value(recordedFlagKey{}).(*atomic.Bool); ok {
+		f.Store(true)
+	}
 	r.EndUser = p.scope.EndUser
 	r.ModelGroup = p.asked
 	if p.req != nil && r.ModelGroup == "" {

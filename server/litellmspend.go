@@ -27,7 +27,7 @@ import (
 
 // litellmSpendLog is one request as LiteLLM's /spend/logs lists it (a LiteLLM_SpendLogs row).
 type litellmSpendLog struct {
-	RequestID           string         `json:"request_id" jsonschema:"description=The id the caller was answered with (chatcmpl- and the answer's uuid) for a chat request; for other operations the request's id in GET /api/v1/usage/requests"`
+	RequestID           string         `json:"request_id" jsonschema:"description=The id the caller was answered with (chatcmpl- and the answer's uuid) for a chat request; for other operations (and a request refused before any answer) its x-request-id (else its id in GET /api/v1/usage/requests). The request_id filter also takes the x-request-id (metadata.switchyard.request_id)"`
 	CallType            string         `json:"call_type" jsonschema:"description=LiteLLM's call type: acompletion (chat on any surface) or aembedding or atranscription or atranslation or aspeech or arerank or amoderation or aimage_generation or aimage_edit"`
 	APIKey              string         `json:"api_key" jsonschema:"description=The virtual key's token (vk_…) for a request made with a virtual key; else the calling key's owner id (key_…)"`
 	Spend               float64        `json:"spend" jsonschema:"description=USD cost (0 when the model's price is unknown or the cache answered)"`
@@ -102,7 +102,7 @@ func (s *Server) litellmSpendRoutes(rec *usagelog.Recorder) {
 		Query: []QueryParam{
 			{Name: "api_key", Description: "Only the requests of this key: a virtual key's token (vk_…) or the key itself or its SHA-256 hex (LiteLLM's hashed token); the calling key's own requests with its owner id (key_…) or itself"},
 			{Name: "user_id", Description: "Only the requests of virtual keys whose metadata.user_id is this (as the keys are now)"},
-			{Name: "request_id", Description: "Only this request: the id it was answered with (chatcmpl-… or msg_… or the bare uuid) or its id in GET /api/v1/usage/requests"},
+			{Name: "request_id", Description: "Only this request: the id it was answered with (chatcmpl-… or msg_… or the bare uuid), its x-request-id, or its id in GET /api/v1/usage/requests"},
 			{Name: "team_id", Description: "Only the requests of virtual keys of this team (as the keys are now)"},
 			{Name: "start_date", Description: "Only requests received from then: YYYY-MM-DD (midnight UTC) or YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"},
 			{Name: "end_date", Description: "Only requests received until then: YYYY-MM-DD (the whole day UTC) or YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339"},
@@ -275,10 +275,11 @@ func (s *Server) spendLogsAPIKey(ctx context.Context, who, ref string) string {
 	return "-"
 }
 
-// spendLogsRequestIs reports whether id names req: its row's request_id, the id of its
-// answer on any surface (chatcmpl-…, msg_…, or the bare uuid), or its usagelog id.
+// spendLogsRequestIs reports whether id names req: its row's request_id, the x-request-id
+// it was answered with, the id of its answer on any surface (chatcmpl-…, msg_…, or the
+// bare uuid), or its usagelog id.
 func spendLogsRequestIs(req usagelog.Request, id string) bool {
-	if id == strconv.FormatInt(req.ID, 10) {
+	if id == strconv.FormatInt(req.ID, 10) || req.RequestID != "" && id == req.RequestID {
 		return true
 	}
 	if req.ResponseID == "" {
@@ -301,6 +302,8 @@ func spendLogRow(req usagelog.Request, who string, keys map[string]virtualKey) l
 	}
 	if req.ResponseID != "" {
 		row.RequestID = "chatcmpl-" + req.ResponseID
+	} else if req.RequestID != "" {
+		row.RequestID = req.RequestID
 	}
 	if req.TTFTMS > 0 && req.Stream {
 		t := req.Start.Add(time.Duration(req.TTFTMS * float64(time.Millisecond)))

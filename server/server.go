@@ -568,6 +568,9 @@ type requestInfo struct {
 	principal     Principal
 	authenticated bool
 	pattern       string // the matched route, set by dispatch
+	// answeredErr is the error a gateway route answered with in its own envelope
+	// (openAIError), for recordRefusals.
+	answeredErr error
 }
 
 // RoutePattern returns the route r matched ("POST /api/v1/completions"), once the server
@@ -648,16 +651,39 @@ func (r *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the real writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// maxRequestIDLen bounds an incoming X-Request-Id the server adopts.
+const maxRequestIDLen = 128
+
+// saneRequestID reports whether id, a caller's X-Request-Id, may be the request's id: 1 to
+// maxRequestIDLen printable ASCII characters without spaces or quotes (it is echoed in a
+// header, logged and recorded in the usage history).
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= ' ' || c > '~' || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID returns a fresh request id, "req_" and 32 hex digits as OpenAI's.
+func newRequestID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
 // withAccessLog logs one line per request: method, path, status, duration, request id.
 // Never headers, query strings or bodies, so keys and message content stay out of logs.
 func (s *Server) withAccessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rid := r.Header.Get("X-Request-Id")
-		if rid == "" || len(rid) > 64 || strings.ContainsAny(rid, " \t\r\n\"") {
-			var b [8]byte
-			rand.Read(b[:])
-			rid = hex.EncodeToString(b[:])
+		if !saneRequestID(rid) {
+			rid = newRequestID()
 		}
 		// The key is already canonical: assign instead of Header.Set.
 		w.Header()["X-Request-Id"] = []string{rid}

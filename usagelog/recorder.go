@@ -49,6 +49,9 @@ type Options struct {
 type Request struct {
 	// ID numbers the requests this process recorded, from 1.
 	ID int64 `json:"id"`
+	// RequestID is the id the caller was answered with in the x-request-id header (the
+	// server's; absent for a request made through the library without one).
+	RequestID string `json:"request_id,omitempty"`
 	// ResponseID is a chat answer's id without its surface's prefix (chatcmpl-… on
 	// OpenAI's surface, msg_… on Anthropic's); absent for other operations.
 	ResponseID string `json:"response_id,omitempty"`
@@ -111,7 +114,7 @@ func newRequest(rec completions.RequestRecord) Request {
 		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
 		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...),
-		ResponseID: rec.ResponseID, ModelGroup: rec.ModelGroup, EndUser: rec.EndUser, APIBase: rec.APIBase}
+		ResponseID: rec.ResponseID, RequestID: rec.RequestID, ModelGroup: rec.ModelGroup, EndUser: rec.EndUser, APIBase: rec.APIBase}
 	if req.Attempts == nil {
 		req.Attempts = []completions.Attempt{}
 	}
