@@ -226,6 +226,9 @@ type ChatStreamError struct {
 	Type    string `json:"type"`
 	Code    string `json:"code"`
 	Param   string `json:"param"`
+	// RequestID is the x-request-id the stream was answered with
+	// (ChatCompletionStream.RequestID).
+	RequestID string `json:"-"`
 }
 
 // Error names the failure's type, code and message.
@@ -258,12 +261,13 @@ func (c *Client) ChatCompletion(ctx context.Context, req *ChatCompletionRequest)
 //	for st.Next() { fmt.Print(st.Chunk().Text()) }
 //	if err := st.Err(); err != nil { ... }
 type ChatCompletionStream struct {
-	body    io.ReadCloser
-	events  *sseReader
-	pending []ChatCompletionChunk // chunks made from a non-streamed answer
-	chunk   ChatCompletionChunk
-	usage   *ChatCompletionUsage
-	calls   toolCallAssembler
+	requestID string
+	body      io.ReadCloser
+	events    *sseReader
+	pending   []ChatCompletionChunk // chunks made from a non-streamed answer
+	chunk     ChatCompletionChunk
+	usage     *ChatCompletionUsage
+	calls     toolCallAssembler
 	// thinking gathers the first choice's signed reasoning blocks.
 	thinking []ThinkingBlock
 	err      error
@@ -293,9 +297,9 @@ func (c *Client) ChatCompletionStream(ctx context.Context, req *ChatCompletionRe
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 			return nil, fmt.Errorf("client: decoding chat completion: %w", err)
 		}
-		return &ChatCompletionStream{body: io.NopCloser(strings.NewReader("")), pending: chunksOf(&out, r.StreamOptions)}, nil
+		return &ChatCompletionStream{requestID: resp.Header.Get("X-Request-Id"), body: io.NopCloser(strings.NewReader("")), pending: chunksOf(&out, r.StreamOptions)}, nil
 	}
-	return &ChatCompletionStream{body: resp.Body, events: newSSEReader(resp.Body)}, nil
+	return &ChatCompletionStream{requestID: resp.Header.Get("X-Request-Id"), body: resp.Body, events: newSSEReader(resp.Body)}, nil
 }
 
 // chunksOf renders a whole chat.completion as the chunks a stream of it would carry.
@@ -459,6 +463,9 @@ func (s *ChatCompletionStream) ToolCalls() []ChatToolCall {
 }
 
 func (s *ChatCompletionStream) fail(err error) {
+	if se, ok := err.(*ChatStreamError); ok {
+		se.RequestID = s.requestID
+	}
 	s.err = err
 	s.done = true
 	s.body.Close()
@@ -475,6 +482,10 @@ func (s *ChatCompletionStream) Usage() *ChatCompletionUsage { return s.usage }
 // ErrStreamTruncated when the stream ended without "data: [DONE]", or a transport or
 // decoding error. It is nil after a complete stream.
 func (s *ChatCompletionStream) Err() error { return s.err }
+
+// RequestID is the x-request-id the server answered the stream with: the request's id in
+// its usage history; "" when it sent none.
+func (s *ChatCompletionStream) RequestID() string { return s.requestID }
 
 // Close releases the connection. It is safe to call more than once.
 func (s *ChatCompletionStream) Close() error {

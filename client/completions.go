@@ -190,6 +190,8 @@ type StreamError struct {
 	Kind     string    `json:"error"`
 	Message  string    `json:"message"`
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// RequestID is the x-request-id the stream was answered with (Stream.RequestID).
+	RequestID string `json:"-"`
 }
 
 // Error names the failure's kind and message.
@@ -211,12 +213,13 @@ var ErrStreamTruncated = errors.New("switchyard: stream truncated")
 //	if err := st.Err(); err != nil { ... }
 //	fmt.Println(st.Final().Usage.TotalTokens)
 type Stream struct {
-	body   io.ReadCloser
-	events *sseReader
-	chunk  Chunk
-	final  *Completion
-	err    error
-	done   bool
+	requestID string
+	body      io.ReadCloser
+	events    *sseReader
+	chunk     Chunk
+	final     *Completion
+	err       error
+	done      bool
 }
 
 // CompleteStream asks for a streamed completion. Errors before the stream starts (bad
@@ -246,10 +249,10 @@ func (c *Client) CompleteStream(ctx context.Context, req *CompletionRequest) (*S
 		}{"final", &out}
 		ch := Chunk{Provider: out.Provider, Model: out.Model, ResponseMessageID: out.ResponseMessageID, Type: "text", Text: out.Text(), Message: out.Message}
 		text := "data: " + mustJSON(ch) + "\n\ndata: " + mustJSON(finalEvent) + "\n\ndata: [DONE]\n\n"
-		st := &Stream{body: io.NopCloser(strings.NewReader("")), events: newSSEReader(strings.NewReader(text))}
+		st := &Stream{requestID: resp.Header.Get("X-Request-Id"), body: io.NopCloser(strings.NewReader("")), events: newSSEReader(strings.NewReader(text))}
 		return st, nil
 	}
-	return &Stream{body: resp.Body, events: newSSEReader(resp.Body)}, nil
+	return &Stream{requestID: resp.Header.Get("X-Request-Id"), body: resp.Body, events: newSSEReader(resp.Body)}, nil
 }
 
 func mustJSON(v any) string {
@@ -384,6 +387,9 @@ func errorCode(raw json.RawMessage) string {
 }
 
 func (s *Stream) fail(err error) {
+	if se, ok := err.(*StreamError); ok {
+		se.RequestID = s.requestID
+	}
 	s.err = err
 	s.done = true
 	s.body.Close()
@@ -409,6 +415,10 @@ func (s *Stream) Final() *Completion { return s.final }
 // ErrStreamTruncated when the connection ended early or [DONE] came without the final
 // response, or a transport error. It is nil after a complete stream.
 func (s *Stream) Err() error { return s.err }
+
+// RequestID is the x-request-id the server answered the stream with: the request's id in
+// its usage history; "" when it sent none.
+func (s *Stream) RequestID() string { return s.requestID }
 
 // Close releases the connection. It is safe to call more than once.
 func (s *Stream) Close() error {

@@ -73,3 +73,38 @@ func TestErrorRequestIDFindsTheRequest(t *testing.T) {
 		t.Fatalf("history %+v, want the refused request %s", history.Data, ae.RequestID)
 	}
 }
+
+// A stream that fails after it started: its error carries the stream's x-request-id, which
+// the stream also reports, on both the native and the OpenAI-compatible stream.
+func TestStreamErrorCarriesRequestID(t *testing.T) {
+	withID := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Request-Id", "req_stream_1")
+			h(w, r)
+		}
+	}
+	chat := fakeServer(t, withID(fakeSSE("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n"+
+		"event: error\ndata: {\"error\":{\"message\":\"cut\",\"type\":\"server_error\"}}\n\n")))
+	cs, err := chat.ChatCompletionStream(context.Background(), chatRequest("openai/gpt-4o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cs.Next() {
+	}
+	var cse *client.ChatStreamError
+	if !errors.As(cs.Err(), &cse) || cse.RequestID != "req_stream_1" || cs.RequestID() != "req_stream_1" {
+		t.Errorf("chat stream: Err() %#v, RequestID() %q", cs.Err(), cs.RequestID())
+	}
+
+	native := fakeServer(t, withID(fakeSSE("data: "+chunkA+"\n\nevent: error\ndata: {\"error\":\"Stream Error\",\"message\":\"upstream cut\"}\n\n")))
+	st, err := native.CompleteStream(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st.Next() {
+	}
+	var se *client.StreamError
+	if !errors.As(st.Err(), &se) || se.RequestID != "req_stream_1" || st.RequestID() != "req_stream_1" {
+		t.Errorf("native stream: Err() %#v, RequestID() %q", st.Err(), st.RequestID())
+	}
+}
