@@ -72,23 +72,23 @@ func Completions(g *completions.Gateway) Option {
 				429: "the key's budget is spent",
 				502: "every model failed (the attempts are in the body)",
 			}},
-			recordRefusals(g, func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) }))
+			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) }))
 		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
 			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true,
 			Errors: openAIErrors},
-			recordRefusals(g, func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) }))
+			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) }))
 		s.Handle(Route{Method: "POST", Path: "/v1/completions", Summary: "OpenAI's legacy text completions (autocomplete tools): the prompt is one user message of a chat request over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.OpenAITextCompletionRequest{}, Response: completions.OpenAITextCompletion{}, Stream: true, ScopedKeys: true,
 			Errors: openAIErrors},
-			recordRefusals(g, func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) }))
+			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) }))
 		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true,
 			Errors: openAIErrors},
-			recordRefusals(g, func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) }))
+			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) }))
 		s.Handle(Route{Method: "POST", Path: "/v1/messages", Summary: "Anthropic Messages API over the same gateway (Anthropic's SDKs and Claude Code reach any configured model; key in x-api-key or Authorization)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: completions.AnthropicResponse{}, Stream: true, ScopedKeys: true,
 			Errors: anthropicErrors},
-			recordRefusals(g, func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) }))
+			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) }))
 		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCountTokens(g, w, r) })
@@ -205,13 +205,13 @@ func newOpenAIModel(id string) openAIModel {
 	return openAIModel{ID: id, Object: "model", Created: modelsCreated, OwnedBy: owner}
 }
 
-// recordRefusals wraps h, the handler of a chat route of gateway g: a request it answers
-// with an error the gateway did not record (a body that does not decode, a field refused
-// before any model was tried) is recorded through g's Observer (Gateway.ObserveRefused), so
-// that the usage history and /spend/logs hold every chat request under the x-request-id
-// its caller was answered with. A stream that failed after it started was recorded by the
-// gateway.
-func recordRefusals(g *completions.Gateway, h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+// recordRefusals wraps h, the handler of a route of gateway g for operation op ("" for
+// chat, completions.OperationEmbeddings, …): a request it answers with an error the gateway
+// did not record (a body that does not decode, a field refused before any model was tried)
+// is recorded through g's Observer (Gateway.ObserveRefused), so that the usage history and
+// /spend/logs hold every such request under the x-request-id its caller was answered with.
+// A stream that failed after it started was recorded by the gateway.
+func recordRefusals(g *completions.Gateway, op string, h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		received := time.Now()
 		var recorded atomic.Bool
@@ -222,7 +222,7 @@ func recordRefusals(g *completions.Gateway, h func(http.ResponseWriter, *http.Re
 			answered = info.answeredErr // written in the route's own envelope
 		}
 		if answered != nil && !recorded.Load() {
-			g.ObserveRefused(r.Context(), completionsScope(r, received), "", false, answered)
+			g.ObserveRefused(r.Context(), completionsScope(r, received), op, false, answered)
 		}
 		return err
 	}

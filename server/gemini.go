@@ -102,7 +102,7 @@ func (s *Server) geminiRoutes(g *completions.Gateway) {
 			Tags:    []string{"Completions"}, Request: completions.GeminiGenerateRequest{}, Response: completions.GeminiResponse{}, Stream: true, ScopedKeys: true,
 			Query:  []QueryParam{{Name: "alt", Description: "sse: stream server-sent events (streamGenerateContent)"}, {Name: "key", Description: "the API key, as Google's clients may send it"}},
 			Errors: geminiErrors},
-			recordRefusals(g, func(w http.ResponseWriter, r *http.Request) error { return s.handleGemini(g, w, r) }))
+			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleGemini(g, w, r) }))
 	}
 	s.Handle(Route{Method: "GET", Path: "/v1beta/models", Summary: "The models this server can route to, in the Gemini API's list shape (name models/{id}, supportedGenerationMethods)",
 		Tags: []string{"Completions"}, Response: geminiModelList{}, ScopedKeys: true,

@@ -70,6 +70,7 @@ func TestRequestIDOnGatewayAnswers(t *testing.T) {
 		{"body refused", chat, `{"model":"openai/ok","messages":"hi"}`, 400, "error"},
 		{"refused by the gateway", chat, `{"model":"openai/ok","messages":[]}`, 400, "error"},
 		{"refused on the native route", hs.URL + "/api/v1/completions", `{"models":["openai/ok"],"messages":[]}`, 422, "error"},
+		{"embeddings refused", hs.URL + "/v1/embeddings", `{"model":"openai/ok"}`, 400, "error"},
 	}
 	ids := map[string]string{}
 	for _, c := range cases {
@@ -95,6 +96,13 @@ func TestRequestIDOnGatewayAnswers(t *testing.T) {
 		}
 		if h["outcome"] != c.outcome {
 			t.Errorf("%s: outcome %v, want %s", c.name, h["outcome"], c.outcome)
+		}
+		wantOp := ""
+		if strings.HasSuffix(c.url, "/v1/embeddings") {
+			wantOp = "embeddings"
+		}
+		if op, _ := h["operation"].(string); op != wantOp {
+			t.Errorf("%s: operation %q", c.name, op)
 		}
 		rows := spendLogs(t, s, testKey, "request_id="+id)
 		if len(rows) != 1 {
