@@ -517,9 +517,10 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		}
 	}
 
-	if j.NIterations > 0 && candidates == 0 {
+	if j.NIterations > 0 && candidates == 0 && !reserved {
 		// Nothing was tried: reporting "completed" would pass off the original as the
-		// optimizer's answer.
+		// optimizer's answer. (Cut by the time kept for the held-out split, it is an
+		// interrupted job, reported as such below.)
 		return failf("the proposer never produced a usable candidate in %d iterations (the last: %s)", j.NIterations, lastNote)
 	}
 
