@@ -510,7 +510,8 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 	}
 	vk, err := s.issueKey(ctx, g, owner, keyReq, "key_alias")
 	if err != nil {
-		if _, derr := s.deleteUsers(context.WithoutCancel(ctx), owner, []string{u.UserID}); derr != nil {
+		// The user only: keys made with its id before it existed stay.
+		if _, derr := s.deleteUsersWith(context.WithoutCancel(ctx), owner, []string{u.UserID}, false); derr != nil {
 			err = fmt.Errorf("%w (and taking the user back out: %v)", err, derr)
 		}
 		return nil, litellmNames(err)

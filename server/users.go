@@ -322,6 +322,13 @@ func deleteTeamMembers(ctx context.Context, tx store.Tx, owner, team string) err
 // LiteLLM's /user/delete deletes a user's keys) in one transaction: all or, when one is
 // not found, none (404 naming it). It returns the ids of the keys revoked.
 func (s *Server) deleteUsers(ctx context.Context, owner string, ids []string) ([]string, error) {
+	return s.deleteUsersWith(ctx, owner, ids, true)
+}
+
+// deleteUsersWith is deleteUsers; with keys false the virtual keys naming the users are
+// kept (taking back a user /user/new just made: keys made with its id before it existed
+// are not its to revoke).
+func (s *Server) deleteUsersWith(ctx context.Context, owner string, ids []string, keys bool) ([]string, error) {
 	revoked := []string{}
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		revoked = revoked[:0]
@@ -330,9 +337,12 @@ func (s *Server) deleteUsers(ctx context.Context, owner string, ids []string) ([
 				return err
 			}
 		}
-		es, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
-		if err != nil {
-			return err
+		var es []store.Entry
+		if keys {
+			var err error
+			if es, err = tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"}); err != nil {
+				return err
+			}
 		}
 		for _, e := range es {
 			var rec storedVirtualKey
