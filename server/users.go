@@ -226,7 +226,52 @@ func putNewUser(ctx context.Context, tx store.Tx, owner string, u user) error {
 	if err := completions.PutSharedBudget(ctx, tx, userBudgetID(owner, u.UserID), u.limits()); err != nil {
 		return err
 	}
+	if err := nameUserInKeys(ctx, tx, owner, u.UserID); err != nil {
+		return err
+	}
 	return store.PutJSON(ctx, tx, store.Users, owner+"/"+u.UserID, storedUser{user: u, Owner: owner})
+}
+
+// nameUserInKeys makes the shared-key records of owner's virtual keys whose metadata
+// user_id is id name the user, through tx: a key made by a build before users has a scope
+// document without it, and would not draw on the user's account that /user/info lists it
+// under.
+func nameUserInKeys(ctx context.Context, tx store.Tx, owner, id string) error {
+	es, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		var rec storedVirtualKey
+		if err := json.Unmarshal(e.Value, &rec); err != nil {
+			return fmt.Errorf("key record %s: %w", e.Key, err)
+		}
+		if keyUserID(rec.virtualKey) != id {
+			continue
+		}
+		sk, err := store.GetJSON[storedScopedKey](ctx, tx, store.ScopedKeys, rec.Hash)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var doc keyScopeDoc
+		if err := json.Unmarshal(sk.Scope, &doc); err != nil {
+			return fmt.Errorf("scope of key %s: %w", rec.ID, err)
+		}
+		if doc.UserID == id {
+			continue
+		}
+		doc.UserID = id
+		if sk.Scope, err = json.Marshal(doc); err != nil {
+			return err
+		}
+		if err := store.PutJSON(ctx, tx, store.ScopedKeys, rec.Hash, sk); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // memberOf reads user's membership of owner's team through rd; ok false when it has none.
