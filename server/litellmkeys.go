@@ -519,8 +519,22 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 		return nil, err
 	}
 	userID := native.UserID
+	_, userGiven := fields["user_id"]
+	_, metadataGiven := fields["metadata"]
 	// Both decided against the stored key, inside the update's transaction.
 	adjust := func(req *keyRequest, prev virtualKey) {
+		if prevUser := keyUserID(prev); metadataGiven && !userGiven && prevUser != "" {
+			// New labels without user_id: the key stays its user's (LiteLLM keeps a key's
+			// user_id apart from its metadata), drawing on the user's account.
+			if _, ok := req.Metadata["user_id"]; !ok {
+				md := make(map[string]any, len(req.Metadata)+1)
+				for k, v := range req.Metadata {
+					md[k] = v
+				}
+				md["user_id"] = prevUser
+				req.Metadata = md
+			}
+		}
 		switch {
 		case native.BudgetBlock:
 			req.budgetBlock = true
