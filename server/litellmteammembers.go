@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -144,6 +145,7 @@ func checkMaxBudgetInTeam(v *float64) (bound float64, block bool, err error) {
 // with create, one that none is is made (role internal_user, no limits), as LiteLLM makes
 // one. field names the member in failures.
 func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string, create bool) (user, bool, error) {
+	email = strings.TrimSpace(email) // as /user/new keeps it
 	switch {
 	case id == "" && email == "":
 		return user{}, false, litellmInvalid(field, "%s: give user_id or user_email", field)

@@ -188,6 +188,7 @@ func usersOf(ctx context.Context, rd store.Reader, owner string) ([]user, error)
 // userByEmail returns owner's user whose user_email is email, read through rd; ok false
 // when none has it.
 func userByEmail(ctx context.Context, rd store.Reader, owner, email string) (user, bool, error) {
+	email = strings.TrimSpace(email) // as /user/new keeps it
 	us, err := usersOf(ctx, rd, owner)
 	if err != nil {
 		return user{}, false, err
