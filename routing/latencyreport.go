@@ -176,7 +176,7 @@ func (s *Selector) updatePreference(ctx context.Context, tx store.Tx, owner, id 
 	if !strings.HasPrefix(id, PreferencePrefix) {
 		return false, nil
 	}
-	pref, err := loadPreference(ctx, tx, owner, id)
+	pref, err := loadUsablePreference(ctx, tx, owner, id)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
@@ -208,7 +208,7 @@ func (p *Preference) knows(model modelKey) bool {
 // ranked list: a *NotFoundError (session_id) or a *ValidationError (provider) otherwise.
 func sessionCandidate(ctx context.Context, tx store.Tx, owner, id, name string) (*Session, int, error) {
 	sess, err := store.GetJSON[Session](ctx, tx, store.Sessions, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.Owner != owner) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !store.Owns(owner, sess.Owner)) {
 		return nil, 0, &NotFoundError{Field: "session_id", ID: id, Err: err}
 	}
 	if err != nil {

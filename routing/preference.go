@@ -109,7 +109,7 @@ func (s *Selector) CreatePreference(ctx context.Context, owner string, req Prefe
 		if s.custom == nil {
 			return nil, &NotFoundError{Field: "router_model_id", ID: id, Err: errors.New("no custom router models are configured")}
 		}
-		if _, err := s.custom.Rank(ctx, owner, id, []string{"preference check"}); err != nil {
+		if _, err := s.custom.Rank(ctx, routerOwner(owner), id, []string{"preference check"}); err != nil {
 			if errors.Is(err, ErrNotFound) || errors.Is(err, store.ErrNotFound) {
 				return nil, &NotFoundError{Field: "router_model_id", ID: id, Err: err}
 			}
@@ -155,10 +155,34 @@ func loadPreference(ctx context.Context, r store.Reader, owner, id string) (*Pre
 	if err != nil {
 		return nil, fmt.Errorf("routing: read preference %q: %w", id, err)
 	}
-	if p.Owner != owner {
+	if !store.Owns(owner, p.Owner) {
 		return nil, &NotFoundError{Field: "preference_id", ID: id}
 	}
 	return &p, nil
+}
+
+// loadUsablePreference is loadPreference for selecting with the preference and learning
+// from feedback on it: a key acting for its issuer ("<issuer>/<key>", a server's virtual
+// key) uses its issuer's preferences too, but not a sibling's.
+func loadUsablePreference(ctx context.Context, r store.Reader, owner, id string) (*Preference, error) {
+	p, err := store.GetJSON[Preference](ctx, r, store.Preferences, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &NotFoundError{Field: "preference_id", ID: id, Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("routing: read preference %q: %w", id, err)
+	}
+	if !store.Owns(owner, p.Owner) && p.Owner != routerOwner(owner) {
+		return nil, &NotFoundError{Field: "preference_id", ID: id}
+	}
+	return &p, nil
+}
+
+// routerOwner is whose trained routers owner ranks with: owner's own, or for a key acting
+// for its issuer ("<issuer>/<key>", a server's virtual key; store.Owns) the issuer's.
+func routerOwner(owner string) string {
+	issuer, _, _ := strings.Cut(owner, "/")
+	return issuer
 }
 
 // ListPreferences returns one page of owner's preferences, newest first. A bad option is
@@ -286,7 +310,7 @@ func (s *Selector) preferenceRouterWhy(ctx context.Context, owner string, p *Pre
 	if !ok {
 		return p.PreviousRouterModelID, "", nil
 	}
-	id, err = jm.JobModel(ctx, owner, p.RouterTrainingJobID)
+	id, err = jm.JobModel(ctx, routerOwner(owner), p.RouterTrainingJobID)
 	if errors.Is(err, ErrNotFound) {
 		s.log.WarnContext(ctx, "routing: the preference's training job is gone; ranking with its earlier router, else the learned default router",
 			"preference_id", p.ID, "training_job_id", p.RouterTrainingJobID, "earlier_router_model_id", p.PreviousRouterModelID)

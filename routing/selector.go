@@ -203,7 +203,7 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request,
 	if strings.HasPrefix(req.PreferenceID, PreferencePrefix) {
 		if pref == nil {
 			var err error
-			if pref, err = loadPreference(ctx, s.store, owner, req.PreferenceID); err != nil {
+			if pref, err = loadUsablePreference(ctx, s.store, owner, req.PreferenceID); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -213,7 +213,7 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request,
 		}
 	}
 	if routerID != "" {
-		r = &CustomRouter{Models: s.custom, Owner: owner, ModelID: routerID, Fallback: s.scorer, LastTurnWeight: s.w}
+		r = &CustomRouter{Models: s.custom, Owner: routerOwner(owner), ModelID: routerID, Fallback: s.scorer, LastTurnWeight: s.w}
 	}
 	rank := func(r Router) (ranked []Scored, err error) {
 		if l, ok := r.(*LearnedRouter); ok && pers != nil {
@@ -321,7 +321,7 @@ func (s *Selector) rankWithin(ctx context.Context, owner string, req *Request) (
 // can tell (ModelChecker). An unknown one is a *NotFoundError naming preference_id.
 func (s *Selector) checkPreferenceID(ctx context.Context, owner, id string) (*Preference, error) {
 	if strings.HasPrefix(id, PreferencePrefix) {
-		return loadPreference(ctx, s.store, owner, id)
+		return loadUsablePreference(ctx, s.store, owner, id)
 	}
 	if s.custom == nil {
 		return nil, &NotFoundError{Field: "preference_id", ID: id, Err: errors.New("no custom router models are configured")}
@@ -330,7 +330,7 @@ func (s *Selector) checkPreferenceID(ctx context.Context, owner, id string) (*Pr
 	if !ok {
 		return nil, nil
 	}
-	if err := mc.CheckModel(ctx, owner, id); errors.Is(err, ErrNotFound) {
+	if err := mc.CheckModel(ctx, routerOwner(owner), id); errors.Is(err, ErrNotFound) {
 		return nil, &NotFoundError{Field: "preference_id", ID: id, Err: err}
 	} else if err != nil {
 		return nil, err

@@ -113,7 +113,7 @@ func (s *Selector) loadSession(ctx context.Context, owner, id, field string) (*S
 	if err != nil {
 		return nil, fmt.Errorf("routing: read session %q: %w", id, err)
 	}
-	if sess.Owner != owner {
+	if !store.Owns(owner, sess.Owner) {
 		return nil, &NotFoundError{Field: field, ID: id}
 	}
 	return &sess, nil

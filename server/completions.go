@@ -715,9 +715,11 @@ func mcpResponseID() string { return strings.ReplaceAll(uuid.NewString(), "-", "
 // default body bound; serve gives the gateway the same bound).
 const historyBodies = 8
 
-// responsesOwner is whom the stored /v1/responses answers of r's key belong to: the key's
-// owner, and for a virtual key or a job key the key itself — each is handed to someone
-// else (an app, a sandboxed agent), who sees only the answers it was given.
+// responsesOwner is whom the stored /v1/responses answers of r's key belong to (and its
+// files, batches, OpenAI conversations, preferences and model selection sessions): the
+// key's owner, and for a virtual key or a job key the key itself ("<owner>/<key>", which
+// store.Owns lets the owner reach) — each is handed to someone else (an app, a sandboxed
+// agent), who sees only what it was given, not its issuer's nor a sibling's.
 func responsesOwner(r *http.Request) string {
 	p, _ := PrincipalFrom(r.Context())
 	switch v := p.Scope.(type) {

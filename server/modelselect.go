@@ -26,7 +26,7 @@ func ModelSelection(sel *routing.Selector) Option {
 			if req.PreferenceID != "" {
 				telemetry.MarkCustomRouter(r.Context())
 			}
-			resp, err := sel.Select(r.Context(), owner(r), &req)
+			resp, err := sel.Select(r.Context(), responsesOwner(r), &req)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
 			return err
 		}
-		p, err := sel.CreatePreference(r.Context(), owner(r), req)
+		p, err := sel.CreatePreference(r.Context(), responsesOwner(r), req)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 			if err != nil {
 				return err
 			}
-			list, err := sel.ListPreferences(r.Context(), owner(r), f)
+			list, err := sel.ListPreferences(r.Context(), responsesOwner(r), f)
 			if err != nil {
 				return err
 			}
@@ -95,7 +95,7 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 	s.Handle(Route{Method: "GET", Path: "/api/v1/preferences/{preference_id}", Summary: "A preference with its feedback counts per model",
 		Tags: tags, VirtualKeys: true, Response: routing.Preference{}, Errors: map[int]string{404: "no such preference for this key"}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			p, err := sel.Preference(r.Context(), owner(r), r.PathValue("preference_id"))
+			p, err := sel.Preference(r.Context(), responsesOwner(r), r.PathValue("preference_id"))
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 		Tags: tags, VirtualKeys: true, Response: deletedPreference{}, Errors: map[int]string{404: "no such preference for this key"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.PathValue("preference_id")
-			if err := sel.DeletePreference(r.Context(), owner(r), id); err != nil {
+			if err := sel.DeletePreference(r.Context(), responsesOwner(r), id); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, deletedPreference{ID: id, Deleted: true})
@@ -117,7 +117,7 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
 			return err
 		}
-		resp, err := sel.Feedback(r.Context(), owner(r), &req)
+		resp, err := sel.Feedback(r.Context(), responsesOwner(r), &req)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
 			return err
 		}
-		resp, err := sel.ReportLatency(r.Context(), owner(r), &req)
+		resp, err := sel.ReportLatency(r.Context(), responsesOwner(r), &req)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,296 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/batch"
+	"github.com/switchyard-ai/switchyard/mcpgateway"
+	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
+)
+
+// review24gWorld is one server with two operator keys (op, op2), two virtual keys A and B
+// outside any team, a team T of op with keys T1 and T2, and a key R limited to openai/ok2;
+// A (and T2) own one of each resource a virtual key can own.
+type review24gWorld struct {
+	hs                *httptest.Server
+	s                 *Server
+	op, op2           string
+	A, B, T1, T2, R   review24gKey
+	res               map[string]review24gResources // the resources of "A" and "T2"
+	opPref, opConv    string                        // the operator's own preference and native conversation
+	opCustomer        string
+	secretA, secretT2 string
+}
+
+// review24gKey is a virtual key: its value and its token.
+type review24gKey struct{ key, id string }
+
+// review24gResources are the ids of what one virtual key made.
+type review24gResources struct {
+	response, background, conversation, item, file, batch, pref, session, endUser string
+}
+
+func review24gCall(t *testing.T, w *review24gWorld, method, path, key, body string) (int, string) {
+	t.Helper()
+	code, _, raw := call(t, method, w.hs.URL+path, key, body)
+	return code, string(raw)
+}
+
+func review24gWant(t *testing.T, code int, raw string, want int, what string) map[string]any {
+	t.Helper()
+	if code != want {
+		t.Fatalf("%s: %d %s, want %d", what, code, raw, want)
+	}
+	var m map[string]any
+	json.Unmarshal([]byte(raw), &m)
+	return m
+}
+
+func newReview24gWorld(t *testing.T) *review24gWorld {
+	t.Helper()
+	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey, completionsOtherKey}})
+	web := mcpgatewaytest.StartFakeHTTP(t, "fake-web")
+	g, err := mcpgateway.New([]mcpgateway.ServerConfig{{Name: "web", URL: web.URL}}, mcpgateway.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	if err := MCP(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	files, err := batch.NewFiles(s.Store(), batch.FilesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := batch.New(s.Store(), files, batch.Options{Concurrency: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Batches(svc)(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	w := &review24gWorld{hs: hs, s: s, op: testKey, op2: completionsOtherKey, res: map[string]review24gResources{},
+		secretA: "secret-of-A-24g", secretT2: "secret-of-T2-24g"}
+
+	w.A = w.issue(t, "/api/v1/keys", `{"name":"a"}`)
+	w.B = w.issue(t, "/api/v1/keys", `{"name":"b"}`)
+	w.R = w.issue(t, "/api/v1/keys", `{"name":"r","models":["openai/ok2"]}`)
+	code, raw := review24gCall(t, w, "POST", "/team/new", w.op, `{"team_id":"t24g","team_alias":"T"}`)
+	review24gWant(t, code, raw, 200, "team/new")
+	w.T1 = w.issue(t, "/key/generate", `{"team_id":"t24g","key_alias":"t1"}`)
+	w.T2 = w.issue(t, "/key/generate", `{"team_id":"t24g","key_alias":"t2"}`)
+
+	w.res["A"] = w.makeResources(t, w.A, w.secretA, "enduser-a-24g")
+	w.res["T2"] = w.makeResources(t, w.T2, w.secretT2, "enduser-t2-24g")
+
+	// The operator's own things, which no virtual key may reach.
+	code, raw = review24gCall(t, w, "POST", "/api/v1/preferences", w.op, `{"name":"operator pref"}`)
+	w.opPref = review24gWant(t, code, raw, 200, "operator preference")["preference_id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/api/v1/customers", w.op, `{"end_user_id":"op-customer-24g"}`)
+	review24gWant(t, code, raw, 201, "operator customer")
+	w.opCustomer = "op-customer-24g"
+	return w
+}
+
+func (w *review24gWorld) issue(t *testing.T, path, body string) review24gKey {
+	t.Helper()
+	code, raw := review24gCall(t, w, "POST", path, w.op, body)
+	if code != 200 && code != 201 {
+		t.Fatalf("POST %s %s: %d %s", path, body, code, raw)
+	}
+	var m map[string]any
+	json.Unmarshal([]byte(raw), &m)
+	id, _ := m["id"].(string)
+	if id == "" {
+		id, _ = m["token"].(string)
+	}
+	return review24gKey{key: m["key"].(string), id: id}
+}
+
+// makeResources makes, with k, one of each resource a virtual key owns; secret is in each.
+func (w *review24gWorld) makeResources(t *testing.T, k review24gKey, secret, endUser string) review24gResources {
+	t.Helper()
+	var r review24gResources
+	code, raw := review24gCall(t, w, "POST", "/v1/responses", k.key, `{"model":"openai/ok","input":"`+secret+` response","store":true,"user":"`+endUser+`"}`)
+	r.response = review24gWant(t, code, raw, 200, "stored response")["id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/v1/responses", k.key, `{"model":"openai/ok","input":"`+secret+` background","background":true}`)
+	r.background = review24gWant(t, code, raw, 200, "background response")["id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/v1/conversations", k.key, `{"items":[{"type":"message","role":"user","content":"`+secret+` conversation"}],"metadata":{"who":"`+secret+`"}}`)
+	r.conversation = review24gWant(t, code, raw, 200, "conversation")["id"].(string)
+	code, raw = review24gCall(t, w, "GET", "/v1/conversations/"+r.conversation+"/items", k.key, "")
+	r.item = review24gWant(t, code, raw, 200, "conversation items")["data"].([]any)[0].(map[string]any)["id"].(string)
+	code2, m := uploadBatchFile(t, w.hs, k.key, "batch", chatLines("openai/ok"))
+	if code2 != 200 {
+		t.Fatalf("upload: %d %v", code2, m)
+	}
+	r.file = m["id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/v1/batches", k.key, `{"input_file_id":"`+r.file+`","endpoint":"/v1/chat/completions","completion_window":"24h","metadata":{"who":"`+secret+`"}}`)
+	r.batch = review24gWant(t, code, raw, 200, "batch")["id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/api/v1/preferences", k.key, `{"name":"`+secret+` pref"}`)
+	if code == 200 {
+		var m map[string]any
+		json.Unmarshal([]byte(raw), &m)
+		r.pref, _ = m["preference_id"].(string)
+	}
+	code, raw = review24gCall(t, w, "POST", "/api/v1/model-select", k.key, `{"messages":[{"role":"user","content":"`+secret+`"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"provider":"openai","model":"gpt-4o-mini"}]}`)
+	r.session = review24gWant(t, code, raw, 200, "model select")["session_id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/v1/chat/completions", k.key, `{"model":"openai/ok","messages":[{"role":"user","content":"`+secret+` chat"}],"user":"`+endUser+`"}`)
+	review24gWant(t, code, raw, 200, "chat")
+	code, raw = review24gCall(t, w, "POST", "/mcp-rest/tools/call", k.key, `{"name":"web-echo","arguments":{"text":"`+secret+`"}}`)
+	if code != 200 {
+		t.Logf("mcp call: %d %s", code, raw)
+	}
+	r.endUser = endUser
+	return r
+}
+
+// review24gIDs finds the ids of a string ("resp_…", "file-…") so that an answer for an
+// existing id and for a missing one compare equal once ids are masked.
+var review24gIDs = regexp.MustCompile(`(resp|conv|msg|file|batch|pref|sess|item|vk)[_-][A-Za-z0-9-]+`)
+
+func review24gMask(s string) string { return review24gIDs.ReplaceAllString(s, "<id>") }
+
+// review24gMissing is an id of the same shape as id that names nothing.
+func review24gMissing(id string) string {
+	i := strings.IndexAny(id, "_-")
+	if i < 0 {
+		return id + "x"
+	}
+	return id[:i+1] + regexp.MustCompile(`[A-Za-z0-9]`).ReplaceAllString(id[i+1:], "0")
+}
+
+// TestReview24gNothingOfAnotherKeyIsReachableByID: for every route that reads, changes,
+// cancels or deletes one of a virtual key's resources by id, another virtual key (one
+// outside any team, a member of a team with the owner or not, one limited to other models)
+// gets exactly the answer it gets for an id that does not exist: a 404 (or the route's
+// refusal for every id), never the resource and never an existence oracle; and the resource
+// is still there afterwards.
+func TestReview24gNothingOfAnotherKeyIsReachableByID(t *testing.T) {
+	w := newReview24gWorld(t)
+	type probe struct {
+		name, method, path, body string
+		id                       func(review24gResources) string
+		// ok is the owner's status, to check the id names something.
+		ok int
+	}
+	probes := []probe{
+		{"read response", "GET", "/v1/responses/{id}", "", func(r review24gResources) string { return r.response }, 200},
+		{"response input items", "GET", "/v1/responses/{id}/input_items", "", func(r review24gResources) string { return r.response }, 200},
+		{"read background response", "GET", "/v1/responses/{id}", "", func(r review24gResources) string { return r.background }, 200},
+		{"stream background response", "GET", "/v1/responses/{id}?stream=true", "", func(r review24gResources) string { return r.background }, 200},
+		{"cancel background response", "POST", "/v1/responses/{id}/cancel", "", func(r review24gResources) string { return r.background }, 0},
+		{"continue response", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","previous_response_id":"{id}"}`, func(r review24gResources) string { return r.response }, 200},
+		{"read conversation", "GET", "/v1/conversations/{id}", "", func(r review24gResources) string { return r.conversation }, 200},
+		{"update conversation", "POST", "/v1/conversations/{id}", `{"metadata":{"x":"y"}}`, func(r review24gResources) string { return r.conversation }, 200},
+		{"conversation items", "GET", "/v1/conversations/{id}/items", "", func(r review24gResources) string { return r.conversation }, 200},
+		{"add conversation items", "POST", "/v1/conversations/{id}/items", `{"items":[{"type":"message","role":"user","content":"x"}]}`, func(r review24gResources) string { return r.conversation }, 200},
+		{"respond in conversation", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","conversation":"{id}"}`, func(r review24gResources) string { return r.conversation }, 200},
+		{"read file", "GET", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200},
+		{"file content", "GET", "/v1/files/{id}/content", "", func(r review24gResources) string { return r.file }, 200},
+		{"batch from file", "POST", "/v1/batches", `{"input_file_id":"{id}","endpoint":"/v1/chat/completions","completion_window":"24h"}`, func(r review24gResources) string { return r.file }, 200},
+		{"read batch", "GET", "/v1/batches/{id}", "", func(r review24gResources) string { return r.batch }, 200},
+		{"cancel batch", "POST", "/v1/batches/{id}/cancel", "", func(r review24gResources) string { return r.batch }, 0},
+		{"read preference", "GET", "/api/v1/preferences/{id}", "", func(r review24gResources) string { return r.pref }, 200},
+		{"select with preference", "POST", "/api/v1/model-select", `{"messages":[{"role":"user","content":"x"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"provider":"openai","model":"gpt-4o-mini"}],"preference_id":"{id}"}`, func(r review24gResources) string { return r.pref }, 200},
+		{"feedback on session", "POST", "/api/v1/feedback", `{"session_id":"{id}","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"accuracy":1}}`, func(r review24gResources) string { return r.session }, 200},
+		{"latency on session", "POST", "/api/v1/feedback/latency", `{"session_id":"{id}","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"tokens_per_second":10}}`, func(r review24gResources) string { return r.session }, 200},
+		// Deletions last: they would take the resource away from the later probes.
+		{"delete conversation item", "DELETE", "/v1/conversations/" + "{conv}" + "/items/{id}", "", func(r review24gResources) string { return r.item }, 200},
+		{"delete conversation", "DELETE", "/v1/conversations/{id}", "", func(r review24gResources) string { return r.conversation }, 200},
+		{"delete response", "DELETE", "/v1/responses/{id}", "", func(r review24gResources) string { return r.response }, 200},
+		{"delete file", "DELETE", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200},
+		{"delete preference", "DELETE", "/api/v1/preferences/{id}", "", func(r review24gResources) string { return r.pref }, 200},
+	}
+	type pair struct{ victim, attacker string }
+	keys := map[string]review24gKey{"B": w.B, "T1": w.T1, "R": w.R, "op2": {key: w.op2}}
+	owners := map[string]review24gKey{"A": w.A, "T2": w.T2}
+	pairs := []pair{{"A", "B"}, {"A", "T1"}, {"A", "R"}, {"A", "op2"}, {"T2", "T1"}, {"T2", "B"}}
+	fill := func(s, id, conv string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, "{conv}", conv), "{id}", id)
+	}
+	for _, pr := range probes {
+		for _, p := range pairs {
+			res := w.res[p.victim]
+			id := pr.id(res)
+			if id == "" {
+				continue
+			}
+			attacker := keys[p.attacker]
+			t.Run(pr.name+"/"+p.attacker+"_on_"+p.victim, func(t *testing.T) {
+				missing := review24gMissing(id)
+				mc, mraw := review24gCall(t, w, pr.method, fill(pr.path, missing, review24gMissing(res.conversation)), attacker.key, fill(pr.body, missing, ""))
+				ac, araw := review24gCall(t, w, pr.method, fill(pr.path, id, res.conversation), attacker.key, fill(pr.body, id, ""))
+				if ac != mc || review24gMask(araw) != review24gMask(mraw) {
+					t.Errorf("%s %s as %s on %s's %s: %d %s\n  an id that does not exist: %d %s", pr.method, pr.path, p.attacker, p.victim, id, ac, araw, mc, mraw)
+				}
+				if ac/100 == 2 {
+					t.Errorf("%s %s as %s on %s's %s succeeded: %d %s", pr.method, pr.path, p.attacker, p.victim, id, ac, araw)
+				}
+				for _, secret := range []string{w.secretA, w.secretT2} {
+					if strings.Contains(araw, secret) {
+						t.Errorf("%s %s as %s shows %q: %s", pr.method, pr.path, p.attacker, secret, araw)
+					}
+				}
+			})
+		}
+	}
+	// Each resource is still its owner's, unchanged by what the others tried.
+	for name, k := range owners {
+		res := w.res[name]
+		for _, path := range []string{"/v1/responses/" + res.response, "/v1/conversations/" + res.conversation, "/v1/files/" + res.file, "/v1/batches/" + res.batch} {
+			code, raw := review24gCall(t, w, "GET", path, k.key, "")
+			if code != 200 {
+				t.Errorf("%s's GET %s after the others' attempts: %d %s", name, path, code, raw)
+			}
+		}
+		if res.pref != "" {
+			if code, raw := review24gCall(t, w, "GET", "/api/v1/preferences/"+res.pref, k.key, ""); code != 200 {
+				t.Errorf("%s's preference after the others' attempts: %d %s", name, code, raw)
+			}
+		}
+	}
+	_ = time.Second
+}
+
+// TestReview24gVirtualKeySelectsWithItsIssuersPreference: a virtual key acts for its
+// issuer with a preference_id (README, Virtual keys), so it selects with, and its feedback
+// teaches, the issuer's preference; the issuer reaches its keys' preferences by id; but
+// the key lists only its own and cannot read or delete the issuer's.
+func TestReview24gVirtualKeySelectsWithItsIssuersPreference(t *testing.T) {
+	w := newReview24gWorld(t)
+	sel := `{"messages":[{"role":"user","content":"x"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"provider":"openai","model":"gpt-4o-mini"}],"preference_id":"` + w.opPref + `"}`
+	code, raw := review24gCall(t, w, "POST", "/api/v1/model-select", w.B.key, sel)
+	sess := review24gWant(t, code, raw, 200, "B selects with the operator's preference")["session_id"].(string)
+	code, raw = review24gCall(t, w, "POST", "/api/v1/feedback", w.B.key, `{"session_id":"`+sess+`","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"accuracy":1}}`)
+	if m := review24gWant(t, code, raw, 200, "B's feedback"); m["personalized"] != true {
+		t.Errorf("B's feedback under the operator's preference: %s", raw)
+	}
+	code, raw = review24gCall(t, w, "GET", "/api/v1/preferences/"+w.opPref, w.op, "")
+	if m := review24gWant(t, code, raw, 200, "operator's preference"); m["feedback_count"] != float64(1) {
+		t.Errorf("the operator's preference after B's feedback: %s", raw)
+	}
+	code, raw = review24gCall(t, w, "GET", "/api/v1/preferences/"+w.res["A"].pref, w.op, "")
+	review24gWant(t, code, raw, 200, "the operator reads A's preference by id")
+	for _, k := range []review24gKey{w.A, w.B} {
+		code, raw = review24gCall(t, w, "GET", "/api/v1/preferences/"+w.opPref, k.key, "")
+		review24gWant(t, code, raw, 404, "a virtual key reads the operator's preference")
+		code, raw = review24gCall(t, w, "DELETE", "/api/v1/preferences/"+w.opPref, k.key, "")
+		review24gWant(t, code, raw, 404, "a virtual key deletes the operator's preference")
+	}
+	code, raw = review24gCall(t, w, "GET", "/api/v1/preferences", w.A.key, "")
+	if review24gWant(t, code, raw, 200, "A's preferences"); !strings.Contains(raw, w.res["A"].pref) || strings.Contains(raw, w.opPref) || strings.Contains(raw, w.res["T2"].pref) {
+		t.Errorf("A lists %s; want its own %s only", raw, w.res["A"].pref)
+	}
+}
