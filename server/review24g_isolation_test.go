@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -14,6 +15,10 @@ import (
 	"github.com/switchyard-ai/switchyard/batch"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/mcpgateway/mcpgatewaytest"
+	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/trainer"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // review24gWorld is one server with two operator keys (op, op2), two virtual keys A and B
@@ -76,6 +81,28 @@ func newReview24gWorld(t *testing.T) *review24gWorld {
 	}
 	if err := Batches(svc)(s); err != nil {
 		t.Fatal(err)
+	}
+	// Training, optimization, lasting spend, the console and /metrics: registered for
+	// their routes (no job of theirs is needed to check who may call them).
+	quiet := slog.New(slog.DiscardHandler)
+	tr, err := trainer.New(s.Store(), trainer.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: hs.URL + "/v1", APIKey: testKey}))
+	proposer, err := optimizer.NewLLMProposer(reg, "openai/ok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := optimizer.New(s.Store(), fakeAgentRunner{}, proposer, optimizer.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roll := usagelog.NewRollup(s.Store(), usagelog.RollupOptions{FlushEvery: time.Hour})
+	for _, o := range []Option{CustomRouters(tr), Optimizer(opt), Spend(roll), Console(), MetricsEndpoint(http.NotFoundHandler())} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -292,5 +319,132 @@ func TestReview24gVirtualKeySelectsWithItsIssuersPreference(t *testing.T) {
 	code, raw = review24gCall(t, w, "GET", "/api/v1/preferences", w.A.key, "")
 	if review24gWant(t, code, raw, 200, "A's preferences"); !strings.Contains(raw, w.res["A"].pref) || strings.Contains(raw, w.opPref) || strings.Contains(raw, w.res["T2"].pref) {
 		t.Errorf("A lists %s; want its own %s only", raw, w.res["A"].pref)
+	}
+}
+
+// TestReview24gVirtualKeysReachOnlyTheirRoutes: every registered route that is not public
+// and not opened to scoped or virtual keys refuses a virtual key (in a team, outside one,
+// limited to some models) with a 403 before anything else: management (keys, teams, end
+// users), training, optimization, native conversations, the cache, /health,
+// /global/spend/logs, the usage series and spend totals.
+func TestReview24gVirtualKeysReachOnlyTheirRoutes(t *testing.T) {
+	w := newReview24gWorld(t)
+	params := regexp.MustCompile(`\{[^}]*\}`)
+	n := 0
+	for _, rt := range w.s.routes {
+		pattern := rt.Method + " " + rt.Path
+		if rt.Public || w.s.scoped[pattern] || w.s.virtual[pattern] || strings.HasPrefix(rt.Path, "/api/v1/test/") {
+			continue
+		}
+		path := params.ReplaceAllStringFunc(rt.Path, func(p string) string {
+			if strings.Contains(p, "key") {
+				return w.A.id
+			}
+			return "x24g"
+		})
+		path = strings.TrimSuffix(path, "/")
+		for name, k := range map[string]review24gKey{"B": w.B, "T1": w.T1, "R": w.R} {
+			code, raw := review24gCall(t, w, rt.Method, path, k.key, `{}`)
+			if code != http.StatusForbidden {
+				t.Errorf("%s %s as virtual key %s: %d %s, want 403", rt.Method, path, name, code, raw)
+			}
+		}
+		n++
+	}
+	if n < 60 {
+		t.Fatalf("only %d operator routes checked", n)
+	}
+	// What the checks above would have changed is unchanged.
+	code, raw := review24gCall(t, w, "GET", "/api/v1/keys/"+w.A.id, w.op, "")
+	if m := review24gWant(t, code, raw, 200, "A after the others' attempts"); m["name"] != "a" {
+		t.Errorf("A after the others' attempts: %s", raw)
+	}
+}
+
+// TestReview24gVirtualKeysCannotEscalate: on the routes a virtual key may call, it cannot
+// widen what it may do: /key/info about another key (or one that does not exist: the same
+// 403), spend logs or usage of another key, models it may not call.
+func TestReview24gVirtualKeysCannotEscalate(t *testing.T) {
+	w := newReview24gWorld(t)
+	for name, k := range map[string]review24gKey{"B": w.B, "T1": w.T1, "R": w.R} {
+		for _, c := range []struct{ method, path, body string }{
+			{"GET", "/key/info?key=" + w.A.id, ""},
+			{"GET", "/key/info?key=" + w.A.key, ""},
+			{"GET", "/spend/logs?api_key=" + w.A.id, ""},
+			{"GET", "/spend/logs?api_key=" + w.A.key, ""},
+			{"GET", "/api/v1/usage/requests?tag=key:" + w.A.id, ""},
+		} {
+			ac, araw := review24gCall(t, w, c.method, c.path, k.key, c.body)
+			missing := strings.ReplaceAll(strings.ReplaceAll(c.path, w.A.id, review24gMissing(w.A.id)), w.A.key, "sy-vk-doesnotexist24g")
+			mc, mraw := review24gCall(t, w, c.method, missing, k.key, c.body)
+			if ac/100 == 2 || ac != mc || review24gMask(araw) != review24gMask(mraw) {
+				t.Errorf("%s %s as %s: %d %s\n  for a key that does not exist: %d %s", c.method, c.path, name, ac, araw, mc, mraw)
+			}
+		}
+	}
+	code, raw := review24gCall(t, w, "POST", "/v1/chat/completions", w.R.key, `{"model":"openai/ok","messages":[{"role":"user","content":"x"}]}`)
+	review24gWant(t, code, raw, 403, "R calls a model outside its list")
+	code, raw = review24gCall(t, w, "GET", "/v1/models", w.R.key, "")
+	if review24gWant(t, code, raw, 200, "R's models"); strings.Contains(raw, `"openai/ok"`) || !strings.Contains(raw, "openai/ok2") {
+		t.Errorf("R's /v1/models: %s", raw)
+	}
+	code, raw = review24gCall(t, w, "GET", "/model_group/info", w.R.key, "")
+	if review24gWant(t, code, raw, 200, "R's model groups"); strings.Contains(raw, `"openai/ok"`) || strings.Contains(raw, `"pair"`) {
+		t.Errorf("R's /model_group/info: %s", raw)
+	}
+}
+
+// TestReview24gListingsShowNothingOfAnotherKey: every listing, count and total a virtual
+// key can ask for (files, batches, preferences, usage, spend logs and their per-day sums,
+// its own /key/info and /api/v1/keys/self, models and MCP tools) shows nothing of another
+// key's: no id, no content, no end user, no spend.
+func TestReview24gListingsShowNothingOfAnotherKey(t *testing.T) {
+	w := newReview24gWorld(t)
+	today := time.Now().UTC().Format(time.DateOnly)
+	tomorrow := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	paths := []string{
+		"/v1/files", "/v1/files?purpose=batch", "/v1/files?purpose=batch_output", "/v1/batches", "/api/v1/preferences",
+		"/api/v1/usage/requests", "/spend/logs", "/spend/logs?team_id=t24g", "/spend/logs?user_id=" + w.res["A"].endUser,
+		"/spend/logs?start_date=" + today + "&end_date=" + tomorrow, "/spend/logs?start_date=" + today + "&end_date=" + tomorrow + "&summarize=false",
+		"/key/info", "/api/v1/keys/self", "/v1/models", "/model_group/info", "/model/info", "/mcp-rest/tools/list", "/v1/mcp/server",
+		"/guardrails/list",
+	}
+	// Every batch done: their output files and spend are there to leak.
+	for _, name := range []string{"A", "T2"} {
+		k := map[string]review24gKey{"A": w.A, "T2": w.T2}[name]
+		waitBatch(t, w.hs, k.key, w.res[name].batch)
+	}
+	for _, victim := range []struct {
+		name string
+		k    review24gKey
+	}{{"A", w.A}, {"T2", w.T2}} {
+		res := w.res[victim.name]
+		secret := map[string]string{"A": w.secretA, "T2": w.secretT2}[victim.name]
+		leaks := []string{secret, res.response, res.background, res.conversation, res.file, res.batch, res.session, res.endUser, victim.k.id}
+		if res.pref != "" {
+			leaks = append(leaks, res.pref)
+		}
+		for name, k := range map[string]review24gKey{"B": w.B, "T1": w.T1, "R": w.R} {
+			if name == victim.name {
+				continue
+			}
+			for _, p := range paths {
+				code, raw := review24gCall(t, w, "GET", p, k.key, "")
+				if code/100 != 2 {
+					if code != http.StatusForbidden {
+						t.Errorf("GET %s as %s: %d %s", p, name, code, raw)
+					}
+					continue
+				}
+				for _, l := range leaks {
+					if strings.Contains(raw, l) {
+						t.Errorf("GET %s as %s shows %s's %q: %s", p, name, victim.name, l, raw)
+					}
+				}
+				if strings.Contains(raw, `"spend":0.0`) || regexp.MustCompile(`"spend":[1-9]|"spend":0\.0*[1-9]`).MatchString(raw) && (p == "/key/info" || p == "/api/v1/keys/self") && name == "B" {
+					t.Errorf("GET %s as %s, which spent nothing, shows spend: %s", p, name, raw)
+				}
+			}
+		}
 	}
 }
