@@ -68,7 +68,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if req.ConversationID != "" {
 		c, history := req.conv, req.history // loaded (and masked) by the pre_call guardrails
 		if c == nil {
-			if c, history, err = g.Conversation(ctx, scope.Owner, req.ConversationID); err != nil {
+			if c, history, err = g.scopeConversation(ctx, scope, req.ConversationID); err != nil {
 				return nil, err
 			}
 		}

@@ -59,11 +59,23 @@ func messageKey(conversationID string, seq int) string {
 	return fmt.Sprintf("%s/%08d", conversationID, seq)
 }
 
-// Conversation returns the conversation id of owner with its messages in order, or an error
-// matching ErrNotFound when it does not exist or belongs to someone else.
+// Conversation returns the conversation id of owner (or of a key below owner: store.Owns)
+// with its messages in order, or an error matching ErrNotFound when it does not exist or
+// belongs to someone else.
 func (g *Gateway) Conversation(ctx context.Context, owner, id string) (*Conversation, []StoredMessage, error) {
-	id = canonicalID(id)
-	c, err := g.conversation(ctx, owner, id)
+	return g.conversationWithMessages(ctx, canonicalID(id), func(o string) bool { return store.Owns(owner, o) })
+}
+
+// scopeConversation is Conversation for a request of scope, which continues the
+// conversations Scope.continues says.
+func (g *Gateway) scopeConversation(ctx context.Context, scope Scope, id string) (*Conversation, []StoredMessage, error) {
+	return g.conversationWithMessages(ctx, canonicalID(id), scope.continues)
+}
+
+// conversationWithMessages reads conversation id, when may lets its owner reach it, with
+// its messages.
+func (g *Gateway) conversationWithMessages(ctx context.Context, id string, may func(owner string) bool) (*Conversation, []StoredMessage, error) {
+	c, err := g.conversationWhere(ctx, id, may)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +118,7 @@ func (g *Gateway) turnUpdate(p *plan, reply *Response, now time.Time) func(conte
 	return func(ctx context.Context, tx store.Tx) error {
 		var c Conversation
 		if p.convNew {
-			c = Conversation{ID: p.convID, Owner: p.scope.Owner, Title: p.convTitle, Created: now}
+			c = Conversation{ID: p.convID, Owner: p.scope.conversationOwner(), Title: p.convTitle, Created: now}
 			if err := store.PutOwned(ctx, tx, c.ref()); err != nil {
 				return err
 			}
@@ -119,7 +131,7 @@ func (g *Gateway) turnUpdate(p *plan, reply *Response, now time.Time) func(conte
 			// Expired (by the rule reads and the sweep use, at the time of the write): the turn
 			// is not saved, as on a deleted conversation. Stamping Updated would revive it,
 			// with the messages a sweep has already deleted missing.
-			if c.Owner != p.scope.Owner || g.conversationExpired(&c, g.opts.Now()) {
+			if !p.scope.continues(c.Owner) || g.conversationExpired(&c, g.opts.Now()) {
 				return fmt.Errorf("%w: %s", ErrNotFound, p.convID)
 			}
 		}

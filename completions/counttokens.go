@@ -29,7 +29,7 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	}
 	var msgs []providers.Message
 	if req.ConversationID != "" {
-		_, history, err := g.Conversation(ctx, scope.Owner, req.ConversationID)
+		_, history, err := g.scopeConversation(ctx, scope, req.ConversationID)
 		if err != nil {
 			return 0, err
 		}

@@ -132,6 +132,10 @@ type Scope struct {
 	// Owner identifies the caller (for example the API key's id); conversations are
 	// private to it.
 	Owner string
+	// ConversationOwner, when set, is whom the conversations the scope starts belong to in
+	// place of Owner: a key acting for Owner ("<Owner>/<key>", a server's virtual key). The
+	// scope continues its own conversations and Owner's, not another key's of Owner.
+	ConversationOwner string
 	// Tag is a free-form label passed to the Ledger (for example an optimization job id).
 	Tag string
 	// Budget, when set, limits models, calls and tokens; it is shared by all requests of
@@ -158,6 +162,20 @@ type Scope struct {
 	// EndUser is the end user the request is made for (LiteLLM's end user: the body's user,
 	// an x-litellm-end-user-id header); observers see it as RequestRecord.EndUser.
 	EndUser string
+}
+
+// conversationOwner is whom the conversations s starts belong to.
+func (s Scope) conversationOwner() string {
+	if s.ConversationOwner != "" {
+		return s.ConversationOwner
+	}
+	return s.Owner
+}
+
+// continues reports whether s may continue a conversation of owner: its own (and, as
+// store.Owns, those of the keys below it), and for a key acting for Owner, Owner's.
+func (s Scope) continues(owner string) bool {
+	return store.Owns(s.conversationOwner(), owner) || owner == s.Owner
 }
 
 // Backoff configures the wait between retries of the same model.

@@ -411,7 +411,7 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 		return &out, nil
 	}
 	if req.ConversationID != "" && req.conv == nil {
-		c, history, err := g.Conversation(ctx, scope.Owner, req.ConversationID)
+		c, history, err := g.scopeConversation(ctx, scope, req.ConversationID)
 		if err != nil {
 			return nil, err
 		}

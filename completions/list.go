@@ -172,12 +172,18 @@ func (g *Gateway) Messages(ctx context.Context, owner, id string, limit int, cur
 	return page, nil
 }
 
-// conversation reads owner's conversation id once its queued turns are committed.
 // canonicalID is a conversation id as it is stored: UUIDs compare case-insensitively, and
 // the gateway writes them in lower case.
 func canonicalID(id string) string { return strings.ToLower(id) }
 
+// conversation reads owner's conversation id (or one of a key below owner: store.Owns)
+// once its queued turns are committed.
 func (g *Gateway) conversation(ctx context.Context, owner, id string) (Conversation, error) {
+	return g.conversationWhere(ctx, id, func(o string) bool { return store.Owns(owner, o) })
+}
+
+// conversationWhere is conversation for the owners may accepts.
+func (g *Gateway) conversationWhere(ctx context.Context, id string, may func(owner string) bool) (Conversation, error) {
 	if g.opts.Store == nil || !isUUID(id) {
 		return Conversation{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
@@ -187,7 +193,7 @@ func (g *Gateway) conversation(ctx context.Context, owner, id string) (Conversat
 		}
 	}
 	c, err := store.GetJSON[Conversation](ctx, g.opts.Store, store.Conversations, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (c.Owner != owner || g.conversationExpired(&c, g.opts.Now()))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (!may(c.Owner) || g.conversationExpired(&c, g.opts.Now()))) {
 		return Conversation{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {

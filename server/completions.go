@@ -241,6 +241,8 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 		sc.Budget, sc.Tag, sc.CallTimeout, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.CallTimeout, v.Guardrails, v.MCPServers
 	case virtualKeyScope:
 		sc.Budget, sc.Tag, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.Guardrails, v.MCPServers
+		// Its conversations are its own (responsesOwner), not its siblings' to continue.
+		sc.ConversationOwner = p.Owner + "/" + v.KeyID
 	}
 	return sc
 }

@@ -41,6 +41,7 @@ type review24gKey struct{ key, id string }
 // review24gResources are the ids of what one virtual key made.
 type review24gResources struct {
 	response, background, conversation, item, file, batch, pref, session, endUser string
+	native                                                                      string // a conversation of /api/v1/completions
 }
 
 func review24gCall(t *testing.T, w *review24gWorld, method, path, key, body string) (int, string) {
@@ -175,6 +176,8 @@ func (w *review24gWorld) makeResources(t *testing.T, k review24gKey, secret, end
 	r.session = review24gWant(t, code, raw, 200, "model select")["session_id"].(string)
 	code, raw = review24gCall(t, w, "POST", "/v1/chat/completions", k.key, `{"model":"openai/ok","messages":[{"role":"user","content":"`+secret+` chat"}],"user":"`+endUser+`"}`)
 	review24gWant(t, code, raw, 200, "chat")
+	code, raw = review24gCall(t, w, "POST", "/api/v1/completions", k.key, `{"models":["openai/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"`+secret+` native"}]}]}`)
+	r.native = review24gWant(t, code, raw, 200, "native conversation")["conversationId"].(string)
 	code, raw = review24gCall(t, w, "POST", "/mcp-rest/tools/call", k.key, `{"name":"web-echo","arguments":{"text":"`+secret+`"}}`)
 	if code != 200 {
 		t.Logf("mcp call: %d %s", code, raw)
@@ -185,13 +188,16 @@ func (w *review24gWorld) makeResources(t *testing.T, k review24gKey, secret, end
 
 // review24gIDs finds the ids of a string ("resp_…", "file-…") so that an answer for an
 // existing id and for a missing one compare equal once ids are masked.
-var review24gIDs = regexp.MustCompile(`(resp|conv|msg|file|batch|pref|sess|item|vk)[_-][A-Za-z0-9-]+`)
+var review24gIDs = regexp.MustCompile(`(resp|conv|msg|file|batch|pref|sess|item|vk)[_-][A-Za-z0-9-]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 func review24gMask(s string) string { return review24gIDs.ReplaceAllString(s, "<id>") }
 
 // review24gMissing is an id of the same shape as id that names nothing.
 func review24gMissing(id string) string {
 	i := strings.IndexAny(id, "_-")
+	if len(id) == 36 && i == 8 { // a UUID: version 7 as the gateway's, random bits zero
+		return id[:14] + "7000-8000-000000000000"
+	}
 	if i < 0 {
 		return id + "x"
 	}
@@ -224,6 +230,7 @@ func TestReview24gNothingOfAnotherKeyIsReachableByID(t *testing.T) {
 		{"conversation items", "GET", "/v1/conversations/{id}/items", "", func(r review24gResources) string { return r.conversation }, 200},
 		{"add conversation items", "POST", "/v1/conversations/{id}/items", `{"items":[{"type":"message","role":"user","content":"x"}]}`, func(r review24gResources) string { return r.conversation }, 200},
 		{"respond in conversation", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","conversation":"{id}"}`, func(r review24gResources) string { return r.conversation }, 200},
+		{"continue native conversation", "POST", "/api/v1/completions", `{"models":["openai/ok"],"conversationId":"{id}","messages":[{"role":"user","content":[{"type":"text","text":"again"}]}]}`, func(r review24gResources) string { return r.native }, 200},
 		{"read file", "GET", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200},
 		{"file content", "GET", "/v1/files/{id}/content", "", func(r review24gResources) string { return r.file }, 200},
 		{"batch from file", "POST", "/v1/batches", `{"input_file_id":"{id}","endpoint":"/v1/chat/completions","completion_window":"24h"}`, func(r review24gResources) string { return r.file }, 200},
@@ -447,4 +454,27 @@ func TestReview24gListingsShowNothingOfAnotherKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReview24gVirtualKeyContinuesItsIssuersConversation: a virtual key acts for its issuer
+// with a conversationId (README, Virtual keys): it continues the issuer's conversations
+// and its own, and the issuer reaches its keys' conversations by id.
+func TestReview24gVirtualKeyContinuesItsIssuersConversation(t *testing.T) {
+	w := newReview24gWorld(t)
+	code, raw := review24gCall(t, w, "POST", "/api/v1/completions", w.op, `{"models":["openai/ok"],"messages":[{"role":"user","content":[{"type":"text","text":"operator's"}]}]}`)
+	opConv := review24gWant(t, code, raw, 200, "operator's conversation")["conversationId"].(string)
+	for name, c := range map[string]struct {
+		key, conv string
+	}{"B on the operator's": {w.B.key, opConv}, "A on its own": {w.A.key, w.res["A"].native}} {
+		code, raw = review24gCall(t, w, "POST", "/api/v1/completions", c.key, `{"models":["openai/ok"],"conversationId":"`+c.conv+`","messages":[{"role":"user","content":[{"type":"text","text":"more"}]}]}`)
+		if m := review24gWant(t, code, raw, 200, name); m["conversationId"] != c.conv {
+			t.Errorf("%s: %s", name, raw)
+		}
+	}
+	code, raw = review24gCall(t, w, "GET", "/api/v1/conversations/"+w.res["A"].native+"/messages", w.op, "")
+	if review24gWant(t, code, raw, 200, "the operator reads A's conversation by id"); !strings.Contains(raw, "more") {
+		t.Errorf("A's conversation as the operator reads it: %s", raw)
+	}
+	code, raw = review24gCall(t, w, "GET", "/api/v1/conversations/"+w.res["A"].native, w.op2, "")
+	review24gWant(t, code, raw, 404, "another operator reads A's conversation")
 }
