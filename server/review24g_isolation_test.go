@@ -41,7 +41,7 @@ type review24gKey struct{ key, id string }
 // review24gResources are the ids of what one virtual key made.
 type review24gResources struct {
 	response, background, conversation, item, file, batch, pref, session, endUser string
-	native                                                                      string // a conversation of /api/v1/completions
+	native                                                                        string // a conversation of /api/v1/completions
 }
 
 func review24gCall(t *testing.T, w *review24gWorld, method, path, key, body string) (int, string) {
