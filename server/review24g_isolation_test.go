@@ -33,6 +33,7 @@ type review24gWorld struct {
 	opPref, opConv    string                        // the operator's own preference and native conversation
 	opCustomer        string
 	secretA, secretT2 string
+	secretOp          string
 }
 
 // review24gKey is a virtual key: its value and its token.
@@ -42,6 +43,7 @@ type review24gKey struct{ key, id string }
 type review24gResources struct {
 	response, background, conversation, item, file, batch, pref, session, endUser string
 	native                                                                        string // a conversation of /api/v1/completions
+	output                                                                        string // the batch's output file
 }
 
 func review24gCall(t *testing.T, w *review24gWorld, method, path, key, body string) (int, string) {
@@ -110,7 +112,7 @@ func newReview24gWorld(t *testing.T) *review24gWorld {
 	}
 	t.Cleanup(func() { s.Close(context.Background()) })
 	w := &review24gWorld{hs: hs, s: s, op: testKey, op2: completionsOtherKey, res: map[string]review24gResources{},
-		secretA: "secret-of-A-24g", secretT2: "secret-of-T2-24g"}
+		secretA: "secret-of-A-24g", secretT2: "secret-of-T2-24g", secretOp: "secret-of-op-24g"}
 
 	w.A = w.issue(t, "/api/v1/keys", `{"name":"a"}`)
 	w.B = w.issue(t, "/api/v1/keys", `{"name":"b"}`)
@@ -122,6 +124,7 @@ func newReview24gWorld(t *testing.T) *review24gWorld {
 
 	w.res["A"] = w.makeResources(t, w.A, w.secretA, "enduser-a-24g")
 	w.res["T2"] = w.makeResources(t, w.T2, w.secretT2, "enduser-t2-24g")
+	w.res["op"] = w.makeResources(t, review24gKey{key: w.op}, w.secretOp, "enduser-op-24g")
 
 	// The operator's own things, which no virtual key may reach.
 	code, raw = review24gCall(t, w, "POST", "/api/v1/preferences", w.op, `{"name":"operator pref"}`)
@@ -166,6 +169,7 @@ func (w *review24gWorld) makeResources(t *testing.T, k review24gKey, secret, end
 	r.file = m["id"].(string)
 	code, raw = review24gCall(t, w, "POST", "/v1/batches", k.key, `{"input_file_id":"`+r.file+`","endpoint":"/v1/chat/completions","completion_window":"24h","metadata":{"who":"`+secret+`"}}`)
 	r.batch = review24gWant(t, code, raw, 200, "batch")["id"].(string)
+	r.output = waitBatch(t, w.hs, k.key, r.batch)["output_file_id"].(string)
 	code, raw = review24gCall(t, w, "POST", "/api/v1/preferences", k.key, `{"name":"`+secret+` pref"}`)
 	if code == 200 {
 		var m map[string]any
@@ -217,40 +221,44 @@ func TestReview24gNothingOfAnotherKeyIsReachableByID(t *testing.T) {
 		id                       func(review24gResources) string
 		// ok is the owner's status, to check the id names something.
 		ok int
+		// issuers is set where a virtual key acts for its issuer by design (README,
+		// Virtual keys): the issuer's resource is its keys' to use.
+		issuers bool
 	}
 	probes := []probe{
-		{"read response", "GET", "/v1/responses/{id}", "", func(r review24gResources) string { return r.response }, 200},
-		{"response input items", "GET", "/v1/responses/{id}/input_items", "", func(r review24gResources) string { return r.response }, 200},
-		{"read background response", "GET", "/v1/responses/{id}", "", func(r review24gResources) string { return r.background }, 200},
-		{"stream background response", "GET", "/v1/responses/{id}?stream=true", "", func(r review24gResources) string { return r.background }, 200},
-		{"cancel background response", "POST", "/v1/responses/{id}/cancel", "", func(r review24gResources) string { return r.background }, 0},
-		{"continue response", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","previous_response_id":"{id}"}`, func(r review24gResources) string { return r.response }, 200},
-		{"read conversation", "GET", "/v1/conversations/{id}", "", func(r review24gResources) string { return r.conversation }, 200},
-		{"update conversation", "POST", "/v1/conversations/{id}", `{"metadata":{"x":"y"}}`, func(r review24gResources) string { return r.conversation }, 200},
-		{"conversation items", "GET", "/v1/conversations/{id}/items", "", func(r review24gResources) string { return r.conversation }, 200},
-		{"add conversation items", "POST", "/v1/conversations/{id}/items", `{"items":[{"type":"message","role":"user","content":"x"}]}`, func(r review24gResources) string { return r.conversation }, 200},
-		{"respond in conversation", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","conversation":"{id}"}`, func(r review24gResources) string { return r.conversation }, 200},
-		{"continue native conversation", "POST", "/api/v1/completions", `{"models":["openai/ok"],"conversationId":"{id}","messages":[{"role":"user","content":[{"type":"text","text":"again"}]}]}`, func(r review24gResources) string { return r.native }, 200},
-		{"read file", "GET", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200},
-		{"file content", "GET", "/v1/files/{id}/content", "", func(r review24gResources) string { return r.file }, 200},
-		{"batch from file", "POST", "/v1/batches", `{"input_file_id":"{id}","endpoint":"/v1/chat/completions","completion_window":"24h"}`, func(r review24gResources) string { return r.file }, 200},
-		{"read batch", "GET", "/v1/batches/{id}", "", func(r review24gResources) string { return r.batch }, 200},
-		{"cancel batch", "POST", "/v1/batches/{id}/cancel", "", func(r review24gResources) string { return r.batch }, 0},
-		{"read preference", "GET", "/api/v1/preferences/{id}", "", func(r review24gResources) string { return r.pref }, 200},
-		{"select with preference", "POST", "/api/v1/model-select", `{"messages":[{"role":"user","content":"x"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"provider":"openai","model":"gpt-4o-mini"}],"preference_id":"{id}"}`, func(r review24gResources) string { return r.pref }, 200},
-		{"feedback on session", "POST", "/api/v1/feedback", `{"session_id":"{id}","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"accuracy":1}}`, func(r review24gResources) string { return r.session }, 200},
-		{"latency on session", "POST", "/api/v1/feedback/latency", `{"session_id":"{id}","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"tokens_per_second":10}}`, func(r review24gResources) string { return r.session }, 200},
+		{"read response", "GET", "/v1/responses/{id}", "", func(r review24gResources) string { return r.response }, 200, false},
+		{"response input items", "GET", "/v1/responses/{id}/input_items", "", func(r review24gResources) string { return r.response }, 200, false},
+		{"read background response", "GET", "/v1/responses/{id}", "", func(r review24gResources) string { return r.background }, 200, false},
+		{"stream background response", "GET", "/v1/responses/{id}?stream=true", "", func(r review24gResources) string { return r.background }, 400, false},
+		{"cancel background response", "POST", "/v1/responses/{id}/cancel", "", func(r review24gResources) string { return r.background }, 0, false},
+		{"continue response", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","previous_response_id":"{id}"}`, func(r review24gResources) string { return r.response }, 200, false},
+		{"read conversation", "GET", "/v1/conversations/{id}", "", func(r review24gResources) string { return r.conversation }, 200, false},
+		{"update conversation", "POST", "/v1/conversations/{id}", `{"metadata":{"x":"y"}}`, func(r review24gResources) string { return r.conversation }, 200, false},
+		{"conversation items", "GET", "/v1/conversations/{id}/items", "", func(r review24gResources) string { return r.conversation }, 200, false},
+		{"add conversation items", "POST", "/v1/conversations/{id}/items", `{"items":[{"type":"message","role":"user","content":"x"}]}`, func(r review24gResources) string { return r.conversation }, 200, false},
+		{"respond in conversation", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","conversation":"{id}"}`, func(r review24gResources) string { return r.conversation }, 200, false},
+		{"continue native conversation", "POST", "/api/v1/completions", `{"models":["openai/ok"],"conversationId":"{id}","messages":[{"role":"user","content":[{"type":"text","text":"again"}]}]}`, func(r review24gResources) string { return r.native }, 200, true},
+		{"read file", "GET", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200, false},
+		{"file content", "GET", "/v1/files/{id}/content", "", func(r review24gResources) string { return r.file }, 200, false},
+		{"read batch output file", "GET", "/v1/files/{id}/content", "", func(r review24gResources) string { return r.output }, 200, false},
+		{"batch from file", "POST", "/v1/batches", `{"input_file_id":"{id}","endpoint":"/v1/chat/completions","completion_window":"24h"}`, func(r review24gResources) string { return r.file }, 200, false},
+		{"read batch", "GET", "/v1/batches/{id}", "", func(r review24gResources) string { return r.batch }, 200, false},
+		{"cancel batch", "POST", "/v1/batches/{id}/cancel", "", func(r review24gResources) string { return r.batch }, 0, false},
+		{"read preference", "GET", "/api/v1/preferences/{id}", "", func(r review24gResources) string { return r.pref }, 200, false},
+		{"select with preference", "POST", "/api/v1/model-select", `{"messages":[{"role":"user","content":"x"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"provider":"openai","model":"gpt-4o-mini"}],"preference_id":"{id}"}`, func(r review24gResources) string { return r.pref }, 200, true},
+		{"feedback on session", "POST", "/api/v1/feedback", `{"session_id":"{id}","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"accuracy":1}}`, func(r review24gResources) string { return r.session }, 200, false},
+		{"latency on session", "POST", "/api/v1/feedback/latency", `{"session_id":"{id}","provider":{"provider":"openai","model":"gpt-4o"},"feedback":{"tokens_per_second":10}}`, func(r review24gResources) string { return r.session }, 200, false},
 		// Deletions last: they would take the resource away from the later probes.
-		{"delete conversation item", "DELETE", "/v1/conversations/" + "{conv}" + "/items/{id}", "", func(r review24gResources) string { return r.item }, 200},
-		{"delete conversation", "DELETE", "/v1/conversations/{id}", "", func(r review24gResources) string { return r.conversation }, 200},
-		{"delete response", "DELETE", "/v1/responses/{id}", "", func(r review24gResources) string { return r.response }, 200},
-		{"delete file", "DELETE", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200},
-		{"delete preference", "DELETE", "/api/v1/preferences/{id}", "", func(r review24gResources) string { return r.pref }, 200},
+		{"delete conversation item", "DELETE", "/v1/conversations/" + "{conv}" + "/items/{id}", "", func(r review24gResources) string { return r.item }, 200, false},
+		{"delete conversation", "DELETE", "/v1/conversations/{id}", "", func(r review24gResources) string { return r.conversation }, 200, false},
+		{"delete response", "DELETE", "/v1/responses/{id}", "", func(r review24gResources) string { return r.response }, 200, false},
+		{"delete file", "DELETE", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200, false},
+		{"delete preference", "DELETE", "/api/v1/preferences/{id}", "", func(r review24gResources) string { return r.pref }, 200, false},
 	}
 	type pair struct{ victim, attacker string }
 	keys := map[string]review24gKey{"B": w.B, "T1": w.T1, "R": w.R, "op2": {key: w.op2}}
 	owners := map[string]review24gKey{"A": w.A, "T2": w.T2}
-	pairs := []pair{{"A", "B"}, {"A", "T1"}, {"A", "R"}, {"A", "op2"}, {"T2", "T1"}, {"T2", "B"}}
+	pairs := []pair{{"A", "B"}, {"A", "T1"}, {"A", "R"}, {"A", "op2"}, {"T2", "T1"}, {"T2", "B"}, {"op", "B"}, {"op", "T1"}, {"op", "op2"}}
 	fill := func(s, id, conv string) string {
 		return strings.ReplaceAll(strings.ReplaceAll(s, "{conv}", conv), "{id}", id)
 	}
@@ -258,10 +266,16 @@ func TestReview24gNothingOfAnotherKeyIsReachableByID(t *testing.T) {
 		for _, p := range pairs {
 			res := w.res[p.victim]
 			id := pr.id(res)
-			if id == "" {
-				continue
+			if id == "" || pr.issuers && p.victim == "op" && p.attacker != "op2" {
+				continue // TestReview24gVirtualKeySelectsWithItsIssuersPreference, …ContinuesItsIssuersConversation
 			}
 			attacker := keys[p.attacker]
+			if pr.method == "GET" && pr.ok != 0 { // the id names something its owner reaches
+				owner := map[string]string{"A": w.A.key, "T2": w.T2.key, "op": w.op}[p.victim]
+				if code, raw := review24gCall(t, w, "GET", fill(pr.path, id, res.conversation), owner, ""); code != pr.ok {
+					t.Fatalf("%s GET %s as its owner: %d %s, want %d", p.victim, fill(pr.path, id, res.conversation), code, raw, pr.ok)
+				}
+			}
 			t.Run(pr.name+"/"+p.attacker+"_on_"+p.victim, func(t *testing.T) {
 				missing := review24gMissing(id)
 				mc, mraw := review24gCall(t, w, pr.method, fill(pr.path, missing, review24gMissing(res.conversation)), attacker.key, fill(pr.body, missing, ""))
@@ -272,7 +286,7 @@ func TestReview24gNothingOfAnotherKeyIsReachableByID(t *testing.T) {
 				if ac/100 == 2 {
 					t.Errorf("%s %s as %s on %s's %s succeeded: %d %s", pr.method, pr.path, p.attacker, p.victim, id, ac, araw)
 				}
-				for _, secret := range []string{w.secretA, w.secretT2} {
+				for _, secret := range []string{w.secretA, w.secretT2, w.secretOp} {
 					if strings.Contains(araw, secret) {
 						t.Errorf("%s %s as %s shows %q: %s", pr.method, pr.path, p.attacker, secret, araw)
 					}
