@@ -405,6 +405,16 @@ func TestReview24gVirtualKeysCannotEscalate(t *testing.T) {
 	}
 	code, raw := review24gCall(t, w, "POST", "/v1/chat/completions", w.R.key, `{"model":"openai/ok","messages":[{"role":"user","content":"x"}]}`)
 	review24gWant(t, code, raw, 403, "R calls a model outside its list")
+	// Nor through a batch, whose lines run as the key that created it.
+	code2, m := uploadBatchFile(t, w.hs, w.R.key, "batch", chatLines("openai/ok"))
+	if code2 != 200 {
+		t.Fatalf("R's upload: %d %v", code2, m)
+	}
+	code, raw = review24gCall(t, w, "POST", "/v1/batches", w.R.key, `{"input_file_id":"`+m["id"].(string)+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`)
+	b := waitBatch(t, w.hs, w.R.key, review24gWant(t, code, raw, 200, "R's batch")["id"].(string))
+	if counts, _ := b["request_counts"].(map[string]any); counts["completed"] != float64(0) || counts["failed"] != float64(1) {
+		t.Errorf("R's batch of a model outside its list: %v", b)
+	}
 	code, raw = review24gCall(t, w, "GET", "/v1/models", w.R.key, "")
 	if review24gWant(t, code, raw, 200, "R's models"); strings.Contains(raw, `"openai/ok"`) || !strings.Contains(raw, "openai/ok2") {
 		t.Errorf("R's /v1/models: %s", raw)
@@ -491,4 +501,91 @@ func TestReview24gVirtualKeyContinuesItsIssuersConversation(t *testing.T) {
 	}
 	code, raw = review24gCall(t, w, "GET", "/api/v1/conversations/"+w.res["A"].native, w.op2, "")
 	review24gWant(t, code, raw, 404, "another operator reads A's conversation")
+}
+
+// TestReview24gOperatorsDoNotReachEachOther: another operator key gets, for the first
+// one's virtual keys, team and end users, on every management route (native and LiteLLM's),
+// exactly the answer for ones that do not exist, lists none of them, and cannot put its
+// own key into the other's team.
+func TestReview24gOperatorsDoNotReachEachOther(t *testing.T) {
+	w := newReview24gWorld(t)
+	code, raw := review24gCall(t, w, "POST", "/api/v1/keys", w.op2, `{"name":"op2 key"}`)
+	own := review24gWant(t, code, raw, 201, "op2's key")["id"].(string)
+	real := []string{w.A.id, "t24g", w.opCustomer}
+	missing := []string{review24gMissing(w.A.id), "t24g-missing", "customer-missing-24g"}
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/api/v1/keys/{key}", ""},
+		{"PATCH", "/api/v1/keys/{key}", `{"name":"x"}`},
+		{"POST", "/api/v1/keys/{key}/rotate", ""},
+		{"GET", "/key/info?key={key}", ""},
+		{"POST", "/key/update", `{"key":"{key}","max_budget":5}`},
+		{"POST", "/key/block", `{"key":"{key}"}`},
+		{"POST", "/key/unblock", `{"key":"{key}"}`},
+		{"POST", "/key/regenerate", `{"key":"{key}"}`},
+		{"POST", "/key/{key}/regenerate", ""},
+		{"GET", "/key/list?team_id={team}", ""},
+		{"POST", "/key/generate", `{"team_id":"{team}"}`},
+		{"POST", "/api/v1/keys", `{"team_id":"{team}"}`},
+		{"POST", "/key/update", `{"key":"` + own + `","team_id":"{team}"}`},
+		{"PATCH", "/api/v1/keys/" + own, `{"team_id":"{team}"}`},
+		{"GET", "/team/info?team_id={team}", ""},
+		{"POST", "/team/update", `{"team_id":"{team}","max_budget":1}`},
+		{"POST", "/team/block", `{"team_id":"{team}"}`},
+		{"POST", "/team/unblock", `{"team_id":"{team}"}`},
+		{"GET", "/api/v1/teams/{team}", ""},
+		{"PATCH", "/api/v1/teams/{team}", `{"max_budget_usd":1}`},
+		{"GET", "/api/v1/customers/{customer}", ""},
+		{"PATCH", "/api/v1/customers/{customer}", `{"max_budget_usd":1}`},
+		{"GET", "/customer/info?end_user_id={customer}", ""},
+		{"POST", "/customer/update", `{"user_id":"{customer}","max_budget":1}`},
+		// Deletions last.
+		{"POST", "/key/delete", `{"keys":["{key}"]}`},
+		{"DELETE", "/api/v1/keys/{key}", ""},
+		{"POST", "/team/delete", `{"team_ids":["{team}"]}`},
+		{"DELETE", "/api/v1/teams/{team}", ""},
+		{"POST", "/customer/delete", `{"user_ids":["{customer}"]}`},
+		{"DELETE", "/api/v1/customers/{customer}", ""},
+	} {
+		if c.path == "/customer/delete" {
+			continue // below: as LiteLLM's, it answers for ids of the caller's own it does not have
+		}
+		fill := func(s string, ids []string) string {
+			return strings.NewReplacer("{key}", ids[0], "{team}", ids[1], "{customer}", ids[2]).Replace(s)
+		}
+		mask := func(s string, ids []string) string {
+			return strings.NewReplacer(ids[0], "<key>", ids[1], "<team>", ids[2], "<customer>").Replace(review24gIDs.ReplaceAllString(s, "<id>"))
+		}
+		mc, mraw := review24gCall(t, w, c.method, fill(c.path, missing), w.op2, fill(c.body, missing))
+		ac, araw := review24gCall(t, w, c.method, fill(c.path, real), w.op2, fill(c.body, real))
+		if ac != mc || mask(araw, real) != mask(mraw, missing) || ac/100 == 2 && c.path != "/key/list?team_id={team}" {
+			t.Errorf("%s %s %s as another operator: %d %s\n  for ones that do not exist: %d %s", c.method, c.path, c.body, ac, araw, mc, mraw)
+		}
+	}
+	for _, p := range []string{"/api/v1/keys", "/key/list", "/key/list?return_full_object=true", "/team/list", "/api/v1/teams", "/api/v1/customers", "/customer/list",
+		"/api/v1/usage/requests", "/api/v1/usage/series", "/api/v1/usage/series?by=tag", "/spend/logs", "/global/spend/logs", "/api/v1/conversations", "/api/v1/preferences", "/v1/files", "/v1/batches"} {
+		code, raw := review24gCall(t, w, "GET", p, w.op2, "")
+		if code != 200 {
+			t.Errorf("GET %s as another operator: %d %s", p, code, raw)
+			continue
+		}
+		for _, l := range []string{w.A.id, w.B.id, w.T1.id, "t24g", w.opCustomer, "enduser-a-24g", w.secretA, w.secretOp, w.res["A"].file, w.res["op"].file, w.res["op"].native, w.res["op"].pref} {
+			if strings.Contains(raw, l) {
+				t.Errorf("GET %s as another operator shows %q: %s", p, l, raw)
+			}
+		}
+	}
+	// LiteLLM's /customer/block makes the end users it names (of the caller's own), and
+	// /customer/delete answers ids it does not have: neither reaches the other operator's.
+	for _, p := range []string{"/customer/block", "/customer/unblock", "/customer/delete"} {
+		code, raw := review24gCall(t, w, "POST", p, w.op2, `{"user_ids":["`+w.opCustomer+`"]}`)
+		if code/100 != 2 && code != 404 {
+			t.Errorf("POST %s as another operator: %d %s", p, code, raw)
+		}
+	}
+	// Nothing changed: A, the team and the end user are as the first operator made them.
+	for _, p := range []string{"/api/v1/keys/" + w.A.id, "/team/info?team_id=t24g", "/api/v1/customers/" + w.opCustomer} {
+		if code, raw := review24gCall(t, w, "GET", p, w.op, ""); code != 200 || strings.Contains(raw, `"blocked":true`) {
+			t.Errorf("GET %s as its operator after the other's attempts: %d %s", p, code, raw)
+		}
+	}
 }
