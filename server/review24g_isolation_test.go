@@ -236,6 +236,7 @@ func TestReview24gNothingOfAnotherKeyIsReachableByID(t *testing.T) {
 		{"update conversation", "POST", "/v1/conversations/{id}", `{"metadata":{"x":"y"}}`, func(r review24gResources) string { return r.conversation }, 200, false},
 		{"conversation items", "GET", "/v1/conversations/{id}/items", "", func(r review24gResources) string { return r.conversation }, 200, false},
 		{"add conversation items", "POST", "/v1/conversations/{id}/items", `{"items":[{"type":"message","role":"user","content":"x"}]}`, func(r review24gResources) string { return r.conversation }, 200, false},
+		{"read conversation item", "GET", "/v1/conversations/{conv}/items/{id}", "", func(r review24gResources) string { return r.item }, 200, false},
 		{"respond in conversation", "POST", "/v1/responses", `{"model":"openai/ok","input":"more","conversation":"{id}"}`, func(r review24gResources) string { return r.conversation }, 200, false},
 		{"continue native conversation", "POST", "/api/v1/completions", `{"models":["openai/ok"],"conversationId":"{id}","messages":[{"role":"user","content":[{"type":"text","text":"again"}]}]}`, func(r review24gResources) string { return r.native }, 200, true},
 		{"read file", "GET", "/v1/files/{id}", "", func(r review24gResources) string { return r.file }, 200, false},
