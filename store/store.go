@@ -87,7 +87,7 @@ const (
 	TrainingUploads           Collection = "training_uploads"             // training jobs' uploaded dataset files in pieces of at most 1 MiB, keyed job id/sequence number (6 digits)
 	Batches                   Collection = "batches"                      // batches (OpenAI's Batch API), keyed by id
 	BatchResults              Collection = "batch_results"                // each answered line of a running batch, keyed batch id/line index
-	RequestLog                Collection = "request_log"                  // the gateway's request history (usagelog.History), keyed start time (Unix µs, 16 hex digits).process.sequence; owner index kind "request"
+	RequestLog                Collection = "request_log"                  // the gateway's request history (usagelog.History), keyed by the request's id (its receipt time in Unix µs, made unique: 16 hex digits); owner index kind "request"
 )
 
 // Entry is one record returned by List.

@@ -2,13 +2,10 @@ package usagelog
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,15 +26,16 @@ import (
 // received: older ones are not listed, and Sweep deletes them. Make one with NewHistory
 // and Close it to write the rest.
 //
-// A request's ID is its receipt time in Unix microseconds (ordering and paging by ID is by
-// receipt, as the listing is); two requests received in the same microsecond share it,
-// each is still kept and listed.
+// A request's ID is its receipt time in Unix microseconds, made unique in the store: the
+// writer claims it in the transaction that writes the request (its record key is the ID),
+// and takes the next free microsecond when another request (of this process or of another
+// replica) already has it. The listing is in ID order, newest first, so paging back by ID
+// (RequestQuery.Before) neither repeats nor skips a request. IDs stay below 2^53: a
+// JavaScript client reads them exactly.
 type History struct {
 	st    *store.Store
 	opts  HistoryOptions
 	queue chan Request
-	proc  string        // this process's part of the record keys
-	seq   atomic.Uint64 // the sequence part of the record keys
 
 	mu       sync.Mutex
 	closed   bool
@@ -97,9 +95,7 @@ func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue), proc: hex.EncodeToString(b[:]),
+	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue),
 		advanced: make(chan struct{}), done: make(chan struct{})}
 	go h.run()
 	return h
@@ -115,9 +111,15 @@ type storedRequest struct {
 }
 
 // refs are the owner index entries of a stored request: under its owner, and under
-// owner/tag for a scope's own listing (a virtual key's).
+// owner/tag for a scope's own listing (a virtual key's). They are created at the ID's
+// microsecond, so that the index is in ID order (a record of the first key format,
+// receipt time.process.sequence, was indexed at its receipt time).
 func (s *storedRequest) refs() []store.OwnedRef {
-	r := store.OwnedRef{Kind: historyKind, Owner: s.Owner, Created: s.Start, ID: s.Key}
+	created := time.UnixMicro(s.ID)
+	if strings.Contains(s.Key, ".") {
+		created = s.Start
+	}
+	r := store.OwnedRef{Kind: historyKind, Owner: s.Owner, Created: created, ID: s.Key}
 	if s.Tag == "" {
 		return []store.OwnedRef{r}
 	}
@@ -135,7 +137,6 @@ func (h *History) ObserveRequest(_ context.Context, rec completions.RequestRecor
 	if req.Start.IsZero() {
 		req.Start = h.opts.Now().UTC()
 	}
-	req.ID = req.Start.UnixMicro()
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -192,24 +193,42 @@ func (h *History) run() {
 	}
 }
 
-// key is a new record key for a request received at start: its time first, so that the
-// collection is in receipt order (Sweep reads the oldest first), then what makes it unique.
-func (h *History) key(start time.Time) string {
-	return fmt.Sprintf("%016x.%s.%s", uint64(max(start.UnixMicro(), 0)), h.proc, strconv.FormatUint(h.seq.Add(1), 36))
-}
+// historyKey is the record key of the request with id: 16 hex digits, so that the
+// collection is in ID order, which is receipt order (Sweep reads the oldest first).
+func historyKey(id int64) string { return fmt.Sprintf("%016x", uint64(max(id, 0))) }
+
+// historyIDSlack is how far past its receipt time a request's ID may have moved (when
+// requests received in the same microsecond took the next free ones): a time window's
+// upper bound reads the index that much further, the records' receipt times decide.
+const historyIDSlack = time.Second
 
 // commit writes batch in one transaction; when that fails, one request at a time, so one
-// bad request does not take the others with it.
+// bad request does not take the others with it. Each request gets its ID in the
+// transaction: its receipt microsecond, or the first free one after it.
 func (h *History) commit(batch []Request) {
 	recs := make([]storedRequest, len(batch))
 	for i, r := range batch {
-		recs[i] = storedRequest{Owner: r.Owner, Key: h.key(r.Start), Request: r}
+		recs[i] = storedRequest{Owner: r.Owner, Request: r}
 	}
 	write := func(recs []storedRequest) error {
 		ctx, cancel := context.WithTimeout(context.Background(), historyWriteTimeout)
 		defer cancel()
 		return h.st.Update(ctx, func(tx store.Tx) error {
 			for i := range recs {
+				// A driver may run this again (PostgreSQL after a serialization failure,
+				// when another replica claimed the same ID): the ID is claimed afresh.
+				id := max(recs[i].Start.UnixMicro(), 1)
+				for {
+					_, err := tx.Get(ctx, store.RequestLog, historyKey(id))
+					if errors.Is(err, store.ErrNotFound) {
+						break
+					}
+					if err != nil {
+						return err
+					}
+					id++
+				}
+				recs[i].ID, recs[i].Key = id, historyKey(id)
 				if err := store.PutJSON(ctx, tx, store.RequestLog, recs[i].Key, &recs[i]); err != nil {
 					return err
 				}
@@ -298,19 +317,8 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 	if err := h.Flush(ctx); err != nil {
 		return err
 	}
-	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, CreatedAfter: q.From, CreatedBefore: q.Until, Limit: historyPage}
-	if q.Tag != "" {
-		oq.Owner = scopeOwner(q.Owner, q.Tag)
-	}
-	if first := h.firstKept(h.opts.Now()); !first.IsZero() && first.After(oq.CreatedAfter) {
-		oq.CreatedAfter = first
-	}
-	if q.Before > 0 {
-		if b := time.UnixMicro(q.Before); oq.CreatedBefore.IsZero() || b.Before(oq.CreatedBefore) {
-			oq.CreatedBefore = b
-		}
-	}
-	if !oq.CreatedAfter.IsZero() && !oq.CreatedBefore.IsZero() && !oq.CreatedAfter.Before(oq.CreatedBefore) {
+	oq, ok := h.ownedQuery(q)
+	if !ok {
 		return nil // an empty window
 	}
 	for {
@@ -341,6 +349,33 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 		}
 		oq.Cursor = next
 	}
+}
+
+// ownedQuery is the owner index query of q: its scope's index, within its time window
+// and the retention (widened to what IDs may hold: an ID is at or after its receipt
+// microsecond, at most historyIDSlack later), below q.Before; false when the window is
+// empty.
+func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
+	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, Limit: historyPage}
+	if q.Tag != "" {
+		oq.Owner = scopeOwner(q.Owner, q.Tag)
+	}
+	from := q.From
+	if first := h.firstKept(h.opts.Now()); !first.IsZero() && first.After(from) {
+		from = first
+	}
+	if !from.IsZero() {
+		oq.CreatedAfter = from.Truncate(time.Microsecond)
+	}
+	if !q.Until.IsZero() {
+		oq.CreatedBefore = q.Until.Add(historyIDSlack)
+	}
+	if q.Before > 0 {
+		if b := time.UnixMicro(q.Before); oq.CreatedBefore.IsZero() || b.Before(oq.CreatedBefore) {
+			oq.CreatedBefore = b
+		}
+	}
+	return oq, oq.CreatedAfter.IsZero() || oq.CreatedBefore.IsZero() || oq.CreatedAfter.Before(oq.CreatedBefore)
 }
 
 // Sweep deletes the requests received longer than HistoryOptions.Retention before now,
