@@ -198,9 +198,23 @@ func spendLogsTime(v, name string, end bool) (*time.Time, error) {
 	return nil, litellmInvalid(name, "%s: must be a day YYYY-MM-DD or a time YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339, got %q", name, v)
 }
 
-// spendLogs answers the rows of q the caller may see, newest first: a virtual key's own
-// requests, every request of its owner for another key.
-func (s *Server) spendLogs(ctx context.Context, r *http.Request, rec *usagelog.Recorder, q spendLogsQuery) ([]litellmSpendLog, error) {
+// spendLogsPlan is how the rows of a spendLogsQuery are read from the request history.
+type spendLogsPlan struct {
+	who  string
+	byID map[string]virtualKey // who's virtual keys by id (the caller's own for a virtual key)
+	// rq selects the requests: through the scope index of one virtual key when the caller
+	// is one or the filters name one (api_key, or a user_id or team_id only one key has).
+	rq usagelog.RequestQuery
+	// keep checks each row for what rq cannot select (status, a user or team of several
+	// keys, the caller's own key); nil when every request rq selects is a row.
+	keep func(*litellmSpendLog) bool
+	// none: the filters select no row (an api_key, user_id or team_id no key of who's has).
+	none bool
+}
+
+// spendLogsPlan plans the rows of q the caller may see: a virtual key's own requests,
+// every request of its owner for another key.
+func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogsQuery) (spendLogsPlan, error) {
 	who := owner(r)
 	p, _ := PrincipalFrom(ctx)
 	vk, virtual := p.Scope.(virtualKeyScope) // the only scoped keys the route lets in
@@ -214,40 +228,95 @@ func (s *Server) spendLogs(ctx context.Context, r *http.Request, rec *usagelog.R
 	} else {
 		var err error
 		if keys, err = s.listKeys(ctx, who); err != nil {
-			return nil, err
+			return spendLogsPlan{}, err
 		}
 	}
-	apiKey := ""
+	plan := spendLogsPlan{who: who, byID: make(map[string]virtualKey, len(keys))}
+	for _, k := range keys {
+		plan.byID[k.ID] = k
+	}
+	var checks []func(*litellmSpendLog) bool
 	if q.apiKey != "" {
-		apiKey = s.spendLogsAPIKey(ctx, who, q.apiKey)
+		apiKey := s.spendLogsAPIKey(ctx, who, q.apiKey)
 		if virtual && apiKey != vk.KeyID {
 			e := Errorf(http.StatusForbidden, KindForbidden, "api_key: a virtual key sees only its own requests (%s)", vk.KeyID)
 			e.Param = "api_key"
-			return nil, e
+			return plan, e
+		}
+		switch {
+		case apiKey == "-":
+			plan.none = true
+		case virtual:
+			// tag is the key's own scope already.
+		case apiKey == who:
+			// The key's own requests: the rows that name no virtual key.
+			checks = append(checks, func(row *litellmSpendLog) bool { return row.APIKey == who })
+		default:
+			tag = "key:" + apiKey // a row names a virtual key exactly when the request had its scope
 		}
 	}
-	byID := make(map[string]virtualKey, len(keys))
-	for _, k := range keys {
-		byID[k.ID] = k
+	if q.userID != "" || q.teamID != "" {
+		// A row has a user or team only through its virtual key (as the key is now): the
+		// keys that have them are the scopes whose requests can match.
+		var scopes []string
+		for _, k := range keys {
+			if u, _ := k.Metadata["user_id"].(string); (q.userID == "" || u == q.userID) && (q.teamID == "" || k.TeamID == q.teamID) {
+				scopes = append(scopes, "key:"+k.ID)
+			}
+		}
+		switch {
+		case len(scopes) == 0:
+			plan.none = true
+		case tag != "":
+			plan.none = !slices.Contains(scopes, tag)
+		case len(scopes) == 1:
+			tag = scopes[0]
+		default:
+			checks = append(checks, func(row *litellmSpendLog) bool {
+				return (q.userID == "" || (row.User != nil && *row.User == q.userID)) &&
+					(q.teamID == "" || (row.TeamID != nil && *row.TeamID == q.teamID))
+			})
+		}
 	}
-	rq := usagelog.RequestQuery{Owner: who, Tag: tag}
-	if q.from != nil {
-		rq.From = *q.from
+	if q.status != "" {
+		checks = append(checks, func(row *litellmSpendLog) bool { return row.Status == q.status })
 	}
-	if q.until != nil {
-		rq.Until = *q.until
-	}
-	if q.requestID != "" {
-		rq.Match = func(req *usagelog.Request) bool { return spendLogsRequestIs(*req, q.requestID) }
-	}
-	rows := []litellmSpendLog{}
-	err := s.requests(rec).Each(ctx, rq, func(req usagelog.Request) bool {
-		row := spendLogRow(req, who, byID)
-		if (q.apiKey != "" && row.APIKey != apiKey) || (q.userID != "" && (row.User == nil || *row.User != q.userID)) ||
-			(q.teamID != "" && (row.TeamID == nil || *row.TeamID != q.teamID)) || (q.status != "" && row.Status != q.status) {
+	if len(checks) > 0 {
+		plan.keep = func(row *litellmSpendLog) bool {
+			for _, c := range checks {
+				if !c(row) {
+					return false
+				}
+			}
 			return true
 		}
-		rows = append(rows, row)
+	}
+	plan.rq = usagelog.RequestQuery{Owner: who, Tag: tag}
+	if q.from != nil {
+		plan.rq.From = *q.from
+	}
+	if q.until != nil {
+		plan.rq.Until = *q.until
+	}
+	if q.requestID != "" {
+		plan.rq.Match = func(req *usagelog.Request) bool { return spendLogsRequestIs(*req, q.requestID) }
+	}
+	return plan, nil
+}
+
+// spendLogs answers the rows of q the caller may see, newest first: a virtual key's own
+// requests, every request of its owner for another key.
+func (s *Server) spendLogs(ctx context.Context, r *http.Request, rec *usagelog.Recorder, q spendLogsQuery) ([]litellmSpendLog, error) {
+	plan, err := s.spendLogsPlan(ctx, r, q)
+	if err != nil || plan.none {
+		return []litellmSpendLog{}, err
+	}
+	rows := []litellmSpendLog{}
+	err = s.requests(rec).Each(ctx, plan.rq, func(req usagelog.Request) bool {
+		row := spendLogRow(req, plan.who, plan.byID)
+		if plan.keep == nil || plan.keep(&row) {
+			rows = append(rows, row)
+		}
 		return true
 	})
 	if err != nil {

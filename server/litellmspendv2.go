@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -56,14 +58,9 @@ func (s *Server) litellmSpendV2Route(rec *usagelog.Recorder) {
 			if err != nil {
 				return err
 			}
-			rows, err := s.spendLogs(r.Context(), r, rec, q)
+			out, err := s.spendLogsPage(r.Context(), r, rec, q, page, size)
 			if err != nil {
 				return err
-			}
-			out := litellmSpendLogsPage{Data: []litellmSpendLog{}, Total: len(rows), Page: page, PageSize: size,
-				TotalPages: (len(rows) + size - 1) / size}
-			if from := (page - 1) * size; from < len(rows) {
-				out.Data = rows[from:min(from+size, len(rows))]
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -109,4 +106,45 @@ func readSpendLogsV2Query(v url.Values) (q spendLogsQuery, page, size int, err e
 		return q, 0, 0, err
 	}
 	return q, page, size, nil
+}
+
+// spendLogsPage is one page of the rows of q. When every request the history query
+// selects is a row (no filter left to check on the rows), the history counts them and
+// skips to the page without reading the requests before it (the store's history reads
+// its owner index only); otherwise every matching row is read.
+func (s *Server) spendLogsPage(ctx context.Context, r *http.Request, rec *usagelog.Recorder, q spendLogsQuery, page, size int) (litellmSpendLogsPage, error) {
+	out := litellmSpendLogsPage{Data: []litellmSpendLog{}, Page: page, PageSize: size}
+	plan, err := s.spendLogsPlan(ctx, r, q)
+	if err != nil || plan.none {
+		return out, err
+	}
+	src := s.requests(rec)
+	if plan.keep == nil {
+		if out.Total, err = src.Count(ctx, plan.rq); err != nil {
+			return out, fmt.Errorf("server: reading the request history: %w", err)
+		}
+		out.TotalPages = (out.Total + size - 1) / size
+		if (page-1)*size >= out.Total {
+			return out, nil
+		}
+		rq := plan.rq
+		rq.Skip, rq.Limit = (page-1)*size, size
+		err = src.Each(ctx, rq, func(req usagelog.Request) bool {
+			out.Data = append(out.Data, spendLogRow(req, plan.who, plan.byID))
+			return len(out.Data) < size
+		})
+		if err != nil {
+			return out, fmt.Errorf("server: reading the request history: %w", err)
+		}
+		return out, nil
+	}
+	rows, err := s.spendLogs(ctx, r, rec, q)
+	if err != nil {
+		return out, err
+	}
+	out.Total, out.TotalPages = len(rows), (len(rows)+size-1)/size
+	if from := (page - 1) * size; from < len(rows) {
+		out.Data = rows[from:min(from+size, len(rows))]
+	}
+	return out, nil
 }

@@ -362,3 +362,43 @@ func (b *OwnedBackfill) Ensure(ctx context.Context, s *Store, kind string, c Col
 func Owns(requester, owner string) bool {
 	return owner == requester || requester != "" && strings.HasPrefix(owner, requester+"/")
 }
+
+// CountOwned counts the index entries of q.Owner's records of q.Kind within q's time
+// window (q.Cursor, q.Limit and q.OldestFirst aside) without reading the records: what
+// ListOwned would list with a load that keeps every record. It reads the index only,
+// countBatch keys at a time.
+func CountOwned(ctx context.Context, r Reader, q OwnedQuery) (int, error) {
+	q.Cursor, q.Limit = "", 0
+	if err := q.Check(); err != nil {
+		return 0, err
+	}
+	prefix := ownedPrefix(q.Kind, q.Owner)
+	from, stop := "", ""
+	if !q.CreatedBefore.IsZero() {
+		from = prefix + ownedTime(q.CreatedBefore) + "~"
+	}
+	if !q.CreatedAfter.IsZero() {
+		stop = prefix + ownedTime(q.CreatedAfter) + "~"
+	}
+	const countBatch = 1000
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: from, Limit: countBatch})
+		if err != nil {
+			return n, err
+		}
+		for _, e := range entries {
+			if stop != "" && e.Key > stop {
+				return n, nil
+			}
+			n++
+		}
+		if len(entries) < countBatch {
+			return n, nil
+		}
+		from = entries[len(entries)-1].Key
+	}
+}

@@ -197,11 +197,6 @@ func (h *History) run() {
 // collection is in ID order, which is receipt order (Sweep reads the oldest first).
 func historyKey(id int64) string { return fmt.Sprintf("%016x", uint64(max(id, 0))) }
 
-// historyIDSlack is how far past its receipt time a request's ID may have moved (when
-// requests received in the same microsecond took the next free ones): a time window's
-// upper bound reads the index that much further, the records' receipt times decide.
-const historyIDSlack = time.Second
-
 // commit writes batch in one transaction; when that fails, one request at a time, so one
 // bad request does not take the others with it. Each request gets its ID in the
 // transaction: its receipt microsecond, or the first free one after it.
@@ -312,7 +307,11 @@ const historyPage = store.MaxPageLimit
 // Each lists the stored requests q selects, newest first (RequestSource), after waiting
 // for the requests this process queued. It reads the owner index of q.Owner (or of its
 // scope q.Tag), within q's time window and the retention, one record per entry; q's other
-// filters are applied to the records.
+// filters (RequestTag, Match) are applied to the records. A request's time, for the window
+// and the retention, is its ID's microsecond (its receipt time to the microsecond, or a
+// few microseconds later when others were received in the same one), and the window's
+// bounds are taken to the microsecond. Without RequestTag and Match the
+// requests q.Skip leaves out are not read.
 func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) bool) error {
 	if err := h.Flush(ctx); err != nil {
 		return err
@@ -321,8 +320,21 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 	if !ok {
 		return nil // an empty window
 	}
+	// The index window decides the time (as Count counts): the records' receipt times are
+	// not checked again.
+	skip, indexOnly := q.Skip, q.indexOnly()
+	q.From, q.Until = time.Time{}, time.Time{}
+	listed := 0
 	for {
+		if q.Limit > 0 {
+			// A page of what is left to list reads that many records (and one more).
+			oq.Limit = min(q.Limit-listed, historyPage)
+		}
 		page, next, err := store.ListOwned(ctx, h.st, oq, func(id string) (Request, bool, error) {
+			if skip > 0 && indexOnly {
+				skip--
+				return Request{}, false, nil
+			}
 			rec, err := store.GetJSON[storedRequest](ctx, h.st, store.RequestLog, id)
 			if errors.Is(err, store.ErrNotFound) {
 				return Request{}, false, nil // swept meanwhile
@@ -334,13 +346,18 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 			if rec.Owner != q.Owner || !q.keeps(&rec.Request) {
 				return Request{}, false, nil
 			}
+			if skip > 0 {
+				skip--
+				return Request{}, false, nil
+			}
 			return rec.Request, true, nil
 		})
 		if err != nil {
 			return fmt.Errorf("usagelog: reading the request history: %w", err)
 		}
 		for _, r := range page {
-			if !fn(r) {
+			listed++
+			if !fn(r) || listed == q.Limit {
 				return nil
 			}
 		}
@@ -351,10 +368,32 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 	}
 }
 
+// Count is how many stored requests q selects (RequestSource), q.Skip aside, after
+// waiting for the requests this process queued. Without RequestTag and Match it counts the
+// owner index entries of q's window and reads no record.
+func (h *History) Count(ctx context.Context, q RequestQuery) (int, error) {
+	q.Skip, q.Limit = 0, 0
+	if !q.indexOnly() {
+		n := 0
+		err := h.Each(ctx, q, func(Request) bool { n++; return true })
+		return n, err
+	}
+	if err := h.Flush(ctx); err != nil {
+		return 0, err
+	}
+	oq, ok := h.ownedQuery(q)
+	if !ok {
+		return 0, nil
+	}
+	n, err := store.CountOwned(ctx, h.st, oq)
+	if err != nil {
+		return n, fmt.Errorf("usagelog: counting the request history: %w", err)
+	}
+	return n, nil
+}
+
 // ownedQuery is the owner index query of q: its scope's index, within its time window
-// and the retention (widened to what IDs may hold: an ID is at or after its receipt
-// microsecond, at most historyIDSlack later), below q.Before; false when the window is
-// empty.
+// and the retention, below q.Before; false when the window is empty.
 func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, Limit: historyPage}
 	if q.Tag != "" {
@@ -364,12 +403,9 @@ func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 	if first := h.firstKept(h.opts.Now()); !first.IsZero() && first.After(from) {
 		from = first
 	}
-	if !from.IsZero() {
-		oq.CreatedAfter = from.Truncate(time.Microsecond)
-	}
-	if !q.Until.IsZero() {
-		oq.CreatedBefore = q.Until.Add(historyIDSlack)
-	}
+	// Index times are IDs' microseconds: the bounds are taken to the microsecond, as the
+	// requests' receipt times are.
+	oq.CreatedAfter, oq.CreatedBefore = from.Truncate(time.Microsecond), q.Until.Truncate(time.Microsecond)
 	if q.Before > 0 {
 		if b := time.UnixMicro(q.Before); oq.CreatedBefore.IsZero() || b.Before(oq.CreatedBefore) {
 			oq.CreatedBefore = b

@@ -24,7 +24,15 @@ type RequestQuery struct {
 	Before int64
 	// Match, when set, keeps only the requests it answers true for.
 	Match func(*Request) bool
+	// Skip leaves out the first Skip requests selected (a page's offset).
+	Skip int
+	// Limit lists at most this many requests (0: all): a History then reads no more.
+	Limit int
 }
+
+// indexOnly reports whether q selects by owner, scope, time and ID alone: a History then
+// counts and skips requests without reading them.
+func (q *RequestQuery) indexOnly() bool { return q.RequestTag == "" && q.Match == nil }
 
 // keeps reports whether q selects req, Owner aside.
 func (q *RequestQuery) keeps(req *Request) bool {
@@ -42,6 +50,8 @@ type RequestSource interface {
 	// Each calls fn with the requests q selects, newest first, until fn returns false or
 	// none is left. fn may keep what it is given.
 	Each(ctx context.Context, q RequestQuery, fn func(Request) bool) error
+	// Count is how many requests q selects (q.Skip aside).
+	Count(ctx context.Context, q RequestQuery) (int, error)
 }
 
 var (
@@ -55,10 +65,18 @@ func (r *Recorder) Each(ctx context.Context, q RequestQuery, fn func(Request) bo
 	r.mu.Lock()
 	var out []Request
 	n := len(r.ring)
+	skip := q.Skip
 	for i := 1; i <= n; i++ {
 		req := &r.ring[((r.next-i)%n+n)%n]
 		if req.Owner != q.Owner || !q.keeps(req) {
 			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if q.Limit > 0 && len(out) == q.Limit {
+			break
 		}
 		c := *req
 		c.Attempts = append([]completions.Attempt{}, req.Attempts...)
@@ -77,10 +95,21 @@ func (r *Recorder) Each(ctx context.Context, q RequestQuery, fn func(Request) bo
 	return nil
 }
 
+// Count is how many recorded requests q selects (RequestSource), q.Skip aside.
+func (r *Recorder) Count(ctx context.Context, q RequestQuery) (int, error) {
+	q.Skip, q.Limit = 0, 0
+	n := 0
+	err := r.Each(ctx, q, func(Request) bool { n++; return true })
+	return n, err
+}
+
 // Take lists at most limit (all when limit ≤ 0) of the requests q selects in src, newest
 // first.
 func Take(ctx context.Context, src RequestSource, q RequestQuery, limit int) ([]Request, error) {
 	out := []Request{}
+	if limit > 0 {
+		q.Limit = limit
+	}
 	err := src.Each(ctx, q, func(r Request) bool {
 		out = append(out, r)
 		return limit <= 0 || len(out) < limit
