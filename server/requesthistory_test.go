@@ -76,6 +76,13 @@ func TestRequestHistoryDurableAndShared(t *testing.T) {
 			vk := litellmGenerate(t, s1, `{"key_alias":"alpha","user_id":"ann@example.com"}`)
 			ans := chatOK(t, url1, vk.Key, "pair", `"user":"end-user-7",`)
 			chatOK(t, url2, testKey, "openai/ok", "")
+			// Each replica's writer commits in the background: a replica sees the other's
+			// requests once they are written.
+			for _, s := range []*Server{s1, s2} {
+				if err := s.history.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
 
 			for _, s := range []*Server{s1, s2} {
 				rows := spendLogs(t, s, testKey, "")
