@@ -61,7 +61,11 @@ type OpenAITextCompletionRequest struct {
 type OpenAIPrompt []string
 
 // UnmarshalJSON reads a string or an array of strings; token ids are refused by name.
+// null leaves the prompt unset (so "prompt is required"), as a missing prompt does.
 func (p *OpenAIPrompt) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var one string
 	if err := json.Unmarshal(b, &one); err == nil {
 		*p = OpenAIPrompt{one}
