@@ -196,7 +196,9 @@ func FuzzEventStreamReader(f *testing.F) {
 }
 
 // hasRepeatedHeader reports a message naming a header twice, whose value the SDK and the
-// reader may take from different occurrences; it reads well-formed messages only.
+// reader may take from different occurrences, or a header with an empty name, which the
+// format does not allow (names are 1 to 255 bytes) and the reader refuses while the SDK
+// reads it; it reads well-formed messages only.
 func hasRepeatedHeader(body []byte) bool {
 	for len(body) >= 16 {
 		total := int(binary.BigEndian.Uint32(body[0:4]))
@@ -212,7 +214,7 @@ func hasRepeatedHeader(body []byte) bool {
 				break
 			}
 			name, typ := string(h[1:1+n]), h[1+n]
-			if seen[name] {
+			if seen[name] || n == 0 {
 				return true
 			}
 			seen[name] = true
