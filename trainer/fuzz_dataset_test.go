@@ -59,6 +59,10 @@ func FuzzParseDataset(f *testing.F) {
 				t.Fatalf("record %d accepted but invalid: %v", i, err)
 			}
 			recs[i].Source = ""
+			if recs[i].CorrectModels == nil {
+				// A row no model answered well: written [] (null reads as a missing field).
+				recs[i].CorrectModels = []string{}
+			}
 		}
 		var jsonl bytes.Buffer
 		for _, r := range recs {
