@@ -99,24 +99,9 @@ func TestImageGenerationRoute(t *testing.T) {
 	if math.Abs(info.Spend.CostUSD-want) > 1e-12 || info.Spend.Requests != 1 {
 		t.Errorf("spend %+v, want %v in 1 request", info.Spend, want)
 	}
-	r := do(t, s, "GET", "/api/v1/usage/requests", vk.Key, "")
-	var usage struct {
-		Data []usagelog.Request `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil {
-		t.Fatal(err)
-	}
-	// The refused requests are in the log too (outcome error, no attempt): see
-	// TestRequestIDOnGatewayAnswers; the answered one is the first.
-	refused := 0
-	for _, u := range usage.Data {
-		if u.Outcome == "error" && len(u.Attempts) == 0 && u.RequestID != "" {
-			refused++
-		}
-	}
-	if len(usage.Data) == 0 || refused != len(usage.Data)-1 || usage.Data[len(usage.Data)-1].Operation != "image_generation" ||
-		usage.Data[len(usage.Data)-1].Model != "openai/dall-e-3" || !usage.Data[len(usage.Data)-1].PriceKnown {
-		t.Errorf("usage log %s", r.raw)
+	if u, raw, ok := answeredAfterRefused(t, s, vk.Key); !ok || u.Operation != "image_generation" ||
+		u.Model != "openai/dall-e-3" || !u.PriceKnown {
+		t.Errorf("usage log %s", raw)
 	}
 
 	doc, err := http.Get(hs.URL + "/api/v1/openapi.json")
@@ -132,4 +117,29 @@ func TestImageGenerationRoute(t *testing.T) {
 	if op := string(spec.Paths["/v1/images/generations"]["post"]); !strings.Contains(op, `"prompt"`) || !strings.Contains(op, `"revised_prompt"`) || !strings.Contains(op, `"b64_json"`) {
 		t.Errorf("openapi: %.300s", op)
 	}
+}
+
+// answeredAfterRefused reads key's request history (/api/v1/usage/requests) and returns
+// its one answered request, the oldest, after checking every later one is a refusal
+// recorded with its request id (outcome error, no attempt: see
+// TestRequestIDOnGatewayAnswers); ok is false, with the raw history, when it is not so.
+func answeredAfterRefused(t *testing.T, s http.Handler, key string) (answered usagelog.Request, raw string, ok bool) {
+	t.Helper()
+	r := do(t, s, "GET", "/api/v1/usage/requests", key, "")
+	var usage struct {
+		Data []usagelog.Request `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, u := range usage.Data {
+		if u.Outcome == "error" && len(u.Attempts) == 0 && u.RequestID != "" {
+			refused++
+		}
+	}
+	if len(usage.Data) == 0 || refused != len(usage.Data)-1 {
+		return usagelog.Request{}, r.raw, false
+	}
+	return usage.Data[len(usage.Data)-1], r.raw, true
 }

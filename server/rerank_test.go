@@ -177,24 +177,9 @@ func TestRerankWithVirtualKeys(t *testing.T) {
 	if math.Abs(info.Spend.CostUSD-want) > 1e-15 || info.Spend.Requests != 1 {
 		t.Errorf("spend %+v, want %v in 1 request", info.Spend, want)
 	}
-	r := do(t, s, "GET", "/api/v1/usage/requests", vk.Key, "")
-	var usage struct {
-		Data []usagelog.Request `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil {
-		t.Fatal(err)
-	}
-	// The refused requests are in the log too (outcome error, no attempt): see
-	// TestRequestIDOnGatewayAnswers; the answered one is the first.
-	refused := 0
-	for _, u := range usage.Data {
-		if u.Outcome == "error" && len(u.Attempts) == 0 && u.RequestID != "" {
-			refused++
-		}
-	}
-	if len(usage.Data) == 0 || refused != len(usage.Data)-1 || usage.Data[len(usage.Data)-1].Operation != "rerank" ||
-		usage.Data[len(usage.Data)-1].Model != "jina/jina-reranker-v2-base-multilingual" || usage.Data[len(usage.Data)-1].TotalTokens != 11 || !usage.Data[len(usage.Data)-1].PriceKnown {
-		t.Errorf("usage log %s", r.raw)
+	if u, raw, ok := answeredAfterRefused(t, s, vk.Key); !ok || u.Operation != "rerank" ||
+		u.Model != "jina/jina-reranker-v2-base-multilingual" || u.TotalTokens != 11 || !u.PriceKnown {
+		t.Errorf("usage log %s", raw)
 	}
 	// The model list names the rerank models a key may call, and one resolves by its bare name.
 	resp, b := do2(t, "GET", hs.URL+"/v1/models", testKey, "", nil)
