@@ -59,7 +59,7 @@ func (s *Server) imageEditRoute(g *completions.Gateway) {
 		Tags: []string{"Completions"}, Request: imageEditForm{}, RequestContentType: "multipart/form-data",
 		MaxBodyBytes: maxImageEditFormBytes, MaxBodyHint: imageEditLimitHint,
 		Response: completions.ImageGenerationResponse{}, ScopedKeys: true, Errors: errs},
-		func(w http.ResponseWriter, r *http.Request) error {
+		recordRefusals(g, completions.OperationImageEdit, func(w http.ResponseWriter, r *http.Request) error {
 			received := time.Now()
 			req, err := readImageEditForm(r)
 			if err != nil {
@@ -78,7 +78,7 @@ func (s *Server) imageEditRoute(g *completions.Gateway) {
 			}
 			writeJSON(w, http.StatusOK, resp)
 			return nil
-		})
+		}))
 }
 
 // indexedImageField reports whether name is image[N] (N digits).

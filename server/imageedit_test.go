@@ -166,8 +166,19 @@ func TestImageEditRoute(t *testing.T) {
 	var usage struct {
 		Data []usagelog.Request `json:"data"`
 	}
-	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil || len(usage.Data) != 1 || usage.Data[0].Operation != "image_edit" ||
-		usage.Data[0].Model != "openai/dall-e-2" || !usage.Data[0].PriceKnown {
+	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil {
+		t.Fatal(err)
+	}
+	// The refused requests are in the log too (outcome error, no attempt): see
+	// TestReview24kAudioAndImageEditRefusalsRecorded; the answered one is the first.
+	refused := 0
+	for _, u := range usage.Data {
+		if u.Outcome == "error" && len(u.Attempts) == 0 && u.RequestID != "" && u.Operation == "image_edit" {
+			refused++
+		}
+	}
+	if last := len(usage.Data) - 1; last < 0 || refused != last || usage.Data[last].Operation != "image_edit" ||
+		usage.Data[last].Model != "openai/dall-e-2" || !usage.Data[last].PriceKnown {
 		t.Errorf("usage log %s", r.raw)
 	}
 	doc, err := http.Get(hs.URL + "/api/v1/openapi.json")
