@@ -140,7 +140,9 @@ func backgroundStreamAcrossReplicas(t *testing.T, st *store.Store) {
 	up := &dripUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	a, b := backgroundReplica(t, st, ups), backgroundReplica(t, st, ups)
+	// The run on A must stay alive while B reads it: no heartbeat is late enough for B to
+	// read it as dead (400 ms was, once, on a loaded CI machine).
+	a, b := backgroundReplicaStaleAfter(t, st, ups, time.Hour), backgroundReplicaStaleAfter(t, st, ups, time.Hour)
 	resp := openStream(t, "POST", a.URL+"/v1/responses", `{"model":"up/drip","input":"Count.","background":true,"stream":true}`)
 	first := readEvents(t, resp.Body, 4)
 	resp.Body.Close() // the client leaves
