@@ -176,6 +176,13 @@ func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string
 	if len(email) > maxUserLabelLength {
 		return user{}, false, litellmInvalid(field+".user_email", "%s.user_email: at most %d characters, got %d", field, maxUserLabelLength, len(email))
 	}
+	if email != "" { // named here, not as /user/new's user_email
+		if other, ok, err := userByEmail(ctx, tx, owner, email); err != nil {
+			return user{}, false, err
+		} else if ok {
+			return user{}, false, litellmInvalid(field+".user_email", "%s.user_email: %s is the address of user %s already", field, email, other.UserID)
+		}
+	}
 	now := time.Now().UTC()
 	u := user{UserID: id, UserEmail: email, UserRole: "internal_user", CreatedAt: now, UpdatedAt: now}
 	return u, true, putNewUser(ctx, tx, owner, u)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,11 +52,13 @@ type litellmNewUser struct {
 }
 
 // litellmUserInfo is the answer of GET /user/info.
+// Without user_id (an operator key asking, as LiteLLM's proxy admin does) user_id and
+// user_info are null and keys and teams are all the key's.
 type litellmUserInfo struct {
-	UserID   string           `json:"user_id"`
-	UserInfo litellmUser      `json:"user_info"`
-	Keys     []litellmKeyInfo `json:"keys" jsonschema:"description=The virtual keys made for the user"`
-	Teams    []litellmTeam    `json:"teams" jsonschema:"description=The teams the user is a member of"`
+	UserID   *string          `json:"user_id" jsonschema:"description=The user asked about; null without user_id"`
+	UserInfo *litellmUser     `json:"user_info" jsonschema:"description=The user; null without user_id"`
+	Keys     []litellmKeyInfo `json:"keys" jsonschema:"description=The virtual keys made for the user (without user_id: all this key's virtual keys)"`
+	Teams    []litellmTeam    `json:"teams" jsonschema:"description=The teams the user is a member of (without user_id: all this key's teams), with their members_with_roles"`
 }
 
 // litellmUserUpdated is the answer of POST /user/update.
@@ -126,39 +129,51 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/user/info", Summary: "LiteLLM's user info: a user with its spend, its keys and its teams",
-		Tags: tags, Response: litellmUserInfo{}, Query: []QueryParam{{Name: "user_id", Description: "The user's id (required)"}},
-		Errors: map[int]string{400: "user_id missing", 403: scoped, 404: notFound}},
+	s.Handle(Route{Method: "GET", Path: "/user/info", Summary: "LiteLLM's user info: a user with its spend, its keys and its teams; without user_id, as for LiteLLM's proxy admin, all this key's virtual keys and teams",
+		Tags: tags, Response: litellmUserInfo{}, Query: []QueryParam{{Name: "user_id", Description: "The user's id (without it: user_id and user_info null, and all this key's keys and teams)"}},
+		Errors: map[int]string{403: scoped, 404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.URL.Query().Get("user_id")
-			if id == "" {
-				return litellmInvalid("user_id", "user_id: required: GET /user/info?user_id=…")
-			}
 			ctx, who := r.Context(), owner(r)
-			rec, err := storedUserOf(ctx, s.cfg.Store, who, id)
-			if err != nil {
-				return err
-			}
-			lu, err := s.litellmUserOf(ctx, who, rec.user)
-			if err != nil {
-				return err
+			out := litellmUserInfo{Keys: []litellmKeyInfo{}, Teams: []litellmTeam{}}
+			var teams []string
+			if id != "" {
+				rec, err := storedUserOf(ctx, s.cfg.Store, who, id)
+				if err != nil {
+					return err
+				}
+				lu, err := s.litellmUserOf(ctx, who, rec.user)
+				if err != nil {
+					return err
+				}
+				out.UserID, out.UserInfo, teams = &id, &lu, lu.Teams
 			}
 			keys, err := s.listKeys(ctx, who)
 			if err != nil {
 				return err
 			}
-			out := litellmUserInfo{UserID: id, UserInfo: lu, Keys: []litellmKeyInfo{}, Teams: []litellmTeam{}}
 			for _, k := range keys {
-				if keyUserID(k) == id {
+				if id == "" || keyUserID(k) == id {
 					out.Keys = append(out.Keys, litellmInfoOf(k))
 				}
 			}
-			for _, tid := range lu.Teams {
+			var ts []team
+			if id == "" {
+				if ts, err = s.listTeams(ctx, who); err != nil {
+					return err
+				}
+			}
+			for _, tid := range teams {
 				t, err := s.teamInfo(ctx, who, tid)
 				if err != nil {
 					continue // deleted meanwhile
 				}
-				out.Teams = append(out.Teams, litellmTeamOf(*t))
+				ts = append(ts, *t)
+			}
+			for _, t := range ts {
+				lt := litellmTeamOf(t)
+				s.withMembers(ctx, who, &lt)
+				out.Teams = append(out.Teams, lt)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -211,7 +226,11 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			{Name: "user_ids", Description: "Only these users: ids separated by commas"},
 			{Name: "role", Description: "Only the users with this user_role", Enum: userRoles},
 			{Name: "team", Description: "Only the members of this team"},
-			{Name: "user_email", Description: "Only the user with this address"},
+			{Name: "user_email", Description: "Only the users whose address contains this (any case), as LiteLLM's partial match"},
+			{Name: "sort_by", Description: "Order the users by this field (default created_at)", Enum: userSortFields},
+			{Name: "sort_order", Description: "asc (default) or desc", Enum: []string{"asc", "desc"}},
+			{Name: "sso_user_ids", Description: "LiteLLM's filter by SSO ids: Switchyard's users have none, so a value matches no user"},
+			{Name: "organization_ids", Description: "LiteLLM's filter by organization: Switchyard has no organizations, so a value matches no user"},
 		}, Errors: map[int]string{400: "a bad parameter or an unknown one: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
@@ -225,16 +244,24 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			}
 			for name, vs := range q {
 				switch name {
-				case "page", "page_size", "user_ids", "role", "team", "user_email":
+				case "page", "page_size", "user_ids", "role", "team", "user_email", "sort_by", "sort_order", "sso_user_ids", "organization_ids":
 					continue
 				}
 				if slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
-					return litellmInvalid(name, "unknown query parameter %s: /user/list filters by user_ids, role, team and user_email only", name)
+					return litellmInvalid(name, "unknown query parameter %s: /user/list takes page, page_size, user_ids, role, team, user_email, sort_by, sort_order, sso_user_ids and organization_ids", name)
 				}
 			}
 			role := q.Get("role")
 			if role != "" && !slices.Contains(userRoles, role) {
 				return litellmInvalid("role", "role: one of %s, got %q", strings.Join(userRoles, ", "), role)
+			}
+			sortBy := q.Get("sort_by")
+			if sortBy != "" && !slices.Contains(userSortFields, sortBy) {
+				return litellmInvalid("sort_by", "sort_by: one of %s, got %q", strings.Join(userSortFields, ", "), sortBy)
+			}
+			sortOrder := strings.ToLower(q.Get("sort_order"))
+			if sortOrder != "" && sortOrder != "asc" && sortOrder != "desc" {
+				return litellmInvalid("sort_order", "sort_order: asc or desc, got %q", q.Get("sort_order"))
 			}
 			ctx, who := r.Context(), owner(r)
 			us, err := usersOf(ctx, s.cfg.Store, who)
@@ -243,8 +270,15 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			}
 			var only []string
 			if v := q.Get("user_ids"); v != "" {
-				only = strings.Split(v, ",")
+				for _, id := range strings.Split(v, ",") {
+					if id = strings.TrimSpace(id); id != "" {
+						only = append(only, id)
+					}
+				}
 			}
+			// No user here has an SSO id or an organization: LiteLLM's filters by them
+			// match none.
+			nobody := strings.TrimSpace(q.Get("sso_user_ids")) != "" || strings.TrimSpace(q.Get("organization_ids")) != ""
 			var members []string
 			if team := q.Get("team"); team != "" {
 				ms, err := membersOf(ctx, s.cfg.Store, who, team)
@@ -256,11 +290,19 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 					members = append(members, m.UserID)
 				}
 			}
-			email := q.Get("user_email")
+			email := strings.ToLower(strings.TrimSpace(q.Get("user_email")))
 			us = slices.DeleteFunc(us, func(u user) bool {
-				return (only != nil && !slices.Contains(only, u.UserID)) || (role != "" && u.UserRole != role) ||
-					(members != nil && !slices.Contains(members, u.UserID)) || (email != "" && !strings.EqualFold(u.UserEmail, email))
+				return nobody || (only != nil && !slices.Contains(only, u.UserID)) || (role != "" && u.UserRole != role) ||
+					(members != nil && !slices.Contains(members, u.UserID)) || (email != "" && !strings.Contains(strings.ToLower(u.UserEmail), email))
 			})
+			var spend map[string]float64
+			if sortBy == "spend" {
+				spend = make(map[string]float64, len(us))
+				for _, u := range us {
+					spend[u.UserID] = s.userSpend(ctx, who, u.UserID).CostUSD
+				}
+			}
+			sortUsers(us, sortBy, sortOrder == "desc", spend)
 			out := litellmUserList{Users: []litellmUser{}, Total: len(us), Page: page, PageSize: size, TotalPages: (len(us) + size - 1) / size}
 			for i := (page - 1) * size; i < len(us) && i < page*size; i++ {
 				lu, err := s.litellmUserOf(ctx, who, us[i])
@@ -297,10 +339,7 @@ func (s *Server) litellmUserOf(ctx context.Context, owner string, u user) (litel
 	if u.TokensPerMinute > 0 {
 		out.TPMLimit = &u.TokensPerMinute
 	}
-	var used completions.BudgetUsage
-	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, userBudgetID(owner, u.UserID)); err == nil {
-		used = b.Used(ctx)
-	}
+	used := s.userSpend(ctx, owner, u.UserID)
 	out.Spend = used.CostUSD
 	if u.BudgetDuration != "" {
 		out.BudgetDuration = &u.BudgetDuration
@@ -315,6 +354,67 @@ func (s *Server) litellmUserOf(ctx context.Context, owner string, u user) (litel
 	}
 	out.Teams = teams
 	return out, nil
+}
+
+// userSpend is what owner's user id's keys spent (in the current period with a
+// budget_duration): zero when its account cannot be read.
+func (s *Server) userSpend(ctx context.Context, owner, id string) completions.BudgetUsage {
+	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, userBudgetID(owner, id)); err == nil {
+		return b.Used(ctx)
+	}
+	return completions.BudgetUsage{}
+}
+
+// userSortFields are the fields /user/list sorts by (sort_by): LiteLLM's columns.
+var userSortFields = []string{"user_id", "user_email", "user_alias", "user_role", "created_at", "spend"}
+
+// sortUsers orders us by the field by names ("" for created_at), descending with desc;
+// users without an address or alias come last either way, and ties go oldest first
+// (then by user_id). spend holds each user's spend when by is spend.
+func sortUsers(us []user, by string, desc bool, spend map[string]float64) {
+	key := func(a, b user) (c int, missing bool) {
+		text := func(x, y string) (int, bool) {
+			switch {
+			case x == "" && y == "":
+				return 0, false
+			case x == "" || y == "":
+				return 0, true
+			}
+			return strings.Compare(strings.ToLower(x), strings.ToLower(y)), false
+		}
+		switch by {
+		case "user_id":
+			return strings.Compare(a.UserID, b.UserID), false
+		case "user_email":
+			return text(a.UserEmail, b.UserEmail)
+		case "user_alias":
+			return text(a.UserAlias, b.UserAlias)
+		case "user_role":
+			return strings.Compare(a.UserRole, b.UserRole), false
+		case "spend":
+			return cmp.Compare(spend[a.UserID], spend[b.UserID]), false
+		}
+		return a.CreatedAt.Compare(b.CreatedAt), false
+	}
+	slices.SortStableFunc(us, func(a, b user) int {
+		c, missing := key(a, b)
+		if missing { // the one with a value first
+			if by == "user_email" && a.UserEmail == "" || by == "user_alias" && a.UserAlias == "" {
+				return 1
+			}
+			return -1
+		}
+		if desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.UserID, b.UserID)
+	})
 }
 
 // userFieldsFor are the fields /user/new and /user/update read; the others are refused
