@@ -12,7 +12,7 @@ const corsMaxAge = "600"
 // "*" allows any). A preflight (OPTIONS with Access-Control-Request-Method) from an allowed
 // origin is answered 204 without a key, allowing the requested headers (Authorization,
 // Content-Type, the x-stainless-* headers of OpenAI's SDKs, ...); other requests from it get
-// Access-Control-Allow-Origin and may read X-Request-Id, X-Should-Retry and Retry-After.
+// Access-Control-Allow-Origin and may read X-Request-Id (and x-litellm-call-id), X-Should-Retry and Retry-After.
 // Requests from other origins get no CORS headers, so browsers refuse them. Credentials
 // (cookies) are never allowed: the API is keyed by the Authorization header.
 func withCORS(origins []string, next http.Handler) http.Handler {
@@ -50,7 +50,7 @@ func withCORS(origins []string, next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Should-Retry, Retry-After")
+		h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Litellm-Call-Id, X-Should-Retry, Retry-After")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -169,15 +169,16 @@ func TestImageEditRoute(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.raw), &usage); err != nil {
 		t.Fatal(err)
 	}
-	// The refused requests are in the log too (outcome error, no attempt): see
-	// TestReview24kAudioAndImageEditRefusalsRecorded; the answered one is the first.
+	// The refused requests are in the log too (outcome error, no attempt, operation
+	// image_edit): see TestRequestIDAudioAndImageEditRefusals; the answered one is the first.
 	refused := 0
 	for _, u := range usage.Data {
 		if u.Outcome == "error" && len(u.Attempts) == 0 && u.RequestID != "" && u.Operation == "image_edit" {
 			refused++
 		}
 	}
-	if last := len(usage.Data) - 1; last < 0 || refused != last || usage.Data[last].Operation != "image_edit" ||
+	last := len(usage.Data) - 1
+	if last < 1 || refused != last || usage.Data[last].Operation != "image_edit" ||
 		usage.Data[last].Model != "openai/dall-e-2" || !usage.Data[last].PriceKnown {
 		t.Errorf("usage log %s", r.raw)
 	}

@@ -229,16 +229,15 @@ func (s *Server) buildOpenAPI() []byte {
 		if len(content) > 0 {
 			ok["content"] = content
 		}
-		if len(rt.ResponseHeaders) > 0 {
-			headers := map[string]any{}
-			for _, h := range rt.ResponseHeaders {
-				headers[h.Name] = map[string]any{"description": h.Description, "schema": map[string]string{"type": "string"}}
-			}
-			ok["headers"] = headers
+		headers := everyAnswerHeaders()
+		for _, h := range rt.ResponseHeaders {
+			headers[h.Name] = map[string]any{"description": h.Description, "schema": map[string]string{"type": "string"}}
 		}
+		ok["headers"] = headers
 		responses := map[string]any{strconv.Itoa(status): ok}
 		errResp := func(desc string) map[string]any {
-			return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
+			return map[string]any{"description": desc, "headers": everyAnswerHeaders(),
+				"content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
 		}
 		for code, desc := range rt.Errors {
 			responses[strconv.Itoa(code)] = errResp(desc)
@@ -272,6 +271,7 @@ func (s *Server) buildOpenAPI() []byte {
 		"paths":   paths,
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+			"headers":         answerHeaderComponents(),
 		},
 		"security": []any{map[string]any{"bearer": []string{}}},
 	}
@@ -280,6 +280,28 @@ func (s *Server) buildOpenAPI() []byte {
 		panic("server: building OpenAPI document: " + err.Error())
 	}
 	return b
+}
+
+// answerHeaderComponents are the response headers every answer carries (withAccessLog),
+// as the document's components/headers that each response refers to (everyAnswerHeaders).
+func answerHeaderComponents() map[string]any {
+	str := map[string]string{"type": "string"}
+	return map[string]any{
+		"X-Request-Id": map[string]any{"required": true, "schema": str,
+			"description": "The request's id: the caller's own X-Request-Id when it is 1-" + strconv.Itoa(maxRequestIDLen) +
+				" printable characters without spaces or quotes, else req_ and 32 hex digits. The usage history and /spend/logs (request_id) hold a gateway request under it, refused ones too."},
+		"x-litellm-call-id": map[string]any{"required": true, "schema": str,
+			"description": "LiteLLM's name for the request's id: the same value as X-Request-Id."},
+	}
+}
+
+// everyAnswerHeaders refers a response to the headers of answerHeaderComponents.
+func everyAnswerHeaders() map[string]any {
+	out := map[string]any{}
+	for name := range answerHeaderComponents() {
+		out[name] = map[string]any{"$ref": "#/components/headers/" + name}
+	}
+	return out
 }
 
 func operationID(rt Route) string {

@@ -685,8 +685,10 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		if !saneRequestID(rid) {
 			rid = newRequestID()
 		}
-		// The key is already canonical: assign instead of Header.Set.
+		// The keys are already canonical: assign instead of Header.Set. LiteLLM's clients
+		// read the id as x-litellm-call-id.
 		w.Header()["X-Request-Id"] = []string{rid}
+		w.Header()["X-Litellm-Call-Id"] = []string{rid}
 		rec := &statusRecorder{ResponseWriter: w}
 		info := &requestInfo{id: rid}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
