@@ -18,6 +18,7 @@ from ._http import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, Client
 from ._retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, RouterTrainer,
                   complete, create_preference, report_feedback, report_latency, select_model)
+from .chat import ChatCompletionStream, chat_completion
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .keys import issue_key, key_info, list_keys, revoke_key, rotate_key, update_key
 from .teams import create_team, delete_team, get_team, list_teams, update_team
@@ -42,6 +43,7 @@ __all__ = [
     "Client", "RetryPolicy", "DEFAULT_RETRY_POLICY", "DEFAULT_BASE_URL", "ENV_API_KEY",
     "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
+    "ChatCompletionStream", "chat_completion",
     "create_preference", "report_feedback", "report_latency",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",
     "issue_key", "list_keys", "key_info", "update_key", "rotate_key", "revoke_key", "PermissionDeniedError",

@@ -127,7 +127,7 @@ class Client:
                     err.resent = True
                     err.message += (" (sent again after an earlier attempt failed, which the server may have"
                                     " carried out: the change this If-Match refuses may be this call's own)")
-                    err.args = (f"{err.status} {err.kind}: {err.message}",)
+                    err.args = (err._describe(),)
                 if e.code in (502, 504):
                     maybe_done = True
                 if (attempt >= policy.max_retries or not retryable_status(e.code)
@@ -203,8 +203,13 @@ class Client:
         answer's status is 2xx and its events are being read, a failure is raised, never
         resent.
         """
+        return self.open_events(path, body)[0]
+
+    def open_events(self, path: str, body: Any) -> Tuple[Iterator[Dict[str, Any]], Optional[str]]:
+        """As ``stream_events``, and returns the ``x-request-id`` the stream was answered
+        with (None when it had none) beside the events."""
         resp = self._open("POST", path, None, body, accept="text/event-stream")
-        return self._events(resp, path)
+        return self._events(resp, path), resp.headers.get("X-Request-Id")
 
     def _events(self, resp, path: str) -> Iterator[Dict[str, Any]]:
         try:
@@ -321,7 +326,8 @@ def _api_error(e: "urllib.error.HTTPError"):
         e.close()
     except Exception:
         pass
-    err = error_for(e.code, kind or (e.reason or ""), message, body, retry_after)
+    request_id = e.headers.get("X-Request-Id") if e.headers else None
+    err = error_for(e.code, kind or (e.reason or ""), message, body, retry_after, request_id=request_id)
     if e.headers and (e.headers.get("X-Should-Retry") or "").lower() == "false":
         err.should_retry = False
     return err

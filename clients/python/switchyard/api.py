@@ -97,7 +97,7 @@ def _message(m: Dict[str, Any]) -> Dict[str, Any]:
     return {"role": m["role"], "content": content}
 
 
-def _stream_error(raw: str) -> StreamError:
+def _stream_error(raw: str, request_id: Optional[str] = None) -> StreamError:
     """The StreamError an error event says, whatever its payload's shape: Switchyard's
     ``{"error": kind, "message", "attempts"}``, OpenAI's ``{"error": {"type", "message"}}``,
     a JSON string, or text that is not JSON (the whole of it is the message). The kind is
@@ -118,7 +118,7 @@ def _stream_error(raw: str) -> StreamError:
         elif isinstance(err, dict):
             kind = err.get("type") or err.get("code") or ""
             message = message or err.get("message") or ""
-    return StreamError(str(kind or "Stream Error"), str(message), attempts)
+    return StreamError(str(kind or "Stream Error"), str(message), attempts, request_id=request_id)
 
 
 class CompletionStream:
@@ -126,14 +126,16 @@ class CompletionStream:
 
     After the iteration ends, ``final`` holds the full response (usage, costs, latency,
     conversation fields). A failure after the first chunk raises StreamError; a stream cut
-    before its end marker raises StreamTruncatedError.
+    before its end marker raises StreamTruncatedError. ``request_id`` is the
+    ``x-request-id`` the stream was answered with: the request's id in the usage history.
     """
 
-    def __init__(self, events: Iterator[Dict[str, Any]]):
+    def __init__(self, events: Iterator[Dict[str, Any]], request_id: Optional[str] = None):
         self._events = events
         self._read = False
         self.final: Optional[Dict[str, Any]] = None
         self.text = ""
+        self.request_id = request_id
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         if self._read:
@@ -153,7 +155,7 @@ class CompletionStream:
                     done = True
                     break
                 if ev["event"] == "error":
-                    raise _stream_error(ev["data"])
+                    raise _stream_error(ev["data"], self.request_id)
                 try:
                     data = json.loads(ev["data"])
                 except ValueError as e:
@@ -161,7 +163,7 @@ class CompletionStream:
                 if not isinstance(data, dict):
                     raise SwitchyardError(f"malformed stream event (not an object): {ev['data'][:120]!r}")
                 if data.get("type") == "error" or data.get("error"):
-                    raise _stream_error(ev["data"])
+                    raise _stream_error(ev["data"], self.request_id)
                 if data.get("final") is True or data.get("type") == "final":
                     self.final = data
                     continue
@@ -217,7 +219,8 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
         "guardrails": list(guardrails) if guardrails else None,
     })
     if stream:
-        return CompletionStream(c.stream_events("/api/v1/completions", body))
+        events, request_id = c.open_events("/api/v1/completions", body)
+        return CompletionStream(events, request_id)
     return c.request("POST", "/api/v1/completions", body=body)
 
 

@@ -23,10 +23,15 @@ class APIError(SwitchyardError):
             field, from the envelope the ``/v1/`` routes answer with; None otherwise.
         should_retry: False when the server sent ``x-should-retry: false`` (it already
             retried and fell back); the client then never resends.
+        request_id: the ``x-request-id`` the server answered with: the id under which the
+            request is in the usage history (``/api/v1/usage/requests``,
+            ``/spend/logs?request_id=``) and the server's logs; quote it when reporting a
+            failure. None when the answer had none. The message ends with it too.
     """
 
     def __init__(self, status: int, kind: str, message: str,
-                 body: Optional[Dict[str, Any]] = None, retry_after: Optional[float] = None):
+                 body: Optional[Dict[str, Any]] = None, retry_after: Optional[float] = None,
+                 request_id: Optional[str] = None):
         self.status = status
         self.kind = kind
         self.message = message
@@ -35,7 +40,15 @@ class APIError(SwitchyardError):
         self.code = self.body.get("code")
         self.param = self.body.get("param")
         self.should_retry = True
-        super().__init__(f"{status} {kind}: {message}" if message else f"{status} {kind}")
+        self.request_id = request_id or None
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        """``<status> <kind>: <message>``, then `` (request id <id>)`` when there is one."""
+        text = f"{self.status} {self.kind}: {self.message}" if self.message else f"{self.status} {self.kind}"
+        if self.request_id:
+            text += f" (request id {self.request_id})"
+        return text
 
 
 class BadRequestError(APIError):
@@ -112,13 +125,19 @@ class RequestTimeoutError(SwitchyardError, TimeoutError):
 
 
 class StreamError(SwitchyardError):
-    """A streamed completion ended with an error event after its first chunk."""
+    """A streamed completion ended with an error event after its first chunk.
+    ``request_id`` is the ``x-request-id`` the stream was answered with (None when it had
+    none)."""
 
-    def __init__(self, kind: str, message: str, attempts=None):
+    def __init__(self, kind: str, message: str, attempts=None, request_id: Optional[str] = None):
         self.kind = kind
         self.message = message
         self.attempts = attempts or []
-        super().__init__(f"stream failed: {kind}: {message}")
+        self.request_id = request_id or None
+        text = f"stream failed: {kind}: {message}"
+        if self.request_id:
+            text += f" (request id {self.request_id})"
+        super().__init__(text)
 
 
 class StreamTruncatedError(SwitchyardError):
@@ -154,11 +173,12 @@ _BY_STATUS = {
 }
 
 
-def error_for(status: int, kind: str, message: str, body=None, retry_after=None) -> APIError:
+def error_for(status: int, kind: str, message: str, body=None, retry_after=None,
+              request_id: Optional[str] = None) -> APIError:
     """Returns the APIError subclass instance matching the status."""
     cls = _BY_STATUS.get(status)
     if status == 400 and kind == "Guardrail Violation":
         cls = GuardrailBlockedError
     if cls is None:
         cls = ServerError if status >= 500 else APIError
-    return cls(status, kind, message, body, retry_after)
+    return cls(status, kind, message, body, retry_after, request_id=request_id)

@@ -116,6 +116,37 @@ class ServerTest(unittest.TestCase):
         self.assertEqual("".join(b["text"] for b in st.final["message"]["content"]), st.text)
         self.assertIn("usage", st.final)
 
+    @needs("completions")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_chat_completion_and_request_ids(self):
+        msgs = [{"role": "user", "content": "Say hello"}]
+        res = switchyard.chat_completion(msgs, MODEL, max_tokens=20, client=self.client)
+        self.assertEqual(res["object"], "chat.completion")
+        self.assertTrue(res["choices"][0]["message"]["content"])
+        st = switchyard.chat_completion(msgs, MODEL, stream=True, include_usage=True, client=self.client)
+        chunks = list(st)
+        self.assertGreater(len(chunks), 0)
+        self.assertEqual("".join((c["choices"][0]["delta"].get("content") or "") for c in chunks if c["choices"]), st.text)
+        self.assertTrue(st.text)
+        self.assertEqual(st.usage["total_tokens"], st.usage["prompt_tokens"] + st.usage["completion_tokens"])
+        self.assertRegex(st.request_id or "", r"^req_[0-9a-f]{32}$")
+        cs = switchyard.complete(msgs, MODEL, stream=True, client=self.client)
+        list(cs)
+        self.assertRegex(cs.request_id or "", r"^req_[0-9a-f]{32}$")
+        # A refused request: its error names the id it is in the usage history under.
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.chat_completion([], MODEL, client=self.client)
+        rid = cm.exception.request_id
+        self.assertRegex(rid or "", r"^req_[0-9a-f]{32}$")
+        self.assertIn(rid, str(cm.exception))
+        try:
+            history = self.client.request("GET", "/api/v1/usage/requests", query={"limit": "500"})
+        except switchyard.NotFoundError:
+            self.skipTest("the server keeps no usage history")
+        found = [r for r in history["data"] if r.get("request_id") == rid]
+        self.assertEqual(len(found), 1, history)
+        self.assertEqual(found[0]["outcome"], "error")
+
     def has_spend(self):
         try:
             switchyard.spend(client=self.client)
