@@ -121,6 +121,21 @@ def _stream_error(raw: str, request_id: Optional[str] = None) -> StreamError:
     return StreamError(str(kind or "Stream Error"), str(message), attempts, request_id=request_id)
 
 
+def _stream_object(ev: Dict[str, str], what: str, request_id: Optional[str]) -> Dict[str, Any]:
+    """The JSON object of a stream event ``ev`` of a ``what`` ("stream", "chat stream"):
+    an error event raises its StreamError; a payload that is not a JSON object raises
+    SwitchyardError quoting its start."""
+    if ev["event"] == "error":
+        raise _stream_error(ev["data"], request_id)
+    try:
+        data = json.loads(ev["data"])
+    except ValueError as e:
+        raise SwitchyardError(f"malformed {what} event: {ev['data'][:120]!r}") from e
+    if not isinstance(data, dict):
+        raise SwitchyardError(f"malformed {what} event (not an object): {ev['data'][:120]!r}")
+    return data
+
+
 class CompletionStream:
     """Iterates over the chunks of a streamed completion.
 
@@ -154,14 +169,7 @@ class CompletionStream:
                 if ev["data"] == "[DONE]":
                     done = True
                     break
-                if ev["event"] == "error":
-                    raise _stream_error(ev["data"], self.request_id)
-                try:
-                    data = json.loads(ev["data"])
-                except ValueError as e:
-                    raise SwitchyardError(f"malformed stream event: {ev['data'][:120]!r}") from e
-                if not isinstance(data, dict):
-                    raise SwitchyardError(f"malformed stream event (not an object): {ev['data'][:120]!r}")
+                data = _stream_object(ev, "stream", self.request_id)
                 if data.get("type") == "error" or data.get("error"):
                     raise _stream_error(ev["data"], self.request_id)
                 if data.get("final") is True or data.get("type") == "final":

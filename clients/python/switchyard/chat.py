@@ -7,7 +7,7 @@ import json
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from ._http import Client
-from .api import _stream_error
+from .api import _stream_error, _stream_object
 from .errors import StreamTruncatedError, SwitchyardError
 
 CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
@@ -58,14 +58,7 @@ class ChatCompletionStream:
                 if ev["data"] == "[DONE]":
                     done = True
                     break
-                if ev["event"] == "error":
-                    raise _stream_error(ev["data"], self.request_id)
-                try:
-                    data = json.loads(ev["data"])
-                except ValueError as e:
-                    raise SwitchyardError(f"malformed chat stream event: {ev['data'][:120]!r}") from e
-                if not isinstance(data, dict):
-                    raise SwitchyardError(f"malformed chat stream event (not an object): {ev['data'][:120]!r}")
+                data = _stream_object(ev, "chat stream", self.request_id)
                 if data.get("error"):
                     raise _stream_error(ev["data"], self.request_id)
                 self._add(data)
