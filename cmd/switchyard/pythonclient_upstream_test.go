@@ -32,35 +32,15 @@ func fakeClientsUpstream(t *testing.T) *httptest.Server {
 		}
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/embeddings"):
-			var req struct {
-				Model string          `json:"model"`
-				Input json.RawMessage `json:"input"`
-			}
-			json.NewDecoder(r.Body).Decode(&req)
-			var texts []string
-			if json.Unmarshal(req.Input, &texts) != nil {
-				var one string
-				json.Unmarshal(req.Input, &one)
-				texts = []string{one}
-			}
+			model, texts := modelAndInputs(r)
 			data := []any{}
 			for i, s := range texts {
 				data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": []float64{float64(i), float64(len(s)), 1}})
 			}
-			answer(map[string]any{"object": "list", "data": data, "model": req.Model,
+			answer(map[string]any{"object": "list", "data": data, "model": model,
 				"usage": map[string]int{"prompt_tokens": 3 * len(texts), "total_tokens": 3 * len(texts)}})
 		case strings.HasSuffix(r.URL.Path, "/moderations"):
-			var req struct {
-				Model string          `json:"model"`
-				Input json.RawMessage `json:"input"`
-			}
-			json.NewDecoder(r.Body).Decode(&req)
-			var texts []string
-			if json.Unmarshal(req.Input, &texts) != nil {
-				var one string
-				json.Unmarshal(req.Input, &one)
-				texts = []string{one}
-			}
+			model, texts := modelAndInputs(r)
 			results := []any{}
 			for _, s := range texts {
 				flagged := strings.Contains(s, "kill")
@@ -71,7 +51,7 @@ func fakeClientsUpstream(t *testing.T) *httptest.Server {
 				results = append(results, map[string]any{"flagged": flagged,
 					"categories": map[string]bool{"violence": flagged}, "category_scores": map[string]float64{"violence": score}})
 			}
-			answer(map[string]any{"id": "modr-fake", "model": req.Model, "results": results})
+			answer(map[string]any{"id": "modr-fake", "model": model, "results": results})
 		case strings.HasSuffix(r.URL.Path, "/images/generations"):
 			var req struct {
 				Prompt string `json:"prompt"`
@@ -136,4 +116,21 @@ func fakeClientsUpstream(t *testing.T) *httptest.Server {
 	}))
 	t.Cleanup(ts.Close)
 	return ts
+}
+
+// modelAndInputs reads the model and the input of an embeddings or moderations request:
+// its texts, whether input is one string or a list of them.
+func modelAndInputs(r *http.Request) (string, []string) {
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	var texts []string
+	if json.Unmarshal(req.Input, &texts) != nil {
+		var one string
+		json.Unmarshal(req.Input, &one)
+		texts = []string{one}
+	}
+	return req.Model, texts
 }
