@@ -29,19 +29,7 @@ func sdkMessages(t *testing.T, body []byte) []eventMessage {
 		if err != nil {
 			t.Fatalf("SDK decoder: %v", err)
 		}
-		var em eventMessage
-		str := func(name string) string {
-			if v := m.Headers.Get(name); v != nil {
-				if s, ok := v.(eventstream.StringValue); ok {
-					return string(s)
-				}
-			}
-			return ""
-		}
-		em.messageType, em.eventType, em.exceptionType = str(":message-type"), str(":event-type"), str(":exception-type")
-		em.errorCode, em.errorMessage = str(":error-code"), str(":error-message")
-		em.payload = append([]byte(nil), m.Payload...)
-		out = append(out, em)
+		out = append(out, fromSDKMessage(m))
 	}
 	return out
 }
@@ -177,4 +165,22 @@ func TestEventStreamReaderMatchesTheSDK(t *testing.T) {
 
 func be32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// fromSDKMessage is the SDK's decoded message m as the reader's eventMessage: its string
+// headers the reader reads and a copy of its payload.
+func fromSDKMessage(m eventstream.Message) eventMessage {
+	str := func(name string) string {
+		if v := m.Headers.Get(name); v != nil {
+			if s, ok := v.(eventstream.StringValue); ok {
+				return string(s)
+			}
+		}
+		return ""
+	}
+	var em eventMessage
+	em.messageType, em.eventType, em.exceptionType = str(":message-type"), str(":event-type"), str(":exception-type")
+	em.errorCode, em.errorMessage = str(":error-code"), str(":error-message")
+	em.payload = append([]byte(nil), m.Payload...)
+	return em
 }

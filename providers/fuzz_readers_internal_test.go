@@ -129,19 +129,7 @@ func sdkDecodeAll(body []byte) (out []eventMessage, ok, canonical bool) {
 		if enc.Encode(&again, m) != nil {
 			return out, false, false
 		}
-		var em eventMessage
-		str := func(name string) string {
-			if v := m.Headers.Get(name); v != nil {
-				if s, ok := v.(eventstream.StringValue); ok {
-					return string(s)
-				}
-			}
-			return ""
-		}
-		em.messageType, em.eventType, em.exceptionType = str(":message-type"), str(":event-type"), str(":exception-type")
-		em.errorCode, em.errorMessage = str(":error-code"), str(":error-message")
-		em.payload = append([]byte(nil), m.Payload...)
-		out = append(out, em)
+		out = append(out, fromSDKMessage(m))
 	}
 	return out, true, bytes.Equal(again.Bytes(), body)
 }
