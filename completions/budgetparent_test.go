@@ -12,49 +12,30 @@ import (
 // Two keys inside one team account: the first spends the team's budget, and the second,
 // whose own budget is untouched, is refused naming the team.
 func TestParentBudgetSharedByTwoKeys(t *testing.T) {
-	for _, shared := range []bool{false, true} {
-		name := "memory"
-		if shared {
-			name = "store"
+	onBudgetBackends(t, func(t *testing.T, h *harness, budget func(id string, l BudgetLimits) *Budget) {
+		ctx := context.Background()
+		team := budget("team/t", BudgetLimits{MaxCostUSD: 0.002})
+		k1, k2 := budget("key/1", BudgetLimits{MaxCostUSD: 1}), budget("key/2", BudgetLimits{MaxCostUSD: 1})
+		k1.SetParent(team, "t")
+		k2.SetParent(team, "t")
+		if _, err := h.g.Complete(ctx, Scope{Budget: k1}, userReq("hi", "a/priced")); err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, nil)
-			h.a.on("priced", step{text: "hi", usage: providers.Usage{PromptTokens: 1000, CompletionTokens: 1000}})
-			ctx := context.Background()
-			var team, k1, k2 *Budget
-			if shared {
-				st := memstore.New()
-				var err error
-				if team, err = CreateSharedBudget(ctx, st, "team/t", BudgetLimits{MaxCostUSD: 0.002}); err != nil {
-					t.Fatal(err)
-				}
-				k1, _ = CreateSharedBudget(ctx, st, "key/1", BudgetLimits{MaxCostUSD: 1})
-				k2, _ = CreateSharedBudget(ctx, st, "key/2", BudgetLimits{MaxCostUSD: 1})
-			} else {
-				team = NewBudget(BudgetLimits{MaxCostUSD: 0.002})
-				k1, k2 = NewBudget(BudgetLimits{MaxCostUSD: 1}), NewBudget(BudgetLimits{MaxCostUSD: 1})
-			}
-			k1.SetParent(team, "t")
-			k2.SetParent(team, "t")
-			if _, err := h.g.Complete(ctx, Scope{Budget: k1}, userReq("hi", "a/priced")); err != nil {
-				t.Fatal(err)
-			}
-			if u := team.Used(ctx); u.Calls != 1 || u.CostUSD < 0.0029 {
-				t.Fatalf("team account after one request: %+v", u)
-			}
-			_, err := h.g.Complete(ctx, Scope{Budget: k2}, userReq("hi", "a/priced"))
-			var be *BudgetExceededError
-			if !errors.Is(err, ErrBudgetExceeded) || !errors.As(err, &be) || be.Name != "t" || be.Limits.MaxCostUSD != 0.002 {
-				t.Fatalf("second key: %v, want the team's refusal", err)
-			}
-			if u := k2.Used(ctx); u.Calls != 0 {
-				t.Errorf("the refused key's account took a call: %+v", u)
-			}
-			if u := k1.Used(ctx); u.Calls != 1 || u.CostUSD == 0 {
-				t.Errorf("the first key's own account: %+v", u)
-			}
-		})
-	}
+		if u := team.Used(ctx); u.Calls != 1 || u.CostUSD < 0.0029 {
+			t.Fatalf("team account after one request: %+v", u)
+		}
+		_, err := h.g.Complete(ctx, Scope{Budget: k2}, userReq("hi", "a/priced"))
+		var be *BudgetExceededError
+		if !errors.Is(err, ErrBudgetExceeded) || !errors.As(err, &be) || be.Name != "t" || be.Limits.MaxCostUSD != 0.002 {
+			t.Fatalf("second key: %v, want the team's refusal", err)
+		}
+		if u := k2.Used(ctx); u.Calls != 0 {
+			t.Errorf("the refused key's account took a call: %+v", u)
+		}
+		if u := k1.Used(ctx); u.Calls != 1 || u.CostUSD == 0 {
+			t.Errorf("the first key's own account: %+v", u)
+		}
+	})
 }
 
 // A parent's AllowedModels bound its children's; a blocked parent refuses every child.
@@ -98,5 +79,32 @@ func TestBudgetWithoutParentUnchanged(t *testing.T) {
 	var be *BudgetExceededError
 	if !errors.Is(err, ErrBudgetExceeded) || errors.As(err, &be) || err.Error() != "completions: budget exceeded: 1 of 1 calls used" {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// onBudgetBackends runs f as a subtest with accounts in memory ("memory") and on one store
+// ("store"): budget makes one of f's accounts (id names it on the store); the harness's
+// model a/priced answers 1,000 prompt and 1,000 completion tokens.
+func onBudgetBackends(t *testing.T, f func(t *testing.T, h *harness, budget func(id string, l BudgetLimits) *Budget)) {
+	for _, shared := range []bool{false, true} {
+		name := "memory"
+		if shared {
+			name = "store"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.a.on("priced", step{text: "hi", usage: providers.Usage{PromptTokens: 1000, CompletionTokens: 1000}})
+			st := memstore.New()
+			f(t, h, func(id string, l BudgetLimits) *Budget {
+				if !shared {
+					return NewBudget(l)
+				}
+				b, err := CreateSharedBudget(context.Background(), st, id, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			})
+		})
 	}
 }
