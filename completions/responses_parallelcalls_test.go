@@ -150,18 +150,7 @@ func TestResponsesStreamInterleavedFirstCallNotHeldBack(t *testing.T) {
 		writeEvent(w, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`)
 		writeEvent(w, "[DONE]")
 	})
-	var rreq ResponsesRequest
-	if err := json.Unmarshal([]byte(`{"model":"up/m","input":"x","stream":true,"tools":[{"type":"function","name":"get_weather"},{"type":"function","name":"get_time"}]}`), &rreq); err != nil {
-		t.Fatal(err)
-	}
-	creq, err := rreq.ToChatRequest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := creq.ToRequest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rreq, req := responsesAsRequest(t, `{"model":"up/m","input":"x","stream":true,"tools":[{"type":"function","name":"get_weather"},{"type":"function","name":"get_time"}]}`)
 	// A bound on a test that would otherwise hang, not a measured timing.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -172,7 +161,7 @@ func TestResponsesStreamInterleavedFirstCallNotHeldBack(t *testing.T) {
 	w := &eventWriter{header: http.Header{}, wrote: make(chan struct{}, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- WriteResponsesStream(w, st, NewResponseObject(&rreq, NewResponseID(st.ResponseMessageID()), time.Now()))
+		done <- WriteResponsesStream(w, st, NewResponseObject(rreq, NewResponseID(st.ResponseMessageID()), time.Now()))
 	}()
 	// The upstream waits for release: call 0's first delta must come without it (a writer
 	// holding it back would never send it, and the stream would fail at ctx's deadline).

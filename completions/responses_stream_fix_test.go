@@ -28,9 +28,9 @@ func responsesGateway(t *testing.T) (*Gateway, *scriptedUpstream) {
 	return g, up
 }
 
-// streamResponses sends the Responses request body through g as WriteResponsesStream does
-// for POST /v1/responses and returns the events' data, decoded.
-func streamResponses(t *testing.T, g *Gateway, body string) []map[string]any {
+// responsesAsRequest is the Responses request body, decoded, and the gateway's Request it
+// converts to, as POST /v1/responses converts it.
+func responsesAsRequest(t *testing.T, body string) (*ResponsesRequest, *Request) {
 	t.Helper()
 	var rreq ResponsesRequest
 	if err := json.Unmarshal([]byte(body), &rreq); err != nil {
@@ -44,6 +44,14 @@ func streamResponses(t *testing.T, g *Gateway, body string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &rreq, req
+}
+
+// streamResponses sends the Responses request body through g as WriteResponsesStream does
+// for POST /v1/responses and returns the events' data, decoded.
+func streamResponses(t *testing.T, g *Gateway, body string) []map[string]any {
+	t.Helper()
+	rreq, req := responsesAsRequest(t, body)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := g.Stream(ctx, Scope{}, req)
@@ -51,7 +59,7 @@ func streamResponses(t *testing.T, g *Gateway, body string) []map[string]any {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	o := NewResponseObject(&rreq, NewResponseID(st.ResponseMessageID()), time.Now())
+	o := NewResponseObject(rreq, NewResponseID(st.ResponseMessageID()), time.Now())
 	if err := WriteResponsesStream(rec, st, o); err != nil {
 		t.Fatalf("WriteResponsesStream: %v\n%s", err, rec.Body)
 	}
