@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from ._http import Client
 from .errors import MissingIdError
+from .owned import _each_page
 
 
 def _customer_path(end_user_id: str) -> str:
@@ -62,12 +63,7 @@ def iterate_customers(*, client: Optional[Client] = None, **filters: Any) -> Ite
     as ``list_customers``'s; ``limit`` is the page size, default 100)."""
     c = client or Client()
     filters.setdefault("limit", 100)
-    while True:
-        page = list_customers(client=c, **filters)
-        yield from page.get("data", [])
-        filters["cursor"] = page.get("next_cursor")
-        if not filters["cursor"]:
-            return
+    return _each_page(lambda **q: list_customers(client=c, **q), filters)
 
 
 def update_customer(end_user_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:

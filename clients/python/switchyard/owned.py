@@ -51,9 +51,16 @@ def list_page(resource: str, *, status: Union[None, str, Sequence[str]] = None,
 def iterate(resource: str, *, client: Optional[Client] = None, **filters: Any) -> Iterator[Dict[str, Any]]:
     """Yields every record of ``resource`` (see ``list_page``), page after page."""
     c = client or Client()
+    return _each_page(lambda **q: list_page(resource, client=c, **q), filters)
+
+
+def _each_page(list_one: Callable[..., Dict[str, Any]], filters: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+    """Yields the records of every page ``list_one(cursor=..., **filters)`` answers, from
+    the filters' cursor (none: the first page) to the page without a ``next_cursor``."""
+    filters = dict(filters)
     cursor = filters.pop("cursor", None)
     while True:
-        page = list_page(resource, cursor=cursor, client=c, **filters)
+        page = list_one(cursor=cursor, **filters)
         yield from page.get("data", [])
         cursor = page.get("next_cursor")
         if not cursor:

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from ._http import Client
 from .errors import MissingIdError
+from .owned import _each_page
 
 
 def _preference_path(preference_id: str) -> str:
@@ -42,12 +43,7 @@ def iterate_preferences(*, client: Optional[Client] = None, **filters: Any) -> I
     (``filters`` as ``list_preferences``'s; ``limit`` is the page size, default 100)."""
     c = client or Client()
     filters.setdefault("limit", 100)
-    while True:
-        page = list_preferences(client=c, **filters)
-        yield from page.get("data", [])
-        filters["cursor"] = page.get("next_cursor")
-        if not filters["cursor"]:
-            return
+    return _each_page(lambda **q: list_preferences(client=c, **q), filters)
 
 
 def delete_preference(preference_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
