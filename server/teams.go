@@ -376,22 +376,11 @@ func (s *Server) deleteTeams(ctx context.Context, owner string, ids []string) ([
 				return err
 			}
 		}
-		es, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
-		if err != nil {
+		var err error
+		if revoked, err = revokeKeysOf(ctx, tx, owner, func(vk virtualKey) bool {
+			return vk.TeamID != "" && slices.Contains(ids, vk.TeamID)
+		}); err != nil {
 			return err
-		}
-		for _, e := range es {
-			var rec storedVirtualKey
-			if err := json.Unmarshal(e.Value, &rec); err != nil {
-				return fmt.Errorf("key record %s: %w", e.Key, err)
-			}
-			if rec.TeamID == "" || !slices.Contains(ids, rec.TeamID) {
-				continue
-			}
-			if err := deleteKeyRecords(ctx, tx, owner, rec.ID, rec.Hash); err != nil {
-				return err
-			}
-			revoked = append(revoked, rec.ID)
 		}
 		for _, id := range ids {
 			if err := deleteTeamMembers(ctx, tx, owner, id); err != nil {
@@ -454,4 +443,28 @@ func joinTeam(ctx context.Context, st *store.Store, owner, id string, b *complet
 	}
 	b.SetParent(tb, id)
 	return &rec, nil
+}
+
+// revokeKeysOf deletes, in tx, every virtual key of owner that of says is to go (its
+// records and hash index) and returns their ids (none: an empty slice).
+func revokeKeysOf(ctx context.Context, tx store.Tx, owner string, of func(virtualKey) bool) ([]string, error) {
+	es, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, err
+	}
+	revoked := []string{}
+	for _, e := range es {
+		var rec storedVirtualKey
+		if err := json.Unmarshal(e.Value, &rec); err != nil {
+			return nil, fmt.Errorf("key record %s: %w", e.Key, err)
+		}
+		if !of(rec.virtualKey) {
+			continue
+		}
+		if err := deleteKeyRecords(ctx, tx, owner, rec.ID, rec.Hash); err != nil {
+			return nil, err
+		}
+		revoked = append(revoked, rec.ID)
+	}
+	return revoked, nil
 }

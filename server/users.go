@@ -381,25 +381,14 @@ func (s *Server) deleteUsersWith(ctx context.Context, owner string, ids []string
 				return err
 			}
 		}
-		var es []store.Entry
 		if keys {
 			var err error
-			if es, err = tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"}); err != nil {
+			if revoked, err = revokeKeysOf(ctx, tx, owner, func(vk virtualKey) bool {
+				u := keyUserID(vk)
+				return u != "" && slices.Contains(ids, u)
+			}); err != nil {
 				return err
 			}
-		}
-		for _, e := range es {
-			var rec storedVirtualKey
-			if err := json.Unmarshal(e.Value, &rec); err != nil {
-				return fmt.Errorf("key record %s: %w", e.Key, err)
-			}
-			if u := keyUserID(rec.virtualKey); u == "" || !slices.Contains(ids, u) {
-				continue
-			}
-			if err := deleteKeyRecords(ctx, tx, owner, rec.ID, rec.Hash); err != nil {
-				return err
-			}
-			revoked = append(revoked, rec.ID)
 		}
 		for _, id := range ids {
 			teams, err := teamsOfUser(ctx, tx, owner, id)
