@@ -137,7 +137,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		primary = g.rank(ctx, msgs, primary, tradeoff, req.Stream)
 	}
-	if req.group != nil && req.group.Shuffle {
+	if req.group != nil && req.group.Shuffle && len(req.group.Weights) > 0 {
+		primary = shuffleWeighted(primary, req.group, rand.Float64)
+	} else if req.group != nil && req.group.Shuffle {
 		rand.Shuffle(len(primary), func(i, j int) { primary[i], primary[j] = primary[j], primary[i] })
 	}
 	if req.group != nil && req.group.Fastest {

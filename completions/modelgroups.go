@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -44,6 +45,17 @@ type ModelGroup struct {
 	// the same measurements as Fastest (an unmeasured one counting as fastest), whose
 	// estimated quality is within the router's tolerance of the best comes first.
 	Tradeoff string `json:"tradeoff,omitempty"`
+	// Weights, with Shuffle, are the members' shares of the requests: one per model, in
+	// the order of Models, none negative and at least one positive (LiteLLM's simple-shuffle
+	// by weight, rpm or tpm). Each request draws its first model with probability weight
+	// over the sum, then the next among the rest likewise; members of weight 0 come after
+	// the weighted ones, in a random order. Without Weights every order is equally likely.
+	Weights []float64 `json:"weights,omitempty"`
+	// Fallbacks are tried, in order, after the group's own members when a request names
+	// the group: "provider/model" names or other groups' names (a group stands for its
+	// members; its own fallbacks are not followed), before the request's fallback_models
+	// (LiteLLM's router fallbacks, [{"gpt-4o": ["claude-sonnet"]}]).
+	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 
 // LatencyRanker is a Ranker that can put the fastest model within its tolerance of the best
@@ -76,6 +88,12 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 				return fmt.Errorf("%w: model group %q: %q is not of the form provider/model", ErrInvalid, name, m)
 			}
 		}
+		if err := checkWeights(name, g); err != nil {
+			return err
+		}
+		if err := checkFallbacks(name, g, groups); err != nil {
+			return err
+		}
 		switch {
 		case g.Tradeoff != "" && g.Tradeoff != "cost" && g.Tradeoff != "latency":
 			return fmt.Errorf("%w: model group %q: tradeoff must be cost or latency, got %q", ErrInvalid, name, g.Tradeoff)
@@ -86,6 +104,113 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 		}
 	}
 	return nil
+}
+
+// checkWeights validates the Weights of the group name; errors wrap ErrInvalid.
+func checkWeights(name string, g ModelGroup) error {
+	if len(g.Weights) == 0 {
+		return nil
+	}
+	if !g.Shuffle {
+		return fmt.Errorf("%w: model group %q: weights need shuffle: true", ErrInvalid, name)
+	}
+	if len(g.Weights) != len(g.Models) {
+		return fmt.Errorf("%w: model group %q: weights: one per model, got %d for %d models", ErrInvalid, name, len(g.Weights), len(g.Models))
+	}
+	sum := 0.0
+	for i, w := range g.Weights {
+		if w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			return fmt.Errorf("%w: model group %q: weights[%d]: must be a finite number, 0 or more, got %g", ErrInvalid, name, i, w)
+		}
+		sum += w
+	}
+	if sum <= 0 || math.IsInf(sum, 0) {
+		return fmt.Errorf("%w: model group %q: weights: at least one must be positive (and their sum finite)", ErrInvalid, name)
+	}
+	return nil
+}
+
+// checkFallbacks validates the Fallbacks of the group name among groups; errors wrap
+// ErrInvalid.
+func checkFallbacks(name string, g ModelGroup, groups map[string]ModelGroup) error {
+	if len(g.Fallbacks) > MaxModels {
+		return fmt.Errorf("%w: model group %q: fallbacks: at most %d, got %d", ErrInvalid, name, MaxModels, len(g.Fallbacks))
+	}
+	n := 0
+	for i, f := range g.Fallbacks {
+		if other, ok := groups[f]; ok {
+			if f == name {
+				return fmt.Errorf("%w: model group %q: fallbacks[%d]: names the group itself", ErrInvalid, name, i)
+			}
+			n += len(other.Models)
+			continue
+		}
+		if _, _, err := providers.ParseModel(f); err != nil {
+			return fmt.Errorf("%w: model group %q: fallbacks[%d]: %q is neither provider/model nor a model group", ErrInvalid, name, i, f)
+		}
+		n++
+	}
+	if n > MaxModels {
+		return fmt.Errorf("%w: model group %q: fallbacks: at most %d models once groups are expanded, got %d", ErrInvalid, name, MaxModels, n)
+	}
+	return nil
+}
+
+// weightedOrder returns the indexes 0..len(weights)-1 in a random order where each next
+// index is drawn among those left with probability its weight over their sum (sampling
+// without replacement); indexes of weight 0 follow in a uniformly random order. float64
+// returns numbers in [0, 1) (math/rand/v2's Float64, or a seeded generator's in tests).
+func weightedOrder(weights []float64, rnd func() float64) []int {
+	order := make([]int, 0, len(weights))
+	left := make([]int, 0, len(weights))
+	var zero []int
+	total := 0.0
+	for i, w := range weights {
+		if w > 0 {
+			left = append(left, i)
+			total += w
+		} else {
+			zero = append(zero, i)
+		}
+	}
+	for len(left) > 0 {
+		x := rnd() * total
+		pick := len(left) - 1 // rounding may leave x at the sum: the last one
+		for k, i := range left {
+			if x < weights[i] {
+				pick = k
+				break
+			}
+			x -= weights[i]
+		}
+		i := left[pick]
+		order = append(order, i)
+		total -= weights[i]
+		left = slices.Delete(left, pick, pick+1)
+	}
+	for k := len(zero) - 1; k > 0; k-- { // Fisher-Yates
+		j := int(rnd() * float64(k+1))
+		zero[k], zero[j] = zero[j], zero[k]
+	}
+	return append(order, zero...)
+}
+
+// shuffleWeighted reorders ts (a shuffled group's members) by the group's Weights,
+// matched by name (a member not among Models, which cannot happen, weighs 0).
+func shuffleWeighted(ts []target, grp *ModelGroup, rnd func() float64) []target {
+	weights := make([]float64, len(ts))
+	for k, t := range ts {
+		for i, m := range grp.Models {
+			if m == t.name {
+				weights[k] += grp.Weights[i]
+			}
+		}
+	}
+	out := make([]target, 0, len(ts))
+	for _, k := range weightedOrder(weights, rnd) {
+		out = append(out, ts[k])
+	}
+	return out
 }
 
 // ParseModelGroups reads a model groups document: a JSON object of group name to group
@@ -232,7 +357,11 @@ func hasRepeats(primary, fallback []target) bool {
 // name that hides a catalogued model of that name, are logged as warnings.
 func (g *Gateway) checkGroupMembers() error {
 	for _, name := range g.ModelGroups() {
-		for _, m := range g.opts.ModelGroups[name].Models {
+		grp := g.opts.ModelGroups[name]
+		for _, m := range slices.Concat(grp.Models, grp.Fallbacks) {
+			if g.IsModelGroup(m) {
+				continue // a fallback naming a group: its members are checked as its own
+			}
 			prov, _, _ := providers.ParseModel(m)
 			p, err := g.opts.Providers.Lookup(prov)
 			switch {

@@ -74,6 +74,15 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err != nil {
 		return nil, nil, err
 	}
+	if group != nil && len(group.Fallbacks) > 0 {
+		// The group's own fallbacks, after its members and before the request's.
+		own, _, _, _ := g.expandGroups(group.Fallbacks, true)
+		ts, err := g.resolve("model", own, req.Search, req.ephemeral)
+		if err != nil {
+			return nil, nil, fmt.Errorf("model group %q's fallbacks: %w", groupName, err)
+		}
+		fallback = append(ts, fallback...)
+	}
 	primary, fallback = dedupeTargets(primary, fallback)
 	if len(req.Messages) == 0 {
 		return nil, nil, invalid("messages", "at least one message is required")
