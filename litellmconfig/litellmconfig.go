@@ -1,0 +1,960 @@
+// Package litellmconfig reads a LiteLLM proxy config.yaml (model_list, router_settings,
+// litellm_settings, general_settings) into what Switchyard is configured with: provider
+// entries (providers.FileConfig), model groups (completions.ModelGroup) and a few server
+// settings (the master key, retries, the per-call timeout). What it knows but Switchyard does
+// not do is listed in Config.Warnings, never dropped silently; a malformed value is an
+// *Error naming its path in the file ("model_list[2].litellm_params.api_base").
+package litellmconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// ErrInvalid is matched (errors.Is) by every *Error.
+var ErrInvalid = errors.New("litellmconfig: invalid LiteLLM config")
+
+// Error is a value of the config that cannot be used; Path says where it is.
+type Error struct {
+	// Path is the value's place in the file: "model_list[2].litellm_params.api_base".
+	Path string
+	// Message says what is wrong with it.
+	Message string
+}
+
+// Error names the path and the problem.
+func (e *Error) Error() string { return "litellm config: " + e.Path + ": " + e.Message }
+
+// Is reports whether target is ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// EnvPrefix marks a value read from the environment: "os.environ/AZURE_API_KEY".
+const EnvPrefix = "os.environ/"
+
+// Config is what a LiteLLM proxy config configures in Switchyard's terms.
+type Config struct {
+	// Providers are the provider entries the deployments need beyond the environment's
+	// own providers (a deployment's api_base, api_key or api_version that differ from them),
+	// in --providers-config's shape.
+	Providers providers.FileConfig
+	// ModelGroups are the model_names clients send, each standing for its deployments
+	// (and any model_group_alias), in --model-groups' shape.
+	ModelGroups map[string]completions.ModelGroup
+	// MasterKey is general_settings.master_key: an operator API key ("" when unset).
+	MasterKey string
+	// NumRetries is router_settings.num_retries (else litellm_settings.num_retries); nil
+	// when unset.
+	NumRetries *int
+	// Timeout is router_settings.timeout (else litellm_settings.request_timeout): how long
+	// one upstream call may take; 0 when unset.
+	Timeout time.Duration
+	// Passthrough lists the wildcard deployments ("openai/*"): every model of those
+	// providers is served by its provider/model name.
+	Passthrough []string
+	// Warnings say, one line each, what the file asks that Switchyard does differently or
+	// not at all (the keys ignored, the routing strategy's nearest equivalent).
+	Warnings []string
+}
+
+// Load reads the config at path; os.environ/ values are looked up with lookupEnv (nil:
+// os.LookupEnv).
+func Load(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("litellm config: reading %s: %w", path, err)
+	}
+	return Parse(b, lookupEnv)
+}
+
+// providerPrefixes maps LiteLLM's provider prefixes to Switchyard's provider names.
+var providerPrefixes = map[string]string{
+	"openai": "openai", "azure": "azure", "anthropic": "anthropic", "gemini": "gemini",
+	"vertex_ai": "vertex_ai", "bedrock": "bedrock", "mistral": "mistral", "groq": "groq",
+	"together_ai": "together", "deepseek": "deepseek", "xai": "xai", "openrouter": "openrouter",
+	"fireworks_ai": "fireworks", "ollama": "ollama", "ollama_chat": "ollama",
+	"hosted_vllm": "openai", "voyage": "voyage", "jina_ai": "jina", "cohere": "cohere",
+}
+
+// Handled keys, per section; the rest are reported as ignored.
+var (
+	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
+	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
+	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "weight", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials"}
+	routerKeys      = []string{"routing_strategy", "fallbacks", "num_retries", "timeout", "model_group_alias"}
+	litellmKeys     = []string{"fallbacks", "default_fallbacks", "num_retries", "request_timeout"}
+	generalKeys     = []string{"master_key"}
+	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+	slugDisallowed  = regexp.MustCompile(`[^a-z0-9_.-]+`)
+	strategyDefault = "simple-shuffle"
+)
+
+// deployment is one model_list entry as Switchyard calls it.
+type deployment struct {
+	path   string // model_list[i]
+	name   string // model_name
+	member string // provider/model
+	// weight, rpm and tpm are LiteLLM's shares (nil: not set).
+	weight, rpm, tpm *float64
+}
+
+// parser carries the state of one Parse.
+type parser struct {
+	lookupEnv func(string) (string, bool)
+	cfg       *Config
+	ignored   []string // paths of keys not supported
+	// providerOf maps a provider entry's settings (as JSON, without its name) to its
+	// name, so deployments on one resource share an entry.
+	providerOf map[string]string
+	// origin is the path of the entry each provider entry came from (errors).
+	origin []string
+	// azureBase are base_models for the environment's azure provider.
+	azureBase map[string]string
+}
+
+// Parse reads a LiteLLM proxy config (YAML, or JSON which is YAML).
+func Parse(b []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, &Error{Path: "(file)", Message: "not YAML: " + err.Error()}
+	}
+	p := &parser{lookupEnv: lookupEnv, cfg: &Config{ModelGroups: map[string]completions.ModelGroup{}}, providerOf: map[string]string{}}
+	p.ignore("", doc, topKeys)
+	if v, ok := doc["environment_variables"]; ok && v != nil {
+		p.cfg.Warnings = append(p.cfg.Warnings, "environment_variables is not applied: set those variables in the server's environment")
+	}
+	router, err := section(doc, "router_settings")
+	if err != nil {
+		return nil, err
+	}
+	litellm, err := section(doc, "litellm_settings")
+	if err != nil {
+		return nil, err
+	}
+	general, err := section(doc, "general_settings")
+	if err != nil {
+		return nil, err
+	}
+	p.ignore("router_settings.", router, routerKeys)
+	p.ignore("litellm_settings.", litellm, litellmKeys)
+	p.ignore("general_settings.", general, generalKeys)
+
+	deps, err := p.modelList(doc["model_list"])
+	if err != nil {
+		return nil, err
+	}
+	strategy := strategyDefault
+	if v, ok := router["routing_strategy"]; ok {
+		if strategy, err = str("router_settings.routing_strategy", v); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.groups(deps, strategy); err != nil {
+		return nil, err
+	}
+	if err := p.aliases(router["model_group_alias"], deps); err != nil {
+		return nil, err
+	}
+	if err := p.fallbacks(router, litellm, deps); err != nil {
+		return nil, err
+	}
+	if err := p.settings(router, litellm, general); err != nil {
+		return nil, err
+	}
+	if len(p.azureBase) > 0 {
+		p.cfg.Providers.Providers = append(p.cfg.Providers.Providers, providers.ProviderConfig{Name: "azure", BaseModels: p.azureBase})
+		p.origin = append(p.origin, "model_list")
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if len(p.ignored) > 0 {
+		p.cfg.Warnings = append(p.cfg.Warnings, "not supported, ignored: "+strings.Join(p.ignored, ", "))
+	}
+	return p.cfg, nil
+}
+
+// section returns the map under key of doc (nil when absent).
+func section(doc map[string]any, key string) (map[string]any, error) {
+	v, ok := doc[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Path: key, Message: "must be a map, got " + kind(v)}
+	}
+	return m, nil
+}
+
+// ignore records the keys of m not in known, under prefix; a path with an index is
+// recorded once for all entries ("model_list[*].litellm_params.temperature").
+func (p *parser) ignore(prefix string, m map[string]any, known []string) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if slices.Contains(known, k) || prefix == "" && k == "environment_variables" {
+			continue
+		}
+		path := prefix + k
+		if i := strings.Index(path, "["); i >= 0 {
+			if j := strings.Index(path, "]"); j > i {
+				path = path[:i] + "[*]" + path[j+1:]
+			}
+		}
+		if !slices.Contains(p.ignored, path) {
+			p.ignored = append(p.ignored, path)
+		}
+	}
+}
+
+// modelList reads model_list into deployments, adding the provider entries they need.
+func (p *parser) modelList(v any) ([]deployment, error) {
+	if v == nil {
+		return nil, &Error{Path: "model_list", Message: "is required: the deployments clients' model names stand for"}
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, &Error{Path: "model_list", Message: "must be a list, got " + kind(v)}
+	}
+	var deps []deployment
+	index := map[string]int{} // deployments seen per model_name
+	for i, item := range list {
+		path := fmt.Sprintf("model_list[%d]", i)
+		entry, ok := item.(map[string]any)
+		if !ok {
+			return nil, &Error{Path: path, Message: "must be a map with model_name and litellm_params, got " + kind(item)}
+		}
+		p.ignore(path+".", entry, entryKeys)
+		name, err := str(path+".model_name", entry["model_name"])
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			return nil, &Error{Path: path + ".model_name", Message: "must not be empty"}
+		}
+		params, ok := entry["litellm_params"].(map[string]any)
+		if !ok {
+			return nil, &Error{Path: path + ".litellm_params", Message: "must be a map with at least model, got " + kind(entry["litellm_params"])}
+		}
+		info, _ := entry["model_info"].(map[string]any)
+		if entry["model_info"] != nil && info == nil {
+			return nil, &Error{Path: path + ".model_info", Message: "must be a map, got " + kind(entry["model_info"])}
+		}
+		p.ignore(path+".model_info.", info, []string{"base_model"})
+		p.ignore(path+".litellm_params.", params, paramKeys)
+		index[name]++
+		d, err := p.deployment(path, name, index[name], params, info)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			deps = append(deps, *d)
+		}
+	}
+	return deps, nil
+}
+
+// deployment reads one model_list entry; nil for a wildcard (Config.Passthrough).
+func (p *parser) deployment(path, name string, nth int, params, info map[string]any) (*deployment, error) {
+	pp := path + ".litellm_params"
+	model, err := str(pp+".model", params["model"])
+	if err != nil {
+		return nil, err
+	}
+	prov, rest, err := splitModel(pp+".model", model)
+	if err != nil {
+		return nil, err
+	}
+	d := &deployment{path: path, name: name}
+	for _, f := range []struct {
+		key string
+		to  **float64
+	}{{"weight", &d.weight}, {"rpm", &d.rpm}, {"tpm", &d.tpm}} {
+		if v, ok := params[f.key]; ok {
+			n, err := number(pp+"."+f.key, v)
+			if err != nil {
+				return nil, err
+			}
+			*f.to = &n
+		}
+	}
+	pc, err := p.providerEntry(pp, prov, params)
+	if err != nil {
+		return nil, err
+	}
+	baseModel := ""
+	if v, ok := info["base_model"]; ok {
+		if baseModel, err = str(path+".model_info.base_model", v); err != nil {
+			return nil, err
+		}
+		baseModel = strings.TrimPrefix(baseModel, "azure/")
+		if prov != "azure" {
+			p.ignored = append(p.ignored, path+".model_info.base_model (azure only)")
+			baseModel = ""
+		}
+	}
+	wildcard := rest == "*" || strings.Contains(name, "*")
+	if wildcard {
+		if rest != "*" {
+			return nil, &Error{Path: pp + ".model", Message: fmt.Sprintf("a wildcard model_name %q needs a wildcard model such as %s/*, got %q", name, prov, model)}
+		}
+		if pc != nil {
+			// The provider's own settings change: every one of its models uses them.
+			pc.Name, pc.Format = prov, ""
+			if !slices.ContainsFunc(providers.Presets(), func(pr providers.Preset) bool { return pr.Name == prov }) {
+				return nil, &Error{Path: pp + ".model", Message: fmt.Sprintf("a wildcard needs a built-in provider, not %q", prov)}
+			}
+			p.cfg.Providers.Providers = append(p.cfg.Providers.Providers, *pc)
+			p.origin = append(p.origin, pp)
+		}
+		p.cfg.Passthrough = append(p.cfg.Passthrough, prov+"/*")
+		return nil, nil
+	}
+	provName := prov
+	if pc != nil {
+		if baseModel != "" {
+			pc.BaseModels = map[string]string{rest: baseModel}
+		}
+		provName = p.addProvider(pp, *pc, prov, name, nth)
+	} else if baseModel != "" {
+		if p.azureBase == nil {
+			p.azureBase = map[string]string{}
+		}
+		p.azureBase[rest] = baseModel
+	}
+	d.member = provName + "/" + rest
+	return d, nil
+}
+
+// splitModel maps LiteLLM's model string to Switchyard's provider and model.
+func splitModel(path, model string) (prov, rest string, err error) {
+	prefix, rest, ok := strings.Cut(model, "/")
+	if !ok {
+		// A bare name, as LiteLLM infers it for the common ones.
+		switch {
+		case strings.HasPrefix(model, "claude"):
+			return "anthropic", model, nil
+		case strings.HasPrefix(model, "gemini"):
+			return "gemini", model, nil
+		}
+		return "openai", model, nil
+	}
+	prov, known := providerPrefixes[prefix]
+	if !known {
+		return "", "", &Error{Path: path, Message: fmt.Sprintf("unknown provider prefix %q in %q (known: %s)", prefix, model, strings.Join(slices.Sorted(maps.Keys(providerPrefixes)), ", "))}
+	}
+	if rest == "" {
+		return "", "", &Error{Path: path, Message: fmt.Sprintf("%q names no model after %q", model, prefix+"/")}
+	}
+	if prefix == "hosted_vllm" {
+		prov = "hosted_vllm" // an OpenAI-format server of its own: needs api_base (providerEntry)
+	}
+	return prov, rest, nil
+}
+
+// preset returns the built-in provider named name.
+func preset(name string) (providers.Preset, bool) {
+	for _, pr := range providers.Presets() {
+		if pr.Name == name {
+			return pr, true
+		}
+	}
+	return providers.Preset{}, false
+}
+
+// providerEntry returns the provider entry a deployment of prov with params needs, or nil
+// when the environment's provider serves it as it is.
+func (p *parser) providerEntry(pp, prov string, params map[string]any) (*providers.ProviderConfig, error) {
+	pr, isPreset := preset(prov)
+	if prov == "hosted_vllm" {
+		pr, isPreset = providers.Preset{Name: "hosted_vllm", Format: providers.FormatOpenAI}, false
+	}
+	pc := providers.ProviderConfig{Format: pr.Format}
+	own := false // a setting differs from the environment's
+	// api_base, api_version: values (from the environment or not).
+	base, baseEnv, err := p.value(pp+".api_base", params["api_base"], false)
+	if err != nil {
+		return nil, err
+	}
+	if base != "" {
+		if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+			return nil, &Error{Path: pp + ".api_base", Message: fmt.Sprintf("must be an http:// or https:// URL, got %q", base)}
+		}
+		pc.BaseURL = base
+		own = own || baseEnv == "" || baseEnv != pr.BaseURLEnv
+	}
+	if v, ok := params["api_version"]; ok {
+		if prov != "azure" {
+			return nil, &Error{Path: pp + ".api_version", Message: "applies to azure deployments only"}
+		}
+		ver, verEnv, err := p.value(pp+".api_version", v, false)
+		if err != nil {
+			return nil, err
+		}
+		pc.APIVersion = ver
+		own = own || verEnv != "AZURE_API_VERSION"
+	}
+	// api_key: an os.environ/ key stays a variable (api_key_env).
+	if v, ok := params["api_key"]; ok {
+		key, keyEnv, err := p.value(pp+".api_key", v, true)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case keyEnv != "":
+			pc.APIKeyEnv = keyEnv
+			own = own || keyEnv != pr.KeyEnv
+		case key != "":
+			pc.APIKey = key
+			own = true
+		}
+	}
+	if err := p.cloudFields(pp, prov, params, &pc, &own); err != nil {
+		return nil, err
+	}
+	if prov == "hosted_vllm" && pc.BaseURL == "" {
+		return nil, &Error{Path: pp + ".api_base", Message: "is required for hosted_vllm (the server's URL)"}
+	}
+	if !own && isPreset {
+		return nil, nil
+	}
+	// Fill what the entry leaves to the environment.
+	if pc.BaseURL == "" && pr.Format != providers.FormatBedrock && pr.Format != providers.FormatVertex {
+		switch {
+		case pr.BaseURLEnv != "" && p.env(pr.BaseURLEnv) != "":
+			pc.BaseURL = p.env(pr.BaseURLEnv)
+		case pr.BaseURL != "":
+			pc.BaseURL = pr.BaseURL
+		default:
+			return nil, &Error{Path: pp + ".api_base", Message: fmt.Sprintf("is required: %s has no default endpoint (or set %s)", prov, pr.BaseURLEnv)}
+		}
+	}
+	if pc.APIKey == "" && pc.APIKeyEnv == "" && pr.Format != providers.FormatBedrock && pr.Format != providers.FormatVertex {
+		if pr.KeyEnv != "" && p.env(pr.KeyEnv) != "" {
+			pc.APIKeyEnv = pr.KeyEnv
+		} else if pr.Format == providers.FormatOpenAI {
+			pc.KeyOptional = true // a self-hosted server without a key (vLLM, …)
+		} else if pr.KeyEnv != "" {
+			pc.APIKeyEnv = pr.KeyEnv
+		}
+	}
+	if pc.APIVersion == "" && pr.Format == providers.FormatAzure {
+		pc.APIVersion = p.env("AZURE_API_VERSION")
+	}
+	pc.MaxTokensField, pc.OmitStreamOptions, pc.ShortToolCallIDs, pc.Prefill = pr.MaxTokensField, pr.OmitStreamOptions, pr.ShortToolCallIDs, pr.Prefill
+	return &pc, nil
+}
+
+// cloudFields reads Bedrock's and Vertex AI's settings into pc.
+func (p *parser) cloudFields(pp, prov string, params map[string]any, pc *providers.ProviderConfig, own *bool) error {
+	awsEnv := map[string]*string{"aws_access_key_id": &pc.AWSAccessKeyIDEnv, "aws_secret_access_key": &pc.AWSSecretAccessKeyEnv, "aws_session_token": &pc.AWSSessionTokenEnv}
+	plain := map[string]*string{"aws_region_name": &pc.Region, "aws_profile_name": &pc.AWSProfileName}
+	vertex := map[string]*string{"vertex_project": &pc.Project, "vertex_location": &pc.Location, "vertex_credentials": &pc.CredentialsFile}
+	for _, key := range slices.Sorted(maps.Keys(params)) {
+		path := pp + "." + key
+		switch {
+		case awsEnv[key] != nil || plain[key] != nil:
+			if prov != "bedrock" {
+				return &Error{Path: path, Message: "applies to bedrock deployments only"}
+			}
+		case vertex[key] != nil:
+			if prov != "vertex_ai" {
+				return &Error{Path: path, Message: "applies to vertex_ai deployments only"}
+			}
+		default:
+			continue
+		}
+		val, envName, err := p.value(path, params[key], awsEnv[key] != nil)
+		if err != nil {
+			return err
+		}
+		*own = true
+		switch {
+		case awsEnv[key] != nil && envName == "":
+			return &Error{Path: path, Message: "must be os.environ/VARIABLE: Switchyard reads AWS credentials from the environment, never from the file"}
+		case awsEnv[key] != nil:
+			*awsEnv[key] = envName
+		case key == "vertex_credentials" && strings.HasPrefix(strings.TrimSpace(val), "{"):
+			return &Error{Path: path, Message: "must be a credentials file's path (Switchyard does not take the JSON itself here)"}
+		case plain[key] != nil:
+			*plain[key] = val
+		default:
+			*vertex[key] = val
+		}
+	}
+	return nil
+}
+
+// addProvider names the provider entry pc of a deployment (entry nth of model_name name)
+// and adds it, or returns the name of an identical entry already added.
+func (p *parser) addProvider(pp string, pc providers.ProviderConfig, prov, name string, nth int) string {
+	baseModels := pc.BaseModels
+	pc.BaseModels = nil
+	key, _ := json.Marshal(pc)
+	if existing, ok := p.providerOf[string(key)]; ok {
+		for i := range p.cfg.Providers.Providers {
+			if e := &p.cfg.Providers.Providers[i]; e.Name == existing && len(baseModels) > 0 {
+				if e.BaseModels == nil {
+					e.BaseModels = map[string]string{}
+				}
+				maps.Copy(e.BaseModels, baseModels)
+			}
+		}
+		return existing
+	}
+	base := slugDisallowed.ReplaceAllString(strings.ToLower(strings.ReplaceAll(prov, "_", "-")+"-"+name), "-")
+	base = strings.Trim(base, "-._")
+	if len(base) > 56 {
+		base = strings.TrimRight(base[:56], "-._")
+	}
+	candidate := base
+	if nth > 1 {
+		candidate = fmt.Sprintf("%s-%d", base, nth)
+	}
+	for k := 2; p.nameTaken(candidate); k++ {
+		candidate = fmt.Sprintf("%s-%d", base, nth*10+k) // rare: two model_names slug alike
+	}
+	pc.Name, pc.BaseModels = candidate, baseModels
+	p.providerOf[string(key)] = candidate
+	p.cfg.Providers.Providers = append(p.cfg.Providers.Providers, pc)
+	p.origin = append(p.origin, pp)
+	return candidate
+}
+
+// nameTaken reports whether a provider entry or a built-in provider is named name.
+func (p *parser) nameTaken(name string) bool {
+	if _, ok := preset(name); ok {
+		return true
+	}
+	return slices.ContainsFunc(p.cfg.Providers.Providers, func(pc providers.ProviderConfig) bool { return pc.Name == name })
+}
+
+// groups makes a model group of each model_name.
+func (p *parser) groups(deps []deployment, strategy string) error {
+	var order []string
+	by := map[string][]deployment{}
+	for _, d := range deps {
+		if _, ok := by[d.name]; !ok {
+			order = append(order, d.name)
+		}
+		by[d.name] = append(by[d.name], d)
+	}
+	nearest := ""
+	switch strategy {
+	case "simple-shuffle", "latency-based-routing":
+	case "usage-based-routing", "usage-based-routing-v2":
+		nearest = "simple-shuffle weighted by tpm, else rpm (Switchyard does not count each deployment's usage)"
+	case "least-busy":
+		nearest = "simple-shuffle (Switchyard does not count each deployment's requests in flight)"
+	case "cost-based-routing":
+		nearest = `route with tradeoff "cost" (the cheapest deployment by the price catalogue within the router's tolerance)`
+	default:
+		return &Error{Path: "router_settings.routing_strategy", Message: fmt.Sprintf("unknown strategy %q (simple-shuffle, latency-based-routing, usage-based-routing, usage-based-routing-v2, least-busy, cost-based-routing)", strategy)}
+	}
+	if nearest != "" {
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("router_settings.routing_strategy %s is not supported: groups of several deployments use %s", strategy, nearest))
+	}
+	for _, name := range order {
+		ds := by[name]
+		if strings.Contains(name, "/") {
+			if len(ds) > 1 {
+				return &Error{Path: ds[1].path + ".model_name", Message: fmt.Sprintf("%q names several deployments, which makes a model group, whose name cannot hold '/'", name)}
+			}
+			if ds[0].member != name {
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is served as %q (a name with '/' cannot be a model group)", ds[0].path, name, ds[0].member))
+			}
+			continue
+		}
+		if !groupNameRE.MatchString(name) {
+			return &Error{Path: ds[0].path + ".model_name", Message: fmt.Sprintf("%q: a model name is 1-64 letters, digits, '_', '.', ':' or '-'", name)}
+		}
+		if len(ds) > completions.MaxModels {
+			return &Error{Path: ds[completions.MaxModels].path + ".model_name", Message: fmt.Sprintf("%q has more than %d deployments", name, completions.MaxModels)}
+		}
+		var g completions.ModelGroup
+		weights := map[string]float64{}
+		share := pickShare(ds, strategy)
+		for _, d := range ds {
+			if _, dup := weights[d.member]; !dup {
+				g.Models = append(g.Models, d.member)
+			}
+			weights[d.member] += share(d)
+		}
+		if len(g.Models) > 1 {
+			switch strategy {
+			case "latency-based-routing":
+				g.Fastest = true
+			case "cost-based-routing":
+				g.Route, g.Tradeoff = true, "cost"
+			default:
+				g.Shuffle = true
+				if total := sum(weights); total > 0 {
+					for _, m := range g.Models {
+						g.Weights = append(g.Weights, weights[m])
+					}
+				}
+			}
+		}
+		p.cfg.ModelGroups[name] = g
+	}
+	return nil
+}
+
+// pickShare returns how a deployment's share of a shuffled group is read: by weight when
+// any deployment has one, else rpm, else tpm (LiteLLM's simple-shuffle; usage-based
+// routing prefers tpm); nil values count 0.
+func pickShare(ds []deployment, strategy string) func(deployment) float64 {
+	fields := []func(deployment) *float64{
+		func(d deployment) *float64 { return d.weight },
+		func(d deployment) *float64 { return d.rpm },
+		func(d deployment) *float64 { return d.tpm },
+	}
+	if strings.HasPrefix(strategy, "usage-based-routing") {
+		fields[1], fields[2] = fields[2], fields[1]
+	}
+	for _, f := range fields {
+		if slices.ContainsFunc(ds, func(d deployment) bool { return f(d) != nil }) {
+			return func(d deployment) float64 {
+				if v := f(d); v != nil {
+					return *v
+				}
+				return 0
+			}
+		}
+	}
+	return func(deployment) float64 { return 0 }
+}
+
+func sum(m map[string]float64) (s float64) {
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// target returns what a fallback or alias naming model_name stands for: the group of that
+// name, or the one deployment of a name with '/'.
+func (p *parser) target(path, name string, deps []deployment) (string, error) {
+	if _, ok := p.cfg.ModelGroups[name]; ok {
+		return name, nil
+	}
+	for _, d := range deps {
+		if d.name == name {
+			return d.member, nil
+		}
+	}
+	return "", &Error{Path: path, Message: fmt.Sprintf("%q is not a model_name of model_list", name)}
+}
+
+// aliases adds router_settings.model_group_alias: another name for a group.
+func (p *parser) aliases(v any, deps []deployment) error {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return &Error{Path: "router_settings.model_group_alias", Message: "must be a map of alias to model_name, got " + kind(v)}
+	}
+	for _, alias := range slices.Sorted(maps.Keys(m)) {
+		path := "router_settings.model_group_alias." + alias
+		val := m[alias]
+		if obj, ok := val.(map[string]any); ok {
+			val = obj["model"]
+			if obj["hidden"] == true {
+				p.ignored = append(p.ignored, path+".hidden")
+			}
+			path += ".model"
+		}
+		name, err := str(path, val)
+		if err != nil {
+			return err
+		}
+		t, err := p.target(path, name, deps)
+		if err != nil {
+			return err
+		}
+		if !groupNameRE.MatchString(alias) {
+			return &Error{Path: "router_settings.model_group_alias." + alias, Message: "an alias is 1-64 letters, digits, '_', '.', ':' or '-'"}
+		}
+		if _, taken := p.cfg.ModelGroups[alias]; taken {
+			return &Error{Path: "router_settings.model_group_alias." + alias, Message: "is a model_name already"}
+		}
+		if g, ok := p.cfg.ModelGroups[t]; ok {
+			p.cfg.ModelGroups[alias] = g
+		} else {
+			p.cfg.ModelGroups[alias] = completions.ModelGroup{Models: []string{t}}
+		}
+	}
+	return nil
+}
+
+// fallbacks sets each group's Fallbacks from router_settings.fallbacks,
+// litellm_settings.fallbacks and litellm_settings.default_fallbacks (for every group
+// without its own, as a "*" key does).
+func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) error {
+	var defaults []string
+	for _, src := range []struct {
+		path string
+		v    any
+	}{{"router_settings.fallbacks", router["fallbacks"]}, {"litellm_settings.fallbacks", litellm["fallbacks"]}} {
+		if src.v == nil {
+			continue
+		}
+		list, ok := src.v.([]any)
+		if !ok {
+			return &Error{Path: src.path, Message: `must be a list of maps such as [{"gpt-4o": ["claude-sonnet"]}], got ` + kind(src.v)}
+		}
+		for i, item := range list {
+			m, ok := item.(map[string]any)
+			if !ok {
+				return &Error{Path: fmt.Sprintf("%s[%d]", src.path, i), Message: "must be a map of model_name to a list of model_names, got " + kind(item)}
+			}
+			for _, from := range slices.Sorted(maps.Keys(m)) {
+				path := fmt.Sprintf("%s[%d].%s", src.path, i, from)
+				to, err := p.names(path, m[from], deps)
+				if err != nil {
+					return err
+				}
+				if from == "*" {
+					defaults = append(defaults, to...)
+					continue
+				}
+				g, ok := p.cfg.ModelGroups[from]
+				if !ok {
+					if _, err := p.target(path, from, deps); err != nil {
+						return err
+					}
+					return &Error{Path: path, Message: fmt.Sprintf("%q is not a model group (a name with '/' cannot be one), so it cannot have fallbacks", from)}
+				}
+				g.Fallbacks = appendNew(g.Fallbacks, to...)
+				p.cfg.ModelGroups[from] = g
+			}
+		}
+	}
+	if v, ok := litellm["default_fallbacks"]; ok {
+		to, err := p.names("litellm_settings.default_fallbacks", v, deps)
+		if err != nil {
+			return err
+		}
+		defaults = append(defaults, to...)
+	}
+	if len(defaults) > 0 {
+		for name, g := range p.cfg.ModelGroups {
+			if len(g.Fallbacks) == 0 {
+				g.Fallbacks = slices.DeleteFunc(slices.Clone(defaults), func(s string) bool { return s == name })
+				p.cfg.ModelGroups[name] = g
+			}
+		}
+	}
+	return nil
+}
+
+// names reads a list of model_names at path as fallback targets.
+func (p *parser) names(path string, v any, deps []deployment) ([]string, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, &Error{Path: path, Message: "must be a list of model_names, got " + kind(v)}
+	}
+	var out []string
+	for j, item := range list {
+		ip := fmt.Sprintf("%s[%d]", path, j)
+		name, err := str(ip, item)
+		if err != nil {
+			return nil, err
+		}
+		t, err := p.target(ip, name, deps)
+		if err != nil {
+			return nil, err
+		}
+		out = appendNew(out, t)
+	}
+	return out, nil
+}
+
+// appendNew appends the items of add not in list yet.
+func appendNew(list []string, add ...string) []string {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
+}
+
+// settings reads num_retries, the timeouts and the master key.
+func (p *parser) settings(router, litellm, general map[string]any) error {
+	for _, src := range []struct {
+		path string
+		v    any
+	}{{"router_settings.num_retries", router["num_retries"]}, {"litellm_settings.num_retries", litellm["num_retries"]}} {
+		if src.v == nil || p.cfg.NumRetries != nil {
+			continue
+		}
+		n, err := number(src.path, src.v)
+		if err != nil {
+			return err
+		}
+		if n < 0 || n != float64(int(n)) || n > 100 {
+			return &Error{Path: src.path, Message: fmt.Sprintf("must be a whole number from 0 to 100, got %g", n)}
+		}
+		k := int(n)
+		p.cfg.NumRetries = &k
+	}
+	for _, src := range []struct {
+		path string
+		v    any
+	}{{"router_settings.timeout", router["timeout"]}, {"litellm_settings.request_timeout", litellm["request_timeout"]}} {
+		if src.v == nil || p.cfg.Timeout != 0 {
+			continue
+		}
+		n, err := number(src.path, src.v)
+		if err != nil {
+			return err
+		}
+		if n <= 0 || n > 86400 {
+			return &Error{Path: src.path, Message: fmt.Sprintf("must be seconds, more than 0 and at most a day, got %g", n)}
+		}
+		p.cfg.Timeout = time.Duration(n * float64(time.Second))
+	}
+	if v, ok := general["master_key"]; ok {
+		key, _, err := p.value("general_settings.master_key", v, true)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(key) == "" {
+			return &Error{Path: "general_settings.master_key", Message: "must not be empty"}
+		}
+		p.cfg.MasterKey = key
+	}
+	return nil
+}
+
+// validate runs the provider entries and groups through the checks --providers-config and
+// --model-groups make, naming the model_list entry a failing provider came from.
+func (p *parser) validate() error {
+	b, err := json.Marshal(p.cfg.Providers)
+	if err != nil {
+		return fmt.Errorf("litellm config: providers: %w", err)
+	}
+	if _, err := providers.ParseConfig(b); err != nil {
+		var ce *providers.ConfigError
+		if errors.As(err, &ce) {
+			var i int
+			if _, scanErr := fmt.Sscanf(ce.Field, "providers[%d]", &i); scanErr == nil && i < len(p.origin) {
+				field := ce.Field[strings.Index(ce.Field, "]")+1:]
+				return &Error{Path: p.origin[i], Message: fmt.Sprintf("provider %q%s: %s", p.cfg.Providers.Providers[i].Name, field, ce.Message)}
+			}
+		}
+		return &Error{Path: "model_list", Message: err.Error()}
+	}
+	b, err = json.Marshal(p.cfg.ModelGroups)
+	if err != nil {
+		return fmt.Errorf("litellm config: model groups: %w", err)
+	}
+	if _, err := completions.ParseModelGroups(b); err != nil {
+		return &Error{Path: "model_list", Message: err.Error()}
+	}
+	return nil
+}
+
+// value reads a string value at path, resolving os.environ/NAME; envName is NAME then. A
+// variable that is not set is an error for a secret (an API key), and for any other value
+// too: a URL or version from nowhere would only fail later.
+func (p *parser) value(path string, v any, secret bool) (val, envName string, err error) {
+	if v == nil {
+		return "", "", nil
+	}
+	s, err := str(path, v)
+	if err != nil {
+		return "", "", err
+	}
+	name, ok := strings.CutPrefix(s, EnvPrefix)
+	if !ok {
+		return s, "", nil
+	}
+	val, set := p.lookupEnv(name)
+	if !set || name == "" {
+		what := "value"
+		if secret {
+			what = "key"
+		}
+		return "", "", &Error{Path: path, Message: fmt.Sprintf("the environment variable %q (%s%s) holding its %s is not set", name, EnvPrefix, name, what)}
+	}
+	return strings.TrimSpace(val), name, nil
+}
+
+// env returns the environment variable name, trimmed ("" when unset).
+func (p *parser) env(name string) string {
+	v, _ := p.lookupEnv(name)
+	return strings.TrimSpace(v)
+}
+
+// str reads a string at path (a date YAML read as one, for api_version, back as text).
+func str(path string, v any) (string, error) {
+	switch s := v.(type) {
+	case string:
+		return s, nil
+	case time.Time:
+		return s.Format("2006-01-02"), nil
+	case nil:
+		return "", &Error{Path: path, Message: "is required"}
+	}
+	return "", &Error{Path: path, Message: "must be a string, got " + kind(v)}
+}
+
+// number reads a number at path.
+func number(path string, v any) (float64, error) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), nil
+	case int64:
+		return float64(n), nil
+	case uint64:
+		return float64(n), nil
+	case float64:
+		if n >= 0 || n < 0 { // not NaN
+			return n, nil
+		}
+	}
+	return 0, &Error{Path: path, Message: "must be a number, got " + kind(v)}
+}
+
+// kind names a YAML value's type for an error.
+func kind(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case bool:
+		return fmt.Sprintf("%t", x)
+	case int, int64, uint64, float64:
+		return fmt.Sprintf("the number %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Summary lists the groups' names, sorted (for logs).
+func (c *Config) Summary() []string {
+	names := slices.Collect(maps.Keys(c.ModelGroups))
+	sort.Strings(names)
+	return names
+}
