@@ -47,6 +47,7 @@ func commands() []command {
 		{"customers", "list the end users your apps name in their requests with their spend, create them with budgets and model lists, block, unblock, update or delete them", runCustomers},
 		{"batch", "run a JSONL file of requests through the gateway as a batch and download the answers; list, show, cancel or download batches", runBatch},
 		{"cache", "take your answers out of the server's response cache: purge all (or --namespace NS), or delete KEY...", runCache},
+		{"litellm-config", "check a LiteLLM proxy config.yaml: print the providers, model groups, settings and warnings serve --litellm-config would take from it", runLiteLLMConfig},
 		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/litellmconfig"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
@@ -36,6 +37,12 @@ type serveConfig struct {
 	// ModelGroups is --model-groups: a JSON file of model names that stand for several
 	// models (completions.ModelGroup).
 	ModelGroups string
+	// LiteLLMConfig is --litellm-config: a LiteLLM proxy config.yaml read in place of
+	// --providers-config and --model-groups; litellm is what loadLiteLLM read of it, and
+	// maxRetries its num_retries (completions.Options.DefaultMaxRetries; 0: the default).
+	LiteLLMConfig string
+	litellm       *litellmconfig.Config
+	maxRetries    int
 	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
 	Guardrails string
 	// MCP is the MCP gateway's flags: --mcp-servers, --mcp-call-timeout,
@@ -122,6 +129,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.ProposerModel, "proposer-model", "openai/gpt-4o-mini", "provider/model that proposes prompts in optimization jobs")
 	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables)")
 	fs.StringVar(&c.ModelGroups, "model-groups", "", `JSON file of model groups: names clients send as their model that stand for several models, tried in order or routed per request ({"smart": {"models": ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"], "route": true}})`)
+	fs.StringVar(&c.LiteLLMConfig, "litellm-config", "", "LiteLLM proxy config.yaml to serve: its model_list, routing strategy, fallbacks, retries, timeout and master_key configure providers and model groups (not with --providers-config or --model-groups; see switchyard litellm-config check FILE)")
 	fs.StringVar(&c.Guardrails, "guardrails", "", `JSON file of guardrails run on chat requests before the upstream call or on the answer, default_on or named per request in "guardrails" ([{"name": "pii", "kind": "pii", "mode": "pre_call", "default_on": true}]; kinds moderation, secrets, pii, banned_words, regex)`)
 	fs.StringVar(&c.MCP.Servers, "mcp-servers", "", `JSON or YAML file of upstream MCP servers served at /mcp (LiteLLM's form: {"mcp_servers": {"github": {"url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer os.environ/GITHUB_TOKEN"}}}}; transport http, sse or stdio with command, args and env)`)
 	fs.DurationVar(&c.MCP.CallTimeout, "mcp-call-timeout", mcpgateway.DefaultCallTimeout, "how long one MCP tool call (or tool listing) may take, connecting included")
@@ -222,6 +230,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return err
 	}
 	// Parsed before the data directory is touched, so a bad value leaves nothing behind.
+	if err := c.loadLiteLLM(fs, log); err != nil {
+		return err
+	}
 	if c.writes, err = completions.ParseConversationWrites(c.ConversationWrites); err != nil {
 		return fmt.Errorf("--conversation-writes: %w", err)
 	}
@@ -282,6 +293,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		if k = strings.TrimSpace(k); k != "" {
 			keys = append(keys, k)
 		}
+	}
+	if c.litellm != nil && c.litellm.MasterKey != "" {
+		keys = append(keys, c.litellm.MasterKey) // general_settings.master_key
 	}
 	// Listen first: sandboxed agents reach this server's own gateway at the real address.
 	// A worker listens on loopback only, for its agents.

@@ -95,6 +95,12 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 			return nil, fmt.Errorf("--providers-config: %w", err)
 		}
 	}
+	if lc := w.cfg.litellm; lc != nil {
+		fc = &lc.Providers
+		if err = w.registry.Configure(fc, os.Getenv, popts); err != nil {
+			return nil, fmt.Errorf("--litellm-config: %w", err)
+		}
+	}
 	w.reportProviders(fc)
 	if w.cfg.PricesFile != "" {
 		w.catalog, err = providers.LoadCatalog(w.cfg.PricesFile)
@@ -165,6 +171,9 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		}
 		w.log.Info("model groups", "names", strings.Join(slices.Sorted(maps.Keys(groups)), ","))
 	}
+	if w.cfg.litellm != nil {
+		groups = w.cfg.litellm.ModelGroups
+	}
 	var guardrails []completions.GuardrailConfig
 	if w.cfg.Guardrails != "" {
 		if guardrails, err = completions.LoadGuardrails(w.cfg.Guardrails); err != nil {
@@ -199,6 +208,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		Store:              w.store,
 		Ranker:             routing.CompletionsRanker{Selector: selector},
 		ModelGroups:        groups,
+		DefaultMaxRetries:  w.cfg.maxRetries,
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,
 		FirstTokenTimeout:  w.cfg.Faults.FirstToken,
@@ -430,9 +440,14 @@ func (w *wiring) routable(model string) error {
 }
 
 // reportProviders logs which providers have a key (the others answer every call with "not
-// configured"), and warns about the providers the --providers-config file names without
-// one, and when none has a key at all: otherwise the first sign is a failed request.
+// configured"), and warns about the providers the --providers-config (or --litellm-config)
+// file names without one, and when none has a key at all: otherwise the first sign is a
+// failed request.
 func (w *wiring) reportProviders(fc *providers.FileConfig) {
+	source := "--providers-config"
+	if w.cfg.litellm != nil {
+		source = "--litellm-config"
+	}
 	local := map[string]bool{} // presets that need no key (a local server such as Ollama)
 	for _, p := range providers.Presets() {
 		local[p.Name] = p.KeyOptional
@@ -464,10 +479,10 @@ func (w *wiring) reportProviders(fc *providers.FileConfig) {
 			if !slices.Contains(ready, pc.Name) {
 				p, _ := w.registry.Lookup(pc.Name)
 				if _, ok := p.(*providers.Vertex); ok {
-					w.log.Warn("provider named in --providers-config is not configured: its models will fail", "provider", pc.Name, "set", providers.Needs(p))
+					w.log.Warn("provider named in "+source+" is not configured: its models will fail", "provider", pc.Name, "set", providers.Needs(p))
 					continue
 				}
-				w.log.Warn("provider named in --providers-config has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv, "set", providers.Needs(p))
+				w.log.Warn("provider named in "+source+" has no API key: its models will fail", "provider", pc.Name, "api_key_env", pc.APIKeyEnv, "set", providers.Needs(p))
 			} else if !slices.Contains(keyed, pc.Name) {
 				keyed = append(keyed, pc.Name) // configured on purpose, key or not
 			}

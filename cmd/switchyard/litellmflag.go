@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/litellmconfig"
+)
+
+// loadLiteLLM reads --litellm-config into c.litellm and applies what it sets that a flag
+// given on the command line or in the environment did not: the per-call timeout
+// (--attempt-timeout) and the retries. It refuses --providers-config and --model-groups
+// beside it (which would configure the same names twice). Its warnings are logged.
+func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
+	if c.LiteLLMConfig == "" {
+		return nil
+	}
+	var both []string
+	if c.ProvidersConfig != "" {
+		both = append(both, "--providers-config")
+	}
+	if c.ModelGroups != "" {
+		both = append(both, "--model-groups")
+	}
+	if len(both) > 0 {
+		return fmt.Errorf("--litellm-config configures providers and model groups itself; give it without %s (switchyard litellm-config check %s prints what it configures)",
+			strings.Join(both, " and "), c.LiteLLMConfig)
+	}
+	lc, err := litellmconfig.Load(c.LiteLLMConfig, os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("--litellm-config: %w", err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if lc.Timeout > 0 {
+		if given["attempt-timeout"] {
+			log.Info("litellm config: its timeout gives way to --attempt-timeout", "timeout", lc.Timeout, "attempt_timeout", c.Faults.Attempt)
+		} else {
+			c.Faults.Attempt = lc.Timeout
+		}
+	}
+	if lc.NumRetries != nil {
+		c.maxRetries = *lc.NumRetries
+		if c.maxRetries == 0 {
+			c.maxRetries = -1 // completions.Options: 0 is the default (2), negative none
+		}
+	}
+	for _, w := range lc.Warnings {
+		log.Warn("litellm config: " + w)
+	}
+	log.Info("litellm config", "file", c.LiteLLMConfig, "model_groups", strings.Join(lc.Summary(), ","), "providers", len(lc.Providers.Providers),
+		"master_key", lc.MasterKey != "")
+	c.litellm = lc
+	return nil
+}
+
+// runLiteLLMConfig is `switchyard litellm-config check FILE`: what serve --litellm-config
+// FILE would configure — the provider entries, the model groups, the settings and the
+// warnings — as JSON on stdout, or the error naming the value at fault.
+func runLiteLLMConfig(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("litellm-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: switchyard litellm-config check FILE\n\n"+
+			"Prints what serve --litellm-config FILE configures: the provider entries (--providers-config's\n"+
+			"shape), the model groups (--model-groups' shape), the settings it takes and its warnings.\n"+
+			"os.environ/ values are read from this environment; keys are never printed.")
+	}
+	if err := fs.Parse(args); err != nil {
+		return asUsageError(err)
+	}
+	if fs.NArg() != 2 || fs.Arg(0) != "check" {
+		fs.Usage()
+		return &usageError{err: errors.New("want: litellm-config check FILE"), printed: true}
+	}
+	lc, err := litellmconfig.Load(fs.Arg(1), os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	for i := range lc.Providers.Providers {
+		if lc.Providers.Providers[i].APIKey != "" {
+			lc.Providers.Providers[i].APIKey = "(set in the file)"
+		}
+	}
+	out := struct {
+		Providers   any      `json:"providers"`
+		ModelGroups any      `json:"model_groups"`
+		MasterKey   bool     `json:"master_key"`
+		NumRetries  *int     `json:"num_retries,omitempty"`
+		Timeout     string   `json:"attempt_timeout,omitempty"`
+		Passthrough []string `json:"passthrough,omitempty"`
+		Warnings    []string `json:"warnings"`
+	}{lc.Providers.Providers, lc.ModelGroups, lc.MasterKey != "", lc.NumRetries, "", lc.Passthrough, lc.Warnings}
+	if lc.Timeout > 0 {
+		out.Timeout = lc.Timeout.Round(time.Millisecond).String()
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
