@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -271,7 +273,11 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 // deployment reads one model_list entry; nil for a wildcard (Config.Passthrough).
 func (p *parser) deployment(path, name string, nth int, params, info map[string]any) (*deployment, error) {
 	pp := path + ".litellm_params"
-	model, err := str(pp+".model", params["model"])
+	// LiteLLM's proxy reads os.environ/ in every litellm_params value, model included.
+	if _, err := str(pp+".model", params["model"]); err != nil {
+		return nil, err
+	}
+	model, _, err := p.value(pp+".model", params["model"], false)
 	if err != nil {
 		return nil, err
 	}
@@ -284,8 +290,8 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 		key string
 		to  **float64
 	}{{"weight", &d.weight}, {"rpm", &d.rpm}, {"tpm", &d.tpm}} {
-		if v, ok := params[f.key]; ok {
-			n, err := number(pp+"."+f.key, v)
+		if v, ok := params[f.key]; ok && v != nil {
+			n, err := p.share(pp+"."+f.key, v)
 			if err != nil {
 				return nil, err
 			}
@@ -914,6 +920,33 @@ func str(path string, v any) (string, error) {
 		return "", &Error{Path: path, Message: "is required"}
 	}
 	return "", &Error{Path: path, Message: "must be a string, got " + kind(v)}
+}
+
+// share reads a deployment's weight, rpm or tpm at path: a number, 0 or more, written as
+// one or as text ("600", as LiteLLM's types take it), or os.environ/NAME holding one.
+func (p *parser) share(path string, v any) (float64, error) {
+	if s, ok := v.(string); ok {
+		if strings.HasPrefix(s, EnvPrefix) {
+			val, _, err := p.value(path, s, false)
+			if err != nil {
+				return 0, err
+			}
+			s = val
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+			return 0, &Error{Path: path, Message: "must be a number, got " + kind(v)}
+		}
+		v = n
+	}
+	n, err := number(path, v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || math.IsInf(n, 0) {
+		return 0, &Error{Path: path, Message: fmt.Sprintf("must be 0 or more, got %g", n)}
+	}
+	return n, nil
 }
 
 // number reads a number at path.
