@@ -124,6 +124,8 @@ type parser struct {
 	origin []string
 	// azureBase are base_models for the environment's azure provider.
 	azureBase map[string]string
+	// aliasOf maps each model_group_alias naming a group to that group.
+	aliasOf map[string]string
 }
 
 // Parse reads a LiteLLM proxy config (YAML, or JSON which is YAML).
@@ -701,6 +703,10 @@ func (p *parser) aliases(v any, deps []deployment) error {
 		}
 		if g, ok := p.cfg.ModelGroups[t]; ok {
 			p.cfg.ModelGroups[alias] = g
+			if p.aliasOf == nil {
+				p.aliasOf = map[string]string{}
+			}
+			p.aliasOf[alias] = t // its fallbacks too, once read (fallbacks)
 		} else {
 			p.cfg.ModelGroups[alias] = completions.ModelGroup{Models: []string{t}}
 		}
@@ -710,9 +716,11 @@ func (p *parser) aliases(v any, deps []deployment) error {
 
 // fallbacks sets each group's Fallbacks from router_settings.fallbacks,
 // litellm_settings.fallbacks and litellm_settings.default_fallbacks (for every group
-// without its own, as a "*" key does).
+// without its own, as a "*" key does). An alias without fallbacks keyed on its own name
+// has its group's.
 func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) error {
 	var defaults []string
+	keyed := map[string]bool{} // names with fallbacks of their own
 	for _, src := range []struct {
 		path string
 		v    any
@@ -748,6 +756,7 @@ func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) er
 				}
 				g.Fallbacks = appendNew(g.Fallbacks, to...)
 				p.cfg.ModelGroups[from] = g
+				keyed[from] = true
 			}
 		}
 	}
@@ -760,10 +769,17 @@ func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) er
 	}
 	if len(defaults) > 0 {
 		for name, g := range p.cfg.ModelGroups {
-			if len(g.Fallbacks) == 0 {
+			if _, alias := p.aliasOf[name]; len(g.Fallbacks) == 0 && (!alias || keyed[name]) {
 				g.Fallbacks = slices.DeleteFunc(slices.Clone(defaults), func(s string) bool { return s == name })
 				p.cfg.ModelGroups[name] = g
 			}
+		}
+	}
+	for alias, target := range p.aliasOf {
+		if !keyed[alias] {
+			g := p.cfg.ModelGroups[alias]
+			g.Fallbacks = slices.DeleteFunc(slices.Clone(p.cfg.ModelGroups[target].Fallbacks), func(s string) bool { return s == alias })
+			p.cfg.ModelGroups[alias] = g
 		}
 	}
 	return nil
