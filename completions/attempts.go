@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -137,10 +136,8 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		primary = g.rank(ctx, msgs, primary, tradeoff, req.Stream)
 	}
-	if req.group != nil && req.group.Shuffle && len(req.group.Weights) > 0 {
-		primary = shuffleWeighted(primary, req.group, rand.Float64)
-	} else if req.group != nil && req.group.Shuffle {
-		rand.Shuffle(len(primary), func(i, j int) { primary[i], primary[j] = primary[j], primary[i] })
+	if req.group != nil && req.group.Shuffle {
+		primary = shuffleGroup(primary, req.group)
 	}
 	if req.group != nil && req.group.Fastest {
 		primary = g.latency.fastestFirst(primary, req.Stream)

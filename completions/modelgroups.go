@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"slices"
@@ -53,7 +54,8 @@ type ModelGroup struct {
 	Weights []float64 `json:"weights,omitempty"`
 	// Fallbacks are tried, in order, after the group's own members when a request names
 	// the group: "provider/model" names or other groups' names (a group stands for its
-	// members; its own fallbacks are not followed), before the request's fallback_models
+	// members, shuffled or fastest first as when it is named itself; its own fallbacks are
+	// not followed), before the request's fallback_models
 	// (LiteLLM's router fallbacks, [{"gpt-4o": ["claude-sonnet"]}]).
 	Fallbacks []string `json:"fallbacks,omitempty"`
 }
@@ -211,6 +213,43 @@ func shuffleWeighted(ts []target, grp *ModelGroup, rnd func() float64) []target 
 		out = append(out, ts[k])
 	}
 	return out
+}
+
+// shuffleGroup reorders ts, the members of the shuffled group grp, for one request: by
+// its Weights when it has them, else every order equally likely.
+func shuffleGroup(ts []target, grp *ModelGroup) []target {
+	if len(grp.Weights) > 0 {
+		return shuffleWeighted(ts, grp, rand.Float64)
+	}
+	rand.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
+	return ts
+}
+
+// groupFallbacks resolves the Fallbacks of grp, the group req names, in order: a fallback
+// naming a group stands for its members, ordered for this request as that group orders
+// them when named itself (shuffled, by weight, or fastest first), so that fallback traffic
+// spreads over it as its own does.
+func (g *Gateway) groupFallbacks(grp *ModelGroup, req *Request) ([]target, error) {
+	var out []target
+	for _, f := range grp.Fallbacks {
+		fg, isGroup := g.opts.ModelGroups[f]
+		models := []string{f}
+		if isGroup {
+			models = fg.Models
+		}
+		ts, err := g.resolve("model", models, req.Search, req.ephemeral)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case isGroup && fg.Shuffle:
+			ts = shuffleGroup(ts, &fg)
+		case isGroup && fg.Fastest:
+			ts = g.latency.fastestFirst(ts, req.Stream)
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
 }
 
 // ParseModelGroups reads a model groups document: a JSON object of group name to group

@@ -76,8 +76,7 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	}
 	if group != nil && len(group.Fallbacks) > 0 {
 		// The group's own fallbacks, after its members and before the request's.
-		own, _, _, _ := g.expandGroups(group.Fallbacks, true)
-		ts, err := g.resolve("model", own, req.Search, req.ephemeral)
+		ts, err := g.groupFallbacks(group, req)
 		if err != nil {
 			return nil, nil, fmt.Errorf("model group %q's fallbacks: %w", groupName, err)
 		}
