@@ -834,6 +834,12 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 			return &Error{Path: src.path, Message: fmt.Sprintf("must be a whole number from 0 to 100, got %g", n)}
 		}
 		k := int(n)
+		if k > completions.MaxRetriesLimit {
+			// The most a request may ask for: a default above it retries every model more
+			// often than any client could.
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s %d is more than Switchyard retries a model (%d): %d is used", src.path, k, completions.MaxRetriesLimit, completions.MaxRetriesLimit))
+			k = completions.MaxRetriesLimit
+		}
 		p.cfg.NumRetries = &k
 	}
 	for _, src := range []struct {
