@@ -907,6 +907,10 @@ func (p *parser) value(path string, v any, secret bool) (val, envName string, er
 		return "", "", nil
 	}
 	s, err := str(path, v)
+	if _, isText := v.(string); err != nil && secret && !isText {
+		// Not the value itself: a key YAML read as a number is still a key.
+		return "", "", &Error{Path: path, Message: "must be a string (quote it), got a value of another type (not shown: it is a secret)"}
+	}
 	if err != nil {
 		return "", "", err
 	}
