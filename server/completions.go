@@ -147,6 +147,7 @@ func Completions(g *completions.Gateway) Option {
 		s.litellmUserRoutes(g)
 		s.endUserRoutes(g)
 		s.litellmCustomerRoutes(g)
+		s.litellmBudgetRoutes()
 		s.litellmModelRoutes(g)
 		s.guardrailRoutes(g)
 		s.geminiRoutes(g)

@@ -52,6 +52,11 @@ type endUserRequest struct {
 	SoftBudgetUSD  float64  `json:"soft_budget_usd,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert once per budget_duration; 0 for none"`
 	BudgetDuration string   `json:"budget_duration,omitempty" jsonschema:"description=Period after which the end user's spend starts again from zero (30d); empty for all time"`
 	Blocked        bool     `json:"blocked,omitempty" jsonschema:"description=true: every request naming this end user is refused until set false"`
+	// TokensPerMinute bounds the tokens its answers use per minute (LiteLLM's tpm_limit).
+	TokensPerMinute int64 `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the end user's answers may use per minute across every key (a request past it is a 429 with Retry-After); 0 for no bound"`
+	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
+	// budget_duration and tpm_limit become the end user's, now and on every /budget/update.
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and whenever the budget changes; the end user's own budget fields may not be given with it; \"\" on PATCH leaves the budget, keeping its values as the end user's own"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by /customer/new only;
 	// blocked given outright clears it), as a team's budgetBlock.
 	budgetBlock bool
@@ -59,18 +64,22 @@ type endUserRequest struct {
 
 // endUser describes an end user.
 type endUser struct {
-	EndUserID      string    `json:"end_user_id"`
-	Object         string    `json:"object" jsonschema:"description=Always end_user"`
-	Alias          string    `json:"alias,omitempty"`
-	Models         []string  `json:"models,omitempty"`
-	MaxBudgetUSD   float64   `json:"max_budget_usd,omitempty"`
-	SoftBudgetUSD  float64   `json:"soft_budget_usd,omitempty"`
-	BudgetDuration string    `json:"budget_duration,omitempty"`
-	Blocked        bool      `json:"blocked,omitempty"`
-	BudgetBlock    bool      `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /customer/update lifts it"`
-	CreatedAt      time.Time `json:"created_at"`
-	FirstSeen      bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
-	Spend          keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`
+	EndUserID      string   `json:"end_user_id"`
+	Object         string   `json:"object" jsonschema:"description=Always end_user"`
+	Alias          string   `json:"alias,omitempty"`
+	Models         []string `json:"models,omitempty"`
+	MaxBudgetUSD   float64  `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD  float64  `json:"soft_budget_usd,omitempty"`
+	BudgetDuration string   `json:"budget_duration,omitempty"`
+	Blocked        bool     `json:"blocked,omitempty"`
+	BudgetBlock    bool     `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /customer/update lifts it"`
+	// TokensPerMinute is the end user's tokens per minute bound (0: none).
+	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
+	// BudgetID is the LiteLLM budget the end user's limits come from ("": its own).
+	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd, soft_budget_usd, budget_duration and tokens_per_minute come from"`
+	CreatedAt time.Time `json:"created_at"`
+	FirstSeen bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
+	Spend     keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`
 }
 
 // storedEndUser is an end user's record in store.EndUsers.
@@ -196,13 +205,13 @@ func checkEndUserRequest(g *completions.Gateway, req endUserRequest, checkModels
 		return completions.BudgetLimits{}, Validation(http.StatusUnprocessableEntity, "alias: at most %d characters, got %d", maxEndUserAliasLength, len(req.Alias))
 	}
 	return checkKeyRequest(g, keyRequest{Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, SoftBudgetUSD: req.SoftBudgetUSD,
-		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked}, time.Now(), checkModels)
+		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked, TokensPerMinute: req.TokensPerMinute}, time.Now(), checkModels)
 }
 
 // applyTo sets e's fields to req's (limits is req checked).
 func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 	e.Alias, e.Models, e.MaxBudgetUSD, e.SoftBudgetUSD = req.Alias, limits.AllowedModels, req.MaxBudgetUSD, req.SoftBudgetUSD
-	e.BudgetDuration, e.Blocked = req.BudgetDuration, req.Blocked
+	e.BudgetDuration, e.Blocked, e.TokensPerMinute, e.BudgetID = req.BudgetDuration, req.Blocked, req.TokensPerMinute, req.BudgetID
 	e.BudgetBlock = req.Blocked && req.budgetBlock
 	if len(e.Models) == 0 {
 		e.Models = nil
@@ -212,7 +221,18 @@ func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 // requestOf is the request that would make e as it is.
 func (e endUser) requestOf() endUserRequest {
 	return endUserRequest{EndUserID: e.EndUserID, Alias: e.Alias, Models: e.Models, MaxBudgetUSD: e.MaxBudgetUSD,
-		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked, budgetBlock: e.BudgetBlock}
+		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked, budgetBlock: e.BudgetBlock,
+		TokensPerMinute: e.TokensPerMinute, BudgetID: e.BudgetID}
+}
+
+// endUserLimits is the account limits of e as stored (its fields were checked when set).
+func endUserLimits(e endUser) completions.BudgetLimits {
+	l := completions.BudgetLimits{AllowedModels: e.Models, MaxCostUSD: e.MaxBudgetUSD, SoftCostUSD: e.SoftBudgetUSD,
+		TokensPerMinute: e.TokensPerMinute, Blocked: e.Blocked}
+	if e.BudgetDuration != "" {
+		l.ResetEvery, _ = parseBudgetDuration(e.BudgetDuration)
+	}
+	return l
 }
 
 // createEndUser validates req and stores the end user and its account in one transaction
@@ -221,13 +241,24 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 	if err := checkEndUserID("end_user_id", req.EndUserID); err != nil {
 		return nil, err
 	}
-	limits, err := checkEndUserRequest(g, req, true)
-	if err != nil {
+	if req.BudgetID != "" {
+		if err := budgetFieldsBeside(req.budgetFieldsGiven()); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := checkEndUserRequest(g, req, true); err != nil {
 		return nil, err
 	}
 	e := endUser{EndUserID: req.EndUserID, Object: "end_user", CreatedAt: time.Now().UTC()}
-	req.applyTo(&e, limits)
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if err := takeBudgetOf(ctx, tx, owner, &req); err != nil {
+			return err
+		}
+		limits, err := checkEndUserRequest(g, req, false)
+		if err != nil {
+			return err
+		}
+		req.applyTo(&e, limits)
 		if _, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+e.EndUserID); err == nil {
 			c := Errorf(http.StatusConflict, KindConflict, "end_user_id: this key has an end user %q already", e.EndUserID)
 			c.Param = "end_user_id"
@@ -243,6 +274,9 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 			return err
 		}
 		if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+e.EndUserID, storedEndUser{endUser: e, Owner: owner}); err != nil {
+			return err
+		}
+		if err := moveBudgetCustomer(ctx, tx, owner, e.EndUserID, "", e.BudgetID); err != nil {
 			return err
 		}
 		return putEndUserCount(ctx, tx, owner, have+1)
@@ -308,6 +342,14 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 			v.Param = "end_user_id"
 			return v
 		}
+		if req.BudgetID != "" {
+			if err := budgetFieldsBeside(given); err != nil {
+				return err
+			}
+		}
+		if err := takeBudgetOf(ctx, tx, owner, &req); err != nil {
+			return err
+		}
 		limits, err := checkEndUserRequest(g, req, modelsGiven)
 		if err != nil {
 			return err
@@ -315,6 +357,9 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 		e = rec.endUser
 		req.applyTo(&e, limits)
 		if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, id), limits); err != nil {
+			return err
+		}
+		if err := moveBudgetCustomer(ctx, tx, owner, id, rec.BudgetID, e.BudgetID); err != nil {
 			return err
 		}
 		return store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, storedEndUser{endUser: e, Owner: owner})
@@ -375,11 +420,7 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 				return err
 			}
 			rec.Blocked, rec.BudgetBlock = blocked, false
-			limits := completions.BudgetLimits{AllowedModels: rec.Models, MaxCostUSD: rec.MaxBudgetUSD, SoftCostUSD: rec.SoftBudgetUSD, Blocked: blocked}
-			if rec.BudgetDuration != "" {
-				limits.ResetEvery, _ = parseBudgetDuration(rec.BudgetDuration)
-			}
-			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, id), limits); err != nil {
+			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, id), endUserLimits(rec.endUser)); err != nil {
 				return err
 			}
 			if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+id, rec); err != nil {
@@ -420,9 +461,13 @@ func (s *Server) deleteEndUsers(ctx context.Context, owner string, ids []string)
 		}
 		deleted := 0
 		for _, id := range ids {
-			if _, err := tx.Get(ctx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {
+			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+id)
+			if errors.Is(err, store.ErrNotFound) {
 				continue // given twice: deleted already
 			} else if err != nil {
+				return err
+			}
+			if err := moveBudgetCustomer(ctx, tx, owner, id, rec.BudgetID, ""); err != nil {
 				return err
 			}
 			if err := tx.Delete(ctx, store.Budgets, endUserBudgetID(owner, id)); err != nil {

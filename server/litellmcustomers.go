@@ -18,9 +18,10 @@ import (
 // /customer/unblock, each also under its older /end_user/ name; the routes here answer
 // those requests as translations onto the end users of endusers.go (the same records,
 // checks and owner scoping as /api/v1/customers), in LiteLLM's shapes, messages and error
-// envelope. A LiteLLM field with no equivalent here (budget_id, allowed_model_region,
-// default_model, object_permission, per-customer rates) is refused with a 400 naming it
-// unless it asks for nothing.
+// envelope. budget_id names a budget of /budget/new (litellmbudgets.go) whose limits the
+// end user takes. A LiteLLM field with no equivalent here (allowed_model_region,
+// default_model, object_permission, rpm_limit) is refused with a 400 naming it unless it
+// asks for nothing.
 
 // litellmCustomerFieldNames maps LiteLLM's customer fields onto endUserRequest's.
 var litellmCustomerFieldNames = map[string]string{
@@ -31,12 +32,15 @@ var litellmCustomerFieldNames = map[string]string{
 	"soft_budget":     "soft_budget_usd",
 	"budget_duration": "budget_duration",
 	"models":          "models",
+	"budget_id":       "budget_id",
+	"tpm_limit":       "tokens_per_minute",
 }
 
 // litellmCustomerNativeNames are endUserRequest's field names and LiteLLM's, for failures.
 var litellmCustomerNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"soft_budget_usd", "soft_budget"}, {"budget_duration", "budget_duration"},
 	{"end_user_id", "user_id"}, {"alias", "alias"}, {"models", "models"}, {"blocked", "blocked"},
+	{"tokens_per_minute", "tpm_limit"}, {"budget_id", "budget_id"},
 }
 
 // litellmCustomer is an end user as LiteLLM's LiteLLM_EndUserTable describes one.
@@ -47,7 +51,7 @@ type litellmCustomer struct {
 	Blocked            bool                  `json:"blocked"`
 	AllowedModelRegion *string               `json:"allowed_model_region" jsonschema:"description=Always null (not supported)"`
 	DefaultModel       *string               `json:"default_model" jsonschema:"description=Always null (not supported)"`
-	BudgetID           *string               `json:"budget_id" jsonschema:"description=The end user's own budget (end user id) when it has one"`
+	BudgetID           *string               `json:"budget_id" jsonschema:"description=The budget of /budget/new the end user takes, else its own budget (end user id) when it has one"`
 	Budget             *litellmCustomerLimit `json:"litellm_budget_table" jsonschema:"description=The end user's budget; null when it has none"`
 	Models             []string              `json:"models" jsonschema:"description=Switchyard's extension: the models its requests may call; empty for every model"`
 	CreatedAt          time.Time             `json:"created_at"`
@@ -59,6 +63,7 @@ type litellmCustomerLimit struct {
 	SoftBudget     *float64   `json:"soft_budget"`
 	BudgetDuration *string    `json:"budget_duration"`
 	BudgetResetAt  *time.Time `json:"budget_reset_at"`
+	TPMLimit       *int64     `json:"tpm_limit"`
 }
 
 // litellmCustomerRequest documents LiteLLM's customer request body (POST /customer/new,
@@ -71,6 +76,8 @@ type litellmCustomerRequest struct {
 	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks"`
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which its spend starts again from zero (30d)"`
 	Models         []string `json:"models,omitempty" jsonschema:"description=Switchyard's extension: the models its requests may call"`
+	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens its answers may use per minute"`
+	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and on every /budget/update (not with those fields)"`
 }
 
 // litellmCustomerIDs is the body of POST /customer/delete, /customer/block and
@@ -194,6 +201,9 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				var native map[string]json.RawMessage
 				_ = json.Unmarshal(body, &native)
 				_, budgetGiven := native["max_budget_usd"]
+				if _, ok := native["budget_id"]; ok {
+					budgetGiven = true
+				}
 				e, err := s.updateEndUser(r.Context(), g, owner(r), id, body, func(req *endUserRequest, prev endUser) {
 					// req.budgetBlock is prev's unless the update says blocked outright.
 					if budgetGiven && prev.Blocked && prev.BudgetBlock && req.budgetBlock {
@@ -395,10 +405,16 @@ func litellmCustomerOf(e endUser) litellmCustomer {
 	if e.Alias != "" {
 		out.Alias = &e.Alias
 	}
-	if e.MaxBudgetUSD > 0 || e.SoftBudgetUSD > 0 || e.BudgetDuration != "" {
+	if e.MaxBudgetUSD > 0 || e.SoftBudgetUSD > 0 || e.BudgetDuration != "" || e.TokensPerMinute > 0 || e.BudgetID != "" {
 		id := e.EndUserID
+		if e.BudgetID != "" {
+			id = e.BudgetID
+		}
 		out.BudgetID = &id
 		l := &litellmCustomerLimit{}
+		if e.TokensPerMinute > 0 {
+			l.TPMLimit = &e.TokensPerMinute
+		}
 		if e.MaxBudgetUSD > 0 {
 			l.MaxBudget = &e.MaxBudgetUSD
 		}

@@ -175,7 +175,7 @@ type litellmKeyList struct {
 
 // litellmPath reports the paths answered in LiteLLM's error envelope.
 func litellmPath(path string) bool {
-	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path) || litellmCustomerPath(path) || litellmModelPath(path) || litellmSpendPath(path) || litellmUserPath(path)
+	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path) || litellmCustomerPath(path) || litellmModelPath(path) || litellmSpendPath(path) || litellmUserPath(path) || litellmBudgetPath(path)
 }
 
 // litellmRoutes registers LiteLLM's key management routes; g checks the models a key names.

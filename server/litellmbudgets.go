@@ -1,0 +1,610 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// LiteLLM's proxy keeps reusable budgets (its LiteLLM_BudgetTable) managed through
+// /budget/new, /budget/update, /budget/info, /budget/list, /budget/delete and
+// /budget/settings, and attached by budget_id to customers (/customer/new and
+// /customer/update). The routes here keep them in store.LiteLLMBudgets under
+// "<owner>/<budget_id>", each key seeing its own, as its teams and end users. A budget is a
+// template of limits, not an account: an end user naming one takes its max_budget,
+// soft_budget, budget_duration and tpm_limit as its own account's limits (each end user
+// spends against them on its own, as on LiteLLM), and a /budget/update rewrites them on
+// every end user naming it in the same store transaction (store.BudgetCustomers indexes
+// those end users). A budget some end user names cannot be deleted: LiteLLM's database
+// sets those customers' budget_id to null, leaving them unbounded without a word; here the
+// delete is a 400 naming them. The fields an end user account cannot hold (rpm_limit,
+// max_parallel_requests, model_max_budget, budget_reset_at) are refused with a 400 naming
+// them unless they ask for nothing, as the other LiteLLM routes here refuse theirs.
+
+// Bounds of LiteLLM budgets.
+const (
+	// maxLiteLLMBudgetsPerOwner bounds the budgets one key may have.
+	maxLiteLLMBudgetsPerOwner = 1000
+	// maxLiteLLMBudgetIDLength bounds a budget's id.
+	maxLiteLLMBudgetIDLength = 256
+	// maxLiteLLMBudgetsAtOnce bounds the ids of one /budget/info.
+	maxLiteLLMBudgetsAtOnce = 100
+	// maxBudgetCustomersNamed bounds the end users a refused /budget/delete names.
+	maxBudgetCustomersNamed = 20
+)
+
+// litellmBudgetUnsupported are LiteLLM's budget fields an end user account cannot hold,
+// with the reason given when one asks for something.
+var litellmBudgetUnsupported = map[string]string{
+	"rpm_limit":             "an end user's account has no requests per minute bound (keys and teams have one: rpm_limit on /key/generate, /team/new)",
+	"max_parallel_requests": "Switchyard does not bound concurrent requests of an end user",
+	"model_max_budget":      "an end user's account has one budget for all its models (per-model budgets are not supported)",
+	"budget_reset_at":       "each end user's period starts at its own first request after it takes the budget, and restarts every budget_duration",
+}
+
+// litellmBudgetRecord is a budget's record in store.LiteLLMBudgets.
+type litellmBudgetRecord struct {
+	BudgetID        string    `json:"budget_id"`
+	MaxBudgetUSD    float64   `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD   float64   `json:"soft_budget_usd,omitempty"`
+	BudgetDuration  string    `json:"budget_duration,omitempty"`
+	TokensPerMinute int64     `json:"tokens_per_minute,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	CreatedBy       string    `json:"created_by"`
+	UpdatedAt       time.Time `json:"updated_at"`
+	UpdatedBy       string    `json:"updated_by"`
+	Owner           string    `json:"owner"`
+}
+
+// litellmBudget is a budget as LiteLLM's LiteLLM_BudgetTable describes one.
+type litellmBudget struct {
+	BudgetID            string         `json:"budget_id"`
+	MaxBudget           *float64       `json:"max_budget" jsonschema:"description=USD each end user naming the budget may spend (per budget_duration); null for no bound"`
+	SoftBudget          *float64       `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
+	MaxParallelRequests *int           `json:"max_parallel_requests" jsonschema:"description=Always null (not supported)"`
+	TPMLimit            *int64         `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user naming the budget may use; null for no bound"`
+	RPMLimit            *int           `json:"rpm_limit" jsonschema:"description=Always null (not supported)"`
+	ModelMaxBudget      map[string]any `json:"model_max_budget" jsonschema:"description=Always null (not supported)"`
+	BudgetDuration      *string        `json:"budget_duration" jsonschema:"description=Period after which each end user's spend starts again from zero (30d); null for all time"`
+	BudgetResetAt       *time.Time     `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
+	CreatedAt           time.Time      `json:"created_at"`
+	CreatedBy           string         `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the budget"`
+	UpdatedAt           time.Time      `json:"updated_at"`
+	UpdatedBy           string         `json:"updated_by"`
+}
+
+// litellmBudgetRequest documents the body of POST /budget/new and /budget/update; other
+// LiteLLM fields are refused when they ask for something.
+type litellmBudgetRequest struct {
+	BudgetID       string   `json:"budget_id,omitempty" jsonschema:"description=The budget's id (at most 256 characters; made when not given on /budget/new; required on /budget/update)"`
+	MaxBudget      *float64 `json:"max_budget,omitempty" jsonschema:"description=USD each end user naming it may spend (per budget_duration); more than 0; null for no bound"`
+	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null or 0 for none"`
+	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which each end user's spend starts again from zero (30d); null for all time"`
+	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute each end user naming it may use; null or 0 for no bound"`
+}
+
+// litellmBudgetIDs is the body of POST /budget/info.
+type litellmBudgetIDs struct {
+	Budgets []string `json:"budgets" jsonschema:"description=The budgets' ids"`
+}
+
+// litellmBudgetDeletion is the body of POST /budget/delete.
+type litellmBudgetDeletion struct {
+	ID string `json:"id" jsonschema:"description=The budget's id"`
+}
+
+// litellmBudgetSetting is one field of GET /budget/settings (LiteLLM's ConfigList).
+type litellmBudgetSetting struct {
+	FieldName         string `json:"field_name"`
+	FieldType         string `json:"field_type" jsonschema:"description=Integer, Float, String or Object"`
+	FieldDescription  string `json:"field_description"`
+	FieldValue        any    `json:"field_value" jsonschema:"description=The budget's value; null when not set"`
+	StoredInDB        bool   `json:"stored_in_db" jsonschema:"description=Always true"`
+	FieldDefaultValue any    `json:"field_default_value" jsonschema:"description=Always null"`
+}
+
+// litellmBudgetPath reports the budget paths answered in LiteLLM's error envelope.
+func litellmBudgetPath(path string) bool { return strings.HasPrefix(path, "/budget/") }
+
+// litellmBudgetRoutes registers LiteLLM's budget management routes.
+func (s *Server) litellmBudgetRoutes() {
+	tags := []string{"LiteLLM compatibility"}
+	scoped := "the calling key is itself limited in scope (a virtual or job key)"
+	s.Handle(Route{Method: "POST", Path: "/budget/new", Summary: "LiteLLM's budget creation: a reusable budget that end users take by budget_id (/customer/new, /customer/update)",
+		Tags: tags, Request: litellmBudgetRequest{}, Response: litellmBudget{},
+		Errors: map[int]string{400: "budget_id taken or too long, past the key's 1000 budgets, or a bad or unsupported field: the message names it", 403: scoped}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			now := time.Now().UTC()
+			b := litellmBudgetRecord{Owner: owner(r), CreatedAt: now, CreatedBy: owner(r), UpdatedAt: now, UpdatedBy: owner(r)}
+			if raw, ok := fields["budget_id"]; ok && !isJSONNull(raw) {
+				if json.Unmarshal(raw, &b.BudgetID) != nil {
+					return litellmInvalid("budget_id", "budget_id: must be a string, got %s", raw)
+				}
+			}
+			delete(fields, "budget_id")
+			if b.BudgetID == "" {
+				b.BudgetID = uuid.NewString()
+			}
+			if err := checkLiteLLMBudgetID("budget_id", b.BudgetID); err != nil {
+				return err
+			}
+			if err := applyLiteLLMBudgetFields(&b, fields); err != nil {
+				return err
+			}
+			if err := s.createLiteLLMBudget(r.Context(), b); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, litellmBudgetOf(b))
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/budget/update", Summary: "LiteLLM's budget update: sets the fields given (null removes a bound) and applies them to every end user that names the budget",
+		Tags: tags, Request: litellmBudgetRequest{}, Response: litellmBudget{},
+		Errors: map[int]string{400: "budget_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: "no budget of this key has the budget_id"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			var id string
+			if raw, ok := fields["budget_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
+				return litellmInvalid("budget_id", "budget_id: required, a string: the budget to change")
+			}
+			delete(fields, "budget_id")
+			b, err := s.updateLiteLLMBudget(r.Context(), owner(r), id, fields)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, litellmBudgetOf(*b))
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/budget/info", Summary: "LiteLLM's budget info: the budgets of the ids given",
+		Tags: tags, Request: litellmBudgetIDs{}, Response: []litellmBudget{},
+		Errors: map[int]string{400: "budgets missing, empty or past 100 ids", 403: scoped, 404: "an id is no budget of this key: the message lists them"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmBudgetIDs
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if len(req.Budgets) == 0 {
+				return litellmInvalid("budgets", "budgets: give the ids of the budgets, e.g. {\"budgets\": [\"my-budget\"]}")
+			}
+			if len(req.Budgets) > maxLiteLLMBudgetsAtOnce {
+				return litellmInvalid("budgets", "budgets: at most %d ids at once, got %d", maxLiteLLMBudgetsAtOnce, len(req.Budgets))
+			}
+			out := make([]litellmBudget, 0, len(req.Budgets))
+			var missing []string
+			for _, id := range req.Budgets {
+				b, err := s.litellmBudgetOf(r.Context(), s.cfg.Store, owner(r), id)
+				var ae *APIError
+				switch {
+				case asAPIError(err, &ae) && ae.Status == http.StatusNotFound:
+					if !slices.Contains(missing, id) {
+						missing = append(missing, id)
+					}
+				case err != nil:
+					return err
+				case !slices.ContainsFunc(out, func(o litellmBudget) bool { return o.BudgetID == id }):
+					out = append(out, litellmBudgetOf(b))
+				}
+			}
+			if len(missing) > 0 {
+				return litellmNotFound("budgets", "Budget id(s)=%s do not exist in db", strings.Join(missing, ", "))
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/budget/list", Summary: "LiteLLM's budget list: every budget of this key, oldest first",
+		Tags: tags, Response: []litellmBudget{}, Errors: map[int]string{403: scoped}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			bs, err := s.litellmBudgets(r.Context(), owner(r))
+			if err != nil {
+				return err
+			}
+			out := make([]litellmBudget, 0, len(bs))
+			for _, b := range bs {
+				out = append(out, litellmBudgetOf(b))
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/budget/delete", Summary: "LiteLLM's budget deletion: deletes a budget no end user names (LiteLLM would leave those end users unbounded: here it is a 400 naming them)",
+		Tags: tags, Request: litellmBudgetDeletion{}, Response: litellmBudget{},
+		Errors: map[int]string{400: "id missing, or end users name the budget: the message lists them", 403: scoped, 404: "no budget of this key has the id"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmBudgetDeletion
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if req.ID == "" {
+				return litellmInvalid("id", "id: required: the budget to delete")
+			}
+			b, err := s.deleteLiteLLMBudget(r.Context(), owner(r), req.ID)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, litellmBudgetOf(*b))
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/budget/settings", Summary: "LiteLLM's budget settings: each field a budget has, with its type, description and the budget's value (LiteLLM's admin UI)",
+		Tags: tags, Response: []litellmBudgetSetting{}, Query: []QueryParam{{Name: "budget_id", Required: true, Description: "The budget's id"}},
+		Errors: map[int]string{400: "budget_id missing", 403: scoped, 404: "no budget of this key has the budget_id"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.URL.Query().Get("budget_id")
+			if id == "" {
+				return litellmInvalid("budget_id", "budget_id: required: GET /budget/settings?budget_id=…")
+			}
+			b, err := s.litellmBudgetOf(r.Context(), s.cfg.Store, owner(r), id)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, litellmBudgetSettings(litellmBudgetOf(b)))
+			return nil
+		})
+}
+
+// isJSONNull reports a JSON null.
+func isJSONNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+// checkLiteLLMBudgetID refuses a budget id that is empty, too long, not UTF-8 or holds
+// control characters (field names the field).
+func checkLiteLLMBudgetID(field, id string) error {
+	switch {
+	case id == "":
+		return litellmInvalid(field, "%s: required: the budget's id", field)
+	case len(id) > maxLiteLLMBudgetIDLength:
+		return litellmInvalid(field, "%s: at most %d characters, got %d", field, maxLiteLLMBudgetIDLength, len(id))
+	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return litellmInvalid(field, "%s: must be text without control characters, got %q", field, id)
+	}
+	return nil
+}
+
+// applyLiteLLMBudgetFields sets b's limits to LiteLLM's fields given (null removes one,
+// as LiteLLM's /budget/update stores what it is sent) and checks the result, refusing a
+// field with no equivalent unless it asks for nothing.
+func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.RawMessage) error {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the first bad field named is the same every time
+	for _, name := range names {
+		raw := fields[name]
+		null := isJSONNull(raw)
+		switch name {
+		case "max_budget", "soft_budget":
+			var v float64
+			if !null && json.Unmarshal(raw, &v) != nil {
+				return litellmInvalid(name, "%s: must be a number or null, got %s", name, raw)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return litellmInvalid(name, "%s: must be a non-negative finite number, got %v", name, v)
+			}
+			if name == "max_budget" {
+				if !null && v == 0 {
+					return litellmInvalid(name, "max_budget: 0 would be a budget of nothing, which a shared budget cannot be here: give more than 0, or null for no bound (/customer/block blocks an end user)")
+				}
+				b.MaxBudgetUSD = v
+			} else {
+				b.SoftBudgetUSD = v
+			}
+		case "tpm_limit":
+			var v int64
+			if !null && json.Unmarshal(raw, &v) != nil {
+				return litellmInvalid(name, "tpm_limit: must be a whole number or null, got %s", raw)
+			}
+			if v < 0 {
+				return litellmInvalid(name, "tpm_limit: must be at least 0, got %d", v)
+			}
+			b.TokensPerMinute = v
+		case "budget_duration":
+			var v string
+			if !null && json.Unmarshal(raw, &v) != nil {
+				return litellmInvalid(name, "budget_duration: must be a string such as \"30d\" or null, got %s", raw)
+			}
+			b.BudgetDuration = v
+		default:
+			if emptyJSON(raw) {
+				continue // created_at null, model_max_budget {}, rpm_limit 0, …: LiteLLM's clients' defaults
+			}
+			if why, ok := litellmBudgetUnsupported[name]; ok {
+				return litellmInvalid(name, "%s: not supported: %s", name, why)
+			}
+			return litellmInvalid(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit)", name, name)
+		}
+	}
+	_, err := checkKeyRequest(nil, keyRequest{MaxBudgetUSD: b.MaxBudgetUSD, SoftBudgetUSD: b.SoftBudgetUSD,
+		BudgetDuration: b.BudgetDuration, TokensPerMinute: b.TokensPerMinute}, time.Now(), false)
+	return litellmRenamed(err, []litellmName{{"budget_duration", "budget_duration"}, {"tokens_per_minute", "tpm_limit"},
+		{"max_budget_usd", "max_budget"}, {"soft_budget_usd", "soft_budget"}})
+}
+
+// litellmBudgetOf describes b in LiteLLM's fields.
+func litellmBudgetOf(b litellmBudgetRecord) litellmBudget {
+	out := litellmBudget{BudgetID: b.BudgetID, CreatedAt: b.CreatedAt, CreatedBy: b.CreatedBy, UpdatedAt: b.UpdatedAt, UpdatedBy: b.UpdatedBy}
+	if b.MaxBudgetUSD > 0 {
+		out.MaxBudget = &b.MaxBudgetUSD
+	}
+	if b.SoftBudgetUSD > 0 {
+		out.SoftBudget = &b.SoftBudgetUSD
+	}
+	if b.TokensPerMinute > 0 {
+		out.TPMLimit = &b.TokensPerMinute
+	}
+	if b.BudgetDuration != "" {
+		out.BudgetDuration = &b.BudgetDuration
+	}
+	return out
+}
+
+// litellmBudgetSettings lists b's fields as LiteLLM's /budget/settings does.
+func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
+	unsupported := "Not supported by Switchyard: always null"
+	value := func(p any) any { // a typed nil pointer answers null
+		switch v := p.(type) {
+		case *float64:
+			if v != nil {
+				return *v
+			}
+		case *int64:
+			if v != nil {
+				return *v
+			}
+		case *string:
+			if v != nil {
+				return *v
+			}
+		}
+		return nil
+	}
+	return []litellmBudgetSetting{
+		{FieldName: "max_parallel_requests", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
+		{FieldName: "tpm_limit", FieldType: "Integer", FieldDescription: "Tokens per minute each end user naming the budget may use", FieldValue: value(b.TPMLimit), StoredInDB: true},
+		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
+		{FieldName: "budget_duration", FieldType: "String", FieldDescription: "Period after which each end user's spend starts again from zero (30d)", FieldValue: value(b.BudgetDuration), StoredInDB: true},
+		{FieldName: "max_budget", FieldType: "Float", FieldDescription: "USD each end user naming the budget may spend (per budget_duration)", FieldValue: value(b.MaxBudget), StoredInDB: true},
+		{FieldName: "soft_budget", FieldType: "Float", FieldDescription: "USD mark that sends a budget alert and never blocks", FieldValue: value(b.SoftBudget), StoredInDB: true},
+		{FieldName: "model_max_budget", FieldType: "Object", FieldDescription: unsupported, StoredInDB: true},
+	}
+}
+
+// litellmBudgetNotFound is the 404 of owner's missing budget id, naming param.
+func litellmBudgetNotFound(param, id string) *APIError {
+	return litellmNotFound(param, "%s: no budget %q of this key (POST /budget/new makes one)", param, id)
+}
+
+// litellmBudgetOf reads owner's budget id through rd, or answers 404 naming budget_id.
+func (s *Server) litellmBudgetOf(ctx context.Context, rd store.Reader, owner, id string) (litellmBudgetRecord, error) {
+	return ownedRecord[litellmBudgetRecord](ctx, rd, store.LiteLLMBudgets, owner, id, "budget", func() error {
+		return litellmBudgetNotFound("budget_id", id)
+	})
+}
+
+// litellmBudgets returns owner's budgets, oldest first.
+func (s *Server) litellmBudgets(ctx context.Context, owner string) ([]litellmBudgetRecord, error) {
+	es, err := s.cfg.Store.List(ctx, store.LiteLLMBudgets, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("server: listing budgets: %w", err)
+	}
+	out := make([]litellmBudgetRecord, 0, len(es))
+	for _, e := range es {
+		var b litellmBudgetRecord
+		if err := json.Unmarshal(e.Value, &b); err != nil {
+			return nil, fmt.Errorf("server: reading budget %s: %w", e.Key, err)
+		}
+		out = append(out, b)
+	}
+	slices.SortStableFunc(out, func(a, b litellmBudgetRecord) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
+// createLiteLLMBudget stores b, refusing an id taken and a budget past the owner's bound.
+func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Get(ctx, store.LiteLLMBudgets, b.Owner+"/"+b.BudgetID); err == nil {
+			return litellmInvalid("budget_id", "Budget with id '%s' already exists.", b.BudgetID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		have, err := tx.List(ctx, store.LiteLLMBudgets, store.ListOptions{Prefix: b.Owner + "/", Limit: maxLiteLLMBudgetsPerOwner})
+		if err != nil {
+			return err
+		}
+		if len(have) >= maxLiteLLMBudgetsPerOwner {
+			return litellmInvalid("budget_id", "budget_id: this key has %d budgets, the most it may have: delete one first", len(have))
+		}
+		return store.PutJSON(ctx, tx, store.LiteLLMBudgets, b.Owner+"/"+b.BudgetID, b)
+	})
+	if err != nil {
+		return fmt.Errorf("server: creating budget %s: %w", b.BudgetID, err)
+	}
+	s.log.InfoContext(ctx, "budget created", "owner", b.Owner, "budget_id", b.BudgetID)
+	return nil
+}
+
+// updateLiteLLMBudget applies LiteLLM's fields to owner's budget id and its limits to
+// every end user naming it, in one transaction: a failed update changes nothing.
+func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
+	var b litellmBudgetRecord
+	applied := 0
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		if b, err = s.litellmBudgetOf(ctx, tx, owner, id); err != nil {
+			return err
+		}
+		if err := applyLiteLLMBudgetFields(&b, fields); err != nil {
+			return err
+		}
+		b.UpdatedAt, b.UpdatedBy = time.Now().UTC(), owner
+		if err := store.PutJSON(ctx, tx, store.LiteLLMBudgets, owner+"/"+id, b); err != nil {
+			return err
+		}
+		ids, err := budgetCustomers(ctx, tx, owner, id, 0)
+		if err != nil {
+			return err
+		}
+		for _, eid := range ids {
+			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+eid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // an index entry outliving its end user changes nothing
+			} else if err != nil {
+				return err
+			}
+			rec.MaxBudgetUSD, rec.SoftBudgetUSD, rec.BudgetDuration, rec.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, eid), endUserLimits(rec.endUser)); err != nil {
+				return err
+			}
+			if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+eid, rec); err != nil {
+				return err
+			}
+			applied++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: updating budget %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "budget updated", "owner", owner, "budget_id", id, "end_users", applied)
+	return &b, nil
+}
+
+// deleteLiteLLMBudget deletes owner's budget id unless an end user names it (a 400 naming
+// them) and returns it.
+func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*litellmBudgetRecord, error) {
+	var b litellmBudgetRecord
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		if b, err = ownedRecord[litellmBudgetRecord](ctx, tx, store.LiteLLMBudgets, owner, id, "budget", func() error {
+			return litellmBudgetNotFound("id", id)
+		}); err != nil {
+			return err
+		}
+		users, err := budgetCustomers(ctx, tx, owner, id, maxBudgetCustomersNamed+1)
+		if err != nil {
+			return err
+		}
+		if len(users) > 0 {
+			named := users[:min(len(users), maxBudgetCustomersNamed)]
+			more := ""
+			if len(users) > maxBudgetCustomersNamed {
+				more = " and more"
+			}
+			return litellmInvalid("id", "id: budget %q is the budget of customers %s%s: give them another budget_id (/customer/update) or delete them (/customer/delete) first", id, pythonList(named), more)
+		}
+		return tx.Delete(ctx, store.LiteLLMBudgets, owner+"/"+id)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: deleting budget %s: %w", id, err)
+	}
+	s.log.InfoContext(ctx, "budget deleted", "owner", owner, "budget_id", id)
+	return &b, nil
+}
+
+// budgetCustomersPrefix is the store.BudgetCustomers prefix of owner's budget id.
+func budgetCustomersPrefix(owner, budgetID string) string {
+	return owner + "/" + url.PathEscape(budgetID) + "/"
+}
+
+// budgetCustomers lists the ids of owner's end users naming budget id through rd (at most
+// limit; 0: all).
+func budgetCustomers(ctx context.Context, rd store.Reader, owner, budgetID string, limit int) ([]string, error) {
+	prefix := budgetCustomersPrefix(owner, budgetID)
+	es, err := rd.List(ctx, store.BudgetCustomers, store.ListOptions{Prefix: prefix, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("server: listing the end users of budget %s: %w", budgetID, err)
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, strings.TrimPrefix(e.Key, prefix))
+	}
+	return out, nil
+}
+
+// moveBudgetCustomer moves owner's end user id from the end users of budget from to
+// those of budget to ("": none) through tx.
+func moveBudgetCustomer(ctx context.Context, tx store.Tx, owner, id, from, to string) error {
+	if from == to {
+		return nil
+	}
+	if from != "" {
+		if err := tx.Delete(ctx, store.BudgetCustomers, budgetCustomersPrefix(owner, from)+id); err != nil {
+			return fmt.Errorf("server: end user %s leaving budget %s: %w", id, from, err)
+		}
+	}
+	if to != "" {
+		if err := tx.Put(ctx, store.BudgetCustomers, budgetCustomersPrefix(owner, to)+id, []byte(`""`)); err != nil {
+			return fmt.Errorf("server: end user %s taking budget %s: %w", id, to, err)
+		}
+	}
+	return nil
+}
+
+// endUserBudgetFields are the end user fields a budget_id sets, in the order a refusal
+// names them.
+var endUserBudgetFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute"}
+
+// budgetFieldsGiven names the budget fields req sets (those a budget_id sets too).
+func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
+	given := map[string]json.RawMessage{}
+	if req.MaxBudgetUSD != 0 || (req.Blocked && req.budgetBlock) {
+		given["max_budget_usd"] = nil
+	}
+	if req.SoftBudgetUSD != 0 {
+		given["soft_budget_usd"] = nil
+	}
+	if req.BudgetDuration != "" {
+		given["budget_duration"] = nil
+	}
+	if req.TokensPerMinute != 0 {
+		given["tokens_per_minute"] = nil
+	}
+	return given
+}
+
+// budgetFieldsBeside refuses an end user's own budget fields given with (or while it has)
+// a budget_id, whose budget sets them.
+func budgetFieldsBeside(given map[string]json.RawMessage) error {
+	for _, f := range endUserBudgetFields {
+		if _, ok := given[f]; ok {
+			v := Validation(http.StatusUnprocessableEntity, "%s: the end user's budget fields come from its budget_id (POST /budget/update changes them); give budget_id or %s, not both", f, f)
+			v.Param = f
+			return v
+		}
+	}
+	return nil
+}
+
+// takeBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
+// through tx ("": req unchanged), or answers 404 naming budget_id.
+func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest) error {
+	if req.BudgetID == "" {
+		return nil
+	}
+	b, err := ownedRecord[litellmBudgetRecord](ctx, tx, store.LiteLLMBudgets, owner, req.BudgetID, "budget", func() error {
+		return litellmBudgetNotFound("budget_id", req.BudgetID)
+	})
+	if err != nil {
+		return err
+	}
+	req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+	req.Blocked, req.budgetBlock = req.Blocked && !req.budgetBlock, false // the budget replaces a budget of nothing
+	return nil
+}
