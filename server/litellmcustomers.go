@@ -380,10 +380,10 @@ func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json
 func litellmCustomerNames(err error) error { return litellmRenamed(err, litellmCustomerNativeNames) }
 
 // litellmCustomerMissing answers a 404 of end user id as LiteLLM's (param names the
-// field); other errors pass unchanged.
+// field); other errors (the 404 of a budget_id naming no budget among them) pass unchanged.
 func litellmCustomerMissing(param, id string, err error) error {
 	var ae *APIError
-	if asAPIError(err, &ae) && ae.Status == http.StatusNotFound {
+	if asAPIError(err, &ae) && ae.Status == http.StatusNotFound && ae.Param != "budget_id" {
 		return litellmNotFound(param, "End User Id=%s does not exist in db", id)
 	}
 	return err
