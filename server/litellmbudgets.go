@@ -72,19 +72,19 @@ type litellmBudgetRecord struct {
 
 // litellmBudget is a budget as LiteLLM's LiteLLM_BudgetTable describes one.
 type litellmBudget struct {
-	BudgetID            string         `json:"budget_id"`
-	MaxBudget           *float64       `json:"max_budget" jsonschema:"description=USD each end user naming the budget may spend (per budget_duration); null for no bound"`
-	SoftBudget          *float64       `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
-	MaxParallelRequests *int           `json:"max_parallel_requests" jsonschema:"description=Always null (not supported)"`
-	TPMLimit            *int64         `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user naming the budget may use; null for no bound"`
-	RPMLimit            *int           `json:"rpm_limit" jsonschema:"description=Always null (not supported)"`
-	ModelMaxBudget      map[string]any `json:"model_max_budget" jsonschema:"description=Always null (not supported)"`
-	BudgetDuration      *string        `json:"budget_duration" jsonschema:"description=Period after which each end user's spend starts again from zero (30d); null for all time"`
-	BudgetResetAt       *time.Time     `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
-	CreatedAt           time.Time      `json:"created_at"`
-	CreatedBy           string         `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the budget"`
-	UpdatedAt           time.Time      `json:"updated_at"`
-	UpdatedBy           string         `json:"updated_by"`
+	BudgetID            string          `json:"budget_id"`
+	MaxBudget           *float64        `json:"max_budget" jsonschema:"description=USD each end user naming the budget may spend (per budget_duration); null for no bound"`
+	SoftBudget          *float64        `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
+	MaxParallelRequests *int            `json:"max_parallel_requests" jsonschema:"description=Always null (not supported)"`
+	TPMLimit            *int64          `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user naming the budget may use; null for no bound"`
+	RPMLimit            *int            `json:"rpm_limit" jsonschema:"description=Always null (not supported)"`
+	ModelMaxBudget      *map[string]any `json:"model_max_budget" jsonschema:"description=Always null (not supported)"` // a pointer: the document's schema allows the null it always is
+	BudgetDuration      *string         `json:"budget_duration" jsonschema:"description=Period after which each end user's spend starts again from zero (30d); null for all time"`
+	BudgetResetAt       *time.Time      `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
+	CreatedAt           time.Time       `json:"created_at"`
+	CreatedBy           string          `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the budget"`
+	UpdatedAt           time.Time       `json:"updated_at"`
+	UpdatedBy           string          `json:"updated_by"`
 }
 
 // litellmBudgetRequest documents the body of POST /budget/new and /budget/update; other
