@@ -457,17 +457,12 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fiel
 		if err := store.PutJSON(ctx, tx, store.LiteLLMBudgets, owner+"/"+id, b); err != nil {
 			return err
 		}
-		ids, err := budgetCustomers(ctx, tx, owner, id, 0)
+		recs, err := budgetUsers(ctx, tx, owner, id, 0)
 		if err != nil {
 			return err
 		}
-		for _, eid := range ids {
-			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+eid)
-			if errors.Is(err, store.ErrNotFound) {
-				continue // an index entry outliving its end user changes nothing
-			} else if err != nil {
-				return err
-			}
+		for _, rec := range recs {
+			eid := rec.EndUserID
 			rec.MaxBudgetUSD, rec.SoftBudgetUSD, rec.BudgetDuration, rec.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
 			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, eid), endUserLimits(rec.endUser)); err != nil {
 				return err
@@ -497,11 +492,15 @@ func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*li
 		}); err != nil {
 			return err
 		}
-		users, err := budgetCustomers(ctx, tx, owner, id, maxBudgetCustomersNamed+1)
+		recs, err := budgetUsers(ctx, tx, owner, id, maxBudgetCustomersNamed+1)
 		if err != nil {
 			return err
 		}
-		if len(users) > 0 {
+		if len(recs) > 0 {
+			users := make([]string, len(recs))
+			for i, rec := range recs {
+				users[i] = rec.EndUserID
+			}
 			named := users[:min(len(users), maxBudgetCustomersNamed)]
 			more := ""
 			if len(users) > maxBudgetCustomersNamed {
@@ -523,19 +522,39 @@ func budgetCustomersPrefix(owner, budgetID string) string {
 	return owner + "/" + url.PathEscape(budgetID) + "/"
 }
 
-// budgetCustomers lists the ids of owner's end users naming budget id through rd (at most
-// limit; 0: all).
-func budgetCustomers(ctx context.Context, rd store.Reader, owner, budgetID string, limit int) ([]string, error) {
-	prefix := budgetCustomersPrefix(owner, budgetID)
-	es, err := rd.List(ctx, store.BudgetCustomers, store.ListOptions{Prefix: prefix, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("server: listing the end users of budget %s: %w", budgetID, err)
+// budgetUsers returns owner's end users naming budget id (at most limit; 0: all), read
+// through tx by store.BudgetCustomers. An entry whose end user is gone or names another
+// budget or none (the index out of step: left by a replica of an earlier build, or by a
+// write that missed it) is deleted, never taken for a user of the budget.
+func budgetUsers(ctx context.Context, tx store.Tx, owner, id string, limit int) ([]storedEndUser, error) {
+	prefix := budgetCustomersPrefix(owner, id)
+	var out []storedEndUser
+	for after := ""; ; {
+		es, err := tx.List(ctx, store.BudgetCustomers, store.ListOptions{Prefix: prefix, After: after, Limit: store.MaxPageLimit})
+		if err != nil {
+			return nil, fmt.Errorf("server: listing the end users of budget %s: %w", id, err)
+		}
+		for _, e := range es {
+			eid := strings.TrimPrefix(e.Key, prefix)
+			rec, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+eid)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+			if err != nil || rec.BudgetID != id {
+				if err := tx.Delete(ctx, store.BudgetCustomers, e.Key); err != nil {
+					return nil, fmt.Errorf("server: dropping a stale end user %s of budget %s: %w", eid, id, err)
+				}
+				continue
+			}
+			if out = append(out, rec); limit > 0 && len(out) >= limit {
+				return out, nil
+			}
+		}
+		if len(es) < store.MaxPageLimit {
+			return out, nil
+		}
+		after = es[len(es)-1].Key
 	}
-	out := make([]string, 0, len(es))
-	for _, e := range es {
-		out = append(out, strings.TrimPrefix(e.Key, prefix))
-	}
-	return out, nil
 }
 
 // moveBudgetCustomer moves owner's end user id from the end users of budget from to
