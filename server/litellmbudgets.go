@@ -603,7 +603,7 @@ func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
 func budgetFieldsBeside(given map[string]json.RawMessage) error {
 	for _, f := range endUserBudgetFields {
 		if _, ok := given[f]; ok {
-			v := Validation(http.StatusUnprocessableEntity, "%s: the end user's budget fields come from its budget_id (POST /budget/update changes them); give budget_id or %s, not both", f, f)
+			v := Validation(http.StatusUnprocessableEntity, "%s: the end user's budget fields come from its budget_id (POST /budget/update changes them); give budget_id or this field, not both", f)
 			v.Param = f
 			return v
 		}
