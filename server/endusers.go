@@ -114,6 +114,7 @@ func (s *Server) endUserRoutes(g *completions.Gateway) {
 		Tags: tags, Request: endUserRequest{}, Response: endUser{}, Status: http.StatusCreated,
 		Errors: map[int]string{
 			403: "the calling key is itself limited in scope (a virtual or job key)",
+			404: "budget_id names no budget of this key (POST /budget/new makes one)",
 			409: "an end user of this key has this end_user_id already (made by a request that named it: PATCH it)",
 			422: "validation error: the message names the field",
 		}},
@@ -138,7 +139,7 @@ func (s *Server) endUserRoutes(g *completions.Gateway) {
 		getOwned("end_user_id", s.endUserInfo))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/customers/{end_user_id}", Summary: "Change an end user's alias or limits or block (the fields given); its spend is kept",
 		Tags: tags, Request: endUserRequest{}, Response: endUser{}, Errors: map[int]string{
-			404: notFound,
+			404: notFound + ", or budget_id names no budget of this key",
 			422: "validation error: the message names the field",
 		}},
 		patchOwned("end_user_id", func(ctx context.Context, owner, id string) error {

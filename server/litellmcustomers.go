@@ -128,7 +128,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 		}
 		s.Handle(Route{Method: "POST", Path: prefix + "/new", Summary: "LiteLLM's customer creation: an end user with a budget and block (as POST /api/v1/customers)" + alias,
 			Tags: tags, Request: litellmCustomerRequest{}, Response: litellmCustomer{},
-			Errors: map[int]string{400: "user_id missing or taken or a bad or unsupported field: the message names it", 403: scoped}},
+			Errors: map[int]string{400: "user_id missing or taken or a bad or unsupported field: the message names it", 403: scoped, 404: "budget_id names no budget of this key (param budget_id)"}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				fields, err := litellmBody(r)
 				if err != nil {
@@ -180,7 +180,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 			s.litellmCustomerList)
 		s.Handle(Route{Method: "POST", Path: prefix + "/update", Summary: "LiteLLM's customer update: changes the fields given of an end user; as LiteLLM's it ignores null, false, 0, [] and {} (/customer/unblock unblocks)" + alias,
 			Tags: tags, Request: litellmCustomerRequest{}, Response: litellmCustomer{},
-			Errors: map[int]string{400: "user_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: "no end user of this key has the user_id"}},
+			Errors: map[int]string{400: "user_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: "no end user of this key has the user_id, or budget_id names no budget of this key (param names which)"}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				fields, err := litellmBody(r)
 				if err != nil {
