@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -186,13 +187,23 @@ type HealthResult struct {
 
 // CheckDeployments runs CheckDeployment on every one of ds, at most concurrency at once
 // (below 1: 1), each bounded by timeout (0 or less: by ctx alone), and returns their results
-// in ds's order. A deployment not started when ctx ends gets ctx's error.
+// in ds's order. A model listed under several names (the same Model and Mode) is checked once
+// and its result given to each. A deployment not started when ctx ends gets ctx's error.
 func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurrency int, timeout time.Duration) []HealthResult {
-	out := make([]HealthResult, len(ds))
+	type call struct{ model, mode string }
+	first := map[call]int{}
+	var distinct []Deployment
+	for _, d := range ds {
+		c := call{d.Model, d.Mode}
+		if _, ok := first[c]; !ok {
+			first[c] = len(distinct)
+			distinct = append(distinct, d)
+		}
+	}
+	errs := make([]error, len(distinct))
 	sem := make(chan struct{}, max(concurrency, 1))
 	var wg sync.WaitGroup
-	for i, d := range ds {
-		out[i].Deployment = d
+	for i, d := range distinct {
 		if ctx.Err() == nil { // select picks at random when a slot is free and ctx is done too
 			select {
 			case sem <- struct{}{}:
@@ -200,7 +211,7 @@ func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurr
 			}
 		}
 		if ctx.Err() != nil {
-			out[i].Err = fmt.Errorf("completions: health check of %s not run: %w", d.Model, ctx.Err())
+			errs[i] = fmt.Errorf("completions: health check of %s not run: %w", d.Model, ctx.Err())
 			continue
 		}
 		wg.Add(1)
@@ -212,9 +223,21 @@ func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurr
 				cctx, cancel = context.WithTimeout(ctx, timeout)
 			}
 			defer cancel()
-			out[i].Err = g.CheckDeployment(cctx, d)
+			errs[i] = g.CheckDeployment(cctx, d)
 		}()
 	}
 	wg.Wait()
+	out := make([]HealthResult, len(ds))
+	for i, d := range ds {
+		out[i] = HealthResult{Deployment: d, Err: errs[first[call{d.Model, d.Mode}]]}
+	}
 	return out
+}
+
+// GroupDeployments are the model groups' members (Deployments' first part): what the
+// operator configured, and what an unnarrowed GET /health and the background checks
+// (HealthMonitor) check. Empty without model groups.
+func (g *Gateway) GroupDeployments() []Deployment {
+	groups := g.ModelGroups()
+	return slices.DeleteFunc(g.Deployments(), func(d Deployment) bool { return !slices.Contains(groups, d.ModelName) })
 }

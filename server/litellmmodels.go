@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +104,9 @@ type litellmHealth struct {
 	UnhealthyEndpoints []litellmEndpoint `json:"unhealthy_endpoints"`
 	HealthyCount       int               `json:"healthy_count"`
 	UnhealthyCount     int               `json:"unhealthy_count"`
+	// CheckedAt is when the checks answered were taken: now for a live check, the latest
+	// round's end with serve --model-health-interval (absent before the first one ended).
+	CheckedAt *time.Time `json:"checked_at,omitempty" jsonschema:"description=When these results were taken (RFC 3339): the end of the latest background round (serve --model-health-interval) or of this request's own check; absent before the first background round has ended"`
 }
 
 // litellmEndpoint is one checked deployment: its litellm_params without secrets and, when it
@@ -169,14 +173,25 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/health", Summary: "LiteLLM's model health check: one tiny real request of every model group member (or of the deployments ?model= or ?model_id= names: a 400 without model groups) (a one-token chat answer; an embedding or a rerank of \"ping\"), concurrently, each bounded by serve --model-health-timeout; operator keys only",
+	s.Handle(Route{Method: "GET", Path: "/health", Summary: "LiteLLM's model health check: one tiny real request of every model group member (or of the deployments ?model= or ?model_id= names: a 400 without model groups) (a one-token chat answer; an embedding or a rerank of \"ping\"), concurrently, each bounded by serve --model-health-timeout; with serve --model-health-interval the latest background round's results at once instead (checked_at says when; ?fresh=true checks now); operator keys only",
 		Tags: tags, Response: litellmHealth{},
 		Query: []QueryParam{{Name: "model", Description: "only the deployments of this model name, else (as LiteLLM) those calling this provider/model"},
-			{Name: "model_id", Description: "only the deployment of this id (model_info.id)"}},
-		Errors: map[int]string{400: "no model groups and neither model nor model_id given", 403: "the calling key is limited in scope (a virtual or job key): the check is the operator's", 404: "model_id names no deployment"}},
+			{Name: "model_id", Description: "only the deployment of this id (model_info.id)"},
+			{Name: "fresh", Type: "boolean", Description: "with background checks on (serve --model-health-interval): check now, as without them, instead of answering the latest round (not kept as the latest)"}},
+		Errors: map[int]string{400: "no model groups and neither model nor model_id given, or fresh is not a boolean", 403: "the calling key is limited in scope (a virtual or job key): the check is the operator's", 404: "model_id names no deployment"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			ds := g.Deployments()
 			q := r.URL.Query()
+			fresh := false
+			if v := q.Get("fresh"); v != "" {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					e := Validation(http.StatusBadRequest, "fresh: must be true or false, got %q", v)
+					e.Param = "fresh"
+					return e
+				}
+				fresh = b
+			}
 			if id := q.Get("model_id"); id != "" {
 				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ID != id })
 				if len(ds) == 0 {
@@ -196,46 +211,89 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 			} else if q.Get("model_id") == "" {
 				// Unnarrowed, only what the operator configured is checked (LiteLLM's model_list):
 				// every catalogued model of a provider would be hundreds of paid calls.
-				groups := g.ModelGroups()
-				if len(groups) == 0 {
+				if len(g.ModelGroups()) == 0 {
 					e := Validation(http.StatusBadRequest, "model: give ?model= or ?model_id=: without model groups (--model-groups) an unnarrowed check would call every catalogued model of every provider")
 					e.Param = "model"
 					return e
 				}
-				ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return !slices.Contains(groups, d.ModelName) })
+				ds = g.GroupDeployments()
+			}
+			if s.modelHealth != nil && !fresh {
+				if out, ok := cachedHealth(s.modelHealth, ds); ok {
+					writeJSON(w, http.StatusOK, out)
+					return nil
+				}
 			}
 			writeJSON(w, http.StatusOK, s.checkDeployments(r, g, ds))
 			return nil
 		})
 }
 
+// cachedHealth is the /health answer of ds from m's latest round: empty lists before the
+// first round has ended; false when the latest round checked none of ds (a deployment the
+// background checks do not cover: the caller checks it now).
+func cachedHealth(m *completions.HealthMonitor, ds []completions.Deployment) (litellmHealth, bool) {
+	round, ok := m.Latest()
+	if !ok {
+		return litellmHealth{HealthyEndpoints: []litellmEndpoint{}, UnhealthyEndpoints: []litellmEndpoint{}}, true
+	}
+	want := make(map[string]bool, len(ds))
+	for _, d := range ds {
+		want[d.ID] = true
+	}
+	var picked []completions.HealthResult
+	for _, res := range round.Results {
+		if want[res.Deployment.ID] {
+			picked = append(picked, res)
+		}
+	}
+	if len(picked) == 0 {
+		return litellmHealth{}, false
+	}
+	out := litellmHealthOf(picked)
+	at := round.Finished.UTC()
+	out.CheckedAt = &at
+	return out, true
+}
+
+// BackgroundModelHealth has GET /health answer m's latest round at once (?fresh=true checks
+// now as without it). The caller runs m (HealthMonitor.Run).
+func BackgroundModelHealth(m *completions.HealthMonitor) Option {
+	return func(s *Server) error {
+		s.modelHealth = m
+		return nil
+	}
+}
+
 // checkDeployments checks ds (each distinct model and mode once, however many names it
 // has), bounded by the server's ModelHealthTimeout and ModelHealthConcurrency and by r's
 // context.
 func (s *Server) checkDeployments(r *http.Request, g *completions.Gateway, ds []completions.Deployment) litellmHealth {
-	type call struct{ model, mode string }
-	first := map[call]int{}
-	var distinct []completions.Deployment
-	for _, d := range ds {
-		c := call{d.Model, d.Mode}
-		if _, ok := first[c]; !ok {
-			first[c] = len(distinct)
-			distinct = append(distinct, d)
-		}
-	}
 	timeout := s.cfg.ModelHealthTimeout
 	if timeout < 0 {
 		timeout = 0
 	}
-	results := g.CheckDeployments(r.Context(), distinct, s.cfg.ModelHealthConcurrency, timeout)
+	results := g.CheckDeployments(r.Context(), ds, s.cfg.ModelHealthConcurrency, timeout)
+	for _, res := range results {
+		if res.Err != nil {
+			s.log.Warn("server: model health check failed", "request_id", requestID(r.Context()), "model", res.Deployment.Model, "err", res.Err)
+		}
+	}
+	out := litellmHealthOf(results)
+	at := time.Now().UTC()
+	out.CheckedAt = &at
+	return out
+}
+
+// litellmHealthOf is LiteLLM's /health answer of results (CheckedAt not set).
+func litellmHealthOf(results []completions.HealthResult) litellmHealth {
 	out := litellmHealth{HealthyEndpoints: []litellmEndpoint{}, UnhealthyEndpoints: []litellmEndpoint{}}
-	for _, d := range ds {
-		err := results[first[call{d.Model, d.Mode}]].Err
+	for _, res := range results {
+		d := res.Deployment
 		e := litellmEndpoint{Model: d.Model, APIBase: d.APIBase, ModelName: d.ModelName, ModelID: d.ID}
-		if err != nil {
-			e.Error = err.Error()
+		if res.Err != nil {
+			e.Error = res.Err.Error()
 			out.UnhealthyEndpoints = append(out.UnhealthyEndpoints, e)
-			s.log.Warn("server: model health check failed", "request_id", requestID(r.Context()), "model", d.Model, "err", err)
 		} else {
 			out.HealthyEndpoints = append(out.HealthyEndpoints, e)
 		}

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
@@ -129,9 +130,12 @@ type Server struct {
 	// history is the durable request history (option RequestHistory); nil: the usage
 	// routes read Usage's in-memory Recorder.
 	history *usagelog.History
-	mappers []ErrorMapper
-	closers []func(context.Context) error
-	handler http.Handler
+	// modelHealth is the background model health checks (option BackgroundModelHealth);
+	// nil: GET /health checks on every call.
+	modelHealth *completions.HealthMonitor
+	mappers     []ErrorMapper
+	closers     []func(context.Context) error
+	handler     http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte

@@ -1,0 +1,219 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// HealthJitter is the share of HealthMonitorOptions.Interval a wait between two rounds may
+// be longer or shorter by (±10%), so that replicas started together drift apart.
+const HealthJitter = 0.1
+
+// HealthMonitorOptions configure a HealthMonitor. Interval is required.
+type HealthMonitorOptions struct {
+	// Interval is the wait between two rounds of checks (±HealthJitter); it must be
+	// positive.
+	Interval time.Duration
+	// Concurrency is how many deployments are checked at once (below 1: 1).
+	Concurrency int
+	// Timeout bounds each deployment's check (0 or less: the round's context alone).
+	Timeout time.Duration
+	// Deployments lists what a round checks; default Gateway.GroupDeployments (what an
+	// unnarrowed GET /health checks).
+	Deployments func() []Deployment
+	// OnChange, when set, is told when a model turns unhealthy (its first failed check
+	// included) or healthy again: once per change, never per check. It must not block.
+	OnChange func(HealthChange)
+	// OnRound, when set, is told of every round once it is the latest.
+	OnRound func(HealthRound)
+	// OpenBreakers has a failed check that looks like an outage (a rate limit, a 5xx, a
+	// timeout, a connection failure: what counts towards the circuit breaker) open the
+	// model's circuit breaker at once, so requests skip it until its cooldown probe.
+	OpenBreakers bool
+	// Now is the clock; default the gateway's (Options.Now).
+	Now func() time.Time
+	// After waits between rounds; default time.After. Tests give one that waits for their
+	// own ticks.
+	After func(time.Duration) <-chan time.Time
+	// Logger logs failed checks and changes; default the gateway's.
+	Logger *slog.Logger
+}
+
+// HealthRound is one round of checks of every deployment.
+type HealthRound struct {
+	// Started and Finished are when the round began and ended.
+	Started, Finished time.Time
+	// Results are the deployments' results, in HealthMonitorOptions.Deployments' order.
+	Results []HealthResult
+}
+
+// HealthChange is a model turning unhealthy or healthy again.
+type HealthChange struct {
+	// Model is the "provider/model" checked.
+	Model string
+	// ModelNames are the names clients send for it (its model groups).
+	ModelNames []string
+	// Healthy is its state now.
+	Healthy bool
+	// Err is why its check failed (Healthy false).
+	Err error
+	// Time is when the round that saw the change finished.
+	Time time.Time
+}
+
+// HealthMonitor checks a gateway's deployments in the background (LiteLLM's
+// background_health_checks): at start and then every Interval, with the one tiny real
+// request of CheckDeployment, and keeps the latest round for GET /health to answer at once.
+// Each process runs its own. Create it with NewHealthMonitor and run it with Run.
+type HealthMonitor struct {
+	g    *Gateway
+	opts HealthMonitorOptions
+
+	mu     sync.Mutex
+	latest *HealthRound
+	down   map[string]bool // model -> its last check failed
+}
+
+// NewHealthMonitor returns a monitor of g's deployments; it checks nothing until Run.
+func NewHealthMonitor(g *Gateway, opts HealthMonitorOptions) (*HealthMonitor, error) {
+	if g == nil {
+		return nil, errors.New("completions: a health monitor needs a gateway")
+	}
+	if opts.Interval <= 0 {
+		return nil, invalid("interval", "the health check interval must be positive, got %s", opts.Interval)
+	}
+	if opts.Deployments == nil {
+		opts.Deployments = g.GroupDeployments
+	}
+	if opts.Now == nil {
+		opts.Now = g.opts.Now
+	}
+	if opts.After == nil {
+		opts.After = time.After
+	}
+	if opts.Logger == nil {
+		opts.Logger = g.log
+	}
+	return &HealthMonitor{g: g, opts: opts, down: map[string]bool{}}, nil
+}
+
+// Run checks every deployment now and then every Interval (±HealthJitter) until ctx ends.
+// A round cut short by ctx's end is dropped: shutting down is no outage.
+func (m *HealthMonitor) Run(ctx context.Context) {
+	if len(m.opts.Deployments()) == 0 {
+		m.opts.Logger.Warn("completions: background model health checks have nothing to check: no model groups (--model-groups)")
+	}
+	for {
+		m.Check(ctx)
+		wait := time.Duration(float64(m.opts.Interval) * (1 - HealthJitter + 2*HealthJitter*rand.Float64()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.opts.After(wait):
+		}
+	}
+}
+
+// Check runs one round now, makes it the latest (unless ctx ended during it) and returns
+// it; it tells OnChange of the models whose health changed.
+func (m *HealthMonitor) Check(ctx context.Context) HealthRound {
+	round := HealthRound{Started: m.opts.Now()}
+	round.Results = m.g.CheckDeployments(ctx, m.opts.Deployments(), m.opts.Concurrency, m.opts.Timeout)
+	round.Finished = m.opts.Now()
+	if ctx.Err() != nil {
+		return round
+	}
+	type state struct {
+		err   error
+		names []string
+	}
+	models := map[string]*state{}
+	var order []string
+	for _, r := range round.Results {
+		st := models[r.Deployment.Model]
+		if st == nil {
+			st = &state{err: r.Err}
+			models[r.Deployment.Model] = st
+			order = append(order, r.Deployment.Model)
+		}
+		if !slices.Contains(st.names, r.Deployment.ModelName) {
+			st.names = append(st.names, r.Deployment.ModelName)
+		}
+	}
+	var changes []HealthChange
+	m.mu.Lock()
+	m.latest = &round
+	for _, model := range order {
+		st := models[model]
+		down := st.err != nil
+		if down != m.down[model] {
+			changes = append(changes, HealthChange{Model: model, ModelNames: st.names, Healthy: !down, Err: st.err, Time: round.Finished})
+		}
+		if down {
+			m.down[model] = true
+		} else {
+			delete(m.down, model)
+		}
+	}
+	m.mu.Unlock()
+	for _, model := range order {
+		if err := models[model].err; err != nil {
+			m.opts.Logger.Warn("completions: background model health check failed", "model", model, "err", err)
+			if m.opts.OpenBreakers && m.g.breakers != nil {
+				m.g.breakers.checkFailed(model, err, round.Finished)
+			}
+		}
+	}
+	for _, c := range changes {
+		if c.Healthy {
+			m.opts.Logger.Info("completions: model healthy again", "model", c.Model)
+		} else {
+			m.opts.Logger.Warn("completions: model unhealthy", "model", c.Model, "err", c.Err)
+		}
+		if m.opts.OnChange != nil {
+			m.opts.OnChange(c)
+		}
+	}
+	if m.opts.OnRound != nil {
+		m.opts.OnRound(round)
+	}
+	return round
+}
+
+// Latest returns the latest round (false: none has finished yet).
+func (m *HealthMonitor) Latest() (HealthRound, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.latest == nil {
+		return HealthRound{}, false
+	}
+	return *m.latest, true
+}
+
+// checkFailed opens model's breaker after a failed health check of it (err) that looks like
+// an outage, unless it is open already; the probe after its cooldown closes it again.
+func (b *breakers) checkFailed(model string, err error, now time.Time) {
+	kind := providers.KindOf(err)
+	if b.disabled() || !kind.Retryable() || kind == providers.KindUnknown {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[model]
+	if br == nil {
+		br = &breaker{state: BreakerClosed}
+		b.m[model] = br
+	}
+	if br.state == BreakerOpen && now.Before(br.until) {
+		return
+	}
+	b.trip(model, br, now, "health check: "+kind.String())
+	b.tell(model, now)
+}
