@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -15,9 +16,11 @@ const (
 	// EventBudgetReached: a key's spend reached its max budget; further requests are
 	// refused until the period ends.
 	EventBudgetReached = "budget_reached"
-	// EventDeploymentDown: a model's circuit breaker opened.
+	// EventDeploymentDown: a model's circuit breaker opened, or its background health
+	// check started failing (Details["source"] "health_check").
 	EventDeploymentDown = "deployment_down"
-	// EventDeploymentRecovered: a model's circuit breaker closed again.
+	// EventDeploymentRecovered: a model's circuit breaker closed again, or its background
+	// health check passes again (Details["source"] "health_check").
 	EventDeploymentRecovered = "deployment_recovered"
 )
 
@@ -126,5 +129,27 @@ func OutageEvent(model string, down bool, failures int, errorClass string, at ti
 	e.Figures = map[string]float64{"failures": float64(failures)}
 	e.Details = map[string]string{"error_class": errorClass}
 	e.Message = fmt.Sprintf("Deployment %s is down: its circuit breaker opened after %d failures (last: %s)", model, failures, errorClass)
+	return e
+}
+
+// SourceHealthCheck is Details["source"] of a HealthCheckEvent.
+const SourceHealthCheck = "health_check"
+
+// HealthCheckEvent is the Event of model's background health check (serve
+// --model-health-interval) starting to fail (down true: errorClass is the failure's kind)
+// or passing again (down false) at at; modelNames are the names clients send for it. It is
+// an outage event (GroupOutage) like OutageEvent's, with Details["source"]
+// SourceHealthCheck.
+func HealthCheckEvent(model string, modelNames []string, down bool, errorClass string, at time.Time) Event {
+	e := Event{Group: GroupOutage, Time: at.UTC(), Subject: model,
+		Details: map[string]string{"source": SourceHealthCheck, "model_names": strings.Join(modelNames, ",")}}
+	if !down {
+		e.Type = EventDeploymentRecovered
+		e.Message = fmt.Sprintf("Deployment %s recovered: its health check passes again", model)
+		return e
+	}
+	e.Type = EventDeploymentDown
+	e.Details["error_class"] = errorClass
+	e.Message = fmt.Sprintf("Deployment %s is down: its health check failed (%s)", model, errorClass)
 	return e
 }
