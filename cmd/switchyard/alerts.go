@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/alerting"
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/telemetry"
 )
@@ -155,5 +156,22 @@ func outageAlerts(al *alerting.Alerter) func(completions.BreakerChange) {
 		case c.To == completions.BreakerClosed:
 			_ = al.Send(alerting.OutageEvent(c.Model, false, 0, "", c.Time))
 		}
+	}
+}
+
+// healthChanges turns the background health checks' changes into outage alerts (nil: no
+// alerts, or outage events off): one when a model's check starts failing, one when it passes
+// again, never one per check.
+func (a *alerts) healthChanges() func(completions.HealthChange) {
+	if a == nil || !a.outage {
+		return nil
+	}
+	return healthAlerts(a.alerter)
+}
+
+// healthAlerts sends each health change to al as an alerting.HealthCheckEvent.
+func healthAlerts(al *alerting.Alerter) func(completions.HealthChange) {
+	return func(c completions.HealthChange) {
+		_ = al.Send(alerting.HealthCheckEvent(c.Model, c.ModelNames, !c.Healthy, providers.KindOf(c.Err).String(), c.Time))
 	}
 }

@@ -66,6 +66,12 @@ type serveConfig struct {
 	// ModelHealthConcurrency is --model-health-concurrency: deployments GET /health checks
 	// at once.
 	ModelHealthConcurrency int
+	// ModelHealthInterval is --model-health-interval: how often the deployments are checked
+	// in the background, GET /health answering the latest results (0: off).
+	ModelHealthInterval time.Duration
+	// ModelHealthBreaker is --model-health-breaker: a failed background check opens the
+	// model's circuit breaker.
+	ModelHealthBreaker bool
 	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
 	CORSOrigins string
 	// Console serves the web console at /console/.
@@ -145,6 +151,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.Float64Var(&c.TradeoffMaxLoss, "tradeoff-max-loss", trainer.MaxQualityLoss, "validation mean score (0-1; 0.01 is one point) a trained router's default tradeoff tolerance may give up against its no-tradeoff pick; larger buys cheaper default picks (see a router's frontier)")
 	fs.DurationVar(&c.ModelHealthTimeout, "model-health-timeout", server.DefaultModelHealthTimeout, "how long LiteLLM's model health check (GET /health) waits for each deployment's answer before counting it unhealthy (0: no bound but the request's own)")
 	fs.IntVar(&c.ModelHealthConcurrency, "model-health-concurrency", server.DefaultModelHealthConcurrency, "deployments GET /health checks at once")
+	fs.DurationVar(&c.ModelHealthInterval, "model-health-interval", 0, "check every model group member in the background at start-up and then this often (±10% jitter), GET /health answering the latest results at once (?fresh=true checks now); each check is one tiny real, billed request, made by every serve process (0: off)")
+	fs.BoolVar(&c.ModelHealthBreaker, "model-health-breaker", false, "with --model-health-interval: a background check that fails as an outage would (rate limit, 5xx, timeout, connection) opens the model's circuit breaker at once, so requests skip it until its cooldown probe")
 	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
 	fs.DurationVar(&c.Faults.FirstToken, "first-token-timeout", 20*time.Second, "how long a streamed attempt may wait for its response and first fragment before the next model is tried (requests may set first_token_timeout)")
@@ -222,6 +230,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if worker && !c.postgres() {
 		return errors.New("a worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
 	}
+	if worker {
+		// A worker answers no GET /health: the serve replicas check (a shared environment
+		// may set SWITCHYARD_MODEL_HEALTH_INTERVAL for both).
+		c.ModelHealthInterval, c.ModelHealthBreaker = 0, false
+	}
 	if worker && c.Workers == 0 {
 		return errors.New("--workers must be at least 1 for switchyard worker")
 	}
@@ -247,6 +260,12 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	if err := c.Alerts.check(); err != nil {
 		return err
+	}
+	if c.ModelHealthInterval < 0 {
+		return fmt.Errorf("--model-health-interval must be 0 (off) or positive, got %s", c.ModelHealthInterval)
+	}
+	if c.ModelHealthBreaker && c.ModelHealthInterval == 0 {
+		return errors.New("--model-health-breaker needs --model-health-interval: without background checks nothing opens the breakers")
 	}
 	if c.Conns.LimitsSync < 0 {
 		return fmt.Errorf("--limits-sync-interval must be 0 or positive, got %s", c.Conns.LimitsSync)

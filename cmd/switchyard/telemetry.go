@@ -110,6 +110,9 @@ func (o *observability) watchServices(w *wiring) {
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
 	o.metrics.Latencies(w.gateway.Latencies)
+	if w.health != nil {
+		o.metrics.ModelHealth(w.health.Latest)
+	}
 	// Made-up model names take no model label value until they answer.
 	o.metrics.AdmitModels(func(m string) bool {
 		return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) || w.gateway.HasRerankModel(m)

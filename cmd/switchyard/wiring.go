@@ -57,6 +57,8 @@ type wiring struct {
 	selector *routing.Selector
 	// mcp is the MCP gateway of --mcp-servers (nil without it).
 	mcp *mcpgateway.Gateway
+	// health checks the deployments in the background (--model-health-interval; nil: off).
+	health *completions.HealthMonitor
 	// obs is the process's metrics and tracer (telemetry.go); nil fields are off.
 	obs *observability
 	// usage records recent requests and per-model spend for the usage API and the console.
@@ -291,6 +293,21 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
 	}
+	if w.cfg.ModelHealthInterval > 0 {
+		w.health, err = completions.NewHealthMonitor(w.gateway, completions.HealthMonitorOptions{
+			Interval:    w.cfg.ModelHealthInterval,
+			Concurrency: w.cfg.ModelHealthConcurrency,
+			Timeout:     w.cfg.ModelHealthTimeout, // 0: no bound, as for GET /health
+			// A check failing as an outage would opens the model's breaker.
+			OpenBreakers: w.cfg.ModelHealthBreaker,
+			OnChange:     alerts.healthChanges(),
+			Logger:       w.log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--model-health-interval: %w", err)
+		}
+		opts = append(opts, server.BackgroundModelHealth(w.health))
+	}
 	if w.obs != nil && w.obs.metrics != nil {
 		w.obs.watchServices(w)
 		if w.cfg.Telemetry.MetricsAddr == "" {
@@ -344,6 +361,10 @@ func (w *wiring) start(ctx context.Context) error {
 		if err := w.queue.Start(ctx); err != nil {
 			return fmt.Errorf("starting the job queue: %w", err)
 		}
+	}
+	if w.health != nil {
+		// Checks at once, then every --model-health-interval until serve shuts down.
+		go w.health.Run(ctx)
 	}
 	if w.selector != nil && w.cfg.SessionRetention >= 0 {
 		go sweepEvery(ctx, "model selection sessions", "sessions", func(ctx context.Context, _ time.Time) (int, error) {

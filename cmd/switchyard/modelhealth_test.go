@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/alerting"
+)
+
+// TestModelHealthIntervalDownAtStart: with --model-health-interval, serve checks its model
+// group's member at start-up; failing, it is unhealthy in /health (answered without another
+// upstream call, with checked_at), 0 on switchyard_gateway_deployment_healthy, and one
+// deployment_down alert from the health check is sent however often /health is read.
+func TestModelHealthIntervalDownAtStart(t *testing.T) {
+	var calls atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	}))
+	t.Cleanup(up.Close)
+	groups := filepath.Join(t.TempDir(), "groups.json")
+	if err := os.WriteFile(groups, []byte(`{"smart": {"models": ["openai/gpt-4o-mini"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := newFakeAlertReceiver(t)
+	base, stop := serveUntil(t, up.URL, "--model-groups", groups, "--model-health-interval", "1h", "--alert-webhook", rec.serve.URL)
+	var text string
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		_, text = scrapeMetrics(t, base+"/metrics", "")
+		if strings.Contains(text, `switchyard_gateway_deployment_healthy{gen_ai_request_model="openai/gpt-4o-mini",model_group="smart"} 0`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the start-up check never showed on the metrics:\n%s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(text, "switchyard_gateway_deployment_health_checked_timestamp_seconds") {
+		t.Errorf("no check time on the metrics")
+	}
+	made := calls.Load()
+	if made < 1 {
+		t.Fatalf("%d upstream calls after the start-up check", made)
+	}
+	for range 3 {
+		code, h := get(t, base+"/health", "k")
+		if code != 200 || h["unhealthy_count"] != 1.0 || h["healthy_count"] != 0.0 || h["checked_at"] == nil {
+			t.Fatalf("/health: %d %v", code, h)
+		}
+	}
+	if n := calls.Load(); n != made {
+		t.Errorf("/health made %d upstream calls, want none (the background round's answer)", n-made)
+	}
+	stop() // drains the alerts
+	var downs int
+	for _, a := range rec.all() {
+		var e alerting.Event
+		if err := json.Unmarshal(a.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Details["source"] == alerting.SourceHealthCheck {
+			if e.Type != alerting.EventDeploymentDown || e.Subject != "openai/gpt-4o-mini" || e.Details["model_names"] != "smart" {
+				t.Errorf("health alert %s", a.body)
+			}
+			downs++
+		}
+	}
+	if downs != 1 {
+		t.Errorf("%d health check alerts, want one deployment_down", downs)
+	}
+}
+
+// TestModelHealthFlagsChecked: a negative interval and --model-health-breaker without an
+// interval are refused before anything starts.
+func TestModelHealthFlagsChecked(t *testing.T) {
+	for _, args := range [][]string{
+		{"--model-health-interval", "-1s"},
+		{"--model-health-breaker"},
+	} {
+		stderr := &syncBuffer{}
+		code := run(t.Context(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, args...), &syncBuffer{}, stderr)
+		if code == 0 || !strings.Contains(stderr.String(), "--model-health-") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr.String())
+		}
+	}
+}
