@@ -32,7 +32,7 @@ func (f *alertFlags) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&f.Format, "alert-format", "json", "format of --alert-webhook URLs without a prefix: json or slack")
 	fs.StringVar(&f.Secret, "alert-webhook-secret", "", "secret that signs every alert: X-Switchyard-Signature: sha256=<hex HMAC-SHA256 of \"<X-Switchyard-Timestamp>.<body>\">")
-	fs.StringVar(&f.Events, "alert-events", "budget,outage", "comma-separated alerts to send: budget (a virtual key's soft_budget_usd, 85% and 100% of max_budget_usd, once per budget period) and outage (a model's circuit breaker opens and closes, per process)")
+	fs.StringVar(&f.Events, "alert-events", "budget,outage", "comma-separated alerts to send: budget (a virtual key's soft_budget_usd, 85% and 100% of max_budget_usd, once per budget period) and outage (a model's circuit breaker opens and closes, or with --model-health-interval its background health check starts failing or passes again; per process)")
 }
 
 // check validates the flags. Its errors never quote a webhook's URL, which may hold its
