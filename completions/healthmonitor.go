@@ -187,6 +187,11 @@ func (m *HealthMonitor) Check(ctx context.Context) HealthRound {
 	return round
 }
 
+// Deployments lists what the next round checks (HealthMonitorOptions.Deployments).
+func (m *HealthMonitor) Deployments() []Deployment {
+	return m.opts.Deployments()
+}
+
 // Latest returns the latest round (false: none has finished yet).
 func (m *HealthMonitor) Latest() (HealthRound, bool) {
 	m.mu.Lock()

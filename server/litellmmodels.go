@@ -230,25 +230,38 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 }
 
 // cachedHealth is the /health answer of ds from m's latest round: empty lists before the
-// first round has ended; false when the latest round checked none of ds (a deployment the
-// background checks do not cover: the caller checks it now).
+// first round has ended; false when the background checks do not cover every one of ds (a
+// deployment they never check, such as a catalogued model outside any group: the caller
+// checks them all now, before the first round as after it).
 func cachedHealth(m *completions.HealthMonitor, ds []completions.Deployment) (litellmHealth, bool) {
 	round, ok := m.Latest()
-	if !ok {
-		return litellmHealth{HealthyEndpoints: []litellmEndpoint{}, UnhealthyEndpoints: []litellmEndpoint{}}, true
+	var covered []completions.Deployment
+	if ok {
+		for _, res := range round.Results {
+			covered = append(covered, res.Deployment)
+		}
+	} else {
+		covered = m.Deployments()
+	}
+	ids := make(map[string]bool, len(covered))
+	for _, d := range covered {
+		ids[d.ID] = true
 	}
 	want := make(map[string]bool, len(ds))
 	for _, d := range ds {
+		if !ids[d.ID] {
+			return litellmHealth{}, false
+		}
 		want[d.ID] = true
+	}
+	if !ok {
+		return litellmHealth{HealthyEndpoints: []litellmEndpoint{}, UnhealthyEndpoints: []litellmEndpoint{}}, true
 	}
 	var picked []completions.HealthResult
 	for _, res := range round.Results {
 		if want[res.Deployment.ID] {
 			picked = append(picked, res)
 		}
-	}
-	if len(picked) == 0 {
-		return litellmHealth{}, false
 	}
 	out := litellmHealthOf(picked)
 	at := round.Finished.UTC()
