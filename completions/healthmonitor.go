@@ -23,7 +23,9 @@ type HealthMonitorOptions struct {
 	Interval time.Duration
 	// Concurrency is how many deployments are checked at once (below 1: 1).
 	Concurrency int
-	// Timeout bounds each deployment's check (0 or less: the round's context alone).
+	// Timeout bounds each deployment's check (0 or less: Interval; a background check has
+	// no request whose end would bound it, and one never answered would hold every later
+	// round).
 	Timeout time.Duration
 	// Deployments lists what a round checks; default Gateway.GroupDeployments (what an
 	// unnarrowed GET /health checks).
@@ -88,6 +90,9 @@ func NewHealthMonitor(g *Gateway, opts HealthMonitorOptions) (*HealthMonitor, er
 	}
 	if opts.Interval <= 0 {
 		return nil, invalid("interval", "the health check interval must be positive, got %s", opts.Interval)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = opts.Interval
 	}
 	if opts.Deployments == nil {
 		opts.Deployments = g.GroupDeployments

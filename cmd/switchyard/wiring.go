@@ -297,7 +297,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		w.health, err = completions.NewHealthMonitor(w.gateway, completions.HealthMonitorOptions{
 			Interval:    w.cfg.ModelHealthInterval,
 			Concurrency: w.cfg.ModelHealthConcurrency,
-			Timeout:     w.cfg.ModelHealthTimeout, // 0: no bound, as for GET /health
+			Timeout:     w.cfg.ModelHealthTimeout, // 0: the interval (no request bounds a background check)
 			// A check failing as an outage would opens the model's breaker.
 			OpenBreakers: w.cfg.ModelHealthBreaker,
 			OnChange:     alerts.healthChanges(),
