@@ -190,6 +190,12 @@ type HealthResult struct {
 // in ds's order. A model listed under several names (the same Model and Mode) is checked once
 // and its result given to each. A deployment not started when ctx ends gets ctx's error.
 func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurrency int, timeout time.Duration) []HealthResult {
+	return g.checkDeployments(ctx, ds, concurrency, timeout, nil)
+}
+
+// checkDeployments is CheckDeployments, telling checked (when set) of each check's result as
+// soon as it has it (once per distinct model and mode, from the check's goroutine).
+func (g *Gateway) checkDeployments(ctx context.Context, ds []Deployment, concurrency int, timeout time.Duration, checked func(Deployment, error)) []HealthResult {
 	type call struct{ model, mode string }
 	first := map[call]int{}
 	var distinct []Deployment
@@ -224,6 +230,9 @@ func (g *Gateway) CheckDeployments(ctx context.Context, ds []Deployment, concurr
 			}
 			defer cancel()
 			errs[i] = g.CheckDeployment(cctx, d)
+			if checked != nil {
+				checked(d, errs[i])
+			}
 		}()
 	}
 	wg.Wait()

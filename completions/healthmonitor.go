@@ -37,7 +37,8 @@ type HealthMonitorOptions struct {
 	OnRound func(HealthRound)
 	// OpenBreakers has a failed check that looks like an outage (a rate limit, a 5xx, a
 	// timeout, a connection failure: what counts towards the circuit breaker) open the
-	// model's circuit breaker at once, so requests skip it until its cooldown probe.
+	// model's circuit breaker as soon as it fails (not at the round's end), so requests
+	// skip it until its cooldown probe.
 	OpenBreakers bool
 	// Now is the clock; default the gateway's (Options.Now).
 	Now func() time.Time
@@ -130,7 +131,17 @@ func (m *HealthMonitor) Run(ctx context.Context) {
 // it; it tells OnChange of the models whose health changed.
 func (m *HealthMonitor) Check(ctx context.Context) HealthRound {
 	round := HealthRound{Started: m.opts.Now()}
-	round.Results = m.g.CheckDeployments(ctx, m.opts.Deployments(), m.opts.Concurrency, m.opts.Timeout)
+	var checked func(Deployment, error)
+	if m.opts.OpenBreakers && m.g.breakers != nil {
+		// At once, not at the round's end: a long round's early failure is old news by then
+		// (the model may have answered requests since).
+		checked = func(d Deployment, err error) {
+			if err != nil && ctx.Err() == nil {
+				m.g.breakers.checkFailed(d.Model, err, m.opts.Now())
+			}
+		}
+	}
+	round.Results = m.g.checkDeployments(ctx, m.opts.Deployments(), m.opts.Concurrency, m.opts.Timeout, checked)
 	round.Finished = m.opts.Now()
 	if ctx.Err() != nil {
 		return round
@@ -171,9 +182,6 @@ func (m *HealthMonitor) Check(ctx context.Context) HealthRound {
 	for _, model := range order {
 		if err := models[model].err; err != nil {
 			m.opts.Logger.Warn("completions: background model health check failed", "model", model, "err", err)
-			if m.opts.OpenBreakers && m.g.breakers != nil {
-				m.g.breakers.checkFailed(model, err, round.Finished)
-			}
 		}
 	}
 	for _, c := range changes {
