@@ -232,6 +232,9 @@ func (b *breakers) checkFailed(model string, err error, now time.Time) {
 	if br.state == BreakerOpen && now.Before(br.until) {
 		return
 	}
-	b.trip(model, br, now, "health check: "+kind.String())
+	// The check is one more failure, and its kind the cause (BreakerChange.Cause, so the
+	// breaker's alert's error_class, is a kind; the monitor logs that it was a check).
+	br.failures++
+	b.trip(model, br, now, kind.String())
 	b.tell(model, now)
 }
