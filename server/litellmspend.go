@@ -205,7 +205,7 @@ type spendLogsPlan struct {
 	// rq selects the requests: through the scope index of one virtual key when the caller
 	// is one or the filters name one (api_key, or a user_id or team_id only one key has).
 	rq usagelog.RequestQuery
-	// keep checks each row for what rq cannot select (status, a user or team of several
+	// keep checks each row for what rq cannot select (a user or team of several
 	// keys, the caller's own key); nil when every request rq selects is a row.
 	keep func(*litellmSpendLog) bool
 	// none: the filters select no row (an api_key, user_id or team_id no key of who's has).
@@ -278,9 +278,6 @@ func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogs
 			})
 		}
 	}
-	if q.status != "" {
-		checks = append(checks, func(row *litellmSpendLog) bool { return row.Status == q.status })
-	}
 	if len(checks) > 0 {
 		plan.keep = func(row *litellmSpendLog) bool {
 			for _, c := range checks {
@@ -291,7 +288,9 @@ func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogs
 			return true
 		}
 	}
-	plan.rq = usagelog.RequestQuery{Owner: who, Tag: tag}
+	// A row's status is its request's (usagelog's StatusSuccess or StatusFailure): the
+	// history lists one status through its status index.
+	plan.rq = usagelog.RequestQuery{Owner: who, Tag: tag, Status: q.status}
 	if q.from != nil {
 		plan.rq.From = *q.from
 	}
@@ -299,6 +298,9 @@ func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogs
 		plan.rq.Until = *q.until
 	}
 	if q.requestID != "" {
+		// IDs narrow the history to the requests the id can name (read through its lookup
+		// index); Match keeps exactly those spendLogsRequestIs accepts.
+		plan.rq.IDs = spendLogsRequestIDs(q.requestID)
 		plan.rq.Match = func(req *usagelog.Request) bool { return spendLogsRequestIs(*req, q.requestID) }
 	}
 	return plan, nil
@@ -342,6 +344,20 @@ func (s *Server) spendLogsAPIKey(ctx context.Context, who, ref string) string {
 		return ref // a deleted key's requests stay in the history under its token
 	}
 	return "-"
+}
+
+// spendLogsRequestIDs are the ids a request spendLogsRequestIs accepts for id may have
+// as its usagelog ID, RequestID or ResponseID: id itself, and id without its surface's
+// prefixes.
+func spendLogsRequestIDs(id string) []string {
+	bare := id
+	for _, prefix := range []string{"chatcmpl-", "msg_", "cmpl-"} {
+		bare = strings.TrimPrefix(bare, prefix)
+	}
+	if bare == id {
+		return []string{id}
+	}
+	return []string{id, bare}
 }
 
 // spendLogsRequestIs reports whether id names req: its row's request_id, the x-request-id

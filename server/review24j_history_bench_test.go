@@ -32,7 +32,8 @@ func (d *historyReadCounter) Get(ctx context.Context, c store.Collection, key st
 
 // historyFixture is a server whose durable request history holds n requests of testKey's
 // owner spread evenly over days days up to now, made by keys virtual keys (key:vk_bench_i,
-// one in ten failed); get answers a GET as testKey.
+// one in ten failed; the i-th answered with x-request-id req_i and response id resp-i); get
+// answers a GET as testKey.
 type historyFixture struct {
 	s     *Server
 	d     *historyReadCounter
@@ -53,7 +54,8 @@ func newHistoryFixture(tb testing.TB, st store.Driver, n, days, keys int) *histo
 		rec := completions.RequestRecord{Owner: who, Tag: fmt.Sprintf("key:vk_bench_%d", i%keys), Operation: "chat", Outcome: completions.RequestOK,
 			Model: "openai/gpt-4o", Start: now.Add(-time.Duration(n-i) * step), Latency: 20 * time.Millisecond,
 			Attempts: []completions.Attempt{{Model: "openai/gpt-4o", Outcome: "ok"}}, Tags: []string{"feature:search"},
-			ModelGroup: "smart", APIBase: "https://api.openai.com/v1", ResponseID: fmt.Sprintf("resp-%d", i)}
+			ModelGroup: "smart", APIBase: "https://api.openai.com/v1", ResponseID: fmt.Sprintf("resp-%d", i),
+			RequestID: fmt.Sprintf("req_%d", i)}
 		if i%10 == 0 {
 			rec.Outcome = completions.RequestFailed
 		}

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +46,11 @@ type History struct {
 	queued   uint64        // requests put in queue so far
 	written  uint64        // of those, how many the writer is done with (committed or failed)
 	advanced chan struct{} // closed (and replaced) whenever written grows
+
+	// lookupIndexed: historyLookupMigration ran on the store (checked once); migrating
+	// serializes running it.
+	lookupIndexed atomic.Bool
+	migrating     sync.Mutex
 
 	dropped  atomic.Int64
 	failed   atomic.Int64
@@ -111,21 +120,61 @@ type storedRequest struct {
 }
 
 // refs are the owner index entries of a stored request: under its owner, and under
-// owner/tag for a scope's own listing (a virtual key's). They are created at the ID's
-// microsecond, so that the index is in ID order (a record of the first key format,
-// receipt time.process.sequence, was indexed at its receipt time).
+// owner/tag for a scope's own listing (a virtual key's); the lookup entries under its
+// status (for its owner, and for its scope) and under each of its request and response
+// ids (historyIDKind; a record of the first key format also under its decimal ID, which
+// is not its key then). They are created at the ID's microsecond, so that the index is in
+// ID order (a record of the first key format, receipt time.process.sequence, was indexed
+// at its receipt time). All are written with the record and deleted with it.
 func (s *storedRequest) refs() []store.OwnedRef {
 	created := time.UnixMicro(s.ID)
-	if strings.Contains(s.Key, ".") {
+	legacy := strings.Contains(s.Key, ".")
+	if legacy {
 		created = s.Start
 	}
 	r := store.OwnedRef{Kind: historyKind, Owner: s.Owner, Created: created, ID: s.Key}
-	if s.Tag == "" {
-		return []store.OwnedRef{r}
+	refs := []store.OwnedRef{r}
+	if s.Tag != "" {
+		t := r
+		t.Owner = scopeOwner(s.Owner, s.Tag)
+		refs = append(refs, t)
 	}
-	t := r
-	t.Owner = scopeOwner(s.Owner, s.Tag)
-	return []store.OwnedRef{r, t}
+	status := s.status()
+	refs = append(refs, store.OwnedRef{Kind: historyStatusKind, Owner: lookupOwner(s.Owner, status), Created: created, ID: s.Key})
+	if s.Tag != "" {
+		refs = append(refs, store.OwnedRef{Kind: historyScopeStatusKind, Owner: lookupOwner(s.Owner, s.Tag, status), Created: created, ID: s.Key})
+	}
+	ids := []string{s.RequestID, s.ResponseID}
+	if legacy {
+		ids = append(ids, strconv.FormatInt(s.ID, 10))
+	}
+	for i, id := range ids {
+		if id != "" && !slices.Contains(ids[:i], id) {
+			refs = append(refs, store.OwnedRef{Kind: historyIDKind, Owner: lookupOwner(s.Owner, id), Created: created, ID: s.Key})
+		}
+	}
+	return refs
+}
+
+// Owner index kinds of the history's lookups, beside historyKind's listing.
+const (
+	// historyIDKind indexes each request under lookupOwner(owner, id) for its RequestID and
+	// its ResponseID: a lookup by id reads the requests it names.
+	historyIDKind = "request_id"
+	// historyStatusKind indexes each request under lookupOwner(owner, status).
+	historyStatusKind = "request_status"
+	// historyScopeStatusKind indexes each request of a scope under lookupOwner(owner, tag,
+	// status).
+	historyScopeStatusKind = "request_scope_status"
+)
+
+// lookupOwner is the owner index owner of a lookup entry: its parts path-escaped and
+// joined by "/", so that no two lists of parts make the same owner.
+func lookupOwner(parts ...string) string {
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
 }
 
 // scopeOwner is the owner index owner of one scope's requests.
@@ -306,8 +355,9 @@ const historyPage = store.MaxPageLimit
 
 // Each lists the stored requests q selects, newest first (RequestSource), after waiting
 // for the requests this process queued. It reads the owner index of q.Owner (or of its
-// scope q.Tag), within q's time window and the retention, one record per entry; q's other
-// filters (RequestTag, Match) are applied to the records. A request's time, for the window
+// scope q.Tag, or of its status q.Status), within q's time window and the retention, one
+// record per entry; q's other filters (RequestTag, Match) are applied to the records.
+// With q.IDs it reads only the requests they name (see lookup). A request's time, for the window
 // and the retention, is its ID's microsecond (its receipt time to the microsecond, or a
 // few microseconds later when others were received in the same one), and the window's
 // bounds are taken to the microsecond. Without RequestTag and Match the
@@ -316,9 +366,15 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 	if err := h.Flush(ctx); err != nil {
 		return err
 	}
+	if err := h.ensureLookupIndex(ctx, q); err != nil {
+		return err
+	}
 	oq, ok := h.ownedQuery(q)
 	if !ok {
 		return nil // an empty window
+	}
+	if len(q.IDs) > 0 {
+		return h.lookup(ctx, q, oq, fn)
 	}
 	// The index window decides the time (as Count counts): the records' receipt times are
 	// not checked again.
@@ -381,6 +437,9 @@ func (h *History) Count(ctx context.Context, q RequestQuery) (int, error) {
 	if err := h.Flush(ctx); err != nil {
 		return 0, err
 	}
+	if err := h.ensureLookupIndex(ctx, q); err != nil {
+		return 0, err
+	}
 	oq, ok := h.ownedQuery(q)
 	if !ok {
 		return 0, nil
@@ -392,11 +451,16 @@ func (h *History) Count(ctx context.Context, q RequestQuery) (int, error) {
 	return n, nil
 }
 
-// ownedQuery is the owner index query of q: its scope's index, within its time window
+// ownedQuery is the owner index query of q: its scope's (and status's) index, within its time window
 // and the retention, below q.Before; false when the window is empty.
 func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, Limit: historyPage}
-	if q.Tag != "" {
+	switch {
+	case q.Status != "" && q.Tag != "":
+		oq.Kind, oq.Owner = historyScopeStatusKind, lookupOwner(q.Owner, q.Tag, q.Status)
+	case q.Status != "":
+		oq.Kind, oq.Owner = historyStatusKind, lookupOwner(q.Owner, q.Status)
+	case q.Tag != "":
 		oq.Owner = scopeOwner(q.Owner, q.Tag)
 	}
 	from := q.From
@@ -415,12 +479,16 @@ func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 }
 
 // Sweep deletes the requests received longer than HistoryOptions.Retention before now,
-// with their index entries, and returns how many it deleted. Each already leaves them out;
+// with their index entries, and returns how many it deleted (first, a day after the
+// lookup index was built, it indexes once more the requests an earlier build wrote). Each already leaves them out;
 // the sweep frees their room. The records are in receipt order: it reads the oldest
 // historyBatch at a time and stops at the first one kept, so a sweep that deletes nothing
 // reads one record. Each transaction deletes at most historyBatch requests, reading each
 // again first: replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.
 func (h *History) Sweep(ctx context.Context, now time.Time) (int, error) {
+	if err := h.reindexLookups(ctx, now); err != nil {
+		return 0, err
+	}
 	first := h.firstKept(now)
 	if first.IsZero() {
 		return 0, nil
@@ -479,4 +547,191 @@ func (h *History) Sweep(ctx context.Context, now time.Time) (int, error) {
 			return deleted, nil
 		}
 	}
+}
+
+// lookup lists, as Each, the requests q.IDs name within oq's window: for each id the
+// record whose ID it is (in decimal) and those its lookup index entries (historyIDKind)
+// point to, so it reads the requests named and nothing else of the window. q's other
+// filters are applied to those records.
+func (h *History) lookup(ctx context.Context, q RequestQuery, oq store.OwnedQuery, fn func(Request) bool) error {
+	type found struct {
+		req     Request
+		created time.Time
+	}
+	var all []found
+	seen := map[string]bool{}
+	read := func(key string, created time.Time) error {
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		rec, err := store.GetJSON[storedRequest](ctx, h.st, store.RequestLog, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rec.Request.Owner = rec.Owner
+		if rec.Owner != q.Owner || !q.keeps(&rec.Request) {
+			return nil
+		}
+		all = append(all, found{rec.Request, created})
+		return nil
+	}
+	inWindow := func(t time.Time) bool {
+		return (oq.CreatedAfter.IsZero() || !t.Before(oq.CreatedAfter)) && (oq.CreatedBefore.IsZero() || t.Before(oq.CreatedBefore))
+	}
+	// The index window decides the time, as Each's listing does.
+	q.From, q.Until = time.Time{}, time.Time{}
+	for _, id := range q.IDs {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > 0 {
+			if t := time.UnixMicro(n); inWindow(t) {
+				if err := read(historyKey(n), t); err != nil {
+					return fmt.Errorf("usagelog: reading the request history: %w", err)
+				}
+			}
+		}
+		iq := oq
+		iq.Kind, iq.Owner, iq.Cursor, iq.Limit = historyIDKind, lookupOwner(q.Owner, id), "", historyPage
+		for {
+			keys, next, err := store.ListOwned(ctx, h.st, iq, func(key string) (string, bool, error) { return key, true, nil })
+			if err != nil {
+				return fmt.Errorf("usagelog: reading the request history: %w", err)
+			}
+			for _, key := range keys {
+				t := time.Time{}
+				if us, err := strconv.ParseInt(key, 16, 64); err == nil {
+					t = time.UnixMicro(us)
+				}
+				if err := read(key, t); err != nil {
+					return fmt.Errorf("usagelog: reading the request history: %w", err)
+				}
+			}
+			if next == "" {
+				break
+			}
+			iq.Cursor = next
+		}
+	}
+	for i := range all {
+		if all[i].created.IsZero() { // a record of the first key format: at its receipt time
+			all[i].created = all[i].req.Start
+		}
+	}
+	// Newest first, as the owner index lists them.
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].created.Equal(all[j].created) {
+			return all[i].created.After(all[j].created)
+		}
+		return all[i].req.ID > all[j].req.ID
+	})
+	skip, listed := q.Skip, 0
+	for _, f := range all {
+		if skip > 0 {
+			skip--
+			continue
+		}
+		listed++
+		if !fn(f.req) || listed == q.Limit {
+			return nil
+		}
+	}
+	return nil
+}
+
+// reindexLookups runs historyLookupMigration a second time when it ran once (a lookup
+// needed it) and store.MigrationDue says so: a day later, the requests replicas of an
+// earlier build wrote meanwhile get their entries. Its first run is the first lookup's.
+func (h *History) reindexLookups(ctx context.Context, now time.Time) error {
+	if _, err := h.st.Get(ctx, store.Migrations, historyLookupMigration); errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("usagelog: request history lookup index: %w", err)
+	}
+	due, err := store.MigrationDue(ctx, h.st, historyLookupMigration, now)
+	if err != nil || !due {
+		return err
+	}
+	h.migrating.Lock()
+	defer h.migrating.Unlock()
+	return h.indexEarlierRequests(ctx, now)
+}
+
+// historyLookupMigration names, in store.Migrations, the scan that indexed the requests
+// stored before the lookup index entries (status, request and response ids) existed.
+const historyLookupMigration = "request_log_lookup_index"
+
+// ensureLookupIndex makes sure, before q reads the lookup index (q.Status or q.IDs), that
+// the requests stored before it existed were indexed: once per process it checks that
+// historyLookupMigration ran on the store, and runs it when it never did. Sweep runs it
+// again a day later (store.MigrationDue), for the requests replicas of an earlier build
+// wrote meanwhile.
+func (h *History) ensureLookupIndex(ctx context.Context, q RequestQuery) error {
+	if q.Status == "" && len(q.IDs) == 0 || h.lookupIndexed.Load() {
+		return nil
+	}
+	h.migrating.Lock()
+	defer h.migrating.Unlock()
+	if h.lookupIndexed.Load() {
+		return nil
+	}
+	if _, err := h.st.Get(ctx, store.Migrations, historyLookupMigration); err == nil {
+		h.lookupIndexed.Store(true)
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("usagelog: request history lookup index: %w", err)
+	}
+	if err := h.indexEarlierRequests(ctx, h.opts.Now()); err != nil {
+		return err
+	}
+	h.lookupIndexed.Store(true)
+	return nil
+}
+
+// indexEarlierRequests writes every stored request's index entries (refs), reading each
+// again in the transaction that indexes it (a request swept meanwhile is not indexed
+// again), historyBatch requests a transaction, then records historyLookupMigration as run
+// at now. Entries already there are written again unchanged.
+func (h *History) indexEarlierRequests(ctx context.Context, now time.Time) error {
+	after := ""
+	for {
+		page, err := h.st.List(ctx, store.RequestLog, store.ListOptions{After: after, Limit: historyBatch})
+		if err != nil {
+			return fmt.Errorf("usagelog: request history lookup index: %w", err)
+		}
+		err = h.st.Update(ctx, func(tx store.Tx) error {
+			for _, e := range page {
+				v, err := tx.Get(ctx, store.RequestLog, e.Key)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				var rec storedRequest
+				if json.Unmarshal(v, &rec) != nil {
+					continue // an undecodable record is listed by none
+				}
+				rec.Key = e.Key
+				for _, ref := range rec.refs() {
+					if err := store.PutOwned(ctx, tx, ref); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("usagelog: request history lookup index: %w", err)
+		}
+		if len(page) < historyBatch {
+			break
+		}
+		after = page[len(page)-1].Key
+	}
+	if err := store.MigrationRan(ctx, h.st, historyLookupMigration, now); err != nil {
+		return fmt.Errorf("usagelog: request history lookup index: %w", err)
+	}
+	return nil
 }

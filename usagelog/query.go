@@ -3,6 +3,7 @@ package usagelog
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -22,6 +23,14 @@ type RequestQuery struct {
 	Until time.Time
 	// Before keeps the requests whose ID is below it (paging back); 0: no bound.
 	Before int64
+	// IDs, when not empty, keeps only the requests one of them names: as the request's ID
+	// (in decimal), its RequestID or its ResponseID. A History reads those requests alone
+	// (the ID's record, and its lookup index of request and response ids), not the window.
+	IDs []string
+	// Status keeps only the requests of one status: StatusSuccess (Outcome ok) or
+	// StatusFailure (any other outcome); "" keeps all. A History lists them through its
+	// status index, so a page of them reads that page.
+	Status string
 	// Match, when set, keeps only the requests it answers true for.
 	Match func(*Request) bool
 	// Skip leaves out the first Skip requests selected (a page's offset).
@@ -30,9 +39,32 @@ type RequestQuery struct {
 	Limit int
 }
 
-// indexOnly reports whether q selects by owner, scope, time and ID alone: a History then
-// counts and skips requests without reading them.
-func (q *RequestQuery) indexOnly() bool { return q.RequestTag == "" && q.Match == nil }
+// The values of RequestQuery.Status.
+const (
+	// StatusSuccess selects the requests whose Outcome is ok (LiteLLM's status success).
+	StatusSuccess = "success"
+	// StatusFailure selects the requests of every other outcome (LiteLLM's failure).
+	StatusFailure = "failure"
+)
+
+// status is req's RequestQuery.Status.
+func (req *Request) status() string {
+	if req.Outcome == completions.RequestOK {
+		return StatusSuccess
+	}
+	return StatusFailure
+}
+
+// namedBy reports whether id names req: its ID in decimal, its RequestID or ResponseID.
+func (req *Request) namedBy(id string) bool {
+	return id != "" && (id == strconv.FormatInt(req.ID, 10) || id == req.RequestID || id == req.ResponseID)
+}
+
+// indexOnly reports whether q selects by owner, scope, status, time and ID alone: a
+// History then counts and skips requests without reading them.
+func (q *RequestQuery) indexOnly() bool {
+	return q.RequestTag == "" && q.Match == nil && len(q.IDs) == 0
+}
 
 // keeps reports whether q selects req, Owner aside.
 func (q *RequestQuery) keeps(req *Request) bool {
@@ -41,6 +73,8 @@ func (q *RequestQuery) keeps(req *Request) bool {
 		(q.From.IsZero() || !req.Start.Before(q.From)) &&
 		(q.Until.IsZero() || req.Start.Before(q.Until)) &&
 		(q.Before <= 0 || req.ID < q.Before) &&
+		(q.Status == "" || req.status() == q.Status) &&
+		(len(q.IDs) == 0 || slices.ContainsFunc(q.IDs, req.namedBy)) &&
 		(q.Match == nil || q.Match(req))
 }
 
