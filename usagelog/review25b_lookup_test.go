@@ -1,0 +1,89 @@
+package usagelog
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/storetest/drivertest"
+)
+
+// Requests stored by a build without the lookup entries (only the owner and scope
+// entries) are found by id and by status after the migration the first lookup runs, and
+// the sweep deletes every entry of a request with it: nothing is left in the owner index.
+func TestReview25bLookupIndexMigrationAndSweep(t *testing.T) {
+	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
+		ctx := context.Background()
+		st := store.New(d)
+		now := time.Now().UTC()
+		t0 := now.Add(-2 * time.Hour).Truncate(time.Microsecond)
+		// Three requests as an earlier build stored them.
+		err := st.Update(ctx, func(tx store.Tx) error {
+			for i := range 3 {
+				r := newRequest(historyRecord("k", "key:a", t0.Add(time.Duration(i)*time.Minute), i))
+				r.RequestID, r.ResponseID = fmt.Sprint("req_old_", i), fmt.Sprint("resp-old-", i)
+				if i == 1 {
+					r.Outcome = completions.RequestFailed
+				}
+				r.ID = r.Start.UnixMicro()
+				rec := storedRequest{Owner: "k", Key: historyKey(r.ID), Request: r}
+				if err := store.PutJSON(ctx, tx, store.RequestLog, rec.Key, &rec); err != nil {
+					return err
+				}
+				for _, ref := range rec.refs()[:2] { // owner and scope only
+					if err := store.PutOwned(ctx, tx, ref); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := NewHistory(st, HistoryOptions{Retention: time.Hour * 24, Now: func() time.Time { return now }})
+		defer h.Close(ctx)
+		r := historyRecord("k", "", now.Add(-time.Minute), 9)
+		r.RequestID, r.ResponseID = "req_new", "resp-new"
+		h.ObserveRequest(ctx, r)
+
+		for _, c := range []struct {
+			q    RequestQuery
+			want int
+		}{
+			{RequestQuery{Owner: "k", IDs: []string{"req_old_2"}}, 1},
+			{RequestQuery{Owner: "k", IDs: []string{"resp-old-0", "req_new"}}, 2},
+			{RequestQuery{Owner: "k", IDs: []string{"resp-old-0"}, Tag: "key:b"}, 0},
+			{RequestQuery{Owner: "j", IDs: []string{"resp-old-0"}}, 0},
+			{RequestQuery{Owner: "k", Status: StatusFailure}, 1},
+			{RequestQuery{Owner: "k", Status: StatusSuccess}, 3},
+			{RequestQuery{Owner: "k", Tag: "key:a", Status: StatusSuccess}, 2},
+		} {
+			got, err := Take(ctx, h, c.q, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := h.Count(ctx, c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != c.want || n != c.want {
+				t.Fatalf("%+v: listed %d, counted %d, want %d", c.q, len(got), n, c.want)
+			}
+		}
+		// Everything is past the retention a day later: the sweep leaves no index entry.
+		if _, err := h.Sweep(ctx, now.Add(48*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		left, err := st.List(ctx, store.OwnerIndex, store.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range left {
+			t.Errorf("index entry %q left after the sweep", e.Key)
+		}
+	})
+}
