@@ -70,6 +70,11 @@ type HistoryOptions struct {
 	Logger *slog.Logger
 	// Now is the clock of the retention; nil means time.Now.
 	Now func() time.Time
+	// CloseGrace is how long Close keeps waiting for the queued requests to be written
+	// after its ctx ended, counted from the call: a shutdown whose deadline other work used
+	// up still writes what is queued. 0 means DefaultHistoryCloseGrace, a negative value
+	// none (Close then returns when ctx ends).
+	CloseGrace time.Duration
 }
 
 // Defaults of HistoryOptions.
@@ -79,6 +84,9 @@ const (
 	DefaultHistoryRetention = 30 * 24 * time.Hour
 	// DefaultHistoryQueue is how many requests may wait to be written.
 	DefaultHistoryQueue = 8192
+	// DefaultHistoryCloseGrace is Close's own time for the queued requests: a full queue
+	// takes 32 transactions (a second or two on a disk or a nearby PostgreSQL).
+	DefaultHistoryCloseGrace = 30 * time.Second
 )
 
 // historyKind is the owner index kind of the history's records.
@@ -103,6 +111,9 @@ func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.CloseGrace == 0 {
+		opts.CloseGrace = DefaultHistoryCloseGrace
 	}
 	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue),
 		advanced: make(chan struct{}), done: make(chan struct{})}
@@ -323,10 +334,13 @@ func (h *History) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Close stops taking requests and returns once the queued ones are written, or with
-// ctx's error (the writer then goes on in the background). Requests observed after Close
-// are dropped.
+// Close stops taking requests and returns once the queued ones are written. When ctx
+// ends first it keeps waiting until HistoryOptions.CloseGrace after the call (the final
+// write has a time of its own, so a shutdown's deadline does not drop what is queued);
+// past both it logs how many requests are left unwritten and returns ctx's error (the
+// writer then goes on in the background). Requests observed after Close are dropped.
 func (h *History) Close(ctx context.Context) error {
+	grace := time.Now().Add(h.opts.CloseGrace)
 	h.mu.Lock()
 	if !h.closed {
 		h.closed = true
@@ -337,8 +351,21 @@ func (h *History) Close(ctx context.Context) error {
 	case <-h.done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	if wait := time.Until(grace); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-h.done:
+			return nil
+		case <-t.C:
+		}
+	}
+	h.mu.Lock()
+	left := h.queued - h.written
+	h.mu.Unlock()
+	h.opts.Logger.Warn("usagelog: request history: closed before the queued requests were written", "left", left, "err", ctx.Err())
+	return fmt.Errorf("usagelog: closing the request history (%d requests not written yet): %w", left, ctx.Err())
 }
 
 // firstKept is the receipt time before which requests are past the retention at now

@@ -87,3 +87,45 @@ func TestReview25bLookupIndexMigrationAndSweep(t *testing.T) {
 		}
 	})
 }
+
+// gatedDriver holds every transaction until open is closed.
+type gatedDriver struct {
+	store.Driver
+	open chan struct{}
+}
+
+func (d *gatedDriver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	<-d.open
+	return d.Driver.Update(ctx, fn)
+}
+
+// A shutdown whose deadline has already passed (other work used it up) still writes the
+// few thousand requests queued (on every driver): Close gives the final write its own
+// time, and every request is in the store after it returns.
+func TestReview25bCloseWritesQueuedRequestsPastTheDeadline(t *testing.T) {
+	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
+		const n = 3000
+		gd := &gatedDriver{Driver: d, open: make(chan struct{})}
+		h := NewHistory(store.New(gd), HistoryOptions{})
+		t0 := time.Now().UTC().Add(-time.Hour)
+		for i := range n {
+			h.ObserveRequest(context.Background(), historyRecord("k", "", t0.Add(time.Duration(i)*time.Millisecond), i))
+		}
+		past, cancel := context.WithCancel(context.Background())
+		cancel()
+		close(gd.open) // nothing could be written before the shutdown began
+		if err := h.Close(past); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if h.Dropped() != 0 || h.Failed() != 0 {
+			t.Fatalf("%d dropped, %d failed", h.Dropped(), h.Failed())
+		}
+		got, err := d.List(context.Background(), store.RequestLog, store.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != n {
+			t.Fatalf("%d requests in the store after Close, want all %d queued", len(got), n)
+		}
+	})
+}
