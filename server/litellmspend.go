@@ -96,9 +96,11 @@ var litellmSpendParams = []string{"api_key", "user_id", "request_id", "team_id",
 // litellmSpendRoutes registers GET /spend/logs and /spend/logs/v2 over the request history
 // (s.requests(rec)).
 func (s *Server) litellmSpendRoutes(rec *usagelog.Recorder) {
-	s.Handle(Route{Method: "GET", Path: "/spend/logs", Summary: "LiteLLM's spend logs: this key's recent requests in LiteLLM_SpendLogs rows newest first (a virtual key sees its own); with start_date and end_date and summarize (the default) LiteLLM's spend per day",
+	s.Handle(Route{Method: "GET", Path: "/spend/logs", Summary: "LiteLLM's spend logs: this key's recent requests in LiteLLM_SpendLogs rows newest first, at most the 10,000 newest (a virtual key sees its own); with start_date and end_date and summarize (the default) LiteLLM's spend per day",
 		Tags: []string{"LiteLLM compatibility", "Usage"}, VirtualKeys: true,
 		OneOf: []any{[]litellmSpendLog{}, []litellmSpendDay{}},
+		ResponseHeaders: []HeaderParam{{Name: spendLogsTruncatedHeader,
+			Description: "true when more than 10,000 requests matched: the answer holds the 10,000 newest (as LiteLLM's); /spend/logs/v2 pages them all"}},
 		Query: []QueryParam{
 			{Name: "api_key", Description: "Only the requests of this key: a virtual key's token (vk_…) or the key itself or its SHA-256 hex (LiteLLM's hashed token); the calling key's own requests with its owner id (key_…) or itself"},
 			{Name: "user_id", Description: "Only the requests of virtual keys whose metadata.user_id is this (as the keys are now)"},
@@ -117,13 +119,29 @@ func (s *Server) litellmSpendRoutes(rec *usagelog.Recorder) {
 			if err != nil {
 				return err
 			}
-			rows, err := s.spendLogs(r.Context(), r, rec, q)
+			if q.summarize && q.from != nil && q.until != nil {
+				// The days are summed as the rows are read: none is held.
+				var days spendDays
+				err := s.eachSpendLog(r.Context(), r, rec, q, func(row litellmSpendLog) bool { days.add(row); return true })
+				if err != nil {
+					return err
+				}
+				writeJSON(w, http.StatusOK, days.summary(*q.until, time.Now().UTC()))
+				return nil
+			}
+			// At most spendLogsMaxRows rows, the newest, as LiteLLM's legacy /spend/logs
+			// truncates: the header says when more matched.
+			rows := []litellmSpendLog{}
+			err = s.eachSpendLog(r.Context(), r, rec, q, func(row litellmSpendLog) bool {
+				rows = append(rows, row)
+				return len(rows) <= spendLogsMaxRows
+			})
 			if err != nil {
 				return err
 			}
-			if q.summarize && q.from != nil && q.until != nil {
-				writeJSON(w, http.StatusOK, summarizeSpendLogs(rows, *q.until, time.Now().UTC()))
-				return nil
+			if len(rows) > spendLogsMaxRows {
+				rows = rows[:spendLogsMaxRows]
+				w.Header().Set(spendLogsTruncatedHeader, "true")
 			}
 			writeJSON(w, http.StatusOK, rows)
 			return nil
@@ -306,25 +324,33 @@ func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogs
 	return plan, nil
 }
 
-// spendLogs answers the rows of q the caller may see, newest first: a virtual key's own
-// requests, every request of its owner for another key.
-func (s *Server) spendLogs(ctx context.Context, r *http.Request, rec *usagelog.Recorder, q spendLogsQuery) ([]litellmSpendLog, error) {
+// spendLogsMaxRows bounds the rows GET /spend/logs answers (the newest), as LiteLLM's
+// legacy /spend/logs truncates to its 10,000 most recent: one call reads at most this
+// many requests (and one more), whatever the history holds. /spend/logs/v2 pages the rest.
+const spendLogsMaxRows = 10_000
+
+// spendLogsTruncatedHeader is set to true on a /spend/logs answer cut at spendLogsMaxRows
+// (LiteLLM's header).
+const spendLogsTruncatedHeader = "X-Litellm-Spend-Logs-Truncated"
+
+// eachSpendLog calls fn with the rows of q the caller may see, newest first, until fn
+// returns false: a virtual key's own requests, every request of its owner for another key.
+func (s *Server) eachSpendLog(ctx context.Context, r *http.Request, rec *usagelog.Recorder, q spendLogsQuery, fn func(litellmSpendLog) bool) error {
 	plan, err := s.spendLogsPlan(ctx, r, q)
 	if err != nil || plan.none {
-		return []litellmSpendLog{}, err
+		return err
 	}
-	rows := []litellmSpendLog{}
 	err = s.requests(rec).Each(ctx, plan.rq, func(req usagelog.Request) bool {
 		row := spendLogRow(req, plan.who, plan.byID)
 		if plan.keep == nil || plan.keep(&row) {
-			rows = append(rows, row)
+			return fn(row)
 		}
 		return true
 	})
 	if err != nil {
-		return nil, fmt.Errorf("server: reading the request history: %w", err)
+		return fmt.Errorf("server: reading the request history: %w", err)
 	}
-	return rows, nil
+	return nil
 }
 
 // spendLogsAPIKey is the api_key of the rows ref names: a virtual key's token, or who
@@ -446,39 +472,50 @@ func spendLogRow(req usagelog.Request, who string, keys map[string]virtualKey) l
 	return row
 }
 
-// summarizeSpendLogs is LiteLLM's summarized /spend/logs: per day (UTC), from the first
-// day with a request through the last day of [from, until) that is not after now (LiteLLM
-// fills the days up to end_date; future days are left out here), the spend in all, per
-// user, per model and per api_key. No request: no day.
-func summarizeSpendLogs(rows []litellmSpendLog, until, now time.Time) []litellmSpendDay {
+// spendDays sums rows per day (UTC) as they are read, for LiteLLM's summarized
+// /spend/logs. The zero value is empty.
+type spendDays struct {
+	days        map[string]*litellmSpendDay
+	first, last time.Time
+}
+
+// add counts row in its day.
+func (s *spendDays) add(row litellmSpendLog) {
+	if s.days == nil {
+		s.days = map[string]*litellmSpendDay{}
+		s.first, s.last = row.StartTime, row.StartTime
+	}
+	s.first, s.last = minTime(s.first, row.StartTime), maxTime(s.last, row.StartTime)
+	key := row.StartTime.UTC().Format(time.DateOnly)
+	d := s.days[key]
+	if d == nil {
+		d = &litellmSpendDay{StartTime: key, Users: map[string]float64{}, Models: map[string]float64{}, Keys: map[string]float64{}}
+		s.days[key] = d
+	}
+	user := ""
+	if row.User != nil {
+		user = *row.User
+	}
+	d.Spend += row.Spend
+	d.Users[user] += row.Spend
+	d.Models[row.Model] += row.Spend
+	d.Keys[row.APIKey] += row.Spend
+}
+
+// summary is LiteLLM's summarized /spend/logs of the rows added: per day (UTC), from the
+// first day with a request through the last day of [from, until) that is not after now
+// (LiteLLM fills the days up to end_date; future days are left out here), the spend in
+// all, per user, per model and per api_key. No request: no day.
+func (s *spendDays) summary(until, now time.Time) []litellmSpendDay {
 	out := []litellmSpendDay{}
-	if len(rows) == 0 {
+	if s.days == nil {
 		return out
 	}
 	const day = 24 * time.Hour
-	days := map[string]*litellmSpendDay{}
-	first, last := rows[0].StartTime, rows[0].StartTime
-	for _, row := range rows {
-		first, last = minTime(first, row.StartTime), maxTime(last, row.StartTime)
-		key := row.StartTime.UTC().Format(time.DateOnly)
-		d := days[key]
-		if d == nil {
-			d = &litellmSpendDay{StartTime: key, Users: map[string]float64{}, Models: map[string]float64{}, Keys: map[string]float64{}}
-			days[key] = d
-		}
-		user := ""
-		if row.User != nil {
-			user = *row.User
-		}
-		d.Spend += row.Spend
-		d.Users[user] += row.Spend
-		d.Models[row.Model] += row.Spend
-		d.Keys[row.APIKey] += row.Spend
-	}
-	last = maxTime(last, minTime(until.Add(-time.Nanosecond), now))
-	for t := first.UTC().Truncate(day); !t.After(last.UTC().Truncate(day)); t = t.Add(day) {
+	last := maxTime(s.last, minTime(until.Add(-time.Nanosecond), now))
+	for t := s.first.UTC().Truncate(day); !t.After(last.UTC().Truncate(day)); t = t.Add(day) {
 		key := t.Format(time.DateOnly)
-		if d := days[key]; d != nil {
+		if d := s.days[key]; d != nil {
 			out = append(out, *d)
 		} else {
 			out = append(out, litellmSpendDay{StartTime: key, Users: map[string]float64{}, Models: map[string]float64{}})

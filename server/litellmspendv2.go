@@ -138,13 +138,18 @@ func (s *Server) spendLogsPage(ctx context.Context, r *http.Request, rec *usagel
 		}
 		return out, nil
 	}
-	rows, err := s.spendLogs(ctx, r, rec, q)
+	// Every matching row is read to count them; only the page's are kept.
+	from := (page - 1) * size
+	err = s.eachSpendLog(ctx, r, rec, q, func(row litellmSpendLog) bool {
+		if out.Total >= from && len(out.Data) < size {
+			out.Data = append(out.Data, row)
+		}
+		out.Total++
+		return true
+	})
 	if err != nil {
 		return out, err
 	}
-	out.Total, out.TotalPages = len(rows), (len(rows)+size-1)/size
-	if from := (page - 1) * size; from < len(rows) {
-		out.Data = rows[from:min(from+size, len(rows))]
-	}
+	out.TotalPages = (out.Total + size - 1) / size
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
 	"github.com/switchyard-ai/switchyard/store/storetest/drivertest"
 )
 
@@ -127,4 +128,49 @@ func TestReview25bStatusFilterReadsItsPage(t *testing.T) {
 			t.Fatalf("status totals %v, want failures and together the %d of the day", totals, all.Total)
 		}
 	})
+}
+
+// GET /spend/logs without dates answers at most spendLogsMaxRows rows, the newest, and
+// says it cut them (LiteLLM's x-litellm-spend-logs-truncated), reading about as many
+// requests as it answers (a page of the history reads its 100 records and the next one);
+// a history within the bound is answered whole without it.
+func TestReview25bSpendLogsTruncated(t *testing.T) {
+	f := newHistoryFixture(t, memstore.NewDriver(), spendLogsMaxRows+20, 10, 10)
+	defer f.close()
+	for _, c := range []struct {
+		path      string
+		want      int
+		truncated bool
+	}{
+		{"/spend/logs", spendLogsMaxRows, true},
+		{"/spend/logs?api_key=vk_bench_3", (spendLogsMaxRows + 20) / 10, false},
+	} {
+		before := f.d.reads.Load()
+		req := httptest.NewRequest("GET", c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		w := httptest.NewRecorder()
+		f.s.ServeHTTP(w, req)
+		reads := f.d.reads.Load() - before
+		var rows []litellmSpendLog
+		if err := json.Unmarshal(w.Body.Bytes(), &rows); w.Code != http.StatusOK || err != nil {
+			t.Fatalf("%s: %d %v", c.path, w.Code, err)
+		}
+		if len(rows) != c.want {
+			t.Fatalf("%s: %d rows, want %d", c.path, len(rows), c.want)
+		}
+		if got := w.Header().Get("X-Litellm-Spend-Logs-Truncated") == "true"; got != c.truncated {
+			t.Fatalf("%s: truncated header %v, want %v", c.path, got, c.truncated)
+		}
+		if reads > int64(c.want)*101/100+101 {
+			t.Fatalf("%s: read %d requests for %d rows", c.path, reads, c.want)
+		}
+		for i := 1; i < len(rows); i++ {
+			if rows[i].StartTime.After(rows[i-1].StartTime) {
+				t.Fatalf("%s: rows not newest first at %d", c.path, i)
+			}
+		}
+		if c.truncated && !rows[0].StartTime.After(f.now.Add(-time.Hour)) {
+			t.Fatalf("%s: the first row (%v) is not the newest request", c.path, rows[0].StartTime)
+		}
+	}
 }
