@@ -47,3 +47,18 @@ func MigrationRan(ctx context.Context, s *Store, name string, now time.Time) err
 	}
 	return s.Put(ctx, Migrations, key, []byte(now.UTC().Format(time.RFC3339)))
 }
+
+// MigrationDone reports whether the data migration name ran both its runs (the first, and
+// the one MigrationRescanAfter later): the records it migrates are then all migrated,
+// those of the replicas of an earlier build too. Until then a reader that relies on the
+// migration reads as the earlier build did.
+func MigrationDone(ctx context.Context, s *Store, name string) (bool, error) {
+	for _, key := range []string{name, name + againSuffix} {
+		if _, err := s.Get(ctx, Migrations, key); errors.Is(err, ErrNotFound) {
+			return false, nil
+		} else if err != nil {
+			return false, fmt.Errorf("store: read migration %s: %w", name, err)
+		}
+	}
+	return true, nil
+}

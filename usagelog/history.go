@@ -47,10 +47,9 @@ type History struct {
 	written  uint64        // of those, how many the writer is done with (committed or failed)
 	advanced chan struct{} // closed (and replaced) whenever written grows
 
-	// lookupIndexed: historyLookupMigration ran on the store (checked once); migrating
-	// serializes running it.
+	// lookupIndexed: both runs of historyLookupMigration are recorded in the store (the
+	// lookup index holds every request): lookups by status and id read it from then on.
 	lookupIndexed atomic.Bool
-	migrating     sync.Mutex
 
 	dropped  atomic.Int64
 	failed   atomic.Int64
@@ -393,14 +392,14 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 	if err := h.Flush(ctx); err != nil {
 		return err
 	}
-	if err := h.ensureLookupIndex(ctx, q); err != nil {
+	if err := h.checkLookupIndex(ctx, &q); err != nil {
 		return err
 	}
 	oq, ok := h.ownedQuery(q)
 	if !ok {
 		return nil // an empty window
 	}
-	if len(q.IDs) > 0 {
+	if len(q.IDs) > 0 && !q.scan {
 		return h.lookup(ctx, q, oq, fn)
 	}
 	// The index window decides the time (as Count counts): the records' receipt times are
@@ -456,15 +455,15 @@ func (h *History) Each(ctx context.Context, q RequestQuery, fn func(Request) boo
 // owner index entries of q's window and reads no record.
 func (h *History) Count(ctx context.Context, q RequestQuery) (int, error) {
 	q.Skip, q.Limit = 0, 0
+	if err := h.checkLookupIndex(ctx, &q); err != nil {
+		return 0, err
+	}
 	if !q.indexOnly() {
 		n := 0
 		err := h.Each(ctx, q, func(Request) bool { n++; return true })
 		return n, err
 	}
 	if err := h.Flush(ctx); err != nil {
-		return 0, err
-	}
-	if err := h.ensureLookupIndex(ctx, q); err != nil {
 		return 0, err
 	}
 	oq, ok := h.ownedQuery(q)
@@ -483,6 +482,9 @@ func (h *History) Count(ctx context.Context, q RequestQuery) (int, error) {
 func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, Limit: historyPage}
 	switch {
+	case q.scan && q.Tag != "":
+		oq.Owner = scopeOwner(q.Owner, q.Tag)
+	case q.scan:
 	case q.Status != "" && q.Tag != "":
 		oq.Kind, oq.Owner = historyScopeStatusKind, lookupOwner(q.Owner, q.Tag, q.Status)
 	case q.Status != "":
@@ -506,14 +508,14 @@ func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 }
 
 // Sweep deletes the requests received longer than HistoryOptions.Retention before now,
-// with their index entries, and returns how many it deleted (first, a day after the
-// lookup index was built, it indexes once more the requests an earlier build wrote). Each already leaves them out;
+// with their index entries, and returns how many it deleted (first it runs the lookup
+// index migration when it is due: see indexLookups). Each already leaves them out;
 // the sweep frees their room. The records are in receipt order: it reads the oldest
 // historyBatch at a time and stops at the first one kept, so a sweep that deletes nothing
 // reads one record. Each transaction deletes at most historyBatch requests, reading each
 // again first: replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.
 func (h *History) Sweep(ctx context.Context, now time.Time) (int, error) {
-	if err := h.reindexLookups(ctx, now); err != nil {
+	if err := h.indexLookups(ctx, now); err != nil {
 		return 0, err
 	}
 	first := h.firstKept(now)
@@ -667,21 +669,15 @@ func (h *History) lookup(ctx context.Context, q RequestQuery, oq store.OwnedQuer
 	return nil
 }
 
-// reindexLookups runs historyLookupMigration a second time when it ran once (a lookup
-// needed it) and store.MigrationDue says so: a day later, the requests replicas of an
-// earlier build wrote meanwhile get their entries. Its first run is the first lookup's.
-func (h *History) reindexLookups(ctx context.Context, now time.Time) error {
-	if _, err := h.st.Get(ctx, store.Migrations, historyLookupMigration); errors.Is(err, store.ErrNotFound) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("usagelog: request history lookup index: %w", err)
-	}
+// indexLookups runs historyLookupMigration when store.MigrationDue says so: its first
+// run, then a day later its second, for the requests replicas of an earlier build wrote
+// meanwhile. It runs in the sweep, off the request path, as the store's other data
+// migrations do; a run cut short (ctx, a crash) is run again from the start.
+func (h *History) indexLookups(ctx context.Context, now time.Time) error {
 	due, err := store.MigrationDue(ctx, h.st, historyLookupMigration, now)
 	if err != nil || !due {
 		return err
 	}
-	h.migrating.Lock()
-	defer h.migrating.Unlock()
 	return h.indexEarlierRequests(ctx, now)
 }
 
@@ -689,30 +685,24 @@ func (h *History) reindexLookups(ctx context.Context, now time.Time) error {
 // stored before the lookup index entries (status, request and response ids) existed.
 const historyLookupMigration = "request_log_lookup_index"
 
-// ensureLookupIndex makes sure, before q reads the lookup index (q.Status or q.IDs), that
-// the requests stored before it existed were indexed: once per process it checks that
-// historyLookupMigration ran on the store, and runs it when it never did. Sweep runs it
-// again a day later (store.MigrationDue), for the requests replicas of an earlier build
-// wrote meanwhile.
-func (h *History) ensureLookupIndex(ctx context.Context, q RequestQuery) error {
-	if q.Status == "" && len(q.IDs) == 0 || h.lookupIndexed.Load() {
+// checkLookupIndex decides how q's lookups (q.Status, q.IDs) are read: through the lookup
+// index once both runs of historyLookupMigration are recorded (checked until they are,
+// then once per process); until then q.scan is set and they are read as before the index
+// (the window of the owner's or scope's listing, each record checked), so that no
+// request an earlier build stored is missed and no request waits for the migration.
+func (h *History) checkLookupIndex(ctx context.Context, q *RequestQuery) error {
+	if q.Status == "" && len(q.IDs) == 0 || q.scan || h.lookupIndexed.Load() {
 		return nil
 	}
-	h.migrating.Lock()
-	defer h.migrating.Unlock()
-	if h.lookupIndexed.Load() {
-		return nil
-	}
-	if _, err := h.st.Get(ctx, store.Migrations, historyLookupMigration); err == nil {
-		h.lookupIndexed.Store(true)
-		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
+	done, err := store.MigrationDone(ctx, h.st, historyLookupMigration)
+	if err != nil {
 		return fmt.Errorf("usagelog: request history lookup index: %w", err)
 	}
-	if err := h.indexEarlierRequests(ctx, h.opts.Now()); err != nil {
-		return err
+	if done {
+		h.lookupIndexed.Store(true)
+		return nil
 	}
-	h.lookupIndexed.Store(true)
+	q.scan = true
 	return nil
 }
 

@@ -24,12 +24,13 @@ type RequestQuery struct {
 	// Before keeps the requests whose ID is below it (paging back); 0: no bound.
 	Before int64
 	// IDs, when not empty, keeps only the requests one of them names: as the request's ID
-	// (in decimal), its RequestID or its ResponseID. A History reads those requests alone
-	// (the ID's record, and its lookup index of request and response ids), not the window.
+	// (in decimal), its RequestID or its ResponseID. A History whose lookup index is built
+	// (both runs of its migration, see History.Sweep) reads those requests alone (the ID's
+	// record, and its lookup index of request and response ids), not the window.
 	IDs []string
 	// Status keeps only the requests of one status: StatusSuccess (Outcome ok) or
-	// StatusFailure (any other outcome); "" keeps all. A History lists them through its
-	// status index, so a page of them reads that page.
+	// StatusFailure (any other outcome); "" keeps all. A History whose lookup index is
+	// built lists them through its status index, so a page of them reads that page.
 	Status string
 	// Match, when set, keeps only the requests it answers true for.
 	Match func(*Request) bool
@@ -37,6 +38,10 @@ type RequestQuery struct {
 	Skip int
 	// Limit lists at most this many requests (0: all): a History then reads no more.
 	Limit int
+
+	// scan: a History reads Status and IDs from the records of the owner's (or scope's)
+	// listing, not from its lookup index (not yet built for every request).
+	scan bool
 }
 
 // The values of RequestQuery.Status.
@@ -63,7 +68,7 @@ func (req *Request) namedBy(id string) bool {
 // indexOnly reports whether q selects by owner, scope, status, time and ID alone: a
 // History then counts and skips requests without reading them.
 func (q *RequestQuery) indexOnly() bool {
-	return q.RequestTag == "" && q.Match == nil && len(q.IDs) == 0
+	return q.RequestTag == "" && q.Match == nil && len(q.IDs) == 0 && (q.Status == "" || !q.scan)
 }
 
 // keeps reports whether q selects req, Owner aside.
