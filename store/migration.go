@@ -37,15 +37,27 @@ func MigrationDue(ctx context.Context, s *Store, name string, now time.Time) (bo
 }
 
 // MigrationRan records that the data migration name ran to its end at now: its first run,
-// or, once that is recorded, its second.
+// or, once that is recorded, its second. A run that ends within MigrationRescanAfter of the
+// recorded first run is another first run (replicas that found it due at once both run
+// it): it records nothing, and the second run is still due a day after the first.
 func MigrationRan(ctx context.Context, s *Store, name string, now time.Time) error {
-	key := name
-	if _, err := s.Get(ctx, Migrations, name); err == nil {
-		key = name + againSuffix
-	} else if !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("store: read migration %s: %w", name, err)
+	err := s.Update(ctx, func(tx Tx) error {
+		first, err := tx.Get(ctx, Migrations, name)
+		if errors.Is(err, ErrNotFound) {
+			return tx.Put(ctx, Migrations, name, []byte(now.UTC().Format(time.RFC3339)))
+		}
+		if err != nil {
+			return err
+		}
+		if at, err := time.Parse(time.RFC3339, string(first)); err == nil && now.Before(at.Add(MigrationRescanAfter)) {
+			return nil
+		}
+		return tx.Put(ctx, Migrations, name+againSuffix, []byte(now.UTC().Format(time.RFC3339)))
+	})
+	if err != nil {
+		return fmt.Errorf("store: record migration %s: %w", name, err)
 	}
-	return s.Put(ctx, Migrations, key, []byte(now.UTC().Format(time.RFC3339)))
+	return nil
 }
 
 // MigrationDone reports whether the data migration name ran both its runs (the first, and
