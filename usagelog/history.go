@@ -70,9 +70,10 @@ type HistoryOptions struct {
 	// Now is the clock of the retention; nil means time.Now.
 	Now func() time.Time
 	// CloseGrace is how long Close keeps waiting for the queued requests to be written
-	// after its ctx ended, counted from the call: a shutdown whose deadline other work used
-	// up still writes what is queued. 0 means DefaultHistoryCloseGrace, a negative value
-	// none (Close then returns when ctx ends).
+	// after its ctx ended, counted from the call: a program whose shutdown deadline other
+	// work may use up can still have what is queued written. 0 or negative: none, Close
+	// returns when ctx ends (as everything that waits here does; serve gives the history
+	// a budget of its own at shutdown, --shutdown-timeout again after the requests').
 	CloseGrace time.Duration
 }
 
@@ -81,11 +82,9 @@ const (
 	// DefaultHistoryRetention keeps requests 30 days, as LiteLLM's spend logs are commonly
 	// kept (its maximum_spend_logs_retention_period) and long enough for a month's review.
 	DefaultHistoryRetention = 30 * 24 * time.Hour
-	// DefaultHistoryQueue is how many requests may wait to be written.
+	// DefaultHistoryQueue is how many requests may wait to be written (a full queue takes
+	// 32 transactions to write: a second or two on a disk or a nearby PostgreSQL).
 	DefaultHistoryQueue = 8192
-	// DefaultHistoryCloseGrace is Close's own time for the queued requests: a full queue
-	// takes 32 transactions (a second or two on a disk or a nearby PostgreSQL).
-	DefaultHistoryCloseGrace = 30 * time.Second
 )
 
 // historyKind is the owner index kind of the history's records.
@@ -110,9 +109,6 @@ func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.CloseGrace == 0 {
-		opts.CloseGrace = DefaultHistoryCloseGrace
 	}
 	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue),
 		advanced: make(chan struct{}), done: make(chan struct{})}
@@ -334,8 +330,7 @@ func (h *History) Flush(ctx context.Context) error {
 }
 
 // Close stops taking requests and returns once the queued ones are written. When ctx
-// ends first it keeps waiting until HistoryOptions.CloseGrace after the call (the final
-// write has a time of its own, so a shutdown's deadline does not drop what is queued);
+// ends first it keeps waiting until HistoryOptions.CloseGrace after the call, if set;
 // past both it logs how many requests are left unwritten and returns ctx's error (the
 // writer then goes on in the background). Requests observed after Close are dropped.
 func (h *History) Close(ctx context.Context) error {

@@ -106,7 +106,7 @@ func TestReview25bCloseWritesQueuedRequestsPastTheDeadline(t *testing.T) {
 	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
 		const n = 3000
 		gd := &gatedDriver{Driver: d, open: make(chan struct{})}
-		h := NewHistory(store.New(gd), HistoryOptions{})
+		h := NewHistory(store.New(gd), HistoryOptions{CloseGrace: time.Minute})
 		t0 := time.Now().UTC().Add(-time.Hour)
 		for i := range n {
 			h.ObserveRequest(context.Background(), historyRecord("k", "", t0.Add(time.Duration(i)*time.Millisecond), i))

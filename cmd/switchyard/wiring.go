@@ -385,23 +385,42 @@ func (w *wiring) start(ctx context.Context) error {
 			w.limits.Run(lctx, w.cfg.Conns.LimitsSync, func(err error) { w.log.Warn("sharing per-key rates with the other replicas", "err", err) })
 		}()
 	}
-	if w.store != nil { // also the answers kept before --responses-store=false
-		go sweepEvery(ctx, "stored responses", "stored_responses", w.gateway.SweepResponses, time.Hour, w.log, w.swept())
-		// Every replica of a shared store may sweep: the sweeps are idempotent.
-		if w.cfg.Retention.Conversations > 0 {
-			go sweepEvery(ctx, "conversations", "conversations", w.gateway.SweepConversations, time.Hour, w.log, w.swept())
-		}
-		if w.cfg.Retention.OpenAIConversations > 0 {
-			go sweepEvery(ctx, "OpenAI conversations", "openai_conversations", w.gateway.SweepOpenAIConversations, time.Hour, w.log, w.swept())
-		}
-		if w.spend != nil && w.cfg.Retention.Spend > 0 {
-			go sweepEvery(ctx, "daily spend totals", "spend_rollups", w.spend.Sweep, time.Hour, w.log, w.swept())
-		}
-		if w.history != nil && w.cfg.Retention.Requests > 0 {
-			go sweepEvery(ctx, "request history", "request_log", w.history.Sweep, time.Hour, w.log, w.swept())
-		}
+	for _, sw := range w.storeSweeps() {
+		go sweepEvery(ctx, sw.what, sw.kind, sw.sweep, time.Hour, w.log, w.swept())
 	}
 	return nil
+}
+
+// storeSweep is one hourly sweep of the store: what it sweeps (for the log), its kind (the
+// metric's label) and the sweep.
+type storeSweep struct {
+	what, kind string
+	sweep      func(context.Context, time.Time) (int, error)
+}
+
+// storeSweeps lists the hourly sweeps of the store's records. Every replica of a shared
+// store may sweep: the sweeps are idempotent.
+func (w *wiring) storeSweeps() []storeSweep {
+	if w.store == nil {
+		return nil
+	}
+	// Stored responses always: also the answers kept before --responses-store=false.
+	list := []storeSweep{{"stored responses", "stored_responses", w.gateway.SweepResponses}}
+	if w.cfg.Retention.Conversations > 0 {
+		list = append(list, storeSweep{"conversations", "conversations", w.gateway.SweepConversations})
+	}
+	if w.cfg.Retention.OpenAIConversations > 0 {
+		list = append(list, storeSweep{"OpenAI conversations", "openai_conversations", w.gateway.SweepOpenAIConversations})
+	}
+	if w.spend != nil && w.cfg.Retention.Spend > 0 {
+		list = append(list, storeSweep{"daily spend totals", "spend_rollups", w.spend.Sweep})
+	}
+	if w.history != nil {
+		// Also when requests are kept forever: the sweep runs the request history's lookup
+		// index migration, without which lookups by status or request id read the window.
+		list = append(list, storeSweep{"request history", "request_log", w.history.Sweep})
+	}
+	return list
 }
 
 // swept counts what a retention sweep deleted on the metrics, when they are on.
