@@ -150,7 +150,7 @@ func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string
 	case id == "" && email == "":
 		return user{}, false, litellmInvalid(field, "%s: give user_id or user_email", field)
 	case id != "":
-		if err := checkUserID(field+".user_id", id); err != nil {
+		if err := checkUserID(field+".user_id", id, http.StatusBadRequest); err != nil {
 			return user{}, false, err
 		}
 		rec, err := store.GetJSON[storedUser](ctx, tx, store.Users, owner+"/"+id)
@@ -185,7 +185,7 @@ func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string
 	}
 	now := time.Now().UTC()
 	u := user{UserID: id, UserEmail: email, UserRole: "internal_user", CreatedAt: now, UpdatedAt: now}
-	return u, true, putNewUser(ctx, tx, owner, u)
+	return u, true, litellmUserTaken(putNewUser(ctx, tx, owner, u))
 }
 
 // litellmTeamMemberRoutes registers LiteLLM's team member routes.

@@ -538,7 +538,7 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 		if json.Unmarshal(raw, &u.UserID) != nil {
 			return nil, litellmInvalid("user_id", "user_id: must be a string, got %s", raw)
 		}
-		if err := checkUserID("user_id", u.UserID); err != nil {
+		if err := checkUserID("user_id", u.UserID, http.StatusBadRequest); err != nil {
 			return nil, err
 		}
 	} else {
@@ -582,24 +582,9 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 			return nil, litellmNames(err)
 		}
 	}
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		if err := putNewUser(ctx, tx, owner, u); err != nil {
-			return err
-		}
-		for _, team := range teams {
-			if _, err := storedTeamOf(ctx, tx, owner, team); err != nil {
-				return paramNotFound("teams", "teams: no team %q of this key (POST /team/new makes one)", team)
-			}
-			if err := putMember(ctx, tx, owner, teamMember{TeamID: team, UserID: u.UserID, Role: "user", CreatedAt: now}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("server: creating user %s: %w", u.UserID, err)
+	if err := s.createUser(ctx, owner, u, teams); err != nil {
+		return nil, litellmUserTaken(err)
 	}
-	s.log.InfoContext(ctx, "user created", "owner", owner, "user_id", u.UserID)
 	lu, err := s.litellmUserOf(ctx, owner, u)
 	if err != nil {
 		return nil, err
@@ -659,22 +644,9 @@ func (s *Server) litellmUpdateUser(ctx context.Context, g *completions.Gateway, 
 		if err := applyUserFields(&u, fields, true); err != nil {
 			return err
 		}
-		if err := checkUser(g, u, modelsGiven); err != nil {
-			return err
-		}
-		if u.UserEmail != "" && !strings.EqualFold(u.UserEmail, rec.UserEmail) {
-			if other, ok, err := userByEmail(ctx, tx, owner, u.UserEmail); err != nil {
-				return err
-			} else if ok && other.UserID != u.UserID {
-				return litellmInvalid("user_email", "user_email: %s is the address of user %s already", u.UserEmail, other.UserID)
-			}
-		}
-		u.UpdatedAt = time.Now().UTC()
-		if err := completions.SetSharedBudgetLimits(ctx, tx, userBudgetID(owner, id), u.limits()); err != nil {
-			return err
-		}
-		return store.PutJSON(ctx, tx, store.Users, owner+"/"+id, storedUser{user: u, Owner: owner})
+		return putChangedUser(ctx, tx, g, owner, &u, modelsGiven)
 	})
+	err = litellmUserTaken(litellmTeamNames(err))
 	if err != nil {
 		return user{}, fmt.Errorf("server: updating user %s: %w", id, err)
 	}

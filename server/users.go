@@ -117,17 +117,23 @@ func (u user) limits() completions.BudgetLimits {
 }
 
 // checkUserID refuses a user id that is empty, too long or holds anything but letters,
-// digits and . _ - : @ + (it is part of store keys; an e-mail address is a good id).
-func checkUserID(field, id string) error {
+// digits and . _ - : @ + (it is part of store keys; an e-mail address is a good id), with
+// status (400 on LiteLLM's routes, 422 on the native ones) naming field.
+func checkUserID(field, id string, status int) error {
+	invalid := func(format string, args ...any) error {
+		e := Validation(status, format, args...)
+		e.Param = field
+		return e
+	}
 	if id == "" {
-		return litellmInvalid(field, "%s: must not be empty", field)
+		return invalid("%s: must not be empty", field)
 	}
 	if len(id) > maxUserIDLength {
-		return litellmInvalid(field, "%s: at most %d characters, got %d", field, maxUserIDLength, len(id))
+		return invalid("%s: at most %d characters, got %d", field, maxUserIDLength, len(id))
 	}
 	for _, c := range id {
 		if !(c < unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("._-:@+", c))) {
-			return litellmInvalid(field, "%s: letters, digits and . _ - : @ + only, got %q", field, id)
+			return invalid("%s: letters, digits and . _ - : @ + only, got %q", field, id)
 		}
 	}
 	return nil
@@ -145,9 +151,44 @@ func newUserID() (string, error) {
 // checkUser validates u's limits (as a key's: models the gateway routes to, budget,
 // duration, metadata) and names LiteLLM's fields in a refusal.
 func checkUser(g *completions.Gateway, u user, checkModels bool) error {
+	return litellmTeamNames(checkUserLimits(g, u, checkModels))
+}
+
+// checkUserLimits is checkUser naming the native fields (max_budget_usd,
+// tokens_per_minute, …) in a 422.
+func checkUserLimits(g *completions.Gateway, u user, checkModels bool) error {
 	_, err := checkKeyRequest(g, keyRequest{Models: u.Models, MaxBudgetUSD: u.MaxBudgetUSD, BudgetDuration: u.BudgetDuration,
 		TokensPerMinute: u.TokensPerMinute, Metadata: u.Metadata}, time.Now(), checkModels)
-	return litellmTeamNames(err)
+	return err
+}
+
+// userTakenError is putNewUser's and putChangedUser's refusal of a user id or address
+// another user of the key has already; each surface answers it in its words
+// (litellmUserTaken, nativeUserTaken).
+type userTakenError struct {
+	// Field is user_id or user_email: what is taken.
+	Field string
+	// Value is the id or address asked for.
+	Value string
+	// Other is the user that has it.
+	Other string
+}
+
+func (e *userTakenError) Error() string {
+	return fmt.Sprintf("%s %s is user %s's already", e.Field, e.Value, e.Other)
+}
+
+// litellmUserTaken answers a userTakenError in err as LiteLLM's routes do (400 naming the
+// field); other errors pass unchanged.
+func litellmUserTaken(err error) error {
+	var te *userTakenError
+	switch {
+	case !errors.As(err, &te):
+		return err
+	case te.Field == "user_id":
+		return litellmInvalid("user_id", "User with id %s already exists: pass a new user_id, or change this one with POST /user/update", te.Value)
+	}
+	return litellmInvalid(te.Field, "%s: %s is the address of user %s already", te.Field, te.Value, te.Other)
 }
 
 // storedUserOf reads owner's user id through rd, or answers 404 naming user_id.
@@ -156,7 +197,7 @@ func storedUserOf(ctx context.Context, rd store.Reader, owner, id string) (store
 		return storedUser{}, litellmInvalid("user_id", "user_id: required: the user's id")
 	}
 	return ownedRecord[storedUser](ctx, rd, store.Users, owner, id, "user", func() error {
-		return paramNotFound("user_id", "User %s not found: no user of this key has this user_id (POST /user/new makes one)", id)
+		return paramNotFound("user_id", "User %s not found: no user of this key has this user_id (POST /api/v1/users or /user/new makes one)", id)
 	})
 }
 
@@ -199,12 +240,11 @@ func userByEmail(ctx context.Context, rd store.Reader, owner, email string) (use
 	return user{}, false, nil
 }
 
-// putNewUser stores u (owner's, checked) and its account through tx: 400 naming user_id
-// when the id is taken, user_email when another user has the address, 409 past
-// MaxUsersPerOwner.
+// putNewUser stores u (owner's, checked) and its account through tx: a userTakenError
+// when the id is taken or another user has the address, 409 past MaxUsersPerOwner.
 func putNewUser(ctx context.Context, tx store.Tx, owner string, u user) error {
 	if _, err := store.GetJSON[storedUser](ctx, tx, store.Users, owner+"/"+u.UserID); err == nil {
-		return litellmInvalid("user_id", "User with id %s already exists: pass a new user_id, or change this one with POST /user/update", u.UserID)
+		return &userTakenError{Field: "user_id", Value: u.UserID, Other: u.UserID}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -213,14 +253,10 @@ func putNewUser(ctx context.Context, tx store.Tx, owner string, u user) error {
 		return err
 	}
 	if len(have) >= MaxUsersPerOwner {
-		return Errorf(http.StatusConflict, KindConflict, "this key has %d users, the most it may have: delete some first (POST /user/delete)", len(have))
+		return Errorf(http.StatusConflict, KindConflict, "this key has %d users, the most it may have: delete some first (DELETE /api/v1/users/{user_id} or POST /user/delete)", len(have))
 	}
-	if u.UserEmail != "" {
-		if other, ok, err := userByEmail(ctx, tx, owner, u.UserEmail); err != nil {
-			return err
-		} else if ok {
-			return litellmInvalid("user_email", "user_email: %s is the address of user %s already", u.UserEmail, other.UserID)
-		}
+	if err := checkEmailFree(ctx, tx, owner, u); err != nil {
+		return err
 	}
 	if err := completions.PutSharedBudget(ctx, tx, userBudgetID(owner, u.UserID), u.limits()); err != nil {
 		return err
@@ -229,6 +265,63 @@ func putNewUser(ctx context.Context, tx store.Tx, owner string, u user) error {
 		return err
 	}
 	return store.PutJSON(ctx, tx, store.Users, owner+"/"+u.UserID, storedUser{user: u, Owner: owner})
+}
+
+// checkEmailFree answers a userTakenError when another user of owner than u has u's
+// address, read through rd.
+func checkEmailFree(ctx context.Context, rd store.Reader, owner string, u user) error {
+	if u.UserEmail == "" {
+		return nil
+	}
+	other, ok, err := userByEmail(ctx, rd, owner, u.UserEmail)
+	if err != nil {
+		return err
+	}
+	if ok && other.UserID != u.UserID {
+		return &userTakenError{Field: "user_email", Value: u.UserEmail, Other: other.UserID}
+	}
+	return nil
+}
+
+// createUser stores owner's new user u (checked) with its account and, in the same
+// transaction, its memberships of teams (role user): all or nothing.
+func (s *Server) createUser(ctx context.Context, owner string, u user, teams []string) error {
+	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if err := putNewUser(ctx, tx, owner, u); err != nil {
+			return err
+		}
+		for _, team := range teams {
+			if _, err := storedTeamOf(ctx, tx, owner, team); err != nil {
+				return paramNotFound("teams", "teams: no team %q of this key (POST /api/v1/teams or /team/new makes one)", team)
+			}
+			if err := putMember(ctx, tx, owner, teamMember{TeamID: team, UserID: u.UserID, Role: "user", CreatedAt: u.CreatedAt}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: creating user %s: %w", u.UserID, err)
+	}
+	s.log.InfoContext(ctx, "user created", "owner", owner, "user_id", u.UserID)
+	return nil
+}
+
+// putChangedUser checks u (owner's user, changed; its limits as checkUserLimits with
+// checkModels, its address free) and writes it and its account's limits through tx, its
+// spend kept.
+func putChangedUser(ctx context.Context, tx store.Tx, g *completions.Gateway, owner string, u *user, checkModels bool) error {
+	if err := checkUserLimits(g, *u, checkModels); err != nil {
+		return err
+	}
+	if err := checkEmailFree(ctx, tx, owner, *u); err != nil {
+		return err
+	}
+	u.UpdatedAt = time.Now().UTC()
+	if err := completions.SetSharedBudgetLimits(ctx, tx, userBudgetID(owner, u.UserID), u.limits()); err != nil {
+		return err
+	}
+	return store.PutJSON(ctx, tx, store.Users, owner+"/"+u.UserID, storedUser{user: *u, Owner: owner})
 }
 
 // nameUserInKeys makes the shared-key records of owner's virtual keys whose metadata
