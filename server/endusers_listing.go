@@ -3,13 +3,11 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -21,7 +19,7 @@ import (
 // (page, page_size) as LiteLLM's /key/list does. How many end users a key may have is
 // bounded (Config.MaxEndUsersPerKey), so listing them is bounded too.
 
-// endUserCursorKind marks the cursors of end user listings.
+// endUserCursorKind marks the cursors of end user listings (createdCursor).
 const endUserCursorKind = "end_user"
 
 // endUserRecords returns owner's end users oldest first (created_at, then id), without
@@ -57,81 +55,25 @@ func (s *Server) listEndUsers(ctx context.Context, owner string) ([]endUser, err
 	return out, nil
 }
 
-// endUserCursor is the cursor that continues a listing after e.
-func endUserCursor(e endUser) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(endUserCursorKind + "|" + strconv.FormatInt(e.CreatedAt.UnixNano(), 10) + "|" + e.EndUserID))
-}
-
-// afterEndUserCursor reports whether e comes after the position of cursor c (decoded by
-// parseEndUserCursor).
-func afterEndUserCursor(e endUser, nanos int64, id string) bool {
-	n := e.CreatedAt.UnixNano()
-	return n > nanos || (n == nanos && e.EndUserID > id)
-}
-
-// parseEndUserCursor decodes a cursor endUserCursor made, or answers 422 naming cursor.
-func parseEndUserCursor(c string) (int64, string, error) {
-	bad := Validation(http.StatusUnprocessableEntity, "cursor: is not a cursor of this listing (pass next_cursor of the previous page unchanged)")
-	bad.Param = "cursor"
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", bad
-	}
-	parts := strings.SplitN(string(b), "|", 3)
-	if len(parts) != 3 || parts[0] != endUserCursorKind || parts[2] == "" {
-		return 0, "", bad
-	}
-	n, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil {
-		return 0, "", bad
-	}
-	return n, parts[2], nil
-}
-
 // endUserPage returns one page of owner's end users, oldest first, with their spend:
 // those created in f's window after f.Cursor, at most f.Limit (store.DefaultPageLimit
 // when 0), and the cursor of the next page ("" on the last).
 func (s *Server) endUserPage(ctx context.Context, owner string, f store.ListFilter) (endUserList, error) {
-	if len(f.Status) > 0 {
-		v := Validation(http.StatusUnprocessableEntity, "status: end users have no status to filter on")
-		v.Param = "status"
-		return endUserList{}, v
-	}
-	if !f.CreatedAfter.IsZero() && !f.CreatedBefore.IsZero() && !f.CreatedAfter.Before(f.CreatedBefore) {
-		v := Validation(http.StatusUnprocessableEntity, "created_after: must be before created_before")
-		v.Param = "created_after"
-		return endUserList{}, v
-	}
-	var nanos int64
-	var after string
-	if f.Cursor != "" {
-		var err error
-		if nanos, after, err = parseEndUserCursor(f.Cursor); err != nil {
-			return endUserList{}, err
-		}
-	}
-	limit := f.Limit
-	if limit == 0 {
-		limit = store.DefaultPageLimit
+	if err := checkCreatedFilter(f, "end users"); err != nil {
+		return endUserList{}, err
 	}
 	all, err := s.endUserRecords(ctx, owner)
 	if err != nil {
 		return endUserList{}, err
 	}
-	out := endUserList{Object: "list", Data: make([]endUser, 0, limit)}
-	for _, e := range all {
-		switch {
-		case f.Cursor != "" && !afterEndUserCursor(e, nanos, after):
-		case !f.CreatedAfter.IsZero() && e.CreatedAt.Before(f.CreatedAfter):
-		case !f.CreatedBefore.IsZero() && !e.CreatedAt.Before(f.CreatedBefore):
-		case len(out.Data) == limit:
-			out.NextCursor = endUserCursor(out.Data[limit-1])
-			return out, nil
-		default:
-			out.Data = append(out.Data, s.endUserWithSpend(ctx, owner, e))
-		}
+	page, next, err := createdPage(f, endUserCursorKind, all, func(e endUser) (time.Time, string) { return e.CreatedAt, e.EndUserID })
+	if err != nil {
+		return endUserList{}, err
 	}
-	return out, nil
+	for i := range page {
+		page[i] = s.endUserWithSpend(ctx, owner, page[i])
+	}
+	return endUserList{Object: "list", Data: page, NextCursor: next}, nil
 }
 
 // endUserListParams documents the query parameters of GET /api/v1/customers.
