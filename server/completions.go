@@ -145,6 +145,7 @@ func Completions(g *completions.Gateway) Option {
 		s.litellmTeamRoutes(g)
 		s.litellmTeamMemberRoutes()
 		s.litellmUserRoutes(g)
+		s.userRoutes(g)
 		s.endUserRoutes(g)
 		s.litellmCustomerRoutes(g)
 		s.litellmBudgetRoutes()
