@@ -1,4 +1,4 @@
-"""The native API the Python client shares with the Go client — teams, end users, key
+"""The native API the Python client shares with the Go client — teams, users, end users, key
 versions (ETag / If-Match), preferences, embeddings, rerank, moderations and images —
 against a running server (see test_server.py for the environment). The Go tests' scripted
 upstream (fakeClientsUpstream in cmd/switchyard) answers from what it was sent: an
@@ -71,6 +71,65 @@ class ParityServerTest(unittest.TestCase):
         switchyard.delete_team(made["team_id"], client=self.client)
         with self.assertRaises(switchyard.MissingIdError):
             switchyard.get_team("", client=self.client)
+
+    def test_users(self):
+        tid, uid = _uid("team-"), _uid("user-")
+        switchyard.create_team(team_id=tid, client=self.client)
+        u = switchyard.create_user(user_id=uid, email=uid + "@example.com", max_budget_usd=4, budget_duration="30d",
+                                   metadata={"dept": "eng"}, teams=[tid], client=self.client)
+        self.assertEqual((u["user_id"], u["email"], u["role"], u["max_budget_usd"], u["teams"], u["key_ids"]),
+                         (uid, uid + "@example.com", "internal_user", 4, [tid], []))
+        other = switchyard.create_user(client=self.client)  # the server names it
+        self.assertTrue(other["user_id"])
+        vk = switchyard.issue_key(name="for-user", metadata={"user_id": uid}, client=self.client)
+        self.assertEqual(switchyard.get_user(uid, client=self.client)["key_ids"], [vk["id"]])
+        first = switchyard.list_users(limit=1, client=self.client)
+        self.assertEqual(len(first["data"]), 1)
+        self.assertTrue(first["next_cursor"])
+        everyone = [x["user_id"] for x in switchyard.iterate_users(limit=1, client=self.client)]
+        self.assertLess(everyone.index(uid), everyone.index(other["user_id"]))  # oldest first
+        up = switchyard.update_user(uid, alias="Ann", blocked=True, client=self.client)
+        self.assertEqual((up["alias"], up["blocked"], up["max_budget_usd"]), ("Ann", True, 4))
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.update_user(uid, max_budget_usd=-1, client=self.client)
+        self.assertIn("max_budget_usd", cm.exception.message)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.update_user(uid, colour="red", client=self.client)
+        self.assertIn("colour", cm.exception.message)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.create_user(role="wizard", client=self.client)
+        self.assertIn("role", cm.exception.message)
+        with self.assertRaises(switchyard.ConflictError):
+            switchyard.create_user(user_id=uid, client=self.client)
+        with self.assertRaises(switchyard.ConflictError):
+            switchyard.update_user(other["user_id"], email=uid + "@example.com", client=self.client)
+        m = switchyard.add_team_member(tid, other["user_id"], role="admin", max_budget_usd=2, client=self.client)
+        self.assertEqual((m["team_id"], m["user_id"], m["role"], m["max_budget_usd"]), (tid, other["user_id"], "admin", 2))
+        with self.assertRaises(switchyard.ConflictError):
+            switchyard.add_team_member(tid, other["user_id"], client=self.client)
+        self.assertEqual(switchyard.update_team_member(tid, other["user_id"], role="user", client=self.client)["role"], "user")
+        self.assertEqual(sorted(x["user_id"] for x in switchyard.list_team_members(tid, client=self.client)),
+                         sorted([uid, other["user_id"]]))
+        self.assertTrue(switchyard.remove_team_member(tid, other["user_id"], client=self.client)["deleted"])
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.remove_team_member(tid, other["user_id"], client=self.client)
+        gone = switchyard.delete_user(uid, client=self.client)
+        self.assertEqual((gone["user_id"], gone["deleted"], gone["deleted_keys"]), (uid, True, [vk["id"]]))
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.key_info(vk["id"], client=self.client)  # revoked with its user
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.get_user(uid, client=self.client)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.update_user(uid, alias="x", client=self.client)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.delete_user(uid, client=self.client)
+        self.assertEqual(switchyard.list_team_members(tid, client=self.client), [])
+        switchyard.delete_user(other["user_id"], client=self.client)
+        switchyard.delete_team(tid, client=self.client)
+        with self.assertRaises(switchyard.MissingIdError):
+            switchyard.get_user("", client=self.client)
+        with self.assertRaises(switchyard.MissingIdError):
+            switchyard.add_team_member(tid, "", client=self.client)
 
     def test_customers(self):
         uid = _uid("user-")
