@@ -116,6 +116,7 @@ type TeamMember struct {
 // TeamMemberUpdate changes a membership (PATCH /api/v1/teams/{id}/members/{user_id}):
 // the fields set replace the membership's; the others stay.
 type TeamMemberUpdate struct {
+	// Role, MaxBudgetUSD and Blocked replace the membership's when not nil.
 	Role         *string
 	MaxBudgetUSD *float64
 	Blocked      *bool

@@ -174,6 +174,7 @@ type userTakenError struct {
 	Other string
 }
 
+// Error says what is taken and whose it is.
 func (e *userTakenError) Error() string {
 	return fmt.Sprintf("%s %s is user %s's already", e.Field, e.Value, e.Other)
 }
