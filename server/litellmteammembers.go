@@ -173,6 +173,9 @@ func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string
 			return user{}, false, err
 		}
 	}
+	if err := checkNewUserID(field+".user_id", id, http.StatusBadRequest); err != nil {
+		return user{}, false, err
+	}
 	if len(email) > maxUserLabelLength {
 		return user{}, false, litellmInvalid(field+".user_email", "%s.user_email: at most %d characters, got %d", field, maxUserLabelLength, len(email))
 	}

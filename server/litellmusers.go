@@ -538,7 +538,7 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 		if json.Unmarshal(raw, &u.UserID) != nil {
 			return nil, litellmInvalid("user_id", "user_id: must be a string, got %s", raw)
 		}
-		if err := checkUserID("user_id", u.UserID, http.StatusBadRequest); err != nil {
+		if err := checkNewUserID("user_id", u.UserID, http.StatusBadRequest); err != nil {
 			return nil, err
 		}
 	} else {

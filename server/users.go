@@ -139,6 +139,21 @@ func checkUserID(field, id string, status int) error {
 	return nil
 }
 
+// checkNewUserID is checkUserID for the id of a user being made, which must also not be
+// "." or "..": a URL path cleans those segments away, so /api/v1/users/{user_id} and
+// /api/v1/teams/{team_id}/members/{user_id} could not reach the user (as end users' ids).
+func checkNewUserID(field, id string, status int) error {
+	if err := checkUserID(field, id, status); err != nil {
+		return err
+	}
+	if id == "." || id == ".." {
+		e := Validation(status, "%s: %q cannot be a user's id (a URL path cannot name it)", field, id)
+		e.Param = field
+		return e
+	}
+	return nil
+}
+
 // newUserID makes a user id: LiteLLM makes a UUID; this is one (version 4).
 func newUserID() (string, error) {
 	id, err := uuid.NewRandom()

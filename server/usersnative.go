@@ -317,7 +317,7 @@ func (s *Server) createNativeUser(ctx context.Context, g *completions.Gateway, o
 		}
 		req.UserID = id
 	}
-	if err := checkUserID("user_id", req.UserID, http.StatusUnprocessableEntity); err != nil {
+	if err := checkNewUserID("user_id", req.UserID, http.StatusUnprocessableEntity); err != nil {
 		return nil, err
 	}
 	now := time.Now().UTC()
