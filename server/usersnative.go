@@ -459,8 +459,11 @@ func storedMemberOf(ctx context.Context, rd store.Reader, owner, team, user stri
 	return m, nil
 }
 
-// applyTo checks req's role and budget and sets m's to them.
+// applyTo checks req's role (empty or null: user) and budget and sets m's to them.
 func (req teamMemberRequest) applyTo(m *teamMember) error {
+	if req.Role == "" {
+		req.Role = "user"
+	}
 	if !slices.Contains(memberRoles, req.Role) {
 		e := Validation(http.StatusUnprocessableEntity, "role: admin or user, got %q", req.Role)
 		e.Param = "role"
@@ -483,9 +486,6 @@ func (s *Server) addTeamMember(ctx context.Context, owner, team string, req team
 		e := Validation(http.StatusUnprocessableEntity, "user_id: required: the user joining the team")
 		e.Param = "user_id"
 		return teamMember{}, e
-	}
-	if req.Role == "" {
-		req.Role = "user"
 	}
 	m := teamMember{TeamID: team, UserID: req.UserID, CreatedAt: time.Now().UTC()}
 	if err := req.applyTo(&m); err != nil {
