@@ -90,7 +90,8 @@ func Completions(g *completions.Gateway) Option {
 			Errors: anthropicErrors},
 			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) }))
 		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
-			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true},
+			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true,
+			Errors: map[int]string{400: anthropicErrors[400], 403: anthropicErrors[403], 404: anthropicErrors[404]}},
 			func(w http.ResponseWriter, r *http.Request) error { return s.handleCountTokens(g, w, r) })
 		s.Handle(Route{Method: "GET", Path: "/v1/models", Summary: "OpenAI-compatible list of the models this server can route to",
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
@@ -108,7 +109,7 @@ func Completions(g *completions.Gateway) Option {
 				return nil
 			})
 		s.Handle(Route{Method: "GET", Path: "/v1/models/{model...}", Summary: "One model this server can route to (model is provider/model or a bare name that one configured provider catalogues)",
-			Tags: []string{"Completions"}, Response: openAIModel{}, ScopedKeys: true},
+			Tags: []string{"Completions"}, Response: openAIModel{}, ScopedKeys: true, Errors: map[int]string{404: "no configured provider serves the model or the key may not call it (model_not_found)"}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				id, ok := g.ResolveModel(r.PathValue("model")) // a bare name as chat takes it
 				if !ok {
@@ -463,8 +464,10 @@ func (s *Server) logStreamEnd(r *http.Request, what string, err error) {
 	s.log.Log(r.Context(), level, what+" stream ended with an error", "request_id", requestID(r.Context()), "err", err)
 }
 
-// openAIError writes err in OpenAI's error envelope (see writeOpenAIError); errors nobody
-// maps fall back to the uniform 500.
+// openAIError writes err in the gateway envelope of r's surface (gatewayErrorEnvelope):
+// Google's or Anthropic's on theirs, else OpenAI's (see writeOpenAIError) — on a route off
+// /v1 too, whose failures before its handler (401, 403) are in the path's own envelope;
+// errors nobody maps fall back to the path's 500.
 func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) error {
 	ae := s.toAPIError(err)
 	if ae == nil {
@@ -473,15 +476,14 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.answeredErr = err
 	}
-	if geminiPath(r.Method, r.URL.Path) {
+	switch errorEnvelopeOf(r.Method, r.URL.Path) {
+	case envelopeGemini:
 		writeGeminiError(w, ae, err)
-		return nil
-	}
-	if anthropicPath(r.URL.Path) {
+	case envelopeAnthropic:
 		writeAnthropicError(w, ae, err)
-		return nil
+	default: // OpenAI's, also off /v1 (/v2/rerank, see gatewayErrorEnvelope)
+		writeOpenAIError(w, ae, err)
 	}
-	writeOpenAIError(w, ae, err)
 	return nil
 }
 

@@ -462,6 +462,9 @@ func TestGeminiOpenAPI(t *testing.T) {
 		Paths map[string]map[string]struct {
 			Responses map[string]json.RawMessage `json:"responses"`
 		} `json:"paths"`
+		Components struct {
+			Schemas map[string]json.RawMessage `json:"schemas"`
+		} `json:"components"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
 		t.Fatal(err)
@@ -473,9 +476,12 @@ func TestGeminiOpenAPI(t *testing.T) {
 			t.Errorf("%s %s is not documented (paths: %d)", method, path, len(doc.Paths))
 			continue
 		}
-		if method == "post" && !strings.Contains(string(op.Responses["400"]), `"status"`) {
+		if method == "post" && !strings.Contains(string(op.Responses["400"]), `"#/components/schemas/GeminiError"`) {
 			t.Errorf("%s %s: 400 is not Google's envelope: %s", method, path, op.Responses["400"])
 		}
+	}
+	if g := string(doc.Components.Schemas["GeminiError"]); !strings.Contains(g, `"status"`) || !strings.Contains(g, `"code"`) {
+		t.Errorf("components/schemas/GeminiError is not Google's envelope: %s", g)
 	}
 }
 

@@ -104,11 +104,12 @@ func deletion[T any](param string, del func(ctx context.Context, owner, id strin
 // conversationRoutes adds the listing, reading and deleting of a key's conversations.
 func (s *Server) conversationRoutes(g *completions.Gateway) {
 	tags := []string{"Conversations"}
+	notFound := map[int]string{http.StatusNotFound: "no conversation of this key has the id given"}
 	s.Handle(Route{Method: "GET", Path: "/api/v1/conversations", Summary: "List this key's conversations, newest first",
 		Query: listParams(""), Response: completions.ConversationList{}, Tags: tags},
 		listing(g.ListConversations))
 	s.Handle(Route{Method: "GET", Path: "/api/v1/conversations/{conversation_id}", Summary: "One conversation of this key (without its messages)",
-		Response: completions.ConversationSummary{}, Tags: tags},
+		Response: completions.ConversationSummary{}, Tags: tags, Errors: notFound},
 		func(w http.ResponseWriter, r *http.Request) error {
 			c, _, err := g.Conversation(r.Context(), owner(r), r.PathValue("conversation_id"))
 			if err != nil {
@@ -118,7 +119,8 @@ func (s *Server) conversationRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "GET", Path: "/api/v1/conversations/{conversation_id}/messages", Summary: "The messages of a conversation, oldest first",
-		Query: listParams("")[:2], Response: completions.MessagePage{}, Tags: tags},
+		Query: listParams("")[:2], Response: completions.MessagePage{}, Tags: tags,
+		Errors: map[int]string{http.StatusNotFound: notFound[http.StatusNotFound], http.StatusUnprocessableEntity: "a bad limit or cursor or a filter the messages do not take: the message names it"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			f, err := listFilter(r)
 			if err != nil {
@@ -138,6 +140,6 @@ func (s *Server) conversationRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/conversations/{conversation_id}", Summary: "Delete a conversation and all its messages",
-		Response: completions.Deletion{}, Tags: tags},
+		Response: completions.Deletion{}, Tags: tags, Errors: notFound},
 		deletion("conversation_id", g.DeleteConversation))
 }

@@ -20,20 +20,50 @@ func openAIPath(path string) bool {
 	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect"
 }
 
+// errorEnvelope is the shape a failure body takes on a family of routes.
+type errorEnvelope int
+
+const (
+	// envelopeUniform is Switchyard's {"error": kind, "message": text} (writeAPIError).
+	envelopeUniform errorEnvelope = iota
+	// envelopeOpenAI is OpenAI's {"error": {"message", "type", "param", "code"}}, which
+	// LiteLLM's proxy answers too (its ProxyException).
+	envelopeOpenAI
+	// envelopeAnthropic is Anthropic's {"type": "error", "error": {"type", "message"}}.
+	envelopeAnthropic
+	// envelopeGemini is Google's {"error": {"code", "message", "status"}}.
+	envelopeGemini
+)
+
+// errorEnvelopeOf is the envelope respondError answers a failure of method path in:
+// Google's on the Gemini surface, Anthropic's on /v1/messages, OpenAI's elsewhere under
+// /v1/ and on LiteLLM's management routes, the uniform body elsewhere. The OpenAPI
+// document describes each route's failures by the same function.
+func errorEnvelopeOf(method, path string) errorEnvelope {
+	switch {
+	case geminiPath(method, path):
+		return envelopeGemini
+	case anthropicPath(path):
+		return envelopeAnthropic
+	case openAIPath(path) || litellmPath(path):
+		return envelopeOpenAI
+	}
+	return envelopeUniform
+}
+
 // respondError writes ae in the shape of r's route family: Google's envelope on the Gemini
 // surface (see writeGeminiError), Anthropic's on /v1/messages (see writeAnthropicError), OpenAI's elsewhere under /v1/ (see
 // writeOpenAIError) and on LiteLLM's /key/ routes (its proxy answers in that envelope), Switchyard's uniform body elsewhere. cause, when not nil, is the
 // error ae was made from (it supplies param and the 404 of an unknown model).
 func (s *Server) respondError(w http.ResponseWriter, r *http.Request, ae *APIError, cause error) {
-	if geminiPath(r.Method, r.URL.Path) {
+	switch errorEnvelopeOf(r.Method, r.URL.Path) {
+	case envelopeGemini:
 		writeGeminiError(w, ae, cause)
 		return
-	}
-	if anthropicPath(r.URL.Path) {
+	case envelopeAnthropic:
 		writeAnthropicError(w, ae, cause)
 		return
-	}
-	if openAIPath(r.URL.Path) || litellmPath(r.URL.Path) {
+	case envelopeOpenAI:
 		writeOpenAIError(w, ae, cause)
 		return
 	}

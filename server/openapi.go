@@ -11,14 +11,7 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
-	"github.com/switchyard-ai/switchyard/completions"
 )
-
-// errorBody is the shape of every failure, for the OpenAPI document.
-type errorBody struct {
-	Error   string `json:"error" jsonschema:"description=kind of failure, e.g. Validation Error"`
-	Message string `json:"message" jsonschema:"description=what was wrong, naming the field and the rule"`
-}
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z0-9_]+)\.{0,3}\}`)
 
@@ -146,9 +139,6 @@ func (s *Server) OpenAPI() []byte {
 
 func (s *Server) buildOpenAPI() []byte {
 	paths := map[string]map[string]any{}
-	// Failures come in the envelope of the route's family (see respondError).
-	uniformErr, openAIErr, anthropicErr := schemaFor(errorBody{}), schemaFor(completions.OpenAIErrorBody{}), schemaFor(completions.AnthropicErrorBody{})
-	geminiErr := schemaFor(completions.GeminiErrorBody{})
 	// operationIds are unique: a later route whose id is taken — an OpenAI-compatible /v1
 	// route named as a Switchyard one (/v1/completions beside /api/v1/completions) — says
 	// OpenAI after its method, then a number if need be.
@@ -166,15 +156,6 @@ func (s *Server) buildOpenAPI() []byte {
 		return id
 	}
 	for _, rt := range s.routes {
-		errSchema := uniformErr
-		switch {
-		case geminiPath(rt.Method, rt.Path) || rt.Method == http.MethodPost && strings.HasPrefix(rt.Path, "/v1/models/{"):
-			errSchema = geminiErr
-		case anthropicPath(rt.Path):
-			errSchema = anthropicErr
-		case openAIPath(rt.Path):
-			errSchema = openAIErr
-		}
 		op := map[string]any{
 			"summary":     rt.Summary,
 			"operationId": uniqueID(operationID(rt), rt.Path),
@@ -235,19 +216,16 @@ func (s *Server) buildOpenAPI() []byte {
 		}
 		ok["headers"] = headers
 		responses := map[string]any{strconv.Itoa(status): ok}
-		errResp := func(desc string) map[string]any {
-			return map[string]any{"description": desc, "headers": everyAnswerHeaders(),
-				"content": map[string]any{"application/json": map[string]any{"schema": errSchema}}}
+		for code, e := range routeErrors(rt) {
+			key := strconv.Itoa(code)
+			if code == 0 {
+				key = "default"
+			}
+			responses[key] = e.response()
 		}
-		for code, desc := range rt.Errors {
-			responses[strconv.Itoa(code)] = errResp(desc)
-		}
-		if !rt.Public {
-			responses["401"] = errResp("missing or invalid API key")
-		} else {
+		if rt.Public {
 			op["security"] = []any{}
 		}
-		responses["default"] = errResp("error")
 		op["responses"] = responses
 		p := pathParam.ReplaceAllString(rt.Path, "{$1}")
 		if paths[p] == nil {
@@ -261,9 +239,13 @@ func (s *Server) buildOpenAPI() []byte {
 			"title":   "Switchyard API",
 			"version": s.cfg.Version,
 			"description": "Model selection, custom router training and prediction, agent prompt optimization " +
-				"and chat completions. A failure body is {\"error\": kind, \"message\": text} on /api/v1 routes, " +
-				"OpenAI's envelope {\"error\": {\"message\", \"type\", \"param\", \"code\"}} on the OpenAI-compatible /v1 routes " +
-				"and Anthropic's {\"type\": \"error\", \"error\": {\"type\", \"message\"}} on /v1/messages.",
+				"and chat completions. A failure body is {\"error\": kind, \"message\": text} (components/schemas/Error) on /api/v1, " +
+				"/v2 and the other native routes; OpenAI's envelope {\"error\": {\"message\", \"type\", \"param\", \"code\"}} (OpenAIError) " +
+				"on the OpenAI-compatible /v1 routes and on LiteLLM's management routes (/key, /team, /user, /customer, /end_user, " +
+				"/budget, /spend, /global/spend, /model/info, /model_group/info, /health) as LiteLLM's proxy answers them; " +
+				"Anthropic's {\"type\": \"error\", \"error\": {\"type\", \"message\"}} (AnthropicError) on /v1/messages; " +
+				"Google's {\"error\": {\"code\", \"message\", \"status\"}} (GeminiError) on the Gemini routes. " +
+				"Each operation lists the statuses it answers with the envelope of each.",
 		},
 		// One server, "/": Redocly's lint asks for servers, and "/" keeps every path relative
 		// to wherever the document was fetched from.
@@ -272,6 +254,7 @@ func (s *Server) buildOpenAPI() []byte {
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
 			"headers":         answerHeaderComponents(),
+			"schemas":         errorSchemaComponents(),
 		},
 		"security": []any{map[string]any{"bearer": []string{}}},
 	}

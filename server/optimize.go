@@ -186,7 +186,7 @@ func Optimizer(svc *optimizer.Service) Option {
 			Response: optimizer.Deletion{}, Tags: tags, Errors: map[int]string{http.StatusNotFound: "no optimization job with that id for this key"}},
 			deletion("job_id", svc.DeleteJob))
 		s.Handle(Route{Method: "GET", Path: "/api/v1/artifacts/{token}/agent.py", Summary: "Best agent.py of an optimization job (no key: the URL is the credential)",
-			Public: true, Tags: tags},
+			Public: true, Tags: tags, Errors: map[int]string{http.StatusNotFound: "no artifact has this token: it expired or was never issued"}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				code, err := svc.Artifact(r.Context(), r.PathValue("token"))
 				if err != nil {

@@ -149,6 +149,9 @@ func TestOpenAPIErrorEnvelopes(t *testing.T) {
 				} `json:"content"`
 			} `json:"responses"`
 		} `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
@@ -158,7 +161,11 @@ func TestOpenAPIErrorEnvelopes(t *testing.T) {
 		if !ok {
 			return "(no " + status + ")"
 		}
-		props, _ := r.Content["application/json"].Schema["properties"].(map[string]any)
+		schema := r.Content["application/json"].Schema
+		if ref, ok := schema["$ref"].(string); ok { // one envelope's component
+			schema = doc.Components.Schemas[strings.TrimPrefix(ref, "#/components/schemas/")]
+		}
+		props, _ := schema["properties"].(map[string]any)
 		errProp, _ := props["error"].(map[string]any)
 		inner, _ := errProp["properties"].(map[string]any)
 		switch {

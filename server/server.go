@@ -277,9 +277,14 @@ type Route struct {
 	Tags []string
 	// Stream marks text/event-stream responses (documented in addition to JSON).
 	Stream bool
-	// Errors documents the route's own failure statuses and when they happen (401 and
-	// the uniform error body are documented for every keyed route).
+	// Errors documents the route's own failure statuses and when they happen, each in
+	// the envelope of the route's surface (errorEnvelopeOf); 401, 403, 413 and 429, which
+	// the server answers before the handler, are documented from the other fields.
 	Errors map[int]string
+	// GatewayErrors: the handler answers its own failures through the gateway
+	// (Server.openAIError), in OpenAI's envelope even where the path's own is another
+	// (/v2/rerank); the failures before the handler stay in the path's.
+	GatewayErrors bool
 	// MaxBodyBytes is the route's own request body limit, in place of the server's
 	// Config.MaxBodyBytes (0: the server's): audio uploads are larger than any JSON body.
 	MaxBodyBytes int64

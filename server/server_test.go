@@ -40,7 +40,8 @@ func testServer(t testing.TB, cfg Config, logBuf *bytes.Buffer) *Server {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	probe := func(s *Server) error {
-		s.Handle(Route{Method: "POST", Path: "/api/v1/test/echo", Request: echoRequest{}, Response: echoRequest{}}, func(w http.ResponseWriter, r *http.Request) error {
+		s.Handle(Route{Method: "POST", Path: "/api/v1/test/echo", Request: echoRequest{}, Response: echoRequest{},
+			Errors: map[int]string{http.StatusUnprocessableEntity: "a bad field: the message names it"}}, func(w http.ResponseWriter, r *http.Request) error {
 			var req echoRequest
 			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
 				return err
@@ -55,7 +56,8 @@ func testServer(t testing.TB, cfg Config, logBuf *bytes.Buffer) *Server {
 			writeJSON(w, http.StatusOK, req)
 			return nil
 		})
-		s.Handle(Route{Method: "POST", Path: "/api/v1/test/select", Request: echoRequest{}}, func(w http.ResponseWriter, r *http.Request) error {
+		s.Handle(Route{Method: "POST", Path: "/api/v1/test/select", Request: echoRequest{},
+			Errors: map[int]string{http.StatusBadRequest: "a bad field: the message names it"}}, func(w http.ResponseWriter, r *http.Request) error {
 			var req echoRequest
 			return decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest})
 		})
