@@ -214,7 +214,7 @@ func (s *Server) userRoutes(g *completions.Gateway) {
 			return out, nil
 		}))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/teams/{team_id}/members/{user_id}", Summary: "Change a member's role, max_budget_usd or block in the team (the fields given); its spend in the team is kept",
-		Tags: teamTags, Request: teamMemberRequest{}, Response: nativeTeamMember{}, Errors: map[int]string{403: scoped, 404: memberNotFound, 422: invalid}},
+		Tags: teamTags, Request: teamMemberRequest{}, Response: nativeTeamMember{}, Errors: map[int]string{400: "malformed JSON body", 403: scoped, 404: memberNotFound, 422: invalid}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var body json.RawMessage
 			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
