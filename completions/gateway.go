@@ -162,6 +162,10 @@ type Scope struct {
 	// EndUser is the end user the request is made for (LiteLLM's end user: the body's user,
 	// an x-litellm-end-user-id header); observers see it as RequestRecord.EndUser.
 	EndUser string
+	// KeyID, TeamID and UserID name the virtual key the request was made with, the team
+	// it belongs to and the user it was made for ("" when none): ids, never the key's
+	// secret. Observers see them in RequestRecord (a trace's attributes).
+	KeyID, TeamID, UserID string
 }
 
 // conversationOwner is whom the conversations s starts belong to.

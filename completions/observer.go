@@ -94,6 +94,20 @@ type RequestRecord struct {
 	SavedUSD float64
 	// Tags are the request's tags (Request.Tags).
 	Tags []string
+	// KeyID, TeamID and UserID are the Scope's: the virtual key the request was made with,
+	// its team and its user ("" when none). None of them is a secret.
+	KeyID, TeamID, UserID string
+	// Prompt is a chat request as it was sent upstream: the system prompt, the stored
+	// history of its conversation, its messages as the pre_call guardrails left them (masked
+	// text masked), its tools and sampling parameters (MaxTokens lowered to what a budget
+	// had left). It is nil for the other operations and for a request refused before it was
+	// prepared. Observers read it during ObserveRequest only and must not modify it.
+	Prompt *providers.Request
+	// Answer is the answer delivered (RequestOK of a chat request, a cache hit's too): its
+	// text, whole also when it was streamed, tool calls, reasoning and finish reason. It is
+	// nil otherwise (no answer, or one a post_call guardrail blocked). Observers read it
+	// during ObserveRequest only and must not modify it.
+	Answer *Response
 	// Err is the failure, nil on RequestOK.
 	Err error
 }
@@ -141,6 +155,7 @@ func (g *Gateway) observeResponse(ctx context.Context, p *plan, stream bool, res
 	}
 	r := g.answerRecord(p, stream, resp, ttft, RequestOK)
 	r.ConversationID = resp.ConversationID
+	r.Answer = resp
 	if resp.Continued != nil {
 		r.Continuations = countContinuations(p.attempts)
 	}
@@ -238,6 +253,10 @@ func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 		f.Store(true)
 	}
 	r.EndUser = p.scope.EndUser
+	r.KeyID, r.TeamID, r.UserID = p.scope.KeyID, p.scope.TeamID, p.scope.UserID
+	if r.Operation == "" && p.req != nil && len(p.preq.Messages) > 0 {
+		r.Prompt = &p.preq
+	}
 	r.ModelGroup = p.asked
 	if p.req != nil && r.ModelGroup == "" {
 		if p.req.groupName != "" {

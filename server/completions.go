@@ -246,6 +246,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 		sc.Budget, sc.Tag, sc.Guardrails, sc.MCPServers = v.Budget, v.Tag, v.Guardrails, v.MCPServers
 		// Its conversations are its own (responsesOwner), not its siblings' to continue.
 		sc.ConversationOwner = p.Owner + "/" + v.KeyID
+		sc.KeyID, sc.TeamID, sc.UserID = v.KeyID, v.TeamID, v.UserID
 	}
 	return sc
 }

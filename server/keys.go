@@ -201,6 +201,9 @@ type virtualKeyScope struct {
 	// rate (0: none).
 	Team    string
 	TeamRPM int
+	// TeamID and UserID are the key's team_id and user_id ("" without one), for the
+	// gateway's observers (Scope.TeamID, Scope.UserID).
+	TeamID, UserID string
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
