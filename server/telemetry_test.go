@@ -33,7 +33,7 @@ func attr(attrs []attribute.KeyValue, key string) string {
 // scraped series.
 func TestTracesAndMetricsOfARequest(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
-	tr := telemetry.NewTracing(exp, "test", true)
+	tr := telemetry.NewTracing(exp, "test", true, telemetry.TracingOptions{})
 	m := telemetry.New(telemetry.Options{})
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(up.Close)
@@ -119,7 +119,7 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	// Unset, tracing is off: TracingFromEnv returns nil and its middleware is a no-op.
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	if off, err := telemetry.TracingFromEnv(context.Background(), "x"); off != nil || err != nil {
+	if off, err := telemetry.TracingFromEnv(context.Background(), "x", telemetry.TracingOptions{}); off != nil || err != nil {
 		t.Fatalf("TracingFromEnv without an endpoint = %v, %v", off, err)
 	}
 }

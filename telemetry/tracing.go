@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,26 +27,57 @@ type Tracing struct {
 	tp     *sdktrace.TracerProvider
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
+	opts   TracingOptions
 }
+
+// TracingOptions configure what the chat spans carry beyond the GenAI attributes that are
+// always there (model, provider, tokens, sampling parameters, finish reasons, ids).
+type TracingOptions struct {
+	// CaptureContent puts the prompts and answers on the "chat <model>" spans, as the
+	// OpenTelemetry GenAI semantic conventions have them: gen_ai.system_instructions,
+	// gen_ai.input.messages, gen_ai.output.messages (a streamed answer whole, once it ended)
+	// and gen_ai.tool.definitions, each a JSON document. Images and documents are replaced
+	// by a placeholder. Content may be personal data: off by default.
+	CaptureContent bool
+	// MaxContentBytes bounds each content attribute (texts are cut with a
+	// "…[truncated N bytes]" marker); 0 for DefaultMaxContentBytes, at least 256.
+	MaxContentBytes int
+}
+
+// ContentCaptureEnv is the OpenTelemetry GenAI instrumentations' switch for content
+// capture; "true" turns TracingOptions.CaptureContent on in TracingFromEnv.
+const ContentCaptureEnv = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 // TracingFromEnv returns the tracer configured by the standard OpenTelemetry environment
 // variables when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set:
 // spans are batched to that OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_SERVICE_NAME and the other variables apply). Unset, it returns nil: no tracing.
-func TracingFromEnv(ctx context.Context, version string) (*Tracing, error) {
+// Content is captured when opts say so or ContentCaptureEnv is true.
+func TracingFromEnv(ctx context.Context, version string, opts TracingOptions) (*Tracing, error) {
 	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return nil, nil
+	}
+	if v := os.Getenv(ContentCaptureEnv); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: %s=%q: %w", ContentCaptureEnv, v, err)
+		}
+		opts.CaptureContent = opts.CaptureContent || on
 	}
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
 	}
-	return NewTracing(exp, version, false), nil
+	return NewTracing(exp, version, false, opts), nil
 }
 
 // NewTracing returns a tracer exporting to exp: in batches, or each span as it ends with
 // sync (for tests, with the SDK's tracetest.InMemoryExporter).
-func NewTracing(exp sdktrace.SpanExporter, version string, sync bool) *Tracing {
+func NewTracing(exp sdktrace.SpanExporter, version string, sync bool, opts TracingOptions) *Tracing {
+	if opts.MaxContentBytes == 0 {
+		opts.MaxContentBytes = DefaultMaxContentBytes
+	}
+	opts.MaxContentBytes = max(opts.MaxContentBytes, minContentBytes)
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
 		attribute.String("service.name", serviceName()), attribute.String("service.version", version)))
 	if err != nil {
@@ -56,7 +88,7 @@ func NewTracing(exp sdktrace.SpanExporter, version string, sync bool) *Tracing {
 		opt = sdktrace.WithSyncer(exp)
 	}
 	tp := sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res))
-	return &Tracing{tp: tp, tracer: tp.Tracer("github.com/switchyard-ai/switchyard"),
+	return &Tracing{tp: tp, tracer: tp.Tracer("github.com/switchyard-ai/switchyard"), opts: opts,
 		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
 }
 
@@ -66,6 +98,9 @@ func serviceName() string {
 	}
 	return "switchyard"
 }
+
+// CapturesContent reports whether the chat spans carry prompts and answers.
+func (t *Tracing) CapturesContent() bool { return t != nil && t.opts.CaptureContent }
 
 // Shutdown flushes the spans not exported yet and stops the exporter.
 func (t *Tracing) Shutdown(ctx context.Context) error {
@@ -119,7 +154,10 @@ func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) st
 // ObserveRequest implements completions.Observer: under the request's span (from ctx) it
 // records a "chat <model>" (or "embeddings <model>") span for the completion and one child span per upstream
 // attempt, with the GenAI attributes (gen_ai.operation.name, gen_ai.provider.name,
-// gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type).
+// gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type; for chat
+// the gen_ai.request.* sampling parameters, gen_ai.response.id, model and finish_reasons,
+// gen_ai.conversation.id, user.id; and the prompt and answer with
+// TracingOptions.CaptureContent).
 func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecord) {
 	if t == nil {
 		return
@@ -143,6 +181,7 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 	if r.Provider != "" {
 		span.SetAttributes(attribute.String("gen_ai.provider.name", r.Provider))
 	}
+	t.setChatAttributes(span, &r)
 	if r.Outcome == completions.RequestOK {
 		span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", r.Usage.PromptTokens),
 			attribute.Int("gen_ai.usage.output_tokens", r.Usage.CompletionTokens),

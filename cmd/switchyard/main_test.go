@@ -212,7 +212,7 @@ func TestVersionAndServeHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"serve", "-h"}, &out, &errb); code != 0 {
 		t.Fatalf("serve -h: %d", code)
 	}
-	for _, want := range []string{"SWITCHYARD_API_KEYS", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHYARD_PYTHON_WASM", "GOGC", "SWITCHYARD_ADDR", "SWITCHYARD_STORE", "SWITCHYARD_METRICS_TOKEN", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SWITCHYARD_RESPONSES_TTL"} {
+	for _, want := range []string{"SWITCHYARD_API_KEYS", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHYARD_PYTHON_WASM", "GOGC", "SWITCHYARD_ADDR", "SWITCHYARD_STORE", "SWITCHYARD_METRICS_TOKEN", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SWITCHYARD_RESPONSES_TTL", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SWITCHYARD_TRACE_CONTENT"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("serve -h does not name %s", want)
 		}

@@ -25,6 +25,10 @@ type telemetryFlags struct {
 	MetricsAddr  string
 	MetricsToken string
 	OwnerLabel   bool
+	// TraceContent and TraceContentMaxBytes: telemetry.TracingOptions' CaptureContent and
+	// MaxContentBytes.
+	TraceContent         bool
+	TraceContentMaxBytes int
 }
 
 func (f *telemetryFlags) register(fs *flag.FlagSet) {
@@ -32,6 +36,8 @@ func (f *telemetryFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of the API's listener (e.g. 127.0.0.1:9090)")
 	fs.StringVar(&f.MetricsToken, "metrics-token", "", "bearer token /metrics requires (empty: none)")
 	fs.BoolVar(&f.OwnerLabel, "metrics-owner-label", false, "label gateway request and cost metrics with the API key's id (one series per key and model)")
+	fs.BoolVar(&f.TraceContent, "trace-content", false, "put prompts and answers on the chat spans (gen_ai.input.messages, gen_ai.output.messages; also OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true): they may be personal data")
+	fs.IntVar(&f.TraceContentMaxBytes, "trace-content-max-bytes", telemetry.DefaultMaxContentBytes, "bound on each content attribute of a span (texts cut with a marker; at least 256)")
 }
 
 // observability is a serve process's metrics and tracer (either may be nil: off).
@@ -45,7 +51,10 @@ func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (
 	if f.Metrics {
 		o.metrics = telemetry.New(telemetry.Options{OwnerLabel: f.OwnerLabel})
 	}
-	t, err := telemetry.TracingFromEnv(ctx, version)
+	if f.TraceContentMaxBytes < 256 {
+		return nil, fmt.Errorf("--trace-content-max-bytes %d: must be at least 256", f.TraceContentMaxBytes)
+	}
+	t, err := telemetry.TracingFromEnv(ctx, version, telemetry.TracingOptions{CaptureContent: f.TraceContent, MaxContentBytes: f.TraceContentMaxBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +64,7 @@ func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (
 		if endpoint == "" {
 			endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 		}
-		log.Info("tracing on", "endpoint", endpoint)
+		log.Info("tracing on", "endpoint", endpoint, "content", t.CapturesContent())
 		// The exporter's failures (a collector down) go to the process log, structured and
 		// at most once a minute, instead of a stdlib line every export.
 		otel.SetErrorHandler(exportErrors(log, time.Minute))

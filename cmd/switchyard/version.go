@@ -82,6 +82,7 @@ func serveFlagsUsage(fs *flag.FlagSet) {
 	fmt.Fprintf(w, "  %-23s path of the WASI CPython for --sandbox wasm (default ~/.cache/switchyard/python-wasi/python.wasm)\n", wasm.EnvPythonWasm)
 	fmt.Fprintln(w, "  GOGC                    when set, wins over --gc-percent")
 	fmt.Fprintln(w, "  OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)\n                          turns traces on: OTLP/HTTP spans to this endpoint (unset: no tracing);\n                          OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME and the other OTEL_* variables apply")
+	fmt.Fprintln(w, "  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true\n                          puts prompts and answers on the chat spans, as --trace-content does")
 	fmt.Fprintln(w, "  (a --providers-config file may name further key variables with api_key_env, and a bedrock\n"+
 		"   provider's credential variables with aws_access_key_id_env, aws_secret_access_key_env and\n"+
 		"   aws_session_token_env, its profile with aws_profile_name, and opt into the EC2 instance role\n"+

@@ -1,0 +1,255 @@
+package telemetry
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// DefaultMaxContentBytes bounds each content attribute of a span (gen_ai.input.messages,
+// gen_ai.output.messages, gen_ai.system_instructions, gen_ai.tool.definitions) when
+// TracingOptions.MaxContentBytes is 0: 64 KiB.
+const DefaultMaxContentBytes = 64 << 10
+
+// minContentBytes is the smallest bound MaxContentBytes may set: room for the structure
+// and a truncation marker.
+const minContentBytes = 256
+
+// The parts of the GenAI semantic conventions' messages (gen_ai.input.messages and
+// gen_ai.output.messages are arrays of {role, parts, finish_reason}; gen_ai.system_instructions
+// an array of parts). Images and documents are never written: a placeholder part says one was
+// there.
+type (
+	genaiMessage struct {
+		Role         string      `json:"role"`
+		Parts        []genaiPart `json:"parts"`
+		Name         string      `json:"name,omitempty"`
+		FinishReason string      `json:"finish_reason,omitempty"`
+	}
+	genaiPart struct {
+		Type      string `json:"type"`
+		Content   string `json:"content,omitempty"`
+		ID        string `json:"id,omitempty"`
+		Name      string `json:"name,omitempty"`
+		Arguments any    `json:"arguments,omitempty"`
+		Response  string `json:"response,omitempty"`
+		Modality  string `json:"modality,omitempty"`
+		MimeType  string `json:"mime_type,omitempty"`
+	}
+	genaiTool struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	}
+)
+
+// contentBudget hands out the bytes of text an attribute may still hold; what does not fit
+// is cut with a marker saying how much was left out.
+type contentBudget struct {
+	left int
+}
+
+// text is s within the budget: whole, or its first bytes (on a character boundary) and a
+// "…[truncated N bytes]" marker.
+func (b *contentBudget) text(s string) string {
+	if len(s) <= b.left {
+		b.left -= len(s)
+		return s
+	}
+	keep := max(b.left, 0)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	b.left = 0
+	return s[:keep] + truncatedMarker(len(s)-keep)
+}
+
+// arguments is a tool call's arguments: the JSON object itself when it is valid and fits,
+// else its text within the budget.
+func (b *contentBudget) arguments(s string) any {
+	if s == "" {
+		return nil
+	}
+	if len(s) <= b.left && json.Valid([]byte(s)) {
+		b.left -= len(s)
+		return json.RawMessage(s)
+	}
+	return b.text(s)
+}
+
+func truncatedMarker(n int) string { return "…[truncated " + strconv.Itoa(n) + " bytes]" }
+
+// boundedJSON encodes the value build makes with a text budget so that the result holds
+// at most limit bytes and stays valid JSON: texts are cut first (build is run again with a
+// smaller budget when escaping or structure made it too long); only when the structure
+// alone is too long is the JSON itself cut, with a marker.
+func boundedJSON(limit int, build func(*contentBudget) any) string {
+	budget := limit
+	var out []byte
+	for range 4 {
+		out = encodeJSON(build(&contentBudget{left: budget}))
+		if len(out) <= limit {
+			return string(out)
+		}
+		over := len(out) - limit
+		if budget == 0 {
+			break
+		}
+		budget = max(budget-over-over/4-64, 0)
+	}
+	marker := truncatedMarker(len(out) - limit)
+	keep := max(limit-len(marker), 0)
+	for keep > 0 && !utf8.RuneStart(out[keep]) {
+		keep--
+	}
+	return string(out[:keep]) + marker
+}
+
+func encodeJSON(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return []byte("null")
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// systemInstructions is the gen_ai.system_instructions value of req: the parts of its
+// system turns; "" when it has none.
+func systemInstructions(req *providers.Request, limit int) string {
+	n := 0
+	for i := range req.Messages {
+		if req.Messages[i].Role == "system" {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return boundedJSON(limit, func(b *contentBudget) any {
+		parts := make([]genaiPart, 0, n)
+		for i := range req.Messages {
+			if m := &req.Messages[i]; m.Role == "system" {
+				parts = append(parts, contentParts(m, b)...)
+			}
+		}
+		return parts
+	})
+}
+
+// inputMessages is the gen_ai.input.messages value of req: its turns other than system
+// ones, with their tool calls and tool results; "" when it has none.
+func inputMessages(req *providers.Request, limit int) string {
+	return boundedJSON(limit, func(b *contentBudget) any {
+		msgs := make([]genaiMessage, 0, len(req.Messages))
+		for i := range req.Messages {
+			m := &req.Messages[i]
+			if m.Role == "system" {
+				continue
+			}
+			gm := genaiMessage{Role: m.Role, Name: m.Name}
+			if m.Role == "tool" {
+				gm.Parts = []genaiPart{{Type: "tool_call_response", ID: m.ToolCallID, Response: b.text(m.Content)}}
+			} else {
+				gm.Parts = contentParts(m, b)
+			}
+			for _, c := range m.ToolCalls {
+				gm.Parts = append(gm.Parts, genaiPart{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: b.arguments(c.Arguments)})
+			}
+			if gm.Parts == nil {
+				gm.Parts = []genaiPart{}
+			}
+			msgs = append(msgs, gm)
+		}
+		return msgs
+	})
+}
+
+// contentParts are a turn's text, images and documents in order; images and documents
+// as placeholders.
+func contentParts(m *providers.Message, b *contentBudget) []genaiPart {
+	if len(m.Parts) == 0 {
+		if m.Content == "" {
+			return nil
+		}
+		return []genaiPart{{Type: "text", Content: b.text(m.Content)}}
+	}
+	parts := make([]genaiPart, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		switch {
+		case p.Image != nil:
+			parts = append(parts, mediaPlaceholder("image", p.Image.URL, p.Image.MediaType))
+		case p.File != nil:
+			parts = append(parts, mediaPlaceholder("file", p.File.URL, providers.FileMediaType))
+		default:
+			parts = append(parts, genaiPart{Type: "text", Content: b.text(p.Text)})
+		}
+	}
+	return parts
+}
+
+// mediaPlaceholder stands for an image or a document: its kind, media type and size, never
+// its data nor its URL (which may carry a signature).
+func mediaPlaceholder(modality, url, mediaType string) genaiPart {
+	desc := "[" + modality + " omitted]"
+	if mt, data, ok := providers.ParseDataURL(url); ok {
+		if mt != "" {
+			mediaType = mt
+		}
+		desc = "[" + modality + " omitted: " + strconv.Itoa(len(data)*3/4) + " bytes]"
+	} else if strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") {
+		desc = "[" + modality + " omitted: URL]"
+	}
+	return genaiPart{Type: modality, Modality: modality, MimeType: mediaType, Content: desc}
+}
+
+// outputMessages is the gen_ai.output.messages value of an answer: one assistant message
+// with its reasoning, text, refusal and tool calls, and its finish reason.
+func outputMessages(resp *completions.Response, limit int) string {
+	return boundedJSON(limit, func(b *contentBudget) any {
+		m := genaiMessage{Role: "assistant", FinishReason: resp.FinishReason, Parts: []genaiPart{}}
+		for _, r := range resp.Reasoning {
+			if r.Text != "" {
+				m.Parts = append(m.Parts, genaiPart{Type: "reasoning", Content: b.text(r.Text)})
+			}
+		}
+		for _, c := range resp.Message.Content {
+			if c.Text != "" {
+				m.Parts = append(m.Parts, genaiPart{Type: "text", Content: b.text(c.Text)})
+			}
+		}
+		if resp.Refusal != "" {
+			m.Parts = append(m.Parts, genaiPart{Type: "refusal", Content: b.text(resp.Refusal)})
+		}
+		for _, c := range resp.ToolCalls {
+			m.Parts = append(m.Parts, genaiPart{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: b.arguments(c.Arguments)})
+		}
+		return []genaiMessage{m}
+	})
+}
+
+// toolDefinitions is the gen_ai.tool.definitions value of req's tools; "" without any.
+func toolDefinitions(req *providers.Request, limit int) string {
+	if len(req.Tools) == 0 {
+		return ""
+	}
+	return boundedJSON(limit, func(b *contentBudget) any {
+		tools := make([]genaiTool, 0, len(req.Tools))
+		for _, t := range req.Tools {
+			gt := genaiTool{Type: "function", Name: t.Name, Description: b.text(t.Description)}
+			if len(t.Parameters) > 0 && len(t.Parameters) <= b.left && json.Valid(t.Parameters) {
+				b.left -= len(t.Parameters)
+				gt.Parameters = t.Parameters
+			}
+			tools = append(tools, gt)
+		}
+		return tools
+	})
+}
