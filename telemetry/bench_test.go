@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/switchyard-ai/switchyard/completions"
 )
 
@@ -30,5 +32,25 @@ func BenchmarkMiddleware(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		h.ServeHTTP(w, req)
+	}
+}
+
+// BenchmarkTraceChat is the tracer's cost for an answered chat request (a system prompt,
+// an image, a tool call and its result, an answer with a tool call; spans to a no-op
+// exporter), without and with content capture.
+func BenchmarkTraceChat(b *testing.B) {
+	for _, capture := range []bool{false, true} {
+		name := "content=off"
+		if capture {
+			name = "content=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			tr := NewTracing(tracetest.NewNoopExporter(), "bench", true, TracingOptions{CaptureContent: capture})
+			r := chatRecord()
+			b.ReportAllocs()
+			for b.Loop() {
+				tr.ObserveRequest(context.Background(), r)
+			}
+		})
 	}
 }
