@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -48,22 +49,34 @@ type TracingOptions struct {
 // capture; "true" turns TracingOptions.CaptureContent on in TracingFromEnv.
 const ContentCaptureEnv = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
+// contentCaptureFromEnv reads ContentCaptureEnv's value v: a boolean (the GenAI
+// instrumentations' default mode), or the enum of their gen_ai_latest_experimental mode,
+// whose SPAN_ONLY and SPAN_AND_EVENT put content on spans (EVENT_ONLY and NO_CONTENT do
+// not). The variable is shared with other processes' instrumentations: any other value
+// leaves capture off rather than stopping the server from starting.
+func contentCaptureFromEnv(v string) bool {
+	v = strings.TrimSpace(v)
+	if on, err := strconv.ParseBool(v); err == nil {
+		return on
+	}
+	switch strings.ToUpper(v) {
+	case "SPAN_ONLY", "SPAN_AND_EVENT":
+		return true
+	}
+	return false
+}
+
 // TracingFromEnv returns the tracer configured by the standard OpenTelemetry environment
 // variables when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set:
 // spans are batched to that OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_HEADERS,
 // OTEL_SERVICE_NAME and the other variables apply). Unset, it returns nil: no tracing.
-// Content is captured when opts say so or ContentCaptureEnv is true.
+// Content is captured when opts say so or ContentCaptureEnv asks for it on spans (true,
+// SPAN_ONLY or SPAN_AND_EVENT; see contentCaptureFromEnv).
 func TracingFromEnv(ctx context.Context, version string, opts TracingOptions) (*Tracing, error) {
 	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return nil, nil
 	}
-	if v := os.Getenv(ContentCaptureEnv); v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: %s=%q: %w", ContentCaptureEnv, v, err)
-		}
-		opts.CaptureContent = opts.CaptureContent || on
-	}
+	opts.CaptureContent = opts.CaptureContent || contentCaptureFromEnv(os.Getenv(ContentCaptureEnv))
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
