@@ -85,30 +85,75 @@ func (b *contentBudget) arguments(s string) any {
 
 func truncatedMarker(n int) string { return "…[truncated " + strconv.Itoa(n) + " bytes]" }
 
-// boundedJSON encodes the value build makes with a text budget so that the result holds
-// at most limit bytes and stays valid JSON: texts are cut first (build is run again with a
-// smaller budget when escaping or structure made it too long); only when the structure
-// alone is too long is the JSON itself cut, with a marker.
-func boundedJSON(limit int, build func(*contentBudget) any) string {
+// boundedArray encodes the elements build makes with a text budget as a JSON array of at
+// most limit bytes that stays valid JSON of its shape: texts are cut first (build is run
+// again with a smaller budget when escaping or structure made the array too long); when
+// the elements' structure alone is over the bound (thousands of turns, tools or tool
+// calls), the earliest elements are left out, the newest kept (a conversation's last
+// turns), and omitted(dropped, bytes) makes the element put first that says so.
+func boundedArray[T any](limit int, build func(*contentBudget) []T, omitted func(dropped []T, bytes int) T) string {
 	budget := limit
-	var out []byte
+	var elems []T
 	for range 4 {
-		out = encodeJSON(build(&contentBudget{left: budget}))
+		elems = build(&contentBudget{left: budget})
+		out := encodeJSON(elems)
 		if len(out) <= limit {
 			return string(out)
 		}
-		over := len(out) - limit
 		if budget == 0 {
 			break
 		}
+		over := len(out) - limit
 		budget = max(budget-over-over/4-64, 0)
 	}
-	marker := truncatedMarker(len(out) - limit)
-	keep := max(limit-len(marker), 0)
-	for keep > 0 && !utf8.RuneStart(out[keep]) {
-		keep--
+	enc := make([][]byte, len(elems))
+	before := make([]int, len(elems)+1) // before[i]: bytes of elements 0..i-1, each with a comma
+	for i := range elems {
+		enc[i] = encodeJSON(elems[i])
+		before[i+1] = before[i] + len(enc[i]) + 1
 	}
-	return string(out[:keep]) + marker
+	// The array keeping the elements from first on, after the element saying what was left
+	// out; the most elements that fit are kept.
+	marker := func(first int) []byte {
+		if first == 0 {
+			return nil
+		}
+		return encodeJSON(omitted(elems[:first], before[first]-1))
+	}
+	size := func(first int, m []byte) int {
+		items := len(elems) - first
+		kept := before[len(elems)] - before[first] - items // the kept elements without commas
+		if m != nil {
+			items++
+			kept += len(m)
+		}
+		return 2 + kept + max(items-1, 0)
+	}
+	first, m := len(elems), marker(len(elems))
+	for first > 0 {
+		next := marker(first - 1)
+		if size(first-1, next) > limit {
+			break
+		}
+		first, m = first-1, next
+	}
+	out := make([]byte, 0, size(first, m))
+	out = append(out, '[')
+	if m != nil {
+		out = append(out, m...)
+	}
+	for i, e := range enc[first:] {
+		if i > 0 || m != nil {
+			out = append(out, ',')
+		}
+		out = append(out, e...)
+	}
+	return string(append(out, ']'))
+}
+
+// omittedText says n elements of kind, bytes long in the attribute, were left out.
+func omittedText(n int, kind string, bytes int) string {
+	return "…[" + strconv.Itoa(n) + " earlier " + kind + " omitted: " + strconv.Itoa(bytes) + " bytes]"
 }
 
 func encodeJSON(v any) []byte {
@@ -133,7 +178,7 @@ func systemInstructions(req *providers.Request, limit int) string {
 	if n == 0 {
 		return ""
 	}
-	return boundedJSON(limit, func(b *contentBudget) any {
+	return boundedArray(limit, func(b *contentBudget) []genaiPart {
 		parts := make([]genaiPart, 0, n)
 		for i := range req.Messages {
 			if m := &req.Messages[i]; m.Role == "system" {
@@ -141,13 +186,13 @@ func systemInstructions(req *providers.Request, limit int) string {
 			}
 		}
 		return parts
-	})
+	}, omittedParts)
 }
 
 // inputMessages is the gen_ai.input.messages value of req: its turns other than system
 // ones, with their tool calls and tool results; "" when it has none.
 func inputMessages(req *providers.Request, limit int) string {
-	return boundedJSON(limit, func(b *contentBudget) any {
+	return boundedArray(limit, func(b *contentBudget) []genaiMessage {
 		msgs := make([]genaiMessage, 0, len(req.Messages))
 		for i := range req.Messages {
 			m := &req.Messages[i]
@@ -169,7 +214,14 @@ func inputMessages(req *providers.Request, limit int) string {
 			msgs = append(msgs, gm)
 		}
 		return msgs
+	}, func(dropped []genaiMessage, bytes int) genaiMessage {
+		// In the role the left-out turns began with.
+		return genaiMessage{Role: dropped[0].Role, Parts: []genaiPart{{Type: "text", Content: omittedText(len(dropped), "messages", bytes)}}}
 	})
+}
+
+func omittedParts(dropped []genaiPart, bytes int) genaiPart {
+	return genaiPart{Type: "text", Content: omittedText(len(dropped), "parts", bytes)}
 }
 
 // contentParts are a turn's text, images and documents in order; images and documents
@@ -213,26 +265,30 @@ func mediaPlaceholder(modality, url, mediaType string) genaiPart {
 // outputMessages is the gen_ai.output.messages value of an answer: one assistant message
 // with its reasoning, text, refusal and tool calls, and its finish reason.
 func outputMessages(resp *completions.Response, limit int) string {
-	return boundedJSON(limit, func(b *contentBudget) any {
-		m := genaiMessage{Role: "assistant", FinishReason: resp.FinishReason, Parts: []genaiPart{}}
+	// The message without its parts, then its parts bounded by what is left.
+	wrap := encodeJSON([]genaiMessage{{Role: "assistant", FinishReason: resp.FinishReason, Parts: []genaiPart{}}})
+	at := bytes.Index(wrap, []byte(`"parts":[]`)) + len(`"parts":`)
+	parts := boundedArray(max(limit-(len(wrap)-2), minContentBytes/2), func(b *contentBudget) []genaiPart {
+		parts := []genaiPart{}
 		for _, r := range resp.Reasoning {
 			if r.Text != "" {
-				m.Parts = append(m.Parts, genaiPart{Type: "reasoning", Content: b.text(r.Text)})
+				parts = append(parts, genaiPart{Type: "reasoning", Content: b.text(r.Text)})
 			}
 		}
 		for _, c := range resp.Message.Content {
 			if c.Text != "" {
-				m.Parts = append(m.Parts, genaiPart{Type: "text", Content: b.text(c.Text)})
+				parts = append(parts, genaiPart{Type: "text", Content: b.text(c.Text)})
 			}
 		}
 		if resp.Refusal != "" {
-			m.Parts = append(m.Parts, genaiPart{Type: "refusal", Content: b.text(resp.Refusal)})
+			parts = append(parts, genaiPart{Type: "refusal", Content: b.text(resp.Refusal)})
 		}
 		for _, c := range resp.ToolCalls {
-			m.Parts = append(m.Parts, genaiPart{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: b.arguments(c.Arguments)})
+			parts = append(parts, genaiPart{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: b.arguments(c.Arguments)})
 		}
-		return []genaiMessage{m}
-	})
+		return parts
+	}, omittedParts)
+	return string(wrap[:at]) + parts + string(wrap[at+2:])
 }
 
 // toolDefinitions is the gen_ai.tool.definitions value of req's tools; "" without any.
@@ -240,7 +296,7 @@ func toolDefinitions(req *providers.Request, limit int) string {
 	if len(req.Tools) == 0 {
 		return ""
 	}
-	return boundedJSON(limit, func(b *contentBudget) any {
+	return boundedArray(limit, func(b *contentBudget) []genaiTool {
 		tools := make([]genaiTool, 0, len(req.Tools))
 		for _, t := range req.Tools {
 			gt := genaiTool{Type: "function", Name: t.Name, Description: b.text(t.Description)}
@@ -251,5 +307,7 @@ func toolDefinitions(req *providers.Request, limit int) string {
 			tools = append(tools, gt)
 		}
 		return tools
+	}, func(dropped []genaiTool, bytes int) genaiTool {
+		return genaiTool{Type: "function", Name: "", Description: omittedText(len(dropped), "tools", bytes)}
 	})
 }
