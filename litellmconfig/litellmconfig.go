@@ -156,6 +156,7 @@ func Parse(b []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	}
 	p.ignore("router_settings.", router, routerKeys)
 	p.ignore("litellm_settings.", litellm, litellmKeys)
+	p.callbacks(litellm)
 	p.ignore("general_settings.", general, generalKeys)
 
 	deps, err := p.modelList(doc["model_list"])
@@ -191,6 +192,25 @@ func Parse(b []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 		p.cfg.Warnings = append(p.cfg.Warnings, "not supported, ignored: "+strings.Join(p.ignored, ", "))
 	}
 	return p.cfg, nil
+}
+
+// callbacks adds a warning pointing at OTLP tracing when litellm_settings names logging
+// callbacks (Langfuse, OpenTelemetry, Arize Phoenix, LangSmith, …): those tools take the
+// spans serve sends, with prompts and answers under --trace-content, so the user learns
+// the way there rather than only that the key was ignored.
+func (p *parser) callbacks(litellm map[string]any) {
+	var named []string
+	for _, k := range []string{"callbacks", "success_callback", "failure_callback"} {
+		if _, ok := litellm[k]; ok {
+			named = append(named, "litellm_settings."+k)
+		}
+	}
+	if len(named) > 0 {
+		p.cfg.Warnings = append(p.cfg.Warnings, strings.Join(named, ", ")+": logging callbacks are not run; "+
+			"Langfuse, Phoenix, LangSmith and other OpenTelemetry backends take serve's traces instead: "+
+			"set OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_EXPORTER_OTLP_HEADERS) and --trace-content for prompts and answers "+
+			"(README, \"Metrics and traces\")")
+	}
 }
 
 // section returns the map under key of doc (nil when absent).

@@ -112,8 +112,9 @@ func TestAzureLoadBalancing(t *testing.T) {
 			t.Errorf("warnings %q do not name %s", warn, k)
 		}
 	}
-	if len(c.Warnings) != 1 {
-		t.Errorf("want one warning (the keys ignored), got %q", c.Warnings)
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], "litellm_settings.callbacks: logging callbacks are not run") ||
+		!strings.Contains(c.Warnings[0], "OTEL_EXPORTER_OTLP_ENDPOINT") || !strings.Contains(c.Warnings[0], "--trace-content") {
+		t.Errorf("want two warnings (the callbacks, pointing at OTLP tracing; the keys ignored), got %q", c.Warnings)
 	}
 }
 
