@@ -28,6 +28,14 @@ type CustomerRequest struct {
 	BudgetDuration string `json:"budget_duration,omitempty"`
 	// Blocked creates the end user with every request naming it refused.
 	Blocked bool `json:"blocked,omitempty"`
+	// TokensPerMinute bounds the tokens the end user's answers may use per minute across
+	// every key (LiteLLM's tpm_limit); 0 for no bound.
+	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
+	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
+	// max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and
+	// whenever the budget changes; MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and
+	// TokensPerMinute may not be given with it.
+	BudgetID string `json:"budget_id,omitempty"`
 }
 
 // Customer describes an end user.
@@ -35,13 +43,17 @@ type Customer struct {
 	EndUserID string `json:"end_user_id"`
 	// Alias, Models, MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and Blocked are as
 	// CustomerRequest describes them.
-	Alias          string    `json:"alias,omitempty"`
-	Models         []string  `json:"models,omitempty"`
-	MaxBudgetUSD   float64   `json:"max_budget_usd,omitempty"`
-	SoftBudgetUSD  float64   `json:"soft_budget_usd,omitempty"`
-	BudgetDuration string    `json:"budget_duration,omitempty"`
-	Blocked        bool      `json:"blocked,omitempty"`
-	CreatedAt      time.Time `json:"created_at"`
+	Alias          string   `json:"alias,omitempty"`
+	Models         []string `json:"models,omitempty"`
+	MaxBudgetUSD   float64  `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD  float64  `json:"soft_budget_usd,omitempty"`
+	BudgetDuration string   `json:"budget_duration,omitempty"`
+	Blocked        bool     `json:"blocked,omitempty"`
+	// TokensPerMinute and BudgetID are as CustomerRequest describes them; with BudgetID
+	// the budget fields are the budget's.
+	TokensPerMinute int64     `json:"tokens_per_minute,omitempty"`
+	BudgetID        string    `json:"budget_id,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
 	// CreatedByRequest is true when the first request naming it made it.
 	CreatedByRequest bool `json:"created_by_request,omitempty"`
 	// Spend is what the end user's requests used across every key (in the current period).
@@ -58,6 +70,13 @@ type CustomerUpdate struct {
 	SoftBudgetUSD  *float64
 	BudgetDuration *string
 	Blocked        *bool
+	// TokensPerMinute replaces the end user's tokens per minute bound when not nil (0:
+	// none).
+	TokensPerMinute *int64
+	// BudgetID, when not nil, makes the end user take that LiteLLM budget's limits; ""
+	// leaves its budget, keeping the budget's values as the end user's own. The end user's
+	// budget fields may not be set beside a non-empty BudgetID.
+	BudgetID *string
 	// Models replaces the end user's list when not nil; empty (non-nil) allows every model.
 	Models []string
 }
@@ -124,6 +143,8 @@ func (c *Client) UpdateCustomer(ctx context.Context, id string, u *CustomerUpdat
 		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
 		set("budget_duration", u.BudgetDuration, u.BudgetDuration != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
+		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
+		set("budget_id", u.BudgetID, u.BudgetID != nil)
 	}
 	var out Customer
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/customers/"+url.PathEscape(id), nil, body, &out); err != nil {

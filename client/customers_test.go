@@ -78,3 +78,61 @@ func TestListCustomersPages(t *testing.T) {
 		t.Fatalf("every end user %+v %v", all, err)
 	}
 }
+
+// TestCustomerBudgetIDAndTokensPerMinute: an end user created with a LiteLLM budget's id
+// takes the budget's limits and names it; tokens_per_minute is set on create and replaced
+// on update; BudgetID "" on update leaves the budget keeping its values; a budget_id of no
+// budget is a 404 and a budget field beside one a 422, each naming the field.
+func TestCustomerBudgetIDAndTokensPerMinute(t *testing.T) {
+	c, base := realServerURL(t, completionsOptions(t))
+	ctx := context.Background()
+	req, _ := http.NewRequest("POST", base+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/budget/new: %d", resp.StatusCode)
+	}
+
+	cu, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "alice", BudgetID: "gold"})
+	if err != nil || cu.BudgetID != "gold" || cu.MaxBudgetUSD != 7 || cu.BudgetDuration != "30d" || cu.TokensPerMinute != 1000 {
+		t.Fatalf("create with budget_id: %+v %v", cu, err)
+	}
+	if cu, err = c.Customer(ctx, "alice"); err != nil || cu.BudgetID != "gold" || cu.TokensPerMinute != 1000 {
+		t.Fatalf("read back: %+v %v", cu, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "bob", BudgetID: "nope"}); !errors.As(err, &apiErr) ||
+		apiErr.Status != http.StatusNotFound || !strings.Contains(apiErr.Message, "budget_id") {
+		t.Fatalf("a budget_id of no budget: %v", err)
+	}
+	if _, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "bob", BudgetID: "gold", TokensPerMinute: 5}); !errors.As(err, &apiErr) ||
+		apiErr.Status != http.StatusUnprocessableEntity || !strings.Contains(apiErr.Message, "tokens_per_minute") {
+		t.Fatalf("tokens_per_minute beside budget_id: %v", err)
+	}
+
+	cu, err = c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "bob", TokensPerMinute: 500})
+	if err != nil || cu.TokensPerMinute != 500 || cu.BudgetID != "" {
+		t.Fatalf("create with tokens_per_minute: %+v %v", cu, err)
+	}
+	tpm := int64(800)
+	if cu, err = c.UpdateCustomer(ctx, "bob", &client.CustomerUpdate{TokensPerMinute: &tpm}); err != nil || cu.TokensPerMinute != 800 {
+		t.Fatalf("update tokens_per_minute: %+v %v", cu, err)
+	}
+	gold := "gold"
+	if cu, err = c.UpdateCustomer(ctx, "bob", &client.CustomerUpdate{BudgetID: &gold}); err != nil || cu.BudgetID != "gold" || cu.TokensPerMinute != 1000 || cu.MaxBudgetUSD != 7 {
+		t.Fatalf("update to budget_id: %+v %v", cu, err)
+	}
+	none := ""
+	if cu, err = c.UpdateCustomer(ctx, "alice", &client.CustomerUpdate{BudgetID: &none}); err != nil || cu.BudgetID != "" || cu.TokensPerMinute != 1000 || cu.MaxBudgetUSD != 7 {
+		t.Fatalf("leave the budget: %+v %v", cu, err)
+	}
+	zero := int64(0)
+	if cu, err = c.UpdateCustomer(ctx, "alice", &client.CustomerUpdate{TokensPerMinute: &zero}); err != nil || cu.TokensPerMinute != 0 || cu.MaxBudgetUSD != 7 {
+		t.Fatalf("tokens_per_minute back to 0: %+v %v", cu, err)
+	}
+}

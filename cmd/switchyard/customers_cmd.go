@@ -14,10 +14,11 @@ import (
 // customerFlags are the settings `customers create` and `customers update` take; set
 // records which were given (update changes only those).
 type customerFlags struct {
-	alias, models, budgetDuration string
-	maxBudget, softBudget         float64
-	blocked                       bool
-	set                           map[string]bool
+	alias, models, budgetDuration, budgetID string
+	maxBudget, softBudget                   float64
+	tpm                                     int64
+	blocked                                 bool
+	set                                     map[string]bool
 }
 
 func addCustomerFlags(fs *flag.FlagSet) *customerFlags {
@@ -28,6 +29,8 @@ func addCustomerFlags(fs *flag.FlagSet) *customerFlags {
 	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD past which a budget alert is sent (never blocks); 0: none")
 	fs.StringVar(&f.budgetDuration, "budget-duration", "", "period after which the end user's spend starts again from zero: 30d, 12h")
 	fs.BoolVar(&f.blocked, "blocked", false, "every request naming the end user is refused; update: --blocked=false unblocks it")
+	fs.Int64Var(&f.tpm, "tpm", 0, "tokens the end user's answers may use per minute across every key; 0: no bound")
+	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the end user takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration or --tpm); update: --budget-id \"\" leaves it, keeping its values")
 	return f
 }
 
@@ -51,7 +54,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if sub != "create" && sub != "update" {
-		settings := []string{"alias", "models", "max-budget-usd", "soft-budget-usd", "budget-duration", "blocked"}
+		settings := []string{"alias", "models", "max-budget-usd", "soft-budget-usd", "budget-duration", "blocked", "tpm", "budget-id"}
 		if err := flagsOnlyFor(uf.set, settings, "customers create and customers update"); err != nil {
 			return err
 		}
@@ -72,7 +75,8 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return errors.New("give the end user's id, as the app names it in its requests: switchyard customers create alice --max-budget-usd 5")
 		}
 		return show(c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: pos[0], Alias: uf.alias, Models: splitModels(uf.models),
-			MaxBudgetUSD: uf.maxBudget, SoftBudgetUSD: uf.softBudget, BudgetDuration: uf.budgetDuration, Blocked: uf.blocked}))
+			MaxBudgetUSD: uf.maxBudget, SoftBudgetUSD: uf.softBudget, BudgetDuration: uf.budgetDuration, Blocked: uf.blocked,
+			TokensPerMinute: uf.tpm, BudgetID: uf.budgetID}))
 	case "update":
 		if len(pos) != 1 {
 			return errors.New("give one end user id: switchyard customers update alice --max-budget-usd 10")
@@ -153,11 +157,13 @@ type customerDeletion struct {
 // update is the CustomerUpdate of the settings given.
 func (f *customerFlags) update() *client.CustomerUpdate {
 	u := &client.CustomerUpdate{
-		Alias:          given(f.set, "alias", &f.alias),
-		MaxBudgetUSD:   given(f.set, "max-budget-usd", &f.maxBudget),
-		SoftBudgetUSD:  given(f.set, "soft-budget-usd", &f.softBudget),
-		BudgetDuration: given(f.set, "budget-duration", &f.budgetDuration),
-		Blocked:        given(f.set, "blocked", &f.blocked),
+		Alias:           given(f.set, "alias", &f.alias),
+		MaxBudgetUSD:    given(f.set, "max-budget-usd", &f.maxBudget),
+		SoftBudgetUSD:   given(f.set, "soft-budget-usd", &f.softBudget),
+		BudgetDuration:  given(f.set, "budget-duration", &f.budgetDuration),
+		Blocked:         given(f.set, "blocked", &f.blocked),
+		TokensPerMinute: given(f.set, "tpm", &f.tpm),
+		BudgetID:        given(f.set, "budget-id", &f.budgetID),
 	}
 	if f.set["models"] {
 		u.Models = splitModels(f.models)
@@ -182,6 +188,12 @@ func printCustomer(w io.Writer, u *client.Customer) {
 	fmt.Fprintf(w, "budget:    %s\n", customerBudget(*u))
 	if u.SoftBudgetUSD > 0 {
 		fmt.Fprintf(w, "soft:      $%g (an alert, never a refusal)\n", u.SoftBudgetUSD)
+	}
+	if u.TokensPerMinute > 0 {
+		fmt.Fprintf(w, "tpm:       %d tokens per minute\n", u.TokensPerMinute)
+	}
+	if u.BudgetID != "" {
+		fmt.Fprintf(w, "budget id: %s (its limits are the end user's)\n", u.BudgetID)
 	}
 	if u.Blocked {
 		fmt.Fprintln(w, "blocked:   yes (every request naming it refused; customers unblock ID)")

@@ -67,3 +67,45 @@ func TestCustomersCommand(t *testing.T) {
 		t.Fatalf("a deleted end user: %d %s", code, errOut)
 	}
 }
+
+// TestCustomersCommandBudgetIDAndTPM: customers create --budget-id takes a LiteLLM budget's
+// limits and shows its id; --tpm sets and update --tpm replaces the end user's tokens per
+// minute; update --budget-id "" leaves the budget; a budget of no such id and --tpm beside
+// --budget-id are refused naming the field; both flags are refused on show.
+func TestCustomersCommandBudgetIDAndTPM(t *testing.T) {
+	url := gatewayCLIServer(t)
+	req, _ := http.NewRequest("POST", url+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`))
+	req.Header.Set("Authorization", "Bearer "+cliKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/budget/new: %d", resp.StatusCode)
+	}
+
+	if code, out, errOut := cli(t, "customers", "create", "alice", "--budget-id", "gold"); code != 0 ||
+		!strings.Contains(out, "budget id: gold") || !strings.Contains(out, "$7/30d") || !strings.Contains(out, "tpm:       1000 tokens per minute") {
+		t.Fatalf("create --budget-id: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "customers", "create", "bob", "--budget-id", "nope"); code == 0 || !strings.Contains(errOut, "404") || !strings.Contains(errOut, "budget_id") {
+		t.Fatalf("create --budget-id of no budget: %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "customers", "create", "bob", "--budget-id", "gold", "--tpm", "5"); code == 0 || !strings.Contains(errOut, "422") || !strings.Contains(errOut, "tokens_per_minute") {
+		t.Fatalf("create --tpm beside --budget-id: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "customers", "create", "bob", "--tpm", "500", "--json"); code != 0 || !strings.Contains(out, `"tokens_per_minute": 500`) || strings.Contains(out, "budget_id") {
+		t.Fatalf("create --tpm: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "customers", "update", "bob", "--tpm", "800"); code != 0 || !strings.Contains(out, "tpm:       800 tokens per minute") {
+		t.Fatalf("update --tpm: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "customers", "update", "alice", "--budget-id", ""); code != 0 || strings.Contains(out, "budget id:") || !strings.Contains(out, "tpm:       1000 tokens per minute") {
+		t.Fatalf("update --budget-id \"\": %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "customers", "show", "bob", "--tpm", "3"); code == 0 || !strings.Contains(errOut, "--tpm is for customers create and customers update") {
+		t.Fatalf("--tpm on show: %d %s", code, errOut)
+	}
+}

@@ -172,6 +172,28 @@ class ParityServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.MissingIdError):
             switchyard.create_customer("", client=self.client)
 
+    def test_customer_budget_id(self):
+        bid = _uid("budget-")
+        self.client.request("POST", "/budget/new", body={"budget_id": bid, "max_budget": 7, "tpm_limit": 1000})
+        uid = _uid("user-")
+        c = switchyard.create_customer(uid, budget_id=bid, client=self.client)
+        self.assertEqual((c["budget_id"], c["max_budget_usd"], c["tokens_per_minute"]), (bid, 7, 1000))
+        with self.assertRaises(switchyard.NotFoundError) as cm:
+            switchyard.create_customer(_uid("user-"), budget_id=_uid("none-"), client=self.client)
+        self.assertIn("budget_id", cm.exception.message)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.create_customer(_uid("user-"), budget_id=bid, tokens_per_minute=5, client=self.client)
+        self.assertIn("tokens_per_minute", cm.exception.message)
+        other = switchyard.create_customer(_uid("user-"), tokens_per_minute=500, client=self.client)
+        self.assertEqual(other["tokens_per_minute"], 500)
+        self.assertNotIn("budget_id", other)
+        up = switchyard.update_customer(other["end_user_id"], tokens_per_minute=800, client=self.client)
+        self.assertEqual(up["tokens_per_minute"], 800)
+        up = switchyard.update_customer(uid, budget_id="", client=self.client)
+        self.assertEqual((up.get("budget_id"), up["tokens_per_minute"]), (None, 1000))
+        switchyard.delete_customer(uid, client=self.client)
+        switchyard.delete_customer(other["end_user_id"], client=self.client)
+
     def test_key_versions(self):
         vk = switchyard.issue_key(name="versioned", client=self.client)
         v1 = vk["etag"]
