@@ -46,6 +46,11 @@ type KeyRequest struct {
 	// MCPServers are the MCP servers (serve --mcp-servers) the key may use through /mcp and
 	// the mcp tools of /v1/responses; empty allows every one.
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// UserID makes the key a user's (CreateUser) of the calling key: its requests also
+	// draw on the user's budget (and on the user's membership of the key's team) and the
+	// user lists it. The server keeps it as Metadata's user_id; given both, they must agree.
+	// A user id naming no user is a 404 naming user_id.
+	UserID string `json:"user_id,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -85,6 +90,8 @@ type VirtualKey struct {
 	SoftBudgetUSD float64 `json:"soft_budget_usd,omitempty"`
 	// MCPServers are the MCP servers the key may use (empty: every one).
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// UserID is the user the key is made for, its Metadata's user_id ("" for none).
+	UserID string `json:"user_id,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 	// ETag is the key's version, from the answer's ETag header (Key, IssueKey, RotateKey,
@@ -224,6 +231,9 @@ type KeyUpdate struct {
 	// MCPServers replaces the key's MCP servers when not nil; empty (non-nil) allows every
 	// one.
 	MCPServers []string
+	// UserID makes the key this user's when not nil; "" takes it from its user. A Metadata
+	// set without UserID (and without a user_id label) keeps the key its user's.
+	UserID *string
 	// IfMatch, when not empty, makes the update conditional (If-Match): it is made only if
 	// the key is still at this version (a VirtualKey's ETag); otherwise nothing changes and
 	// the error matches ErrPreconditionFailed.
@@ -257,6 +267,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("team_id", u.TeamID, u.TeamID != nil)
 		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
 		set("mcp_servers", u.MCPServers, u.MCPServers != nil)
+		set("user_id", u.UserID, u.UserID != nil)
 	}
 	return c.keyCall(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), ifMatch, body)
 }

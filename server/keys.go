@@ -66,6 +66,8 @@ type keyRequest struct {
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none"`
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
+	// UserID links the key to a user of the calling key; it is kept as metadata.user_id.
+	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
@@ -95,7 +97,10 @@ type virtualKey struct {
 	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
-	Spend             keySpend       `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
+	// UserID is the user the key is made for: its metadata.user_id, answered apart and not
+	// stored apart.
+	UserID string   `json:"user_id,omitempty" jsonschema:"description=The user the key is made for (its metadata.user_id); absent for none"`
+	Spend  keySpend `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 
 	// keyName is the key abbreviated (abbreviateKey), kept in its record's key_name from
 	// when the key was made or last rotated; "" for a key stored by an earlier build.
@@ -133,6 +138,7 @@ func readKeyRecord(value []byte) (storedVirtualKey, error) {
 	}
 	rec.keyName = rec.KeyName
 	rec.version = keyVersion(value)
+	rec.UserID = keyUserID(rec.virtualKey)
 	return rec, nil
 }
 
@@ -224,6 +230,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Status: http.StatusCreated, ResponseHeaders: []HeaderParam{keyETagHeader},
 		Errors: map[int]string{
 			403: "the calling key is itself limited in scope (a virtual or job key)",
+			404: "user_id names no user of this key (POST /api/v1/users makes one)",
 			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
 			422: "validation error: the message names the field",
 		}},
@@ -264,7 +271,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 		s.keyInfoHandler(func(r *http.Request) (string, error) { return r.PathValue("key_id"), nil }))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept; with If-Match only if the key is still at that version",
 		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{
-			404: "no virtual key of this key has this id",
+			404: "no virtual key of this key has this id, or user_id names no user of this key",
 			412: "If-Match was given and the key was rotated or changed since that version: nothing was changed",
 			422: "validation error: the message names the field",
 		}},
@@ -459,6 +466,12 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 // has is refused.
 func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner string, req keyRequest, uniqueName string) (*virtualKey, error) {
 	now := time.Now().UTC()
+	userID := req.UserID
+	if userID != "" {
+		if err := req.linkUser(true); err != nil {
+			return nil, err
+		}
+	}
 	limits, err := checkKeyRequest(g, req, now, true)
 	if err != nil {
 		return nil, err
@@ -486,6 +499,11 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		}
 		if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
 			return err
+		}
+		if userID != "" {
+			if _, err := storedUserOf(ctx, tx, owner, userID); err != nil {
+				return err
+			}
 		}
 		if err := completions.PutSharedBudget(ctx, tx, "key/"+id, limits); err != nil {
 			return err
@@ -615,6 +633,7 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	if len(vk.Metadata) == 0 {
 		vk.Metadata = nil
 	}
+	vk.UserID = keyUserID(*vk)
 	vk.ExpiresAt = nil
 	if req.ExpiresAt != nil {
 		e := req.ExpiresAt.UTC()
@@ -634,7 +653,9 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
-	rec, err := json.Marshal(storedVirtualKey{virtualKey: *vk, Owner: owner, Hash: hash, KeyName: vk.keyName})
+	kept := *vk
+	kept.UserID = "" // metadata.user_id is the record of it
+	rec, err := json.Marshal(storedVirtualKey{virtualKey: kept, Owner: owner, Hash: hash, KeyName: vk.keyName})
 	if err != nil {
 		return fmt.Errorf("server: encoding key %s: %w", vk.ID, err)
 	}
@@ -683,6 +704,7 @@ func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
 		}
 	}
 	vk.Expired = vk.ExpiresAt != nil && !time.Now().Before(*vk.ExpiresAt)
+	vk.UserID = keyUserID(vk)
 	return vk
 }
 
@@ -765,7 +787,36 @@ func (s *Server) updateKey(r *http.Request, g *completions.Gateway, owner, id st
 	if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
 		return nil, err // empty, malformed, too large or too slow
 	}
-	return s.applyKeyUpdate(ctx, g, owner, id, body, nil, "", false, retiredKey{ifMatch: ifMatchOf(r)})
+	var given map[string]json.RawMessage
+	_ = json.Unmarshal(body, &given) // not an object: applyKeyUpdate refuses it
+	_, metadataGiven := given["metadata"]
+	_, userGiven := given["user_id"]
+	keepUser := func(req *keyRequest, prev virtualKey) {
+		if metadataGiven && !userGiven {
+			req.Metadata = keepKeyUser(req.Metadata, keyUserID(prev))
+		}
+	}
+	return s.applyKeyUpdate(ctx, g, owner, id, body, keepUser, "", false, retiredKey{ifMatch: ifMatchOf(r)})
+}
+
+// linkUser puts req.UserID, given in the request, into req's metadata as its user_id
+// label (withKeyUser: "" removes it), or answers 422 naming user_id: not a user id, or
+// beside a metadata.user_id of another user when metadataGiven (the metadata is the
+// request's own). Whether the user exists is the caller's to check, in its transaction.
+func (req *keyRequest) linkUser(metadataGiven bool) error {
+	if req.UserID != "" {
+		if err := checkUserID("user_id", req.UserID, http.StatusUnprocessableEntity); err != nil {
+			return err
+		}
+	}
+	md, other, ok := withKeyUser(req.Metadata, req.UserID, metadataGiven)
+	if !ok {
+		v := Validation(http.StatusUnprocessableEntity, "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", req.UserID, other)
+		v.Param = "user_id"
+		return v
+	}
+	req.Metadata = md
+	return nil
 }
 
 // applyKeyUpdate is updateKey on a body already read; adjust, when not nil, changes the
@@ -811,6 +862,16 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if _, ok := given["blocked"]; ok {
 			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)
+		}
+		if _, ok := given["user_id"]; ok { // null: "", the key taken from its user
+			if err := req.linkUser(metadataGiven); err != nil {
+				return err
+			}
+			if req.UserID != "" {
+				if _, err := storedUserOf(ctx, tx, owner, req.UserID); err != nil {
+					return err
+				}
+			}
 		}
 		if adjust != nil {
 			adjust(&req, rec.virtualKey)

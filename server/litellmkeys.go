@@ -523,17 +523,10 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 	_, metadataGiven := fields["metadata"]
 	// Both decided against the stored key, inside the update's transaction.
 	adjust := func(req *keyRequest, prev virtualKey) {
-		if prevUser := keyUserID(prev); metadataGiven && !userGiven && prevUser != "" {
-			// New labels without user_id: the key stays its user's (LiteLLM keeps a key's
-			// user_id apart from its metadata), drawing on the user's account.
-			if _, ok := req.Metadata["user_id"]; !ok {
-				md := make(map[string]any, len(req.Metadata)+1)
-				for k, v := range req.Metadata {
-					md[k] = v
-				}
-				md["user_id"] = prevUser
-				req.Metadata = md
-			}
+		if metadataGiven && !userGiven {
+			// New labels without user_id: the key stays its user's, drawing on the user's
+			// account.
+			req.Metadata = keepKeyUser(req.Metadata, keyUserID(prev))
 		}
 		switch {
 		case native.BudgetBlock:
@@ -542,16 +535,7 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 			req.Blocked, req.budgetBlock = false, false // the budget of nothing, replaced
 		}
 		if userID != nil { // a label among the others
-			md := make(map[string]any, len(req.Metadata)+1)
-			for k, v := range req.Metadata {
-				md[k] = v
-			}
-			if *userID == "" {
-				delete(md, "user_id")
-			} else {
-				md["user_id"] = *userID
-			}
-			req.Metadata = md
+			req.Metadata, _, _ = withKeyUser(req.Metadata, *userID, false)
 		}
 	}
 	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias", rotate, cond)
@@ -744,19 +728,11 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 		}
 	}
 	if userID != nil && (metadata != nil || !update) {
-		prev, ok := metadata["user_id"]
-		switch {
-		case *userID == "":
-			delete(metadata, "user_id")
-		case ok && prev != *userID:
+		md, prev, ok := withKeyUser(metadata, *userID, true)
+		if !ok {
 			return nil, nil, false, false, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
-		default:
-			if metadata == nil {
-				metadata = map[string]any{}
-			}
-			metadata["user_id"] = *userID
 		}
-		userID = nil
+		metadata, userID = md, nil
 	}
 	switch {
 	case metadata != nil:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -529,6 +530,38 @@ func (s *Server) deleteUsersWith(ctx context.Context, owner string, ids []string
 func keyUserID(vk virtualKey) string {
 	u, _ := vk.Metadata["user_id"].(string)
 	return u
+}
+
+// withKeyUser returns a copy of a key's metadata md with its user_id label set to userID
+// ("" removes it). A key's user is kept there only, whichever route names it (LiteLLM's
+// /key/generate and /key/update user_id, the native keys' user_id). With given (md and
+// userID sent in one request) a userID other than the user md labels is refused: ok
+// false, with md's label in other.
+func withKeyUser(md map[string]any, userID string, given bool) (out map[string]any, other any, ok bool) {
+	if prev, had := md["user_id"]; given && userID != "" && had && prev != userID {
+		return md, prev, false
+	}
+	out = maps.Clone(md)
+	if userID == "" {
+		delete(out, "user_id")
+		return out, nil, true
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	out["user_id"] = userID
+	return out, nil, true
+}
+
+// keepKeyUser is the metadata md that replaces a key's labels, with the key kept its user
+// prev's when md names no user_id: LiteLLM keeps a key's user_id apart from its metadata,
+// and the native keys' user_id is a field of its own too.
+func keepKeyUser(md map[string]any, prev string) map[string]any {
+	if _, ok := md["user_id"]; ok || prev == "" {
+		return md
+	}
+	out, _, _ := withKeyUser(md, prev, false)
+	return out
 }
 
 // joinUser puts a virtual key's budget b inside the account of owner's user id and, when

@@ -131,6 +131,26 @@ class ParityServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.MissingIdError):
             switchyard.add_team_member(tid, "", client=self.client)
 
+    def test_key_user(self):
+        uid, other = _uid("user-"), _uid("user-")
+        switchyard.create_user(user_id=uid, client=self.client)
+        switchyard.create_user(user_id=other, client=self.client)
+        vk = switchyard.issue_key(name="for-user", user_id=uid, client=self.client)
+        self.assertEqual((vk["user_id"], vk["metadata"]["user_id"]), (uid, uid))
+        self.assertEqual(switchyard.get_user(uid, client=self.client)["key_ids"], [vk["id"]])
+        with self.assertRaises(switchyard.NotFoundError) as cm:
+            switchyard.issue_key(user_id=_uid("nobody-"), client=self.client)
+        self.assertIn("user_id", cm.exception.message)
+        moved = switchyard.update_key(vk["id"], user_id=other, client=self.client)
+        self.assertEqual(moved["user_id"], other)
+        self.assertEqual(switchyard.get_user(uid, client=self.client)["key_ids"], [])
+        gone = switchyard.update_key(vk["id"], user_id=None, client=self.client)
+        self.assertNotIn("user_id", gone)
+        self.assertEqual(switchyard.get_user(other, client=self.client)["key_ids"], [])
+        switchyard.revoke_key(vk["id"], client=self.client)
+        switchyard.delete_user(uid, client=self.client)
+        switchyard.delete_user(other, client=self.client)
+
     def test_customers(self):
         uid = _uid("user-")
         c = switchyard.create_customer(uid, alias="Ada", models=[MODEL], max_budget_usd=3, soft_budget_usd=1,

@@ -1,0 +1,62 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// TestKeyUserIDAgainstServer: IssueKey with UserID makes the key the user's (answered as
+// UserID and as Metadata's user_id, listed under the user); a UserID naming no user is a
+// 404 naming user_id; UpdateKey's UserID moves the key to another user and "" takes it
+// from its user.
+func TestKeyUserIDAgainstServer(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	for _, id := range []string{"ann", "bob"} {
+		if _, err := c.CreateUser(ctx, &client.UserRequest{UserID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keysOf := func(id string) []string {
+		t.Helper()
+		u, err := c.User(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.KeyIDs
+	}
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "a", UserID: "ann"})
+	if err != nil || vk.UserID != "ann" || vk.Metadata["user_id"] != "ann" {
+		t.Fatalf("issue %+v %v", vk, err)
+	}
+	if got := keysOf("ann"); !slices.Equal(got, []string{vk.ID}) {
+		t.Fatalf("ann's keys %v", got)
+	}
+	if got, err := c.Key(ctx, vk.ID); err != nil || got.UserID != "ann" {
+		t.Fatalf("read back %+v %v", got, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.IssueKey(ctx, &client.KeyRequest{UserID: "nobody"}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || !strings.Contains(apiErr.Message, "user_id") {
+		t.Fatalf("a user of no such id: %v", err)
+	}
+	bob := "bob"
+	if vk, err = c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{UserID: &bob}); err != nil || vk.UserID != "bob" {
+		t.Fatalf("move to bob %+v %v", vk, err)
+	}
+	if a, b := keysOf("ann"), keysOf("bob"); len(a) != 0 || !slices.Equal(b, []string{vk.ID}) {
+		t.Fatalf("after the move: ann %v, bob %v", a, b)
+	}
+	none := ""
+	if vk, err = c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{UserID: &none}); err != nil || vk.UserID != "" || vk.Metadata["user_id"] != nil {
+		t.Fatalf("taken from its user %+v %v", vk, err)
+	}
+	if got := keysOf("bob"); len(got) != 0 {
+		t.Fatalf("bob's keys after the key left %v", got)
+	}
+}
