@@ -43,7 +43,7 @@ func commands() []command {
 		{"models", "list your router models, show one, or delete some", runModels},
 		{"conversations", "list your conversations, show one's messages, or delete some", runConversations},
 		{"keys", "issue virtual keys with budgets and model lists, list them with their spend, update or revoke them", runKeys},
-		{"teams", "create teams (a budget, rate and model list their virtual keys share), list them with their spend, update or delete them", runTeams},
+		{"teams", "create teams (a budget, rate and model list their virtual keys share), list them with their spend, update or delete them; teams members adds, lists, updates and removes their users", runTeams},
 		{"users", "create users (LiteLLM's internal users: a budget and model list the virtual keys made for them share), list them with their spend, teams and keys, update or delete them", runUsers},
 		{"customers", "list the end users your apps name in their requests with their spend, create them with budgets and model lists, block, unblock, update or delete them", runCustomers},
 		{"batch", "run a JSONL file of requests through the gateway as a batch and download the answers; list, show, cancel or download batches", runBatch},

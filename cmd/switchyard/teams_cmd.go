@@ -39,11 +39,14 @@ func addTeamFlags(fs *flag.FlagSet) *teamFlags {
 // runTeams is `switchyard teams`: LiteLLM's teams (a budget, rate and model list shared by
 // the virtual keys given the team) through the native API.
 func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	sub, args, err := subcommand(args, "list", "create", "show", "update", "delete")
+	sub, args, err := subcommand(args, "list", "create", "show", "update", "delete", "members")
 	if err != nil {
 		return err
 	}
-	fs := newFlagSet("teams", "teams [list] | teams create [settings] | teams show ID | teams update ID [settings] | teams delete ID...", stderr)
+	if sub == "members" {
+		return runTeamMembers(ctx, args, stdout, stderr)
+	}
+	fs := newFlagSet("teams", "teams [list] | teams create [settings] | teams show ID | teams update ID [settings] | teams delete ID... | teams members ...", stderr)
 	cf := addClientFlags(fs)
 	tf := addTeamFlags(fs)
 	pos, err := parseInterleaved(fs, args)
