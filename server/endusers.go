@@ -192,11 +192,9 @@ func endUserIDProblem(field, id string) *APIError {
 		return Validation(http.StatusUnprocessableEntity, "%s: at most %d characters, got %d", field, maxEndUserIDLength, len(id))
 	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
 		return Validation(http.StatusUnprocessableEntity, "%s: must be text without control characters, got %q", field, id)
-	case id == "." || id == "..":
-		// A URL path cleans these segments away: /api/v1/customers/{id} could not reach it.
-		return Validation(http.StatusUnprocessableEntity, "%s: %q cannot be an end user's id (a URL path cannot name it)", field, id)
 	}
-	return nil
+	// A URL path cleans "." and ".." away: /api/v1/customers/{id} could not reach it.
+	return unreachableIDProblem(field, id, "an end user's", http.StatusUnprocessableEntity)
 }
 
 // checkEndUserRequest validates req (its checks are a key's, on the fields an end user

@@ -24,6 +24,19 @@ func ownedRecord[T any](ctx context.Context, rd store.Reader, coll store.Collect
 	return rec, nil
 }
 
+// unreachableIDProblem is the refusal of the id of a record being made when it is "." or
+// ".." (nil for any other id): a URL path cleans those segments away, so the record's
+// /api/v1/.../{id} routes could not reach it. what names whose id it is ("a user's"),
+// status is the surface's (400 on LiteLLM's routes, 422 on the native ones).
+func unreachableIDProblem(field, id, what string, status int) *APIError {
+	if id != "." && id != ".." {
+		return nil
+	}
+	e := Validation(status, "%s: %q cannot be %s id (a URL path cannot name it)", field, id, what)
+	e.Param = field
+	return e
+}
+
 // paramNotFound is a 404 whose OpenAI-style envelope names param.
 func paramNotFound(param, format string, args ...any) *APIError {
 	e := NotFound(format, args...)

@@ -177,6 +177,20 @@ func checkTeamID(id string) error {
 	return nil
 }
 
+// checkNewTeamID is checkTeamID for the id of a team being made, which must also not be
+// "." or "..": /api/v1/teams/{team_id} and its members' routes could not reach it (as
+// users' and end users' ids). A team of such an id an earlier build made stays where it
+// is: LiteLLM's team routes (the id in the query or body) and keys' team_id reach it.
+func checkNewTeamID(id string) error {
+	if err := checkTeamID(id); err != nil {
+		return err
+	}
+	if e := unreachableIDProblem("team_id", id, "a team's", http.StatusUnprocessableEntity); e != nil {
+		return e
+	}
+	return nil
+}
+
 // checkTeamRequest validates req (its checks are a key's, on the fields a team has) and
 // returns the team account's limits.
 func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool) (completions.BudgetLimits, error) {
@@ -210,7 +224,7 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 		}
 		req.TeamID = "team_" + hex.EncodeToString(b[:])
 	}
-	if err := checkTeamID(req.TeamID); err != nil {
+	if err := checkNewTeamID(req.TeamID); err != nil {
 		return nil, err
 	}
 	limits, err := checkTeamRequest(g, req, true)

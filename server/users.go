@@ -147,9 +147,7 @@ func checkNewUserID(field, id string, status int) error {
 	if err := checkUserID(field, id, status); err != nil {
 		return err
 	}
-	if id == "." || id == ".." {
-		e := Validation(status, "%s: %q cannot be a user's id (a URL path cannot name it)", field, id)
-		e.Param = field
+	if e := unreachableIDProblem(field, id, "a user's", status); e != nil {
 		return e
 	}
 	return nil
