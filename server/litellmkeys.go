@@ -87,7 +87,7 @@ type litellmKeyRequest struct {
 	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
 	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
 	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
-	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=A label only (Switchyard has no users): kept as metadata.user_id"`
+	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=The user (/user/new) whose budget the key draws on; kept as metadata.user_id (a label when no user has this id)"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
