@@ -47,6 +47,28 @@ func (f *clientFlags) client() (*client.Client, error) {
 	return client.New(opts...)
 }
 
+// forEachID runs do on each of ids (the CLI's deletes, blocks and removals of several
+// records), printing what do answered as JSON with --json, else its line; an id that fails
+// is named in the joined error and the others still run.
+func forEachID(ids []string, jsonOut bool, stdout io.Writer, do func(id string) (answer any, line string, err error)) error {
+	var errs []error
+	for _, id := range ids {
+		answer, line, err := do(id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
+		if jsonOut {
+			if err := printJSON(stdout, answer); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	return errors.Join(errs...)
+}
+
 // parseInterleaved parses flags that may come before, between or after the positional
 // arguments ("train URL1 --poll 1s URL2") and returns the positional ones. "--" ends flags.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {

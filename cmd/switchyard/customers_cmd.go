@@ -92,36 +92,20 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("give the end user id(s) to %s", sub)
 		}
 		blocked := sub == "block"
-		var errs []error
-		for _, id := range pos {
+		return forEachID(pos, cf.jsonOut, stdout, func(id string) (any, string, error) {
 			if sub == "delete" {
 				if err := c.DeleteCustomer(ctx, id); err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", id, err))
-					continue
+					return nil, "", err
 				}
-				if cf.jsonOut { // the server's answer to DELETE /api/v1/customers/{id}
-					if err := printJSON(stdout, customerDeletion{EndUserID: id, Object: "end_user", Deleted: true}); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(stdout, "deleted end user %s\n", id)
-				continue
+				// With --json: the server's answer to DELETE /api/v1/customers/{id}.
+				return customerDeletion{EndUserID: id, Object: "end_user", Deleted: true}, "deleted end user " + id, nil
 			}
 			u, err := c.UpdateCustomer(ctx, id, &client.CustomerUpdate{Blocked: &blocked})
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", id, err))
-				continue
+				return nil, "", err
 			}
-			if cf.jsonOut {
-				if err := printJSON(stdout, u); err != nil {
-					return err
-				}
-				continue
-			}
-			fmt.Fprintf(stdout, "%sed end user %s\n", sub, u.EndUserID)
-		}
-		return errors.Join(errs...)
+			return u, fmt.Sprintf("%sed end user %s", sub, u.EndUserID), nil
+		})
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard customers show ID, or customers delete ID)", pos[0])

@@ -87,21 +87,12 @@ func runTeamMembers(ctx context.Context, args []string, stdout, stderr io.Writer
 		if len(pos) < 2 {
 			return errors.New("give the team and the user(s) to remove: switchyard teams members remove eng ann")
 		}
-		var errs []error
-		for _, user := range pos[1:] {
+		return forEachID(pos[1:], cf.jsonOut, stdout, func(user string) (any, string, error) {
 			if err := c.RemoveTeamMember(ctx, pos[0], user); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", user, err))
-				continue
+				return nil, "", err
 			}
-			if cf.jsonOut {
-				if err := printJSON(stdout, memberRemoval{TeamID: pos[0], UserID: user, Object: "team_member", Deleted: true}); err != nil {
-					return err
-				}
-				continue
-			}
-			fmt.Fprintf(stdout, "removed user %s from team %s\n", user, pos[0])
-		}
-		return errors.Join(errs...)
+			return memberRemoval{TeamID: pos[0], UserID: user, Object: "team_member", Deleted: true}, fmt.Sprintf("removed user %s from team %s", user, pos[0]), nil
+		})
 	}
 	if len(pos) != 1 {
 		return errors.New("give one team: switchyard teams members list eng")

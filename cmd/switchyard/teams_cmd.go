@@ -106,22 +106,13 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(pos) == 0 {
 			return errors.New("give the team id(s) to delete (their virtual keys are revoked with them)")
 		}
-		var errs []error
-		for _, id := range pos {
+		return forEachID(pos, cf.jsonOut, stdout, func(id string) (any, string, error) {
 			d, err := c.DeleteTeam(ctx, id)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", id, err))
-				continue
+				return nil, "", err
 			}
-			if cf.jsonOut {
-				if err := printJSON(stdout, d); err != nil {
-					return err
-				}
-				continue
-			}
-			fmt.Fprintf(stdout, "deleted team %s (revoked %d virtual key(s)%s)\n", d.TeamID, len(d.DeletedKeys), list(d.DeletedKeys))
-		}
-		return errors.Join(errs...)
+			return d, fmt.Sprintf("deleted team %s (revoked %d virtual key(s)%s)", d.TeamID, len(d.DeletedKeys), list(d.DeletedKeys)), nil
+		})
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard teams show ID, or teams delete ID)", pos[0])

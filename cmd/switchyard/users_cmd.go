@@ -109,22 +109,13 @@ func runUsers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if len(pos) == 0 {
 			return errors.New("give the user id(s) to delete (their virtual keys are revoked with them)")
 		}
-		var errs []error
-		for _, id := range pos {
+		return forEachID(pos, cf.jsonOut, stdout, func(id string) (any, string, error) {
 			d, err := c.DeleteUser(ctx, id)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", id, err))
-				continue
+				return nil, "", err
 			}
-			if cf.jsonOut {
-				if err := printJSON(stdout, d); err != nil {
-					return err
-				}
-				continue
-			}
-			fmt.Fprintf(stdout, "deleted user %s (revoked %d virtual key(s)%s)\n", d.UserID, len(d.DeletedKeys), list(d.DeletedKeys))
-		}
-		return errors.Join(errs...)
+			return d, fmt.Sprintf("deleted user %s (revoked %d virtual key(s)%s)", d.UserID, len(d.DeletedKeys), list(d.DeletedKeys)), nil
+		})
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard users show ID, or users delete ID)", pos[0])
