@@ -33,6 +33,10 @@ type plan struct {
 	calls      int    // upstream calls made (MaxUpstreamAttempts)
 	losers     []part // hedged starts that lost, billed with the answer
 	collected  bool   // a stream read whole for a non-streamed request (completeHedged)
+	// held are the calls in flight counted against their models' MaxParallel (admit);
+	// limitWait is the shortest wait for a model skipped at its limit (0: none was).
+	held      []*memberUsage
+	limitWait time.Duration
 
 	convID    string
 	convNew   bool
@@ -369,6 +373,9 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			p.calls++
 			begin := g.opts.Now()
+			if u := g.limits.of(t.name); u != nil && retry > 0 {
+				u.again(begin)
+			}
 			err := try(ctx, t)
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
@@ -407,6 +414,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			d, again := g.retryWait(ctx, p, i, retry, kind, retryAfter)
 			if !again {
+				p.drop(t.name) // its calls are over: its slot in flight is free
 				break
 			}
 			if err := g.opts.Sleep(ctx, d); err != nil {
@@ -473,6 +481,8 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 		return 0, false // a 429 is retried once per model at most, never as a series
 	case g.breakers.open(p.targets[i].name, g.opts.Now()):
 		return 0, false // this model's breaker just opened
+	case g.limits.full(p.targets[i].name, g.opts.Now()):
+		return 0, false // this model reached its rpm or tpm meanwhile
 	case MaxUpstreamAttempts-p.calls <= len(p.targets)-1-i:
 		return 0, false // the calls left are the untried models' (fallbacks get their turn)
 	}
@@ -497,27 +507,48 @@ func targetNames(ts []target) []string {
 	return out
 }
 
-// admit decides whether target i is called. Its breaker may skip it (recorded as a skipped
-// attempt) while a later model's breaker is not open; when every remaining model is open
+// admit decides whether target i is called. A model at one of its limits (MemberLimits)
+// is skipped (recorded as a skipped attempt); an admitted one's call is counted against
+// them and holds a slot in flight until its attempts end (plan.drop) or the request does.
+// Its breaker may skip it (recorded likewise) while a later model's breaker is not open
+// and that model is not at a limit; when every remaining model is open (or at a limit)
 // this one is tried anyway, as a probe.
 func (g *Gateway) admit(p *plan, i int) bool {
 	now := g.opts.Now()
 	t := p.targets[i]
+	u := g.limits.of(t.name)
+	if u != nil {
+		if wait, why, ok := u.take(now); !ok {
+			p.skipLimited(t.name, why, wait)
+			return false
+		}
+	}
 	if g.breakers.allow(t.name, now) {
+		p.hold(u)
 		return true
 	}
 	for _, later := range p.targets[i+1:] {
-		if !g.breakers.open(later.name, now) {
+		if !g.breakers.open(later.name, now) && !g.limits.full(later.name, now) {
+			if u != nil {
+				u.untake(now)
+			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
 				Error: "skipped: the circuit breaker is open after repeated failures of this model"})
 			return false
 		}
 	}
+	p.hold(u)
 	return true
 }
 
-// allFailed is the error of a plan whose attempts all failed.
-func (p *plan) allFailed() error { return &AllFailedError{Attempts: slices.Clone(p.attempts)} }
+// allFailed is the error of a plan whose attempts all failed: a *LimitedError when every
+// model was skipped, at least one at its limit (plan.limited).
+func (p *plan) allFailed() error {
+	if err := p.limited(); err != nil {
+		return err
+	}
+	return &AllFailedError{Attempts: slices.Clone(p.attempts)}
+}
 
 // outOfTime records that the request's deadline passed before t could be tried.
 func (p *plan) outOfTime(t target) error {
@@ -577,6 +608,7 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	if p.cache.hit != nil {
 		return // no model was called
 	}
+	g.limits.tokens(t.name, int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
 		alerts, err := b.charge(ctx, tokens, c.Spent(), complete)

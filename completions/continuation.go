@@ -98,6 +98,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
 	a.LatencyMS = s.g.opts.Now().Sub(s.begin).Milliseconds()
 	s.g.breakers.record(s.t.name, err, s.g.opts.Now(), s.p.timing.tight)
+	s.p.drop(s.t.name) // the broken call is over: its slot in flight is free
 	thought := 0
 	for _, b := range s.reasoningFrom(s.thoughtBase) {
 		thought += utf8.RuneCountInString(b.Text)
@@ -117,6 +118,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		at, cerr := s.g.openAttempt(s.dctx, s.p, t, &req)
 		s.g.breakers.record(t.name, cerr, s.g.opts.Now(), s.p.timing.tight)
 		if cerr != nil {
+			s.p.drop(t.name)
 			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
 				Error: cerr.Error(), Err: cerr, LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin})
 			// The model refused to continue: report the original failure, unmasked.

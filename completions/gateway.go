@@ -287,8 +287,9 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	breakers *breakers
-	spend    spendGate    // budgets' requests in flight (USD and token bounds)
-	latency  latencyStats // how fast each model answered lately (latency routing)
+	spend    spendGate     // budgets' requests in flight (USD and token bounds)
+	limits   *memberLimits // model group members' rpm, tpm and max_parallel (nil: none)
+	latency  latencyStats  // how fast each model answered lately (latency routing)
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache
@@ -436,7 +437,11 @@ func New(opts Options) (*Gateway, error) {
 	if err := checkModelGroups(opts.ModelGroups); err != nil {
 		return nil, err
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
+	limits, err := memberLimitsOf(opts.ModelGroups)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger), limits: newMemberLimits(limits)}
 	g.spend.share(opts.SharedLimits)
 	g.breakers.share(opts.SharedLimits)
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {

@@ -115,6 +115,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				return r.a, r.i, begins[r.i], nil
 			}
 			cancel()
+			p.drop(t.name) // its one call is over: its slot in flight is free
 			if ctx.Err() != nil && !deadlineHit(ctx) {
 				stopAll(false)
 				return nil, 0, time.Time{}, ctx.Err()

@@ -52,6 +52,13 @@ type ModelGroup struct {
 	// over the sum, then the next among the rest likewise; members of weight 0 come after
 	// the weighted ones, in a random order. Without Weights every order is equally likely.
 	Weights []float64 `json:"weights,omitempty"`
+	// Limits, when given, are the members' limits: one per model, in the order of Models
+	// (a zero MemberLimits bounds nothing), in any order of the group (LiteLLM's
+	// deployment rpm, tpm and max_parallel_requests). A member at a limit is skipped for
+	// the next model, as an open circuit breaker is; a request whose every model (its
+	// fallbacks too) is at a limit fails with a *LimitedError. A model's limits hold
+	// wherever it is called, so two groups may not give one model different limits.
+	Limits []MemberLimits `json:"limits,omitempty"`
 	// Fallbacks are tried, in order, after the group's own members when a request names
 	// the group: "provider/model" names or other groups' names (a group stands for its
 	// members, shuffled or fastest first as when it is named itself; its own fallbacks are
@@ -91,6 +98,9 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 			}
 		}
 		if err := checkWeights(name, g); err != nil {
+			return err
+		}
+		if err := checkLimits(name, g); err != nil {
 			return err
 		}
 		if err := checkFallbacks(name, g, groups); err != nil {
@@ -269,6 +279,9 @@ func ParseModelGroups(b []byte) (map[string]ModelGroup, error) {
 		return nil, fmt.Errorf("%w: invalid JSON: %s", ErrInvalid, validation.DescribeJSONError(b, err))
 	}
 	if err := checkModelGroups(groups); err != nil {
+		return nil, err
+	}
+	if _, err := memberLimitsOf(groups); err != nil {
 		return nil, err
 	}
 	return groups, nil

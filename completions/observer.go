@@ -311,8 +311,10 @@ func countContinuations(a []Attempt) int {
 	return n
 }
 
-// ended counts a finished request out of its budget's spend gate.
+// ended counts a finished request out of its budget's spend gate, and its calls still in
+// flight out of their models' MaxParallel.
 func (p *plan) ended() {
+	p.releaseHeld()
 	if p.release != nil {
 		p.release()
 	}

@@ -536,6 +536,17 @@ func completionsError(err error) *APIError {
 		ae.Retryable = true
 		ae.Header = http.Header{"Retry-After": {"1"}}
 		return ae
+	case errors.Is(err, completions.ErrLimited):
+		// Every deployment at its rpm, tpm or max_parallel (LiteLLM's router answers a
+		// RateLimitError): it clears with time, so the SDKs may wait and retry.
+		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
+		ae.Retryable = true
+		var le *completions.LimitedError
+		if errors.As(err, &le) {
+			ae.Header = http.Header{"Retry-After": {strconv.Itoa(le.RetryAfterSeconds())}}
+			ae.Extra = map[string]any{"attempts": le.Attempts}
+		}
+		return ae
 	case errors.Is(err, completions.ErrTokenRate):
 		// A rate, not a spent budget: it clears with time, so the SDKs may wait and retry.
 		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))

@@ -1,0 +1,295 @@
+package completions
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MemberLimits bound what one model group member (a deployment) is sent, as LiteLLM's
+// router holds a deployment to its rpm, tpm and max_parallel_requests: a member at one of
+// its limits is skipped for the request's next model, as one whose circuit breaker is
+// open is, and a request whose every model is at its limit fails with a *LimitedError
+// (a 429 with Retry-After). The zero value bounds nothing. Limits are counted in this
+// process: replicas each allow the whole limit.
+type MemberLimits struct {
+	// RPM is the most upstream calls (retries included) the member gets in any minute;
+	// 0: no bound.
+	RPM int64 `json:"rpm,omitempty"`
+	// TPM is the tokens (prompt and completion, from the answers' usage) the member may
+	// use per minute: a request's tokens are known only once it is answered, so a call is
+	// admitted while the last minute's counted tokens are under TPM (as LiteLLM does);
+	// 0: no bound.
+	TPM int64 `json:"tpm,omitempty"`
+	// MaxParallel is the most calls the member has in flight at once (a stream counts
+	// until it ends); 0: no bound.
+	MaxParallel int64 `json:"max_parallel,omitempty"`
+}
+
+// bounded reports whether l bounds anything.
+func (l MemberLimits) bounded() bool { return l.RPM > 0 || l.TPM > 0 || l.MaxParallel > 0 }
+
+// checkLimits validates the Limits of the group name; errors wrap ErrInvalid and name the
+// group and the member.
+func checkLimits(name string, g ModelGroup) error {
+	if len(g.Limits) == 0 {
+		return nil
+	}
+	if len(g.Limits) != len(g.Models) {
+		return fmt.Errorf("%w: model group %q: limits: one per model, got %d for %d models", ErrInvalid, name, len(g.Limits), len(g.Models))
+	}
+	for i, l := range g.Limits {
+		for _, f := range []struct {
+			field string
+			v     int64
+		}{{"rpm", l.RPM}, {"tpm", l.TPM}, {"max_parallel", l.MaxParallel}} {
+			if f.v < 0 {
+				return fmt.Errorf("%w: model group %q: limits[%d].%s (%s): must be 0 (no bound) or more, got %d", ErrInvalid, name, i, f.field, g.Models[i], f.v)
+			}
+		}
+	}
+	return nil
+}
+
+// memberLimitsOf gathers the limits the groups give their members, by model: a model's
+// limits hold wherever it is called (any group, a fallback, its own name), so two groups
+// giving one model different limits are refused, naming both (ErrInvalid).
+func memberLimitsOf(groups map[string]ModelGroup) (map[string]MemberLimits, error) {
+	names := make([]string, 0, len(groups))
+	for n := range groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := map[string]MemberLimits{}
+	from := map[string]string{}
+	for _, name := range names {
+		g := groups[name]
+		for i, l := range g.Limits {
+			if !l.bounded() {
+				continue
+			}
+			m := g.Models[i]
+			if prev, ok := out[m]; ok && prev != l {
+				return nil, fmt.Errorf("%w: model group %q: limits[%d] of %s differ from those model group %q gives it (a model's limits are counted once, wherever it is called)",
+					ErrInvalid, name, i, m, from[m])
+			}
+			out[m], from[m] = l, name
+		}
+	}
+	return out, nil
+}
+
+// memberLimits counts each limited model's calls, tokens and calls in flight. Its map is
+// made by newMemberLimits and only read afterwards; a nil *memberLimits limits nothing.
+type memberLimits struct {
+	m map[string]*memberUsage
+}
+
+// newMemberLimits returns the counts of the models limits bounds (nil when none is).
+func newMemberLimits(limits map[string]MemberLimits) *memberLimits {
+	if len(limits) == 0 {
+		return nil
+	}
+	ml := &memberLimits{m: make(map[string]*memberUsage, len(limits))}
+	for model, l := range limits {
+		ml.m[model] = &memberUsage{model: model, lim: l}
+	}
+	return ml
+}
+
+// of returns model's counts, nil when it has no limits.
+func (ml *memberLimits) of(model string) *memberUsage {
+	if ml == nil {
+		return nil
+	}
+	return ml.m[model]
+}
+
+// full reports whether model is at one of its limits at now.
+func (ml *memberLimits) full(model string, now time.Time) bool {
+	u := ml.of(model)
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, _, at := u.atLimit(now)
+	return at
+}
+
+// tokens counts n tokens model's answer used at now.
+func (ml *memberLimits) tokens(model string, n int64, now time.Time) {
+	u := ml.of(model)
+	if u == nil || u.lim.TPM <= 0 || n <= 0 {
+		return
+	}
+	u.mu.Lock()
+	u.tpm.add(now, n)
+	u.mu.Unlock()
+}
+
+// memberUsage is one limited model's counts.
+type memberUsage struct {
+	model    string
+	lim      MemberLimits
+	mu       sync.Mutex
+	rpm, tpm tokenWindow // calls and tokens in each second of the last minute
+	inFlight int64
+}
+
+// atLimit says whether u is at a limit at now, which (for the skipped attempt) and when
+// it frees up (at least a second away: a call in flight ends when it ends). u.mu is held.
+func (u *memberUsage) atLimit(now time.Time) (wait time.Duration, why string, at bool) {
+	if u.lim.MaxParallel > 0 && u.inFlight >= u.lim.MaxParallel {
+		return time.Second, fmt.Sprintf("max_parallel %d calls in flight", u.lim.MaxParallel), true
+	}
+	if u.lim.RPM > 0 {
+		if n, below := u.rpm.sum(now, u.lim.RPM); n >= u.lim.RPM {
+			return max(below.Sub(now), time.Second), fmt.Sprintf("rpm %d calls in the last minute", u.lim.RPM), true
+		}
+	}
+	if u.lim.TPM > 0 {
+		if n, below := u.tpm.sum(now, u.lim.TPM); n >= u.lim.TPM {
+			return max(below.Sub(now), time.Second), fmt.Sprintf("tpm %d tokens in the last minute", u.lim.TPM), true
+		}
+	}
+	return 0, "", false
+}
+
+// take admits a call at now unless u is at a limit: it counts the call and one more in
+// flight (release ends it). Not admitted, it says why and how long until u frees up.
+func (u *memberUsage) take(now time.Time) (wait time.Duration, why string, ok bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if wait, why, at := u.atLimit(now); at {
+		return wait, why, false
+	}
+	u.rpm.add(now, 1)
+	u.inFlight++
+	return 0, "", true
+}
+
+// again counts a retry's call at now (its slot in flight is the first call's).
+func (u *memberUsage) again(now time.Time) {
+	u.mu.Lock()
+	u.rpm.add(now, 1)
+	u.mu.Unlock()
+}
+
+// untake takes back a call take admitted at now that was not made.
+func (u *memberUsage) untake(now time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.rpm.add(now, -1)
+	u.inFlight--
+}
+
+// release ends a call in flight.
+func (u *memberUsage) release() {
+	u.mu.Lock()
+	u.inFlight--
+	u.mu.Unlock()
+}
+
+// limitReachedKind is the Kind of an attempt skipped because its model was at a limit.
+const limitReachedKind = "limit_reached"
+
+// skipLimited records that t was skipped at its limit (why), wait before it frees up.
+func (p *plan) skipLimited(model, why string, wait time.Duration) {
+	p.attempts = append(p.attempts, Attempt{Model: model, Outcome: OutcomeSkipped, Kind: limitReachedKind,
+		Error: "skipped: at its limit of " + why})
+	if p.limitWait == 0 || wait < p.limitWait {
+		p.limitWait = wait
+	}
+}
+
+// hold keeps u's slot in flight until the call ends (drop) or the request does (ended).
+func (p *plan) hold(u *memberUsage) {
+	if u != nil {
+		p.held = append(p.held, u)
+	}
+}
+
+// drop ends the call in flight of model p holds, its attempts on it being over.
+func (p *plan) drop(model string) {
+	for i, u := range p.held {
+		if u.model == model {
+			u.release()
+			p.held = append(p.held[:i], p.held[i+1:]...)
+			return
+		}
+	}
+}
+
+// releaseHeld ends every call in flight p still holds.
+func (p *plan) releaseHeld() {
+	for _, u := range p.held {
+		u.release()
+	}
+	p.held = nil
+}
+
+// limited is the error of a plan whose every model was skipped, at least one at its
+// limit and none tried: a *LimitedError; nil otherwise.
+func (p *plan) limited() error {
+	if p.limitWait == 0 {
+		return nil
+	}
+	for _, a := range p.attempts {
+		if a.Outcome != OutcomeSkipped {
+			return nil
+		}
+	}
+	asked := p.asked
+	if p.req != nil && p.req.groupName != "" {
+		asked = p.req.groupName
+	}
+	if asked == "" && len(p.targets) > 0 {
+		asked = p.targets[0].name
+	}
+	return &LimitedError{Model: asked, RetryAfter: p.limitWait, Attempts: append([]Attempt(nil), p.attempts...)}
+}
+
+// ErrLimited means every model a request could go to was at its rpm, tpm or max_parallel
+// limit (ModelGroup.Limits); *LimitedError says when to retry.
+var ErrLimited = errors.New("completions: every model is at its limit")
+
+// LimitedError refuses a request whose every model was at its limit (MemberLimits): no
+// model was called. It matches ErrLimited.
+type LimitedError struct {
+	// Model is what the request asked for: the model group's name (or the model's).
+	Model string
+	// RetryAfter is how long until the first of them frees up (at least a second).
+	RetryAfter time.Duration
+	// Attempts are the skipped models, each saying which limit it was at.
+	Attempts []Attempt
+}
+
+// Error words e as LiteLLM's router does ("No deployments available for selected model,
+// Try again in N seconds"), which clients match, then says which limits held.
+func (e *LimitedError) Error() string {
+	var why []string
+	for _, a := range e.Attempts {
+		if a.Kind == limitReachedKind {
+			why = append(why, a.Model+" ("+strings.TrimPrefix(a.Error, "skipped: at its limit of ")+")")
+		}
+	}
+	return fmt.Sprintf("No deployments available for selected model, Try again in %d seconds. Passed model=%s. Every deployment of model group %q is at its limit: %s",
+		e.retrySeconds(), e.Model, e.Model, strings.Join(why, ", "))
+}
+
+// retrySeconds is RetryAfter in whole seconds, rounded up, at least 1.
+func (e *LimitedError) retrySeconds() int {
+	return max(int(math.Ceil(e.RetryAfter.Seconds())), 1)
+}
+
+// RetryAfterSeconds is RetryAfter in whole seconds, rounded up (at least 1), as a
+// Retry-After header says it.
+func (e *LimitedError) RetryAfterSeconds() int { return e.retrySeconds() }
+
+// Is matches ErrLimited.
+func (e *LimitedError) Is(target error) bool { return target == ErrLimited }
