@@ -94,7 +94,7 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "weight", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials"}
+	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials"}
 	routerKeys      = []string{"routing_strategy", "fallbacks", "num_retries", "timeout", "model_group_alias"}
 	litellmKeys     = []string{"fallbacks", "default_fallbacks", "num_retries", "request_timeout"}
 	generalKeys     = []string{"master_key"}
@@ -108,8 +108,9 @@ type deployment struct {
 	path   string // model_list[i]
 	name   string // model_name
 	member string // provider/model
-	// weight, rpm and tpm are LiteLLM's shares (nil: not set).
-	weight, rpm, tpm *float64
+	// weight, rpm and tpm are LiteLLM's shares (nil: not set); rpm, tpm and
+	// maxParallel (max_parallel_requests) are also the member's limits.
+	weight, rpm, tpm, maxParallel *float64
 }
 
 // parser carries the state of one Parse.
@@ -311,7 +312,7 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 	for _, f := range []struct {
 		key string
 		to  **float64
-	}{{"weight", &d.weight}, {"rpm", &d.rpm}, {"tpm", &d.tpm}} {
+	}{{"weight", &d.weight}, {"rpm", &d.rpm}, {"tpm", &d.tpm}, {"max_parallel_requests", &d.maxParallel}} {
 		if v, ok := params[f.key]; ok && v != nil {
 			n, err := p.share(pp+"."+f.key, v)
 			if err != nil {
@@ -585,7 +586,7 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 	switch strategy {
 	case "simple-shuffle", "latency-based-routing":
 	case "usage-based-routing", "usage-based-routing-v2":
-		nearest = "simple-shuffle weighted by tpm, else rpm (Switchyard does not count each deployment's usage)"
+		nearest = "simple-shuffle weighted by tpm, else rpm (each deployment's rpm and tpm are still limits)"
 	case "least-busy":
 		nearest = "simple-shuffle (Switchyard does not count each deployment's requests in flight)"
 	case "cost-based-routing":
@@ -596,6 +597,7 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 	if nearest != "" {
 		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("router_settings.routing_strategy %s is not supported: groups of several deployments use %s", strategy, nearest))
 	}
+	limits := p.memberLimits(deps)
 	for _, name := range order {
 		ds := by[name]
 		if strings.Contains(name, "/") {
@@ -604,6 +606,9 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			}
 			if ds[0].member != name {
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is served as %q (a name with '/' cannot be a model group)", ds[0].path, name, ds[0].member))
+			}
+			if d := ds[0]; d.rpm != nil || d.tpm != nil || d.maxParallel != nil {
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: rpm, tpm and max_parallel_requests are not limits of a model_name with '/' (only a model group's members are limited): give it a name without '/'", d.path))
 			}
 			continue
 		}
@@ -621,6 +626,11 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 				g.Models = append(g.Models, d.member)
 			}
 			weights[d.member] += share(d)
+		}
+		if slices.ContainsFunc(g.Models, func(m string) bool { return limits[m] != (completions.MemberLimits{}) }) {
+			for _, m := range g.Models {
+				g.Limits = append(g.Limits, limits[m])
+			}
 		}
 		if len(g.Models) > 1 {
 			switch strategy {
@@ -640,6 +650,36 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 		p.cfg.ModelGroups[name] = g
 	}
 	return nil
+}
+
+// memberLimits returns the limits of each member (provider/model) of deps: a deployment's
+// rpm, tpm and max_parallel_requests (LiteLLM's router holds a deployment to them).
+// Deployments that call the same member (the same provider entry and model, in one
+// model_name or several) are one upstream with one count: the limits they set add up. A
+// value under 1 but above 0 counts as 1, a fraction is rounded down; 0 (which LiteLLM
+// reads as "never send") is no bound, with a warning.
+func (p *parser) memberLimits(deps []deployment) map[string]completions.MemberLimits {
+	out := map[string]completions.MemberLimits{}
+	whole := func(d deployment, key string, v *float64) int64 {
+		switch {
+		case v == nil:
+			return 0
+		case *v == 0:
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params.%s: 0 is no limit here (LiteLLM sends such a deployment nothing): remove the deployment to stop its use", d.path, key))
+			return 0
+		case *v >= 1e12: // more than any upstream allows; keeps sums far from overflowing
+			return 1e12
+		}
+		return max(int64(*v), 1)
+	}
+	for _, d := range deps {
+		l := out[d.member]
+		l.RPM += whole(d, "rpm", d.rpm)
+		l.TPM += whole(d, "tpm", d.tpm)
+		l.MaxParallel += whole(d, "max_parallel_requests", d.maxParallel)
+		out[d.member] = l
+	}
+	return out
 }
 
 // pickShare returns how a deployment's share of a shuffled group is read: by weight when
