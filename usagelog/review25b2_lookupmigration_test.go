@@ -13,18 +13,29 @@ import (
 )
 
 // r25b2PutOld stores n requests as a build without the lookup index stored them (a
-// replica of the earlier build): the record, its owner and scope entries, nothing else.
-// Request i has RequestID old-<tag>-<i>; every third one failed.
+// replica of the earlier build): see putAsEarlierBuild. Request i has RequestID
+// old-<tag>-<i>; every third one failed.
 func r25b2PutOld(t *testing.T, st *store.Store, tag string, t0 time.Time, n int) {
+	t.Helper()
+	rs := make([]Request, n)
+	for i := range n {
+		rs[i] = newRequest(historyRecord("k", "key:a", t0.Add(time.Duration(i)*time.Second), i))
+		rs[i].RequestID = fmt.Sprintf("old-%s-%d", tag, i)
+		if i%3 == 0 {
+			rs[i].Outcome = completions.RequestFailed
+		}
+	}
+	putAsEarlierBuild(t, st, rs)
+}
+
+// putAsEarlierBuild stores rs (of owner "k") as a build without the lookup index stored
+// them: each record under its start time's key with its owner and scope entries, nothing
+// else.
+func putAsEarlierBuild(t *testing.T, st *store.Store, rs []Request) {
 	t.Helper()
 	ctx := context.Background()
 	err := st.Update(ctx, func(tx store.Tx) error {
-		for i := range n {
-			r := newRequest(historyRecord("k", "key:a", t0.Add(time.Duration(i)*time.Second), i))
-			r.RequestID = fmt.Sprintf("old-%s-%d", tag, i)
-			if i%3 == 0 {
-				r.Outcome = completions.RequestFailed
-			}
+		for _, r := range rs {
 			r.ID = r.Start.UnixMicro()
 			rec := storedRequest{Owner: "k", Key: historyKey(r.ID), Request: r}
 			if err := store.PutJSON(ctx, tx, store.RequestLog, rec.Key, &rec); err != nil {

@@ -21,29 +21,15 @@ func TestReview25bLookupIndexMigrationAndSweep(t *testing.T) {
 		now := time.Now().UTC()
 		t0 := now.Add(-2 * time.Hour).Truncate(time.Microsecond)
 		// Three requests as an earlier build stored them.
-		err := st.Update(ctx, func(tx store.Tx) error {
-			for i := range 3 {
-				r := newRequest(historyRecord("k", "key:a", t0.Add(time.Duration(i)*time.Minute), i))
-				r.RequestID, r.ResponseID = fmt.Sprint("req_old_", i), fmt.Sprint("resp-old-", i)
-				if i == 1 {
-					r.Outcome = completions.RequestFailed
-				}
-				r.ID = r.Start.UnixMicro()
-				rec := storedRequest{Owner: "k", Key: historyKey(r.ID), Request: r}
-				if err := store.PutJSON(ctx, tx, store.RequestLog, rec.Key, &rec); err != nil {
-					return err
-				}
-				for _, ref := range rec.refs()[:2] { // owner and scope only
-					if err := store.PutOwned(ctx, tx, ref); err != nil {
-						return err
-					}
-				}
+		rs := make([]Request, 3)
+		for i := range rs {
+			rs[i] = newRequest(historyRecord("k", "key:a", t0.Add(time.Duration(i)*time.Minute), i))
+			rs[i].RequestID, rs[i].ResponseID = fmt.Sprint("req_old_", i), fmt.Sprint("resp-old-", i)
+			if i == 1 {
+				rs[i].Outcome = completions.RequestFailed
 			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
+		putAsEarlierBuild(t, st, rs)
 		h := NewHistory(st, HistoryOptions{Retention: time.Hour * 24, Now: func() time.Time { return now }})
 		defer h.Close(ctx)
 		r := historyRecord("k", "", now.Add(-time.Minute), 9)
