@@ -481,8 +481,8 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 		return 0, false // a 429 is retried once per model at most, never as a series
 	case g.breakers.open(p.targets[i].name, g.opts.Now()):
 		return 0, false // this model's breaker just opened
-	case g.limits.full(p.targets[i].name, g.opts.Now()):
-		return 0, false // this model reached its rpm or tpm meanwhile
+	case g.limits.rateFull(p.targets[i].name, g.opts.Now()):
+		return 0, false // this model reached its rpm or tpm meanwhile (its slot in flight is this request's)
 	case MaxUpstreamAttempts-p.calls <= len(p.targets)-1-i:
 		return 0, false // the calls left are the untried models' (fallbacks get their turn)
 	}

@@ -117,7 +117,20 @@ func (ml *memberLimits) full(model string, now time.Time) bool {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	_, _, at := u.atLimit(now)
+	_, _, at := u.atLimit(now, true)
+	return at
+}
+
+// rateFull reports whether model is at its rpm or tpm at now: what bounds a retry, which
+// reuses the slot in flight its request holds (so max_parallel does not).
+func (ml *memberLimits) rateFull(model string, now time.Time) bool {
+	u := ml.of(model)
+	if u == nil {
+		return false
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, _, at := u.atLimit(now, false)
 	return at
 }
 
@@ -142,9 +155,11 @@ type memberUsage struct {
 }
 
 // atLimit says whether u is at a limit at now, which (for the skipped attempt) and when
-// it frees up (at least a second away: a call in flight ends when it ends). u.mu is held.
-func (u *memberUsage) atLimit(now time.Time) (wait time.Duration, why string, at bool) {
-	if u.lim.MaxParallel > 0 && u.inFlight >= u.lim.MaxParallel {
+// it frees up (at least a second away: a call in flight ends when it ends); parallel
+// says whether max_parallel counts (not for a retry, on its request's own slot). u.mu is
+// held.
+func (u *memberUsage) atLimit(now time.Time, parallel bool) (wait time.Duration, why string, at bool) {
+	if parallel && u.lim.MaxParallel > 0 && u.inFlight >= u.lim.MaxParallel {
 		return time.Second, fmt.Sprintf("max_parallel %d calls in flight", u.lim.MaxParallel), true
 	}
 	if u.lim.RPM > 0 {
@@ -165,7 +180,7 @@ func (u *memberUsage) atLimit(now time.Time) (wait time.Duration, why string, at
 func (u *memberUsage) take(now time.Time) (wait time.Duration, why string, ok bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if wait, why, at := u.atLimit(now); at {
+	if wait, why, at := u.atLimit(now, true); at {
 		return wait, why, false
 	}
 	u.rpm.add(now, 1)

@@ -1,0 +1,18 @@
+package completions
+
+// inFlightOf is how many calls of model (a limited member) are counted in flight.
+func inFlightOf(g *Gateway, model string) int64 {
+	u := g.limits.of(model)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.inFlight
+}
+
+// callsInMinuteOf is how many calls of model (a limited member) are counted in the last minute.
+func callsInMinuteOf(g *Gateway, model string) int64 {
+	u := g.limits.of(model)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n, _ := u.rpm.sum(g.opts.Now(), 1<<62)
+	return n
+}
