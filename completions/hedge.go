@@ -69,10 +69,12 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 		}
 		return false
 	}
-	// stopAll cancels the running attempts; their results are drained in the background.
+	// stopAll cancels the running attempts, whose slots in flight are free from then on;
+	// their results are drained in the background.
 	stopAll := func(record bool) {
 		for i, cancel := range cancels {
 			cancel()
+			p.drop(p.targets[i].name)
 			if record {
 				p.attempts = append(p.attempts, Attempt{Model: p.targets[i].name, Outcome: OutcomeCancelled, Kind: "hedged",
 					Error: "cancelled: another model answered first", LatencyMS: g.opts.Now().Sub(begins[i]).Milliseconds()})
