@@ -736,6 +736,9 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	if err != nil {
 		return nil, err
 	}
+	// Every way out gives back the slots in flight the request holds (MemberLimits), a
+	// panic's too (the server recovers and serves on); ended has released them otherwise.
+	defer p.releaseHeld()
 	if p.cache.hit != nil {
 		return g.answerFromCache(ctx, p)
 	}

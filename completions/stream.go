@@ -132,6 +132,14 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	if err != nil {
 		return nil, err
 	}
+	// Until the stream is handed over (its end releases them), every way out gives back the
+	// slots in flight the request holds (MemberLimits), a panic's too.
+	handed := false
+	defer func() {
+		if !handed {
+			p.releaseHeld()
+		}
+	}()
 	p.collected = collected
 	var (
 		won   *attemptStream
@@ -174,6 +182,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
+	handed = true
 	return st, nil
 }
 
