@@ -358,9 +358,6 @@ func deadlineHit(ctx context.Context) bool {
 func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context, t target) error) error {
 	for i, t := range p.targets {
 		p.current = i
-		if !g.admit(p, i) {
-			continue
-		}
 		for retry := 0; ; retry++ {
 			if err := ctx.Err(); err != nil {
 				if deadlineHit(ctx) {
@@ -370,6 +367,11 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			if p.calls >= MaxUpstreamAttempts {
 				return p.allFailed()
+			}
+			// Admitted only when its call is made: admit counts it against the model's
+			// limits (rpm, a slot in flight).
+			if retry == 0 && !g.admit(p, i) {
+				break // skipped (recorded): the next model
 			}
 			p.calls++
 			begin := g.opts.Now()
