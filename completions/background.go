@@ -440,7 +440,7 @@ func filteredResponse(cf *ContentFilterError) *Response {
 // backgroundErrorCode is the code of a failed background response's error, OpenAI's.
 func backgroundErrorCode(err error) string {
 	switch {
-	case errors.Is(err, ErrBudgetExceeded), errors.Is(err, ErrTokenRate), errors.Is(err, ErrBudgetBusy):
+	case errors.Is(err, ErrBudgetExceeded), errors.Is(err, ErrTokenRate), errors.Is(err, ErrBudgetBusy), errors.Is(err, ErrLimited):
 		return "rate_limit_exceeded"
 	case errors.Is(err, ErrGuardrailBlocked): // what the synchronous surfaces answer 400 with
 		return "guardrail_violation"
