@@ -655,11 +655,15 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 // memberLimits returns the limits of each member (provider/model) of deps: a deployment's
 // rpm, tpm and max_parallel_requests (LiteLLM's router holds a deployment to them).
 // Deployments that call the same member (the same provider entry and model, in one
-// model_name or several) are one upstream with one count: the limits they set add up. A
-// value under 1 but above 0 counts as 1, a fraction is rounded down; 0 (which LiteLLM
-// reads as "never send") is no bound, with a warning.
+// model_name or several) are one upstream with one count: the limits they set add up,
+// while one of them without a limit (LiteLLM sends it any number of calls) leaves the
+// member without that bound. A value under 1 but above 0 counts as 1, a fraction is
+// rounded down; 0 (which LiteLLM reads as "never send") is no bound, with a warning.
 func (p *parser) memberLimits(deps []deployment) map[string]completions.MemberLimits {
 	out := map[string]completions.MemberLimits{}
+	// unbounded are the members a deployment sets no rpm, tpm or max_parallel for.
+	type fields struct{ rpm, tpm, maxParallel bool }
+	unbounded := map[string]fields{}
 	whole := func(d deployment, key string, v *float64) int64 {
 		switch {
 		case v == nil:
@@ -673,11 +677,31 @@ func (p *parser) memberLimits(deps []deployment) map[string]completions.MemberLi
 		return max(int64(*v), 1)
 	}
 	for _, d := range deps {
-		l := out[d.member]
-		l.RPM += whole(d, "rpm", d.rpm)
-		l.TPM += whole(d, "tpm", d.tpm)
-		l.MaxParallel += whole(d, "max_parallel_requests", d.maxParallel)
-		out[d.member] = l
+		l, u := out[d.member], unbounded[d.member]
+		for _, f := range []struct {
+			key   string
+			v     *float64
+			sum   *int64
+			unset *bool
+		}{{"rpm", d.rpm, &l.RPM, &u.rpm}, {"tpm", d.tpm, &l.TPM, &u.tpm}, {"max_parallel_requests", d.maxParallel, &l.MaxParallel, &u.maxParallel}} {
+			n := whole(d, f.key, f.v)
+			*f.sum += n
+			*f.unset = *f.unset || n == 0
+		}
+		out[d.member], unbounded[d.member] = l, u
+	}
+	for m, u := range unbounded {
+		l := out[m]
+		if u.rpm {
+			l.RPM = 0
+		}
+		if u.tpm {
+			l.TPM = 0
+		}
+		if u.maxParallel {
+			l.MaxParallel = 0
+		}
+		out[m] = l
 	}
 	return out
 }
