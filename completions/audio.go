@@ -351,8 +351,10 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
 			return nil, err
 		}
-		defer p.ended()
 	}
+	// Every way out ends the request: its budget's admission, and the slots in flight its
+	// calls hold (MemberLimits), with a budget or without.
+	defer p.ended()
 	var out *providers.TranscriptionResponse
 	used, begin, err := g.callAttempts(ctx, p, "no transcription", func(_, actx context.Context, t target, _ time.Time) error {
 		r := *preq

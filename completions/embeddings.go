@@ -491,8 +491,10 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
 			return nil, err
 		}
-		defer p.ended() // every way out of Embed ends the request
 	}
+	// Every way out of Embed ends the request: its budget's admission, and the slots in
+	// flight its calls hold (MemberLimits), with a budget or without.
+	defer p.ended()
 	sent, idx := ec.misses(preq)
 	var out *providers.EmbeddingResponse
 	used, begin, err := g.callAttempts(ctx, p, "no embeddings", func(ctx, actx context.Context, t target, begin time.Time) error {

@@ -413,8 +413,10 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
 			return nil, err
 		}
-		defer p.ended() // every way out of Rerank ends the request
 	}
+	// Every way out of Rerank ends the request: its budget's admission, and the slots in
+	// flight its calls hold (MemberLimits), with a budget or without.
+	defer p.ended()
 	var out *providers.RerankResponse
 	used, begin, err := g.callAttempts(ctx, p, "no ranking", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := *preq
