@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // serve --litellm-config holds a deployment to its rpm: with rpm: 2 on the first
@@ -40,26 +39,7 @@ general_settings: {master_key: sk-litellm-master-key-for-the-limits-test-01}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data")}, stdout, stderr)
-	}()
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); {
-		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d: %s", code, stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	addr, _, _, done := startServeWith(t, ctx, filepath.Join(dir, "data"))
 	base := "http://" + addr
 
 	var got []string

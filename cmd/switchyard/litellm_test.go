@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // scriptedOpenAI is a fake OpenAI-format upstream: it answers chat completions naming
@@ -123,26 +122,7 @@ general_settings:
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data"), "--breaker-failures", "-1"}, stdout, stderr)
-	}()
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); {
-		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited with %d: %s", code, stderr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	addr, stdout, stderr, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--breaker-failures", "-1")
 	base := "http://" + addr
 	if log := stderr.String(); !strings.Contains(log, "litellm_settings.callbacks") || !strings.Contains(log, "general_settings.database_url") {
 		t.Errorf("no warning naming the keys ignored:\n%s", log)

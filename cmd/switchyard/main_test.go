@@ -40,15 +40,23 @@ var keyRe = regexp.MustCompile(`(?m)^\s+(sy-\S+)$`)
 // startServe runs `switchyard serve` in-process and returns its address and printed output.
 func startServe(t *testing.T, ctx context.Context, dataDir string) (addr string, stdout *syncBuffer, done chan int) {
 	t.Helper()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	addr, stdout, _, done = startServeWith(t, ctx, dataDir)
+	return addr, stdout, done
+}
+
+// startServeWith runs `switchyard serve` in-process on dataDir with the further flags
+// given and returns its address, its printed output and log, and its exit code's channel.
+func startServeWith(t *testing.T, ctx context.Context, dataDir string, flags ...string) (addr string, stdout, stderr *syncBuffer, done chan int) {
+	t.Helper()
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
 	done = make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, stdout, stderr)
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, flags...), stdout, stderr)
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
-			return m[1], stdout, done
+			return m[1], stdout, stderr, done
 		}
 		select {
 		case code := <-done:
