@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -84,13 +82,7 @@ func newHistoryFixture(tb testing.TB, st store.Driver, n, days, keys int) *histo
 // get answers GET path as testKey, failing unless 200; it returns the records read.
 func (f *historyFixture) get(tb testing.TB, path string) int64 {
 	before := f.d.reads.Load()
-	req := httptest.NewRequest("GET", path, nil)
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	w := httptest.NewRecorder()
-	f.s.ServeHTTP(w, req)
-	if w.Code != http.StatusOK {
-		tb.Fatalf("GET %s: %d %s", path, w.Code, w.Body.String())
-	}
+	f.getBody(tb, path)
 	return f.d.reads.Load() - before
 }
 

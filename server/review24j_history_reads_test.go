@@ -49,6 +49,7 @@ func TestReview24jSpendLogsV2ReadsAPage(t *testing.T) {
 	}
 }
 
+// getBody answers GET path as testKey, failing unless 200, and returns the answer's body.
 func (f *historyFixture) getBody(tb testing.TB, path string) []byte {
 	tb.Helper()
 	req := httptest.NewRequest("GET", path, nil)

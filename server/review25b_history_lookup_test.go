@@ -14,19 +14,12 @@ import (
 	"github.com/switchyard-ai/switchyard/store/storetest/drivertest"
 )
 
-// getJSON answers GET path as testKey into out, failing unless 200; it returns the
+// readJSON answers GET path as testKey into out, failing unless 200; it returns the
 // request history records read.
 func (f *historyFixture) readJSON(t *testing.T, path string, out any) int64 {
 	t.Helper()
 	before := f.d.reads.Load()
-	req := httptest.NewRequest("GET", path, nil)
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	w := httptest.NewRecorder()
-	f.s.ServeHTTP(w, req)
-	if w.Code != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", path, w.Code, w.Body.String())
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), out); err != nil {
+	if err := json.Unmarshal(f.getBody(t, path), out); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 	return f.d.reads.Load() - before
