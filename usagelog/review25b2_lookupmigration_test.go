@@ -138,17 +138,7 @@ func TestReview25b2LookupFindsOldReplicaRowsAfterTheFirstRun(t *testing.T) {
 				{RequestQuery{Owner: "k", Tag: "key:a", Status: StatusSuccess}, 8},
 				{RequestQuery{Owner: "k", IDs: []string{"old-b-5", "old-a-5"}}, 2},
 			} {
-				got, err := Take(ctx, h, c.q, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				n, err := h.Count(ctx, c.q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != c.want || n != c.want {
-					t.Fatalf("%s: %+v: listed %d, counted %d, want %d", when, c.q, len(got), n, c.want)
-				}
+				listsAndCounts(t, h, when, c.q, c.want)
 			}
 		}
 		check("before the second run")

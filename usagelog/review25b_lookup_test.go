@@ -48,17 +48,7 @@ func TestReview25bLookupIndexMigrationAndSweep(t *testing.T) {
 			{RequestQuery{Owner: "k", Status: StatusSuccess}, 3},
 			{RequestQuery{Owner: "k", Tag: "key:a", Status: StatusSuccess}, 2},
 		} {
-			got, err := Take(ctx, h, c.q, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := h.Count(ctx, c.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != c.want || n != c.want {
-				t.Fatalf("%+v: listed %d, counted %d, want %d", c.q, len(got), n, c.want)
-			}
+			listsAndCounts(t, h, "", c.q, c.want)
 		}
 		// Everything is past the retention a day later: the sweep leaves no index entry.
 		if _, err := h.Sweep(ctx, now.Add(48*time.Hour)); err != nil {
@@ -114,4 +104,22 @@ func TestReview25bCloseWritesQueuedRequestsPastTheDeadline(t *testing.T) {
 			t.Fatalf("%d requests in the store after Close, want all %d queued", len(got), n)
 		}
 	})
+}
+
+// listsAndCounts checks that h lists and counts want requests for q (when, if not empty,
+// says at which point of the test).
+func listsAndCounts(t *testing.T, h *History, when string, q RequestQuery, want int) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := Take(ctx, h, q, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := h.Count(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != want || n != want {
+		t.Fatalf("%s: %+v: listed %d, counted %d, want %d", when, q, len(got), n, want)
+	}
 }
