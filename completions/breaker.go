@@ -79,11 +79,7 @@ func (b *breakers) share(c *store.Counters) {
 		model := strings.TrimPrefix(key, sharedTrips)
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		br := b.m[model]
-		if br == nil {
-			br = &breaker{state: BreakerClosed}
-			b.m[model] = br
-		}
+		br := b.breakerOf(model)
 		if br.state == BreakerClosed {
 			b.trip(model, br, now, "opened on another replica")
 		}
@@ -164,10 +160,7 @@ func (b *breakers) record(model string, err error, now time.Time, tight bool) {
 	case !outage:
 		// A bad request or a filtered answer says nothing about the model's health.
 	case br == nil || br.state == BreakerClosed:
-		if br == nil {
-			br = &breaker{state: BreakerClosed}
-			b.m[model] = br
-		}
+		br = b.breakerOf(model)
 		br.failures++
 		if br.failures >= b.opts.Failures {
 			b.trip(model, br, now, kind.String())
@@ -241,4 +234,14 @@ func (g *Gateway) BreakerStates() map[string]string {
 		return map[string]string{}
 	}
 	return g.breakers.states(g.opts.Now())
+}
+
+// breakerOf is model's breaker, made closed when it has none; b.mu must be held.
+func (b *breakers) breakerOf(model string) *breaker {
+	br := b.m[model]
+	if br == nil {
+		br = &breaker{state: BreakerClosed}
+		b.m[model] = br
+	}
+	return br
 }

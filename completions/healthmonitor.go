@@ -224,11 +224,7 @@ func (b *breakers) checkFailed(model string, err error, now time.Time) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	br := b.m[model]
-	if br == nil {
-		br = &breaker{state: BreakerClosed}
-		b.m[model] = br
-	}
+	br := b.breakerOf(model)
 	if br.state == BreakerOpen && now.Before(br.until) {
 		return
 	}
