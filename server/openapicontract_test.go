@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -22,10 +23,7 @@ import (
 func TestOpenAPIContract(t *testing.T) {
 	hs, s := fullAPIServer(t)
 	doc := loadOpenAPI(t, s)
-	for _, c := range []struct {
-		method, template, url, body string
-		status                      int
-	}{
+	checkContract(t, hs, doc, []contractCase{
 		{"POST", "/api/v1/model-select", "/api/v1/model-select", `{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"ok"},{"provider":"openai","model":"ok2"}]}`, 200},
 		{"POST", "/v1/chat/completions", "/v1/chat/completions", `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`, 200},
 		{"GET", "/v1/models", "/v1/models", "", 200},
@@ -33,7 +31,21 @@ func TestOpenAPIContract(t *testing.T) {
 		{"GET", "/api/v1/keys", "/api/v1/keys", "", 200},
 		{"GET", "/api/v1/routers/train/status", "/api/v1/routers/train/status?task_id=00000000-0000-0000-0000-000000000000", "", 404},
 		{"POST", "/key/generate", "/key/generate", `{"key_alias":"contract-litellm","max_budget":1}`, 200},
-	} {
+	})
+}
+
+// contractCase is a request (as testKey, to url of the route template) whose answer must
+// have status and validate against the OpenAPI document.
+type contractCase struct {
+	method, template, url, body string
+	status                      int
+}
+
+// checkContract sends the cases in order to hs and checks each answer's status and that it
+// validates against doc (validateAnswer).
+func checkContract(t *testing.T, hs *httptest.Server, doc *openapi3.T, cases []contractCase) {
+	t.Helper()
+	for _, c := range cases {
 		req, err := http.NewRequest(c.method, hs.URL+c.url, strings.NewReader(c.body))
 		if err != nil {
 			t.Fatal(err)
@@ -50,11 +62,6 @@ func TestOpenAPIContract(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != c.status {
 			t.Errorf("%s %s: %d, want %d: %.300s", c.method, c.url, resp.StatusCode, c.status, body)
-			continue
-		}
-		item := doc.Paths.Find(c.template)
-		if item == nil || item.GetOperation(c.method) == nil {
-			t.Errorf("%s %s is not documented", c.method, c.template)
 			continue
 		}
 		if err := validateAnswer(doc, req, c.template, resp.StatusCode, resp.Header, body); err != nil {
