@@ -108,6 +108,12 @@ type RequestRecord struct {
 	// nil otherwise (no answer, or one a post_call guardrail blocked). Observers read it
 	// during ObserveRequest only and must not modify it.
 	Answer *Response
+	// Partial is what a stream delivered before it ended without its end (outcomes
+	// RequestStreamFailed and RequestCancelled after the first fragment): its text, tool
+	// calls, reasoning and refusal so far, with the answering provider and model and an
+	// empty FinishReason. It is nil for any other record, and when nothing was delivered.
+	// Observers read it during ObserveRequest only and must not modify it.
+	Partial *Response
 	// Err is the failure, nil on RequestOK.
 	Err error
 }
@@ -177,6 +183,12 @@ func (g *Gateway) answerRecord(p *plan, stream bool, resp *Response, ttft time.D
 
 // observeFailure reports a request that ended without a complete answer.
 func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration) {
+	g.observePartial(ctx, p, stream, err, answered, ttft, nil)
+}
+
+// observePartial is observeFailure of a stream that delivered partial (nil when nothing
+// was) before it ended: the record's Partial.
+func (g *Gateway) observePartial(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration, partial func() *Response) {
 	p.ended()
 	if g.opts.Observer == nil {
 		return
@@ -204,6 +216,9 @@ func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err 
 	}
 	if len(p.targets) > 0 {
 		r.Requested = p.targets[0].name
+	}
+	if partial != nil {
+		r.Partial = partial()
 	}
 	g.observe(ctx, p, r)
 }

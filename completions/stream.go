@@ -587,8 +587,19 @@ func (s *ResponseStream) observeEnd(err error) {
 			s.g.observeResponse(s.ctx, s.p, !s.p.collected, s.final, ttft)
 			return
 		}
-		s.g.observeFailure(s.ctx, s.p, !s.p.collected, err, &s.t, ttft)
+		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, s.partial)
 	})
+}
+
+// partial is what the stream delivered so far, for the record of a stream that ended
+// before its end (RequestRecord.Partial); nil when nothing was.
+func (s *ResponseStream) partial() *Response {
+	if s.text.Len() == 0 && len(s.calls) == 0 && len(s.thoughts) == 0 && s.refusal.Len() == 0 {
+		return nil
+	}
+	return &Response{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, ConversationID: s.p.convID,
+		Message: assistantText(s.text.String()), ToolCalls: s.toolCalls(), Reasoning: s.reasoning(), Refusal: s.refusal.String(),
+		Sources: s.sources}
 }
 
 // attemptUsage is the usage of the answering attempt: what its upstream reported or, when
