@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -190,11 +191,15 @@ func systemInstructions(req *providers.Request, limit int) string {
 }
 
 // inputMessages is the gen_ai.input.messages value of req: its turns other than system
-// ones, with their tool calls and tool results; "" when it has none.
+// ones, with their tool calls and tool results; "" when it has none. The text budget is
+// spent newest turn first: over the bound, the earliest turns' texts are cut (then the
+// earliest turns left out) and the last ones, what the model answered, are kept whole.
+// System turns are not among them: gen_ai.system_instructions has them, under its own
+// bound, so a long system prompt takes nothing from the conversation's.
 func inputMessages(req *providers.Request, limit int) string {
 	return boundedArray(limit, func(b *contentBudget) []genaiMessage {
 		msgs := make([]genaiMessage, 0, len(req.Messages))
-		for i := range req.Messages {
+		for i := len(req.Messages) - 1; i >= 0; i-- {
 			m := &req.Messages[i]
 			if m.Role == "system" {
 				continue
@@ -213,6 +218,7 @@ func inputMessages(req *providers.Request, limit int) string {
 			}
 			msgs = append(msgs, gm)
 		}
+		slices.Reverse(msgs) // built newest first, listed in order
 		return msgs
 	}, func(dropped []genaiMessage, bytes int) genaiMessage {
 		// In the role the left-out turns began with.
@@ -263,10 +269,10 @@ func mediaPlaceholder(modality, url, mediaType string) genaiPart {
 }
 
 // outputMessages is the gen_ai.output.messages value of an answer: one assistant message
-// with its reasoning, text, refusal and tool calls, and its finish reason.
-func outputMessages(resp *completions.Response, limit int) string {
+// with its reasoning, text, refusal and tool calls, and its finish reason (see answerOf).
+func outputMessages(resp *completions.Response, finish string, limit int) string {
 	// The message without its parts, then its parts bounded by what is left.
-	wrap := encodeJSON([]genaiMessage{{Role: "assistant", FinishReason: resp.FinishReason, Parts: []genaiPart{}}})
+	wrap := encodeJSON([]genaiMessage{{Role: "assistant", FinishReason: finish, Parts: []genaiPart{}}})
 	at := bytes.Index(wrap, []byte(`"parts":[]`)) + len(`"parts":`)
 	parts := boundedArray(max(limit-(len(wrap)-2), minContentBytes/2), func(b *contentBudget) []genaiPart {
 		parts := []genaiPart{}

@@ -168,9 +168,11 @@ func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) st
 // records a "chat <model>" (or "embeddings <model>") span for the completion and one child span per upstream
 // attempt, with the GenAI attributes (gen_ai.operation.name, gen_ai.provider.name,
 // gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type; for chat
-// the gen_ai.request.* sampling parameters, gen_ai.response.id, model and finish_reasons,
-// gen_ai.conversation.id, user.id; and the prompt and answer with
-// TracingOptions.CaptureContent).
+// the gen_ai.request.* sampling parameters, on the attempts' spans too, each with its own
+// provider and model; gen_ai.response.id, model and finish_reasons, gen_ai.conversation.id,
+// user.id; and the prompt and answer with TracingOptions.CaptureContent: of a stream that
+// broke or was left after it started, what it delivered, with finish reason "error" or
+// "cancelled").
 func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecord) {
 	if t == nil {
 		return
@@ -208,6 +210,9 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 			span.SetAttributes(attribute.String("error.type", errorType(r)))
 		}
 	}
+	// Each attempt's span says what that attempt asked: its own provider and model, and
+	// the sampling parameters sent to it.
+	reqAttrs := appendRequestAttributes(nil, r.Prompt)
 	for i, a := range r.Attempts {
 		if a.Started.IsZero() {
 			continue // skipped without a call (circuit open, out of time)
@@ -221,6 +226,9 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 				attribute.Int("switchyard.attempt", i+1),
 				attribute.String("switchyard.outcome", a.Outcome),
 			))
+		if len(reqAttrs) > 0 {
+			as.SetAttributes(reqAttrs...)
+		}
 		if a.ContinuedFrom != nil {
 			as.SetAttributes(attribute.Int("switchyard.continued_from", *a.ContinuedFrom))
 		}
