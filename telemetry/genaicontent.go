@@ -91,8 +91,11 @@ func truncatedMarker(n int) string { return "…[truncated " + strconv.Itoa(n) +
 // again with a smaller budget when escaping or structure made the array too long); when
 // the elements' structure alone is over the bound (thousands of turns, tools or tool
 // calls), the earliest elements are left out, the newest kept (a conversation's last
-// turns), and omitted(dropped, bytes) makes the element put first that says so.
-func boundedArray[T any](limit int, build func(*contentBudget) []T, omitted func(dropped []T, bytes int) T) string {
+// turns), and omitted(dropped, bytes) makes the element put first that says so. A build
+// that spends its budget newest element first (newestFirst) then keeps half the bound for
+// the texts of the newest elements, rather than cutting them to make room for the
+// structure of earlier ones.
+func boundedArray[T any](limit int, newestFirst bool, build func(*contentBudget) []T, omitted func(dropped []T, bytes int) T) string {
 	budget := limit
 	var elems []T
 	for range 4 {
@@ -107,6 +110,18 @@ func boundedArray[T any](limit int, build func(*contentBudget) []T, omitted func
 		over := len(out) - limit
 		budget = max(budget-over-over/4-64, 0)
 	}
+	if newestFirst && budget < limit/2 {
+		if out, kept := keepNewest(limit, build(&contentBudget{left: limit / 2}), omitted); kept > 0 {
+			return out
+		}
+	}
+	out, _ := keepNewest(limit, elems, omitted)
+	return out
+}
+
+// keepNewest encodes the newest of elems that fit in limit bytes, after the element
+// omitted makes to say what was left out, and how many of elems it kept.
+func keepNewest[T any](limit int, elems []T, omitted func(dropped []T, bytes int) T) (string, int) {
 	enc := make([][]byte, len(elems))
 	before := make([]int, len(elems)+1) // before[i]: bytes of elements 0..i-1, each with a comma
 	for i := range elems {
@@ -149,7 +164,7 @@ func boundedArray[T any](limit int, build func(*contentBudget) []T, omitted func
 		}
 		out = append(out, e...)
 	}
-	return string(append(out, ']'))
+	return string(append(out, ']')), len(elems) - first
 }
 
 // omittedText says n elements of kind, bytes long in the attribute, were left out.
@@ -179,7 +194,7 @@ func systemInstructions(req *providers.Request, limit int) string {
 	if n == 0 {
 		return ""
 	}
-	return boundedArray(limit, func(b *contentBudget) []genaiPart {
+	return boundedArray(limit, false, func(b *contentBudget) []genaiPart {
 		parts := make([]genaiPart, 0, n)
 		for i := range req.Messages {
 			if m := &req.Messages[i]; m.Role == "system" {
@@ -197,7 +212,7 @@ func systemInstructions(req *providers.Request, limit int) string {
 // System turns are not among them: gen_ai.system_instructions has them, under its own
 // bound, so a long system prompt takes nothing from the conversation's.
 func inputMessages(req *providers.Request, limit int) string {
-	return boundedArray(limit, func(b *contentBudget) []genaiMessage {
+	return boundedArray(limit, true, func(b *contentBudget) []genaiMessage {
 		msgs := make([]genaiMessage, 0, len(req.Messages))
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			m := &req.Messages[i]
@@ -274,7 +289,7 @@ func outputMessages(resp *completions.Response, finish string, limit int) string
 	// The message without its parts, then its parts bounded by what is left.
 	wrap := encodeJSON([]genaiMessage{{Role: "assistant", FinishReason: finish, Parts: []genaiPart{}}})
 	at := bytes.Index(wrap, []byte(`"parts":[]`)) + len(`"parts":`)
-	parts := boundedArray(max(limit-(len(wrap)-2), minContentBytes/2), func(b *contentBudget) []genaiPart {
+	parts := boundedArray(max(limit-(len(wrap)-2), minContentBytes/2), false, func(b *contentBudget) []genaiPart {
 		parts := []genaiPart{}
 		for _, r := range resp.Reasoning {
 			if r.Text != "" {
@@ -302,7 +317,7 @@ func toolDefinitions(req *providers.Request, limit int) string {
 	if len(req.Tools) == 0 {
 		return ""
 	}
-	return boundedArray(limit, func(b *contentBudget) []genaiTool {
+	return boundedArray(limit, false, func(b *contentBudget) []genaiTool {
 		tools := make([]genaiTool, 0, len(req.Tools))
 		for _, t := range req.Tools {
 			gt := genaiTool{Type: "function", Name: t.Name, Description: b.text(t.Description)}

@@ -51,6 +51,9 @@ func (t *Tracing) setChatAttributes(span trace.Span, r *completions.RequestRecor
 	if len(attrs) > 0 {
 		span.SetAttributes(attrs...)
 	}
+	if t.opts.CaptureContent && t.opts.LegacyContent {
+		t.addLegacyContent(span, r)
+	}
 }
 
 // appendRequestAttributes adds the gen_ai.request.* sampling parameters of p (nil: none),

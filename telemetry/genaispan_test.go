@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +226,22 @@ func TestInputBudgetIsSpentNewestFirst(t *testing.T) {
 	}
 	if v, _ := attrOf(attrs, "gen_ai.system_instructions"); !strings.Contains(v.AsString(), "rules") {
 		t.Errorf("system instructions %.100s", v.AsString())
+	}
+	// So many turns that their structure alone is over the bound: the earliest are left
+	// out, and the newest keeps its text rather than giving it up for theirs.
+	for i := range 3000 {
+		r.Prompt.Messages = slices.Insert(r.Prompt.Messages, 1, providers.Message{Role: "user", Content: "turn " + strconv.Itoa(i) + " " + strings.Repeat("t", 100)})
+	}
+	v, _ = attrOf(chatSpan(t, TracingOptions{CaptureContent: true, MaxContentBytes: limit}, r), "gen_ai.input.messages")
+	s = v.AsString()
+	in = nil
+	if err := json.Unmarshal([]byte(s), &in); err != nil || len(s) > limit || len(in) < 2 {
+		t.Fatalf("3000 turns: %d bytes (limit %d), %v: %.300s", len(s), limit, err, s)
+	}
+	if got := text(len(in) - 1); got != "What is the capital of France?" {
+		t.Errorf("3000 turns: the newest turn is %q", got)
+	}
+	if !strings.Contains(text(0), " earlier messages omitted: ") {
+		t.Errorf("3000 turns: the first element %q does not say what was left out", text(0))
 	}
 }

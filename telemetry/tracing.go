@@ -36,13 +36,22 @@ type Tracing struct {
 type TracingOptions struct {
 	// CaptureContent puts the prompts and answers on the "chat <model>" spans, as the
 	// OpenTelemetry GenAI semantic conventions have them: gen_ai.system_instructions,
-	// gen_ai.input.messages, gen_ai.output.messages (a streamed answer whole, once it ended)
-	// and gen_ai.tool.definitions, each a JSON document. Images and documents are replaced
+	// gen_ai.input.messages, gen_ai.output.messages (a streamed answer whole, once it ended;
+	// what a stream that broke or was left delivered, with finish reason "error" or
+	// "cancelled") and gen_ai.tool.definitions, each a JSON document. Images and documents are replaced
 	// by a placeholder. Content may be personal data: off by default.
 	CaptureContent bool
 	// MaxContentBytes bounds each content attribute (texts are cut with a
 	// "…[truncated N bytes]" marker); 0 for DefaultMaxContentBytes, at least 256.
 	MaxContentBytes int
+	// LegacyContent also puts the captured content in the older shape readers that
+	// predate gen_ai.input.messages read (Langfuse before its 2025-09 releases, Arize
+	// Phoenix before 15.10, OpenLLMetry-based tools): span events gen_ai.content.prompt
+	// and gen_ai.content.completion with JSON attributes gen_ai.prompt and
+	// gen_ai.completion, and flattened gen_ai.prompt.{i}.role/.content and
+	// gen_ai.completion.0.* attributes; bounded the same way. It does nothing without
+	// CaptureContent.
+	LegacyContent bool
 }
 
 // ContentCaptureEnv is the OpenTelemetry GenAI instrumentations' switch for content
@@ -114,6 +123,12 @@ func serviceName() string {
 
 // CapturesContent reports whether the chat spans carry prompts and answers.
 func (t *Tracing) CapturesContent() bool { return t != nil && t.opts.CaptureContent }
+
+// CapturesLegacyContent reports whether the chat spans also carry prompts and answers in
+// the older shape (TracingOptions.LegacyContent, with content capture on).
+func (t *Tracing) CapturesLegacyContent() bool {
+	return t.CapturesContent() && t.opts.LegacyContent
+}
 
 // Shutdown flushes the spans not exported yet and stops the exporter.
 func (t *Tracing) Shutdown(ctx context.Context) error {

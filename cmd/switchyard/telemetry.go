@@ -25,10 +25,11 @@ type telemetryFlags struct {
 	MetricsAddr  string
 	MetricsToken string
 	OwnerLabel   bool
-	// TraceContent and TraceContentMaxBytes: telemetry.TracingOptions' CaptureContent and
-	// MaxContentBytes.
+	// TraceContent, TraceContentMaxBytes and TraceContentLegacy: telemetry.TracingOptions'
+	// CaptureContent, MaxContentBytes and LegacyContent.
 	TraceContent         bool
 	TraceContentMaxBytes int
+	TraceContentLegacy   bool
 }
 
 func (f *telemetryFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *telemetryFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.OwnerLabel, "metrics-owner-label", false, "label gateway request and cost metrics with the API key's id (one series per key and model)")
 	fs.BoolVar(&f.TraceContent, "trace-content", false, "put prompts and answers on the chat spans (gen_ai.input.messages, gen_ai.output.messages; also OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true): they may be personal data")
 	fs.IntVar(&f.TraceContentMaxBytes, "trace-content-max-bytes", telemetry.DefaultMaxContentBytes, "bound on each content attribute of a span (texts cut with a marker; at least 256)")
+	fs.BoolVar(&f.TraceContentLegacy, "trace-content-legacy", false, "with content capture on, also put prompts and answers in the older shape (gen_ai.content.prompt/completion span events, flattened gen_ai.prompt.{i}.* attributes) for Langfuse before 2025-09 and Phoenix before 15.10")
 }
 
 // observability is a serve process's metrics and tracer (either may be nil: off).
@@ -54,9 +56,13 @@ func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (
 	if f.TraceContentMaxBytes < 256 {
 		return nil, fmt.Errorf("--trace-content-max-bytes %d: must be at least 256", f.TraceContentMaxBytes)
 	}
-	t, err := telemetry.TracingFromEnv(ctx, version, telemetry.TracingOptions{CaptureContent: f.TraceContent, MaxContentBytes: f.TraceContentMaxBytes})
+	t, err := telemetry.TracingFromEnv(ctx, version, telemetry.TracingOptions{CaptureContent: f.TraceContent, MaxContentBytes: f.TraceContentMaxBytes,
+		LegacyContent: f.TraceContentLegacy})
 	if err != nil {
 		return nil, err
+	}
+	if f.TraceContentLegacy && t != nil && !t.CapturesContent() {
+		log.Warn("--trace-content-legacy does nothing without content capture (--trace-content or " + telemetry.ContentCaptureEnv + "=true)")
 	}
 	o.tracing = t
 	if t != nil {

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"flag"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/telemetry"
 )
 
 // A collector that is down makes the exporter fail every few seconds: the process log gets
@@ -20,5 +24,41 @@ func TestExportErrorsAreRateLimited(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], `"level":"WARN"`) || !strings.Contains(lines[0], "connection refused") {
 		t.Fatalf("logged %d lines: %s", len(lines), buf.String())
+	}
+}
+
+// TestTraceContentLegacyFlag: --trace-content-legacy (env SWITCHYARD_TRACE_CONTENT_LEGACY)
+// reaches the tracer, which then also writes the older content shape; without content
+// capture it does nothing, and serve says so.
+func TestTraceContentLegacyFlag(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+	t.Setenv(telemetry.ContentCaptureEnv, "")
+	for _, tc := range []struct {
+		env     map[string]string
+		legacy  bool
+		warning bool
+	}{
+		{map[string]string{"SWITCHYARD_TRACE_CONTENT": "true", "SWITCHYARD_TRACE_CONTENT_LEGACY": "true"}, true, false},
+		{map[string]string{"SWITCHYARD_TRACE_CONTENT": "true"}, false, false},
+		{map[string]string{"SWITCHYARD_TRACE_CONTENT_LEGACY": "true"}, false, true},
+	} {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		var f telemetryFlags
+		f.register(fs)
+		if err := parseFlags(fs, nil, func(k string) string { return tc.env[k] }); err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		o, err := newObservability(context.Background(), f, slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.tracing.CapturesLegacyContent(); got != tc.legacy {
+			t.Errorf("%v: legacy content %v, want %v", tc.env, got, tc.legacy)
+		}
+		if got := strings.Contains(logs.String(), "--trace-content-legacy does nothing"); got != tc.warning {
+			t.Errorf("%v: warning %v, want %v: %s", tc.env, got, tc.warning, logs.String())
+		}
+		_ = o.tracing.Shutdown(context.Background())
 	}
 }
