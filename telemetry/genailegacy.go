@@ -65,10 +65,10 @@ func (t *Tracing) addLegacyContent(span trace.Span, r *completions.RequestRecord
 	left := legacyFlatAttributes
 	var attrs []attribute.KeyValue
 	if completion != "" {
-		attrs = flattenLegacy(attrs, "gen_ai.completion", decodeLegacy(completion), &left)
+		attrs = flattenLegacy(attrs, "gen_ai.completion", decodeLegacy(completion), 1, &left)
 	}
 	if prompt != "" {
-		attrs = flattenLegacy(attrs, "gen_ai.prompt", decodeLegacy(prompt), &left)
+		attrs = flattenLegacy(attrs, "gen_ai.prompt", decodeLegacy(prompt), len(r.Prompt.Messages), &left)
 	}
 	span.SetAttributes(attrs...)
 }
@@ -150,8 +150,9 @@ func decodeLegacy(s string) []legacyMessage {
 
 // flattenLegacy adds msgs as prefix.{i}.… attributes, at most *left of them: the newest
 // messages that fit, numbered from 0, after a message saying how many earlier ones were
-// left out.
-func flattenLegacy(attrs []attribute.KeyValue, prefix string, msgs []legacyMessage, left *int) []attribute.KeyValue {
+// left out. total is how many messages the bounded value msgs was made of had (msgs may
+// begin with an element standing for several), so that the count is of those.
+func flattenLegacy(attrs []attribute.KeyValue, prefix string, msgs []legacyMessage, total int, left *int) []attribute.KeyValue {
 	cost := func(m *legacyMessage) int {
 		n := 2 + 3*len(m.ToolCalls)
 		if m.ToolCallID != "" {
@@ -180,7 +181,7 @@ func flattenLegacy(attrs []attribute.KeyValue, prefix string, msgs []legacyMessa
 			return attrs
 		}
 		attrs = append(attrs, attribute.String(prefix+".0.role", msgs[0].Role),
-			attribute.String(prefix+".0.content", "…["+strconv.Itoa(first)+" earlier messages omitted]"))
+			attribute.String(prefix+".0.content", "…["+strconv.Itoa(max(total-(len(msgs)-first), first))+" earlier messages omitted]"))
 		*left -= 2
 		i = 1
 	}
