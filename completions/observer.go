@@ -111,7 +111,8 @@ type RequestRecord struct {
 	// Partial is what a stream delivered before it ended without its end (outcomes
 	// RequestStreamFailed and RequestCancelled after the first fragment): its text, tool
 	// calls, reasoning and refusal so far, with the answering provider and model and an
-	// empty FinishReason. It is nil for any other record, and when nothing was delivered.
+	// empty FinishReason. It is nil for any other record, when nothing was delivered, and
+	// for a non-streamed request (one read whole from an internal stream delivers nothing).
 	// Observers read it during ObserveRequest only and must not modify it.
 	Partial *Response
 	// Err is the failure, nil on RequestOK.

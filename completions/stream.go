@@ -587,7 +587,11 @@ func (s *ResponseStream) observeEnd(err error) {
 			s.g.observeResponse(s.ctx, s.p, !s.p.collected, s.final, ttft)
 			return
 		}
-		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, s.partial)
+		var partial func() *Response
+		if !s.p.collected { // a non-streamed request's caller was delivered nothing
+			partial = s.partial
+		}
+		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, partial)
 	})
 }
 
