@@ -113,6 +113,17 @@ type OwnedQuery struct {
 	// OldestFirst lists the records oldest first instead (and a Cursor continues towards
 	// newer records), reading the index backwards: a page costs what it costs newest first.
 	OldestFirst bool
+	// Except, when set, leaves out the records that also have an entry in that index at
+	// the same position (creation time and id): the records of this index that are not in
+	// a smaller one, such as all of an owner's requests but the failed ones, indexed apart
+	// too. ListOwned and CountOwned then read both indexes side by side, keys only: the
+	// records left out are not loaded, and a page's cursor is in this index.
+	Except *OwnedIndex
+}
+
+// OwnedIndex names one owner index: the entries of one owner's records of one kind.
+type OwnedIndex struct {
+	Kind, Owner string
 }
 
 // CursorAfter returns the cursor that continues a listing of r's kind and owner after r:
@@ -252,6 +263,7 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 		}
 		past = func(key string) bool { return stop != "" && key <= stop }
 	}
+	except := newExceptScan(r, q.Except, prefix, from, q.OldestFirst)
 	items := make([]T, 0, limit)
 	last := ""
 	batch := limit + 1
@@ -263,6 +275,11 @@ func ListOwned[T any](ctx context.Context, r Reader, q OwnedQuery, load func(id 
 		for _, e := range entries {
 			if past(e.Key) {
 				return items, "", nil
+			}
+			if out, err := except.has(ctx, e.Key[len(prefix):]); err != nil {
+				return nil, "", err
+			} else if out {
+				continue
 			}
 			v, ok, err := load(e.Key[len(prefix)+17:])
 			if err != nil {
@@ -364,9 +381,9 @@ func Owns(requester, owner string) bool {
 }
 
 // CountOwned counts the index entries of q.Owner's records of q.Kind within q's time
-// window (q.Cursor, q.Limit and q.OldestFirst aside) without reading the records: what
-// ListOwned would list with a load that keeps every record. It reads the index only,
-// countBatch keys at a time.
+// window (q.Cursor, q.Limit and q.OldestFirst aside; q.Except's entries left out) without
+// reading the records: what ListOwned would list with a load that keeps every record. It
+// reads the index only, countBatch keys at a time.
 func CountOwned(ctx context.Context, r Reader, q OwnedQuery) (int, error) {
 	q.Cursor, q.Limit = "", 0
 	if err := q.Check(); err != nil {
@@ -380,6 +397,7 @@ func CountOwned(ctx context.Context, r Reader, q OwnedQuery) (int, error) {
 	if !q.CreatedAfter.IsZero() {
 		stop = prefix + ownedTime(q.CreatedAfter) + "~"
 	}
+	except := newExceptScan(r, q.Except, prefix, from, false)
 	const countBatch = 1000
 	n := 0
 	for {
@@ -394,11 +412,108 @@ func CountOwned(ctx context.Context, r Reader, q OwnedQuery) (int, error) {
 			if stop != "" && e.Key > stop {
 				return n, nil
 			}
+			if out, err := except.has(ctx, e.Key[len(prefix):]); err != nil {
+				return n, err
+			} else if out {
+				continue
+			}
 			n++
 		}
 		if len(entries) < countBatch {
 			return n, nil
 		}
 		from = entries[len(entries)-1].Key
+	}
+}
+
+// ListOwnedRefs returns up to limit (1 to 1000) entries of the owner index of kind, every
+// owner's, in key order (owner by owner, each newest first), starting after the position
+// after ("": the first), and the position the next page starts after ("" when none is
+// left). It is for maintenance that visits every entry of a kind (finding entries whose
+// record is gone), not for listings. An entry whose key cannot be read as one is skipped.
+func ListOwnedRefs(ctx context.Context, r Reader, kind, after string, limit int) ([]OwnedRef, string, error) {
+	if limit < 1 || limit > 1000 {
+		return nil, "", fmt.Errorf("%w: owner index page of %d entries", ErrInvalid, limit)
+	}
+	prefix := kind + "/"
+	from := ""
+	if after != "" {
+		from = prefix + after
+	}
+	entries, err := r.List(ctx, OwnerIndex, ListOptions{Prefix: prefix, After: from, Limit: limit})
+	if err != nil {
+		return nil, "", err
+	}
+	refs := make([]OwnedRef, 0, len(entries))
+	for _, e := range entries {
+		parts := strings.Split(e.Key[len(prefix):], "/")
+		if len(parts) != 3 || len(parts[1]) != 16 {
+			continue
+		}
+		owner, err := url.PathUnescape(parts[0])
+		inv, err2 := strconv.ParseUint(parts[1], 16, 64)
+		if err != nil || err2 != nil {
+			continue
+		}
+		refs = append(refs, OwnedRef{Kind: kind, Owner: owner, Created: time.Unix(0, int64(^inv)), ID: parts[2]})
+	}
+	next := ""
+	if len(entries) == limit {
+		next = entries[len(entries)-1].Key[len(prefix):]
+	}
+	return refs, next, nil
+}
+
+// exceptScan reads OwnedQuery.Except's index alongside a listing of another index, in the
+// listing's order, to say which of the listing's positions it has. A nil *exceptScan has
+// none.
+type exceptScan struct {
+	r      Reader
+	prefix string
+	desc   bool
+	after  string   // the key the next read continues after ("": from the first)
+	ahead  []string // positions read and not passed yet, in the listing's order
+	end    bool     // nothing follows ahead
+	batch  int
+}
+
+// newExceptScan reads ix (nil: no scan) for a listing of the index with prefix from its
+// key from (exclusive; "": the first), in descending key order when desc.
+func newExceptScan(r Reader, ix *OwnedIndex, prefix, from string, desc bool) *exceptScan {
+	if ix == nil {
+		return nil
+	}
+	x := &exceptScan{r: r, prefix: ownedPrefix(ix.Kind, ix.Owner), desc: desc, batch: 64}
+	if from != "" {
+		x.after = x.prefix + from[len(prefix):]
+	}
+	return x
+}
+
+// has reports whether the scanned index has an entry at pos (a key without its prefix:
+// creation time and id). Each call's pos follows the last one's in the listing's order.
+func (x *exceptScan) has(ctx context.Context, pos string) (bool, error) {
+	if x == nil {
+		return false, nil
+	}
+	for {
+		for len(x.ahead) > 0 && (!x.desc && x.ahead[0] < pos || x.desc && x.ahead[0] > pos) {
+			x.ahead = x.ahead[1:]
+		}
+		if len(x.ahead) > 0 || x.end {
+			return len(x.ahead) > 0 && x.ahead[0] == pos, nil
+		}
+		entries, err := x.r.List(ctx, OwnerIndex, ListOptions{Prefix: x.prefix, After: x.after, Limit: x.batch, Descending: x.desc})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range entries {
+			x.ahead = append(x.ahead, e.Key[len(x.prefix):])
+		}
+		x.end = len(entries) < x.batch
+		if len(entries) > 0 {
+			x.after = entries[len(entries)-1].Key
+		}
+		x.batch = min(x.batch*2, 1000)
 	}
 }
