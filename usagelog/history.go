@@ -50,6 +50,14 @@ type History struct {
 	// lookupIndexed: both runs of historyLookupMigration are recorded in the store (the
 	// lookup index holds every request): lookups by status and id read it from then on.
 	lookupIndexed atomic.Bool
+	// failuresOnly: both runs of historyFailuresOnlyMigration are recorded in the store,
+	// so no replica of a build that reads successful requests through their own status
+	// entries is left: the writer stops writing those (it checks at its first batch, the
+	// sweep each time it runs). Until then it writes them for those replicas.
+	failuresOnly atomic.Bool
+	// failuresOnlyChecked: the writer has checked failuresOnly in the store (the writer's
+	// goroutine alone reads and sets it).
+	failuresOnlyChecked bool
 
 	dropped  atomic.Int64
 	failed   atomic.Int64
@@ -127,12 +135,14 @@ type storedRequest struct {
 
 // refs are the owner index entries of a stored request: under its owner, and under
 // owner/tag for a scope's own listing (a virtual key's); the lookup entries under its
-// status (for its owner, and for its scope) and under each of its request and response
-// ids (historyIDKind; a record of the first key format also under its decimal ID, which
-// is not its key then). They are created at the ID's microsecond, so that the index is in
-// ID order (a record of the first key format, receipt time.process.sequence, was indexed
-// at its receipt time). All are written with the record and deleted with it.
-func (s *storedRequest) refs() []store.OwnedRef {
+// status for a failed request (for its owner, and for its scope; a successful one's too
+// with withSuccess, see History.failuresOnly) and under each of its request and response
+// ids (historyIDKind; one entry when they are the same, none for an id it lacks; a record
+// of the first key format also under its decimal ID, which is not its key then). They are
+// created at the ID's microsecond, so that the index is in ID order (a record of the first
+// key format, receipt time.process.sequence, was indexed at its receipt time). All are
+// written with the record and deleted with it (refs(true): what any build wrote).
+func (s *storedRequest) refs(withSuccess bool) []store.OwnedRef {
 	created := time.UnixMicro(s.ID)
 	legacy := strings.Contains(s.Key, ".")
 	if legacy {
@@ -145,10 +155,11 @@ func (s *storedRequest) refs() []store.OwnedRef {
 		t.Owner = scopeOwner(s.Owner, s.Tag)
 		refs = append(refs, t)
 	}
-	status := s.status()
-	refs = append(refs, store.OwnedRef{Kind: historyStatusKind, Owner: lookupOwner(s.Owner, status), Created: created, ID: s.Key})
-	if s.Tag != "" {
-		refs = append(refs, store.OwnedRef{Kind: historyScopeStatusKind, Owner: lookupOwner(s.Owner, s.Tag, status), Created: created, ID: s.Key})
+	if status := s.status(); status != StatusSuccess || withSuccess {
+		refs = append(refs, store.OwnedRef{Kind: historyStatusKind, Owner: lookupOwner(s.Owner, status), Created: created, ID: s.Key})
+		if s.Tag != "" {
+			refs = append(refs, store.OwnedRef{Kind: historyScopeStatusKind, Owner: lookupOwner(s.Owner, s.Tag, status), Created: created, ID: s.Key})
+		}
 	}
 	ids := []string{s.RequestID, s.ResponseID}
 	if legacy {
@@ -167,10 +178,13 @@ const (
 	// historyIDKind indexes each request under lookupOwner(owner, id) for its RequestID and
 	// its ResponseID: a lookup by id reads the requests it names.
 	historyIDKind = "request_id"
-	// historyStatusKind indexes each request under lookupOwner(owner, status).
+	// historyStatusKind indexes each failed request under lookupOwner(owner,
+	// StatusFailure). The successful ones are the owner's listing without those (an
+	// earlier build indexed them under lookupOwner(owner, StatusSuccess) too, and this one
+	// does until the failures-only migration is done: readers never read those entries).
 	historyStatusKind = "request_status"
-	// historyScopeStatusKind indexes each request of a scope under lookupOwner(owner, tag,
-	// status).
+	// historyScopeStatusKind indexes each failed request of a scope under
+	// lookupOwner(owner, tag, StatusFailure), as historyStatusKind for the scope.
 	historyScopeStatusKind = "request_scope_status"
 )
 
@@ -256,6 +270,15 @@ func historyKey(id int64) string { return fmt.Sprintf("%016x", uint64(max(id, 0)
 // bad request does not take the others with it. Each request gets its ID in the
 // transaction: its receipt microsecond, or the first free one after it.
 func (h *History) commit(batch []Request) {
+	if !h.failuresOnlyChecked {
+		h.failuresOnlyChecked = true
+		ctx, cancel := context.WithTimeout(context.Background(), historyWriteTimeout)
+		if err := h.checkFailuresOnly(ctx); err != nil {
+			h.opts.Logger.Warn("usagelog: request history: writing the successful requests' status entries too", "err", err)
+		}
+		cancel()
+	}
+	withSuccess := !h.failuresOnly.Load()
 	recs := make([]storedRequest, len(batch))
 	for i, r := range batch {
 		recs[i] = storedRequest{Owner: r.Owner, Request: r}
@@ -282,7 +305,7 @@ func (h *History) commit(batch []Request) {
 				if err := store.PutJSON(ctx, tx, store.RequestLog, recs[i].Key, &recs[i]); err != nil {
 					return err
 				}
-				for _, ref := range recs[i].refs() {
+				for _, ref := range recs[i].refs(withSuccess) {
 					if err := store.PutOwned(ctx, tx, ref); err != nil {
 						return err
 					}
@@ -472,14 +495,23 @@ func (h *History) Count(ctx context.Context, q RequestQuery) (int, error) {
 	return n, nil
 }
 
-// ownedQuery is the owner index query of q: its scope's (and status's) index, within its time window
-// and the retention, below q.Before; false when the window is empty.
+// ownedQuery is the owner index query of q: its scope's (and status's) index, within its
+// time window and the retention, below q.Before; false when the window is empty. Failed
+// requests are listed through their status index; successful ones through the owner's
+// (or scope's) listing except the failed ones' entries, read side by side (keys only), so
+// that a page of them reads that page and their count reads no request.
 func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 	oq := store.OwnedQuery{Kind: historyKind, Owner: q.Owner, Limit: historyPage}
 	switch {
 	case q.scan && q.Tag != "":
 		oq.Owner = scopeOwner(q.Owner, q.Tag)
 	case q.scan:
+	case q.Status == StatusSuccess && q.Tag != "":
+		// The scope's listing without its failed requests.
+		oq.Owner = scopeOwner(q.Owner, q.Tag)
+		oq.Except = &store.OwnedIndex{Kind: historyScopeStatusKind, Owner: lookupOwner(q.Owner, q.Tag, StatusFailure)}
+	case q.Status == StatusSuccess:
+		oq.Except = &store.OwnedIndex{Kind: historyStatusKind, Owner: lookupOwner(q.Owner, StatusFailure)}
 	case q.Status != "" && q.Tag != "":
 		oq.Kind, oq.Owner = historyScopeStatusKind, lookupOwner(q.Owner, q.Tag, q.Status)
 	case q.Status != "":
@@ -504,13 +536,16 @@ func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 
 // Sweep deletes the requests received longer than HistoryOptions.Retention before now,
 // with their index entries, and returns how many it deleted (first it runs the lookup
-// index migration when it is due: see indexLookups). Each already leaves them out;
+// index migrations when they are due: see indexLookups and failuresOnlyMigration). Each already leaves them out;
 // the sweep frees their room. The records are in receipt order: it reads the oldest
 // historyBatch at a time and stops at the first one kept, so a sweep that deletes nothing
 // reads one record. Each transaction deletes at most historyBatch requests, reading each
 // again first: replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.
 func (h *History) Sweep(ctx context.Context, now time.Time) (int, error) {
 	if err := h.indexLookups(ctx, now); err != nil {
+		return 0, err
+	}
+	if err := h.failuresOnlyMigration(ctx, now); err != nil {
 		return 0, err
 	}
 	first := h.firstKept(now)
@@ -549,7 +584,7 @@ func (h *History) Sweep(ctx context.Context, now time.Time) (int, error) {
 					var rec storedRequest
 					if json.Unmarshal(v, &rec) == nil { // an undecodable record goes alone
 						rec.Key = k
-						for _, ref := range rec.refs() {
+						for _, ref := range rec.refs(true) {
 							if err := store.DeleteOwned(ctx, tx, ref); err != nil {
 								return err
 							}
@@ -704,8 +739,10 @@ func (h *History) checkLookupIndex(ctx context.Context, q *RequestQuery) error {
 // indexEarlierRequests writes every stored request's index entries (refs), reading each
 // again in the transaction that indexes it (a request swept meanwhile is not indexed
 // again), historyBatch requests a transaction, then records historyLookupMigration as run
-// at now. Entries already there are written again unchanged.
+// at now. Entries already there are written again unchanged; successful requests' status
+// entries only until failuresOnly.
 func (h *History) indexEarlierRequests(ctx context.Context, now time.Time) error {
+	withSuccess := !h.failuresOnly.Load()
 	after := ""
 	for {
 		page, err := h.st.List(ctx, store.RequestLog, store.ListOptions{After: after, Limit: historyBatch})
@@ -726,7 +763,7 @@ func (h *History) indexEarlierRequests(ctx context.Context, now time.Time) error
 					continue // an undecodable record is listed by none
 				}
 				rec.Key = e.Key
-				for _, ref := range rec.refs() {
+				for _, ref := range rec.refs(withSuccess) {
 					if err := store.PutOwned(ctx, tx, ref); err != nil {
 						return err
 					}
@@ -744,6 +781,105 @@ func (h *History) indexEarlierRequests(ctx context.Context, now time.Time) error
 	}
 	if err := store.MigrationRan(ctx, h.st, historyLookupMigration, now); err != nil {
 		return fmt.Errorf("usagelog: request history lookup index: %w", err)
+	}
+	return nil
+}
+
+// historyFailuresOnlyMigration names, in store.Migrations, the scan that deletes the
+// lookup index entries (status, request and response ids) whose request is gone or does
+// not have them: those a replica of a build before the lookup index left when its sweep
+// deleted a request with its owner and scope entries alone (a status count would count
+// them). Once both its runs are recorded (the second a day after the first, when no
+// replica of a build that reads successful requests through their own status entries is
+// left), writers index only the failed requests by status: see History.failuresOnly.
+const historyFailuresOnlyMigration = "request_log_status_failures_only"
+
+// historyLookupKinds are the owner index kinds of the history's lookup entries.
+var historyLookupKinds = []string{historyStatusKind, historyScopeStatusKind, historyIDKind}
+
+// failuresOnlyMigration runs historyFailuresOnlyMigration when store.MigrationDue says so
+// (see deleteStaleLookups), then sets failuresOnly when both its runs are recorded.
+func (h *History) failuresOnlyMigration(ctx context.Context, now time.Time) error {
+	due, err := store.MigrationDue(ctx, h.st, historyFailuresOnlyMigration, now)
+	if err != nil {
+		return fmt.Errorf("usagelog: request history lookup index: %w", err)
+	}
+	if due {
+		if err := h.deleteStaleLookups(ctx); err != nil {
+			return err
+		}
+		if err := store.MigrationRan(ctx, h.st, historyFailuresOnlyMigration, now); err != nil {
+			return fmt.Errorf("usagelog: request history lookup index: %w", err)
+		}
+	}
+	return h.checkFailuresOnly(ctx)
+}
+
+// checkFailuresOnly sets failuresOnly when both runs of historyFailuresOnlyMigration are
+// recorded in the store.
+func (h *History) checkFailuresOnly(ctx context.Context) error {
+	if h.failuresOnly.Load() {
+		return nil
+	}
+	done, err := store.MigrationDone(ctx, h.st, historyFailuresOnlyMigration)
+	if err != nil {
+		return fmt.Errorf("usagelog: request history lookup index: %w", err)
+	}
+	if done {
+		h.failuresOnly.Store(true)
+	}
+	return nil
+}
+
+// deleteStaleLookups reads every lookup index entry (historyLookupKinds) and deletes, in
+// transactions of at most historyBatch entries that read their requests again, those
+// whose request is gone or is not indexed there (refs(true) lacks the entry). It reads
+// each entry and its request once: off the request path, in the sweep.
+func (h *History) deleteStaleLookups(ctx context.Context) error {
+	for _, kind := range historyLookupKinds {
+		after := ""
+		for {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			page, next, err := store.ListOwnedRefs(ctx, h.st, kind, after, historyBatch)
+			if err != nil {
+				return fmt.Errorf("usagelog: request history lookup index: %w", err)
+			}
+			err = h.st.Update(ctx, func(tx store.Tx) error {
+				recs := map[string][]store.OwnedRef{} // a request's entries by its key; nil: gone
+				for _, ref := range page {
+					refs, ok := recs[ref.ID]
+					if !ok {
+						v, err := tx.Get(ctx, store.RequestLog, ref.ID)
+						if err != nil && !errors.Is(err, store.ErrNotFound) {
+							return err
+						}
+						var rec storedRequest
+						if err == nil && json.Unmarshal(v, &rec) == nil {
+							rec.Key = ref.ID
+							refs = rec.refs(true)
+						}
+						recs[ref.ID] = refs
+					}
+					if !slices.ContainsFunc(refs, func(r store.OwnedRef) bool {
+						return r.Kind == ref.Kind && r.Owner == ref.Owner && r.Created.Equal(ref.Created)
+					}) {
+						if err := store.DeleteOwned(ctx, tx, ref); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("usagelog: request history lookup index: %w", err)
+			}
+			if next == "" {
+				break
+			}
+			after = next
+		}
 	}
 	return nil
 }

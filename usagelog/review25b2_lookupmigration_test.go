@@ -41,7 +41,7 @@ func putAsEarlierBuild(t *testing.T, st *store.Store, rs []Request) {
 			if err := store.PutJSON(ctx, tx, store.RequestLog, rec.Key, &rec); err != nil {
 				return err
 			}
-			for _, ref := range rec.refs()[:2] { // owner and scope only
+			for _, ref := range rec.refs(true)[:2] { // owner and scope only
 				if err := store.PutOwned(ctx, tx, ref); err != nil {
 					return err
 				}

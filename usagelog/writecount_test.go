@@ -4,16 +4,26 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
 
 // writeCountingDriver counts the keys its committed transactions put, by collection, and
-// in the owner index by kind (the part of the key before its first "/").
+// in the owner index by kind (the part of the key before its first "/"); and the stored
+// requests read outside transactions (Gets of request_log: what a listing reads).
 type writeCountingDriver struct {
 	store.Driver
-	mu   sync.Mutex
-	puts map[string]int
+	mu    sync.Mutex
+	puts  map[string]int
+	reads atomic.Int64
+}
+
+func (d *writeCountingDriver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	if c == store.RequestLog {
+		d.reads.Add(1)
+	}
+	return d.Driver.Get(ctx, c, key)
 }
 
 func newWriteCountingDriver(d store.Driver) *writeCountingDriver {
