@@ -284,3 +284,147 @@ func TestReview25b3MixedFleetWithThePreviousBuild(t *testing.T) {
 		}
 	})
 }
+
+// sweepAsEarlierBuild deletes the n oldest stored requests as the sweep of a build before
+// the lookup index did (a replica with a shorter retention, during a rolling upgrade or
+// a rollback): each record with its owner and scope entries, leaving its status and id
+// entries behind.
+func sweepAsEarlierBuild(t *testing.T, st *store.Store, n int) {
+	t.Helper()
+	ctx := context.Background()
+	page, err := st.List(ctx, store.RequestLog, store.ListOptions{Limit: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Update(ctx, func(tx store.Tx) error {
+		for _, e := range page {
+			rec, err := store.GetJSON[storedRequest](ctx, tx, store.RequestLog, e.Key)
+			if err != nil {
+				return err
+			}
+			rec.Key = e.Key
+			listing := 1
+			if rec.Tag != "" {
+				listing = 2
+			}
+			for _, ref := range rec.refs(true)[:listing] {
+				if err := store.DeleteOwned(ctx, tx, ref); err != nil {
+					return err
+				}
+			}
+			if err := tx.Delete(ctx, store.RequestLog, e.Key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// staleLookups is how many lookup index entries have no request that has them.
+func staleLookups(t *testing.T, st *store.Store) int {
+	t.Helper()
+	ctx := context.Background()
+	stale := 0
+	for _, kind := range historyLookupKinds {
+		after := ""
+		for {
+			page, next, err := store.ListOwnedRefs(ctx, st, kind, after, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ref := range page {
+				rec, err := store.GetJSON[storedRequest](ctx, st, store.RequestLog, ref.ID)
+				if errors.Is(err, store.ErrNotFound) {
+					stale++
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Key = ref.ID
+				if !slices.ContainsFunc(rec.refs(true), func(r store.OwnedRef) bool {
+					return r.Kind == ref.Kind && r.Owner == ref.Owner && r.Created.Equal(ref.Created)
+				}) {
+					stale++
+				}
+			}
+			if next == "" {
+				break
+			}
+			after = next
+		}
+	}
+	return stale
+}
+
+// The status and id entries an earlier build's sweep leaves behind (it deletes a request
+// with its owner and scope entries alone) would have the failures' total count requests
+// that are gone: each run of the failures-only migration deletes them (the first when
+// this build's sweep first runs, the second a day later, after the rollout), and the
+// counts and pages are then those of a scan again.
+func TestReview25b3StaleEntriesOfAnEarlierBuildsSweep(t *testing.T) {
+	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
+		ctx := context.Background()
+		cd := newWriteCountingDriver(d)
+		st := store.New(cd)
+		now := time.Now().UTC()
+		for _, at := range []time.Time{now.Add(-48 * time.Hour), now.Add(-20 * time.Hour)} {
+			if err := store.MigrationRan(ctx, st, historyLookupMigration, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h := NewHistory(st, HistoryOptions{Retention: 7 * 24 * time.Hour, Now: func() time.Time { return now }})
+		defer h.Close(ctx)
+		t0 := now.Add(-20 * time.Hour).Truncate(time.Microsecond)
+		putAsPreviousBuild(t, st, r25b3Requests(t0, 0, 60))
+		for _, r := range r25b3Requests(t0.Add(2*time.Hour), 100, 60) {
+			h.ObserveRequest(ctx, completions.RequestRecord{Owner: "k", Tag: r.Tag, Start: r.Start, Outcome: r.Outcome,
+				RequestID: r.RequestID, ResponseID: r.ResponseID})
+		}
+		if err := h.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		failures := RequestQuery{Owner: "k", Status: StatusFailure}
+		scanned := failures
+		scanned.scan = true
+		overcounted := func() bool {
+			t.Helper()
+			counted, err := h.Count(ctx, failures)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := h.Count(ctx, scanned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return counted > want
+		}
+		sweepAsEarlierBuild(t, st, 20)
+		if n := staleLookups(t, st); n == 0 || !overcounted() {
+			t.Fatalf("the earlier build's sweep left %d entries and the failures are not overcounted: the test tests nothing", n)
+		}
+		if _, err := h.Sweep(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if n := staleLookups(t, st); n != 0 {
+			t.Fatalf("%d stale entries after the migration's first run", n)
+		}
+		r25b3Statuses(t, h, cd, "after the first run", t0.Add(90*time.Minute), t0.Add(150*time.Minute))
+		// The earlier build's replica sweeps again during the rollout; the second run a day
+		// later deletes what it left.
+		sweepAsEarlierBuild(t, st, 20)
+		if !overcounted() {
+			t.Fatal("the second sweep of the earlier build left nothing to count")
+		}
+		if _, err := h.Sweep(ctx, now.Add(store.MigrationRescanAfter)); err != nil {
+			t.Fatal(err)
+		}
+		if n := staleLookups(t, st); n != 0 {
+			t.Fatalf("%d stale entries after the migration's second run", n)
+		}
+		r25b3Statuses(t, h, cd, "after the second run", t0.Add(90*time.Minute), t0.Add(150*time.Minute))
+	})
+}
