@@ -399,8 +399,8 @@ const historyPage = store.MaxPageLimit
 
 // Each lists the stored requests q selects, newest first (RequestSource), after waiting
 // for the requests this process queued. It reads the owner index of q.Owner (or of its
-// scope q.Tag, or of its status q.Status), within q's time window and the retention, one
-// record per entry; q's other filters (RequestTag, Match) are applied to the records.
+// scope q.Tag; for q.Status, see ownedQuery), within q's time window and the retention,
+// one record per entry; q's other filters (RequestTag, Match) are applied to the records.
 // With q.IDs it reads only the requests they name (see lookup). A request's time, for the window
 // and the retention, is its ID's microsecond (its receipt time to the microsecond, or a
 // few microseconds later when others were received in the same one), and the window's
@@ -535,9 +535,9 @@ func (h *History) ownedQuery(q RequestQuery) (store.OwnedQuery, bool) {
 }
 
 // Sweep deletes the requests received longer than HistoryOptions.Retention before now,
-// with their index entries, and returns how many it deleted (first it runs the lookup
-// index migrations when they are due: see indexLookups and failuresOnlyMigration). Each already leaves them out;
-// the sweep frees their room. The records are in receipt order: it reads the oldest
+// with their index entries (every entry any build writes), and returns how many it
+// deleted (first it runs the lookup index migrations when they are due: see indexLookups
+// and failuresOnlyMigration). Each already leaves them out; the sweep frees their room. The records are in receipt order: it reads the oldest
 // historyBatch at a time and stops at the first one kept, so a sweep that deletes nothing
 // reads one record. Each transaction deletes at most historyBatch requests, reading each
 // again first: replicas of one PostgreSQL store may sweep at once. It stops when ctx ends.

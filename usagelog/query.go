@@ -30,7 +30,9 @@ type RequestQuery struct {
 	IDs []string
 	// Status keeps only the requests of one status: StatusSuccess (Outcome ok) or
 	// StatusFailure (any other outcome); "" keeps all. A History whose lookup index is
-	// built lists them through its status index, so a page of them reads that page.
+	// built lists the failed ones through their status index and the successful ones
+	// through its listing without the failed ones' entries (keys only): a page of either
+	// reads that page, and their count reads no request.
 	Status string
 	// Match, when set, keeps only the requests it answers true for.
 	Match func(*Request) bool
