@@ -307,7 +307,8 @@ func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogs
 		}
 	}
 	// A row's status is its request's (usagelog's StatusSuccess or StatusFailure): the
-	// history lists one status through its status index.
+	// history lists the failures through their status index, the successes through its
+	// listing without those, keys only either way.
 	plan.rq = usagelog.RequestQuery{Owner: who, Tag: tag, Status: q.status}
 	if q.from != nil {
 		plan.rq.From = *q.from
