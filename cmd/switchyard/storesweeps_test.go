@@ -12,8 +12,9 @@ import (
 
 // TestRequestHistorySweptWhenKeptForever: with --request-log-retention 0 (keep forever)
 // the request history's hourly sweep still runs, since it also runs the lookup index
-// migration (without it, lookups by status or request id read the whole history forever);
-// the sweep deletes nothing and records the migration's first run.
+// migrations (without them, lookups by status or request id read the whole history
+// forever, and successful requests keep their status entries); the sweep deletes nothing
+// and records each migration's first run.
 func TestRequestHistorySweptWhenKeptForever(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
@@ -33,7 +34,9 @@ func TestRequestHistorySweptWhenKeptForever(t *testing.T) {
 	if n, err := sweep(ctx, now); err != nil || n != 0 {
 		t.Fatalf("sweep: %d, %v; want 0 deleted", n, err)
 	}
-	if due, err := store.MigrationDue(ctx, st, "request_log_lookup_index", now); err != nil || due {
-		t.Fatalf("lookup index migration due after the sweep: %v, %v", due, err)
+	for _, m := range []string{"request_log_lookup_index", "request_log_status_failures_only"} {
+		if due, err := store.MigrationDue(ctx, st, m, now); err != nil || due {
+			t.Fatalf("migration %s due after the sweep: %v, %v", m, due, err)
+		}
 	}
 }

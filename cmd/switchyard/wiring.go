@@ -417,7 +417,8 @@ func (w *wiring) storeSweeps() []storeSweep {
 	}
 	if w.history != nil {
 		// Also when requests are kept forever: the sweep runs the request history's lookup
-		// index migration, without which lookups by status or request id read the window.
+		// index migrations, without which lookups by status or request id read the window
+		// and successful requests keep getting status entries.
 		list = append(list, storeSweep{"request history", "request_log", w.history.Sweep})
 	}
 	return list
