@@ -98,7 +98,8 @@ func TestReview25b3KeysWrittenPerRequest(t *testing.T) {
 
 // r25b3Statuses checks that h lists, counts and pages the successful and the failed
 // requests of owner "k" (all, one scope's, and a window's) as its scan of every request
-// does, each page reading at most its requests and one more.
+// does, each page (by offset, and paging back by ID) reading at most its requests and one
+// more.
 func r25b3Statuses(t *testing.T, h *History, cd *writeCountingDriver, when string, from, until time.Time) {
 	t.Helper()
 	ctx := context.Background()
@@ -135,6 +136,27 @@ func r25b3Statuses(t *testing.T, h *History, cd *writeCountingDriver, when strin
 				if !slices.Equal(idsOf(page), idsOf(want[min(skip, end):end])) {
 					t.Fatalf("%s: %+v: page %v, want %v", when, pq, idsOf(page), idsOf(want[min(skip, end):end]))
 				}
+			}
+			// Paging back by ID (before = the last ID seen) lists each once.
+			var paged []Request
+			for bq := q; len(paged) <= len(want); {
+				bq.Limit = limit
+				before := cd.reads.Load()
+				page, err := Take(ctx, h, bq, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if read := cd.reads.Load() - before; read > limit+1 {
+					t.Errorf("%s: %+v: the page read %d requests", when, bq, read)
+				}
+				paged = append(paged, page...)
+				if len(page) < limit {
+					break
+				}
+				bq.Before = page[len(page)-1].ID
+			}
+			if !slices.Equal(idsOf(paged), idsOf(want)) {
+				t.Fatalf("%s: %+v: paging back by ID listed %v, want %v", when, q, idsOf(paged), idsOf(want))
 			}
 		}
 	}
