@@ -653,6 +653,10 @@ func (h *History) lookup(ctx context.Context, q RequestQuery, oq store.OwnedQuer
 		}
 		iq := oq
 		iq.Kind, iq.Owner, iq.Cursor, iq.Limit = historyIDKind, lookupOwner(q.Owner, id), "", historyPage
+		// Not oq's Except (a successful request's listing without the failed ones): it
+		// would read the owner's failure entries from the window's start down to the id's,
+		// for what q.keeps decides on the few records read.
+		iq.Except = nil
 		for {
 			keys, next, err := store.ListOwned(ctx, h.st, iq, func(key string) (string, bool, error) { return key, true, nil })
 			if err != nil {
