@@ -29,10 +29,17 @@ type plan struct {
 	preq       providers.Request // Model is set per attempt
 	maxRetries int
 	timing     timing
-	current    int    // index in targets of the model being tried
-	calls      int    // upstream calls made (MaxUpstreamAttempts)
-	losers     []part // hedged starts that lost, billed with the answer
-	collected  bool   // a stream read whole for a non-streamed request (completeHedged)
+	current    int // index in targets of the model being tried
+	// members is how many of targets (the first ones) are the named model group's members
+	// (0: the request names no group); switched is the kind of failure whose fallbacks
+	// replaced the group's Fallbacks after them (switchFallbacks; KindUnknown: none did),
+	// and switchedEnd where those end in targets.
+	members     int
+	switched    providers.ErrorKind
+	switchedEnd int
+	calls       int    // upstream calls made (MaxUpstreamAttempts)
+	losers      []part // hedged starts that lost, billed with the answer
+	collected   bool   // a stream read whole for a non-streamed request (completeHedged)
 	// held are the calls in flight counted against their models' MaxParallel (admit);
 	// limitWait is the shortest wait for a model skipped at its limit (0: none was).
 	held      []*memberUsage
@@ -153,6 +160,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	// Models that cannot take the request (checkProviders) are recorded as skipped now and
 	// left out, so that retries and breaker probes see only the models that can be called.
 	unfit := func(t target) bool { return t.unfit != "" }
+	if req.group != nil {
+		p.members = len(primary) - countFunc(primary, unfit)
+	}
 	if !slices.ContainsFunc(primary, unfit) && !slices.ContainsFunc(fallback, unfit) {
 		p.targets = append(primary, fallback...) // the usual case, without a copy
 	} else {
@@ -184,7 +194,7 @@ func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []targ
 		return nil, nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, primary, fallback); err != nil {
+		if err := g.budgetAllows(b, primary, fallback, req.windowFallbacks, req.policyFallbacks); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -354,9 +364,12 @@ func deadlineHit(ctx context.Context) bool {
 // another model remains (no burst of retries on the operator's key); a retry is skipped
 // when its wait would leave the remaining models less than their first-token timeout each,
 // or when it would take a call that an untried model needs (MaxUpstreamAttempts).
-// Models whose circuit breaker is open are skipped (recorded as such).
+// Models whose circuit breaker is open are skipped (recorded as such). Once the named
+// group's members are done, its fallbacks for the kind of their failures may replace its
+// plain ones (switchFallbacks).
 func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context, t target) error) error {
-	for i, t := range p.targets {
+	for i := 0; i < len(p.targets); i++ { // switchFallbacks may change what follows i
+		t := p.targets[i]
 		p.current = i
 		for retry := 0; ; retry++ {
 			if err := ctx.Err(); err != nil {
@@ -407,7 +420,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin})
 			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
-			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
+			if kind == providers.KindContentFilter && !p.filterFallsOver(i) {
 				// A policy decision: asking the next model would override it.
 				return g.contentFiltered(ctx, p, t, err, time.Duration(lat)*time.Millisecond)
 			}
@@ -425,6 +438,9 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				}
 				return err
 			}
+		}
+		if i == p.members-1 {
+			g.switchFallbacks(ctx, p)
 		}
 	}
 	return p.allFailed()
@@ -632,7 +648,8 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 }
 
 // callAttempts runs call on p's models under run (retries, fallbacks, circuit breakers)
-// within the request's deadline, each call bounded by the attempt timeout: a call that
+// within the request's deadline, each call bounded by the attempt timeout (or the model's
+// own MemberTimeouts.Timeout when shorter): a call that
 // runs out of it is a timeout saying what was missing (what: "no embeddings"). call gets
 // run's context, the attempt's and when the attempt began. It returns the model that
 // answered and when its attempt began.
@@ -641,11 +658,12 @@ func (g *Gateway) callAttempts(ctx context.Context, p *plan, what string, call f
 	defer cancelDeadline()
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		begin = g.opts.Now()
-		actx, cancel := context.WithTimeout(ctx, p.timing.attempt)
+		limit := g.attemptTimeout(p, t.name) // the model's own Timeout may be shorter
+		actx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
 		if err := call(ctx, actx, t, begin); err != nil {
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return timeoutError(t, what, p.timing.attempt)
+				return timeoutError(t, what, limit)
 			}
 			return err
 		}

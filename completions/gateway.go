@@ -289,7 +289,9 @@ type Gateway struct {
 	breakers *breakers
 	spend    spendGate     // budgets' requests in flight (USD and token bounds)
 	limits   *memberLimits // model group members' rpm, tpm and max_parallel (nil: none)
-	latency  latencyStats  // how fast each model answered lately (latency routing)
+	// timeouts are the model group members' own timeouts, by model (read only).
+	timeouts map[string]MemberTimeouts
+	latency  latencyStats // how fast each model answered lately (latency routing)
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache
@@ -441,7 +443,11 @@ func New(opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger), limits: newMemberLimits(limits)}
+	timeouts, err := memberTimeoutsOf(opts.ModelGroups)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger), limits: newMemberLimits(limits), timeouts: timeouts}
 	g.spend.share(opts.SharedLimits)
 	g.breakers.share(opts.SharedLimits)
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {

@@ -59,23 +59,32 @@ func checkLimits(name string, g ModelGroup) error {
 // limits hold wherever it is called (any group, a fallback, its own name), so two groups
 // giving one model different limits are refused, naming both (ErrInvalid).
 func memberLimitsOf(groups map[string]ModelGroup) (map[string]MemberLimits, error) {
+	return perMember(groups, "limits", "limits are counted once",
+		func(g ModelGroup) []MemberLimits { return g.Limits }, MemberLimits.bounded)
+}
+
+// perMember gathers, by model, the per-member settings (field: "limits", "timeouts") that
+// of returns of each group (parallel to its Models), leaving out those set reports unset.
+// A model's settings hold wherever it is called, so two groups giving one model different
+// ones are refused, naming both and why (ErrInvalid).
+func perMember[T comparable](groups map[string]ModelGroup, field, why string, of func(ModelGroup) []T, set func(T) bool) (map[string]T, error) {
 	names := make([]string, 0, len(groups))
 	for n := range groups {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := map[string]MemberLimits{}
+	out := map[string]T{}
 	from := map[string]string{}
 	for _, name := range names {
 		g := groups[name]
-		for i, l := range g.Limits {
-			if !l.bounded() {
+		for i, l := range of(g) {
+			if !set(l) {
 				continue
 			}
 			m := g.Models[i]
 			if prev, ok := out[m]; ok && prev != l {
-				return nil, fmt.Errorf("%w: model group %q: limits[%d] of %s differ from those model group %q gives it (a model's limits are counted once, wherever it is called)",
-					ErrInvalid, name, i, m, from[m])
+				return nil, fmt.Errorf("%w: model group %q: %s[%d] of %s differ from those model group %q gives it (a model's %s, wherever it is called)",
+					ErrInvalid, name, field, i, m, from[m], why)
 			}
 			out[m], from[m] = l, name
 		}

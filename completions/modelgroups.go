@@ -65,6 +65,27 @@ type ModelGroup struct {
 	// not followed), before the request's fallback_models
 	// (LiteLLM's router fallbacks, [{"gpt-4o": ["claude-sonnet"]}]).
 	Fallbacks []string `json:"fallbacks,omitempty"`
+	// ContextWindowFallbacks, written as Fallbacks are, replace Fallbacks when the prompt
+	// is too long: once every member called failed with a context-length error (a member
+	// that fails so hands over to the next, whose window may be larger), these are tried
+	// in order, then the request's fallback_models (LiteLLM's context_window_fallbacks,
+	// [{"gpt-3.5-turbo": ["gpt-3.5-turbo-16k"]}]). Members and Fallbacks already tried are
+	// not tried again. Without them such a request goes on to Fallbacks.
+	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// ContentPolicyFallbacks, written as Fallbacks are, are tried when a provider's content
+	// filter refuses the request (LiteLLM's content_policy_fallbacks): with them a refusal
+	// no longer ends the request, the next member is tried, and once every member called
+	// was refused so, these are tried in order instead of Fallbacks (a refusal by one of
+	// them goes on to the next; the last one's stands), then the request's
+	// fallback_models. Without them a refusal ends the request (unless it asks for
+	// fallback_on_content_filter).
+	ContentPolicyFallbacks []string `json:"content_policy_fallbacks,omitempty"`
+	// Timeouts, when given, are the members' own time limits: one per model, in the order
+	// of Models (a zero MemberTimeouts keeps the gateway's), as LiteLLM's deployment
+	// timeout and stream_timeout. A member that runs out of its time fails with a timeout
+	// and the next model is tried. A model's timeouts hold wherever it is called, so two
+	// groups may not give one model different timeouts.
+	Timeouts []MemberTimeouts `json:"timeouts,omitempty"`
 }
 
 // LatencyRanker is a Ranker that can put the fastest model within its tolerance of the best
@@ -103,8 +124,16 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 		if err := checkLimits(name, g); err != nil {
 			return err
 		}
-		if err := checkFallbacks(name, g, groups); err != nil {
+		if err := checkTimeouts(name, g); err != nil {
 			return err
+		}
+		for _, f := range []struct {
+			field string
+			list  []string
+		}{{"fallbacks", g.Fallbacks}, {"context_window_fallbacks", g.ContextWindowFallbacks}, {"content_policy_fallbacks", g.ContentPolicyFallbacks}} {
+			if err := checkFallbacks(name, f.field, f.list, groups); err != nil {
+				return err
+			}
 		}
 		switch {
 		case g.Tradeoff != "" && g.Tradeoff != "cost" && g.Tradeoff != "latency":
@@ -142,28 +171,30 @@ func checkWeights(name string, g ModelGroup) error {
 	return nil
 }
 
-// checkFallbacks validates the Fallbacks of the group name among groups; errors wrap
-// ErrInvalid.
-func checkFallbacks(name string, g ModelGroup, groups map[string]ModelGroup) error {
-	if len(g.Fallbacks) > MaxModels {
-		return fmt.Errorf("%w: model group %q: fallbacks: at most %d, got %d", ErrInvalid, name, MaxModels, len(g.Fallbacks))
+// checkFallbacks validates list, the group name's fallbacks of the kind field names
+// (fallbacks, context_window_fallbacks, content_policy_fallbacks), among groups: each a
+// provider/model or another group, at most MaxModels once groups are expanded. Errors
+// wrap ErrInvalid and name the field.
+func checkFallbacks(name, field string, list []string, groups map[string]ModelGroup) error {
+	if len(list) > MaxModels {
+		return fmt.Errorf("%w: model group %q: %s: at most %d, got %d", ErrInvalid, name, field, MaxModels, len(list))
 	}
 	n := 0
-	for i, f := range g.Fallbacks {
+	for i, f := range list {
 		if other, ok := groups[f]; ok {
 			if f == name {
-				return fmt.Errorf("%w: model group %q: fallbacks[%d]: names the group itself", ErrInvalid, name, i)
+				return fmt.Errorf("%w: model group %q: %s[%d]: names the group itself", ErrInvalid, name, field, i)
 			}
 			n += len(other.Models)
 			continue
 		}
 		if _, _, err := providers.ParseModel(f); err != nil {
-			return fmt.Errorf("%w: model group %q: fallbacks[%d]: %q is neither provider/model nor a model group", ErrInvalid, name, i, f)
+			return fmt.Errorf("%w: model group %q: %s[%d]: %q is neither provider/model nor a model group", ErrInvalid, name, field, i, f)
 		}
 		n++
 	}
 	if n > MaxModels {
-		return fmt.Errorf("%w: model group %q: fallbacks: at most %d models once groups are expanded, got %d", ErrInvalid, name, MaxModels, n)
+		return fmt.Errorf("%w: model group %q: %s: at most %d models once groups are expanded, got %d", ErrInvalid, name, field, MaxModels, n)
 	}
 	return nil
 }
@@ -235,13 +266,14 @@ func shuffleGroup(ts []target, grp *ModelGroup) []target {
 	return ts
 }
 
-// groupFallbacks resolves the Fallbacks of grp, the group req names, in order: a fallback
-// naming a group stands for its members, ordered for this request as that group orders
-// them when named itself (shuffled, by weight, or fastest first), so that fallback traffic
-// spreads over it as its own does.
-func (g *Gateway) groupFallbacks(grp *ModelGroup, req *Request) ([]target, error) {
+// groupFallbacks resolves list, fallbacks of the group req names (its Fallbacks,
+// ContextWindowFallbacks or ContentPolicyFallbacks), in order: a fallback naming a group
+// stands for its members, ordered for this request as that group orders them when named
+// itself (shuffled, by weight, or fastest first), so that fallback traffic spreads over it
+// as its own does.
+func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) {
 	var out []target
-	for _, f := range grp.Fallbacks {
+	for _, f := range list {
 		fg, isGroup := g.opts.ModelGroups[f]
 		models := []string{f}
 		if isGroup {
@@ -282,6 +314,9 @@ func ParseModelGroups(b []byte) (map[string]ModelGroup, error) {
 		return nil, err
 	}
 	if _, err := memberLimitsOf(groups); err != nil {
+		return nil, err
+	}
+	if _, err := memberTimeoutsOf(groups); err != nil {
 		return nil, err
 	}
 	return groups, nil
@@ -410,7 +445,7 @@ func hasRepeats(primary, fallback []target) bool {
 func (g *Gateway) checkGroupMembers() error {
 	for _, name := range g.ModelGroups() {
 		grp := g.opts.ModelGroups[name]
-		for _, m := range slices.Concat(grp.Models, grp.Fallbacks) {
+		for _, m := range slices.Concat(grp.Models, grp.Fallbacks, grp.ContextWindowFallbacks, grp.ContentPolicyFallbacks) {
 			if g.IsModelGroup(m) {
 				continue // a fallback naming a group: its members are checked as its own
 			}

@@ -190,15 +190,18 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 // reasoning or tool call) or its end. Reasoning counts where the caller shows it: a model
 // may think for minutes before its first word, and a client is shown its thinking
 // meanwhile; where it is hidden, each piece of it holds the model to the idle timeout
-// instead of the first-token one (a model reasoning unasked is not silent).
+// instead of the first-token one (a model reasoning unasked is not silent). The wait for
+// the first fragment is the first-token timeout, or the model's own
+// MemberTimeouts.StreamTimeout (else Timeout) when shorter.
 func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *providers.Request) (*attemptStream, error) {
 	actx, cancel := context.WithCancel(ctx)
 	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
-	a.timer = time.AfterFunc(p.timing.firstToken, func() { a.stalled.Store(true); cancel() })
+	first := g.firstTokenTimeout(p, t.name) // the model's own StreamTimeout may be shorter
+	a.timer = time.AfterFunc(first, func() { a.stalled.Store(true); cancel() })
 	fail := func(err error) (*attemptStream, error) {
 		a.close()
 		if ctx.Err() == nil && a.stalled.Load() {
-			return nil, timeoutError(t, "no first token", p.timing.firstToken)
+			return nil, timeoutError(t, "no first token", first)
 		}
 		return nil, err
 	}

@@ -156,6 +156,10 @@ type Request struct {
 	// gateway's validation: its routing preferences apply).
 	group     *ModelGroup
 	groupName string
+	// windowFallbacks and policyFallbacks are group's ContextWindowFallbacks and
+	// ContentPolicyFallbacks, resolved (set by the gateway's validation; nil when it has
+	// none).
+	windowFallbacks, policyFallbacks []target
 	// promptCache asks for the prompt's prefix to be cached where a provider must be told
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.

@@ -23,6 +23,9 @@ type target struct {
 	// unfit says why the model cannot take the request (its adapter's objection to its
 	// tools, format, images or files): it is skipped, as long as another model can take it.
 	unfit string
+	// plain marks a fallback of the named model group's Fallbacks, which its
+	// ContextWindowFallbacks or ContentPolicyFallbacks replace (plan.switchFallbacks).
+	plain bool
 }
 
 // validate checks req against the spec's rules and resolves its models.
@@ -76,11 +79,31 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	}
 	if group != nil && len(group.Fallbacks) > 0 {
 		// The group's own fallbacks, after its members and before the request's.
-		ts, err := g.groupFallbacks(group, req)
+		ts, err := g.groupFallbacks(group.Fallbacks, req)
 		if err != nil {
 			return nil, nil, fmt.Errorf("model group %q's fallbacks: %w", groupName, err)
 		}
+		for i := range ts {
+			ts[i].plain = true
+		}
 		fallback = append(ts, fallback...)
+	}
+	req.windowFallbacks, req.policyFallbacks = nil, nil
+	if group != nil {
+		// The fallbacks by kind of failure, put in place of the plain ones when the members
+		// fail so (plan.switchFallbacks).
+		for _, f := range []struct {
+			field string
+			list  []string
+			to    *[]target
+		}{{"context_window_fallbacks", group.ContextWindowFallbacks, &req.windowFallbacks}, {"content_policy_fallbacks", group.ContentPolicyFallbacks, &req.policyFallbacks}} {
+			if len(f.list) == 0 {
+				continue
+			}
+			if *f.to, err = g.groupFallbacks(f.list, req); err != nil {
+				return nil, nil, fmt.Errorf("model group %q's %s: %w", groupName, f.field, err)
+			}
+		}
 	}
 	primary, fallback = dedupeTargets(primary, fallback)
 	if len(req.Messages) == 0 {
@@ -143,6 +166,11 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	}
 	if err := checkProviders(req, primary, fallback); err != nil {
 		return nil, nil, err
+	}
+	if req.windowFallbacks != nil || req.policyFallbacks != nil {
+		// Those that cannot take the request are marked, to be skipped if their turn comes;
+		// whether any model can take it is the answer above's (those may never be tried).
+		_ = checkProviders(req, req.windowFallbacks, req.policyFallbacks)
 	}
 	maxT := req.maxTemperature
 	if maxT == 0 {
