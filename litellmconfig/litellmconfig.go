@@ -94,9 +94,9 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials"}
-	routerKeys      = []string{"routing_strategy", "fallbacks", "num_retries", "timeout", "model_group_alias"}
-	litellmKeys     = []string{"fallbacks", "default_fallbacks", "num_retries", "request_timeout"}
+	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials"}
+	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias"}
+	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout"}
 	generalKeys     = []string{"master_key"}
 	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 	slugDisallowed  = regexp.MustCompile(`[^a-z0-9_.-]+`)
@@ -111,6 +111,8 @@ type deployment struct {
 	// weight, rpm and tpm are LiteLLM's shares (nil: not set); rpm, tpm and
 	// maxParallel (max_parallel_requests) are also the member's limits.
 	weight, rpm, tpm, maxParallel *float64
+	// timeouts are its timeout and stream_timeout, in seconds (0: not set).
+	timeouts completions.MemberTimeouts
 }
 
 // parser carries the state of one Parse.
@@ -321,6 +323,21 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 			*f.to = &n
 		}
 	}
+	for _, f := range []struct {
+		key string
+		to  *float64
+	}{{"timeout", &d.timeouts.Timeout}, {"stream_timeout", &d.timeouts.StreamTimeout}} {
+		if v, ok := params[f.key]; ok && v != nil {
+			n, err := p.share(pp+"."+f.key, v) // seconds, as a number or text, or os.environ/NAME
+			if err != nil {
+				return nil, err
+			}
+			if n <= 0 || n > 86400 {
+				return nil, &Error{Path: pp + "." + f.key, Message: fmt.Sprintf("must be seconds, more than 0 and at most a day, got %g", n)}
+			}
+			*f.to = n
+		}
+	}
 	pc, err := p.providerEntry(pp, prov, params)
 	if err != nil {
 		return nil, err
@@ -349,6 +366,9 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 			}
 			p.cfg.Providers.Providers = append(p.cfg.Providers.Providers, *pc)
 			p.origin = append(p.origin, pp)
+		}
+		if d.timeouts != (completions.MemberTimeouts{}) {
+			p.ignored = append(p.ignored, pp+".timeout and stream_timeout (a wildcard's)")
 		}
 		p.cfg.Passthrough = append(p.cfg.Passthrough, prov+"/*")
 		return nil, nil
@@ -598,6 +618,7 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("router_settings.routing_strategy %s is not supported: groups of several deployments use %s", strategy, nearest))
 	}
 	limits := p.memberLimits(deps)
+	timeouts := p.memberTimeouts(deps)
 	for _, name := range order {
 		ds := by[name]
 		if strings.Contains(name, "/") {
@@ -609,6 +630,9 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			}
 			if d := ds[0]; d.rpm != nil || d.tpm != nil || d.maxParallel != nil {
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: rpm, tpm and max_parallel_requests are not limits of a model_name with '/' (only a model group's members are limited): give it a name without '/'", d.path))
+			}
+			if d := ds[0]; d.timeouts != (completions.MemberTimeouts{}) {
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: timeout and stream_timeout are not applied to a model_name with '/' (only a model group's members have their own): give it a name without '/'", d.path))
 			}
 			continue
 		}
@@ -630,6 +654,11 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 		if slices.ContainsFunc(g.Models, func(m string) bool { return limits[m] != (completions.MemberLimits{}) }) {
 			for _, m := range g.Models {
 				g.Limits = append(g.Limits, limits[m])
+			}
+		}
+		if slices.ContainsFunc(g.Models, func(m string) bool { return timeouts[m] != (completions.MemberTimeouts{}) }) {
+			for _, m := range g.Models {
+				g.Timeouts = append(g.Timeouts, timeouts[m])
 			}
 		}
 		if len(g.Models) > 1 {
@@ -702,6 +731,44 @@ func (p *parser) memberLimits(deps []deployment) map[string]completions.MemberLi
 			l.MaxParallel = 0
 		}
 		out[m] = l
+	}
+	return out
+}
+
+// memberTimeouts returns the timeouts of each member (provider/model) of deps: a
+// deployment's timeout and stream_timeout. Deployments that call the same member (the same
+// provider entry and model) are one upstream with one set of timeouts: one of them without
+// a timeout (LiteLLM waits as long as the router does) leaves the member without it, and
+// of differing ones the longest holds (no call is cut sooner than a deployment allows),
+// with a warning.
+func (p *parser) memberTimeouts(deps []deployment) map[string]completions.MemberTimeouts {
+	out := map[string]completions.MemberTimeouts{}
+	unset := map[string][2]bool{}
+	differ := map[string]bool{}
+	for _, d := range deps {
+		t, seen := out[d.member]
+		u := unset[d.member]
+		for k, f := range []struct{ v, to *float64 }{{&d.timeouts.Timeout, &t.Timeout}, {&d.timeouts.StreamTimeout, &t.StreamTimeout}} {
+			if seen && *f.v != *f.to {
+				differ[d.member] = true
+			}
+			*f.to = max(*f.to, *f.v)
+			u[k] = u[k] || *f.v == 0
+		}
+		out[d.member], unset[d.member] = t, u
+	}
+	for m, u := range unset {
+		t := out[m]
+		if u[0] {
+			t.Timeout = 0
+		}
+		if u[1] {
+			t.StreamTimeout = 0
+		}
+		out[m] = t
+	}
+	for _, m := range slices.Sorted(maps.Keys(differ)) {
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("deployments of %s (one upstream) set different timeout or stream_timeout: the longest is used, none where one sets none", m))
 	}
 	return out
 }
@@ -798,25 +865,50 @@ func (p *parser) aliases(v any, deps []deployment) error {
 	return nil
 }
 
-// fallbacks sets each group's Fallbacks from router_settings.fallbacks,
-// litellm_settings.fallbacks and litellm_settings.default_fallbacks (for every group
-// without its own, as a "*" key does). An alias without fallbacks keyed on its own name
-// has its group's.
+// fallbackKinds are the fallback lists read from router_settings and litellm_settings:
+// the plain ones and those by kind of failure, and the group's field each sets.
+var fallbackKinds = []struct {
+	key  string
+	list func(*completions.ModelGroup) *[]string
+}{
+	{"fallbacks", func(g *completions.ModelGroup) *[]string { return &g.Fallbacks }},
+	{"context_window_fallbacks", func(g *completions.ModelGroup) *[]string { return &g.ContextWindowFallbacks }},
+	{"content_policy_fallbacks", func(g *completions.ModelGroup) *[]string { return &g.ContentPolicyFallbacks }},
+}
+
+// fallbacks sets each group's Fallbacks, ContextWindowFallbacks and
+// ContentPolicyFallbacks from the lists of those names in router_settings and
+// litellm_settings (LiteLLM reads both), the plain ones also from
+// litellm_settings.default_fallbacks (fallbacksOf).
 func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) error {
+	for _, k := range fallbackKinds {
+		if err := p.fallbacksOf(k.key, k.list, router, litellm, deps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fallbacksOf sets the fallbacks of one kind (key: fallbacks, context_window_fallbacks,
+// content_policy_fallbacks; list: the group's field) from router_settings.<key> and
+// litellm_settings.<key>, each a list of maps of model_name to model_names; a "*" key (and,
+// for the plain ones, litellm_settings.default_fallbacks) gives them to every group without
+// its own. An alias without fallbacks keyed on its own name has its group's.
+func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]string, router, litellm map[string]any, deps []deployment) error {
 	var defaults []string
 	keyed := map[string]bool{} // names with fallbacks of their own
 	for _, src := range []struct {
 		path string
 		v    any
-	}{{"router_settings.fallbacks", router["fallbacks"]}, {"litellm_settings.fallbacks", litellm["fallbacks"]}} {
+	}{{"router_settings." + key, router[key]}, {"litellm_settings." + key, litellm[key]}} {
 		if src.v == nil {
 			continue
 		}
-		list, ok := src.v.([]any)
+		items, ok := src.v.([]any)
 		if !ok {
 			return &Error{Path: src.path, Message: `must be a list of maps such as [{"gpt-4o": ["claude-sonnet"]}], got ` + kind(src.v)}
 		}
-		for i, item := range list {
+		for i, item := range items {
 			m, ok := item.(map[string]any)
 			if !ok {
 				return &Error{Path: fmt.Sprintf("%s[%d]", src.path, i), Message: "must be a map of model_name to a list of model_names, got " + kind(item)}
@@ -838,13 +930,13 @@ func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) er
 					}
 					return &Error{Path: path, Message: fmt.Sprintf("%q is not a model group (a name with '/' cannot be one), so it cannot have fallbacks", from)}
 				}
-				g.Fallbacks = appendNew(g.Fallbacks, to...)
+				*list(&g) = appendNew(*list(&g), to...)
 				p.cfg.ModelGroups[from] = g
 				keyed[from] = true
 			}
 		}
 	}
-	if v, ok := litellm["default_fallbacks"]; ok {
+	if v, ok := litellm["default_fallbacks"]; ok && key == "fallbacks" {
 		to, err := p.names("litellm_settings.default_fallbacks", v, deps)
 		if err != nil {
 			return err
@@ -853,16 +945,16 @@ func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) er
 	}
 	if len(defaults) > 0 {
 		for name, g := range p.cfg.ModelGroups {
-			if _, alias := p.aliasOf[name]; len(g.Fallbacks) == 0 && (!alias || keyed[name]) {
-				g.Fallbacks = slices.DeleteFunc(slices.Clone(defaults), func(s string) bool { return s == name })
+			if _, alias := p.aliasOf[name]; len(*list(&g)) == 0 && (!alias || keyed[name]) {
+				*list(&g) = slices.DeleteFunc(slices.Clone(defaults), func(s string) bool { return s == name })
 				p.cfg.ModelGroups[name] = g
 			}
 		}
 	}
 	for alias, target := range p.aliasOf {
 		if !keyed[alias] {
-			g := p.cfg.ModelGroups[alias]
-			g.Fallbacks = slices.DeleteFunc(slices.Clone(p.cfg.ModelGroups[target].Fallbacks), func(s string) bool { return s == alias })
+			g, of := p.cfg.ModelGroups[alias], p.cfg.ModelGroups[target]
+			*list(&g) = slices.DeleteFunc(slices.Clone(*list(&of)), func(s string) bool { return s == alias })
 			p.cfg.ModelGroups[alias] = g
 		}
 	}
