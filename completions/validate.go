@@ -84,7 +84,9 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 			return nil, nil, fmt.Errorf("model group %q's fallbacks: %w", groupName, err)
 		}
 		for i := range ts {
-			ts[i].plain = true
+			// One the request's fallback_models name too is the request's as well: it stays
+			// when fallbacks by kind of failure replace the plain ones.
+			ts[i].plain = !slices.ContainsFunc(fallback, func(f target) bool { return f.name == ts[i].name })
 		}
 		fallback = append(ts, fallback...)
 	}
