@@ -748,7 +748,13 @@ func (p *parser) memberTimeouts(deps []deployment) map[string]completions.Member
 	for _, d := range deps {
 		t, seen := out[d.member]
 		u := unset[d.member]
-		for k, f := range []struct{ v, to *float64 }{{&d.timeouts.Timeout, &t.Timeout}, {&d.timeouts.StreamTimeout, &t.StreamTimeout}} {
+		// A stream's first chunk waits stream_timeout, else timeout (as LiteLLM reads them):
+		// compared so, the longest wait holds.
+		first := d.timeouts.StreamTimeout
+		if first == 0 {
+			first = d.timeouts.Timeout
+		}
+		for k, f := range []struct{ v, to *float64 }{{&d.timeouts.Timeout, &t.Timeout}, {&first, &t.StreamTimeout}} {
 			if seen && *f.v != *f.to {
 				differ[d.member] = true
 			}
@@ -762,8 +768,8 @@ func (p *parser) memberTimeouts(deps []deployment) map[string]completions.Member
 		if u[0] {
 			t.Timeout = 0
 		}
-		if u[1] {
-			t.StreamTimeout = 0
+		if u[1] || t.StreamTimeout == t.Timeout {
+			t.StreamTimeout = 0 // none, or the same as timeout's
 		}
 		out[m] = t
 	}
