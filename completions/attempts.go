@@ -443,6 +443,24 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			g.switchFallbacks(ctx, p)
 		}
 	}
+	if !p.req.FallbackOnContentFilter {
+		// A refusal let through for the group's content policy fallbacks (filterFallsOver)
+		// stands when no model after it answered or failed otherwise.
+		for k := len(p.attempts) - 1; k >= 0; k-- {
+			a := p.attempts[k]
+			if a.Outcome != OutcomeError {
+				continue
+			}
+			if a.Kind == providers.KindContentFilter.String() && a.Err != nil {
+				for _, t := range p.targets {
+					if t.name == a.Model {
+						return g.contentFiltered(ctx, p, t, a.Err, time.Duration(a.LatencyMS)*time.Millisecond)
+					}
+				}
+			}
+			break
+		}
+	}
 	return p.allFailed()
 }
 
