@@ -31,9 +31,9 @@ type plan struct {
 	timing     timing
 	current    int // index in targets of the model being tried
 	// members is how many of targets (the first ones) are the named model group's members
-	// (0: the request names no group); switched is the kind of failure whose fallbacks
-	// replaced the group's Fallbacks after them (switchFallbacks; KindUnknown: none did),
-	// and switchedEnd where those end in targets.
+	// (0: the request names no group; once switched, those tried); switched is the kind of
+	// failure whose fallbacks replaced the members left and the group's Fallbacks
+	// (switchFallbacks; KindUnknown: none did), and switchedEnd where those end in targets.
 	members     int
 	switched    providers.ErrorKind
 	switchedEnd int
@@ -364,9 +364,10 @@ func deadlineHit(ctx context.Context) bool {
 // another model remains (no burst of retries on the operator's key); a retry is skipped
 // when its wait would leave the remaining models less than their first-token timeout each,
 // or when it would take a call that an untried model needs (MaxUpstreamAttempts).
-// Models whose circuit breaker is open are skipped (recorded as such). Once the named
-// group's members are done, its fallbacks for the kind of their failures may replace its
-// plain ones (switchFallbacks).
+// Models whose circuit breaker is open are skipped (recorded as such). A member of the
+// named group that fails with a prompt too long or a content filter's refusal, when the
+// group has fallbacks for that kind, puts those in place of the members after it and of
+// its plain fallbacks (switchFallbacks).
 func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context, t target) error) error {
 	for i := 0; i < len(p.targets); i++ { // switchFallbacks may change what follows i
 		t := p.targets[i]
@@ -430,6 +431,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			d, again := g.retryWait(ctx, p, i, retry, kind, retryAfter)
 			if !again {
 				p.drop(t.name) // its calls are over: its slot in flight is free
+				g.switchFallbacks(ctx, p, i, kind)
 				break
 			}
 			if err := g.opts.Sleep(ctx, d); err != nil {
@@ -438,9 +440,6 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				}
 				return err
 			}
-		}
-		if i == p.members-1 {
-			g.switchFallbacks(ctx, p)
 		}
 	}
 	if !p.req.FallbackOnContentFilter {

@@ -7,34 +7,35 @@ import (
 )
 
 // The fallbacks by kind of failure (ModelGroup.ContextWindowFallbacks and
-// ContentPolicyFallbacks, LiteLLM's context_window_fallbacks and content_policy_fallbacks):
-// a request naming a group tries its members as usual; once they are done, when the
-// failures of the members called are of one such kind, that kind's fallbacks replace the
-// group's plain Fallbacks among the models still to try. The request's own fallback_models
-// stay after them. Hedged requests (FaultPolicy.HedgeAfter), whose models run side by
-// side, keep the plain order.
+// ContentPolicyFallbacks, LiteLLM's context_window_fallbacks and content_policy_fallbacks),
+// as LiteLLM's router takes them: a request naming a group tries its members in order;
+// the first member to fail with a prompt too long for it (KindContextLength) or a content
+// filter's refusal (KindContentFilter), when the group has fallbacks for that kind, ends
+// the members — those not yet tried are left out, as deployments of one model would only
+// fail alike — and that kind's fallbacks replace the group's plain Fallbacks. A member
+// that fails otherwise (a timeout, a 429, a 5xx, …) hands over to the next member as
+// before. The request's own fallback_models stay after them. Hedged requests
+// (FaultPolicy.HedgeAfter), whose models run side by side, keep the plain order.
 
-// switchFallbacks is called when the last of the named group's members is done (its
-// attempts failed or it was skipped): when every member called failed for the same
-// reason, a prompt too long for it (KindContextLength) or a content filter's refusal
-// (KindContentFilter) — or was unavailable meanwhile (a timeout, a 429, a 5xx: no verdict on
-// the request) — and the group has fallbacks for that kind, those replace the group's
-// Fallbacks after the members. Models already tried are not tried again; those that cannot
-// take the request are recorded as skipped.
-func (g *Gateway) switchFallbacks(ctx context.Context, p *plan) {
-	kind := p.membersFailedAs()
+// switchFallbacks is called when target i's attempts are over, kind being its last
+// failure's: when i is a member of the named group and the group has fallbacks for kind
+// (a prompt too long, a content filter's refusal), the members after i are dropped and
+// those fallbacks replace the group's Fallbacks after i. Models already tried are not
+// tried again; those that cannot take the request are recorded as skipped.
+func (g *Gateway) switchFallbacks(ctx context.Context, p *plan, i int, kind providers.ErrorKind) {
+	if i >= p.members || p.req == nil || p.req.group == nil {
+		return
+	}
 	var list []target
 	switch {
-	case p.req.group == nil:
-		return
 	case kind == providers.KindContextLength && len(p.req.group.ContextWindowFallbacks) > 0:
 		list = p.req.windowFallbacks
 	case kind == providers.KindContentFilter && len(p.req.group.ContentPolicyFallbacks) > 0:
 		list = p.req.policyFallbacks
 	default:
-		return // today's way: the plain fallbacks, then the request's
+		return // the next member, else the plain fallbacks, then the request's
 	}
-	tried := p.targets[:p.members]
+	tried := p.targets[:i+1]
 	named := func(ts []target, name string) bool {
 		for _, t := range ts {
 			if t.name == name {
@@ -54,44 +55,18 @@ func (g *Gateway) switchFallbacks(ctx context.Context, p *plan) {
 			tail = append(tail, t)
 		}
 	}
-	end := p.members + len(tail)
+	end := i + 1 + len(tail)
 	for _, t := range p.targets[p.members:] {
 		if !t.plain && !named(tail, t.name) { // the request's own fallback_models
 			tail = append(tail, t)
 		}
 	}
-	p.targets = append(p.targets[:p.members:p.members], tail...)
+	dropped := targetNames(p.targets[i+1 : p.members])
+	p.targets = append(p.targets[:i+1:i+1], tail...)
+	p.members = i + 1
 	p.switched, p.switchedEnd = kind, end
 	g.log.DebugContext(ctx, "completions: model group's fallbacks by kind of failure", "group", p.req.groupName, "kind", kind.String(),
-		"order", targetNames(p.targets[p.members:]))
-}
-
-// membersFailedAs returns the kind of failure every member of the named group that was
-// called ended with, its being unavailable (unavailable: no verdict on the request) aside;
-// KindUnknown when no member was called, none failed otherwise, or they failed
-// differently.
-func (p *plan) membersFailedAs() providers.ErrorKind {
-	found, have := providers.KindUnknown, false
-	for _, m := range p.targets[:p.members] {
-		last := -1
-		for k, a := range p.attempts {
-			if a.Model == m.name && a.Outcome == OutcomeError {
-				last = k
-			}
-		}
-		if last < 0 {
-			continue // skipped (an open breaker, a limit): not called
-		}
-		kind, _ := providers.ParseErrorKind(p.attempts[last].Kind)
-		switch {
-		case unavailable(kind):
-		case !have:
-			found, have = kind, true
-		case kind != found:
-			return providers.KindUnknown
-		}
-	}
-	return found
+		"members_left_out", dropped, "order", targetNames(p.targets[p.members:]))
 }
 
 // filterFallsOver reports whether a content filter's refusal of target i goes on to the

@@ -60,10 +60,12 @@ func askGroup(t *testing.T, g *Gateway, model string, stream bool) (answered str
 	return r.Provider + "/" + r.Model, describe(r.Attempts), nil
 }
 
-// TestKindFallbacks: a group's ContextWindowFallbacks answer a prompt too long for every
-// member, and its ContentPolicyFallbacks a request a content filter refused, in place of
-// its plain Fallbacks; without them the gateway does what it did before (a prompt too
-// long goes on to the plain fallbacks, a refusal stands).
+// TestKindFallbacks: a group's ContextWindowFallbacks answer a prompt too long, and its
+// ContentPolicyFallbacks a request a content filter refused, in place of its plain
+// Fallbacks; as in LiteLLM's router, the first member to fail so switches to that list
+// and the group's other members are not tried, while members failing otherwise hand over
+// to the next member as before. Without them the gateway does what it did before (a
+// prompt too long goes on to the next member, then the plain fallbacks; a refusal stands).
 func TestKindFallbacks(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -84,21 +86,36 @@ func TestKindFallbacks(t *testing.T) {
 			script:   map[string]behaviour{"a": tooLong},
 			want:     "up/c",
 			attempts: []string{"up/a:context_length", "up/c:ok"}},
-		{name: "too long for every member, one unavailable meanwhile",
-			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2", "up/a3"}, ContextWindowFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
-			script:   map[string]behaviour{"a": tooLong, "a2": status(503, "", "overloaded"), "a3": tooLong},
-			want:     "up/b",
-			attempts: []string{"up/a:context_length", "up/a2:overloaded", "up/a3:context_length", "up/b:ok"}},
-		{name: "a member with a larger window answers before any fallback",
-			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, ContextWindowFallbacks: []string{"up/b"}}},
+		{name: "too long without context window fallbacks: the next member, as before",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, Fallbacks: []string{"up/c"}}},
 			script:   map[string]behaviour{"a": tooLong},
 			want:     "up/a2",
 			attempts: []string{"up/a:context_length", "up/a2:ok"}},
-		{name: "members failing otherwise too: the plain fallbacks",
+		{name: "too long: the list answers before the group's other members",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2", "up/a3"}, ContextWindowFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+			script:   map[string]behaviour{"a": tooLong},
+			want:     "up/b",
+			attempts: []string{"up/a:context_length", "up/b:ok"}},
+		{name: "a larger-window member at the head of the list answers first",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, ContextWindowFallbacks: []string{"up/a2", "up/b"}}},
+			script:   map[string]behaviour{"a": tooLong},
+			want:     "up/a2",
+			attempts: []string{"up/a:context_length", "up/a2:ok"}},
+		{name: "a member unavailable first: the next member, the switch at its too long",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a2", "up/a", "up/a3"}, ContextWindowFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+			script:   map[string]behaviour{"a2": status(503, "", "overloaded"), "a": tooLong},
+			want:     "up/b",
+			attempts: []string{"up/a2:overloaded", "up/a:context_length", "up/b:ok"}},
+		{name: "a member failing otherwise first: the next member, the switch at its too long",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a2", "up/a", "up/a3"}, ContextWindowFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+			script:   map[string]behaviour{"a2": status(400, "invalid_value", "bad temperature"), "a": tooLong},
+			want:     "up/b",
+			attempts: []string{"up/a2:bad_request", "up/a:context_length", "up/b:ok"}},
+		{name: "members failing otherwise only: the plain fallbacks",
 			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, ContextWindowFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
-			script:   map[string]behaviour{"a": tooLong, "a2": status(400, "invalid_value", "bad temperature")},
+			script:   map[string]behaviour{"a": status(503, "", "overloaded"), "a2": status(400, "invalid_value", "bad temperature")},
 			want:     "up/c",
-			attempts: []string{"up/a:context_length", "up/a2:bad_request", "up/c:ok"}},
+			attempts: []string{"up/a:overloaded", "up/a2:bad_request", "up/c:ok"}},
 		{name: "a context window fallback naming a group, a member not tried twice",
 			groups: map[string]ModelGroup{
 				"G":   {Models: []string{"up/a"}, ContextWindowFallbacks: []string{"up/a", "big"}},
@@ -112,8 +129,18 @@ func TestKindFallbacks(t *testing.T) {
 			script:   map[string]behaviour{"a": filtered},
 			want:     "up/b",
 			attempts: []string{"up/a:content_filter", "up/b:ok"}},
+		{name: "refused: the list answers before the group's other members",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, ContentPolicyFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+			script:   map[string]behaviour{"a": filtered},
+			want:     "up/b",
+			attempts: []string{"up/a:content_filter", "up/b:ok"}},
+		{name: "refused after a member's 429: the switch at the refusal",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a2", "up/a", "up/a3"}, ContentPolicyFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+			script:   map[string]behaviour{"a2": status(429, "", "slow down"), "a": filtered},
+			want:     "up/b",
+			attempts: []string{"up/a2:rate_limited", "up/a:content_filter", "up/b:ok"}},
 		{name: "refused without content policy fallbacks: the refusal stands, as before",
-			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a"}, Fallbacks: []string{"up/c"}}},
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, Fallbacks: []string{"up/c"}}},
 			script:   map[string]behaviour{"a": filtered},
 			attempts: []string{"up/a:content_filter"}, filtered: true},
 		{name: "refused by a content policy fallback: the next one",
@@ -121,8 +148,8 @@ func TestKindFallbacks(t *testing.T) {
 			script:   map[string]behaviour{"a": filtered, "b": filtered},
 			want:     "up/d",
 			attempts: []string{"up/a:content_filter", "up/b:content_filter", "up/d:ok"}},
-		{name: "refused by the last content policy fallback: its refusal stands",
-			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a"}, ContentPolicyFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+		{name: "refused by the last content policy fallback: its refusal stands, the other members untried",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, ContentPolicyFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
 			script:   map[string]behaviour{"a": filtered, "b": filtered},
 			attempts: []string{"up/a:content_filter", "up/b:content_filter"}, filtered: true},
 		{name: "too long with only content policy fallbacks: the plain fallback",
@@ -130,6 +157,11 @@ func TestKindFallbacks(t *testing.T) {
 			script:   map[string]behaviour{"a": tooLong},
 			want:     "up/c",
 			attempts: []string{"up/a:context_length", "up/c:ok"}},
+		{name: "too long with only content policy fallbacks: the next member",
+			groups:   map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, ContentPolicyFallbacks: []string{"up/b"}, Fallbacks: []string{"up/c"}}},
+			script:   map[string]behaviour{"a": tooLong},
+			want:     "up/a2",
+			attempts: []string{"up/a:context_length", "up/a2:ok"}},
 	}
 	for _, c := range cases {
 		for _, stream := range []bool{false, true} {

@@ -65,20 +65,22 @@ type ModelGroup struct {
 	// not followed), before the request's fallback_models
 	// (LiteLLM's router fallbacks, [{"gpt-4o": ["claude-sonnet"]}]).
 	Fallbacks []string `json:"fallbacks,omitempty"`
-	// ContextWindowFallbacks, written as Fallbacks are, replace Fallbacks when the prompt
-	// is too long: once every member called failed with a context-length error (a member
-	// that fails so hands over to the next, whose window may be larger), these are tried
-	// in order, then the request's fallback_models (LiteLLM's context_window_fallbacks,
-	// [{"gpt-3.5-turbo": ["gpt-3.5-turbo-16k"]}]). Members and Fallbacks already tried are
-	// not tried again. Without them such a request goes on to Fallbacks.
+	// ContextWindowFallbacks, written as Fallbacks are, are tried when the prompt is too
+	// long (LiteLLM's context_window_fallbacks, [{"gpt-3.5-turbo": ["gpt-3.5-turbo-16k"]}]):
+	// the first member to fail with a context-length error ends the members, as in
+	// LiteLLM's router (those not yet tried are not called: deployments of one model would
+	// fail alike; a member with a larger window goes at the head of this list), and these
+	// are tried in order in place of Fallbacks, then the request's fallback_models. A
+	// member that fails otherwise (a timeout, a 429, a 5xx) hands over to the next member
+	// as usual. Models already tried are not tried again. Without them a prompt too long
+	// goes on to the next member, then to Fallbacks.
 	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
 	// ContentPolicyFallbacks, written as Fallbacks are, are tried when a provider's content
-	// filter refuses the request (LiteLLM's content_policy_fallbacks): with them a refusal
-	// no longer ends the request, the next member is tried, and once every member called
-	// was refused so, these are tried in order instead of Fallbacks (a refusal by one of
-	// them goes on to the next; the last one's stands), then the request's
-	// fallback_models. Without them a refusal ends the request (unless it asks for
-	// fallback_on_content_filter).
+	// filter refuses the request (LiteLLM's content_policy_fallbacks): the first member so
+	// refused ends the members, as for ContextWindowFallbacks, and these are tried in order
+	// in place of Fallbacks (a refusal by one of them goes on to the next; the last one's
+	// stands), then the request's fallback_models. Without them a refusal ends the request
+	// (unless it asks for fallback_on_content_filter).
 	ContentPolicyFallbacks []string `json:"content_policy_fallbacks,omitempty"`
 	// Timeouts, when given, are the members' own time limits: one per model, in the order
 	// of Models (a zero MemberTimeouts keeps the gateway's), as LiteLLM's deployment

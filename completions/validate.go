@@ -92,8 +92,8 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	}
 	req.windowFallbacks, req.policyFallbacks = nil, nil
 	if group != nil {
-		// The fallbacks by kind of failure, put in place of the plain ones when the members
-		// fail so (plan.switchFallbacks).
+		// The fallbacks by kind of failure, put in place of the members left and the plain
+		// fallbacks when a member fails so (plan.switchFallbacks).
 		for _, f := range []struct {
 			field string
 			list  []string
