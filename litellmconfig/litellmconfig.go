@@ -619,6 +619,19 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 	}
 	limits := p.memberLimits(deps)
 	timeouts := p.memberTimeouts(deps)
+	// inGroups are the model groups (model_names without '/') deploying each member: a
+	// deployment named with '/' that calls one of them shares its timeouts.
+	inGroups := map[string][]string{}
+	for _, name := range order {
+		if strings.Contains(name, "/") {
+			continue
+		}
+		for _, d := range by[name] {
+			if !slices.Contains(inGroups[d.member], name) {
+				inGroups[d.member] = append(inGroups[d.member], name)
+			}
+		}
+	}
 	for _, name := range order {
 		ds := by[name]
 		if strings.Contains(name, "/") {
@@ -631,8 +644,13 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			if d := ds[0]; d.rpm != nil || d.tpm != nil || d.maxParallel != nil {
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: rpm, tpm and max_parallel_requests are not limits of a model_name with '/' (only a model group's members are limited): give it a name without '/'", d.path))
 			}
-			if d := ds[0]; d.timeouts != (completions.MemberTimeouts{}) {
+			switch d := ds[0]; {
+			case d.timeouts == (completions.MemberTimeouts{}):
+			case len(inGroups[d.member]) == 0:
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: timeout and stream_timeout are not applied to a model_name with '/' (only a model group's members have their own): give it a name without '/'", d.path))
+			default:
+				// One upstream, one set of timeouts (memberTimeouts), held wherever it is called.
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: timeout and stream_timeout of a model_name with '/' are not its own: they are merged with those of %s in model group %s (one upstream: the longest holds, none where one sets none), for every call of it", d.path, d.member, strings.Join(inGroups[d.member], ", ")))
 			}
 			continue
 		}
