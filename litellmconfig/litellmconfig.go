@@ -115,6 +115,9 @@ type deployment struct {
 	timeouts completions.MemberTimeouts
 }
 
+// limited reports whether d sets any of rpm, tpm and max_parallel_requests.
+func (d deployment) limited() bool { return d.rpm != nil || d.tpm != nil || d.maxParallel != nil }
+
 // parser carries the state of one Parse.
 type parser struct {
 	lookupEnv func(string) (string, bool)
@@ -641,7 +644,14 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			if ds[0].member != name {
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is served as %q (a name with '/' cannot be a model group)", ds[0].path, name, ds[0].member))
 			}
-			if d := ds[0]; d.rpm != nil || d.tpm != nil || d.maxParallel != nil {
+			switch d := ds[0]; {
+			case len(inGroups[d.member]) > 0 && d.limited():
+				// One upstream, one count (memberLimits): its limits add to the member's.
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: rpm, tpm and max_parallel_requests of a model_name with '/' are not its own: they add up with those of %s in model group %s (one upstream, one count), for every call of it", d.path, d.member, strings.Join(inGroups[d.member], ", ")))
+			case len(inGroups[d.member]) > 0 && slices.ContainsFunc(deps, func(o deployment) bool { return o.member == d.member && o.limited() }):
+				// A deployment of the upstream without a bound leaves it unbounded (memberLimits).
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: sets no rpm, tpm or max_parallel_requests, so %s in model group %s is not held to the limits its deployments there set (one upstream, one count: a deployment without a limit leaves it unbounded): give it the same limits or remove it", d.path, d.member, strings.Join(inGroups[d.member], ", ")))
+			case d.limited():
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: rpm, tpm and max_parallel_requests are not limits of a model_name with '/' (only a model group's members are limited): give it a name without '/'", d.path))
 			}
 			switch d := ds[0]; {
