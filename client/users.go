@@ -67,7 +67,8 @@ type User struct {
 // user's; the others stay.
 type UserUpdate struct {
 	// Email, Alias, Role, MaxBudgetUSD, BudgetDuration, TokensPerMinute and Blocked
-	// replace the user's when not nil.
+	// replace the user's when not nil. MaxBudgetUSD set with Blocked nil lifts a block (as
+	// a max_budget on LiteLLM's /user/update does).
 	Email           *string
 	Alias           *string
 	Role            *string
