@@ -299,15 +299,19 @@ func checkEmailFree(ctx context.Context, rd store.Reader, owner string, u user) 
 }
 
 // createUser stores owner's new user u (checked) with its account and, in the same
-// transaction, its memberships of teams (role user): all or nothing.
+// transaction, its memberships of teams (role user): all or nothing. A team owner does not
+// have is a 404 naming teams; a failure reading one is the store's error.
 func (s *Server) createUser(ctx context.Context, owner string, u user, teams []string) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		if err := putNewUser(ctx, tx, owner, u); err != nil {
 			return err
 		}
 		for _, team := range teams {
-			if _, err := storedTeamOf(ctx, tx, owner, team); err != nil {
+			// Only a team not found is the caller's 404; a store failure stays one (500).
+			if _, err := ownedRecord[storedTeam](ctx, tx, store.Teams, owner, team, "team", func() error {
 				return paramNotFound("teams", "teams: no team %q of this key (POST /api/v1/teams or /team/new makes one)", team)
+			}); err != nil {
+				return err
 			}
 			if err := putMember(ctx, tx, owner, teamMember{TeamID: team, UserID: u.UserID, Role: "user", CreatedAt: u.CreatedAt}); err != nil {
 				return err
