@@ -271,7 +271,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 		s.keyInfoHandler(func(r *http.Request) (string, error) { return r.PathValue("key_id"), nil }))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept; with If-Match only if the key is still at that version",
 		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{
-			404: "no virtual key of this key has this id, or user_id names no user of this key",
+			404: "no virtual key of this key has this id, or a changed user_id names no user of this key",
 			412: "If-Match was given and the key was rotated or changed since that version: nothing was changed",
 			422: "validation error: the message names the field",
 		}},
@@ -867,7 +867,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			if err := req.linkUser(metadataGiven); err != nil {
 				return err
 			}
-			if req.UserID != "" {
+			// Only a changed user_id must name a user: the key's own, sent back as it is,
+			// may be a label no user has (LiteLLM's /key/generate, a build before users).
+			if req.UserID != "" && req.UserID != keyUserID(rec.virtualKey) {
 				if _, err := storedUserOf(ctx, tx, owner, req.UserID); err != nil {
 					return err
 				}
