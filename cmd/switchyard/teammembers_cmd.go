@@ -30,11 +30,27 @@ func addMemberFlags(fs *flag.FlagSet) *memberFlags {
 	return f
 }
 
+// teamMemberSubs are the subcommands of `switchyard teams members`.
+var teamMemberSubs = []string{"list", "add", "update", "remove"}
+
+// unknownMemberSub is the refusal of word, read as a subcommand of `teams members`: a usage
+// error naming the valid ones (and the TEAM shorthand).
+func unknownMemberSub(word string) error {
+	return &usageError{err: fmt.Errorf("teams members: unknown subcommand %q (want %s, or one TEAM alone to list its members)", word, strings.Join(teamMemberSubs, ", "))}
+}
+
 // runTeamMembers is `switchyard teams members`: the users of a team (a role, and a budget
 // and block of the user's keys of the team) through the native API, as `switchyard users`.
+//
+// A first word that is no subcommand is a team only as `teams members TEAM` (one word, the
+// documented shorthand of `teams members list TEAM`): with more words beside it, it is an
+// unknown subcommand (a typo of add, update or remove), refused before any request; alone
+// and naming no team, the 404 also names the subcommands (a typo of list).
 func runTeamMembers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	subs := []string{"list", "add", "update", "remove"}
+	subs := teamMemberSubs
+	shorthand := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !slices.Contains(subs, args[0]) {
+		shorthand = args[0]
 		args = append([]string{"list"}, args...) // teams members TEAM
 	}
 	sub, args, err := subcommand(args, subs...)
@@ -49,6 +65,9 @@ func runTeamMembers(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	mf.set = flagsGiven(fs)
+	if shorthand != "" && len(pos) != 1 {
+		return unknownMemberSub(shorthand)
+	}
 	c, err := cf.client()
 	if err != nil {
 		return err
@@ -98,6 +117,9 @@ func runTeamMembers(ctx context.Context, args []string, stdout, stderr io.Writer
 		return errors.New("give one team: switchyard teams members list eng")
 	}
 	members, err := c.TeamMembers(ctx, pos[0])
+	if shorthand != "" && errors.Is(err, client.ErrNotFound) {
+		return fmt.Errorf("%w; %q is not a subcommand either (want %s)", err, shorthand, strings.Join(subs, ", "))
+	}
 	if err != nil {
 		return err
 	}
