@@ -75,11 +75,21 @@ type userDeletion struct {
 	DeletedKeys []string `json:"deleted_keys" jsonschema:"description=The user's virtual keys: revoked with it (as LiteLLM's /user/delete deletes a user's keys)"`
 }
 
-// teamMemberRequest is the body of POST /api/v1/teams/{team_id}/members (and, fields
-// given but user_id, of PATCH /api/v1/teams/{team_id}/members/{user_id}).
+// teamMemberRequest is the body of POST /api/v1/teams/{team_id}/members: user_id is
+// required (the OpenAPI document says so; addTeamMember refuses it missing).
 type teamMemberRequest struct {
-	UserID       string  `json:"user_id,omitempty" jsonschema:"description=The user (POST /api/v1/users) joining the team (required on create)"`
+	UserID       string  `json:"user_id" jsonschema:"required,description=The user (POST /api/v1/users) joining the team"`
 	Role         string  `json:"role,omitempty" jsonschema:"enum=admin,enum=user,description=The member's role in the team (default user)"`
+	MaxBudgetUSD float64 `json:"max_budget_usd,omitempty" jsonschema:"description=USD the user's keys of the team may spend together: LiteLLM's max_budget_in_team; 0 for no bound"`
+	Blocked      bool    `json:"blocked,omitempty" jsonschema:"description=true: the user's keys of the team are refused (LiteLLM's max_budget_in_team 0)"`
+}
+
+// teamMemberUpdate is the body of PATCH /api/v1/teams/{team_id}/members/{user_id}: the
+// fields of teamMemberRequest to change, none required (user_id, when given, must be the
+// membership's). It converts to a teamMemberRequest (the same fields).
+type teamMemberUpdate struct {
+	UserID       string  `json:"user_id,omitempty" jsonschema:"description=The membership's user (the path's user_id): it cannot be changed"`
+	Role         string  `json:"role,omitempty" jsonschema:"enum=admin,enum=user,description=The member's role in the team (empty or null: the default user)"`
 	MaxBudgetUSD float64 `json:"max_budget_usd,omitempty" jsonschema:"description=USD the user's keys of the team may spend together: LiteLLM's max_budget_in_team; 0 for no bound"`
 	Blocked      bool    `json:"blocked,omitempty" jsonschema:"description=true: the user's keys of the team are refused (LiteLLM's max_budget_in_team 0)"`
 }
@@ -214,7 +224,7 @@ func (s *Server) userRoutes(g *completions.Gateway) {
 			return out, nil
 		}))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/teams/{team_id}/members/{user_id}", Summary: "Change a member's role, max_budget_usd or block in the team (the fields given); its spend in the team is kept",
-		Tags: teamTags, Request: teamMemberRequest{}, Response: nativeTeamMember{}, Errors: map[int]string{400: "malformed JSON body", 403: scoped, 404: memberNotFound, 422: invalid}},
+		Tags: teamTags, Request: teamMemberUpdate{}, Response: nativeTeamMember{}, Errors: map[int]string{400: "malformed JSON body", 403: scoped, 404: memberNotFound, 422: invalid}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var body json.RawMessage
 			if err := decodeJSON(r, &body, decodeOptions{AllowUnknownFields: true}); err != nil {
@@ -535,10 +545,11 @@ func (s *Server) updateTeamMember(ctx context.Context, owner, team, user string,
 		if m, err = storedMemberOf(ctx, tx, owner, team, user); err != nil {
 			return err
 		}
-		req := teamMemberRequest{UserID: user, Role: m.Role, MaxBudgetUSD: m.MaxBudgetInTeam, Blocked: m.BudgetBlock}
-		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
+		upd := teamMemberUpdate{UserID: user, Role: m.Role, MaxBudgetUSD: m.MaxBudgetInTeam, Blocked: m.BudgetBlock}
+		if err := decodeExact(body, &upd, http.StatusUnprocessableEntity); err != nil {
 			return err
 		}
+		req := teamMemberRequest(upd)
 		if req.UserID != user {
 			e := Validation(http.StatusUnprocessableEntity, "user_id: a membership's user cannot be changed (it is %q)", user)
 			e.Param = "user_id"
