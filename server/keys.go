@@ -151,36 +151,59 @@ func keyVersion(value []byte) string {
 	return `"` + hex.EncodeToString(h[:16]) + `"`
 }
 
-// checkIfMatch answers 412 unless ifMatch (the request's If-Match header: "" for none,
-// "*", or a list of entity tags) names rec's current version. A weak tag (W/"…") never
-// matches: If-Match compares strongly (RFC 9110 13.1.1).
-func checkIfMatch(ifMatch string, rec storedVirtualKey) error {
-	if ifMatch == "" {
+// checkIfMatch answers 412 unless ifMatch (the request's If-Match field values: nil when
+// the header is absent; "*" or a list of entity tags) names rec's current version. A weak
+// tag (W/"…") never matches: If-Match compares strongly (RFC 9110 13.1.1). A header sent
+// empty (or of empty list elements only) is a list of no entity tags (RFC 9110's
+// #entity-tag allows zero), which no version matches: 412, not the request going ahead as
+// if unconditional, since a client that sent If-Match asked for a condition (a lost ETag
+// must not turn into an overwrite).
+func checkIfMatch(ifMatch []string, rec storedVirtualKey) error {
+	if ifMatch == nil {
 		return nil
 	}
-	for _, tag := range strings.Split(ifMatch, ",") {
-		if tag = strings.TrimSpace(tag); tag == "*" || tag == rec.version {
-			return nil
+	named := false
+	for _, v := range ifMatch {
+		for _, tag := range strings.Split(v, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" || tag == rec.version {
+				return nil
+			}
+			named = named || tag != ""
 		}
 	}
-	e := Errorf(http.StatusPreconditionFailed, KindPreconditionFailed,
-		"If-Match: virtual key %s was rotated or changed since the version given (its current ETag is %s): nothing was changed; GET /api/v1/keys/%s again and decide whether to retry",
-		rec.ID, rec.version, rec.ID)
+	var e *APIError
+	if !named {
+		e = Errorf(http.StatusPreconditionFailed, KindPreconditionFailed,
+			"If-Match: the header names no entity tag, which no version of virtual key %s matches (its current ETag is %s): nothing was changed; give the key's ETag (GET /api/v1/keys/%s) or leave If-Match out",
+			rec.ID, rec.version, rec.ID)
+	} else {
+		e = Errorf(http.StatusPreconditionFailed, KindPreconditionFailed,
+			"If-Match: virtual key %s was rotated or changed since the version given (its current ETag is %s): nothing was changed; GET /api/v1/keys/%s again and decide whether to retry",
+			rec.ID, rec.version, rec.ID)
+	}
 	e.Header = http.Header{"Etag": {rec.version}}
 	return e
 }
 
-// ifMatchOf is r's If-Match header, its values joined ("" when absent).
-func ifMatchOf(r *http.Request) string {
-	return strings.Join(r.Header.Values("If-Match"), ", ")
+// ifMatchOf is r's If-Match field values: nil when the header is absent, a list (of one
+// empty value for an empty header) when it was sent.
+func ifMatchOf(r *http.Request) []string {
+	return r.Header.Values("If-Match")
 }
 
 // writeKey answers vk with status, its version as the ETag header when known.
 func writeKey(w http.ResponseWriter, status int, vk *virtualKey) {
+	writeETag(w, vk)
+	writeJSON(w, status, vk)
+}
+
+// writeETag sets w's ETag header to vk's version when known: the new version, for a next
+// conditional request.
+func writeETag(w http.ResponseWriter, vk *virtualKey) {
 	if vk.version != "" {
 		w.Header().Set("ETag", vk.version)
 	}
-	writeJSON(w, status, vk)
 }
 
 // keyList is the answer of GET /api/v1/keys.
@@ -220,7 +243,9 @@ var (
 	keyETagHeader = HeaderParam{Name: "ETag",
 		Description: "The key's version: it changes with every rotation and every change of its name or limits (not with its spend); give it in If-Match to rotate, change or revoke the key only if it is still at that version"}
 	keyIfMatchHeader = HeaderParam{Name: "If-Match",
-		Description: "An ETag of the key (from GET /api/v1/keys/{key_id} or an earlier rotate or PATCH answer): the request goes ahead only if the key is still at that version and is answered 412 otherwise; checked in the same transaction as the change. Absent: the request goes ahead whatever the key's version"}
+		Description: "An ETag of the key (from GET /api/v1/keys/{key_id} or an earlier rotate or PATCH answer): the request goes ahead only if the key is still at that version and is answered 412 otherwise; checked in the same transaction as the change. Absent: the request goes ahead whatever the key's version; sent empty (no entity tag): 412"}
+	keyDeleteIfMatchHeader = HeaderParam{Name: "If-Match",
+		Description: "ETags of the keys (from GET /api/v1/keys/{key_id}): the keys are deleted only if each is still at a version listed (* any) and none is otherwise (412); checked in the same transaction as the deletion. Absent: the keys are deleted whatever their versions; sent empty (no entity tag): 412"}
 )
 
 // keyRoutes registers the virtual key endpoints; g checks the models a key names.
@@ -541,9 +566,9 @@ func mintKey() (key, hash string, err error) {
 // (checkIfMatch): of concurrent requests giving the key's current ETag, one goes ahead and
 // the others are answered 412, whichever way they name the key.
 type retiredKey struct {
-	hash    string // hex SHA-256 of the key named; "" when the request named the id
-	gone    error  // the answer when it is no longer the current key
-	ifMatch string // the request's If-Match header; "" for none
+	hash    string   // hex SHA-256 of the key named; "" when the request named the id
+	gone    error    // the answer when it is no longer the current key
+	ifMatch []string // the request's If-Match field values; nil for none
 }
 
 // check answers 412 unless rec is at a version k.ifMatch names, and k.gone unless rec's key
@@ -710,13 +735,13 @@ func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
 
 // revokeKey deletes owner's virtual key id and its records, or answers 404.
 func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
-	return s.revokeKeyIfMatch(ctx, owner, id, "")
+	return s.revokeKeyIfMatch(ctx, owner, id, nil)
 }
 
 // revokeKeyIfMatch is revokeKey only if the key is at a version ifMatch (the request's
-// If-Match header; "" for none) names, checked in the delete's transaction
+// If-Match field values; nil for none) names, checked in the delete's transaction
 // (checkIfMatch): a key rotated or changed since is answered 412 and kept.
-func (s *Server) revokeKeyIfMatch(ctx context.Context, owner, id, ifMatch string) error {
+func (s *Server) revokeKeyIfMatch(ctx context.Context, owner, id string, ifMatch []string) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
@@ -747,9 +772,11 @@ func deleteKeyRecords(ctx context.Context, tx store.Tx, owner, id, hash string) 
 }
 
 // revokeKeys revokes owner's virtual keys ids in one transaction: all of them or, when the
-// store fails, none. A key already gone (revoked meanwhile by another request) counts as
-// revoked: what was asked is so.
-func (s *Server) revokeKeys(ctx context.Context, owner string, ids []string) error {
+// store fails or a key is not at a version ifMatch (the request's If-Match field values;
+// nil for none) names, none (checkIfMatch's 412 for the first such key: every key must be
+// at one of the tags listed). A key already gone (revoked meanwhile by another request)
+// counts as revoked: what was asked is so.
+func (s *Server) revokeKeys(ctx context.Context, owner string, ids []string, ifMatch []string) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		for _, id := range ids {
 			rec, err := storedKeyOf(ctx, tx, owner, id)
@@ -759,6 +786,9 @@ func (s *Server) revokeKeys(ctx context.Context, owner string, ids []string) err
 			}
 			if err != nil {
 				return err
+			}
+			if err := checkIfMatch(ifMatch, rec); err != nil {
+				return err // rotated or changed since the version given: nothing revoked
 			}
 			if err := deleteKeyRecords(ctx, tx, owner, id, rec.Hash); err != nil {
 				return err

@@ -240,9 +240,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		if err != nil {
 			return err
 		}
-		if vk.version != "" { // the new version, for a next conditional request
-			w.Header().Set("ETag", vk.version)
-		}
+		writeETag(w, vk)
 		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
 		return nil
 	}
@@ -311,19 +309,21 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
-			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", false, retiredKey{})
+			vk, err := s.applyKeyUpdate(r.Context(), g, owner(r), rec.ID, body, nil, "", false, retiredKey{ifMatch: ifMatchOf(r)})
 			if err != nil {
 				return litellmNames(err)
 			}
+			writeETag(w, vk)
 			writeJSON(w, http.StatusOK, litellmInfoOf(*vk))
 			return nil
 		}
 	}
-	blockErrors := map[int]string{400: "key missing or a field besides key", 403: scoped, 404: notFound}
+	ifMatchMoved := "If-Match was given and the key was rotated or changed since that version (GET /api/v1/keys/{key_id}'s ETag): nothing was changed"
+	blockErrors := map[int]string{400: "key missing or a field besides key", 403: scoped, 404: notFound, 412: ifMatchMoved}
 	s.Handle(Route{Method: "POST", Path: "/key/block", Summary: "LiteLLM's key block: the virtual key refuses every request (as over its budget) until unblocked; its limits, budget and spend are kept",
-		Tags: tags, Request: litellmKeyRef{}, Response: litellmKeyInfo{}, Errors: blockErrors}, block(true))
+		Tags: tags, Request: litellmKeyRef{}, Response: litellmKeyInfo{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: blockErrors}, block(true))
 	s.Handle(Route{Method: "POST", Path: "/key/unblock", Summary: "LiteLLM's key unblock: lifts a block (from /key/block, blocked true or max_budget 0: then the key has no budget)",
-		Tags: tags, Request: litellmKeyRef{}, Response: litellmKeyInfo{}, Errors: blockErrors}, block(false))
+		Tags: tags, Request: litellmKeyRef{}, Response: litellmKeyInfo{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: blockErrors}, block(false))
 	s.Handle(Route{Method: "GET", Path: "/key/info", Summary: "LiteLLM's key info: a virtual key this key issued, or without key the calling virtual key",
 		Tags: tags, Response: litellmKeyInfoAnswer{}, ScopedKeys: true,
 		Query:  []QueryParam{{Name: "key", Description: "The key itself or its token; absent: the calling virtual key"}},
@@ -352,8 +352,8 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmUpdatedKey{},
-		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's"}},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmUpdatedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader},
+		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's", 412: ifMatchMoved}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
@@ -368,16 +368,18 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, false, retiredKey{})
+			vk, err := s.litellmUpdateKey(r.Context(), g, owner(r), rec.ID, fields, false, retiredKey{ifMatch: ifMatchOf(r)})
 			if err != nil {
 				return err
 			}
+			writeETag(w, vk)
 			writeJSON(w, http.StatusOK, litellmUpdatedKey{Key: ref, litellmKeyInfo: litellmInfoOf(*vk)})
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/delete", Summary: "LiteLLM's key deletion: revokes virtual keys this key issued, by key or alias (all or none are found)",
-		Tags: tags, Request: litellmKeyDeleteRequest{}, Response: litellmKeyDeletion{},
-		Errors: map[int]string{400: "neither keys nor key_aliases given", 403: scoped, 404: notFound, 409: "an alias names several keys (made through /api/v1/keys): delete them by keys"}},
+		Tags: tags, Request: litellmKeyDeleteRequest{}, Response: litellmKeyDeletion{}, Headers: []HeaderParam{keyDeleteIfMatchHeader},
+		Errors: map[int]string{400: "neither keys nor key_aliases given", 403: scoped, 404: notFound, 409: "an alias names several keys (made through /api/v1/keys): delete them by keys",
+			412: "If-Match was given and a key named is not at any version it lists: no key was deleted"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req litellmKeyDeleteRequest
 			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
@@ -422,7 +424,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				}
 			}
 			slices.Sort(ids)
-			if err := s.revokeKeys(ctx, who, slices.Compact(ids)); err != nil {
+			if err := s.revokeKeys(ctx, who, slices.Compact(ids), ifMatchOf(r)); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, litellmKeyDeletion{DeletedKeys: append(slices.Clone(req.Keys), req.KeyAliases...)})
