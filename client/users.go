@@ -67,8 +67,9 @@ type User struct {
 // user's; the others stay.
 type UserUpdate struct {
 	// Email, Alias, Role, MaxBudgetUSD, BudgetDuration, TokensPerMinute and Blocked
-	// replace the user's when not nil. MaxBudgetUSD set with Blocked nil lifts a block (as
-	// a max_budget on LiteLLM's /user/update does).
+	// replace the user's when not nil. MaxBudgetUSD set with Blocked nil lifts a block
+	// LiteLLM's max_budget 0 set (as a max_budget on its /user/update does), not one set
+	// with Blocked true.
 	Email           *string
 	Alias           *string
 	Role            *string

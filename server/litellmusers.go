@@ -474,7 +474,7 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 			}
 			u.UserRole = text
 		case name == "max_budget":
-			u.MaxBudgetUSD, u.BudgetBlock = 0, false
+			u.MaxBudgetUSD, u.BudgetBlock, u.BlockedOutright = 0, false, false
 			if isNull {
 				continue
 			}
@@ -482,7 +482,7 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 			if json.Unmarshal(raw, &v) != nil || math.IsNaN(v) || v < 0 {
 				return litellmInvalid(name, "max_budget: must be a number of at least 0 (0 blocks the user's keys), got %s", raw)
 			}
-			u.MaxBudgetUSD, u.BudgetBlock = v, v == 0
+			u.MaxBudgetUSD, u.BudgetBlock, u.BlockedOutright = v, v == 0, false // LiteLLM's block is max_budget 0
 		case name == "budget_duration":
 			if isNull || (isText && (text == "" || strings.EqualFold(text, "none") || strings.EqualFold(text, "null"))) {
 				u.BudgetDuration = ""

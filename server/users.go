@@ -74,6 +74,10 @@ type user struct {
 	Metadata        map[string]any `json:"metadata,omitempty"`
 	CreatedAt       time.Time      `json:"created_at"`
 	UpdatedAt       time.Time      `json:"updated_at"`
+	// BlockedOutright marks a BudgetBlock set by the native API's blocked true (an
+	// operator's block), not by LiteLLM's max_budget 0: a native max_budget_usd given alone
+	// lifts only the latter. Absent in records written before it: a budget block.
+	BlockedOutright bool `json:"blocked_outright,omitempty"`
 }
 
 // storedUser is a user's record in store.Users.

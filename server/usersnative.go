@@ -35,7 +35,7 @@ type userRequest struct {
 	BudgetDuration  string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the user's spend starts again from zero (30d); empty for all time"`
 	TokensPerMinute int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the user's keys' answers together may use; 0 for no bound"`
 	Metadata        map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the user (a JSON object of at most 16 KiB)"`
-	Blocked         bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the user refuses every request until set false; a PATCH giving max_budget_usd without blocked lifts it as a max_budget on /user/update does (LiteLLM's max_budget 0 blocks)"`
+	Blocked         bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the user refuses every request until set false (LiteLLM's max_budget 0 blocks too: a PATCH giving max_budget_usd without blocked lifts that block as a max_budget on /user/update does, not one set with blocked true)"`
 	Teams           []string       `json:"teams,omitempty" jsonschema:"description=On create only: teams of this key (POST /api/v1/teams) the user joins with role user; afterwards POST and DELETE /api/v1/teams/{team_id}/members"`
 }
 
@@ -335,6 +335,7 @@ func (s *Server) createNativeUser(ctx context.Context, g *completions.Gateway, o
 	if err := req.applyTo(&u); err != nil {
 		return nil, err
 	}
+	u.BlockedOutright = u.BudgetBlock // blocked true on create: an operator's block
 	if err := checkUserLimits(g, u, true); err != nil {
 		return nil, err
 	}
@@ -348,7 +349,8 @@ func (s *Server) createNativeUser(ctx context.Context, g *completions.Gateway, o
 // updateNativeUser applies body (the fields to change) to owner's user id: read, merged,
 // checked and written with its account's limits in one transaction (putChangedUser, as
 // /user/update), so a failed update changes nothing and the user's spend is kept.
-// max_budget_usd given without blocked lifts a block, as max_budget does on /user/update.
+// max_budget_usd given without blocked lifts a budget block (LiteLLM's max_budget 0), as
+// max_budget does on /user/update; a block set with blocked true stays (BlockedOutright).
 func (s *Server) updateNativeUser(ctx context.Context, g *completions.Gateway, owner, id string, body json.RawMessage) (*nativeUser, error) {
 	var given map[string]json.RawMessage
 	if json.Unmarshal(body, &given) != nil || given == nil {
@@ -365,9 +367,10 @@ func (s *Server) updateNativeUser(ctx context.Context, g *completions.Gateway, o
 			return err
 		}
 		req := requestOf(rec.user)
-		if budgetGiven && !blockedGiven {
-			// A new budget replaces a block, as a max_budget on /user/update does
-			// (applyUserFields): a user blocked by LiteLLM's max_budget 0 is let on.
+		if budgetGiven && !blockedGiven && !rec.BlockedOutright {
+			// A new budget replaces a budget block, as a max_budget on /user/update does
+			// (applyUserFields): a user blocked by LiteLLM's max_budget 0 is let on. A
+			// block an operator set with blocked true stays until blocked false.
 			req.Blocked = false
 		}
 		if metadataGiven {
@@ -389,6 +392,9 @@ func (s *Server) updateNativeUser(ctx context.Context, g *completions.Gateway, o
 		u = rec.user
 		if err := req.applyTo(&u); err != nil {
 			return err
+		}
+		if blockedGiven {
+			u.BlockedOutright = u.BudgetBlock // blocked said outright
 		}
 		return putChangedUser(ctx, tx, g, owner, &u, modelsGiven)
 	})
