@@ -384,8 +384,18 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			// Admitted only when its call is made: admit counts it against the model's
 			// limits (rpm, a slot in flight).
-			if retry == 0 && !g.admit(p, i) {
-				break // skipped (recorded): the next model
+			if retry == 0 {
+				ok, err := g.admit(ctx, p, i, true)
+				if err != nil {
+					return err // the caller went away while the request waited for a slot
+				}
+				if !ok {
+					if deadlineHit(ctx) {
+						return p.allFailed() // it waited for a slot until the deadline
+					}
+					break // skipped (recorded): the next model
+				}
+				t = p.targets[i] // a slot may have freed on a later model first (waitSlot)
 			}
 			p.calls++
 			begin := g.opts.Now()
@@ -542,38 +552,145 @@ func targetNames(ts []target) []string {
 	return out
 }
 
-// admit decides whether target i is called. A model at one of its limits (MemberLimits)
-// is skipped (recorded as a skipped attempt); an admitted one's call is counted against
-// them and holds a slot in flight until its attempts end (plan.drop) or the request does.
-// Its breaker may skip it (recorded likewise) while a later model's breaker is not open
-// and that model is not at a limit; when every remaining model is open (or at a limit)
-// this one is tried anyway, as a probe.
-func (g *Gateway) admit(p *plan, i int) bool {
+// admit decides whether target i is called, p.targets[i:] being the models left. A
+// model at its rpm or tpm (MemberLimits) is skipped (recorded as a skipped attempt); one
+// at its max_parallel is skipped likewise while a later model can be called at once, and
+// otherwise, when queue is set, the request waits for a slot (waitSlot): the model whose
+// slot frees first is moved to index i and admitted. An admitted model's call is counted
+// against its limits and holds a slot in flight until its attempts end (plan.drop) or
+// the request does. Its breaker may skip it (recorded likewise) while a later model's
+// breaker is not open and that model is not at a limit; when every remaining model is
+// open (or at a limit) this one is tried anyway, as a probe. The error is ctx's when the
+// caller went away while the request waited; when the request's deadline passed the
+// waited-for models are recorded as skipped at their limit.
+func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, error) {
 	now := g.opts.Now()
 	t := p.targets[i]
 	u := g.limits.of(t.name)
 	if u != nil {
-		if wait, why, ok := u.take(now); !ok {
-			p.skipLimited(t.name, why, wait)
-			return false
+		if wait, why, at := u.take(now, nil); at != limitNone {
+			if !queue || at != limitParallel || g.laterCallable(p, i, now) {
+				p.skipLimited(t.name, why, wait)
+				return false, nil
+			}
+			ok, err := g.waitSlot(ctx, p, i)
+			if !ok || err != nil {
+				return false, err
+			}
+			t = p.targets[i]
+			u = g.limits.of(t.name)
+			now = g.opts.Now()
 		}
 	}
 	if g.breakers.allow(t.name, now) {
 		p.hold(u)
-		return true
+		return true, nil
 	}
-	for _, later := range p.targets[i+1:] {
-		if !g.breakers.open(later.name, now) && !g.limits.full(later.name, now) {
-			if u != nil {
-				u.untake(now)
-			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
-				Error: "skipped: the circuit breaker is open after repeated failures of this model"})
-			return false
+	if g.laterCallable(p, i, now) {
+		if u != nil {
+			u.untake(now)
 		}
+		p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
+			Error: "skipped: the circuit breaker is open after repeated failures of this model"})
+		return false, nil
 	}
 	p.hold(u)
-	return true
+	return true, nil
+}
+
+// laterCallable reports whether a model after target i can be called at now: its breaker
+// is not open and it is at none of its limits.
+func (g *Gateway) laterCallable(p *plan, i int, now time.Time) bool {
+	for _, later := range p.targets[i+1:] {
+		if !g.breakers.open(later.name, now) && !g.limits.full(later.name, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitSlot queues the request for a slot in flight on the models left from target i on
+// (p.targets[i:]) that are at their max_parallel only (not at their rpm or tpm, breaker
+// not open), no model left being callable at once, as LiteLLM's router waits on each
+// deployment's semaphore. It waits without spinning (a member wakes the first requests
+// queued on it when a call of its ends: releases, leave), first come first served on
+// each member, until one of them admits it (take, counted in flight): that model is moved
+// to index i, the others keeping their order after it, and ok is true. A model that
+// meanwhile reached its rpm or tpm, or whose breaker opened, is no longer waited for;
+// when none is left, target i is recorded as skipped at its limit (ok false: the request
+// goes on to the next model). When ctx ends the request leaves every queue: the error is
+// ctx's when the caller went away; at the request's deadline (the bound of the wait) the
+// models waited for are recorded as skipped at their limit and ok is false.
+func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err error) {
+	now := g.opts.Now()
+	var waited []int // indexes in p.targets, in order
+	for k := i; k < len(p.targets); k++ {
+		name := p.targets[k].name
+		if u := g.limits.of(name); u != nil && !g.breakers.open(name, now) && u.limitAt(now) != limitRate {
+			waited = append(waited, k) // at its max_parallel (or freed meanwhile: taken below)
+		}
+	}
+	w := newSlotWaiter()
+	for _, k := range waited {
+		g.limits.of(p.targets[k].name).queue(w)
+	}
+	defer func() {
+		for _, k := range waited {
+			g.limits.of(p.targets[k].name).leave(w) // a no-op where it was admitted
+		}
+	}()
+	began := g.opts.Now()
+	g.log.DebugContext(ctx, "completions: every model left is at its max_parallel; waiting for a slot", "models", len(waited))
+	for {
+		now := g.opts.Now()
+		for j := 0; j < len(waited); j++ {
+			k := waited[j]
+			name := p.targets[k].name
+			u := g.limits.of(name)
+			at := limitRate
+			if !g.breakers.open(name, now) {
+				_, _, at = u.take(now, w)
+			}
+			switch at {
+			case limitNone:
+				moved := p.targets[k]
+				copy(p.targets[i+1:k+1], p.targets[i:k])
+				p.targets[i] = moved
+				g.log.DebugContext(ctx, "completions: a slot freed", "model", name, "waited", g.opts.Now().Sub(began))
+				return true, nil
+			case limitRate:
+				u.leave(w) // no slot will do: its rate or its breaker holds it
+				waited = append(waited[:j], waited[j+1:]...)
+				j--
+			}
+		}
+		if len(waited) == 0 {
+			t := p.targets[i]
+			u := g.limits.of(t.name)
+			u.mu.Lock()
+			wait, why, at := u.atLimit(now, nil)
+			u.mu.Unlock()
+			if at == limitNone { // its breaker opened while the request waited
+				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
+					Error: "skipped: the circuit breaker is open after repeated failures of this model"})
+				return false, nil
+			}
+			p.skipLimited(t.name, why, wait)
+			return false, nil
+		}
+		select {
+		case <-w.poke:
+		case <-ctx.Done():
+			if !deadlineHit(ctx) {
+				return false, ctx.Err()
+			}
+			for _, k := range waited {
+				l := g.limits.of(p.targets[k].name).lim
+				p.skipLimited(p.targets[k].name, fmt.Sprintf("max_parallel %d calls in flight until the request deadline", l.MaxParallel), time.Second)
+			}
+			return false, nil
+		}
+	}
 }
 
 // allFailed is the error of a plan whose attempts all failed: a *LimitedError when every

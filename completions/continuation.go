@@ -110,7 +110,11 @@ func (s *ResponseStream) continueAfter(err error) bool {
 	req.AssistantPrefix = prefix
 	for _, i := range next {
 		t := s.p.targets[i]
-		if s.p.calls >= MaxUpstreamAttempts || !s.g.admit(s.p, i) {
+		if s.p.calls >= MaxUpstreamAttempts {
+			continue
+		}
+		// No queueing for a slot mid-stream: the indexes in next must stay put.
+		if ok, _ := s.g.admit(s.dctx, s.p, i, false); !ok {
 			continue
 		}
 		s.p.calls++

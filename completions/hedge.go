@@ -50,12 +50,23 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 	cancels := map[int]context.CancelFunc{}
 	begins := map[int]time.Time{}
 	next := 0
+	var gone error // the caller went away while the request waited for a slot
+	// start starts the next model that can be called. With no attempt running it may
+	// queue for a slot (admit): a hedge started beside a running one never waits.
 	start := func() bool {
-		for next < len(p.targets) && p.calls < MaxUpstreamAttempts {
+		for next < len(p.targets) && p.calls < MaxUpstreamAttempts && gone == nil {
 			i := next
 			next++
 			p.current = i
-			if !g.admit(p, i) {
+			ok, err := g.admit(ctx, p, i, len(cancels) == 0)
+			if err != nil {
+				gone = err
+				return false
+			}
+			if !ok {
+				if deadlineHit(ctx) {
+					return false
+				}
 				continue
 			}
 			p.calls++
@@ -92,6 +103,9 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 		clear(cancels)
 	}
 	if !start() {
+		if gone != nil {
+			return nil, 0, time.Time{}, gone
+		}
 		return nil, 0, time.Time{}, p.allFailed()
 	}
 	timer := time.NewTimer(p.timing.hedgeAfter)
@@ -135,6 +149,9 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				timer.Reset(p.timing.hedgeAfter)
 			}
 		}
+	}
+	if gone != nil {
+		return nil, 0, time.Time{}, gone
 	}
 	return nil, 0, time.Time{}, p.allFailed()
 }

@@ -11,11 +11,13 @@ import (
 )
 
 // MemberLimits bound what one model group member (a deployment) is sent, as LiteLLM's
-// router holds a deployment to its rpm, tpm and max_parallel_requests: a member at one of
-// its limits is skipped for the request's next model, as one whose circuit breaker is
-// open is, and a request whose every model is at its limit fails with a *LimitedError
-// (a 429 with Retry-After). The zero value bounds nothing. Limits are counted in this
-// process: replicas each allow the whole limit.
+// router holds a deployment to its rpm, tpm and max_parallel_requests. A member at its rpm
+// or tpm is skipped for the request's next model, as one whose circuit breaker is open
+// is, and a request whose every model is at its limit fails with a *LimitedError (a 429
+// with Retry-After). A member at its max_parallel is skipped likewise while a later model
+// can be called at once; when none can, the request queues for a slot instead, as
+// LiteLLM's per-deployment semaphore makes it (MaxParallel). The zero value bounds
+// nothing. Limits are counted in this process: replicas each allow the whole limit.
 type MemberLimits struct {
 	// RPM is the most upstream calls (retries included) the member gets in any minute;
 	// 0: no bound.
@@ -26,7 +28,13 @@ type MemberLimits struct {
 	// 0: no bound.
 	TPM int64 `json:"tpm,omitempty"`
 	// MaxParallel is the most calls the member has in flight at once (a stream counts
-	// until it ends); 0: no bound.
+	// until it ends); 0: no bound. A call past it is not refused: when no other of the
+	// request's remaining models can be called at once (each at its own max_parallel, its
+	// rpm or tpm, or its breaker open), the request waits for the first slot that frees on
+	// any of its models that are only at max_parallel, first come first served, and goes
+	// there. The wait is bounded by the request's deadline (FaultPolicy.Timeout, else
+	// Options.RequestTimeout, 5 minutes by default) and its context: at the deadline it
+	// fails with a *LimitedError, when the caller goes away with the context's error.
 	MaxParallel int64 `json:"max_parallel,omitempty"`
 }
 
@@ -118,7 +126,8 @@ func (ml *memberLimits) of(model string) *memberUsage {
 	return ml.m[model]
 }
 
-// full reports whether model is at one of its limits at now.
+// full reports whether model is at one of its limits at now (its max_parallel counting
+// the requests queued for it as in flight: they come first).
 func (ml *memberLimits) full(model string, now time.Time) bool {
 	u := ml.of(model)
 	if u == nil {
@@ -126,8 +135,8 @@ func (ml *memberLimits) full(model string, now time.Time) bool {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	_, _, at := u.atLimit(now, true)
-	return at
+	_, _, at := u.atLimit(now, nil)
+	return at != limitNone
 }
 
 // rateFull reports whether model is at its rpm or tpm at now: what bounds a retry, which
@@ -139,7 +148,7 @@ func (ml *memberLimits) rateFull(model string, now time.Time) bool {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	_, _, at := u.atLimit(now, false)
+	_, _, at := u.rateLimit(now)
 	return at
 }
 
@@ -161,16 +170,73 @@ type memberUsage struct {
 	mu       sync.Mutex
 	rpm, tpm tokenWindow // calls and tokens in each second of the last minute
 	inFlight int64
+	// waiters are the requests queued for a slot in flight (MaxParallel), first come
+	// first; a request may queue on several members at once.
+	waiters []*slotWaiter
 }
 
-// atLimit says whether u is at a limit at now, which (for the skipped attempt) and when
-// it frees up (at least a second away: a call in flight ends when it ends); parallel
-// says whether max_parallel counts (not for a retry, on its request's own slot). u.mu is
-// held.
-func (u *memberUsage) atLimit(now time.Time, parallel bool) (wait time.Duration, why string, at bool) {
-	if parallel && u.lim.MaxParallel > 0 && u.inFlight >= u.lim.MaxParallel {
-		return time.Second, fmt.Sprintf("max_parallel %d calls in flight", u.lim.MaxParallel), true
+// slotWaiter is one request queued for a slot in flight on one or more members: a
+// member with a slot free for it pokes it (wake), and it tries them again.
+type slotWaiter struct {
+	poke chan struct{} // buffered: a poke is kept until the waiter looks
+}
+
+func newSlotWaiter() *slotWaiter { return &slotWaiter{poke: make(chan struct{}, 1)} }
+
+// wake pokes w without blocking (a poke already pending is enough).
+func (w *slotWaiter) wake() {
+	select {
+	case w.poke <- struct{}{}:
+	default:
 	}
+}
+
+// limitKind says which of its limits a member is at.
+type limitKind int
+
+const (
+	limitNone     limitKind = iota
+	limitParallel           // max_parallel only: a slot frees when a call ends
+	limitRate               // rpm or tpm: frees as the minute moves on
+)
+
+// ahead is how many requests queued on u come before w (all of them when w is nil or
+// not queued on u). u.mu is held.
+func (u *memberUsage) ahead(w *slotWaiter) int64 {
+	for i, x := range u.waiters {
+		if x == w {
+			return int64(i)
+		}
+	}
+	return int64(len(u.waiters))
+}
+
+// atLimit says whether u is at a limit at now for the request w (nil: a request not
+// queued, which comes after every queued one), which (for the skipped attempt) and when
+// it frees up (at least a second away: a call in flight ends when it ends). rpm and tpm
+// come first: a member at its rate is at limitRate whatever its calls in flight. u.mu is
+// held.
+func (u *memberUsage) atLimit(now time.Time, w *slotWaiter) (wait time.Duration, why string, at limitKind) {
+	if wait, why, rate := u.rateLimit(now); rate {
+		return wait, why, limitRate
+	}
+	if u.lim.MaxParallel > 0 && u.inFlight+u.ahead(w) >= u.lim.MaxParallel {
+		return time.Second, fmt.Sprintf("max_parallel %d calls in flight", u.lim.MaxParallel), limitParallel
+	}
+	return 0, "", limitNone
+}
+
+// limitAt is which of its limits u is at, at now, for a request not queued on it.
+func (u *memberUsage) limitAt(now time.Time) limitKind {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	_, _, at := u.atLimit(now, nil)
+	return at
+}
+
+// rateLimit says whether u is at its rpm or tpm at now, which and when it frees up. u.mu
+// is held.
+func (u *memberUsage) rateLimit(now time.Time) (wait time.Duration, why string, at bool) {
 	if u.lim.RPM > 0 {
 		if n, below := u.rpm.sum(now, u.lim.RPM); n >= u.lim.RPM {
 			return max(below.Sub(now), time.Second), fmt.Sprintf("rpm %d calls in the last minute", u.lim.RPM), true
@@ -184,17 +250,21 @@ func (u *memberUsage) atLimit(now time.Time, parallel bool) (wait time.Duration,
 	return 0, "", false
 }
 
-// take admits a call at now unless u is at a limit: it counts the call and one more in
-// flight (release ends it). Not admitted, it says why and how long until u frees up.
-func (u *memberUsage) take(now time.Time) (wait time.Duration, why string, ok bool) {
+// take admits a call at now for the request w (nil: not queued) unless u is at a limit:
+// it counts the call and one more in flight (release ends it), and takes w out of u's
+// queue. Not admitted, it says why, which limit and how long until u frees up.
+func (u *memberUsage) take(now time.Time, w *slotWaiter) (wait time.Duration, why string, at limitKind) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if wait, why, at := u.atLimit(now, true); at {
-		return wait, why, false
+	if wait, why, at := u.atLimit(now, w); at != limitNone {
+		return wait, why, at
 	}
 	u.rpm.add(now, 1)
 	u.inFlight++
-	return 0, "", true
+	if w != nil {
+		u.remove(w)
+	}
+	return 0, "", limitNone
 }
 
 // again counts a retry's call at now (its slot in flight is the first call's).
@@ -210,13 +280,52 @@ func (u *memberUsage) untake(now time.Time) {
 	defer u.mu.Unlock()
 	u.rpm.add(now, -1)
 	u.inFlight--
+	u.wakeFirst()
 }
 
-// release ends a call in flight.
+// release ends a call in flight: the first request queued for its slot is woken.
 func (u *memberUsage) release() {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.inFlight--
-	u.mu.Unlock()
+	u.wakeFirst()
+}
+
+// queue puts w at the end of u's queue for a slot in flight.
+func (u *memberUsage) queue(w *slotWaiter) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.waiters = append(u.waiters, w)
+}
+
+// leave takes w out of u's queue (when it went elsewhere or stopped waiting): those
+// behind it move up, and the ones a free slot is now theirs are woken.
+func (u *memberUsage) leave(w *slotWaiter) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.remove(w) {
+		u.wakeFirst()
+	}
+}
+
+// remove takes w out of u's queue, reporting whether it was there. u.mu is held.
+func (u *memberUsage) remove(w *slotWaiter) bool {
+	for i, x := range u.waiters {
+		if x == w {
+			u.waiters = append(u.waiters[:i], u.waiters[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// wakeFirst wakes the queued requests a free slot is for: as many from the front of the
+// queue as slots are free. u.mu is held.
+func (u *memberUsage) wakeFirst() {
+	free := u.lim.MaxParallel - u.inFlight
+	for i := int64(0); i < free && i < int64(len(u.waiters)); i++ {
+		u.waiters[i].wake()
+	}
 }
 
 // limitReachedKind is the Kind of an attempt skipped because its model was at a limit.
@@ -278,8 +387,9 @@ func (p *plan) limited() error {
 	return &LimitedError{Model: asked, RetryAfter: p.limitWait, Attempts: append([]Attempt(nil), p.attempts...)}
 }
 
-// ErrLimited means every model a request could go to was at its rpm, tpm or max_parallel
-// limit (ModelGroup.Limits); *LimitedError says when to retry.
+// ErrLimited means every model a request could go to was at its rpm or tpm limit
+// (ModelGroup.Limits), or at its max_parallel until the request's deadline (the request
+// queued for a slot meanwhile); *LimitedError says when to retry.
 var ErrLimited = errors.New("completions: every model is at its limit")
 
 // LimitedError refuses a request whose every model was at its limit (MemberLimits): no

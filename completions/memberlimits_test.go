@@ -137,8 +137,9 @@ func TestMemberTPMCountedFromUsage(t *testing.T) {
 }
 
 // max_parallel counts calls in flight: while a member holds its one call, the next request
-// goes to the other member; when it ends, the member is used again. A stream holds its
-// call until it is closed.
+// goes to the other member (callable at once, so it does not queue for the first:
+// memberqueue_test.go); when it ends, the member is used again. A stream holds its call
+// until it is closed.
 func TestMemberMaxParallelCountsCallsInFlight(t *testing.T) {
 	h, _ := limitsHarness(t, map[string]ModelGroup{"g": {Models: []string{"a/m1", "b/m2"}, Limits: []MemberLimits{{MaxParallel: 1}, {}}}})
 	h.a.on("m1", step{hang: true}, step{text: "a"})

@@ -56,7 +56,9 @@ type ModelGroup struct {
 	// (a zero MemberLimits bounds nothing), in any order of the group (LiteLLM's
 	// deployment rpm, tpm and max_parallel_requests). A member at a limit is skipped for
 	// the next model, as an open circuit breaker is; a request whose every model (its
-	// fallbacks too) is at a limit fails with a *LimitedError. A model's limits hold
+	// fallbacks too) is at a limit fails with a *LimitedError, except that one at
+	// max_parallel queues for a slot until the request's deadline (MemberLimits.MaxParallel).
+	// A model's limits hold
 	// wherever it is called, so two groups may not give one model different limits.
 	Limits []MemberLimits `json:"limits,omitempty"`
 	// Fallbacks are tried, in order, after the group's own members when a request names

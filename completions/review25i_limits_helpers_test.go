@@ -16,3 +16,11 @@ func callsInMinuteOf(g *Gateway, model string) int64 {
 	n, _ := u.rpm.sum(g.opts.Now(), 1<<62)
 	return n
 }
+
+// queuedOn is how many requests are queued for a slot in flight of model (a limited member).
+func queuedOn(g *Gateway, model string) int {
+	u := g.limits.of(model)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.waiters)
+}

@@ -537,8 +537,9 @@ func completionsError(err error) *APIError {
 		ae.Header = http.Header{"Retry-After": {"1"}}
 		return ae
 	case errors.Is(err, completions.ErrLimited):
-		// Every deployment at its rpm, tpm or max_parallel (LiteLLM's router answers a
-		// RateLimitError): it clears with time, so the SDKs may wait and retry.
+		// Every deployment at its rpm or tpm, or at its max_parallel until the request's
+		// deadline (LiteLLM's router answers a RateLimitError): it clears with time, so
+		// the SDKs may wait and retry.
 		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
 		ae.Retryable = true
 		var le *completions.LimitedError
