@@ -38,7 +38,10 @@ type HealthMonitorOptions struct {
 	// OpenBreakers has a failed check that looks like an outage (a rate limit, a 5xx, a
 	// timeout, a connection failure: what counts towards the circuit breaker) open the
 	// model's circuit breaker as soon as it fails (not at the round's end), so requests
-	// skip it until its cooldown probe.
+	// skip it until its cooldown probe; and a passing check close the model's open breaker
+	// at once, as that probe answering would (the same BreakerChange to closed), so a
+	// recovered model need not wait for the cooldown. The breaker then reports the outages
+	// it covers: see HealthChange.Breaker.
 	OpenBreakers bool
 	// Now is the clock; default the gateway's (Options.Now).
 	Now func() time.Time
@@ -69,6 +72,14 @@ type HealthChange struct {
 	Err error
 	// Time is when the round that saw the change finished.
 	Time time.Time
+	// Breaker says the model's circuit breaker reports this change itself
+	// (HealthMonitorOptions.OpenBreakers), so an alert on it would repeat the breaker's
+	// (one outage, one deployment_down): turning unhealthy, the model's breaker was open
+	// once its check failed (the check opened it, or found it open), a BreakerChange to
+	// open having been told; healthy again, the outage ended was such a one, and the
+	// passing check closed the breaker (a BreakerChange to closed). False for a failure
+	// the breaker does not count (a bad key, an unknown model), or with the breaker off.
+	Breaker bool
 }
 
 // HealthMonitor checks a gateway's deployments in the background (LiteLLM's
@@ -81,7 +92,9 @@ type HealthMonitor struct {
 
 	mu     sync.Mutex
 	latest *HealthRound
-	down   map[string]bool // model -> its last check failed
+	// down: model -> its last check failed, and whether its breaker reports that outage
+	// (HealthChange.Breaker).
+	down map[string]bool
 }
 
 // NewHealthMonitor returns a monitor of g's deployments; it checks nothing until Run.
@@ -132,12 +145,21 @@ func (m *HealthMonitor) Run(ctx context.Context) {
 func (m *HealthMonitor) Check(ctx context.Context) HealthRound {
 	round := HealthRound{Started: m.opts.Now()}
 	var checked func(Deployment, error)
+	var openMu sync.Mutex
+	open := map[string]bool{} // model -> its breaker was open once its check failed
 	if m.opts.OpenBreakers && m.g.breakers != nil {
-		// At once, not at the round's end: a long round's early failure is old news by then
-		// (the model may have answered requests since).
+		// At once, not at the round's end: a long round's early result is old news by then
+		// (the model may have answered, or failed, requests since).
 		checked = func(d Deployment, err error) {
-			if err != nil && ctx.Err() == nil {
-				m.g.breakers.checkFailed(d.Model, err, m.opts.Now())
+			switch {
+			case err == nil:
+				m.g.breakers.checkPassed(d.Model, m.opts.Now())
+			case ctx.Err() == nil:
+				if m.g.breakers.checkFailed(d.Model, err, m.opts.Now()) {
+					openMu.Lock()
+					open[d.Model] = true
+					openMu.Unlock()
+				}
 			}
 		}
 	}
@@ -169,11 +191,17 @@ func (m *HealthMonitor) Check(ctx context.Context) HealthRound {
 	for _, model := range order {
 		st := models[model]
 		down := st.err != nil
-		if down != m.down[model] {
-			changes = append(changes, HealthChange{Model: model, ModelNames: st.names, Healthy: !down, Err: st.err, Time: round.Finished})
+		byBreaker, wasDown := m.down[model]
+		if down != wasDown {
+			if down {
+				byBreaker = open[model]
+			}
+			changes = append(changes, HealthChange{Model: model, ModelNames: st.names, Healthy: !down, Err: st.err, Time: round.Finished, Breaker: byBreaker})
 		}
 		if down {
-			m.down[model] = true
+			if !wasDown {
+				m.down[model] = byBreaker
+			}
 		} else {
 			delete(m.down, model)
 		}
@@ -216,21 +244,36 @@ func (m *HealthMonitor) Latest() (HealthRound, bool) {
 }
 
 // checkFailed opens model's breaker after a failed health check of it (err) that looks like
-// an outage, unless it is open already; the probe after its cooldown closes it again.
-func (b *breakers) checkFailed(model string, err error, now time.Time) {
-	kind := providers.KindOf(err)
-	if b.disabled() || !kind.Retryable() || kind == providers.KindUnknown {
-		return
+// an outage, unless it is open already; the probe after its cooldown, or a passing check
+// (checkPassed), closes it again. It reports whether the breaker is open (or probing)
+// afterwards: opened here, or by earlier failures.
+func (b *breakers) checkFailed(model string, err error, now time.Time) (open bool) {
+	if b.disabled() {
+		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	kind := providers.KindOf(err)
+	if !kind.Retryable() || kind == providers.KindUnknown {
+		// Not an outage: the breaker stays as it is.
+		br := b.m[model]
+		return br != nil && br.state != BreakerClosed
+	}
 	br := b.breakerOf(model)
 	if br.state == BreakerOpen && now.Before(br.until) {
-		return
+		return true
 	}
 	// The check is one more failure, and its kind the cause (BreakerChange.Cause, so the
 	// breaker's alert's error_class, is a kind; the monitor logs that it was a check).
 	br.failures++
 	b.trip(model, br, now, kind.String())
 	b.tell(model, now)
+	return true
+}
+
+// checkPassed closes model's breaker after a passing health check of it, as its probe
+// answering would: the same BreakerChange to closed (so the same recovery alert) and the
+// same fresh count of failures. A closed breaker's count starts again too.
+func (b *breakers) checkPassed(model string, now time.Time) {
+	b.record(model, nil, now, false)
 }

@@ -169,9 +169,18 @@ func (a *alerts) healthChanges() func(completions.HealthChange) {
 	return healthAlerts(a.alerter)
 }
 
-// healthAlerts sends each health change to al as an alerting.HealthCheckEvent.
+// healthAlerts sends each health change to al as an alerting.HealthCheckEvent, but for
+// the changes the model's circuit breaker reports itself (--model-health-breaker: a check
+// failing as an outage opens the breaker, a passing one closes it; HealthChange.Breaker):
+// the breaker's alert is the outage's one deployment_down, and its closing the one
+// deployment_recovered. The breaker is the source kept because requests act on it and it
+// hears of outages from real traffic too; the check still alerts on what the breaker does
+// not count (a revoked key, a model the provider no longer serves).
 func healthAlerts(al *alerting.Alerter) func(completions.HealthChange) {
 	return func(c completions.HealthChange) {
+		if c.Breaker {
+			return
+		}
 		_ = al.Send(alerting.HealthCheckEvent(c.Model, c.ModelNames, !c.Healthy, providers.KindOf(c.Err).String(), c.Time))
 	}
 }

@@ -79,17 +79,26 @@ func TestModelHealthIntervalDownAtStart(t *testing.T) {
 	}
 }
 
-// TestModelHealthFlagsChecked: a negative interval and --model-health-breaker without an
-// interval are refused before anything starts.
+// TestModelHealthFlagsChecked: a negative interval, one under the 5s floor (a check of
+// every deployment, billed, many times a second) and --model-health-breaker without an
+// interval are refused before anything starts, naming the flag; 5s itself is taken.
 func TestModelHealthFlagsChecked(t *testing.T) {
-	for _, args := range [][]string{
-		{"--model-health-interval", "-1s"},
-		{"--model-health-breaker"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model-health-interval", "-1s"}, "--model-health-interval must be 0 (off) or at least 5s"},
+		{[]string{"--model-health-interval", "1s"}, "--model-health-interval must be 0 (off) or at least 5s"},
+		{[]string{"--model-health-interval", "4999ms"}, "got 4.999s"},
+		{[]string{"--model-health-breaker"}, "--model-health-breaker needs --model-health-interval"},
 	} {
 		stderr := &syncBuffer{}
-		code := run(t.Context(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, args...), &syncBuffer{}, stderr)
-		if code == 0 || !strings.Contains(stderr.String(), "--model-health-") {
-			t.Errorf("%v: exit %d, %s", args, code, stderr.String())
+		code := run(t.Context(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, c.args...), &syncBuffer{}, stderr)
+		if code == 0 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, %s; want %q", c.args, code, stderr.String(), c.want)
 		}
 	}
+	// The floor itself starts (nothing to check: no model groups).
+	_, stop := serveUntil(t, "http://127.0.0.1:1", "--model-health-interval", "5s")
+	stop()
 }

@@ -24,6 +24,12 @@ import (
 	"github.com/switchyard-ai/switchyard/trainer"
 )
 
+// minModelHealthInterval is the shortest --model-health-interval (0 aside: off). Each
+// round is a real, billed request of every deployment from every serve process, and the
+// state it reports (GET /health, the metrics, the alerts, the breakers) moves no faster
+// than a deployment's outages do: a shorter interval only spends.
+const minModelHealthInterval = 5 * time.Second
+
 // serveConfig is everything `switchyard serve` reads from flags and the environment.
 type serveConfig struct {
 	Addr            string
@@ -70,7 +76,7 @@ type serveConfig struct {
 	// in the background, GET /health answering the latest results (0: off).
 	ModelHealthInterval time.Duration
 	// ModelHealthBreaker is --model-health-breaker: a failed background check opens the
-	// model's circuit breaker.
+	// model's circuit breaker, a passing one closes it.
 	ModelHealthBreaker bool
 	// CORSOrigins is the comma-separated allow-list of browser origins (empty: CORS off).
 	CORSOrigins string
@@ -151,8 +157,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.Float64Var(&c.TradeoffMaxLoss, "tradeoff-max-loss", trainer.MaxQualityLoss, "validation mean score (0-1; 0.01 is one point) a trained router's default tradeoff tolerance may give up against its no-tradeoff pick; larger buys cheaper default picks (see a router's frontier)")
 	fs.DurationVar(&c.ModelHealthTimeout, "model-health-timeout", server.DefaultModelHealthTimeout, "how long LiteLLM's model health check (GET /health) waits for each deployment's answer before counting it unhealthy (0: no bound but the request's own)")
 	fs.IntVar(&c.ModelHealthConcurrency, "model-health-concurrency", server.DefaultModelHealthConcurrency, "deployments GET /health checks at once")
-	fs.DurationVar(&c.ModelHealthInterval, "model-health-interval", 0, "check every model group member in the background at start-up and then this often (±10% jitter), GET /health answering the latest results at once (?fresh=true checks now); each check is one tiny real, billed request, made by every serve process (0: off)")
-	fs.BoolVar(&c.ModelHealthBreaker, "model-health-breaker", false, "with --model-health-interval: a background check that fails as an outage would (rate limit, 5xx, timeout, connection) opens the model's circuit breaker at once, so requests skip it until its cooldown probe")
+	fs.DurationVar(&c.ModelHealthInterval, "model-health-interval", 0, "check every model group member in the background at start-up and then this often (±10% jitter; at least 5s), GET /health answering the latest results at once (?fresh=true checks now); each check is one tiny real, billed request, made by every serve process (0: off)")
+	fs.BoolVar(&c.ModelHealthBreaker, "model-health-breaker", false, "with --model-health-interval: a background check that fails as an outage would (rate limit, 5xx, timeout, connection) opens the model's circuit breaker at once, so requests skip it until its cooldown probe or a passing check, which closes it at once; the breaker's alerts are then the outage's (one deployment_down, one deployment_recovered)")
 	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")
 	fs.StringVar(&c.CORSOrigins, "cors-origins", "", "comma-separated browser origins allowed to call the API (e.g. https://app.example.com; * for any); empty turns CORS off")
 	fs.DurationVar(&c.Faults.FirstToken, "first-token-timeout", 20*time.Second, "how long a streamed attempt may wait for its response and first fragment before the next model is tried (requests may set first_token_timeout)")
@@ -261,8 +267,8 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err := c.Alerts.check(); err != nil {
 		return err
 	}
-	if c.ModelHealthInterval < 0 {
-		return fmt.Errorf("--model-health-interval must be 0 (off) or positive, got %s", c.ModelHealthInterval)
+	if c.ModelHealthInterval != 0 && c.ModelHealthInterval < minModelHealthInterval {
+		return fmt.Errorf("--model-health-interval must be 0 (off) or at least %s (each check is a real, billed request of every deployment), got %s", minModelHealthInterval, c.ModelHealthInterval)
 	}
 	if c.ModelHealthBreaker && c.ModelHealthInterval == 0 {
 		return errors.New("--model-health-breaker needs --model-health-interval: without background checks nothing opens the breakers")
