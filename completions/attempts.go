@@ -40,6 +40,10 @@ type plan struct {
 	calls       int    // upstream calls made (MaxUpstreamAttempts)
 	losers      []part // hedged starts that lost, billed with the answer
 	collected   bool   // a stream read whole for a non-streamed request (completeHedged)
+	// noQueue: the request does not queue for a slot in flight (MemberLimits.MaxParallel),
+	// being a choice of StreamN, whose started siblings hold their slots until the caller
+	// reads them, which it can only once every choice has started or failed.
+	noQueue bool
 	// held are the calls in flight counted against their models' MaxParallel (admit);
 	// limitWait is the shortest wait for a model skipped at its limit (0: none was).
 	held      []*memberUsage
@@ -385,7 +389,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			// Admitted only when its call is made: admit counts it against the model's
 			// limits (rpm, a slot in flight).
 			if retry == 0 {
-				ok, err := g.admit(ctx, p, i, true)
+				ok, err := g.admit(ctx, p, i, !p.noQueue)
 				if err != nil {
 					return err // the caller went away while the request waited for a slot
 				}

@@ -58,7 +58,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			i := next
 			next++
 			p.current = i
-			ok, err := g.admit(ctx, p, i, len(cancels) == 0)
+			ok, err := g.admit(ctx, p, i, len(cancels) == 0 && !p.noQueue)
 			if err != nil {
 				gone = err
 				return false

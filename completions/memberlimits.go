@@ -34,7 +34,9 @@ type MemberLimits struct {
 	// any of its models that are only at max_parallel, first come first served, and goes
 	// there. The wait is bounded by the request's deadline (FaultPolicy.Timeout, else
 	// Options.RequestTimeout, 5 minutes by default) and its context: at the deadline it
-	// fails with a *LimitedError, when the caller goes away with the context's error.
+	// fails with a *LimitedError, when the caller goes away with the context's error. The
+	// choices of Gateway.StreamN do not queue (a started sibling holds its slot until the
+	// caller, who has none of them yet, reads it): one at a limit is refused at once.
 	MaxParallel int64 `json:"max_parallel,omitempty"`
 }
 

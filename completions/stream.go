@@ -141,6 +141,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 		}
 	}()
 	p.collected = collected
+	p.noQueue = req.choices > 1 && !collected // StreamN's: see plan.noQueue
 	var (
 		won   *attemptStream
 		used  target
