@@ -241,7 +241,7 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 		return nil, err
 	}
 	if req.BudgetID != "" {
-		if err := budgetFieldsBeside(req.budgetFieldsGiven()); err != nil {
+		if err := budgetFieldsBeside("end user", req.budgetFieldsGiven()); err != nil {
 			return nil, err
 		}
 	}
@@ -342,7 +342,7 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 			return v
 		}
 		if req.BudgetID != "" {
-			if err := budgetFieldsBeside(given); err != nil {
+			if err := budgetFieldsBeside("end user", given); err != nil {
 				return err
 			}
 		}

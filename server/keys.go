@@ -68,6 +68,9 @@ type keyRequest struct {
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 	// UserID links the key to a user of the calling key; it is kept as metadata.user_id.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
+	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
+	// budget_duration and tpm_limit become the key's, now and on every /budget/update.
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute: now and whenever the budget changes; those fields may not be given with it; \"\" on PATCH leaves the budget and keeps its values as the key's own"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
@@ -99,8 +102,10 @@ type virtualKey struct {
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
 	// UserID is the user the key is made for: its metadata.user_id, answered apart and not
 	// stored apart.
-	UserID string   `json:"user_id,omitempty" jsonschema:"description=The user the key is made for (its metadata.user_id); absent for none"`
-	Spend  keySpend `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
+	UserID string `json:"user_id,omitempty" jsonschema:"description=The user the key is made for (its metadata.user_id); absent for none"`
+	// BudgetID is the LiteLLM budget the key's budget fields come from ("": its own).
+	BudgetID string   `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from; absent for its own"`
+	Spend    keySpend `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 
 	// keyName is the key abbreviated (abbreviateKey), kept in its record's key_name from
 	// when the key was made or last rotated; "" for a key stored by an earlier build.
@@ -255,7 +260,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Status: http.StatusCreated, ResponseHeaders: []HeaderParam{keyETagHeader},
 		Errors: map[int]string{
 			403: "the calling key is itself limited in scope (a virtual or job key)",
-			404: "user_id names no user of this key (POST /api/v1/users makes one)",
+			404: "user_id names no user of this key (POST /api/v1/users makes one), or budget_id no budget of this key (POST /budget/new makes one)",
 			409: fmt.Sprintf("this key has issued %d virtual keys already", MaxVirtualKeysPerOwner),
 			422: "validation error: the message names the field",
 		}},
@@ -296,7 +301,7 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 		s.keyInfoHandler(func(r *http.Request) (string, error) { return r.PathValue("key_id"), nil }))
 	s.Handle(Route{Method: "PATCH", Path: "/api/v1/keys/{key_id}", Summary: "Change a virtual key's name or limits (the fields given; expires_at null removes the expiry); its spend is kept; with If-Match only if the key is still at that version",
 		Tags: tags, Request: keyRequest{}, Response: virtualKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: map[int]string{
-			404: "no virtual key of this key has this id, or a changed user_id names no user of this key",
+			404: "no virtual key of this key has this id, or a changed user_id names no user of this key, or budget_id no budget of this key",
 			412: "If-Match was given and the key was rotated or changed since that version: nothing was changed",
 			422: "validation error: the message names the field",
 		}},
@@ -497,8 +502,12 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 			return nil, err
 		}
 	}
-	limits, err := checkKeyRequest(g, req, now, true)
-	if err != nil {
+	if req.BudgetID != "" {
+		if err := budgetFieldsBeside("key", req.budgetFieldsGiven()); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := checkKeyRequest(g, req, now, true); err != nil {
 		return nil, err
 	}
 	if err := s.checkKeyMCPServers(req.MCPServers); err != nil {
@@ -510,8 +519,16 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	}
 	id := "vk_" + hash[:16]
 	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now, keyName: abbreviateKey(key)}
-	req.applyTo(&vk, limits)
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		req := req // the budget's fields, taken in each attempt of the transaction
+		if err := takeKeyBudgetOf(ctx, tx, owner, &req); err != nil {
+			return err
+		}
+		limits, err := checkKeyRequest(g, req, now, false) // the models were checked above
+		if err != nil {
+			return err
+		}
+		req.applyTo(&vk, limits)
 		issued, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/", Limit: MaxVirtualKeysPerOwner})
 		if err != nil {
 			return err
@@ -651,7 +668,7 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 		vk.MCPServers = nil
 	}
 	vk.BudgetBlock = req.Blocked && req.budgetBlock
-	vk.TeamID = req.TeamID
+	vk.TeamID, vk.BudgetID = req.TeamID, req.BudgetID
 	if len(vk.Guardrails) == 0 {
 		vk.Guardrails = nil
 	}
@@ -678,6 +695,12 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
+	return putKeyDescription(ctx, tx, owner, hash, vk)
+}
+
+// putKeyDescription writes virtual key vk's description (its store.VirtualKeys record; its
+// key hashes to hash) through tx, and sets vk's version to the description's.
+func putKeyDescription(ctx context.Context, tx store.Tx, owner, hash string, vk *virtualKey) error {
 	kept := *vk
 	kept.UserID = "" // metadata.user_id is the record of it
 	rec, err := json.Marshal(storedVirtualKey{virtualKey: kept, Owner: owner, Hash: hash, KeyName: vk.keyName})
@@ -883,7 +906,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
 			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID,
-			MCPServers: rec.MCPServers}
+			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -907,6 +930,14 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if adjust != nil {
 			adjust(&req, rec.virtualKey)
+		}
+		if req.BudgetID != "" {
+			if err := budgetFieldsBeside("key", given); err != nil {
+				return err
+			}
+		}
+		if err := takeKeyBudgetOf(ctx, tx, owner, &req); err != nil {
+			return err
 		}
 		check := req
 		if !expiryGiven {

@@ -23,15 +23,16 @@ import (
 // LiteLLM's proxy keeps reusable budgets (its LiteLLM_BudgetTable) managed through
 // /budget/new, /budget/update, /budget/info, /budget/list, /budget/delete and
 // /budget/settings, and attached by budget_id to customers (/customer/new and
-// /customer/update). The routes here keep them in store.LiteLLMBudgets under
-// "<owner>/<budget_id>", each key seeing its own, as its teams and end users. A budget is a
-// template of limits, not an account: an end user naming one takes its max_budget,
-// soft_budget, budget_duration and tpm_limit as its own account's limits (each end user
-// spends against them on its own, as on LiteLLM), and a /budget/update rewrites them on
-// every end user naming it in the same store transaction (store.BudgetCustomers indexes
-// those end users). A budget some end user names cannot be deleted: LiteLLM's database
-// sets those customers' budget_id to null, leaving them unbounded without a word; here the
-// delete is a 400 naming them. The fields an end user account cannot hold (rpm_limit,
+// /customer/update) and to virtual keys (/key/generate and /key/update; keybudgets.go).
+// The routes here keep them in store.LiteLLMBudgets under "<owner>/<budget_id>", each key
+// seeing its own, as its teams and end users. A budget is a template of limits, not an
+// account: an end user or virtual key naming one takes its max_budget, soft_budget,
+// budget_duration and tpm_limit as its own account's limits (each spends against them on
+// its own, as on LiteLLM), and a /budget/update rewrites them on every end user and key
+// naming it in the same store transaction (store.BudgetCustomers indexes those end users;
+// the keys are found among the owner's). A budget some end user or key names cannot be
+// deleted: LiteLLM's database sets their budget_id to null, leaving them unbounded without
+// a word; here the delete is a 400 naming them. The fields an end user account cannot hold (rpm_limit,
 // max_parallel_requests, model_max_budget, budget_reset_at) are refused with a 400 naming
 // them unless they ask for nothing, as the other LiteLLM routes here refuse theirs.
 
@@ -73,13 +74,13 @@ type litellmBudgetRecord struct {
 // litellmBudget is a budget as LiteLLM's LiteLLM_BudgetTable describes one.
 type litellmBudget struct {
 	BudgetID            string          `json:"budget_id"`
-	MaxBudget           *float64        `json:"max_budget" jsonschema:"description=USD each end user naming the budget may spend (per budget_duration); null for no bound"`
+	MaxBudget           *float64        `json:"max_budget" jsonschema:"description=USD each end user or key naming the budget may spend (per budget_duration); null for no bound"`
 	SoftBudget          *float64        `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
 	MaxParallelRequests *int            `json:"max_parallel_requests" jsonschema:"description=Always null (not supported)"`
-	TPMLimit            *int64          `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user naming the budget may use; null for no bound"`
+	TPMLimit            *int64          `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user or key naming the budget may use; null for no bound"`
 	RPMLimit            *int            `json:"rpm_limit" jsonschema:"description=Always null (not supported)"`
 	ModelMaxBudget      *map[string]any `json:"model_max_budget" jsonschema:"description=Always null (not supported)"` // a pointer: the document's schema allows the null it always is
-	BudgetDuration      *string         `json:"budget_duration" jsonschema:"description=Period after which each end user's spend starts again from zero (30d); null for all time"`
+	BudgetDuration      *string         `json:"budget_duration" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
 	BudgetResetAt       *time.Time      `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
 	CreatedAt           time.Time       `json:"created_at"`
 	CreatedBy           string          `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the budget"`
@@ -91,10 +92,10 @@ type litellmBudget struct {
 // LiteLLM fields are refused when they ask for something.
 type litellmBudgetRequest struct {
 	BudgetID       string   `json:"budget_id,omitempty" jsonschema:"description=The budget's id (at most 256 characters; made when not given on /budget/new; required on /budget/update)"`
-	MaxBudget      *float64 `json:"max_budget,omitempty" jsonschema:"description=USD each end user naming it may spend (per budget_duration); more than 0; null for no bound"`
+	MaxBudget      *float64 `json:"max_budget,omitempty" jsonschema:"description=USD each end user or key naming it may spend (per budget_duration); more than 0; null for no bound"`
 	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null or 0 for none"`
-	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which each end user's spend starts again from zero (30d); null for all time"`
-	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute each end user naming it may use; null or 0 for no bound"`
+	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
+	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute each end user or key naming it may use; null or 0 for no bound"`
 }
 
 // litellmBudgetIDs is the body of POST /budget/info.
@@ -124,7 +125,7 @@ func litellmBudgetPath(path string) bool { return strings.HasPrefix(path, "/budg
 func (s *Server) litellmBudgetRoutes() {
 	tags := []string{"LiteLLM compatibility"}
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
-	s.Handle(Route{Method: "POST", Path: "/budget/new", Summary: "LiteLLM's budget creation: a reusable budget that end users take by budget_id (/customer/new, /customer/update)",
+	s.Handle(Route{Method: "POST", Path: "/budget/new", Summary: "LiteLLM's budget creation: a reusable budget that end users (/customer/new, /customer/update) and virtual keys (/key/generate, /key/update) take by budget_id",
 		Tags: tags, Request: litellmBudgetRequest{}, Response: litellmBudget{},
 		Errors: map[int]string{400: "budget_id taken or too long, past the key's 1000 budgets, or a bad or unsupported field: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -155,7 +156,7 @@ func (s *Server) litellmBudgetRoutes() {
 			writeJSON(w, http.StatusOK, litellmBudgetOf(b))
 			return nil
 		})
-	s.Handle(Route{Method: "POST", Path: "/budget/update", Summary: "LiteLLM's budget update: sets the fields given (null removes a bound) and applies them to every end user that names the budget",
+	s.Handle(Route{Method: "POST", Path: "/budget/update", Summary: "LiteLLM's budget update: sets the fields given (null removes a bound) and applies them to every end user and virtual key that names the budget",
 		Tags: tags, Request: litellmBudgetRequest{}, Response: litellmBudget{},
 		Errors: map[int]string{400: "budget_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: "no budget of this key has the budget_id"}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -225,9 +226,9 @@ func (s *Server) litellmBudgetRoutes() {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "POST", Path: "/budget/delete", Summary: "LiteLLM's budget deletion: deletes a budget no end user names (LiteLLM would leave those end users unbounded: here it is a 400 naming them)",
+	s.Handle(Route{Method: "POST", Path: "/budget/delete", Summary: "LiteLLM's budget deletion: deletes a budget no end user or virtual key names (LiteLLM would leave them unbounded: here it is a 400 naming them)",
 		Tags: tags, Request: litellmBudgetDeletion{}, Response: litellmBudget{},
-		Errors: map[int]string{400: "id missing, or end users name the budget: the message lists them", 403: scoped, 404: "no budget of this key has the id"}},
+		Errors: map[int]string{400: "id missing, or end users or virtual keys name the budget: the message lists them (and counts the keys)", 403: scoped, 404: "no budget of this key has the id"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req litellmBudgetDeletion
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
@@ -377,10 +378,10 @@ func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
 	}
 	return []litellmBudgetSetting{
 		{FieldName: "max_parallel_requests", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
-		{FieldName: "tpm_limit", FieldType: "Integer", FieldDescription: "Tokens per minute each end user naming the budget may use", FieldValue: value(b.TPMLimit), StoredInDB: true},
+		{FieldName: "tpm_limit", FieldType: "Integer", FieldDescription: "Tokens per minute each end user or key naming the budget may use", FieldValue: value(b.TPMLimit), StoredInDB: true},
 		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
-		{FieldName: "budget_duration", FieldType: "String", FieldDescription: "Period after which each end user's spend starts again from zero (30d)", FieldValue: value(b.BudgetDuration), StoredInDB: true},
-		{FieldName: "max_budget", FieldType: "Float", FieldDescription: "USD each end user naming the budget may spend (per budget_duration)", FieldValue: value(b.MaxBudget), StoredInDB: true},
+		{FieldName: "budget_duration", FieldType: "String", FieldDescription: "Period after which the spend of each end user or key naming the budget starts again from zero (30d)", FieldValue: value(b.BudgetDuration), StoredInDB: true},
+		{FieldName: "max_budget", FieldType: "Float", FieldDescription: "USD each end user or key naming the budget may spend (per budget_duration)", FieldValue: value(b.MaxBudget), StoredInDB: true},
 		{FieldName: "soft_budget", FieldType: "Float", FieldDescription: "USD mark that sends a budget alert and never blocks", FieldValue: value(b.SoftBudget), StoredInDB: true},
 		{FieldName: "model_max_budget", FieldType: "Object", FieldDescription: unsupported, StoredInDB: true},
 	}
@@ -441,11 +442,13 @@ func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord)
 }
 
 // updateLiteLLMBudget applies LiteLLM's fields to owner's budget id and its limits to
-// every end user naming it, in one transaction: a failed update changes nothing.
+// every end user and virtual key naming it, in one transaction: a failed update changes
+// nothing.
 func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
 	var b litellmBudgetRecord
-	applied := 0
+	applied, keys := 0, 0
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		applied = 0
 		var err error
 		if b, err = s.litellmBudgetOf(ctx, tx, owner, id); err != nil {
 			return err
@@ -472,17 +475,18 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fiel
 			}
 			applied++
 		}
-		return nil
+		keys, err = applyBudgetToKeys(ctx, tx, owner, b)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: updating budget %s: %w", id, err)
 	}
-	s.log.InfoContext(ctx, "budget updated", "owner", owner, "budget_id", id, "end_users", applied)
+	s.log.InfoContext(ctx, "budget updated", "owner", owner, "budget_id", id, "end_users", applied, "keys", keys)
 	return &b, nil
 }
 
-// deleteLiteLLMBudget deletes owner's budget id unless an end user names it (a 400 naming
-// them) and returns it.
+// deleteLiteLLMBudget deletes owner's budget id unless an end user or virtual key names it
+// (a 400 naming them) and returns it.
 func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*litellmBudgetRecord, error) {
 	var b litellmBudgetRecord
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -496,17 +500,20 @@ func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*li
 		if err != nil {
 			return err
 		}
-		if len(recs) > 0 {
+		keyRecs, err := budgetKeys(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		if len(recs) > 0 || len(keyRecs) > 0 {
 			users := make([]string, len(recs))
 			for i, rec := range recs {
 				users[i] = rec.EndUserID
 			}
-			named := users[:min(len(users), maxBudgetCustomersNamed)]
-			more := ""
-			if len(users) > maxBudgetCustomersNamed {
-				more = " and more"
+			keys := make([]string, len(keyRecs))
+			for i, rec := range keyRecs {
+				keys[i] = rec.ID
 			}
-			return litellmInvalid("id", "id: budget %q is the budget of customers %s%s: give them another budget_id (/customer/update) or delete them (/customer/delete) first", id, pythonList(named), more)
+			return budgetInUse(id, users[:min(len(users), maxBudgetCustomersNamed)], len(users) > maxBudgetCustomersNamed, keys)
 		}
 		return tx.Delete(ctx, store.LiteLLMBudgets, owner+"/"+id)
 	})
@@ -576,9 +583,9 @@ func moveBudgetCustomer(ctx context.Context, tx store.Tx, owner, id, from, to st
 	return nil
 }
 
-// endUserBudgetFields are the end user fields a budget_id sets, in the order a refusal
-// names them.
-var endUserBudgetFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute"}
+// budgetIDFields are the end user and virtual key fields a budget_id sets, in the order
+// a refusal names them.
+var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute"}
 
 // budgetFieldsGiven names the budget fields req sets (those a budget_id sets too).
 func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
@@ -598,12 +605,12 @@ func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	return given
 }
 
-// budgetFieldsBeside refuses an end user's own budget fields given with (or while it has)
-// a budget_id, whose budget sets them.
-func budgetFieldsBeside(given map[string]json.RawMessage) error {
-	for _, f := range endUserBudgetFields {
+// budgetFieldsBeside refuses an end user's or a key's own budget fields given with (or
+// while it has) a budget_id, whose budget sets them; what ("end user", "key") names it.
+func budgetFieldsBeside(what string, given map[string]json.RawMessage) error {
+	for _, f := range budgetIDFields {
 		if _, ok := given[f]; ok {
-			v := Validation(http.StatusUnprocessableEntity, "%s: the end user's budget fields come from its budget_id (POST /budget/update changes them); give budget_id or this field, not both", f)
+			v := Validation(http.StatusUnprocessableEntity, "%s: the %s's budget fields come from its budget_id (POST /budget/update changes them); give budget_id or this field, not both", f, what)
 			v.Param = f
 			return v
 		}

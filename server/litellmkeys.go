@@ -39,14 +39,17 @@ var litellmFieldNames = map[string]string{
 	"guardrails":      "guardrails",
 	"team_id":         "team_id",
 	"soft_budget":     "soft_budget_usd",
+	"budget_id":       "budget_id",
 }
+
+// litellmBudgetIDFields are LiteLLM's key fields a budget_id sets.
+var litellmBudgetIDFields = []string{"max_budget", "soft_budget", "budget_duration", "tpm_limit"}
 
 // litellmRefused are LiteLLM key fields without an equivalent here, with the reason given
 // when one asks for something (an empty value — null, {}, [], "", 0, false — is accepted,
 // as LiteLLM's clients send their defaults).
 var litellmRefused = map[string]string{
 	"organization_id":              "Switchyard has no organizations (keep a label in metadata)",
-	"budget_id":                    "Switchyard has no shared budgets: set max_budget and budget_duration on the key",
 	"key":                          "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit key",
 	"policies":                     "Switchyard has no per-key policies",
 	"prompts":                      "Switchyard has no per-key prompts",
@@ -92,6 +95,7 @@ type litellmKeyRequest struct {
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
 	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
+	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (not with those fields unless null); null on /key/update leaves the budget and keeps its values as the key's own"`
 	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
 	ObjectPermission *litellmObjectPermission `json:"object_permission,omitempty" jsonschema:"description=Which MCP servers the key may use: mcp_servers (the other members are refused when not empty)"`
 }
@@ -119,6 +123,7 @@ type litellmKeyInfo struct {
 	Metadata       map[string]any `json:"metadata"`
 	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
 	TeamID         *string        `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
+	BudgetID       *string        `json:"budget_id" jsonschema:"description=The budget of /budget/new its max_budget and soft_budget and budget_duration and tpm_limit come from; null for its own"`
 	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	// ObjectPermission says which MCP servers the key may use.
@@ -186,8 +191,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/key/generate", Summary: "LiteLLM's key generation: issues a virtual key (as POST /api/v1/keys)",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{},
 		Errors: map[int]string{
-			400: "a bad or unsupported field: the message names it",
+			400: "a bad or unsupported field, or a budget field beside budget_id: the message names it",
 			403: scoped,
+			404: "budget_id names no budget of this key (param budget_id; POST /budget/new makes one)",
 			409: fmt.Sprintf("this key has issued %d virtual keys already, or key_alias is another key's", MaxVirtualKeysPerOwner),
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -245,7 +251,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		return nil
 	}
 	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) { return litellmBodyOf(r, true) }
-	regenErrors := map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's",
+	regenErrors := map[int]string{400: "a bad or unsupported field, or a budget field beside budget_id: the message names it", 403: scoped, 404: notFound + ", or budget_id names no budget of this key (param budget_id)", 409: "key_alias is another key's",
 		412: "If-Match was given and the key was rotated or changed since that version (GET /api/v1/keys/{key_id}'s ETag)"}
 	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate), the fields given changed as /key/update changes them; the old key stops working at once",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: regenErrors},
@@ -353,7 +359,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmUpdatedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader},
-		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 404: notFound, 409: "key_alias is another key's", 412: ifMatchMoved}},
+		Errors: map[int]string{400: "a bad or unsupported field, or a budget field beside budget_id (given or the key's): the message names it", 403: scoped, 404: notFound + ", or budget_id names no budget of this key (param budget_id)", 409: "key_alias is another key's", 412: ifMatchMoved}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
@@ -600,6 +606,8 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 	var metadata map[string]any
 	var blocked *bool
 	metadataNull := false
+	var budgetID string
+	_ = json.Unmarshal(fields["budget_id"], &budgetID)
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 		if name == "duration" || name == "budget_duration" {
@@ -608,6 +616,9 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			if json.Unmarshal(raw, &v) == nil && (v == "" || strings.EqualFold(v, "none") || strings.EqualFold(v, "null")) {
 				raw, isNull = json.RawMessage("null"), true
 			}
+		}
+		if isNull && budgetID != "" && slices.Contains(litellmBudgetIDFields, name) {
+			continue // no value of the key's own beside the budget that sets it: asks for nothing
 		}
 		var number float64
 		isZero := !isNull && json.Unmarshal(raw, &number) == nil && number == 0
@@ -652,7 +663,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			switch {
 			case !isNull:
 				native[litellmFieldNames[name]] = raw
-			case update && (name == "key_alias" || name == "budget_duration" || name == "team_id"):
+			case update && (name == "key_alias" || name == "budget_duration" || name == "team_id" || name == "budget_id"):
 				native[litellmFieldNames[name]] = json.RawMessage(`""`)
 			case update && name == "guardrails":
 				native[litellmFieldNames[name]] = json.RawMessage(`[]`)
@@ -846,7 +857,7 @@ var litellmNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"name", "key_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},
-	{"mcp_servers", "object_permission.mcp_servers"},
+	{"mcp_servers", "object_permission.mcp_servers"}, {"budget_id", "budget_id"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -959,6 +970,9 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	}
 	if vk.TeamID != "" {
 		info.TeamID = &vk.TeamID
+	}
+	if vk.BudgetID != "" {
+		info.BudgetID = &vk.BudgetID
 	}
 	return info
 }

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// A virtual key takes a LiteLLM budget (litellmbudgets.go) by budget_id as an end user
+// does (LiteLLM's /key/generate and /key/update budget_id, and budget_id on POST and PATCH
+// /api/v1/keys): the budget's max_budget, soft_budget, budget_duration and tpm_limit become
+// the key's max_budget_usd, soft_budget_usd, budget_duration and tokens_per_minute, its own
+// account spending against them on its own; a /budget/update rewrites them on every key
+// naming the budget in the same store transaction; a budget some key names cannot be
+// deleted; and the key's own budget fields are refused beside a budget_id (budget_id ""
+// on an update leaves the budget, keeping its values as the key's own). The keys of a
+// budget are found by reading the owner's virtual keys (at most MaxVirtualKeysPerOwner),
+// as a team's and a user's keys are, so no index has to be kept in step with every path
+// that writes or deletes a key.
+
+// maxBudgetKeysNamed bounds the keys a refused /budget/delete names.
+const maxBudgetKeysNamed = 20
+
+// budgetFieldsGiven names the budget fields req sets (those a budget_id sets too): the
+// block of LiteLLM's max_budget 0 counts as max_budget_usd.
+func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
+	given := map[string]json.RawMessage{}
+	if req.MaxBudgetUSD != 0 || (req.Blocked && req.budgetBlock) {
+		given["max_budget_usd"] = nil
+	}
+	if req.SoftBudgetUSD != 0 {
+		given["soft_budget_usd"] = nil
+	}
+	if req.BudgetDuration != "" {
+		given["budget_duration"] = nil
+	}
+	if req.TokensPerMinute != 0 {
+		given["tokens_per_minute"] = nil
+	}
+	return given
+}
+
+// takeKeyBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
+// through tx ("": req unchanged), or answers 404 naming budget_id. The budget replaces a
+// block that was a budget of nothing (LiteLLM's max_budget 0).
+func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyRequest) error {
+	if req.BudgetID == "" {
+		return nil
+	}
+	b, err := ownedRecord[litellmBudgetRecord](ctx, tx, store.LiteLLMBudgets, owner, req.BudgetID, "budget", func() error {
+		return litellmBudgetNotFound("budget_id", req.BudgetID)
+	})
+	if err != nil {
+		return err
+	}
+	req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+	req.Blocked, req.budgetBlock = req.Blocked && !req.budgetBlock, false
+	return nil
+}
+
+// keyLimits is the account limits of vk as stored (its fields were checked when set), as
+// checkKeyRequest makes them.
+func keyLimits(vk virtualKey) completions.BudgetLimits {
+	l := completions.BudgetLimits{AllowedModels: vk.Models, MaxCostUSD: vk.MaxBudgetUSD, SoftCostUSD: vk.SoftBudgetUSD,
+		MaxTokens: vk.MaxTokens, MaxCalls: vk.MaxRequests, TokensPerMinute: vk.TokensPerMinute, Blocked: vk.Blocked}
+	if vk.BudgetDuration != "" {
+		l.ResetEvery, _ = parseBudgetDuration(vk.BudgetDuration)
+	}
+	return l
+}
+
+// budgetKeys returns owner's virtual keys naming budget id, read through tx, in the order
+// of their ids.
+func budgetKeys(ctx context.Context, tx store.Tx, owner, id string) ([]storedVirtualKey, error) {
+	es, err := tx.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, fmt.Errorf("server: listing the keys of budget %s: %w", id, err)
+	}
+	var out []storedVirtualKey
+	for _, e := range es {
+		rec, err := readKeyRecord(e.Value)
+		if err != nil {
+			return nil, fmt.Errorf("server: key record %s: %w", e.Key, err)
+		}
+		if rec.BudgetID == id {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// applyBudgetToKeys sets the budget fields of every virtual key of owner naming budget b
+// to b's, and their accounts' limits with them, through tx; it returns how many keys it
+// changed. A key's spend is kept.
+func applyBudgetToKeys(ctx context.Context, tx store.Tx, owner string, b litellmBudgetRecord) (int, error) {
+	recs, err := budgetKeys(ctx, tx, owner, b.BudgetID)
+	if err != nil {
+		return 0, err
+	}
+	for _, rec := range recs {
+		vk := rec.virtualKey
+		vk.MaxBudgetUSD, vk.SoftBudgetUSD, vk.BudgetDuration, vk.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+vk.ID, keyLimits(vk)); err != nil {
+			return 0, err
+		}
+		// The description only: the key's shared-key record holds none of these fields, and
+		// an expired key's, gone at its first use after expiry, stays gone.
+		if err := putKeyDescription(ctx, tx, owner, rec.Hash, &vk); err != nil {
+			return 0, err
+		}
+	}
+	return len(recs), nil
+}
+
+// budgetInUse is the 400 of a /budget/delete of budget id that end users (customers, at
+// most maxBudgetCustomersNamed of them, more telling there are others) or virtual keys
+// (keys, all of them) name.
+func budgetInUse(id string, customers []string, more bool, keys []string) *APIError {
+	var of, how []string
+	if len(customers) > 0 {
+		and := ""
+		if more {
+			and = " and more"
+		}
+		of = append(of, "customers "+pythonList(customers)+and)
+		how = append(how, "give them another budget_id (/customer/update) or delete them (/customer/delete)")
+	}
+	if n := len(keys); n > 0 {
+		noun, them := "virtual keys", "them"
+		if n == 1 {
+			noun, them = "virtual key", "it"
+		}
+		named := strings.Join(keys[:min(n, maxBudgetKeysNamed)], ", ")
+		if n > maxBudgetKeysNamed {
+			named += ", …"
+		}
+		of = append(of, fmt.Sprintf("%d %s (%s)", n, noun, named))
+		how = append(how, fmt.Sprintf("give %s another budget_id or budget_id null (/key/update) or delete %s (/key/delete)", them, them))
+	}
+	return litellmInvalid("id", "id: budget %q is the budget of %s: %s first", id, strings.Join(of, " and of "), strings.Join(how, "; "))
+}
