@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/client"
@@ -44,5 +45,41 @@ func TestKeySoftBudgetAndMCPServers(t *testing.T) {
 	}
 	if read, err := c.Key(ctx, vk.ID); err != nil || read.SoftBudgetUSD != 4 || read.MCPServers != nil {
 		t.Fatalf("read back: %+v %v", read, err)
+	}
+}
+
+// TestKeyBudgetID: a key issued with a LiteLLM budget's id takes the budget's limits and
+// names it; a budget field beside it is a 422 and a budget_id of no budget a 404, each
+// naming the field; BudgetID "" on update leaves the budget keeping its values.
+func TestKeyBudgetID(t *testing.T) {
+	c, base := realServerURL(t, completionsOptions(t))
+	ctx := context.Background()
+	req, _ := http.NewRequest("POST", base+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/budget/new: %d", resp.StatusCode)
+	}
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "tier", BudgetID: "gold"})
+	if err != nil || vk.BudgetID != "gold" || vk.MaxBudgetUSD != 7 || vk.BudgetDuration != "30d" || vk.TokensPerMinute != 1000 {
+		t.Fatalf("issue with budget_id: %+v %v", vk, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.IssueKey(ctx, &client.KeyRequest{BudgetID: "nope"}); !errors.As(err, &apiErr) ||
+		apiErr.Status != http.StatusNotFound || !strings.Contains(apiErr.Message, "budget_id") {
+		t.Fatalf("a budget_id of no budget: %v", err)
+	}
+	if _, err := c.IssueKey(ctx, &client.KeyRequest{BudgetID: "gold", MaxBudgetUSD: 5}); !errors.As(err, &apiErr) ||
+		apiErr.Status != http.StatusUnprocessableEntity || !strings.Contains(apiErr.Message, "max_budget_usd") {
+		t.Fatalf("max_budget_usd beside budget_id: %v", err)
+	}
+	none := ""
+	if vk, err = c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{BudgetID: &none}); err != nil || vk.BudgetID != "" || vk.MaxBudgetUSD != 7 || vk.TokensPerMinute != 1000 {
+		t.Fatalf("leave the budget: %+v %v", vk, err)
 	}
 }

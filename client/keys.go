@@ -51,6 +51,12 @@ type KeyRequest struct {
 	// user lists it. The server keeps it as Metadata's user_id; given both, they must agree.
 	// A user id naming no user is a 404 naming user_id.
 	UserID string `json:"user_id,omitempty"`
+	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
+	// max_budget, soft_budget, budget_duration and tpm_limit become the key's
+	// MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and TokensPerMinute, now and whenever the
+	// budget changes; those fields may not be set beside it (a 422 naming the field), and a
+	// budget id naming no budget is a 404 naming budget_id.
+	BudgetID string `json:"budget_id,omitempty"`
 }
 
 // VirtualKey describes an issued key. Key is set only in IssueKey's answer: the server
@@ -92,6 +98,8 @@ type VirtualKey struct {
 	MCPServers []string `json:"mcp_servers,omitempty"`
 	// UserID is the user the key is made for, its Metadata's user_id ("" for none).
 	UserID string `json:"user_id,omitempty"`
+	// BudgetID is the LiteLLM budget the key's budget fields come from ("" for its own).
+	BudgetID string `json:"budget_id,omitempty"`
 	// Spend is what the key used (in the current period with BudgetDuration).
 	Spend KeySpend `json:"spend"`
 	// ETag is the key's version, from the answer's ETag header (Key, IssueKey, RotateKey,
@@ -234,6 +242,10 @@ type KeyUpdate struct {
 	// UserID makes the key this user's when not nil; "" takes it from its user. A Metadata
 	// set without UserID (and without a user_id label) keeps the key its user's.
 	UserID *string
+	// BudgetID makes the key take that LiteLLM budget's limits when not nil; "" leaves its
+	// budget, keeping the budget's values as the key's own. The key's budget fields may not
+	// be set beside a non-empty BudgetID, nor while the key has one.
+	BudgetID *string
 	// IfMatch, when not empty, makes the update conditional (If-Match): it is made only if
 	// the key is still at this version (a VirtualKey's ETag); otherwise nothing changes and
 	// the error matches ErrPreconditionFailed.
@@ -268,6 +280,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
 		set("mcp_servers", u.MCPServers, u.MCPServers != nil)
 		set("user_id", u.UserID, u.UserID != nil)
+		set("budget_id", u.BudgetID, u.BudgetID != nil)
 	}
 	return c.keyCall(ctx, http.MethodPatch, "/api/v1/keys/"+url.PathEscape(id), ifMatch, body)
 }

@@ -18,7 +18,7 @@ import (
 type keyFlags struct {
 	name, models, budgetDuration, expires string
 	guardrails, team, mcpServers, ifMatch string
-	user                                  string
+	user, budgetID                        string
 	maxBudget, softBudget                 float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
@@ -42,6 +42,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
 	fs.StringVar(&f.team, "team", "", "a team (POST /api/v1/teams) the key joins: it draws on the team's budget and keeps to its models and rates; update: \"\" takes it out")
 	fs.StringVar(&f.user, "user", "", "a user (switchyard users create) the key is made for: it also draws on the user's budget and the user lists it (kept as metadata user_id); update: \"\" takes it from its user")
+	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the key takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration or --tpm); update: --budget-id \"\" leaves it, keeping its values")
 	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD mark that never blocks: crossing it sends a budget alert (serve --alert-webhook); 0: none")
 	fs.StringVar(&f.mcpServers, "mcp-servers", "", "comma-separated MCP servers (serve --mcp-servers) the key may use; empty: every one")
 	fs.StringVar(&f.ifMatch, "if-match", "", "rotate and update: act only if the key is still at this version (the etag keys show prints); otherwise nothing changes and the server answers 412")
@@ -105,7 +106,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers", "user"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers", "user", "budget-id"}
 	if sub != "issue" && sub != "update" {
 		if err := flagsOnlyFor(kf.set, limitFlags, "keys issue and keys update"); err != nil {
 			return err
@@ -152,7 +153,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
 			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails),
-			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers), UserID: kf.user})
+			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers), UserID: kf.user, BudgetID: kf.budgetID})
 		return showMinted(vk, err, "key (shown once; the server keeps only its hash)")
 	case "update":
 		if len(pos) != 1 {
@@ -170,6 +171,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			TeamID:            given(kf.set, "team", &kf.team),
 			SoftBudgetUSD:     given(kf.set, "soft-budget-usd", &kf.softBudget),
 			UserID:            given(kf.set, "user", &kf.user),
+			BudgetID:          given(kf.set, "budget-id", &kf.budgetID),
 		}
 		if kf.set["models"] {
 			u.Models = splitModels(kf.models)
@@ -285,6 +287,9 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	}
 	if k.UserID != "" {
 		fmt.Fprintf(w, "user:      %s\n", k.UserID)
+	}
+	if k.BudgetID != "" {
+		fmt.Fprintf(w, "budget id: %s (its limits: /budget/update changes them)\n", k.BudgetID)
 	}
 	if k.SoftBudgetUSD > 0 {
 		fmt.Fprintf(w, "soft budget: $%g (alerts, never blocks)\n", k.SoftBudgetUSD)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -102,5 +104,44 @@ func TestKeysCommand(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "keys", "show", "self", "--key", key); code == 0 || !strings.Contains(errOut, "401") {
 		t.Fatalf("revoked key: %d %s", code, errOut)
+	}
+}
+
+// TestKeysCommandBudgetID: keys issue --budget-id takes a LiteLLM budget's limits and shows
+// its id; a budget of no such id and --max-budget-usd beside --budget-id are refused naming
+// the field; update --budget-id "" leaves the budget keeping its values.
+func TestKeysCommandBudgetID(t *testing.T) {
+	url := gatewayCLIServer(t)
+	req, _ := http.NewRequest("POST", url+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d"}`))
+	req.Header.Set("Authorization", "Bearer "+cliKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/budget/new: %d", resp.StatusCode)
+	}
+	code, out, errOut := cli(t, "keys", "issue", "--name", "tier", "--budget-id", "gold", "--json")
+	var vk struct {
+		ID           string  `json:"id"`
+		BudgetID     string  `json:"budget_id"`
+		MaxBudgetUSD float64 `json:"max_budget_usd"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &vk) != nil || vk.BudgetID != "gold" || vk.MaxBudgetUSD != 7 {
+		t.Fatalf("issue --budget-id: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "show", vk.ID); code != 0 || !strings.Contains(out, "budget id: gold") {
+		t.Fatalf("show of a key with a budget: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "issue", "--budget-id", "nope"); code == 0 || !strings.Contains(errOut, "404") || !strings.Contains(errOut, "budget_id") {
+		t.Fatalf("issue --budget-id of no budget: %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "issue", "--budget-id", "gold", "--max-budget-usd", "5"); code == 0 || !strings.Contains(errOut, "422") || !strings.Contains(errOut, "max_budget_usd") {
+		t.Fatalf("issue --max-budget-usd beside --budget-id: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", vk.ID, "--budget-id", ""); code != 0 || strings.Contains(out, "budget id:") || !strings.Contains(out, "$7") {
+		t.Fatalf("update --budget-id \"\": %d %s %s", code, out, errOut)
 	}
 }
