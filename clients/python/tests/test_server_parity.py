@@ -214,6 +214,22 @@ class ParityServerTest(unittest.TestCase):
         switchyard.delete_customer(uid, client=self.client)
         switchyard.delete_customer(other["end_user_id"], client=self.client)
 
+    def test_key_budget_id(self):
+        bid = _uid("budget-")
+        self.client.request("POST", "/budget/new", body={"budget_id": bid, "max_budget": 7, "tpm_limit": 1000})
+        vk = switchyard.issue_key(name="tier", budget_id=bid, client=self.client)
+        self.assertEqual((vk["budget_id"], vk["max_budget_usd"], vk["tokens_per_minute"]), (bid, 7, 1000))
+        with self.assertRaises(switchyard.NotFoundError) as cm:
+            switchyard.issue_key(budget_id=_uid("none-"), client=self.client)
+        self.assertIn("budget_id", cm.exception.message)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.issue_key(budget_id=bid, max_budget_usd=5, client=self.client)
+        self.assertIn("max_budget_usd", cm.exception.message)
+        up = switchyard.update_key(vk["id"], budget_id="", client=self.client)
+        self.assertEqual((up.get("budget_id"), up["max_budget_usd"]), (None, 7))
+        switchyard.revoke_key(vk["id"], client=self.client)
+        self.client.request("POST", "/budget/delete", body={"id": bid})
+
     def test_key_versions(self):
         vk = switchyard.issue_key(name="versioned", client=self.client)
         v1 = vk["etag"]
