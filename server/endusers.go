@@ -56,7 +56,7 @@ type endUserRequest struct {
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the end user's answers may use per minute across every key (a request past it is a 429 with Retry-After); 0 for no bound"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
 	// budget_duration and tpm_limit become the end user's, now and on every /budget/update.
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and whenever the budget changes; the end user's own budget fields may not be given with it; \"\" on PATCH leaves the budget, keeping its values as the end user's own"`
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and whenever the budget changes; the end user's own budget fields may not be given with it; \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by /customer/new only;
 	// blocked given outright clears it), as a team's budgetBlock.
 	budgetBlock bool
@@ -76,7 +76,7 @@ type endUser struct {
 	// TokensPerMinute is the end user's tokens per minute bound (0: none).
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
 	// BudgetID is the LiteLLM budget the end user's limits come from ("": its own).
-	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd, soft_budget_usd, budget_duration and tokens_per_minute come from"`
+	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from"`
 	CreatedAt time.Time `json:"created_at"`
 	FirstSeen bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
 	Spend     keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`

@@ -204,3 +204,29 @@ func TestKeyBudgetIDNative(t *testing.T) {
 		t.Fatalf("a key that left the budget after /budget/update: %+v", vk)
 	}
 }
+
+// TestBudgetIDDescribedWhole: the OpenAPI document describes budget_id on every request
+// that takes one to its last word (a comma in a jsonschema description tag would cut it
+// short).
+func TestBudgetIDDescribedWhole(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	doc := loadOpenAPI(t, s)
+	for _, c := range []struct{ method, path, ends string }{
+		{"POST", "/api/v1/keys", "as the key's own"},
+		{"PATCH", "/api/v1/keys/{key_id}", "as the key's own"},
+		{"POST", "/key/generate", "as the key's own"},
+		{"POST", "/key/update", "as the key's own"},
+		{"POST", "/api/v1/customers", "as the end user's own"},
+		{"POST", "/customer/new", "(not with those fields)"},
+	} {
+		op := doc.Paths.Find(c.path).GetOperation(c.method)
+		if op == nil || op.RequestBody == nil {
+			t.Fatalf("%s %s has no request body in the document", c.method, c.path)
+		}
+		sch := op.RequestBody.Value.Content.Get("application/json").Schema.Value
+		p := sch.Properties["budget_id"]
+		if p == nil || !strings.HasSuffix(p.Value.Description, c.ends) {
+			t.Errorf("%s %s: budget_id is not described whole: %+v", c.method, c.path, p)
+		}
+	}
+}

@@ -51,7 +51,7 @@ type litellmCustomer struct {
 	Blocked            bool                  `json:"blocked"`
 	AllowedModelRegion *string               `json:"allowed_model_region" jsonschema:"description=Always null (not supported)"`
 	DefaultModel       *string               `json:"default_model" jsonschema:"description=Always null (not supported)"`
-	BudgetID           *string               `json:"budget_id" jsonschema:"description=The budget of /budget/new the end user takes, else its own budget (end user id) when it has one"`
+	BudgetID           *string               `json:"budget_id" jsonschema:"description=The budget of /budget/new the end user takes; else its own budget (end user id) when it has one"`
 	Budget             *litellmCustomerLimit `json:"litellm_budget_table" jsonschema:"description=The end user's budget; null when it has none"`
 	Models             []string              `json:"models" jsonschema:"description=Switchyard's extension: the models its requests may call; empty for every model"`
 	CreatedAt          time.Time             `json:"created_at"`
@@ -77,7 +77,7 @@ type litellmCustomerRequest struct {
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which its spend starts again from zero (30d)"`
 	Models         []string `json:"models,omitempty" jsonschema:"description=Switchyard's extension: the models its requests may call"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens its answers may use per minute"`
-	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and on every /budget/update (not with those fields)"`
+	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and on every /budget/update (not with those fields)"`
 }
 
 // litellmCustomerIDs is the body of POST /customer/delete, /customer/block and
