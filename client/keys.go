@@ -104,8 +104,9 @@ type VirtualKey struct {
 	Spend KeySpend `json:"spend"`
 	// ETag is the key's version, from the answer's ETag header (Key, IssueKey, RotateKey,
 	// UpdateKey; "" from ListKeys or a server without it): it changes with every rotation
-	// and every change of the key's name or limits, not with its spend. Give it to
-	// RotateKeyIfMatch or KeyUpdate.IfMatch to act only on that version.
+	// and every change of the key's name or limits (a /budget/update changing the values of
+	// its BudgetID included), not with its spend. Give it to RotateKeyIfMatch or
+	// KeyUpdate.IfMatch to act only on that version.
 	ETag string `json:"-"`
 }
 

@@ -246,7 +246,7 @@ var neverExpires = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // The headers of a virtual key's conditional requests, as the OpenAPI document shows them.
 var (
 	keyETagHeader = HeaderParam{Name: "ETag",
-		Description: "The key's version: it changes with every rotation and every change of its name or limits (not with its spend); give it in If-Match to rotate, change or revoke the key only if it is still at that version"}
+		Description: "The key's version: it changes with every rotation and every change of its name or limits (not with its spend), a /budget/update changing the values of its budget_id included; give it in If-Match to rotate, change or revoke the key only if it is still at that version"}
 	keyIfMatchHeader = HeaderParam{Name: "If-Match",
 		Description: "An ETag of the key (from GET /api/v1/keys/{key_id} or an earlier rotate or PATCH answer): the request goes ahead only if the key is still at that version and is answered 412 otherwise; checked in the same transaction as the change. Absent: the request goes ahead whatever the key's version; sent empty (no entity tag): 412"}
 	keyDeleteIfMatchHeader = HeaderParam{Name: "If-Match",
