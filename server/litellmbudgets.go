@@ -111,7 +111,7 @@ type litellmBudgetDeletion struct {
 // litellmBudgetSetting is one field of GET /budget/settings (LiteLLM's ConfigList).
 type litellmBudgetSetting struct {
 	FieldName         string `json:"field_name"`
-	FieldType         string `json:"field_type" jsonschema:"description=Integer, Float, String or Object"`
+	FieldType         string `json:"field_type" jsonschema:"description=Integer\\, Float\\, String or Object"`
 	FieldDescription  string `json:"field_description"`
 	FieldValue        any    `json:"field_value" jsonschema:"description=The budget's value; null when not set"`
 	StoredInDB        bool   `json:"stored_in_db" jsonschema:"description=Always true"`

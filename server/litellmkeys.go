@@ -84,7 +84,7 @@ type litellmKeyRequest struct {
 	Key            string         `json:"key,omitempty" jsonschema:"description=POST /key/update only: the key to change (the key itself or its token); refused on /key/generate (keys are minted here)"`
 	Models         []string       `json:"models,omitempty" jsonschema:"description=The models the key may call (as models of POST /api/v1/keys); empty for every model"`
 	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set): max_budget_usd; 0 blocks the key (every request refused as over budget)"`
-	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d; absent, null, empty or None for ever (on /key/update: the expiry is kept)"`
+	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d; absent\\, null\\, empty or None for ever (on /key/update: the expiry is kept)"`
 	KeyAlias       *string        `json:"key_alias,omitempty" jsonschema:"description=A label for the key: name"`
 	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key (at most 16 KiB of JSON)"`
 	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
@@ -108,8 +108,8 @@ type litellmObjectPermission struct {
 
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
 type litellmKeyInfo struct {
-	Token          string         `json:"token" jsonschema:"description=The key's id (vk_…): what /key/info, /key/update and /key/delete take in place of the key"`
-	KeyName        *string        `json:"key_name" jsonschema:"description=The key abbreviated, for display: its prefix and last four characters (sy-vk-…abcd), recorded when the key was made or regenerated; null for a key made by an earlier build"`
+	Token          string         `json:"token" jsonschema:"description=The key's id (vk_…): what /key/info\\, /key/update and /key/delete take in place of the key"`
+	KeyName        *string        `json:"key_name" jsonschema:"description=The key abbreviated\\, for display: its prefix and last four characters (sy-vk-…abcd)\\, recorded when the key was made or regenerated; null for a key made by an earlier build"`
 	KeyAlias       *string        `json:"key_alias"`
 	Spend          float64        `json:"spend" jsonschema:"description=USD spent (in the current period with budget_duration)"`
 	MaxBudget      *float64       `json:"max_budget"`
@@ -144,13 +144,13 @@ type litellmGeneratedKey struct {
 // litellmUpdatedKey is the answer of POST /key/update: the key as the request named it and
 // its info, as LiteLLM answers {"key": …, …the updated key}.
 type litellmUpdatedKey struct {
-	Key string `json:"key" jsonschema:"description=The key changed, as given (its token or the key itself)"`
+	Key string `json:"key" jsonschema:"description=The key changed\\, as given (its token or the key itself)"`
 	litellmKeyInfo
 }
 
 // litellmKeyInfoAnswer is the answer of GET /key/info.
 type litellmKeyInfoAnswer struct {
-	Key  string         `json:"key" jsonschema:"description=The key asked about, as given"`
+	Key  string         `json:"key" jsonschema:"description=The key asked about\\, as given"`
 	Info litellmKeyInfo `json:"info"`
 }
 
@@ -167,12 +167,12 @@ type litellmKeyRef struct {
 
 // litellmKeyDeletion is the answer of POST /key/delete.
 type litellmKeyDeletion struct {
-	DeletedKeys []string `json:"deleted_keys" jsonschema:"description=The keys, then the aliases, given"`
+	DeletedKeys []string `json:"deleted_keys" jsonschema:"description=The keys\\, then the aliases\\, given"`
 }
 
 // litellmKeyList is the answer of GET /key/list.
 type litellmKeyList struct {
-	Keys        []any `json:"keys" jsonschema:"description=Tokens, newest first (info objects with return_full_object=true)"`
+	Keys        []any `json:"keys" jsonschema:"description=Tokens\\, newest first (info objects with return_full_object=true)"`
 	TotalCount  int   `json:"total_count"`
 	CurrentPage int   `json:"current_page"`
 	TotalPages  int   `json:"total_pages"`

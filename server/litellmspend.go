@@ -40,7 +40,7 @@ type litellmSpendLog struct {
 	Model               string         `json:"model" jsonschema:"description=The model that answered (or was tried last) without its provider; empty when none was tried"`
 	ModelGroup          *string        `json:"model_group" jsonschema:"description=The model name the caller asked for: a model group's or the model it named; null when it named several (the native API's models list)"`
 	CustomLLMProvider   *string        `json:"custom_llm_provider" jsonschema:"description=The provider of model; null when none was tried"`
-	APIBase             *string        `json:"api_base" jsonschema:"description=The endpoint root of the provider that answered (or was tried last) without credentials (user info and query removed, as /model/info shows it); null when none was tried or its adapter does not say"`
+	APIBase             *string        `json:"api_base" jsonschema:"description=The endpoint root of the provider that answered (or was tried last) without credentials (user info and query removed\\, as /model/info shows it); null when none was tried or its adapter does not say"`
 	User                *string        `json:"user" jsonschema:"description=The virtual key's metadata.user_id as the key is now (the history keeps no user); null without one"`
 	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_user_id (as the key is now) and status and error_information; switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
 	CacheHit            string         `json:"cache_hit" jsonschema:"enum=True,enum=False,description=True when the response cache answered"`

@@ -23,14 +23,14 @@ import (
 // litellmMember is a member of LiteLLM's member_add: a user by id or address, and a role.
 type litellmMember struct {
 	UserID    string `json:"user_id,omitempty" jsonschema:"description=The user's id (a user is made when none has it)"`
-	UserEmail string `json:"user_email,omitempty" jsonschema:"description=The user's address, in place of user_id (a user is made when none has it)"`
+	UserEmail string `json:"user_email,omitempty" jsonschema:"description=The user's address\\, in place of user_id (a user is made when none has it)"`
 	Role      string `json:"role" jsonschema:"enum=admin,enum=user,description=The member's role in the team"`
 }
 
 // litellmMemberAddRequest documents the body of POST /team/member_add.
 type litellmMemberAddRequest struct {
 	TeamID          string          `json:"team_id" jsonschema:"description=The team (required)"`
-	Member          json.RawMessage `json:"member" jsonschema:"description=A member {user_id or user_email, role: admin or user}, or a list of them"`
+	Member          json.RawMessage `json:"member" jsonschema:"description=A member {user_id or user_email\\, role: admin or user}\\, or a list of them"`
 	MaxBudgetInTeam *float64        `json:"max_budget_in_team,omitempty" jsonschema:"description=USD each member's keys of the team may spend together; 0 blocks them"`
 }
 
@@ -39,7 +39,7 @@ type litellmMemberAddRequest struct {
 type litellmMemberRequest struct {
 	TeamID          string   `json:"team_id" jsonschema:"description=The team (required)"`
 	UserID          string   `json:"user_id,omitempty" jsonschema:"description=The member's user id (or user_email)"`
-	UserEmail       string   `json:"user_email,omitempty" jsonschema:"description=The member's address, in place of user_id"`
+	UserEmail       string   `json:"user_email,omitempty" jsonschema:"description=The member's address\\, in place of user_id"`
 	Role            *string  `json:"role,omitempty" jsonschema:"enum=admin,enum=user,description=/team/member_update: the new role"`
 	MaxBudgetInTeam *float64 `json:"max_budget_in_team,omitempty" jsonschema:"description=/team/member_update: USD the member's keys of the team may spend together; 0 blocks them; null for no bound"`
 }

@@ -45,7 +45,7 @@ type litellmUser struct {
 // false, the key made for it (shown once).
 type litellmNewUser struct {
 	litellmUser
-	Key      *string    `json:"key" jsonschema:"description=A virtual key made for the user (its user_id set), shown once; null with auto_create_key false"`
+	Key      *string    `json:"key" jsonschema:"description=A virtual key made for the user (its user_id set)\\, shown once; null with auto_create_key false"`
 	Token    *string    `json:"token" jsonschema:"description=That key's id (vk_…)"`
 	KeyAlias *string    `json:"key_alias"`
 	Expires  *time.Time `json:"expires"`
@@ -58,7 +58,7 @@ type litellmUserInfo struct {
 	UserID   *string          `json:"user_id" jsonschema:"description=The user asked about; null without user_id"`
 	UserInfo *litellmUser     `json:"user_info" jsonschema:"description=The user; null without user_id"`
 	Keys     []litellmKeyInfo `json:"keys" jsonschema:"description=The virtual keys made for the user (without user_id: all this key's virtual keys)"`
-	Teams    []litellmTeam    `json:"teams" jsonschema:"description=The teams the user is a member of (without user_id: all this key's teams), with their members_with_roles"`
+	Teams    []litellmTeam    `json:"teams" jsonschema:"description=The teams the user is a member of (without user_id: all this key's teams)\\, with their members_with_roles"`
 }
 
 // litellmUserUpdated is the answer of POST /user/update.
@@ -80,7 +80,7 @@ type litellmUserDeletion struct {
 
 // litellmUserList is the answer of GET /user/list.
 type litellmUserList struct {
-	Users      []litellmUser `json:"users" jsonschema:"description=The page's users, oldest first"`
+	Users      []litellmUser `json:"users" jsonschema:"description=The page's users\\, oldest first"`
 	Total      int           `json:"total"`
 	Page       int           `json:"page"`
 	PageSize   int           `json:"page_size"`
@@ -90,7 +90,7 @@ type litellmUserList struct {
 // litellmUserRequest documents LiteLLM's user request body (POST /user/new, and with
 // user_id POST /user/update); other LiteLLM fields are refused when they ask for something.
 type litellmUserRequest struct {
-	UserID         string         `json:"user_id,omitempty" jsonschema:"description=The user's id (letters digits and . _ - : @ +, at most 128): on /user/new optional (a UUID is made); on /user/update the user to change (or user_email)"`
+	UserID         string         `json:"user_id,omitempty" jsonschema:"description=The user's id (letters digits and . _ - : @ +\\, at most 128): on /user/new optional (a UUID is made); on /user/update the user to change (or user_email)"`
 	UserEmail      *string        `json:"user_email,omitempty" jsonschema:"description=The user's e-mail address (one user each)"`
 	UserAlias      *string        `json:"user_alias,omitempty" jsonschema:"description=A label for the user"`
 	UserRole       *string        `json:"user_role,omitempty" jsonschema:"enum=proxy_admin,enum=proxy_admin_viewer,enum=internal_user,enum=internal_user_viewer,description=A label (default internal_user)"`

@@ -768,7 +768,7 @@ func (s *Server) storeAnswers(ctx context.Context) error {
 
 // readiness is the answer of LiteLLM's GET /health/readiness.
 type readiness struct {
-	Status  string `json:"status" jsonschema:"description=healthy, draining or unhealthy"`
+	Status  string `json:"status" jsonschema:"description=healthy\\, draining or unhealthy"`
 	DB      string `json:"db" jsonschema:"description=connected or Not connected: whether the store answers"`
 	Version string `json:"litellm_version" jsonschema:"description=Switchyard's version (LiteLLM's field name)"`
 }

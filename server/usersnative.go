@@ -29,13 +29,13 @@ type userRequest struct {
 	UserID          string         `json:"user_id,omitempty" jsonschema:"description=The user's id (at most 128 letters or digits or . _ - : @ +); absent: one is made (a UUID); cannot be changed"`
 	Email           string         `json:"email,omitempty" jsonschema:"description=The user's e-mail address (at most 256 characters; one user each): LiteLLM's user_email"`
 	Alias           string         `json:"alias,omitempty" jsonschema:"description=A label for the user (at most 256 characters): LiteLLM's user_alias"`
-	Role            string         `json:"role,omitempty" jsonschema:"enum=proxy_admin,enum=proxy_admin_viewer,enum=internal_user,enum=internal_user_viewer,description=LiteLLM's user_role: a label here (default internal_user; only operator keys manage, a user's keys call the gateway)"`
+	Role            string         `json:"role,omitempty" jsonschema:"enum=proxy_admin,enum=proxy_admin_viewer,enum=internal_user,enum=internal_user_viewer,description=LiteLLM's user_role: a label here (default internal_user; only operator keys manage\\, a user's keys call the gateway)"`
 	Models          []string       `json:"models,omitempty" jsonschema:"description=The models the user's keys may call (as models of POST /api/v1/keys); empty allows every model"`
 	MaxBudgetUSD    float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD all the user's keys together may spend (per budget_duration when set); 0 for no bound"`
 	BudgetDuration  string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the user's spend starts again from zero (30d); empty for all time"`
 	TokensPerMinute int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the user's keys' answers together may use; 0 for no bound"`
 	Metadata        map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the user (a JSON object of at most 16 KiB)"`
-	Blocked         bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the user refuses every request until set false (LiteLLM's max_budget 0 blocks too: a PATCH giving max_budget_usd without blocked lifts that block as a max_budget on /user/update does, not one set with blocked true)"`
+	Blocked         bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the user refuses every request until set false (LiteLLM's max_budget 0 blocks too: a PATCH giving max_budget_usd without blocked lifts that block as a max_budget on /user/update does\\, not one set with blocked true)"`
 	Teams           []string       `json:"teams,omitempty" jsonschema:"description=On create only: teams of this key (POST /api/v1/teams) the user joins with role user; afterwards POST and DELETE /api/v1/teams/{team_id}/members"`
 }
 
