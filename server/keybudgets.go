@@ -28,20 +28,7 @@ const maxBudgetKeysNamed = 20
 // budgetFieldsGiven names the budget fields req sets (those a budget_id sets too): the
 // block of LiteLLM's max_budget 0 counts as max_budget_usd.
 func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
-	given := map[string]json.RawMessage{}
-	if req.MaxBudgetUSD != 0 || (req.Blocked && req.budgetBlock) {
-		given["max_budget_usd"] = nil
-	}
-	if req.SoftBudgetUSD != 0 {
-		given["soft_budget_usd"] = nil
-	}
-	if req.BudgetDuration != "" {
-		given["budget_duration"] = nil
-	}
-	if req.TokensPerMinute != 0 {
-		given["tokens_per_minute"] = nil
-	}
-	return given
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.Blocked && req.budgetBlock)
 }
 
 // takeKeyBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
@@ -51,9 +38,7 @@ func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyReq
 	if req.BudgetID == "" {
 		return nil
 	}
-	b, err := ownedRecord[litellmBudgetRecord](ctx, tx, store.LiteLLMBudgets, owner, req.BudgetID, "budget", func() error {
-		return litellmBudgetNotFound("budget_id", req.BudgetID)
-	})
+	b, err := budgetNamed(ctx, tx, owner, req.BudgetID)
 	if err != nil {
 		return err
 	}

@@ -589,17 +589,23 @@ var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_durat
 
 // budgetFieldsGiven names the budget fields req sets (those a budget_id sets too).
 func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.Blocked && req.budgetBlock)
+}
+
+// budgetFieldsSet names, of budgetIDFields, those an end user's or a key's request sets
+// (non-zero): budgetBlocked (LiteLLM's max_budget 0) counts as max_budget_usd.
+func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute int64, budgetBlocked bool) map[string]json.RawMessage {
 	given := map[string]json.RawMessage{}
-	if req.MaxBudgetUSD != 0 || (req.Blocked && req.budgetBlock) {
+	if maxUSD != 0 || budgetBlocked {
 		given["max_budget_usd"] = nil
 	}
-	if req.SoftBudgetUSD != 0 {
+	if softUSD != 0 {
 		given["soft_budget_usd"] = nil
 	}
-	if req.BudgetDuration != "" {
+	if duration != "" {
 		given["budget_duration"] = nil
 	}
-	if req.TokensPerMinute != 0 {
+	if tokensPerMinute != 0 {
 		given["tokens_per_minute"] = nil
 	}
 	return given
@@ -618,15 +624,21 @@ func budgetFieldsBeside(what string, given map[string]json.RawMessage) error {
 	return nil
 }
 
+// budgetNamed reads owner's budget id through tx for a budget_id given on an end user or
+// a key, or answers 404 naming budget_id.
+func budgetNamed(ctx context.Context, tx store.Tx, owner, id string) (litellmBudgetRecord, error) {
+	return ownedRecord[litellmBudgetRecord](ctx, tx, store.LiteLLMBudgets, owner, id, "budget", func() error {
+		return litellmBudgetNotFound("budget_id", id)
+	})
+}
+
 // takeBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
 // through tx ("": req unchanged), or answers 404 naming budget_id.
 func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest) error {
 	if req.BudgetID == "" {
 		return nil
 	}
-	b, err := ownedRecord[litellmBudgetRecord](ctx, tx, store.LiteLLMBudgets, owner, req.BudgetID, "budget", func() error {
-		return litellmBudgetNotFound("budget_id", req.BudgetID)
-	})
+	b, err := budgetNamed(ctx, tx, owner, req.BudgetID)
 	if err != nil {
 		return err
 	}
