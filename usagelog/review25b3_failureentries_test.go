@@ -221,6 +221,34 @@ func r25b3Requests(t0 time.Time, first, n int) []Request {
 	return rs
 }
 
+// lookupMigrationRanTwice records both runs of the lookup index migration, as the
+// previous build's replicas did (two days and twenty hours before now).
+func lookupMigrationRanTwice(t *testing.T, st *store.Store, now time.Time) {
+	t.Helper()
+	for _, at := range []time.Time{now.Add(-48 * time.Hour), now.Add(-20 * time.Hour)} {
+		if err := store.MigrationRan(context.Background(), st, historyLookupMigration, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// observeAsThisBuild records rs through h, as the gateway observes them (owner "k"; with
+// their response ids and model when withIDs, else their request id alone), and flushes.
+func observeAsThisBuild(t *testing.T, h *History, rs []Request, withIDs bool) {
+	t.Helper()
+	ctx := context.Background()
+	for _, r := range rs {
+		rec := completions.RequestRecord{Owner: "k", Tag: r.Tag, Start: r.Start, Outcome: r.Outcome, RequestID: r.RequestID}
+		if withIDs {
+			rec.ResponseID, rec.Model = r.ResponseID, r.Model
+		}
+		h.ObserveRequest(ctx, rec)
+	}
+	if err := h.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A mixed fleet during the upgrade. Replicas of the previous build index successful
 // requests by status and read them back that way: this build ignores those entries (it
 // lists and counts its own requests and theirs exactly) and its sweep deletes them with
@@ -233,22 +261,12 @@ func TestReview25b3MixedFleetWithThePreviousBuild(t *testing.T) {
 		st := store.New(cd)
 		now := time.Now().UTC()
 		// The previous build's replicas ran the lookup index migration (both runs).
-		for _, at := range []time.Time{now.Add(-48 * time.Hour), now.Add(-20 * time.Hour)} {
-			if err := store.MigrationRan(ctx, st, historyLookupMigration, at); err != nil {
-				t.Fatal(err)
-			}
-		}
+		lookupMigrationRanTwice(t, st, now)
 		h := NewHistory(st, HistoryOptions{Retention: 7 * 24 * time.Hour, Now: func() time.Time { return now }})
 		defer h.Close(ctx)
 		t0 := now.Add(-10 * time.Hour).Truncate(time.Microsecond)
 		putAsPreviousBuild(t, st, r25b3Requests(t0, 0, 40))
-		for _, r := range r25b3Requests(t0.Add(time.Hour), 100, 40) {
-			h.ObserveRequest(ctx, completions.RequestRecord{Owner: "k", Tag: r.Tag, Start: r.Start, Outcome: r.Outcome,
-				RequestID: r.RequestID, ResponseID: r.ResponseID, Model: r.Model})
-		}
-		if err := h.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
+		observeAsThisBuild(t, h, r25b3Requests(t0.Add(time.Hour), 100, 40), true)
 		// What a replica of the previous build reads for status_filter=success.
 		previousBuildSuccesses := func() int {
 			t.Helper()
@@ -267,12 +285,7 @@ func TestReview25b3MixedFleetWithThePreviousBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 		putAsPreviousBuild(t, st, r25b3Requests(t0.Add(3*time.Hour), 200, 8))
-		for _, r := range r25b3Requests(t0.Add(4*time.Hour), 300, 8) {
-			h.ObserveRequest(ctx, completions.RequestRecord{Owner: "k", Tag: r.Tag, Start: r.Start, Outcome: r.Outcome, RequestID: r.RequestID})
-		}
-		if err := h.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
+		observeAsThisBuild(t, h, r25b3Requests(t0.Add(4*time.Hour), 300, 8), false)
 		if n := previousBuildSuccesses(); n != 72 {
 			t.Fatalf("after the first run the previous build's replicas read %d successful requests, want all 72", n)
 		}
@@ -282,12 +295,7 @@ func TestReview25b3MixedFleetWithThePreviousBuild(t *testing.T) {
 		if _, err := h.Sweep(ctx, later); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range r25b3Requests(t0.Add(5*time.Hour), 400, 8) {
-			h.ObserveRequest(ctx, completions.RequestRecord{Owner: "k", Tag: r.Tag, Start: r.Start, Outcome: r.Outcome, RequestID: r.RequestID})
-		}
-		if err := h.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
+		observeAsThisBuild(t, h, r25b3Requests(t0.Add(5*time.Hour), 400, 8), false)
 		if n := previousBuildSuccesses(); n != 72 {
 			t.Fatalf("after the upgrade %d successful requests have a status entry, want the 72 written before", n)
 		}
@@ -393,22 +401,12 @@ func TestReview25b3StaleEntriesOfAnEarlierBuildsSweep(t *testing.T) {
 		cd := newWriteCountingDriver(d)
 		st := store.New(cd)
 		now := time.Now().UTC()
-		for _, at := range []time.Time{now.Add(-48 * time.Hour), now.Add(-20 * time.Hour)} {
-			if err := store.MigrationRan(ctx, st, historyLookupMigration, at); err != nil {
-				t.Fatal(err)
-			}
-		}
+		lookupMigrationRanTwice(t, st, now)
 		h := NewHistory(st, HistoryOptions{Retention: 7 * 24 * time.Hour, Now: func() time.Time { return now }})
 		defer h.Close(ctx)
 		t0 := now.Add(-20 * time.Hour).Truncate(time.Microsecond)
 		putAsPreviousBuild(t, st, r25b3Requests(t0, 0, 60))
-		for _, r := range r25b3Requests(t0.Add(2*time.Hour), 100, 60) {
-			h.ObserveRequest(ctx, completions.RequestRecord{Owner: "k", Tag: r.Tag, Start: r.Start, Outcome: r.Outcome,
-				RequestID: r.RequestID, ResponseID: r.ResponseID})
-		}
-		if err := h.Flush(ctx); err != nil {
-			t.Fatal(err)
-		}
+		observeAsThisBuild(t, h, r25b3Requests(t0.Add(2*time.Hour), 100, 60), true)
 		failures := RequestQuery{Owner: "k", Status: StatusFailure}
 		scanned := failures
 		scanned.scan = true
