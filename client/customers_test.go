@@ -86,17 +86,7 @@ func TestListCustomersPages(t *testing.T) {
 func TestCustomerBudgetIDAndTokensPerMinute(t *testing.T) {
 	c, base := realServerURL(t, completionsOptions(t))
 	ctx := context.Background()
-	req, _ := http.NewRequest("POST", base+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`))
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/budget/new: %d", resp.StatusCode)
-	}
+	newBudget(t, base, testKey, `{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`)
 
 	cu, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "alice", BudgetID: "gold"})
 	if err != nil || cu.BudgetID != "gold" || cu.MaxBudgetUSD != 7 || cu.BudgetDuration != "30d" || cu.TokensPerMinute != 1000 {
@@ -134,5 +124,22 @@ func TestCustomerBudgetIDAndTokensPerMinute(t *testing.T) {
 	zero := int64(0)
 	if cu, err = c.UpdateCustomer(ctx, "alice", &client.CustomerUpdate{TokensPerMinute: &zero}); err != nil || cu.TokensPerMinute != 0 || cu.MaxBudgetUSD != 7 {
 		t.Fatalf("tokens_per_minute back to 0: %+v %v", cu, err)
+	}
+}
+
+// newBudget makes a LiteLLM budget of body (POST /budget/new) on the server at base with
+// key, failing the test unless it is answered 200.
+func newBudget(t *testing.T, base, key, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/budget/new", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/budget/new: %d", resp.StatusCode)
 	}
 }

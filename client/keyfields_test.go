@@ -54,17 +54,7 @@ func TestKeySoftBudgetAndMCPServers(t *testing.T) {
 func TestKeyBudgetID(t *testing.T) {
 	c, base := realServerURL(t, completionsOptions(t))
 	ctx := context.Background()
-	req, _ := http.NewRequest("POST", base+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`))
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/budget/new: %d", resp.StatusCode)
-	}
+	newBudget(t, base, testKey, `{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`)
 	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "tier", BudgetID: "gold"})
 	if err != nil || vk.BudgetID != "gold" || vk.MaxBudgetUSD != 7 || vk.BudgetDuration != "30d" || vk.TokensPerMinute != 1000 {
 		t.Fatalf("issue with budget_id: %+v %v", vk, err)

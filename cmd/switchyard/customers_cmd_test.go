@@ -74,17 +74,7 @@ func TestCustomersCommand(t *testing.T) {
 // --budget-id are refused naming the field; both flags are refused on show.
 func TestCustomersCommandBudgetIDAndTPM(t *testing.T) {
 	url := gatewayCLIServer(t)
-	req, _ := http.NewRequest("POST", url+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`))
-	req.Header.Set("Authorization", "Bearer "+cliKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/budget/new: %d", resp.StatusCode)
-	}
+	newBudget(t, url, cliKey, `{"budget_id":"gold","max_budget":7,"budget_duration":"30d","tpm_limit":1000}`)
 
 	if code, out, errOut := cli(t, "customers", "create", "alice", "--budget-id", "gold"); code != 0 ||
 		!strings.Contains(out, "budget id: gold") || !strings.Contains(out, "$7/30d") || !strings.Contains(out, "tpm:       1000 tokens per minute") {
@@ -107,5 +97,22 @@ func TestCustomersCommandBudgetIDAndTPM(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "customers", "show", "bob", "--tpm", "3"); code == 0 || !strings.Contains(errOut, "--tpm is for customers create and customers update") {
 		t.Fatalf("--tpm on show: %d %s", code, errOut)
+	}
+}
+
+// newBudget makes a LiteLLM budget of body (POST /budget/new) on the server at base with
+// key, failing the test unless it is answered 200.
+func newBudget(t *testing.T, base, key, body string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/budget/new", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/budget/new: %d", resp.StatusCode)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,17 +111,7 @@ func TestKeysCommand(t *testing.T) {
 // the field; update --budget-id "" leaves the budget keeping its values.
 func TestKeysCommandBudgetID(t *testing.T) {
 	url := gatewayCLIServer(t)
-	req, _ := http.NewRequest("POST", url+"/budget/new", strings.NewReader(`{"budget_id":"gold","max_budget":7,"budget_duration":"30d"}`))
-	req.Header.Set("Authorization", "Bearer "+cliKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/budget/new: %d", resp.StatusCode)
-	}
+	newBudget(t, url, cliKey, `{"budget_id":"gold","max_budget":7,"budget_duration":"30d"}`)
 	code, out, errOut := cli(t, "keys", "issue", "--name", "tier", "--budget-id", "gold", "--json")
 	var vk struct {
 		ID           string  `json:"id"`
