@@ -32,19 +32,9 @@ func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
 }
 
 // takeKeyBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
-// through tx ("": req unchanged), or answers 404 naming budget_id. The budget replaces a
-// block that was a budget of nothing (LiteLLM's max_budget 0).
+// through tx ("": req unchanged), or answers 404 naming budget_id (takeBudget).
 func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyRequest) error {
-	if req.BudgetID == "" {
-		return nil
-	}
-	b, err := budgetNamed(ctx, tx, owner, req.BudgetID)
-	if err != nil {
-		return err
-	}
-	req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
-	req.Blocked, req.budgetBlock = req.Blocked && !req.budgetBlock, false
-	return nil
+	return takeBudget(ctx, tx, owner, req.BudgetID, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
 }
 
 // keyLimits is the account limits of vk as stored (its fields were checked when set), as

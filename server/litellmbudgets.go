@@ -635,14 +635,29 @@ func budgetNamed(ctx context.Context, tx store.Tx, owner, id string) (litellmBud
 // takeBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
 // through tx ("": req unchanged), or answers 404 naming budget_id.
 func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest) error {
-	if req.BudgetID == "" {
+	return takeBudget(ctx, tx, owner, req.BudgetID, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
+}
+
+// budgetTarget points at the budget fields of an end user's or a key's request.
+type budgetTarget struct {
+	maxUSD, softUSD      *float64
+	duration             *string
+	tokensPerMinute      *int64
+	blocked, budgetBlock *bool
+}
+
+// takeBudget sets to's fields to those of owner's budget id, read through tx ("": to
+// unchanged), or answers 404 naming budget_id. The budget replaces a block that was a
+// budget of nothing (LiteLLM's max_budget 0).
+func takeBudget(ctx context.Context, tx store.Tx, owner, id string, to budgetTarget) error {
+	if id == "" {
 		return nil
 	}
-	b, err := budgetNamed(ctx, tx, owner, req.BudgetID)
+	b, err := budgetNamed(ctx, tx, owner, id)
 	if err != nil {
 		return err
 	}
-	req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
-	req.Blocked, req.budgetBlock = req.Blocked && !req.budgetBlock, false // the budget replaces a budget of nothing
+	*to.maxUSD, *to.softUSD, *to.duration, *to.tokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+	*to.blocked, *to.budgetBlock = *to.blocked && !*to.budgetBlock, false
 	return nil
 }
