@@ -33,6 +33,13 @@ func r25b2PutOld(t *testing.T, st *store.Store, tag string, t0 time.Time, n int)
 // else.
 func putAsEarlierBuild(t *testing.T, st *store.Store, rs []Request) {
 	t.Helper()
+	putStored(t, st, rs, func(rec storedRequest) []store.OwnedRef { return rec.refs(true)[:2] }) // owner and scope only
+}
+
+// putStored stores rs (of owner "k") as a build did: each record under its start time's
+// key, with the owner index entries refs gives it.
+func putStored(t *testing.T, st *store.Store, rs []Request, refs func(storedRequest) []store.OwnedRef) {
+	t.Helper()
 	ctx := context.Background()
 	err := st.Update(ctx, func(tx store.Tx) error {
 		for _, r := range rs {
@@ -41,7 +48,7 @@ func putAsEarlierBuild(t *testing.T, st *store.Store, rs []Request) {
 			if err := store.PutJSON(ctx, tx, store.RequestLog, rec.Key, &rec); err != nil {
 				return err
 			}
-			for _, ref := range rec.refs(true)[:2] { // owner and scope only
+			for _, ref := range refs(rec) {
 				if err := store.PutOwned(ctx, tx, ref); err != nil {
 					return err
 				}

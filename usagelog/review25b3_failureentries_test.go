@@ -188,25 +188,7 @@ func TestReview25b3StatusListingsPagesAndCounts(t *testing.T) {
 // entry, the successful requests' status entries too.
 func putAsPreviousBuild(t *testing.T, st *store.Store, rs []Request) {
 	t.Helper()
-	ctx := context.Background()
-	err := st.Update(ctx, func(tx store.Tx) error {
-		for _, r := range rs {
-			r.ID = r.Start.UnixMicro()
-			rec := storedRequest{Owner: "k", Key: historyKey(r.ID), Request: r}
-			if err := store.PutJSON(ctx, tx, store.RequestLog, rec.Key, &rec); err != nil {
-				return err
-			}
-			for _, ref := range rec.refs(true) {
-				if err := store.PutOwned(ctx, tx, ref); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	putStored(t, st, rs, func(rec storedRequest) []store.OwnedRef { return rec.refs(true) })
 }
 
 // r25b3Requests are n requests of owner "k" from t0 a minute apart, numbered from first,
