@@ -37,20 +37,7 @@ func TestListOwnedOldestFirst(t *testing.T) {
 	all := func(id string) (string, bool, error) { return id, true, nil }
 	walk := func(q store.OwnedQuery, load func(string) (string, bool, error)) []string {
 		t.Helper()
-		var out []string
-		for range 20 {
-			page, next, err := store.ListOwned(ctx, s, q, load)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, page...)
-			if next == "" {
-				return out
-			}
-			q.Cursor = next
-		}
-		t.Fatal("the listing does not end")
-		return nil
+		return listAllOwned(t, s, q, 20, load)
 	}
 	q := store.OwnedQuery{Kind: "file", Owner: "alice", Limit: 5, OldestFirst: true}
 	if got := fmt.Sprint(walk(q, all)); got != "[f00 f01 f02 f03 f04 f05 f06 f07 f08 f09 f10 f11]" {
@@ -127,4 +114,24 @@ func TestListOwnedOldestFirstReadsEachPageOnce(t *testing.T) {
 	if oldestReads > 2*newestReads {
 		t.Errorf("oldest first read %d index entries to list %d records in pages of %d; newest first read %d", oldestReads, n, page, newestReads)
 	}
+}
+
+// listAllOwned lists q's records page after page (ListOwned, loading each with load),
+// failing the test on an error or when the listing does not end within pages pages.
+func listAllOwned(t *testing.T, s *store.Store, q store.OwnedQuery, pages int, load func(string) (string, bool, error)) []string {
+	t.Helper()
+	var out []string
+	for range pages {
+		page, next, err := store.ListOwned(context.Background(), s, q, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, page...)
+		if next == "" {
+			return out
+		}
+		q.Cursor = next
+	}
+	t.Fatal("the listing does not end")
+	return nil
 }
