@@ -1,0 +1,150 @@
+package providers
+
+import (
+	"maps"
+	"slices"
+)
+
+// OwnPrice is a model's own rates and limits, set for one deployment (LiteLLM's
+// input_cost_per_token … of a model_list entry) rather than read from the catalogue. Rates
+// are USD per token; a nil field keeps the rate of the model the catalogue already prices
+// (Like's, else the model's own), or is 0 for a model it does not price, as LiteLLM reads
+// a missing rate of a model it registered.
+// Its JSON names are LiteLLM's.
+type OwnPrice struct {
+	InputPerToken         *float64 `json:"input_cost_per_token,omitempty"`
+	OutputPerToken        *float64 `json:"output_cost_per_token,omitempty"`
+	CacheReadPerToken     *float64 `json:"cache_read_input_token_cost,omitempty"`
+	CacheCreationPerToken *float64 `json:"cache_creation_input_token_cost,omitempty"`
+	// MaxInputTokens and MaxOutputTokens are the model's limits (0: the catalogue's).
+	MaxInputTokens  int `json:"max_input_tokens,omitempty"`
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Embedding puts the price in the catalogue of embedding models (Embeddings)
+	// rather than the chat models'.
+	Embedding bool `json:"embedding,omitempty"`
+	// Like names the catalogue model ("provider/model") whose entry fills what the
+	// fields leave unset (an Azure deployment's base model); "": the model itself.
+	Like string `json:"base_model,omitempty"`
+}
+
+// rated reports whether o sets any rate.
+func (o OwnPrice) rated() bool {
+	return o.InputPerToken != nil || o.OutputPerToken != nil || o.CacheReadPerToken != nil || o.CacheCreationPerToken != nil
+}
+
+// PriceKey returns the catalogue key Lookup tries first for model ("provider/model"): the
+// key under which an entry prices that model ahead of any other. For the providers whose
+// LiteLLM keys differ it is that key ("openai/gpt-4o" → "gpt-4o", "together/x" →
+// "together_ai/x"); for Bedrock "bedrock/" and the model; for any other (a provider entry
+// of one's own, "my-vllm/llama") model itself.
+func PriceKey(model string) string {
+	prov, m, err := ParseModel(model)
+	if err != nil {
+		return model
+	}
+	if prov == "bedrock" {
+		return "bedrock/" + m
+	}
+	if pre, ok := catalogPrefix(prov); ok {
+		return pre + m
+	}
+	return model
+}
+
+// WithOwnPrices returns a new catalogue in which each model ("provider/model") of own is
+// priced at its own rates, under PriceKey(model): the rates it sets replace the
+// catalogue's, the others are those of the entry it replaces (or of Like's). A rate set
+// here is flat: the replaced entry's long-prompt tiers are dropped once any rate is set,
+// and a cache rate left unset follows the input rate set here, the reasoning rate the
+// output rate. An entry of a model the catalogue did not price is found by its exact
+// names only (never as another id's canonical match), so a self-hosted model's price
+// (often 0) does not price the same model of another provider. c is not changed.
+func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
+	if len(own) == 0 {
+		return c
+	}
+	out := c.WithOverrides(newCatalog(nil)) // a copy
+	chat, embed := maps.Clone(out.entries), maps.Clone(out.Embeddings().entries)
+	if embed == nil {
+		embed = map[string]Price{}
+	}
+	var exactOnly, exactOnlyEmbed []string
+	for _, model := range slices.Sorted(maps.Keys(own)) {
+		o := own[model]
+		from := c
+		if o.Embedding {
+			from = c.Embeddings()
+		}
+		like := model
+		if o.Like != "" {
+			like = o.Like
+		}
+		base, found := from.Lookup(like)
+		key := PriceKey(model)
+		p := base
+		p.Key = key
+		if !found {
+			p = Price{Key: key}
+			if prov, _, err := ParseModel(model); err == nil {
+				p.Provider = catalogProvider(prov)
+			}
+		}
+		if o.rated() {
+			p.Tiers = nil
+			if o.InputPerToken != nil {
+				p.InputPerToken = *o.InputPerToken
+				p.CacheReadPerToken, p.CacheCreationPerToken, p.CacheCreation1hPerToken = p.InputPerToken, p.InputPerToken, 2*p.InputPerToken
+			}
+			if o.OutputPerToken != nil {
+				p.OutputPerToken, p.ReasoningPerToken = *o.OutputPerToken, *o.OutputPerToken
+			}
+			if o.CacheReadPerToken != nil {
+				p.CacheReadPerToken = *o.CacheReadPerToken
+			}
+			if o.CacheCreationPerToken != nil {
+				p.CacheCreationPerToken = *o.CacheCreationPerToken
+			}
+			p.Known = true
+		}
+		if o.MaxInputTokens > 0 {
+			p.MaxInputTokens = o.MaxInputTokens
+		}
+		if o.MaxOutputTokens > 0 {
+			p.MaxOutputTokens = o.MaxOutputTokens
+		}
+		_, had := chat[key]
+		target := chat
+		if o.Embedding {
+			_, had = embed[key]
+			target = embed
+		}
+		target[key] = p
+		if !had {
+			if o.Embedding {
+				exactOnlyEmbed = append(exactOnlyEmbed, key)
+			} else {
+				exactOnly = append(exactOnly, key)
+			}
+		}
+	}
+	res := newCatalog(chat)
+	res.embed = newCatalog(embed)
+	res.audio, res.audioRates = out.audio, out.audioRates
+	res.rerank, res.rerankRates = out.rerank, out.rerankRates
+	res.images = out.images
+	res.dropCanon(exactOnly)
+	res.embed.dropCanon(exactOnlyEmbed)
+	return res
+}
+
+// dropCanon takes keys out of c's canonical index: they are found by their exact names
+// only.
+func (c *Catalog) dropCanon(keys []string) {
+	for _, k := range keys {
+		ck := CanonicalModel(k)
+		c.canon[ck] = slices.DeleteFunc(c.canon[ck], func(s string) bool { return s == k })
+		if len(c.canon[ck]) == 0 {
+			delete(c.canon, ck)
+		}
+	}
+}
