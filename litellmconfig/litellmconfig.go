@@ -66,9 +66,30 @@ type Config struct {
 	// Passthrough lists the wildcard deployments ("openai/*"): every model of those
 	// providers is served by its provider/model name.
 	Passthrough []string
+	// Prices are the deployments' own prices and token limits (input_cost_per_token,
+	// output_cost_per_token, the cache rates, max_input_tokens, max_output_tokens of
+	// litellm_params or model_info), by member ("provider/model"), for
+	// providers.Catalog.WithOwnPrices.
+	Prices map[string]providers.OwnPrice
+	// Breaker is what router_settings.allowed_fails and cooldown_time set of the
+	// circuit breakers (zero fields: not set).
+	Breaker Breaker
+	// DropParams is litellm_settings.drop_params (nil when unset).
+	DropParams *bool
 	// Warnings say, one line each, what the file asks that Switchyard does differently or
 	// not at all (the keys ignored, the routing strategy's nearest equivalent).
 	Warnings []string
+}
+
+// Breaker is what router_settings sets of the circuit breakers (completions.BreakerOptions),
+// LiteLLM's deployment cooldowns.
+type Breaker struct {
+	// Failures is how many failures open a model's breaker: allowed_fails + 1 (LiteLLM
+	// cools a deployment down on the failure after the allowed ones); -1 for
+	// disable_cooldowns: true (no breaker); 0 when unset.
+	Failures int
+	// Cooldown is cooldown_time: how long an open breaker skips its model; 0 when unset.
+	Cooldown time.Duration
 }
 
 // Load reads the config at path; os.environ/ values are looked up with lookupEnv (nil:
@@ -94,9 +115,10 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials"}
-	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias"}
-	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout"}
+	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost"}
+	infoKeys        = []string{"base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
+	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns"}
+	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params"}
 	generalKeys     = []string{"master_key"}
 	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 	slugDisallowed  = regexp.MustCompile(`[^a-z0-9_.-]+`)
@@ -113,6 +135,10 @@ type deployment struct {
 	weight, rpm, tpm, maxParallel *float64
 	// timeouts are its timeout and stream_timeout, in seconds (0: not set).
 	timeouts completions.MemberTimeouts
+	// price is its own rates and limits (input_cost_per_token, …, max_output_tokens);
+	// priced says it sets any.
+	price  providers.OwnPrice
+	priced bool
 }
 
 // limited reports whether d sets any of rpm, tpm and max_parallel_requests.
@@ -178,6 +204,7 @@ func Parse(b []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	if err := p.groups(deps, strategy); err != nil {
 		return nil, err
 	}
+	p.memberPrices(deps)
 	if err := p.aliases(router["model_group_alias"], deps); err != nil {
 		return nil, err
 	}
@@ -284,7 +311,7 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		if entry["model_info"] != nil && info == nil {
 			return nil, &Error{Path: path + ".model_info", Message: "must be a map, got " + kind(entry["model_info"])}
 		}
-		p.ignore(path+".model_info.", info, []string{"base_model"})
+		p.ignore(path+".model_info.", info, infoKeys)
 		p.ignore(path+".litellm_params.", params, paramKeys)
 		index[name]++
 		d, err := p.deployment(path, name, index[name], params, info)
@@ -341,6 +368,9 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 			*f.to = n
 		}
 	}
+	if d.price, d.priced, err = p.ownPrice(path, params, info); err != nil {
+		return nil, err
+	}
 	pc, err := p.providerEntry(pp, prov, params)
 	if err != nil {
 		return nil, err
@@ -355,6 +385,15 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 			p.ignored = append(p.ignored, path+".model_info.base_model (azure only)")
 			baseModel = ""
 		}
+	}
+	if baseModel != "" && d.priced {
+		// Its own price holds (as LiteLLM's deployment pricing does over base_model): the
+		// base model only fills the rates and limits it leaves unset.
+		d.price.Like = baseModel
+		if !strings.Contains(baseModel, "/") {
+			d.price.Like = "azure/" + baseModel
+		}
+		baseModel = ""
 	}
 	wildcard := rest == "*" || strings.Contains(name, "*")
 	if wildcard {
@@ -373,6 +412,9 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 		if d.timeouts != (completions.MemberTimeouts{}) {
 			p.ignored = append(p.ignored, pp+".timeout and stream_timeout (a wildcard's)")
 		}
+		if d.priced {
+			p.ignored = append(p.ignored, path+" prices and token limits (a wildcard's)")
+		}
 		p.cfg.Passthrough = append(p.cfg.Passthrough, prov+"/*")
 		return nil, nil
 	}
@@ -390,6 +432,83 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 	}
 	d.member = provName + "/" + rest
 	return d, nil
+}
+
+// priceKeys are the rates a deployment may set, in litellm_params or model_info, and the
+// field of providers.OwnPrice each sets.
+var priceKeys = []struct {
+	key string
+	to  func(*providers.OwnPrice) **float64
+}{
+	{"input_cost_per_token", func(o *providers.OwnPrice) **float64 { return &o.InputPerToken }},
+	{"output_cost_per_token", func(o *providers.OwnPrice) **float64 { return &o.OutputPerToken }},
+	{"cache_read_input_token_cost", func(o *providers.OwnPrice) **float64 { return &o.CacheReadPerToken }},
+	{"cache_creation_input_token_cost", func(o *providers.OwnPrice) **float64 { return &o.CacheCreationPerToken }},
+}
+
+// ownPrice reads the deployment at path's own price: the rates of priceKeys from
+// litellm_params (which win) or model_info, and model_info's max_input_tokens and
+// max_output_tokens (else max_tokens, LiteLLM's older name of the output limit), each a
+// number or text or os.environ/NAME; model_info.mode says which catalogue the price
+// goes to (embedding, else chat), and of other modes it is not applied. set reports
+// whether the deployment sets any of them.
+func (p *parser) ownPrice(path string, params, info map[string]any) (o providers.OwnPrice, set bool, err error) {
+	for _, k := range priceKeys {
+		for _, src := range []struct {
+			path string
+			m    map[string]any
+		}{{path + ".litellm_params." + k.key, params}, {path + ".model_info." + k.key, info}} {
+			v, ok := src.m[k.key]
+			if !ok || v == nil || *k.to(&o) != nil {
+				continue
+			}
+			n, err := p.share(src.path, v)
+			if err != nil {
+				return o, false, err
+			}
+			if n > 0.01 {
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s: %g USD per token is $%g per million tokens, far above any model's price: LiteLLM's rates are per token (divide a price per million by 1000000)", src.path, n, n*1e6))
+			}
+			*k.to(&o) = &n
+			set = true
+		}
+	}
+	for _, f := range []struct {
+		key string
+		to  *int
+	}{{"max_input_tokens", &o.MaxInputTokens}, {"max_output_tokens", &o.MaxOutputTokens}, {"max_tokens", &o.MaxOutputTokens}} {
+		v, ok := info[f.key]
+		if !ok || v == nil || *f.to != 0 {
+			continue
+		}
+		fp := path + ".model_info." + f.key
+		n, err := p.share(fp, v)
+		if err != nil {
+			return o, false, err
+		}
+		if n < 1 || n != math.Trunc(n) || n > 1e9 {
+			return o, false, &Error{Path: fp, Message: fmt.Sprintf("must be a whole number of tokens from 1 to 1000000000, got %g", n)}
+		}
+		*f.to = int(n)
+		set = true
+	}
+	if v, ok := info["mode"]; ok && v != nil {
+		mode, err := str(path+".model_info.mode", v)
+		if err != nil {
+			return o, false, err
+		}
+		switch mode {
+		case "chat", "completion", "responses":
+		case "embedding":
+			o.Embedding = true
+		default:
+			if set {
+				p.ignored = append(p.ignored, fmt.Sprintf("%s prices and token limits (model_info.mode %s: chat and embedding models' only)", path, mode))
+			}
+			return providers.OwnPrice{}, false, nil
+		}
+	}
+	return o, set, nil
 }
 
 // splitModel maps LiteLLM's model string to Switchyard's provider and model.
@@ -807,6 +926,40 @@ func (p *parser) memberTimeouts(deps []deployment) map[string]completions.Member
 	return out
 }
 
+// memberPrices sets Config.Prices: each member's own price, from the deployments calling
+// it. Deployments calling the same member (one provider entry and model) are one upstream
+// priced once: the first one's price holds, with a warning when another sets a different
+// one (or none: it is priced as the first says all the same).
+func (p *parser) memberPrices(deps []deployment) {
+	first := map[string]deployment{}
+	var differ []string
+	for _, d := range deps {
+		if !d.priced {
+			continue
+		}
+		f, seen := first[d.member]
+		if !seen {
+			first[d.member] = d
+			if p.cfg.Prices == nil {
+				p.cfg.Prices = map[string]providers.OwnPrice{}
+			}
+			p.cfg.Prices[d.member] = d.price
+			continue
+		}
+		a, _ := json.Marshal(f.price)
+		b, _ := json.Marshal(d.price)
+		if string(a) != string(b) && !slices.Contains(differ, d.path) {
+			differ = append(differ, d.path)
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s sets another price than %s for %s (one upstream, one price): %s's is used", d.path, f.path, d.member, f.path))
+		}
+	}
+	for _, d := range deps {
+		if f, ok := first[d.member]; ok && !d.priced {
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s sets no price, yet calls %s as %s does (one upstream, one price): it is priced as %s says", d.path, d.member, f.path, f.path))
+		}
+	}
+}
+
 // pickShare returns how a deployment's share of a shuffled group is read: by weight when
 // any deployment has one, else rpm, else tpm (LiteLLM's simple-shuffle; usage-based
 // routing prefers tpm); nil values count 0.
@@ -1068,6 +1221,21 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 		}
 		p.cfg.Timeout = time.Duration(n * float64(time.Second))
 	}
+	if err := p.breaker(router); err != nil {
+		return err
+	}
+	if v, ok := litellm["drop_params"]; ok && v != nil {
+		b, isBool := v.(bool)
+		if !isBool {
+			return &Error{Path: "litellm_settings.drop_params", Message: "must be true or false, got " + kind(v)}
+		}
+		p.cfg.DropParams = &b
+		if b {
+			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.drop_params: true is what Switchyard does anyway (a provider without seed, penalties, logit_bias, user, … gets the request without them), except for functions, function_call, logprobs and audio: those are refused with a 400 naming the field, on every provider")
+		} else {
+			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.drop_params: false is not followed: a parameter a provider lacks (seed, penalties, logit_bias, user, …) is dropped for it rather than refused; only functions, function_call, logprobs and audio are refused (a 400 naming the field)")
+		}
+	}
 	if v, ok := general["master_key"]; ok {
 		key, _, err := p.value("general_settings.master_key", v, true)
 		if err != nil {
@@ -1077,6 +1245,45 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 			return &Error{Path: "general_settings.master_key", Message: "must not be empty"}
 		}
 		p.cfg.MasterKey = key
+	}
+	return nil
+}
+
+// breaker reads router_settings.allowed_fails, cooldown_time and disable_cooldowns into
+// Config.Breaker.
+func (p *parser) breaker(router map[string]any) error {
+	if v, ok := router["allowed_fails"]; ok && v != nil {
+		n, err := p.share("router_settings.allowed_fails", v)
+		if err != nil {
+			return err
+		}
+		if n != math.Trunc(n) || n > 1000 {
+			return &Error{Path: "router_settings.allowed_fails", Message: fmt.Sprintf("must be a whole number from 0 to 1000, got %g", n)}
+		}
+		p.cfg.Breaker.Failures = int(n) + 1
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("router_settings.allowed_fails %d: a model's circuit breaker opens after %d failures in a row (--breaker-failures %d); LiteLLM counts failures within cooldown_time that successes do not reset, Switchyard consecutive ones, and only those of an outage (rate limit, 5xx, timeout, connection failure), not a rejected key (401) or a missing model (404)", int(n), int(n)+1, int(n)+1))
+	}
+	if v, ok := router["cooldown_time"]; ok && v != nil {
+		n, err := p.share("router_settings.cooldown_time", v)
+		if err != nil {
+			return err
+		}
+		if n <= 0 || n > 86400 {
+			return &Error{Path: "router_settings.cooldown_time", Message: fmt.Sprintf("must be seconds, more than 0 and at most a day, got %g", n)}
+		}
+		p.cfg.Breaker.Cooldown = time.Duration(n * float64(time.Second))
+	}
+	if v, ok := router["disable_cooldowns"]; ok && v != nil {
+		b, isBool := v.(bool)
+		if !isBool {
+			return &Error{Path: "router_settings.disable_cooldowns", Message: "must be true or false, got " + kind(v)}
+		}
+		if b {
+			if p.cfg.Breaker.Failures > 0 {
+				p.cfg.Warnings = append(p.cfg.Warnings, "router_settings.disable_cooldowns: true turns the circuit breakers off: allowed_fails is not used")
+			}
+			p.cfg.Breaker.Failures = -1
+		}
 	}
 	return nil
 }

@@ -198,8 +198,8 @@ func TestLiteLLMConfigCheck(t *testing.T) {
 	os.WriteFile(cfg, []byte(`
 model_list:
   - {model_name: gpt-4o, litellm_params: {model: azure/prod-4o, api_base: "https://eu.openai.azure.com", api_key: sk-literal-secret, api_version: "2024-10-21"}}
-  - {model_name: gpt-4o, litellm_params: {model: openai/gpt-4o}}
-router_settings: {routing_strategy: least-busy}
+  - {model_name: gpt-4o, litellm_params: {model: openai/gpt-4o, input_cost_per_token: 0.000002}}
+router_settings: {routing_strategy: least-busy, allowed_fails: 2, cooldown_time: 45}
 litellm_settings: {success_callback: ["langfuse"]}
 `), 0o600)
 	var out, errOut bytes.Buffer
@@ -215,7 +215,10 @@ litellm_settings: {success_callback: ["langfuse"]}
 			Models  []string `json:"models"`
 			Shuffle bool     `json:"shuffle"`
 		} `json:"model_groups"`
-		Warnings []string `json:"warnings"`
+		Warnings        []string                      `json:"warnings"`
+		BreakerFailures int                           `json:"breaker_failures"`
+		BreakerCooldown string                        `json:"breaker_cooldown"`
+		Prices          map[string]map[string]float64 `json:"prices"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
@@ -225,6 +228,9 @@ litellm_settings: {success_callback: ["langfuse"]}
 	}
 	if g := got.ModelGroups["gpt-4o"]; !g.Shuffle || len(g.Models) != 2 || g.Models[0] != "azure-gpt-4o/prod-4o" {
 		t.Errorf("groups %+v", got.ModelGroups)
+	}
+	if got.BreakerFailures != 3 || got.BreakerCooldown != "45s" || got.Prices["openai/gpt-4o"]["input_cost_per_token"] != 2e-6 {
+		t.Errorf("breaker %d %q, prices %v: want allowed_fails+1, cooldown_time and the deployment's price", got.BreakerFailures, got.BreakerCooldown, got.Prices)
 	}
 	w := strings.Join(got.Warnings, "\n")
 	if !strings.Contains(w, "least-busy is not supported") || !strings.Contains(w, "litellm_settings.success_callback") {

@@ -17,7 +17,9 @@ import (
 
 // loadLiteLLM reads --litellm-config into c.litellm and applies what it sets that a flag
 // given on the command line or in the environment did not: the per-call timeout
-// (--attempt-timeout) and the retries. It refuses --providers-config and --model-groups
+// (--attempt-timeout), the circuit breakers (--breaker-failures, --breaker-cooldown) and
+// the retries. Its deployments' own prices are applied to the price catalogue by the
+// wiring, over --prices-file's. It refuses --providers-config and --model-groups
 // beside it (which would configure the same names twice). Its warnings are logged.
 func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
 	if c.LiteLLMConfig == "" {
@@ -47,6 +49,23 @@ func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
 			c.Faults.Attempt = lc.Timeout
 		}
 	}
+	for _, f := range []struct {
+		flag string
+		set  bool
+		to   func()
+		from any
+	}{
+		{"breaker-failures", lc.Breaker.Failures != 0, func() { c.Faults.BreakerFailures = lc.Breaker.Failures }, lc.Breaker.Failures},
+		{"breaker-cooldown", lc.Breaker.Cooldown > 0, func() { c.Faults.BreakerCooldown = lc.Breaker.Cooldown }, lc.Breaker.Cooldown},
+	} {
+		switch {
+		case !f.set:
+		case given[f.flag]:
+			log.Info("litellm config: its "+f.flag+" gives way to the flag's", "litellm_config", f.from, "flag", fs.Lookup(f.flag).Value.String())
+		default:
+			f.to()
+		}
+	}
 	if lc.NumRetries != nil {
 		c.maxRetries = *lc.NumRetries
 		if c.maxRetries == 0 {
@@ -71,7 +90,8 @@ func runLiteLLMConfig(_ context.Context, args []string, stdout, stderr io.Writer
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: switchyard litellm-config check FILE\n\n"+
 			"Prints what serve --litellm-config FILE configures: the provider entries (--providers-config's\n"+
-			"shape), the model groups (--model-groups' shape), the settings it takes and its warnings.\n"+
+			"shape), the model groups (--model-groups' shape), the settings it takes (retries, timeout,\n"+
+			"breaker, the deployments' own prices by provider/model) and its warnings.\n"+
 			"os.environ/ values are read from this environment; keys are never printed.")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -91,16 +111,26 @@ func runLiteLLMConfig(_ context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	out := struct {
-		Providers   any      `json:"providers"`
-		ModelGroups any      `json:"model_groups"`
-		MasterKey   bool     `json:"master_key"`
-		NumRetries  *int     `json:"num_retries,omitempty"`
-		Timeout     string   `json:"attempt_timeout,omitempty"`
-		Passthrough []string `json:"passthrough,omitempty"`
-		Warnings    []string `json:"warnings"`
-	}{lc.Providers.Providers, lc.ModelGroups, lc.MasterKey != "", lc.NumRetries, "", lc.Passthrough, lc.Warnings}
+		Providers       any      `json:"providers"`
+		ModelGroups     any      `json:"model_groups"`
+		MasterKey       bool     `json:"master_key"`
+		NumRetries      *int     `json:"num_retries,omitempty"`
+		Timeout         string   `json:"attempt_timeout,omitempty"`
+		BreakerFailures int      `json:"breaker_failures,omitempty"`
+		BreakerCooldown string   `json:"breaker_cooldown,omitempty"`
+		Prices          any      `json:"prices,omitempty"`
+		Passthrough     []string `json:"passthrough,omitempty"`
+		Warnings        []string `json:"warnings"`
+	}{Providers: lc.Providers.Providers, ModelGroups: lc.ModelGroups, MasterKey: lc.MasterKey != "", NumRetries: lc.NumRetries,
+		BreakerFailures: lc.Breaker.Failures, Passthrough: lc.Passthrough, Warnings: lc.Warnings}
 	if lc.Timeout > 0 {
 		out.Timeout = lc.Timeout.Round(time.Millisecond).String()
+	}
+	if lc.Breaker.Cooldown > 0 {
+		out.BreakerCooldown = lc.Breaker.Cooldown.Round(time.Millisecond).String()
+	}
+	if len(lc.Prices) > 0 {
+		out.Prices = lc.Prices
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}

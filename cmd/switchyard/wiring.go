@@ -112,6 +112,12 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	} else {
 		w.catalog = providers.DefaultCatalog()
 	}
+	if lc := w.cfg.litellm; lc != nil && len(lc.Prices) > 0 {
+		// The deployments' own prices are the most specific: they win over --prices-file's
+		// for their members, whose rates fill what they leave unset.
+		w.catalog = w.catalog.WithOwnPrices(lc.Prices)
+		w.log.Info("litellm config: deployments' own prices", "models", strings.Join(slices.Sorted(maps.Keys(lc.Prices)), ","), "over_prices_file", w.cfg.PricesFile != "")
+	}
 	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs, IdleTimeout: w.cfg.FetchIdleTimeout}
 	topts := []trainer.Option{trainer.WithWorkers(w.cfg.Workers)}
 	oopts := []optimizer.Option{optimizer.WithWorkers(w.cfg.Workers)}
