@@ -1,7 +1,8 @@
 // Package litellmconfig reads a LiteLLM proxy config.yaml (model_list, router_settings,
 // litellm_settings, general_settings) into what Switchyard is configured with: provider
-// entries (providers.FileConfig), model groups (completions.ModelGroup) and a few server
-// settings (the master key, retries, the per-call timeout). What it knows but Switchyard does
+// entries (providers.FileConfig), model groups (completions.ModelGroup), the deployments'
+// own prices (providers.OwnPrice) and a few server settings (the master key, retries, the
+// per-call timeout, the circuit breakers). What it knows but Switchyard does
 // not do is listed in Config.Warnings, never dropped silently; a malformed value is an
 // *Error naming its path in the file ("model_list[2].litellm_params.api_base").
 package litellmconfig
