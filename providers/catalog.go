@@ -170,6 +170,10 @@ type Catalog struct {
 	rerankRates map[string]RerankPrice
 	// images are the rates of image models (mode "image_generation") by catalogue key.
 	images map[string]ImagePrice
+	// own are the models priced at their own rates (WithOwnPrices), by their exact
+	// "provider/model" name: Lookup finds them before any catalogue key, and no other name
+	// finds them. Nil in itself.
+	own map[string]Price
 }
 
 // newCatalog returns the catalogue of entries with its canonical index.
@@ -388,6 +392,21 @@ func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 	out.images = map[string]ImagePrice{}
 	maps.Copy(out.images, c.images)
 	maps.Copy(out.images, o.images)
+	// Own prices (WithOwnPrices) stay the most specific.
+	for _, x := range []*Catalog{c, o} {
+		if len(x.own) > 0 {
+			if out.own == nil {
+				out.own = map[string]Price{}
+			}
+			maps.Copy(out.own, x.own)
+		}
+		if x.embed != nil && len(x.embed.own) > 0 {
+			if out.embed.own == nil {
+				out.embed.own = map[string]Price{}
+			}
+			maps.Copy(out.embed.own, x.embed.own)
+		}
+	}
 	return out
 }
 
@@ -473,6 +492,9 @@ func catalogProvider(provider string) string {
 func (c *Catalog) Lookup(model string) (Price, bool) {
 	if c == nil {
 		return Price{}, false
+	}
+	if p, ok := c.own[model]; ok {
+		return p, true
 	}
 	var keys []string
 	prov, m, err := ParseModel(model)

@@ -52,28 +52,32 @@ func PriceKey(model string) string {
 }
 
 // WithOwnPrices returns a new catalogue in which each model ("provider/model") of own is
-// priced at its own rates, under PriceKey(model): the rates it sets replace the
-// catalogue's, the others are those of the entry it replaces (or of Like's). A rate set
-// here is flat: the replaced entry's long-prompt tiers are dropped once any rate is set,
-// and a cache rate left unset follows the input rate set here, the reasoning rate the
-// output rate. An entry of a model the catalogue did not price is found by its exact
-// names only (never as another id's canonical match), so a self-hosted model's price
-// (often 0) does not price the same model of another provider. c is not changed.
+// priced at its own rates: the rates it sets replace the catalogue's, the others are those
+// of the entry Lookup finds for it (or for Like). A rate set here is flat: the replaced
+// entry's long-prompt tiers are dropped once any rate is set, and a cache rate left unset
+// follows the input rate set here, the reasoning rate the output rate. The price is found
+// by that exact "provider/model" name only (its Key is PriceKey(model)): not by the bare
+// model name another provider entry falls back to, nor as another id's canonical match,
+// so a deployment's price (often 0 for a self-hosted model) prices no other deployment of
+// the same model. c is not changed.
 func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
 	if len(own) == 0 {
 		return c
 	}
-	out := c.WithOverrides(newCatalog(nil)) // a copy
-	chat, embed := maps.Clone(out.entries), maps.Clone(out.Embeddings().entries)
-	if embed == nil {
-		embed = map[string]Price{}
+	// c is immutable: the copies share its maps but for the own prices.
+	res, embed := *c, *c.Embeddings()
+	res.own, embed.own = maps.Clone(c.own), maps.Clone(embed.own)
+	if res.own == nil {
+		res.own = map[string]Price{}
 	}
-	var exactOnly, exactOnlyEmbed []string
+	if embed.own == nil {
+		embed.own = map[string]Price{}
+	}
 	for _, model := range slices.Sorted(maps.Keys(own)) {
 		o := own[model]
-		from := c
+		from, target := c, res.own
 		if o.Embedding {
-			from = c.Embeddings()
+			from, target = c.Embeddings(), embed.own
 		}
 		like := model
 		if o.Like != "" {
@@ -112,39 +116,8 @@ func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
 		if o.MaxOutputTokens > 0 {
 			p.MaxOutputTokens = o.MaxOutputTokens
 		}
-		_, had := chat[key]
-		target := chat
-		if o.Embedding {
-			_, had = embed[key]
-			target = embed
-		}
-		target[key] = p
-		if !had {
-			if o.Embedding {
-				exactOnlyEmbed = append(exactOnlyEmbed, key)
-			} else {
-				exactOnly = append(exactOnly, key)
-			}
-		}
+		target[model] = p
 	}
-	res := newCatalog(chat)
-	res.embed = newCatalog(embed)
-	res.audio, res.audioRates = out.audio, out.audioRates
-	res.rerank, res.rerankRates = out.rerank, out.rerankRates
-	res.images = out.images
-	res.dropCanon(exactOnly)
-	res.embed.dropCanon(exactOnlyEmbed)
-	return res
-}
-
-// dropCanon takes keys out of c's canonical index: they are found by their exact names
-// only.
-func (c *Catalog) dropCanon(keys []string) {
-	for _, k := range keys {
-		ck := CanonicalModel(k)
-		c.canon[ck] = slices.DeleteFunc(c.canon[ck], func(s string) bool { return s == k })
-		if len(c.canon[ck]) == 0 {
-			delete(c.canon, ck)
-		}
-	}
+	res.embed = &embed
+	return &res
 }
