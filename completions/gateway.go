@@ -523,10 +523,14 @@ func (g *Gateway) costs(model string, u providers.Usage) Costs {
 	return costsOf(g.opts.Prices.Cost(g.priceName(model), u))
 }
 
-// priceName is the name the price catalogue knows model ("provider/model") by: the base
-// model its provider says it runs (providers.BaseModeler: an Azure OpenAI deployment's,
-// whose name is the user's own), else model itself.
+// priceName is the name the price catalogue knows model ("provider/model") by: model itself
+// when the catalogue prices it at its own rates (a deployment's, Catalog.OwnPriced), else
+// the base model its provider says it runs (providers.BaseModeler: an Azure OpenAI
+// deployment's, whose name is the user's own), else model itself.
 func (g *Gateway) priceName(model string) string {
+	if o, ok := g.opts.Prices.(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(model) {
+		return model // a deployment's own price (providers.Catalog.WithOwnPrices) is its own
+	}
 	if g.opts.Providers == nil {
 		return model
 	}

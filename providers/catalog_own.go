@@ -121,3 +121,15 @@ func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
 	res.embed = &embed
 	return &res
 }
+
+// OwnPriced reports whether model ("provider/model", exactly) has a price of its own
+// (WithOwnPrices), among the chat or the embedding models: it is priced by that name
+// rather than the base model its provider says it runs (an Azure deployment's).
+func (c *Catalog) OwnPriced(model string) bool {
+	if c == nil {
+		return false
+	}
+	_, chat := c.own[model]
+	_, embed := c.Embeddings().own[model]
+	return chat || embed
+}
