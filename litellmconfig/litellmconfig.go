@@ -389,12 +389,14 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 	}
 	if baseModel != "" && d.priced {
 		// Its own price holds (as LiteLLM's deployment pricing does over base_model): the
-		// base model only fills the rates and limits it leaves unset.
+		// base model only fills the rates and limits it leaves unset. It stays the
+		// deployment's base model all the same: the family the adapter treats it as (a
+		// reasoning model's sampling settings); the gateway prices a member with its own
+		// price by its own name.
 		d.price.Like = baseModel
 		if !strings.Contains(baseModel, "/") {
 			d.price.Like = "azure/" + baseModel
 		}
-		baseModel = ""
 	}
 	wildcard := rest == "*" || strings.Contains(name, "*")
 	if wildcard {

@@ -68,8 +68,8 @@ model_list:
 	if !eq(az.OutputPerToken, f(2e-5)) || az.InputPerToken != nil || az.Like != "azure/gpt-4o-2024-08-06" {
 		t.Errorf("azure price %+v", az)
 	}
-	if pc := provider(t, cfg, "azure-gpt-4o"); len(pc.BaseModels) != 0 {
-		t.Errorf("base_models %v: a deployment's own price is priced by its own name", pc.BaseModels)
+	if pc := provider(t, cfg, "azure-gpt-4o"); pc.BaseModels["prod-4o"] != "gpt-4o-2024-08-06" {
+		t.Errorf("base_models %v: the deployment's base model (its family) stays, its own price is priced by its own name", pc.BaseModels)
 	}
 	if _, ok := cfg.Prices["openai/gpt-4o-mini"]; ok || len(cfg.Prices) != 3 {
 		t.Errorf("prices %v: only the three deployments with prices", cfg.Prices)

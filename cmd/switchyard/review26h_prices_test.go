@@ -17,17 +17,22 @@ import (
 // usageUpstream is a scripted OpenAI-format (and Azure OpenAI) upstream answering every
 // chat call with usage of 1000 prompt and 500 completion tokens; it records the paths called.
 type usageUpstream struct {
-	mu    sync.Mutex
-	paths []string
+	mu     sync.Mutex
+	paths  []string
+	bodies []map[string]any
 }
 
 func (u *usageUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model string `json:"model"`
 	}
-	json.NewDecoder(r.Body).Decode(&req)
+	b, _ := io.ReadAll(r.Body)
+	json.Unmarshal(b, &req)
+	var body map[string]any
+	json.Unmarshal(b, &body)
 	u.mu.Lock()
 	u.paths = append(u.paths, r.URL.Path)
+	u.bodies = append(u.bodies, body)
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"id":"c","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}}`, req.Model)
