@@ -1271,10 +1271,15 @@ func (p *parser) breaker(router map[string]any) error {
 		if err != nil {
 			return err
 		}
-		if n <= 0 || n > 86400 {
-			return &Error{Path: "router_settings.cooldown_time", Message: fmt.Sprintf("must be seconds, more than 0 and at most a day, got %g", n)}
+		switch {
+		case n == 0:
+			// LiteLLM's router reads 0 as unset (cooldown_time or its default).
+			p.cfg.Warnings = append(p.cfg.Warnings, "router_settings.cooldown_time 0: LiteLLM reads it as its default cooldown; --breaker-cooldown's is used")
+		case n > 86400:
+			return &Error{Path: "router_settings.cooldown_time", Message: fmt.Sprintf("must be seconds, 0 to a day, got %g", n)}
+		default:
+			p.cfg.Breaker.Cooldown = time.Duration(n * float64(time.Second))
 		}
-		p.cfg.Breaker.Cooldown = time.Duration(n * float64(time.Second))
 	}
 	if v, ok := router["disable_cooldowns"]; ok && v != nil {
 		b, isBool := v.(bool)

@@ -188,7 +188,7 @@ litellm_settings: {drop_params: true}
 		{"router_settings: {allowed_fails: 1.5}", "router_settings.allowed_fails"},
 		{"router_settings: {allowed_fails: -1}", "router_settings.allowed_fails"},
 		{"router_settings: {allowed_fails: many}", "router_settings.allowed_fails"},
-		{"router_settings: {cooldown_time: 0}", "router_settings.cooldown_time"},
+		{"router_settings: {cooldown_time: 86401}", "router_settings.cooldown_time"},
 		{"router_settings: {cooldown_time: os.environ/NOPE}", "router_settings.cooldown_time"},
 		{"router_settings: {disable_cooldowns: yes please}", "router_settings.disable_cooldowns"},
 		{"litellm_settings: {drop_params: \"true\"}", "litellm_settings.drop_params"},
