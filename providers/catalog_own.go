@@ -53,7 +53,8 @@ func PriceKey(model string) string {
 
 // WithOwnPrices returns a new catalogue in which each model ("provider/model") of own is
 // priced at its own rates: the rates it sets replace the catalogue's, the others are those
-// of the entry Lookup finds for it (or for Like). A rate set here is flat: the replaced
+// of the entry Lookup finds for it by name (not a canonical match: another provider's
+// model), or for Like, else 0. A rate set here is flat: the replaced
 // entry's long-prompt tiers are dropped once any rate is set, and a cache rate left unset
 // follows the input rate set here, the reasoning rate the output rate. The price is found
 // by that exact "provider/model" name only (its Key is PriceKey(model)): not by the bare
@@ -84,6 +85,10 @@ func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
 			like = o.Like
 		}
 		base, found := from.Lookup(like)
+		if found && o.Like == "" && !exactKey(model, base.Key) {
+			// Found by a canonical match, another provider's model: not this one's entry.
+			found = false
+		}
 		key := PriceKey(model)
 		p := base
 		p.Key = key
@@ -120,6 +125,17 @@ func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
 	}
 	res.embed = &embed
 	return &res
+}
+
+// exactKey reports whether key is one of the catalogue keys Lookup tries for model by
+// name (PriceKey's, the model as given, the bare model name; Bedrock's are all exact)
+// rather than a canonical match.
+func exactKey(model, key string) bool {
+	prov, m, err := ParseModel(model)
+	if err != nil {
+		return key == model
+	}
+	return prov == "bedrock" || key == PriceKey(model) || key == model || key == m
 }
 
 // OwnPriced reports whether model ("provider/model", exactly) has a price of its own
