@@ -618,57 +618,79 @@ func (g *Gateway) laterCallable(p *plan, i int, now time.Time) bool {
 // not open), no model left being callable at once, as LiteLLM's router waits on each
 // deployment's semaphore. It waits without spinning (a member wakes the first requests
 // queued on it when a call of its ends: releases, leave), first come first served on
-// each member, until one of them admits it (take, counted in flight): that model is moved
-// to index i, the others keeping their order after it, and ok is true. A model that
-// meanwhile reached its rpm or tpm, or whose breaker opened, is no longer waited for;
-// when none is left, target i is recorded as skipped at its limit (ok false: the request
-// goes on to the next model). When ctx ends the request leaves every queue: the error is
-// ctx's when the caller went away; at the request's deadline (the bound of the wait) the
-// models waited for are recorded as skipped at their limit and ok is false.
+// each member, until one of them admits it (take, counted in flight). The models skipped
+// meanwhile are not forgotten: one at its rpm or tpm, or whose breaker is open, from
+// target i on or skipped so before it (never called: skippedBefore), ends the wait when
+// it may be callable again (a timer on Options.Sleep, set to the soonest such moment), and
+// the request re-plans then, so it goes to whichever model is callable first. The model
+// admitted is moved to index i, the others keeping their order around it, and ok is
+// true. A model that meanwhile reached its rpm or tpm, or whose breaker opened, is no
+// longer waited for by slot; when no model is left to wait for by slot, target i is
+// recorded as skipped at its limit (ok false: the request goes on to the next model).
+// When ctx ends the request leaves every queue: the error is ctx's when the caller went
+// away; at the request's deadline (the bound of the wait) the models waited for are
+// recorded as skipped at their limit and ok is false.
 func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err error) {
-	now := g.opts.Now()
-	var waited []int // indexes in p.targets, in order
-	for k := i; k < len(p.targets); k++ {
-		name := p.targets[k].name
-		if u := g.limits.of(name); u != nil && !g.breakers.open(name, now) && u.limitAt(now) != limitRate {
-			waited = append(waited, k) // at its max_parallel (or freed meanwhile: taken below)
-		}
-	}
 	w := newSlotWaiter()
-	for _, k := range waited {
-		g.limits.of(p.targets[k].name).queue(w)
+	var queued []*memberUsage // the members w is queued on, in order
+	unqueue := func(u *memberUsage) {
+		if j := slices.Index(queued, u); j >= 0 {
+			u.leave(w)
+			queued = slices.Delete(queued, j, j+1)
+		}
 	}
 	defer func() {
-		for _, k := range waited {
-			g.limits.of(p.targets[k].name).leave(w) // a no-op where it was admitted
+		for _, u := range queued {
+			u.leave(w)
 		}
 	}()
+	stopTimer := func() {}
+	defer func() { stopTimer() }()
+	earlier := p.skippedBefore(i)
 	began := g.opts.Now()
-	g.log.DebugContext(ctx, "completions: every model left is at its max_parallel; waiting for a slot", "models", len(waited))
+	logged := false
 	for {
 		now := g.opts.Now()
-		for j := 0; j < len(waited); j++ {
-			k := waited[j]
-			name := p.targets[k].name
-			u := g.limits.of(name)
-			at := limitRate
-			if !g.breakers.open(name, now) {
-				_, _, at = u.take(now, w)
-			}
-			switch at {
-			case limitNone:
-				moved := p.targets[k]
-				copy(p.targets[i+1:k+1], p.targets[i:k])
-				p.targets[i] = moved
-				g.log.DebugContext(ctx, "completions: a slot freed", "model", name, "waited", g.opts.Now().Sub(began))
-				return true, nil
-			case limitRate:
-				u.leave(w) // no slot will do: its rate or its breaker holds it
-				waited = append(waited[:j], waited[j+1:]...)
-				j--
+		var soonest time.Duration // until a model not waited for by slot may be callable (0: none)
+		sooner := func(d time.Duration) {
+			if d > 0 && (soonest == 0 || d < soonest) {
+				soonest = d
 			}
 		}
-		if len(waited) == 0 {
+		candidates := append(slices.Clone(earlier), indexesFrom(i, len(p.targets))...)
+		for _, k := range candidates {
+			name := p.targets[k].name
+			u := g.limits.of(name)
+			if d := g.breakers.reopensIn(name, now); d > 0 {
+				if u != nil {
+					unqueue(u)
+				}
+				sooner(d) // it may still be at a limit then: re-planned when it comes
+				continue
+			}
+			if u == nil { // no limits, its breaker (open when it was passed over) closed since
+				g.slotTaken(ctx, p, k, i, began)
+				return true, nil
+			}
+			wait, _, at := u.take(now, w)
+			switch at {
+			case limitNone:
+				if j := slices.Index(queued, u); j >= 0 {
+					queued = slices.Delete(queued, j, j+1) // take took w out of u's queue
+				}
+				g.slotTaken(ctx, p, k, i, began)
+				return true, nil
+			case limitRate:
+				unqueue(u) // no slot will do: its rpm or tpm holds it
+				sooner(wait)
+			case limitParallel:
+				if !slices.Contains(queued, u) {
+					u.queue(w) // pokes w when a slot is free for it already
+					queued = append(queued, u)
+				}
+			}
+		}
+		if len(queued) == 0 {
 			t := p.targets[i]
 			u := g.limits.of(t.name)
 			u.mu.Lock()
@@ -682,19 +704,87 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 			p.skipLimited(t.name, why, wait)
 			return false, nil
 		}
+		if !logged {
+			g.log.DebugContext(ctx, "completions: every model left is at its max_parallel; waiting for a slot", "models", len(queued), "replan_in", soonest)
+			logged = true
+		}
+		stopTimer()
+		stopTimer = func() {}
+		if soonest > 0 {
+			tctx, cancel := context.WithCancel(ctx)
+			stopTimer = cancel
+			go func() {
+				if g.opts.Sleep(tctx, soonest) == nil {
+					w.wake() // a skipped model may be callable: re-plan
+				}
+			}()
+		}
 		select {
 		case <-w.poke:
 		case <-ctx.Done():
 			if !deadlineHit(ctx) {
 				return false, ctx.Err()
 			}
-			for _, k := range waited {
-				l := g.limits.of(p.targets[k].name).lim
-				p.skipLimited(p.targets[k].name, fmt.Sprintf("max_parallel %d calls in flight until the request deadline", l.MaxParallel), time.Second)
+			for _, u := range queued {
+				p.skipLimited(u.model, fmt.Sprintf("max_parallel %d calls in flight until the request deadline", u.lim.MaxParallel), time.Second)
 			}
 			return false, nil
 		}
 	}
+}
+
+// slotTaken ends waitSlot with target k admitted (counted against its limits, if any):
+// it is moved to index i.
+func (g *Gateway) slotTaken(ctx context.Context, p *plan, k, i int, began time.Time) {
+	g.log.DebugContext(ctx, "completions: a model is callable", "model", p.targets[k].name, "waited", g.opts.Now().Sub(began))
+	p.moveTo(k, i)
+}
+
+// indexesFrom is from, from+1, ..., to-1.
+func indexesFrom(from, to int) []int {
+	out := make([]int, 0, max(to-from, 0))
+	for k := from; k < to; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// skippedBefore are the indexes of the targets before i that were only skipped, at a
+// limit (MemberLimits) or with their breaker open, never called: models a request
+// waiting for a slot may still go to once they are callable (waitSlot).
+func (p *plan) skippedBefore(i int) []int {
+	var out []int
+	for k, t := range p.targets[:i] {
+		skipped := false
+		for _, a := range p.attempts {
+			if a.Model != t.name {
+				continue
+			}
+			if a.Outcome != OutcomeSkipped || (a.Kind != limitReachedKind && a.Kind != "circuit_open") {
+				skipped = false
+				break
+			}
+			skipped = true
+		}
+		if skipped {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// moveTo moves target k to index i, the targets between keeping their order. Moving a
+// model skipped before i (k < i) to i shifts those after it one place towards the front:
+// the targets before i are done with. Membership in the named group (p.members) goes by
+// index: a member moved past it is tried as a fallback is (no kind fallbacks switch).
+func (p *plan) moveTo(k, i int) {
+	moved := p.targets[k]
+	if k > i {
+		copy(p.targets[i+1:k+1], p.targets[i:k])
+	} else {
+		copy(p.targets[k:i], p.targets[k+1:i+1])
+	}
+	p.targets[i] = moved
 }
 
 // allFailed is the error of a plan whose attempts all failed: a *LimitedError when every

@@ -115,6 +115,21 @@ func (b *breakers) open(model string, now time.Time) bool {
 	return br != nil && br.state != BreakerClosed && now.Before(br.until)
 }
 
+// reopensIn is how long until model's open breaker lets a call through again (0: it does
+// at now).
+func (b *breakers) reopensIn(model string, now time.Time) time.Duration {
+	if b.disabled() {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	br := b.m[model]
+	if br == nil || br.state == BreakerClosed || !now.Before(br.until) {
+		return 0
+	}
+	return br.until.Sub(now)
+}
+
 // allow reports whether a call to model may go now; when the cool-down is over it makes
 // this call the probe (half-open) and keeps others out until it reports.
 func (b *breakers) allow(model string, now time.Time) bool {

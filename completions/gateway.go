@@ -220,7 +220,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Sleep waits between retries; nil waits on a timer and stops when ctx is done.
+	// Sleep waits between retries, and times a request queued for a slot in flight
+	// (MemberLimits.MaxParallel) until a model it skipped may be callable again; nil waits
+	// on a timer and stops when ctx is done.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Backoff configures retry waits.
 	Backoff Backoff

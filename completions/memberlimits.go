@@ -32,7 +32,8 @@ type MemberLimits struct {
 	// request's remaining models can be called at once (each at its own max_parallel, its
 	// rpm or tpm, or its breaker open), the request waits for the first slot that frees on
 	// any of its models that are only at max_parallel, first come first served, and goes
-	// there. The wait is bounded by the request's deadline (FaultPolicy.Timeout, else
+	// there, unless one of its other models becomes callable first (its rpm or tpm window
+	// moves on, its breaker's cooldown ends): the request then goes to that one. The wait is bounded by the request's deadline (FaultPolicy.Timeout, else
 	// Options.RequestTimeout, 5 minutes by default) and its context: at the deadline it
 	// fails with a *LimitedError, when the caller goes away with the context's error. The
 	// choices of Gateway.StreamN do not queue (a started sibling holds its slot until the
@@ -293,11 +294,13 @@ func (u *memberUsage) release() {
 	u.wakeFirst()
 }
 
-// queue puts w at the end of u's queue for a slot in flight.
+// queue puts w at the end of u's queue for a slot in flight; a slot already free for it
+// (one freed since it was refused) pokes it.
 func (u *memberUsage) queue(w *slotWaiter) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.waiters = append(u.waiters, w)
+	u.wakeFirst()
 }
 
 // leave takes w out of u's queue (when it went elsewhere or stopped waiting): those
