@@ -40,6 +40,7 @@ type plan struct {
 	calls       int    // upstream calls made (MaxUpstreamAttempts)
 	losers      []part // hedged starts that lost, billed with the answer
 	collected   bool   // a stream read whole for a non-streamed request (completeHedged)
+	streamed    bool   // the models are called by stream (Stream, StreamN, completeHedged)
 	// noQueue: the request does not queue for a slot in flight (MemberLimits.MaxParallel),
 	// being a choice of StreamN, whose started siblings hold their slots until the caller
 	// reads them, which it can only once every choice has started or failed.
@@ -539,9 +540,12 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 	if !ok {
 		return 0, false // Retry-After longer than we honour: the next model is a better bet
 	}
-	// The retry itself and every remaining model keep at least a first-token timeout; a
-	// caller's own deadline counts as well as the request's.
-	need := d + time.Duration(len(p.targets)-i)*p.timing.firstToken
+	// The retry itself and every remaining model keep at least a first-token timeout (each
+	// model's own, leastTime); a caller's own deadline counts as well as the request's.
+	need := d
+	for _, t := range p.targets[i:] {
+		need += g.leastTime(p, t.name)
+	}
 	if dl, ok := ctx.Deadline(); ok && g.opts.Now().Add(need).After(dl) {
 		return 0, false
 	}

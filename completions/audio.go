@@ -425,7 +425,11 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		s.begin = g.opts.Now()
 		actx, cancel := context.WithCancelCause(ctx)
-		timer := time.AfterFunc(p.timing.attempt, func() { cancel(errNoAudio) })
+		// The wait for the first audio: the attempt timeout, or the model's own Timeout when
+		// shorter. Audio that came is streamed to the caller uncut, as a non-streamed call's
+		// bound would cut it mid-answer: no model can be tried instead once it came.
+		limit := g.attemptTimeout(p, t.name)
+		timer := time.AfterFunc(limit, func() { cancel(errNoAudio) })
 		r := *preq
 		r.Model = t.model
 		res, err := t.p.(providers.Speaker).Speak(actx, &r)
@@ -439,7 +443,7 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 		if err != nil {
 			cancel(nil)
 			if ctx.Err() == nil && errors.Is(context.Cause(actx), errNoAudio) {
-				return timeoutError(t, "no audio", p.timing.attempt)
+				return timeoutError(t, "no audio", limit)
 			}
 			return err
 		}

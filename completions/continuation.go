@@ -50,6 +50,8 @@ func (s *ResponseStream) classify(err error) (error, providers.ErrorKind) {
 		return s.ctx.Err(), providers.KindUnknown
 	case deadlineHit(s.dctx):
 		return timeoutError(s.t, "answer before the request deadline", s.p.timing.deadline.Sub(s.p.start)), providers.KindTimeout
+	case s.whole.passed():
+		return timeoutError(s.t, "no complete response", s.whole.limit), providers.KindTimeout
 	case s.stalled.Load():
 		return timeoutError(s.t, "no stream fragment", s.p.timing.idle), providers.KindTimeout
 	}
@@ -130,7 +132,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 			return false
 		}
 		s.t, s.idx, s.begin = t, i, begin
-		s.up, s.cancel, s.timer, s.stalled = at.up, at.cancel, at.timer, at.stalled
+		s.up, s.cancel, s.timer, s.stalled, s.whole = at.up, at.cancel, at.timer, at.stalled, at.whole
 		s.pending, s.ended, s.usage, s.finish, s.stopSeq = at.first, at.ended, at.usage, at.finish, at.stopSeq
 		s.fingerprint, s.tier = at.fingerprint, at.tier // the continuing upstream's, or none
 		s.deltas, s.next = at.deltas, 0

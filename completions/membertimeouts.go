@@ -1,6 +1,8 @@
 package completions
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -14,8 +16,13 @@ import (
 // value keeps the gateway's limits.
 type MemberTimeouts struct {
 	// Timeout is the most seconds one whole non-streamed call to the member may take
-	// (LiteLLM's timeout: the time for the complete response); a streamed call, without
-	// StreamTimeout, gets as long for its first chunk. 0: the gateway's.
+	// (LiteLLM's timeout: the time for the complete response), one served through a
+	// stream for hedging (FaultPolicy.HedgeAfter) too; a streamed call, without
+	// StreamTimeout, gets as long for its first chunk. Speech (Gateway.Speak) waits as
+	// long for its first audio; the audio then streams to the caller uncut (no other
+	// model can take over once it started). A retry is weighed against each remaining
+	// model's own bound (the first-token timeout, shortened by Timeout, or for a stream
+	// by StreamTimeout). 0: the gateway's.
 	Timeout float64 `json:"timeout,omitempty"`
 	// StreamTimeout is the most seconds a streamed call to the member may wait for its
 	// first chunk (LiteLLM's stream_timeout: "maximum time to wait for the first chunk");
@@ -93,4 +100,46 @@ func (g *Gateway) firstTokenTimeout(p *plan, model string) time.Duration {
 		return d
 	}
 	return p.timing.firstToken
+}
+
+// leastTime is the least time a call to model is kept when a retry is weighed (retryWait):
+// the plan's first-token timeout, shortened by the model's own bound on what that call
+// waits for: for a stream (Stream, and a non-streamed request served through one,
+// completeHedged), its first chunk (firstTokenTimeout); otherwise the whole call
+// (attemptTimeout).
+func (g *Gateway) leastTime(p *plan, model string) time.Duration {
+	if p.streamed {
+		return g.firstTokenTimeout(p, model)
+	}
+	return min(p.timing.firstToken, g.attemptTimeout(p, model))
+}
+
+// errWholeCall is the cause of an attempt's context ending at the model's own Timeout
+// (collectedTimeout).
+var errWholeCall = errors.New("the model's timeout for a whole call passed")
+
+// collectedTimeout bounds a whole call to model streamed for a non-streamed request
+// (completeHedged): the model's own Timeout (LiteLLM's timeout of a non-streamed call)
+// when it is shorter than the plan's attempt timeout; 0 otherwise: such a stream is held
+// to the first-token and idle timeouts, as any stream, not to the attempt timeout.
+func (g *Gateway) collectedTimeout(p *plan, model string) time.Duration {
+	if !p.collected {
+		return 0
+	}
+	if d := g.attemptTimeout(p, model); d < p.timing.attempt {
+		return d
+	}
+	return 0
+}
+
+// wholeBound is an attempt's bound on its whole call (collectedTimeout): its context ends
+// with errWholeCall at limit. The zero value bounds nothing.
+type wholeBound struct {
+	ctx   context.Context // the attempt's context; nil: no bound
+	limit time.Duration
+}
+
+// passed reports whether the attempt ran out of its whole-call bound.
+func (b wholeBound) passed() bool {
+	return b.ctx != nil && errors.Is(context.Cause(b.ctx), errWholeCall)
 }

@@ -26,6 +26,7 @@ type ResponseStream struct {
 	cancel  context.CancelFunc
 	timer   *time.Timer
 	stalled *atomic.Bool
+	whole   wholeBound      // the answering attempt's bound on its whole call (collectedTimeout)
 	ctx     context.Context // the caller's
 	dctx    context.Context // the caller's, bounded by the request's deadline
 	undl    context.CancelFunc
@@ -89,6 +90,7 @@ type attemptStream struct {
 	cancel  context.CancelFunc
 	timer   *time.Timer
 	stalled *atomic.Bool
+	whole   wholeBound // a non-streamed request's bound on the whole call (collectedTimeout)
 	first   string
 	thought *providers.ReasoningDelta // the first fragment, when it was reasoning
 	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
@@ -140,7 +142,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 			p.releaseHeld()
 		}
 	}()
-	p.collected = collected
+	p.collected, p.streamed = collected, true
 	p.noQueue = req.choices > 1 && !collected // StreamN's: see plan.noQueue
 	var (
 		won   *attemptStream
@@ -176,7 +178,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 		return nil, err
 	}
 	st := &ResponseStream{
-		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled,
+		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled, whole: won.whole,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
 		pendingThought: won.thought, thinking: won.thought != nil, sources: won.sources, pendingSources: len(won.sources),
 		fingerprint: won.fingerprint, tier: won.tier,
@@ -193,14 +195,27 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 // meanwhile; where it is hidden, each piece of it holds the model to the idle timeout
 // instead of the first-token one (a model reasoning unasked is not silent). The wait for
 // the first fragment is the first-token timeout, or the model's own
-// MemberTimeouts.StreamTimeout (else Timeout) when shorter.
+// MemberTimeouts.StreamTimeout (else Timeout) when shorter; for a non-streamed request
+// (completeHedged) the model's own Timeout, when shorter than the attempt timeout, also
+// bounds the whole call (collectedTimeout).
 func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *providers.Request) (*attemptStream, error) {
-	actx, cancel := context.WithCancel(ctx)
-	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool)}
+	var actx context.Context
+	var cancel context.CancelFunc
+	whole := wholeBound{limit: g.collectedTimeout(p, t.name)}
+	if whole.limit > 0 { // a non-streamed request's member Timeout bounds the whole call
+		actx, cancel = context.WithTimeoutCause(ctx, whole.limit, errWholeCall)
+		whole.ctx = actx
+	} else {
+		actx, cancel = context.WithCancel(ctx)
+	}
+	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool), whole: whole}
 	first := g.firstTokenTimeout(p, t.name) // the model's own StreamTimeout may be shorter
 	a.timer = time.AfterFunc(first, func() { a.stalled.Store(true); cancel() })
 	fail := func(err error) (*attemptStream, error) {
 		a.close()
+		if ctx.Err() == nil && a.whole.passed() {
+			return nil, timeoutError(t, "no complete response", a.whole.limit)
+		}
 		if ctx.Err() == nil && a.stalled.Load() {
 			return nil, timeoutError(t, "no first token", first)
 		}
