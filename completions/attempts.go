@@ -411,7 +411,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
 				g.breakers.record(t.name, nil, g.opts.Now(), p.timing.tight)
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begin})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
 				return nil
 			}
 			if ctx.Err() != nil && !deadlineHit(ctx) {
@@ -434,7 +434,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if errors.As(err, &pe) {
 				retryAfter = pe.RetryAfter
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
 			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.filterFallsOver(i) {
 				// A policy decision: asking the next model would override it.

@@ -61,7 +61,7 @@ type ModelCatalogue interface {
 func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target) providers.Request {
 	r := *base
 	r.Model = t.model
-	r.MaxTokens = g.maxTokensFor(req, r.MaxTokens, t)
+	r.MaxTokens = g.maxTokensFor(req, r.MaxTokens, t) // Attempt.MaxTokens: sentMaxTokens
 	if req.searchIfAvailable && !r.Search && providers.SupportsSearch(t.p, t.model) {
 		// A copy, so that only requests offering search pay for the one Check takes.
 		searching := r
@@ -69,6 +69,15 @@ func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target
 		r.Search = providers.Check(t.p, t.model, &searching) == nil
 	}
 	return r
+}
+
+// sentMaxTokens is the max_tokens an attempt of p on t is sent (attemptRequest of
+// p.preq; a continuation's prefill keeps it): Attempt.MaxTokens.
+func (g *Gateway) sentMaxTokens(p *plan, t target) int {
+	if p.req == nil {
+		return p.preq.MaxTokens
+	}
+	return g.maxTokensFor(p.req, p.preq.MaxTokens, t)
 }
 
 // maxTokensFor is the output bound n of req for target t, lowered to t's catalogued output

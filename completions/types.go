@@ -275,6 +275,12 @@ type Attempt struct {
 	// Started is when the attempt began (zero for one skipped without a call); not on the
 	// wire, for traces.
 	Started time.Time `json:"-"`
+	// MaxTokens is the output bound the attempt's call was sent (gen_ai.request.max_tokens
+	// of its span): the request's, lowered to the model's catalogued output limit (the
+	// Anthropic Messages and Gemini surfaces) or filled in for a thinking request
+	// (attemptRequest); 0: none was sent. Set on every attempt that called a model with a
+	// chat request; not on the wire, for traces.
+	MaxTokens int `json:"-"`
 	// SkippedEvents counts undecodable stream events that could not have held any of the
 	// answer and were skipped.
 	SkippedEvents int `json:"skipped_events,omitempty"`

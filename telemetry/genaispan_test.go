@@ -150,16 +150,18 @@ func TestFinishReasonIsAlwaysThere(t *testing.T) {
 
 // TestAttemptSpansSayWhatWasAsked: each attempt's span (a retry, a fallback) carries the
 // gen_ai.request.* parameters, and its own provider and model: a fallback's span says
-// which model was really asked.
+// which model was really asked, and the max_tokens it was sent (Attempt.MaxTokens: here
+// lowered to its output limit), not the request's; an attempt sent none has none.
 func TestAttemptSpansSayWhatWasAsked(t *testing.T) {
 	r := chatRecord()
 	seed := int64(7)
 	r.Prompt.Seed, r.Prompt.Stop = &seed, []string{"END"}
 	start := r.Start
 	r.Attempts = []completions.Attempt{
-		{Model: "first/big", Outcome: completions.OutcomeError, Kind: "rate_limited", LatencyMS: 10, Started: start},
-		{Model: "first/big", Outcome: completions.OutcomeError, Kind: "rate_limited", LatencyMS: 10, Started: start.Add(20 * time.Millisecond)},
-		{Model: "up/m1", Outcome: completions.OutcomeOK, LatencyMS: 100, Started: start.Add(40 * time.Millisecond)},
+		{Model: "first/big", Outcome: completions.OutcomeError, Kind: "rate_limited", LatencyMS: 10, Started: start, MaxTokens: 200},
+		{Model: "first/big", Outcome: completions.OutcomeError, Kind: "rate_limited", LatencyMS: 10, Started: start.Add(20 * time.Millisecond), MaxTokens: 200},
+		{Model: "up/m1", Outcome: completions.OutcomeOK, LatencyMS: 100, Started: start.Add(40 * time.Millisecond), MaxTokens: 120},
+		{Model: "up/m2", Outcome: completions.OutcomeError, Kind: "timeout", LatencyMS: 100, Started: start.Add(40 * time.Millisecond)},
 	}
 	var attempts []tracetest.SpanStub
 	for _, sp := range observedSpans(t, TracingOptions{}, r) {
@@ -167,25 +169,35 @@ func TestAttemptSpansSayWhatWasAsked(t *testing.T) {
 			attempts = append(attempts, sp)
 		}
 	}
-	if len(attempts) != 3 {
-		t.Fatalf("%d attempt spans, want 3", len(attempts))
+	if len(attempts) != 4 {
+		t.Fatalf("%d attempt spans, want 4", len(attempts))
 	}
-	for i, want := range []struct{ provider, model string }{{"first", "big"}, {"first", "big"}, {"up", "m1"}} {
+	for i, want := range []struct{ provider, model, maxTokens string }{{"first", "big", "200"}, {"first", "big", "200"}, {"up", "m1", "120"}, {"up", "m2", ""}} {
 		attrs := attempts[i].Attributes
 		for key, v := range map[string]string{
 			"gen_ai.provider.name":          want.provider,
 			"gen_ai.request.model":          want.model,
 			"gen_ai.request.temperature":    "0.3",
 			"gen_ai.request.top_p":          "0.9",
-			"gen_ai.request.max_tokens":     "200",
+			"gen_ai.request.max_tokens":     want.maxTokens,
 			"gen_ai.request.seed":           "7",
 			"gen_ai.request.stop_sequences": `["END"]`,
 			"gen_ai.operation.name":         "chat",
 		} {
-			if got, ok := attrOf(attrs, key); !ok || got.Emit() != v {
+			got, ok := attrOf(attrs, key)
+			if v == "" {
+				if ok {
+					t.Errorf("attempt %d: %s = %q; want none (none was sent)", i+1, key, got.Emit())
+				}
+				continue
+			}
+			if !ok || got.Emit() != v {
 				t.Errorf("attempt %d: %s = %q (present %v), want %q", i+1, key, got.Emit(), ok, v)
 			}
 		}
+	}
+	if v, ok := attrOf(chatSpanStub(t, observedSpans(t, TracingOptions{}, r)).Attributes, "gen_ai.request.max_tokens"); !ok || v.Emit() != "200" {
+		t.Errorf("the chat span's max_tokens = %q (present %v), want the request's 200", v.Emit(), ok)
 	}
 }
 

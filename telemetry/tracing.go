@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // Tracing is the OpenTelemetry tracer of one process: spans per HTTP request and per
@@ -183,7 +184,8 @@ func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) st
 // records a "chat <model>" (or "embeddings <model>") span for the completion and one child span per upstream
 // attempt, with the GenAI attributes (gen_ai.operation.name, gen_ai.provider.name,
 // gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type; for chat
-// the gen_ai.request.* sampling parameters, on the attempts' spans too, each with its own
+// the gen_ai.request.* sampling parameters, on the attempts' spans too (each attempt's
+// own max_tokens, completions.Attempt.MaxTokens), each with its own
 // provider and model; gen_ai.response.id, model and finish_reasons, gen_ai.conversation.id,
 // user.id; and the prompt and answer with TracingOptions.CaptureContent: of a stream that
 // broke or was left after it started, what it delivered, with finish reason "error" or
@@ -226,8 +228,12 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		}
 	}
 	// Each attempt's span says what that attempt asked: its own provider and model, and
-	// the sampling parameters sent to it.
-	reqAttrs := appendRequestAttributes(nil, r.Prompt)
+	// the sampling parameters sent to it, its max_tokens its own (Attempt.MaxTokens: the
+	// request's may have been lowered to the model's output limit or filled in).
+	var sent providers.Request
+	if r.Prompt != nil {
+		sent = *r.Prompt
+	}
 	for i, a := range r.Attempts {
 		if a.Started.IsZero() {
 			continue // skipped without a call (circuit open, out of time)
@@ -241,8 +247,11 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 				attribute.Int("switchyard.attempt", i+1),
 				attribute.String("switchyard.outcome", a.Outcome),
 			))
-		if len(reqAttrs) > 0 {
-			as.SetAttributes(reqAttrs...)
+		if r.Prompt != nil {
+			sent.MaxTokens = a.MaxTokens
+			if reqAttrs := appendRequestAttributes(nil, &sent); len(reqAttrs) > 0 {
+				as.SetAttributes(reqAttrs...)
+			}
 		}
 		if a.ContinuedFrom != nil {
 			as.SetAttributes(attribute.Int("switchyard.continued_from", *a.ContinuedFrom))
