@@ -61,9 +61,10 @@ func (s *ResponseStream) classify(err error) (error, providers.ErrorKind) {
 // canContinue reports whether a stream that failed with kind may be continued: after
 // text (not of a tool call or a JSON answer), on a model that continues it; or after
 // reasoning alone, on any later model, which answers afresh (its reasoning follows the
-// first model's; the client has seen no answer yet).
+// first model's; the client has seen no answer yet). A stream its caller closed is not.
 func (s *ResponseStream) canContinue(kind providers.ErrorKind) bool {
-	if kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 {
+	if kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 ||
+		s.closedEarly.Load() { // its caller closed it: nobody reads a continuation
 		return false
 	}
 	if s.text.Len() == 0 {
@@ -92,9 +93,11 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		return false
 	}
 	// The broken attempt ends here; it is billed as a part of the answer.
+	s.upMu.Lock()
 	s.timer.Stop()
 	s.up.Close()
 	s.cancel()
+	s.upMu.Unlock()
 	n := len(s.p.attempts) - 1
 	a := &s.p.attempts[n]
 	a.Outcome, a.Kind, a.Error, a.Err = OutcomeError, kind.String(), err.Error(), err
@@ -132,7 +135,15 @@ func (s *ResponseStream) continueAfter(err error) bool {
 			return false
 		}
 		s.t, s.idx, s.begin = t, i, begin
+		s.upMu.Lock()
 		s.up, s.cancel, s.timer, s.stalled, s.whole = at.up, at.cancel, at.timer, at.stalled, at.whole
+		if s.closing {
+			// Closed from another goroutine while the continuation opened: it is the
+			// answering attempt, stopped at once, and ends (billed) as the stream closed
+			// early (Close, fail).
+			at.close()
+		}
+		s.upMu.Unlock()
 		s.pending, s.ended, s.usage, s.finish, s.stopSeq = at.first, at.ended, at.usage, at.finish, at.stopSeq
 		s.fingerprint, s.tier = at.fingerprint, at.tier // the continuing upstream's, or none
 		s.deltas, s.next = at.deltas, 0
@@ -160,7 +171,9 @@ func (s *ResponseStream) partChars() int {
 // restoreFailure leaves the stream failed with err (the original failure) for fail.
 func (s *ResponseStream) restoreFailure(err error) {
 	s.ended, s.usage, s.recorded = false, nil, true // the broken attempt is recorded and in parts
+	s.upMu.Lock()
 	s.up = failedStream{err}
+	s.upMu.Unlock()
 }
 
 // failedStream is an upstream stream that has failed with err.

@@ -22,9 +22,14 @@ type ResponseStream struct {
 	p *plan
 	t target
 
+	// up, cancel and timer are the answering attempt's: Recv's goroutine alone changes
+	// them (a continuation, restoreFailure), holding upMu, which Close holds to stop them
+	// from another goroutine; closing says (under upMu) that Close has.
 	up      providers.Stream
 	cancel  context.CancelFunc
 	timer   *time.Timer
+	upMu    sync.Mutex
+	closing bool
 	stalled *atomic.Bool
 	whole   wholeBound      // the answering attempt's bound on its whole call (collectedTimeout)
 	ctx     context.Context // the caller's
@@ -732,9 +737,12 @@ func (s *ResponseStream) Close() error {
 		s.closedEarly.Store(true)
 	}
 	s.closeOne.Do(func() {
+		s.upMu.Lock()
+		s.closing = true
 		s.timer.Stop()
 		s.up.Close()
 		s.cancel()
+		s.upMu.Unlock()
 		s.undl()
 	})
 	if early {
