@@ -777,17 +777,24 @@ func (p *plan) skippedBefore(i int) []int {
 	return out
 }
 
-// moveTo moves target k to index i, the targets between keeping their order. Moving a
-// model skipped before i (k < i) to i shifts those after it one place towards the front:
-// the targets before i are done with. Membership in the named group (p.members) goes by
-// index: a member moved past it is tried as a fallback is (no kind fallbacks switch).
+// moveTo moves target k to index i, the targets between keeping their order. A model
+// skipped before i (k < i) is put in at i, in front of the models left (target i, the
+// member waited on, comes next): its skipped entry stays where it was, among the targets
+// before i, which are done with. Membership in the named group (p.members) goes by index:
+// a member moved past it is tried as a fallback is (no kind fallbacks switch).
 func (p *plan) moveTo(k, i int) {
 	moved := p.targets[k]
-	if k > i {
-		copy(p.targets[i+1:k+1], p.targets[i:k])
-	} else {
-		copy(p.targets[k:i], p.targets[k+1:i+1])
+	if k < i {
+		p.targets = slices.Insert(slices.Clip(p.targets), i, moved) // a new array: nothing shared is written
+		if i < p.members {
+			p.members++
+		}
+		if p.switched != providers.KindUnknown && i < p.switchedEnd {
+			p.switchedEnd++
+		}
+		return
 	}
+	copy(p.targets[i+1:k+1], p.targets[i:k])
 	p.targets[i] = moved
 }
 
