@@ -439,7 +439,13 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 				res.Body.Close()
 			}
 		}
-		timer.Stop()
+		if !timer.Stop() && err == nil {
+			// The bound fired as the first audio came: the attempt's context is over, so
+			// the rest of the audio cannot come; a timeout, as if nothing had.
+			cancel(errNoAudio) // the timer's own may not have run yet
+			res.Body.Close()
+			err = errNoAudio
+		}
 		if err != nil {
 			cancel(nil)
 			if ctx.Err() == nil && errors.Is(context.Cause(actx), errNoAudio) {
