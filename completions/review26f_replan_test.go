@@ -71,27 +71,8 @@ func TestQueuedRequestReplansWhenASkippedModelIsCallable(t *testing.T) {
 			c.before(t, h)
 			h.b.on("x", step{text: "from x"})
 
-			held := make(chan error, 1)
-			go func() { _, err := h.g.Complete(context.Background(), Scope{}, groupReq("a/m1")); held <- err }()
-			hc := <-gp.started // holds a/m1's one slot until released
-
-			type answer struct {
-				resp *Response
-				err  error
-			}
-			got := make(chan answer, 1)
-			go func() {
-				req := groupReq("g")
-				req.FaultPolicy.Timeout = ptr(5.0) // the bound of a wait no timer ends
-				resp, err := h.g.Complete(context.Background(), Scope{}, req)
-				got <- answer{resp, err}
-			}()
-			var d time.Duration
-			select {
-			case d = <-sl.asked:
-			case a := <-got:
-				t.Fatalf("the queued request set no timer for b/x and ended: %+v, %v", a.resp, a.err)
-			}
+			hc, held, got := queueBehindHeldSlot(h, gp)
+			d := replanTimer(t, sl, got)
 			if q := queuedOn(h.g, "a/m1"); q != 1 {
 				t.Fatalf("%d queued on a/m1 while the timer runs; want the request queued", q)
 			}
@@ -122,5 +103,41 @@ func TestQueuedRequestReplansWhenASkippedModelIsCallable(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// queuedAnswer is what a request queued for a slot is answered.
+type queuedAnswer struct {
+	resp *Response
+	err  error
+}
+
+// queueBehindHeldSlot starts a request of a/m1 that holds its one slot (gp) until hc is
+// released (its error on held), then a request of group "g" (bounded by a 5 s timeout,
+// the bound of a wait no timer ends), answered on got.
+func queueBehindHeldSlot(h *harness, gp *slotGatedProvider) (hc *gatedCall, held chan error, got chan queuedAnswer) {
+	held = make(chan error, 1)
+	go func() { _, err := h.g.Complete(context.Background(), Scope{}, groupReq("a/m1")); held <- err }()
+	hc = <-gp.started
+	got = make(chan queuedAnswer, 1)
+	go func() {
+		req := groupReq("g")
+		req.FaultPolicy.Timeout = ptr(5.0)
+		resp, err := h.g.Complete(context.Background(), Scope{}, req)
+		got <- queuedAnswer{resp, err}
+	}()
+	return hc, held, got
+}
+
+// replanTimer is the wait the queued request asks sl for (the timer until a skipped
+// model is callable), failing the test if it is answered first.
+func replanTimer(t *testing.T, sl *heldSleeper, got chan queuedAnswer) time.Duration {
+	t.Helper()
+	select {
+	case d := <-sl.asked:
+		return d
+	case a := <-got:
+		t.Fatalf("the queued request set no timer for b/x and ended: %+v, %v", a.resp, a.err)
+		return 0
 	}
 }

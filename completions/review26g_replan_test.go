@@ -30,27 +30,8 @@ func TestReplanOntoAnEarlierModelKeepsTheWaitedForMember(t *testing.T) {
 	h.b.on("x", step{err: upstreamErr(providers.KindAuth, 401, 0)}) // b/x fails once callable
 	h.a.on("m1", step{text: "from m1"})
 
-	held := make(chan error, 1)
-	go func() { _, err := h.g.Complete(context.Background(), Scope{}, groupReq("a/m1")); held <- err }()
-	hc := <-gp.started // holds a/m1's one slot until released
-
-	type answer struct {
-		resp *Response
-		err  error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		req := groupReq("g")
-		req.FaultPolicy.Timeout = ptr(5.0)
-		resp, err := h.g.Complete(context.Background(), Scope{}, req)
-		got <- answer{resp, err}
-	}()
-	var d time.Duration
-	select {
-	case d = <-sl.asked:
-	case a := <-got:
-		t.Fatalf("the queued request set no timer for b/x and ended: %+v, %v", a.resp, a.err)
-	}
+	hc, held, got := queueBehindHeldSlot(h, gp)
+	d := replanTimer(t, sl, got)
 	clock.advance(d)
 	close(sl.go_) // b/x is callable: the request goes there, and b/x fails
 
