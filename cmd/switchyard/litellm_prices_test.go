@@ -15,23 +15,13 @@ import (
 // modelInfo returns /model/info's model_info of the deployment of modelName.
 func modelInfo(t *testing.T, base, key, modelName string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/model/info", nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	var out struct {
 		Data []struct {
 			ModelName string         `json:"model_name"`
 			ModelInfo map[string]any `json:"model_info"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("/model/info: %d %v: %s", resp.StatusCode, err, b)
-	}
+	b := getJSONAs(t, base, key, "/model/info", &out)
 	for _, d := range out.Data {
 		if d.ModelName == modelName {
 			return d.ModelInfo
@@ -101,4 +91,22 @@ general_settings: {master_key: sk-litellm-master-key-for-the-prices-test-1}
 		cancel()
 		<-done
 	}
+}
+
+// getJSONAs GETs path of the server at base with key and decodes its answer into out,
+// failing the test when it is not JSON of that shape; it returns the answer's body.
+func getJSONAs(t *testing.T, base, key, path string, out any) []byte {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %d %v: %s", path, resp.StatusCode, err, b)
+	}
+	return b
 }

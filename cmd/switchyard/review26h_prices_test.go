@@ -41,18 +41,8 @@ func (u *usageUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // spendOf returns the spend /spend/logs records for the requests to modelGroup.
 func spendOf(t *testing.T, base, key, modelGroup string) (float64, int) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/spend/logs", nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	var rows []map[string]any
-	if err := json.Unmarshal(b, &rows); err != nil {
-		t.Fatalf("/spend/logs: %d %v: %s", resp.StatusCode, err, b)
-	}
+	getJSONAs(t, base, key, "/spend/logs", &rows)
 	var spend float64
 	n := 0
 	for _, r := range rows {
