@@ -626,11 +626,14 @@ func (g *Gateway) laterCallable(p *plan, i int, now time.Time) bool {
 // meanwhile are not forgotten: one at its rpm or tpm, or whose breaker is open, from
 // target i on or skipped so before it (never called: skippedBefore), ends the wait when
 // it may be callable again (a timer on Options.Sleep, set to the soonest such moment), and
-// the request re-plans then, so it goes to whichever model is callable first. The model
-// admitted is moved to index i, the others keeping their order around it, and ok is
-// true. A model that meanwhile reached its rpm or tpm, or whose breaker opened, is no
-// longer waited for by slot; when no model is left to wait for by slot, target i is
-// recorded as skipped at its limit (ok false: the request goes on to the next model).
+// the request re-plans then, so it goes to whichever model is callable first; a timer
+// that fires before that moment has come on Options.Now does not re-plan and is not set
+// again until a slot wakes the request (awaitSlotOrTimer), so a Sleep that returns at
+// once never makes the wait a busy loop. The model admitted is moved to index i, the
+// others keeping their order around it, and ok is true. A model that meanwhile reached
+// its rpm or tpm, or whose breaker opened, is no longer waited for by slot; when no model
+// is left to wait for by slot, target i is recorded as skipped at its limit (ok false:
+// the request goes on to the next model).
 // When ctx ends the request leaves every queue: the error is ctx's when the caller went
 // away; at the request's deadline (the bound of the wait) the models waited for are
 // recorded as skipped at their limit and ok is false.
@@ -714,25 +717,50 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 		}
 		stopTimer()
 		stopTimer = func() {}
+		var fired chan struct{} // the timer's, this pass only (nil: no timer)
+		var due time.Time       // the moment it is for, on Options.Now
 		if soonest > 0 {
 			tctx, cancel := context.WithCancel(ctx)
 			stopTimer = cancel
+			fired, due = make(chan struct{}, 1), now.Add(soonest)
 			go func() {
 				if g.opts.Sleep(tctx, soonest) == nil {
-					w.wake() // a skipped model may be callable: re-plan
+					fired <- struct{}{} // a skipped model may be callable
 				}
 			}()
 		}
-		select {
-		case <-w.poke:
-		case <-ctx.Done():
+		if err := g.awaitSlotOrTimer(ctx, w, fired, due); err != nil {
 			if !deadlineHit(ctx) {
-				return false, ctx.Err()
+				return false, err
 			}
 			for _, u := range queued {
 				p.skipLimited(u.model, fmt.Sprintf("max_parallel %d calls in flight until the request deadline", u.lim.MaxParallel), time.Second)
 			}
 			return false, nil
+		}
+	}
+}
+
+// awaitSlotOrTimer is waitSlot's wait between two passes: it returns nil when w is poked
+// (a slot may be free for it) or when the re-plan timer fires (on fired) once Options.Now
+// has reached due, the moment the timer was set for, and ctx's error when ctx ends. A
+// timer that fires before due on Options.Now (a Sleep that returns at once, as one
+// disabling backoff does, on a clock that has not moved) is let go: re-planning then
+// would find every skipped model as it was and set the same timer again, a busy loop,
+// so the request waits on for a slot or ctx's end, setting no new timer until a poke
+// makes it re-plan.
+func (g *Gateway) awaitSlotOrTimer(ctx context.Context, w *slotWaiter, fired <-chan struct{}, due time.Time) error {
+	for {
+		select {
+		case <-w.poke:
+			return nil
+		case <-fired:
+			if !g.opts.Now().Before(due) {
+				return nil // a skipped model may be callable: re-plan
+			}
+			fired = nil // early on Options.Now: no re-plan, and no timer again
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

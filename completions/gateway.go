@@ -231,7 +231,10 @@ type Options struct {
 	Now func() time.Time
 	// Sleep waits between retries, and times a request queued for a slot in flight
 	// (MemberLimits.MaxParallel) until a model it skipped may be callable again; nil waits
-	// on a timer and stops when ctx is done.
+	// on a timer and stops when ctx is done. Such a request re-plans when Sleep returns
+	// only if Now has reached the moment it waited for: when Sleep returns earlier (one
+	// that returns at once to disable backoff), the request waits on for a slot or its
+	// deadline instead, without setting the timer again until a slot wakes it.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Backoff configures retry waits.
 	Backoff Backoff
