@@ -56,10 +56,13 @@ type endUserRequest struct {
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the end user's answers may use per minute across every key (a request past it is a 429 with Retry-After); 0 for no bound"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
 	// budget_duration and tpm_limit become the end user's, now and on every /budget/update.
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and whenever the budget changes; the end user's own budget fields may not be given with it; \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and whenever the budget changes; the end user's own budget fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by /customer/new only;
 	// blocked given outright clears it), as a team's budgetBlock.
 	budgetBlock bool
+	// fields are the fields of the body that made the request (nil: those set non-zero),
+	// for the budget fields given beside a budget_id (takeBudget).
+	fields map[string]json.RawMessage
 }
 
 // endUser describes an end user.
@@ -120,9 +123,11 @@ func (s *Server) endUserRoutes(g *completions.Gateway) {
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req endUserRequest
-			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+			var body []byte
+			if err := decodeJSON(r, &req, decodeOptions{Rewrite: keepBody(&body)}); err != nil {
 				return err
 			}
+			req.fields = bodyFields(body)
 			e, err := s.createEndUser(r.Context(), g, owner(r), req, "end_user_id")
 			if err != nil {
 				return err
@@ -240,17 +245,12 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 	if err := checkEndUserID("end_user_id", req.EndUserID); err != nil {
 		return nil, err
 	}
-	if req.BudgetID != "" {
-		if err := budgetFieldsBeside("end user", req.budgetFieldsGiven()); err != nil {
-			return nil, err
-		}
-	}
 	if _, err := checkEndUserRequest(g, req, true); err != nil {
 		return nil, err
 	}
 	e := endUser{EndUserID: req.EndUserID, Object: "end_user", CreatedAt: time.Now().UTC()}
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		if err := takeBudgetOf(ctx, tx, owner, &req); err != nil {
+		if err := takeBudgetOf(ctx, tx, owner, &req, req.budgetFieldsGiven()); err != nil {
 			return err
 		}
 		limits, err := checkEndUserRequest(g, req, false)
@@ -341,12 +341,7 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 			v.Param = "end_user_id"
 			return v
 		}
-		if req.BudgetID != "" {
-			if err := budgetFieldsBeside("end user", given); err != nil {
-				return err
-			}
-		}
-		if err := takeBudgetOf(ctx, tx, owner, &req); err != nil {
+		if err := takeBudgetOf(ctx, tx, owner, &req, given); err != nil {
 			return err
 		}
 		limits, err := checkEndUserRequest(g, req, modelsGiven)

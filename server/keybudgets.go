@@ -16,8 +16,9 @@ import (
 // the key's max_budget_usd, soft_budget_usd, budget_duration and tokens_per_minute, its own
 // account spending against them on its own; a /budget/update rewrites them on every key
 // naming the budget in the same store transaction; a budget some key names cannot be
-// deleted; and the key's own budget fields are refused beside a budget_id (budget_id ""
-// on an update leaves the budget, keeping its values as the key's own). The keys of a
+// deleted; and the key's own budget fields beside a budget_id (given, or the key's) are
+// refused unless they have the budget's values (takeBudget; budget_id "" on an update
+// leaves the budget, keeping its values as the key's own). The keys of a
 // budget are found by reading the owner's virtual keys (at most MaxVirtualKeysPerOwner),
 // as a team's and a user's keys are, so no index has to be kept in step with every path
 // that writes or deletes a key.
@@ -25,16 +26,20 @@ import (
 // maxBudgetKeysNamed bounds the keys a refused /budget/delete names.
 const maxBudgetKeysNamed = 20
 
-// budgetFieldsGiven names the budget fields req sets (those a budget_id sets too): the
-// block of LiteLLM's max_budget 0 counts as max_budget_usd.
+// budgetFieldsGiven is the fields of the body that made req, or, without one, the budget
+// fields req sets (budgetFieldsSet).
 func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
+	if req.fields != nil {
+		return req.fields
+	}
 	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.Blocked && req.budgetBlock)
 }
 
 // takeKeyBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
-// through tx ("": req unchanged), or answers 404 naming budget_id (takeBudget).
-func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyRequest) error {
-	return takeBudget(ctx, tx, owner, req.BudgetID, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
+// through tx ("": req unchanged), refusing those given (the fields of the request's body)
+// with other values, or answers 404 naming budget_id (takeBudget).
+func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyRequest, given map[string]json.RawMessage) error {
+	return takeBudget(ctx, tx, owner, req.BudgetID, "key", given, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
 }
 
 // keyLimits is the account limits of vk as stored (its fields were checked when set), as

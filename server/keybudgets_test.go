@@ -85,16 +85,16 @@ func TestLiteLLMBudgetOnKeys(t *testing.T) {
 			body, param, msg string
 			status           int
 		}{
-			{`{"budget_id":"small","max_budget":3}`, "max_budget", "give budget_id or this field", http.StatusBadRequest},
-			{`{"budget_id":"small","max_budget":0}`, "max_budget", "give budget_id or this field", http.StatusBadRequest},
-			{`{"budget_id":"small","soft_budget":0.5}`, "soft_budget", "give budget_id or this field", http.StatusBadRequest},
-			{`{"budget_id":"small","tpm_limit":5}`, "tpm_limit", "give budget_id or this field", http.StatusBadRequest},
-			{`{"budget_id":"small","budget_duration":"1d"}`, "budget_duration", "give budget_id or this field", http.StatusBadRequest},
+			{`{"budget_id":"small","max_budget":3}`, "max_budget", `budget "small" (budget_id) sets it to 0.01:`, http.StatusBadRequest},
+			{`{"budget_id":"small","max_budget":0}`, "max_budget", "sets it to 0.01:", http.StatusBadRequest},
+			{`{"budget_id":"small","soft_budget":0.5}`, "soft_budget", "sets it to none (null or 0)", http.StatusBadRequest},
+			{`{"budget_id":"small","tpm_limit":5}`, "tpm_limit", "sets it to 100000:", http.StatusBadRequest},
+			{`{"budget_id":"small","budget_duration":"1d"}`, "budget_duration", `sets it to "30d":`, http.StatusBadRequest},
 			{`{"budget_id":"none"}`, "budget_id", `no budget "none"`, http.StatusNotFound},
 		} {
 			wantParam(t, do(t, s, "POST", "/key/generate", testKey, c.body), c.status, c.param, c.msg)
 		}
-		wantParam(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+k.Token+`","max_budget":3}`), http.StatusBadRequest, "max_budget", "give budget_id or this field")
+		wantParam(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+k.Token+`","max_budget":3}`), http.StatusBadRequest, "max_budget", "sets it to 0.01:")
 		wantParam(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+k.Token+`","budget_id":"none"}`), http.StatusNotFound, "budget_id", `no budget "none"`)
 		if info := litellmKeyInfoOf(t, s, k.Token); *info.MaxBudget != 0.01 || *info.BudgetID != "small" {
 			t.Fatalf("the key after refused updates: %+v", info)
@@ -217,7 +217,7 @@ func TestBudgetIDDescribedWhole(t *testing.T) {
 		{"POST", "/key/generate", "as the key's own"},
 		{"POST", "/key/update", "as the key's own"},
 		{"POST", "/api/v1/customers", "as the end user's own"},
-		{"POST", "/customer/new", "(not with those fields)"},
+		{"POST", "/customer/new", "(those fields given with it must have the budget's values)"},
 	} {
 		op := doc.Paths.Find(c.path).GetOperation(c.method)
 		if op == nil || op.RequestBody == nil {

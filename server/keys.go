@@ -70,11 +70,14 @@ type keyRequest struct {
 	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
 	// budget_duration and tpm_limit become the key's, now and on every /budget/update.
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute: now and whenever the budget changes; those fields may not be given with it; \"\" on PATCH leaves the budget and keeps its values as the key's own"`
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute: now and whenever the budget changes; those fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the key's own"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
 	budgetBlock bool
+	// fields are the fields of the body that made the request (nil: those set non-zero),
+	// for the budget fields given beside a budget_id (takeBudget).
+	fields map[string]json.RawMessage
 }
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
@@ -266,9 +269,11 @@ func (s *Server) keyRoutes(g *completions.Gateway) {
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req keyRequest
-			if err := decodeJSON(r, &req, decodeOptions{}); err != nil {
+			var body []byte
+			if err := decodeJSON(r, &req, decodeOptions{Rewrite: keepBody(&body)}); err != nil {
 				return err
 			}
+			req.fields = bodyFields(body)
 			vk, err := s.issueKey(r.Context(), g, owner(r), req, "")
 			if err != nil {
 				return err
@@ -502,11 +507,6 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 			return nil, err
 		}
 	}
-	if req.BudgetID != "" {
-		if err := budgetFieldsBeside("key", req.budgetFieldsGiven()); err != nil {
-			return nil, err
-		}
-	}
 	if _, err := checkKeyRequest(g, req, now, true); err != nil {
 		return nil, err
 	}
@@ -521,7 +521,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now, keyName: abbreviateKey(key)}
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		req := req // the budget's fields, taken in each attempt of the transaction
-		if err := takeKeyBudgetOf(ctx, tx, owner, &req); err != nil {
+		if err := takeKeyBudgetOf(ctx, tx, owner, &req, req.budgetFieldsGiven()); err != nil {
 			return err
 		}
 		limits, err := checkKeyRequest(g, req, now, false) // the models were checked above
@@ -931,12 +931,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		if adjust != nil {
 			adjust(&req, rec.virtualKey)
 		}
-		if req.BudgetID != "" {
-			if err := budgetFieldsBeside("key", given); err != nil {
-				return err
-			}
-		}
-		if err := takeKeyBudgetOf(ctx, tx, owner, &req); err != nil {
+		if err := takeKeyBudgetOf(ctx, tx, owner, &req, given); err != nil {
 			return err
 		}
 		check := req

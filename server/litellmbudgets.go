@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -587,41 +588,104 @@ func moveBudgetCustomer(ctx context.Context, tx store.Tx, owner, id, from, to st
 // a refusal names them.
 var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute"}
 
-// budgetFieldsGiven names the budget fields req sets (those a budget_id sets too).
+// budgetFieldsGiven is the fields of the body that made req, or, without one, the budget
+// fields req sets (budgetFieldsSet).
 func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
+	if req.fields != nil {
+		return req.fields
+	}
 	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.Blocked && req.budgetBlock)
 }
 
 // budgetFieldsSet names, of budgetIDFields, those an end user's or a key's request sets
-// (non-zero): budgetBlocked (LiteLLM's max_budget 0) counts as max_budget_usd.
+// (non-zero), for a request made without a body: budgetBlocked (LiteLLM's max_budget 0)
+// sets max_budget_usd 0 and blocked.
 func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute int64, budgetBlocked bool) map[string]json.RawMessage {
 	given := map[string]json.RawMessage{}
 	if maxUSD != 0 || budgetBlocked {
-		given["max_budget_usd"] = nil
+		given["max_budget_usd"] = json.RawMessage(`0`)
+	}
+	if budgetBlocked {
+		given["blocked"] = json.RawMessage(`true`)
 	}
 	if softUSD != 0 {
-		given["soft_budget_usd"] = nil
+		given["soft_budget_usd"] = json.RawMessage(`0`)
 	}
 	if duration != "" {
-		given["budget_duration"] = nil
+		given["budget_duration"] = json.RawMessage(`""`)
 	}
 	if tokensPerMinute != 0 {
-		given["tokens_per_minute"] = nil
+		given["tokens_per_minute"] = json.RawMessage(`0`)
 	}
 	return given
 }
 
-// budgetFieldsBeside refuses an end user's or a key's own budget fields given with (or
-// while it has) a budget_id, whose budget sets them; what ("end user", "key") names it.
-func budgetFieldsBeside(what string, given map[string]json.RawMessage) error {
+// keepBody is a decodeOptions.Rewrite that keeps the body in *body, unchanged.
+func keepBody(body *[]byte) func([]byte) ([]byte, error) {
+	return func(b []byte) ([]byte, error) {
+		*body = b
+		return b, nil
+	}
+}
+
+// bodyFields is the fields of a JSON object body (an empty map when it is none).
+func bodyFields(body []byte) map[string]json.RawMessage {
+	fields := map[string]json.RawMessage{}
+	_ = json.Unmarshal(body, &fields)
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+	}
+	return fields
+}
+
+// budgetFieldsBeside refuses, of an end user's or a key's own budget fields given (of
+// given; null asks for nothing) with (or while it has) budget b, the first whose value
+// (to's, as the request would set it) is not the one b sets, naming the field; what ("end
+// user", "key") names the end user or key. A value equal to b's (0 or "" where b has
+// none) changes nothing and is accepted, as LiteLLM's clients send a record's values back
+// with its budget_id; LiteLLM's max_budget 0 (a block: to's budgetBlock, with blocked
+// given) is never b's, b's max_budget being more than 0 or none.
+func budgetFieldsBeside(what string, given map[string]json.RawMessage, to budgetTarget, b litellmBudgetRecord) error {
+	_, blockGiven := given["blocked"]
 	for _, f := range budgetIDFields {
-		if _, ok := given[f]; ok {
-			v := Validation(http.StatusUnprocessableEntity, "%s: the %s's budget fields come from its budget_id (POST /budget/update changes them); give budget_id or this field, not both", f, what)
+		raw, ok := given[f]
+		if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			continue
+		}
+		var same bool
+		var sets string
+		switch f {
+		case "max_budget_usd":
+			same = *to.maxUSD == b.MaxBudgetUSD && !(blockGiven && *to.blocked && *to.budgetBlock)
+			sets = budgetAmount(b.MaxBudgetUSD)
+		case "soft_budget_usd":
+			same, sets = *to.softUSD == b.SoftBudgetUSD, budgetAmount(b.SoftBudgetUSD)
+		case "budget_duration":
+			same, sets = *to.duration == b.BudgetDuration, "none (null or \"\")"
+			if b.BudgetDuration != "" {
+				sets = strconv.Quote(b.BudgetDuration)
+			}
+		case "tokens_per_minute":
+			same, sets = *to.tokensPerMinute == b.TokensPerMinute, "none (null)"
+			if b.TokensPerMinute != 0 {
+				sets = strconv.FormatInt(b.TokensPerMinute, 10)
+			}
+		}
+		if !same {
+			v := Validation(http.StatusUnprocessableEntity, "%s: the %s's budget %q (budget_id) sets it to %s: send that value or leave the field out (POST /budget/update changes the budget)", f, what, b.BudgetID, sets)
 			v.Param = f
 			return v
 		}
 	}
 	return nil
+}
+
+// budgetAmount describes a budget's USD amount in a refusal (0: none).
+func budgetAmount(usd float64) string {
+	if usd == 0 {
+		return "none (null or 0)"
+	}
+	return strconv.FormatFloat(usd, 'f', -1, 64)
 }
 
 // budgetNamed reads owner's budget id through tx for a budget_id given on an end user or
@@ -633,9 +697,10 @@ func budgetNamed(ctx context.Context, tx store.Tx, owner, id string) (litellmBud
 }
 
 // takeBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
-// through tx ("": req unchanged), or answers 404 naming budget_id.
-func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest) error {
-	return takeBudget(ctx, tx, owner, req.BudgetID, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
+// through tx ("": req unchanged), refusing those given (the fields of the request's body)
+// with other values, or answers 404 naming budget_id (takeBudget).
+func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest, given map[string]json.RawMessage) error {
+	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
 }
 
 // budgetTarget points at the budget fields of an end user's or a key's request.
@@ -647,14 +712,19 @@ type budgetTarget struct {
 }
 
 // takeBudget sets to's fields to those of owner's budget id, read through tx ("": to
-// unchanged), or answers 404 naming budget_id. The budget replaces a block that was a
-// budget of nothing (LiteLLM's max_budget 0).
-func takeBudget(ctx context.Context, tx store.Tx, owner, id string, to budgetTarget) error {
+// unchanged), or answers 404 naming budget_id; budget fields of given (the request's
+// body) that would set another value than the budget's are refused (budgetFieldsBeside,
+// what naming the end user or key). The budget replaces a block that was a budget of
+// nothing (LiteLLM's max_budget 0).
+func takeBudget(ctx context.Context, tx store.Tx, owner, id, what string, given map[string]json.RawMessage, to budgetTarget) error {
 	if id == "" {
 		return nil
 	}
 	b, err := budgetNamed(ctx, tx, owner, id)
 	if err != nil {
+		return err
+	}
+	if err := budgetFieldsBeside(what, given, to, b); err != nil {
 		return err
 	}
 	*to.maxUSD, *to.softUSD, *to.duration, *to.tokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute

@@ -196,10 +196,10 @@ func TestLiteLLMBudgetOnCustomers(t *testing.T) {
 			t.Fatalf("/customer/update with budget_id: %+v", c)
 		}
 		// Refusals name the field and change nothing.
-		wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"x","budget_id":"small","max_budget":3}`), http.StatusBadRequest, "max_budget", "give budget_id or this field")
+		wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"x","budget_id":"small","max_budget":3}`), http.StatusBadRequest, "max_budget", `budget "small" (budget_id) sets it to 0.02:`)
 		wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"x","budget_id":"small","max_budget":0}`), http.StatusBadRequest, "max_budget", "max_budget")
 		wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"x","budget_id":"none"}`), http.StatusNotFound, "budget_id", `no budget "none"`)
-		wantParam(t, do(t, s, "POST", "/customer/update", testKey, `{"user_id":"carol","max_budget":3}`), http.StatusBadRequest, "max_budget", "give budget_id or this field")
+		wantParam(t, do(t, s, "POST", "/customer/update", testKey, `{"user_id":"carol","max_budget":3}`), http.StatusBadRequest, "max_budget", "sets it to 0.02:")
 		wantParam(t, do(t, s, "POST", "/customer/update", testKey, `{"user_id":"carol","budget_id":"none"}`), http.StatusNotFound, "budget_id", `no budget "none"`)
 		if c := customerInfo(t, s, "carol"); *c.BudgetID != "small" || *c.Budget.MaxBudget != 0.02 {
 			t.Fatalf("carol after refused updates: %+v", c)

@@ -77,7 +77,7 @@ type litellmCustomerRequest struct {
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which its spend starts again from zero (30d)"`
 	Models         []string `json:"models,omitempty" jsonschema:"description=Switchyard's extension: the models its requests may call"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens its answers may use per minute"`
-	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and on every /budget/update (not with those fields)"`
+	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and on every /budget/update (those fields given with it must have the budget's values)"`
 }
 
 // litellmCustomerIDs is the body of POST /customer/delete, /customer/block and
@@ -142,7 +142,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 					return litellmCustomerNames(err)
 				}
-				req.budgetBlock = req.Blocked && litellmZeroBudget(fields)
+				req.budgetBlock, req.fields = req.Blocked && litellmZeroBudget(fields), bodyFields(body)
 				if req.EndUserID == "" {
 					return litellmInvalid("user_id", "user_id: required: the id the app gives the end user")
 				}
@@ -349,16 +349,22 @@ func litellmCustomerIDsOf(r *http.Request) ([]string, error) {
 
 // litellmCustomerFields turns LiteLLM's customer fields into a body of endUserRequest's.
 // A null field is "not given"; on update, as LiteLLM's, so are false, 0, "", [] and {}
-// (its clients send every field with its default). max_budget 0 on /customer/new is
+// (its clients send every field with its default), and on /customer/new so are soft_budget,
+// tpm_limit and budget_duration 0 or "" beside a budget_id. max_budget 0 on /customer/new is
 // LiteLLM's budget of nothing: the end user is made blocked (whatever blocked says, false
 // being its clients' default) and remembers it as its budget_block, which a later
 // max_budget on /customer/update lifts, as a team's.
 func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json.RawMessage, error) {
 	native := map[string]json.RawMessage{}
+	var budgetID string
+	_ = json.Unmarshal(fields["budget_id"], &budgetID)
 	for name, raw := range fields {
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 		to := litellmCustomerFieldNames[name]
 		switch {
+		case budgetID != "" && (name == "soft_budget" || name == "tpm_limit" || name == "budget_duration") && emptyJSON(raw):
+			// Beside a budget_id, 0 or "" asks for nothing on /customer/new as on
+			// /customer/update (which ignores every default): the budget sets the field.
 		case to == "" && (isNull || emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
 			// budget_id null, object_permission {}, spend 0, …: LiteLLM's clients' defaults.
 		case to == "":

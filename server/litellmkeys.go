@@ -45,6 +45,14 @@ var litellmFieldNames = map[string]string{
 // litellmBudgetIDFields are LiteLLM's key fields a budget_id sets.
 var litellmBudgetIDFields = []string{"max_budget", "soft_budget", "budget_duration", "tpm_limit"}
 
+// litellmKeyNativeName is keyRequest's name of LiteLLM's key field name.
+func litellmKeyNativeName(name string) string {
+	if name == "max_budget" {
+		return "max_budget_usd"
+	}
+	return litellmFieldNames[name]
+}
+
 // litellmRefused are LiteLLM key fields without an equivalent here, with the reason given
 // when one asks for something (an empty value — null, {}, [], "", 0, false — is accepted,
 // as LiteLLM's clients send their defaults).
@@ -95,7 +103,7 @@ type litellmKeyRequest struct {
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
 	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
-	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (not with those fields unless null); null on /key/update leaves the budget and keeps its values as the key's own"`
+	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (those fields given with it must have the budget's values or be null); null on /key/update leaves the budget and keeps its values as the key's own"`
 	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
 	ObjectPermission *litellmObjectPermission `json:"object_permission,omitempty" jsonschema:"description=Which MCP servers the key may use: mcp_servers (the other members are refused when not empty)"`
 }
@@ -191,7 +199,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/key/generate", Summary: "LiteLLM's key generation: issues a virtual key (as POST /api/v1/keys)",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{},
 		Errors: map[int]string{
-			400: "a bad or unsupported field, or a budget field beside budget_id: the message names it",
+			400: "a bad or unsupported field, or a budget field beside budget_id with another value than the budget's: the message names it",
 			403: scoped,
 			404: "budget_id names no budget of this key (param budget_id; POST /budget/new makes one)",
 			409: fmt.Sprintf("this key has issued %d virtual keys already, or key_alias is another key's", MaxVirtualKeysPerOwner),
@@ -209,7 +217,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err := decodeExact(native.Body, &req, http.StatusUnprocessableEntity); err != nil {
 				return litellmNames(err)
 			}
-			req.budgetBlock = native.BudgetBlock
+			req.budgetBlock, req.fields = native.BudgetBlock, bodyFields(native.Body)
 			vk, err := s.issueKey(r.Context(), g, owner(r), req, "key_alias")
 			if err != nil {
 				return litellmNames(err)
@@ -251,7 +259,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		return nil
 	}
 	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) { return litellmBodyOf(r, true) }
-	regenErrors := map[int]string{400: "a bad or unsupported field, or a budget field beside budget_id: the message names it", 403: scoped, 404: notFound + ", or budget_id names no budget of this key (param budget_id)", 409: "key_alias is another key's",
+	regenErrors := map[int]string{400: "a bad or unsupported field, or a budget field beside budget_id with another value than the budget's: the message names it", 403: scoped, 404: notFound + ", or budget_id names no budget of this key (param budget_id)", 409: "key_alias is another key's",
 		412: "If-Match was given and the key was rotated or changed since that version (GET /api/v1/keys/{key_id}'s ETag)"}
 	s.Handle(Route{Method: "POST", Path: "/key/{key}/regenerate", Summary: "LiteLLM's key regeneration: a new key for a virtual key (as POST /api/v1/keys/{key_id}/rotate), the fields given changed as /key/update changes them; the old key stops working at once",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader}, Errors: regenErrors},
@@ -359,7 +367,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
 		Tags: tags, Request: litellmKeyRequest{}, Response: litellmUpdatedKey{}, Headers: []HeaderParam{keyIfMatchHeader}, ResponseHeaders: []HeaderParam{keyETagHeader},
-		Errors: map[int]string{400: "a bad or unsupported field, or a budget field beside budget_id (given or the key's): the message names it", 403: scoped, 404: notFound + ", or budget_id names no budget of this key (param budget_id)", 409: "key_alias is another key's", 412: ifMatchMoved}},
+		Errors: map[int]string{400: "a bad or unsupported field, or a budget field beside budget_id (given or the key's) with another value than the budget's: the message names it", 403: scoped, 404: notFound + ", or budget_id names no budget of this key (param budget_id)", 409: "key_alias is another key's", 412: ifMatchMoved}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
@@ -617,8 +625,15 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 				raw, isNull = json.RawMessage("null"), true
 			}
 		}
-		if isNull && budgetID != "" && slices.Contains(litellmBudgetIDFields, name) {
-			continue // no value of the key's own beside the budget that sets it: asks for nothing
+		if isNull && slices.Contains(litellmBudgetIDFields, name) {
+			// Beside a budget_id (given, or the key's on an update) a null budget field asks
+			// for nothing: on an update it goes as the native null, which the budget check
+			// passes over and which removes the limit of a key left without a budget.
+			if update && budgetID == "" {
+				native[litellmKeyNativeName(name)] = json.RawMessage(`null`)
+				liftBudgetBlock = liftBudgetBlock || name == "max_budget"
+			}
+			continue
 		}
 		var number float64
 		isZero := !isNull && json.Unmarshal(raw, &number) == nil && number == 0
