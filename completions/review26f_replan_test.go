@@ -141,3 +141,19 @@ func replanTimer(t *testing.T, sl *heldSleeper, got chan queuedAnswer) time.Dura
 		return 0
 	}
 }
+
+// releaseHeldSlot ends the call holding a/m1's slot (hc, whose request answers on held),
+// then lets the next call a/m1 gets, the queued request's, answer.
+func releaseHeldSlot(t *testing.T, hc *gatedCall, held chan error, gp *slotGatedProvider) {
+	t.Helper()
+	close(hc.release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-gp.started:
+		close(c.release)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a/m1 was not called once its slot freed")
+	}
+}

@@ -64,16 +64,7 @@ func TestQueuedRequestDoesNotSpinOnASleepThatReturnsAtOnce(t *testing.T) {
 		t.Fatalf("%d queued on a/m1; want the request still queued", q)
 	}
 
-	close(hc.release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-gp.started:
-		close(c.release)
-	case <-time.After(5 * time.Second):
-		t.Fatal("a/m1 was not called once its slot freed")
-	}
+	releaseHeldSlot(t, hc, held, gp)
 	a := <-got
 	if a.err != nil {
 		t.Fatalf("the queued request: %v; want a/m1's answer once its slot freed", a.err)

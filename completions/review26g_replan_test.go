@@ -46,16 +46,7 @@ func TestReplanOntoAnEarlierModelKeepsTheWaitedForMember(t *testing.T) {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	close(hc.release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-gp.started:
-		close(c.release)
-	case <-time.After(5 * time.Second):
-		t.Fatal("a/m1 was not called once its slot freed")
-	}
+	releaseHeldSlot(t, hc, held, gp)
 	a := <-got
 	if a.err != nil {
 		t.Fatalf("the queued request: %v; want a/m1's answer after b/x failed", a.err)
