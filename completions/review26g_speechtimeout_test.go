@@ -51,17 +51,5 @@ func TestSpeechFirstAudioAtTheTimeoutIsATimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := g.Speak(context.Background(), Scope{}, &SpeechRequest{Model: "voice", Input: "Hi", Voice: "alloy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	b, err := io.ReadAll(s)
-	if err != nil || string(b) != "AUDIO:Hi" {
-		t.Fatalf("audio %q, %v; want sp/fast's whole audio after sp/late's timeout", b, err)
-	}
-	if len(s.Attempts) != 2 || s.Attempts[0].Model != "sp/late" || s.Attempts[0].Kind != providers.KindTimeout.String() ||
-		!strings.Contains(s.Attempts[0].Error, "no audio within 50ms") || s.Attempts[1].Model != "sp/fast" {
-		t.Fatalf("attempts %+v; want sp/late cut at its 50ms, then sp/fast", s.Attempts)
-	}
+	speakAfterATimeout(t, g, "sp/late", "sp/fast")
 }
