@@ -656,8 +656,12 @@ func budgetFieldsBeside(what string, given map[string]json.RawMessage, to budget
 		var sets string
 		switch f {
 		case "max_budget_usd":
-			same = *to.maxUSD == b.MaxBudgetUSD && !(blockGiven && *to.blocked && *to.budgetBlock)
+			block := blockGiven && *to.blocked && *to.budgetBlock
+			same = *to.maxUSD == b.MaxBudgetUSD && !block
 			sets = budgetAmount(b.MaxBudgetUSD)
+			if block && b.MaxBudgetUSD == 0 {
+				sets = "none (null; max_budget 0 blocks)" // the 0 refused is no way to say none
+			}
 		case "soft_budget_usd":
 			same, sets = *to.softUSD == b.SoftBudgetUSD, budgetAmount(b.SoftBudgetUSD)
 		case "budget_duration":
