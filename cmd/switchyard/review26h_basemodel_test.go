@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,23 +17,15 @@ func TestReview26hAzureBaseModelKeptWithOwnPrice(t *testing.T) {
 	up := &usageUpstream{}
 	srv := httptest.NewServer(up)
 	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`
+	const master = "sk-litellm-master-key-for-the-base-test-1"
+	base := serveLiteLLMConfig(t, fmt.Sprintf(`
 model_list:
   - model_name: reasoner
     litellm_params: {model: azure/prod-o3, api_base: %[1]q, api_key: sk-azure-literal, api_version: "2024-10-21", input_cost_per_token: 0.000003, output_cost_per_token: 0.000006}
     model_info: {base_model: azure/o3-mini}
 router_settings: {num_retries: 0}
 general_settings: {master_key: sk-litellm-master-key-for-the-base-test-1}
-`, srv.URL)), 0o600)
-	const master = "sk-litellm-master-key-for-the-base-test-1"
-	t.Setenv("SWITCHYARD_API_KEYS", "")
-	t.Setenv("SWITCHYARD_LITELLM_CONFIG", cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	addr, _, _, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--allow-local-urls")
-	defer func() { cancel(); <-done }()
-	base := "http://" + addr
+`, srv.URL))
 	req, _ := http.NewRequest("POST", base+"/v1/chat/completions", strings.NewReader(`{"model":"reasoner","temperature":0.5,"messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer "+master)
 	req.Header.Set("Content-Type", "application/json")

@@ -63,9 +63,8 @@ func TestReview26hLiteLLMOwnPriceSpend(t *testing.T) {
 	up := &usageUpstream{}
 	srv := httptest.NewServer(up)
 	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`
+	const master = "sk-litellm-master-key-for-the-spend-test-1"
+	base := serveLiteLLMConfig(t, fmt.Sprintf(`
 model_list:
   - model_name: llama
     litellm_params: {model: hosted_vllm/my-llama, api_base: %[1]q, input_cost_per_token: 0.000001, output_cost_per_token: 0.00001}
@@ -76,15 +75,7 @@ model_list:
     model_info: {base_model: azure/o3-mini}
 router_settings: {num_retries: 0}
 general_settings: {master_key: sk-litellm-master-key-for-the-spend-test-1}
-`, srv.URL+"/v1", srv.URL)), 0o600)
-	const master = "sk-litellm-master-key-for-the-spend-test-1"
-	t.Setenv("SWITCHYARD_API_KEYS", "")
-	t.Setenv("SWITCHYARD_LITELLM_CONFIG", cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel() }()
-	addr, _, _, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--allow-local-urls")
-	defer func() { cancel(); <-done }()
-	base := "http://" + addr
+`, srv.URL+"/v1", srv.URL))
 	for _, tc := range []struct {
 		group   string
 		in, out float64
@@ -106,4 +97,21 @@ general_settings: {master_key: sk-litellm-master-key-for-the-spend-test-1}
 			t.Errorf("%s: /model/info's model_info %v; want its own price", tc.group, mi)
 		}
 	}
+}
+
+// serveLiteLLMConfig starts serve (--allow-local-urls, no API keys) on the LiteLLM
+// config yaml, stopped when the test ends, and returns its base URL.
+func serveLiteLLMConfig(t *testing.T, yaml string) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SWITCHYARD_API_KEYS", "")
+	t.Setenv("SWITCHYARD_LITELLM_CONFIG", cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, _, _, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--allow-local-urls")
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + addr
 }
