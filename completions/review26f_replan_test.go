@@ -157,3 +157,23 @@ func releaseHeldSlot(t *testing.T, hc *gatedCall, held chan error, gp *slotGated
 		t.Fatal("a/m1 was not called once its slot freed")
 	}
 }
+
+// rpmSpentHarness is a gateway whose group "g" is b/x (1 call a minute, spent by a first
+// request here) then a/m1 (one slot, gated by gp), on the clock now and sleep, breakers
+// off.
+func rpmSpentHarness(t *testing.T, now func() time.Time, sleep func(context.Context, time.Duration) error) (*harness, *slotGatedProvider) {
+	t.Helper()
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"g": {Models: []string{"b/x", "a/m1"}, Limits: []MemberLimits{{RPM: 1}, {MaxParallel: 1}}}}
+		o.Now, o.Sleep = now, sleep
+		o.Breaker = BreakerOptions{Failures: -1}
+		o.AttemptTimeout, o.FirstTokenTimeout, o.StreamIdleTimeout = time.Minute, time.Minute, time.Minute
+	})
+	gp := newSlotGated(h.a)
+	h.g.opts.Providers = fakeRegistry{"a": gp, "b": h.b}
+	h.b.on("x", step{text: "from x"})
+	if _, err := h.g.Complete(context.Background(), Scope{}, groupReq("b/x")); err != nil {
+		t.Fatal(err) // b/x's one call of the minute
+	}
+	return h, gp
+}

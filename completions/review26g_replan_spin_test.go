@@ -29,18 +29,7 @@ func (s *countingSleep) sleep(ctx context.Context, d time.Duration) error {
 func TestQueuedRequestDoesNotSpinOnASleepThatReturnsAtOnce(t *testing.T) {
 	clock := &testClock{t: time.Now()} // never moved
 	sl := &countingSleep{third: make(chan struct{})}
-	h := newHarness(t, func(o *Options) {
-		o.ModelGroups = map[string]ModelGroup{"g": {Models: []string{"b/x", "a/m1"}, Limits: []MemberLimits{{RPM: 1}, {MaxParallel: 1}}}}
-		o.Now, o.Sleep = clock.now, sl.sleep
-		o.Breaker = BreakerOptions{Failures: -1}
-		o.AttemptTimeout, o.FirstTokenTimeout, o.StreamIdleTimeout = time.Minute, time.Minute, time.Minute
-	})
-	gp := newSlotGated(h.a)
-	h.g.opts.Providers = fakeRegistry{"a": gp, "b": h.b}
-	h.b.on("x", step{text: "from x"})
-	if _, err := h.g.Complete(context.Background(), Scope{}, groupReq("b/x")); err != nil {
-		t.Fatal(err) // b/x's one call of the minute
-	}
+	h, gp := rpmSpentHarness(t, clock.now, sl.sleep)
 	h.a.on("m1", step{text: "from m1"})
 
 	hc, held, got := queueBehindHeldSlot(h, gp)

@@ -1,7 +1,6 @@
 package completions
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,18 +14,7 @@ import (
 func TestReplanOntoAnEarlierModelKeepsTheWaitedForMember(t *testing.T) {
 	clock := &testClock{t: time.Now()}
 	sl := &heldSleeper{asked: make(chan time.Duration, 10), go_: make(chan struct{})}
-	h := newHarness(t, func(o *Options) {
-		o.ModelGroups = map[string]ModelGroup{"g": {Models: []string{"b/x", "a/m1"}, Limits: []MemberLimits{{RPM: 1}, {MaxParallel: 1}}}}
-		o.Now, o.Sleep = clock.now, sl.sleep
-		o.Breaker = BreakerOptions{Failures: -1}
-		o.AttemptTimeout, o.FirstTokenTimeout, o.StreamIdleTimeout = time.Minute, time.Minute, time.Minute
-	})
-	gp := newSlotGated(h.a)
-	h.g.opts.Providers = fakeRegistry{"a": gp, "b": h.b}
-	h.b.on("x", step{text: "from x"})
-	if _, err := h.g.Complete(context.Background(), Scope{}, groupReq("b/x")); err != nil {
-		t.Fatal(err) // b/x's one call of the minute
-	}
+	h, gp := rpmSpentHarness(t, clock.now, sl.sleep)
 	h.b.on("x", step{err: upstreamErr(providers.KindAuth, 401, 0)}) // b/x fails once callable
 	h.a.on("m1", step{text: "from m1"})
 
