@@ -1,0 +1,214 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// MaxMeteredBody is how much of a JSON (not streamed) answer a UsageMeter keeps to read
+// its usage from; the usage of a larger answer is not found.
+const MaxMeteredBody = 32 << 20
+
+// maxMeteredLine bounds one server-sent event line a UsageMeter keeps; a longer line is
+// skipped (no provider puts usage in such an event).
+const maxMeteredLine = 8 << 20
+
+// UsageMeter reads the usage a provider reports in an answer forwarded as it is (see
+// Forwarder) while the answer passes through it (it is an io.Writer): Anthropic's usage
+// (message_start's and message_delta's in a stream), OpenAI's usage (chat completions' last
+// chunk, the Responses API's response.completed) and Gemini's usageMetadata (the last one
+// of a stream), as the adapters read them. Make one with NewUsageMeter; it is not safe for
+// concurrent use.
+type UsageMeter struct {
+	format Format
+	sse    bool
+	// body is a JSON answer so far (at most MaxMeteredBody), line an event line so far.
+	body, line []byte
+	overflow   bool // body or the current line went past its bound
+	anthropic  anthropicTotals
+	usage      Usage
+	found      bool
+	model      string
+}
+
+// NewUsageMeter returns a meter of an answer in format (FormatOpenAI, FormatAnthropic or
+// FormatGemini) whose Content-Type is contentType: server-sent events when it is
+// text/event-stream, else one JSON document (Gemini's streamGenerateContent without
+// alt=sse: a JSON array of responses). It fails for another format.
+func NewUsageMeter(format Format, contentType string) (*UsageMeter, error) {
+	switch format {
+	case FormatOpenAI, FormatAnthropic, FormatGemini:
+	default:
+		return nil, errForwardFormat(format)
+	}
+	ct, _, _ := strings.Cut(contentType, ";")
+	return &UsageMeter{format: format, sse: strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")}, nil
+}
+
+// Write takes the next bytes of the answer; it never fails.
+func (m *UsageMeter) Write(p []byte) (int, error) {
+	if !m.sse {
+		if len(m.body)+len(p) > MaxMeteredBody {
+			m.overflow, m.body = true, nil
+		}
+		if !m.overflow {
+			m.body = append(m.body, p...)
+		}
+		return len(p), nil
+	}
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			m.keepLine(rest)
+			break
+		}
+		m.keepLine(rest[:i])
+		if !m.overflow {
+			m.event(m.line)
+		}
+		m.line, m.overflow = m.line[:0], false
+		rest = rest[i+1:]
+	}
+	return len(p), nil
+}
+
+// keepLine adds b to the event line so far, unless the line is past its bound.
+func (m *UsageMeter) keepLine(b []byte) {
+	if m.overflow {
+		return
+	}
+	if len(m.line)+len(b) > maxMeteredLine {
+		m.overflow, m.line = true, m.line[:0]
+		return
+	}
+	m.line = append(m.line, b...)
+}
+
+// event reads one line of a server-sent event stream: its data, when JSON.
+func (m *UsageMeter) event(line []byte) {
+	data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:"))
+	if !ok {
+		return
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return // [DONE], or nothing
+	}
+	m.document(data)
+}
+
+// Usage is the usage the answer reported and the model it named ("" when none): ok is
+// false when it reported none (an OpenAI stream without stream_options.include_usage, an
+// answer cut before its usage, a JSON answer over MaxMeteredBody).
+func (m *UsageMeter) Usage() (u Usage, model string, ok bool) {
+	if !m.sse && m.body != nil {
+		body := bytes.TrimSpace(m.body)
+		m.body = nil
+		if len(body) > 0 && body[0] == '[' {
+			var docs []json.RawMessage
+			if json.Unmarshal(body, &docs) == nil {
+				for _, d := range docs {
+					m.document(d)
+				}
+			}
+		} else {
+			m.document(body)
+		}
+	}
+	if m.format == FormatAnthropic && m.found {
+		m.usage = m.anthropic.usage()
+	}
+	return m.usage, m.model, m.found
+}
+
+// document reads one JSON answer or stream event.
+func (m *UsageMeter) document(b []byte) {
+	switch m.format {
+	case FormatAnthropic:
+		var d struct {
+			Model   string          `json:"model"`
+			Usage   *anthropicUsage `json:"usage"`
+			Message *struct {
+				Model string          `json:"model"`
+				Usage *anthropicUsage `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(b, &d) != nil {
+			return
+		}
+		if d.Message != nil {
+			m.named(d.Message.Model)
+			if d.Message.Usage != nil {
+				d.Message.Usage.merge(&m.anthropic)
+				m.found = true
+			}
+		}
+		m.named(d.Model)
+		if d.Usage != nil {
+			d.Usage.merge(&m.anthropic)
+			m.found = true
+		}
+	case FormatGemini:
+		var d struct {
+			UsageMetadata *geminiUsage `json:"usageMetadata"`
+			ModelVersion  string       `json:"modelVersion"`
+		}
+		if json.Unmarshal(b, &d) != nil {
+			return
+		}
+		m.named(d.ModelVersion)
+		if d.UsageMetadata != nil {
+			m.usage, m.found = d.UsageMetadata.usage(), true
+		}
+	case FormatOpenAI:
+		var d struct {
+			Model    string          `json:"model"`
+			Usage    json.RawMessage `json:"usage"`
+			Response *struct {
+				Model string          `json:"model"`
+				Usage json.RawMessage `json:"usage"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(b, &d) != nil {
+			return
+		}
+		m.named(d.Model)
+		m.openAIUsage(d.Usage)
+		if d.Response != nil {
+			m.named(d.Response.Model)
+			m.openAIUsage(d.Response.Usage)
+		}
+	}
+}
+
+// openAIUsage reads raw, a usage object of chat completions (prompt_tokens, …) or of the
+// Responses API (input_tokens, …); null or absent is none.
+func (m *UsageMeter) openAIUsage(raw json.RawMessage) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil {
+		return
+	}
+	if _, responses := keys["input_tokens"]; responses {
+		var u responsesUsage
+		if json.Unmarshal(raw, &u) == nil {
+			m.usage, m.found = u.usage(), true
+		}
+		return
+	}
+	var u openAIUsage
+	if json.Unmarshal(raw, &u) == nil {
+		m.usage, m.found = u.usage(), true
+	}
+}
+
+// named keeps the first model name the answer gives.
+func (m *UsageMeter) named(model string) {
+	if m.model == "" && model != "" {
+		m.model = model
+	}
+}
