@@ -44,8 +44,8 @@ type RequestRecord struct {
 	// OperationTranslation or OperationSpeech for an audio request, OperationRerank for a
 	// rerank request, OperationModeration for a moderation request,
 	// OperationImageGeneration for an image generation request, OperationImageEdit for an
-	// image edit request, "" for a chat request (any
-	// surface).
+	// image edit request, OperationPassThrough for a request forwarded as it is to a
+	// provider's own API, "" for a chat request (any surface).
 	Operation string
 	// Stream says the answer was streamed.
 	Stream bool

@@ -121,6 +121,9 @@ func (o *OpenAI) Forward(ctx context.Context, req *ForwardRequest) (*http.Respon
 	return o.ep.forward(ctx, o.baseURL, path, req, h)
 }
 
+// needs is what a's configuration lacks to call upstream (see Needs).
+func (a *Anthropic) needs() string { return a.ep.needs() }
+
 // CanForward reports whether a forwards requests: not for Claude on a cloud (Vertex AI,
 // Bedrock).
 func (a *Anthropic) CanForward() bool { return a.host == nil }

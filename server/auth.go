@@ -250,6 +250,9 @@ func bearer(r *http.Request) string {
 		if takesAPIKeyHeader(r.URL.Path) {
 			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		}
+		if k := passThroughKey(r); k != "" {
+			return k
+		}
 		return ""
 	}
 	return strings.TrimSpace(key)
@@ -258,7 +261,7 @@ func bearer(r *http.Request) string {
 // takesLiteLLMKeyHeader reports whether path takes LiteLLM's x-litellm-api-key: the /v1/
 // compatibility surfaces and the MCP gateway's routes (/mcp, /mcp/{server}, /mcp-rest/…).
 func takesLiteLLMKeyHeader(path string) bool {
-	return takesAPIKeyHeader(path) || path == "/mcp" || strings.HasPrefix(path, "/mcp/") || strings.HasPrefix(path, "/mcp-rest/")
+	return takesAPIKeyHeader(path) || isPassThroughPath(path) || path == "/mcp" || strings.HasPrefix(path, "/mcp/") || strings.HasPrefix(path, "/mcp-rest/")
 }
 
 // takesAPIKeyHeader reports whether path is on a /v1/ compatibility surface, where the key

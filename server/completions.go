@@ -156,6 +156,7 @@ func Completions(g *completions.Gateway) Option {
 		s.cacheRoutes(g)
 		s.responseRoutes(g)
 		s.openAIConversationRoutes(g)
+		s.passThroughEndpoints(g)
 		s.AddErrorMapper(completionsError)
 		return nil
 	}

@@ -63,7 +63,7 @@ var litellmRefused = map[string]string{
 	"prompts":                      "Switchyard has no per-key prompts",
 	"permissions":                  "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
 	"allowed_routes":               "a virtual key reaches the gateway's surfaces only; its routes cannot be chosen",
-	"allowed_passthrough_routes":   "Switchyard has no pass-through routes",
+	"allowed_passthrough_routes":   "every key may use the pass-through routes (/anthropic, /gemini, /openai), held to its models: they cannot be chosen per key",
 	"model_max_budget":             "a key's budget covers all its models; per-model budgets are not supported",
 	"model_rpm_limit":              "a key's rpm_limit covers all its models; per-model limits are not supported",
 	"model_tpm_limit":              "a key's tpm_limit covers all its models; per-model limits are not supported",

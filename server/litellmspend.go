@@ -28,7 +28,7 @@ import (
 // litellmSpendLog is one request as LiteLLM's /spend/logs lists it (a LiteLLM_SpendLogs row).
 type litellmSpendLog struct {
 	RequestID           string         `json:"request_id" jsonschema:"description=The id the caller was answered with (chatcmpl- and the answer's uuid) for a chat request; for other operations (and a request refused before any answer) its x-request-id (else its id in GET /api/v1/usage/requests). The request_id filter also takes the x-request-id (metadata.switchyard.request_id)"`
-	CallType            string         `json:"call_type" jsonschema:"description=LiteLLM's call type: acompletion (chat on any surface) or aembedding or atranscription or atranslation or aspeech or arerank or amoderation or aimage_generation or aimage_edit"`
+	CallType            string         `json:"call_type" jsonschema:"description=LiteLLM's call type: acompletion (chat on any surface) or aembedding or atranscription or atranslation or aspeech or arerank or amoderation or aimage_generation or aimage_edit or pass_through_endpoint (a provider pass-through request)"`
 	APIKey              string         `json:"api_key" jsonschema:"description=The virtual key's token (vk_…) for a request made with a virtual key; else the calling key's owner id (key_…)"`
 	Spend               float64        `json:"spend" jsonschema:"description=USD cost (0 when the model's price is unknown or the cache answered)"`
 	TotalTokens         int            `json:"total_tokens"`
@@ -88,6 +88,7 @@ var litellmCallTypes = map[string]string{
 	"moderation":       "amoderation",
 	"image_generation": "aimage_generation",
 	"image_edit":       "aimage_edit",
+	"pass_through":     "pass_through_endpoint",
 }
 
 // litellmSpendParams are the query parameters /spend/logs takes.

@@ -40,6 +40,9 @@ const (
 // /v1/ and on LiteLLM's management routes, the uniform body elsewhere. The OpenAPI
 // document describes each route's failures by the same function.
 func errorEnvelopeOf(method, path string) errorEnvelope {
+	if e, ok := passThroughEnvelope(path); ok {
+		return e
+	}
 	switch {
 	case geminiPath(method, path):
 		return envelopeGemini

@@ -48,7 +48,9 @@ func errorProbes(rt Route, virtualKey string) []errorProbe {
 			out = append(out, errorProbe{name: "multipart body without a boundary", key: key, body: "--x--", contentType: "multipart/form-data", want: bad})
 		}
 	}
-	if pathParam.MatchString(rt.Path) {
+	if pathParam.MatchString(rt.Path) && !isPassThroughPath(rt.Path) {
+		// (A pass-through path names no id of the server's: the provider answers it, as
+		// it is, in whatever body the provider has.)
 		p := errorProbe{name: "unknown id", key: key}
 		if rt.Request != nil && (rt.RequestContentType == "" || rt.RequestContentType == "application/json") {
 			p.body, p.contentType = "{}", "application/json"

@@ -297,6 +297,10 @@ type Route struct {
 	// ResponseContentTypes document a success body that is not JSON (audio/mpeg, …),
 	// with a binary schema, besides Response's JSON when it is set.
 	ResponseContentTypes []string
+	// AnyMethod registers the route for every method (its mux pattern has none, so that a
+	// more specific pattern under its path, with a method or without, wins without a
+	// conflict); the document lists it under Method.
+	AnyMethod bool
 }
 
 // QueryParam documents one query parameter. Type, Enum, Minimum and Maximum say what the
@@ -352,7 +356,7 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Handle registers a route.
 func (s *Server) Handle(rt Route, h HandlerFunc) {
-	pattern := rt.Method + " " + rt.Path
+	pattern := rt.muxPattern()
 	s.routes = append(s.routes, rt)
 	if rt.Public {
 		s.public[pattern] = true
@@ -383,6 +387,14 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 	if !strings.Contains(rt.Path, "{") {
 		s.direct[pattern] = directRoute{path: rt.Path, h: hh}
 	}
+}
+
+// muxPattern is rt's ServeMux pattern: "METHOD /path", or the path alone for AnyMethod.
+func (rt Route) muxPattern() string {
+	if rt.AnyMethod {
+		return rt.Path
+	}
+	return rt.Method + " " + rt.Path
 }
 
 // directRoute is a route whose pattern has no wildcards: a request for exactly its path
@@ -522,6 +534,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 			how += " (or x-goog-api-key: <key>, or ?key=<key>)"
 		case takesAPIKeyHeader(r.URL.Path):
 			how += " (or x-api-key: <key>)"
+		default:
+			how += passThroughKeyHint(r.URL.Path)
 		}
 		s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: %s", how), nil)
 		return false

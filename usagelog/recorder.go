@@ -61,8 +61,9 @@ type Request struct {
 	// Operation is "embeddings" for an embeddings request, "transcription", "translation"
 	// or "speech" for an audio request, "rerank" for a rerank request, "moderation" for a
 	// moderation request, "image_generation" for an image generation request, "image_edit" for an
-	// image edit request, absent for chat.
-	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings,enum=transcription,enum=translation,enum=speech,enum=rerank,enum=moderation,enum=image_generation,enum=image_edit"`
+	// image edit request, "pass_through" for a request forwarded as it is to a provider's
+	// own API (/anthropic/…, /gemini/…, /openai/…), absent for chat.
+	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings,enum=transcription,enum=translation,enum=speech,enum=rerank,enum=moderation,enum=image_generation,enum=image_edit,enum=pass_through"`
 	Stream    bool   `json:"stream"`
 	// Outcome is ok, error, stream_error, content_filter, guardrail_blocked or cancelled.
 	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=guardrail_blocked,enum=cancelled"`

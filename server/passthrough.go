@@ -1,0 +1,338 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// passThroughRoute is one of LiteLLM's provider pass-through endpoints: requests under
+// prefix go as they are to provider's own API (see handlePassThrough).
+type passThroughRoute struct {
+	prefix   string // "/anthropic"
+	provider string // the registry's name of the provider
+	// envelope is the provider's error envelope, for the failures the server answers.
+	envelope errorEnvelope
+	// sdk says how the provider's SDK is pointed here, for the route's summary.
+	sdk string
+}
+
+// passThroughRoutes are the pass-through endpoints, as LiteLLM's proxy serves them.
+var passThroughRoutes = []passThroughRoute{
+	{prefix: "/anthropic", provider: "anthropic", envelope: envelopeAnthropic,
+		sdk: "ANTHROPIC_BASE_URL=http://host/anthropic; key in x-api-key or Authorization"},
+	{prefix: "/gemini", provider: "gemini", envelope: envelopeGemini,
+		sdk: "google-genai http_options base_url=http://host/gemini; key in x-goog-api-key or ?key= or Authorization"},
+	{prefix: "/openai", provider: "openai", envelope: envelopeOpenAI,
+		sdk: "OpenAI SDK base_url=http://host/openai/v1; key in Authorization"},
+}
+
+// passThroughOf is the pass-through route path is under, and whether it is under one.
+func passThroughOf(path string) (passThroughRoute, bool) {
+	for _, pt := range passThroughRoutes {
+		if strings.HasPrefix(path, pt.prefix+"/") {
+			return pt, true
+		}
+	}
+	return passThroughRoute{}, false
+}
+
+// isPassThroughPath reports whether path is under a pass-through endpoint.
+func isPassThroughPath(path string) bool {
+	_, ok := passThroughOf(path)
+	return ok
+}
+
+// passThroughEnvelope is the envelope of the failures answered under a pass-through
+// endpoint (the provider's own), and whether path is under one.
+func passThroughEnvelope(path string) (errorEnvelope, bool) {
+	pt, ok := passThroughOf(path)
+	return pt.envelope, ok
+}
+
+// passThroughKey is the key of a request under a pass-through endpoint sent as the
+// provider's SDK sends its own: x-api-key (Anthropic's) or x-goog-api-key or ?key=
+// (Google's); "" elsewhere or when none came.
+func passThroughKey(r *http.Request) string {
+	pt, ok := passThroughOf(r.URL.Path)
+	switch {
+	case !ok:
+		return ""
+	case pt.envelope == envelopeAnthropic:
+		return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+	case pt.envelope == envelopeGemini:
+		return geminiKey(r)
+	}
+	return ""
+}
+
+// passThroughKeyHint says, in a 401, the other ways a pass-through path takes the key.
+func passThroughKeyHint(path string) string {
+	pt, ok := passThroughOf(path)
+	switch {
+	case !ok:
+		return ""
+	case pt.envelope == envelopeAnthropic:
+		return " (or x-api-key: <key>)"
+	case pt.envelope == envelopeGemini:
+		return " (or x-goog-api-key: <key>, or ?key=<key>)"
+	}
+	return ""
+}
+
+// passThroughDropped are the request headers never forwarded: hop-by-hop headers (RFC
+// 9110 7.6.1), the caller's credentials (the provider gets the server's own), the
+// server's own (LiteLLM's x-litellm-…, dropped by prefix), cookies, and Accept-Encoding
+// (the transport asks for gzip itself and hands the answer on decoded, so that its usage
+// can be read).
+var passThroughDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Accept-Encoding",
+	"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key", "Cookie"}
+
+// passThroughAnswerDropped are the upstream's response headers not handed on: hop-by-hop
+// ones, its length and encoding (the body is relayed decoded), its cookies, and its
+// request id, which would hide the server's own (X-Request-Id, kept in the history).
+var passThroughAnswerDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Connection", "Te", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Content-Length", "Content-Encoding", "Set-Cookie", "X-Request-Id", "X-Litellm-Call-Id"}
+
+// forwardHeaders is h without what passThroughDropped names and the headers its
+// Connection header names.
+func forwardHeaders(h http.Header) http.Header {
+	out := h.Clone()
+	for _, c := range h.Values("Connection") {
+		for name := range strings.SplitSeq(c, ",") {
+			out.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, k := range passThroughDropped {
+		out.Del(k)
+	}
+	for k := range out {
+		if strings.HasPrefix(k, "X-Litellm-") {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// withoutKeyParam is the raw query q without its key parameters (the caller's key as
+// Google's SDKs may send it), the others as they came.
+func withoutKeyParam(q string) string {
+	if q == "" {
+		return ""
+	}
+	var kept []string
+	for part := range strings.SplitSeq(q, "&") {
+		name, _, _ := strings.Cut(part, "=")
+		if name == "key" {
+			continue
+		}
+		kept = append(kept, part)
+	}
+	return strings.Join(kept, "&")
+}
+
+// passThroughAsk is the model a pass-through request names and whether it asks for a
+// stream: Gemini's models/{model}:{method} in its path (streamGenerateContent streams),
+// else the JSON body's model and stream.
+func passThroughAsk(pt passThroughRoute, path string, body []byte) (model string, stream bool) {
+	if pt.envelope == envelopeGemini {
+		segs := strings.Split(path, "/")
+		for i, seg := range segs {
+			if (seg == "models" || seg == "tunedModels") && i+1 < len(segs) {
+				m, method, _ := strings.Cut(segs[i+1], ":")
+				return m, method == "streamGenerateContent"
+			}
+		}
+		return "", false
+	}
+	var b struct {
+		Model  any `json:"model"`
+		Stream any `json:"stream"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return "", false
+	}
+	model, _ = b.Model.(string)
+	stream, _ = b.Stream.(bool)
+	return model, stream
+}
+
+// passThroughErrors are the failures a pass-through endpoint answers itself, in its
+// provider's envelope; every other status is the provider's own, unchanged.
+var passThroughErrors = map[int]string{
+	400: "the provider's own answer (every status the provider answers comes back unchanged), or a path that leaves the provider's API root",
+	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and names none",
+	404: "no provider of this name is configured here",
+	429: "the key's budget or token rate is spent (a blocked key: 401 on /openai)",
+	502: "the provider could not be reached",
+	503: "the provider has no credential configured (its API key variable), or its adapter cannot forward (Azure OpenAI, Vertex AI)",
+}
+
+// passThroughEndpoints registers LiteLLM's provider pass-through endpoints over g's
+// providers (see handlePassThrough), for every method.
+func (s *Server) passThroughEndpoints(g *completions.Gateway) {
+	for _, pt := range passThroughRoutes {
+		s.Handle(Route{Method: "POST", AnyMethod: true, Path: pt.prefix + "/{path...}",
+			Summary: "LiteLLM's " + pt.provider + " pass-through: the request goes as it is to " + pt.provider +
+				"'s own API with the server's credential and its answer comes back as it is (any method; " + pt.sdk +
+				"); held to the key's models and budget and billed by the usage the answer reports",
+			Tags: []string{"LiteLLM compatibility"}, Stream: true, ScopedKeys: true, Errors: passThroughErrors},
+			recordRefusals(g, completions.OperationPassThrough, func(w http.ResponseWriter, r *http.Request) error {
+				return s.handlePassThrough(g, pt, w, r)
+			}))
+	}
+}
+
+// handlePassThrough forwards r to pt's provider as it is — method, path below the prefix,
+// query and body unchanged, headers without the caller's credentials and hop-by-hop ones —
+// with the provider's configured credential, and relays its answer as it comes (status,
+// headers and body, each read flushed to the client). The key is held to the model the
+// request names and to its budget as a gateway request (completions.BeginPassThrough);
+// the usage the answer reports is billed and the request recorded when it ends. A client
+// that goes away cancels the upstream call.
+func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return fmt.Errorf("reading the request body: %w", err)
+	}
+	model, stream := passThroughAsk(pt, r.PathValue("path"), body)
+	scope, err := s.gatewayScope(withEndUserOf(r), received)
+	if err != nil {
+		return err
+	}
+	call, err := g.BeginPassThrough(r.Context(), scope, pt.provider, model, stream)
+	if err != nil {
+		return passThroughRefusal(err)
+	}
+	ctx := r.Context()
+	// The accounting outlives a caller gone away: its usage is billed all the same.
+	endCtx := context.WithoutCancel(ctx)
+	freq := &providers.ForwardRequest{Method: r.Method, Path: strings.TrimPrefix(r.URL.EscapedPath(), pt.prefix+"/"),
+		RawQuery: withoutKeyParam(r.URL.RawQuery), Header: forwardHeaders(r.Header)}
+	if len(body) > 0 || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		freq.Body = body
+	}
+	f := call.Forwarder()
+	resp, err := f.Forward(ctx, freq)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		call.End(endCtx, providers.Usage{}, false, 0, err)
+		if ctx.Err() != nil {
+			return err
+		}
+		return passThroughRefusal(err)
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		if !slices.Contains(passThroughAnswerDropped, k) {
+			w.Header()[k] = vs
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	meter, merr := providers.NewUsageMeter(providers.ForwardFormat(f), resp.Header.Get("Content-Type"))
+	if merr != nil {
+		s.log.WarnContext(ctx, "pass-through: the answer's usage cannot be read", "provider", pt.provider, "err", merr)
+	}
+	ttft, err := relayAnswer(w, resp.Body, meter, received)
+	if err == nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		err = &providers.Error{Provider: pt.provider, Model: model, StatusCode: resp.StatusCode,
+			Kind: passThroughKind(resp.StatusCode), Message: fmt.Sprintf("the provider answered %d", resp.StatusCode)}
+	}
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	var u providers.Usage
+	reported := false
+	if meter != nil {
+		u, _, reported = meter.Usage()
+	}
+	call.End(endCtx, u, reported, ttft, err)
+	if err != nil && ctx.Err() == nil && (resp.StatusCode >= 200 && resp.StatusCode <= 299) {
+		s.logStreamEnd(r, "pass-through", err)
+	}
+	return nil
+}
+
+// relayAnswer copies body to w as it comes, each read flushed (server-sent events reach
+// the client event by event), and into meter (nil: none). It returns how long the first
+// bytes took from received (0: none came) and why the copy stopped before body's end (a
+// read's failure, or the client gone); nil when it reached the end.
+func relayAnswer(w http.ResponseWriter, body io.Reader, meter *providers.UsageMeter, received time.Time) (time.Duration, error) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	var ttft time.Duration
+	for {
+		n, rerr := body.Read(buf)
+		if n > 0 {
+			if ttft == 0 {
+				ttft = max(time.Since(received), time.Nanosecond)
+			}
+			if meter != nil {
+				meter.Write(buf[:n])
+			}
+			if _, err := w.Write(buf[:n]); err != nil {
+				return ttft, fmt.Errorf("relaying the answer: %w", err)
+			}
+			if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				return ttft, fmt.Errorf("relaying the answer: %w", err)
+			}
+		}
+		if rerr == io.EOF {
+			return ttft, nil
+		}
+		if rerr != nil {
+			return ttft, fmt.Errorf("reading the provider's answer: %w", rerr)
+		}
+	}
+}
+
+// passThroughKind classifies an upstream's error status for the request's record.
+func passThroughKind(status int) providers.ErrorKind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return providers.KindAuth
+	case status == http.StatusTooManyRequests:
+		return providers.KindRateLimited
+	case status >= 500:
+		return providers.KindOverloaded
+	}
+	return providers.KindBadRequest
+}
+
+// passThroughRefusal is the server's answer to err, a refusal of a pass-through request
+// before anything was relayed: a provider not configured here 404 (unknown) or 503, the
+// provider unreachable 502, the gateway's refusals (model not allowed, budget spent,
+// blocked) as its surfaces answer them.
+func passThroughRefusal(err error) error {
+	var ue *completions.PassThroughUnavailableError
+	if errors.As(err, &ue) {
+		if ue.Unknown {
+			return NotFound("%s", ue.Error())
+		}
+		return Errorf(http.StatusServiceUnavailable, KindUnavailable, "%s", ue.Error())
+	}
+	var pe *providers.Error
+	if errors.As(err, &pe) {
+		if errors.Is(err, providers.ErrNotConfigured) {
+			return Errorf(http.StatusServiceUnavailable, KindUnavailable, "provider %q is not available for pass-through: %s", pe.Provider, pe.Message)
+		}
+		if pe.Kind == providers.KindBadRequest {
+			return Errorf(http.StatusBadRequest, KindBadRequest, "%s", pe.Message)
+		}
+		return Errorf(http.StatusBadGateway, KindBadGateway, "provider %q could not be reached: %s", pe.Provider, pe.Message)
+	}
+	return err
+}
