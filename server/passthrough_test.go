@@ -475,3 +475,28 @@ func TestPassThroughOfficialSDKs(t *testing.T) {
 		t.Errorf("key spend %+v, want 4 requests of 50 tokens", info.Spend)
 	}
 }
+
+// TestPassThroughMoreSpecificRoutesWin: a route registered under /openai/ with a method
+// or without (Azure-style deployments) does not conflict with the pass-through's
+// method-less pattern and is served instead of it.
+func TestPassThroughMoreSpecificRoutesWin(t *testing.T) {
+	hs, s, up := passThroughServer(t)
+	for _, rt := range []Route{
+		{Method: "POST", Path: "/openai/deployments/{deployment}/chat/completions", Summary: "test route", Tags: []string{"test"}},
+		{Method: "GET", AnyMethod: true, Path: "/openai/deployments/{deployment}/models", Summary: "test route", Tags: []string{"test"}},
+	} {
+		s.Handle(rt, func(w http.ResponseWriter, r *http.Request) error {
+			writeJSON(w, http.StatusOK, map[string]string{"deployment": r.PathValue("deployment")})
+			return nil
+		})
+	}
+	for _, path := range []string{"/openai/deployments/d1/chat/completions", "/openai/deployments/d1/models"} {
+		resp, b := sendPassThrough(t, "POST", hs.URL+path, `{}`, map[string]string{"Authorization": "Bearer " + testKey})
+		if resp.StatusCode != 200 || !strings.Contains(b, `"deployment":"d1"`) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, b)
+		}
+	}
+	if up.count() != 0 {
+		t.Errorf("the more specific routes were forwarded")
+	}
+}
