@@ -173,7 +173,8 @@ var passThroughErrors = map[int]string{
 	400: "the provider's own answer (every status the provider answers comes back unchanged), or a path that leaves the provider's API root",
 	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and names none",
 	404: "no provider of this name is configured here",
-	429: "the key's budget or token rate is spent (a blocked key: 401 on /openai)",
+	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked)",
+	429: "the key's budget or token rate is spent",
 	502: "the provider could not be reached",
 	503: "the provider has no credential configured (its API key variable), or its adapter cannot forward (Azure OpenAI, Vertex AI)",
 }

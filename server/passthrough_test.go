@@ -313,7 +313,7 @@ func TestPassThroughRefusals(t *testing.T) {
 	}
 	// A blocked key is refused (its model is allowed: the block refuses it).
 	resp, b := sendPassThrough(t, "POST", hs.URL+"/anthropic/v1/messages", `{"model":"claude-haiku-4-5-20251001","max_tokens":5,"messages":[]}`, map[string]string{"x-api-key": blocked.Key})
-	if resp.StatusCode != 429 && resp.StatusCode != 401 || !strings.Contains(b, "blocked") {
+	if resp.StatusCode != 401 || !strings.Contains(b, "Key is blocked") || !strings.Contains(b, `"type":"error"`) {
 		t.Errorf("blocked key: %d %s", resp.StatusCode, b)
 	}
 	// A key whose budget is spent: its first request goes (nothing spent yet), the next is refused.
