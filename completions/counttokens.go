@@ -38,10 +38,29 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 			msgs = append(msgs, providers.Message{Role: m.Role, Content: sm.Text()})
 		}
 	}
+	return promptTokens(primary[0].model, msgs, req), nil
+}
+
+// EstimatePromptTokens counts the prompt tokens of req's messages and tool definitions in
+// model's tokenizer (model is "provider/model" or a bare name; see providers.TokenEncoding),
+// as CountTokens does, without resolving req's models, checking a budget or reading a
+// stored conversation: a count for any model name, as LiteLLM's /utils/token_counter gives.
+// req is not validated.
+func EstimatePromptTokens(model string, req *Request) int {
+	if req == nil {
+		return 0
+	}
+	return promptTokens(model, nil, req)
+}
+
+// promptTokens counts history (already converted) then req's messages and tools in model's
+// tokenizer.
+func promptTokens(model string, history []providers.Message, req *Request) int {
+	msgs := history
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
 	}
 	preq := providers.Request{Messages: msgs, Tools: req.Tools}
-	return providers.EstimateUsage(primary[0].model, &preq, nil).PromptTokens, nil
+	return providers.EstimateUsage(model, &preq, nil).PromptTokens
 }

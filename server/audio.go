@@ -244,6 +244,9 @@ func readTranscriptionForm(r *http.Request) (*completions.TranscriptionRequest, 
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		return nil, formError("", err)
 	}
+	if model, ok := deploymentModel(r); ok {
+		req.Model = model // an Azure deployment route: the path's model is the request's
+	}
 	return req, nil
 }
 

@@ -222,7 +222,9 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 }
 
 // bearer is the request's API key: Authorization: Bearer <key>, or on the /v1/
-// compatibility surfaces x-api-key (how Anthropic's SDKs and Claude Code send it), and on
+// compatibility surfaces, the Azure deployment and engine routes and LiteLLM's token
+// counter x-api-key (how Anthropic's SDKs and Claude Code send it) or api-key (how Azure
+// OpenAI's SDKs do), and on
 // the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do). On the
 // /v1/ and MCP routes LiteLLM's x-litellm-api-key, when sent, wins over all of them. The
 // service's own operations take the Authorization header only, as the spec says.
@@ -241,14 +243,18 @@ func bearer(r *http.Request) string {
 	}
 	h := r.Header.Get("Authorization")
 	scheme, key, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
+		// An empty "Bearer " (an SDK whose key is unset) leaves the other headers to say.
 		if geminiPath(r.Method, r.URL.Path) {
 			if k := geminiKey(r); k != "" {
 				return k
 			}
 		}
 		if takesAPIKeyHeader(r.URL.Path) {
-			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+			if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+				return k
+			}
+			return strings.TrimSpace(r.Header.Get("Api-Key")) // Azure OpenAI's SDKs
 		}
 		if k := passThroughKey(r); k != "" {
 			return k
@@ -264,8 +270,9 @@ func takesLiteLLMKeyHeader(path string) bool {
 	return takesAPIKeyHeader(path) || isPassThroughPath(path) || path == "/mcp" || strings.HasPrefix(path, "/mcp/") || strings.HasPrefix(path, "/mcp-rest/")
 }
 
-// takesAPIKeyHeader reports whether path is on a /v1/ compatibility surface, where the key
-// may come as x-api-key; /v1/modelSelect is the spec's own alias of model selection.
+// takesAPIKeyHeader reports whether path is on a /v1/ compatibility surface, the Azure
+// deployment and engine routes or LiteLLM's token counter, where the key may come as
+// x-api-key or api-key; /v1/modelSelect is the spec's own alias of model selection.
 func takesAPIKeyHeader(path string) bool {
-	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect"
+	return strings.HasPrefix(path, "/v1/") && path != "/v1/modelSelect" || deploymentPath(path) || path == tokenCounterPath
 }

@@ -157,6 +157,8 @@ func Completions(g *completions.Gateway) Option {
 		s.responseRoutes(g)
 		s.openAIConversationRoutes(g)
 		s.passThroughEndpoints(g)
+		s.tokenCounterRoute(g)
+		s.registerDeploymentRoutes() // after the /v1 routes they serve
 		s.AddErrorMapper(completionsError)
 		return nil
 	}

@@ -41,7 +41,7 @@ func withCORS(origins []string, next http.Handler) http.Handler {
 			h.Add("Vary", "Access-Control-Request-Method")
 			h.Add("Vary", "Access-Control-Request-Headers")
 			h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
-			allowHeaders := "Authorization, Content-Type, X-Request-Id, X-Api-Key, Anthropic-Version, Anthropic-Beta, X-Goog-Api-Key, X-Goog-Api-Client"
+			allowHeaders := "Authorization, Content-Type, X-Request-Id, X-Api-Key, Api-Key, Anthropic-Version, Anthropic-Beta, X-Goog-Api-Key, X-Goog-Api-Client"
 			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
 				allowHeaders = req
 			}

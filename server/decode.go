@@ -51,6 +51,10 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 		}
 		body = []byte("{}")
 	}
+	if model, ok := deploymentModel(r); ok {
+		// An Azure deployment or engine route: the path's model is the request's.
+		body = withDeploymentModel(body, model)
+	}
 	if opts.Rewrite != nil {
 		if body, err = opts.Rewrite(body); err != nil {
 			return err

@@ -533,7 +533,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		case geminiPath(r.Method, r.URL.Path):
 			how += " (or x-goog-api-key: <key>, or ?key=<key>)"
 		case takesAPIKeyHeader(r.URL.Path):
-			how += " (or x-api-key: <key>)"
+			how += " (or x-api-key: <key>, or api-key: <key>)"
 		default:
 			how += passThroughKeyHint(r.URL.Path)
 		}
