@@ -207,3 +207,85 @@ func TestAzureSDKShape(t *testing.T) {
 		t.Fatalf("paths %v", paths)
 	}
 }
+
+// TestAzureDeploymentAudio: Azure's SDKs send transcriptions (a multipart form) and speech
+// under the deployment too; the path's model replaces the form's and the body's.
+func TestAzureDeploymentAudio(t *testing.T) {
+	hs, _, up := audioServer(t)
+	body, ctype := audioForm(t, []byte("ID3audio"), "model", "tts-1")
+	req, _ := http.NewRequest("POST", hs.URL+"/openai/deployments/whisper-1/audio/transcriptions?api-version=2024-10-21", body)
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Api-Key", testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Switchyard-Model") != "openai/whisper-1" {
+		t.Fatalf("transcription: %d %s %s", resp.StatusCode, resp.Header.Get("X-Switchyard-Model"), b)
+	}
+	up.mu.Lock()
+	sent := up.form["model"]
+	up.mu.Unlock()
+	if len(sent) != 1 || sent[0] != "whisper-1" {
+		t.Fatalf("upstream form model %v", sent)
+	}
+
+	resp, b = do2(t, "POST", hs.URL+"/openai/deployments/tts-1/audio/speech?api-version=2024-10-21", "", `{"model":"whisper-1","input":"Hi","voice":"alloy"}`, map[string]string{"api-key": testKey})
+	if resp.StatusCode != 200 || string(b) != "ID3Hi|end\n" || resp.Header.Get("X-Switchyard-Model") != "openai/tts-1" {
+		t.Fatalf("speech: %d %s %q", resp.StatusCode, resp.Header.Get("X-Switchyard-Model"), b)
+	}
+}
+
+// TestDeploymentRoutesInOpenAPI: the deployment and engine routes are documented as their
+// /v1 routes are, with the path's wildcard, api-version and api-key; the token counter too.
+func TestDeploymentRoutesInOpenAPI(t *testing.T) {
+	hs, _, _ := deploymentsServer(t)
+	resp, err := http.Get(hs.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	type param struct {
+		Name string `json:"name"`
+		In   string `json:"in"`
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters  []param `json:"parameters"`
+			RequestBody struct {
+				Content map[string]json.RawMessage `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]json.RawMessage `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deploymentRoutes {
+		op, ok := doc.Paths[d.path]["post"]
+		if !ok {
+			t.Errorf("%s undocumented", d.path)
+			continue
+		}
+		v1 := doc.Paths[d.v1]["post"]
+		has := map[param]bool{}
+		for _, p := range op.Parameters {
+			has[p] = true
+		}
+		if !has[param{d.wildcard, "path"}] || !has[param{"api-version", "query"}] || !has[param{"api-key", "header"}] {
+			t.Errorf("%s parameters %v", d.path, op.Parameters)
+		}
+		if len(op.RequestBody.Content) == 0 || mustJSON(t, op.RequestBody.Content) != mustJSON(t, v1.RequestBody.Content) {
+			t.Errorf("%s body differs from %s's", d.path, d.v1)
+		}
+		if !strings.Contains(string(op.Responses["401"]), "OpenAIError") {
+			t.Errorf("%s 401 not in OpenAI's envelope: %s", d.path, op.Responses["401"])
+		}
+	}
+	tc, ok := doc.Paths[tokenCounterPath]["post"]
+	if !ok || tc.RequestBody.Content["application/json"] == nil || !strings.Contains(string(tc.Responses["200"]), "total_tokens") {
+		t.Errorf("token counter: %+v", tc)
+	}
+}
