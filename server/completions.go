@@ -41,6 +41,10 @@ import (
 //   - POST /v1/audio/transcriptions, /v1/audio/translations and /v1/audio/speech —
 //     OpenAI's audio API over the OpenAI-format providers (Gateway.Transcribe and
 //     Gateway.Speak), same keys and envelope (audio.go).
+//   - POST /openai/deployments/{deployment}/… (chat/completions, completions, embeddings,
+//     images/generations, audio/…) and /engines/{model}/… — Azure OpenAI's and LiteLLM's
+//     forms of those /v1 routes, the path's model in place of the body's (deployments.go).
+//   - POST /utils/token_counter — LiteLLM's local token count (tokencounter.go).
 //   - POST/GET /api/v1/keys, GET/PATCH/DELETE /api/v1/keys/{key_id}, GET /api/v1/keys/self
 //     — virtual keys (keys.go): keys the caller issues, held to models and a budget kept in
 //     the store, which act for it on these routes and model selection only.
