@@ -21,6 +21,9 @@ type plan struct {
 
 	scope Scope
 	req   *Request
+	// rt is the routing table the request started with (Gateway.SetRoutes may swap in
+	// another meanwhile): its members' limits and timeouts hold for the whole request.
+	rt *routeTable
 	// asked is the model name a request other than chat named (a model group's or
 	// "provider/model"): RequestRecord.ModelGroup.
 	asked      string
@@ -64,7 +67,7 @@ type plan struct {
 // models. Its errors are *ValidationError, ErrModelNotAllowed, ErrNotFound or
 // ErrBudgetExceeded (wrapped).
 func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan, error) {
-	p := &plan{scope: scope, req: req, start: scope.Received}
+	p := &plan{scope: scope, req: req, start: scope.Received, rt: g.routes()}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}
@@ -404,7 +407,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			}
 			p.calls++
 			begin := g.opts.Now()
-			if u := g.limits.of(t.name); u != nil && retry > 0 {
+			if u := p.rt.limits.of(t.name); u != nil && retry > 0 {
 				u.again(begin)
 			}
 			err := try(ctx, t)
@@ -531,7 +534,7 @@ func (g *Gateway) retryWait(ctx context.Context, p *plan, i, retry int, kind pro
 		return 0, false // a 429 is retried once per model at most, never as a series
 	case g.breakers.open(p.targets[i].name, g.opts.Now()):
 		return 0, false // this model's breaker just opened
-	case g.limits.rateFull(p.targets[i].name, g.opts.Now()):
+	case p.rt.limits.rateFull(p.targets[i].name, g.opts.Now()):
 		return 0, false // this model reached its rpm or tpm meanwhile (its slot in flight is this request's)
 	case MaxUpstreamAttempts-p.calls <= len(p.targets)-1-i:
 		return 0, false // the calls left are the untried models' (fallbacks get their turn)
@@ -574,7 +577,7 @@ func targetNames(ts []target) []string {
 func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, error) {
 	now := g.opts.Now()
 	t := p.targets[i]
-	u := g.limits.of(t.name)
+	u := p.rt.limits.of(t.name)
 	if u != nil {
 		if wait, why, at := u.take(now, nil); at != limitNone {
 			if !queue || at != limitParallel || g.laterCallable(p, i, now) {
@@ -586,7 +589,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 				return false, err
 			}
 			t = p.targets[i]
-			u = g.limits.of(t.name)
+			u = p.rt.limits.of(t.name)
 			now = g.opts.Now()
 		}
 	}
@@ -610,7 +613,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 // is not open and it is at none of its limits.
 func (g *Gateway) laterCallable(p *plan, i int, now time.Time) bool {
 	for _, later := range p.targets[i+1:] {
-		if !g.breakers.open(later.name, now) && !g.limits.full(later.name, now) {
+		if !g.breakers.open(later.name, now) && !p.rt.limits.full(later.name, now) {
 			return true
 		}
 	}
@@ -667,7 +670,7 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 		candidates := append(slices.Clone(earlier), indexesFrom(i, len(p.targets))...)
 		for _, k := range candidates {
 			name := p.targets[k].name
-			u := g.limits.of(name)
+			u := p.rt.limits.of(name)
 			if d := g.breakers.reopensIn(name, now); d > 0 {
 				if u != nil {
 					unqueue(u)
@@ -699,7 +702,7 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 		}
 		if len(queued) == 0 {
 			t := p.targets[i]
-			u := g.limits.of(t.name)
+			u := p.rt.limits.of(t.name)
 			u.mu.Lock()
 			wait, why, at := u.atLimit(now, nil)
 			u.mu.Unlock()
@@ -893,7 +896,7 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	if p.cache.hit != nil {
 		return // no model was called
 	}
-	g.limits.tokens(t.name, int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
+	p.rt.limits.tokens(t.name, int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
 		alerts, err := b.charge(ctx, tokens, c.Spent(), complete)

@@ -187,7 +187,7 @@ func hasAudio(p providers.Provider, speech bool) bool {
 func (g *Gateway) audioIndex() {
 	g.audioOnce.Do(func() {
 		g.audioListed, g.audioBare, g.audioCatalogued = map[string]bool{}, map[string][]string{}, map[string]bool{}
-		cat, _ := g.opts.Prices.(interface {
+		cat, _ := g.prices().(interface {
 			AudioModels(provider, mode string) []string
 		})
 		if cat == nil {
@@ -271,7 +271,7 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 // model with price, a method expression of the interface the gateway's Prices must
 // implement for that operation: Costs{} (price unknown) when it does not.
 func opCost[Cat, U any](g *Gateway, name string, u U, price func(Cat, string, U) providers.Cost) Costs {
-	cat, ok := g.opts.Prices.(Cat)
+	cat, ok := g.prices().(Cat)
 	if !ok {
 		return Costs{}
 	}
@@ -302,7 +302,7 @@ func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []tar
 			return nil, err
 		}
 	}
-	p := &plan{scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries, asked: asked}
+	p := &plan{rt: g.routes(), scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries, asked: asked}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}

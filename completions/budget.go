@@ -460,7 +460,7 @@ func (b *Budget) chargeAdd(l BudgetLimits, u *BudgetUsage, now time.Time, tokens
 // model). The names are resolved at each request, so a key keeps meaning what it named
 // when the gateway's groups or providers change.
 func (g *Gateway) allowedAs(name string) []string {
-	if grp, ok := g.opts.ModelGroups[name]; ok {
+	if grp, ok := g.routes().groups[name]; ok {
 		return grp.Models
 	}
 	if strings.Contains(name, "/") {

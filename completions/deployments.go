@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"sync"
@@ -45,6 +46,9 @@ type Deployment struct {
 	PriceFound bool
 	// RerankPrice is a rerank model's catalogue entry (Mode ModeRerank, PriceFound true).
 	RerankPrice providers.RerankPrice
+	// Stored says the deployment was added through an admin API and is kept in a store
+	// (Routes.Stored; LiteLLM's model_info.db_model); ID is then the id it was stored under.
+	Stored bool
 }
 
 // DeploymentID is the ID of the deployment of model under modelName.
@@ -61,8 +65,9 @@ func DeploymentID(modelName, model string) string {
 // rerank route serves), else a chat model.
 func (g *Gateway) Deployments() []Deployment {
 	var out []Deployment
-	for _, name := range g.ModelGroups() {
-		for _, m := range g.opts.ModelGroups[name].Models {
+	rt := g.routes()
+	for _, name := range slices.Sorted(maps.Keys(rt.groups)) {
+		for _, m := range rt.groups[name].Models {
 			mode := ModeChat
 			switch {
 			case g.HasEmbeddingModel(m):
@@ -70,7 +75,11 @@ func (g *Gateway) Deployments() []Deployment {
 			case g.HasRerankModel(m):
 				mode = ModeRerank
 			}
-			out = append(out, g.deployment(name, m, mode))
+			d := g.deployment(name, m, mode)
+			if id, ok := rt.stored[d.ID]; ok {
+				d.ID, d.Stored = id, true
+			}
+			out = append(out, d)
 		}
 	}
 	for _, kind := range []struct {
@@ -101,17 +110,17 @@ func (g *Gateway) deployment(modelName, model, mode string) Deployment {
 	name := g.priceName(model)
 	switch mode {
 	case ModeEmbedding:
-		if c, ok := g.opts.Prices.(interface{ Embeddings() *providers.Catalog }); ok {
+		if c, ok := g.prices().(interface{ Embeddings() *providers.Catalog }); ok {
 			d.Price, d.PriceFound = c.Embeddings().Lookup(name)
 		}
 	case ModeRerank:
-		if c, ok := g.opts.Prices.(interface {
+		if c, ok := g.prices().(interface {
 			LookupRerank(string) (providers.RerankPrice, bool)
 		}); ok {
 			d.RerankPrice, d.PriceFound = c.LookupRerank(name)
 		}
 	default:
-		if c, ok := g.opts.Prices.(ModelCatalogue); ok {
+		if c, ok := g.prices().(ModelCatalogue); ok {
 			d.Price, d.PriceFound = c.Lookup(name)
 		}
 	}

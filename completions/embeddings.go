@@ -353,7 +353,7 @@ func (g *Gateway) kindModel(field, name string, bare map[string][]string, vendor
 // EmbeddingModels lists the "provider/model" embedding models of the configured providers
 // the price catalogue enumerates, as Models lists chat models.
 func (g *Gateway) EmbeddingModels() []string {
-	cat, _ := g.opts.Prices.(interface {
+	cat, _ := g.prices().(interface {
 		EmbeddingModels(provider string) []string
 	})
 	if cat == nil {
@@ -409,7 +409,7 @@ func (g *Gateway) embeddingTargets(name string) ([]target, error) {
 func (g *Gateway) groupTargets(name string, bare func(field, name string) (string, error), serves func(providers.Provider) bool,
 	lacks func(field, provider, model string) error) ([]target, error) {
 	models := []string{name}
-	if grp, ok := g.opts.ModelGroups[name]; ok {
+	if grp, ok := g.routes().groups[name]; ok {
 		models = grp.Models
 	}
 	out := make([]target, 0, len(models))

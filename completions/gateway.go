@@ -31,6 +31,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -85,7 +86,7 @@ func (g *Gateway) sentMaxTokens(p *plan, t target) int {
 // gets t's limit when the room an adapter would give it by itself (its budget and an
 // answer's default) is more than t can write: Claude refuses a max_tokens above its limit.
 func (g *Gateway) maxTokensFor(req *Request, n int, t target) int {
-	mc, ok := g.opts.Prices.(ModelCatalogue)
+	mc, ok := g.prices().(ModelCatalogue)
 	if !ok || n < 0 || n > 0 && !req.fitMaxTokens || n == 0 && req.Thinking == nil {
 		return n
 	}
@@ -301,11 +302,12 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	breakers *breakers
-	spend    spendGate     // budgets' requests in flight (USD and token bounds)
-	limits   *memberLimits // model group members' rpm, tpm and max_parallel (nil: none)
-	// timeouts are the model group members' own timeouts, by model (read only).
-	timeouts map[string]MemberTimeouts
-	latency  latencyStats // how fast each model answered lately (latency routing)
+	spend    spendGate // budgets' requests in flight (USD and token bounds)
+	// rt is the routing table: the model groups with their members' limits and timeouts,
+	// and the price catalogue (Options' at New; SetRoutes swaps in another, under swapMu).
+	rt      atomic.Pointer[routeTable]
+	swapMu  sync.Mutex
+	latency latencyStats // how fast each model answered lately (latency routing)
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache
@@ -450,24 +452,18 @@ func New(opts Options) (*Gateway, error) {
 		}
 		opts.Cache.Semantic = &s
 	}
-	if err := checkModelGroups(opts.ModelGroups); err != nil {
-		return nil, err
-	}
-	limits, err := memberLimitsOf(opts.ModelGroups)
+	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices}, nil)
 	if err != nil {
 		return nil, err
 	}
-	timeouts, err := memberTimeoutsOf(opts.ModelGroups)
-	if err != nil {
-		return nil, err
-	}
-	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger), limits: newMemberLimits(limits), timeouts: timeouts}
+	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
+	g.rt.Store(rt)
 	g.spend.share(opts.SharedLimits)
 	g.breakers.share(opts.SharedLimits)
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
 		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
 	}
-	if err := g.checkGroupMembers(); err != nil {
+	if err := g.checkGroupMembers(rt.groups); err != nil {
 		return nil, err
 	}
 	if err := g.checkSemantic(); err != nil {
@@ -531,10 +527,10 @@ func (b Backoff) delay(retry int, retryAfter time.Duration) (time.Duration, bool
 
 // costs prices usage of model ("provider/model").
 func (g *Gateway) costs(model string, u providers.Usage) Costs {
-	if g.opts.Prices == nil {
+	if g.prices() == nil {
 		return Costs{}
 	}
-	return costsOf(g.opts.Prices.Cost(g.priceName(model), u))
+	return costsOf(g.prices().Cost(g.priceName(model), u))
 }
 
 // priceName is the name the price catalogue knows model ("provider/model") by: model itself
@@ -542,7 +538,7 @@ func (g *Gateway) costs(model string, u providers.Usage) Costs {
 // the base model its provider says it runs (providers.BaseModeler: an Azure OpenAI
 // deployment's, whose name is the user's own), else model itself.
 func (g *Gateway) priceName(model string) string {
-	if o, ok := g.opts.Prices.(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(model) {
+	if o, ok := g.prices().(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(model) {
 		return model // a deployment's own price (providers.Catalog.WithOwnPrices) is its own
 	}
 	if g.opts.Providers == nil {
@@ -597,7 +593,7 @@ func (g *Gateway) usage(model string, u providers.Usage) Usage {
 // catalogue does not cover (a custom OpenAI-compatible endpoint) pass any model name
 // through and cannot be enumerated; HasModel still knows them.
 func (g *Gateway) Models() []string {
-	cat, _ := g.opts.Prices.(interface {
+	cat, _ := g.prices().(interface {
 		ChatModels(provider string) []string
 	})
 	if cat == nil {

@@ -552,7 +552,7 @@ func (g *Gateway) guardRequest(ctx context.Context, scope Scope, req *Request, p
 	} else if len(req.Models) > 0 {
 		r.Requested = req.Models[0]
 	}
-	g.observe(ctx, &plan{scope: scope, req: req, targets: primary}, r)
+	g.observe(ctx, &plan{rt: g.routes(), scope: scope, req: req, targets: primary}, r)
 	return nil, err
 }
 

@@ -484,7 +484,7 @@ func (g *Gateway) ResolveImageModel(name string) (string, bool) {
 	if imageFamily(priced) != "" {
 		return ts[0].name, true
 	}
-	cat, _ := g.opts.Prices.(interface {
+	cat, _ := g.prices().(interface {
 		LookupImage(provider, key string) (providers.ImagePrice, bool)
 	})
 	if prov, m, err := providers.ParseModel(priced); err == nil && cat != nil {

@@ -86,7 +86,7 @@ func memberTimeoutsOf(groups map[string]ModelGroup) (map[string]MemberTimeouts, 
 // attemptTimeout is how long one whole non-streamed call to model may take: the plan's
 // attempt timeout, shortened by the model's own Timeout.
 func (g *Gateway) attemptTimeout(p *plan, model string) time.Duration {
-	if d := g.timeouts[model].whole(); d > 0 && d < p.timing.attempt {
+	if d := p.rt.timeouts[model].whole(); d > 0 && d < p.timing.attempt {
 		return d
 	}
 	return p.timing.attempt
@@ -96,7 +96,7 @@ func (g *Gateway) attemptTimeout(p *plan, model string) time.Duration {
 // the plan's first-token timeout, shortened by the model's own StreamTimeout (else
 // Timeout).
 func (g *Gateway) firstTokenTimeout(p *plan, model string) time.Duration {
-	if d := g.timeouts[model].firstChunk(); d > 0 && d < p.timing.firstToken {
+	if d := p.rt.timeouts[model].firstChunk(); d > 0 && d < p.timing.firstToken {
 		return d
 	}
 	return p.timing.firstToken

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -278,7 +279,7 @@ func shuffleGroup(ts []target, grp *ModelGroup) []target {
 func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) {
 	var out []target
 	for _, f := range list {
-		fg, isGroup := g.opts.ModelGroups[f]
+		fg, isGroup := g.routes().groups[f]
 		models := []string{f}
 		if isGroup {
 			models = fg.Models
@@ -337,14 +338,15 @@ func LoadModelGroups(path string) (map[string]ModelGroup, error) {
 
 // IsModelGroup reports whether name is one of the gateway's model groups.
 func (g *Gateway) IsModelGroup(name string) bool {
-	_, ok := g.opts.ModelGroups[name]
+	_, ok := g.routes().groups[name]
 	return ok
 }
 
 // ModelGroups lists the gateway's model group names, sorted.
 func (g *Gateway) ModelGroups() []string {
-	names := make([]string, 0, len(g.opts.ModelGroups))
-	for n := range g.opts.ModelGroups {
+	groups := g.routes().groups
+	names := make([]string, 0, len(groups))
+	for n := range groups {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -358,7 +360,7 @@ func (g *Gateway) ModelGroups() []string {
 // names are resolved (dedupeTargets).
 func (g *Gateway) expandGroups(models []string, bare bool) (out []string, origin []int, only *ModelGroup, name string) {
 	group := func(m string) (ModelGroup, bool) {
-		grp, ok := g.opts.ModelGroups[m]
+		grp, ok := g.routes().groups[m]
 		return grp, ok && bare
 	}
 	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok }) {
@@ -446,11 +448,11 @@ func hasRepeats(primary, fallback []target) bool {
 // checkGroupMembers reports what New can tell about the groups' members: a provider it does
 // not know is an error (every request would fail on it); one without a key, and a group
 // name that hides a catalogued model of that name, are logged as warnings.
-func (g *Gateway) checkGroupMembers() error {
-	for _, name := range g.ModelGroups() {
-		grp := g.opts.ModelGroups[name]
+func (g *Gateway) checkGroupMembers(groups map[string]ModelGroup) error {
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		grp := groups[name]
 		for _, m := range slices.Concat(grp.Models, grp.Fallbacks, grp.ContextWindowFallbacks, grp.ContentPolicyFallbacks) {
-			if g.IsModelGroup(m) {
+			if _, isGroup := groups[m]; isGroup {
 				continue // a fallback naming a group: its members are checked as its own
 			}
 			prov, _, _ := providers.ParseModel(m)

@@ -150,7 +150,7 @@ func (g *Gateway) ObserveRefused(ctx context.Context, scope Scope, op string, st
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		r.Outcome = RequestCancelled
 	}
-	g.observe(ctx, &plan{scope: scope}, r)
+	g.observe(ctx, &plan{rt: g.routes(), scope: scope}, r)
 }
 
 // observeResponse reports a delivered answer; ttft is the time to its first fragment (the

@@ -330,7 +330,7 @@ func (g *Gateway) rerankModel(field, name string) (string, error) {
 // RerankModels lists the "provider/model" rerank models of the configured providers with a
 // rerank API that the price catalogue enumerates, as EmbeddingModels lists embedding models.
 func (g *Gateway) RerankModels() []string {
-	cat, _ := g.opts.Prices.(interface {
+	cat, _ := g.prices().(interface {
 		RerankModels(provider string) []string
 	})
 	if cat == nil {
