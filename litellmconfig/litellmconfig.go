@@ -32,8 +32,12 @@ var ErrInvalid = errors.New("litellmconfig: invalid LiteLLM config")
 
 // Error is a value of the config that cannot be used; Path says where it is.
 type Error struct {
-	// Path is the value's place in the file: "model_list[2].litellm_params.api_base".
+	// Path is the value's place in the file: "model_list[2].litellm_params.api_base"; for a
+	// value of one of ParseWith's entries, its place in that entry
+	// ("litellm_params.api_base").
 	Path string
+	// Entry is 1 + the index in ParseWith's entries of the entry at fault; 0 for the file.
+	Entry int
 	// Message says what is wrong with it.
 	Message string
 }
@@ -77,9 +81,25 @@ type Config struct {
 	Breaker Breaker
 	// DropParams is litellm_settings.drop_params (nil when unset).
 	DropParams *bool
+	// Deployments are the model_list entries served (wildcards left out), in order, with
+	// the member each calls.
+	Deployments []Deployment
 	// Warnings say, one line each, what the file asks that Switchyard does differently or
 	// not at all (the keys ignored, the routing strategy's nearest equivalent).
 	Warnings []string
+}
+
+// Deployment is one model_list entry as served: the name clients send and the
+// "provider/model" member it calls.
+type Deployment struct {
+	// Index is the entry's index in model_list (ParseWith's entries follow the file's).
+	Index int
+	// Entry is 1 + the index in ParseWith's entries of an entry of theirs; 0 for the file's.
+	Entry int
+	// ModelName is its model_name.
+	ModelName string
+	// Member is the "provider/model" the gateway calls for it.
+	Member string
 }
 
 // Breaker is what router_settings sets of the circuit breakers (completions.BreakerOptions),
@@ -117,7 +137,7 @@ var (
 	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
 	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost"}
-	infoKeys        = []string{"base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
+	infoKeys        = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns"}
 	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params"}
 	generalKeys     = []string{"master_key"}
@@ -159,6 +179,8 @@ type parser struct {
 	azureBase map[string]string
 	// aliasOf maps each model_group_alias naming a group to that group.
 	aliasOf map[string]string
+	// first is the index in model_list of ParseWith's first entry (-1: none).
+	first int
 }
 
 // Parse reads a LiteLLM proxy config (YAML, or JSON which is YAML).
@@ -170,7 +192,58 @@ func Parse(b []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, &Error{Path: "(file)", Message: "not YAML: " + err.Error()}
 	}
-	p := &parser{lookupEnv: lookupEnv, cfg: &Config{ModelGroups: map[string]completions.ModelGroup{}}, providerOf: map[string]string{}}
+	return parseDoc(doc, lookupEnv, -1)
+}
+
+// ParseWith reads the LiteLLM proxy config b (nil or empty: none) with entries appended
+// to its model_list: deployments kept elsewhere (LiteLLM's store_model_in_db, POST
+// /model/new), each a map with model_name, litellm_params and model_info as in the file.
+// Each entry is read as a model_list entry of the file is (the same providers, groups,
+// limits and prices), so an entry naming a model_name of the file joins that group. A
+// value of an entry at fault is an *Error whose Entry is 1 + its index and whose Path is
+// its place in the entry ("litellm_params.api_base").
+func ParseWith(b []byte, entries []map[string]any, lookupEnv func(string) (string, bool)) (*Config, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	doc := map[string]any{}
+	if len(strings.TrimSpace(string(b))) > 0 {
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return nil, &Error{Path: "(file)", Message: "not YAML: " + err.Error()}
+		}
+		if doc == nil {
+			doc = map[string]any{}
+		}
+	}
+	list, _ := doc["model_list"].([]any)
+	if doc["model_list"] != nil && list == nil {
+		return nil, &Error{Path: "model_list", Message: "must be a list, got " + kind(doc["model_list"])}
+	}
+	first := len(list)
+	list = slices.Clone(list)
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	doc["model_list"] = list
+	cfg, err := parseDoc(doc, lookupEnv, first)
+	var ce *Error
+	if errors.As(err, &ce) {
+		var i int
+		if _, scanErr := fmt.Sscanf(ce.Path, "model_list[%d]", &i); scanErr == nil && i >= first {
+			rest := strings.TrimPrefix(ce.Path[strings.Index(ce.Path, "]")+1:], ".")
+			if rest == "" {
+				rest = "(entry)"
+			}
+			return nil, &Error{Path: rest, Entry: i - first + 1, Message: ce.Message}
+		}
+	}
+	return cfg, err
+}
+
+// parseDoc reads a config already decoded; model_list's entries from first on are
+// ParseWith's (first -1: none are).
+func parseDoc(doc map[string]any, lookupEnv func(string) (string, bool), first int) (*Config, error) {
+	p := &parser{first: first, lookupEnv: lookupEnv, cfg: &Config{ModelGroups: map[string]completions.ModelGroup{}}, providerOf: map[string]string{}}
 	p.ignore("", doc, topKeys)
 	if v, ok := doc["environment_variables"]; ok && v != nil {
 		p.cfg.Warnings = append(p.cfg.Warnings, "environment_variables is not applied: set those variables in the server's environment")
@@ -321,6 +394,11 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		}
 		if d != nil {
 			deps = append(deps, *d)
+			dep := Deployment{Index: i, ModelName: name, Member: d.member}
+			if p.first >= 0 && i >= p.first {
+				dep.Entry = i - p.first + 1
+			}
+			p.cfg.Deployments = append(p.cfg.Deployments, dep)
 		}
 	}
 	return deps, nil

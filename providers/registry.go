@@ -129,6 +129,14 @@ func (r *Registry) Register(p Provider) {
 	r.providers[p.Name()] = p
 }
 
+// Remove takes the provider called name out of the registry (nothing when there is none):
+// its calls then fail with ErrUnknownProvider.
+func (r *Registry) Remove(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.providers, name)
+}
+
 // Lookup returns the provider called name, or an error matching ErrUnknownProvider.
 func (r *Registry) Lookup(name string) (Provider, error) {
 	r.mu.RLock()

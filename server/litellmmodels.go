@@ -28,10 +28,10 @@ const DefaultModelHealthTimeout = 60 * time.Second
 // DefaultModelHealthConcurrency is Config.ModelHealthConcurrency's default.
 const DefaultModelHealthConcurrency = 8
 
-// litellmModelPath reports LiteLLM's model info and health check paths (answered in its
-// error envelope).
+// litellmModelPath reports LiteLLM's model info, model management (/model/new, …) and
+// health check paths (answered in its error envelope).
 func litellmModelPath(path string) bool {
-	return path == "/model/info" || path == "/model_group/info" || path == "/health"
+	return strings.HasPrefix(path, "/model/") || path == "/model_group/info" || path == "/health"
 }
 
 // litellmModelInfoList is LiteLLM's /model/info answer.
@@ -56,7 +56,7 @@ type litellmDeploymentParams struct {
 // (null where the catalogue gives nothing).
 type litellmDeploymentInfo struct {
 	ID                          string   `json:"id" jsonschema:"description=The deployment's id: the same on every replica and restart (litellm_model_id filters on it)"`
-	DBModel                     bool     `json:"db_model" jsonschema:"description=Always false: deployments come from the server's configuration"`
+	DBModel                     bool     `json:"db_model" jsonschema:"description=True for a deployment added through POST /model/new (kept in the store); false for one of the server's configuration"`
 	Key                         *string  `json:"key" jsonschema:"description=The price catalogue's key for the model (null: not catalogued)"`
 	Mode                        string   `json:"mode" jsonschema:"enum=chat,enum=embedding,enum=rerank"`
 	LiteLLMProvider             string   `json:"litellm_provider" jsonschema:"description=The provider prefix of the model"`
@@ -317,7 +317,7 @@ func litellmHealthOf(results []completions.HealthResult) litellmHealth {
 
 // litellmDeploymentOf is d as LiteLLM's /model/info shows it.
 func litellmDeploymentOf(d completions.Deployment) litellmDeployment {
-	info := litellmDeploymentInfo{ID: d.ID, Mode: d.Mode, LiteLLMProvider: d.Provider}
+	info := litellmDeploymentInfo{ID: d.ID, DBModel: d.Stored, Mode: d.Mode, LiteLLMProvider: d.Provider}
 	if d.PriceFound {
 		switch d.Mode {
 		case completions.ModeRerank:

@@ -90,6 +90,7 @@ const (
 	Batches                   Collection = "batches"                      // batches (OpenAI's Batch API), keyed by id
 	BatchResults              Collection = "batch_results"                // each answered line of a running batch, keyed batch id/line index
 	RequestLog                Collection = "request_log"                  // the gateway's request history (usagelog.History), keyed by the request's id (its receipt time in Unix µs, made unique: 16 hex digits); owner index kind "request"
+	Deployments               Collection = "deployments"                  // deployments added through LiteLLM's POST /model/new, keyed by model_info.id; their api_key sealed (AES-GCM), never in clear
 )
 
 // Entry is one record returned by List.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/litellmconfig"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/routing"
@@ -75,6 +76,9 @@ type serveConfig struct {
 	// ModelHealthInterval is --model-health-interval: how often the deployments are checked
 	// in the background, GET /health answering the latest results (0: off).
 	ModelHealthInterval time.Duration
+	// DeploymentsPoll is --deployments-poll: how often the deployments other replicas
+	// stored through POST /model/new are looked for.
+	DeploymentsPoll time.Duration
 	// ModelHealthBreaker is --model-health-breaker: a failed background check opens the
 	// model's circuit breaker, a passing one closes it.
 	ModelHealthBreaker bool
@@ -157,6 +161,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.Float64Var(&c.TradeoffMaxLoss, "tradeoff-max-loss", trainer.MaxQualityLoss, "validation mean score (0-1; 0.01 is one point) a trained router's default tradeoff tolerance may give up against its no-tradeoff pick; larger buys cheaper default picks (see a router's frontier)")
 	fs.DurationVar(&c.ModelHealthTimeout, "model-health-timeout", server.DefaultModelHealthTimeout, "how long LiteLLM's model health check (GET /health) waits for each deployment's answer before counting it unhealthy (0: no bound but the request's own)")
 	fs.IntVar(&c.ModelHealthConcurrency, "model-health-concurrency", server.DefaultModelHealthConcurrency, "deployments GET /health checks at once")
+	fs.DurationVar(&c.DeploymentsPoll, "deployments-poll", deployments.DefaultPoll, "how often the deployments stored through LiteLLM's POST /model/new by other replicas on the same store are looked for and applied (the replica that stores one applies it at once)")
 	fs.DurationVar(&c.ModelHealthInterval, "model-health-interval", 0, "check every model group member in the background at start-up and then this often (±10% jitter; at least 5s), GET /health answering the latest results at once (?fresh=true checks now); each check is one tiny real, billed request, made by every serve process (0: off)")
 	fs.BoolVar(&c.ModelHealthBreaker, "model-health-breaker", false, "with --model-health-interval: a background check that fails as an outage would (rate limit, 5xx, timeout, connection) opens the model's circuit breaker at once, so requests skip it until its cooldown probe or a passing check, which closes it at once; the breaker's alerts are then the outage's (one deployment_down, one deployment_recovered)")
 	fs.BoolVar(&c.Console, "console", true, "serve the web console at /console/ (static files; the page asks for an API key); --console=false turns it off (the usage API stays)")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/batch"
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
@@ -67,6 +68,8 @@ type wiring struct {
 	spend *usagelog.Rollup
 	// history keeps every request in the store (/spend/logs, /api/v1/usage/requests).
 	history *usagelog.History
+	// stored applies the deployments of LiteLLM's POST /model/new kept in the store.
+	stored *deployments.Service
 }
 
 func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
@@ -112,6 +115,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	} else {
 		w.catalog = providers.DefaultCatalog()
 	}
+	baseCatalog := w.catalog // without the config's own prices: the stored deployments' add to it with them
 	if lc := w.cfg.litellm; lc != nil && len(lc.Prices) > 0 {
 		// The deployments' own prices are the most specific: they win over --prices-file's
 		// for their members, whose rates fill what they leave unset.
@@ -250,6 +254,26 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		return nil, err
 	}
 
+	// LiteLLM's store_model_in_db: the deployments POST /model/new stored, applied now.
+	var litellmFile []byte
+	if w.cfg.LiteLLMConfig != "" {
+		if litellmFile, err = os.ReadFile(w.cfg.LiteLLMConfig); err != nil {
+			return nil, fmt.Errorf("--litellm-config: %w", err)
+		}
+	}
+	var saltKey []byte
+	if k := strings.TrimSpace(os.Getenv("LITELLM_SALT_KEY")); k != "" {
+		saltKey = []byte(k)
+	}
+	w.stored, err = deployments.New(deployments.Options{Store: w.store, Gateway: w.gateway, Registry: w.registry, ProviderOptions: popts,
+		Config: litellmFile, Groups: groups, Prices: baseCatalog, SecretKey: saltKey, Poll: w.cfg.DeploymentsPoll, Logger: w.log})
+	if err == nil {
+		err = w.stored.Sync(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the deployments stored through POST /model/new: %w", err)
+	}
+
 	runner := w.sandboxRunner()
 	if w.obs != nil && w.obs.metrics != nil {
 		runner = w.obs.metrics.Sandbox(runner)
@@ -298,6 +322,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		server.ModelSelection(selector),
 		server.CustomRouters(w.trainer),
 		server.Optimizer(w.optimizer),
+		server.StoredDeployments(w.stored),
 	}
 	if w.cfg.ModelHealthInterval > 0 {
 		w.health, err = completions.NewHealthMonitor(w.gateway, completions.HealthMonitorOptions{
@@ -368,6 +393,8 @@ func (w *wiring) start(ctx context.Context) error {
 			return fmt.Errorf("starting the job queue: %w", err)
 		}
 	}
+	// Deployments other replicas store, every --deployments-poll.
+	go w.stored.Run(ctx)
 	if w.health != nil {
 		// Checks at once, then every --model-health-interval until serve shuts down.
 		go w.health.Run(ctx)

@@ -1,0 +1,590 @@
+// Package deployments keeps the deployments added at run time — LiteLLM's POST /model/new,
+// /model/update and /model/delete, as a LiteLLM proxy with store_model_in_db: true serves
+// them — in a store and applies them to a running completions.Gateway. Each deployment is a
+// LiteLLM model_list entry (model_name, litellm_params, model_info) read exactly as one of
+// the config file is (litellmconfig.ParseWith): the same provider entries, groups, limits,
+// timeouts and prices; one named like a group of the file joins it. Its api_key is stored
+// sealed (AES-256-GCM under Options.SecretKey), never in clear, and never returned.
+// Deployments stored by another replica on the same store are picked up by Sync, which Run
+// calls on an interval.
+package deployments
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/litellmconfig"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// ErrInvalid is matched (errors.Is) by every *FieldError.
+var ErrInvalid = errors.New("deployments: invalid deployment")
+
+// ErrNotFound is returned for an id no stored deployment has.
+var ErrNotFound = errors.New("deployments: not found")
+
+// ErrInConfig is returned for an id of a deployment of the config file: only stored ones
+// may be changed or deleted through the API.
+var ErrInConfig = errors.New("deployments: the deployment is in the config file")
+
+// ErrDuplicate is returned when model_info.id is taken already.
+var ErrDuplicate = errors.New("deployments: id taken")
+
+// FieldError is a value of a deployment that cannot be used; Field names it
+// ("litellm_params.api_base").
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Error names the field and the problem.
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+// DefaultPoll is Options.Poll's default.
+const DefaultPoll = 10 * time.Second
+
+// Options configure a Service.
+type Options struct {
+	// Store keeps the deployments (collection store.Deployments). Required.
+	Store *store.Store
+	// Gateway is the gateway whose routes the deployments change. Required.
+	Gateway *completions.Gateway
+	// Registry is the gateway's provider registry: the deployments' provider entries are
+	// registered in it (and removed with them). Required.
+	Registry *providers.Registry
+	// ProviderOptions are the options the registry's providers were made with.
+	ProviderOptions providers.Options
+	// Config is the LiteLLM config file the server serves (nil: none); stored deployments are
+	// read as entries appended to its model_list.
+	Config []byte
+	// Groups are model groups configured otherwise (--model-groups), when Config is nil;
+	// a stored deployment may not take one of their names.
+	Groups map[string]completions.ModelGroup
+	// Prices is the price catalogue without the deployments' own prices (nil: the default
+	// catalogue); each application sets the gateway's to it with theirs.
+	Prices *providers.Catalog
+	// SecretKey seals stored api_keys (its SHA-256 is the AES-256 key: LiteLLM's
+	// LITELLM_SALT_KEY). Without it an api_key may only be os.environ/NAME.
+	SecretKey []byte
+	// LookupEnv resolves os.environ/ values (nil: os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+	// Poll is how often Run looks for deployments other replicas stored (0: DefaultPoll).
+	Poll   time.Duration
+	Logger *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Deployment is one stored deployment as answers show it: never its api_key.
+type Deployment struct {
+	ID            string         `json:"id"`
+	ModelName     string         `json:"model_name"`
+	LiteLLMParams map[string]any `json:"litellm_params"`
+	ModelInfo     map[string]any `json:"model_info"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
+}
+
+// record is a deployment as stored: litellm_params without api_key, which is sealed.
+type record struct {
+	Deployment
+	// SealedKey is the api_key sealed (base64 of nonce and ciphertext; "" for none or an
+	// os.environ/ reference, which stays in LiteLLMParams).
+	SealedKey string `json:"sealed_api_key,omitempty"`
+}
+
+// Service keeps the deployments and applies them. Make one with New.
+type Service struct {
+	opts Options
+	log  *slog.Logger
+	aead cipher.AEAD // nil without SecretKey
+
+	mu       sync.Mutex // one application at a time
+	applied  string     // fingerprint of the records last applied
+	ownNames []string   // provider entries the last application registered
+}
+
+// New returns a Service; call Sync (or Run) to apply what is stored.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil || opts.Gateway == nil || opts.Registry == nil {
+		return nil, errors.New("deployments: Options.Store, Gateway and Registry are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultPoll
+	}
+	if opts.Prices == nil {
+		opts.Prices = providers.DefaultCatalog()
+	}
+	s := &Service{opts: opts, log: opts.Logger}
+	if len(opts.SecretKey) > 0 {
+		k := sha256.Sum256(opts.SecretKey)
+		block, err := aes.NewCipher(k[:])
+		if err != nil {
+			return nil, fmt.Errorf("deployments: secret key: %w", err)
+		}
+		if s.aead, err = cipher.NewGCM(block); err != nil {
+			return nil, fmt.Errorf("deployments: secret key: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Input is a deployment as POST /model/new and /model/update send it.
+type Input struct {
+	ModelName     string         `json:"model_name"`
+	LiteLLMParams map[string]any `json:"litellm_params"`
+	ModelInfo     map[string]any `json:"model_info"`
+}
+
+// List returns the stored deployments, oldest first.
+func (s *Service) List(ctx context.Context) ([]Deployment, error) {
+	recs, err := s.records(ctx, s.opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Deployment, len(recs))
+	for i, r := range recs {
+		out[i] = r.Deployment
+	}
+	return out, nil
+}
+
+// Add stores in and applies it. model_info.id is its id when given (else a random one);
+// an id taken is ErrDuplicate, a value that cannot be used a *FieldError.
+func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
+	id, err := idOf(in.ModelInfo)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if id == "" {
+		id = newID()
+	}
+	if s.inConfig(id) {
+		return Deployment{}, fmt.Errorf("%w: model_info.id %q is a deployment of the config file", ErrDuplicate, id)
+	}
+	now := s.opts.Now().UTC()
+	rec, err := s.recordOf(id, in, "", now, now)
+	if err != nil {
+		return Deployment{}, err
+	}
+	err = s.opts.Store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Get(ctx, store.Deployments, id); err == nil {
+			return fmt.Errorf("%w: model_info.id %q", ErrDuplicate, id)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := s.check(ctx, tx, id, &rec); err != nil {
+			return err
+		}
+		return put(ctx, tx, rec)
+	})
+	if err != nil {
+		return Deployment{}, err
+	}
+	return rec.Deployment, s.Sync(ctx)
+}
+
+// Update changes the stored deployment id: the fields in gives replace its own (a
+// litellm_params or model_info key given replaces that key; api_key kept when not given).
+// An id of the config file is ErrInConfig, an unknown one ErrNotFound.
+func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
+	var out Deployment
+	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
+		old, err := get(ctx, tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			if s.inConfig(id) {
+				return fmt.Errorf("%w: %s", ErrInConfig, id)
+			}
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		if gid, _ := idOf(in.ModelInfo); gid != "" && gid != id {
+			return &FieldError{Field: "model_info.id", Message: fmt.Sprintf("is %q: an id cannot be changed (the deployment is %q)", gid, id)}
+		}
+		merged := Input{ModelName: old.ModelName, LiteLLMParams: maps.Clone(old.LiteLLMParams), ModelInfo: maps.Clone(old.ModelInfo)}
+		if in.ModelName != "" {
+			merged.ModelName = in.ModelName
+		}
+		maps.Copy(merged.LiteLLMParams, in.LiteLLMParams)
+		if merged.ModelInfo == nil {
+			merged.ModelInfo = map[string]any{}
+		}
+		maps.Copy(merged.ModelInfo, in.ModelInfo)
+		sealed := old.SealedKey
+		if _, given := in.LiteLLMParams["api_key"]; given {
+			sealed = ""
+		}
+		rec, err := s.recordOf(id, merged, sealed, old.CreatedAt, s.opts.Now().UTC())
+		if err != nil {
+			return err
+		}
+		if err := s.check(ctx, tx, id, &rec); err != nil {
+			return err
+		}
+		out = rec.Deployment
+		return put(ctx, tx, rec)
+	})
+	if err != nil {
+		return Deployment{}, err
+	}
+	return out, s.Sync(ctx)
+}
+
+// Delete removes the stored deployment id and applies the rest. An id of the config file
+// is ErrInConfig, an unknown one ErrNotFound.
+func (s *Service) Delete(ctx context.Context, id string) (Deployment, error) {
+	var out Deployment
+	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
+		old, err := get(ctx, tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			if s.inConfig(id) {
+				return fmt.Errorf("%w: %s", ErrInConfig, id)
+			}
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		out = old.Deployment
+		return tx.Delete(ctx, store.Deployments, id)
+	})
+	if err != nil {
+		return Deployment{}, err
+	}
+	return out, s.Sync(ctx)
+}
+
+// inConfig reports whether id is a deployment the gateway serves that is not stored.
+func (s *Service) inConfig(id string) bool {
+	for _, d := range s.opts.Gateway.Deployments() {
+		if d.ID == id && !d.Stored {
+			return true
+		}
+	}
+	return false
+}
+
+// Run applies what other replicas store every Options.Poll until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(s.opts.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
+				s.log.WarnContext(ctx, "deployments: applying the stored deployments", "err", err)
+			}
+		}
+	}
+}
+
+// Sync reads the stored deployments and, when they changed since the last call, applies
+// them to the gateway: provider entries registered (those of deleted deployments removed),
+// then the model groups and prices swapped in (completions.Gateway.SetRoutes).
+func (s *Service) Sync(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.records(ctx, s.opts.Store)
+	if err != nil {
+		return err
+	}
+	fp := fingerprint(recs)
+	if fp == s.applied {
+		return nil
+	}
+	cfg, err := s.parse(recs)
+	if err != nil {
+		return err
+	}
+	if err := s.opts.Registry.Configure(&cfg.Providers, s.getenv, s.opts.ProviderOptions); err != nil {
+		return fmt.Errorf("deployments: providers: %w", err)
+	}
+	groups := cfg.ModelGroups
+	if s.opts.Config == nil {
+		groups = maps.Clone(s.opts.Groups)
+		if groups == nil {
+			groups = map[string]completions.ModelGroup{}
+		}
+		maps.Copy(groups, cfg.ModelGroups)
+	}
+	stored := map[string]string{}
+	for _, d := range cfg.Deployments {
+		if d.Entry > 0 && d.Entry <= len(recs) {
+			stored[completions.DeploymentID(d.ModelName, d.Member)] = recs[d.Entry-1].ID
+		}
+	}
+	prices := s.opts.Prices
+	if len(cfg.Prices) > 0 {
+		prices = prices.WithOwnPrices(cfg.Prices)
+	}
+	if err := s.opts.Gateway.SetRoutes(completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored}); err != nil {
+		return fmt.Errorf("deployments: %w", err)
+	}
+	var names []string
+	for _, pc := range cfg.Providers.Providers {
+		names = append(names, pc.Name)
+	}
+	for _, old := range s.ownNames {
+		if !slices.Contains(names, old) && !slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == old }) {
+			s.opts.Registry.Remove(old)
+		}
+	}
+	s.ownNames, s.applied = names, fp
+	s.log.InfoContext(ctx, "deployments: applied", "stored", len(recs), "model_groups", len(groups))
+	return nil
+}
+
+// getenv reads an environment variable through Options.LookupEnv.
+func (s *Service) getenv(name string) string {
+	v, _ := s.opts.LookupEnv(name)
+	return v
+}
+
+// parse reads the config file with recs as entries appended to its model_list.
+func (s *Service) parse(recs []record) (*litellmconfig.Config, error) {
+	entries := make([]map[string]any, len(recs))
+	for i, r := range recs {
+		e, err := s.entry(r)
+		if err != nil {
+			return nil, err
+		}
+		entries[i] = e
+	}
+	return litellmconfig.ParseWith(s.opts.Config, entries, s.opts.LookupEnv)
+}
+
+// entry is r as a model_list entry, its api_key unsealed.
+func (s *Service) entry(r record) (map[string]any, error) {
+	params := maps.Clone(r.LiteLLMParams)
+	if r.SealedKey != "" {
+		key, err := s.unseal(r.SealedKey)
+		if err != nil {
+			return nil, fmt.Errorf("deployments: %s: api_key: %w", r.ID, err)
+		}
+		params["api_key"] = key
+	}
+	return map[string]any{"model_name": r.ModelName, "litellm_params": params, "model_info": r.ModelInfo}, nil
+}
+
+// check reads the stored deployments in tx with rec in place of id and refuses rec when
+// the whole cannot be served, naming rec's field.
+func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *record) error {
+	recs, err := s.records(ctx, tx)
+	if err != nil {
+		return err
+	}
+	recs = slices.DeleteFunc(recs, func(r record) bool { return r.ID == id })
+	recs = append(recs, *rec)
+	if _, taken := s.opts.Groups[rec.ModelName]; taken && s.opts.Config == nil {
+		return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups", rec.ModelName)}
+	}
+	_, err = s.parse(recs)
+	var ce *litellmconfig.Error
+	switch {
+	case errors.As(err, &ce) && ce.Entry == len(recs):
+		return &FieldError{Field: ce.Path, Message: ce.Message}
+	case errors.As(err, &ce) && ce.Entry == 0 && ce.Path == "model_list":
+		return &FieldError{Field: "litellm_params", Message: ce.Message}
+	case err != nil:
+		return &FieldError{Field: "litellm_params", Message: "does not fit the deployments served: " + err.Error()}
+	}
+	return nil
+}
+
+// recordOf checks in (the fields litellmconfig does not) and makes its record, the
+// api_key sealed; sealed is the api_key kept from before (in gives none).
+func (s *Service) recordOf(id string, in Input, sealed string, created, updated time.Time) (record, error) {
+	if strings.TrimSpace(in.ModelName) == "" {
+		return record{}, &FieldError{Field: "model_name", Message: "is required: the name clients send"}
+	}
+	if strings.Contains(in.ModelName, "/") || strings.Contains(in.ModelName, "*") {
+		return record{}, &FieldError{Field: "model_name", Message: fmt.Sprintf("%q: a deployment added through the API is a model group, whose name is 1-64 letters, digits, '_', '.', ':' or '-' (no '/' or '*')", in.ModelName)}
+	}
+	if in.LiteLLMParams == nil {
+		return record{}, &FieldError{Field: "litellm_params", Message: "is required: at least model (provider/model)"}
+	}
+	model, _ := in.LiteLLMParams["model"].(string)
+	if model == "" {
+		return record{}, &FieldError{Field: "litellm_params.model", Message: "is required: the provider/model to call (openai/gpt-4o)"}
+	}
+	if strings.HasSuffix(model, "/*") {
+		return record{}, &FieldError{Field: "litellm_params.model", Message: "a wildcard deployment belongs in the config file, not the API"}
+	}
+	if b, ok := in.LiteLLMParams["api_base"]; ok && b != nil {
+		base, isText := b.(string)
+		if !isText {
+			return record{}, &FieldError{Field: "litellm_params.api_base", Message: "must be a string (an http:// or https:// URL)"}
+		}
+		if !strings.HasPrefix(base, litellmconfig.EnvPrefix) {
+			u, err := url.Parse(base)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return record{}, &FieldError{Field: "litellm_params.api_base", Message: fmt.Sprintf("must be an http:// or https:// URL with a host, got %q", base)}
+			}
+		}
+	}
+	params := maps.Clone(in.LiteLLMParams)
+	if k, ok := params["api_key"]; ok {
+		delete(params, "api_key")
+		key, isText := k.(string)
+		switch {
+		case k == nil:
+		case !isText:
+			return record{}, &FieldError{Field: "litellm_params.api_key", Message: "must be a string"}
+		case strings.HasPrefix(key, litellmconfig.EnvPrefix):
+			params["api_key"] = key // a reference, not the key
+		case key == "":
+		case s.aead == nil:
+			return record{}, &FieldError{Field: "litellm_params.api_key", Message: "cannot be stored: the server has no key to seal it with (set LITELLM_SALT_KEY, or give os.environ/NAME)"}
+		default:
+			var err error
+			if sealed, err = s.seal(key); err != nil {
+				return record{}, err
+			}
+		}
+	}
+	info := maps.Clone(in.ModelInfo)
+	if info == nil {
+		info = map[string]any{}
+	}
+	info["id"] = id
+	info["db_model"] = true
+	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated}, SealedKey: sealed}, nil
+}
+
+// idOf reads model_info.id ("" when not given).
+func idOf(info map[string]any) (string, error) {
+	v, ok := info["id"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	id, isText := v.(string)
+	if !isText || strings.TrimSpace(id) != id || len(id) > 200 || strings.ContainsAny(id, "/\x00") {
+		return "", &FieldError{Field: "model_info.id", Message: "must be a string of at most 200 characters without '/' or surrounding spaces"}
+	}
+	return id, nil
+}
+
+// newID is a random id in UUID form, as LiteLLM's.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// seal encrypts key.
+func (s *Service) seal(key string) (string, error) {
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return "", fmt.Errorf("deployments: sealing api_key: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(key), nil)), nil
+}
+
+// unseal decrypts a sealed key.
+func (s *Service) unseal(sealed string) (string, error) {
+	if s.aead == nil {
+		return "", errors.New("sealed with a secret key this server was not given (LITELLM_SALT_KEY)")
+	}
+	b, err := base64.StdEncoding.DecodeString(sealed)
+	if err != nil || len(b) < s.aead.NonceSize() {
+		return "", errors.New("sealed value damaged")
+	}
+	key, err := s.aead.Open(nil, b[:s.aead.NonceSize()], b[s.aead.NonceSize():], nil)
+	if err != nil {
+		return "", fmt.Errorf("not sealed with this server's secret key (LITELLM_SALT_KEY): %w", err)
+	}
+	return string(key), nil
+}
+
+// records reads every stored deployment, oldest first (then by id): the order every
+// replica reads them in, so provider entries are named alike everywhere.
+func (s *Service) records(ctx context.Context, r store.Reader) ([]record, error) {
+	entries, err := r.List(ctx, store.Deployments, store.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("deployments: listing: %w", err)
+	}
+	out := make([]record, 0, len(entries))
+	for _, e := range entries {
+		var rec record
+		if err := json.Unmarshal(e.Value, &rec); err != nil {
+			return nil, fmt.Errorf("deployments: %s: %w", e.Key, err)
+		}
+		out = append(out, rec)
+	}
+	slices.SortStableFunc(out, func(a, b record) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// get reads the record id.
+func get(ctx context.Context, r store.Reader, id string) (record, error) {
+	b, err := r.Get(ctx, store.Deployments, id)
+	if err != nil {
+		return record{}, err
+	}
+	var rec record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return record{}, fmt.Errorf("deployments: %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// put writes rec.
+func put(ctx context.Context, w store.Writer, rec record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("deployments: %w", err)
+	}
+	return w.Put(ctx, store.Deployments, rec.ID, b)
+}
+
+// fingerprint identifies the records' content.
+func fingerprint(recs []record) string {
+	h := sha256.New()
+	for _, r := range recs {
+		b, _ := json.Marshal(r)
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
