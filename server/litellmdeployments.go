@@ -78,7 +78,6 @@ func deploymentError(err error) *APIError {
 	return nil
 }
 
-
 func (s *Server) storedDeploymentRoutes(svc *deployments.Service) {
 	tags := []string{"LiteLLM compatibility"}
 	scoped := "the calling key is limited in scope (a virtual or job key): deployments are the operator's"
