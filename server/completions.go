@@ -149,6 +149,7 @@ func Completions(g *completions.Gateway) Option {
 		s.teamRoutes(g)
 		s.litellmTeamRoutes(g)
 		s.litellmTeamMemberRoutes()
+		s.litellmOrganizationRoutes(g)
 		s.litellmUserRoutes(g)
 		s.userRoutes(g)
 		s.endUserRoutes(g)
@@ -533,6 +534,9 @@ func completionsError(err error) *APIError {
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its user %s was deleted)", gone.Name)
 	case errors.As(err, &gone) && gone.Kind == teamMemberKind:
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team meanwhile (User=%s): try again", gone.Name)
+	case errors.As(err, &gone) && gone.Kind == organizationKind:
+		// Deleting an organization deletes its teams and revokes their keys.
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team's organization %s was deleted)", gone.Name)
 	case errors.As(err, &gone) && gone.Name != "":
 		// A team's account: deleting a team revokes its keys.
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team %s was deleted)", gone.Name)
@@ -570,6 +574,9 @@ func completionsError(err error) *APIError {
 	case errors.As(err, &team) && (team.Kind == userKind || team.Kind == teamMemberKind):
 		// A user's account (or its membership's in the key's team) refused the request.
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userRefusal(team))
+	case errors.As(err, &team) && team.Kind == organizationKind:
+		// The account of the organization of the key's team refused the request.
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", organizationRefusal(team))
 	case errors.As(err, &team):
 		// A team's account refused the request: LiteLLM's wording, which names the team. A
 		// blocked team is a 429 here as a blocked key is; the OpenAI-compatible surface

@@ -238,6 +238,10 @@ type virtualKeyScope struct {
 	// rate (0: none).
 	Team    string
 	TeamRPM int
+	// Org is the unit of the key's team's organization's request rate ("" without one),
+	// OrgRPM that rate (0: none).
+	Org    string
+	OrgRPM int
 	// TeamID and UserID are the key's team_id and user_id ("" without one), for the
 	// gateway's observers (Scope.TeamID, Scope.UserID).
 	TeamID, UserID string

@@ -556,8 +556,15 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		how  string
 	)
 	now := time.Now()
-	teamTook := false
-	if virtual && vk.TeamRPM > 0 {
+	orgTook, teamTook := false, false
+	if virtual && vk.OrgRPM > 0 {
+		// The organization's rate, shared by every key of its teams, before the team's;
+		// its request is given back below when a later bound refuses.
+		rate, how = vk.OrgRPM, "the organization's rpm_limit"
+		ok, wait = s.vkRL.takeAt(vk.Org, rate, now)
+		orgTook = ok
+	}
+	if ok && virtual && vk.TeamRPM > 0 {
 		// The team's rate, shared by every key of the team, before the key's own; its
 		// request is given back below when the key's own bound refuses.
 		rate, how = vk.TeamRPM, "the team's rpm_limit"
@@ -588,6 +595,13 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 			s.shared.Add(sharedVirtualRate+strconv.Itoa(vk.TeamRPM)+"/"+vk.Team, 1, now)
 		} else {
 			s.vkRL.giveBack(vk.Team, vk.TeamRPM, now)
+		}
+	}
+	if orgTook {
+		if ok {
+			s.shared.Add(sharedVirtualRate+strconv.Itoa(vk.OrgRPM)+"/"+vk.Org, 1, now)
+		} else {
+			s.vkRL.giveBack(vk.Org, vk.OrgRPM, now)
 		}
 	}
 	if ok {

@@ -447,7 +447,7 @@ func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord)
 // nothing.
 func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
 	var b litellmBudgetRecord
-	applied, keys := 0, 0
+	applied, keys, orgs := 0, 0, 0
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		applied = 0
 		var err error
@@ -476,13 +476,16 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fiel
 			}
 			applied++
 		}
-		keys, err = applyBudgetToKeys(ctx, tx, owner, b)
+		if keys, err = applyBudgetToKeys(ctx, tx, owner, b); err != nil {
+			return err
+		}
+		orgs, err = applyBudgetToOrganizations(ctx, tx, owner, b)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: updating budget %s: %w", id, err)
 	}
-	s.log.InfoContext(ctx, "budget updated", "owner", owner, "budget_id", id, "end_users", applied, "keys", keys)
+	s.log.InfoContext(ctx, "budget updated", "owner", owner, "budget_id", id, "end_users", applied, "keys", keys, "organizations", orgs)
 	return &b, nil
 }
 
@@ -504,6 +507,15 @@ func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*li
 		keyRecs, err := budgetKeys(ctx, tx, owner, id)
 		if err != nil {
 			return err
+		}
+		if os, err := organizationsNamingBudget(ctx, tx, owner, id); err != nil {
+			return err
+		} else if len(os) > 0 {
+			named := make([]string, len(os))
+			for i, o := range os {
+				named[i] = o.OrganizationID
+			}
+			return litellmInvalid("id", "id: budget %q is the budget of organizations %s: give them another budget_id or budget_id null (/organization/update) or delete them (/organization/delete) first", id, pythonList(named))
 		}
 		if len(recs) > 0 || len(keyRecs) > 0 {
 			users := make([]string, len(recs))

@@ -188,7 +188,8 @@ type litellmKeyList struct {
 
 // litellmPath reports the paths answered in LiteLLM's error envelope.
 func litellmPath(path string) bool {
-	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path) || litellmCustomerPath(path) || litellmModelPath(path) || litellmSpendPath(path) || litellmUserPath(path) || litellmBudgetPath(path)
+	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path) || litellmCustomerPath(path) || litellmModelPath(path) || litellmSpendPath(path) || litellmUserPath(path) || litellmBudgetPath(path) ||
+		strings.HasPrefix(path, "/organization/")
 }
 
 // litellmRoutes registers LiteLLM's key management routes; g checks the models a key names.

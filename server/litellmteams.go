@@ -17,8 +17,8 @@ import (
 // scripts and admin tools moved from it, as translations onto the teams of teams.go (the
 // same records, checks and owner scoping as /api/v1/teams). LiteLLM's field names become
 // Switchyard's on the way in and back on the way out, failures name LiteLLM's fields in its
-// error envelope, and a LiteLLM field with no equivalent here (members, organizations,
-// per-model limits) is refused with a 400 naming it unless it asks for nothing.
+// error envelope, and a LiteLLM field with no equivalent here (members, per-model limits)
+// is refused with a 400 naming it unless it asks for nothing.
 
 // litellmTeamFieldNames maps LiteLLM's team fields onto teamRequest's.
 var litellmTeamFieldNames = map[string]string{
@@ -31,6 +31,7 @@ var litellmTeamFieldNames = map[string]string{
 	"rpm_limit":       "requests_per_minute",
 	"metadata":        "metadata",
 	"blocked":         "blocked",
+	"organization_id": "organization_id",
 }
 
 // litellmTeamNativeNames are teamRequest's field names and LiteLLM's, for the failures.
@@ -38,6 +39,7 @@ var litellmTeamNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"name", "team_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
+	{"organization_id", "organization_id"},
 }
 
 // litellmTeam is a team as LiteLLM's /team/new, /team/update and /team/block describe one
@@ -57,6 +59,7 @@ type litellmTeam struct {
 	CreatedAt        time.Time               `json:"created_at"`
 	Keys             []string                `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
 	MembersWithRoles []litellmMemberWithRole `json:"members_with_roles" jsonschema:"description=The team's members (POST /team/member_add) with their roles"`
+	OrganizationID   *string                 `json:"organization_id" jsonschema:"description=The organization the team is in; null for none"`
 }
 
 // litellmListedTeam is a team of GET /team/list as LiteLLM lists one: its keys are the key
@@ -109,6 +112,7 @@ type litellmTeamRequest struct {
 	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the team's keys"`
 	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (at most 16 KiB of JSON)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
+	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
 }
 
 // litellmTeamPath reports the team paths answered in LiteLLM's error envelope.
@@ -346,7 +350,7 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 		case !isNull:
 			native[to] = raw
 		case !update:
-		case name == "team_alias" || name == "budget_duration":
+		case name == "team_alias" || name == "budget_duration" || name == "organization_id":
 			native[to] = json.RawMessage(`""`)
 		case name == "blocked":
 		case name == "metadata":
@@ -380,6 +384,9 @@ func litellmTeamOf(t team) litellmTeam {
 	}
 	if t.Name != "" {
 		out.TeamAlias = &t.Name
+	}
+	if t.OrganizationID != "" {
+		out.OrganizationID = &t.OrganizationID
 	}
 	if t.Blocked && t.BudgetBlock {
 		out.MaxBudget = new(float64) // a budget of nothing: LiteLLM's max_budget 0

@@ -230,7 +230,7 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			{Name: "sort_by", Description: "Order the users by this field (default created_at)", Enum: userSortFields},
 			{Name: "sort_order", Description: "asc (default) or desc", Enum: []string{"asc", "desc"}},
 			{Name: "sso_user_ids", Description: "LiteLLM's filter by SSO ids: Switchyard's users have none, so a value matches no user"},
-			{Name: "organization_ids", Description: "LiteLLM's filter by organization: Switchyard has no organizations, so a value matches no user"},
+			{Name: "organization_ids", Description: "Only members of these organizations (comma-separated ids; /organization/member_add)"},
 		}, Errors: map[int]string{400: "a bad parameter or an unknown one: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
@@ -276,9 +276,24 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 					}
 				}
 			}
-			// No user here has an SSO id or an organization: LiteLLM's filters by them
-			// match none.
-			nobody := strings.TrimSpace(q.Get("sso_user_ids")) != "" || strings.TrimSpace(q.Get("organization_ids")) != ""
+			// No user here has an SSO id: LiteLLM's filter by them matches none.
+			nobody := strings.TrimSpace(q.Get("sso_user_ids")) != ""
+			var inOrgs []string // members of the organizations named (nil: no filter)
+			for _, org := range strings.Split(q.Get("organization_ids"), ",") {
+				if org = strings.TrimSpace(org); org == "" {
+					continue
+				}
+				ms, err := organizationMembersOf(ctx, s.cfg.Store, who, org)
+				if err != nil {
+					return err
+				}
+				if inOrgs == nil {
+					inOrgs = []string{}
+				}
+				for _, m := range ms {
+					inOrgs = append(inOrgs, m.UserID)
+				}
+			}
 			var members []string
 			if team := q.Get("team"); team != "" {
 				ms, err := membersOf(ctx, s.cfg.Store, who, team)
@@ -293,7 +308,8 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			email := strings.ToLower(strings.TrimSpace(q.Get("user_email")))
 			us = slices.DeleteFunc(us, func(u user) bool {
 				return nobody || (only != nil && !slices.Contains(only, u.UserID)) || (role != "" && u.UserRole != role) ||
-					(members != nil && !slices.Contains(members, u.UserID)) || (email != "" && !strings.Contains(strings.ToLower(u.UserEmail), email))
+					(members != nil && !slices.Contains(members, u.UserID)) ||
+					(inOrgs != nil && !slices.Contains(inOrgs, u.UserID)) || (email != "" && !strings.Contains(strings.ToLower(u.UserEmail), email))
 			})
 			var spend map[string]float64
 			if sortBy == "spend" {

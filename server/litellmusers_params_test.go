@@ -9,9 +9,9 @@ import (
 
 // TestLiteLLMUserListLiteLLMParams: /user/list takes the parameters LiteLLM's admin UI and
 // SDK send: sort_by and sort_order order the users by the fields held here, user_email
-// matches part of an address in any case, sso_user_ids and organization_ids (which no
-// user here has) match none; a bad sort or a parameter LiteLLM does not have is a 400
-// naming it.
+// matches part of an address in any case, sso_user_ids (which no user here has) and
+// organization_ids naming organizations no user is in match none; a bad sort or a
+// parameter LiteLLM does not have is a 400 naming it.
 func TestLiteLLMUserListLiteLLMParams(t *testing.T) {
 	_, s := keysServer(t, nil, 0)
 	for _, body := range []string{

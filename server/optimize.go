@@ -420,6 +420,13 @@ func keyScopes(st *store.Store) ScopeResolver {
 					return nil, err
 				}
 				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
+				if t.OrganizationID != "" {
+					o, err := joinOrganization(ctx, st, owner, t.OrganizationID, b)
+					if err != nil {
+						return nil, err
+					}
+					vk.Org, vk.OrgRPM = organizationBudgetID(owner, t.OrganizationID), o.RequestsPerMinute
+				}
 			}
 			if s.UserID != "" {
 				if err := joinUser(ctx, st, owner, s.UserID, s.TeamID, b); err != nil {

@@ -47,6 +47,7 @@ type teamRequest struct {
 	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the team's keys' answers together may use; 0 for no bound"`
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (a JSON object of at most 16 KiB)"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
+	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (POST /organization/new makes one): its models bound the team's and its account holds the team's keys' spend too; empty for none"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it), as a virtual key's budgetBlock.
 	budgetBlock bool
@@ -65,6 +66,7 @@ type team struct {
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	Blocked           bool           `json:"blocked,omitempty"`
 	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /team/update lifts it"`
+	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in; absent for none"`
 	CreatedAt         time.Time      `json:"created_at"`
 	Spend             keySpend       `json:"spend" jsonschema:"description=What the team's keys together used (in the current period with budget_duration)"`
 	KeyIDs            []string       `json:"key_ids" jsonschema:"description=The ids of the team's virtual keys"`
@@ -207,6 +209,7 @@ func (req teamRequest) applyTo(t *team, limits completions.BudgetLimits) {
 	t.Name, t.Models, t.MaxBudgetUSD, t.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	t.RequestsPerMinute, t.TokensPerMinute, t.Metadata, t.Blocked = req.RequestsPerMinute, req.TokensPerMinute, req.Metadata, req.Blocked
 	t.BudgetBlock = req.Blocked && req.budgetBlock
+	t.OrganizationID = req.OrganizationID
 	if len(t.Models) == 0 {
 		t.Models = nil
 	}
@@ -247,6 +250,9 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 		}
 		if len(have) >= MaxTeamsPerOwner {
 			return Errorf(http.StatusConflict, KindConflict, "this key has %d teams, the most it may have: delete some first", len(have))
+		}
+		if err := checkTeamOrganization(ctx, g, tx, owner, t.OrganizationID, t.Models); err != nil {
+			return err
 		}
 		if err := completions.PutSharedBudget(ctx, tx, teamBudgetID(owner, t.TeamID), limits); err != nil {
 			return err
@@ -336,7 +342,7 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		}
 		req := teamRequest{TeamID: rec.TeamID, Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked,
-			budgetBlock: rec.BudgetBlock}
+			OrganizationID: rec.OrganizationID, budgetBlock: rec.BudgetBlock}
 		if _, ok := given["blocked"]; ok {
 			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)
 		}
@@ -360,6 +366,9 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		}
 		t = rec.team
 		req.applyTo(&t, limits)
+		if err := checkTeamOrganization(ctx, g, tx, owner, t.OrganizationID, t.Models); err != nil {
+			return err
+		}
 		if err := completions.SetSharedBudgetLimits(ctx, tx, teamBudgetID(owner, id), limits); err != nil {
 			return err
 		}
@@ -382,37 +391,44 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 // transaction: all or, when one is not found, none (404 naming it). It returns the ids of
 // the keys revoked.
 func (s *Server) deleteTeams(ctx context.Context, owner string, ids []string) ([]string, error) {
-	revoked := []string{}
+	var revoked []string
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		revoked = revoked[:0]
 		for _, id := range ids {
 			if _, err := storedTeamOf(ctx, tx, owner, id); err != nil {
 				return err
 			}
 		}
 		var err error
-		if revoked, err = revokeKeysOf(ctx, tx, owner, func(vk virtualKey) bool {
-			return vk.TeamID != "" && slices.Contains(ids, vk.TeamID)
-		}); err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if err := deleteTeamMembers(ctx, tx, owner, id); err != nil {
-				return err
-			}
-			if err := tx.Delete(ctx, store.Budgets, teamBudgetID(owner, id)); err != nil {
-				return err
-			}
-			if err := tx.Delete(ctx, store.Teams, owner+"/"+id); err != nil {
-				return err
-			}
-		}
-		return nil
+		revoked, err = deleteTeamsIn(ctx, tx, owner, ids)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: deleting teams %s: %w", strings.Join(ids, ", "), err)
 	}
 	s.log.InfoContext(ctx, "teams deleted", "owner", owner, "team_ids", ids, "revoked_keys", revoked)
+	return revoked, nil
+}
+
+// deleteTeamsIn deletes, in tx, owner's teams ids (found: the caller checked), their
+// accounts, memberships and virtual keys, and returns the ids of the keys revoked.
+func deleteTeamsIn(ctx context.Context, tx store.Tx, owner string, ids []string) ([]string, error) {
+	revoked, err := revokeKeysOf(ctx, tx, owner, func(vk virtualKey) bool {
+		return vk.TeamID != "" && slices.Contains(ids, vk.TeamID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if err := deleteTeamMembers(ctx, tx, owner, id); err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(ctx, store.Budgets, teamBudgetID(owner, id)); err != nil {
+			return nil, err
+		}
+		if err := tx.Delete(ctx, store.Teams, owner+"/"+id); err != nil {
+			return nil, err
+		}
+	}
 	return revoked, nil
 }
 
@@ -428,6 +444,11 @@ func checkKeyTeam(ctx context.Context, g *completions.Gateway, rd store.Reader, 
 	rec, err := storedTeamOf(ctx, rd, owner, id)
 	if err != nil {
 		return err
+	}
+	if rec.OrganizationID != "" {
+		if err := checkOrganizationModels(ctx, g, rd, owner, rec.OrganizationID, models, "a key of a team in an organization"); err != nil {
+			return err
+		}
 	}
 	if len(rec.Models) == 0 {
 		return nil
@@ -456,6 +477,22 @@ func joinTeam(ctx context.Context, st *store.Store, owner, id string, b *complet
 		return nil, err
 	}
 	b.SetParent(tb, id)
+	return &rec, nil
+}
+
+// joinOrganization puts a virtual key's budget b (of a team in owner's organization id)
+// inside the organization's account too, in st, and returns the organization; one deleted
+// meanwhile matches store.ErrNotFound (deleting an organization deletes its teams' keys).
+func joinOrganization(ctx context.Context, st *store.Store, owner, id string, b *completions.Budget) (*storedOrganization, error) {
+	rec, err := store.GetJSON[storedOrganization](ctx, st, store.Organizations, owner+"/"+id)
+	if err != nil {
+		return nil, fmt.Errorf("organization %s: %w", id, err)
+	}
+	ob, err := completions.LoadSharedBudget(ctx, st, organizationBudgetID(owner, id))
+	if err != nil {
+		return nil, err
+	}
+	b.AddParent(ob, organizationKind, id)
 	return &rec, nil
 }
 

@@ -136,7 +136,6 @@ func TestTeamValidationKeepsRecords(t *testing.T) {
 		`{"models":["nope/none"]}`:                          "models",
 		`{"tpm_limit":-3}`:                                  "tpm_limit",
 		`{"team_id":"a b"}`:                                 "team_id",
-		`{"organization_id":"org1"}`:                        "organization_id",
 		`{"team_alias":"` + strings.Repeat("x", 300) + `"}`: "team_alias",
 	} {
 		r := do(t, s, "POST", "/team/new", testKey, body)
@@ -146,6 +145,7 @@ func TestTeamValidationKeepsRecords(t *testing.T) {
 		}
 		wantLiteLLMError(t, r, want, field)
 	}
+	wantLiteLLMError(t, do(t, s, "POST", "/team/new", testKey, `{"organization_id":"org1"}`), http.StatusNotFound, "organization_id")
 	wantLiteLLMError(t, do(t, s, "POST", "/team/update", testKey, `{"team_id":"t","max_budget":-2}`), http.StatusBadRequest, "max_budget")
 	wantLiteLLMError(t, do(t, s, "POST", "/team/update", testKey, `{"max_budget":2}`), http.StatusBadRequest, "team_id")
 	wantLiteLLMError(t, do(t, s, "POST", "/team/update", testKey, `{"team_id":"zz","max_budget":2}`), http.StatusNotFound, "team_id")

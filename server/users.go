@@ -516,6 +516,9 @@ func (s *Server) deleteUsersWith(ctx context.Context, owner string, ids []string
 					return err
 				}
 			}
+			if err := deleteUserOrganizationMemberships(ctx, tx, owner, id); err != nil {
+				return err
+			}
 			if err := tx.Delete(ctx, store.Budgets, userBudgetID(owner, id)); err != nil {
 				return err
 			}

@@ -63,6 +63,8 @@ const (
 	Budgets                   Collection = "budgets"                      // shared spending accounts of scoped keys
 	VirtualKeys               Collection = "virtual_keys"                 // issued virtual keys' descriptions, keyed owner/id
 	Teams                     Collection = "teams"                        // teams of virtual keys, keyed owner/team id
+	Organizations             Collection = "organizations"                // LiteLLM's organizations (the level above teams) of an owner, keyed owner/organization id
+	OrganizationMembers       Collection = "organization_members"         // organization memberships, keyed owner/organization id/user id
 	Users                     Collection = "users"                        // LiteLLM's internal users of an owner, keyed owner/user id
 	TeamMembers               Collection = "team_members"                 // team memberships, keyed owner/team id/user id (written and deleted with each UserTeams record)
 	UserTeams                 Collection = "user_teams"                   // the same memberships by user, keyed owner/user id/team id -> ""

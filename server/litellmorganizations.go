@@ -1,0 +1,521 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// LiteLLM's proxy manages organizations through /organization/new, PATCH
+// /organization/update, DELETE /organization/delete, /organization/info (GET, and its
+// deprecated POST form), /organization/list and the member routes POST
+// /organization/member_add, PATCH /organization/member_update and DELETE
+// /organization/member_delete; the routes here answer those requests on the organizations
+// of organizations.go, in LiteLLM's shapes (LiteLLM_OrganizationTableWithMembers) and error
+// envelope.
+
+// litellmOrganizationRequest documents the body of POST /organization/new and PATCH
+// /organization/update; other LiteLLM fields are refused when they ask for something.
+type litellmOrganizationRequest struct {
+	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization's id: on /organization/new optional (a UUID is made); on /organization/update the organization to change (required)"`
+	OrganizationAlias string         `json:"organization_alias,omitempty" jsonschema:"description=The organization's name (required on /organization/new)"`
+	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the organization's teams may name and their keys call; empty for every model"`
+	BudgetID          *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of POST /budget/new whose max_budget\\, soft_budget\\, budget_duration and tpm_limit become the organization's (a /budget/update reaches it); null leaves it keeping its values"`
+	MaxBudget         *float64       `json:"max_budget,omitempty" jsonschema:"description=USD all the keys of the organization's teams together may spend (per budget_duration); 0 blocks the organization; null for no bound"`
+	SoftBudget        *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
+	BudgetDuration    *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the organization's spend starts again from zero (30d); null for all time"`
+	TPMLimit          *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute of all the keys of the organization's teams; null for no bound"`
+	RPMLimit          *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the keys of the organization's teams; null for no bound"`
+	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the organization (at most 16 KiB of JSON)"`
+	Blocked           *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the organization's teams refuses every request"`
+}
+
+// litellmOrganization is an organization as LiteLLM's LiteLLM_OrganizationTableWithMembers
+// describes one.
+type litellmOrganization struct {
+	OrganizationID    string                          `json:"organization_id"`
+	OrganizationAlias string                          `json:"organization_alias"`
+	BudgetID          *string                         `json:"budget_id" jsonschema:"description=The budget (POST /budget/new) the organization takes its limits from; null when it holds its own"`
+	Metadata          map[string]any                  `json:"metadata"`
+	Models            []string                        `json:"models" jsonschema:"description=Empty: every model"`
+	Spend             float64                         `json:"spend" jsonschema:"description=USD the keys of the organization's teams spent (in the current period with budget_duration)"`
+	Blocked           bool                            `json:"blocked"`
+	CreatedAt         time.Time                       `json:"created_at"`
+	CreatedBy         string                          `json:"created_by" jsonschema:"description=The owner (calling key's id) that made it"`
+	UpdatedAt         time.Time                       `json:"updated_at"`
+	UpdatedBy         string                          `json:"updated_by"`
+	BudgetTable       litellmOrganizationBudget       `json:"litellm_budget_table" jsonschema:"description=The organization's limits"`
+	Teams             []litellmTeam                   `json:"teams" jsonschema:"description=The organization's teams"`
+	Members           []litellmOrganizationMembership `json:"members" jsonschema:"description=The organization's members (POST /organization/member_add)"`
+}
+
+// litellmOrganizationBudget is an organization's limits as LiteLLM's LiteLLM_BudgetTable.
+type litellmOrganizationBudget struct {
+	BudgetID       *string    `json:"budget_id" jsonschema:"description=The budget named by budget_id; null when the organization holds its own limits"`
+	MaxBudget      *float64   `json:"max_budget" jsonschema:"description=null for no bound; 0: blocked (a budget of nothing)"`
+	SoftBudget     *float64   `json:"soft_budget"`
+	TPMLimit       *int64     `json:"tpm_limit"`
+	RPMLimit       *int       `json:"rpm_limit"`
+	BudgetDuration *string    `json:"budget_duration"`
+	BudgetResetAt  *time.Time `json:"budget_reset_at" jsonschema:"description=When the current period ends (with budget_duration\\, once spending began)"`
+}
+
+// litellmOrganizationMembership is a membership as LiteLLM's
+// LiteLLM_OrganizationMembershipTable describes one.
+type litellmOrganizationMembership struct {
+	UserID         string    `json:"user_id"`
+	OrganizationID string    `json:"organization_id"`
+	UserRole       string    `json:"user_role" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer"`
+	UserEmail      *string   `json:"user_email" jsonschema:"description=The user's address; null for none"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// litellmOrganizationIDs is the body of DELETE /organization/delete.
+type litellmOrganizationIDs struct {
+	OrganizationIDs []string `json:"organization_ids" jsonschema:"description=The organizations to delete: all or none are found"`
+}
+
+// litellmOrganizationInfoRequest is the body of the deprecated POST /organization/info.
+type litellmOrganizationInfoRequest struct {
+	Organizations []string `json:"organizations" jsonschema:"description=The organizations' ids"`
+}
+
+// litellmOrgMember is a member of /organization/member_add.
+type litellmOrgMember struct {
+	UserID    string `json:"user_id,omitempty" jsonschema:"description=The user's id (a user is made when none has it)"`
+	UserEmail string `json:"user_email,omitempty" jsonschema:"description=The user's address\\, in place of user_id (a user is made when none has it)"`
+	Role      string `json:"role" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer,description=The member's role in the organization"`
+}
+
+// litellmOrgMemberAddRequest documents the body of POST /organization/member_add.
+type litellmOrgMemberAddRequest struct {
+	OrganizationID          string          `json:"organization_id" jsonschema:"description=The organization (required)"`
+	Member                  json.RawMessage `json:"member" jsonschema:"description=A member {user_id or user_email\\, role}\\, or a list of them"`
+	MaxBudgetInOrganization *float64        `json:"max_budget_in_organization,omitempty" jsonschema:"description=Not supported: null only"`
+}
+
+// litellmOrgMemberRequest documents the body of PATCH /organization/member_update and
+// DELETE /organization/member_delete.
+type litellmOrgMemberRequest struct {
+	OrganizationID          string   `json:"organization_id" jsonschema:"description=The organization (required)"`
+	UserID                  string   `json:"user_id,omitempty" jsonschema:"description=The member's user id (or user_email)"`
+	UserEmail               string   `json:"user_email,omitempty" jsonschema:"description=The member's address\\, in place of user_id"`
+	Role                    *string  `json:"role,omitempty" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer,description=/organization/member_update: the new role"`
+	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=Not supported: null only"`
+}
+
+// litellmOrgMemberAdded is the answer of POST /organization/member_add.
+type litellmOrgMemberAdded struct {
+	OrganizationID                 string                          `json:"organization_id"`
+	UpdatedUsers                   []litellmUser                   `json:"updated_users" jsonschema:"description=The users added (made when the id or address named none)"`
+	UpdatedOrganizationMemberships []litellmOrganizationMembership `json:"updated_organization_memberships"`
+}
+
+// litellmOrganizationRoutes registers LiteLLM's organization routes; g checks the models
+// an organization names.
+func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
+	tags := []string{"LiteLLM compatibility"}
+	scoped := "the calling key is itself limited in scope (a virtual or job key)"
+	notFound := "no organization of this key has the organization_id given"
+	s.Handle(Route{Method: "POST", Path: "/organization/new", Summary: "LiteLLM's organization creation: a model list and an account (max_budget per budget_duration, tpm_limit, rpm_limit) over every team put in it",
+		Tags: tags, Request: litellmOrganizationRequest{}, Response: litellmOrganization{},
+		Errors: map[int]string{400: "organization_alias missing or a bad or unsupported field: the message names it", 403: scoped,
+			404: "no budget of this key has the budget_id given", 409: "organization_id is another organization's"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			if raw, ok := fields["organization_alias"]; !ok || isJSONNull(raw) {
+				return litellmInvalid("organization_alias", "organization_alias: required: the organization's name")
+			}
+			o, err := s.createOrganization(r.Context(), g, owner(r), fields)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, s.litellmOrganizationOf(r.Context(), owner(r), *o))
+			return nil
+		})
+	s.Handle(Route{Method: "PATCH", Path: "/organization/update", Summary: "LiteLLM's organization update: changes the fields given (null removes a limit); new models are refused while a team of the organization names a model outside them",
+		Tags: tags, Request: litellmOrganizationRequest{}, Response: litellmOrganization{},
+		Errors: map[int]string{400: "organization_id missing or a bad or unsupported field: the message names it", 403: scoped, 404: notFound + " (or no budget the budget_id)"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			fields, err := litellmBody(r)
+			if err != nil {
+				return err
+			}
+			var id string
+			if raw, ok := fields["organization_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
+				return litellmInvalid("organization_id", "organization_id: required, a string: the organization to change")
+			}
+			o, err := s.updateOrganization(r.Context(), g, owner(r), id, fields)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, s.litellmOrganizationOf(r.Context(), owner(r), *o))
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/organization/delete", Summary: "LiteLLM's organization deletion: deletes the organizations with their teams, their teams' virtual keys (revoked at once on every replica) and their memberships; all or none",
+		Tags: tags, Request: litellmOrganizationIDs{}, Response: []litellmOrganization{},
+		Errors: map[int]string{400: "organization_ids missing or empty", 403: scoped, 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmOrganizationIDs
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if len(req.OrganizationIDs) == 0 {
+				return litellmInvalid("organization_ids", "organization_ids: give the ids of the organizations to delete")
+			}
+			if len(req.OrganizationIDs) > maxOrganizationsPerOwner {
+				return litellmInvalid("organization_ids", "organization_ids: at most %d organizations at once, got %d", maxOrganizationsPerOwner, len(req.OrganizationIDs))
+			}
+			ctx, who := r.Context(), owner(r)
+			ids := slices.Compact(slices.Sorted(slices.Values(req.OrganizationIDs)))
+			// Described as they were: read before the delete, which then checks each is there.
+			out := make([]litellmOrganization, 0, len(ids))
+			for _, id := range ids {
+				rec, err := storedOrganizationOf(ctx, s.cfg.Store, who, id, "organization_ids")
+				if err != nil {
+					return err
+				}
+				out = append(out, s.litellmOrganizationOf(ctx, who, rec.organization))
+			}
+			if _, _, err := s.deleteOrganizations(ctx, who, ids); err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/organization/info", Summary: "LiteLLM's organization info: an organization with its spend, limits, teams and members",
+		Tags: tags, Response: litellmOrganization{}, Query: []QueryParam{{Name: "organization_id", Required: true, Description: "The organization's id"}},
+		Errors: map[int]string{400: "organization_id missing", 403: scoped, 404: notFound}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			id := r.URL.Query().Get("organization_id")
+			if id == "" {
+				return litellmInvalid("organization_id", "organization_id: required: GET /organization/info?organization_id=…")
+			}
+			rec, err := storedOrganizationOf(r.Context(), s.cfg.Store, owner(r), id, "organization_id")
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, s.litellmOrganizationOf(r.Context(), owner(r), rec.organization))
+			return nil
+		})
+	s.Handle(Route{Method: "POST", Path: "/organization/info", Summary: "LiteLLM's deprecated organization info: the organizations named (GET /organization/info answers one)",
+		Tags: tags, Request: litellmOrganizationInfoRequest{}, Response: []litellmOrganization{},
+		Errors: map[int]string{400: "organizations missing or empty", 403: scoped, 404: "no organization of this key has one of the ids given"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmOrganizationInfoRequest
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if len(req.Organizations) == 0 {
+				return litellmInvalid("organizations", "organizations: give the ids of the organizations to describe")
+			}
+			if len(req.Organizations) > maxOrganizationsPerOwner {
+				return litellmInvalid("organizations", "organizations: at most %d at once, got %d", maxOrganizationsPerOwner, len(req.Organizations))
+			}
+			out := make([]litellmOrganization, 0, len(req.Organizations))
+			for _, id := range req.Organizations {
+				rec, err := storedOrganizationOf(r.Context(), s.cfg.Store, owner(r), id, "organizations")
+				if err != nil {
+					return err
+				}
+				out = append(out, s.litellmOrganizationOf(r.Context(), owner(r), rec.organization))
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.Handle(Route{Method: "GET", Path: "/organization/list", Summary: "LiteLLM's organization list: the organizations of this key, oldest first, with their spend, teams and members",
+		Tags: tags, Response: []litellmOrganization{}, Errors: map[int]string{403: scoped}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			ctx, who := r.Context(), owner(r)
+			es, err := s.cfg.Store.List(ctx, store.Organizations, store.ListOptions{Prefix: who + "/"})
+			if err != nil {
+				return fmt.Errorf("server: listing organizations: %w", err)
+			}
+			out := make([]litellmOrganization, 0, len(es))
+			for _, e := range es {
+				var rec storedOrganization
+				if err := json.Unmarshal(e.Value, &rec); err != nil {
+					return fmt.Errorf("server: organization record %s: %w", e.Key, err)
+				}
+				out = append(out, s.litellmOrganizationOf(ctx, who, rec.organization))
+			}
+			slices.SortStableFunc(out, func(a, b litellmOrganization) int { return a.CreatedAt.Compare(b.CreatedAt) })
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	s.litellmOrganizationMemberRoutes()
+}
+
+// litellmOrganizationMemberRoutes registers LiteLLM's organization member routes.
+func (s *Server) litellmOrganizationMemberRoutes() {
+	tags := []string{"LiteLLM compatibility"}
+	scoped := "the calling key is itself limited in scope (a virtual or job key)"
+	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has)",
+		Tags: tags, Request: litellmOrgMemberAddRequest{}, Response: litellmOrgMemberAdded{},
+		Errors: map[int]string{400: "organization_id or member missing, a member already in the organization, or a bad field: the message names it", 403: scoped, 404: "no organization of this key has the organization_id given"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req litellmOrgMemberAddRequest
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+				return err
+			}
+			if req.OrganizationID == "" {
+				return litellmInvalid("organization_id", "organization_id: required: the organization to add members to")
+			}
+			if req.MaxBudgetInOrganization != nil {
+				return litellmInvalid("max_budget_in_organization", "max_budget_in_organization: Switchyard's organization members have no budget of their own (a user's max_budget bounds its keys: /user/update)")
+			}
+			var members []litellmOrgMember
+			raw := bytes.TrimSpace(req.Member)
+			switch {
+			case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+				return litellmInvalid("member", "member: required: {\"user_id\" or \"user_email\", \"role\"}, or a list of them")
+			case raw[0] == '[':
+				if err := decodeExact(raw, &members, http.StatusBadRequest); err != nil {
+					return err
+				}
+			default:
+				var m litellmOrgMember
+				if err := decodeExact(raw, &m, http.StatusBadRequest); err != nil {
+					return err
+				}
+				members = []litellmOrgMember{m}
+			}
+			if len(members) == 0 {
+				return litellmInvalid("member", "member: give at least one member")
+			}
+			ctx, who := r.Context(), owner(r)
+			var added []organizationMember
+			var users []user
+			err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				added, users = nil, nil
+				if _, err := storedOrganizationOf(ctx, tx, who, req.OrganizationID, "organization_id"); err != nil {
+					return err
+				}
+				now := time.Now().UTC()
+				for i, m := range members {
+					field := "member"
+					if len(members) > 1 {
+						field = fmt.Sprintf("member[%d]", i)
+					}
+					if !slices.Contains(organizationRoles, m.Role) {
+						return litellmInvalid(field+".role", "%s.role: org_admin, internal_user or internal_user_viewer, got %q", field, m.Role)
+					}
+					u, _, err := memberUser(ctx, tx, who, field, m.UserID, m.UserEmail, true)
+					if err != nil {
+						return err
+					}
+					if _, in, err := organizationMemberOf(ctx, tx, who, req.OrganizationID, u.UserID); err != nil {
+						return err
+					} else if in {
+						return litellmInvalid(field, "%s: User=%s is already in organization %s: change its role with PATCH /organization/member_update", field, u.UserID, req.OrganizationID)
+					}
+					om := organizationMember{OrganizationID: req.OrganizationID, UserID: u.UserID, Role: m.Role, CreatedAt: now, UpdatedAt: now}
+					if err := store.PutJSON(ctx, tx, store.OrganizationMembers, who+"/"+req.OrganizationID+"/"+u.UserID, om); err != nil {
+						return err
+					}
+					added, users = append(added, om), append(users, u)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			s.log.InfoContext(ctx, "organization members added", "owner", who, "organization_id", req.OrganizationID, "members", len(added))
+			out := litellmOrgMemberAdded{OrganizationID: req.OrganizationID, UpdatedUsers: []litellmUser{}, UpdatedOrganizationMemberships: []litellmOrganizationMembership{}}
+			for i, u := range users {
+				lu, err := s.litellmUserOf(ctx, who, u)
+				if err != nil {
+					return err
+				}
+				out.UpdatedUsers = append(out.UpdatedUsers, lu)
+				out.UpdatedOrganizationMemberships = append(out.UpdatedOrganizationMemberships, litellmOrganizationMembershipOf(added[i], u.UserEmail))
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		})
+	// member reads the membership a member_update or member_delete names, in tx.
+	member := func(ctx context.Context, tx store.Tx, who string, req litellmOrgMemberRequest) (organizationMember, user, error) {
+		if _, err := storedOrganizationOf(ctx, tx, who, req.OrganizationID, "organization_id"); err != nil {
+			return organizationMember{}, user{}, err
+		}
+		u, _, err := memberUser(ctx, tx, who, "user_id", req.UserID, req.UserEmail, false)
+		if err != nil {
+			return organizationMember{}, user{}, err
+		}
+		m, in, err := organizationMemberOf(ctx, tx, who, req.OrganizationID, u.UserID)
+		if err != nil {
+			return m, u, err
+		}
+		if !in {
+			return m, u, paramNotFound("user_id", "Member not found in organization for user_id=%s: User=%s is not a member of organization %s", u.UserID, u.UserID, req.OrganizationID)
+		}
+		return m, u, nil
+	}
+	decodeMember := func(r *http.Request) (litellmOrgMemberRequest, error) {
+		var req litellmOrgMemberRequest
+		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
+			return req, err
+		}
+		if req.OrganizationID == "" {
+			return req, litellmInvalid("organization_id", "organization_id: required: the member's organization")
+		}
+		if req.MaxBudgetInOrganization != nil {
+			return req, litellmInvalid("max_budget_in_organization", "max_budget_in_organization: Switchyard's organization members have no budget of their own (a user's max_budget bounds its keys: /user/update)")
+		}
+		return req, nil
+	}
+	memberErrors := map[int]string{400: "organization_id missing, neither user_id nor user_email, or a bad field: the message names it", 403: scoped,
+		404: "no organization of this key has the organization_id given, no user the user_id or user_email, or the user is not a member"}
+	s.Handle(Route{Method: "PATCH", Path: "/organization/member_update", Summary: "LiteLLM's organization member update: changes a member's role",
+		Tags: tags, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			req, err := decodeMember(r)
+			if err != nil {
+				return err
+			}
+			if req.Role != nil && !slices.Contains(organizationRoles, *req.Role) {
+				return litellmInvalid("role", "role: org_admin, internal_user or internal_user_viewer, got %q", *req.Role)
+			}
+			ctx, who := r.Context(), owner(r)
+			var m organizationMember
+			var u user
+			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				var err error
+				if m, u, err = member(ctx, tx, who, req); err != nil {
+					return err
+				}
+				if req.Role != nil {
+					m.Role, m.UpdatedAt = *req.Role, time.Now().UTC()
+				}
+				return store.PutJSON(ctx, tx, store.OrganizationMembers, who+"/"+m.OrganizationID+"/"+m.UserID, m)
+			})
+			if err != nil {
+				return err
+			}
+			s.log.InfoContext(ctx, "organization member updated", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
+			writeJSON(w, http.StatusOK, litellmOrganizationMembershipOf(m, u.UserEmail))
+			return nil
+		})
+	s.Handle(Route{Method: "DELETE", Path: "/organization/member_delete", Summary: "LiteLLM's organization member delete: takes a user out of an organization (the user and its keys stay)",
+		Tags: tags, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			req, err := decodeMember(r)
+			if err != nil {
+				return err
+			}
+			if req.Role != nil {
+				return litellmInvalid("role", "role: belongs to PATCH /organization/member_update")
+			}
+			ctx, who := r.Context(), owner(r)
+			var m organizationMember
+			var u user
+			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				var err error
+				if m, u, err = member(ctx, tx, who, req); err != nil {
+					return err
+				}
+				return tx.Delete(ctx, store.OrganizationMembers, who+"/"+m.OrganizationID+"/"+m.UserID)
+			})
+			if err != nil {
+				return err
+			}
+			s.log.InfoContext(ctx, "organization member deleted", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
+			writeJSON(w, http.StatusOK, litellmOrganizationMembershipOf(m, u.UserEmail))
+			return nil
+		})
+}
+
+// litellmOrganizationMembershipOf describes m (of a user with address email) in LiteLLM's
+// fields.
+func litellmOrganizationMembershipOf(m organizationMember, email string) litellmOrganizationMembership {
+	out := litellmOrganizationMembership{UserID: m.UserID, OrganizationID: m.OrganizationID, UserRole: m.Role, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+	if email != "" {
+		out.UserEmail = &email
+	}
+	return out
+}
+
+// litellmOrganizationOf describes owner's organization o in LiteLLM's fields, with its
+// account's spend, its teams (with theirs) and its members. What cannot be read is logged
+// and left out.
+func (s *Server) litellmOrganizationOf(ctx context.Context, owner string, o organization) litellmOrganization {
+	out := litellmOrganization{OrganizationID: o.OrganizationID, OrganizationAlias: o.Alias, Metadata: o.Metadata, Models: o.Models, Blocked: o.Blocked,
+		CreatedAt: o.CreatedAt, CreatedBy: o.CreatedBy, UpdatedAt: o.UpdatedAt, UpdatedBy: o.UpdatedBy,
+		Teams: []litellmTeam{}, Members: []litellmOrganizationMembership{}}
+	if out.Metadata == nil {
+		out.Metadata = map[string]any{}
+	}
+	if out.Models == nil {
+		out.Models = []string{}
+	}
+	bt := &out.BudgetTable
+	if o.BudgetID != "" {
+		out.BudgetID, bt.BudgetID = &o.BudgetID, &o.BudgetID
+	}
+	switch {
+	case o.Blocked && o.BudgetBlock:
+		bt.MaxBudget = new(float64)
+	case o.MaxBudgetUSD > 0:
+		bt.MaxBudget = &o.MaxBudgetUSD
+	}
+	if o.SoftBudgetUSD > 0 {
+		bt.SoftBudget = &o.SoftBudgetUSD
+	}
+	if o.TokensPerMinute > 0 {
+		bt.TPMLimit = &o.TokensPerMinute
+	}
+	if o.RequestsPerMinute > 0 {
+		bt.RPMLimit = &o.RequestsPerMinute
+	}
+	if o.BudgetDuration != "" {
+		bt.BudgetDuration = &o.BudgetDuration
+	}
+	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, organizationBudgetID(owner, o.OrganizationID)); err == nil {
+		u := b.Used(ctx)
+		out.Spend = u.CostUSD
+		if d, err := parseBudgetDuration(o.BudgetDuration); err == nil && o.BudgetDuration != "" && !u.PeriodStart.IsZero() {
+			reset := u.PeriodStart.Add(d)
+			bt.BudgetResetAt = &reset
+		}
+	} else {
+		s.log.WarnContext(ctx, "reading an organization's account", "organization_id", o.OrganizationID, "err", err)
+	}
+	teams, err := organizationTeams(ctx, s.cfg.Store, owner, o.OrganizationID)
+	if err == nil && len(teams) > 0 {
+		var keys []virtualKey
+		if keys, err = s.listKeys(ctx, owner); err == nil {
+			slices.SortStableFunc(teams, func(a, b team) int { return a.CreatedAt.Compare(b.CreatedAt) })
+			for _, t := range teams {
+				lt := litellmTeamOf(s.teamWithSpend(ctx, owner, t, keys))
+				s.withMembers(ctx, owner, &lt)
+				out.Teams = append(out.Teams, lt)
+			}
+		}
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "reading an organization's teams", "organization_id", o.OrganizationID, "err", err)
+	}
+	ms, err := organizationMembersOf(ctx, s.cfg.Store, owner, o.OrganizationID)
+	if err != nil {
+		s.log.WarnContext(ctx, "reading an organization's members", "organization_id", o.OrganizationID, "err", err)
+	}
+	for _, m := range ms {
+		var email string
+		if rec, err := store.GetJSON[storedUser](ctx, s.cfg.Store, store.Users, owner+"/"+m.UserID); err == nil {
+			email = rec.UserEmail
+		}
+		out.Members = append(out.Members, litellmOrganizationMembershipOf(m, email))
+	}
+	return out
+}
