@@ -168,7 +168,7 @@ func organizationFieldNames(err error) error {
 	return err
 }
 
-// checkOrganizationModels answers 400 naming models when one of models is not among those
+// checkOrganizationModels answers 422 naming models (a 400 on LiteLLM's routes) when one of models is not among those
 // of owner's organization id (an organization without models allows every model), as g
 // resolves them; who says whose models they are. An unknown organization is a 404 naming
 // organization_id.
@@ -180,7 +180,8 @@ func checkOrganizationModels(ctx context.Context, g *completions.Gateway, rd sto
 	return modelsWithin(g, rec.organization, models, who)
 }
 
-// modelsWithin answers 400 naming models when one of models is not among o's.
+// modelsWithin answers 422 naming models (a 400 on LiteLLM's routes) when one of models
+// is not among o's.
 func modelsWithin(g *completions.Gateway, o organization, models []string, who string) error {
 	if len(o.Models) == 0 {
 		return nil
@@ -188,8 +189,10 @@ func modelsWithin(g *completions.Gateway, o organization, models []string, who s
 	scope := completions.Scope{Budget: completions.NewBudget(completions.BudgetLimits{AllowedModels: o.Models})}
 	for i, m := range models {
 		if !g.Allows(scope, m) {
-			return litellmInvalid("models", "models[%d]: %q is not among the models of organization %s (%s): %s may name only the organization's models",
+			e := Validation(http.StatusUnprocessableEntity, "models[%d]: %q is not among the models of organization %s (%s): %s may name only the organization's models",
 				i, m, o.OrganizationID, strings.Join(o.Models, ", "), who)
+			e.Param = "models"
+			return e
 		}
 	}
 	return nil

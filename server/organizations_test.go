@@ -57,6 +57,12 @@ func TestOrganizationAccountOverTeamKeys(t *testing.T) {
 			t.Fatalf("/team/new in an organization: %+v", tm)
 		}
 		k := litellmGenerate(t, s, `{"team_id":"eng"}`)
+		// The native routes take organization_id too, with their 422.
+		wantError(t, do(t, s, "POST", "/api/v1/teams", testKey, `{"team_id":"ops","organization_id":"`+id+`","models":["openai/ok2"]}`),
+			http.StatusUnprocessableEntity, KindValidation, "not among the models of organization")
+		if r := do(t, s, "PATCH", "/api/v1/teams/eng", testKey, `{"max_budget_usd":6}`); r.status != http.StatusOK || !strings.Contains(r.raw, `"organization_id":"`+id+`"`) {
+			t.Fatalf("PATCH /api/v1/teams of a team in an organization: %d %s", r.status, r.raw)
+		}
 
 		for i := range 2 { // $0.013 each: the second starts at 0.013 < 0.02
 			if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
