@@ -482,7 +482,7 @@ func TestPassThroughOfficialSDKs(t *testing.T) {
 func TestPassThroughMoreSpecificRoutesWin(t *testing.T) {
 	hs, s, up := passThroughServer(t)
 	for _, rt := range []Route{
-		{Method: "POST", Path: "/openai/deployments/{deployment}/chat/completions", Summary: "test route", Tags: []string{"test"}},
+		{Method: "POST", Path: "/openai/deployments/{deployment}/probe", Summary: "test route", Tags: []string{"test"}},
 		{Method: "GET", AnyMethod: true, Path: "/openai/deployments/{deployment}/models", Summary: "test route", Tags: []string{"test"}},
 	} {
 		s.Handle(rt, func(w http.ResponseWriter, r *http.Request) error {
@@ -490,7 +490,7 @@ func TestPassThroughMoreSpecificRoutesWin(t *testing.T) {
 			return nil
 		})
 	}
-	for _, path := range []string{"/openai/deployments/d1/chat/completions", "/openai/deployments/d1/models"} {
+	for _, path := range []string{"/openai/deployments/d1/probe", "/openai/deployments/d1/models"} {
 		resp, b := sendPassThrough(t, "POST", hs.URL+path, `{}`, map[string]string{"Authorization": "Bearer " + testKey})
 		if resp.StatusCode != 200 || !strings.Contains(b, `"deployment":"d1"`) {
 			t.Errorf("%s: %d %s", path, resp.StatusCode, b)
