@@ -412,7 +412,7 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 	if _, taken := s.opts.Groups[rec.ModelName]; taken && s.opts.Config == nil {
 		return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups", rec.ModelName)}
 	}
-	_, err = s.parse(recs)
+	cfg, err := s.parse(recs)
 	var ce *litellmconfig.Error
 	switch {
 	case errors.As(err, &ce) && ce.Entry == len(recs):
@@ -422,7 +422,27 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 	case err != nil:
 		return &FieldError{Field: "litellm_params", Message: "does not fit the deployments served: " + err.Error()}
 	}
-	return nil
+	return s.checkProviders(cfg)
+}
+
+// checkProviders builds cfg's provider entries in a registry of their own, as Sync will
+// in the gateway's: an entry that parses but cannot be built (a vertex_credentials file
+// that cannot be read) is refused before anything is stored, naming the field.
+func (s *Service) checkProviders(cfg *litellmconfig.Config) error {
+	err := (&providers.Registry{}).Configure(&cfg.Providers, s.getenv, s.opts.ProviderOptions)
+	if err == nil {
+		return nil
+	}
+	field := "litellm_params"
+	var pe *providers.ConfigError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if strings.HasSuffix(pe.Field, ".credentials_file") {
+			field = "litellm_params.vertex_credentials"
+		}
+		return &FieldError{Field: field, Message: "cannot be used: " + msg}
+	}
+	return &FieldError{Field: field, Message: "cannot be used: " + err.Error()}
 }
 
 // recordOf checks in (the fields litellmconfig does not) and makes its record, the
