@@ -120,6 +120,10 @@ type Service struct {
 	log  *slog.Logger
 	aead cipher.AEAD // nil without SecretKey
 
+	// foreign are the providers the registry held at New that neither are built in nor come
+	// from Config (--providers-config's): a stored deployment's entry never takes their name.
+	foreign map[string]bool
+
 	mu       sync.Mutex // one application at a time
 	applied  string     // fingerprint of the records last applied
 	ownNames []string   // provider entries the last application registered
@@ -145,7 +149,17 @@ func New(opts Options) (*Service, error) {
 	if opts.Prices == nil {
 		opts.Prices = providers.DefaultCatalog()
 	}
-	s := &Service{opts: opts, log: opts.Logger}
+	s := &Service{opts: opts, log: opts.Logger, foreign: map[string]bool{}}
+	for _, name := range opts.Registry.Names() {
+		if !slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == name }) {
+			s.foreign[name] = true
+		}
+	}
+	if cfg, err := litellmconfig.ParseWith(opts.Config, nil, opts.LookupEnv); err == nil {
+		for _, pc := range cfg.Providers.Providers {
+			delete(s.foreign, pc.Name)
+		}
+	}
 	if len(opts.SecretKey) > 0 {
 		k := sha256.Sum256(opts.SecretKey)
 		block, err := aes.NewCipher(k[:])
@@ -330,6 +344,11 @@ func (s *Service) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, pc := range cfg.Providers.Providers {
+		if s.foreign[pc.Name] {
+			return fmt.Errorf("deployments: a stored deployment's provider entry would replace the provider %q configured otherwise (--providers-config); rename or delete that deployment", pc.Name)
+		}
+	}
 	if err := s.opts.Registry.Configure(&cfg.Providers, s.getenv, s.opts.ProviderOptions); err != nil {
 		return fmt.Errorf("deployments: providers: %w", err)
 	}
@@ -421,6 +440,11 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 		return &FieldError{Field: "litellm_params", Message: ce.Message}
 	case err != nil:
 		return &FieldError{Field: "litellm_params", Message: "does not fit the deployments served: " + err.Error()}
+	}
+	for _, d := range cfg.Deployments {
+		if prov, _, _ := strings.Cut(d.Member, "/"); d.Entry == len(recs) && s.foreign[prov] {
+			return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q: its provider entry would be named %q, as a provider configured otherwise (--providers-config) is; choose another model_name", rec.ModelName, prov)}
+		}
 	}
 	return s.checkProviders(cfg)
 }
