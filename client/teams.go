@@ -28,6 +28,10 @@ type TeamRequest struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Blocked creates the team with every key refused until unblocked.
 	Blocked bool `json:"blocked,omitempty"`
+	// OrganizationID puts the team in an organization (CreateOrganization): its models
+	// must be within the organization's, and its keys spend from the organization's
+	// account too.
+	OrganizationID string `json:"organization_id,omitempty"`
 }
 
 // Team describes a team.
@@ -44,7 +48,9 @@ type Team struct {
 	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
 	Metadata          map[string]any `json:"metadata,omitempty"`
 	Blocked           bool           `json:"blocked,omitempty"`
-	CreatedAt         time.Time      `json:"created_at"`
+	// OrganizationID is the organization the team is in; empty for none.
+	OrganizationID string    `json:"organization_id,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
 	// Spend is what the team's keys together used (in the current period).
 	Spend KeySpend `json:"spend"`
 	// KeyIDs are the ids of the team's virtual keys.
@@ -62,6 +68,8 @@ type TeamUpdate struct {
 	RequestsPerMinute *int
 	TokensPerMinute   *int64
 	Blocked           *bool
+	// OrganizationID moves the team into that organization when not nil; "" takes it out.
+	OrganizationID *string
 	// Models replaces the team's list when not nil; empty (non-nil) allows every model.
 	Models []string
 	// Metadata replaces the team's labels whole when not nil.
@@ -126,6 +134,7 @@ func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Tea
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
 		set("metadata", u.Metadata, u.Metadata != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
+		set("organization_id", u.OrganizationID, u.OrganizationID != nil)
 	}
 	var out Team
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/teams/"+url.PathEscape(id), nil, body, &out); err != nil {
