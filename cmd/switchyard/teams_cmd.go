@@ -16,6 +16,7 @@ import (
 // were given (update changes only those).
 type teamFlags struct {
 	id, name, models, budgetDuration string
+	organization                     string
 	maxBudget                        float64
 	rpm                              int
 	tpm                              int64
@@ -33,6 +34,7 @@ func addTeamFlags(fs *flag.FlagSet) *teamFlags {
 	fs.IntVar(&f.rpm, "rpm", 0, "requests per minute of all the team's keys together; 0: no bound")
 	fs.Int64Var(&f.tpm, "tpm", 0, "tokens per minute of all the team's keys together; 0: no bound")
 	fs.BoolVar(&f.blocked, "blocked", false, "every key of the team is refused; update: --blocked=false unblocks it")
+	fs.StringVar(&f.organization, "organization", "", "the organization the team is in (switchyard orgs create): its models bound the team's, its account holds the team's keys' spend too; update: \"\" takes the team out")
 	return f
 }
 
@@ -59,7 +61,7 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if sub != "create" && sub != "update" {
-		settings := []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked"}
+		settings := []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked", "organization"}
 		if err := flagsOnlyFor(tf.set, settings, "teams create and teams update"); err != nil {
 			return err
 		}
@@ -80,7 +82,7 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("unexpected argument %q (settings are flags: switchyard teams create --id eng --max-budget-usd 100)", pos[0])
 		}
 		return show(c.CreateTeam(ctx, &client.TeamRequest{TeamID: tf.id, Name: tf.name, Models: splitModels(tf.models),
-			MaxBudgetUSD: tf.maxBudget, BudgetDuration: tf.budgetDuration, RequestsPerMinute: tf.rpm, TokensPerMinute: tf.tpm, Blocked: tf.blocked}))
+			MaxBudgetUSD: tf.maxBudget, BudgetDuration: tf.budgetDuration, RequestsPerMinute: tf.rpm, TokensPerMinute: tf.tpm, Blocked: tf.blocked, OrganizationID: tf.organization}))
 	case "update":
 		if len(pos) != 1 || tf.set["id"] {
 			return errors.New("give one team id: switchyard teams update ID --max-budget-usd 200")
@@ -92,6 +94,7 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			RequestsPerMinute: given(tf.set, "rpm", &tf.rpm),
 			TokensPerMinute:   given(tf.set, "tpm", &tf.tpm),
 			Blocked:           given(tf.set, "blocked", &tf.blocked),
+			OrganizationID:    given(tf.set, "organization", &tf.organization),
 		}
 		if tf.set["models"] {
 			u.Models = splitModels(tf.models)
@@ -150,6 +153,9 @@ func printTeam(w io.Writer, t *client.Team) {
 	fmt.Fprintf(w, "id:        %s\n", t.TeamID)
 	if t.Name != "" {
 		fmt.Fprintf(w, "name:      %s\n", t.Name)
+	}
+	if t.OrganizationID != "" {
+		fmt.Fprintf(w, "org:       %s\n", t.OrganizationID)
 	}
 	fmt.Fprintf(w, "models:    %s\n", teamModels(*t))
 	fmt.Fprintf(w, "budget:    %s\n", teamBudget(*t))
