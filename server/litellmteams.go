@@ -210,11 +210,30 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "GET", Path: "/team/list", Summary: "LiteLLM's team list: the teams of this key with their spend and keys",
-		Tags: tags, Response: []litellmListedTeam{}, Errors: map[int]string{403: scoped}},
+		Tags: tags, Response: []litellmListedTeam{}, Errors: map[int]string{400: "an unknown query parameter: the message names it", 403: scoped},
+		Query: []QueryParam{{Name: "organization_id", Description: "Only the teams of this organization (/organization/new)"},
+			{Name: "user_id", Description: "Only the teams this user is a member of (/team/member_add)"}}},
 		func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			for name, vs := range q {
+				if name != "organization_id" && name != "user_id" && slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+					return litellmInvalid(name, "unknown query parameter %s: /team/list takes organization_id and user_id", name)
+				}
+			}
 			ts, err := s.listTeams(r.Context(), owner(r))
 			if err != nil {
 				return err
+			}
+			// LiteLLM's filters: a filter left out would list every team of the key.
+			if org := q.Get("organization_id"); org != "" {
+				ts = slices.DeleteFunc(ts, func(t team) bool { return t.OrganizationID != org })
+			}
+			if user := q.Get("user_id"); user != "" {
+				in, err := teamsOfUser(r.Context(), s.cfg.Store, owner(r), user)
+				if err != nil {
+					return err
+				}
+				ts = slices.DeleteFunc(ts, func(t team) bool { return !slices.Contains(in, t.TeamID) })
 			}
 			keys, err := s.listKeys(r.Context(), owner(r))
 			if err != nil {
