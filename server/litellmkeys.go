@@ -57,7 +57,7 @@ func litellmKeyNativeName(name string) string {
 // when one asks for something (an empty value — null, {}, [], "", 0, false — is accepted,
 // as LiteLLM's clients send their defaults).
 var litellmRefused = map[string]string{
-	"organization_id":              "Switchyard has no organizations (keep a label in metadata)",
+	"organization_id":              "a key belongs to an organization through its team: give team_id, a team in the organization (/team/new or /team/update organization_id)",
 	"key":                          "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit key",
 	"policies":                     "Switchyard has no per-key policies",
 	"prompts":                      "Switchyard has no per-key prompts",
@@ -456,9 +456,10 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			{Name: "sort_by", Description: "created_at (the only order kept)", Enum: []string{"created_at"}},
 			{Name: "sort_order", Description: "desc (default: newest first) or asc", Enum: []string{"asc", "desc"}},
 			{Name: "team_id", Description: "Only the keys of this team"},
+			{Name: "organization_id", Description: "Only the keys of the teams of this organization (/organization/new)"},
 			{Name: "include_team_keys", Description: "Accepted and without effect (every key of the caller's teams is the caller's)", Type: "boolean"},
 			{Name: "include_created_by_keys", Description: "Accepted and without effect (every key listed was created by the caller)", Type: "boolean"},
-		}, Errors: map[int]string{400: "a bad parameter, an unknown one, or organization_id: the message names it", 403: scoped}},
+		}, Errors: map[int]string{400: "a bad parameter or an unknown one: the message names it", 403: scoped}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
 			page, err := litellmQueryInt(q.Get("page"), "page", 1, 1, 1<<30)
@@ -468,9 +469,6 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			size, err := litellmQueryInt(q.Get("size"), "size", 10, 1, 100)
 			if err != nil {
 				return err
-			}
-			if q.Get("organization_id") != "" {
-				return litellmInvalid("organization_id", "organization_id: %s", litellmRefused["organization_id"])
 			}
 			if err := litellmListParams(q); err != nil {
 				return err
@@ -507,8 +505,20 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				}
 			}
 			alias, user, teamID := q.Get("key_alias"), q.Get("user_id"), q.Get("team_id")
+			var orgTeams []string // the teams of organization_id (nil: no filter)
+			if org := q.Get("organization_id"); org != "" {
+				ts, err := organizationTeams(r.Context(), s.cfg.Store, owner(r), org)
+				if err != nil {
+					return err
+				}
+				orgTeams = []string{}
+				for _, t := range ts {
+					orgTeams = append(orgTeams, t.TeamID)
+				}
+			}
 			keys = slices.DeleteFunc(keys, func(k virtualKey) bool {
-				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user) || (only != "" && k.ID != only) || (teamID != "" && k.TeamID != teamID)
+				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user) || (only != "" && k.ID != only) || (teamID != "" && k.TeamID != teamID) ||
+					(orgTeams != nil && (k.TeamID == "" || !slices.Contains(orgTeams, k.TeamID)))
 			})
 			if asc {
 				slices.Reverse(keys)
