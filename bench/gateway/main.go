@@ -61,7 +61,7 @@ var (
 	conc      = flag.Int("c", 32, "workers in max mode")
 	dur       = flag.Duration("d", 10*time.Second, "duration per path in rate and max modes")
 	stream    = flag.Bool("stream", false, "stream the answers")
-	api       = flag.String("api", "native", "native (/api/v1/completions) or openai (/v1/chat/completions)")
+	api       = flag.String("api", "native", "native (/api/v1/completions), openai (/v1/chat/completions) or passthrough (LiteLLM's /openai/v1/chat/completions, forwarded as it is)")
 	storeKind = flag.String("store", "mem", "mem or bolt")
 	noSync    = flag.Bool("nosync", false, "bolt store without fsync")
 	frags     = flag.Int("frags", 20, "fragments per streamed answer")
@@ -240,7 +240,11 @@ func main() {
 		log.Fatalf("-store must be mem or bolt")
 	}
 	conns := max(*conc, 256)
-	adapter := providers.NewOpenAI(providers.Config{Name: "mock", BaseURL: upURL + "/v1", APIKey: "sk-mock", HTTPClient: client(conns)})
+	name := "mock"
+	if *api == "passthrough" {
+		name = "openai" // the pass-through routes forward to the provider of that name
+	}
+	adapter := providers.NewOpenAI(providers.Config{Name: name, BaseURL: upURL + "/v1", APIKey: "sk-mock", HTTPClient: client(conns)})
 	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(adapter), Prices: providers.DefaultCatalog(), Store: st})
 	if err != nil {
 		log.Fatal(err)
@@ -253,7 +257,7 @@ func main() {
 	gwURL, stopGW := serve(srv)
 	defer stopGW()
 
-	direct, gw := bodies(upURL, gwURL, "mock")
+	direct, gw := bodies(upURL, gwURL, name)
 	measure(client(conns), direct, gw, adapter, g)
 }
 
@@ -281,8 +285,13 @@ func bodies(upURL, gwURL, provider string) (direct, gw target) {
 	case "openai":
 		gw.url = gwURL + "/v1/chat/completions"
 		gw.body = []byte(`{"model":"` + provider + `/m","messages":[{"role":"user","content":"What is the capital of France?"}],"stream":` + s + tools + `}`)
+	case "passthrough":
+		// LiteLLM's pass-through: the body goes to the mock as it is, so it names the
+		// mock's own model, and the operator's key may forward any.
+		gw.url = gwURL + "/openai/v1/chat/completions"
+		gw.body = direct.body
 	default:
-		log.Fatalf("-api must be native or openai")
+		log.Fatalf("-api must be native, openai or passthrough")
 	}
 	return direct, gw
 }
