@@ -34,6 +34,9 @@ const (
 const (
 	tokensPerMessage = 3
 	tokensPerReply   = 3
+	// tokensPerName is what a message's name costs besides its own tokens (OpenAI's
+	// tokens_per_name, as LiteLLM's token_counter counts it).
+	tokensPerName = 1
 )
 
 // maxExactTokenize bounds the text tokenized at once; the count of a longer text is
@@ -113,7 +116,7 @@ func countTokens(c tokenizer.Codec, text string) int {
 }
 
 // EstimateUsage counts the usage of a call of model locally, for an upstream that reported
-// none: the prompt over req's messages (role, text, tool calls and the call id a tool
+// none: the prompt over req's messages (role, text, name, tool calls and the call id a tool
 // result answers; an image as OpenAI counts one of 1024×1024 pixels, a PDF by its size), tool definitions (name, description, parameter schema) and assistant
 // prefix, with OpenAI's documented chat overhead (3 tokens per message, 3 for the reply);
 // the completion over the answer's text, refusal and tool calls (names and arguments).
@@ -128,6 +131,9 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 		n := tokensPerReply
 		for _, m := range req.Messages {
 			n += tokensPerMessage + countTokens(c, m.Role) + countTokens(c, m.Content) + countTokens(c, m.ToolCallID)
+			if m.Name != "" {
+				n += tokensPerName + countTokens(c, m.Name)
+			}
 			n += countCalls(c, m.ToolCalls)
 			for _, p := range m.Parts {
 				if p.Image != nil {
