@@ -223,8 +223,8 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 
 // bearer is the request's API key: Authorization: Bearer <key>, or on the /v1/
 // compatibility surfaces, the Azure deployment and engine routes and LiteLLM's token
-// counter x-api-key (how Anthropic's SDKs and Claude Code send it) or api-key (how Azure
-// OpenAI's SDKs do), and on
+// counter api-key (how Azure OpenAI's SDKs send it) or x-api-key (how Anthropic's SDKs
+// and Claude Code do; api-key wins when both come, as in LiteLLM), and on
 // the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do). On the
 // /v1/ and MCP routes LiteLLM's x-litellm-api-key, when sent, wins over all of them. The
 // service's own operations take the Authorization header only, as the spec says.
@@ -251,10 +251,11 @@ func bearer(r *http.Request) string {
 			}
 		}
 		if takesAPIKeyHeader(r.URL.Path) {
-			if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
+			// Azure OpenAI's api-key before Anthropic's x-api-key, LiteLLM's order.
+			if k := strings.TrimSpace(r.Header.Get("Api-Key")); k != "" {
 				return k
 			}
-			return strings.TrimSpace(r.Header.Get("Api-Key")) // Azure OpenAI's SDKs
+			return strings.TrimSpace(r.Header.Get("X-Api-Key"))
 		}
 		if k := passThroughKey(r); k != "" {
 			return k
