@@ -91,12 +91,16 @@ func (s *Server) registerDeploymentRoutes() {
 	}
 }
 
-// withDeploymentModel is the JSON body with its "model" set to model. A body that is not a
-// JSON object is returned as it is, for the handler's decoding to report.
+// withDeploymentModel is the JSON body with its "model" set to model. A JSON null is read
+// as an empty object (a body without a model, which the path's stands for); another body
+// that is not a JSON object is returned as it is, for the handler's decoding to report.
 func withDeploymentModel(body []byte, model string) []byte {
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	if err := json.Unmarshal(body, &fields); err != nil {
 		return body
+	}
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
 	}
 	m, err := json.Marshal(model)
 	if err != nil {
