@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -35,8 +36,8 @@ type Forwarder interface {
 	// Forward sends req to the provider with the adapter's credential and returns its
 	// response whatever its status; the caller reads and closes its body. It fails, with a
 	// *Error, only when nothing was answered: no credential configured (matching
-	// ErrNotConfigured), a path that leaves the API root (KindBadRequest), or a transport
-	// failure.
+	// ErrNotConfigured), a path that leaves the API root or percent-encodes a dot segment or
+	// a path separator in any mix (".%2e", "%2F": KindBadRequest), or a transport failure.
 	Forward(ctx context.Context, req *ForwardRequest) (*http.Response, error)
 	// CanForward reports whether the adapter forwards at all (false for Azure OpenAI,
 	// Vertex AI and Claude on a cloud, whose URLs and credentials are not the provider's
@@ -54,8 +55,15 @@ func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardR
 		return nil, e.errorf("", KindBadRequest, "the path %q is not below the provider's API root", path)
 	}
 	for seg := range strings.SplitSeq(path, "/") {
-		if seg == "." || seg == ".." || strings.EqualFold(seg, "%2e%2e") || strings.EqualFold(seg, "%2e") {
-			return nil, e.errorf("", KindBadRequest, "the path %q leaves the provider's API root", path)
+		// Each segment as the provider may decode it: a dot segment or a slash encoded in
+		// any mix (".%2e", "%2F") could reach another model or resource than the one the
+		// path seems to name, or leave the API root.
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return nil, e.errorf("", KindBadRequest, "the path %q is not validly percent-encoded", path)
+		}
+		if dec == "." || dec == ".." || strings.ContainsAny(dec, "/\\") {
+			return nil, e.errorf("", KindBadRequest, "the path %q leaves the provider's API root or encodes a path separator", path)
 		}
 	}
 	u := strings.TrimRight(root, "/") + "/" + path
