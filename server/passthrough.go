@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -125,7 +126,8 @@ func forwardHeaders(h http.Header) http.Header {
 }
 
 // withoutKeyParam is the raw query q without its key parameters (the caller's key as
-// Google's SDKs may send it), the others as they came.
+// Google's SDKs may send it), the others as they came. A parameter is a key parameter
+// when its name decodes to key, as the server reads it (?k%65y= too).
 func withoutKeyParam(q string) string {
 	if q == "" {
 		return ""
@@ -133,7 +135,7 @@ func withoutKeyParam(q string) string {
 	var kept []string
 	for part := range strings.SplitSeq(q, "&") {
 		name, _, _ := strings.Cut(part, "=")
-		if name == "key" {
+		if dec, err := url.QueryUnescape(name); name == "key" || err == nil && dec == "key" {
 			continue
 		}
 		kept = append(kept, part)
