@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -145,34 +146,70 @@ func withoutKeyParam(q string) string {
 
 // passThroughAsk is the model a pass-through request names and whether it asks for a
 // stream: Gemini's models/{model}:{method} in its path (streamGenerateContent streams),
-// else the JSON body's model and stream.
-func passThroughAsk(pt passThroughRoute, path string, body []byte) (model string, stream bool) {
+// else the JSON body's model and stream, read as the provider reads them: keys matched
+// exactly (Go's decoder would take "Model" for model, which a provider ignores). A body
+// naming model more than once is refused: a provider may take another of them than the
+// one checked.
+func passThroughAsk(pt passThroughRoute, path string, body []byte) (model string, stream bool, err error) {
 	if pt.envelope == envelopeGemini {
 		segs := strings.Split(path, "/")
 		for i, seg := range segs {
 			if (seg == "models" || seg == "tunedModels") && i+1 < len(segs) {
 				m, method, _ := strings.Cut(segs[i+1], ":")
-				return m, method == "streamGenerateContent"
+				return m, method == "streamGenerateContent", nil
 			}
 		}
-		return "", false
+		return "", false, nil
 	}
-	var b struct {
-		Model  any `json:"model"`
-		Stream any `json:"stream"`
+	fields, ok := topLevelFields(body)
+	if !ok {
+		return "", false, nil
 	}
-	if json.Unmarshal(body, &b) != nil {
-		return "", false
+	if n := len(fields["model"]); n > 1 {
+		return "", false, Errorf(http.StatusBadRequest, KindBadRequest, "model: the body names model %d times; name it once", n)
 	}
-	model, _ = b.Model.(string)
-	stream, _ = b.Stream.(bool)
-	return model, stream
+	if vs := fields["model"]; len(vs) == 1 {
+		json.Unmarshal(vs[0], &model)
+	}
+	if vs := fields["stream"]; len(vs) > 0 {
+		json.Unmarshal(vs[len(vs)-1], &stream)
+	}
+	return model, stream, nil
+}
+
+// topLevelFields is each top-level key of the JSON object body with its values in order
+// (a key may come more than once), keys as they decode; ok is false when body is not one
+// JSON object.
+func topLevelFields(body []byte) (map[string][]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	fields := map[string][]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if key == "model" || key == "stream" {
+			fields[key] = append(fields[key], v)
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	return fields, true
 }
 
 // passThroughErrors are the failures a pass-through endpoint answers itself, in its
 // provider's envelope; every other status is the provider's own, unchanged.
 var passThroughErrors = map[int]string{
-	400: "the provider's own answer (every status the provider answers comes back unchanged), or a path that leaves the provider's API root",
+	400: "the provider's own answer (every status the provider answers comes back unchanged), a path that leaves the provider's API root, or a body naming model more than once",
 	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and names none",
 	404: "no provider of this name is configured here",
 	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked)",
@@ -209,7 +246,10 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if err != nil {
 		return fmt.Errorf("reading the request body: %w", err)
 	}
-	model, stream := passThroughAsk(pt, r.PathValue("path"), body)
+	model, stream, err := passThroughAsk(pt, r.PathValue("path"), body)
+	if err != nil {
+		return err
+	}
 	scope, err := s.gatewayScope(withEndUserOf(r), received)
 	if err != nil {
 		return err
