@@ -89,7 +89,7 @@ func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, m
 		name = provider + "/" + model
 	}
 	if scope.Budget != nil && model == "" {
-		return nil, fmt.Errorf("%w: a key held to models and a budget may forward only requests that name a model (in the body's model, or Gemini's models/{model} in the path)", ErrModelNotAllowed)
+		return nil, fmt.Errorf("%w: a key held to models and a budget may forward only requests that name a model to call (a model operation's body model, or Gemini's models/{model}:{method} in the path), not files, batches or other resources of the provider's account", ErrModelNotAllowed)
 	}
 	t := target{name: name, provider: provider, model: model, p: p}
 	pl, err := g.enterOp(ctx, scope, name, nil, []target{t})

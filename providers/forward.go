@@ -51,20 +51,8 @@ func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardR
 	if err := e.checkKey(""); err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(path, "/") {
-		return nil, e.errorf("", KindBadRequest, "the path %q is not below the provider's API root", path)
-	}
-	for seg := range strings.SplitSeq(path, "/") {
-		// Each segment as the provider may decode it: a dot segment or a slash encoded in
-		// any mix (".%2e", "%2F") could reach another model or resource than the one the
-		// path seems to name, or leave the API root.
-		dec, err := url.PathUnescape(seg)
-		if err != nil {
-			return nil, e.errorf("", KindBadRequest, "the path %q is not validly percent-encoded", path)
-		}
-		if dec == "." || dec == ".." || strings.ContainsAny(dec, "/\\") {
-			return nil, e.errorf("", KindBadRequest, "the path %q leaves the provider's API root or encodes a path separator", path)
-		}
+	if err := CheckForwardPath(path); err != nil {
+		return nil, e.errorf("", KindBadRequest, "%s", err.Error())
 	}
 	u := strings.TrimRight(root, "/") + "/" + path
 	if req.RawQuery != "" {
@@ -104,6 +92,28 @@ func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardR
 	}
 	e.log.DebugContext(ctx, "forwarded request answered", "provider", e.cfg.Name, "status", resp.StatusCode)
 	return resp, nil
+}
+
+// CheckForwardPath reports why path, a ForwardRequest's Path (escaped, as it came), may
+// not be forwarded: it begins with a slash, is not validly percent-encoded, or has a dot
+// segment or a path separator, percent-encoded in any mix (".%2e", "%2F", "%5C"), which
+// the provider could decode to leave the API root or reach another model or resource
+// than the one the path seems to name. Forward refuses such a path; a server checks it
+// before it admits the request.
+func CheckForwardPath(path string) error {
+	if strings.HasPrefix(path, "/") {
+		return fmt.Errorf("the path %q is not below the provider's API root", path)
+	}
+	for seg := range strings.SplitSeq(path, "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return fmt.Errorf("the path %q is not validly percent-encoded", path)
+		}
+		if dec == "." || dec == ".." || strings.ContainsAny(dec, "/\\") {
+			return fmt.Errorf("the path %q leaves the provider's API root or encodes a path separator", path)
+		}
+	}
+	return nil
 }
 
 // CanForward reports whether o forwards requests: not for Azure OpenAI.

@@ -206,11 +206,46 @@ func topLevelFields(body []byte) (map[string][]json.RawMessage, bool) {
 	return fields, true
 }
 
+// passThroughModelCalls are, per provider, the paths (below the prefix, without OpenAI's
+// v1/) of the operations that call the model the body names and report its usage: the
+// only ones a key held to models may forward.
+var passThroughModelCalls = map[string][]string{
+	"anthropic": {"v1/messages", "v1/messages/count_tokens", "v1/complete"},
+	"openai": {"chat/completions", "completions", "responses", "embeddings", "moderations",
+		"audio/speech", "images/generations"},
+}
+
+// geminiModelCalls are the methods of Gemini's models/{model}:{method} that call the model
+// of the path.
+var geminiModelCalls = []string{"generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"}
+
+// isModelCall reports whether a pass-through request (method, path below pt's prefix) is
+// a call of the model it names: a POST of one of the provider's model operations
+// (passThroughModelCalls; Gemini's {version}/models/{model}:{method} of geminiModelCalls).
+// Files, batches, fine-tuning jobs and the like are not, whatever model their body names.
+func isModelCall(pt passThroughRoute, method, path string) bool {
+	if method != http.MethodPost {
+		return false
+	}
+	if pt.envelope == envelopeGemini {
+		segs := strings.Split(path, "/")
+		if len(segs) != 3 || segs[1] != "models" && segs[1] != "tunedModels" {
+			return false
+		}
+		_, m, _ := strings.Cut(segs[2], ":")
+		return slices.Contains(geminiModelCalls, m)
+	}
+	if pt.provider == "openai" {
+		path = strings.TrimPrefix(path, "v1/")
+	}
+	return slices.Contains(passThroughModelCalls[pt.provider], path)
+}
+
 // passThroughErrors are the failures a pass-through endpoint answers itself, in its
 // provider's envelope; every other status is the provider's own, unchanged.
 var passThroughErrors = map[int]string{
 	400: "the provider's own answer (every status the provider answers comes back unchanged), a path that leaves the provider's API root, or a body naming model more than once",
-	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and names none",
+	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and the request is not a call of a model (files, batches, fine-tuning and the like)",
 	404: "no provider of this name is configured here",
 	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked)",
 	429: "the key's budget or token rate is spent",
@@ -246,9 +281,19 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if err != nil {
 		return fmt.Errorf("reading the request body: %w", err)
 	}
+	fpath := strings.TrimPrefix(r.URL.EscapedPath(), pt.prefix+"/")
+	if err := providers.CheckForwardPath(fpath); err != nil {
+		return Errorf(http.StatusBadRequest, KindBadRequest, "%s", err.Error())
+	}
 	model, stream, err := passThroughAsk(pt, r.PathValue("path"), body)
 	if err != nil {
 		return err
+	}
+	if !isModelCall(pt, r.Method, r.PathValue("path")) {
+		// A model named elsewhere (a file list fetched with a body, a batch, a fine-tuning
+		// job) is not the model called: the request names none, which a key held to
+		// models may not forward.
+		model = ""
 	}
 	scope, err := s.gatewayScope(withEndUserOf(r), received)
 	if err != nil {
@@ -261,7 +306,7 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	ctx := r.Context()
 	// The accounting outlives a caller gone away: its usage is billed all the same.
 	endCtx := context.WithoutCancel(ctx)
-	freq := &providers.ForwardRequest{Method: r.Method, Path: strings.TrimPrefix(r.URL.EscapedPath(), pt.prefix+"/"),
+	freq := &providers.ForwardRequest{Method: r.Method, Path: fpath,
 		RawQuery: withoutKeyParam(r.URL.RawQuery), Header: forwardHeaders(r.Header)}
 	if len(body) > 0 || r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
 		freq.Body = body
