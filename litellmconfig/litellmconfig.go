@@ -100,6 +100,27 @@ type Deployment struct {
 	ModelName string
 	// Member is the "provider/model" the gateway calls for it.
 	Member string
+	// ID is its model_info.id ("" when not given): the id it is known by (/model/info,
+	// litellm_model_id, /health's model_id) in place of completions.DeploymentID's hash.
+	// The file's ids are unique.
+	ID string
+}
+
+// DeploymentIDs maps each deployment of the file (not ParseWith's entries) that gives a
+// model_info.id from completions.DeploymentID(ModelName, Member) to that id, for
+// completions.Options.DeploymentIDs and completions.Routes.IDs; nil when none gives one.
+func (c *Config) DeploymentIDs() map[string]string {
+	var out map[string]string
+	for _, d := range c.Deployments {
+		if d.Entry != 0 || d.ID == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[completions.DeploymentID(d.ModelName, d.Member)] = d.ID
+	}
+	return out
 }
 
 // Breaker is what router_settings sets of the circuit breakers (completions.BreakerOptions),
@@ -362,7 +383,8 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		return nil, &Error{Path: "model_list", Message: "must be a list, got " + kind(v)}
 	}
 	var deps []deployment
-	index := map[string]int{} // deployments seen per model_name
+	index := map[string]int{}   // deployments seen per model_name
+	idAt := map[string]string{} // the file's model_info.ids, to the entry that gives each
 	for i, item := range list {
 		path := fmt.Sprintf("model_list[%d]", i)
 		entry, ok := item.(map[string]any)
@@ -387,6 +409,16 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		}
 		p.ignore(path+".model_info.", info, infoKeys)
 		p.ignore(path+".litellm_params.", params, paramKeys)
+		id, err := deploymentID(path+".model_info.id", info)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" && (p.first < 0 || i < p.first) {
+			if at, dup := idAt[id]; dup {
+				return nil, &Error{Path: path + ".model_info.id", Message: fmt.Sprintf("%q is %s's id too: each deployment's id must be unique", id, at)}
+			}
+			idAt[id] = path
+		}
 		index[name]++
 		d, err := p.deployment(path, name, index[name], params, info)
 		if err != nil {
@@ -394,7 +426,7 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		}
 		if d != nil {
 			deps = append(deps, *d)
-			dep := Deployment{Index: i, ModelName: name, Member: d.member}
+			dep := Deployment{Index: i, ModelName: name, Member: d.member, ID: id}
 			if p.first >= 0 && i >= p.first {
 				dep.Entry = i - p.first + 1
 			}
@@ -402,6 +434,37 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		}
 	}
 	return deps, nil
+}
+
+// deploymentID reads model_info.id at path: text, or an integer as LiteLLM turns one into
+// text ("" when not given).
+func deploymentID(path string, info map[string]any) (string, error) {
+	v, ok := info["id"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	var id string
+	switch t := v.(type) {
+	case string:
+		id = t
+	case int:
+		id = strconv.Itoa(t)
+	case int64:
+		id = strconv.FormatInt(t, 10)
+	case uint64:
+		id = strconv.FormatUint(t, 10)
+	case float64:
+		if t != math.Trunc(t) || math.Abs(t) > 1<<53 {
+			return "", &Error{Path: path, Message: fmt.Sprintf("must be text or a whole number, got %v", t)}
+		}
+		id = strconv.FormatInt(int64(t), 10)
+	default:
+		return "", &Error{Path: path, Message: "must be text, got " + kind(v)}
+	}
+	if strings.TrimSpace(id) == "" || strings.TrimSpace(id) != id || len(id) > 200 || strings.ContainsAny(id, "/\x00") {
+		return "", &Error{Path: path, Message: fmt.Sprintf("must be 1-200 characters without '/' or surrounding spaces, got %q", id)}
+	}
+	return id, nil
 }
 
 // deployment reads one model_list entry; nil for a wildcard (Config.Passthrough).
