@@ -26,8 +26,9 @@ const (
 // its model_list): a model group's member under the group's name, or a model the gateway
 // lists (Models, EmbeddingModels, RerankModels) under its own "provider/model" name.
 type Deployment struct {
-	// ID identifies the deployment, the same on every process and restart (the SHA-256 hex
-	// of ModelName and Model): LiteLLM's model_info.id.
+	// ID identifies the deployment, the same on every process and restart: the id its
+	// configuration gives it (Routes.IDs, Routes.Stored), else the SHA-256 hex of ModelName
+	// and Model (DeploymentID); LiteLLM's model_info.id.
 	ID string
 	// ModelName is the name clients send: a model group's, or "provider/model".
 	ModelName string
@@ -78,6 +79,8 @@ func (g *Gateway) Deployments() []Deployment {
 			d := g.deployment(name, m, mode)
 			if id, ok := rt.stored[d.ID]; ok {
 				d.ID, d.Stored = id, true
+			} else if id, ok := rt.ids[d.ID]; ok {
+				d.ID = id
 			}
 			out = append(out, d)
 		}

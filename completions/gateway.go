@@ -221,6 +221,9 @@ type Options struct {
 	// ModelGroups are model names that stand for several models on the OpenAI-compatible
 	// and Messages surfaces (see ModelGroup); New checks them.
 	ModelGroups map[string]ModelGroup
+	// DeploymentIDs are the ids the configuration gives ModelGroups' members, as
+	// Routes.IDs (nil: each is DeploymentID's hash).
+	DeploymentIDs map[string]string
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
@@ -452,7 +455,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 		opts.Cache.Semantic = &s
 	}
-	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices}, nil)
+	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,10 @@ type Routes struct {
 	// db_model deployments): DeploymentID(group, model) to the id they were stored under,
 	// which Deployments reports as theirs (Deployment.ID, Deployment.Stored).
 	Stored map[string]string
+	// IDs are the ids a configuration gives its members (a LiteLLM config's
+	// model_info.id): DeploymentID(group, model) to that id, which Deployments reports
+	// as theirs (Deployment.ID) instead of the hash. Stored wins for a member in both.
+	IDs map[string]string
 }
 
 // routeTable is one immutable routing table: Routes with its members' limits counted and
@@ -25,6 +29,7 @@ type routeTable struct {
 	timeouts map[string]MemberTimeouts
 	prices   PriceCatalogue
 	stored   map[string]string
+	ids      map[string]string
 }
 
 // newRouteTable checks r and builds its table; the counts of a member whose limits are
@@ -42,7 +47,7 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &routeTable{groups: r.ModelGroups, limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored}
+	rt := &routeTable{groups: r.ModelGroups, limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored, ids: r.IDs}
 	if old != nil {
 		if rt.prices == nil {
 			rt.prices = old.prices

@@ -370,7 +370,9 @@ func (s *Service) Sync(ctx context.Context) error {
 	if len(cfg.Prices) > 0 {
 		prices = prices.WithOwnPrices(cfg.Prices)
 	}
-	if err := s.opts.Gateway.SetRoutes(completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored}); err != nil {
+	// The config file's own model_info.ids stay theirs (and so stay "in config" for
+	// Update and Delete).
+	if err := s.opts.Gateway.SetRoutes(completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs()}); err != nil {
 		return fmt.Errorf("deployments: %w", err)
 	}
 	var names []string

@@ -183,8 +183,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		}
 		w.log.Info("model groups", "names", strings.Join(slices.Sorted(maps.Keys(groups)), ","))
 	}
+	var deploymentIDs map[string]string
 	if w.cfg.litellm != nil {
 		groups = w.cfg.litellm.ModelGroups
+		deploymentIDs = w.cfg.litellm.DeploymentIDs() // its model_info.ids
 	}
 	var guardrails []completions.GuardrailConfig
 	if w.cfg.Guardrails != "" {
@@ -220,6 +222,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		Store:              w.store,
 		Ranker:             routing.CompletionsRanker{Selector: selector},
 		ModelGroups:        groups,
+		DeploymentIDs:      deploymentIDs,
 		DefaultMaxRetries:  w.cfg.maxRetries,
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,
