@@ -105,7 +105,7 @@ func (g *Gateway) deployment(modelName, model, mode string) Deployment {
 		if g.opts.Providers != nil {
 			if p, err := g.opts.Providers.Lookup(prov); err == nil && p != nil {
 				if b, ok := p.(interface{ BaseURL() string }); ok {
-					d.APIBase = publicURL(b.BaseURL())
+					d.APIBase = PublicURL(b.BaseURL())
 				}
 			}
 		}
@@ -130,9 +130,10 @@ func (g *Gateway) deployment(modelName, model, mode string) Deployment {
 	return d
 }
 
-// publicURL is raw without what may carry a credential (user info, query, fragment); ""
-// when raw does not parse as an absolute URL with a host.
-func publicURL(raw string) string {
+// PublicURL is raw without what may carry a credential (user info, query, fragment); ""
+// when raw does not parse as an absolute URL with a host. Every answer that shows an
+// api_base (Deployment.APIBase, the admin routes' litellm_params) shows it through this.
+func PublicURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || raw == "" || u.Scheme == "" || u.Host == "" {
 		// Without a scheme "user:pass@host/v1" parses as a path (or a scheme "user" with an

@@ -292,7 +292,7 @@ func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	g.opts.Observer.ObserveRequest(ctx, r)
 }
 
-// apiBase is the endpoint root of model's provider without credentials (publicURL): of
+// apiBase is the endpoint root of model's provider without credentials (PublicURL): of
 // p's target for it, else of the registry's provider; "" when its adapter does not say.
 func (g *Gateway) apiBase(p *plan, model string) string {
 	prov, _, ok := strings.Cut(model, "/")
@@ -310,7 +310,7 @@ func (g *Gateway) apiBase(p *plan, model string) string {
 		pr, _ = g.opts.Providers.Lookup(prov)
 	}
 	if b, ok := pr.(interface{ BaseURL() string }); ok && pr != nil {
-		return publicURL(b.BaseURL())
+		return PublicURL(b.BaseURL())
 	}
 	return ""
 }

@@ -19,9 +19,9 @@ func TestPublicURLNeverShowsCredentials(t *testing.T) {
 		"":                                               "",
 		"://bad":                                         "",
 	} {
-		got := publicURL(raw)
+		got := PublicURL(raw)
 		if got != want || strings.Contains(got, "SECRET") {
-			t.Errorf("publicURL(%q) = %q, want %q", raw, got, want)
+			t.Errorf("PublicURL(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -498,7 +498,12 @@ func (s *Service) recordOf(id string, in Input, sealed string, created, updated 
 		if !strings.HasPrefix(base, litellmconfig.EnvPrefix) {
 			u, err := url.Parse(base)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return record{}, &FieldError{Field: "litellm_params.api_base", Message: fmt.Sprintf("must be an http:// or https:// URL with a host, got %q", base)}
+				// Shown as answers show an api_base: a credential written in it is not echoed.
+				msg := "must be an http:// or https:// URL with a host"
+				if shown := completions.PublicURL(base); shown != "" {
+					msg += fmt.Sprintf(", got %q", shown)
+				}
+				return record{}, &FieldError{Field: "litellm_params.api_base", Message: msg}
 			}
 		}
 	}

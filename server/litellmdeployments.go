@@ -2,11 +2,14 @@ package server
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/deployments"
+	"github.com/switchyard-ai/switchyard/litellmconfig"
 )
 
 // LiteLLM's proxy with store_model_in_db: true adds, changes and removes deployments at run
@@ -27,7 +30,7 @@ type litellmModelNew struct {
 type litellmStoredModel struct {
 	ModelID       string         `json:"model_id" jsonschema:"description=The deployment's id (model_info.id)"`
 	ModelName     string         `json:"model_name"`
-	LiteLLMParams map[string]any `json:"litellm_params" jsonschema:"description=Its litellm_params without api_key (an os.environ/NAME reference is shown)"`
+	LiteLLMParams map[string]any `json:"litellm_params" jsonschema:"description=Its litellm_params without api_key (an os.environ/NAME reference is shown); api_base as /model/info shows it: without user info\\, query or fragment"`
 	ModelInfo     map[string]any `json:"model_info" jsonschema:"description=Its model_info with id and db_model true"`
 	CreatedAt     time.Time      `json:"created_at"`
 	UpdatedAt     time.Time      `json:"updated_at"`
@@ -43,8 +46,20 @@ type litellmModelDeleted struct {
 	Message string `json:"message"`
 }
 
+// storedModelOf is d as the model routes answer it: its api_base as /model/info shows one
+// (completions.PublicURL: without user info, query or fragment, where a credential may be
+// written), an os.environ/ reference as it is.
 func storedModelOf(d deployments.Deployment) litellmStoredModel {
-	return litellmStoredModel{ModelID: d.ID, ModelName: d.ModelName, LiteLLMParams: d.LiteLLMParams, ModelInfo: d.ModelInfo, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+	params := d.LiteLLMParams
+	if base, ok := params["api_base"].(string); ok && !strings.HasPrefix(base, litellmconfig.EnvPrefix) {
+		params = maps.Clone(params)
+		if public := completions.PublicURL(base); public != "" {
+			params["api_base"] = public
+		} else {
+			delete(params, "api_base")
+		}
+	}
+	return litellmStoredModel{ModelID: d.ID, ModelName: d.ModelName, LiteLLMParams: params, ModelInfo: d.ModelInfo, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 }
 
 // StoredDeployments serves LiteLLM's /model/new, /model/update, PATCH
