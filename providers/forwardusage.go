@@ -30,6 +30,9 @@ type UsageMeter struct {
 	usage      Usage
 	found      bool
 	model      string
+	// answer is the answer's text so far, kept while it has reported no usage, for
+	// AnswerTokens.
+	answer answerText
 }
 
 // NewUsageMeter returns a meter of an answer in format (FormatOpenAI, FormatAnthropic or
@@ -43,7 +46,8 @@ func NewUsageMeter(format Format, contentType string) (*UsageMeter, error) {
 		return nil, errForwardFormat(format)
 	}
 	ct, _, _ := strings.Cut(contentType, ";")
-	return &UsageMeter{format: format, sse: strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")}, nil
+	return &UsageMeter{format: format, sse: strings.EqualFold(strings.TrimSpace(ct), "text/event-stream"),
+		answer: answerText{limit: maxAnswerText}}, nil
 }
 
 // Write takes the next bytes of the answer; it never fails.
@@ -80,6 +84,8 @@ func (m *UsageMeter) keepLine(b []byte) {
 		return
 	}
 	if len(m.line)+len(b) > maxMeteredLine {
+		// The line's text is lost: its bytes count toward AnswerTokens' rough remainder.
+		m.answer.dropped += len(m.line) + len(b)
 		m.overflow, m.line = true, m.line[:0]
 		return
 	}
@@ -103,6 +109,33 @@ func (m *UsageMeter) event(line []byte) {
 // false when it reported none (an OpenAI stream without stream_options.include_usage, an
 // answer cut before its usage, a JSON answer over MaxMeteredBody).
 func (m *UsageMeter) Usage() (u Usage, model string, ok bool) {
+	m.readBody()
+	if m.format == FormatAnthropic && m.found {
+		m.usage = m.anthropic.usage()
+	}
+	return m.usage, m.model, m.found
+}
+
+// Whole reports whether the answer could be read whole: false for a JSON answer over
+// MaxMeteredBody, whose usage and text were not read.
+func (m *UsageMeter) Whole() bool { return m.sse || !m.overflow }
+
+// AnswerTokens estimates the completion tokens of the answer's text, for an answer that
+// reported no usage (see Usage), as EstimateUsage counts an answer in model's tokenizer:
+// OpenAI's chat choices' content, refusal and tool calls (a stream's
+// choices[].delta.content and tool_calls[].function's name and arguments; a JSON answer's
+// choices[].message) and the legacy completions' choices[].text, each choice counted as
+// one answer. Anthropic and Gemini report usage in their first (or every) event, so their
+// text is not kept. An answer's text past maxAnswerText bytes (and a stream line past
+// maxMeteredLine) is not kept but estimated at 4 bytes a token. A JSON answer over
+// MaxMeteredBody is not read at all: 0 (see Whole).
+func (m *UsageMeter) AnswerTokens(model string) int {
+	m.readBody()
+	return m.answer.tokens(model)
+}
+
+// readBody reads a JSON answer's documents, once, when it is whole.
+func (m *UsageMeter) readBody() {
 	if !m.sse && m.body != nil {
 		body := bytes.TrimSpace(m.body)
 		m.body = nil
@@ -117,10 +150,6 @@ func (m *UsageMeter) Usage() (u Usage, model string, ok bool) {
 			m.document(body)
 		}
 	}
-	if m.format == FormatAnthropic && m.found {
-		m.usage = m.anthropic.usage()
-	}
-	return m.usage, m.model, m.found
 }
 
 // document reads one JSON answer or stream event.
@@ -166,6 +195,7 @@ func (m *UsageMeter) document(b []byte) {
 		var d struct {
 			Model    string          `json:"model"`
 			Usage    json.RawMessage `json:"usage"`
+			Choices  json.RawMessage `json:"choices"`
 			Response *struct {
 				Model string          `json:"model"`
 				Usage json.RawMessage `json:"usage"`
@@ -175,6 +205,9 @@ func (m *UsageMeter) document(b []byte) {
 			return
 		}
 		m.named(d.Model)
+		if !m.found {
+			m.answer.openAIChoices(d.Choices)
+		}
 		m.openAIUsage(d.Usage)
 		if d.Response != nil {
 			m.named(d.Response.Model)

@@ -1,0 +1,147 @@
+package providers
+
+import (
+	"encoding/json"
+)
+
+// maxAnswerText bounds the answer text a UsageMeter keeps (all choices together) to
+// estimate an answer's completion tokens when it reports no usage: a stream is never
+// buffered whole. The text past it is not kept, only its length, estimated at 4 bytes a
+// token (tiktoken's encodings average about that for English text and code).
+const maxAnswerText = 1 << 20
+
+// answerText is an answer's text so far, per choice, at most limit bytes in all.
+type answerText struct {
+	limit   int
+	kept    int
+	dropped int // bytes not kept: past limit, or in a stream line past maxMeteredLine
+	choices map[int]*answerChoice
+}
+
+// answerChoice is one choice's text, refusal and tool calls so far.
+type answerChoice struct {
+	text, refusal []byte
+	calls         map[int]*answerCall
+}
+
+// answerCall is one tool call's name and arguments so far.
+type answerCall struct {
+	name, arguments []byte
+}
+
+// meteredChoice is a choice of an OpenAI answer: a chat chunk's delta, a chat
+// completion's message, or a legacy completion's text. Content is raw so that a shape the
+// meter does not read (an array) is skipped, not a failure of the whole document.
+type meteredChoice struct {
+	Index   int             `json:"index"`
+	Text    json.RawMessage `json:"text"`
+	Delta   *meteredPart    `json:"delta"`
+	Message *meteredPart    `json:"message"`
+}
+
+// meteredPart is a chat chunk's delta or a chat completion's message.
+type meteredPart struct {
+	Content   json.RawMessage `json:"content"`
+	Refusal   json.RawMessage `json:"refusal"`
+	ToolCalls []struct {
+		Index    int `json:"index"`
+		Function struct {
+			Name      json.RawMessage `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// openAIChoices keeps the text of raw, an OpenAI answer's choices (absent or null: none).
+func (a *answerText) openAIChoices(raw json.RawMessage) {
+	if len(raw) == 0 || raw[0] != '[' {
+		return
+	}
+	var choices []meteredChoice
+	if json.Unmarshal(raw, &choices) != nil {
+		return
+	}
+	for i, c := range choices {
+		index := c.Index
+		if c.Message != nil { // a whole answer: its choices are in order
+			index = i
+		}
+		ch := a.choice(index)
+		a.keepString(&ch.text, c.Text)
+		for _, p := range []*meteredPart{c.Delta, c.Message} {
+			if p == nil {
+				continue
+			}
+			a.keepString(&ch.text, p.Content)
+			a.keepString(&ch.refusal, p.Refusal)
+			for j, tc := range p.ToolCalls {
+				ti := tc.Index
+				if p == c.Message {
+					ti = j
+				}
+				call := ch.call(ti)
+				a.keepString(&call.name, tc.Function.Name)
+				a.keepString(&call.arguments, tc.Function.Arguments)
+			}
+		}
+	}
+}
+
+// choice is the choice of index, made when new.
+func (a *answerText) choice(index int) *answerChoice {
+	if a.choices == nil {
+		a.choices = map[int]*answerChoice{}
+	}
+	c := a.choices[index]
+	if c == nil {
+		c = &answerChoice{}
+		a.choices[index] = c
+	}
+	return c
+}
+
+// call is the choice's tool call of index, made when new.
+func (c *answerChoice) call(index int) *answerCall {
+	if c.calls == nil {
+		c.calls = map[int]*answerCall{}
+	}
+	tc := c.calls[index]
+	if tc == nil {
+		tc = &answerCall{}
+		c.calls[index] = tc
+	}
+	return tc
+}
+
+// keepString appends raw, a JSON string (anything else is skipped), to dst while the
+// answer's text is within its limit; the rest is counted in dropped.
+func (a *answerText) keepString(dst *[]byte, raw json.RawMessage) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return
+	}
+	room := max(a.limit-a.kept, 0)
+	if len(s) > room {
+		a.dropped += len(s) - room
+		s = s[:room]
+	}
+	*dst = append(*dst, s...)
+	a.kept += len(s)
+}
+
+// tokens estimates the completion tokens of the text kept, each choice as EstimateUsage
+// counts an answer in model's tokenizer, plus the bytes not kept at 4 bytes a token.
+func (a *answerText) tokens(model string) int {
+	n := (a.dropped + 3) / 4
+	for _, c := range a.choices {
+		resp := Response{Text: string(c.text), Refusal: string(c.refusal)}
+		for _, tc := range c.calls {
+			resp.ToolCalls = append(resp.ToolCalls, ToolCall{Name: string(tc.name), Arguments: string(tc.arguments)})
+		}
+		n += EstimateUsage(model, nil, &resp).CompletionTokens
+	}
+	return n
+}
