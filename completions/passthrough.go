@@ -106,22 +106,24 @@ func (pt *PassThrough) Forwarder() providers.Forwarder { return pt.f }
 // Model is the "provider/model" the request names (the provider alone when it names none).
 func (pt *PassThrough) Model() string { return pt.t.name }
 
-// End ends the request: u is the usage its answer reported (reported false: none came),
-// model the model the answer named ("" to keep the one asked), ttft how long its first
-// bytes took, and err why it did not end in a whole answer (nil: it did; an upstream's
-// error status is a *providers.Error, a caller gone the context's error). Usage reported
-// is priced from the catalogue and billed to the scope's budget (a partial answer's too)
-// and to the ledger; the request is recorded once through the Observer with one attempt.
-// Only the first call counts.
-func (pt *PassThrough) End(ctx context.Context, u providers.Usage, reported bool, ttft time.Duration, err error) {
-	pt.once.Do(func() { pt.end(ctx, u, reported, ttft, err) })
+// End ends the request: u is the usage of its answer (reported by it, estimated when it
+// reported none, or neither: no usage), ttft how long its first bytes took, and err why
+// it did not end in a whole answer (nil: it did; an upstream's error status is a *providers.Error, a caller gone
+// the context's error). Usage reported or estimated is priced from the catalogue and
+// billed to the scope's budget (a partial answer's too) and to the ledger, an estimate
+// marked as such there and in the record; the request is recorded once through the
+// Observer with one attempt. Only the first call counts.
+func (pt *PassThrough) End(ctx context.Context, u PassThroughUsage, ttft time.Duration, err error) {
+	pt.once.Do(func() { pt.end(ctx, u, ttft, err) })
 }
 
-func (pt *PassThrough) end(ctx context.Context, u providers.Usage, reported bool, ttft time.Duration, err error) {
+func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.Duration, err error) {
 	g, p, t := pt.g, pt.p, pt.t
 	defer p.ended()
 	now := g.opts.Now()
 	latency := now.Sub(pt.begin)
+	u, billed := pu.Usage, pu.Reported || pu.Estimated
+	estimated := billed && !pu.Reported
 	a := Attempt{Model: t.name, Outcome: "ok", LatencyMS: latency.Milliseconds(), Started: pt.begin}
 	if err != nil {
 		a.Outcome, a.Error, a.Err = "error", err.Error(), err
@@ -130,21 +132,22 @@ func (pt *PassThrough) end(ctx context.Context, u providers.Usage, reported bool
 			a.Kind = pe.Kind.String()
 		}
 	}
-	p.attempts = append(p.attempts, a)
 	var costs Costs
-	if reported {
+	if billed {
 		costs = g.costs(t.name, u)
-		g.account(ctx, p, t, u, costs, err == nil, false, latency)
+		g.account(ctx, p, t, u, costs, err == nil, estimated, latency)
 	}
+	p.attempts = append(p.attempts, a)
 	if g.opts.Observer == nil {
 		return
 	}
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationPassThrough, Stream: pt.stream,
 		Outcome: RequestOK, Provider: t.provider, Model: t.name, Requested: t.name, Attempts: cloneAttempts(p.attempts),
 		Start: p.start, Latency: now.Sub(p.start), TTFT: ttft, Err: err}
-	if reported {
+	if billed {
 		r.Usage = g.usage(t.name, u)
 		r.Usage.Costs = costs
+		r.UsageEstimated = estimated
 	}
 	switch {
 	case err == nil:

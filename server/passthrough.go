@@ -241,6 +241,36 @@ func isModelCall(pt passThroughRoute, method, path string) bool {
 	return slices.Contains(passThroughModelCalls[pt.provider], path)
 }
 
+// passThroughEstimated are, per provider, the model operations (paths as in
+// passThroughModelCalls) whose usage is estimated when their answer reports none: those
+// that generate or embed text and are billed by its tokens. Counting tokens is free,
+// moderations are free, and speech and images are not priced by tokens.
+var passThroughEstimated = map[string][]string{
+	"anthropic": {"v1/messages", "v1/complete"},
+	"openai":    {"chat/completions", "completions", "responses", "embeddings"},
+}
+
+// geminiEstimated are the methods of Gemini's models/{model}:{method} whose usage is
+// estimated when their answer reports none (see passThroughEstimated).
+var geminiEstimated = []string{"generateContent", "streamGenerateContent", "embedContent", "batchEmbedContents"}
+
+// estimatesUsage reports whether a pass-through request (method, path below pt's prefix)
+// is a model call billed by the estimate of its usage when its answer reports none (see
+// passThroughEstimated).
+func estimatesUsage(pt passThroughRoute, method, path string) bool {
+	if !isModelCall(pt, method, path) {
+		return false
+	}
+	if pt.envelope == envelopeGemini {
+		_, m, _ := strings.Cut(path[strings.LastIndexByte(path, '/')+1:], ":")
+		return slices.Contains(geminiEstimated, m)
+	}
+	if pt.provider == "openai" {
+		path = strings.TrimPrefix(path, "v1/")
+	}
+	return slices.Contains(passThroughEstimated[pt.provider], path)
+}
+
 // passThroughErrors are the failures a pass-through endpoint answers itself, in its
 // provider's envelope; every other status is the provider's own, unchanged.
 var passThroughErrors = map[int]string{
@@ -317,7 +347,7 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
 		}
-		call.End(endCtx, providers.Usage{}, false, 0, err)
+		call.End(endCtx, completions.PassThroughUsage{}, 0, err)
 		if ctx.Err() != nil {
 			return err
 		}
@@ -342,12 +372,22 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	var u providers.Usage
-	reported := false
+	var pu completions.PassThroughUsage
 	if meter != nil {
-		u, _, reported = meter.Usage()
+		pu.Usage, _, pu.Reported = meter.Usage()
 	}
-	call.End(endCtx, u, reported, ttft, err)
+	if !pu.Reported && ttft > 0 && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
+		// The answer reported no usage (an OpenAI stream without include_usage, a JSON
+		// answer too large to read): bill an estimate, as LiteLLM works it out.
+		var whole bool
+		pu.Usage, whole = call.EstimateUsage(body, meter)
+		pu.Estimated = true
+		if !whole {
+			s.log.WarnContext(ctx, "pass-through: the answer was too large to read its usage; billed the prompt's estimate only",
+				"provider", pt.provider, "model", call.Model(), "prompt_tokens", pu.Usage.PromptTokens, "limit_bytes", providers.MaxMeteredBody)
+		}
+	}
+	call.End(endCtx, pu, ttft, err)
 	if err != nil && ctx.Err() == nil && (resp.StatusCode >= 200 && resp.StatusCode <= 299) {
 		s.logStreamEnd(r, "pass-through", err)
 	}
