@@ -10,11 +10,17 @@ import (
 // token (tiktoken's encodings average about that for English text and code).
 const maxAnswerText = 1 << 20
 
+// maxAnswerEntries bounds the choices and tool calls a UsageMeter keeps the text of (all
+// together), so that an answer naming ever new indices does not grow it without end; the
+// text of those past it is counted as the text past maxAnswerText is.
+const maxAnswerEntries = 1024
+
 // answerText is an answer's text so far, per choice, at most limit bytes in all.
 type answerText struct {
 	limit   int
 	kept    int
 	dropped int // bytes not kept: past limit, or in a stream line past maxMeteredLine
+	entries int // choices and tool calls kept, at most maxAnswerEntries
 	choices map[int]*answerChoice
 }
 
@@ -62,51 +68,101 @@ func (a *answerText) openAIChoices(raw json.RawMessage) {
 		return
 	}
 	for i, c := range choices {
+		if !c.hasText() {
+			continue // a role, a finish_reason: nothing to count, no entry to keep
+		}
 		index := c.Index
 		if c.Message != nil { // a whole answer: its choices are in order
 			index = i
 		}
-		ch := a.choice(index)
-		a.keepString(&ch.text, c.Text)
+		ch := a.choice(index) // nil past maxAnswerEntries: its text is counted by length
+		var text, refusal *[]byte
+		if ch != nil {
+			text, refusal = &ch.text, &ch.refusal
+		}
+		a.keepString(text, c.Text)
 		for _, p := range []*meteredPart{c.Delta, c.Message} {
 			if p == nil {
 				continue
 			}
-			a.keepString(&ch.text, p.Content)
-			a.keepString(&ch.refusal, p.Refusal)
+			a.keepString(text, p.Content)
+			a.keepString(refusal, p.Refusal)
 			for j, tc := range p.ToolCalls {
+				if !isText(tc.Function.Name) && !isText(tc.Function.Arguments) {
+					continue
+				}
 				ti := tc.Index
 				if p == c.Message {
 					ti = j
 				}
-				call := ch.call(ti)
-				a.keepString(&call.name, tc.Function.Name)
-				a.keepString(&call.arguments, tc.Function.Arguments)
+				var name, arguments *[]byte
+				if call := a.call(ch, ti); call != nil {
+					name, arguments = &call.name, &call.arguments
+				}
+				a.keepString(name, tc.Function.Name)
+				a.keepString(arguments, tc.Function.Arguments)
 			}
 		}
 	}
 }
 
-// choice is the choice of index, made when new.
+// isText reports whether raw is a JSON string that is not empty.
+func isText(raw json.RawMessage) bool { return len(raw) > 2 && raw[0] == '"' }
+
+// hasText reports whether c carries any text the meter keeps.
+func (c *meteredChoice) hasText() bool {
+	if isText(c.Text) {
+		return true
+	}
+	for _, p := range []*meteredPart{c.Delta, c.Message} {
+		if p == nil {
+			continue
+		}
+		if isText(p.Content) || isText(p.Refusal) {
+			return true
+		}
+		for _, tc := range p.ToolCalls {
+			if isText(tc.Function.Name) || isText(tc.Function.Arguments) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// choice is the choice of index, made when new; nil when it is new and the answer has
+// maxAnswerEntries choices and tool calls already.
 func (a *answerText) choice(index int) *answerChoice {
 	if a.choices == nil {
 		a.choices = map[int]*answerChoice{}
 	}
 	c := a.choices[index]
 	if c == nil {
+		if a.entries >= maxAnswerEntries {
+			return nil
+		}
+		a.entries++
 		c = &answerChoice{}
 		a.choices[index] = c
 	}
 	return c
 }
 
-// call is the choice's tool call of index, made when new.
-func (c *answerChoice) call(index int) *answerCall {
+// call is choice c's tool call of index, made when new; nil when c is nil, or the call is
+// new and the answer has maxAnswerEntries choices and tool calls already.
+func (a *answerText) call(c *answerChoice, index int) *answerCall {
+	if c == nil {
+		return nil
+	}
 	if c.calls == nil {
 		c.calls = map[int]*answerCall{}
 	}
 	tc := c.calls[index]
 	if tc == nil {
+		if a.entries >= maxAnswerEntries {
+			return nil
+		}
+		a.entries++
 		tc = &answerCall{}
 		c.calls[index] = tc
 	}
@@ -114,13 +170,18 @@ func (c *answerChoice) call(index int) *answerCall {
 }
 
 // keepString appends raw, a JSON string (anything else is skipped), to dst while the
-// answer's text is within its limit; the rest is counted in dropped.
+// answer's text is within its limit; the rest (all of it when dst is nil: an entry past
+// maxAnswerEntries) is counted in dropped.
 func (a *answerText) keepString(dst *[]byte, raw json.RawMessage) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
+		return
+	}
+	if dst == nil {
+		a.dropped += len(s)
 		return
 	}
 	room := max(a.limit-a.kept, 0)

@@ -127,7 +127,8 @@ func (m *UsageMeter) Whole() bool { return m.sse || !m.overflow }
 // choices[].message) and the legacy completions' choices[].text, each choice counted as
 // one answer. Anthropic and Gemini report usage in their first (or every) event, so their
 // text is not kept. An answer's text past maxAnswerText bytes (and a stream line past
-// maxMeteredLine) is not kept but estimated at 4 bytes a token. A JSON answer over
+// maxMeteredLine, and the text of choices and tool calls past maxAnswerEntries) is not
+// kept but estimated at 4 bytes a token; a choice or tool call without text counts nothing. A JSON answer over
 // MaxMeteredBody is not read at all: 0 (see Whole).
 func (m *UsageMeter) AnswerTokens(model string) int {
 	m.readBody()
