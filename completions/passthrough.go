@@ -122,8 +122,7 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	defer p.ended()
 	now := g.opts.Now()
 	latency := now.Sub(pt.begin)
-	u, billed := pu.Usage, pu.Reported || pu.Estimated
-	estimated := billed && !pu.Reported
+	u, billed, estimated := pu.Usage, pu.Reported || pu.Estimated, pu.Estimated
 	a := Attempt{Model: t.name, Outcome: "ok", LatencyMS: latency.Milliseconds(), Started: pt.begin}
 	if err != nil {
 		a.Outcome, a.Error, a.Err = "error", err.Error(), err

@@ -16,8 +16,9 @@ type PassThroughUsage struct {
 	// Reported: the answer reported Usage (providers.UsageMeter).
 	Reported bool
 	// Estimated: the answer reported none and Usage was counted locally
-	// (PassThrough.EstimateUsage); it is billed all the same and marked estimated in the
-	// ledger and the history.
+	// (PassThrough.EstimateUsage), or it reported only part (a stream cut before its last
+	// usage) and the completion was counted from its text; it is billed all the same and
+	// marked estimated in the ledger and the history.
 	Estimated bool
 }
 

@@ -206,3 +206,83 @@ func (a *answerText) tokens(model string) int {
 	}
 	return n
 }
+
+// anthropicMeteredBlock is an Anthropic stream's content_block_start's content_block or
+// content_block_delta's delta: text, thinking, or a tool call's name and input's JSON.
+type anthropicMeteredBlock struct {
+	Type        string          `json:"type"`
+	Text        json.RawMessage `json:"text"`
+	Thinking    json.RawMessage `json:"thinking"`
+	Name        json.RawMessage `json:"name"`
+	PartialJSON json.RawMessage `json:"partial_json"`
+}
+
+// anthropicBlock keeps the text of an Anthropic stream's content block index (one answer:
+// choice 0; a tool call per tool_use block).
+func (a *answerText) anthropicBlock(index int, b *anthropicMeteredBlock) {
+	if !isText(b.Text) && !isText(b.Thinking) && !isText(b.Name) && !isText(b.PartialJSON) {
+		return
+	}
+	ch := a.choice(0)
+	var text *[]byte
+	if ch != nil {
+		text = &ch.text
+	}
+	a.keepString(text, b.Text)
+	a.keepString(text, b.Thinking)
+	if isText(b.Name) || isText(b.PartialJSON) {
+		var name, arguments *[]byte
+		if call := a.call(ch, index); call != nil {
+			name, arguments = &call.name, &call.arguments
+		}
+		a.keepString(name, b.Name)
+		a.keepString(arguments, b.PartialJSON)
+	}
+}
+
+// geminiMeteredChoice is a candidate of a Gemini stream's event: its parts' text and
+// function calls.
+type geminiMeteredChoice struct {
+	Index   int `json:"index"`
+	Content struct {
+		Parts []struct {
+			Text         json.RawMessage `json:"text"`
+			FunctionCall *struct {
+				Name json.RawMessage `json:"name"`
+				Args json.RawMessage `json:"args"`
+			} `json:"functionCall"`
+		} `json:"parts"`
+	} `json:"content"`
+	FinishReason string `json:"finishReason"`
+}
+
+// geminiCandidates keeps the text of a Gemini stream event's candidates, each one answer;
+// a function call's args are kept as their JSON.
+func (a *answerText) geminiCandidates(cands []geminiMeteredChoice) {
+	for _, c := range cands {
+		var ch *answerChoice
+		for _, p := range c.Content.Parts {
+			fc := p.FunctionCall
+			if !isText(p.Text) && (fc == nil || !isText(fc.Name) && len(fc.Args) <= 2) {
+				continue
+			}
+			if ch == nil {
+				if ch = a.choice(c.Index); ch == nil {
+					a.keepString(nil, p.Text)
+					continue
+				}
+			}
+			a.keepString(&ch.text, p.Text)
+			if fc != nil {
+				var name, arguments *[]byte
+				if call := a.call(ch, len(ch.calls)); call != nil {
+					name, arguments = &call.name, &call.arguments
+				}
+				a.keepString(name, fc.Name)
+				if args, err := json.Marshal(string(fc.Args)); err == nil && len(fc.Args) > 2 {
+					a.keepString(arguments, args)
+				}
+			}
+		}
+	}
+}

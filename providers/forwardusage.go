@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -29,7 +30,10 @@ type UsageMeter struct {
 	anthropic  anthropicTotals
 	usage      Usage
 	found      bool
-	model      string
+	// final: the answer's last usage came (Anthropic's message_delta, Gemini's event with
+	// a finishReason), so the usage found is the whole answer's.
+	final bool
+	model string
 	// answer is the answer's text so far, kept while it has reported no usage, for
 	// AnswerTokens.
 	answer answerText
@@ -116,6 +120,19 @@ func (m *UsageMeter) Usage() (u Usage, model string, ok bool) {
 	return m.usage, m.model, m.found
 }
 
+// Final reports whether the usage reported (see Usage) is the whole answer's: false for
+// an Anthropic or Gemini stream that ended before its last usage (message_delta's, the
+// event with a finishReason), whose first events report the prompt but not the
+// completion, and for an answer that reported none. The completion of such a stream can be
+// estimated from its text (AnswerTokens).
+func (m *UsageMeter) Final() bool {
+	m.readBody()
+	if !m.sse || m.format == FormatOpenAI {
+		return m.found // a JSON answer's usage, and OpenAI's, are its whole answer's
+	}
+	return m.found && m.final
+}
+
 // Whole reports whether the answer could be read whole: false for a JSON answer over
 // MaxMeteredBody, whose usage and text were not read.
 func (m *UsageMeter) Whole() bool { return m.sse || !m.overflow }
@@ -125,8 +142,9 @@ func (m *UsageMeter) Whole() bool { return m.sse || !m.overflow }
 // OpenAI's chat choices' content, refusal and tool calls (a stream's
 // choices[].delta.content and tool_calls[].function's name and arguments; a JSON answer's
 // choices[].message) and the legacy completions' choices[].text, each choice counted as
-// one answer. Anthropic and Gemini report usage in their first (or every) event, so their
-// text is not kept. An answer's text past maxAnswerText bytes (and a stream line past
+// one answer; for an Anthropic or Gemini stream not Final, the text, thinking and tool
+// calls its events carried (content_block_delta's; candidates' parts), as one answer per
+// candidate. An answer's text past maxAnswerText bytes (and a stream line past
 // maxMeteredLine, and the text of choices and tool calls past maxAnswerEntries) is not
 // kept but estimated at 4 bytes a token; a choice or tool call without text counts nothing. A JSON answer over
 // MaxMeteredBody is not read at all: 0 (see Whole).
@@ -158,12 +176,16 @@ func (m *UsageMeter) document(b []byte) {
 	switch m.format {
 	case FormatAnthropic:
 		var d struct {
+			Type    string          `json:"type"`
+			Index   int             `json:"index"`
 			Model   string          `json:"model"`
 			Usage   *anthropicUsage `json:"usage"`
 			Message *struct {
 				Model string          `json:"model"`
 				Usage *anthropicUsage `json:"usage"`
 			} `json:"message"`
+			Delta        *anthropicMeteredBlock `json:"delta"`
+			ContentBlock *anthropicMeteredBlock `json:"content_block"`
 		}
 		if json.Unmarshal(b, &d) != nil {
 			return
@@ -179,18 +201,35 @@ func (m *UsageMeter) document(b []byte) {
 		if d.Usage != nil {
 			d.Usage.merge(&m.anthropic)
 			m.found = true
+			if d.Type == "message_delta" {
+				m.final = true
+			}
+		}
+		if m.sse && !m.final {
+			for _, blk := range []*anthropicMeteredBlock{d.Delta, d.ContentBlock} {
+				if blk != nil {
+					m.answer.anthropicBlock(d.Index, blk)
+				}
+			}
 		}
 	case FormatGemini:
 		var d struct {
-			UsageMetadata *geminiUsage `json:"usageMetadata"`
-			ModelVersion  string       `json:"modelVersion"`
+			UsageMetadata *geminiUsage          `json:"usageMetadata"`
+			ModelVersion  string                `json:"modelVersion"`
+			Candidates    []geminiMeteredChoice `json:"candidates"`
 		}
 		if json.Unmarshal(b, &d) != nil {
 			return
 		}
 		m.named(d.ModelVersion)
+		if m.sse && !m.final {
+			m.answer.geminiCandidates(d.Candidates)
+		}
 		if d.UsageMetadata != nil {
 			m.usage, m.found = d.UsageMetadata.usage(), true
+			if slices.ContainsFunc(d.Candidates, func(c geminiMeteredChoice) bool { return c.FinishReason != "" }) {
+				m.final = true
+			}
 		}
 	case FormatOpenAI:
 		var d struct {

@@ -376,6 +376,13 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if meter != nil {
 		pu.Usage, _, pu.Reported = meter.Usage()
 	}
+	if pu.Reported && !meter.Final() && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
+		// A stream cut before its last usage (Anthropic's message_delta, Gemini's last
+		// event): its first events reported the prompt, not the completion relayed since.
+		if n := meter.AnswerTokens(call.Model()); n > pu.Usage.CompletionTokens {
+			pu.Usage.CompletionTokens, pu.Estimated = n, true
+		}
+	}
 	if !pu.Reported && ttft > 0 && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
 		// The answer reported no usage (an OpenAI stream without include_usage, a JSON
 		// answer too large to read): bill an estimate, as LiteLLM works it out.
