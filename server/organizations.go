@@ -208,6 +208,41 @@ func checkTeamOrganization(ctx context.Context, g *completions.Gateway, rd store
 	return checkOrganizationModels(ctx, g, rd, owner, id, models, "a team in an organization")
 }
 
+// checkTeamKeysInOrganization answers 422 naming organization_id (a 400 on LiteLLM's
+// routes) when a virtual key of owner's team teamID, read through rd, names a model
+// outside organization o's, naming the key and the model: a team moved into an
+// organization, or an organization's narrowed models, must leave its keys within them
+// (change the key's models first with /key/update). A key without models calls what its
+// team and the organization allow.
+func checkTeamKeysInOrganization(ctx context.Context, g *completions.Gateway, rd store.Reader, owner, teamID string, o organization) error {
+	if len(o.Models) == 0 {
+		return nil
+	}
+	es, err := rd.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return fmt.Errorf("server: listing the keys of team %s: %w", teamID, err)
+	}
+	scope := completions.Scope{Budget: completions.NewBudget(completions.BudgetLimits{AllowedModels: o.Models})}
+	for _, e := range es {
+		rec, err := readKeyRecord(e.Value)
+		if err != nil {
+			return fmt.Errorf("server: key record %s: %w", e.Key, err)
+		}
+		if rec.TeamID != teamID {
+			continue
+		}
+		for i, m := range rec.Models {
+			if !g.Allows(scope, m) {
+				e := Validation(http.StatusUnprocessableEntity, "organization_id: key %s of team %s names %q (its models[%d]), which is not among the models of organization %s (%s): change the key's models first (/key/update)",
+					rec.ID, teamID, m, i, o.OrganizationID, strings.Join(o.Models, ", "))
+				e.Param = "organization_id"
+				return e
+			}
+		}
+	}
+	return nil
+}
+
 // organizationFields are LiteLLM's organization fields the routes take.
 var organizationFields = []string{"organization_id", "organization_alias", "models", "budget_id", "max_budget", "soft_budget",
 	"budget_duration", "tpm_limit", "rpm_limit", "metadata", "blocked"}
@@ -441,6 +476,9 @@ func (s *Server) updateOrganization(ctx context.Context, g *completions.Gateway,
 			for _, t := range teams {
 				if err := modelsWithin(g, o, t.Models, "team "+t.TeamID+" (change its models first with /team/update): a team in an organization"); err != nil {
 					return err
+				}
+				if err := checkTeamKeysInOrganization(ctx, g, tx, owner, t.TeamID, o); err != nil {
+					return litellmRenamed(err, []litellmName{{"organization_id", "models"}})
 				}
 			}
 		}

@@ -369,6 +369,16 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		if err := checkTeamOrganization(ctx, g, tx, owner, t.OrganizationID, t.Models); err != nil {
 			return err
 		}
+		if t.OrganizationID != "" && t.OrganizationID != rec.OrganizationID {
+			// Moved into an organization: its keys' models must be within the organization's too.
+			org, err := storedOrganizationOf(ctx, tx, owner, t.OrganizationID, "organization_id")
+			if err != nil {
+				return err
+			}
+			if err := checkTeamKeysInOrganization(ctx, g, tx, owner, id, org.organization); err != nil {
+				return err
+			}
+		}
 		if err := completions.SetSharedBudgetLimits(ctx, tx, teamBudgetID(owner, id), limits); err != nil {
 			return err
 		}
