@@ -534,6 +534,8 @@ func completionsError(err error) *APIError {
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its user %s was deleted)", gone.Name)
 	case errors.As(err, &gone) && gone.Kind == teamMemberKind:
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team meanwhile (User=%s): try again", gone.Name)
+	case errors.As(err, &gone) && gone.Kind == orgMemberKind:
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team's organization meanwhile (User=%s): try again", gone.Name)
 	case errors.As(err, &gone) && gone.Kind == organizationKind:
 		// Deleting an organization deletes its teams and revokes their keys.
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team's organization %s was deleted)", gone.Name)
@@ -571,8 +573,9 @@ func completionsError(err error) *APIError {
 	case errors.As(err, &team) && team.Kind == endUserKind:
 		// An end user's account refused the request: LiteLLM's wording and status.
 		return endUserRefusal(team)
-	case errors.As(err, &team) && (team.Kind == userKind || team.Kind == teamMemberKind):
-		// A user's account (or its membership's in the key's team) refused the request.
+	case errors.As(err, &team) && (team.Kind == userKind || team.Kind == teamMemberKind || team.Kind == orgMemberKind):
+		// A user's account (or its membership's in the key's team or in the team's
+		// organization) refused the request.
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userRefusal(team))
 	case errors.As(err, &team) && team.Kind == organizationKind:
 		// The account of the organization of the key's team refused the request.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -70,12 +71,15 @@ type litellmOrganizationBudget struct {
 // litellmOrganizationMembership is a membership as LiteLLM's
 // LiteLLM_OrganizationMembershipTable describes one.
 type litellmOrganizationMembership struct {
-	UserID         string    `json:"user_id"`
-	OrganizationID string    `json:"organization_id"`
-	UserRole       string    `json:"user_role" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer"`
-	UserEmail      *string   `json:"user_email" jsonschema:"description=The user's address; null for none"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	UserID         string                   `json:"user_id"`
+	OrganizationID string                   `json:"organization_id"`
+	UserRole       string                   `json:"user_role" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer"`
+	UserEmail      *string                  `json:"user_email" jsonschema:"description=The user's address; null for none"`
+	Spend          float64                  `json:"spend" jsonschema:"description=USD the member's keys of the organization's teams spent since the user joined (0 for a membership an earlier build made until its max_budget_in_organization is set)"`
+	BudgetID       *string                  `json:"budget_id" jsonschema:"description=The membership's account when it has a max_budget_in_organization; null for none"`
+	BudgetTable    *litellmMembershipBudget `json:"litellm_budget_table" jsonschema:"description={max_budget: max_budget_in_organization} when the membership has one; null for none"`
+	CreatedAt      time.Time                `json:"created_at"`
+	UpdatedAt      time.Time                `json:"updated_at"`
 }
 
 // litellmOrganizationIDs is the body of DELETE /organization/delete.
@@ -99,7 +103,7 @@ type litellmOrgMember struct {
 type litellmOrgMemberAddRequest struct {
 	OrganizationID          string          `json:"organization_id" jsonschema:"description=The organization (required)"`
 	Member                  json.RawMessage `json:"member" jsonschema:"description=A member {user_id or user_email\\, role}\\, or a list of them"`
-	MaxBudgetInOrganization *float64        `json:"max_budget_in_organization,omitempty" jsonschema:"description=Not supported: null only"`
+	MaxBudgetInOrganization *float64        `json:"max_budget_in_organization,omitempty" jsonschema:"description=USD each member's keys of the organization's teams may spend together; 0 blocks them; absent or null for no bound"`
 }
 
 // litellmOrgMemberRequest documents the body of PATCH /organization/member_update and
@@ -109,7 +113,7 @@ type litellmOrgMemberRequest struct {
 	UserID                  string   `json:"user_id,omitempty" jsonschema:"description=The member's user id (or user_email)"`
 	UserEmail               string   `json:"user_email,omitempty" jsonschema:"description=The member's address\\, in place of user_id"`
 	Role                    *string  `json:"role,omitempty" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer,description=/organization/member_update: the new role"`
-	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=Not supported: null only"`
+	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=/organization/member_update: USD the member's keys of the organization's teams may spend together (its spend kept); 0 blocks them; null for no bound"`
 }
 
 // litellmOrgMemberAdded is the answer of POST /organization/member_add.
@@ -261,7 +265,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 func (s *Server) litellmOrganizationMemberRoutes() {
 	tags := []string{"LiteLLM compatibility"}
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
-	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has)",
+	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has); max_budget_in_organization bounds each one's keys of the organization's teams",
 		Tags: tags, Request: litellmOrgMemberAddRequest{}, Response: litellmOrgMemberAdded{},
 		Errors: map[int]string{400: "organization_id or member missing, a member already in the organization, or a bad field: the message names it", 403: scoped, 404: "no organization of this key has the organization_id given"}},
 		func(w http.ResponseWriter, r *http.Request) error {
@@ -272,8 +276,9 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if req.OrganizationID == "" {
 				return litellmInvalid("organization_id", "organization_id: required: the organization to add members to")
 			}
-			if req.MaxBudgetInOrganization != nil {
-				return litellmInvalid("max_budget_in_organization", "max_budget_in_organization: Switchyard's organization members have no budget of their own (a user's max_budget bounds its keys: /user/update)")
+			bound, block, err := checkMaxBudgetInOrganization(req.MaxBudgetInOrganization)
+			if err != nil {
+				return err
 			}
 			var members []litellmOrgMember
 			raw := bytes.TrimSpace(req.Member)
@@ -297,7 +302,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			ctx, who := r.Context(), owner(r)
 			var added []organizationMember
 			var users []user
-			err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 				added, users = nil, nil
 				if _, err := storedOrganizationOf(ctx, tx, who, req.OrganizationID, "organization_id"); err != nil {
 					return err
@@ -320,8 +325,9 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 					} else if in {
 						return litellmInvalid(field, "%s: User=%s is already in organization %s: change its role with PATCH /organization/member_update", field, u.UserID, req.OrganizationID)
 					}
-					om := organizationMember{OrganizationID: req.OrganizationID, UserID: u.UserID, Role: m.Role, CreatedAt: now, UpdatedAt: now}
-					if err := store.PutJSON(ctx, tx, store.OrganizationMembers, who+"/"+req.OrganizationID+"/"+u.UserID, om); err != nil {
+					om := organizationMember{OrganizationID: req.OrganizationID, UserID: u.UserID, Role: m.Role,
+						MaxBudgetInOrganization: bound, BudgetBlock: block, CreatedAt: now, UpdatedAt: now}
+					if err := putOrganizationMember(ctx, tx, who, om); err != nil {
 						return err
 					}
 					added, users = append(added, om), append(users, u)
@@ -339,7 +345,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 					return err
 				}
 				out.UpdatedUsers = append(out.UpdatedUsers, lu)
-				out.UpdatedOrganizationMemberships = append(out.UpdatedOrganizationMemberships, litellmOrganizationMembershipOf(added[i], u.UserEmail))
+				out.UpdatedOrganizationMemberships = append(out.UpdatedOrganizationMemberships, s.litellmOrganizationMembershipOf(ctx, who, added[i], u.UserEmail))
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -370,22 +376,31 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 		if req.OrganizationID == "" {
 			return req, litellmInvalid("organization_id", "organization_id: required: the member's organization")
 		}
-		if req.MaxBudgetInOrganization != nil {
-			return req, litellmInvalid("max_budget_in_organization", "max_budget_in_organization: Switchyard's organization members have no budget of their own (a user's max_budget bounds its keys: /user/update)")
-		}
 		return req, nil
 	}
 	memberErrors := map[int]string{400: "organization_id missing, neither user_id nor user_email, or a bad field: the message names it", 403: scoped,
 		404: "no organization of this key has the organization_id given, no user the user_id or user_email, or the user is not a member"}
-	s.Handle(Route{Method: "PATCH", Path: "/organization/member_update", Summary: "LiteLLM's organization member update: changes a member's role",
+	s.Handle(Route{Method: "PATCH", Path: "/organization/member_update", Summary: "LiteLLM's organization member update: changes a member's role or max_budget_in_organization (its spend in the organization is kept)",
 		Tags: tags, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
-			req, err := decodeMember(r)
+			fields, err := litellmBody(r)
 			if err != nil {
 				return err
 			}
+			var req litellmOrgMemberRequest
+			if err := decodeExact(fieldsJSON(fields), &req, http.StatusBadRequest); err != nil {
+				return err
+			}
+			if req.OrganizationID == "" {
+				return litellmInvalid("organization_id", "organization_id: required: the member's organization")
+			}
 			if req.Role != nil && !slices.Contains(organizationRoles, *req.Role) {
 				return litellmInvalid("role", "role: org_admin, internal_user or internal_user_viewer, got %q", *req.Role)
+			}
+			_, budgetGiven := fields["max_budget_in_organization"]
+			bound, block, err := checkMaxBudgetInOrganization(req.MaxBudgetInOrganization)
+			if err != nil {
+				return err
 			}
 			ctx, who := r.Context(), owner(r)
 			var m organizationMember
@@ -398,13 +413,16 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				if req.Role != nil {
 					m.Role, m.UpdatedAt = *req.Role, time.Now().UTC()
 				}
-				return store.PutJSON(ctx, tx, store.OrganizationMembers, who+"/"+m.OrganizationID+"/"+m.UserID, m)
+				if budgetGiven {
+					m.MaxBudgetInOrganization, m.BudgetBlock, m.UpdatedAt = bound, block, time.Now().UTC()
+				}
+				return putOrganizationMember(ctx, tx, who, m)
 			})
 			if err != nil {
 				return err
 			}
 			s.log.InfoContext(ctx, "organization member updated", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
-			writeJSON(w, http.StatusOK, litellmOrganizationMembershipOf(m, u.UserEmail))
+			writeJSON(w, http.StatusOK, s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail))
 			return nil
 		})
 	s.Handle(Route{Method: "DELETE", Path: "/organization/member_delete", Summary: "LiteLLM's organization member delete: takes a user out of an organization (the user and its keys stay)",
@@ -417,6 +435,9 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if req.Role != nil {
 				return litellmInvalid("role", "role: belongs to PATCH /organization/member_update")
 			}
+			if req.MaxBudgetInOrganization != nil {
+				return litellmInvalid("max_budget_in_organization", "max_budget_in_organization: belongs to PATCH /organization/member_update")
+			}
 			ctx, who := r.Context(), owner(r)
 			var m organizationMember
 			var u user
@@ -425,23 +446,45 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				if m, u, err = member(ctx, tx, who, req); err != nil {
 					return err
 				}
-				return tx.Delete(ctx, store.OrganizationMembers, who+"/"+m.OrganizationID+"/"+m.UserID)
+				return deleteOrganizationMember(ctx, tx, who, m.OrganizationID, m.UserID)
 			})
 			if err != nil {
 				return err
 			}
 			s.log.InfoContext(ctx, "organization member deleted", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
-			writeJSON(w, http.StatusOK, litellmOrganizationMembershipOf(m, u.UserEmail))
+			out := litellmOrganizationMembershipOf(m, u.UserEmail)
+			if m.maxBudget() != nil { // its account is gone with it: described as it was
+				id := orgMemberBudgetID(who, m.OrganizationID, m.UserID)
+				out.BudgetID, out.BudgetTable = &id, &litellmMembershipBudget{MaxBudget: m.maxBudget()}
+			}
+			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
 }
 
 // litellmOrganizationMembershipOf describes m (of a user with address email) in LiteLLM's
-// fields.
+// fields, without its spend.
 func litellmOrganizationMembershipOf(m organizationMember, email string) litellmOrganizationMembership {
 	out := litellmOrganizationMembership{UserID: m.UserID, OrganizationID: m.OrganizationID, UserRole: m.Role, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 	if email != "" {
 		out.UserEmail = &email
+	}
+	return out
+}
+
+// litellmOrganizationMembershipOf describes owner's membership m (of a user with address
+// email) in LiteLLM's fields, with its account's spend and, when it has a
+// max_budget_in_organization, its budget_id and litellm_budget_table as LiteLLM's.
+func (s *Server) litellmOrganizationMembershipOf(ctx context.Context, owner string, m organizationMember, email string) litellmOrganizationMembership {
+	out := litellmOrganizationMembershipOf(m, email)
+	id := orgMemberBudgetID(owner, m.OrganizationID, m.UserID)
+	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, id); err == nil {
+		out.Spend = b.Used(ctx).CostUSD
+	} else if !errors.Is(err, store.ErrNotFound) {
+		s.log.WarnContext(ctx, "reading an organization member's account", "organization_id", m.OrganizationID, "user_id", m.UserID, "err", err)
+	}
+	if mb := m.maxBudget(); mb != nil {
+		out.BudgetID, out.BudgetTable = &id, &litellmMembershipBudget{MaxBudget: mb}
 	}
 	return out
 }
@@ -515,7 +558,7 @@ func (s *Server) litellmOrganizationOf(ctx context.Context, owner string, o orga
 		if rec, err := store.GetJSON[storedUser](ctx, s.cfg.Store, store.Users, owner+"/"+m.UserID); err == nil {
 			email = rec.UserEmail
 		}
-		out.Members = append(out.Members, litellmOrganizationMembershipOf(m, email))
+		out.Members = append(out.Members, s.litellmOrganizationMembershipOf(ctx, owner, m, email))
 	}
 	return out
 }

@@ -63,7 +63,7 @@ type litellmTeamMembership struct {
 
 // litellmMembershipBudget is a membership's LiteLLM_BudgetTable.
 type litellmMembershipBudget struct {
-	MaxBudget *float64 `json:"max_budget" jsonschema:"description=max_budget_in_team; null for no bound"`
+	MaxBudget *float64 `json:"max_budget" jsonschema:"description=max_budget_in_team (of a team membership) or max_budget_in_organization (of an organization membership); null for no bound; 0 blocks"`
 }
 
 // litellmMemberAdded is the answer of POST /team/member_add: the team, and the users and

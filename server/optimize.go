@@ -426,6 +426,11 @@ func keyScopes(st *store.Store) ScopeResolver {
 						return nil, err
 					}
 					vk.Org, vk.OrgRPM = organizationBudgetID(owner, t.OrganizationID), o.RequestsPerMinute
+					if s.UserID != "" {
+						if err := joinOrganizationMember(ctx, st, owner, t.OrganizationID, s.UserID, b); err != nil {
+							return nil, err
+						}
+					}
 				}
 			}
 			if s.UserID != "" {

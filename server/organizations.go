@@ -43,6 +43,9 @@ const (
 	maxOrganizationIDLength = 128
 	// organizationKind is the kind of an organization's account in a key's refusals.
 	organizationKind = "organization"
+	// orgMemberKind is the kind of an organization membership's account in a key's
+	// refusals.
+	orgMemberKind = "organization_member"
 )
 
 // organizationRoles are the roles a member may have in an organization (LiteLLM's).
@@ -77,11 +80,93 @@ type storedOrganization struct {
 
 // organizationMember is a membership's record in store.OrganizationMembers.
 type organizationMember struct {
-	OrganizationID string    `json:"organization_id"`
-	UserID         string    `json:"user_id"`
-	Role           string    `json:"user_role"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	OrganizationID string `json:"organization_id"`
+	UserID         string `json:"user_id"`
+	Role           string `json:"user_role"`
+	// MaxBudgetInOrganization bounds what the user's keys of the organization's teams spend
+	// together (0: no bound unless BudgetBlock).
+	MaxBudgetInOrganization float64 `json:"max_budget_in_organization,omitempty"`
+	// BudgetBlock is max_budget_in_organization 0: the user's keys of the organization's
+	// teams are refused.
+	BudgetBlock bool      `json:"budget_block,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// limits is the membership account's limits.
+func (m organizationMember) limits() completions.BudgetLimits {
+	return completions.BudgetLimits{MaxCostUSD: m.MaxBudgetInOrganization, Blocked: m.BudgetBlock}
+}
+
+// maxBudget is m's max_budget_in_organization in LiteLLM's terms: nil for none, 0 for a
+// block.
+func (m organizationMember) maxBudget() *float64 {
+	switch {
+	case m.BudgetBlock:
+		return new(float64)
+	case m.MaxBudgetInOrganization > 0:
+		v := m.MaxBudgetInOrganization
+		return &v
+	}
+	return nil
+}
+
+// orgMemberBudgetID is the store.Budgets id of user's membership of owner's organization
+// org: the account the user's keys of the organization's teams spend from together.
+func orgMemberBudgetID(owner, org, user string) string {
+	return "orgmember/" + owner + "/" + org + "/" + user
+}
+
+// checkMaxBudgetInOrganization reads max_budget_in_organization: the membership's bound
+// and block.
+func checkMaxBudgetInOrganization(v *float64) (bound float64, block bool, err error) {
+	if v == nil {
+		return 0, false, nil
+	}
+	if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
+		return 0, false, litellmInvalid("max_budget_in_organization", "max_budget_in_organization: must be a number of at least 0 (0 blocks the member's keys of the organization), got %v", *v)
+	}
+	return *v, *v == 0, nil
+}
+
+// putOrganizationMember stores owner's membership m and its account (its limits replaced
+// when it has one, its spend kept) through tx.
+func putOrganizationMember(ctx context.Context, tx store.Tx, owner string, m organizationMember) error {
+	if err := store.PutJSON(ctx, tx, store.OrganizationMembers, owner+"/"+m.OrganizationID+"/"+m.UserID, m); err != nil {
+		return err
+	}
+	id := orgMemberBudgetID(owner, m.OrganizationID, m.UserID)
+	if _, err := tx.Get(ctx, store.Budgets, id); errors.Is(err, store.ErrNotFound) {
+		return completions.PutSharedBudget(ctx, tx, id, m.limits())
+	} else if err != nil {
+		return fmt.Errorf("server: reading the account of %s in organization %s: %w", m.UserID, m.OrganizationID, err)
+	}
+	return completions.SetSharedBudgetLimits(ctx, tx, id, m.limits())
+}
+
+// deleteOrganizationMember removes user's membership of owner's organization org and its
+// account through tx; a missing one is not an error.
+func deleteOrganizationMember(ctx context.Context, tx store.Tx, owner, org, user string) error {
+	if err := tx.Delete(ctx, store.OrganizationMembers, owner+"/"+org+"/"+user); err != nil {
+		return err
+	}
+	return tx.Delete(ctx, store.Budgets, orgMemberBudgetID(owner, org, user))
+}
+
+// joinOrganizationMember puts a virtual key's budget b (of user, of a team in owner's
+// organization org) inside the account of the user's membership of the organization, in
+// st, when the membership has one: a key whose user is not a member (or whose membership
+// an earlier build made, without an account) draws on nothing more.
+func joinOrganizationMember(ctx context.Context, st *store.Store, owner, org, user string, b *completions.Budget) error {
+	mb, err := completions.LoadSharedBudget(ctx, st, orgMemberBudgetID(owner, org, user))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b.AddParent(mb, orgMemberKind, user+" in Organization="+org)
+	return nil
 }
 
 // organizationBudgetID is the store.Budgets id of owner's organization id.
@@ -527,7 +612,7 @@ func (s *Server) deleteOrganizations(ctx context.Context, owner string, ids []st
 				return err
 			}
 			for _, m := range ms {
-				if err := tx.Delete(ctx, store.OrganizationMembers, owner+"/"+id+"/"+m.UserID); err != nil {
+				if err := deleteOrganizationMember(ctx, tx, owner, id, m.UserID); err != nil {
 					return err
 				}
 			}
@@ -605,9 +690,9 @@ func deleteUserOrganizationMemberships(ctx context.Context, tx store.Tx, owner, 
 	}
 	for _, e := range es {
 		// "<owner>/<organization_id>/<user_id>": organization ids hold no '/'.
-		_, u, ok := strings.Cut(strings.TrimPrefix(e.Key, owner+"/"), "/")
+		org, u, ok := strings.Cut(strings.TrimPrefix(e.Key, owner+"/"), "/")
 		if ok && u == user {
-			if err := tx.Delete(ctx, store.OrganizationMembers, e.Key); err != nil {
+			if err := deleteOrganizationMember(ctx, tx, owner, org, user); err != nil {
 				return err
 			}
 		}

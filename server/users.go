@@ -604,7 +604,7 @@ func joinUser(ctx context.Context, st *store.Store, owner, id, team string, b *c
 // name the user).
 func userRefusal(e *completions.BudgetExceededError) string {
 	if e.Limits.Blocked {
-		return "User=" + e.Name + " is blocked (its max_budget is 0). Update via `/user/update` (`/team/member_update` for a team member's max_budget_in_team) if you're an admin."
+		return "User=" + e.Name + " is blocked (its max_budget is 0). Update via `/user/update` (`/team/member_update` for a team member's max_budget_in_team, `/organization/member_update` for an organization member's max_budget_in_organization) if you're an admin."
 	}
 	msg := "Budget has been exceeded! User=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
 	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD) {
