@@ -734,15 +734,18 @@ func organizationsNamingBudget(ctx context.Context, tx store.Tx, owner, id strin
 }
 
 // applyBudgetToOrganizations sets the budget fields of every organization of owner naming
-// budget b to b's, and their accounts' limits with them, through tx; it returns how many
-// it changed. Their spend is kept.
+// budget b to b's, and their accounts' limits with them, through tx, marking them updated
+// (updated_at now, updated_by owner) as /organization/update does; it returns how many it
+// changed. Their spend is kept.
 func applyBudgetToOrganizations(ctx context.Context, tx store.Tx, owner string, b litellmBudgetRecord) (int, error) {
 	os, err := organizationsNamingBudget(ctx, tx, owner, b.BudgetID)
 	if err != nil {
 		return 0, err
 	}
+	now := time.Now().UTC()
 	for _, o := range os {
 		o.MaxBudgetUSD, o.SoftBudgetUSD, o.BudgetDuration, o.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+		o.UpdatedAt, o.UpdatedBy = now, owner
 		if err := completions.SetSharedBudgetLimits(ctx, tx, organizationBudgetID(owner, o.OrganizationID), organizationLimits(o)); err != nil {
 			return 0, err
 		}

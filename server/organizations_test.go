@@ -272,7 +272,8 @@ func TestOrganizationMembersAndList(t *testing.T) {
 // TestOrganizationBudgetID: on every store driver, an organization named a LiteLLM budget
 // takes its limits, which a /budget/update reaches and which hold on requests; a budget
 // field beside it with another value and an unknown budget_id are refused naming the
-// field, and the budget cannot be deleted while the organization names it.
+// field, a /budget/update marks the organization updated (updated_at moves on), and the
+// budget cannot be deleted while the organization names it.
 func TestOrganizationBudgetID(t *testing.T) {
 	drivertest.ForEach(t, func(t *testing.T, d store.Driver) {
 		hs, s := keysServer(t, store.New(d), 0)
@@ -296,8 +297,8 @@ func TestOrganizationBudgetID(t *testing.T) {
 		if r := do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"small","max_budget":1}`); r.status != http.StatusOK {
 			t.Fatal(r.status, r.raw)
 		}
-		if info := litellmOrganizationInfo(t, s, "acme"); *info.BudgetTable.MaxBudget != 1 {
-			t.Fatalf("the organization after /budget/update: %+v", info.BudgetTable)
+		if info := litellmOrganizationInfo(t, s, "acme"); *info.BudgetTable.MaxBudget != 1 || !info.UpdatedAt.After(org.UpdatedAt) || info.CreatedAt != org.CreatedAt {
+			t.Fatalf("the organization after /budget/update (updated_at %v, was %v): %+v", info.UpdatedAt, org.UpdatedAt, info.BudgetTable)
 		}
 		if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
 			t.Fatalf("after the budget was raised: %d %s", st, b)
