@@ -99,6 +99,21 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// showRecord returns how a subcommand answers with one record: the call's error as it is,
+// else the record as JSON with --json, else as print writes it.
+func showRecord[T any](w io.Writer, jsonOut bool, print func(io.Writer, T)) func(T, error) error {
+	return func(v T, err error) error {
+		if err != nil {
+			return err
+		}
+		if jsonOut {
+			return printJSON(w, v)
+		}
+		print(w, v)
+		return nil
+	}
+}
+
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

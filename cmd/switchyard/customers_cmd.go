@@ -59,16 +59,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	show := func(u *client.Customer, err error) error {
-		if err != nil {
-			return err
-		}
-		if cf.jsonOut {
-			return printJSON(stdout, u)
-		}
-		printCustomer(stdout, u)
-		return nil
-	}
+	show := showRecord(stdout, cf.jsonOut, printCustomer)
 	switch sub {
 	case "create":
 		if len(pos) != 1 {

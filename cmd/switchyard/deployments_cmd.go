@@ -118,16 +118,7 @@ func runDeployments(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	show := func(d *client.Deployment, err error) error {
-		if err != nil {
-			return err
-		}
-		if cf.jsonOut {
-			return printJSON(stdout, d)
-		}
-		printDeployment(stdout, d)
-		return nil
-	}
+	show := showRecord(stdout, cf.jsonOut, printDeployment)
 	switch sub {
 	case "add":
 		if len(pos) > 0 {

@@ -69,16 +69,7 @@ func runOrgs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	show := func(o *client.Organization, err error) error {
-		if err != nil {
-			return err
-		}
-		if cf.jsonOut {
-			return printJSON(stdout, o)
-		}
-		printOrg(stdout, o)
-		return nil
-	}
+	show := showRecord(stdout, cf.jsonOut, printOrg)
 	switch sub {
 	case "create":
 		if len(pos) > 0 {

@@ -77,16 +77,7 @@ func runTeamMembers(ctx context.Context, args []string, stdout, stderr io.Writer
 			return err
 		}
 	}
-	show := func(m *client.TeamMember, err error) error {
-		if err != nil {
-			return err
-		}
-		if cf.jsonOut {
-			return printJSON(stdout, m)
-		}
-		printTeamMember(stdout, m)
-		return nil
-	}
+	show := showRecord(stdout, cf.jsonOut, printTeamMember)
 	switch sub {
 	case "add":
 		if len(pos) != 2 {

@@ -66,16 +66,7 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	show := func(t *client.Team, err error) error {
-		if err != nil {
-			return err
-		}
-		if cf.jsonOut {
-			return printJSON(stdout, t)
-		}
-		printTeam(stdout, t)
-		return nil
-	}
+	show := showRecord(stdout, cf.jsonOut, printTeam)
 	switch sub {
 	case "create":
 		if len(pos) > 0 {

@@ -62,16 +62,7 @@ func runUsers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	show := func(u *client.User, err error) error {
-		if err != nil {
-			return err
-		}
-		if cf.jsonOut {
-			return printJSON(stdout, u)
-		}
-		printUser(stdout, u)
-		return nil
-	}
+	show := showRecord(stdout, cf.jsonOut, printUser)
 	switch sub {
 	case "create":
 		if len(pos) > 0 {
