@@ -4,7 +4,9 @@
 // LiteLLM model_list entry (model_name, litellm_params, model_info) read exactly as one of
 // the config file is (litellmconfig.ParseWith): the same provider entries, groups, limits,
 // timeouts and prices; one named like a group of the file joins it. Its api_key is stored
-// sealed (AES-256-GCM under Options.SecretKey), never in clear, and never returned.
+// sealed (AES-256-GCM under Options.SecretKey), never in clear, and never returned; so is a
+// credential written into its api_base (user:password@, a query such as ?key= or ?code=),
+// the api_base being stored and answered in its public form (completions.PublicURL).
 // Deployments stored by another replica on the same store are picked up by Sync, which Run
 // calls on an interval.
 package deployments
@@ -112,6 +114,16 @@ type record struct {
 	// SealedKey is the api_key sealed (base64 of nonce and ciphertext; "" for none or an
 	// os.environ/ reference, which stays in LiteLLMParams).
 	SealedKey string `json:"sealed_api_key,omitempty"`
+	// SealedBase is the api_base sealed when it carries a credential (user info, a query or
+	// a fragment), LiteLLMParams then holding its public form; "" otherwise. A record an
+	// earlier build wrote has none, its api_base in LiteLLMParams as given.
+	SealedBase string `json:"sealed_api_base,omitempty"`
+}
+
+// sealedSecrets are the sealed values a record keeps from before when an update does not
+// give them anew.
+type sealedSecrets struct {
+	key, base string
 }
 
 // Service keeps the deployments and applies them. Make one with New.
@@ -207,7 +219,7 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 		return Deployment{}, fmt.Errorf("%w: model_info.id %q is a deployment of the config file", ErrDuplicate, id)
 	}
 	now := s.opts.Now().UTC()
-	rec, err := s.recordOf(id, in, "", now, now)
+	rec, err := s.recordOf(id, in, sealedSecrets{}, now, now)
 	if err != nil {
 		return Deployment{}, err
 	}
@@ -256,9 +268,12 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 			merged.ModelInfo = map[string]any{}
 		}
 		maps.Copy(merged.ModelInfo, in.ModelInfo)
-		sealed := old.SealedKey
+		sealed := sealedSecrets{key: old.SealedKey, base: old.SealedBase}
 		if _, given := in.LiteLLMParams["api_key"]; given {
-			sealed = ""
+			sealed.key = ""
+		}
+		if _, given := in.LiteLLMParams["api_base"]; given {
+			sealed.base = ""
 		}
 		rec, err := s.recordOf(id, merged, sealed, old.CreatedAt, s.opts.Now().UTC())
 		if err != nil {
@@ -408,15 +423,25 @@ func (s *Service) parse(recs []record) (*litellmconfig.Config, error) {
 	return litellmconfig.ParseWith(s.opts.Config, entries, s.opts.LookupEnv)
 }
 
-// entry is r as a model_list entry, its api_key unsealed.
+// entry is r as a model_list entry, its api_key and api_base unsealed.
 func (s *Service) entry(r record) (map[string]any, error) {
 	params := maps.Clone(r.LiteLLMParams)
+	if params == nil {
+		params = map[string]any{}
+	}
 	if r.SealedKey != "" {
 		key, err := s.unseal(r.SealedKey)
 		if err != nil {
 			return nil, fmt.Errorf("deployments: %s: api_key: %w", r.ID, err)
 		}
 		params["api_key"] = key
+	}
+	if r.SealedBase != "" {
+		base, err := s.unseal(r.SealedBase)
+		if err != nil {
+			return nil, fmt.Errorf("deployments: %s: api_base: %w", r.ID, err)
+		}
+		params["api_base"] = base
 	}
 	return map[string]any{"model_name": r.ModelName, "litellm_params": params, "model_info": r.ModelInfo}, nil
 }
@@ -472,8 +497,9 @@ func (s *Service) checkProviders(cfg *litellmconfig.Config) error {
 }
 
 // recordOf checks in (the fields litellmconfig does not) and makes its record, the
-// api_key sealed; sealed is the api_key kept from before (in gives none).
-func (s *Service) recordOf(id string, in Input, sealed string, created, updated time.Time) (record, error) {
+// api_key and a credential in api_base sealed; kept are the sealed values kept from before
+// (for the fields in does not give).
+func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, updated time.Time) (record, error) {
 	if strings.TrimSpace(in.ModelName) == "" {
 		return record{}, &FieldError{Field: "model_name", Message: "is required: the name clients send"}
 	}
@@ -508,6 +534,17 @@ func (s *Service) recordOf(id string, in Input, sealed string, created, updated 
 		}
 	}
 	params := maps.Clone(in.LiteLLMParams)
+	sealed, sealedBase := kept.key, kept.base
+	if base, ok := params["api_base"].(string); ok && hasCredential(base) {
+		if s.aead == nil {
+			return record{}, &FieldError{Field: "litellm_params.api_base", Message: "carries a credential (user:password@, a query such as ?key= or ?code=, or a fragment) that cannot be stored: the server has no key to seal it with (set LITELLM_SALT_KEY, give os.environ/NAME, or put the key in api_key)"}
+		}
+		var err error
+		if sealedBase, err = s.seal(base); err != nil {
+			return record{}, err
+		}
+		params["api_base"] = completions.PublicURL(base)
+	}
 	if k, ok := params["api_key"]; ok {
 		delete(params, "api_key")
 		key, isText := k.(string)
@@ -533,7 +570,19 @@ func (s *Service) recordOf(id string, in Input, sealed string, created, updated 
 	}
 	info["id"] = id
 	info["db_model"] = true
-	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated}, SealedKey: sealed}, nil
+	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated},
+		SealedKey: sealed, SealedBase: sealedBase}, nil
+}
+
+// hasCredential reports whether an api_base (already checked to be an http(s) URL or an
+// os.environ/ reference) carries what completions.PublicURL leaves out of it: user info,
+// a query (?key=, ?api-key=, ?code=) or a fragment.
+func hasCredential(base string) bool {
+	if strings.HasPrefix(base, litellmconfig.EnvPrefix) {
+		return false
+	}
+	u, err := url.Parse(base)
+	return err == nil && (u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "")
 }
 
 // idOf reads model_info.id ("" when not given).
@@ -562,7 +611,7 @@ func newID() string {
 func (s *Service) seal(key string) (string, error) {
 	nonce := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("deployments: sealing api_key: %w", err)
+		return "", fmt.Errorf("deployments: sealing a secret: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(key), nil)), nil
 }
