@@ -325,7 +325,9 @@ func (s *Service) inConfig(id string) bool {
 	return false
 }
 
-// Run applies what other replicas store every Options.Poll until ctx ends.
+// Run applies what other replicas store every Options.Poll until ctx ends. It returns once
+// ctx has ended (a Sync under way stops with it) and makes no store call after it returned:
+// a caller that closes the store runs Run in a goroutine and waits for it first.
 func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.opts.Poll)
 	defer t.Stop()
@@ -334,6 +336,9 @@ func (s *Service) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if ctx.Err() != nil {
+				return // a tick and the end together: select may have taken the tick
+			}
 			if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
 				s.log.WarnContext(ctx, "deployments: applying the stored deployments", "err", err)
 			}

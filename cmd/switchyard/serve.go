@@ -392,6 +392,14 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		}
 		defer stop()
 	}
+	// Runs before the deferred Close of the store (deferred earlier), on every return once
+	// start launched the deployments poller: a poll under way stops, and nothing of it
+	// touches the store after.
+	defer func() {
+		if wiring.stopPolling != nil {
+			wiring.stopPolling()
+		}
+	}()
 	if err := wiring.start(ctx); err != nil {
 		srv.Close(context.Background())
 		return err

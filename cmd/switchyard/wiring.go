@@ -41,6 +41,9 @@ type wiring struct {
 	// them per process. stopSharing (set by start) ends their exchange after a last one.
 	limits      *store.Counters
 	stopSharing func()
+	// stopPolling (set by start) stops the deployments poller and waits for it: serve calls
+	// it before the store is closed.
+	stopPolling func()
 	// queue is the job queue shared by every process (PostgreSQL store); nil with bbolt.
 	queue *riverqueue.Queue
 	log   *slog.Logger
@@ -396,8 +399,7 @@ func (w *wiring) start(ctx context.Context) error {
 			return fmt.Errorf("starting the job queue: %w", err)
 		}
 	}
-	// Deployments other replicas store, every --deployments-poll.
-	go w.stored.Run(ctx)
+	w.pollDeployments(ctx)
 	if w.health != nil {
 		// Checks at once, then every --model-health-interval until serve shuts down.
 		go w.health.Run(ctx)
@@ -425,6 +427,19 @@ func (w *wiring) start(ctx context.Context) error {
 		go sweepEvery(ctx, sw.what, sw.kind, sw.sweep, time.Hour, w.log, w.swept())
 	}
 	return nil
+}
+
+// pollDeployments applies the deployments other replicas store, every --deployments-poll,
+// until ctx ends or stopPolling is called; stopPolling returns once the poller has stopped,
+// so the store may be closed after it.
+func (w *wiring) pollDeployments(ctx context.Context) {
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	w.stopPolling = func() { stop(); <-done }
+	go func() {
+		defer close(done)
+		w.stored.Run(pctx)
+	}()
 }
 
 // storeSweep is one hourly sweep of the store: what it sweeps (for the log), its kind (the
