@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"path"
 	"slices"
 	"strings"
 )
@@ -43,6 +45,62 @@ func deploymentPath(path string) bool {
 	return strings.HasPrefix(path, "/openai/deployments/") || strings.HasPrefix(path, "/engines/")
 }
 
+// passThroughOpenAIPattern is the /openai pass-through's mux pattern (passThroughEndpoints):
+// what a deployment route's path with a '/' in its deployment matches in the mux.
+const passThroughOpenAIPattern = "/openai/{path...}"
+
+// deploymentAlias is r for the deployment or engine route its path names when the
+// deployment (or engine model) in it contains '/' sent unescaped — Python's AzureOpenAI
+// calls /openai/deployments/openai/gpt-4o/chat/completions for the model openai/gpt-4o, and
+// LiteLLM's {model:path} routes take it — nil otherwise. A ServeMux wildcard takes one
+// segment, so such a path matched only the pass-through (pattern, as the mux matched r) or
+// nothing. A POST whose path ends in an operation of deploymentRoutes (the longest that
+// fits: chat/completions before completions) is that route's with the rest as the
+// deployment, escaped into one segment as an SDK escaping it sends it; any other method or
+// ending stays with the pass-through. The alias is the deployment route in every respect:
+// its key scopes, body limit, rate and errors; its handler reads the deployment whole
+// (r.PathValue unescapes it).
+func (s *Server) deploymentAlias(r *http.Request, pattern string) *http.Request {
+	if r.Method != http.MethodPost || (pattern != "" && pattern != passThroughOpenAIPattern) {
+		return nil
+	}
+	p := r.URL.Path
+	if path.Clean(p) != p {
+		return nil // dot segments or empty ones: the mux's redirect, or the pass-through's refusal
+	}
+	var best *deploymentRoute
+	var name string
+	for i, d := range deploymentRoutes {
+		prefix, rest, _ := strings.Cut(d.path, "{")
+		_, suffix, _ := strings.Cut(rest, "}")
+		mid, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			continue
+		}
+		if mid, ok = strings.CutSuffix(mid, suffix); !ok || !strings.Contains(mid, "/") {
+			continue
+		}
+		if best == nil || len(d.path) > len(best.path) {
+			best, name = &deploymentRoutes[i], mid
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	prefix, rest, _ := strings.Cut(best.path, "{")
+	_, suffix, _ := strings.Cut(rest, "}")
+	// As v1Alias does: a shallow copy of r with its own URL.
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.RawPath = prefix + url.PathEscape(name) + suffix
+	if _, got := s.mux.Handler(r2); got != http.MethodPost+" "+best.path {
+		return nil // the server does not serve that route (no such /v1 route)
+	}
+	return r2
+}
+
 // deploymentModelKey is the context key of the model a deployment route's path names.
 type deploymentModelKey struct{}
 
@@ -72,7 +130,7 @@ func (s *Server) registerDeploymentRoutes() {
 		if d.wildcard == "model" {
 			what = "LiteLLM's engine form"
 		}
-		rt.Summary = what + " of POST " + d.v1 + ": {" + d.wildcard + "} is the model (it replaces the body's model); the rest as there"
+		rt.Summary = what + " of POST " + d.v1 + ": {" + d.wildcard + "} is the model (it replaces the body's model; a provider/model may come with its '/' escaped as %2F or as it is); the rest as there"
 		rt.Query = append(slices.Clone(rt.Query), QueryParam{Name: "api-version",
 			Description: "Azure OpenAI's API version, as its SDKs send it: accepted and ignored (any value, or none)"})
 		rt.Headers = append(slices.Clone(rt.Headers), HeaderParam{Name: "api-key",

@@ -431,6 +431,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			h, pattern = s.mux.Handler(r)
 		}
 	}
+	if alias := s.deploymentAlias(r, pattern); alias != nil {
+		r = alias
+		h, pattern = s.mux.Handler(r)
+	}
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.pattern = pattern
 	}
