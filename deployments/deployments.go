@@ -246,13 +246,7 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
 	var out Deployment
 	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
-		old, err := get(ctx, tx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			if s.inConfig(id) {
-				return fmt.Errorf("%w: %s", ErrInConfig, id)
-			}
-			return fmt.Errorf("%w: %s", ErrNotFound, id)
-		}
+		old, err := s.stored(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -296,13 +290,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 func (s *Service) Delete(ctx context.Context, id string) (Deployment, error) {
 	var out Deployment
 	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
-		old, err := get(ctx, tx, id)
-		if errors.Is(err, store.ErrNotFound) {
-			if s.inConfig(id) {
-				return fmt.Errorf("%w: %s", ErrInConfig, id)
-			}
-			return fmt.Errorf("%w: %s", ErrNotFound, id)
-		}
+		old, err := s.stored(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -662,6 +650,19 @@ func (s *Service) records(ctx context.Context, r store.Reader) ([]record, error)
 }
 
 // get reads the record id.
+// stored reads the stored deployment id for a change: ErrInConfig when id is a deployment
+// of the config file, ErrNotFound when it is no deployment.
+func (s *Service) stored(ctx context.Context, r store.Reader, id string) (record, error) {
+	rec, err := get(ctx, r, id)
+	if errors.Is(err, store.ErrNotFound) {
+		if s.inConfig(id) {
+			return record{}, fmt.Errorf("%w: %s", ErrInConfig, id)
+		}
+		return record{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return rec, err
+}
+
 func get(ctx context.Context, r store.Reader, id string) (record, error) {
 	b, err := r.Get(ctx, store.Deployments, id)
 	if err != nil {
