@@ -140,6 +140,14 @@ func passThroughServer(t *testing.T, extra ...providers.Provider) (*httptest.Ser
 	for _, p := range extra {
 		reg.Register(p)
 	}
+	hs, s := passThroughServerOver(t, reg)
+	return hs, s, up
+}
+
+// passThroughServerOver is a server with the gateway and the usage report over the
+// providers of reg, its bodies bounded to 4 KiB.
+func passThroughServerOver(t *testing.T, reg *providers.Registry) (*httptest.Server, *Server) {
+	t.Helper()
 	st := newTestStore(t)
 	rec := usagelog.New(usagelog.Options{})
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: rec})
@@ -154,7 +162,7 @@ func passThroughServer(t *testing.T, extra ...providers.Provider) (*httptest.Ser
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
-	return hs, s, up
+	return hs, s
 }
 
 // sendPassThrough sends body to path with headers and returns the answer read whole.

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // TestReview27hPassThroughCutStreamBillsItsText: an Anthropic or Gemini stream reports
@@ -56,20 +54,7 @@ func TestReview27hPassThroughCutStreamBillsItsText(t *testing.T) {
 	reg := providers.NewRegistry(
 		providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: up.URL, APIKey: "k"}),
 		providers.NewGemini(providers.Config{Name: "gemini", BaseURL: up.URL, APIKey: "k"}))
-	st := newTestStore(t)
-	rec := usagelog.New(usagelog.Options{})
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, MaxBodyBytes: 4096}, nil)
-	for _, o := range []Option{Completions(g), Usage(rec)} {
-		if err := o(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs, s := passThroughServerOver(t, reg)
 
 	const claude, gemini = "anthropic/claude-haiku-4-5-20251001", "gemini/gemini-2.0-flash"
 	vk := issue(t, s, `{"name":"sdk","models":["`+claude+`","`+gemini+`"],"max_budget_usd":5}`)
