@@ -178,19 +178,12 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			if len(req.OrganizationIDs) == 0 {
 				return litellmInvalid("organization_ids", "organization_ids: give the ids of the organizations to delete")
 			}
-			if len(req.OrganizationIDs) > maxOrganizationsPerOwner {
-				return litellmInvalid("organization_ids", "organization_ids: at most %d organizations at once, got %d", maxOrganizationsPerOwner, len(req.OrganizationIDs))
-			}
 			ctx, who := r.Context(), owner(r)
 			ids := slices.Compact(slices.Sorted(slices.Values(req.OrganizationIDs)))
 			// Described as they were: read before the delete, which then checks each is there.
-			out := make([]litellmOrganization, 0, len(ids))
-			for _, id := range ids {
-				rec, err := storedOrganizationOf(ctx, s.cfg.Store, who, id, "organization_ids")
-				if err != nil {
-					return err
-				}
-				out = append(out, s.litellmOrganizationOf(ctx, who, rec.organization))
+			out, err := s.describeOrganizations(ctx, who, ids, "organization_ids")
+			if err != nil {
+				return err
 			}
 			if _, _, err := s.deleteOrganizations(ctx, who, ids); err != nil {
 				return err
@@ -224,16 +217,9 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			if len(req.Organizations) == 0 {
 				return litellmInvalid("organizations", "organizations: give the ids of the organizations to describe")
 			}
-			if len(req.Organizations) > maxOrganizationsPerOwner {
-				return litellmInvalid("organizations", "organizations: at most %d at once, got %d", maxOrganizationsPerOwner, len(req.Organizations))
-			}
-			out := make([]litellmOrganization, 0, len(req.Organizations))
-			for _, id := range req.Organizations {
-				rec, err := storedOrganizationOf(r.Context(), s.cfg.Store, owner(r), id, "organizations")
-				if err != nil {
-					return err
-				}
-				out = append(out, s.litellmOrganizationOf(r.Context(), owner(r), rec.organization))
+			out, err := s.describeOrganizations(r.Context(), owner(r), req.Organizations, "organizations")
+			if err != nil {
+				return err
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -561,4 +547,21 @@ func (s *Server) litellmOrganizationOf(ctx context.Context, owner string, o orga
 		out.Members = append(out.Members, s.litellmOrganizationMembershipOf(ctx, owner, m, email))
 	}
 	return out
+}
+
+// describeOrganizations describes the organizations ids of who, at most
+// maxOrganizationsPerOwner of them; an unknown one is a 404 naming field.
+func (s *Server) describeOrganizations(ctx context.Context, who string, ids []string, field string) ([]litellmOrganization, error) {
+	if len(ids) > maxOrganizationsPerOwner {
+		return nil, litellmInvalid(field, "%s: at most %d organizations at once, got %d", field, maxOrganizationsPerOwner, len(ids))
+	}
+	out := make([]litellmOrganization, 0, len(ids))
+	for _, id := range ids {
+		rec, err := storedOrganizationOf(ctx, s.cfg.Store, who, id, field)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.litellmOrganizationOf(ctx, who, rec.organization))
+	}
+	return out, nil
 }
