@@ -427,6 +427,17 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			ctx, who := r.Context(), owner(r)
 			var m organizationMember
 			var u user
+			// Described as it was, its spend too: read before the delete, whose transaction
+			// reads the membership again and takes its account with it.
+			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				var err error
+				m, u, err = member(ctx, tx, who, req)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			out := s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail)
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 				var err error
 				if m, u, err = member(ctx, tx, who, req); err != nil {
@@ -438,11 +449,6 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			}
 			s.log.InfoContext(ctx, "organization member deleted", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
-			out := litellmOrganizationMembershipOf(m, u.UserEmail)
-			if m.maxBudget() != nil { // its account is gone with it: described as it was
-				id := orgMemberBudgetID(who, m.OrganizationID, m.UserID)
-				out.BudgetID, out.BudgetTable = &id, &litellmMembershipBudget{MaxBudget: m.maxBudget()}
-			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
