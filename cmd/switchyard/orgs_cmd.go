@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -220,11 +219,7 @@ var orgMemberSubs = []string{"list", "add", "update", "remove"}
 // (org_admin, internal_user, internal_user_viewer), as `switchyard teams members`. A user
 // is named by id, or by address (a word with '@').
 func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	shorthand := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !slices.Contains(orgMemberSubs, args[0]) {
-		shorthand = args[0]
-		args = append([]string{"list"}, args...) // orgs members ORG
-	}
+	args, shorthand := membersShorthand(args, orgMemberSubs) // orgs members ORG
 	sub, args, err := subcommand(args, orgMemberSubs...)
 	if err != nil {
 		return fmt.Errorf("orgs members: %w", err)

@@ -48,11 +48,7 @@ func unknownMemberSub(word string) error {
 // and naming no team, the 404 also names the subcommands (a typo of list).
 func runTeamMembers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	subs := teamMemberSubs
-	shorthand := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !slices.Contains(subs, args[0]) {
-		shorthand = args[0]
-		args = append([]string{"list"}, args...) // teams members TEAM
-	}
+	args, shorthand := membersShorthand(args, subs) // teams members TEAM
 	sub, args, err := subcommand(args, subs...)
 	if err != nil {
 		return fmt.Errorf("teams members: %w", err)
@@ -153,4 +149,13 @@ func printTeamMember(w io.Writer, m *client.TeamMember) {
 		fmt.Fprintln(w, "blocked:   yes (the user's keys of the team refused; teams members update TEAM USER --blocked=false)")
 	}
 	fmt.Fprintf(w, "spent:     $%.4f, %d tokens, %d requests\n", m.Spend.CostUSD, m.Spend.Tokens, m.Spend.Requests)
+}
+
+// membersShorthand reads `… members X`, X no subcommand, as `… members list X`, the
+// documented shorthand: it returns the arguments to parse and X ("" when not taken).
+func membersShorthand(args, subs []string) ([]string, string) {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !slices.Contains(subs, args[0]) {
+		return append([]string{"list"}, args...), args[0]
+	}
+	return args, ""
 }
