@@ -50,6 +50,9 @@ type Deployment struct {
 	// Stored says the deployment was added through an admin API and is kept in a store
 	// (Routes.Stored; LiteLLM's model_info.db_model); ID is then the id it was stored under.
 	Stored bool
+	// Tags are a model group member's tags (ModelGroup.Tags; LiteLLM's
+	// litellm_params.tags); nil when it has none.
+	Tags []string
 }
 
 // DeploymentID is the ID of the deployment of model under modelName.
@@ -68,7 +71,8 @@ func (g *Gateway) Deployments() []Deployment {
 	var out []Deployment
 	rt := g.routes()
 	for _, name := range slices.Sorted(maps.Keys(rt.groups)) {
-		for _, m := range rt.groups[name].Models {
+		grp := rt.groups[name]
+		for i, m := range grp.Models {
 			mode := ModeChat
 			switch {
 			case g.HasEmbeddingModel(m):
@@ -77,6 +81,9 @@ func (g *Gateway) Deployments() []Deployment {
 				mode = ModeRerank
 			}
 			d := g.deployment(name, m, mode)
+			if i < len(grp.Tags) && len(grp.Tags[i]) > 0 {
+				d.Tags = slices.Clone(grp.Tags[i])
+			}
 			if id, ok := rt.stored[d.ID]; ok {
 				d.ID, d.Stored = id, true
 			} else if id, ok := rt.ids[d.ID]; ok {

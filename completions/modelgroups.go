@@ -91,6 +91,21 @@ type ModelGroup struct {
 	// and the next model is tried. A model's timeouts hold wherever it is called, so two
 	// groups may not give one model different timeouts.
 	Timeouts []MemberTimeouts `json:"timeouts,omitempty"`
+	// Tags, when given, are the members' tags: one list per model, in the order of Models,
+	// each checked as a request's tags are (CheckTags) — LiteLLM's deployment
+	// litellm_params.tags. They select members only with TagFiltering.
+	Tags [][]string `json:"tags,omitempty"`
+	// TagFiltering routes a request naming the group only to the members its tags select
+	// (LiteLLM's router_settings.enable_tag_filtering): a request with tags to the members
+	// carrying one of them, else to those tagged "default" (DefaultTag) when none of its
+	// tags is a member's; a request without tags to the members tagged "default", else to
+	// all. A request no member fits fails with a *TagRoutingError. The filter applies
+	// before the group's order (route, shuffle, fastest) and its retries; a fallback naming
+	// the group gives only the members the request's tags select (none: it is passed over).
+	TagFiltering bool `json:"tag_filtering,omitempty"`
+	// TagMatchAll, with TagFiltering, selects only the members carrying every tag of the
+	// request (LiteLLM's router_settings.tag_filtering_match_any: false).
+	TagMatchAll bool `json:"tag_match_all,omitempty"`
 }
 
 // LatencyRanker is a Ranker that can put the fastest model within its tolerance of the best
@@ -130,6 +145,9 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 			return err
 		}
 		if err := checkTimeouts(name, g); err != nil {
+			return err
+		}
+		if err := checkTagRouting(name, g); err != nil {
 			return err
 		}
 		for _, f := range []struct {
@@ -282,7 +300,7 @@ func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) 
 		fg, isGroup := g.routes().groups[f]
 		models := []string{f}
 		if isGroup {
-			models = fg.Models
+			models, _ = fg.tagMembers(req.Tags) // none fit: the group is passed over
 		}
 		ts, err := g.resolve("model", models, req.Search, req.ephemeral)
 		if err != nil {
@@ -354,17 +372,19 @@ func (g *Gateway) ModelGroups() []string {
 }
 
 // expandGroups returns models with each model group's name (on the OpenAI-compatible and
-// Messages surfaces) replaced by its models, where each returned model came from in models
-// (nil when nothing was replaced), and the group of a request whose models are one group
-// (its routing preferences apply) with its name, else nil. Repeats are removed once the
-// names are resolved (dedupeTargets).
-func (g *Gateway) expandGroups(models []string, bare bool) (out []string, origin []int, only *ModelGroup, name string) {
+// Messages surfaces) replaced by its models — those the request's tags select of a
+// tag-filtered group (ModelGroup.TagFiltering) — where each returned model came from in
+// models (nil when nothing was replaced), and the group of a request whose models are one
+// group (its routing preferences apply) with its name, else nil. Repeats are removed once
+// the names are resolved (dedupeTargets). A group the tags select no member of is left out,
+// and is a *TagRoutingError when it is the only one of models.
+func (g *Gateway) expandGroups(models []string, bare bool, tags []string) (out []string, origin []int, only *ModelGroup, name string, err error) {
 	group := func(m string) (ModelGroup, bool) {
 		grp, ok := g.routes().groups[m]
 		return grp, ok && bare
 	}
 	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok }) {
-		return models, nil, nil, ""
+		return models, nil, nil, "", nil
 	}
 	for i, m := range models {
 		grp, ok := group(m)
@@ -372,14 +392,18 @@ func (g *Gateway) expandGroups(models []string, bare bool) (out []string, origin
 			out, origin = append(out, m), append(origin, i)
 			continue
 		}
-		for _, gm := range grp.Models {
+		members, fit := grp.tagMembers(tags)
+		if !fit && len(models) == 1 {
+			return nil, nil, nil, "", &TagRoutingError{Model: m, Tags: routingTags(tags)}
+		}
+		for _, gm := range members {
 			out, origin = append(out, gm), append(origin, i)
 		}
 		if len(models) == 1 {
 			only, name = &grp, m
 		}
 	}
-	return out, origin, only, name
+	return out, origin, only, name, nil
 }
 
 // originField renames field (models[i] of the expanded list) to the entry of the request's

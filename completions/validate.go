@@ -55,8 +55,15 @@ func (g *Gateway) validate(req *Request) (primary, fallback []target, err error)
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
-	models, modelsFrom, group, groupName := g.expandGroups(req.Models, req.ephemeral)
-	fallbacks, fallbacksFrom, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral)
+	models, modelsFrom, group, groupName, err := g.expandGroups(req.Models, req.ephemeral, req.Tags)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A fallback group none of whose members the tags select is passed over.
+	fallbacks, fallbacksFrom, _, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, req.Tags)
+	if len(models) == 0 {
+		return nil, nil, &TagRoutingError{Model: strings.Join(req.Models, ","), Tags: routingTags(req.Tags)}
+	}
 	req.group, req.groupName = group, groupName
 	if len(models) > MaxModels {
 		return nil, nil, invalid("models", "at most %d models once model groups are expanded, got %d", MaxModels, len(models))

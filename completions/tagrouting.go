@@ -1,0 +1,129 @@
+package completions
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// DefaultTag marks the members of a tag-filtered model group that requests without tags
+// use (LiteLLM's tags: ["default"]).
+const DefaultTag = "default"
+
+// ErrTagRouting is matched by *TagRoutingError.
+var ErrTagRouting = errors.New("completions: no deployment of the model group carries the request's tags")
+
+// TagRoutingError refuses a request to a tag-filtered model group (ModelGroup.TagFiltering)
+// none of whose members its tags select: LiteLLM's "Not allowed to access model due to tags
+// configuration" (which its proxy answers with a 401). It matches ErrTagRouting.
+type TagRoutingError struct {
+	// Model is the model group the request named.
+	Model string
+	// Tags are the request's tags (none for a request without tags).
+	Tags []string
+}
+
+// Error gives LiteLLM's words, naming the model group and the tags as LiteLLM's Python does.
+func (e *TagRoutingError) Error() string {
+	quoted := make([]string, len(e.Tags))
+	for i, t := range e.Tags {
+		quoted[i] = "'" + t + "'"
+	}
+	return fmt.Sprintf("Not allowed to access model due to tags configuration. Passed model=%s and tags=[%s]", e.Model, strings.Join(quoted, ", "))
+}
+
+// Is reports whether target is ErrTagRouting.
+func (e *TagRoutingError) Is(target error) bool { return target == ErrTagRouting }
+
+// checkTagRouting validates the tag fields of the group name; errors wrap ErrInvalid.
+func checkTagRouting(name string, g ModelGroup) error {
+	if g.TagMatchAll && !g.TagFiltering {
+		return fmt.Errorf("%w: model group %q: tag_match_all needs tag_filtering: true", ErrInvalid, name)
+	}
+	if len(g.Tags) == 0 {
+		return nil
+	}
+	if len(g.Tags) != len(g.Models) {
+		return fmt.Errorf("%w: model group %q: tags: one list per model, got %d for %d models", ErrInvalid, name, len(g.Tags), len(g.Models))
+	}
+	for i, tags := range g.Tags {
+		if err := CheckTags(fmt.Sprintf("tags[%d]", i), tags); err != nil {
+			return fmt.Errorf("model group %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// routingTags are the tags of a request that select deployments: its tags but a batch's
+// own batch:<id> (which the server adds to a batch's lines for its reports). Without such
+// a tag (the usual case), or with only it, nothing is allocated.
+func routingTags(tags []string) []string {
+	batch := 0
+	for _, t := range tags {
+		if isBatchTag(t) {
+			batch++
+		}
+	}
+	switch batch {
+	case 0:
+		return tags
+	case len(tags):
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(tags), isBatchTag)
+}
+
+// isBatchTag reports whether t is a batch's own tag (BatchTagPrefix).
+// isBatchTag reports whether t is a batch's own tag (BatchTagPrefix).
+func isBatchTag(t string) bool { return strings.HasPrefix(t, BatchTagPrefix) }
+
+// tagMembers returns the members of grp a request with tags may use, as LiteLLM's
+// tag-based routing (router_settings.enable_tag_filtering) picks them; false when none may:
+//   - without TagFiltering, every member (grp.Models itself: nothing is allocated);
+//   - a request without tags: the members tagged DefaultTag, else every member;
+//   - a request with tags: the members carrying one of them (all of them with
+//     TagMatchAll); when none does, the members tagged DefaultTag — unless one of the
+//     request's tags is a tag of some member of the group (the request asked for those
+//     members, and they do not fit), or no member is tagged DefaultTag: then none.
+func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
+	if !grp.TagFiltering {
+		return grp.Models, true
+	}
+	tags = routingTags(tags)
+	var matched, defaults []string
+	known := false
+	for i, m := range grp.Models {
+		var own []string
+		if i < len(grp.Tags) {
+			own = grp.Tags[i]
+		}
+		if slices.Contains(own, DefaultTag) {
+			defaults = append(defaults, m)
+		}
+		if len(tags) == 0 || len(own) == 0 {
+			continue
+		}
+		hits := 0
+		for _, t := range tags {
+			if slices.Contains(own, t) {
+				hits++
+			}
+		}
+		known = known || hits > 0
+		if hits > 0 && (!grp.TagMatchAll || hits == len(tags)) {
+			matched = append(matched, m)
+		}
+	}
+	switch {
+	case len(tags) == 0 && len(defaults) > 0:
+		return defaults, true
+	case len(tags) == 0:
+		return grp.Models, true
+	case len(matched) > 0:
+		return matched, true
+	case len(defaults) > 0 && !known:
+		return defaults, true
+	}
+	return nil, false
+}
