@@ -157,9 +157,9 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost"}
+	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags"}
 	infoKeys        = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
-	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns"}
+	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params"}
 	generalKeys     = []string{"master_key"}
 	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
@@ -181,6 +181,8 @@ type deployment struct {
 	// priced says it sets any.
 	price  providers.OwnPrice
 	priced bool
+	// tags are its litellm_params.tags (nil: none).
+	tags []string
 }
 
 // limited reports whether d sets any of rpm, tpm and max_parallel_requests.
@@ -307,6 +309,9 @@ func parseDoc(doc map[string]any, lookupEnv func(string) (string, bool), first i
 		return nil, err
 	}
 	if err := p.settings(router, litellm, general); err != nil {
+		return nil, err
+	}
+	if err := p.tagFiltering(router, deps); err != nil {
 		return nil, err
 	}
 	if len(p.azureBase) > 0 {
@@ -511,6 +516,9 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 		}
 	}
 	if d.price, d.priced, err = p.ownPrice(path, params, info); err != nil {
+		return nil, err
+	}
+	if d.tags, err = deploymentTags(pp+".tags", params["tags"]); err != nil {
 		return nil, err
 	}
 	pc, err := p.providerEntry(pp, prov, params)
@@ -952,6 +960,9 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 				g.Timeouts = append(g.Timeouts, timeouts[m])
 			}
 		}
+		if err := p.groupTags(&g, name, ds); err != nil {
+			return err
+		}
 		if len(g.Models) > 1 {
 			switch strategy {
 			case "latency-based-routing":
@@ -968,6 +979,64 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			}
 		}
 		p.cfg.ModelGroups[name] = g
+	}
+	return nil
+}
+
+// deploymentTags reads a deployment's litellm_params.tags at path: a list of tags, each
+// as a request's (completions.CheckTags); nil when absent.
+func deploymentTags(path string, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, &Error{Path: path, Message: "must be a list of tags, got " + kind(v)}
+	}
+	tags := make([]string, 0, len(list))
+	for i, t := range list {
+		s, ok := t.(string)
+		if !ok {
+			return nil, &Error{Path: fmt.Sprintf("%s[%d]", path, i), Message: "must be text, got " + kind(t)}
+		}
+		tags = append(tags, s)
+	}
+	if err := completions.CheckTags(path, tags); err != nil {
+		var ve *completions.ValidationError
+		if errors.As(err, &ve) {
+			return nil, &Error{Path: path, Message: ve.Message}
+		}
+		return nil, &Error{Path: path, Message: err.Error()}
+	}
+	return completions.AddTags(nil, tags...), nil
+}
+
+// groupTags gives the group g (model_name name, deployments ds) its members' tags: a
+// member's are those of its deployments together (deployments calling one member are one
+// upstream here); none when no deployment has tags. Deployments of one member with
+// different tags are warned about: a request selecting one of them reaches the member.
+func (p *parser) groupTags(g *completions.ModelGroup, name string, ds []deployment) error {
+	if !slices.ContainsFunc(ds, func(d deployment) bool { return len(d.tags) > 0 }) {
+		return nil
+	}
+	g.Tags = make([][]string, len(g.Models))
+	for i, m := range g.Models {
+		var first *deployment
+		for k := range ds {
+			d := &ds[k]
+			if d.member != m {
+				continue
+			}
+			if first == nil {
+				first = d
+			} else if !slices.Equal(first.tags, d.tags) {
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params.tags differ from %s's, yet both call %s in model group %s (one upstream): it carries the tags of both", d.path, first.path, m, name))
+			}
+			g.Tags[i] = completions.AddTags(g.Tags[i], d.tags...)
+		}
+		if len(g.Tags[i]) > completions.MaxTags {
+			return &Error{Path: first.path + ".litellm_params.tags", Message: fmt.Sprintf("the deployments calling %s in model group %s carry more than %d tags together", m, name, completions.MaxTags)}
+		}
 	}
 	return nil
 }
@@ -1389,6 +1458,57 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 			return &Error{Path: "general_settings.master_key", Message: "must not be empty"}
 		}
 		p.cfg.MasterKey = key
+	}
+	return nil
+}
+
+// tagFiltering reads router_settings.enable_tag_filtering and tag_filtering_match_any
+// (LiteLLM's default true: a deployment carrying any of the request's tags) into every
+// model group (completions.ModelGroup.TagFiltering, TagMatchAll), and warns about tags
+// that select nothing: on deployments while filtering is off, or on a model_name with '/'
+// (not a model group here).
+func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
+	flag := func(key string, def bool) (bool, error) {
+		v, ok := router[key]
+		if !ok || v == nil {
+			return def, nil
+		}
+		b, isBool := v.(bool)
+		if !isBool {
+			return false, &Error{Path: "router_settings." + key, Message: "must be true or false, got " + kind(v)}
+		}
+		return b, nil
+	}
+	on, err := flag("enable_tag_filtering", false)
+	if err != nil {
+		return err
+	}
+	matchAny, err := flag("tag_filtering_match_any", true)
+	if err != nil {
+		return err
+	}
+	if !matchAny && !on {
+		p.cfg.Warnings = append(p.cfg.Warnings, "router_settings.tag_filtering_match_any: false does nothing without enable_tag_filtering: true")
+	}
+	tagged := false
+	for _, d := range deps {
+		if len(d.tags) == 0 {
+			continue
+		}
+		tagged = true
+		if on && strings.Contains(d.name, "/") {
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params.tags select nothing: %q has '/' and is no model group, so tag filtering does not apply to it (give it a name without '/')", d.path, d.name))
+		}
+	}
+	if tagged && !on {
+		p.cfg.Warnings = append(p.cfg.Warnings, "litellm_params.tags route nothing without router_settings.enable_tag_filtering: true (requests' tags still label their spend)")
+	}
+	if !on {
+		return nil
+	}
+	for name, g := range p.cfg.ModelGroups {
+		g.TagFiltering, g.TagMatchAll = true, !matchAny
+		p.cfg.ModelGroups[name] = g
 	}
 	return nil
 }

@@ -1,0 +1,82 @@
+package litellmconfig
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestTagRoutingConfig: litellm_params.tags become the members' tags and
+// router_settings.enable_tag_filtering and tag_filtering_match_any the groups' filter, with
+// no "not supported" warning for them; deployments of one member carry their tags together.
+func TestTagRoutingConfig(t *testing.T) {
+	c, err := Parse([]byte(`
+model_list:
+  - model_name: gpt-4
+    litellm_params: {model: openai/fake, api_base: "https://free.example/v1", api_key: k, tags: ["free"]}
+  - model_name: gpt-4
+    litellm_params: {model: openai/gpt-4o, api_key: k, tags: ["paid", "teamA"]}
+  - model_name: gpt-4
+    litellm_params: {model: openai/gpt-4o, api_base: "https://dflt.example/v1", api_key: k, tags: ["default"]}
+  - model_name: plain
+    litellm_params: {model: openai/gpt-4o-mini}
+router_settings:
+  enable_tag_filtering: true
+  tag_filtering_match_any: false
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := c.ModelGroups["gpt-4"]
+	if len(g.Models) != 3 || len(g.Tags) != 3 || !g.TagFiltering || !g.TagMatchAll {
+		t.Fatalf("group %+v: want three members with tags, filtering on, match all", g)
+	}
+	for i, want := range [][]string{{"free"}, {"paid", "teamA"}, {"default"}} {
+		if !slices.Equal(g.Tags[i], want) {
+			t.Errorf("member %d (%s) tags %v, want %v", i, g.Models[i], g.Tags[i], want)
+		}
+	}
+	if p := c.ModelGroups["plain"]; !p.TagFiltering || p.Tags != nil {
+		t.Errorf("group plain %+v: filtering on (LiteLLM's is router-wide), no tags", p)
+	}
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "tags") || strings.Contains(w, "tag_filtering") {
+			t.Errorf("warning %q: tags and tag filtering are supported", w)
+		}
+	}
+
+	// Filtering off by default (match any when on): tags kept, with a warning that they
+	// route nothing.
+	c, err = Parse([]byte(`
+model_list:
+  - model_name: m
+    litellm_params: {model: openai/gpt-4o, tags: [free]}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.ModelGroups["m"]; g.TagFiltering || g.TagMatchAll || !slices.Equal(g.Tags[0], []string{"free"}) {
+		t.Errorf("group %+v: tags kept, filtering off", g)
+	}
+	if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "enable_tag_filtering") }) {
+		t.Errorf("warnings %q: want one saying tags route nothing without enable_tag_filtering", c.Warnings)
+	}
+}
+
+// TestTagRoutingConfigBadTags: bad tags and settings are refused naming their path.
+func TestTagRoutingConfigBadTags(t *testing.T) {
+	for doc, want := range map[string]string{
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: free}}]`:                                            `model_list[0].litellm_params.tags: must be a list of tags, got`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, 3]}}]`:                                       `model_list[0].litellm_params.tags[1]: must be text`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: ["two words"]}}]`:                                   `model_list[0].litellm_params.tags: tag 0 "two words" must be 1-64 letters`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [""]}}]`:                                            `model_list[0].litellm_params.tags: tag 0 ""`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q]}}]`:             `model_list[0].litellm_params.tags: at most 16 tags`,
+		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {enable_tag_filtering: yes please}":   `router_settings.enable_tag_filtering: must be true or false`,
+		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {tag_filtering_match_any: \"false\"}": `router_settings.tag_filtering_match_any: must be true or false`,
+	} {
+		_, err := Parse([]byte(doc), env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s:\n  got %v\n  want an error containing %q", doc, err, want)
+		}
+	}
+}
