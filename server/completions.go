@@ -505,6 +505,7 @@ func completionsError(err error) *APIError {
 	var team *completions.BudgetExceededError
 	var gone *completions.BudgetGoneError
 	var cost *completions.CostExceededError
+	var tagged *completions.TagRoutingError
 	switch {
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
@@ -523,6 +524,10 @@ func completionsError(err error) *APIError {
 	case errors.Is(err, completions.ErrNotFound), errors.Is(err, completions.ErrCacheMiss), errors.Is(err, completions.ErrResponseNotFound),
 		errors.Is(err, completions.ErrConversationNotFound), errors.Is(err, completions.ErrThreadNotFound):
 		return NotFound("%s", userMessage(err))
+	case errors.As(err, &tagged):
+		// No deployment of the model group for the request's tags: LiteLLM's words and
+		// status (its proxy answers this router error with a 401).
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "%s", tagged.Error())
 	case errors.Is(err, completions.ErrModelNotAllowed):
 		return Errorf(http.StatusForbidden, KindForbidden, "%s", userMessage(err))
 	case errors.As(err, &gone) && gone.Kind == endUserKind:

@@ -138,6 +138,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		status = http.StatusBadRequest
 	case http.StatusUnauthorized:
 		code = "invalid_api_key"
+		if errors.Is(cause, completions.ErrTagRouting) {
+			typ, code = "auth_error", "401" // LiteLLM's, for no deployment with the request's tags
+		}
 	case http.StatusForbidden:
 		typ = "permission_error"
 	case http.StatusNotFound:
