@@ -34,7 +34,10 @@ type ForwardRequest struct {
 // Gemini (not Vertex AI).
 type Forwarder interface {
 	// Forward sends req to the provider with the adapter's credential and returns its
-	// response whatever its status; the caller reads and closes its body. It fails, with a
+	// response whatever its status; the caller reads and closes its body. The request asks
+	// for gzip (Accept-Encoding, whatever req.Header says); an answer in gzip or deflate is
+	// read decoded, without its Content-Encoding, and one in another encoding (br, zstd) as
+	// it came, with its Content-Encoding. It fails, with a
 	// *Error, only when nothing was answered: no credential configured (matching
 	// ErrNotConfigured), a path that leaves the API root or percent-encodes a dot segment or
 	// a path separator in any mix (".%2e", "%2F": KindBadRequest), or a transport failure.
@@ -85,12 +88,16 @@ func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardR
 	for k, vs := range h {
 		hr.Header[k] = vs
 	}
+	// Asked by the gateway, not by the transport (which would decode gzip itself): the
+	// answer is decoded here, gzip and deflate alike, whatever else comes.
+	hr.Header.Set("Accept-Encoding", forwardAcceptEncoding)
 	resp, err := e.client.Do(hr)
 	if err != nil {
 		kind := classifyTransport(err, context.Cause(ctx))
 		return nil, &Error{Provider: e.cfg.Name, Kind: kind, Message: e.trim(transportMessage(err, kind), sentCredentials(hr.Header)...), Err: err}
 	}
 	e.log.DebugContext(ctx, "forwarded request answered", "provider", e.cfg.Name, "status", resp.StatusCode)
+	decodeForwarded(resp)
 	return resp, nil
 }
 

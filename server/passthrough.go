@@ -94,17 +94,19 @@ func passThroughKeyHint(path string) string {
 // passThroughDropped are the request headers never forwarded: hop-by-hop headers (RFC
 // 9110 7.6.1), the caller's credentials (the provider gets the server's own), the
 // server's own (LiteLLM's x-litellm-…, dropped by prefix), cookies, and Accept-Encoding
-// (the transport asks for gzip itself and hands the answer on decoded, so that its usage
-// can be read).
+// (Forward asks for gzip itself and hands a gzip or deflate answer on decoded, so that its
+// usage can be read).
 var passThroughDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection",
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Accept-Encoding",
 	"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key", "Cookie"}
 
 // passThroughAnswerDropped are the upstream's response headers not handed on: hop-by-hop
-// ones, its length and encoding (the body is relayed decoded), its cookies, and its
-// request id, which would hide the server's own (X-Request-Id, kept in the history).
+// ones, its length (a gzip or deflate answer is relayed decoded, see providers.Forwarder;
+// one in another encoding keeps its Content-Encoding, its bytes relayed as they came),
+// its cookies, and its request id, which would hide the server's own (X-Request-Id, kept
+// in the history).
 var passThroughAnswerDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Connection", "Te", "Trailer",
-	"Transfer-Encoding", "Upgrade", "Content-Length", "Content-Encoding", "Set-Cookie", "X-Request-Id", "X-Litellm-Call-Id"}
+	"Transfer-Encoding", "Upgrade", "Content-Length", "Set-Cookie", "X-Request-Id", "X-Litellm-Call-Id"}
 
 // forwardHeaders is h without what passThroughDropped names and the headers its
 // Connection header names.
@@ -360,9 +362,17 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	meter, merr := providers.NewUsageMeter(providers.ForwardFormat(f), resp.Header.Get("Content-Type"))
-	if merr != nil {
-		s.log.WarnContext(ctx, "pass-through: the answer's usage cannot be read", "provider", pt.provider, "err", merr)
+	// An encoding Forward did not decode (br, zstd): the bytes go as they came, with their
+	// Content-Encoding, and their usage cannot be read.
+	encoding := resp.Header.Get("Content-Encoding")
+	encoded := encoding != "" && !strings.EqualFold(encoding, "identity")
+	var meter *providers.UsageMeter
+	if !encoded {
+		var merr error
+		meter, merr = providers.NewUsageMeter(providers.ForwardFormat(f), resp.Header.Get("Content-Type"))
+		if merr != nil {
+			s.log.WarnContext(ctx, "pass-through: the answer's usage cannot be read", "provider", pt.provider, "err", merr)
+		}
 	}
 	ttft, err := relayAnswer(w, resp.Body, meter, received)
 	if err == nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
@@ -389,7 +399,11 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		var whole bool
 		pu.Usage, whole = call.EstimateUsage(body, meter)
 		pu.Estimated = true
-		if !whole {
+		switch {
+		case encoded:
+			s.log.WarnContext(ctx, "pass-through: the answer's encoding cannot be decoded to read its usage; billed the prompt's estimate only",
+				"provider", pt.provider, "model", call.Model(), "prompt_tokens", pu.Usage.PromptTokens, "content_encoding", encoding)
+		case !whole:
 			s.log.WarnContext(ctx, "pass-through: the answer was too large to read its usage; billed the prompt's estimate only",
 				"provider", pt.provider, "model", call.Model(), "prompt_tokens", pu.Usage.PromptTokens, "limit_bytes", providers.MaxMeteredBody)
 		}
