@@ -148,11 +148,12 @@ func withoutKeyParam(q string) string {
 
 // passThroughAsk is the model a pass-through request names and whether it asks for a
 // stream: Gemini's models/{model}:{method} in its path (streamGenerateContent streams),
-// else the JSON body's model and stream, read as the provider reads them: keys matched
-// exactly (Go's decoder would take "Model" for model, which a provider ignores). A body
-// naming model more than once is refused: a provider may take another of them than the
-// one checked.
-func passThroughAsk(pt passThroughRoute, path string, body []byte) (model string, stream bool, err error) {
+// a multipart/form-data body's model and stream form fields (contentType is the
+// request's; see formAsk), else the JSON body's model and stream, read as the provider
+// reads them: keys matched exactly (Go's decoder would take "Model" for model, which a
+// provider ignores). A body naming model more than once is refused: a provider may take
+// another of them than the one checked.
+func passThroughAsk(pt passThroughRoute, path, contentType string, body []byte) (model string, stream bool, err error) {
 	if pt.envelope == envelopeGemini {
 		segs := strings.Split(path, "/")
 		for i, seg := range segs {
@@ -162,6 +163,9 @@ func passThroughAsk(pt passThroughRoute, path string, body []byte) (model string
 			}
 		}
 		return "", false, nil
+	}
+	if boundary, ok := isMultipartForm(contentType); ok {
+		return formAsk(boundary, body)
 	}
 	fields, ok := topLevelFields(body)
 	if !ok {
@@ -214,7 +218,9 @@ func topLevelFields(body []byte) (map[string][]json.RawMessage, bool) {
 var passThroughModelCalls = map[string][]string{
 	"anthropic": {"v1/messages", "v1/messages/count_tokens", "v1/complete"},
 	"openai": {"chat/completions", "completions", "responses", "embeddings", "moderations",
-		"audio/speech", "images/generations"},
+		"audio/speech", "images/generations",
+		// multipart/form-data, their model a form field
+		"audio/transcriptions", "audio/translations", "images/edits", "images/variations"},
 }
 
 // geminiModelCalls are the methods of Gemini's models/{model}:{method} that call the model
@@ -276,7 +282,7 @@ func estimatesUsage(pt passThroughRoute, method, path string) bool {
 // passThroughErrors are the failures a pass-through endpoint answers itself, in its
 // provider's envelope; every other status is the provider's own, unchanged.
 var passThroughErrors = map[int]string{
-	400: "the provider's own answer (every status the provider answers comes back unchanged), a path that leaves the provider's API root, or a body naming model more than once",
+	400: "the provider's own answer (every status the provider answers comes back unchanged), a path that leaves the provider's API root, or a body (JSON or multipart form) naming model more than once",
 	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and the request is not a call of a model (files, batches, fine-tuning and the like)",
 	404: "no provider of this name is configured here",
 	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked)",
@@ -317,7 +323,7 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if err := providers.CheckForwardPath(fpath); err != nil {
 		return Errorf(http.StatusBadRequest, KindBadRequest, "%s", err.Error())
 	}
-	model, stream, err := passThroughAsk(pt, r.PathValue("path"), body)
+	model, stream, err := passThroughAsk(pt, r.PathValue("path"), r.Header.Get("Content-Type"), body)
 	if err != nil {
 		return err
 	}
