@@ -109,7 +109,8 @@ func (pt *PassThrough) Model() string { return pt.t.name }
 // End ends the request: u is the usage of its answer (reported by it, estimated when it
 // reported none, or neither: no usage), ttft how long its first bytes took, and err why
 // it did not end in a whole answer (nil: it did; an upstream's error status is a *providers.Error, a caller gone
-// the context's error). Usage reported or estimated is priced from the catalogue and
+// the context's error). Usage reported or estimated is priced from the catalogue (at its
+// embedding prices when u.Embeddings) and
 // billed to the scope's budget (a partial answer's too) and to the ledger, an estimate
 // marked as such there and in the record; the request is recorded once through the
 // Observer with one attempt. Only the first call counts.
@@ -133,7 +134,11 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	}
 	var costs Costs
 	if billed {
-		costs = g.costs(t.name, u)
+		if pu.Embeddings {
+			costs = g.embeddingCost(t.name, u)
+		} else {
+			costs = g.costs(t.name, u)
+		}
 		g.account(ctx, p, t, u, costs, err == nil, estimated, latency)
 	}
 	p.attempts = append(p.attempts, a)

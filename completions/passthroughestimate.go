@@ -20,6 +20,10 @@ type PassThroughUsage struct {
 	// usage) and the completion was counted from its text; it is billed all the same and
 	// marked estimated in the ledger and the history.
 	Estimated bool
+	// Embeddings: the request is an embeddings call (OpenAI's embeddings, Gemini's
+	// embedContent and batchEmbedContents), priced as Gateway.Embed prices one, its input
+	// tokens at the catalogue's embedding price, not as chat.
+	Embeddings bool
 }
 
 // EstimateUsage counts the usage of a forwarded request whose answer reported none (an

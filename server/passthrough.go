@@ -279,6 +279,27 @@ func estimatesUsage(pt passThroughRoute, method, path string) bool {
 	return slices.Contains(passThroughEstimated[pt.provider], path)
 }
 
+// passThroughEmbeddings are, per provider, the model operations (paths as in
+// passThroughModelCalls; Gemini's methods) that embed: priced at the catalogue's
+// embedding prices, as the gateway's /v1/embeddings prices them.
+var passThroughEmbeddings = map[string][]string{
+	"openai": {"embeddings"},
+	"gemini": {"embedContent", "batchEmbedContents"},
+}
+
+// isEmbeddingsCall reports whether a pass-through request (method, path below pt's
+// prefix) is a model call that embeds (see passThroughEmbeddings).
+func isEmbeddingsCall(pt passThroughRoute, method, path string) bool {
+	if !isModelCall(pt, method, path) {
+		return false
+	}
+	if pt.envelope == envelopeGemini {
+		_, m, _ := strings.Cut(path[strings.LastIndexByte(path, '/')+1:], ":")
+		return slices.Contains(passThroughEmbeddings["gemini"], m)
+	}
+	return slices.Contains(passThroughEmbeddings[pt.provider], strings.TrimPrefix(path, "v1/"))
+}
+
 // passThroughErrors are the failures a pass-through endpoint answers itself, in its
 // provider's envelope; every other status is the provider's own, unchanged.
 var passThroughErrors = map[int]string{
@@ -414,6 +435,7 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 				"provider", pt.provider, "model", call.Model(), "prompt_tokens", pu.Usage.PromptTokens, "limit_bytes", providers.MaxMeteredBody)
 		}
 	}
+	pu.Embeddings = isEmbeddingsCall(pt, r.Method, r.PathValue("path"))
 	call.End(endCtx, pu, ttft, err)
 	if err != nil && ctx.Err() == nil && (resp.StatusCode >= 200 && resp.StatusCode <= 299) {
 		s.logStreamEnd(r, "pass-through", err)
