@@ -103,10 +103,15 @@ var passThroughDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticat
 // passThroughAnswerDropped are the upstream's response headers not handed on: hop-by-hop
 // ones, its length (a gzip or deflate answer is relayed decoded, see providers.Forwarder;
 // one in another encoding keeps its Content-Encoding, its bytes relayed as they came),
-// its cookies, and its request id, which would hide the server's own (X-Request-Id, kept
-// in the history).
+// its cookies, and its X-Request-Id, which would hide the server's own (kept in the
+// history; the provider's is handed on as passThroughUpstreamRequestID).
 var passThroughAnswerDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Connection", "Te", "Trailer",
 	"Transfer-Encoding", "Upgrade", "Content-Length", "Set-Cookie", "X-Request-Id", "X-Litellm-Call-Id"}
+
+// passThroughUpstreamRequestID is the header the provider's own X-Request-Id (OpenAI's) is
+// handed on in, the server's X-Request-Id keeping its place: LiteLLM's name for a
+// provider's response header (llm_provider-…). Anthropic's request-id goes as it came.
+const passThroughUpstreamRequestID = "llm_provider-x-request-id"
 
 // forwardHeaders is h without what passThroughDropped names and the headers its
 // Connection header names.
@@ -387,6 +392,9 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		if !slices.Contains(passThroughAnswerDropped, k) {
 			w.Header()[k] = vs
 		}
+	}
+	if id := resp.Header.Get("X-Request-Id"); id != "" {
+		w.Header().Set(passThroughUpstreamRequestID, id)
 	}
 	w.WriteHeader(resp.StatusCode)
 	// An encoding Forward did not decode (br, zstd): the bytes go as they came, with their
