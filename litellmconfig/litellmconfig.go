@@ -8,6 +8,8 @@
 package litellmconfig
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,6 +198,8 @@ type parser struct {
 	// providerOf maps a provider entry's settings (as JSON, without its name) to its
 	// name, so deployments on one resource share an entry.
 	providerOf map[string]string
+	// storedName marks the provider entries named by a ParseWith entry's id (addProvider).
+	storedName map[string]bool
 	// origin is the path of the entry each provider entry came from (errors).
 	origin []string
 	// azureBase are base_models for the environment's azure provider.
@@ -425,7 +429,11 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 			idAt[id] = path
 		}
 		index[name]++
-		d, err := p.deployment(path, name, index[name], params, info)
+		ownID := "" // an entry of ParseWith's names its provider entry by its id
+		if p.first >= 0 && i >= p.first {
+			ownID = id
+		}
+		d, err := p.deployment(path, name, index[name], ownID, params, info)
 		if err != nil {
 			return nil, err
 		}
@@ -472,8 +480,9 @@ func deploymentID(path string, info map[string]any) (string, error) {
 	return id, nil
 }
 
-// deployment reads one model_list entry; nil for a wildcard (Config.Passthrough).
-func (p *parser) deployment(path, name string, nth int, params, info map[string]any) (*deployment, error) {
+// deployment reads one model_list entry; nil for a wildcard (Config.Passthrough). ownID is
+// the id of an entry of ParseWith's ("" for the file's): its provider entry is named by it.
+func (p *parser) deployment(path, name string, nth int, ownID string, params, info map[string]any) (*deployment, error) {
 	pp := path + ".litellm_params"
 	// LiteLLM's proxy reads os.environ/ in every litellm_params value, model included.
 	if _, err := str(pp+".model", params["model"]); err != nil {
@@ -575,7 +584,7 @@ func (p *parser) deployment(path, name string, nth int, params, info map[string]
 		if baseModel != "" {
 			pc.BaseModels = map[string]string{rest: baseModel}
 		}
-		provName = p.addProvider(pp, *pc, prov, name, nth)
+		provName = p.addProvider(pp, *pc, prov, name, nth, ownID)
 	} else if baseModel != "" {
 		if p.azureBase == nil {
 			p.azureBase = map[string]string{}
@@ -823,12 +832,27 @@ func (p *parser) cloudFields(pp, prov string, params map[string]any, pc *provide
 }
 
 // addProvider names the provider entry pc of a deployment (entry nth of model_name name)
-// and adds it, or returns the name of an identical entry already added.
-func (p *parser) addProvider(pp string, pc providers.ProviderConfig, prov, name string, nth int) string {
+// and adds it, or returns the name of an identical entry already added. An entry of
+// ParseWith's with an id (ownID) gets a name of its own made from that id
+// ("openai-team-1a2b3c4d"), shared with no other of ParseWith's entries: it stays the same
+// while that deployment lives, whatever entries are added or removed around it, so its
+// rate-limit counts and the name its usage is logged under do not move to another.
+func (p *parser) addProvider(pp string, pc providers.ProviderConfig, prov, name string, nth int, ownID string) string {
 	baseModels := pc.BaseModels
 	pc.BaseModels = nil
 	key, _ := json.Marshal(pc)
-	if existing, ok := p.providerOf[string(key)]; ok {
+	existing, ok := p.providerOf[string(key)]
+	if ownID != "" {
+		// The file's identical entry (named before any of ParseWith's) may be shared; another
+		// stored deployment's may not.
+		if ok && p.storedName[existing] {
+			ok = false
+		}
+		if !ok {
+			existing, ok = p.providerOf[string(key)+"\x00"+ownID]
+		}
+	}
+	if ok {
 		for i := range p.cfg.Providers.Providers {
 			if e := &p.cfg.Providers.Providers[i]; e.Name == existing && len(baseModels) > 0 {
 				if e.BaseModels == nil {
@@ -845,14 +869,29 @@ func (p *parser) addProvider(pp string, pc providers.ProviderConfig, prov, name 
 		base = strings.TrimRight(base[:56], "-._")
 	}
 	candidate := base
-	if nth > 1 {
+	if ownID != "" {
+		sum := sha256.Sum256([]byte(ownID))
+		base += "-" + hex.EncodeToString(sum[:4])
+		candidate = base
+	} else if nth > 1 {
 		candidate = fmt.Sprintf("%s-%d", base, nth)
 	}
 	for k := 2; p.nameTaken(candidate); k++ {
 		candidate = fmt.Sprintf("%s-%d", base, nth*10+k) // rare: two model_names slug alike
 	}
 	pc.Name, pc.BaseModels = candidate, baseModels
-	p.providerOf[string(key)] = candidate
+	if ownID != "" {
+		if p.storedName == nil {
+			p.storedName = map[string]bool{}
+		}
+		p.storedName[candidate] = true
+		p.providerOf[string(key)+"\x00"+ownID] = candidate
+		if _, shared := p.providerOf[string(key)]; !shared {
+			p.providerOf[string(key)] = candidate
+		}
+	} else {
+		p.providerOf[string(key)] = candidate
+	}
 	p.cfg.Providers.Providers = append(p.cfg.Providers.Providers, pc)
 	p.origin = append(p.origin, pp)
 	return candidate
