@@ -135,6 +135,9 @@ type Service struct {
 	// foreign are the providers the registry held at New that neither are built in nor come
 	// from Config (--providers-config's): a stored deployment's entry never takes their name.
 	foreign map[string]bool
+	// fileIDs are the model_info.ids the config file gives its deployments: a stored
+	// deployment under one of them is not served (LiteLLM serves the file's).
+	fileIDs map[string]bool
 
 	mu       sync.Mutex // one application at a time
 	applied  string     // fingerprint of the records last applied
@@ -161,7 +164,7 @@ func New(opts Options) (*Service, error) {
 	if opts.Prices == nil {
 		opts.Prices = providers.DefaultCatalog()
 	}
-	s := &Service{opts: opts, log: opts.Logger, foreign: map[string]bool{}}
+	s := &Service{opts: opts, log: opts.Logger, foreign: map[string]bool{}, fileIDs: map[string]bool{}}
 	for _, name := range opts.Registry.Names() {
 		if !slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == name }) {
 			s.foreign[name] = true
@@ -170,6 +173,9 @@ func New(opts Options) (*Service, error) {
 	if cfg, err := litellmconfig.ParseWith(opts.Config, nil, opts.LookupEnv); err == nil {
 		for _, pc := range cfg.Providers.Providers {
 			delete(s.foreign, pc.Name)
+		}
+		for _, id := range cfg.DeploymentIDs() {
+			s.fileIDs[id] = true
 		}
 	}
 	if len(opts.SecretKey) > 0 {
@@ -348,6 +354,12 @@ func (s *Service) Sync(ctx context.Context) error {
 	if fp == s.applied {
 		return nil
 	}
+	for _, r := range recs {
+		if s.fileIDs[r.ID] {
+			s.log.WarnContext(ctx, "deployments: a stored deployment has the id of a deployment of the config file (model_info.id); the file's is served, the stored one skipped (delete it, or change the file)", "id", r.ID, "model_name", r.ModelName)
+		}
+	}
+	recs = s.served(recs)
 	cfg, err := s.parse(recs)
 	if err != nil {
 		return err
@@ -395,6 +407,11 @@ func (s *Service) Sync(ctx context.Context) error {
 	s.ownNames, s.applied = names, fp
 	s.log.InfoContext(ctx, "deployments: applied", "stored", len(recs), "model_groups", len(groups))
 	return nil
+}
+
+// served is recs without those whose id a deployment of the config file has (fileIDs).
+func (s *Service) served(recs []record) []record {
+	return slices.DeleteFunc(recs, func(r record) bool { return s.fileIDs[r.ID] })
 }
 
 // getenv reads an environment variable through Options.LookupEnv.
@@ -446,7 +463,7 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 	if err != nil {
 		return err
 	}
-	recs = slices.DeleteFunc(recs, func(r record) bool { return r.ID == id })
+	recs = slices.DeleteFunc(s.served(recs), func(r record) bool { return r.ID == id })
 	recs = append(recs, *rec)
 	if _, taken := s.opts.Groups[rec.ModelName]; taken && s.opts.Config == nil {
 		return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups", rec.ModelName)}
