@@ -142,6 +142,26 @@ type Service struct {
 	mu       sync.Mutex // one application at a time
 	applied  string     // fingerprint of the records last applied
 	ownNames []string   // provider entries the last application registered
+	// unserved are the stored deployments the last application left out because a sealed
+	// value of theirs cannot be unsealed, oldest first.
+	unserved []Unserved
+}
+
+// Unserved is a stored deployment left out of routing because its sealed api_key or
+// api_base cannot be unsealed (LITELLM_SALT_KEY changed since it was stored); an update
+// giving a new api_key (and api_base, when that was sealed) mends it.
+type Unserved struct {
+	Deployment
+	// Error says why it is not served.
+	Error string
+}
+
+// Unserved returns the stored deployments the last Sync left out of routing (none when
+// every one is served).
+func (s *Service) Unserved() []Unserved {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.unserved)
 }
 
 // New returns a Service; call Sync (or Run) to apply what is stored.
@@ -359,7 +379,13 @@ func (s *Service) Sync(ctx context.Context) error {
 			s.log.WarnContext(ctx, "deployments: a stored deployment has the id of a deployment of the config file (model_info.id); the file's is served, the stored one skipped (delete it, or change the file)", "id", r.ID, "model_name", r.ModelName)
 		}
 	}
-	recs = s.served(recs)
+	recs, unsealed := s.unsealable(s.served(recs))
+	var unserved []Unserved
+	for _, r := range unsealed {
+		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?); update it with a new api_key (POST /model/update) or delete it",
+			"id", r.rec.ID, "model_name", r.rec.ModelName, "err", r.err)
+		unserved = append(unserved, Unserved{Deployment: r.rec.Deployment, Error: r.err.Error()})
+	}
 	cfg, err := s.parse(recs)
 	if err != nil {
 		return err
@@ -404,9 +430,27 @@ func (s *Service) Sync(ctx context.Context) error {
 			s.opts.Registry.Remove(old)
 		}
 	}
-	s.ownNames, s.applied = names, fp
+	s.ownNames, s.applied, s.unserved = names, fp, unserved
 	s.log.InfoContext(ctx, "deployments: applied", "stored", len(recs), "model_groups", len(groups))
 	return nil
+}
+
+// unsealedRecord is a record whose sealed value cannot be unsealed, and why.
+type unsealedRecord struct {
+	rec record
+	err error
+}
+
+// unsealable splits recs into those whose sealed values unseal and those whose do not.
+func (s *Service) unsealable(recs []record) (ok []record, broken []unsealedRecord) {
+	for _, r := range recs {
+		if _, err := s.entry(r); err != nil {
+			broken = append(broken, unsealedRecord{rec: r, err: err})
+			continue
+		}
+		ok = append(ok, r)
+	}
+	return ok, broken
 }
 
 // served is recs without those whose id a deployment of the config file has (fileIDs).
@@ -463,7 +507,15 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 	if err != nil {
 		return err
 	}
-	recs = slices.DeleteFunc(s.served(recs), func(r record) bool { return r.ID == id })
+	recs, _ = s.unsealable(slices.DeleteFunc(s.served(recs), func(r record) bool { return r.ID == id }))
+	if _, err := s.entry(*rec); err != nil {
+		// A sealed value kept from before that this server cannot unseal.
+		field := "litellm_params.api_key"
+		if rec.SealedKey == "" || s.unsealOK(rec.SealedKey) {
+			field = "litellm_params.api_base"
+		}
+		return &FieldError{Field: field, Message: fmt.Sprintf("the stored value cannot be unsealed (%v): give it anew", errors.Unwrap(err))}
+	}
 	recs = append(recs, *rec)
 	if _, taken := s.opts.Groups[rec.ModelName]; taken && s.opts.Config == nil {
 		return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups", rec.ModelName)}
@@ -624,6 +676,12 @@ func (s *Service) seal(key string) (string, error) {
 		return "", fmt.Errorf("deployments: sealing a secret: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(s.aead.Seal(nonce, nonce, []byte(key), nil)), nil
+}
+
+// unsealOK reports whether sealed unseals.
+func (s *Service) unsealOK(sealed string) bool {
+	_, err := s.unseal(sealed)
+	return err == nil
 }
 
 // unseal decrypts a sealed key.

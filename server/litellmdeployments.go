@@ -70,6 +70,7 @@ func StoredDeployments(svc *deployments.Service) Option {
 			return errors.New("server: StoredDeployments needs a *deployments.Service")
 		}
 		s.AddErrorMapper(deploymentError)
+		s.storedModels = svc
 		s.storedDeploymentRoutes(svc)
 		return nil
 	}

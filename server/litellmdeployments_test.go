@@ -39,6 +39,12 @@ func deploymentUpstream(t *testing.T, name string) (*httptest.Server, *sync.Map)
 // stored deployments applied.
 func deploymentServer(t *testing.T, st *store.Store, config []byte) *httptest.Server {
 	t.Helper()
+	return deploymentServerSalted(t, st, config, "salt-for-tests")
+}
+
+// deploymentServerSalted is deploymentServer with LITELLM_SALT_KEY salt.
+func deploymentServerSalted(t *testing.T, st *store.Store, config []byte, salt string) *httptest.Server {
+	t.Helper()
 	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
 		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
@@ -46,7 +52,7 @@ func deploymentServer(t *testing.T, st *store.Store, config []byte) *httptest.Se
 		t.Fatal(err)
 	}
 	svc, err := deployments.New(deployments.Options{Store: st, Gateway: g, Registry: reg, Config: config,
-		SecretKey: []byte("salt-for-tests"), LookupEnv: func(string) (string, bool) { return "", false }})
+		SecretKey: []byte(salt), LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}

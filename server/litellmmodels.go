@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/deployments"
 )
 
 // LiteLLM's proxy describes its deployments at GET /model/info (and /v1/model/info) and its
@@ -74,6 +75,8 @@ type litellmDeploymentInfo struct {
 	SupportsVision              bool     `json:"supports_vision"`
 	SupportsReasoning           bool     `json:"supports_reasoning"`
 	SupportsWebSearch           bool     `json:"supports_web_search"`
+	// Error says why a stored deployment is not served (absent for one that is).
+	Error string `json:"error,omitempty" jsonschema:"description=Present only on a stored deployment (db_model) that is not served: why (its sealed api_key cannot be unsealed: LITELLM_SALT_KEY changed); POST /model/update with a new api_key mends it"`
 }
 
 // litellmModelGroupList is LiteLLM's /model_group/info answer.
@@ -126,22 +129,45 @@ func visibleDeployments(g *completions.Gateway, r *http.Request) []completions.D
 	return slices.DeleteFunc(g.Deployments(), func(d completions.Deployment) bool { return !g.Allows(scope, d.ModelName) })
 }
 
+// unservedDeploymentOf is a stored deployment left out of routing as /model/info shows it:
+// its own litellm_params.model and api_base (public form), db_model, and model_info.error.
+func unservedDeploymentOf(u deployments.Unserved) litellmDeployment {
+	model, _ := u.LiteLLMParams["model"].(string)
+	base, _ := u.LiteLLMParams["api_base"].(string)
+	mode, _ := u.ModelInfo["mode"].(string)
+	if mode != completions.ModeEmbedding && mode != completions.ModeRerank {
+		mode = completions.ModeChat
+	}
+	prov, _, _ := strings.Cut(model, "/")
+	return litellmDeployment{ModelName: u.ModelName, LiteLLMParams: litellmDeploymentParams{Model: model, APIBase: completions.PublicURL(base)},
+		ModelInfo: litellmDeploymentInfo{ID: u.ID, DBModel: true, Mode: mode, LiteLLMProvider: prov, Error: u.Error}}
+}
+
 // litellmModelRoutes registers /model/info, /v1/model/info, /model_group/info and /health.
 func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 	tags := []string{"LiteLLM compatibility"}
 	info := func(w http.ResponseWriter, r *http.Request) error {
 		ds := visibleDeployments(g, r)
+		var unserved []deployments.Unserved
+		if s.storedModels != nil {
+			scope := completionsScope(r, time.Time{})
+			unserved = slices.DeleteFunc(s.storedModels.Unserved(), func(u deployments.Unserved) bool { return !g.Allows(scope, u.ModelName) })
+		}
 		if id, ok := r.URL.Query()["litellm_model_id"]; ok {
 			want := strings.Join(id, ",")
 			ds = slices.DeleteFunc(ds, func(d completions.Deployment) bool { return d.ID != want })
-			if len(ds) == 0 {
+			unserved = slices.DeleteFunc(unserved, func(u deployments.Unserved) bool { return u.ID != want })
+			if len(ds) == 0 && len(unserved) == 0 {
 				// LiteLLM's 400 for an id its router does not have.
 				return litellmInvalid("litellm_model_id", "Model id = %s not found on litellm proxy", want)
 			}
 		}
-		out := litellmModelInfoList{Data: make([]litellmDeployment, 0, len(ds))}
+		out := litellmModelInfoList{Data: make([]litellmDeployment, 0, len(ds)+len(unserved))}
 		for _, d := range ds {
 			out.Data = append(out.Data, litellmDeploymentOf(d))
+		}
+		for _, u := range unserved {
+			out.Data = append(out.Data, unservedDeploymentOf(u))
 		}
 		writeJSON(w, http.StatusOK, out)
 		return nil

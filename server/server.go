@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/store"
@@ -133,9 +134,12 @@ type Server struct {
 	// modelHealth is the background model health checks (option BackgroundModelHealth);
 	// nil: GET /health checks on every call.
 	modelHealth *completions.HealthMonitor
-	mappers     []ErrorMapper
-	closers     []func(context.Context) error
-	handler     http.Handler
+	// storedModels is the stored deployments (option StoredDeployments): /model/info also
+	// shows those it leaves out of routing.
+	storedModels *deployments.Service
+	mappers      []ErrorMapper
+	closers      []func(context.Context) error
+	handler      http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
