@@ -63,12 +63,13 @@ type OpenAI struct {
 }
 
 // url is the address of an operation (path: "/chat/completions", "/embeddings", …) for
-// model: the base URL and path, or Azure's deployment URL.
+// model: path joined to the base URL's path (its query kept, operationURL), or Azure's
+// deployment URL.
 func (o *OpenAI) url(path, model string) string {
 	if o.azure != nil {
 		return o.azure.url(o.baseURL, path, model)
 	}
-	return o.baseURL + path
+	return operationURL(o.baseURL, path)
 }
 
 // setAuth sets the request's credentials for model: Bearer with the API key (when one is

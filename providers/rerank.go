@@ -232,7 +232,7 @@ func (o *OpenAI) Rerank(ctx context.Context, req *RerankRequest) (*RerankRespons
 		h.Set("Authorization", "Bearer "+o.ep.cfg.APIKey)
 	}
 	path := cmp.Or(o.ep.cfg.RerankPath, DefaultRerankPath)
-	c, err := o.ep.send(ctx, req.Model, o.baseURL+path, h, body, parseRerankError)
+	c, err := o.ep.send(ctx, req.Model, operationURL(o.baseURL, path), h, body, parseRerankError)
 	if err != nil {
 		return nil, err
 	}
