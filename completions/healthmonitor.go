@@ -85,7 +85,8 @@ type HealthChange struct {
 // HealthMonitor checks a gateway's deployments in the background (LiteLLM's
 // background_health_checks): at start and then every Interval, with the one tiny real
 // request of CheckDeployment, and keeps the latest round for GET /health to answer at once.
-// Each process runs its own. Create it with NewHealthMonitor and run it with Run.
+// Each process runs its own. Create it with NewHealthMonitor and run it with Run (which
+// returns when its context ends), or with Start and Close (which waits for the loop).
 type HealthMonitor struct {
 	g    *Gateway
 	opts HealthMonitorOptions
@@ -95,6 +96,43 @@ type HealthMonitor struct {
 	// down: model -> its last check failed, and whether its breaker reports that outage
 	// (HealthChange.Breaker).
 	down map[string]bool
+
+	// runMu guards stop and done: the loop Start launched (nil before Start).
+	runMu sync.Mutex
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// Start runs Run in a goroutine of its own until ctx ends or Close is called; a second
+// Start while it runs does nothing.
+func (m *HealthMonitor) Start(ctx context.Context) {
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
+	if m.stop != nil {
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	m.stop, m.done = cancel, done
+	go func() {
+		defer close(done)
+		m.Run(rctx)
+	}()
+}
+
+// Close stops the loop Start launched and waits for it to return: a round under way ends
+// with its context (and is dropped), and nothing of the monitor's runs after Close
+// returned, so a caller may then close what its checks use (the store). Without Start it
+// returns at once; it may be called more than once.
+func (m *HealthMonitor) Close() {
+	m.runMu.Lock()
+	stop, done := m.stop, m.done
+	m.runMu.Unlock()
+	if stop == nil {
+		return
+	}
+	stop()
+	<-done
 }
 
 // NewHealthMonitor returns a monitor of g's deployments; it checks nothing until Run.

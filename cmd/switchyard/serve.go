@@ -393,9 +393,12 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		defer stop()
 	}
 	// Runs before the deferred Close of the store (deferred earlier), on every return once
-	// start launched the deployments poller: a poll under way stops, and nothing of it
-	// touches the store after.
+	// start launched the deployments poller and the background health checks: a poll or a
+	// round under way stops, and nothing of them touches the store after.
 	defer func() {
+		if wiring.health != nil {
+			wiring.health.Close()
+		}
 		if wiring.stopPolling != nil {
 			wiring.stopPolling()
 		}
