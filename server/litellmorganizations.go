@@ -113,7 +113,7 @@ type litellmOrgMemberRequest struct {
 	UserID                  string   `json:"user_id,omitempty" jsonschema:"description=The member's user id (or user_email)"`
 	UserEmail               string   `json:"user_email,omitempty" jsonschema:"description=The member's address\\, in place of user_id"`
 	Role                    *string  `json:"role,omitempty" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer,description=/organization/member_update: the new role"`
-	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=/organization/member_update: USD the member's keys of the organization's teams may spend together (its spend kept); 0 blocks them; null for no bound"`
+	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=/organization/member_update: USD the member's keys of the organization's teams may spend together (its spend kept); 0 blocks them; absent or null leaves the bound as it is"`
 }
 
 // litellmOrgMemberAdded is the answer of POST /organization/member_add.
@@ -383,7 +383,8 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if req.Role != nil && !slices.Contains(organizationRoles, *req.Role) {
 				return litellmInvalid("role", "role: org_admin, internal_user or internal_user_viewer, got %q", *req.Role)
 			}
-			_, budgetGiven := fields["max_budget_in_organization"]
+			// null or absent: unchanged, as LiteLLM reads both (its clients send null defaults).
+			budgetGiven := req.MaxBudgetInOrganization != nil
 			bound, block, err := checkMaxBudgetInOrganization(req.MaxBudgetInOrganization)
 			if err != nil {
 				return err

@@ -41,7 +41,7 @@ type litellmMemberRequest struct {
 	UserID          string   `json:"user_id,omitempty" jsonschema:"description=The member's user id (or user_email)"`
 	UserEmail       string   `json:"user_email,omitempty" jsonschema:"description=The member's address\\, in place of user_id"`
 	Role            *string  `json:"role,omitempty" jsonschema:"enum=admin,enum=user,description=/team/member_update: the new role"`
-	MaxBudgetInTeam *float64 `json:"max_budget_in_team,omitempty" jsonschema:"description=/team/member_update: USD the member's keys of the team may spend together; 0 blocks them; null for no bound"`
+	MaxBudgetInTeam *float64 `json:"max_budget_in_team,omitempty" jsonschema:"description=/team/member_update: USD the member's keys of the team may spend together; 0 blocks them; absent or null leaves the bound as it is (PATCH /api/v1/teams/{team_id}/members/{user_id} max_budget_usd 0 removes it)"`
 }
 
 // litellmMemberWithRole is an entry of a team's members_with_roles.
@@ -362,7 +362,8 @@ func (s *Server) litellmTeamMemberRoutes() {
 			if req.Role != nil && !slices.Contains(memberRoles, *req.Role) {
 				return litellmInvalid("role", "role: admin or user, got %q", *req.Role)
 			}
-			_, budgetGiven := fields["max_budget_in_team"]
+			// null or absent: unchanged, as LiteLLM reads both (its clients send null defaults).
+			budgetGiven := req.MaxBudgetInTeam != nil
 			bound, block, err := checkMaxBudgetInTeam(req.MaxBudgetInTeam)
 			if err != nil {
 				return err
@@ -378,7 +379,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 				if req.Role != nil {
 					m.Role = *req.Role
 				}
-				if budgetGiven { // null: no bound
+				if budgetGiven {
 					m.MaxBudgetInTeam, m.BudgetBlock = bound, block
 				}
 				return putMember(ctx, tx, who, m)

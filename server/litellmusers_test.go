@@ -322,13 +322,13 @@ func TestLiteLLMTeamMembers(t *testing.T) {
 	if st, b := chatStatus(t, hs.URL, outside.Key, "openai/ok"); st != http.StatusOK {
 		t.Fatalf("the member's key outside the team: %d %s", st, b)
 	}
-	r = do(t, s, "POST", "/team/member_update", testKey, `{"team_id":"eng","user_id":"eve","role":"user","max_budget_in_team":null}`)
+	r = do(t, s, "POST", "/team/member_update", testKey, `{"team_id":"eng","user_id":"eve","role":"user","max_budget_in_team":1}`)
 	var upd litellmMemberUpdated
-	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &upd) != nil || upd.Role != "user" || upd.MaxBudgetInTeam != nil {
+	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &upd) != nil || upd.Role != "user" || upd.MaxBudgetInTeam == nil || *upd.MaxBudgetInTeam != 1 {
 		t.Fatalf("/team/member_update: %d %s", r.status, r.raw)
 	}
 	if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
-		t.Fatalf("after max_budget_in_team was lifted: %d %s", st, b)
+		t.Fatalf("after max_budget_in_team was raised: %d %s", st, b)
 	}
 	wantLiteLLMError(t, do(t, s, "POST", "/team/member_update", testKey, `{"team_id":"eng","user_id":"eve","role":"owner"}`), http.StatusBadRequest, "role")
 	wantLiteLLMError(t, do(t, s, "POST", "/team/member_update", testKey, `{"team_id":"eng","user_id":"ghost","role":"user"}`), http.StatusNotFound, "ghost")

@@ -57,7 +57,7 @@ func TestOrganizationMoveTeamChecksKeys(t *testing.T) {
 // bounds what the member's keys of the organization's teams spend together (refused naming
 // the user and the organization, another member's key unaffected); the memberships of
 // /organization/info carry their spend, budget_id and litellm_budget_table;
-// /organization/member_update changes the bound (null lifts it, 0 blocks), a bad one is a
+// /organization/member_update changes the bound (its spend kept; 0 blocks), a bad one is a
 // 400 naming the field, and a deleted membership no longer bounds the keys.
 func TestOrganizationMemberBudget(t *testing.T) {
 	hs, s := keysServer(t, nil, 0)
@@ -99,12 +99,12 @@ func TestOrganizationMemberBudget(t *testing.T) {
 		!strings.Contains(r.raw, "max_budget_in_organization") {
 		t.Fatalf("member_update with a string bound: %d %s", r.status, r.raw)
 	}
-	if r := do(t, s, "PATCH", "/organization/member_update", testKey, `{"organization_id":"`+id+`","user_id":"ann","max_budget_in_organization":null}`); r.status != http.StatusOK ||
-		!strings.Contains(r.raw, `"budget_id":null`) || !strings.Contains(r.raw, `"spend":0.026`) {
-		t.Fatalf("member_update lifting the bound: %d %s", r.status, r.raw)
+	if r := do(t, s, "PATCH", "/organization/member_update", testKey, `{"organization_id":"`+id+`","user_id":"ann","max_budget_in_organization":1}`); r.status != http.StatusOK ||
+		!strings.Contains(r.raw, `"litellm_budget_table":{"max_budget":1}`) || !strings.Contains(r.raw, `"spend":0.026`) {
+		t.Fatalf("member_update raising the bound: %d %s", r.status, r.raw)
 	}
 	if st, b := chatStatus(t, hs.URL, ann.Key, "openai/ok"); st != http.StatusOK {
-		t.Fatalf("after the bound was lifted: %d %s", st, b)
+		t.Fatalf("after the bound was raised: %d %s", st, b)
 	}
 	if r := do(t, s, "PATCH", "/organization/member_update", testKey, `{"organization_id":"`+id+`","user_id":"ann","max_budget_in_organization":0}`); r.status != http.StatusOK ||
 		!strings.Contains(r.raw, `"litellm_budget_table":{"max_budget":0}`) {
