@@ -40,6 +40,11 @@ type KeyRequest struct {
 	// TeamID puts the key in a team (CreateTeam) of the calling key: its requests also draw
 	// on the team's budget and keep to the team's models and rates.
 	TeamID string `json:"team_id,omitempty"`
+	// OrganizationID puts a key without a team in an organization (CreateOrganization) of
+	// the calling key: its requests also draw on the organization's budget (and on the
+	// user's membership of it) and keep to its models and rates. Beside TeamID it must be
+	// the team's organization.
+	OrganizationID string `json:"organization_id,omitempty"`
 	// SoftBudgetUSD is a USD mark that never blocks: crossing it sends a budget alert to the
 	// server's --alert-webhook (LiteLLM's soft_budget).
 	SoftBudgetUSD float64 `json:"soft_budget_usd,omitempty"`
@@ -92,6 +97,9 @@ type VirtualKey struct {
 	BudgetBlock bool `json:"budget_block,omitempty"`
 	// TeamID is the key's team ("" for none).
 	TeamID string `json:"team_id,omitempty"`
+	// OrganizationID is the organization of a key without a team ("" for none; a key of a
+	// team is in the team's organization).
+	OrganizationID string `json:"organization_id,omitempty"`
 	// SoftBudgetUSD is the key's alerting mark (0 for none).
 	SoftBudgetUSD float64 `json:"soft_budget_usd,omitempty"`
 	// MCPServers are the MCP servers the key may use (empty: every one).

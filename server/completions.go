@@ -540,10 +540,10 @@ func completionsError(err error) *APIError {
 	case errors.As(err, &gone) && gone.Kind == teamMemberKind:
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team meanwhile (User=%s): try again", gone.Name)
 	case errors.As(err, &gone) && gone.Kind == orgMemberKind:
-		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team's organization meanwhile (User=%s): try again", gone.Name)
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its organization meanwhile (User=%s): try again", gone.Name)
 	case errors.As(err, &gone) && gone.Kind == organizationKind:
 		// Deleting an organization deletes its teams and revokes their keys.
-		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team's organization %s was deleted)", gone.Name)
+		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its organization %s, or its team's, was deleted)", gone.Name)
 	case errors.As(err, &gone) && gone.Name != "":
 		// A team's account: deleting a team revokes its keys.
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its team %s was deleted)", gone.Name)

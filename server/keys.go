@@ -66,6 +66,9 @@ type keyRequest struct {
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none"`
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
+	// OrganizationID puts a key without a team in an organization (LiteLLM's key
+	// organization_id); a key of a team is in the team's organization.
+	OrganizationID string `json:"organization_id,omitempty" jsonschema:"description=An organization of this key (POST /organization/new) a key without a team belongs to: its requests also draw on the organization's budget (and on its user's membership of the organization) and keep to its models and rates; beside team_id it must be the team's organization; empty for none"`
 	// UserID links the key to a user of the calling key; it is kept as metadata.user_id.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
@@ -102,6 +105,7 @@ type virtualKey struct {
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
+	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization a key without a team belongs to (a key of a team is in the team's organization)"`
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
 	// UserID is the user the key is made for: its metadata.user_id, answered apart and not
 	// stored apart.
@@ -546,6 +550,9 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
 			return err
 		}
+		if err := checkKeyOrganization(ctx, g, tx, owner, req); err != nil {
+			return err
+		}
 		if userID != "" {
 			if _, err := storedUserOf(ctx, tx, owner, userID); err != nil {
 				return err
@@ -672,7 +679,10 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 		vk.MCPServers = nil
 	}
 	vk.BudgetBlock = req.Blocked && req.budgetBlock
-	vk.TeamID, vk.BudgetID = req.TeamID, req.BudgetID
+	vk.TeamID, vk.BudgetID, vk.OrganizationID = req.TeamID, req.BudgetID, req.OrganizationID
+	if vk.TeamID != "" {
+		vk.OrganizationID = "" // in the team's organization (checkKeyOrganization checked it is this one)
+	}
 	if len(vk.Guardrails) == 0 {
 		vk.Guardrails = nil
 	}
@@ -695,7 +705,8 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
 	}
-	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk)})
+	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk),
+		OrganizationID: vk.OrganizationID})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -910,7 +921,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
 			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID,
-			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID}
+			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID, OrganizationID: rec.OrganizationID}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -964,8 +975,14 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			}
 		}
 		_, teamGiven := given["team_id"]
+		_, orgGiven := given["organization_id"]
 		if teamGiven || modelsGiven {
 			if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
+				return err
+			}
+		}
+		if teamGiven || modelsGiven || orgGiven {
+			if err := checkKeyOrganization(ctx, g, tx, owner, req); err != nil {
 				return err
 			}
 		}

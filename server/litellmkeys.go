@@ -38,6 +38,7 @@ var litellmFieldNames = map[string]string{
 	"metadata":        "metadata",
 	"guardrails":      "guardrails",
 	"team_id":         "team_id",
+	"organization_id": "organization_id",
 	"soft_budget":     "soft_budget_usd",
 	"budget_id":       "budget_id",
 }
@@ -57,7 +58,6 @@ func litellmKeyNativeName(name string) string {
 // when one asks for something (an empty value — null, {}, [], "", 0, false — is accepted,
 // as LiteLLM's clients send their defaults).
 var litellmRefused = map[string]string{
-	"organization_id":              "a key belongs to an organization through its team: give team_id, a team in the organization (/team/new or /team/update organization_id)",
 	"key":                          "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit key",
 	"policies":                     "Switchyard has no per-key policies",
 	"prompts":                      "Switchyard has no per-key prompts",
@@ -102,6 +102,7 @@ type litellmKeyRequest struct {
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
+	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=An organization (POST /organization/new) a key without a team belongs to: it draws on the organization's budget (and its user's max_budget_in_organization) and keeps to its models and rates; beside team_id it must be the team's organization; null on /key/update takes the key out of it"`
 	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
 	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (those fields given with it must have the budget's values or be null); null on /key/update leaves the budget and keeps its values as the key's own"`
 	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
@@ -131,6 +132,7 @@ type litellmKeyInfo struct {
 	Metadata       map[string]any `json:"metadata"`
 	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
 	TeamID         *string        `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
+	OrganizationID *string        `json:"organization_id" jsonschema:"description=The organization of a key without a team (POST /organization/new); null for none (a key of a team is in the team's organization)"`
 	BudgetID       *string        `json:"budget_id" jsonschema:"description=The budget of /budget/new its max_budget and soft_budget and budget_duration and tpm_limit come from; null for its own"`
 	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
@@ -456,7 +458,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			{Name: "sort_by", Description: "created_at (the only order kept)", Enum: []string{"created_at"}},
 			{Name: "sort_order", Description: "desc (default: newest first) or asc", Enum: []string{"asc", "desc"}},
 			{Name: "team_id", Description: "Only the keys of this team"},
-			{Name: "organization_id", Description: "Only the keys of the teams of this organization (/organization/new)"},
+			{Name: "organization_id", Description: "Only the keys of this organization (/organization/new): its own (/key/generate organization_id) and those of its teams"},
 			{Name: "include_team_keys", Description: "Accepted and without effect (every key of the caller's teams is the caller's)", Type: "boolean"},
 			{Name: "include_created_by_keys", Description: "Accepted and without effect (every key listed was created by the caller)", Type: "boolean"},
 		}, Errors: map[int]string{400: "a bad parameter or an unknown one: the message names it", 403: scoped}},
@@ -504,9 +506,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 					only = rec.ID
 				}
 			}
-			alias, user, teamID := q.Get("key_alias"), q.Get("user_id"), q.Get("team_id")
+			alias, user, teamID, org := q.Get("key_alias"), q.Get("user_id"), q.Get("team_id"), q.Get("organization_id")
 			var orgTeams []string // the teams of organization_id (nil: no filter)
-			if org := q.Get("organization_id"); org != "" {
+			if org != "" {
 				ts, err := organizationTeams(r.Context(), s.cfg.Store, owner(r), org)
 				if err != nil {
 					return err
@@ -518,7 +520,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			}
 			keys = slices.DeleteFunc(keys, func(k virtualKey) bool {
 				return (alias != "" && k.Name != alias) || (user != "" && k.Metadata["user_id"] != user) || (only != "" && k.ID != only) || (teamID != "" && k.TeamID != teamID) ||
-					(orgTeams != nil && (k.TeamID == "" || !slices.Contains(orgTeams, k.TeamID)))
+					(orgTeams != nil && k.OrganizationID != org && (k.TeamID == "" || !slices.Contains(orgTeams, k.TeamID)))
 			})
 			if asc {
 				slices.Reverse(keys)
@@ -689,7 +691,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			switch {
 			case !isNull:
 				native[litellmFieldNames[name]] = raw
-			case update && (name == "key_alias" || name == "budget_duration" || name == "team_id" || name == "budget_id"):
+			case update && (name == "key_alias" || name == "budget_duration" || name == "team_id" || name == "budget_id" || name == "organization_id"):
 				native[litellmFieldNames[name]] = json.RawMessage(`""`)
 			case update && name == "guardrails":
 				native[litellmFieldNames[name]] = json.RawMessage(`[]`)
@@ -996,6 +998,9 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	}
 	if vk.TeamID != "" {
 		info.TeamID = &vk.TeamID
+	}
+	if vk.OrganizationID != "" {
+		info.OrganizationID = &vk.OrganizationID
 	}
 	if vk.BudgetID != "" {
 		info.BudgetID = &vk.BudgetID

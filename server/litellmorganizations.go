@@ -27,15 +27,15 @@ import (
 type litellmOrganizationRequest struct {
 	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization's id: on /organization/new optional (a UUID is made); on /organization/update the organization to change (required)"`
 	OrganizationAlias string         `json:"organization_alias,omitempty" jsonschema:"description=The organization's name (required on /organization/new)"`
-	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the organization's teams may name and their keys call; empty for every model"`
+	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the organization's teams may name and its keys (its own and its teams') call; empty for every model"`
 	BudgetID          *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of POST /budget/new whose max_budget\\, soft_budget\\, budget_duration and tpm_limit become the organization's (a /budget/update reaches it); null leaves it keeping its values"`
-	MaxBudget         *float64       `json:"max_budget,omitempty" jsonschema:"description=USD all the keys of the organization's teams together may spend (per budget_duration); 0 blocks the organization; null for no bound"`
+	MaxBudget         *float64       `json:"max_budget,omitempty" jsonschema:"description=USD all the keys of the organization (its own and its teams') together may spend (per budget_duration); 0 blocks the organization; null for no bound"`
 	SoftBudget        *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
 	BudgetDuration    *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the organization's spend starts again from zero (30d); null for all time"`
-	TPMLimit          *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute of all the keys of the organization's teams; null for no bound"`
-	RPMLimit          *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the keys of the organization's teams; null for no bound"`
+	TPMLimit          *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute of all the keys of the organization (its own and its teams'); null for no bound"`
+	RPMLimit          *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the keys of the organization (its own and its teams'); null for no bound"`
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the organization (at most 16 KiB of JSON)"`
-	Blocked           *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the organization's teams refuses every request"`
+	Blocked           *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the organization (its own and its teams') refuses every request"`
 }
 
 // litellmOrganization is an organization as LiteLLM's LiteLLM_OrganizationTableWithMembers
@@ -46,7 +46,7 @@ type litellmOrganization struct {
 	BudgetID          *string                         `json:"budget_id" jsonschema:"description=The budget (POST /budget/new) the organization takes its limits from; null when it holds its own"`
 	Metadata          map[string]any                  `json:"metadata"`
 	Models            []string                        `json:"models" jsonschema:"description=Empty: every model"`
-	Spend             float64                         `json:"spend" jsonschema:"description=USD the keys of the organization's teams spent (in the current period with budget_duration)"`
+	Spend             float64                         `json:"spend" jsonschema:"description=USD the keys of the organization (its own and its teams') spent (in the current period with budget_duration)"`
 	Blocked           bool                            `json:"blocked"`
 	CreatedAt         time.Time                       `json:"created_at"`
 	CreatedBy         string                          `json:"created_by" jsonschema:"description=The owner (calling key's id) that made it"`
@@ -75,7 +75,7 @@ type litellmOrganizationMembership struct {
 	OrganizationID string                   `json:"organization_id"`
 	UserRole       string                   `json:"user_role" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer"`
 	UserEmail      *string                  `json:"user_email" jsonschema:"description=The user's address; null for none"`
-	Spend          float64                  `json:"spend" jsonschema:"description=USD the member's keys of the organization's teams spent since the user joined (0 for a membership an earlier build made until its max_budget_in_organization is set)"`
+	Spend          float64                  `json:"spend" jsonschema:"description=USD the member's keys of the organization (its own and its teams') spent since the user joined (0 for a membership an earlier build made until its max_budget_in_organization is set)"`
 	BudgetID       *string                  `json:"budget_id" jsonschema:"description=The membership's account when it has a max_budget_in_organization; null for none"`
 	BudgetTable    *litellmMembershipBudget `json:"litellm_budget_table" jsonschema:"description={max_budget: max_budget_in_organization} when the membership has one; null for none"`
 	CreatedAt      time.Time                `json:"created_at"`
@@ -103,7 +103,7 @@ type litellmOrgMember struct {
 type litellmOrgMemberAddRequest struct {
 	OrganizationID          string          `json:"organization_id" jsonschema:"description=The organization (required)"`
 	Member                  json.RawMessage `json:"member" jsonschema:"description=A member {user_id or user_email\\, role}\\, or a list of them"`
-	MaxBudgetInOrganization *float64        `json:"max_budget_in_organization,omitempty" jsonschema:"description=USD each member's keys of the organization's teams may spend together; 0 blocks them; absent or null for no bound"`
+	MaxBudgetInOrganization *float64        `json:"max_budget_in_organization,omitempty" jsonschema:"description=USD each member's keys of the organization (its own and its teams') may spend together; 0 blocks them; absent or null for no bound"`
 }
 
 // litellmOrgMemberRequest documents the body of PATCH /organization/member_update and
@@ -113,7 +113,7 @@ type litellmOrgMemberRequest struct {
 	UserID                  string   `json:"user_id,omitempty" jsonschema:"description=The member's user id (or user_email)"`
 	UserEmail               string   `json:"user_email,omitempty" jsonschema:"description=The member's address\\, in place of user_id"`
 	Role                    *string  `json:"role,omitempty" jsonschema:"enum=org_admin,enum=internal_user,enum=internal_user_viewer,description=/organization/member_update: the new role"`
-	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=/organization/member_update: USD the member's keys of the organization's teams may spend together (its spend kept); 0 blocks them; absent or null leaves the bound as it is"`
+	MaxBudgetInOrganization *float64 `json:"max_budget_in_organization,omitempty" jsonschema:"description=/organization/member_update: USD the member's keys of the organization (its own and its teams') may spend together (its spend kept); 0 blocks them; absent or null leaves the bound as it is"`
 }
 
 // litellmOrgMemberAdded is the answer of POST /organization/member_add.
@@ -251,7 +251,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 func (s *Server) litellmOrganizationMemberRoutes() {
 	tags := []string{"LiteLLM compatibility"}
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
-	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has); max_budget_in_organization bounds each one's keys of the organization's teams",
+	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has); max_budget_in_organization bounds each one's keys of the organization (its own and its teams')",
 		Tags: tags, Request: litellmOrgMemberAddRequest{}, Response: litellmOrgMemberAdded{},
 		Errors: map[int]string{400: "organization_id or member missing, a member already in the organization, or a bad field: the message names it", 403: scoped, 404: "no organization of this key has the organization_id given"}},
 		func(w http.ResponseWriter, r *http.Request) error {

@@ -327,6 +327,9 @@ type keyScopeDoc struct {
 	// UserID is the user a virtual key was made for (users.go): its budget sits inside the
 	// user's, and inside the user's membership of TeamID, when they exist.
 	UserID string `json:"user_id,omitempty"`
+	// OrganizationID is the organization of a virtual key without a team (organizations.go):
+	// its budget sits inside the organization's, and inside its user's membership of it.
+	OrganizationID string `json:"organization_id,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -414,22 +417,24 @@ func keyScopes(st *store.Store) ScopeResolver {
 		if s.KeyID != "" {
 			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
 			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID}
+			org := s.OrganizationID // a key without a team; a team's key is in the team's
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
 				if err != nil {
 					return nil, err
 				}
 				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
-				if t.OrganizationID != "" {
-					o, err := joinOrganization(ctx, st, owner, t.OrganizationID, b)
-					if err != nil {
+				org = t.OrganizationID
+			}
+			if org != "" {
+				o, err := joinOrganization(ctx, st, owner, org, b)
+				if err != nil {
+					return nil, err
+				}
+				vk.Org, vk.OrgRPM = organizationBudgetID(owner, org), o.RequestsPerMinute
+				if s.UserID != "" {
+					if err := joinOrganizationMember(ctx, st, owner, org, s.UserID, b); err != nil {
 						return nil, err
-					}
-					vk.Org, vk.OrgRPM = organizationBudgetID(owner, t.OrganizationID), o.RequestsPerMinute
-					if s.UserID != "" {
-						if err := joinOrganizationMember(ctx, st, owner, t.OrganizationID, s.UserID, b); err != nil {
-							return nil, err
-						}
 					}
 				}
 			}

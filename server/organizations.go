@@ -83,8 +83,8 @@ type organizationMember struct {
 	OrganizationID string `json:"organization_id"`
 	UserID         string `json:"user_id"`
 	Role           string `json:"user_role"`
-	// MaxBudgetInOrganization bounds what the user's keys of the organization's teams spend
-	// together (0: no bound unless BudgetBlock).
+	// MaxBudgetInOrganization bounds what the user's keys of the organization (its own and
+	// its teams') spend together (0: no bound unless BudgetBlock).
 	MaxBudgetInOrganization float64 `json:"max_budget_in_organization,omitempty"`
 	// BudgetBlock is max_budget_in_organization 0: the user's keys of the organization's
 	// teams are refused.
@@ -112,7 +112,8 @@ func (m organizationMember) maxBudget() *float64 {
 }
 
 // orgMemberBudgetID is the store.Budgets id of user's membership of owner's organization
-// org: the account the user's keys of the organization's teams spend from together.
+// org: the account the user's keys of the organization (its own and its teams') spend
+// from together.
 func orgMemberBudgetID(owner, org, user string) string {
 	return "orgmember/" + owner + "/" + org + "/" + user
 }
@@ -153,8 +154,8 @@ func deleteOrganizationMember(ctx context.Context, tx store.Tx, owner, org, user
 	return tx.Delete(ctx, store.Budgets, orgMemberBudgetID(owner, org, user))
 }
 
-// joinOrganizationMember puts a virtual key's budget b (of user, of a team in owner's
-// organization org) inside the account of the user's membership of the organization, in
+// joinOrganizationMember puts a virtual key's budget b (of user, of owner's organization
+// org or of a team in it) inside the account of the user's membership of the organization, in
 // st, when the membership has one: a key whose user is not a member (or whose membership
 // an earlier build made, without an account) draws on nothing more.
 func joinOrganizationMember(ctx context.Context, st *store.Store, owner, org, user string, b *completions.Budget) error {
@@ -321,6 +322,74 @@ func checkTeamKeysInOrganization(ctx context.Context, g *completions.Gateway, rd
 				e := Validation(http.StatusUnprocessableEntity, "organization_id: key %s of team %s names %q (its models[%d]), which is not among the models of organization %s (%s): change the key's models first (/key/update)",
 					rec.ID, teamID, m, i, o.OrganizationID, strings.Join(o.Models, ", "))
 				e.Param = "organization_id"
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// checkKeyOrganization, for a key of owner in organization req.OrganizationID ("": none),
+// read through rd, answers 404 naming organization_id when owner has no such organization,
+// 422 naming organization_id when req.TeamID is a team outside it (a key of a team is in
+// the team's organization), and 422 naming models when a key without a team asks for a
+// model outside the organization's (a key of a team is held to them by checkKeyTeam).
+// A key is made in an organization by an operator key that has it: the organization
+// routes' own rule (a virtual key is refused before this).
+func checkKeyOrganization(ctx context.Context, g *completions.Gateway, rd store.Reader, owner string, req keyRequest) error {
+	if req.OrganizationID == "" {
+		return nil
+	}
+	rec, err := storedOrganizationOf(ctx, rd, owner, req.OrganizationID, "organization_id")
+	if err != nil {
+		return err
+	}
+	if req.TeamID == "" {
+		return modelsWithin(g, rec.organization, req.Models, "a key of an organization")
+	}
+	t, err := storedTeamOf(ctx, rd, owner, req.TeamID)
+	if err != nil {
+		return err
+	}
+	if t.OrganizationID != req.OrganizationID {
+		in := "in no organization"
+		if t.OrganizationID != "" {
+			in = "in organization " + t.OrganizationID
+		}
+		e := Validation(http.StatusUnprocessableEntity, "organization_id: team %s is %s, not in %s: a key of a team is in the team's organization (give the team's organization_id, or none)",
+			req.TeamID, in, req.OrganizationID)
+		e.Param = "organization_id"
+		return e
+	}
+	return nil
+}
+
+// checkOrganizationKeys answers 422 naming models when a virtual key of owner's
+// organization o without a team (a key of one of its teams is checkTeamKeysInOrganization's),
+// read through rd, names a model outside o's, naming the key and the model: an
+// organization's narrowed models must leave its keys within them.
+func checkOrganizationKeys(ctx context.Context, g *completions.Gateway, rd store.Reader, owner string, o organization) error {
+	if len(o.Models) == 0 {
+		return nil
+	}
+	es, err := rd.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return fmt.Errorf("server: listing the keys of organization %s: %w", o.OrganizationID, err)
+	}
+	scope := completions.Scope{Budget: completions.NewBudget(completions.BudgetLimits{AllowedModels: o.Models})}
+	for _, e := range es {
+		rec, err := readKeyRecord(e.Value)
+		if err != nil {
+			return fmt.Errorf("server: key record %s: %w", e.Key, err)
+		}
+		if rec.OrganizationID != o.OrganizationID || rec.TeamID != "" {
+			continue
+		}
+		for i, m := range rec.Models {
+			if !g.Allows(scope, m) {
+				e := Validation(http.StatusUnprocessableEntity, "models: key %s of organization %s names %q (its models[%d]), which is not among the new models (%s): change the key's models first (/key/update)",
+					rec.ID, o.OrganizationID, m, i, strings.Join(o.Models, ", "))
+				e.Param = "models"
 				return e
 			}
 		}
@@ -566,6 +635,9 @@ func (s *Server) updateOrganization(ctx context.Context, g *completions.Gateway,
 					return litellmRenamed(err, []litellmName{{"organization_id", "models"}})
 				}
 			}
+			if err := checkOrganizationKeys(ctx, g, tx, owner, o); err != nil {
+				return err
+			}
 		}
 		o.UpdatedAt, o.UpdatedBy = time.Now().UTC(), owner
 		if err := completions.SetSharedBudgetLimits(ctx, tx, organizationBudgetID(owner, id), limits); err != nil {
@@ -581,10 +653,11 @@ func (s *Server) updateOrganization(ctx context.Context, g *completions.Gateway,
 }
 
 // deleteOrganizations deletes owner's organizations ids with their teams (their accounts,
-// memberships and virtual keys: revoked at once on every replica), their memberships and
-// their accounts, as LiteLLM's /organization/delete deletes an organization's teams,
-// members and keys, in one transaction: all or, when one is not found, none (404 naming
-// it). It returns the ids of the teams deleted and of the keys revoked.
+// memberships and virtual keys: revoked at once on every replica), their own virtual keys
+// (those without a team, revoked the same way), their memberships and their accounts, as
+// LiteLLM's /organization/delete deletes an organization's teams, members and keys, in one
+// transaction: all or, when one is not found, none (404 naming it). It returns the ids of
+// the teams deleted and of the keys revoked.
 func (s *Server) deleteOrganizations(ctx context.Context, owner string, ids []string) (teams, keys []string, err error) {
 	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		teams, keys = nil, nil
@@ -606,6 +679,13 @@ func (s *Server) deleteOrganizations(ctx context.Context, owner string, ids []st
 		if keys, err = deleteTeamsIn(ctx, tx, owner, teams); err != nil {
 			return err
 		}
+		own, err := revokeKeysOf(ctx, tx, owner, func(vk virtualKey) bool {
+			return vk.OrganizationID != "" && slices.Contains(ids, vk.OrganizationID)
+		})
+		if err != nil {
+			return err
+		}
+		keys = append(keys, own...)
 		for _, id := range ids {
 			ms, err := organizationMembersOf(ctx, tx, owner, id)
 			if err != nil {

@@ -490,7 +490,8 @@ func joinTeam(ctx context.Context, st *store.Store, owner, id string, b *complet
 	return &rec, nil
 }
 
-// joinOrganization puts a virtual key's budget b (of a team in owner's organization id)
+// joinOrganization puts a virtual key's budget b (of owner's organization id, or of a team
+// in it)
 // inside the organization's account too, in st, and returns the organization; one deleted
 // meanwhile matches store.ErrNotFound (deleting an organization deletes its teams' keys).
 func joinOrganization(ctx context.Context, st *store.Store, owner, id string, b *completions.Budget) (*storedOrganization, error) {
