@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,59 +265,24 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if err != nil {
 				return err
 			}
-			var members []litellmOrgMember
-			raw := bytes.TrimSpace(req.Member)
-			switch {
-			case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-				return litellmInvalid("member", "member: required: {\"user_id\" or \"user_email\", \"role\"}, or a list of them")
-			case raw[0] == '[':
-				if err := decodeExact(raw, &members, http.StatusBadRequest); err != nil {
-					return err
-				}
-			default:
-				var m litellmOrgMember
-				if err := decodeExact(raw, &m, http.StatusBadRequest); err != nil {
-					return err
-				}
-				members = []litellmOrgMember{m}
+			orgMembers, err := membersOfBody[litellmOrgMember](req.Member, `member: required: {"user_id" or "user_email", "role"}, or a list of them`)
+			if err != nil {
+				return err
 			}
-			if len(members) == 0 {
-				return litellmInvalid("member", "member: give at least one member")
+			members := make([]litellmMember, len(orgMembers))
+			for i, m := range orgMembers {
+				members[i] = litellmMember(m)
 			}
 			ctx, who := r.Context(), owner(r)
 			var added []organizationMember
 			var users []user
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-				added, users = nil, nil
-				if _, err := storedOrganizationOf(ctx, tx, who, req.OrganizationID, "organization_id"); err != nil {
-					return err
-				}
-				now := time.Now().UTC()
-				for i, m := range members {
-					field := "member"
-					if len(members) > 1 {
-						field = fmt.Sprintf("member[%d]", i)
-					}
-					if !slices.Contains(organizationRoles, m.Role) {
-						return litellmInvalid(field+".role", "%s.role: org_admin, internal_user or internal_user_viewer, got %q", field, m.Role)
-					}
-					u, _, err := memberUser(ctx, tx, who, field, m.UserID, m.UserEmail, true)
-					if err != nil {
-						return err
-					}
-					if _, in, err := organizationMemberOf(ctx, tx, who, req.OrganizationID, u.UserID); err != nil {
-						return err
-					} else if in {
-						return litellmInvalid(field, "%s: User=%s is already in organization %s: change its role with PATCH /organization/member_update", field, u.UserID, req.OrganizationID)
-					}
-					om := organizationMember{OrganizationID: req.OrganizationID, UserID: u.UserID, Role: m.Role,
+				var err error
+				added, users, err = organizationMembership.add(ctx, tx, who, req.OrganizationID, members, func(u user, role string, now time.Time) organizationMember {
+					return organizationMember{OrganizationID: req.OrganizationID, UserID: u.UserID, Role: role,
 						MaxBudgetInOrganization: bound, BudgetBlock: block, CreatedAt: now, UpdatedAt: now}
-					if err := putOrganizationMember(ctx, tx, who, om); err != nil {
-						return err
-					}
-					added, users = append(added, om), append(users, u)
-				}
-				return nil
+				})
+				return err
 			})
 			if err != nil {
 				return err
@@ -336,24 +300,6 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	// member reads the membership a member_update or member_delete names, in tx.
-	member := func(ctx context.Context, tx store.Tx, who string, req litellmOrgMemberRequest) (organizationMember, user, error) {
-		if _, err := storedOrganizationOf(ctx, tx, who, req.OrganizationID, "organization_id"); err != nil {
-			return organizationMember{}, user{}, err
-		}
-		u, _, err := memberUser(ctx, tx, who, "user_id", req.UserID, req.UserEmail, false)
-		if err != nil {
-			return organizationMember{}, user{}, err
-		}
-		m, in, err := organizationMemberOf(ctx, tx, who, req.OrganizationID, u.UserID)
-		if err != nil {
-			return m, u, err
-		}
-		if !in {
-			return m, u, paramNotFound("user_id", "Member not found in organization for user_id=%s: User=%s is not a member of organization %s", u.UserID, u.UserID, req.OrganizationID)
-		}
-		return m, u, nil
-	}
 	decodeMember := func(r *http.Request) (litellmOrgMemberRequest, error) {
 		var req litellmOrgMemberRequest
 		if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
@@ -380,8 +326,10 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if req.OrganizationID == "" {
 				return litellmInvalid("organization_id", "organization_id: required: the member's organization")
 			}
-			if req.Role != nil && !slices.Contains(organizationRoles, *req.Role) {
-				return litellmInvalid("role", "role: org_admin, internal_user or internal_user_viewer, got %q", *req.Role)
+			if req.Role != nil {
+				if err := organizationMembership.checkRole("role", *req.Role); err != nil {
+					return err
+				}
 			}
 			// null or absent: unchanged, as LiteLLM reads both (its clients send null defaults).
 			budgetGiven := req.MaxBudgetInOrganization != nil
@@ -390,20 +338,13 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			}
 			ctx, who := r.Context(), owner(r)
-			var m organizationMember
-			var u user
-			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-				var err error
-				if m, u, err = member(ctx, tx, who, req); err != nil {
-					return err
-				}
+			m, u, err := organizationMembership.update(ctx, s.cfg.Store, who, req.OrganizationID, req.UserID, req.UserEmail, func(m *organizationMember) {
 				if req.Role != nil {
 					m.Role, m.UpdatedAt = *req.Role, time.Now().UTC()
 				}
 				if budgetGiven {
 					m.MaxBudgetInOrganization, m.BudgetBlock, m.UpdatedAt = bound, block, time.Now().UTC()
 				}
-				return putOrganizationMember(ctx, tx, who, m)
 			})
 			if err != nil {
 				return err
@@ -432,7 +373,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			// reads the membership again and takes its account with it.
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 				var err error
-				m, u, err = member(ctx, tx, who, req)
+				m, u, err = organizationMembership.member(ctx, tx, who, req.OrganizationID, req.UserID, req.UserEmail)
 				return err
 			})
 			if err != nil {
@@ -441,7 +382,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			out := s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail)
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 				var err error
-				if m, u, err = member(ctx, tx, who, req); err != nil {
+				if m, u, err = organizationMembership.member(ctx, tx, who, req.OrganizationID, req.UserID, req.UserEmail); err != nil {
 					return err
 				}
 				return deleteOrganizationMember(ctx, tx, who, m.OrganizationID, m.UserID)

@@ -1,13 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -206,24 +203,9 @@ func (s *Server) litellmTeamMemberRoutes() {
 			if req.TeamID == "" {
 				return litellmInvalid("team_id", "team_id: required: the team to add members to")
 			}
-			var members []litellmMember
-			raw := bytes.TrimSpace(req.Member)
-			switch {
-			case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-				return litellmInvalid("member", "member: required: {\"user_id\" or \"user_email\", \"role\": \"admin\" or \"user\"}, or a list of them")
-			case raw[0] == '[':
-				if err := decodeExact(raw, &members, http.StatusBadRequest); err != nil {
-					return err
-				}
-			default:
-				var m litellmMember
-				if err := decodeExact(raw, &m, http.StatusBadRequest); err != nil {
-					return err
-				}
-				members = []litellmMember{m}
-			}
-			if len(members) == 0 {
-				return litellmInvalid("member", "member: give at least one member")
+			members, err := membersOfBody[litellmMember](req.Member, `member: required: {"user_id" or "user_email", "role": "admin" or "user"}, or a list of them`)
+			if err != nil {
+				return err
 			}
 			bound, block, err := checkMaxBudgetInTeam(req.MaxBudgetInTeam)
 			if err != nil {
@@ -233,35 +215,11 @@ func (s *Server) litellmTeamMemberRoutes() {
 			var added []teamMember
 			var users []user
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-				added, users = nil, nil
-				if _, err := storedTeamOf(ctx, tx, who, req.TeamID); err != nil {
-					return err
-				}
-				now := time.Now().UTC()
-				for i, m := range members {
-					field := "member"
-					if len(members) > 1 {
-						field = fmt.Sprintf("member[%d]", i)
-					}
-					if !slices.Contains(memberRoles, m.Role) {
-						return litellmInvalid(field+".role", "%s.role: admin or user, got %q", field, m.Role)
-					}
-					u, _, err := memberUser(ctx, tx, who, field, m.UserID, m.UserEmail, true)
-					if err != nil {
-						return err
-					}
-					if _, in, err := memberOf(ctx, tx, who, req.TeamID, u.UserID); err != nil {
-						return err
-					} else if in {
-						return litellmInvalid(field, "%s: User=%s is already in team %s: change its role with POST /team/member_update", field, u.UserID, req.TeamID)
-					}
-					tm := teamMember{TeamID: req.TeamID, UserID: u.UserID, Role: m.Role, MaxBudgetInTeam: bound, BudgetBlock: block, CreatedAt: now}
-					if err := putMember(ctx, tx, who, tm); err != nil {
-						return err
-					}
-					added, users = append(added, tm), append(users, u)
-				}
-				return nil
+				var err error
+				added, users, err = teamMembership.add(ctx, tx, who, req.TeamID, members, func(u user, role string, now time.Time) teamMember {
+					return teamMember{TeamID: req.TeamID, UserID: u.UserID, Role: role, MaxBudgetInTeam: bound, BudgetBlock: block, CreatedAt: now}
+				})
+				return err
 			})
 			if err != nil {
 				return err
@@ -284,24 +242,6 @@ func (s *Server) litellmTeamMemberRoutes() {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	// member reads the member a /team/member_delete or /team/member_update names, in tx.
-	member := func(ctx context.Context, tx store.Tx, who string, req litellmMemberRequest) (teamMember, user, error) {
-		if _, err := storedTeamOf(ctx, tx, who, req.TeamID); err != nil {
-			return teamMember{}, user{}, err
-		}
-		u, _, err := memberUser(ctx, tx, who, "user_id", req.UserID, req.UserEmail, false)
-		if err != nil {
-			return teamMember{}, user{}, err
-		}
-		m, in, err := memberOf(ctx, tx, who, req.TeamID, u.UserID)
-		if err != nil {
-			return m, u, err
-		}
-		if !in {
-			return m, u, paramNotFound("user_id", "User=%s is not a member of team %s", u.UserID, req.TeamID)
-		}
-		return m, u, nil
-	}
 	memberErrors := map[int]string{400: "team_id missing, neither user_id nor user_email, or a bad field: the message names it", 403: scoped,
 		404: "no team of this key has the team_id given, no user the user_id or user_email, or the user is not a member"}
 	decodeMember := func(r *http.Request) (litellmMemberRequest, error) {
@@ -326,7 +266,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 			}
 			ctx, who := r.Context(), owner(r)
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-				m, _, err := member(ctx, tx, who, req)
+				m, _, err := teamMembership.member(ctx, tx, who, req.TeamID, req.UserID, req.UserEmail)
 				if err != nil {
 					return err
 				}
@@ -359,8 +299,10 @@ func (s *Server) litellmTeamMemberRoutes() {
 			if req.TeamID == "" {
 				return litellmInvalid("team_id", "team_id: required: the member's team")
 			}
-			if req.Role != nil && !slices.Contains(memberRoles, *req.Role) {
-				return litellmInvalid("role", "role: admin or user, got %q", *req.Role)
+			if req.Role != nil {
+				if err := teamMembership.checkRole("role", *req.Role); err != nil {
+					return err
+				}
 			}
 			// null or absent: unchanged, as LiteLLM reads both (its clients send null defaults).
 			budgetGiven := req.MaxBudgetInTeam != nil
@@ -369,20 +311,13 @@ func (s *Server) litellmTeamMemberRoutes() {
 				return err
 			}
 			ctx, who := r.Context(), owner(r)
-			var m teamMember
-			var u user
-			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-				var err error
-				if m, u, err = member(ctx, tx, who, req); err != nil {
-					return err
-				}
+			m, u, err := teamMembership.update(ctx, s.cfg.Store, who, req.TeamID, req.UserID, req.UserEmail, func(m *teamMember) {
 				if req.Role != nil {
 					m.Role = *req.Role
 				}
 				if budgetGiven {
 					m.MaxBudgetInTeam, m.BudgetBlock = bound, block
 				}
-				return putMember(ctx, tx, who, m)
 			})
 			if err != nil {
 				return err
