@@ -243,6 +243,9 @@ type KeyUpdate struct {
 	Guardrails []string
 	// TeamID moves the key into this team when not nil; "" takes it out of its team.
 	TeamID *string
+	// OrganizationID moves a key without a team into this organization when not nil; ""
+	// takes it out of its organization.
+	OrganizationID *string
 	// SoftBudgetUSD replaces the key's soft budget when not nil (0 removes it).
 	SoftBudgetUSD *float64
 	// MCPServers replaces the key's MCP servers when not nil; empty (non-nil) allows every
@@ -286,6 +289,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("guardrails", u.Guardrails, u.Guardrails != nil)
 		set("team_id", u.TeamID, u.TeamID != nil)
+		set("organization_id", u.OrganizationID, u.OrganizationID != nil)
 		set("soft_budget_usd", u.SoftBudgetUSD, u.SoftBudgetUSD != nil)
 		set("mcp_servers", u.MCPServers, u.MCPServers != nil)
 		set("user_id", u.UserID, u.UserID != nil)
