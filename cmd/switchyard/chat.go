@@ -23,10 +23,10 @@ func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // latency. With --json stdout gets each turn's final answer as JSON instead, and nothing
 // else.
 func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("chat", "chat -m provider/model [--fallback provider/model]... [--system TEXT] [PROMPT...]", stderr)
+	fs := newFlagSet("chat", "chat -m provider/model|NAME [--fallback provider/model]... [--system TEXT] [PROMPT...]", stderr)
 	cf := addClientFlags(fs)
 	var models, fallbacks modelList
-	fs.Var(&models, "m", "model to ask (provider/model); repeat or comma-separate to let the server rank several")
+	fs.Var(&models, "m", "model to ask (provider/model; repeat or comma-separate to let the server rank several), or one name without a provider: a model group or deployment of the server (LiteLLM config, --model-groups, /model/new), asked through /v1/chat/completions")
 	fs.Var(&models, "model", "same as -m")
 	fs.Var(&fallbacks, "fallback", "model tried, in order, after every -m model failed; repeatable")
 	system := fs.String("system", "", "system prompt")
@@ -42,6 +42,19 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	c, err := cf.client()
 	if err != nil {
 		return err
+	}
+	if len(models) == 1 && !strings.Contains(models[0], "/") {
+		// A name without a provider (a model group of the server's LiteLLM config or
+		// --model-groups, a /model/new deployment, or a catalogued OpenAI name) is served by
+		// the OpenAI-compatible route only: the native one takes provider/model names.
+		g := &groupChat{c: c, model: models[0], fallbacks: fallbacks, system: *system, jsonOut: cf.jsonOut, stdout: stdout, stderr: stderr}
+		if *temperature >= 0 {
+			g.temperature = temperature
+		}
+		if len(words) > 0 {
+			return g.turn(ctx, strings.Join(words, " "))
+		}
+		return converse(ctx, stdin, stderr, func(text string, _ bool) error { return g.turn(ctx, text) })
 	}
 	base := client.CompletionRequest{Models: models, FallbackModels: fallbacks}
 	if *temperature >= 0 {
@@ -74,7 +87,13 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if len(words) > 0 {
 		return turn(strings.Join(words, " "), true)
 	}
-	// Interactive: one user turn per line until EOF (Ctrl-D) or an interrupt.
+	return converse(ctx, stdin, stderr, turn)
+}
+
+// converse reads one user turn per line of stdin until EOF (Ctrl-D) or an interrupt, and
+// hands each to turn (first tells the first); a failed turn is reported and the
+// conversation goes on.
+func converse(ctx context.Context, stdin io.Reader, stderr io.Writer, turn func(text string, first bool) error) error {
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
 	first := true

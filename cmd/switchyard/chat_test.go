@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -115,4 +119,77 @@ func gatewayCLIServer(t *testing.T) string {
 	t.Setenv("SWITCHYARD_BASE_URL", url)
 	t.Setenv("SERVICE_API_KEY", cliKey)
 	return url
+}
+
+// A model group reaches the gateway through the OpenAI-compatible route (the native one takes
+// provider/model names only): the answer streams, the summary names the group and the model
+// that answered, and an interactive conversation sends the earlier turns each time.
+func TestChatModelGroup(t *testing.T) {
+	var seen []int
+	var mu sync.Mutex
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		seen = append(seen, len(req.Messages))
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fakeOpenAIChat(w, r)
+	}))
+	t.Cleanup(counting.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		reg := providers.NewRegistry(
+			providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: counting.URL + "/v1", APIKey: "sk-up"}),
+			providers.NewOpenAI(providers.Config{Name: "down", BaseURL: dead, APIKey: "sk-down"}),
+		)
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: -1,
+			ModelGroups: map[string]completions.ModelGroup{"smart": {Models: []string{"down/any", "openai/gpt-4o-mini"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	code, out, errOut := cli(t, "chat", "--url", url, "--key", cliKey, "-m", "smart", "Say", "hello")
+	if code != 0 {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+	if out != "Hello from the fake upstream\n" {
+		t.Errorf("stdout %q", out)
+	}
+	for _, want := range []string{"[smart", "12 tokens (7 in, 5 out)", "first token", "request "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("summary %q lacks %q", errOut, want)
+		}
+	}
+
+	var stdout, stderr bytes.Buffer
+	in := strings.NewReader("first question\nsecond question\n")
+	if err := chat(context.Background(), []string{"--url", url, "--key", cliKey, "-m", "smart", "--system", "Be brief.", "--json"}, in, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(&stdout)
+	for i := 0; i < 2; i++ {
+		var a groupAnswer
+		if err := dec.Decode(&a); err != nil {
+			t.Fatalf("answer %d: %v (stdout %q)", i, err, stdout.String())
+		}
+		if a.Content != "Hello from the fake upstream" || a.Requested != "smart" || a.Usage == nil || a.Usage.TotalTokens != 12 {
+			t.Errorf("answer %d: %+v", i, a)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// One-shot: system-less user turn (1); then system+user (2), then system+user+assistant+user (4).
+	if len(seen) != 3 || seen[0] != 1 || seen[1] != 2 || seen[2] != 4 {
+		t.Errorf("messages sent per turn %v, want [1 2 4]", seen)
+	}
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/client"
+)
+
+// groupChat is `switchyard chat` with a model named without a provider: a model group, a
+// deployment added with /model/new, or a catalogued OpenAI name. It talks to the
+// OpenAI-compatible /v1/chat/completions (the native route takes provider/model names
+// only), which keeps no conversation, so the turns so far are kept here and sent each time.
+type groupChat struct {
+	c           *client.Client
+	model       string
+	fallbacks   []string
+	system      string
+	temperature *float64
+	jsonOut     bool
+	stdout      io.Writer
+	stderr      io.Writer
+	history     []client.ChatCompletionMessage
+}
+
+// groupAnswer is a turn's answer printed by --json.
+type groupAnswer struct {
+	ID        string                      `json:"id"`
+	Model     string                      `json:"model"`
+	Requested string                      `json:"requested_model"`
+	Content   string                      `json:"content"`
+	Usage     *client.ChatCompletionUsage `json:"usage,omitempty"`
+	RequestID string                      `json:"request_id,omitempty"`
+	LatencyMS int64                       `json:"latency_ms"`
+	TTFTMS    int64                       `json:"ttft_ms"`
+}
+
+// turn sends text after the conversation so far, streams the answer to stdout (or prints
+// it as JSON with --json) and a summary line to stderr; the turn joins the conversation
+// only when it was answered.
+func (g *groupChat) turn(ctx context.Context, text string) error {
+	msgs := g.history
+	if len(msgs) == 0 && g.system != "" {
+		msgs = append(msgs, client.ChatCompletionMessage{Role: "system", Content: g.system})
+	}
+	msgs = append(msgs, client.ChatCompletionMessage{Role: "user", Content: text})
+	req := &client.ChatCompletionRequest{Model: g.model, Messages: msgs, Temperature: g.temperature,
+		FallbackModels: g.fallbacks, StreamOptions: &client.ChatStreamOptions{IncludeUsage: true}}
+	start := time.Now()
+	st, err := g.c.ChatCompletionStream(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := g.stdout
+	if g.jsonOut {
+		out = io.Discard
+	}
+	ans := groupAnswer{Requested: g.model, RequestID: st.RequestID(), TTFTMS: -1}
+	var content strings.Builder
+	for st.Next() {
+		ck := st.Chunk()
+		if ans.ID == "" {
+			ans.ID = ck.ID
+		}
+		if ck.Model != "" {
+			ans.Model = ck.Model
+		}
+		if t := ck.Text(); t != "" {
+			if ans.TTFTMS < 0 {
+				ans.TTFTMS = time.Since(start).Milliseconds()
+			}
+			content.WriteString(t)
+			io.WriteString(out, t)
+		}
+	}
+	io.WriteString(out, "\n")
+	if err := st.Err(); err != nil {
+		return err
+	}
+	ans.LatencyMS = time.Since(start).Milliseconds()
+	ans.TTFTMS = max(ans.TTFTMS, 0)
+	ans.Content = content.String()
+	ans.Usage = st.Usage()
+	g.history = append(msgs, client.ChatCompletionMessage{Role: "assistant", Content: ans.Content})
+	if g.jsonOut {
+		return printJSON(g.stdout, ans)
+	}
+	fmt.Fprintln(g.stderr, groupSummary(&ans))
+	return nil
+}
+
+// groupSummary is the line printed after an answer of the OpenAI-compatible route: the name
+// asked for and the model that answered, tokens and timing. That route's stream carries no
+// cost or attempts; the usage log (GET /api/v1/usage/requests, /spend/logs) has them.
+func groupSummary(a *groupAnswer) string {
+	var b strings.Builder
+	b.WriteString("[" + a.Requested)
+	if a.Model != "" && a.Model != a.Requested {
+		b.WriteString(" → " + a.Model)
+	}
+	if u := a.Usage; u != nil {
+		fmt.Fprintf(&b, " · %d tokens (%d in, %d out)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	}
+	fmt.Fprintf(&b, " · %s, first token %s", ms(a.LatencyMS), ms(a.TTFTMS))
+	if a.RequestID != "" {
+		b.WriteString(" · request " + a.RequestID)
+	}
+	b.WriteString("]")
+	return b.String()
+}
