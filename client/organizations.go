@@ -121,9 +121,21 @@ type OrganizationMember struct {
 	// Role is org_admin, internal_user or internal_user_viewer.
 	Role string `json:"user_role"`
 	// Email is the user's address; empty for none.
-	Email     string    `json:"user_email"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Email string `json:"user_email"`
+	// SpendUSD is what the member's keys of the organization (its own and its teams')
+	// spent since the user joined.
+	SpendUSD float64 `json:"spend"`
+	// Budget holds the member's max_budget_in_organization; nil when the member has none.
+	Budget    *OrganizationMemberBudget `json:"litellm_budget_table"`
+	CreatedAt time.Time                 `json:"created_at"`
+	UpdatedAt time.Time                 `json:"updated_at"`
+}
+
+// OrganizationMemberBudget is a membership's bound (LiteLLM's litellm_budget_table).
+type OrganizationMemberBudget struct {
+	// MaxBudgetUSD is the member's max_budget_in_organization: USD its keys of the
+	// organization may spend together (0 blocks them).
+	MaxBudgetUSD float64 `json:"max_budget"`
 }
 
 // Organization roles, as LiteLLM names them.
@@ -272,6 +284,18 @@ func (c *Client) DeleteOrganizations(ctx context.Context, ids ...string) ([]Orga
 // AddOrganizationMembers adds users to the organization id and returns their memberships.
 // A user already in it is refused (400 naming member[i]) and none is added.
 func (c *Client) AddOrganizationMembers(ctx context.Context, id string, members ...OrganizationMemberRequest) ([]OrganizationMember, error) {
+	return c.addOrganizationMembers(ctx, id, nil, members)
+}
+
+// AddOrganizationMembersWithBudget adds users to the organization id as
+// AddOrganizationMembers does, each bounded by maxBudgetUSD: USD its keys of the organization
+// (its own and its teams') may spend together (LiteLLM's max_budget_in_organization; 0
+// blocks them).
+func (c *Client) AddOrganizationMembersWithBudget(ctx context.Context, id string, maxBudgetUSD float64, members ...OrganizationMemberRequest) ([]OrganizationMember, error) {
+	return c.addOrganizationMembers(ctx, id, &maxBudgetUSD, members)
+}
+
+func (c *Client) addOrganizationMembers(ctx context.Context, id string, maxBudget *float64, members []OrganizationMemberRequest) ([]OrganizationMember, error) {
 	if id == "" {
 		return nil, fmt.Errorf("client: POST /organization/member_add: %w", ErrMissingID)
 	}
@@ -282,6 +306,9 @@ func (c *Client) AddOrganizationMembers(ctx context.Context, id string, members 
 		Memberships []OrganizationMember `json:"updated_organization_memberships"`
 	}
 	body := map[string]any{"organization_id": id, "member": members}
+	if maxBudget != nil {
+		body["max_budget_in_organization"] = *maxBudget
+	}
 	if err := c.do(ctx, http.MethodPost, "/organization/member_add", nil, body, &out); err != nil {
 		return nil, err
 	}

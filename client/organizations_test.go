@@ -148,3 +148,50 @@ func TestOrganizationsAgainstServer(t *testing.T) {
 		t.Fatalf("no ids: %v", err)
 	}
 }
+
+// TestOrganizationMemberSpendAndBudget: a member added with a budget shows it, and what its
+// key of one of the organization's teams spends shows as the member's spend.
+func TestOrganizationMemberSpendAndBudget(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	if _, err := c.CreateOrganization(ctx, &client.OrganizationRequest{OrganizationID: "acme", Alias: "Acme", Models: []string{"openai/gpt-4o-mini"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTeam(ctx, &client.TeamRequest{TeamID: "eng", Models: []string{"openai/gpt-4o-mini"}, OrganizationID: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := c.AddOrganizationMembersWithBudget(ctx, "acme", 5, client.OrganizationMemberRequest{UserID: "dee", Role: client.OrgInternalUser})
+	if err != nil || len(ms) != 1 || ms[0].Budget == nil || ms[0].Budget.MaxBudgetUSD != 5 {
+		t.Fatalf("member add with a budget %+v %v", ms, err)
+	}
+	if _, err := c.AddOrganizationMembers(ctx, "acme", client.OrganizationMemberRequest{UserID: "eve", Role: client.OrgInternalUser}); err != nil {
+		t.Fatal(err)
+	}
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "dee's", TeamID: "eng", UserID: "dee"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := client.New(client.WithBaseURL(c.BaseURL()), client.WithAPIKey(vk.Key), client.WithoutRetry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := app.Complete(ctx, &client.CompletionRequest{Messages: []client.ChatMessage{client.TextMessage("user", "hi")}, Models: []string{"openai/gpt-4o-mini"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Organization(ctx, "acme")
+	if err != nil || len(got.Members) != 2 {
+		t.Fatalf("info %+v %v", got, err)
+	}
+	for _, m := range got.Members {
+		switch m.UserID {
+		case "dee":
+			if m.SpendUSD <= 0 || m.Budget == nil || m.Budget.MaxBudgetUSD != 5 {
+				t.Errorf("dee: spend %v budget %+v", m.SpendUSD, m.Budget)
+			}
+		case "eve":
+			if m.SpendUSD != 0 || m.Budget != nil {
+				t.Errorf("eve: spend %v budget %+v", m.SpendUSD, m.Budget)
+			}
+		}
+	}
+}

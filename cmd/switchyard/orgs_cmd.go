@@ -224,10 +224,11 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("orgs members: %w", err)
 	}
-	fs := newFlagSet("orgs members", "orgs members [list] ORG | orgs members add ORG USER... [--role ROLE] | orgs members update ORG USER --role ROLE | orgs members remove ORG USER...", stderr)
+	fs := newFlagSet("orgs members", "orgs members [list] ORG | orgs members add ORG USER... [--role ROLE] [--max-budget-usd USD] | orgs members update ORG USER --role ROLE | orgs members remove ORG USER...", stderr)
 	cf := addClientFlags(fs)
 	var role string
 	fs.StringVar(&role, "role", "", "org_admin, internal_user or internal_user_viewer (add: internal_user when not given; required by update)")
+	maxBudget := fs.Float64("max-budget-usd", 0, "add: USD each added member's keys of the organization may spend together (max_budget_in_organization; 0 blocks them)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -242,6 +243,11 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if sub != "add" && sub != "update" {
 		if err := flagsOnlyFor(set, []string{"role"}, "orgs members add and orgs members update"); err != nil {
+			return err
+		}
+	}
+	if sub != "add" {
+		if err := flagsOnlyFor(set, []string{"max-budget-usd"}, "orgs members add"); err != nil {
 			return err
 		}
 	}
@@ -261,7 +267,13 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 			reqs = append(reqs, r)
 		}
-		ms, err := c.AddOrganizationMembers(ctx, pos[0], reqs...)
+		add := c.AddOrganizationMembers
+		if set["max-budget-usd"] {
+			add = func(ctx context.Context, id string, members ...client.OrganizationMemberRequest) ([]client.OrganizationMember, error) {
+				return c.AddOrganizationMembersWithBudget(ctx, id, *maxBudget, members...)
+			}
+		}
+		ms, err := add(ctx, pos[0], reqs...)
 		if err != nil {
 			return err
 		}
@@ -311,13 +323,16 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return printJSON(stdout, orEmpty(o.Members))
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "USER\tROLE\tEMAIL")
+	fmt.Fprintln(tw, "USER\tROLE\tEMAIL\tSPEND\tBUDGET")
 	for _, m := range o.Members {
-		email := m.Email
+		email, budget := m.Email, "-"
 		if email == "" {
 			email = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", m.UserID, m.Role, email)
+		if m.Budget != nil {
+			budget = fmt.Sprintf("$%g", m.Budget.MaxBudgetUSD)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t$%.4f\t%s\n", m.UserID, m.Role, email, m.SpendUSD, budget)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

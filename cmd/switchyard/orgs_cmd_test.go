@@ -51,6 +51,20 @@ func TestOrgsCommand(t *testing.T) {
 		!regexp.MustCompile(`internal_user_viewer\s+bob@example\.com`).MatchString(out) || !regexp.MustCompile(`cy\s+internal_user\s+-`).MatchString(out) {
 		t.Fatalf("members list: %d %s %s", code, out, errOut)
 	}
+	// A member's bound and spend show in the list; the bound is set on add only.
+	if code, out, errOut := cli(t, "orgs", "members", "add", "acme", "dee", "--max-budget-usd", "5"); code != 0 || !strings.Contains(out, "added user dee") {
+		t.Fatalf("members add with a budget: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "orgs", "members", "acme"); code != 0 || !regexp.MustCompile(`(?m)^USER\s+ROLE\s+EMAIL\s+SPEND\s+BUDGET$`).MatchString(out) ||
+		!regexp.MustCompile(`dee\s+internal_user\s+-\s+\$0\.0000\s+\$5\n`).MatchString(out) || !regexp.MustCompile(`cy\s+internal_user\s+-\s+\$0\.0000\s+-\n`).MatchString(out) {
+		t.Fatalf("members list with spend and budget: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "orgs", "members", "update", "acme", "dee", "--role", "internal_user", "--max-budget-usd", "1"); code == 0 || !strings.Contains(errOut, "--max-budget-usd is for orgs members add") {
+		t.Fatalf("a budget on members update: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "orgs", "members", "remove", "acme", "dee"); code != 0 || !strings.Contains(out, "removed user dee") {
+		t.Fatalf("members remove dee: %d %s %s", code, out, errOut)
+	}
 	if code, out, errOut := cli(t, "orgs", "members", "remove", "acme", "cy"); code != 0 || !strings.Contains(out, "removed user cy from organization acme") {
 		t.Fatalf("members remove: %d %s %s", code, out, errOut)
 	}
