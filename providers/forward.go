@@ -48,6 +48,25 @@ type Forwarder interface {
 	CanForward() bool
 }
 
+// forwardURL is root + "/" + path with the caller's query: a root with a query of its own
+// (an api_base such as Azure Functions' …/api/chat?code=…) keeps it, before the caller's,
+// rather than having the path appended to its query.
+func forwardURL(root, path, rawQuery string) string {
+	root, _, _ = strings.Cut(root, "#")
+	root, query, _ := strings.Cut(root, "?")
+	u := strings.TrimRight(root, "/") + "/" + path
+	if rawQuery != "" {
+		if query != "" {
+			query += "&"
+		}
+		query += rawQuery
+	}
+	if query != "" {
+		u += "?" + query
+	}
+	return u
+}
+
 // forward sends req to root + "/" + path with header h (the adapter's credential already
 // set in it).
 func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardRequest, h http.Header) (*http.Response, error) {
@@ -57,10 +76,7 @@ func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardR
 	if err := CheckForwardPath(path); err != nil {
 		return nil, e.errorf("", KindBadRequest, "%s", err.Error())
 	}
-	u := strings.TrimRight(root, "/") + "/" + path
-	if req.RawQuery != "" {
-		u += "?" + req.RawQuery
-	}
+	u := forwardURL(root, path, req.RawQuery)
 	var body *bytes.Reader
 	if req.Body != nil {
 		body = bytes.NewReader(req.Body)
