@@ -127,3 +127,26 @@ func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// tagTargets keeps the targets of the model group asked (one per member, in the group's
+// order, as groupTargets resolves them) that the request's tags select, for the operations
+// other than chat (embeddings, audio, images, moderation, rerank), as expandGroups does
+// for chat: a *TagRoutingError when none fits. Targets of a name that is no tag-filtered
+// group are returned as they are.
+func (g *Gateway) tagTargets(asked string, tags []string, targets []target) ([]target, error) {
+	grp, ok := g.routes().groups[asked]
+	if !ok || !grp.TagFiltering || len(targets) != len(grp.Models) {
+		return targets, nil
+	}
+	members, fit := grp.tagMembers(tags)
+	if !fit {
+		return nil, &TagRoutingError{Model: asked, Tags: routingTags(tags)}
+	}
+	kept := make([]target, 0, len(members))
+	for i, t := range targets {
+		if slices.Contains(members, grp.Models[i]) {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
