@@ -21,7 +21,11 @@ import (
 // chatServer runs the real server with a gateway to the scripted upstream ("up", priced as
 // gpt-4o-mini) and a provider nothing listens for ("down").
 func chatServer(t *testing.T) string {
-	up := fakeOpenAIUpstream(t)
+	return chatServerOver(t, fakeOpenAIUpstream(t).URL, nil)
+}
+
+// chatServerOver is chatServer with the upstream at upURL and the model groups given.
+func chatServerOver(t *testing.T, upURL string, groups map[string]completions.ModelGroup) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -30,10 +34,10 @@ func chatServer(t *testing.T) string {
 	ln.Close()
 	return cliServer(t, func(st *store.Store) []server.Option {
 		reg := providers.NewRegistry(
-			providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}),
+			providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: upURL + "/v1", APIKey: "sk-up"}),
 			providers.NewOpenAI(providers.Config{Name: "down", BaseURL: dead, APIKey: "sk-down"}),
 		)
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: -1})
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: -1, ModelGroups: groups})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,24 +144,7 @@ func TestChatModelGroup(t *testing.T) {
 		fakeOpenAIChat(w, r)
 	}))
 	t.Cleanup(counting.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
-	url := cliServer(t, func(st *store.Store) []server.Option {
-		reg := providers.NewRegistry(
-			providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: counting.URL + "/v1", APIKey: "sk-up"}),
-			providers.NewOpenAI(providers.Config{Name: "down", BaseURL: dead, APIKey: "sk-down"}),
-		)
-		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: -1,
-			ModelGroups: map[string]completions.ModelGroup{"smart": {Models: []string{"down/any", "openai/gpt-4o-mini"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []server.Option{server.Completions(g)}
-	})
+	url := chatServerOver(t, counting.URL, map[string]completions.ModelGroup{"smart": {Models: []string{"down/any", "openai/gpt-4o-mini"}}})
 	code, out, errOut := cli(t, "chat", "--url", url, "--key", cliKey, "-m", "smart", "Say", "hello")
 	if code != 0 {
 		t.Fatalf("code %d, stderr %q", code, errOut)
