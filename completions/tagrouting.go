@@ -75,7 +75,6 @@ func routingTags(tags []string) []string {
 }
 
 // isBatchTag reports whether t is a batch's own tag (BatchTagPrefix).
-// isBatchTag reports whether t is a batch's own tag (BatchTagPrefix).
 func isBatchTag(t string) bool { return strings.HasPrefix(t, BatchTagPrefix) }
 
 // tagMembers returns the members of grp a request with tags may use, as LiteLLM's
