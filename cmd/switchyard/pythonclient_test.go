@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/batch"
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
 	"github.com/switchyard-ai/switchyard/providers"
@@ -271,12 +272,23 @@ func runPythonSuiteAllCapabilities(t *testing.T, py string) {
 			"COHERE_API_KEY": "co-fake", "COHERE_BASE_URL": up.URL}
 		roll := usagelog.NewRollup(st, usagelog.RollupOptions{})
 		spend = server.Spend(roll)
-		gw, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Store: st,
+		reg := providers.FromEnv(func(k string) string { return env[k] }, providers.Options{})
+		gw, err := completions.New(completions.Options{Providers: reg, Store: st,
 			Cache: completions.CacheOptions{Driver: &completions.MemoryCache{}}, Observer: roll})
 		if err != nil {
 			t.Fatal(err)
 		}
+		// LiteLLM's /model/new deployments, as serve has them (test_server_orgs.py).
+		deps, err := deployments.New(deployments.Options{Store: st, Gateway: gw, Registry: reg, SecretKey: []byte("salt-for-tests"),
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := deps.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		return []server.Option{
+			server.StoredDeployments(deps),
 			spend,
 			server.CustomRouters(svc),
 			server.ModelSelection(routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})),

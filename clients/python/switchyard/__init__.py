@@ -22,6 +22,10 @@ from .chat import ChatCompletionStream, chat_completion
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .keys import issue_key, key_info, list_keys, revoke_key, rotate_key, update_key
 from .teams import create_team, delete_team, get_team, list_teams, update_team
+from .organizations import (add_organization_members, create_organization, delete_organizations, get_organization,
+                            list_organizations, remove_organization_member, update_organization,
+                            update_organization_member)
+from .deployments import add_deployment, delete_deployment, deployment_infos, update_deployment
 from .users import (add_team_member, create_user, delete_user, get_user, iterate_users, list_team_members, list_users,
                     remove_team_member, update_team_member, update_user)
 from .customers import (create_customer, delete_customer, get_customer, iterate_customers, list_customers,
@@ -51,6 +55,9 @@ __all__ = [
     "issue_key", "list_keys", "key_info", "update_key", "rotate_key", "revoke_key", "PermissionDeniedError",
     "PreconditionFailedError",
     "create_team", "get_team", "list_teams", "update_team", "delete_team",
+    "create_organization", "get_organization", "list_organizations", "update_organization", "delete_organizations",
+    "add_organization_members", "update_organization_member", "remove_organization_member",
+    "add_deployment", "update_deployment", "delete_deployment", "deployment_infos",
     "create_user", "get_user", "list_users", "iterate_users", "update_user", "delete_user",
     "add_team_member", "list_team_members", "update_team_member", "remove_team_member",
     "create_customer", "get_customer", "list_customers", "iterate_customers", "update_customer",

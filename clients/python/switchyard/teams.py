@@ -20,21 +20,23 @@ def create_team(*, team_id: Optional[str] = None, name: Optional[str] = None,
                 models: Optional[Sequence[str]] = None, max_budget_usd: Optional[float] = None,
                 budget_duration: Optional[str] = None, requests_per_minute: Optional[int] = None,
                 tokens_per_minute: Optional[int] = None, metadata: Optional[Dict[str, Any]] = None,
-                blocked: Optional[bool] = None, client: Optional[Client] = None) -> Dict[str, Any]:
+                blocked: Optional[bool] = None, organization_id: Optional[str] = None,
+                client: Optional[Client] = None) -> Dict[str, Any]:
     """Creates a team of the calling key and returns it (``{"team_id", "name", ...,
     "created_at", "spend", "key_ids"}``). ``team_id`` is its id (letters, digits and
     ``. _ - :``; none: the server makes one); ``models`` the models its keys may call (none:
     every one); ``max_budget_usd`` what all its keys together may spend, per
     ``budget_duration`` (e.g. ``"30d"``) when given; ``requests_per_minute`` and
     ``tokens_per_minute`` bound all its keys together; ``blocked`` creates it with every key
-    refused until unblocked. Put a key in it with ``issue_key(team_id=...)``. A bad field
+    refused until unblocked; ``organization_id`` puts it in an organization
+    (``create_organization``), within whose models its own must be. Put a key in it with ``issue_key(team_id=...)``. A bad field
     raises ValidationError naming it; a ``team_id`` taken ConflictError; a virtual key
     calling PermissionDeniedError."""
     body = {k: v for k, v in {
         "team_id": team_id, "name": name, "models": list(models) if models is not None else None,
         "max_budget_usd": max_budget_usd, "budget_duration": budget_duration,
         "requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute,
-        "metadata": metadata, "blocked": blocked}.items() if v is not None}
+        "metadata": metadata, "blocked": blocked, "organization_id": organization_id}.items() if v is not None}
     return (client or Client()).request("POST", "/api/v1/teams", body=body)
 
 
