@@ -349,6 +349,11 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if err := providers.CheckForwardPath(fpath); err != nil {
 		return Errorf(http.StatusBadRequest, KindBadRequest, "%s", err.Error())
 	}
+	if n := len(r.Header.Values("Content-Type")); n > 1 {
+		// The provider may read the body by another of them (a form by another boundary)
+		// than the one the model was checked by.
+		return Errorf(http.StatusBadRequest, KindBadRequest, "Content-Type: the request names it %d times; name it once", n)
+	}
 	model, stream, err := passThroughAsk(pt, r.PathValue("path"), r.Header.Get("Content-Type"), body)
 	if err != nil {
 		return err

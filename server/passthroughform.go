@@ -25,13 +25,18 @@ func isMultipartForm(contentType string) (boundary string, ok bool) {
 
 // formAsk is the model and stream fields of body, a multipart/form-data body with
 // boundary (OpenAI's audio transcriptions and translations, image edits and variations),
-// as the provider reads them: form fields (not files) named exactly model and stream. The
-// body is only read, never changed (it is forwarded byte for byte), each field's value at
-// most maxFormModelBytes. A form naming model more than once is a 400 naming the field; a
-// body that is not a readable form names no model.
+// as the provider reads them: parts named exactly model and stream, a file part's too (a
+// provider's parser may take it as the field). The body is only read, never changed (it
+// is forwarded byte for byte), each field's value at most maxFormModelBytes. A form
+// naming model more than once is a 400 naming the field. A body that is not a form read
+// unambiguously names no model: one that is not a readable form, a part whose
+// Content-Disposition does not parse or comes more than once, a model or stream part
+// with a Content-Transfer-Encoding, or a delimiter the reader did not take as one (behind
+// a bare LF, in a preamble or epilogue) — a provider's more lenient parser could find a
+// model part there that was never checked.
 func formAsk(boundary string, body []byte) (model string, stream bool, err error) {
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
-	models := 0
+	models, parts := 0, 0
 	for {
 		part, perr := mr.NextRawPart()
 		if perr != nil {
@@ -40,9 +45,24 @@ func formAsk(boundary string, body []byte) (model string, stream bool, err error
 			}
 			break
 		}
-		name := part.FormName()
-		if part.FileName() != "" || name != "model" && name != "stream" {
+		parts++
+		cds := part.Header.Values("Content-Disposition")
+		if len(cds) > 1 {
+			return "", false, nil
+		}
+		var name string
+		if len(cds) == 1 {
+			_, params, perr := mime.ParseMediaType(cds[0])
+			if perr != nil {
+				return "", false, nil
+			}
+			name = params["name"]
+		}
+		if name != "model" && name != "stream" {
 			continue
+		}
+		if cte := strings.ToLower(strings.TrimSpace(part.Header.Get("Content-Transfer-Encoding"))); cte != "" && cte != "7bit" && cte != "8bit" && cte != "binary" {
+			return "", false, nil
 		}
 		v, rerr := io.ReadAll(io.LimitReader(part, maxFormModelBytes+1))
 		if rerr != nil {
@@ -57,6 +77,12 @@ func formAsk(boundary string, body []byte) (model string, stream bool, err error
 		} else {
 			stream = strings.EqualFold(strings.TrimSpace(string(v)), "true")
 		}
+	}
+	// Every "--boundary" in the body is one of the parts' delimiters or the closing one:
+	// another (behind a bare LF, in the preamble or the epilogue) is a delimiter to a
+	// parser that reads lines otherwise.
+	if bytes.Count(body, []byte("--"+boundary)) != parts+1 {
+		return "", false, nil
 	}
 	if models > 1 {
 		return "", false, Errorf(http.StatusBadRequest, KindBadRequest, "model: the form names model %d times; name it once", models)
