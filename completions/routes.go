@@ -74,6 +74,12 @@ func (g *Gateway) routes() *routeTable {
 // prices returns the price catalogue in force (nil: none).
 func (g *Gateway) prices() PriceCatalogue { return g.routes().prices }
 
+// Prices returns the price catalogue in force: Options.Prices, or the last SetRoutes' (the
+// dynamic deployments' own prices with it); nil when the gateway has none. It is safe to call
+// under concurrent SetRoutes, so model selection and training can price models as the
+// gateway does now rather than as it did at start-up.
+func (g *Gateway) Prices() PriceCatalogue { return g.prices() }
+
 // SetRoutes replaces the gateway's model groups (and, when r.Prices is set, its price
 // catalogue) at run time, safely under concurrent requests: the new table is checked
 // whole (an error wrapping ErrInvalid names the group, as New's) and then swapped in

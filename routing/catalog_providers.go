@@ -8,7 +8,19 @@ import "github.com/switchyard-ai/switchyard/providers"
 // function calling; LiteLLM's missing flag is read as "unknown", so the built-in table may
 // still decide.
 func ProvidersCatalog(c *providers.Catalog) Catalog {
+	return LiveProvidersCatalog(func() *providers.Catalog { return c })
+}
+
+// LiveProvidersCatalog is ProvidersCatalog over the catalogue current returns at each
+// lookup, for a catalogue that changes at run time (the gateway's, which its dynamic
+// deployments swap: completions.Gateway.Prices). current must be safe to call concurrently;
+// a nil catalogue knows no model.
+func LiveProvidersCatalog(current func() *providers.Catalog) Catalog {
 	return CatalogFunc(func(name string) (ModelInfo, bool) {
+		c := current()
+		if c == nil {
+			return ModelInfo{}, false
+		}
 		p, ok := c.Lookup(name)
 		if !ok {
 			return ModelInfo{}, false

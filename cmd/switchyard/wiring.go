@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/batch"
@@ -125,6 +126,19 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		w.catalog = w.catalog.WithOwnPrices(lc.Prices)
 		w.log.Info("litellm config: deployments' own prices", "models", strings.Join(slices.Sorted(maps.Keys(lc.Prices)), ","), "over_prices_file", w.cfg.PricesFile != "")
 	}
+	// Model selection and training price models as the gateway does now: the dynamic
+	// deployments (POST /model/new, /model/update, /model/delete, --deployments-poll) swap its
+	// catalogue (completions.Gateway.SetRoutes) with their own prices. Before the gateway is
+	// made, the catalogue above (the trainer's workers may already run then, hence atomic).
+	var pricing atomic.Pointer[completions.Gateway]
+	livePrices := routing.LiveProvidersCatalog(func() *providers.Catalog {
+		if g := pricing.Load(); g != nil {
+			if c, ok := g.Prices().(*providers.Catalog); ok && c != nil {
+				return c
+			}
+		}
+		return w.catalog
+	})
 	fetcher := &fetch.Fetcher{AllowLocal: w.cfg.AllowLocalURLs, IdleTimeout: w.cfg.FetchIdleTimeout}
 	topts := []trainer.Option{trainer.WithWorkers(w.cfg.Workers)}
 	oopts := []optimizer.Option{optimizer.WithWorkers(w.cfg.Workers)}
@@ -152,7 +166,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		trainer.WithCleanupInterval(w.cfg.CleanupInterval),
 		trainer.WithMaxQualityLoss(w.cfg.TradeoffMaxLoss),
 		// Prices for the tradeoff frontier measured on each trained router.
-		trainer.WithPrices(routing.CatalogPrice(routing.ProvidersCatalog(w.catalog))),
+		trainer.WithPrices(routing.CatalogPrice(livePrices)),
 	)...)
 	if err != nil {
 		return nil, err
@@ -161,7 +175,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	selector := routing.NewSelector(routing.Options{
 		Store:            w.store,
 		SessionRetention: w.cfg.SessionRetention,
-		Catalog:          routing.ProvidersCatalog(w.catalog),
+		Catalog:          livePrices,
 		CustomModels:     routing.TrainerModels(w.trainer),
 		Logger:           w.log,
 		// tradeoff: latency ranks by how fast the models answered this server's requests
@@ -250,6 +264,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		gopts.MCP = server.MCPTools(w.mcp)
 	}
 	w.gateway, err = completions.New(gopts)
+	pricing.Store(w.gateway)
 	if ve := (*completions.ValidationError)(nil); errors.As(err, &ve) && strings.HasPrefix(ve.Field, "guardrails") {
 		return nil, fmt.Errorf("--guardrails: %w", err) // a moderation model the providers cannot serve
 	}
