@@ -871,13 +871,13 @@ func (p *parser) addProvider(pp string, pc providers.ProviderConfig, prov, name 
 	candidate := base
 	if ownID != "" {
 		sum := sha256.Sum256([]byte(ownID))
-		base += "-" + hex.EncodeToString(sum[:4])
+		base = fitName(base, "-"+hex.EncodeToString(sum[:4]))
 		candidate = base
 	} else if nth > 1 {
 		candidate = fmt.Sprintf("%s-%d", base, nth)
 	}
 	for k := 2; p.nameTaken(candidate); k++ {
-		candidate = fmt.Sprintf("%s-%d", base, nth*10+k) // rare: two model_names slug alike
+		candidate = fitName(base, fmt.Sprintf("-%d", nth*10+k)) // rare: two model_names slug alike
 	}
 	pc.Name, pc.BaseModels = candidate, baseModels
 	if ownID != "" {
@@ -895,6 +895,18 @@ func (p *parser) addProvider(pp string, pc providers.ProviderConfig, prov, name 
 	p.cfg.Providers.Providers = append(p.cfg.Providers.Providers, pc)
 	p.origin = append(p.origin, pp)
 	return candidate
+}
+
+// maxProviderName is the longest provider entry name the registry takes.
+const maxProviderName = 64
+
+// fitName is base followed by suffix, base cut (and its trailing '-', '.', '_' dropped) so
+// the whole is at most maxProviderName characters.
+func fitName(base, suffix string) string {
+	if n := maxProviderName - len(suffix); len(base) > n {
+		base = strings.TrimRight(base[:n], "-._")
+	}
+	return base + suffix
 }
 
 // nameTaken reports whether a provider entry or a built-in provider is named name.
