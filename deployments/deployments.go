@@ -268,8 +268,12 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 
 // Update changes the stored deployment id: the fields in gives replace its own (a
 // litellm_params or model_info key given replaces that key; api_key kept when not given).
-// An id of the config file is ErrInConfig, an unknown one ErrNotFound.
+// An id of the config file is ErrInConfig (also when a stored deployment, skipped, has it
+// too: the file's is the one served by that id), an unknown one ErrNotFound.
 func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
+	if s.fileIDs[id] {
+		return Deployment{}, fmt.Errorf("%w: %s", ErrInConfig, id)
+	}
 	var out Deployment
 	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
 		old, err := s.stored(ctx, tx, id)
@@ -312,7 +316,8 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 }
 
 // Delete removes the stored deployment id and applies the rest. An id of the config file
-// is ErrInConfig, an unknown one ErrNotFound.
+// is ErrInConfig (unless a stored deployment, skipped, has it too: that one is removed),
+// an unknown one ErrNotFound.
 func (s *Service) Delete(ctx context.Context, id string) (Deployment, error) {
 	var out Deployment
 	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
