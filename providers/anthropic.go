@@ -112,7 +112,12 @@ func NewAnthropic(cfg Config) *Anthropic {
 	if base == "" {
 		base = DefaultAnthropicBaseURL
 	}
-	base = strings.TrimSuffix(base, "/v1")
+	// "/v1" ending the base's path goes (the operation has it), also before a query.
+	if i := strings.IndexAny(base, "?#"); i >= 0 {
+		base = strings.TrimSuffix(strings.TrimRight(base[:i], "/"), "/v1") + base[i:]
+	} else {
+		base = strings.TrimSuffix(base, "/v1")
+	}
 	return &Anthropic{ep: newEndpoint(cfg), baseURL: base}
 }
 
@@ -808,7 +813,7 @@ func (a *Anthropic) start(ctx context.Context, req *Request, stream bool) (*call
 		return nil, a.ep.errorf(req.Model, KindBadRequest, "model %s/%s does not support search", a.Name(), req.Model)
 	}
 	h := http.Header{}
-	url := a.baseURL + "/v1/messages"
+	url := operationURL(a.baseURL, "/v1/messages") // a query of the base's kept after it
 	if a.host != nil {
 		if err := a.host.auth(ctx, req.Model, h); err != nil {
 			return nil, err
