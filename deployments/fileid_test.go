@@ -16,7 +16,11 @@ import (
 // too (model_info.id; the file changed after the deployment was added) is skipped as
 // LiteLLM skips it: the gateway's deployments (what /model/info shows) have that id once,
 // the file's; the stored one's model_name is not served; a warning names the id.
-func TestStoredIDOfConfigSkipped(t *testing.T) {
+// shadowedStoredID stores a deployment with id "shared" (model_name stored-team), then
+// starts again, logging to logger, with a config file whose own deployment (from-file) has
+// that id: the restarted Service, synced, and its gateway.
+func shadowedStoredID(t *testing.T, logger *slog.Logger) (*Service, *completions.Gateway) {
+	t.Helper()
 	ctx := context.Background()
 	st := memstore.New()
 	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
@@ -28,20 +32,26 @@ func TestStoredIDOfConfigSkipped(t *testing.T) {
 
 	// The next start, with a config file that gives the id to its own deployment.
 	config := []byte("model_list:\n  - model_name: from-file\n    litellm_params:\n      model: openai/gpt-4o-mini\n      api_key: sk-file\n    model_info:\n      id: shared\n")
-	var logs bytes.Buffer
 	reg = providers.FromEnv(func(string) string { return "" }, providers.Options{})
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	restarted, err := New(Options{Store: st, Gateway: g, Registry: reg, Config: config, SecretKey: []byte("salt"),
-		LookupEnv: func(string) (string, bool) { return "", false }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		LookupEnv: func(string) (string, bool) { return "", false }, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := restarted.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return restarted, g
+}
+
+func TestStoredIDOfConfigSkipped(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	restarted, g := shadowedStoredID(t, slog.New(slog.NewTextHandler(&logs, nil)))
 	var withID []completions.Deployment
 	for _, d := range g.Deployments() {
 		if d.ID == "shared" {

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/store/memstore"
 )
 
 // TestReview28rcUpdateOfShadowedStoredID: /model/update of an id a config file's entry
@@ -16,27 +12,7 @@ import (
 // the deployment served by that id had changed. Delete still removes the skipped one.
 func TestReview28rcUpdateOfShadowedStoredID(t *testing.T) {
 	ctx := context.Background()
-	st := memstore.New()
-	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
-	svc, _ := review27cService(t, st, reg, nil)
-	if _, err := svc.Add(ctx, Input{ModelName: "stored-team", LiteLLMParams: map[string]any{"model": "openai/gpt-4o", "api_key": "sk-stored"},
-		ModelInfo: map[string]any{"id": "shared"}}); err != nil {
-		t.Fatal(err)
-	}
-	config := []byte("model_list:\n  - model_name: from-file\n    litellm_params:\n      model: openai/gpt-4o-mini\n      api_key: sk-file\n    model_info:\n      id: shared\n")
-	reg = providers.FromEnv(func(string) string { return "" }, providers.Options{})
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	restarted, err := New(Options{Store: st, Gateway: g, Registry: reg, Config: config, SecretKey: []byte("salt"),
-		LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := restarted.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	restarted, _ := shadowedStoredID(t, nil)
 	if _, err := restarted.Update(ctx, "shared", Input{ModelName: "renamed"}); !errors.Is(err, ErrInConfig) {
 		t.Errorf("update of the file's id: %v, want ErrInConfig", err)
 	}
