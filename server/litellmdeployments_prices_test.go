@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -51,19 +50,11 @@ func TestDeploymentPricesReachModelSelect(t *testing.T) {
 	t.Cleanup(hs.Close)
 	call := func(path, body string) string {
 		t.Helper()
-		req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		code, b := adminCall(t, hs, "POST", path, body)
+		if code != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", path, body, code, b)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
-		}
-		return string(b)
+		return b
 	}
 	const house = "openai/house-model-7x"
 	// Every candidate within the tolerance: the cheapest known price is first.
