@@ -64,11 +64,11 @@ type keyRequest struct {
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
-	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none"`
+	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team)"`
 	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 	// OrganizationID puts a key without a team in an organization (LiteLLM's key
 	// organization_id); a key of a team is in the team's organization.
-	OrganizationID string `json:"organization_id,omitempty" jsonschema:"description=An organization of this key (POST /organization/new) a key without a team belongs to: its requests also draw on the organization's budget (and on its user's membership of the organization) and keep to its models and rates; beside team_id it must be the team's organization; empty for none"`
+	OrganizationID string `json:"organization_id,omitempty" jsonschema:"description=An organization of this key (POST /organization/new) a key without a team belongs to: its requests also draw on the organization's budget (and on its user's membership of the organization) and keep to its models and rates; beside team_id it must be the team's organization; empty for none (on PATCH \"\" or null takes the key out of it\\, and a key whose team_id is set to \"\" or null stays in its team's organization unless organization_id is given too)"`
 	// UserID links the key to a user of the calling key; it is kept as metadata.user_id.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
@@ -927,6 +927,25 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
+		}
+		// null takes the key out of its team or organization, as "" does (decoding leaves
+		// a string as it was).
+		if string(given["team_id"]) == "null" {
+			req.TeamID = ""
+		}
+		if string(given["organization_id"]) == "null" {
+			req.OrganizationID = ""
+		}
+		if _, orgGiven := given["organization_id"]; rec.TeamID != "" && req.TeamID == "" && !orgGiven {
+			// A key taken out of its team stays in the team's organization (it spent through
+			// it and keeps to its budget) unless organization_id says otherwise.
+			t, err := store.GetJSON[storedTeam](ctx, tx, store.Teams, owner+"/"+rec.TeamID)
+			switch {
+			case err == nil:
+				req.OrganizationID = t.OrganizationID
+			case !errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("server: reading team %s: %w", rec.TeamID, err)
+			}
 		}
 		if _, ok := given["blocked"]; ok {
 			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)

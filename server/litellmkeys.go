@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -102,7 +103,7 @@ type litellmKeyRequest struct {
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
 	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
-	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=An organization (POST /organization/new) a key without a team belongs to: it draws on the organization's budget (and its user's max_budget_in_organization) and keeps to its models and rates; beside team_id it must be the team's organization; null on /key/update takes the key out of it"`
+	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=An organization (POST /organization/new) a key without a team belongs to: it draws on the organization's budget (and its user's max_budget_in_organization) and keeps to its models and rates; beside team_id it must be the team's organization; null on /key/update takes the key out of it (a key whose team_id is set to null stays in its team's organization unless organization_id is given too)"`
 	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
 	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (those fields given with it must have the budget's values or be null); null on /key/update leaves the budget and keeps its values as the key's own"`
 	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
@@ -132,7 +133,7 @@ type litellmKeyInfo struct {
 	Metadata       map[string]any `json:"metadata"`
 	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
 	TeamID         *string        `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
-	OrganizationID *string        `json:"organization_id" jsonschema:"description=The organization of a key without a team (POST /organization/new); null for none (a key of a team is in the team's organization)"`
+	OrganizationID *string        `json:"organization_id" jsonschema:"description=The organization (POST /organization/new) the key spends through: its own for a key without a team\\, its team's for a key of a team; null for none"`
 	BudgetID       *string        `json:"budget_id" jsonschema:"description=The budget of /budget/new its max_budget and soft_budget and budget_duration and tpm_limit come from; null for its own"`
 	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
 	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
@@ -225,7 +226,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if err != nil {
 				return litellmNames(err)
 			}
-			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
+			writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk, s.organizationsOfTeams(r.Context(), owner(r)))})
 			return nil
 		})
 	// regenerate gives the key ref names a new key; fields (LiteLLM's regenerate body: the
@@ -258,7 +259,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			return err
 		}
 		writeETag(w, vk)
-		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk)})
+		writeJSON(w, http.StatusOK, litellmGeneratedKey{Key: vk.Key, litellmKeyInfo: litellmInfoOf(*vk, s.organizationsOfTeams(r.Context(), owner(r)))})
 		return nil
 	}
 	regenBody := func(r *http.Request) (map[string]json.RawMessage, error) { return litellmBodyOf(r, true) }
@@ -331,7 +332,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return litellmNames(err)
 			}
 			writeETag(w, vk)
-			writeJSON(w, http.StatusOK, litellmInfoOf(*vk))
+			writeJSON(w, http.StatusOK, litellmInfoOf(*vk, s.organizationsOfTeams(r.Context(), owner(r))))
 			return nil
 		}
 	}
@@ -365,7 +366,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			if ref == "" {
 				ref = vk.ID // the calling key's own: named by its token
 			}
-			writeJSON(w, http.StatusOK, litellmKeyInfoAnswer{Key: ref, Info: litellmInfoOf(*vk)})
+			writeJSON(w, http.StatusOK, litellmKeyInfoAnswer{Key: ref, Info: litellmInfoOf(*vk, s.organizationsOfTeams(r.Context(), owner(r)))})
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/update", Summary: "LiteLLM's key update: changes the fields given of a virtual key this key issued (as PATCH /api/v1/keys/{key_id})",
@@ -390,7 +391,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			writeETag(w, vk)
-			writeJSON(w, http.StatusOK, litellmUpdatedKey{Key: ref, litellmKeyInfo: litellmInfoOf(*vk)})
+			writeJSON(w, http.StatusOK, litellmUpdatedKey{Key: ref, litellmKeyInfo: litellmInfoOf(*vk, s.organizationsOfTeams(r.Context(), owner(r)))})
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/key/delete", Summary: "LiteLLM's key deletion: revokes virtual keys this key issued, by key or alias (all or none are found)",
@@ -526,9 +527,13 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				slices.Reverse(keys)
 			}
 			out := litellmKeyList{Keys: []any{}, TotalCount: len(keys), CurrentPage: page, TotalPages: (len(keys) + size - 1) / size}
+			var teamOrgs map[string]string
+			if full {
+				teamOrgs = s.organizationsOfTeams(r.Context(), owner(r))
+			}
 			for i := (page - 1) * size; i < len(keys) && i < page*size; i++ {
 				if full {
-					out.Keys = append(out.Keys, litellmInfoOf(keys[i]))
+					out.Keys = append(out.Keys, litellmInfoOf(keys[i], teamOrgs))
 				} else {
 					out.Keys = append(out.Keys, keys[i].ID)
 				}
@@ -951,8 +956,19 @@ func (s *Server) litellmInfoScope(r *http.Request, ref string) (string, error) {
 	return "", nil
 }
 
-// litellmInfoOf describes vk in LiteLLM's fields.
-func litellmInfoOf(vk virtualKey) litellmKeyInfo {
+// organizationsOfTeams is teamOrganizations of owner's teams for litellmInfoOf: on a store
+// error (logged) the keys of teams show no organization rather than failing the answer.
+func (s *Server) organizationsOfTeams(ctx context.Context, owner string) map[string]string {
+	m, err := teamOrganizations(ctx, s.cfg.Store, owner)
+	if err != nil {
+		s.log.WarnContext(ctx, "reading the organizations of teams", "err", err)
+	}
+	return m
+}
+
+// litellmInfoOf describes vk in LiteLLM's fields; teamOrgs (teamOrganizations) names the
+// organization of a key of a team, which is its team's: the one it spends through.
+func litellmInfoOf(vk virtualKey, teamOrgs map[string]string) litellmKeyInfo {
 	info := litellmKeyInfo{Token: vk.ID, Spend: vk.Spend.CostUSD, Models: vk.Models, Expires: vk.ExpiresAt, Metadata: vk.Metadata, Guardrails: vk.Guardrails,
 		CreatedAt: vk.CreatedAt, MaxTokens: vk.MaxTokens, MaxRequests: vk.MaxRequests, Expired: vk.Expired,
 		ObjectPermission: litellmObjectPermission{MCPServers: vk.MCPServers}}
@@ -999,8 +1015,8 @@ func litellmInfoOf(vk virtualKey) litellmKeyInfo {
 	if vk.TeamID != "" {
 		info.TeamID = &vk.TeamID
 	}
-	if vk.OrganizationID != "" {
-		info.OrganizationID = &vk.OrganizationID
+	if org := cmp.Or(vk.OrganizationID, teamOrgs[vk.TeamID]); org != "" {
+		info.OrganizationID = &org
 	}
 	if vk.BudgetID != "" {
 		info.BudgetID = &vk.BudgetID

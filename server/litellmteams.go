@@ -203,7 +203,7 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			out.TeamMemberships = s.withMembers(r.Context(), owner(r), &out.TeamInfo).memberships
 			for _, k := range keys {
 				if k.TeamID == id {
-					out.Keys = append(out.Keys, litellmInfoOf(k))
+					out.Keys = append(out.Keys, litellmInfoOf(k, map[string]string{id: t.OrganizationID}))
 				}
 			}
 			writeJSON(w, http.StatusOK, out)
@@ -239,10 +239,13 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
-			byTeam := map[string][]litellmKeyInfo{}
+			byTeam, teamOrgs := map[string][]litellmKeyInfo{}, map[string]string{}
+			for _, t := range ts {
+				teamOrgs[t.TeamID] = t.OrganizationID
+			}
 			for _, k := range keys {
 				if k.TeamID != "" {
-					byTeam[k.TeamID] = append(byTeam[k.TeamID], litellmInfoOf(k))
+					byTeam[k.TeamID] = append(byTeam[k.TeamID], litellmInfoOf(k, teamOrgs))
 				}
 			}
 			out := make([]litellmListedTeam, 0, len(ts))

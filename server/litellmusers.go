@@ -152,9 +152,10 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 			if err != nil {
 				return err
 			}
+			teamOrgs := s.organizationsOfTeams(ctx, who)
 			for _, k := range keys {
 				if id == "" || keyUserID(k) == id {
-					out.Keys = append(out.Keys, litellmInfoOf(k))
+					out.Keys = append(out.Keys, litellmInfoOf(k, teamOrgs))
 				}
 			}
 			var ts []team

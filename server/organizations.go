@@ -714,19 +714,42 @@ func (s *Server) deleteOrganizations(ctx context.Context, owner string, ids []st
 
 // organizationTeams returns owner's teams in organization id, read through rd.
 func organizationTeams(ctx context.Context, rd store.Reader, owner, id string) ([]team, error) {
-	es, err := rd.List(ctx, store.Teams, store.ListOptions{Prefix: owner + "/"})
+	ts, err := storedTeamsOf(ctx, rd, owner)
 	if err != nil {
 		return nil, fmt.Errorf("server: listing the teams of organization %s: %w", id, err)
 	}
-	var out []team
+	return slices.DeleteFunc(ts, func(t team) bool { return t.OrganizationID != id }), nil
+}
+
+// teamOrganizations maps each of owner's teams in an organization, read through rd, to
+// that organization: the organization a key of the team spends through.
+func teamOrganizations(ctx context.Context, rd store.Reader, owner string) (map[string]string, error) {
+	ts, err := storedTeamsOf(ctx, rd, owner)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, t := range ts {
+		if t.OrganizationID != "" {
+			out[t.TeamID] = t.OrganizationID
+		}
+	}
+	return out, nil
+}
+
+// storedTeamsOf returns owner's teams as stored (without their spend), read through rd.
+func storedTeamsOf(ctx context.Context, rd store.Reader, owner string) ([]team, error) {
+	es, err := rd.List(ctx, store.Teams, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]team, 0, len(es))
 	for _, e := range es {
 		var rec storedTeam
 		if err := json.Unmarshal(e.Value, &rec); err != nil {
 			return nil, fmt.Errorf("server: team record %s: %w", e.Key, err)
 		}
-		if rec.OrganizationID == id {
-			out = append(out, rec.team)
-		}
+		out = append(out, rec.team)
 	}
 	return out, nil
 }

@@ -301,7 +301,7 @@ func (s *Server) teamWithSpend(ctx context.Context, owner string, t team, keys [
 
 // listTeams returns owner's teams, oldest first, with their spend and keys.
 func (s *Server) listTeams(ctx context.Context, owner string) ([]team, error) {
-	es, err := s.cfg.Store.List(ctx, store.Teams, store.ListOptions{Prefix: owner + "/"})
+	ts, err := storedTeamsOf(ctx, s.cfg.Store, owner)
 	if err != nil {
 		return nil, fmt.Errorf("server: listing teams: %w", err)
 	}
@@ -309,13 +309,9 @@ func (s *Server) listTeams(ctx context.Context, owner string) ([]team, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]team, 0, len(es))
-	for _, e := range es {
-		var rec storedTeam
-		if err := json.Unmarshal(e.Value, &rec); err != nil {
-			return nil, fmt.Errorf("server: team record %s: %w", e.Key, err)
-		}
-		out = append(out, s.teamWithSpend(ctx, owner, rec.team, keys))
+	out := make([]team, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, s.teamWithSpend(ctx, owner, t, keys))
 	}
 	slices.SortStableFunc(out, func(a, b team) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
