@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -42,7 +43,7 @@ type litellmSpendLog struct {
 	CustomLLMProvider   *string        `json:"custom_llm_provider" jsonschema:"description=The provider of model; null when none was tried"`
 	APIBase             *string        `json:"api_base" jsonschema:"description=The endpoint root of the provider that answered (or was tried last) without credentials (user info and query removed\\, as /model/info shows it); null when none was tried or its adapter does not say"`
 	User                *string        `json:"user" jsonschema:"description=The virtual key's metadata.user_id as the key is now (the history keeps no user); null without one"`
-	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_user_id (as the key is now) and status and error_information; switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
+	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_org_id (its own organization or its team's) and user_api_key_user_id (as the key is now) and status and error_information; switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
 	CacheHit            string         `json:"cache_hit" jsonschema:"enum=True,enum=False,description=True when the response cache answered"`
 	RequestTags         []string       `json:"request_tags" jsonschema:"description=The request's tags (its tags or metadata.tags or X-Switchyard-Tags)"`
 	TeamID              *string        `json:"team_id" jsonschema:"description=The virtual key's team as the key is now; null without one"`
@@ -221,6 +222,8 @@ func spendLogsTime(v, name string, end bool) (*time.Time, error) {
 type spendLogsPlan struct {
 	who  string
 	byID map[string]virtualKey // who's virtual keys by id (the caller's own for a virtual key)
+	// teamOrgs is teamOrganizations of who's teams: the organization a key of a team is in.
+	teamOrgs map[string]string
 	// rq selects the requests: through the scope index of one virtual key when the caller
 	// is one or the filters name one (api_key, or a user_id or team_id only one key has).
 	rq usagelog.RequestQuery
@@ -250,7 +253,7 @@ func (s *Server) spendLogsPlan(ctx context.Context, r *http.Request, q spendLogs
 			return spendLogsPlan{}, err
 		}
 	}
-	plan := spendLogsPlan{who: who, byID: make(map[string]virtualKey, len(keys))}
+	plan := spendLogsPlan{who: who, byID: make(map[string]virtualKey, len(keys)), teamOrgs: s.organizationsOfTeams(ctx, who)}
 	for _, k := range keys {
 		plan.byID[k.ID] = k
 	}
@@ -343,7 +346,7 @@ func (s *Server) eachSpendLog(ctx context.Context, r *http.Request, rec *usagelo
 		return err
 	}
 	err = s.requests(rec).Each(ctx, plan.rq, func(req usagelog.Request) bool {
-		row := spendLogRow(req, plan.who, plan.byID)
+		row := plan.row(req)
 		if plan.keep == nil || plan.keep(&row) {
 			return fn(row)
 		}
@@ -404,8 +407,9 @@ func spendLogsRequestIs(req usagelog.Request, id string) bool {
 	return id == req.ResponseID
 }
 
-// spendLogRow is req as a LiteLLM_SpendLogs row; keys are who's virtual keys by id.
-func spendLogRow(req usagelog.Request, who string, keys map[string]virtualKey) litellmSpendLog {
+// row is req as a LiteLLM_SpendLogs row, its key described as it is now.
+func (p spendLogsPlan) row(req usagelog.Request) litellmSpendLog {
+	who, keys, teamOrgs := p.who, p.byID, p.teamOrgs
 	row := litellmSpendLog{RequestID: strconv.FormatInt(req.ID, 10), CallType: litellmCallTypes[req.Operation], APIKey: who,
 		Spend: req.CostUSD, TotalTokens: req.TotalTokens, PromptTokens: req.PromptTokens, CompletionTokens: req.CompletionTokens,
 		StartTime: req.Start, EndTime: req.Start.Add(time.Duration(req.LatencyMS * float64(time.Millisecond))),
@@ -463,6 +467,9 @@ func spendLogRow(req usagelog.Request, who string, keys map[string]virtualKey) l
 				team := k.TeamID
 				row.TeamID = &team
 				md["user_api_key_team_id"] = team
+			}
+			if org := cmp.Or(k.OrganizationID, teamOrgs[k.TeamID]); org != "" {
+				md["user_api_key_org_id"] = org
 			}
 		}
 	}

@@ -130,7 +130,7 @@ func (s *Server) spendLogsPage(ctx context.Context, r *http.Request, rec *usagel
 		rq := plan.rq
 		rq.Skip, rq.Limit = (page-1)*size, size
 		err = src.Each(ctx, rq, func(req usagelog.Request) bool {
-			out.Data = append(out.Data, spendLogRow(req, plan.who, plan.byID))
+			out.Data = append(out.Data, plan.row(req))
 			return len(out.Data) < size
 		})
 		if err != nil {

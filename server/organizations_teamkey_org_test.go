@@ -109,3 +109,29 @@ func TestKeyLeavingTeamStaysInOrganization(t *testing.T) {
 		t.Fatalf("PATCH team_id null: %d %s", r.status, r.raw)
 	}
 }
+
+// TestSpendLogsNameKeyOrganization: /spend/logs rows carry LiteLLM's
+// metadata.user_api_key_org_id, the organization the key spends through: a team-less
+// organization key's own, a team key's team's; a key in none has no such label.
+func TestSpendLogsNameKeyOrganization(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	litellmOrganizationNew(t, s, `{"organization_id":"acme","organization_alias":"Acme"}`)
+	litellmTeamNew(t, s, `{"team_id":"eng","organization_id":"acme"}`)
+	keys := map[string]litellmGenerated{
+		"acme/own":  litellmGenerate(t, s, `{"organization_id":"acme"}`),
+		"acme/team": litellmGenerate(t, s, `{"team_id":"eng"}`),
+		"":          litellmGenerate(t, s, `{}`),
+	}
+	for name, k := range keys {
+		chatOK(t, hs.URL, k.Key, "openai/ok", "")
+		rows := spendLogs(t, s, testKey, "api_key="+k.Token)
+		if len(rows) != 1 {
+			t.Fatalf("%q: %d rows", name, len(rows))
+		}
+		org, has := rows[0].Metadata["user_api_key_org_id"]
+		want, _, _ := strings.Cut(name, "/")
+		if (want == "") == has || (has && org != want) {
+			t.Fatalf("%q: metadata.user_api_key_org_id %v (given %v), want %q", name, org, has, want)
+		}
+	}
+}
