@@ -113,11 +113,7 @@ func NewAnthropic(cfg Config) *Anthropic {
 		base = DefaultAnthropicBaseURL
 	}
 	// "/v1" ending the base's path goes (the operation has it), also before a query.
-	if i := strings.IndexAny(base, "?#"); i >= 0 {
-		base = strings.TrimSuffix(strings.TrimRight(base[:i], "/"), "/v1") + base[i:]
-	} else {
-		base = strings.TrimSuffix(base, "/v1")
-	}
+	base = withBasePath(base, func(path string) string { return strings.TrimSuffix(strings.TrimRight(path, "/"), "/v1") })
 	return &Anthropic{ep: newEndpoint(cfg), baseURL: base}
 }
 

@@ -281,7 +281,7 @@ func (g *Gemini) embedBatch(ctx context.Context, req *EmbeddingRequest, model st
 	if err := g.setAuth(ctx, req.Model, h); err != nil {
 		return 0, false, err
 	}
-	u := g.baseURL + "/models/" + url.PathEscape(model) + ":batchEmbedContents"
+	u := operationURL(g.baseURL, "/models/"+url.PathEscape(model)+":batchEmbedContents")
 	c, err := g.ep.send(ctx, req.Model, u, h, map[string]any{"requests": reqs}, parseGeminiError)
 	if err != nil {
 		return 0, false, err

@@ -90,9 +90,13 @@ func NewGemini(cfg Config) *Gemini {
 	if base == "" {
 		base = DefaultGeminiBaseURL
 	}
-	if !strings.HasSuffix(base, "/v1beta") && !strings.HasSuffix(base, "/v1") && !strings.HasSuffix(base, "/v1alpha") {
-		base += "/v1beta"
-	}
+	base = withBasePath(base, func(path string) string { // also before a ?key= of a gateway
+		path = strings.TrimRight(path, "/")
+		if !strings.HasSuffix(path, "/v1beta") && !strings.HasSuffix(path, "/v1") && !strings.HasSuffix(path, "/v1alpha") {
+			path += "/v1beta"
+		}
+		return path
+	})
 	return &Gemini{ep: newEndpoint(cfg), baseURL: base}
 }
 
@@ -572,12 +576,11 @@ func (g *Gemini) start(ctx context.Context, req *Request, stream bool) (*call, e
 		}
 	}
 	model := strings.TrimPrefix(req.Model, "models/")
-	u := g.baseURL + "/models/" + url.PathEscape(model)
+	op := "/models/" + url.PathEscape(model) + ":generateContent"
 	if stream {
-		u += ":streamGenerateContent?alt=sse"
-	} else {
-		u += ":generateContent"
+		op = "/models/" + url.PathEscape(model) + ":streamGenerateContent?alt=sse"
 	}
+	u := operationURL(g.baseURL, op)
 	h := http.Header{}
 	if err := g.setAuth(ctx, req.Model, h); err != nil {
 		return nil, err

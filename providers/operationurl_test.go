@@ -25,6 +25,13 @@ func TestOperationURL(t *testing.T) {
 		{"https://h.example/?key=k", "/chat/completions", "https://h.example/chat/completions?key=k"},
 		{"https://h.example/a%2Fb/?key=k", "/rerank", "https://h.example/a%2Fb/rerank?key=k"},
 		{"https://h.example/v1/#frag", "/moderations", "https://h.example/v1/moderations#frag"},
+		// An escaped operation path with its own query (Gemini's): neither re-escaped, the
+		// operation's query before the base's.
+		{"https://gw.example/gemini/v1beta?key=a%2Fb", "/models/gemini-2.0-flash:streamGenerateContent?alt=sse",
+			"https://gw.example/gemini/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse&key=a%2Fb"},
+		{"https://gw.example/g?key=k", "/models/tuned%2Fm:generateContent", "https://gw.example/g/models/tuned%2Fm:generateContent?key=k"},
+		{"https://gw.example/g?", "/models/m:streamGenerateContent?alt=sse", "https://gw.example/g/models/m:streamGenerateContent?alt=sse"},
+		{"https://gw.example/g", "/models/m:streamGenerateContent?alt=sse", "https://gw.example/g/models/m:streamGenerateContent?alt=sse"},
 	} {
 		if got := operationURL(c.base, c.path); got != c.want {
 			t.Errorf("operationURL(%q, %q) = %q, want %q", c.base, c.path, got, c.want)

@@ -133,7 +133,7 @@ func NewVertex(cfg VertexConfig) (*Vertex, error) {
 	if location == "" {
 		location = DefaultVertexLocation
 	}
-	root := strings.TrimRight(c.BaseURL, "/")
+	root := withBasePath(c.BaseURL, func(path string) string { return strings.TrimRight(path, "/") })
 	if root == "" {
 		switch location {
 		case "global":
@@ -146,10 +146,10 @@ func NewVertex(cfg VertexConfig) (*Vertex, error) {
 	}
 	c.BaseURL = root
 	g := &Gemini{ep: newEndpoint(c), tokens: tokens,
-		baseURL: root + "/v1/projects/" + url.PathEscape(project) + "/locations/" + url.PathEscape(location) + "/publishers/google"}
+		baseURL: operationURL(root, "/v1/projects/"+url.PathEscape(project)+"/locations/"+url.PathEscape(location)+"/publishers/google")}
 	g.ep.missing = strings.Join(missing, " and ")
 	v := &Vertex{Gemini: g}
-	v.claude = newVertexClaude(v, c, root+"/v1/projects/"+url.PathEscape(project)+"/locations/"+url.PathEscape(location)+"/publishers/anthropic")
+	v.claude = newVertexClaude(v, c, operationURL(root, "/v1/projects/"+url.PathEscape(project)+"/locations/"+url.PathEscape(location)+"/publishers/anthropic"))
 	return v, nil
 }
 
@@ -308,7 +308,7 @@ func (g *Gemini) vertexEmbedContent(ctx context.Context, req *EmbeddingRequest, 
 	tokens, counted := 0, true
 	for i, text := range batch {
 		body := vertexEmbedContentRequest{Content: geminiEmbedContent{Parts: []geminiPart{{Text: text}}}, OutputDimensionality: req.Dimensions}
-		c, err := g.ep.send(ctx, req.Model, g.baseURL+"/models/"+url.PathEscape(model)+":embedContent", h, body, parseGeminiError)
+		c, err := g.ep.send(ctx, req.Model, operationURL(g.baseURL, "/models/"+url.PathEscape(model)+":embedContent"), h, body, parseGeminiError)
 		if err != nil {
 			return 0, false, err
 		}
@@ -357,7 +357,7 @@ func (g *Gemini) vertexPredict(ctx context.Context, req *EmbeddingRequest, model
 	if err := g.setAuth(ctx, req.Model, h); err != nil {
 		return 0, false, err
 	}
-	c, err := g.ep.send(ctx, req.Model, g.baseURL+"/models/"+url.PathEscape(model)+":predict", h, body, parseGeminiError)
+	c, err := g.ep.send(ctx, req.Model, operationURL(g.baseURL, "/models/"+url.PathEscape(model)+":predict"), h, body, parseGeminiError)
 	if err != nil {
 		return 0, false, err
 	}

@@ -29,7 +29,7 @@ func newVertexClaude(v *Vertex, cfg Config, base string) *Anthropic {
 			if stream {
 				method = ":streamRawPredict"
 			}
-			return base + "/models/" + url.PathEscape(model) + method
+			return operationURL(base, "/models/"+url.PathEscape(model)+method)
 		},
 		auth:        v.setAuth,
 		version:     VertexAnthropicVersion,
