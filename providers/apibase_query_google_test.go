@@ -36,7 +36,9 @@ func googleGatewayServer(t *testing.T, paths, queries *[]string) *httptest.Serve
 func TestGeminiAPIBaseWithQuery(t *testing.T) {
 	var paths, queries []string
 	srv := googleGatewayServer(t, &paths, &queries)
-	req := func() *Request { return &Request{Model: "gemini-2.0-flash", Messages: []Message{{Role: "user", Content: "hi"}}} }
+	req := func() *Request {
+		return &Request{Model: "gemini-2.0-flash", Messages: []Message{{Role: "user", Content: "hi"}}}
+	}
 	for _, base := range []string{"/gw?key=abc", "/gw/?key=abc", "/gw/v1beta?key=abc", "/gw/v1beta/?key=abc"} {
 		paths, queries = nil, nil
 		g := NewGemini(Config{Name: "gem", BaseURL: srv.URL + base, APIKey: "k"})
