@@ -103,8 +103,9 @@ type HealthMonitor struct {
 	done  chan struct{}
 }
 
-// Start runs Run in a goroutine of its own until ctx ends or Close is called; a second
-// Start while it runs does nothing.
+// Start runs Run in a goroutine of its own until ctx ends or Close is called. A monitor
+// starts once: a second Start, while it runs or after Close (or after ctx ended), does
+// nothing; make a new monitor to check again.
 func (m *HealthMonitor) Start(ctx context.Context) {
 	m.runMu.Lock()
 	defer m.runMu.Unlock()
@@ -123,7 +124,9 @@ func (m *HealthMonitor) Start(ctx context.Context) {
 // Close stops the loop Start launched and waits for it to return: a round under way ends
 // with its context (and is dropped), and nothing of the monitor's runs after Close
 // returned, so a caller may then close what its checks use (the store). Without Start it
-// returns at once; it may be called more than once.
+// returns at once; it may be called more than once. It must not be called from the
+// monitor's own callbacks (HealthMonitorOptions' Deployments, OnChange and OnRound): it waits
+// for the round that called them, which would never end.
 func (m *HealthMonitor) Close() {
 	m.runMu.Lock()
 	stop, done := m.stop, m.done
