@@ -301,7 +301,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	}
 	// The proposer calls go through the gateway too: its retries, fallbacks and ledger.
 	proposer, err := optimizer.NewLLMProposer(completions.Resolver{Gateway: w.gateway,
-		Scope: completions.Scope{Owner: "switchyard", Tag: "optimize:proposer"}}, w.cfg.ProposerModel, w.catalog)
+		Scope: completions.Scope{Owner: "switchyard", Tag: "optimize:proposer"}}, w.cfg.ProposerModel, gatewayPricer{w.gateway})
 	if err != nil {
 		return nil, fmt.Errorf("--proposer-model: %w", err)
 	}
@@ -601,4 +601,18 @@ func (w *wiring) reportProviders(fc *providers.FileConfig) {
 		return
 	}
 	w.log.Info("LLM providers with a key", "providers", strings.Join(ready, ","))
+}
+
+// gatewayPricer prices usage with the gateway's catalogue in force (Gateway.Prices): the
+// optimizer's proposer calls then cost what the gateway bills them, also after
+// /model/new or /model/update changed a deployment's prices (the start-up catalogue did not
+// know them).
+type gatewayPricer struct{ g *completions.Gateway }
+
+// Cost prices u for model as the gateway does now; nothing when it has no catalogue.
+func (p gatewayPricer) Cost(model string, u providers.Usage) providers.Cost {
+	if c := p.g.Prices(); c != nil {
+		return c.Cost(model, u)
+	}
+	return providers.Cost{}
 }
