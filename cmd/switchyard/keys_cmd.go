@@ -18,7 +18,7 @@ import (
 type keyFlags struct {
 	name, models, budgetDuration, expires string
 	guardrails, team, mcpServers, ifMatch string
-	user, budgetID                        string
+	user, budgetID, org                   string
 	maxBudget, softBudget                 float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
@@ -41,6 +41,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.StringVar(&f.guardrails, "guardrails", "", "comma-separated server guardrails (serve --guardrails) every chat request of the key runs; update: \"\" removes them")
 	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
 	fs.StringVar(&f.team, "team", "", "a team (POST /api/v1/teams) the key joins: it draws on the team's budget and keeps to its models and rates; update: \"\" takes it out")
+	fs.StringVar(&f.org, "org", "", "an organization (switchyard orgs create) a key without --team belongs to: it draws on the organization's budget and keeps to its models and rates (beside --team it must be the team's); update: \"\" takes it out (a key taken out of its team stays in the team's organization unless --org is given)")
 	fs.StringVar(&f.user, "user", "", "a user (switchyard users create) the key is made for: it also draws on the user's budget and the user lists it (kept as metadata user_id); update: \"\" takes it from its user")
 	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the key takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration or --tpm); update: --budget-id \"\" leaves it, keeping its values")
 	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD mark that never blocks: crossing it sends a budget alert (serve --alert-webhook); 0: none")
@@ -106,7 +107,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers", "user", "budget-id"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers", "user", "budget-id", "org"}
 	if sub != "issue" && sub != "update" {
 		if err := flagsOnlyFor(kf.set, limitFlags, "keys issue and keys update"); err != nil {
 			return err
@@ -153,7 +154,8 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
 			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails),
-			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers), UserID: kf.user, BudgetID: kf.budgetID})
+			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers), UserID: kf.user, BudgetID: kf.budgetID,
+			OrganizationID: kf.org})
 		return showMinted(vk, err, "key (shown once; the server keeps only its hash)")
 	case "update":
 		if len(pos) != 1 {
@@ -169,6 +171,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			TokensPerMinute:   given(kf.set, "tpm", &kf.tpm),
 			Blocked:           given(kf.set, "blocked", &kf.blocked),
 			TeamID:            given(kf.set, "team", &kf.team),
+			OrganizationID:    given(kf.set, "org", &kf.org),
 			SoftBudgetUSD:     given(kf.set, "soft-budget-usd", &kf.softBudget),
 			UserID:            given(kf.set, "user", &kf.user),
 			BudgetID:          given(kf.set, "budget-id", &kf.budgetID),
@@ -284,6 +287,9 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	}
 	if k.TeamID != "" {
 		fmt.Fprintf(w, "team:      %s\n", k.TeamID)
+	}
+	if k.OrganizationID != "" {
+		fmt.Fprintf(w, "organization: %s\n", k.OrganizationID)
 	}
 	if k.UserID != "" {
 		fmt.Fprintf(w, "user:      %s\n", k.UserID)

@@ -56,6 +56,19 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys", "update", id, "--team", ""); code != 0 || strings.Contains(out, "team:") || !strings.Contains(out, "soft budget: $2.5") {
 		t.Fatalf("out of the team: %d %s %s", code, out, errOut)
 	}
+	// An organization (a key without a team): --org puts the key in it, "" takes it out.
+	if code := postJSON(t, url+"/organization/new", cliKey, `{"organization_id":"acme","organization_alias":"Acme"}`, nil); code != 200 {
+		t.Fatalf("create an organization: %d", code)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--org", "acme"); code != 0 || !strings.Contains(out, "organization: acme") {
+		t.Fatalf("into the organization: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "update", id, "--org", "nope"); code == 0 || !strings.Contains(errOut, "organization_id") {
+		t.Fatalf("an unknown organization: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, "keys", "update", id, "--org", ""); code != 0 || strings.Contains(out, "organization:") {
+		t.Fatalf("out of the organization: %d %s %s", code, out, errOut)
+	}
 	if code, _, errOut := cli(t, "keys", "update", id, "--mcp-servers", "docs"); code == 0 || !strings.Contains(errOut, "mcp_servers[0]") {
 		t.Fatalf("an MCP server the server lacks: %d %s", code, errOut)
 	}

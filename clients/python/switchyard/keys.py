@@ -35,7 +35,8 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
               blocked: Optional[bool] = None, guardrails: Optional[Sequence[str]] = None,
               team_id: Optional[str] = None, soft_budget_usd: Optional[float] = None,
               mcp_servers: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
-              budget_id: Optional[str] = None, client: Optional[Client] = None) -> Dict[str, Any]:
+              budget_id: Optional[str] = None, organization_id: Optional[str] = None,
+              client: Optional[Client] = None) -> Dict[str, Any]:
     """Issues a virtual key and returns it; its ``key`` is shown this once. ``models`` are
     provider/model names, bare names or model groups; ``budget_duration`` is e.g. ``"30d"``;
     ``expires_at`` an RFC 3339 time; ``guardrails`` names server guardrails every chat request
@@ -46,10 +47,12 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     as ``metadata["user_id"]``; given both, they must agree); ``budget_id`` names a LiteLLM
     budget of yours (``/budget/new``) whose limits the key takes, now and whenever the budget
     changes (its ``max_budget_usd``, ``soft_budget_usd``, ``budget_duration`` and
-    ``tokens_per_minute``, which may not be given beside it). The answer's ``etag`` is the
+    ``tokens_per_minute``, which may not be given beside it); ``organization_id`` puts a key
+    without a team in an organization (``create_organization``: its budget, models and
+    rates; beside ``team_id`` it must be the team's). The answer's ``etag`` is the
     key's version (see ``rotate_key``). A bad field raises ValidationError naming it; a
-    ``team_id`` of no team of yours, a ``user_id`` of no user or a ``budget_id`` of no budget
-    NotFoundError."""
+    ``team_id`` of no team of yours, a ``user_id`` of no user, a ``budget_id`` of no budget or
+    an ``organization_id`` of no organization NotFoundError."""
     body = {k: v for k, v in {
         "name": name, "models": list(models) if models is not None else None, "max_budget_usd": max_budget_usd,
         "budget_duration": budget_duration, "max_tokens": max_tokens, "max_requests": max_requests,
@@ -58,7 +61,7 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
         "guardrails": list(guardrails) if guardrails is not None else None, "team_id": team_id,
         "soft_budget_usd": soft_budget_usd,
         "mcp_servers": list(mcp_servers) if mcp_servers is not None else None,
-        "user_id": user_id, "budget_id": budget_id}.items() if v is not None}
+        "user_id": user_id, "budget_id": budget_id, "organization_id": organization_id}.items() if v is not None}
     return _key_call(client or Client(), "POST", "/api/v1/keys", None, body)
 
 
@@ -82,8 +85,10 @@ def update_key(key_id: str, *, if_match: Optional[str] = None, client: Optional[
     """Changes the fields given (``name``, ``models``, ``max_budget_usd``,
     ``budget_duration``, ``max_tokens``, ``max_requests``, ``requests_per_minute``,
     ``tokens_per_minute``, ``expires_at``, ``metadata``, ``blocked``, ``guardrails``,
-    ``team_id``, ``soft_budget_usd``, ``mcp_servers``, ``user_id``, ``budget_id``;
-    ``expires_at=None`` removes the expiry, ``team_id=None`` takes the key out of its team,
+    ``team_id``, ``soft_budget_usd``, ``mcp_servers``, ``user_id``, ``budget_id``,
+    ``organization_id``; ``expires_at=None`` removes the expiry, ``team_id=None`` takes the
+    key out of its team (it stays in the team's organization unless ``organization_id`` is
+    given too), ``organization_id=None`` out of its organization,
     ``user_id=None`` from its user, ``budget_id=""`` from its budget keeping the budget's
     values) and returns the key with its new
     ``etag``; its spend is kept. With ``if_match`` (an ``etag``) the change is made only if

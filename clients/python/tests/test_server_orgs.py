@@ -76,6 +76,14 @@ class OrganizationsServerTest(unittest.TestCase):
         self.assertEqual((up["organization_alias"], up["litellm_budget_table"]["max_budget"]), ("Acme 2", None))
         self.assertIn(oid, [o["organization_id"] for o in switchyard.list_organizations(client=c)])
 
+        # A key of the organization without a team, then out of it.
+        own = switchyard.issue_key(name="org's", organization_id=oid, client=c)
+        self.assertEqual(own["organization_id"], oid)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.issue_key(organization_id=_uid("nope-"), client=c)
+        out = switchyard.update_key(own["id"], organization_id=None, client=c)
+        self.assertNotIn("organization_id", out)
+
         gone = switchyard.remove_organization_member(oid, ann, client=c)
         self.assertEqual(gone["user_id"], ann)
         with self.assertRaises(switchyard.NotFoundError):
