@@ -67,6 +67,10 @@ type plan struct {
 // models. Its errors are *ValidationError, ErrModelNotAllowed, ErrNotFound or
 // ErrBudgetExceeded (wrapped).
 func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan, error) {
+	scope, err := g.withTagBudgets(ctx, scope, req.Tags)
+	if err != nil {
+		return nil, err
+	}
 	p := &plan{scope: scope, req: req, start: scope.Received, rt: g.routes()}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()

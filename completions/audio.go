@@ -333,6 +333,9 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	if err != nil {
 		return nil, err
 	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
+		return nil, err
+	}
 	op := OperationTranscription
 	if req.Translate {
 		op = OperationTranslation
@@ -413,6 +416,9 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	}
 	preq, err := req.validate()
 	if err != nil {
+		return nil, err
+	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
 		return nil, err
 	}
 	p, err := g.audioPlan(scope, req.Model, true, req.Tags)

@@ -471,6 +471,9 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if err != nil {
 		return nil, err
 	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
+		return nil, err
+	}
 	targets, err := g.embeddingTargets(req.Model)
 	if err != nil {
 		return nil, err

@@ -297,6 +297,11 @@ type Options struct {
 	// their answer (see GuardrailConfig; New checks them): the default_on ones on every
 	// chat request, the others on the requests that name them (Request.Guardrails).
 	Guardrails []GuardrailConfig
+	// TagBudgets finds the accounts of a request's tags (LiteLLM's tag budgets): a request
+	// naming a tag with one also draws on it, on every operation but pass-through and
+	// count_tokens. nil with a Store: StoredTagBudgets on it (a request naming tags reads
+	// one record per tag); nil without: tags hold no budget.
+	TagBudgets TagBudgets
 }
 
 // Gateway serves completions. It is safe for concurrent use. Make one with New; a zero
@@ -383,6 +388,9 @@ var ErrZeroGateway = errors.New("completions: the Gateway was not made by New")
 func New(opts Options) (*Gateway, error) {
 	if opts.Providers == nil {
 		return nil, ErrNoProviders
+	}
+	if opts.TagBudgets == nil && opts.Store != nil {
+		opts.TagBudgets = StoredTagBudgets{Store: opts.Store}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -181,6 +181,9 @@ func (g *Gateway) EditImages(ctx context.Context, scope Scope, req *ImageEditReq
 	if err != nil {
 		return nil, err
 	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
+		return nil, err
+	}
 	model := strings.TrimSpace(req.Model)
 	if model == "" {
 		model = DefaultImageModel

@@ -386,6 +386,9 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 	if err != nil {
 		return nil, err
 	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
+		return nil, err
+	}
 	model := req.Model
 	if model == "" {
 		model = DefaultImageModel

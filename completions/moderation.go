@@ -216,6 +216,9 @@ func (g *Gateway) Moderate(ctx context.Context, scope Scope, req *ModerationRequ
 	if err != nil {
 		return nil, err
 	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
+		return nil, err
+	}
 	targets, err := g.moderationTargets(cmp.Or(req.Model, DefaultModerationModel))
 	if err != nil {
 		return nil, err

@@ -389,6 +389,9 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
+		return nil, err
+	}
 	targets, err := g.rerankTargets(req.Model)
 	if err != nil {
 		return nil, err

@@ -155,6 +155,7 @@ func Completions(g *completions.Gateway) Option {
 		s.endUserRoutes(g)
 		s.litellmCustomerRoutes(g)
 		s.litellmBudgetRoutes()
+		s.litellmTagRoutes()
 		s.litellmModelRoutes(g)
 		s.guardrailRoutes(g)
 		s.geminiRoutes(g)
@@ -582,6 +583,9 @@ func completionsError(err error) *APIError {
 		// A user's account (or its membership's in the key's team or in the team's
 		// organization) refused the request.
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userRefusal(team))
+	case errors.As(err, &team) && team.Kind == completions.TagBudgetKind:
+		// The account of a tag the request named (POST /tag/new) refused it.
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", accountRefusal("Tag", "/tag/update", team))
 	case errors.As(err, &team) && team.Kind == organizationKind:
 		// The account of the organization of the key's team refused the request.
 		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", organizationRefusal(team))

@@ -191,7 +191,7 @@ type litellmKeyList struct {
 
 // litellmPath reports the paths answered in LiteLLM's error envelope.
 func litellmPath(path string) bool {
-	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path) || litellmCustomerPath(path) || litellmModelPath(path) || litellmSpendPath(path) || litellmUserPath(path) || litellmBudgetPath(path) ||
+	return strings.HasPrefix(path, "/key/") || litellmTeamPath(path) || litellmCustomerPath(path) || litellmModelPath(path) || litellmSpendPath(path) || litellmUserPath(path) || litellmBudgetPath(path) || litellmTagPath(path) ||
 		strings.HasPrefix(path, "/organization/")
 }
 

@@ -433,15 +433,23 @@ func litellmTeamOf(t team) litellmTeam {
 
 // teamRefusal is a team account's refusal in LiteLLM's words (which name the team).
 func teamRefusal(e *completions.BudgetExceededError) string {
+	return accountRefusal("Team", "/team/unblock", e)
+}
+
+// accountRefusal is LiteLLM's refusal by the account of an entity ("Team",
+// "Organization", "Tag") named e.Name: blocked (unblock names the route that lifts it), or
+// spent ("Budget has been exceeded! Team=… Current cost: …, Max budget: …"), with the
+// bound that refused when it was not the cost (the spend gate's projection of requests in
+// flight, tokens, calls).
+func accountRefusal(entity, unblock string, e *completions.BudgetExceededError) string {
 	if e.Limits.Blocked {
-		return "Team=" + e.Name + " is blocked. Update via `/team/unblock` if you're an admin."
+		return entity + "=" + e.Name + " is blocked. Update via `" + unblock + "` if you're an admin."
 	}
-	if e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD {
-		return "Budget has been exceeded! Team=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
+	msg := "Budget has been exceeded! " + entity + "=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
+	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD) {
+		msg += " (" + strings.TrimPrefix(e.Reason.Error(), completions.ErrBudgetExceeded.Error()+": ") + ")"
 	}
-	// Spent with requests in flight (the spend gate's projection) or another bound.
-	return "Budget has been exceeded! Team=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD) +
-		" (" + strings.TrimPrefix(e.Reason.Error(), completions.ErrBudgetExceeded.Error()+": ") + ")"
+	return msg
 }
 
 // pythonFloat formats f as Python's str(float) does for the values a budget holds: the

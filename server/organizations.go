@@ -806,14 +806,7 @@ func deleteUserOrganizationMemberships(ctx context.Context, tx store.Tx, owner, 
 // organizationRefusal is an organization account's refusal in LiteLLM's words (which name
 // the organization).
 func organizationRefusal(e *completions.BudgetExceededError) string {
-	if e.Limits.Blocked {
-		return "Organization=" + e.Name + " is blocked. Update via `/organization/update` if you're an admin."
-	}
-	msg := "Budget has been exceeded! Organization=" + e.Name + " Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
-	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD) {
-		msg += " (" + strings.TrimPrefix(e.Reason.Error(), completions.ErrBudgetExceeded.Error()+": ") + ")"
-	}
-	return msg
+	return accountRefusal("Organization", "/organization/update", e)
 }
 
 // organizationsNamingBudget returns owner's organizations naming budget id, read through

@@ -71,6 +71,7 @@ const (
 	EndUsers                  Collection = "end_users"                    // end users (LiteLLM's customers) of an app, keyed owner/end user id
 	EndUserCounts             Collection = "end_user_counts"              // how many end users each owner has, keyed owner (kept with every creation and deletion in EndUsers)
 	LiteLLMBudgets            Collection = "litellm_budgets"              // LiteLLM's reusable budgets (/budget/new), keyed owner/budget id
+	LiteLLMTags               Collection = "litellm_tags"                 // LiteLLM's tags with budgets (/tag/new), keyed owner/tag; their accounts in Budgets (completions.TagBudgetID)
 	BudgetCustomers           Collection = "budget_customers"             // the end users each LiteLLM budget applies to, keyed owner/path-escaped budget id/end user id -> "" (written and deleted with each EndUsers record naming a budget)
 	ResponseCache             Collection = "response_cache"               // the gateway's cached answers, keyed by request hash
 	SpendRollups              Collection = "spend_rollups"                // daily spend per key and tag or model, keyed owner/day/kind/name

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// tagChat makes a chat completion of key naming tags in the body's metadata.tags (and
+// header, when given, in x-litellm-tags) and returns its status and body.
+func tagChat(t *testing.T, url, key, bodyTags, header string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(`{"model":"openai/ok","messages":[{"role":"user","content":"hi"}],"metadata":{"tags":[`+bodyTags+`]}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	if header != "" {
+		req.Header.Set("X-Litellm-Tags", header)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sb strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, sb.String()
+}
+
+// tagInfo reads POST /tag/info of one tag.
+func tagInfo(t *testing.T, s *Server, name string) litellmTagConfig {
+	t.Helper()
+	r := do(t, s, "POST", "/tag/info", testKey, `{"names":["`+name+`"]}`)
+	var out map[string]litellmTagConfig
+	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &out) != nil {
+		t.Fatalf("POST /tag/info %s: %d %s", name, r.status, r.raw)
+	}
+	return out[name]
+}
+
+// TestLiteLLMTagBudgets: POST /tag/new gives a tag a budget that every request naming it
+// (body metadata.tags or the x-litellm-tags header), of any key of the owner, draws on:
+// past it they are refused with LiteLLM's 429 "Budget has been exceeded! Tag=…", while
+// requests without the tag go on; /tag/info shows the limits and spend, /tag/update with
+// max_budget null lifts the bound keeping the spend, /tag/list lists the tag, and after
+// /tag/delete the tag bounds nothing and /tag/info answers 404 naming it.
+func TestLiteLLMTagBudgets(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	r := do(t, s, "POST", "/tag/new", testKey, `{"name":"eng","description":"Engineering","max_budget":0.02,"budget_duration":"30d"}`)
+	var made litellmTagAnswer
+	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &made) != nil || made.Message != "Tag eng created successfully" ||
+		made.Tag.Name != "eng" || made.Tag.Description == nil || *made.Tag.Description != "Engineering" ||
+		made.Tag.BudgetTable == nil || made.Tag.BudgetTable.MaxBudget == nil || *made.Tag.BudgetTable.MaxBudget != 0.02 {
+		t.Fatalf("POST /tag/new: %d %s", r.status, r.raw)
+	}
+	k1, k2 := litellmGenerate(t, s, `{}`), litellmGenerate(t, s, `{}`)
+	for i := range 2 { // $0.013 each: the second starts at 0.013 < 0.02
+		if st, b := tagChat(t, hs.URL, k1.Key, `"eng"`, ""); st != http.StatusOK {
+			t.Fatalf("tagged call %d: %d %s", i+1, st, b)
+		}
+	}
+	// Another key of the owner, naming the tag in the header: the tag's account is shared.
+	if st, b := tagChat(t, hs.URL, k2.Key, "", "eng"); st != http.StatusTooManyRequests || !strings.Contains(b, "Budget has been exceeded! Tag=eng Current cost: 0.026") {
+		t.Fatalf("a request naming a spent tag: %d %s", st, b)
+	}
+	if st, b := tagChat(t, hs.URL, k2.Key, `"other"`, ""); st != http.StatusOK {
+		t.Fatalf("a request without the tag: %d %s", st, b)
+	}
+	if got := tagInfo(t, s, "eng"); got.Spend < 0.0259 || got.Spend > 0.0261 {
+		t.Fatalf("the tag's spend: %v, want its two calls' 0.026", got.Spend)
+	}
+
+	if r := do(t, s, "POST", "/tag/update", testKey, `{"name":"eng","max_budget":null}`); r.status != http.StatusOK || !strings.Contains(r.raw, "Tag eng updated successfully") {
+		t.Fatalf("POST /tag/update: %d %s", r.status, r.raw)
+	}
+	if st, b := tagChat(t, hs.URL, k1.Key, `"eng"`, ""); st != http.StatusOK {
+		t.Fatalf("a tagged request once the bound is lifted: %d %s", st, b)
+	}
+	if got := tagInfo(t, s, "eng"); got.Spend < 0.0389 || got.BudgetTable == nil || got.BudgetTable.MaxBudget != nil || got.BudgetTable.BudgetDuration == nil {
+		t.Fatalf("after the update: %+v", got)
+	}
+	if r := do(t, s, "GET", "/tag/list", testKey, ""); r.status != http.StatusOK || !strings.Contains(r.raw, `"name":"eng"`) {
+		t.Fatalf("GET /tag/list: %d %s", r.status, r.raw)
+	}
+
+	// Deleted: requests naming it draw on nothing.
+	if r := do(t, s, "POST", "/tag/update", testKey, `{"name":"eng","max_budget":0.01}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	if st, _ := tagChat(t, hs.URL, k1.Key, `"eng"`, ""); st != http.StatusTooManyRequests {
+		t.Fatalf("a tagged request past the lowered bound: %d", st)
+	}
+	if r := do(t, s, "POST", "/tag/delete", testKey, `{"name":"eng"}`); r.status != http.StatusOK || !strings.Contains(r.raw, "Tag eng deleted successfully") {
+		t.Fatalf("POST /tag/delete: %d %s", r.status, r.raw)
+	}
+	if st, b := tagChat(t, hs.URL, k1.Key, `"eng"`, ""); st != http.StatusOK {
+		t.Fatalf("a request naming a deleted tag: %d %s", st, b)
+	}
+	wantParam(t, do(t, s, "POST", "/tag/info", testKey, `{"names":["eng"]}`), http.StatusNotFound, "names", "Tags not found: eng")
+	wantParam(t, do(t, s, "POST", "/tag/delete", testKey, `{"name":"eng"}`), http.StatusNotFound, "name", "Tag eng not found")
+}
+
+// TestLiteLLMTagBadInput: /tag/new refuses a missing or malformed name, a name taken
+// (409), a batch's tag, models (tag routing follows the deployments' own tags), budget_id,
+// rpm_limit and an unknown field, each naming the field; a virtual key may not manage tags;
+// another owner's tag is not this one's and bounds none of its requests.
+func TestLiteLLMTagBadInput(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	for _, c := range []struct{ body, param, words string }{
+		{`{"max_budget":1}`, "name", "required"},
+		{`{"name":"has space"}`, "name", "1-64 letters"},
+		{`{"name":"batch:b1"}`, "name", "batches"},
+		{`{"name":"t","models":["openai/ok"]}`, "models", "litellm_params.tags"},
+		{`{"name":"t","budget_id":"b"}`, "budget_id", "not supported"},
+		{`{"name":"t","rpm_limit":5}`, "rpm_limit", "not supported"},
+		{`{"name":"t","max_budget":-1}`, "max_budget", "non-negative"},
+		{`{"name":"t","colour":"red"}`, "colour", "a tag has no colour"},
+	} {
+		wantParam(t, do(t, s, "POST", "/tag/new", testKey, c.body), http.StatusBadRequest, c.param, c.words)
+	}
+	if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"t","max_budget":0.001,"models":[]}`); r.status != http.StatusOK {
+		t.Fatalf("a tag with empty models: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"t"}`); r.status != http.StatusConflict || !strings.Contains(r.raw, "Tag t already exists") {
+		t.Fatalf("a tag made twice: %d %s", r.status, r.raw)
+	}
+	wantParam(t, do(t, s, "POST", "/tag/update", testKey, `{"name":"nope","max_budget":1}`), http.StatusNotFound, "name", "Tag nope not found")
+	wantParam(t, do(t, s, "POST", "/tag/update", testKey, `{"name":"t","tpm_limit":"x"}`), http.StatusBadRequest, "tpm_limit", "whole number")
+	vk := litellmGenerate(t, s, `{}`)
+	if r := do(t, s, "POST", "/tag/new", vk.Key, `{"name":"mine"}`); r.status != http.StatusForbidden {
+		t.Fatalf("a virtual key making a tag: %d %s", r.status, r.raw)
+	}
+	// The other operator key's requests naming t are not bounded by this owner's tag.
+	for range 2 {
+		if st, b := tagChat(t, hs.URL, completionsOtherKey, `"t"`, ""); st != http.StatusOK {
+			t.Fatalf("another owner's request naming t: %d %s", st, b)
+		}
+	}
+	wantParam(t, do(t, s, "POST", "/tag/info", completionsOtherKey, `{"names":["t"]}`), http.StatusNotFound, "names", "Tags not found: t")
+	// This owner's own request (no budget of its own) is bounded by it.
+	if st, _ := tagChat(t, hs.URL, testKey, `"t"`, ""); st != http.StatusOK {
+		t.Fatalf("the first request naming t: %d", st)
+	}
+	if st, b := tagChat(t, hs.URL, testKey, `"t"`, ""); st != http.StatusTooManyRequests || !strings.Contains(b, "Tag=t") {
+		t.Fatalf("the operator's request past t's budget: %d %s", st, b)
+	}
+}
