@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -22,16 +23,8 @@ func tagChat(t *testing.T, url, key, bodyTags, header string) (int, string) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var sb strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		sb.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return resp.StatusCode, sb.String()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // tagInfo reads POST /tag/info of one tag.
@@ -150,5 +143,44 @@ func TestLiteLLMTagBadInput(t *testing.T) {
 	}
 	if st, b := tagChat(t, hs.URL, testKey, `"t"`, ""); st != http.StatusTooManyRequests || !strings.Contains(b, "Tag=t") {
 		t.Fatalf("the operator's request past t's budget: %d %s", st, b)
+	}
+}
+
+// TestLiteLLMTagBudgetsOtherSurfaces: the Messages and Responses routes draw on a tag's
+// account as chat does (the tag from x-litellm-tags): past it each is refused naming the tag.
+func TestLiteLLMTagBudgetsOtherSurfaces(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	vk := litellmGenerate(t, s, `{}`)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/messages", `{"model":"openai/ok","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}`},
+		{"/v1/responses", `{"model":"openai/ok","input":"hi"}`},
+	} {
+		name := "t" + strings.ReplaceAll(c.path, "/", "-")
+		if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"`+name+`","max_budget":0.001}`); r.status != http.StatusOK {
+			t.Fatal(r.status, r.raw)
+		}
+		status := func() (int, string) {
+			req, _ := http.NewRequest("POST", hs.URL+c.path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+vk.Key)
+			req.Header.Set("X-Litellm-Tags", name)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var sb strings.Builder
+			_, _ = io.Copy(&sb, resp.Body)
+			return resp.StatusCode, sb.String()
+		}
+		if st, b := status(); st != http.StatusOK {
+			t.Fatalf("%s naming %s: %d %s", c.path, name, st, b)
+		}
+		if st, b := status(); st == http.StatusOK || !strings.Contains(b, "Tag="+name) {
+			t.Fatalf("%s past %s's budget: %d %s", c.path, name, st, b)
+		}
+		if got := tagInfo(t, s, name); got.Spend < 0.0129 {
+			t.Fatalf("%s: the tag's spend %v", name, got.Spend)
+		}
 	}
 }
