@@ -25,6 +25,7 @@ from .teams import create_team, delete_team, get_team, list_teams, update_team
 from .organizations import (add_organization_members, create_organization, delete_organizations, get_organization,
                             list_organizations, remove_organization_member, update_organization,
                             update_organization_member)
+from .tags import create_tag, delete_tag, get_tag, list_tags, update_tag
 from .deployments import add_deployment, delete_deployment, deployment_infos, update_deployment
 from .users import (add_team_member, create_user, delete_user, get_user, iterate_users, list_team_members, list_users,
                     remove_team_member, update_team_member, update_user)
@@ -57,6 +58,7 @@ __all__ = [
     "create_team", "get_team", "list_teams", "update_team", "delete_team",
     "create_organization", "get_organization", "list_organizations", "update_organization", "delete_organizations",
     "add_organization_members", "update_organization_member", "remove_organization_member",
+    "create_tag", "get_tag", "list_tags", "update_tag", "delete_tag",
     "add_deployment", "update_deployment", "delete_deployment", "deployment_infos",
     "create_user", "get_user", "list_users", "iterate_users", "update_user", "delete_user",
     "add_team_member", "list_team_members", "update_team_member", "remove_team_member",

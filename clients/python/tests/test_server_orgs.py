@@ -129,3 +129,33 @@ class OrganizationsServerTest(unittest.TestCase):
             switchyard.update_deployment(did, rpm=1, client=c)
         with self.assertRaises(switchyard.MissingIdError):
             switchyard.delete_deployment("", client=c)
+
+
+@unittest.skipUnless(BASE and KEY, "set SWITCHYARD_BASE_URL and SERVICE_API_KEY to test against a server")
+@unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+@needs("completions")
+class TagsServerTest(unittest.TestCase):
+    def test_tag_budget(self):
+        c = switchyard.Client()
+        name = _uid("tag-")
+        # Whether a tagged request is refused depends on the test server's prices and usage
+        # (its scripted models may report neither): the server's Go tests check that.
+        tag = switchyard.create_tag(name, description="Engineering", tpm_limit=1000, budget_duration="30d", client=c)
+        self.assertEqual((tag["name"], tag["description"], tag["litellm_budget_table"]["tpm_limit"]),
+                         (name, "Engineering", 1000))
+        with self.assertRaises(switchyard.ConflictError):
+            switchyard.create_tag(name, client=c)
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.create_tag("has space", client=c)
+        self.assertIn("name", cm.exception.message)
+        vk = switchyard.issue_key(name="tagged", client=c)
+        as_vk = switchyard.Client(api_key=vk["key"], retry=None)
+        switchyard.complete([{"role": "user", "content": "hi"}], models=[MODEL], tags=[name], client=as_vk)
+        self.assertGreaterEqual(switchyard.get_tag(name, client=c)["spend"], 0)
+        up = switchyard.update_tag(name, tpm_limit=None, max_budget=100, client=c)
+        self.assertEqual((up["litellm_budget_table"]["tpm_limit"], up["litellm_budget_table"]["max_budget"]), (None, 100))
+        switchyard.complete([{"role": "user", "content": "hi"}], models=[MODEL], tags=[name], client=as_vk)
+        self.assertIn(name, [t["name"] for t in switchyard.list_tags(client=c)])
+        switchyard.delete_tag(name, client=c)
+        with self.assertRaises(switchyard.NotFoundError):
+            switchyard.get_tag(name, client=c)
