@@ -542,6 +542,12 @@ func completionsError(err error) *APIError {
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its team meanwhile (User=%s): try again", gone.Name)
 	case errors.As(err, &gone) && gone.Kind == orgMemberKind:
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key's user was taken out of its organization meanwhile (User=%s): try again", gone.Name)
+	case errors.As(err, &gone) && gone.Kind == completions.TagBudgetKind:
+		// A tag the request named was deleted (POST /tag/delete) while it was on its way: the
+		// key is fine, and sent again the request draws on no tag budget (409: the SDKs retry).
+		ae := Errorf(http.StatusConflict, KindConflict, "Tag=%s was deleted while this request was on its way: try again", gone.Name)
+		ae.Retryable = true
+		return ae
 	case errors.As(err, &gone) && gone.Kind == organizationKind:
 		// Deleting an organization deletes its teams and revokes their keys.
 		return Errorf(http.StatusUnauthorized, KindUnauthorized, "this key was revoked (its organization %s, or its team's, was deleted)", gone.Name)

@@ -2,10 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // tagChat makes a chat completion of key naming tags in the body's metadata.tags (and
@@ -182,5 +185,15 @@ func TestLiteLLMTagBudgetsOtherSurfaces(t *testing.T) {
 		if got := tagInfo(t, s, name); got.Spend < 0.0129 {
 			t.Fatalf("%s: the tag's spend %v", name, got.Spend)
 		}
+	}
+}
+
+// TestTagDeletedMidRequestIsNotARevokedKey: a tag's account deleted while a request naming
+// it was on its way (completions.BudgetGoneError of kind tag) is a retryable 409 naming the
+// tag, not the 401 "this key was revoked" of a team's deleted account.
+func TestTagDeletedMidRequestIsNotARevokedKey(t *testing.T) {
+	ae := completionsError(fmt.Errorf("wrapped: %w", &completions.BudgetGoneError{Kind: completions.TagBudgetKind, Name: "eng", ID: completions.TagBudgetID("op", "eng")}))
+	if ae == nil || ae.Status != http.StatusConflict || !ae.Retryable || !strings.Contains(ae.Message, "Tag=eng was deleted") {
+		t.Fatalf("a tag deleted mid-request: %+v", ae)
 	}
 }
