@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ type keyRequest struct {
 	RequestsPerMinute int            `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
 	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
 	ExpiresAt         *time.Time     `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
-	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads nothing in it"`
+	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads two: user_id (see user_id) and tags\\, the key's tags (LiteLLM's key-level tags: a list of at most 16 request tags every request of the key carries\\, for tag routing\\, tag budgets and spend per tag)"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
 	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team)"`
@@ -249,6 +250,8 @@ type virtualKeyScope struct {
 	// TeamID and UserID are the key's team_id and user_id ("" without one), for the
 	// gateway's observers (Scope.TeamID, Scope.UserID).
 	TeamID, UserID string
+	// Tags are the key's tags (keyTags), added to every request it makes.
+	Tags []string
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
@@ -515,6 +518,9 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 			return nil, err
 		}
 	}
+	if _, err := keyTags(req.Metadata); err != nil {
+		return nil, err
+	}
 	if _, err := checkKeyRequest(g, req, now, true); err != nil {
 		return nil, err
 	}
@@ -705,8 +711,9 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
 	}
+	tags, _ := keyTags(vk.Metadata) // checked when set; a label of a key made before tags were read is left out
 	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk),
-		OrganizationID: vk.OrganizationID})
+		OrganizationID: vk.OrganizationID, Tags: tags})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -964,6 +971,11 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if adjust != nil {
 			adjust(&req, rec.virtualKey)
+		}
+		if !reflect.DeepEqual(req.Metadata["tags"], rec.Metadata["tags"]) { // a label of an older key is kept as it is
+			if _, err := keyTags(req.Metadata); err != nil {
+				return err
+			}
 		}
 		if err := takeKeyBudgetOf(ctx, tx, owner, &req, given); err != nil {
 			return err

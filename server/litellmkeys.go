@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -71,7 +72,6 @@ var litellmRefused = map[string]string{
 	"max_parallel_requests":        "Switchyard does not bound a key's concurrent requests: use rpm_limit",
 	"aliases":                      "Switchyard has no per-key model aliases (model groups are configured on the server)",
 	"config":                       "Switchyard has no per-key configuration",
-	"tags":                         "Switchyard has no per-key tags: requests are tagged key:<token> already, and with X-Switchyard-Tags",
 	"enforced_params":              "Switchyard has no per-key enforced parameters",
 	"allowed_cache_controls":       "Switchyard has no per-key cache controls",
 	"spend":                        "a key's spend is metered by the server and cannot be set",
@@ -222,6 +222,9 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return litellmNames(err)
 			}
 			req.budgetBlock, req.fields = native.BudgetBlock, bodyFields(native.Body)
+			if native.Tags != nil {
+				req.Metadata = withKeyTags(req.Metadata, *native.Tags)
+			}
 			vk, err := s.issueKey(r.Context(), g, owner(r), req, "key_alias")
 			if err != nil {
 				return litellmNames(err)
@@ -571,6 +574,9 @@ func (s *Server) litellmUpdateKey(ctx context.Context, g *completions.Gateway, w
 		if userID != nil { // a label among the others
 			req.Metadata, _, _ = withKeyUser(req.Metadata, *userID, false)
 		}
+		if native.Tags != nil {
+			req.Metadata = withKeyTags(req.Metadata, *native.Tags)
+		}
 	}
 	vk, err := s.applyKeyUpdate(ctx, g, who, id, native.Body, adjust, "key_alias", rotate, cond)
 	if err != nil {
@@ -611,6 +617,22 @@ func litellmBodyOf(r *http.Request, emptyIsObject bool) (map[string]json.RawMess
 // decided against the stored key inside the update's transaction.
 func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Time) (litellmNative, error) {
 	var out litellmNative
+	if raw, ok := fields["tags"]; ok {
+		// LiteLLM keeps a key's tags in its metadata: set there against the stored key
+		// (litellmNative.Tags), not sent as a field of its own.
+		fields = maps.Clone(fields)
+		delete(fields, "tags")
+		var tags []string
+		switch {
+		case isJSONNull(raw) && !update:
+		case isJSONNull(raw):
+			out.Tags = &tags // removed
+		case json.Unmarshal(raw, &tags) != nil:
+			return out, litellmInvalid("tags", "tags: must be a list of tags (strings), got %s", raw)
+		default:
+			out.Tags = &tags
+		}
+	}
 	body, userID, lift, zero, err := litellmFields(fields, update, now)
 	out.Body, out.UserID, out.LiftBudgetBlock, out.BudgetBlock = body, userID, lift, zero
 	return out, err
@@ -620,6 +642,7 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 type litellmNative struct {
 	Body   json.RawMessage // keyRequest's fields
 	UserID *string         // the metadata label user_id to set inside the update ("": remove)
+	Tags   *[]string       // the metadata label tags to set (the key's tags; empty: remove), nil: unchanged
 	// LiftBudgetBlock: a new max_budget lifts a block that is a budget of nothing.
 	LiftBudgetBlock bool
 	// BudgetBlock: max_budget 0 blocks the key as a budget of nothing.

@@ -250,7 +250,7 @@ func TestLiteLLMKeyDuration(t *testing.T) {
 	}
 }
 
-// TestLiteLLMKeyFields: LiteLLM fields Switchyard has no equivalent for are refused with a
+// TestLiteLLMKeyFields: LiteLLM fields Switchyard has no equivalent for (and tags not a list) are refused with a
 // 400 naming them when they ask for something, and accepted when empty (as LiteLLM's
 // clients send their defaults).
 func TestLiteLLMKeyFields(t *testing.T) {
@@ -258,7 +258,7 @@ func TestLiteLLMKeyFields(t *testing.T) {
 	// team_id names a team now (teams_test.go): one that does not exist is a 404 naming it.
 	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"team_id":"t1"}`), http.StatusNotFound, "team_id")
 	for _, field := range []string{`"key":"sk-chosen-1234"`, `"guardrails":["pii"]`, `"permissions":{"allow":"x"}`,
-		`"model_max_budget":{"gpt-4":1}`, `"max_parallel_requests":3`, `"aliases":{"a":"b"}`, `"tags":["x"]`,
+		`"model_max_budget":{"gpt-4":1}`, `"max_parallel_requests":3`, `"aliases":{"a":"b"}`, `"tags":"x"`,
 		`"blocked":"yes"`, `"bogus":1`} {
 		name := strings.Trim(strings.SplitN(field, ":", 2)[0], `"`)
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, "{"+field+"}"), http.StatusBadRequest, name)

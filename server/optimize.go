@@ -330,6 +330,8 @@ type keyScopeDoc struct {
 	// OrganizationID is the organization of a virtual key without a team (organizations.go):
 	// its budget sits inside the organization's, and inside its user's membership of it.
 	OrganizationID string `json:"organization_id,omitempty"`
+	// Tags are a virtual key's tags (keytags.go), added to every request it makes.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -416,7 +418,7 @@ func keyScopes(st *store.Store) ScopeResolver {
 		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond, Guardrails: s.Guardrails}
 		if s.KeyID != "" {
 			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
-			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID}
+			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags}
 			org := s.OrganizationID // a key without a team; a team's key is in the team's
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)

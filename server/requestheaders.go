@@ -19,8 +19,8 @@ func applyRequestHeaders(r *http.Request, req *completions.Request) error {
 }
 
 // headerTags adds the tags of X-Switchyard-Tags and LiteLLM's x-litellm-tags
-// (comma-separated) to tags, the body's; the body's alone are checked with the rest of the
-// body.
+// (comma-separated), then those of the calling virtual key (requestKeyTags), to tags, the
+// body's; the body's alone are checked with the rest of the body.
 func headerTags(r *http.Request, tags []string) ([]string, error) {
 	var fromHeader []string
 	for _, h := range []string{"X-Switchyard-Tags", "X-Litellm-Tags"} {
@@ -28,12 +28,14 @@ func headerTags(r *http.Request, tags []string) ([]string, error) {
 			fromHeader = append(fromHeader, completions.SplitTags(v)...)
 		}
 	}
-	if len(fromHeader) == 0 {
+	withKey := requestKeyTags(r, nil)
+	if len(fromHeader) == 0 && len(withKey) == 0 {
 		return tags, nil
 	}
 	tags = completions.AddTags(tags, fromHeader...)
+	tags = completions.AddTags(tags, withKey...)
 	if err := completions.CheckTags("X-Switchyard-Tags", tags); err != nil {
-		return tags, Validation(http.StatusBadRequest, "%s (the header's and the body's together)", userMessage(err))
+		return tags, Validation(http.StatusBadRequest, "%s (the key's, the header's and the body's together)", userMessage(err))
 	}
 	return tags, nil
 }

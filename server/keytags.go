@@ -1,0 +1,80 @@
+package server
+
+import (
+	"maps"
+	"net/http"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// A virtual key's tags are LiteLLM's key-level tags: kept in its metadata as "tags" (where
+// LiteLLM's /key/generate tags field puts them), they are added to every request the key
+// makes — its tag routing, its tag budgets (POST /tag/new) and the usage log's per-tag
+// totals see them as the request's own.
+
+// keyTags returns the tags of a key's metadata (its "tags" label), checked as request tags
+// are; none without the label.
+func keyTags(md map[string]any) ([]string, error) {
+	invalid := func(format string, args ...any) error {
+		e := Validation(http.StatusUnprocessableEntity, format, args...)
+		e.Param = "metadata.tags"
+		return e
+	}
+	raw, ok := md["tags"]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, invalid("metadata.tags: the key's tags must be a list of tags, got %T", raw)
+	}
+	tags := make([]string, 0, len(list))
+	for i, v := range list {
+		t, ok := v.(string)
+		if !ok {
+			return nil, invalid("metadata.tags[%d]: must be a string, got %T", i, v)
+		}
+		if strings.HasPrefix(t, completions.BatchTagPrefix) {
+			return nil, invalid("metadata.tags[%d]: %q: tags starting %s are the batches' own", i, t, completions.BatchTagPrefix)
+		}
+		tags = append(tags, t)
+	}
+	if err := completions.CheckTags("metadata.tags", tags); err != nil {
+		return nil, invalid("%s (the key's tags: every request of the key carries them)", userMessage(err))
+	}
+	return completions.AddTags(nil, tags...), nil
+}
+
+// withKeyTags returns a copy of a key's metadata md with its tags label set to tags (none:
+// removed).
+func withKeyTags(md map[string]any, tags []string) map[string]any {
+	out := maps.Clone(md)
+	if out == nil {
+		out = map[string]any{}
+	}
+	if len(tags) == 0 {
+		delete(out, "tags")
+	} else {
+		list := make([]any, len(tags))
+		for i, t := range tags {
+			list[i] = t
+		}
+		out["tags"] = list
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// requestKeyTags adds the tags of the virtual key r is made with (keyTags, kept in its
+// scope) to tags, the request's; the request's alone when r's key is not a virtual key or
+// has none.
+func requestKeyTags(r *http.Request, tags []string) []string {
+	p, _ := PrincipalFrom(r.Context())
+	if vk, ok := p.Scope.(virtualKeyScope); ok && len(vk.Tags) > 0 {
+		return completions.AddTags(tags, vk.Tags...)
+	}
+	return tags
+}

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestKeyTags: LiteLLM's key-level tags. /key/generate's tags (kept as metadata.tags) are
+// added to every request of the key: its spend log rows carry them beside the request's
+// own, and a tag budget (POST /tag/new) bounds the key's requests that name no tag;
+// /key/update tags null removes them; bad tags are refused naming metadata.tags or tags;
+// the key's and the request's tags together are held to the 16-tag bound.
+func TestKeyTags(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	k := litellmGenerate(t, s, `{"tags":["team:search","env:prod"],"metadata":{"owner":"ann"}}`)
+	if r := do(t, s, "GET", "/key/info?key="+k.Token, testKey, ""); r.status != http.StatusOK || !strings.Contains(r.raw, `"tags":["team:search","env:prod"]`) || !strings.Contains(r.raw, `"owner":"ann"`) {
+		t.Fatalf("the key's metadata: %d %s", r.status, r.raw)
+	}
+	if st, b := tagChat(t, hs.URL, k.Key, `"feature:summary"`, ""); st != http.StatusOK {
+		t.Fatal(st, b)
+	}
+	rows := spendLogs(t, s, testKey, "api_key="+k.Token)
+	if len(rows) != 1 || !slices.Equal(rows[0].RequestTags, []string{"feature:summary", "team:search", "env:prod"}) {
+		t.Fatalf("the request's tags: %+v", rows)
+	}
+
+	// A tag budget bounds the key's requests though they name no tag.
+	if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"team:search","max_budget":0.02}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	for range 2 { // 0.013 + 0.013: the tag had 0 when made (its account starts then)
+		if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
+			t.Fatalf("a request of the tagged key: %d %s", st, b)
+		}
+	}
+	if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusTooManyRequests || !strings.Contains(b, "Tag=team:search") {
+		t.Fatalf("a request of the tagged key past the tag's budget: %d %s", st, b)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+k.Token+`","tags":null}`); r.status != http.StatusOK || strings.Contains(r.raw, "team:search") || !strings.Contains(r.raw, `"owner":"ann"`) {
+		t.Fatalf("/key/update tags null: %d %s", r.status, r.raw)
+	}
+	if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
+		t.Fatalf("the key without its tags: %d %s", st, b)
+	}
+
+	// Bad tags, on each surface.
+	wantParam(t, do(t, s, "POST", "/key/generate", testKey, `{"tags":"team:search"}`), http.StatusBadRequest, "tags", "list of tags")
+	if r := do(t, s, "POST", "/key/generate", testKey, `{"tags":["has space"]}`); r.status == http.StatusOK || !strings.Contains(r.raw, "metadata.tags") {
+		t.Fatalf("a bad key tag: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"metadata":{"tags":["batch:x"]}}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "metadata.tags") {
+		t.Fatalf("a batch's tag on a key: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+k.Token, testKey, `{"metadata":{"tags":"x"}}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.raw, "metadata.tags") {
+		t.Fatalf("PATCH a key's tags to a string: %d %s", r.status, r.raw)
+	}
+	many := make([]string, 10)
+	for i := range many {
+		many[i] = `"k` + string(rune('a'+i)) + `"`
+	}
+	k2 := litellmGenerate(t, s, `{"tags":[`+strings.Join(many, ",")+`]}`)
+	if st, b := tagChat(t, hs.URL, k2.Key, strings.ReplaceAll(strings.Join(many, ","), `"k`, `"r`), ""); st != http.StatusBadRequest || !strings.Contains(b, "the key's, the header's and the body's together") {
+		t.Fatalf("20 tags with the key's: %d %s", st, b)
+	}
+}
