@@ -127,25 +127,27 @@ func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
 	return nil, false
 }
 
-// tagTargets keeps the targets of the model group asked (one per member, in the group's
-// order, as groupTargets resolves them) that the request's tags select, for the operations
-// other than chat (embeddings, audio, images, moderation, rerank), as expandGroups does
-// for chat: a *TagRoutingError when none fits. Targets of a name that is no tag-filtered
-// group are returned as they are.
+// tagTargets keeps the targets of the model group asked (its members, as groupTargets
+// resolves them) that the request's tags select, for the operations other than chat
+// (embeddings, audio, images, moderation, rerank), as expandGroups does for chat: a
+// *TagRoutingError when none fits. Targets of a name that is no tag-filtered group are
+// returned as they are. The targets are matched to the members by name, not position:
+// the routes may have been replaced (SetRoutes) since they were resolved, and a target
+// the group in force does not select is never kept.
 func (g *Gateway) tagTargets(asked string, tags []string, targets []target) ([]target, error) {
 	grp, ok := g.routes().groups[asked]
-	if !ok || !grp.TagFiltering || len(targets) != len(grp.Models) {
+	if !ok || !grp.TagFiltering {
 		return targets, nil
 	}
 	members, fit := grp.tagMembers(tags)
-	if !fit {
-		return nil, &TagRoutingError{Model: asked, Tags: routingTags(tags)}
-	}
 	kept := make([]target, 0, len(members))
-	for i, t := range targets {
-		if slices.Contains(members, grp.Models[i]) {
+	for _, t := range targets {
+		if fit && slices.Contains(members, t.name) {
 			kept = append(kept, t)
 		}
+	}
+	if len(kept) == 0 {
+		return nil, &TagRoutingError{Model: asked, Tags: routingTags(tags)}
 	}
 	return kept, nil
 }
