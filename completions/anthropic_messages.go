@@ -46,6 +46,9 @@ type AnthropicMessagesRequest struct {
 		// Tags (LiteLLM's, not Anthropic's) become the request's tags.
 		Tags json.RawMessage `json:"tags,omitempty"`
 	} `json:"metadata,omitempty"`
+	// Tags is LiteLLM's request-body "tags" (an array of strings or one comma-separated
+	// string), as on chat completions: the request's tags beside metadata.tags.
+	Tags json.RawMessage `json:"tags,omitempty" jsonschema:"oneof_type=array;string,description=LiteLLM's request tags (an array of strings or one comma-separated string): added to metadata.tags"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
@@ -219,7 +222,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
 		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
-		Guardrails: r.Guardrails}
+		Guardrails: r.Guardrails, Tags: r.Tags}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -78,6 +78,9 @@ type ResponsesRequest struct {
 	// Metadata is OpenAI's key-value pairs (not stored); LiteLLM's "tags" in it become the
 	// request's tags, as on chat completions.
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// Tags is LiteLLM's request-body "tags" (an array of strings or one comma-separated
+	// string), as on chat completions: the request's tags beside metadata's.
+	Tags json.RawMessage `json:"tags,omitempty" jsonschema:"oneof_type=array;string,description=LiteLLM's request tags (an array of strings or one comma-separated string): added to metadata.tags"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
@@ -348,7 +351,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
-		Metadata: r.Metadata, Guardrails: r.Guardrails}
+		Metadata: r.Metadata, Tags: r.Tags, Guardrails: r.Guardrails}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -52,6 +52,9 @@ type OpenAITextCompletionRequest struct {
 	Guardrails []string `json:"guardrails,omitempty"`
 	// Metadata's "tags" become the request's tags, as on chat completions.
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
+	// Tags is LiteLLM's request-body "tags" (an array of strings or one comma-separated
+	// string), as on chat completions: the request's tags beside metadata's.
+	Tags json.RawMessage `json:"tags,omitempty" jsonschema:"oneof_type=array;string,description=LiteLLM's request tags (an array of strings or one comma-separated string): added to metadata.tags"`
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
@@ -119,7 +122,7 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		}
 		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
-			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Guardrails: r.Guardrails,
+			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Tags: r.Tags, Guardrails: r.Guardrails,
 			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
 		if r.MaxTokens != nil && *r.MaxTokens == 0 {
 			// OpenAI's legacy completions take 0 (its minimum; chat's is 1): the model's
