@@ -1310,7 +1310,14 @@ func (p *parser) aliases(v any, deps []deployment) error {
 			}
 			p.aliasOf[alias] = t // its fallbacks too, once read (fallbacks)
 		} else {
-			p.cfg.ModelGroups[alias] = completions.ModelGroup{Models: []string{t}}
+			// The deployment's tags come with it: with tag filtering a request naming the
+			// alias is routed by them, as LiteLLM routes it by the deployment's.
+			g := completions.ModelGroup{Models: []string{t}}
+			named := slices.DeleteFunc(slices.Clone(deps), func(d deployment) bool { return d.name != name })
+			if err := p.groupTags(&g, alias, named); err != nil {
+				return err
+			}
+			p.cfg.ModelGroups[alias] = g
 		}
 	}
 	return nil
