@@ -222,7 +222,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
 		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
-		Guardrails: r.Guardrails, Tags: r.Tags}
+		Guardrails: r.Guardrails, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -4,11 +4,15 @@ import "encoding/json"
 
 // LiteLLMMetadata is LiteLLM's litellm_metadata request field: metadata for the gateway
 // that no provider is sent. LiteLLM's clients use it where a surface's own metadata belongs
-// to the provider (Anthropic's /v1/messages metadata takes only user_id). Only User is read:
-// the end user the request is made for.
+// to the provider (Anthropic's /v1/messages metadata takes only user_id). User and Tags
+// are read: the end user the request is made for, and the request's tags.
 type LiteLLMMetadata struct {
 	// User names the request's end user, as the body's user does.
 	User string `json:"user,omitempty" jsonschema:"description=The end user the request is made for (LiteLLM's litellm_metadata.user; read after the body's user)"`
+	// Tags are the request's tags, as metadata.tags are (an array of strings or one
+	// comma-separated string): LiteLLM's clients put them here on /v1/messages and
+	// /v1/responses, where LiteLLM keeps its metadata.
+	Tags json.RawMessage `json:"tags,omitempty" jsonschema:"oneof_type=array;string,description=The request's tags (LiteLLM's litellm_metadata.tags): added to metadata.tags and tags"`
 }
 
 // UnmarshalJSON reads LiteLLM's litellm_metadata as LiteLLM does: any JSON value is
@@ -16,12 +20,13 @@ type LiteLLMMetadata struct {
 func (m *LiteLLMMetadata) UnmarshalJSON(b []byte) error {
 	var obj struct {
 		User json.RawMessage `json:"user"`
+		Tags json.RawMessage `json:"tags"`
 	}
 	*m = LiteLLMMetadata{}
 	if json.Unmarshal(b, &obj) != nil {
 		return nil // not an object: nothing LiteLLM reads
 	}
-	m.User = scalarText(obj.User)
+	m.User, m.Tags = scalarText(obj.User), obj.Tags
 	return nil
 }
 

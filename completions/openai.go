@@ -416,6 +416,13 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.LiteLLMMetadata != nil {
+		more, err := requestTags("litellm_metadata.tags", r.LiteLLMMetadata.Tags)
+		if err != nil {
+			return nil, err
+		}
+		bodyTags = AddTags(bodyTags, more...)
+	}
 	if tags = AddTags(tags, bodyTags...); len(bodyTags) > 0 {
 		if err := CheckTags("tags", tags); err != nil { // at most MaxTags in all
 			return nil, err

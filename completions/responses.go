@@ -351,7 +351,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	}
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
-		Metadata: r.Metadata, Tags: r.Tags, Guardrails: r.Guardrails}
+		Metadata: r.Metadata, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata, Guardrails: r.Guardrails}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

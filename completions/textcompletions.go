@@ -122,7 +122,7 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		}
 		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
-			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Tags: r.Tags, Guardrails: r.Guardrails,
+			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata, Guardrails: r.Guardrails,
 			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
 		if r.MaxTokens != nil && *r.MaxTokens == 0 {
 			// OpenAI's legacy completions take 0 (its minimum; chat's is 1): the model's

@@ -133,6 +133,10 @@ func TestReview29aTagRoutingSurfaces(t *testing.T) {
 		{"responses body tags", "/v1/responses", `{"model":"g","tags":["paid"],` + input + `}`, `{"model":"g","tags":["free"],` + input + `}`, nil},
 		{"messages body tags", "/v1/messages", `{"model":"g","max_tokens":10,"tags":["paid"],` + msgs + `}`, `{"model":"g","max_tokens":10,"tags":["free"],` + msgs + `}`, nil},
 		{"legacy completions body tags", "/v1/completions", `{"model":"g","prompt":"hi","tags":["paid"]}`, `{"model":"g","prompt":"hi","tags":["free"]}`, nil},
+		{"chat litellm_metadata", "/v1/chat/completions", `{"model":"g","litellm_metadata":{"tags":["paid"]},` + msgs + `}`, `{"model":"g","litellm_metadata":{"tags":["free"]},` + msgs + `}`, nil},
+		{"responses litellm_metadata", "/v1/responses", `{"model":"g","litellm_metadata":{"tags":["paid"]},` + input + `}`, `{"model":"g","litellm_metadata":{"tags":["free"]},` + input + `}`, nil},
+		{"messages litellm_metadata", "/v1/messages", `{"model":"g","max_tokens":10,"litellm_metadata":{"tags":["paid"]},` + msgs + `}`, `{"model":"g","max_tokens":10,"litellm_metadata":{"tags":["free"]},` + msgs + `}`, nil},
+		{"messages streamed litellm_metadata", "/v1/messages", `{"model":"g","max_tokens":10,"stream":true,"litellm_metadata":{"tags":"paid"},` + msgs + `}`, `{"model":"g","max_tokens":10,"stream":true,"litellm_metadata":{"tags":"free"},` + msgs + `}`, nil},
 		{"messages header", "/v1/messages", `{"model":"g","max_tokens":10,` + msgs + `}`, `{"model":"g","max_tokens":10,` + msgs + `}`, map[string]string{"x-litellm-tags": "paid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
