@@ -482,11 +482,13 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if err != nil {
 		return nil, err
 	}
-	ec := embedCache{keys: g.embedCacheKeys(scope, req, targets)}
+	// Keyed on the members the request may reach (tag routing's), not the whole group: an
+	// answer of a member its tags do not select is not its answer.
+	ec := embedCache{keys: g.embedCacheKeys(scope, req, p.targets)}
 	if ec.keys != nil && req.Cache != nil {
 		ec.ctl, ec.bypass = *req.Cache, req.Cache.NoCache
 	}
-	g.lookupEmbeddings(ctx, &ec, targets)
+	g.lookupEmbeddings(ctx, &ec, p.targets)
 	if ec.keys != nil && ec.hits == len(ec.keys) {
 		return g.embeddingsFromCache(ctx, p, req, &ec)
 	}

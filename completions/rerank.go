@@ -404,7 +404,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	if err != nil {
 		return nil, err
 	}
-	rc := rerankCache{key: g.rerankCacheKey(scope, req, preq, targets)}
+	rc := rerankCache{key: g.rerankCacheKey(scope, req, preq, p.targets)} // the members its tags select, as Embed's
 	if rc.key != "" && req.Cache != nil {
 		rc.ctl, rc.bypass = *req.Cache, req.Cache.NoCache
 	}
