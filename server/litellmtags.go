@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // LiteLLM's tag management (/tag/new, /tag/update, /tag/info, /tag/list, /tag/delete)
@@ -179,20 +181,35 @@ func (s *Server) litellmTagRoutes() {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/tag/list", Summary: "LiteLLM's tag list: every tag of this key with its budget and spend, by name",
-		Tags: tags, Response: []litellmTagConfig{}, Errors: map[int]string{403: scoped}},
+	s.Handle(Route{Method: "GET", Path: "/tag/list", Summary: "LiteLLM's tag list: every tag of this key made with /tag/new (with its budget and spend, by name), then the tags its requests named (from the daily spend: its description says so, its spend is the period's)",
+		Tags: tags, Response: []litellmTagConfig{}, Errors: map[int]string{400: "start_date without end_date (or the other way), not YYYY-MM-DD, after end_date, or more than 366 days before it", 403: scoped},
+		Query: []QueryParam{{Name: "start_date", Description: "With end_date: only the requests' tags of these days (YYYY-MM-DD, UTC) are listed (the tags made with /tag/new always are); without: the last 366 days"},
+			{Name: "end_date", Description: "The last day of start_date's period (YYYY-MM-DD, UTC)"}}},
 		func(w http.ResponseWriter, r *http.Request) error {
+			from, to, err := litellmTagListDays(r.URL.Query())
+			if err != nil {
+				return err
+			}
 			es, err := s.cfg.Store.List(r.Context(), store.LiteLLMTags, store.ListOptions{Prefix: owner(r) + "/"})
 			if err != nil {
 				return fmt.Errorf("server: listing tags: %w", err)
 			}
 			out := make([]litellmTagConfig, 0, len(es))
+			stored := map[string]bool{}
 			for _, e := range es {
 				var t litellmTagRecord
 				if err := json.Unmarshal(e.Value, &t); err != nil {
 					return fmt.Errorf("server: tag record %s: %w", e.Key, err)
 				}
+				stored[t.Name] = true
 				out = append(out, s.litellmTagOf(r.Context(), t))
+			}
+			if s.spend != nil {
+				seen, err := s.requestTags(r.Context(), owner(r), from, to, stored)
+				if err != nil {
+					return err
+				}
+				out = append(out, seen...)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -362,4 +379,75 @@ func (s *Server) litellmTagOf(ctx context.Context, t litellmTagRecord) litellmTa
 		s.log.WarnContext(ctx, "reading a tag's account", "tag", t.Name, "err", err)
 	}
 	return out
+}
+
+// dynamicTagDescription is LiteLLM's description of a tag /tag/list found in the spend only.
+const dynamicTagDescription = "This is just a spend tag that was passed dynamically in a request. It does not control any LLM models."
+
+// litellmTagListDays reads /tag/list's start_date and end_date (both or neither: the last
+// 366 days, UTC).
+func litellmTagListDays(q url.Values) (from, to time.Time, err error) {
+	start, end := q.Get("start_date"), q.Get("end_date")
+	if (start == "") != (end == "") {
+		return from, to, litellmInvalid("start_date", "start_date and end_date must be provided together")
+	}
+	to = time.Now().UTC()
+	from = to.AddDate(0, 0, -(usagelog.MaxSpendDays - 1))
+	if start == "" {
+		return from, to, nil
+	}
+	if from, err = time.Parse(time.DateOnly, start); err != nil {
+		return from, to, litellmInvalid("start_date", "start_date: Invalid date format, expected YYYY-MM-DD, got %q", start)
+	}
+	if to, err = time.Parse(time.DateOnly, end); err != nil {
+		return from, to, litellmInvalid("end_date", "end_date: Invalid date format, expected YYYY-MM-DD, got %q", end)
+	}
+	if from.After(to) {
+		return from, to, litellmInvalid("start_date", "start_date must be on or before end_date")
+	}
+	if to.Sub(from) >= usagelog.MaxSpendDays*24*time.Hour {
+		return from, to, litellmInvalid("start_date", "start_date: at most %d days before end_date", usagelog.MaxSpendDays-1)
+	}
+	return from, to, nil
+}
+
+// requestTags lists the tags owner's requests named from day from to day to (the daily
+// spend by tag) that are not stored tags, in LiteLLM's dynamic-tag shape: created_at their
+// first day, updated_at their last, spend the period's. Batches' own tags are left out.
+func (s *Server) requestTags(ctx context.Context, owner string, from, to time.Time, stored map[string]bool) ([]litellmTagConfig, error) {
+	rows, err := s.spend.Spend(ctx, owner, from, to, usagelog.SpendByTag)
+	if err != nil {
+		return nil, fmt.Errorf("server: reading the spend by tag: %w", err)
+	}
+	byName := map[string]*litellmTagConfig{}
+	var names []string
+	for _, row := range rows {
+		if stored[row.Tag] || strings.HasPrefix(row.Tag, completions.BatchTagPrefix) {
+			continue
+		}
+		day, err := time.Parse(time.DateOnly, row.Day)
+		if err != nil {
+			continue
+		}
+		t := byName[row.Tag]
+		if t == nil {
+			d := dynamicTagDescription
+			t = &litellmTagConfig{Name: row.Tag, Description: &d, Models: []string{}, ModelInfo: map[string]any{}, CreatedAt: day, UpdatedAt: day}
+			byName[row.Tag] = t
+			names = append(names, row.Tag)
+		}
+		if day.Before(t.CreatedAt) {
+			t.CreatedAt = day
+		}
+		if day.After(t.UpdatedAt) {
+			t.UpdatedAt = day
+		}
+		t.Spend += row.CostUSD
+	}
+	slices.Sort(names)
+	out := make([]litellmTagConfig, 0, len(names))
+	for _, n := range names {
+		out = append(out, *byName[n])
+	}
+	return out, nil
 }

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // tagChat makes a chat completion of key naming tags in the body's metadata.tags (and
@@ -196,4 +200,65 @@ func TestTagDeletedMidRequestIsNotARevokedKey(t *testing.T) {
 	if ae == nil || ae.Status != http.StatusConflict || !ae.Retryable || !strings.Contains(ae.Message, "Tag=eng was deleted") {
 		t.Fatalf("a tag deleted mid-request: %+v", ae)
 	}
+}
+
+// TestLiteLLMTagListDynamicTags: GET /tag/list lists the tags made with /tag/new, then the
+// tags requests named (from the daily spend) with LiteLLM's dynamic-tag description, their
+// spend, first and last day; a batch's own tag and a stored tag are not listed twice; with
+// start_date and end_date only those days' request tags are; a start_date alone, or a bad
+// date, is a 400 naming it.
+func TestLiteLLMTagListDynamicTags(t *testing.T) {
+	ups := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(ups.Close)
+	prices, err := providers.ParseCatalog([]byte(`{"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newTestStore(t)
+	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
+		Prices: prices, Store: st, Observer: roll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
+	for _, o := range []Option{Completions(g), Spend(roll)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"eng","max_budget":10}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	if st, b := tagChat(t, hs.URL, testKey, `"eng","feature:summary"`, "batch:b_1"); st != http.StatusOK {
+		t.Fatal(st, b)
+	}
+	if st, b := tagChat(t, hs.URL, completionsOtherKey, `"other:owner"`, ""); st != http.StatusOK {
+		t.Fatal(st, b)
+	}
+	list := func(query string) []litellmTagConfig {
+		t.Helper()
+		r := do(t, s, "GET", "/tag/list"+query, testKey, "")
+		var out []litellmTagConfig
+		if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &out) != nil {
+			t.Fatalf("GET /tag/list%s: %d %s", query, r.status, r.raw)
+		}
+		return out
+	}
+	got := list("")
+	if len(got) != 2 || got[0].Name != "eng" || got[1].Name != "feature:summary" || got[1].Description == nil || *got[1].Description != dynamicTagDescription ||
+		got[1].Spend < 0.0129 || got[0].Spend < 0.0129 {
+		t.Fatalf("the tags: %+v", got)
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	if got := list("?start_date=" + today + "&end_date=" + today); len(got) != 2 {
+		t.Fatalf("today's tags: %+v", got)
+	}
+	if got := list("?start_date=2020-01-01&end_date=2020-01-02"); len(got) != 1 || got[0].Name != "eng" {
+		t.Fatalf("2020's tags: %+v", got)
+	}
+	wantParam(t, do(t, s, "GET", "/tag/list?start_date="+today, testKey, ""), http.StatusBadRequest, "start_date", "provided together")
+	wantParam(t, do(t, s, "GET", "/tag/list?start_date=yesterday&end_date="+today, testKey, ""), http.StatusBadRequest, "start_date", "YYYY-MM-DD")
 }

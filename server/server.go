@@ -131,6 +131,9 @@ type Server struct {
 	// history is the durable request history (option RequestHistory); nil: the usage
 	// routes read Usage's in-memory Recorder.
 	history *usagelog.History
+	// spend is the durable daily spend (option Spend); nil without it: /tag/list then lists
+	// the tags made with /tag/new only.
+	spend *usagelog.Rollup
 	// modelHealth is the background model health checks (option BackgroundModelHealth);
 	// nil: GET /health checks on every call.
 	modelHealth *completions.HealthMonitor

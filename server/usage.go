@@ -198,6 +198,7 @@ func Spend(r *usagelog.Rollup) Option {
 			return errors.New("server: Spend needs a *usagelog.Rollup")
 		}
 		s.OnClose(r.Close)
+		s.spend = r
 		s.Handle(Route{Method: "GET", Path: "/api/v1/usage/spend", Summary: "This key's spend per day and request tag (or model), kept in the store",
 			Query: []QueryParam{
 				{Name: "from", Description: "first day YYYY-MM-DD in UTC (default: the 30 days ending on to)"},
