@@ -54,3 +54,30 @@ func TestTagRoutingEmbeddingsCache(t *testing.T) {
 		t.Fatalf("calls: paid %d, free %d; want 1 each (free's second from the cache, none from paid's)", p, f)
 	}
 }
+
+// TestTagRoutingRerankCache: the rerank cache, like the embeddings cache, is keyed on the
+// members a request's tags select: a request tagged jina after one tagged cohere is sent to
+// jina (it was answered with cohere's cached ranking), and its repeat comes from the cache.
+func TestTagRoutingRerankCache(t *testing.T) {
+	h := newRerankHarness(t, &MemoryCache{})
+	grp := ModelGroup{Models: []string{"cohere/rerank-v3.5", "jina/jina-reranker-v2-base-multilingual"}, Tags: [][]string{{"cohere"}, {"jina"}}, TagFiltering: true}
+	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"rerank": grp}}); err != nil {
+		t.Fatal(err)
+	}
+	rerank := func(tag string) *RerankResponse {
+		t.Helper()
+		resp, err := h.g.Rerank(context.Background(), Scope{Owner: "k"}, &RerankRequest{Model: "rerank", Query: "most moons", Documents: moonDocs, TopN: intp(2), Tags: []string{tag}})
+		if err != nil {
+			t.Fatalf("tagged %s: %v", tag, err)
+		}
+		h.g.cacheWrites.wg.Wait()
+		return resp
+	}
+	rerank("cohere")
+	if got := rerank("jina"); got.Model != "jina/jina-reranker-v2-base-multilingual" || got.Cache == nil || got.Cache.Result != CacheMiss {
+		t.Fatalf("tagged jina after cohere: model %s, cache %+v", got.Model, got.Cache)
+	}
+	if got := rerank("jina"); got.Cache == nil || got.Cache.Result != CacheHit {
+		t.Fatalf("tagged jina again: cache %+v", got.Cache)
+	}
+}
