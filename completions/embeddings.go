@@ -408,8 +408,20 @@ func (g *Gateway) embeddingTargets(name string) ([]target, error) {
 // serves (else the error lacks makes).
 func (g *Gateway) groupTargets(name string, bare func(field, name string) (string, error), serves func(providers.Provider) bool,
 	lacks func(field, provider, model string) error) ([]target, error) {
+	rt := g.routes()
+	ts, err := g.groupTargetsIn(rt, name, bare, serves, lacks)
+	if errors.Is(err, providers.ErrUnknownProvider) && g.routes() != rt {
+		// A member whose provider was removed after the routes were swapped (validate's case).
+		return g.groupTargetsIn(g.routes(), name, bare, serves, lacks)
+	}
+	return ts, err
+}
+
+// groupTargetsIn is groupTargets with the model groups of rt.
+func (g *Gateway) groupTargetsIn(rt *routeTable, name string, bare func(field, name string) (string, error), serves func(providers.Provider) bool,
+	lacks func(field, provider, model string) error) ([]target, error) {
 	models := []string{name}
-	if grp, ok := g.routes().groups[name]; ok {
+	if grp, ok := rt.groups[name]; ok {
 		models = grp.Models
 	}
 	out := make([]target, 0, len(models))

@@ -28,8 +28,22 @@ type target struct {
 	plain bool
 }
 
-// validate checks req against the spec's rules and resolves its models.
+// validate checks req against the spec's rules and resolves its models. A model group's
+// member whose provider is gone is read again from the routes in force: the routes were
+// swapped after the request read the group and the member's provider then removed (a
+// deployment deleted or moved by /model/delete, /model/update), so the member left the
+// group before its provider left the registry.
 func (g *Gateway) validate(req *Request) (primary, fallback []target, err error) {
+	rt := g.routes()
+	primary, fallback, err = g.validateOnce(req)
+	if errors.Is(err, providers.ErrUnknownProvider) && g.routes() != rt {
+		return g.validateOnce(req)
+	}
+	return primary, fallback, err
+}
+
+// validateOnce is validate against the routes it reads.
+func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err error) {
 	if req.fieldName != nil {
 		defer func() {
 			if ve := (*ValidationError)(nil); errors.As(err, &ve) {
