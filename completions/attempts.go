@@ -503,7 +503,7 @@ func (g *Gateway) contentFiltered(ctx context.Context, p *plan, t target, err er
 	sent := p.preq
 	sent.Model = t.model
 	u, estimated := measured(t.name, u, &sent, nil)
-	us := g.usage(t.name, u)
+	us := g.usageWith(p.rt.prices, t.name, u)
 	if n := len(p.attempts); n > 0 {
 		p.attempts[n-1].Usage, p.attempts[n-1].Estimated = &us, estimated
 	}
@@ -865,7 +865,7 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 		Message:           assistantText(text),
 		ConversationID:    p.convID,
 		ConversationTitle: p.convTitle,
-		Usage:             g.usage(t.name, u),
+		Usage:             g.usageWith(p.rt.prices, t.name, u),
 		Latency:           now.Sub(p.start).Milliseconds(),
 		TTFT:              firstToken.Sub(p.start).Milliseconds(),
 		FinishReason:      finish,

@@ -538,18 +538,34 @@ func (b Backoff) delay(retry int, retryAfter time.Duration) (time.Duration, bool
 
 // costs prices usage of model ("provider/model").
 func (g *Gateway) costs(model string, u providers.Usage) Costs {
-	if g.prices() == nil {
-		return Costs{}
+	return g.costsWith(g.prices(), model, u)
+}
+
+// costsWith is costs at the catalogue prices (nil: none): a request's, that of the routes
+// it started with (plan.rt), so that a deployment deleted or repriced while its call is
+// under way is priced as it was when the call was made. A model prices does not price (a
+// deployment added since, which the request reached in newer routes) is priced at the
+// catalogue in force.
+func (g *Gateway) costsWith(prices PriceCatalogue, model string, u providers.Usage) Costs {
+	var c Costs
+	if prices != nil {
+		c = costsOf(prices.Cost(g.priceNameIn(prices, model), u))
 	}
-	return costsOf(g.prices().Cost(g.priceName(model), u))
+	if cur := g.prices(); !c.PriceKnown && cur != nil {
+		return costsOf(cur.Cost(g.priceNameIn(cur, model), u))
+	}
+	return c
 }
 
 // priceName is the name the price catalogue knows model ("provider/model") by: model itself
 // when the catalogue prices it at its own rates (a deployment's, Catalog.OwnPriced), else
 // the base model its provider says it runs (providers.BaseModeler: an Azure OpenAI
 // deployment's, whose name is the user's own), else model itself.
-func (g *Gateway) priceName(model string) string {
-	if o, ok := g.prices().(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(model) {
+func (g *Gateway) priceName(model string) string { return g.priceNameIn(g.prices(), model) }
+
+// priceNameIn is priceName in the catalogue prices.
+func (g *Gateway) priceNameIn(prices PriceCatalogue, model string) string {
+	if o, ok := prices.(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(model) {
 		return model // a deployment's own price (providers.Catalog.WithOwnPrices) is its own
 	}
 	if g.opts.Providers == nil {
@@ -585,6 +601,11 @@ func measured(model string, u providers.Usage, req *providers.Request, answer *p
 }
 
 func (g *Gateway) usage(model string, u providers.Usage) Usage {
+	return g.usageWith(g.prices(), model, u)
+}
+
+// usageWith is usage priced at the catalogue prices (costsWith).
+func (g *Gateway) usageWith(prices PriceCatalogue, model string, u providers.Usage) Usage {
 	return Usage{
 		PromptTokens:          u.PromptTokens,
 		CompletionTokens:      u.CompletionTokens,
@@ -594,7 +615,7 @@ func (g *Gateway) usage(model string, u providers.Usage) Usage {
 		CacheCreationTokens:   u.CacheCreationTokens,
 		CacheCreation1hTokens: u.CacheCreation1hTokens,
 		WebSearches:           u.WebSearches,
-		Costs:                 g.costs(model, u),
+		Costs:                 g.costsWith(prices, model, u),
 	}
 }
 
