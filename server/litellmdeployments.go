@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
@@ -128,7 +129,12 @@ func (s *Server) storedDeploymentRoutes(svc *deployments.Service) {
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
 				return err
 			}
-			id, _ := req.ModelInfo["id"].(string)
+			raw, given := req.ModelInfo["id"]
+			id, isText := raw.(string)
+			if given && raw != nil && !isText {
+				shown, _ := json.Marshal(raw)
+				return litellmInvalid("model_info.id", "model_info.id: must be a string, the id of the deployment to update, got %s", shown)
+			}
 			if id == "" {
 				return litellmInvalid("model_info.id", "model_info.id: is required: the id of the deployment to update")
 			}
