@@ -576,7 +576,11 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 	if in.LiteLLMParams == nil {
 		return record{}, &FieldError{Field: "litellm_params", Message: "is required: at least model (provider/model)"}
 	}
-	model, _ := in.LiteLLMParams["model"].(string)
+	model, isText := in.LiteLLMParams["model"].(string)
+	if m := in.LiteLLMParams["model"]; m != nil && !isText {
+		shown, _ := json.Marshal(m)
+		return record{}, &FieldError{Field: "litellm_params.model", Message: fmt.Sprintf("must be a string, the provider/model to call (openai/gpt-4o), got %s", shown)}
+	}
 	if model == "" {
 		return record{}, &FieldError{Field: "litellm_params.model", Message: "is required: the provider/model to call (openai/gpt-4o)"}
 	}
