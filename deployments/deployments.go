@@ -387,7 +387,7 @@ func (s *Service) Sync(ctx context.Context) error {
 	recs, unsealed := s.unsealable(s.served(recs))
 	var unserved []Unserved
 	for _, r := range unsealed {
-		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?); update it with a new api_key (POST /model/update) or delete it",
+		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?) or its provider cannot be built (a vertex_credentials file gone?); update it (POST /model/update) or delete it",
 			"id", r.rec.ID, "model_name", r.rec.ModelName, "err", r.err)
 		unserved = append(unserved, Unserved{Deployment: r.rec.Deployment, Error: r.err.Error()})
 	}
@@ -446,16 +446,36 @@ type unsealedRecord struct {
 	err error
 }
 
-// unsealable splits recs into those whose sealed values unseal and those whose do not.
+// unsealable splits recs into those whose sealed values unseal and whose provider can be
+// built, and those whose cannot: a vertex_credentials file gone since the deployment was
+// stored leaves that deployment out, not every one (nor the server's start).
 func (s *Service) unsealable(recs []record) (ok []record, broken []unsealedRecord) {
 	for _, r := range recs {
-		if _, err := s.entry(r); err != nil {
+		e, err := s.entry(r)
+		if err == nil {
+			err = s.buildable(r.ID, e)
+		}
+		if err != nil {
 			broken = append(broken, unsealedRecord{rec: r, err: err})
 			continue
 		}
 		ok = append(ok, r)
 	}
 	return ok, broken
+}
+
+// buildable reports why the provider of the deployment id (its model_list entry e, read
+// alone) cannot be built; nil when it can, or when e does not read alone (it is then read
+// with the others, as before).
+func (s *Service) buildable(id string, e map[string]any) error {
+	cfg, err := litellmconfig.ParseWith(nil, []map[string]any{e}, s.opts.LookupEnv)
+	if err != nil {
+		return nil
+	}
+	if err := (&providers.Registry{}).Configure(&cfg.Providers, s.getenv, s.opts.ProviderOptions); err != nil {
+		return fmt.Errorf("deployments: %s: its provider cannot be built: %w", id, err)
+	}
+	return nil
 }
 
 // served is recs without those whose id a deployment of the config file has (fileIDs).
