@@ -241,7 +241,9 @@ type KeyUpdate struct {
 	Blocked *bool
 	// Guardrails replaces the key's guardrails when not nil; empty (non-nil) removes them.
 	Guardrails []string
-	// TeamID moves the key into this team when not nil; "" takes it out of its team.
+	// TeamID moves the key into this team when not nil; "" takes it out of its team (it
+	// stays in the team's organization, and draws on its budget, unless OrganizationID is
+	// set too).
 	TeamID *string
 	// OrganizationID moves a key without a team into this organization when not nil; ""
 	// takes it out of its organization.

@@ -387,7 +387,7 @@ func (s *Service) Sync(ctx context.Context) error {
 	recs, unsealed := s.unsealable(s.served(recs))
 	var unserved []Unserved
 	for _, r := range unsealed {
-		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?) or its provider cannot be built (a vertex_credentials file gone?); update it (POST /model/update) or delete it",
+		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?) or its provider cannot be built (a vertex_credentials file or an os.environ/ variable gone?); update it (POST /model/update) or delete it",
 			"id", r.rec.ID, "model_name", r.rec.ModelName, "err", r.err)
 		unserved = append(unserved, Unserved{Deployment: r.rec.Deployment, Error: r.err.Error()})
 	}
@@ -465,10 +465,14 @@ func (s *Service) unsealable(recs []record) (ok []record, broken []unsealedRecor
 }
 
 // buildable reports why the provider of the deployment id (its model_list entry e, read
-// alone) cannot be built; nil when it can, or when e does not read alone (it is then read
-// with the others, as before).
+// alone) cannot be built — an os.environ/NAME variable it names unset since it was stored
+// included; nil when it can, or when e does not read alone for another reason (it is then
+// read with the others, as before).
 func (s *Service) buildable(id string, e map[string]any) error {
 	cfg, err := litellmconfig.ParseWith(nil, []map[string]any{e}, s.opts.LookupEnv)
+	if errors.Is(err, litellmconfig.ErrEnvUnset) {
+		return fmt.Errorf("deployments: %s: %w", id, err)
+	}
 	if err != nil {
 		return nil
 	}

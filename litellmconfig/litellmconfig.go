@@ -32,6 +32,10 @@ import (
 // ErrInvalid is matched (errors.Is) by every *Error.
 var ErrInvalid = errors.New("litellmconfig: invalid LiteLLM config")
 
+// ErrEnvUnset is matched (errors.Is) by an *Error of a value naming an environment variable
+// (os.environ/NAME) that is not set: a deployment stored with one whose variable is gone.
+var ErrEnvUnset = errors.New("litellmconfig: an environment variable it names is not set")
+
 // Error is a value of the config that cannot be used; Path says where it is.
 type Error struct {
 	// Path is the value's place in the file: "model_list[2].litellm_params.api_base"; for a
@@ -42,13 +46,18 @@ type Error struct {
 	Entry int
 	// Message says what is wrong with it.
 	Message string
+	// envUnset: the value names an environment variable (os.environ/NAME) that is not set.
+	envUnset bool
 }
 
 // Error names the path and the problem.
 func (e *Error) Error() string { return "litellm config: " + e.Path + ": " + e.Message }
 
-// Is reports whether target is ErrInvalid.
-func (e *Error) Is(target error) bool { return target == ErrInvalid }
+// Is reports whether target is ErrInvalid, or ErrEnvUnset for a value naming an unset
+// environment variable.
+func (e *Error) Is(target error) bool {
+	return target == ErrInvalid || target == ErrEnvUnset && e.envUnset
+}
 
 // EnvPrefix marks a value read from the environment: "os.environ/AZURE_API_KEY".
 const EnvPrefix = "os.environ/"
@@ -261,7 +270,7 @@ func ParseWith(b []byte, entries []map[string]any, lookupEnv func(string) (strin
 			if rest == "" {
 				rest = "(entry)"
 			}
-			return nil, &Error{Path: rest, Entry: i - first + 1, Message: ce.Message}
+			return nil, &Error{Path: rest, Entry: i - first + 1, Message: ce.Message, envUnset: ce.envUnset}
 		}
 	}
 	return cfg, err
@@ -1668,7 +1677,7 @@ func (p *parser) value(path string, v any, secret bool) (val, envName string, er
 		if secret {
 			what = "key"
 		}
-		return "", "", &Error{Path: path, Message: fmt.Sprintf("the environment variable %q (%s%s) holding its %s is not set", name, EnvPrefix, name, what)}
+		return "", "", &Error{Path: path, Message: fmt.Sprintf("the environment variable %q (%s%s) holding its %s is not set", name, EnvPrefix, name, what), envUnset: true}
 	}
 	return strings.TrimSpace(val), name, nil
 }
