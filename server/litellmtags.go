@@ -176,7 +176,7 @@ func (s *Server) litellmTagRoutes() {
 				}
 			}
 			if len(missing) > 0 {
-				return litellmNotFound("names", "Tags not found: %s", strings.Join(missing, ", "))
+				return litellmNotFound("names", "Tags not found: %s", pythonList(missing)) // LiteLLM's words
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil

@@ -103,7 +103,7 @@ func TestLiteLLMTagBudgets(t *testing.T) {
 	if st, b := tagChat(t, hs.URL, k1.Key, `"eng"`, ""); st != http.StatusOK {
 		t.Fatalf("a request naming a deleted tag: %d %s", st, b)
 	}
-	wantParam(t, do(t, s, "POST", "/tag/info", testKey, `{"names":["eng"]}`), http.StatusNotFound, "names", "Tags not found: eng")
+	wantParam(t, do(t, s, "POST", "/tag/info", testKey, `{"names":["eng"]}`), http.StatusNotFound, "names", "Tags not found: ['eng']")
 	wantParam(t, do(t, s, "POST", "/tag/delete", testKey, `{"name":"eng"}`), http.StatusNotFound, "name", "Tag eng not found")
 }
 
@@ -143,7 +143,7 @@ func TestLiteLLMTagBadInput(t *testing.T) {
 			t.Fatalf("another owner's request naming t: %d %s", st, b)
 		}
 	}
-	wantParam(t, do(t, s, "POST", "/tag/info", completionsOtherKey, `{"names":["t"]}`), http.StatusNotFound, "names", "Tags not found: t")
+	wantParam(t, do(t, s, "POST", "/tag/info", completionsOtherKey, `{"names":["t"]}`), http.StatusNotFound, "names", "Tags not found: ['t']")
 	// This owner's own request (no budget of its own) is bounded by it.
 	if st, _ := tagChat(t, hs.URL, testKey, `"t"`, ""); st != http.StatusOK {
 		t.Fatalf("the first request naming t: %d", st)
