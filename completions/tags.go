@@ -118,3 +118,29 @@ func SplitTags(s string) []string {
 	}
 	return out
 }
+
+// BodyMetadataTags returns the tags a request body carries in LiteLLM's metadata.tags and
+// litellm_metadata.tags (as chat requests read them), for the operations whose request
+// types have no metadata (embeddings, rerank, moderation, images): what LiteLLM's tag
+// routing and spend tracking read on every route. A body that is not a JSON object, or has
+// neither, has none; a malformed value is a *ValidationError naming it.
+func BodyMetadataTags(body []byte) ([]string, error) {
+	var b struct {
+		Metadata        json.RawMessage `json:"metadata"`
+		LiteLLMMetadata struct {
+			Tags json.RawMessage `json:"tags"`
+		} `json:"litellm_metadata"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil, nil // not an object of these fields: the request's own decoding says why
+	}
+	tags, err := metadataTags(b.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	more, err := requestTags("litellm_metadata.tags", b.LiteLLMMetadata.Tags)
+	if err != nil {
+		return nil, err
+	}
+	return AddTags(tags, more...), nil
+}

@@ -35,10 +35,22 @@ func operationHandler[Req, Resp any](s *Server, fields func(*Req) (cache **compl
 	return func(w http.ResponseWriter, r *http.Request) error {
 		received := time.Now()
 		var req Req
-		if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
+		var body []byte
+		keep := func(b []byte) ([]byte, error) { body = b; return b, nil }
+		if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true, Rewrite: keep}); err != nil {
 			return s.openAIError(w, r, err)
 		}
 		cache, tags := fields(&req)
+		// LiteLLM's metadata.tags and litellm_metadata.tags, which these request types have
+		// no field for, are tags as on chat requests.
+		more, err := completions.BodyMetadataTags(body)
+		if err == nil && len(more) > 0 {
+			*tags = completions.AddTags(*tags, more...)
+			err = completions.CheckTags("tags", *tags)
+		}
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
 		cr := completions.Request{Cache: *cache, Tags: *tags}
 		if err := applyRequestHeaders(r, &cr); err != nil {
 			return s.openAIError(w, r, err)
