@@ -72,7 +72,7 @@ type litellmTagConfig struct {
 	UpdatedAt   time.Time      `json:"updated_at"`
 	CreatedBy   string         `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the tag"`
 	// BudgetTable is LiteLLM's litellm_budget_table: the tag's limits (null without any).
-	BudgetTable *litellmBudget `json:"litellm_budget_table,omitempty" jsonschema:"description=The tag's limits; absent when it has none"`
+	BudgetTable *litellmBudget `json:"litellm_budget_table,omitempty" jsonschema:"description=The tag's limits (its budget_id is tag:<name>: the tag's own\\, not a budget of /budget/new); absent when it has none"`
 	Spend       float64        `json:"spend" jsonschema:"description=USD the requests naming the tag spent (in the current period with budget_duration)"`
 }
 
@@ -370,6 +370,7 @@ func (s *Server) litellmTagOf(ctx context.Context, t litellmTagRecord) litellmTa
 	}
 	if l := t.Limits; l.MaxBudgetUSD > 0 || l.SoftBudgetUSD > 0 || l.TokensPerMinute > 0 || l.BudgetDuration != "" {
 		l.CreatedAt, l.CreatedBy, l.UpdatedAt, l.UpdatedBy = t.CreatedAt, t.CreatedBy, t.UpdatedAt, t.UpdatedBy
+		l.BudgetID = "tag:" + t.Name // the tag's own limits, not a /budget/new budget
 		b := litellmBudgetOf(l)
 		out.BudgetTable = &b
 	}

@@ -57,7 +57,7 @@ func TestLiteLLMTagBudgets(t *testing.T) {
 	var made litellmTagAnswer
 	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &made) != nil || made.Message != "Tag eng created successfully" ||
 		made.Tag.Name != "eng" || made.Tag.Description == nil || *made.Tag.Description != "Engineering" ||
-		made.Tag.BudgetTable == nil || made.Tag.BudgetTable.MaxBudget == nil || *made.Tag.BudgetTable.MaxBudget != 0.02 {
+		made.Tag.BudgetTable == nil || made.Tag.BudgetTable.MaxBudget == nil || *made.Tag.BudgetTable.MaxBudget != 0.02 || made.Tag.BudgetTable.BudgetID != "tag:eng" {
 		t.Fatalf("POST /tag/new: %d %s", r.status, r.raw)
 	}
 	k1, k2 := litellmGenerate(t, s, `{}`), litellmGenerate(t, s, `{}`)
