@@ -73,6 +73,9 @@ type Config struct {
 	ModelGroups map[string]completions.ModelGroup
 	// MasterKey is general_settings.master_key: an operator API key ("" when unset).
 	MasterKey string
+	// RejectClientTags is general_settings.reject_clientside_metadata_tags: requests may not
+	// name tags of their own (body, metadata, headers); only their keys' tags apply.
+	RejectClientTags bool
 	// NumRetries is router_settings.num_retries (else litellm_settings.num_retries); nil
 	// when unset.
 	NumRetries *int
@@ -172,7 +175,7 @@ var (
 	infoKeys        = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params"}
-	generalKeys     = []string{"master_key"}
+	generalKeys     = []string{"master_key", "reject_clientside_metadata_tags"}
 	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 	slugDisallowed  = regexp.MustCompile(`[^a-z0-9_.-]+`)
 	strategyDefault = "simple-shuffle"
@@ -1525,6 +1528,13 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 			return &Error{Path: "general_settings.master_key", Message: "must not be empty"}
 		}
 		p.cfg.MasterKey = key
+	}
+	if v, ok := general["reject_clientside_metadata_tags"]; ok && v != nil {
+		b, isBool := v.(bool)
+		if !isBool {
+			return &Error{Path: "general_settings.reject_clientside_metadata_tags", Message: "must be true or false, got " + kind(v)}
+		}
+		p.cfg.RejectClientTags = b
 	}
 	return nil
 }

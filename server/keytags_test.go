@@ -65,3 +65,24 @@ func TestKeyTags(t *testing.T) {
 		t.Fatalf("20 tags with the key's: %d %s", st, b)
 	}
 }
+
+// TestRejectClientTags: with Config.RejectClientTags (LiteLLM's
+// general_settings.reject_clientside_metadata_tags) a request naming tags of its own — in
+// metadata.tags, the body's tags or the x-litellm-tags header — is a 400 in LiteLLM's words
+// naming metadata.tags, while its key's tags still apply.
+func TestRejectClientTags(t *testing.T) {
+	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}, RejectClientTags: true})
+	k := litellmGenerate(t, s, `{"tags":["team:search"]}`)
+	if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
+		t.Fatalf("a request without tags of its own: %d %s", st, b)
+	}
+	if rows := spendLogs(t, s, testKey, "api_key="+k.Token); len(rows) != 1 || !slices.Equal(rows[0].RequestTags, []string{"team:search"}) {
+		t.Fatalf("the key's tags: %+v", rows)
+	}
+	for _, c := range []struct{ body, header string }{{`"feature:x"`, ""}, {"", "feature:x"}} {
+		st, b := tagChat(t, hs.URL, k.Key, c.body, c.header)
+		if st != http.StatusBadRequest || !strings.Contains(b, "Client-side 'metadata.tags' not allowed in request. 'reject_clientside_metadata_tags'=True.") || !strings.Contains(b, `"param":"metadata.tags"`) {
+			t.Fatalf("client-side tags %q %q: %d %s", c.body, c.header, st, b)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/switchyard-ai/switchyard/completions"
 )
@@ -27,6 +29,12 @@ func headerTags(r *http.Request, tags []string) ([]string, error) {
 		for _, v := range r.Header.Values(h) {
 			fromHeader = append(fromHeader, completions.SplitTags(v)...)
 		}
+	}
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok && info.rejectClientTags &&
+		slices.ContainsFunc(append(slices.Clip(tags), fromHeader...), func(t string) bool { return !strings.HasPrefix(t, completions.BatchTagPrefix) }) {
+		e := Validation(http.StatusBadRequest, "Client-side 'metadata.tags' not allowed in request. 'reject_clientside_metadata_tags'=True. Tags can only be set via API key metadata.")
+		e.Param = "metadata.tags"
+		return tags, e
 	}
 	withKey := requestKeyTags(r, nil)
 	if len(fromHeader) == 0 && len(withKey) == 0 {

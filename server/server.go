@@ -95,6 +95,11 @@ type Config struct {
 	// ModelHealthConcurrency is how many deployments GET /health checks at once (default
 	// DefaultModelHealthConcurrency).
 	ModelHealthConcurrency int
+	// RejectClientTags refuses a gateway request naming tags of its own (its body's tags,
+	// metadata.tags or litellm_metadata.tags, an X-Switchyard-Tags or x-litellm-tags header)
+	// with a 400 naming metadata.tags: only its virtual key's tags apply, so that tag budgets
+	// and tag routing follow the keys (LiteLLM's general_settings.reject_clientside_metadata_tags).
+	RejectClientTags bool
 }
 
 // Option plugs a capability into the server.
@@ -605,6 +610,8 @@ type requestInfo struct {
 	// answeredErr is the error a gateway route answered with in its own envelope
 	// (openAIError), for recordRefusals.
 	answeredErr error
+	// rejectClientTags is Config.RejectClientTags (headerTags reads it).
+	rejectClientTags bool
 }
 
 // RoutePattern returns the route r matched ("POST /api/v1/completions"), once the server
@@ -724,7 +731,7 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		w.Header()["X-Request-Id"] = []string{rid}
 		w.Header()["X-Litellm-Call-Id"] = []string{rid}
 		rec := &statusRecorder{ResponseWriter: w}
-		info := &requestInfo{id: rid}
+		info := &requestInfo{id: rid, rejectClientTags: s.cfg.RejectClientTags}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 		status := rec.status
 		if status == 0 {

@@ -76,7 +76,7 @@ func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
 		log.Warn("litellm config: " + w)
 	}
 	log.Info("litellm config", "file", c.LiteLLMConfig, "model_groups", strings.Join(lc.Summary(), ","), "providers", len(lc.Providers.Providers),
-		"master_key", lc.MasterKey != "")
+		"master_key", lc.MasterKey != "", "reject_clientside_metadata_tags", lc.RejectClientTags)
 	c.litellm = lc
 	return nil
 }
@@ -114,6 +114,7 @@ func runLiteLLMConfig(_ context.Context, args []string, stdout, stderr io.Writer
 		Providers       any      `json:"providers"`
 		ModelGroups     any      `json:"model_groups"`
 		MasterKey       bool     `json:"master_key"`
+		RejectTags      bool     `json:"reject_clientside_metadata_tags,omitempty"`
 		NumRetries      *int     `json:"num_retries,omitempty"`
 		Timeout         string   `json:"attempt_timeout,omitempty"`
 		BreakerFailures int      `json:"breaker_failures,omitempty"`
@@ -121,7 +122,7 @@ func runLiteLLMConfig(_ context.Context, args []string, stdout, stderr io.Writer
 		Prices          any      `json:"prices,omitempty"`
 		Passthrough     []string `json:"passthrough,omitempty"`
 		Warnings        []string `json:"warnings"`
-	}{Providers: lc.Providers.Providers, ModelGroups: lc.ModelGroups, MasterKey: lc.MasterKey != "", NumRetries: lc.NumRetries,
+	}{Providers: lc.Providers.Providers, ModelGroups: lc.ModelGroups, MasterKey: lc.MasterKey != "", RejectTags: lc.RejectClientTags, NumRetries: lc.NumRetries,
 		BreakerFailures: lc.Breaker.Failures, Passthrough: lc.Passthrough, Warnings: lc.Warnings}
 	if lc.Timeout > 0 {
 		out.Timeout = lc.Timeout.Round(time.Millisecond).String()

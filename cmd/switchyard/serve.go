@@ -369,6 +369,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		SharedLimits:            wiring.limits,
 		TrustedProxies:          proxies,
 		Middleware:              obs.middleware(),
+		RejectClientTags:        c.litellm != nil && c.litellm.RejectClientTags, // general_settings.reject_clientside_metadata_tags
 	}, opts...)
 	if err != nil {
 		return err
