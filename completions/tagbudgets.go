@@ -24,7 +24,7 @@ type TagBudgets interface {
 }
 
 // withTagBudgets is scope with its requests also drawing on the accounts of tags
-// (Options.TagBudgets), in the order of tags; scope unchanged without TagBudgets, without
+// (Options.TagBudgets), in the tags' sorted order; scope unchanged without TagBudgets, without
 // tags that have an account, or with tags the request is refused for anyway (CheckTags).
 // A batch's own tag (batch:<id>) is never looked up.
 func (g *Gateway) withTagBudgets(ctx context.Context, scope Scope, tags []string) (Scope, error) {
@@ -49,8 +49,11 @@ func (g *Gateway) withTagBudgets(ctx context.Context, scope Scope, tags []string
 	if b == nil { // a caller without limits: an unbounded account of this request only
 		b = NewBudget(BudgetLimits{})
 	}
+	// In the tags' own order, not the request's: the spend gate holds each account while it
+	// waits for the next (spendGate.admit), so two requests naming the same tags in opposite
+	// orders must not each hold the one the other waits for.
 	seen := map[string]bool{}
-	for _, t := range named {
+	for _, t := range slices.Sorted(slices.Values(named)) {
 		if a := accounts[t]; a != nil && !seen[t] {
 			seen[t] = true
 			b = b.Within(a, TagBudgetKind, t)
