@@ -214,7 +214,7 @@ func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []targ
 }
 
 // admissible returns the error Complete would refuse req under scope with before calling
-// any model (admission, then budgetUsable: a budget whose calls, tokens or dollars are used
+// any model (admission, then budgetUsable: a budget, or a request tag's account, whose calls, tokens or dollars are used
 // up, or whose tokens per minute are), taking nothing from the budget: a request to be
 // answered later (StartBackgroundResponse) is refused now as Complete would refuse it.
 func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) error {
@@ -222,6 +222,10 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 		return err
 	}
 	if _, err := g.guardrailsFor(scope, req, GuardrailPreCall); err != nil { // a name nothing configures
+		return err
+	}
+	scope, err := g.withTagBudgets(ctx, scope, req.Tags) // as prepare: the request's tags' accounts too
+	if err != nil {
 		return err
 	}
 	return g.budgetUsable(ctx, scope)
