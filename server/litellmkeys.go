@@ -96,6 +96,7 @@ type litellmKeyRequest struct {
 	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d; absent\\, null\\, empty or None for ever (on /key/update: the expiry is kept)"`
 	KeyAlias       *string        `json:"key_alias,omitempty" jsonschema:"description=A label for the key: name"`
 	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key (at most 16 KiB of JSON)"`
+	Tags           []string       `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); null on /key/update removes them"`
 	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
 	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
 	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
