@@ -90,6 +90,17 @@ func EndUserBudgetEvent(endUser, threshold string, spentUSD, softUSD, maxUSD flo
 	return e
 }
 
+// TagBudgetEvent is BudgetEvent of a request tag's account (LiteLLM's tag budgets, shared by
+// every request naming the tag): its Subject is the tag and Details["subject_kind"] is "tag".
+func TagBudgetEvent(tag, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
+	e := budgetEvent("Tag", tag, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
+	if e.Details == nil {
+		e.Details = map[string]string{}
+	}
+	e.Details["subject_kind"] = "tag"
+	return e
+}
+
 // budgetEvent is BudgetEvent of an account that noun ("Key", "Team") names as id.
 func budgetEvent(noun, id, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
 	e := Event{Group: GroupBudget, Time: at.UTC(), Subject: id, Figures: map[string]float64{"spend_usd": spentUSD}}

@@ -124,12 +124,18 @@ func (a *alerts) option() server.Option {
 
 // budgetAlerts turns the gateway's budget thresholds into alerts to al: the subject is
 // the virtual key's id, or the team's for a team's account (server's "team/<owner>/<id>"),
-// or the end user's for an end user's ("enduser/<owner>/<id>").
+// or the end user's for an end user's ("enduser/<owner>/<id>"), or the tag for a request
+// tag's ("tag/<owner>/<tag>").
 func budgetAlerts(al *alerting.Alerter) completions.BudgetAlertFunc {
 	return func(_ context.Context, b completions.BudgetAlert) {
 		if rest, ok := strings.CutPrefix(b.Budget, "enduser/"); ok {
 			_, endUser, _ := strings.Cut(rest, "/")
 			_ = al.Send(alerting.EndUserBudgetEvent(endUser, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
+			return
+		}
+		if rest, ok := strings.CutPrefix(b.Budget, "tag/"); ok { // completions.TagBudgetID
+			_, tag, _ := strings.Cut(rest, "/")
+			_ = al.Send(alerting.TagBudgetEvent(tag, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
 			return
 		}
 		if rest, ok := strings.CutPrefix(b.Budget, "team/"); ok {
