@@ -298,9 +298,9 @@ type Options struct {
 	// chat request, the others on the requests that name them (Request.Guardrails).
 	Guardrails []GuardrailConfig
 	// TagBudgets finds the accounts of a request's tags (LiteLLM's tag budgets): a request
-	// naming a tag with one also draws on it, on every operation but pass-through and
-	// count_tokens. nil with a Store: StoredTagBudgets on it (a request naming tags reads
-	// one record per tag); nil without: tags hold no budget.
+	// naming a tag with one also draws on it, on every operation but count_tokens. nil
+	// with a Store: StoredTagBudgets on it (a request naming tags reads one record per
+	// tag); nil without: tags hold no budget.
 	TagBudgets TagBudgets
 }
 

@@ -64,8 +64,9 @@ type PassThrough struct {
 // that names none could reach anything of the operator's account (files, batches), so it
 // is refused with ErrModelNotAllowed. Errors: *PassThroughUnavailableError
 // (ErrPassThroughUnavailable), ErrModelNotAllowed, ErrBudgetExceeded (ErrBlocked for a
-// blocked key), *TokenRateError, or the context's error.
-func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, model string, stream bool) (*PassThrough, error) {
+// blocked key), *TokenRateError, or the context's error. tags are the request's tags (its
+// headers' and its key's): it draws on their tag budgets and is recorded under them.
+func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, model string, stream bool, tags ...string) (*PassThrough, error) {
 	if g.breakers == nil {
 		return nil, ErrZeroGateway
 	}
@@ -91,8 +92,14 @@ func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, m
 	if scope.Budget != nil && model == "" {
 		return nil, fmt.Errorf("%w: a key held to models and a budget may forward only requests that name a model to call (a model operation's body model, or Gemini's models/{model}:{method} in the path), not files, batches or other resources of the provider's account", ErrModelNotAllowed)
 	}
+	if err := CheckTags("tags", tags); err != nil {
+		return nil, err
+	}
+	if scope, err = g.withTagBudgets(ctx, scope, tags); err != nil {
+		return nil, err
+	}
 	t := target{name: name, provider: provider, model: model, p: p}
-	pl, err := g.enterOp(ctx, scope, name, nil, []target{t})
+	pl, err := g.enterOp(ctx, scope, name, tags, []target{t})
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +154,7 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	}
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationPassThrough, Stream: pt.stream,
 		Outcome: RequestOK, Provider: t.provider, Model: t.name, Requested: t.name, Attempts: cloneAttempts(p.attempts),
-		Start: p.start, Latency: now.Sub(p.start), TTFT: ttft, Err: err}
+		Start: p.start, Latency: now.Sub(p.start), TTFT: ttft, Err: err, Tags: p.req.Tags}
 	if billed {
 		r.Usage = g.usage(t.name, u)
 		r.Usage.Costs = costs

@@ -364,11 +364,16 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		// models may not forward.
 		model = ""
 	}
+	// The headers' tags and the key's (the body is the provider's own: its fields are not read).
+	tags, err := headerTags(r, nil)
+	if err != nil {
+		return err
+	}
 	scope, err := s.gatewayScope(withEndUserOf(r), received)
 	if err != nil {
 		return err
 	}
-	call, err := g.BeginPassThrough(r.Context(), scope, pt.provider, model, stream)
+	call, err := g.BeginPassThrough(r.Context(), scope, pt.provider, model, stream, tags...)
 	if err != nil {
 		return passThroughRefusal(err)
 	}
