@@ -67,38 +67,45 @@ func BudgetEvent(key, threshold string, spentUSD, softUSD, maxUSD float64, perio
 	return budgetEvent("Key", key, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
 }
 
-// TeamBudgetEvent is BudgetEvent of a team's account (shared by the team's keys): its
-// Subject is the team's id and Details["subject_kind"] is "team".
+// AccountKind is whose shared account a budget event is of: Noun names it in the message
+// ("Team acme spent …"), Kind in Details["subject_kind"].
+type AccountKind struct{ Noun, Kind string }
+
+// The accounts besides a key's that budget events are of.
+var (
+	TeamAccount               = AccountKind{"Team", "team"}                               // a team's, shared by its keys
+	EndUserAccount            = AccountKind{"End user", "end_user"}                       // LiteLLM's customer, shared by every request naming it
+	TagAccount                = AccountKind{"Tag", "tag"}                                 // a request tag's (LiteLLM's tag budgets), shared by every request naming it
+	OrganizationAccount       = AccountKind{"Organization", "organization"}               // an organization's, shared by its teams' keys and its own
+	UserAccount               = AccountKind{"User", "user"}                               // an internal user's, shared by the keys made for the user
+	TeamMemberAccount         = AccountKind{"Team member", "team_member"}                 // a user's membership of a team (id "team/user")
+	OrganizationMemberAccount = AccountKind{"Organization member", "organization_member"} // a user's membership of an organization (id "org/user")
+)
+
+// AccountBudgetEvent is BudgetEvent of the account of kind k named id: its Subject is id
+// and Details["subject_kind"] is k.Kind.
+func AccountBudgetEvent(k AccountKind, id, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
+	e := budgetEvent(k.Noun, id, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
+	if e.Details == nil {
+		e.Details = map[string]string{}
+	}
+	e.Details["subject_kind"] = k.Kind
+	return e
+}
+
+// TeamBudgetEvent is AccountBudgetEvent of a team's account.
 func TeamBudgetEvent(team, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
-	e := budgetEvent("Team", team, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
-	if e.Details == nil {
-		e.Details = map[string]string{}
-	}
-	e.Details["subject_kind"] = "team"
-	return e
+	return AccountBudgetEvent(TeamAccount, team, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
 }
 
-// EndUserBudgetEvent is BudgetEvent of an end user's account (LiteLLM's customer, shared by
-// every request naming it): its Subject is the end user's id and Details["subject_kind"] is
-// "end_user".
+// EndUserBudgetEvent is AccountBudgetEvent of an end user's account (LiteLLM's customer).
 func EndUserBudgetEvent(endUser, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
-	e := budgetEvent("End user", endUser, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
-	if e.Details == nil {
-		e.Details = map[string]string{}
-	}
-	e.Details["subject_kind"] = "end_user"
-	return e
+	return AccountBudgetEvent(EndUserAccount, endUser, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
 }
 
-// TagBudgetEvent is BudgetEvent of a request tag's account (LiteLLM's tag budgets, shared by
-// every request naming the tag): its Subject is the tag and Details["subject_kind"] is "tag".
+// TagBudgetEvent is AccountBudgetEvent of a request tag's account (LiteLLM's tag budgets).
 func TagBudgetEvent(tag, threshold string, spentUSD, softUSD, maxUSD float64, periodStart, at time.Time) Event {
-	e := budgetEvent("Tag", tag, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
-	if e.Details == nil {
-		e.Details = map[string]string{}
-	}
-	e.Details["subject_kind"] = "tag"
-	return e
+	return AccountBudgetEvent(TagAccount, tag, threshold, spentUSD, softUSD, maxUSD, periodStart, at)
 }
 
 // budgetEvent is BudgetEvent of an account that noun ("Key", "Team") names as id.

@@ -123,25 +123,24 @@ func (a *alerts) option() server.Option {
 }
 
 // budgetAlerts turns the gateway's budget thresholds into alerts to al: the subject is
-// the virtual key's id, or the team's for a team's account (server's "team/<owner>/<id>"),
-// or the end user's for an end user's ("enduser/<owner>/<id>"), or the tag for a request
-// tag's ("tag/<owner>/<tag>").
+// the virtual key's id, or for a shared account its name — a team's, an end user's, a tag's,
+// an organization's, a user's, a team membership's ("team/user") or an organization
+// membership's ("org/user") — with its kind in Details["subject_kind"].
 func budgetAlerts(al *alerting.Alerter) completions.BudgetAlertFunc {
 	return func(_ context.Context, b completions.BudgetAlert) {
-		if rest, ok := strings.CutPrefix(b.Budget, "enduser/"); ok {
-			_, endUser, _ := strings.Cut(rest, "/")
-			_ = al.Send(alerting.EndUserBudgetEvent(endUser, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
-			return
-		}
-		if rest, ok := strings.CutPrefix(b.Budget, "tag/"); ok { // completions.TagBudgetID
-			_, tag, _ := strings.Cut(rest, "/")
-			_ = al.Send(alerting.TagBudgetEvent(tag, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
-			return
-		}
-		if rest, ok := strings.CutPrefix(b.Budget, "team/"); ok {
-			_, team, _ := strings.Cut(rest, "/")
-			_ = al.Send(alerting.TeamBudgetEvent(team, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
-			return
+		// The shared accounts' ids are "<kind>/<owner>/<name>" (the server's *BudgetID and
+		// completions.TagBudgetID): the alert names the account, never its owner's key id.
+		for _, a := range []struct {
+			prefix string
+			kind   alerting.AccountKind
+		}{{"enduser/", alerting.EndUserAccount}, {"tag/", alerting.TagAccount}, {"team/", alerting.TeamAccount},
+			{"org/", alerting.OrganizationAccount}, {"user/", alerting.UserAccount},
+			{"member/", alerting.TeamMemberAccount}, {"orgmember/", alerting.OrganizationMemberAccount}} {
+			if rest, ok := strings.CutPrefix(b.Budget, a.prefix); ok {
+				_, name, _ := strings.Cut(rest, "/")
+				_ = al.Send(alerting.AccountBudgetEvent(a.kind, name, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
+				return
+			}
 		}
 		key := strings.TrimPrefix(b.Budget, "key/")
 		if key == "" {
