@@ -261,6 +261,10 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 				return litellmInvalid(name, "description: must be a string or null, got %s", raw)
 			}
 		case "max_budget", "soft_budget", "budget_duration", "tpm_limit":
+			var v float64
+			if name == "max_budget" && json.Unmarshal(raw, &v) == nil && v == 0 {
+				return litellmInvalid(name, "max_budget: 0 would be a budget of nothing, which a tag's account cannot be here: give more than 0, or null for no bound")
+			}
 			budget[name] = raw
 		case "models":
 			if !emptyJSON(raw) {

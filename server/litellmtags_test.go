@@ -121,6 +121,7 @@ func TestLiteLLMTagBadInput(t *testing.T) {
 		{`{"name":"t","budget_id":"b"}`, "budget_id", "not supported"},
 		{`{"name":"t","rpm_limit":5}`, "rpm_limit", "not supported"},
 		{`{"name":"t","max_budget":-1}`, "max_budget", "non-negative"},
+		{`{"name":"t","max_budget":0}`, "max_budget", "budget of nothing"},
 		{`{"name":"t","colour":"red"}`, "colour", "a tag has no colour"},
 	} {
 		wantParam(t, do(t, s, "POST", "/tag/new", testKey, c.body), http.StatusBadRequest, c.param, c.words)
