@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // spendLogRowT is a /spend/logs row as the tests read it.
@@ -304,27 +301,11 @@ func TestLiteLLMSpendLogsBadParams(t *testing.T) {
 // MonthlyGlobalSpend rows; a virtual key is refused (the route is the admin's), another
 // operator sees none of it, and api_key (not kept per key) or another parameter is a 400.
 func TestLiteLLMGlobalSpendLogs(t *testing.T) {
-	ups := httptest.NewServer(&fakeOpenAIUpstream{})
-	t.Cleanup(ups.Close)
 	prices, err := providers.ParseCatalog([]byte(`{"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newTestStore(t)
-	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
-	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
-		Prices: prices, Store: st, Observer: roll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
-	for _, o := range []Option{Completions(g), Spend(roll)} {
-		if err := o(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs, s := spendServer(t, newTestStore(t), "openai", prices)
 	vk := litellmGenerate(t, s, `{}`)
 	var want float64
 	for _, key := range []string{testKey, vk.Key, vk.Key} {

@@ -262,7 +262,7 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 			}
 		case "max_budget", "soft_budget", "budget_duration", "tpm_limit":
 			var v float64
-			if name == "max_budget" && json.Unmarshal(raw, &v) == nil && v == 0 {
+			if name == "max_budget" && !isJSONNull(raw) && json.Unmarshal(raw, &v) == nil && v == 0 {
 				return litellmInvalid(name, "max_budget: 0 would be a budget of nothing, which a tag's account cannot be here: give more than 0, or null for no bound")
 			}
 			budget[name] = raw

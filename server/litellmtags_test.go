@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
-	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // tagChat makes a chat completion of key naming tags in the body's metadata.tags (and
@@ -209,27 +207,11 @@ func TestTagDeletedMidRequestIsNotARevokedKey(t *testing.T) {
 // start_date and end_date only those days' request tags are; a start_date alone, or a bad
 // date, is a 400 naming it.
 func TestLiteLLMTagListDynamicTags(t *testing.T) {
-	ups := httptest.NewServer(&fakeOpenAIUpstream{})
-	t.Cleanup(ups.Close)
 	prices, err := providers.ParseCatalog([]byte(`{"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newTestStore(t)
-	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
-	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
-		Prices: prices, Store: st, Observer: roll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
-	for _, o := range []Option{Completions(g), Spend(roll)} {
-		if err := o(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs, s := spendServer(t, newTestStore(t), "openai", prices)
 	if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"eng","max_budget":10}`); r.status != http.StatusOK {
 		t.Fatal(r.status, r.raw)
 	}

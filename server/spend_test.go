@@ -8,27 +8,12 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 func TestUsageSpendRoute(t *testing.T) {
-	ups := httptest.NewServer(&fakeOpenAIUpstream{})
-	t.Cleanup(ups.Close)
-	st := newTestStore(t)
-	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: roll})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
-	for _, o := range []Option{Completions(g), Spend(roll)} {
-		if err := o(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs, _ := spendServer(t, newTestStore(t), "up", providers.DefaultCatalog())
 	for _, tags := range []string{"team:a", "team:a,env:prod", "team:b"} {
 		resp, b := do2(t, "POST", hs.URL+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"x"}]}`,
 			map[string]string{"X-Switchyard-Tags": tags})
@@ -58,4 +43,28 @@ func TestUsageSpendRoute(t *testing.T) {
 			t.Errorf("%s: %d %v", q, code, m)
 		}
 	}
+}
+
+// spendServer is a server over the scripted OpenAI upstream as provider, priced by prices,
+// with the durable daily spend (Spend, a rollup flushed on reads) on st and the operator
+// keys testKey and completionsOtherKey.
+func spendServer(t *testing.T, st *store.Store, provider string, prices completions.PriceCatalogue) (*httptest.Server, *Server) {
+	t.Helper()
+	ups := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(ups.Close)
+	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: provider, BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
+	g, err := completions.New(completions.Options{Providers: reg, Prices: prices, Store: st, Observer: roll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey, completionsOtherKey}}, nil)
+	for _, o := range []Option{Completions(g), Spend(roll)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, s
 }

@@ -12,9 +12,9 @@ import (
 )
 
 // TestAccountBudgetAlerts: the budget alerts of an organization's, a user's, a team
-// membership's and an organization membership's accounts name the account and its kind
-// (they were sent as a key's, subject "org/<owner>/…", the owner's key id in it); a key's
-// account is still the key's.
+// membership's, an organization membership's and a tag's accounts name the account and its
+// kind (they were sent as a key's, subject "org/<owner>/…", the owner's key id in it: review
+// 29c's TestReview29cTagBudgetAlert for tags, folded in here); a key's account is still the key's.
 func TestAccountBudgetAlerts(t *testing.T) {
 	rec := newFakeAlertReceiver(t)
 	w, err := alerting.ParseWebhook(rec.serve.URL, alerting.FormatJSON)
@@ -30,6 +30,7 @@ func TestAccountBudgetAlerts(t *testing.T) {
 		{"user/key_0123abcd/ann", "ann", "user", "User ann"},
 		{"member/key_0123abcd/eng/ann", "eng/ann", "team_member", "Team member eng/ann"},
 		{"orgmember/key_0123abcd/acme/ann", "acme/ann", "organization_member", "Organization member acme/ann"},
+		{"tag/key_0123abcd/team:search", "team:search", "tag", "Tag team:search"},
 		{"key/vk_1", "vk_1", "", "Key vk_1"},
 	}
 	for _, c := range cases {
