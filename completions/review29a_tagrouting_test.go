@@ -37,18 +37,10 @@ func (p review29aHookedOpenAI) RerankOnly() bool {
 // every target through: the request tagged free was answered by the member tagged paid.
 func TestReview29aTagRoutingOpsRoutesSwapped(t *testing.T) {
 	hook := &atomic.Pointer[func()]{}
-	calls := map[string]*atomic.Int64{}
+	calls, urls := embeddingUpstreams(t, "paid", "free", "dflt")
 	var ps []providers.Provider
 	for _, n := range []string{"paid", "free", "dflt"} {
-		c := &atomic.Int64{}
-		calls[n] = c
-		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"m","usage":{"prompt_tokens":2,"total_tokens":2}}`)
-		}))
-		t.Cleanup(up.Close)
-		ps = append(ps, review29aHookedOpenAI{providers.NewOpenAI(providers.Config{Name: n, BaseURL: up.URL, KeyOptional: true}), hook})
+		ps = append(ps, review29aHookedOpenAI{providers.NewOpenAI(providers.Config{Name: n, BaseURL: urls[n], KeyOptional: true}), hook})
 	}
 	before := ModelGroup{Models: []string{"paid/m", "free/m"}, Tags: [][]string{{"paid"}, {"free"}}, TagFiltering: true}
 	after := ModelGroup{Models: []string{"paid/m", "free/m", "dflt/m"}, Tags: [][]string{{"paid"}, {"free"}, {"default"}}, TagFiltering: true}

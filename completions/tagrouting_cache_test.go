@@ -3,10 +3,6 @@ package completions
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -17,18 +13,10 @@ import (
 // the free member (it was answered with the paid member's cached vectors), and a second
 // request tagged free is the free member's cached answer.
 func TestTagRoutingEmbeddingsCache(t *testing.T) {
-	calls := map[string]*atomic.Int64{}
+	calls, urls := embeddingUpstreams(t, "free", "paid")
 	var ps []providers.Provider
 	for _, n := range []string{"free", "paid"} {
-		c := &atomic.Int64{}
-		calls[n] = c
-		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"m","usage":{"prompt_tokens":2,"total_tokens":2}}`)
-		}))
-		t.Cleanup(up.Close)
-		ps = append(ps, providers.NewOpenAI(providers.Config{Name: n, BaseURL: up.URL, KeyOptional: true}))
+		ps = append(ps, providers.NewOpenAI(providers.Config{Name: n, BaseURL: urls[n], KeyOptional: true}))
 	}
 	grp := ModelGroup{Models: []string{"free/m", "paid/m"}, Tags: [][]string{{"free"}, {"paid"}}, TagFiltering: true}
 	g, err := New(Options{Providers: providers.NewRegistry(ps...), ModelGroups: map[string]ModelGroup{"emb": grp}, DefaultMaxRetries: -1,

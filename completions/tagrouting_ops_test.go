@@ -18,18 +18,10 @@ import (
 // tags as chat does: a tagged request reaches only its member, an untagged one the default
 // member, and tags no member carries all of (match all) are refused with a *TagRoutingError, nothing called.
 func TestTagRoutingEmbeddings(t *testing.T) {
-	calls := map[string]*atomic.Int64{}
+	calls, urls := embeddingUpstreams(t, "free", "paid", "dflt")
 	var ps []providers.Provider
 	for _, n := range []string{"free", "paid", "dflt"} {
-		c := &atomic.Int64{}
-		calls[n] = c
-		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"m","usage":{"prompt_tokens":2,"total_tokens":2}}`)
-		}))
-		t.Cleanup(up.Close)
-		ps = append(ps, providers.NewOpenAI(providers.Config{Name: n, BaseURL: up.URL, KeyOptional: true}))
+		ps = append(ps, providers.NewOpenAI(providers.Config{Name: n, BaseURL: urls[n], KeyOptional: true}))
 	}
 	grp := ModelGroup{Models: []string{"free/m", "paid/m", "dflt/m"}, Tags: [][]string{{"free"}, {"paid"}, {"default"}}, TagFiltering: true}
 	g, err := New(Options{Providers: providers.NewRegistry(ps...), ModelGroups: map[string]ModelGroup{"emb": grp}, DefaultMaxRetries: -1})
@@ -88,4 +80,23 @@ func TestTagRoutingEmbeddings(t *testing.T) {
 	if after := count(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("calls %v after %v: nothing should have been called", after, before)
 	}
+}
+
+// embeddingUpstreams starts one scripted OpenAI embeddings upstream per name (one vector,
+// two prompt tokens, whatever is asked) and returns how many calls each got and its URL.
+func embeddingUpstreams(t *testing.T, names ...string) (calls map[string]*atomic.Int64, urls map[string]string) {
+	t.Helper()
+	calls, urls = map[string]*atomic.Int64{}, map[string]string{}
+	for _, n := range names {
+		c := &atomic.Int64{}
+		calls[n] = c
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"m","usage":{"prompt_tokens":2,"total_tokens":2}}`)
+		}))
+		t.Cleanup(up.Close)
+		urls[n] = up.URL
+	}
+	return calls, urls
 }
