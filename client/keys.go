@@ -30,6 +30,8 @@ type KeyRequest struct {
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Metadata are labels kept and shown with the key (a JSON object of at most 16 KiB).
+	// The server reads two: user_id (UserID) and tags, a list of the key's tags (LiteLLM's
+	// key-level tags) that every request of the key carries.
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Blocked issues the key refusing every request as over its budget, until unblocked
 	// (LiteLLM's max_budget 0).

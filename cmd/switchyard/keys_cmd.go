@@ -18,7 +18,7 @@ import (
 type keyFlags struct {
 	name, models, budgetDuration, expires string
 	guardrails, team, mcpServers, ifMatch string
-	user, budgetID, org                   string
+	user, budgetID, org, tags             string
 	maxBudget, softBudget                 float64
 	maxTokens, maxRequests, tpm           int64
 	rpm                                   int
@@ -41,6 +41,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.StringVar(&f.guardrails, "guardrails", "", "comma-separated server guardrails (serve --guardrails) every chat request of the key runs; update: \"\" removes them")
 	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
 	fs.StringVar(&f.team, "team", "", "a team (POST /api/v1/teams) the key joins: it draws on the team's budget and keeps to its models and rates; update: \"\" takes it out")
+	fs.StringVar(&f.tags, "tags", "", "issue: comma-separated tags every request of the key carries (LiteLLM's key-level tags, kept as metadata tags): for tag routing, tag budgets (switchyard tags) and spend per tag")
 	fs.StringVar(&f.org, "org", "", "an organization (switchyard orgs create) a key without --team belongs to: it draws on the organization's budget and keeps to its models and rates (beside --team it must be the team's); update: \"\" takes it out (a key taken out of its team stays in the team's organization unless --org is given)")
 	fs.StringVar(&f.user, "user", "", "a user (switchyard users create) the key is made for: it also draws on the user's budget and the user lists it (kept as metadata user_id); update: \"\" takes it from its user")
 	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the key takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration or --tpm); update: --budget-id \"\" leaves it, keeping its values")
@@ -107,7 +108,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers", "user", "budget-id", "org"}
+	limitFlags := []string{"name", "models", "max-budget-usd", "budget-duration", "max-tokens", "max-requests", "rpm", "tpm", "expires", "no-expiry", "blocked", "guardrails", "team", "soft-budget-usd", "mcp-servers", "user", "budget-id", "org", "tags"}
 	if sub != "issue" && sub != "update" {
 		if err := flagsOnlyFor(kf.set, limitFlags, "keys issue and keys update"); err != nil {
 			return err
@@ -151,7 +152,11 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
+		var md map[string]any
+		if tags := splitModels(kf.tags); len(tags) > 0 {
+			md = map[string]any{"tags": tags}
+		}
+		vk, err := c.IssueKey(ctx, &client.KeyRequest{Metadata: md, Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
 			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails),
 			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers), UserID: kf.user, BudgetID: kf.budgetID,
@@ -160,6 +165,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "update":
 		if len(pos) != 1 {
 			return errors.New("give one key id: switchyard keys update ID --max-budget-usd 50")
+		}
+		if kf.set["tags"] {
+			return errors.New("--tags is for keys issue: on update it would replace the key's labels (POST /key/update {\"key\": ID, \"tags\": [...]} keeps them)")
 		}
 		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry, IfMatch: kf.ifMatch,
 			Name:              given(kf.set, "name", &kf.name),
@@ -287,6 +295,13 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	}
 	if k.TeamID != "" {
 		fmt.Fprintf(w, "team:      %s\n", k.TeamID)
+	}
+	if tags, ok := k.Metadata["tags"].([]any); ok && len(tags) > 0 {
+		names := make([]string, len(tags))
+		for i, t := range tags {
+			names[i] = fmt.Sprint(t)
+		}
+		fmt.Fprintf(w, "tags:      %s\n", strings.Join(names, ","))
 	}
 	if k.OrganizationID != "" {
 		fmt.Fprintf(w, "organization: %s\n", k.OrganizationID)
