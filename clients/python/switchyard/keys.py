@@ -36,7 +36,7 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
               team_id: Optional[str] = None, soft_budget_usd: Optional[float] = None,
               mcp_servers: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
               budget_id: Optional[str] = None, organization_id: Optional[str] = None,
-              client: Optional[Client] = None) -> Dict[str, Any]:
+              tags: Optional[Sequence[str]] = None, client: Optional[Client] = None) -> Dict[str, Any]:
     """Issues a virtual key and returns it; its ``key`` is shown this once. ``models`` are
     provider/model names, bare names or model groups; ``budget_duration`` is e.g. ``"30d"``;
     ``expires_at`` an RFC 3339 time; ``guardrails`` names server guardrails every chat request
@@ -49,10 +49,14 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     changes (its ``max_budget_usd``, ``soft_budget_usd``, ``budget_duration`` and
     ``tokens_per_minute``, which may not be given beside it); ``organization_id`` puts a key
     without a team in an organization (``create_organization``: its budget, models and
-    rates; beside ``team_id`` it must be the team's). The answer's ``etag`` is the
+    rates; beside ``team_id`` it must be the team's); ``tags`` are the key's tags (LiteLLM's
+    key-level tags, kept as ``metadata["tags"]``), which every request of the key carries:
+    tag routing, tag budgets (``create_tag``), spend per tag. The answer's ``etag`` is the
     key's version (see ``rotate_key``). A bad field raises ValidationError naming it; a
     ``team_id`` of no team of yours, a ``user_id`` of no user, a ``budget_id`` of no budget or
     an ``organization_id`` of no organization NotFoundError."""
+    if tags is not None:
+        metadata = dict(metadata or {}, tags=list(tags))
     body = {k: v for k, v in {
         "name": name, "models": list(models) if models is not None else None, "max_budget_usd": max_budget_usd,
         "budget_duration": budget_duration, "max_tokens": max_tokens, "max_requests": max_requests,

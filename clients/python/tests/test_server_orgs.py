@@ -148,7 +148,8 @@ class TagsServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.BadRequestError) as cm:
             switchyard.create_tag("has space", client=c)
         self.assertIn("name", cm.exception.message)
-        vk = switchyard.issue_key(name="tagged", client=c)
+        vk = switchyard.issue_key(name="tagged", tags=["team:py"], metadata={"owner": "ann"}, client=c)
+        self.assertEqual(vk["metadata"], {"owner": "ann", "tags": ["team:py"]})
         as_vk = switchyard.Client(api_key=vk["key"], retry=None)
         switchyard.complete([{"role": "user", "content": "hi"}], models=[MODEL], tags=[name], client=as_vk)
         self.assertGreaterEqual(switchyard.get_tag(name, client=c)["spend"], 0)
