@@ -108,11 +108,7 @@ func (s *Server) litellmTagRoutes() {
 		Tags: tags, Request: litellmTagRequest{}, Response: litellmTagAnswer{},
 		Errors: map[int]string{400: "name missing or not a tag, past the key's 1000 tags, or a bad or unsupported field (models, budget_id, rpm_limit, …): the message names it", 403: scoped, 409: "the tag exists already"}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			fields, err := litellmBody(r)
-			if err != nil {
-				return err
-			}
-			name, err := litellmTagNameOf(fields)
+			fields, name, err := litellmTagBody(r)
 			if err != nil {
 				return err
 			}
@@ -131,11 +127,7 @@ func (s *Server) litellmTagRoutes() {
 		Tags: tags, Request: litellmTagRequest{}, Response: litellmTagAnswer{},
 		Errors: map[int]string{400: "name missing or a bad or unsupported field: the message names it", 403: scoped, 404: "no tag of this key has the name"}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			fields, err := litellmBody(r)
-			if err != nil {
-				return err
-			}
-			name, err := litellmTagNameOf(fields)
+			fields, name, err := litellmTagBody(r)
 			if err != nil {
 				return err
 			}
@@ -231,6 +223,16 @@ func (s *Server) litellmTagRoutes() {
 			writeJSON(w, http.StatusOK, litellmTagMessage{Message: "Tag " + req.Name + " deleted successfully"})
 			return nil
 		})
+}
+
+// litellmTagBody reads a /tag/new or /tag/update body: its fields and its checked name.
+func litellmTagBody(r *http.Request) (map[string]json.RawMessage, string, error) {
+	fields, err := litellmBody(r)
+	if err != nil {
+		return nil, "", err
+	}
+	name, err := litellmTagNameOf(fields)
+	return fields, name, err
 }
 
 // litellmTagNameOf reads and checks the name of a /tag/new or /tag/update body.
