@@ -120,7 +120,8 @@ func TestReview11bPatchLostUpdate(t *testing.T) {
 		resp.Body.Close()
 		doneA <- resp.StatusCode
 	}()
-	go pw.Write([]byte(`{`))
+	wroteOpen := make(chan struct{})
+	go func() { pw.Write([]byte(`{`)); close(wroteOpen) }()
 	select {
 	case <-read: // A read the record
 	case <-time.After(5 * time.Second):
@@ -134,6 +135,7 @@ func TestReview11bPatchLostUpdate(t *testing.T) {
 	if resp, _ := chatWith(t, hs, vk.Key, "openai/ok2"); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("after PATCH B, openai/ok2: %d", resp.StatusCode)
 	}
+	<-wroteOpen // the rest after the brace: two writers racing on the pipe could swap them
 	pw.Write([]byte(`"name":"renamed"}`))
 	pw.Close()
 	if code := <-doneA; code != http.StatusOK {
