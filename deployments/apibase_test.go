@@ -70,7 +70,8 @@ func ping(t *testing.T, g *completions.Gateway, modelName string) {
 // TestSealedAPIBase: a credential written into litellm_params.api_base (user:password@ or
 // a query parameter such as ?code=) is sealed as api_key is, on every driver: the store
 // holds the public form and the sealed URL, never the credential; the upstream still gets
-// it, after a restart on the same store and after an update that leaves api_base alone;
+// it, after a restart on the same store, after an update that leaves api_base alone and
+// after one that sends back the public form (dropped by api_base null);
 // answers show the public form; without LITELLM_SALT_KEY such an api_base is refused
 // naming the field; a record an earlier build wrote with api_base in clear still serves
 // and is sealed at its next update.
@@ -125,7 +126,26 @@ func TestSealedAPIBase(t *testing.T) {
 		if got := up.last(); got != "svc:SECRETpw" {
 			t.Errorf("after an update of rpm the upstream got %q, want svc:SECRETpw", got)
 		}
-		// An update to a public api_base drops the sealed one.
+		// Sending back the public form answers show (a full edit of /model/info's entry, as
+		// LiteLLM's UI does) keeps the sealed credential.
+		shown, err := restarted.Update(ctx, "team-1", Input{LiteLLMParams: map[string]any{"api_base": "http://" + host + "/v1", "rpm": 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shown.LiteLLMParams["api_base"] != "http://"+host+"/v1" {
+			t.Errorf("after sending back the public form: api_base %v", shown.LiteLLMParams["api_base"])
+		}
+		ping(t, g2, "team")
+		if got := up.last(); got != "svc:SECRETpw" {
+			t.Errorf("after sending back the public api_base the upstream got %q, want svc:SECRETpw", got)
+		}
+		// api_base null drops the sealed one; the public URL given afterwards stays public.
+		if _, err := restarted.Update(ctx, "team-1", Input{LiteLLMParams: map[string]any{"api_base": nil}}); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := get(ctx, st, "team-1"); r.SealedBase != "" {
+			t.Errorf("after api_base null the sealed api_base is kept: %+v", r)
+		}
 		if _, err := restarted.Update(ctx, "team-1", Input{LiteLLMParams: map[string]any{"api_base": up.URL + "/v1"}}); err != nil {
 			t.Fatal(err)
 		}

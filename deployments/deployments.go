@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -145,6 +146,26 @@ type Service struct {
 	// unserved are the stored deployments the last application left out because a sealed
 	// value of theirs cannot be unsealed, oldest first.
 	unserved []Unserved
+	// configured maps completions.DeploymentID(model name, member) to the litellm_params.model
+	// the configuration gives a deployment whose member differs from it (its own provider
+	// entry), as of the last application; read without mu, which a Sync holds while it reads
+	// the store.
+	configured atomic.Pointer[map[string]string]
+}
+
+// ConfiguredModel returns the litellm_params.model ("openai/gpt-4o") the config file or a
+// stored deployment gives the deployment of member under modelName, when the gateway calls
+// it under a provider entry of its own ("openai-name-1a2b3c4d/gpt-4o": its api_base or
+// api_key differ from the environment's); false when the two are the same or the
+// deployment is not one the last Sync applied. LiteLLM's answers show that model, and an
+// update sending it back must find its provider.
+func (s *Service) ConfiguredModel(modelName, member string) (string, bool) {
+	m := s.configured.Load()
+	if m == nil {
+		return "", false
+	}
+	model, ok := (*m)[completions.DeploymentID(modelName, member)]
+	return model, ok
 }
 
 // Unserved is a stored deployment left out of routing because its sealed api_key or
@@ -267,7 +288,8 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 }
 
 // Update changes the stored deployment id: the fields in gives replace its own (a
-// litellm_params or model_info key given replaces that key; api_key kept when not given).
+// litellm_params or model_info key given replaces that key; api_key kept when not given;
+// api_base given as the public form answers show keeps a credential sealed with it).
 // An id of the config file is ErrInConfig (also when a stored deployment, skipped, has it
 // too: the file's is the one served by that id), an unknown one ErrNotFound.
 func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
@@ -296,7 +318,9 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 		if _, given := in.LiteLLMParams["api_key"]; given {
 			sealed.key = ""
 		}
-		if _, given := in.LiteLLMParams["api_base"]; given {
+		if base, given := in.LiteLLMParams["api_base"]; given && !(old.SealedBase != "" && sameText(base, old.LiteLLMParams["api_base"])) {
+			// The public form answers show, sent back (a full edit of what /model/info
+			// shows), keeps the sealed credential; any other api_base replaces it.
 			sealed.base = ""
 		}
 		rec, err := s.recordOf(id, merged, sealed, old.CreatedAt, s.opts.Now().UTC())
@@ -411,10 +435,13 @@ func (s *Service) Sync(ctx context.Context) error {
 		}
 		maps.Copy(groups, cfg.ModelGroups)
 	}
-	stored := map[string]string{}
+	stored, configured := map[string]string{}, map[string]string{}
 	for _, d := range cfg.Deployments {
 		if d.Entry > 0 && d.Entry <= len(recs) {
 			stored[completions.DeploymentID(d.ModelName, d.Member)] = recs[d.Entry-1].ID
+		}
+		if d.Model != "" && d.Model != d.Member {
+			configured[completions.DeploymentID(d.ModelName, d.Member)] = d.Model
 		}
 	}
 	prices := s.opts.Prices
@@ -436,6 +463,7 @@ func (s *Service) Sync(ctx context.Context) error {
 		}
 	}
 	s.ownNames, s.applied, s.unserved = names, fp, unserved
+	s.configured.Store(&configured)
 	s.log.InfoContext(ctx, "deployments: applied", "stored", len(recs), "model_groups", len(groups))
 	return nil
 }
@@ -667,6 +695,14 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 	info["db_model"] = true
 	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated},
 		SealedKey: sealed, SealedBase: sealedBase}, nil
+}
+
+// sameText reports whether a and b are the same string (false for other types, which
+// == could panic on).
+func sameText(a, b any) bool {
+	as, ok := a.(string)
+	bs, ok2 := b.(string)
+	return ok && ok2 && as == bs
 }
 
 // hasCredential reports whether an api_base (already checked to be an http(s) URL or an

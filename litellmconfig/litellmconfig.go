@@ -114,6 +114,10 @@ type Deployment struct {
 	ModelName string
 	// Member is the "provider/model" the gateway calls for it.
 	Member string
+	// Model is its litellm_params.model as the entry gives it ("openai/gpt-4o"); Member
+	// differs from it when the entry has a provider entry of its own (its api_base or
+	// api_key: "openai-name-1a2b3c4d/gpt-4o").
+	Model string
 	// ID is its model_info.id ("" when not given): the id it is known by (/model/info,
 	// litellm_model_id, /health's model_id) in place of completions.DeploymentID's hash.
 	// The file's ids are unique.
@@ -451,7 +455,8 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		}
 		if d != nil {
 			deps = append(deps, *d)
-			dep := Deployment{Index: i, ModelName: name, Member: d.member, ID: id}
+			model, _ := params["model"].(string)
+			dep := Deployment{Index: i, ModelName: name, Member: d.member, Model: model, ID: id}
 			if p.first >= 0 && i >= p.first {
 				dep.Entry = i - p.first + 1
 			}

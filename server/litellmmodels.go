@@ -164,7 +164,7 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 		}
 		out := litellmModelInfoList{Data: make([]litellmDeployment, 0, len(ds)+len(unserved))}
 		for _, d := range ds {
-			out.Data = append(out.Data, litellmDeploymentOf(d))
+			out.Data = append(out.Data, litellmDeploymentOf(s.asConfigured(d)))
 		}
 		for _, u := range unserved {
 			out.Data = append(out.Data, unservedDeploymentOf(u))
@@ -195,7 +195,7 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 					at[d.ModelName] = i
 					out.Data = append(out.Data, litellmModelGroup{ModelGroup: d.ModelName, Mode: d.Mode, Providers: []string{}})
 				}
-				foldGroup(&out.Data[i], litellmDeploymentOf(d).ModelInfo)
+				foldGroup(&out.Data[i], litellmDeploymentOf(s.asConfigured(d)).ModelInfo)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -246,7 +246,7 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 				ds = g.GroupDeployments()
 			}
 			if s.modelHealth != nil && !fresh {
-				if out, ok := cachedHealth(s.modelHealth, ds); ok {
+				if out, ok := s.cachedHealth(s.modelHealth, ds); ok {
 					writeJSON(w, http.StatusOK, out)
 					return nil
 				}
@@ -260,7 +260,7 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 // first round has ended; false when the background checks do not cover every one of ds (a
 // deployment they never check, such as a catalogued model outside any group: the caller
 // checks them all now, before the first round as after it).
-func cachedHealth(m *completions.HealthMonitor, ds []completions.Deployment) (litellmHealth, bool) {
+func (s *Server) cachedHealth(m *completions.HealthMonitor, ds []completions.Deployment) (litellmHealth, bool) {
 	round, ok := m.Latest()
 	var covered []completions.Deployment
 	if ok {
@@ -290,7 +290,7 @@ func cachedHealth(m *completions.HealthMonitor, ds []completions.Deployment) (li
 			picked = append(picked, res)
 		}
 	}
-	out := litellmHealthOf(picked)
+	out := s.litellmHealthOf(picked)
 	at := round.Finished.UTC()
 	out.CheckedAt = &at
 	return out, true
@@ -319,17 +319,17 @@ func (s *Server) checkDeployments(r *http.Request, g *completions.Gateway, ds []
 			s.log.Warn("server: model health check failed", "request_id", requestID(r.Context()), "model", res.Deployment.Model, "err", res.Err)
 		}
 	}
-	out := litellmHealthOf(results)
+	out := s.litellmHealthOf(results)
 	at := time.Now().UTC()
 	out.CheckedAt = &at
 	return out
 }
 
 // litellmHealthOf is LiteLLM's /health answer of results (CheckedAt not set).
-func litellmHealthOf(results []completions.HealthResult) litellmHealth {
+func (s *Server) litellmHealthOf(results []completions.HealthResult) litellmHealth {
 	out := litellmHealth{HealthyEndpoints: []litellmEndpoint{}, UnhealthyEndpoints: []litellmEndpoint{}}
 	for _, res := range results {
-		d := res.Deployment
+		d := s.asConfigured(res.Deployment)
 		e := litellmEndpoint{Model: d.Model, APIBase: d.APIBase, ModelName: d.ModelName, ModelID: d.ID}
 		if res.Err != nil {
 			e.Error = res.Err.Error()
@@ -340,6 +340,20 @@ func litellmHealthOf(results []completions.HealthResult) litellmHealth {
 	}
 	out.HealthyCount, out.UnhealthyCount = len(out.HealthyEndpoints), len(out.UnhealthyEndpoints)
 	return out
+}
+
+// asConfigured is d with the model its configuration gives it (deployments.Service's
+// ConfiguredModel: "openai/gpt-4o", not the provider entry of its own the gateway calls it
+// under), as LiteLLM shows a deployment and as an update may send it back.
+func (s *Server) asConfigured(d completions.Deployment) completions.Deployment {
+	if s.storedModels == nil {
+		return d
+	}
+	if m, ok := s.storedModels.ConfiguredModel(d.ModelName, d.Model); ok {
+		d.Model = m
+		d.Provider, _, _ = strings.Cut(m, "/")
+	}
+	return d
 }
 
 // litellmDeploymentOf is d as LiteLLM's /model/info shows it.
