@@ -30,9 +30,13 @@ type KeyRequest struct {
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Metadata are labels kept and shown with the key (a JSON object of at most 16 KiB).
-	// The server reads two: user_id (UserID) and tags, a list of the key's tags (LiteLLM's
-	// key-level tags) that every request of the key carries.
+	// The server reads two: user_id (UserID) and tags (Tags).
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Tags are the key's tags (LiteLLM's key-level tags; at most 16, 1-64 letters, digits or
+	// . _ : / -): every request of the key carries them, for tag routing, tag budgets
+	// (CreateTag) and spend per tag. The server keeps them as Metadata's tags; given both,
+	// they must agree.
+	Tags []string `json:"tags,omitempty"`
 	// Blocked issues the key refusing every request as over its budget, until unblocked
 	// (LiteLLM's max_budget 0).
 	Blocked bool `json:"blocked,omitempty"`
@@ -90,6 +94,8 @@ type VirtualKey struct {
 	Expired bool `json:"expired,omitempty"`
 	// Metadata are the key's labels.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// Tags are the key's tags, its Metadata's tags (none: nil).
+	Tags []string `json:"tags,omitempty"`
 	// Blocked: the key refuses every request as over its budget until unblocked.
 	Blocked bool `json:"blocked,omitempty"`
 	// Guardrails are the server guardrails every chat request of the key runs.
@@ -239,6 +245,9 @@ type KeyUpdate struct {
 	ClearExpiry bool
 	// Metadata replaces the key's labels whole when not nil; empty (non-nil) removes them.
 	Metadata map[string]any
+	// Tags replaces the key's tags alone when not nil (its other labels kept); empty
+	// (non-nil) removes them. Beside Metadata with a tags label the two must agree.
+	Tags []string
 	// Blocked blocks (true) or unblocks (false) the key when not nil.
 	Blocked *bool
 	// Guardrails replaces the key's guardrails when not nil; empty (non-nil) removes them.
@@ -290,6 +299,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
 		set("expires_at", nil, u.ClearExpiry)
 		set("metadata", u.Metadata, u.Metadata != nil)
+		set("tags", u.Tags, u.Tags != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("guardrails", u.Guardrails, u.Guardrails != nil)
 		set("team_id", u.TeamID, u.TeamID != nil)

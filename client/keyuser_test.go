@@ -60,3 +60,28 @@ func TestKeyUserIDAgainstServer(t *testing.T) {
 		t.Fatalf("bob's keys after the key left %v", got)
 	}
 }
+
+// TestKeyTagsAgainstServer: IssueKey's Tags are kept as Metadata's tags and answered as
+// Tags; UpdateKey's Tags replace them alone (the other labels kept), empty removes them;
+// bad tags are refused naming tags.
+func TestKeyTagsAgainstServer(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "tagged", Tags: []string{"team:search"}, Metadata: map[string]any{"owner": "ann"}})
+	if err != nil || !slices.Equal(vk.Tags, []string{"team:search"}) || vk.Metadata["owner"] != "ann" {
+		t.Fatalf("issue %+v %v", vk, err)
+	}
+	if vk, err = c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Tags: []string{"env:prod", "team:ads"}}); err != nil || !slices.Equal(vk.Tags, []string{"env:prod", "team:ads"}) || vk.Metadata["owner"] != "ann" {
+		t.Fatalf("update the tags %+v %v", vk, err)
+	}
+	if got, err := c.Key(ctx, vk.ID); err != nil || !slices.Equal(got.Tags, []string{"env:prod", "team:ads"}) {
+		t.Fatalf("read back %+v %v", got, err)
+	}
+	if vk, err = c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Tags: []string{}}); err != nil || vk.Tags != nil || vk.Metadata["tags"] != nil || vk.Metadata["owner"] != "ann" {
+		t.Fatalf("tags removed %+v %v", vk, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.IssueKey(ctx, &client.KeyRequest{Tags: []string{"has space"}}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(apiErr.Message, "tags") {
+		t.Fatalf("a bad tag: %v", err)
+	}
+}

@@ -76,6 +76,9 @@ type keyRequest struct {
 	// budget_duration and tpm_limit become the key's, now and on every /budget/update.
 	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute: now and whenever the budget changes; those fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the key's own"`
 
+	// Tags are the key's tags, kept as metadata.tags (where LiteLLM's key-level tags are).
+	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); beside metadata with a tags label the two must agree; on PATCH they replace the key's tags alone (its other labels kept)\\, [] or null removes them"`
+
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
 	budgetBlock bool
@@ -111,6 +114,8 @@ type virtualKey struct {
 	// UserID is the user the key is made for: its metadata.user_id, answered apart and not
 	// stored apart.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=The user the key is made for (its metadata.user_id); absent for none"`
+	// Tags are the key's tags: its metadata.tags, answered apart and not stored apart.
+	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (its metadata.tags): every request of the key carries them; absent for none"`
 	// BudgetID is the LiteLLM budget the key's budget fields come from ("": its own).
 	BudgetID string   `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from; absent for its own"`
 	Spend    keySpend `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
@@ -152,6 +157,7 @@ func readKeyRecord(value []byte) (storedVirtualKey, error) {
 	rec.keyName = rec.KeyName
 	rec.version = keyVersion(value)
 	rec.UserID = keyUserID(rec.virtualKey)
+	rec.Tags, _ = keyTags(rec.Metadata) // checked when set; a label of a key made before tags were read is left out
 	return rec, nil
 }
 
@@ -518,6 +524,11 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 			return nil, err
 		}
 	}
+	if req.Tags != nil {
+		if err := req.linkTags(true); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := keyTags(req.Metadata); err != nil {
 		return nil, err
 	}
@@ -696,6 +707,7 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 		vk.Metadata = nil
 	}
 	vk.UserID = keyUserID(*vk)
+	vk.Tags, _ = keyTags(vk.Metadata)
 	vk.ExpiresAt = nil
 	if req.ExpiresAt != nil {
 		e := req.ExpiresAt.UTC()
@@ -724,7 +736,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 // key hashes to hash) through tx, and sets vk's version to the description's.
 func putKeyDescription(ctx context.Context, tx store.Tx, owner, hash string, vk *virtualKey) error {
 	kept := *vk
-	kept.UserID = "" // metadata.user_id is the record of it
+	kept.UserID, kept.Tags = "", nil // metadata.user_id and metadata.tags are the record of them
 	rec, err := json.Marshal(storedVirtualKey{virtualKey: kept, Owner: owner, Hash: hash, KeyName: vk.keyName})
 	if err != nil {
 		return fmt.Errorf("server: encoding key %s: %w", vk.ID, err)
@@ -775,6 +787,7 @@ func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
 	}
 	vk.Expired = vk.ExpiresAt != nil && !time.Now().Before(*vk.ExpiresAt)
 	vk.UserID = keyUserID(vk)
+	vk.Tags, _ = keyTags(vk.Metadata)
 	return vk
 }
 
@@ -967,6 +980,11 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 				if _, err := storedUserOf(ctx, tx, owner, req.UserID); err != nil {
 					return err
 				}
+			}
+		}
+		if _, ok := given["tags"]; ok { // null or []: the key's tags removed
+			if err := req.linkTags(metadataGiven); err != nil {
+				return err
 			}
 		}
 		if adjust != nil {

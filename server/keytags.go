@@ -3,6 +3,7 @@ package server
 import (
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -16,34 +17,62 @@ import (
 // keyTags returns the tags of a key's metadata (its "tags" label), checked as request tags
 // are; none without the label.
 func keyTags(md map[string]any) ([]string, error) {
+	return checkKeyTags("metadata.tags", md["tags"])
+}
+
+// checkKeyTags checks raw, a key's tags given as field (a JSON list of strings; nil: none),
+// as request tags are, and returns them without repeats.
+func checkKeyTags(field string, raw any) ([]string, error) {
 	invalid := func(format string, args ...any) error {
 		e := Validation(http.StatusUnprocessableEntity, format, args...)
-		e.Param = "metadata.tags"
+		e.Param = field
 		return e
 	}
-	raw, ok := md["tags"]
-	if !ok || raw == nil {
+	if raw == nil {
 		return nil, nil
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return nil, invalid("metadata.tags: the key's tags must be a list of tags, got %T", raw)
+		return nil, invalid("%s: the key's tags must be a list of tags, got %T", field, raw)
 	}
 	tags := make([]string, 0, len(list))
 	for i, v := range list {
 		t, ok := v.(string)
 		if !ok {
-			return nil, invalid("metadata.tags[%d]: must be a string, got %T", i, v)
+			return nil, invalid("%s[%d]: must be a string, got %T", field, i, v)
 		}
 		if strings.HasPrefix(t, completions.BatchTagPrefix) {
-			return nil, invalid("metadata.tags[%d]: %q: tags starting %s are the batches' own", i, t, completions.BatchTagPrefix)
+			return nil, invalid("%s[%d]: %q: tags starting %s are the batches' own", field, i, t, completions.BatchTagPrefix)
 		}
 		tags = append(tags, t)
 	}
-	if err := completions.CheckTags("metadata.tags", tags); err != nil {
+	if err := completions.CheckTags(field, tags); err != nil {
 		return nil, invalid("%s (the key's tags: every request of the key carries them)", userMessage(err))
 	}
 	return completions.AddTags(nil, tags...), nil
+}
+
+// linkTags puts req.Tags, given in a native request, into req's metadata as its tags label
+// (none: removed), or answers 422 naming tags: not tags, or beside a metadata.tags label of
+// other tags when metadataGiven (the metadata is the request's own).
+func (req *keyRequest) linkTags(metadataGiven bool) error {
+	list := make([]any, len(req.Tags))
+	for i, t := range req.Tags {
+		list[i] = t
+	}
+	tags, err := checkKeyTags("tags", list)
+	if err != nil {
+		return err
+	}
+	if label, ok := req.Metadata["tags"]; metadataGiven && ok && label != nil {
+		if other, err := keyTags(req.Metadata); err != nil || !slices.Equal(other, tags) {
+			v := Validation(http.StatusUnprocessableEntity, "tags: %q differs from metadata.tags %v (tags are kept as metadata.tags)", req.Tags, label)
+			v.Param = "tags"
+			return v
+		}
+	}
+	req.Metadata = withKeyTags(req.Metadata, tags)
+	return nil
 }
 
 // withKeyTags returns a copy of a key's metadata md with its tags label set to tags (none:

@@ -66,6 +66,49 @@ func TestKeyTags(t *testing.T) {
 	}
 }
 
+// TestNativeKeyTags: the native keys API's tags field — kept as metadata.tags and answered
+// apart; on PATCH it replaces the tags alone (the other labels kept), null removes them;
+// beside a metadata.tags of other tags, or bad, it is a 422 naming tags; the key's requests
+// carry them.
+func TestNativeKeyTags(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	r := do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"tagged","tags":["team:search"],"metadata":{"owner":"ann"}}`)
+	if r.status != http.StatusCreated || !strings.Contains(r.raw, `"tags":["team:search"]`) || !strings.Contains(r.raw, `"metadata":{"owner":"ann","tags":["team:search"]}`) {
+		t.Fatalf("POST /api/v1/keys with tags: %d %s", r.status, r.raw)
+	}
+	id, key := r.body["id"].(string), r.body["key"].(string)
+	if st, b := tagChat(t, hs.URL, key, `"feature:a"`, ""); st != http.StatusOK {
+		t.Fatal(st, b)
+	}
+	if rows := spendLogs(t, s, testKey, ""); len(rows) != 1 || !slices.Equal(rows[0].RequestTags, []string{"feature:a", "team:search"}) {
+		t.Fatalf("the request's tags: %+v", rows)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+id, testKey, `{"tags":["env:prod","env:prod"]}`); r.status != http.StatusOK || !strings.Contains(r.raw, `"tags":["env:prod"]`) || !strings.Contains(r.raw, `"owner":"ann"`) || strings.Contains(r.raw, "team:search") {
+		t.Fatalf("PATCH tags: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "GET", "/api/v1/keys/"+id, testKey, ""); r.status != http.StatusOK || !strings.Contains(r.raw, `"tags":["env:prod"]`) {
+		t.Fatalf("GET after PATCH tags: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+id, testKey, `{"tags":null}`); r.status != http.StatusOK || strings.Contains(r.raw, `"tags"`) || !strings.Contains(r.raw, `"owner":"ann"`) {
+		t.Fatalf("PATCH tags null: %d %s", r.status, r.raw)
+	}
+	refused := func(r reply, msg string) {
+		t.Helper()
+		if got, _ := r.body["message"].(string); r.status != http.StatusUnprocessableEntity || !strings.HasPrefix(got, "tags") || !strings.Contains(got, msg) {
+			t.Errorf("got %d %s, want 422 naming tags with %q", r.status, r.raw, msg)
+		}
+	}
+	refused(do(t, s, "POST", "/api/v1/keys", testKey, `{"tags":["a"],"metadata":{"tags":["b"]}}`), "differs from metadata.tags")
+	refused(do(t, s, "PATCH", "/api/v1/keys/"+id, testKey, `{"tags":["has space"]}`), "has space")
+	refused(do(t, s, "POST", "/api/v1/keys", testKey, `{"tags":["batch:x"]}`), "batches' own")
+	if r := do(t, s, "GET", "/api/v1/keys/"+id, testKey, ""); strings.Contains(r.raw, "has space") {
+		t.Errorf("a refused PATCH changed the key: %s", r.raw)
+	}
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"tags":["a"],"metadata":{"tags":["a"]}}`); r.status != http.StatusCreated {
+		t.Fatalf("tags beside the same metadata.tags: %d %s", r.status, r.raw)
+	}
+}
+
 // TestRejectClientTags: with Config.RejectClientTags (LiteLLM's
 // general_settings.reject_clientside_metadata_tags) a request naming tags of its own — in
 // metadata.tags, the body's tags or the x-litellm-tags header — is a 400 in LiteLLM's words

@@ -41,7 +41,7 @@ func addKeyFlags(fs *flag.FlagSet) *keyFlags {
 	fs.StringVar(&f.guardrails, "guardrails", "", "comma-separated server guardrails (serve --guardrails) every chat request of the key runs; update: \"\" removes them")
 	fs.BoolVar(&f.blocked, "blocked", false, "the key refuses every request as over its budget (LiteLLM's max_budget 0); update: --blocked=false unblocks it")
 	fs.StringVar(&f.team, "team", "", "a team (POST /api/v1/teams) the key joins: it draws on the team's budget and keeps to its models and rates; update: \"\" takes it out")
-	fs.StringVar(&f.tags, "tags", "", "issue: comma-separated tags every request of the key carries (LiteLLM's key-level tags, kept as metadata tags): for tag routing, tag budgets (switchyard tags) and spend per tag")
+	fs.StringVar(&f.tags, "tags", "", "comma-separated tags every request of the key carries (LiteLLM's key-level tags, kept as metadata tags): for tag routing, tag budgets (switchyard tags) and spend per tag; on update they replace the key's tags alone (\"\" removes them)")
 	fs.StringVar(&f.org, "org", "", "an organization (switchyard orgs create) a key without --team belongs to: it draws on the organization's budget and keeps to its models and rates (beside --team it must be the team's); update: \"\" takes it out (a key taken out of its team stays in the team's organization unless --org is given)")
 	fs.StringVar(&f.user, "user", "", "a user (switchyard users create) the key is made for: it also draws on the user's budget and the user lists it (kept as metadata user_id); update: \"\" takes it from its user")
 	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the key takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration or --tpm); update: --budget-id \"\" leaves it, keeping its values")
@@ -152,11 +152,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		var md map[string]any
-		if tags := splitModels(kf.tags); len(tags) > 0 {
-			md = map[string]any{"tags": tags}
-		}
-		vk, err := c.IssueKey(ctx, &client.KeyRequest{Metadata: md, Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
+		vk, err := c.IssueKey(ctx, &client.KeyRequest{Tags: splitModels(kf.tags), Name: kf.name, Models: splitModels(kf.models), MaxBudgetUSD: kf.maxBudget,
 			BudgetDuration: kf.budgetDuration, MaxTokens: kf.maxTokens, MaxRequests: kf.maxRequests, RequestsPerMinute: kf.rpm,
 			TokensPerMinute: kf.tpm, ExpiresAt: exp, Blocked: kf.blocked, Guardrails: splitModels(kf.guardrails),
 			TeamID: kf.team, SoftBudgetUSD: kf.softBudget, MCPServers: splitModels(kf.mcpServers), UserID: kf.user, BudgetID: kf.budgetID,
@@ -165,9 +161,6 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "update":
 		if len(pos) != 1 {
 			return errors.New("give one key id: switchyard keys update ID --max-budget-usd 50")
-		}
-		if kf.set["tags"] {
-			return errors.New("--tags is for keys issue: on update it would replace the key's labels (POST /key/update {\"key\": ID, \"tags\": [...]} keeps them)")
 		}
 		u := &client.KeyUpdate{ClearExpiry: kf.noExpiry, IfMatch: kf.ifMatch,
 			Name:              given(kf.set, "name", &kf.name),
@@ -186,6 +179,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if kf.set["models"] {
 			u.Models = splitModels(kf.models)
+		}
+		if kf.set["tags"] {
+			u.Tags = append([]string{}, splitModels(kf.tags)...) // --tags "": none
 		}
 		if kf.set["guardrails"] {
 			u.Guardrails = splitModels(kf.guardrails)
@@ -296,12 +292,8 @@ func printKey(w io.Writer, k *client.VirtualKey) {
 	if k.TeamID != "" {
 		fmt.Fprintf(w, "team:      %s\n", k.TeamID)
 	}
-	if tags, ok := k.Metadata["tags"].([]any); ok && len(tags) > 0 {
-		names := make([]string, len(tags))
-		for i, t := range tags {
-			names[i] = fmt.Sprint(t)
-		}
-		fmt.Fprintf(w, "tags:      %s\n", strings.Join(names, ","))
+	if len(k.Tags) > 0 {
+		fmt.Fprintf(w, "tags:      %s\n", strings.Join(k.Tags, ","))
 	}
 	if k.OrganizationID != "" {
 		fmt.Fprintf(w, "organization: %s\n", k.OrganizationID)

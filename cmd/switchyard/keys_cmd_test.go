@@ -69,14 +69,17 @@ func TestKeysCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "keys", "update", id, "--org", ""); code != 0 || strings.Contains(out, "organization:") {
 		t.Fatalf("out of the organization: %d %s %s", code, out, errOut)
 	}
-	// Key tags: on issue, kept as metadata tags and shown; update refuses --tags.
+	// Key tags: on issue, kept as metadata tags and shown; update replaces them alone.
 	if code, out, errOut := cli(t, "keys", "issue", "--name", "tagged", "--tags", "team:search,env:prod"); code != 0 || !strings.Contains(out, "tags:      team:search,env:prod") {
 		t.Fatalf("a key with tags: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := cli(t, "keys", "update", id, "--tags", "x"); code == 0 || !strings.Contains(errOut, "--tags is for keys issue") {
-		t.Fatalf("--tags on update: %d %s", code, errOut)
+	if code, out, errOut := cli(t, "keys", "update", id, "--tags", "x,y"); code != 0 || !strings.Contains(out, "tags:      x,y") {
+		t.Fatalf("--tags on update: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := cli(t, "keys", "issue", "--tags", "has space"); code == 0 || !strings.Contains(errOut, "metadata.tags") {
+	if code, out, errOut := cli(t, "keys", "update", id, "--tags", ""); code != 0 || strings.Contains(out, "tags:") {
+		t.Fatalf("--tags \"\" on update: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "keys", "issue", "--tags", "has space"); code == 0 || !strings.Contains(errOut, "tags") {
 		t.Fatalf("a bad key tag: %d %s", code, errOut)
 	}
 	if code, _, errOut := cli(t, "keys", "update", id, "--mcp-servers", "docs"); code == 0 || !strings.Contains(errOut, "mcp_servers[0]") {

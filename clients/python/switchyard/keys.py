@@ -50,13 +50,12 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     ``tokens_per_minute``, which may not be given beside it); ``organization_id`` puts a key
     without a team in an organization (``create_organization``: its budget, models and
     rates; beside ``team_id`` it must be the team's); ``tags`` are the key's tags (LiteLLM's
-    key-level tags, kept as ``metadata["tags"]``), which every request of the key carries:
+    key-level tags, kept as ``metadata["tags"]`` and answered as ``tags``; given beside a
+    ``metadata["tags"]`` the two must agree), which every request of the key carries:
     tag routing, tag budgets (``create_tag``), spend per tag. The answer's ``etag`` is the
     key's version (see ``rotate_key``). A bad field raises ValidationError naming it; a
     ``team_id`` of no team of yours, a ``user_id`` of no user, a ``budget_id`` of no budget or
     an ``organization_id`` of no organization NotFoundError."""
-    if tags is not None:
-        metadata = dict(metadata or {}, tags=list(tags))
     body = {k: v for k, v in {
         "name": name, "models": list(models) if models is not None else None, "max_budget_usd": max_budget_usd,
         "budget_duration": budget_duration, "max_tokens": max_tokens, "max_requests": max_requests,
@@ -65,7 +64,8 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
         "guardrails": list(guardrails) if guardrails is not None else None, "team_id": team_id,
         "soft_budget_usd": soft_budget_usd,
         "mcp_servers": list(mcp_servers) if mcp_servers is not None else None,
-        "user_id": user_id, "budget_id": budget_id, "organization_id": organization_id}.items() if v is not None}
+        "user_id": user_id, "budget_id": budget_id, "organization_id": organization_id,
+        "tags": list(tags) if tags is not None else None}.items() if v is not None}
     return _key_call(client or Client(), "POST", "/api/v1/keys", None, body)
 
 
@@ -90,7 +90,8 @@ def update_key(key_id: str, *, if_match: Optional[str] = None, client: Optional[
     ``budget_duration``, ``max_tokens``, ``max_requests``, ``requests_per_minute``,
     ``tokens_per_minute``, ``expires_at``, ``metadata``, ``blocked``, ``guardrails``,
     ``team_id``, ``soft_budget_usd``, ``mcp_servers``, ``user_id``, ``budget_id``,
-    ``organization_id``; ``expires_at=None`` removes the expiry, ``team_id=None`` takes the
+    ``organization_id``, ``tags``; ``tags`` replaces the key's tags alone, its other
+    ``metadata`` kept (``tags=[]`` or ``None`` removes them); ``expires_at=None`` removes the expiry, ``team_id=None`` takes the
     key out of its team (it stays in the team's organization unless ``organization_id`` is
     given too), ``organization_id=None`` out of its organization,
     ``user_id=None`` from its user, ``budget_id=""`` from its budget keeping the budget's
