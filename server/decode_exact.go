@@ -31,7 +31,7 @@ func decodeExact(body []byte, v any, status int) error {
 	if errors.Is(err, jsontext.ErrDuplicateName) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
-			return Validation(status, "field %q appears more than once", pointerPath(string(se.JSONPointer)))
+			return fieldInvalid(status, pointerPath(string(se.JSONPointer)), "field %q appears more than once", pointerPath(string(se.JSONPointer)))
 		}
 		return Validation(status, "a field appears more than once")
 	}
@@ -44,11 +44,11 @@ func decodeExact(body []byte, v any, status int) error {
 		path := pointerPath(string(se.JSONPointer))
 		switch {
 		case errors.Is(se.Err, jsonv2.ErrUnknownName):
-			return Validation(status, "unknown field %q", path)
+			return fieldInvalid(status, path, "unknown field %q", path)
 		case se.GoType != nil && errors.Is(se.Err, strconv.ErrRange):
-			return Validation(status, "field %q is out of range for %s", path, jsonTypeName(se.GoType.Kind().String()))
+			return fieldInvalid(status, path, "field %q is out of range for %s", path, jsonTypeName(se.GoType.Kind().String()))
 		case se.GoType != nil && isNumberErr(se.Err):
-			return Validation(status, "field %q must be %s, got number", path, jsonTypeName(se.GoType.Kind().String()))
+			return fieldInvalid(status, path, "field %q must be %s, got number", path, jsonTypeName(se.GoType.Kind().String()))
 		case se.Err != nil:
 			// A type's own UnmarshalJSON failed. A completions message names the field
 			// relative to itself: prefix the message's own path ("messages[0]").
@@ -63,17 +63,27 @@ func decodeExact(body []byte, v any, status int) error {
 				case ve.Field != "":
 					field += "." + ve.Field
 				}
-				return Validation(status, "%s", (&validation.Error{Field: field, Message: ve.Message}).Error())
+				return fieldInvalid(status, field, "%s", (&validation.Error{Field: field, Message: ve.Message}).Error())
 			}
 			return decodeError(se.Err, status)
 		case path == "":
 			return Validation(status, "request body must be a JSON object, got %s", kindName(se.JSONKind))
 		case se.GoType != nil:
-			return Validation(status, "field %q must be %s, got %s", path, jsonTypeName(se.GoType.Kind().String()), kindName(se.JSONKind))
+			return fieldInvalid(status, path, "field %q must be %s, got %s", path, jsonTypeName(se.GoType.Kind().String()), kindName(se.JSONKind))
 		}
-		return Validation(status, "field %q has the wrong type", path)
+		return fieldInvalid(status, path, "field %q has the wrong type", path)
 	}
 	return Validation(status, "%s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// fieldInvalid is Validation naming field as its Param (the OpenAI-format envelope's
+// "param"), when there is one.
+func fieldInvalid(status int, field, format string, args ...any) *APIError {
+	e := Validation(status, format, args...)
+	if field != "" {
+		e.Param = field
+	}
+	return e
 }
 
 // integralNumbers decodes the int, int32 and int64 fields: an integral value in any
@@ -118,9 +128,9 @@ func decodeIntegral[T int | int32 | int64](dec *jsontext.Decoder, v *T, bits, st
 	if err != nil {
 		path := pointerPath(string(dec.StackPointer()))
 		if errors.Is(err, validation.ErrNotInteger) {
-			return Validation(status, "field %q must be an integer, got number", path)
+			return fieldInvalid(status, path, "field %q must be an integer, got number", path)
 		}
-		return Validation(status, "field %q is out of range for an integer", path) // 1e400, or past int32
+		return fieldInvalid(status, path, "field %q is out of range for an integer", path) // 1e400, or past int32
 	}
 	*v = T(n)
 	return nil

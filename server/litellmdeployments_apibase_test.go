@@ -143,3 +143,25 @@ func TestModelInfoShowsConfiguredModel(t *testing.T) {
 		t.Errorf("/health: %d %s, want the endpoint's model openai/gpt-4o-mini", code, out)
 	}
 }
+
+// TestModelRoutesNameTheFieldOfATypeError: a field of the wrong type on /model/new is a 400
+// whose OpenAI-format param names it, as the other field errors do.
+func TestModelRoutesNameTheFieldOfATypeError(t *testing.T) {
+	hs := deploymentServer(t, newTestStore(t), nil)
+	for body, param := range map[string]string{
+		`{"model_name":5,"litellm_params":{"model":"openai/gpt-4o"}}`:                    "model_name",
+		`{"model_name":"x","litellm_params":"a"}`:                                        "litellm_params",
+		`{"model_name":"x","litellm_params":{"model":"openai/gpt-4o"},"model_info":[1]}`: "model_info",
+		`{"model_name":"x","model_name":"y","litellm_params":{"model":"openai/gpt-4o"}}`: "model_name",
+	} {
+		code, out := adminCall(t, hs, "POST", "/model/new", body)
+		var e struct {
+			Error struct {
+				Param *string `json:"param"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(out), &e); code != http.StatusBadRequest || e.Error.Param == nil || *e.Error.Param != param {
+			t.Errorf("%s: %d %s, want a 400 with param %q", body, code, out, param)
+		}
+	}
+}
