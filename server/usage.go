@@ -191,7 +191,8 @@ type spendAnswer struct {
 // calling key's totals per day and request tag (or model), from the store, so they outlive
 // restarts and add up every replica's; the rollup is written once more at Close. GET
 // /global/spend/logs answers the same spend per day over the last 30 days in LiteLLM's
-// shape (litellmspend.go).
+// shape (litellmspend.go), and GET /user/daily/activity, /team/daily/activity and
+// /tag/daily/activity LiteLLM's daily activity (litellmdailyactivity.go).
 func Spend(r *usagelog.Rollup) Option {
 	return func(s *Server) error {
 		if r == nil {
@@ -233,6 +234,7 @@ func Spend(r *usagelog.Rollup) Option {
 				return nil
 			})
 		s.litellmGlobalSpendRoutes(r)
+		s.litellmDailyActivityRoutes(r)
 		return nil
 	}
 }
