@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -53,6 +55,125 @@ func (c *Client) Spend(ctx context.Context, q SpendQuery) (*SpendReport, error) 
 	}
 	var out SpendReport
 	if err := c.do(ctx, http.MethodGet, "/api/v1/usage/spend", v, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DailyActivityQuery selects the days UserDailyActivity, TeamDailyActivity and
+// TagDailyActivity answer: From to To (UTC days, inclusive; both required, at most 366 days)
+// and the page of them (newest first).
+type DailyActivityQuery struct {
+	From, To time.Time
+	// Model keeps one model's requests (provider/model, or the model alone); not on
+	// TagDailyActivity, whose totals are not kept per model.
+	Model string
+	// Tags keeps these tags' totals (TagDailyActivity only); nil for every tag.
+	Tags []string
+	// Page (from 1) and PageSize (1 to 1000 days) page the days; 0 for the server's
+	// defaults (1 and 50).
+	Page, PageSize int
+}
+
+// ActivityMetrics are the totals of a day, or of one model, provider or tag in it (LiteLLM's
+// SpendMetrics).
+type ActivityMetrics struct {
+	SpendUSD         float64 `json:"spend"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	TotalTokens      int64   `json:"total_tokens"`
+	// APIRequests counts the requests a model was called for and those the response
+	// cache answered; FailedRequests those that did not end ok; SuccessfulRequests the
+	// rest.
+	APIRequests        int64 `json:"api_requests"`
+	SuccessfulRequests int64 `json:"successful_requests"`
+	FailedRequests     int64 `json:"failed_requests"`
+}
+
+// ActivityEntry is one model's, provider's or tag's totals of a day.
+type ActivityEntry struct {
+	Metrics ActivityMetrics `json:"metrics"`
+}
+
+// ActivityBreakdown splits a day's totals per model (provider/model) and provider (user
+// and team activity) or per tag (Entities, tag activity). The server keeps no totals per
+// key, user or team, so LiteLLM's other breakdowns are always empty and left out here.
+type ActivityBreakdown struct {
+	Models    map[string]ActivityEntry `json:"models"`
+	Providers map[string]ActivityEntry `json:"providers"`
+	Entities  map[string]ActivityEntry `json:"entities"`
+}
+
+// ActivityDay is one day with any request.
+type ActivityDay struct {
+	Date      string            `json:"date"` // YYYY-MM-DD, UTC
+	Metrics   ActivityMetrics   `json:"metrics"`
+	Breakdown ActivityBreakdown `json:"breakdown"`
+}
+
+// ActivityMetadata holds the totals of every day of the period (all pages) and the page.
+type ActivityMetadata struct {
+	TotalSpendUSD           float64 `json:"total_spend"`
+	TotalPromptTokens       int64   `json:"total_prompt_tokens"`
+	TotalCompletionTokens   int64   `json:"total_completion_tokens"`
+	TotalTokens             int64   `json:"total_tokens"`
+	TotalAPIRequests        int64   `json:"total_api_requests"`
+	TotalSuccessfulRequests int64   `json:"total_successful_requests"`
+	TotalFailedRequests     int64   `json:"total_failed_requests"`
+	Page                    int     `json:"page"`
+	TotalPages              int     `json:"total_pages"`
+	HasMore                 bool    `json:"has_more"`
+}
+
+// DailyActivity is LiteLLM's daily activity answer (SpendAnalyticsPaginatedResponse).
+type DailyActivity struct {
+	// Results are the page's days, newest first.
+	Results  []ActivityDay    `json:"results"`
+	Metadata ActivityMetadata `json:"metadata"`
+}
+
+// UserDailyActivity returns this key's spend, tokens and requests per day and model from
+// the server's durable daily spend (LiteLLM's GET /user/daily/activity). A virtual key may
+// not call it (ErrForbidden); a bad query is ErrInvalid naming the parameter.
+func (c *Client) UserDailyActivity(ctx context.Context, q DailyActivityQuery) (*DailyActivity, error) {
+	return c.dailyActivity(ctx, "/user/daily/activity", q)
+}
+
+// TeamDailyActivity is LiteLLM's GET /team/daily/activity: the server keeps no totals per
+// team, so it answers what UserDailyActivity does.
+func (c *Client) TeamDailyActivity(ctx context.Context, q DailyActivityQuery) (*DailyActivity, error) {
+	return c.dailyActivity(ctx, "/team/daily/activity", q)
+}
+
+// TagDailyActivity returns this key's spend, tokens and requests per day and request tag
+// (Breakdown.Entities; a request naming several tags counts in each), LiteLLM's GET
+// /tag/daily/activity.
+func (c *Client) TagDailyActivity(ctx context.Context, q DailyActivityQuery) (*DailyActivity, error) {
+	return c.dailyActivity(ctx, "/tag/daily/activity", q)
+}
+
+func (c *Client) dailyActivity(ctx context.Context, path string, q DailyActivityQuery) (*DailyActivity, error) {
+	v := url.Values{}
+	if !q.From.IsZero() {
+		v.Set("start_date", q.From.UTC().Format(time.DateOnly))
+	}
+	if !q.To.IsZero() {
+		v.Set("end_date", q.To.UTC().Format(time.DateOnly))
+	}
+	if q.Model != "" {
+		v.Set("model", q.Model)
+	}
+	if len(q.Tags) > 0 {
+		v.Set("tags", strings.Join(q.Tags, ","))
+	}
+	if q.Page > 0 {
+		v.Set("page", strconv.Itoa(q.Page))
+	}
+	if q.PageSize > 0 {
+		v.Set("page_size", strconv.Itoa(q.PageSize))
+	}
+	var out DailyActivity
+	if err := c.do(ctx, http.MethodGet, path, v, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

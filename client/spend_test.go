@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,5 +51,43 @@ func TestSpendByTag(t *testing.T) {
 	}
 	if rep, err := c.Spend(ctx, client.SpendQuery{By: "model", From: time.Now(), To: time.Now()}); err != nil || len(rep.Data) != 1 || rep.Data[0].Requests != 3 {
 		t.Fatalf("spend by model %+v %v", rep, err)
+	}
+}
+
+// TestDailyActivity: the Go client's requests come back from UserDailyActivity per model
+// and provider and from TagDailyActivity per tag; a query without dates is ErrInvalid.
+func TestDailyActivity(t *testing.T) {
+	up := newToolUpstream(t)
+	c, _ := realServer(t, func(st *store.Store, _ string) []server.Option {
+		roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+		env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": up.srv.URL}
+		g, err := completions.New(completions.Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
+			Prices: providers.DefaultCatalog(), Store: st, Observer: roll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Spend(roll), server.Completions(g)}
+	})
+	ctx := context.Background()
+	for _, md := range []map[string]any{{"tags": []string{"team:a"}}, {"tags": []string{"team:a", "env:ci"}}} {
+		if _, err := c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini", Metadata: md,
+			Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	today := time.Now()
+	q := client.DailyActivityQuery{From: today.AddDate(0, 0, -1), To: today.AddDate(0, 0, 1)} // midnight may pass
+	a, err := c.UserDailyActivity(ctx, q)
+	if err != nil || len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 2 || a.Results[0].Metrics.SuccessfulRequests != 2 ||
+		a.Results[0].Breakdown.Models["openai/gpt-4o-mini"].Metrics.APIRequests != 2 || a.Results[0].Breakdown.Providers["openai"].Metrics.TotalTokens == 0 {
+		t.Fatalf("user daily activity %+v %v", a, err)
+	}
+	a, err = c.TagDailyActivity(ctx, client.DailyActivityQuery{From: q.From, To: q.To, Tags: []string{"env:ci"}})
+	if err != nil || len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 1 || len(a.Results[0].Breakdown.Entities) != 1 ||
+		a.Results[0].Breakdown.Entities["env:ci"].Metrics.APIRequests != 1 {
+		t.Fatalf("tag daily activity %+v %v", a, err)
+	}
+	if _, err := c.TeamDailyActivity(ctx, client.DailyActivityQuery{}); !errors.Is(err, client.ErrInvalid) {
+		t.Fatalf("no dates: %v", err)
 	}
 }
