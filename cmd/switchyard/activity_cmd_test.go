@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/client"
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/server"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// TestActivityCommand: two requests made through the gateway (one tagged) come back from
+// `switchyard activity` per model and, with --by tag, per tag; a flag of the other
+// grouping and a bad day are refused before any request.
+func TestActivityCommand(t *testing.T) {
+	up := fakeOpenAIUpstream(t)
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour})
+		reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: roll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g), server.Spend(roll)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	c, err := client.New(client.WithBaseURL(url), client.WithAPIKey(cliKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tags := range [][]string{nil, {"team:a"}} {
+		if _, err := c.Complete(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o-mini"}, Tags: tags,
+			Messages: []client.ChatMessage{{Role: "user", Content: []client.ContentBlock{{Type: "text", Text: "hello"}}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A day either side of today: midnight may pass.
+	days := []string{"--from", time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly), "--to", time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)}
+	code, out, errOut := cli(t, append([]string{"activity"}, days...)...)
+	if code != 0 || !regexp.MustCompile(`openai/gpt-4o-mini\s+2\s+0\s+\d+\s+\$`).MatchString(out) || !regexp.MustCompile(`total\s+2\s+0`).MatchString(out) {
+		t.Fatalf("activity: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, append([]string{"activity", "--by", "tag"}, days...)...)
+	if code != 0 || !regexp.MustCompile(`team:a\s+1\s+0`).MatchString(out) || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) {
+		t.Fatalf("activity --by tag: %d %s %s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"activity", "--by", "tag", "--model", "openai/gpt-4o-mini"}, "--model is for --by model"},
+		{[]string{"activity", "--tags", "team:a"}, "--tags is for --by tag"},
+		{[]string{"activity", "--from", "June"}, "--from"},
+		{[]string{"activity", "--by", "team"}, "--by"},
+	} {
+		if code, _, errOut := cli(t, c.args...); code == 0 || !strings.Contains(errOut, c.want) {
+			t.Fatalf("%v: %d %s", c.args, code, errOut)
+		}
+	}
+}
