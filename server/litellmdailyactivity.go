@@ -78,6 +78,7 @@ type litellmBreakdown struct {
 	Entities    map[string]litellmMetric    `json:"entities" jsonschema:"description=On /tag/daily/activity per tag; else empty (the daily spend is not kept per user or team)"`
 }
 
+// newLiteLLMBreakdown is a breakdown with every map empty (LiteLLM answers {} for none).
 func newLiteLLMBreakdown() litellmBreakdown {
 	return litellmBreakdown{MCPServers: map[string]litellmMetric{}, Models: map[string]litellmMetric{}, ModelGroups: map[string]litellmMetric{},
 		Providers: map[string]litellmMetric{}, Endpoints: map[string]litellmMetric{}, APIKeys: map[string]litellmKeyMetric{}, Entities: map[string]litellmMetric{}}

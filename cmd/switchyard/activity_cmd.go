@@ -110,6 +110,8 @@ func activityDay(v, flag string, def time.Time) (time.Time, error) {
 	return d, nil
 }
 
+// printActivityLine writes one row of the activity table: a day's totals (name empty) or
+// one model's or tag's of the day above (day empty).
 func printActivityLine(w io.Writer, day, name string, m client.ActivityMetrics) {
 	fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t$%.4f\n", day, name, m.APIRequests, m.FailedRequests, m.TotalTokens, m.SpendUSD)
 }
