@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -317,6 +318,14 @@ var passThroughErrors = map[int]string{
 	503: "the provider has no credential configured (its API key variable), or its adapter cannot forward (Azure OpenAI, Vertex AI)",
 }
 
+// maxPassThroughFormBytes bounds a pass-through multipart/form-data body (an audio file of
+// up to OpenAI's 25 MiB, image edits, file uploads); other bodies keep the server's
+// Config.MaxBodyBytes.
+const maxPassThroughFormBytes = maxImageEditFormBytes
+
+// passThroughLimitHint says, in a 413, what bounds a pass-through body.
+const passThroughLimitHint = "this route's own: a multipart/form-data upload up to 64 MiB, any other body serve --max-body-bytes"
+
 // passThroughEndpoints registers LiteLLM's provider pass-through endpoints over g's
 // providers (see handlePassThrough), for every method.
 func (s *Server) passThroughEndpoints(g *completions.Gateway) {
@@ -325,7 +334,8 @@ func (s *Server) passThroughEndpoints(g *completions.Gateway) {
 			Summary: "LiteLLM's " + pt.provider + " pass-through: the request goes as it is to " + pt.provider +
 				"'s own API with the server's credential and its answer comes back as it is (any method; " + pt.sdk +
 				"); held to the key's models and budget and billed by the usage the answer reports",
-			Tags: []string{"LiteLLM compatibility"}, Stream: true, ScopedKeys: true, Errors: passThroughErrors},
+			Tags: []string{"LiteLLM compatibility"}, Stream: true, ScopedKeys: true, Errors: passThroughErrors,
+			MaxBodyBytes: max(s.cfg.MaxBodyBytes, maxPassThroughFormBytes), MaxBodyHint: passThroughLimitHint},
 			recordRefusals(g, completions.OperationPassThrough, func(w http.ResponseWriter, r *http.Request) error {
 				return s.handlePassThrough(g, pt, w, r)
 			}))
@@ -341,7 +351,15 @@ func (s *Server) passThroughEndpoints(g *completions.Gateway) {
 // that goes away cancels the upstream call.
 func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
-	body, err := io.ReadAll(r.Body)
+	reader := r.Body
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "multipart/form-data" {
+		// Only an upload gets the route's larger bound.
+		if limit := s.cfg.MaxBodyBytes; r.ContentLength > limit {
+			return Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes (serve --max-body-bytes; a multipart/form-data upload may be up to %d)", r.ContentLength, limit, maxPassThroughFormBytes)
+		}
+		reader = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	}
+	body, err := io.ReadAll(reader)
 	if err != nil {
 		return fmt.Errorf("reading the request body: %w", err)
 	}

@@ -97,3 +97,61 @@ func TestPassThroughMultipartModel(t *testing.T) {
 		t.Errorf("recorded as forwarded %v, want the two allowed models", forwarded)
 	}
 }
+
+// TestPassThroughUploadLimit: a pass-through multipart/form-data upload may be larger than
+// serve --max-body-bytes (an audio file up to OpenAI's 25 MiB; here 16 times the server's
+// 4 KiB) and reaches the upstream whole, while a JSON body over it is a 413 naming the
+// flag, with or without a Content-Length, and is not forwarded.
+func TestPassThroughUploadLimit(t *testing.T) {
+	var mu sync.Mutex
+	var sizes []int
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		sizes = append(sizes, len(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"text":"hello"}`)
+	}))
+	t.Cleanup(up.Close)
+	hs, _ := passThroughServerOver(t, providers.NewRegistry(
+		providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "server-openai-key"})))
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "speech.mp3")
+	fw.Write(bytes.Repeat([]byte("a"), 64<<10))
+	mw.WriteField("model", "whisper-1")
+	mw.Close()
+	send := func(ct string, body io.Reader) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", hs.URL+"/openai/v1/audio/transcriptions", body)
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, out := send(mw.FormDataContentType(), bytes.NewReader(form.Bytes())); code != http.StatusOK {
+		t.Fatalf("a 64 KiB upload: %d %s", code, out)
+	}
+	mu.Lock()
+	if len(sizes) != 1 || sizes[0] != form.Len() {
+		t.Errorf("the upstream got %v bytes, want the whole form (%d)", sizes, form.Len())
+	}
+	mu.Unlock()
+	big := `{"model":"whisper-1","pad":"` + strings.Repeat("a", 8<<10) + `"}`
+	for _, body := range []io.Reader{strings.NewReader(big), io.MultiReader(strings.NewReader(big))} { // the second without a Content-Length
+		if code, out := send("application/json", body); code != http.StatusRequestEntityTooLarge || !strings.Contains(out, "max-body-bytes") {
+			t.Errorf("an 8 KiB JSON body: %d %s, want a 413 naming --max-body-bytes", code, out)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sizes) != 1 {
+		t.Errorf("a refused body was forwarded: %v", sizes)
+	}
+}
