@@ -507,7 +507,7 @@ func (g *Gateway) contentFiltered(ctx context.Context, p *plan, t target, err er
 	sent := p.preq
 	sent.Model = t.model
 	u, estimated := measured(t.name, u, &sent, nil)
-	us := g.usageWith(p.rt.prices, t.name, u)
+	us := usageOf(u, g.costsAt(p, t, u))
 	if n := len(p.attempts); n > 0 {
 		p.attempts[n-1].Usage, p.attempts[n-1].Estimated = &us, estimated
 	}
@@ -869,7 +869,7 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 		Message:           assistantText(text),
 		ConversationID:    p.convID,
 		ConversationTitle: p.convTitle,
-		Usage:             g.usageWith(p.rt.prices, t.name, u),
+		Usage:             usageOf(u, g.costsAt(p, t, u)),
 		Latency:           now.Sub(p.start).Milliseconds(),
 		TTFT:              firstToken.Sub(p.start).Milliseconds(),
 		FinishReason:      finish,

@@ -244,9 +244,9 @@ func (g *Gateway) ResolveAudioModel(name string) (string, bool) {
 	return name, false
 }
 
-// audioCost prices an audio call of model ("provider/model").
-func (g *Gateway) audioCost(model string, u providers.AudioUsage) Costs {
-	return opCost(g, g.priceName(model), u, audioPricer.AudioCost)
+// audioCost prices an audio call of t, a target of request p (priceAt).
+func (g *Gateway) audioCost(p *plan, t target, u providers.AudioUsage) Costs {
+	return priceAt(g, p, t, u, audioPricer.AudioCost)
 }
 
 // audioPricer is what the gateway's Prices implements to price the audio operations.
@@ -265,17 +265,6 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 		return nil, err
 	}
 	return g.opPlan(scope, model, tags, targets)
-}
-
-// opCost prices a call of an operation other than chat under the catalogue's name for its
-// model with price, a method expression of the interface the gateway's Prices must
-// implement for that operation: Costs{} (price unknown) when it does not.
-func opCost[Cat, U any](g *Gateway, name string, u U, price func(Cat, string, U) providers.Cost) Costs {
-	cat, ok := g.prices().(Cat)
-	if !ok {
-		return Costs{}
-	}
-	return costsOf(price(cat, name, u))
 }
 
 // enterOp is opPlan's plan with the request entered into the scope's budget (when it has
@@ -385,7 +374,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		return nil, err
 	}
 	now := g.opts.Now()
-	costs := g.audioCost(used.name, out.Usage)
+	costs := g.audioCost(p, used, out.Usage)
 	u := providers.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens}
 	g.account(ctx, p, used, u, costs, true, false, now.Sub(begin))
 	res := &TranscriptionResult{Body: out.Body, ContentType: out.ContentType, Model: used.name, Usage: out.Usage, Costs: costs,
@@ -480,7 +469,7 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	if s.ContentType == "" {
 		s.ContentType = "application/octet-stream"
 	}
-	s.Costs = g.audioCost(s.used.name, s.usage)
+	s.Costs = g.audioCost(p, s.used, s.usage)
 	s.Attempts = cloneAttempts(p.attempts)
 	return s, nil
 }

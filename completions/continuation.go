@@ -217,7 +217,7 @@ func (s *ResponseStream) accountParts(final providers.Usage) (Usage, bool) {
 				u.CompletionTokens += u.ReasoningTokens
 			}
 		}
-		us := s.g.usageWith(s.p.rt.prices, p.t.name, u)
+		us := usageOf(u, s.g.costsAt(s.p, p.t, u))
 		s.g.account(s.ctx, s.p, p.t, u, us.Costs, false, estimated, p.latency)
 		s.p.attempts[p.attempt].Usage, s.p.attempts[p.attempt].Estimated = &us, estimated
 		sum = addUsage(sum, us)

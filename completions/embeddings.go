@@ -455,9 +455,9 @@ func (g *Gateway) groupTargetsIn(rt *routeTable, name string, bare func(field, n
 	return out, nil
 }
 
-// embeddingCost prices an embeddings call of model ("provider/model").
-func (g *Gateway) embeddingCost(model string, u providers.Usage) Costs {
-	return opCost(g, g.priceName(model), u, embeddingPricer.EmbeddingCost)
+// embeddingCost prices an embeddings call of t, a target of request p (priceAt).
+func (g *Gateway) embeddingCost(p *plan, t target, u providers.Usage) Costs {
+	return priceAt(g, p, t, u, embeddingPricer.EmbeddingCost)
 }
 
 // embeddingPricer is what the gateway's Prices implements to price embeddings.
@@ -522,7 +522,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		if errors.As(err, &pe) && pe.Usage != nil && pe.Kind != providers.KindContentFilter {
 			// Part of the call was answered (and billed) before it failed. (A content
 			// filter's billed usage is accounted by run, as for chat.)
-			g.account(ctx, p, t, *pe.Usage, g.embeddingCost(t.name, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
+			g.account(ctx, p, t, *pe.Usage, g.embeddingCost(p, t, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
 		}
 		out = res
 		return err
@@ -532,7 +532,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		return nil, err
 	}
 	now := g.opts.Now()
-	costs := g.embeddingCost(used.name, out.Usage)
+	costs := g.embeddingCost(p, used, out.Usage)
 	g.account(ctx, p, used, out.Usage, costs, true, out.UsageEstimated, now.Sub(begin))
 	if len(out.Vectors) != len(idx) {
 		return nil, fmt.Errorf("completions: %s answered %d vectors for %d inputs", used.name, len(out.Vectors), len(idx))

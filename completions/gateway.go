@@ -536,53 +536,62 @@ func (b Backoff) delay(retry int, retryAfter time.Duration) (time.Duration, bool
 	return d, true
 }
 
-// costs prices usage of model ("provider/model").
-func (g *Gateway) costs(model string, u providers.Usage) Costs {
-	return g.costsWith(g.prices(), model, u)
+// costsAt prices u, the chat usage of t (a target of request p), as priceAt does.
+func (g *Gateway) costsAt(p *plan, t target, u providers.Usage) Costs {
+	return priceAt(g, p, t, u, PriceCatalogue.Cost)
 }
 
-// costsWith is costs at the catalogue prices (nil: none): a request's, that of the routes
-// it started with (plan.rt), so that a deployment deleted or repriced while its call is
-// under way is priced as it was when the call was made. A model prices does not price (a
-// deployment added since, which the request reached in newer routes) is priced at the
-// catalogue in force.
-func (g *Gateway) costsWith(prices PriceCatalogue, model string, u providers.Usage) Costs {
+// priceAt prices a call of t, a target of request p, with price: a method expression of
+// the interface a catalogue implements to price the call's operation (Costs{}, price
+// unknown, from one that does not). It prices at the catalogue of the routes p started
+// with (p.rt), so that a deployment deleted or repriced while its call is under way is
+// priced as it was when the call was made, whatever the operation; a model that catalogue
+// does not price (a deployment added since, which the request reached in newer routes) is
+// priced at the catalogue in force.
+func priceAt[Cat, U any](g *Gateway, p *plan, t target, u U, price func(Cat, string, U) providers.Cost) Costs {
 	var c Costs
-	if prices != nil {
-		c = costsOf(prices.Cost(g.priceNameIn(prices, model), u))
+	start := p.rt
+	if start != nil {
+		if cat, ok := start.prices.(Cat); ok {
+			c = costsOf(price(cat, priceNameOf(start.prices, t), u))
+		}
 	}
-	if cur := g.prices(); !c.PriceKnown && cur != nil {
-		return costsOf(cur.Cost(g.priceNameIn(cur, model), u))
+	if rt := g.routes(); !c.PriceKnown && rt != start {
+		if cat, ok := rt.prices.(Cat); ok {
+			return costsOf(price(cat, priceNameOf(rt.prices, t), u))
+		}
 	}
 	return c
 }
 
-// priceName is the name the price catalogue knows model ("provider/model") by: model itself
-// when the catalogue prices it at its own rates (a deployment's, Catalog.OwnPriced), else
-// the base model its provider says it runs (providers.BaseModeler: an Azure OpenAI
-// deployment's, whose name is the user's own), else model itself.
-func (g *Gateway) priceName(model string) string { return g.priceNameIn(g.prices(), model) }
+// priceNameOf is the name the catalogue prices knows t's model by: t.name when prices
+// prices it at its own rates (a deployment's, Catalog.OwnPriced), else the base model t's
+// provider says it runs (providers.BaseModeler: an Azure OpenAI deployment's, whose name
+// is the user's own), else t.name. t's provider is the one the request resolved, not the
+// registry's now: a deployment deleted meanwhile (its provider removed) keeps its base model.
+func priceNameOf(prices PriceCatalogue, t target) string {
+	if o, ok := prices.(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(t.name) {
+		return t.name // a deployment's own price (providers.Catalog.WithOwnPrices) is its own
+	}
+	if _, ok := t.p.(providers.BaseModeler); !ok || t.model == "" {
+		return t.name // as the request named it, whatever name the provider gives itself
+	}
+	return providers.PriceModel(t.p, t.model)
+}
 
-// priceNameIn is priceName in the catalogue prices.
-func (g *Gateway) priceNameIn(prices PriceCatalogue, model string) string {
-	if o, ok := prices.(interface{ OwnPriced(string) bool }); ok && o.OwnPriced(model) {
-		return model // a deployment's own price (providers.Catalog.WithOwnPrices) is its own
-	}
-	if g.opts.Providers == nil {
-		return model
-	}
+// priceName is priceNameOf for model ("provider/model") in the catalogue in force, with
+// the provider the registry has now under its name: for what is looked up before a call
+// (an image model's family, a model's limits, the deployments listed).
+func (g *Gateway) priceName(model string) string {
 	prov, m, err := providers.ParseModel(model)
-	if err != nil {
+	if err != nil || g.opts.Providers == nil {
 		return model
 	}
-	p, err := g.opts.Providers.Lookup(prov)
-	if err != nil {
-		return model
+	t := target{name: model, provider: prov, model: m}
+	if p, err := g.opts.Providers.Lookup(prov); err == nil {
+		t.p = p
 	}
-	if _, ok := p.(providers.BaseModeler); !ok {
-		return model // as the request named it, whatever name the provider gives itself
-	}
-	return providers.PriceModel(p, m)
+	return priceNameOf(g.prices(), t)
 }
 
 // costsOf is a catalogue's price of a call as an answer's Costs.
@@ -600,12 +609,8 @@ func measured(model string, u providers.Usage, req *providers.Request, answer *p
 	return providers.EstimateUsage(model, req, answer), true
 }
 
-func (g *Gateway) usage(model string, u providers.Usage) Usage {
-	return g.usageWith(g.prices(), model, u)
-}
-
-// usageWith is usage priced at the catalogue prices (costsWith).
-func (g *Gateway) usageWith(prices PriceCatalogue, model string, u providers.Usage) Usage {
+// usageOf is the answer's Usage of u, priced at c.
+func usageOf(u providers.Usage, c Costs) Usage {
 	return Usage{
 		PromptTokens:          u.PromptTokens,
 		CompletionTokens:      u.CompletionTokens,
@@ -615,7 +620,7 @@ func (g *Gateway) usageWith(prices PriceCatalogue, model string, u providers.Usa
 		CacheCreationTokens:   u.CacheCreationTokens,
 		CacheCreation1hTokens: u.CacheCreation1hTokens,
 		WebSearches:           u.WebSearches,
-		Costs:                 g.costsWith(prices, model, u),
+		Costs:                 c,
 	}
 }
 

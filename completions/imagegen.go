@@ -354,9 +354,9 @@ func (g *Gateway) imageTargets(name string) ([]target, error) {
 		})
 }
 
-// imageCost prices an image call of model ("provider/model").
-func (g *Gateway) imageCost(model string, u providers.ImageUsage) Costs {
-	return opCost(g, g.priceName(model), u, imagePricer.ImageCost)
+// imageCost prices an image call of t, a target of request p (priceAt).
+func (g *Gateway) imageCost(p *plan, t target, u providers.ImageUsage) Costs {
+	return priceAt(g, p, t, u, imagePricer.ImageCost)
 }
 
 // imagePricer is what the gateway's Prices implements to price image generation.
@@ -458,7 +458,7 @@ func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerat
 			usage.OutputTokensDetails = &ImageTokenDetails{TextTokens: d.TextTokens, ImageTokens: d.ImageTokens}
 		}
 	}
-	costs := g.imageCost(used.name, iu)
+	costs := g.imageCost(p, used, iu)
 	usage.Costs = &costs
 	g.account(ctx, p, used, providers.Usage{PromptTokens: iu.InputTokens, CompletionTokens: iu.OutputTokens}, costs, true, false, now.Sub(begin))
 	resp := &ImageGenerationResponse{Created: out.Created, Data: make([]ImageData, len(out.Data)), Background: out.Background,

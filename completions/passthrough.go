@@ -142,9 +142,9 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	var costs Costs
 	if billed {
 		if pu.Embeddings {
-			costs = g.embeddingCost(t.name, u)
+			costs = g.embeddingCost(p, t, u)
 		} else {
-			costs = g.costs(t.name, u)
+			costs = g.costsAt(p, t, u)
 		}
 		g.account(ctx, p, t, u, costs, err == nil, estimated, latency)
 	}
@@ -156,8 +156,7 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 		Outcome: RequestOK, Provider: t.provider, Model: t.name, Requested: t.name, Attempts: cloneAttempts(p.attempts),
 		Start: p.start, Latency: now.Sub(p.start), TTFT: ttft, Err: err, Tags: p.req.Tags}
 	if billed {
-		r.Usage = g.usage(t.name, u)
-		r.Usage.Costs = costs
+		r.Usage = usageOf(u, costs)
 		r.UsageEstimated = estimated
 	}
 	switch {

@@ -359,9 +359,9 @@ func (g *Gateway) rerankTargets(name string) ([]target, error) {
 		})
 }
 
-// rerankCost prices a rerank call of model ("provider/model").
-func (g *Gateway) rerankCost(model string, u providers.RerankUsage) Costs {
-	return opCost(g, model, u, rerankPricer.RerankCost)
+// rerankCost prices a rerank call of t, a target of request p (priceAt).
+func (g *Gateway) rerankCost(p *plan, t target, u providers.RerankUsage) Costs {
+	return priceAt(g, p, t, u, rerankPricer.RerankCost)
 }
 
 // rerankPricer is what the gateway's Prices implements to price rerank.
@@ -435,7 +435,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		if errors.As(err, &pe) && pe.RerankUsage != nil {
 			// A ranking refused that the upstream billed (KindBadResponse): charged as billed.
 			u := *pe.RerankUsage
-			g.account(ctx, p, t, providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(t.name, u), false, u.Estimated(), g.opts.Now().Sub(begin))
+			g.account(ctx, p, t, providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(p, t, u), false, u.Estimated(), g.opts.Now().Sub(begin))
 		}
 		out = res
 		return err
@@ -445,7 +445,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		return nil, err
 	}
 	now := g.opts.Now()
-	costs := g.rerankCost(used.name, out.Usage)
+	costs := g.rerankCost(p, used, out.Usage)
 	estimated := out.Usage.Estimated()
 	g.account(ctx, p, used, providers.Usage{PromptTokens: out.Usage.Tokens}, costs, true, estimated, now.Sub(begin))
 	g.storeRanking(&rc, used.name, out, costs.Spent())

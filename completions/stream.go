@@ -596,7 +596,7 @@ func (s *ResponseStream) chargeUnfinished() {
 	u, estimated := s.attemptUsage()
 	s.accountParts(u)
 	if !s.recorded {
-		s.g.account(s.ctx, s.p, s.t, u, s.g.costsWith(s.p.rt.prices, s.t.name, u), false, estimated, s.g.opts.Now().Sub(s.begin))
+		s.g.account(s.ctx, s.p, s.t, u, s.g.costsAt(s.p, s.t, u), false, estimated, s.g.opts.Now().Sub(s.begin))
 	}
 }
 
