@@ -37,7 +37,7 @@ from .rerank import indexes, rerank
 from .moderations import moderate
 from .images import edit_images, generate_images
 from .cache import delete_cached, purge_cache
-from .usage import spend
+from .usage import spend, tag_daily_activity, team_daily_activity, user_daily_activity
 from .batches import (batch_results, cancel_batch, create_batch, delete_file, file_content, get_batch, get_file,
                       list_batches, list_files, upload_file, wait_batch)
 from .errors import (APIError, AuthenticationError, BadRequestError, ConflictError,
@@ -66,7 +66,7 @@ __all__ = [
     "delete_customer",
     "get_preference", "list_preferences", "iterate_preferences", "delete_preference",
     "embed", "vectors", "rerank", "indexes", "moderate", "generate_images", "edit_images",
-    "purge_cache", "delete_cached", "spend",
+    "purge_cache", "delete_cached", "spend", "user_daily_activity", "team_daily_activity", "tag_daily_activity",
     "upload_file", "get_file", "list_files", "file_content", "delete_file", "create_batch", "get_batch",
     "list_batches", "cancel_batch", "wait_batch", "batch_results",
     "APIError", "AuthenticationError", "BadRequestError", "ConflictError",

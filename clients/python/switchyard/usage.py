@@ -20,3 +20,40 @@ def spend(*, by: str = "tag", from_day: Optional[str] = None, to_day: Optional[s
     if to_day:
         query["to"] = to_day
     return (client or Client()).request("GET", "/api/v1/usage/spend", query=query)
+
+
+def _daily_activity(path: str, start_date: str, end_date: str, client: Optional[Client],
+                    params: Dict[str, Any]) -> Dict[str, Any]:
+    query = {"start_date": start_date, "end_date": end_date}
+    for name, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = ",".join(value)
+        query[name] = str(value)
+    return (client or Client()).request("GET", path, query=query)
+
+
+def user_daily_activity(start_date: str, end_date: str, *, client: Optional[Client] = None,
+                        **params: Any) -> Dict[str, Any]:
+    """Returns LiteLLM's daily activity (``GET /user/daily/activity``) from ``start_date`` to
+    ``end_date`` (``YYYY-MM-DD``, UTC): ``{"results": [{"date", "metrics", "breakdown"}, ...],
+    "metadata": {"total_spend", ..., "page", "total_pages", "has_more"}}``, newest day first.
+    ``params`` are the route's other query parameters (``model``, ``page``, ``page_size``, …;
+    a list is sent comma-separated); an unknown or unsupported one raises BadRequestError
+    naming it. Operator keys only (a virtual key gets PermissionDeniedError)."""
+    return _daily_activity("/user/daily/activity", start_date, end_date, client, params)
+
+
+def team_daily_activity(start_date: str, end_date: str, *, client: Optional[Client] = None,
+                        **params: Any) -> Dict[str, Any]:
+    """Is ``user_daily_activity`` for ``GET /team/daily/activity`` (LiteLLM's activity of
+    teams' keys)."""
+    return _daily_activity("/team/daily/activity", start_date, end_date, client, params)
+
+
+def tag_daily_activity(start_date: str, end_date: str, *, client: Optional[Client] = None,
+                       **params: Any) -> Dict[str, Any]:
+    """Is ``user_daily_activity`` for ``GET /tag/daily/activity``: a request's spend counts
+    under each of its tags (``breakdown.entities``); ``tags=[...]`` narrows them."""
+    return _daily_activity("/tag/daily/activity", start_date, end_date, client, params)

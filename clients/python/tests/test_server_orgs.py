@@ -163,3 +163,17 @@ class TagsServerTest(unittest.TestCase):
         switchyard.delete_tag(name, client=c)
         with self.assertRaises(switchyard.NotFoundError):
             switchyard.get_tag(name, client=c)
+        # The daily activity (its days appear once the server's rollup has flushed).
+        import datetime
+        today = datetime.datetime.now(datetime.timezone.utc).date()
+        span = ((today - datetime.timedelta(days=1)).isoformat(), (today + datetime.timedelta(days=1)).isoformat())
+        for fn in (switchyard.user_daily_activity, switchyard.team_daily_activity, switchyard.tag_daily_activity):
+            act = fn(*span, page_size=10, client=c)
+            self.assertIsInstance(act["results"], list)
+            self.assertIn("total_spend", act["metadata"])
+        self.assertIsInstance(switchyard.tag_daily_activity(*span, tags=[name, "team:py"], client=c)["results"], list)
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.user_daily_activity(*span, nope=1, client=c)
+        self.assertIn("nope", cm.exception.message)
+        with self.assertRaises(switchyard.PermissionDeniedError):
+            switchyard.user_daily_activity(*span, client=as_vk)
