@@ -18,9 +18,12 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	if req == nil {
 		return 0, errNilRequest()
 	}
-	primary, _, err := g.validate(req)
+	primary, fallback, err := g.validate(req)
 	if err != nil {
 		return 0, err
+	}
+	if len(primary) == 0 { // a group none of whose members the tags select: its fallbacks answer
+		primary = fallback
 	}
 	if b := scope.Budget; b != nil { // as Complete would refuse it
 		if err := g.budgetAllows(b, primary[:1]); err != nil {

@@ -376,8 +376,9 @@ func (g *Gateway) ModelGroups() []string {
 // tag-filtered group (ModelGroup.TagFiltering) — where each returned model came from in
 // models (nil when nothing was replaced), and the group of a request whose models are one
 // group (its routing preferences apply) with its name, else nil. Repeats are removed once
-// the names are resolved (dedupeTargets). A group the tags select no member of is left out,
-// and is a *TagRoutingError when it is the only one of models.
+// the names are resolved (dedupeTargets). A group the tags select no member of is left out;
+// when it is the only one of models, the error is a *TagRoutingError, returned with the
+// group and its name (and no models): its fallbacks may still fit the tags.
 func (g *Gateway) expandGroups(models []string, bare bool, tags []string) (out []string, origin []int, only *ModelGroup, name string, err error) {
 	group := func(m string) (ModelGroup, bool) {
 		grp, ok := g.routes().groups[m]
@@ -394,7 +395,7 @@ func (g *Gateway) expandGroups(models []string, bare bool, tags []string) (out [
 		}
 		members, fit := grp.tagMembers(tags)
 		if !fit && len(models) == 1 {
-			return nil, nil, nil, "", &TagRoutingError{Model: m, Tags: routingTags(tags)}
+			return nil, nil, &grp, m, &TagRoutingError{Model: m, Tags: routingTags(tags)}
 		}
 		for _, gm := range members {
 			out, origin = append(out, gm), append(origin, i)

@@ -70,12 +70,16 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		return nil, nil, err
 	}
 	models, modelsFrom, group, groupName, err := g.expandGroups(req.Models, req.ephemeral, req.Tags)
-	if err != nil {
+	// A group none of whose members the tags select: as LiteLLM's router, whose tag error
+	// goes on to the group's fallbacks (and the request's) as any other failure does, its
+	// fallbacks that fit the tags are tried; the error stands when none does.
+	var unfit *TagRoutingError
+	if err != nil && !errors.As(err, &unfit) {
 		return nil, nil, err
 	}
 	// A fallback group none of whose members the tags select is passed over.
 	fallbacks, fallbacksFrom, _, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, req.Tags)
-	if len(models) == 0 {
+	if len(models) == 0 && unfit == nil {
 		return nil, nil, &TagRoutingError{Model: strings.Join(req.Models, ","), Tags: routingTags(req.Tags)}
 	}
 	req.group, req.groupName = group, groupName
@@ -129,6 +133,9 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		}
 	}
 	primary, fallback = dedupeTargets(primary, fallback)
+	if unfit != nil && len(fallback) == 0 {
+		return nil, nil, unfit
+	}
 	if len(req.Messages) == 0 {
 		return nil, nil, invalid("messages", "at least one message is required")
 	}
