@@ -195,6 +195,10 @@ func (g *Gateway) EditImages(ctx context.Context, scope Scope, req *ImageEditReq
 	if err != nil {
 		return nil, err
 	}
+	// The members the request's tags leave out are not asked whether they take it.
+	if targets, err = g.tagTargets(model, req.Tags, targets); err != nil {
+		return nil, err
+	}
 	for _, t := range targets {
 		if err := req.checkEditFamily(gen, imageFamily(g.priceName(t.name)), t.name); err != nil {
 			return nil, err
