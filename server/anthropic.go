@@ -137,6 +137,11 @@ func (s *Server) handleCountTokens(g *completions.Gateway, w http.ResponseWriter
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	// The header's and the key's tags select a tag-filtered group's members as /v1/messages'
+	// (a count draws on no budget: the tags' accounts are not asked).
+	if req.Tags, err = headerTags(r, req.Tags); err != nil {
+		return s.openAIError(w, r, err)
+	}
 	n, err := g.CountTokens(r.Context(), completionsScope(r, received), req)
 	if err != nil {
 		return s.openAIError(w, r, err)

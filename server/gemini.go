@@ -313,6 +313,11 @@ func (s *Server) handleGeminiCountTokens(g *completions.Gateway, w http.Response
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	// The header's and the key's tags select a tag-filtered group's members as
+	// generateContent's (a count draws on no budget).
+	if req.Tags, err = headerTags(r, req.Tags); err != nil {
+		return s.openAIError(w, r, err)
+	}
 	n, err := g.CountTokens(r.Context(), completionsScope(r, received), req)
 	if err != nil {
 		return s.openAIError(w, r, err)
