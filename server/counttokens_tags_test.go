@@ -17,39 +17,7 @@ import (
 // generateContent do: a tag-filtered group none of whose members they select is LiteLLM's
 // 401 on each, and a tag that selects one is counted.
 func TestCountTokensTags(t *testing.T) {
-	ups := httptest.NewServer(&fakeOpenAIUpstream{})
-	t.Cleanup(ups.Close)
-	st := newTestStore(t)
-	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
-		Prices: providers.DefaultCatalog(), Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
-		ModelGroups: map[string]completions.ModelGroup{"gpt-4": {Models: []string{"openai/ok", "openai/ok2"},
-			Tags: [][]string{{"teamA"}, {"teamB"}}, TagFiltering: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
-	if err := Completions(g)(s); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	call := func(key, path, header, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("X-Goog-Api-Key", key)
-		if header != "" {
-			req.Header.Set("x-litellm-tags", header)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	s, call := tagGroupServer(t)
 	const messages = `{"model":"gpt-4","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
 	const gemini = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`
 	const refused = "Not allowed to access model due to tags configuration. Passed model=gpt-4 and tags=['teamC']"
@@ -74,5 +42,45 @@ func TestCountTokensTags(t *testing.T) {
 		if st, b := call(k.Key, rt.path, "", rt.body); st != http.StatusUnauthorized || !strings.Contains(b, refused) {
 			t.Errorf("%s, a key tagged teamC: %d %s; want LiteLLM's 401", rt.name, st, b)
 		}
+	}
+}
+
+// tagGroupServer serves the tag-filtered model group "gpt-4" (openai/ok tagged teamA,
+// openai/ok2 tagged teamB) with virtual keys; call posts body to path with key (as a
+// bearer and a Gemini key) and x-litellm-tags header (none: "").
+func tagGroupServer(t *testing.T) (*Server, func(key, path, header, body string) (int, string)) {
+	t.Helper()
+	ups := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(ups.Close)
+	st := newTestStore(t)
+	g, err := completions.New(completions.Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "sk-up"})),
+		Prices: providers.DefaultCatalog(), Store: st, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
+		ModelGroups: map[string]completions.ModelGroup{"gpt-4": {Models: []string{"openai/ok", "openai/ok2"},
+			Tags: [][]string{{"teamA"}, {"teamB"}}, TagFiltering: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return s, func(key, path, header, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("X-Goog-Api-Key", key)
+		if header != "" {
+			req.Header.Set("x-litellm-tags", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
 }

@@ -17,12 +17,20 @@ import (
 // keyTags returns the tags of a key's metadata (its "tags" label), checked as request tags
 // are; none without the label.
 func keyTags(md map[string]any) ([]string, error) {
-	return checkKeyTags("metadata.tags", md["tags"])
+	return checkKeyTags("metadata.tags", md["tags"], "the key's tags: every request of the key carries them")
 }
 
-// checkKeyTags checks raw, a key's tags given as field (a JSON list of strings; nil: none),
-// as request tags are, and returns them without repeats.
-func checkKeyTags(field string, raw any) ([]string, error) {
+// teamTags returns the tags of a team's metadata (its "tags" label, LiteLLM's team-level
+// tags), checked as keyTags checks a key's: every request of the team's keys carries them
+// after the key's own (as LiteLLM's proxy merges them); none without the label.
+func teamTags(md map[string]any) ([]string, error) {
+	return checkKeyTags("metadata.tags", md["tags"], "the team's tags: every request of its keys carries them")
+}
+
+// checkKeyTags checks raw, a key's or a team's tags given as field (a JSON list of
+// strings; nil: none), as request tags are, and returns them without repeats; whose says
+// what they are for the error.
+func checkKeyTags(field string, raw any, whose string) ([]string, error) {
 	invalid := func(format string, args ...any) error {
 		e := Validation(http.StatusUnprocessableEntity, format, args...)
 		e.Param = field
@@ -47,7 +55,7 @@ func checkKeyTags(field string, raw any) ([]string, error) {
 		tags = append(tags, t)
 	}
 	if err := completions.CheckTags(field, tags); err != nil {
-		return nil, invalid("%s (the key's tags: every request of the key carries them)", userMessage(err))
+		return nil, invalid("%s (%s)", userMessage(err), whose)
 	}
 	return completions.AddTags(nil, tags...), nil
 }
@@ -60,7 +68,7 @@ func (req *keyRequest) linkTags(metadataGiven bool) error {
 	for i, t := range req.Tags {
 		list[i] = t
 	}
-	tags, err := checkKeyTags("tags", list)
+	tags, err := checkKeyTags("tags", list, "the key's tags: every request of the key carries them")
 	if err != nil {
 		return err
 	}
@@ -97,9 +105,9 @@ func withKeyTags(md map[string]any, tags []string) map[string]any {
 	return out
 }
 
-// requestKeyTags adds the tags of the virtual key r is made with (keyTags, kept in its
-// scope) to tags, the request's; the request's alone when r's key is not a virtual key or
-// has none.
+// requestKeyTags adds the tags of the virtual key r is made with (keyTags, then its team's
+// teamTags, kept in its scope) to tags, the request's; the request's alone when r's key is
+// not a virtual key or has none.
 func requestKeyTags(r *http.Request, tags []string) []string {
 	p, _ := PrincipalFrom(r.Context())
 	if vk, ok := p.Scope.(virtualKeyScope); ok && len(vk.Tags) > 0 {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -426,6 +427,11 @@ func keyScopes(st *store.Store) ScopeResolver {
 					return nil, err
 				}
 				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
+				// The team's tags after the key's, read with the team on every request: a
+				// /team/update applies at once. A label an earlier build kept unchecked is left out.
+				if tt, err := teamTags(t.Metadata); err == nil && len(tt) > 0 {
+					vk.Tags = completions.AddTags(slices.Clone(vk.Tags), tt...)
+				}
 				org = t.OrganizationID
 			}
 			if org != "" {

@@ -196,6 +196,9 @@ func checkNewTeamID(id string) error {
 // checkTeamRequest validates req (its checks are a key's, on the fields a team has) and
 // returns the team account's limits.
 func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool) (completions.BudgetLimits, error) {
+	if _, err := teamTags(req.Metadata); err != nil {
+		return completions.BudgetLimits{}, err
+	}
 	l, err := checkKeyRequest(g, keyRequest{Name: req.Name, Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, BudgetDuration: req.BudgetDuration,
 		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, Metadata: req.Metadata, Blocked: req.Blocked}, time.Now(), checkModels)
 	if err != nil {
