@@ -151,3 +151,14 @@ func (g *Gateway) tagTargets(asked string, tags []string, targets []target) ([]t
 	}
 	return kept, nil
 }
+
+// asTagRoutingError returns the *TagRoutingError of err's chain, or nil. Apart from its
+// caller so that the target variable errors.As needs is allocated only when there is an
+// error (a request without one allocates nothing for it).
+func asTagRoutingError(err error) *TagRoutingError {
+	var te *TagRoutingError
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}

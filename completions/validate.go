@@ -74,8 +74,10 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	// goes on to the group's fallbacks (and the request's) as any other failure does, its
 	// fallbacks that fit the tags are tried; the error stands when none does.
 	var unfit *TagRoutingError
-	if err != nil && !errors.As(err, &unfit) {
-		return nil, nil, err
+	if err != nil {
+		if unfit = asTagRoutingError(err); unfit == nil {
+			return nil, nil, err
+		}
 	}
 	// A fallback group none of whose members the tags select is passed over.
 	fallbacks, fallbacksFrom, _, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, req.Tags)
