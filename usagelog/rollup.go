@@ -20,7 +20,8 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// Rollup keeps each key's daily spend per request tag and per model in a store.Store
+// Rollup keeps each key's daily spend per request tag, per model, per team and per virtual
+// key in a store.Store
 // (collection store.SpendRollups): unlike the Recorder's history it survives restarts, and
 // on a shared PostgreSQL store every replica adds to the same totals. It is a
 // completions.Observer: requests are added up in memory and written every
@@ -34,6 +35,7 @@ type Rollup struct {
 
 	mu      sync.Mutex
 	pending map[string]*DayTotals // store key -> increments not yet written
+	keyBuf  []byte                // addPending's key, reused
 	// failed are written batches whose outcome is unknown (the store said no, perhaps
 	// after committing): they are written again under their ids, which the rows remember.
 	failed []rollupBatch
@@ -90,19 +92,39 @@ func (t *DayTotals) add(o DayTotals) {
 	t.SavedUSD += o.SavedUSD
 }
 
-// SpendRow is one day's totals of one tag or model (SpendBy).
+// SpendRow is one day's totals of one tag, model, team or key (Spend's grouping): the field
+// of the grouping is set, the others are empty.
 type SpendRow struct {
 	Day   string `json:"day"` // YYYY-MM-DD, UTC
 	Tag   string `json:"tag,omitempty"`
 	Model string `json:"model,omitempty"`
+	// Team is the team id (completions.RequestRecord.TeamID) of SpendByTeam.
+	Team string `json:"team,omitempty"`
+	// Key is the virtual key id (completions.RequestRecord.KeyID) of SpendByKey, "" for the
+	// requests the owner made with no virtual key (its own key, a job key).
+	Key string `json:"key,omitempty"`
 	DayTotals
 }
 
-// Spend groupings.
+// Spend groupings. SpendByTeam counts only the requests of a team's virtual keys; the team
+// and key totals are kept from the release that added them on (the days before have none).
 const (
 	SpendByTag   = "tag"
 	SpendByModel = "model"
+	SpendByTeam  = "team"
+	SpendByKey   = "key"
 )
+
+// Rollup row kinds (the third part of a row's store key), per grouping.
+const (
+	kindTag   = "t"
+	kindModel = "m"
+	kindTeam  = "tm"
+	kindKey   = "k"
+)
+
+// spendKinds are the row kinds of the Spend groupings.
+var spendKinds = map[string]string{SpendByTag: kindTag, SpendByModel: kindModel, SpendByTeam: kindTeam, SpendByKey: kindKey}
 
 // NewRollup returns a Rollup writing to st, its writer started.
 func NewRollup(st *store.Store, opts RollupOptions) *Rollup {
@@ -122,8 +144,8 @@ func NewRollup(st *store.Store, opts RollupOptions) *Rollup {
 
 var _ completions.Observer = (*Rollup)(nil)
 
-// rollupKey is a store key: the owner (escaped), the day, "t" or "m", the tag or model
-// (a name over maxRollupName bytes cut and followed by a hash of it: model names are the
+// rollupKey is a store key: the owner (escaped), the day, the kind ("t" tag, "m" model,
+// "tm" team, "k" virtual key), the tag, model, team or key id ("" for none) (a name over maxRollupName bytes cut and followed by a hash of it: model names are the
 // caller's, and a store key has a size limit).
 func rollupKey(owner, day, kind, name string) string {
 	if len(name) > maxRollupName {
@@ -133,7 +155,21 @@ func rollupKey(owner, day, kind, name string) string {
 	return url.PathEscape(owner) + "/" + day + "/" + kind + "/" + name
 }
 
-// maxRollupName bounds the tag or model part of a rollup key.
+// appendRollupKey appends rollupKey(owner, day, kind, name) to b.
+func appendRollupKey(b []byte, owner string, day []byte, kind, name string) []byte {
+	if len(name) > maxRollupName {
+		return append(b, rollupKey(owner, string(day), kind, name)...)
+	}
+	b = append(b, url.PathEscape(owner)...) // owner itself (no copy) when nothing is escaped
+	b = append(b, '/')
+	b = append(b, day...)
+	b = append(b, '/')
+	b = append(b, kind...)
+	b = append(b, '/')
+	return append(b, name...)
+}
+
+// maxRollupName bounds the name part of a rollup key.
 const maxRollupName = 200
 
 // rollupBatch is increments written in one transaction under one id.
@@ -161,7 +197,8 @@ const rollupBatchRows = 256
 // still writes).
 const rollupWriteTimeout = 30 * time.Second
 
-// ObserveRequest adds rec to its owner's totals of the day, per tag and per model
+// ObserveRequest adds rec to its owner's totals of the day, per tag, per model, per key
+// (rec.KeyID, "" without one) and per team (rec.TeamID, when it has one)
 // (completions.Observer; it does not block on the store).
 func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
 	var t DayTotals
@@ -182,20 +219,30 @@ func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord
 			model = rec.Attempts[n-1].Model
 		}
 	}
-	day := r.opts.Now().UTC().Format(time.DateOnly)
+	var dayBuf [len(time.DateOnly)]byte
+	day := r.opts.Now().UTC().AppendFormat(dayBuf[:0], time.DateOnly)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.addPending(rollupKey(rec.Owner, day, "m", model), t)
-	for _, tag := range completions.AddTags(nil, rec.Tags...) {
-		r.addPending(rollupKey(rec.Owner, day, "t", tag), t)
+	r.addPending(rec.Owner, day, kindModel, model, t)
+	for i, tag := range rec.Tags {
+		if !slices.Contains(rec.Tags[:i], tag) { // a tag named twice counts once
+			r.addPending(rec.Owner, day, kindTag, tag, t)
+		}
+	}
+	r.addPending(rec.Owner, day, kindKey, rec.KeyID, t)
+	if rec.TeamID != "" {
+		r.addPending(rec.Owner, day, kindTeam, rec.TeamID, t)
 	}
 }
 
-func (r *Rollup) addPending(key string, t DayTotals) {
-	p := r.pending[key]
+// addPending adds t to the pending row of owner, day, kind and name; r.mu is held. The
+// row's key is built in r.keyBuf, so adding to a row already pending allocates nothing.
+func (r *Rollup) addPending(owner string, day []byte, kind, name string, t DayTotals) {
+	r.keyBuf = appendRollupKey(r.keyBuf[:0], owner, day, kind, name)
+	p := r.pending[string(r.keyBuf)]
 	if p == nil {
 		p = &DayTotals{}
-		r.pending[key] = p
+		r.pending[string(r.keyBuf)] = p
 	}
 	p.add(t)
 }
@@ -300,12 +347,13 @@ func (r *Rollup) Close(ctx context.Context) error {
 const MaxSpendDays = 366
 
 // Spend returns owner's daily totals from day from to day to (UTC, inclusive) grouped by
-// tag (SpendByTag) or model (SpendByModel), by day then costliest first; what was observed
-// but not yet written is written first, so a caller sees its own requests.
+// tag (SpendByTag), model (SpendByModel), team (SpendByTeam) or virtual key (SpendByKey),
+// by day then costliest first; what was observed but not yet written is written first, so
+// a caller sees its own requests.
 func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by string) ([]SpendRow, error) {
-	kind := map[string]string{SpendByTag: "t", SpendByModel: "m"}[by]
+	kind := spendKinds[by]
 	if kind == "" {
-		return nil, fmt.Errorf("usagelog: spend by %q (want tag or model)", by)
+		return nil, fmt.Errorf("usagelog: spend by %q (want tag, model, team or key)", by)
 	}
 	if from.After(to) || to.Sub(from) >= MaxSpendDays*24*time.Hour {
 		return nil, fmt.Errorf("usagelog: spend from %s to %s: at most %d days, from first", from.Format(time.DateOnly), to.Format(time.DateOnly), MaxSpendDays)
@@ -342,10 +390,15 @@ func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by
 				return nil, fmt.Errorf("usagelog: a daily spend record %q: %w", e.Key, err)
 			}
 			row := SpendRow{Day: day, DayTotals: t.DayTotals}
-			if kind == "t" {
+			switch kind {
+			case kindTag:
 				row.Tag = name
-			} else {
+			case kindModel:
 				row.Model = name
+			case kindTeam:
+				row.Team = name
+			default:
+				row.Key = name
 			}
 			rows = append(rows, row)
 		}
@@ -365,7 +418,7 @@ func sortRows(rows []SpendRow) []SpendRow {
 		if a.CostUSD != b.CostUSD {
 			return a.CostUSD > b.CostUSD
 		}
-		return a.Tag+a.Model < b.Tag+b.Model
+		return a.Tag+a.Model+a.Team+a.Key < b.Tag+b.Model+b.Team+b.Key
 	})
 	return rows
 }
