@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -18,9 +19,10 @@ import (
 // /team/daily/activity and /tag/daily/activity: per day, the spend, tokens and requests with
 // a breakdown per model, provider, api key and entity (team or tag), in LiteLLM's
 // SpendAnalyticsPaginatedResponse. The routes here answer them from the durable daily spend
-// (usagelog.Rollup), which keeps an owner's totals per day and model and per day and tag:
-// what it does not keep (per api key, per user, per team, per model group, prompt-cache
-// tokens) is refused as a filter and left empty or zero in the answer, never made up.
+// (usagelog.Rollup), which keeps an owner's totals per day and model, tag, team and virtual
+// key (each apart: not per team and model, say): what it does not keep (per user, per model
+// group, prompt-cache tokens, the combinations) is refused as a filter and left empty or
+// zero in the answer, never made up.
 
 // litellmSpendMetrics are LiteLLM's SpendMetrics: one day's (or one breakdown entry's)
 // totals.
@@ -47,10 +49,12 @@ func (m *litellmSpendMetrics) add(t usagelog.DayTotals) {
 	m.SuccessfulRequests += t.Requests - t.Errors + t.CacheHits
 }
 
-// litellmKeyMetadata is LiteLLM's KeyMetadata.
+// litellmKeyMetadata is LiteLLM's KeyMetadata: the key as it is now.
 type litellmKeyMetadata struct {
-	KeyAlias *string `json:"key_alias"`
-	TeamID   *string `json:"team_id"`
+	KeyAlias  *string `json:"key_alias" jsonschema:"description=The virtual key's name (null without one\\, and for the calling key's own requests)"`
+	TeamID    *string `json:"team_id" jsonschema:"description=The virtual key's team"`
+	UserID    *string `json:"user_id" jsonschema:"description=The virtual key's user_id"`
+	KeyExists bool    `json:"key_exists" jsonschema:"description=false for a key deleted since"`
 }
 
 // litellmKeyMetric is LiteLLM's KeyMetricWithMetadata.
@@ -62,9 +66,9 @@ type litellmKeyMetric struct {
 // litellmMetric is LiteLLM's MetricWithMetadata.
 type litellmMetric struct {
 	Metrics  litellmSpendMetrics `json:"metrics"`
-	Metadata map[string]any      `json:"metadata" jsonschema:"description=Always empty"`
-	// APIKeyBreakdown is always empty: the daily spend is not kept per key.
-	APIKeyBreakdown map[string]litellmKeyMetric `json:"api_key_breakdown" jsonschema:"description=Always empty: the daily spend is not kept per key"`
+	Metadata map[string]any      `json:"metadata" jsonschema:"description=On /team/daily/activity's entities the team's team_alias; else empty"`
+	// APIKeyBreakdown is always empty: the daily spend is not kept per model and key.
+	APIKeyBreakdown map[string]litellmKeyMetric `json:"api_key_breakdown" jsonschema:"description=Always empty: the daily spend is not kept per model (or tag or team) and key together"`
 }
 
 // litellmBreakdown is LiteLLM's BreakdownMetrics: a day's totals per model, provider, …
@@ -74,8 +78,8 @@ type litellmBreakdown struct {
 	ModelGroups map[string]litellmMetric    `json:"model_groups" jsonschema:"description=Always empty: the daily spend keeps the model that answered\\, not the name asked for"`
 	Providers   map[string]litellmMetric    `json:"providers" jsonschema:"description=Per provider: the provider part of each model's provider/model (unknown for requests that tried none); empty on /tag/daily/activity"`
 	Endpoints   map[string]litellmMetric    `json:"endpoints" jsonschema:"description=Always empty: the daily spend is not kept per endpoint"`
-	APIKeys     map[string]litellmKeyMetric `json:"api_keys" jsonschema:"description=Always empty: the daily spend is not kept per key"`
-	Entities    map[string]litellmMetric    `json:"entities" jsonschema:"description=On /tag/daily/activity per tag; else empty (the daily spend is not kept per user or team)"`
+	APIKeys     map[string]litellmKeyMetric `json:"api_keys" jsonschema:"description=On /user/daily/activity per key (a virtual key's id\\, the calling key's owner id for its own requests) unless model is given; else empty"`
+	Entities    map[string]litellmMetric    `json:"entities" jsonschema:"description=On /tag/daily/activity per tag\\, on /team/daily/activity per team id; else empty (the daily spend is not kept per user)"`
 }
 
 // newLiteLLMBreakdown is a breakdown with every map empty (LiteLLM answers {} for none).
@@ -84,11 +88,15 @@ func newLiteLLMBreakdown() litellmBreakdown {
 		Providers: map[string]litellmMetric{}, Endpoints: map[string]litellmMetric{}, APIKeys: map[string]litellmKeyMetric{}, Entities: map[string]litellmMetric{}}
 }
 
-// addTo adds t to m's entry name.
-func addTo(m map[string]litellmMetric, name string, t usagelog.DayTotals) {
+// addTo adds t to m's entry name; md is the entry's metadata when it is new (nil for
+// none).
+func addTo(m map[string]litellmMetric, name string, md map[string]any, t usagelog.DayTotals) {
 	e, ok := m[name]
 	if !ok {
-		e = litellmMetric{Metadata: map[string]any{}, APIKeyBreakdown: map[string]litellmKeyMetric{}}
+		if md == nil {
+			md = map[string]any{}
+		}
+		e = litellmMetric{Metadata: md, APIKeyBreakdown: map[string]litellmKeyMetric{}}
 	}
 	e.Metrics.add(t)
 	m[name] = e
@@ -129,15 +137,17 @@ type dailyActivityQuery struct {
 	from, to       time.Time
 	model          string
 	page, pageSize int
-	// names are the tags (tag route) to read; nil for every one.
+	// names are the tags (tag route) or team ids (team route) to read; nil for every one.
 	names []string
+	// exclude are the team ids the team route leaves out.
+	exclude []string
+	// apiKey is the user route's api_key ("" for every key).
+	apiKey string
 }
 
 // dailyActivityRoute describes one of the three routes.
 type dailyActivityRoute struct {
 	path, summary string
-	// by is the rollup grouping read (usagelog.SpendByModel or SpendByTag).
-	by string
 	// params are the route's own query parameters besides the common ones, with their
 	// documentation; refused are LiteLLM parameters it answers with a 400 when given, with why.
 	params  []QueryParam
@@ -151,8 +161,12 @@ const (
 	dailyActivityMaxPageSize     = 1000
 )
 
-// notPerKey is why api_key is refused.
-const notPerKey = "the daily spend is not kept per key here: GET /spend/logs?api_key=…&start_date=…&end_date=… sums one key's recent requests per day"
+// The daily activity routes.
+const (
+	userDailyActivity = "/user/daily/activity"
+	teamDailyActivity = "/team/daily/activity"
+	tagDailyActivity  = "/tag/daily/activity"
+)
 
 // litellmDailyActivityRoutes registers GET /user/daily/activity, /team/daily/activity and
 // /tag/daily/activity over roll.
@@ -164,45 +178,235 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 		{Name: "page_size", Description: "Days per page (default 50)", Type: "integer", Minimum: Bound(1), Maximum: Bound(dailyActivityMaxPageSize)},
 		{Name: "timezone", Description: "The caller's UTC offset in minutes (JavaScript's getTimezoneOffset); accepted and without effect: the days are UTC days (as LiteLLM keys its past days)",
 			Type: "integer", Minimum: Bound(-24 * 60), Maximum: Bound(24 * 60)},
-		{Name: "api_key", Description: "Not supported: " + notPerKey + "; a 400 naming it"},
 	}
-	model := QueryParam{Name: "model", Description: "Only this model: provider/model as in breakdown.models (or the model without its provider)"}
+	model := QueryParam{Name: "model", Description: "Only this model: provider/model as in breakdown.models (or the model without its provider); not with api_key"}
 	routes := []dailyActivityRoute{
-		{path: "/user/daily/activity", by: usagelog.SpendByModel,
-			summary: "LiteLLM's user daily activity: this key's spend, tokens and requests per day (with its virtual keys') from the durable daily spend, broken down per model and provider; no api_key, model group, user or prompt-cache figures (not kept)",
-			params:  []QueryParam{model, {Name: "user_id", Description: "Not supported: the daily spend is not kept per user; a 400 naming it"}},
+		{path: userDailyActivity,
+			summary: "LiteLLM's user daily activity: this key's spend, tokens and requests per day (with its virtual keys') from the durable daily spend, broken down per model and provider and per api key " +
+				"(breakdown.api_keys keyed as /spend/logs shows api_key: a virtual key's id vk_…, the calling key's own requests under its owner id key_…; metadata.key_alias is the key's name; empty with model, as the keys' totals are not kept per model); " +
+				"api_key answers one key's days (models and providers then empty); no model group, user or prompt-cache figures (not kept)",
+			params: []QueryParam{model,
+				{Name: "api_key", Description: "Only this key's requests, as /spend/logs takes it: a virtual key's id (vk_…), the key itself or its SHA-256 hex (LiteLLM's hashed token), or the calling key's owner id (key_…) or the key itself for its own requests; not with model (a 400 naming api_key)"},
+				{Name: "user_id", Description: "Not supported: the daily spend is not kept per user; a 400 naming it"}},
 			refused: map[string]string{"user_id": "the daily spend is not kept per user here (a virtual key's user_id is a label of the key)"}},
-		{path: "/team/daily/activity", by: usagelog.SpendByModel,
-			summary: "LiteLLM's team daily activity: the daily spend is not kept per team, so it answers this key's whole spend per day (every virtual key's, in a team or not) as /user/daily/activity does, its entities empty; team_ids or exclude_team_ids are a 400",
-			params: []QueryParam{model, {Name: "team_ids", Description: "Not supported: the daily spend is not kept per team; a 400 naming it"},
-				{Name: "exclude_team_ids", Description: "Not supported: the daily spend is not kept per team; a 400 naming it"}},
-			refused: map[string]string{"team_ids": "the daily spend is not kept per team here", "exclude_team_ids": "the daily spend is not kept per team here"}},
-		{path: "/tag/daily/activity", by: usagelog.SpendByTag,
+		{path: teamDailyActivity,
+			summary: "LiteLLM's team daily activity: the spend, tokens and requests of this key's teams per day (the requests made with a team's virtual keys; the others do not count), per team id in breakdown.entities (metadata.team_alias the team's name); " +
+				"team_ids narrows to these teams and exclude_team_ids leaves these out; no model, provider or api_key breakdown (the teams' totals are not kept per model or key); the days before team totals were kept have none",
+			params: []QueryParam{
+				{Name: "team_ids", Description: "Only these teams: team ids, comma-separated"},
+				{Name: "exclude_team_ids", Description: "Not these teams: team ids, comma-separated"},
+				{Name: "model", Description: "Not supported: the teams' totals are not kept per model; a 400 naming it"},
+				{Name: "api_key", Description: "Not supported: the teams' totals are not kept per key (GET /user/daily/activity?api_key= answers one key's days); a 400 naming it"}},
+			refused: map[string]string{"model": "the daily spend by team is not kept per model here (GET /user/daily/activity?model= reads the spend per model)",
+				"api_key": "the daily spend by team is not kept per key here (GET /user/daily/activity?api_key= reads one key's days)"}},
+		{path: tagDailyActivity,
 			summary: "LiteLLM's tag daily activity: the spend, tokens and requests of this key's requests per day and request tag (with its virtual keys') from the durable daily spend, per tag in breakdown.entities; a request naming several tags counts in each; no model, provider or api_key breakdown (the tags' totals are not kept per model or key)",
 			params: []QueryParam{{Name: "tags", Description: "Only these tags, comma-separated (default: every tag but the batches' own batch:…)"},
-				{Name: "model", Description: "Not supported: the tags' totals are not kept per model; a 400 naming it"}},
-			refused: map[string]string{"model": "the daily spend by tag is not kept per model here (GET /user/daily/activity?model= reads the spend per model)"}},
+				{Name: "model", Description: "Not supported: the tags' totals are not kept per model; a 400 naming it"},
+				{Name: "api_key", Description: "Not supported: the tags' totals are not kept per key (GET /user/daily/activity?api_key= answers one key's days); a 400 naming it"}},
+			refused: map[string]string{"model": "the daily spend by tag is not kept per model here (GET /user/daily/activity?model= reads the spend per model)",
+				"api_key": "the daily spend by tag is not kept per key here (GET /user/daily/activity?api_key= reads one key's days)"}},
 	}
 	for _, rt := range routes {
 		query := append(slices.Clone(common), rt.params...)
 		s.Handle(Route{Method: "GET", Path: rt.path, Summary: rt.summary, Tags: []string{"LiteLLM compatibility", "Usage"},
 			Response: litellmDailyActivity{}, Query: query,
 			Errors: map[int]string{
-				400: "start_date or end_date missing or not YYYY-MM-DD, end_date before start_date or more than 365 days after it, a bad page or page_size, a parameter not supported here (api_key, …) or unknown: the message and param name it",
+				400: "start_date or end_date missing or not YYYY-MM-DD, end_date before start_date or more than 365 days after it, a bad page or page_size, model with api_key, a parameter not supported here (user_id, a team or tag route's model or api_key) or unknown: the message and param name it",
 				403: "a virtual key or job key called (as /global/spend/logs: the daily spend is its owner's, every key's)"}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q, err := readDailyActivityQuery(r.URL.Query(), rt, query)
 				if err != nil {
 					return err
 				}
-				rows, err := roll.Spend(r.Context(), owner(r), q.from, q.to, rt.by)
+				a, err := s.dailyActivity(r.Context(), owner(r), roll, rt.path, q)
 				if err != nil {
-					return fmt.Errorf("server: reading the daily spend: %w", err)
+					return err
 				}
-				writeJSON(w, http.StatusOK, dailyActivity(rows, rt.by, q))
+				writeJSON(w, http.StatusOK, a)
 				return nil
 			})
 	}
+}
+
+// dailyActivity reads who's daily spend q asks of route path and sums it into LiteLLM's
+// answer.
+func (s *Server) dailyActivity(ctx context.Context, who string, roll *usagelog.Rollup, path string, q dailyActivityQuery) (litellmDailyActivity, error) {
+	spend := func(by string) ([]usagelog.SpendRow, error) {
+		rows, err := roll.Spend(ctx, who, q.from, q.to, by)
+		if err != nil {
+			return nil, fmt.Errorf("server: reading the daily spend: %w", err)
+		}
+		return rows, nil
+	}
+	b := activityDays{days: map[string]*litellmDailySpend{}}
+	switch path {
+	case tagDailyActivity:
+		rows, err := spend(usagelog.SpendByTag)
+		if err != nil {
+			return litellmDailyActivity{}, err
+		}
+		for _, row := range rows {
+			if q.names == nil && strings.HasPrefix(row.Tag, completions.BatchTagPrefix) {
+				continue // the batches' own tags, as /tag/list leaves them out
+			}
+			if q.names != nil && !slices.Contains(q.names, row.Tag) {
+				continue
+			}
+			addTo(b.count(row).Breakdown.Entities, row.Tag, nil, row.DayTotals)
+		}
+	case teamDailyActivity:
+		rows, err := spend(usagelog.SpendByTeam)
+		if err != nil {
+			return litellmDailyActivity{}, err
+		}
+		teams, err := storedTeamsOf(ctx, s.cfg.Store, who)
+		if err != nil {
+			return litellmDailyActivity{}, fmt.Errorf("server: listing teams: %w", err)
+		}
+		alias := make(map[string]string, len(teams))
+		for _, t := range teams {
+			alias[t.TeamID] = t.Name
+		}
+		for _, row := range rows {
+			if q.names != nil && !slices.Contains(q.names, row.Team) || slices.Contains(q.exclude, row.Team) {
+				continue
+			}
+			var md map[string]any // a deleted team's: empty
+			if name, ok := alias[row.Team]; ok {
+				md = map[string]any{"team_alias": nil} // null for a team without a name, as LiteLLM's
+				if name != "" {
+					md["team_alias"] = name
+				}
+			}
+			addTo(b.count(row).Breakdown.Entities, row.Team, md, row.DayTotals)
+		}
+	default: // userDailyActivity
+		keyMeta, err := s.dailyActivityKeys(ctx, who)
+		if err != nil {
+			return litellmDailyActivity{}, err
+		}
+		keyRows, err := spend(usagelog.SpendByKey)
+		if err != nil {
+			return litellmDailyActivity{}, err
+		}
+		if q.apiKey != "" {
+			id := s.spendLogsAPIKey(ctx, who, q.apiKey) // "-" for no key of who's: no rows
+			for _, row := range keyRows {
+				if row.Key == id || row.Key == "" && id == who {
+					b.addKey(b.count(row), row, who, keyMeta)
+				}
+			}
+			break
+		}
+		rows, err := spend(usagelog.SpendByModel)
+		if err != nil {
+			return litellmDailyActivity{}, err
+		}
+		for _, row := range rows {
+			name := row.Model
+			if q.model != "" && name != q.model && modelWithoutProvider(name) != q.model {
+				continue
+			}
+			d := b.count(row)
+			provider := "unknown" // LiteLLM's provider of a request without one
+			if name != usagelog.NoModel {
+				addTo(d.Breakdown.Models, name, nil, row.DayTotals)
+				if p, _, ok := strings.Cut(name, "/"); ok {
+					provider = p
+				}
+			}
+			addTo(d.Breakdown.Providers, provider, nil, row.DayTotals)
+		}
+		if q.model == "" { // the keys' totals are not kept per model
+			for _, row := range keyRows {
+				if d := b.days[row.Day]; d != nil {
+					b.addKey(d, row, who, keyMeta)
+				}
+			}
+		}
+	}
+	return b.answer(q), nil
+}
+
+// dailyActivityKeys is LiteLLM's KeyMetadata of who's virtual keys by id, and of who's own
+// requests (under who).
+func (s *Server) dailyActivityKeys(ctx context.Context, who string) (map[string]litellmKeyMetadata, error) {
+	keys, err := s.listKeys(ctx, who)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]litellmKeyMetadata, len(keys)+1)
+	for _, k := range keys {
+		md := litellmKeyMetadata{KeyExists: true}
+		if k.Name != "" {
+			md.KeyAlias = &k.Name
+		}
+		if k.TeamID != "" {
+			md.TeamID = &k.TeamID
+		}
+		if u, _ := k.Metadata["user_id"].(string); u != "" {
+			md.UserID = &u
+		}
+		out[k.ID] = md
+	}
+	out[who] = litellmKeyMetadata{KeyExists: true}
+	return out, nil
+}
+
+// activityDays sums rows into the days of a daily activity answer.
+type activityDays struct {
+	days  map[string]*litellmDailySpend
+	total litellmSpendMetrics
+}
+
+// count adds row to its day's and the period's totals and returns its day.
+func (b *activityDays) count(row usagelog.SpendRow) *litellmDailySpend {
+	d := b.days[row.Day]
+	if d == nil {
+		d = &litellmDailySpend{Date: row.Day, Breakdown: newLiteLLMBreakdown()}
+		b.days[row.Day] = d
+	}
+	d.Metrics.add(row.DayTotals)
+	b.total.add(row.DayTotals)
+	return d
+}
+
+// addKey adds a per-key row to d's api_keys, under the key's id or, for who's own
+// requests (row.Key ""), under who, as /spend/logs names them.
+func (b *activityDays) addKey(d *litellmDailySpend, row usagelog.SpendRow, who string, meta map[string]litellmKeyMetadata) {
+	id := row.Key
+	if id == "" {
+		id = who
+	}
+	e, ok := d.Breakdown.APIKeys[id]
+	if !ok {
+		e.Metadata = meta[id] // a deleted key's: no alias, key_exists false
+	}
+	e.Metrics.add(row.DayTotals)
+	d.Breakdown.APIKeys[id] = e
+}
+
+// answer is LiteLLM's daily activity answer of the days: those with any request, newest
+// first, the page q asks for, and the totals of every day.
+func (b *activityDays) answer(q dailyActivityQuery) litellmDailyActivity {
+	dates := make([]string, 0, len(b.days))
+	for day := range b.days {
+		dates = append(dates, day)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(dates)))
+	pages := max(1, (len(dates)+q.pageSize-1)/q.pageSize)
+	total := b.total
+	out := litellmDailyActivity{Results: []litellmDailySpend{}, Metadata: litellmDailySpendMetadata{
+		TotalSpend: total.Spend, TotalPromptTokens: total.PromptTokens, TotalCompletionTokens: total.CompletionTokens,
+		TotalTokens: total.TotalTokens, TotalAPIRequests: total.APIRequests, TotalSuccessfulRequests: total.SuccessfulRequests,
+		TotalFailedRequests: total.FailedRequests, Page: q.page, TotalPages: pages, HasMore: q.page < pages}}
+	if lo := (q.page - 1) * q.pageSize; lo < len(dates) {
+		for _, day := range dates[lo:min(lo+q.pageSize, len(dates))] {
+			out.Results = append(out.Results, *b.days[day])
+		}
+	}
+	return out
 }
 
 // readDailyActivityQuery parses and checks a daily activity query; params are the route's.
@@ -212,9 +416,6 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 	for name, vs := range v {
 		if !slices.ContainsFunc(vs, func(s string) bool { return s != "" }) {
 			continue
-		}
-		if name == "api_key" {
-			return q, litellmInvalid(name, "api_key: %s", notPerKey)
 		}
 		if why, ok := rt.refused[name]; ok {
 			return q, litellmInvalid(name, "%s: %s", name, why)
@@ -227,7 +428,7 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 		slices.Sort(unknown)
 		names := make([]string, 0, len(params))
 		for _, p := range params {
-			if p.Name != "api_key" && rt.refused[p.Name] == "" {
+			if rt.refused[p.Name] == "" {
 				names = append(names, p.Name)
 			}
 		}
@@ -269,68 +470,32 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 			return q, litellmInvalid("timezone", "timezone: must be a UTC offset in minutes (-1440 to 1440), got %q", tz)
 		}
 	}
-	q.model = v.Get("model")
+	q.model, q.apiKey = v.Get("model"), v.Get("api_key")
+	if q.model != "" && q.apiKey != "" {
+		return q, litellmInvalid("api_key", "api_key: the daily spend per key is not kept per model here: ask for one key's days or one model's, not both")
+	}
 	if tags := v.Get("tags"); tags != "" {
 		q.names = completions.SplitTags(tags)
+	}
+	if ids := v.Get("team_ids"); ids != "" {
+		q.names = splitIDs(ids)
+	}
+	if ids := v.Get("exclude_team_ids"); ids != "" {
+		q.exclude = splitIDs(ids)
 	}
 	return q, nil
 }
 
-// dailyActivity sums rows (the daily spend grouped by, usagelog.SpendByModel or
-// SpendByTag) into LiteLLM's daily activity answer: the days with any request of q, newest
-// first, the page q asks for, and the totals of every day.
-func dailyActivity(rows []usagelog.SpendRow, by string, q dailyActivityQuery) litellmDailyActivity {
-	days := map[string]*litellmDailySpend{}
-	var total litellmSpendMetrics
-	for _, row := range rows {
-		name := row.Model
-		if by == usagelog.SpendByTag {
-			name = row.Tag
-			if q.names == nil && strings.HasPrefix(name, completions.BatchTagPrefix) {
-				continue // the batches' own tags, as /tag/list leaves them out
-			}
-			if q.names != nil && !slices.Contains(q.names, name) {
-				continue
-			}
-		} else if q.model != "" && name != q.model && modelWithoutProvider(name) != q.model {
-			continue
-		}
-		d := days[row.Day]
-		if d == nil {
-			d = &litellmDailySpend{Date: row.Day, Breakdown: newLiteLLMBreakdown()}
-			days[row.Day] = d
-		}
-		d.Metrics.add(row.DayTotals)
-		total.add(row.DayTotals)
-		if by == usagelog.SpendByTag {
-			addTo(d.Breakdown.Entities, name, row.DayTotals)
-			continue
-		}
-		provider := "unknown" // LiteLLM's provider of a request without one
-		if name != usagelog.NoModel {
-			addTo(d.Breakdown.Models, name, row.DayTotals)
-			if p, _, ok := strings.Cut(name, "/"); ok {
-				provider = p
-			}
-		}
-		addTo(d.Breakdown.Providers, provider, row.DayTotals)
-	}
-	dates := make([]string, 0, len(days))
-	for day := range days {
-		dates = append(dates, day)
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(dates)))
-	pages := max(1, (len(dates)+q.pageSize-1)/q.pageSize)
-	out := litellmDailyActivity{Results: []litellmDailySpend{}, Metadata: litellmDailySpendMetadata{
-		TotalSpend: total.Spend, TotalPromptTokens: total.PromptTokens, TotalCompletionTokens: total.CompletionTokens,
-		TotalTokens: total.TotalTokens, TotalAPIRequests: total.APIRequests, TotalSuccessfulRequests: total.SuccessfulRequests,
-		TotalFailedRequests: total.FailedRequests, Page: q.page, TotalPages: pages, HasMore: q.page < pages}}
-	if lo := (q.page - 1) * q.pageSize; lo < len(dates) {
-		for _, day := range dates[lo:min(lo+q.pageSize, len(dates))] {
-			out.Results = append(out.Results, *days[day])
+// splitIDs are the ids of a comma-separated list, spaces around each trimmed, empty ones
+// left out.
+func splitIDs(s string) []string {
+	ids := []string{}
+	for _, id := range strings.Split(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
 		}
 	}
-	return out
+	return ids
 }
 
 // modelWithoutProvider is a provider/model name's model part (the name itself without a

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -58,9 +61,9 @@ func dailyActivityAnswer(t *testing.T, s *Server, key, path string) litellmDaily
 }
 
 // TestLiteLLMDailyActivity: requests made through the gateway on two days (by the operator
-// and its virtual key, tagged or not, one failing) come back from /user/daily/activity,
-// /team/daily/activity and /tag/daily/activity per day, newest first, with their spend,
-// tokens and requests, per model and provider (the user and team routes) or per tag (the tag
+// and its virtual key, tagged or not, one failing) come back from /user/daily/activity and
+// /tag/daily/activity per day, newest first, with their spend, tokens and requests, per
+// model, provider and api key (the user route) or per tag (the tag
 // route), and the totals of the period; model and tags filter, page and page_size page the
 // days; another operator sees only its own; a virtual key is refused.
 func TestLiteLLMDailyActivity(t *testing.T) {
@@ -84,7 +87,7 @@ func TestLiteLLMDailyActivity(t *testing.T) {
 	chatOK(t, hs.URL, completionsOtherKey, "openai/ok", `"metadata":{"tags":["eng"]},`)
 
 	const period = "?start_date=2026-03-01&end_date=2026-03-02"
-	for _, path := range []string{"/user/daily/activity", "/team/daily/activity"} {
+	for _, path := range []string{"/user/daily/activity"} {
 		a := dailyActivityAnswer(t, s, testKey, path+period)
 		if len(a.Results) != 2 || a.Results[0].Date != "2026-03-02" || a.Results[1].Date != "2026-03-01" {
 			t.Fatalf("%s: the two days, newest first: %+v", path, a.Results)
@@ -105,7 +108,11 @@ func TestLiteLLMDailyActivity(t *testing.T) {
 		if pm := b.Providers["openai"].Metrics; len(b.Providers) != 1 || pm.APIRequests != 4 || pm.FailedRequests != 1 || math.Abs(pm.Spend-d2.Metrics.Spend) > 1e-9 {
 			t.Fatalf("%s: providers %+v", path, b.Providers)
 		}
-		if b.APIKeys == nil || len(b.APIKeys) != 0 || len(b.Entities) != 0 || len(b.ModelGroups) != 0 {
+		if own := b.APIKeys[ownerOfKey(t, testKey)]; len(b.APIKeys) != 2 || own.Metrics.APIRequests != 3 || own.Metrics.FailedRequests != 1 ||
+			b.APIKeys[vk.Token].Metrics.APIRequests != 1 || math.Abs(b.APIKeys[vk.Token].Metrics.Spend-cost(a3)) > 1e-9 || !own.Metadata.KeyExists {
+			t.Fatalf("%s: api keys %+v", path, b.APIKeys)
+		}
+		if len(b.Entities) != 0 || len(b.ModelGroups) != 0 {
 			t.Fatalf("%s: not kept, so empty: %+v", path, b)
 		}
 		md := a.Metadata
@@ -162,7 +169,8 @@ func TestLiteLLMDailyActivity(t *testing.T) {
 }
 
 // TestLiteLLMDailyActivityBadQuery: a missing or bad date, a bad page, a parameter the
-// daily spend cannot answer (api_key, user_id, team_ids, a tag route's model) or an unknown
+// daily spend cannot answer (user_id, api_key with model, a team or tag route's model or
+// api_key, team_ids but on the team route) or an unknown
 // one is a 400 in LiteLLM's envelope naming it.
 func TestLiteLLMDailyActivityBadQuery(t *testing.T) {
 	_, s, _ := dailyActivityServer(t)
@@ -177,10 +185,12 @@ func TestLiteLLMDailyActivityBadQuery(t *testing.T) {
 		{"/user/daily/activity", ok + "&page=0", "page"},
 		{"/user/daily/activity", ok + "&page_size=1001", "page_size"},
 		{"/user/daily/activity", ok + "&timezone=CET", "timezone"},
-		{"/user/daily/activity", ok + "&api_key=vk_x", "api_key"},
+		{"/user/daily/activity", ok + "&api_key=vk_x&model=openai/ok", "api_key"},
 		{"/user/daily/activity", ok + "&user_id=u1", "user_id"},
-		{"/team/daily/activity", ok + "&team_ids=t1,t2", "team_ids"},
-		{"/team/daily/activity", ok + "&exclude_team_ids=t1", "exclude_team_ids"},
+		{"/user/daily/activity", ok + "&team_ids=t1", "team_ids"},
+		{"/team/daily/activity", ok + "&model=openai/ok", "model"},
+		{"/team/daily/activity", ok + "&api_key=vk_x", "api_key"},
+		{"/tag/daily/activity", ok + "&api_key=vk_x", "api_key"},
 		{"/tag/daily/activity", ok + "&model=openai/ok", "model"},
 		{"/tag/daily/activity", ok + "&team_ids=t1", "team_ids"},
 		{"/user/daily/activity", ok + "&tags=eng", "tags"},
@@ -191,5 +201,87 @@ func TestLiteLLMDailyActivityBadQuery(t *testing.T) {
 		if e, _ := r.body["error"].(map[string]any); e["param"] != c.param {
 			t.Fatalf("%s?%s: param %v, want %s (%s)", c.path, c.query, e["param"], c.param, r.raw)
 		}
+	}
+}
+
+// TestLiteLLMDailyActivityPerTeamAndKey: /team/daily/activity counts the requests of team
+// keys only, per team id in entities (with its team_alias); team_ids narrows and
+// exclude_team_ids excludes. /user/daily/activity's api_keys are per virtual key id (the
+// operator's own requests under its owner id, as /spend/logs shows them), with the key's
+// alias and team; api_key (an id, the key itself, its hash, the owner id) answers one key's
+// days; a key of nobody's answers none.
+func TestLiteLLMDailyActivityPerTeamAndKey(t *testing.T) {
+	hs, s, setNow := dailyActivityServer(t)
+	for _, body := range []string{`{"team_id":"eng","team_alias":"Engineering"}`, `{"team_id":"ops"}`} {
+		if r := do(t, s, "POST", "/team/new", testKey, body); r.status != http.StatusOK {
+			t.Fatalf("/team/new %s: %d %s", body, r.status, r.raw)
+		}
+	}
+	eng := litellmGenerate(t, s, `{"team_id":"eng","key_alias":"eng-bot"}`)
+	ops := litellmGenerate(t, s, `{"team_id":"ops"}`)
+	solo := litellmGenerate(t, s, `{"key_alias":"solo"}`)
+	day1 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	setNow(day1)
+	chatOK(t, hs.URL, eng.Key, "openai/ok", "")
+	chatOK(t, hs.URL, eng.Key, "openai/ok", "")
+	chatOK(t, hs.URL, ops.Key, "openai/ok", "")
+	chatOK(t, hs.URL, solo.Key, "openai/ok", "")
+	setNow(day1.AddDate(0, 0, 1))
+	chatOK(t, hs.URL, ops.Key, "openai/ok", "")
+	chatOK(t, hs.URL, testKey, "openai/ok", "")
+	chatOK(t, hs.URL, completionsOtherKey, "openai/ok", "")
+
+	const period = "?start_date=2026-03-01&end_date=2026-03-02"
+	a := dailyActivityAnswer(t, s, testKey, "/team/daily/activity"+period)
+	if len(a.Results) != 2 || a.Metadata.TotalAPIRequests != 4 {
+		t.Fatalf("teams: the team keys' 4 requests on 2 days: %+v", a)
+	}
+	d2, d1 := a.Results[0], a.Results[1]
+	if e := d1.Breakdown.Entities; len(e) != 2 || e["eng"].Metrics.APIRequests != 2 || e["eng"].Metadata["team_alias"] != "Engineering" ||
+		e["ops"].Metrics.APIRequests != 1 || e["ops"].Metadata["team_alias"] != nil || d1.Metrics.APIRequests != 3 {
+		t.Fatalf("teams of day 1: %+v", d1)
+	}
+	if e := d2.Breakdown.Entities; len(e) != 1 || e["ops"].Metrics.APIRequests != 1 || d2.Metrics.APIRequests != 1 || len(d2.Breakdown.Models) != 0 {
+		t.Fatalf("teams of day 2: %+v", d2)
+	}
+	for q, want := range map[string]int64{"&team_ids=eng": 2, "&team_ids=eng,%20ops": 4, "&exclude_team_ids=eng": 2, "&team_ids=eng,ops&exclude_team_ids=ops": 2, "&team_ids=nosuch": 0} {
+		if a := dailyActivityAnswer(t, s, testKey, "/team/daily/activity"+period+q); a.Metadata.TotalAPIRequests != want {
+			t.Fatalf("%s: %d requests, want %d: %+v", q, a.Metadata.TotalAPIRequests, want, a)
+		}
+	}
+	if a := dailyActivityAnswer(t, s, completionsOtherKey, "/team/daily/activity"+period); len(a.Results) != 0 {
+		t.Fatalf("the other operator has no teams: %+v", a)
+	}
+
+	own := ownerOfKey(t, testKey)
+	a = dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period)
+	k1 := a.Results[1].Breakdown.APIKeys
+	if len(k1) != 3 || k1[eng.Token].Metrics.APIRequests != 2 || *k1[eng.Token].Metadata.KeyAlias != "eng-bot" || *k1[eng.Token].Metadata.TeamID != "eng" ||
+		k1[solo.Token].Metadata.TeamID != nil || k1[ops.Token].Metrics.APIRequests != 1 {
+		t.Fatalf("keys of day 1: %+v", k1)
+	}
+	if k2 := a.Results[0].Breakdown.APIKeys; len(k2) != 2 || k2[own].Metrics.APIRequests != 1 || k2[own].Metadata.KeyAlias != nil || k2[ops.Token].Metrics.APIRequests != 1 {
+		t.Fatalf("keys of day 2: %+v", k2)
+	}
+	sum := sha256.Sum256([]byte(ops.Key))
+	for _, ref := range []string{ops.Token, ops.Key, hex.EncodeToString(sum[:])} {
+		a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&api_key="+url.QueryEscape(ref))
+		if len(a.Results) != 2 || a.Metadata.TotalAPIRequests != 2 || len(a.Results[0].Breakdown.APIKeys) != 1 || a.Results[0].Breakdown.APIKeys[ops.Token].Metrics.APIRequests != 1 ||
+			len(a.Results[0].Breakdown.Models) != 0 {
+			t.Fatalf("api_key=%s: %+v", ref, a)
+		}
+	}
+	for _, ref := range []string{own, testKey} {
+		if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&api_key="+url.QueryEscape(ref)); len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 1 ||
+			a.Results[0].Breakdown.APIKeys[own].Metrics.APIRequests != 1 {
+			t.Fatalf("api_key=%s (the operator's own): %+v", ref, a)
+		}
+	}
+	if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&api_key=sk-nobodys"); len(a.Results) != 0 || a.Metadata.TotalAPIRequests != 0 {
+		t.Fatalf("a key of nobody's: %+v", a)
+	}
+	// With model, the days are the model's and api_keys empty (not kept per model).
+	if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&model=openai/ok"); a.Metadata.TotalAPIRequests != 6 || len(a.Results[0].Breakdown.APIKeys) != 0 {
+		t.Fatalf("model=openai/ok: %+v", a)
 	}
 }
