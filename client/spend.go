@@ -65,11 +65,20 @@ func (c *Client) Spend(ctx context.Context, q SpendQuery) (*SpendReport, error) 
 // and the page of them (newest first).
 type DailyActivityQuery struct {
 	From, To time.Time
-	// Model keeps one model's requests (provider/model, or the model alone); not on
-	// TagDailyActivity, whose totals are not kept per model.
+	// Model keeps one model's requests (provider/model, or the model alone); on
+	// UserDailyActivity only (the tag and team totals are not kept per model), and not
+	// with APIKey.
 	Model string
+	// APIKey keeps one key's requests (UserDailyActivity only): a virtual key's id (vk_…),
+	// the key itself or its SHA-256 hex, or the calling key's owner id (key_…) or the key
+	// itself for its own requests, as GET /spend/logs takes it. The days then have no model
+	// or provider breakdown.
+	APIKey string
 	// Tags keeps these tags' totals (TagDailyActivity only); nil for every tag.
 	Tags []string
+	// TeamIDs keeps these teams' totals and ExcludeTeamIDs leaves these teams' out
+	// (TeamDailyActivity only); nil for every team.
+	TeamIDs, ExcludeTeamIDs []string
 	// Page (from 1) and PageSize (1 to 1000 days) page the days; 0 for the server's
 	// defaults (1 and 50).
 	Page, PageSize int
@@ -90,18 +99,41 @@ type ActivityMetrics struct {
 	FailedRequests     int64 `json:"failed_requests"`
 }
 
-// ActivityEntry is one model's, provider's or tag's totals of a day.
+// ActivityEntry is one model's, provider's, tag's or team's totals of a day.
 type ActivityEntry struct {
 	Metrics ActivityMetrics `json:"metrics"`
+	// Metadata is a team's {"team_alias": name} (TeamDailyActivity); else empty.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-// ActivityBreakdown splits a day's totals per model (provider/model) and provider (user
-// and team activity) or per tag (Entities, tag activity). The server keeps no totals per
-// key, user or team, so LiteLLM's other breakdowns are always empty and left out here.
+// ActivityKeyEntry is one key's totals of a day, with the key as it is now.
+type ActivityKeyEntry struct {
+	Metrics  ActivityMetrics     `json:"metrics"`
+	Metadata ActivityKeyMetadata `json:"metadata"`
+}
+
+// ActivityKeyMetadata describes a key of ActivityBreakdown.APIKeys (LiteLLM's KeyMetadata).
+type ActivityKeyMetadata struct {
+	// KeyAlias is the virtual key's name ("" for none, and for the calling key's own
+	// requests); TeamID and UserID are its team and user_id.
+	KeyAlias string `json:"key_alias"`
+	TeamID   string `json:"team_id"`
+	UserID   string `json:"user_id"`
+	// KeyExists is false for a key deleted since.
+	KeyExists bool `json:"key_exists"`
+}
+
+// ActivityBreakdown splits a day's totals per model (provider/model), provider and key
+// (user activity), per tag (Entities, tag activity) or per team id (Entities, team
+// activity). The server keeps no totals per user, model group or endpoint, so LiteLLM's
+// other breakdowns are always empty and left out here.
 type ActivityBreakdown struct {
 	Models    map[string]ActivityEntry `json:"models"`
 	Providers map[string]ActivityEntry `json:"providers"`
-	Entities  map[string]ActivityEntry `json:"entities"`
+	// APIKeys are keyed by the virtual key's id (vk_…) or, for the calling key's own
+	// requests, its owner id (key_…), as SpendLogs names them; empty with a Model query.
+	APIKeys  map[string]ActivityKeyEntry `json:"api_keys"`
+	Entities map[string]ActivityEntry    `json:"entities"`
 }
 
 // ActivityDay is one day with any request.
@@ -132,15 +164,17 @@ type DailyActivity struct {
 	Metadata ActivityMetadata `json:"metadata"`
 }
 
-// UserDailyActivity returns this key's spend, tokens and requests per day and model from
-// the server's durable daily spend (LiteLLM's GET /user/daily/activity). A virtual key may
-// not call it (ErrForbidden); a bad query is ErrInvalid naming the parameter.
+// UserDailyActivity returns this key's spend, tokens and requests per day, model and key
+// from the server's durable daily spend (LiteLLM's GET /user/daily/activity). A virtual key
+// may not call it (ErrForbidden); a bad query is ErrInvalid naming the parameter.
 func (c *Client) UserDailyActivity(ctx context.Context, q DailyActivityQuery) (*DailyActivity, error) {
 	return c.dailyActivity(ctx, "/user/daily/activity", q)
 }
 
-// TeamDailyActivity is LiteLLM's GET /team/daily/activity: the server keeps no totals per
-// team, so it answers what UserDailyActivity does.
+// TeamDailyActivity returns the spend, tokens and requests of this key's teams (the
+// requests of their virtual keys) per day and team id (Breakdown.Entities, with the team's
+// team_alias), LiteLLM's GET /team/daily/activity; q.TeamIDs and q.ExcludeTeamIDs select
+// the teams.
 func (c *Client) TeamDailyActivity(ctx context.Context, q DailyActivityQuery) (*DailyActivity, error) {
 	return c.dailyActivity(ctx, "/team/daily/activity", q)
 }
@@ -163,8 +197,17 @@ func (c *Client) dailyActivity(ctx context.Context, path string, q DailyActivity
 	if q.Model != "" {
 		v.Set("model", q.Model)
 	}
+	if q.APIKey != "" {
+		v.Set("api_key", q.APIKey)
+	}
 	if len(q.Tags) > 0 {
 		v.Set("tags", strings.Join(q.Tags, ","))
+	}
+	if len(q.TeamIDs) > 0 {
+		v.Set("team_ids", strings.Join(q.TeamIDs, ","))
+	}
+	if len(q.ExcludeTeamIDs) > 0 {
+		v.Set("exclude_team_ids", strings.Join(q.ExcludeTeamIDs, ","))
 	}
 	if q.Page > 0 {
 		v.Set("page", strconv.Itoa(q.Page))

@@ -90,4 +90,39 @@ func TestDailyActivity(t *testing.T) {
 	if _, err := c.TeamDailyActivity(ctx, client.DailyActivityQuery{}); !errors.Is(err, client.ErrInvalid) {
 		t.Fatalf("no dates: %v", err)
 	}
+
+	// A team's key: its request counts in the team's entity and under the key's id.
+	for _, team := range []string{"eng", "ops"} {
+		if _, err := c.CreateTeam(ctx, &client.TeamRequest{TeamID: team, Name: team + "-team"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Name: "bot", TeamID: "eng"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := client.New(client.WithBaseURL(c.BaseURL()), client.WithAPIKey(vk.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = c.TeamDailyActivity(ctx, client.DailyActivityQuery{From: q.From, To: q.To, TeamIDs: []string{"eng", "ops"}}); err != nil || len(a.Results) != 1 {
+		t.Fatalf("team daily activity %+v %v", a, err)
+	}
+	if e := a.Results[0].Breakdown.Entities["eng"]; err != nil || len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 1 || e.Metrics.APIRequests != 1 || e.Metadata["team_alias"] != "eng-team" {
+		t.Fatalf("team daily activity %+v %v", a, err)
+	}
+	if a, err := c.TeamDailyActivity(ctx, client.DailyActivityQuery{From: q.From, To: q.To, ExcludeTeamIDs: []string{"eng"}}); err != nil || len(a.Results) != 0 {
+		t.Fatalf("team daily activity without eng %+v %v", a, err)
+	}
+	if a, err = c.UserDailyActivity(ctx, client.DailyActivityQuery{From: q.From, To: q.To, APIKey: vk.ID}); err != nil || len(a.Results) != 1 {
+		t.Fatalf("user daily activity of the key %+v %v", a, err)
+	}
+	if k := a.Results[0].Breakdown.APIKeys[vk.ID]; err != nil || len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 1 || k.Metrics.APIRequests != 1 ||
+		k.Metadata.KeyAlias != "bot" || k.Metadata.TeamID != "eng" || !k.Metadata.KeyExists {
+		t.Fatalf("user daily activity of the key %+v %v", a, err)
+	}
 }

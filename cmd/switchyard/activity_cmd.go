@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,16 +13,19 @@ import (
 )
 
 // runActivity is `switchyard activity`: LiteLLM's daily activity (/user/daily/activity, or
-// /tag/daily/activity with --by tag) of the calling key, per day with its per-model or
-// per-tag breakdown.
+// /tag/daily/activity with --by tag, /team/daily/activity with --by team) of the calling
+// key, per day with its per-model, per-tag, per-team or per-key breakdown.
 func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("activity", "activity [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by model|tag] [--model M] [--tags a,b] [--page N] [--page-size N]", stderr)
+	fs := newFlagSet("activity", "activity [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by model|tag|team|key] [--model M] [--tags a,b] [--teams a,b] [--exclude-teams a,b] [--api-key K] [--page N] [--page-size N]", stderr)
 	cf := addClientFlags(fs)
 	from := fs.String("from", "", "first day YYYY-MM-DD, UTC (default: 29 days before --to)")
 	to := fs.String("to", "", "last day YYYY-MM-DD, UTC (default today)")
-	by := fs.String("by", "model", "break each day down per model (/user/daily/activity) or per request tag (/tag/daily/activity)")
+	by := fs.String("by", "model", "break each day down per model or per key (/user/daily/activity), per request tag (/tag/daily/activity) or per team (/team/daily/activity: the requests of team keys only)")
 	model := fs.String("model", "", "--by model: only this model (provider/model or the model alone)")
 	tags := fs.String("tags", "", "--by tag: only these tags, comma-separated")
+	teams := fs.String("teams", "", "--by team: only these teams, comma-separated team ids")
+	excludeTeams := fs.String("exclude-teams", "", "--by team: not these teams, comma-separated team ids")
+	apiKey := fs.String("api-key", "", "--by key: only this key (a virtual key's id vk_…, the key itself, or the calling key's owner id key_… for its own requests)")
 	page := fs.Int("page", 0, "the page of days, newest first (default 1)")
 	pageSize := fs.Int("page-size", 0, "days per page, 1 to 1000 (default 50)")
 	pos, err := parseInterleaved(fs, args)
@@ -33,7 +35,7 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard activity --from 2025-06-01 --to 2025-06-30)", pos[0])
 	}
-	q := client.DailyActivityQuery{Model: *model, Page: *page, PageSize: *pageSize}
+	q := client.DailyActivityQuery{Model: *model, APIKey: *apiKey, Page: *page, PageSize: *pageSize}
 	if q.To, err = activityDay(*to, "--to", time.Now().UTC()); err != nil {
 		return err
 	}
@@ -43,24 +45,40 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *tags != "" {
 		q.Tags = strings.Split(*tags, ",")
 	}
+	if *teams != "" {
+		q.TeamIDs = strings.Split(*teams, ",")
+	}
+	if *excludeTeams != "" {
+		q.ExcludeTeamIDs = strings.Split(*excludeTeams, ",")
+	}
+	// The flags of the other groupings are refused before any request.
+	for _, f := range []struct {
+		given    bool
+		flag, by string
+	}{{q.Model != "", "--model", "model"}, {q.Tags != nil, "--tags", "tag"}, {q.TeamIDs != nil, "--teams", "team"},
+		{q.ExcludeTeamIDs != nil, "--exclude-teams", "team"}, {q.APIKey != "", "--api-key", "key"}} {
+		if f.given && *by != f.by {
+			why := ""
+			if f.flag == "--model" {
+				why = " (the spend per tag, team or key is not kept per model)"
+			}
+			return fmt.Errorf("%s is for --by %s%s", f.flag, f.by, why)
+		}
+	}
 	var call func(context.Context, client.DailyActivityQuery) (*client.DailyActivity, error)
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
 	switch *by {
-	case "model":
-		if q.Tags != nil {
-			return errors.New("--tags is for --by tag")
-		}
+	case "model", "key":
 		call = c.UserDailyActivity
 	case "tag":
-		if q.Model != "" {
-			return errors.New("--model is for --by model (the spend per tag is not kept per model)")
-		}
 		call = c.TagDailyActivity
+	case "team":
+		call = c.TeamDailyActivity
 	default:
-		return fmt.Errorf("--by: model or tag, got %q", *by)
+		return fmt.Errorf("--by: model, tag, team or key, got %q", *by)
 	}
 	a, err := call(ctx, q)
 	if err != nil {
@@ -73,17 +91,38 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(tw, "DAY\t%s\tREQUESTS\tFAILED\tTOKENS\tSPENT\n", strings.ToUpper(*by))
 	for _, d := range a.Results {
 		printActivityLine(tw, d.Date, "", d.Metrics)
-		entries := d.Breakdown.Models
-		if *by == "tag" {
-			entries = d.Breakdown.Entities
+		lines := map[string]client.ActivityMetrics{} // the breakdown's entries by label
+		switch *by {
+		case "model":
+			for name, e := range d.Breakdown.Models {
+				lines[name] = e.Metrics
+			}
+		case "tag":
+			for name, e := range d.Breakdown.Entities {
+				lines[name] = e.Metrics
+			}
+		case "team":
+			for id, e := range d.Breakdown.Entities {
+				if alias, _ := e.Metadata["team_alias"].(string); alias != "" {
+					id += " (" + alias + ")"
+				}
+				lines[id] = e.Metrics
+			}
+		case "key":
+			for id, e := range d.Breakdown.APIKeys {
+				if e.Metadata.KeyAlias != "" {
+					id += " (" + e.Metadata.KeyAlias + ")"
+				}
+				lines[id] = e.Metrics
+			}
 		}
-		names := make([]string, 0, len(entries))
-		for name := range entries {
+		names := make([]string, 0, len(lines))
+		for name := range lines {
 			names = append(names, name)
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			printActivityLine(tw, "", name, entries[name].Metrics)
+			printActivityLine(tw, "", name, lines[name])
 		}
 	}
 	m := a.Metadata
@@ -111,7 +150,7 @@ func activityDay(v, flag string, def time.Time) (time.Time, error) {
 }
 
 // printActivityLine writes one row of the activity table: a day's totals (name empty) or
-// one model's or tag's of the day above (day empty).
+// one model's, tag's, team's or key's of the day above (day empty).
 func printActivityLine(w io.Writer, day, name string, m client.ActivityMetrics) {
 	fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t$%.4f\n", day, name, m.APIRequests, m.FailedRequests, m.TotalTokens, m.SpendUSD)
 }

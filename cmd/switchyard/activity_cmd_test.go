@@ -35,6 +35,21 @@ func TestActivityCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.CreateTeam(context.Background(), &client.TeamRequest{TeamID: "eng", Name: "Engineering"}); err != nil {
+		t.Fatal(err)
+	}
+	vk, err := c.IssueKey(context.Background(), &client.KeyRequest{Name: "bot", TeamID: "eng"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := client.New(client.WithBaseURL(url), client.WithAPIKey(vk.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.Complete(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o-mini"},
+		Messages: []client.ChatMessage{{Role: "user", Content: []client.ContentBlock{{Type: "text", Text: "hello"}}}}}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tags := range [][]string{nil, {"team:a"}} {
 		if _, err := c.Complete(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o-mini"}, Tags: tags,
 			Messages: []client.ChatMessage{{Role: "user", Content: []client.ContentBlock{{Type: "text", Text: "hello"}}}}}); err != nil {
@@ -44,12 +59,26 @@ func TestActivityCommand(t *testing.T) {
 	// A day either side of today: midnight may pass.
 	days := []string{"--from", time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly), "--to", time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)}
 	code, out, errOut := cli(t, append([]string{"activity"}, days...)...)
-	if code != 0 || !regexp.MustCompile(`openai/gpt-4o-mini\s+2\s+0\s+\d+\s+\$`).MatchString(out) || !regexp.MustCompile(`total\s+2\s+0`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`openai/gpt-4o-mini\s+3\s+0\s+\d+\s+\$`).MatchString(out) || !regexp.MustCompile(`total\s+3\s+0`).MatchString(out) {
 		t.Fatalf("activity: %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, append([]string{"activity", "--by", "tag"}, days...)...)
 	if code != 0 || !regexp.MustCompile(`team:a\s+1\s+0`).MatchString(out) || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) {
 		t.Fatalf("activity --by tag: %d %s %s", code, out, errOut)
+	}
+	// Per team: only the team key's request; per key: the key (with its name) and the
+	// operator's own requests under its owner id.
+	code, out, errOut = cli(t, append([]string{"activity", "--by", "team", "--teams", "eng"}, days...)...)
+	if code != 0 || !regexp.MustCompile(`eng \(Engineering\)\s+1\s+0`).MatchString(out) || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) {
+		t.Fatalf("activity --by team: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, append([]string{"activity", "--by", "key"}, days...)...)
+	if code != 0 || !regexp.MustCompile(regexp.QuoteMeta(vk.ID)+` \(bot\)\s+1\s+0`).MatchString(out) || !regexp.MustCompile(`key_[0-9a-f]+\s+2\s+0`).MatchString(out) {
+		t.Fatalf("activity --by key: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, append([]string{"activity", "--by", "key", "--api-key", vk.ID}, days...)...)
+	if code != 0 || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) {
+		t.Fatalf("activity --by key --api-key: %d %s %s", code, out, errOut)
 	}
 	for _, c := range []struct {
 		args []string
@@ -58,7 +87,10 @@ func TestActivityCommand(t *testing.T) {
 		{[]string{"activity", "--by", "tag", "--model", "openai/gpt-4o-mini"}, "--model is for --by model"},
 		{[]string{"activity", "--tags", "team:a"}, "--tags is for --by tag"},
 		{[]string{"activity", "--from", "June"}, "--from"},
-		{[]string{"activity", "--by", "team"}, "--by"},
+		{[]string{"activity", "--by", "colour"}, "--by"},
+		{[]string{"activity", "--teams", "eng"}, "--teams is for --by team"},
+		{[]string{"activity", "--by", "team", "--api-key", "vk_x"}, "--api-key is for --by key"},
+		{[]string{"activity", "--by", "key", "--model", "openai/gpt-4o-mini"}, "--model is for --by model"},
 	} {
 		if code, _, errOut := cli(t, c.args...); code == 0 || !strings.Contains(errOut, c.want) {
 			t.Fatalf("%v: %d %s", c.args, code, errOut)

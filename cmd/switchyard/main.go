@@ -46,7 +46,7 @@ func commands() []command {
 		{"teams", "create teams (a budget, rate and model list their virtual keys share), list them with their spend, update or delete them; teams members adds, lists, updates and removes their users", runTeams},
 		{"orgs", "create organizations (LiteLLM's: a model list and an account over every team put in one), list them with their spend, teams and members, update or delete them; orgs members adds, lists, updates and removes their users", runOrgs},
 		{"tags", "give request tags budgets (LiteLLM's /tag/new: an account every request naming the tag draws on, across your virtual keys), list them with their spend, update or delete them", runTags},
-		{"activity", "show your spend, tokens and requests per day, per model or per request tag (LiteLLM's /user/daily/activity and /tag/daily/activity, from the server's daily spend)", runActivity},
+		{"activity", "show your spend, tokens and requests per day, per model, request tag, team or key (LiteLLM's /user/daily/activity, /tag/daily/activity and /team/daily/activity, from the server's daily spend)", runActivity},
 		{"deployments", "add, update and delete the deployments the gateway routes a model name to (LiteLLM's /model/new: stored, served at once, the api_key sealed), or list all of them", runDeployments},
 		{"users", "create users (LiteLLM's internal users: a budget and model list the virtual keys made for them share), list them with their spend, teams and keys, update or delete them", runUsers},
 		{"customers", "list the end users your apps name in their requests with their spend, create them with budgets and model lists, block, unblock, update or delete them", runCustomers},
