@@ -556,24 +556,38 @@ type litellmGlobalSpendDay struct {
 
 // litellmGlobalSpendRoutes registers GET /global/spend/logs over the durable daily spend.
 func (s *Server) litellmGlobalSpendRoutes(roll *usagelog.Rollup) {
-	s.Handle(Route{Method: "GET", Path: "/global/spend/logs", Summary: "LiteLLM's global spend logs: this key's spend per day over the last 30 days (with its virtual keys') from the durable daily spend; days without spend are left out",
+	s.Handle(Route{Method: "GET", Path: "/global/spend/logs", Summary: "LiteLLM's global spend logs: this key's spend per day over the last 30 days (with its virtual keys'; api_key= one key's) from the durable daily spend; days without spend are left out",
 		Tags: []string{"LiteLLM compatibility", "Usage"}, Response: []litellmGlobalSpendDay{},
-		Query:  []QueryParam{{Name: "api_key", Description: "Not supported: the daily spend is not kept per key (GET /spend/logs?api_key= with start_date and end_date sums one key's recent requests per day); a 400 naming it"}},
+		Query:  []QueryParam{{Name: "api_key", Description: "Only this key's spend per day: a virtual key (its token vk_… as /spend/logs shows it\\, or the key itself) or this key itself (its own requests\\, not its virtual keys'); a key that is not this key's answers no days"}},
 		Errors: map[int]string{400: "api_key or another parameter given: the message and param name it", 403: "a virtual key or job key called (as on LiteLLM the route is the admin's)"}},
 		func(w http.ResponseWriter, r *http.Request) error {
+			apiKey := ""
 			for name, vs := range r.URL.Query() {
 				if !slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
 					continue
 				}
-				if name == "api_key" {
-					return litellmInvalid(name, "api_key: the daily spend is not kept per key here: use /spend/logs?api_key=…&start_date=…&end_date=… (its spend per day from the recent request history)")
+				if name == "api_key" && len(vs) == 1 {
+					apiKey = vs[0]
+					continue
 				}
-				return litellmInvalid(name, "unknown query parameter %s: /global/spend/logs takes none", name)
+				if name == "api_key" {
+					return litellmInvalid(name, "api_key: give one key")
+				}
+				return litellmInvalid(name, "unknown query parameter %s: /global/spend/logs takes only api_key", name)
 			}
+			who := owner(r)
 			to := time.Now().UTC().Truncate(24 * time.Hour)
-			rows, err := roll.Spend(r.Context(), owner(r), to.AddDate(0, 0, -30), to, usagelog.SpendByModel)
+			by := usagelog.SpendByModel
+			if apiKey != "" {
+				by = usagelog.SpendByKey
+			}
+			rows, err := roll.Spend(r.Context(), who, to.AddDate(0, 0, -30), to, by)
 			if err != nil {
 				return fmt.Errorf("server: reading the daily spend: %w", err)
+			}
+			if apiKey != "" {
+				id := s.spendLogsAPIKey(r.Context(), who, apiKey) // "-" for no key of who's: no rows
+				rows = slices.DeleteFunc(rows, func(row usagelog.SpendRow) bool { return row.Key != id && !(row.Key == "" && id == who) })
 			}
 			out := []litellmGlobalSpendDay{}
 			for _, row := range rows {

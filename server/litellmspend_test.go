@@ -299,7 +299,8 @@ func TestLiteLLMSpendLogsBadParams(t *testing.T) {
 // TestLiteLLMGlobalSpendLogs: GET /global/spend/logs answers the operator's spend per day
 // (its own requests and its virtual keys') from the durable daily spend, as LiteLLM's
 // MonthlyGlobalSpend rows; a virtual key is refused (the route is the admin's), another
-// operator sees none of it, and api_key (not kept per key) or another parameter is a 400.
+// operator sees none of it, api_key= narrows it to one key's days, and another parameter is
+// a 400.
 func TestLiteLLMGlobalSpendLogs(t *testing.T) {
 	prices, err := providers.ParseCatalog([]byte(`{"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
 	if err != nil {
@@ -340,7 +341,29 @@ func TestLiteLLMGlobalSpendLogs(t *testing.T) {
 	if r := do(t, s, "GET", "/global/spend/logs", vk.Key, ""); r.status != http.StatusForbidden {
 		t.Fatalf("a virtual key: %d %s", r.status, r.raw)
 	}
-	for q, param := range map[string]string{"api_key=" + vk.Token: "api_key", "start_date=2024-01-01": "start_date"} {
+	// api_key= one key's days: the virtual key's two requests (by its token or the key
+	// itself), the operator's own one, none for another operator's key.
+	sum := func(q string) float64 {
+		t.Helper()
+		r := do(t, s, "GET", "/global/spend/logs?"+q, testKey, "")
+		var days []struct {
+			Spend float64 `json:"spend"`
+		}
+		if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &days) != nil {
+			t.Fatalf("GET /global/spend/logs?%s: %d %s", q, r.status, r.raw)
+		}
+		var total float64
+		for _, d := range days {
+			total += d.Spend
+		}
+		return total
+	}
+	for q, want := range map[string]float64{"api_key=" + vk.Token: want * 2 / 3, "api_key=" + vk.Key: want * 2 / 3, "api_key=" + testKey: want / 3, "api_key=" + completionsOtherKey: 0} {
+		if got := sum(q); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: spend %v, want %v", q, got, want)
+		}
+	}
+	for q, param := range map[string]string{"api_key=a&api_key=b": "api_key", "start_date=2024-01-01": "start_date"} {
 		r := do(t, s, "GET", "/global/spend/logs?"+q, testKey, "")
 		wantLiteLLMError(t, r, http.StatusBadRequest, param)
 	}
