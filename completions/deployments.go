@@ -270,3 +270,21 @@ func (g *Gateway) GroupDeployments() []Deployment {
 	groups := g.ModelGroups()
 	return slices.DeleteFunc(g.Deployments(), func(d Deployment) bool { return !slices.Contains(groups, d.ModelName) })
 }
+
+// DeploymentIDOf is the ID of the deployment of model under modelName as Deployments lists
+// it: the id its configuration or store gives it, else DeploymentID. modelName "" (a
+// request that named several models) is read as model's own name.
+func (g *Gateway) DeploymentIDOf(modelName, model string) string {
+	if modelName == "" {
+		modelName = model
+	}
+	id := DeploymentID(modelName, model)
+	rt := g.routes()
+	if s, ok := rt.stored[id]; ok {
+		return s
+	}
+	if s, ok := rt.ids[id]; ok {
+		return s
+	}
+	return id
+}

@@ -498,6 +498,20 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // completionsError maps the gateway's typed errors onto statuses.
+// ErrorStatus is the HTTP status the gateway's routes answer a request that failed with
+// err: what the client was told, for metrics (telemetry.LiteLLMOptions.StatusOf); 500 for
+// an error of no known kind.
+func ErrorStatus(err error) int {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status
+	}
+	if ae := completionsError(err); ae != nil {
+		return ae.Status
+	}
+	return http.StatusInternalServerError
+}
+
 func completionsError(err error) *APIError {
 	var ve *completions.ValidationError
 	var af *completions.AllFailedError

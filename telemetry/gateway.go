@@ -34,6 +34,9 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 		gw = append(gw, o)
 		cost = append(cost, o)
 	}
+	if l := m.litellm.Load(); l != nil {
+		l.observe(m, r)
+	}
 	if r.Cache != "" {
 		m.cacheLookups.WithLabelValues(r.Cache).Inc()
 		m.cacheSaved.Add(r.SavedUSD)

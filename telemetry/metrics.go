@@ -35,6 +35,8 @@ type Metrics struct {
 	// knownModel decides which model names take a label value before answering
 	// (AdmitModels); nil: all. Read on every request, hence atomic.
 	knownModel atomic.Pointer[func(string) bool]
+	// litellm are the metrics under LiteLLM's names (EnableLiteLLM); nil: off.
+	litellm atomic.Pointer[liteLLMMetrics]
 
 	// Gateway (completions.Observer).
 	requests      *prometheus.CounterVec

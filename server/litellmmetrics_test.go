@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/telemetry"
+)
+
+// recordCosts keeps the cost of each answered request, to compare with the metrics.
+type recordCosts struct {
+	mu    sync.Mutex
+	spent float64
+}
+
+func (c *recordCosts) ObserveRequest(_ context.Context, r completions.RequestRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spent += r.Usage.Costs.Spent()
+}
+
+// liteLLMServer is a gateway over the fake upstream with metrics (LiteLLM's names on when
+// litellm) served at /metrics; up/ok is priced.
+func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Metrics, *recordCosts) {
+	t.Helper()
+	m := telemetry.New(telemetry.Options{})
+	up := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(up.Close)
+	in, out := 1e-6, 2e-6
+	prices := providers.DefaultCatalog().WithOwnPrices(map[string]providers.OwnPrice{"up/ok": {InputPerToken: &in, OutputPerToken: &out}})
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+	costs := &recordCosts{}
+	st := store.New(newTestDriver(t))
+	g, err := completions.New(completions.Options{Providers: reg, Prices: prices, Store: st, Observer: completions.Observers{m, costs},
+		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if litellm {
+		m.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: ErrorStatus, DeploymentID: g.DeploymentIDOf})
+	}
+	s, err := New(Config{Store: st, APIKeys: []string{testKey}}, Completions(g), MetricsEndpoint(m.Handler("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, m, costs
+}
+
+// series finds the one series of the family name whose labels include want; it fails the
+// test when there is not exactly one.
+func series(t *testing.T, m *telemetry.Metrics, name string, want map[string]string) *dto.Metric {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []*dto.Metric
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, s := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range s.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if hv, ok := have[k]; !ok || hv != v {
+					continue next
+				}
+			}
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s%v: %d series, want 1", name, want, len(found))
+	}
+	return found[0]
+}
+
+func labelNames(s *dto.Metric) string {
+	var n []string
+	for _, l := range s.GetLabel() {
+		n = append(n, l.GetName())
+	}
+	return strings.Join(n, ",")
+}
+
+// TestLiteLLMMetrics: with LiteLLM's metrics on, an answered request and a failed one through
+// the gateway show in LiteLLM's series with its label names: the requests by status_code,
+// the failure with its exception status and class, the spend equal to the priced cost, the
+// tokens, the latencies, and the deployments' calls and state.
+func TestLiteLLMMetrics(t *testing.T) {
+	hs, m, costs := liteLLMServer(t, true)
+	resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/ok","user":"cust-1","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("completion: %d %s", resp.StatusCode, body)
+	}
+	resp, body = post(t, hs.URL+"/api/v1/completions", testKey, `{"models":["up/down"],"maxRetries":0,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)
+	if resp.StatusCode < 400 {
+		t.Fatalf("failing completion: %d %s", resp.StatusCode, body)
+	}
+	failed := resp.Status[:3]
+
+	okID := completions.DeploymentID("up/ok", "up/ok")
+	total := series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"status_code": "200"})
+	if total.GetCounter().GetValue() != 1 || labelNames(total) != "api_key_alias,client_ip,end_user,hashed_api_key,model_id,requested_model,route,status_code,team,team_alias,user,user_agent,user_email" {
+		t.Errorf("total requests (200): %v", total)
+	}
+	want := map[string]string{"end_user": "cust-1", "requested_model": "up/ok", "model_id": okID, "hashed_api_key": "", "team": ""}
+	series(t, m, "litellm_proxy_total_requests_metric_total", want)
+	if f := series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"status_code": failed}); f.GetCounter().GetValue() != 1 {
+		t.Errorf("total requests (%s): %v", failed, f)
+	}
+	f := series(t, m, "litellm_proxy_failed_requests_metric_total", map[string]string{"exception_status": failed, "requested_model": "up/down"})
+	if f.GetCounter().GetValue() != 1 || labelNames(f) != "api_key_alias,client_ip,end_user,exception_class,exception_status,hashed_api_key,model_id,requested_model,route,team,team_alias,user,user_agent,user_email" {
+		t.Errorf("failed requests: %v", f)
+	}
+	for _, l := range f.GetLabel() {
+		if l.GetName() == "exception_class" && !strings.HasSuffix(l.GetValue(), "Error") {
+			t.Errorf("exception_class %q", l.GetValue())
+		}
+	}
+	spend := series(t, m, "litellm_spend_metric_total", map[string]string{"model": "up/ok", "end_user": "cust-1"}).GetCounter().GetValue()
+	if want := 7*1e-6 + 3*2e-6; spend <= 0 || math.Abs(spend-costs.spent) > 1e-12 || math.Abs(spend-want) > 1e-12 {
+		t.Errorf("spend %g, want the priced cost %g (%g)", spend, costs.spent, want)
+	}
+	for name, v := range map[string]float64{"litellm_total_tokens_metric_total": 10, "litellm_input_tokens_metric_total": 7, "litellm_output_tokens_metric_total": 3} {
+		if got := series(t, m, name, map[string]string{"model": "up/ok", "requested_model": "up/ok"}).GetCounter().GetValue(); got != v {
+			t.Errorf("%s = %g, want %g", name, got, v)
+		}
+	}
+	for _, name := range []string{"litellm_request_total_latency_metric", "litellm_llm_api_latency_metric"} {
+		if h := series(t, m, name, map[string]string{"model": "up/ok"}); h.GetHistogram().GetSampleCount() != 1 {
+			t.Errorf("%s: %v", name, h)
+		}
+	}
+	if h := series(t, m, "litellm_deployment_latency_per_output_token", map[string]string{"litellm_model_name": "up/ok", "api_provider": "up", "model_id": okID}); h.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("latency per output token: %v", h)
+	}
+	if c := series(t, m, "litellm_deployment_success_responses_total", map[string]string{"litellm_model_name": "up/ok", "requested_model": "up/ok"}); c.GetCounter().GetValue() != 1 {
+		t.Errorf("deployment successes: %v", c)
+	}
+	downFail := series(t, m, "litellm_deployment_failure_responses_total", map[string]string{"litellm_model_name": "up/down", "exception_status": "503", "exception_class": "Up.ServiceUnavailableError"})
+	if downFail.GetCounter().GetValue() != 1 {
+		t.Errorf("deployment failures: %v", downFail)
+	}
+	for model, want := range map[string]float64{"up/ok": 0, "up/down": 1} {
+		if g := series(t, m, "litellm_deployment_state", map[string]string{"litellm_model_name": model}); g.GetGauge().GetValue() != want {
+			t.Errorf("deployment state of %s: %v, want %g", model, g, want)
+		}
+		if c := series(t, m, "litellm_deployment_total_requests_total", map[string]string{"litellm_model_name": model}); c.GetCounter().GetValue() != 1 {
+			t.Errorf("deployment calls of %s: %v", model, c)
+		}
+	}
+	text := scrape(t, hs.URL)
+	for _, name := range []string{"litellm_proxy_total_requests_metric_total{", "litellm_spend_metric_total{", "litellm_deployment_state{", "litellm_request_total_latency_metric_bucket{"} {
+		if !strings.Contains(text, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+}
+
+func scrape(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return string(raw)
+}
+
+// TestLiteLLMMetricsOff: without EnableLiteLLM no series of LiteLLM's names exist.
+func TestLiteLLMMetricsOff(t *testing.T) {
+	hs, _, _ := liteLLMServer(t, false)
+	if resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("completion: %d %s", resp.StatusCode, body)
+	}
+	text := scrape(t, hs.URL)
+	if strings.Contains(text, "litellm_") || !strings.Contains(text, "switchyard_gateway_requests_total") {
+		t.Errorf("metrics with LiteLLM's off:\n%s", text)
+	}
+}

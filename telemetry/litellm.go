@@ -1,0 +1,304 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// LiteLLMOptions configure the metrics under LiteLLM's names (EnableLiteLLM).
+type LiteLLMOptions struct {
+	// StatusOf is the HTTP status a failed request was answered with (serve passes
+	// server.ErrorStatus); nil: an upstream failure's own status, else 500.
+	StatusOf func(error) int
+	// DeploymentID is LiteLLM's model_id of the deployment of model under modelGroup (serve
+	// passes completions.Gateway.DeploymentIDOf); nil: completions.DeploymentID.
+	DeploymentID func(modelGroup, model string) string
+}
+
+// liteLLMBuckets are LiteLLM's latency buckets (seconds).
+var liteLLMBuckets = []float64{0.005, 0.00625, 0.0125, 0.025, 0.05, 0.1, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7, 7.5, 8, 8.5,
+	9, 9.5, 10, 15, 20, 25, 30, 60, 120, 180, 240, 300}
+
+// The label values of one request, in LiteLLM's label names.
+const (
+	lEndUser = iota
+	lKeyHash
+	lKeyAlias
+	lTeam
+	lTeamAlias
+	lUser
+	lUserEmail
+	lRequested
+	lModel
+	lModelID
+	lRoute
+	lClientIP
+	lUserAgent
+	lStatus
+	lExcStatus
+	lExcClass
+	lLiteLLMModel
+	lAPIBase
+	lProvider
+	nLabels
+)
+
+var liteLLMLabelNames = [nLabels]string{"end_user", "hashed_api_key", "api_key_alias", "team", "team_alias", "user", "user_email",
+	"requested_model", "model", "model_id", "route", "client_ip", "user_agent", "status_code", "exception_status", "exception_class",
+	"litellm_model_name", "api_base", "api_provider"}
+
+// Each metric's labels in LiteLLM's order (litellm/types/integrations/prometheus.py).
+var (
+	llProxyTotal  = []int{lEndUser, lKeyHash, lKeyAlias, lRequested, lTeam, lTeamAlias, lUser, lStatus, lUserEmail, lRoute, lClientIP, lUserAgent, lModelID}
+	llProxyFailed = []int{lEndUser, lKeyHash, lKeyAlias, lRequested, lTeam, lTeamAlias, lUser, lUserEmail, lExcStatus, lExcClass, lRoute, lClientIP, lUserAgent, lModelID}
+	llReqLatency  = []int{lEndUser, lKeyHash, lKeyAlias, lRequested, lTeam, lTeamAlias, lUser, lModel, lModelID}
+	llAPILatency  = []int{lModel, lKeyHash, lKeyAlias, lTeam, lTeamAlias, lRequested, lEndUser, lUser, lModelID}
+	llSpend       = []int{lEndUser, lKeyHash, lKeyAlias, lModel, lTeam, lTeamAlias, lUser, lUserEmail, lClientIP, lUserAgent, lModelID}
+	llTokens      = []int{lEndUser, lKeyHash, lKeyAlias, lModel, lTeam, lTeamAlias, lUser, lUserEmail, lRequested, lModelID}
+	llPerToken    = []int{lLiteLLMModel, lModelID, lAPIBase, lProvider, lKeyHash, lKeyAlias, lTeam, lTeamAlias}
+	llDepState    = []int{lLiteLLMModel, lModelID, lAPIBase, lProvider}
+	llDepFailure  = []int{lRequested, lLiteLLMModel, lModelID, lAPIBase, lProvider, lExcStatus, lExcClass, lKeyHash, lKeyAlias, lTeam, lTeamAlias, lClientIP, lUserAgent}
+	llDepTotal    = []int{lRequested, lLiteLLMModel, lModelID, lAPIBase, lProvider, lKeyHash, lKeyAlias, lTeam, lTeamAlias, lClientIP, lUserAgent}
+)
+
+// liteLLMMetrics are the metrics under LiteLLM's names (EnableLiteLLM).
+type liteLLMMetrics struct {
+	opts LiteLLMOptions
+
+	proxyTotal, proxyFailed, spend, totalTokens, inputTokens, outputTokens *prometheus.CounterVec
+	reqLatency, apiLatency, ttft, perToken                                 *prometheus.HistogramVec
+	depSuccess, depFailure, depTotal                                       *prometheus.CounterVec
+	depState                                                               *prometheus.GaugeVec
+}
+
+func names(idx []int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = liteLLMLabelNames[j]
+	}
+	return out
+}
+
+// EnableLiteLLM adds the metrics LiteLLM's Prometheus callback serves, under its names and
+// label names, fed by the same request records as the gateway's own (ObserveRequest):
+// litellm_proxy_total_requests_metric_total, litellm_proxy_failed_requests_metric_total,
+// litellm_spend_metric_total, litellm_total_tokens_metric_total,
+// litellm_input_tokens_metric_total, litellm_output_tokens_metric_total,
+// litellm_request_total_latency_metric, litellm_llm_api_latency_metric,
+// litellm_llm_api_time_to_first_token_metric, litellm_deployment_state,
+// litellm_deployment_success_responses_total, litellm_deployment_failure_responses_total,
+// litellm_deployment_total_requests_total and litellm_deployment_latency_per_output_token.
+// hashed_api_key is the virtual key's id (what /key/info answers as token); the labels
+// Switchyard does not know (api_key_alias, team_alias, user_email, route, client_ip,
+// user_agent) are empty, as LiteLLM leaves a label it has no value for. Call it once,
+// before requests are served; without it none of these series exist.
+func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
+	l := &liteLLMMetrics{opts: opts}
+	counter := func(name, help string, idx []int) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, names(idx))
+	}
+	histogram := func(name, help string, idx []int, buckets []float64) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, names(idx))
+	}
+	l.proxyTotal = counter("litellm_proxy_total_requests_metric_total", "Total number of requests made to the proxy server - track number of client side requests", llProxyTotal)
+	l.proxyFailed = counter("litellm_proxy_failed_requests_metric_total", "Total number of failed responses from proxy - the client did not get a success response from the proxy", llProxyFailed)
+	l.spend = counter("litellm_spend_metric_total", "Total spend on LLM requests (USD, from the price catalogue)", llSpend)
+	l.totalTokens = counter("litellm_total_tokens_metric_total", "Total number of input + output tokens from LLM requests", llTokens)
+	l.inputTokens = counter("litellm_input_tokens_metric_total", "Total number of input tokens from LLM requests", llTokens)
+	l.outputTokens = counter("litellm_output_tokens_metric_total", "Total number of output tokens from LLM requests", llTokens)
+	l.reqLatency = histogram("litellm_request_total_latency_metric", "Total latency (seconds) for a request to the proxy", llReqLatency, liteLLMBuckets)
+	l.apiLatency = histogram("litellm_llm_api_latency_metric", "Total latency (seconds) for a models LLM API call", llAPILatency, liteLLMBuckets)
+	l.ttft = histogram("litellm_llm_api_time_to_first_token_metric", "Time to first token for a models LLM API call (streams)", llAPILatency, liteLLMBuckets)
+	l.perToken = histogram("litellm_deployment_latency_per_output_token", "LLM Deployment Analytics - Latency per output token", llPerToken, prometheus.DefBuckets)
+	l.depSuccess = counter("litellm_deployment_success_responses_total", "LLM Deployment Analytics - Total number of successful LLM API calls", llDepTotal)
+	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
+	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
+	l.depState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "litellm_deployment_state",
+		Help: "LLM Deployment Analytics - The state of the deployment: 0 = healthy, 1 = partial outage (its last call failed)"}, names(llDepState))
+	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
+		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState)
+	m.litellm.Store(l)
+}
+
+// pick fills dst with v's values at idx.
+func pick(dst []string, v *[nLabels]string, idx []int) []string {
+	dst = dst[:0]
+	for _, i := range idx {
+		dst = append(dst, v[i])
+	}
+	return dst
+}
+
+// observe records r under LiteLLM's names.
+func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
+	if r.Outcome == completions.RequestCancelled {
+		return // the client left: it was answered nothing, neither success nor failure
+	}
+	var v [nLabels]string
+	var buf [16]string
+	ok := r.Outcome == completions.RequestOK
+	v[lEndUser], v[lKeyHash], v[lTeam], v[lUser] = r.EndUser, r.KeyID, r.TeamID, r.UserID
+	requested := r.ModelGroup
+	if requested == "" {
+		requested = r.Requested
+	}
+	v[lRequested] = m.modelLabel(requested, ok)
+	answered := r.Model
+	if answered == "" && len(r.Attempts) > 0 {
+		answered = r.Attempts[len(r.Attempts)-1].Model
+	}
+	if answered != "" {
+		v[lModel] = m.modelLabel(answered, ok)
+		v[lModelID] = l.deploymentID(r.ModelGroup, answered)
+	}
+	if ok {
+		v[lStatus] = "200"
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
+		l.spend.WithLabelValues(pick(buf[:], &v, llSpend)...).Add(r.Usage.Costs.Spent())
+		in, out := float64(r.Usage.PromptTokens), float64(r.Usage.CompletionTokens)
+		tok := pick(buf[:], &v, llTokens)
+		l.totalTokens.WithLabelValues(tok...).Add(in + out)
+		l.inputTokens.WithLabelValues(tok...).Add(in)
+		l.outputTokens.WithLabelValues(tok...).Add(out)
+		l.reqLatency.WithLabelValues(pick(buf[:], &v, llReqLatency)...).Observe(r.Latency.Seconds())
+		if r.Stream && r.TTFT > 0 {
+			l.ttft.WithLabelValues(pick(buf[:], &v, llAPILatency)...).Observe(r.TTFT.Seconds())
+		}
+		if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Outcome == completions.OutcomeOK {
+			l.apiLatency.WithLabelValues(pick(buf[:], &v, llAPILatency)...).Observe(float64(r.Attempts[n-1].LatencyMS) / 1000)
+		}
+	} else {
+		status := l.status(r.Err)
+		if status == 401 {
+			return // LiteLLM leaves requests with an invalid key out of its metrics
+		}
+		v[lStatus] = strconv.Itoa(status)
+		v[lExcStatus] = v[lStatus]
+		v[lExcClass] = exceptionClass(r.Err, status)
+		l.proxyFailed.WithLabelValues(pick(buf[:], &v, llProxyFailed)...).Inc()
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
+	}
+	// The deployments called: one LiteLLM "LLM API call" per attempt.
+	baseModel := answered
+	for i, a := range r.Attempts {
+		if a.Started.IsZero() && a.Outcome != completions.OutcomeOK {
+			continue // skipped without a call (its breaker open, its limit reached)
+		}
+		v[lLiteLLMModel] = m.modelLabel(a.Model, a.Outcome == completions.OutcomeOK)
+		v[lModelID] = l.deploymentID(r.ModelGroup, a.Model)
+		v[lProvider], _, _ = strings.Cut(a.Model, "/")
+		v[lAPIBase] = ""
+		if a.Model == baseModel {
+			v[lAPIBase] = r.APIBase
+		}
+		state := 0.0
+		if a.Outcome == completions.OutcomeOK {
+			l.depSuccess.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
+			// LiteLLM's per-token latency: a stream's time to first token, else the call's.
+			lat := time.Duration(a.LatencyMS) * time.Millisecond
+			if r.Stream && r.TTFT > 0 && i == len(r.Attempts)-1 {
+				lat = r.TTFT
+			}
+			if out := r.Usage.CompletionTokens; out > 0 && i == len(r.Attempts)-1 {
+				l.perToken.WithLabelValues(pick(buf[:], &v, llPerToken)...).Observe(lat.Seconds() / float64(out))
+			}
+		} else {
+			state = 1
+			status := attemptStatus(a.Err)
+			v[lExcStatus], v[lExcClass] = "", ""
+			if status != 0 {
+				v[lExcStatus] = strconv.Itoa(status)
+			}
+			v[lExcClass] = exceptionClass(a.Err, status)
+			l.depFailure.WithLabelValues(pick(buf[:], &v, llDepFailure)...).Inc()
+		}
+		l.depTotal.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
+		l.depState.WithLabelValues(pick(buf[:], &v, llDepState)...).Set(state)
+	}
+}
+
+func (l *liteLLMMetrics) deploymentID(group, model string) string {
+	if l.opts.DeploymentID != nil {
+		return l.opts.DeploymentID(group, model)
+	}
+	if group == "" {
+		group = model
+	}
+	return completions.DeploymentID(group, model)
+}
+
+// status is the HTTP status a failed request was answered with.
+func (l *liteLLMMetrics) status(err error) int {
+	if l.opts.StatusOf != nil {
+		if s := l.opts.StatusOf(err); s != 0 {
+			return s
+		}
+	}
+	if s := attemptStatus(err); s != 0 {
+		return s
+	}
+	return 500
+}
+
+// attemptStatus is an upstream failure's HTTP status (0: none, or not an upstream's).
+func attemptStatus(err error) int {
+	var pe *providers.Error
+	if errors.As(err, &pe) {
+		return pe.StatusCode
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return 408
+	}
+	return 0
+}
+
+// exceptionClass is LiteLLM's exception_class for a failure: the OpenAI SDK exception it
+// would have raised for the status, after the upstream's provider ("Openai.RateLimitError")
+// when the failure is an upstream's.
+func exceptionClass(err error, status int) string {
+	var class string
+	var cf *completions.ContentFilterError
+	switch {
+	case errors.As(err, &cf):
+		class = "ContentPolicyViolationError"
+	case errors.Is(err, completions.ErrBudgetExceeded):
+		class = "BudgetExceededError"
+	case errors.Is(err, context.DeadlineExceeded) || status == 408 || status == 504:
+		class = "Timeout"
+	case status == 400:
+		class = "BadRequestError"
+	case status == 401:
+		class = "AuthenticationError"
+	case status == 403:
+		class = "PermissionDeniedError"
+	case status == 404:
+		class = "NotFoundError"
+	case status == 422:
+		class = "UnprocessableEntityError"
+	case status == 429:
+		class = "RateLimitError"
+	case status == 503:
+		class = "ServiceUnavailableError"
+	case status == 0 || status == 502:
+		class = "APIConnectionError"
+	default:
+		class = "InternalServerError"
+	}
+	var pe *providers.Error
+	if errors.As(err, &pe) && pe.Provider != "" {
+		p := pe.Provider
+		if i := strings.IndexAny(p, "-/"); i > 0 {
+			p = p[:i] // a provider entry of a deployment's own ("openai-name-1a2b3c4d")
+		}
+		return strings.ToUpper(p[:1]) + p[1:] + "." + class
+	}
+	return class
+}
