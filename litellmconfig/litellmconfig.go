@@ -93,6 +93,10 @@ type Config struct {
 	// Breaker is what router_settings.allowed_fails and cooldown_time set of the
 	// circuit breakers (zero fields: not set).
 	Breaker Breaker
+	// Prometheus says litellm_settings.callbacks, success_callback or failure_callback
+	// names "prometheus": serve then adds the metrics under LiteLLM's names to /metrics
+	// (serve --litellm-metrics).
+	Prometheus bool
 	// DropParams is litellm_settings.drop_params (nil when unset).
 	DropParams *bool
 	// Deployments are the model_list entries served (wildcards left out), in order, with
@@ -173,12 +177,13 @@ var providerPrefixes = map[string]string{
 
 // Handled keys, per section; the rest are reported as ignored.
 var (
-	topKeys         = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
-	entryKeys       = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys       = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags"}
-	infoKeys        = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
-	routerKeys      = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
-	litellmKeys     = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params"}
+	topKeys     = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
+	entryKeys   = []string{"model_name", "litellm_params", "model_info"}
+	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags"}
+	infoKeys    = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
+	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
+	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
+		"callbacks", "success_callback", "failure_callback"} // the callbacks: read (or warned about) by parser.callbacks
 	generalKeys     = []string{"master_key", "reject_clientside_metadata_tags"}
 	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 	slugDisallowed  = regexp.MustCompile(`[^a-z0-9_.-]+`)
@@ -347,24 +352,47 @@ func parseDoc(doc map[string]any, lookupEnv func(string) (string, bool), first i
 	return p.cfg, nil
 }
 
-// callbacks adds a warning pointing at OTLP tracing when litellm_settings names logging
-// callbacks (Langfuse, OpenTelemetry, Arize Phoenix, LangSmith, …): those tools take the
+// callbacks reads the logging callbacks litellm_settings names: "prometheus" turns on
+// the metrics under LiteLLM's names (Prometheus); for the others (Langfuse, OpenTelemetry,
+// Arize Phoenix, LangSmith, …) a warning points at OTLP tracing: those tools take the
 // spans serve sends, with prompts and answers under --trace-content, so the user learns
 // the way there rather than only that the key was ignored.
 func (p *parser) callbacks(litellm map[string]any) {
 	var named []string
 	for _, k := range []string{"callbacks", "success_callback", "failure_callback"} {
-		if _, ok := litellm[k]; ok {
+		v, ok := litellm[k]
+		if !ok {
+			continue
+		}
+		others := v != nil
+		switch v := v.(type) {
+		case string:
+			others = !isPrometheus(v)
+			p.cfg.Prometheus = p.cfg.Prometheus || !others
+		case []any:
+			others = false
+			for _, e := range v {
+				if s, ok := e.(string); ok && isPrometheus(s) {
+					p.cfg.Prometheus = true
+				} else {
+					others = true
+				}
+			}
+		}
+		if others {
 			named = append(named, "litellm_settings."+k)
 		}
 	}
 	if len(named) > 0 {
-		p.cfg.Warnings = append(p.cfg.Warnings, strings.Join(named, ", ")+": logging callbacks are not run; "+
+		p.cfg.Warnings = append(p.cfg.Warnings, strings.Join(named, ", ")+": logging callbacks are not run (but \"prometheus\", served at /metrics); "+
 			"Langfuse, Phoenix, LangSmith and other OpenTelemetry backends take serve's traces instead: "+
 			"set OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_EXPORTER_OTLP_HEADERS) and --trace-content for prompts and answers "+
 			"(README, \"Metrics and traces\")")
 	}
 }
+
+// isPrometheus says a callback's name is LiteLLM's Prometheus logger.
+func isPrometheus(name string) bool { return strings.EqualFold(strings.TrimSpace(name), "prometheus") }
 
 // section returns the map under key of doc (nil when absent).
 func section(doc map[string]any, key string) (map[string]any, error) {

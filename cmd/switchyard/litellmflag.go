@@ -72,6 +72,13 @@ func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
 			c.maxRetries = -1 // completions.Options: 0 is the default (2), negative none
 		}
 	}
+	if lc.Prometheus {
+		if given["litellm-metrics"] {
+			log.Info("litellm config: its prometheus callback gives way to --litellm-metrics", "litellm_metrics", c.Telemetry.LiteLLM)
+		} else {
+			c.Telemetry.LiteLLM = true
+		}
+	}
 	for _, w := range lc.Warnings {
 		log.Warn("litellm config: " + w)
 	}

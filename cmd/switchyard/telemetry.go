@@ -25,6 +25,9 @@ type telemetryFlags struct {
 	MetricsAddr  string
 	MetricsToken string
 	OwnerLabel   bool
+	// LiteLLM adds the metrics under LiteLLM's names (--litellm-metrics, or "prometheus"
+	// among a --litellm-config's callbacks).
+	LiteLLM bool
 	// TraceContent, TraceContentMaxBytes and TraceContentLegacy: telemetry.TracingOptions'
 	// CaptureContent, MaxContentBytes and LegacyContent.
 	TraceContent         bool
@@ -36,6 +39,7 @@ func (f *telemetryFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Metrics, "metrics", true, "serve Prometheus metrics at GET /metrics (outside the API keys; see --metrics-token)")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of the API's listener (e.g. 127.0.0.1:9090)")
 	fs.StringVar(&f.MetricsToken, "metrics-token", "", "bearer token /metrics requires (empty: none)")
+	fs.BoolVar(&f.LiteLLM, "litellm-metrics", false, "also serve LiteLLM's Prometheus metrics at /metrics (litellm_proxy_total_requests_metric_total, litellm_spend_metric_total, …) for dashboards built on them; on by itself when --litellm-config's litellm_settings.callbacks names prometheus")
 	fs.BoolVar(&f.OwnerLabel, "metrics-owner-label", false, "label gateway request and cost metrics with the API key's id (one series per key and model)")
 	fs.BoolVar(&f.TraceContent, "trace-content", false, "put prompts and answers on the chat spans (gen_ai.input.messages, gen_ai.output.messages; also OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true): they may be personal data")
 	fs.IntVar(&f.TraceContentMaxBytes, "trace-content-max-bytes", telemetry.DefaultMaxContentBytes, "bound on each content attribute of a span (texts cut with a marker; at least 256)")
@@ -46,12 +50,17 @@ func (f *telemetryFlags) register(fs *flag.FlagSet) {
 type observability struct {
 	metrics *telemetry.Metrics
 	tracing *telemetry.Tracing
+	// litellm: add the metrics under LiteLLM's names once the gateway is built.
+	litellm bool
 }
 
 func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (*observability, error) {
 	o := &observability{}
 	if f.Metrics {
 		o.metrics = telemetry.New(telemetry.Options{OwnerLabel: f.OwnerLabel})
+		o.litellm = f.LiteLLM
+	} else if f.LiteLLM {
+		log.Warn("LiteLLM's metrics are not served: --metrics is off")
 	}
 	if f.TraceContentMaxBytes < 256 {
 		return nil, fmt.Errorf("--trace-content-max-bytes %d: must be at least 256", f.TraceContentMaxBytes)
@@ -122,6 +131,9 @@ func (o *observability) middleware() []func(http.Handler) http.Handler {
 func (o *observability) watchServices(w *wiring) {
 	if o.metrics == nil {
 		return
+	}
+	if o.litellm {
+		o.metrics.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf})
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
 	o.metrics.Latencies(w.gateway.Latencies)
