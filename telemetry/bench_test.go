@@ -12,14 +12,28 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 )
 
-// BenchmarkObserve is the gateway Observer's cost per request.
+// BenchmarkObserve is the gateway Observer's cost per request, without and with the metrics
+// under LiteLLM's names (EnableLiteLLM).
 func BenchmarkObserve(b *testing.B) {
-	m := New(Options{})
-	r := completions.RequestRecord{Provider: "openai", Model: "openai/gpt-4o-mini", Outcome: "ok", Latency: time.Millisecond, TTFT: time.Millisecond,
-		Attempts: []completions.Attempt{{Model: "openai/gpt-4o-mini", Outcome: "ok"}}, Usage: completions.Usage{PromptTokens: 10, CompletionTokens: 5, Costs: completions.Costs{TotalTokensCost: 0.001}}}
-	b.ReportAllocs()
-	for b.Loop() {
-		m.ObserveRequest(context.Background(), r)
+	for _, litellm := range []bool{false, true} {
+		name := "litellm=off"
+		if litellm {
+			name = "litellm=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			m := New(Options{})
+			if litellm {
+				m.EnableLiteLLM(LiteLLMOptions{})
+			}
+			r := completions.RequestRecord{Provider: "openai", Model: "openai/gpt-4o-mini", ModelGroup: "gpt-4o-mini", KeyID: "vk_1", TeamID: "team-1",
+				Outcome: "ok", Latency: time.Millisecond, TTFT: time.Millisecond,
+				Attempts: []completions.Attempt{{Model: "openai/gpt-4o-mini", Outcome: "ok", Started: time.Now(), LatencyMS: 1}},
+				Usage:    completions.Usage{PromptTokens: 10, CompletionTokens: 5, Costs: completions.Costs{TotalTokensCost: 0.001}}}
+			b.ReportAllocs()
+			for b.Loop() {
+				m.ObserveRequest(context.Background(), r)
+			}
+		})
 	}
 }
 
