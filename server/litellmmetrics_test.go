@@ -33,7 +33,7 @@ func (c *recordCosts) ObserveRequest(_ context.Context, r completions.RequestRec
 
 // liteLLMServer is a gateway over the fake upstream with metrics (LiteLLM's names on when
 // litellm) served at /metrics; up/ok is priced.
-func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Metrics, *recordCosts) {
+func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Metrics, *recordCosts, *Server) {
 	t.Helper()
 	m := telemetry.New(telemetry.Options{})
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
@@ -57,7 +57,7 @@ func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Met
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
-	return hs, m, costs
+	return hs, m, costs, s
 }
 
 // series finds the one series of the family name whose labels include want; it fails the
@@ -106,7 +106,7 @@ func labelNames(s *dto.Metric) string {
 // the failure with its exception status and class, the spend equal to the priced cost, the
 // tokens, the latencies, and the deployments' calls and state.
 func TestLiteLLMMetrics(t *testing.T) {
-	hs, m, costs := liteLLMServer(t, true)
+	hs, m, costs, _ := liteLLMServer(t, true)
 	resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/ok","user":"cust-1","messages":[{"role":"user","content":"hi"}]}`)
 	if resp.StatusCode != 200 {
 		t.Fatalf("completion: %d %s", resp.StatusCode, body)
@@ -132,7 +132,8 @@ func TestLiteLLMMetrics(t *testing.T) {
 		t.Errorf("failed requests: %v", f)
 	}
 	for _, l := range f.GetLabel() {
-		if l.GetName() == "exception_class" && !strings.HasSuffix(l.GetValue(), "Error") {
+		// The answer's status in LiteLLM's class names, after the upstream's provider.
+		if l.GetName() == "exception_class" && (!strings.HasPrefix(l.GetValue(), "Up.") || !strings.HasSuffix(l.GetValue(), "Error")) {
 			t.Errorf("exception_class %q", l.GetValue())
 		}
 	}
@@ -189,12 +190,40 @@ func scrape(t *testing.T, base string) string {
 
 // TestLiteLLMMetricsOff: without EnableLiteLLM no series of LiteLLM's names exist.
 func TestLiteLLMMetricsOff(t *testing.T) {
-	hs, _, _ := liteLLMServer(t, false)
+	hs, _, _, _ := liteLLMServer(t, false)
 	if resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
 		t.Fatalf("completion: %d %s", resp.StatusCode, body)
 	}
 	text := scrape(t, hs.URL)
 	if strings.Contains(text, "litellm_") || !strings.Contains(text, "switchyard_gateway_requests_total") {
 		t.Errorf("metrics with LiteLLM's off:\n%s", text)
+	}
+}
+
+// TestLiteLLMMetricsOfAVirtualKey: a streamed request with a virtual key of a team is
+// labelled with the key's id as hashed_api_key and the team's id as team, and has its time
+// to first token.
+func TestLiteLLMMetricsOfAVirtualKey(t *testing.T) {
+	hs, m, _, s := liteLLMServer(t, true)
+	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"eng"}`); r.status != http.StatusOK {
+		t.Fatalf("/team/new: %d %s", r.status, r.raw)
+	}
+	k := litellmGenerate(t, s, `{"team_id":"eng"}`)
+	resp, body := post(t, hs.URL+"/v1/chat/completions", k.Key, `{"model":"up/ok","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d %s", resp.StatusCode, body)
+	}
+	who := map[string]string{"hashed_api_key": k.Token, "team": "eng", "model": "up/ok"}
+	if c := series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"hashed_api_key": k.Token, "team": "eng", "status_code": "200"}); c.GetCounter().GetValue() != 1 {
+		t.Errorf("total requests of the key: %v", c)
+	}
+	if h := series(t, m, "litellm_llm_api_time_to_first_token_metric", who); h.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("time to first token: %v", h)
+	}
+	if c := series(t, m, "litellm_output_tokens_metric_total", who); c.GetCounter().GetValue() != 3 {
+		t.Errorf("output tokens of the key: %v", c)
+	}
+	if c := series(t, m, "litellm_deployment_success_responses_total", map[string]string{"hashed_api_key": k.Token, "team": "eng"}); c.GetCounter().GetValue() != 1 {
+		t.Errorf("deployment successes of the key: %v", c)
 	}
 }
