@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,10 @@ type LiteLLMOptions struct {
 	// DeploymentID is LiteLLM's model_id of the deployment of model under modelGroup (serve
 	// passes completions.Gateway.DeploymentIDOf); nil: completions.DeploymentID.
 	DeploymentID func(modelGroup, model string) string
+	// BreakerStates are the models whose circuit breaker is open or half-open (serve passes
+	// completions.Gateway.BreakerStates): a deployment of a model whose breaker is open reads
+	// litellm_deployment_state 2 (LiteLLM's complete outage, its cooldown). nil: none.
+	BreakerStates func() map[string]string
 }
 
 // liteLLMBuckets are LiteLLM's latency buckets (seconds).
@@ -76,7 +81,50 @@ type liteLLMMetrics struct {
 	proxyTotal, proxyFailed, spend, totalTokens, inputTokens, outputTokens *prometheus.CounterVec
 	reqLatency, apiLatency, ttft, perToken                                 *prometheus.HistogramVec
 	depSuccess, depFailure, depTotal                                       *prometheus.CounterVec
-	depState                                                               *prometheus.GaugeVec
+	depState                                                               *deploymentStates
+}
+
+// deploymentStates is litellm_deployment_state: each deployment's state after its last call
+// (0 healthy, 1 failed), read as 2 at scrape time while its model's breaker is open.
+type deploymentStates struct {
+	breakers func() map[string]string
+	mu       sync.Mutex
+	last     map[[4]string]deploymentState // by the labels in llDepState's order
+}
+
+type deploymentState struct {
+	model string // the "provider/model" its breaker is known by
+	value float64
+}
+
+var deploymentStateDesc = prometheus.NewDesc("litellm_deployment_state",
+	"LLM Deployment Analytics - The state of the deployment: 0 = healthy, 1 = partial outage (its last call failed), 2 = complete outage (its circuit breaker is open)",
+	names(llDepState), nil)
+
+func (d *deploymentStates) set(labels [4]string, model string, v float64) {
+	d.mu.Lock()
+	d.last[labels] = deploymentState{model, v}
+	d.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (d *deploymentStates) Describe(ch chan<- *prometheus.Desc) { ch <- deploymentStateDesc }
+
+// Collect implements prometheus.Collector.
+func (d *deploymentStates) Collect(ch chan<- prometheus.Metric) {
+	var open map[string]string
+	if d.breakers != nil {
+		open = d.breakers()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for l, s := range d.last {
+		v := s.value
+		if open[s.model] == completions.BreakerOpen {
+			v = 2
+		}
+		ch <- prometheus.MustNewConstMetric(deploymentStateDesc, prometheus.GaugeValue, v, l[0], l[1], l[2], l[3])
+	}
 }
 
 func names(idx []int) []string {
@@ -121,8 +169,7 @@ func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l.depSuccess = counter("litellm_deployment_success_responses_total", "LLM Deployment Analytics - Total number of successful LLM API calls", llDepTotal)
 	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
 	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
-	l.depState = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "litellm_deployment_state",
-		Help: "LLM Deployment Analytics - The state of the deployment: 0 = healthy, 1 = partial outage (its last call failed)"}, names(llDepState))
+	l.depState = &deploymentStates{breakers: opts.BreakerStates, last: map[[4]string]deploymentState{}}
 	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
 		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState)
 	m.litellm.Store(l)
@@ -221,7 +268,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 			l.depFailure.WithLabelValues(pick(buf[:], &v, llDepFailure)...).Inc()
 		}
 		l.depTotal.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
-		l.depState.WithLabelValues(pick(buf[:], &v, llDepState)...).Set(state)
+		l.depState.set([4]string{v[lLiteLLMModel], v[lModelID], v[lAPIBase], v[lProvider]}, a.Model, state)
 	}
 }
 

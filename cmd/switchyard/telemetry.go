@@ -133,7 +133,8 @@ func (o *observability) watchServices(w *wiring) {
 		return
 	}
 	if o.litellm {
-		o.metrics.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf})
+		o.metrics.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf,
+			BreakerStates: w.gateway.BreakerStates})
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
 	o.metrics.Latencies(w.gateway.Latencies)

@@ -1,0 +1,68 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// TestLiteLLMDeploymentState: litellm_deployment_state is 0 after a deployment's call
+// succeeded, 1 after one failed, and 2 while its model's circuit breaker is open; a failed
+// attempt counts in litellm_deployment_failure_responses_total with the upstream's status and
+// LiteLLM's class name for it.
+func TestLiteLLMDeploymentState(t *testing.T) {
+	m := New(Options{})
+	open := map[string]string{}
+	m.EnableLiteLLM(LiteLLMOptions{BreakerStates: func() map[string]string { return open }})
+	down := &providers.Error{Provider: "openai", Model: "down", StatusCode: 429, Message: "slow down"}
+	m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok", Provider: "openai", ModelGroup: "g",
+		Attempts: []completions.Attempt{
+			{Model: "openai/down", Outcome: completions.OutcomeError, Err: down, Started: time.Now()},
+			{Model: "openai/ok", Outcome: completions.OutcomeOK, Started: time.Now()},
+		}})
+	want := func(when string, text string) {
+		t.Helper()
+		if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(text), "litellm_deployment_state"); err != nil {
+			t.Errorf("%s: %v", when, err)
+		}
+	}
+	const head = "# HELP litellm_deployment_state LLM Deployment Analytics - The state of the deployment: 0 = healthy, 1 = partial outage (its last call failed), 2 = complete outage (its circuit breaker is open)\n# TYPE litellm_deployment_state gauge\n"
+	idDown, idOK := completions.DeploymentID("g", "openai/down"), completions.DeploymentID("g", "openai/ok")
+	want("closed", head+
+		`litellm_deployment_state{api_base="",api_provider="openai",litellm_model_name="openai/down",model_id="`+idDown+`"} 1`+"\n"+
+		`litellm_deployment_state{api_base="",api_provider="openai",litellm_model_name="openai/ok",model_id="`+idOK+`"} 0`+"\n")
+	open["openai/down"] = completions.BreakerOpen
+	want("open", head+
+		`litellm_deployment_state{api_base="",api_provider="openai",litellm_model_name="openai/down",model_id="`+idDown+`"} 2`+"\n"+
+		`litellm_deployment_state{api_base="",api_provider="openai",litellm_model_name="openai/ok",model_id="`+idOK+`"} 0`+"\n")
+	fail, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range fail {
+		if f.GetName() != "litellm_deployment_failure_responses_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range s.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			found = l["exception_status"] == "429" && l["exception_class"] == "Openai.RateLimitError" && l["requested_model"] == "g" && s.GetCounter().GetValue() == 1
+		}
+	}
+	if !found {
+		t.Errorf("no failure of openai/down with 429 Openai.RateLimitError: %v", fail)
+	}
+	if c := exceptionClass(errors.New("x"), 500); c != "InternalServerError" {
+		t.Errorf("class of a 500: %s", c)
+	}
+}
