@@ -22,6 +22,12 @@ type LiteLLMOptions struct {
 	// DeploymentID is LiteLLM's model_id of the deployment of model under modelGroup (serve
 	// passes completions.Gateway.DeploymentIDOf); nil: completions.DeploymentID.
 	DeploymentID func(modelGroup, model string) string
+	// Models maps a "provider/model" whose provider is an entry of its deployment's own (a
+	// LiteLLM config's deployment with its api_base or api_key:
+	// "hosted-vllm-llama-1a2b3c4d/my-llama") to the model as the config names it
+	// ("hosted_vllm/my-llama"), for the model, litellm_model_name and api_provider labels and
+	// exception_class; the others are their own. Read only.
+	Models map[string]string
 	// BreakerStates are the models whose circuit breaker is open or half-open (serve passes
 	// completions.Gateway.BreakerStates): a deployment of a model whose breaker is open reads
 	// litellm_deployment_state 2 (LiteLLM's complete outage, its cooldown). nil: none.
@@ -203,7 +209,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		answered = r.Attempts[len(r.Attempts)-1].Model
 	}
 	if answered != "" {
-		v[lModel] = m.modelLabel(answered, ok)
+		v[lModel] = m.modelLabel(l.name(answered), ok)
 		v[lModelID] = l.deploymentID(r.ModelGroup, answered)
 	}
 	if ok {
@@ -229,7 +235,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		}
 		v[lStatus] = strconv.Itoa(status)
 		v[lExcStatus] = v[lStatus]
-		v[lExcClass] = exceptionClass(r.Err, status)
+		v[lExcClass] = exceptionClass(r.Err, status, l.provider(answered))
 		l.proxyFailed.WithLabelValues(pick(buf[:], &v, llProxyFailed)...).Inc()
 		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
 	}
@@ -239,9 +245,9 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		if a.Started.IsZero() && a.Outcome != completions.OutcomeOK {
 			continue // skipped without a call (its breaker open, its limit reached)
 		}
-		v[lLiteLLMModel] = m.modelLabel(a.Model, a.Outcome == completions.OutcomeOK)
+		v[lLiteLLMModel] = m.modelLabel(l.name(a.Model), a.Outcome == completions.OutcomeOK)
 		v[lModelID] = l.deploymentID(r.ModelGroup, a.Model)
-		v[lProvider], _, _ = strings.Cut(a.Model, "/")
+		v[lProvider] = l.provider(a.Model)
 		v[lAPIBase] = ""
 		if a.Model == baseModel {
 			v[lAPIBase] = r.APIBase
@@ -264,12 +270,26 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 			if status != 0 {
 				v[lExcStatus] = strconv.Itoa(status)
 			}
-			v[lExcClass] = exceptionClass(a.Err, status)
+			v[lExcClass] = exceptionClass(a.Err, status, v[lProvider])
 			l.depFailure.WithLabelValues(pick(buf[:], &v, llDepFailure)...).Inc()
 		}
 		l.depTotal.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
 		l.depState.set([4]string{v[lLiteLLMModel], v[lModelID], v[lAPIBase], v[lProvider]}, a.Model, state)
 	}
+}
+
+// name is model as LiteLLM names it.
+func (l *liteLLMMetrics) name(model string) string {
+	if n, ok := l.opts.Models[model]; ok {
+		return n
+	}
+	return model
+}
+
+// provider is model's provider as LiteLLM names it.
+func (l *liteLLMMetrics) provider(model string) string {
+	p, _, _ := strings.Cut(l.name(model), "/")
+	return p
 }
 
 func (l *liteLLMMetrics) deploymentID(group, model string) string {
@@ -308,9 +328,10 @@ func attemptStatus(err error) int {
 }
 
 // exceptionClass is LiteLLM's exception_class for a failure: the OpenAI SDK exception it
-// would have raised for the status, after the upstream's provider ("Openai.RateLimitError")
-// when the failure is an upstream's.
-func exceptionClass(err error, status int) string {
+// would have raised for the status, after the provider of the upstream that failed
+// ("Openai.RateLimitError") when the failure is an upstream's; provider is the failed
+// model's provider as LiteLLM names it.
+func exceptionClass(err error, status int, provider string) string {
 	var class string
 	var cf *completions.ContentFilterError
 	switch {
@@ -340,12 +361,8 @@ func exceptionClass(err error, status int) string {
 		class = "InternalServerError"
 	}
 	var pe *providers.Error
-	if errors.As(err, &pe) && pe.Provider != "" {
-		p := pe.Provider
-		if i := strings.IndexAny(p, "-/"); i > 0 {
-			p = p[:i] // a provider entry of a deployment's own ("openai-name-1a2b3c4d")
-		}
-		return strings.ToUpper(p[:1]) + p[1:] + "." + class
+	if provider != "" && errors.As(err, &pe) {
+		return strings.ToUpper(provider[:1]) + provider[1:] + "." + class
 	}
 	return class
 }

@@ -62,7 +62,7 @@ func TestLiteLLMDeploymentState(t *testing.T) {
 	if !found {
 		t.Errorf("no failure of openai/down with 429 Openai.RateLimitError: %v", fail)
 	}
-	if c := exceptionClass(errors.New("x"), 500); c != "InternalServerError" {
+	if c := exceptionClass(errors.New("x"), 500, "openai"); c != "InternalServerError" {
 		t.Errorf("class of a 500: %s", c)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,17 +134,28 @@ func (o *observability) watchServices(w *wiring) {
 		return
 	}
 	if o.litellm {
-		o.metrics.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf,
-			BreakerStates: w.gateway.BreakerStates})
+		opts := telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf, BreakerStates: w.gateway.BreakerStates}
+		if lc := w.cfg.litellm; lc != nil {
+			// A deployment with its own api_base or api_key calls a provider entry of its
+			// own: LiteLLM names its model as the config does.
+			opts.Models = map[string]string{}
+			for _, d := range lc.Deployments {
+				if d.Member != d.Model && strings.Contains(d.Model, "/") {
+					opts.Models[d.Member] = d.Model
+				}
+			}
+		}
+		o.metrics.EnableLiteLLM(opts)
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
 	o.metrics.Latencies(w.gateway.Latencies)
 	if w.health != nil {
 		o.metrics.ModelHealth(w.health.Latest)
 	}
-	// Made-up model names take no model label value until they answer.
+	// Made-up model names take no model label value until they answer; model group names
+	// (LiteLLM's requested_model) are known ones.
 	o.metrics.AdmitModels(func(m string) bool {
-		return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) || w.gateway.HasRerankModel(m)
+		return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) || w.gateway.HasRerankModel(m) || w.gateway.IsModelGroup(m)
 	})
 	o.metrics.Jobs("training", w.trainer.JobStats)
 	o.metrics.Jobs("optimization", w.optimizer.JobStats)
