@@ -567,6 +567,9 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
 			return err
 		}
+		if err := checkKeyTeamTags(ctx, tx, owner, req.TeamID, req.Metadata); err != nil {
+			return err
+		}
 		if err := checkKeyOrganization(ctx, g, tx, owner, req); err != nil {
 			return err
 		}
@@ -1027,6 +1030,12 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		_, orgGiven := given["organization_id"]
 		if teamGiven || modelsGiven {
 			if err := checkKeyTeam(ctx, g, tx, owner, req.TeamID, req.Models); err != nil {
+				return err
+			}
+		}
+		if req.TeamID != "" && (req.TeamID != rec.TeamID || !reflect.DeepEqual(req.Metadata["tags"], rec.Metadata["tags"])) {
+			// Moved into a team, or its tags changed: with the team's, at most MaxTags.
+			if err := checkKeyTeamTags(ctx, tx, owner, req.TeamID, req.Metadata); err != nil {
 				return err
 			}
 		}

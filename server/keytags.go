@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // A virtual key's tags are LiteLLM's key-level tags: kept in its metadata as "tags" (where
@@ -114,4 +117,66 @@ func requestKeyTags(r *http.Request, tags []string) []string {
 		return completions.AddTags(tags, vk.Tags...)
 	}
 	return tags
+}
+
+// checkKeyTeamTags answers 422 naming metadata.tags when a key of owner's team teamID ("":
+// none), read through rd, whose metadata is md would carry more than completions.MaxTags
+// tags with the team's (teamTags): every request of the key carries both, and a request
+// may carry no more, so each of them would be refused.
+func checkKeyTeamTags(ctx context.Context, rd store.Reader, owner, teamID string, md map[string]any) error {
+	if teamID == "" {
+		return nil
+	}
+	own, err := keyTags(md)
+	if err != nil || len(own) == 0 {
+		return err
+	}
+	t, err := storedTeamOf(ctx, rd, owner, teamID)
+	if err != nil {
+		return err
+	}
+	team, err := teamTags(t.Metadata)
+	if err != nil { // a label an earlier build kept unchecked: not added to requests
+		return nil
+	}
+	if n := len(completions.AddTags(slices.Clone(own), team...)); n > completions.MaxTags {
+		e := Validation(http.StatusUnprocessableEntity, "metadata.tags: the key's %d tags and the %d of its team %s make %d, more than the %d a request may carry (every request of the key carries both)",
+			len(own), len(team), teamID, n, completions.MaxTags)
+		e.Param = "metadata.tags"
+		return e
+	}
+	return nil
+}
+
+// checkTeamKeysTags answers 422 naming metadata.tags when tags, the new tags of owner's
+// team teamID, and the tags of a virtual key of the team, read through rd, would be more
+// than completions.MaxTags together (checkKeyTeamTags), naming the key.
+func checkTeamKeysTags(ctx context.Context, rd store.Reader, owner, teamID string, tags []string) error {
+	if len(tags) == 0 {
+		return nil
+	}
+	es, err := rd.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
+	if err != nil {
+		return fmt.Errorf("server: listing the keys of team %s: %w", teamID, err)
+	}
+	for _, e := range es {
+		rec, err := readKeyRecord(e.Value)
+		if err != nil {
+			return fmt.Errorf("server: key record %s: %w", e.Key, err)
+		}
+		if rec.TeamID != teamID {
+			continue
+		}
+		own, err := keyTags(rec.Metadata)
+		if err != nil || len(own) == 0 {
+			continue
+		}
+		if n := len(completions.AddTags(slices.Clone(own), tags...)); n > completions.MaxTags {
+			e := Validation(http.StatusUnprocessableEntity, "metadata.tags: the team's %d tags and the %d of its key %s make %d, more than the %d a request may carry (every request of the key carries both): remove some of the key's first",
+				len(tags), len(own), rec.ID, n, completions.MaxTags)
+			e.Param = "metadata.tags"
+			return e
+		}
+	}
+	return nil
 }

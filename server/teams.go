@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -362,6 +363,13 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		limits, err := checkTeamRequest(g, req, modelsGiven)
 		if err != nil {
 			return err
+		}
+		if !reflect.DeepEqual(req.Metadata["tags"], rec.Metadata["tags"]) {
+			// Its keys' requests carry its tags after their own: at most MaxTags together.
+			tags, _ := teamTags(req.Metadata) // checked by checkTeamRequest
+			if err := checkTeamKeysTags(ctx, tx, owner, id, tags); err != nil {
+				return err
+			}
 		}
 		t = rec.team
 		req.applyTo(&t, limits)
