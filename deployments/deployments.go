@@ -289,7 +289,9 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 
 // Update changes the stored deployment id: the fields in gives replace its own (a
 // litellm_params or model_info key given replaces that key; api_key kept when not given;
-// api_base given as the public form answers show keeps a credential sealed with it).
+// api_base given as the public form answers show keeps a credential sealed with it; rates
+// and token limits given as the price catalogue's, which /model/info shows, are not made
+// its own: withoutCatalogued).
 // An id of the config file is ErrInConfig (also when a stored deployment, skipped, has it
 // too: the file's is the one served by that id), an unknown one ErrNotFound.
 func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
@@ -313,7 +315,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 		if merged.ModelInfo == nil {
 			merged.ModelInfo = map[string]any{}
 		}
-		maps.Copy(merged.ModelInfo, in.ModelInfo)
+		maps.Copy(merged.ModelInfo, s.withoutCatalogued(id, old.Deployment, in.ModelInfo))
 		sealed := sealedSecrets{key: old.SealedKey, base: old.SealedBase}
 		if _, given := in.LiteLLMParams["api_key"]; given {
 			sealed.key = ""
@@ -695,6 +697,88 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 	info["db_model"] = true
 	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated},
 		SealedKey: sealed, SealedBase: sealedBase}, nil
+}
+
+// cataloguedKeys are the model_info keys of a deployment's own price (litellmconfig's
+// rates and token limits) that /model/info shows filled from the price catalogue.
+var cataloguedKeys = []string{"input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost",
+	"cache_creation_input_token_cost", "max_input_tokens", "max_output_tokens", "max_tokens"}
+
+// withoutCatalogued returns info, the model_info an update of the stored deployment id
+// (now old) gives, without the rates and token limits it sends back as the gateway
+// serves them from the price catalogue (what /model/info shows in model_info) and old
+// does not set itself: an edit sending back a /model/info entry whole would otherwise
+// make them the deployment's own price, a flat one that drops the catalogue's long-prompt
+// tiers and follows no later catalogue. A value that differs, or one old sets, stays.
+// info is not changed.
+func (s *Service) withoutCatalogued(id string, old Deployment, info map[string]any) map[string]any {
+	if len(info) == 0 {
+		return info
+	}
+	var d completions.Deployment
+	found := false
+	for _, x := range s.opts.Gateway.Deployments() {
+		if x.ID == id && x.Stored {
+			d, found = x, true
+			break
+		}
+	}
+	if !found || !d.PriceFound || d.Mode == completions.ModeRerank {
+		return info
+	}
+	p := d.Price
+	shown := map[string]float64{}
+	if p.Known {
+		shown["input_cost_per_token"], shown["output_cost_per_token"] = p.InputPerToken, p.OutputPerToken
+		shown["cache_read_input_token_cost"], shown["cache_creation_input_token_cost"] = p.CacheReadPerToken, p.CacheCreationPerToken
+	}
+	if p.MaxInputTokens > 0 {
+		shown["max_input_tokens"] = float64(p.MaxInputTokens)
+	}
+	if p.MaxOutputTokens > 0 {
+		shown["max_output_tokens"], shown["max_tokens"] = float64(p.MaxOutputTokens), float64(p.MaxOutputTokens)
+	}
+	var out map[string]any
+	for _, k := range cataloguedKeys {
+		v, given := info[k]
+		want, isShown := shown[k]
+		if !given || !isShown {
+			continue
+		}
+		if _, own := old.ModelInfo[k]; own {
+			continue
+		}
+		if _, own := old.LiteLLMParams[k]; own {
+			continue
+		}
+		if n, ok := number(v); !ok || n != want {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(info)
+		}
+		delete(out, k)
+	}
+	if out == nil {
+		return info
+	}
+	return out
+}
+
+// number is v as a float64 when it is a JSON number.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }
 
 // sameText reports whether a and b are the same string (false for other types, which
