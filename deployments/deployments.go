@@ -320,10 +320,19 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 		if _, given := in.LiteLLMParams["api_key"]; given {
 			sealed.key = ""
 		}
-		if base, given := in.LiteLLMParams["api_base"]; given && !(old.SealedBase != "" && sameText(base, old.LiteLLMParams["api_base"])) {
+		if base, given := in.LiteLLMParams["api_base"]; given {
 			// The public form answers show, sent back (a full edit of what /model/info
 			// shows), keeps the sealed credential; any other api_base replaces it.
-			sealed.base = ""
+			clear, _ := old.LiteLLMParams["api_base"].(string)
+			switch {
+			case old.SealedBase != "" && sameText(base, clear):
+			case old.SealedBase == "" && hasCredential(clear) && sameText(base, completions.PublicURL(clear)):
+				// A record of an earlier build, its credential in clear: kept (recordOf
+				// seals it), not dropped for the public form it is shown in.
+				merged.LiteLLMParams["api_base"] = clear
+			default:
+				sealed.base = ""
+			}
 		}
 		rec, err := s.recordOf(id, merged, sealed, old.CreatedAt, s.opts.Now().UTC())
 		if err != nil {
