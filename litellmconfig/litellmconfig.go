@@ -118,7 +118,8 @@ type Deployment struct {
 	ModelName string
 	// Member is the "provider/model" the gateway calls for it.
 	Member string
-	// Model is its litellm_params.model as the entry gives it ("openai/gpt-4o"); Member
+	// Model is its litellm_params.model as the entry gives it ("openai/gpt-4o"; an
+	// os.environ/ reference read); Member
 	// differs from it when the entry has a provider entry of its own (its api_base or
 	// api_key: "openai-name-1a2b3c4d/gpt-4o").
 	Model string
@@ -195,6 +196,7 @@ type deployment struct {
 	path   string // model_list[i]
 	name   string // model_name
 	member string // provider/model
+	model  string // litellm_params.model as given, an os.environ/ reference read
 	// weight, rpm and tpm are LiteLLM's shares (nil: not set); rpm, tpm and
 	// maxParallel (max_parallel_requests) are also the member's limits.
 	weight, rpm, tpm, maxParallel *float64
@@ -483,8 +485,7 @@ func (p *parser) modelList(v any) ([]deployment, error) {
 		}
 		if d != nil {
 			deps = append(deps, *d)
-			model, _ := params["model"].(string)
-			dep := Deployment{Index: i, ModelName: name, Member: d.member, Model: model, ID: id}
+			dep := Deployment{Index: i, ModelName: name, Member: d.member, Model: d.model, ID: id}
 			if p.first >= 0 && i >= p.first {
 				dep.Entry = i - p.first + 1
 			}
@@ -541,7 +542,7 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 	if err != nil {
 		return nil, err
 	}
-	d := &deployment{path: path, name: name}
+	d := &deployment{path: path, name: name, model: model}
 	for _, f := range []struct {
 		key string
 		to  **float64
