@@ -250,11 +250,18 @@ func (e *StreamError) Is(target error) bool { return target == ErrStreamFailed }
 type TokenRateError struct {
 	Used, Limit int64
 	RetryAfter  time.Duration
+	// Kind and Name are the account whose rate it is when it is a parent of the request's
+	// Budget (Budget.Within's kind and name: a team's, a tag's, …); "" for the Budget's own.
+	Kind, Name string
 }
 
-// Error says how many tokens of the minute were used and when to retry.
+// Error says how many tokens of the minute were used, of which account, and when to retry.
 func (e *TokenRateError) Error() string {
-	return fmt.Sprintf("completions: %d of %d tokens per minute used; retry after %s", e.Used, e.Limit, e.RetryAfter.Round(time.Second))
+	of := ""
+	if e.Name != "" {
+		of = " of " + strings.TrimSpace(strings.ReplaceAll(e.Kind, "_", " ")+" "+e.Name)
+	}
+	return fmt.Sprintf("completions: %d of %d tokens per minute%s used; retry after %s", e.Used, e.Limit, of, e.RetryAfter.Round(time.Second))
 }
 
 // Is matches ErrTokenRate.

@@ -140,10 +140,20 @@ func (sg *spendGate) count(key any, tokens int64, now time.Time) {
 func (sg *spendGate) rate(b *Budget, now time.Time) error {
 	for _, p := range b.parents {
 		if err := sg.rateOwn(p.b, now); err != nil {
-			return err
+			return p.namedRate(err)
 		}
 	}
 	return sg.rateOwn(b, now)
+}
+
+// namedRate names p, the account whose tokens per minute refused a request, in err's
+// *TokenRateError; other errors pass unchanged.
+func (p enclosing) namedRate(err error) error {
+	var te *TokenRateError
+	if errors.As(err, &te) {
+		te.Kind, te.Name = p.kind, p.name
+	}
+	return err
 }
 
 // rateOwn is rate for b's own account.
@@ -198,7 +208,7 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release
 			if errors.Is(err, ErrBudgetExceeded) {
 				err = b.parentRefusal(i, p.b.Used(ctx), err)
 			}
-			return nil, err
+			return nil, p.namedRate(err)
 		}
 		held = append(held, theirs)
 	}

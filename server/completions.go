@@ -589,10 +589,17 @@ func completionsError(err error) *APIError {
 		return ae
 	case errors.Is(err, completions.ErrTokenRate):
 		// A rate, not a spent budget: it clears with time, so the SDKs may wait and retry.
-		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", userMessage(err))
-		ae.Retryable = true
+		msg := userMessage(err)
 		var te *completions.TokenRateError
-		if errors.As(err, &te) {
+		if errors.As(err, &te) && te.Name != "" && te.Kind == "" {
+			// SetParent's account is a team's: say so (the message names the others' kind).
+			named := *te
+			named.Kind = "team"
+			msg = userMessage(&named)
+		}
+		ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", msg)
+		ae.Retryable = true
+		if te != nil {
 			ae.Header = http.Header{"Retry-After": {strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds())))}}
 		}
 		return ae

@@ -594,3 +594,27 @@ func TestSpentBudgetSaysDoNotRetry(t *testing.T) {
 	}
 	t.Fatal("the per-key rate never refused")
 }
+
+// TestAccountTokensPerMinuteNamed: past a tag's or a team's tpm_limit the 429 names whose
+// minute it is (the tag or the team), not only the counts.
+func TestAccountTokensPerMinuteNamed(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	if r := do(t, s, "POST", "/tag/new", testKey, `{"name":"bulk","tpm_limit":15}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"search","tpm_limit":15}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	tagged := litellmGenerate(t, s, `{"tags":["bulk"]}`)
+	member := litellmGenerate(t, s, `{"team_id":"search"}`)
+	for _, c := range []struct{ key, want string }{{tagged.Key, "of tag bulk"}, {member.Key, "of team search"}} {
+		for i := range 2 { // 0 then 10 of 15 used: an answer of the fake upstream is 10 tokens
+			if resp, b := chatWith(t, hs, c.key, "openai/ok"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: call %d: %d %s", c.want, i+1, resp.StatusCode, b)
+			}
+		}
+		if resp, b := chatWith(t, hs, c.key, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "20 of 15 tokens per minute "+c.want) {
+			t.Errorf("past the minute's tokens %s: %d %s", c.want, resp.StatusCode, b)
+		}
+	}
+}
