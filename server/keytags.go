@@ -155,6 +155,24 @@ func checkTeamKeysTags(ctx context.Context, rd store.Reader, owner, teamID strin
 	if len(tags) == 0 {
 		return nil
 	}
+	return eachTeamKey(ctx, rd, owner, teamID, func(rec storedVirtualKey) error {
+		own, err := keyTags(rec.Metadata)
+		if err != nil || len(own) == 0 {
+			return nil
+		}
+		if n := len(completions.AddTags(slices.Clone(own), tags...)); n > completions.MaxTags {
+			e := Validation(http.StatusUnprocessableEntity, "metadata.tags: the team's %d tags and the %d of its key %s make %d, more than the %d a request may carry (every request of the key carries both): remove some of the key's first",
+				len(tags), len(own), rec.ID, n, completions.MaxTags)
+			e.Param = "metadata.tags"
+			return e
+		}
+		return nil
+	})
+}
+
+// eachTeamKey calls fn with each virtual key of owner's team teamID, read through rd, and
+// stops at the first error fn returns.
+func eachTeamKey(ctx context.Context, rd store.Reader, owner, teamID string, fn func(storedVirtualKey) error) error {
 	es, err := rd.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
 	if err != nil {
 		return fmt.Errorf("server: listing the keys of team %s: %w", teamID, err)
@@ -167,15 +185,8 @@ func checkTeamKeysTags(ctx context.Context, rd store.Reader, owner, teamID strin
 		if rec.TeamID != teamID {
 			continue
 		}
-		own, err := keyTags(rec.Metadata)
-		if err != nil || len(own) == 0 {
-			continue
-		}
-		if n := len(completions.AddTags(slices.Clone(own), tags...)); n > completions.MaxTags {
-			e := Validation(http.StatusUnprocessableEntity, "metadata.tags: the team's %d tags and the %d of its key %s make %d, more than the %d a request may carry (every request of the key carries both): remove some of the key's first",
-				len(tags), len(own), rec.ID, n, completions.MaxTags)
-			e.Param = "metadata.tags"
-			return e
+		if err := fn(rec); err != nil {
+			return err
 		}
 	}
 	return nil

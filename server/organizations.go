@@ -304,19 +304,8 @@ func checkTeamKeysInOrganization(ctx context.Context, g *completions.Gateway, rd
 	if len(o.Models) == 0 {
 		return nil
 	}
-	es, err := rd.List(ctx, store.VirtualKeys, store.ListOptions{Prefix: owner + "/"})
-	if err != nil {
-		return fmt.Errorf("server: listing the keys of team %s: %w", teamID, err)
-	}
 	scope := completions.Scope{Budget: completions.NewBudget(completions.BudgetLimits{AllowedModels: o.Models})}
-	for _, e := range es {
-		rec, err := readKeyRecord(e.Value)
-		if err != nil {
-			return fmt.Errorf("server: key record %s: %w", e.Key, err)
-		}
-		if rec.TeamID != teamID {
-			continue
-		}
+	return eachTeamKey(ctx, rd, owner, teamID, func(rec storedVirtualKey) error {
 		for i, m := range rec.Models {
 			if !g.Allows(scope, m) {
 				e := Validation(http.StatusUnprocessableEntity, "organization_id: key %s of team %s names %q (its models[%d]), which is not among the models of organization %s (%s): change the key's models first (/key/update)",
@@ -325,8 +314,8 @@ func checkTeamKeysInOrganization(ctx context.Context, g *completions.Gateway, rd
 				return e
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // checkKeyOrganization, for a key of owner in organization req.OrganizationID ("": none),
