@@ -157,7 +157,7 @@ func readKeyRecord(value []byte) (storedVirtualKey, error) {
 	rec.keyName = rec.KeyName
 	rec.version = keyVersion(value)
 	rec.UserID = keyUserID(rec.virtualKey)
-	rec.Tags, _ = keyTags(rec.Metadata) // checked when set; a label of a key made before tags were read is left out
+	rec.Tags, _ = keyTags(rec.Metadata) // checked when set; an invalid label an earlier build kept is left out
 	return rec, nil
 }
 
@@ -726,9 +726,9 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	if vk.ExpiresAt != nil {
 		expires = *vk.ExpiresAt
 	}
-	tags, _ := keyTags(vk.Metadata) // checked when set; a label of a key made before tags were read is left out
+	tags, _ := keyTags(vk.Metadata) // checked when set; an invalid label an earlier build kept is left out
 	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk),
-		OrganizationID: vk.OrganizationID, Tags: tags})
+		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestKeyTags: LiteLLM's key-level tags. /key/generate's tags (kept as metadata.tags) are
@@ -127,5 +131,51 @@ func TestRejectClientTags(t *testing.T) {
 		if st != http.StatusBadRequest || !strings.Contains(b, "Client-side 'metadata.tags' not allowed in request. 'reject_clientside_metadata_tags'=True.") || !strings.Contains(b, `"param":"metadata.tags"`) {
 			t.Fatalf("client-side tags %q %q: %d %s", c.body, c.header, st, b)
 		}
+	}
+}
+
+// TestKeyTagsOfAnEarlierBuildsKey: a key whose scope document an earlier build wrote (no
+// tags in it) has its metadata.tags label applied all the same, read from its record.
+func TestKeyTagsOfAnEarlierBuildsKey(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	ctx := context.Background()
+	st := s.cfg.Store
+	asEarlierBuild := func(id string) {
+		t.Helper()
+		var rec storedVirtualKey
+		es, err := st.List(ctx, store.VirtualKeys, store.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if r, err := readKeyRecord(e.Value); err == nil && r.ID == id {
+				rec = r
+			}
+		}
+		sk, err := store.GetJSON[storedScopedKey](ctx, st, store.ScopedKeys, rec.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(sk.Scope, &doc); err != nil {
+			t.Fatal(err)
+		}
+		delete(doc, "tags")
+		delete(doc, "tags_read")
+		sk.Scope, _ = json.Marshal(doc)
+		if err := store.PutJSON(ctx, st, store.ScopedKeys, rec.Hash, sk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := do(t, s, "POST", "/api/v1/keys", testKey, `{"name":"old","metadata":{"tags":["team:legacy"]}}`)
+	if r.status != http.StatusCreated {
+		t.Fatal(r.status, r.raw)
+	}
+	asEarlierBuild(r.body["id"].(string))
+	if st, b := tagChat(t, hs.URL, r.body["key"].(string), `"feature:a"`, ""); st != http.StatusOK {
+		t.Fatal(st, b)
+	}
+	if rows := spendLogs(t, s, testKey, ""); len(rows) != 1 || !slices.Equal(rows[0].RequestTags, []string{"feature:a", "team:legacy"}) {
+		t.Fatalf("the earlier build's key's request tags: %+v", rows)
 	}
 }

@@ -333,6 +333,10 @@ type keyScopeDoc struct {
 	OrganizationID string `json:"organization_id,omitempty"`
 	// Tags are a virtual key's tags (keytags.go), added to every request it makes.
 	Tags []string `json:"tags,omitempty"`
+	// TagsRead says Tags were read from the key's metadata when the document was written;
+	// a virtual key's document written by a build before key tags lacks it, and its tags are
+	// read from the key's record on each request until the key is next written.
+	TagsRead bool `json:"tags_read,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -418,6 +422,14 @@ func keyScopes(st *store.Store) ScopeResolver {
 		}
 		scope := completions.Scope{Owner: owner, Tag: s.Tag, Budget: b, CallTimeout: time.Duration(s.CallTimeoutMS) * time.Millisecond, Guardrails: s.Guardrails}
 		if s.KeyID != "" {
+			if !s.TagsRead {
+				// Written by an earlier build: the key's metadata.tags label is its tags
+				// (LiteLLM reads them there), checked as they are when set; a key revoked
+				// meanwhile, or an invalid label, has none.
+				if rec, err := storedKeyOf(ctx, st, owner, s.KeyID); err == nil {
+					s.Tags, _ = keyTags(rec.Metadata)
+				}
+			}
 			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
 			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags}
 			org := s.OrganizationID // a key without a team; a team's key is in the team's
