@@ -85,3 +85,25 @@ func TestKeyTagsAgainstServer(t *testing.T) {
 		t.Fatalf("a bad tag: %v", err)
 	}
 }
+
+// TestTeamTagsAgainstServer: CreateTeam's Tags are kept as Metadata's tags and answered as
+// Tags; UpdateTeam's Tags replace them alone (the other labels kept), empty removes them;
+// bad tags are refused naming tags.
+func TestTeamTagsAgainstServer(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	tm, err := c.CreateTeam(ctx, &client.TeamRequest{TeamID: "search", Tags: []string{"team:search"}, Metadata: map[string]any{"owner": "ann"}})
+	if err != nil || !slices.Equal(tm.Tags, []string{"team:search"}) || tm.Metadata["owner"] != "ann" {
+		t.Fatalf("CreateTeam: %+v %v", tm, err)
+	}
+	if tm, err = c.UpdateTeam(ctx, "search", &client.TeamUpdate{Tags: []string{"env:prod", "team:ads"}}); err != nil || !slices.Equal(tm.Tags, []string{"env:prod", "team:ads"}) || tm.Metadata["owner"] != "ann" {
+		t.Fatalf("UpdateTeam Tags: %+v %v", tm, err)
+	}
+	if tm, err = c.UpdateTeam(ctx, "search", &client.TeamUpdate{Tags: []string{}}); err != nil || tm.Tags != nil || tm.Metadata["tags"] != nil || tm.Metadata["owner"] != "ann" {
+		t.Fatalf("UpdateTeam Tags empty: %+v %v", tm, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.CreateTeam(ctx, &client.TeamRequest{Tags: []string{"has space"}}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(apiErr.Message, "tags") {
+		t.Fatalf("a bad tag: %v", err)
+	}
+}

@@ -32,6 +32,10 @@ type TeamRequest struct {
 	// must be within the organization's, and its keys spend from the organization's
 	// account too.
 	OrganizationID string `json:"organization_id,omitempty"`
+	// Tags are the team's tags (LiteLLM's team-level tags): every request of the team's
+	// keys carries them after the key's own, for tag routing, tag budgets (CreateTag) and
+	// spend per tag. The server keeps them as Metadata's tags; given both, they must agree.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // Team describes a team.
@@ -55,6 +59,8 @@ type Team struct {
 	Spend KeySpend `json:"spend"`
 	// KeyIDs are the ids of the team's virtual keys.
 	KeyIDs []string `json:"key_ids"`
+	// Tags are the team's tags, its Metadata's tags (none: nil).
+	Tags []string `json:"tags,omitempty"`
 }
 
 // TeamUpdate changes a team (PATCH /api/v1/teams/{id}): the fields set replace the team's;
@@ -74,6 +80,9 @@ type TeamUpdate struct {
 	Models []string
 	// Metadata replaces the team's labels whole when not nil.
 	Metadata map[string]any
+	// Tags replaces the team's tags alone when not nil (its other labels kept); empty
+	// (non-nil) removes them. Beside Metadata with a tags label the two must agree.
+	Tags []string
 }
 
 // TeamDeletion is DeleteTeam's answer: the team's virtual keys are revoked with it.
@@ -135,6 +144,7 @@ func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Tea
 		set("metadata", u.Metadata, u.Metadata != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("organization_id", u.OrganizationID, u.OrganizationID != nil)
+		set("tags", u.Tags, u.Tags != nil)
 	}
 	var out Team
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/teams/"+url.PathEscape(id), nil, body, &out); err != nil {

@@ -67,23 +67,46 @@ func checkKeyTags(field string, raw any, whose string) ([]string, error) {
 // (none: removed), or answers 422 naming tags: not tags, or beside a metadata.tags label of
 // other tags when metadataGiven (the metadata is the request's own).
 func (req *keyRequest) linkTags(metadataGiven bool) error {
-	list := make([]any, len(req.Tags))
-	for i, t := range req.Tags {
-		list[i] = t
-	}
-	tags, err := checkKeyTags("tags", list, "the key's tags: every request of the key carries them")
+	md, err := linkTagsLabel(req.Tags, req.Metadata, metadataGiven, "the key's tags: every request of the key carries them")
 	if err != nil {
 		return err
 	}
-	if label, ok := req.Metadata["tags"]; metadataGiven && ok && label != nil {
-		if other, err := keyTags(req.Metadata); err != nil || !slices.Equal(other, tags) {
-			v := Validation(http.StatusUnprocessableEntity, "tags: %q differs from metadata.tags %v (tags are kept as metadata.tags)", req.Tags, label)
+	req.Metadata = md
+	return nil
+}
+
+// linkTags puts req.Tags, given in a team request, into req's metadata as its tags label
+// (none: removed), as a key request's linkTags does.
+func (req *teamRequest) linkTags(metadataGiven bool) error {
+	md, err := linkTagsLabel(req.Tags, req.Metadata, metadataGiven, "the team's tags: every request of its keys carries them")
+	if err != nil {
+		return err
+	}
+	req.Metadata = md
+	return nil
+}
+
+// linkTagsLabel returns a copy of md with its tags label set to given, tags given apart as
+// the field tags (none: removed), or answers 422 naming tags: not tags, or beside a
+// metadata.tags label of other tags when metadataGiven (md is the request's own); whose
+// says what the tags are for the error.
+func linkTagsLabel(given []string, md map[string]any, metadataGiven bool, whose string) (map[string]any, error) {
+	list := make([]any, len(given))
+	for i, t := range given {
+		list[i] = t
+	}
+	tags, err := checkKeyTags("tags", list, whose)
+	if err != nil {
+		return nil, err
+	}
+	if label, ok := md["tags"]; metadataGiven && ok && label != nil {
+		if other, err := keyTags(md); err != nil || !slices.Equal(other, tags) {
+			v := Validation(http.StatusUnprocessableEntity, "tags: %q differs from metadata.tags %v (tags are kept as metadata.tags)", given, label)
 			v.Param = "tags"
-			return v
+			return nil, v
 		}
 	}
-	req.Metadata = withKeyTags(req.Metadata, tags)
-	return nil
+	return withKeyTags(md, tags), nil
 }
 
 // withKeyTags returns a copy of a key's metadata md with its tags label set to tags (none:

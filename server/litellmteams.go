@@ -32,6 +32,7 @@ var litellmTeamFieldNames = map[string]string{
 	"metadata":        "metadata",
 	"blocked":         "blocked",
 	"organization_id": "organization_id",
+	"tags":            "tags",
 }
 
 // litellmTeamNativeNames are teamRequest's field names and LiteLLM's, for the failures.
@@ -39,7 +40,7 @@ var litellmTeamNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"name", "team_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
-	{"organization_id", "organization_id"},
+	{"organization_id", "organization_id"}, {"tags", "tags"},
 }
 
 // litellmTeam is a team as LiteLLM's /team/new, /team/update and /team/block describe one
@@ -113,6 +114,7 @@ type litellmTeamRequest struct {
 	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (at most 16 KiB of JSON)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
 	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
+	Tags           []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label the two must agree; null on /team/update removes them"`
 }
 
 // litellmTeamPath reports the team paths answered in LiteLLM's error envelope.
@@ -367,6 +369,10 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 			native[to] = raw
 		case isZero && (name == "rpm_limit" || name == "tpm_limit"):
 			return nil, block, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team send max_budget 0 or POST /team/block; null for no bound", name)
+		case name == "tags" && !isNull && !isStringList(raw):
+			return nil, block, litellmInvalid(name, "tags: must be a list of tags (strings), got %s", raw)
+		case name == "tags" && isNull && update:
+			native[to] = json.RawMessage(`null`) // the team's tags removed
 		case name == "models" && isNull && update:
 			return nil, block, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
 		case !isNull:
@@ -386,6 +392,12 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 	}
 	body, err := json.Marshal(native)
 	return body, block, err
+}
+
+// isStringList reports whether raw is a JSON list of strings.
+func isStringList(raw json.RawMessage) bool {
+	var list []string
+	return json.Unmarshal(raw, &list) == nil && list != nil
 }
 
 // litellmTeamNames rewrites a failure of the team checks to name LiteLLM's fields.

@@ -49,6 +49,8 @@ type teamRequest struct {
 	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (a JSON object of at most 16 KiB)"`
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
 	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (POST /organization/new makes one): its models bound the team's and its account holds the team's keys' spend too; empty for none"`
+	// Tags are the team's tags, kept as metadata.tags (where LiteLLM's team-level tags are).
+	Tags []string `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag (at most 16 with a key's and the request's own); beside metadata with a tags label the two must agree; on PATCH they replace the team's tags alone (its other labels kept)\\, [] or null removes them"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it), as a virtual key's budgetBlock.
 	budgetBlock bool
@@ -68,9 +70,11 @@ type team struct {
 	Blocked           bool           `json:"blocked,omitempty"`
 	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /team/update lifts it"`
 	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in; absent for none"`
-	CreatedAt         time.Time      `json:"created_at"`
-	Spend             keySpend       `json:"spend" jsonschema:"description=What the team's keys together used (in the current period with budget_duration)"`
-	KeyIDs            []string       `json:"key_ids" jsonschema:"description=The ids of the team's virtual keys"`
+	// Tags are the team's tags: its metadata.tags, answered apart and not stored apart.
+	Tags      []string  `json:"tags,omitempty" jsonschema:"description=The team's tags (its metadata.tags): every request of its keys carries them; absent for none"`
+	CreatedAt time.Time `json:"created_at"`
+	Spend     keySpend  `json:"spend" jsonschema:"description=What the team's keys together used (in the current period with budget_duration)"`
+	KeyIDs    []string  `json:"key_ids" jsonschema:"description=The ids of the team's virtual keys"`
 }
 
 // storedTeam is a team's record in store.Teams.
@@ -220,6 +224,13 @@ func (req teamRequest) applyTo(t *team, limits completions.BudgetLimits) {
 	if len(t.Metadata) == 0 {
 		t.Metadata = nil
 	}
+	t.Tags, _ = teamTags(t.Metadata)
+}
+
+// putTeam writes owner's team t through tx, its tags kept only as its metadata.tags.
+func putTeam(ctx context.Context, tx store.Tx, owner string, t team) error {
+	t.Tags = nil
+	return store.PutJSON(ctx, tx, store.Teams, owner+"/"+t.TeamID, storedTeam{team: t, Owner: owner})
 }
 
 // createTeam validates req and stores the team and its account in one transaction.
@@ -233,6 +244,11 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 	}
 	if err := checkNewTeamID(req.TeamID); err != nil {
 		return nil, err
+	}
+	if req.Tags != nil {
+		if err := req.linkTags(true); err != nil {
+			return nil, err
+		}
 	}
 	limits, err := checkTeamRequest(g, req, true)
 	if err != nil {
@@ -261,7 +277,7 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 		if err := completions.PutSharedBudget(ctx, tx, teamBudgetID(owner, t.TeamID), limits); err != nil {
 			return err
 		}
-		return store.PutJSON(ctx, tx, store.Teams, owner+"/"+t.TeamID, storedTeam{team: t, Owner: owner})
+		return putTeam(ctx, tx, owner, t)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: creating team %s: %w", t.TeamID, err)
@@ -294,6 +310,7 @@ func (s *Server) teamWithSpend(ctx context.Context, owner string, t team, keys [
 			t.Spend.PeriodStart = &u.PeriodStart
 		}
 	}
+	t.Tags, _ = teamTags(t.Metadata) // checked when set; a label of a team made before tags were read is left out
 	t.KeyIDs = []string{}
 	for _, k := range keys {
 		if k.TeamID == t.TeamID {
@@ -357,6 +374,11 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 			e.Param = "team_id"
 			return e
 		}
+		if _, ok := given["tags"]; ok { // null or []: the team's tags removed
+			if err := req.linkTags(metadataGiven); err != nil {
+				return err
+			}
+		}
 		for _, a := range adjust {
 			a(&req, rec.team)
 		}
@@ -389,7 +411,7 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		if err := completions.SetSharedBudgetLimits(ctx, tx, teamBudgetID(owner, id), limits); err != nil {
 			return err
 		}
-		return store.PutJSON(ctx, tx, store.Teams, owner+"/"+id, storedTeam{team: t, Owner: owner})
+		return putTeam(ctx, tx, owner, t)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: updating team %s: %w", id, err)
