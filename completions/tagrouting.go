@@ -16,9 +16,11 @@ var ErrTagRouting = errors.New("completions: no deployment of the model group ca
 
 // TagRoutingError refuses a request to a tag-filtered model group (ModelGroup.TagFiltering)
 // none of whose members its tags select: LiteLLM's "Not allowed to access model due to tags
-// configuration" (which its proxy answers with a 401). It matches ErrTagRouting.
+// configuration" (which its proxy answers with a 401). It matches ErrTagRouting. A group's
+// fallbacks (and the request's fallback_models) that fit the tags are tried first: the
+// error is answered when none does, as with several groups none of which fits.
 type TagRoutingError struct {
-	// Model is the model group the request named.
+	// Model is the model group the request named (several: joined by commas).
 	Model string
 	// Tags are the request's tags (none for a request without tags).
 	Tags []string

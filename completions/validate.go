@@ -79,11 +79,13 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 			return nil, nil, err
 		}
 	}
+	if len(models) == 0 && unfit == nil {
+		// Several groups, none of whose members the tags select: as one such group, the
+		// request's fallbacks that fit are tried, and the error names them all.
+		unfit = &TagRoutingError{Model: strings.Join(req.Models, ","), Tags: routingTags(req.Tags)}
+	}
 	// A fallback group none of whose members the tags select is passed over.
 	fallbacks, fallbacksFrom, _, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, req.Tags)
-	if len(models) == 0 && unfit == nil {
-		return nil, nil, &TagRoutingError{Model: strings.Join(req.Models, ","), Tags: routingTags(req.Tags)}
-	}
 	req.group, req.groupName = group, groupName
 	if len(models) > MaxModels {
 		return nil, nil, invalid("models", "at most %d models once model groups are expanded, got %d", MaxModels, len(models))
