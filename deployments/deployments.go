@@ -97,6 +97,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// DeploymentTags, when set, returns tags to add to deployments beside their own
+	// litellm_params.tags, by deployment id (model_info.id) or model group name (each of its
+	// deployments): LiteLLM's /tag/new models. Sync reads it each time and applies a change.
+	DeploymentTags func(ctx context.Context) (map[string][]string, error)
 }
 
 // Deployment is one stored deployment as answers show it: never its api_key.
@@ -410,7 +414,18 @@ func (s *Service) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var extra map[string][]string
+	if s.opts.DeploymentTags != nil {
+		if extra, err = s.opts.DeploymentTags(ctx); err != nil {
+			return fmt.Errorf("deployments: the tags added to deployments: %w", err)
+		}
+	}
 	fp := fingerprint(recs)
+	if len(extra) > 0 {
+		b, _ := json.Marshal(extra) // a map's keys in order
+		sum := sha256.Sum256(b)
+		fp += "+" + hex.EncodeToString(sum[:])
+	}
 	if fp == s.applied {
 		return nil
 	}
@@ -453,6 +468,11 @@ func (s *Service) Sync(ctx context.Context) error {
 		}
 		if d.Model != "" && d.Model != d.Member {
 			configured[completions.DeploymentID(d.ModelName, d.Member)] = d.Model
+		}
+	}
+	if len(extra) > 0 {
+		for _, w := range addDeploymentTags(groups, stored, cfg.DeploymentIDs(), extra) {
+			s.log.WarnContext(ctx, "deployments: "+w)
 		}
 	}
 	prices := s.opts.Prices
@@ -919,6 +939,45 @@ func put(ctx context.Context, w store.Writer, rec record) error {
 		return fmt.Errorf("deployments: %w", err)
 	}
 	return w.Put(ctx, store.Deployments, rec.ID, b)
+}
+
+// addDeploymentTags adds to the members of groups the tags extra gives their deployment's id
+// (stored's or ids' for the member's completions.DeploymentID, else that hash itself) or
+// their group's name, replacing the groups changed (their Tags copied, never shared). A
+// member that would carry more than completions.MaxTags keeps its own, with a warning
+// returned.
+func addDeploymentTags(groups map[string]completions.ModelGroup, stored, ids map[string]string, extra map[string][]string) (warnings []string) {
+	for name, g := range groups {
+		changed := false
+		for i, m := range g.Models {
+			k := completions.DeploymentID(name, m)
+			id := k
+			if v, ok := stored[k]; ok {
+				id = v
+			} else if v, ok := ids[k]; ok {
+				id = v
+			}
+			add := append(slices.Clip(extra[id]), extra[name]...)
+			if len(add) == 0 {
+				continue
+			}
+			if !changed {
+				tags := make([][]string, len(g.Models))
+				copy(tags, g.Tags)
+				g.Tags, changed = tags, true
+			}
+			tags := completions.AddTags(slices.Clone(g.Tags[i]), add...)
+			if len(tags) > completions.MaxTags {
+				warnings = append(warnings, fmt.Sprintf("the tags of /tag/new's models would give deployment %s of model group %s more than %d tags: it keeps its own", id, name, completions.MaxTags))
+				continue
+			}
+			g.Tags[i] = tags
+		}
+		if changed {
+			groups[name] = g
+		}
+	}
+	return warnings
 }
 
 // fingerprint identifies the records' content.

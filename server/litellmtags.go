@@ -22,9 +22,11 @@ import (
 // every key of the owner, and is refused once it is spent with LiteLLM's "Budget has been
 // exceeded! Tag=…" (completions.Options.TagBudgets, StoredTagBudgets). The tags are kept
 // in store.LiteLLMTags under "<owner>/<tag>", their accounts in store.Budgets under
-// completions.TagBudgetID. A tag's models (on LiteLLM, the deployments it adds itself to
-// for tag routing) are refused: here tag routing follows the deployments' own
-// litellm_params.tags (config.yaml, /model/new).
+// completions.TagBudgetID. A tag's models (as on LiteLLM, deployment ids — model_info.id —
+// or model group names) are kept in its record, and the routing table's members of those
+// deployments carry the tag beside their own litellm_params.tags (deployments.Options
+// DeploymentTags, LiteLLMTagModels; applied at once on this replica and within the
+// deployments' poll on the others), so tag routing selects them.
 
 // maxLiteLLMTagsPerOwner bounds the tags one key may have.
 const maxLiteLLMTagsPerOwner = 1000
@@ -34,12 +36,15 @@ type litellmTagRecord struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	// Limits holds the tag's budget fields (its BudgetID is unused).
-	Limits    litellmBudgetRecord `json:"limits"`
-	CreatedAt time.Time           `json:"created_at"`
-	CreatedBy string              `json:"created_by"`
-	UpdatedAt time.Time           `json:"updated_at"`
-	UpdatedBy string              `json:"updated_by"`
-	Owner     string              `json:"owner"`
+	Limits litellmBudgetRecord `json:"limits"`
+	// Models are the deployments (model_info.id, or a model group's name: each of its
+	// deployments) that carry the tag for tag routing.
+	Models    []string  `json:"models,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy string    `json:"created_by"`
+	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedBy string    `json:"updated_by"`
+	Owner     string    `json:"owner"`
 }
 
 // limits are the tag account's limits.
@@ -60,13 +65,14 @@ type litellmTagRequest struct {
 	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null or 0 for none"`
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which the tag's spend starts again from zero (30d); null for all time"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute the requests naming the tag may use together; null or 0 for no bound"`
+	Models         []string `json:"models,omitempty" jsonschema:"description=Deployments that carry the tag for tag routing (beside their own litellm_params.tags): deployment ids (model_info.id) or model group names (each of its deployments); on /tag/update the list replaces the tag's\\, [] or null removes them"`
 }
 
 // litellmTagConfig is a tag as LiteLLM's TagConfig describes one, with its budget and spend.
 type litellmTagConfig struct {
 	Name        string         `json:"name"`
 	Description *string        `json:"description"`
-	Models      []string       `json:"models" jsonschema:"description=Always empty: tag routing follows the deployments' own litellm_params.tags"`
+	Models      []string       `json:"models" jsonschema:"description=The deployments (model_info.id or model group names) that carry the tag for tag routing"`
 	ModelInfo   map[string]any `json:"model_info" jsonschema:"description=Always empty"`
 	CreatedAt   time.Time      `json:"created_at"`
 	UpdatedAt   time.Time      `json:"updated_at"`
@@ -106,7 +112,7 @@ func (s *Server) litellmTagRoutes() {
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
 	s.Handle(Route{Method: "POST", Path: "/tag/new", Summary: "LiteLLM's tag creation: a budget (max_budget per budget_duration, tpm_limit) every request naming the tag draws on, across this key's virtual keys",
 		Tags: tags, Request: litellmTagRequest{}, Response: litellmTagAnswer{},
-		Errors: map[int]string{400: "name missing or not a tag, past the key's 1000 tags, or a bad or unsupported field (models, budget_id, rpm_limit, …): the message names it", 403: scoped, 409: "the tag exists already"}},
+		Errors: map[int]string{400: "name missing or not a tag, past the key's 1000 tags, or a bad or unsupported field (budget_id, rpm_limit, …): the message names it", 403: scoped, 409: "the tag exists already"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, name, err := litellmTagBody(r)
 			if err != nil {
@@ -269,9 +275,11 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 			}
 			budget[name] = raw
 		case "models":
-			if !emptyJSON(raw) {
-				return litellmInvalid(name, "models: not supported: Switchyard routes by the deployments' own litellm_params.tags (config.yaml, /model/new), so a tag made here holds a budget and tags no deployment")
+			models, err := litellmTagModels(raw)
+			if err != nil {
+				return err
 			}
+			t.Models = models
 		case "budget_id":
 			if !emptyJSON(raw) {
 				return litellmInvalid(name, "budget_id: not supported on a tag: give its max_budget, soft_budget, budget_duration and tpm_limit")
@@ -287,6 +295,75 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 		}
 	}
 	return applyLiteLLMBudgetFields(&t.Limits, budget)
+}
+
+// maxLiteLLMTagModels bounds the models of one tag.
+const maxLiteLLMTagModels = 100
+
+// litellmTagModels reads a tag's models: a list of deployment ids or model group names
+// (null or []: none), without repeats.
+func litellmTagModels(raw json.RawMessage) ([]string, error) {
+	if isJSONNull(raw) {
+		return nil, nil
+	}
+	var models []string
+	if json.Unmarshal(raw, &models) != nil {
+		return nil, litellmInvalid("models", "models: must be a list of deployment ids (model_info.id) or model group names, got %s", raw)
+	}
+	if len(models) > maxLiteLLMTagModels {
+		return nil, litellmInvalid("models", "models: at most %d, got %d", maxLiteLLMTagModels, len(models))
+	}
+	var out []string
+	for i, m := range models {
+		if strings.TrimSpace(m) == "" {
+			return nil, litellmInvalid("models", "models[%d]: must be a deployment id (model_info.id) or a model group name, got %q", i, m)
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// LiteLLMTagModels returns deployments.Options.DeploymentTags over st: the tags made with
+// LiteLLM's /tag/new (every owner's) by the deployment id or model group name their models
+// give. The routing table is the server's, one for every key: a tag one key gave a
+// deployment selects it for every request carrying the tag.
+func LiteLLMTagModels(st *store.Store) func(ctx context.Context) (map[string][]string, error) {
+	return func(ctx context.Context) (map[string][]string, error) {
+		es, err := st.List(ctx, store.LiteLLMTags, store.ListOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("server: listing tags: %w", err)
+		}
+		var out map[string][]string
+		for _, e := range es {
+			var t litellmTagRecord
+			if err := json.Unmarshal(e.Value, &t); err != nil {
+				return nil, fmt.Errorf("server: tag record %s: %w", e.Key, err)
+			}
+			for _, m := range t.Models {
+				if out == nil {
+					out = map[string][]string{}
+				}
+				if !slices.Contains(out[m], t.Name) {
+					out[m] = append(out[m], t.Name)
+				}
+			}
+		}
+		return out, nil
+	}
+}
+
+// applyTagModels applies the tags' models to the routing table now (the stored
+// deployments' Sync), on this replica; the others follow within their poll. A failure is
+// logged: the tag is kept, and the next Sync applies it.
+func (s *Server) applyTagModels(ctx context.Context) {
+	if s.storedModels == nil {
+		return
+	}
+	if err := s.storedModels.Sync(ctx); err != nil {
+		s.log.WarnContext(ctx, "applying the tags' models to the deployments", "err", err)
+	}
 }
 
 // createLiteLLMTag stores t with its account, unless owner has the tag already or its
@@ -317,6 +394,9 @@ func (s *Server) createLiteLLMTag(ctx context.Context, t litellmTagRecord) error
 		return fmt.Errorf("server: creating tag %s: %w", t.Name, err)
 	}
 	s.log.InfoContext(ctx, "tag created", "owner", t.Owner, "tag", t.Name)
+	if len(t.Models) > 0 {
+		s.applyTagModels(ctx)
+	}
 	return nil
 }
 
@@ -344,6 +424,7 @@ func (s *Server) updateLiteLLMTag(ctx context.Context, owner, name string, field
 		return nil, fmt.Errorf("server: updating tag %s: %w", name, err)
 	}
 	s.log.InfoContext(ctx, "tag updated", "owner", owner, "tag", name)
+	s.applyTagModels(ctx)
 	return &t, nil
 }
 
@@ -364,13 +445,14 @@ func (s *Server) deleteLiteLLMTag(ctx context.Context, owner, name string) error
 		return fmt.Errorf("server: deleting tag %s: %w", name, err)
 	}
 	s.log.InfoContext(ctx, "tag deleted", "owner", owner, "tag", name)
+	s.applyTagModels(ctx)
 	return nil
 }
 
 // litellmTagOf describes t in LiteLLM's fields, with its account's spend (0, logged, when
 // it cannot be read).
 func (s *Server) litellmTagOf(ctx context.Context, t litellmTagRecord) litellmTagConfig {
-	out := litellmTagConfig{Name: t.Name, Models: []string{}, ModelInfo: map[string]any{}, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CreatedBy: t.CreatedBy}
+	out := litellmTagConfig{Name: t.Name, Models: append([]string{}, t.Models...), ModelInfo: map[string]any{}, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, CreatedBy: t.CreatedBy}
 	if t.Description != "" {
 		out.Description = &t.Description
 	}

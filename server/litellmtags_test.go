@@ -106,7 +106,7 @@ func TestLiteLLMTagBudgets(t *testing.T) {
 }
 
 // TestLiteLLMTagBadInput: /tag/new refuses a missing or malformed name, a name taken
-// (409), a batch's tag, models (tag routing follows the deployments' own tags), budget_id,
+// (409), a batch's tag, models not a list of deployments, budget_id,
 // rpm_limit and an unknown field, each naming the field; a virtual key may not manage tags;
 // another owner's tag is not this one's and bounds none of its requests.
 func TestLiteLLMTagBadInput(t *testing.T) {
@@ -115,7 +115,8 @@ func TestLiteLLMTagBadInput(t *testing.T) {
 		{`{"max_budget":1}`, "name", "required"},
 		{`{"name":"has space"}`, "name", "1-64 letters"},
 		{`{"name":"batch:b1"}`, "name", "batches"},
-		{`{"name":"t","models":["openai/ok"]}`, "models", "litellm_params.tags"},
+		{`{"name":"t","models":"openai/ok"}`, "models", "list of deployment ids"},
+		{`{"name":"t","models":[""]}`, "models", "models[0]"},
 		{`{"name":"t","budget_id":"b"}`, "budget_id", "not supported"},
 		{`{"name":"t","rpm_limit":5}`, "rpm_limit", "not supported"},
 		{`{"name":"t","max_budget":-1}`, "max_budget", "non-negative"},

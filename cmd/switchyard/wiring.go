@@ -287,7 +287,8 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		saltKey = []byte(k)
 	}
 	w.stored, err = deployments.New(deployments.Options{Store: w.store, Gateway: w.gateway, Registry: w.registry, ProviderOptions: popts,
-		Config: litellmFile, Groups: groups, Prices: baseCatalog, SecretKey: saltKey, Poll: w.cfg.DeploymentsPoll, Logger: w.log})
+		Config: litellmFile, Groups: groups, Prices: baseCatalog, SecretKey: saltKey, Poll: w.cfg.DeploymentsPoll, Logger: w.log,
+		DeploymentTags: server.LiteLLMTagModels(w.store)})
 	if err == nil {
 		err = w.stored.Sync(ctx)
 	}
