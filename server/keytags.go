@@ -44,7 +44,7 @@ func checkKeyTags(field string, raw any, whose string) ([]string, error) {
 	}
 	list, ok := raw.([]any)
 	if !ok {
-		return nil, invalid("%s: the key's tags must be a list of tags, got %T", field, raw)
+		return nil, invalid("%s: must be a list of tags, got %T (%s)", field, raw, whose)
 	}
 	tags := make([]string, 0, len(list))
 	for i, v := range list {
