@@ -97,6 +97,10 @@ type Config struct {
 	// names "prometheus": serve then adds the metrics under LiteLLM's names to /metrics
 	// (serve --litellm-metrics).
 	Prometheus bool
+	// PrometheusEndUser is litellm_settings.enable_end_user_cost_tracking_prometheus_only:
+	// the metrics under LiteLLM's names carry the request's end user in their end_user
+	// label (otherwise empty, as LiteLLM leaves it: a series per end user is unbounded).
+	PrometheusEndUser bool
 	// DropParams is litellm_settings.drop_params (nil when unset).
 	DropParams *bool
 	// Deployments are the model_list entries served (wildcards left out), in order, with
@@ -184,7 +188,8 @@ var (
 	infoKeys    = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
-		"callbacks", "success_callback", "failure_callback"} // the callbacks: read (or warned about) by parser.callbacks
+		"callbacks", "success_callback", "failure_callback", // the callbacks: read (or warned about) by parser.callbacks
+		"enable_end_user_cost_tracking_prometheus_only"}
 	generalKeys     = []string{"master_key", "reject_clientside_metadata_tags"}
 	groupNameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 	slugDisallowed  = regexp.MustCompile(`[^a-z0-9_.-]+`)
@@ -313,6 +318,13 @@ func parseDoc(doc map[string]any, lookupEnv func(string) (string, bool), first i
 	p.ignore("router_settings.", router, routerKeys)
 	p.ignore("litellm_settings.", litellm, litellmKeys)
 	p.callbacks(litellm)
+	if v, ok := litellm["enable_end_user_cost_tracking_prometheus_only"]; ok && v != nil {
+		on, isBool := v.(bool)
+		if !isBool {
+			return nil, &Error{Path: "litellm_settings.enable_end_user_cost_tracking_prometheus_only", Message: "must be true or false, got " + kind(v)}
+		}
+		p.cfg.PrometheusEndUser = on
+	}
 	p.ignore("general_settings.", general, generalKeys)
 
 	deps, err := p.modelList(doc["model_list"])

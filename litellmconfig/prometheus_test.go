@@ -35,3 +35,22 @@ func TestPrometheusCallback(t *testing.T) {
 		}
 	}
 }
+
+// TestPrometheusEndUser: litellm_settings.enable_end_user_cost_tracking_prometheus_only sets
+// PrometheusEndUser (off without it); not a boolean is an error naming it.
+func TestPrometheusEndUser(t *testing.T) {
+	const models = "model_list:\n  - model_name: m\n    litellm_params: {model: openai/gpt-4o}\n"
+	for settings, want := range map[string]bool{"": false, "litellm_settings:\n  enable_end_user_cost_tracking_prometheus_only: true\n": true,
+		"litellm_settings:\n  enable_end_user_cost_tracking_prometheus_only: false\n": false} {
+		c, err := Parse([]byte(models+settings), env(nil))
+		if err != nil || c.PrometheusEndUser != want {
+			t.Errorf("%q: PrometheusEndUser %v %v, want %v", settings, c != nil && c.PrometheusEndUser, err, want)
+		}
+		if c != nil && strings.Contains(strings.Join(c.Warnings, "\n"), "enable_end_user") {
+			t.Errorf("%q: warned about as ignored: %v", settings, c.Warnings)
+		}
+	}
+	if _, err := Parse([]byte(models+"litellm_settings:\n  enable_end_user_cost_tracking_prometheus_only: \"yes\"\n"), env(nil)); err == nil || !strings.Contains(err.Error(), "enable_end_user_cost_tracking_prometheus_only") {
+		t.Errorf("a string: %v, want an error naming the key", err)
+	}
+}

@@ -49,7 +49,7 @@ func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Met
 		t.Fatal(err)
 	}
 	if litellm {
-		m.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: ErrorStatus, DeploymentID: g.DeploymentIDOf})
+		m.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: ErrorStatus, DeploymentID: g.DeploymentIDOf, EndUser: true})
 	}
 	s, err := New(Config{Store: st, APIKeys: []string{testKey}}, Completions(g), MetricsEndpoint(m.Handler("")))
 	if err != nil {

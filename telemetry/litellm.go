@@ -32,6 +32,11 @@ type LiteLLMOptions struct {
 	// completions.Gateway.BreakerStates): a deployment of a model whose breaker is open reads
 	// litellm_deployment_state 2 (LiteLLM's complete outage, its cooldown). nil: none.
 	BreakerStates func() map[string]string
+	// EndUser puts the request's end user (its OpenAI `user`) in the end_user label, as
+	// LiteLLM's litellm_settings.enable_end_user_cost_tracking_prometheus_only does; off,
+	// the label is empty, as LiteLLM leaves it by default (every end user would otherwise
+	// be a series of its own in each metric).
+	EndUser bool
 }
 
 // liteLLMBuckets are LiteLLM's latency buckets (seconds).
@@ -198,7 +203,10 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	var v [nLabels]string
 	var buf [16]string
 	ok := r.Outcome == completions.RequestOK
-	v[lEndUser], v[lKeyHash], v[lTeam], v[lUser] = r.EndUser, r.KeyID, r.TeamID, r.UserID
+	v[lKeyHash], v[lTeam], v[lUser] = r.KeyID, r.TeamID, r.UserID
+	if l.opts.EndUser {
+		v[lEndUser] = r.EndUser
+	}
 	requested := r.ModelGroup
 	if requested == "" {
 		requested = r.Requested

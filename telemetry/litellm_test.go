@@ -66,3 +66,36 @@ func TestLiteLLMDeploymentState(t *testing.T) {
 		t.Errorf("class of a 500: %s", c)
 	}
 }
+
+// TestLiteLLMEndUserLabel: the end_user label is empty unless LiteLLMOptions.EndUser (LiteLLM's
+// enable_end_user_cost_tracking_prometheus_only) asks for it: each end user would otherwise
+// be series of its own in every metric.
+func TestLiteLLMEndUserLabel(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		m := New(Options{})
+		m.EnableLiteLLM(LiteLLMOptions{EndUser: on})
+		for _, u := range []string{"alice", "bob", "carol"} {
+			m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok", Provider: "openai", EndUser: u})
+		}
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		users := map[string]bool{}
+		for _, f := range fams {
+			if f.GetName() != "litellm_proxy_total_requests_metric_total" {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				for _, p := range s.GetLabel() {
+					if p.GetName() == "end_user" {
+						users[p.GetValue()] = true
+					}
+				}
+			}
+		}
+		if want := map[bool]int{false: 1, true: 3}[on]; len(users) != want || !on && !users[""] {
+			t.Errorf("EndUser %v: end_user values %v, want %d", on, users, want)
+		}
+	}
+}

@@ -136,6 +136,7 @@ func (o *observability) watchServices(w *wiring) {
 	if o.litellm {
 		opts := telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf, BreakerStates: w.gateway.BreakerStates}
 		if lc := w.cfg.litellm; lc != nil {
+			opts.EndUser = lc.PrometheusEndUser
 			// A deployment with its own api_base or api_key calls a provider entry of its
 			// own: LiteLLM names its model as the config does.
 			opts.Models = map[string]string{}
