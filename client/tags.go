@@ -29,6 +29,10 @@ type TagRequest struct {
 	BudgetDuration string `json:"budget_duration,omitempty"`
 	// TokensPerMinute bounds the requests naming the tag together (tpm_limit).
 	TokensPerMinute int64 `json:"tpm_limit,omitempty"`
+	// Models are deployments (model_info.id, or model group names) that carry the tag for
+	// tag routing (LiteLLM's models): groups with tag filtering on route requests naming
+	// the tag to them.
+	Models []string `json:"models,omitempty"`
 }
 
 // TagUpdate changes the fields of a tag that are not nil (POST /tag/update); its spend is
@@ -45,6 +49,9 @@ type TagUpdate struct {
 	BudgetDuration *string
 	// TokensPerMinute replaces the bound (0 removes it).
 	TokensPerMinute *int64
+	// Models replaces the deployments that carry the tag when not nil; empty (non-nil)
+	// removes them.
+	Models []string
 }
 
 // Tag describes a tag as LiteLLM's TagConfig does, with its limits and spend.
@@ -52,6 +59,8 @@ type Tag struct {
 	// Name is the tag; Description what it stands for (empty for none).
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Models are the deployments that carry the tag for tag routing (none: empty).
+	Models []string `json:"models"`
 	// Budget holds its limits (LiteLLM's litellm_budget_table); nil when it has none.
 	Budget *TagBudget `json:"litellm_budget_table"`
 	// SpendUSD is what the requests naming it spent (in the current period with a
@@ -114,6 +123,7 @@ func (c *Client) UpdateTag(ctx context.Context, name string, u *TagUpdate) (*Tag
 		if u.TokensPerMinute != nil {
 			body["tpm_limit"] = nullOr(*u.TokensPerMinute, *u.TokensPerMinute == 0)
 		}
+		body.set("models", u.Models, u.Models != nil)
 	}
 	var out tagAnswer
 	if err := c.do(ctx, http.MethodPost, "/tag/update", nil, body, &out); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,17 @@ func TestTagsAgainstServer(t *testing.T) {
 	}
 	if err := chat("eng"); err != nil {
 		t.Fatalf("a request naming the tag once its bound is removed: %v", err)
+	}
+	if got, err = c.UpdateTag(ctx, "eng", &client.TagUpdate{Models: []string{"dep-1", "team-group"}}); err != nil || !slices.Equal(got.Models, []string{"dep-1", "team-group"}) {
+		t.Fatalf("update the models %+v %v", got, err)
+	}
+	if got, err = c.UpdateTag(ctx, "eng", &client.TagUpdate{Models: []string{}}); err != nil || len(got.Models) != 0 {
+		t.Fatalf("models removed %+v %v", got, err)
+	}
+	if made, err := c.CreateTag(ctx, &client.TagRequest{Name: "routed", Models: []string{"dep-2"}}); err != nil || !slices.Equal(made.Models, []string{"dep-2"}) {
+		t.Fatalf("a tag made with models %+v %v", made, err)
+	} else if err := c.DeleteTag(ctx, made.Name); err != nil {
+		t.Fatal(err)
 	}
 	if ts, err := c.Tags(ctx); err != nil || len(ts) != 1 || ts[0].Name != "eng" {
 		t.Fatalf("list %+v %v", ts, err)
