@@ -401,7 +401,10 @@ func (b *activityDays) answer(q dailyActivityQuery) litellmDailyActivity {
 		TotalSpend: total.Spend, TotalPromptTokens: total.PromptTokens, TotalCompletionTokens: total.CompletionTokens,
 		TotalTokens: total.TotalTokens, TotalAPIRequests: total.APIRequests, TotalSuccessfulRequests: total.SuccessfulRequests,
 		TotalFailedRequests: total.FailedRequests, Page: q.page, TotalPages: pages, HasMore: q.page < pages}}
-	if lo := (q.page - 1) * q.pageSize; lo < len(dates) {
+	// A page past the last answers no days; checked before (page-1)*page_size, which a
+	// large page would overflow.
+	if q.page <= pages && len(dates) > 0 {
+		lo := (q.page - 1) * q.pageSize
 		for _, day := range dates[lo:min(lo+q.pageSize, len(dates))] {
 			out.Results = append(out.Results, *b.days[day])
 		}
