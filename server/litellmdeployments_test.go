@@ -56,18 +56,7 @@ func deploymentServerSalted(t *testing.T, st *store.Store, config []byte, salt s
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
-	for _, opt := range []Option{Completions(g), StoredDeployments(svc)} {
-		if err := opt(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
-	return hs
+	return serveDeployments(t, st, g, svc)
 }
 
 // TestStoredDeploymentsLifecycle: a deployment added by POST /model/new answers
@@ -226,4 +215,22 @@ func TestStoredDeploymentsConcurrentSwaps(t *testing.T) {
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d requests failed during the swaps", n)
 	}
+}
+
+// serveDeployments applies svc's stored deployments to g and serves them, with g, through a
+// test server on st whose operator key is testKey.
+func serveDeployments(t *testing.T, st *store.Store, g *completions.Gateway, svc *deployments.Service) *httptest.Server {
+	t.Helper()
+	if err := svc.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	for _, opt := range []Option{Completions(g), StoredDeployments(svc)} {
+		if err := opt(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs
 }

@@ -39,17 +39,7 @@ func TestReview30rModelInfoEntrySentBackKeepsCatalogPrice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
-	for _, opt := range []Option{Completions(g), StoredDeployments(svc)} {
-		if err := opt(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs := serveDeployments(t, st, g, svc)
 
 	if code, out := adminCall(t, hs, "POST", "/model/new", `{"model_name":"long","litellm_params":{"model":"anthropic/claude-sonnet-4-5","api_key":"sk-x","api_base":"`+up.URL+`"},"model_info":{"id":"long-1"}}`); code != http.StatusOK {
 		t.Fatalf("/model/new: %d %s", code, out)
