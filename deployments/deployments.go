@@ -295,7 +295,7 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 // litellm_params or model_info key given replaces that key; api_key kept when not given;
 // api_base given as the public form answers show keeps a credential sealed with it; rates
 // and token limits given as the price catalogue's, which /model/info shows, are not made
-// its own: withoutCatalogued).
+// its own: withoutCatalogued; nor are the tags /tag/new's models add: withoutAddedTags).
 // An id of the config file is ErrInConfig (also when a stored deployment, skipped, has it
 // too: the file's is the one served by that id), an unknown one ErrNotFound.
 func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
@@ -315,7 +315,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 		if in.ModelName != "" {
 			merged.ModelName = in.ModelName
 		}
-		maps.Copy(merged.LiteLLMParams, in.LiteLLMParams)
+		maps.Copy(merged.LiteLLMParams, s.withoutAddedTags(id, old.Deployment, in.LiteLLMParams))
 		if merged.ModelInfo == nil {
 			merged.ModelInfo = map[string]any{}
 		}
@@ -726,6 +726,38 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 	info["db_model"] = true
 	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated},
 		SealedKey: sealed, SealedBase: sealedBase}, nil
+}
+
+// withoutAddedTags returns params, the litellm_params an update of the stored deployment
+// id (now old) gives, with its tags (when given as a list) rid of those the deployment is
+// served with but old does not carry itself: the tags /tag/new's models add
+// (Options.DeploymentTags), which /model/info shows among its litellm_params.tags. An edit
+// sending back a /model/info entry whole would otherwise make them the deployment's own,
+// kept after the tag drops the deployment from its models or is deleted. params is not
+// changed.
+func (s *Service) withoutAddedTags(id string, old Deployment, params map[string]any) map[string]any {
+	given, ok := params["tags"].([]any)
+	if !ok || len(given) == 0 {
+		return params
+	}
+	var shown []string
+	for _, x := range s.opts.Gateway.Deployments() {
+		if x.ID == id && x.Stored {
+			shown = x.Tags
+			break
+		}
+	}
+	own, _ := old.LiteLLMParams["tags"].([]any)
+	added := func(tag any) bool {
+		t, ok := tag.(string)
+		return ok && slices.Contains(shown, t) && !slices.Contains(own, tag)
+	}
+	if !slices.ContainsFunc(given, added) {
+		return params
+	}
+	out := maps.Clone(params)
+	out["tags"] = slices.DeleteFunc(slices.Clone(given), added)
+	return out
 }
 
 // cataloguedKeys are the model_info keys of a deployment's own price (litellmconfig's
