@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,16 +107,9 @@ func (g *Gateway) Deployments() []Deployment {
 // deployment describes model (mode) under modelName.
 func (g *Gateway) deployment(modelName, model, mode string) Deployment {
 	d := Deployment{ID: DeploymentID(modelName, model), ModelName: modelName, Model: model, Mode: mode}
-	prov, _, err := providers.ParseModel(model)
-	if err == nil {
+	if prov, _, err := providers.ParseModel(model); err == nil {
 		d.Provider = prov
-		if g.opts.Providers != nil {
-			if p, err := g.opts.Providers.Lookup(prov); err == nil && p != nil {
-				if b, ok := p.(interface{ BaseURL() string }); ok {
-					d.APIBase = PublicURL(b.BaseURL())
-				}
-			}
-		}
+		d.APIBase = g.APIBaseOf(model)
 	}
 	name := g.priceName(model)
 	switch mode {
@@ -136,6 +130,34 @@ func (g *Gateway) deployment(modelName, model, mode string) Deployment {
 	}
 	return d
 }
+
+// APIBaseOf is the endpoint root of the provider of model ("provider/model") without
+// credentials (PublicURL), as Deployment.APIBase shows it: LiteLLM's api_base. "" when the
+// provider is unknown or its adapter does not say.
+func (g *Gateway) APIBaseOf(model string) string {
+	prov, _, ok := strings.Cut(model, "/")
+	if !ok || g.opts.Providers == nil {
+		return ""
+	}
+	if p, err := g.opts.Providers.Lookup(prov); err == nil && p != nil {
+		if b, ok := p.(interface{ BaseURL() string }); ok {
+			raw := b.BaseURL()
+			if v, ok := g.publicBases.Load(raw); ok {
+				return v.(string)
+			}
+			pub := PublicURL(raw)
+			if g.publicBasesSize.Add(1) <= maxPublicBases {
+				g.publicBases.Store(raw, pub)
+			}
+			return pub
+		}
+	}
+	return ""
+}
+
+// maxPublicBases bounds Gateway.publicBases: base URLs change only with the configuration,
+// so the cache is full only after thousands of deployments came and went.
+const maxPublicBases = 4096
 
 // PublicURL is raw without what may carry a credential (user info, query, fragment); ""
 // when raw does not parse as an absolute URL with a host. Every answer that shows an

@@ -316,6 +316,10 @@ type Gateway struct {
 	rt      atomic.Pointer[routeTable]
 	swapMu  sync.Mutex
 	latency latencyStats // how fast each model answered lately (latency routing)
+	// publicBases caches PublicURL of the providers' base URLs (APIBaseOf, on every
+	// answer), up to maxPublicBases of them.
+	publicBases     sync.Map
+	publicBasesSize atomic.Int32
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache

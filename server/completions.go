@@ -448,6 +448,7 @@ func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *
 			return s.openAIError(w, r, err)
 		}
 		setCacheHeaders(w, resp.Cache)
+		setLiteLLMAnswerHeaders(w, g, req, resp, received)
 		return a.whole(resp)
 	}
 	st, err := g.Stream(r.Context(), scope, req)
@@ -458,6 +459,7 @@ func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *
 		return s.openAIError(w, r, err)
 	}
 	setCacheHeaders(w, st.Cache())
+	setLiteLLMDeploymentHeaders(w, g, req, "", st.Provider()+"/"+st.Model())
 	if err := a.stream(st); err != nil {
 		s.logStreamEnd(r, a.what, err)
 	}

@@ -50,7 +50,7 @@ func withCORS(origins []string, next http.Handler) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Litellm-Call-Id, X-Should-Retry, Retry-After")
+		h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Litellm-Call-Id, "+liteLLMExposedHeaderValues+", X-Should-Retry, Retry-After")
 		next.ServeHTTP(w, r)
 	})
 }

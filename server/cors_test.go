@@ -45,7 +45,7 @@ func TestCORS(t *testing.T) {
 		t.Fatal(err)
 	}
 	r2.Body.Close()
-	if r2.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(r2.Header.Get("Access-Control-Expose-Headers"), "X-Request-Id") {
+	if r2.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(r2.Header.Get("Access-Control-Expose-Headers"), "X-Request-Id") || !strings.Contains(r2.Header.Get("Access-Control-Expose-Headers"), "X-Litellm-Response-Cost") {
 		t.Fatalf("actual response: %v", r2.Header)
 	}
 	off := httptest.NewServer(testServer(t, Config{}, nil))
