@@ -83,12 +83,9 @@ func BenchmarkBatchLine(b *testing.B) {
 		b.Run("batch/"+kind, func(b *testing.B) {
 			st := open(b)
 			defer st.Close()
-			hs, s := keysServerWith(b, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
 			files, _ := batch.NewFiles(st, batch.FilesOptions{})
 			svc, _ := batch.New(st, files, batch.Options{Concurrency: 4, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err := Batches(svc)(s); err != nil {
-				b.Fatal(err)
-			}
+			hs, _ := keysServerWith(b, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}}, Batches(svc))
 			if err := svc.Start(context.Background()); err != nil {
 				b.Fatal(err)
 			}

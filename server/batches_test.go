@@ -385,12 +385,10 @@ var _ sync.Mutex
 // TestFileUploadBounds: a file over the server's bound is a 413 naming the flag that sets
 // it, whether the body is over the route's limit or only the file is over the bound.
 func TestFileUploadBounds(t *testing.T) {
-	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
-	files, _ := batch.NewFiles(s.Store(), batch.FilesOptions{MaxBytes: 2048})
-	svc, _ := batch.New(s.Store(), files, batch.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := Batches(svc)(s); err != nil {
-		t.Fatal(err)
-	}
+	st := newTestStore(t)
+	files, _ := batch.NewFiles(st, batch.FilesOptions{MaxBytes: 2048})
+	svc, _ := batch.New(st, files, batch.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	hs, _ := keysServerWith(t, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}}, Batches(svc))
 	for _, size := range []int{3000, 3 << 20} { // over the file bound; over the route's limit too
 		line := chatLines("openai/ok")
 		content := bytes.Repeat(line, size/len(line)+1)

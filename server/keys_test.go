@@ -24,12 +24,14 @@ import (
 // 7 + 3 tokens, costs $0.013), a model group "pair" of openai/ok and openai/ok2, model
 // selection, the usage routes and perKey as the server's per-key bound; st is shared when
 // given (replicas).
-func keysServer(t testing.TB, st *store.Store, perKey int) (*httptest.Server, *Server) {
-	return keysServerWith(t, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey, completionsOtherKey}, RequestsPerMinutePerKey: perKey})
+func keysServer(t testing.TB, st *store.Store, perKey int, more ...Option) (*httptest.Server, *Server) {
+	return keysServerWith(t, st, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey, completionsOtherKey}, RequestsPerMinutePerKey: perKey}, more...)
 }
 
-// keysServerWith is keysServer with upstream up and cfg (its store is st, or a new one).
-func keysServerWith(t testing.TB, st *store.Store, up http.Handler, cfg Config) (*httptest.Server, *Server) {
+// keysServerWith is keysServer with upstream up and cfg (its store is st, or a new one);
+// more are applied before it serves (an option registering routes while it serves races
+// its requests, such as a stray one of an earlier test reaching a reused port).
+func keysServerWith(t testing.TB, st *store.Store, up http.Handler, cfg Config, more ...Option) (*httptest.Server, *Server) {
 	t.Helper()
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
@@ -53,7 +55,7 @@ func keysServerWith(t testing.TB, st *store.Store, up http.Handler, cfg Config) 
 	}
 	cfg.Store = st
 	s := testServer(t, cfg, nil)
-	for _, o := range []Option{Completions(g), ModelSelection(routing.NewSelector(routing.Options{Store: st})), Usage(rec)} {
+	for _, o := range append([]Option{Completions(g), ModelSelection(routing.NewSelector(routing.Options{Store: st})), Usage(rec)}, more...) {
 		if err := o(s); err != nil {
 			t.Fatal(err)
 		}

@@ -36,11 +36,8 @@ func newMCPTestServer(t testing.TB, opts mcpgateway.Options) *mcpTestServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, s := keysServer(t, nil, 0)
-	if err := MCP(g)(s); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { g.Close() })
+	hs, s := keysServer(t, nil, 0, MCP(g))
 	return &mcpTestServer{hs: hs, s: s, web: web, docs: docs}
 }
 

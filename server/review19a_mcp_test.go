@@ -30,10 +30,7 @@ func TestReview19aMCPToolNameOfAnAllowedServerShadowedByAForbiddenOne(t *testing
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
-	hs, s := keysServer(t, nil, 0)
-	if err := MCP(g)(s); err != nil {
-		t.Fatal(err)
-	}
+	hs, s := keysServer(t, nil, 0, MCP(g))
 	vk := issue(t, s, `{"name": "gh only", "mcp_servers": ["gh"]}`)
 	cs := mustConnect(t, hs, "/mcp", vk.Key)
 	if got := listedNames(t, cs); !slices.Equal(got, []string{"gh-enterprise-search"}) {
