@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,13 +251,21 @@ func TestVirtualKeyRate(t *testing.T) {
 	hs, s := keysServer(t, nil, 3)
 	own := issue(t, s, `{"requests_per_minute":2}`)
 	for i := range 2 {
-		if resp, b := chatWith(t, hs, own.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		resp, b := chatWith(t, hs, own.Key, "openai/ok")
+		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+		// OpenAI's and LiteLLM's headers of the key's own bound.
+		if l, r := resp.Header.Get("X-Ratelimit-Limit-Requests"), resp.Header.Get("X-Ratelimit-Remaining-Requests"); l != "2" || r != strconv.Itoa(1-i) {
+			t.Fatalf("call %d: x-ratelimit-limit-requests %q, remaining %q; want 2 and %d", i+1, l, r, 1-i)
 		}
 	}
 	resp, b := chatWith(t, hs, own.Key, "openai/ok")
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "requests_per_minute") {
 		t.Fatalf("third call within the minute: %d %s", resp.StatusCode, b)
+	}
+	if r := resp.Header.Get("X-Ratelimit-Remaining-Requests"); r != "0" {
+		t.Fatalf("the 429's x-ratelimit-remaining-requests %q, want 0", r)
 	}
 	if resp.Header.Get("x-should-retry") == "false" {
 		t.Fatalf("a rate bound clears with time: the SDKs should retry it")
@@ -267,8 +276,12 @@ func TestVirtualKeyRate(t *testing.T) {
 	}
 	plain := issue(t, s, `{}`)
 	for i := range 3 {
-		if resp, b := chatWith(t, hs, plain.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		resp, b := chatWith(t, hs, plain.Key, "openai/ok")
+		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("server bound, call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+		if l, r := resp.Header.Get("X-Ratelimit-Limit-Requests"), resp.Header.Get("X-Ratelimit-Remaining-Requests"); l != "3" || r != strconv.Itoa(2-i) {
+			t.Fatalf("server bound, call %d: x-ratelimit-limit-requests %q, remaining %q; want 3 and %d", i+1, l, r, 2-i)
 		}
 	}
 	if resp, b := chatWith(t, hs, plain.Key, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "requests-per-minute-per-key") {

@@ -111,14 +111,20 @@ func (l *authLimiter) take(key string, now time.Time) (ok bool, wait time.Durati
 // takeAt is take for a bucket of its own rate: perMinute per minute, as much as a burst
 // (virtual keys' own bounds, one limiter for all of them).
 func (l *authLimiter) takeAt(key string, perMinute int, now time.Time) (ok bool, wait time.Duration) {
+	ok, wait, _ = l.takeLeft(key, perMinute, now)
+	return ok, wait
+}
+
+// takeLeft is takeAt that also says how many whole requests the bucket has left after it.
+func (l *authLimiter) takeLeft(key string, perMinute int, now time.Time) (ok bool, wait time.Duration, left int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.bucketAt(key, perMinute, now)
 	if b.tokens < 1 {
-		return false, time.Duration((1 - b.tokens) / float64(perMinute) * float64(time.Minute))
+		return false, time.Duration((1 - b.tokens) / float64(perMinute) * float64(time.Minute)), 0
 	}
 	b.tokens--
-	return true, 0
+	return true, 0, int(b.tokens)
 }
 
 // giveBack returns to key's bucket (refilled at perMinute) the request takeAt took.
@@ -571,24 +577,35 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		ok, wait = s.vkRL.takeAt(vk.Team, rate, now)
 		teamTook = ok
 	}
+	keyRate, left := 0, 0 // the key's own bound, for the x-ratelimit headers
 	switch {
 	case !ok:
 	case virtual && vk.RequestsPerMinute > 0:
 		rate, how = vk.RequestsPerMinute, "the virtual key's requests_per_minute"
-		if ok, wait = s.vkRL.takeAt(vk.KeyID, rate, now); ok {
+		if ok, wait, left = s.vkRL.takeLeft(vk.KeyID, rate, now); ok {
 			s.shared.Add(sharedVirtualRate+strconv.Itoa(rate)+"/"+vk.KeyID, 1, now)
 		}
+		keyRate = rate
 	case s.keyRL == nil:
 	case virtual:
 		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
-		if ok, wait = s.keyRL.take(vk.KeyID, now); ok {
+		if ok, wait, left = s.keyRL.takeLeft(vk.KeyID, rate, now); ok {
 			s.shared.Add(sharedKeyRate+vk.KeyID, 1, now)
 		}
+		keyRate = rate
 	case p.Scope == nil:
 		rate, how = s.keyRL.perMinute, "serve --requests-per-minute-per-key"
-		if ok, wait = s.keyRL.take(p.Owner, now); ok {
+		if ok, wait, left = s.keyRL.takeLeft(p.Owner, rate, now); ok {
 			s.shared.Add(sharedKeyRate+p.Owner, 1, now)
 		}
+		keyRate = rate
+	}
+	if keyRate > 0 {
+		// OpenAI's and LiteLLM's rate limit headers, of the key's own bound (LiteLLM's
+		// "if the key has rate limits set").
+		h := w.Header()
+		h["X-Ratelimit-Limit-Requests"] = []string{strconv.Itoa(keyRate)}
+		h["X-Ratelimit-Remaining-Requests"] = []string{strconv.Itoa(left)}
 	}
 	if teamTook {
 		if ok {

@@ -18,7 +18,8 @@ const (
 	headerLiteLLMDuration      = "X-Litellm-Response-Duration-Ms"
 	headerLiteLLMOverhead      = "X-Litellm-Overhead-Duration-Ms"
 	liteLLMExposedHeaderValues = headerLiteLLMModelID + ", " + headerLiteLLMModelAPIBase + ", " + headerLiteLLMModelGroup + ", " +
-		headerLiteLLMResponseCost + ", " + headerLiteLLMDuration + ", " + headerLiteLLMOverhead
+		headerLiteLLMResponseCost + ", " + headerLiteLLMDuration + ", " + headerLiteLLMOverhead +
+		", X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests"
 )
 
 // setLiteLLMDeploymentHeaders sets the LiteLLM headers that name who answered req: the
