@@ -286,10 +286,13 @@ func (s *Server) dailyActivity(ctx context.Context, who string, roll *usagelog.R
 		if err != nil {
 			return litellmDailyActivity{}, err
 		}
-		keyRows, err := spend(usagelog.SpendByKey)
+		// One read of both groupings: the days' totals (from the models' rows) and their
+		// api_keys add up alike, whatever requests land meanwhile.
+		groups, err := roll.SpendGroups(ctx, who, q.from, q.to, usagelog.SpendByKey, usagelog.SpendByModel)
 		if err != nil {
-			return litellmDailyActivity{}, err
+			return litellmDailyActivity{}, fmt.Errorf("server: reading the daily spend: %w", err)
 		}
+		keyRows, rows := groups[usagelog.SpendByKey], groups[usagelog.SpendByModel]
 		if q.apiKey != "" {
 			id := s.spendLogsAPIKey(ctx, who, q.apiKey) // "-" for no key of who's: no rows
 			for _, row := range keyRows {
@@ -298,10 +301,6 @@ func (s *Server) dailyActivity(ctx context.Context, who string, roll *usagelog.R
 				}
 			}
 			break
-		}
-		rows, err := spend(usagelog.SpendByModel)
-		if err != nil {
-			return litellmDailyActivity{}, err
 		}
 		for _, row := range rows {
 			name := row.Model

@@ -14,12 +14,21 @@ import (
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/usagelog"
 )
 
 // dailyActivityServer is spendServer with the rollup's clock set by the returned func: the
 // requests made after a call count in that day.
 func dailyActivityServer(t *testing.T) (*httptest.Server, *Server, func(time.Time)) {
+	t.Helper()
+	hs, s, setNow, _ := dailyActivityServerOn(t, nil)
+	return hs, s, setNow
+}
+
+// dailyActivityServerOn is dailyActivityServer on the test driver as wrap wraps it (nil:
+// as it is), with its rollup.
+func dailyActivityServerOn(t *testing.T, wrap func(store.Driver) store.Driver) (*httptest.Server, *Server, func(time.Time), *usagelog.Rollup) {
 	t.Helper()
 	prices, err := providers.ParseCatalog([]byte(`{"ok": {"input_cost_per_token": 0.001, "output_cost_per_token": 0.002, "litellm_provider": "openai", "mode": "chat"}}`))
 	if err != nil {
@@ -29,7 +38,11 @@ func dailyActivityServer(t *testing.T) (*httptest.Server, *Server, func(time.Tim
 	now := time.Now().UTC()
 	setNow := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	st := newTestStore(t)
+	d := newTestDriver(t)
+	if wrap != nil {
+		d = wrap(d)
+	}
+	st := store.New(d)
 	ups := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(ups.Close)
 	roll := usagelog.NewRollup(st, usagelog.RollupOptions{FlushEvery: time.Hour, Now: clock})
@@ -46,7 +59,7 @@ func dailyActivityServer(t *testing.T) (*httptest.Server, *Server, func(time.Tim
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
-	return hs, s, setNow
+	return hs, s, setNow, roll
 }
 
 // dailyActivityAnswer reads a daily activity answer.

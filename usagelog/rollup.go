@@ -20,8 +20,8 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 )
 
-// Rollup keeps each key's daily spend per request tag, per model, per team and per virtual
-// key in a store.Store
+// Rollup keeps each key's daily spend per request tag, per model, per team, per virtual
+// key and per user (a virtual key's user_id) in a store.Store
 // (collection store.SpendRollups): unlike the Recorder's history it survives restarts, and
 // on a shared PostgreSQL store every replica adds to the same totals. It is a
 // completions.Observer: requests are added up in memory and written every
@@ -103,16 +103,22 @@ type SpendRow struct {
 	// Key is the virtual key id (completions.RequestRecord.KeyID) of SpendByKey, "" for the
 	// requests the owner made with no virtual key (its own key, a job key).
 	Key string `json:"key,omitempty"`
+	// User is the user id (completions.RequestRecord.UserID: the virtual key's user_id) of
+	// SpendByUser.
+	User string `json:"user,omitempty"`
 	DayTotals
 }
 
-// Spend groupings. SpendByTeam counts only the requests of a team's virtual keys; the team
-// and key totals are kept from the release that added them on (the days before have none).
+// Spend groupings. SpendByTeam counts only the requests of a team's virtual keys and
+// SpendByUser only those of virtual keys with a user_id; the team and key totals are kept
+// from the release that added them on, the user totals from the release after (the days
+// before have none).
 const (
 	SpendByTag   = "tag"
 	SpendByModel = "model"
 	SpendByTeam  = "team"
 	SpendByKey   = "key"
+	SpendByUser  = "user"
 )
 
 // Rollup row kinds (the third part of a row's store key), per grouping.
@@ -121,10 +127,11 @@ const (
 	kindModel = "m"
 	kindTeam  = "tm"
 	kindKey   = "k"
+	kindUser  = "u"
 )
 
 // spendKinds are the row kinds of the Spend groupings.
-var spendKinds = map[string]string{SpendByTag: kindTag, SpendByModel: kindModel, SpendByTeam: kindTeam, SpendByKey: kindKey}
+var spendKinds = map[string]string{SpendByTag: kindTag, SpendByModel: kindModel, SpendByTeam: kindTeam, SpendByKey: kindKey, SpendByUser: kindUser}
 
 // NewRollup returns a Rollup writing to st, its writer started.
 func NewRollup(st *store.Store, opts RollupOptions) *Rollup {
@@ -145,7 +152,7 @@ func NewRollup(st *store.Store, opts RollupOptions) *Rollup {
 var _ completions.Observer = (*Rollup)(nil)
 
 // rollupKey is a store key: the owner (escaped), the day, the kind ("t" tag, "m" model,
-// "tm" team, "k" virtual key), the tag, model, team or key id ("" for none) (a name over maxRollupName bytes cut and followed by a hash of it: model names are the
+// "tm" team, "k" virtual key, "u" user), the tag, model, team, key or user id ("" for none) (a name over maxRollupName bytes cut and followed by a hash of it: model names are the
 // caller's, and a store key has a size limit).
 func rollupKey(owner, day, kind, name string) string {
 	if len(name) > maxRollupName {
@@ -198,7 +205,8 @@ const rollupBatchRows = 256
 const rollupWriteTimeout = 30 * time.Second
 
 // ObserveRequest adds rec to its owner's totals of the day, per tag, per model, per key
-// (rec.KeyID, "" without one) and per team (rec.TeamID, when it has one)
+// (rec.KeyID, "" without one), per team (rec.TeamID, when it has one) and per user
+// (rec.UserID, when it has one)
 // (completions.Observer; it does not block on the store).
 func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
 	var t DayTotals
@@ -232,6 +240,9 @@ func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord
 	r.addPending(rec.Owner, day, kindKey, rec.KeyID, t)
 	if rec.TeamID != "" {
 		r.addPending(rec.Owner, day, kindTeam, rec.TeamID, t)
+	}
+	if rec.UserID != "" {
+		r.addPending(rec.Owner, day, kindUser, rec.UserID, t)
 	}
 }
 
@@ -276,6 +287,11 @@ func (r *Rollup) Flush(ctx context.Context) error {
 	}
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	return r.flushLocked()
+}
+
+// flushLocked is Flush once it holds r.flushMu.
+func (r *Rollup) flushLocked() error {
 	r.mu.Lock()
 	batches := r.failed
 	r.failed = nil
@@ -347,30 +363,65 @@ func (r *Rollup) Close(ctx context.Context) error {
 const MaxSpendDays = 366
 
 // Spend returns owner's daily totals from day from to day to (UTC, inclusive) grouped by
-// tag (SpendByTag), model (SpendByModel), team (SpendByTeam) or virtual key (SpendByKey),
-// by day then costliest first; what was observed but not yet written is written first, so
-// a caller sees its own requests.
+// tag (SpendByTag), model (SpendByModel), team (SpendByTeam), virtual key (SpendByKey) or
+// user (SpendByUser), by day then costliest first; what was observed but not yet written is
+// written first, so a caller sees its own requests.
 func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by string) ([]SpendRow, error) {
-	kind := spendKinds[by]
-	if kind == "" {
-		return nil, fmt.Errorf("usagelog: spend by %q (want tag, model, team or key)", by)
+	groups, err := r.SpendGroups(ctx, owner, from, to, by)
+	if err != nil {
+		return nil, err
+	}
+	return groups[by], nil
+}
+
+// SpendGroups returns, per grouping of by, what Spend returns for it, every grouping read
+// from one state of the totals: what was observed before the call is written once, then
+// the rows are read while this Rollup writes nothing else (a request observed meanwhile
+// counts in none of the groupings, and in all of them at the next read), so the groupings
+// of one request always add up alike. Writes of other Rollups sharing the store (replicas
+// on one PostgreSQL store) are not held back.
+func (r *Rollup) SpendGroups(ctx context.Context, owner string, from, to time.Time, by ...string) (map[string][]SpendRow, error) {
+	kinds := make(map[string]string, len(by)) // row kind -> grouping
+	for _, b := range by {
+		kind := spendKinds[b]
+		if kind == "" {
+			return nil, fmt.Errorf("usagelog: spend by %q (want tag, model, team, key or user)", b)
+		}
+		kinds[kind] = b
 	}
 	if from.After(to) || to.Sub(from) >= MaxSpendDays*24*time.Hour {
 		return nil, fmt.Errorf("usagelog: spend from %s to %s: at most %d days, from first", from.Format(time.DateOnly), to.Format(time.DateOnly), MaxSpendDays)
 	}
-	if err := r.Flush(ctx); err != nil {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	// Held from the write through the reads: no flush of r lands between them.
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	if err := r.flushLocked(); err != nil {
 		return nil, err
+	}
+	groups := make(map[string][]SpendRow, len(by))
+	for _, b := range by {
+		groups[b] = []SpendRow{}
 	}
 	lo, hi := from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly)
 	if first, ok := r.firstKeptDay(r.opts.Now()); ok && first > lo {
 		lo = first // older days are past the retention, swept or not
 	}
 	if lo > hi {
-		return []SpendRow{}, nil
+		return groups, nil
 	}
 	prefix := url.PathEscape(owner) + "/"
-	rows := []SpendRow{}
 	after := prefix + lo // every key of day lo sorts after it
+	sorted := func() map[string][]SpendRow {
+		for b, rows := range groups {
+			groups[b] = sortRows(rows)
+		}
+		return groups
+	}
 	for {
 		page, err := r.st.List(ctx, store.SpendRollups, store.ListOptions{Prefix: prefix, After: after, Limit: 500})
 		if err != nil {
@@ -379,10 +430,11 @@ func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by
 		for _, e := range page {
 			day, rest, _ := strings.Cut(strings.TrimPrefix(e.Key, prefix), "/")
 			if day > hi {
-				return sortRows(rows), nil
+				return sorted(), nil
 			}
-			k, name, _ := strings.Cut(rest, "/")
-			if k != kind {
+			kind, name, _ := strings.Cut(rest, "/")
+			b, ok := kinds[kind]
+			if !ok {
 				continue
 			}
 			var t storedTotals
@@ -397,13 +449,15 @@ func (r *Rollup) Spend(ctx context.Context, owner string, from, to time.Time, by
 				row.Model = name
 			case kindTeam:
 				row.Team = name
+			case kindUser:
+				row.User = name
 			default:
 				row.Key = name
 			}
-			rows = append(rows, row)
+			groups[b] = append(groups[b], row)
 		}
 		if len(page) < 500 {
-			return sortRows(rows), nil
+			return sorted(), nil
 		}
 		after = page[len(page)-1].Key
 	}
@@ -418,7 +472,7 @@ func sortRows(rows []SpendRow) []SpendRow {
 		if a.CostUSD != b.CostUSD {
 			return a.CostUSD > b.CostUSD
 		}
-		return a.Tag+a.Model+a.Team+a.Key < b.Tag+b.Model+b.Team+b.Key
+		return a.Tag+a.Model+a.Team+a.Key+a.User < b.Tag+b.Model+b.Team+b.Key+b.User
 	})
 	return rows
 }
