@@ -19,10 +19,10 @@ import (
 // /team/daily/activity and /tag/daily/activity: per day, the spend, tokens and requests with
 // a breakdown per model, provider, api key and entity (team or tag), in LiteLLM's
 // SpendAnalyticsPaginatedResponse. The routes here answer them from the durable daily spend
-// (usagelog.Rollup), which keeps an owner's totals per day and model, tag, team and virtual
-// key (each apart: not per team and model, say): what it does not keep (per user, per model
-// group, prompt-cache tokens, the combinations) is refused as a filter and left empty or
-// zero in the answer, never made up.
+// (usagelog.Rollup), which keeps an owner's totals per day and model, tag, team, virtual
+// key and user, and per user, key and model together (not per team and model, say): what it
+// does not keep (per model group, prompt-cache tokens, the tags' or teams' combinations) is
+// refused as a filter and left empty or zero in the answer, never made up.
 
 // litellmSpendMetrics are LiteLLM's SpendMetrics: one day's (or one breakdown entry's)
 // totals.
@@ -67,19 +67,21 @@ type litellmKeyMetric struct {
 type litellmMetric struct {
 	Metrics  litellmSpendMetrics `json:"metrics"`
 	Metadata map[string]any      `json:"metadata" jsonschema:"description=On /team/daily/activity's entities the team's team_alias; else empty"`
-	// APIKeyBreakdown is always empty: the daily spend is not kept per model and key.
-	APIKeyBreakdown map[string]litellmKeyMetric `json:"api_key_breakdown" jsonschema:"description=Always empty: the daily spend is not kept per model (or tag or team) and key together"`
+	// APIKeyBreakdown is the entry's totals per key: on /user/daily/activity's models and
+	// providers (from the user, key and model rows; empty on the days before they were
+	// kept), else empty.
+	APIKeyBreakdown map[string]litellmKeyMetric `json:"api_key_breakdown" jsonschema:"description=On /user/daily/activity's models and providers: per key\\, keyed as breakdown.api_keys (empty on the days before the daily spend was kept per model and key); else empty (not kept per tag or team and key)"`
 }
 
 // litellmBreakdown is LiteLLM's BreakdownMetrics: a day's totals per model, provider, …
 type litellmBreakdown struct {
 	MCPServers  map[string]litellmMetric    `json:"mcp_servers" jsonschema:"description=Always empty: the daily spend keeps no MCP calls"`
-	Models      map[string]litellmMetric    `json:"models" jsonschema:"description=Per model that answered (or was tried last)\\, as provider/model; empty on /tag/daily/activity (the tags' totals are not kept per model)"`
+	Models      map[string]litellmMetric    `json:"models" jsonschema:"description=Per model that answered (or was tried last)\\, as provider/model; empty on /tag/daily/activity and /team/daily/activity (their totals are not kept per model)"`
 	ModelGroups map[string]litellmMetric    `json:"model_groups" jsonschema:"description=Always empty: the daily spend keeps the model that answered\\, not the name asked for"`
 	Providers   map[string]litellmMetric    `json:"providers" jsonschema:"description=Per provider: the provider part of each model's provider/model (unknown for requests that tried none); empty on /tag/daily/activity"`
 	Endpoints   map[string]litellmMetric    `json:"endpoints" jsonschema:"description=Always empty: the daily spend is not kept per endpoint"`
-	APIKeys     map[string]litellmKeyMetric `json:"api_keys" jsonschema:"description=On /user/daily/activity per key (a virtual key's id\\, the calling key's owner id for its own requests) unless model is given; else empty"`
-	Entities    map[string]litellmMetric    `json:"entities" jsonschema:"description=On /tag/daily/activity per tag\\, on /team/daily/activity per team id; else empty (the daily spend is not kept per user)"`
+	APIKeys     map[string]litellmKeyMetric `json:"api_keys" jsonschema:"description=On /user/daily/activity per key (a virtual key's id\\, the calling key's owner id for its own requests); else empty"`
+	Entities    map[string]litellmMetric    `json:"entities" jsonschema:"description=On /tag/daily/activity per tag\\, on /team/daily/activity per team id; else empty"`
 }
 
 // newLiteLLMBreakdown is a breakdown with every map empty (LiteLLM answers {} for none).
@@ -143,6 +145,9 @@ type dailyActivityQuery struct {
 	exclude []string
 	// apiKey is the user route's api_key ("" for every key).
 	apiKey string
+	// userID is the user route's user_id ("" for every user's requests and those of no
+	// user), a user's virtual key's own user when it gives none.
+	userID string
 }
 
 // dailyActivityRoute describes one of the three routes.
@@ -152,6 +157,8 @@ type dailyActivityRoute struct {
 	// documentation; refused are LiteLLM parameters it answers with a 400 when given, with why.
 	params  []QueryParam
 	refused map[string]string
+	// virtualKeys lets virtual keys with a user_id call the route (for their user's days).
+	virtualKeys bool
 }
 
 // dailyActivityDefaultPageSize and dailyActivityMaxPageSize are LiteLLM's page_size
@@ -179,16 +186,16 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 		{Name: "timezone", Description: "The caller's UTC offset in minutes (JavaScript's getTimezoneOffset); accepted and without effect: the days are UTC days (as LiteLLM keys its past days)",
 			Type: "integer", Minimum: Bound(-24 * 60), Maximum: Bound(24 * 60)},
 	}
-	model := QueryParam{Name: "model", Description: "Only this model: provider/model as in breakdown.models (or the model without its provider); not with api_key"}
+	model := QueryParam{Name: "model", Description: "Only this model: provider/model as in breakdown.models (or the model without its provider)"}
 	routes := []dailyActivityRoute{
-		{path: userDailyActivity,
+		{path: userDailyActivity, virtualKeys: true,
 			summary: "LiteLLM's user daily activity: this key's spend, tokens and requests per day (with its virtual keys') from the durable daily spend, broken down per model and provider and per api key " +
-				"(breakdown.api_keys keyed as /spend/logs shows api_key: a virtual key's id vk_…, the calling key's own requests under its owner id key_…; metadata.key_alias is the key's name; empty with model, as the keys' totals are not kept per model); " +
-				"api_key answers one key's days (models and providers then empty); no model group, user or prompt-cache figures (not kept)",
+				"(breakdown.api_keys keyed as /spend/logs shows api_key: a virtual key's id vk_…, the calling key's own requests under its owner id key_…; metadata.key_alias is the key's name) and per model and key (each model's and provider's api_key_breakdown); " +
+				"model, api_key and user_id narrow the days to one model's, key's or user's requests (any of them together); a virtual key with a user_id (LiteLLM's internal user) sees its user's requests only, an operator any user's or every request; " +
+				"the per-user totals, and the per model and key breakdown, are kept from this release on (the days before have none: empty breakdowns, and no days for user_id or two filters together); no model group or prompt-cache figures (not kept)",
 			params: []QueryParam{model,
-				{Name: "api_key", Description: "Only this key's requests, as /spend/logs takes it: a virtual key's id (vk_…), the key itself or its SHA-256 hex (LiteLLM's hashed token), or the calling key's owner id (key_…) or the key itself for its own requests; not with model (a 400 naming api_key)"},
-				{Name: "user_id", Description: "Not supported: the daily spend is not kept per user; a 400 naming it"}},
-			refused: map[string]string{"user_id": "the daily spend is not kept per user here (a virtual key's user_id is a label of the key)"}},
+				{Name: "api_key", Description: "Only this key's requests, as /spend/logs takes it: a virtual key's id (vk_…), the key itself or its SHA-256 hex (LiteLLM's hashed token), or the calling key's owner id (key_…) or the key itself for its own requests"},
+				{Name: "user_id", Description: "Only this user's requests (those of the virtual keys whose user_id it was when they were made); a virtual key with a user_id reads its own user's by default and may not name another (a 403), one without a user_id may not call the route"}}},
 		{path: teamDailyActivity,
 			summary: "LiteLLM's team daily activity: the spend, tokens and requests of this key's teams per day (the requests made with a team's virtual keys; the others do not count), per team id in breakdown.entities (metadata.team_alias the team's name); " +
 				"team_ids narrows to these teams and exclude_team_ids leaves these out; no model, provider or api_key breakdown (the teams' totals are not kept per model or key); the days before team totals were kept have none",
@@ -210,13 +217,16 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 	for _, rt := range routes {
 		query := append(slices.Clone(common), rt.params...)
 		s.Handle(Route{Method: "GET", Path: rt.path, Summary: rt.summary, Tags: []string{"LiteLLM compatibility", "Usage"},
-			Response: litellmDailyActivity{}, Query: query,
+			Response: litellmDailyActivity{}, Query: query, VirtualKeys: rt.virtualKeys,
 			Errors: map[int]string{
-				400: "start_date or end_date missing or not YYYY-MM-DD, end_date before start_date or more than 365 days after it, a bad page or page_size, model with api_key, a parameter not supported here (user_id, a team or tag route's model or api_key) or unknown: the message and param name it",
-				403: "a virtual key or job key called (as /global/spend/logs: the daily spend is its owner's, every key's)"}},
+				400: "start_date or end_date missing or not YYYY-MM-DD, end_date before start_date or more than 365 days after it, a bad page or page_size, a parameter not supported here (a team or tag route's model or api_key) or unknown: the message and param name it",
+				403: "a job key called, or a virtual key: on /user/daily/activity one without a user_id, or one naming another user_id than its own (LiteLLM: non-admin users can only view their own spend data); on the team and tag routes any"}},
 			func(w http.ResponseWriter, r *http.Request) error {
 				q, err := readDailyActivityQuery(r.URL.Query(), rt, query)
 				if err != nil {
+					return err
+				}
+				if err := virtualKeyDailyActivity(r, &q); err != nil {
 					return err
 				}
 				a, err := s.dailyActivity(r.Context(), owner(r), roll, rt.path, q)
@@ -227,6 +237,29 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 				return nil
 			})
 	}
+}
+
+// virtualKeyDailyActivity applies LiteLLM's rule to a virtual key calling
+// /user/daily/activity (the only daily activity route it may call): a key with a user_id
+// (LiteLLM's internal user) sees its own user's days, user_id or not, and may not name
+// another; one without a user_id may not read its owner's spend. An operator's key may
+// name any user_id, or none for every request.
+func virtualKeyDailyActivity(r *http.Request, q *dailyActivityQuery) error {
+	p, _ := PrincipalFrom(r.Context())
+	vk, virtual := p.Scope.(virtualKeyScope)
+	switch {
+	case !virtual:
+		return nil
+	case vk.UserID == "":
+		return Errorf(http.StatusForbidden, KindForbidden, "this virtual key has no user_id: it may not read the daily activity of its owner's keys (a key made for a user reads its user's)")
+	case q.userID == "":
+		q.userID = vk.UserID
+	case q.userID != vk.UserID:
+		e := Errorf(http.StatusForbidden, KindForbidden, "user_id: Non-admin users can only view their own spend data (this key's user_id is %s)", vk.UserID)
+		e.Param = "user_id"
+		return e
+	}
+	return nil
 }
 
 // dailyActivity reads who's daily spend q asks of route path and sums it into LiteLLM's
@@ -282,50 +315,143 @@ func (s *Server) dailyActivity(ctx context.Context, who string, roll *usagelog.R
 			addTo(b.count(row).Breakdown.Entities, row.Team, md, row.DayTotals)
 		}
 	default: // userDailyActivity
-		keyMeta, err := s.dailyActivityKeys(ctx, who)
-		if err != nil {
+		if err := s.userDailyActivity(ctx, who, roll, q, &b); err != nil {
 			return litellmDailyActivity{}, err
-		}
-		// One read of both groupings: the days' totals (from the models' rows) and their
-		// api_keys add up alike, whatever requests land meanwhile.
-		groups, err := roll.SpendGroups(ctx, who, q.from, q.to, usagelog.SpendByKey, usagelog.SpendByModel)
-		if err != nil {
-			return litellmDailyActivity{}, fmt.Errorf("server: reading the daily spend: %w", err)
-		}
-		keyRows, rows := groups[usagelog.SpendByKey], groups[usagelog.SpendByModel]
-		if q.apiKey != "" {
-			id := s.spendLogsAPIKey(ctx, who, q.apiKey) // "-" for no key of who's: no rows
-			for _, row := range keyRows {
-				if row.Key == id || row.Key == "" && id == who {
-					b.addKey(b.count(row), row, who, keyMeta)
-				}
-			}
-			break
-		}
-		for _, row := range rows {
-			name := row.Model
-			if q.model != "" && name != q.model && modelWithoutProvider(name) != q.model {
-				continue
-			}
-			d := b.count(row)
-			provider := "unknown" // LiteLLM's provider of a request without one
-			if name != usagelog.NoModel {
-				addTo(d.Breakdown.Models, name, nil, row.DayTotals)
-				if p, _, ok := strings.Cut(name, "/"); ok {
-					provider = p
-				}
-			}
-			addTo(d.Breakdown.Providers, provider, nil, row.DayTotals)
-		}
-		if q.model == "" { // the keys' totals are not kept per model
-			for _, row := range keyRows {
-				if d := b.days[row.Day]; d != nil {
-					b.addKey(d, row, who, keyMeta)
-				}
-			}
 		}
 	}
 	return b.answer(q), nil
+}
+
+// userDailyActivity sums who's daily spend into b as /user/daily/activity answers q, from
+// one read of the rollup (so that every figure of the answer counts the same requests):
+//
+//   - the days' totals are the models' rows (the model's with model), the key's rows with
+//     api_key, the user's with user_id, and the user, key and model rows when two of these
+//     filters are given;
+//   - breakdown.models and providers are the models' rows unless api_key or user_id is
+//     given, then the user, key and model rows;
+//   - breakdown.api_keys is the keys' rows unless model or user_id is given, then the user,
+//     key and model rows;
+//   - each model's and provider's api_key_breakdown is the user, key and model rows.
+//
+// The user, key and model rows are kept from the release after the user totals on: the
+// breakdowns they make are empty on the days before.
+func (s *Server) userDailyActivity(ctx context.Context, who string, roll *usagelog.Rollup, q dailyActivityQuery, b *activityDays) error {
+	keyMeta, err := s.dailyActivityKeys(ctx, who)
+	if err != nil {
+		return err
+	}
+	groups, err := roll.SpendGroups(ctx, who, q.from, q.to, usagelog.SpendByKey, usagelog.SpendByModel, usagelog.SpendByUser, usagelog.SpendByUserKeyModel)
+	if err != nil {
+		return fmt.Errorf("server: reading the daily spend: %w", err)
+	}
+	keyID := "" // the api_key's row name: a virtual key's id, who for who's own requests
+	if q.apiKey != "" {
+		keyID = s.spendLogsAPIKey(ctx, who, q.apiKey) // "-" for no key of who's: no rows
+	}
+	keyName := func(row usagelog.SpendRow) string { // as api_keys names it
+		if row.Key == "" {
+			return who
+		}
+		return row.Key
+	}
+	modelOK := func(name string) bool {
+		return q.model == "" || name == q.model || modelWithoutProvider(name) == q.model
+	}
+	crossOK := func(row usagelog.SpendRow) bool {
+		return modelOK(row.Model) && (keyID == "" || keyName(row) == keyID) && (q.userID == "" || row.User == q.userID)
+	}
+	filters := 0
+	for _, f := range []string{q.model, q.apiKey, q.userID} {
+		if f != "" {
+			filters++
+		}
+	}
+	// The days' totals.
+	switch {
+	case filters > 1:
+		for _, row := range groups[usagelog.SpendByUserKeyModel] {
+			if crossOK(row) {
+				b.count(row)
+			}
+		}
+	case keyID != "":
+		for _, row := range groups[usagelog.SpendByKey] {
+			if keyName(row) == keyID {
+				b.count(row)
+			}
+		}
+	case q.userID != "":
+		for _, row := range groups[usagelog.SpendByUser] {
+			if row.User == q.userID {
+				b.count(row)
+			}
+		}
+	default:
+		for _, row := range groups[usagelog.SpendByModel] {
+			if modelOK(row.Model) {
+				b.count(row)
+			}
+		}
+	}
+	// The breakdowns, on the days counted.
+	modelsOfModels := q.apiKey == "" && q.userID == ""
+	keysOfKeys := q.model == "" && q.userID == ""
+	if modelsOfModels {
+		for _, row := range groups[usagelog.SpendByModel] {
+			if d := b.days[row.Day]; d != nil && modelOK(row.Model) {
+				addModel(d, row, nil)
+			}
+		}
+	}
+	if keysOfKeys {
+		for _, row := range groups[usagelog.SpendByKey] {
+			if d := b.days[row.Day]; d != nil && (keyID == "" || keyName(row) == keyID) {
+				b.addKey(d.Breakdown.APIKeys, row, who, keyMeta)
+			}
+		}
+	}
+	for _, row := range groups[usagelog.SpendByUserKeyModel] {
+		d := b.days[row.Day]
+		if d == nil || !crossOK(row) {
+			continue
+		}
+		if !modelsOfModels {
+			addModel(d, row, nil)
+		}
+		if !keysOfKeys {
+			b.addKey(d.Breakdown.APIKeys, row, who, keyMeta)
+		}
+		addModel(d, row, func(e *litellmMetric) { b.addKey(e.APIKeyBreakdown, row, who, keyMeta) })
+	}
+	return nil
+}
+
+// addModel adds row (of a model) to d's models and providers; with breakdown, it calls it
+// on the model's and the provider's entry instead.
+func addModel(d *litellmDailySpend, row usagelog.SpendRow, breakdown func(*litellmMetric)) {
+	provider := "unknown" // LiteLLM's provider of a request without one
+	if row.Model != usagelog.NoModel {
+		if p, _, ok := strings.Cut(row.Model, "/"); ok {
+			provider = p
+		}
+		addEntry(d.Breakdown.Models, row.Model, row, breakdown)
+	}
+	addEntry(d.Breakdown.Providers, provider, row, breakdown)
+}
+
+// addEntry adds row to m's entry name, or calls breakdown on the entry (made when new).
+func addEntry(m map[string]litellmMetric, name string, row usagelog.SpendRow, breakdown func(*litellmMetric)) {
+	if breakdown == nil {
+		addTo(m, name, nil, row.DayTotals)
+		return
+	}
+	e, ok := m[name]
+	if !ok {
+		e = litellmMetric{Metadata: map[string]any{}, APIKeyBreakdown: map[string]litellmKeyMetric{}}
+	}
+	breakdown(&e)
+	m[name] = e
 }
 
 // dailyActivityKeys is LiteLLM's KeyMetadata of who's virtual keys by id, and of who's own
@@ -371,19 +497,20 @@ func (b *activityDays) count(row usagelog.SpendRow) *litellmDailySpend {
 	return d
 }
 
-// addKey adds a per-key row to d's api_keys, under the key's id or, for who's own
-// requests (row.Key ""), under who, as /spend/logs names them.
-func (b *activityDays) addKey(d *litellmDailySpend, row usagelog.SpendRow, who string, meta map[string]litellmKeyMetadata) {
+// addKey adds a row of a key to keys (a day's api_keys, an entry's api_key_breakdown),
+// under the key's id or, for who's own requests (row.Key ""), under who, as /spend/logs
+// names them.
+func (b *activityDays) addKey(keys map[string]litellmKeyMetric, row usagelog.SpendRow, who string, meta map[string]litellmKeyMetadata) {
 	id := row.Key
 	if id == "" {
 		id = who
 	}
-	e, ok := d.Breakdown.APIKeys[id]
+	e, ok := keys[id]
 	if !ok {
 		e.Metadata = meta[id] // a deleted key's: no alias, key_exists false
 	}
 	e.Metrics.add(row.DayTotals)
-	d.Breakdown.APIKeys[id] = e
+	keys[id] = e
 }
 
 // answer is LiteLLM's daily activity answer of the days: those with any request, newest
@@ -472,10 +599,7 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 			return q, litellmInvalid("timezone", "timezone: must be a UTC offset in minutes (-1440 to 1440), got %q", tz)
 		}
 	}
-	q.model, q.apiKey = v.Get("model"), v.Get("api_key")
-	if q.model != "" && q.apiKey != "" {
-		return q, litellmInvalid("api_key", "api_key: the daily spend per key is not kept per model here: ask for one key's days or one model's, not both")
-	}
+	q.model, q.apiKey, q.userID = v.Get("model"), v.Get("api_key"), v.Get("user_id")
 	if tags := v.Get("tags"); tags != "" {
 		q.names = completions.SplitTags(tags)
 	}

@@ -33,8 +33,8 @@ func sameMetrics(a, b litellmSpendMetrics) bool {
 }
 
 // checkDailyActivityAddsUp fails t unless, on every day of a, the day's totals are the sum
-// of its api_keys, of its models and of its providers, and the period's are the sum of its
-// days.
+// of its api_keys, of its models and of its providers, each model's and provider's the sum
+// of its api_key_breakdown, and the period's are the sum of its days.
 func checkDailyActivityAddsUp(t *testing.T, what string, a litellmDailyActivity) {
 	t.Helper()
 	var period litellmSpendMetrics
@@ -43,11 +43,22 @@ func checkDailyActivityAddsUp(t *testing.T, what string, a litellmDailyActivity)
 		for _, k := range d.Breakdown.APIKeys {
 			addMetrics(&keys, k.Metrics)
 		}
-		for _, m := range d.Breakdown.Models {
-			addMetrics(&models, m.Metrics)
+		entryAddsUp := func(name string, e litellmMetric) {
+			var keys litellmSpendMetrics
+			for _, k := range e.APIKeyBreakdown {
+				addMetrics(&keys, k.Metrics)
+			}
+			if !sameMetrics(e.Metrics, keys) {
+				t.Fatalf("%s: %s: %s %+v, its api_key_breakdown %+v", what, d.Date, name, e.Metrics, keys)
+			}
 		}
-		for _, p := range d.Breakdown.Providers {
+		for name, m := range d.Breakdown.Models {
+			addMetrics(&models, m.Metrics)
+			entryAddsUp(name, m)
+		}
+		for name, p := range d.Breakdown.Providers {
 			addMetrics(&providers, p.Metrics)
+			entryAddsUp(name, p)
 		}
 		if !sameMetrics(d.Metrics, keys) || !sameMetrics(d.Metrics, models) || !sameMetrics(d.Metrics, providers) {
 			t.Fatalf("%s: %s: the day %+v, its api_keys %+v, models %+v, providers %+v", what, d.Date, d.Metrics, keys, models, providers)

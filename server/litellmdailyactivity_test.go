@@ -182,8 +182,8 @@ func TestLiteLLMDailyActivity(t *testing.T) {
 }
 
 // TestLiteLLMDailyActivityBadQuery: a missing or bad date, a bad page, a parameter the
-// daily spend cannot answer (user_id, api_key with model, a team or tag route's model or
-// api_key, team_ids but on the team route) or an unknown
+// daily spend cannot answer (a team or tag route's model or api_key, team_ids but on the
+// team route) or an unknown
 // one is a 400 in LiteLLM's envelope naming it.
 func TestLiteLLMDailyActivityBadQuery(t *testing.T) {
 	_, s, _ := dailyActivityServer(t)
@@ -198,8 +198,6 @@ func TestLiteLLMDailyActivityBadQuery(t *testing.T) {
 		{"/user/daily/activity", ok + "&page=0", "page"},
 		{"/user/daily/activity", ok + "&page_size=1001", "page_size"},
 		{"/user/daily/activity", ok + "&timezone=CET", "timezone"},
-		{"/user/daily/activity", ok + "&api_key=vk_x&model=openai/ok", "api_key"},
-		{"/user/daily/activity", ok + "&user_id=u1", "user_id"},
 		{"/user/daily/activity", ok + "&team_ids=t1", "team_ids"},
 		{"/team/daily/activity", ok + "&model=openai/ok", "model"},
 		{"/team/daily/activity", ok + "&api_key=vk_x", "api_key"},
@@ -222,7 +220,8 @@ func TestLiteLLMDailyActivityBadQuery(t *testing.T) {
 // exclude_team_ids excludes. /user/daily/activity's api_keys are per virtual key id (the
 // operator's own requests under its owner id, as /spend/logs shows them), with the key's
 // alias and team; api_key (an id, the key itself, its hash, the owner id) answers one key's
-// days; a key of nobody's answers none.
+// days, per model and provider from the user, key and model rows; a key of nobody's answers
+// none; model answers one model's days with its keys, from those rows too.
 func TestLiteLLMDailyActivityPerTeamAndKey(t *testing.T) {
 	hs, s, setNow := dailyActivityServer(t)
 	for _, body := range []string{`{"team_id":"eng","team_alias":"Engineering"}`, `{"team_id":"ops"}`} {
@@ -280,7 +279,8 @@ func TestLiteLLMDailyActivityPerTeamAndKey(t *testing.T) {
 	for _, ref := range []string{ops.Token, ops.Key, hex.EncodeToString(sum[:])} {
 		a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&api_key="+url.QueryEscape(ref))
 		if len(a.Results) != 2 || a.Metadata.TotalAPIRequests != 2 || len(a.Results[0].Breakdown.APIKeys) != 1 || a.Results[0].Breakdown.APIKeys[ops.Token].Metrics.APIRequests != 1 ||
-			len(a.Results[0].Breakdown.Models) != 0 {
+			len(a.Results[0].Breakdown.Models) != 1 || a.Results[0].Breakdown.Models["openai/ok"].APIKeyBreakdown[ops.Token].Metrics.APIRequests != 1 ||
+			a.Results[0].Breakdown.Providers["openai"].Metrics.APIRequests != 1 {
 			t.Fatalf("api_key=%s: %+v", ref, a)
 		}
 	}
@@ -293,8 +293,12 @@ func TestLiteLLMDailyActivityPerTeamAndKey(t *testing.T) {
 	if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&api_key=sk-nobodys"); len(a.Results) != 0 || a.Metadata.TotalAPIRequests != 0 {
 		t.Fatalf("a key of nobody's: %+v", a)
 	}
-	// With model, the days are the model's and api_keys empty (not kept per model).
-	if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&model=openai/ok"); a.Metadata.TotalAPIRequests != 6 || len(a.Results[0].Breakdown.APIKeys) != 0 {
+	// With model, the days are the model's, with its keys.
+	if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&model=openai/ok"); a.Metadata.TotalAPIRequests != 6 || len(a.Results[0].Breakdown.APIKeys) != 2 ||
+		a.Results[0].Breakdown.APIKeys[ops.Token].Metrics.APIRequests != 1 || a.Results[1].Breakdown.APIKeys[eng.Token].Metrics.APIRequests != 2 {
 		t.Fatalf("model=openai/ok: %+v", a)
+	}
+	if a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&model=openai/nosuch"); len(a.Results) != 0 {
+		t.Fatalf("model=openai/nosuch: %+v", a)
 	}
 }

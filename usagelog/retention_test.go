@@ -54,7 +54,7 @@ func TestRollupRetention(t *testing.T) {
 			clock := &fixedClock{t: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}
 			r := NewRollup(st, RollupOptions{Now: clock.now, FlushEvery: time.Hour, Retention: 10 * 24 * time.Hour})
 			defer r.Close(ctx)
-			for day := range 20 { // 2026-01-01 … 2026-01-20, two owners, a tag, a model and a key (the owner's own, "") each
+			for day := range 20 { // 2026-01-01 … 2026-01-20, two owners, a tag, a model, a key (the owner's own, "") and a user, key and model row each
 				clock.set(time.Date(2026, 1, 1+day, 12, 0, 0, 0, time.UTC))
 				for _, owner := range []string{"k1", "k2"} {
 					rec := record(owner, "p/m", completions.RequestOK, time.Second, 0.01, 10)
@@ -78,15 +78,15 @@ func TestRollupRetention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n != 9*2*3 { // 9 days, 2 owners, a tag row, a model row and a key row
-				t.Errorf("swept %d rows, want 54", n)
+			if n != 9*2*4 { // 9 days, 2 owners, a tag row, a model row, a key row and a user, key and model row
+				t.Errorf("swept %d rows, want 72", n)
 			}
 			all, err := st.List(ctx, store.SpendRollups, store.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(all) != 11*2*3 {
-				t.Errorf("%d rows left, want 66", len(all))
+			if len(all) != 11*2*4 {
+				t.Errorf("%d rows left, want 88", len(all))
 			}
 			for _, owner := range []string{"k1", "k2"} {
 				for _, by := range []string{SpendByTag, SpendByModel, SpendByKey} {

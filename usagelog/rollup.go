@@ -21,7 +21,8 @@ import (
 )
 
 // Rollup keeps each key's daily spend per request tag, per model, per team, per virtual
-// key and per user (a virtual key's user_id) in a store.Store
+// key, per user (a virtual key's user_id) and per user, virtual key and model together in
+// a store.Store
 // (collection store.SpendRollups): unlike the Recorder's history it survives restarts, and
 // on a shared PostgreSQL store every replica adds to the same totals. It is a
 // completions.Observer: requests are added up in memory and written every
@@ -92,8 +93,9 @@ func (t *DayTotals) add(o DayTotals) {
 	t.SavedUSD += o.SavedUSD
 }
 
-// SpendRow is one day's totals of one tag, model, team or key (Spend's grouping): the field
-// of the grouping is set, the others are empty.
+// SpendRow is one day's totals of one tag, model, team, key or user (Spend's grouping): the
+// field of the grouping is set, the others are empty; SpendByUserKeyModel sets User, Key
+// and Model (User "" for a key of no user).
 type SpendRow struct {
 	Day   string `json:"day"` // YYYY-MM-DD, UTC
 	Tag   string `json:"tag,omitempty"`
@@ -119,6 +121,9 @@ const (
 	SpendByTeam  = "team"
 	SpendByKey   = "key"
 	SpendByUser  = "user"
+	// SpendByUserKeyModel is per user, virtual key and model together, kept from the
+	// release after the user totals on.
+	SpendByUserKeyModel = "user_key_model"
 )
 
 // Rollup row kinds (the third part of a row's store key), per grouping.
@@ -128,10 +133,11 @@ const (
 	kindTeam  = "tm"
 	kindKey   = "k"
 	kindUser  = "u"
+	kindCross = "x" // user, key and model: crossName
 )
 
 // spendKinds are the row kinds of the Spend groupings.
-var spendKinds = map[string]string{SpendByTag: kindTag, SpendByModel: kindModel, SpendByTeam: kindTeam, SpendByKey: kindKey, SpendByUser: kindUser}
+var spendKinds = map[string]string{SpendByTag: kindTag, SpendByModel: kindModel, SpendByTeam: kindTeam, SpendByKey: kindKey, SpendByUser: kindUser, SpendByUserKeyModel: kindCross}
 
 // NewRollup returns a Rollup writing to st, its writer started.
 func NewRollup(st *store.Store, opts RollupOptions) *Rollup {
@@ -155,16 +161,53 @@ var _ completions.Observer = (*Rollup)(nil)
 // "tm" team, "k" virtual key, "u" user), the tag, model, team, key or user id ("" for none) (a name over maxRollupName bytes cut and followed by a hash of it: model names are the
 // caller's, and a store key has a size limit).
 func rollupKey(owner, day, kind, name string) string {
-	if len(name) > maxRollupName {
-		sum := sha256.Sum256([]byte(name))
-		name = strings.ToValidUTF8(name[:maxRollupName-17], "") + "~" + hex.EncodeToString(sum[:8])
-	}
-	return url.PathEscape(owner) + "/" + day + "/" + kind + "/" + name
+	return url.PathEscape(owner) + "/" + day + "/" + kind + "/" + shortName(name, maxRollupName)
 }
 
-// appendRollupKey appends rollupKey(owner, day, kind, name) to b.
+// shortName is name, or when it is over limit bytes its start cut and followed by "~" and
+// a hash of it (limit bytes in all).
+func shortName(name string, limit int) string {
+	if len(name) <= limit {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.ToValidUTF8(name[:limit-17], "") + "~" + hex.EncodeToString(sum[:8])
+}
+
+// crossName is the name of a user, key and model row: the user and key escaped (no "/")
+// and bounded (a user id of up to 128 bytes, as users' ids are, and a key id kept whole),
+// then the model as a model row names it. It is not bounded as a whole (rollupKey would
+// cut into the model, which then would not be the model rows' name).
+func crossName(user, key, model string) string {
+	return shortName(url.PathEscape(user), maxCrossUser) + "/" + shortName(url.PathEscape(key), maxCrossKey) + "/" + shortName(model, maxRollupName)
+}
+
+// parseCrossName splits a crossName; ok is false when name is not one.
+func parseCrossName(name string) (user, key, model string, ok bool) {
+	u, rest, ok1 := strings.Cut(name, "/")
+	k, m, ok2 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 {
+		return "", "", "", false
+	}
+	if v, err := url.PathUnescape(u); err == nil {
+		u = v
+	}
+	if v, err := url.PathUnescape(k); err == nil {
+		k = v
+	}
+	return u, k, m, true
+}
+
+// Bounds of the user and key parts of a crossName.
+const (
+	maxCrossUser = 128
+	maxCrossKey  = 64
+)
+
+// appendRollupKey appends rollupKey(owner, day, kind, name) to b; a user, key and model
+// row's name (crossName, bounded in its parts) is taken whole.
 func appendRollupKey(b []byte, owner string, day []byte, kind, name string) []byte {
-	if len(name) > maxRollupName {
+	if len(name) > maxRollupName && kind != kindCross {
 		return append(b, rollupKey(owner, string(day), kind, name)...)
 	}
 	b = append(b, url.PathEscape(owner)...) // owner itself (no copy) when nothing is escaped
@@ -206,7 +249,7 @@ const rollupWriteTimeout = 30 * time.Second
 
 // ObserveRequest adds rec to its owner's totals of the day, per tag, per model, per key
 // (rec.KeyID, "" without one), per team (rec.TeamID, when it has one) and per user
-// (rec.UserID, when it has one)
+// (rec.UserID, when it has one), and per user, key and model together
 // (completions.Observer; it does not block on the store).
 func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord) {
 	var t DayTotals
@@ -244,6 +287,7 @@ func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord
 	if rec.UserID != "" {
 		r.addPending(rec.Owner, day, kindUser, rec.UserID, t)
 	}
+	r.addPending(rec.Owner, day, kindCross, crossName(rec.UserID, rec.KeyID, model), t)
 }
 
 // addPending adds t to the pending row of owner, day, kind and name; r.mu is held. The
@@ -451,6 +495,11 @@ func (r *Rollup) SpendGroups(ctx context.Context, owner string, from, to time.Ti
 				row.Team = name
 			case kindUser:
 				row.User = name
+			case kindCross:
+				var ok bool
+				if row.User, row.Key, row.Model, ok = parseCrossName(name); !ok {
+					continue // not a row this release writes
+				}
 			default:
 				row.Key = name
 			}

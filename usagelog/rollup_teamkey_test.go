@@ -92,7 +92,7 @@ func TestRollupPerTeamAndKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + 1 + 2 + 5 + 1 + 1; n != want { // old model row; day 1: model, 2 teams, 5 keys; other's model and key
+	if want := 1 + 1 + 2 + 5 + 5 + 1 + 1 + 1; n != want { // old model row; day 1: model, 2 teams, 5 keys, 5 key and model rows; other's model, key and key and model
 		t.Fatalf("swept %d rows, want %d", n, want)
 	}
 	left, err := st.List(ctx, store.SpendRollups, store.ListOptions{Limit: 100})
