@@ -66,14 +66,17 @@ func (c *Client) Spend(ctx context.Context, q SpendQuery) (*SpendReport, error) 
 type DailyActivityQuery struct {
 	From, To time.Time
 	// Model keeps one model's requests (provider/model, or the model alone); on
-	// UserDailyActivity only (the tag and team totals are not kept per model), and not
-	// with APIKey.
+	// UserDailyActivity only (the tag and team totals are not kept per model).
 	Model string
 	// APIKey keeps one key's requests (UserDailyActivity only): a virtual key's id (vk_…),
 	// the key itself or its SHA-256 hex, or the calling key's owner id (key_…) or the key
-	// itself for its own requests, as GET /spend/logs takes it. The days then have no model
-	// or provider breakdown.
+	// itself for its own requests, as GET /spend/logs takes it.
 	APIKey string
+	// UserID keeps one user's requests, those of the virtual keys made for it
+	// (UserDailyActivity only). A virtual key with a user_id reads its own user's days
+	// without it and may not name another (ErrForbidden). Model, APIKey and UserID
+	// combine.
+	UserID string
 	// Tags keeps these tags' totals (TagDailyActivity only); nil for every tag.
 	Tags []string
 	// TeamIDs keeps these teams' totals and ExcludeTeamIDs leaves these teams' out
@@ -104,6 +107,9 @@ type ActivityEntry struct {
 	Metrics ActivityMetrics `json:"metrics"`
 	// Metadata is a team's {"team_alias": name} (TeamDailyActivity); else empty.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// APIKeyBreakdown is a model's or provider's totals per key (UserDailyActivity), keyed
+	// as ActivityBreakdown.APIKeys; empty on the days before the server kept them.
+	APIKeyBreakdown map[string]ActivityKeyEntry `json:"api_key_breakdown,omitempty"`
 }
 
 // ActivityKeyEntry is one key's totals of a day, with the key as it is now.
@@ -125,13 +131,13 @@ type ActivityKeyMetadata struct {
 
 // ActivityBreakdown splits a day's totals per model (provider/model), provider and key
 // (user activity), per tag (Entities, tag activity) or per team id (Entities, team
-// activity). The server keeps no totals per user, model group or endpoint, so LiteLLM's
-// other breakdowns are always empty and left out here.
+// activity). The server keeps no totals per model group or endpoint, so LiteLLM's other
+// breakdowns are always empty and left out here.
 type ActivityBreakdown struct {
 	Models    map[string]ActivityEntry `json:"models"`
 	Providers map[string]ActivityEntry `json:"providers"`
 	// APIKeys are keyed by the virtual key's id (vk_…) or, for the calling key's own
-	// requests, its owner id (key_…), as SpendLogs names them; empty with a Model query.
+	// requests, its owner id (key_…), as SpendLogs names them.
 	APIKeys  map[string]ActivityKeyEntry `json:"api_keys"`
 	Entities map[string]ActivityEntry    `json:"entities"`
 }
@@ -165,8 +171,10 @@ type DailyActivity struct {
 }
 
 // UserDailyActivity returns this key's spend, tokens and requests per day, model and key
-// from the server's durable daily spend (LiteLLM's GET /user/daily/activity). A virtual key
-// may not call it (ErrForbidden); a bad query is ErrInvalid naming the parameter.
+// from the server's durable daily spend (LiteLLM's GET /user/daily/activity); q.UserID
+// narrows to one user's. A virtual key with a user_id reads its own user's days (another's
+// is ErrForbidden); one without a user_id may not call it (ErrForbidden); a bad query is
+// ErrInvalid naming the parameter.
 func (c *Client) UserDailyActivity(ctx context.Context, q DailyActivityQuery) (*DailyActivity, error) {
 	return c.dailyActivity(ctx, "/user/daily/activity", q)
 }
@@ -199,6 +207,9 @@ func (c *Client) dailyActivity(ctx context.Context, path string, q DailyActivity
 	}
 	if q.APIKey != "" {
 		v.Set("api_key", q.APIKey)
+	}
+	if q.UserID != "" {
+		v.Set("user_id", q.UserID)
 	}
 	if len(q.Tags) > 0 {
 		v.Set("tags", strings.Join(q.Tags, ","))

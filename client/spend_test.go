@@ -55,7 +55,9 @@ func TestSpendByTag(t *testing.T) {
 }
 
 // TestDailyActivity: the Go client's requests come back from UserDailyActivity per model
-// and provider and from TagDailyActivity per tag; a query without dates is ErrInvalid.
+// and provider and from TagDailyActivity per tag; a query without dates is ErrInvalid;
+// APIKey answers one key's days (with its models), UserID one user's, for the operator and
+// for the user's own key (another user's is ErrForbidden).
 func TestDailyActivity(t *testing.T) {
 	up := newToolUpstream(t)
 	c, _ := realServer(t, func(st *store.Store, _ string) []server.Option {
@@ -124,5 +126,35 @@ func TestDailyActivity(t *testing.T) {
 	if k := a.Results[0].Breakdown.APIKeys[vk.ID]; err != nil || len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 1 || k.Metrics.APIRequests != 1 ||
 		k.Metadata.KeyAlias != "bot" || k.Metadata.TeamID != "eng" || !k.Metadata.KeyExists {
 		t.Fatalf("user daily activity of the key %+v %v", a, err)
+	}
+	if m := a.Results[0].Breakdown.Models["openai/gpt-4o-mini"]; m.Metrics.APIRequests != 1 || m.APIKeyBreakdown[vk.ID].Metrics.APIRequests != 1 {
+		t.Fatalf("the key's model, per key: %+v", a.Results[0].Breakdown.Models)
+	}
+
+	// A user's key: UserID answers the user's days; the key reads its own user's, and
+	// another user's is ErrForbidden.
+	if _, err := c.CreateUser(ctx, &client.UserRequest{UserID: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	ann, err := c.IssueKey(ctx, &client.KeyRequest{Name: "ann-bot", UserID: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := client.New(client.WithBaseURL(c.BaseURL()), client.WithAPIKey(ann.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ac.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini",
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Weather in Paris?"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []*client.Client{c, ac} {
+		a, err := who.UserDailyActivity(ctx, client.DailyActivityQuery{From: q.From, To: q.To, UserID: "ann"})
+		if err != nil || len(a.Results) != 1 || a.Metadata.TotalAPIRequests != 1 || a.Results[0].Breakdown.APIKeys[ann.ID].Metadata.UserID != "ann" {
+			t.Fatalf("user daily activity of ann %+v %v", a, err)
+		}
+	}
+	if _, err := ac.UserDailyActivity(ctx, client.DailyActivityQuery{From: q.From, To: q.To, UserID: "bob"}); !errors.Is(err, client.ErrForbidden) {
+		t.Fatalf("ann's key asking for bob's days: %v", err)
 	}
 }

@@ -16,16 +16,17 @@ import (
 // /tag/daily/activity with --by tag, /team/daily/activity with --by team) of the calling
 // key, per day with its per-model, per-tag, per-team or per-key breakdown.
 func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("activity", "activity [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by model|tag|team|key] [--model M] [--tags a,b] [--teams a,b] [--exclude-teams a,b] [--api-key K] [--page N] [--page-size N]", stderr)
+	fs := newFlagSet("activity", "activity [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by model|tag|team|key] [--model M] [--tags a,b] [--teams a,b] [--exclude-teams a,b] [--api-key K] [--user U] [--page N] [--page-size N]", stderr)
 	cf := addClientFlags(fs)
 	from := fs.String("from", "", "first day YYYY-MM-DD, UTC (default: 29 days before --to)")
 	to := fs.String("to", "", "last day YYYY-MM-DD, UTC (default today)")
 	by := fs.String("by", "model", "break each day down per model or per key (/user/daily/activity), per request tag (/tag/daily/activity) or per team (/team/daily/activity: the requests of team keys only)")
-	model := fs.String("model", "", "--by model: only this model (provider/model or the model alone)")
+	model := fs.String("model", "", "--by model or key: only this model (provider/model or the model alone)")
 	tags := fs.String("tags", "", "--by tag: only these tags, comma-separated")
 	teams := fs.String("teams", "", "--by team: only these teams, comma-separated team ids")
 	excludeTeams := fs.String("exclude-teams", "", "--by team: not these teams, comma-separated team ids")
-	apiKey := fs.String("api-key", "", "--by key: only this key (a virtual key's id vk_…, the key itself, or the calling key's owner id key_… for its own requests)")
+	apiKey := fs.String("api-key", "", "--by model or key: only this key (a virtual key's id vk_…, the key itself, or the calling key's owner id key_… for its own requests)")
+	user := fs.String("user", "", "--by model or key: only this user's requests (those of the virtual keys made for it); a user's virtual key reads its own user's without it")
 	page := fs.Int("page", 0, "the page of days, newest first (default 1)")
 	pageSize := fs.Int("page-size", 0, "days per page, 1 to 1000 (default 50)")
 	pos, err := parseInterleaved(fs, args)
@@ -35,7 +36,7 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard activity --from 2025-06-01 --to 2025-06-30)", pos[0])
 	}
-	q := client.DailyActivityQuery{Model: *model, APIKey: *apiKey, Page: *page, PageSize: *pageSize}
+	q := client.DailyActivityQuery{Model: *model, APIKey: *apiKey, UserID: *user, Page: *page, PageSize: *pageSize}
 	if q.To, err = activityDay(*to, "--to", time.Now().UTC()); err != nil {
 		return err
 	}
@@ -53,16 +54,18 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	// The flags of the other groupings are refused before any request.
 	for _, f := range []struct {
-		given    bool
-		flag, by string
-	}{{q.Model != "", "--model", "model"}, {q.Tags != nil, "--tags", "tag"}, {q.TeamIDs != nil, "--teams", "team"},
-		{q.ExcludeTeamIDs != nil, "--exclude-teams", "team"}, {q.APIKey != "", "--api-key", "key"}} {
-		if f.given && *by != f.by {
+		given bool
+		flag  string
+		by    []string
+	}{{q.Model != "", "--model", []string{"model", "key"}}, {q.Tags != nil, "--tags", []string{"tag"}}, {q.TeamIDs != nil, "--teams", []string{"team"}},
+		{q.ExcludeTeamIDs != nil, "--exclude-teams", []string{"team"}}, {q.APIKey != "", "--api-key", []string{"model", "key"}},
+		{q.UserID != "", "--user", []string{"model", "key"}}} {
+		if f.given && !slices.Contains(f.by, *by) {
 			why := ""
-			if f.flag == "--model" {
-				why = " (the spend per tag, team or key is not kept per model)"
+			if len(f.by) > 1 {
+				why = " (the spend per tag or team is not kept per model, key or user)"
 			}
-			return fmt.Errorf("%s is for --by %s%s", f.flag, f.by, why)
+			return fmt.Errorf("%s is for --by %s%s", f.flag, strings.Join(f.by, " or "), why)
 		}
 	}
 	var call func(context.Context, client.DailyActivityQuery) (*client.DailyActivity, error)

@@ -16,8 +16,9 @@ import (
 )
 
 // TestActivityCommand: two requests made through the gateway (one tagged) come back from
-// `switchyard activity` per model and, with --by tag, per tag; a flag of the other
-// grouping and a bad day are refused before any request.
+// `switchyard activity` per model and, with --by tag, per tag; --api-key and --user narrow
+// to a key's or a user's requests; a flag of the other grouping and a bad day are refused
+// before any request.
 func TestActivityCommand(t *testing.T) {
 	up := fakeOpenAIUpstream(t)
 	url := cliServer(t, func(st *store.Store) []server.Option {
@@ -80,17 +81,41 @@ func TestActivityCommand(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) {
 		t.Fatalf("activity --by key --api-key: %d %s %s", code, out, errOut)
 	}
+	code, out, errOut = cli(t, append([]string{"activity", "--api-key", vk.ID}, days...)...)
+	if code != 0 || !regexp.MustCompile(`openai/gpt-4o-mini\s+1\s+0`).MatchString(out) || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) {
+		t.Fatalf("activity --api-key (per model): %d %s %s", code, out, errOut)
+	}
+	// A user's key: --user answers the user's requests alone, per key or per model.
+	if _, err := c.CreateUser(context.Background(), &client.UserRequest{UserID: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	ann, err := c.IssueKey(context.Background(), &client.KeyRequest{Name: "ann-bot", UserID: "ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := client.New(client.WithBaseURL(url), client.WithAPIKey(ann.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ac.Complete(context.Background(), &client.CompletionRequest{Models: []string{"openai/gpt-4o-mini"},
+		Messages: []client.ChatMessage{{Role: "user", Content: []client.ContentBlock{{Type: "text", Text: "hello"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, append([]string{"activity", "--by", "key", "--user", "ann"}, days...)...)
+	if code != 0 || !regexp.MustCompile(regexp.QuoteMeta(ann.ID)+` \(ann-bot\)\s+1\s+0`).MatchString(out) || !regexp.MustCompile(`total\s+1\s+0`).MatchString(out) || strings.Contains(out, vk.ID) {
+		t.Fatalf("activity --by key --user ann: %d %s %s", code, out, errOut)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"activity", "--by", "tag", "--model", "openai/gpt-4o-mini"}, "--model is for --by model"},
+		{[]string{"activity", "--by", "tag", "--model", "openai/gpt-4o-mini"}, "--model is for --by model or key"},
 		{[]string{"activity", "--tags", "team:a"}, "--tags is for --by tag"},
 		{[]string{"activity", "--from", "June"}, "--from"},
 		{[]string{"activity", "--by", "colour"}, "--by"},
 		{[]string{"activity", "--teams", "eng"}, "--teams is for --by team"},
-		{[]string{"activity", "--by", "team", "--api-key", "vk_x"}, "--api-key is for --by key"},
-		{[]string{"activity", "--by", "key", "--model", "openai/gpt-4o-mini"}, "--model is for --by model"},
+		{[]string{"activity", "--by", "team", "--api-key", "vk_x"}, "--api-key is for --by model or key"},
+		{[]string{"activity", "--by", "tag", "--user", "ann"}, "--user is for --by model or key"},
 	} {
 		if code, _, errOut := cli(t, c.args...); code == 0 || !strings.Contains(errOut, c.want) {
 			t.Fatalf("%v: %d %s", c.args, code, errOut)

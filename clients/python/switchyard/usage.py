@@ -34,15 +34,18 @@ def _daily_activity(path: str, start_date: str, end_date: str, client: Optional[
     return (client or Client()).request("GET", path, query=query)
 
 
-def user_daily_activity(start_date: str, end_date: str, *, client: Optional[Client] = None,
-                        **params: Any) -> Dict[str, Any]:
+def user_daily_activity(start_date: str, end_date: str, *, user_id: Optional[str] = None,
+                        client: Optional[Client] = None, **params: Any) -> Dict[str, Any]:
     """Returns LiteLLM's daily activity (``GET /user/daily/activity``) from ``start_date`` to
     ``end_date`` (``YYYY-MM-DD``, UTC): ``{"results": [{"date", "metrics", "breakdown"}, ...],
     "metadata": {"total_spend", ..., "page", "total_pages", "has_more"}}``, newest day first.
-    ``params`` are the route's other query parameters (``model``, ``page``, ``page_size``, …;
-    a list is sent comma-separated); an unknown or unsupported one raises BadRequestError
-    naming it. Operator keys only (a virtual key gets PermissionDeniedError)."""
-    return _daily_activity("/user/daily/activity", start_date, end_date, client, params)
+    ``user_id`` keeps one user's requests (those of the virtual keys made for it).
+    ``params`` are the route's other query parameters (``model``, ``api_key``, ``page``,
+    ``page_size``, …; a list is sent comma-separated); an unknown or unsupported one raises
+    BadRequestError naming it. An operator key reads any user's days or every request; a
+    virtual key with a user_id reads its own user's (another ``user_id`` raises
+    PermissionDeniedError), and one without a user_id gets PermissionDeniedError."""
+    return _daily_activity("/user/daily/activity", start_date, end_date, client, dict(params, user_id=user_id))
 
 
 def team_daily_activity(start_date: str, end_date: str, *, client: Optional[Client] = None,

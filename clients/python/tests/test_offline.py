@@ -33,6 +33,14 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
+    def do_GET(self):
+        if self.headers.get("Authorization") != "Bearer fake-key":
+            return self._json(401, {"error": "Unauthorized", "message": "missing or invalid API key"})
+        u = urlsplit(self.path)
+        if u.path == "/user/daily/activity":  # echoes the query
+            return self._json(200, {"results": [], "metadata": {"query": parse_qs(u.query)}})
+        self._json(404, {"error": "Not Found", "message": "no route"})
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(n)) if n else {}
@@ -78,6 +86,15 @@ class OfflineTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.httpd.shutdown()
         cls.httpd.server_close()
+
+    def test_user_daily_activity_query(self):
+        # user_id and the other parameters go in the query; None ones are left out.
+        got = switchyard.user_daily_activity("2026-03-01", "2026-03-02", user_id="ann", model="openai/gpt-4o",
+                                             page_size=10, api_key=None, client=self.client)
+        self.assertEqual(got["metadata"]["query"], {"start_date": ["2026-03-01"], "end_date": ["2026-03-02"],
+                                                    "user_id": ["ann"], "model": ["openai/gpt-4o"], "page_size": ["10"]})
+        got = switchyard.user_daily_activity("2026-03-01", "2026-03-02", client=self.client)
+        self.assertNotIn("user_id", got["metadata"]["query"])
 
     def test_guardrail_block(self):
         # guardrails goes in the body; a block is a GuardrailBlockedError (a BadRequestError)

@@ -176,4 +176,5 @@ class TagsServerTest(unittest.TestCase):
             switchyard.user_daily_activity(*span, nope=1, client=c)
         self.assertIn("nope", cm.exception.message)
         with self.assertRaises(switchyard.PermissionDeniedError):
-            switchyard.user_daily_activity(*span, client=as_vk)
+            switchyard.user_daily_activity(*span, client=as_vk)  # a virtual key of no user
+        self.assertEqual(switchyard.user_daily_activity(*span, user_id=_uid("nobody-"), client=c)["results"], [])
